@@ -1,0 +1,47 @@
+//! Command-line parsing and dispatch. Each subcommand lives in its own file; the library does
+//! the work, this layer turns arguments into options and reports into text, JSON and exit codes.
+
+mod migrate;
+mod progress;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status when the work ran but found a problem (a byte not conserved, a file failed).
+pub const EXIT_FINDINGS: i32 = 1;
+/// Exit status when the command could not run at all (bad arguments, unreadable report path).
+pub const EXIT_ERROR: i32 = 2;
+
+/// webaip: turns harvested websites into preservation packages, and checks them.
+#[derive(Debug, Parser)]
+#[command(name = "webaip", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Convert ARC files to WARC 1.1 without changing a payload byte, and prove it.
+    Migrate(migrate::MigrateArgs),
+}
+
+/// Parses the command line, runs the command, returns the exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_ERROR } else { 0 };
+        }
+    };
+    let result = match cli.command {
+        Command::Migrate(args) => migrate::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("webaip: error: {e:#}");
+            EXIT_ERROR
+        }
+    }
+}

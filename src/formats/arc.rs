@@ -1,0 +1,1412 @@
+//! Streaming, tolerant reader for ARC v1 and v2 files.
+//!
+//! The main type is [`ArcReader`]. [`ArcReader::next_record`] yields one [`ArcRecord`] at a
+//! time with its byte offset; the record's body is read with [`ArcReader::body_reader`] (or
+//! [`ArcReader::body_slice`]) until the next call, much as a `tar::Entry` borrows its archive.
+//! Memory does not grow with record size: plain files are read in place and gzip members larger
+//! than [`MEMORY_SPOOL_LIMIT`](super::segment::MEMORY_SPOOL_LIMIT) are spilled to a temporary
+//! file.
+//!
+//! Real ARC files are messy (see `INPUT_FORMATS.md` §2.6). Nothing here fails on bad framing:
+//! every oddity becomes an [`Anomaly`] with its offset, and bytes that belong to no record are
+//! returned as a [`RecordKind::Remainder`] record so that the caller can keep them. Only I/O
+//! errors are errors.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut arc = webaip::formats::arc::ArcReader::open("IAH-20080430204825-00000-blackbook.arc.gz")?;
+//! while let Some(rec) = arc.next_record()? {
+//!     println!("{} {:?} {} bytes", rec.location, rec.kind, rec.body_len());
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use serde::Serialize;
+
+use super::segment::{Segment, SegmentReader, spool};
+
+/// Longest header line we accept (webarchive-commons caps at 100 KiB; Heritrix writes 4 KiB).
+pub const MAX_HEADER_LINE: usize = 100 * 1024;
+
+const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+
+/// An I/O failure while reading an ARC file, with the file and offset where it happened.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: at offset {offset}: {source}")]
+pub struct ArcError {
+    /// The ARC file.
+    pub path: PathBuf,
+    /// Offset in the (compressed) file.
+    pub offset: u64,
+    /// The underlying error.
+    #[source]
+    pub source: io::Error,
+}
+
+/// What an ARC record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordKind {
+    /// The `filedesc://` version block that opens an ARC file.
+    Filedesc,
+    /// A capture: a URL record with its network document.
+    Capture,
+    /// Bytes that belong to no record (garbage, an unparseable header, undecodable gzip data).
+    Remainder,
+}
+
+/// Where a record starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// For gzip input: offset of the gzip member in the compressed file.
+    pub member: Option<u64>,
+    /// Offset of the record: in the file for plain input, in the decompressed member for gzip,
+    /// or in the compressed file for a raw remainder.
+    pub offset: u64,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.member {
+            Some(m) if self.offset == 0 => write!(f, "offset {m}"),
+            Some(m) => write!(f, "gzip member at offset {m}, byte {} inside it", self.offset),
+            None => write!(f, "offset {}", self.offset),
+        }
+    }
+}
+
+/// How serious an anomaly is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A formatting deviation that changes nothing (extra blank line, spaces in a URL).
+    Info,
+    /// Framing or metadata had to be repaired (record end re-found, date missing).
+    Warning,
+    /// Data may be incomplete (truncated record, damaged gzip data).
+    Error,
+}
+
+/// The kinds of oddity the reader tolerates and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum AnomalyKind {
+    /// Blank lines where none were expected (before a record, or more than one separator).
+    ExtraBlankLines,
+    /// No blank separator line after a record.
+    MissingSeparator,
+    /// The file has no `filedesc://` record first.
+    NoFiledesc,
+    /// A `filedesc://` record that is not the first record.
+    FiledescNotFirst,
+    /// The URL contains spaces (header line split from the right).
+    SpaceInUrl,
+    /// The URL is not a valid URI; it is kept as found.
+    InvalidUri,
+    /// The MIME type was split by a space (`text/html; charset=...`) and rejoined.
+    MimeWithSpace,
+    /// The header line has no MIME type.
+    MissingMime,
+    /// The header line's field count does not match the file's ARC version.
+    FieldCount,
+    /// The archive date could not be parsed.
+    BadDate,
+    /// The declared length could not be parsed.
+    BadLength,
+    /// The declared length disagrees with where the record really ends; the end was re-found.
+    LengthMismatch,
+    /// The record ends before its declared length (end of file or of the gzip member).
+    Truncated,
+    /// Bytes that belong to no record; kept as a remainder record.
+    Garbage,
+    /// A gzip member could not be decompressed completely.
+    GzipError,
+    /// A gzip member that decompresses to nothing.
+    EmptyGzipMember,
+    /// Several records in one gzip member (a whole-file gzip instead of one member per record).
+    MultipleRecordsPerMember,
+    /// The record's body has no (complete) HTTP header although its URL is HTTP.
+    NoHttpHeader,
+    /// The ARC header line holds characters that cannot appear in a WARC header; escaped.
+    ControlCharacters,
+}
+
+/// One tolerated oddity, with where it was found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Anomaly {
+    /// Where it was found.
+    pub location: Location,
+    /// What it is.
+    pub kind: AnomalyKind,
+    /// How serious it is.
+    pub severity: Severity,
+    /// A sentence for humans, with the numbers involved.
+    pub detail: String,
+}
+
+impl fmt::Display for Anomaly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {:?}: {}", self.location, self.kind, self.detail)
+    }
+}
+
+/// ARC format version, from the filedesc version block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ArcVersion {
+    /// 5-field URL records.
+    V1,
+    /// 10-field URL records.
+    V2,
+}
+
+/// The extra fields of an ARC v2 URL record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct V2Fields {
+    /// HTTP result code as the crawler saw it.
+    pub result_code: String,
+    /// The crawler's checksum of the document (`-` when absent).
+    pub checksum: String,
+    /// Redirect location (`-` when absent).
+    pub location: String,
+    /// The offset the writer thought the record had.
+    pub offset: String,
+    /// The file name the writer thought it wrote.
+    pub filename: String,
+}
+
+/// The parsed header line of a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArcHeader {
+    /// The header line exactly as found (without its line end).
+    pub raw_line: Vec<u8>,
+    /// The URL exactly as found (may contain spaces).
+    pub url: Vec<u8>,
+    /// The IP address field.
+    pub ip: String,
+    /// The archive-date field as found.
+    pub date_raw: String,
+    /// The archive date, when it parses (ARC dates are UTC).
+    pub date: Option<DateTime<Utc>>,
+    /// The content-type field (`no-type`, `-` and empty occur).
+    pub mime: String,
+    /// The archive-length field, when it parses as a non-negative number.
+    pub declared_length: Option<u64>,
+    /// Extra fields of a v2 record.
+    pub v2: Option<V2Fields>,
+}
+
+impl ArcHeader {
+    /// The URL as text (lossy for bytes that are not UTF-8).
+    pub fn url_str(&self) -> String {
+        String::from_utf8_lossy(&self.url).into_owned()
+    }
+}
+
+/// One record, as found: what it is, where it is, and the anomalies met on the way.
+#[derive(Debug, Clone)]
+pub struct ArcRecord {
+    /// Filedesc, capture or remainder.
+    pub kind: RecordKind,
+    /// The parsed header line (`None` for a remainder).
+    pub header: Option<ArcHeader>,
+    /// Where the record (its header line) starts.
+    pub location: Location,
+    /// Length of the header line including its line end (0 for a remainder).
+    pub header_len: u64,
+    /// Start of the body in the current segment.
+    pub body_start: u64,
+    /// End (exclusive) of the body in the current segment.
+    pub body_end: u64,
+    /// Anomalies found while framing this record.
+    pub anomalies: Vec<Anomaly>,
+    /// True when the record ends before its declared length.
+    pub truncated: bool,
+    raw: bool,
+}
+
+impl ArcRecord {
+    /// Number of body bytes.
+    pub fn body_len(&self) -> u64 {
+        self.body_end - self.body_start
+    }
+
+    /// True when the worst anomaly of this record is at least `severity`.
+    pub fn has_anomaly(&self, severity: Severity) -> bool {
+        self.anomalies.iter().any(|a| a.severity >= severity)
+    }
+}
+
+enum Input {
+    Plain,
+    Gzip { raw: Counting<BufReader<File>> },
+}
+
+struct SegmentState {
+    data: Arc<Segment>,
+    pos: u64,
+    /// Offset of the gzip member this segment came from (None for plain files).
+    member: Option<u64>,
+    /// Blank lines expected before the next record (1 after a record, 0 after a filedesc).
+    expected_separators: u64,
+    records: u64,
+    /// A raw (compressed-file) remainder to emit after this segment.
+    pending_raw: Option<(u64, u64, String)>,
+}
+
+/// Reads records out of one ARC file.
+pub struct ArcReader {
+    path: PathBuf,
+    file: File,
+    file_len: u64,
+    input: Input,
+    seg: Option<SegmentState>,
+    raw_segment: Option<Arc<Segment>>,
+    version: Option<ArcVersion>,
+    seen_header: bool,
+    file_anomalies: Vec<Anomaly>,
+    gzip: bool,
+    done: bool,
+}
+
+impl ArcReader {
+    /// Opens an ARC file (`.arc`, per-record or whole-file gzip `.arc.gz`).
+    pub fn open(path: impl AsRef<Path>) -> Result<ArcReader, ArcError> {
+        let path = path.as_ref().to_path_buf();
+        let err = |source| ArcError { path: path.clone(), offset: 0, source };
+        let file = File::open(&path).map_err(err)?;
+        let file_len = file.metadata().map_err(err)?.len();
+        let mut magic = [0u8; 3];
+        let n = file.read_at_full(0, &mut magic).map_err(err)?;
+        let gzip = n >= 2 && magic[..2] == GZIP_MAGIC[..2];
+        let (input, seg) = if gzip {
+            let raw = BufReader::with_capacity(256 * 1024, file.try_clone().map_err(err)?);
+            (Input::Gzip { raw: Counting { inner: raw, pos: 0 } }, None)
+        } else {
+            let data = Segment::File { file: file.try_clone().map_err(err)?, len: file_len };
+            (Input::Plain, Some(SegmentState::new(data, None)))
+        };
+        Ok(ArcReader {
+            path,
+            file,
+            file_len,
+            input,
+            seg,
+            raw_segment: None,
+            version: None,
+            seen_header: false,
+            file_anomalies: Vec::new(),
+            gzip,
+            done: false,
+        })
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True when the file is gzip-compressed.
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The ARC version declared by the filedesc record, once it has been read.
+    pub fn version(&self) -> Option<ArcVersion> {
+        self.version
+    }
+
+    /// How far into the (compressed) file the reader has got, for progress reporting.
+    pub fn bytes_consumed(&self) -> u64 {
+        match &self.input {
+            Input::Plain => self.seg.as_ref().map_or(self.file_len, |s| s.pos),
+            Input::Gzip { raw } => raw.pos,
+        }
+    }
+
+    /// Anomalies that concern the file as a whole (no filedesc, gzip damage, ...), collected
+    /// so far. Complete once [`next_record`](Self::next_record) has returned `None`.
+    pub fn file_anomalies(&self) -> &[Anomaly] {
+        &self.file_anomalies
+    }
+
+    /// The body of `rec` (the last record returned) as a reader.
+    pub fn body_reader(&self, rec: &ArcRecord) -> SegmentReader<'_> {
+        self.segment_of(rec).reader(rec.body_start, rec.body_end)
+    }
+
+    /// The body of `rec` as a slice, when it is held in memory.
+    pub fn body_slice(&self, rec: &ArcRecord) -> Option<&[u8]> {
+        self.segment_of(rec).slice(rec.body_start, rec.body_end)
+    }
+
+    /// The header line plus body of `rec`, as a reader (a filedesc record's whole bytes).
+    pub fn record_reader(&self, rec: &ArcRecord) -> SegmentReader<'_> {
+        self.segment_of(rec).reader(rec.body_start - rec.header_len, rec.body_end)
+    }
+
+    /// The header line plus body of `rec` as a slice, when it is held in memory.
+    pub fn record_slice(&self, rec: &ArcRecord) -> Option<&[u8]> {
+        self.segment_of(rec).slice(rec.body_start - rec.header_len, rec.body_end)
+    }
+
+    /// The body of `rec` as a handle that outlives the reader's position: it keeps the bytes
+    /// (file, memory or spill file) alive, so another thread can read them later.
+    pub fn shared_body(&self, rec: &ArcRecord) -> SharedRange {
+        SharedRange { segment: self.segment_arc(rec), start: rec.body_start, end: rec.body_end }
+    }
+
+    /// Like [`shared_body`](Self::shared_body), header line included.
+    pub fn shared_record(&self, rec: &ArcRecord) -> SharedRange {
+        let start = rec.body_start - rec.header_len;
+        SharedRange { segment: self.segment_arc(rec), start, end: rec.body_end }
+    }
+
+    fn segment_arc(&self, rec: &ArcRecord) -> Arc<Segment> {
+        if rec.raw {
+            if let Some(seg) = &self.raw_segment {
+                return seg.clone();
+            }
+        }
+        match &self.seg {
+            Some(s) => s.data.clone(),
+            None => Arc::new(Segment::Mem(Vec::new())),
+        }
+    }
+
+    fn segment_of(&self, rec: &ArcRecord) -> &Segment {
+        if rec.raw {
+            if let Some(seg) = &self.raw_segment {
+                return seg;
+            }
+        }
+        match &self.seg {
+            Some(s) => &s.data,
+            None => &EMPTY_SEGMENT,
+        }
+    }
+
+    /// The next record, or `None` at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<ArcRecord>, ArcError> {
+        self.raw_segment = None;
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if self.seg.is_some() {
+                if let Some(rec) = self.next_in_segment()? {
+                    return Ok(Some(rec));
+                }
+                let seg = self.seg.as_mut().map(|s| s.pending_raw.take());
+                if let Some(Some((start, end, why))) = seg {
+                    return Ok(Some(self.raw_remainder(start, end, why)?));
+                }
+            }
+            match &self.input {
+                Input::Plain => {
+                    self.done = true;
+                    self.finish_file();
+                    return Ok(None);
+                }
+                Input::Gzip { .. } => {
+                    if let Some(rec) = self.load_next_member()? {
+                        return Ok(Some(rec));
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish_file(&mut self) {
+        if !self.seen_header {
+            self.file_anomalies.push(Anomaly {
+                location: Location { member: None, offset: 0 },
+                kind: AnomalyKind::NoFiledesc,
+                severity: Severity::Error,
+                detail: "no ARC record header found anywhere in the file".into(),
+            });
+        }
+    }
+
+    /// Decompresses the next gzip member into the current segment. Returns a raw remainder
+    /// record when the compressed file holds bytes that are not a gzip member.
+    fn load_next_member(&mut self) -> Result<Option<ArcRecord>, ArcError> {
+        let Input::Gzip { raw } = &mut self.input else { return Ok(None) };
+        let start = raw.pos;
+        self.seg = None;
+        if start >= self.file_len {
+            self.done = true;
+            self.finish_file();
+            return Ok(None);
+        }
+        let mut magic = [0u8; 3];
+        let n = self.file.read_at_full(start, &mut magic).map_err(|source| ArcError {
+            path: self.path.clone(),
+            offset: start,
+            source,
+        })?;
+        if n < 3 || magic != GZIP_MAGIC {
+            let next = self.find_gzip_magic(start + 1)?;
+            self.seek_raw(next)?;
+            let why = format!("{} bytes at offset {start} are not gzip data", next - start);
+            return self.raw_remainder(start, next, why).map(Some);
+        }
+        let Input::Gzip { raw } = &mut self.input else { return Ok(None) };
+        let mut decoder = flate2::bufread::GzDecoder::new(&mut *raw);
+        let (data, error) = spool(&mut decoder);
+        drop(decoder);
+        let Input::Gzip { raw } = &mut self.input else { return Ok(None) };
+        let end = raw.pos;
+        let mut state = SegmentState::new(data, Some(start));
+        if let Some(e) = error {
+            if e.kind() != io::ErrorKind::InvalidInput
+                && e.kind() != io::ErrorKind::InvalidData
+                && e.kind() != io::ErrorKind::UnexpectedEof
+            {
+                return Err(ArcError { path: self.path.clone(), offset: start, source: e });
+            }
+            let resume = self.find_gzip_magic(start + 1)?;
+            self.seek_raw(resume)?;
+            let why = format!(
+                "gzip member at offset {start} is damaged ({e}); {} bytes decompressed before the \
+                 damage are read as records, and the {} raw bytes of the member are kept as found",
+                state.data.len(),
+                resume - start
+            );
+            self.file_anomalies.push(Anomaly {
+                location: Location { member: Some(start), offset: 0 },
+                kind: AnomalyKind::GzipError,
+                severity: Severity::Error,
+                detail: why.clone(),
+            });
+            state.pending_raw = Some((start, resume, why));
+        } else if state.data.is_empty() {
+            self.file_anomalies.push(Anomaly {
+                location: Location { member: Some(start), offset: 0 },
+                kind: AnomalyKind::EmptyGzipMember,
+                severity: Severity::Info,
+                detail: format!("gzip member of {} bytes decompresses to nothing", end - start),
+            });
+        }
+        self.seg = Some(state);
+        Ok(None)
+    }
+
+    fn seek_raw(&mut self, to: u64) -> Result<(), ArcError> {
+        if let Input::Gzip { raw } = &mut self.input {
+            raw.inner.seek(SeekFrom::Start(to)).map_err(|source| ArcError {
+                path: self.path.clone(),
+                offset: to,
+                source,
+            })?;
+            raw.pos = to;
+        }
+        Ok(())
+    }
+
+    /// First offset at or after `from` where a gzip member header starts (or the file end).
+    fn find_gzip_magic(&self, from: u64) -> Result<u64, ArcError> {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut pos = from;
+        while pos < self.file_len {
+            let n = self.file.read_at_full(pos, &mut buf).map_err(|source| ArcError {
+                path: self.path.clone(),
+                offset: pos,
+                source,
+            })?;
+            if n == 0 {
+                break;
+            }
+            let chunk = &buf[..n];
+            if let Some(i) = chunk.windows(3).position(|w| w == GZIP_MAGIC) {
+                return Ok(pos + i as u64);
+            }
+            if n < 3 {
+                break;
+            }
+            pos += (n - 2) as u64;
+        }
+        Ok(self.file_len)
+    }
+
+    fn raw_remainder(&mut self, start: u64, end: u64, why: String) -> Result<ArcRecord, ArcError> {
+        let file = self.file.try_clone().map_err(|source| ArcError {
+            path: self.path.clone(),
+            offset: start,
+            source,
+        })?;
+        self.raw_segment = Some(Arc::new(Segment::File { file, len: end }));
+        let location = Location { member: None, offset: start };
+        Ok(ArcRecord {
+            kind: RecordKind::Remainder,
+            header: None,
+            location,
+            header_len: 0,
+            body_start: start,
+            body_end: end,
+            anomalies: vec![Anomaly {
+                location,
+                kind: AnomalyKind::Garbage,
+                severity: Severity::Error,
+                detail: why,
+            }],
+            truncated: false,
+            raw: true,
+        })
+    }
+
+    fn io_err(&self, pos: u64, source: io::Error) -> ArcError {
+        let (member, offset) = match &self.seg {
+            Some(SegmentState { member: Some(m), .. }) => (Some(*m), pos),
+            _ => (None, pos),
+        };
+        ArcError { path: self.path.clone(), offset: member.unwrap_or(offset), source }
+    }
+
+    /// Frames the next record of the current segment.
+    fn next_in_segment(&mut self) -> Result<Option<ArcRecord>, ArcError> {
+        let Some(seg) = self.seg.as_ref() else { return Ok(None) };
+        let data = &seg.data;
+        let len = data.len();
+        let member = seg.member;
+        let loc = |offset| Location { member, offset };
+        let mut anomalies = Vec::new();
+
+        // Blank lines between records.
+        let mut pos = seg.pos;
+        let blank_start = pos;
+        let mut newlines = 0u64;
+        while pos < len {
+            match data.byte_at(pos).map_err(|e| self.io_err(pos, e))? {
+                Some(b'\n') => {
+                    newlines += 1;
+                    pos += 1;
+                }
+                Some(b'\r') if data.byte_at(pos + 1).ok().flatten() == Some(b'\n') => pos += 1,
+                _ => break,
+            }
+        }
+        let expected = seg.expected_separators;
+        if pos >= len {
+            let seg = self.seg.as_mut().expect("segment checked above");
+            seg.pos = len;
+            if newlines > expected {
+                self.file_anomalies.push(Anomaly {
+                    location: loc(blank_start),
+                    kind: AnomalyKind::ExtraBlankLines,
+                    severity: Severity::Info,
+                    detail: format!("{newlines} blank lines at the end where {expected} expected"),
+                });
+            } else if newlines < expected && seg.records > 0 {
+                self.file_anomalies.push(Anomaly {
+                    location: loc(blank_start),
+                    kind: AnomalyKind::MissingSeparator,
+                    severity: Severity::Info,
+                    detail: "no blank line after the last record".into(),
+                });
+            }
+            return Ok(None);
+        }
+        if newlines > expected {
+            anomalies.push(Anomaly {
+                location: loc(blank_start),
+                kind: AnomalyKind::ExtraBlankLines,
+                severity: Severity::Info,
+                detail: format!(
+                    "{newlines} blank lines before the record where {expected} expected"
+                ),
+            });
+        } else if newlines < expected {
+            anomalies.push(Anomaly {
+                location: loc(pos),
+                kind: AnomalyKind::MissingSeparator,
+                severity: Severity::Info,
+                detail: "no blank line between the previous record and this one".into(),
+            });
+        }
+
+        let line = read_line_at(data, pos, MAX_HEADER_LINE).map_err(|e| self.io_err(pos, e))?;
+        let parsed = parse_header_line(&line.text, self.version, false);
+        let Ok((header, mut header_notes)) = parsed else {
+            // Not a record header: keep everything up to the next header as a remainder.
+            let next = find_header(data, pos + 1, self.version).map_err(|e| self.io_err(pos, e))?;
+            let end = next.unwrap_or(len);
+            anomalies.push(Anomaly {
+                location: loc(pos),
+                kind: AnomalyKind::Garbage,
+                severity: Severity::Error,
+                detail: format!(
+                    "{} bytes that are not an ARC record (starting {:?}) kept as a remainder",
+                    end - pos,
+                    preview(&line.text)
+                ),
+            });
+            let seg = self.seg.as_mut().expect("segment checked above");
+            seg.pos = end;
+            seg.expected_separators = 0;
+            return Ok(Some(ArcRecord {
+                kind: RecordKind::Remainder,
+                header: None,
+                location: loc(pos),
+                header_len: 0,
+                body_start: pos,
+                body_end: end,
+                anomalies,
+                truncated: false,
+                raw: false,
+            }));
+        };
+        for (kind, severity, detail) in header_notes.drain(..) {
+            anomalies.push(Anomaly { location: loc(pos), kind, severity, detail });
+        }
+
+        let is_filedesc = header.url.starts_with(b"filedesc://");
+        let kind = if is_filedesc { RecordKind::Filedesc } else { RecordKind::Capture };
+        if !self.seen_header && !is_filedesc {
+            self.file_anomalies.push(Anomaly {
+                location: loc(pos),
+                kind: AnomalyKind::NoFiledesc,
+                severity: Severity::Warning,
+                detail: "the file does not start with a filedesc:// version block".into(),
+            });
+        } else if self.seen_header && is_filedesc {
+            anomalies.push(Anomaly {
+                location: loc(pos),
+                kind: AnomalyKind::FiledescNotFirst,
+                severity: Severity::Warning,
+                detail: "a filedesc:// record in the middle of the file".into(),
+            });
+        }
+        if seg.records > 0 && member.is_some() {
+            anomalies.push(Anomaly {
+                location: loc(pos),
+                kind: AnomalyKind::MultipleRecordsPerMember,
+                severity: Severity::Info,
+                detail: "more than one record in this gzip member".into(),
+            });
+        }
+        self.seen_header = true;
+
+        let body_start = pos + line.consumed;
+        let (body_end, truncated) = self
+            .find_body_end(body_start, &header, is_filedesc, &mut anomalies, pos)
+            .map_err(|e| self.io_err(pos, e))?;
+
+        if is_filedesc && self.version.is_none() {
+            self.version =
+                Some(read_version(&self.seg.as_ref().expect("segment").data, body_start));
+        }
+        let seg = self.seg.as_mut().expect("segment checked above");
+        seg.pos = body_end;
+        seg.expected_separators = if is_filedesc { 0 } else { 1 };
+        seg.records += 1;
+        Ok(Some(ArcRecord {
+            kind,
+            header: Some(header),
+            location: loc(pos),
+            header_len: line.consumed,
+            body_start,
+            body_end,
+            anomalies,
+            truncated,
+            raw: false,
+        }))
+    }
+
+    /// Decides where a record's body ends: at its declared length when what follows is a
+    /// record boundary, else at the next record header (the length was wrong), else at the end
+    /// of the data (truncated).
+    fn find_body_end(
+        &self,
+        body_start: u64,
+        header: &ArcHeader,
+        is_filedesc: bool,
+        anomalies: &mut Vec<Anomaly>,
+        record_pos: u64,
+    ) -> io::Result<(u64, bool)> {
+        let seg = self.seg.as_ref().expect("segment present while framing");
+        let data = &seg.data;
+        let len = data.len();
+        let loc = Location { member: seg.member, offset: record_pos };
+        // The end when no header follows: the data's end, less one separator line end.
+        let end_of_data = |data: &Segment| -> io::Result<u64> {
+            let mut end = len;
+            if end > body_start && data.byte_at(end - 1)? == Some(b'\n') {
+                end -= 1;
+            }
+            Ok(end)
+        };
+        let declared = header.declared_length;
+        if let Some(l) = declared {
+            let e = body_start.saturating_add(l);
+            if e <= len && self.is_boundary(data, e)? {
+                return Ok((e, false));
+            }
+        }
+        let next = find_header(data, body_start, self.version)?;
+        let Some(l) = declared else {
+            let end = match next {
+                Some(n) => (n - 1).max(body_start),
+                None => end_of_data(data)?,
+            };
+            anomalies.push(Anomaly {
+                location: loc,
+                kind: AnomalyKind::BadLength,
+                severity: Severity::Warning,
+                detail: format!(
+                    "length {:?} does not parse; the record ends where the next one starts ({} bytes)",
+                    header_length_field(&header.raw_line),
+                    end - body_start
+                ),
+            });
+            return Ok((end, false));
+        };
+        let e = body_start.saturating_add(l);
+        let mismatch = |actual: u64| Anomaly {
+            location: loc,
+            kind: AnomalyKind::LengthMismatch,
+            severity: Severity::Warning,
+            detail: format!("declared length {l}, but the record ends after {actual} bytes"),
+        };
+        match next {
+            Some(n) if n <= e => {
+                let end = (n - 1).max(body_start);
+                anomalies.push(mismatch(end - body_start));
+                Ok((end, false))
+            }
+            _ if e > len && http_body_complete(data, body_start, end_of_data(data)?)? => {
+                // Quirk: the ARC length overruns the file, but the HTTP Content-Length says
+                // the body is whole: the length was wrong (line ends converted after writing,
+                // a URL edited by hand), not the record cut short.
+                let end = end_of_data(data)?;
+                anomalies.push(mismatch(end - body_start));
+                Ok((end, false))
+            }
+            _ if e > len => {
+                anomalies.push(Anomaly {
+                    location: loc,
+                    kind: AnomalyKind::Truncated,
+                    severity: Severity::Error,
+                    detail: format!(
+                        "declared length {l}, but only {} bytes remain{}",
+                        len - body_start,
+                        if seg.member.is_some() { " in the gzip member" } else { " in the file" }
+                    ),
+                });
+                Ok((len, true))
+            }
+            _ if data.byte_at(e)? == Some(b'\n') && !is_filedesc => {
+                // The record is complete as declared; what follows its separator is garbage
+                // and becomes a remainder record of its own.
+                Ok((e, false))
+            }
+            Some(n) => {
+                let end = (n - 1).max(body_start);
+                anomalies.push(mismatch(end - body_start));
+                Ok((end, false))
+            }
+            None => {
+                let end = end_of_data(data)?;
+                anomalies.push(mismatch(end - body_start));
+                Ok((end, false))
+            }
+        }
+    }
+
+    /// True when position `e` is a plausible record end: the data ends there, or blank lines
+    /// and then a record header (or the end) follow.
+    fn is_boundary(&self, data: &Segment, e: u64) -> io::Result<bool> {
+        let len = data.len();
+        let mut pos = e;
+        let mut lines = 0;
+        while pos < len && lines < 16 {
+            match data.byte_at(pos)? {
+                Some(b'\n') => {
+                    pos += 1;
+                    lines += 1;
+                }
+                Some(b'\r') if data.byte_at(pos + 1)? == Some(b'\n') => pos += 1,
+                _ => break,
+            }
+        }
+        if pos >= len {
+            return Ok(true);
+        }
+        let line = read_line_at(data, pos, MAX_HEADER_LINE)?;
+        Ok(parse_header_line(&line.text, self.version, true).is_ok())
+    }
+}
+
+/// True when `start..end` holds an HTTP response whose body has exactly its Content-Length.
+fn http_body_complete(data: &Segment, start: u64, end: u64) -> io::Result<bool> {
+    let mut head = vec![0u8; (end - start).min(64 * 1024) as usize];
+    let n = data.read_full_at(start, &mut head)?;
+    head.truncate(n);
+    Ok(match super::http::response_head(&head) {
+        super::http::HttpHead::Complete(h) => {
+            super::http::content_length(&head[..h]).is_some_and(|cl| h as u64 + cl == end - start)
+        }
+        _ => false,
+    })
+}
+
+static EMPTY_SEGMENT: Segment = Segment::Mem(Vec::new());
+
+/// A byte range of a segment that keeps the segment alive; `Send`, so a record's body can be
+/// handed to another thread.
+#[derive(Debug, Clone)]
+pub struct SharedRange {
+    segment: Arc<Segment>,
+    start: u64,
+    end: u64,
+}
+
+impl SharedRange {
+    /// Number of bytes.
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// True when the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+
+    /// A reader over the range.
+    pub fn reader(&self) -> SegmentReader<'_> {
+        self.segment.reader(self.start, self.end)
+    }
+
+    /// The bytes, when the segment is in memory.
+    pub fn slice(&self) -> Option<&[u8]> {
+        self.segment.slice(self.start, self.end)
+    }
+
+    /// Reads up to `max` bytes from the start of the range.
+    pub fn prefix(&self, max: usize) -> io::Result<Vec<u8>> {
+        let want = (self.len() as usize).min(max);
+        let mut buf = vec![0u8; want];
+        let n = self.segment.read_full_at(self.start, &mut buf)?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    /// Copies the whole range into memory.
+    pub fn to_vec(&self) -> io::Result<Vec<u8>> {
+        if let Some(s) = self.slice() {
+            return Ok(s.to_vec());
+        }
+        let mut v = Vec::with_capacity(self.len() as usize);
+        self.reader().read_to_end(&mut v)?;
+        Ok(v)
+    }
+}
+
+impl SegmentState {
+    fn new(data: Segment, member: Option<u64>) -> Self {
+        SegmentState {
+            data: Arc::new(data),
+            pos: 0,
+            member,
+            expected_separators: 0,
+            records: 0,
+            pending_raw: None,
+        }
+    }
+}
+
+/// Counts the bytes a `BufRead` consumes, so gzip member boundaries are known exactly.
+struct Counting<R> {
+    inner: R,
+    pos: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.pos += amt as u64;
+        self.inner.consume(amt);
+    }
+}
+
+trait ReadAtFull {
+    fn read_at_full(&self, pos: u64, buf: &mut [u8]) -> io::Result<usize>;
+}
+
+impl ReadAtFull for File {
+    fn read_at_full(&self, mut pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.read_at(&mut buf[filled..], pos) {
+                Ok(0) => break,
+                Ok(n) => {
+                    filled += n;
+                    pos += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+/// A line read at a position.
+struct Line {
+    /// The line without `\n` and without a trailing `\r`.
+    text: Vec<u8>,
+    /// Bytes consumed including the line end.
+    consumed: u64,
+}
+
+fn read_line_at(data: &Segment, pos: u64, max: usize) -> io::Result<Line> {
+    let mut text = Vec::new();
+    let mut chunk = vec![0u8; 4096];
+    let mut at = pos;
+    loop {
+        let n = data.read_at(at, &mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = chunk[..n].iter().position(|&b| b == b'\n') {
+            text.extend_from_slice(&chunk[..i]);
+            let consumed = at + i as u64 + 1 - pos;
+            if text.last() == Some(&b'\r') {
+                text.pop();
+            }
+            return Ok(Line { text, consumed });
+        }
+        text.extend_from_slice(&chunk[..n]);
+        at += n as u64;
+        if text.len() > max {
+            break;
+        }
+    }
+    let consumed = text.len() as u64;
+    Ok(Line { text, consumed })
+}
+
+/// First position at or after `from` that starts a line (follows `\n`) holding a record header.
+fn find_header(data: &Segment, from: u64, version: Option<ArcVersion>) -> io::Result<Option<u64>> {
+    let len = data.len();
+    if from >= len {
+        return Ok(None);
+    }
+    let mut chunk = vec![0u8; 64 * 1024];
+    // Start one byte early so a header right at `from` is seen after its preceding `\n`.
+    let mut at = from.saturating_sub(1);
+    if from == 0 {
+        let line = read_line_at(data, 0, MAX_HEADER_LINE)?;
+        if parse_header_line(&line.text, version, true).is_ok() {
+            return Ok(Some(0));
+        }
+    }
+    while at < len {
+        let n = data.read_at(at, &mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        for (i, &b) in chunk[..n].iter().enumerate() {
+            if b != b'\n' {
+                continue;
+            }
+            let cand = at + i as u64 + 1;
+            if cand < from || cand >= len {
+                continue;
+            }
+            // Cheap filter before a full parse: a header starts with a URL scheme letter.
+            let first = if i + 1 < n { chunk[i + 1] } else { data.byte_at(cand)?.unwrap_or(0) };
+            if !first.is_ascii_alphabetic() {
+                continue;
+            }
+            let line = read_line_at(data, cand, MAX_HEADER_LINE)?;
+            if parse_header_line(&line.text, version, true).is_ok() {
+                return Ok(Some(cand));
+            }
+        }
+        at += n as u64;
+    }
+    Ok(None)
+}
+
+fn read_version(data: &Segment, body_start: u64) -> ArcVersion {
+    let mut buf = [0u8; 16];
+    let n = data.read_full_at(body_start, &mut buf).unwrap_or(0);
+    if buf[..n].starts_with(b"2 ") { ArcVersion::V2 } else { ArcVersion::V1 }
+}
+
+fn preview(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]);
+    s.chars().map(|c| if c.is_control() { '.' } else { c }).collect()
+}
+
+fn header_length_field(line: &[u8]) -> String {
+    let s = String::from_utf8_lossy(line);
+    s.rsplit(' ').next().unwrap_or("").to_string()
+}
+
+type Note = (AnomalyKind, Severity, String);
+
+/// Parses an ARC URL-record (or filedesc) header line.
+///
+/// Quirk: the ARC spec separates fields by single spaces, but URLs with spaces, MIME types
+/// with a `; charset=` part, missing MIME types and runs of spaces all occur in real files
+/// (`INPUT_FORMATS.md` §2.6). We split from the right, where the fields are reliable, and take
+/// everything left of the IP field as the URL, exactly as found.
+///
+/// In `strict` mode (used when hunting for the next record inside unframed bytes) only lines
+/// that look unmistakably like a header are accepted: a plausible date and IP and a numeric
+/// length.
+fn parse_header_line(
+    line: &[u8],
+    version: Option<ArcVersion>,
+    strict: bool,
+) -> Result<(ArcHeader, Vec<Note>), ()> {
+    if line.is_empty() || !starts_with_scheme(line) {
+        return Err(());
+    }
+    // Tokens with their start offsets; runs of spaces collapse.
+    let mut toks: Vec<(usize, &[u8])> = Vec::new();
+    let mut i = 0;
+    while i < line.len() {
+        if line[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < line.len() && line[i] != b' ' {
+            i += 1;
+        }
+        toks.push((start, &line[start..i]));
+    }
+    let n = toks.len();
+    let mut notes: Vec<Note> = Vec::new();
+    let t = |k: usize| toks[n - k].1;
+    let is_date =
+        |b: &[u8]| b == b"-" || ((8..=18).contains(&b.len()) && b.iter().all(u8::is_ascii_digit));
+    let is_ip = |b: &[u8]| {
+        b == b"-"
+            || b.iter().all(|c| c.is_ascii_digit() || *c == b'.')
+            || (b.contains(&b':')
+                && b.iter().all(|c| c.is_ascii_hexdigit() || *c == b':' || *c == b'.'))
+    };
+
+    // (index from the right of the IP field, mime, v2 fields)
+    let mut layout: Option<(usize, Vec<u8>, Option<V2Fields>)> = None;
+    let try_v2 = n >= 10 && is_date(t(8)) && is_ip(t(9));
+    if try_v2 && (version != Some(ArcVersion::V1) || !(is_date(t(3)) && is_ip(t(4)))) {
+        let s = |k: usize| String::from_utf8_lossy(t(k)).into_owned();
+        layout = Some((
+            9,
+            t(7).to_vec(),
+            Some(V2Fields {
+                result_code: s(6),
+                checksum: s(5),
+                location: s(4),
+                offset: s(3),
+                filename: s(2),
+            }),
+        ));
+    }
+    if layout.is_none() && n >= 5 && is_date(t(3)) && is_ip(t(4)) {
+        layout = Some((4, t(2).to_vec(), None));
+    }
+    if layout.is_none()
+        && n >= 6
+        && is_date(t(4))
+        && is_ip(t(5))
+        && t(2).len() > 8
+        && t(2)[..8].eq_ignore_ascii_case(b"charset=")
+    {
+        let mut mime = t(3).to_vec();
+        mime.push(b' ');
+        mime.extend_from_slice(t(2));
+        notes.push((
+            AnomalyKind::MimeWithSpace,
+            Severity::Info,
+            "MIME type contains a space; rejoined".into(),
+        ));
+        layout = Some((5, mime, None));
+    }
+    if layout.is_none() && n >= 4 && is_date(t(2)) && is_ip(t(3)) {
+        notes.push((
+            AnomalyKind::MissingMime,
+            Severity::Info,
+            "header line has no MIME type field".into(),
+        ));
+        layout = Some((3, Vec::new(), None));
+    }
+    if layout.is_none() && !strict && n >= 5 {
+        notes.push((
+            AnomalyKind::FieldCount,
+            Severity::Warning,
+            "header fields are not in the expected form; read as URL IP date type length".into(),
+        ));
+        layout = Some((4, t(2).to_vec(), None));
+    }
+    let Some((ip_k, mime, v2)) = layout else { return Err(()) };
+    let ip_start = toks[n - ip_k].0;
+    let mut url = line[..ip_start].to_vec();
+    while url.last() == Some(&b' ') {
+        url.pop();
+    }
+    if url.is_empty() || !starts_with_scheme(&url) {
+        return Err(());
+    }
+    let length_tok = t(1);
+    let declared_length = std::str::from_utf8(length_tok).ok().and_then(|s| s.parse::<u64>().ok());
+    // A negative length ("-1", written by some tools for "unknown") still marks a header line.
+    let numeric = |b: &[u8]| {
+        let digits = b.strip_prefix(b"-").unwrap_or(b);
+        !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
+    };
+    if declared_length.is_none() && strict && !numeric(length_tok) {
+        return Err(());
+    }
+    let date_tok = t(ip_k - 1);
+    let date_raw = String::from_utf8_lossy(date_tok).into_owned();
+    let date = parse_arc_date(&date_raw);
+    if date.is_none() {
+        if strict && date_tok != b"-" {
+            return Err(());
+        }
+        notes.push((
+            AnomalyKind::BadDate,
+            Severity::Warning,
+            format!("archive-date {date_raw:?} does not parse"),
+        ));
+    }
+    if version == Some(ArcVersion::V2) && v2.is_none() && !url.starts_with(b"filedesc://") {
+        notes.push((
+            AnomalyKind::FieldCount,
+            Severity::Info,
+            "a v1 (5-field) record in a v2 file".into(),
+        ));
+    }
+    if url.contains(&b' ') {
+        notes.push((
+            AnomalyKind::SpaceInUrl,
+            Severity::Info,
+            "URL contains spaces; kept as found".into(),
+        ));
+    }
+    if !is_valid_uri(&url) {
+        notes.push((
+            AnomalyKind::InvalidUri,
+            Severity::Info,
+            format!("URL {:?} is not a valid URI; kept as found", preview(&url)),
+        ));
+    }
+    if line.iter().any(|&b| b < 0x20 && b != b'\t' || b == 0x7f) {
+        notes.push((
+            AnomalyKind::ControlCharacters,
+            Severity::Info,
+            "header line holds control characters; they are percent-encoded in WARC headers".into(),
+        ));
+    }
+    let header = ArcHeader {
+        raw_line: line.to_vec(),
+        url,
+        ip: String::from_utf8_lossy(t(ip_k)).into_owned(),
+        date_raw,
+        date,
+        mime: String::from_utf8_lossy(&mime).into_owned(),
+        declared_length,
+        v2,
+    };
+    Ok((header, notes))
+}
+
+fn starts_with_scheme(b: &[u8]) -> bool {
+    if b.is_empty() || !b[0].is_ascii_alphabetic() {
+        return false;
+    }
+    for &c in &b[1..b.len().min(32)] {
+        if c == b':' {
+            return true;
+        }
+        if !(c.is_ascii_alphanumeric() || c == b'+' || c == b'-' || c == b'.') {
+            return false;
+        }
+    }
+    false
+}
+
+/// A light RFC 3986 check: a scheme, then only characters a URI may hold, `%` escapes well
+/// formed, and at most one `#`.
+pub fn is_valid_uri(url: &[u8]) -> bool {
+    if !starts_with_scheme(url) {
+        return false;
+    }
+    let allowed = |c: u8| c.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&c);
+    let mut i = 0;
+    let mut hashes = 0;
+    while i < url.len() {
+        let c = url[i];
+        if !allowed(c) {
+            return false;
+        }
+        if c == b'#' {
+            hashes += 1;
+        }
+        let hex_at = |k: usize| url.get(k).is_some_and(u8::is_ascii_hexdigit);
+        if c == b'%' && !(hex_at(i + 1) && hex_at(i + 2)) {
+            return false;
+        }
+        i += 1;
+    }
+    if hashes > 1 {
+        return false;
+    }
+    // `[` and `]` may only delimit an IPv6 host.
+    let s = String::from_utf8_lossy(url);
+    if let Some(rest) = s.split_once("://").map(|(_, r)| r) {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let path_etc = &rest[authority.len()..];
+        if path_etc.contains(['[', ']']) {
+            return false;
+        }
+        if authority.contains(['[', ']'])
+            && !(authority.starts_with('[') && authority.contains(']'))
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// Parses an ARC archive date: 14 digits `yyyyMMddHHmmss` UTC; 12 digits (no seconds) and 8
+/// (date only) occur in old files, and 15-18 digits carry fractions of a second.
+pub fn parse_arc_date(s: &str) -> Option<DateTime<Utc>> {
+    if !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let dt = match s.len() {
+        8 => NaiveDate::parse_from_str(s, "%Y%m%d").ok()?.and_hms_opt(0, 0, 0)?,
+        12 => NaiveDateTime::parse_from_str(&format!("{s}00"), "%Y%m%d%H%M%S").ok()?,
+        14 => NaiveDateTime::parse_from_str(s, "%Y%m%d%H%M%S").ok()?,
+        15..=18 => {
+            let base = NaiveDateTime::parse_from_str(&s[..14], "%Y%m%d%H%M%S").ok()?;
+            let frac = &s[14..];
+            let nanos: u32 = format!("{frac:0<9}").parse().ok()?;
+            base.with_nanosecond_checked(nanos)?
+        }
+        _ => return None,
+    };
+    Some(dt.and_utc())
+}
+
+trait WithNanos: Sized {
+    fn with_nanosecond_checked(self, n: u32) -> Option<Self>;
+}
+
+impl WithNanos for NaiveDateTime {
+    fn with_nanosecond_checked(self, n: u32) -> Option<Self> {
+        use chrono::Timelike;
+        self.with_nanosecond(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> ArcHeader {
+        parse_header_line(line.as_bytes(), None, false).expect("parses").0
+    }
+
+    #[test]
+    fn v1_line() {
+        let h = parse("http://www.example.org/ 192.0.2.10 20060503101503 text/html 147");
+        assert_eq!(h.url, b"http://www.example.org/");
+        assert_eq!(h.ip, "192.0.2.10");
+        assert_eq!(h.mime, "text/html");
+        assert_eq!(h.declared_length, Some(147));
+        assert_eq!(h.date.unwrap().to_rfc3339(), "2006-05-03T10:15:03+00:00");
+    }
+
+    #[test]
+    fn url_with_spaces_is_split_from_the_right() {
+        let h = parse("http://e.com/a b  c 93.184.216.119 20140216050221 text/html 1591");
+        assert_eq!(h.url, b"http://e.com/a b  c");
+        assert_eq!(h.declared_length, Some(1591));
+    }
+
+    #[test]
+    fn v2_line() {
+        let h =
+            parse("http://example.com/p.html 0.0.0.0 20250101000000 text/html 200 - - 0 t.arc 120");
+        assert_eq!(h.url, b"http://example.com/p.html");
+        assert_eq!(h.v2.as_ref().unwrap().result_code, "200");
+        assert_eq!(h.declared_length, Some(120));
+    }
+
+    #[test]
+    fn mime_with_charset_and_missing_mime() {
+        let h = parse("http://e.com/ 1.2.3.4 20140216050221 text/html; charset=utf-8 10");
+        assert_eq!(h.mime, "text/html; charset=utf-8");
+        let h = parse("http://e.com/ 1.2.3.4 20140216050221 10");
+        assert_eq!(h.mime, "");
+        assert_eq!(h.declared_length, Some(10));
+    }
+
+    #[test]
+    fn bad_length_and_date_are_tolerated_but_not_in_strict_mode() {
+        let line = b"http://example.com/ 93.184.216.119 201404010000000000 text/html abc";
+        let (h, notes) = parse_header_line(line, None, false).unwrap();
+        assert_eq!(h.declared_length, None);
+        assert!(notes.iter().any(|n| n.0 == AnomalyKind::BadDate));
+        assert!(parse_header_line(line, None, true).is_err());
+    }
+
+    #[test]
+    fn cdx_lines_are_not_headers() {
+        let cdx = b"dns:netarkivet.dk 130.225.24.33 20060329081336 text/dns 56 2-2-x.arc 1437 4a52619830a601ca3c9fc1a1ef29deea";
+        assert!(parse_header_line(cdx, None, true).is_err());
+    }
+
+    #[test]
+    fn dates_of_several_lengths() {
+        assert!(parse_arc_date("20140401000000").is_some());
+        assert!(parse_arc_date("201404010000").is_some());
+        assert_eq!(
+            parse_arc_date("201404010000001234").unwrap().to_rfc3339(),
+            "2014-04-01T00:00:00.123400+00:00"
+        );
+        assert!(parse_arc_date("20141301000000").is_none());
+        assert!(parse_arc_date("-").is_none());
+    }
+
+    #[test]
+    fn uri_validity() {
+        assert!(is_valid_uri(b"http://example.com/a?b=c#d"));
+        assert!(is_valid_uri(b"dns:example.com"));
+        assert!(!is_valid_uri(b"http://example.com/a b"));
+        assert!(!is_valid_uri(b"http://www.insuranceforpets.net]www"));
+        assert!(!is_valid_uri(b"http://e.com/%zz"));
+        assert!(is_valid_uri(b"http://[::1]/"));
+    }
+}

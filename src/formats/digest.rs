@@ -1,0 +1,124 @@
+//! Digests computed while bytes stream past.
+//!
+//! WARC headers want SHA-1 in base32 (`sha1:...`, the form Heritrix, warcio and jwarc write);
+//! METS and PREMIS want SHA-512 in lower-case hex (the profile's checksum algorithm). One
+//! [`BlockHasher`] computes every digest a record needs in a single pass, splitting the block
+//! into the part before the payload (HTTP headers) and the payload itself.
+
+use sha1::Sha1;
+use sha2::{Digest, Sha512};
+
+/// Formats a SHA-1 digest the way WARC headers carry it: `sha1:` + RFC 4648 base32.
+pub fn sha1_base32(digest: &[u8]) -> String {
+    format!("sha1:{}", data_encoding::BASE32.encode(digest))
+}
+
+/// Lower-case hexadecimal, as METS `CHECKSUM` and PREMIS `messageDigest` carry it.
+pub fn hex(digest: &[u8]) -> String {
+    data_encoding::HEXLOWER.encode(digest)
+}
+
+/// SHA-512 of a byte slice, as lower-case hex.
+pub fn sha512_hex(bytes: &[u8]) -> String {
+    hex(&Sha512::digest(bytes))
+}
+
+/// Digests of one WARC block and the payload inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockDigests {
+    /// Bytes in the whole block.
+    pub block_len: u64,
+    /// SHA-1 of the whole block (for `WARC-Block-Digest`).
+    pub block_sha1: [u8; 20],
+    /// Where the payload starts inside the block (0 unless there are HTTP headers).
+    pub payload_offset: u64,
+    /// Bytes in the payload.
+    pub payload_len: u64,
+    /// SHA-1 of the payload (for `WARC-Payload-Digest`).
+    pub payload_sha1: [u8; 20],
+    /// SHA-512 of the payload (for METS, PREMIS and the conservation check).
+    pub payload_sha512: [u8; 64],
+}
+
+/// Hashes a block in one pass, feeding each byte to the digests it belongs to.
+///
+/// The payload starts `payload_offset` bytes into the block; bytes before it (HTTP headers) go
+/// only to the block digest.
+pub struct BlockHasher {
+    seen: u64,
+    payload_offset: u64,
+    block_sha1: Sha1,
+    payload_sha1: Sha1,
+    payload_sha512: Sha512,
+}
+
+impl BlockHasher {
+    /// A hasher for a block whose payload starts `payload_offset` bytes in.
+    pub fn new(payload_offset: u64) -> Self {
+        BlockHasher {
+            seen: 0,
+            payload_offset,
+            block_sha1: Sha1::new(),
+            payload_sha1: Sha1::new(),
+            payload_sha512: Sha512::new(),
+        }
+    }
+
+    /// Feeds the next bytes of the block.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.block_sha1.update(bytes);
+        let start = self.seen;
+        self.seen += bytes.len() as u64;
+        if self.seen > self.payload_offset {
+            let skip = self.payload_offset.saturating_sub(start) as usize;
+            let payload = &bytes[skip..];
+            self.payload_sha1.update(payload);
+            self.payload_sha512.update(payload);
+        }
+    }
+
+    /// Ends the block and returns its digests.
+    pub fn finish(self) -> BlockDigests {
+        let payload_offset = self.payload_offset.min(self.seen);
+        BlockDigests {
+            block_len: self.seen,
+            block_sha1: self.block_sha1.finalize().into(),
+            payload_offset,
+            payload_len: self.seen - payload_offset,
+            payload_sha1: self.payload_sha1.finalize().into(),
+            payload_sha512: self.payload_sha512.finalize().into(),
+        }
+    }
+
+    /// Digests of a block held in memory.
+    pub fn digest(block: &[u8], payload_offset: u64) -> BlockDigests {
+        let mut h = BlockHasher::new(payload_offset);
+        h.update(block);
+        h.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_base32_matches_known_value() {
+        let d = Sha1::digest(b"hello world");
+        assert_eq!(sha1_base32(&d), "sha1:FKXGYNOJJ7H3IFO35FPUBC445EPOQRXN");
+    }
+
+    #[test]
+    fn split_feeding_gives_same_digests_as_one_slice() {
+        let block = b"HTTP/1.1 200 OK\r\n\r\nhello payload";
+        let whole = BlockHasher::digest(block, 19);
+        for cut in 0..block.len() {
+            let mut h = BlockHasher::new(19);
+            h.update(&block[..cut]);
+            h.update(&block[cut..]);
+            assert_eq!(h.finish(), whole, "cut at {cut}");
+        }
+        assert_eq!(whole.payload_len, 13);
+        assert_eq!(whole.payload_sha512, <[u8; 64]>::from(Sha512::digest(b"hello payload")));
+    }
+}

@@ -1,0 +1,194 @@
+//! Random-access byte ranges that a record parser can look ahead in.
+//!
+//! Re-finding a record's end when its declared length is wrong means looking past the end and
+//! coming back. A [`Segment`] gives positioned reads over either a plain input file (no copy)
+//! or the decompressed bytes of one gzip member, kept in memory when small and spilled to an
+//! anonymous temporary file when large, so memory never grows with the size of a record.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::FileExt;
+
+/// Decompressed members up to this size stay in memory; larger ones go to a temporary file.
+pub const MEMORY_SPOOL_LIMIT: usize = 8 << 20;
+
+/// A run of bytes with positioned reads.
+#[derive(Debug)]
+pub enum Segment {
+    /// Bytes held in memory.
+    Mem(Vec<u8>),
+    /// Bytes in a file: the input itself, or a spill file.
+    File {
+        /// The open file.
+        file: File,
+        /// Number of bytes (the file may be longer; reads stop here).
+        len: u64,
+    },
+}
+
+impl Segment {
+    /// Number of bytes in the segment.
+    pub fn len(&self) -> u64 {
+        match self {
+            Segment::Mem(v) => v.len() as u64,
+            Segment::File { len, .. } => *len,
+        }
+    }
+
+    /// True when the segment holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of `start..end` when the segment is in memory.
+    pub fn slice(&self, start: u64, end: u64) -> Option<&[u8]> {
+        match self {
+            Segment::Mem(v) => v.get(start as usize..end as usize),
+            Segment::File { .. } => None,
+        }
+    }
+
+    /// Reads up to `buf.len()` bytes at `pos`; returns how many were read (0 at the end).
+    pub fn read_at(&self, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let len = self.len();
+        if pos >= len {
+            return Ok(0);
+        }
+        let want = buf.len().min((len - pos) as usize);
+        match self {
+            Segment::Mem(v) => {
+                let p = pos as usize;
+                buf[..want].copy_from_slice(&v[p..p + want]);
+                Ok(want)
+            }
+            Segment::File { file, .. } => loop {
+                match file.read_at(&mut buf[..want], pos) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => return other,
+                }
+            },
+        }
+    }
+
+    /// Reads exactly `buf.len()` bytes at `pos`, or fewer at the end of the segment.
+    pub fn read_full_at(&self, mut pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let n = self.read_at(pos, &mut buf[filled..])?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+            pos += n as u64;
+        }
+        Ok(filled)
+    }
+
+    /// The byte at `pos`, or `None` past the end.
+    pub fn byte_at(&self, pos: u64) -> io::Result<Option<u8>> {
+        if let Segment::Mem(v) = self {
+            return Ok(v.get(pos as usize).copied());
+        }
+        let mut b = [0u8; 1];
+        Ok(match self.read_at(pos, &mut b)? {
+            0 => None,
+            _ => Some(b[0]),
+        })
+    }
+
+    /// A reader over `start..end`.
+    pub fn reader(&self, start: u64, end: u64) -> SegmentReader<'_> {
+        SegmentReader { segment: self, pos: start, end: end.min(self.len()) }
+    }
+}
+
+/// Reads a range of a [`Segment`].
+pub struct SegmentReader<'a> {
+    segment: &'a Segment,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for SegmentReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.end {
+            return Ok(0);
+        }
+        let want = buf.len().min((self.end - self.pos) as usize);
+        let n = self.segment.read_at(self.pos, &mut buf[..want])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Copies `reader` into a segment: memory first, a temporary file past [`MEMORY_SPOOL_LIMIT`].
+///
+/// On a read error the bytes read so far are kept and returned with the error, so a damaged
+/// gzip member still yields what could be decompressed.
+pub fn spool(mut reader: impl Read) -> (Segment, Option<io::Error>) {
+    let mut mem: Vec<u8> = Vec::new();
+    let mut file: Option<(File, u64)> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return (finish_spool(mem, file), Some(e)),
+        };
+        if let Some((f, len)) = file.as_mut() {
+            if let Err(e) = f.write_all(&buf[..n]) {
+                return (finish_spool(mem, file), Some(e));
+            }
+            *len += n as u64;
+        } else if mem.len() + n > MEMORY_SPOOL_LIMIT {
+            let spilled = tempfile::tempfile().and_then(|mut f| {
+                f.write_all(&mem)?;
+                f.write_all(&buf[..n])?;
+                Ok(f)
+            });
+            match spilled {
+                Ok(f) => {
+                    let len = (mem.len() + n) as u64;
+                    mem = Vec::new();
+                    file = Some((f, len));
+                }
+                Err(e) => return (finish_spool(mem, file), Some(e)),
+            }
+        } else {
+            mem.extend_from_slice(&buf[..n]);
+        }
+    }
+    (finish_spool(mem, file), None)
+}
+
+fn finish_spool(mem: Vec<u8>, file: Option<(File, u64)>) -> Segment {
+    match file {
+        Some((file, len)) => Segment::File { file, len },
+        None => Segment::Mem(mem),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_input_spills_to_a_file_and_reads_back() {
+        let data: Vec<u8> = (0..MEMORY_SPOOL_LIMIT + 1000).map(|i| (i % 251) as u8).collect();
+        let (seg, err) = spool(&data[..]);
+        assert!(err.is_none());
+        assert!(matches!(seg, Segment::File { .. }));
+        assert_eq!(seg.len(), data.len() as u64);
+        let mut back = Vec::new();
+        seg.reader(10, seg.len()).read_to_end(&mut back).unwrap();
+        assert_eq!(&back[..], &data[10..]);
+        assert_eq!(seg.byte_at(seg.len()).unwrap(), None);
+    }
+
+    #[test]
+    fn small_input_stays_in_memory() {
+        let (seg, _) = spool(&b"abc"[..]);
+        assert_eq!(seg.slice(1, 3), Some(&b"bc"[..]));
+    }
+}

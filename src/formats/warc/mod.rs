@@ -1,0 +1,14 @@
+//! WARC: the container format of every package.
+//!
+//! [`WarcWriter`] writes WARC 1.1 with one gzip member per record and returns, for each record,
+//! the byte range of its member and of its payload ([`WrittenRecord`]). [`WarcReader`] reads
+//! WARC 0.17 to 1.1, plain or compressed, reporting the same offsets, so that what was written
+//! can be read back and compared.
+
+pub mod header;
+pub mod reader;
+pub mod writer;
+
+pub use header::{WARC_VERSION, WarcHeader};
+pub use reader::{RecordEnd, WarcError, WarcReader, WarcRecordHead};
+pub use writer::{EncodedRecord, WarcWriter, WrittenRecord, encode_record};

@@ -1,0 +1,425 @@
+//! WARC reader (0.17, 1.0, 1.1; plain or gzip, one member per record or one for the whole
+//! file), with the offset of every record.
+//!
+//! Records are pushed to a closure with a reader over their block, limited to
+//! `Content-Length`: nothing is buffered beyond a header. After the closure returns, the rest of
+//! the block and the closing CRLFs are consumed, and [`RecordEnd`] tells where the record ended.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use super::header::WarcHeader;
+
+/// Longest header line accepted.
+const MAX_LINE: usize = 1 << 20;
+
+/// A WARC that cannot be read further, with the offset of the record where it happened.
+#[derive(Debug, thiserror::Error)]
+#[error("{name}: record at offset {offset}: {message}")]
+pub struct WarcError {
+    /// The file (or stream) name.
+    pub name: String,
+    /// Offset of the record (gzip member) where reading failed.
+    pub offset: u64,
+    /// What went wrong.
+    pub message: String,
+    /// The I/O error behind it, if any.
+    #[source]
+    pub source: Option<io::Error>,
+}
+
+/// A record's header and where it starts.
+#[derive(Debug, Clone)]
+pub struct WarcRecordHead {
+    /// The header fields.
+    pub header: WarcHeader,
+    /// Offset of the record: of its gzip member in a compressed file, else of its first byte.
+    pub offset: u64,
+    /// For gzip files whose member holds several records: the record's offset inside the
+    /// decompressed member (0 for the first).
+    pub offset_in_member: u64,
+    /// Bytes of the header in the decompressed record, blank line included.
+    pub header_len: u64,
+}
+
+/// How a record ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordEnd {
+    /// Offset just past the record: past its gzip member when the member ended with it.
+    pub end: u64,
+    /// True when the record's gzip member ended right after it (one member per record).
+    pub member_ended: bool,
+    /// True when the block was followed by exactly the CRLF CRLF the standard requires.
+    pub trailer_ok: bool,
+    /// Blank lines skipped before the record's version line.
+    pub leading_blank_lines: u64,
+}
+
+struct Counting<R> {
+    inner: R,
+    pos: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.pos += amt as u64;
+        self.inner.consume(amt)
+    }
+}
+
+type Raw<R> = Counting<BufReader<R>>;
+type Member<R> = Counting<BufReader<flate2::bufread::GzDecoder<Raw<R>>>>;
+
+enum State<R: Read> {
+    Plain(Raw<R>),
+    Between(Raw<R>),
+    InMember { member: Box<Member<R>>, start: u64 },
+    Poisoned,
+}
+
+/// Reads the records of one WARC file in order.
+pub struct WarcReader<R: Read> {
+    name: String,
+    state: State<R>,
+    gzip: bool,
+}
+
+impl WarcReader<File> {
+    /// Opens a WARC file.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, WarcError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| WarcError {
+            name: name.clone(),
+            offset: 0,
+            message: "cannot open".into(),
+            source: Some(e),
+        })?;
+        WarcReader::new(file, name)
+    }
+}
+
+impl<R: Read> WarcReader<R> {
+    /// Reads WARC records from `input`; `name` is used in error messages.
+    pub fn new(input: R, name: impl Into<String>) -> Result<Self, WarcError> {
+        let name = name.into();
+        let mut raw = Counting { inner: BufReader::with_capacity(256 * 1024, input), pos: 0 };
+        let head = raw.fill_buf().map_err(|e| WarcError {
+            name: name.clone(),
+            offset: 0,
+            message: "cannot read".into(),
+            source: Some(e),
+        })?;
+        let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+        let state = if gzip { State::Between(raw) } else { State::Plain(raw) };
+        Ok(WarcReader { name, state, gzip })
+    }
+
+    /// True when the input is gzip-compressed.
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// Offset reached in the input (compressed bytes for gzip).
+    pub fn position(&self) -> u64 {
+        match &self.state {
+            State::Plain(r) | State::Between(r) => r.pos,
+            State::InMember { member, .. } => member.inner.get_ref().get_ref().pos,
+            State::Poisoned => 0,
+        }
+    }
+
+    /// The underlying input, positioned somewhere after the last record read (buffered bytes
+    /// are dropped). `None` after an error left the reader unusable.
+    pub fn into_inner(self) -> Option<R> {
+        match self.state {
+            State::Plain(r) | State::Between(r) => Some(r.inner.into_inner()),
+            State::InMember { member, .. } => {
+                Some(member.inner.into_inner().into_inner().inner.into_inner())
+            }
+            State::Poisoned => None,
+        }
+    }
+
+    fn err(&self, offset: u64, message: impl Into<String>, source: Option<io::Error>) -> WarcError {
+        WarcError { name: self.name.clone(), offset, message: message.into(), source }
+    }
+
+    /// Reads the next record, handing its header and block to `f`.
+    ///
+    /// Returns `None` at the end of the input. The block reader given to `f` yields exactly
+    /// `Content-Length` bytes (fewer only if the input is truncated, which is then an error).
+    pub fn next_record<T>(
+        &mut self,
+        f: impl FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
+    ) -> Result<Option<(WarcRecordHead, RecordEnd, T)>, WarcError> {
+        let mut f = Some(f);
+        loop {
+            // Enter the next gzip member if between members.
+            if let State::Between(_) = self.state {
+                let State::Between(mut raw) = std::mem::replace(&mut self.state, State::Poisoned)
+                else {
+                    unreachable!("checked above")
+                };
+                let start = raw.pos;
+                match raw.fill_buf() {
+                    Ok([]) => {
+                        self.state = State::Between(raw);
+                        return Ok(None);
+                    }
+                    Ok(_) => {}
+                    Err(e) => return Err(self.err(start, "cannot read", Some(e))),
+                }
+                let dec = flate2::bufread::GzDecoder::new(raw);
+                let member =
+                    Box::new(Counting { inner: BufReader::with_capacity(256 * 1024, dec), pos: 0 });
+                self.state = State::InMember { member, start };
+            }
+            let (offset, offset_in_member) = match &self.state {
+                State::Plain(r) => (r.pos, 0),
+                State::InMember { member, start } => (*start, member.pos),
+                _ => return Err(self.err(0, "reader is unusable after an earlier error", None)),
+            };
+            let result = match &mut self.state {
+                State::Plain(r) => read_one(r, &mut f),
+                State::InMember { member, .. } => read_one(member, &mut f),
+                _ => unreachable!("matched above"),
+            };
+            let (header, header_len, value, trailer_ok, blank) = match result {
+                Ok(Some(x)) => x,
+                Ok(None) => match self.state {
+                    // A member with nothing (more) in it: go on with the next member.
+                    State::InMember { .. } => {
+                        self.leave_member(offset)?;
+                        continue;
+                    }
+                    _ => return Ok(None),
+                },
+                Err((msg, e)) => {
+                    self.state = State::Poisoned;
+                    return Err(self.err(offset, msg, e));
+                }
+            };
+            let head = WarcRecordHead { header, offset, offset_in_member, header_len };
+            let (end, member_ended) = match &mut self.state {
+                State::Plain(r) => (r.pos, false),
+                State::InMember { member, .. } => match member.fill_buf() {
+                    Ok([]) => (self.leave_member(offset)?, true),
+                    Ok(_) => (offset, false),
+                    Err(e) => {
+                        self.state = State::Poisoned;
+                        return Err(self.err(
+                            offset,
+                            "gzip data is damaged after the record",
+                            Some(e),
+                        ));
+                    }
+                },
+                _ => unreachable!("matched above"),
+            };
+            let end = RecordEnd { end, member_ended, trailer_ok, leading_blank_lines: blank };
+            return Ok(Some((head, end, value)));
+        }
+    }
+
+    /// Leaves the current gzip member (which must be at its end); returns the offset after it.
+    fn leave_member(&mut self, offset: u64) -> Result<u64, WarcError> {
+        let State::InMember { member, .. } = std::mem::replace(&mut self.state, State::Poisoned)
+        else {
+            return Err(self.err(offset, "not inside a gzip member", None));
+        };
+        let raw = member.inner.into_inner().into_inner();
+        let end = raw.pos;
+        self.state = State::Between(raw);
+        Ok(end)
+    }
+}
+
+type ReadOne<T> = Option<(WarcHeader, u64, T, bool, u64)>;
+type ReadErr = (String, Option<io::Error>);
+
+fn read_one<T, F>(r: &mut impl BufRead, f: &mut Option<F>) -> Result<ReadOne<T>, ReadErr>
+where
+    F: FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
+{
+    let io = |msg: &str| {
+        let msg = msg.to_string();
+        move |e: io::Error| (msg, Some(e))
+    };
+    // Skip blank lines before the version line (tolerated, counted).
+    let mut blank = 0u64;
+    let mut line = Vec::new();
+    let mut header_len;
+    loop {
+        line.clear();
+        let n = read_line(r, &mut line).map_err(io("cannot read the record header"))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        header_len = n as u64;
+        if trim_eol(&line).is_empty() {
+            blank += 1;
+            continue;
+        }
+        break;
+    }
+    let version = String::from_utf8_lossy(trim_eol(&line)).into_owned();
+    if !version.starts_with("WARC/") {
+        return Err((format!("expected a WARC version line, found {:?}", preview(&version)), None));
+    }
+    let mut header = WarcHeader::new(version);
+    loop {
+        line.clear();
+        let n = read_line(r, &mut line).map_err(io("cannot read the record header"))?;
+        if n == 0 {
+            return Err(("the input ends inside a record header".into(), None));
+        }
+        header_len += n as u64;
+        let text = trim_eol(&line);
+        if text.is_empty() {
+            break;
+        }
+        let text = decode_header_text(text);
+        if text.starts_with([' ', '\t']) {
+            if !header.continue_last(text.trim()) {
+                return Err(("a continuation line before any field".into(), None));
+            }
+            continue;
+        }
+        match text.split_once(':') {
+            Some((name, value)) => {
+                header.push_raw(name.trim().to_string(), value.trim().to_string())
+            }
+            None => {
+                return Err((format!("header line without a colon: {:?}", preview(&text)), None));
+            }
+        }
+    }
+    let Some(len) = header.content_length() else {
+        return Err(("the record has no valid Content-Length".into(), None));
+    };
+    let head = WarcRecordHead { header, offset: 0, offset_in_member: 0, header_len };
+    let mut block = r.take(len);
+    let f = f.take().ok_or_else(|| ("record callback already used".to_string(), None))?;
+    let value = f(&head, &mut block).map_err(io("the block could not be read"))?;
+    io::copy(&mut block, &mut io::sink()).map_err(io("the block could not be read"))?;
+    if block.limit() > 0 {
+        return Err((
+            format!("the input ends {} bytes before the end of the block", block.limit()),
+            None,
+        ));
+    }
+    // The closing CRLF CRLF: tolerate LFs and missing bytes, report anything else.
+    let mut trailer = Vec::with_capacity(4);
+    while trailer.len() < 4 {
+        let buf = r.fill_buf().map_err(io("cannot read the record end"))?;
+        match buf.first() {
+            Some(&b) if b == b'\r' || b == b'\n' => {
+                trailer.push(b);
+                r.consume(1);
+            }
+            _ => break,
+        }
+    }
+    let trailer_ok = trailer == b"\r\n\r\n";
+    Ok(Some((head.header, head.header_len, value, trailer_ok, blank)))
+}
+
+fn read_line(r: &mut impl BufRead, out: &mut Vec<u8>) -> io::Result<usize> {
+    let n = r.take(MAX_LINE as u64).read_until(b'\n', out)?;
+    Ok(n)
+}
+
+fn trim_eol(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Header text is UTF-8 by the standard; older writers used ISO-8859-1, which never fails.
+fn decode_header_text(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_string(),
+        Err(_) => b.iter().map(|&c| c as char).collect(),
+    }
+}
+
+fn preview(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::warc::header::WARC_VERSION;
+    use crate::formats::warc::writer::{WarcWriter, encode_record};
+
+    fn rec(body: &[u8]) -> (WarcHeader, Vec<u8>) {
+        let mut h = WarcHeader::new(WARC_VERSION);
+        h.push("WARC-Type", "resource");
+        h.push("Content-Length", body.len().to_string());
+        (h, body.to_vec())
+    }
+
+    #[test]
+    fn reads_back_gzip_members_with_offsets() {
+        let mut w = WarcWriter::new(Vec::new(), 6);
+        let mut written = Vec::new();
+        for body in [&b"one"[..], b"", b"three three"] {
+            let (h, b) = rec(body);
+            written.push(w.write_encoded(encode_record(&h, &b, 0, 6).unwrap()).unwrap());
+        }
+        let bytes = w.finish().unwrap();
+        let mut r = WarcReader::new(&bytes[..], "t").unwrap();
+        assert!(r.is_gzip());
+        let mut i = 0;
+        while let Some((head, end, body)) = r
+            .next_record(|_, b| {
+                let mut v = Vec::new();
+                b.read_to_end(&mut v)?;
+                Ok(v)
+            })
+            .unwrap()
+        {
+            assert_eq!(head.offset, written[i].member_offset);
+            assert_eq!(end.end, written[i].member_offset + written[i].member_len);
+            assert!(end.member_ended && end.trailer_ok);
+            assert_eq!(body.len() as u64, written[i].block_len);
+            i += 1;
+        }
+        assert_eq!(i, 3);
+    }
+
+    #[test]
+    fn reads_plain_records_and_reports_truncation() {
+        let mut bytes = Vec::new();
+        for body in [&b"abc"[..], b"defg"] {
+            let (h, b) = rec(body);
+            bytes.extend(h.to_bytes());
+            bytes.extend(&b);
+            bytes.extend(b"\r\n\r\n");
+        }
+        let mut r = WarcReader::new(&bytes[..], "t").unwrap();
+        let (h1, e1, _) = r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        assert_eq!(h1.offset, 0);
+        let (h2, _, _) = r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        assert_eq!(h2.offset, e1.end);
+        assert!(r.next_record(|_, _| Ok(())).unwrap().is_none());
+        let cut = &bytes[..bytes.len() - 6];
+        let mut r = WarcReader::new(cut, "t").unwrap();
+        r.next_record(|_, _| Ok(())).unwrap();
+        let err = r.next_record(|_, _| Ok(())).unwrap_err();
+        assert_eq!(err.offset, h2.offset);
+    }
+}

@@ -1,0 +1,644 @@
+//! Lossless ARC to WARC migration.
+//!
+//! [`migrate_file`] turns one ARC file into one WARC 1.1 file (one gzip member per record, a
+//! `warcinfo` record first) and proves the result: the container is read back from disk and
+//! every payload compared with the ARC's ([`verify`]). The output is written under a temporary
+//! name in the output directory and renamed only when complete and conserved.
+//!
+//! Data flow inside one file: a reader thread frames ARC records ([`ArcReader`]) and maps them
+//! to WARC fields ([`mapping`]); the calling thread gathers small records into batches that are
+//! hashed and compressed in parallel (rayon, each record its own gzip member), then appends them
+//! in order. Records too large for memory are hashed and compressed in two streaming passes.
+//! Memory is bounded by the batch size, whatever the size or number of records.
+
+pub mod mapping;
+pub mod report;
+pub mod verify;
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::formats::arc::{
+    Anomaly, ArcError, ArcReader, ArcVersion, Location, RecordKind, SharedRange,
+};
+use crate::formats::digest::{BlockDigests, BlockHasher, hex};
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::writer::RecordSpec;
+use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
+use crate::ids::Ids;
+use mapping::{InputKind, Mapped, MappingContext};
+use report::FileReport;
+use verify::{ExpectationLog, Expected, verify_container};
+
+/// Records with blocks up to this size are hashed and compressed in memory, in parallel.
+pub const INLINE_LIMIT: u64 = 2 << 20;
+/// A batch is compressed once it holds this many block bytes ...
+const BATCH_BYTES: u64 = 8 << 20;
+/// ... or this many records.
+const BATCH_RECORDS: usize = 512;
+/// Records in flight between the reader thread and the writer.
+const CHANNEL_RECORDS: usize = 16;
+
+/// The default zlib level: the usual speed/size balance.
+pub const DEFAULT_LEVEL: u32 = 6;
+
+/// Options of a migration.
+#[derive(Debug, Clone)]
+pub struct MigrateOptions {
+    /// zlib compression level, 0-9.
+    pub level: u32,
+    /// Replace an existing output file.
+    pub force: bool,
+}
+
+impl Default for MigrateOptions {
+    fn default() -> Self {
+        MigrateOptions { level: DEFAULT_LEVEL, force: false }
+    }
+}
+
+/// One record as written, for callers that describe records (METS, indexes).
+#[derive(Debug, Clone)]
+pub struct MigratedRecord {
+    /// Where it came from in the ARC (`None` for the warcinfo record).
+    pub source: Option<Location>,
+    /// The input classification (`None` for the warcinfo record).
+    pub input_kind: Option<InputKind>,
+    /// `WARC-Type`.
+    pub warc_type: String,
+    /// `WARC-Record-ID`.
+    pub record_id: String,
+    /// `WARC-Target-URI`.
+    pub target_uri: Option<String>,
+    /// `Content-Type` of the record.
+    pub content_type: Option<String>,
+    /// `WARC-Date`.
+    pub date: String,
+    /// Where it landed.
+    pub written: WrittenRecord,
+    /// Its digests.
+    pub digests: BlockDigests,
+}
+
+/// Why a file could not be migrated.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MigrateError {
+    /// The ARC could not be read.
+    #[error(transparent)]
+    Arc(#[from] ArcError),
+    /// The output could not be written.
+    #[error("{path}: {source}")]
+    Output {
+        /// The output (or temporary) file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// The input is not an ARC file.
+    #[error("{path}: {reason}")]
+    NotArc {
+        /// The input.
+        path: PathBuf,
+        /// What it seems to be instead.
+        reason: String,
+    },
+    /// The output exists and `force` was not given.
+    #[error("{path}: already exists (use --force to replace it)")]
+    Exists {
+        /// The existing output.
+        path: PathBuf,
+    },
+}
+
+/// The WARC file name for an ARC file: `X.arc`, `X.arc.gz`, `X.ARC`, `X.arc.open` all give
+/// `X.warc.gz`.
+pub fn output_name(input: &Path) -> String {
+    let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut stem = name.as_str();
+    for suffix in [".open", ".invalid", ".gz", ".arc"] {
+        if stem.len() > suffix.len()
+            && stem[stem.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+        {
+            stem = &stem[..stem.len() - suffix.len()];
+        }
+    }
+    format!("{stem}.warc.gz")
+}
+
+/// Output paths for `inputs` in `out_dir`. When two inputs would get the same name (`X.arc`
+/// and `X.arc.gz`), each of them keeps its full file name instead (`X.arc.warc.gz`).
+pub fn plan_outputs(inputs: &[PathBuf], out_dir: &Path) -> Vec<PathBuf> {
+    let names: Vec<String> = inputs.iter().map(|p| output_name(p)).collect();
+    names
+        .iter()
+        .zip(inputs)
+        .map(|(n, input)| {
+            let clash = names.iter().filter(|m| *m == n).count() > 1;
+            if clash {
+                let full =
+                    input.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                out_dir.join(format!("{full}.warc.gz"))
+            } else {
+                out_dir.join(n)
+            }
+        })
+        .collect()
+}
+
+/// Migrates one ARC file to `output`. Never panics on bad input: failures are in the report.
+///
+/// `progress` is called with the number of input bytes consumed since its last call; `sink`
+/// sees every record written, in order (the warcinfo record first).
+pub fn migrate_file(
+    input: &Path,
+    output: &Path,
+    opts: &MigrateOptions,
+    ids: &Ids,
+    progress: &(dyn Fn(u64) + Sync),
+    sink: &mut dyn FnMut(&MigratedRecord),
+) -> FileReport {
+    let started = Instant::now();
+    let mut report = FileReport { input: input.to_path_buf(), ..FileReport::default() };
+    if let Err(e) = run(input, output, opts, ids, progress, sink, &mut report) {
+        report.error = Some(e.to_string());
+        report.output = None;
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    report
+}
+
+fn run(
+    input: &Path,
+    output: &Path,
+    opts: &MigrateOptions,
+    ids: &Ids,
+    progress: &(dyn Fn(u64) + Sync),
+    sink: &mut dyn FnMut(&MigratedRecord),
+    report: &mut FileReport,
+) -> Result<(), MigrateError> {
+    let out_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| MigrateError::Output { path: path.clone(), source }
+    };
+    if output.exists() && !opts.force {
+        return Err(MigrateError::Exists { path: output.to_path_buf() });
+    }
+    let arc = ArcReader::open(input)?;
+    refuse_non_arc(input, &arc)?;
+    report.compressed = arc.is_gzip();
+    let (size, sha512) = hash_file(input).map_err(|source| ArcError {
+        path: input.to_path_buf(),
+        offset: 0,
+        source,
+    })?;
+    report.input_size = size;
+    report.input_sha512 = sha512.clone();
+
+    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let out_name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{out_name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .map_err(out_err(dir))?;
+    let tmp_path = tmp.path().to_path_buf();
+    let file = tmp.as_file_mut();
+    let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, file), opts.level);
+    let mut log = ExpectationLog::new().map_err(out_err(&tmp_path))?;
+
+    let arc_name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let now = ids.now();
+    let warcinfo_id = ids.warc_record_id();
+    let info = warcinfo(&arc_name, &out_name, size, &sha512, arc.is_gzip(), &warcinfo_id, now);
+    let d = BlockHasher::digest(&info.1, 0);
+    let enc =
+        encode_record(&info.0.header(&d), &info.1, 0, opts.level).map_err(out_err(&tmp_path))?;
+    let written = writer.write_encoded(enc).map_err(out_err(&tmp_path))?;
+    log.push(&Expected::new(&d, &written, false)).map_err(out_err(&tmp_path))?;
+    *report.records_out.entry("warcinfo".into()).or_default() += 1;
+    sink(&MigratedRecord {
+        source: None,
+        input_kind: None,
+        warc_type: "warcinfo".into(),
+        record_id: warcinfo_id.clone(),
+        target_uri: None,
+        content_type: info.0.content_type.clone(),
+        date: info.0.date.clone(),
+        written,
+        digests: d,
+    });
+
+    let ctx = MappingContext::new(arc_name, warcinfo_id, fallback_date(input, now));
+    let (tx, rx) = sync_channel::<Msg>(CHANNEL_RECORDS);
+    let level = opts.level;
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
+        write_records(rx, &mut writer, &mut log, level, report, sink)
+    });
+    let end = outcome?;
+    if end.records_with_header == 0 {
+        return Err(MigrateError::NotArc {
+            path: input.to_path_buf(),
+            reason: "no ARC record header found; is this an ARC file?".into(),
+        });
+    }
+    report.arc_version = end.version.map(|v| match v {
+        ArcVersion::V1 => 1,
+        ArcVersion::V2 => 2,
+    });
+    for a in end.file_anomalies {
+        report.add_anomaly(a);
+    }
+    let mut buffered = writer.finish().map_err(out_err(&tmp_path))?;
+    buffered.flush().map_err(out_err(&tmp_path))?;
+    drop(buffered);
+    tmp.as_file().sync_all().map_err(out_err(&tmp_path))?;
+
+    let verified = verify_container(&tmp_path, log).map_err(out_err(&tmp_path))?;
+    report.conservation = verified.conservation;
+    report.output_size = verified.size;
+    report.output_sha512 = Some(verified.sha512);
+    if !report.conservation.conserved {
+        // Not renamed: the temporary file is removed, and the report says why.
+        return Ok(());
+    }
+    let persisted = if opts.force { tmp.persist(output) } else { tmp.persist_noclobber(output) };
+    persisted.map_err(|e| MigrateError::Output { path: output.to_path_buf(), source: e.error })?;
+    report.output = Some(output.to_path_buf());
+    Ok(())
+}
+
+/// A WARC (or anything that is plainly not ARC) is refused with a message saying what it is.
+fn refuse_non_arc(input: &Path, arc: &ArcReader) -> Result<(), MigrateError> {
+    let mut head = [0u8; 5];
+    let n = if arc.is_gzip() {
+        let f = File::open(input).map_err(|source| ArcError {
+            path: input.to_path_buf(),
+            offset: 0,
+            source,
+        })?;
+        let mut dec = flate2::read::MultiGzDecoder::new(f);
+        let mut got = 0;
+        while got < head.len() {
+            match dec.read(&mut head[got..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got += n,
+            }
+        }
+        got
+    } else {
+        File::open(input).and_then(|mut f| f.read(&mut head)).unwrap_or(0)
+    };
+    if n == 5 && &head == b"WARC/" {
+        return Err(MigrateError::NotArc {
+            path: input.to_path_buf(),
+            reason: "this is a WARC file, not an ARC file; it needs no migration".into(),
+        });
+    }
+    Ok(())
+}
+
+fn hash_file(path: &Path) -> io::Result<(u64, String)> {
+    use sha2::{Digest, Sha512};
+    let mut f = File::open(path)?;
+    let mut sha = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        sha.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((len, hex(&sha.finalize())))
+}
+
+/// A date for records with none: the timestamp in a Heritrix-style ARC name, else `now`.
+fn fallback_date(
+    input: &Path,
+    now: chrono::DateTime<chrono::Utc>,
+) -> chrono::DateTime<chrono::Utc> {
+    let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // Quirk: ARC names are prefix-timestamp-serial-host, and prefixes and hosts hold dashes,
+    // so look for a 14- or 17-digit run followed by a 5-digit serial (INPUT_FORMATS.md §2.4).
+    let parts: Vec<&str> = name.split('-').collect();
+    for w in parts.windows(2) {
+        let (ts, serial) = (w[0], w[1]);
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if (ts.len() == 14 || ts.len() == 17)
+            && digits(ts)
+            && serial.len() >= 5
+            && digits(&serial[..5])
+        {
+            if let Some(d) = crate::formats::arc::parse_arc_date(&ts[..14]) {
+                return d;
+            }
+        }
+    }
+    now
+}
+
+fn warcinfo(
+    arc_name: &str,
+    warc_name: &str,
+    size: u64,
+    sha512: &str,
+    gzip: bool,
+    id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (RecordSpec, Vec<u8>) {
+    let body = format!(
+        "software: webaip/{version}\r\n\
+         format: WARC File Format 1.1\r\n\
+         conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n\
+         description: ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged\r\n\
+         source-file: {arc_name}\r\n\
+         source-format: {format}\r\n\
+         source-size: {size}\r\n\
+         source-sha512: {sha512}\r\n",
+        version = env!("CARGO_PKG_VERSION"),
+        format = if gzip { "ARC, gzip-compressed" } else { "ARC, uncompressed" },
+    );
+    let spec = RecordSpec {
+        warc_type: "warcinfo".into(),
+        record_id: id.to_string(),
+        date: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        filename: Some(warc_name.to_string()),
+        content_type: Some("application/warc-fields".into()),
+        ..RecordSpec::default()
+    };
+    (spec, body.into_bytes())
+}
+
+enum Block {
+    Inline(Vec<u8>),
+    Shared(SharedRange),
+}
+
+struct Job {
+    mapped: Mapped,
+    block: Block,
+    location: Location,
+    anomalies: Vec<Anomaly>,
+}
+
+enum Msg {
+    Record(Box<Job>),
+    Done { file_anomalies: Vec<Anomaly>, version: Option<ArcVersion>, records_with_header: u64 },
+    Failed(MigrateError),
+}
+
+struct End {
+    file_anomalies: Vec<Anomaly>,
+    version: Option<ArcVersion>,
+    records_with_header: u64,
+}
+
+/// The reader thread: frames and maps records, sends them on in order.
+fn read_records(
+    mut arc: ArcReader,
+    mut ctx: MappingContext,
+    ids: &Ids,
+    tx: SyncSender<Msg>,
+    progress: &(dyn Fn(u64) + Sync),
+) {
+    let mut reported = 0u64;
+    let mut with_header = 0u64;
+    loop {
+        let rec = match arc.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(e.into()));
+                return;
+            }
+        };
+        let consumed = arc.bytes_consumed();
+        if consumed > reported {
+            progress(consumed - reported);
+            reported = consumed;
+        }
+        if rec.kind != RecordKind::Remainder {
+            with_header += 1;
+        }
+        let whole = rec.kind == RecordKind::Filedesc;
+        let range = if whole { arc.shared_record(&rec) } else { arc.shared_body(&rec) };
+        let prepared = (|| -> io::Result<(Block, Vec<u8>)> {
+            if range.len() <= INLINE_LIMIT {
+                let bytes = range.to_vec()?;
+                let head_end = bytes.len().min(MAX_HTTP_HEADER_LEN);
+                let head = if whole { Vec::new() } else { bytes[..head_end].to_vec() };
+                Ok((Block::Inline(bytes), head))
+            } else {
+                let head = if whole { Vec::new() } else { range.prefix(MAX_HTTP_HEADER_LEN)? };
+                Ok((Block::Shared(range.clone()), head))
+            }
+        })();
+        let (block, head) = match prepared {
+            Ok(x) => x,
+            Err(source) => {
+                let offset = rec.location.member.unwrap_or(rec.location.offset);
+                let _ = tx.send(Msg::Failed(
+                    ArcError { path: arc.path().to_path_buf(), offset, source }.into(),
+                ));
+                return;
+            }
+        };
+        let mapped = ctx.map(&rec, &head, ids.warc_record_id());
+        let job = Job { mapped, block, location: rec.location, anomalies: rec.anomalies };
+        if tx.send(Msg::Record(Box::new(job))).is_err() {
+            return;
+        }
+    }
+    let consumed = arc.file_len();
+    if consumed > reported {
+        progress(consumed - reported);
+    }
+    let _ = tx.send(Msg::Done {
+        file_anomalies: arc.file_anomalies().to_vec(),
+        version: arc.version(),
+        records_with_header: with_header,
+    });
+}
+
+/// The writer side: batches, compresses in parallel, appends in order, logs expectations.
+fn write_records<W: Write>(
+    rx: Receiver<Msg>,
+    writer: &mut WarcWriter<W>,
+    log: &mut ExpectationLog,
+    level: u32,
+    report: &mut FileReport,
+    sink: &mut dyn FnMut(&MigratedRecord),
+) -> Result<End, MigrateError> {
+    let mut batch: Vec<Job> = Vec::new();
+    let mut batch_bytes = 0u64;
+    loop {
+        let msg = match rx.recv() {
+            Ok(m) => m,
+            Err(_) => {
+                return Err(MigrateError::Output {
+                    path: PathBuf::from("(reader thread)"),
+                    source: io::Error::other("the ARC reader stopped unexpectedly"),
+                });
+            }
+        };
+        match msg {
+            Msg::Record(job) => match job.block {
+                Block::Inline(ref b) => {
+                    batch_bytes += b.len() as u64;
+                    batch.push(*job);
+                    if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
+                        flush_batch(&mut batch, writer, log, level, report, sink)?;
+                        batch_bytes = 0;
+                    }
+                }
+                Block::Shared(_) => {
+                    flush_batch(&mut batch, writer, log, level, report, sink)?;
+                    batch_bytes = 0;
+                    write_streamed(*job, writer, log, report, sink)?;
+                }
+            },
+            Msg::Done { file_anomalies, version, records_with_header } => {
+                flush_batch(&mut batch, writer, log, level, report, sink)?;
+                return Ok(End { file_anomalies, version, records_with_header });
+            }
+            Msg::Failed(e) => return Err(e),
+        }
+    }
+}
+
+fn out_error(source: io::Error) -> MigrateError {
+    MigrateError::Output { path: PathBuf::from("(output container)"), source }
+}
+
+fn flush_batch<W: Write>(
+    batch: &mut Vec<Job>,
+    writer: &mut WarcWriter<W>,
+    log: &mut ExpectationLog,
+    level: u32,
+    report: &mut FileReport,
+    sink: &mut dyn FnMut(&MigratedRecord),
+) -> Result<(), MigrateError> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let encoded: Vec<io::Result<_>> = batch
+        .par_iter()
+        .map(|job| {
+            let Block::Inline(bytes) = &job.block else {
+                return Err(io::Error::other("streamed record in an inline batch"));
+            };
+            let d = BlockHasher::digest(bytes, job.mapped.payload_offset);
+            let header = job.mapped.spec.header(&d);
+            let enc = encode_record(&header, bytes, job.mapped.payload_offset, level)?;
+            Ok((enc, d))
+        })
+        .collect();
+    for (job, result) in batch.drain(..).zip(encoded) {
+        let (enc, d) = result.map_err(out_error)?;
+        let written = writer.write_encoded(enc).map_err(out_error)?;
+        finish_record(job, written, d, log, report, sink)?;
+    }
+    Ok(())
+}
+
+fn write_streamed<W: Write>(
+    job: Job,
+    writer: &mut WarcWriter<W>,
+    log: &mut ExpectationLog,
+    report: &mut FileReport,
+    sink: &mut dyn FnMut(&MigratedRecord),
+) -> Result<(), MigrateError> {
+    let Block::Shared(range) = &job.block else {
+        return Err(out_error(io::Error::other("inline record on the streaming path")));
+    };
+    let mut h = BlockHasher::new(job.mapped.payload_offset);
+    let mut reader = range.reader();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = reader.read(&mut buf).map_err(out_error)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    let d = h.finish();
+    let header = job.mapped.spec.header(&d);
+    let written = writer
+        .write_streamed(&header, range.reader(), job.mapped.payload_offset, &d.block_sha1)
+        .map_err(out_error)?;
+    finish_record(job, written, d, log, report, sink)
+}
+
+fn finish_record(
+    job: Job,
+    written: WrittenRecord,
+    d: BlockDigests,
+    log: &mut ExpectationLog,
+    report: &mut FileReport,
+    sink: &mut dyn FnMut(&MigratedRecord),
+) -> Result<(), MigrateError> {
+    log.push(&Expected::new(&d, &written, true)).map_err(out_error)?;
+    let m = job.mapped;
+    *report.records_in.entry(m.input_kind.as_str().into()).or_default() += 1;
+    *report.records_out.entry(m.spec.warc_type.clone()).or_default() += 1;
+    for a in job.anomalies.into_iter().chain(m.anomalies) {
+        report.add_anomaly(a);
+    }
+    sink(&MigratedRecord {
+        source: Some(job.location),
+        input_kind: Some(m.input_kind),
+        warc_type: m.spec.warc_type,
+        record_id: m.spec.record_id,
+        target_uri: m.spec.target_uri,
+        content_type: m.spec.content_type,
+        date: m.spec.date,
+        written,
+        digests: d,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names() {
+        assert_eq!(output_name(Path::new("a/IAH-1-00000-x.arc.gz")), "IAH-1-00000-x.warc.gz");
+        assert_eq!(output_name(Path::new("nas-Upload3.ARC")), "nas-Upload3.warc.gz");
+        assert_eq!(output_name(Path::new("x.arc.open")), "x.warc.gz");
+        let plan = plan_outputs(
+            &[PathBuf::from("x.arc"), PathBuf::from("x.arc.gz"), PathBuf::from("y.arc")],
+            Path::new("o"),
+        );
+        assert_eq!(
+            plan,
+            vec![
+                PathBuf::from("o/x.arc.warc.gz"),
+                PathBuf::from("o/x.arc.gz.warc.gz"),
+                PathBuf::from("o/y.warc.gz")
+            ]
+        );
+    }
+
+    #[test]
+    fn fallback_date_from_heritrix_name() {
+        let now = chrono::Utc::now();
+        let d = fallback_date(
+            Path::new("BNF-CRAWL-003-20071013163428-02639-crawling04.us.archive.org.arc.gz"),
+            now,
+        );
+        assert_eq!(d.to_rfc3339(), "2007-10-13T16:34:28+00:00");
+        assert_eq!(fallback_date(Path::new("x.arc"), now), now);
+    }
+}

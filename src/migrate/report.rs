@@ -1,0 +1,244 @@
+//! The migration report: what went in, what came out, what was odd, and the proof that every
+//! payload byte was conserved. Printed for humans, serialized as JSON for machines.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::formats::arc::{Anomaly, Severity};
+
+/// Anomalies listed one by one per file; beyond this only their counts are kept, so a badly
+/// damaged file cannot make the report (or memory) grow without bound.
+pub const MAX_LISTED_ANOMALIES: usize = 1000;
+
+/// The conservation check of one file: every payload read back from the WARC on disk compared
+/// with the payload read from the ARC.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Conservation {
+    /// WARC records read back and compared.
+    pub records_compared: u64,
+    /// Payload bytes read from the ARC.
+    pub payload_bytes_in: u64,
+    /// Payload bytes read back from the WARC (records derived from the ARC only).
+    pub payload_bytes_out: u64,
+    /// Every disagreement found (empty when conserved).
+    pub mismatches: Vec<String>,
+    /// True when every record's payload SHA-512 and size agree and the totals are equal.
+    pub conserved: bool,
+}
+
+/// What happened to one input file.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FileReport {
+    /// The ARC file.
+    pub input: PathBuf,
+    /// Its size in bytes.
+    pub input_size: u64,
+    /// Its SHA-512 (hex).
+    pub input_sha512: String,
+    /// True for gzip input.
+    pub compressed: bool,
+    /// ARC version from the filedesc record (`1` or `2`), when there was one.
+    pub arc_version: Option<u8>,
+    /// The WARC written (absent when the migration failed).
+    pub output: Option<PathBuf>,
+    /// Its size in bytes.
+    pub output_size: u64,
+    /// Its SHA-512 (hex).
+    pub output_sha512: Option<String>,
+    /// Records read from the ARC, by kind (`filedesc`, `http`, `dns`, `other`, `remainder`).
+    pub records_in: BTreeMap<String, u64>,
+    /// Records written, by WARC-Type.
+    pub records_out: BTreeMap<String, u64>,
+    /// Anomalies by kind.
+    pub anomaly_counts: BTreeMap<String, u64>,
+    /// Anomalies by severity.
+    pub anomaly_severities: BTreeMap<String, u64>,
+    /// The anomalies, with offsets (at most [`MAX_LISTED_ANOMALIES`]).
+    pub anomalies: Vec<Anomaly>,
+    /// Anomalies counted but not listed.
+    pub anomalies_not_listed: u64,
+    /// The conservation check.
+    pub conservation: Conservation,
+    /// Wall-clock seconds spent on this file.
+    pub seconds: f64,
+    /// Why the file could not be migrated, if it could not.
+    pub error: Option<String>,
+}
+
+impl FileReport {
+    /// Records an anomaly: counted always, listed while under the cap.
+    pub fn add_anomaly(&mut self, a: Anomaly) {
+        let kind = serde_json::to_value(a.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *self.anomaly_counts.entry(kind).or_default() += 1;
+        let sev = match a.severity {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        *self.anomaly_severities.entry(sev.into()).or_default() += 1;
+        if self.anomalies.len() < MAX_LISTED_ANOMALIES {
+            self.anomalies.push(a);
+        } else {
+            self.anomalies_not_listed += 1;
+        }
+    }
+
+    /// True when the file was migrated and every payload conserved.
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.conservation.conserved
+    }
+}
+
+/// The report of a whole `migrate` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigrationReport {
+    /// `webaip`.
+    pub tool: String,
+    /// The tool's version.
+    pub version: String,
+    /// One entry per input, in the order given.
+    pub files: Vec<FileReport>,
+    /// Totals over all files.
+    pub summary: Summary,
+}
+
+/// Totals over all files of a run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    /// Inputs given.
+    pub files: u64,
+    /// Inputs migrated with every payload conserved.
+    pub files_ok: u64,
+    /// Inputs that failed or whose conservation check failed.
+    pub files_failed: u64,
+    /// Bytes read.
+    pub bytes_in: u64,
+    /// Bytes written.
+    pub bytes_out: u64,
+    /// Records read, by kind.
+    pub records_in: BTreeMap<String, u64>,
+    /// Records written, by WARC-Type.
+    pub records_out: BTreeMap<String, u64>,
+    /// Payload bytes read from the ARCs.
+    pub payload_bytes_in: u64,
+    /// Payload bytes read back from the WARCs.
+    pub payload_bytes_out: u64,
+    /// Anomalies by severity.
+    pub anomalies: BTreeMap<String, u64>,
+    /// Wall-clock seconds for the run.
+    pub seconds: f64,
+}
+
+impl MigrationReport {
+    /// Builds the report and its totals.
+    pub fn new(files: Vec<FileReport>, seconds: f64) -> Self {
+        let mut s = Summary { files: files.len() as u64, seconds, ..Summary::default() };
+        for f in &files {
+            if f.ok() {
+                s.files_ok += 1;
+            } else {
+                s.files_failed += 1;
+            }
+            s.bytes_in += f.input_size;
+            s.bytes_out += f.output_size;
+            s.payload_bytes_in += f.conservation.payload_bytes_in;
+            s.payload_bytes_out += f.conservation.payload_bytes_out;
+            for (k, v) in &f.records_in {
+                *s.records_in.entry(k.clone()).or_default() += v;
+            }
+            for (k, v) in &f.records_out {
+                *s.records_out.entry(k.clone()).or_default() += v;
+            }
+            for (k, v) in &f.anomaly_severities {
+                *s.anomalies.entry(k.clone()).or_default() += v;
+            }
+        }
+        MigrationReport {
+            tool: "webaip".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            files,
+            summary: s,
+        }
+    }
+
+    /// True when every file was migrated and conserved.
+    pub fn ok(&self) -> bool {
+        self.summary.files_failed == 0
+    }
+
+    /// The report as text for a terminal. `verbose` lists info-level anomalies too.
+    pub fn render_text(&self, verbose: bool) -> String {
+        let mut o = String::new();
+        for f in &self.files {
+            let status = match (&f.error, f.conservation.conserved) {
+                (Some(_), _) => "FAILED",
+                (None, true) => "ok",
+                (None, false) => "NOT CONSERVED",
+            };
+            let _ = writeln!(o, "{}: {status}", f.input.display());
+            if let Some(e) = &f.error {
+                let _ = writeln!(o, "  error: {e}");
+            }
+            if let Some(out) = &f.output {
+                let _ = writeln!(o, "  -> {} ({} bytes)", out.display(), f.output_size);
+            }
+            let _ = writeln!(o, "  records in:  {}", counts(&f.records_in));
+            let _ = writeln!(o, "  records out: {}", counts(&f.records_out));
+            let c = &f.conservation;
+            let _ = writeln!(
+                o,
+                "  conservation: {} records compared, payload bytes in {} / out {}{}",
+                c.records_compared,
+                c.payload_bytes_in,
+                c.payload_bytes_out,
+                if c.conserved { ", all SHA-512 equal" } else { "" }
+            );
+            for m in &c.mismatches {
+                let _ = writeln!(o, "    MISMATCH {m}");
+            }
+            if !f.anomaly_counts.is_empty() {
+                let _ = writeln!(o, "  anomalies: {}", counts(&f.anomaly_counts));
+            }
+            for a in &f.anomalies {
+                if verbose || a.severity >= Severity::Warning {
+                    let sev = format!("{:?}", a.severity).to_lowercase();
+                    let _ = writeln!(o, "    {sev}: {a}");
+                }
+            }
+            if f.anomalies_not_listed > 0 {
+                let _ = writeln!(
+                    o,
+                    "    ... and {} more (see the JSON report)",
+                    f.anomalies_not_listed
+                );
+            }
+        }
+        let s = &self.summary;
+        let _ = writeln!(
+            o,
+            "{} file(s): {} ok, {} failed; {} bytes in, {} bytes out; payload bytes in {} / out {}; {:.2} s",
+            s.files,
+            s.files_ok,
+            s.files_failed,
+            s.bytes_in,
+            s.bytes_out,
+            s.payload_bytes_in,
+            s.payload_bytes_out,
+            s.seconds
+        );
+        o
+    }
+}
+
+fn counts(m: &BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+}

@@ -1378,6 +1378,9 @@ mod tests {
         let line = b"http://example.com/ 93.184.216.119 201404010000000000 text/html abc";
         let (h, notes) = parse_header_line(line, None, false).unwrap();
         assert_eq!(h.declared_length, None);
+        assert!(notes.is_empty());
+        let (h, notes) = parse_header_line(b"dns:e.com 1.2.3.4 - text/dns 5", None, false).unwrap();
+        assert_eq!(h.date, None);
         assert!(notes.iter().any(|n| n.0 == AnomalyKind::BadDate));
         assert!(parse_header_line(line, None, true).is_err());
     }

@@ -638,7 +638,7 @@ impl ArcReader {
         }
 
         let line = read_line_at(data, pos, MAX_HEADER_LINE).map_err(|e| self.io_err(pos, e))?;
-        let parsed = parse_header_line(&line.text, self.version, false);
+        let parsed = parse_header_line(&line.text, self.version, Mode::Lenient);
         let Ok((header, mut header_notes)) = parsed else {
             // Not a record header: keep everything up to the next header as a remainder.
             let next = find_header(data, pos + 1, self.version).map_err(|e| self.io_err(pos, e))?;
@@ -845,7 +845,7 @@ impl ArcReader {
             return Ok(true);
         }
         let line = read_line_at(data, pos, MAX_HEADER_LINE)?;
-        Ok(parse_header_line(&line.text, self.version, true).is_ok())
+        Ok(parse_header_line(&line.text, self.version, Mode::Boundary).is_ok())
     }
 }
 
@@ -1020,7 +1020,7 @@ fn find_header(data: &Segment, from: u64, version: Option<ArcVersion>) -> io::Re
     let mut at = from.saturating_sub(1);
     if from == 0 {
         let line = read_line_at(data, 0, MAX_HEADER_LINE)?;
-        if parse_header_line(&line.text, version, true).is_ok() {
+        if parse_header_line(&line.text, version, Mode::Scan).is_ok() {
             return Ok(Some(0));
         }
     }
@@ -1043,7 +1043,7 @@ fn find_header(data: &Segment, from: u64, version: Option<ArcVersion>) -> io::Re
                 continue;
             }
             let line = read_line_at(data, cand, MAX_HEADER_LINE)?;
-            if parse_header_line(&line.text, version, true).is_ok() {
+            if parse_header_line(&line.text, version, Mode::Scan).is_ok() {
                 return Ok(Some(cand));
             }
         }
@@ -1070,6 +1070,19 @@ fn header_length_field(line: &[u8]) -> String {
 
 type Note = (AnomalyKind, Severity, String);
 
+/// How sure we must be that a line is a record header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Where a record must start (after the previous one): any line with a URL and five
+    /// fields is taken, oddities reported.
+    Lenient,
+    /// Where a declared length says the next record starts: the fields must look right, but a
+    /// bad length is accepted (it will be reported when that record is read).
+    Boundary,
+    /// Hunting through unframed bytes: only unmistakable header lines.
+    Scan,
+}
+
 /// Parses an ARC URL-record (or filedesc) header line.
 ///
 /// Quirk: the ARC spec separates fields by single spaces, but URLs with spaces, MIME types
@@ -1083,8 +1096,9 @@ type Note = (AnomalyKind, Severity, String);
 fn parse_header_line(
     line: &[u8],
     version: Option<ArcVersion>,
-    strict: bool,
+    mode: Mode,
 ) -> Result<(ArcHeader, Vec<Note>), ()> {
+    let strict = mode == Mode::Scan;
     if line.is_empty() || !starts_with_scheme(line) {
         return Err(());
     }
@@ -1159,7 +1173,17 @@ fn parse_header_line(
         ));
         layout = Some((3, Vec::new(), None));
     }
-    if layout.is_none() && !strict && n >= 5 {
+    // A negative length ("-1", written by some tools for "unknown") still marks a header line.
+    let numeric = |b: &[u8]| {
+        let digits = b.strip_prefix(b"-").unwrap_or(b);
+        !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
+    };
+    let fallback_ok = match mode {
+        Mode::Lenient => true,
+        Mode::Boundary => n >= 5 && is_ip(t(4)) && numeric(t(1)),
+        Mode::Scan => false,
+    };
+    if layout.is_none() && fallback_ok && n >= 5 {
         notes.push((
             AnomalyKind::FieldCount,
             Severity::Warning,
@@ -1178,11 +1202,6 @@ fn parse_header_line(
     }
     let length_tok = t(1);
     let declared_length = std::str::from_utf8(length_tok).ok().and_then(|s| s.parse::<u64>().ok());
-    // A negative length ("-1", written by some tools for "unknown") still marks a header line.
-    let numeric = |b: &[u8]| {
-        let digits = b.strip_prefix(b"-").unwrap_or(b);
-        !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
-    };
     if declared_length.is_none() && strict && !numeric(length_tok) {
         return Err(());
     }
@@ -1335,7 +1354,7 @@ mod tests {
     use super::*;
 
     fn parse(line: &str) -> ArcHeader {
-        parse_header_line(line.as_bytes(), None, false).expect("parses").0
+        parse_header_line(line.as_bytes(), None, Mode::Lenient).expect("parses").0
     }
 
     #[test]
@@ -1376,19 +1395,20 @@ mod tests {
     #[test]
     fn bad_length_and_date_are_tolerated_but_not_in_strict_mode() {
         let line = b"http://example.com/ 93.184.216.119 201404010000000000 text/html abc";
-        let (h, notes) = parse_header_line(line, None, false).unwrap();
+        let (h, notes) = parse_header_line(line, None, Mode::Lenient).unwrap();
         assert_eq!(h.declared_length, None);
         assert!(notes.is_empty());
-        let (h, notes) = parse_header_line(b"dns:e.com 1.2.3.4 - text/dns 5", None, false).unwrap();
+        let (h, notes) =
+            parse_header_line(b"dns:e.com 1.2.3.4 - text/dns 5", None, Mode::Lenient).unwrap();
         assert_eq!(h.date, None);
         assert!(notes.iter().any(|n| n.0 == AnomalyKind::BadDate));
-        assert!(parse_header_line(line, None, true).is_err());
+        assert!(parse_header_line(line, None, Mode::Scan).is_err());
     }
 
     #[test]
     fn cdx_lines_are_not_headers() {
         let cdx = b"dns:netarkivet.dk 130.225.24.33 20060329081336 text/dns 56 2-2-x.arc 1437 4a52619830a601ca3c9fc1a1ef29deea";
-        assert!(parse_header_line(cdx, None, true).is_err());
+        assert!(parse_header_line(cdx, None, Mode::Scan).is_err());
     }
 
     #[test]

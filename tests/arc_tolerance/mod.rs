@@ -1,0 +1,408 @@
+//! One hand-made fixture per tolerated oddity (INPUT_FORMATS.md §2.6), each with its expected
+//! outcome: what the reader frames, what it reports, and that the migrated WARC reads back in
+//! warcio with every payload intact.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use webaip::formats::arc::{AnomalyKind, ArcReader, RecordKind};
+use webaip::formats::warc::WarcReader;
+
+use crate::util::{check_with_warcio, migrate};
+
+/// A Heritrix v1 filedesc: its length (77) counts the blank line that follows it.
+const FILEDESC: &[u8] = b"filedesc://t.arc 0.0.0.0 20060503101500 text/plain 77\n\
+1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n\n";
+
+const PAGE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 26\r\n\r\n<html><p>Hello</p></html>\n";
+
+/// A v1 record: header line with the given length field, then the body (no separator).
+fn record_with_len(url: &str, mime: &str, len: &str, body: &[u8]) -> Vec<u8> {
+    let mut v = format!("{url} 192.0.2.10 20060503101503 {mime} {len}\n").into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+/// A well-formed v1 record followed by its blank separator line.
+fn record(url: &str, mime: &str, body: &[u8]) -> Vec<u8> {
+    let mut v = record_with_len(url, mime, &body.len().to_string(), body);
+    v.push(b'\n');
+    v
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+fn fixture(name: &str, bytes: &[u8]) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    Fixture { _dir: dir, path }
+}
+
+/// What the reader framed: (kind, url, body) per record, every anomaly kind met.
+struct Framed {
+    records: Vec<(RecordKind, String, Vec<u8>)>,
+    anomalies: Vec<AnomalyKind>,
+}
+
+fn frame(f: &Fixture) -> Framed {
+    let mut r = ArcReader::open(&f.path).unwrap();
+    let mut records = Vec::new();
+    let mut anomalies = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        let mut body = Vec::new();
+        r.body_reader(&rec).read_to_end(&mut body).unwrap();
+        let url = rec.header.as_ref().map(|h| h.url_str()).unwrap_or_default();
+        anomalies.extend(rec.anomalies.iter().map(|a| a.kind));
+        records.push((rec.kind, url, body));
+    }
+    anomalies.extend(r.file_anomalies().iter().map(|a| a.kind));
+    Framed { records, anomalies }
+}
+
+/// Frames, migrates and checks the WARC with warcio; returns the framing.
+fn check(name: &str, bytes: &[u8]) -> Framed {
+    let f = fixture(name, bytes);
+    let framed = frame(&f);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    assert_eq!(m.records.len(), framed.records.len() + 1, "one WARC record per ARC record");
+    framed
+}
+
+fn concat(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
+}
+
+#[test]
+fn clean_v1_file_has_no_anomalies() {
+    let dns = b"20060503101501\nwww.example.org.\t3600\tIN\tA\t192.0.2.10\n";
+    let bytes = concat(&[
+        FILEDESC,
+        &record("dns:www.example.org", "text/dns", dns),
+        &record("http://www.example.org/", "text/html", PAGE),
+    ]);
+    let f = check("IAH-20060503101500-00000-t.arc", &bytes);
+    assert!(f.anomalies.is_empty(), "{:?}", f.anomalies);
+    assert_eq!(f.records.len(), 3);
+    assert_eq!(f.records[0].0, RecordKind::Filedesc);
+    assert_eq!(f.records[1].2, dns);
+    assert_eq!(f.records[2].2, PAGE);
+}
+
+#[test]
+fn url_with_spaces_is_kept_whole() {
+    let bytes = concat(&[FILEDESC, &record("http://e.org/a b?c=d e", "text/html", PAGE)]);
+    let f = check("space.arc", &bytes);
+    assert_eq!(f.records[1].1, "http://e.org/a b?c=d e");
+    assert!(f.anomalies.contains(&AnomalyKind::SpaceInUrl));
+    assert!(f.anomalies.contains(&AnomalyKind::InvalidUri));
+}
+
+#[test]
+fn crlf_header_lines_and_lf_only_http_headers() {
+    let lf_page = b"HTTP/1.0 200 OK\nContent-Type: text/html\n\n<p>lf</p>";
+    let mut rec = format!("http://e.org/ 192.0.2.1 20060503101503 text/html {}\r\n", lf_page.len())
+        .into_bytes();
+    rec.extend_from_slice(lf_page);
+    rec.extend_from_slice(b"\n");
+    let f = check("crlf.arc", &concat(&[FILEDESC, &rec]));
+    assert_eq!(f.records[1].2, lf_page);
+    assert!(f.anomalies.is_empty(), "{:?}", f.anomalies);
+}
+
+#[test]
+fn declared_length_too_long_is_cut_at_the_next_record() {
+    let bad = record_with_len("http://e.org/1", "text/html", &(PAGE.len() + 40).to_string(), PAGE);
+    let bytes = concat(&[FILEDESC, &bad, b"\n", &record("http://e.org/2", "text/html", PAGE)]);
+    let f = check("overrun.arc", &bytes);
+    assert_eq!(f.records.len(), 3);
+    assert_eq!(f.records[1].2, PAGE);
+    assert_eq!(f.records[2].1, "http://e.org/2");
+    assert!(f.anomalies.contains(&AnomalyKind::LengthMismatch));
+}
+
+#[test]
+fn declared_length_too_short_runs_to_the_next_record() {
+    let bad = record_with_len("http://e.org/1", "text/html", &(PAGE.len() - 7).to_string(), PAGE);
+    let bytes = concat(&[FILEDESC, &bad, b"\n", &record("http://e.org/2", "text/html", PAGE)]);
+    let f = check("short.arc", &bytes);
+    assert_eq!(f.records.len(), 3);
+    assert_eq!(f.records[1].2, PAGE);
+    assert!(f.anomalies.contains(&AnomalyKind::LengthMismatch));
+}
+
+#[test]
+fn filedesc_length_without_the_separator_is_accepted() {
+    // The IA spec's own example counts 76 (no separator), Heritrix counts 77.
+    let spec_view = b"filedesc://t.arc 0.0.0.0 20060503101500 text/plain 76\n\
+1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n\n";
+    let f =
+        check("specview.arc", &concat(&[spec_view, &record("http://e.org/", "text/html", PAGE)]));
+    assert_eq!(f.records.len(), 2);
+    assert_eq!(f.records[1].2, PAGE);
+    assert!(!f.anomalies.contains(&AnomalyKind::LengthMismatch));
+}
+
+#[test]
+fn missing_separator_between_records() {
+    let mut first = record("http://e.org/1", "text/html", PAGE);
+    first.pop();
+    let bytes = concat(&[FILEDESC, &first, &record("http://e.org/2", "text/html", PAGE)]);
+    let f = check("nosep.arc", &bytes);
+    assert_eq!(f.records.len(), 3);
+    assert_eq!(f.records[1].2, PAGE);
+    assert_eq!(f.records[2].2, PAGE);
+    assert!(f.anomalies.contains(&AnomalyKind::MissingSeparator));
+}
+
+#[test]
+fn extra_blank_lines_between_records() {
+    let bytes = concat(&[
+        FILEDESC,
+        &record("http://e.org/1", "text/html", PAGE),
+        b"\n\r\n\n",
+        &record("http://e.org/2", "text/html", PAGE),
+    ]);
+    let f = check("blanks.arc", &bytes);
+    assert_eq!(f.records.len(), 3);
+    assert!(f.anomalies.contains(&AnomalyKind::ExtraBlankLines));
+}
+
+#[test]
+fn garbage_between_records_becomes_a_remainder_record() {
+    let garbage = b"\x00\x01 some bytes that are no record\nand another line\n";
+    let bytes = concat(&[
+        FILEDESC,
+        &record("http://e.org/1", "text/html", PAGE),
+        garbage,
+        &record("http://e.org/2", "text/html", PAGE),
+    ]);
+    let f = check("garbage.arc", &bytes);
+    assert_eq!(f.records.len(), 4);
+    assert_eq!(f.records[2].0, RecordKind::Remainder);
+    assert_eq!(f.records[2].2, garbage);
+    assert_eq!(f.records[3].2, PAGE);
+    assert!(f.anomalies.contains(&AnomalyKind::Garbage));
+}
+
+#[test]
+fn leading_garbage_before_the_first_record_is_kept() {
+    let bytes = concat(&[b"junk\n", FILEDESC, &record("http://e.org/", "text/html", PAGE)]);
+    let f = check("lead.arc", &bytes);
+    assert_eq!(f.records[0].0, RecordKind::Remainder);
+    assert_eq!(f.records[0].2, b"junk\n");
+    assert_eq!(f.records[1].0, RecordKind::Filedesc);
+}
+
+#[test]
+fn truncated_last_record_keeps_what_is_there_and_says_so() {
+    let full = record("http://e.org/", "text/html", PAGE);
+    let cut = &full[..full.len() - 12];
+    let f = fixture("trunc.arc", &concat(&[FILEDESC, cut]));
+    let framed = frame(&f);
+    assert!(framed.anomalies.contains(&AnomalyKind::Truncated));
+    let body_start = cut.iter().position(|&b| b == b'\n').unwrap() + 1;
+    assert_eq!(framed.records[1].2, &cut[body_start..]);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let mut r = WarcReader::open(&m.output).unwrap();
+    let mut truncated = Vec::new();
+    while let Some((h, _, _)) = r.next_record(|_, _| Ok(())).unwrap() {
+        truncated.push(h.header.get("WARC-Truncated").map(str::to_string));
+    }
+    assert_eq!(truncated, vec![None, None, Some("unspecified".to_string())]);
+}
+
+#[test]
+fn file_without_filedesc() {
+    let f = check("nofd.arc", &record("http://e.org/", "text/html", PAGE));
+    assert_eq!(f.records.len(), 1);
+    assert!(f.anomalies.contains(&AnomalyKind::NoFiledesc));
+}
+
+#[test]
+fn unparseable_date_and_length() {
+    let mut bad_date = b"http://e.org/d 192.0.2.1 2006-05-03 text/html ".to_vec();
+    bad_date.extend(format!("{}\n", PAGE.len()).as_bytes());
+    bad_date.extend_from_slice(PAGE);
+    bad_date.push(b'\n');
+    let bad_len = concat(&[&record_with_len("http://e.org/l", "text/html", "abc", PAGE), b"\n"]);
+    let bytes = concat(&[FILEDESC, &bad_len, &record("http://e.org/n", "text/html", PAGE)]);
+    let f = check("badlen.arc", &bytes);
+    assert_eq!(f.records[1].2, PAGE);
+    assert_eq!(f.records[2].1, "http://e.org/n");
+    assert!(f.anomalies.contains(&AnomalyKind::BadLength));
+    // A date field that is not 14 digits: read leniently at a record boundary, WARC-Date falls
+    // back to the previous record's date.
+    let f = fixture("baddate.arc", &concat(&[FILEDESC, &bad_date]));
+    let framed = frame(&f);
+    assert_eq!(framed.records.len(), 2);
+    assert!(
+        framed.anomalies.contains(&AnomalyKind::FieldCount)
+            || framed.anomalies.contains(&AnomalyKind::BadDate)
+    );
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    assert_eq!(m.records[2].date, "2006-05-03T10:15:00Z");
+}
+
+#[test]
+fn bodies_without_http_headers_and_http_0_9() {
+    let redacted = b"This content has been removed";
+    let http09 = b"<html><body>HTTP/0.9 had no headers</body></html>";
+    let truncated_head = b"HTTP/1.1 200 OK\r\nContent-Type: text/ht";
+    let bytes = concat(&[
+        FILEDESC,
+        &record("http://e.org/r", "text/html", redacted),
+        &record("http://e.org/09", "text/html", http09),
+        &record("http://e.org/t", "no-type", truncated_head),
+    ]);
+    let f = fixture("nohttp.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let types: Vec<_> = m.records.iter().map(|r| r.warc_type.as_str()).collect();
+    assert_eq!(types, ["warcinfo", "metadata", "resource", "resource", "resource"]);
+    assert_eq!(m.records[2].digests.payload_len, redacted.len() as u64);
+    assert_eq!(m.records[3].digests.payload_len, http09.len() as u64);
+    assert_eq!(m.records[4].digests.payload_len, truncated_head.len() as u64);
+    assert_eq!(m.records[4].content_type.as_deref(), Some("application/octet-stream"));
+    assert_eq!(m.report.anomaly_counts.get("no-http-header"), Some(&3));
+}
+
+#[test]
+fn non_http_schemes_become_resource_records() {
+    let bytes = concat(&[
+        FILEDESC,
+        &record("dns:e.org", "text/dns", b"20060503101501\ne.org.\t60\tIN\tA\t192.0.2.1\n"),
+        &record("metadata://e.org/crawl/logs/crawl.log?x=1", "text/plain", b"a log line\n"),
+        &record("ftp://e.org/file.txt", "text/plain", b"ftp body"),
+    ]);
+    let f = fixture("schemes.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got: Vec<_> = m.records[2..]
+        .iter()
+        .map(|r| (r.warc_type.as_str(), r.content_type.as_deref().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [("resource", "text/dns"), ("resource", "text/plain"), ("resource", "text/plain")]
+    );
+    assert_eq!(
+        m.records[3].target_uri.as_deref(),
+        Some("metadata://e.org/crawl/logs/crawl.log?x=1")
+    );
+}
+
+#[test]
+fn version_2_with_xml_free_filedesc() {
+    let body = b"2 0 test\nURL IP-address Archive-date Content-type Result-code Checksum Location Offset Filename Archive-length\n";
+    let mut bytes = format!(
+        "filedesc://t.arc 0.0.0.0 20250101000000 text/plain 200 - - 0 t.arc {}\n",
+        body.len()
+    )
+    .into_bytes();
+    bytes.extend_from_slice(body);
+    bytes.extend(
+        format!("http://e.org/p 0.0.0.0 20250101000000 text/html 200 - - 0 t.arc {}\n", PAGE.len())
+            .as_bytes(),
+    );
+    bytes.extend_from_slice(PAGE);
+    bytes.push(b'\n');
+    let f = check("v2.arc", &bytes);
+    assert_eq!(f.records[1].2, PAGE);
+    let m = migrate(&fixture("v2b.arc", &bytes).path);
+    assert_eq!(m.report.arc_version, Some(2));
+}
+
+#[test]
+fn version_1_1_filedesc_with_xml_body() {
+    let xml = b"1 1 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n<?xml version=\"1.0\"?>\r\n<arcmetadata><arc:software>Heritrix</arc:software></arcmetadata>\r\n\n";
+    let mut bytes =
+        format!("filedesc://t.arc 0.0.0.0 20060503101500 text/plain {}\n", xml.len()).into_bytes();
+    bytes.extend_from_slice(xml);
+    bytes.extend(record("http://e.org/", "text/html", PAGE));
+    let f = check("v11.arc", &bytes);
+    assert!(f.anomalies.is_empty(), "{:?}", f.anomalies);
+    assert_eq!(f.records[0].2, xml);
+}
+
+fn gz_records() -> Vec<Vec<u8>> {
+    vec![
+        FILEDESC.to_vec(),
+        record("http://e.org/1", "text/html", PAGE),
+        record("http://e.org/2", "text/html", PAGE),
+    ]
+}
+
+#[test]
+fn gzip_one_member_per_record() {
+    let bytes: Vec<u8> = gz_records().iter().flat_map(|r| gz(r)).collect();
+    let f = check("pr.arc.gz", &bytes);
+    assert_eq!(f.records.len(), 3);
+    assert!(f.anomalies.is_empty(), "{:?}", f.anomalies);
+}
+
+#[test]
+fn gzip_whole_file_in_one_member() {
+    let bytes = gz(&gz_records().concat());
+    let f = check("whole.arc.gz", &bytes);
+    assert_eq!(f.records.len(), 3);
+    assert_eq!(f.records[2].2, PAGE);
+    assert!(f.anomalies.contains(&AnomalyKind::MultipleRecordsPerMember));
+}
+
+#[test]
+fn damaged_gzip_member_is_kept_raw_and_the_rest_is_read() {
+    let members: Vec<Vec<u8>> = gz_records().iter().map(|r| gz(r)).collect();
+    let mut damaged = members[1].clone();
+    let mid = damaged.len() / 2;
+    damaged[mid] ^= 0x55;
+    damaged[mid + 1] ^= 0x55;
+    let bytes = concat(&[&members[0], &damaged, &members[2]]);
+    let f = check("damaged.arc.gz", &bytes);
+    assert!(f.anomalies.contains(&AnomalyKind::GzipError));
+    let raw: Vec<_> = f.records.iter().filter(|r| r.0 == RecordKind::Remainder).collect();
+    assert!(raw.iter().any(|r| r.2 == damaged), "the damaged member's raw bytes are kept");
+    assert_eq!(f.records.last().unwrap().1, "http://e.org/2");
+    assert_eq!(f.records.last().unwrap().2, PAGE);
+}
+
+#[test]
+fn trailing_garbage_and_empty_members_in_a_gzip_file() {
+    let members: Vec<Vec<u8>> = gz_records().iter().map(|r| gz(r)).collect();
+    let bytes = concat(&[&members[0], &gz(b""), &members[1], &members[2], b"not gzip at all"]);
+    let f = check("trail.arc.gz", &bytes);
+    assert!(f.anomalies.contains(&AnomalyKind::EmptyGzipMember));
+    assert_eq!(f.records.last().unwrap().2, b"not gzip at all");
+    assert_eq!(f.records.iter().filter(|r| r.0 == RecordKind::Capture).count(), 2);
+}
+
+#[test]
+fn a_warc_file_is_refused_with_a_clear_message() {
+    let warc = crate::util::corpus().join("warc/warcio-example.warc.gz");
+    let m = migrate(&warc);
+    let err = m.report.error.unwrap();
+    assert!(err.contains("WARC file, not an ARC"), "{err}");
+    assert!(!m.output.exists());
+}
+
+#[test]
+fn a_file_with_no_arc_record_is_refused_and_leaves_nothing() {
+    let f = fixture("random.arc", b"\x89PNG\r\n\x1a\n not an archive\n");
+    let m = migrate(&f.path);
+    assert!(m.report.error.unwrap().contains("no ARC record header found"));
+    assert_eq!(std::fs::read_dir(m.dir.path()).unwrap().count(), 0, "no file left behind");
+}

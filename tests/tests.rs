@@ -1,0 +1,9 @@
+//! Integration tests: the library and the CLI on real and hand-made input, checked against
+//! independent readers (warcio, zlib).
+
+mod util;
+
+mod arc_property;
+mod arc_tolerance;
+mod cli_migrate;
+mod migrate_corpus;

@@ -1,1 +1,110 @@
-//! placeholder
+//! The `webaip migrate` command as a user runs it: exit codes, files, reports.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::util::corpus;
+
+fn webaip(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webaip")).args(args).output().expect("webaip runs")
+}
+
+fn arc(name: &str) -> String {
+    corpus().join("arc").join(name).display().to_string()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn migrates_several_inputs_and_writes_a_json_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let report = dir.path().join("report.json");
+    let o = webaip(&[
+        "migrate",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        &arc("warcio-example.arc"),
+        &arc("warcio-example.arc.gz"),
+        &arc("nas-Upload3.ARC"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // X.arc and X.arc.gz would both become X.warc.gz: each keeps its full name instead.
+    assert_eq!(
+        files_in(&out),
+        ["nas-Upload3.warc.gz", "warcio-example.arc.gz.warc.gz", "warcio-example.arc.warc.gz"]
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["summary"]["files"], 3);
+    assert_eq!(json["summary"]["files_ok"], 3);
+    assert_eq!(json["summary"]["payload_bytes_in"], json["summary"]["payload_bytes_out"]);
+    assert_eq!(json["files"][2]["records_out"]["response"], 3);
+    assert_eq!(json["files"][2]["anomaly_counts"]["no-filedesc"], 1);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("3 file(s): 3 ok, 0 failed"), "{text}");
+}
+
+#[test]
+fn failures_set_the_exit_status_and_leave_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = corpus().join("warc/warcio-example.warc.gz");
+    let o =
+        webaip(&["migrate", "-q", "--out", dir.path().to_str().unwrap(), warc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty(), "--quiet prints no report");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an ARC file"));
+    assert!(files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn existing_outputs_are_kept_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let input = arc("warcio-example.arc");
+    assert!(webaip(&["migrate", "-q", "--out", d, &input]).status.success());
+    let o = webaip(&["migrate", "-q", "--out", d, &input]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
+    assert!(webaip(&["migrate", "-q", "--force", "--out", d, &input]).status.success());
+    assert_eq!(files_in(dir.path()), ["warcio-example.warc.gz"], "no temporary file left");
+}
+
+#[test]
+fn output_does_not_depend_on_parallelism_in_deterministic_mode() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let inputs = [arc("jwat-IAH-20080430204825-00000-blackbook.arc.gz"), arc("jwat-small_BNF.arc")];
+    for (dir, jobs) in [(&a, "1"), (&b, "2")] {
+        let mut args = vec![
+            "migrate",
+            "-q",
+            "--deterministic",
+            "-j",
+            jobs,
+            "--out",
+            dir.path().to_str().unwrap(),
+        ];
+        args.extend(inputs.iter().map(String::as_str));
+        assert!(webaip(&args).status.success());
+    }
+    for name in files_in(a.path()) {
+        let x = std::fs::read(a.path().join(&name)).unwrap();
+        let y = std::fs::read(b.path().join(&name)).unwrap();
+        assert!(x == y, "{name} differs between -j 1 and -j 2");
+    }
+}
+
+#[test]
+fn bad_arguments_exit_with_2() {
+    assert_eq!(webaip(&["migrate", "--level", "12", "x.arc"]).status.code(), Some(2));
+    assert_eq!(webaip(&["migrate", "/nonexistent/x.arc"]).status.code(), Some(2));
+}

@@ -46,6 +46,7 @@ pub struct BlockDigests {
 /// only to the block digest.
 pub struct BlockHasher {
     seen: u64,
+    with_payload_sha1: bool,
     payload_offset: u64,
     block_sha1: Sha1,
     payload_sha1: Sha1,
@@ -57,11 +58,18 @@ impl BlockHasher {
     pub fn new(payload_offset: u64) -> Self {
         BlockHasher {
             seen: 0,
+            with_payload_sha1: true,
             payload_offset,
             block_sha1: Sha1::new(),
             payload_sha1: Sha1::new(),
             payload_sha512: Sha512::new(),
         }
+    }
+
+    /// A hasher that skips the payload's SHA-1 (left as zeros in the result): for reading back
+    /// records whose block SHA-1 already proves the bytes.
+    pub fn without_payload_sha1(payload_offset: u64) -> Self {
+        BlockHasher { with_payload_sha1: false, ..BlockHasher::new(payload_offset) }
     }
 
     /// Feeds the next bytes of the block.
@@ -72,7 +80,9 @@ impl BlockHasher {
         if self.seen > self.payload_offset {
             let skip = self.payload_offset.saturating_sub(start) as usize;
             let payload = &bytes[skip..];
-            self.payload_sha1.update(payload);
+            if self.with_payload_sha1 {
+                self.payload_sha1.update(payload);
+            }
             self.payload_sha512.update(payload);
         }
     }
@@ -85,7 +95,11 @@ impl BlockHasher {
             block_sha1: self.block_sha1.finalize().into(),
             payload_offset,
             payload_len: self.seen - payload_offset,
-            payload_sha1: self.payload_sha1.finalize().into(),
+            payload_sha1: if self.with_payload_sha1 {
+                self.payload_sha1.finalize().into()
+            } else {
+                [0; 20]
+            },
             payload_sha512: self.payload_sha512.finalize().into(),
         }
     }

@@ -41,8 +41,9 @@ pub const INLINE_LIMIT: u64 = 2 << 20;
 const BATCH_BYTES: u64 = 8 << 20;
 /// ... or this many records.
 const BATCH_RECORDS: usize = 512;
-/// Records in flight between the reader thread and the writer.
-const CHANNEL_RECORDS: usize = 16;
+/// Batches in flight between the reader thread and the writer: one being compressed, one
+/// being filled, so neither side waits for the other.
+const CHANNEL_BATCHES: usize = 1;
 
 /// The default zlib level: the usual speed/size balance.
 pub const DEFAULT_LEVEL: u32 = 6;
@@ -236,7 +237,7 @@ fn run(
     });
 
     let ctx = MappingContext::new(arc_name, warcinfo_id, fallback_date(input, now));
-    let (tx, rx) = sync_channel::<Msg>(CHANNEL_RECORDS);
+    let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
     let level = opts.level;
     let outcome = std::thread::scope(|scope| {
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
@@ -392,8 +393,15 @@ struct Job {
 }
 
 enum Msg {
-    Record(Box<Job>),
-    Done { file_anomalies: Vec<Anomaly>, version: Option<ArcVersion>, records_with_header: u64 },
+    /// Records small enough to compress in memory, in order.
+    Batch(Vec<Job>),
+    /// One record to stream.
+    Large(Box<Job>),
+    Done {
+        file_anomalies: Vec<Anomaly>,
+        version: Option<ArcVersion>,
+        records_with_header: u64,
+    },
     Failed(MigrateError),
 }
 
@@ -413,6 +421,8 @@ fn read_records(
 ) {
     let mut reported = 0u64;
     let mut with_header = 0u64;
+    let mut batch: Vec<Job> = Vec::new();
+    let mut batch_bytes = 0u64;
     loop {
         let rec = match arc.next_record() {
             Ok(Some(r)) => r,
@@ -455,9 +465,33 @@ fn read_records(
         };
         let mapped = ctx.map(&rec, &head, ids.warc_record_id());
         let job = Job { mapped, block, location: rec.location, anomalies: rec.anomalies };
-        if tx.send(Msg::Record(Box::new(job))).is_err() {
+        let sent = match job.block {
+            Block::Inline(ref b) => {
+                batch_bytes += b.len() as u64;
+                batch.push(job);
+                if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
+                    batch_bytes = 0;
+                    tx.send(Msg::Batch(std::mem::take(&mut batch)))
+                } else {
+                    Ok(())
+                }
+            }
+            Block::Shared(_) => {
+                batch_bytes = 0;
+                let flushed = if batch.is_empty() {
+                    Ok(())
+                } else {
+                    tx.send(Msg::Batch(std::mem::take(&mut batch)))
+                };
+                flushed.and_then(|_| tx.send(Msg::Large(Box::new(job))))
+            }
+        };
+        if sent.is_err() {
             return;
         }
+    }
+    if !batch.is_empty() && tx.send(Msg::Batch(batch)).is_err() {
+        return;
     }
     let consumed = arc.file_len();
     if consumed > reported {
@@ -479,8 +513,6 @@ fn write_records<W: Write>(
     report: &mut FileReport,
     sink: &mut dyn FnMut(&MigratedRecord),
 ) -> Result<End, MigrateError> {
-    let mut batch: Vec<Job> = Vec::new();
-    let mut batch_bytes = 0u64;
     loop {
         let msg = match rx.recv() {
             Ok(m) => m,
@@ -492,23 +524,9 @@ fn write_records<W: Write>(
             }
         };
         match msg {
-            Msg::Record(job) => match job.block {
-                Block::Inline(ref b) => {
-                    batch_bytes += b.len() as u64;
-                    batch.push(*job);
-                    if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
-                        flush_batch(&mut batch, writer, log, level, report, sink)?;
-                        batch_bytes = 0;
-                    }
-                }
-                Block::Shared(_) => {
-                    flush_batch(&mut batch, writer, log, level, report, sink)?;
-                    batch_bytes = 0;
-                    write_streamed(*job, writer, log, report, sink)?;
-                }
-            },
+            Msg::Batch(mut batch) => flush_batch(&mut batch, writer, log, level, report, sink)?,
+            Msg::Large(job) => write_streamed(*job, writer, log, report, sink)?,
             Msg::Done { file_anomalies, version, records_with_header } => {
-                flush_batch(&mut batch, writer, log, level, report, sink)?;
                 return Ok(End { file_anomalies, version, records_with_header });
             }
             Msg::Failed(e) => return Err(e),

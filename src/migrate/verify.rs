@@ -10,14 +10,15 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use rayon::prelude::*;
 use sha2::{Digest, Sha512};
 
 use super::report::Conservation;
 use crate::formats::digest::{BlockDigests, BlockHasher, hex, sha1_base32};
 use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, response_head};
-use crate::formats::warc::{WarcReader, WrittenRecord};
+use crate::formats::warc::{WarcHeader, WarcReader, WrittenRecord};
 
-const ENTRY_LEN: usize = 20 + 64 + 8 + 8 + 8 + 1;
+const ENTRY_LEN: usize = 20 + 20 + 64 + 8 + 8 + 8 + 1;
 
 /// Mismatches listed one by one; more are only counted.
 const MAX_LISTED_MISMATCHES: usize = 100;
@@ -27,6 +28,8 @@ const MAX_LISTED_MISMATCHES: usize = 100;
 pub struct Expected {
     /// SHA-1 of the block as read from the source.
     pub block_sha1: [u8; 20],
+    /// SHA-1 of the payload as read from the source.
+    pub payload_sha1: [u8; 20],
     /// SHA-512 of the payload as read from the source.
     pub payload_sha512: [u8; 64],
     /// Payload length.
@@ -44,6 +47,7 @@ impl Expected {
     pub fn new(d: &BlockDigests, written: &WrittenRecord, from_source: bool) -> Self {
         Expected {
             block_sha1: d.block_sha1,
+            payload_sha1: d.payload_sha1,
             payload_sha512: d.payload_sha512,
             payload_len: d.payload_len,
             member_offset: written.member_offset,
@@ -55,11 +59,12 @@ impl Expected {
     fn encode(&self) -> [u8; ENTRY_LEN] {
         let mut b = [0u8; ENTRY_LEN];
         b[..20].copy_from_slice(&self.block_sha1);
-        b[20..84].copy_from_slice(&self.payload_sha512);
-        b[84..92].copy_from_slice(&self.payload_len.to_le_bytes());
-        b[92..100].copy_from_slice(&self.member_offset.to_le_bytes());
-        b[100..108].copy_from_slice(&self.member_len.to_le_bytes());
-        b[108] = self.from_source as u8;
+        b[20..40].copy_from_slice(&self.payload_sha1);
+        b[40..104].copy_from_slice(&self.payload_sha512);
+        b[104..112].copy_from_slice(&self.payload_len.to_le_bytes());
+        b[112..120].copy_from_slice(&self.member_offset.to_le_bytes());
+        b[120..128].copy_from_slice(&self.member_len.to_le_bytes());
+        b[128] = self.from_source as u8;
         b
     }
 
@@ -71,15 +76,18 @@ impl Expected {
         };
         let mut block_sha1 = [0u8; 20];
         block_sha1.copy_from_slice(&b[..20]);
+        let mut payload_sha1 = [0u8; 20];
+        payload_sha1.copy_from_slice(&b[20..40]);
         let mut payload_sha512 = [0u8; 64];
-        payload_sha512.copy_from_slice(&b[20..84]);
+        payload_sha512.copy_from_slice(&b[40..104]);
         Expected {
             block_sha1,
+            payload_sha1,
             payload_sha512,
-            payload_len: u(84..92),
-            member_offset: u(92..100),
-            member_len: u(100..108),
-            from_source: b[108] != 0,
+            payload_len: u(104..112),
+            member_offset: u(112..120),
+            member_len: u(120..128),
+            from_source: b[128] != 0,
         }
     }
 }
@@ -133,126 +141,181 @@ pub struct Verified {
     pub sha512: String,
 }
 
+/// Expectations checked in parallel at a time (bounded, so memory stays flat).
+const VERIFY_CHUNK: usize = 256;
+
 /// Reads `container` back and compares every record with the logged expectations.
+///
+/// Each record's gzip member is read from disk at the range the writer reported and parsed
+/// as a WARC of its own, so the check also proves that every member stands alone. The members
+/// must tile the file exactly. Records are checked in parallel; the file's SHA-512 is computed
+/// alongside.
 pub fn verify_container(container: &Path, log: ExpectationLog) -> io::Result<Verified> {
     let payload_bytes_in = log.source_payload_bytes();
     let (mut expected, count) = log.into_reader()?;
     let file = File::open(container)?;
-    let hashing = HashingReader { inner: file, sha: Sha512::new(), len: 0 };
+    let size = file.metadata()?.len();
     let name = container.display().to_string();
-    let mut reader = WarcReader::new(hashing, name).map_err(io::Error::other)?;
-    let mut c = Conservation { payload_bytes_in, ..Conservation::default() };
-    let mut mismatch_count = 0u64;
-    let mut note = |c: &mut Conservation, m: String| {
-        mismatch_count += 1;
-        if c.mismatches.len() < MAX_LISTED_MISMATCHES {
-            c.mismatches.push(m);
-        }
-    };
-    let mut index = 0u64;
-    loop {
-        let read = reader.next_record(|head, block| read_back_digests(&head.header, block));
-        let (head, end, got) = match read {
+    let (sha512, checked) = rayon::join(
+        || hash_file(container),
+        || -> io::Result<Conservation> {
+            let mut c = Conservation { payload_bytes_in, ..Conservation::default() };
+            let mut mismatches = 0u64;
+            let mut note = |c: &mut Conservation, m: String| {
+                mismatches += 1;
+                if c.mismatches.len() < MAX_LISTED_MISMATCHES {
+                    c.mismatches.push(m);
+                }
+            };
+            let mut next_offset = 0u64;
+            let mut index = 0u64;
+            while index < count {
+                let n = (count - index).min(VERIFY_CHUNK as u64) as usize;
+                let mut chunk = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let mut entry = [0u8; ENTRY_LEN];
+                    expected.read_exact(&mut entry)?;
+                    chunk.push(Expected::decode(&entry));
+                }
+                let results: Vec<Result<u64, Vec<String>>> =
+                    chunk.par_iter().map(|exp| verify_record(&file, &name, exp)).collect();
+                for (i, (exp, r)) in chunk.iter().zip(results).enumerate() {
+                    let at = format!("record {} at offset {}", index + i as u64, exp.member_offset);
+                    if exp.member_offset != next_offset {
+                        note(
+                            &mut c,
+                            format!("{at}: expected at offset {next_offset} (gap or overlap)"),
+                        );
+                    }
+                    next_offset = exp.member_offset + exp.member_len;
+                    match r {
+                        Ok(payload_len) => {
+                            c.records_compared += 1;
+                            if exp.from_source {
+                                c.payload_bytes_out += payload_len;
+                            }
+                        }
+                        Err(problems) => {
+                            for p in problems {
+                                note(&mut c, format!("{at}: {p}"));
+                            }
+                        }
+                    }
+                }
+                index += n as u64;
+            }
+            if next_offset != size {
+                note(
+                    &mut c,
+                    format!("the records end at {next_offset} but the file has {size} bytes"),
+                );
+            }
+            if c.payload_bytes_in != c.payload_bytes_out {
+                let m = format!(
+                    "payload bytes in {} != out {}",
+                    c.payload_bytes_in, c.payload_bytes_out
+                );
+                note(&mut c, m);
+            }
+            if mismatches > c.mismatches.len() as u64 {
+                let more = mismatches - c.mismatches.len() as u64;
+                c.mismatches.push(format!("... and {more} more mismatches"));
+            }
+            c.conserved = mismatches == 0;
+            Ok(c)
+        },
+    );
+    Ok(Verified { conservation: checked?, size, sha512: sha512? })
+}
+
+/// Reads one record's member from disk and compares it with what was expected. Returns the
+/// payload length read back, or every problem found.
+fn verify_record(file: &File, name: &str, exp: &Expected) -> Result<u64, Vec<String>> {
+    let range =
+        RangeReader { file, pos: exp.member_offset, end: exp.member_offset + exp.member_len };
+    let mut problems = Vec::new();
+    let mut reader = WarcReader::new(range, name).map_err(|e| vec![e.to_string()])?;
+    let (head, end, got) =
+        match reader.next_record(|head, block| read_back_digests(&head.header, block)) {
             Ok(Some(x)) => x,
-            Ok(None) => break,
-            Err(e) => {
-                note(&mut c, format!("the container cannot be read back: {e}"));
-                break;
-            }
+            Ok(None) => return Err(vec!["the member range holds no record".into()]),
+            Err(e) => return Err(vec![format!("cannot be read back: {e}")]),
         };
-        let mut entry = [0u8; ENTRY_LEN];
-        if index >= count || expected.read_exact(&mut entry).is_err() {
-            note(&mut c, format!("record {index} at offset {} was not expected", head.offset));
-            index += 1;
-            continue;
-        }
-        let exp = Expected::decode(&entry);
-        let at = format!("record {index} at offset {}", head.offset);
-        if head.offset != exp.member_offset || end.end != exp.member_offset + exp.member_len {
-            note(
-                &mut c,
-                format!(
-                    "{at}: gzip member is {}..{} but the writer reported {}..{}",
-                    head.offset,
-                    end.end,
-                    exp.member_offset,
-                    exp.member_offset + exp.member_len
-                ),
-            );
-        }
-        if !end.member_ended || !end.trailer_ok {
-            note(
-                &mut c,
-                format!("{at}: not exactly one record per gzip member, closed by CRLF CRLF"),
-            );
-        }
-        let block_digest = head.header.get("WARC-Block-Digest").unwrap_or("");
-        if block_digest != sha1_base32(&got.block_sha1) || got.block_sha1 != exp.block_sha1 {
-            note(
-                &mut c,
-                format!(
-                    "{at}: block bytes differ from the source (WARC-Block-Digest {block_digest})"
-                ),
-            );
-        }
-        if let Some(pd) = head.header.get("WARC-Payload-Digest") {
-            if pd != sha1_base32(&got.payload_sha1) {
-                note(&mut c, format!("{at}: WARC-Payload-Digest {pd} does not match the payload"));
-            }
-        }
-        if got.payload_sha512 != exp.payload_sha512 || got.payload_len != exp.payload_len {
-            note(
-                &mut c,
-                format!(
-                    "{at}: payload read back has {} bytes, SHA-512 {}; the source had {} bytes, SHA-512 {}",
-                    got.payload_len,
-                    hex(&got.payload_sha512),
-                    exp.payload_len,
-                    hex(&exp.payload_sha512)
-                ),
-            );
-        }
-        if exp.from_source {
-            c.payload_bytes_out += got.payload_len;
-        }
-        c.records_compared += 1;
-        index += 1;
+    if !reader.is_gzip() || !end.member_ended || end.end != exp.member_len {
+        problems.push(format!(
+            "the record does not fill its gzip member exactly ({} of {} bytes)",
+            end.end, exp.member_len
+        ));
     }
-    if index < count {
-        note(&mut c, format!("{} records written but not found when reading back", count - index));
+    if !end.trailer_ok {
+        problems.push("the block is not closed by CRLF CRLF".into());
     }
-    if c.payload_bytes_in != c.payload_bytes_out {
-        let m = format!("payload bytes in {} != out {}", c.payload_bytes_in, c.payload_bytes_out);
-        note(&mut c, m);
+    if !matches!(reader.next_record(|_, _| Ok(())), Ok(None)) {
+        problems.push("more than one record in the member".into());
     }
-    if mismatch_count > c.mismatches.len() as u64 {
-        let more = mismatch_count - c.mismatches.len() as u64;
-        c.mismatches.push(format!("... and {more} more mismatches"));
+    let block_digest = head.header.get("WARC-Block-Digest").unwrap_or("");
+    if got.block_sha1 != exp.block_sha1 || block_digest != sha1_base32(&exp.block_sha1) {
+        problems
+            .push(format!("block bytes differ from the source (WARC-Block-Digest {block_digest})"));
     }
-    c.conserved = mismatch_count == 0;
-    // Hash whatever follows the last record too, so the digest covers the whole file. The
-    // hashing reader saw every byte the WARC reader pulled, buffered or not.
-    let (size, sha512) = match reader.into_inner() {
-        Some(mut rest) => {
-            io::copy(&mut rest, &mut io::sink())?;
-            (rest.len, hex(&rest.sha.finalize()))
+    if let Some(pd) = head.header.get("WARC-Payload-Digest") {
+        // The block is identical (checked above) and so is the payload range (checked below),
+        // so the payload's SHA-1 is the one computed from the source.
+        if pd != sha1_base32(&exp.payload_sha1) {
+            problems.push(format!("WARC-Payload-Digest {pd} does not match the payload"));
         }
-        None => {
-            let mut again =
-                HashingReader { inner: File::open(container)?, sha: Sha512::new(), len: 0 };
-            io::copy(&mut again, &mut io::sink())?;
-            (again.len, hex(&again.sha.finalize()))
+    }
+    if got.payload_sha512 != exp.payload_sha512 || got.payload_len != exp.payload_len {
+        problems.push(format!(
+            "payload read back has {} bytes, SHA-512 {}; the source had {} bytes, SHA-512 {}",
+            got.payload_len,
+            hex(&got.payload_sha512),
+            exp.payload_len,
+            hex(&exp.payload_sha512)
+        ));
+    }
+    if problems.is_empty() { Ok(got.payload_len) } else { Err(problems) }
+}
+
+/// Reads `pos..end` of a file with positioned reads (no shared cursor, so threads can share
+/// the file).
+struct RangeReader<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = buf.len().min((self.end - self.pos) as usize);
+        if want == 0 {
+            return Ok(0);
         }
-    };
-    Ok(Verified { conservation: c, size, sha512 })
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+fn hash_file(path: &Path) -> io::Result<String> {
+    let mut f = File::open(path)?;
+    let mut sha = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        sha.update(&buf[..n]);
+    }
+    Ok(hex(&sha.finalize()))
 }
 
 /// Digests of a block read back, with the payload located the way any WARC reader would:
-/// after the HTTP headers of an HTTP `response`, else the whole block.
-fn read_back_digests(
-    header: &crate::formats::warc::WarcHeader,
-    block: &mut dyn Read,
-) -> io::Result<BlockDigests> {
+/// after the HTTP headers of an HTTP `response`, else the whole block. The payload's SHA-1 is
+/// not recomputed (see [`verify_record`]).
+fn read_back_digests(header: &WarcHeader, block: &mut dyn Read) -> io::Result<BlockDigests> {
     let is_http_response = header.warc_type() == Some("response")
         && header.target_uri().is_some_and(|u| u.starts_with("http:") || u.starts_with("https:"))
         && header.get("Content-Type").is_some_and(|t| t.starts_with("application/http"));
@@ -264,7 +327,7 @@ fn read_back_digests(
             payload_offset = n as u64;
         }
     }
-    let mut h = BlockHasher::new(payload_offset);
+    let mut h = BlockHasher::without_payload_sha1(payload_offset);
     h.update(&prefix);
     let mut buf = vec![0u8; 256 * 1024];
     loop {
@@ -275,19 +338,4 @@ fn read_back_digests(
         h.update(&buf[..n]);
     }
     Ok(h.finish())
-}
-
-struct HashingReader<R> {
-    inner: R,
-    sha: Sha512,
-    len: u64,
-}
-
-impl<R: Read> Read for HashingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.sha.update(&buf[..n]);
-        self.len += n as u64;
-        Ok(n)
-    }
 }

@@ -129,12 +129,21 @@ pub fn encode_record(
 ) -> io::Result<EncodedRecord> {
     let head = header.to_bytes();
     check_length(header, block.len() as u64)?;
-    let estimate = head.len() + block.len() / 2 + 64;
-    let mut enc = GzEncoder::new(Vec::with_capacity(estimate), Compression::new(level));
-    enc.write_all(&head)?;
-    enc.write_all(block)?;
-    enc.write_all(RECORD_END)?;
-    let member = enc.finish()?;
+    // libdeflate compresses a whole buffer about twice as fast as zlib at the same level and
+    // ratio (see the README's benchmark). It has no streaming interface, so the record is
+    // assembled in one buffer; records too large for that go through `write_streamed`.
+    let mut record = Vec::with_capacity(head.len() + block.len() + RECORD_END.len());
+    record.extend_from_slice(&head);
+    record.extend_from_slice(block);
+    record.extend_from_slice(RECORD_END);
+    let lvl = libdeflater::CompressionLvl::new(level.min(12) as i32)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{e:?}")))?;
+    let mut compressor = libdeflater::Compressor::new(lvl);
+    let mut member = vec![0u8; compressor.gzip_compress_bound(record.len())];
+    let n = compressor
+        .gzip_compress(&record, &mut member)
+        .map_err(|e| io::Error::other(format!("gzip compression failed: {e:?}")))?;
+    member.truncate(n);
     Ok(EncodedRecord {
         member,
         header_len: head.len() as u64,

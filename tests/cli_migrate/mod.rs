@@ -108,3 +108,34 @@ fn bad_arguments_exit_with_2() {
     assert_eq!(webaip(&["migrate", "--level", "12", "x.arc"]).status.code(), Some(2));
     assert_eq!(webaip(&["migrate", "/nonexistent/x.arc"]).status.code(), Some(2));
 }
+
+#[test]
+fn committed_samples_are_what_the_generator_writes_and_migrate_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = crate::util::repo();
+    let status = Command::new("python3")
+        .arg(repo.join("scripts/make_samples.py"))
+        .current_dir(tmp.path())
+        .output()
+        .expect("python3 runs");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let committed = repo.join("samples/heritrix-job/arcs");
+    let names = files_in(&committed);
+    assert_eq!(names.len(), 2);
+    for name in &names {
+        let a = std::fs::read(committed.join(name)).unwrap();
+        let b = std::fs::read(tmp.path().join("samples/heritrix-job/arcs").join(name)).unwrap();
+        assert!(a == b, "{name}: committed sample differs from scripts/make_samples.py output");
+    }
+    for name in &names {
+        let m = crate::util::migrate(&committed.join(name));
+        crate::util::check_with_warcio(&m);
+        let severe: Vec<_> = m
+            .report
+            .anomalies
+            .iter()
+            .filter(|a| a.severity >= webaip::formats::arc::Severity::Warning)
+            .collect();
+        assert!(severe.is_empty(), "{name}: {severe:?}");
+    }
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Times `webaip migrate` beside the peer tools on the same generated ARC.
+
+Run it through bench/run.sh, which installs the peers and builds webaip first.
+
+1. A realistic 200 MB crawl ARC (per-record gzip, HTML-like and incompressible payloads
+   mixed) is generated once into bench/work/ by scripts/gen_arc.py.
+2. Each tool converts it to a gzipped WARC, twice; the faster run counts:
+     webaip migrate (level 6, the default), webaip migrate --level 9,
+     warcio recompress (zlib level 9), warctools arc2warc -Z.
+   Printed: wall seconds, MB/s of input, peak RSS, output size, and the ratio of each peer's
+   time to webaip's.
+3. An ARC holding a single 1 GiB record is generated on the fly and migrated; its peak RSS is
+   printed (target: under 64 MB).
+
+Everything is measured on this machine, nothing is hard-coded; exit status 1 if a target is
+missed (2.5x warcio at level 6, 1.5x at level 9, RSS under 64 MB).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+WORK = os.path.join(HERE, "work")
+VENV = os.path.join(REPO, ".venv", "bin")
+WEBAIP = os.path.join(REPO, "target", "release", "webaip")
+
+
+def run(cmd, stdout=None):
+    """Runs cmd; returns (wall seconds, peak RSS in MB)."""
+    # stderr goes to a file, not a pipe: a chatty tool (arc2warc logs every record) would
+    # otherwise fill the pipe and block.
+    with tempfile.TemporaryFile() as errf:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=stdout or subprocess.DEVNULL, stderr=errf)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        errf.seek(0)
+        err = errf.read().decode(errors="replace")
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("benchmark command failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def best_of(n, make_cmd, out_path, to_stdout=False):
+    best = None
+    for _ in range(n):
+        if os.path.exists(out_path):
+            os.remove(out_path)
+        cmd = make_cmd()
+        if to_stdout:
+            with open(out_path, "wb") as f:
+                r = run(cmd, stdout=f)
+        else:
+            r = run(cmd)
+        if best is None or r[0] < best[0]:
+            best = r
+    return best + (os.path.getsize(out_path),)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", default="200M", help="size of the generated crawl ARC")
+    ap.add_argument("--single", default="1G", help="size of the single-record ARC")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--skip-single", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(WORK, exist_ok=True)
+    arc = os.path.join(WORK, "IAH-20240315103000-00000-bench-%s.arc.gz" % a.size)
+    if not os.path.exists(arc):
+        print("generating %s ..." % arc, flush=True)
+        subprocess.check_call([sys.executable, os.path.join(REPO, "scripts", "gen_arc.py"), "bench", arc + ".tmp", "--size", a.size])
+        os.rename(arc + ".tmp", arc)
+    size_mb = os.path.getsize(arc) / 1e6
+    out = os.path.join(WORK, "out")
+    os.makedirs(out, exist_ok=True)
+    webaip_out = os.path.join(out, os.path.basename(arc).replace(".arc.gz", ".warc.gz"))
+
+    rows = []
+    rows.append(("webaip migrate (level 6)",) + best_of(a.repeat, lambda: [WEBAIP, "migrate", "-q", "--force", "--out", out, arc], webaip_out))
+    rows.append(("webaip migrate --level 9",) + best_of(a.repeat, lambda: [WEBAIP, "migrate", "-q", "--force", "--level", "9", "--out", out, arc], webaip_out))
+    warcio_out = os.path.join(out, "warcio.warc.gz")
+    rows.append(("warcio recompress",) + best_of(a.repeat, lambda: [os.path.join(VENV, "warcio"), "recompress", arc, warcio_out], warcio_out))
+    a2w_out = os.path.join(out, "arc2warc.warc.gz")
+    rows.append(("warctools arc2warc -Z",) + best_of(a.repeat, lambda: [os.path.join(VENV, "arc2warc"), "-Z", arc], a2w_out, to_stdout=True))
+
+    print()
+    print("input: %s (%.1f MB), %d cores, best of %d runs" % (os.path.basename(arc), size_mb, os.cpu_count(), a.repeat))
+    print("%-28s %9s %9s %10s %12s" % ("tool", "wall s", "MB/s", "peak RSS", "output MB"))
+    for name, wall, rss, osize in rows:
+        print("%-28s %9.2f %9.1f %8.1f MB %12.1f" % (name, wall, size_mb / wall, rss, osize / 1e6))
+    w6, w9, wio, a2w = (r[1] for r in rows)
+    print()
+    print("warcio / webaip (level 6):   %.2fx  (target >= 2.5x)" % (wio / w6))
+    print("warcio / webaip (level 9):   %.2fx  (target >= 1.5x)" % (wio / w9))
+    print("arc2warc / webaip (level 6): %.2fx" % (a2w / w6))
+    ok = wio / w6 >= 2.5 and wio / w9 >= 1.5
+
+    if not a.skip_single:
+        single = os.path.join(WORK, "IAH-20240315103000-00001-single-%s.arc.gz" % a.single)
+        print("\ngenerating an ARC with one %s record ..." % a.single, flush=True)
+        subprocess.check_call([sys.executable, os.path.join(REPO, "scripts", "gen_arc.py"), "single", single, "--record-size", a.single])
+        wall, rss = run([WEBAIP, "migrate", "-q", "--force", "--out", out, single])
+        print("single %s record: %.1f s, peak RSS %.1f MB (target < 64 MB)" % (a.single, wall, rss))
+        ok = ok and rss < 64
+        os.remove(single)
+        for f in os.listdir(out):
+            if "single" in f:
+                os.remove(os.path.join(out, f))
+    print("\nall targets met" if ok else "\nTARGET MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

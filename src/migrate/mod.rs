@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::formats::arc::{
     Anomaly, ArcError, ArcReader, ArcVersion, Location, RecordKind, SharedRange,
 };
-use crate::formats::digest::{BlockDigests, BlockHasher, hex};
+use crate::formats::digest::hex;
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
@@ -72,18 +72,14 @@ pub struct MigratedRecord {
     pub input_kind: Option<InputKind>,
     /// `WARC-Type`.
     pub warc_type: String,
-    /// `WARC-Record-ID`.
-    pub record_id: String,
     /// `WARC-Target-URI`.
     pub target_uri: Option<String>,
     /// `Content-Type` of the record.
     pub content_type: Option<String>,
     /// `WARC-Date`.
     pub date: String,
-    /// Where it landed.
+    /// Where it landed, its identifier and digests.
     pub written: WrittenRecord,
-    /// Its digests.
-    pub digests: BlockDigests,
 }
 
 /// Why a file could not be migrated.
@@ -218,22 +214,17 @@ fn run(
     let now = ids.now();
     let warcinfo_id = ids.warc_record_id();
     let info = warcinfo(&arc_name, &out_name, size, &sha512, arc.is_gzip(), &warcinfo_id, now);
-    let d = BlockHasher::digest(&info.1, 0);
-    let enc =
-        encode_record(&info.0.header(&d), &info.1, 0, opts.level).map_err(out_err(&tmp_path))?;
-    let written = writer.write_encoded(enc).map_err(out_err(&tmp_path))?;
-    log.push(&Expected::new(&d, &written, false)).map_err(out_err(&tmp_path))?;
+    let written = writer.write_record(&info.0, &info.1, 0).map_err(out_err(&tmp_path))?;
+    log.push(&Expected::new(&written, false)).map_err(out_err(&tmp_path))?;
     *report.records_out.entry("warcinfo".into()).or_default() += 1;
     sink(&MigratedRecord {
         source: None,
         input_kind: None,
         warc_type: "warcinfo".into(),
-        record_id: warcinfo_id.clone(),
         target_uri: None,
         content_type: info.0.content_type.clone(),
         date: info.0.date.clone(),
         written,
-        digests: d,
     });
 
     let ctx = MappingContext::new(arc_name, warcinfo_id, fallback_date(input, now));
@@ -551,20 +542,16 @@ fn flush_batch<W: Write>(
     }
     let encoded: Vec<io::Result<_>> = batch
         .par_iter()
-        .map(|job| {
-            let Block::Inline(bytes) = &job.block else {
-                return Err(io::Error::other("streamed record in an inline batch"));
-            };
-            let d = BlockHasher::digest(bytes, job.mapped.payload_offset);
-            let header = job.mapped.spec.header(&d);
-            let enc = encode_record(&header, bytes, job.mapped.payload_offset, level)?;
-            Ok((enc, d))
+        .map(|job| match &job.block {
+            Block::Inline(bytes) => {
+                encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
+            }
+            Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
         })
         .collect();
     for (job, result) in batch.drain(..).zip(encoded) {
-        let (enc, d) = result.map_err(out_error)?;
-        let written = writer.write_encoded(enc).map_err(out_error)?;
-        finish_record(job, written, d, log, report, sink)?;
+        let written = writer.write_encoded(result.map_err(out_error)?).map_err(out_error)?;
+        finish_record(job, written, log, report, sink)?;
     }
     Ok(())
 }
@@ -579,33 +566,20 @@ fn write_streamed<W: Write>(
     let Block::Shared(range) = &job.block else {
         return Err(out_error(io::Error::other("inline record on the streaming path")));
     };
-    let mut h = BlockHasher::new(job.mapped.payload_offset);
-    let mut reader = range.reader();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = reader.read(&mut buf).map_err(out_error)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    let d = h.finish();
-    let header = job.mapped.spec.header(&d);
     let written = writer
-        .write_streamed(&header, range.reader(), job.mapped.payload_offset, &d.block_sha1)
+        .write_streamed(&job.mapped.spec, || Ok(range.reader()), job.mapped.payload_offset)
         .map_err(out_error)?;
-    finish_record(job, written, d, log, report, sink)
+    finish_record(job, written, log, report, sink)
 }
 
 fn finish_record(
     job: Job,
     written: WrittenRecord,
-    d: BlockDigests,
     log: &mut ExpectationLog,
     report: &mut FileReport,
     sink: &mut dyn FnMut(&MigratedRecord),
 ) -> Result<(), MigrateError> {
-    log.push(&Expected::new(&d, &written, true)).map_err(out_error)?;
+    log.push(&Expected::new(&written, true)).map_err(out_error)?;
     let m = job.mapped;
     *report.records_in.entry(m.input_kind.as_str().into()).or_default() += 1;
     *report.records_out.entry(m.spec.warc_type.clone()).or_default() += 1;
@@ -616,12 +590,10 @@ fn finish_record(
         source: Some(job.location),
         input_kind: Some(m.input_kind),
         warc_type: m.spec.warc_type,
-        record_id: m.spec.record_id,
         target_uri: m.spec.target_uri,
         content_type: m.spec.content_type,
         date: m.spec.date,
         written,
-        digests: d,
     });
     Ok(())
 }

@@ -43,8 +43,9 @@ pub struct Expected {
 }
 
 impl Expected {
-    /// The expectation for a record with these digests, written at `written`.
-    pub fn new(d: &BlockDigests, written: &WrittenRecord, from_source: bool) -> Self {
+    /// The expectation for a record as the writer reported it.
+    pub fn new(written: &WrittenRecord, from_source: bool) -> Self {
+        let d = &written.digests;
         Expected {
             block_sha1: d.block_sha1,
             payload_sha1: d.payload_sha1,

@@ -115,12 +115,12 @@ proptest! {
         prop_assert_eq!(m.records.len(), records.len() + 2);
         for (g, w) in records.iter().zip(&m.records[2..]) {
             let payload = if w.warc_type == "response" {
-                &g.body[w.digests.payload_offset as usize..]
+                &g.body[w.written.digests.payload_offset as usize..]
             } else {
                 &g.body[..]
             };
-            prop_assert_eq!(w.digests.block_len, g.body.len() as u64);
-            prop_assert_eq!(hex(&w.digests.payload_sha512), hex(&Sha512::digest(payload)));
+            prop_assert_eq!(w.written.digests.block_len, g.body.len() as u64);
+            prop_assert_eq!(hex(&w.written.digests.payload_sha512), hex(&Sha512::digest(payload)));
         }
     }
 

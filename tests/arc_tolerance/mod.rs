@@ -274,9 +274,9 @@ fn bodies_without_http_headers_and_http_0_9() {
     check_with_warcio(&m);
     let types: Vec<_> = m.records.iter().map(|r| r.warc_type.as_str()).collect();
     assert_eq!(types, ["warcinfo", "metadata", "resource", "resource", "resource"]);
-    assert_eq!(m.records[2].digests.payload_len, redacted.len() as u64);
-    assert_eq!(m.records[3].digests.payload_len, http09.len() as u64);
-    assert_eq!(m.records[4].digests.payload_len, truncated_head.len() as u64);
+    assert_eq!(m.records[2].written.digests.payload_len, redacted.len() as u64);
+    assert_eq!(m.records[3].written.digests.payload_len, http09.len() as u64);
+    assert_eq!(m.records[4].written.digests.payload_len, truncated_head.len() as u64);
     assert_eq!(m.records[4].content_type.as_deref(), Some("application/octet-stream"));
     assert_eq!(m.report.anomaly_counts.get("no-http-header"), Some(&3));
 }

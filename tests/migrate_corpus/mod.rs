@@ -48,7 +48,7 @@ fn warcio_reading_the_arc_finds_the_payloads_we_wrote() {
             .records
             .iter()
             .filter(|r| r.warc_type == "response")
-            .map(|r| hex(&r.digests.payload_sha512))
+            .map(|r| hex(&r.written.digests.payload_sha512))
             .collect();
         assert!(!ours.is_empty(), "{name}");
         assert_eq!(theirs, ours, "{name}: HTTP payloads differ from warcio's reading of the ARC");
@@ -73,7 +73,7 @@ fn filedesc_becomes_a_metadata_record_holding_its_bytes_exactly() {
     // Header line + the 1300 bytes its length declares (separator included, the filedesc rule).
     let line_end = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
     let expected = &bytes[..line_end + 1300];
-    assert_eq!(hex(&fd.digests.payload_sha512), hex(&Sha512::digest(expected)));
+    assert_eq!(hex(&fd.written.digests.payload_sha512), hex(&Sha512::digest(expected)));
     // And the WARC says it is concurrent to the warcinfo record.
     let mut r = WarcReader::open(&m.output).unwrap();
     r.next_record(|_, _| Ok(())).unwrap();
@@ -86,7 +86,10 @@ fn filedesc_becomes_a_metadata_record_holding_its_bytes_exactly() {
         .unwrap()
         .unwrap();
     assert_eq!(block, expected);
-    assert_eq!(head.header.get("WARC-Concurrent-To"), Some(m.records[0].record_id.as_str()));
+    assert_eq!(
+        head.header.get("WARC-Concurrent-To"),
+        Some(m.records[0].written.record_id.as_str())
+    );
     assert_eq!(head.header.get("WARC-Date"), Some("2008-04-30T20:48:25Z"));
 }
 
@@ -100,7 +103,7 @@ fn metadata_arc_is_not_split_into_invented_records() {
     assert_eq!(m.report.records_in.get("other"), Some(&1));
     assert_eq!(m.records[2].warc_type, "resource");
     assert_eq!(m.records[2].content_type.as_deref(), Some("application/x-cdx"));
-    assert_eq!(m.records[2].digests.payload_len, 17620);
+    assert_eq!(m.records[2].written.digests.payload_len, 17620);
 }
 
 #[test]
@@ -114,7 +117,7 @@ fn garbage_after_the_last_record_is_kept_as_a_remainder() {
         last.target_uri.as_deref().unwrap().starts_with("metadata://webaip/arc-remainder?file=")
     );
     assert_eq!(
-        hex(&last.digests.payload_sha512),
+        hex(&last.written.digests.payload_sha512),
         hex(&Sha512::digest(b"http://www.bt.dk/node/100"))
     );
     assert_eq!(m.report.anomaly_counts.get("no-filedesc"), Some(&1));
@@ -127,7 +130,7 @@ fn wrong_lengths_are_repaired_and_reported() {
     let m = migrate(&arc("cc-crawl-2012_1341690165636_1341785606830_6-0-4421.arc.gz"));
     check_with_warcio(&m);
     assert_eq!(m.report.anomaly_counts.get("length-mismatch"), Some(&1));
-    assert_eq!(m.records[2].written.block_len, 13035);
+    assert_eq!(m.records[2].written.block_len(), 13035);
     // WCT: line ends converted after writing; every declared length overruns the data.
     let m = migrate(&arc("wct-WCT-20070813080023-00003-skynet.arc"));
     check_with_warcio(&m);
@@ -142,7 +145,7 @@ fn arc_version_2_is_read() {
     check_with_warcio(&m);
     assert_eq!(m.report.arc_version, Some(2));
     assert_eq!(m.records[2].target_uri.as_deref(), Some("http://example.com/p.html"));
-    assert_eq!(m.records[2].digests.payload_len, 10);
+    assert_eq!(m.records[2].written.digests.payload_len, 10);
 }
 
 #[test]

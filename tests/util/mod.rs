@@ -124,10 +124,10 @@ pub fn check_with_warcio(m: &Migrated) {
             "{at}: warcio digest check: {:?}",
             theirs.digest_problems
         );
-        assert_eq!(theirs.payload_len, ours.digests.payload_len, "{at}: payload length");
+        assert_eq!(theirs.payload_len, ours.written.digests.payload_len, "{at}: payload length");
         assert_eq!(
             theirs.payload_sha512,
-            hex(&ours.digests.payload_sha512),
+            hex(&ours.written.digests.payload_sha512),
             "{at}: payload SHA-512"
         );
     }

@@ -363,7 +363,7 @@ fn preview(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::formats::warc::header::WARC_VERSION;
-    use crate::formats::warc::writer::{WarcWriter, encode_record};
+    use crate::formats::warc::writer::{RecordSpec, WarcWriter};
 
     fn rec(body: &[u8]) -> (WarcHeader, Vec<u8>) {
         let mut h = WarcHeader::new(WARC_VERSION);
@@ -376,9 +376,13 @@ mod tests {
     fn reads_back_gzip_members_with_offsets() {
         let mut w = WarcWriter::new(Vec::new(), 6);
         let mut written = Vec::new();
-        for body in [&b"one"[..], b"", b"three three"] {
-            let (h, b) = rec(body);
-            written.push(w.write_encoded(encode_record(&h, &b, 0, 6).unwrap()).unwrap());
+        for (i, body) in [&b"one"[..], b"", b"three three"].into_iter().enumerate() {
+            let spec = RecordSpec {
+                warc_type: "resource".into(),
+                record_id: format!("<urn:x:{i}>"),
+                ..RecordSpec::default()
+            };
+            written.push(w.write_record(&spec, body, 0).unwrap());
         }
         let bytes = w.finish().unwrap();
         let mut r = WarcReader::new(&bytes[..], "t").unwrap();
@@ -395,7 +399,7 @@ mod tests {
             assert_eq!(head.offset, written[i].member_offset);
             assert_eq!(end.end, written[i].member_offset + written[i].member_len);
             assert!(end.member_ended && end.trailer_ok);
-            assert_eq!(body.len() as u64, written[i].block_len);
+            assert_eq!(body.len() as u64, written[i].block_len());
             i += 1;
         }
         assert_eq!(i, 3);

@@ -4,10 +4,16 @@
 //! is not reproducible), buffers whole bodies and reports no offsets; preservation needs all
 //! three (see `RUST_STACK.md` §1).
 //!
-//! Records are written in two steps so that the costly part can run in parallel:
-//! [`encode_record`] compresses a header and an in-memory block into a finished gzip member
-//! (pure, any thread), and [`WarcWriter::write_encoded`] appends it in order and returns where
-//! it landed. Blocks too large for memory go through [`WarcWriter::write_streamed`].
+//! The writer owns digests and offsets: given a [`RecordSpec`] and a block, it hashes the block
+//! (SHA-1 for the WARC header, SHA-512 of the payload for METS), writes the header in a fixed
+//! order, compresses header + block + CRLF CRLF into one gzip member, and returns a
+//! [`WrittenRecord`] saying where the member and the payload are and what they hash to.
+//!
+//! Records can be written in two steps so that the costly part runs in parallel:
+//! [`encode_record`] hashes and compresses an in-memory block (pure, any thread), and
+//! [`WarcWriter::write_encoded`] appends the result in order. [`WarcWriter::write_record`] does
+//! both at once. Blocks too large for memory go through [`WarcWriter::write_streamed`], which
+//! reads them twice (hash, then compress) and never holds them.
 
 use std::io::{self, Read, Write};
 
@@ -16,7 +22,7 @@ use flate2::write::GzEncoder;
 use sha1::{Digest, Sha1};
 
 use super::header::{WARC_VERSION, WarcHeader};
-use crate::formats::digest::{BlockDigests, sha1_base32};
+use crate::formats::digest::{BlockDigests, BlockHasher, sha1_base32};
 
 /// The four bytes that close every WARC record.
 pub const RECORD_END: &[u8] = b"\r\n\r\n";
@@ -84,30 +90,42 @@ impl RecordSpec {
     }
 }
 
-/// Where a record landed in the container.
+/// Where a record landed in the container, and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WrittenRecord {
+    /// `WARC-Record-ID` of the record.
+    pub record_id: String,
     /// Offset of the record's gzip member in the container file (METS `BEGIN`).
     pub member_offset: u64,
     /// Length of the gzip member (METS `END` = offset + length - 1).
     pub member_len: u64,
     /// Length of the WARC header, blank line included, in the decompressed record.
     pub header_len: u64,
-    /// Length of the record block.
-    pub block_len: u64,
     /// Offset of the payload inside the decompressed record (header plus HTTP headers).
     pub payload_offset: u64,
-    /// Length of the payload.
-    pub payload_len: u64,
+    /// Digests and lengths of the block and payload (payload SHA-512 and size among them).
+    pub digests: BlockDigests,
 }
 
-/// A record compressed into a finished gzip member, ready to append.
+impl WrittenRecord {
+    /// Length of the record block.
+    pub fn block_len(&self) -> u64 {
+        self.digests.block_len
+    }
+
+    /// Length of the payload.
+    pub fn payload_len(&self) -> u64 {
+        self.digests.payload_len
+    }
+}
+
+/// A record hashed and compressed into a finished gzip member, ready to append.
 #[derive(Debug)]
 pub struct EncodedRecord {
     member: Vec<u8>,
+    record_id: String,
     header_len: u64,
-    block_len: u64,
-    payload_offset_in_block: u64,
+    digests: BlockDigests,
 }
 
 impl EncodedRecord {
@@ -115,20 +133,24 @@ impl EncodedRecord {
     pub fn member_len(&self) -> usize {
         self.member.len()
     }
+
+    /// The digests of the block and payload.
+    pub fn digests(&self) -> &BlockDigests {
+        &self.digests
+    }
 }
 
-/// Compresses one record (header, block, closing CRLFs) into its own gzip member.
-///
-/// `payload_offset_in_block` is where the payload starts inside the block (after HTTP
-/// headers), recorded so the writer can report the payload's range.
+/// Hashes one record's block and compresses the record (header, block, closing CRLFs) into its
+/// own gzip member. The payload starts `payload_offset_in_block` bytes into the block (after
+/// HTTP headers; 0 when the whole block is the payload).
 pub fn encode_record(
-    header: &WarcHeader,
+    spec: &RecordSpec,
     block: &[u8],
     payload_offset_in_block: u64,
     level: u32,
 ) -> io::Result<EncodedRecord> {
-    let head = header.to_bytes();
-    check_length(header, block.len() as u64)?;
+    let digests = BlockHasher::digest(block, payload_offset_in_block);
+    let head = spec.header(&digests).to_bytes();
     // libdeflate compresses a whole buffer about twice as fast as zlib at the same level and
     // ratio (see the README's benchmark). It has no streaming interface, so the record is
     // assembled in one buffer; records too large for that go through `write_streamed`.
@@ -146,20 +168,10 @@ pub fn encode_record(
     member.truncate(n);
     Ok(EncodedRecord {
         member,
+        record_id: spec.record_id.clone(),
         header_len: head.len() as u64,
-        block_len: block.len() as u64,
-        payload_offset_in_block: payload_offset_in_block.min(block.len() as u64),
+        digests,
     })
-}
-
-fn check_length(header: &WarcHeader, block_len: u64) -> io::Result<()> {
-    match header.content_length() {
-        Some(l) if l == block_len => Ok(()),
-        other => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("Content-Length {other:?} does not match the block length {block_len}"),
-        )),
-    }
 }
 
 /// Appends records to a WARC container, keeping count of every byte written.
@@ -171,7 +183,7 @@ pub struct WarcWriter<W: Write> {
 
 impl<W: Write> WarcWriter<W> {
     /// A writer appending to `out`, which is assumed to be empty (offsets start at 0).
-    /// `level` is the zlib compression level (0-9).
+    /// `level` is the compression level (0-9, zlib's scale).
     pub fn new(out: W, level: u32) -> Self {
         WarcWriter { out, pos: 0, level: level.min(9) }
     }
@@ -186,51 +198,66 @@ impl<W: Write> WarcWriter<W> {
         self.level
     }
 
-    /// Appends a record compressed by [`encode_record`].
+    /// Hashes, compresses and appends a record whose block is in memory.
+    pub fn write_record(
+        &mut self,
+        spec: &RecordSpec,
+        block: &[u8],
+        payload_offset_in_block: u64,
+    ) -> io::Result<WrittenRecord> {
+        let enc = encode_record(spec, block, payload_offset_in_block, self.level)?;
+        self.write_encoded(enc)
+    }
+
+    /// Appends a record made by [`encode_record`].
     pub fn write_encoded(&mut self, rec: EncodedRecord) -> io::Result<WrittenRecord> {
         self.out.write_all(&rec.member)?;
         let member_offset = self.pos;
         self.pos += rec.member.len() as u64;
         Ok(WrittenRecord {
+            record_id: rec.record_id,
             member_offset,
             member_len: rec.member.len() as u64,
             header_len: rec.header_len,
-            block_len: rec.block_len,
-            payload_offset: rec.header_len + rec.payload_offset_in_block,
-            payload_len: rec.block_len - rec.payload_offset_in_block,
+            payload_offset: rec.header_len + rec.digests.payload_offset,
+            digests: rec.digests,
         })
     }
 
-    /// Appends a record whose block is streamed from `block`, never held in memory.
-    ///
-    /// The header must already carry the block's digests and length (computed in an earlier
-    /// pass). The block is hashed again as it is written; if its length or SHA-1 differ from
-    /// what the header promises (the source changed between passes), this fails.
-    pub fn write_streamed(
+    /// Appends a record whose block is too large for memory. `open` is called twice and must
+    /// give the same bytes both times: once to hash the block, once to compress it. If the
+    /// second reading differs from the first (length or SHA-1), this fails.
+    pub fn write_streamed<R: Read>(
         &mut self,
-        header: &WarcHeader,
-        mut block: impl Read,
+        spec: &RecordSpec,
+        mut open: impl FnMut() -> io::Result<R>,
         payload_offset_in_block: u64,
-        block_sha1: &[u8; 20],
     ) -> io::Result<WrittenRecord> {
-        let head = header.to_bytes();
-        let expected = header.content_length().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "header has no Content-Length")
-        })?;
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut hasher = BlockHasher::new(payload_offset_in_block);
+        let mut first = open()?;
+        loop {
+            let n = read_some(&mut first, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+        drop(first);
+        let digests = hasher.finish();
+        let head = spec.header(&digests).to_bytes();
         let member_offset = self.pos;
         let mut counter = CountingWriter { inner: &mut self.out, count: 0 };
         let mut enc = GzEncoder::new(&mut counter, Compression::new(self.level));
         enc.write_all(&head)?;
         let mut sha1 = Sha1::new();
-        let mut buf = vec![0u8; 256 * 1024];
         let mut written = 0u64;
+        let mut second = open()?;
         loop {
-            let n = match block.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            let n = read_some(&mut second, &mut buf)?;
+            if n == 0 {
+                break;
+            }
             sha1.update(&buf[..n]);
             enc.write_all(&buf[..n])?;
             written += n as u64;
@@ -239,25 +266,23 @@ impl<W: Write> WarcWriter<W> {
         enc.finish()?;
         let member_len = counter.count;
         self.pos += member_len;
-        let digest: [u8; 20] = sha1.finalize().into();
-        if written != expected || &digest != block_sha1 {
+        let again: [u8; 20] = sha1.finalize().into();
+        if written != digests.block_len || again != digests.block_sha1 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
-                    "block changed while it was written: {written} bytes (expected {expected}), \
-                     SHA-1 {}",
-                    if &digest == block_sha1 { "as expected" } else { "differs" }
+                    "block changed between hashing and writing: {written} bytes (hashed {})",
+                    digests.block_len
                 ),
             ));
         }
-        let payload_offset_in_block = payload_offset_in_block.min(written);
         Ok(WrittenRecord {
+            record_id: spec.record_id.clone(),
             member_offset,
             member_len,
             header_len: head.len() as u64,
-            block_len: written,
-            payload_offset: head.len() as u64 + payload_offset_in_block,
-            payload_len: written - payload_offset_in_block,
+            payload_offset: head.len() as u64 + digests.payload_offset,
+            digests,
         })
     }
 
@@ -265,6 +290,15 @@ impl<W: Write> WarcWriter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+fn read_some(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match r.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
     }
 }
 
@@ -289,37 +323,51 @@ mod tests {
     use super::*;
     use flate2::read::GzDecoder;
 
-    fn header(len: usize) -> WarcHeader {
-        let mut h = WarcHeader::new(WARC_VERSION);
-        h.push("WARC-Type", "resource");
-        h.push("Content-Length", len.to_string());
-        h
+    fn spec(id: &str) -> RecordSpec {
+        RecordSpec {
+            warc_type: "resource".into(),
+            record_id: id.into(),
+            date: "2024-01-01T00:00:00Z".into(),
+            target_uri: Some("http://e.org/".into()),
+            payload_digest: true,
+            ..RecordSpec::default()
+        }
     }
 
     #[test]
     fn member_ranges_decompress_to_exactly_one_record() {
         let mut w = WarcWriter::new(Vec::new(), 6);
-        let a = w.write_encoded(encode_record(&header(5), b"hello", 0, 6).unwrap()).unwrap();
+        let a = w.write_record(&spec("<urn:a>"), b"hello", 0).unwrap();
         let block = b"0123456789".repeat(1000);
-        let sha: [u8; 20] = Sha1::digest(&block).into();
-        let b = w.write_streamed(&header(block.len()), &block[..], 3, &sha).unwrap();
+        let b = w.write_streamed(&spec("<urn:b>"), || Ok(&block[..]), 3).unwrap();
         let out = w.finish().unwrap();
         assert_eq!(a.member_offset, 0);
         assert_eq!(b.member_offset, a.member_len);
         assert_eq!(out.len() as u64, b.member_offset + b.member_len);
+        assert_eq!(b.digests.payload_len, block.len() as u64 - 3);
         let mut rec = Vec::new();
         let range = &out[b.member_offset as usize..(b.member_offset + b.member_len) as usize];
         GzDecoder::new(range).read_to_end(&mut rec).unwrap();
-        assert!(rec.starts_with(b"WARC/1.1\r\n"));
-        assert_eq!(&rec[b.payload_offset as usize..][..b.payload_len as usize], &block[3..]);
+        assert!(rec.starts_with(b"WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:b>\r\n"));
+        let payload = &rec[b.payload_offset as usize..][..b.payload_len() as usize];
+        assert_eq!(payload, &block[3..]);
         assert!(rec.ends_with(RECORD_END));
+        let sha: [u8; 64] = sha2::Sha512::digest(&block[3..]).into();
+        assert_eq!(b.digests.payload_sha512, sha);
     }
 
     #[test]
-    fn a_changed_stream_is_refused() {
+    fn a_source_that_changes_between_passes_is_refused() {
         let mut w = WarcWriter::new(Vec::new(), 1);
-        let err = w.write_streamed(&header(5), &b"hellx"[..], 0, &Sha1::digest(b"hello").into());
+        let mut calls = 0;
+        let err = w.write_streamed(
+            &spec("<urn:c>"),
+            || {
+                calls += 1;
+                Ok(if calls == 1 { &b"hello"[..] } else { &b"hellx"[..] })
+            },
+            0,
+        );
         assert!(err.is_err());
-        assert!(encode_record(&header(4), b"hello", 0, 1).is_err());
     }
 }

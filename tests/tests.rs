@@ -7,3 +7,4 @@ mod arc_property;
 mod arc_tolerance;
 mod cli_migrate;
 mod migrate_corpus;
+mod warc_reader;

@@ -280,8 +280,35 @@ impl ArcReader {
     /// Opens an ARC file (`.arc`, per-record or whole-file gzip `.arc.gz`).
     pub fn open(path: impl AsRef<Path>) -> Result<ArcReader, ArcError> {
         let path = path.as_ref().to_path_buf();
+        let file = File::open(&path).map_err(|source| ArcError {
+            path: path.clone(),
+            offset: 0,
+            source,
+        })?;
+        ArcReader::from_file(file, path)
+    }
+
+    /// Reads ARC records from any byte stream (a pipe, a network body); `name` is used in
+    /// messages.
+    ///
+    /// Re-finding a record whose declared length is wrong means looking ahead and coming back,
+    /// so the stream is first copied to an anonymous temporary file (disk, not memory, grows
+    /// with the input). Files should be given to [`open`](Self::open), which reads them in
+    /// place.
+    pub fn from_reader(
+        mut reader: impl Read,
+        name: impl Into<PathBuf>,
+    ) -> Result<ArcReader, ArcError> {
+        let path = name.into();
         let err = |source| ArcError { path: path.clone(), offset: 0, source };
-        let file = File::open(&path).map_err(err)?;
+        let mut file = tempfile::tempfile().map_err(err)?;
+        io::copy(&mut reader, &mut file).map_err(err)?;
+        file.seek(SeekFrom::Start(0)).map_err(err)?;
+        ArcReader::from_file(file, path)
+    }
+
+    fn from_file(file: File, path: PathBuf) -> Result<ArcReader, ArcError> {
+        let err = |source| ArcError { path: path.clone(), offset: 0, source };
         let file_len = file.metadata().map_err(err)?.len();
         let mut magic = [0u8; 3];
         let n = file.read_at_full(0, &mut magic).map_err(err)?;
@@ -1409,6 +1436,18 @@ mod tests {
     fn cdx_lines_are_not_headers() {
         let cdx = b"dns:netarkivet.dk 130.225.24.33 20060329081336 text/dns 56 2-2-x.arc 1437 4a52619830a601ca3c9fc1a1ef29deea";
         assert!(parse_header_line(cdx, None, Mode::Scan).is_err());
+    }
+
+    #[test]
+    fn any_reader_can_be_read() {
+        let arc = b"http://e.org/ 1.2.3.4 20200101000000 text/plain 5\nhello\n";
+        let mut r = ArcReader::from_reader(&arc[..], "stdin").unwrap();
+        let rec = r.next_record().unwrap().unwrap();
+        assert_eq!(r.body_slice(&rec), None, "file-backed");
+        let mut body = Vec::new();
+        r.body_reader(&rec).read_to_end(&mut body).unwrap();
+        assert_eq!(body, b"hello");
+        assert!(r.next_record().unwrap().is_none());
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub struct OracleRecord {
     pub uri: Option<String>,
     pub content_type: Option<String>,
     pub offset: u64,
-    pub length: u64,
+    pub length: i64,
     pub payload_sha512: String,
     pub payload_len: u64,
     pub http: bool,
@@ -117,7 +117,7 @@ pub fn check_with_warcio(m: &Migrated) {
         let at = format!("{name}: record {i} ({:?})", ours.target_uri);
         assert_eq!(theirs.rec_type, ours.warc_type, "{at}: type");
         assert_eq!(theirs.offset, ours.written.member_offset, "{at}: offset");
-        assert_eq!(theirs.length, ours.written.member_len, "{at}: member length");
+        assert_eq!(theirs.length, ours.written.member_len as i64, "{at}: member length");
         assert_eq!(theirs.member_ok, Some(true), "{at}: gzip member does not stand alone");
         assert!(
             theirs.digest_problems.is_empty(),

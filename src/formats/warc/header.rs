@@ -37,7 +37,11 @@ impl WarcHeader {
     pub(crate) fn continue_last(&mut self, more: &str) -> bool {
         match self.fields.last_mut() {
             Some((_, v)) => {
-                v.push(' ');
+                // Folded header lines (LWS) mean a single space; a value that starts on the
+                // continuation line gets none.
+                if !v.is_empty() {
+                    v.push(' ');
+                }
                 v.push_str(more);
                 true
             }

@@ -1,8 +1,6 @@
 //! The WARC reader on WARC files written by other tools (0.17, 1.0, 1.1; plain and gzip):
 //! the same records at the same offsets as warcio finds.
 
-use std::io::Read;
-
 use sha2::{Digest, Sha512};
 use webaip::formats::digest::hex;
 use webaip::formats::http::{HttpHead, response_head};

@@ -34,4 +34,7 @@
 
 pub mod formats;
 pub mod ids;
+pub mod mets;
 pub mod migrate;
+pub mod model;
+pub mod profile;

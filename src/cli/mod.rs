@@ -3,6 +3,7 @@
 
 mod migrate;
 mod progress;
+mod validate;
 
 use clap::{Parser, Subcommand};
 
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Convert ARC files to WARC 1.1 without changing a payload byte, and prove it.
     Migrate(migrate::MigrateArgs),
+    /// Check a METS document against the official schemas and the package profile.
+    Validate(validate::ValidateArgs),
 }
 
 /// Parses the command line, runs the command, returns the exit status.
@@ -36,6 +39,7 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Migrate(args) => migrate::run(args),
+        Command::Validate(args) => validate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -402,10 +402,10 @@ impl ArcReader {
     }
 
     fn segment_arc(&self, rec: &ArcRecord) -> Arc<Segment> {
-        if rec.raw {
-            if let Some(seg) = &self.raw_segment {
-                return seg.clone();
-            }
+        if rec.raw
+            && let Some(seg) = &self.raw_segment
+        {
+            return seg.clone();
         }
         match &self.seg {
             Some(s) => s.data.clone(),
@@ -414,10 +414,10 @@ impl ArcReader {
     }
 
     fn segment_of(&self, rec: &ArcRecord) -> &Segment {
-        if rec.raw {
-            if let Some(seg) = &self.raw_segment {
-                return seg;
-            }
+        if rec.raw
+            && let Some(seg) = &self.raw_segment
+        {
+            return seg;
         }
         match &self.seg {
             Some(s) => &s.data,

@@ -330,10 +330,9 @@ fn fallback_date(
             && digits(ts)
             && serial.len() >= 5
             && digits(&serial[..5])
+            && let Some(d) = crate::formats::arc::parse_arc_date(&ts[..14])
         {
-            if let Some(d) = crate::formats::arc::parse_arc_date(&ts[..14]) {
-                return d;
-            }
+            return d;
         }
     }
     now

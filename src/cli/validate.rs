@@ -1,0 +1,90 @@
+//! `webaip validate`: one or more METS documents against the schemas and the profile.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use webaip::mets::validate::{Severity, ValidateError, XsdStatus};
+use webaip::mets::{ValidateOptions, validate_mets};
+use webaip::profile::Profile;
+
+use super::{EXIT_ERROR, EXIT_FINDINGS};
+
+/// Arguments of `webaip validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// METS documents.
+    #[arg(required = true)]
+    mets: Vec<PathBuf>,
+    /// Directory with the official schemas (mets-bundle.xsd ...); default: $WEBAIP_SCHEMAS.
+    /// Without one, XML Schema validation is skipped and the report says so.
+    #[arg(long, env = "WEBAIP_SCHEMAS")]
+    schemas: Option<PathBuf>,
+    /// Profile to require (bl-webarchive, bl-legacy, or a .toml file). Default: the profile the
+    /// document names; if it names none, bl-webarchive as advice (warnings only).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the command; returns the exit status: 0 valid, 1 invalid, 2 unreadable.
+pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
+    let profile = match &args.profile {
+        Some(p) => Some(Profile::load(p)?),
+        None => None,
+    };
+    let opts = ValidateOptions { schemas: args.schemas.clone(), profile };
+    let mut reports = Vec::new();
+    let mut code = 0;
+    for path in &args.mets {
+        match validate_mets(path, &opts) {
+            Ok(r) => {
+                if !r.valid {
+                    code = code.max(EXIT_FINDINGS);
+                }
+                reports.push(r);
+            }
+            Err(e @ ValidateError::Unreadable { .. }) | Err(e @ ValidateError::Schemas(_)) => {
+                eprintln!("webaip: {e}");
+                code = EXIT_ERROR;
+            }
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+        return Ok(code);
+    }
+    for r in &reports {
+        let name = r.file.display();
+        for f in &r.findings {
+            let sev = match f.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "info",
+            };
+            let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
+            let element =
+                if f.element.is_empty() { String::new() } else { format!(" <{}>", f.element) };
+            println!("{name}:{line}: {sev} [{}]{element} {}", f.rule, f.message);
+        }
+        match &r.xsd {
+            XsdStatus::Validated { bundle } => {
+                println!("{name}: XML Schema: validated against {}", bundle.display())
+            }
+            XsdStatus::Skipped { reason } => println!("{name}: XML Schema: SKIPPED ({reason})"),
+        }
+        let count = |s| r.findings.iter().filter(|f| f.severity == s).count();
+        println!(
+            "{name}: {} under profile {} ({}): {} errors, {} warnings, {} notes",
+            if r.valid { "VALID" } else { "INVALID" },
+            r.profile,
+            if r.profile_required { "required" } else { "advisory" },
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
+        );
+    }
+    Ok(code)
+}

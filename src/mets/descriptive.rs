@@ -1,0 +1,150 @@
+//! Descriptive and rights metadata: MODS and simple Dublin Core (P3.1, P3.2) and the rights
+//! record in webaip's own extension schema (P3.3, `xsd/webaip-rights.xsd`).
+
+use std::io::{self, Write};
+
+use chrono::SecondsFormat;
+
+use super::xml::XmlOut;
+use crate::model::{Access, Description, Rights};
+use crate::profile::Profile;
+
+/// Namespace of the rights extension schema.
+pub const RIGHTS_NS: &str = "urn:webaip:xmlns:rights:1";
+
+/// The fifteen Dublin Core elements; only these may appear in the DC section.
+pub const DC_ELEMENTS: [&str; 15] = [
+    "title",
+    "creator",
+    "subject",
+    "description",
+    "publisher",
+    "contributor",
+    "date",
+    "type",
+    "format",
+    "identifier",
+    "source",
+    "language",
+    "relation",
+    "coverage",
+    "rights",
+];
+
+/// The website's MODS record (P3.1): title, names, subjects, URLs, capture dates and the values
+/// the profile fixes.
+pub fn write_mods<W: Write>(
+    x: &mut XmlOut<W>,
+    d: &Description,
+    profile: &Profile,
+) -> io::Result<()> {
+    x.start("mods:mods", &[("version", "3.8")])?;
+    x.start("mods:titleInfo", &[])?;
+    x.text("mods:title", &[], &d.title)?;
+    x.end("mods:titleInfo")?;
+    for (who, role) in [(&d.creator, "creator"), (&d.publisher, "publisher")] {
+        if let Some(name) = who {
+            x.start("mods:name", &[])?;
+            x.text("mods:namePart", &[], name)?;
+            x.start("mods:role", &[])?;
+            x.text("mods:roleTerm", &[("type", "text"), ("authority", "marcrelator")], role)?;
+            x.end("mods:role")?;
+            x.end("mods:name")?;
+        }
+    }
+    if !profile.mods.type_of_resource.is_empty() {
+        x.text("mods:typeOfResource", &[], &profile.mods.type_of_resource)?;
+    }
+    if !profile.mods.genre.is_empty() {
+        x.text("mods:genre", &[], &profile.mods.genre)?;
+    }
+    if d.capture_start.is_some() || d.capture_end.is_some() {
+        x.start("mods:originInfo", &[("eventType", "capture")])?;
+        for (date, point) in [(&d.capture_start, "start"), (&d.capture_end, "end")] {
+            if let Some(t) = date {
+                let mut attrs = vec![("encoding", "w3cdtf"), ("point", point)];
+                if point == "start" {
+                    attrs.push(("keyDate", "yes"));
+                }
+                x.text("mods:dateCaptured", &attrs, &t.to_rfc3339_opts(SecondsFormat::Secs, true))?;
+            }
+        }
+        x.end("mods:originInfo")?;
+    }
+    for lang in &d.languages {
+        x.start("mods:language", &[])?;
+        x.text("mods:languageTerm", &[("type", "code"), ("authority", "iso639-2b")], lang)?;
+        x.end("mods:language")?;
+    }
+    if !profile.mods.digital_origin.is_empty() {
+        x.start("mods:physicalDescription", &[])?;
+        x.text("mods:digitalOrigin", &[], &profile.mods.digital_origin)?;
+        x.end("mods:physicalDescription")?;
+    }
+    if let Some(a) = &d.description {
+        x.text("mods:abstract", &[], a)?;
+    }
+    for s in &d.subjects {
+        x.start("mods:subject", &[])?;
+        x.text("mods:topic", &[], s)?;
+        x.end("mods:subject")?;
+    }
+    if !d.urls.is_empty() {
+        x.start("mods:location", &[])?;
+        for (i, u) in d.urls.iter().enumerate() {
+            let attrs: &[(&str, &str)] = if i == 0 { &[("usage", "primary")] } else { &[] };
+            x.text("mods:url", attrs, u)?;
+        }
+        x.end("mods:location")?;
+    }
+    x.end("mods:mods")
+}
+
+/// The curator's Dublin Core, directly in `xmlData` (dc.xsd declares no container element).
+pub fn write_dc<W: Write>(x: &mut XmlOut<W>, d: &Description, rights: &Rights) -> io::Result<()> {
+    x.text("dc:title", &[], &d.title)?;
+    if let Some(c) = &d.creator {
+        x.text("dc:creator", &[], c)?;
+    }
+    for s in &d.subjects {
+        x.text("dc:subject", &[], s)?;
+    }
+    if let Some(s) = &d.description {
+        x.text("dc:description", &[], s)?;
+    }
+    if let Some(p) = &d.publisher {
+        x.text("dc:publisher", &[], p)?;
+    }
+    if let Some(t) = &d.capture_start {
+        x.text("dc:date", &[], &t.format("%Y-%m-%d").to_string())?;
+    }
+    x.text("dc:type", &[], "InteractiveResource")?;
+    x.text("dc:format", &[], "application/warc")?;
+    for u in &d.urls {
+        x.text("dc:identifier", &[], u)?;
+    }
+    for l in &d.languages {
+        x.text("dc:language", &[], l)?;
+    }
+    for (k, v) in &d.dc_only {
+        if DC_ELEMENTS.contains(&k.as_str()) {
+            x.text(&format!("dc:{k}"), &[], v)?;
+        }
+    }
+    x.text("dc:rights", &[], &rights.statement)
+}
+
+/// The rights record in webaip's extension schema.
+pub fn write_rights<W: Write>(x: &mut XmlOut<W>, r: &Rights) -> io::Result<()> {
+    x.start("wr:rights", &[("xmlns:wr", RIGHTS_NS)])?;
+    match &r.access {
+        Access::Open => x.text("wr:access", &[], "open")?,
+        Access::Restricted => x.text("wr:access", &[], "restricted")?,
+        Access::Embargoed(until) => {
+            x.text("wr:access", &[], "embargoed")?;
+            x.text("wr:embargoUntil", &[], &until.format("%Y-%m-%d").to_string())?;
+        }
+    }
+    x.text("wr:statement", &[], &r.statement)?;
+    x.end("wr:rights")
+}

@@ -1,0 +1,15 @@
+//! METS: writing package descriptors and validating them.
+//!
+//! [`writer::MetsBuilder`] streams a METS 1.12 document with MODS, Dublin Core, webaip's rights
+//! record and PREMIS 3 objects, events and agents, spilling the record-level sections to disk.
+//! [`validate::validate_mets`] checks a document against the official schemas (through
+//! libxml2) and against the package profile, naming the line and rule of every finding.
+
+pub mod descriptive;
+pub mod premis;
+pub mod validate;
+pub mod writer;
+pub mod xml;
+
+pub use validate::{Finding, ValidateOptions, ValidationReport, validate_mets};
+pub use writer::{ContainerWriter, MetsBuilder};

@@ -1,0 +1,160 @@
+//! PREMIS 3 objects, events and agents, each wrapped in its METS section.
+
+use std::io::{self, Write};
+
+use chrono::SecondsFormat;
+
+use super::xml::XmlOut;
+use crate::model::{Agent, Event, PremisObject};
+
+/// `<mets:techMD ID=..>` holding a PREMIS object.
+pub fn write_object_md<W: Write>(
+    x: &mut XmlOut<W>,
+    md_id: &str,
+    o: &PremisObject,
+) -> io::Result<()> {
+    x.start("mets:techMD", &[("ID", md_id)])?;
+    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:OBJECT")])?;
+    x.start("mets:xmlData", &[])?;
+    write_object(x, o)?;
+    x.end("mets:xmlData")?;
+    x.end("mets:mdWrap")?;
+    x.end("mets:techMD")
+}
+
+/// A `premis:object` of type file.
+pub fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io::Result<()> {
+    x.start("premis:object", &[("xsi:type", "premis:file"), ("version", "3.0")])?;
+    x.start("premis:objectIdentifier", &[])?;
+    x.text("premis:objectIdentifierType", &[], &o.id_type)?;
+    x.text("premis:objectIdentifierValue", &[], &o.id)?;
+    x.end("premis:objectIdentifier")?;
+    x.start("premis:objectCharacteristics", &[])?;
+    x.text("premis:compositionLevel", &[], "0")?;
+    x.start("premis:fixity", &[])?;
+    x.text("premis:messageDigestAlgorithm", &[], "SHA-512")?;
+    x.text("premis:messageDigest", &[], &o.sha512)?;
+    x.end("premis:fixity")?;
+    x.text("premis:size", &[], &o.size.to_string())?;
+    x.start("premis:format", &[])?;
+    x.start("premis:formatDesignation", &[])?;
+    x.text("premis:formatName", &[], &o.format.name)?;
+    if let Some(v) = &o.format.version {
+        x.text("premis:formatVersion", &[], v)?;
+    }
+    x.end("premis:formatDesignation")?;
+    if let Some(p) = &o.format.pronom {
+        x.start("premis:formatRegistry", &[])?;
+        x.text("premis:formatRegistryName", &[], "PRONOM")?;
+        x.text("premis:formatRegistryKey", &[], p)?;
+        x.end("premis:formatRegistry")?;
+    }
+    x.end("premis:format")?;
+    x.end("premis:objectCharacteristics")?;
+    if let Some(n) = &o.original_name {
+        x.text("premis:originalName", &[], n)?;
+    }
+    for r in &o.relationships {
+        x.start("premis:relationship", &[])?;
+        x.text("premis:relationshipType", &[], &r.relationship_type)?;
+        x.text("premis:relationshipSubType", &[], &r.subtype)?;
+        x.start("premis:relatedObjectIdentifier", &[])?;
+        x.text("premis:relatedObjectIdentifierType", &[], &r.related_object.0)?;
+        x.text("premis:relatedObjectIdentifierValue", &[], &r.related_object.1)?;
+        x.end("premis:relatedObjectIdentifier")?;
+        if let Some(e) = &r.related_event {
+            x.start("premis:relatedEventIdentifier", &[])?;
+            x.text("premis:relatedEventIdentifierType", &[], "UUID")?;
+            x.text("premis:relatedEventIdentifierValue", &[], e)?;
+            x.end("premis:relatedEventIdentifier")?;
+        }
+        x.end("premis:relationship")?;
+    }
+    for e in &o.events {
+        x.start("premis:linkingEventIdentifier", &[])?;
+        x.text("premis:linkingEventIdentifierType", &[], "UUID")?;
+        x.text("premis:linkingEventIdentifierValue", &[], e)?;
+        x.end("premis:linkingEventIdentifier")?;
+    }
+    x.end("premis:object")
+}
+
+/// `<mets:digiprovMD ID=..>` holding a PREMIS event.
+pub fn write_event_md<W: Write>(x: &mut XmlOut<W>, md_id: &str, e: &Event) -> io::Result<()> {
+    x.start("mets:digiprovMD", &[("ID", md_id)])?;
+    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:EVENT")])?;
+    x.start("mets:xmlData", &[])?;
+    x.start("premis:event", &[("version", "3.0")])?;
+    x.start("premis:eventIdentifier", &[])?;
+    x.text("premis:eventIdentifierType", &[], "UUID")?;
+    x.text("premis:eventIdentifierValue", &[], &e.id)?;
+    x.end("premis:eventIdentifier")?;
+    match &e.event_type_uri {
+        Some(uri) if !uri.is_empty() => x.text(
+            "premis:eventType",
+            &[
+                ("authority", "eventType"),
+                ("authorityURI", "http://id.loc.gov/vocabulary/preservation/eventType"),
+                ("valueURI", uri),
+            ],
+            &e.event_type,
+        )?,
+        _ => x.text("premis:eventType", &[], &e.event_type)?,
+    }
+    x.text("premis:eventDateTime", &[], &e.date_time.to_rfc3339_opts(SecondsFormat::Secs, true))?;
+    if let Some(d) = &e.detail {
+        x.start("premis:eventDetailInformation", &[])?;
+        x.text("premis:eventDetail", &[], d)?;
+        x.end("premis:eventDetailInformation")?;
+    }
+    x.start("premis:eventOutcomeInformation", &[])?;
+    x.text("premis:eventOutcome", &[], &e.outcome)?;
+    if let Some(d) = &e.outcome_detail {
+        x.start("premis:eventOutcomeDetail", &[])?;
+        x.text("premis:eventOutcomeDetailNote", &[], d)?;
+        x.end("premis:eventOutcomeDetail")?;
+    }
+    x.end("premis:eventOutcomeInformation")?;
+    for (t, v, role) in &e.agents {
+        x.start("premis:linkingAgentIdentifier", &[])?;
+        x.text("premis:linkingAgentIdentifierType", &[], t)?;
+        x.text("premis:linkingAgentIdentifierValue", &[], v)?;
+        x.text("premis:linkingAgentRole", &[], role)?;
+        x.end("premis:linkingAgentIdentifier")?;
+    }
+    for (t, v, role) in &e.objects {
+        x.start("premis:linkingObjectIdentifier", &[])?;
+        x.text("premis:linkingObjectIdentifierType", &[], t)?;
+        x.text("premis:linkingObjectIdentifierValue", &[], v)?;
+        x.text("premis:linkingObjectRole", &[], role)?;
+        x.end("premis:linkingObjectIdentifier")?;
+    }
+    x.end("premis:event")?;
+    x.end("mets:xmlData")?;
+    x.end("mets:mdWrap")?;
+    x.end("mets:digiprovMD")
+}
+
+/// `<mets:digiprovMD ID=..>` holding a PREMIS agent.
+pub fn write_agent_md<W: Write>(x: &mut XmlOut<W>, md_id: &str, a: &Agent) -> io::Result<()> {
+    x.start("mets:digiprovMD", &[("ID", md_id)])?;
+    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:AGENT")])?;
+    x.start("mets:xmlData", &[])?;
+    x.start("premis:agent", &[("version", "3.0")])?;
+    x.start("premis:agentIdentifier", &[])?;
+    x.text("premis:agentIdentifierType", &[], &a.id_type)?;
+    x.text("premis:agentIdentifierValue", &[], &a.id)?;
+    x.end("premis:agentIdentifier")?;
+    x.text("premis:agentName", &[], &a.name)?;
+    x.text("premis:agentType", &[], &a.agent_type)?;
+    if let Some(v) = &a.version {
+        x.text("premis:agentVersion", &[], v)?;
+    }
+    if let Some(n) = &a.note {
+        x.text("premis:agentNote", &[], n)?;
+    }
+    x.end("premis:agent")?;
+    x.end("mets:xmlData")?;
+    x.end("mets:mdWrap")?;
+    x.end("mets:digiprovMD")
+}

@@ -1,0 +1,1126 @@
+//! `webaip validate`: a METS document against the official schemas and the package profile.
+//!
+//! Two passes. The first streams the document with quick-xml and checks what XML Schema cannot
+//! see: unique IDs, IDREFs that resolve, byte ranges (`BEGIN <= END`, `SIZE = END - BEGIN + 1`),
+//! checksum types, PREMIS fixity and size against the `<file>` attributes, events that link
+//! existing objects and agents, outcomes from the profile's vocabulary, and the profile's
+//! required sections. The second validates against the XSD bundle (METS, PREMIS, MODS, DC,
+//! XLink, plus webaip's rights schema) in-process through libxml2, non-recovering and without
+//! network. Every finding names the line, the element, the rule (P-number) and what was
+//! expected.
+//!
+//! Which profile applies: `--profile`, else the one the root `PROFILE` attribute names, else
+//! the default profile in advisory mode (its findings are warnings: the document does not
+//! claim to follow it). Under a profile other than the default, how the document differs
+//! from the default profile is reported as information.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use quick_xml::NsReader;
+use quick_xml::events::Event as XmlEvent;
+use quick_xml::name::ResolveResult;
+use serde::Serialize;
+
+use crate::profile::Profile;
+
+const NS_METS: &str = "http://www.loc.gov/METS/";
+const NS_PREMIS3: &str = "http://www.loc.gov/premis/v3";
+const NS_PREMIS2: &str = "info:lc/xmlns/premis-v2";
+const NS_RIGHTS: &str = super::descriptive::RIGHTS_NS;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// How the document differs from the default profile (under another profile).
+    Info,
+    /// A rule of a profile the document does not claim to follow.
+    Warning,
+    /// The document is invalid.
+    Error,
+}
+
+/// One thing found wrong (or different).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// How serious.
+    pub severity: Severity,
+    /// The rule: a PROFILE.md number (`P4.6`), `XSD`, `XML` or a METS/PREMIS check name.
+    pub rule: String,
+    /// Line in the document (1-based), when known.
+    pub line: Option<u64>,
+    /// The element concerned.
+    pub element: String,
+    /// What was expected and what was found.
+    pub message: String,
+    #[serde(skip)]
+    offset: Option<u64>,
+}
+
+/// Whether XML Schema validation ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum XsdStatus {
+    /// Validated against this bundle.
+    Validated {
+        /// The wrapper schema used.
+        bundle: PathBuf,
+    },
+    /// Not validated, and why.
+    Skipped {
+        /// The reason.
+        reason: String,
+    },
+}
+
+/// The result of validating one document.
+#[derive(Debug, Clone, Serialize)]
+pub struct ValidationReport {
+    /// The document.
+    pub file: PathBuf,
+    /// The profile applied.
+    pub profile: String,
+    /// True when the profile's rules are requirements; false when advisory (warnings).
+    pub profile_required: bool,
+    /// XML Schema validation.
+    pub xsd: XsdStatus,
+    /// The findings, in document order.
+    pub findings: Vec<Finding>,
+    /// True when there is no error.
+    pub valid: bool,
+}
+
+/// Options for [`validate_mets`].
+#[derive(Debug, Clone, Default)]
+pub struct ValidateOptions {
+    /// Directory holding the schema bundle; `None` skips XSD validation.
+    pub schemas: Option<PathBuf>,
+    /// A profile to require; `None`: the one the document names, else the default, advisory.
+    pub profile: Option<Profile>,
+}
+
+/// A document that could not be validated at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    /// The document cannot be read.
+    #[error("{path}: {source}")]
+    Unreadable {
+        /// The document.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// The schema directory has no usable bundle.
+    #[error("{0}")]
+    Schemas(String),
+}
+
+/// Validates the METS document at `path`.
+pub fn validate_mets(
+    path: &Path,
+    opts: &ValidateOptions,
+) -> Result<ValidationReport, ValidateError> {
+    let unreadable = |source| ValidateError::Unreadable { path: path.to_path_buf(), source };
+    let file = File::open(path).map_err(unreadable)?;
+    let mut checker = Checker::new(opts.profile.clone());
+    checker.run(BufReader::with_capacity(256 * 1024, file));
+    checker.finish();
+    let profile = checker.profile.clone();
+    let mut findings = std::mem::take(&mut checker.findings);
+    if profile.name != crate::profile::DEFAULT_PROFILE && !checker.xml_error {
+        // How the document differs from the current profile, as information.
+        let mut compare = Checker::new(Some(Profile::default_profile()));
+        compare.comparing = true;
+        compare.run(BufReader::with_capacity(256 * 1024, File::open(path).map_err(unreadable)?));
+        compare.finish();
+        findings.extend(compare.findings.into_iter().filter(|f| f.severity == Severity::Info));
+    }
+    let xsd = match &opts.schemas {
+        None => XsdStatus::Skipped {
+            reason: "no schema directory given (--schemas or WEBAIP_SCHEMAS)".into(),
+        },
+        Some(dir) => {
+            let bundle = dir.join(&profile.schema_bundle);
+            if !bundle.is_file() {
+                return Err(ValidateError::Schemas(format!(
+                    "{}: no schema bundle {} there",
+                    dir.display(),
+                    profile.schema_bundle
+                )));
+            }
+            match xsd::validate(path, dir, &bundle) {
+                Ok(mut f) => {
+                    findings.append(&mut f);
+                    XsdStatus::Validated { bundle }
+                }
+                Err(reason) => XsdStatus::Skipped { reason },
+            }
+        }
+    };
+    assign_lines(path, &mut findings).map_err(unreadable)?;
+    findings.sort_by(|a, b| a.line.cmp(&b.line).then(b.severity.cmp(&a.severity)));
+    findings.dedup();
+    let valid = !findings.iter().any(|f| f.severity == Severity::Error);
+    Ok(ValidationReport {
+        file: path.to_path_buf(),
+        profile: profile.name.clone(),
+        profile_required: checker.required,
+        xsd,
+        findings,
+        valid,
+    })
+}
+
+/// Converts byte offsets of findings into line numbers with one more pass over the file.
+fn assign_lines(path: &Path, findings: &mut [Finding]) -> io::Result<()> {
+    let mut wanted: Vec<(u64, usize)> = findings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.offset.filter(|_| f.line.is_none()).map(|o| (o, i)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    wanted.sort();
+    let mut r = BufReader::new(File::open(path)?);
+    let (mut pos, mut line, mut k) = (0u64, 1u64, 0usize);
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        for &b in buf {
+            while k < wanted.len() && wanted[k].0 <= pos {
+                findings[wanted[k].1].line = Some(line);
+                k += 1;
+            }
+            if b == b'\n' {
+                line += 1;
+            }
+            pos += 1;
+        }
+        let n = buf.len();
+        r.consume(n);
+        if k == wanted.len() {
+            return Ok(());
+        }
+    }
+    for &(_, i) in &wanted[k..] {
+        findings[i].line = Some(line);
+    }
+    Ok(())
+}
+
+#[derive(Default, Clone)]
+struct ObjectFacts {
+    id: String,
+    algorithm: String,
+    digest: String,
+    size: Option<String>,
+}
+
+#[derive(Default)]
+struct EventFacts {
+    event_type: String,
+    outcome: String,
+    agents: Vec<String>,
+    objects: Vec<String>,
+    offset: u64,
+}
+
+#[derive(Default)]
+struct FileFacts {
+    element_offset: u64,
+    depth: usize,
+    id: String,
+    group: String,
+    attrs: HashMap<String, String>,
+    has_flocat: bool,
+    transforms: Vec<String>,
+}
+
+/// What the streaming pass knows and checks.
+struct Checker {
+    explicit: Option<Profile>,
+    profile: Profile,
+    required: bool,
+    /// Set when the checker only reports how a document differs from this profile.
+    comparing: bool,
+    findings: Vec<Finding>,
+    stack: Vec<(String, String)>,
+    ids: HashMap<String, u64>,
+    refs: Vec<(String, String, String, u64)>,
+    root_seen: bool,
+    mets_hdr: bool,
+    dmd_types: Vec<String>,
+    rights_mds: u64,
+    rights_ext: Vec<(String, String, u64)>,
+    rights_current: Option<(String, String, u64)>,
+    file_sec: bool,
+    groups: Vec<String>,
+    current_group: String,
+    struct_logical: bool,
+    website_div: bool,
+    div_depth: usize,
+    amd_current: Option<String>,
+    md_current: Option<String>,
+    amd_objects: HashMap<String, ObjectFacts>,
+    amd_event_types: HashMap<String, Vec<String>>,
+    objects: HashSet<String>,
+    agents: HashSet<String>,
+    events: Vec<EventFacts>,
+    object: Option<ObjectFacts>,
+    event: Option<EventFacts>,
+    text: Option<String>,
+    files: Vec<FileFacts>,
+    xml_error: bool,
+}
+
+impl Checker {
+    fn new(explicit: Option<Profile>) -> Self {
+        let required = explicit.is_some();
+        Checker {
+            profile: explicit.clone().unwrap_or_else(Profile::default_profile),
+            explicit,
+            required,
+            comparing: false,
+            findings: Vec::new(),
+            stack: Vec::new(),
+            ids: HashMap::new(),
+            refs: Vec::new(),
+            root_seen: false,
+            mets_hdr: false,
+            dmd_types: Vec::new(),
+            rights_mds: 0,
+            rights_ext: Vec::new(),
+            rights_current: None,
+            file_sec: false,
+            groups: Vec::new(),
+            current_group: String::new(),
+            struct_logical: false,
+            website_div: false,
+            div_depth: 0,
+            amd_current: None,
+            md_current: None,
+            amd_objects: HashMap::new(),
+            amd_event_types: HashMap::new(),
+            objects: HashSet::new(),
+            agents: HashSet::new(),
+            events: Vec::new(),
+            object: None,
+            event: None,
+            text: None,
+            files: Vec::new(),
+            xml_error: false,
+        }
+    }
+
+    /// A METS/PREMIS-level error (always an error).
+    fn error(&mut self, rule: &str, element: &str, offset: u64, message: String) {
+        self.findings.push(Finding {
+            severity: Severity::Error,
+            rule: rule.into(),
+            line: None,
+            element: element.into(),
+            message,
+            offset: Some(offset),
+        });
+    }
+
+    /// A profile rule: an error when the profile is required, else a warning.
+    fn profile_rule(&mut self, rule: &str, element: &str, offset: u64, message: String) {
+        let severity = match (self.comparing, self.required) {
+            (true, _) => Severity::Info,
+            (false, true) => Severity::Error,
+            (false, false) => Severity::Warning,
+        };
+        self.findings.push(Finding {
+            severity,
+            rule: rule.into(),
+            line: None,
+            element: element.into(),
+            message: format!("{} (profile {})", message, self.profile.name),
+            offset: Some(offset),
+        });
+    }
+
+    fn run(&mut self, input: impl BufRead) {
+        let mut reader = NsReader::from_reader(input);
+        reader.config_mut().check_end_names = true;
+        let mut buf = Vec::new();
+        loop {
+            let offset = reader.buffer_position();
+            let (ns, ev) = match reader.read_resolved_event_into(&mut buf) {
+                Ok((ResolveResult::Bound(ns), ev)) => (ns.as_ref().to_string(), ev),
+                Ok((_, ev)) => (String::new(), ev),
+                Err(e) => {
+                    let at = reader.error_position();
+                    self.xml_error = true;
+                    self.error("XML", "", at, format!("not well-formed XML: {e}"));
+                    return;
+                }
+            };
+            match ev {
+                XmlEvent::Start(e) => {
+                    let (local, attrs) = element_parts(&e);
+                    self.start(&ns, &local, &attrs, offset);
+                }
+                XmlEvent::Empty(e) => {
+                    let (local, attrs) = element_parts(&e);
+                    self.start(&ns, &local, &attrs, offset);
+                    self.end(&ns, &local, offset);
+                }
+                XmlEvent::End(e) => {
+                    let local = e.local_name().as_ref().to_string();
+                    self.end(&ns, &local, offset);
+                }
+                XmlEvent::Text(t) => {
+                    if let Some(s) = self.text.as_mut() {
+                        s.push_str(&t.xml10_content());
+                    }
+                }
+                XmlEvent::CData(t) => {
+                    if let Some(s) = self.text.as_mut() {
+                        s.push_str(&t.xml10_content());
+                    }
+                }
+                XmlEvent::GeneralRef(r) => {
+                    if let Some(s) = self.text.as_mut() {
+                        match r.resolve_char_ref() {
+                            Ok(Some(c)) => s.push(c),
+                            _ => s.push_str(match r.xml10_content().as_ref() {
+                                "amp" => "&",
+                                "lt" => "<",
+                                "gt" => ">",
+                                "quot" => "\"",
+                                "apos" => "'",
+                                _ => "",
+                            }),
+                        }
+                    }
+                }
+                XmlEvent::Eof => break,
+                _ => {}
+            }
+            buf.clear();
+        }
+    }
+
+    fn in_premis(ns: &str) -> bool {
+        ns == NS_PREMIS3 || ns == NS_PREMIS2
+    }
+
+    fn start(&mut self, ns: &str, local: &str, attrs: &[(String, String)], offset: u64) {
+        let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        if ns == NS_METS {
+            if let Some(id) = attr("ID") {
+                if let Some(first) = self.ids.get(&id) {
+                    let first = *first;
+                    self.error(
+                        "METS-ID",
+                        local,
+                        offset,
+                        format!("ID {id:?} is used twice (first at byte {first})"),
+                    );
+                } else {
+                    self.ids.insert(id, offset);
+                }
+            }
+            for name in ["ADMID", "DMDID", "FILEID"] {
+                if let Some(v) = attr(name) {
+                    for token in v.split_whitespace() {
+                        self.refs.push((name.into(), token.into(), local.into(), offset));
+                    }
+                }
+            }
+        }
+        if !self.root_seen {
+            self.root_seen = true;
+            self.root(ns, local, attrs, offset);
+        }
+        let parent = self.stack.last().map(|(_, l)| l.clone()).unwrap_or_default();
+        self.stack.push((ns.to_string(), local.to_string()));
+        if ns == NS_METS {
+            match local {
+                "metsHdr" => self.mets_hdr = true,
+                "mdWrap" if parent == "mdWrap" || self.stack.iter().any(|(_, l)| l == "dmdSec") => {
+                    if let Some(t) = attr("MDTYPE") {
+                        self.dmd_types.push(t);
+                    }
+                }
+                "amdSec" => self.amd_current = attr("ID"),
+                "techMD" | "digiprovMD" | "rightsMD" | "sourceMD" => {
+                    self.md_current = attr("ID");
+                    if local == "rightsMD" {
+                        self.rights_mds += 1;
+                    }
+                }
+                "fileSec" => self.file_sec = true,
+                "fileGrp" => {
+                    let u = attr("USE").unwrap_or_default();
+                    if !self.profile.file_groups.all().contains(&u.as_str()) {
+                        let expected = self.profile.file_groups.all().join(", ");
+                        self.profile_rule(
+                            "P4.1",
+                            local,
+                            offset,
+                            format!("file group USE={u:?}; expected one of {expected}"),
+                        );
+                    }
+                    self.groups.push(u.clone());
+                    self.current_group = u;
+                }
+                "file" => self.start_file(attrs, offset),
+                "FLocat" => {
+                    if let Some(f) = self.files.last_mut() {
+                        f.has_flocat = true;
+                    }
+                }
+                "transformFile" => {
+                    if let Some(f) = self.files.last_mut() {
+                        f.transforms.push(attr("TRANSFORMALGORITHM").unwrap_or_default());
+                    }
+                }
+                "structMap" if attr("TYPE").as_deref() == Some("logical") => {
+                    self.struct_logical = true;
+                }
+                "div" => self.start_div(attrs, offset),
+                _ => {}
+            }
+        } else if Self::in_premis(ns) {
+            match local {
+                "object" => self.object = Some(ObjectFacts::default()),
+                "event" => self.event = Some(EventFacts { offset, ..EventFacts::default() }),
+                "objectIdentifierValue"
+                | "messageDigestAlgorithm"
+                | "messageDigest"
+                | "size"
+                | "agentIdentifierValue"
+                | "eventType"
+                | "eventOutcome"
+                | "linkingAgentIdentifierValue"
+                | "linkingObjectIdentifierValue" => self.text = Some(String::new()),
+                _ => {}
+            }
+        } else if ns == NS_RIGHTS {
+            match local {
+                "rights" => self.rights_current = Some((String::new(), String::new(), offset)),
+                "access" | "embargoUntil" => self.text = Some(String::new()),
+                _ => {}
+            }
+        }
+    }
+
+    fn end(&mut self, ns: &str, local: &str, offset: u64) {
+        let text = self.text.take().unwrap_or_default();
+        let text = text.trim().to_string();
+        self.stack.pop();
+        if ns == NS_METS {
+            match local {
+                "amdSec" => self.amd_current = None,
+                "techMD" | "digiprovMD" | "rightsMD" | "sourceMD" => self.md_current = None,
+                "file" => self.end_file(offset),
+                "div" => self.div_depth = self.div_depth.saturating_sub(1),
+                "fileGrp" => self.current_group.clear(),
+                _ => {}
+            }
+        } else if Self::in_premis(ns) {
+            let in_object = self.object.is_some();
+            match local {
+                "objectIdentifierValue" if in_object => {
+                    if let Some(o) = self.object.as_mut()
+                        && o.id.is_empty()
+                    {
+                        o.id = text;
+                    }
+                }
+                "messageDigestAlgorithm" => {
+                    if let Some(o) = self.object.as_mut() {
+                        o.algorithm = text;
+                    }
+                }
+                "messageDigest" => {
+                    if let Some(o) = self.object.as_mut() {
+                        o.digest = text;
+                    }
+                }
+                "size" => {
+                    if let Some(o) = self.object.as_mut() {
+                        o.size = Some(text);
+                    }
+                }
+                "object" => {
+                    if let Some(o) = self.object.take() {
+                        self.objects.insert(o.id.clone());
+                        for key in [self.amd_current.clone(), self.md_current.clone()]
+                            .into_iter()
+                            .flatten()
+                        {
+                            self.amd_objects.entry(key).or_insert_with(|| o.clone());
+                        }
+                    }
+                }
+                "agentIdentifierValue" if self.event.is_none() => {
+                    self.agents.insert(text);
+                }
+                "eventType" => {
+                    if let Some(e) = self.event.as_mut() {
+                        e.event_type = text;
+                    }
+                }
+                "eventOutcome" => {
+                    if let Some(e) = self.event.as_mut() {
+                        e.outcome = text;
+                    }
+                }
+                "linkingAgentIdentifierValue" => {
+                    if let Some(e) = self.event.as_mut() {
+                        e.agents.push(text);
+                    }
+                }
+                "linkingObjectIdentifierValue" => {
+                    if let Some(e) = self.event.as_mut() {
+                        e.objects.push(text);
+                    }
+                }
+                "event" => {
+                    if let Some(e) = self.event.take() {
+                        if let Some(a) = &self.amd_current {
+                            self.amd_event_types
+                                .entry(a.clone())
+                                .or_default()
+                                .push(e.event_type.clone());
+                        }
+                        self.events.push(e);
+                    }
+                }
+                _ => {}
+            }
+        } else if ns == NS_RIGHTS {
+            match local {
+                "access" => {
+                    if let Some(r) = self.rights_current.as_mut() {
+                        r.0 = text;
+                    }
+                }
+                "embargoUntil" => {
+                    if let Some(r) = self.rights_current.as_mut() {
+                        r.1 = text;
+                    }
+                }
+                "rights" => {
+                    if let Some(r) = self.rights_current.take() {
+                        self.rights_ext.push(r);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn root(&mut self, ns: &str, local: &str, attrs: &[(String, String)], offset: u64) {
+        let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        if ns != NS_METS || local != "mets" {
+            self.error(
+                "METS",
+                local,
+                offset,
+                format!("root element is {{{ns}}}{local}; expected mets:mets"),
+            );
+            return;
+        }
+        let named = attr("PROFILE");
+        if self.explicit.is_none()
+            && let Some(p) = named.as_deref().and_then(Profile::by_uri)
+        {
+            self.profile = p;
+            self.required = true;
+        }
+        if self.profile.rules.require_objid && attr("OBJID").is_none_or(|v| v.trim().is_empty()) {
+            self.profile_rule(
+                "P1.2",
+                local,
+                offset,
+                "the root has no OBJID; expected a unique package identifier".into(),
+            );
+        }
+        let types = self.profile.package_types.clone();
+        if !types.is_empty() {
+            let t = attr("TYPE").unwrap_or_default();
+            if !types.contains(&t) {
+                self.profile_rule(
+                    "P1.2",
+                    local,
+                    offset,
+                    format!("TYPE={t:?}; expected one of {}", types.join(", ")),
+                );
+            }
+        }
+        if named.as_deref() != Some(self.profile.uri.as_str())
+            && self.required
+            && self.explicit.is_none()
+        {
+            self.profile_rule(
+                "P1.2",
+                local,
+                offset,
+                format!("PROFILE={named:?}; expected {:?}", self.profile.uri),
+            );
+        }
+    }
+
+    fn start_div(&mut self, attrs: &[(String, String)], offset: u64) {
+        let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        self.div_depth += 1;
+        let website = self.profile.structure.website.clone();
+        if website.is_empty() || !self.stack.iter().any(|(_, l)| l == "structMap") {
+            return;
+        }
+        let t = attr("TYPE").unwrap_or_default();
+        if self.div_depth == 1 && t == website {
+            self.website_div = true;
+            if attr("DMDID").is_none() || attr("ADMID").is_none() {
+                self.profile_rule(
+                    "P2.2",
+                    "div",
+                    offset,
+                    "the website div needs DMDID (descriptions) and ADMID (rights)".into(),
+                );
+            }
+        } else if self.div_depth == 2 {
+            let allowed =
+                [&self.profile.structure.webpage, &self.profile.structure.associated_object];
+            if !allowed.iter().any(|a| **a == t) {
+                self.profile_rule(
+                    "P2.1",
+                    "div",
+                    offset,
+                    format!(
+                        "div TYPE={t:?} below the website; expected WEBPAGE or ASSOCIATEDOBJECT"
+                    ),
+                );
+            }
+        } else if self.div_depth > 2 {
+            self.profile_rule("P2.1", "div", offset, "divs nest deeper than two levels".into());
+        }
+    }
+
+    fn start_file(&mut self, attrs: &[(String, String)], offset: u64) {
+        let depth = self.files.len();
+        let map: HashMap<String, String> = attrs.iter().cloned().collect();
+        let f = FileFacts {
+            element_offset: offset,
+            depth,
+            id: map.get("ID").cloned().unwrap_or_default(),
+            group: self.current_group.clone(),
+            attrs: map,
+            has_flocat: false,
+            transforms: Vec::new(),
+        };
+        // Byte ranges (P4.4, P4.6).
+        let get = |k: &str| f.attrs.get(k).cloned();
+        let (begin, end, size, betype) = (get("BEGIN"), get("END"), get("SIZE"), get("BETYPE"));
+        if begin.is_some() || end.is_some() {
+            if betype.as_deref() != Some("BYTE") {
+                self.error(
+                    "P4.4",
+                    "file",
+                    offset,
+                    format!("BETYPE={betype:?} with BEGIN/END; expected \"BYTE\""),
+                );
+            }
+            let num = |v: &Option<String>| v.as_deref().and_then(|s| s.trim().parse::<u64>().ok());
+            match (num(&begin), num(&end)) {
+                (Some(b), Some(e)) if b > e => {
+                    self.error(
+                        "P4.6",
+                        "file",
+                        offset,
+                        format!("BEGIN={b} is after END={e}; expected BEGIN <= END"),
+                    );
+                }
+                (Some(b), Some(e)) => {
+                    if let Some(s) = num(&size)
+                        && s != e - b + 1
+                    {
+                        self.error(
+                            "P4.6",
+                            "file",
+                            offset,
+                            format!("SIZE={s}; expected END - BEGIN + 1 = {}", e - b + 1),
+                        );
+                    }
+                }
+                _ => self.error(
+                    "P4.6",
+                    "file",
+                    offset,
+                    format!("BEGIN={begin:?} END={end:?}; expected both, as byte offsets"),
+                ),
+            }
+        }
+        if let Some(ct) = get("CHECKSUMTYPE") {
+            if ct != self.profile.checksum_algorithm {
+                let alg = self.profile.checksum_algorithm.clone();
+                self.profile_rule(
+                    "P4.2",
+                    "file",
+                    offset,
+                    format!("CHECKSUMTYPE={ct:?}; expected {alg:?}"),
+                );
+            }
+        } else if get("CHECKSUM").is_some() {
+            self.error("METS-CHECKSUM", "file", offset, "CHECKSUM without CHECKSUMTYPE".into());
+        }
+        // PREMIS object of the file agrees with its attributes (P5.1).
+        if let Some(admid) = get("ADMID") {
+            for token in admid.split_whitespace() {
+                let Some(o) = self.amd_objects.get(token).cloned() else { continue };
+                if let (Some(sum), false) = (get("CHECKSUM"), o.digest.is_empty()) {
+                    if !sum.eq_ignore_ascii_case(&o.digest) {
+                        self.error(
+                            "P5.1",
+                            "file",
+                            offset,
+                            format!(
+                                "CHECKSUM {sum} differs from the PREMIS fixity {} of {token}",
+                                o.digest
+                            ),
+                        );
+                    }
+                    if let Some(ct) = get("CHECKSUMTYPE")
+                        && !o.algorithm.is_empty()
+                        && !ct.eq_ignore_ascii_case(&o.algorithm)
+                    {
+                        self.error(
+                            "P5.1",
+                            "file",
+                            offset,
+                            format!("CHECKSUMTYPE {ct} but PREMIS fixity uses {}", o.algorithm),
+                        );
+                    }
+                }
+                if let (Some(s), Some(os)) = (get("SIZE"), o.size.as_ref())
+                    && s.trim() != os.trim()
+                {
+                    self.error(
+                        "P5.1",
+                        "file",
+                        offset,
+                        format!("SIZE {s} differs from the PREMIS size {os} of {token}"),
+                    );
+                }
+            }
+        }
+        self.files.push(f);
+    }
+
+    fn end_file(&mut self, _offset: u64) {
+        let Some(f) = self.files.pop() else { return };
+        let o = f.element_offset;
+        let g = &self.profile.file_groups;
+        let container_group = [&g.content, &g.original, &g.viral].iter().any(|n| **n == f.group);
+        let has = |k: &str| f.attrs.get(k).is_some_and(|v| !v.is_empty());
+        match f.depth {
+            0 => {
+                let mut missing: Vec<&str> =
+                    ["MIMETYPE", "SIZE", "CHECKSUM", "CHECKSUMTYPE", "ADMID"]
+                        .into_iter()
+                        .filter(|k| !has(k))
+                        .collect();
+                if !f.has_flocat {
+                    missing.push("FLocat");
+                }
+                if container_group
+                    && self.profile.premis_version.starts_with('3')
+                    && !has("CREATED")
+                {
+                    missing.push("CREATED");
+                }
+                if !missing.is_empty() {
+                    let id = f.id.clone();
+                    self.profile_rule(
+                        "P4.2",
+                        "file",
+                        o,
+                        format!("file {id} lacks {}", missing.join(", ")),
+                    );
+                }
+                if container_group
+                    && self.profile.rules.container_transform_file
+                    && !f.transforms.iter().any(|t| t == "WARC")
+                {
+                    self.profile_rule(
+                        "P4.3",
+                        "file",
+                        o,
+                        format!(
+                            "container {} has no transformFile TRANSFORMALGORITHM=\"WARC\"",
+                            f.id
+                        ),
+                    );
+                }
+                if container_group && self.profile.rules.virus_check_per_container {
+                    let term = self.profile.events.virus_check.term.clone();
+                    let checked = f.attrs.get("ADMID").is_some_and(|admid| {
+                        admid
+                            .split_whitespace()
+                            .any(|a| self.amd_event_types.get(a).is_some_and(|t| t.contains(&term)))
+                    });
+                    if !checked {
+                        self.profile_rule(
+                            "P5.5",
+                            "file",
+                            o,
+                            format!("container {} has no {term:?} event in its amdSec", f.id),
+                        );
+                    }
+                }
+            }
+            1 => {
+                if !f.transforms.iter().any(|t| t == "GZIP") || !has("BEGIN") {
+                    self.profile_rule(
+                        "P4.4",
+                        "file",
+                        o,
+                        format!("record {} needs BETYPE/BEGIN/END and transformFile GZIP", f.id),
+                    );
+                }
+            }
+            _ => {
+                if !has("BEGIN") || !has("SIZE") || !has("CHECKSUM") {
+                    self.profile_rule(
+                        "P4.5",
+                        "file",
+                        o,
+                        format!("bytestream {} needs BEGIN/END, SIZE and CHECKSUM", f.id),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Checks that need the whole document.
+    fn finish(&mut self) {
+        if self.xml_error {
+            return;
+        }
+        let refs = std::mem::take(&mut self.refs);
+        for (attr, value, element, offset) in refs {
+            if !self.ids.contains_key(&value) {
+                self.error(
+                    "METS-IDREF",
+                    &element,
+                    offset,
+                    format!("{attr} {value:?} points at no ID"),
+                );
+            }
+        }
+        let events = std::mem::take(&mut self.events);
+        for e in &events {
+            for o in &e.objects {
+                if !self.objects.contains(o) {
+                    self.error(
+                        "P5.3",
+                        "event",
+                        e.offset,
+                        format!(
+                            "event {:?} links object {o:?}, which is not described",
+                            e.event_type
+                        ),
+                    );
+                }
+            }
+            for a in &e.agents {
+                if !self.agents.contains(a) {
+                    self.error(
+                        "P5.3",
+                        "event",
+                        e.offset,
+                        format!(
+                            "event {:?} links agent {a:?}, which is not described",
+                            e.event_type
+                        ),
+                    );
+                }
+            }
+            if let Some(t) = self.profile.events.by_term(&e.event_type)
+                && !t.outcomes.contains(&e.outcome)
+            {
+                let rule = if *t == self.profile.events.virus_check {
+                    "P5.5"
+                } else if *t == self.profile.events.migration {
+                    "P5.6"
+                } else {
+                    "P5.7"
+                };
+                let allowed = t.outcomes.join("\", \"");
+                self.profile_rule(
+                    rule,
+                    "event",
+                    e.offset,
+                    format!(
+                        "outcome {:?} of {:?}; expected one of \"{allowed}\"",
+                        e.outcome, e.event_type
+                    ),
+                );
+            }
+        }
+        self.events = events;
+        if !self.mets_hdr {
+            self.profile_rule("P1.2", "mets", 0, "no metsHdr".into());
+        }
+        if self.profile.rules.require_descriptive && !self.dmd_types.iter().any(|t| t == "MODS") {
+            self.profile_rule("P3.1", "dmdSec", 0, "no MODS dmdSec for the website".into());
+        }
+        if self.profile.rules.require_descriptive && !self.dmd_types.iter().any(|t| t == "DC") {
+            self.profile_rule("P3.2", "dmdSec", 0, "no Dublin Core dmdSec".into());
+        }
+        if self.profile.rules.rights_extension {
+            if self.rights_ext.is_empty() {
+                self.profile_rule(
+                    "P3.3",
+                    "rightsMD",
+                    0,
+                    format!("no rights record in the webaip rights schema ({NS_RIGHTS})"),
+                );
+            }
+            for (access, until, offset) in self.rights_ext.clone() {
+                if access == "embargoed" && until.is_empty() {
+                    self.profile_rule(
+                        "P3.3",
+                        "rights",
+                        offset,
+                        "access is embargoed but no embargoUntil date is given".into(),
+                    );
+                }
+            }
+        }
+        if !self.file_sec {
+            self.profile_rule("P4.1", "fileSec", 0, "no fileSec".into());
+        }
+        if !self.struct_logical {
+            self.profile_rule("P2.1", "structMap", 0, "no structMap TYPE=\"logical\"".into());
+        } else if !self.profile.structure.website.is_empty() && !self.website_div {
+            let w = self.profile.structure.website.clone();
+            self.profile_rule("P2.1", "structMap", 0, format!("no top-level div TYPE={w:?}"));
+        }
+    }
+}
+
+/// The local name and attributes (qualified name, unescaped value) of an element.
+fn element_parts(e: &quick_xml::events::BytesStart<'_>) -> (String, Vec<(String, String)>) {
+    let local = e.local_name().as_ref().to_string();
+    let attrs = e
+        .attributes()
+        .filter_map(|a| a.ok())
+        .map(|a| {
+            let key = a.key.as_ref().to_string();
+            let value = a
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|v| v.into_owned())
+                .unwrap_or_default();
+            (key, value)
+        })
+        .collect();
+    (local, attrs)
+}
+
+#[cfg(feature = "xsd")]
+mod xsd {
+    //! XML Schema validation through libxml2.
+
+    use std::path::Path;
+    use std::sync::Mutex;
+
+    use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
+
+    use super::{Finding, Severity};
+
+    /// libxml2 keeps error handlers in global state; one validation at a time.
+    static LIBXML: Mutex<()> = Mutex::new(());
+
+    /// The project's rights schema, shipped inside the binary.
+    const RIGHTS_XSD: &str = include_str!("../../xsd/webaip-rights.xsd");
+
+    /// Validates `doc` against `bundle` plus webaip's rights schema.
+    pub fn validate(doc: &Path, dir: &Path, bundle: &Path) -> Result<Vec<Finding>, String> {
+        let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let wrapper = wrapper_schema(dir, bundle, tmp.path())?;
+        let _guard = LIBXML.lock().unwrap_or_else(|p| p.into_inner());
+        let mut parser = SchemaParserContext::from_file(&wrapper);
+        let mut ctx = SchemaValidationContext::from_parser(&mut parser).map_err(|errs| {
+            let first = errs.first().and_then(|e| e.message.clone()).unwrap_or_default();
+            format!("the schema bundle {} does not compile: {first}", bundle.display())
+        })?;
+        let doc_path = doc.to_str().ok_or("document path is not UTF-8")?;
+        Ok(match ctx.validate_file(doc_path) {
+            Ok(()) => Vec::new(),
+            Err(errs) => errs
+                .into_iter()
+                .map(|e| Finding {
+                    severity: Severity::Error,
+                    rule: "XSD".into(),
+                    line: e.line.map(|l| l.max(0) as u64),
+                    element: String::new(),
+                    message: e.message.as_deref().unwrap_or("").trim().to_string(),
+                    offset: None,
+                })
+                .collect(),
+        })
+    }
+
+    /// A wrapper importing every namespace of the bundle (with absolute paths) and the rights
+    /// schema, so one compiled schema covers all of them.
+    fn wrapper_schema(dir: &Path, bundle: &Path, tmp: &Path) -> Result<String, String> {
+        let text =
+            std::fs::read_to_string(bundle).map_err(|e| format!("{}: {e}", bundle.display()))?;
+        let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+        let rights = tmp.join("webaip-rights.xsd");
+        std::fs::write(&rights, RIGHTS_XSD).map_err(|e| e.to_string())?;
+        let mut imports = String::new();
+        for line in text.lines().filter(|l| l.trim_start().starts_with("<xs:import")) {
+            let ns = attr(line, "namespace").ok_or("bundle import without namespace")?;
+            let loc = attr(line, "schemaLocation").ok_or("bundle import without schemaLocation")?;
+            let abs = dir.join(loc);
+            imports.push_str(&format!(
+                "  <xs:import namespace=\"{ns}\" schemaLocation=\"{}\"/>\n",
+                abs.display()
+            ));
+        }
+        imports.push_str(&format!(
+            "  <xs:import namespace=\"{}\" schemaLocation=\"{}\"/>\n",
+            super::NS_RIGHTS,
+            rights.display()
+        ));
+        let wrapper = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\" elementFormDefault=\"qualified\">\n{imports}</xs:schema>\n"
+        );
+        let path = tmp.join("wrapper.xsd");
+        std::fs::write(&path, wrapper).map_err(|e| e.to_string())?;
+        Ok(path.to_string_lossy().into_owned())
+    }
+
+    fn attr<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+        let end = line[start..].find('"')? + start;
+        Some(&line[start..end])
+    }
+}
+
+#[cfg(not(feature = "xsd"))]
+mod xsd {
+    use std::path::Path;
+
+    pub fn validate(
+        _doc: &Path,
+        _dir: &Path,
+        _bundle: &Path,
+    ) -> Result<Vec<super::Finding>, String> {
+        Err("this webaip was built without XML Schema support (feature \"xsd\")".into())
+    }
+}

@@ -1,0 +1,435 @@
+//! The streaming METS writer.
+//!
+//! A [`MetsBuilder`] is told about the package once ([`PackageHeader`]), then about each
+//! container as it is written: [`MetsBuilder::begin_container`] gives a [`ContainerWriter`]
+//! that takes the container's records one at a time, and [`MetsBuilder::finish_container`]
+//! closes it with the container's final size, checksum and events. Everything that grows with
+//! the number of records (record `<file>`s, their amdSecs, web-page divs) goes to spill files
+//! in a temporary directory, one set per container, so several containers can be written at
+//! once and memory does not grow with the record count. [`MetsBuilder::finish`] assembles the
+//! document in METS order: header, dmdSecs, amdSecs, fileSec, structMap.
+//!
+//! Agents and shared events are written once and linked by identifier (P5.9); a record gets an
+//! amdSec only when it is described (P4.7), and in minimal mode only described or referenced
+//! records are listed at all.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Write};
+
+use chrono::SecondsFormat;
+use tempfile::TempPath;
+
+use super::descriptive::{write_dc, write_mods, write_rights};
+use super::premis::{write_agent_md, write_event_md, write_object_md};
+use super::xml::XmlOut;
+use crate::model::{GroupUse, PackageFile, PackageHeader, PageKind, RecordFile, SerializationMode};
+use crate::profile::Profile;
+
+/// Namespace declarations and schema locations of the root element.
+const ROOT_NAMESPACES: &[(&str, &str)] = &[
+    ("xmlns:mets", "http://www.loc.gov/METS/"),
+    ("xmlns:xlink", "http://www.w3.org/1999/xlink"),
+    ("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance"),
+    ("xmlns:premis", "http://www.loc.gov/premis/v3"),
+    ("xmlns:mods", "http://www.loc.gov/mods/v3"),
+    ("xmlns:dc", "http://purl.org/dc/elements/1.1/"),
+    (
+        "xsi:schemaLocation",
+        "http://www.loc.gov/METS/ http://www.loc.gov/standards/mets/version1121/mets.xsd \
+         http://www.loc.gov/premis/v3 http://www.loc.gov/standards/premis/v3/premis.xsd \
+         http://www.loc.gov/mods/v3 http://www.loc.gov/standards/mods/v3/mods-3-8.xsd",
+    ),
+];
+
+/// Order of the file groups in the file section.
+const GROUP_ORDER: [GroupUse; 4] =
+    [GroupUse::DigitalManifestation, GroupUse::Original, GroupUse::ViralFiles, GroupUse::Logfile];
+
+/// Depth of a container `<file>` in the document (mets > fileSec > fileGrp > file).
+const CONTAINER_DEPTH: usize = 3;
+
+struct Spill {
+    path: TempPath,
+    out: XmlOut<BufWriter<File>>,
+}
+
+impl Spill {
+    fn new(dir: &tempfile::TempDir, depth: usize) -> io::Result<Spill> {
+        let (file, path) = tempfile::NamedTempFile::new_in(dir.path())?.into_parts();
+        Ok(Spill { path, out: XmlOut::new(BufWriter::with_capacity(64 * 1024, file), depth) })
+    }
+
+    /// Flushes and closes the file, keeping it on disk until the path is dropped.
+    fn close(self) -> io::Result<TempPath> {
+        let mut w = self.out.into_inner();
+        w.flush()?;
+        drop(w);
+        Ok(self.path)
+    }
+}
+
+/// Takes one container's records as they are written.
+pub struct ContainerWriter {
+    index: usize,
+    group: GroupUse,
+    mode: SerializationMode,
+    id: String,
+    amd: Spill,
+    files: Spill,
+    divs: Spill,
+    records: u64,
+    listed: u64,
+}
+
+impl ContainerWriter {
+    /// The container's `<file>` ID.
+    pub fn file_id(&self) -> String {
+        format!("FILE-{}", self.id)
+    }
+
+    /// Records seen so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Records listed in the file section so far.
+    pub fn listed(&self) -> u64 {
+        self.listed
+    }
+
+    /// Adds the next record of the container (in container order).
+    pub fn add_record(&mut self, r: &RecordFile) -> io::Result<()> {
+        self.records += 1;
+        let listed =
+            self.mode == SerializationMode::Full || r.described.is_some() || r.page.is_some();
+        if !listed {
+            return Ok(());
+        }
+        self.listed += 1;
+        let rid = format!("{}-R{:06}", self.id, self.records);
+        let amd_id = format!("AMD-{rid}");
+        if let Some(d) = &r.described {
+            let x = &mut self.amd.out;
+            x.start("mets:amdSec", &[("ID", &amd_id)])?;
+            write_object_md(x, &format!("TECH-{rid}"), &d.object)?;
+            for (k, e) in d.events.iter().enumerate() {
+                write_event_md(x, &format!("DP-{rid}-E{}", k + 1), e)?;
+            }
+            x.end("mets:amdSec")?;
+        }
+        let x = &mut self.files.out;
+        let record_file_id = format!("FILE-{rid}");
+        let (begin, end, size) = (
+            r.member.begin.to_string(),
+            r.member.end_inclusive().to_string(),
+            r.member.len.to_string(),
+        );
+        x.start(
+            "mets:file",
+            &[
+                ("ID", &record_file_id),
+                ("OWNERID", &r.record_id),
+                ("MIMETYPE", "application/gzip"),
+                ("SIZE", &size),
+                ("BETYPE", "BYTE"),
+                ("BEGIN", &begin),
+                ("END", &end),
+            ],
+        )?;
+        x.empty(
+            "mets:transformFile",
+            &[
+                ("TRANSFORMTYPE", "decompression"),
+                ("TRANSFORMALGORITHM", "GZIP"),
+                ("TRANSFORMORDER", "1"),
+            ],
+        )?;
+        let mut pointed = record_file_id.clone();
+        if let Some(c) = r.content.as_ref().filter(|c| c.range.len > 0) {
+            let content_id = format!("FILE-{rid}-P");
+            let (begin, end, size) = (
+                c.range.begin.to_string(),
+                c.range.end_inclusive().to_string(),
+                c.range.len.to_string(),
+            );
+            let mut attrs = vec![
+                ("ID", content_id.as_str()),
+                ("MIMETYPE", c.mime.as_str()),
+                ("SIZE", size.as_str()),
+                ("CHECKSUMTYPE", "SHA-512"),
+                ("CHECKSUM", c.sha512.as_str()),
+                ("BETYPE", "BYTE"),
+                ("BEGIN", begin.as_str()),
+                ("END", end.as_str()),
+            ];
+            if r.described.is_some() {
+                attrs.push(("ADMID", amd_id.as_str()));
+            }
+            x.empty("mets:file", &attrs)?;
+            pointed = content_id;
+        }
+        x.end("mets:file")?;
+        if let Some(p) = &r.page {
+            let div_type = match p.kind {
+                PageKind::Webpage => "WEBPAGE",
+                PageKind::AssociatedObject => "ASSOCIATEDOBJECT",
+            };
+            let d = &mut self.divs.out;
+            d.start(
+                "mets:div",
+                &[("ID", &format!("DIV-{rid}")), ("TYPE", div_type), ("LABEL", &p.label)],
+            )?;
+            d.empty("mets:fptr", &[("FILEID", &pointed)])?;
+            d.end("mets:div")?;
+        }
+        Ok(())
+    }
+}
+
+struct FinishedContainer {
+    index: usize,
+    group: GroupUse,
+    id: String,
+    file: PackageFile,
+    amd: TempPath,
+    files: TempPath,
+    divs: TempPath,
+}
+
+/// Builds one METS document, streaming.
+pub struct MetsBuilder {
+    header: PackageHeader,
+    profile: Profile,
+    mode: SerializationMode,
+    dir: tempfile::TempDir,
+    next_index: usize,
+    containers: Vec<FinishedContainer>,
+    logs: Vec<PackageFile>,
+}
+
+impl MetsBuilder {
+    /// A builder for the package described by `header`. Spill files go to a new temporary
+    /// directory (in `TMPDIR`).
+    pub fn new(
+        header: PackageHeader,
+        profile: Profile,
+        mode: SerializationMode,
+    ) -> io::Result<Self> {
+        Ok(MetsBuilder {
+            header,
+            profile,
+            mode,
+            dir: tempfile::Builder::new().prefix("webaip-mets-").tempdir()?,
+            next_index: 0,
+            containers: Vec::new(),
+            logs: Vec::new(),
+        })
+    }
+
+    /// The serialization mode.
+    pub fn mode(&self) -> SerializationMode {
+        self.mode
+    }
+
+    /// Starts a container of the given group. Containers appear in the METS in the order they
+    /// were begun.
+    pub fn begin_container(&mut self, group: GroupUse) -> io::Result<ContainerWriter> {
+        self.next_index += 1;
+        let id = format!("C{:05}", self.next_index);
+        Ok(ContainerWriter {
+            index: self.next_index,
+            group,
+            mode: self.mode,
+            id,
+            amd: Spill::new(&self.dir, 1)?,
+            files: Spill::new(&self.dir, CONTAINER_DEPTH + 1)?,
+            divs: Spill::new(&self.dir, 3)?,
+            records: 0,
+            listed: 0,
+        })
+    }
+
+    /// Closes a container with its final description (path, size, checksum, object, events).
+    pub fn finish_container(&mut self, cw: ContainerWriter, file: PackageFile) -> io::Result<()> {
+        let finished = FinishedContainer {
+            index: cw.index,
+            group: cw.group,
+            id: cw.id,
+            file,
+            amd: cw.amd.close()?,
+            files: cw.files.close()?,
+            divs: cw.divs.close()?,
+        };
+        let pos = self.containers.partition_point(|c| c.index < finished.index);
+        self.containers.insert(pos, finished);
+        Ok(())
+    }
+
+    /// Adds a log or configuration file (`Logfile` group).
+    pub fn add_log(&mut self, file: PackageFile) {
+        self.logs.push(file);
+    }
+
+    /// Writes the whole document to `out`.
+    pub fn finish(self, out: impl Write) -> io::Result<()> {
+        let mut x = XmlOut::new(BufWriter::with_capacity(256 * 1024, out), 0);
+        x.raw(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")?;
+        let h = &self.header;
+        let mut root: Vec<(&str, &str)> = ROOT_NAMESPACES.to_vec();
+        root.extend([
+            ("OBJID", h.objid.as_str()),
+            ("TYPE", h.package_type.as_str()),
+            ("PROFILE", self.profile.uri.as_str()),
+            ("LABEL", h.label.as_str()),
+        ]);
+        x.start("mets:mets", &root)?;
+        let created = h.created.to_rfc3339_opts(SecondsFormat::Secs, true);
+        x.start("mets:metsHdr", &[("CREATEDATE", &created)])?;
+        x.start("mets:agent", &[("ROLE", "CREATOR"), ("TYPE", "ORGANIZATION")])?;
+        x.text("mets:name", &[], &h.organisation.name)?;
+        x.end("mets:agent")?;
+        x.start(
+            "mets:agent",
+            &[("ROLE", "CREATOR"), ("TYPE", "OTHER"), ("OTHERTYPE", "SOFTWARE")],
+        )?;
+        x.text("mets:name", &[], &format!("webaip {}", env!("CARGO_PKG_VERSION")))?;
+        x.end("mets:agent")?;
+        x.end("mets:metsHdr")?;
+
+        x.start("mets:dmdSec", &[("ID", "DMD-MODS"), ("CREATED", &created)])?;
+        x.start(
+            "mets:mdWrap",
+            &[("MDTYPE", "MODS"), ("MIMETYPE", "text/xml"), ("LABEL", "Website (MODS)")],
+        )?;
+        x.start("mets:xmlData", &[])?;
+        write_mods(&mut x, &h.description, &self.profile)?;
+        x.end("mets:xmlData")?;
+        x.end("mets:mdWrap")?;
+        x.end("mets:dmdSec")?;
+        x.start("mets:dmdSec", &[("ID", "DMD-DC"), ("CREATED", &created)])?;
+        x.start(
+            "mets:mdWrap",
+            &[("MDTYPE", "DC"), ("MIMETYPE", "text/xml"), ("LABEL", "Website (Dublin Core)")],
+        )?;
+        x.start("mets:xmlData", &[])?;
+        write_dc(&mut x, &h.description, &h.rights)?;
+        x.end("mets:xmlData")?;
+        x.end("mets:mdWrap")?;
+        x.end("mets:dmdSec")?;
+
+        x.start("mets:amdSec", &[("ID", "AMD-RIGHTS")])?;
+        x.start("mets:rightsMD", &[("ID", "RIGHTS-1")])?;
+        x.start("mets:mdWrap", &[("MDTYPE", "OTHER"), ("OTHERMDTYPE", "WEBAIP-RIGHTS")])?;
+        x.start("mets:xmlData", &[])?;
+        write_rights(&mut x, &h.rights)?;
+        x.end("mets:xmlData")?;
+        x.end("mets:mdWrap")?;
+        x.end("mets:rightsMD")?;
+        x.end("mets:amdSec")?;
+
+        if !h.agents.is_empty() {
+            x.start("mets:amdSec", &[("ID", "AMD-AGENTS")])?;
+            for (i, a) in h.agents.iter().enumerate() {
+                write_agent_md(&mut x, &format!("AGENT-{}", i + 1), a)?;
+            }
+            x.end("mets:amdSec")?;
+        }
+
+        for c in &self.containers {
+            write_file_amd(&mut x, &c.id, &c.file)?;
+            copy_into(&mut x, &c.amd)?;
+        }
+        for (i, l) in self.logs.iter().enumerate() {
+            write_file_amd(&mut x, &format!("L{:03}", i + 1), l)?;
+        }
+
+        x.start("mets:fileSec", &[])?;
+        for group in GROUP_ORDER {
+            let containers: Vec<&FinishedContainer> =
+                self.containers.iter().filter(|c| c.group == group).collect();
+            let logs = if group == GroupUse::Logfile { &self.logs[..] } else { &[] };
+            if containers.is_empty() && logs.is_empty() {
+                continue;
+            }
+            x.start("mets:fileGrp", &[("USE", self.profile.file_groups.name(group))])?;
+            for c in containers {
+                write_file_start(&mut x, &c.id, &c.file)?;
+                x.empty(
+                    "mets:transformFile",
+                    &[
+                        ("TRANSFORMTYPE", "decompression"),
+                        ("TRANSFORMALGORITHM", "WARC"),
+                        ("TRANSFORMORDER", "1"),
+                    ],
+                )?;
+                copy_into(&mut x, &c.files)?;
+                x.end("mets:file")?;
+            }
+            for (i, l) in logs.iter().enumerate() {
+                write_file_start(&mut x, &format!("L{:03}", i + 1), l)?;
+                x.end("mets:file")?;
+            }
+            x.end("mets:fileGrp")?;
+        }
+        x.end("mets:fileSec")?;
+
+        x.start("mets:structMap", &[("TYPE", "logical"), ("LABEL", "Website")])?;
+        x.start(
+            "mets:div",
+            &[
+                ("ID", "DIV-WEBSITE"),
+                ("TYPE", "WEBSITE"),
+                ("LABEL", &h.description.title),
+                ("DMDID", "DMD-MODS DMD-DC"),
+                ("ADMID", "AMD-RIGHTS"),
+            ],
+        )?;
+        for c in self.containers.iter().filter(|c| c.group == GroupUse::DigitalManifestation) {
+            x.empty("mets:fptr", &[("FILEID", &format!("FILE-{}", c.id))])?;
+        }
+        for c in &self.containers {
+            copy_into(&mut x, &c.divs)?;
+        }
+        x.end("mets:div")?;
+        x.end("mets:structMap")?;
+        x.end("mets:mets")?;
+        x.into_inner().flush()
+    }
+}
+
+/// The amdSec of a container or log: its object, described sources, and events.
+fn write_file_amd<W: Write>(x: &mut XmlOut<W>, id: &str, f: &PackageFile) -> io::Result<()> {
+    x.start("mets:amdSec", &[("ID", &format!("AMD-{id}"))])?;
+    write_object_md(x, &format!("TECH-{id}"), &f.object)?;
+    for (i, s) in f.described_sources.iter().enumerate() {
+        write_object_md(x, &format!("TECH-{id}-S{}", i + 1), s)?;
+    }
+    for (i, e) in f.events.iter().enumerate() {
+        write_event_md(x, &format!("DP-{id}-E{}", i + 1), e)?;
+    }
+    x.end("mets:amdSec")
+}
+
+fn write_file_start<W: Write>(x: &mut XmlOut<W>, id: &str, f: &PackageFile) -> io::Result<()> {
+    let created = f.created.to_rfc3339_opts(SecondsFormat::Secs, true);
+    let size = f.size.to_string();
+    x.start(
+        "mets:file",
+        &[
+            ("ID", &format!("FILE-{id}")),
+            ("MIMETYPE", &f.mime),
+            ("SIZE", &size),
+            ("CREATED", &created),
+            ("CHECKSUMTYPE", "SHA-512"),
+            ("CHECKSUM", &f.sha512),
+            ("ADMID", &format!("AMD-{id}")),
+        ],
+    )?;
+    x.empty("mets:FLocat", &[("LOCTYPE", "URL"), ("xlink:type", "simple"), ("xlink:href", &f.path)])
+}
+
+fn copy_into<W: Write>(x: &mut XmlOut<W>, path: &TempPath) -> io::Result<()> {
+    let mut r = BufReader::with_capacity(256 * 1024, File::open(path)?);
+    io::copy(&mut r, x.inner_mut())?;
+    Ok(())
+}

@@ -1,0 +1,309 @@
+//! The package model: plain data for what a package contains, independent of XML.
+//!
+//! A [`PackageHeader`] carries what is said once (identifier, type, description, rights,
+//! agents). Containers, their records and the bytestreams inside them are handed to the METS
+//! writer one at a time ([`ContainerFile`], [`RecordFile`]), so a package of ten million records
+//! never has to be held in memory. Preservation metadata follows PREMIS 3: [`PremisObject`],
+//! [`Event`], [`Agent`], [`Relationship`].
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Submission or archival package (P1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PackageType {
+    /// A standardized submission information package.
+    #[serde(rename = "sSIP")]
+    Ssip,
+    /// An archival information package.
+    #[serde(rename = "AIP")]
+    Aip,
+}
+
+impl PackageType {
+    /// The value of the METS root `TYPE` attribute.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PackageType::Ssip => "sSIP",
+            PackageType::Aip => "AIP",
+        }
+    }
+}
+
+/// What the package as a whole says: written once, at the top of the METS.
+#[derive(Debug, Clone)]
+pub struct PackageHeader {
+    /// The package identifier (METS `OBJID`), e.g. `urn:uuid:...`.
+    pub objid: String,
+    /// sSIP or AIP.
+    pub package_type: PackageType,
+    /// A human label (METS `LABEL`).
+    pub label: String,
+    /// When the METS was made.
+    pub created: DateTime<Utc>,
+    /// The organisation responsible for the package.
+    pub organisation: Organisation,
+    /// Descriptive metadata of the website (P3).
+    pub description: Description,
+    /// Rights (P3.3).
+    pub rights: Rights,
+    /// Every agent the events refer to, written once (P5.9).
+    pub agents: Vec<Agent>,
+}
+
+/// The organisation that makes or holds the package.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Organisation {
+    /// Its name.
+    pub name: String,
+    /// A short code (ISIL or repository code), used as its agent identifier.
+    pub code: String,
+}
+
+/// Descriptive metadata of the website (one target instance), mapped to MODS and DC (P3).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Description {
+    /// Title of the website.
+    pub title: String,
+    /// Free-text description.
+    pub description: Option<String>,
+    /// Subject terms.
+    pub subjects: Vec<String>,
+    /// Creator (person or body responsible for the site).
+    pub creator: Option<String>,
+    /// Publisher.
+    pub publisher: Option<String>,
+    /// The website's URLs (seeds, target URLs).
+    pub urls: Vec<String>,
+    /// Language codes (ISO 639-2/B in MODS, as given in DC).
+    pub languages: Vec<String>,
+    /// When the harvest began.
+    pub capture_start: Option<DateTime<Utc>>,
+    /// When the harvest ended.
+    pub capture_end: Option<DateTime<Utc>>,
+    /// DC-only elements with broad meaning (P3.2): `source`, `relation`, `coverage`, ...
+    pub dc_only: Vec<(String, String)>,
+}
+
+/// Public access to the harvested website.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "access", content = "until")]
+pub enum Access {
+    /// Public access allowed.
+    Open,
+    /// Access restricted (e.g. reading room only).
+    Restricted,
+    /// No public access until the date.
+    Embargoed(NaiveDate),
+}
+
+/// The rights record (P3.3), written in the project's own extension schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rights {
+    /// Public access.
+    pub access: Access,
+    /// Free-text rights statement.
+    pub statement: String,
+}
+
+/// A PREMIS agent (P5.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    /// Identifier type (`local`, `repository code`, ...).
+    pub id_type: String,
+    /// Identifier value, referenced by events.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// `software`, `organization` or `person`.
+    pub agent_type: String,
+    /// Version (software: engine and signature database for a virus scanner).
+    pub version: Option<String>,
+    /// A note (e.g. a digest of a local signature database).
+    pub note: Option<String>,
+}
+
+/// A PREMIS event (P5.3), linking the agents and objects it concerns by identifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Identifier value (a UUID).
+    pub id: String,
+    /// The event type term, e.g. `virus check`.
+    pub event_type: String,
+    /// The event type's URI in the LoC vocabulary, where there is one.
+    pub event_type_uri: Option<String>,
+    /// When it happened.
+    pub date_time: DateTime<Utc>,
+    /// What was done, in words (`program="..."; version="..."`).
+    pub detail: Option<String>,
+    /// The outcome, from the profile's vocabulary.
+    pub outcome: String,
+    /// More about the outcome (e.g. the signature found).
+    pub outcome_detail: Option<String>,
+    /// Agents by identifier (type, value) with their role.
+    pub agents: Vec<(String, String, String)>,
+    /// Objects by identifier (type, value) with their role (`source`, `outcome`).
+    pub objects: Vec<(String, String, String)>,
+}
+
+/// A PREMIS relationship from one object to another (P5.6, P5.7, P5.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relationship {
+    /// `derivation`.
+    pub relationship_type: String,
+    /// `migration`, `transformation`, `cleanedFile`.
+    pub subtype: String,
+    /// The related object (identifier type, value).
+    pub related_object: (String, String),
+    /// The event that made the relationship.
+    pub related_event: Option<String>,
+}
+
+/// A format designation, with its PRONOM identifier where known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Format {
+    /// Format name (a MIME type, or a registry name such as `WARC`).
+    pub name: String,
+    /// Format version.
+    pub version: Option<String>,
+    /// PRONOM identifier.
+    pub pronom: Option<String>,
+}
+
+/// A PREMIS object (P5.1) for a container, a log file, a bytestream, or a file that is not in
+/// the package but is described (the ARC a container was migrated from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PremisObject {
+    /// Identifier type.
+    pub id_type: String,
+    /// Identifier value.
+    pub id: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-512, lower-case hex (the same value as the METS `CHECKSUM`).
+    pub sha512: String,
+    /// The format.
+    pub format: Format,
+    /// The harvested URL (bytestream), ARC name (migrated container) or log name.
+    pub original_name: Option<String>,
+    /// Relationships to other objects.
+    pub relationships: Vec<Relationship>,
+    /// Events that concern the object, by identifier value.
+    pub events: Vec<String>,
+}
+
+/// File groups by purpose (P4.1); their names come from the profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum GroupUse {
+    /// Everything needed to render the website.
+    DigitalManifestation,
+    /// Bytestreams that were transformed, kept as harvested.
+    Original,
+    /// Infected bytestreams, never shown to end users.
+    ViralFiles,
+    /// Crawl logs, error logs, crawler configuration.
+    Logfile,
+}
+
+/// A byte range, `begin` inclusive, `len` bytes (METS `END` = begin + len - 1, P4.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteRange {
+    /// Offset of the first byte.
+    pub begin: u64,
+    /// Number of bytes.
+    pub len: u64,
+}
+
+impl ByteRange {
+    /// The offset of the last byte (METS `END`), for a non-empty range.
+    pub fn end_inclusive(&self) -> u64 {
+        self.begin + self.len.saturating_sub(1)
+    }
+}
+
+/// A file of the package: a WARC container or a log (P4.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageFile {
+    /// Path relative to the package root (METS `FLocat`).
+    pub path: String,
+    /// MIME type (`application/warc` for containers).
+    pub mime: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-512, hex.
+    pub sha512: String,
+    /// When the file was made.
+    pub created: DateTime<Utc>,
+    /// Its PREMIS object.
+    pub object: PremisObject,
+    /// Events recorded on it (virus check, migration), written once in its amdSec.
+    pub events: Vec<Event>,
+    /// Objects described alongside it that are not in the package (the source ARC).
+    pub described_sources: Vec<PremisObject>,
+}
+
+/// One WARC record of a container, to be listed in the file section when there is a reason
+/// (P4.7) or in full mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordFile {
+    /// `WARC-Record-ID` (METS `OWNERID`).
+    pub record_id: String,
+    /// The record's gzip member in the container.
+    pub member: ByteRange,
+    /// Its payload, if it has one (P4.6: an empty payload has no content file).
+    pub content: Option<ContentFile>,
+    /// Why it is described individually; `None` means only full mode lists it.
+    pub described: Option<DescribedBytestream>,
+    /// Where it appears in the logical structure.
+    pub page: Option<PageRole>,
+}
+
+/// A payload inside a decompressed record (P4.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentFile {
+    /// Range inside the decompressed record.
+    pub range: ByteRange,
+    /// SHA-512, hex.
+    pub sha512: String,
+    /// MIME type as harvested.
+    pub mime: String,
+}
+
+/// The preservation record of an individually described bytestream (viral, transformed,
+/// cleaned, product of a changing migration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescribedBytestream {
+    /// Its PREMIS object.
+    pub object: PremisObject,
+    /// Events that concern only it.
+    pub events: Vec<Event>,
+}
+
+/// A webpage or associated object in the logical structure (P2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRole {
+    /// `WEBPAGE` or `ASSOCIATEDOBJECT`.
+    pub kind: PageKind,
+    /// Its label (the URL).
+    pub label: String,
+}
+
+/// The kinds of div below the website div.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageKind {
+    /// A web page.
+    Webpage,
+    /// An associated object (image, stylesheet, ...).
+    AssociatedObject,
+}
+
+/// How much of the record level the METS lists (P4.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SerializationMode {
+    /// Only records and bytestreams with a reason to be described.
+    Minimal,
+    /// Every record and bytestream.
+    Full,
+}

@@ -3,6 +3,7 @@
 # WARC 1.1 and proves every payload byte was conserved. Output in target/samples-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/setup-build-env.sh
 cargo build --release --quiet
 out=target/samples-out
 mkdir -p "$out"

@@ -6,5 +6,7 @@ mod util;
 mod arc_property;
 mod arc_tolerance;
 mod cli_migrate;
+mod mets_mutations;
+mod mets_package;
 mod migrate_corpus;
 mod warc_reader;

@@ -1,1 +1,181 @@
-//! placeholder
+//! Broken METS documents, one kind of damage each, must be rejected by `webaip validate` with
+//! the right rule named and a line number.
+
+use std::process::Command;
+
+use webaip::mets::validate::Severity;
+use webaip::mets::{ValidateOptions, validate_mets};
+use webaip::model::SerializationMode;
+
+use crate::mets_package::{build, schemas};
+
+fn sha(seed: u64) -> String {
+    format!("{:0128x}", seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) as u128)
+}
+
+/// Replaces the first occurrence of `from` (which must exist) by `to`.
+fn replace_once(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "mutation anchor missing: {from}");
+    text.replacen(from, to, 1)
+}
+
+/// Removes the first `<tag ...>...</tag>` block that contains `marker`.
+fn cut_block(text: &str, open: &str, close: &str, marker: &str) -> (String, String) {
+    let at = text.find(marker).expect("marker");
+    let start = text[..at + marker.len()].rfind(open).expect("open");
+    let end = text[at..].find(close).expect("close") + at + close.len();
+    let block = text[start..end].to_string();
+    (format!("{}{}", &text[..start], &text[end..]), block)
+}
+
+fn mutations(base: &str) -> Vec<(&'static str, &'static str, String)> {
+    let mut v = vec![
+        ("bad BETYPE", "P4.4", replace_once(base, "BETYPE=\"BYTE\"", "BETYPE=\"BITS\"")),
+        (
+            "END before BEGIN",
+            "P4.6",
+            replace_once(base, "BEGIN=\"600\" END=\"1499\"", "BEGIN=\"1499\" END=\"600\""),
+        ),
+        (
+            "SIZE disagreeing",
+            "P4.6",
+            replace_once(base, "SIZE=\"900\" BETYPE=\"BYTE\"", "SIZE=\"901\" BETYPE=\"BYTE\""),
+        ),
+        (
+            "dangling ADMID",
+            "METS-IDREF",
+            replace_once(base, "ADMID=\"AMD-C00002-R000001\"", "ADMID=\"AMD-NOWHERE\""),
+        ),
+        ("duplicate ID", "METS-ID", replace_once(base, "ID=\"DMD-DC\"", "ID=\"DMD-MODS\"")),
+        (
+            "wrong checksum type",
+            "P4.2",
+            replace_once(base, "CHECKSUMTYPE=\"SHA-512\"", "CHECKSUMTYPE=\"MD5\""),
+        ),
+        (
+            "PREMIS fixity differs from CHECKSUM",
+            "P5.1",
+            replace_once(
+                base,
+                &format!("<premis:messageDigest>{}<", sha(66)),
+                &format!("<premis:messageDigest>{}<", sha(67)),
+            ),
+        ),
+        (
+            "event links a missing object",
+            "P5.3",
+            replace_once(
+                base,
+                "<premis:linkingObjectIdentifierValue>viral/viral-00000.warc.gz#/eicar.com<",
+                "<premis:linkingObjectIdentifierValue>viral/elsewhere.warc.gz#/eicar.com<",
+            ),
+        ),
+        (
+            "event links a missing agent",
+            "P5.3",
+            replace_once(
+                base,
+                "<premis:linkingAgentIdentifierValue>clamav<",
+                "<premis:linkingAgentIdentifierValue>nobody<",
+            ),
+        ),
+        (
+            "outcome outside the vocabulary",
+            "P5.5",
+            replace_once(
+                base,
+                "<premis:eventOutcome>no virus detected<",
+                "<premis:eventOutcome>clean<",
+            ),
+        ),
+        ("malformed XML", "XML", replace_once(base, "</mets:fileSec>", "")),
+        ("embargo without a date", "P3.3", {
+            let (t, _) =
+                cut_block(base, "<wr:embargoUntil>", "</wr:embargoUntil>", "<wr:embargoUntil>");
+            t
+        }),
+        (
+            "rights value outside the rights schema",
+            "XSD",
+            replace_once(base, "<wr:access>embargoed<", "<wr:access>secret<"),
+        ),
+        ("missing required section (DC)", "P3.2", {
+            let (t, _) = cut_block(base, "<mets:dmdSec", "</mets:dmdSec>", "ID=\"DMD-DC\"");
+            t.replace("DMDID=\"DMD-MODS DMD-DC\"", "DMDID=\"DMD-MODS\"")
+        }),
+    ];
+    // Element out of order: the structMap moved before the fileSec.
+    let (without, block) =
+        cut_block(base, "<mets:structMap", "</mets:structMap>", "<mets:structMap");
+    v.push((
+        "element out of order",
+        "XSD",
+        without.replacen("  <mets:fileSec>", &format!("{block}\n  <mets:fileSec>"), 1),
+    ));
+    v
+}
+
+#[test]
+fn every_kind_of_damage_is_rejected_with_its_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = build(dir.path(), SerializationMode::Minimal, 3, "");
+    let base = std::fs::read_to_string(&good).unwrap();
+    let opts = ValidateOptions { schemas: Some(schemas()), profile: None };
+    assert!(validate_mets(&good, &opts).unwrap().findings.is_empty());
+    let all = mutations(&base);
+    assert!(all.len() >= 12);
+    for (what, rule, text) in all {
+        let path = dir.path().join("broken.xml");
+        std::fs::write(&path, &text).unwrap();
+        let r = validate_mets(&path, &opts).unwrap();
+        assert!(!r.valid, "{what}: accepted");
+        let errors: Vec<_> = r.findings.iter().filter(|f| f.severity == Severity::Error).collect();
+        let hit = errors.iter().find(|f| f.rule == rule);
+        assert!(hit.is_some(), "{what}: no {rule} error among {errors:#?}");
+        assert!(hit.unwrap().line.is_some(), "{what}: finding without a line");
+    }
+}
+
+#[test]
+fn the_cli_exits_1_on_invalid_2_on_unreadable_and_says_when_xsd_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = build(dir.path(), SerializationMode::Minimal, 3, "");
+    let bin = env!("CARGO_BIN_EXE_webaip");
+    let schemas = schemas();
+    let ok = Command::new(bin)
+        .args(["validate", "--schemas"])
+        .arg(&schemas)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
+    let skipped = Command::new(bin)
+        .args(["validate"])
+        .arg(&good)
+        .env_remove("WEBAIP_SCHEMAS")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&skipped.stdout).contains("XML Schema: SKIPPED"));
+    let text =
+        std::fs::read_to_string(&good).unwrap().replacen("BETYPE=\"BYTE\"", "BETYPE=\"BITS\"", 1);
+    let bad = dir.path().join("bad.xml");
+    std::fs::write(&bad, text).unwrap();
+    let o = Command::new(bin)
+        .args(["validate", "--json", "--schemas"])
+        .arg(&schemas)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json[0]["valid"], false);
+    assert!(
+        json[0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "P4.4" && f["line"].is_u64())
+    );
+    let missing = Command::new(bin).args(["validate", "/nonexistent/METS.xml"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}

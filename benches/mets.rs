@@ -1,0 +1,146 @@
+//! METS writer benchmark: a full-mode METS for 1 000 000 records (time, size, peak RSS; target
+//! under 100 MB), and minimal mode's size for 1 000 and 1 000 000 undescribed records (it must
+//! not grow). Run with `cargo bench --bench mets` (bench/run-mets.sh also validates the result).
+
+use std::time::Instant;
+
+use chrono::{TimeZone, Utc};
+use webaip::mets::MetsBuilder;
+use webaip::model::*;
+use webaip::profile::Profile;
+
+fn header() -> PackageHeader {
+    PackageHeader {
+        objid: "urn:uuid:7d1c2e0a-1b2c-4d3e-8f40-5a6b7c8d9e0f".into(),
+        package_type: PackageType::Ssip,
+        label: "benchmark".into(),
+        created: Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
+        organisation: Organisation {
+            name: "Example National Library".into(),
+            code: "XX-ENL".into(),
+        },
+        description: Description {
+            title: "Benchmark site".into(),
+            urls: vec!["https://www.example.org/".into()],
+            ..Description::default()
+        },
+        rights: Rights { access: Access::Open, statement: "Open access.".into() },
+        agents: vec![Agent {
+            id_type: "local".into(),
+            id: "clamav".into(),
+            name: "ClamAV (clamd)".into(),
+            agent_type: "software".into(),
+            version: Some("ClamAV 1.4.6".into()),
+            note: None,
+        }],
+    }
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn write(path: &std::path::Path, mode: SerializationMode, records: u64) -> std::io::Result<u64> {
+    let profile = Profile::default_profile();
+    let mut b = MetsBuilder::new(header(), profile.clone(), mode)?;
+    // Ten containers whatever the record count, so only the records differ between runs.
+    let per_container = records.div_ceil(10).max(1);
+    let mut left = records;
+    let mut c = 0;
+    while left > 0 || c == 0 {
+        c += 1;
+        let n = left.min(per_container);
+        left -= n;
+        let mut cw = b.begin_container(GroupUse::DigitalManifestation)?;
+        let mut offset = 400;
+        for i in 0..n {
+            let len = 300 + (i * 7919) % 40_000;
+            cw.add_record(&RecordFile {
+                record_id: format!(
+                    "<urn:uuid:00000000-0000-4000-8000-{:012}>",
+                    c * per_container + i
+                ),
+                member: ByteRange { begin: offset, len },
+                content: Some(ContentFile {
+                    range: ByteRange { begin: 450, len: len * 3 },
+                    sha512: format!("{:0128x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15),
+                    mime: "text/html".into(),
+                }),
+                described: None,
+                page: None,
+            })?;
+            offset += len;
+        }
+        let path = format!("content/bench-{c:05}.warc.gz");
+        let object = PremisObject {
+            id_type: "local".into(),
+            id: path.clone(),
+            size: 1_000_000_000,
+            sha512: "0".repeat(128),
+            format: Format {
+                name: "WARC".into(),
+                version: Some("1.1".into()),
+                pronom: Some("fmt/1355".into()),
+            },
+            original_name: None,
+            relationships: vec![],
+            events: vec![format!("00000000-0000-4000-8000-{c:012}")],
+        };
+        let check = Event {
+            id: format!("00000000-0000-4000-8000-{c:012}"),
+            event_type: profile.events.virus_check.term.clone(),
+            event_type_uri: Some(profile.events.virus_check.uri.clone()),
+            date_time: header().created,
+            detail: None,
+            outcome: profile.virus_outcomes.clean.clone(),
+            outcome_detail: None,
+            agents: vec![("local".into(), "clamav".into(), "executing program".into())],
+            objects: vec![("local".into(), path.clone(), "source".into())],
+        };
+        let file = PackageFile {
+            path,
+            mime: "application/warc".into(),
+            size: 1_000_000_000,
+            sha512: "0".repeat(128),
+            created: header().created,
+            object,
+            events: vec![check],
+            described_sources: vec![],
+        };
+        b.finish_container(cw, file)?;
+        if left == 0 {
+            break;
+        }
+    }
+    b.finish(std::fs::File::create(path)?)?;
+    Ok(std::fs::metadata(path)?.len())
+}
+
+fn main() -> std::io::Result<()> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/work");
+    std::fs::create_dir_all(&dir)?;
+    let records: u64 =
+        std::env::var("METS_BENCH_RECORDS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let full = dir.join("METS-full-1M.xml");
+    let t = Instant::now();
+    let size = write(&full, SerializationMode::Full, records)?;
+    let secs = t.elapsed().as_secs_f64();
+    let rss = peak_rss_mb();
+    println!(
+        "full mode, {records} records: {secs:.2} s, {:.1} MB METS, peak RSS {rss:.1} MB (target < 100 MB)",
+        size as f64 / 1e6
+    );
+    let small = write(&dir.join("METS-minimal-1k.xml"), SerializationMode::Minimal, 1_000)?;
+    let large = write(&dir.join("METS-minimal-1M.xml"), SerializationMode::Minimal, records)?;
+    println!(
+        "minimal mode: {small} bytes for 1000 records, {large} bytes for {records} records (must not grow)"
+    );
+    println!("{}", if rss < 100.0 && small == large { "all targets met" } else { "TARGET MISSED" });
+    Ok(())
+}

@@ -67,6 +67,7 @@ fn write(path: &std::path::Path, mode: SerializationMode, records: u64) -> std::
                     c * per_container + i
                 ),
                 member: ByteRange { begin: offset, len },
+                compressed: true,
                 content: Some(ContentFile {
                     range: ByteRange { begin: 450, len: len * 3 },
                     sha512: format!("{:0128x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15),

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes the committed sample inputs under samples/ (deterministic: same bytes every run).
 
-samples/heritrix-job/arcs/ holds a small Heritrix 1.x crawl of an invented site, as two ARC
-files the way Heritrix writes them:
+samples/heritrix-job/ is a small Heritrix 1.x job directory of an invented site: order.xml,
+seeds.txt, logs/ (crawl.log and the error and progress logs), a report; samples/heritrix-job.metadata.toml holds
+the curator's description, documented field by field; and in arcs/ two ARC files the way Heritrix
+writes them:
   ...-00000-... .arc.gz  per-record gzip, ARC v1.1 filedesc with XML, a dns: record, robots.txt,
                          an HTML home page, a CSS file, a PNG image, a 301 redirect, the page it
                          points to and a 404;
@@ -67,6 +69,112 @@ a { color: #803; }
 """
 
 
+ORDER_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<crawl-order xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="heritrix_settings.xsd">
+  <meta>
+    <name>example-heritage-20240315</name>
+    <description>Selective crawl of the Example Heritage Society website</description>
+    <operator>webaip sample generator</operator>
+    <organization>Example National Library</organization>
+    <audience>legal deposit</audience>
+    <date>20240315103000</date>
+  </meta>
+  <controller>
+    <string name="settings-directory">settings</string>
+    <string name="disk-path"></string>
+    <string name="logs-path">logs</string>
+    <string name="checkpoints-path">checkpoints</string>
+    <string name="state-path">state</string>
+    <string name="scratch-path">scratch</string>
+    <long name="max-bytes-download">0</long>
+    <long name="max-document-download">0</long>
+    <long name="max-time-sec">3600</long>
+    <integer name="max-toe-threads">5</integer>
+    <newObject name="scope" class="org.archive.crawler.deciderules.DecidingScope">
+      <boolean name="enabled">true</boolean>
+      <string name="seedsfile">seeds.txt</string>
+    </newObject>
+    <map name="write-processors">
+      <newObject name="Archiver" class="org.archive.crawler.writer.ARCWriterProcessor">
+        <boolean name="enabled">true</boolean>
+        <boolean name="compress">true</boolean>
+        <string name="prefix">IAH</string>
+        <stringList name="path"><string>arcs</string></stringList>
+      </newObject>
+    </map>
+  </controller>
+</crawl-order>
+"""
+
+METADATA_TOML = """# Curator metadata for `webaip package --metadata` (PROFILE.md P3.4). Every field is
+# optional; what is missing is taken from the crawl (seeds, dates) and the package report says so.
+
+title = "Example Heritage Society website"
+description = "Website of a local history society: collections, events, contact."
+subjects = ["Local history", "Archives", "Societies"]
+creator = "Example Heritage Society"        # mapped to MODS name (creator) and dc:creator
+publisher = "Example Heritage Society"      # mapped to MODS name (publisher) and dc:publisher
+urls = ["http://www.example.org/"]          # target URL(s): MODS location/url, dc:identifier
+languages = ["eng"]                         # ISO 639-2/B codes
+
+# The organisation making the package: METS header and PREMIS agent.
+organisation = { name = "Example National Library", code = "XX-ENL" }
+
+[rights]                                    # P3.3, written in xsd/webaip-rights.xsd
+access = "embargoed"                        # open | restricted | embargoed
+embargo_until = "2027-01-01"                # required for embargoed
+statement = "Collected under legal deposit; reading-room access only until 2027."
+
+[dc]                                        # broad Dublin Core elements, kept only in DC (P3.2)
+source = "Heritrix 1.14.4 job example-heritage-20240315"
+coverage = "2024"
+"""
+
+
+def crawl_log_lines():
+    # One line per URI attempted, as Heritrix 1.x writes them (status, size right-aligned).
+    rows = [
+        ("2024-03-15T10:30:01.120Z", 1, 57, "dns:www.example.org", "P", "http://www.example.org/", "text/dns"),
+        ("2024-03-15T10:30:02.340Z", 200, 36, "http://www.example.org/robots.txt", "P", "http://www.example.org/", "text/plain"),
+        ("2024-03-15T10:30:03.410Z", 200, len(HOME), "http://www.example.org/", "-", "-", "text/html"),
+        ("2024-03-15T10:30:04.200Z", 200, len(CSS), "http://www.example.org/css/style.css", "E", "http://www.example.org/", "text/css"),
+        ("2024-03-15T10:30:05.050Z", 200, 90, "http://www.example.org/img/logo.png", "E", "http://www.example.org/", "image/png"),
+        ("2024-03-15T10:30:06.000Z", 301, 0, "http://www.example.org/old-page", "L", "http://www.example.org/", "text/html"),
+        ("2024-03-15T10:30:07.300Z", 200, len(ABOUT), "http://www.example.org/about.html", "LR", "http://www.example.org/old-page", "text/html"),
+        ("2024-03-15T10:30:08.100Z", 404, 46, "http://www.example.org/missing.html", "L", "http://www.example.org/", "text/html"),
+        ("2024-03-15T10:30:09.000Z", 200, len(FAIR), "http://www.example.org/events/spring fair.html", "L", "http://www.example.org/", "text/html"),
+        ("2024-03-15T10:30:10.000Z", 200, 70, "http://www.example.org/favicon.ico", "E", "http://www.example.org/", "image/png"),
+        # Blocked by robots.txt: fetched by nobody, so no record exists for it.
+        ("2024-03-15T10:30:11.000Z", -9998, 0, "http://www.example.org/private/index.html", "L", "http://www.example.org/", "no-type"),
+    ]
+    out = []
+    for ts, status, size, uri, hop, via, mime in rows:
+        out.append("%s %5d %10s %s %s %s %s #001 20240315103000000+100 - - -" % (ts, status, size if size else "-", uri, hop, via, mime))
+    return "\n".join(out) + "\n"
+
+
+def write_job_files():
+    def put(rel, text):
+        path = os.path.join(JOB, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", newline="\n") as f:
+            f.write(text)
+    put("order.xml", ORDER_XML)
+    with open(os.path.join("samples", "heritrix-job.metadata.toml"), "w", newline="\n") as f:
+        f.write(METADATA_TOML)
+    put("seeds.txt", "# seeds of the sample crawl\nhttp://www.example.org/\n")
+    put("logs/crawl.log", crawl_log_lines())
+    put("logs/progress-statistics.log",
+        "20240315103000 CRAWL STARTED - Running\n"
+        "           timestamp  discovered      queued   downloaded       doc/s(avg)  KB/s(avg)   dl-failures   busy-thread   mem-use-KB\n"
+        "2024-03-15T10:30:20Z          12           0           11     0.55(0.55)     1(1)            0             0        20480\n"
+        "20240315103021 CRAWL ENDED - Finished\n")
+    put("logs/local-errors.log", "")
+    put("logs/runtime-errors.log", "")
+    put("logs/uri-errors.log", "")
+    put("responsecode-report.txt", "[#urls] [rescode]\n8 200\n1 301\n1 404\n1 1\n")
+
+
 def main():
     os.makedirs(os.path.join(JOB, "arcs"), exist_ok=True)
     when = "20240315103000"
@@ -91,6 +199,7 @@ def main():
         w = ArcWriter(f, name, "20240315103009", gzip_members=False)
         w.record("http://%s/events/spring fair.html" % HOST, IP, "20240315103009", "text/html", ok("text/html; charset=utf-8", FAIR))
         w.record("http://%s/favicon.ico" % HOST, IP, "20240315103010", "image/png", ok("image/png", png(4, 4, (128, 0, 51))))
+    write_job_files()
     print("samples written under %s" % JOB)
 
 

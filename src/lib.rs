@@ -34,7 +34,10 @@
 
 pub mod formats;
 pub mod ids;
+pub mod metadata;
 pub mod mets;
 pub mod migrate;
 pub mod model;
+pub mod package;
 pub mod profile;
+pub mod sources;

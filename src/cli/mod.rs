@@ -2,6 +2,7 @@
 //! the work, this layer turns arguments into options and reports into text, JSON and exit codes.
 
 mod migrate;
+mod package;
 mod progress;
 mod validate;
 
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Convert ARC files to WARC 1.1 without changing a payload byte, and prove it.
     Migrate(migrate::MigrateArgs),
+    /// Make a submission package from a Heritrix job or ARC/WARC files.
+    Package(package::PackageArgs),
     /// Check a METS document against the official schemas and the package profile.
     Validate(validate::ValidateArgs),
 }
@@ -40,6 +43,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Migrate(args) => migrate::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Package(args) => package::run(args),
     };
     match result {
         Ok(code) => code,

@@ -866,23 +866,32 @@ impl Checker {
                 }
                 if container_group && self.profile.rules.virus_check_per_container {
                     let term = self.profile.events.virus_check.term.clone();
+                    // An event in the container's amdSec, or one anywhere that links the
+                    // container's object (a shared event linking several containers).
                     let checked = f.attrs.get("ADMID").is_some_and(|admid| {
-                        admid
-                            .split_whitespace()
-                            .any(|a| self.amd_event_types.get(a).is_some_and(|t| t.contains(&term)))
+                        admid.split_whitespace().any(|a| {
+                            self.amd_event_types.get(a).is_some_and(|t| t.contains(&term))
+                                || self.amd_objects.get(a).is_some_and(|o| {
+                                    self.events
+                                        .iter()
+                                        .any(|e| e.event_type == term && e.objects.contains(&o.id))
+                                })
+                        })
                     });
                     if !checked {
                         self.profile_rule(
                             "P5.5",
                             "file",
                             o,
-                            format!("container {} has no {term:?} event in its amdSec", f.id),
+                            format!("container {} has no {term:?} event", f.id),
                         );
                     }
                 }
             }
             1 => {
-                if !f.transforms.iter().any(|t| t == "GZIP") || !has("BEGIN") {
+                // An uncompressed container's records are addressed directly (no transform).
+                let plain = f.attrs.get("MIMETYPE").is_some_and(|m| m == "application/warc");
+                if (!plain && !f.transforms.iter().any(|t| t == "GZIP")) || !has("BEGIN") {
                     self.profile_rule(
                         "P4.4",
                         "file",

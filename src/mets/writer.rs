@@ -205,6 +205,7 @@ pub struct MetsBuilder {
     next_index: usize,
     containers: Vec<FinishedContainer>,
     logs: Vec<PackageFile>,
+    package_events: Vec<crate::model::Event>,
 }
 
 impl MetsBuilder {
@@ -223,6 +224,7 @@ impl MetsBuilder {
             next_index: 0,
             containers: Vec::new(),
             logs: Vec::new(),
+            package_events: Vec::new(),
         })
     }
 
@@ -263,6 +265,17 @@ impl MetsBuilder {
         let pos = self.containers.partition_point(|c| c.index < finished.index);
         self.containers.insert(pos, finished);
         Ok(())
+    }
+
+    /// The package header, to complete once the containers are known (capture dates).
+    pub fn header_mut(&mut self) -> &mut PackageHeader {
+        &mut self.header
+    }
+
+    /// Adds an event that concerns several files (written once, in `AMD-PACKAGE`, linking all
+    /// the objects it names).
+    pub fn add_package_event(&mut self, e: crate::model::Event) {
+        self.package_events.push(e);
     }
 
     /// Adds a log or configuration file (`Logfile` group).
@@ -327,8 +340,11 @@ impl MetsBuilder {
         x.end("mets:rightsMD")?;
         x.end("mets:amdSec")?;
 
-        if !h.agents.is_empty() {
-            x.start("mets:amdSec", &[("ID", "AMD-AGENTS")])?;
+        if !h.agents.is_empty() || !self.package_events.is_empty() {
+            x.start("mets:amdSec", &[("ID", "AMD-PACKAGE")])?;
+            for (i, e) in self.package_events.iter().enumerate() {
+                write_event_md(&mut x, &format!("DP-PACKAGE-E{}", i + 1), e)?;
+            }
             for (i, a) in h.agents.iter().enumerate() {
                 write_agent_md(&mut x, &format!("AGENT-{}", i + 1), a)?;
             }

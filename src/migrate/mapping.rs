@@ -73,6 +73,8 @@ pub struct Mapped {
     pub whole_record: bool,
     /// The input classification.
     pub input_kind: InputKind,
+    /// MIME type of the payload: the harvested type for HTTP responses, else the record's.
+    pub payload_mime: String,
     /// Anomalies the mapping found (no HTTP header, date replaced, ...).
     pub anomalies: Vec<Anomaly>,
 }
@@ -188,7 +190,11 @@ impl MappingContext {
             }
         }
         spec.extra = extra;
-        Mapped { spec, payload_offset, whole_record, input_kind, anomalies }
+        let payload_mime = match (&rec.header, spec.warc_type.as_str()) {
+            (Some(h), "response") => mime_field(&h.mime),
+            _ => spec.content_type.clone().unwrap_or_else(|| "application/octet-stream".into()),
+        };
+        Mapped { spec, payload_offset, whole_record, input_kind, payload_mime, anomalies }
     }
 
     /// The record's date, or a stand-in (with a note saying which) when it has none.

@@ -76,6 +76,8 @@ pub struct MigratedRecord {
     pub target_uri: Option<String>,
     /// `Content-Type` of the record.
     pub content_type: Option<String>,
+    /// MIME type of the payload (harvested type for HTTP responses).
+    pub payload_mime: String,
     /// `WARC-Date`.
     pub date: String,
     /// Where it landed, its identifier and digests.
@@ -223,6 +225,7 @@ fn run(
         warc_type: "warcinfo".into(),
         target_uri: None,
         content_type: info.0.content_type.clone(),
+        payload_mime: "application/warc-fields".into(),
         date: info.0.date.clone(),
         written,
     });
@@ -261,10 +264,18 @@ fn run(
         // Not renamed: the temporary file is removed, and the report says why.
         return Ok(());
     }
+    // Temporary files are created private (0600); a finished WARC is an ordinary file.
+    set_mode(tmp.path(), 0o644).map_err(out_err(&tmp_path))?;
     let persisted = if opts.force { tmp.persist(output) } else { tmp.persist_noclobber(output) };
     persisted.map_err(|e| MigrateError::Output { path: output.to_path_buf(), source: e.error })?;
     report.output = Some(output.to_path_buf());
     Ok(())
+}
+
+/// Sets Unix permission bits.
+pub(crate) fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// A WARC (or anything that is plainly not ARC) is refused with a message saying what it is.
@@ -591,6 +602,7 @@ fn finish_record(
         warc_type: m.spec.warc_type,
         target_uri: m.spec.target_uri,
         content_type: m.spec.content_type,
+        payload_mime: m.payload_mime,
         date: m.spec.date,
         written,
     });

@@ -249,8 +249,11 @@ pub struct PackageFile {
 pub struct RecordFile {
     /// `WARC-Record-ID` (METS `OWNERID`).
     pub record_id: String,
-    /// The record's gzip member in the container.
+    /// The record's gzip member in the container (or the record itself in an uncompressed
+    /// container).
     pub member: ByteRange,
+    /// True when the range is a gzip member (written with `transformFile` GZIP).
+    pub compressed: bool,
     /// Its payload, if it has one (P4.6: an empty payload has no content file).
     pub content: Option<ContentFile>,
     /// Why it is described individually; `None` means only full mode lists it.

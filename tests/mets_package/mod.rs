@@ -204,6 +204,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
         cw.add_record(&RecordFile {
             record_id: format!("<urn:uuid:00000000-0000-4000-8000-{i:012}>"),
             member: ByteRange { begin: offset, len },
+            compressed: true,
             content: Some(ContentFile {
                 range: ByteRange { begin: 420, len: len * 3 },
                 sha512: sha(i),
@@ -254,6 +255,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
     cw.add_record(&RecordFile {
         record_id: "<urn:uuid:10000000-0000-4000-8000-000000000001>".into(),
         member: ByteRange { begin: 600, len: 900 },
+        compressed: true,
         content: Some(ContentFile {
             range: ByteRange { begin: 700, len: 2000 },
             sha512: sha(50),
@@ -279,6 +281,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
     cw.add_record(&RecordFile {
         record_id: "<urn:uuid:20000000-0000-4000-8000-000000000001>".into(),
         member: ByteRange { begin: 600, len: 880 },
+        compressed: true,
         content: Some(ContentFile {
             range: ByteRange { begin: 700, len: 1990 },
             sha512: sha(51),
@@ -328,6 +331,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
     cw.add_record(&RecordFile {
         record_id: "<urn:uuid:30000000-0000-4000-8000-000000000001>".into(),
         member: ByteRange { begin: 560, len: 400 },
+        compressed: true,
         content: Some(ContentFile {
             range: ByteRange { begin: 512, len: 68 },
             sha512: sha(66),

@@ -1,0 +1,171 @@
+//! `webaip package`: a harvest in, a complete submission package out.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+
+use webaip::metadata::CuratorMetadata;
+use webaip::migrate::DEFAULT_LEVEL;
+use webaip::model::SerializationMode;
+use webaip::package::{PackageOptions, VirusCheck, build_package};
+use webaip::profile::{DEFAULT_PROFILE, Profile};
+use webaip::sources::detect;
+
+use super::progress;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Mode {
+    Minimal,
+    Full,
+}
+
+/// Arguments of `webaip package`.
+#[derive(Debug, Args)]
+pub struct PackageArgs {
+    /// A Heritrix job directory (1.x or 3.x), or ARC/WARC files.
+    #[arg(required = true)]
+    sources: Vec<PathBuf>,
+    /// The package directory to create.
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Curator metadata (TOML; see samples/heritrix-job/metadata.toml).
+    #[arg(long)]
+    metadata: Option<PathBuf>,
+    /// Package profile (bl-webarchive, or a .toml file).
+    #[arg(long, default_value = DEFAULT_PROFILE)]
+    profile: String,
+    /// METS serialization: minimal (records only where there is a reason) or full (every one).
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
+    /// Worker threads; default: cores.
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// zlib level of migrated containers.
+    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
+    level: u32,
+    /// Replace an existing package.
+    #[arg(long)]
+    force: bool,
+    /// Fixed clock and seeded identifiers: two runs give byte-identical packages.
+    #[arg(long)]
+    deterministic: bool,
+    /// Package without virus checking (recorded as "not scanned" on every container).
+    #[arg(long)]
+    no_virus_check: bool,
+    /// Schema directory to validate the METS against before the package is declared complete.
+    #[arg(long, env = "WEBAIP_SCHEMAS")]
+    schemas: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar and no text report.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Runs the command; returns the exit status.
+pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
+    if !args.no_virus_check {
+        bail!(
+            "virus checking with clamd is not available in this version; run with --no-virus-check \
+             to package without it (every container then records a 'not scanned' virus check)"
+        );
+    }
+    let source = detect(&args.sources)?;
+    let profile = Profile::load(&args.profile)?;
+    let metadata = match &args.metadata {
+        Some(p) => CuratorMetadata::load(p)?,
+        None => CuratorMetadata::default(),
+    };
+    let mode = match args.mode {
+        Some(Mode::Full) => SerializationMode::Full,
+        Some(Mode::Minimal) => SerializationMode::Minimal,
+        None => profile.serialization,
+    };
+    let opts = PackageOptions {
+        out: args.out.clone(),
+        metadata,
+        profile,
+        mode,
+        level: args.level,
+        force: args.force,
+        deterministic: args.deterministic,
+        virus_check: VirusCheck::Disabled,
+        schemas: args.schemas.clone(),
+    };
+    let total: u64 = source
+        .archives
+        .iter()
+        .map(|a| &a.path)
+        .chain(source.aux.iter().map(|a| &a.path))
+        .filter_map(|p| p.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = progress::bytes_bar(total, args.quiet || args.json);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("cannot start worker threads")?;
+    let advance = |n: u64| bar.inc(n);
+    let report = pool.install(|| build_package(&source, &opts, &advance));
+    bar.finish_and_clear();
+    let report = report?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(0);
+    }
+    if args.quiet {
+        return Ok(0);
+    }
+    println!("package {} ({})", report.package.display(), report.objid);
+    for f in &report.found {
+        println!("  found: {f}");
+    }
+    for m in &report.missing {
+        println!("  not found: {m}");
+    }
+    for c in &report.containers {
+        println!(
+            "  {} -> {} ({}, {} records, {} listed in METS)",
+            c.input.display(),
+            c.path,
+            c.action,
+            c.records,
+            c.listed
+        );
+    }
+    println!("  logs and configuration: {} file(s)", report.logs);
+    for n in &report.metadata_notes {
+        println!("  metadata: {n}");
+    }
+    if let Some(c) = &report.crawl_log {
+        println!(
+            "  crawl.log: {} lines, {} fetched URIs; {} fetched without a record, {} records without a log line",
+            c.lines, c.fetched, c.fetched_without_record, c.records_without_log_line
+        );
+        for e in c.fetched_without_record_examples.iter().take(5) {
+            println!("    fetched, no record: {e}");
+        }
+        for e in c.records_without_log_line_examples.iter().take(5) {
+            println!("    record, not in crawl.log: {e}");
+        }
+    }
+    println!("  virus check: {}", report.virus_check);
+    println!(
+        "  METS: valid under profile ({}); {} files, {} bytes; {:.2} s",
+        if report.mets_xsd_checked {
+            "and XML schemas"
+        } else {
+            "XML schemas not checked: no --schemas"
+        },
+        report.files,
+        report.bytes,
+        report.seconds
+    );
+    Ok(0)
+}

@@ -1,0 +1,170 @@
+//! Curator metadata (P3.4): a TOML file mapped to MODS, Dublin Core and the rights record.
+//!
+//! Every field is optional; what is missing is taken from the source (seeds, crawl dates) where
+//! possible, and listed so the report can say what the package lacks. A documented example is
+//! `samples/heritrix-job/metadata.toml`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Deserialize;
+
+use crate::mets::descriptive::DC_ELEMENTS;
+use crate::model::{Access, Description, Organisation, Rights};
+
+/// The curator's metadata file.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CuratorMetadata {
+    /// Title of the website.
+    pub title: Option<String>,
+    /// What the website is.
+    pub description: Option<String>,
+    /// Subject terms.
+    #[serde(default)]
+    pub subjects: Vec<String>,
+    /// Person or body responsible for the website's content.
+    pub creator: Option<String>,
+    /// Publisher of the website.
+    pub publisher: Option<String>,
+    /// Target URLs.
+    #[serde(default)]
+    pub urls: Vec<String>,
+    /// Languages (ISO 639-2/B codes).
+    #[serde(default)]
+    pub languages: Vec<String>,
+    /// The organisation making the package.
+    pub organisation: Option<Organisation>,
+    /// Rights.
+    pub rights: Option<RightsInput>,
+    /// Broad Dublin Core elements that stay only in DC (P3.2): source, relation, coverage, ...
+    #[serde(default)]
+    pub dc: BTreeMap<String, String>,
+}
+
+/// The rights part of the metadata file.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RightsInput {
+    /// `open`, `restricted` or `embargoed`.
+    pub access: String,
+    /// First day of public access, for `embargoed`.
+    pub embargo_until: Option<NaiveDate>,
+    /// The rights statement.
+    pub statement: String,
+}
+
+/// A metadata file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct MetadataError {
+    /// The file.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl CuratorMetadata {
+    /// Reads and checks a metadata file.
+    pub fn load(path: &Path) -> Result<CuratorMetadata, MetadataError> {
+        let err = |message: String| MetadataError { path: path.display().to_string(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let m: CuratorMetadata = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        for k in m.dc.keys() {
+            if !DC_ELEMENTS.contains(&k.as_str()) {
+                return Err(err(format!(
+                    "[dc] {k:?} is not a Dublin Core element ({})",
+                    DC_ELEMENTS.join(", ")
+                )));
+            }
+        }
+        if let Some(r) = &m.rights {
+            match (r.access.as_str(), r.embargo_until) {
+                ("open" | "restricted", _) => {}
+                ("embargoed", Some(_)) => {}
+                ("embargoed", None) => {
+                    return Err(err(
+                        "rights.access = \"embargoed\" needs rights.embargo_until".into()
+                    ));
+                }
+                (a, _) => {
+                    return Err(err(format!(
+                        "rights.access = {a:?}; expected open, restricted or embargoed"
+                    )));
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// The description, rights and organisation of a package, from this file and what the
+    /// source holds. The second value lists what had to be guessed or is missing.
+    pub fn resolve(
+        &self,
+        seeds: &[String],
+        capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
+    ) -> (Description, Rights, Organisation, Vec<String>) {
+        let mut notes = Vec::new();
+        let urls = if self.urls.is_empty() {
+            if seeds.is_empty() {
+                notes.push("no target URL (no metadata urls, no seeds.txt)".into());
+            } else {
+                notes.push("target URLs taken from seeds.txt".into());
+            }
+            seeds.to_vec()
+        } else {
+            self.urls.clone()
+        };
+        let title = match &self.title {
+            Some(t) => t.clone(),
+            None => {
+                notes.push("no title in the metadata; a title was made from the target URL".into());
+                match urls.first() {
+                    Some(u) => format!("Website harvest of {u}"),
+                    None => "Untitled website harvest".into(),
+                }
+            }
+        };
+        if capture.0.is_none() {
+            notes.push("no capture dates found in the source".into());
+        }
+        let description = Description {
+            title,
+            description: self.description.clone(),
+            subjects: self.subjects.clone(),
+            creator: self.creator.clone(),
+            publisher: self.publisher.clone(),
+            urls,
+            languages: self.languages.clone(),
+            capture_start: capture.0,
+            capture_end: capture.1,
+            dc_only: self.dc.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        };
+        let rights = match &self.rights {
+            Some(r) => Rights {
+                access: match (r.access.as_str(), r.embargo_until) {
+                    ("open", _) => Access::Open,
+                    ("embargoed", Some(d)) => Access::Embargoed(d),
+                    _ => Access::Restricted,
+                },
+                statement: r.statement.clone(),
+            },
+            None => {
+                notes.push("no rights in the metadata: access recorded as restricted until a curator decides".into());
+                Rights {
+                    access: Access::Restricted,
+                    statement: "No rights statement was supplied; access is restricted until one is recorded.".into(),
+                }
+            }
+        };
+        let organisation = match &self.organisation {
+            Some(o) => o.clone(),
+            None => {
+                notes.push("no organisation in the metadata".into());
+                Organisation { name: "Unknown organisation".into(), code: "unknown".into() }
+            }
+        };
+        (description, rights, organisation, notes)
+    }
+}

@@ -1,0 +1,881 @@
+//! `webaip package`: a harvest becomes a complete submission package.
+//!
+//! The pipeline of ARCHITECTURE.md: the [`Source`](crate::sources::Source) says what the harvest
+//! holds; ARC files are migrated ([`crate::migrate`]) and WARC files checked and copied
+//! byte-exact into `content/`, in parallel; logs and configuration are copied into `logs/`; the
+//! METS is streamed ([`crate::mets::MetsBuilder`]); `manifest-sha512.txt` lists every file.
+//!
+//! The package is assembled in a hidden directory beside `--out` (`.NAME.XXXX.partial`) and
+//! renamed only when complete, so a failed or killed run leaves nothing that looks like a
+//! package; an existing package is replaced only with `force`.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha512};
+
+use crate::formats::digest::{BlockHasher, hex};
+use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, response_head};
+use crate::formats::warc::WarcReader;
+use crate::ids::Ids;
+use crate::metadata::CuratorMetadata;
+use crate::mets::writer::ContainerWriter;
+use crate::mets::{MetsBuilder, ValidateOptions, validate_mets};
+use crate::migrate::report::FileReport;
+use crate::migrate::{MigrateOptions, MigratedRecord, migrate_file, output_name};
+use crate::model::*;
+use crate::profile::Profile;
+use crate::sources::crawl_log::{CrawlLog, uri_hash};
+use crate::sources::{ArchiveKind, Source};
+
+/// PRONOM identifier of WARC 1.1.
+const PRONOM_WARC_1_1: &str = "fmt/1355";
+/// PRONOM identifier of the ARC format.
+const PRONOM_ARC: &str = "x-fmt/219";
+/// Examples listed per crawl-log discrepancy.
+const MAX_EXAMPLES: usize = 100;
+
+/// How virus checking is done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VirusCheck {
+    /// Not done: recorded as one `not scanned` event on every container, and flagged.
+    Disabled,
+}
+
+/// Options of `webaip package`.
+#[derive(Debug, Clone)]
+pub struct PackageOptions {
+    /// The package directory to create.
+    pub out: PathBuf,
+    /// The curator's metadata.
+    pub metadata: CuratorMetadata,
+    /// The profile.
+    pub profile: Profile,
+    /// Minimal or full METS.
+    pub mode: SerializationMode,
+    /// gzip level of migrated containers.
+    pub level: u32,
+    /// Replace an existing package.
+    pub force: bool,
+    /// Fixed clock and seeded identifiers.
+    pub deterministic: bool,
+    /// Virus checking.
+    pub virus_check: VirusCheck,
+    /// Schema directory for validating the METS written (skipped when `None`).
+    pub schemas: Option<PathBuf>,
+}
+
+/// Why a package could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PackageError {
+    /// The package exists and `force` was not given.
+    #[error("{0}: already exists (use --force to replace it)")]
+    Exists(PathBuf),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// An input could not be packaged.
+    #[error("{0}")]
+    Input(String),
+}
+
+fn io_err(path: &Path) -> impl Fn(io::Error) -> PackageError + '_ {
+    move |source| PackageError::Io { path: path.to_path_buf(), source }
+}
+
+/// One container of the package.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerReport {
+    /// The ARC or WARC it came from.
+    pub input: PathBuf,
+    /// Its path in the package.
+    pub path: String,
+    /// Migrated (ARC) or copied (WARC).
+    pub action: String,
+    /// Records in the container.
+    pub records: u64,
+    /// Records listed in the METS.
+    pub listed: u64,
+    /// The migration report (ARC inputs).
+    pub migration: Option<FileReport>,
+}
+
+/// crawl.log against the records.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CrawlLogComparison {
+    /// Lines in the log.
+    pub lines: u64,
+    /// Lines that did not parse.
+    pub unparsed: u64,
+    /// Distinct URIs the log says were fetched.
+    pub fetched: u64,
+    /// Fetched according to the log, but no record holds them.
+    pub fetched_without_record: u64,
+    /// Examples.
+    pub fetched_without_record_examples: Vec<String>,
+    /// Records whose URI the log does not list as fetched.
+    pub records_without_log_line: u64,
+    /// Examples.
+    pub records_without_log_line_examples: Vec<String>,
+}
+
+/// What `package` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageReport {
+    /// The package directory.
+    pub package: PathBuf,
+    /// Its identifier (METS OBJID).
+    pub objid: String,
+    /// Shape of the source.
+    pub source_shape: crate::sources::Shape,
+    /// What the source held.
+    pub found: Vec<String>,
+    /// What a source of its shape usually has but this one lacks.
+    pub missing: Vec<String>,
+    /// Containers.
+    pub containers: Vec<ContainerReport>,
+    /// Log and configuration files packaged.
+    pub logs: u64,
+    /// What the metadata lacked or what was taken from the source.
+    pub metadata_notes: Vec<String>,
+    /// crawl.log comparison, when there is a crawl.log.
+    pub crawl_log: Option<CrawlLogComparison>,
+    /// How viruses were checked.
+    pub virus_check: String,
+    /// The METS's own validation: errors found (0 expected).
+    pub mets_errors: u64,
+    /// Whether the METS was checked against the XML schemas too.
+    pub mets_xsd_checked: bool,
+    /// Files in the package, bytes in the package.
+    pub files: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+struct ContainerResult {
+    index: usize,
+    writer: ContainerWriter,
+    file: PackageFile,
+    report: ContainerReport,
+    uris: HashSet<u64>,
+    without_log: (u64, Vec<String>),
+    dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
+    /// The ARC described beside the container, with the migration event.
+    arc: Option<(PremisObject, Event)>,
+}
+
+/// Builds the package of `source`. `progress` receives bytes read, as they are read.
+pub fn build_package(
+    source: &Source,
+    opts: &PackageOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PackageReport, PackageError> {
+    let started = Instant::now();
+    let out = &opts.out;
+    if out.exists() && !opts.force {
+        return Err(PackageError::Exists(out.clone()));
+    }
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "package".into());
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .tempdir_in(parent)
+        .map_err(io_err(parent))?;
+    let root = tmp.path().to_path_buf();
+    for d in ["content", "logs"] {
+        std::fs::create_dir_all(root.join(d)).map_err(io_err(&root))?;
+    }
+    let ids = if opts.deterministic { Ids::seeded("webaip-package") } else { Ids::random() };
+    let now = ids.now();
+    let objid = format!("urn:uuid:{}", ids.uuid());
+
+    let crawl_log = match &source.crawl_log {
+        Some(p) => Some(CrawlLog::read(p).map_err(io_err(p))?),
+        None => None,
+    };
+    let webaip_agent = Agent {
+        id_type: "local".into(),
+        id: "webaip".into(),
+        name: "webaip".into(),
+        agent_type: "software".into(),
+        version: Some(env!("CARGO_PKG_VERSION").into()),
+        note: None,
+    };
+    let header = PackageHeader {
+        objid: objid.clone(),
+        package_type: PackageType::Ssip,
+        label: String::new(),
+        created: now,
+        organisation: Organisation::default(),
+        description: Description::default(),
+        rights: Rights { access: Access::Restricted, statement: String::new() },
+        agents: vec![],
+    };
+    let mut mets =
+        MetsBuilder::new(header, opts.profile.clone(), opts.mode).map_err(io_err(&root))?;
+
+    // Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
+    // input's full name.
+    let names: Vec<String> = source
+        .archives
+        .iter()
+        .map(|a| match a.kind {
+            ArchiveKind::Arc => output_name(&a.path),
+            ArchiveKind::Warc => {
+                a.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            }
+        })
+        .collect();
+    let names: Vec<String> = names
+        .iter()
+        .zip(&source.archives)
+        .map(|(n, a)| {
+            if names.iter().filter(|m| *m == n).count() > 1 {
+                let full = a
+                    .path
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                format!("{full}.warc.gz")
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
+
+    let mut writers = Vec::new();
+    for _ in &source.archives {
+        writers.push(Mutex::new(Some(
+            mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?,
+        )));
+    }
+    let results: Vec<Result<ContainerResult, PackageError>> = source
+        .archives
+        .par_iter()
+        .enumerate()
+        .map(|(i, archive)| {
+            let writer = writers[i]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .ok_or_else(|| PackageError::Input("container writer used twice".into()))?;
+            let rel = format!("content/{}", names[i]);
+            let ctx = ContainerCtx {
+                root: &root,
+                rel,
+                ids: &ids,
+                opts,
+                log: crawl_log.as_ref(),
+                now,
+                progress,
+            };
+            match archive.kind {
+                ArchiveKind::Arc => ctx.migrate(i, &archive.path, writer),
+                ArchiveKind::Warc => ctx.copy_warc(i, &archive.path, writer),
+            }
+        })
+        .collect();
+    let mut results: Vec<ContainerResult> = results.into_iter().collect::<Result<_, _>>()?;
+    results.sort_by_key(|r| r.index);
+
+    // Virus check: not done here yet; said explicitly, once, for every container.
+    let virus_note = match opts.virus_check {
+        VirusCheck::Disabled => {
+            let vc = &opts.profile.events.virus_check;
+            let objects = results
+                .iter()
+                .map(|r| ("local".to_string(), r.file.object.id.clone(), "source".to_string()))
+                .collect();
+            let event = Event {
+                id: ids.uuid().to_string(),
+                event_type: vc.term.clone(),
+                event_type_uri: Some(vc.uri.clone()),
+                date_time: now,
+                detail: Some("virus check not performed: packaged with --no-virus-check".into()),
+                outcome: opts.profile.virus_outcomes.not_scanned.clone(),
+                outcome_detail: Some("no scanner was run on any bytestream of this package".into()),
+                agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+                objects,
+            };
+            for r in &mut results {
+                r.file.object.events.push(event.id.clone());
+            }
+            mets.add_package_event(event);
+            virus_note =
+                "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check"
+                    .to_string();
+        }
+    }
+
+    let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
+    let mut all_uris = HashSet::new();
+    let mut without_log = (0u64, Vec::new());
+    let mut containers = Vec::new();
+    let mut manifest: Vec<(String, String)> = Vec::new();
+    let mut bytes = 0u64;
+    for r in results {
+        capture.0 = min_opt(capture.0, r.dates.0);
+        capture.1 = max_opt(capture.1, r.dates.1);
+        all_uris.extend(r.uris);
+        without_log.0 += r.without_log.0;
+        for e in r.without_log.1 {
+            if without_log.1.len() < MAX_EXAMPLES {
+                without_log.1.push(e);
+            }
+        }
+        let mut file = r.file;
+        if let Some((arc, event)) = r.arc {
+            file.described_sources.push(arc);
+            file.events.insert(0, event);
+        }
+        manifest.push((file.path.clone(), file.sha512.clone()));
+        bytes += file.size;
+        containers.push(r.report);
+        mets.finish_container(r.writer, file).map_err(io_err(&root))?;
+    }
+    if let Some(log) = &crawl_log {
+        capture.0 = capture.0.or(log.first);
+        capture.1 = capture.1.or(log.last);
+    }
+
+    // Logs and configuration, byte-exact.
+    let mut logs = 0u64;
+    for aux in &source.aux {
+        let rel = format!("logs/{}", aux.relative);
+        let dest = root.join(&rel);
+        if let Some(d) = dest.parent() {
+            std::fs::create_dir_all(d).map_err(io_err(d))?;
+        }
+        let (size, sha) = copy_hashing(&aux.path, &dest)?;
+        progress(size);
+        let mime = log_mime(&aux.relative);
+        let object = PremisObject {
+            id_type: "local".into(),
+            id: rel.clone(),
+            size,
+            sha512: sha.clone(),
+            format: Format { name: mime.into(), version: None, pronom: None },
+            original_name: Some(aux.relative.clone()),
+            relationships: vec![],
+            events: vec![],
+        };
+        mets.add_log(PackageFile {
+            path: rel.clone(),
+            mime: mime.into(),
+            size,
+            sha512: sha.clone(),
+            created: now,
+            object,
+            events: vec![],
+            described_sources: vec![],
+        });
+        manifest.push((rel, sha));
+        bytes += size;
+        logs += 1;
+    }
+
+    let (description, rights, organisation, metadata_notes) =
+        opts.metadata.resolve(&source.seeds, capture);
+    {
+        let h = mets.header_mut();
+        h.label = description.title.clone();
+        h.description = description;
+        h.rights = rights;
+        h.agents = vec![
+            Agent {
+                id_type: "repository code".into(),
+                id: organisation.code.clone(),
+                name: organisation.name.clone(),
+                agent_type: "organization".into(),
+                version: None,
+                note: None,
+            },
+            webaip_agent,
+        ];
+        h.organisation = organisation;
+    }
+    let mets_path = root.join("METS.xml");
+    mets.finish(File::create(&mets_path).map_err(io_err(&mets_path))?)
+        .map_err(io_err(&mets_path))?;
+    let (mets_size, mets_sha) = hash_file(&mets_path)?;
+    manifest.push(("METS.xml".into(), mets_sha));
+    bytes += mets_size;
+    manifest.sort();
+    let manifest_path = root.join("manifest-sha512.txt");
+    let mut m = String::new();
+    for (path, sha) in &manifest {
+        m.push_str(&format!("{sha}  {path}\n"));
+    }
+    std::fs::write(&manifest_path, m).map_err(io_err(&manifest_path))?;
+
+    // The METS checks itself before the package is declared complete.
+    let check = validate_mets(
+        &mets_path,
+        &ValidateOptions { schemas: opts.schemas.clone(), profile: Some(opts.profile.clone()) },
+    )
+    .map_err(|e| PackageError::Input(format!("the METS written cannot be validated: {e}")))?;
+    let mets_errors = check
+        .findings
+        .iter()
+        .filter(|f| f.severity == crate::mets::validate::Severity::Error)
+        .count() as u64;
+    if mets_errors > 0 {
+        let first = &check.findings[0];
+        return Err(PackageError::Input(format!(
+            "the METS written is invalid ({mets_errors} errors; first: line {:?} [{}] {}); no package was made",
+            first.line, first.rule, first.message
+        )));
+    }
+
+    let crawl_log = crawl_log.map(|log| {
+        let (missing, examples) = source
+            .crawl_log
+            .as_ref()
+            .map(|p| log.missing_from(p, &all_uris, MAX_EXAMPLES))
+            .transpose()
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        CrawlLogComparison {
+            lines: log.lines,
+            unparsed: log.unparsed,
+            fetched: log.fetched_count() as u64,
+            fetched_without_record: missing,
+            fetched_without_record_examples: examples,
+            records_without_log_line: without_log.0,
+            records_without_log_line_examples: without_log.1,
+        }
+    });
+
+    // Complete: move into place (temporary directories are created private).
+    crate::migrate::set_mode(&root, 0o755).map_err(io_err(&root))?;
+    let kept = tmp.keep();
+    if out.exists() {
+        let old = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".old")
+            .tempdir_in(parent)
+            .map_err(io_err(parent))?;
+        let old_path = old.path().join("package");
+        std::fs::rename(out, &old_path).map_err(io_err(out))?;
+        std::fs::rename(&kept, out).map_err(io_err(out))?;
+        drop(old);
+    } else {
+        std::fs::rename(&kept, out).map_err(io_err(out))?;
+    }
+    let files = manifest.len() as u64 + 1;
+    Ok(PackageReport {
+        package: out.clone(),
+        objid,
+        source_shape: source.shape,
+        found: source.found.clone(),
+        missing: source.missing.clone(),
+        containers,
+        logs,
+        metadata_notes,
+        crawl_log,
+        virus_check: virus_note,
+        mets_errors,
+        mets_xsd_checked: matches!(check.xsd, crate::mets::validate::XsdStatus::Validated { .. }),
+        files,
+        bytes,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+struct ContainerCtx<'a> {
+    root: &'a Path,
+    rel: String,
+    ids: &'a Ids,
+    opts: &'a PackageOptions,
+    log: Option<&'a CrawlLog>,
+    now: DateTime<Utc>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Per-container bookkeeping while records go by.
+struct Tally<'a> {
+    log: Option<&'a CrawlLog>,
+    uris: HashSet<u64>,
+    without_log: (u64, Vec<String>),
+    dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
+}
+
+impl Tally<'_> {
+    fn record(&mut self, uri: Option<&str>, warc_type: &str, date: &str) {
+        if let Ok(d) = DateTime::parse_from_rfc3339(date) {
+            let d = d.with_timezone(&Utc);
+            self.dates.0 = min_opt(self.dates.0, Some(d));
+            self.dates.1 = max_opt(self.dates.1, Some(d));
+        }
+        let Some(uri) = uri.filter(|_| matches!(warc_type, "response" | "resource")) else {
+            return;
+        };
+        if uri.starts_with("metadata://webaip/") || uri.starts_with("filedesc:") {
+            return;
+        }
+        self.uris.insert(uri_hash(uri));
+        if let Some(log) = self.log
+            && !log.was_fetched(uri) {
+                self.without_log.0 += 1;
+                if self.without_log.1.len() < MAX_EXAMPLES {
+                    self.without_log.1.push(uri.to_string());
+                }
+            }
+    }
+}
+
+impl ContainerCtx<'_> {
+    fn container_file(&self, size: u64, sha512: String, original: &str) -> PackageFile {
+        PackageFile {
+            path: self.rel.clone(),
+            mime: "application/warc".into(),
+            size,
+            sha512: sha512.clone(),
+            created: self.now,
+            object: PremisObject {
+                id_type: "local".into(),
+                id: self.rel.clone(),
+                size,
+                sha512,
+                format: Format {
+                    name: "WARC".into(),
+                    version: Some("1.1".into()),
+                    pronom: Some(PRONOM_WARC_1_1.into()),
+                },
+                original_name: Some(original.to_string()),
+                relationships: vec![],
+                events: vec![],
+            },
+            events: vec![],
+            described_sources: vec![],
+        }
+    }
+
+    fn migrate(
+        &self,
+        index: usize,
+        input: &Path,
+        mut writer: ContainerWriter,
+    ) -> Result<ContainerResult, PackageError> {
+        let dest = self.root.join(&self.rel);
+        let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file_ids = self.ids.derive(&name);
+        let mut tally = Tally {
+            log: self.log,
+            uris: HashSet::new(),
+            without_log: (0, Vec::new()),
+            dates: (None, None),
+        };
+        let mut write_error: Option<io::Error> = None;
+        let mopts = MigrateOptions { level: self.opts.level, force: false };
+        let report = migrate_file(
+            input,
+            &dest,
+            &mopts,
+            &file_ids,
+            self.progress,
+            &mut |r: &MigratedRecord| {
+                if r.warc_type == "warcinfo" {
+                    return;
+                }
+                tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date);
+                if write_error.is_none()
+                    && let Err(e) = writer.add_record(&record_file(r)) {
+                        write_error = Some(e);
+                    }
+            },
+        );
+        if let Some(e) = write_error {
+            return Err(PackageError::Io { path: self.root.to_path_buf(), source: e });
+        }
+        if !report.ok() {
+            return Err(PackageError::Input(format!(
+                "{}: migration failed: {}",
+                input.display(),
+                report.error.clone().unwrap_or_else(|| "payload not conserved".into())
+            )));
+        }
+        let sha = report.output_sha512.clone().unwrap_or_default();
+        let mut file = self.container_file(report.output_size, sha, &name);
+        // The ARC is described (it is not in the package) so the relationship resolves (P5.6).
+        let arc = PremisObject {
+            id_type: "local".into(),
+            id: name.clone(),
+            size: report.input_size,
+            sha512: report.input_sha512.clone(),
+            format: Format {
+                name: "ARC".into(),
+                version: report.arc_version.map(|v| format!("{v}.0")),
+                pronom: Some(PRONOM_ARC.into()),
+            },
+            original_name: Some(name.clone()),
+            relationships: vec![],
+            events: vec![],
+        };
+        let mig = &self.opts.profile.events.migration;
+        let event = Event {
+            id: file_ids.uuid().to_string(),
+            event_type: mig.term.clone(),
+            event_type_uri: Some(mig.uri.clone()),
+            date_time: self.now,
+            detail: Some(format!(
+                "program=\"webaip\"; version=\"{}\"; from=\"ARC (x-fmt/219)\"; to=\"WARC 1.1 (fmt/1355)\"",
+                env!("CARGO_PKG_VERSION")
+            )),
+            outcome: "success".into(),
+            outcome_detail: Some(format!(
+                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report)",
+                report.records_in.values().sum::<u64>(),
+                report.records_out.values().sum::<u64>(),
+                report.conservation.payload_bytes_in,
+                report.conservation.payload_bytes_out,
+                report.anomaly_counts.values().sum::<u64>()
+            )),
+            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+            objects: vec![
+                ("local".into(), name.clone(), "source".into()),
+                ("local".into(), self.rel.clone(), "outcome".into()),
+            ],
+        };
+        file.object.events.push(event.id.clone());
+        file.object.relationships.push(Relationship {
+            relationship_type: self.opts.profile.relationships.relationship_type.clone(),
+            subtype: self.opts.profile.relationships.migration.clone(),
+            related_object: ("local".into(), name.clone()),
+            related_event: Some(event.id.clone()),
+        });
+        let records = report.records_out.values().sum();
+        let container = ContainerReport {
+            input: input.to_path_buf(),
+            path: self.rel.clone(),
+            action: "migrated".into(),
+            records,
+            listed: writer.listed(),
+            migration: Some(report),
+        };
+        Ok(ContainerResult {
+            index,
+            writer,
+            file,
+            report: container,
+            uris: tally.uris,
+            without_log: tally.without_log,
+            dates: tally.dates,
+            arc: Some((arc, event)),
+        })
+    }
+
+    fn copy_warc(
+        &self,
+        index: usize,
+        input: &Path,
+        mut writer: ContainerWriter,
+    ) -> Result<ContainerResult, PackageError> {
+        let dest = self.root.join(&self.rel);
+        let (size, sha) = copy_hashing(input, &dest)?;
+        (self.progress)(size);
+        let mut tally = Tally {
+            log: self.log,
+            uris: HashSet::new(),
+            without_log: (0, Vec::new()),
+            dates: (None, None),
+        };
+        let mut reader = WarcReader::open(&dest).map_err(|e| PackageError::Input(e.to_string()))?;
+        let mut records = 0u64;
+        loop {
+            let next = reader.next_record(|head, block| {
+                let h = &head.header;
+                let http = h.warc_type() == Some("response")
+                    && h.target_uri()
+                        .is_some_and(|u| u.starts_with("http:") || u.starts_with("https:"));
+                let mut prefix = Vec::new();
+                let mut offset = 0;
+                if http {
+                    block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
+                    if let HttpHead::Complete(n) = response_head(&prefix) {
+                        offset = n as u64;
+                    }
+                }
+                let mut hasher = BlockHasher::new(offset);
+                hasher.update(&prefix);
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    let n = block.read(&mut buf)?;
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buf[..n]);
+                }
+                Ok(hasher.finish())
+            });
+            let (head, end, d) = match next {
+                Ok(Some(x)) => x,
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(PackageError::Input(format!(
+                        "{}: not a readable WARC: {e}",
+                        input.display()
+                    )));
+                }
+            };
+            records += 1;
+            let h = &head.header;
+            tally.record(
+                h.target_uri(),
+                h.warc_type().unwrap_or(""),
+                h.get("WARC-Date").unwrap_or(""),
+            );
+            // Records are addressable one by one only with one gzip member per record, or in
+            // an uncompressed file.
+            let addressable = if reader.is_gzip() {
+                end.member_ended && head.offset_in_member == 0
+            } else {
+                true
+            };
+            if addressable && h.warc_type() != Some("warcinfo") {
+                let mime = h.get("Content-Type").unwrap_or("application/octet-stream").to_string();
+                let rf = RecordFile {
+                    record_id: h.record_id().unwrap_or("").trim_matches(['<', '>']).to_string(),
+                    member: ByteRange { begin: head.offset, len: end.end - head.offset },
+                    compressed: reader.is_gzip(),
+                    content: Some(ContentFile {
+                        range: ByteRange {
+                            begin: head.header_len + d.payload_offset,
+                            len: d.payload_len,
+                        },
+                        sha512: hex(&d.payload_sha512),
+                        mime,
+                    }),
+                    described: None,
+                    page: None,
+                };
+                writer.add_record(&rf).map_err(io_err(&dest))?;
+            }
+        }
+        let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut file = self.container_file(size, sha, &name);
+        if !reader.is_gzip() || !dest.to_string_lossy().ends_with(".gz") {
+            file.object.format.pronom = None;
+        }
+        let container = ContainerReport {
+            input: input.to_path_buf(),
+            path: self.rel.clone(),
+            action: "checked and copied".into(),
+            records,
+            listed: writer.listed(),
+            migration: None,
+        };
+        Ok(ContainerResult {
+            index,
+            writer,
+            file,
+            report: container,
+            uris: tally.uris,
+            without_log: tally.without_log,
+            dates: tally.dates,
+            arc: None,
+        })
+    }
+}
+
+/// The METS description of a migrated record.
+fn record_file(r: &MigratedRecord) -> RecordFile {
+    let w = &r.written;
+    RecordFile {
+        record_id: w.record_id.trim_matches(['<', '>']).to_string(),
+        member: ByteRange { begin: w.member_offset, len: w.member_len },
+        compressed: true,
+        content: Some(ContentFile {
+            range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
+            sha512: hex(&w.digests.payload_sha512),
+            mime: r.payload_mime.clone(),
+        }),
+        described: None,
+        page: None,
+    }
+}
+
+fn log_mime(name: &str) -> &'static str {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".xml") || lower.ends_with(".cxml") {
+        "text/xml"
+    } else if lower.ends_with(".gz") {
+        "application/gzip"
+    } else if lower.ends_with(".zip") {
+        "application/zip"
+    } else {
+        "text/plain"
+    }
+}
+
+fn min_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+/// Copies `from` to `to`, returning the size and SHA-512 of what was copied.
+fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
+    let mut r = BufReader::with_capacity(1 << 20, File::open(from).map_err(io_err(from))?);
+    let mut w = File::create(to).map_err(io_err(to))?;
+    let mut sha = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = r.read(&mut buf).map_err(io_err(from))?;
+        if n == 0 {
+            break;
+        }
+        sha.update(&buf[..n]);
+        w.write_all(&buf[..n]).map_err(io_err(to))?;
+        len += n as u64;
+    }
+    w.sync_all().map_err(io_err(to))?;
+    Ok((len, hex(&sha.finalize())))
+}
+
+fn hash_file(path: &Path) -> Result<(u64, String), PackageError> {
+    let mut r = File::open(path).map_err(io_err(path))?;
+    let mut sha = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = r.read(&mut buf).map_err(io_err(path))?;
+        if n == 0 {
+            break;
+        }
+        sha.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((len, hex(&sha.finalize())))
+}

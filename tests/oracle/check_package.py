@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Independent check of a package, with Python's own XML, zlib and hashlib (not webaip's code).
+
+For every container <file> of the METS: the file exists with its SIZE and SHA-512. For every
+nested record <file>: bytes BEGIN..END of the container are exactly one gzip member that
+decompresses to a WARC record. For every nested content <file>: bytes BEGIN..END of the
+decompressed record have its SIZE and SHA-512. Every line of manifest-sha512.txt matches.
+Prints a JSON summary; exit 1 with the problems listed when anything is wrong.
+"""
+import hashlib
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+import zlib
+
+M = "{http://www.loc.gov/METS/}"
+XLINK = "{http://www.w3.org/1999/xlink}href"
+
+
+def main(pkg):
+    problems = []
+    counts = {"containers": 0, "records": 0, "contents": 0, "manifest": 0}
+    tree = ET.parse(os.path.join(pkg, "METS.xml"))
+    for grp in tree.iter(M + "fileGrp"):
+        for f in grp.findall(M + "file"):
+            loc = f.find(M + "FLocat")
+            path = os.path.join(pkg, loc.get(XLINK))
+            data = open(path, "rb").read()
+            counts["containers"] += 1
+            if len(data) != int(f.get("SIZE")):
+                problems.append("%s: size %d, METS says %s" % (path, len(data), f.get("SIZE")))
+            if hashlib.sha512(data).hexdigest() != f.get("CHECKSUM"):
+                problems.append("%s: SHA-512 differs from the METS" % path)
+            for rec in f.findall(M + "file"):
+                counts["records"] += 1
+                b, e = int(rec.get("BEGIN")), int(rec.get("END"))
+                member = data[b:e + 1]
+                if rec.find(M + "transformFile") is not None:
+                    d = zlib.decompressobj(31)
+                    try:
+                        record = d.decompress(member) + d.flush()
+                    except zlib.error as err:
+                        problems.append("%s %s: not a gzip member: %s" % (path, rec.get("ID"), err))
+                        continue
+                    if not d.eof or d.unused_data:
+                        problems.append("%s %s: BEGIN..END is not exactly one gzip member" % (path, rec.get("ID")))
+                else:
+                    record = member
+                if not record.startswith(b"WARC/"):
+                    problems.append("%s %s: not a WARC record" % (path, rec.get("ID")))
+                for c in rec.findall(M + "file"):
+                    counts["contents"] += 1
+                    cb, ce = int(c.get("BEGIN")), int(c.get("END"))
+                    payload = record[cb:ce + 1]
+                    if len(payload) != int(c.get("SIZE")):
+                        problems.append("%s %s: payload size %d, METS says %s" % (path, c.get("ID"), len(payload), c.get("SIZE")))
+                    if hashlib.sha512(payload).hexdigest() != c.get("CHECKSUM"):
+                        problems.append("%s %s: payload SHA-512 differs" % (path, c.get("ID")))
+    for line in open(os.path.join(pkg, "manifest-sha512.txt"), encoding="utf-8"):
+        digest, rel = line.rstrip("\n").split("  ", 1)
+        counts["manifest"] += 1
+        if hashlib.sha512(open(os.path.join(pkg, rel), "rb").read()).hexdigest() != digest:
+            problems.append("manifest: %s does not match" % rel)
+    json.dump({"counts": counts, "problems": problems}, sys.stdout)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -322,11 +322,10 @@ pub fn build_package(
                 r.file.object.events.push(event.id.clone());
             }
             mets.add_package_event(event);
-            virus_note =
-                "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check"
-                    .to_string();
+            "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check"
+                .to_string()
         }
-    }
+    };
 
     let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
     let mut all_uris = HashSet::new();
@@ -537,12 +536,13 @@ impl Tally<'_> {
         }
         self.uris.insert(uri_hash(uri));
         if let Some(log) = self.log
-            && !log.was_fetched(uri) {
-                self.without_log.0 += 1;
-                if self.without_log.1.len() < MAX_EXAMPLES {
-                    self.without_log.1.push(uri.to_string());
-                }
+            && !log.was_fetched(uri)
+        {
+            self.without_log.0 += 1;
+            if self.without_log.1.len() < MAX_EXAMPLES {
+                self.without_log.1.push(uri.to_string());
             }
+        }
     }
 }
 
@@ -602,9 +602,10 @@ impl ContainerCtx<'_> {
                 }
                 tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date);
                 if write_error.is_none()
-                    && let Err(e) = writer.add_record(&record_file(r)) {
-                        write_error = Some(e);
-                    }
+                    && let Err(e) = writer.add_record(&record_file(r))
+                {
+                    write_error = Some(e);
+                }
             },
         );
         if let Some(e) = write_error {

@@ -9,12 +9,14 @@ Run it through bench/run.sh, which installs the peers and builds webaip first.
      webaip migrate (level 6, the default), webaip migrate --level 9,
      warcio recompress (zlib level 9), warctools arc2warc -Z.
    Printed: wall seconds, MB/s of input, peak RSS, output size, and the ratio of each peer's
-   time to webaip's.
+   time to webaip's. `webaip package` on the same ARC is timed too (target: at most 1.1x
+   the time of `migrate`).
 3. An ARC holding a single 1 GiB record is generated on the fly and migrated; its peak RSS is
    printed (target: under 64 MB).
 
 Everything is measured on this machine, nothing is hard-coded; exit status 1 if a target is
-missed (2.5x warcio at level 6, 1.5x at level 9, RSS under 64 MB).
+missed (2.5x warcio at level 6, 1.5x at level 9, package at most 1.1x migrate,
+RSS under 64 MB).
 """
 import argparse
 import os
@@ -46,10 +48,10 @@ def run(cmd, stdout=None):
     return wall, usage.ru_maxrss / 1024.0
 
 
-def best_of(n, make_cmd, out_path, to_stdout=False):
+def best_of(n, make_cmd, out_path, to_stdout=False, keep=False):
     best = None
     for _ in range(n):
-        if os.path.exists(out_path):
+        if os.path.exists(out_path) and not keep:
             os.remove(out_path)
         cmd = make_cmd()
         if to_stdout:
@@ -66,7 +68,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="200M", help="size of the generated crawl ARC")
     ap.add_argument("--single", default="1G", help="size of the single-record ARC")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-single", action="store_true")
     a = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
@@ -83,6 +85,13 @@ def main():
     rows = []
     rows.append(("webaip migrate (level 6)",) + best_of(a.repeat, lambda: [WEBAIP, "migrate", "-q", "--force", "--out", out, arc], webaip_out))
     rows.append(("webaip migrate --level 9",) + best_of(a.repeat, lambda: [WEBAIP, "migrate", "-q", "--force", "--level", "9", "--out", out, arc], webaip_out))
+    pkg_dir = os.path.join(WORK, "package")
+    rows.append(("webaip package (level 6)",) + best_of(
+        a.repeat,
+        lambda: [WEBAIP, "package", "-q", "--force", "--no-virus-check", "--out", pkg_dir, arc],
+        os.path.join(pkg_dir, "METS.xml"),
+        keep=True,
+    ))
     warcio_out = os.path.join(out, "warcio.warc.gz")
     rows.append(("warcio recompress",) + best_of(a.repeat, lambda: [os.path.join(VENV, "warcio"), "recompress", arc, warcio_out], warcio_out))
     a2w_out = os.path.join(out, "arc2warc.warc.gz")
@@ -93,12 +102,13 @@ def main():
     print("%-28s %9s %9s %10s %12s" % ("tool", "wall s", "MB/s", "peak RSS", "output MB"))
     for name, wall, rss, osize in rows:
         print("%-28s %9.2f %9.1f %8.1f MB %12.1f" % (name, wall, size_mb / wall, rss, osize / 1e6))
-    w6, w9, wio, a2w = (r[1] for r in rows)
+    w6, w9, pkg, wio, a2w = (r[1] for r in rows)
     print()
     print("warcio / webaip (level 6):   %.2fx  (target >= 2.5x)" % (wio / w6))
     print("warcio / webaip (level 9):   %.2fx  (target >= 1.5x)" % (wio / w9))
     print("arc2warc / webaip (level 6): %.2fx" % (a2w / w6))
-    ok = wio / w6 >= 2.5 and wio / w9 >= 1.5
+    print("package / migrate:           %.2fx  (target <= 1.1x)" % (pkg / w6))
+    ok = wio / w6 >= 2.5 and wio / w9 >= 1.5 and pkg / w6 <= 1.1
 
     if not a.skip_single:
         single = os.path.join(WORK, "IAH-20240315103000-00001-single-%s.arc.gz" % a.single)

@@ -9,4 +9,5 @@ mod cli_migrate;
 mod mets_mutations;
 mod mets_package;
 mod migrate_corpus;
+mod package;
 mod warc_reader;

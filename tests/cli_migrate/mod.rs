@@ -119,14 +119,28 @@ fn committed_samples_are_what_the_generator_writes_and_migrate_cleanly() {
         .output()
         .expect("python3 runs");
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    // Every file the generator writes is committed, byte for byte.
+    let generated = tmp.path().join("samples");
+    let mut count = 0;
+    for entry in walkdir::WalkDir::new(&generated).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(&generated).unwrap();
+        let committed = std::fs::read(repo.join("samples").join(rel))
+            .unwrap_or_else(|_| panic!("{} not committed", rel.display()));
+        assert!(
+            committed == std::fs::read(entry.path()).unwrap(),
+            "{}: committed sample differs from scripts/make_samples.py output",
+            rel.display()
+        );
+        count += 1;
+    }
+    assert_eq!(count, 11);
     let committed = repo.join("samples/heritrix-job/arcs");
     let names = files_in(&committed);
     assert_eq!(names.len(), 2);
-    for name in &names {
-        let a = std::fs::read(committed.join(name)).unwrap();
-        let b = std::fs::read(tmp.path().join("samples/heritrix-job/arcs").join(name)).unwrap();
-        assert!(a == b, "{name}: committed sample differs from scripts/make_samples.py output");
-    }
     for name in &names {
         let m = crate::util::migrate(&committed.join(name));
         crate::util::check_with_warcio(&m);

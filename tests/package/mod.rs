@@ -1,0 +1,276 @@
+//! `webaip package` end to end: the sample Heritrix job and a job built from a corpus ARC are
+//! packaged; each METS passes the oracle and `webaip validate`; every byte range, payload and
+//! manifest line is checked by Python's own gzip and hashlib (tests/oracle/check_package.py).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{corpus, oracle_python, repo};
+
+fn webaip(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(args)
+        .env_remove("WEBAIP_SCHEMAS")
+        .output()
+        .expect("webaip runs")
+}
+
+fn schemas() -> String {
+    crate::mets_package::schemas().display().to_string()
+}
+
+fn check_package(pkg: &Path) -> serde_json::Value {
+    let out = Command::new(oracle_python())
+        .arg(repo().join("tests/oracle/check_package.py"))
+        .arg(pkg)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "package check failed: {v}");
+    v
+}
+
+fn package(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["package", "--no-virus-check", "--json", "--schemas"];
+    let s = schemas();
+    all.push(&s);
+    all.extend_from_slice(args);
+    let o = webaip(&all);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn sample_job() -> String {
+    repo().join("samples/heritrix-job").display().to_string()
+}
+
+fn sample_metadata() -> String {
+    repo().join("samples/heritrix-job.metadata.toml").display().to_string()
+}
+
+#[test]
+fn the_sample_job_becomes_a_valid_package_in_both_modes() {
+    for mode in ["full", "minimal"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("pkg");
+        let r = package(&[
+            "--mode",
+            mode,
+            "--metadata",
+            &sample_metadata(),
+            "--out",
+            out.to_str().unwrap(),
+            &sample_job(),
+        ]);
+        assert_eq!(r["source_shape"], "heritrix1");
+        assert_eq!(r["mets_errors"], 0);
+        assert_eq!(r["mets_xsd_checked"], true);
+        assert_eq!(r["logs"], 8);
+        assert_eq!(r["crawl_log"]["fetched"], 10);
+        assert_eq!(r["crawl_log"]["fetched_without_record"], 0);
+        assert_eq!(r["crawl_log"]["records_without_log_line"], 0);
+        assert!(r["metadata_notes"].as_array().unwrap().is_empty(), "{}", r["metadata_notes"]);
+        let mets = out.join("METS.xml");
+        let (ok, text) = oracle_validate(&mets);
+        assert!(ok, "{text}");
+        assert_webaip_valid(&mets);
+        let checked = check_package(&out);
+        if mode == "full" {
+            // 14 WARC records, less the two warcinfo records; the empty 301 has no payload file.
+            assert_eq!(checked["counts"]["records"], 12);
+            assert_eq!(checked["counts"]["contents"], 11);
+        } else {
+            assert_eq!(checked["counts"]["records"], 0);
+        }
+        assert_eq!(checked["counts"]["manifest"], 11);
+        let text = std::fs::read_to_string(&mets).unwrap();
+        for expected in [
+            "<mods:title>Example Heritage Society website</mods:title>",
+            "<wr:embargoUntil>2027-01-01</wr:embargoUntil>",
+            "<premis:relationshipSubType>migration</premis:relationshipSubType>",
+            "<premis:eventOutcome>not scanned</premis:eventOutcome>",
+            "xlink:href=\"logs/crawl.log\"",
+            "<mods:dateCaptured encoding=\"w3cdtf\" point=\"start\" keyDate=\"yes\">2024-03-15T10:30:00Z</mods:dateCaptured>",
+        ] {
+            assert!(text.contains(expected), "{mode}: METS lacks {expected}");
+        }
+    }
+}
+
+#[test]
+fn a_job_around_a_corpus_arc_reports_crawl_log_discrepancies() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job");
+    std::fs::create_dir_all(job.join("arcs")).unwrap();
+    std::fs::create_dir_all(job.join("logs")).unwrap();
+    let arc = corpus().join("arc/jwat-IAH-20080430204825-00000-blackbook.arc.gz");
+    std::fs::copy(&arc, job.join("arcs").join(arc.file_name().unwrap())).unwrap();
+    std::fs::write(job.join("order.xml"), "<crawl-order/>\n").unwrap();
+    // A crawl.log that lists two URIs of the ARC and one that no record holds.
+    let lines = [
+        "2008-04-30T20:48:26.000Z     1         59 dns:www.archive.org P http://www.archive.org/ text/dns #001 20080430204826000+5 - - -",
+        "2008-04-30T20:48:27.000Z   200       1234 http://www.archive.org/robots.txt P http://www.archive.org/ text/plain #001 20080430204827000+5 - - -",
+        "2008-04-30T20:48:28.000Z   200       4321 http://www.archive.org/never-archived.html L http://www.archive.org/ text/html #002 20080430204828000+5 - - -",
+    ];
+    std::fs::write(job.join("logs/crawl.log"), lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("pkg");
+    let r = package(&[
+        "--mode",
+        "full",
+        "--deterministic",
+        "--out",
+        out.to_str().unwrap(),
+        job.to_str().unwrap(),
+    ]);
+    let c = &r["crawl_log"];
+    assert_eq!(c["fetched_without_record"], 1, "{c}");
+    assert_eq!(
+        c["fetched_without_record_examples"][0],
+        "http://www.archive.org/never-archived.html"
+    );
+    assert!(c["records_without_log_line"].as_u64().unwrap() > 250, "{c}");
+    assert!(r["missing"].as_array().unwrap().iter().any(|m| m == "seeds.txt"));
+    // No metadata file: what was guessed is said.
+    assert!(
+        r["metadata_notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("no rights"))
+    );
+    let (ok, text) = oracle_validate(&out.join("METS.xml"));
+    assert!(ok, "{text}");
+    assert_webaip_valid(&out.join("METS.xml"));
+    let checked = check_package(&out);
+    assert!(checked["counts"]["records"].as_u64().unwrap() >= 300);
+}
+
+#[test]
+fn deterministic_runs_are_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for out in [&a, &b] {
+        package(&[
+            "--deterministic",
+            "--mode",
+            "full",
+            "--metadata",
+            &sample_metadata(),
+            "--out",
+            out.to_str().unwrap(),
+            &sample_job(),
+        ]);
+    }
+    for f in [
+        "METS.xml",
+        "manifest-sha512.txt",
+        "content/IAH-20240315103000-00000-crawler.example.warc.gz",
+    ] {
+        assert!(
+            std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+}
+
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect()
+}
+
+#[test]
+fn an_existing_package_is_kept_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pkg");
+    let s = schemas();
+    let base =
+        ["package", "--no-virus-check", "-q", "--schemas", &s, "--out", out.to_str().unwrap()];
+    assert!(webaip(&[&base[..], &[&sample_job()]].concat()).status.success());
+    let again = webaip(&[&base[..], &[&sample_job()]].concat());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    assert!(webaip(&[&base[..], &["--force", &sample_job()]].concat()).status.success());
+    assert_eq!(leftovers(dir.path()), vec![out.clone()], "no temporary directory left");
+    assert!(
+        !webaip(&["package", "--out", out.to_str().unwrap(), &sample_job()]).status.success(),
+        "no scanning without --no-virus-check"
+    );
+}
+
+#[test]
+fn a_failure_half_way_leaves_no_package() {
+    let dir = tempfile::tempdir().unwrap();
+    // A good ARC and a WARC whose last record is cut off: the WARC check fails after the ARC
+    // has been migrated into the package directory.
+    let good = corpus().join("arc/jwat-IAH-20080430204825-00000-blackbook.arc.gz");
+    let warc = std::fs::read(corpus().join("warc/warcio-example.warc.gz")).unwrap();
+    let bad = dir.path().join("broken.warc");
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&warc[..]), &mut plain)
+        .unwrap();
+    std::fs::write(&bad, &plain[..plain.len() - 40]).unwrap();
+    let out = dir.path().join("pkg");
+    let o = webaip(&[
+        "package",
+        "--no-virus-check",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("broken.warc"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let left = leftovers(dir.path());
+    assert_eq!(left, vec![bad], "nothing but the input is left");
+}
+
+#[test]
+fn a_killed_run_leaves_nothing_that_looks_like_a_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let arc = dir.path().join("IAH-20240315103000-00000-big.arc.gz");
+    let generated = Command::new("python3")
+        .arg(repo().join("scripts/gen_arc.py"))
+        .args(["bench", arc.to_str().unwrap(), "--size", "40M"])
+        .output()
+        .unwrap();
+    assert!(generated.status.success());
+    let out = dir.path().join("pkg");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args([
+            "package",
+            "--no-virus-check",
+            "-q",
+            "-j",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            arc.to_str().unwrap(),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let finished_early = child.try_wait().unwrap().is_some();
+    child.kill().ok();
+    child.wait().unwrap();
+    assert!(!finished_early, "the run ended before it could be killed; make the input larger");
+    assert!(!out.exists(), "a killed run left {}", out.display());
+    for p in leftovers(dir.path()) {
+        if p == arc {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(".pkg.") && name.ends_with(".partial"), "unexpected {name}");
+        assert!(!p.join("manifest-sha512.txt").exists() && !p.join("METS.xml").exists());
+    }
+}

@@ -274,3 +274,39 @@ fn a_killed_run_leaves_nothing_that_looks_like_a_package() {
         assert!(!p.join("manifest-sha512.txt").exists() && !p.join("METS.xml").exists());
     }
 }
+
+#[test]
+fn a_heritrix3_job_with_warcs_is_checked_and_copied_byte_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job3");
+    let launch = job.join("20240315103000");
+    std::fs::create_dir_all(launch.join("warcs")).unwrap();
+    std::fs::create_dir_all(launch.join("logs")).unwrap();
+    std::fs::create_dir_all(launch.join("reports")).unwrap();
+    std::fs::write(job.join("crawler-beans.cxml"), "<beans/>\n").unwrap();
+    std::fs::write(launch.join("reports/crawl-report.txt"), "Crawl Name: job3\n").unwrap();
+    let warc = corpus().join("warc/warcio-example.warc.gz");
+    let copied = launch.join("warcs/warcio-example.warc.gz");
+    std::fs::copy(&warc, &copied).unwrap();
+    let out = dir.path().join("pkg");
+    let r = package(&["--mode", "full", "--out", out.to_str().unwrap(), job.to_str().unwrap()]);
+    assert_eq!(r["source_shape"], "heritrix3");
+    assert_eq!(r["containers"][0]["action"], "checked and copied");
+    assert!(r["containers"][0]["migration"].is_null());
+    assert_eq!(
+        std::fs::read(out.join("content/warcio-example.warc.gz")).unwrap(),
+        std::fs::read(&warc).unwrap()
+    );
+    assert!(out.join("logs/crawler-beans.cxml").exists());
+    assert!(out.join("logs/20240315103000/reports/crawl-report.txt").exists());
+    let (ok, text) = oracle_validate(&out.join("METS.xml"));
+    assert!(ok, "{text}");
+    assert_webaip_valid(&out.join("METS.xml"));
+    let checked = check_package(&out);
+    assert!(checked["counts"]["records"].as_u64().unwrap() >= 4, "{checked}");
+    let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();
+    assert!(
+        !mets.contains(">migration</premis:eventType>"),
+        "a copied WARC has no migration event"
+    );
+}

@@ -41,3 +41,4 @@ pub mod model;
 pub mod package;
 pub mod profile;
 pub mod sources;
+pub mod stages;

@@ -1,0 +1,3 @@
+//! Stages that look at or change captures on their way into a package.
+
+pub mod rewrite;

@@ -187,25 +187,8 @@ pub fn build_package(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackageReport, PackageError> {
     let started = Instant::now();
-    let out = &opts.out;
-    if out.exists() && !opts.force {
-        return Err(PackageError::Exists(out.clone()));
-    }
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(io_err(parent))?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "package".into());
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".partial")
-        .tempdir_in(parent)
-        .map_err(io_err(parent))?;
-    let root = tmp.path().to_path_buf();
-    for d in ["content", "logs"] {
-        std::fs::create_dir_all(root.join(d)).map_err(io_err(&root))?;
-    }
+    let staging = Staging::new(&opts.out, opts.force)?;
+    let root = staging.root.clone();
     let ids = if opts.deterministic { Ids::seeded("webaip-package") } else { Ids::random() };
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
@@ -414,38 +397,9 @@ pub fn build_package(
         ];
         h.organisation = organisation;
     }
-    let mets_path = root.join("METS.xml");
-    mets.finish(File::create(&mets_path).map_err(io_err(&mets_path))?)
-        .map_err(io_err(&mets_path))?;
-    let (mets_size, mets_sha) = hash_file(&mets_path)?;
-    manifest.push(("METS.xml".into(), mets_sha));
-    bytes += mets_size;
-    manifest.sort();
-    let manifest_path = root.join("manifest-sha512.txt");
-    let mut m = String::new();
-    for (path, sha) in &manifest {
-        m.push_str(&format!("{sha}  {path}\n"));
-    }
-    std::fs::write(&manifest_path, m).map_err(io_err(&manifest_path))?;
-
-    // The METS checks itself before the package is declared complete.
-    let check = validate_mets(
-        &mets_path,
-        &ValidateOptions { schemas: opts.schemas.clone(), profile: Some(opts.profile.clone()) },
-    )
-    .map_err(|e| PackageError::Input(format!("the METS written cannot be validated: {e}")))?;
-    let mets_errors = check
-        .findings
-        .iter()
-        .filter(|f| f.severity == crate::mets::validate::Severity::Error)
-        .count() as u64;
-    if mets_errors > 0 {
-        let first = &check.findings[0];
-        return Err(PackageError::Input(format!(
-            "the METS written is invalid ({mets_errors} errors; first: line {:?} [{}] {}); no package was made",
-            first.line, first.rule, first.message
-        )));
-    }
+    let (mets_errors, mets_xsd_checked, files, mets_bytes) =
+        staging.write_mets(mets, &mut manifest, opts)?;
+    bytes += mets_bytes;
 
     let crawl_log = crawl_log.map(|log| {
         let (missing, examples) = source
@@ -467,25 +421,9 @@ pub fn build_package(
         }
     });
 
-    // Complete: move into place (temporary directories are created private).
-    crate::migrate::set_mode(&root, 0o755).map_err(io_err(&root))?;
-    let kept = tmp.keep();
-    if out.exists() {
-        let old = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".old")
-            .tempdir_in(parent)
-            .map_err(io_err(parent))?;
-        let old_path = old.path().join("package");
-        std::fs::rename(out, &old_path).map_err(io_err(out))?;
-        std::fs::rename(&kept, out).map_err(io_err(out))?;
-        drop(old);
-    } else {
-        std::fs::rename(&kept, out).map_err(io_err(out))?;
-    }
-    let files = manifest.len() as u64 + 1;
+    let out = staging.commit()?;
     Ok(PackageReport {
-        package: out.clone(),
+        package: out,
         objid,
         source_shape: source.shape,
         found: source.found.clone(),
@@ -496,11 +434,117 @@ pub fn build_package(
         crawl_log,
         virus_check: virus_note,
         mets_errors,
-        mets_xsd_checked: matches!(check.xsd, crate::mets::validate::XsdStatus::Validated { .. }),
+        mets_xsd_checked,
         files,
         bytes,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// A package being assembled in a hidden directory beside its final place.
+pub(crate) struct Staging {
+    tmp: Option<tempfile::TempDir>,
+    /// The directory being filled.
+    pub root: PathBuf,
+    out: PathBuf,
+    parent: PathBuf,
+    name: String,
+}
+
+impl Staging {
+    /// A hidden `.NAME.XXXX.partial` directory beside `out`, with `content/` and `logs/`.
+    pub fn new(out: &Path, force: bool) -> Result<Staging, PackageError> {
+        if out.exists() && !force {
+            return Err(PackageError::Exists(out.to_path_buf()));
+        }
+        let parent = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        std::fs::create_dir_all(&parent).map_err(io_err(&parent))?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "package".into());
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".partial")
+            .tempdir_in(&parent)
+            .map_err(io_err(&parent))?;
+        let root = tmp.path().to_path_buf();
+        for d in ["content", "logs"] {
+            std::fs::create_dir_all(root.join(d)).map_err(io_err(&root))?;
+        }
+        Ok(Staging { tmp: Some(tmp), root, out: out.to_path_buf(), parent, name })
+    }
+
+    /// Writes METS.xml and manifest-sha512.txt, then validates the METS; an invalid METS
+    /// fails the package. Returns (errors, XSD checked, files in the package, METS bytes).
+    pub fn write_mets(
+        &self,
+        mets: MetsBuilder,
+        manifest: &mut Vec<(String, String)>,
+        opts: &PackageOptions,
+    ) -> Result<(u64, bool, u64, u64), PackageError> {
+        let root = &self.root;
+        let mets_path = root.join("METS.xml");
+        mets.finish(File::create(&mets_path).map_err(io_err(&mets_path))?)
+            .map_err(io_err(&mets_path))?;
+        let (mets_size, mets_sha) = hash_file(&mets_path)?;
+        manifest.push(("METS.xml".into(), mets_sha));
+        manifest.sort();
+        let manifest_path = root.join("manifest-sha512.txt");
+        let mut m = String::new();
+        for (path, sha) in manifest.iter() {
+            m.push_str(&format!("{sha}  {path}\n"));
+        }
+        std::fs::write(&manifest_path, m).map_err(io_err(&manifest_path))?;
+        // The METS checks itself before the package is declared complete.
+        let check = validate_mets(
+            &mets_path,
+            &ValidateOptions { schemas: opts.schemas.clone(), profile: Some(opts.profile.clone()) },
+        )
+        .map_err(|e| PackageError::Input(format!("the METS written cannot be validated: {e}")))?;
+        let errors: Vec<_> = check
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::mets::validate::Severity::Error)
+            .collect();
+        if let Some(first) = errors.first() {
+            return Err(PackageError::Input(format!(
+                "the METS written is invalid ({} errors; first: line {:?} [{}] {}); no package was made",
+                errors.len(),
+                first.line,
+                first.rule,
+                first.message
+            )));
+        }
+        let xsd = matches!(check.xsd, crate::mets::validate::XsdStatus::Validated { .. });
+        Ok((0, xsd, manifest.len() as u64 + 1, mets_size))
+    }
+
+    /// Moves the finished package into place (replacing an old one when forced).
+    pub fn commit(mut self) -> Result<PathBuf, PackageError> {
+        // Temporary directories are created private; a package is not.
+        crate::migrate::set_mode(&self.root, 0o755).map_err(io_err(&self.root))?;
+        let kept = self.tmp.take().map(|t| t.keep()).unwrap_or_else(|| self.root.clone());
+        let out = &self.out;
+        if out.exists() {
+            let old = tempfile::Builder::new()
+                .prefix(&format!(".{}.", self.name))
+                .suffix(".old")
+                .tempdir_in(&self.parent)
+                .map_err(io_err(&self.parent))?;
+            let old_path = old.path().join("package");
+            std::fs::rename(out, &old_path).map_err(io_err(out))?;
+            std::fs::rename(&kept, out).map_err(io_err(out))?;
+            drop(old);
+        } else {
+            std::fs::rename(&kept, out).map_err(io_err(out))?;
+        }
+        Ok(out.clone())
+    }
 }
 
 struct ContainerCtx<'a> {

@@ -7,6 +7,7 @@
 //! containers, everything else travels in the `Logfile` group (P1.5, P4.2).
 
 pub mod crawl_log;
+pub mod pandas;
 
 use std::path::{Path, PathBuf};
 

@@ -110,7 +110,9 @@ impl CuratorMetadata {
             if seeds.is_empty() {
                 notes.push("no target URL (no metadata urls, no seeds.txt)".into());
             } else {
-                notes.push("target URLs taken from seeds.txt".into());
+                notes.push(
+                    "target URLs taken from the source (seeds.txt, or the HTTrack log)".into(),
+                );
             }
             seeds.to_vec()
         } else {

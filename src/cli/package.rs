@@ -8,9 +8,11 @@ use clap::{Args, ValueEnum};
 use webaip::metadata::CuratorMetadata;
 use webaip::migrate::DEFAULT_LEVEL;
 use webaip::model::SerializationMode;
+use webaip::package::pandas::{PandasReport, build_pandas_package};
 use webaip::package::{PackageOptions, VirusCheck, build_package};
 use webaip::profile::{DEFAULT_PROFILE, Profile};
 use webaip::sources::detect;
+use webaip::sources::pandas;
 
 use super::progress;
 
@@ -56,6 +58,10 @@ pub struct PackageArgs {
     /// Schema directory to validate the METS against before the package is declared complete.
     #[arg(long, env = "WEBAIP_SCHEMAS")]
     schemas: Option<PathBuf>,
+    /// Time zone of PANDAS instance directory names and HTTrack log times (UTC, +10:00, or an
+    /// IANA name such as Australia/Sydney).
+    #[arg(long, default_value = "UTC")]
+    timezone: String,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -72,7 +78,6 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
              to package without it (every container then records a 'not scanned' virus check)"
         );
     }
-    let source = detect(&args.sources)?;
     let profile = Profile::load(&args.profile)?;
     let metadata = match &args.metadata {
         Some(p) => CuratorMetadata::load(p)?,
@@ -94,6 +99,59 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         virus_check: VirusCheck::Disabled,
         schemas: args.schemas.clone(),
     };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("cannot start worker threads")?;
+    // PANDAS: one instance directory, or a title directory holding several (one package each).
+    if let [dir] = &args.sources[..] {
+        let instances: Vec<PathBuf> = if pandas::is_instance(dir) {
+            vec![dir.clone()]
+        } else if dir.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| pandas::is_instance(p))
+                .collect();
+            v.sort();
+            v
+        } else {
+            Vec::new()
+        };
+        if !instances.is_empty() {
+            let zone = pandas::Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?;
+            let several = !pandas::is_instance(dir);
+            let mut reports = Vec::new();
+            for inst_dir in &instances {
+                let inst = pandas::read_instance(inst_dir, zone).map_err(anyhow::Error::msg)?;
+                let mut o = opts.clone();
+                if several {
+                    o.out = args.out.join(&inst.name);
+                }
+                let bar = progress::bytes_bar(
+                    inst.files.iter().map(|f| f.size).sum(),
+                    args.quiet || args.json,
+                );
+                let advance = |n: u64| bar.inc(n);
+                let r = pool.install(|| build_pandas_package(&inst, &o, &advance));
+                bar.finish_and_clear();
+                reports.push(r?);
+            }
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&reports)?);
+            } else if !args.quiet {
+                for r in &reports {
+                    print_pandas(r);
+                }
+            }
+            return Ok(0);
+        }
+    }
+    let source = detect(&args.sources)?;
     let total: u64 = source
         .archives
         .iter()
@@ -168,4 +226,54 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         report.seconds
     );
     Ok(0)
+}
+
+fn print_pandas(r: &PandasReport) {
+    println!("package {} ({})", r.package.display(), r.objid);
+    println!(
+        "  PANDAS instance {} (title {}), instance time {}",
+        r.instance,
+        r.pi.as_deref().unwrap_or("?"),
+        r.instance_time
+    );
+    for f in &r.found {
+        println!("  found: {f}");
+    }
+    for m in &r.missing {
+        println!("  not found: {m}");
+    }
+    let sources: Vec<String> = r.url_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    println!("  {} mirror files; original URL from: {}", r.files, sources.join(", "));
+    for (path, url) in r.guessed_urls.iter().take(10) {
+        println!("    guessed from the layout: {path} -> {url}");
+    }
+    println!(
+        "  capture time from the cache for {} of {} files (others: the instance time)",
+        r.capture_from_cache, r.files
+    );
+    println!(
+        "  rewritten: {} files ({} links to mirror files, {} to outside); originals kept in original/",
+        r.transformed, r.links_to_mirror, r.links_to_outside
+    );
+    for (p, why) in &r.not_rewritten {
+        println!("    not rewritten: {p}: {why}");
+    }
+    for (p, why) in &r.refused {
+        println!("    refused: {p}: {why}");
+    }
+    println!("  cache, logs and HTTrack files: {} file(s) in logs/", r.logs);
+    for n in &r.metadata_notes {
+        println!("  metadata: {n}");
+    }
+    println!("  virus check: {}", r.virus_check);
+    println!(
+        "  METS: valid under profile ({}); {} files; {:.2} s",
+        if r.mets_xsd_checked {
+            "and XML schemas"
+        } else {
+            "XML schemas not checked: no --schemas"
+        },
+        r.package_files,
+        r.seconds
+    );
 }

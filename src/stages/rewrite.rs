@@ -171,12 +171,14 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -234,12 +236,11 @@ impl State {
 pub fn html_encoding(bytes: &[u8], content_type: Option<&str>) -> &'static Encoding {
     let from_label =
         |label: &str| Encoding::for_label(label.trim().trim_matches(['"', '\'']).as_bytes());
-    if let Some(ct) = content_type {
-        if let Some(cs) = ct.to_ascii_lowercase().split("charset=").nth(1) {
-            if let Some(e) = from_label(cs.split(';').next().unwrap_or("")) {
-                return ascii_compatible(e);
-            }
-        }
+    if let Some(ct) = content_type
+        && let Some(cs) = ct.to_ascii_lowercase().split("charset=").nth(1)
+        && let Some(e) = from_label(cs.split(';').next().unwrap_or(""))
+    {
+        return ascii_compatible(e);
     }
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).to_ascii_lowercase();
     if let Some(pos) = head.find("charset=") {
@@ -283,10 +284,10 @@ pub fn rewrite_html(
             let st = &state;
             let r = &resolver;
             handlers.push(element!(sel, move |el| {
-                if let Some(v) = el.get_attribute(attr) {
-                    if let Some(new) = st.borrow_mut().apply(r, &v) {
-                        el.set_attribute(attr, &attr_escape(&new))?;
-                    }
+                if let Some(v) = el.get_attribute(attr)
+                    && let Some(new) = st.borrow_mut().apply(r, &v)
+                {
+                    el.set_attribute(attr, &attr_escape(&new))?;
                 }
                 Ok(())
             }));
@@ -438,15 +439,15 @@ pub fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -
             let after = i + 7;
             let ws = css[after..].len() - css[after..].trim_start().len();
             let q_at = after + ws;
-            if let Some(q) = css[q_at..].chars().next().filter(|c| *c == '"' || *c == '\'') {
-                if let Some(end) = css[q_at + 1..].find(q) {
-                    let value = &css[q_at + 1..q_at + 1 + end];
-                    out.push_str(&css[i..q_at + 1]);
-                    out.push_str(&f(value).unwrap_or_else(|| value.to_string()));
-                    out.push(q);
-                    i = q_at + 1 + end + 1;
-                    continue;
-                }
+            if let Some(q) = css[q_at..].chars().next().filter(|c| *c == '"' || *c == '\'')
+                && let Some(end) = css[q_at + 1..].find(q)
+            {
+                let value = &css[q_at + 1..q_at + 1 + end];
+                out.push_str(&css[i..q_at + 1]);
+                out.push_str(&f(value).unwrap_or_else(|| value.to_string()));
+                out.push(q);
+                i = q_at + 1 + end + 1;
+                continue;
             }
         }
         let ch = css[i..].chars().next().unwrap_or(' ');
@@ -496,6 +497,7 @@ mod tests {
         assert!(out.contains("href=\"http://www.e.org/a%20b.html\""), "{out}");
         assert!(out.starts_with("<html><!-- keep  me --><a "));
         assert_eq!((r.to_mirror, r.to_outside), (4, 1));
+        assert_eq!(percent_decode("a%20b%zz%é%4"), "a b%zz%é%4");
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! renamed only when complete, so a failed or killed run leaves nothing that looks like a
 //! package; an existing package is replaced only with `force`.
 
+pub mod pandas;
+
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
@@ -93,7 +95,7 @@ pub enum PackageError {
     Input(String),
 }
 
-fn io_err(path: &Path) -> impl Fn(io::Error) -> PackageError + '_ {
+pub(crate) fn io_err(path: &Path) -> impl Fn(io::Error) -> PackageError + '_ {
     move |source| PackageError::Io { path: path.to_path_buf(), source }
 }
 
@@ -862,7 +864,7 @@ fn record_file(r: &MigratedRecord) -> RecordFile {
     }
 }
 
-fn log_mime(name: &str) -> &'static str {
+pub(crate) fn log_mime(name: &str) -> &'static str {
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".xml") || lower.ends_with(".cxml") {
         "text/xml"
@@ -890,7 +892,7 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
 }
 
 /// Copies `from` to `to`, returning the size and SHA-512 of what was copied.
-fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
+pub(crate) fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
     let mut r = BufReader::with_capacity(1 << 20, File::open(from).map_err(io_err(from))?);
     let mut w = File::create(to).map_err(io_err(to))?;
     let mut sha = Sha512::new();
@@ -909,7 +911,7 @@ fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
     Ok((len, hex(&sha.finalize())))
 }
 
-fn hash_file(path: &Path) -> Result<(u64, String), PackageError> {
+pub(crate) fn hash_file(path: &Path) -> Result<(u64, String), PackageError> {
     let mut r = File::open(path).map_err(io_err(path))?;
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];

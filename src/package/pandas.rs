@@ -1,0 +1,576 @@
+//! A PANDAS instance becomes a package (P7, P5.7).
+//!
+//! Each mirror file becomes a `resource` record at its recovered original URL in a `content/`
+//! container, followed by a `metadata` record (`WARC-Concurrent-To` the resource) keeping the
+//! mirror path, where the URL came from and the cached HTTP header block. HTML and CSS links
+//! are rewritten ([`crate::stages::rewrite`]); a file that changed goes, byte-exact as
+//! harvested, into a container in `original/` (file group `Original`), and the new bytestream
+//! gets a transformation event and a `derivation/transformation` relationship to its original.
+//! Files that needed no change are not duplicated.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Read};
+use std::path::Path;
+use std::time::Instant;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::{
+    PackageError, PackageOptions, Staging, VirusCheck, copy_hashing, hash_file, io_err, log_mime,
+};
+use crate::formats::digest::hex;
+use crate::formats::warc::writer::RecordSpec;
+use crate::formats::warc::{WarcWriter, WrittenRecord};
+use crate::ids::Ids;
+use crate::mets::MetsBuilder;
+use crate::mets::writer::ContainerWriter;
+use crate::model::*;
+use crate::sources::pandas::{Instance, MirrorFile, UrlSource};
+use crate::stages::rewrite::{LinkMap, rewrite_css, rewrite_html};
+
+/// Files larger than this are copied, never rewritten (a page of 64 MiB is not a page).
+const REWRITE_LIMIT: u64 = 64 << 20;
+/// Examples listed in the report.
+const MAX_EXAMPLES: usize = 100;
+
+/// What packaging a PANDAS instance did.
+#[derive(Debug, Clone, Serialize)]
+pub struct PandasReport {
+    /// The package directory.
+    pub package: std::path::PathBuf,
+    /// Its identifier.
+    pub objid: String,
+    /// The instance directory name, title number and time (UTC).
+    pub instance: String,
+    /// PANDAS title number.
+    pub pi: Option<String>,
+    /// Instance time in UTC.
+    pub instance_time: String,
+    /// What was found.
+    pub found: Vec<String>,
+    /// What was not.
+    pub missing: Vec<String>,
+    /// Mirror files packaged.
+    pub files: u64,
+    /// Files per URL source.
+    pub url_sources: BTreeMap<String, u64>,
+    /// Files whose URL is a guess (from the layout), with their URL.
+    pub guessed_urls: Vec<(String, String)>,
+    /// Files whose capture time came from the cache (the rest: the instance time).
+    pub capture_from_cache: u64,
+    /// Files rewritten (kept as originals too).
+    pub transformed: u64,
+    /// Links rewritten to files of the mirror.
+    pub links_to_mirror: u64,
+    /// Relative links to things outside the mirror, made absolute.
+    pub links_to_outside: u64,
+    /// Files that could not be rewritten, and why (kept as harvested).
+    pub not_rewritten: Vec<(String, String)>,
+    /// Files refused, and why.
+    pub refused: Vec<(String, String)>,
+    /// Other files of the instance (cache, logs, HTTrack artefacts) packaged in `logs/`.
+    pub logs: u64,
+    /// What the metadata lacked.
+    pub metadata_notes: Vec<String>,
+    /// How viruses were checked.
+    pub virus_check: String,
+    /// Whether the METS was also checked against the XML schemas.
+    pub mets_xsd_checked: bool,
+    /// Files and bytes in the package.
+    pub package_files: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+struct Container {
+    writer: WarcWriter<BufWriter<File>>,
+    mets: ContainerWriter,
+    rel: String,
+}
+
+impl Container {
+    fn new(
+        root: &Path,
+        rel: &str,
+        mets: ContainerWriter,
+        level: u32,
+    ) -> Result<Container, PackageError> {
+        let path = root.join(rel);
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(io_err(d))?;
+        }
+        let f = File::create(&path).map_err(io_err(&path))?;
+        Ok(Container {
+            writer: WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level),
+            mets,
+            rel: rel.to_string(),
+        })
+    }
+
+    fn write(
+        &mut self,
+        root: &Path,
+        spec: &RecordSpec,
+        block: &[u8],
+    ) -> Result<WrittenRecord, PackageError> {
+        self.writer.write_record(spec, block, 0).map_err(io_err(&root.join(&self.rel)))
+    }
+}
+
+/// Packages one PANDAS instance.
+pub fn build_pandas_package(
+    inst: &Instance,
+    opts: &PackageOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PandasReport, PackageError> {
+    let started = Instant::now();
+    let staging = Staging::new(&opts.out, opts.force)?;
+    let root = staging.root.clone();
+    let ids = if opts.deterministic {
+        Ids::seeded(format!("webaip-pandas/{}", inst.name))
+    } else {
+        Ids::random()
+    };
+    let now = ids.now();
+    let objid = format!("urn:uuid:{}", ids.uuid());
+    let stem = match &inst.pi {
+        Some(pi) => format!("pandas-{pi}-{}", inst.name),
+        None => format!("pandas-{}", inst.name),
+    };
+    let mut map = LinkMap::default();
+    for f in &inst.files {
+        map.insert(&f.save_path, &f.url);
+    }
+    let header = PackageHeader {
+        objid: objid.clone(),
+        package_type: PackageType::Ssip,
+        label: String::new(),
+        created: now,
+        organisation: Organisation::default(),
+        description: Description::default(),
+        rights: Rights { access: Access::Restricted, statement: String::new() },
+        agents: vec![],
+    };
+    let mut mets =
+        MetsBuilder::new(header, opts.profile.clone(), opts.mode).map_err(io_err(&root))?;
+    let content_mets =
+        mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?;
+    let original_mets = mets.begin_container(GroupUse::Original).map_err(io_err(&root))?;
+    let mut content =
+        Container::new(&root, &format!("content/{stem}-00000.warc.gz"), content_mets, opts.level)?;
+    let mut original = Container::new(
+        &root,
+        &format!("original/{stem}-original-00000.warc.gz"),
+        original_mets,
+        opts.level,
+    )?;
+
+    let date = |t: &DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
+    let info_id = ids.warc_record_id();
+    let info_body = format!(
+        "software: webaip/{}\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\ndescription: PANDAS (HTTrack) instance {}{}: mirror files at their original URLs, links made absolute\r\n",
+        env!("CARGO_PKG_VERSION"),
+        inst.name,
+        inst.pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
+    );
+    let orig_info_id = ids.warc_record_id();
+    for (c, id) in [(&mut content, &info_id), (&mut original, &orig_info_id)] {
+        let spec = RecordSpec {
+            warc_type: "warcinfo".into(),
+            record_id: id.clone(),
+            date: date(&now),
+            filename: c.rel.rsplit('/').next().map(str::to_string),
+            content_type: Some("application/warc-fields".into()),
+            ..RecordSpec::default()
+        };
+        c.write(&root, &spec, info_body.as_bytes())?;
+    }
+
+    let tr_type = &opts.profile.events.transformation;
+    let mut report_rewrites = (0u64, 0u64, 0u64);
+    let mut not_rewritten = Vec::new();
+    let mut guessed = Vec::new();
+    let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
+    for f in &inst.files {
+        first = Some(first.map_or(f.capture, |x| x.min(f.capture)));
+        last = Some(last.map_or(f.capture, |x| x.max(f.capture)));
+        if f.url_source == UrlSource::Layout && guessed.len() < MAX_EXAMPLES {
+            guessed.push((f.save_path.clone(), f.url.clone()));
+        }
+        let rewritable = f.size <= REWRITE_LIMIT
+            && (f.mime.starts_with("text/html")
+                || f.mime.starts_with("text/css")
+                || f.mime.starts_with("application/xhtml"));
+        let original_bytes =
+            if rewritable { Some(std::fs::read(&f.path).map_err(io_err(&f.path))?) } else { None };
+        let rewritten = match &original_bytes {
+            Some(bytes) if f.mime.starts_with("text/css") => {
+                Some(Ok(rewrite_css(bytes, &f.save_path, &f.url, &map)))
+            }
+            Some(bytes) => Some(rewrite_html(bytes, &f.save_path, &f.url, &map, Some(&f.mime))),
+            None => None,
+        };
+        let rewritten = match rewritten {
+            Some(Ok(r)) if r.count() > 0 && Some(&r.bytes) != original_bytes.as_ref() => Some(r),
+            Some(Err(e)) => {
+                not_rewritten.push((f.save_path.clone(), e));
+                None
+            }
+            _ => None,
+        };
+        progress(f.size);
+        let resource_id = ids.warc_record_id();
+        let mut spec = RecordSpec {
+            warc_type: "resource".into(),
+            record_id: resource_id.clone(),
+            date: date(&f.capture),
+            target_uri: Some(f.url.clone()),
+            warcinfo_id: Some(info_id.clone()),
+            content_type: Some(f.mime.clone()),
+            payload_digest: true,
+            extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
+            ..RecordSpec::default()
+        };
+        let written = match (&rewritten, &original_bytes) {
+            (Some(r), _) => content.write(&root, &spec, &r.bytes)?,
+            (None, Some(b)) => content.write(&root, &spec, b)?,
+            (None, None) => {
+                let path = f.path.clone();
+                content
+                    .writer
+                    .write_streamed(&spec, || File::open(&path), 0)
+                    .map_err(io_err(&f.path))?
+            }
+        };
+        // The metadata record beside it: mirror path, URL source, cached headers.
+        let mut fields = format!(
+            "mirror-path: {}\r\nurl-source: {}\r\ncapture-time-source: {}\r\ntransformed: {}\r\n",
+            f.save_path,
+            source_name(f.url_source),
+            if f.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" },
+            if rewritten.is_some() { "yes (original in the Original group)" } else { "no" },
+        );
+        if let Some(h) = &f.cache_headers {
+            for line in h.split("\r\n").filter(|l| !l.is_empty()) {
+                fields.push_str(&format!("cache-header: {}\r\n", line.replace(['\r', '\n'], " ")));
+            }
+        }
+        spec = RecordSpec {
+            warc_type: "metadata".into(),
+            record_id: ids.warc_record_id(),
+            date: date(&f.capture),
+            target_uri: Some(f.url.clone()),
+            warcinfo_id: Some(info_id.clone()),
+            concurrent_to: Some(resource_id.clone()),
+            content_type: Some("application/warc-fields".into()),
+            ..RecordSpec::default()
+        };
+        let meta_written = content.write(&root, &spec, fields.as_bytes())?;
+
+        match (&rewritten, &original_bytes) {
+            (Some(r), Some(orig)) => {
+                report_rewrites.0 += 1;
+                report_rewrites.1 += r.to_mirror;
+                report_rewrites.2 += r.to_outside;
+                let orig_spec = RecordSpec {
+                    warc_type: "resource".into(),
+                    record_id: ids.warc_record_id(),
+                    date: date(&f.capture),
+                    target_uri: Some(f.url.clone()),
+                    warcinfo_id: Some(orig_info_id.clone()),
+                    content_type: Some(f.mime.clone()),
+                    payload_digest: true,
+                    extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
+                    ..RecordSpec::default()
+                };
+                let ow = original.write(&root, &orig_spec, orig)?;
+                let orig_obj_id = format!("{}#{}", original.rel, f.save_path);
+                let new_obj_id = format!("{}#{}", content.rel, f.save_path);
+                let event = Event {
+                    id: ids.uuid().to_string(),
+                    event_type: tr_type.term.clone(),
+                    event_type_uri: Some(tr_type.uri.clone()).filter(|u| !u.is_empty()),
+                    date_time: now,
+                    detail: Some(format!(
+                        "{}: HTML/CSS link rewriting; {} links to mirror files made their original URLs, {} relative links resolved against the page URL; program=\"webaip\"; version=\"{}\"",
+                        tr_type.detail_word.clone().unwrap_or_else(|| "transformation".into()),
+                        r.to_mirror,
+                        r.to_outside,
+                        env!("CARGO_PKG_VERSION")
+                    )),
+                    outcome: "success".into(),
+                    outcome_detail: None,
+                    agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+                    objects: vec![
+                        ("local".into(), orig_obj_id.clone(), "source".into()),
+                        ("local".into(), new_obj_id.clone(), "outcome".into()),
+                    ],
+                };
+                let new_obj = PremisObject {
+                    id_type: "local".into(),
+                    id: new_obj_id,
+                    size: written.digests.payload_len,
+                    sha512: hex(&written.digests.payload_sha512),
+                    format: Format { name: f.mime.clone(), version: None, pronom: None },
+                    original_name: Some(f.url.clone()),
+                    relationships: vec![Relationship {
+                        relationship_type: opts.profile.relationships.relationship_type.clone(),
+                        subtype: opts.profile.relationships.transformation.clone(),
+                        related_object: ("local".into(), orig_obj_id.clone()),
+                        related_event: Some(event.id.clone()),
+                    }],
+                    events: vec![event.id.clone()],
+                };
+                let orig_obj = PremisObject {
+                    id_type: "local".into(),
+                    id: orig_obj_id,
+                    size: ow.digests.payload_len,
+                    sha512: hex(&ow.digests.payload_sha512),
+                    format: Format { name: f.mime.clone(), version: None, pronom: None },
+                    original_name: Some(f.url.clone()),
+                    relationships: vec![],
+                    events: vec![event.id.clone()],
+                };
+                let page = f
+                    .mime
+                    .starts_with("text/html")
+                    .then(|| PageRole { kind: PageKind::Webpage, label: f.url.clone() });
+                content
+                    .mets
+                    .add_record(&record(
+                        &written,
+                        f,
+                        Some(DescribedBytestream { object: new_obj, events: vec![event] }),
+                        page,
+                    ))
+                    .map_err(io_err(&root))?;
+                original
+                    .mets
+                    .add_record(&record(
+                        &ow,
+                        f,
+                        Some(DescribedBytestream { object: orig_obj, events: vec![] }),
+                        None,
+                    ))
+                    .map_err(io_err(&root))?;
+            }
+            _ => {
+                content.mets.add_record(&record(&written, f, None, None)).map_err(io_err(&root))?;
+            }
+        }
+        let meta_file = MirrorFile { mime: "application/warc-fields".into(), ..f.clone() };
+        content
+            .mets
+            .add_record(&record(&meta_written, &meta_file, None, None))
+            .map_err(io_err(&root))?;
+    }
+
+    // Close the containers and describe them.
+    let mut manifest = Vec::new();
+    let mut container_objects = Vec::new();
+    let mut finished = Vec::new();
+    for c in [content, original] {
+        let mut buf = c.writer.finish().map_err(io_err(&root))?;
+        io::Write::flush(&mut buf).map_err(io_err(&root))?;
+        let file = buf.into_inner().map_err(|e| io_err(&root)(e.into_error()))?;
+        file.sync_all().map_err(io_err(&root))?;
+        let (size, sha) = hash_file(&root.join(&c.rel))?;
+        manifest.push((c.rel.clone(), sha.clone()));
+        container_objects.push(("local".to_string(), c.rel.clone(), "source".to_string()));
+        finished.push((c.mets, c.rel, size, sha));
+    }
+    let virus_note = match opts.virus_check {
+        VirusCheck::Disabled => {
+            let vc = &opts.profile.events.virus_check;
+            mets.add_package_event(Event {
+                id: ids.uuid().to_string(),
+                event_type: vc.term.clone(),
+                event_type_uri: Some(vc.uri.clone()),
+                date_time: now,
+                detail: Some("virus check not performed: packaged with --no-virus-check".into()),
+                outcome: opts.profile.virus_outcomes.not_scanned.clone(),
+                outcome_detail: Some("no scanner was run on any bytestream of this package".into()),
+                agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+                objects: container_objects,
+            });
+            "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check"
+                .to_string()
+        }
+    };
+    for (cw, rel, size, sha) in finished {
+        let file = PackageFile {
+            path: rel.clone(),
+            mime: "application/warc".into(),
+            size,
+            sha512: sha.clone(),
+            created: now,
+            object: PremisObject {
+                id_type: "local".into(),
+                id: rel.clone(),
+                size,
+                sha512: sha,
+                format: Format {
+                    name: "WARC".into(),
+                    version: Some("1.1".into()),
+                    pronom: Some("fmt/1355".into()),
+                },
+                original_name: Some(inst.name.clone()),
+                relationships: vec![],
+                events: vec![],
+            },
+            events: vec![],
+            described_sources: vec![],
+        };
+        mets.finish_container(cw, file).map_err(io_err(&root))?;
+    }
+
+    let mut logs = 0u64;
+    for aux in &inst.aux {
+        let rel = format!("logs/{}", aux.relative);
+        let dest = root.join(&rel);
+        if let Some(d) = dest.parent() {
+            std::fs::create_dir_all(d).map_err(io_err(d))?;
+        }
+        let (size, sha) = copy_hashing(&aux.path, &dest)?;
+        progress(size);
+        let mime = if aux.relative.ends_with(".zip") {
+            "application/zip"
+        } else {
+            log_mime(&aux.relative)
+        };
+        let object = PremisObject {
+            id_type: "local".into(),
+            id: rel.clone(),
+            size,
+            sha512: sha.clone(),
+            format: Format { name: mime.into(), version: None, pronom: None },
+            original_name: Some(aux.relative.clone()),
+            relationships: vec![],
+            events: vec![],
+        };
+        mets.add_log(PackageFile {
+            path: rel.clone(),
+            mime: mime.into(),
+            size,
+            sha512: sha.clone(),
+            created: now,
+            object,
+            events: vec![],
+            described_sources: vec![],
+        });
+        manifest.push((rel, sha));
+        logs += 1;
+    }
+
+    let seeds = seed_urls(inst);
+    let (description, rights, organisation, metadata_notes) =
+        opts.metadata.resolve(&seeds, (first, last));
+    {
+        let h = mets.header_mut();
+        h.label = description.title.clone();
+        h.description = description;
+        h.rights = rights;
+        h.agents = vec![
+            Agent {
+                id_type: "repository code".into(),
+                id: organisation.code.clone(),
+                name: organisation.name.clone(),
+                agent_type: "organization".into(),
+                version: None,
+                note: None,
+            },
+            Agent {
+                id_type: "local".into(),
+                id: "webaip".into(),
+                name: "webaip".into(),
+                agent_type: "software".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+                note: None,
+            },
+        ];
+        h.organisation = organisation;
+    }
+    let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
+    let out = staging.commit()?;
+    Ok(PandasReport {
+        package: out,
+        objid,
+        instance: inst.name.clone(),
+        pi: inst.pi.clone(),
+        instance_time: date(&inst.time),
+        found: inst.found.clone(),
+        missing: inst.missing.clone(),
+        files: inst.files.len() as u64,
+        url_sources: inst.url_sources.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        guessed_urls: guessed,
+        capture_from_cache: inst.files.iter().filter(|f| f.capture_from_cache).count() as u64,
+        transformed: report_rewrites.0,
+        links_to_mirror: report_rewrites.1,
+        links_to_outside: report_rewrites.2,
+        not_rewritten,
+        refused: inst.refused.clone(),
+        logs,
+        metadata_notes,
+        virus_check: virus_note,
+        mets_xsd_checked,
+        package_files,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn source_name(s: UrlSource) -> &'static str {
+    match s {
+        UrlSource::Cache => "hts-cache/new.zip",
+        UrlSource::UrlMap => "url.map",
+        UrlSource::NewTxt => "hts-cache/new.txt",
+        UrlSource::Comment => "HTTrack 'Mirrored from' comment",
+        UrlSource::Layout => "host/path layout (a guess)",
+    }
+}
+
+/// The seed: `hts-log.txt`'s "launched on ... at URL", else the first file's URL.
+fn seed_urls(inst: &Instance) -> Vec<String> {
+    let log = inst.root.join("hts-log.txt");
+    let mut text = String::new();
+    if let Ok(mut f) = File::open(&log) {
+        let mut buf = vec![0u8; 4096];
+        let n = f.read(&mut buf).unwrap_or(0);
+        text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    }
+    if let Some(line) = text.lines().find(|l| l.contains(" launched on "))
+        && let Some(url) = line.rsplit(" at ").next()
+    {
+        let url = url.trim();
+        if url.contains("://") {
+            return vec![url.to_string()];
+        }
+    }
+    inst.files
+        .iter()
+        .find(|f| f.save_path.ends_with("index.html"))
+        .or(inst.files.first())
+        .map(|f| vec![f.url.clone()])
+        .unwrap_or_default()
+}
+
+fn record(
+    w: &WrittenRecord,
+    f: &MirrorFile,
+    described: Option<DescribedBytestream>,
+    page: Option<PageRole>,
+) -> RecordFile {
+    RecordFile {
+        record_id: w.record_id.trim_matches(['<', '>']).to_string(),
+        member: ByteRange { begin: w.member_offset, len: w.member_len },
+        compressed: true,
+        content: Some(ContentFile {
+            range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
+            sha512: hex(&w.digests.payload_sha512),
+            mime: f.mime.clone(),
+        }),
+        described,
+        page,
+    }
+}

@@ -10,6 +10,11 @@ writes them:
                          points to and a 404;
   ...-00001-... .arc     uncompressed, two more pages, one with a space in its URL.
 
+samples/pandas/40123/20040517-1412/ is a PANDAS instance (an HTTrack mirror): pages in two
+directories, a query page saved under HTTrack's hashed name, CSS with url() and @import, an
+image, a windows-1252 page, links to pages outside the instance, and an hts-cache with new.zip,
+new.txt, new.lst and doit.log, plus hts-log.txt.
+
 Run from the repository root: python3 scripts/make_samples.py
 """
 import os
@@ -175,6 +180,94 @@ def write_job_files():
     put("responsecode-report.txt", "[#urls] [rescode]\n8 200\n1 301\n1 404\n1 1\n")
 
 
+PANDAS = os.path.join("samples", "pandas", "40123", "20040517-1412")
+GOV = "www.example.gov.au"
+
+
+def httrack_name(query):
+    """HTTrack's query hash: the first 4 hex digits of MD5(query)."""
+    import hashlib
+    return hashlib.md5(query.encode()).hexdigest()[:4]
+
+
+def write_pandas():
+    """A PANDAS instance as HTTrack left it: pages in two directories, a query page under its
+    hashed name, CSS with url() and @import, an image, a windows-1252 page, links outside, and
+    an hts-cache with new.zip (headers in the local extra fields), new.txt, new.lst, doit.log."""
+    import zipfile
+    item = "news/item%s.html" % httrack_name("id=3")
+    files = {
+        "index.html": (b"<!DOCTYPE html>\n<html><head><title>Example Agency</title>\n"
+                       b"<link rel=\"stylesheet\" href=\"css/site.css\"></head>\n"
+                       b"<body><img src=\"images/logo.png\" alt=\"logo\" srcset=\"images/logo.png 1x\">\n"
+                       b"<p><a href=\"" + item.encode() + b"?id=3\">Item 3</a> | <a href=\"about/\">About</a> | "
+                       b"<a href=\"docs/guide.html#start\">Guide</a> | <a href=\"contact.html\">Contact (not captured)</a> | "
+                       b"<a href=\"http://www.elsewhere.com.au/\">Elsewhere</a> | <a href=\"mailto:info@example.gov.au\">Mail</a></p>\n"
+                       b"<div style=\"background: url('images/logo.png')\">banner</div>\n</body></html>\n", "text/html"),
+        item: (b"<html>\n<!-- Mirrored from " + GOV.encode() + b"/news/item.php?id=3 by HTTrack Website Copier/3.x [XR&CO'2004], Mon, 17 May 2004 04:13:02 GMT -->\n"
+               b"<head><title>Item 3</title></head>\n<body><a href=\"../index.html\">home</a> "
+               b"<img src=\"../images/logo.png\"></body>\n</html>\n", "text/html"),
+        "about/index.html": (b"<html><head><meta charset=\"windows-1252\"><title>\xdcber uns</title>"
+                             b"<style>h1 { background: url(../images/logo.png) }</style></head>\n"
+                             b"<body><h1>\xdcber uns \x96 caf\xe9</h1><a href=\"../index.html\">zur\xfcck</a></body></html>\n", "text/html"),
+        "docs/guide.html": (b"<html>\n<!-- Mirrored from " + GOV.encode() + b"/docs/guide.html by HTTrack Website Copier/3.x [XR&CO'2004], Mon, 17 May 2004 04:13:05 GMT -->\n"
+                            b"<body><h1 id=\"start\">Guide</h1><p>No links here.</p></body></html>\n", "text/html"),
+        "css/site.css": (b"@import \"print.css\";\nbody { font-family: serif; background: url(../images/logo.png) no-repeat; }\n", "text/css"),
+        "images/logo.png": (png(8, 8, (10, 80, 160)), "image/png"),
+        "misc/notes.txt": (b"Plain notes, reached by no cache entry.\n", "text/plain"),
+    }
+    urls = {
+        "index.html": "http://%s/" % GOV,
+        item: "http://%s/news/item.php?id=3" % GOV,
+        "about/index.html": "http://%s/about/" % GOV,
+        "css/site.css": "http://%s/css/site.css" % GOV,
+        "images/logo.png": "http://%s/images/logo.png" % GOV,
+    }
+    times = {"index.html": "14:12:03", item: "14:13:02", "about/index.html": "14:13:04",
+             "css/site.css": "14:12:04", "images/logo.png": "14:12:05"}
+    for rel, (body, _) in files.items():
+        path = os.path.join(PANDAS, GOV, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(body)
+    cache = os.path.join(PANDAS, "hts-cache")
+    os.makedirs(cache, exist_ok=True)
+    with zipfile.ZipFile(os.path.join(cache, "new.zip"), "w") as z:
+        def entry(url, extra, body):
+            zi = zipfile.ZipInfo(url, date_time=(2004, 5, 17, 4, 12, 0))
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zi.extra = extra.encode()
+            z.writestr(zi, body)
+        entry("http://%s/robots.txt" % GOV, "HTTP/1.1 404 Not Found\r\nX-In-Cache: 1\r\nX-StatusCode: 404\r\nX-StatusMessage: Not Found\r\n"
+              "Content-Type: text/html\r\nX-Addr: %s\r\nX-Fil: /robots.txt\r\n" % GOV, b"not found")
+        # The about page is deliberately not in the cache: its URL comes from new.txt.
+        for rel in ["index.html", item, "css/site.css", "images/logo.png"]:
+            body, mime = files[rel]
+            in_cache = not mime.startswith("image/")
+            fil = urls[rel].split(GOV, 1)[1]
+            extra = ("HTTP/1.1 200 OK\r\nX-In-Cache: %d\r\nX-StatusCode: 200\r\nX-StatusMessage: OK\r\nX-Size: %d\r\n"
+                     "Content-Type: %s\r\nLast-Modified: Mon, 10 May 2004 01:00:00 GMT\r\nX-Addr: %s\r\nX-Fil: %s\r\nX-Save: %s/%s\r\n"
+                     % (1 if in_cache else 0, len(body), mime, GOV, fil, GOV, rel))
+            entry(urls[rel], extra, body if in_cache else b"")
+    legend = "date\tsize'/'remotesize\tflags(request:Update,Range state:File response:Modified,Chunked,gZipped)\tstatuscode\tstatus ('servermsg')\tMIME\tEtag|Date\tURL\tlocalfile\t(from URL)\n"
+    lines = [legend, "14:12:02\t9/9\t---M--\t404\terror ('Not%20Found')\ttext/html\tdate:Mon,%2017%20May%202004%2004:12:02%20GMT\thttp://" + GOV + "/robots.txt\t\t(from )\n"]
+    for rel in ["index.html", "css/site.css", "images/logo.png", item, "about/index.html"]:
+        body, mime = files[rel]
+        lines.append("%s\t%d/%d\t---M--\t200\tadded ('OK')\t%s\tdate:Mon,%%2017%%20May%%202004%%2004:12:00%%20GMT\t%s\t%s/%s\t(from http://%s/)\n"
+                     % (times[rel], len(body), len(body), mime, urls[rel], GOV, rel, GOV))
+    with open(os.path.join(cache, "new.txt"), "w", newline="\n") as f:
+        f.write("".join(lines))
+    with open(os.path.join(cache, "new.lst"), "w", newline="\n") as f:
+        f.write("".join("[%s/%s]\n" % (GOV, r) for r in sorted(files)))
+    with open(os.path.join(cache, "doit.log"), "w", newline="\n") as f:
+        f.write("-qwC2%%Ps2u1%%s%%uN0%%I0p3DaK0H0%%kf2A25000%%f#f -F \"Mozilla/4.5\" http://%s/\n"
+                "File generated automatically on Mon, 17 May 2004 14:12:02, do NOT edit\n" % GOV)
+    with open(os.path.join(PANDAS, "hts-log.txt"), "w", newline="\n") as f:
+        f.write("HTTrack3.49-2 launched on Mon, 17 May 2004 14:12:02 at http://%s/\n"
+                "(httrack http://%s/ -O 40123/20040517-1412 )\n"
+                "HTTrack Website Copier/3.49-2 mirror complete in 3 seconds : 7 links scanned, 7 files written\n" % (GOV, GOV))
+
+
 def main():
     os.makedirs(os.path.join(JOB, "arcs"), exist_ok=True)
     when = "20240315103000"
@@ -200,7 +293,8 @@ def main():
         w.record("http://%s/events/spring fair.html" % HOST, IP, "20240315103009", "text/html", ok("text/html; charset=utf-8", FAIR))
         w.record("http://%s/favicon.ico" % HOST, IP, "20240315103010", "image/png", ok("image/png", png(4, 4, (128, 0, 51))))
     write_job_files()
-    print("samples written under %s" % JOB)
+    write_pandas()
+    print("samples written under samples/")
 
 
 if __name__ == "__main__":

@@ -10,4 +10,5 @@ mod mets_mutations;
 mod mets_package;
 mod migrate_corpus;
 mod package;
+mod pandas;
 mod warc_reader;

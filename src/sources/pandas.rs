@@ -280,7 +280,7 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
         } else if let Some(u) = mirrored_from(e.path()) {
             (u, UrlSource::Comment)
         } else {
-            (layout_url(&rel), UrlSource::Layout)
+            (layout_url(&raw_relative(root, e.path())), UrlSource::Layout)
         };
         let ext_mime = mime_by_extension(&rel);
         let mime = cached
@@ -337,6 +337,11 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
     })
 }
 
+fn raw_relative(root: &Path, path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    path.strip_prefix(root).unwrap_or(path).as_os_str().as_bytes().to_vec()
+}
+
 fn relative_of(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let mut parts = Vec::new();
@@ -362,18 +367,20 @@ fn relative_of(root: &Path, path: &Path) -> String {
     parts.join("/")
 }
 
-/// `http://<save path>`, with `index.html` standing for the directory (a guess).
-fn layout_url(rel: &str) -> String {
-    let path = rel.strip_suffix("index.html").unwrap_or(rel);
-    let (host, rest) = path.split_once('/').unwrap_or((path, ""));
-    let host = host.replacen('_', ":", 1);
+/// `http://<save path>`, with `index.html` standing for the directory (a guess). Works on the
+/// raw bytes of the path: HTTrack saved the URL path %-decoded, so spaces, `%`, control
+/// characters and bytes outside ASCII are %-encoded again.
+fn layout_url(rel: &[u8]) -> String {
+    let path = rel.strip_suffix(b"index.html").unwrap_or(rel);
+    let split = path.iter().position(|&b| b == b'/').unwrap_or(path.len());
+    let (host, rest) = (&path[..split], path.get(split + 1..).unwrap_or(&[]));
+    let host = String::from_utf8_lossy(host).replacen('_', ":", 1);
     let mut url = format!("http://{host}/");
-    for c in rest.chars() {
-        match c {
-            ' ' => url.push_str("%20"),
-            '%' => url.push_str("%25"),
-            c if (c as u32) < 0x20 => url.push_str(&format!("%{:02X}", c as u32)),
-            c => url.push(c),
+    for &b in rest {
+        if b <= 0x20 || b >= 0x7f || b == b'%' || b == b'"' || b == b'<' || b == b'>' {
+            url.push_str(&format!("%{b:02X}"));
+        } else {
+            url.push(b as char);
         }
     }
     url
@@ -547,8 +554,9 @@ mod tests {
 
     #[test]
     fn layout_urls() {
-        assert_eq!(layout_url("www.e.org/index.html"), "http://www.e.org/");
-        assert_eq!(layout_url("www.e.org/a b/c.html"), "http://www.e.org/a%20b/c.html");
-        assert_eq!(layout_url("www.e.org_8080/x.html"), "http://www.e.org:8080/x.html");
+        assert_eq!(layout_url(b"www.e.org/index.html"), "http://www.e.org/");
+        assert_eq!(layout_url(b"www.e.org/a b/c.html"), "http://www.e.org/a%20b/c.html");
+        assert_eq!(layout_url(b"www.e.org_8080/x.html"), "http://www.e.org:8080/x.html");
+        assert_eq!(layout_url(b"www.e.org/100%/caf\xe9.txt"), "http://www.e.org/100%25/caf%E9.txt");
     }
 }

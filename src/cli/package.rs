@@ -13,6 +13,7 @@ use webaip::package::{PackageOptions, VirusCheck, build_package};
 use webaip::profile::{DEFAULT_PROFILE, Profile};
 use webaip::sources::detect;
 use webaip::sources::pandas;
+use webaip::stages::scan::{Clamd, ClamdAddr};
 
 use super::progress;
 
@@ -52,6 +53,13 @@ pub struct PackageArgs {
     /// Fixed clock and seeded identifiers: two runs give byte-identical packages.
     #[arg(long)]
     deterministic: bool,
+    /// clamd to scan every payload with: unix:PATH or tcp:HOST:PORT (scripts/clamd-local.sh
+    /// starts one and prints its address).
+    #[arg(long, env = "WEBAIP_CLAMD")]
+    clamd: Option<String>,
+    /// Seconds to wait for clamd before giving up on it.
+    #[arg(long, default_value_t = 300)]
+    clamd_timeout: u64,
     /// Package without virus checking (recorded as "not scanned" on every container).
     #[arg(long)]
     no_virus_check: bool,
@@ -72,12 +80,23 @@ pub struct PackageArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
-    if !args.no_virus_check {
-        bail!(
-            "virus checking with clamd is not available in this version; run with --no-virus-check \
-             to package without it (every container then records a 'not scanned' virus check)"
-        );
-    }
+    let virus_check = if args.no_virus_check {
+        VirusCheck::Disabled
+    } else {
+        let Some(addr) = &args.clamd else {
+            bail!(
+                "no clamd to scan with: give --clamd unix:PATH or tcp:HOST:PORT (or WEBAIP_CLAMD; \
+                 scripts/clamd-local.sh starts one), or --no-virus-check to package without scanning"
+            );
+        };
+        let addr: ClamdAddr = addr.parse().map_err(anyhow::Error::msg)?;
+        let clamd = Clamd::new(addr.clone())
+            .with_read_timeout(std::time::Duration::from_secs(args.clamd_timeout));
+        clamd.ping().with_context(|| {
+            format!("clamd at {addr} does not answer; start it (scripts/clamd-local.sh) or use --no-virus-check")
+        })?;
+        VirusCheck::Clamd(clamd)
+    };
     let profile = Profile::load(&args.profile)?;
     let metadata = match &args.metadata {
         Some(p) => CuratorMetadata::load(p)?,
@@ -96,7 +115,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         level: args.level,
         force: args.force,
         deterministic: args.deterministic,
-        virus_check: VirusCheck::Disabled,
+        virus_check,
         schemas: args.schemas.clone(),
     };
     let jobs = args
@@ -148,7 +167,8 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
                     print_pandas(r);
                 }
             }
-            return Ok(0);
+            let unscanned = reports.iter().any(|r| r.scan.not_scanned > 0);
+            return Ok(if unscanned { super::EXIT_FINDINGS } else { 0 });
         }
     }
     let source = detect(&args.sources)?;
@@ -173,12 +193,14 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     let report = pool.install(|| build_package(&source, &opts, &advance));
     bar.finish_and_clear();
     let report = report?;
+    // Payloads that could not be scanned are in the package, described, but the run says so.
+    let code = if report.scan.not_scanned > 0 { super::EXIT_FINDINGS } else { 0 };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(0);
+        return Ok(code);
     }
     if args.quiet {
-        return Ok(0);
+        return Ok(code);
     }
     println!("package {} ({})", report.package.display(), report.objid);
     for f in &report.found {
@@ -214,6 +236,12 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         }
     }
     println!("  virus check: {}", report.virus_check);
+    for (c, id, sig) in &report.scan.findings {
+        println!("    VIRUS {sig} in {id} of {c}: moved to viral/");
+    }
+    for (c, id, why) in &report.scan.unscanned {
+        println!("    NOT SCANNED {id} of {c}: {why}");
+    }
     println!(
         "  METS: valid under profile ({}); {} files, {} bytes; {:.2} s",
         if report.mets_xsd_checked {
@@ -225,7 +253,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         report.bytes,
         report.seconds
     );
-    Ok(0)
+    Ok(code)
 }
 
 fn print_pandas(r: &PandasReport) {
@@ -266,6 +294,12 @@ fn print_pandas(r: &PandasReport) {
         println!("  metadata: {n}");
     }
     println!("  virus check: {}", r.virus_check);
+    for (c, id, sig) in &r.scan.findings {
+        println!("    VIRUS {sig} in {id}: kept in {c}");
+    }
+    for (c, id, why) in &r.scan.unscanned {
+        println!("    NOT SCANNED {id} of {c}: {why}");
+    }
     println!(
         "  METS: valid under profile ({}); {} files; {:.2} s",
         if r.mets_xsd_checked {

@@ -10,6 +10,11 @@
 //! package; an existing package is replaced only with `force`.
 
 pub mod pandas;
+mod scan;
+mod spill;
+
+pub use scan::ScanSummary;
+use spill::RecordSpill;
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -45,10 +50,12 @@ const PRONOM_ARC: &str = "x-fmt/219";
 const MAX_EXAMPLES: usize = 100;
 
 /// How virus checking is done.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum VirusCheck {
     /// Not done: recorded as one `not scanned` event on every container, and flagged.
     Disabled,
+    /// Every payload streamed to this clamd.
+    Clamd(crate::stages::scan::Clamd),
 }
 
 /// Options of `webaip package`.
@@ -158,6 +165,8 @@ pub struct PackageReport {
     pub crawl_log: Option<CrawlLogComparison>,
     /// How viruses were checked.
     pub virus_check: String,
+    /// Virus scanning results.
+    pub scan: ScanSummary,
     /// The METS's own validation: errors found (0 expected).
     pub mets_errors: u64,
     /// Whether the METS was checked against the XML schemas too.
@@ -173,6 +182,8 @@ pub struct PackageReport {
 struct ContainerResult {
     index: usize,
     writer: ContainerWriter,
+    /// The container's records, in order, to describe once scanned.
+    spill: RecordSpill,
     file: PackageFile,
     report: ContainerReport,
     uris: HashSet<u64>,
@@ -284,8 +295,12 @@ pub fn build_package(
     let mut results: Vec<ContainerResult> = results.into_iter().collect::<Result<_, _>>()?;
     results.sort_by_key(|r| r.index);
 
-    // Virus check: not done here yet; said explicitly, once, for every container.
-    let virus_note = match opts.virus_check {
+    // Viral containers made while scanning: (path, sha512, size).
+    let mut extra_files: Vec<(String, String, u64)> = Vec::new();
+    let mut manifest_extra: Vec<(String, String, u64)> = Vec::new();
+    // Virus check, then the record-level description of every container.
+    let mut scan_summary = ScanSummary::default();
+    let virus_note = match &opts.virus_check {
         VirusCheck::Disabled => {
             let vc = &opts.profile.events.virus_check;
             let objects = results
@@ -305,19 +320,58 @@ pub fn build_package(
             };
             for r in &mut results {
                 r.file.object.events.push(event.id.clone());
+                let ContainerResult { spill, writer, .. } = r;
+                spill.for_each(|_, e| writer.add_record(&e)).map_err(io_err(&root))?;
+                r.report.listed = r.writer.listed();
             }
             mets.add_package_event(event);
             "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check"
                 .to_string()
         }
+        VirusCheck::Clamd(clamd) => {
+            let version = clamd.version().map_err(|e| PackageError::Input(e.to_string()))?;
+            mets.header_mut().agents.push(Agent {
+                id_type: "local".into(),
+                id: "clamd".into(),
+                name: "ClamAV (clamd)".into(),
+                agent_type: "software".into(),
+                version: Some(version.clone()),
+                note: Some(format!("VERSION reply of clamd at {}", clamd.addr())),
+            });
+            for r in &mut results {
+                scan::scan_and_describe(
+                    clamd,
+                    &version,
+                    r,
+                    &mut mets,
+                    &root,
+                    &ids,
+                    opts,
+                    now,
+                    &mut scan_summary,
+                    &mut extra_files,
+                )?;
+            }
+            format!(
+                "clamd {version}: {} payloads scanned, {} infected (moved to viral/), {} not scanned",
+                scan_summary.scanned, scan_summary.infected, scan_summary.not_scanned
+            )
+        }
     };
 
     let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
     let mut all_uris = HashSet::new();
+    for (path, sha, size) in extra_files.drain(..) {
+        manifest_extra.push((path, sha, size));
+    }
     let mut without_log = (0u64, Vec::new());
     let mut containers = Vec::new();
     let mut manifest: Vec<(String, String)> = Vec::new();
     let mut bytes = 0u64;
+    for (path, sha, size) in manifest_extra {
+        manifest.push((path, sha));
+        bytes += size;
+    }
     for r in results {
         capture.0 = min_opt(capture.0, r.dates.0);
         capture.1 = max_opt(capture.1, r.dates.1);
@@ -386,7 +440,7 @@ pub fn build_package(
         h.label = description.title.clone();
         h.description = description;
         h.rights = rights;
-        h.agents = vec![
+        let mut agents = vec![
             Agent {
                 id_type: "repository code".into(),
                 id: organisation.code.clone(),
@@ -397,6 +451,9 @@ pub fn build_package(
             },
             webaip_agent,
         ];
+        // Agents added while packaging (the scanner) stay after the organisation and webaip.
+        agents.append(&mut h.agents);
+        h.agents = agents;
         h.organisation = organisation;
     }
     let (mets_errors, mets_xsd_checked, files, mets_bytes) =
@@ -435,6 +492,7 @@ pub fn build_package(
         metadata_notes,
         crawl_log,
         virus_check: virus_note,
+        scan: scan_summary,
         mets_errors,
         mets_xsd_checked,
         files,
@@ -623,7 +681,7 @@ impl ContainerCtx<'_> {
         &self,
         index: usize,
         input: &Path,
-        mut writer: ContainerWriter,
+        writer: ContainerWriter,
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
         let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -635,6 +693,7 @@ impl ContainerCtx<'_> {
             dates: (None, None),
         };
         let mut write_error: Option<io::Error> = None;
+        let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
         let mopts = MigrateOptions { level: self.opts.level, force: false };
         let report = migrate_file(
             input,
@@ -648,7 +707,7 @@ impl ContainerCtx<'_> {
                 }
                 tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date);
                 if write_error.is_none()
-                    && let Err(e) = writer.add_record(&record_file(r))
+                    && let Err(e) = spill.push(&record_file(r))
                 {
                     write_error = Some(e);
                 }
@@ -719,12 +778,13 @@ impl ContainerCtx<'_> {
             path: self.rel.clone(),
             action: "migrated".into(),
             records,
-            listed: writer.listed(),
+            listed: 0,
             migration: Some(report),
         };
         Ok(ContainerResult {
             index,
             writer,
+            spill,
             file,
             report: container,
             uris: tally.uris,
@@ -738,8 +798,9 @@ impl ContainerCtx<'_> {
         &self,
         index: usize,
         input: &Path,
-        mut writer: ContainerWriter,
+        writer: ContainerWriter,
     ) -> Result<ContainerResult, PackageError> {
+        let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
         let dest = self.root.join(&self.rel);
         let (size, sha) = copy_hashing(input, &dest)?;
         (self.progress)(size);
@@ -818,7 +879,7 @@ impl ContainerCtx<'_> {
                     described: None,
                     page: None,
                 };
-                writer.add_record(&rf).map_err(io_err(&dest))?;
+                spill.push(&rf).map_err(io_err(&dest))?;
             }
         }
         let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -831,12 +892,13 @@ impl ContainerCtx<'_> {
             path: self.rel.clone(),
             action: "checked and copied".into(),
             records,
-            listed: writer.listed(),
+            listed: 0,
             migration: None,
         };
         Ok(ContainerResult {
             index,
             writer,
+            spill,
             file,
             report: container,
             uris: tally.uris,

@@ -29,6 +29,7 @@ use crate::mets::writer::ContainerWriter;
 use crate::model::*;
 use crate::sources::pandas::{Instance, MirrorFile, UrlSource};
 use crate::stages::rewrite::{LinkMap, rewrite_css, rewrite_html};
+use crate::stages::scan::ScanResult;
 
 /// Files larger than this are copied, never rewritten (a page of 64 MiB is not a page).
 const REWRITE_LIMIT: u64 = 64 << 20;
@@ -76,6 +77,8 @@ pub struct PandasReport {
     pub metadata_notes: Vec<String>,
     /// How viruses were checked.
     pub virus_check: String,
+    /// Virus scanning results.
+    pub scan: super::ScanSummary,
     /// Whether the METS was also checked against the XML schemas.
     pub mets_xsd_checked: bool,
     /// Files and bytes in the package.
@@ -188,6 +191,44 @@ pub fn build_pandas_package(
         c.write(&root, &spec, info_body.as_bytes())?;
     }
 
+    // The scanner, when there is one: its identity becomes a PREMIS agent, written once.
+    let clamd = match &opts.virus_check {
+        VirusCheck::Clamd(c) => {
+            let version = c.version().map_err(|e| PackageError::Input(e.to_string()))?;
+            mets.header_mut().agents.push(Agent {
+                id_type: "local".into(),
+                id: "clamd".into(),
+                name: "ClamAV (clamd)".into(),
+                agent_type: "software".into(),
+                version: Some(version.clone()),
+                note: Some(format!("VERSION reply of clamd at {}", c.addr())),
+            });
+            Some((c, version))
+        }
+        VirusCheck::Disabled => None,
+    };
+    let mut viral: Option<Container> = None;
+    let mut scan = super::ScanSummary::default();
+    let vc = &opts.profile.events.virus_check;
+    let scan_event = |version: &str,
+                      outcome: String,
+                      detail: Option<String>,
+                      objects: Vec<String>| Event {
+        id: ids.uuid().to_string(),
+        event_type: vc.term.clone(),
+        event_type_uri: Some(vc.uri.clone()),
+        date_time: now,
+        detail: Some(format!(
+            "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each file, as harvested\""
+        )),
+        outcome,
+        outcome_detail: detail,
+        agents: vec![("local".into(), "clamd".into(), "executing program".into())],
+        objects: objects
+            .into_iter()
+            .map(|o| ("local".to_string(), o, "source".to_string()))
+            .collect(),
+    };
     let tr_type = &opts.profile.events.transformation;
     let mut report_rewrites = (0u64, 0u64, 0u64);
     let mut not_rewritten = Vec::new();
@@ -221,6 +262,102 @@ pub fn build_pandas_package(
             _ => None,
         };
         progress(f.size);
+        let verdict = match &clamd {
+            Some((c, _)) => Some(
+                match &original_bytes {
+                    Some(b) => c.scan(&b[..], b.len() as u64),
+                    None => c.scan(File::open(&f.path).map_err(io_err(&f.path))?, f.size),
+                }
+                .map_err(|e| PackageError::Input(e.to_string()))?,
+            ),
+            None => None,
+        };
+        if verdict.is_some() && f.size > 0 {
+            scan.scanned += 1;
+        }
+        if let (Some(ScanResult::Infected(sig)), Some((_, version))) = (&verdict, &clamd) {
+            // Quarantined as harvested: never rewritten, never in content/.
+            scan.infected += 1;
+            let v = match viral.as_mut() {
+                Some(v) => v,
+                None => {
+                    let vcw = mets.begin_container(GroupUse::ViralFiles).map_err(io_err(&root))?;
+                    let mut v = Container::new(
+                        &root,
+                        &format!("viral/{stem}-viral-00000.warc.gz"),
+                        vcw,
+                        opts.level,
+                    )?;
+                    let spec = RecordSpec {
+                        warc_type: "warcinfo".into(),
+                        record_id: ids.warc_record_id(),
+                        date: date(&now),
+                        filename: v.rel.rsplit('/').next().map(str::to_string),
+                        content_type: Some("application/warc-fields".into()),
+                        ..RecordSpec::default()
+                    };
+                    v.write(&root, &spec, b"description: files of the instance in which clamd found a virus, kept as harvested\r\n")?;
+                    viral.insert(v)
+                }
+            };
+            scan.findings.push((v.rel.clone(), f.save_path.clone(), sig.clone()));
+            let spec = RecordSpec {
+                warc_type: "resource".into(),
+                record_id: ids.warc_record_id(),
+                date: date(&f.capture),
+                target_uri: Some(f.url.clone()),
+                content_type: Some(f.mime.clone()),
+                payload_digest: true,
+                extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
+                ..RecordSpec::default()
+            };
+            let w = match &original_bytes {
+                Some(b) => v.write(&root, &spec, b)?,
+                None => {
+                    let p = f.path.clone();
+                    v.writer.write_streamed(&spec, || File::open(&p), 0).map_err(io_err(&f.path))?
+                }
+            };
+            let oid = format!("{}#{}", v.rel, f.save_path);
+            let e = scan_event(
+                version,
+                opts.profile.virus_outcomes.forced.clone(),
+                Some(sig.clone()),
+                vec![oid.clone()],
+            );
+            let obj = PremisObject {
+                id_type: "local".into(),
+                id: oid,
+                size: w.digests.payload_len,
+                sha512: hex(&w.digests.payload_sha512),
+                format: Format { name: f.mime.clone(), version: None, pronom: None },
+                original_name: Some(f.url.clone()),
+                relationships: vec![],
+                events: vec![e.id.clone()],
+            };
+            v.mets
+                .add_record(&record(
+                    &w,
+                    f,
+                    Some(DescribedBytestream { object: obj, events: vec![e] }),
+                    None,
+                ))
+                .map_err(io_err(&root))?;
+            continue;
+        }
+        let unscanned_event = match (&verdict, &clamd) {
+            (Some(ScanResult::NotScanned(why)), Some((_, version))) => {
+                scan.not_scanned += 1;
+                scan.unscanned.push((content.rel.clone(), f.save_path.clone(), why.clone()));
+                Some(scan_event(
+                    version,
+                    opts.profile.virus_outcomes.not_scanned.clone(),
+                    Some(why.clone()),
+                    vec![format!("{}#{}", content.rel, f.save_path)],
+                ))
+            }
+            _ => None,
+        };
         let resource_id = ids.warc_record_id();
         let mut spec = RecordSpec {
             warc_type: "resource".into(),
@@ -357,7 +494,23 @@ pub fn build_pandas_package(
                     .map_err(io_err(&root))?;
             }
             _ => {
-                content.mets.add_record(&record(&written, f, None, None)).map_err(io_err(&root))?;
+                let described = unscanned_event.clone().map(|e| DescribedBytestream {
+                    object: PremisObject {
+                        id_type: "local".into(),
+                        id: format!("{}#{}", content.rel, f.save_path),
+                        size: written.digests.payload_len,
+                        sha512: hex(&written.digests.payload_sha512),
+                        format: Format { name: f.mime.clone(), version: None, pronom: None },
+                        original_name: Some(f.url.clone()),
+                        relationships: vec![],
+                        events: vec![e.id.clone()],
+                    },
+                    events: vec![e],
+                });
+                content
+                    .mets
+                    .add_record(&record(&written, f, described, None))
+                    .map_err(io_err(&root))?;
             }
         }
         let meta_file = MirrorFile { mime: "application/warc-fields".into(), ..f.clone() };
@@ -371,7 +524,9 @@ pub fn build_pandas_package(
     let mut manifest = Vec::new();
     let mut container_objects = Vec::new();
     let mut finished = Vec::new();
-    for c in [content, original] {
+    let mut containers = vec![content, original];
+    containers.extend(viral);
+    for c in containers {
         let mut buf = c.writer.finish().map_err(io_err(&root))?;
         io::Write::flush(&mut buf).map_err(io_err(&root))?;
         let file = buf.into_inner().map_err(|e| io_err(&root)(e.into_error()))?;
@@ -379,10 +534,33 @@ pub fn build_pandas_package(
         let (size, sha) = hash_file(&root.join(&c.rel))?;
         manifest.push((c.rel.clone(), sha.clone()));
         container_objects.push(("local".to_string(), c.rel.clone(), "source".to_string()));
-        finished.push((c.mets, c.rel, size, sha));
+        finished.push((c.mets, c.rel, size, sha, Vec::<Event>::new()));
     }
-    let virus_note = match opts.virus_check {
-        VirusCheck::Disabled => {
+    let virus_note = match (&opts.virus_check, &clamd) {
+        (VirusCheck::Clamd(_), Some((_, version))) => {
+            for (_, rel, _, _, events) in finished.iter_mut() {
+                let viral_container = rel.starts_with("viral/");
+                let (outcome, detail) = if viral_container {
+                    let sigs: Vec<&str> =
+                        scan.findings.iter().map(|(_, _, s)| s.as_str()).collect();
+                    (
+                        opts.profile.virus_outcomes.forced.clone(),
+                        Some(format!("found: {}", sigs.join(", "))),
+                    )
+                } else {
+                    let moved = (scan.infected > 0 && rel.starts_with("content/")).then(|| {
+                        format!("{} infected file(s) kept in viral/ instead", scan.infected)
+                    });
+                    (opts.profile.virus_outcomes.clean.clone(), moved)
+                };
+                events.push(scan_event(version, outcome, detail, vec![rel.clone()]));
+            }
+            format!(
+                "clamd {version}: {} files scanned, {} infected (in viral/), {} not scanned",
+                scan.scanned, scan.infected, scan.not_scanned
+            )
+        }
+        _ => {
             let vc = &opts.profile.events.virus_check;
             mets.add_package_event(Event {
                 id: ids.uuid().to_string(),
@@ -399,7 +577,7 @@ pub fn build_pandas_package(
                 .to_string()
         }
     };
-    for (cw, rel, size, sha) in finished {
+    for (cw, rel, size, sha, events) in finished {
         let file = PackageFile {
             path: rel.clone(),
             mime: "application/warc".into(),
@@ -418,9 +596,9 @@ pub fn build_pandas_package(
                 },
                 original_name: Some(inst.name.clone()),
                 relationships: vec![],
-                events: vec![],
+                events: events.iter().map(|e| e.id.clone()).collect(),
             },
-            events: vec![],
+            events,
             described_sources: vec![],
         };
         mets.finish_container(cw, file).map_err(io_err(&root))?;
@@ -472,7 +650,7 @@ pub fn build_pandas_package(
         h.label = description.title.clone();
         h.description = description;
         h.rights = rights;
-        h.agents = vec![
+        let mut agents = vec![
             Agent {
                 id_type: "repository code".into(),
                 id: organisation.code.clone(),
@@ -490,6 +668,8 @@ pub fn build_pandas_package(
                 note: None,
             },
         ];
+        agents.append(&mut h.agents);
+        h.agents = agents;
         h.organisation = organisation;
     }
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
@@ -514,6 +694,7 @@ pub fn build_pandas_package(
         logs,
         metadata_notes,
         virus_check: virus_note,
+        scan,
         mets_xsd_checked,
         package_files,
         seconds: started.elapsed().as_secs_f64(),

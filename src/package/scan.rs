@@ -1,0 +1,373 @@
+//! Virus checking of a written container (P5.5): every record payload is streamed to clamd;
+//! infected records move, byte-exact, to a container of their own in `viral/` (group
+//! `ViralFiles`); payloads clamd could not scan are described with a `not scanned` event; every
+//! container gets a container-level virus-check event.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::Path;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{ContainerResult, PackageError, PackageOptions, hash_file, io_err};
+use crate::formats::warc::WarcWriter;
+use crate::formats::warc::writer::RecordSpec;
+use crate::ids::Ids;
+use crate::mets::MetsBuilder;
+use crate::model::*;
+use crate::stages::scan::{Clamd, ScanResult};
+
+/// Records scanned in parallel at a time.
+const CHUNK: usize = 128;
+
+/// What scanning found, over the whole package.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ScanSummary {
+    /// Payloads scanned.
+    pub scanned: u64,
+    /// Payloads found infected (moved to viral/).
+    pub infected: u64,
+    /// Payloads that could not be scanned.
+    pub not_scanned: u64,
+    /// Findings: (container, record id, signature).
+    pub findings: Vec<(String, String, String)>,
+    /// Not scanned: (container, record id, reason).
+    pub unscanned: Vec<(String, String, String)>,
+}
+
+/// Reads `pos..end` of a file with positioned reads.
+struct RangeReader<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = buf.len().min((self.end - self.pos) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Streams one record's payload to clamd.
+fn scan_record(
+    clamd: &Clamd,
+    file: &File,
+    r: &RecordFile,
+) -> Result<Option<ScanResult>, PackageError> {
+    let Some(c) = r.content.as_ref().filter(|c| c.range.len > 0) else { return Ok(None) };
+    let range = RangeReader { file, pos: r.member.begin, end: r.member.begin + r.member.len };
+    let mut record: Box<dyn Read> =
+        if r.compressed { Box::new(flate2::read::GzDecoder::new(range)) } else { Box::new(range) };
+    io::copy(&mut record.by_ref().take(c.range.begin), &mut io::sink()).map_err(|e| {
+        PackageError::Input(format!("reading record {} to scan it: {e}", r.record_id))
+    })?;
+    let payload = record.take(c.range.len);
+    clamd.scan(payload, c.range.len).map(Some).map_err(|e| PackageError::Input(e.to_string()))
+}
+
+fn event(
+    ids: &Ids,
+    opts: &PackageOptions,
+    now: DateTime<Utc>,
+    version: &str,
+    outcome: String,
+    outcome_detail: Option<String>,
+    objects: Vec<String>,
+) -> Event {
+    let vc = &opts.profile.events.virus_check;
+    Event {
+        id: ids.uuid().to_string(),
+        event_type: vc.term.clone(),
+        event_type_uri: Some(vc.uri.clone()),
+        date_time: now,
+        detail: Some(format!(
+            "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each record payload, decompressed\""
+        )),
+        outcome,
+        outcome_detail,
+        agents: vec![("local".into(), "clamd".into(), "executing program".into())],
+        objects: objects
+            .into_iter()
+            .map(|o| ("local".to_string(), o, "source".to_string()))
+            .collect(),
+    }
+}
+
+fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
+    let c = r.content.clone();
+    let object = PremisObject {
+        id_type: "local".into(),
+        id,
+        size: c.as_ref().map_or(0, |c| c.range.len),
+        sha512: c.as_ref().map(|c| c.sha512.clone()).unwrap_or_default(),
+        format: Format {
+            name: c.as_ref().map(|c| c.mime.clone()).unwrap_or_default(),
+            version: None,
+            pronom: None,
+        },
+        original_name: None,
+        relationships: vec![],
+        events: events.iter().map(|e| e.id.clone()).collect(),
+    };
+    RecordFile { described: Some(DescribedBytestream { object, events }), ..r.clone() }
+}
+
+/// Scans a container's payloads, quarantines infected records, and describes the container's
+/// records to the METS.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn scan_and_describe(
+    clamd: &Clamd,
+    version: &str,
+    r: &mut ContainerResult,
+    mets: &mut MetsBuilder,
+    root: &Path,
+    ids: &Ids,
+    opts: &PackageOptions,
+    now: DateTime<Utc>,
+    summary: &mut ScanSummary,
+    extra_files: &mut Vec<(String, String, u64)>,
+) -> Result<(), PackageError> {
+    let rel = r.file.path.clone();
+    let path = root.join(&rel);
+    let file = File::open(&path).map_err(io_err(&path))?;
+    // Pass 1: scan, in parallel chunks.
+    let mut infected: Vec<(u64, RecordFile, String)> = Vec::new();
+    let mut unscanned: Vec<(u64, String)> = Vec::new();
+    let mut chunk: Vec<(u64, RecordFile)> = Vec::with_capacity(CHUNK);
+    let mut failure: Option<PackageError> = None;
+    let mut flush = |chunk: &mut Vec<(u64, RecordFile)>,
+                     summary: &mut ScanSummary|
+     -> Result<(), PackageError> {
+        let results: Vec<_> =
+            chunk.par_iter().map(|(_, rec)| scan_record(clamd, &file, rec)).collect();
+        for ((i, rec), res) in chunk.drain(..).zip(results) {
+            match res? {
+                None => {}
+                Some(ScanResult::Clean) => summary.scanned += 1,
+                Some(ScanResult::Infected(sig)) => {
+                    summary.scanned += 1;
+                    summary.infected += 1;
+                    summary.findings.push((rel.clone(), rec.record_id.clone(), sig.clone()));
+                    infected.push((i, rec, sig));
+                }
+                Some(ScanResult::NotScanned(why)) => {
+                    summary.not_scanned += 1;
+                    summary.unscanned.push((rel.clone(), rec.record_id.clone(), why.clone()));
+                    unscanned.push((i, why));
+                }
+            }
+        }
+        Ok(())
+    };
+    r.spill
+        .for_each(|i, rec| {
+            chunk.push((i, rec));
+            if chunk.len() >= CHUNK
+                && let Err(e) = flush(&mut chunk, summary)
+            {
+                failure = Some(e);
+                return Err(io::Error::other("scan failed"));
+            }
+            Ok(())
+        })
+        .map_err(|e| failure.take().unwrap_or_else(|| io_err(&path)(e)))?;
+    flush(&mut chunk, summary)?;
+
+    // Quarantine: infected members leave the container, byte-exact, for viral/.
+    let mut removed: Vec<(u64, u64)> =
+        infected.iter().map(|(_, rec, _)| (rec.member.begin, rec.member.len)).collect();
+    removed.sort();
+    let mut viral_records = Vec::new();
+    if !removed.is_empty() {
+        let name = rel.rsplit('/').next().unwrap_or("container.warc.gz").to_string();
+        let viral_rel = format!("viral/{}", name.replace(".warc.gz", ".viral.warc.gz"));
+        let viral_path = root.join(&viral_rel);
+        std::fs::create_dir_all(root.join("viral")).map_err(io_err(root))?;
+        let mut vw = WarcWriter::new(
+            BufWriter::new(File::create(&viral_path).map_err(io_err(&viral_path))?),
+            opts.level,
+        );
+        let info = format!(
+            "software: webaip/{}\r\nformat: WARC File Format 1.1\r\ndescription: records quarantined from {rel} because clamd found a virus in their payload; each record is the original gzip member, byte-exact\r\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        let spec = RecordSpec {
+            warc_type: "warcinfo".into(),
+            record_id: ids.warc_record_id(),
+            date: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+            filename: Some(viral_rel.rsplit('/').next().unwrap_or("").to_string()),
+            content_type: Some("application/warc-fields".into()),
+            ..RecordSpec::default()
+        };
+        vw.write_record(&spec, info.as_bytes(), 0).map_err(io_err(&viral_path))?;
+        let mut pos = vw.position();
+        let mut out = vw.finish().map_err(io_err(&viral_path))?;
+        for (_, rec, sig) in &infected {
+            let mut range = RangeReader {
+                file: &file,
+                pos: rec.member.begin,
+                end: rec.member.begin + rec.member.len,
+            };
+            io::copy(&mut range, &mut out).map_err(io_err(&viral_path))?;
+            let moved =
+                RecordFile { member: ByteRange { begin: pos, len: rec.member.len }, ..rec.clone() };
+            pos += rec.member.len;
+            viral_records.push((moved, sig.clone()));
+        }
+        out.flush().map_err(io_err(&viral_path))?;
+        out.into_inner()
+            .map_err(|e| io_err(&viral_path)(e.into_error()))?
+            .sync_all()
+            .map_err(io_err(&viral_path))?;
+        // The container without them.
+        let tmp = path.with_extension("gz.split");
+        {
+            let mut w = BufWriter::new(File::create(&tmp).map_err(io_err(&tmp))?);
+            let len = file.metadata().map_err(io_err(&path))?.len();
+            let mut at = 0;
+            for &(b, l) in removed.iter().chain(std::iter::once(&(len, 0))) {
+                let mut keep = RangeReader { file: &file, pos: at, end: b };
+                io::copy(&mut keep, &mut w).map_err(io_err(&tmp))?;
+                at = b + l;
+            }
+            w.flush().map_err(io_err(&tmp))?;
+            w.into_inner()
+                .map_err(|e| io_err(&tmp)(e.into_error()))?
+                .sync_all()
+                .map_err(io_err(&tmp))?;
+        }
+        std::fs::rename(&tmp, &path).map_err(io_err(&path))?;
+        let (size, sha) = hash_file(&path)?;
+        r.file.size = size;
+        r.file.sha512 = sha.clone();
+        r.file.object.size = size;
+        r.file.object.sha512 = sha;
+
+        // The viral container and its own description.
+        let (vsize, vsha) = hash_file(&viral_path)?;
+        let mut vcw = mets.begin_container(GroupUse::ViralFiles).map_err(io_err(root))?;
+        let mut objects = vec![viral_rel.clone()];
+        let forced = opts.profile.virus_outcomes.forced.clone();
+        for (rec, sig) in &viral_records {
+            let oid = format!("{viral_rel}#{}", rec.record_id);
+            objects.push(oid.clone());
+            let e = event(
+                ids,
+                opts,
+                now,
+                version,
+                forced.clone(),
+                Some(sig.clone()),
+                vec![oid.clone()],
+            );
+            vcw.add_record(&described(rec, oid, vec![e])).map_err(io_err(root))?;
+        }
+        let sigs: Vec<&str> = viral_records.iter().map(|(_, s)| s.as_str()).collect();
+        let cev = event(
+            ids,
+            opts,
+            now,
+            version,
+            forced,
+            Some(format!("found: {}", sigs.join(", "))),
+            objects,
+        );
+        let vobj = PremisObject {
+            id_type: "local".into(),
+            id: viral_rel.clone(),
+            size: vsize,
+            sha512: vsha.clone(),
+            format: Format {
+                name: "WARC".into(),
+                version: Some("1.1".into()),
+                pronom: Some("fmt/1355".into()),
+            },
+            original_name: Some(name),
+            relationships: vec![],
+            events: vec![cev.id.clone()],
+        };
+        let vfile = PackageFile {
+            path: viral_rel.clone(),
+            mime: "application/warc".into(),
+            size: vsize,
+            sha512: vsha.clone(),
+            created: now,
+            object: vobj,
+            events: vec![cev],
+            described_sources: vec![],
+        };
+        mets.finish_container(vcw, vfile).map_err(io_err(root))?;
+        extra_files.push((viral_rel, vsha, vsize));
+    }
+
+    // Pass 2: describe the records that stay, at their new offsets.
+    let shift = |b: u64| removed.iter().filter(|(rb, _)| *rb < b).map(|(_, l)| l).sum::<u64>();
+    let infected_at: std::collections::HashSet<u64> = infected.iter().map(|(i, _, _)| *i).collect();
+    let unscanned_at: std::collections::HashMap<u64, String> = unscanned.into_iter().collect();
+    let not_scanned = opts.profile.virus_outcomes.not_scanned.clone();
+    let writer = &mut r.writer;
+    r.spill
+        .for_each(|i, rec| {
+            if infected_at.contains(&i) {
+                return Ok(());
+            }
+            let moved = RecordFile {
+                member: ByteRange {
+                    begin: rec.member.begin - shift(rec.member.begin),
+                    len: rec.member.len,
+                },
+                ..rec
+            };
+            match unscanned_at.get(&i) {
+                Some(why) => {
+                    let oid = format!("{rel}#{}", moved.record_id);
+                    let e = event(
+                        ids,
+                        opts,
+                        now,
+                        version,
+                        not_scanned.clone(),
+                        Some(why.clone()),
+                        vec![oid.clone()],
+                    );
+                    writer.add_record(&described(&moved, oid, vec![e]))
+                }
+                None => writer.add_record(&moved),
+            }
+        })
+        .map_err(io_err(root))?;
+    r.report.listed = r.writer.listed();
+
+    // The container-level virus check.
+    let mut detail = Vec::new();
+    if !infected.is_empty() {
+        detail.push(format!("{} infected payload(s) moved to viral/", infected.len()));
+    }
+    if !unscanned_at.is_empty() {
+        detail.push(format!(
+            "{} payload(s) not scanned, each with its own event",
+            unscanned_at.len()
+        ));
+    }
+    let e = event(
+        ids,
+        opts,
+        now,
+        version,
+        opts.profile.virus_outcomes.clean.clone(),
+        (!detail.is_empty()).then(|| detail.join("; ")),
+        vec![rel.clone()],
+    );
+    r.file.object.events.push(e.id.clone());
+    r.file.events.push(e);
+    Ok(())
+}

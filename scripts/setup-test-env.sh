@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, idempotently, on a new Debian machine (run as root):
-#   - xmllint (libxml2-utils): validates every METS against the official schemas, and the
-#     build packages of scripts/setup-build-env.sh;
+#   - xmllint (libxml2-utils): validates every METS against the official schemas; ClamAV
+#     (clamav-daemon, clamdscan), whose daemon the tests start with scripts/clamd-local.sh;
+#     and the build packages of scripts/setup-build-env.sh;
 #   - a Python venv in .venv/ with warcio (the independent WARC reader the tests compare
 #     against), xmlschema (the second validator of validate-mets) and warctools (a peer
 #     tool the benchmarks time).
@@ -9,8 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# xmllint is what ../shared/tools/validate-mets runs; the rest is what webaip builds with.
-bash scripts/apt-install.sh libxml2-utils
+# xmllint is what ../shared/tools/validate-mets runs; ClamAV is the real scanner the tests
+# start (through scripts/clamd-local.sh); the rest is what webaip builds with.
+bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan
 bash scripts/setup-build-env.sh
 
 PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2)

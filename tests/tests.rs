@@ -11,4 +11,5 @@ mod mets_package;
 mod migrate_corpus;
 mod package;
 mod pandas;
+mod scan;
 mod warc_reader;

@@ -1,0 +1,294 @@
+//! Virus checks against a real clamd started by scripts/clamd-local.sh: infected payloads
+//! end up in viral/ and not in content/, with the events, outcomes, agent and relationships
+//! P5.5 asks for; faults (no daemon, a daemon killed mid-run, a payload over clamd's limit)
+//! are said plainly and never leave a package that claims what did not happen.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
+
+use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
+use crate::util::{oracle_python, repo};
+
+/// The EICAR test string, assembled at run time so no file of the repository holds it whole.
+fn eicar() -> Vec<u8> {
+    let a = "X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-";
+    let b = "STANDARD-ANTIVIRUS-TEST-FILE!$H+H*";
+    format!("{a}{b}").into_bytes()
+}
+
+struct Daemon {
+    addr: String,
+    pid: String,
+}
+
+/// Starts (or reuses) a clamd instance of scripts/clamd-local.sh in its own directory.
+fn daemon(name: &str, port: u16, stream_max: &str) -> Daemon {
+    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
+    let _g = LOCK.get_or_init(|| Mutex::new(())).lock().unwrap_or_else(|p| p.into_inner());
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/clamd-local.sh"))
+        .env("WEBAIP_CLAMD_DIR", format!("/tmp/webaip-clamd-test-{name}"))
+        .env("WEBAIP_CLAMD_PORT", port.to_string())
+        .env("CLAMD_STREAM_MAX", stream_max)
+        .output()
+        .expect("clamd-local.sh runs");
+    assert!(
+        out.status.success(),
+        "clamd-local.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vars: HashMap<String, String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    Daemon { addr: vars["WEBAIP_CLAMD"].clone(), pid: vars["CLAMD_PID"].clone() }
+}
+
+fn webaip(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(args)
+        .env_remove("WEBAIP_SCHEMAS")
+        .env_remove("WEBAIP_CLAMD")
+        .output()
+        .expect("webaip runs")
+}
+
+fn package(clamd: &str, input: &Path, out: &Path) -> Output {
+    let s = schemas().display().to_string();
+    webaip(&[
+        "package",
+        "--json",
+        "--mode",
+        "full",
+        "--clamd",
+        clamd,
+        "--schemas",
+        &s,
+        "--out",
+        out.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ])
+}
+
+/// Record URIs per WARC file of the package, read with warcio.
+fn warc_uris(pkg: &Path) -> HashMap<String, Vec<String>> {
+    let script = "import glob,json,sys\nfrom warcio.archiveiterator import ArchiveIterator\nout={}\nfor fn in sorted(glob.glob(sys.argv[1]+'/*/*.warc.gz')):\n    out[fn.split(sys.argv[1]+'/')[1]]=[r.rec_headers.get_header('WARC-Target-URI') or '' for r in ArchiveIterator(open(fn,'rb')) if r.rec_type in ('response','resource')]\nprint(json.dumps(out))";
+    let o =
+        Command::new(oracle_python()).args(["-c", script, pkg.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn write_arc(path: &Path, records: &[(&str, &[u8])]) {
+    let mut out = b"filedesc://x.arc 0.0.0.0 20240101000000 text/plain 77\n1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n\n".to_vec();
+    for (url, body) in records {
+        let mut block = format!("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        block.extend_from_slice(body);
+        out.extend(
+            format!("{url} 192.0.2.1 20240101000001 application/octet-stream {}\n", block.len())
+                .as_bytes(),
+        );
+        out.extend(block);
+        out.push(b'\n');
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+fn assert_valid_package(pkg: &Path) -> String {
+    let (ok, text) = oracle_validate(&pkg.join("METS.xml"));
+    assert!(ok, "{text}");
+    assert_webaip_valid(&pkg.join("METS.xml"));
+    let check = Command::new(oracle_python())
+        .arg(repo().join("tests/oracle/check_package.py"))
+        .arg(pkg)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    std::fs::read_to_string(pkg.join("METS.xml")).unwrap()
+}
+
+#[test]
+fn an_infected_arc_payload_is_quarantined_and_described() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("job/arcs")).unwrap();
+    let arc = dir.path().join("job/arcs/IAH-20240101000000-00000-eicar.arc");
+    write_arc(
+        &arc,
+        &[
+            ("http://e.org/clean.com", b"a clean twin of the same size, or near it....."),
+            ("http://e.org/eicar.com", &eicar()),
+            ("http://e.org/after.html", b"<p>after</p>"),
+        ],
+    );
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &dir.path().join("job"), &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["scan"]["infected"], 1);
+    assert_eq!(r["scan"]["not_scanned"], 0);
+    let uris = warc_uris(&out);
+    let content = &uris["content/IAH-20240101000000-00000-eicar.warc.gz"];
+    assert!(
+        content.contains(&"http://e.org/clean.com".to_string())
+            && content.contains(&"http://e.org/after.html".to_string())
+    );
+    assert!(
+        !content.contains(&"http://e.org/eicar.com".to_string()),
+        "infected payload still in content/"
+    );
+    assert_eq!(
+        uris["viral/IAH-20240101000000-00000-eicar.viral.warc.gz"],
+        vec!["http://e.org/eicar.com".to_string()]
+    );
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("USE=\"ViralFiles\""));
+    assert!(mets.contains("<premis:eventOutcome>viral, failed but forced</premis:eventOutcome>"));
+    assert!(mets.contains("<premis:eventOutcomeDetailNote>Webaip.Test.EICAR"));
+    assert!(mets.contains("<premis:eventOutcome>no virus detected</premis:eventOutcome>"));
+    assert_eq!(
+        mets.matches("<premis:agentName>ClamAV (clamd)</premis:agentName>").count(),
+        1,
+        "the scanner agent is written once"
+    );
+    assert!(mets.contains("<premis:relationshipSubType>migration</premis:relationshipSubType>"));
+}
+
+#[test]
+fn an_infected_pandas_file_is_quarantined_as_harvested() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("555/20240101-1200/www.e.org");
+    std::fs::create_dir_all(&host).unwrap();
+    std::fs::write(
+        host.join("index.html"),
+        b"<a href=\"eicar.com\">x</a> <a href=\"clean.txt\">y</a>",
+    )
+    .unwrap();
+    std::fs::write(host.join("eicar.com"), eicar()).unwrap();
+    std::fs::write(host.join("clean.txt"), b"clean twin").unwrap();
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &dir.path().join("555/20240101-1200"), &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r[0]["scan"]["infected"], 1);
+    let uris = warc_uris(&out);
+    let content: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("content/")).flat_map(|(_, v)| v).collect();
+    assert!(content.iter().any(|u| u.ends_with("/clean.txt")));
+    assert!(!content.iter().any(|u| u.ends_with("/eicar.com")), "infected file in content/");
+    let viral: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("viral/")).flat_map(|(_, v)| v).collect();
+    assert_eq!(viral.len(), 1);
+    assert!(viral[0].ends_with("/eicar.com"));
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("<premis:eventOutcome>viral, failed but forced</premis:eventOutcome>"));
+    assert!(
+        mets.contains("<premis:relationshipSubType>transformation</premis:relationshipSubType>")
+    );
+}
+
+#[test]
+fn clean_inputs_get_no_virus_detected_on_every_container() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &repo().join("samples/heritrix-job"), &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mets = assert_valid_package(&out);
+    assert_eq!(
+        mets.matches("<premis:eventOutcome>no virus detected</premis:eventOutcome>").count(),
+        2,
+        "one per container"
+    );
+    assert!(!mets.contains("ViralFiles"));
+}
+
+#[test]
+fn a_wrong_socket_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pkg");
+    let o = webaip(&[
+        "package",
+        "--clamd",
+        "unix:/nonexistent/clamd.sock",
+        "--out",
+        out.to_str().unwrap(),
+        repo().join("samples/heritrix-job").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("does not answer"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    let none = webaip(&[
+        "package",
+        "--out",
+        out.to_str().unwrap(),
+        repo().join("samples/heritrix-job").to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no clamd to scan with"));
+}
+
+#[test]
+fn a_payload_over_stream_max_length_is_recorded_as_not_scanned() {
+    let d = daemon("small", 3322, "1K");
+    let dir = tempfile::tempdir().unwrap();
+    let arc = dir.path().join("IAH-20240101000000-00000-big.arc");
+    write_arc(
+        &arc,
+        &[("http://e.org/big.bin", &vec![b'a'; 8192]), ("http://e.org/small.txt", b"fits")],
+    );
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &arc, &out);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "not scanned is a finding: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["scan"]["not_scanned"], 1, "{}", r["scan"]);
+    assert!(r["scan"]["unscanned"][0][2].as_str().unwrap().contains("size limit"), "{}", r["scan"]);
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("<premis:eventOutcome>not scanned</premis:eventOutcome>"));
+}
+
+#[test]
+fn clamd_killed_during_a_run_fails_it_without_a_package() {
+    let d = daemon("victim", 3323, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let arc = dir.path().join("IAH-20240315103000-00000-big.arc.gz");
+    let g = Command::new("python3")
+        .arg(repo().join("scripts/gen_arc.py"))
+        .args(["bench", arc.to_str().unwrap(), "--size", "30M"])
+        .output()
+        .unwrap();
+    assert!(g.status.success());
+    let out = dir.path().join("pkg");
+    let child = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args([
+            "package",
+            "-q",
+            "-j",
+            "1",
+            "--clamd",
+            &d.addr,
+            "--out",
+            out.to_str().unwrap(),
+            arc.to_str().unwrap(),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    Command::new("kill").arg("-9").arg(&d.pid).status().unwrap();
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(2), "the run must fail");
+    assert!(!out.exists(), "no package after clamd died");
+    // Restart it for other runs of the suite.
+    daemon("victim", 3323, "2000M");
+}

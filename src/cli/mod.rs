@@ -4,6 +4,7 @@
 mod migrate;
 mod package;
 mod progress;
+mod scan;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,8 @@ enum Command {
     Migrate(migrate::MigrateArgs),
     /// Make a submission package from a Heritrix job or ARC/WARC files.
     Package(package::PackageArgs),
+    /// Scan files, WARC files or packages with clamd.
+    Scan(scan::ScanArgs),
     /// Check a METS document against the official schemas and the package profile.
     Validate(validate::ValidateArgs),
 }
@@ -44,6 +47,7 @@ pub fn main() -> i32 {
         Command::Migrate(args) => migrate::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Package(args) => package::run(args),
+        Command::Scan(args) => scan::run(args),
     };
     match result {
         Ok(code) => code,

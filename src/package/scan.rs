@@ -20,7 +20,9 @@ use crate::model::*;
 use crate::stages::scan::{Clamd, ScanResult};
 
 /// Records scanned in parallel at a time.
-const CHUNK: usize = 128;
+const CHUNK: usize = 256;
+/// Connections to clamd at once.
+const SCAN_CONNECTIONS: usize = 8;
 
 /// What scanning found, over the whole package.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -139,7 +141,12 @@ pub(super) fn scan_and_describe(
     let rel = r.file.path.clone();
     let path = root.join(&rel);
     let file = File::open(&path).map_err(io_err(&path))?;
-    // Pass 1: scan, in parallel chunks.
+    // Pass 1: scan, in parallel chunks. Each scan waits on clamd (one connection per payload,
+    // which clamd spools to disk), so more connections than cores keep both sides busy.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(SCAN_CONNECTIONS)
+        .build()
+        .map_err(|e| PackageError::Input(format!("cannot start scanning threads: {e}")))?;
     let mut infected: Vec<(u64, RecordFile, String)> = Vec::new();
     let mut unscanned: Vec<(u64, String)> = Vec::new();
     let mut chunk: Vec<(u64, RecordFile)> = Vec::with_capacity(CHUNK);
@@ -147,8 +154,8 @@ pub(super) fn scan_and_describe(
     let mut flush = |chunk: &mut Vec<(u64, RecordFile)>,
                      summary: &mut ScanSummary|
      -> Result<(), PackageError> {
-        let results: Vec<_> =
-            chunk.par_iter().map(|(_, rec)| scan_record(clamd, &file, rec)).collect();
+        let results: Vec<_> = pool
+            .install(|| chunk.par_iter().map(|(_, rec)| scan_record(clamd, &file, rec)).collect());
         for ((i, rec), res) in chunk.drain(..).zip(results) {
             match res? {
                 None => {}

@@ -154,6 +154,14 @@ fn an_infected_arc_payload_is_quarantined_and_described() {
         "the scanner agent is written once"
     );
     assert!(mets.contains("<premis:relationshipSubType>migration</premis:relationshipSubType>"));
+    // `webaip scan` on the package finds exactly the quarantined record.
+    let s = webaip(&["scan", "--json", "--clamd", &d.addr, out.to_str().unwrap()]);
+    assert_eq!(s.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v}");
+    assert!(findings[0]["file"].as_str().unwrap().contains("/viral/"));
+    assert_eq!(findings[0]["verdict"], "INFECTED");
 }
 
 #[test]

@@ -121,6 +121,33 @@ impl Read for SegmentReader<'_> {
     }
 }
 
+/// Reads `pos..end` of a file with positioned reads: no shared cursor, so several threads can
+/// read ranges of one open file at once.
+pub struct FileRange<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl<'a> FileRange<'a> {
+    /// The `len` bytes at `pos`.
+    pub fn new(file: &'a File, pos: u64, len: u64) -> Self {
+        FileRange { file, pos, end: pos + len }
+    }
+}
+
+impl Read for FileRange<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = buf.len().min((self.end - self.pos) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
 /// Copies `reader` into a segment: memory first, a temporary file past [`MEMORY_SPOOL_LIMIT`].
 ///
 /// On a read error the bytes read so far are kept and returned with the error, so a damaged

@@ -16,6 +16,7 @@ use sha2::{Digest, Sha512};
 use super::report::Conservation;
 use crate::formats::digest::{BlockDigests, BlockHasher, hex, sha1_base32};
 use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, response_head};
+use crate::formats::segment::FileRange;
 use crate::formats::warc::{WarcHeader, WarcReader, WrittenRecord};
 
 const ENTRY_LEN: usize = 20 + 20 + 64 + 8 + 8 + 8 + 1;
@@ -232,8 +233,7 @@ pub fn verify_container(container: &Path, log: ExpectationLog) -> io::Result<Ver
 /// Reads one record's member from disk and compares it with what was expected. Returns the
 /// payload length read back, or every problem found.
 fn verify_record(file: &File, name: &str, exp: &Expected) -> Result<u64, Vec<String>> {
-    let range =
-        RangeReader { file, pos: exp.member_offset, end: exp.member_offset + exp.member_len };
+    let range = FileRange::new(file, exp.member_offset, exp.member_len);
     let mut problems = Vec::new();
     let mut reader = WarcReader::new(range, name).map_err(|e| vec![e.to_string()])?;
     let (head, end, got) =
@@ -276,27 +276,6 @@ fn verify_record(file: &File, name: &str, exp: &Expected) -> Result<u64, Vec<Str
         ));
     }
     if problems.is_empty() { Ok(got.payload_len) } else { Err(problems) }
-}
-
-/// Reads `pos..end` of a file with positioned reads (no shared cursor, so threads can share
-/// the file).
-struct RangeReader<'a> {
-    file: &'a File,
-    pos: u64,
-    end: u64,
-}
-
-impl Read for RangeReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::unix::fs::FileExt;
-        let want = buf.len().min((self.end - self.pos) as usize);
-        if want == 0 {
-            return Ok(0);
-        }
-        let n = self.file.read_at(&mut buf[..want], self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
 }
 
 fn hash_file(path: &Path) -> io::Result<String> {

@@ -302,22 +302,8 @@ pub fn build_package(
     let mut scan_summary = ScanSummary::default();
     let virus_note = match &opts.virus_check {
         VirusCheck::Disabled => {
-            let vc = &opts.profile.events.virus_check;
-            let objects = results
-                .iter()
-                .map(|r| ("local".to_string(), r.file.object.id.clone(), "source".to_string()))
-                .collect();
-            let event = Event {
-                id: ids.uuid().to_string(),
-                event_type: vc.term.clone(),
-                event_type_uri: Some(vc.uri.clone()),
-                date_time: now,
-                detail: Some("virus check not performed: packaged with --no-virus-check".into()),
-                outcome: opts.profile.virus_outcomes.not_scanned.clone(),
-                outcome_detail: Some("no scanner was run on any bytestream of this package".into()),
-                agents: vec![("local".into(), "webaip".into(), "executing program".into())],
-                objects,
-            };
+            let objects = results.iter().map(|r| r.file.object.id.clone()).collect();
+            let event = no_scan_event(&ids, opts, now, objects);
             for r in &mut results {
                 r.file.object.events.push(event.id.clone());
                 let ContainerResult { spill, writer, .. } = r;
@@ -325,8 +311,7 @@ pub fn build_package(
                 r.report.listed = r.writer.listed();
             }
             mets.add_package_event(event);
-            "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check"
-                .to_string()
+            NO_SCAN_NOTE.to_string()
         }
         VirusCheck::Clamd(clamd) => {
             let version = clamd.version().map_err(|e| PackageError::Input(e.to_string()))?;
@@ -400,34 +385,7 @@ pub fn build_package(
     // Logs and configuration, byte-exact.
     let mut logs = 0u64;
     for aux in &source.aux {
-        let rel = format!("logs/{}", aux.relative);
-        let dest = root.join(&rel);
-        if let Some(d) = dest.parent() {
-            std::fs::create_dir_all(d).map_err(io_err(d))?;
-        }
-        let (size, sha) = copy_hashing(&aux.path, &dest)?;
-        progress(size);
-        let mime = log_mime(&aux.relative);
-        let object = PremisObject {
-            id_type: "local".into(),
-            id: rel.clone(),
-            size,
-            sha512: sha.clone(),
-            format: Format { name: mime.into(), version: None, pronom: None },
-            original_name: Some(aux.relative.clone()),
-            relationships: vec![],
-            events: vec![],
-        };
-        mets.add_log(PackageFile {
-            path: rel.clone(),
-            mime: mime.into(),
-            size,
-            sha512: sha.clone(),
-            created: now,
-            object,
-            events: vec![],
-            described_sources: vec![],
-        });
+        let (rel, sha, size) = add_log(&mut mets, &root, &aux.path, &aux.relative, now, progress)?;
         manifest.push((rel, sha));
         bytes += size;
         logs += 1;
@@ -909,6 +867,75 @@ impl ContainerCtx<'_> {
     }
 }
 
+/// Copies a log, report or configuration file byte-exact into `logs/` and lists it in the
+/// `Logfile` group with its own PREMIS object. Returns its package path, SHA-512 and size.
+pub(crate) fn add_log(
+    mets: &mut MetsBuilder,
+    root: &Path,
+    source: &Path,
+    relative: &str,
+    now: DateTime<Utc>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(String, String, u64), PackageError> {
+    let rel = format!("logs/{relative}");
+    let dest = root.join(&rel);
+    if let Some(d) = dest.parent() {
+        std::fs::create_dir_all(d).map_err(io_err(d))?;
+    }
+    let (size, sha) = copy_hashing(source, &dest)?;
+    progress(size);
+    let mime = log_mime(relative);
+    let object = PremisObject {
+        id_type: "local".into(),
+        id: rel.clone(),
+        size,
+        sha512: sha.clone(),
+        format: Format { name: mime.into(), version: None, pronom: None },
+        original_name: Some(relative.to_string()),
+        relationships: vec![],
+        events: vec![],
+    };
+    mets.add_log(PackageFile {
+        path: rel.clone(),
+        mime: mime.into(),
+        size,
+        sha512: sha.clone(),
+        created: now,
+        object,
+        events: vec![],
+        described_sources: vec![],
+    });
+    Ok((rel, sha, size))
+}
+
+/// The one event of a package made with `--no-virus-check`: every container `not scanned`.
+pub(crate) fn no_scan_event(
+    ids: &Ids,
+    opts: &PackageOptions,
+    now: DateTime<Utc>,
+    objects: Vec<String>,
+) -> Event {
+    let vc = &opts.profile.events.virus_check;
+    Event {
+        id: ids.uuid().to_string(),
+        event_type: vc.term.clone(),
+        event_type_uri: Some(vc.uri.clone()),
+        date_time: now,
+        detail: Some("virus check not performed: packaged with --no-virus-check".into()),
+        outcome: opts.profile.virus_outcomes.not_scanned.clone(),
+        outcome_detail: Some("no scanner was run on any bytestream of this package".into()),
+        agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+        objects: objects
+            .into_iter()
+            .map(|o| ("local".to_string(), o, "source".to_string()))
+            .collect(),
+    }
+}
+
+/// The note a report gives for a package made without scanning.
+pub(crate) const NO_SCAN_NOTE: &str =
+    "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check";
+
 /// The METS description of a migrated record.
 fn record_file(r: &MigratedRecord) -> RecordFile {
     let w = &r.written;
@@ -955,8 +982,23 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
 
 /// Copies `from` to `to`, returning the size and SHA-512 of what was copied.
 pub(crate) fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
-    let mut r = BufReader::with_capacity(1 << 20, File::open(from).map_err(io_err(from))?);
     let mut w = File::create(to).map_err(io_err(to))?;
+    let out = hash_stream(from, Some((&mut w, to)))?;
+    w.sync_all().map_err(io_err(to))?;
+    Ok(out)
+}
+
+/// Size and SHA-512 of a file.
+pub(crate) fn hash_file(path: &Path) -> Result<(u64, String), PackageError> {
+    hash_stream(path, None)
+}
+
+/// Reads `from` once, hashing it and, when given, writing a copy.
+fn hash_stream(
+    from: &Path,
+    mut copy: Option<(&mut File, &Path)>,
+) -> Result<(u64, String), PackageError> {
+    let mut r = BufReader::with_capacity(1 << 20, File::open(from).map_err(io_err(from))?);
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;
@@ -966,24 +1008,9 @@ pub(crate) fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), Pack
             break;
         }
         sha.update(&buf[..n]);
-        w.write_all(&buf[..n]).map_err(io_err(to))?;
-        len += n as u64;
-    }
-    w.sync_all().map_err(io_err(to))?;
-    Ok((len, hex(&sha.finalize())))
-}
-
-pub(crate) fn hash_file(path: &Path) -> Result<(u64, String), PackageError> {
-    let mut r = File::open(path).map_err(io_err(path))?;
-    let mut sha = Sha512::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut len = 0u64;
-    loop {
-        let n = r.read(&mut buf).map_err(io_err(path))?;
-        if n == 0 {
-            break;
+        if let Some((w, to)) = copy.as_mut() {
+            w.write_all(&buf[..n]).map_err(io_err(to))?;
         }
-        sha.update(&buf[..n]);
         len += n as u64;
     }
     Ok((len, hex(&sha.finalize())))

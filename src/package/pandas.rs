@@ -17,9 +17,7 @@ use std::time::Instant;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::{
-    PackageError, PackageOptions, Staging, VirusCheck, copy_hashing, hash_file, io_err, log_mime,
-};
+use super::{PackageError, PackageOptions, Staging, VirusCheck, hash_file, io_err};
 use crate::formats::digest::hex;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord};
@@ -561,20 +559,9 @@ pub fn build_pandas_package(
             )
         }
         _ => {
-            let vc = &opts.profile.events.virus_check;
-            mets.add_package_event(Event {
-                id: ids.uuid().to_string(),
-                event_type: vc.term.clone(),
-                event_type_uri: Some(vc.uri.clone()),
-                date_time: now,
-                detail: Some("virus check not performed: packaged with --no-virus-check".into()),
-                outcome: opts.profile.virus_outcomes.not_scanned.clone(),
-                outcome_detail: Some("no scanner was run on any bytestream of this package".into()),
-                agents: vec![("local".into(), "webaip".into(), "executing program".into())],
-                objects: container_objects,
-            });
-            "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check"
-                .to_string()
+            let objects = container_objects.into_iter().map(|(_, o, _)| o).collect();
+            mets.add_package_event(super::no_scan_event(&ids, opts, now, objects));
+            super::NO_SCAN_NOTE.to_string()
         }
     };
     for (cw, rel, size, sha, events) in finished {
@@ -606,38 +593,8 @@ pub fn build_pandas_package(
 
     let mut logs = 0u64;
     for aux in &inst.aux {
-        let rel = format!("logs/{}", aux.relative);
-        let dest = root.join(&rel);
-        if let Some(d) = dest.parent() {
-            std::fs::create_dir_all(d).map_err(io_err(d))?;
-        }
-        let (size, sha) = copy_hashing(&aux.path, &dest)?;
-        progress(size);
-        let mime = if aux.relative.ends_with(".zip") {
-            "application/zip"
-        } else {
-            log_mime(&aux.relative)
-        };
-        let object = PremisObject {
-            id_type: "local".into(),
-            id: rel.clone(),
-            size,
-            sha512: sha.clone(),
-            format: Format { name: mime.into(), version: None, pronom: None },
-            original_name: Some(aux.relative.clone()),
-            relationships: vec![],
-            events: vec![],
-        };
-        mets.add_log(PackageFile {
-            path: rel.clone(),
-            mime: mime.into(),
-            size,
-            sha512: sha.clone(),
-            created: now,
-            object,
-            events: vec![],
-            described_sources: vec![],
-        });
+        let (rel, sha, _) =
+            super::add_log(&mut mets, &root, &aux.path, &aux.relative, now, progress)?;
         manifest.push((rel, sha));
         logs += 1;
     }

@@ -5,6 +5,8 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
+
+use crate::formats::segment::FileRange;
 use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -39,26 +41,6 @@ pub struct ScanSummary {
     pub unscanned: Vec<(String, String, String)>,
 }
 
-/// Reads `pos..end` of a file with positioned reads.
-struct RangeReader<'a> {
-    file: &'a File,
-    pos: u64,
-    end: u64,
-}
-
-impl Read for RangeReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::unix::fs::FileExt;
-        let want = buf.len().min((self.end - self.pos) as usize);
-        if want == 0 {
-            return Ok(0);
-        }
-        let n = self.file.read_at(&mut buf[..want], self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
 /// Streams one record's payload to clamd.
 fn scan_record(
     clamd: &Clamd,
@@ -66,7 +48,7 @@ fn scan_record(
     r: &RecordFile,
 ) -> Result<Option<ScanResult>, PackageError> {
     let Some(c) = r.content.as_ref().filter(|c| c.range.len > 0) else { return Ok(None) };
-    let range = RangeReader { file, pos: r.member.begin, end: r.member.begin + r.member.len };
+    let range = FileRange::new(file, r.member.begin, r.member.len);
     let mut record: Box<dyn Read> =
         if r.compressed { Box::new(flate2::read::GzDecoder::new(range)) } else { Box::new(range) };
     io::copy(&mut record.by_ref().take(c.range.begin), &mut io::sink()).map_err(|e| {
@@ -219,11 +201,7 @@ pub(super) fn scan_and_describe(
         let mut pos = vw.position();
         let mut out = vw.finish().map_err(io_err(&viral_path))?;
         for (_, rec, sig) in &infected {
-            let mut range = RangeReader {
-                file: &file,
-                pos: rec.member.begin,
-                end: rec.member.begin + rec.member.len,
-            };
+            let mut range = FileRange::new(&file, rec.member.begin, rec.member.len);
             io::copy(&mut range, &mut out).map_err(io_err(&viral_path))?;
             let moved =
                 RecordFile { member: ByteRange { begin: pos, len: rec.member.len }, ..rec.clone() };
@@ -242,7 +220,7 @@ pub(super) fn scan_and_describe(
             let len = file.metadata().map_err(io_err(&path))?.len();
             let mut at = 0;
             for &(b, l) in removed.iter().chain(std::iter::once(&(len, 0))) {
-                let mut keep = RangeReader { file: &file, pos: at, end: b };
+                let mut keep = FileRange::new(&file, at, b - at);
                 io::copy(&mut keep, &mut w).map_err(io_err(&tmp))?;
                 at = b + l;
             }

@@ -93,7 +93,10 @@ def main():
         keep=True,
     ))
     # The same, with every payload scanned by a real clamd (started by scripts/clamd-local.sh).
-    clamd_env = subprocess.run(["bash", os.path.join(REPO, "scripts", "clamd-local.sh")], capture_output=True, text=True, check=True).stdout
+    # A clamd of its own for the benchmark, spooling streams on tmpfs (see clamd-local.sh).
+    env = dict(os.environ, WEBAIP_CLAMD_DIR="/tmp/webaip-clamd-bench", WEBAIP_CLAMD_PORT="3331",
+               CLAMD_TMP="/dev/shm/webaip-clamd-bench" if os.access("/dev/shm", os.W_OK) else "/tmp/webaip-clamd-bench/tmp")
+    clamd_env = subprocess.run(["bash", os.path.join(REPO, "scripts", "clamd-local.sh")], capture_output=True, text=True, check=True, env=env).stdout
     clamd = [l.split("=", 1)[1] for l in clamd_env.splitlines() if l.startswith("WEBAIP_CLAMD=")][0]
     rows.append(("webaip package + clamd scan",) + best_of(
         a.repeat,

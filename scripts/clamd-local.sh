@@ -9,7 +9,9 @@
 #   scripts/clamd-local.sh status    say whether it answers
 # Prints WEBAIP_CLAMD=unix:<socket>, CLAMD_TCP=tcp:127.0.0.1:<port> and CLAMD_PID=<pid>.
 # Settings (environment): WEBAIP_CLAMD_DIR (default /tmp/webaip-clamd), WEBAIP_CLAMD_PORT
-# (3311), CLAMD_STREAM_MAX (StreamMaxLength, 2000M), CLAMD_MAX_FILE (MaxFileSize, 2000M).
+# (3311), CLAMD_STREAM_MAX (StreamMaxLength, 2000M), CLAMD_MAX_FILE (MaxFileSize, 2000M),
+# CLAMD_TMP (where clamd spools each stream before scanning it; default $WEBAIP_CLAMD_DIR/tmp.
+# A tmpfs such as /dev/shm is faster, but holds every stream in memory while it is scanned).
 set -euo pipefail
 DIR=${WEBAIP_CLAMD_DIR:-/tmp/webaip-clamd}
 PORT=${WEBAIP_CLAMD_PORT:-3311}
@@ -51,7 +53,8 @@ esac
 if [ ! -x /usr/sbin/clamd ] || ! command -v clamdscan >/dev/null; then
   bash "$(dirname "$0")/apt-install.sh" clamav-daemon clamdscan
 fi
-mkdir -p "$DIR/db" "$DIR/tmp"
+TMP=${CLAMD_TMP:-$DIR/tmp}
+mkdir -p "$DIR/db" "$TMP"
 if alive && pong; then
   log "clamd already running (pid $(cat "$PIDF"))"
 else
@@ -68,7 +71,7 @@ PidFile $PIDF
 LogFile $DIR/clamd.log
 LogTime yes
 DatabaseDirectory $DIR/db
-TemporaryDirectory $DIR/tmp
+TemporaryDirectory $TMP
 LocalSocket $SOCK
 LocalSocketMode 666
 FixStaleSocket yes

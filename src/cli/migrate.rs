@@ -67,7 +67,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
     let total: u64 = args.inputs.iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
     let bar = progress::bytes_bar(total, args.quiet);
     let ids = if args.deterministic { Ids::seeded("webaip-migrate") } else { Ids::random() };
-    let opts = MigrateOptions { level: args.level, force: args.force };
+    let opts = MigrateOptions { level: args.level, force: args.force, scanner: None };
     let files = pool.install(|| {
         args.inputs
             .par_iter()

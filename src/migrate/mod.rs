@@ -55,11 +55,14 @@ pub struct MigrateOptions {
     pub level: u32,
     /// Replace an existing output file.
     pub force: bool,
+    /// Scan every payload with this clamd while the batch is compressed (verdicts come with
+    /// the records, [`MigratedRecord::scan`]).
+    pub scanner: Option<crate::stages::scan::Clamd>,
 }
 
 impl Default for MigrateOptions {
     fn default() -> Self {
-        MigrateOptions { level: DEFAULT_LEVEL, force: false }
+        MigrateOptions { level: DEFAULT_LEVEL, force: false, scanner: None }
     }
 }
 
@@ -82,6 +85,8 @@ pub struct MigratedRecord {
     pub date: String,
     /// Where it landed, its identifier and digests.
     pub written: WrittenRecord,
+    /// The virus scan verdict of its payload, when a scanner was given.
+    pub scan: Option<crate::stages::scan::ScanResult>,
 }
 
 /// Why a file could not be migrated.
@@ -108,6 +113,9 @@ pub enum MigrateError {
         /// What it seems to be instead.
         reason: String,
     },
+    /// The virus scanner failed (unreachable, died, hung).
+    #[error("virus scan: {0}")]
+    Scan(String),
     /// The output exists and `force` was not given.
     #[error("{path}: already exists (use --force to replace it)")]
     Exists {
@@ -228,14 +236,25 @@ fn run(
         payload_mime: "application/warc-fields".into(),
         date: info.0.date.clone(),
         written,
+        scan: None,
     });
 
     let ctx = MappingContext::new(arc_name, warcinfo_id, fallback_date(input, now));
     let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
     let level = opts.level;
+    let scanner = match &opts.scanner {
+        Some(clamd) => Some(Scanner {
+            clamd: clamd.clone(),
+            pool: rayon::ThreadPoolBuilder::new()
+                .num_threads(SCAN_CONNECTIONS)
+                .build()
+                .map_err(|e| MigrateError::Scan(format!("cannot start scanning threads: {e}")))?,
+        }),
+        None => None,
+    };
     let outcome = std::thread::scope(|scope| {
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
-        write_records(rx, &mut writer, &mut log, level, report, sink)
+        write_records(rx, &mut writer, &mut log, level, report, sink, scanner.as_ref())
     });
     let end = outcome?;
     if end.records_with_header == 0 {
@@ -505,6 +524,24 @@ fn read_records(
     });
 }
 
+/// clamd and the threads that wait on it: scans block on the daemon, so they get threads of
+/// their own and run beside compression instead of taking its cores' threads.
+struct Scanner {
+    clamd: crate::stages::scan::Clamd,
+    pool: rayon::ThreadPool,
+}
+
+/// Threads waiting on clamd at once.
+const SCAN_CONNECTIONS: usize = 8;
+
+fn scan_payload(
+    s: &Scanner,
+    payload: impl Read,
+    len: u64,
+) -> Result<crate::stages::scan::ScanResult, MigrateError> {
+    s.clamd.scan(payload, len).map_err(|e| MigrateError::Scan(e.to_string()))
+}
+
 /// The writer side: batches, compresses in parallel, appends in order, logs expectations.
 fn write_records<W: Write>(
     rx: Receiver<Msg>,
@@ -513,6 +550,7 @@ fn write_records<W: Write>(
     level: u32,
     report: &mut FileReport,
     sink: &mut dyn FnMut(&MigratedRecord),
+    scanner: Option<&Scanner>,
 ) -> Result<End, MigrateError> {
     loop {
         let msg = match rx.recv() {
@@ -525,8 +563,10 @@ fn write_records<W: Write>(
             }
         };
         match msg {
-            Msg::Batch(mut batch) => flush_batch(&mut batch, writer, log, level, report, sink)?,
-            Msg::Large(job) => write_streamed(*job, writer, log, report, sink)?,
+            Msg::Batch(mut batch) => {
+                flush_batch(&mut batch, writer, log, level, report, sink, scanner)?
+            }
+            Msg::Large(job) => write_streamed(*job, writer, log, report, sink, scanner)?,
             Msg::Done { file_anomalies, version, records_with_header } => {
                 return Ok(End { file_anomalies, version, records_with_header });
             }
@@ -546,22 +586,56 @@ fn flush_batch<W: Write>(
     level: u32,
     report: &mut FileReport,
     sink: &mut dyn FnMut(&MigratedRecord),
+    scanner: Option<&Scanner>,
 ) -> Result<(), MigrateError> {
     if batch.is_empty() {
         return Ok(());
     }
-    let encoded: Vec<io::Result<_>> = batch
-        .par_iter()
-        .map(|job| match &job.block {
-            Block::Inline(bytes) => {
-                encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
-            }
-            Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
+    let compress = || -> Vec<io::Result<_>> {
+        batch
+            .par_iter()
+            .map(|job| match &job.block {
+                Block::Inline(bytes) => {
+                    encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
+                }
+                Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
+            })
+            .collect()
+    };
+    // Payloads go to clamd while the same batch is compressed.
+    let scan = |s: &Scanner| -> Vec<Result<Option<crate::stages::scan::ScanResult>, MigrateError>> {
+        s.pool.install(|| {
+            batch
+                .par_iter()
+                .map(|job| match &job.block {
+                    Block::Inline(bytes) => {
+                        let payload =
+                            &bytes[(job.mapped.payload_offset as usize).min(bytes.len())..];
+                        if payload.is_empty() {
+                            return Ok(None);
+                        }
+                        scan_payload(s, payload, payload.len() as u64).map(Some)
+                    }
+                    Block::Shared(_) => Ok(None),
+                })
+                .collect()
         })
-        .collect();
+    };
+    let (encoded, verdicts) = match scanner {
+        Some(s) => {
+            let (e, v) = rayon::join(compress, || scan(s));
+            (e, Some(v))
+        }
+        None => (compress(), None),
+    };
+    let mut verdicts = verdicts.map(|v| v.into_iter());
     for (job, result) in batch.drain(..).zip(encoded) {
+        let verdict = match verdicts.as_mut().and_then(Iterator::next) {
+            Some(v) => v?,
+            None => None,
+        };
         let written = writer.write_encoded(result.map_err(out_error)?).map_err(out_error)?;
-        finish_record(job, written, log, report, sink)?;
+        finish_record(job, written, log, report, sink, verdict)?;
     }
     Ok(())
 }
@@ -572,14 +646,24 @@ fn write_streamed<W: Write>(
     log: &mut ExpectationLog,
     report: &mut FileReport,
     sink: &mut dyn FnMut(&MigratedRecord),
+    scanner: Option<&Scanner>,
 ) -> Result<(), MigrateError> {
     let Block::Shared(range) = &job.block else {
         return Err(out_error(io::Error::other("inline record on the streaming path")));
     };
+    let verdict = match scanner {
+        Some(s) if range.len() > job.mapped.payload_offset => {
+            let mut r = range.reader();
+            io::copy(&mut (&mut r).take(job.mapped.payload_offset), &mut io::sink())
+                .map_err(out_error)?;
+            Some(scan_payload(s, r, range.len() - job.mapped.payload_offset)?)
+        }
+        _ => None,
+    };
     let written = writer
         .write_streamed(&job.mapped.spec, || Ok(range.reader()), job.mapped.payload_offset)
         .map_err(out_error)?;
-    finish_record(job, written, log, report, sink)
+    finish_record(job, written, log, report, sink, verdict)
 }
 
 fn finish_record(
@@ -588,6 +672,7 @@ fn finish_record(
     log: &mut ExpectationLog,
     report: &mut FileReport,
     sink: &mut dyn FnMut(&MigratedRecord),
+    scan: Option<crate::stages::scan::ScanResult>,
 ) -> Result<(), MigrateError> {
     log.push(&Expected::new(&written, true)).map_err(out_error)?;
     let m = job.mapped;
@@ -605,6 +690,7 @@ fn finish_record(
         payload_mime: m.payload_mime,
         date: m.spec.date,
         written,
+        scan,
     });
     Ok(())
 }

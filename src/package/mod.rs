@@ -307,7 +307,7 @@ pub fn build_package(
             for r in &mut results {
                 r.file.object.events.push(event.id.clone());
                 let ContainerResult { spill, writer, .. } = r;
-                spill.for_each(|_, e| writer.add_record(&e)).map_err(io_err(&root))?;
+                spill.for_each(|_, e, _| writer.add_record(&e)).map_err(io_err(&root))?;
                 r.report.listed = r.writer.listed();
             }
             mets.add_package_event(event);
@@ -652,7 +652,12 @@ impl ContainerCtx<'_> {
         };
         let mut write_error: Option<io::Error> = None;
         let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
-        let mopts = MigrateOptions { level: self.opts.level, force: false };
+        // Payloads are scanned inside the migration, beside compression (P5.5).
+        let scanner = match &self.opts.virus_check {
+            VirusCheck::Clamd(c) => Some(c.clone()),
+            VirusCheck::Disabled => None,
+        };
+        let mopts = MigrateOptions { level: self.opts.level, force: false, scanner };
         let report = migrate_file(
             input,
             &dest,
@@ -665,7 +670,7 @@ impl ContainerCtx<'_> {
                 }
                 tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date);
                 if write_error.is_none()
-                    && let Err(e) = spill.push(&record_file(r))
+                    && let Err(e) = spill.push(&record_file(r), r.scan.as_ref())
                 {
                     write_error = Some(e);
                 }
@@ -837,7 +842,7 @@ impl ContainerCtx<'_> {
                     described: None,
                     page: None,
                 };
-                spill.push(&rf).map_err(io_err(&dest))?;
+                spill.push(&rf, None).map_err(io_err(&dest))?;
             }
         }
         let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -131,14 +131,23 @@ pub(super) fn scan_and_describe(
         .map_err(|e| PackageError::Input(format!("cannot start scanning threads: {e}")))?;
     let mut infected: Vec<(u64, RecordFile, String)> = Vec::new();
     let mut unscanned: Vec<(u64, String)> = Vec::new();
-    let mut chunk: Vec<(u64, RecordFile)> = Vec::with_capacity(CHUNK);
+    let mut chunk: Vec<(u64, RecordFile, Option<ScanResult>)> = Vec::with_capacity(CHUNK);
     let mut failure: Option<PackageError> = None;
-    let mut flush = |chunk: &mut Vec<(u64, RecordFile)>,
+    let mut flush = |chunk: &mut Vec<(u64, RecordFile, Option<ScanResult>)>,
                      summary: &mut ScanSummary|
      -> Result<(), PackageError> {
-        let results: Vec<_> = pool
-            .install(|| chunk.par_iter().map(|(_, rec)| scan_record(clamd, &file, rec)).collect());
-        for ((i, rec), res) in chunk.drain(..).zip(results) {
+        // Records scanned on their way in (migration) carry their verdict; the rest (copied
+        // WARCs) are read back from the container and scanned now.
+        let results: Vec<_> = pool.install(|| {
+            chunk
+                .par_iter()
+                .map(|(_, rec, known)| match known {
+                    Some(v) => Ok(Some(v.clone())),
+                    None => scan_record(clamd, &file, rec),
+                })
+                .collect()
+        });
+        for ((i, rec, _), res) in chunk.drain(..).zip(results) {
             match res? {
                 None => {}
                 Some(ScanResult::Clean) => summary.scanned += 1,
@@ -158,8 +167,8 @@ pub(super) fn scan_and_describe(
         Ok(())
     };
     r.spill
-        .for_each(|i, rec| {
-            chunk.push((i, rec));
+        .for_each(|i, rec, known| {
+            chunk.push((i, rec, known));
             if chunk.len() >= CHUNK
                 && let Err(e) = flush(&mut chunk, summary)
             {
@@ -301,7 +310,7 @@ pub(super) fn scan_and_describe(
     let not_scanned = opts.profile.virus_outcomes.not_scanned.clone();
     let writer = &mut r.writer;
     r.spill
-        .for_each(|i, rec| {
+        .for_each(|i, rec, _| {
             if infected_at.contains(&i) {
                 return Ok(());
             }

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 
 use crate::model::{ByteRange, ContentFile, RecordFile};
+use crate::stages::scan::ScanResult;
 
 /// A container's record descriptions, in order, one tab-separated line each.
 pub(crate) struct RecordSpill {
@@ -17,15 +18,22 @@ impl RecordSpill {
         Ok(RecordSpill { out: BufWriter::new(tempfile::tempfile()?), count: 0 })
     }
 
-    pub fn push(&mut self, r: &RecordFile) -> io::Result<()> {
+    /// Appends a record, with its scan verdict when it was scanned on the way in.
+    pub fn push(&mut self, r: &RecordFile, verdict: Option<&ScanResult>) -> io::Result<()> {
         let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
         let (cb, cl, sha, mime) = match &r.content {
             Some(c) => (c.range.begin, c.range.len, c.sha512.clone(), clean(&c.mime)),
             None => (0, 0, String::new(), String::new()),
         };
+        let verdict = match verdict {
+            None => String::new(),
+            Some(ScanResult::Clean) => "C".into(),
+            Some(ScanResult::Infected(sig)) => format!("I{}", clean(sig)),
+            Some(ScanResult::NotScanned(why)) => format!("N{}", clean(why)),
+        };
         writeln!(
             self.out,
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             clean(&r.record_id),
             r.member.begin,
             r.member.len,
@@ -34,7 +42,8 @@ impl RecordSpill {
             cb,
             cl,
             sha,
-            mime
+            mime,
+            verdict
         )?;
         self.count += 1;
         Ok(())
@@ -43,7 +52,7 @@ impl RecordSpill {
     /// Reads the records back in order, calling `f` for each.
     pub fn for_each(
         &mut self,
-        mut f: impl FnMut(u64, RecordFile) -> io::Result<()>,
+        mut f: impl FnMut(u64, RecordFile, Option<ScanResult>) -> io::Result<()>,
     ) -> io::Result<()> {
         self.out.flush()?;
         let file = self.out.get_mut();
@@ -70,7 +79,16 @@ impl RecordSpill {
                 described: None,
                 page: None,
             };
-            f(i, rec)?;
+            let verdict = c.get(9).and_then(|v| {
+                let (kind, text) = v.split_at(v.len().min(1));
+                match kind {
+                    "C" => Some(ScanResult::Clean),
+                    "I" => Some(ScanResult::Infected(text.to_string())),
+                    "N" => Some(ScanResult::NotScanned(text.to_string())),
+                    _ => None,
+                }
+            });
+            f(i, rec, verdict)?;
             i += 1;
         }
         self.out.get_mut().seek(SeekFrom::End(0))?;

@@ -57,6 +57,10 @@ pub struct PackageArgs {
     /// starts one and prints its address).
     #[arg(long, env = "WEBAIP_CLAMD")]
     clamd: Option<String>,
+    /// A command that tries to clean an infected file, run as `CMD INFECTED CLEANED`; a copy
+    /// that then scans clean is packaged with the outcome "viral, cleaned" (PANDAS input).
+    #[arg(long)]
+    cleaner: Option<String>,
     /// Seconds to wait for clamd before giving up on it.
     #[arg(long, default_value_t = 300)]
     clamd_timeout: u64,
@@ -117,6 +121,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         deterministic: args.deterministic,
         virus_check,
         schemas: args.schemas.clone(),
+        cleaner: args.cleaner.clone(),
     };
     let jobs = args
         .jobs

@@ -79,6 +79,9 @@ pub struct PackageOptions {
     pub virus_check: VirusCheck,
     /// Schema directory for validating the METS written (skipped when `None`).
     pub schemas: Option<PathBuf>,
+    /// A command that tries to clean an infected file: run as `CMD INFECTED CLEANED` (through
+    /// `sh -c`); when it exits 0 and the copy it wrote scans clean, the copy is packaged.
+    pub cleaner: Option<String>,
 }
 
 /// Why a package could not be made.
@@ -934,6 +937,36 @@ pub(crate) fn no_scan_event(
             .into_iter()
             .map(|o| ("local".to_string(), o, "source".to_string()))
             .collect(),
+    }
+}
+
+/// Runs the cleaner on `infected`; returns the cleaned bytes when the cleaner succeeded and
+/// clamd finds the copy clean. A cleaner that fails or leaves a virus yields `None` (the
+/// original stays quarantined, `viral, failed but forced`).
+pub(crate) fn clean_copy(
+    cmd: &str,
+    infected: &Path,
+    clamd: &crate::stages::scan::Clamd,
+) -> Result<Option<Vec<u8>>, PackageError> {
+    let dir = tempfile::tempdir().map_err(io_err(infected))?;
+    let out = dir.path().join("cleaned");
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{cmd} \"$0\" \"$1\""))
+        .arg(infected)
+        .arg(&out)
+        .status()
+        .map_err(io_err(infected))?;
+    if !status.success() || !out.is_file() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&out).map_err(io_err(&out))?;
+    match clamd
+        .scan(&bytes[..], bytes.len() as u64)
+        .map_err(|e| PackageError::Input(e.to_string()))?
+    {
+        crate::stages::scan::ScanResult::Clean => Ok(Some(bytes)),
+        _ => Ok(None),
     }
 }
 

@@ -35,6 +35,8 @@ pub struct ScanSummary {
     pub infected: u64,
     /// Payloads that could not be scanned.
     pub not_scanned: u64,
+    /// Infected payloads of which a cleaner made a clean copy (kept in content/).
+    pub cleaned: u64,
     /// Findings: (container, record id, signature).
     pub findings: Vec<(String, String, String)>,
     /// Not scanned: (container, record id, reason).

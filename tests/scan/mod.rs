@@ -300,3 +300,48 @@ fn clamd_killed_during_a_run_fails_it_without_a_package() {
     // Restart it for other runs of the suite.
     daemon("victim", 3323, "2000M");
 }
+
+#[test]
+fn a_cleaner_copy_that_scans_clean_goes_to_content_as_viral_cleaned() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("556/20240101-1200/www.e.org");
+    std::fs::create_dir_all(&host).unwrap();
+    std::fs::write(host.join("index.html"), b"<a href=\"eicar.com\">x</a>").unwrap();
+    std::fs::write(host.join("eicar.com"), eicar()).unwrap();
+    // A "cleaner" that breaks the test signature.
+    let cleaner = dir.path().join("clean.sh");
+    std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
+    let out = dir.path().join("pkg");
+    let s = schemas().display().to_string();
+    let cmd = format!("sh {}", cleaner.display());
+    let o = webaip(&[
+        "package",
+        "--json",
+        "--mode",
+        "full",
+        "--clamd",
+        &d.addr,
+        "--cleaner",
+        &cmd,
+        "--schemas",
+        &s,
+        "--out",
+        out.to_str().unwrap(),
+        dir.path().join("556/20240101-1200").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r[0]["scan"]["infected"], 1);
+    assert_eq!(r[0]["scan"]["cleaned"], 1);
+    let uris = warc_uris(&out);
+    let content: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("content/")).flat_map(|(_, v)| v).collect();
+    assert!(content.iter().any(|u| u.ends_with("/eicar.com")), "the cleaned copy is in content/");
+    let viral: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("viral/")).flat_map(|(_, v)| v).collect();
+    assert!(viral.iter().any(|u| u.ends_with("/eicar.com")), "the original stays in viral/");
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("<premis:eventOutcome>viral, cleaned</premis:eventOutcome>"));
+    assert!(mets.contains("<premis:relationshipSubType>cleanedFile</premis:relationshipSubType>"));
+}

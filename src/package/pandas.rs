@@ -342,55 +342,55 @@ pub fn build_pandas_package(
                 ))
                 .map_err(io_err(&root))?;
             // A cleaner may make a clean copy: rescanned, it goes to content/ (P5.5).
-            if let (Some(cmd), Some((c, _))) = (&opts.cleaner, &clamd) {
-                if let Some(cleaned) = super::clean_copy(cmd, &f.path, c)? {
-                    let spec = RecordSpec {
-                        warc_type: "resource".into(),
-                        record_id: ids.warc_record_id(),
-                        date: date(&f.capture),
-                        target_uri: Some(f.url.clone()),
-                        warcinfo_id: Some(info_id.clone()),
-                        content_type: Some(f.mime.clone()),
-                        payload_digest: true,
-                        extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
-                        ..RecordSpec::default()
-                    };
-                    let cw = content.write(&root, &spec, &cleaned)?;
-                    let cid = format!("{}#{}", content.rel, f.save_path);
-                    let ce = scan_event(
-                        version,
-                        opts.profile.virus_outcomes.cleaned.clone(),
-                        Some(format!(
-                            "{sig} removed by the cleaner ({cmd}); the cleaned copy was rescanned: no virus detected"
-                        )),
-                        vec![oid.clone(), cid.clone()],
-                    );
-                    let cobj = PremisObject {
-                        id_type: "local".into(),
-                        id: cid,
-                        size: cw.digests.payload_len,
-                        sha512: hex(&cw.digests.payload_sha512),
-                        format: Format { name: f.mime.clone(), version: None, pronom: None },
-                        original_name: Some(f.url.clone()),
-                        relationships: vec![Relationship {
-                            relationship_type: opts.profile.relationships.relationship_type.clone(),
-                            subtype: opts.profile.relationships.cleaned.clone(),
-                            related_object: ("local".into(), oid),
-                            related_event: Some(ce.id.clone()),
-                        }],
-                        events: vec![ce.id.clone()],
-                    };
-                    scan.cleaned += 1;
-                    content
-                        .mets
-                        .add_record(&record(
-                            &cw,
-                            f,
-                            Some(DescribedBytestream { object: cobj, events: vec![ce] }),
-                            None,
-                        ))
-                        .map_err(io_err(&root))?;
-                }
+            if let (Some(cmd), Some((c, _))) = (&opts.cleaner, &clamd)
+                && let Some(cleaned) = super::clean_copy(cmd, &f.path, c)?
+            {
+                let spec = RecordSpec {
+                    warc_type: "resource".into(),
+                    record_id: ids.warc_record_id(),
+                    date: date(&f.capture),
+                    target_uri: Some(f.url.clone()),
+                    warcinfo_id: Some(info_id.clone()),
+                    content_type: Some(f.mime.clone()),
+                    payload_digest: true,
+                    extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
+                    ..RecordSpec::default()
+                };
+                let cw = content.write(&root, &spec, &cleaned)?;
+                let cid = format!("{}#{}", content.rel, f.save_path);
+                let ce = scan_event(
+                    version,
+                    opts.profile.virus_outcomes.cleaned.clone(),
+                    Some(format!(
+                        "{sig} removed by the cleaner ({cmd}); the cleaned copy was rescanned: no virus detected"
+                    )),
+                    vec![oid.clone(), cid.clone()],
+                );
+                let cobj = PremisObject {
+                    id_type: "local".into(),
+                    id: cid,
+                    size: cw.digests.payload_len,
+                    sha512: hex(&cw.digests.payload_sha512),
+                    format: Format { name: f.mime.clone(), version: None, pronom: None },
+                    original_name: Some(f.url.clone()),
+                    relationships: vec![Relationship {
+                        relationship_type: opts.profile.relationships.relationship_type.clone(),
+                        subtype: opts.profile.relationships.cleaned.clone(),
+                        related_object: ("local".into(), oid),
+                        related_event: Some(ce.id.clone()),
+                    }],
+                    events: vec![ce.id.clone()],
+                };
+                scan.cleaned += 1;
+                content
+                    .mets
+                    .add_record(&record(
+                        &cw,
+                        f,
+                        Some(DescribedBytestream { object: cobj, events: vec![ce] }),
+                        None,
+                    ))
+                    .map_err(io_err(&root))?;
             }
             continue;
         }

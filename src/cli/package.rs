@@ -58,7 +58,7 @@ pub struct PackageArgs {
     #[arg(long, env = "WEBAIP_CLAMD")]
     clamd: Option<String>,
     /// A command that tries to clean an infected file, run as `CMD INFECTED CLEANED`; a copy
-    /// that then scans clean is packaged with the outcome "viral, cleaned" (PANDAS input).
+    /// that then scans clean is packaged with the outcome "viral, cleaned".
     #[arg(long)]
     cleaner: Option<String>,
     /// Seconds to wait for clamd before giving up on it.

@@ -14,8 +14,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{ContainerResult, PackageError, PackageOptions, hash_file, io_err};
-use crate::formats::warc::WarcWriter;
 use crate::formats::warc::writer::RecordSpec;
+use crate::formats::warc::{WarcReader, WarcWriter};
 use crate::ids::Ids;
 use crate::mets::MetsBuilder;
 use crate::model::*;
@@ -107,6 +107,79 @@ fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
     RecordFile { described: Some(DescribedBytestream { object, events }), ..r.clone() }
 }
 
+/// Runs the cleaner on each infected record's payload; every copy that then scans clean is
+/// appended to the container at `path` as a `resource` record at the same URI. Returns the
+/// appended records with the index of the infected record each comes from.
+fn clean_records(
+    cmd: &str,
+    clamd: &Clamd,
+    old: &File,
+    path: &Path,
+    infected: &[(u64, RecordFile, String)],
+    ids: &Ids,
+    opts: &PackageOptions,
+) -> Result<Vec<(RecordFile, usize)>, PackageError> {
+    let mut out = Vec::new();
+    let len = std::fs::metadata(path).map_err(io_err(path))?.len();
+    let f = std::fs::OpenOptions::new().append(true).open(path).map_err(io_err(path))?;
+    let mut w = WarcWriter::starting_at(BufWriter::new(f), opts.level, len);
+    for (k, (_, rec, _)) in infected.iter().enumerate() {
+        let Some(c) = &rec.content else { continue };
+        let tmp = tempfile::NamedTempFile::new().map_err(io_err(path))?;
+        let mut reader = WarcReader::new(
+            FileRange::new(old, rec.member.begin, rec.member.len),
+            "infected record",
+        )
+        .map_err(|e| PackageError::Input(e.to_string()))?;
+        let head = reader
+            .next_record(|head, block| {
+                let skip = c.range.begin.saturating_sub(head.header_len);
+                io::copy(&mut block.take(skip), &mut io::sink())?;
+                io::copy(block, &mut tmp.as_file().try_clone()?)?;
+                Ok(())
+            })
+            .map_err(|e| PackageError::Input(e.to_string()))?
+            .map(|(h, _, _)| h.header)
+            .ok_or_else(|| {
+                PackageError::Input(format!("record {} cannot be read back", rec.record_id))
+            })?;
+        let Some(bytes) = super::clean_copy(cmd, tmp.path(), clamd)? else { continue };
+        let spec = RecordSpec {
+            warc_type: "resource".into(),
+            record_id: ids.warc_record_id(),
+            date: head.get("WARC-Date").unwrap_or("").to_string(),
+            target_uri: head.target_uri().map(str::to_string),
+            content_type: Some(c.mime.clone()),
+            payload_digest: true,
+            extra: vec![(
+                "X-Webaip-Cleaned-From".into(),
+                format!("<urn:uuid:{}>", rec.record_id.trim_start_matches("urn:uuid:")),
+            )],
+            ..RecordSpec::default()
+        };
+        let wr = w.write_record(&spec, &bytes, 0).map_err(io_err(path))?;
+        out.push((
+            RecordFile {
+                record_id: wr.record_id.trim_matches(['<', '>']).to_string(),
+                member: ByteRange { begin: wr.member_offset, len: wr.member_len },
+                compressed: true,
+                content: Some(ContentFile {
+                    range: ByteRange { begin: wr.payload_offset, len: wr.digests.payload_len },
+                    sha512: crate::formats::digest::hex(&wr.digests.payload_sha512),
+                    mime: c.mime.clone(),
+                }),
+                described: None,
+                page: None,
+            },
+            k,
+        ));
+    }
+    let mut b = w.finish().map_err(io_err(path))?;
+    b.flush().map_err(io_err(path))?;
+    b.into_inner().map_err(|e| io_err(path)(e.into_error()))?.sync_all().map_err(io_err(path))?;
+    Ok(out)
+}
+
 /// Scans a container's payloads, quarantines infected records, and describes the container's
 /// records to the METS.
 #[allow(clippy::too_many_arguments)]
@@ -187,6 +260,7 @@ pub(super) fn scan_and_describe(
         infected.iter().map(|(_, rec, _)| (rec.member.begin, rec.member.len)).collect();
     removed.sort();
     let mut viral_records = Vec::new();
+    let mut cleaned: Vec<(RecordFile, usize)> = Vec::new();
     if !removed.is_empty() {
         let name = rel.rsplit('/').next().unwrap_or("container.warc.gz").to_string();
         let viral_rel = format!("viral/{}", name.replace(".warc.gz", ".viral.warc.gz"));
@@ -242,6 +316,9 @@ pub(super) fn scan_and_describe(
                 .map_err(io_err(&tmp))?;
         }
         std::fs::rename(&tmp, &path).map_err(io_err(&path))?;
+        if let Some(cmd) = &opts.cleaner {
+            cleaned = clean_records(cmd, clamd, &file, &path, &infected, ids, opts)?;
+        }
         let (size, sha) = hash_file(&path)?;
         r.file.size = size;
         r.file.sha512 = sha.clone();
@@ -341,6 +418,36 @@ pub(super) fn scan_and_describe(
             }
         })
         .map_err(io_err(root))?;
+    // Cleaned copies, appended at the end of the container, point at their viral originals.
+    let name = rel.rsplit('/').next().unwrap_or("container.warc.gz").to_string();
+    let viral_rel = format!("viral/{}", name.replace(".warc.gz", ".viral.warc.gz"));
+    for (rec, k) in &cleaned {
+        let (_, orig, sig) = &infected[*k];
+        let viral_oid = format!("{viral_rel}#{}", orig.record_id);
+        let cid = format!("{rel}#{}", rec.record_id);
+        let e = event(
+            ids,
+            opts,
+            now,
+            version,
+            opts.profile.virus_outcomes.cleaned.clone(),
+            Some(format!(
+                "{sig} removed by the cleaner; the cleaned copy was rescanned: no virus detected"
+            )),
+            vec![viral_oid.clone(), cid.clone()],
+        );
+        let mut d = described(rec, cid, vec![e.clone()]);
+        if let Some(db) = d.described.as_mut() {
+            db.object.relationships.push(Relationship {
+                relationship_type: opts.profile.relationships.relationship_type.clone(),
+                subtype: opts.profile.relationships.cleaned.clone(),
+                related_object: ("local".into(), viral_oid),
+                related_event: Some(e.id.clone()),
+            });
+        }
+        summary.cleaned += 1;
+        r.writer.add_record(&d).map_err(io_err(root))?;
+    }
     r.report.listed = r.writer.listed();
 
     // The container-level virus check.

@@ -345,3 +345,62 @@ fn a_cleaner_copy_that_scans_clean_goes_to_content_as_viral_cleaned() {
     assert!(mets.contains("<premis:eventOutcome>viral, cleaned</premis:eventOutcome>"));
     assert!(mets.contains("<premis:relationshipSubType>cleanedFile</premis:relationshipSubType>"));
 }
+
+#[test]
+fn a_cleaned_arc_record_is_appended_to_content_and_points_at_its_original() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let arc = dir.path().join("IAH-20240101000000-00000-clean.arc");
+    write_arc(
+        &arc,
+        &[
+            ("http://e.org/a.txt", b"first"),
+            ("http://e.org/eicar.com", &eicar()),
+            ("http://e.org/b.txt", b"last"),
+        ],
+    );
+    let cleaner = dir.path().join("clean.sh");
+    std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
+    let out = dir.path().join("pkg");
+    let s = schemas().display().to_string();
+    let cmd = format!("sh {}", cleaner.display());
+    let o = webaip(&[
+        "package",
+        "--json",
+        "--mode",
+        "full",
+        "--clamd",
+        &d.addr,
+        "--cleaner",
+        &cmd,
+        "--schemas",
+        &s,
+        "--out",
+        out.to_str().unwrap(),
+        arc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (r["scan"]["infected"].as_u64(), r["scan"]["cleaned"].as_u64()),
+        (Some(1), Some(1)),
+        "{}",
+        r["scan"]
+    );
+    let uris = warc_uris(&out);
+    assert_eq!(
+        uris["content/IAH-20240101000000-00000-clean.warc.gz"]
+            .iter()
+            .filter(|u| u.ends_with("/eicar.com"))
+            .count(),
+        1,
+        "one cleaned copy in content/"
+    );
+    assert_eq!(
+        uris["viral/IAH-20240101000000-00000-clean.viral.warc.gz"],
+        vec!["http://e.org/eicar.com".to_string()]
+    );
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("<premis:eventOutcome>viral, cleaned</premis:eventOutcome>"));
+    assert!(mets.contains("<premis:relationshipSubType>cleanedFile</premis:relationshipSubType>"));
+}

@@ -188,6 +188,12 @@ impl<W: Write> WarcWriter<W> {
         WarcWriter { out, pos: 0, level: level.min(9) }
     }
 
+    /// A writer appending to `out`, which already holds `pos` bytes (records are appended to an
+    /// existing container; offsets continue from `pos`).
+    pub fn starting_at(out: W, level: u32, pos: u64) -> Self {
+        WarcWriter { out, pos, level: level.min(9) }
+    }
+
     /// Bytes written so far: the offset the next record will get.
     pub fn position(&self) -> u64 {
         self.pos

@@ -299,16 +299,7 @@ pub fn build_pandas_package(
                 }
             };
             scan.findings.push((v.rel.clone(), f.save_path.clone(), sig.clone()));
-            let spec = RecordSpec {
-                warc_type: "resource".into(),
-                record_id: ids.warc_record_id(),
-                date: date(&f.capture),
-                target_uri: Some(f.url.clone()),
-                content_type: Some(f.mime.clone()),
-                payload_digest: true,
-                extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
-                ..RecordSpec::default()
-            };
+            let spec = resource_spec(ids.warc_record_id(), f, None);
             let w = match &original_bytes {
                 Some(b) => v.write(&root, &spec, b)?,
                 None => {
@@ -324,14 +315,9 @@ pub fn build_pandas_package(
                 vec![oid.clone()],
             );
             let obj = PremisObject {
-                id_type: "local".into(),
-                id: oid.clone(),
-                size: w.digests.payload_len,
-                sha512: hex(&w.digests.payload_sha512),
-                format: Format { name: f.mime.clone(), version: None, pronom: None },
-                original_name: Some(f.url.clone()),
                 relationships: vec![],
                 events: vec![e.id.clone()],
+                ..bytestream_object(oid.clone(), &w, f)
             };
             v.mets
                 .add_record(&record(
@@ -345,17 +331,7 @@ pub fn build_pandas_package(
             if let (Some(cmd), Some((c, _))) = (&opts.cleaner, &clamd)
                 && let Some(cleaned) = super::clean_copy(cmd, &f.path, c)?
             {
-                let spec = RecordSpec {
-                    warc_type: "resource".into(),
-                    record_id: ids.warc_record_id(),
-                    date: date(&f.capture),
-                    target_uri: Some(f.url.clone()),
-                    warcinfo_id: Some(info_id.clone()),
-                    content_type: Some(f.mime.clone()),
-                    payload_digest: true,
-                    extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
-                    ..RecordSpec::default()
-                };
+                let spec = resource_spec(ids.warc_record_id(), f, Some(&info_id));
                 let cw = content.write(&root, &spec, &cleaned)?;
                 let cid = format!("{}#{}", content.rel, f.save_path);
                 let ce = scan_event(
@@ -408,17 +384,7 @@ pub fn build_pandas_package(
             _ => None,
         };
         let resource_id = ids.warc_record_id();
-        let mut spec = RecordSpec {
-            warc_type: "resource".into(),
-            record_id: resource_id.clone(),
-            date: date(&f.capture),
-            target_uri: Some(f.url.clone()),
-            warcinfo_id: Some(info_id.clone()),
-            content_type: Some(f.mime.clone()),
-            payload_digest: true,
-            extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
-            ..RecordSpec::default()
-        };
+        let mut spec = resource_spec(resource_id.clone(), f, Some(&info_id));
         let written = match (&rewritten, &original_bytes) {
             (Some(r), _) => content.write(&root, &spec, &r.bytes)?,
             (None, Some(b)) => content.write(&root, &spec, b)?,
@@ -460,17 +426,7 @@ pub fn build_pandas_package(
                 report_rewrites.0 += 1;
                 report_rewrites.1 += r.to_mirror;
                 report_rewrites.2 += r.to_outside;
-                let orig_spec = RecordSpec {
-                    warc_type: "resource".into(),
-                    record_id: ids.warc_record_id(),
-                    date: date(&f.capture),
-                    target_uri: Some(f.url.clone()),
-                    warcinfo_id: Some(orig_info_id.clone()),
-                    content_type: Some(f.mime.clone()),
-                    payload_digest: true,
-                    extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
-                    ..RecordSpec::default()
-                };
+                let orig_spec = resource_spec(ids.warc_record_id(), f, Some(&orig_info_id));
                 let ow = original.write(&root, &orig_spec, orig)?;
                 let orig_obj_id = format!("{}#{}", original.rel, f.save_path);
                 let new_obj_id = format!("{}#{}", content.rel, f.save_path);
@@ -510,14 +466,9 @@ pub fn build_pandas_package(
                     events: vec![event.id.clone()],
                 };
                 let orig_obj = PremisObject {
-                    id_type: "local".into(),
-                    id: orig_obj_id,
-                    size: ow.digests.payload_len,
-                    sha512: hex(&ow.digests.payload_sha512),
-                    format: Format { name: f.mime.clone(), version: None, pronom: None },
-                    original_name: Some(f.url.clone()),
                     relationships: vec![],
                     events: vec![event.id.clone()],
+                    ..bytestream_object(orig_obj_id, &ow, f)
                 };
                 let page = f
                     .mime
@@ -545,14 +496,9 @@ pub fn build_pandas_package(
             _ => {
                 let described = unscanned_event.clone().map(|e| DescribedBytestream {
                     object: PremisObject {
-                        id_type: "local".into(),
-                        id: format!("{}#{}", content.rel, f.save_path),
-                        size: written.digests.payload_len,
-                        sha512: hex(&written.digests.payload_sha512),
-                        format: Format { name: f.mime.clone(), version: None, pronom: None },
-                        original_name: Some(f.url.clone()),
                         relationships: vec![],
                         events: vec![e.id.clone()],
+                        ..bytestream_object(format!("{}#{}", content.rel, f.save_path), &written, f)
                     },
                     events: vec![e],
                 });
@@ -707,6 +653,35 @@ pub fn build_pandas_package(
         package_files,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The PREMIS object of a mirror file's bytestream as written at `w`.
+fn bytestream_object(id: String, w: &WrittenRecord, f: &MirrorFile) -> PremisObject {
+    PremisObject {
+        id_type: "local".into(),
+        id,
+        size: w.digests.payload_len,
+        sha512: hex(&w.digests.payload_sha512),
+        format: Format { name: f.mime.clone(), version: None, pronom: None },
+        original_name: Some(f.url.clone()),
+        relationships: vec![],
+        events: vec![],
+    }
+}
+
+/// A `resource` record for a mirror file at its original URL.
+fn resource_spec(id: String, f: &MirrorFile, warcinfo: Option<&str>) -> RecordSpec {
+    RecordSpec {
+        warc_type: "resource".into(),
+        record_id: id,
+        date: f.capture.to_rfc3339_opts(SecondsFormat::Secs, true),
+        target_uri: Some(f.url.clone()),
+        warcinfo_id: warcinfo.map(str::to_string),
+        content_type: Some(f.mime.clone()),
+        payload_digest: true,
+        extra: vec![("X-Webaip-Mirror-Path".into(), f.save_path.clone())],
+        ..RecordSpec::default()
+    }
 }
 
 fn source_name(s: UrlSource) -> &'static str {

@@ -105,6 +105,62 @@ pub enum PackageError {
     Input(String),
 }
 
+/// Starts the METS of a new sSIP; the descriptive header is filled in by [`finish_header`] once
+/// the whole source has been read.
+pub(crate) fn new_mets(
+    objid: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    opts: &PackageOptions,
+    root: &Path,
+) -> Result<MetsBuilder, PackageError> {
+    let header = PackageHeader {
+        objid: objid.to_string(),
+        package_type: PackageType::Ssip,
+        label: String::new(),
+        created: now,
+        organisation: Organisation::default(),
+        description: Description::default(),
+        rights: Rights { access: Access::Restricted, statement: String::new() },
+        agents: vec![],
+    };
+    MetsBuilder::new(header, opts.profile.clone(), opts.mode).map_err(io_err(root))
+}
+
+/// Sets the resolved description, rights and organisation, and puts the organisation and
+/// webaip first among the agents; agents added while packaging (the scanner) stay after them.
+pub(crate) fn finish_header(
+    mets: &mut MetsBuilder,
+    description: Description,
+    rights: Rights,
+    organisation: Organisation,
+) {
+    let h = mets.header_mut();
+    h.label = description.title.clone();
+    h.description = description;
+    h.rights = rights;
+    let mut agents = vec![
+        Agent {
+            id_type: "repository code".into(),
+            id: organisation.code.clone(),
+            name: organisation.name.clone(),
+            agent_type: "organization".into(),
+            version: None,
+            note: None,
+        },
+        Agent {
+            id_type: "local".into(),
+            id: "webaip".into(),
+            name: "webaip".into(),
+            agent_type: "software".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+            note: None,
+        },
+    ];
+    agents.append(&mut h.agents);
+    h.agents = agents;
+    h.organisation = organisation;
+}
+
 pub(crate) fn io_err(path: &Path) -> impl Fn(io::Error) -> PackageError + '_ {
     move |source| PackageError::Io { path: path.to_path_buf(), source }
 }
@@ -213,26 +269,7 @@ pub fn build_package(
         Some(p) => Some(CrawlLog::read(p).map_err(io_err(p))?),
         None => None,
     };
-    let webaip_agent = Agent {
-        id_type: "local".into(),
-        id: "webaip".into(),
-        name: "webaip".into(),
-        agent_type: "software".into(),
-        version: Some(env!("CARGO_PKG_VERSION").into()),
-        note: None,
-    };
-    let header = PackageHeader {
-        objid: objid.clone(),
-        package_type: PackageType::Ssip,
-        label: String::new(),
-        created: now,
-        organisation: Organisation::default(),
-        description: Description::default(),
-        rights: Rights { access: Access::Restricted, statement: String::new() },
-        agents: vec![],
-    };
-    let mut mets =
-        MetsBuilder::new(header, opts.profile.clone(), opts.mode).map_err(io_err(&root))?;
+    let mut mets = new_mets(&objid, now, opts, &root)?;
 
     // Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
     // input's full name.
@@ -396,27 +433,7 @@ pub fn build_package(
 
     let (description, rights, organisation, metadata_notes) =
         opts.metadata.resolve(&source.seeds, capture);
-    {
-        let h = mets.header_mut();
-        h.label = description.title.clone();
-        h.description = description;
-        h.rights = rights;
-        let mut agents = vec![
-            Agent {
-                id_type: "repository code".into(),
-                id: organisation.code.clone(),
-                name: organisation.name.clone(),
-                agent_type: "organization".into(),
-                version: None,
-                note: None,
-            },
-            webaip_agent,
-        ];
-        // Agents added while packaging (the scanner) stay after the organisation and webaip.
-        agents.append(&mut h.agents);
-        h.agents = agents;
-        h.organisation = organisation;
-    }
+    finish_header(&mut mets, description, rights, organisation);
     let (mets_errors, mets_xsd_checked, files, mets_bytes) =
         staging.write_mets(mets, &mut manifest, opts)?;
     bytes += mets_bytes;

@@ -17,12 +17,13 @@ use std::time::Instant;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::{PackageError, PackageOptions, Staging, VirusCheck, hash_file, io_err};
+use super::{
+    PackageError, PackageOptions, Staging, VirusCheck, finish_header, hash_file, io_err, new_mets,
+};
 use crate::formats::digest::hex;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord};
 use crate::ids::Ids;
-use crate::mets::MetsBuilder;
 use crate::mets::writer::ContainerWriter;
 use crate::model::*;
 use crate::sources::pandas::{Instance, MirrorFile, UrlSource};
@@ -144,18 +145,7 @@ pub fn build_pandas_package(
     for f in &inst.files {
         map.insert(&f.save_path, &f.url);
     }
-    let header = PackageHeader {
-        objid: objid.clone(),
-        package_type: PackageType::Ssip,
-        label: String::new(),
-        created: now,
-        organisation: Organisation::default(),
-        description: Description::default(),
-        rights: Rights { access: Access::Restricted, statement: String::new() },
-        agents: vec![],
-    };
-    let mut mets =
-        MetsBuilder::new(header, opts.profile.clone(), opts.mode).map_err(io_err(&root))?;
+    let mut mets = new_mets(&objid, now, opts, &root)?;
     let content_mets =
         mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?;
     let original_mets = mets.begin_container(GroupUse::Original).map_err(io_err(&root))?;
@@ -599,33 +589,7 @@ pub fn build_pandas_package(
     let seeds = seed_urls(inst);
     let (description, rights, organisation, metadata_notes) =
         opts.metadata.resolve(&seeds, (first, last));
-    {
-        let h = mets.header_mut();
-        h.label = description.title.clone();
-        h.description = description;
-        h.rights = rights;
-        let mut agents = vec![
-            Agent {
-                id_type: "repository code".into(),
-                id: organisation.code.clone(),
-                name: organisation.name.clone(),
-                agent_type: "organization".into(),
-                version: None,
-                note: None,
-            },
-            Agent {
-                id_type: "local".into(),
-                id: "webaip".into(),
-                name: "webaip".into(),
-                agent_type: "software".into(),
-                version: Some(env!("CARGO_PKG_VERSION").into()),
-                note: None,
-            },
-        ];
-        agents.append(&mut h.agents);
-        h.agents = agents;
-        h.organisation = organisation;
-    }
+    finish_header(&mut mets, description, rights, organisation);
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
     let out = staging.commit()?;
     Ok(PandasReport {

@@ -56,14 +56,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let outputs = plan_outputs(&args.inputs, &args.out);
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = super::worker_pool(args.jobs)?;
     let total: u64 = args.inputs.iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
     let bar = progress::bytes_bar(total, args.quiet);
     let ids = if args.deterministic { Ids::seeded("webaip-migrate") } else { Ids::random() };

@@ -57,3 +57,13 @@ pub fn main() -> i32 {
         }
     }
 }
+
+/// The worker pool for `--jobs`: that many threads, or one per core when not given.
+fn worker_pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    use anyhow::Context;
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .context("cannot start worker threads")
+}

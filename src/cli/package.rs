@@ -123,14 +123,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         schemas: args.schemas.clone(),
         cleaner: args.cleaner.clone(),
     };
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = super::worker_pool(args.jobs)?;
     // PANDAS: one instance directory, or a title directory holding several (one package each).
     if let [dir] = &args.sources[..] {
         let instances: Vec<PathBuf> = if pandas::is_instance(dir) {
@@ -186,14 +179,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         .map(|m| m.len())
         .sum();
     let bar = progress::bytes_bar(total, args.quiet || args.json);
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = super::worker_pool(args.jobs)?;
     let advance = |n: u64| bar.inc(n);
     let report = pool.install(|| build_package(&source, &opts, &advance));
     bar.finish_and_clear();

@@ -354,15 +354,7 @@ pub fn build_package(
             NO_SCAN_NOTE.to_string()
         }
         VirusCheck::Clamd(clamd) => {
-            let version = clamd.version().map_err(|e| PackageError::Input(e.to_string()))?;
-            mets.header_mut().agents.push(Agent {
-                id_type: "local".into(),
-                id: "clamd".into(),
-                name: "ClamAV (clamd)".into(),
-                agent_type: "software".into(),
-                version: Some(version.clone()),
-                note: Some(format!("VERSION reply of clamd at {}", clamd.addr())),
-            });
+            let version = scan::register_scanner(clamd, &mut mets)?;
             for r in &mut results {
                 scan::scan_and_describe(
                     clamd,

@@ -182,15 +182,7 @@ pub fn build_pandas_package(
     // The scanner, when there is one: its identity becomes a PREMIS agent, written once.
     let clamd = match &opts.virus_check {
         VirusCheck::Clamd(c) => {
-            let version = c.version().map_err(|e| PackageError::Input(e.to_string()))?;
-            mets.header_mut().agents.push(Agent {
-                id_type: "local".into(),
-                id: "clamd".into(),
-                name: "ClamAV (clamd)".into(),
-                agent_type: "software".into(),
-                version: Some(version.clone()),
-                note: Some(format!("VERSION reply of clamd at {}", c.addr())),
-            });
+            let version = super::scan::register_scanner(c, &mut mets)?;
             Some((c, version))
         }
         VirusCheck::Disabled => None,

@@ -5,8 +5,6 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
-
-use crate::formats::segment::FileRange;
 use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -14,6 +12,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{ContainerResult, PackageError, PackageOptions, hash_file, io_err};
+use crate::formats::segment::FileRange;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcReader, WarcWriter};
 use crate::ids::Ids;
@@ -23,6 +22,24 @@ use crate::stages::scan::{Clamd, ScanResult};
 
 /// Records scanned in parallel at a time.
 const CHUNK: usize = 256;
+
+/// Asks clamd for its version and records the scanner as a PREMIS agent (written once per
+/// package); the version goes into every virus-check event.
+pub(crate) fn register_scanner(
+    clamd: &Clamd,
+    mets: &mut MetsBuilder,
+) -> Result<String, PackageError> {
+    let version = clamd.version().map_err(|e| PackageError::Input(e.to_string()))?;
+    mets.header_mut().agents.push(Agent {
+        id_type: "local".into(),
+        id: "clamd".into(),
+        name: "ClamAV (clamd)".into(),
+        agent_type: "software".into(),
+        version: Some(version.clone()),
+        note: Some(format!("VERSION reply of clamd at {}", clamd.addr())),
+    });
+    Ok(version)
+}
 /// Connections to clamd at once.
 const SCAN_CONNECTIONS: usize = 8;
 

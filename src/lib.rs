@@ -32,6 +32,7 @@
 
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod formats;
 pub mod ids;
 pub mod metadata;

@@ -5,6 +5,7 @@ mod util;
 
 mod arc_property;
 mod arc_tolerance;
+mod audit;
 mod cli_migrate;
 mod mets_mutations;
 mod mets_package;

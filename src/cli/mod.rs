@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch. Each subcommand lives in its own file; the library does
 //! the work, this layer turns arguments into options and reports into text, JSON and exit codes.
 
+mod audit;
 mod migrate;
 mod package;
 mod progress;
@@ -32,6 +33,8 @@ enum Command {
     Scan(scan::ScanArgs),
     /// Check a METS document against the official schemas and the package profile.
     Validate(validate::ValidateArgs),
+    /// Check a stored package: every listed file, checksum and byte range, and its METS.
+    Audit(audit::AuditArgs),
 }
 
 /// Parses the command line, runs the command, returns the exit status.
@@ -48,6 +51,7 @@ pub fn main() -> i32 {
         Command::Validate(args) => validate::run(args),
         Command::Package(args) => package::run(args),
         Command::Scan(args) => scan::run(args),
+        Command::Audit(args) => audit::run(args),
     };
     match result {
         Ok(code) => code,

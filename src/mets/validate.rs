@@ -1022,7 +1022,9 @@ impl Checker {
 }
 
 /// The local name and attributes (qualified name, unescaped value) of an element.
-fn element_parts(e: &quick_xml::events::BytesStart<'_>) -> (String, Vec<(String, String)>) {
+pub(crate) fn element_parts(
+    e: &quick_xml::events::BytesStart<'_>,
+) -> (String, Vec<(String, String)>) {
     let local = e.local_name().as_ref().to_string();
     let attrs = e
         .attributes()

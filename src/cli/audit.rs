@@ -1,0 +1,95 @@
+//! `webaip audit`: is a stored package intact, and if not, what is wrong and where.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use webaip::audit::{AuditError, audit_package};
+use webaip::mets::ValidateOptions;
+use webaip::mets::validate::Severity;
+use webaip::profile::Profile;
+
+use super::{EXIT_ERROR, EXIT_FINDINGS};
+
+/// Arguments of `webaip audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Package directories (each holding METS.xml).
+    #[arg(required = true)]
+    packages: Vec<PathBuf>,
+    /// Directory with the official schemas (mets-bundle.xsd ...); default: $WEBAIP_SCHEMAS.
+    #[arg(long, env = "WEBAIP_SCHEMAS")]
+    schemas: Option<PathBuf>,
+    /// Profile to require (bl-webarchive, bl-legacy, or a .toml file); default: the one the
+    /// METS names.
+    #[arg(long)]
+    profile: Option<String>,
+    /// Print the reports as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    }
+}
+
+/// Runs the command; returns the exit status: 0 intact, 1 findings, 2 could not read.
+pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
+    let profile = match &args.profile {
+        Some(p) => Some(Profile::load(p)?),
+        None => None,
+    };
+    let opts = ValidateOptions { schemas: args.schemas.clone(), profile };
+    let mut reports = Vec::new();
+    let mut code = 0;
+    for dir in &args.packages {
+        match audit_package(dir, &opts) {
+            Ok(r) => {
+                if !r.intact {
+                    code = code.max(EXIT_FINDINGS);
+                }
+                reports.push(r);
+            }
+            Err(e @ (AuditError::Validate(_) | AuditError::Mets { .. })) => {
+                eprintln!("webaip: {}: {e}", dir.display());
+                code = EXIT_ERROR;
+            }
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+        return Ok(code);
+    }
+    for r in &reports {
+        let name = r.package.display();
+        for f in &r.validation.findings {
+            let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
+            println!("{name}/METS.xml:{line}: {} [{}] {}", severity(f.severity), f.rule, f.message);
+        }
+        for f in &r.findings {
+            let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
+            let id = f.mets_id.as_deref().map(|i| format!(" ({i})")).unwrap_or_default();
+            println!(
+                "{name}/{}{at}: {} [{}]{id} {}",
+                f.file,
+                severity(f.severity),
+                f.rule,
+                f.message
+            );
+        }
+        println!(
+            "{name}: {}: {} files, {} records, {} bytestreams checked; {} METS findings, {} byte findings",
+            if r.intact { "INTACT" } else { "DAMAGED" },
+            r.files_checked,
+            r.records_checked,
+            r.bytestreams_checked,
+            r.validation.findings.iter().filter(|f| f.severity == Severity::Error).count(),
+            r.findings.len()
+        );
+    }
+    Ok(code)
+}

@@ -96,8 +96,12 @@ struct ListedFile {
     children: Vec<ListedFile>,
 }
 
-/// Audits the package in `dir`.
-pub fn audit_package(dir: &Path, opts: &ValidateOptions) -> Result<AuditReport, AuditError> {
+/// Audits the package in `dir`; `progress` is told the size of each file once it is checked.
+pub fn audit_package(
+    dir: &Path,
+    opts: &ValidateOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<AuditReport, AuditError> {
     let mets_path = dir.join(METS);
     let validation = validate_mets(&mets_path, opts)?;
     let files = list_files(&mets_path)?;
@@ -111,7 +115,7 @@ pub fn audit_package(dir: &Path, opts: &ValidateOptions) -> Result<AuditReport, 
 
     // Each top-level file, with its records, in parallel: files are independent.
     let results: Vec<(Vec<AuditFinding>, Option<String>, u64, u64)> =
-        files.par_iter().map(|f| check_file(dir, f)).collect();
+        files.par_iter().map(|f| check_file(dir, f, progress)).collect();
     let mut hashes: BTreeMap<String, String> = BTreeMap::new();
     let (mut records, mut bytestreams) = (0, 0);
     for (f, (mut found, sha, r, b)) in files.iter().zip(results) {
@@ -261,7 +265,11 @@ fn attach(stack: &mut [ListedFile], top: &mut Vec<ListedFile>, f: ListedFile) {
 
 /// Checks one top-level file and its records; returns findings, the file's SHA-512 (when it
 /// could be read), and the numbers of records and bytestreams checked.
-fn check_file(dir: &Path, f: &ListedFile) -> (Vec<AuditFinding>, Option<String>, u64, u64) {
+fn check_file(
+    dir: &Path,
+    f: &ListedFile,
+    progress: &(dyn Fn(u64) + Sync),
+) -> (Vec<AuditFinding>, Option<String>, u64, u64) {
     let mut out = Vec::new();
     let Some(href) = &f.href else {
         // Reference packages list files by other means; the validation reports the FLocat rule.
@@ -306,6 +314,7 @@ fn check_file(dir: &Path, f: &ListedFile) -> (Vec<AuditFinding>, Option<String>,
             out.push(found);
         }
     }
+    progress(size);
     (out, Some(sha), records, bytestreams)
 }
 

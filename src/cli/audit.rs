@@ -27,6 +27,12 @@ pub struct AuditArgs {
     /// Print the reports as JSON.
     #[arg(long)]
     json: bool,
+    /// Files checked at once (default: one per core).
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 fn severity(s: Severity) -> &'static str {
@@ -46,8 +52,19 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     let opts = ValidateOptions { schemas: args.schemas.clone(), profile };
     let mut reports = Vec::new();
     let mut code = 0;
+    let pool = super::worker_pool(args.jobs)?;
     for dir in &args.packages {
-        match audit_package(dir, &opts) {
+        // The bar counts the bytes of the package's files as each is checked.
+        let total: u64 = walkdir::WalkDir::new(dir)
+            .into_iter()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum();
+        let bar = super::progress::bytes_bar(total, args.quiet || args.json);
+        let result = pool.install(|| audit_package(dir, &opts, &|n| bar.inc(n)));
+        bar.finish_and_clear();
+        match result {
             Ok(r) => {
                 if !r.intact {
                     code = code.max(EXIT_FINDINGS);

@@ -35,14 +35,6 @@ pub struct AuditArgs {
     quiet: bool,
 }
 
-fn severity(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "info",
-    }
-}
-
 /// Runs the command; returns the exit status: 0 intact, 1 findings, 2 could not read.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     let profile = match &args.profile {
@@ -85,18 +77,12 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         let name = r.package.display();
         for f in &r.validation.findings {
             let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
-            println!("{name}/METS.xml:{line}: {} [{}] {}", severity(f.severity), f.rule, f.message);
+            println!("{name}/METS.xml:{line}: {} [{}] {}", f.severity, f.rule, f.message);
         }
         for f in &r.findings {
             let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
             let id = f.mets_id.as_deref().map(|i| format!(" ({i})")).unwrap_or_default();
-            println!(
-                "{name}/{}{at}: {} [{}]{id} {}",
-                f.file,
-                severity(f.severity),
-                f.rule,
-                f.message
-            );
+            println!("{name}/{}{at}: {} [{}]{id} {}", f.file, f.severity, f.rule, f.message);
         }
         println!(
             "{name}: {}: {} files, {} records, {} bytestreams checked; {} METS findings, {} byte findings",

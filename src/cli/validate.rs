@@ -59,11 +59,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
     for r in &reports {
         let name = r.file.display();
         for f in &r.findings {
-            let sev = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Info => "info",
-            };
+            let sev = f.severity;
             let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
             let element =
                 if f.element.is_empty() { String::new() } else { format!(" <{}>", f.element) };

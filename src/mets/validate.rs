@@ -43,6 +43,17 @@ pub enum Severity {
     Error,
 }
 
+impl std::fmt::Display for Severity {
+    /// The lowercase name, as in the JSON reports.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        })
+    }
+}
+
 /// One thing found wrong (or different).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {

@@ -925,11 +925,15 @@ pub(crate) fn add_log(
     Ok((rel, sha, size))
 }
 
-/// The one event of a package made with `--no-virus-check`: every container `not scanned`.
-pub(crate) fn no_scan_event(
+/// A PREMIS virus-check event of the profile's type, run by `agent` (`clamd`, or `webaip` when
+/// no scanner ran), linking `objects` as its sources. Every virus-check event is built here.
+pub(crate) fn virus_check_event(
     ids: &Ids,
     opts: &PackageOptions,
     now: DateTime<Utc>,
+    agent: &str,
+    detail: String,
+    (outcome, outcome_detail): (String, Option<String>),
     objects: Vec<String>,
 ) -> Event {
     let vc = &opts.profile.events.virus_check;
@@ -938,15 +942,36 @@ pub(crate) fn no_scan_event(
         event_type: vc.term.clone(),
         event_type_uri: Some(vc.uri.clone()),
         date_time: now,
-        detail: Some("virus check not performed: packaged with --no-virus-check".into()),
-        outcome: opts.profile.virus_outcomes.not_scanned.clone(),
-        outcome_detail: Some("no scanner was run on any bytestream of this package".into()),
-        agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+        detail: Some(detail),
+        outcome,
+        outcome_detail,
+        agents: vec![("local".into(), agent.into(), "executing program".into())],
         objects: objects
             .into_iter()
             .map(|o| ("local".to_string(), o, "source".to_string()))
             .collect(),
     }
+}
+
+/// The one event of a package made with `--no-virus-check`: every container `not scanned`.
+pub(crate) fn no_scan_event(
+    ids: &Ids,
+    opts: &PackageOptions,
+    now: DateTime<Utc>,
+    objects: Vec<String>,
+) -> Event {
+    virus_check_event(
+        ids,
+        opts,
+        now,
+        "webaip",
+        "virus check not performed: packaged with --no-virus-check".into(),
+        (
+            opts.profile.virus_outcomes.not_scanned.clone(),
+            Some("no scanner was run on any bytestream of this package".into()),
+        ),
+        objects,
+    )
 }
 
 /// Runs the cleaner on `infected`; returns the cleaned bytes when the cleaner succeeded and

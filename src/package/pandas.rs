@@ -189,25 +189,14 @@ pub fn build_pandas_package(
     };
     let mut viral: Option<Container> = None;
     let mut scan = super::ScanSummary::default();
-    let vc = &opts.profile.events.virus_check;
     let scan_event = |version: &str,
                       outcome: String,
                       detail: Option<String>,
-                      objects: Vec<String>| Event {
-        id: ids.uuid().to_string(),
-        event_type: vc.term.clone(),
-        event_type_uri: Some(vc.uri.clone()),
-        date_time: now,
-        detail: Some(format!(
+                      objects: Vec<String>| {
+        let what = format!(
             "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each file, as harvested\""
-        )),
-        outcome,
-        outcome_detail: detail,
-        agents: vec![("local".into(), "clamd".into(), "executing program".into())],
-        objects: objects
-            .into_iter()
-            .map(|o| ("local".to_string(), o, "source".to_string()))
-            .collect(),
+        );
+        super::virus_check_event(&ids, opts, now, "clamd", what, (outcome, detail), objects)
     };
     let tr_type = &opts.profile.events.transformation;
     let mut report_rewrites = (0u64, 0u64, 0u64);

@@ -86,23 +86,10 @@ fn event(
     outcome_detail: Option<String>,
     objects: Vec<String>,
 ) -> Event {
-    let vc = &opts.profile.events.virus_check;
-    Event {
-        id: ids.uuid().to_string(),
-        event_type: vc.term.clone(),
-        event_type_uri: Some(vc.uri.clone()),
-        date_time: now,
-        detail: Some(format!(
-            "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each record payload, decompressed\""
-        )),
-        outcome,
-        outcome_detail,
-        agents: vec![("local".into(), "clamd".into(), "executing program".into())],
-        objects: objects
-            .into_iter()
-            .map(|o| ("local".to_string(), o, "source".to_string()))
-            .collect(),
-    }
+    let detail = format!(
+        "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each record payload, decompressed\""
+    );
+    super::virus_check_event(ids, opts, now, "clamd", detail, (outcome, outcome_detail), objects)
 }
 
 fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use webaip::audit::{AuditError, audit_package};
-use webaip::mets::ValidateOptions;
 use webaip::mets::validate::Severity;
-use webaip::profile::Profile;
 
 use super::{EXIT_ERROR, EXIT_FINDINGS};
 
@@ -17,13 +15,8 @@ pub struct AuditArgs {
     /// Package directories (each holding METS.xml).
     #[arg(required = true)]
     packages: Vec<PathBuf>,
-    /// Directory with the official schemas (mets-bundle.xsd ...); default: $WEBAIP_SCHEMAS.
-    #[arg(long, env = "WEBAIP_SCHEMAS")]
-    schemas: Option<PathBuf>,
-    /// Profile to require (bl-webarchive, bl-legacy, or a .toml file); default: the one the
-    /// METS names.
-    #[arg(long)]
-    profile: Option<String>,
+    #[command(flatten)]
+    check: super::validate::MetsCheckArgs,
     /// Print the reports as JSON.
     #[arg(long)]
     json: bool,
@@ -37,11 +30,7 @@ pub struct AuditArgs {
 
 /// Runs the command; returns the exit status: 0 intact, 1 findings, 2 could not read.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
-    let profile = match &args.profile {
-        Some(p) => Some(Profile::load(p)?),
-        None => None,
-    };
-    let opts = ValidateOptions { schemas: args.schemas.clone(), profile };
+    let opts = args.check.options()?;
     let mut reports = Vec::new();
     let mut code = 0;
     let pool = super::worker_pool(args.jobs)?;

@@ -16,6 +16,16 @@ pub struct ValidateArgs {
     /// METS documents.
     #[arg(required = true)]
     mets: Vec<PathBuf>,
+    #[command(flatten)]
+    check: MetsCheckArgs,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// How a METS is checked: shared by `validate` and `audit`.
+#[derive(Debug, Args)]
+pub struct MetsCheckArgs {
     /// Directory with the official schemas (mets-bundle.xsd ...); default: $WEBAIP_SCHEMAS.
     /// Without one, XML Schema validation is skipped and the report says so.
     #[arg(long, env = "WEBAIP_SCHEMAS")]
@@ -24,18 +34,22 @@ pub struct ValidateArgs {
     /// document names; if it names none, bl-webarchive as advice (warnings only).
     #[arg(long)]
     profile: Option<String>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+}
+
+impl MetsCheckArgs {
+    /// The validation options these arguments ask for (loading the profile).
+    pub fn options(&self) -> anyhow::Result<ValidateOptions> {
+        let profile = match &self.profile {
+            Some(p) => Some(Profile::load(p)?),
+            None => None,
+        };
+        Ok(ValidateOptions { schemas: self.schemas.clone(), profile })
+    }
 }
 
 /// Runs the command; returns the exit status: 0 valid, 1 invalid, 2 unreadable.
 pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
-    let profile = match &args.profile {
-        Some(p) => Some(Profile::load(p)?),
-        None => None,
-    };
-    let opts = ValidateOptions { schemas: args.schemas.clone(), profile };
+    let opts = args.check.options()?;
     let mut reports = Vec::new();
     let mut code = 0;
     for path in &args.mets {

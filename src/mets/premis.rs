@@ -29,6 +29,12 @@ pub fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io::Result
     x.text("premis:objectIdentifierType", &[], &o.id_type)?;
     x.text("premis:objectIdentifierValue", &[], &o.id)?;
     x.end("premis:objectIdentifier")?;
+    for (kind, value) in &o.significant_properties {
+        x.start("premis:significantProperties", &[])?;
+        x.text("premis:significantPropertiesType", &[], kind)?;
+        x.text("premis:significantPropertiesValue", &[], value)?;
+        x.end("premis:significantProperties")?;
+    }
     x.start("premis:objectCharacteristics", &[])?;
     x.text("premis:compositionLevel", &[], "0")?;
     x.start("premis:fixity", &[])?;

@@ -232,12 +232,15 @@ struct ObjectFacts {
     algorithm: String,
     digest: String,
     size: Option<String>,
+    /// (type, subtype, related object identifier).
+    relationships: Vec<(String, String, String)>,
 }
 
 #[derive(Default)]
 struct EventFacts {
     event_type: String,
     outcome: String,
+    detail: String,
     agents: Vec<String>,
     objects: Vec<String>,
     offset: u64,
@@ -288,6 +291,11 @@ struct Checker {
     event: Option<EventFacts>,
     text: Option<String>,
     files: Vec<FileFacts>,
+    /// Every `<file>` that points at an amdSec: (group, depth, ID, offset, ADMID tokens), for
+    /// the PREMIS coherence checks that need the whole document.
+    described_files: Vec<(String, usize, String, u64, Vec<String>)>,
+    /// PREMIS objects by identifier.
+    object_facts: HashMap<String, ObjectFacts>,
     xml_error: bool,
 }
 
@@ -326,6 +334,8 @@ impl Checker {
             event: None,
             text: None,
             files: Vec::new(),
+            described_files: Vec::new(),
+            object_facts: HashMap::new(),
             xml_error: false,
         }
     }
@@ -334,6 +344,18 @@ impl Checker {
     fn error(&mut self, rule: &str, element: &str, offset: u64, message: String) {
         self.findings.push(Finding {
             severity: Severity::Error,
+            rule: rule.into(),
+            line: None,
+            element: element.into(),
+            message,
+            offset: Some(offset),
+        });
+    }
+
+    /// Something an auditor must know that is not a fault of the document.
+    fn notice(&mut self, rule: &str, element: &str, offset: u64, message: String) {
+        self.findings.push(Finding {
+            severity: if self.comparing { Severity::Info } else { Severity::Warning },
             rule: rule.into(),
             line: None,
             element: element.into(),
@@ -505,6 +527,11 @@ impl Checker {
         } else if Self::in_premis(ns) {
             match local {
                 "object" => self.object = Some(ObjectFacts::default()),
+                "relationship" => {
+                    if let Some(o) = self.object.as_mut() {
+                        o.relationships.push(Default::default());
+                    }
+                }
                 "event" => self.event = Some(EventFacts { offset, ..EventFacts::default() }),
                 "objectIdentifierValue"
                 | "messageDigestAlgorithm"
@@ -513,6 +540,10 @@ impl Checker {
                 | "agentIdentifierValue"
                 | "eventType"
                 | "eventOutcome"
+                | "eventOutcomeDetailNote"
+                | "relationshipType"
+                | "relationshipSubType"
+                | "relatedObjectIdentifierValue"
                 | "linkingAgentIdentifierValue"
                 | "linkingObjectIdentifierValue" => self.text = Some(String::new()),
                 _ => {}
@@ -564,9 +595,19 @@ impl Checker {
                         o.size = Some(text);
                     }
                 }
+                "relationshipType" | "relationshipSubType" | "relatedObjectIdentifierValue" => {
+                    if let Some(r) = self.object.as_mut().and_then(|o| o.relationships.last_mut()) {
+                        match local {
+                            "relationshipType" => r.0 = text,
+                            "relationshipSubType" => r.1 = text,
+                            _ => r.2 = text,
+                        }
+                    }
+                }
                 "object" => {
                     if let Some(o) = self.object.take() {
                         self.objects.insert(o.id.clone());
+                        self.object_facts.entry(o.id.clone()).or_insert_with(|| o.clone());
                         for key in [self.amd_current.clone(), self.md_current.clone()]
                             .into_iter()
                             .flatten()
@@ -586,6 +627,14 @@ impl Checker {
                 "eventOutcome" => {
                     if let Some(e) = self.event.as_mut() {
                         e.outcome = text;
+                    }
+                }
+                "eventOutcomeDetailNote" => {
+                    if let Some(e) = self.event.as_mut() {
+                        if !e.detail.is_empty() {
+                            e.detail.push_str("; ");
+                        }
+                        e.detail.push_str(&text);
                     }
                 }
                 "linkingAgentIdentifierValue" => {
@@ -833,6 +882,10 @@ impl Checker {
     fn end_file(&mut self, _offset: u64) {
         let Some(f) = self.files.pop() else { return };
         let o = f.element_offset;
+        if let Some(admid) = f.attrs.get("ADMID") {
+            let tokens = admid.split_whitespace().map(str::to_string).collect();
+            self.described_files.push((f.group.clone(), f.depth, f.id.clone(), o, tokens));
+        }
         let g = &self.profile.file_groups;
         let container_group = [&g.content, &g.original, &g.viral].iter().any(|n| **n == f.group);
         let has = |k: &str| f.attrs.get(k).is_some_and(|v| !v.is_empty());
@@ -924,6 +977,143 @@ impl Checker {
         }
     }
 
+    /// PREMIS coherence across objects, events, relationships and file groups (P5.5-P5.7):
+    /// migrated containers carry their migration event and relationship, transformed and
+    /// cleaned bytestreams point at originals kept in the right group, viral bytestreams are
+    /// only in the viral group, and every `not scanned` outcome is reported.
+    fn check_premis_coherence(&mut self) {
+        let p = self.profile.clone();
+        let rel_type = &p.relationships.relationship_type;
+        // Object identifier -> the (group, depth, ID, offset) of the <file> it describes.
+        let mut file_of: HashMap<String, (String, usize, String, u64)> = HashMap::new();
+        for (group, depth, id, offset, tokens) in &self.described_files {
+            for t in tokens {
+                if let Some(o) = self.amd_objects.get(t) {
+                    file_of.entry(o.id.clone()).or_insert((
+                        group.clone(),
+                        *depth,
+                        id.clone(),
+                        *offset,
+                    ));
+                }
+            }
+        }
+        let linked_by = |term: &str, object: &str| {
+            self.events
+                .iter()
+                .any(|e| e.event_type == term && e.objects.iter().any(|o| o == object))
+        };
+        let mut found: Vec<(&'static str, &'static str, u64, String)> = Vec::new();
+        let mut objects: Vec<&ObjectFacts> = self.object_facts.values().collect();
+        objects.sort_by(|a, b| a.id.cmp(&b.id));
+        for o in objects {
+            let Some((_, depth, file_id, offset)) = file_of.get(&o.id) else { continue };
+            let related = |subtype: &str| {
+                o.relationships
+                    .iter()
+                    .filter(|r| r.0 == *rel_type && r.1 == subtype)
+                    .map(|r| r.2.as_str())
+                    .collect::<Vec<_>>()
+            };
+            // P5.6: a migrated container has both the event and the relationship.
+            if *depth == 0 {
+                let from = related(&p.relationships.migration);
+                let event = linked_by(&p.events.migration.term, &o.id);
+                if !from.is_empty() && !event {
+                    found.push(("P5.6", "file", *offset, format!(
+                        "container {file_id} is derived by migration from {:?}, but no {:?} event links it",
+                        from[0], p.events.migration.term
+                    )));
+                }
+                if event && from.is_empty() {
+                    found.push(("P5.6", "file", *offset, format!(
+                        "container {file_id} has a {:?} event but no {rel_type}/{} relationship to its source",
+                        p.events.migration.term, p.relationships.migration
+                    )));
+                }
+                for r in from {
+                    if !self.objects.contains(r) {
+                        found.push((
+                            "P5.6",
+                            "file",
+                            *offset,
+                            format!(
+                                "container {file_id} is migrated from {r:?}, which is not described"
+                            ),
+                        ));
+                    }
+                }
+            }
+            // P5.7: a transformed bytestream's original is kept, in the original group.
+            for r in related(&p.relationships.transformation) {
+                if !linked_by(&p.events.transformation.term, &o.id) {
+                    found.push(("P5.7", "file", *offset, format!(
+                        "bytestream {file_id} is transformed from {r:?}, but no {:?} event links it",
+                        p.events.transformation.term
+                    )));
+                }
+                match file_of.get(r) {
+                    Some((g, ..)) if *g == p.file_groups.original => {}
+                    Some((g, _, id, _)) => found.push(("P5.7", "file", *offset, format!(
+                        "the original of bytestream {file_id} ({id}) is in group {g:?}, not {:?}",
+                        p.file_groups.original
+                    ))),
+                    None => found.push(("P5.7", "file", *offset, format!(
+                        "the original {r:?} of bytestream {file_id} is not in the file section"
+                    ))),
+                }
+            }
+            // P5.5: a cleaned copy points at its viral original, kept in the viral group.
+            for r in related(&p.relationships.cleaned) {
+                match file_of.get(r) {
+                    Some((g, ..)) if *g == p.file_groups.viral => {}
+                    _ => found.push(("P5.5", "file", *offset, format!(
+                        "bytestream {file_id} is cleaned from {r:?}, which is not a file of group {:?}",
+                        p.file_groups.viral
+                    ))),
+                }
+            }
+        }
+        // P5.5: what a virus was found in and not cleaned stays out of the other groups.
+        let term = &p.events.virus_check.term;
+        let mut notices = Vec::new();
+        for e in self.events.iter().filter(|e| e.event_type == *term) {
+            if e.outcome == p.virus_outcomes.forced {
+                for o in &e.objects {
+                    if let Some((g, _, id, offset)) = file_of.get(o)
+                        && *g != p.file_groups.viral
+                    {
+                        found.push((
+                            "P5.5",
+                            "file",
+                            *offset,
+                            format!(
+                                "{id} is {:?} ({}) but is in group {g:?}, not {:?}",
+                                e.outcome, e.detail, p.file_groups.viral
+                            ),
+                        ));
+                    }
+                }
+            }
+            if e.outcome == p.virus_outcomes.not_scanned {
+                let what = match e.objects.as_slice() {
+                    [one] => one.clone(),
+                    many => format!("{} objects", many.len()),
+                };
+                notices.push((
+                    e.offset,
+                    format!("{what}: virus check outcome {:?}: {}", e.outcome, e.detail),
+                ));
+            }
+        }
+        for (rule, element, offset, message) in found {
+            self.profile_rule(rule, element, offset, message);
+        }
+        for (offset, message) in notices {
+            self.notice("P5.5", "event", offset, message);
+        }
+    }
+
     /// Checks that need the whole document.
     fn finish(&mut self) {
         if self.xml_error {
@@ -991,6 +1181,7 @@ impl Checker {
             }
         }
         self.events = events;
+        self.check_premis_coherence();
         if !self.mets_hdr {
             self.profile_rule("P1.2", "mets", 0, "no metsHdr".into());
         }

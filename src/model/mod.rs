@@ -187,11 +187,17 @@ pub struct PremisObject {
     pub format: Format,
     /// The harvested URL (bytestream), ARC name (migrated container) or log name.
     pub original_name: Option<String>,
+    /// PREMIS significant properties as (type, value): a container states how many WARC
+    /// records it holds ([`SIGNIFICANT_WARC_RECORDS`]), so an audit can count them.
+    pub significant_properties: Vec<(String, String)>,
     /// Relationships to other objects.
     pub relationships: Vec<Relationship>,
     /// Events that concern the object, by identifier value.
     pub events: Vec<String>,
 }
+
+/// The significant-property type under which a container states its number of WARC records.
+pub const SIGNIFICANT_WARC_RECORDS: &str = "WARC records";
 
 /// File groups by purpose (P4.1); their names come from the profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

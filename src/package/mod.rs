@@ -400,6 +400,9 @@ pub fn build_package(
             }
         }
         let mut file = r.file;
+        file.object
+            .significant_properties
+            .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
         if let Some((arc, event)) = r.arc {
             file.described_sources.push(arc);
             file.events.insert(0, event);
@@ -639,6 +642,7 @@ impl ContainerCtx<'_> {
                     pronom: Some(PRONOM_WARC_1_1.into()),
                 },
                 original_name: Some(original.to_string()),
+                significant_properties: vec![],
                 relationships: vec![],
                 events: vec![],
             },
@@ -712,6 +716,7 @@ impl ContainerCtx<'_> {
                 pronom: Some(PRONOM_ARC.into()),
             },
             original_name: Some(name.clone()),
+            significant_properties: vec![],
             relationships: vec![],
             events: vec![],
         };
@@ -909,6 +914,7 @@ pub(crate) fn add_log(
         sha512: sha.clone(),
         format: Format { name: mime.into(), version: None, pronom: None },
         original_name: Some(relative.to_string()),
+        significant_properties: vec![],
         relationships: vec![],
         events: vec![],
     };

@@ -286,6 +286,7 @@ pub fn build_pandas_package(
                 vec![oid.clone()],
             );
             let obj = PremisObject {
+                significant_properties: vec![],
                 relationships: vec![],
                 events: vec![e.id.clone()],
                 ..bytestream_object(oid.clone(), &w, f)
@@ -320,6 +321,7 @@ pub fn build_pandas_package(
                     sha512: hex(&cw.digests.payload_sha512),
                     format: Format { name: f.mime.clone(), version: None, pronom: None },
                     original_name: Some(f.url.clone()),
+                    significant_properties: vec![],
                     relationships: vec![Relationship {
                         relationship_type: opts.profile.relationships.relationship_type.clone(),
                         subtype: opts.profile.relationships.cleaned.clone(),
@@ -428,6 +430,7 @@ pub fn build_pandas_package(
                     sha512: hex(&written.digests.payload_sha512),
                     format: Format { name: f.mime.clone(), version: None, pronom: None },
                     original_name: Some(f.url.clone()),
+                    significant_properties: vec![],
                     relationships: vec![Relationship {
                         relationship_type: opts.profile.relationships.relationship_type.clone(),
                         subtype: opts.profile.relationships.transformation.clone(),
@@ -437,6 +440,7 @@ pub fn build_pandas_package(
                     events: vec![event.id.clone()],
                 };
                 let orig_obj = PremisObject {
+                    significant_properties: vec![],
                     relationships: vec![],
                     events: vec![event.id.clone()],
                     ..bytestream_object(orig_obj_id, &ow, f)
@@ -467,6 +471,7 @@ pub fn build_pandas_package(
             _ => {
                 let described = unscanned_event.clone().map(|e| DescribedBytestream {
                     object: PremisObject {
+                        significant_properties: vec![],
                         relationships: vec![],
                         events: vec![e.id.clone()],
                         ..bytestream_object(format!("{}#{}", content.rel, f.save_path), &written, f)
@@ -493,6 +498,7 @@ pub fn build_pandas_package(
     let mut containers = vec![content, original];
     containers.extend(viral);
     for c in containers {
+        let records = c.writer.records();
         let mut buf = c.writer.finish().map_err(io_err(&root))?;
         io::Write::flush(&mut buf).map_err(io_err(&root))?;
         let file = buf.into_inner().map_err(|e| io_err(&root)(e.into_error()))?;
@@ -500,11 +506,11 @@ pub fn build_pandas_package(
         let (size, sha) = hash_file(&root.join(&c.rel))?;
         manifest.push((c.rel.clone(), sha.clone()));
         container_objects.push(("local".to_string(), c.rel.clone(), "source".to_string()));
-        finished.push((c.mets, c.rel, size, sha, Vec::<Event>::new()));
+        finished.push((c.mets, c.rel, size, sha, records, Vec::<Event>::new()));
     }
     let virus_note = match (&opts.virus_check, &clamd) {
         (VirusCheck::Clamd(_), Some((_, version))) => {
-            for (_, rel, _, _, events) in finished.iter_mut() {
+            for (_, rel, _, _, _, events) in finished.iter_mut() {
                 let viral_container = rel.starts_with("viral/");
                 let (outcome, detail) = if viral_container {
                     let sigs: Vec<&str> =
@@ -532,7 +538,7 @@ pub fn build_pandas_package(
             super::NO_SCAN_NOTE.to_string()
         }
     };
-    for (cw, rel, size, sha, events) in finished {
+    for (cw, rel, size, sha, records, events) in finished {
         let file = PackageFile {
             path: rel.clone(),
             mime: "application/warc".into(),
@@ -550,6 +556,10 @@ pub fn build_pandas_package(
                     pronom: Some("fmt/1355".into()),
                 },
                 original_name: Some(inst.name.clone()),
+                significant_properties: vec![(
+                    SIGNIFICANT_WARC_RECORDS.into(),
+                    records.to_string(),
+                )],
                 relationships: vec![],
                 events: events.iter().map(|e| e.id.clone()).collect(),
             },
@@ -609,6 +619,7 @@ fn bytestream_object(id: String, w: &WrittenRecord, f: &MirrorFile) -> PremisObj
         sha512: hex(&w.digests.payload_sha512),
         format: Format { name: f.mime.clone(), version: None, pronom: None },
         original_name: Some(f.url.clone()),
+        significant_properties: vec![],
         relationships: vec![],
         events: vec![],
     }

@@ -105,6 +105,7 @@ fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
             pronom: None,
         },
         original_name: None,
+        significant_properties: vec![],
         relationships: vec![],
         events: events.iter().map(|e| e.id.clone()).collect(),
     };
@@ -369,6 +370,11 @@ pub(super) fn scan_and_describe(
                 pronom: Some("fmt/1355".into()),
             },
             original_name: Some(name),
+            // The warcinfo record and the quarantined ones.
+            significant_properties: vec![(
+                SIGNIFICANT_WARC_RECORDS.into(),
+                (viral_records.len() + 1).to_string(),
+            )],
             relationships: vec![],
             events: vec![cev.id.clone()],
         };
@@ -453,6 +459,7 @@ pub(super) fn scan_and_describe(
         r.writer.add_record(&d).map_err(io_err(root))?;
     }
     r.report.listed = r.writer.listed();
+    r.report.records = r.report.records - infected.len() as u64 + cleaned.len() as u64;
 
     // The container-level virus check.
     let mut detail = Vec::new();

@@ -88,6 +88,38 @@ fn mutations(base: &str) -> Vec<(&'static str, &'static str, String)> {
                 "<premis:eventOutcome>clean<",
             ),
         ),
+        ("migration relationship removed", "P5.6", {
+            let (t, _) = cut_block(
+                base,
+                "<premis:relationship>",
+                "</premis:relationship>",
+                ">migration</premis:relationshipSubType>",
+            );
+            t
+        }),
+        ("migration event removed", "P5.6", {
+            let (t, _) = cut_block(
+                base,
+                "<mets:digiprovMD",
+                "</mets:digiprovMD>",
+                ">migration</premis:eventType>",
+            );
+            t
+        }),
+        (
+            "transformed bytestream without its original",
+            "P5.7",
+            replace_once(
+                base,
+                "<premis:relatedObjectIdentifierValue>original/pandas-original-00000.warc.gz#/page.html<",
+                "<premis:relatedObjectIdentifierValue>original/pandas-original-00000.warc.gz#/gone.html<",
+            ),
+        ),
+        (
+            "viral bytestream outside the viral group",
+            "P5.5",
+            replace_once(base, "USE=\"ViralFiles\"", "USE=\"DigitalManifestation\""),
+        ),
         ("malformed XML", "XML", replace_once(base, "</mets:fileSec>", "")),
         ("embargo without a date", "P3.3", {
             let (t, _) =

@@ -4,7 +4,9 @@
 For every container <file> of the METS: the file exists with its SIZE and SHA-512. For every
 nested record <file>: bytes BEGIN..END of the container are exactly one gzip member that
 decompresses to a WARC record. For every nested content <file>: bytes BEGIN..END of the
-decompressed record have its SIZE and SHA-512. Every line of manifest-sha512.txt matches.
+decompressed record have its SIZE and SHA-512. Every container's PREMIS object states its number
+of WARC records (significantProperties), and warcio counts as many. Every line of
+manifest-sha512.txt matches.
 Prints a JSON summary; exit 1 with the problems listed when anything is wrong.
 """
 import hashlib
@@ -16,6 +18,25 @@ import zlib
 
 M = "{http://www.loc.gov/METS/}"
 XLINK = "{http://www.w3.org/1999/xlink}href"
+P = "{http://www.loc.gov/premis/v3}"
+
+
+def stated_records(tree, admid):
+    """The "WARC records" significant property of the PREMIS object in the amdSecs of ADMID."""
+    for amd_id in (admid or "").split():
+        for sec in tree.iter():
+            if sec.get("ID") != amd_id:
+                continue
+            for prop in sec.iter(P + "significantProperties"):
+                if prop.findtext(P + "significantPropertiesType") == "WARC records":
+                    return int(prop.findtext(P + "significantPropertiesValue"))
+    return None
+
+
+def warcio_records(path):
+    from warcio.archiveiterator import ArchiveIterator
+    with open(path, "rb") as f:
+        return sum(1 for _ in ArchiveIterator(f))
 
 
 def main(pkg):
@@ -28,6 +49,11 @@ def main(pkg):
             path = os.path.join(pkg, loc.get(XLINK))
             data = open(path, "rb").read()
             counts["containers"] += 1
+            if f.get("MIMETYPE") == "application/warc":
+                stated = stated_records(tree, f.get("ADMID"))
+                found = warcio_records(path)
+                if stated != found:
+                    problems.append("%s: the METS states %s WARC records, warcio reads %d" % (path, stated, found))
             if len(data) != int(f.get("SIZE")):
                 problems.append("%s: size %d, METS says %s" % (path, len(data), f.get("SIZE")))
             if hashlib.sha512(data).hexdigest() != f.get("CHECKSUM"):

@@ -264,6 +264,11 @@ fn a_payload_over_stream_max_length_is_recorded_as_not_scanned() {
     assert!(r["scan"]["unscanned"][0][2].as_str().unwrap().contains("size limit"), "{}", r["scan"]);
     let mets = assert_valid_package(&out);
     assert!(mets.contains("<premis:eventOutcome>not scanned</premis:eventOutcome>"));
+    // validate (and so audit) reports the unscanned payload by its object, with the reason.
+    let notes = assert_webaip_valid(&out.join("METS.xml"));
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert!(notes[0].message.contains("#urn:uuid:"), "{notes:#?}");
+    assert!(notes[0].message.contains("size limit"), "{notes:#?}");
 }
 
 #[test]

@@ -179,24 +179,30 @@ pub struct WarcWriter<W: Write> {
     out: W,
     pos: u64,
     level: u32,
+    records: u64,
 }
 
 impl<W: Write> WarcWriter<W> {
     /// A writer appending to `out`, which is assumed to be empty (offsets start at 0).
     /// `level` is the compression level (0-9, zlib's scale).
     pub fn new(out: W, level: u32) -> Self {
-        WarcWriter { out, pos: 0, level: level.min(9) }
+        WarcWriter { out, pos: 0, level: level.min(9), records: 0 }
     }
 
     /// A writer appending to `out`, which already holds `pos` bytes (records are appended to an
     /// existing container; offsets continue from `pos`).
     pub fn starting_at(out: W, level: u32, pos: u64) -> Self {
-        WarcWriter { out, pos, level: level.min(9) }
+        WarcWriter { out, pos, level: level.min(9), records: 0 }
     }
 
     /// Bytes written so far: the offset the next record will get.
     pub fn position(&self) -> u64 {
         self.pos
+    }
+
+    /// Records written by this writer (not counting any the output held before).
+    pub fn records(&self) -> u64 {
+        self.records
     }
 
     /// The compression level.
@@ -220,6 +226,7 @@ impl<W: Write> WarcWriter<W> {
         self.out.write_all(&rec.member)?;
         let member_offset = self.pos;
         self.pos += rec.member.len() as u64;
+        self.records += 1;
         Ok(WrittenRecord {
             record_id: rec.record_id,
             member_offset,
@@ -272,6 +279,7 @@ impl<W: Write> WarcWriter<W> {
         enc.finish()?;
         let member_len = counter.count;
         self.pos += member_len;
+        self.records += 1;
         let again: [u8; 20] = sha1.finalize().into();
         if written != digests.block_len || again != digests.block_sha1 {
             return Err(io::Error::new(

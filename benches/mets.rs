@@ -90,6 +90,7 @@ fn write(path: &std::path::Path, mode: SerializationMode, records: u64) -> std::
                 pronom: Some("fmt/1355".into()),
             },
             original_name: None,
+            significant_properties: vec![("WARC records".into(), (n + 1).to_string())],
             relationships: vec![],
             events: vec![format!("00000000-0000-4000-8000-{c:012}")],
         };

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::audit::{AuditError, audit_package};
+use webaip::audit::{AuditError, AuditOptions, AuditProgress, audit_package};
 use webaip::mets::validate::Severity;
 
 use super::{EXIT_ERROR, EXIT_FINDINGS};
@@ -17,6 +17,10 @@ pub struct AuditArgs {
     packages: Vec<PathBuf>,
     #[command(flatten)]
     check: super::validate::MetsCheckArgs,
+    /// Read every record of every container, described or not: verify WARC block and payload
+    /// digests and count the records against what the METS states.
+    #[arg(long)]
+    deep: bool,
     /// Print the reports as JSON.
     #[arg(long)]
     json: bool,
@@ -30,20 +34,19 @@ pub struct AuditArgs {
 
 /// Runs the command; returns the exit status: 0 intact, 1 findings, 2 could not read.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
-    let opts = args.check.options()?;
+    let opts = AuditOptions { validate: args.check.options()?, deep: args.deep };
     let mut reports = Vec::new();
     let mut code = 0;
     let pool = super::worker_pool(args.jobs)?;
     for dir in &args.packages {
-        // The bar counts the bytes of the package's files as each is checked.
-        let total: u64 = walkdir::WalkDir::new(dir)
-            .into_iter()
-            .filter_map(|e| e.ok()?.metadata().ok())
-            .filter(|m| m.is_file())
-            .map(|m| m.len())
-            .sum();
-        let bar = super::progress::bytes_bar(total, args.quiet || args.json);
-        let result = pool.install(|| audit_package(dir, &opts, &|n| bar.inc(n)));
+        // The bar counts the bytes the audit reads; it announces them before reading.
+        let bar = super::progress::bytes_bar(0, args.quiet || args.json);
+        let result = pool.install(|| {
+            audit_package(dir, &opts, &|p| match p {
+                AuditProgress::Planned(n) => bar.inc_length(n),
+                AuditProgress::Done(n) => bar.inc(n),
+            })
+        });
         bar.finish_and_clear();
         match result {
             Ok(r) => {
@@ -73,8 +76,16 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             let id = f.mets_id.as_deref().map(|i| format!(" ({i})")).unwrap_or_default();
             println!("{name}/{}{at}: {} [{}]{id} {}", f.file, f.severity, f.rule, f.message);
         }
+        let deep = if r.deep {
+            format!(
+                "; deep: {} records read, {} WARC digests verified",
+                r.records_read, r.warc_digests_checked
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "{name}: {}: {} files, {} records, {} bytestreams checked; {} METS findings, {} byte findings",
+            "{name}: {}: {} files, {} described records, {} bytestreams checked{deep}; {} METS findings, {} byte findings",
             if r.intact { "INTACT" } else { "DAMAGED" },
             r.files_checked,
             r.records_checked,

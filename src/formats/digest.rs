@@ -6,7 +6,7 @@
 //! into the part before the payload (HTTP headers) and the payload itself.
 
 use sha1::Sha1;
-use sha2::{Digest, Sha512};
+use sha2::{Digest, Sha256, Sha512};
 
 /// Formats a SHA-1 digest the way WARC headers carry it: `sha1:` + RFC 4648 base32.
 pub fn sha1_base32(digest: &[u8]) -> String {
@@ -112,6 +112,88 @@ impl BlockHasher {
     }
 }
 
+/// A labelled digest as WARC headers carry it (`WARC-Block-Digest: sha1:...`), and a hasher to
+/// check it against bytes streamed past.
+///
+/// Writers disagree on the encoding: Heritrix, warcio and jwarc write base32 for SHA-1, some
+/// tools write hex (and base32 with or without padding, in either case). The expected value is
+/// decoded whichever way yields the algorithm's digest length.
+pub struct LabelledDigest {
+    label: String,
+    expected: Vec<u8>,
+    hasher: AnyHasher,
+}
+
+enum AnyHasher {
+    Sha1(Sha1),
+    Sha256(Sha256),
+    Sha512(Sha512),
+}
+
+/// Why a labelled digest cannot be checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DigestLabelError {
+    /// An algorithm this build does not compute (`md5`, ...).
+    Unsupported(String),
+    /// The value is not hex or base32 of the algorithm's length.
+    Unreadable(String),
+}
+
+impl LabelledDigest {
+    /// Parses `algorithm:value`.
+    pub fn parse(field: &str) -> Result<Self, DigestLabelError> {
+        let (alg, value) = field
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| DigestLabelError::Unreadable(field.to_string()))?;
+        let label = alg.trim().to_ascii_lowercase();
+        let (hasher, len) = match label.replace('-', "").as_str() {
+            "sha1" => (AnyHasher::Sha1(Sha1::new()), 20),
+            "sha256" => (AnyHasher::Sha256(Sha256::new()), 32),
+            "sha512" => (AnyHasher::Sha512(Sha512::new()), 64),
+            _ => return Err(DigestLabelError::Unsupported(label)),
+        };
+        let value = value.trim();
+        let hex = data_encoding::HEXLOWER_PERMISSIVE.decode(value.as_bytes()).ok();
+        let base32 = || {
+            let v = value.to_ascii_uppercase();
+            data_encoding::BASE32_NOPAD.decode(v.trim_end_matches('=').as_bytes()).ok()
+        };
+        let expected = hex
+            .filter(|d| d.len() == len)
+            .or_else(|| base32().filter(|d| d.len() == len))
+            .ok_or_else(|| DigestLabelError::Unreadable(field.to_string()))?;
+        Ok(LabelledDigest { label, expected, hasher })
+    }
+
+    /// Feeds bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        match &mut self.hasher {
+            AnyHasher::Sha1(h) => h.update(bytes),
+            AnyHasher::Sha256(h) => h.update(bytes),
+            AnyHasher::Sha512(h) => h.update(bytes),
+        }
+    }
+
+    /// `Ok(())` when the bytes fed match; else the digest found, in the label's usual form
+    /// (base32 for SHA-1, hex otherwise).
+    pub fn verify(self) -> Result<(), String> {
+        let found: Vec<u8> = match self.hasher {
+            AnyHasher::Sha1(h) => h.finalize().to_vec(),
+            AnyHasher::Sha256(h) => h.finalize().to_vec(),
+            AnyHasher::Sha512(h) => h.finalize().to_vec(),
+        };
+        if found == self.expected {
+            return Ok(());
+        }
+        Err(if found.len() == 20 {
+            format!("{}:{}", self.label, data_encoding::BASE32.encode(&found))
+        } else {
+            format!("{}:{}", self.label, hex(&found))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +202,32 @@ mod tests {
     fn sha1_base32_matches_known_value() {
         let d = Sha1::digest(b"hello world");
         assert_eq!(sha1_base32(&d), "sha1:FKXGYNOJJ7H3IFO35FPUBC445EPOQRXN");
+    }
+
+    #[test]
+    fn labelled_digests_in_every_encoding_check_the_same_bytes() {
+        let sha1 = Sha1::digest(b"hello world");
+        let sha256 = Sha256::digest(b"hello world");
+        let forms = [
+            sha1_base32(&sha1),
+            format!("SHA1:{}", hex(&sha1)),
+            format!("sha1:{}", data_encoding::BASE32.encode(&sha1).to_lowercase()),
+            format!("sha256:{}", hex(&sha256)),
+            format!("sha-256:{}", data_encoding::BASE32.encode(&sha256)),
+            format!("sha256:{}", data_encoding::BASE32_NOPAD.encode(&sha256)),
+        ];
+        for f in &forms {
+            let mut d = LabelledDigest::parse(f).unwrap();
+            d.update(b"hello ");
+            d.update(b"world");
+            assert_eq!(d.verify(), Ok(()), "{f}");
+            let mut wrong = LabelledDigest::parse(f).unwrap();
+            wrong.update(b"hello World");
+            assert!(wrong.verify().is_err(), "{f}");
+        }
+        assert!(matches!(LabelledDigest::parse("md5:abc"), Err(DigestLabelError::Unsupported(_))));
+        assert!(matches!(LabelledDigest::parse("sha1:XYZ"), Err(DigestLabelError::Unreadable(_))));
+        assert!(matches!(LabelledDigest::parse("sha1"), Err(DigestLabelError::Unreadable(_))));
     }
 
     #[test]

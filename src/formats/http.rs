@@ -35,6 +35,13 @@ pub fn response_head(block: &[u8]) -> HttpHead {
     if !is_status_line_start(block) {
         return HttpHead::NotHttp;
     }
+    message_head(block)
+}
+
+/// Finds the end of the header section of any HTTP message (request or response) at the start
+/// of `block`, by the same blank-line rule as [`response_head`], without asking for a status
+/// line: WARC `request` records and foreign writers' responses are located this way.
+pub fn message_head(block: &[u8]) -> HttpHead {
     let limit = block.len().min(MAX_HTTP_HEADER_LEN);
     let mut line_start = match memchr(b'\n', &block[..limit]) {
         Some(i) => i + 1,

@@ -38,7 +38,17 @@ fn build(source: &Path, out: &Path) {
 
 /// Audits `pkg`; returns the exit status and the JSON report of that one package.
 fn audit(pkg: &Path) -> (i32, serde_json::Value) {
-    let o = webaip(&["audit", "--json", "--schemas", &schemas(), pkg.to_str().unwrap()]);
+    audit_with(pkg, &[])
+}
+
+/// Audits `pkg` with extra arguments (`--deep`, `-j 1`).
+fn audit_with(pkg: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec!["audit", "--json", "--schemas"];
+    let schemas = schemas();
+    args.push(&schemas);
+    args.extend_from_slice(extra);
+    args.push(pkg.to_str().unwrap());
+    let o = webaip(&args);
     let code = o.status.code().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| {
         panic!(
@@ -137,7 +147,29 @@ fn clean_packages_are_intact() {
         assert!(records > 10, "{name}: {records}");
         assert_eq!(r["records_checked"], records, "{name}");
         assert!(r["bytestreams_checked"].as_u64().unwrap() > 10, "{name}");
+
+        // --deep reads the records the METS does not list too (warcinfo), and verifies their
+        // WARC digests; it reads as many records as the containers' PREMIS objects state.
+        let (code, d) = audit_with(&pkg, &["--deep"]);
+        assert_eq!(findings(&d), Vec::<String>::new(), "{name}");
+        assert_eq!(code, 0, "{name}: {d}");
+        assert_eq!(d["deep"], true);
+        let read = d["records_read"].as_u64().unwrap();
+        assert_eq!(read, stated_records(&mets), "{name}");
+        assert!(read > records, "{name}: {read} read, {records} listed");
+        assert!(d["warc_digests_checked"].as_u64().unwrap() >= read, "{name}: {d}");
     }
+}
+
+/// The sum of the "WARC records" significant properties of the METS.
+fn stated_records(mets: &str) -> u64 {
+    mets.split("<premis:significantPropertiesType>WARC records</premis:significantPropertiesType>")
+        .skip(1)
+        .map(|rest| {
+            let v = &rest[rest.find("Value>").unwrap() + 6..];
+            v[..v.find('<').unwrap()].parse::<u64>().unwrap()
+        })
+        .sum()
 }
 
 #[test]
@@ -153,8 +185,13 @@ fn every_kind_of_damage_is_reported_where_it_is() {
     let r2_end: u64 = file_attr(&mets, r2, "END").parse().unwrap();
     let c1_sum = file_attr(&mets, "FILE-C00001", "CHECKSUM");
 
+    let last = last_record(&mets, "FILE-C00001");
+    let last_begin: u64 = file_attr(&mets, &last, "BEGIN").parse().unwrap();
+
     type Damage = Box<dyn Fn(&Path)>;
-    // (name, damage, substrings one finding must hold: rule, file, offset or words)
+    // (name, damage, substrings one finding must hold: rule, file, offset or words). Every
+    // case is audited with and without --deep; cases named "deep: ..." only with --deep, which
+    // alone can see them.
     let cases: Vec<(&str, Damage, Vec<String>)> = vec![
         (
             "bit flipped inside a record's compressed data",
@@ -181,6 +218,38 @@ fn every_kind_of_damage_is_reported_where_it_is() {
                 move |p: &Path| flip(&p.join(&c1), 200)
             }),
             vec![format!("fixity|{c1}|null|"), "CHECKSUM".into()],
+        ),
+        (
+            // The warcinfo record has no <file>: only a deep walk places the damage in it.
+            "deep: bit flipped in the warcinfo record, located",
+            Box::new({
+                let c1 = c1.clone();
+                move |p: &Path| flip(&p.join(&c1), 200)
+            }),
+            vec![format!("|{c1}|0|")],
+        ),
+        (
+            "deep: record count stated in PREMIS changed",
+            Box::new(|p: &Path| {
+                let path = p.join("METS.xml");
+                let text = fs::read_to_string(&path).unwrap();
+                let key = "<premis:significantPropertiesValue>";
+                let at = text.find(key).unwrap() + key.len();
+                let end = at + text[at..].find('<').unwrap();
+                let n: u64 = text[at..end].parse().unwrap();
+                fs::write(&path, format!("{}{}{}", &text[..at], n + 1, &text[end..])).unwrap();
+            }),
+            vec![format!("records|{c1}|null|"), "states".into()],
+        ),
+        (
+            // Well-formed gzip, a well-formed record, every METS and manifest checksum updated
+            // to match: only the WARC block digest inside the record tells.
+            "deep: WARC-Block-Digest rewritten, METS and manifest updated to match",
+            Box::new({
+                let (c1, last) = (c1.clone(), last.clone());
+                move |p: &Path| rewrite_block_digest(p, &c1, &last)
+            }),
+            vec![format!("warc-digest|{c1}|{last_begin}|"), "WARC-Block-Digest".into()],
         ),
         (
             "truncated container",
@@ -277,23 +346,215 @@ fn every_kind_of_damage_is_reported_where_it_is() {
             vec![format!("fixity|{c1}|"), format!("fixity|{c2}|")],
         ),
     ];
+    assert!(cases.len() >= 15);
     let mut failures = Vec::new();
     for (i, (name, damage, expect)) in cases.iter().enumerate() {
         let pkg = tmp.path().join(format!("damage-{i}"));
         copy_dir(&clean, &pkg);
         damage(&pkg);
-        let (code, r) = audit(&pkg);
-        let found = findings(&r);
-        if code != 1 || r["intact"] != false {
-            failures.push(format!("{name}: exit {code}, intact {}", r["intact"]));
-        }
-        for e in expect {
-            if !found.iter().any(|f| f.contains(e.as_str())) {
-                failures.push(format!("{name}: no finding with {e:?} in {found:#?}"));
+        let modes: &[&[&str]] =
+            if name.starts_with("deep:") { &[&["--deep"]] } else { &[&[], &["--deep"]] };
+        for mode in modes {
+            let (code, r) = audit_with(&pkg, mode);
+            let found = findings(&r);
+            if code != 1 || r["intact"] != false {
+                failures.push(format!("{name} {mode:?}: exit {code}, intact {}", r["intact"]));
+            }
+            for e in expect {
+                if !found.iter().any(|f| f.contains(e.as_str())) {
+                    failures.push(format!("{name} {mode:?}: no finding with {e:?} in {found:#?}"));
+                }
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The ID of the record `<file>` with the highest BEGIN inside container `container`.
+fn last_record(mets: &str, container: &str) -> String {
+    let prefix = format!("<mets:file ID=\"{container}-R");
+    let mut best = (0u64, String::new());
+    for (at, _) in mets.match_indices(&prefix) {
+        let id_start = at + "<mets:file ID=\"".len();
+        let id = &mets[id_start..id_start + mets[id_start..].find('"').unwrap()];
+        if id.ends_with("-P") {
+            continue;
+        }
+        let begin: u64 = file_attr(mets, id, "BEGIN").parse().unwrap();
+        if begin >= best.0 {
+            best = (begin, id.to_string());
+        }
+    }
+    best.1
+}
+
+/// Rewrites the last record of `container` with a different (wrong) WARC-Block-Digest,
+/// recompressed, and updates everything outside the record to match: the record's END, the
+/// container's SIZE and CHECKSUM (METS and PREMIS) and the manifest.
+fn rewrite_block_digest(pkg: &Path, container: &str, record: &str) {
+    use std::io::{Read, Write};
+    let mets_path = pkg.join("METS.xml");
+    let mets = fs::read_to_string(&mets_path).unwrap();
+    let begin: usize = file_attr(&mets, record, "BEGIN").parse().unwrap();
+    let end: usize = file_attr(&mets, record, "END").parse().unwrap();
+    let path = pkg.join(container);
+    let bytes = fs::read(&path).unwrap();
+    assert_eq!(end + 1, bytes.len(), "the last record ends the container");
+    let mut record_bytes = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[begin..]).read_to_end(&mut record_bytes).unwrap();
+    let text = String::from_utf8_lossy(&record_bytes).into_owned();
+    let key = "WARC-Block-Digest: sha1:";
+    let at = text.find(key).expect("a block digest") + key.len();
+    let mut changed = record_bytes.clone();
+    changed[at] = if changed[at] == b'A' { b'B' } else { b'A' };
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    gz.write_all(&changed).unwrap();
+    let member = gz.finish().unwrap();
+    let mut out = bytes[..begin].to_vec();
+    out.extend_from_slice(&member);
+    fs::write(&path, &out).unwrap();
+
+    let old_sum = file_attr(&mets, &container_id(&mets, container), "CHECKSUM");
+    let new_sum = webaip::formats::digest::sha512_hex(&out);
+    let (old_size, new_size) = (bytes.len(), out.len());
+    let mets = mets
+        .replace(&old_sum, &new_sum)
+        .replacen(
+            &format!("BEGIN=\"{begin}\" END=\"{end}\""),
+            &format!("BEGIN=\"{begin}\" END=\"{}\"", out.len() - 1),
+            1,
+        )
+        .replace(&format!("SIZE=\"{old_size}\""), &format!("SIZE=\"{new_size}\""))
+        .replace(
+            &format!("<premis:size>{old_size}</premis:size>"),
+            &format!("<premis:size>{new_size}</premis:size>"),
+        );
+    fs::write(&mets_path, &mets).unwrap();
+    // The manifest line of the METS changes too.
+    let manifest = fs::read_to_string(pkg.join("manifest-sha512.txt")).unwrap();
+    let old_mets_sum =
+        manifest.lines().find(|l| l.ends_with("  METS.xml")).map(|l| l[..128].to_string()).unwrap();
+    let manifest = manifest
+        .replace(&old_sum, &new_sum)
+        .replace(&old_mets_sum, &webaip::formats::digest::sha512_hex(mets.as_bytes()));
+    fs::write(pkg.join("manifest-sha512.txt"), manifest).unwrap();
+}
+
+/// The ID of the top-level `<file>` whose FLocat is `href`.
+fn container_id(mets: &str, href: &str) -> String {
+    let at = mets.find(&format!("xlink:href=\"{href}\"")).unwrap();
+    let open = mets[..at].rfind("<mets:file ID=\"").unwrap() + "<mets:file ID=\"".len();
+    mets[open..open + mets[open..].find('"').unwrap()].to_string()
+}
+
+/// A container big enough to be read as several spans in parallel (`--deep`): a clean one is
+/// intact; with every record's BEGIN off by one, every walk but the first starts on a wrong
+/// offset, and the first must read on through the whole container so no record goes unread;
+/// a damaged record in a middle span stops only that span.
+#[test]
+fn deep_reads_every_record_of_a_container_split_into_spans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = tmp.path().join("IAH-20240315103000-00000-spans.arc.gz");
+    let g = Command::new("python3")
+        .arg(repo().join("scripts/gen_arc.py"))
+        .args(["bench", arc.to_str().unwrap(), "--size", "12M"])
+        .output()
+        .unwrap();
+    assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
+    let clean = tmp.path().join("clean");
+    build(&arc, &clean);
+    let mets = fs::read_to_string(clean.join("METS.xml")).unwrap();
+    let stated = stated_records(&mets);
+    let c1 = href(&mets, "FILE-C00001");
+    let size = fs::metadata(clean.join(&c1)).unwrap().len();
+    assert!(size > 12 << 20, "{size}: at least three spans");
+    for jobs in ["1", "2"] {
+        let (code, r) = audit_with(&clean, &["--deep", "-j", jobs]);
+        assert_eq!((code, findings(&r)), (0, vec![]), "-j {jobs}");
+        assert_eq!(r["records_read"], stated, "-j {jobs}");
+    }
+
+    // Every BEGIN moved by one.
+    let shifted = tmp.path().join("shifted");
+    copy_dir(&clean, &shifted);
+    let mut text = mets.clone();
+    let mut described = 0;
+    let mut begins = Vec::new();
+    for (at, _) in mets.match_indices("<mets:file ID=\"FILE-C00001-R") {
+        let id_start = at + "<mets:file ID=\"".len();
+        let id = &mets[id_start..id_start + mets[id_start..].find('"').unwrap()];
+        if id.ends_with("-P") {
+            continue;
+        }
+        described += 1;
+        begins.push(file_attr(&mets, id, "BEGIN").parse::<u64>().unwrap());
+    }
+    for b in &begins {
+        text = text.replacen(
+            &format!(" BEGIN=\"{b}\" END="),
+            &format!(" BEGIN=\"{}\" END=", b + 1),
+            1,
+        );
+    }
+    fs::write(shifted.join("METS.xml"), &text).unwrap();
+    let (code, r) = audit_with(&shifted, &["--deep"]);
+    assert_eq!(code, 1);
+    assert_eq!(r["records_read"], stated, "the first walk read on through every wrong boundary");
+    let found = findings(&r);
+    let ranges = found
+        .iter()
+        .filter(|f| f.starts_with("range|") && f.contains("no WARC record starts there"))
+        .count();
+    assert_eq!(ranges, described, "{found:#?}");
+    assert!(
+        !found.iter().any(|f| f.contains("not checked") || f.starts_with("records|")),
+        "{found:#?}"
+    );
+
+    // Only the BEGIN where the second span starts is wrong (spans are 4 MiB with -j 2 on this
+    // container): the first walk reads on past it to the third span's start, and every record
+    // is still read.
+    let mut span_start = None;
+    for &b in &begins {
+        if b >= 4 << 20 {
+            span_start = Some(b);
+            break;
+        }
+    }
+    let second = span_start.expect("a second span");
+    let one = tmp.path().join("one-wrong-boundary");
+    copy_dir(&clean, &one);
+    let text = mets.replacen(
+        &format!(" BEGIN=\"{second}\" END="),
+        &format!(" BEGIN=\"{}\" END=", second + 1),
+        1,
+    );
+    fs::write(one.join("METS.xml"), &text).unwrap();
+    let (code, r) = audit_with(&one, &["--deep", "-j", "2"]);
+    assert_eq!(code, 1);
+    assert_eq!(r["records_read"], stated, "no record lost behind the wrong boundary");
+    // (The METS itself also fails: the record's SIZE no longer matches, nor the manifest.)
+    let found: Vec<String> =
+        findings(&r).into_iter().filter(|f| f.contains(&format!("|{c1}|"))).collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].starts_with(&format!("range|{c1}|{}|", second + 1)), "{found:#?}");
+
+    // A damaged member in the middle of the container costs that record only: reading
+    // resumes where the METS says the next record begins.
+    let damaged = tmp.path().join("damaged");
+    copy_dir(&clean, &damaged);
+    let middle = begins[begins.len() / 2];
+    let next = begins[begins.len() / 2 + 1];
+    flip(&damaged.join(&c1), middle + 2); // the gzip method byte
+    let (code, r) = audit_with(&damaged, &["--deep"]);
+    assert_eq!(code, 1);
+    let found = findings(&r);
+    assert!(
+        found.iter().any(|f| f.starts_with(&format!("range|{c1}|{middle}|"))
+            && f.contains(&format!("bytes {middle}..={} are not checked", next - 1))),
+        "{found:#?}"
+    );
+    assert_eq!(r["records_read"], stated - 1);
 }
 
 #[test]

@@ -159,7 +159,8 @@ impl<R: Read> WarcReader<R> {
 
     /// Reads the next record, handing its header and block to `f`.
     ///
-    /// Returns `None` at the end of the input. The block reader given to `f` yields exactly
+    /// Returns `None` at the end of the input. The head given to `f` already carries the
+    /// record's offsets. The block reader given to `f` yields exactly
     /// `Content-Length` bytes (fewer only if the input is truncated, which is then an error).
     pub fn next_record<T>(
         &mut self,
@@ -193,8 +194,10 @@ impl<R: Read> WarcReader<R> {
                 _ => return Err(self.err(0, "reader is unusable after an earlier error", None)),
             };
             let result = match &mut self.state {
-                State::Plain(r) => read_one(r, &mut f),
-                State::InMember { member, .. } => read_one(member, &mut f),
+                State::Plain(r) => read_one(r, &mut f, (offset, offset_in_member)),
+                State::InMember { member, .. } => {
+                    read_one(member, &mut f, (offset, offset_in_member))
+                }
                 _ => unreachable!("matched above"),
             };
             let (header, header_len, value, trailer_ok, blank) = match result {
@@ -250,7 +253,12 @@ impl<R: Read> WarcReader<R> {
 type ReadOne<T> = Option<(WarcHeader, u64, T, bool, u64)>;
 type ReadErr = (String, Option<io::Error>);
 
-fn read_one<T, F>(r: &mut impl BufRead, f: &mut Option<F>) -> Result<ReadOne<T>, ReadErr>
+/// Reads one record; `at` is its (offset, offset in member), for the head given to `f`.
+fn read_one<T, F>(
+    r: &mut impl BufRead,
+    f: &mut Option<F>,
+    at: (u64, u64),
+) -> Result<ReadOne<T>, ReadErr>
 where
     F: FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
 {
@@ -310,7 +318,7 @@ where
     let Some(len) = header.content_length() else {
         return Err(("the record has no valid Content-Length".into(), None));
     };
-    let head = WarcRecordHead { header, offset: 0, offset_in_member: 0, header_len };
+    let head = WarcRecordHead { header, offset: at.0, offset_in_member: at.1, header_len };
     let mut block = r.take(len);
     let f = f.take().ok_or_else(|| ("record callback already used".to_string(), None))?;
     let value = f(&head, &mut block).map_err(io("the block could not be read"))?;
@@ -388,14 +396,15 @@ mod tests {
         let mut r = WarcReader::new(&bytes[..], "t").unwrap();
         assert!(r.is_gzip());
         let mut i = 0;
-        while let Some((head, end, body)) = r
-            .next_record(|_, b| {
+        while let Some((head, end, (seen_offset, body))) = r
+            .next_record(|h, b| {
                 let mut v = Vec::new();
                 b.read_to_end(&mut v)?;
-                Ok(v)
+                Ok((h.offset, v))
             })
             .unwrap()
         {
+            assert_eq!(seen_offset, head.offset, "the callback sees the record's offset");
             assert_eq!(head.offset, written[i].member_offset);
             assert_eq!(end.end, written[i].member_offset + written[i].member_len);
             assert!(end.member_ended && end.trailer_ok);

@@ -1,0 +1,665 @@
+//! Auditing a stored package (`webaip audit`): the METS is validated as `webaip validate` does
+//! (schemas, profile rules, PREMIS coherence), then every file it lists is checked against the
+//! bytes on disk: existence, SIZE and SHA-512; every record range must be exactly one gzip member
+//! holding one WARC record; every bytestream range inside a record must have its stated SIZE and
+//! SHA-512. `manifest-sha512.txt` must agree, and files nothing lists are reported.
+//!
+//! `--deep` reads every record of every container, described or not, verifies the WARC block and
+//! payload digests, and compares the number of records with the count the container's PREMIS
+//! object states.
+//!
+//! Everything streams, and work is spread over the threads of the current rayon pool: the
+//! whole-file SHA-512 of a container is one task, and its records are split into spans that are
+//! read in parallel, so one large container uses every core.
+
+mod listing;
+mod records;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha512};
+
+use crate::formats::digest::hex;
+use crate::mets::validate::{Severity, ValidateError, ValidationReport};
+use crate::mets::{ValidateOptions, validate_mets};
+use listing::{ListedFile, list_files};
+use records::{Problem, Walk};
+
+/// Name of the package manifest.
+pub const MANIFEST: &str = "manifest-sha512.txt";
+/// The message of a listed file that is absent.
+const MISSING: &str = "listed in the METS but not in the package";
+
+/// Name of the METS document.
+pub const METS: &str = "METS.xml";
+
+/// Smallest span of a container read as one task: below this, the cost of opening and seeking
+/// outweighs the parallelism.
+const MIN_SPAN: u64 = 4 << 20;
+
+/// What to audit and how.
+#[derive(Debug, Clone, Default)]
+pub struct AuditOptions {
+    /// How to validate the METS (schemas, profile).
+    pub validate: ValidateOptions,
+    /// Read every record of every container and verify its WARC digests.
+    pub deep: bool,
+}
+
+/// Progress of an audit, in bytes of package files.
+#[derive(Debug, Clone, Copy)]
+pub enum AuditProgress {
+    /// Bytes the audit will read (announced before reading them).
+    Planned(u64),
+    /// Bytes read.
+    Done(u64),
+}
+
+/// One thing wrong with the package's bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditFinding {
+    /// How serious.
+    pub severity: Severity,
+    /// The check: a PROFILE.md number or a check name (`fixity`, `range`, `manifest`,
+    /// `warc`, `warc-digest`, `records`, ...).
+    pub rule: String,
+    /// The package-relative file concerned.
+    pub file: String,
+    /// Byte offset in that file, when the finding is about a place in it.
+    pub offset: Option<u64>,
+    /// The METS `<file>` ID concerned, when there is one.
+    pub mets_id: Option<String>,
+    /// What was expected and what was found.
+    pub message: String,
+}
+
+/// The result of auditing one package.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditReport {
+    /// The package directory.
+    pub package: PathBuf,
+    /// True when every record was read (`--deep`).
+    pub deep: bool,
+    /// The METS validation (schemas, profile, PREMIS coherence).
+    pub validation: ValidationReport,
+    /// Findings about the bytes, in file order.
+    pub findings: Vec<AuditFinding>,
+    /// Files listed at the top of the fileSec and checked.
+    pub files_checked: u64,
+    /// Record ranges of the METS checked.
+    pub records_checked: u64,
+    /// Bytestream ranges checked.
+    pub bytestreams_checked: u64,
+    /// Records read in all (`--deep`: described or not).
+    pub records_read: u64,
+    /// WARC block and payload digests verified (`--deep`).
+    pub warc_digests_checked: u64,
+    /// True when neither the validation nor the byte checks found an error.
+    pub intact: bool,
+}
+
+/// A package that could not be audited at all.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// The METS cannot be read or validated.
+    #[error(transparent)]
+    Validate(#[from] ValidateError),
+    /// The METS is not well-formed enough to list its files.
+    #[error("{path}: {message}")]
+    Mets {
+        /// The METS document.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// A listed file that is in the package, with what its record tasks need.
+struct Present<'a> {
+    listed: &'a ListedFile,
+    href: &'a str,
+    path: PathBuf,
+    size: u64,
+    /// Described records by BEGIN.
+    described: HashMap<u64, &'a ListedFile>,
+    /// The BEGINs inside the file, where deep walks may start or resume.
+    begins: BTreeSet<u64>,
+    /// Where deep walks start; every walk stops at the first of these it lands on.
+    span_starts: BTreeSet<u64>,
+}
+
+/// A unit of parallel work.
+enum Task {
+    /// SHA-512 of the whole file `.0`.
+    Whole(usize),
+    /// Described records `.1` of file `.0`, each on its own.
+    Described(usize, Vec<usize>),
+    /// A deep walk of file `.0` from `.1` to the first span start at or after `.2`.
+    Walk(usize, u64, u64),
+}
+
+enum Outcome {
+    Whole(io::Result<(u64, String)>),
+    Described(Vec<(u64, Problem)>, u64, u64),
+    Walk(Walk),
+}
+
+/// Audits the package in `dir`; `progress` hears of the bytes planned and read.
+pub fn audit_package(
+    dir: &Path,
+    opts: &AuditOptions,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+) -> Result<AuditReport, AuditError> {
+    let mets_path = dir.join(METS);
+    let validation = validate_mets(&mets_path, &opts.validate)?;
+    let files = list_files(&mets_path)?;
+    let mut findings = Vec::new();
+    let listed: BTreeSet<String> = files.iter().filter_map(|f| f.href.clone()).collect();
+
+    // Which listed files are here, and the tasks that read them.
+    let mut present: Vec<Present> = Vec::new();
+    for f in &files {
+        if let Some(p) = locate(dir, f, &mut findings) {
+            present.push(p);
+        }
+    }
+    let (tasks, planned) = plan(&mut present, opts.deep);
+    progress(AuditProgress::Planned(planned));
+    let outcomes: Vec<(usize, Outcome)> = tasks
+        .par_iter()
+        .map(|t| match t {
+            Task::Whole(i) => {
+                let p = &present[*i];
+                let r = hash_whole(&p.path);
+                progress(AuditProgress::Done(p.size));
+                (*i, Outcome::Whole(r))
+            }
+            Task::Described(i, run) => {
+                let p = &present[*i];
+                let records: Vec<&ListedFile> =
+                    run.iter().map(|&k| &p.listed.children[k]).collect();
+                let (problems, bytestreams) = records::check_described(&p.path, p.size, &records);
+                progress(AuditProgress::Done(records.iter().map(|r| range_len(r)).sum()));
+                (*i, Outcome::Described(problems, records.len() as u64, bytestreams))
+            }
+            Task::Walk(i, start, end) => {
+                let p = &present[*i];
+                let w = records::walk(
+                    &p.path,
+                    (*start, *end),
+                    p.size,
+                    &p.span_starts,
+                    &p.begins,
+                    &p.described,
+                );
+                progress(AuditProgress::Done(end - start));
+                (*i, Outcome::Walk(w))
+            }
+        })
+        .collect();
+
+    // Gather the outcomes file by file.
+    let mut hashes: BTreeMap<String, String> = BTreeMap::new();
+    let mut walks: Vec<Vec<Walk>> = present.iter().map(|_| Vec::new()).collect();
+    let (mut records_checked, mut bytestreams, mut records_read, mut digests) = (0, 0, 0, 0);
+    for (i, outcome) in outcomes {
+        let p = &present[i];
+        match outcome {
+            Outcome::Whole(Ok((size, sha))) => {
+                file_fixity(p, size, &sha, &mut findings);
+                hashes.insert(p.href.to_string(), sha);
+            }
+            Outcome::Whole(Err(e)) => {
+                let what = format!("cannot be read: {e}");
+                findings.push(finding("fixity", p.href, None, &p.listed.id, what));
+            }
+            Outcome::Described(problems, n, b) => {
+                records_checked += n;
+                bytestreams += b;
+                findings.extend(problems.into_iter().map(|(at, pr)| place(p.href, at, pr)));
+            }
+            Outcome::Walk(w) => walks[i].push(w),
+        }
+    }
+    for (p, w) in present.iter().zip(walks) {
+        if w.is_empty() {
+            continue;
+        }
+        let t = merge_walks(p, w, &mut findings);
+        records_checked += t.0;
+        bytestreams += t.1;
+        records_read += t.2;
+        digests += t.3;
+    }
+    collapse_missing_groups(&files, &mut findings);
+    check_manifest(dir, &listed, &mut hashes, &mut findings);
+    check_unlisted(dir, &listed, &mut findings);
+
+    findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
+    let intact = validation.valid && !findings.iter().any(|f| f.severity == Severity::Error);
+    Ok(AuditReport {
+        package: dir.to_path_buf(),
+        deep: opts.deep,
+        validation,
+        findings,
+        files_checked: files.len() as u64,
+        records_checked,
+        bytestreams_checked: bytestreams,
+        records_read,
+        warc_digests_checked: digests,
+        intact,
+    })
+}
+
+/// Bytes of a record range (0 when it has none).
+fn range_len(r: &ListedFile) -> u64 {
+    match (r.begin, r.end) {
+        (Some(b), Some(e)) if e >= b => e - b + 1,
+        _ => 0,
+    }
+}
+
+/// Splits the work into tasks: every file is hashed whole; a container's described records are
+/// checked in runs of about [`MIN_SPAN`] bytes, or with `deep` the container is walked in spans
+/// that start where the METS says records begin. Returns the tasks and the bytes they read.
+fn plan(present: &mut [Present], deep: bool) -> (Vec<Task>, u64) {
+    let threads = rayon::current_num_threads() as u64;
+    let mut tasks = Vec::new();
+    let mut planned = 0;
+    for (i, p) in present.iter_mut().enumerate() {
+        tasks.push(Task::Whole(i));
+        planned += p.size;
+        if deep && p.listed.is_container() {
+            let span = MIN_SPAN.max(p.size / (threads * 4).max(1));
+            let mut start = 0;
+            p.span_starts.insert(0);
+            for &b in p.begins.iter().filter(|&&b| b > 0) {
+                if b - start >= span {
+                    tasks.push(Task::Walk(i, start, b));
+                    p.span_starts.insert(b);
+                    start = b;
+                }
+            }
+            tasks.push(Task::Walk(i, start, p.size));
+            planned += p.size;
+            continue;
+        }
+        let mut run: Vec<usize> = Vec::new();
+        let mut bytes = 0;
+        for (k, r) in p.listed.children.iter().enumerate() {
+            run.push(k);
+            bytes += range_len(r);
+            planned += range_len(r);
+            if bytes >= MIN_SPAN {
+                tasks.push(Task::Described(i, std::mem::take(&mut run)));
+                bytes = 0;
+            }
+        }
+        if !run.is_empty() {
+            tasks.push(Task::Described(i, run));
+        }
+    }
+    (tasks, planned)
+}
+
+/// Finds a listed file in the package; reports it when it points outside or is missing.
+fn locate<'a>(
+    dir: &Path,
+    f: &'a ListedFile,
+    findings: &mut Vec<AuditFinding>,
+) -> Option<Present<'a>> {
+    // Reference packages list files by other means; the validation reports the FLocat rule.
+    let href = f.href.as_deref()?;
+    if href.contains("://") || href.starts_with('/') || href.split('/').any(|p| p == "..") {
+        let what = "its FLocat points outside the package; not checked".to_string();
+        findings.push(AuditFinding {
+            severity: Severity::Warning,
+            ..finding("location", href, None, &f.id, what)
+        });
+        return None;
+    }
+    let path = dir.join(href);
+    let size = match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => m.len(),
+        Ok(_) => {
+            findings.push(finding("fixity", href, None, &f.id, "is not a regular file".into()));
+            return None;
+        }
+        Err(e) => {
+            let what = if e.kind() == io::ErrorKind::NotFound {
+                MISSING.to_string()
+            } else {
+                format!("cannot be read: {e}")
+            };
+            findings.push(finding("fixity", href, None, &f.id, what));
+            return None;
+        }
+    };
+    let described: HashMap<u64, &ListedFile> =
+        f.children.iter().filter_map(|r| Some((r.begin?, r))).collect();
+    let begins = described.keys().copied().filter(|&b| b < size).collect();
+    Some(Present { listed: f, href, path, size, described, begins, span_starts: BTreeSet::new() })
+}
+
+/// SIZE and CHECKSUM of a whole file against the METS.
+fn file_fixity(p: &Present, size: u64, sha: &str, findings: &mut Vec<AuditFinding>) {
+    let f = p.listed;
+    if let Some(s) = f.size
+        && s != size
+    {
+        let what = format!("SIZE={s}; found {size} bytes");
+        findings.push(finding("fixity", p.href, None, &f.id, what));
+    }
+    if let Some(c) = &f.checksum
+        && c != sha
+    {
+        let what = format!("CHECKSUM {c}; found {sha}");
+        findings.push(finding("fixity", p.href, None, &f.id, what));
+    }
+}
+
+/// Puts the walks over one container together: records found once each, described records
+/// matched to what was read, unread spans and the record count reported. Returns the numbers
+/// of described records and bytestreams checked, records read and digests verified.
+fn merge_walks(
+    p: &Present,
+    walks: Vec<Walk>,
+    findings: &mut Vec<AuditFinding>,
+) -> (u64, u64, u64, u64) {
+    let mut seen = BTreeMap::new();
+    let mut spans = Vec::new();
+    let mut errors: BTreeMap<u64, String> = BTreeMap::new();
+    for w in walks {
+        seen.extend(w.records);
+        spans.extend(w.covered);
+        for (at, why) in w.errors {
+            errors.entry(at).or_insert(why);
+        }
+    }
+    // The bytes no walk read: each gap starts where reading failed (a walk that failed where
+    // another read on, at a wrong BEGIN, lost nothing and leaves no gap).
+    spans.sort();
+    let mut gaps = Vec::new();
+    let mut reached = 0;
+    for (s, e) in spans {
+        if s > reached {
+            gaps.push((reached, s));
+        }
+        reached = reached.max(e);
+    }
+    if reached < p.size {
+        gaps.push((reached, p.size));
+    }
+    for &(a, b) in &gaps {
+        let why = errors.range(a..b).next().map(|(_, w)| w.as_str()).unwrap_or("not read");
+        let record = p.described.get(&a);
+        findings.push(finding(
+            if record.is_some() { "range" } else { "warc" },
+            p.href,
+            Some(a),
+            record.map(|r| r.id.as_str()).unwrap_or_default(),
+            format!(
+                "no WARC record can be read at byte {a}: {why}; bytes {a}..={} are not checked",
+                b - 1
+            ),
+        ));
+    }
+    let in_gap = |o: u64| gaps.iter().any(|&(a, b)| a <= o && o < b);
+    let (mut bytestreams, mut digests) = (0, 0);
+    let mut shared_members = 0u64;
+    for (&(at, _), r) in &seen {
+        bytestreams += r.bytestreams;
+        digests += r.digests;
+        if !r.member_ended {
+            shared_members += 1;
+        }
+        for pr in &r.problems {
+            findings.push(place(p.href, at, pr.clone()));
+        }
+    }
+    if shared_members > 0 {
+        findings.push(AuditFinding {
+            severity: Severity::Warning,
+            ..finding(
+                "P6.1",
+                p.href,
+                None,
+                &p.listed.id,
+                format!("{shared_members} record(s) share a gzip member with another record"),
+            )
+        });
+    }
+    // Described records: a record must start at BEGIN and its member end at END.
+    let mut checked = 0;
+    for r in &p.listed.children {
+        let Some(begin) = r.begin else { continue };
+        checked += 1;
+        let mut report = |message: String| {
+            findings.push(finding("range", p.href, Some(begin), &r.id, message));
+        };
+        if begin >= p.size {
+            report(format!("BEGIN={begin} is past the end of the file ({} bytes)", p.size));
+            continue;
+        }
+        if in_gap(begin) {
+            continue; // reported with the unread bytes
+        }
+        let Some(s) = seen.get(&(begin, 0)) else {
+            let near = seen.range(..(begin, 0)).next_back().map(|(&(o, _), _)| o);
+            let hint =
+                near.map(|o| format!(" (the record before it starts at {o})")).unwrap_or_default();
+            report(format!("BEGIN={begin}: no WARC record starts there{hint}"));
+            continue;
+        };
+        if !s.member_ended {
+            report(format!("the gzip member at {begin} holds more than this one record"));
+        } else if r.end != Some(s.end - 1) {
+            let end = r.end.map(|e| e.to_string()).unwrap_or_else(|| "(none)".into());
+            report(format!("END={end}; the record's gzip member ends at {}", s.end - 1));
+        }
+    }
+    // The record count the container's PREMIS object states.
+    let read = seen.len() as u64;
+    if let Some(n) = p.listed.stated_records
+        && n != read
+        && gaps.is_empty()
+    {
+        findings.push(finding(
+            "records",
+            p.href,
+            None,
+            &p.listed.id,
+            format!("its PREMIS object states {n} WARC records; the container holds {read}"),
+        ));
+    }
+    (checked, bytestreams, read, digests)
+}
+
+/// A record problem, placed at its record's offset in its file.
+fn place(file: &str, offset: u64, p: Problem) -> AuditFinding {
+    AuditFinding {
+        severity: p.severity,
+        rule: p.rule.into(),
+        file: file.into(),
+        offset: Some(offset),
+        mets_id: (!p.id.is_empty()).then_some(p.id),
+        message: p.message,
+    }
+}
+
+fn finding(rule: &str, file: &str, offset: Option<u64>, id: &str, message: String) -> AuditFinding {
+    AuditFinding {
+        severity: Severity::Error,
+        rule: rule.into(),
+        file: file.into(),
+        offset,
+        mets_id: (!id.is_empty()).then(|| id.to_string()),
+        message,
+    }
+}
+
+/// A METS that travelled without its files (a reference package, a METS-only copy) would give
+/// one finding per file; a group none of whose files is present gets one finding instead.
+fn collapse_missing_groups(files: &[ListedFile], findings: &mut Vec<AuditFinding>) {
+    let mut groups: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for f in files {
+        let g = groups.entry(f.group.as_str()).or_default();
+        g.0 += 1;
+        let missing = findings.iter().any(|x| {
+            x.message == MISSING && x.mets_id.as_deref() == Some(f.id.as_str()) && !f.id.is_empty()
+        });
+        if missing {
+            g.1 += 1;
+        }
+    }
+    for (group, (total, missing)) in groups {
+        if missing > 0 && missing == total {
+            let in_group: BTreeSet<&str> =
+                files.iter().filter(|f| f.group == group).map(|f| f.id.as_str()).collect();
+            findings.retain(|x| {
+                !(x.message == MISSING
+                    && x.mets_id.as_deref().is_some_and(|i| in_group.contains(i)))
+            });
+            let first = files.iter().find(|f| f.group == group).and_then(|f| f.href.clone());
+            findings.push(finding(
+                "fixity",
+                &first.unwrap_or_default(),
+                None,
+                "",
+                format!(
+                    "file group {group:?}: none of its {total} file(s) is in the package (this is the first)"
+                ),
+            ));
+        }
+    }
+}
+
+fn hash_whole(path: &Path) -> io::Result<(u64, String)> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha512::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut n = 0u64;
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok((n, hex(&hasher.finalize()))),
+            Ok(k) => {
+                hasher.update(&buf[..k]);
+                n += k as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Compares `manifest-sha512.txt` with the files: every line's file exists with that digest,
+/// and every listed file has a line.
+fn check_manifest(
+    dir: &Path,
+    listed: &BTreeSet<String>,
+    hashes: &mut BTreeMap<String, String>,
+    findings: &mut Vec<AuditFinding>,
+) {
+    let text = match std::fs::read_to_string(dir.join(MANIFEST)) {
+        Ok(t) => t,
+        Err(e) => {
+            findings.push(finding("manifest", MANIFEST, None, "", format!("cannot be read: {e}")));
+            return;
+        }
+    };
+    let mut seen = BTreeSet::new();
+    let mut offset = 0u64;
+    for line in text.split_inclusive('\n') {
+        let here = offset;
+        offset += line.len() as u64;
+        let l = line.trim_end_matches(['\n', '\r']);
+        if l.is_empty() {
+            continue;
+        }
+        let Some((sum, name)) = l.split_once("  ") else {
+            findings.push(finding(
+                "manifest",
+                MANIFEST,
+                Some(here),
+                "",
+                format!("line {l:?} is not \"<sha512>  <path>\""),
+            ));
+            continue;
+        };
+        let sum = sum.to_ascii_lowercase();
+        seen.insert(name.to_string());
+        let actual = match hashes.get(name) {
+            Some(h) => Some(h.clone()),
+            None => hash_whole(&dir.join(name)).ok().map(|(_, h)| h),
+        };
+        match actual {
+            None => findings.push(finding(
+                "manifest",
+                MANIFEST,
+                Some(here),
+                "",
+                format!("{name} is in the manifest but not in the package"),
+            )),
+            Some(h) if h != sum => findings.push(finding(
+                "manifest",
+                MANIFEST,
+                Some(here),
+                "",
+                format!("{name}: manifest says {sum}; the file's SHA-512 is {h}"),
+            )),
+            Some(h) => {
+                hashes.insert(name.to_string(), h);
+            }
+        }
+    }
+    for name in listed.iter().chain(std::iter::once(&METS.to_string())) {
+        if !seen.contains(name) {
+            findings.push(finding(
+                "manifest",
+                MANIFEST,
+                None,
+                "",
+                format!("{name} has no line in the manifest"),
+            ));
+        }
+    }
+}
+
+/// Reports files in the package that neither the METS nor the package layout accounts for.
+fn check_unlisted(dir: &Path, listed: &BTreeSet<String>, findings: &mut Vec<AuditFinding>) {
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                findings.push(finding(
+                    "unlisted",
+                    "",
+                    None,
+                    "",
+                    format!("cannot list the package: {e}"),
+                ));
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(dir) else { continue };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel == METS || rel == MANIFEST || listed.contains(&rel) {
+            continue;
+        }
+        findings.push(finding(
+            "unlisted",
+            &rel,
+            None,
+            "",
+            "in the package, but no <file> of the METS lists it".into(),
+        ));
+    }
+}

@@ -147,6 +147,9 @@ impl LabelledDigest {
             .split_once(':')
             .ok_or_else(|| DigestLabelError::Unreadable(field.to_string()))?;
         let label = alg.trim().to_ascii_lowercase();
+        if label.is_empty() {
+            return Err(DigestLabelError::Unreadable(field.to_string()));
+        }
         let (hasher, len) = match label.replace('-', "").as_str() {
             "sha1" => (AnyHasher::Sha1(Sha1::new()), 20),
             "sha256" => (AnyHasher::Sha256(Sha256::new()), 32),
@@ -228,6 +231,7 @@ mod tests {
         assert!(matches!(LabelledDigest::parse("md5:abc"), Err(DigestLabelError::Unsupported(_))));
         assert!(matches!(LabelledDigest::parse("sha1:XYZ"), Err(DigestLabelError::Unreadable(_))));
         assert!(matches!(LabelledDigest::parse("sha1"), Err(DigestLabelError::Unreadable(_))));
+        assert!(matches!(LabelledDigest::parse(":ABC"), Err(DigestLabelError::Unreadable(_))));
     }
 
     #[test]

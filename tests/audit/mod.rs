@@ -606,3 +606,67 @@ fn reference_packages_from_other_tools_are_audited_without_their_files() {
     assert_eq!(outside.len(), 2, "{r}");
     assert!(outside.iter().all(|f| f["severity"] == "warning"));
 }
+
+/// Real WARCs written by other tools (gowarc, jwarc, JWAT, NetarchiveSuite, pywb, wget, warcio),
+/// packaged (copied byte-exact) and audited with `--deep`: webaip reads as many records as
+/// `warcio check` does, and the records whose WARC digests it rejects are exactly those
+/// warcio rejects.
+#[test]
+fn deep_audit_agrees_with_warcio_check_on_corpus_warcs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let warcio = crate::util::oracle_python().with_file_name("warcio");
+    let mut inputs: Vec<_> = fs::read_dir(repo().join("../shared/corpus/warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(".warc"))
+        .collect();
+    inputs.sort();
+    assert!(inputs.len() >= 10);
+    let mut rejected = 0;
+    for input in &inputs {
+        let name = input.file_name().unwrap().to_string_lossy().into_owned();
+        let pkg = tmp.path().join(&name);
+        build(input, &pkg);
+        let (code, r) = audit_with(&pkg, &["--deep"]);
+
+        let o = Command::new(&warcio).args(["check", "-v"]).arg(input).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let (mut records, mut failed) = (0u64, std::collections::BTreeSet::new());
+        let mut at = 0u64;
+        for line in text.lines() {
+            if let Some(rest) = line.trim_start().strip_prefix("offset ") {
+                at = rest.split(' ').next().unwrap().parse().unwrap();
+                records += 1;
+            } else if line.contains("failed") || line.contains("unknown hash") {
+                failed.insert(at);
+            }
+        }
+        let ours: std::collections::BTreeSet<u64> = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "warc-digest" && f["severity"] == "error")
+            .map(|f| f["offset"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ours, failed, "{name}: digests webaip rejects vs warcio: {text}");
+        // warcio stops at a WARC compressed as one gzip stream (gowarc's); webaip reads on.
+        let warcio_gave_up = text.contains("non-chunked gzip")
+            || String::from_utf8_lossy(&o.stderr).contains("non-chunked gzip");
+        let read = r["records_read"].as_u64().unwrap();
+        if warcio_gave_up {
+            assert!(read > records, "{name}: {read} read, warcio {records}");
+        } else {
+            assert_eq!(read, records, "{name}");
+        }
+        let others: Vec<&serde_json::Value> = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error" && f["rule"] != "warc-digest")
+            .collect();
+        assert!(others.is_empty(), "{name}: {others:#?}");
+        assert_eq!(code, if failed.is_empty() { 0 } else { 1 }, "{name}");
+        rejected += failed.len();
+    }
+    assert!(rejected >= 4, "the corpus holds a file with bad digests");
+}

@@ -670,3 +670,31 @@ fn deep_audit_agrees_with_warcio_check_on_corpus_warcs() {
     }
     assert!(rejected >= 4, "the corpus holds a file with bad digests");
 }
+
+/// A PANDAS package keeps the harvested originals of the pages it rewrote (group `Original`):
+/// damage to an original is found and named, with or without --deep, as its own bytestream.
+#[test]
+fn a_damaged_original_of_a_transformed_page_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pandas");
+    build(&repo().join("samples/pandas/40123/20040517-1412"), &pkg);
+    let mets = fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let at = mets.find("<mets:fileGrp USE=\"Original\"").expect("an Original group");
+    let group = &mets[at..];
+    let first = &group[group.find("<mets:file ID=\"").unwrap() + 15..];
+    let container_id = &first[..first.find('"').unwrap()];
+    let original = href(&mets, container_id);
+    let record = format!("{container_id}-R000001");
+    let begin: u64 = file_attr(&mets, &record, "BEGIN").parse().unwrap();
+    let end: u64 = file_attr(&mets, &record, "END").parse().unwrap();
+    flip(&pkg.join(&original), (begin + end) / 2);
+    for mode in [&[][..], &["--deep"][..]] {
+        let (code, r) = audit_with(&pkg, mode);
+        assert_eq!(code, 1, "{mode:?}");
+        let found = findings(&r);
+        assert!(
+            found.iter().any(|f| f.contains(&format!("|{original}|{begin}|"))),
+            "{mode:?}: {found:#?}"
+        );
+    }
+}

@@ -3,6 +3,8 @@
 #   - xmllint (libxml2-utils): validates every METS against the official schemas; ClamAV
 #     (clamav-daemon, clamdscan), whose daemon the tests start with scripts/clamd-local.sh;
 #     and the build packages of scripts/setup-build-env.sh;
+#   - Garage (S3-compatible distributed object store), built with cargo when missing, and its
+#     3-node cluster on 127.0.0.1 (scripts/garage-cluster.sh), for the `webaip store` tests;
 #   - a Python venv in .venv/ with warcio (the independent WARC reader the tests compare
 #     against), xmlschema (the second validator of validate-mets) and warctools (a peer
 #     tool the benchmarks time).
@@ -26,4 +28,6 @@ if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema' 2>/dev/null
 fi
 .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema' >/dev/null
 command -v xmllint >/dev/null
-echo "setup: test environment ready (xmllint, .venv with warcio, xmlschema and warctools)" >&2
+# The store tests talk to a real Garage cluster (a first install builds it: ~10 min on 2 cores).
+bash scripts/garage-cluster.sh start >/dev/null
+echo "setup: test environment ready (xmllint, .venv with warcio, xmlschema and warctools, Garage cluster)" >&2

@@ -43,3 +43,4 @@ pub mod package;
 pub mod profile;
 pub mod sources;
 pub mod stages;
+pub mod store;

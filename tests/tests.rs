@@ -13,4 +13,5 @@ mod migrate_corpus;
 mod package;
 mod pandas;
 mod scan;
+mod store;
 mod warc_reader;

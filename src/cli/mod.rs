@@ -6,6 +6,7 @@ mod migrate;
 mod package;
 mod progress;
 mod scan;
+mod store;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Check a stored package: every listed file, checksum and byte range, and its METS.
     Audit(audit::AuditArgs),
+    /// Keep packages on several replicas: put, check, repair, get.
+    Store(store::StoreArgs),
 }
 
 /// Parses the command line, runs the command, returns the exit status.
@@ -52,6 +55,7 @@ pub fn main() -> i32 {
         Command::Package(args) => package::run(args),
         Command::Scan(args) => scan::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Store(args) => store::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,227 @@
+//! `webaip store`: put packages to every replica, check, repair and fetch them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use webaip::audit::AuditOptions;
+use webaip::store::config::StoreConfig;
+use webaip::store::{CopyOutcome, Store, StoreError};
+
+use super::{EXIT_ERROR, EXIT_FINDINGS};
+
+/// Arguments of `webaip store`.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The replica configuration (TOML; see README "Replicated storage").
+    #[arg(long, env = "WEBAIP_STORE_CONFIG")]
+    config: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    /// No progress bar.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// Audit packages, then write every file to every replica and verify every copy.
+    Put {
+        /// Package directories.
+        #[arg(required = true)]
+        packages: Vec<PathBuf>,
+        #[command(flatten)]
+        check: super::validate::MetsCheckArgs,
+    },
+    /// Which copies are missing, extra or of the wrong size (with --deep: wrong SHA-512).
+    Check {
+        /// Only this replica.
+        #[arg(long)]
+        replica: Option<String>,
+        /// Recompute the SHA-512 of every copy.
+        #[arg(long)]
+        deep: bool,
+    },
+    /// Re-establish missing and corrupt copies from copies that verify.
+    Repair {
+        /// Recompute every copy's SHA-512 first (else sizes, lists, and earlier findings).
+        #[arg(long)]
+        deep: bool,
+    },
+    /// Fetch a package (or one of its files) and verify it.
+    Get {
+        /// The package identifier (METS OBJID).
+        package: String,
+        /// One file of the package (package-relative path).
+        file: Option<String>,
+        /// Where to put it.
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Recreate the state database from what the replicas hold.
+    RebuildState,
+}
+
+/// Runs the command; returns the exit status (0 done and clean, 1 findings or an incomplete
+/// store, 2 refused or could not run).
+pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
+    let config = StoreConfig::load(&args.config)?;
+    let store = Store::open(&config)?;
+    let quiet = args.quiet || args.json;
+    match args.action {
+        Action::Put { packages, check } => {
+            let audit = AuditOptions { validate: check.options()?, deep: false };
+            let mut code = 0;
+            let mut reports = Vec::new();
+            for p in &packages {
+                let bar = super::progress::bytes_bar(0, quiet);
+                let total: u64 = walkdir::WalkDir::new(p)
+                    .into_iter()
+                    .filter_map(|e| e.ok()?.metadata().ok())
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+                    .sum();
+                bar.set_length(total * config.replicas.len() as u64);
+                let r = store.put(p, &audit, &|n| bar.inc(n));
+                bar.finish_and_clear();
+                match r {
+                    Ok(r) => {
+                        if !r.accepted {
+                            code = code.max(EXIT_FINDINGS);
+                        }
+                        if !args.json {
+                            let uploaded =
+                                r.copies.iter().filter(|c| c.status == "uploaded").count();
+                            let present = r.copies.iter().filter(|c| c.status == "present").count();
+                            print_failures(&r.copies);
+                            println!(
+                                "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{}",
+                                p.display(),
+                                r.package,
+                                if r.accepted { "ACCEPTED" } else { "INCOMPLETE" },
+                                r.files,
+                                r.bytes,
+                                if r.failed_replicas.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!("; failed on {}", r.failed_replicas.join(", "))
+                                }
+                            );
+                        }
+                        reports.push(serde_json::to_value(&r)?);
+                    }
+                    Err(e @ StoreError::Refused(_)) => {
+                        eprintln!("webaip: store put refused: {e}");
+                        code = EXIT_ERROR;
+                    }
+                    Err(e) => {
+                        eprintln!("webaip: store put: {}: {e}", p.display());
+                        code = EXIT_ERROR;
+                    }
+                }
+            }
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&reports)?);
+            }
+            Ok(code)
+        }
+        Action::Check { replica, deep } => {
+            let bar = super::progress::bytes_bar(0, quiet || !deep);
+            let r = store.check(replica.as_deref(), deep, &|n| {
+                bar.inc_length(n);
+                bar.inc(n)
+            })?;
+            bar.finish_and_clear();
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print_check(&r);
+            }
+            Ok(if r.clean { 0 } else { EXIT_FINDINGS })
+        }
+        Action::Repair { deep } => {
+            let r = store.repair(deep, &|_| {})?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print_check(&r.check);
+                for a in &r.actions {
+                    println!(
+                        "{}: {}: {} {}",
+                        a.replica,
+                        a.file,
+                        a.status,
+                        a.message.as_deref().unwrap_or_default()
+                    );
+                }
+                println!(
+                    "repair: {} copies acted on; {}",
+                    r.actions.len(),
+                    if r.repaired { "all re-established" } else { "SOME COULD NOT BE REPAIRED" }
+                );
+            }
+            Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
+        }
+        Action::Get { package, file, to } => {
+            let r = store.get(&package, file.as_deref(), &to)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                for c in &r {
+                    let note = c.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+                    println!("{}: verified, from {}{note}", c.file, c.replica);
+                }
+            }
+            Ok(0)
+        }
+        Action::RebuildState => {
+            let found = store.rebuild_state()?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&found)?);
+            } else {
+                println!("state rebuilt: {} package(s)", found.len());
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn print_failures(copies: &[CopyOutcome]) {
+    for c in copies.iter().filter(|c| c.status == "failed") {
+        println!("{}: {}: FAILED {}", c.replica, c.file, c.message.as_deref().unwrap_or_default());
+    }
+}
+
+fn print_check(r: &webaip::store::CheckReport) {
+    for rep in &r.replicas {
+        for (what, list) in [
+            ("missing", &rep.missing),
+            ("corrupt", &rep.corrupt),
+            ("extra", &rep.extra),
+            ("error", &rep.errors),
+        ] {
+            for k in list {
+                println!("{}: {what}: {k}", rep.replica);
+            }
+        }
+        println!(
+            "{}: {} copies expected, {} missing, {} corrupt, {} extra, {} unreadable{}",
+            rep.replica,
+            rep.expected,
+            rep.missing.len(),
+            rep.corrupt.len(),
+            rep.extra.len(),
+            rep.errors.len(),
+            if r.deep { format!(", {} verified by SHA-512", rep.verified) } else { String::new() }
+        );
+    }
+    println!(
+        "check{}: {} package(s): {}",
+        if r.deep { " --deep" } else { "" },
+        r.packages,
+        if r.clean { "CLEAN" } else { "PROBLEMS FOUND" }
+    );
+}

@@ -1,0 +1,871 @@
+//! Replicated bit preservation (`webaip store`): packages are put to every replica of a
+//! configuration (file system roots, S3-compatible buckets), checked, repaired and fetched.
+//!
+//! The rules, after NetarchiveSuite's bit archive:
+//! - a store is *accepted* only when every replica holds every file of the package and each
+//!   copy verifies against the package's SHA-512 (read back, or HEAD of the size and recorded
+//!   SHA-512 after a server-verified upload);
+//! - write-once: an existing copy with other content is never overwritten; the same content
+//!   again is a no-op;
+//! - a missing or corrupt copy is re-established only from a copy that verifies, and a copy
+//!   that verifies is never touched.
+//!
+//! The package identifier is the METS `OBJID`; [`config::package_dir`] says where a package
+//! lives inside a replica. The state database ([`state`]) records what was seen and is
+//! rebuilt from the replicas on demand.
+
+pub mod config;
+pub mod replica;
+pub mod s3;
+pub mod state;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha512};
+
+use crate::audit::{AuditOptions, MANIFEST, METS, audit_package};
+use crate::formats::digest::hex;
+use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
+use replica::{FsReplica, HashingFile, Replica};
+use state::{FileRecord, State};
+
+/// What can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The configuration cannot be used.
+    #[error("store configuration: {0}")]
+    Config(String),
+    /// The state database cannot be used.
+    #[error("state database: {0}")]
+    State(String),
+    /// A replica failed an operation.
+    #[error("replica {replica}: {key}: {message}")]
+    Replica {
+        /// The replica.
+        replica: String,
+        /// The object key.
+        key: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Write-once: the object exists.
+    #[error("replica {replica}: {key} exists; not overwritten")]
+    Exists {
+        /// The replica.
+        replica: String,
+        /// The object key.
+        key: String,
+    },
+    /// The package cannot be stored (damaged, unreadable, or another package under its name).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The store: its replicas and state.
+pub struct Store {
+    replicas: Vec<Box<dyn Replica>>,
+    state: Mutex<State>,
+    pool: rayon::ThreadPool,
+}
+
+/// What happened to one copy.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopyOutcome {
+    /// The replica.
+    pub replica: String,
+    /// The package-relative file.
+    pub file: String,
+    /// `uploaded`, `present` (same content already there), `failed`, `missing`, `corrupt`,
+    /// `extra`, `verified`, `restored`, `replaced`, `unrepairable`.
+    pub status: String,
+    /// Details (what failed, where a repair came from).
+    pub message: Option<String>,
+}
+
+/// The result of `store put`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PutReport {
+    /// The package identifier (METS OBJID).
+    pub package: String,
+    /// Its directory inside every replica.
+    pub dir: String,
+    /// True only when every copy on every replica verified.
+    pub accepted: bool,
+    /// Files of the package.
+    pub files: u64,
+    /// Bytes of the package.
+    pub bytes: u64,
+    /// Every copy's outcome.
+    pub copies: Vec<CopyOutcome>,
+    /// Replicas that did not verify every file.
+    pub failed_replicas: Vec<String>,
+}
+
+/// The result of `store check` for one replica.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReplicaCheck {
+    /// The replica.
+    pub replica: String,
+    /// Copies expected.
+    pub expected: u64,
+    /// Copies whose SHA-512 was recomputed (`--deep`) and matched.
+    pub verified: u64,
+    /// Copies absent.
+    pub missing: Vec<String>,
+    /// Copies of the wrong size or (deep) the wrong SHA-512.
+    pub corrupt: Vec<String>,
+    /// Objects in a package directory that no package file accounts for.
+    pub extra: Vec<String>,
+    /// Copies that could not be read (replica unreachable...).
+    pub errors: Vec<String>,
+}
+
+/// The result of `store check`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// True when checksums were recomputed.
+    pub deep: bool,
+    /// Packages checked.
+    pub packages: u64,
+    /// Per replica.
+    pub replicas: Vec<ReplicaCheck>,
+    /// True when nothing is missing, corrupt, extra or unreadable.
+    pub clean: bool,
+}
+
+/// The result of `store repair`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepairReport {
+    /// The check that found what to repair.
+    pub check: CheckReport,
+    /// What was done to each bad copy.
+    pub actions: Vec<CopyOutcome>,
+    /// True when every bad copy was re-established.
+    pub repaired: bool,
+}
+
+/// A replica's listing of one package directory: key -> size.
+type Listing = Result<BTreeMap<String, u64>, StoreError>;
+/// A copy read through SHA-512: (length, hex digest).
+type Hashed = Result<(u64, String), StoreError>;
+
+/// What a check learned of one copy: (identifier, path, replica, file-list status, checksum
+/// status, why).
+type CopyStatus = (String, String, String, &'static str, &'static str, Option<String>);
+
+/// One package file to store or check.
+#[derive(Debug, Clone)]
+struct PackageFile {
+    rel: String,
+    size: u64,
+    sha512: String,
+}
+
+impl Store {
+    /// Opens the replicas and state database of a configuration.
+    pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+        let mut replicas: Vec<Box<dyn Replica>> = Vec::new();
+        for r in &config.replicas {
+            replicas.push(match &r.kind {
+                ReplicaKind::Fs { root } => Box::new(FsReplica::new(&r.name, root)),
+                ReplicaKind::S3 {
+                    endpoints,
+                    bucket,
+                    region,
+                    access_key_env,
+                    secret_key_env,
+                    prefix,
+                } => Box::new(s3::S3Replica::new(
+                    &r.name,
+                    endpoints,
+                    bucket,
+                    region,
+                    (access_key_env, secret_key_env),
+                    prefix,
+                )?),
+            });
+        }
+        let state = State::open(&config.state)?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(config.transfers)
+            .thread_name(|i| format!("webaip-transfer-{i}"))
+            .build()
+            .map_err(|e| StoreError::Config(e.to_string()))?;
+        Ok(Store { replicas, state: Mutex::new(state), pool })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn replica(&self, name: &str) -> Result<&dyn Replica, StoreError> {
+        self.replicas
+            .iter()
+            .find(|r| r.name() == name)
+            .map(|r| r.as_ref())
+            .ok_or_else(|| StoreError::Config(format!("no replica named {name:?}")))
+    }
+
+    /// Audits the package in `dir` (a damaged one is refused), then writes every file to every
+    /// replica and verifies every copy. `progress` hears of bytes transferred.
+    pub fn put(
+        &self,
+        dir: &Path,
+        audit: &AuditOptions,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<PutReport, StoreError> {
+        let report = audit_package(dir, audit, &|_| {}).map_err(|e| {
+            StoreError::Refused(format!("{}: cannot be audited: {e}", dir.display()))
+        })?;
+        if !report.intact {
+            let errors = report.findings.len()
+                + report
+                    .validation
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity == crate::mets::validate::Severity::Error)
+                    .count();
+            return Err(StoreError::Refused(format!(
+                "{}: the audit found the package damaged ({errors} finding(s); run `webaip audit`); not stored",
+                dir.display()
+            )));
+        }
+        let identifier = package_identifier(&dir.join(METS))?;
+        let files = package_files(dir)?;
+        let pdir = package_dir(&identifier);
+        let records: Vec<FileRecord> = files
+            .iter()
+            .map(|f| FileRecord { path: f.rel.clone(), size: f.size, sha512: f.sha512.clone() })
+            .collect();
+        {
+            let mut st = self.state();
+            if let Some(known) = st.package_files(&identifier)?
+                && known != records
+            {
+                return Err(StoreError::Refused(format!(
+                    "another package with identifier {identifier} is already stored (its files differ); not stored"
+                )));
+            }
+            st.record_package(&identifier, &pdir, &records)?;
+        }
+        let jobs: Vec<(&dyn Replica, &PackageFile)> =
+            self.replicas.iter().flat_map(|r| files.iter().map(move |f| (r.as_ref(), f))).collect();
+        let copies: Vec<CopyOutcome> = self.pool.install(|| {
+            jobs.par_iter()
+                .map(|(r, f)| {
+                    let key = format!("{pdir}/{}", f.rel);
+                    let (status, message) = match put_copy(*r, &key, &dir.join(&f.rel), f) {
+                        Ok(s) => (s, None),
+                        Err(e) => ("failed".to_string(), Some(e.to_string())),
+                    };
+                    progress(f.size);
+                    CopyOutcome { replica: r.name().into(), file: f.rel.clone(), status, message }
+                })
+                .collect()
+        });
+        let mut failed: BTreeSet<String> = BTreeSet::new();
+        {
+            let mut st = self.state();
+            for c in &copies {
+                let ok = c.status != "failed";
+                if !ok {
+                    failed.insert(c.replica.clone());
+                }
+                st.record_copy(
+                    &identifier,
+                    &c.file,
+                    &c.replica,
+                    Some(if ok { "uploaded" } else { "failed" }),
+                    if ok { "ok" } else { "unknown" },
+                    if ok { "ok" } else { "unknown" },
+                    c.message.as_deref(),
+                )?;
+            }
+            st.set_accepted(&identifier, failed.is_empty())?;
+        }
+        Ok(PutReport {
+            package: identifier,
+            dir: pdir,
+            accepted: failed.is_empty(),
+            files: files.len() as u64,
+            bytes: files.iter().map(|f| f.size).sum(),
+            copies,
+            failed_replicas: failed.into_iter().collect(),
+        })
+    }
+
+    /// Checks every recorded package on every replica (or `only` one): which copies are
+    /// missing or extra, of the wrong size, and with `deep` of the wrong SHA-512.
+    pub fn check(
+        &self,
+        only: Option<&str>,
+        deep: bool,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<CheckReport, StoreError> {
+        if let Some(name) = only {
+            self.replica(name)?;
+        }
+        let packages = self.state().packages()?;
+        let mut expected: Vec<(String, String, Vec<FileRecord>)> = Vec::new();
+        for (id, dir) in packages {
+            let files = self.state().package_files(&id)?.unwrap_or_default();
+            expected.push((id, dir, files));
+        }
+        let replicas: Vec<&dyn Replica> = self
+            .replicas
+            .iter()
+            .map(|r| r.as_ref())
+            .filter(|r| only.is_none_or(|n| n == r.name()))
+            .collect();
+        // Listing: one task per package and replica.
+        let listings: Vec<(usize, usize, Listing)> = self.pool.install(|| {
+            (0..replicas.len())
+                .flat_map(|r| (0..expected.len()).map(move |p| (r, p)))
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|(r, p)| {
+                    let l = replicas[r].list(&expected[p].1).map(|v| v.into_iter().collect());
+                    (r, p, l)
+                })
+                .collect()
+        });
+        let mut reports: Vec<ReplicaCheck> = replicas
+            .iter()
+            .map(|r| ReplicaCheck { replica: r.name().into(), ..ReplicaCheck::default() })
+            .collect();
+        // Copies present with the right size, to hash with --deep.
+        let mut to_hash: Vec<(usize, usize, usize)> = Vec::new();
+        let mut statuses: Vec<CopyStatus> = Vec::new();
+        for (r, p, listing) in listings {
+            let (id, dir, files) = &expected[p];
+            let rep = &mut reports[r];
+            let name = replicas[r].name().to_string();
+            let listing = match listing {
+                Ok(l) => l,
+                Err(e) => {
+                    rep.errors.push(format!("{dir}: {e}"));
+                    continue;
+                }
+            };
+            let mut known = BTreeSet::new();
+            for (k, f) in files.iter().enumerate() {
+                rep.expected += 1;
+                let key = format!("{dir}/{}", f.path);
+                known.insert(key.clone());
+                match listing.get(&key) {
+                    None => {
+                        rep.missing.push(key);
+                        statuses.push((
+                            id.clone(),
+                            f.path.clone(),
+                            name.clone(),
+                            "missing",
+                            "unknown",
+                            None,
+                        ));
+                    }
+                    Some(&size) if size != f.size => {
+                        let why = format!("{size} bytes; expected {}", f.size);
+                        rep.corrupt.push(format!("{key} ({why})"));
+                        statuses.push((
+                            id.clone(),
+                            f.path.clone(),
+                            name.clone(),
+                            "ok",
+                            "corrupt",
+                            Some(why),
+                        ));
+                    }
+                    Some(_) if deep => to_hash.push((r, p, k)),
+                    Some(_) => {
+                        statuses.push((
+                            id.clone(),
+                            f.path.clone(),
+                            name.clone(),
+                            "ok",
+                            "unknown",
+                            None,
+                        ));
+                    }
+                }
+            }
+            for k in listing.keys().filter(|k| !known.contains(*k)) {
+                rep.extra.push(k.clone());
+            }
+        }
+        let hashed: Vec<(usize, usize, usize, Hashed)> = self.pool.install(|| {
+            to_hash
+                .par_iter()
+                .map(|&(r, p, k)| {
+                    let f = &expected[p].2[k];
+                    let key = format!("{}/{}", expected[p].1, f.path);
+                    let got = hash_copy(replicas[r], &key);
+                    progress(f.size);
+                    (r, p, k, got)
+                })
+                .collect()
+        });
+        for (r, p, k, got) in hashed {
+            let (id, dir, files) = &expected[p];
+            let f = &files[k];
+            let key = format!("{dir}/{}", f.path);
+            let name = replicas[r].name().to_string();
+            let rep = &mut reports[r];
+            match got {
+                Ok((_, sha)) if sha == f.sha512 => {
+                    rep.verified += 1;
+                    statuses.push((id.clone(), f.path.clone(), name, "ok", "ok", None));
+                }
+                Ok((_, sha)) => {
+                    let why = format!("SHA-512 {sha}; expected {}", f.sha512);
+                    rep.corrupt.push(format!("{key} ({why})"));
+                    statuses.push((id.clone(), f.path.clone(), name, "ok", "corrupt", Some(why)));
+                }
+                Err(e) => rep.errors.push(format!("{key}: {e}")),
+            }
+        }
+        {
+            let mut st = self.state();
+            for (id, path, replica, list, sum, why) in &statuses {
+                st.record_copy(id, path, replica, None, list, sum, why.as_deref())?;
+            }
+        }
+        let clean = reports.iter().all(|r| {
+            r.missing.is_empty()
+                && r.corrupt.is_empty()
+                && r.extra.is_empty()
+                && r.errors.is_empty()
+        });
+        Ok(CheckReport { deep, packages: expected.len() as u64, replicas: reports, clean })
+    }
+
+    /// Checks (with `deep`, every checksum; else the file lists and sizes, plus a fresh hash of
+    /// every copy an earlier check found corrupt), then re-establishes every missing or corrupt
+    /// copy from a replica whose copy verifies.
+    pub fn repair(
+        &self,
+        deep: bool,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<RepairReport, StoreError> {
+        // Copies an earlier deep check found corrupt stay suspects until proven otherwise.
+        let mut suspects: BTreeSet<(String, String, String)> = BTreeSet::new();
+        for r in &self.replicas {
+            for (id, path, sum) in self.state().bad_copies(r.name())? {
+                if sum == "corrupt" {
+                    suspects.insert((r.name().to_string(), id, path));
+                }
+            }
+        }
+        let check = self.check(None, deep, progress)?;
+        let mut bad: Vec<(String, String, String)> = Vec::new(); // (replica, identifier, path)
+        let packages = self.state().packages()?;
+        let id_of = |key: &str| -> Option<(String, String)> {
+            packages.iter().find_map(|(id, dir)| {
+                key.strip_prefix(&format!("{dir}/")).map(|rest| {
+                    let path = rest.split(" (").next().unwrap_or(rest).to_string();
+                    (id.clone(), path)
+                })
+            })
+        };
+        for rep in &check.replicas {
+            for key in rep.missing.iter().chain(&rep.corrupt) {
+                if let Some((id, path)) = id_of(key) {
+                    bad.push((rep.replica.clone(), id, path));
+                }
+            }
+        }
+        for (replica, id, path) in suspects {
+            if !bad.iter().any(|b| b.0 == replica && b.1 == id && b.2 == path) {
+                let dir = package_dir(&id);
+                let expected = self.expected_sha(&id, &path)?;
+                let copy = hash_copy(self.replica(&replica)?, &format!("{dir}/{path}"));
+                if !matches!(copy, Ok((_, ref sha)) if *sha == expected) {
+                    bad.push((replica, id, path));
+                }
+            }
+        }
+        let actions: Vec<CopyOutcome> = self.pool.install(|| {
+            bad.par_iter()
+                .map(|(replica, id, path)| {
+                    let (status, message) = match self.repair_copy(replica, id, path) {
+                        Ok((s, m)) => (s, Some(m)),
+                        Err(e) => ("unrepairable".to_string(), Some(e.to_string())),
+                    };
+                    CopyOutcome { replica: replica.clone(), file: path.clone(), status, message }
+                })
+                .collect()
+        });
+        {
+            let mut st = self.state();
+            for a in actions.iter().filter(|a| a.status != "unrepairable") {
+                let id = bad
+                    .iter()
+                    .find(|b| b.0 == a.replica && b.2 == a.file)
+                    .map(|b| b.1.clone())
+                    .unwrap_or_default();
+                st.record_copy(
+                    &id,
+                    &a.file,
+                    &a.replica,
+                    Some("uploaded"),
+                    "ok",
+                    "ok",
+                    a.message.as_deref(),
+                )?;
+            }
+        }
+        let repaired = actions.iter().all(|a| a.status != "unrepairable");
+        Ok(RepairReport { check, actions, repaired })
+    }
+
+    fn expected_sha(&self, identifier: &str, path: &str) -> Result<String, StoreError> {
+        self.state()
+            .package_files(identifier)?
+            .and_then(|fs| fs.into_iter().find(|f| f.path == path))
+            .map(|f| f.sha512)
+            .ok_or_else(|| StoreError::Refused(format!("{identifier}: {path} is not recorded")))
+    }
+
+    /// Re-establishes one copy from the first other replica whose copy verifies.
+    fn repair_copy(
+        &self,
+        target: &str,
+        identifier: &str,
+        path: &str,
+    ) -> Result<(String, String), StoreError> {
+        let files = self.state().package_files(identifier)?.unwrap_or_default();
+        let f = files
+            .iter()
+            .find(|f| f.path == path)
+            .ok_or_else(|| StoreError::Refused(format!("{identifier}: {path} is not recorded")))?;
+        let key = format!("{}/{path}", package_dir(identifier));
+        let to = self.replica(target)?;
+        let tmp = tempfile::tempdir().map_err(|e| StoreError::State(e.to_string()))?;
+        let local = tmp.path().join("copy");
+        let mut rejected = Vec::new();
+        for source in self.replicas.iter().filter(|r| r.name() != target) {
+            match fetch_verified(source.as_ref(), &key, &local, &f.sha512) {
+                Ok(()) => {
+                    let (status, write) = match to.stat(&key)? {
+                        None => ("restored", to.create(&key, &local, f.size, &f.sha512)),
+                        // Only a copy proven bad is replaced: check it once more right here.
+                        Some(_) => match hash_copy(to, &key) {
+                            Ok((_, sha)) if sha == f.sha512 => {
+                                return Ok((
+                                    "verified".into(),
+                                    "the copy verifies now; left untouched".into(),
+                                ));
+                            }
+                            _ => ("replaced", to.replace(&key, &local, f.size, &f.sha512)),
+                        },
+                    };
+                    write?;
+                    verify_copy(to, &key, &PackageFile::from(f))?;
+                    return Ok((status.into(), format!("from replica {}", source.name())));
+                }
+                Err(e) => rejected.push(format!("{}: {e}", source.name())),
+            }
+        }
+        Err(StoreError::Refused(format!(
+            "no replica holds a copy that verifies ({})",
+            rejected.join("; ")
+        )))
+    }
+
+    /// Fetches a package (or one `file` of it) into `to`, verifying every file against the
+    /// recorded SHA-512 and taking each from the first replica whose copy verifies.
+    pub fn get(
+        &self,
+        identifier: &str,
+        file: Option<&str>,
+        to: &Path,
+    ) -> Result<Vec<CopyOutcome>, StoreError> {
+        let files = self.state().package_files(identifier)?.ok_or_else(|| {
+            StoreError::Refused(format!(
+                "{identifier} is not in the state database (try `webaip store rebuild-state`)"
+            ))
+        })?;
+        let wanted: Vec<&FileRecord> =
+            files.iter().filter(|f| file.is_none_or(|w| w == f.path)).collect();
+        if wanted.is_empty() {
+            return Err(StoreError::Refused(format!("{identifier} has no file {file:?}")));
+        }
+        let dir = package_dir(identifier);
+        let out: Vec<Result<CopyOutcome, StoreError>> = self.pool.install(|| {
+            wanted
+                .par_iter()
+                .map(|f| {
+                    let dest = to.join(&f.path);
+                    if let Some(d) = dest.parent() {
+                        std::fs::create_dir_all(d)
+                            .map_err(|e| StoreError::Refused(format!("{}: {e}", d.display())))?;
+                    }
+                    let tmp = dest.with_file_name(format!(
+                        ".{}.part",
+                        dest.file_name().unwrap_or_default().to_string_lossy()
+                    ));
+                    let key = format!("{dir}/{}", f.path);
+                    let mut rejected = Vec::new();
+                    for r in &self.replicas {
+                        match fetch_verified(r.as_ref(), &key, &tmp, &f.sha512) {
+                            Ok(()) => {
+                                std::fs::rename(&tmp, &dest).map_err(|e| {
+                                    StoreError::Refused(format!("{}: {e}", dest.display()))
+                                })?;
+                                return Ok(CopyOutcome {
+                                    replica: r.name().into(),
+                                    file: f.path.clone(),
+                                    status: "verified".into(),
+                                    message: (!rejected.is_empty())
+                                        .then(|| format!("rejected: {}", rejected.join("; "))),
+                                });
+                            }
+                            Err(e) => rejected.push(format!("{}: {e}", r.name())),
+                        }
+                    }
+                    let _ = std::fs::remove_file(&tmp);
+                    Err(StoreError::Refused(format!(
+                        "{}: no replica holds a copy that verifies ({})",
+                        f.path,
+                        rejected.join("; ")
+                    )))
+                })
+                .collect()
+        });
+        out.into_iter().collect()
+    }
+
+    /// Recreates the state database's records from what the replicas hold: every package
+    /// directory, its manifest (the copy most replicas agree on) and which copies are there.
+    /// Returns the packages found.
+    pub fn rebuild_state(&self) -> Result<Vec<String>, StoreError> {
+        let mut dirs: BTreeSet<String> = BTreeSet::new();
+        for r in &self.replicas {
+            dirs.extend(r.packages()?);
+        }
+        let mut found = Vec::new();
+        for dir in dirs {
+            let Some(identifier) = dir.split_once('/').and_then(|(_, n)| unsafe_name(n)) else {
+                continue;
+            };
+            if package_dir(&identifier) != dir {
+                continue; // not a package directory of this layout
+            }
+            // The manifest most replicas hold (byte-identical).
+            let mut manifests: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
+            for r in &self.replicas {
+                let mut bytes = Vec::new();
+                let got = r.read(&format!("{dir}/{MANIFEST}"), &mut |c| {
+                    bytes.extend_from_slice(c);
+                    Ok(())
+                });
+                if got.is_ok() {
+                    *manifests.entry(bytes).or_default() += 1;
+                }
+            }
+            let Some((manifest, _)) = manifests.into_iter().max_by_key(|(_, n)| *n) else {
+                continue;
+            };
+            let mut listings = Vec::new();
+            for r in &self.replicas {
+                let l: BTreeMap<String, u64> =
+                    r.list(&dir).map(|v| v.into_iter().collect()).unwrap_or_default();
+                listings.push((r.name().to_string(), l));
+            }
+            let mut records = vec![FileRecord {
+                path: MANIFEST.into(),
+                size: manifest.len() as u64,
+                sha512: hex(&Sha512::digest(&manifest)),
+            }];
+            for line in String::from_utf8_lossy(&manifest).lines() {
+                let Some((sum, rel)) = line.split_once("  ") else { continue };
+                let key = format!("{dir}/{rel}");
+                // The size most replicas list.
+                let mut sizes: BTreeMap<u64, usize> = BTreeMap::new();
+                for (_, l) in &listings {
+                    if let Some(&s) = l.get(&key) {
+                        *sizes.entry(s).or_default() += 1;
+                    }
+                }
+                let size = sizes.into_iter().max_by_key(|(_, n)| *n).map(|(s, _)| s).unwrap_or(0);
+                records.push(FileRecord {
+                    path: rel.into(),
+                    size,
+                    sha512: sum.to_ascii_lowercase(),
+                });
+            }
+            records.sort_by(|a, b| a.path.cmp(&b.path));
+            let mut st = self.state();
+            st.record_package(&identifier, &dir, &records)?;
+            let mut complete = true;
+            for f in &records {
+                for (name, l) in &listings {
+                    let present = l.get(&format!("{dir}/{}", f.path)) == Some(&f.size);
+                    complete &= present;
+                    let list = if present { "ok" } else { "missing" };
+                    st.record_copy(&identifier, &f.path, name, None, list, "unknown", None)?;
+                }
+            }
+            // Accepted again only when every replica lists every file at its size.
+            st.set_accepted(&identifier, complete)?;
+            found.push(identifier);
+        }
+        Ok(found)
+    }
+
+    /// When the package was accepted (`None`: never, or not since its last failed put).
+    pub fn accepted_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
+        self.state().accepted_at(identifier)
+    }
+}
+
+/// Puts one copy: a no-op when the same content is there, a refusal when other content is,
+/// else an upload that is then verified. Returns `uploaded` or `present`.
+fn put_copy(
+    r: &dyn Replica,
+    key: &str,
+    source: &Path,
+    f: &PackageFile,
+) -> Result<String, StoreError> {
+    if let Some(existing) = r.stat(key)? {
+        let same = existing.size == f.size
+            && match &existing.sha512 {
+                Some(s) => *s == f.sha512,
+                None => hash_copy(r, key)?.1 == f.sha512,
+            };
+        if same {
+            return Ok("present".into());
+        }
+        return Err(StoreError::Refused(format!(
+            "replica {}: {key} exists with other content; not overwritten",
+            r.name()
+        )));
+    }
+    r.create(key, source, f.size, &f.sha512)?;
+    verify_copy(r, key, f)?;
+    Ok("uploaded".into())
+}
+
+/// Verifies a copy just written: an object store by HEAD (its upload was checksummed by the
+/// server; the size and the SHA-512 recorded with it must be the package's), a file system by
+/// reading it back.
+fn verify_copy(r: &dyn Replica, key: &str, f: &PackageFile) -> Result<(), StoreError> {
+    let fail =
+        |m: String| StoreError::Replica { replica: r.name().into(), key: key.into(), message: m };
+    let Some(s) = r.stat(key)? else {
+        return Err(fail("the copy is not there after writing it".into()));
+    };
+    if s.size != f.size {
+        return Err(fail(format!("the copy has {} bytes; expected {}", s.size, f.size)));
+    }
+    let sha = match s.sha512 {
+        Some(sha) => sha,
+        None => hash_copy(r, key)?.1,
+    };
+    if sha != f.sha512 {
+        return Err(fail(format!("the copy's SHA-512 is {sha}; expected {}", f.sha512)));
+    }
+    Ok(())
+}
+
+impl From<&FileRecord> for PackageFile {
+    fn from(f: &FileRecord) -> Self {
+        PackageFile { rel: f.path.clone(), size: f.size, sha512: f.sha512.clone() }
+    }
+}
+
+/// Reads a copy through SHA-512: (length, hex digest).
+fn hash_copy(r: &dyn Replica, key: &str) -> Result<(u64, String), StoreError> {
+    let mut h = Sha512::new();
+    let n = r.read(key, &mut |c| {
+        h.update(c);
+        Ok(())
+    })?;
+    Ok((n, hex(&h.finalize())))
+}
+
+/// Fetches a copy to `local` and keeps it only if its SHA-512 is `sha512`.
+fn fetch_verified(
+    r: &dyn Replica,
+    key: &str,
+    local: &Path,
+    sha512: &str,
+) -> Result<(), StoreError> {
+    let io_err = |e: io::Error| StoreError::Replica {
+        replica: r.name().into(),
+        key: key.into(),
+        message: format!("{}: {e}", local.display()),
+    };
+    let mut out = HashingFile::create(local).map_err(io_err)?;
+    r.read(key, &mut |c| out.write(c))?;
+    let (_, sha) = out.finish().map_err(io_err)?;
+    if sha != sha512 {
+        let _ = std::fs::remove_file(local);
+        return Err(StoreError::Replica {
+            replica: r.name().into(),
+            key: key.into(),
+            message: format!("the copy's SHA-512 is {sha}; expected {sha512}"),
+        });
+    }
+    Ok(())
+}
+
+/// The METS `OBJID`: the package identifier.
+pub fn package_identifier(mets: &Path) -> Result<String, StoreError> {
+    let bad = |m: String| StoreError::Refused(format!("{}: {m}", mets.display()));
+    let file = std::fs::File::open(mets).map_err(|e| bad(e.to_string()))?;
+    let mut reader = quick_xml::Reader::from_reader(io::BufReader::new(file));
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf).map_err(|e| bad(e.to_string()))? {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+                let (_, attrs) = crate::mets::validate::element_parts(&e);
+                return attrs
+                    .into_iter()
+                    .find(|(k, _)| k == "OBJID")
+                    .map(|(_, v)| v)
+                    .filter(|v| !v.trim().is_empty())
+                    .ok_or_else(|| bad("the root element has no OBJID".into()));
+            }
+            quick_xml::events::Event::Eof => return Err(bad("no root element".into())),
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+/// The package's files: every manifest line, and the manifest itself.
+fn package_files(dir: &Path) -> Result<Vec<PackageFile>, StoreError> {
+    let manifest = dir.join(MANIFEST);
+    let bad = |m: String| StoreError::Refused(format!("{}: {m}", manifest.display()));
+    let bytes = std::fs::read(&manifest).map_err(|e| bad(e.to_string()))?;
+    let mut files = vec![PackageFile {
+        rel: MANIFEST.into(),
+        size: bytes.len() as u64,
+        sha512: hex(&Sha512::digest(&bytes)),
+    }];
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        let Some((sum, rel)) = line.split_once("  ") else {
+            return Err(bad(format!("line {line:?} is not \"<sha512>  <path>\"")));
+        };
+        let size = std::fs::metadata(dir.join(rel)).map_err(|e| bad(format!("{rel}: {e}")))?.len();
+        files.push(PackageFile { rel: rel.into(), size, sha512: sum.to_ascii_lowercase() });
+    }
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(files)
+}
+
+/// Where a package file lives in a replica (for reports and tests).
+pub fn copy_key(identifier: &str, rel: &str) -> String {
+    format!("{}/{rel}", package_dir(identifier))
+}
+
+/// A package directory as a path below a file system replica's root.
+pub fn fs_copy_path(root: &Path, identifier: &str, rel: &str) -> PathBuf {
+    root.join(copy_key(identifier, rel))
+}

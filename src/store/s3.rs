@@ -1,0 +1,284 @@
+//! A replica in a bucket of an S3-compatible object store (Garage, MinIO, AWS), through
+//! `object_store`.
+//!
+//! Every PUT carries `x-amz-checksum-sha256` (per part for multipart uploads), which the server
+//! verifies over the bytes it receives and refuses on mismatch; the package's SHA-512 travels
+//! as object metadata (`x-amz-meta-sha512`) so a HEAD tells what the object should hold.
+//! Garage ignores `If-None-Match`, so write-once is enforced by looking before writing.
+//! Several endpoints of the same store are tried in order, so a node that is down is passed
+//! over.
+
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use object_store::aws::{AmazonS3, AmazonS3Builder, Checksum};
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    Attribute, Attributes, ClientOptions, GetOptions, ObjectStore, ObjectStoreExt,
+    PutMultipartOptions, PutOptions, PutPayload, RetryConfig, WriteMultipart,
+};
+
+use super::StoreError;
+use super::replica::{Replica, StoredObject};
+
+/// Files up to this size go in one PUT; larger ones in parts of this size (each part is held in
+/// memory while it is sent, so memory is bounded by parts in flight, not file size).
+const PART: usize = 8 << 20;
+/// Parts of one file in flight.
+const PARTS_IN_FLIGHT: usize = 2;
+/// The metadata key of the SHA-512.
+const SHA512_META: &str = "sha512";
+
+/// One runtime for every S3 replica: requests are driven from the caller's thread.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime")
+    })
+}
+
+/// A replica in a bucket.
+pub struct S3Replica {
+    name: String,
+    prefix: String,
+    /// (endpoint, client) in the order they are tried.
+    stores: Vec<(String, Arc<AmazonS3>)>,
+}
+
+impl S3Replica {
+    /// A replica on `bucket`, reached through `endpoints`, with credentials from the
+    /// environment variables named.
+    pub fn new(
+        name: &str,
+        endpoints: &[String],
+        bucket: &str,
+        region: &str,
+        (access_env, secret_env): (&str, &str),
+        prefix: &str,
+    ) -> Result<Self, StoreError> {
+        let var = |v: &str| {
+            std::env::var(v).map_err(|_| {
+                StoreError::Config(format!("replica {name}: environment variable {v} is not set"))
+            })
+        };
+        let (key, secret) = (var(access_env)?, var(secret_env)?);
+        if endpoints.is_empty() {
+            return Err(StoreError::Config(format!("replica {name}: no endpoints")));
+        }
+        let mut stores = Vec::new();
+        for endpoint in endpoints {
+            let s3 = AmazonS3Builder::new()
+                .with_endpoint(endpoint)
+                .with_region(region)
+                .with_bucket_name(bucket)
+                .with_access_key_id(&key)
+                .with_secret_access_key(&secret)
+                .with_virtual_hosted_style_request(false)
+                .with_checksum_algorithm(Checksum::SHA256)
+                // NB: client options replace the builder's, allow_http included.
+                .with_client_options(
+                    ClientOptions::new()
+                        .with_allow_http(endpoint.starts_with("http://"))
+                        .with_connect_timeout(Duration::from_secs(3))
+                        .with_timeout(Duration::from_secs(120)),
+                )
+                .with_retry(RetryConfig {
+                    max_retries: 2,
+                    retry_timeout: Duration::from_secs(15),
+                    ..RetryConfig::default()
+                })
+                .build()
+                .map_err(|e| StoreError::Config(format!("replica {name} ({endpoint}): {e}")))?;
+            stores.push((endpoint.clone(), Arc::new(s3)));
+        }
+        Ok(S3Replica { name: name.into(), prefix: prefix.into(), stores })
+    }
+
+    fn path(&self, key: &str) -> ObjectPath {
+        ObjectPath::from(format!("{}{key}", self.prefix))
+    }
+
+    fn err(&self, key: &str, message: String) -> StoreError {
+        StoreError::Replica { replica: self.name.clone(), key: key.into(), message }
+    }
+
+    /// Runs `op` against each endpoint in turn until one answers; "not found" is an answer.
+    fn each<T, F, Fut>(&self, key: &str, op: F) -> Result<T, StoreError>
+    where
+        F: Fn(Arc<AmazonS3>) -> Fut,
+        Fut: Future<Output = Result<T, object_store::Error>>,
+    {
+        let mut failures = Vec::new();
+        for (endpoint, store) in &self.stores {
+            match runtime().block_on(op(store.clone())) {
+                Ok(v) => return Ok(v),
+                Err(e @ object_store::Error::NotFound { .. }) => {
+                    return Err(self.err(key, format!("not found: {e}")));
+                }
+                Err(e) => failures.push(format!("{endpoint}: {e}")),
+            }
+        }
+        Err(self.err(key, failures.join("; ")))
+    }
+
+    fn upload(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError> {
+        let path = self.path(key);
+        let mut attributes = Attributes::new();
+        attributes.insert(Attribute::Metadata(SHA512_META.into()), sha512.to_string().into());
+        self.each(key, |store| {
+            let (path, attributes) = (path.clone(), attributes.clone());
+            async move {
+                let io = |e: io::Error| object_store::Error::Generic {
+                    store: "file",
+                    source: Box::new(e),
+                };
+                let mut file = std::fs::File::open(source).map_err(io)?;
+                if size <= PART as u64 {
+                    let mut bytes = Vec::with_capacity(size as usize);
+                    file.read_to_end(&mut bytes).map_err(io)?;
+                    let opts = PutOptions { attributes, ..PutOptions::default() };
+                    store.put_opts(&path, PutPayload::from(bytes), opts).await?;
+                    return Ok(());
+                }
+                let opts = PutMultipartOptions { attributes, ..PutMultipartOptions::default() };
+                let upload = store.put_multipart_opts(&path, opts).await?;
+                let mut writer = WriteMultipart::new_with_chunk_size(upload, PART);
+                let mut buf = vec![0u8; 1 << 20];
+                loop {
+                    let n = match file.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => {
+                            let _ = writer.abort().await;
+                            return Err(io(e));
+                        }
+                    };
+                    writer.wait_for_capacity(PARTS_IN_FLIGHT).await?;
+                    writer.write(&buf[..n]);
+                }
+                writer.finish().await?;
+                Ok(())
+            }
+        })
+    }
+}
+
+impl Replica for S3Replica {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn stat(&self, key: &str) -> Result<Option<StoredObject>, StoreError> {
+        let path = self.path(key);
+        let r = self.each(key, |store| {
+            let path = path.clone();
+            async move {
+                match store.get_opts(&path, GetOptions::default().with_head(true)).await {
+                    Ok(r) => Ok(Some(r)),
+                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+        })?;
+        Ok(r.map(|r| StoredObject {
+            size: r.meta.size,
+            sha512: r
+                .attributes
+                .get(&Attribute::Metadata(SHA512_META.into()))
+                .map(|v| v.as_ref().to_string()),
+        }))
+    }
+
+    fn create(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError> {
+        // Garage ignores If-None-Match on PUT: look first.
+        if self.stat(key)?.is_some() {
+            return Err(StoreError::Exists { replica: self.name.clone(), key: key.into() });
+        }
+        self.upload(key, source, size, sha512)
+    }
+
+    fn replace(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError> {
+        self.upload(key, source, size, sha512)
+    }
+
+    fn read(
+        &self,
+        key: &str,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<u64, StoreError> {
+        let path = self.path(key);
+        let mut total = 0u64;
+        let mut failures = Vec::new();
+        // Not `each`: the sink is not re-entrant, and a read that failed half-way must not be
+        // silently resumed from another endpoint into the same sink.
+        for (endpoint, store) in &self.stores {
+            let r = runtime().block_on(async {
+                let got = store.get(&path).await?;
+                let mut stream = got.into_stream();
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk?;
+                    sink(&chunk).map_err(|e| object_store::Error::Generic {
+                        store: "sink",
+                        source: Box::new(e),
+                    })?;
+                    total += chunk.len() as u64;
+                }
+                Ok::<_, object_store::Error>(())
+            });
+            match r {
+                Ok(()) => return Ok(total),
+                Err(e) if total == 0 && !matches!(e, object_store::Error::NotFound { .. }) => {
+                    failures.push(format!("{endpoint}: {e}"));
+                }
+                Err(e) => return Err(self.err(key, e.to_string())),
+            }
+        }
+        Err(self.err(key, failures.join("; ")))
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let path = self.path(prefix);
+        let skip = self.prefix.len();
+        self.each(prefix, |store| {
+            let path = path.clone();
+            async move {
+                let mut out = Vec::new();
+                let mut s = store.list(Some(&path));
+                while let Some(m) = s.next().await {
+                    let m = m?;
+                    out.push((m.location.as_ref()[skip..].to_string(), m.size));
+                }
+                out.sort();
+                Ok(out)
+            }
+        })
+    }
+
+    fn packages(&self) -> Result<Vec<String>, StoreError> {
+        let root = (!self.prefix.is_empty()).then(|| ObjectPath::from(self.prefix.as_str()));
+        let skip = self.prefix.len();
+        self.each("", |store| {
+            let root = root.clone();
+            async move {
+                let mut out = Vec::new();
+                let parts = store.list_with_delimiter(root.as_ref()).await?;
+                for part in parts.common_prefixes {
+                    let pkgs = store.list_with_delimiter(Some(&part)).await?;
+                    for p in pkgs.common_prefixes {
+                        out.push(p.as_ref()[skip..].to_string());
+                    }
+                }
+                out.sort();
+                Ok(out)
+            }
+        })
+    }
+}

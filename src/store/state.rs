@@ -1,0 +1,224 @@
+//! The state database: per package, file and replica, the upload status, the last checksum
+//! status and when it was checked (NetarchiveSuite's `replicafileinfo`, with the indexes its
+//! queries need). It is auxiliary: the replicas are the truth, and `store rebuild-state`
+//! recreates it from them.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::StoreError;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS package (
+    id INTEGER PRIMARY KEY,
+    identifier TEXT NOT NULL UNIQUE,
+    dir TEXT NOT NULL,
+    -- set only when every file verified on every replica
+    accepted_at TEXT
+);
+CREATE TABLE IF NOT EXISTS file (
+    id INTEGER PRIMARY KEY,
+    package_id INTEGER NOT NULL REFERENCES package(id),
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    sha512 TEXT NOT NULL,
+    UNIQUE (package_id, path)
+);
+CREATE TABLE IF NOT EXISTS replica (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS replicafileinfo (
+    file_id INTEGER NOT NULL REFERENCES file(id),
+    replica_id INTEGER NOT NULL REFERENCES replica(id),
+    -- uploaded | failed | unknown
+    upload_status TEXT NOT NULL,
+    -- ok | missing | corrupt | unknown
+    filelist_status TEXT NOT NULL,
+    checksum_status TEXT NOT NULL,
+    checked_at TEXT,
+    message TEXT,
+    PRIMARY KEY (file_id, replica_id)
+);
+CREATE INDEX IF NOT EXISTS fileandreplica ON replicafileinfo (file_id, replica_id);
+CREATE INDEX IF NOT EXISTS replicaandfileliststatus ON replicafileinfo (replica_id, filelist_status);
+CREATE INDEX IF NOT EXISTS replicaandchecksumstatus ON replicafileinfo (replica_id, checksum_status);
+CREATE INDEX IF NOT EXISTS fileindex ON file (path);
+";
+
+/// A file of a package as the database records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    /// Package-relative path.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-512, lower-case hex.
+    pub sha512: String,
+}
+
+/// The state database.
+pub struct State {
+    conn: Connection,
+}
+
+fn db(e: rusqlite::Error) -> StoreError {
+    StoreError::State(e.to_string())
+}
+
+impl State {
+    /// Opens (creating when needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::State(e.to_string()))?;
+        }
+        let conn = Connection::open(path).map_err(db)?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;").map_err(db)?;
+        conn.execute_batch(SCHEMA).map_err(db)?;
+        Ok(State { conn })
+    }
+
+    /// The files recorded for a package, if it is recorded.
+    pub fn package_files(&self, identifier: &str) -> Result<Option<Vec<FileRecord>>, StoreError> {
+        let id: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM package WHERE identifier = ?1", [identifier], |r| r.get(0))
+            .optional()
+            .map_err(db)?;
+        let Some(id) = id else { return Ok(None) };
+        let mut st = self
+            .conn
+            .prepare("SELECT path, size, sha512 FROM file WHERE package_id = ?1 ORDER BY path")
+            .map_err(db)?;
+        let rows = st
+            .query_map([id], |r| {
+                Ok(FileRecord {
+                    path: r.get(0)?,
+                    size: r.get::<_, i64>(1)? as u64,
+                    sha512: r.get(2)?,
+                })
+            })
+            .map_err(db)?;
+        Ok(Some(rows.collect::<Result<Vec<_>, _>>().map_err(db)?))
+    }
+
+    /// Every recorded package: (identifier, directory in the replicas).
+    pub fn packages(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT identifier, dir FROM package ORDER BY identifier")
+            .map_err(db)?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// Records a package and its files (once; later calls with the same files change nothing).
+    pub fn record_package(
+        &mut self,
+        identifier: &str,
+        dir: &str,
+        files: &[FileRecord],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(db)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO package (identifier, dir) VALUES (?1, ?2)",
+            params![identifier, dir],
+        )
+        .map_err(db)?;
+        let id: i64 = tx
+            .query_row("SELECT id FROM package WHERE identifier = ?1", [identifier], |r| r.get(0))
+            .map_err(db)?;
+        for f in files {
+            tx.execute(
+                "INSERT OR IGNORE INTO file (package_id, path, size, sha512) VALUES (?1, ?2, ?3, ?4)",
+                params![id, f.path, f.size as i64, f.sha512],
+            )
+            .map_err(db)?;
+        }
+        tx.commit().map_err(db)
+    }
+
+    /// Records what is known of one copy.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_copy(
+        &mut self,
+        identifier: &str,
+        path: &str,
+        replica: &str,
+        upload: Option<&str>,
+        filelist: &str,
+        checksum: &str,
+        message: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(db)?;
+        tx.execute("INSERT OR IGNORE INTO replica (name) VALUES (?1)", [replica]).map_err(db)?;
+        let rid: i64 = tx
+            .query_row("SELECT id FROM replica WHERE name = ?1", [replica], |r| r.get(0))
+            .map_err(db)?;
+        let fid: i64 = tx
+            .query_row(
+                "SELECT file.id FROM file JOIN package ON package.id = file.package_id
+                 WHERE package.identifier = ?1 AND file.path = ?2",
+                params![identifier, path],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        let now = chrono::Utc::now().to_rfc3339();
+        tx.execute(
+            "INSERT INTO replicafileinfo
+                 (file_id, replica_id, upload_status, filelist_status, checksum_status, checked_at, message)
+             VALUES (?1, ?2, COALESCE(?3, 'unknown'), ?4, ?5, ?6, ?7)
+             ON CONFLICT (file_id, replica_id) DO UPDATE SET
+                 upload_status = COALESCE(?3, upload_status),
+                 filelist_status = ?4, checksum_status = ?5, checked_at = ?6, message = ?7",
+            params![fid, rid, upload, filelist, checksum, now, message],
+        )
+        .map_err(db)?;
+        tx.commit().map_err(db)
+    }
+
+    /// Marks a package accepted (every copy verified) or not.
+    pub fn set_accepted(&mut self, identifier: &str, accepted: bool) -> Result<(), StoreError> {
+        let at = accepted.then(|| chrono::Utc::now().to_rfc3339());
+        self.conn
+            .execute(
+                "UPDATE package SET accepted_at = ?2 WHERE identifier = ?1",
+                params![identifier, at],
+            )
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// When the package was accepted, if it was.
+    pub fn accepted_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row("SELECT accepted_at FROM package WHERE identifier = ?1", [identifier], |r| {
+                r.get::<_, Option<String>>(0)
+            })
+            .optional()
+            .map(Option::flatten)
+            .map_err(db)
+    }
+
+    /// Copies of `replica` whose last check found them missing or corrupt.
+    pub fn bad_copies(&self, replica: &str) -> Result<Vec<(String, String, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT package.identifier, file.path, replicafileinfo.checksum_status
+                 FROM replicafileinfo
+                 JOIN replica ON replica.id = replicafileinfo.replica_id
+                 JOIN file ON file.id = replicafileinfo.file_id
+                 JOIN package ON package.id = file.package_id
+                 WHERE replica.name = ?1
+                   AND (replicafileinfo.filelist_status = 'missing'
+                        OR replicafileinfo.checksum_status = 'corrupt')
+                 ORDER BY 1, 2",
+            )
+            .map_err(db)?;
+        let rows =
+            st.query_map([replica], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+}

@@ -32,7 +32,7 @@ use crate::audit::{AuditOptions, MANIFEST, METS, audit_package};
 use crate::formats::digest::hex;
 use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
 use replica::{FsReplica, HashingFile, Replica};
-use state::{FileRecord, State};
+use state::{CopyRow, FileRecord, State};
 
 /// What can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -271,21 +271,25 @@ impl Store {
         let mut failed: BTreeSet<String> = BTreeSet::new();
         {
             let mut st = self.state();
-            for c in &copies {
-                let ok = c.status != "failed";
-                if !ok {
-                    failed.insert(c.replica.clone());
-                }
-                st.record_copy(
-                    &identifier,
-                    &c.file,
-                    &c.replica,
-                    Some(if ok { "uploaded" } else { "failed" }),
-                    if ok { "ok" } else { "unknown" },
-                    if ok { "ok" } else { "unknown" },
-                    c.message.as_deref(),
-                )?;
-            }
+            let rows: Vec<CopyRow> = copies
+                .iter()
+                .map(|c| {
+                    let ok = c.status != "failed";
+                    if !ok {
+                        failed.insert(c.replica.clone());
+                    }
+                    CopyRow {
+                        identifier: &identifier,
+                        path: &c.file,
+                        replica: &c.replica,
+                        upload: Some(if ok { "uploaded" } else { "failed" }),
+                        filelist: if ok { "ok" } else { "unknown" },
+                        checksum: if ok { "ok" } else { "unknown" },
+                        message: c.message.as_deref(),
+                    }
+                })
+                .collect();
+            st.record_copies(&rows)?;
             st.set_accepted(&identifier, failed.is_empty())?;
         }
         Ok(PutReport {
@@ -431,9 +435,19 @@ impl Store {
         }
         {
             let mut st = self.state();
-            for (id, path, replica, list, sum, why) in &statuses {
-                st.record_copy(id, path, replica, None, list, sum, why.as_deref())?;
-            }
+            let rows: Vec<CopyRow> = statuses
+                .iter()
+                .map(|(identifier, path, replica, filelist, checksum, why)| CopyRow {
+                    identifier,
+                    path,
+                    replica,
+                    upload: None,
+                    filelist,
+                    checksum,
+                    message: why.as_deref(),
+                })
+                .collect();
+            st.record_copies(&rows)?;
         }
         let clean = reports.iter().all(|r| {
             r.missing.is_empty()

@@ -58,6 +58,25 @@ pub struct FileRecord {
     pub sha512: String,
 }
 
+/// What is known of one copy, for [`State::record_copies`].
+#[derive(Debug, Clone, Copy)]
+pub struct CopyRow<'a> {
+    /// The package identifier.
+    pub identifier: &'a str,
+    /// The package-relative file.
+    pub path: &'a str,
+    /// The replica.
+    pub replica: &'a str,
+    /// `uploaded` / `failed`, or `None` to keep what is recorded.
+    pub upload: Option<&'a str>,
+    /// `ok` / `missing` / `unknown`.
+    pub filelist: &'a str,
+    /// `ok` / `corrupt` / `unknown`.
+    pub checksum: &'a str,
+    /// Why, when something is wrong.
+    pub message: Option<&'a str>,
+}
+
 /// The state database.
 pub struct State {
     conn: Connection,
@@ -151,30 +170,46 @@ impl State {
         checksum: &str,
         message: Option<&str>,
     ) -> Result<(), StoreError> {
+        self.record_copies(&[CopyRow {
+            identifier,
+            path,
+            replica,
+            upload,
+            filelist,
+            checksum,
+            message,
+        }])
+    }
+
+    /// Records what is known of many copies, in one transaction (one sync to disk).
+    pub fn record_copies(&mut self, rows: &[CopyRow]) -> Result<(), StoreError> {
         let tx = self.conn.transaction().map_err(db)?;
-        tx.execute("INSERT OR IGNORE INTO replica (name) VALUES (?1)", [replica]).map_err(db)?;
-        let rid: i64 = tx
-            .query_row("SELECT id FROM replica WHERE name = ?1", [replica], |r| r.get(0))
-            .map_err(db)?;
-        let fid: i64 = tx
-            .query_row(
-                "SELECT file.id FROM file JOIN package ON package.id = file.package_id
-                 WHERE package.identifier = ?1 AND file.path = ?2",
-                params![identifier, path],
-                |r| r.get(0),
+        let now = chrono::Utc::now().to_rfc3339();
+        for r in rows {
+            tx.execute("INSERT OR IGNORE INTO replica (name) VALUES (?1)", [r.replica])
+                .map_err(db)?;
+            let rid: i64 = tx
+                .query_row("SELECT id FROM replica WHERE name = ?1", [r.replica], |x| x.get(0))
+                .map_err(db)?;
+            let fid: i64 = tx
+                .query_row(
+                    "SELECT file.id FROM file JOIN package ON package.id = file.package_id
+                     WHERE package.identifier = ?1 AND file.path = ?2",
+                    params![r.identifier, r.path],
+                    |x| x.get(0),
+                )
+                .map_err(db)?;
+            tx.execute(
+                "INSERT INTO replicafileinfo
+                     (file_id, replica_id, upload_status, filelist_status, checksum_status, checked_at, message)
+                 VALUES (?1, ?2, COALESCE(?3, 'unknown'), ?4, ?5, ?6, ?7)
+                 ON CONFLICT (file_id, replica_id) DO UPDATE SET
+                     upload_status = COALESCE(?3, upload_status),
+                     filelist_status = ?4, checksum_status = ?5, checked_at = ?6, message = ?7",
+                params![fid, rid, r.upload, r.filelist, r.checksum, now, r.message],
             )
             .map_err(db)?;
-        let now = chrono::Utc::now().to_rfc3339();
-        tx.execute(
-            "INSERT INTO replicafileinfo
-                 (file_id, replica_id, upload_status, filelist_status, checksum_status, checked_at, message)
-             VALUES (?1, ?2, COALESCE(?3, 'unknown'), ?4, ?5, ?6, ?7)
-             ON CONFLICT (file_id, replica_id) DO UPDATE SET
-                 upload_status = COALESCE(?3, upload_status),
-                 filelist_status = ?4, checksum_status = ?5, checked_at = ?6, message = ?7",
-            params![fid, rid, upload, filelist, checksum, now, message],
-        )
-        .map_err(db)?;
+        }
         tx.commit().map_err(db)
     }
 

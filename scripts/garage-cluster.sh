@@ -31,7 +31,8 @@ die() { log "ERROR: $*"; exit 1; }
 find_garage() {
   if [ -n "${GARAGE_BIN:-}" ]; then echo "$GARAGE_BIN"; return; fi
   if command -v garage >/dev/null; then command -v garage; return; fi
-  if [ -x "$HOME/.cargo/bin/garage" ]; then echo "$HOME/.cargo/bin/garage"; return; fi
+  local bin=${CARGO_HOME:-$HOME/.cargo}/bin/garage
+  if [ -x "$bin" ]; then echo "$bin"; return; fi
   return 1
 }
 

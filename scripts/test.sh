@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup-test-env.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
-cargo test --release
+cargo test --profile ci

@@ -76,6 +76,8 @@ pub struct Store {
 /// What happened to one copy.
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyOutcome {
+    /// The package identifier.
+    pub package: String,
     /// The replica.
     pub replica: String,
     /// The package-relative file.
@@ -156,7 +158,7 @@ type Hashed = Result<(u64, String), StoreError>;
 
 /// What a check learned of one copy: (identifier, path, replica, file-list status, checksum
 /// status, why).
-type CopyStatus = (String, String, String, &'static str, &'static str, Option<String>);
+type CopyStatus = (String, String, String, &'static str, Option<&'static str>, Option<String>);
 
 /// One package file to store or check.
 #[derive(Debug, Clone)]
@@ -264,7 +266,13 @@ impl Store {
                         Err(e) => ("failed".to_string(), Some(e.to_string())),
                     };
                     progress(f.size);
-                    CopyOutcome { replica: r.name().into(), file: f.rel.clone(), status, message }
+                    CopyOutcome {
+                        package: identifier.clone(),
+                        replica: r.name().into(),
+                        file: f.rel.clone(),
+                        status,
+                        message,
+                    }
                 })
                 .collect()
         });
@@ -284,7 +292,7 @@ impl Store {
                         replica: &c.replica,
                         upload: Some(if ok { "uploaded" } else { "failed" }),
                         filelist: if ok { "ok" } else { "unknown" },
-                        checksum: if ok { "ok" } else { "unknown" },
+                        checksum: Some(if ok { "ok" } else { "unknown" }),
                         message: c.message.as_deref(),
                     }
                 })
@@ -369,7 +377,7 @@ impl Store {
                             f.path.clone(),
                             name.clone(),
                             "missing",
-                            "unknown",
+                            Some("unknown"),
                             None,
                         ));
                     }
@@ -381,20 +389,13 @@ impl Store {
                             f.path.clone(),
                             name.clone(),
                             "ok",
-                            "corrupt",
+                            Some("corrupt"),
                             Some(why),
                         ));
                     }
                     Some(_) if deep => to_hash.push((r, p, k)),
                     Some(_) => {
-                        statuses.push((
-                            id.clone(),
-                            f.path.clone(),
-                            name.clone(),
-                            "ok",
-                            "unknown",
-                            None,
-                        ));
+                        statuses.push((id.clone(), f.path.clone(), name.clone(), "ok", None, None));
                     }
                 }
             }
@@ -423,12 +424,19 @@ impl Store {
             match got {
                 Ok((_, sha)) if sha == f.sha512 => {
                     rep.verified += 1;
-                    statuses.push((id.clone(), f.path.clone(), name, "ok", "ok", None));
+                    statuses.push((id.clone(), f.path.clone(), name, "ok", Some("ok"), None));
                 }
                 Ok((_, sha)) => {
                     let why = format!("SHA-512 {sha}; expected {}", f.sha512);
                     rep.corrupt.push(format!("{key} ({why})"));
-                    statuses.push((id.clone(), f.path.clone(), name, "ok", "corrupt", Some(why)));
+                    statuses.push((
+                        id.clone(),
+                        f.path.clone(),
+                        name,
+                        "ok",
+                        Some("corrupt"),
+                        Some(why),
+                    ));
                 }
                 Err(e) => rep.errors.push(format!("{key}: {e}")),
             }
@@ -443,7 +451,7 @@ impl Store {
                     replica,
                     upload: None,
                     filelist,
-                    checksum,
+                    checksum: *checksum,
                     message: why.as_deref(),
                 })
                 .collect();
@@ -476,21 +484,11 @@ impl Store {
             }
         }
         let check = self.check(None, deep, progress)?;
+        // What this check found missing or corrupt, as it recorded it in the state.
         let mut bad: Vec<(String, String, String)> = Vec::new(); // (replica, identifier, path)
-        let packages = self.state().packages()?;
-        let id_of = |key: &str| -> Option<(String, String)> {
-            packages.iter().find_map(|(id, dir)| {
-                key.strip_prefix(&format!("{dir}/")).map(|rest| {
-                    let path = rest.split(" (").next().unwrap_or(rest).to_string();
-                    (id.clone(), path)
-                })
-            })
-        };
-        for rep in &check.replicas {
-            for key in rep.missing.iter().chain(&rep.corrupt) {
-                if let Some((id, path)) = id_of(key) {
-                    bad.push((rep.replica.clone(), id, path));
-                }
+        for r in &self.replicas {
+            for (id, path, _) in self.state().bad_copies(r.name())? {
+                bad.push((r.name().to_string(), id, path));
             }
         }
         for (replica, id, path) in suspects {
@@ -510,25 +508,26 @@ impl Store {
                         Ok((s, m)) => (s, Some(m)),
                         Err(e) => ("unrepairable".to_string(), Some(e.to_string())),
                     };
-                    CopyOutcome { replica: replica.clone(), file: path.clone(), status, message }
+                    CopyOutcome {
+                        package: id.clone(),
+                        replica: replica.clone(),
+                        file: path.clone(),
+                        status,
+                        message,
+                    }
                 })
                 .collect()
         });
         {
             let mut st = self.state();
             for a in actions.iter().filter(|a| a.status != "unrepairable") {
-                let id = bad
-                    .iter()
-                    .find(|b| b.0 == a.replica && b.2 == a.file)
-                    .map(|b| b.1.clone())
-                    .unwrap_or_default();
                 st.record_copy(
-                    &id,
+                    &a.package,
                     &a.file,
                     &a.replica,
                     Some("uploaded"),
                     "ok",
-                    "ok",
+                    Some("ok"),
                     a.message.as_deref(),
                 )?;
             }
@@ -632,6 +631,7 @@ impl Store {
                                     StoreError::Refused(format!("{}: {e}", dest.display()))
                                 })?;
                                 return Ok(CopyOutcome {
+                                    package: identifier.to_string(),
                                     replica: r.name().into(),
                                     file: f.path.clone(),
                                     status: "verified".into(),
@@ -722,7 +722,7 @@ impl Store {
                     let present = l.get(&format!("{dir}/{}", f.path)) == Some(&f.size);
                     complete &= present;
                     let list = if present { "ok" } else { "missing" };
-                    st.record_copy(&identifier, &f.path, name, None, list, "unknown", None)?;
+                    st.record_copy(&identifier, &f.path, name, None, list, Some("unknown"), None)?;
                 }
             }
             // Accepted again only when every replica lists every file at its size.

@@ -71,8 +71,9 @@ pub struct CopyRow<'a> {
     pub upload: Option<&'a str>,
     /// `ok` / `missing` / `unknown`.
     pub filelist: &'a str,
-    /// `ok` / `corrupt` / `unknown`.
-    pub checksum: &'a str,
+    /// `ok` / `corrupt` / `unknown`, or `None` to keep what is recorded (a check that did not
+    /// hash the copy learns nothing about its checksum).
+    pub checksum: Option<&'a str>,
     /// Why, when something is wrong.
     pub message: Option<&'a str>,
 }
@@ -167,7 +168,7 @@ impl State {
         replica: &str,
         upload: Option<&str>,
         filelist: &str,
-        checksum: &str,
+        checksum: Option<&str>,
         message: Option<&str>,
     ) -> Result<(), StoreError> {
         self.record_copies(&[CopyRow {
@@ -202,10 +203,11 @@ impl State {
             tx.execute(
                 "INSERT INTO replicafileinfo
                      (file_id, replica_id, upload_status, filelist_status, checksum_status, checked_at, message)
-                 VALUES (?1, ?2, COALESCE(?3, 'unknown'), ?4, ?5, ?6, ?7)
+                 VALUES (?1, ?2, COALESCE(?3, 'unknown'), ?4, COALESCE(?5, 'unknown'), ?6, ?7)
                  ON CONFLICT (file_id, replica_id) DO UPDATE SET
                      upload_status = COALESCE(?3, upload_status),
-                     filelist_status = ?4, checksum_status = ?5, checked_at = ?6, message = ?7",
+                     filelist_status = ?4, checksum_status = COALESCE(?5, checksum_status),
+                     checked_at = ?6, message = ?7",
                 params![fid, rid, r.upload, r.filelist, r.checksum, now, r.message],
             )
             .map_err(db)?;

@@ -235,6 +235,29 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     let (code, r3) = store(&g, &cfg, &["put", pkg3.to_str().unwrap()]);
     assert_eq!(code, 0, "{r3}");
     assert!(accepted_at(&tmp.path().join("state.sqlite"), &objid(&pkg3)).is_some());
+
+    // Same file name in two packages, both lost on the disk: each restored into its package.
+    let dir2 = webaip::store::config::package_dir(&objid(&pkg2));
+    fs::remove_file(tmp.path().join("disk").join(&dir).join("METS.xml")).unwrap();
+    fs::remove_file(tmp.path().join("disk").join(&dir2).join("METS.xml")).unwrap();
+    let (code, rp) = store(&g, &cfg, &["repair"]);
+    assert_eq!(code, 0, "{rp}");
+    let mut fixed: Vec<(String, String)> = rp["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["package"].as_str().unwrap().into(), a["status"].as_str().unwrap().into()))
+        .collect();
+    fixed.sort();
+    let mut want = vec![(id.clone(), "restored".to_string()), (objid(&pkg2), "restored".into())];
+    want.sort();
+    assert_eq!(fixed, want);
+    assert_eq!(
+        fs::read(tmp.path().join("disk").join(&dir2).join("METS.xml")).unwrap(),
+        fs::read(pkg2.join("METS.xml")).unwrap()
+    );
+    let (code, c) = store(&g, &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c}");
 }
 
 /// Write-once on a file system replica: another package under an identifier already stored is

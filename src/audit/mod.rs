@@ -16,15 +16,13 @@ mod listing;
 mod records;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
-use sha2::{Digest, Sha512};
 
-use crate::formats::digest::hex;
+use crate::formats::digest::sha512_file;
 use crate::mets::validate::{Severity, ValidateError, ValidationReport};
 use crate::mets::{ValidateOptions, validate_mets};
 use listing::{ListedFile, list_files};
@@ -175,7 +173,7 @@ pub fn audit_package(
         .map(|t| match t {
             Task::Whole(i) => {
                 let p = &present[*i];
-                let r = hash_whole(&p.path);
+                let r = sha512_file(&p.path);
                 progress(AuditProgress::Done(p.size));
                 (*i, Outcome::Whole(r))
             }
@@ -539,24 +537,6 @@ fn collapse_missing_groups(files: &[ListedFile], findings: &mut Vec<AuditFinding
     }
 }
 
-fn hash_whole(path: &Path) -> io::Result<(u64, String)> {
-    let mut file = File::open(path)?;
-    let mut hasher = Sha512::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut n = 0u64;
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => return Ok((n, hex(&hasher.finalize()))),
-            Ok(k) => {
-                hasher.update(&buf[..k]);
-                n += k as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// Compares `manifest-sha512.txt` with the files: every line's file exists with that digest,
 /// and every listed file has a line.
 fn check_manifest(
@@ -595,7 +575,7 @@ fn check_manifest(
         seen.insert(name.to_string());
         let actual = match hashes.get(name) {
             Some(h) => Some(h.clone()),
-            None => hash_whole(&dir.join(name)).ok().map(|(_, h)| h),
+            None => sha512_file(&dir.join(name)).ok().map(|(_, h)| h),
         };
         match actual {
             None => findings.push(finding(

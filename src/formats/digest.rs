@@ -18,6 +18,25 @@ pub fn hex(digest: &[u8]) -> String {
     data_encoding::HEXLOWER.encode(digest)
 }
 
+/// Size and SHA-512 (lower-case hex) of a file, read once in 1 MiB chunks.
+pub fn sha512_file(path: &std::path::Path) -> std::io::Result<(u64, String)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut sha = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => return Ok((len, hex(&sha.finalize()))),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        sha.update(&buf[..n]);
+        len += n as u64;
+    }
+}
+
 /// SHA-512 of a byte slice, as lower-case hex.
 pub fn sha512_hex(bytes: &[u8]) -> String {
     hex(&Sha512::digest(bytes))

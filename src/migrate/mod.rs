@@ -26,7 +26,6 @@ use rayon::prelude::*;
 use crate::formats::arc::{
     Anomaly, ArcError, ArcReader, ArcVersion, Location, RecordKind, SharedRange,
 };
-use crate::formats::digest::hex;
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
@@ -200,7 +199,7 @@ fn run(
     let arc = ArcReader::open(input)?;
     refuse_non_arc(input, &arc)?;
     report.compressed = arc.is_gzip();
-    let (size, sha512) = hash_file(input).map_err(|source| ArcError {
+    let (size, sha512) = crate::formats::digest::sha512_file(input).map_err(|source| ArcError {
         path: input.to_path_buf(),
         offset: 0,
         source,
@@ -325,23 +324,6 @@ fn refuse_non_arc(input: &Path, arc: &ArcReader) -> Result<(), MigrateError> {
         });
     }
     Ok(())
-}
-
-fn hash_file(path: &Path) -> io::Result<(u64, String)> {
-    use sha2::{Digest, Sha512};
-    let mut f = File::open(path)?;
-    let mut sha = Sha512::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut len = 0u64;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        sha.update(&buf[..n]);
-        len += n as u64;
-    }
-    Ok((len, hex(&sha.finalize())))
 }
 
 /// A date for records with none: the timestamp in a Heritrix-style ARC name, else `now`.

@@ -11,7 +11,6 @@ use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use rayon::prelude::*;
-use sha2::{Digest, Sha512};
 
 use super::report::Conservation;
 use crate::formats::digest::{BlockDigests, BlockHasher, hex, sha1_base32};
@@ -159,7 +158,7 @@ pub fn verify_container(container: &Path, log: ExpectationLog) -> io::Result<Ver
     let size = file.metadata()?.len();
     let name = container.display().to_string();
     let (sha512, checked) = rayon::join(
-        || hash_file(container),
+        || crate::formats::digest::sha512_file(container).map(|(_, h)| h),
         || -> io::Result<Conservation> {
             let mut c = Conservation { payload_bytes_in, ..Conservation::default() };
             let mut mismatches = 0u64;
@@ -276,20 +275,6 @@ fn verify_record(file: &File, name: &str, exp: &Expected) -> Result<u64, Vec<Str
         ));
     }
     if problems.is_empty() { Ok(got.payload_len) } else { Err(problems) }
-}
-
-fn hash_file(path: &Path) -> io::Result<String> {
-    let mut f = File::open(path)?;
-    let mut sha = Sha512::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        sha.update(&buf[..n]);
-    }
-    Ok(hex(&sha.finalize()))
 }
 
 /// Digests of a block read back, with the payload located the way any WARC reader would:

@@ -1058,24 +1058,9 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
     }
 }
 
-/// Copies `from` to `to`, returning the size and SHA-512 of what was copied.
+/// Copies `from` to `to` in one read, returning the size and SHA-512 of what was copied.
 pub(crate) fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
     let mut w = File::create(to).map_err(io_err(to))?;
-    let out = hash_stream(from, Some((&mut w, to)))?;
-    w.sync_all().map_err(io_err(to))?;
-    Ok(out)
-}
-
-/// Size and SHA-512 of a file.
-pub(crate) fn hash_file(path: &Path) -> Result<(u64, String), PackageError> {
-    hash_stream(path, None)
-}
-
-/// Reads `from` once, hashing it and, when given, writing a copy.
-fn hash_stream(
-    from: &Path,
-    mut copy: Option<(&mut File, &Path)>,
-) -> Result<(u64, String), PackageError> {
     let mut r = BufReader::with_capacity(1 << 20, File::open(from).map_err(io_err(from))?);
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -1086,10 +1071,14 @@ fn hash_stream(
             break;
         }
         sha.update(&buf[..n]);
-        if let Some((w, to)) = copy.as_mut() {
-            w.write_all(&buf[..n]).map_err(io_err(to))?;
-        }
+        w.write_all(&buf[..n]).map_err(io_err(to))?;
         len += n as u64;
     }
+    w.sync_all().map_err(io_err(to))?;
     Ok((len, hex(&sha.finalize())))
+}
+
+/// Size and SHA-512 of a file.
+pub(crate) fn hash_file(path: &Path) -> Result<(u64, String), PackageError> {
+    crate::formats::digest::sha512_file(path).map_err(io_err(path))
 }

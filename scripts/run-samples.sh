@@ -2,7 +2,8 @@
 # The main job on the committed samples: the sample Heritrix 1.x crawl (samples/heritrix-job)
 # with its curator metadata becomes a submission package in target/samples-package/, every
 # payload scanned by a real ClamAV daemon (started by scripts/clamd-local.sh); the METS is
-# validated against the official schemas when ../shared/xsd is present.
+# validated against the official schemas when ../shared/xsd is present, and the package is
+# audited (--deep).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-build-env.sh
@@ -15,3 +16,6 @@ if [ -f ../shared/xsd/mets-bundle.xsd ]; then schemas=(--schemas ../shared/xsd);
   --metadata samples/heritrix-job.metadata.toml \
   --out target/samples-package samples/heritrix-job
 ./target/release/webaip validate "${schemas[@]}" target/samples-package/METS.xml | tail -2
+# And the package as preservation staff would check it later: every file, record, bytestream
+# and WARC digest against the METS.
+./target/release/webaip audit --deep --quiet "${schemas[@]}" target/samples-package | tail -1

@@ -157,10 +157,8 @@ impl Replica for FsReplica {
             if !e.file_type().is_file() {
                 continue;
             }
-            let name = e.file_name().to_string_lossy();
-            if name.starts_with(".webaip-upload-") {
-                continue; // an upload that was interrupted: not a copy
-            }
+            // An upload interrupted by a crash leaves a `.webaip-upload-*` file: listed, so a
+            // check reports it as extra rather than hiding it.
             let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
             let size = e.metadata().map_err(|x| self.err(prefix, x.into()))?.len();
             out.push((rel.to_string_lossy().replace('\\', "/"), size));

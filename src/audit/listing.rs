@@ -15,6 +15,8 @@ use crate::model::SIGNIFICANT_WARC_RECORDS;
 #[derive(Debug, Clone, Default)]
 pub(super) struct ListedFile {
     pub id: String,
+    /// Byte offset of the `<file>` element in the METS.
+    pub offset: u64,
     /// USE of the fileGrp (or its ID), for reporting missing groups.
     pub group: String,
     pub href: Option<String>,
@@ -80,6 +82,7 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
                     "file" => {
                         let f = ListedFile {
                             id: attrs.get("ID").cloned().unwrap_or_default(),
+                            offset: pos,
                             group: group.clone(),
                             mime: attrs.get("MIMETYPE").cloned(),
                             size: num("SIZE"),

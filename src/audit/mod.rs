@@ -72,6 +72,8 @@ pub struct AuditFinding {
     pub offset: Option<u64>,
     /// The METS `<file>` ID concerned, when there is one.
     pub mets_id: Option<String>,
+    /// The line of that `<file>` in the METS.
+    pub mets_line: Option<u64>,
     /// What was expected and what was found.
     pub message: String,
 }
@@ -239,6 +241,7 @@ pub fn audit_package(
     check_unlisted(dir, &listed, &mut findings);
 
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
+    place_in_mets(&mets_path, &files, &mut findings);
     let intact = validation.valid && !findings.iter().any(|f| f.severity == Severity::Error);
     Ok(AuditReport {
         package: dir.to_path_buf(),
@@ -478,6 +481,32 @@ fn merge_walks(
     (checked, bytestreams, read, digests)
 }
 
+/// Gives each finding about a METS `<file>` the line of that element.
+fn place_in_mets(mets: &Path, files: &[ListedFile], findings: &mut [AuditFinding]) {
+    fn walk<'a>(f: &'a ListedFile, out: &mut HashMap<&'a str, u64>) {
+        out.entry(f.id.as_str()).or_insert(f.offset);
+        for c in &f.children {
+            walk(c, out);
+        }
+    }
+    let mut offsets = HashMap::new();
+    for f in files {
+        walk(f, &mut offsets);
+    }
+    let wanted: Vec<(usize, u64)> = findings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| Some((i, *offsets.get(f.mets_id.as_deref()?)?)))
+        .collect();
+    let at: Vec<u64> = wanted.iter().map(|w| w.1).collect();
+    // Lines are a convenience; a METS that cannot be read again was already reported.
+    if let Ok(lines) = crate::mets::validate::lines_at(mets, &at) {
+        for ((i, _), line) in wanted.iter().zip(lines) {
+            findings[*i].mets_line = Some(line);
+        }
+    }
+}
+
 /// A record problem, placed at its record's offset in its file.
 fn place(file: &str, offset: u64, p: Problem) -> AuditFinding {
     AuditFinding {
@@ -486,6 +515,7 @@ fn place(file: &str, offset: u64, p: Problem) -> AuditFinding {
         file: file.into(),
         offset: Some(offset),
         mets_id: (!p.id.is_empty()).then_some(p.id),
+        mets_line: None,
         message: p.message,
     }
 }
@@ -497,6 +527,7 @@ fn finding(rule: &str, file: &str, offset: Option<u64>, id: &str, message: Strin
         file: file.into(),
         offset,
         mets_id: (!id.is_empty()).then(|| id.to_string()),
+        mets_line: None,
         message,
     }
 }

@@ -73,7 +73,11 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         }
         for f in &r.findings {
             let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
-            let id = f.mets_id.as_deref().map(|i| format!(" ({i})")).unwrap_or_default();
+            let id = match (&f.mets_id, f.mets_line) {
+                (Some(i), Some(l)) => format!(" ({i}, METS.xml:{l})"),
+                (Some(i), None) => format!(" ({i})"),
+                _ => String::new(),
+            };
             println!("{name}/{}{at}: {} [{}]{id} {}", f.file, f.severity, f.rule, f.message);
         }
         let deep = if r.deep {

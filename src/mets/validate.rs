@@ -188,14 +188,25 @@ pub fn validate_mets(
 
 /// Converts byte offsets of findings into line numbers with one more pass over the file.
 fn assign_lines(path: &Path, findings: &mut [Finding]) -> io::Result<()> {
-    let mut wanted: Vec<(u64, usize)> = findings
+    let wanted: Vec<(usize, u64)> = findings
         .iter()
         .enumerate()
-        .filter_map(|(i, f)| f.offset.filter(|_| f.line.is_none()).map(|o| (o, i)))
+        .filter_map(|(i, f)| f.offset.filter(|_| f.line.is_none()).map(|o| (i, o)))
         .collect();
-    if wanted.is_empty() {
-        return Ok(());
+    let offsets: Vec<u64> = wanted.iter().map(|w| w.1).collect();
+    for ((i, _), line) in wanted.iter().zip(lines_at(path, &offsets)?) {
+        findings[*i].line = Some(line);
     }
+    Ok(())
+}
+
+/// The line (1-based) on which each byte offset of `path` lies, in one pass over the file.
+pub(crate) fn lines_at(path: &Path, offsets: &[u64]) -> io::Result<Vec<u64>> {
+    let mut out = vec![0u64; offsets.len()];
+    if offsets.is_empty() {
+        return Ok(out);
+    }
+    let mut wanted: Vec<(u64, usize)> = offsets.iter().copied().zip(0..).collect();
     wanted.sort();
     let mut r = BufReader::new(File::open(path)?);
     let (mut pos, mut line, mut k) = (0u64, 1u64, 0usize);
@@ -206,7 +217,7 @@ fn assign_lines(path: &Path, findings: &mut [Finding]) -> io::Result<()> {
         }
         for &b in buf {
             while k < wanted.len() && wanted[k].0 <= pos {
-                findings[wanted[k].1].line = Some(line);
+                out[wanted[k].1] = line;
                 k += 1;
             }
             if b == b'\n' {
@@ -217,13 +228,13 @@ fn assign_lines(path: &Path, findings: &mut [Finding]) -> io::Result<()> {
         let n = buf.len();
         r.consume(n);
         if k == wanted.len() {
-            return Ok(());
+            return Ok(out);
         }
     }
     for &(_, i) in &wanted[k..] {
-        findings[i].line = Some(line);
+        out[i] = line;
     }
-    Ok(())
+    Ok(out)
 }
 
 #[derive(Default, Clone)]

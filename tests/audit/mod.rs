@@ -357,6 +357,20 @@ fn every_kind_of_damage_is_reported_where_it_is() {
         for mode in modes {
             let (code, r) = audit_with(&pkg, mode);
             let found = findings(&r);
+            // A finding about a METS <file> names the line of that element.
+            let mets_lines: Vec<String> = fs::read_to_string(pkg.join("METS.xml"))
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect();
+            for f in r["findings"].as_array().unwrap() {
+                if let (Some(id), Some(line)) = (f["mets_id"].as_str(), f["mets_line"].as_u64()) {
+                    let text = &mets_lines[line as usize - 1];
+                    if !text.contains(&format!("ID=\"{id}\"")) {
+                        failures.push(format!("{name}: line {line} is not <file {id}>: {text}"));
+                    }
+                }
+            }
             if code != 1 || r["intact"] != false {
                 failures.push(format!("{name} {mode:?}: exit {code}, intact {}", r["intact"]));
             }

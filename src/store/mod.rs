@@ -520,17 +520,20 @@ impl Store {
         });
         {
             let mut st = self.state();
-            for a in actions.iter().filter(|a| a.status != "unrepairable") {
-                st.record_copy(
-                    &a.package,
-                    &a.file,
-                    &a.replica,
-                    Some("uploaded"),
-                    "ok",
-                    Some("ok"),
-                    a.message.as_deref(),
-                )?;
-            }
+            let rows: Vec<CopyRow> = actions
+                .iter()
+                .filter(|a| a.status != "unrepairable")
+                .map(|a| CopyRow {
+                    identifier: &a.package,
+                    path: &a.file,
+                    replica: &a.replica,
+                    upload: Some("uploaded"),
+                    filelist: "ok",
+                    checksum: Some("ok"),
+                    message: a.message.as_deref(),
+                })
+                .collect();
+            st.record_copies(&rows)?;
         }
         let repaired = actions.iter().all(|a| a.status != "unrepairable");
         Ok(RepairReport { check, actions, repaired })
@@ -717,14 +720,23 @@ impl Store {
             let mut st = self.state();
             st.record_package(&identifier, &dir, &records)?;
             let mut complete = true;
+            let mut rows = Vec::new();
             for f in &records {
                 for (name, l) in &listings {
                     let present = l.get(&format!("{dir}/{}", f.path)) == Some(&f.size);
                     complete &= present;
-                    let list = if present { "ok" } else { "missing" };
-                    st.record_copy(&identifier, &f.path, name, None, list, Some("unknown"), None)?;
+                    rows.push(CopyRow {
+                        identifier: &identifier,
+                        path: &f.path,
+                        replica: name,
+                        upload: None,
+                        filelist: if present { "ok" } else { "missing" },
+                        checksum: Some("unknown"),
+                        message: None,
+                    });
                 }
             }
+            st.record_copies(&rows)?;
             // Accepted again only when every replica lists every file at its size.
             st.set_accepted(&identifier, complete)?;
             found.push(identifier);

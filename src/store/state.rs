@@ -159,29 +159,6 @@ impl State {
         tx.commit().map_err(db)
     }
 
-    /// Records what is known of one copy.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record_copy(
-        &mut self,
-        identifier: &str,
-        path: &str,
-        replica: &str,
-        upload: Option<&str>,
-        filelist: &str,
-        checksum: Option<&str>,
-        message: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.record_copies(&[CopyRow {
-            identifier,
-            path,
-            replica,
-            upload,
-            filelist,
-            checksum,
-            message,
-        }])
-    }
-
     /// Records what is known of many copies, in one transaction (one sync to disk).
     pub fn record_copies(&mut self, rows: &[CopyRow]) -> Result<(), StoreError> {
         let tx = self.conn.transaction().map_err(db)?;

@@ -21,7 +21,7 @@ pub mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
@@ -884,14 +884,4 @@ fn package_files(dir: &Path) -> Result<Vec<PackageFile>, StoreError> {
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(files)
-}
-
-/// Where a package file lives in a replica (for reports and tests).
-pub fn copy_key(identifier: &str, rel: &str) -> String {
-    format!("{}/{rel}", package_dir(identifier))
-}
-
-/// A package directory as a path below a file system replica's root.
-pub fn fs_copy_path(root: &Path, identifier: &str, rel: &str) -> PathBuf {
-    root.join(copy_key(identifier, rel))
 }

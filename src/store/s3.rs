@@ -32,16 +32,19 @@ const PARTS_IN_FLIGHT: usize = 2;
 /// The metadata key of the SHA-512.
 const SHA512_META: &str = "sha512";
 
-/// One runtime for every S3 replica: requests are driven from the caller's thread.
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+/// One runtime for every S3 replica: requests are driven from the caller's thread. Building it
+/// fails only when the system refuses threads; that is an error of the store, not a panic.
+fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
+    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .expect("a tokio runtime")
+            .map_err(|e| e.to_string())
     })
+    .as_ref()
+    .map_err(|e| StoreError::Config(format!("cannot start the S3 client runtime: {e}")))
 }
 
 /// A replica in a bucket.
@@ -117,7 +120,7 @@ impl S3Replica {
     {
         let mut failures = Vec::new();
         for (endpoint, store) in &self.stores {
-            match runtime().block_on(op(store.clone())) {
+            match runtime()?.block_on(op(store.clone())) {
                 Ok(v) => return Ok(v),
                 Err(e @ object_store::Error::NotFound { .. }) => {
                     return Err(self.err(key, format!("not found: {e}")));
@@ -220,7 +223,7 @@ impl Replica for S3Replica {
         // Not `each`: the sink is not re-entrant, and a read that failed half-way must not be
         // silently resumed from another endpoint into the same sink.
         for (endpoint, store) in &self.stores {
-            let r = runtime().block_on(async {
+            let r = runtime()?.block_on(async {
                 let got = store.get(&path).await?;
                 let mut stream = got.into_stream();
                 while let Some(chunk) = stream.next().await {

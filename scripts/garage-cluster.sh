@@ -40,7 +40,9 @@ install_garage() {
   local g
   if g=$(find_garage); then echo "$g"; return; fi
   command -v cargo >/dev/null || die "cargo is needed to install Garage"
-  command -v cc >/dev/null || bash "$(dirname "$0")/apt-install.sh" gcc make >&2
+  if ! command -v cc >/dev/null || ! command -v make >/dev/null; then
+    bash "$(dirname "$0")/apt-install.sh" gcc make >&2 # libsodium-sys runs configure and make
+  fi
   log "installing Garage $VERSION with cargo (about 7-10 minutes on 2 cores)"
   CARGO_TARGET_DIR=${CARGO_TARGET_DIR_GARAGE:-/tmp/webaip-garage-build} \
     cargo install garage --version "$VERSION" --locked --quiet >&2

@@ -92,18 +92,28 @@ def main():
         os.path.join(pkg_dir, "METS.xml"),
         keep=True,
     ))
-    # The same, with every payload scanned by a real clamd (started by scripts/clamd-local.sh).
-    # A clamd of its own for the benchmark, spooling streams on tmpfs (see clamd-local.sh).
-    env = dict(os.environ, WEBAIP_CLAMD_DIR="/tmp/webaip-clamd-bench", WEBAIP_CLAMD_PORT="3331",
-               CLAMD_TMP="/dev/shm/webaip-clamd-bench" if os.access("/dev/shm", os.W_OK) else "/tmp/webaip-clamd-bench/tmp")
-    clamd_env = subprocess.run(["bash", os.path.join(REPO, "scripts", "clamd-local.sh")], capture_output=True, text=True, check=True, env=env).stdout
-    clamd = [l.split("=", 1)[1] for l in clamd_env.splitlines() if l.startswith("WEBAIP_CLAMD=")][0]
-    rows.append(("webaip package + clamd scan",) + best_of(
-        a.repeat,
-        lambda: [WEBAIP, "package", "-q", "--force", "--clamd", clamd, "--out", pkg_dir, arc],
-        os.path.join(pkg_dir, "METS.xml"),
-        keep=True,
-    ))
+    # The same, with every payload scanned by a real clamd (started by scripts/clamd-local.sh),
+    # a daemon of its own for the benchmark. clamd makes a work directory for every scan in its
+    # TemporaryDirectory: measured with it on tmpfs (/dev/shm, the setting the target is for)
+    # and on disk (clamd-local.sh's default).
+    def scan_row(label, tmp, port):
+        env = dict(os.environ, WEBAIP_CLAMD_DIR="/tmp/webaip-clamd-bench-%d" % port,
+                   WEBAIP_CLAMD_PORT=str(port), CLAMD_TMP=tmp or "")
+        if not tmp:
+            del env["CLAMD_TMP"]
+        clamd_env = subprocess.run(["bash", os.path.join(REPO, "scripts", "clamd-local.sh")], capture_output=True, text=True, check=True, env=env).stdout
+        clamd = [l.split("=", 1)[1] for l in clamd_env.splitlines() if l.startswith("WEBAIP_CLAMD=")][0]
+        # One unmeasured run: clamd's first scans after start are slow.
+        subprocess.run([WEBAIP, "package", "-q", "--force", "--clamd", clamd, "--out", pkg_dir, arc], check=False)
+        return (label,) + best_of(
+            a.repeat,
+            lambda: [WEBAIP, "package", "-q", "--force", "--clamd", clamd, "--out", pkg_dir, arc],
+            os.path.join(pkg_dir, "METS.xml"),
+            keep=True,
+        )
+    shm = "/dev/shm/webaip-clamd-bench" if os.access("/dev/shm", os.W_OK) else None
+    rows.append(scan_row("package + clamd (tmp: shm)", shm, 3331))
+    rows.append(scan_row("package + clamd (tmp: disk)", None, 3332))
     warcio_out = os.path.join(out, "warcio.warc.gz")
     rows.append(("warcio recompress",) + best_of(a.repeat, lambda: [os.path.join(VENV, "warcio"), "recompress", arc, warcio_out], warcio_out))
     a2w_out = os.path.join(out, "arc2warc.warc.gz")
@@ -114,13 +124,14 @@ def main():
     print("%-28s %9s %9s %10s %12s" % ("tool", "wall s", "MB/s", "peak RSS", "output MB"))
     for name, wall, rss, osize in rows:
         print("%-28s %9.2f %9.1f %8.1f MB %12.1f" % (name, wall, size_mb / wall, rss, osize / 1e6))
-    w6, w9, pkg, scan, wio, a2w = (r[1] for r in rows)
+    w6, w9, pkg, scan, scan_disk, wio, a2w = (r[1] for r in rows)
     print()
     print("warcio / webaip (level 6):   %.2fx  (target >= 2.5x)" % (wio / w6))
     print("warcio / webaip (level 9):   %.2fx  (target >= 1.5x)" % (wio / w9))
     print("arc2warc / webaip (level 6): %.2fx" % (a2w / w6))
     print("package / migrate:           %.2fx  (target <= 1.1x)" % (pkg / w6))
-    print("package with scan / without: %.2fx  (target <= 1.3x)" % (scan / pkg))
+    print("package with scan / without: %.2fx  (target <= 1.3x; clamd temp on tmpfs)" % (scan / pkg))
+    print("  the same, clamd temp on disk: %.2fx" % (scan_disk / pkg))
     ok = wio / w6 >= 2.5 and wio / w9 >= 1.5 and pkg / w6 <= 1.1 and scan / pkg <= 1.3
 
     if not a.skip_single:

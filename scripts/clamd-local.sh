@@ -10,13 +10,17 @@
 # Prints WEBAIP_CLAMD=unix:<socket>, CLAMD_TCP=tcp:127.0.0.1:<port> and CLAMD_PID=<pid>.
 # Settings (environment): WEBAIP_CLAMD_DIR (default /tmp/webaip-clamd), WEBAIP_CLAMD_PORT
 # (3311), CLAMD_STREAM_MAX (StreamMaxLength, 2000M), CLAMD_MAX_FILE (MaxFileSize, 2000M),
-# CLAMD_TMP (where clamd spools each stream before scanning it; default $WEBAIP_CLAMD_DIR/tmp.
-# A tmpfs such as /dev/shm is faster, but holds every stream in memory while it is scanned).
+# CLAMD_IDLE_TIMEOUT (IdleTimeout, seconds a session may stay idle; 60),
+# CLAMD_TMP (clamd's TemporaryDirectory; default $WEBAIP_CLAMD_DIR/tmp. clamd makes a work
+# directory there for every scan and spools INSTREAM streams (webaip's large payloads, and
+# everything sent over TCP) into it. A tmpfs such as /dev/shm is faster, but holds what is
+# spooled in memory while it is scanned).
 set -euo pipefail
 DIR=${WEBAIP_CLAMD_DIR:-/tmp/webaip-clamd}
 PORT=${WEBAIP_CLAMD_PORT:-3311}
 STREAM_MAX=${CLAMD_STREAM_MAX:-2000M}
 MAX_FILE=${CLAMD_MAX_FILE:-2000M}
+IDLE=${CLAMD_IDLE_TIMEOUT:-60}
 SOCK="$DIR/clamd.sock"
 CONF="$DIR/clamd.conf"
 PIDF="$DIR/clamd.pid"
@@ -81,7 +85,7 @@ MaxThreads 8
 MaxQueue 200
 ReadTimeout 300
 CommandReadTimeout 30
-IdleTimeout 60
+IdleTimeout $IDLE
 SelfCheck 0
 StreamMaxLength $STREAM_MAX
 MaxFileSize $MAX_FILE

@@ -18,6 +18,7 @@ pub mod verify;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Instant;
 
@@ -245,9 +246,10 @@ fn run(
         Some(clamd) => Some(Scanner {
             clamd: clamd.clone(),
             pool: rayon::ThreadPoolBuilder::new()
-                .num_threads(SCAN_CONNECTIONS)
+                .num_threads(crate::stages::scan::scan_sessions())
                 .build()
                 .map_err(|e| MigrateError::Scan(format!("cannot start scanning threads: {e}")))?,
+            width: ScanWidth::default(),
         }),
         None => None,
     };
@@ -511,10 +513,43 @@ fn read_records(
 struct Scanner {
     clamd: crate::stages::scan::Clamd,
     pool: rayon::ThreadPool,
+    width: ScanWidth,
 }
 
-/// Threads waiting on clamd at once.
-const SCAN_CONNECTIONS: usize = 8;
+/// How many of a batch's payloads are scanned at once. It starts at one and grows while the
+/// writer has to wait for verdicts (clamd is the slower side: a large signature database, many
+/// cores), and shrinks again after verdicts have been ready in time for a few batches. Every
+/// scan in flight costs clamd hand-offs between its threads, so no more are used than keep up.
+#[derive(Default)]
+struct ScanWidth {
+    /// Scans in flight, minus one.
+    extra: std::sync::atomic::AtomicUsize,
+    /// Batches in a row whose verdicts were ready when the writer wanted them.
+    in_time: std::sync::atomic::AtomicUsize,
+}
+
+/// Batches in a row with verdicts ready in time before the width shrinks by one.
+const SHRINK_AFTER: usize = 4;
+
+impl ScanWidth {
+    fn get(&self) -> usize {
+        1 + self.extra.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Records whether a batch's verdicts were ready when the writer wanted them.
+    fn record(&self, ready: bool, max: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !ready {
+            self.in_time.store(0, Relaxed);
+            if self.get() < max {
+                self.extra.fetch_add(1, Relaxed);
+            }
+        } else if self.in_time.fetch_add(1, Relaxed) + 1 >= SHRINK_AFTER {
+            self.in_time.store(0, Relaxed);
+            let _ = self.extra.fetch_update(Relaxed, Relaxed, |e| e.checked_sub(1));
+        }
+    }
+}
 
 fn scan_payload(
     s: &Scanner,
@@ -524,7 +559,49 @@ fn scan_payload(
     s.clamd.scan(payload, len).map_err(|e| MigrateError::Scan(e.to_string()))
 }
 
+/// The verdicts of one batch, in its order (`None`: empty payload, nothing to scan).
+type Verdicts = Vec<Result<Option<crate::stages::scan::ScanResult>, MigrateError>>;
+
+/// Starts scanning a batch's payloads on the scanner's threads; the verdicts arrive on the
+/// returned channel. The task lets go of the batch before it sends them, so that the writer
+/// can take the batch back once it has them.
+fn start_scan(s: &Scanner, batch: Arc<Vec<Job>>) -> Receiver<Verdicts> {
+    let (tx, rx) = sync_channel(1);
+    let clamd = s.clamd.clone();
+    // Pieces of at least len/width payloads: at most `width` scans at once.
+    let piece = batch.len().div_ceil(s.width.get()).max(1);
+    s.pool.spawn(move || {
+        let verdicts: Verdicts = batch
+            .par_iter()
+            .with_min_len(piece)
+            .map(|job| match &job.block {
+                Block::Inline(bytes) => {
+                    let payload = &bytes[(job.mapped.payload_offset as usize).min(bytes.len())..];
+                    if payload.is_empty() {
+                        return Ok(None);
+                    }
+                    clamd
+                        .scan_bytes(payload)
+                        .map(Some)
+                        .map_err(|e| MigrateError::Scan(e.to_string()))
+                }
+                Block::Shared(_) => Ok(None),
+            })
+            .collect();
+        drop(batch);
+        let _ = tx.send(verdicts);
+    });
+    rx
+}
+
+/// A batch whose records are not written yet, and its scan if one is running.
+type Pending<'s> = (Arc<Vec<Job>>, Option<(&'s Scanner, Receiver<Verdicts>)>);
+
 /// The writer side: batches, compresses in parallel, appends in order, logs expectations.
+///
+/// With a scanner, a batch's payloads go to clamd as soon as it arrives, and the batch is
+/// written when the next one arrives: scanning one batch overlaps compressing and writing
+/// the one before, instead of every batch waiting for its own slowest scan.
 fn write_records<W: Write>(
     rx: Receiver<Msg>,
     writer: &mut WarcWriter<W>,
@@ -534,6 +611,7 @@ fn write_records<W: Write>(
     sink: &mut dyn FnMut(&MigratedRecord),
     scanner: Option<&Scanner>,
 ) -> Result<End, MigrateError> {
+    let mut pending: Option<Pending> = None;
     loop {
         let msg = match rx.recv() {
             Ok(m) => m,
@@ -545,11 +623,21 @@ fn write_records<W: Write>(
             }
         };
         match msg {
-            Msg::Batch(mut batch) => {
-                flush_batch(&mut batch, writer, log, level, report, sink, scanner)?
+            Msg::Batch(batch) => {
+                let batch = Arc::new(batch);
+                let scanning = scanner.map(|s| (s, start_scan(s, Arc::clone(&batch))));
+                flush_pending(&mut pending, writer, log, level, report, sink)?;
+                pending = Some((batch, scanning));
+                if scanner.is_none() {
+                    flush_pending(&mut pending, writer, log, level, report, sink)?;
+                }
             }
-            Msg::Large(job) => write_streamed(*job, writer, log, report, sink, scanner)?,
+            Msg::Large(job) => {
+                flush_pending(&mut pending, writer, log, level, report, sink)?;
+                write_streamed(*job, writer, log, report, sink, scanner)?
+            }
             Msg::Done { file_anomalies, version, records_with_header } => {
+                flush_pending(&mut pending, writer, log, level, report, sink)?;
                 return Ok(End { file_anomalies, version, records_with_header });
             }
             Msg::Failed(e) => return Err(e),
@@ -557,61 +645,65 @@ fn write_records<W: Write>(
     }
 }
 
-fn out_error(source: io::Error) -> MigrateError {
-    MigrateError::Output { path: PathBuf::from("(output container)"), source }
-}
-
-fn flush_batch<W: Write>(
-    batch: &mut Vec<Job>,
+fn flush_pending<W: Write>(
+    pending: &mut Option<Pending<'_>>,
     writer: &mut WarcWriter<W>,
     log: &mut ExpectationLog,
     level: u32,
     report: &mut FileReport,
     sink: &mut dyn FnMut(&MigratedRecord),
-    scanner: Option<&Scanner>,
 ) -> Result<(), MigrateError> {
-    if batch.is_empty() {
-        return Ok(());
+    match pending.take() {
+        Some((batch, verdicts)) => flush_batch(batch, verdicts, writer, log, level, report, sink),
+        None => Ok(()),
     }
-    let compress = || -> Vec<io::Result<_>> {
-        batch
-            .par_iter()
-            .map(|job| match &job.block {
-                Block::Inline(bytes) => {
-                    encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
-                }
-                Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
-            })
-            .collect()
-    };
-    // Payloads go to clamd while the same batch is compressed.
-    let scan = |s: &Scanner| -> Vec<Result<Option<crate::stages::scan::ScanResult>, MigrateError>> {
-        s.pool.install(|| {
-            batch
-                .par_iter()
-                .map(|job| match &job.block {
-                    Block::Inline(bytes) => {
-                        let payload =
-                            &bytes[(job.mapped.payload_offset as usize).min(bytes.len())..];
-                        if payload.is_empty() {
-                            return Ok(None);
-                        }
-                        scan_payload(s, payload, payload.len() as u64).map(Some)
-                    }
-                    Block::Shared(_) => Ok(None),
-                })
-                .collect()
+}
+
+fn out_error(source: io::Error) -> MigrateError {
+    MigrateError::Output { path: PathBuf::from("(output container)"), source }
+}
+
+/// Compresses a batch in parallel, waits for its verdicts if it is being scanned, and appends
+/// its records in order.
+fn flush_batch<W: Write>(
+    batch: Arc<Vec<Job>>,
+    verdicts: Option<(&Scanner, Receiver<Verdicts>)>,
+    writer: &mut WarcWriter<W>,
+    log: &mut ExpectationLog,
+    level: u32,
+    report: &mut FileReport,
+    sink: &mut dyn FnMut(&MigratedRecord),
+) -> Result<(), MigrateError> {
+    let encoded: Vec<io::Result<_>> = batch
+        .par_iter()
+        .map(|job| match &job.block {
+            Block::Inline(bytes) => {
+                encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
+            }
+            Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
         })
-    };
-    let (encoded, verdicts) = match scanner {
-        Some(s) => {
-            let (e, v) = rayon::join(compress, || scan(s));
-            (e, Some(v))
+        .collect();
+    let scan_stopped = || MigrateError::Scan("the scanning thread stopped without verdicts".into());
+    let verdicts = match verdicts {
+        Some((scanner, rx)) => {
+            let max = scanner.pool.current_num_threads();
+            Some(match rx.try_recv() {
+                Ok(v) => {
+                    scanner.width.record(true, max);
+                    v
+                }
+                Err(_) => {
+                    scanner.width.record(false, max);
+                    rx.recv().map_err(|_| scan_stopped())?
+                }
+            })
         }
-        None => (compress(), None),
+        None => None,
     };
+    // The scan task has let go of the batch before sending its verdicts.
+    let batch = Arc::into_inner(batch).ok_or_else(scan_stopped)?;
     let mut verdicts = verdicts.map(|v| v.into_iter());
-    for (job, result) in batch.drain(..).zip(encoded) {
+    for (job, result) in batch.into_iter().zip(encoded) {
         let verdict = match verdicts.as_mut().and_then(Iterator::next) {
             Some(v) => v?,
             None => None,
@@ -680,6 +772,27 @@ fn finish_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scan_width_grows_while_the_writer_waits_and_shrinks_when_verdicts_keep_up() {
+        let w = ScanWidth::default();
+        assert_eq!(w.get(), 1);
+        for _ in 0..10 {
+            w.record(false, 4);
+        }
+        assert_eq!(w.get(), 4, "never more than the scanning threads");
+        for _ in 0..SHRINK_AFTER - 1 {
+            w.record(true, 4);
+        }
+        assert_eq!(w.get(), 4, "one batch in time is not a trend");
+        w.record(true, 4);
+        assert_eq!(w.get(), 3);
+        w.record(false, 4);
+        for _ in 0..SHRINK_AFTER * 10 {
+            w.record(true, 4);
+        }
+        assert_eq!(w.get(), 1, "back to one scan at a time");
+    }
 
     #[test]
     fn output_names() {

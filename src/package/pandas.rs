@@ -234,7 +234,7 @@ pub fn build_pandas_package(
         let verdict = match &clamd {
             Some((c, _)) => Some(
                 match &original_bytes {
-                    Some(b) => c.scan(&b[..], b.len() as u64),
+                    Some(b) => c.scan_bytes(b),
                     None => c.scan(File::open(&f.path).map_err(io_err(&f.path))?, f.size),
                 }
                 .map_err(|e| PackageError::Input(e.to_string()))?,

@@ -40,8 +40,6 @@ pub(crate) fn register_scanner(
     });
     Ok(version)
 }
-/// Connections to clamd at once.
-const SCAN_CONNECTIONS: usize = 8;
 
 /// What scanning found, over the whole package.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -73,9 +71,21 @@ fn scan_record(
     io::copy(&mut record.by_ref().take(c.range.begin), &mut io::sink()).map_err(|e| {
         PackageError::Input(format!("reading record {} to scan it: {e}", r.record_id))
     })?;
-    let payload = record.take(c.range.len);
-    clamd.scan(payload, c.range.len).map(Some).map_err(|e| PackageError::Input(e.to_string()))
+    let mut payload = record.take(c.range.len);
+    let verdict = if c.range.len <= IN_MEMORY_SCAN {
+        let mut bytes = Vec::with_capacity(c.range.len as usize);
+        payload.read_to_end(&mut bytes).map_err(|e| {
+            PackageError::Input(format!("reading record {} to scan it: {e}", r.record_id))
+        })?;
+        clamd.scan_bytes(&bytes)
+    } else {
+        clamd.scan(payload, c.range.len)
+    };
+    verdict.map(Some).map_err(|e| PackageError::Input(e.to_string()))
 }
+
+/// Payloads up to this size are read into memory and sent over a pooled clamd session.
+const IN_MEMORY_SCAN: u64 = 4 << 20;
 
 fn event(
     ids: &Ids,
@@ -203,10 +213,10 @@ pub(super) fn scan_and_describe(
     let rel = r.file.path.clone();
     let path = root.join(&rel);
     let file = File::open(&path).map_err(io_err(&path))?;
-    // Pass 1: scan, in parallel chunks. Each scan waits on clamd (one connection per payload,
-    // which clamd spools to disk), so more connections than cores keep both sides busy.
+    // Pass 1: scan, in parallel chunks. Each thread reads a record back and then waits on
+    // clamd, so twice as many threads as sessions keep both sides busy.
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(SCAN_CONNECTIONS)
+        .num_threads(2 * crate::stages::scan::scan_sessions())
         .build()
         .map_err(|e| PackageError::Input(format!("cannot start scanning threads: {e}")))?;
     let mut infected: Vec<(u64, RecordFile, String)> = Vec::new();

@@ -19,19 +19,28 @@ fn eicar() -> Vec<u8> {
 }
 
 struct Daemon {
+    /// unix:PATH
     addr: String,
+    /// tcp:127.0.0.1:PORT
+    tcp: String,
     pid: String,
 }
 
 /// Starts (or reuses) a clamd instance of scripts/clamd-local.sh in its own directory.
 fn daemon(name: &str, port: u16, stream_max: &str) -> Daemon {
+    daemon_with(name, port, &[("CLAMD_STREAM_MAX", stream_max)])
+}
+
+/// The same, with other settings of clamd-local.sh (each set of settings in its own `name`:
+/// a running daemon is reused as it is).
+fn daemon_with(name: &str, port: u16, settings: &[(&str, &str)]) -> Daemon {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
     let _g = LOCK.get_or_init(|| Mutex::new(())).lock().unwrap_or_else(|p| p.into_inner());
     let out = Command::new("bash")
         .arg(repo().join("scripts/clamd-local.sh"))
         .env("WEBAIP_CLAMD_DIR", format!("/tmp/webaip-clamd-test-{name}"))
         .env("WEBAIP_CLAMD_PORT", port.to_string())
-        .env("CLAMD_STREAM_MAX", stream_max)
+        .envs(settings.iter().copied())
         .output()
         .expect("clamd-local.sh runs");
     assert!(
@@ -43,7 +52,11 @@ fn daemon(name: &str, port: u16, stream_max: &str) -> Daemon {
         .lines()
         .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
         .collect();
-    Daemon { addr: vars["WEBAIP_CLAMD"].clone(), pid: vars["CLAMD_PID"].clone() }
+    Daemon {
+        addr: vars["WEBAIP_CLAMD"].clone(),
+        tcp: vars["CLAMD_TCP"].clone(),
+        pid: vars["CLAMD_PID"].clone(),
+    }
 }
 
 fn webaip(args: &[&str]) -> Output {
@@ -242,33 +255,86 @@ fn a_wrong_socket_is_refused_before_anything_is_written() {
     assert!(String::from_utf8_lossy(&none.stderr).contains("no clamd to scan with"));
 }
 
+/// A payload over clamd's limits is "not scanned", with clamd's reason, whichever way it was
+/// sent: over TCP (INSTREAM) the limit is `StreamMaxLength`, over the Unix socket (FILDES) it
+/// is `MaxFileSize`, reported through `AlertExceedsMax`.
 #[test]
-fn a_payload_over_stream_max_length_is_recorded_as_not_scanned() {
-    let d = daemon("small", 3322, "1K");
-    let dir = tempfile::tempdir().unwrap();
-    let arc = dir.path().join("IAH-20240101000000-00000-big.arc");
-    write_arc(
-        &arc,
-        &[("http://e.org/big.bin", &vec![b'a'; 8192]), ("http://e.org/small.txt", b"fits")],
-    );
-    let out = dir.path().join("pkg");
-    let o = package(&d.addr, &arc, &out);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "not scanned is a finding: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["scan"]["not_scanned"], 1, "{}", r["scan"]);
-    assert!(r["scan"]["unscanned"][0][2].as_str().unwrap().contains("size limit"), "{}", r["scan"]);
-    let mets = assert_valid_package(&out);
-    assert!(mets.contains("<premis:eventOutcome>not scanned</premis:eventOutcome>"));
-    // validate (and so audit) reports the unscanned payload by its object, with the reason.
-    let notes = assert_webaip_valid(&out.join("METS.xml"));
-    assert_eq!(notes.len(), 1, "{notes:#?}");
-    assert!(notes[0].message.contains("#urn:uuid:"), "{notes:#?}");
-    assert!(notes[0].message.contains("size limit"), "{notes:#?}");
+fn a_payload_over_clamds_limits_is_recorded_as_not_scanned() {
+    let d = daemon_with("limits", 3325, &[("CLAMD_STREAM_MAX", "1K"), ("CLAMD_MAX_FILE", "1K")]);
+    for (addr, reason) in
+        [(&d.tcp, "size limit"), (&d.addr, "Heuristics.Limits.Exceeded.MaxFileSize")]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let arc = dir.path().join("IAH-20240101000000-00000-big.arc");
+        write_arc(
+            &arc,
+            &[("http://e.org/big.bin", &vec![b'a'; 8192]), ("http://e.org/small.txt", b"fits")],
+        );
+        let out = dir.path().join("pkg");
+        let o = package(addr, &arc, &out);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{addr}: not scanned is a finding: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["scan"]["not_scanned"], 1, "{addr}: {}", r["scan"]);
+        assert!(
+            r["scan"]["unscanned"][0][2].as_str().unwrap().contains(reason),
+            "{addr}: {}",
+            r["scan"]
+        );
+        let mets = assert_valid_package(&out);
+        assert!(mets.contains("<premis:eventOutcome>not scanned</premis:eventOutcome>"));
+        // validate (and so audit) reports the unscanned payload by its object, with the reason.
+        let notes = assert_webaip_valid(&out.join("METS.xml"));
+        assert_eq!(notes.len(), 1, "{addr}: {notes:#?}");
+        assert!(notes[0].message.contains("#urn:uuid:"), "{notes:#?}");
+        assert!(notes[0].message.contains(reason), "{notes:#?}");
+    }
+}
+
+/// In-memory payloads go over pooled sessions (FILDES on the Unix socket, INSTREAM over TCP),
+/// streamed ones over a connection each: all give clamd's verdict on the same bytes, and a
+/// session clamd has closed for idleness is replaced, not an error.
+#[test]
+fn every_transport_gives_the_same_verdicts_and_stale_sessions_are_replaced() {
+    use webaip::stages::scan::{Clamd, ScanResult};
+    let d = daemon_with("idle", 3324, &[("CLAMD_IDLE_TIMEOUT", "1")]);
+    // EICAR alone, and inside 3 MiB (more than one INSTREAM chunk), and clean twins.
+    let mut big = vec![b'x'; 3 << 20];
+    big.extend_from_slice(&eicar());
+    big.extend_from_slice(&vec![b'y'; 1 << 20]);
+    let mut big_clean = big.clone();
+    let at = 3 << 20;
+    big_clean[at] = b'#';
+    let cases: [(&[u8], bool); 5] =
+        [(b"hello", false), (&eicar(), true), (&big, true), (&big_clean, false), (b"", false)];
+    for addr in [&d.addr, &d.tcp] {
+        let clamd = Clamd::new(addr.parse().unwrap());
+        for round in 0..2 {
+            for (bytes, infected) in cases {
+                let expected = |v: &ScanResult| match v {
+                    ScanResult::Infected(sig) => infected && sig.contains("EICAR"),
+                    ScanResult::Clean => !infected,
+                    ScanResult::NotScanned(_) => false,
+                };
+                let pooled = clamd.scan_bytes(bytes).unwrap();
+                assert!(expected(&pooled), "{addr} pooled, {} bytes: {pooled:?}", bytes.len());
+                let streamed = clamd.scan(bytes, bytes.len() as u64).unwrap();
+                assert!(
+                    expected(&streamed),
+                    "{addr} streamed, {} bytes: {streamed:?}",
+                    bytes.len()
+                );
+            }
+            if round == 0 {
+                // clamd closes the pooled sessions (IdleTimeout 1 s); the next scans reconnect.
+                std::thread::sleep(std::time::Duration::from_millis(2500));
+            }
+        }
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use webaip::formats::warc::WarcReader;
@@ -24,14 +25,50 @@ pub struct ScanArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Debug, Serialize)]
 struct Finding {
     file: PathBuf,
+    /// Byte offset of the record (of its gzip member) in a WARC file.
+    offset: Option<u64>,
     record: Option<String>,
     verdict: String,
     detail: String,
+}
+
+/// Record blocks up to this size are read into memory and scanned in parallel, over pooled
+/// clamd sessions; larger ones are streamed to clamd on their own.
+const IN_MEMORY: u64 = 4 << 20;
+/// A batch of in-memory blocks is scanned once it holds this many bytes or records.
+const BATCH_BYTES: usize = 16 << 20;
+const BATCH_RECORDS: usize = 512;
+
+/// A record read from a WARC file: its block in memory, or already scanned (streamed).
+enum Block {
+    InMemory(Vec<u8>),
+    Scanned(ScanResult),
+}
+
+/// Blocks waiting to be scanned: (offset, record id, bytes).
+type Batch = Vec<(u64, String, Vec<u8>)>;
+
+fn scan_batch(
+    pool: &rayon::ThreadPool,
+    clamd: &Clamd,
+    file: &Path,
+    batch: &mut Batch,
+    results: &mut Vec<Finding>,
+) -> anyhow::Result<()> {
+    let verdicts: Vec<_> =
+        pool.install(|| batch.par_iter().map(|(_, _, b)| clamd.scan_bytes(b)).collect());
+    for ((offset, id, _), verdict) in batch.drain(..).zip(verdicts) {
+        push(results, file, Some(offset), Some(id), verdict?);
+    }
+    Ok(())
 }
 
 fn warcs_of(dir: &Path) -> Vec<PathBuf> {
@@ -59,37 +96,73 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
     let addr: ClamdAddr = addr.parse().map_err(anyhow::Error::msg)?;
     let clamd = Clamd::new(addr.clone());
     clamd.ping().with_context(|| format!("clamd at {addr} does not answer"))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(webaip::stages::scan::scan_sessions())
+        .build()
+        .context("cannot start scanning threads")?;
+    let targets: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .flat_map(|p| if p.is_dir() { warcs_of(p) } else { vec![p.clone()] })
+        .collect();
+    let total = targets.iter().filter_map(|t| t.metadata().ok()).map(|m| m.len()).sum();
+    let bar = super::progress::bytes_bar(total, args.quiet || args.json);
+    let mut done = 0u64;
     let mut results = Vec::new();
     let mut scanned = 0u64;
-    for p in &args.paths {
-        let targets = if p.is_dir() { warcs_of(p) } else { vec![p.clone()] };
-        for t in targets {
-            let name = t.to_string_lossy().to_string();
-            if name.ends_with(".warc.gz") || name.ends_with(".warc") {
-                let mut reader = WarcReader::open(&t)?;
-                loop {
-                    let next = reader.next_record(|head, block| {
-                        let len = head.header.content_length().unwrap_or(0);
-                        let id = head.header.record_id().unwrap_or("").to_string();
-                        let verdict = clamd.scan(block, len).map_err(std::io::Error::other)?;
-                        Ok((id, verdict))
-                    });
-                    match next.with_context(|| format!("{}", t.display()))? {
-                        None => break,
-                        Some((_, _, (id, verdict))) => {
-                            scanned += 1;
-                            push(&mut results, &t, Some(id), verdict);
+    for t in targets {
+        let name = t.to_string_lossy().to_string();
+        if name.ends_with(".warc.gz") || name.ends_with(".warc") {
+            let first = results.len();
+            let mut reader = WarcReader::open(&t)?;
+            let mut batch: Batch = Vec::new();
+            let mut batch_bytes = 0;
+            loop {
+                let next = reader.next_record(|head, block| {
+                    let len = head.header.content_length().unwrap_or(0);
+                    let id = head.header.record_id().unwrap_or("").to_string();
+                    if len <= IN_MEMORY {
+                        let mut bytes = Vec::with_capacity(len as usize);
+                        block.read_to_end(&mut bytes)?;
+                        return Ok((id, Block::InMemory(bytes)));
+                    }
+                    let verdict = clamd.scan(block, len).map_err(std::io::Error::other)?;
+                    Ok((id, Block::Scanned(verdict)))
+                });
+                match next.with_context(|| format!("{}", t.display()))? {
+                    None => break,
+                    Some((head, end, (id, block))) => {
+                        scanned += 1;
+                        bar.set_position(done + end.end);
+                        match block {
+                            Block::Scanned(v) => {
+                                push(&mut results, &t, Some(head.offset), Some(id), v)
+                            }
+                            Block::InMemory(bytes) => {
+                                batch_bytes += bytes.len();
+                                batch.push((head.offset, id, bytes));
+                            }
                         }
                     }
                 }
-            } else {
-                let f = std::fs::File::open(&t).with_context(|| format!("{}", t.display()))?;
-                let len = f.metadata()?.len();
-                scanned += 1;
-                push(&mut results, &t, None, clamd.scan(f, len)?);
+                if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
+                    scan_batch(&pool, &clamd, &t, &mut batch, &mut results)?;
+                    batch_bytes = 0;
+                }
             }
+            scan_batch(&pool, &clamd, &t, &mut batch, &mut results)?;
+            // Streamed records were scanned before the batch around them: back to file order.
+            results[first..].sort_by_key(|f| f.offset);
+        } else {
+            let f = std::fs::File::open(&t).with_context(|| format!("{}", t.display()))?;
+            let len = f.metadata()?.len();
+            scanned += 1;
+            push(&mut results, &t, None, None, clamd.scan(f, len)?);
         }
+        done += t.metadata().map(|m| m.len()).unwrap_or(0);
+        bar.set_position(done);
     }
+    bar.finish_and_clear();
     if args.json {
         println!(
             "{}",
@@ -100,18 +173,31 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
     } else {
         for f in &results {
             let rec = f.record.as_deref().map(|r| format!(" record {r}")).unwrap_or_default();
-            println!("{}{rec}: {} {}", f.file.display(), f.verdict, f.detail);
+            let at = f.offset.map(|o| format!(" at offset {o}")).unwrap_or_default();
+            println!("{}{at}{rec}: {} {}", f.file.display(), f.verdict, f.detail);
         }
         println!("{scanned} item(s) scanned by clamd at {addr}: {} finding(s)", results.len());
     }
     Ok(if results.is_empty() { 0 } else { EXIT_FINDINGS })
 }
 
-fn push(results: &mut Vec<Finding>, file: &Path, record: Option<String>, verdict: ScanResult) {
+fn push(
+    results: &mut Vec<Finding>,
+    file: &Path,
+    offset: Option<u64>,
+    record: Option<String>,
+    verdict: ScanResult,
+) {
     let (v, d) = match verdict {
         ScanResult::Clean => return,
         ScanResult::Infected(sig) => ("INFECTED", sig),
         ScanResult::NotScanned(why) => ("NOT SCANNED", why),
     };
-    results.push(Finding { file: file.to_path_buf(), record, verdict: v.into(), detail: d });
+    results.push(Finding {
+        file: file.to_path_buf(),
+        offset,
+        record,
+        verdict: v.into(),
+        detail: d,
+    });
 }

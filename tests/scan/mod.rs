@@ -177,6 +177,53 @@ fn an_infected_arc_payload_is_quarantined_and_described() {
     assert_eq!(findings[0]["verdict"], "INFECTED");
 }
 
+/// `webaip scan` of a package made without scanning: small blocks scanned in parallel batches,
+/// a large one streamed, findings in file order at the offsets warcio gives the records.
+#[test]
+fn scan_names_every_infected_record_by_offset_in_file_order() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let arc = dir.path().join("IAH-20240101000000-00000-mixed.arc");
+    let mut big = vec![b'z'; 5 << 20];
+    big.extend_from_slice(&eicar());
+    let small: Vec<Vec<u8>> = (0..40).map(|i| format!("page {i}").into_bytes()).collect();
+    let mut records: Vec<(String, Vec<u8>)> = small
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (format!("http://e.org/{i}.html"), b.clone()))
+        .collect();
+    records.insert(10, ("http://e.org/big.bin".into(), big));
+    records.insert(30, ("http://e.org/eicar.com".into(), eicar()));
+    let refs: Vec<(&str, &[u8])> =
+        records.iter().map(|(u, b)| (u.as_str(), b.as_slice())).collect();
+    write_arc(&arc, &refs);
+    let out = dir.path().join("pkg");
+    let o = webaip(&[
+        "package",
+        "-q",
+        "--no-virus-check",
+        "--out",
+        out.to_str().unwrap(),
+        arc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = webaip(&["scan", "--json", "--clamd", &d.addr, out.to_str().unwrap()]);
+    assert_eq!(s.status.code(), Some(1), "{}", String::from_utf8_lossy(&s.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    // The offsets warcio gives the two infected records.
+    let script = "import glob,json,sys\nfrom warcio.archiveiterator import ArchiveIterator\nfn=glob.glob(sys.argv[1]+'/content/*.warc.gz')[0]\nit=ArchiveIterator(open(fn,'rb'))\nout=[]\nfor r in it:\n    if (r.rec_headers.get_header('WARC-Target-URI') or '').endswith(('big.bin','eicar.com')) and r.rec_type=='response':\n        out.append(it.get_record_offset())\nprint(json.dumps(out))";
+    let w =
+        Command::new(oracle_python()).args(["-c", script, out.to_str().unwrap()]).output().unwrap();
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    let offsets: Vec<u64> = serde_json::from_slice(&w.stdout).unwrap();
+    assert_eq!(offsets.len(), 2);
+    let found: Vec<u64> = findings.iter().map(|f| f["offset"].as_u64().unwrap()).collect();
+    assert_eq!(found, offsets, "{v}");
+    assert!(findings.iter().all(|f| f["verdict"] == "INFECTED"), "{v}");
+    assert!(v["scanned"].as_u64().unwrap() >= 42, "{v}");
+}
+
 #[test]
 fn an_infected_pandas_file_is_quarantined_as_harvested() {
     let d = daemon("main", 3321, "2000M");

@@ -319,15 +319,28 @@ impl Clamd {
     }
 
     fn session_scan(&self, s: &mut Session, payload: &[u8]) -> Result<ScanResult, ScanError> {
-        let sent = match &s.conn {
+        // A memfd the kernel will not make (older than 3.17, or a sandbox) means INSTREAM.
+        let memfd = match (&s.conn, s.memfd.take()) {
+            (Conn::Unix(_), Some(f)) => Some(f),
+            (Conn::Unix(_), None) => {
+                rustix::fs::memfd_create("webaip-scan", rustix::fs::MemfdFlags::CLOEXEC)
+                    .ok()
+                    .map(std::fs::File::from)
+            }
+            (Conn::Tcp(_), _) => None,
+        };
+        let sent = match memfd {
             // Nothing of a failed FILDES reached clamd as a command to answer.
-            Conn::Unix(_) => {
-                send_fildes(&mut s.conn, &mut s.memfd, payload)
+            Some(file) => {
+                send_fildes(&mut s.conn, &file, payload)
                     .map_err(|e| self.err(format!("FILDES: {e}")))?;
+                if payload.len() as u64 <= MEMFD_KEEP {
+                    s.memfd = Some(file);
+                }
                 Ok(())
             }
             // A write that fails part-way is clamd refusing the stream: its reply says why.
-            Conn::Tcp(_) => self.send_instream(s, payload),
+            None => self.send_instream(s, payload),
         };
         s.last_id += 1;
         let reply = match read_reply(&mut s.conn) {
@@ -369,29 +382,20 @@ impl Clamd {
     }
 }
 
-/// Hands `payload` to clamd as a file descriptor: an in-memory file (memfd) holding it, sent
-/// with `SCM_RIGHTS` after the `FILDES` command (clamd wants the descriptor in a message of
-/// its own, with at least one byte of data). The memfd is the session's, reused from one
-/// payload to the next: clamd has finished with it once it has replied.
-fn send_fildes(
-    conn: &mut Conn,
-    memfd: &mut Option<std::fs::File>,
-    payload: &[u8],
-) -> io::Result<()> {
+/// Hands `payload` to clamd as a file descriptor: `file`, an in-memory file (memfd) that
+/// is made to hold it, sent with `SCM_RIGHTS` after the `FILDES` command (clamd wants the
+/// descriptor in a message of its own, with at least one byte of data). The memfd is the
+/// session's, reused from one payload to the next: clamd has finished with it once it has
+/// replied.
+fn send_fildes(conn: &mut Conn, file: &std::fs::File, payload: &[u8]) -> io::Result<()> {
     let Conn::Unix(unix) = conn else {
         return Err(io::Error::other("FILDES needs a Unix socket"));
-    };
-    let file = match memfd.take() {
-        Some(f) => f,
-        None => std::fs::File::from(rustix::fs::memfd_create(
-            "webaip-scan",
-            rustix::fs::MemfdFlags::CLOEXEC,
-        )?),
     };
     file.write_all_at(payload, 0)?;
     file.set_len(payload.len() as u64)?;
     // clamd shares the file offset and reads from where it stands.
-    (&file).seek(io::SeekFrom::Start(0))?;
+    let mut at_start = file;
+    at_start.seek(io::SeekFrom::Start(0))?;
     let flags = rustix::net::SendFlags::NOSIGNAL;
     let mut command: &[u8] = b"zFILDES\0";
     while !command.is_empty() {
@@ -407,9 +411,6 @@ fn send_fildes(
         return Err(io::Error::other("no room for the descriptor in the control message"));
     }
     rustix::net::sendmsg(&*unix, &[IoSlice::new(b"\0")], &mut control, flags)?;
-    if (payload.len() as u64) <= MEMFD_KEEP {
-        *memfd = Some(file);
-    }
     Ok(())
 }
 

@@ -255,7 +255,8 @@ fn run(
     };
     let outcome = std::thread::scope(|scope| {
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
-        write_records(rx, &mut writer, &mut log, level, report, sink, scanner.as_ref())
+        let mut out = Output { writer: &mut writer, log: &mut log, level, report, sink };
+        write_records(rx, &mut out, scanner.as_ref())
     });
     let end = outcome?;
     if end.records_with_header == 0 {
@@ -597,6 +598,17 @@ fn start_scan(s: &Scanner, batch: Arc<Vec<Job>>) -> Receiver<Verdicts> {
 /// A batch whose records are not written yet, and its scan if one is running.
 type Pending<'s> = (Arc<Vec<Job>>, Option<(&'s Scanner, Receiver<Verdicts>)>);
 
+/// The writer side of one container: where records go, in order.
+struct Output<'a, W: Write> {
+    writer: &'a mut WarcWriter<W>,
+    /// What the conservation check will verify.
+    log: &'a mut ExpectationLog,
+    level: u32,
+    report: &'a mut FileReport,
+    /// The caller's sink, given every record written.
+    sink: &'a mut dyn FnMut(&MigratedRecord),
+}
+
 /// The writer side: batches, compresses in parallel, appends in order, logs expectations.
 ///
 /// With a scanner, a batch's payloads go to clamd as soon as it arrives, and the batch is
@@ -604,11 +616,7 @@ type Pending<'s> = (Arc<Vec<Job>>, Option<(&'s Scanner, Receiver<Verdicts>)>);
 /// the one before, instead of every batch waiting for its own slowest scan.
 fn write_records<W: Write>(
     rx: Receiver<Msg>,
-    writer: &mut WarcWriter<W>,
-    log: &mut ExpectationLog,
-    level: u32,
-    report: &mut FileReport,
-    sink: &mut dyn FnMut(&MigratedRecord),
+    out: &mut Output<'_, W>,
     scanner: Option<&Scanner>,
 ) -> Result<End, MigrateError> {
     let mut pending: Option<Pending> = None;
@@ -626,18 +634,18 @@ fn write_records<W: Write>(
             Msg::Batch(batch) => {
                 let batch = Arc::new(batch);
                 let scanning = scanner.map(|s| (s, start_scan(s, Arc::clone(&batch))));
-                flush_pending(&mut pending, writer, log, level, report, sink)?;
+                out.flush_pending(&mut pending)?;
                 pending = Some((batch, scanning));
                 if scanner.is_none() {
-                    flush_pending(&mut pending, writer, log, level, report, sink)?;
+                    out.flush_pending(&mut pending)?;
                 }
             }
             Msg::Large(job) => {
-                flush_pending(&mut pending, writer, log, level, report, sink)?;
-                write_streamed(*job, writer, log, report, sink, scanner)?
+                out.flush_pending(&mut pending)?;
+                out.write_streamed(*job, scanner)?
             }
             Msg::Done { file_anomalies, version, records_with_header } => {
-                flush_pending(&mut pending, writer, log, level, report, sink)?;
+                out.flush_pending(&mut pending)?;
                 return Ok(End { file_anomalies, version, records_with_header });
             }
             Msg::Failed(e) => return Err(e),
@@ -645,128 +653,115 @@ fn write_records<W: Write>(
     }
 }
 
-fn flush_pending<W: Write>(
-    pending: &mut Option<Pending<'_>>,
-    writer: &mut WarcWriter<W>,
-    log: &mut ExpectationLog,
-    level: u32,
-    report: &mut FileReport,
-    sink: &mut dyn FnMut(&MigratedRecord),
-) -> Result<(), MigrateError> {
-    match pending.take() {
-        Some((batch, verdicts)) => flush_batch(batch, verdicts, writer, log, level, report, sink),
-        None => Ok(()),
-    }
-}
-
 fn out_error(source: io::Error) -> MigrateError {
     MigrateError::Output { path: PathBuf::from("(output container)"), source }
 }
 
-/// Compresses a batch in parallel, waits for its verdicts if it is being scanned, and appends
-/// its records in order.
-fn flush_batch<W: Write>(
-    batch: Arc<Vec<Job>>,
-    verdicts: Option<(&Scanner, Receiver<Verdicts>)>,
-    writer: &mut WarcWriter<W>,
-    log: &mut ExpectationLog,
-    level: u32,
-    report: &mut FileReport,
-    sink: &mut dyn FnMut(&MigratedRecord),
-) -> Result<(), MigrateError> {
-    let encoded: Vec<io::Result<_>> = batch
-        .par_iter()
-        .map(|job| match &job.block {
-            Block::Inline(bytes) => {
-                encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
-            }
-            Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
-        })
-        .collect();
-    let scan_stopped = || MigrateError::Scan("the scanning thread stopped without verdicts".into());
-    let verdicts = match verdicts {
-        Some((scanner, rx)) => {
-            let max = scanner.pool.current_num_threads();
-            Some(match rx.try_recv() {
-                Ok(v) => {
-                    scanner.width.record(true, max);
-                    v
-                }
-                Err(_) => {
-                    scanner.width.record(false, max);
-                    rx.recv().map_err(|_| scan_stopped())?
-                }
-            })
+impl<W: Write> Output<'_, W> {
+    fn flush_pending(&mut self, pending: &mut Option<Pending<'_>>) -> Result<(), MigrateError> {
+        match pending.take() {
+            Some((batch, verdicts)) => self.flush_batch(batch, verdicts),
+            None => Ok(()),
         }
-        None => None,
-    };
-    // The scan task has let go of the batch before sending its verdicts.
-    let batch = Arc::into_inner(batch).ok_or_else(scan_stopped)?;
-    let mut verdicts = verdicts.map(|v| v.into_iter());
-    for (job, result) in batch.into_iter().zip(encoded) {
-        let verdict = match verdicts.as_mut().and_then(Iterator::next) {
-            Some(v) => v?,
+    }
+
+    /// Compresses a batch in parallel, waits for its verdicts if it is being scanned, and
+    /// appends its records in order.
+    fn flush_batch(
+        &mut self,
+        batch: Arc<Vec<Job>>,
+        verdicts: Option<(&Scanner, Receiver<Verdicts>)>,
+    ) -> Result<(), MigrateError> {
+        let level = self.level;
+        let encoded: Vec<io::Result<_>> = batch
+            .par_iter()
+            .map(|job| match &job.block {
+                Block::Inline(bytes) => {
+                    encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
+                }
+                Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
+            })
+            .collect();
+        let scan_stopped =
+            || MigrateError::Scan("the scanning thread stopped without verdicts".into());
+        let verdicts = match verdicts {
+            Some((scanner, rx)) => {
+                let max = scanner.pool.current_num_threads();
+                Some(match rx.try_recv() {
+                    Ok(v) => {
+                        scanner.width.record(true, max);
+                        v
+                    }
+                    Err(_) => {
+                        scanner.width.record(false, max);
+                        rx.recv().map_err(|_| scan_stopped())?
+                    }
+                })
+            }
             None => None,
         };
-        let written = writer.write_encoded(result.map_err(out_error)?).map_err(out_error)?;
-        finish_record(job, written, log, report, sink, verdict)?;
-    }
-    Ok(())
-}
-
-fn write_streamed<W: Write>(
-    job: Job,
-    writer: &mut WarcWriter<W>,
-    log: &mut ExpectationLog,
-    report: &mut FileReport,
-    sink: &mut dyn FnMut(&MigratedRecord),
-    scanner: Option<&Scanner>,
-) -> Result<(), MigrateError> {
-    let Block::Shared(range) = &job.block else {
-        return Err(out_error(io::Error::other("inline record on the streaming path")));
-    };
-    let verdict = match scanner {
-        Some(s) if range.len() > job.mapped.payload_offset => {
-            let mut r = range.reader();
-            io::copy(&mut (&mut r).take(job.mapped.payload_offset), &mut io::sink())
-                .map_err(out_error)?;
-            Some(scan_payload(s, r, range.len() - job.mapped.payload_offset)?)
+        // The scan task has let go of the batch before sending its verdicts.
+        let batch = Arc::into_inner(batch).ok_or_else(scan_stopped)?;
+        let mut verdicts = verdicts.map(|v| v.into_iter());
+        for (job, result) in batch.into_iter().zip(encoded) {
+            let verdict = match verdicts.as_mut().and_then(Iterator::next) {
+                Some(v) => v?,
+                None => None,
+            };
+            let written =
+                self.writer.write_encoded(result.map_err(out_error)?).map_err(out_error)?;
+            self.finish_record(job, written, verdict)?;
         }
-        _ => None,
-    };
-    let written = writer
-        .write_streamed(&job.mapped.spec, || Ok(range.reader()), job.mapped.payload_offset)
-        .map_err(out_error)?;
-    finish_record(job, written, log, report, sink, verdict)
-}
-
-fn finish_record(
-    job: Job,
-    written: WrittenRecord,
-    log: &mut ExpectationLog,
-    report: &mut FileReport,
-    sink: &mut dyn FnMut(&MigratedRecord),
-    scan: Option<crate::stages::scan::ScanResult>,
-) -> Result<(), MigrateError> {
-    log.push(&Expected::new(&written, true)).map_err(out_error)?;
-    let m = job.mapped;
-    *report.records_in.entry(m.input_kind.as_str().into()).or_default() += 1;
-    *report.records_out.entry(m.spec.warc_type.clone()).or_default() += 1;
-    for a in job.anomalies.into_iter().chain(m.anomalies) {
-        report.add_anomaly(a);
+        Ok(())
     }
-    sink(&MigratedRecord {
-        source: Some(job.location),
-        input_kind: Some(m.input_kind),
-        warc_type: m.spec.warc_type,
-        target_uri: m.spec.target_uri,
-        content_type: m.spec.content_type,
-        payload_mime: m.payload_mime,
-        date: m.spec.date,
-        written,
-        scan,
-    });
-    Ok(())
+
+    fn write_streamed(&mut self, job: Job, scanner: Option<&Scanner>) -> Result<(), MigrateError> {
+        let Block::Shared(range) = &job.block else {
+            return Err(out_error(io::Error::other("inline record on the streaming path")));
+        };
+        let verdict = match scanner {
+            Some(s) if range.len() > job.mapped.payload_offset => {
+                let mut r = range.reader();
+                io::copy(&mut (&mut r).take(job.mapped.payload_offset), &mut io::sink())
+                    .map_err(out_error)?;
+                Some(scan_payload(s, r, range.len() - job.mapped.payload_offset)?)
+            }
+            _ => None,
+        };
+        let written = self
+            .writer
+            .write_streamed(&job.mapped.spec, || Ok(range.reader()), job.mapped.payload_offset)
+            .map_err(out_error)?;
+        self.finish_record(job, written, verdict)
+    }
+
+    fn finish_record(
+        &mut self,
+        job: Job,
+        written: WrittenRecord,
+        scan: Option<crate::stages::scan::ScanResult>,
+    ) -> Result<(), MigrateError> {
+        self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
+        let m = job.mapped;
+        let report = &mut *self.report;
+        *report.records_in.entry(m.input_kind.as_str().into()).or_default() += 1;
+        *report.records_out.entry(m.spec.warc_type.clone()).or_default() += 1;
+        for a in job.anomalies.into_iter().chain(m.anomalies) {
+            report.add_anomaly(a);
+        }
+        (self.sink)(&MigratedRecord {
+            source: Some(job.location),
+            input_kind: Some(m.input_kind),
+            warc_type: m.spec.warc_type,
+            target_uri: m.spec.target_uri,
+            content_type: m.spec.content_type,
+            payload_mime: m.payload_mime,
+            date: m.spec.date,
+            written,
+            scan,
+        });
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -63,10 +63,12 @@ fn scan_batch(
     batch: &mut Batch,
     results: &mut Vec<Finding>,
 ) -> anyhow::Result<()> {
-    let verdicts: Vec<_> =
-        pool.install(|| batch.par_iter().map(|(_, _, b)| clamd.scan_bytes(b)).collect());
+    // Collected into a Result: the first failure stops the other scans of the batch.
+    let verdicts: Vec<_> = pool.install(|| {
+        batch.par_iter().map(|(_, _, b)| clamd.scan_bytes(b)).collect::<Result<_, _>>()
+    })?;
     for ((offset, id, _), verdict) in batch.drain(..).zip(verdicts) {
-        push(results, file, Some(offset), Some(id), verdict?);
+        push(results, file, Some(offset), Some(id), verdict);
     }
     Ok(())
 }

@@ -560,8 +560,10 @@ fn scan_payload(
     s.clamd.scan(payload, len).map_err(|e| MigrateError::Scan(e.to_string()))
 }
 
-/// The verdicts of one batch, in its order (`None`: empty payload, nothing to scan).
-type Verdicts = Vec<Result<Option<crate::stages::scan::ScanResult>, MigrateError>>;
+/// The verdicts of one batch, in its order (`None`: empty payload, nothing to scan), or the
+/// first failure: collecting into a `Result` stops the other scans of the batch, so a clamd
+/// that hangs costs one timeout, not one per payload.
+type Verdicts = Result<Vec<Option<crate::stages::scan::ScanResult>>, MigrateError>;
 
 /// Starts scanning a batch's payloads on the scanner's threads; the verdicts arrive on the
 /// returned channel. The task lets go of the batch before it sends them, so that the writer
@@ -696,7 +698,7 @@ impl<W: Write> Output<'_, W> {
                         scanner.width.record(false, max);
                         rx.recv().map_err(|_| scan_stopped())?
                     }
-                })
+                }?)
             }
             None => None,
         };
@@ -704,10 +706,7 @@ impl<W: Write> Output<'_, W> {
         let batch = Arc::into_inner(batch).ok_or_else(scan_stopped)?;
         let mut verdicts = verdicts.map(|v| v.into_iter());
         for (job, result) in batch.into_iter().zip(encoded) {
-            let verdict = match verdicts.as_mut().and_then(Iterator::next) {
-                Some(v) => v?,
-                None => None,
-            };
+            let verdict = verdicts.as_mut().and_then(Iterator::next).flatten();
             let written =
                 self.writer.write_encoded(result.map_err(out_error)?).map_err(out_error)?;
             self.finish_record(job, written, verdict)?;

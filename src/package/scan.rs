@@ -228,6 +228,7 @@ pub(super) fn scan_and_describe(
      -> Result<(), PackageError> {
         // Records scanned on their way in (migration) carry their verdict; the rest (copied
         // WARCs) are read back from the container and scanned now.
+        // Collected into a Result: the first failure stops the other scans of the chunk.
         let results: Vec<_> = pool.install(|| {
             chunk
                 .par_iter()
@@ -235,10 +236,10 @@ pub(super) fn scan_and_describe(
                     Some(v) => Ok(Some(v.clone())),
                     None => scan_record(clamd, &file, rec),
                 })
-                .collect()
-        });
+                .collect::<Result<_, _>>()
+        })?;
         for ((i, rec, _), res) in chunk.drain(..).zip(results) {
-            match res? {
+            match res {
                 None => {}
                 Some(ScanResult::Clean) => summary.scanned += 1,
                 Some(ScanResult::Infected(sig)) => {

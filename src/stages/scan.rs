@@ -163,6 +163,12 @@ struct Session {
 /// hold its memory for the rest of the run.
 const MEMFD_KEEP: u64 = 8 << 20;
 
+/// A session that failed, and whether it was by waiting out the timeout.
+struct SessionFailure {
+    error: ScanError,
+    timed_out: bool,
+}
+
 /// Idle sessions kept for reuse; more than the threads that scan at once is never needed.
 const IDLE_SESSIONS: usize = 16;
 
@@ -287,14 +293,19 @@ impl Clamd {
             return self.scan(payload, payload.len() as u64);
         }
         let reused = self.idle.lock().ok().and_then(|mut v| v.pop());
-        if let Some(mut session) = reused
-            && let Ok(verdict) = self.session_scan(&mut session, payload)
-        {
-            self.keep(session, &verdict);
-            return Ok(verdict);
+        if let Some(mut session) = reused {
+            match self.session_scan(&mut session, payload) {
+                Ok(verdict) => {
+                    self.keep(session, &verdict);
+                    return Ok(verdict);
+                }
+                // A clamd that hangs would only make a new session wait as long again.
+                Err(f) if f.timed_out => return Err(f.error),
+                Err(_) => {}
+            }
         }
         let mut session = self.open_session()?;
-        let verdict = self.session_scan(&mut session, payload)?;
+        let verdict = self.session_scan(&mut session, payload).map_err(|f| f.error)?;
         self.keep(session, &verdict);
         Ok(verdict)
     }
@@ -318,7 +329,16 @@ impl Clamd {
         }
     }
 
-    fn session_scan(&self, s: &mut Session, payload: &[u8]) -> Result<ScanResult, ScanError> {
+    fn session_scan(&self, s: &mut Session, payload: &[u8]) -> Result<ScanResult, SessionFailure> {
+        let failed = |e: &io::Error, message: String| {
+            let timed_out = matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut);
+            let message = if timed_out {
+                format!("no answer within {} s (--clamd-timeout)", self.read_timeout.as_secs())
+            } else {
+                message
+            };
+            SessionFailure { error: self.err(message), timed_out }
+        };
         // A memfd the kernel will not make (older than 3.17, or a sandbox) means INSTREAM.
         let memfd = match (&s.conn, s.memfd.take()) {
             (Conn::Unix(_), Some(f)) => Some(f),
@@ -333,7 +353,7 @@ impl Clamd {
             // Nothing of a failed FILDES reached clamd as a command to answer.
             Some(file) => {
                 send_fildes(&mut s.conn, &file, payload)
-                    .map_err(|e| self.err(format!("FILDES: {e}")))?;
+                    .map_err(|e| failed(&e, format!("FILDES: {e}")))?;
                 if payload.len() as u64 <= MEMFD_KEEP {
                     s.memfd = Some(file);
                 }
@@ -347,13 +367,16 @@ impl Clamd {
             Ok(r) => r,
             Err(e) => {
                 let why = sent.err().map(|w| format!("{w}; ")).unwrap_or_default();
-                return Err(self.err(format!("no verdict: {why}{e}")));
+                return Err(failed(&e, format!("no verdict: {why}{e}")));
             }
         };
         // "<id>: stream: OK"; the number must be that of the command just sent.
         let (id, rest) = reply.split_once(": ").unwrap_or(("", &reply));
         if id.parse::<u64>().ok() != Some(s.last_id) {
-            return Err(self.err(format!("reply out of step with the session: {reply:?}")));
+            return Err(SessionFailure {
+                error: self.err(format!("reply out of step with the session: {reply:?}")),
+                timed_out: false,
+            });
         }
         Ok(parse_verdict(rest))
     }

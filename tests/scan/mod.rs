@@ -419,6 +419,40 @@ fn clamd_killed_during_a_run_fails_it_without_a_package() {
     daemon("victim", 3323, "2000M");
 }
 
+/// A clamd that stops answering (SIGSTOP) mid-run: the run gives up after --clamd-timeout,
+/// once, with a message saying so, and leaves no package.
+#[test]
+fn clamd_hanging_during_a_run_fails_it_after_the_timeout() {
+    let d = daemon("hang", 3326, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let arc = dir.path().join("IAH-20240315103000-00000-big.arc.gz");
+    let g = Command::new("python3")
+        .arg(repo().join("scripts/gen_arc.py"))
+        .args(["bench", arc.to_str().unwrap(), "--size", "30M"])
+        .output()
+        .unwrap();
+    assert!(g.status.success());
+    let out = dir.path().join("pkg");
+    let child = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["package", "-q", "--clamd-timeout", "3", "--clamd", &d.addr, "--out"])
+        .args([out.to_str().unwrap(), arc.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    Command::new("kill").args(["-STOP", &d.pid]).status().unwrap();
+    let started = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let waited = started.elapsed();
+    Command::new("kill").args(["-CONT", &d.pid]).status().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "the run must fail: {stderr}");
+    assert!(stderr.contains("no answer within 3 s"), "{stderr}");
+    assert!(!out.exists(), "no package after clamd hung");
+    // One timeout (3 s), not one per retry or per payload.
+    assert!(waited < std::time::Duration::from_secs(8), "gave up after {waited:?}");
+}
+
 #[test]
 fn a_cleaner_copy_that_scans_clean_goes_to_content_as_viral_cleaned() {
     let d = daemon("main", 3321, "2000M");

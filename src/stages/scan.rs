@@ -161,7 +161,7 @@ struct Session {
 
 /// A kept memfd larger than this is let go after use, so that one large payload does not
 /// hold its memory for the rest of the run.
-const MEMFD_KEEP: u64 = 8 << 20;
+const MEMFD_KEEP: u64 = 1 << 20;
 
 /// A session that failed, and whether it was by waiting out the timeout.
 struct SessionFailure {

@@ -106,6 +106,9 @@ pub struct Clamd {
     read_timeout: Duration,
     chunk: usize,
     idle: Arc<Mutex<Vec<Session>>>,
+    /// Cleared for good once clamd could not take a descriptor (a clamd built without fd
+    /// passing, or confined by AppArmor/SELinux): INSTREAM from then on.
+    fildes: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Clamd {
@@ -170,7 +173,7 @@ struct SessionFailure {
 }
 
 /// Idle sessions kept for reuse; more than the threads that scan at once is never needed.
-const IDLE_SESSIONS: usize = 16;
+const IDLE_SESSIONS: usize = 32;
 
 impl Clamd {
     /// A client for `addr` with the default timeouts (connect 10 s, each read 300 s).
@@ -181,6 +184,7 @@ impl Clamd {
             read_timeout: Duration::from_secs(300),
             chunk: 1 << 20,
             idle: Arc::new(Mutex::new(Vec::new())),
+            fildes: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         }
     }
 
@@ -304,6 +308,30 @@ impl Clamd {
                 Err(_) => {}
             }
         }
+        let fildes = self.uses_fildes();
+        let mut session = self.open_session()?;
+        let verdict = match self.session_scan(&mut session, payload) {
+            // A new session that fails on FILDES alone: clamd cannot take descriptors. Say so
+            // once, and send this payload and every later one with INSTREAM.
+            Err(f) if fildes && !f.timed_out => return self.without_fildes(&f.error, payload),
+            Ok(ScanResult::NotScanned(why)) if fildes && why.contains("FILDES") => {
+                return self.without_fildes(&self.err(why), payload);
+            }
+            other => other.map_err(|f| f.error)?,
+        };
+        self.keep(session, &verdict);
+        Ok(verdict)
+    }
+
+    fn uses_fildes(&self) -> bool {
+        matches!(self.addr, ClamdAddr::Unix(_))
+            && self.fildes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn without_fildes(&self, why: &ScanError, payload: &[u8]) -> Result<ScanResult, ScanError> {
+        if self.fildes.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            log::warn!("{why}; sending payloads with INSTREAM instead of FILDES");
+        }
         let mut session = self.open_session()?;
         let verdict = self.session_scan(&mut session, payload).map_err(|f| f.error)?;
         self.keep(session, &verdict);
@@ -341,6 +369,7 @@ impl Clamd {
         };
         // A memfd the kernel will not make (older than 3.17, or a sandbox) means INSTREAM.
         let memfd = match (&s.conn, s.memfd.take()) {
+            (Conn::Unix(_), _) if !self.uses_fildes() => None,
             (Conn::Unix(_), Some(f)) => Some(f),
             (Conn::Unix(_), None) => {
                 rustix::fs::memfd_create("webaip-scan", rustix::fs::MemfdFlags::CLOEXEC)
@@ -373,10 +402,18 @@ impl Clamd {
         // "<id>: stream: OK"; the number must be that of the command just sent.
         let (id, rest) = reply.split_once(": ").unwrap_or(("", &reply));
         if id.parse::<u64>().ok() != Some(s.last_id) {
-            return Err(SessionFailure {
-                error: self.err(format!("reply out of step with the session: {reply:?}")),
-                timed_out: false,
-            });
+            // clamd's own ReadTimeout also runs while a session waits for a verdict; when it
+            // ends first, clamd says so without a number and drops the scan.
+            let timed_out = reply.contains("TIMED OUT");
+            let error = if timed_out {
+                self.err(format!(
+                    "{reply:?}: clamd's ReadTimeout ended the session before a verdict \
+                     (set it at least as long as --clamd-timeout)"
+                ))
+            } else {
+                self.err(format!("reply out of step with the session: {reply:?}"))
+            };
+            return Err(SessionFailure { error, timed_out });
         }
         Ok(parse_verdict(rest))
     }

@@ -556,3 +556,77 @@ fn a_cleaned_arc_record_is_appended_to_content_and_points_at_its_original() {
     assert!(mets.contains("<premis:eventOutcome>viral, cleaned</premis:eventOutcome>"));
     assert!(mets.contains("<premis:relationshipSubType>cleanedFile</premis:relationshipSubType>"));
 }
+
+/// A clamd that cannot take descriptors (built without fd passing, or confined): the first
+/// FILDES is refused, and that payload and every later one go by INSTREAM, with clamd's
+/// verdicts. A fake daemon speaks the protocol, so the refusal is certain.
+#[test]
+fn a_clamd_that_refuses_fildes_gets_instream_instead() {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use webaip::stages::scan::{Clamd, ScanResult};
+
+    fn read_command(c: &mut impl Read) -> Option<String> {
+        let mut cmd = Vec::new();
+        let mut b = [0u8; 1];
+        loop {
+            if c.read(&mut b).ok()? == 0 {
+                return None;
+            }
+            if b[0] == 0 {
+                return Some(String::from_utf8_lossy(&cmd).into_owned());
+            }
+            cmd.push(b[0]);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("fake.sock");
+    let listener = UnixListener::bind(&sock).unwrap();
+    let (fildes, instream) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (f, i) = (fildes.clone(), instream.clone());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { return };
+            let (f, i) = (f.clone(), i.clone());
+            std::thread::spawn(move || {
+                if read_command(&mut c).as_deref() != Some("zIDSESSION") {
+                    return;
+                }
+                let mut id = 0;
+                while let Some(cmd) = read_command(&mut c) {
+                    id += 1;
+                    if cmd == "zFILDES" {
+                        f.fetch_add(1, Ordering::SeqCst);
+                        let mut dummy = [0u8; 1];
+                        let _ = c.read(&mut dummy);
+                        let _ = c.write_all(
+                            format!("{id}: FILDES support not compiled in. ERROR\0").as_bytes(),
+                        );
+                        return;
+                    }
+                    assert_eq!(cmd, "zINSTREAM");
+                    i.fetch_add(1, Ordering::SeqCst);
+                    loop {
+                        let mut len = [0u8; 4];
+                        c.read_exact(&mut len).unwrap();
+                        let n = u32::from_be_bytes(len) as usize;
+                        if n == 0 {
+                            break;
+                        }
+                        let mut data = vec![0u8; n];
+                        c.read_exact(&mut data).unwrap();
+                    }
+                    c.write_all(format!("{id}: stream: OK\0").as_bytes()).unwrap();
+                }
+            });
+        }
+    });
+    let clamd = Clamd::new(format!("unix:{}", sock.display()).parse().unwrap());
+    for _ in 0..3 {
+        assert_eq!(clamd.scan_bytes(b"payload").unwrap(), ScanResult::Clean);
+    }
+    assert_eq!(fildes.load(Ordering::SeqCst), 1, "FILDES is tried once");
+    assert_eq!(instream.load(Ordering::SeqCst), 3, "every payload is then sent by INSTREAM");
+}

@@ -384,17 +384,23 @@ fn every_transport_gives_the_same_verdicts_and_stale_sessions_are_replaced() {
     }
 }
 
-#[test]
-fn clamd_killed_during_a_run_fails_it_without_a_package() {
-    let d = daemon("victim", 3323, "2000M");
-    let dir = tempfile::tempdir().unwrap();
-    let arc = dir.path().join("IAH-20240315103000-00000-big.arc.gz");
+/// A generated 30 MB crawl ARC: long enough a run to interrupt clamd during it.
+fn crawl_arc_30m(dir: &Path) -> std::path::PathBuf {
+    let arc = dir.join("IAH-20240315103000-00000-big.arc.gz");
     let g = Command::new("python3")
         .arg(repo().join("scripts/gen_arc.py"))
         .args(["bench", arc.to_str().unwrap(), "--size", "30M"])
         .output()
         .unwrap();
-    assert!(g.status.success());
+    assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
+    arc
+}
+
+#[test]
+fn clamd_killed_during_a_run_fails_it_without_a_package() {
+    let d = daemon("victim", 3323, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let arc = crawl_arc_30m(dir.path());
     let out = dir.path().join("pkg");
     let child = Command::new(env!("CARGO_BIN_EXE_webaip"))
         .args([
@@ -425,13 +431,7 @@ fn clamd_killed_during_a_run_fails_it_without_a_package() {
 fn clamd_hanging_during_a_run_fails_it_after_the_timeout() {
     let d = daemon("hang", 3326, "2000M");
     let dir = tempfile::tempdir().unwrap();
-    let arc = dir.path().join("IAH-20240315103000-00000-big.arc.gz");
-    let g = Command::new("python3")
-        .arg(repo().join("scripts/gen_arc.py"))
-        .args(["bench", arc.to_str().unwrap(), "--size", "30M"])
-        .output()
-        .unwrap();
-    assert!(g.status.success());
+    let arc = crawl_arc_30m(dir.path());
     let out = dir.path().join("pkg");
     let child = Command::new(env!("CARGO_BIN_EXE_webaip"))
         .args(["package", "-q", "--clamd-timeout", "3", "--clamd", &d.addr, "--out"])

@@ -35,6 +35,7 @@
 pub mod audit;
 pub mod formats;
 pub mod ids;
+pub mod layout;
 pub mod metadata;
 pub mod mets;
 pub mod migrate;

@@ -28,13 +28,10 @@ use crate::mets::{ValidateOptions, validate_mets};
 use listing::{ListedFile, list_files};
 use records::{Problem, Walk};
 
-/// Name of the package manifest.
-pub const MANIFEST: &str = "manifest-sha512.txt";
+pub use crate::layout::{MANIFEST, METS};
 /// The message of a listed file that is absent.
 const MISSING: &str = "listed in the METS but not in the package";
 
-/// Name of the METS document.
-pub const METS: &str = "METS.xml";
 
 /// Smallest span of a container read as one task: below this, the cost of opening and seeking
 /// outweighs the parallelism.

@@ -1,0 +1,542 @@
+//! The package layout and the confinement of every name that comes from input.
+//!
+//! A package names its own files: manifest lines, METS `FLocat`s, store identifiers, and the
+//! sources name theirs (HTTrack cache entries). Those names are input, so they are hostile until
+//! proven otherwise: one function, [`confined_name`], decides whether a relative name stays
+//! inside its root (not absolute, no `..`, no NUL), and [`open_in`] / [`create_in`] open it
+//! without following any symbolic link on the way (Linux `openat2` with `RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS`; a component-by-component `lstat` walk where the kernel lacks it).
+//! Where a file is expected only a regular file is accepted: symbolic links, FIFOs, sockets,
+//! devices and directories are refused with an error naming the path ([`open_regular`],
+//! [`regular_metadata`]). Side files are read with a bound ([`read_bounded`]).
+//!
+//! The manifest format (`<sha512>  <path>`, one line a file, BagIt style) is read and written
+//! here too ([`ManifestReader`], [`manifest_line`]), so package, audit and store agree on it.
+
+use std::fs::{File, Metadata};
+use std::io::{self, BufRead, Read};
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+
+/// Name of the METS document at the top of a package.
+pub const METS: &str = "METS.xml";
+/// Name of the package manifest.
+pub const MANIFEST: &str = "manifest-sha512.txt";
+/// Longest manifest line read (a SHA-512, two spaces and a path of at most `PATH_MAX`).
+pub const MAX_MANIFEST_LINE: usize = 128 + 2 + 4096 + 2;
+
+/// Why a name from input does not stay inside its root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The name is empty (or only `.` and `/`).
+    #[error("is empty")]
+    Empty,
+    /// The name holds a NUL character.
+    #[error("holds a NUL character")]
+    Nul,
+    /// The name starts at the file system root.
+    #[error("is an absolute path")]
+    Absolute,
+    /// The name has a `..` segment.
+    #[error("has a \"..\" segment")]
+    ParentDir,
+    /// The name is longer than the system accepts.
+    #[error("is longer than {} bytes", MAX_NAME)]
+    TooLong,
+}
+
+/// Longest relative name accepted (Linux `PATH_MAX`).
+pub const MAX_NAME: usize = 4096;
+
+/// A failure to reach a file by a name from input, as a sentence naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    /// The name itself leaves the root.
+    #[error("{name:?} {reason}: it does not stay inside {}", root.display())]
+    Name {
+        /// The name as given.
+        name: String,
+        /// Why it is refused.
+        reason: NameError,
+        /// The root it must stay in.
+        root: PathBuf,
+    },
+    /// A symbolic link is on the way to the file, or is the file.
+    #[error("{}: a symbolic link is on the way (links are not followed)", path.display())]
+    Link {
+        /// The path through the link.
+        path: PathBuf,
+    },
+    /// Something other than a regular file is where a file is expected.
+    #[error("{}: is {kind}, not a regular file", path.display())]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What is there ("a FIFO", "a directory", ...).
+        kind: &'static str,
+    },
+    /// A side file is larger than the bound it is read with.
+    #[error("{}: larger than {limit} bytes, not read", path.display())]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// The bound.
+        limit: u64,
+    },
+    /// The file system refused (absent, no permission, ...).
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl ConfineError {
+    /// True when the file (or a directory on the way) does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ConfineError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+
+    fn io(path: &Path, source: io::Error) -> Self {
+        ConfineError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// Checks a relative name from input and returns it normalised (`.` and empty segments
+/// dropped, `/` separators). Refuses absolute names, `..` segments, NUL and over-long names.
+pub fn confined_name(name: &str) -> Result<String, NameError> {
+    if name.contains('\0') {
+        return Err(NameError::Nul);
+    }
+    if name.len() > MAX_NAME {
+        return Err(NameError::TooLong);
+    }
+    if name.starts_with('/') {
+        return Err(NameError::Absolute);
+    }
+    let mut out = String::with_capacity(name.len());
+    for segment in name.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => return Err(NameError::ParentDir),
+            s => {
+                if !out.is_empty() {
+                    out.push('/');
+                }
+                out.push_str(s);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(NameError::Empty);
+    }
+    Ok(out)
+}
+
+/// What kind of file system object a metadata describes, as words for a message.
+pub fn kind_of(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_char_device() {
+        "a character device"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn kind_of_mode(mode: u32) -> &'static str {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => "a regular file",
+        libc::S_IFDIR => "a directory",
+        libc::S_IFLNK => "a symbolic link",
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFCHR => "a character device",
+        _ => "not a regular file",
+    }
+}
+
+/// The metadata of a path the caller built (a walked entry, a fixed side-file name), without
+/// following a link: an error unless it is a regular file.
+pub fn regular_metadata(path: &Path) -> Result<Metadata, ConfineError> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| ConfineError::io(path, e))?;
+    if meta.file_type().is_symlink() {
+        return Err(ConfineError::Link { path: path.to_path_buf() });
+    }
+    if !meta.is_file() {
+        return Err(ConfineError::NotRegular { path: path.to_path_buf(), kind: kind_of(&meta) });
+    }
+    Ok(meta)
+}
+
+/// Opens a path the caller built for reading: the last component must not be a link, and what
+/// is opened must be a regular file (a FIFO is opened without blocking, then refused).
+pub fn open_regular(path: &Path) -> Result<File, ConfineError> {
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .map_err(|e| opened_error(path, e))?;
+    finish_open(path, fd.into())
+}
+
+/// Opens `name` (a name from input) below `root` for reading, refusing names that leave the
+/// root, links anywhere on the way, and anything but a regular file.
+pub fn open_in(root: &Path, name: &str) -> Result<File, ConfineError> {
+    let rel = checked(root, name)?;
+    let path = root.join(&rel);
+    let flags =
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = match open_beneath(root, &rel, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) => return Err(opened_error(&path, e)),
+    };
+    finish_open(&path, fd)
+}
+
+/// The metadata of `name` below `root` (a regular file reached without links), or why not.
+pub fn metadata_in(root: &Path, name: &str) -> Result<Metadata, ConfineError> {
+    open_in(root, name)?.metadata().map_err(|e| ConfineError::io(&root.join(name), e))
+}
+
+/// Creates `name` below `root` for writing, with its missing directories, refusing names that
+/// leave the root, links on the way, and an existing file (never replaced).
+pub fn create_in(root: &Path, name: &str) -> Result<File, ConfineError> {
+    let rel = checked(root, name)?;
+    if let Some((dir, _)) = rel.rsplit_once('/') {
+        create_dirs_in(root, dir)?;
+    }
+    let path = root.join(&rel);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = open_beneath(root, &rel, flags, Mode::from_raw_mode(0o644))
+        .map_err(|e| opened_error(&path, e))?;
+    Ok(fd.into())
+}
+
+/// Creates the directories of `dir` (a name from input) below `root`, refusing links and
+/// non-directories on the way.
+pub fn create_dirs_in(root: &Path, dir: &str) -> Result<PathBuf, ConfineError> {
+    let rel = checked(root, dir)?;
+    let mut path = root.to_path_buf();
+    for segment in rel.split('/') {
+        path.push(segment);
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => return Err(ConfineError::Link { path }),
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => return Err(ConfineError::NotRegular { kind: kind_of(&m), path }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match std::fs::create_dir(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let m = std::fs::symlink_metadata(&path).map_err(|e| ConfineError::io(&path, e))?;
+                    if !m.is_dir() {
+                        return Err(ConfineError::NotRegular { kind: kind_of(&m), path });
+                    }
+                }
+                Err(e) => return Err(ConfineError::io(&path, e)),
+            },
+            Err(e) => return Err(ConfineError::io(&path, e)),
+        }
+    }
+    Ok(path)
+}
+
+/// Reads a side file the caller named (a fixed name such as `url.map`), at most `limit` bytes:
+/// a larger file, a link or a non-regular file is refused.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
+    let file = open_regular(path)?;
+    let mut buf = Vec::new();
+    file.take(limit + 1).read_to_end(&mut buf).map_err(|e| ConfineError::io(path, e))?;
+    if buf.len() as u64 > limit {
+        return Err(ConfineError::TooLarge { path: path.to_path_buf(), limit });
+    }
+    Ok(buf)
+}
+
+fn checked(root: &Path, name: &str) -> Result<String, ConfineError> {
+    confined_name(name).map_err(|reason| ConfineError::Name {
+        name: name.to_string(),
+        reason,
+        root: root.to_path_buf(),
+    })
+}
+
+fn opened_error(path: &Path, e: rustix::io::Errno) -> ConfineError {
+    match e {
+        // ELOOP: O_NOFOLLOW met a link as the last component, or RESOLVE_NO_SYMLINKS one on
+        // the way; EXDEV: RESOLVE_BENEATH saw the walk leave the root.
+        rustix::io::Errno::LOOP | rustix::io::Errno::XDEV => {
+            ConfineError::Link { path: path.to_path_buf() }
+        }
+        e => ConfineError::io(path, e.into()),
+    }
+}
+
+/// Checks what was opened (fstat, so no race with the name) and clears O_NONBLOCK.
+fn finish_open(path: &Path, file: File) -> Result<File, ConfineError> {
+    let stat = rustix::fs::fstat(file.as_fd()).map_err(|e| ConfineError::io(path, e.into()))?;
+    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(ConfineError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_of_mode(stat.st_mode),
+        });
+    }
+    rustix::fs::fcntl_setfl(file.as_fd(), OFlags::empty())
+        .map_err(|e| ConfineError::io(path, e.into()))?;
+    Ok(file)
+}
+
+/// Opens `rel` (already confined) below `root` without following links: `openat2` with
+/// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, or, where the kernel has no `openat2` (before 5.6,
+/// or a seccomp filter refuses it), a walk that opens each directory with `O_NOFOLLOW`.
+fn open_beneath(
+    root: &Path,
+    rel: &str,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<File, rustix::io::Errno> {
+    let dir = rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(&dir, rel, flags, mode, resolve) {
+        Ok(fd) => Ok(fd.into()),
+        Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
+            let mut dir = dir;
+            let mut segments = rel.split('/').peekable();
+            while let Some(segment) = segments.next() {
+                if segments.peek().is_none() {
+                    return rustix::fs::openat(&dir, segment, flags, mode).map(File::from);
+                }
+                dir = rustix::fs::openat(
+                    &dir,
+                    segment,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|e| if e == rustix::io::Errno::NOTDIR { rustix::io::Errno::LOOP } else { e })?;
+            }
+            Err(rustix::io::Errno::INVAL)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// One line of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestLine {
+    /// Byte offset of the line in the manifest.
+    pub offset: u64,
+    /// The checksum as written, lower-cased.
+    pub sha512: String,
+    /// The name as written.
+    pub name: String,
+    /// The name normalised, or why it does not stay inside the package.
+    pub confined: Result<String, NameError>,
+}
+
+/// A manifest line that is not `<sha512>  <path>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MalformedLine {
+    /// Byte offset of the line in the manifest.
+    pub offset: u64,
+    /// The start of the line, lossily decoded (at most 200 bytes).
+    pub text: String,
+    /// What is wrong.
+    pub reason: &'static str,
+}
+
+/// Reads a manifest line by line with a bound on the line length, so a hostile manifest (one
+/// huge line, no line end) costs at most [`MAX_MANIFEST_LINE`] bytes of memory.
+pub struct ManifestReader<R> {
+    input: R,
+    offset: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> ManifestReader<R> {
+    /// Reads the manifest from `input`.
+    pub fn new(input: R) -> Self {
+        ManifestReader { input, offset: 0, buf: Vec::new() }
+    }
+}
+
+impl<R: BufRead> Iterator for ManifestReader<R> {
+    type Item = io::Result<Result<ManifestLine, MalformedLine>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            self.buf.clear();
+            let here = self.offset;
+            let mut too_long = false;
+            // Read up to the line end, keeping at most MAX_MANIFEST_LINE bytes.
+            loop {
+                let chunk = match self.input.fill_buf() {
+                    Ok(c) => c,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Some(Err(e)),
+                };
+                if chunk.is_empty() {
+                    break;
+                }
+                let (take, done) = match memchr(b'\n', chunk) {
+                    Some(i) => (i + 1, true),
+                    None => (chunk.len(), false),
+                };
+                let room = MAX_MANIFEST_LINE.saturating_sub(self.buf.len());
+                if take > room {
+                    too_long = true;
+                }
+                self.buf.extend_from_slice(&chunk[..take.min(room)]);
+                self.input.consume(take);
+                self.offset += take as u64;
+                if done {
+                    break;
+                }
+            }
+            if self.offset == here {
+                return None;
+            }
+            let text = &self.buf[..];
+            let text = text.strip_suffix(b"\n").unwrap_or(text);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if text.is_empty() && !too_long {
+                continue;
+            }
+            let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+            let malformed = |reason| Some(Ok(Err(MalformedLine { offset: here, text: shown.clone(), reason })));
+            if too_long {
+                return malformed("is longer than a checksum and a path can be");
+            }
+            let Ok(text) = std::str::from_utf8(text) else {
+                return malformed("is not UTF-8");
+            };
+            let Some((sum, name)) = text.split_once("  ") else {
+                return malformed("is not \"<sha512>  <path>\"");
+            };
+            let name = name.strip_prefix('*').unwrap_or(name);
+            if sum.len() != 128 || !sum.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return malformed("does not start with a SHA-512 in hexadecimal");
+            }
+            return Some(Ok(Ok(ManifestLine {
+                offset: here,
+                sha512: sum.to_ascii_lowercase(),
+                name: name.to_string(),
+                confined: confined_name(name),
+            })));
+        }
+    }
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == needle)
+}
+
+/// One manifest line for a file: `<sha512>  <path>\n`.
+pub fn manifest_line(sha512: &str, name: &str) -> String {
+    format!("{sha512}  {name}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn names_are_confined() {
+        assert_eq!(confined_name("content/a.warc.gz"), Ok("content/a.warc.gz".into()));
+        assert_eq!(confined_name("./content//a"), Ok("content/a".into()));
+        assert_eq!(confined_name("../../../x.txt"), Err(NameError::ParentDir));
+        assert_eq!(confined_name("content/../../x"), Err(NameError::ParentDir));
+        assert_eq!(confined_name("/etc/shadow"), Err(NameError::Absolute));
+        assert_eq!(confined_name("a\0b"), Err(NameError::Nul));
+        assert_eq!(confined_name("./"), Err(NameError::Empty));
+        assert_eq!(confined_name(""), Err(NameError::Empty));
+        assert_eq!(confined_name(&"a".repeat(5000)), Err(NameError::TooLong));
+        // A segment that merely starts with dots is an ordinary name.
+        assert_eq!(confined_name("..a/b.."), Ok("..a/b..".into()));
+    }
+
+    #[test]
+    fn links_fifos_and_escapes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("pkg");
+        std::fs::create_dir_all(root.join("content")).unwrap();
+        std::fs::write(root.join("content/a"), b"x").unwrap();
+        std::fs::write(dir.path().join("outside"), b"secret").unwrap();
+        symlink(dir.path().join("outside"), root.join("content/link")).unwrap();
+        symlink(dir.path(), root.join("up")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("fifo").as_path(),
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+
+        let mut s = String::new();
+        open_in(&root, "content/a").unwrap().read_to_string(&mut s).unwrap();
+        assert_eq!(s, "x");
+        assert!(matches!(open_in(&root, "content/link"), Err(ConfineError::Link { .. })));
+        assert!(matches!(open_in(&root, "up/outside"), Err(ConfineError::Link { .. })));
+        assert!(matches!(open_in(&root, "../outside"), Err(ConfineError::Name { .. })));
+        assert!(matches!(open_in(&root, "fifo"), Err(ConfineError::NotRegular { kind: "a FIFO", .. })));
+        assert!(matches!(open_in(&root, "content"), Err(ConfineError::NotRegular { .. })));
+        assert!(open_in(&root, "nothing").unwrap_err().is_not_found());
+        assert!(matches!(open_regular(&root.join("fifo")), Err(ConfineError::NotRegular { .. })));
+        assert!(matches!(open_regular(&root.join("content/link")), Err(ConfineError::Link { .. })));
+        assert!(matches!(regular_metadata(&root.join("up")), Err(ConfineError::Link { .. })));
+
+        // Creating: never through a link, never over an existing file.
+        create_in(&root, "new/dir/f").unwrap();
+        assert!(root.join("new/dir/f").is_file());
+        assert!(create_in(&root, "new/dir/f").is_err());
+        assert!(matches!(create_in(&root, "up/evil"), Err(ConfineError::Link { .. })));
+        assert!(!dir.path().join("evil").exists());
+        assert!(matches!(create_in(&root, "content/link"), Err(ConfineError::Link { .. })));
+        assert_eq!(std::fs::read(dir.path().join("outside")).unwrap(), b"secret");
+
+        assert!(matches!(read_bounded(&root.join("content/a"), 0), Err(ConfineError::TooLarge { .. })));
+        assert_eq!(read_bounded(&root.join("content/a"), 1).unwrap(), b"x");
+    }
+
+    #[test]
+    fn manifest_lines_are_bounded_and_checked() {
+        let sum = "a".repeat(128);
+        let text = format!(
+            "{sum}  METS.xml\n\n{sum}  ../../../x.txt\r\nnot a line\n{}\n{sum}  /dev/zero",
+            "b".repeat(10_000)
+        );
+        let lines: Vec<_> =
+            ManifestReader::new(io::BufReader::with_capacity(16, text.as_bytes())).map(|l| l.unwrap()).collect();
+        assert_eq!(lines.len(), 5);
+        let first = lines[0].as_ref().unwrap();
+        assert_eq!((first.offset, first.confined.clone()), (0, Ok("METS.xml".into())));
+        assert_eq!(lines[1].as_ref().unwrap().confined, Err(NameError::ParentDir));
+        assert_eq!(lines[1].as_ref().unwrap().offset, 140);
+        assert!(lines[2].is_err());
+        assert_eq!(lines[3].as_ref().unwrap_err().reason, "is longer than a checksum and a path can be");
+        assert_eq!(lines[4].as_ref().unwrap().confined, Err(NameError::Absolute));
+    }
+}

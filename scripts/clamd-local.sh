@@ -40,8 +40,12 @@ pong() {
 case "${1:-start}" in
   stop)
     if alive; then
-      pid=$(cat "$PIDF"); kill "$pid"
+      # A daemon a test stopped with SIGSTOP acts on SIGTERM only once it runs again; one that
+      # does not end within 5 s is killed.
+      pid=$(cat "$PIDF"); kill -CONT "$pid" 2>/dev/null || true; kill "$pid" 2>/dev/null || true
       for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; sleep 0.2; fi
+      rm -f "$PIDF" "$SOCK"
       log "stopped pid $pid"
     else
       log "not running ($DIR)"

@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
 # The whole test suite, on a new machine or an old one: installs what the tests need (see
 # setup-test-env.sh), then runs formatting, lint and every test. CI runs exactly this.
+#
+# Services: the tests start clamd instances of their own (/tmp/webaip-clamd-test-*) and stop
+# each when its last test ends; this script checks that none is left and stops any a crashed
+# run left behind. The Garage cluster that setup-test-env.sh starts is left running on purpose
+# (the next run reuses it): `bash scripts/garage-cluster.sh stop` stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+test_daemons() { pgrep -f 'clamd --config-file=/tmp/webaip-clamd-test-' || true; }
+stop_test_daemons() {
+  for d in /tmp/webaip-clamd-test-*; do
+    [ -d "$d" ] && WEBAIP_CLAMD_DIR="$d" bash scripts/clamd-local.sh stop 2>/dev/null
+  done
+  return 0
+}
+trap stop_test_daemons EXIT
+
 bash scripts/setup-test-env.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test --profile ci
+left=$(test_daemons)
+if [ -n "$left" ]; then
+  echo "test.sh: the tests left clamd instances running (pids: $(echo $left))" >&2
+  exit 1
+fi

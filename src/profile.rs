@@ -66,6 +66,14 @@ pub struct Rules {
     pub require_objid: bool,
     /// MODS and DC descriptions are present (P3.1, P3.2).
     pub require_descriptive: bool,
+    /// Every file is inside the package: an FLocat that is a URL breaks P4.2. Profiles of
+    /// packages whose files were kept elsewhere (the BL's earlier SIPs) set this to false.
+    #[serde(default = "yes")]
+    pub local_files: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// File-group `USE` names (P4.1).

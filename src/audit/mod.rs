@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::formats::digest::sha512_file;
+use crate::formats::digest::sha512_read;
+use crate::layout;
 use crate::mets::validate::{Severity, ValidateError, ValidationReport};
 use crate::mets::{ValidateOptions, validate_mets};
 use listing::{ListedFile, list_files};
@@ -31,7 +32,6 @@ use records::{Problem, Walk};
 pub use crate::layout::{MANIFEST, METS};
 /// The message of a listed file that is absent.
 const MISSING: &str = "listed in the METS but not in the package";
-
 
 /// Smallest span of a container read as one task: below this, the cost of opening and seeking
 /// outweighs the parallelism.
@@ -153,10 +153,16 @@ pub fn audit_package(
     progress: &(dyn Fn(AuditProgress) + Sync),
 ) -> Result<AuditReport, AuditError> {
     let mets_path = dir.join(METS);
+    // A package is self-contained: its METS is a regular file of its own, not a link to one.
+    if let Err(e) = layout::regular_metadata(&mets_path) {
+        return Err(AuditError::Mets { path: mets_path, message: e.to_string() });
+    }
     let validation = validate_mets(&mets_path, &opts.validate)?;
     let files = list_files(&mets_path)?;
     let mut findings = Vec::new();
-    let listed: BTreeSet<String> = files.iter().filter_map(|f| f.href.clone()).collect();
+    // Names as the layout normalises them; names that leave the package are not among them.
+    let listed: BTreeSet<String> =
+        files.iter().filter_map(|f| layout::confined_name(f.href.as_deref()?).ok()).collect();
 
     // Which listed files are here, and the tasks that read them.
     let mut present: Vec<Present> = Vec::new();
@@ -172,7 +178,8 @@ pub fn audit_package(
         .map(|t| match t {
             Task::Whole(i) => {
                 let p = &present[*i];
-                let r = sha512_file(&p.path);
+                let r =
+                    layout::open_in(dir, p.href).map_err(io::Error::other).and_then(sha512_read);
                 progress(AuditProgress::Done(p.size));
                 (*i, Outcome::Whole(r))
             }
@@ -257,7 +264,7 @@ pub fn audit_package(
 /// Bytes of a record range (0 when it has none).
 fn range_len(r: &ListedFile) -> u64 {
     match (r.begin, r.end) {
-        (Some(b), Some(e)) if e >= b => e - b + 1,
+        (Some(b), Some(e)) if e >= b => (e - b).saturating_add(1),
         _ => 0,
     }
 }
@@ -313,27 +320,29 @@ fn locate<'a>(
 ) -> Option<Present<'a>> {
     // Reference packages list files by other means; the validation reports the FLocat rule.
     let href = f.href.as_deref()?;
-    if href.contains("://") || href.starts_with('/') || href.split('/').any(|p| p == "..") {
-        let what = "its FLocat points outside the package; not checked".to_string();
+    if href.contains("://") || href.starts_with("file:") {
+        let what = "its FLocat is a URL, outside the package; not checked".to_string();
         findings.push(AuditFinding {
             severity: Severity::Warning,
             ..finding("location", href, None, &f.id, what)
         });
         return None;
     }
+    if let Err(reason) = layout::confined_name(href) {
+        let what = format!("its FLocat {reason}: it leaves the package; not opened");
+        findings.push(finding("location", href, None, &f.id, what));
+        return None;
+    }
+    // Reached without following a link; only a regular file is read.
     let path = dir.join(href);
-    let size = match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() => m.len(),
-        Ok(_) => {
-            findings.push(finding("fixity", href, None, &f.id, "is not a regular file".into()));
+    let size = match layout::metadata_in(dir, href) {
+        Ok(m) => m.len(),
+        Err(e) if e.is_not_found() => {
+            findings.push(finding("fixity", href, None, &f.id, MISSING.to_string()));
             return None;
         }
         Err(e) => {
-            let what = if e.kind() == io::ErrorKind::NotFound {
-                MISSING.to_string()
-            } else {
-                format!("cannot be read: {e}")
-            };
+            let what = format!("cannot be read: {e}");
             findings.push(finding("fixity", href, None, &f.id, what));
             return None;
         }
@@ -566,62 +575,94 @@ fn collapse_missing_groups(files: &[ListedFile], findings: &mut Vec<AuditFinding
 }
 
 /// Compares `manifest-sha512.txt` with the files: every line's file exists with that digest,
-/// and every listed file has a line.
+/// and every listed file has a line. A line is only followed to a file the METS lists (or the
+/// METS itself): a name that leaves the package, or that no `<file>` lists, is a finding and is
+/// never opened.
 fn check_manifest(
     dir: &Path,
     listed: &BTreeSet<String>,
     hashes: &mut BTreeMap<String, String>,
     findings: &mut Vec<AuditFinding>,
 ) {
-    let text = match std::fs::read_to_string(dir.join(MANIFEST)) {
-        Ok(t) => t,
+    let file = match layout::open_in(dir, MANIFEST) {
+        Ok(f) => f,
         Err(e) => {
             findings.push(finding("manifest", MANIFEST, None, "", format!("cannot be read: {e}")));
             return;
         }
     };
     let mut seen = BTreeSet::new();
-    let mut offset = 0u64;
-    for line in text.split_inclusive('\n') {
-        let here = offset;
-        offset += line.len() as u64;
-        let l = line.trim_end_matches(['\n', '\r']);
-        if l.is_empty() {
+    for line in layout::ManifestReader::new(io::BufReader::new(file)) {
+        let line = match line {
+            Ok(Ok(l)) => l,
+            Ok(Err(bad)) => {
+                let what = format!("line {:?} {}", bad.text, bad.reason);
+                findings.push(finding("manifest", MANIFEST, Some(bad.offset), "", what));
+                continue;
+            }
+            Err(e) => {
+                findings.push(finding(
+                    "manifest",
+                    MANIFEST,
+                    None,
+                    "",
+                    format!("cannot be read: {e}"),
+                ));
+                break;
+            }
+        };
+        let here = Some(line.offset);
+        let name = match line.confined {
+            Ok(n) => n,
+            Err(reason) => {
+                let what = format!(
+                    "names {:?}, which {reason}: it leaves the package; not opened",
+                    line.name
+                );
+                findings.push(finding("manifest", MANIFEST, here, "", what));
+                continue;
+            }
+        };
+        if name != METS && !listed.contains(&name) {
+            let what = format!("names {name:?}, which no <file> of the METS lists; not opened");
+            findings.push(finding("manifest", MANIFEST, here, "", what));
             continue;
         }
-        let Some((sum, name)) = l.split_once("  ") else {
-            findings.push(finding(
-                "manifest",
-                MANIFEST,
-                Some(here),
-                "",
-                format!("line {l:?} is not \"<sha512>  <path>\""),
-            ));
+        if !seen.insert(name.clone()) {
+            let what = format!("{name} has more than one line");
+            findings.push(finding("manifest", MANIFEST, here, "", what));
             continue;
-        };
-        let sum = sum.to_ascii_lowercase();
-        seen.insert(name.to_string());
-        let actual = match hashes.get(name) {
+        }
+        let actual = match hashes.get(&name) {
             Some(h) => Some(h.clone()),
-            None => sha512_file(&dir.join(name)).ok().map(|(_, h)| h),
+            // The METS is hashed here; a listed file that is not in `hashes` is missing or
+            // unreadable, which its own finding already explains.
+            None if name == METS => {
+                layout::open_in(dir, METS).ok().and_then(|f| sha512_read(f).ok()).map(|(_, h)| h)
+            }
+            None => None,
         };
         match actual {
-            None => findings.push(finding(
+            None => {
+                let absent = layout::metadata_in(dir, &name).is_err_and(|e| e.is_not_found());
+                let what = if absent { "not in the package" } else { "cannot be read" };
+                findings.push(finding(
+                    "manifest",
+                    MANIFEST,
+                    here,
+                    "",
+                    format!("{name} is in the manifest but {what}"),
+                ))
+            }
+            Some(h) if h != line.sha512 => findings.push(finding(
                 "manifest",
                 MANIFEST,
-                Some(here),
+                here,
                 "",
-                format!("{name} is in the manifest but not in the package"),
-            )),
-            Some(h) if h != sum => findings.push(finding(
-                "manifest",
-                MANIFEST,
-                Some(here),
-                "",
-                format!("{name}: manifest says {sum}; the file's SHA-512 is {h}"),
+                format!("{name}: manifest says {}; the file's SHA-512 is {h}", line.sha512),
             )),
             Some(h) => {
-                hashes.insert(name.to_string(), h);
+                hashes.insert(name, h);
             }
         }
     }
@@ -654,11 +695,28 @@ fn check_unlisted(dir: &Path, listed: &BTreeSet<String>, findings: &mut Vec<Audi
                 continue;
             }
         };
-        if !entry.file_type().is_file() {
+        let kind = entry.file_type();
+        if kind.is_dir() {
             continue;
         }
         let Ok(rel) = entry.path().strip_prefix(dir) else { continue };
         let rel = rel.to_string_lossy().replace('\\', "/");
+        if !kind.is_file() {
+            // walkdir does not follow links; a link, FIFO or device in a package makes it
+            // depend on what lies outside it (or block a reader), listed or not.
+            let what = match entry.path().symlink_metadata() {
+                Ok(m) => layout::kind_of(&m),
+                Err(_) => "not a regular file",
+            };
+            findings.push(finding(
+                "self-contained",
+                &rel,
+                None,
+                "",
+                format!("is {what}: a package holds regular files only; not followed"),
+            ));
+            continue;
+        }
         if rel == METS || rel == MANIFEST || listed.contains(&rel) {
             continue;
         }

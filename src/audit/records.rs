@@ -6,7 +6,6 @@
 //! bytestream hashers together, and nothing is held but a buffer and the HTTP header.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -16,6 +15,7 @@ use super::listing::ListedFile;
 use crate::formats::digest::{DigestLabelError, LabelledDigest, hex};
 use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, message_head};
 use crate::formats::warc::reader::{WarcError, WarcReader, WarcRecordHead};
+use crate::layout::open_regular;
 use crate::mets::validate::Severity;
 
 /// Something wrong inside one record, before it is placed in a file.
@@ -285,7 +285,9 @@ fn check_one(path: &Path, container_size: u64, r: &ListedFile) -> Result<u64, Ve
         )));
     }
     let len = end - begin + 1;
-    let mut file = File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
+    // The path was reached without links when the audit located it; the last component is
+    // checked again here, since it is opened anew.
+    let mut file = open_regular(path).map_err(|e| fail(format!("cannot open: {e}")))?;
     file.seek(SeekFrom::Start(begin)).map_err(|e| fail(format!("cannot seek: {e}")))?;
     let mut reader = WarcReader::new(file.take(len), format!("bytes {begin}..={end}"))
         .map_err(|e| fail(warc_message(&e)))?;
@@ -384,7 +386,9 @@ fn walk_from(
     described: &HashMap<u64, &ListedFile>,
     records: &mut BTreeMap<(u64, u64), SeenRecord>,
 ) -> (u64, Option<(u64, String)>) {
-    let opened = File::open(path).and_then(|mut f| f.seek(SeekFrom::Start(from)).map(|_| f));
+    let opened = open_regular(path)
+        .map_err(io::Error::other)
+        .and_then(|mut f| f.seek(SeekFrom::Start(from)).map(|_| f));
     let file = match opened {
         Ok(f) => f,
         Err(e) => return (from, Some((from, format!("cannot read: {e}")))),

@@ -20,8 +20,11 @@ pub fn hex(digest: &[u8]) -> String {
 
 /// Size and SHA-512 (lower-case hex) of a file, read once in 1 MiB chunks.
 pub fn sha512_file(path: &std::path::Path) -> std::io::Result<(u64, String)> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
+    sha512_read(std::fs::File::open(path)?)
+}
+
+/// Size and SHA-512 (lower-case hex) of everything `f` yields, read in 1 MiB chunks.
+pub fn sha512_read(mut f: impl std::io::Read) -> std::io::Result<(u64, String)> {
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;

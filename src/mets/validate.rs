@@ -136,7 +136,11 @@ pub fn validate_mets(
     opts: &ValidateOptions,
 ) -> Result<ValidationReport, ValidateError> {
     let unreadable = |source| ValidateError::Unreadable { path: path.to_path_buf(), source };
-    let file = File::open(path).map_err(unreadable)?;
+    // A FIFO or device named as the METS would block or never end: only a regular file is read.
+    let file = crate::layout::open_user_file(path).map_err(|e| match e {
+        crate::layout::ConfineError::Io { source, .. } => unreadable(source),
+        other => unreadable(io::Error::new(io::ErrorKind::InvalidInput, other.to_string())),
+    })?;
     let mut checker = Checker::new(opts.profile.clone());
     checker.run(BufReader::with_capacity(256 * 1024, file));
     checker.finish();
@@ -392,9 +396,44 @@ impl Checker {
         });
     }
 
+    /// P4.2: a file's FLocat is a relative path that stays inside the package. A URL is what
+    /// profiles of packages kept elsewhere allow (`local_files = false`); an absolute path or a
+    /// `..` segment never is.
+    fn check_flocat(&mut self, href: &str, offset: u64) {
+        let is_url = href.contains("://") || href.starts_with("file:");
+        if is_url {
+            if self.profile.rules.local_files {
+                self.profile_rule(
+                    "P4.2",
+                    "FLocat",
+                    offset,
+                    format!("href {href:?} is a URL; expected a relative path inside the package"),
+                );
+            }
+            return;
+        }
+        if let Err(reason) = crate::layout::confined_name(href) {
+            self.error(
+                "P4.2",
+                "FLocat",
+                offset,
+                format!("href {href:?} {reason}; expected a relative path inside the package"),
+            );
+        }
+    }
+
     fn run(&mut self, input: impl BufRead) {
-        let mut reader = NsReader::from_reader(input);
+        let mut reader = NsReader::from_reader(NulWatch::new(input));
         reader.config_mut().check_end_names = true;
+        self.read_events(&mut reader);
+        // XML 1.0 has no NUL character, and libxml2 stops at one: a document holding one is
+        // not what it seems to be, whether or not the parser above noticed.
+        if let Some(at) = reader.get_ref().first_nul {
+            self.error("XML", "", at, "a NUL character: not allowed anywhere in XML".into());
+        }
+    }
+
+    fn read_events<R: BufRead>(&mut self, reader: &mut NsReader<R>) {
         let mut buf = Vec::new();
         loop {
             let offset = reader.buffer_position();
@@ -432,7 +471,23 @@ impl Checker {
                         s.push_str(&t.xml10_content());
                     }
                 }
+                XmlEvent::DocType(_) => self.error(
+                    "XML",
+                    "",
+                    offset,
+                    "a document type declaration (DOCTYPE): a METS package has none, and the entities one declares are neither expanded nor loaded".into(),
+                ),
                 XmlEvent::GeneralRef(r) => {
+                    let name = r.xml10_content().into_owned();
+                    let predefined = ["amp", "lt", "gt", "quot", "apos"].contains(&name.as_str());
+                    if !predefined && !matches!(r.resolve_char_ref(), Ok(Some(_))) {
+                        self.error(
+                            "XML",
+                            "",
+                            offset,
+                            format!("entity reference &{name};: not a predefined XML entity; entities are not expanded"),
+                        );
+                    }
                     if let Some(s) = self.text.as_mut() {
                         match r.resolve_char_ref() {
                             Ok(Some(c)) => s.push(c),
@@ -522,6 +577,10 @@ impl Checker {
                 "FLocat" => {
                     if let Some(f) = self.files.last_mut() {
                         f.has_flocat = true;
+                    }
+                    let href = attrs.iter().find(|(k, _)| k == "href" || k.ends_with(":href"));
+                    if let Some((_, href)) = href {
+                        self.check_flocat(href, offset);
                     }
                 }
                 "transformFile" => {
@@ -814,18 +873,29 @@ impl Checker {
                         format!("BEGIN={b} is after END={e}; expected BEGIN <= END"),
                     );
                 }
-                (Some(b), Some(e)) => {
-                    if let Some(s) = num(&size)
-                        && s != e - b + 1
-                    {
-                        self.error(
-                            "P4.6",
-                            "file",
-                            offset,
-                            format!("SIZE={s}; expected END - BEGIN + 1 = {}", e - b + 1),
-                        );
+                (Some(b), Some(e)) => match (e - b).checked_add(1) {
+                    // END = 2^64-1 with BEGIN = 0 names more bytes than a file can hold.
+                    None => self.error(
+                        "P4.6",
+                        "file",
+                        offset,
+                        format!(
+                            "BEGIN={b} END={e}: END - BEGIN + 1 does not fit in 64 bits; expected a range inside a file"
+                        ),
+                    ),
+                    Some(len) => {
+                        if let Some(s) = num(&size)
+                            && s != len
+                        {
+                            self.error(
+                                "P4.6",
+                                "file",
+                                offset,
+                                format!("SIZE={s}; expected END - BEGIN + 1 = {len}"),
+                            );
+                        }
                     }
-                }
+                },
                 _ => self.error(
                     "P4.6",
                     "file",
@@ -1252,6 +1322,49 @@ pub(crate) fn element_parts(
         })
         .collect();
     (local, attrs)
+}
+
+/// Passes a document through, noting where its first NUL byte is.
+struct NulWatch<R> {
+    inner: R,
+    pos: u64,
+    first_nul: Option<u64>,
+}
+
+impl<R> NulWatch<R> {
+    fn new(inner: R) -> Self {
+        NulWatch { inner, pos: 0, first_nul: None }
+    }
+}
+
+impl<R: io::Read> io::Read for NulWatch<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(out)?;
+        if self.first_nul.is_none()
+            && let Some(i) = out[..n].iter().position(|&b| b == 0)
+        {
+            self.first_nul = Some(self.pos + i as u64);
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for NulWatch<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.first_nul.is_none()
+            && let Ok(buf) = self.inner.fill_buf()
+            && let Some(i) = buf[..n.min(buf.len())].iter().position(|&b| b == 0)
+        {
+            self.first_nul = Some(self.pos + i as u64);
+        }
+        self.pos += n as u64;
+        self.inner.consume(n);
+    }
 }
 
 #[cfg(feature = "xsd")]

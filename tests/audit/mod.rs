@@ -712,3 +712,133 @@ fn a_damaged_original_of_a_transformed_page_is_reported() {
         );
     }
 }
+
+/// Runs `webaip` under `strace -f` (when the machine has strace) and returns its exit code, its
+/// stdout and the trace of every call that names a file.
+fn webaip_traced(args: &[&str], trace: &Path) -> (Option<i32>, Vec<u8>, Option<String>) {
+    let has_strace = Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success());
+    let o = if has_strace {
+        Command::new("strace")
+            .args(["-f", "-qq", "-e", "trace=%file,%desc", "-o"])
+            .arg(trace)
+            .arg(env!("CARGO_BIN_EXE_webaip"))
+            .args(args)
+            .env_remove("WEBAIP_SCHEMAS")
+            .env_remove("WEBAIP_CLAMD")
+            .output()
+            .unwrap()
+    } else {
+        webaip(args)
+    };
+    let log = has_strace.then(|| fs::read_to_string(trace).unwrap());
+    (o.status.code(), o.stdout, log)
+}
+
+/// Manifest lines are input: a line naming `../` or an absolute path, `/dev/zero` or a file
+/// no `<file>` of the METS lists is a finding, and audit opens none of them (seen by strace):
+/// it neither prints the SHA-512 of a file outside the package nor calls the package INTACT.
+#[test]
+fn manifest_lines_that_leave_the_package_are_findings_and_never_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    build(&repo().join("samples/heritrix-job"), &pkg);
+    let secret = tmp.path().join("secret.txt");
+    fs::write(&secret, "not for the audit\n").unwrap();
+    let secret_sum = webaip::formats::digest::sha512_hex(b"not for the audit\n");
+    fs::write(pkg.join("stray.txt"), "in the package but not in the METS\n").unwrap();
+    let manifest = pkg.join("manifest-sha512.txt");
+    let mut text = fs::read_to_string(&manifest).unwrap();
+    for name in [
+        "../secret.txt",
+        &secret.display().to_string(),
+        "/dev/zero",
+        "logs/../../secret.txt",
+        "stray.txt",
+    ] {
+        text.push_str(&format!("{secret_sum}  {name}\n"));
+    }
+    fs::write(&manifest, text).unwrap();
+
+    let schemas = schemas();
+    let args = ["audit", "--json", "--schemas", &schemas, pkg.to_str().unwrap()];
+    let (code, stdout, trace) = webaip_traced(&args, &tmp.path().join("trace"));
+    assert_eq!(code, Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    let r = &r[0];
+    assert_eq!(r["intact"], false);
+    let f = findings(r);
+    for (name, words) in [
+        ("\\\"../secret.txt\\\"", "\\\"..\\\" segment"),
+        (&format!("\\\"{}\\\"", secret.display()), "is an absolute path"),
+        ("\\\"/dev/zero\\\"", "is an absolute path"),
+        ("\\\"logs/../../secret.txt\\\"", "\\\"..\\\" segment"),
+        ("\\\"stray.txt\\\"", "no <file> of the METS lists"),
+    ] {
+        assert!(
+            f.iter().any(|x| x.starts_with("manifest|manifest-sha512.txt|")
+                && x.contains(name)
+                && x.contains(words)),
+            "{name}: {f:#?}"
+        );
+    }
+    let shown = String::from_utf8_lossy(&stdout);
+    assert_eq!(shown.matches(&secret_sum).count(), 0, "a hash of a file outside was printed");
+    if let Some(trace) = trace {
+        for outside in ["secret.txt", "/dev/zero"] {
+            assert!(!trace.contains(outside), "audit touched {outside}:\n{trace}");
+        }
+    }
+}
+
+/// A package holding a symbolic link (listed or not), a FIFO or a linked METS is not
+/// self-contained: each is reported by path, nothing is read through the link (strace), the
+/// FIFO does not block the audit, and the package is not INTACT.
+#[test]
+fn links_and_fifos_in_a_package_are_refused_by_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    build(&repo().join("samples/heritrix-job"), &pkg);
+    let mets = fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    // A listed log replaced by a link to an identical copy outside the package.
+    let log = mets
+        .split("xlink:href=\"")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .find(|h| h.starts_with("logs/"))
+        .expect("a listed log")
+        .to_string();
+    let outside = tmp.path().join("outside-copy.log");
+    fs::copy(pkg.join(&log), &outside).unwrap();
+    fs::remove_file(pkg.join(&log)).unwrap();
+    std::os::unix::fs::symlink(&outside, pkg.join(&log)).unwrap();
+    // An unlisted FIFO and an unlisted link to /etc/passwd.
+    assert!(Command::new("mkfifo").arg(pkg.join("logs/pipe")).status().unwrap().success());
+    std::os::unix::fs::symlink("/etc/passwd", pkg.join("passwd")).unwrap();
+
+    let schemas = schemas();
+    let args = ["audit", "--json", "--schemas", &schemas, pkg.to_str().unwrap()];
+    let (code, stdout, trace) = webaip_traced(&args, &tmp.path().join("trace"));
+    assert_eq!(code, Some(1), "{}", String::from_utf8_lossy(&stdout));
+    let r: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    let r = &r[0];
+    assert_eq!(r["intact"], false);
+    let f = findings(r);
+    let has = |file: &str, words: &str| {
+        f.iter().any(|x| x.contains(&format!("|{file}|")) && x.contains(words))
+    };
+    assert!(has(&log, "symbolic link"), "{f:#?}");
+    assert!(has("logs/pipe", "is a FIFO"), "{f:#?}");
+    assert!(has("passwd", "is a symbolic link"), "{f:#?}");
+    if let Some(trace) = trace {
+        assert!(!trace.contains("outside-copy.log"), "read through the link:\n{trace}");
+        assert!(!trace.contains("/etc/passwd"), "read through the link:\n{trace}");
+    }
+
+    // A METS that is itself a link: the package cannot be audited (exit 2), and says why.
+    let linked = tmp.path().join("linked");
+    fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(pkg.join("METS.xml"), linked.join("METS.xml")).unwrap();
+    let o = webaip(&["audit", linked.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("symbolic link"), "{o:?}");
+}

@@ -211,3 +211,120 @@ fn the_cli_exits_1_on_invalid_2_on_unreadable_and_says_when_xsd_is_skipped() {
     let missing = Command::new(bin).args(["validate", "/nonexistent/METS.xml"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// Hostile METS documents (issue 13): names that leave the package, ranges that overflow, a
+/// DOCTYPE with entities, NUL characters. Each is reported with its rule; nothing wraps around,
+/// nothing is expanded or loaded, nothing passes as VALID for want of `--schemas`.
+#[test]
+fn hostile_documents_are_reported_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = build(dir.path(), SerializationMode::Minimal, 3, "");
+    let base = std::fs::read_to_string(&good).unwrap();
+    let href_at = base.find("xlink:href=\"").expect("an FLocat") + "xlink:href=\"".len();
+    let href = &base[href_at..href_at + base[href_at..].find('"').unwrap()];
+    let flocat = |to: &str| {
+        replace_once(&base, &format!("xlink:href=\"{href}\""), &format!("xlink:href=\"{to}\""))
+    };
+    let doctype = |decl: &str, body_from: &str, body_to: &str| {
+        let text = replace_once(&base, body_from, body_to);
+        let root = text.find("<mets:mets").unwrap();
+        format!("{}{decl}\n{}", &text[..root], &text[root..])
+    };
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-LINE\n").unwrap();
+    let title = base.find("<mods:title>").expect("a MODS title");
+    let title_text = &base[title..title + base[title..].find("</mods:title>").unwrap()];
+    let cases: Vec<(&str, &str, &str, String)> = vec![
+        ("absolute FLocat", "P4.2", "is an absolute path", flocat("/etc/passwd")),
+        ("FLocat with ..", "P4.2", "\"..\" segment", flocat("content/../../../x.warc.gz")),
+        ("FLocat URL", "P4.2", "is a URL", flocat("http://example.org/x.warc.gz")),
+        (
+            "END = 2^64-1",
+            "P4.6",
+            "does not fit in 64 bits",
+            replace_once(
+                &base,
+                "BEGIN=\"600\" END=\"1499\"",
+                "BEGIN=\"0\" END=\"18446744073709551615\"",
+            ),
+        ),
+        ("DOCTYPE", "XML", "document type declaration", doctype("<!DOCTYPE mets:mets>", "", "")),
+        (
+            "internal entity",
+            "XML",
+            "&x;",
+            doctype(
+                "<!DOCTYPE mets:mets [<!ENTITY x \"EXPANDED\">]>",
+                title_text,
+                &format!("{title_text}&x;"),
+            ),
+        ),
+        (
+            "external entity",
+            "XML",
+            "&xxe;",
+            doctype(
+                &format!(
+                    "<!DOCTYPE mets:mets [<!ENTITY xxe SYSTEM \"file://{}\">]>",
+                    secret.display()
+                ),
+                title_text,
+                &format!("{title_text}&xxe;"),
+            ),
+        ),
+        ("NUL character", "XML", "NUL", replace_once(&base, "<mods:title>", "<mods:title>\u{0}")),
+    ];
+    for schemas in [None, Some(schemas())] {
+        let opts = ValidateOptions { schemas: schemas.clone(), profile: None };
+        for (what, rule, words, text) in &cases {
+            let path = dir.path().join("hostile.xml");
+            std::fs::write(&path, text).unwrap();
+            let r = validate_mets(&path, &opts).unwrap();
+            let with = if schemas.is_some() { "with schemas" } else { "without schemas" };
+            assert!(!r.valid, "{what} ({with}): accepted");
+            let shown = format!("{:#?}", r.findings);
+            assert!(
+                r.findings.iter().any(|f| f.severity == Severity::Error
+                    && f.rule == *rule
+                    && f.message.contains(words)
+                    && f.line.is_some()),
+                "{what} ({with}): no {rule} error saying {words:?}: {shown}"
+            );
+            assert!(
+                !shown.contains("TOP-SECRET") && !shown.contains("EXPANDED"),
+                "{what}: {shown}"
+            );
+        }
+    }
+}
+
+/// `webaip validate` given a FIFO instead of a METS file refuses it at once (exit 2) instead of
+/// waiting for a writer that never comes.
+#[test]
+fn a_fifo_named_as_the_mets_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("METS.xml");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["validate"])
+        .arg(&fifo)
+        .env_remove("WEBAIP_SCHEMAS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("webaip validate waited on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FIFO"));
+}

@@ -18,12 +18,41 @@ fn eicar() -> Vec<u8> {
     format!("{a}{b}").into_bytes()
 }
 
+/// A clamd instance a test uses. Tests started by this module share an instance by name; the
+/// last one to drop its `Daemon` stops it (also when the test failed), so the suite leaves no
+/// daemon of its own running.
 struct Daemon {
     /// unix:PATH
     addr: String,
     /// tcp:127.0.0.1:PORT
     tcp: String,
     pid: String,
+    name: String,
+}
+
+/// Tests holding each named instance.
+fn users() -> &'static Mutex<HashMap<String, usize>> {
+    static USERS: OnceLock<Mutex<HashMap<String, usize>>> = OnceLock::new();
+    USERS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn daemon_dir(name: &str) -> String {
+    format!("/tmp/webaip-clamd-test-{name}")
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let mut users = users().lock().unwrap_or_else(|p| p.into_inner());
+        let n = users.entry(self.name.clone()).or_insert(1);
+        *n -= 1;
+        if *n == 0 {
+            let _ = Command::new("bash")
+                .arg(repo().join("scripts/clamd-local.sh"))
+                .arg("stop")
+                .env("WEBAIP_CLAMD_DIR", daemon_dir(&self.name))
+                .output();
+        }
+    }
 }
 
 /// Starts (or reuses) a clamd instance of scripts/clamd-local.sh in its own directory.
@@ -34,11 +63,12 @@ fn daemon(name: &str, port: u16, stream_max: &str) -> Daemon {
 /// The same, with other settings of clamd-local.sh (each set of settings in its own `name`:
 /// a running daemon is reused as it is).
 fn daemon_with(name: &str, port: u16, settings: &[(&str, &str)]) -> Daemon {
-    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
-    let _g = LOCK.get_or_init(|| Mutex::new(())).lock().unwrap_or_else(|p| p.into_inner());
+    // Held while starting, so a test that drops the last user cannot stop a daemon another
+    // test is starting.
+    let mut users = users().lock().unwrap_or_else(|p| p.into_inner());
     let out = Command::new("bash")
         .arg(repo().join("scripts/clamd-local.sh"))
-        .env("WEBAIP_CLAMD_DIR", format!("/tmp/webaip-clamd-test-{name}"))
+        .env("WEBAIP_CLAMD_DIR", daemon_dir(name))
         .env("WEBAIP_CLAMD_PORT", port.to_string())
         .envs(settings.iter().copied())
         .output()
@@ -52,10 +82,12 @@ fn daemon_with(name: &str, port: u16, settings: &[(&str, &str)]) -> Daemon {
         .lines()
         .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
         .collect();
+    *users.entry(name.to_string()).or_insert(0) += 1;
     Daemon {
         addr: vars["WEBAIP_CLAMD"].clone(),
         tcp: vars["CLAMD_TCP"].clone(),
         pid: vars["CLAMD_PID"].clone(),
+        name: name.to_string(),
     }
 }
 
@@ -421,8 +453,6 @@ fn clamd_killed_during_a_run_fails_it_without_a_package() {
     let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(2), "the run must fail");
     assert!(!out.exists(), "no package after clamd died");
-    // Restart it for other runs of the suite.
-    daemon("victim", 3323, "2000M");
 }
 
 /// A clamd that stops answering (SIGSTOP) mid-run: the run gives up after --clamd-timeout,

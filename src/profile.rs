@@ -70,6 +70,9 @@ pub struct Rules {
     /// packages whose files were kept elsewhere (the BL's earlier SIPs) set this to false.
     #[serde(default = "yes")]
     pub local_files: bool,
+    /// A `structMap TYPE="physical"` lists every file of the package (P2.5).
+    #[serde(default)]
+    pub physical_map: bool,
 }
 
 fn yes() -> bool {

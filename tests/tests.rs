@@ -9,6 +9,7 @@ mod audit;
 mod cli_migrate;
 mod mets_mutations;
 mod mets_package;
+mod metsrw;
 mod migrate_corpus;
 mod package;
 mod pandas;

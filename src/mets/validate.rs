@@ -293,6 +293,12 @@ struct Checker {
     groups: Vec<String>,
     current_group: String,
     struct_logical: bool,
+    struct_physical: bool,
+    /// The structMap being read.
+    map: StructMapKind,
+    /// Top-level `<file>` IDs with their offsets, and the FILEIDs the physical map points at.
+    top_files: Vec<(String, u64)>,
+    physical_fptrs: HashSet<String>,
     website_div: bool,
     div_depth: usize,
     amd_current: Option<String>,
@@ -336,6 +342,10 @@ impl Checker {
             groups: Vec::new(),
             current_group: String::new(),
             struct_logical: false,
+            struct_physical: false,
+            map: StructMapKind::None,
+            top_files: Vec::new(),
+            physical_fptrs: HashSet::new(),
             website_div: false,
             div_depth: 0,
             amd_current: None,
@@ -588,8 +598,23 @@ impl Checker {
                         f.transforms.push(attr("TRANSFORMALGORITHM").unwrap_or_default());
                     }
                 }
-                "structMap" if attr("TYPE").as_deref() == Some("logical") => {
-                    self.struct_logical = true;
+                "structMap" => {
+                    self.map = match attr("TYPE").as_deref() {
+                        Some("logical") => {
+                            self.struct_logical = true;
+                            StructMapKind::Logical
+                        }
+                        Some("physical") => {
+                            self.struct_physical = true;
+                            StructMapKind::Physical
+                        }
+                        _ => StructMapKind::Other,
+                    };
+                }
+                "fptr" if self.map == StructMapKind::Physical => {
+                    if let Some(id) = attr("FILEID") {
+                        self.physical_fptrs.insert(id);
+                    }
                 }
                 "div" => self.start_div(attrs, offset),
                 _ => {}
@@ -637,6 +662,7 @@ impl Checker {
                 "techMD" | "digiprovMD" | "rightsMD" | "sourceMD" => self.md_current = None,
                 "file" => self.end_file(offset),
                 "div" => self.div_depth = self.div_depth.saturating_sub(1),
+                "structMap" => self.map = StructMapKind::None,
                 "fileGrp" => self.current_group.clear(),
                 _ => {}
             }
@@ -807,7 +833,8 @@ impl Checker {
         let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         self.div_depth += 1;
         let website = self.profile.structure.website.clone();
-        if website.is_empty() || !self.stack.iter().any(|(_, l)| l == "structMap") {
+        // The content model (P2.1) is the logical map's; the physical map lists files by folder.
+        if website.is_empty() || self.map != StructMapKind::Logical {
             return;
         }
         let t = attr("TYPE").unwrap_or_default();
@@ -842,6 +869,11 @@ impl Checker {
     fn start_file(&mut self, attrs: &[(String, String)], offset: u64) {
         let depth = self.files.len();
         let map: HashMap<String, String> = attrs.iter().cloned().collect();
+        if depth == 0
+            && let Some(id) = map.get("ID")
+        {
+            self.top_files.push((id.clone(), offset));
+        }
         let f = FileFacts {
             element_offset: offset,
             depth,
@@ -1295,6 +1327,22 @@ impl Checker {
         if !self.file_sec {
             self.profile_rule("P4.1", "fileSec", 0, "no fileSec".into());
         }
+        if self.profile.rules.physical_map {
+            if !self.struct_physical {
+                self.profile_rule("P2.5", "structMap", 0, "no structMap TYPE=\"physical\"".into());
+            } else {
+                let unlisted: Vec<(String, u64)> = self
+                    .top_files
+                    .iter()
+                    .filter(|(id, _)| !self.physical_fptrs.contains(id))
+                    .cloned()
+                    .collect();
+                for (id, at) in unlisted {
+                    let what = format!("file {id} is not in the physical structMap");
+                    self.profile_rule("P2.5", "file", at, what);
+                }
+            }
+        }
         if !self.struct_logical {
             self.profile_rule("P2.1", "structMap", 0, "no structMap TYPE=\"logical\"".into());
         } else if !self.profile.structure.website.is_empty() && !self.website_div {
@@ -1322,6 +1370,15 @@ pub(crate) fn element_parts(
         })
         .collect();
     (local, attrs)
+}
+
+/// Which kind of structMap the reader is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StructMapKind {
+    None,
+    Logical,
+    Physical,
+    Other,
 }
 
 /// Passes a document through, noting where its first NUL byte is.

@@ -408,8 +408,61 @@ impl MetsBuilder {
         }
         x.end("mets:div")?;
         x.end("mets:structMap")?;
+        self.write_physical_map(&mut x)?;
         x.end("mets:mets")?;
         x.into_inner().flush()
+    }
+}
+
+impl MetsBuilder {
+    /// The physical structMap (P2.5): every file of the package, by folder, for METS tools that
+    /// read a package through such a map (Archivematica's metsrw builds its file tree from the
+    /// `Directory` and `Item` divs). The top div points at the package-level amdSec, so the
+    /// events and agents shared by the whole package are reached from the map too.
+    fn write_physical_map<W: Write>(&self, x: &mut XmlOut<W>) -> io::Result<()> {
+        x.start("mets:structMap", &[("TYPE", "physical"), ("LABEL", "Package files")])?;
+        let h = &self.header;
+        let mut top =
+            vec![("ID", "DIV-PACKAGE"), ("TYPE", "Directory"), ("LABEL", h.objid.as_str())];
+        if !h.agents.is_empty() || !self.package_events.is_empty() {
+            top.push(("ADMID", "AMD-PACKAGE"));
+        }
+        x.start("mets:div", &top)?;
+        // (folder, file name, FILEID) in fileSec order; a folder's div holds its files.
+        let mut entries: Vec<(&str, &str, String)> = Vec::new();
+        for group in GROUP_ORDER {
+            for c in self.containers.iter().filter(|c| c.group == group) {
+                let (folder, name) = c.file.path.split_once('/').unwrap_or(("", &c.file.path));
+                entries.push((folder, name, format!("FILE-{}", c.id)));
+            }
+            if group == GroupUse::Logfile {
+                for (i, l) in self.logs.iter().enumerate() {
+                    let (folder, name) = l.path.split_once('/').unwrap_or(("", &l.path));
+                    entries.push((folder, name, format!("FILE-L{:03}", i + 1)));
+                }
+            }
+        }
+        let mut folders: Vec<&str> = Vec::new();
+        for e in &entries {
+            if !folders.contains(&e.0) {
+                folders.push(e.0);
+            }
+        }
+        for folder in folders {
+            if !folder.is_empty() {
+                x.start("mets:div", &[("TYPE", "Directory"), ("LABEL", folder)])?;
+            }
+            for (_, name, id) in entries.iter().filter(|e| e.0 == folder) {
+                x.start("mets:div", &[("TYPE", "Item"), ("LABEL", name)])?;
+                x.empty("mets:fptr", &[("FILEID", id)])?;
+                x.end("mets:div")?;
+            }
+            if !folder.is_empty() {
+                x.end("mets:div")?;
+            }
+        }
+        x.end("mets:div")?;
+        x.end("mets:structMap")
     }
 }
 

@@ -540,3 +540,18 @@ mod tests {
         assert_eq!(lines[4].as_ref().unwrap().confined, Err(NameError::Absolute));
     }
 }
+
+/// Opens the directory `dir` (a name from input; `""` is the root itself) below `root`, without
+/// following any link on the way, so that `linkat`/`renameat`/`unlinkat` relative to it stay
+/// inside the root (the store publishes and removes its temporaries this way).
+pub fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    if dir.is_empty() {
+        return rustix::fs::open(root, flags, Mode::empty())
+            .map(File::from)
+            .map_err(|e| opened_error(root, e));
+    }
+    let rel = checked(root, dir)?;
+    let path = root.join(&rel);
+    open_beneath(root, &rel, flags, Mode::empty()).map_err(|e| opened_error(&path, e))
+}

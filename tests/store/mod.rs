@@ -285,23 +285,33 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("already stored"), "{o:?}");
     assert_eq!(fs::read(&stored_mets).unwrap(), fs::read(a.join("METS.xml")).unwrap());
 
-    // Without the state database, the copies refuse: nothing is overwritten.
+    // Without the state database, the replica's claim refuses b before anything is written.
     fs::remove_file(tmp.path().join("state.sqlite")).unwrap();
-    let (code, r) = store(&env, &cfg, &["put", b.to_str().unwrap()]);
-    assert_eq!(code, 1, "{r}");
-    assert_eq!(r[0]["accepted"], false);
-    assert!(
-        r[0]["copies"].as_array().unwrap().iter().any(|c| c["status"] == "failed"
-            && c["message"].as_str().unwrap().contains("not overwritten")),
-        "{r}"
-    );
+    let put_b =
+        || webaip(&env, &["store", "--config", cfg.to_str().unwrap(), "put", b.to_str().unwrap()]);
+    let o = put_b();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is taken") && err.contains("claimed by another package"), "{err}");
     assert_eq!(fs::read(&stored_mets).unwrap(), fs::read(a.join("METS.xml")).unwrap());
+    // A package stored before claims existed (no claim): its manifest refuses b, and b leaves
+    // no claim behind.
+    let claim = stored_mets.with_file_name(".webaip-claim");
+    let held = fs::read(&claim).unwrap();
+    fs::remove_file(&claim).unwrap();
+    fs::remove_file(tmp.path().join("state.sqlite")).unwrap();
+    let o = put_b();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another package's manifest"), "{o:?}");
+    assert!(!claim.exists());
+    assert_eq!(fs::read(&stored_mets).unwrap(), fs::read(a.join("METS.xml")).unwrap());
+    fs::write(&claim, held).unwrap();
 
     // The state comes back from the replica: the stored package, checked clean.
     fs::remove_file(tmp.path().join("state.sqlite")).unwrap();
     let (code, found) = store(&env, &cfg, &["rebuild-state"]);
     assert_eq!(code, 0);
-    assert_eq!(found, serde_json::json!([id]));
+    assert_eq!(found["packages"], serde_json::json!([id]), "{found}");
     let (code, c) = store(&env, &cfg, &["check", "--deep"]);
     assert_eq!(code, 0, "{c}");
     assert_eq!(c["replicas"][0]["verified"], c["replicas"][0]["expected"]);

@@ -763,8 +763,9 @@ impl Store {
         for f in &wanted {
             let name = crate::layout::confined_name(&f.path).map_err(|e| {
                 StoreError::Refused(format!(
-                    "{identifier}: the recorded file {:?} {e}; not fetched",
-                    f.path
+                    "{identifier}: the recorded file {:?} {e}: it does not stay inside {}; not fetched",
+                    f.path,
+                    to.display()
                 ))
             })?;
             names.push(name);

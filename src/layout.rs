@@ -229,7 +229,7 @@ pub fn create_in(root: &Path, name: &str) -> Result<File, ConfineError> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let fd = open_beneath(root, &rel, flags, Mode::from_raw_mode(0o644))
         .map_err(|e| opened_error(&path, e))?;
-    Ok(fd.into())
+    Ok(fd)
 }
 
 /// Creates the directories of `dir` (a name from input) below `root`, refusing links and
@@ -457,6 +457,22 @@ pub fn manifest_line(sha512: &str, name: &str) -> String {
     format!("{sha512}  {name}\n")
 }
 
+/// Opens the directory `dir` (a name from input; `""` is the root itself) below `root`, without
+/// following any link on the way, so that `linkat`/`renameat`/`unlinkat` relative to it stay
+/// inside the root (the store publishes and removes its temporaries this way).
+pub fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    if dir.is_empty() {
+        // The root itself is the caller's (configured, trusted): it may be a link.
+        return rustix::fs::open(root, flags.difference(OFlags::NOFOLLOW), Mode::empty())
+            .map(File::from)
+            .map_err(|e| opened_error(root, e));
+    }
+    let rel = checked(root, dir)?;
+    let path = root.join(&rel);
+    open_beneath(root, &rel, flags, Mode::empty()).map_err(|e| opened_error(&path, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,20 +555,4 @@ mod tests {
         assert_eq!(lines[3].as_ref().unwrap_err().reason, "is longer than a checksum and a path can be");
         assert_eq!(lines[4].as_ref().unwrap().confined, Err(NameError::Absolute));
     }
-}
-
-/// Opens the directory `dir` (a name from input; `""` is the root itself) below `root`, without
-/// following any link on the way, so that `linkat`/`renameat`/`unlinkat` relative to it stay
-/// inside the root (the store publishes and removes its temporaries this way).
-pub fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    if dir.is_empty() {
-        // The root itself is the caller's (configured, trusted): it may be a link.
-        return rustix::fs::open(root, flags.difference(OFlags::NOFOLLOW), Mode::empty())
-            .map(File::from)
-            .map_err(|e| opened_error(root, e));
-    }
-    let rel = checked(root, dir)?;
-    let path = root.join(&rel);
-    open_beneath(root, &rel, flags, Mode::empty()).map_err(|e| opened_error(&path, e))
 }

@@ -1246,3 +1246,33 @@ fn read_package(dir: &Path) -> Result<(String, Vec<PackageFile>, String), StoreE
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok((identifier, files, digest))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_map_to_one_safe_segment_and_back() {
+        for id in ["..", ".", "../../etc", "/etc/passwd", "a/../../b", "a\0b", "-", "_", "x\u{e9}"]
+        {
+            let dir = checked_package_dir(id).unwrap();
+            let (_, name) = dir.split_once('/').unwrap();
+            assert!(!name.is_empty() && !name.contains('/') && !name.starts_with('.'), "{name}");
+            assert_eq!(crate::layout::confined_name(&dir).as_deref(), Ok(dir.as_str()));
+            assert_eq!(unsafe_name(name).as_deref(), Some(id));
+        }
+        assert!(checked_package_dir("").is_err());
+        assert!(checked_package_dir(&"x".repeat(300)).is_err());
+        assert!(checked_package_dir(&"/".repeat(100)).is_err()); // 300 bytes escaped
+        // rebuild-state accepts a directory only when it is the identifier's own: names that
+        // decode to a hostile identifier but are not its escaped form are passed over.
+        let accepted = |name: &str| {
+            unsafe_name(name)
+                .and_then(|id| checked_package_dir(&id).ok())
+                .is_some_and(|d| d.split_once('/').map(|(_, n)| n) == Some(name))
+        };
+        assert!(!accepted("_2E_2E") && !accepted("") && !accepted("_2"));
+        assert!(accepted("_2F") && accepted("_2E."));
+        assert_ne!(package_dir("..").split_once('/').map(|(_, n)| n), Some(".."));
+    }
+}

@@ -258,6 +258,12 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     );
     let (code, c) = store(&g, &cfg, &["check", "--deep"]);
     assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c}");
+
+    // Two puts at once of one OBJID with the cluster as a shared replica (a key prefix of
+    // their own each round): here, after the outages, so no node stops under them.
+    let pair = tempfile::tempdir().unwrap();
+    let (a, b) = same_objid_pair(pair.path());
+    concurrent_puts(pair.path(), &a, &b, Some(&g), 3);
 }
 
 /// Write-once on a file system replica: another package under an identifier already stored is

@@ -473,6 +473,22 @@ pub fn manifest_line(sha512: &str, name: &str) -> String {
     format!("{sha512}  {name}\n")
 }
 
+/// Opens the directory `dir` (a name from input; `""` is the root itself) below `root`, without
+/// following any link on the way, so that `linkat`/`renameat`/`unlinkat` relative to it stay
+/// inside the root (the store publishes and removes its temporaries this way).
+pub fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    if dir.is_empty() {
+        // The root itself is the caller's (configured, trusted): it may be a link.
+        return rustix::fs::open(root, flags.difference(OFlags::NOFOLLOW), Mode::empty())
+            .map(File::from)
+            .map_err(|e| opened_error(root, e));
+    }
+    let rel = checked(root, dir)?;
+    let path = root.join(&rel);
+    open_beneath(root, &rel, flags, Mode::empty()).map_err(|e| opened_error(&path, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

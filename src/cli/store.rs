@@ -178,13 +178,24 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         Action::RebuildState => {
-            let found = store.rebuild_state()?;
+            let r = store.rebuild_state()?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&found)?);
+                println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
-                println!("state rebuilt: {} package(s)", found.len());
+                for why in &r.refused {
+                    println!("refused: {why}");
+                }
+                println!(
+                    "state rebuilt: {} package(s){}",
+                    r.packages.len(),
+                    if r.refused.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {} package directory(ies) refused", r.refused.len())
+                    }
+                );
             }
-            Ok(0)
+            Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
         }
     }
 }
@@ -197,6 +208,9 @@ fn print_failures(copies: &[CopyOutcome]) {
 
 fn print_check(r: &webaip::store::CheckReport) {
     for rep in &r.replicas {
+        for k in &rep.temporaries_removed {
+            println!("{}: {k}", rep.replica);
+        }
         for (what, list) in [
             ("missing", &rep.missing),
             ("corrupt", &rep.corrupt),

@@ -28,10 +28,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha512};
 
-use crate::audit::{AuditOptions, MANIFEST, METS, audit_package};
+use crate::audit::{AuditOptions, audit_package};
 use crate::formats::digest::hex;
+use crate::layout::{MANIFEST, METS};
 use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
-use replica::{FsReplica, HashingFile, Replica};
+use replica::{FsReplica, HashingFile, ListedObject, Replica, Source};
 use state::{CopyRow, FileRecord, State};
 
 /// What can go wrong in the store.
@@ -125,6 +126,9 @@ pub struct ReplicaCheck {
     pub extra: Vec<String>,
     /// Copies that could not be read (replica unreachable...).
     pub errors: Vec<String>,
+    /// Temporaries of interrupted writes (a killed put or repair) found and removed: reported
+    /// once, not a problem of the store.
+    pub temporaries_removed: Vec<String>,
 }
 
 /// The result of `store check`.
@@ -151,8 +155,8 @@ pub struct RepairReport {
     pub repaired: bool,
 }
 
-/// A replica's listing of one package directory: key -> size.
-type Listing = Result<BTreeMap<String, u64>, StoreError>;
+/// A replica's listing of one package directory, and the leftover temporaries removed there.
+type Listing = Result<(Vec<ListedObject>, Vec<String>), StoreError>;
 /// A copy read through SHA-512: (length, hex digest).
 type Hashed = Result<(u64, String), StoreError>;
 
@@ -213,14 +217,19 @@ impl Store {
             .ok_or_else(|| StoreError::Config(format!("no replica named {name:?}")))
     }
 
-    /// Audits the package in `dir` (a damaged one is refused), then writes every file to every
-    /// replica and verifies every copy. `progress` hears of bytes transferred.
+    /// Reads the package in `dir` (every name confined, regular files only, every manifest line
+    /// a file the METS lists), audits it (a damaged one is refused), claims its identifier on
+    /// every replica, then writes every file to every replica and verifies every copy.
+    /// `progress` hears of bytes transferred.
     pub fn put(
         &self,
         dir: &Path,
         audit: &AuditOptions,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<PutReport, StoreError> {
+        // The store's own checks come first: nothing below reads through a link or a FIFO, or
+        // follows a manifest line out of the package.
+        let (identifier, files, digest) = read_package(dir)?;
         let report = audit_package(dir, audit, &|_| {}).map_err(|e| {
             StoreError::Refused(format!("{}: cannot be audited: {e}", dir.display()))
         })?;
@@ -237,33 +246,34 @@ impl Store {
                 dir.display()
             )));
         }
-        let identifier = package_identifier(&dir.join(METS))?;
-        let files = package_files(dir)?;
-        let pdir = package_dir(&identifier);
+        let pdir = checked_package_dir(&identifier)?;
         let records: Vec<FileRecord> = files
             .iter()
             .map(|f| FileRecord { path: f.rel.clone(), size: f.size, sha512: f.sha512.clone() })
             .collect();
+        if let Some(known) = self.state().package_files(&identifier)?
+            && known != records
         {
-            let mut st = self.state();
-            if let Some(known) = st.package_files(&identifier)?
-                && known != records
-            {
-                return Err(StoreError::Refused(format!(
-                    "another package with identifier {identifier} is already stored (its files differ); not stored"
-                )));
-            }
-            st.record_package(&identifier, &pdir, &records)?;
+            return Err(StoreError::Refused(format!(
+                "another package with identifier {identifier} is already stored (its files differ); not stored"
+            )));
         }
+        // Claim the identifier on every replica before any file is written.
+        let claim_failed = self.claim_all(&identifier, &pdir, &digest, &files)?;
+        self.state().record_package(&identifier, &pdir, &records)?;
         let jobs: Vec<(&dyn Replica, &PackageFile)> =
             self.replicas.iter().flat_map(|r| files.iter().map(move |f| (r.as_ref(), f))).collect();
         let copies: Vec<CopyOutcome> = self.pool.install(|| {
             jobs.par_iter()
                 .map(|(r, f)| {
                     let key = format!("{pdir}/{}", f.rel);
-                    let (status, message) = match put_copy(*r, &key, &dir.join(&f.rel), f) {
-                        Ok(s) => (s, None),
-                        Err(e) => ("failed".to_string(), Some(e.to_string())),
+                    let source = Source { root: dir, name: &f.rel };
+                    let (status, message) = match claim_failed.get(r.name()) {
+                        Some(why) => ("failed".to_string(), Some(why.clone())),
+                        None => match put_copy(*r, &key, source, f) {
+                            Ok(s) => (s, None),
+                            Err(e) => ("failed".to_string(), Some(e.to_string())),
+                        },
                     };
                     progress(f.size);
                     CopyOutcome {
@@ -276,6 +286,24 @@ impl Store {
                 })
                 .collect()
         });
+        let mut copies = copies;
+        // The claim must still be this package's at the end (an S3 claim is a look-then-write).
+        for r in self.replicas.iter().filter(|r| !claim_failed.contains_key(r.name())) {
+            let holder = r.claim_holder(&pdir);
+            if !matches!(&holder, Ok(Some(h)) if *h == digest) {
+                let why = match holder {
+                    Ok(h) => format!(
+                        "the identifier's claim on this replica is no longer this package's ({})",
+                        h.unwrap_or_else(|| "none".into())
+                    ),
+                    Err(e) => format!("the identifier's claim cannot be read back: {e}"),
+                };
+                for c in copies.iter_mut().filter(|c| c.replica == r.name()) {
+                    c.status = "failed".into();
+                    c.message = Some(why.clone());
+                }
+            }
+        }
         let mut failed: BTreeSet<String> = BTreeSet::new();
         {
             let mut st = self.state();
@@ -311,6 +339,74 @@ impl Store {
         })
     }
 
+    /// Claims `pdir` for the manifest `digest` on every replica, in the one order every process
+    /// uses. Another package's claim (or, on a replica written before claims existed, another
+    /// manifest) refuses the put, and the claims this call made are withdrawn: nothing was
+    /// written. A replica that cannot be reached is returned with why, so its copies fail and
+    /// a later put completes them.
+    fn claim_all(
+        &self,
+        identifier: &str,
+        pdir: &str,
+        digest: &str,
+        files: &[PackageFile],
+    ) -> Result<BTreeMap<String, String>, StoreError> {
+        let mut order: Vec<&dyn Replica> = self.replicas.iter().map(|r| r.as_ref()).collect();
+        order.sort_by_key(|r| r.claim_order());
+        let manifest = files.iter().find(|f| f.rel == MANIFEST);
+        let mut created: Vec<&dyn Replica> = Vec::new();
+        let mut unreachable = BTreeMap::new();
+        let mut refusal = None;
+        for r in order {
+            let outcome = (|| {
+                // Leftovers of a killed put go before this put writes beside them.
+                r.clean_temporaries(pdir)?;
+                if r.claim_holder(pdir)?.is_none()
+                    && let Some(m) = manifest
+                    && let Some(existing) = r.stat(&format!("{pdir}/{MANIFEST}"))?
+                {
+                    let same = existing.size == m.size
+                        && match &existing.sha512 {
+                            Some(s) => *s == m.sha512,
+                            None => hash_copy(r, &format!("{pdir}/{MANIFEST}"))?.1 == m.sha512,
+                        };
+                    if !same {
+                        return Ok(Err("another package's manifest is stored there".to_string()));
+                    }
+                }
+                r.claim(pdir, digest).map(|(holder, made)| {
+                    if made {
+                        created.push(r);
+                    }
+                    if holder == digest {
+                        Ok(())
+                    } else {
+                        Err(format!("claimed by another package (manifest SHA-512 {holder})"))
+                    }
+                })
+            })();
+            match outcome {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => {
+                    refusal = Some(format!("replica {}: {why}", r.name()));
+                    break;
+                }
+                Err(e) => {
+                    unreachable.insert(r.name().to_string(), format!("cannot claim: {e}"));
+                }
+            }
+        }
+        if let Some(why) = refusal {
+            for r in created {
+                let _ = r.unclaim(pdir);
+            }
+            return Err(StoreError::Refused(format!(
+                "identifier {identifier} is taken: {why}; this package (manifest SHA-512 {digest}) is not stored"
+            )));
+        }
+        Ok(unreachable)
+    }
+
     /// Checks every recorded package on every replica (or `only` one): which copies are
     /// missing or extra, of the wrong size, and with `deep` of the wrong SHA-512.
     pub fn check(
@@ -341,7 +437,10 @@ impl Store {
                 .collect::<Vec<_>>()
                 .into_par_iter()
                 .map(|(r, p)| {
-                    let l = replicas[r].list(&expected[p].1).map(|v| v.into_iter().collect());
+                    let dir = &expected[p].1;
+                    let l = replicas[r]
+                        .clean_temporaries(dir)
+                        .and_then(|gone| Ok((replicas[r].list(dir)?, gone)));
                     (r, p, l)
                 })
                 .collect()
@@ -357,18 +456,45 @@ impl Store {
             let (id, dir, files) = &expected[p];
             let rep = &mut reports[r];
             let name = replicas[r].name().to_string();
-            let listing = match listing {
+            let (listed, gone) = match listing {
                 Ok(l) => l,
                 Err(e) => {
                     rep.errors.push(format!("{dir}: {e}"));
                     continue;
                 }
             };
+            rep.temporaries_removed
+                .extend(gone.into_iter().map(|k| format!("{k} (leftover temporary; removed)")));
+            // Entries that cannot be copies (links, FIFOs...) are findings naming the path.
+            let mut odd: BTreeMap<String, String> = BTreeMap::new();
+            let mut listing: BTreeMap<String, u64> = BTreeMap::new();
+            for o in listed {
+                match o.problem {
+                    Some(why) => {
+                        odd.insert(o.key, why);
+                    }
+                    None => {
+                        listing.insert(o.key, o.size);
+                    }
+                }
+            }
             let mut known = BTreeSet::new();
             for (k, f) in files.iter().enumerate() {
                 rep.expected += 1;
                 let key = format!("{dir}/{}", f.path);
                 known.insert(key.clone());
+                if let Some(why) = odd.get(&key) {
+                    rep.corrupt.push(format!("{key} ({why})"));
+                    statuses.push((
+                        id.clone(),
+                        f.path.clone(),
+                        name.clone(),
+                        "ok",
+                        Some("corrupt"),
+                        Some(why.clone()),
+                    ));
+                    continue;
+                }
                 match listing.get(&key) {
                     None => {
                         rep.missing.push(key);
@@ -401,6 +527,9 @@ impl Store {
             }
             for k in listing.keys().filter(|k| !known.contains(*k)) {
                 rep.extra.push(k.clone());
+            }
+            for (k, why) in odd.iter().filter(|(k, _)| !known.contains(*k)) {
+                rep.extra.push(format!("{k} ({why})"));
             }
         }
         let hashed: Vec<(usize, usize, usize, Hashed)> = self.pool.install(|| {
@@ -559,26 +688,41 @@ impl Store {
             .iter()
             .find(|f| f.path == path)
             .ok_or_else(|| StoreError::Refused(format!("{identifier}: {path} is not recorded")))?;
-        let key = format!("{}/{path}", package_dir(identifier));
+        let pdir = checked_package_dir(identifier)?;
+        let key = format!("{pdir}/{path}");
         let to = self.replica(target)?;
+        // The package's claim is kept (or re-made) on the replica repaired: a repair never
+        // writes into a directory another package claimed.
+        if let Some(m) = files.iter().find(|f| f.path == MANIFEST) {
+            let (holder, _) = to.claim(&pdir, &m.sha512)?;
+            if holder != m.sha512 {
+                return Err(StoreError::Refused(format!(
+                    "replica {target}: {pdir} is claimed by another package (manifest SHA-512 {holder})"
+                )));
+            }
+        }
         let tmp = tempfile::tempdir().map_err(|e| StoreError::State(e.to_string()))?;
-        let local = tmp.path().join("copy");
+        let local = Source { root: tmp.path(), name: "copy" };
         let mut rejected = Vec::new();
         for source in self.replicas.iter().filter(|r| r.name() != target) {
-            match fetch_verified(source.as_ref(), &key, &local, &f.sha512) {
+            let _ = std::fs::remove_file(tmp.path().join("copy"));
+            match fetch_verified(source.as_ref(), &key, local, &f.sha512) {
                 Ok(()) => {
-                    let (status, write) = match to.stat(&key)? {
-                        None => ("restored", to.create(&key, &local, f.size, &f.sha512)),
+                    let (status, write) = match to.stat(&key) {
+                        Ok(None) => ("restored", to.create(&key, local, f.size, &f.sha512)),
                         // Only a copy proven bad is replaced: check it once more right here.
-                        Some(_) => match hash_copy(to, &key) {
+                        Ok(Some(_)) => match hash_copy(to, &key) {
                             Ok((_, sha)) if sha == f.sha512 => {
                                 return Ok((
                                     "verified".into(),
                                     "the copy verifies now; left untouched".into(),
                                 ));
                             }
-                            _ => ("replaced", to.replace(&key, &local, f.size, &f.sha512)),
+                            _ => ("replaced", to.replace(&key, local, f.size, &f.sha512)),
                         },
+                        // A link or a FIFO where the copy should be: the entry itself is
+                        // replaced (never followed); a directory there makes this fail.
+                        Err(_) => ("replaced", to.replace(&key, local, f.size, &f.sha512)),
                     };
                     write?;
                     verify_copy(to, &key, &PackageFile::from(f))?;
@@ -594,7 +738,10 @@ impl Store {
     }
 
     /// Fetches a package (or one `file` of it) into `to`, verifying every file against the
-    /// recorded SHA-512 and taking each from the first replica whose copy verifies.
+    /// recorded SHA-512 and taking each from the first replica whose copy verifies. Every name
+    /// stays inside `to` (created there without following links), and no file already there
+    /// is replaced: a fetched copy appears under its name only once it verified, by a link that
+    /// fails when the name exists.
     pub fn get(
         &self,
         identifier: &str,
@@ -611,28 +758,77 @@ impl Store {
         if wanted.is_empty() {
             return Err(StoreError::Refused(format!("{identifier} has no file {file:?}")));
         }
-        let dir = package_dir(identifier);
+        let dir = checked_package_dir(identifier)?;
+        let mut names = Vec::new();
+        for f in &wanted {
+            let name = crate::layout::confined_name(&f.path).map_err(|e| {
+                StoreError::Refused(format!(
+                    "{identifier}: the recorded file {:?} {e}: it does not stay inside {}; not fetched",
+                    f.path,
+                    to.display()
+                ))
+            })?;
+            names.push(name);
+        }
+        std::fs::create_dir_all(to)
+            .map_err(|e| StoreError::Refused(format!("{}: {e}", to.display())))?;
+        let there: Vec<&String> =
+            names.iter().filter(|n| std::fs::symlink_metadata(to.join(n)).is_ok()).collect();
+        if !there.is_empty() {
+            return Err(StoreError::Refused(format!(
+                "{}: {} already there; `store get` never replaces a file (fetch into an empty directory)",
+                to.display(),
+                there.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
         let out: Vec<Result<CopyOutcome, StoreError>> = self.pool.install(|| {
             wanted
                 .par_iter()
-                .map(|f| {
-                    let dest = to.join(&f.path);
-                    if let Some(d) = dest.parent() {
-                        std::fs::create_dir_all(d)
-                            .map_err(|e| StoreError::Refused(format!("{}: {e}", d.display())))?;
+                .zip(names.par_iter())
+                .map(|(f, name)| {
+                    let refused = |e: String| StoreError::Refused(format!("{}: {e}", to.display()));
+                    let (sub, leaf) = name.rsplit_once('/').unwrap_or(("", name));
+                    if !sub.is_empty() {
+                        crate::layout::create_dirs_in(to, sub)
+                            .map_err(|e| refused(e.to_string()))?;
                     }
-                    let tmp = dest.with_file_name(format!(
-                        ".{}.part",
-                        dest.file_name().unwrap_or_default().to_string_lossy()
-                    ));
+                    let dirfd =
+                        crate::layout::open_dir_in(to, sub).map_err(|e| refused(e.to_string()))?;
                     let key = format!("{dir}/{}", f.path);
                     let mut rejected = Vec::new();
                     for r in &self.replicas {
-                        match fetch_verified(r.as_ref(), &key, &tmp, &f.sha512) {
+                        let tmp_leaf = format!(".{leaf}.webaip-get-{}", replica::unique_suffix());
+                        let tmp = if sub.is_empty() {
+                            tmp_leaf.clone()
+                        } else {
+                            format!("{sub}/{tmp_leaf}")
+                        };
+                        match fetch_verified(
+                            r.as_ref(),
+                            &key,
+                            Source { root: to, name: &tmp },
+                            &f.sha512,
+                        ) {
                             Ok(()) => {
-                                std::fs::rename(&tmp, &dest).map_err(|e| {
-                                    StoreError::Refused(format!("{}: {e}", dest.display()))
+                                let linked = rustix::fs::linkat(
+                                    &dirfd,
+                                    tmp_leaf.as_str(),
+                                    &dirfd,
+                                    leaf,
+                                    rustix::fs::AtFlags::empty(),
+                                );
+                                let _ = rustix::fs::unlinkat(
+                                    &dirfd,
+                                    tmp_leaf.as_str(),
+                                    rustix::fs::AtFlags::empty(),
+                                );
+                                linked.map_err(|e| match e {
+                                    rustix::io::Errno::EXIST => {
+                                        refused(format!("{name} appeared meanwhile; not replaced"))
+                                    }
+                                    e => refused(format!("{name}: {}", io::Error::from(e))),
                                 })?;
+                                let _ = dirfd.sync_all();
                                 return Ok(CopyOutcome {
                                     package: identifier.to_string(),
                                     replica: r.name().into(),
@@ -645,7 +841,6 @@ impl Store {
                             Err(e) => rejected.push(format!("{}: {e}", r.name())),
                         }
                     }
-                    let _ = std::fs::remove_file(&tmp);
                     Err(StoreError::Refused(format!(
                         "{}: no replica holds a copy that verifies ({})",
                         f.path,
@@ -659,18 +854,21 @@ impl Store {
 
     /// Recreates the state database's records from what the replicas hold: every package
     /// directory, its manifest (the copy most replicas agree on) and which copies are there.
-    /// Returns the packages found.
-    pub fn rebuild_state(&self) -> Result<Vec<String>, StoreError> {
+    /// A package directory whose name is not one this layout makes, or whose manifest has a
+    /// line that is malformed or leaves the package, is not recorded: it is listed as refused.
+    pub fn rebuild_state(&self) -> Result<RebuildReport, StoreError> {
         let mut dirs: BTreeSet<String> = BTreeSet::new();
         for r in &self.replicas {
             dirs.extend(r.packages()?);
         }
-        let mut found = Vec::new();
+        let mut report = RebuildReport::default();
         for dir in dirs {
+            // Only a name that maps back to itself: the identifier's directory is then one
+            // safe segment, whatever the identifier holds.
             let Some(identifier) = dir.split_once('/').and_then(|(_, n)| unsafe_name(n)) else {
                 continue;
             };
-            if package_dir(&identifier) != dir {
+            if checked_package_dir(&identifier).ok().as_deref() != Some(dir.as_str()) {
                 continue; // not a package directory of this layout
             }
             // The manifest most replicas hold (byte-identical).
@@ -678,6 +876,11 @@ impl Store {
             for r in &self.replicas {
                 let mut bytes = Vec::new();
                 let got = r.read(&format!("{dir}/{MANIFEST}"), &mut |c| {
+                    if bytes.len() + c.len() > MAX_MANIFEST {
+                        return Err(io::Error::other(
+                            "the manifest is larger than the store reads",
+                        ));
+                    }
                     bytes.extend_from_slice(c);
                     Ok(())
                 });
@@ -690,8 +893,15 @@ impl Store {
             };
             let mut listings = Vec::new();
             for r in &self.replicas {
-                let l: BTreeMap<String, u64> =
-                    r.list(&dir).map(|v| v.into_iter().collect()).unwrap_or_default();
+                let l: BTreeMap<String, u64> = r
+                    .list(&dir)
+                    .map(|v| {
+                        v.into_iter()
+                            .filter(|o| o.problem.is_none())
+                            .map(|o| (o.key, o.size))
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 listings.push((r.name().to_string(), l));
             }
             let mut records = vec![FileRecord {
@@ -699,8 +909,14 @@ impl Store {
                 size: manifest.len() as u64,
                 sha512: hex(&Sha512::digest(&manifest)),
             }];
-            for line in String::from_utf8_lossy(&manifest).lines() {
-                let Some((sum, rel)) = line.split_once("  ") else { continue };
+            let lines = match manifest_names(io::Cursor::new(&manifest[..]), MANIFEST) {
+                Ok(l) => l,
+                Err(why) => {
+                    report.refused.push(format!("{dir}: {why}"));
+                    continue;
+                }
+            };
+            for (rel, sum) in lines {
                 let key = format!("{dir}/{rel}");
                 // The size most replicas list.
                 let mut sizes: BTreeMap<u64, usize> = BTreeMap::new();
@@ -710,11 +926,7 @@ impl Store {
                     }
                 }
                 let size = sizes.into_iter().max_by_key(|(_, n)| *n).map(|(s, _)| s).unwrap_or(0);
-                records.push(FileRecord {
-                    path: rel.into(),
-                    size,
-                    sha512: sum.to_ascii_lowercase(),
-                });
+                records.push(FileRecord { path: rel, size, sha512: sum });
             }
             records.sort_by(|a, b| a.path.cmp(&b.path));
             let mut st = self.state();
@@ -739,9 +951,9 @@ impl Store {
             st.record_copies(&rows)?;
             // Accepted again only when every replica lists every file at its size.
             st.set_accepted(&identifier, complete)?;
-            found.push(identifier);
+            report.packages.push(identifier);
         }
-        Ok(found)
+        Ok(report)
     }
 
     /// When the package was accepted (`None`: never, or not since its last failed put).
@@ -755,7 +967,7 @@ impl Store {
 fn put_copy(
     r: &dyn Replica,
     key: &str,
-    source: &Path,
+    source: Source,
     f: &PackageFile,
 ) -> Result<String, StoreError> {
     if let Some(existing) = r.stat(key)? {
@@ -815,40 +1027,90 @@ fn hash_copy(r: &dyn Replica, key: &str) -> Result<(u64, String), StoreError> {
     Ok((n, hex(&h.finalize())))
 }
 
-/// Fetches a copy to `local` and keeps it only if its SHA-512 is `sha512`.
+/// Fetches a copy to `local` (created below its root, never over an existing file) and keeps
+/// it only if its SHA-512 is `sha512`.
 fn fetch_verified(
     r: &dyn Replica,
     key: &str,
-    local: &Path,
+    local: Source,
     sha512: &str,
 ) -> Result<(), StoreError> {
-    let io_err = |e: io::Error| StoreError::Replica {
+    let fail = |message: String| StoreError::Replica {
         replica: r.name().into(),
         key: key.into(),
-        message: format!("{}: {e}", local.display()),
+        message,
     };
-    let mut out = HashingFile::create(local).map_err(io_err)?;
-    r.read(key, &mut |c| out.write(c))?;
-    let (_, sha) = out.finish().map_err(io_err)?;
-    if sha != sha512 {
-        let _ = std::fs::remove_file(local);
-        return Err(StoreError::Replica {
-            replica: r.name().into(),
-            key: key.into(),
-            message: format!("the copy's SHA-512 is {sha}; expected {sha512}"),
-        });
+    let file = crate::layout::create_in(local.root, local.name).map_err(|e| fail(e.to_string()))?;
+    let path = local.root.join(local.name);
+    let mut out = HashingFile::new(file);
+    let got = r
+        .read(key, &mut |c| out.write(c))
+        .and_then(|_| out.finish().map_err(|e| fail(format!("{}: {e}", path.display()))));
+    match got {
+        Ok((_, sha)) if sha == sha512 => Ok(()),
+        Ok((_, sha)) => {
+            let _ = std::fs::remove_file(&path);
+            Err(fail(format!("the copy's SHA-512 is {sha}; expected {sha512}")))
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&path);
+            Err(e)
+        }
     }
-    Ok(())
+}
+
+/// The result of `store rebuild-state`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RebuildReport {
+    /// Packages recorded.
+    pub packages: Vec<String>,
+    /// Package directories not recorded, and why.
+    pub refused: Vec<String>,
+}
+
+/// Longest manifest the store reads back from a replica.
+const MAX_MANIFEST: usize = 256 << 20;
+/// Longest package directory name (a file name: most file systems stop at 255 bytes).
+const MAX_DIR_NAME: usize = 255;
+
+/// The directory of a package, for an identifier that can have one: not empty, and short
+/// enough that its escaped form is one file name.
+pub fn checked_package_dir(identifier: &str) -> Result<String, StoreError> {
+    if identifier.is_empty() {
+        return Err(StoreError::Refused("the package identifier is empty".into()));
+    }
+    let dir = package_dir(identifier);
+    let name = dir.split_once('/').map(|(_, n)| n).unwrap_or_default();
+    if name.len() > MAX_DIR_NAME {
+        return Err(StoreError::Refused(format!(
+            "the package identifier is too long ({} bytes escaped; at most {MAX_DIR_NAME})",
+            name.len()
+        )));
+    }
+    // safe_name makes one segment that is neither "." nor ".."; checked here once more, by
+    // the function that decides confinement.
+    if crate::layout::confined_name(&dir).ok().as_deref() != Some(dir.as_str())
+        || name.starts_with('.')
+    {
+        return Err(StoreError::Refused(format!(
+            "identifier {identifier:?} maps to no safe directory"
+        )));
+    }
+    Ok(dir)
 }
 
 /// The METS `OBJID`: the package identifier.
 pub fn package_identifier(mets: &Path) -> Result<String, StoreError> {
     let bad = |m: String| StoreError::Refused(format!("{}: {m}", mets.display()));
-    let file = std::fs::File::open(mets).map_err(|e| bad(e.to_string()))?;
+    let file = crate::layout::open_regular(mets).map_err(|e| bad(e.to_string()))?;
+    read_identifier(file).map_err(bad)
+}
+
+fn read_identifier(file: std::fs::File) -> Result<String, String> {
     let mut reader = quick_xml::Reader::from_reader(io::BufReader::new(file));
     let mut buf = Vec::new();
     loop {
-        match reader.read_event_into(&mut buf).map_err(|e| bad(e.to_string()))? {
+        match reader.read_event_into(&mut buf).map_err(|e| e.to_string())? {
             quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
                 let (_, attrs) = crate::mets::validate::element_parts(&e);
                 return attrs
@@ -856,32 +1118,161 @@ pub fn package_identifier(mets: &Path) -> Result<String, StoreError> {
                     .find(|(k, _)| k == "OBJID")
                     .map(|(_, v)| v)
                     .filter(|v| !v.trim().is_empty())
-                    .ok_or_else(|| bad("the root element has no OBJID".into()));
+                    .ok_or_else(|| "the root element has no OBJID".into());
             }
-            quick_xml::events::Event::Eof => return Err(bad("no root element".into())),
+            quick_xml::events::Event::Eof => return Err("no root element".into()),
             _ => {}
         }
         buf.clear();
     }
 }
 
-/// The package's files: every manifest line, and the manifest itself.
-fn package_files(dir: &Path) -> Result<Vec<PackageFile>, StoreError> {
-    let manifest = dir.join(MANIFEST);
-    let bad = |m: String| StoreError::Refused(format!("{}: {m}", manifest.display()));
-    let bytes = std::fs::read(&manifest).map_err(|e| bad(e.to_string()))?;
-    let mut files = vec![PackageFile {
-        rel: MANIFEST.into(),
-        size: bytes.len() as u64,
-        sha512: hex(&Sha512::digest(&bytes)),
-    }];
-    for line in String::from_utf8_lossy(&bytes).lines() {
-        let Some((sum, rel)) = line.split_once("  ") else {
-            return Err(bad(format!("line {line:?} is not \"<sha512>  <path>\"")));
-        };
-        let size = std::fs::metadata(dir.join(rel)).map_err(|e| bad(format!("{rel}: {e}")))?.len();
-        files.push(PackageFile { rel: rel.into(), size, sha512: sum.to_ascii_lowercase() });
+/// The names the METS lists (every `FLocat` href), as confined names; hrefs that leave the
+/// package are left out (no manifest line can then name them).
+fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, String> {
+    let mut reader = quick_xml::Reader::from_reader(io::BufReader::new(file));
+    let mut buf = Vec::new();
+    let mut names = BTreeSet::new();
+    loop {
+        let pos = reader.buffer_position();
+        match reader
+            .read_event_into(&mut buf)
+            .map_err(|e| format!("XML error near byte {pos}: {e}"))?
+        {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+                let (name, attrs) = crate::mets::validate::element_parts(&e);
+                if name == "FLocat" {
+                    for (k, v) in attrs {
+                        if k.rsplit(':').next() == Some("href")
+                            && let Ok(n) = crate::layout::confined_name(&v)
+                        {
+                            names.insert(n);
+                        }
+                    }
+                }
+            }
+            quick_xml::events::Event::Eof => return Ok(names),
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+/// Reads a manifest: (confined name, SHA-512) per line, or why it cannot be stored (a line
+/// malformed or leaving the package, named with its byte offset; a name twice; the manifest
+/// naming itself).
+fn manifest_names<R: io::BufRead>(input: R, shown: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for line in crate::layout::ManifestReader::new(input) {
+        let line = line.map_err(|e| format!("{shown}: {e}"))?;
+        let line = line.map_err(|m| {
+            format!("{shown}: the line at byte {} ({:?}) {}", m.offset, m.text, m.reason)
+        })?;
+        let name = line.confined.map_err(|e| {
+            format!("{shown}: the line at byte {} names {:?}, which {e}: it does not stay inside the package", line.offset, line.name)
+        })?;
+        if name == MANIFEST {
+            return Err(format!(
+                "{shown}: the line at byte {} names the manifest itself",
+                line.offset
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            return Err(format!("{shown}: {name:?} is named twice (byte {})", line.offset));
+        }
+        out.push((name, line.sha512));
+    }
+    Ok(out)
+}
+
+/// A reader that hashes and counts what passes through it.
+struct Hashing<'a, R> {
+    inner: R,
+    hasher: &'a mut Sha512,
+    len: &'a mut u64,
+}
+
+impl<R: io::Read> io::Read for Hashing<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        *self.len += n as u64;
+        Ok(n)
+    }
+}
+
+/// Reads a package for `put`, refusing it before anything is written when: anything in it is
+/// not a directory or a regular file (a link, a FIFO, a device), a manifest line is malformed,
+/// leaves the package or names a file the METS does not list (besides `METS.xml`), or the
+/// METS has no usable identifier. Returns the identifier, the files (manifest included) and
+/// the manifest's SHA-512.
+fn read_package(dir: &Path) -> Result<(String, Vec<PackageFile>, String), StoreError> {
+    let refuse = |m: String| StoreError::Refused(format!("{}: {m}; not stored", dir.display()));
+    for e in walkdir::WalkDir::new(dir).follow_links(false).follow_root_links(false).min_depth(1) {
+        let e = e.map_err(|e| refuse(e.to_string()))?;
+        let t = e.file_type();
+        if !t.is_file() && !t.is_dir() {
+            let kind =
+                e.metadata().map(|m| crate::layout::kind_of(&m)).unwrap_or("not a regular file");
+            return Err(refuse(format!(
+                "{} is {kind}: a package holds only regular files (links are not followed)",
+                e.path().display()
+            )));
+        }
+    }
+    let open = |name: &str| crate::layout::open_in(dir, name).map_err(|e| refuse(e.to_string()));
+    let identifier = read_identifier(open(METS)?)
+        .map_err(|e| refuse(format!("{}: {e}", dir.join(METS).display())))?;
+    checked_package_dir(&identifier).map_err(|e| refuse(e.to_string()))?;
+    let listed = mets_names(open(METS)?)
+        .map_err(|e| refuse(format!("{}: {e}", dir.join(METS).display())))?;
+    let mut hasher = Sha512::new();
+    let mut len = 0u64;
+    let shown = dir.join(MANIFEST).display().to_string();
+    let lines = {
+        let input = Hashing { inner: open(MANIFEST)?, hasher: &mut hasher, len: &mut len };
+        manifest_names(io::BufReader::new(input), &shown).map_err(refuse)?
+    };
+    let digest = hex(&hasher.finalize());
+    let mut files = vec![PackageFile { rel: MANIFEST.into(), size: len, sha512: digest.clone() }];
+    for (rel, sum) in lines {
+        if rel != METS && !listed.contains(&rel) {
+            return Err(refuse(format!("{shown}: {rel:?} is not a file the METS lists")));
+        }
+        let size = crate::layout::metadata_in(dir, &rel).map_err(|e| refuse(e.to_string()))?.len();
+        files.push(PackageFile { rel, size, sha512: sum });
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(files)
+    Ok((identifier, files, digest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_map_to_one_safe_segment_and_back() {
+        for id in ["..", ".", "../../etc", "/etc/passwd", "a/../../b", "a\0b", "-", "_", "x\u{e9}"]
+        {
+            let dir = checked_package_dir(id).unwrap();
+            let (_, name) = dir.split_once('/').unwrap();
+            assert!(!name.is_empty() && !name.contains('/') && !name.starts_with('.'), "{name}");
+            assert_eq!(crate::layout::confined_name(&dir).as_deref(), Ok(dir.as_str()));
+            assert_eq!(unsafe_name(name).as_deref(), Some(id));
+        }
+        assert!(checked_package_dir("").is_err());
+        assert!(checked_package_dir(&"x".repeat(300)).is_err());
+        assert!(checked_package_dir(&"/".repeat(100)).is_err()); // 300 bytes escaped
+        // rebuild-state accepts a directory only when it is the identifier's own: names that
+        // decode to a hostile identifier but are not its escaped form are passed over.
+        let accepted = |name: &str| {
+            unsafe_name(name)
+                .and_then(|id| checked_package_dir(&id).ok())
+                .is_some_and(|d| d.split_once('/').map(|(_, n)| n) == Some(name))
+        };
+        assert!(!accepted("_2E_2E") && !accepted("") && !accepted("_2"));
+        assert!(accepted("_2F") && accepted("_2E."));
+        assert_ne!(package_dir("..").split_once('/').map(|(_, n)| n), Some(".."));
+    }
 }

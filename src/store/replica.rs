@@ -1,13 +1,37 @@
 //! What webaip needs of a replica, and the filesystem replica.
 //!
 //! A replica stores objects under keys (`<partition>/<package>/<file>`). It never overwrites on
-//! `create`; only `replace` does, and only repairs call it, for a copy proven corrupt.
+//! `create`; only `replace` does, and only repairs call it, for a copy proven bad.
+//!
+//! Before any file of a package is written to a replica, the package directory is *claimed*
+//! for the package's manifest (its SHA-512): a second, different package under the same
+//! identifier finds the claim and is refused before it writes anything; the same package again
+//! finds its own claim and resumes.
+//!
+//! The file system replica reaches every path below its root through [`crate::layout`]: no
+//! symbolic link is followed inside the root, and only regular files are read as copies.
+//! Copies are written to a `.webaip-upload-*` temporary, synced, then published under their
+//! name with `linkat` (which fails when the name exists) or, for a repair, `renameat`. A writer
+//! holds an exclusive `flock` on its temporary while it lives, so a temporary whose lock can be
+//! taken was left by a killed writer: [`Replica::clean_temporaries`] removes those.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{AtFlags, FlockOperation};
 
 use super::StoreError;
+use crate::layout::{self, ConfineError};
+
+/// Prefix of the temporaries a writer publishes from (and a killed one leaves behind).
+pub const TEMPORARY_PREFIX: &str = ".webaip-upload-";
+/// Name of the claim marker inside a package directory.
+pub const CLAIM: &str = ".webaip-claim";
+/// Longest claim read (a SHA-512 in hex and a nonce).
+const CLAIM_LIMIT: u64 = 1024;
 
 /// What a replica says about one stored object without reading it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,27 +43,91 @@ pub struct StoredObject {
     pub sha512: Option<String>,
 }
 
+/// One entry of a package directory's listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedObject {
+    /// Its key.
+    pub key: String,
+    /// Its size (of a regular file or an object).
+    pub size: u64,
+    /// Why it cannot be a copy (a symbolic link, a FIFO...), naming what it is.
+    pub problem: Option<String>,
+}
+
+/// A file to store: a name below a root, opened without following links, regular files only.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The directory the name is confined to (a package, a temporary directory).
+    pub root: &'a Path,
+    /// The name below it.
+    pub name: &'a str,
+}
+
+impl Source<'_> {
+    /// Opens the file for reading.
+    pub fn open(&self) -> io::Result<File> {
+        layout::open_in(self.root, self.name).map_err(io::Error::other)
+    }
+}
+
 /// A place that holds copies of packages.
 pub trait Replica: Send + Sync {
     /// The replica's name in the configuration.
     fn name(&self) -> &str;
+    /// Where the replica is, for the order in which claims are taken: every process takes
+    /// them in the same order (file systems, whose claims are exact, first), so two puts
+    /// racing for one identifier meet at the same replica first and one of them stops there.
+    fn claim_order(&self) -> (u8, String);
     /// Size (and recorded SHA-512) of the object at `key`, or `None` when there is none.
     fn stat(&self, key: &str) -> Result<Option<StoredObject>, StoreError>;
-    /// Stores the file `source` at `key`, which must not exist yet: an object that appears
-    /// meanwhile is left as it is and this fails with [`StoreError::Exists`].
-    fn create(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError>;
+    /// Stores `source` at `key`, which must not exist yet: an object that appears meanwhile is
+    /// left as it is and this fails with [`StoreError::Exists`].
+    fn create(&self, key: &str, source: Source, size: u64, sha512: &str) -> Result<(), StoreError>;
     /// Stores `source` at `key` whether or not an object is there (repairs only).
-    fn replace(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError>;
+    fn replace(&self, key: &str, source: Source, size: u64, sha512: &str)
+    -> Result<(), StoreError>;
     /// Streams the object at `key` to `sink`, chunk by chunk; returns its length.
     fn read(
         &self,
         key: &str,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError>;
-    /// Every key under `prefix` (a package directory), with its size.
-    fn list(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError>;
+    /// Every key under `prefix` (a package directory), with its size; the claim marker and
+    /// live temporaries are not listed.
+    fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError>;
     /// The package directories the replica holds (`<partition>/<name>`).
     fn packages(&self) -> Result<Vec<String>, StoreError>;
+    /// Removes the temporaries killed writers left under `prefix`; returns their keys.
+    fn clean_temporaries(&self, _prefix: &str) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// Claims the package directory `dir` for the package whose manifest has SHA-512
+    /// `digest`, unless it is claimed already. Returns the digest that holds the claim
+    /// afterwards (`digest` when this package holds it) and whether this call created it.
+    fn claim(&self, dir: &str, digest: &str) -> Result<(String, bool), StoreError>;
+    /// The digest that holds the claim on `dir`, if any.
+    fn claim_holder(&self, dir: &str) -> Result<Option<String>, StoreError>;
+    /// Removes the claim on `dir` (only for a claim this process just created and will not
+    /// use: nothing else of the package was written).
+    fn unclaim(&self, dir: &str) -> Result<(), StoreError>;
+}
+
+/// The digest a claim's bytes name: the first word, a SHA-512 in hex.
+pub(crate) fn claim_digest(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let word = text.split_whitespace().next()?;
+    (word.len() == 128 && word.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| word.to_ascii_lowercase())
+}
+
+/// A name no other writer uses (process, time and a counter).
+pub(crate) fn unique_suffix() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{}-{nanos:x}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A replica in a directory.
@@ -48,45 +136,84 @@ pub struct FsReplica {
     root: PathBuf,
 }
 
+/// A temporary being written beside its final name: removed when dropped (after a successful
+/// `linkat` the copy lives on under its name), and locked while it lives.
+struct Staged {
+    dir: File,
+    leaf: String,
+    file: File,
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        // Unlinked before the descriptor (and its lock) goes, so no cleaner sees it unlocked.
+        let _ = rustix::fs::unlinkat(&self.dir, self.leaf.as_str(), AtFlags::empty());
+    }
+}
+
+/// Splits a key into its directory (maybe empty) and last segment.
+fn split(key: &str) -> (&str, &str) {
+    key.rsplit_once('/').unwrap_or(("", key))
+}
+
 impl FsReplica {
     /// A replica rooted at `root` (created when first written to).
     pub fn new(name: &str, root: &Path) -> Self {
         FsReplica { name: name.into(), root: root.to_path_buf() }
     }
 
-    fn path(&self, key: &str) -> PathBuf {
-        self.root.join(key)
-    }
-
-    fn err(&self, key: &str, e: io::Error) -> StoreError {
+    fn err(&self, key: &str, e: impl ToString) -> StoreError {
         StoreError::Replica { replica: self.name.clone(), key: key.into(), message: e.to_string() }
     }
 
-    /// Copies `source` to a temporary name beside `key` and syncs it.
-    fn stage(&self, key: &str, source: &Path) -> Result<tempfile::TempPath, StoreError> {
-        let dest = self.path(key);
-        let dir = dest.parent().unwrap_or(&self.root);
-        fs::create_dir_all(dir).map_err(|e| self.err(key, e))?;
-        let tmp = tempfile::Builder::new()
-            .prefix(".webaip-upload-")
-            .tempfile_in(dir)
-            .map_err(|e| self.err(key, e))?;
-        let (file, path) = tmp.into_parts();
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        let mut input = File::open(source).map_err(|e| self.err(key, e))?;
-        io::copy(&mut input, &mut out).map_err(|e| self.err(key, e))?;
-        let file = out.into_inner().map_err(|e| self.err(key, e.into_error()))?;
-        file.sync_all().map_err(|e| self.err(key, e))?;
-        Ok(path)
+    /// Creates a locked temporary in the directory of `key` (created, without links) and
+    /// fills it by `fill`, then syncs it.
+    fn stage(
+        &self,
+        key: &str,
+        fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<Staged, StoreError> {
+        let (dir, _) = split(key);
+        std::fs::create_dir_all(&self.root).map_err(|e| self.err(key, e))?;
+        if !dir.is_empty() {
+            layout::create_dirs_in(&self.root, dir).map_err(|e| self.err(key, e))?;
+        }
+        let dirfd = layout::open_dir_in(&self.root, dir).map_err(|e| self.err(key, e))?;
+        for _ in 0..8 {
+            let leaf = format!("{TEMPORARY_PREFIX}{}", unique_suffix());
+            let rel = if dir.is_empty() { leaf.clone() } else { format!("{dir}/{leaf}") };
+            let file = match layout::create_in(&self.root, &rel) {
+                Ok(f) => f,
+                Err(ConfineError::Io { source, .. })
+                    if source.kind() == io::ErrorKind::AlreadyExists =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(self.err(key, e)),
+            };
+            let dir = dirfd.try_clone().map_err(|e| self.err(key, e))?;
+            let staged = Staged { dir, leaf, file };
+            rustix::fs::flock(staged.file.as_fd(), FlockOperation::NonBlockingLockExclusive)
+                .map_err(|e| self.err(key, io::Error::from(e)))?;
+            // A cleaner could have taken the name between its creation and the lock.
+            let st = rustix::fs::fstat(staged.file.as_fd())
+                .map_err(|e| self.err(key, io::Error::from(e)))?;
+            if st.st_nlink == 0 {
+                continue;
+            }
+            let mut out = BufWriter::with_capacity(1 << 20, &staged.file);
+            fill(&mut out).map_err(|e| self.err(key, e))?;
+            out.flush().map_err(|e| self.err(key, e))?;
+            drop(out);
+            staged.file.sync_all().map_err(|e| self.err(key, e))?;
+            return Ok(staged);
+        }
+        Err(self.err(key, "cannot create a temporary beside it"))
     }
 
-    fn sync_dir(&self, key: &str) {
-        // The new name must survive a crash too; failure to sync a directory is not fatal.
-        if let Some(dir) = self.path(key).parent()
-            && let Ok(d) = File::open(dir)
-        {
-            let _ = d.sync_all();
-        }
+    fn stage_file(&self, key: &str, source: Source) -> Result<Staged, StoreError> {
+        let mut input = source.open().map_err(|e| self.err(key, e))?;
+        self.stage(key, &mut |out| io::copy(&mut input, out).map(|_| ()))
     }
 }
 
@@ -95,34 +222,48 @@ impl Replica for FsReplica {
         &self.name
     }
 
+    fn claim_order(&self) -> (u8, String) {
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        (0, root.to_string_lossy().into_owned())
+    }
+
     fn stat(&self, key: &str) -> Result<Option<StoredObject>, StoreError> {
-        match fs::metadata(self.path(key)) {
-            Ok(m) if m.is_file() => Ok(Some(StoredObject { size: m.len(), sha512: None })),
-            Ok(_) => Err(self.err(key, io::Error::other("not a regular file"))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        match layout::metadata_in(&self.root, key) {
+            Ok(m) => Ok(Some(StoredObject { size: m.len(), sha512: None })),
+            Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(self.err(key, e)),
         }
     }
 
-    fn create(&self, key: &str, source: &Path, _size: u64, _sha: &str) -> Result<(), StoreError> {
-        let tmp = self.stage(key, source)?;
+    fn create(&self, key: &str, source: Source, _size: u64, _sha: &str) -> Result<(), StoreError> {
+        let staged = self.stage_file(key, source)?;
+        let (_, leaf) = split(key);
         // A hard link fails when the name exists: no window in which a copy is overwritten.
-        match fs::hard_link(&tmp, self.path(key)) {
+        match rustix::fs::linkat(
+            &staged.dir,
+            staged.leaf.as_str(),
+            &staged.dir,
+            leaf,
+            AtFlags::empty(),
+        ) {
             Ok(()) => {
-                self.sync_dir(key);
+                let _ = staged.dir.sync_all();
                 Ok(())
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            Err(rustix::io::Errno::EXIST) => {
                 Err(StoreError::Exists { replica: self.name.clone(), key: key.into() })
             }
-            Err(e) => Err(self.err(key, e)),
+            Err(e) => Err(self.err(key, io::Error::from(e))),
         }
     }
 
-    fn replace(&self, key: &str, source: &Path, _size: u64, _sha: &str) -> Result<(), StoreError> {
-        let tmp = self.stage(key, source)?;
-        tmp.persist(self.path(key)).map_err(|e| self.err(key, e.error))?;
-        self.sync_dir(key);
+    fn replace(&self, key: &str, source: Source, _size: u64, _sha: &str) -> Result<(), StoreError> {
+        let staged = self.stage_file(key, source)?;
+        let (_, leaf) = split(key);
+        // renameat replaces the entry itself: a link there is replaced, never followed.
+        rustix::fs::renameat(&staged.dir, staged.leaf.as_str(), &staged.dir, leaf)
+            .map_err(|e| self.err(key, io::Error::from(e)))?;
+        let _ = staged.dir.sync_all();
         Ok(())
     }
 
@@ -131,7 +272,7 @@ impl Replica for FsReplica {
         key: &str,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError> {
-        let mut f = File::open(self.path(key)).map_err(|e| self.err(key, e))?;
+        let mut f = layout::open_in(&self.root, key).map_err(|e| self.err(key, e))?;
         let mut buf = vec![0u8; 1 << 20];
         let mut n = 0u64;
         loop {
@@ -146,42 +287,141 @@ impl Replica for FsReplica {
         }
     }
 
-    fn list(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
-        let base = self.path(prefix);
-        if !base.exists() {
-            return Ok(Vec::new());
+    fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {
+        // The package directory is reached without links; below it nothing is followed.
+        match layout::open_dir_in(&self.root, prefix) {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => return Ok(Vec::new()),
+            Err(e) => return Err(self.err(prefix, e)),
         }
+        let base = self.root.join(prefix);
         let mut out = Vec::new();
-        for e in walkdir::WalkDir::new(&base).sort_by_file_name() {
-            let e = e.map_err(|e| self.err(prefix, e.into()))?;
-            if !e.file_type().is_file() {
+        let walk = walkdir::WalkDir::new(&base)
+            .follow_links(false)
+            .follow_root_links(false)
+            .min_depth(1)
+            .sort_by_file_name();
+        for e in walk {
+            let e = e.map_err(|e| self.err(prefix, io::Error::from(e)))?;
+            let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
+            let key = rel.to_string_lossy().replace('\\', "/");
+            let t = e.file_type();
+            if t.is_dir() {
                 continue;
             }
-            // An upload interrupted by a crash leaves a `.webaip-upload-*` file: listed, so a
-            // check reports it as extra rather than hiding it.
-            let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
-            let size = e.metadata().map_err(|x| self.err(prefix, x.into()))?.len();
-            out.push((rel.to_string_lossy().replace('\\', "/"), size));
+            let leaf = e.file_name().to_string_lossy();
+            let ours = leaf == CLAIM || leaf.starts_with(TEMPORARY_PREFIX);
+            if t.is_file() && ours {
+                continue; // the claim, and temporaries of running writers
+            }
+            let meta = e.metadata().map_err(|x| self.err(&key, io::Error::from(x)))?;
+            let problem = (!t.is_file()).then(|| {
+                format!("is {}, not a regular file (not followed)", layout::kind_of(&meta))
+            });
+            out.push(ListedObject { key, size: meta.len(), problem });
         }
         Ok(out)
     }
 
     fn packages(&self) -> Result<Vec<String>, StoreError> {
         let mut out = Vec::new();
-        let Ok(parts) = fs::read_dir(&self.root) else { return Ok(out) };
+        let Ok(parts) = std::fs::read_dir(&self.root) else { return Ok(out) };
         for part in parts.flatten() {
             let p = part.file_name().to_string_lossy().into_owned();
-            if p.len() != 2 || !part.path().is_dir() {
+            // DirEntry::file_type does not follow links: a link is not a partition.
+            if p.len() != 2 || !part.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
-            for pkg in fs::read_dir(part.path()).map_err(|e| self.err(&p, e))?.flatten() {
-                if pkg.path().is_dir() {
+            for pkg in std::fs::read_dir(part.path()).map_err(|e| self.err(&p, e))?.flatten() {
+                if pkg.file_type().is_ok_and(|t| t.is_dir()) {
                     out.push(format!("{p}/{}", pkg.file_name().to_string_lossy()));
                 }
             }
         }
         out.sort();
         Ok(out)
+    }
+
+    fn clean_temporaries(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        match layout::open_dir_in(&self.root, prefix) {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => return Ok(Vec::new()),
+            Err(e) => return Err(self.err(prefix, e)),
+        }
+        let mut removed = Vec::new();
+        let walk = walkdir::WalkDir::new(self.root.join(prefix))
+            .follow_links(false)
+            .follow_root_links(false)
+            .min_depth(1)
+            .sort_by_file_name();
+        for e in walk.into_iter().filter_map(Result::ok) {
+            if !e.file_type().is_file()
+                || !e.file_name().to_string_lossy().starts_with(TEMPORARY_PREFIX)
+            {
+                continue;
+            }
+            let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
+            let key = rel.to_string_lossy().into_owned();
+            let Ok(file) = layout::open_in(&self.root, &key) else { continue };
+            // Locked: a writer is alive and will publish or remove it itself.
+            if rustix::fs::flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive).is_err() {
+                continue;
+            }
+            let (dir, leaf) = split(&key);
+            let dirfd = layout::open_dir_in(&self.root, dir).map_err(|x| self.err(&key, x))?;
+            match rustix::fs::unlinkat(&dirfd, leaf, AtFlags::empty()) {
+                Ok(()) | Err(rustix::io::Errno::NOENT) => removed.push(key),
+                Err(x) => return Err(self.err(&key, io::Error::from(x))),
+            }
+        }
+        Ok(removed)
+    }
+
+    fn claim(&self, dir: &str, digest: &str) -> Result<(String, bool), StoreError> {
+        let key = format!("{dir}/{CLAIM}");
+        // Written whole to a temporary, then linked: a claim is never seen half-written, and
+        // the link fails when another put claimed the directory first.
+        let staged =
+            self.stage(&key, &mut |out| out.write_all(format!("{digest}\n").as_bytes()))?;
+        match rustix::fs::linkat(
+            &staged.dir,
+            staged.leaf.as_str(),
+            &staged.dir,
+            CLAIM,
+            AtFlags::empty(),
+        ) {
+            Ok(()) => {
+                let _ = staged.dir.sync_all();
+                Ok((digest.to_string(), true))
+            }
+            Err(rustix::io::Errno::EXIST) => {
+                drop(staged);
+                let holder = self.claim_holder(dir)?.unwrap_or_default();
+                Ok((holder, false))
+            }
+            Err(e) => Err(self.err(&key, io::Error::from(e))),
+        }
+    }
+
+    fn claim_holder(&self, dir: &str) -> Result<Option<String>, StoreError> {
+        let key = format!("{dir}/{CLAIM}");
+        let file = match layout::open_in(&self.root, &key) {
+            Ok(f) => f,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(self.err(&key, e)),
+        };
+        let mut bytes = Vec::new();
+        file.take(CLAIM_LIMIT).read_to_end(&mut bytes).map_err(|e| self.err(&key, e))?;
+        // An unreadable claim still claims: it is nobody's digest, so every put is refused.
+        Ok(Some(claim_digest(&bytes).unwrap_or_else(|| "an unreadable claim".into())))
+    }
+
+    fn unclaim(&self, dir: &str) -> Result<(), StoreError> {
+        let dirfd = layout::open_dir_in(&self.root, dir).map_err(|e| self.err(dir, e))?;
+        match rustix::fs::unlinkat(&dirfd, CLAIM, AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(self.err(dir, io::Error::from(e))),
+        }
     }
 }
 
@@ -193,14 +433,14 @@ pub(crate) struct HashingFile {
 }
 
 impl HashingFile {
-    /// Creates `path`.
-    pub fn create(path: &Path) -> io::Result<Self> {
+    /// Writes to `file` (created by the caller, below its root).
+    pub fn new(file: File) -> Self {
         use sha2::Digest;
-        Ok(HashingFile {
-            out: BufWriter::with_capacity(1 << 20, File::create(path)?),
+        HashingFile {
+            out: BufWriter::with_capacity(1 << 20, file),
             hasher: sha2::Sha512::new(),
             len: 0,
-        })
+        }
     }
 
     /// Takes the next chunk.

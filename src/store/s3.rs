@@ -9,7 +9,6 @@
 //! over.
 
 use std::io::{self, Read};
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -22,7 +21,9 @@ use object_store::{
 };
 
 use super::StoreError;
-use super::replica::{Replica, StoredObject};
+use super::replica::{
+    CLAIM, ListedObject, Replica, Source, StoredObject, claim_digest, unique_suffix,
+};
 
 /// Files up to this size go in one PUT; larger ones in parts of this size (each part is held in
 /// memory while it is sent, so memory is bounded by parts in flight, not file size).
@@ -31,6 +32,13 @@ const PART: usize = 8 << 20;
 const PARTS_IN_FLIGHT: usize = 2;
 /// The metadata key of the SHA-512.
 const SHA512_META: &str = "sha512";
+/// How long a claim is left to settle before it is read back. Garage has no conditional PUT
+/// (it ignores `If-None-Match`): two puts that both saw no claim both write one, and the last
+/// write wins. Each reads the claim back only after this delay, longer than a small PUT takes,
+/// so both read the same winner.
+const CLAIM_SETTLE: Duration = Duration::from_millis(1000);
+/// Longest claim object read.
+const CLAIM_LIMIT: usize = 1024;
 
 /// One runtime for every S3 replica: requests are driven from the caller's thread. Building it
 /// fails only when the system refuses threads; that is an error of the store, not a panic.
@@ -50,6 +58,7 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
 /// A replica in a bucket.
 pub struct S3Replica {
     name: String,
+    bucket: String,
     prefix: String,
     /// (endpoint, client) in the order they are tried.
     stores: Vec<(String, Arc<AmazonS3>)>,
@@ -101,7 +110,7 @@ impl S3Replica {
                 .map_err(|e| StoreError::Config(format!("replica {name} ({endpoint}): {e}")))?;
             stores.push((endpoint.clone(), Arc::new(s3)));
         }
-        Ok(S3Replica { name: name.into(), prefix: prefix.into(), stores })
+        Ok(S3Replica { name: name.into(), bucket: bucket.into(), prefix: prefix.into(), stores })
     }
 
     fn path(&self, key: &str) -> ObjectPath {
@@ -131,7 +140,7 @@ impl S3Replica {
         Err(self.err(key, failures.join("; ")))
     }
 
-    fn upload(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError> {
+    fn upload(&self, key: &str, source: Source, size: u64, sha512: &str) -> Result<(), StoreError> {
         let path = self.path(key);
         let mut attributes = Attributes::new();
         attributes.insert(Attribute::Metadata(SHA512_META.into()), sha512.to_string().into());
@@ -142,7 +151,7 @@ impl S3Replica {
                     store: "file",
                     source: Box::new(e),
                 };
-                let mut file = std::fs::File::open(source).map_err(io)?;
+                let mut file = source.open().map_err(io)?;
                 if size <= PART as u64 {
                     let mut bytes = Vec::with_capacity(size as usize);
                     file.read_to_end(&mut bytes).map_err(io)?;
@@ -200,7 +209,12 @@ impl Replica for S3Replica {
         }))
     }
 
-    fn create(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError> {
+    fn claim_order(&self) -> (u8, String) {
+        let endpoint = self.stores.first().map(|(e, _)| e.as_str()).unwrap_or_default();
+        (1, format!("{endpoint} {}{}", self.bucket, self.prefix))
+    }
+
+    fn create(&self, key: &str, source: Source, size: u64, sha512: &str) -> Result<(), StoreError> {
         // Garage ignores If-None-Match on PUT: look first.
         if self.stat(key)?.is_some() {
             return Err(StoreError::Exists { replica: self.name.clone(), key: key.into() });
@@ -208,7 +222,13 @@ impl Replica for S3Replica {
         self.upload(key, source, size, sha512)
     }
 
-    fn replace(&self, key: &str, source: &Path, size: u64, sha512: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        key: &str,
+        source: Source,
+        size: u64,
+        sha512: &str,
+    ) -> Result<(), StoreError> {
         self.upload(key, source, size, sha512)
     }
 
@@ -247,22 +267,26 @@ impl Replica for S3Replica {
         Err(self.err(key, failures.join("; ")))
     }
 
-    fn list(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
+    fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {
         let path = self.path(prefix);
         let skip = self.prefix.len();
-        self.each(prefix, |store| {
+        let claim = format!("{prefix}/{CLAIM}");
+        let mut out = self.each(prefix, |store| {
             let path = path.clone();
             async move {
                 let mut out = Vec::new();
                 let mut s = store.list(Some(&path));
                 while let Some(m) = s.next().await {
                     let m = m?;
-                    out.push((m.location.as_ref()[skip..].to_string(), m.size));
+                    let key = m.location.as_ref().get(skip..).unwrap_or_default().to_string();
+                    out.push(ListedObject { key, size: m.size, problem: None });
                 }
-                out.sort();
                 Ok(out)
             }
-        })
+        })?;
+        out.retain(|o| o.key != claim);
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
     }
 
     fn packages(&self) -> Result<Vec<String>, StoreError> {
@@ -276,12 +300,73 @@ impl Replica for S3Replica {
                 for part in parts.common_prefixes {
                     let pkgs = store.list_with_delimiter(Some(&part)).await?;
                     for p in pkgs.common_prefixes {
-                        out.push(p.as_ref()[skip..].to_string());
+                        out.push(p.as_ref().get(skip..).unwrap_or_default().to_string());
                     }
                 }
                 out.sort();
                 Ok(out)
             }
         })
+    }
+
+    fn claim(&self, dir: &str, digest: &str) -> Result<(String, bool), StoreError> {
+        if let Some(holder) = self.claim_holder(dir)? {
+            return Ok((holder, false));
+        }
+        // Look, write, wait, read back: see CLAIM_SETTLE.
+        let key = format!("{dir}/{CLAIM}");
+        let mine = format!("{digest} {}\n", unique_suffix());
+        let path = self.path(&key);
+        self.each(&key, |store| {
+            let (path, body) = (path.clone(), mine.clone().into_bytes());
+            async move { store.put(&path, PutPayload::from(body)).await.map(|_| ()) }
+        })?;
+        std::thread::sleep(CLAIM_SETTLE);
+        let now = self.read_claim(&key)?;
+        if now.as_deref() == Some(mine.as_bytes()) {
+            return Ok((digest.to_string(), true));
+        }
+        let holder =
+            now.as_deref().and_then(claim_digest).unwrap_or_else(|| "an unreadable claim".into());
+        Ok((holder, false))
+    }
+
+    fn claim_holder(&self, dir: &str) -> Result<Option<String>, StoreError> {
+        let key = format!("{dir}/{CLAIM}");
+        Ok(self
+            .read_claim(&key)?
+            .map(|b| claim_digest(&b).unwrap_or_else(|| "an unreadable claim".into())))
+    }
+
+    fn unclaim(&self, dir: &str) -> Result<(), StoreError> {
+        let key = format!("{dir}/{CLAIM}");
+        let path = self.path(&key);
+        self.each(&key, |store| {
+            let path = path.clone();
+            async move {
+                match store.delete(&path).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+        })
+    }
+}
+
+impl S3Replica {
+    /// The claim object's bytes (at most CLAIM_LIMIT), or `None` when there is none.
+    fn read_claim(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        if self.stat(key)?.is_none() {
+            return Ok(None);
+        }
+        let mut bytes = Vec::new();
+        self.read(key, &mut |c| {
+            if bytes.len() + c.len() > CLAIM_LIMIT {
+                return Err(io::Error::other("the claim is larger than a claim can be"));
+            }
+            bytes.extend_from_slice(c);
+            Ok(())
+        })?;
+        Ok(Some(bytes))
     }
 }

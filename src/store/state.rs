@@ -5,7 +5,12 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+/// How long a write waits for another process's transaction on a shared state database.
+/// (Writes take the lock at their start, IMMEDIATE, so the wait applies: a deferred
+/// transaction that must upgrade its lock fails at once instead.)
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 use super::StoreError;
 
@@ -94,6 +99,8 @@ impl State {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::State(e.to_string()))?;
         }
         let conn = Connection::open(path).map_err(db)?;
+        // A database shared by several processes (two puts at once) is waited on, not failed.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;").map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
         Ok(State { conn })
@@ -140,7 +147,7 @@ impl State {
         dir: &str,
         files: &[FileRecord],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction().map_err(db)?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
         tx.execute(
             "INSERT OR IGNORE INTO package (identifier, dir) VALUES (?1, ?2)",
             params![identifier, dir],
@@ -161,7 +168,7 @@ impl State {
 
     /// Records what is known of many copies, in one transaction (one sync to disk).
     pub fn record_copies(&mut self, rows: &[CopyRow]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction().map_err(db)?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
         let now = chrono::Utc::now().to_rfc3339();
         for r in rows {
             tx.execute("INSERT OR IGNORE INTO replica (name) VALUES (?1)", [r.replica])

@@ -258,6 +258,12 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     );
     let (code, c) = store(&g, &cfg, &["check", "--deep"]);
     assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c}");
+
+    // Two puts at once of one OBJID with the cluster as a shared replica (a key prefix of
+    // their own each round): here, after the outages, so no node stops under them.
+    let pair = tempfile::tempdir().unwrap();
+    let (a, b) = same_objid_pair(pair.path());
+    concurrent_puts(pair.path(), &a, &b, Some(&g), 3);
 }
 
 /// Write-once on a file system replica: another package under an identifier already stored is
@@ -285,23 +291,33 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("already stored"), "{o:?}");
     assert_eq!(fs::read(&stored_mets).unwrap(), fs::read(a.join("METS.xml")).unwrap());
 
-    // Without the state database, the copies refuse: nothing is overwritten.
+    // Without the state database, the replica's claim refuses b before anything is written.
     fs::remove_file(tmp.path().join("state.sqlite")).unwrap();
-    let (code, r) = store(&env, &cfg, &["put", b.to_str().unwrap()]);
-    assert_eq!(code, 1, "{r}");
-    assert_eq!(r[0]["accepted"], false);
-    assert!(
-        r[0]["copies"].as_array().unwrap().iter().any(|c| c["status"] == "failed"
-            && c["message"].as_str().unwrap().contains("not overwritten")),
-        "{r}"
-    );
+    let put_b =
+        || webaip(&env, &["store", "--config", cfg.to_str().unwrap(), "put", b.to_str().unwrap()]);
+    let o = put_b();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is taken") && err.contains("claimed by another package"), "{err}");
     assert_eq!(fs::read(&stored_mets).unwrap(), fs::read(a.join("METS.xml")).unwrap());
+    // A package stored before claims existed (no claim): its manifest refuses b, and b leaves
+    // no claim behind.
+    let claim = stored_mets.with_file_name(".webaip-claim");
+    let held = fs::read(&claim).unwrap();
+    fs::remove_file(&claim).unwrap();
+    fs::remove_file(tmp.path().join("state.sqlite")).unwrap();
+    let o = put_b();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another package's manifest"), "{o:?}");
+    assert!(!claim.exists());
+    assert_eq!(fs::read(&stored_mets).unwrap(), fs::read(a.join("METS.xml")).unwrap());
+    fs::write(&claim, held).unwrap();
 
     // The state comes back from the replica: the stored package, checked clean.
     fs::remove_file(tmp.path().join("state.sqlite")).unwrap();
     let (code, found) = store(&env, &cfg, &["rebuild-state"]);
     assert_eq!(code, 0);
-    assert_eq!(found, serde_json::json!([id]));
+    assert_eq!(found["packages"], serde_json::json!([id]), "{found}");
     let (code, c) = store(&env, &cfg, &["check", "--deep"]);
     assert_eq!(code, 0, "{c}");
     assert_eq!(c["replicas"][0]["verified"], c["replicas"][0]["expected"]);
@@ -317,4 +333,633 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("damaged"), "{o:?}");
     let stored = tmp.path().join("disk").join(webaip::store::config::package_dir(&objid(&damaged)));
     assert!(!stored.exists());
+}
+
+// ---- issue 13: hostile packages, hostile replicas, leftovers, concurrent puts ----
+
+/// A configuration with file system replicas (name, root) and optionally the cluster under a
+/// key prefix of its own; `state` is the state database.
+fn config_with(
+    path: &Path,
+    state: &Path,
+    disks: &[(&str, &Path)],
+    garage: Option<(&HashMap<String, String>, &str)>,
+) -> PathBuf {
+    let mut text = format!("state = \"{}\"\n", state.display());
+    for (name, root) in disks {
+        text.push_str(&format!(
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            root.display()
+        ));
+    }
+    if let Some((g, prefix)) = garage {
+        let endpoints: Vec<String> =
+            g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
+        text.push_str(&format!(
+            "\n[[replica]]\nname = \"garage\"\ntype = \"s3\"\nendpoints = [{}]\nbucket = \"{}\"\nregion = \"garage\"\nprefix = \"{prefix}\"\n",
+            endpoints.join(", "),
+            g["S3_BUCKET"]
+        ));
+    }
+    fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// Every file below `dir` (relative names), links and FIFOs included.
+fn tree(dir: &Path) -> Vec<String> {
+    if !dir.exists() {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+fn sha512_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    webaip::formats::digest::hex(&sha2::Sha512::digest(bytes))
+}
+
+/// Runs `webaip ARGS` with a time limit (a FIFO must never make it hang).
+fn webaip_limited(args: &[&str], cwd: &Path, strace_log: Option<&Path>) -> Output {
+    let mut cmd = match strace_log {
+        Some(log) => {
+            let mut c = Command::new("strace");
+            c.args(["-f", "-y", "-qq", "-e", "trace=file,desc", "-o"]).arg(log);
+            c.arg(env!("CARGO_BIN_EXE_webaip"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_webaip")),
+    };
+    let child = cmd
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("WEBAIP_STORE_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("webaip runs");
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+            panic!("webaip {args:?} did not finish in 60 s");
+        }
+    }
+}
+
+fn strace_available() -> bool {
+    Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success())
+}
+
+/// Every path an strace log shows created, linked, renamed, removed or opened for writing by a
+/// call that succeeded (dirfd-relative names resolved through `-y`).
+fn written_paths(log: &Path, cwd: &Path) -> Vec<PathBuf> {
+    const CALLS: &[&str] = &[
+        "open",
+        "openat",
+        "openat2",
+        "creat",
+        "link",
+        "linkat",
+        "rename",
+        "renameat",
+        "renameat2",
+        "mkdir",
+        "mkdirat",
+        "symlink",
+        "symlinkat",
+        "mknod",
+        "mknodat",
+        "unlink",
+        "unlinkat",
+        "rmdir",
+        "truncate",
+    ];
+    let text = fs::read_to_string(log).unwrap();
+    let mut pending: HashMap<String, String> = HashMap::new();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let (pid, rest) = line.split_once(' ').unwrap_or(("", line));
+        let rest = rest.trim_start();
+        // -f splits calls of concurrent threads: "call(args <unfinished ...>" then
+        // "<... call resumed> rest) = ret".
+        let full = if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid.to_string(), head.to_string());
+            continue;
+        } else if let Some(tail) = rest.strip_prefix("<... ") {
+            let Some(head) = pending.remove(pid) else { continue };
+            let tail = tail.split_once("resumed>").map(|(_, t)| t).unwrap_or(tail);
+            format!("{head}{tail}")
+        } else {
+            rest.to_string()
+        };
+        let Some((call, args)) = full.split_once('(') else { continue };
+        if !CALLS.contains(&call) {
+            continue;
+        }
+        let Some((args, ret)) = args.rsplit_once(") = ") else { continue };
+        if ret.trim_start().starts_with('-') || ret.trim_start().starts_with('?') {
+            continue; // failed
+        }
+        if call.starts_with("open")
+            && !(args.contains("O_WRONLY")
+                || args.contains("O_RDWR")
+                || args.contains("O_CREAT")
+                || args.contains("O_TRUNC"))
+        {
+            continue; // read only
+        }
+        // Each quoted name, with the dirfd before it ("3</dir>, " or "AT_FDCWD, ").
+        let mut rest = args;
+        while let Some(q) = rest.find('"') {
+            let before = &rest[..q];
+            let after = &rest[q + 1..];
+            let Some(end) = after.find('"') else { break };
+            let name = &after[..end];
+            let base = match before.trim_end().trim_end_matches(',').rsplit([',', '(']).next() {
+                Some(b) if b.trim().contains('<') => {
+                    let b = b.trim();
+                    PathBuf::from(&b[b.find('<').unwrap() + 1..b.rfind('>').unwrap()])
+                }
+                _ => cwd.to_path_buf(),
+            };
+            let mut p = PathBuf::new();
+            for c in base.join(name).components() {
+                match c {
+                    std::path::Component::ParentDir => {
+                        p.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    c => p.push(c),
+                }
+            }
+            out.push(p);
+            rest = &after[end + 1..];
+        }
+    }
+    out
+}
+
+fn assert_written_only_below(log: &Path, cwd: &Path, allowed: &[PathBuf]) {
+    let allowed: Vec<PathBuf> =
+        allowed.iter().map(|a| fs::canonicalize(a).unwrap_or_else(|_| a.clone())).collect();
+    let bad: Vec<PathBuf> = written_paths(log, cwd)
+        .into_iter()
+        .filter(|p| !allowed.iter().any(|a| p.starts_with(a)))
+        .filter(|p| !p.starts_with("/dev/null") && !p.starts_with("/proc/self"))
+        .collect();
+    assert!(bad.is_empty(), "written outside {allowed:?}: {bad:?}");
+}
+
+/// The deterministic package of the Heritrix sample, built once per test run.
+fn heritrix_package(tmp: &Path, name: &str) -> PathBuf {
+    let p = tmp.join(name);
+    package(&p, &["--deterministic"], "samples/heritrix-job");
+    p
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).into_iter().map(|e| e.unwrap()) {
+        let dest = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            fs::create_dir_all(&dest).unwrap();
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A manifest line naming `../../../x.txt`, an absolute path, or a file the METS does not
+/// list: `put` refuses before anything is written, and under strace nothing outside the
+/// package, the replicas and the state database is created or opened for writing.
+#[test]
+fn put_refuses_manifest_lines_that_leave_the_package_or_name_unlisted_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let good = heritrix_package(t, "good");
+    let (d1, d2) = (t.join("disk1"), t.join("disk2"));
+    let state = t.join("state.sqlite");
+    let cfg = config_with(&t.join("store.toml"), &state, &[("d1", &d1), ("d2", &d2)], None);
+    fs::write(t.join("secret.txt"), b"outside").unwrap();
+    let traced = strace_available();
+    let sum = sha512_hex(b"x");
+    for (case, line) in [
+        ("parent", format!("{sum}  ../../../x.txt\n")),
+        ("absolute", format!("{sum}  {}\n", t.join("secret.txt").display())),
+        ("unlisted", format!("{sum}  logs/unlisted.txt\n")),
+        ("malformed", "not a manifest line\n".to_string()),
+    ] {
+        // Deep enough that ../../../ from the package (or a replica's package directory)
+        // lands in the test's directory.
+        let pkg = t.join(case).join("a/b/pkg");
+        copy_tree(&good, &pkg);
+        fs::write(pkg.join("logs/unlisted.txt"), b"x").unwrap();
+        let mut m = fs::read(pkg.join("manifest-sha512.txt")).unwrap();
+        m.extend_from_slice(line.as_bytes());
+        fs::write(pkg.join("manifest-sha512.txt"), m).unwrap();
+        let log = t.join(format!("{case}.strace"));
+        let o = webaip_limited(
+            &["store", "--config", cfg.to_str().unwrap(), "put", pkg.to_str().unwrap()],
+            t,
+            traced.then_some(log.as_path()),
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{case}: {err}");
+        let why = match case {
+            "unlisted" => "is not a file the METS lists",
+            "malformed" => "is not \"<sha512>  <path>\"",
+            _ => "does not stay inside the package",
+        };
+        assert!(err.contains(why), "{case}: {err}");
+        assert!(tree(&d1).is_empty() && tree(&d2).is_empty(), "{case}: {:?}", tree(&d1));
+        assert!(!t.join(case).join("x.txt").exists() && !t.join("x.txt").exists());
+        assert_eq!(fs::read(t.join("secret.txt")).unwrap(), b"outside");
+        if traced {
+            let mut allowed = vec![pkg.clone(), d1.clone(), d2.clone()];
+            allowed.extend(
+                ["", "-wal", "-shm", "-journal"]
+                    .map(|s| PathBuf::from(format!("{}{s}", state.display()))),
+            );
+            assert_written_only_below(&log, t, &allowed);
+            // The log is read: the state database's creation is in it.
+            assert!(written_paths(&log, t).iter().any(|p| p.starts_with(&state)), "{case}");
+        }
+    }
+    // The same package without the hostile line is stored (the refusals were not the
+    // replicas' fault), and its replicas then hold exactly its files.
+    let o = webaip_limited(
+        &["store", "--config", cfg.to_str().unwrap(), "put", good.to_str().unwrap()],
+        t,
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Links and FIFOs in a package: refused, naming the path, without hanging on the FIFO or
+/// reading through the link.
+#[test]
+fn put_refuses_links_and_fifos_in_a_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let good = heritrix_package(t, "good");
+    let disk = t.join("disk");
+    let cfg = config_with(&t.join("store.toml"), &t.join("state.sqlite"), &[("d", &disk)], None);
+    let warc = fs::read_dir(good.join("content")).unwrap().next().unwrap().unwrap().file_name();
+    let warc_rel = format!("content/{}", warc.to_string_lossy());
+
+    // A listed file replaced by a link to an identical copy outside the package.
+    let linked = t.join("linked");
+    copy_tree(&good, &linked);
+    fs::copy(linked.join(&warc_rel), t.join("outside.warc.gz")).unwrap();
+    fs::remove_file(linked.join(&warc_rel)).unwrap();
+    std::os::unix::fs::symlink(t.join("outside.warc.gz"), linked.join(&warc_rel)).unwrap();
+    // A FIFO beside the files.
+    let fifo = t.join("fifo");
+    copy_tree(&good, &fifo);
+    let pipe = fifo.join("logs/pipe");
+    assert!(Command::new("mkfifo").arg(&pipe).status().unwrap().success());
+
+    for (pkg, named, kind) in
+        [(&linked, linked.join(&warc_rel), "a symbolic link"), (&fifo, pipe.clone(), "a FIFO")]
+    {
+        let o = webaip_limited(
+            &["store", "--config", cfg.to_str().unwrap(), "put", pkg.to_str().unwrap()],
+            t,
+            None,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(&named.display().to_string()) && err.contains(kind), "{err}");
+        assert!(tree(&disk).is_empty(), "{:?}", tree(&disk));
+    }
+}
+
+/// A replica whose manifest was rewritten to name files outside the package: rebuild-state
+/// refuses the package, and `get` (with the state recording a hostile name, or a hostile
+/// manifest on the replica) writes nothing outside `--to`; a file already in `--to` is never
+/// replaced.
+#[test]
+fn get_and_rebuild_state_stay_inside_with_a_hostile_replica() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let pkg = heritrix_package(t, "pkg");
+    let id = objid(&pkg);
+    let dir = webaip::store::config::package_dir(&id);
+    let disk = t.join("disk");
+    let state = t.join("state.sqlite");
+    let cfg = config_with(&t.join("store.toml"), &state, &[("d", &disk)], None);
+    let run = |args: &[&str], log: Option<&Path>| {
+        let mut all = vec!["store", "--config", cfg.to_str().unwrap(), "--json"];
+        all.extend_from_slice(args);
+        webaip_limited(&all, t, log)
+    };
+    assert_eq!(run(&["put", pkg.to_str().unwrap()], None).status.code(), Some(0));
+
+    // A file already in --to: refused, untouched, nothing else written.
+    let to = t.join("to");
+    fs::create_dir_all(&to).unwrap();
+    fs::write(to.join("METS.xml"), b"mine").unwrap();
+    let o = run(&["get", &id, "--to", to.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("never replaces"), "{o:?}");
+    assert_eq!(fs::read(to.join("METS.xml")).unwrap(), b"mine");
+    assert_eq!(tree(&to), vec!["METS.xml"]);
+    fs::remove_file(to.join("METS.xml")).unwrap();
+
+    // The state records a hostile name (a tampered database): get refuses before writing.
+    let db = rusqlite::Connection::open(&state).unwrap();
+    db.execute("UPDATE file SET path = '../../escape.txt' WHERE path = 'METS.xml'", []).unwrap();
+    let traced = strace_available();
+    let log = t.join("get.strace");
+    let o = run(&["get", &id, "--to", to.to_str().unwrap()], traced.then_some(log.as_path()));
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not stay inside"), "{o:?}");
+    assert!(tree(&to).is_empty() && !t.join("escape.txt").exists());
+    db.execute("UPDATE file SET path = 'METS.xml' WHERE path = '../../escape.txt'", []).unwrap();
+    drop(db);
+
+    // The replica's manifest rewritten to name files outside the package.
+    let stored_manifest = disk.join(&dir).join("manifest-sha512.txt");
+    let mut hostile = fs::read(&stored_manifest).unwrap();
+    hostile.extend_from_slice(format!("{}  ../../../escape.txt\n", sha512_hex(b"x")).as_bytes());
+    hostile.extend_from_slice(format!("{}  /tmp/escape-abs.txt\n", sha512_hex(b"x")).as_bytes());
+    fs::remove_file(&stored_manifest).unwrap();
+    fs::write(&stored_manifest, &hostile).unwrap();
+    // get still fetches what the state recorded: the hostile manifest does not verify.
+    let o = run(&["get", &id, "--to", to.to_str().unwrap()], traced.then_some(log.as_path()));
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no replica holds a copy that verifies"));
+    if traced {
+        let allowed = ["", "-wal", "-shm", "-journal"]
+            .map(|s| PathBuf::from(format!("{}{s}", state.display())));
+        let mut allowed = allowed.to_vec();
+        allowed.push(to.clone());
+        assert_written_only_below(&log, t, &allowed);
+    }
+    assert!(!tree(&to).contains(&"manifest-sha512.txt".to_string()), "{:?}", tree(&to));
+    assert!(!t.join("escape.txt").exists());
+    // rebuild-state refuses the package instead of recording the hostile names.
+    fs::remove_file(&state).unwrap();
+    let o = run(&["rebuild-state"], None);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["packages"], serde_json::json!([]), "{r}");
+    let refused = r["refused"][0].as_str().unwrap();
+    assert!(
+        refused.contains("../../../escape.txt") && refused.contains("does not stay inside"),
+        "{r}"
+    );
+    let o = run(&["get", &id, "--to", t.join("to2").to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!t.join("to2").exists() || tree(&t.join("to2")).is_empty());
+    assert!(!Path::new("/tmp/escape-abs.txt").exists());
+}
+
+/// A link or a FIFO where a copy should be in a file system replica is a finding naming the
+/// path (never followed); a repair replaces the entry itself.
+#[test]
+fn fs_replica_links_and_fifos_are_findings_and_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let pkg = heritrix_package(t, "pkg");
+    let id = objid(&pkg);
+    let dir = webaip::store::config::package_dir(&id);
+    let (d1, d2) = (t.join("disk1"), t.join("disk2"));
+    let cfg = config_with(
+        &t.join("store.toml"),
+        &t.join("state.sqlite"),
+        &[("d1", &d1), ("d2", &d2)],
+        None,
+    );
+    let env = HashMap::new();
+    assert_eq!(store(&env, &cfg, &["put", pkg.to_str().unwrap()]).0, 0);
+    // METS.xml on d1 becomes a link to a file outside with the same bytes.
+    let mets = d1.join(&dir).join("METS.xml");
+    fs::copy(&mets, t.join("outside-mets.xml")).unwrap();
+    fs::remove_file(&mets).unwrap();
+    std::os::unix::fs::symlink(t.join("outside-mets.xml"), &mets).unwrap();
+    let (code, c) = store(&env, &cfg, &["check", "--deep"]);
+    assert_eq!(code, 1, "{c}");
+    let corrupt = c["replicas"][0]["corrupt"].as_array().unwrap();
+    assert_eq!(corrupt.len(), 1, "{c}");
+    let finding = corrupt[0].as_str().unwrap();
+    assert!(
+        finding.starts_with(&format!("{dir}/METS.xml")) && finding.contains("symbolic link"),
+        "{c}"
+    );
+    let (code, rp) = store(&env, &cfg, &["repair"]);
+    assert_eq!(code, 0, "{rp}");
+    assert!(fs::symlink_metadata(&mets).unwrap().is_file());
+    assert_eq!(fs::read(&mets).unwrap(), fs::read(pkg.join("METS.xml")).unwrap());
+    assert!(fs::symlink_metadata(t.join("outside-mets.xml")).unwrap().is_file());
+    let (code, c) = store(&env, &cfg, &["check", "--deep"]);
+    assert_eq!(code, 0, "{c}");
+}
+
+/// Temporaries of a killed put are removed by the next put or check (reported once by check,
+/// never as extra); a temporary whose writer is alive (it holds its lock) is left alone.
+/// A claim left by a killed put lets the same package resume.
+#[test]
+fn leftover_temporaries_are_removed_and_a_killed_put_resumes() {
+    use std::os::fd::AsRawFd;
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let pkg = heritrix_package(t, "pkg");
+    let id = objid(&pkg);
+    let dir = webaip::store::config::package_dir(&id);
+    let disk = t.join("disk");
+    let state = t.join("state.sqlite");
+    let cfg = config_with(&t.join("store.toml"), &state, &[("d", &disk)], None);
+    let env = HashMap::new();
+    assert_eq!(store(&env, &cfg, &["put", pkg.to_str().unwrap()]).0, 0);
+    let pdir = disk.join(&dir);
+
+    // A killed put: its temporaries stay, some copies are missing, the state never heard.
+    let dead = pdir.join("content/.webaip-upload-999-dead-0");
+    fs::write(&dead, b"half a copy").unwrap();
+    let live = pdir.join(".webaip-upload-999-live-0");
+    let held = fs::File::create(&live).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    let (code, c) = store(&env, &cfg, &["check"]);
+    assert_eq!(code, 0, "{c}");
+    let rep = &c["replicas"][0];
+    assert_eq!(rep["extra"], serde_json::json!([]), "{c}");
+    let removed = rep["temporaries_removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 1, "{c}");
+    assert!(
+        removed[0]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{dir}/content/.webaip-upload-999-dead-0"))
+    );
+    assert!(!dead.exists() && live.exists());
+    let (code, c) = store(&env, &cfg, &["check"]);
+    assert_eq!(
+        (code, &c["replicas"][0]["temporaries_removed"]),
+        (0, &serde_json::json!([])),
+        "{c}"
+    );
+    drop(held);
+
+    // The next put removes leftovers itself and resumes where the killed one stopped.
+    fs::write(&dead, b"half a copy").unwrap();
+    fs::remove_file(pdir.join("METS.xml")).unwrap();
+    fs::remove_file(&state).unwrap();
+    let (code, r) = store(&env, &cfg, &["put", pkg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{r}");
+    assert!(statuses(&r[0]).contains(&"uploaded".to_string()), "{r}");
+    assert!(!dead.exists() && !live.exists());
+    assert!(tree(&pdir).iter().all(|f| !f.contains(".webaip-upload-")), "{:?}", tree(&pdir));
+    let (code, c) = store(&env, &cfg, &["check", "--deep"]);
+    assert_eq!(code, 0, "{c}");
+}
+
+/// Two puts at once of different packages with the same OBJID, with separate state databases
+/// and with one shared: exactly one is accepted, the other refused, and every replica holds
+/// exactly the winner's files. `garage`: the cluster is one of the replicas (under a prefix
+/// of its own each round) and, with `separate_disks`, the only replica both share.
+fn concurrent_puts(
+    t: &Path,
+    a: &Path,
+    b: &Path,
+    garage: Option<&HashMap<String, String>>,
+    rounds: usize,
+) {
+    let env = garage.cloned().unwrap_or_default();
+    let mut variants = vec![("separate", false), ("shared", false)];
+    if garage.is_some() {
+        variants.push(("separate", true));
+    }
+    for round in 0..rounds {
+        for (states, separate_disks) in &variants {
+            let base = t.join(format!("race-{round}-{states}-{separate_disks}"));
+            fs::create_dir_all(&base).unwrap();
+            let prefix = format!("{}/", base.file_name().unwrap().to_string_lossy());
+            let prefix = format!("test-{}-{prefix}", std::process::id());
+            let cfgs: Vec<PathBuf> = (0..2)
+                .map(|i| {
+                    let state = if *states == "shared" {
+                        base.join("state.sqlite")
+                    } else {
+                        base.join(format!("state{i}.sqlite"))
+                    };
+                    let disks = if *separate_disks {
+                        vec![base.join(format!("disk{i}"))]
+                    } else {
+                        vec![base.join("disk1"), base.join("disk2")]
+                    };
+                    let named: Vec<(String, &Path)> = disks
+                        .iter()
+                        .enumerate()
+                        .map(|(k, d)| (format!("d{k}"), d.as_path()))
+                        .collect();
+                    let named: Vec<(&str, &Path)> =
+                        named.iter().map(|(n, d)| (n.as_str(), *d)).collect();
+                    config_with(
+                        &base.join(format!("store{i}.toml")),
+                        &state,
+                        &named,
+                        garage.map(|g| (g, prefix.as_str())),
+                    )
+                })
+                .collect();
+            let children: Vec<std::process::Child> = [a, b]
+                .iter()
+                .zip(&cfgs)
+                .map(|(p, c)| {
+                    Command::new(env!("CARGO_BIN_EXE_webaip"))
+                        .args([
+                            "store",
+                            "--config",
+                            c.to_str().unwrap(),
+                            "--json",
+                            "put",
+                            p.to_str().unwrap(),
+                        ])
+                        .envs(env.iter().filter(|(k, _)| k.starts_with("AWS_")))
+                        .env_remove("WEBAIP_STORE_CONFIG")
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            let outs: Vec<Output> =
+                children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+            let codes: Vec<Option<i32>> = outs.iter().map(|o| o.status.code()).collect();
+            let what = format!(
+                "round {round}, {states} state, separate disks {separate_disks}: {codes:?} {:?} {:?}",
+                String::from_utf8_lossy(&outs[0].stderr),
+                String::from_utf8_lossy(&outs[1].stderr)
+            );
+            let mut sorted = codes.clone();
+            sorted.sort();
+            assert_eq!(sorted, vec![Some(0), Some(2)], "{what}");
+            let winner = codes.iter().position(|c| *c == Some(0)).unwrap();
+            let loser_err = String::from_utf8_lossy(&outs[1 - winner].stderr);
+            assert!(
+                loser_err.contains("is taken") || loser_err.contains("already stored"),
+                "{what}"
+            );
+            // The winner's store checks clean and deep on every replica it has: every file of
+            // the winner, verified, nothing extra.
+            let (code, c) = store(&env, &cfgs[winner], &["check", "--deep"]);
+            assert_eq!(code, 0, "{what}: {c}");
+            // A disk of the loser's own holds nothing of it.
+            if *separate_disks {
+                let own = base.join(format!("disk{}", 1 - winner));
+                let left: Vec<String> =
+                    tree(&own).into_iter().filter(|f| !f.ends_with(".webaip-claim")).collect();
+                assert!(left.is_empty(), "{what}: {left:?}");
+                assert!(!tree(&own).iter().any(|f| f.ends_with(".webaip-claim")), "{what}");
+            } else {
+                let pkg = [a, b][winner];
+                let dir = webaip::store::config::package_dir(&objid(pkg));
+                for disk in ["disk1", "disk2"] {
+                    let pdir = base.join(disk).join(&dir);
+                    let mut want = tree(pkg);
+                    want.push(".webaip-claim".into());
+                    want.sort();
+                    assert_eq!(tree(&pdir), want, "{what}");
+                    for f in tree(pkg) {
+                        assert_eq!(
+                            fs::read(pdir.join(&f)).unwrap(),
+                            fs::read(pkg.join(&f)).unwrap(),
+                            "{what}: {f}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Two packages with one OBJID (the Heritrix sample with and without its metadata file).
+fn same_objid_pair(t: &Path) -> (PathBuf, PathBuf) {
+    let (a, b) = (t.join("a"), t.join("b"));
+    package(&a, &["--deterministic"], "samples/heritrix-job");
+    let meta = repo().join("samples/heritrix-job.metadata.toml");
+    package(&b, &["--deterministic", "--metadata", meta.to_str().unwrap()], "samples/heritrix-job");
+    assert_eq!(objid(&a), objid(&b));
+    (a, b)
+}
+
+#[test]
+fn concurrent_puts_of_one_identifier_on_file_system_replicas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = same_objid_pair(tmp.path());
+    concurrent_puts(tmp.path(), &a, &b, None, 5);
 }

@@ -357,6 +357,24 @@ pub fn open_user_file(path: &Path) -> Result<File, ConfineError> {
     finish_open(path, fd.into())
 }
 
+/// An I/O error as words for a sentence ("it does not exist"), without the OS error number.
+pub fn describe_io(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "it does not exist".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::IsADirectory => "it is a directory, not a file".into(),
+        io::ErrorKind::NotADirectory => "a part of the path is not a directory".into(),
+        io::ErrorKind::InvalidInput | io::ErrorKind::Other => e.to_string(),
+        _ => {
+            let text = e.to_string();
+            match text.find(" (os error") {
+                Some(i) => text[..i].to_lowercase(),
+                None => text,
+            }
+        }
+    }
+}
+
 /// One line of a manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestLine {

@@ -73,6 +73,9 @@ pub struct Rules {
     /// A `structMap TYPE="physical"` lists every file of the package (P2.5).
     #[serde(default)]
     pub physical_map: bool,
+    /// The package carries `manifest-sha512.txt` (P7 layout); audit checks it, else says so.
+    #[serde(default = "yes")]
+    pub manifest: bool,
 }
 
 fn yes() -> bool {

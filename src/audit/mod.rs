@@ -75,18 +75,60 @@ pub struct AuditFinding {
     pub message: String,
 }
 
+/// What an audit concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Everything was checked, and nothing is wrong.
+    Intact,
+    /// Nothing that could be checked is wrong, but some of the package could not be checked
+    /// here (files kept elsewhere, no manifest where the profile needs none).
+    Partial,
+    /// Something is wrong.
+    Damaged,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Intact => "INTACT",
+            Verdict::Partial => "NO DAMAGE FOUND IN WHAT COULD BE CHECKED",
+            Verdict::Damaged => "DAMAGED",
+        })
+    }
+}
+
+/// Something the audit could not check here, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unchecked {
+    /// The file (as the METS or the layout names it).
+    pub file: String,
+    /// The METS `<file>` ID, when there is one.
+    pub mets_id: Option<String>,
+    /// Why it was not checked.
+    pub reason: String,
+}
+
 /// The result of auditing one package.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditReport {
     /// The package directory.
     pub package: PathBuf,
+    /// The METS document audited.
+    pub mets: PathBuf,
+    /// The conclusion.
+    pub verdict: Verdict,
     /// True when every record was read (`--deep`).
     pub deep: bool,
     /// The METS validation (schemas, profile, PREMIS coherence).
     pub validation: ValidationReport,
     /// Findings about the bytes, in file order.
     pub findings: Vec<AuditFinding>,
-    /// Files listed at the top of the fileSec and checked.
+    /// What could not be checked here.
+    pub unchecked: Vec<Unchecked>,
+    /// Files listed at the top of the fileSec.
+    pub files_listed: u64,
+    /// Files listed at the top of the fileSec that were found and read.
     pub files_checked: u64,
     /// Record ranges of the METS checked.
     pub records_checked: u64,
@@ -96,7 +138,8 @@ pub struct AuditReport {
     pub records_read: u64,
     /// WARC block and payload digests verified (`--deep`).
     pub warc_digests_checked: u64,
-    /// True when neither the validation nor the byte checks found an error.
+    /// True when everything was checked and neither the validation nor the byte checks found
+    /// an error (verdict `intact`).
     pub intact: bool,
 }
 
@@ -106,8 +149,16 @@ pub enum AuditError {
     /// The METS cannot be read or validated.
     #[error(transparent)]
     Validate(#[from] ValidateError),
+    /// The path is neither a package directory nor a METS document.
+    #[error("{}: not a package: {reason} (give a package directory holding METS.xml, or the METS file itself)", path.display())]
+    NotAPackage {
+        /// The path given.
+        path: PathBuf,
+        /// What was found there.
+        reason: String,
+    },
     /// The METS is not well-formed enough to list its files.
-    #[error("{path}: {message}")]
+    #[error("{}: {message}", path.display())]
     Mets {
         /// The METS document.
         path: PathBuf,
@@ -146,18 +197,47 @@ enum Outcome {
     Walk(Walk),
 }
 
-/// Audits the package in `dir`; `progress` hears of the bytes planned and read.
+/// Where the package and its METS are, for a path that names either the package directory
+/// or the METS document inside it (which then need not be called `METS.xml`).
+fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
+    let not = |reason: String| AuditError::NotAPackage { path: path.to_path_buf(), reason };
+    let meta = std::fs::metadata(path).map_err(|e| not(layout::describe_io(&e)))?;
+    let (dir, mets) = if meta.is_dir() {
+        (path.to_path_buf(), path.join(METS))
+    } else if meta.is_file() {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        (dir, path.to_path_buf())
+    } else {
+        return Err(not("it is neither a directory nor a regular file".into()));
+    };
+    // A package is self-contained: its METS is a regular file of its own, not a link to one.
+    match layout::regular_metadata(&mets) {
+        Ok(_) => Ok((dir, mets)),
+        Err(e) if e.is_not_found() => Err(not(format!("it has no {METS}"))),
+        Err(e) => Err(AuditError::Mets { path: mets, message: e.to_string() }),
+    }
+}
+
+/// Audits the package at `path` (its directory, or its METS document); `progress` hears of the
+/// bytes planned and read.
 pub fn audit_package(
-    dir: &Path,
+    path: &Path,
     opts: &AuditOptions,
     progress: &(dyn Fn(AuditProgress) + Sync),
 ) -> Result<AuditReport, AuditError> {
-    let mets_path = dir.join(METS);
-    // A package is self-contained: its METS is a regular file of its own, not a link to one.
-    if let Err(e) = layout::regular_metadata(&mets_path) {
-        return Err(AuditError::Mets { path: mets_path, message: e.to_string() });
-    }
+    let (dir, mets_path) = package_paths(path)?;
+    let dir = dir.as_path();
     let validation = validate_mets(&mets_path, &opts.validate)?;
+    let profile = opts
+        .validate
+        .profile
+        .clone()
+        .or_else(|| crate::profile::Profile::load(&validation.profile).ok())
+        .unwrap_or_else(crate::profile::Profile::default_profile);
+    let mut unchecked = Vec::new();
     let files = list_files(&mets_path)?;
     let mut findings = Vec::new();
     // Names as the layout normalises them; names that leave the package are not among them.
@@ -167,7 +247,7 @@ pub fn audit_package(
     // Which listed files are here, and the tasks that read them.
     let mut present: Vec<Present> = Vec::new();
     for f in &files {
-        if let Some(p) = locate(dir, f, &mut findings) {
+        if let Some(p) = locate(dir, f, &mut findings, &mut unchecked) {
             present.push(p);
         }
     }
@@ -241,23 +321,46 @@ pub fn audit_package(
         digests += t.3;
     }
     collapse_missing_groups(&files, &mut findings);
-    check_manifest(dir, &listed, &mut hashes, &mut findings);
-    check_unlisted(dir, &listed, &mut findings);
+    let mets_name = mets_path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mets_name = mets_name.unwrap_or_else(|| METS.to_string());
+    let manifest_absent = layout::metadata_in(dir, MANIFEST).is_err_and(|e| e.is_not_found());
+    if manifest_absent && !profile.rules.manifest {
+        unchecked.push(Unchecked {
+            file: MANIFEST.into(),
+            mets_id: None,
+            reason: format!(
+                "the package has no manifest, and profile {} does not ask for one",
+                profile.name
+            ),
+        });
+    } else {
+        check_manifest(dir, &mets_name, &listed, &mut hashes, &mut findings);
+    }
+    check_unlisted(dir, &mets_name, &listed, &mut findings);
 
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&mets_path, &files, &mut findings);
-    let intact = validation.valid && !findings.iter().any(|f| f.severity == Severity::Error);
+    let damaged = !validation.valid || findings.iter().any(|f| f.severity == Severity::Error);
+    let verdict = match (damaged, unchecked.is_empty()) {
+        (true, _) => Verdict::Damaged,
+        (false, true) => Verdict::Intact,
+        (false, false) => Verdict::Partial,
+    };
     Ok(AuditReport {
         package: dir.to_path_buf(),
+        mets: mets_path.clone(),
+        verdict,
         deep: opts.deep,
         validation,
         findings,
-        files_checked: files.len() as u64,
+        unchecked,
+        files_listed: files.len() as u64,
+        files_checked: present.len() as u64,
         records_checked,
         bytestreams_checked: bytestreams,
         records_read,
         warc_digests_checked: digests,
-        intact,
+        intact: verdict == Verdict::Intact,
     })
 }
 
@@ -317,14 +420,16 @@ fn locate<'a>(
     dir: &Path,
     f: &'a ListedFile,
     findings: &mut Vec<AuditFinding>,
+    unchecked: &mut Vec<Unchecked>,
 ) -> Option<Present<'a>> {
     // Reference packages list files by other means; the validation reports the FLocat rule.
     let href = f.href.as_deref()?;
     if href.contains("://") || href.starts_with("file:") {
-        let what = "its FLocat is a URL, outside the package; not checked".to_string();
-        findings.push(AuditFinding {
-            severity: Severity::Warning,
-            ..finding("location", href, None, &f.id, what)
+        unchecked.push(Unchecked {
+            file: href.to_string(),
+            mets_id: (!f.id.is_empty()).then(|| f.id.clone()),
+            reason: "its FLocat is a URL: the file is kept outside the package, not checkable here"
+                .into(),
         });
         return None;
     }
@@ -580,6 +685,7 @@ fn collapse_missing_groups(files: &[ListedFile], findings: &mut Vec<AuditFinding
 /// never opened.
 fn check_manifest(
     dir: &Path,
+    mets: &str,
     listed: &BTreeSet<String>,
     hashes: &mut BTreeMap<String, String>,
     findings: &mut Vec<AuditFinding>,
@@ -623,7 +729,7 @@ fn check_manifest(
                 continue;
             }
         };
-        if name != METS && !listed.contains(&name) {
+        if name != mets && !listed.contains(&name) {
             let what = format!("names {name:?}, which no <file> of the METS lists; not opened");
             findings.push(finding("manifest", MANIFEST, here, "", what));
             continue;
@@ -637,8 +743,8 @@ fn check_manifest(
             Some(h) => Some(h.clone()),
             // The METS is hashed here; a listed file that is not in `hashes` is missing or
             // unreadable, which its own finding already explains.
-            None if name == METS => {
-                layout::open_in(dir, METS).ok().and_then(|f| sha512_read(f).ok()).map(|(_, h)| h)
+            None if name == mets => {
+                layout::open_in(dir, mets).ok().and_then(|f| sha512_read(f).ok()).map(|(_, h)| h)
             }
             None => None,
         };
@@ -666,7 +772,7 @@ fn check_manifest(
             }
         }
     }
-    for name in listed.iter().chain(std::iter::once(&METS.to_string())) {
+    for name in listed.iter().chain(std::iter::once(&mets.to_string())) {
         if !seen.contains(name) {
             findings.push(finding(
                 "manifest",
@@ -680,7 +786,12 @@ fn check_manifest(
 }
 
 /// Reports files in the package that neither the METS nor the package layout accounts for.
-fn check_unlisted(dir: &Path, listed: &BTreeSet<String>, findings: &mut Vec<AuditFinding>) {
+fn check_unlisted(
+    dir: &Path,
+    mets: &str,
+    listed: &BTreeSet<String>,
+    findings: &mut Vec<AuditFinding>,
+) {
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let entry = match entry {
             Ok(e) => e,
@@ -717,7 +828,7 @@ fn check_unlisted(dir: &Path, listed: &BTreeSet<String>, findings: &mut Vec<Audi
             ));
             continue;
         }
-        if rel == METS || rel == MANIFEST || listed.contains(&rel) {
+        if rel == mets || rel == MANIFEST || listed.contains(&rel) {
             continue;
         }
         findings.push(finding(

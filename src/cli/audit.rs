@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::audit::{AuditError, AuditOptions, AuditProgress, audit_package};
+use webaip::audit::{AuditError, AuditOptions, AuditProgress, Verdict, audit_package};
 use webaip::mets::validate::Severity;
 
 use super::{EXIT_ERROR, EXIT_FINDINGS};
@@ -12,7 +12,8 @@ use super::{EXIT_ERROR, EXIT_FINDINGS};
 /// Arguments of `webaip audit`.
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    /// Package directories (each holding METS.xml).
+    /// Packages: each a directory holding METS.xml, or a METS document (its folder is the
+    /// package).
     #[arg(required = true)]
     packages: Vec<PathBuf>,
     #[command(flatten)]
@@ -32,7 +33,8 @@ pub struct AuditArgs {
     quiet: bool,
 }
 
-/// Runs the command; returns the exit status: 0 intact, 1 findings, 2 could not read.
+/// Runs the command; returns the exit status: 0 no damage found (intact, or intact as far as
+/// could be checked here), 1 damaged, 2 could not audit.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     let opts = AuditOptions { validate: args.check.options()?, deep: args.deep };
     let mut reports = Vec::new();
@@ -50,13 +52,15 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         bar.finish_and_clear();
         match result {
             Ok(r) => {
-                if !r.intact {
+                if r.verdict == Verdict::Damaged {
                     code = code.max(EXIT_FINDINGS);
                 }
                 reports.push(r);
             }
-            Err(e @ (AuditError::Validate(_) | AuditError::Mets { .. })) => {
-                eprintln!("webaip: {}: {e}", dir.display());
+            Err(e) => {
+                // Each variant's message names the path it is about.
+                let e: AuditError = e;
+                eprintln!("webaip: {e}");
                 code = EXIT_ERROR;
             }
         }
@@ -67,9 +71,10 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     }
     for r in &reports {
         let name = r.package.display();
+        let mets = r.mets.display();
         for f in &r.validation.findings {
             let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
-            println!("{name}/METS.xml:{line}: {} [{}] {}", f.severity, f.rule, f.message);
+            println!("{mets}:{line}: {} [{}] {}", f.severity, f.rule, f.message);
         }
         for f in &r.findings {
             let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
@@ -80,6 +85,10 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             };
             println!("{name}/{}{at}: {} [{}]{id} {}", f.file, f.severity, f.rule, f.message);
         }
+        for u in &r.unchecked {
+            let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
+            println!("{name}/{}: not checkable here{id}: {}", u.file, u.reason);
+        }
         let deep = if r.deep {
             format!(
                 "; deep: {} records read, {} WARC digests verified",
@@ -88,10 +97,16 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         } else {
             String::new()
         };
+        let unchecked = if r.unchecked.is_empty() {
+            String::new()
+        } else {
+            format!("; {} not checkable here", r.unchecked.len())
+        };
         println!(
-            "{name}: {}: {} files, {} described records, {} bytestreams checked{deep}; {} METS findings, {} byte findings",
-            if r.intact { "INTACT" } else { "DAMAGED" },
+            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{unchecked}; {} METS findings, {} byte findings",
+            r.verdict,
             r.files_checked,
+            r.files_listed,
             r.records_checked,
             r.bytestreams_checked,
             r.validation.findings.iter().filter(|f| f.severity == Severity::Error).count(),

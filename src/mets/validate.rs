@@ -117,7 +117,7 @@ pub struct ValidateOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
     /// The document cannot be read.
-    #[error("{path}: {source}")]
+    #[error("cannot read {}: {}", path.display(), crate::layout::describe_io(source))]
     Unreadable {
         /// The document.
         path: PathBuf,

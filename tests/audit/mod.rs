@@ -615,10 +615,51 @@ fn reference_packages_from_other_tools_are_audited_without_their_files() {
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let r = &r[0];
     assert_eq!(r["validation"]["valid"], true, "{}", r["validation"]);
-    let outside: Vec<&serde_json::Value> =
-        r["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "location").collect();
-    assert_eq!(outside.len(), 2, "{r}");
-    assert!(outside.iter().all(|f| f["severity"] == "warning"));
+    // Its two files are kept elsewhere (URLs) and it has no manifest, which its profile does
+    // not ask for: three things not checkable here, nothing damaged, a verdict of its own.
+    assert_eq!(o.status.code(), Some(0), "{r}");
+    assert_eq!(r["verdict"], "partial", "{r}");
+    assert_eq!(r["intact"], false);
+    assert_eq!(r["findings"].as_array().unwrap().len(), 0, "{r}");
+    let unchecked = r["unchecked"].as_array().unwrap();
+    assert_eq!(unchecked.len(), 3, "{r}");
+    assert_eq!(
+        unchecked.iter().filter(|u| u["reason"].as_str().unwrap().contains("URL")).count(),
+        2
+    );
+    assert!(unchecked.iter().any(|u| u["file"] == "manifest-sha512.txt"));
+    // Counts are of what was checked: two files listed, none read.
+    assert_eq!((r["files_listed"].as_u64(), r["files_checked"].as_u64()), (Some(2), Some(0)));
+    let text = webaip(&["audit", "--profile", "bl-legacy", bl.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("NO DAMAGE FOUND IN WHAT COULD BE CHECKED"), "{text}");
+    assert!(text.contains("not checkable here"), "{text}");
+}
+
+/// The METS document itself may be named: its folder is the package. Paths that are no
+/// package get a sentence naming them, not an OS error number.
+#[test]
+fn a_mets_path_audits_its_package_and_bad_paths_get_sentences() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    build(&repo().join("samples/heritrix-job"), &pkg);
+    let (code, r) = audit(&pkg.join("METS.xml"));
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["verdict"], "intact");
+    assert_eq!(r["files_checked"], r["files_listed"]);
+    assert!(r["files_checked"].as_u64().unwrap() >= 3);
+
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    for (path, words) in
+        [(empty.clone(), "has no METS.xml"), (tmp.path().join("nothing-here"), "does not exist")]
+    {
+        let o = webaip(&["audit", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(path.to_str().unwrap()) && err.contains(words), "{err}");
+        assert!(!err.contains("os error"), "{err}");
+    }
 }
 
 /// Real WARCs written by other tools (gowarc, jwarc, JWAT, NetarchiveSuite, pywb, wget, warcio),

@@ -7,7 +7,8 @@
 #     3-node cluster on 127.0.0.1 (scripts/garage-cluster.sh), for the `webaip store` tests;
 #   - a Python venv in .venv/ with warcio (the independent WARC reader the tests compare
 #     against), xmlschema (the second validator of validate-mets), metsrw (Archivematica's METS
-#     library, which must open every package) and warctools (a peer tool the benchmarks time).
+#     library, which must open every package), opf-fido (whose DROID signature file checks the
+#     PRONOM identifiers) and warctools (a peer tool the benchmarks time).
 # Re-running it on a machine that has everything does nothing but check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,16 +18,16 @@ cd "$(dirname "$0")/.."
 bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan
 bash scripts/setup-build-env.sh
 
-PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0)
+PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1)
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw' 2>/dev/null; then
+if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido' 2>/dev/null; then
   echo "setup: installing ${PY_PACKAGES[*]} into .venv" >&2
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
-.venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw' >/dev/null
+.venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido' >/dev/null
 command -v xmllint >/dev/null
 # The store tests talk to a real Garage cluster (a first install builds it: ~10 min on 2 cores).
 bash scripts/garage-cluster.sh start >/dev/null

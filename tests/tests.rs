@@ -13,6 +13,7 @@ mod metsrw;
 mod migrate_corpus;
 mod package;
 mod pandas;
+mod pronom;
 mod scan;
 mod store;
 mod warc_reader;

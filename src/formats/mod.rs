@@ -5,5 +5,6 @@
 pub mod arc;
 pub mod digest;
 pub mod http;
+pub mod pronom;
 pub mod segment;
 pub mod warc;

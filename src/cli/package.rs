@@ -165,8 +165,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
                     print_pandas(r);
                 }
             }
-            let unscanned = reports.iter().any(|r| r.scan.not_scanned > 0);
-            return Ok(if unscanned { super::EXIT_FINDINGS } else { 0 });
+            // Packages were made; files left out or not scanned make it a run with findings.
+            let findings = reports.iter().any(|r| r.scan.not_scanned > 0 || !r.refused.is_empty());
+            return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
         }
     }
     let source = detect(&args.sources)?;
@@ -175,7 +176,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|a| &a.path)
         .chain(source.aux.iter().map(|a| &a.path))
-        .filter_map(|p| p.metadata().ok())
+        .filter_map(|p| p.symlink_metadata().ok())
         .map(|m| m.len())
         .sum();
     let bar = progress::bytes_bar(total, args.quiet || args.json);
@@ -185,7 +186,8 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let report = report?;
     // Payloads that could not be scanned are in the package, described, but the run says so.
-    let code = if report.scan.not_scanned > 0 { super::EXIT_FINDINGS } else { 0 };
+    let findings = report.scan.not_scanned > 0 || !report.refused.is_empty();
+    let code = if findings { super::EXIT_FINDINGS } else { 0 };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(code);
@@ -199,6 +201,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     }
     for m in &report.missing {
         println!("  not found: {m}");
+    }
+    for (p, why) in &report.refused {
+        println!("  REFUSED {p}: {why}");
     }
     for c in &report.containers {
         println!(

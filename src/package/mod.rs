@@ -214,6 +214,8 @@ pub struct PackageReport {
     pub found: Vec<String>,
     /// What a source of its shape usually has but this one lacks.
     pub missing: Vec<String>,
+    /// Entries of the source not packaged, and why (links, FIFOs, devices, over-long names).
+    pub refused: Vec<(String, String)>,
     /// Containers.
     pub containers: Vec<ContainerReport>,
     /// Log and configuration files packaged.
@@ -460,6 +462,7 @@ pub fn build_package(
         source_shape: source.shape,
         found: source.found.clone(),
         missing: source.missing.clone(),
+        refused: source.refused.clone(),
         containers,
         logs,
         metadata_notes,
@@ -782,7 +785,7 @@ impl ContainerCtx<'_> {
     ) -> Result<ContainerResult, PackageError> {
         let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
         let dest = self.root.join(&self.rel);
-        let (size, sha) = copy_hashing(input, &dest)?;
+        let (size, sha) = copy_hashing(input, self.root, &self.rel)?;
         (self.progress)(size);
         let mut tally = Tally {
             log: self.log,
@@ -900,11 +903,7 @@ pub(crate) fn add_log(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(String, String, u64), PackageError> {
     let rel = format!("logs/{relative}");
-    let dest = root.join(&rel);
-    if let Some(d) = dest.parent() {
-        std::fs::create_dir_all(d).map_err(io_err(d))?;
-    }
-    let (size, sha) = copy_hashing(source, &dest)?;
+    let (size, sha) = copy_hashing(source, root, &rel)?;
     progress(size);
     let mime = log_mime(relative);
     let object = PremisObject {
@@ -1058,10 +1057,30 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
     }
 }
 
-/// Copies `from` to `to` in one read, returning the size and SHA-512 of what was copied.
-pub(crate) fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
-    let mut w = File::create(to).map_err(io_err(to))?;
-    let mut r = BufReader::with_capacity(1 << 20, File::open(from).map_err(io_err(from))?);
+/// Opens an input file: a regular file reached without following a link as its last
+/// component (the walk checked with `lstat`; this closes the race with a swap since).
+pub(crate) fn open_input(path: &Path) -> Result<File, PackageError> {
+    crate::layout::open_regular(path).map_err(|e| PackageError::Input(e.to_string()))
+}
+
+/// [`open_input`] for readers that want an `io::Result`.
+pub(crate) fn open_input_io(path: &Path) -> io::Result<File> {
+    crate::layout::open_regular(path).map_err(io::Error::other)
+}
+
+/// Copies `from` (an input file) to `to` in one read, returning the size and SHA-512 of what
+/// was copied.
+pub(crate) fn copy_hashing(
+    from: &Path,
+    root: &Path,
+    rel: &str,
+) -> Result<(u64, String), PackageError> {
+    let to = &root.join(rel);
+    // The package's own name for it, created inside the package (never over a file, never
+    // through a link).
+    let mut w = crate::layout::create_in(root, rel)
+        .map_err(|e| PackageError::Input(format!("cannot create in the package: {e}")))?;
+    let mut r = BufReader::with_capacity(1 << 20, open_input(from)?);
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;

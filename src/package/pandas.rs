@@ -213,8 +213,18 @@ pub fn build_pandas_package(
             && (f.mime.starts_with("text/html")
                 || f.mime.starts_with("text/css")
                 || f.mime.starts_with("application/xhtml"));
-        let original_bytes =
-            if rewritable { Some(std::fs::read(&f.path).map_err(io_err(&f.path))?) } else { None };
+        // Opened without following links, a regular file only, and read no further than the
+        // limit the walk saw it under (it may have grown since).
+        let original_bytes = if rewritable {
+            let mut b = Vec::new();
+            super::open_input(&f.path)?
+                .take(REWRITE_LIMIT)
+                .read_to_end(&mut b)
+                .map_err(io_err(&f.path))?;
+            Some(b)
+        } else {
+            None
+        };
         let rewritten = match &original_bytes {
             Some(bytes) if f.mime.starts_with("text/css") => {
                 Some(Ok(rewrite_css(bytes, &f.save_path, &f.url, &map)))
@@ -235,7 +245,7 @@ pub fn build_pandas_package(
             Some((c, _)) => Some(
                 match &original_bytes {
                     Some(b) => c.scan_bytes(b),
-                    None => c.scan(File::open(&f.path).map_err(io_err(&f.path))?, f.size),
+                    None => c.scan(super::open_input(&f.path)?, f.size),
                 }
                 .map_err(|e| PackageError::Input(e.to_string()))?,
             ),
@@ -275,7 +285,9 @@ pub fn build_pandas_package(
                 Some(b) => v.write(&root, &spec, b)?,
                 None => {
                     let p = f.path.clone();
-                    v.writer.write_streamed(&spec, || File::open(&p), 0).map_err(io_err(&f.path))?
+                    v.writer
+                        .write_streamed(&spec, || super::open_input_io(&p), 0)
+                        .map_err(io_err(&f.path))?
                 }
             };
             let oid = format!("{}#{}", v.rel, f.save_path);
@@ -365,7 +377,7 @@ pub fn build_pandas_package(
                 let path = f.path.clone();
                 content
                     .writer
-                    .write_streamed(&spec, || File::open(&path), 0)
+                    .write_streamed(&spec, || super::open_input_io(&path), 0)
                     .map_err(io_err(&f.path))?
             }
         };
@@ -654,7 +666,7 @@ fn source_name(s: UrlSource) -> &'static str {
 fn seed_urls(inst: &Instance) -> Vec<String> {
     let log = inst.root.join("hts-log.txt");
     let mut text = String::new();
-    if let Ok(mut f) = File::open(&log) {
+    if let Ok(mut f) = crate::layout::open_regular(&log) {
         let mut buf = vec![0u8; 4096];
         let n = f.read(&mut buf).unwrap_or(0);
         text = String::from_utf8_lossy(&buf[..n]).into_owned();

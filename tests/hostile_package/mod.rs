@@ -1,0 +1,410 @@
+//! `webaip package` on hostile input (issue 13): links, FIFOs, devices, huge sparse side files,
+//! paths over PATH_MAX, forged file names, WARCs whose digests lie, kills between the renames
+//! of `--force`. Every input is built here in a tempdir; runs have a time limit (a FIFO must
+//! not hang them) and, where strace exists, are traced to show that nothing outside the output's
+//! directory and the run's TMPDIR is opened for writing, and nothing is read through a link.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
+use crate::util::{corpus, oracle_python, repo};
+
+/// The longest a packaging run of these tiny inputs may take before it counts as hung.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// A scratch area: `input/` (the harvest), `outdir/` (where the package goes), `tmp/` (the
+/// run's TMPDIR) and `secret` (a file links point at; it must never be opened).
+struct Area {
+    dir: tempfile::TempDir,
+}
+
+impl Area {
+    fn new() -> Area {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["input", "outdir", "tmp"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        std::fs::write(dir.path().join("secret"), b"not for packaging\n").unwrap();
+        Area { dir }
+    }
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+    fn out(&self) -> PathBuf {
+        self.path("outdir/pkg")
+    }
+}
+
+fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+}
+
+/// A character device (the same as /dev/null), when this process may make one.
+fn mkchar(path: &Path) -> bool {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        rustix::fs::makedev(1, 3),
+    )
+    .is_ok()
+}
+
+/// Makes `dir/<name>/<name>/.../<file>` whose full path is just over PATH_MAX while its
+/// directory's path is not, through directory descriptors (the kernel refuses the long path
+/// itself). Returns the file's name relative to `dir`.
+fn over_path_max(dir: &Path) -> String {
+    use rustix::fs::{Mode, OFlags};
+    let seg = "d".repeat(200);
+    let mut len = dir.as_os_str().len();
+    let mut fd = rustix::fs::open(dir, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+    let mut rel = String::new();
+    while len + 1 + seg.len() < 4050 {
+        rustix::fs::mkdirat(&fd, seg.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        fd = rustix::fs::openat(
+            &fd,
+            seg.as_str(),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
+        len += 1 + seg.len();
+        rel.push_str(&seg);
+        rel.push('/');
+    }
+    let name = format!("{}.html", "f".repeat(4100 - len));
+    let f = rustix::fs::openat(
+        &fd,
+        name.as_str(),
+        OFlags::CREATE | OFlags::WRONLY,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::io::write(&f, b"<p>deep</p>").unwrap();
+    assert!(len + 1 + name.len() > 4096);
+    rel.push_str(&name);
+    rel
+}
+
+/// Runs the CLI with a time limit (killed and failed past it), under strace when there is
+/// one: returns its output and the strace log, if traced.
+fn run(area: &Area, args: &[&str], env: &[(&str, &str)]) -> (Output, Option<String>) {
+    let strace = Path::new("/usr/bin/strace").exists();
+    let log = area.path("strace.log");
+    let bin = env!("CARGO_BIN_EXE_webaip");
+    let mut cmd = if strace {
+        let mut c = Command::new("/usr/bin/strace");
+        c.args(["-f", "-y", "-s", "8192", "-e", "trace=file,desc", "-o"]).arg(&log).arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
+    cmd.args(args)
+        .env_remove("WEBAIP_SCHEMAS")
+        .env_remove("WEBAIP_CLAMD")
+        .env("TMPDIR", area.path("tmp"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let started = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("webaip {args:?} did not finish in {RUN_LIMIT:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let log = strace.then(|| std::fs::read_to_string(&log).unwrap_or_default());
+    (out, log)
+}
+
+/// Paths a traced run created or opened for writing (successful calls only), and paths it
+/// opened at all (any mode), resolved through strace's `-y` descriptor decorations.
+fn traced_paths(log: &str) -> (Vec<String>, Vec<String>) {
+    let mut written = Vec::new();
+    let mut opened = Vec::new();
+    for line in log.lines() {
+        let Some(call_at) = line.find(|c: char| c.is_ascii_alphabetic()) else { continue };
+        let call = &line[call_at..];
+        let name = call.split('(').next().unwrap_or("");
+        let Some((_, result)) = call.rsplit_once(") = ") else { continue };
+        if result.starts_with('-') || result.starts_with('?') {
+            continue;
+        }
+        let is_open = matches!(name, "open" | "openat" | "openat2" | "creat");
+        if is_open {
+            // The returned descriptor carries the resolved path: `= 4</abs/path>`.
+            if let Some(p) = result.split_once('<').and_then(|(_, r)| r.rsplit_once('>')) {
+                let p = p.0.to_string();
+                let writes = name == "creat"
+                    || call.contains("O_WRONLY")
+                    || call.contains("O_RDWR")
+                    || call.contains("O_CREAT");
+                if writes {
+                    written.push(p.clone());
+                }
+                opened.push(p);
+            }
+            continue;
+        }
+        let creates = name.starts_with("mkdir")
+            || name.starts_with("rename")
+            || name.starts_with("link")
+            || name.starts_with("symlink")
+            || name.starts_with("unlink")
+            || name.starts_with("rmdir");
+        if !creates {
+            continue;
+        }
+        // Arguments: `dirfd</dir>, "rel"` or `"/abs"`.
+        let args = &call[name.len() + 1..];
+        let mut dir: Option<String> = None;
+        let mut rest = args;
+        while let Some(q) = rest.find('"') {
+            let before = &rest[..q];
+            if let Some((_, d)) = before.rsplit_once('<') {
+                dir = d.split_once('>').map(|(d, _)| d.to_string());
+            }
+            let after = &rest[q + 1..];
+            let Some(end) = after.find('"') else { break };
+            let p = &after[..end];
+            let full = if p.starts_with('/') {
+                p.to_string()
+            } else {
+                format!("{}/{p}", dir.clone().unwrap_or_default())
+            };
+            written.push(full);
+            rest = &after[end + 1..];
+            dir = None;
+        }
+    }
+    (written, opened)
+}
+
+/// Asserts a traced run wrote only below `allowed` and never opened `secret`.
+fn assert_confined(log: Option<&str>, allowed: &[PathBuf], secret: &Path) {
+    let Some(log) = log else {
+        eprintln!("strace not available: the file-system checks stand alone");
+        return;
+    };
+    assert!(log.contains("execve"), "strace ran: {}", &log[..log.len().min(500)]);
+    let (written, opened) = traced_paths(log);
+    assert!(!written.is_empty(), "the trace shows the package being written");
+    for w in &written {
+        assert!(
+            allowed.iter().any(|a| Path::new(w).starts_with(a)),
+            "written outside {allowed:?}: {w}"
+        );
+    }
+    let secret = secret.display().to_string();
+    for o in &opened {
+        assert!(*o != secret && o != "/etc/passwd", "opened through a link: {o}");
+    }
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "not JSON: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn refused_paths(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["refused"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no refused list: {report}"))
+        .iter()
+        .map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn assert_refused(refused: &[(String, String)], path: &str, why: &str) {
+    assert!(
+        refused.iter().any(|(p, w)| p == path && w.contains(why)),
+        "{path} not refused with {why:?}: {refused:?}"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let dest = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn package_args<'a>(out: &'a str, s: &'a str, input: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["package", "--no-virus-check", "--json", "--schemas", s, "--out", out];
+    v.extend_from_slice(extra);
+    v.push(input);
+    v
+}
+
+fn assert_valid_package(pkg: &Path) {
+    let (ok, text) = oracle_validate(&pkg.join("METS.xml"));
+    assert!(ok, "{text}");
+    assert_webaip_valid(&pkg.join("METS.xml"));
+    let out = Command::new(oracle_python())
+        .arg(repo().join("tests/oracle/check_package.py"))
+        .arg(pkg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_pandas_instance_of_links_fifos_and_devices_is_packaged_without_reading_them() {
+    let area = Area::new();
+    let inst = area.path("input/40123/20040517-1412");
+    copy_dir(&repo().join("samples/pandas/40123/20040517-1412"), &inst);
+    let secret = area.path("secret");
+    // The fixed names HTTrack and PANDAS use, each replaced by something hostile.
+    std::fs::remove_file(inst.join("hts-cache/new.txt")).unwrap();
+    mkfifo(&inst.join("hts-cache/new.txt"));
+    std::fs::remove_file(inst.join("hts-cache/new.zip")).unwrap();
+    std::os::unix::fs::symlink(&secret, inst.join("hts-cache/new.zip")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", inst.join("url.map")).unwrap();
+    std::fs::remove_file(inst.join("hts-log.txt")).unwrap();
+    mkfifo(&inst.join("hts-log.txt"));
+    let host = inst.join("www.example.gov.au");
+    mkfifo(&host.join(".panaccess-mime.types"));
+    mkfifo(&host.join("fifo.html"));
+    std::os::unix::fs::symlink(&secret, host.join("secret.html")).unwrap();
+    std::os::unix::fs::symlink(area.path(""), inst.join("www.link.example")).unwrap();
+    let device = mkchar(&host.join("null.html"));
+    let deep = over_path_max(&host);
+
+    let out = area.out();
+    let s = schemas().display().to_string();
+    let args = package_args(out.to_str().unwrap(), &s, inst.to_str().unwrap(), &["--mode", "full"]);
+    let (o, log) = run(&area, &args, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "refusals are findings: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = json(&o)[0].clone();
+    let refused = refused_paths(&r);
+    assert_refused(&refused, "hts-cache/new.txt", "a FIFO");
+    assert_refused(&refused, "hts-cache/new.zip", "symbolic link");
+    assert_refused(&refused, "url.map", "symbolic link");
+    assert_refused(&refused, "hts-log.txt", "a FIFO");
+    assert_refused(&refused, "www.example.gov.au/.panaccess-mime.types", "a FIFO");
+    assert_refused(&refused, "www.example.gov.au/fifo.html", "a FIFO");
+    assert_refused(&refused, "www.example.gov.au/secret.html", "symbolic link");
+    assert_refused(&refused, "www.link.example", "symbolic link");
+    assert_refused(&refused, &format!("www.example.gov.au/{deep}"), "PATH_MAX");
+    if device {
+        assert_refused(&refused, "www.example.gov.au/null.html", "a character device");
+    }
+    // The regular files of the mirror are all there.
+    assert_eq!(r["files"], 7, "{r}");
+    assert_valid_package(&out);
+    assert_confined(log.as_deref(), &[area.path("outdir"), area.path("tmp")], &secret);
+    let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();
+    assert!(!mets.contains("not for packaging") && !mets.contains("secret.html"));
+}
+
+#[test]
+fn side_files_are_read_with_bounds() {
+    // A 5 GB sparse new.txt and url.map (no disk used) and a new.zip whose first entry claims
+    // 4 GB of body: the instance is read at once, the big side files refused by their size,
+    // the cache index skipped past without holding its body.
+    let area = Area::new();
+    let inst = area.path("input/1/20200101-0000");
+    std::fs::create_dir_all(inst.join("hts-cache")).unwrap();
+    std::fs::create_dir_all(inst.join("www.e.org")).unwrap();
+    std::fs::write(inst.join("www.e.org/index.html"), b"<p>hi</p>").unwrap();
+    for name in ["hts-cache/new.txt", "url.map"] {
+        let f = std::fs::File::create(inst.join(name)).unwrap();
+        f.set_len(5 << 30).unwrap();
+    }
+    let mut zip = Vec::new();
+    zip.extend_from_slice(&[0x50, 0x4b, 0x03, 0x04, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    zip.extend_from_slice(&u32::MAX.to_le_bytes()); // compressed size
+    zip.extend_from_slice(&u32::MAX.to_le_bytes());
+    let name = b"www.e.org/index.html";
+    let extra = b"X-Save: www.e.org/index.html\r\nContent-Type: text/html\r\n";
+    zip.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    zip.extend_from_slice(&(extra.len() as u16).to_le_bytes());
+    zip.extend_from_slice(name);
+    zip.extend_from_slice(extra);
+    std::fs::write(inst.join("hts-cache/new.zip"), &zip).unwrap();
+
+    let started = Instant::now();
+    let i =
+        webaip::sources::pandas::read_instance(&inst, webaip::sources::pandas::Zone::Utc).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    for name in ["hts-cache/new.txt", "url.map"] {
+        assert!(
+            i.refused.iter().any(|(p, w)| p == name && w.contains("larger than")),
+            "{name}: {:?}",
+            i.refused
+        );
+    }
+    assert_eq!(i.files.len(), 1);
+    assert_eq!(i.files[0].url_source, webaip::sources::pandas::UrlSource::Cache);
+    assert_eq!(i.files[0].url, "http://www.e.org/index.html");
+}
+
+#[test]
+fn a_heritrix_job_of_links_and_fifos_is_packaged_without_reading_them() {
+    let area = Area::new();
+    let job = area.path("input/job");
+    let secret = area.path("secret");
+    std::fs::create_dir_all(job.join("warcs")).unwrap();
+    std::fs::create_dir_all(job.join("logs")).unwrap();
+    std::fs::write(job.join("crawler-beans.cxml"), b"<beans/>").unwrap();
+    std::fs::copy(corpus().join("warc/warcio-example.warc.gz"), job.join("warcs/a.warc.gz"))
+        .unwrap();
+    mkfifo(&job.join("logs/crawl.log"));
+    mkfifo(&job.join("warcs/b.warc.gz"));
+    std::os::unix::fs::symlink("/etc/passwd", job.join("seeds.txt")).unwrap();
+    std::os::unix::fs::symlink(&secret, job.join("warcs/c.warc.gz")).unwrap();
+    std::os::unix::fs::symlink(&secret, job.join("logs/progress-statistics.log")).unwrap();
+    let deep = over_path_max(&job);
+
+    let out = area.out();
+    let s = schemas().display().to_string();
+    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &[]);
+    let (o, log) = run(&area, &args, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&o);
+    let refused = refused_paths(&r);
+    assert_refused(&refused, "logs/crawl.log", "a FIFO");
+    assert_refused(&refused, "warcs/b.warc.gz", "a FIFO");
+    assert_refused(&refused, "seeds.txt", "symbolic link");
+    assert_refused(&refused, "warcs/c.warc.gz", "symbolic link");
+    assert_refused(&refused, "logs/progress-statistics.log", "symbolic link");
+    assert_refused(&refused, &deep, "PATH_MAX");
+    assert_eq!(r["containers"].as_array().unwrap().len(), 1, "{r}");
+    assert!(r["crawl_log"].is_null());
+    assert_valid_package(&out);
+    assert_confined(log.as_deref(), &[area.path("outdir"), area.path("tmp")], &secret);
+}

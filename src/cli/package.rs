@@ -186,7 +186,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let report = report?;
     // Payloads that could not be scanned are in the package, described, but the run says so.
-    let findings = report.scan.not_scanned > 0 || !report.refused.is_empty();
+    let findings = report.scan.not_scanned > 0
+        || !report.refused.is_empty()
+        || report.containers.iter().any(|c| c.warc_findings > 0);
     let code = if findings { super::EXIT_FINDINGS } else { 0 };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -214,6 +216,16 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
             c.records,
             c.listed
         );
+        if c.warc_findings > 0 {
+            println!(
+                "    WARC FINDINGS: {} finding(s) that audit --deep will report (kept as received, \
+                 recorded as a PREMIS validation event on the container):",
+                c.warc_findings
+            );
+            for e in c.warc_finding_examples.iter().take(10) {
+                println!("      {e}");
+            }
+        }
     }
     println!("  logs and configuration: {} file(s)", report.logs);
     for n in &report.metadata_notes {

@@ -8,6 +8,15 @@
 //! The package is assembled in a hidden directory beside `--out` (`.NAME.XXXX.partial`) and
 //! renamed only when complete, so a failed or killed run leaves nothing that looks like a
 //! package; an existing package is replaced only with `force`.
+//!
+//! Accepting means agreeing: a WARC copied into the package is read once, record by record,
+//! through the very check `audit --deep` makes ([`crate::audit::records::check_block`]:
+//! WARC-Block-Digest, WARC-Payload-Digest) and the reader's CRLF CRLF check. A record that
+//! fails is not silently copied: the file is still kept byte-exact (preservation keeps what it
+//! received, and rewriting a digest would destroy the evidence), but every such record is
+//! named in the report (text and JSON, `warc_findings`), the container gets a PREMIS
+//! `validation` event with outcome `failure` listing them, and the run exits with status 1,
+//! as for other findings. The later audit then reports what the package already declared.
 
 pub mod pandas;
 mod scan;
@@ -180,7 +189,55 @@ pub struct ContainerReport {
     pub listed: u64,
     /// The migration report (ARC inputs).
     pub migration: Option<FileReport>,
+    /// Records of a copied WARC that `audit --deep` would reject: a WARC-Block-Digest or
+    /// WARC-Payload-Digest that does not match the bytes, or a block not followed by CRLF CRLF.
+    pub warc_findings: u64,
+    /// The first of them, with the record and its offset.
+    pub warc_finding_examples: Vec<WarcFinding>,
 }
+
+/// A record of a copied WARC that does not agree with its own header.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarcFinding {
+    /// Offset of the record (of its gzip member) in the file.
+    pub offset: u64,
+    /// Its WARC-Record-ID.
+    pub record_id: String,
+    /// What is wrong, in the words `audit --deep` uses.
+    pub message: String,
+}
+
+impl std::fmt::Display for WarcFinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "record {} at offset {}: {}", self.record_id, self.offset, self.message)
+    }
+}
+
+/// What checking a copied WARC as `audit --deep` does found.
+#[derive(Debug, Default)]
+struct WarcFindings {
+    count: u64,
+    examples: Vec<WarcFinding>,
+}
+
+/// Feeds what is read through it to the METS digests of the block.
+struct Tee<'a, R: ?Sized> {
+    inner: &'a mut R,
+    hasher: &'a mut BlockHasher,
+}
+
+impl<R: Read + ?Sized> Read for Tee<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// PREMIS event type of the check a copied WARC gets (LoC preservation vocabulary).
+const VALIDATION_EVENT: &str = "validation";
+/// Its URI.
+const VALIDATION_EVENT_URI: &str = "http://id.loc.gov/vocabulary/preservation/eventType/val";
 
 /// crawl.log against the records.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -654,6 +711,31 @@ impl ContainerCtx<'_> {
         }
     }
 
+    /// The PREMIS event that records, on a copied container, the records `audit --deep` will
+    /// reject: the package keeps the file as received and says so.
+    fn validation_event(&self, findings: &WarcFindings) -> Event {
+        let shown: Vec<String> = findings.examples.iter().take(10).map(|f| f.to_string()).collect();
+        Event {
+            id: self.ids.uuid().to_string(),
+            event_type: VALIDATION_EVENT.into(),
+            event_type_uri: Some(VALIDATION_EVENT_URI.into()),
+            date_time: self.now,
+            detail: Some(format!(
+                "program=\"webaip\"; version=\"{}\"; WARC-Block-Digest, WARC-Payload-Digest and record ends checked as audit --deep checks them; the file is kept byte-exact as received",
+                env!("CARGO_PKG_VERSION")
+            )),
+            outcome: "failure".into(),
+            outcome_detail: Some(format!(
+                "{} finding(s) in records that do not agree with their WARC headers: {}{}",
+                findings.count,
+                shown.join("; "),
+                if findings.count as usize > shown.len() { "; ..." } else { "" }
+            )),
+            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+            objects: vec![("local".into(), self.rel.clone(), "source".into())],
+        }
+    }
+
     fn migrate(
         &self,
         index: usize,
@@ -763,6 +845,8 @@ impl ContainerCtx<'_> {
             records,
             listed: 0,
             migration: Some(report),
+            warc_findings: 0,
+            warc_finding_examples: Vec::new(),
         };
         Ok(ContainerResult {
             index,
@@ -795,6 +879,7 @@ impl ContainerCtx<'_> {
         };
         let mut reader = WarcReader::open(&dest).map_err(|e| PackageError::Input(e.to_string()))?;
         let mut records = 0u64;
+        let mut findings = WarcFindings::default();
         loop {
             let next = reader.next_record(|head, block| {
                 let h = &head.header;
@@ -811,17 +896,14 @@ impl ContainerCtx<'_> {
                 }
                 let mut hasher = BlockHasher::new(offset);
                 hasher.update(&prefix);
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    let n = block.read(&mut buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    hasher.update(&buf[..n]);
-                }
-                Ok(hasher.finish())
+                // One read of the block feeds the METS digests and the check `audit --deep`
+                // makes (the same function), so what is accepted here passes there.
+                let mut tee = Tee { inner: block, hasher: &mut hasher };
+                let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
+                let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
+                Ok((hasher.finish(), check))
             });
-            let (head, end, d) = match next {
+            let (head, end, (d, check)) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
                 Err(e) => {
@@ -833,6 +915,24 @@ impl ContainerCtx<'_> {
             };
             records += 1;
             let h = &head.header;
+            let id = h.record_id().unwrap_or("(no WARC-Record-ID)");
+            let errors = check
+                .problems
+                .iter()
+                .filter(|p| p.severity == crate::mets::validate::Severity::Error)
+                .map(|p| p.message.clone());
+            let trailer =
+                (!end.trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
+            for why in errors.chain(trailer) {
+                findings.count += 1;
+                if findings.examples.len() < MAX_EXAMPLES {
+                    findings.examples.push(WarcFinding {
+                        offset: head.offset,
+                        record_id: id.to_string(),
+                        message: why,
+                    });
+                }
+            }
             tally.record(
                 h.target_uri(),
                 h.warc_type().unwrap_or(""),
@@ -870,13 +970,25 @@ impl ContainerCtx<'_> {
         if !reader.is_gzip() || !dest.to_string_lossy().ends_with(".gz") {
             file.object.format.pronom = None;
         }
+        if findings.count > 0 {
+            // Kept byte-exact as received; the disagreement travels with it (module comment).
+            let event = self.validation_event(&findings);
+            file.object.events.push(event.id.clone());
+            file.events.push(event);
+        }
         let container = ContainerReport {
             input: input.to_path_buf(),
             path: self.rel.clone(),
-            action: "checked and copied".into(),
+            action: if findings.count > 0 {
+                "checked (WARC findings, kept as received) and copied".into()
+            } else {
+                "checked and copied".into()
+            },
             records,
             listed: 0,
             migration: None,
+            warc_findings: findings.count,
+            warc_finding_examples: findings.examples,
         };
         Ok(ContainerResult {
             index,

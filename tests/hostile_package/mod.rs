@@ -408,3 +408,116 @@ fn a_heritrix_job_of_links_and_fifos_is_packaged_without_reading_them() {
     assert_valid_package(&out);
     assert_confined(log.as_deref(), &[area.path("outdir"), area.path("tmp")], &secret);
 }
+
+/// A WARC whose first record's block is followed by one CRLF instead of two.
+fn warc_without_record_end() -> Vec<u8> {
+    let record = |n: u8, body: &str, end: &str| {
+        format!(
+            "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-00000000000{n}>\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: http://e.org/{n}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}{end}",
+            body.len()
+        )
+    };
+    format!("{}{}", record(1, "hello", "\r\n"), record(2, "world", "\r\n\r\n")).into_bytes()
+}
+
+#[test]
+fn a_copied_warc_that_audit_would_reject_is_reported_and_kept_as_received() {
+    let area = Area::new();
+    let job = area.path("input/job");
+    std::fs::create_dir_all(job.join("warcs")).unwrap();
+    std::fs::write(job.join("crawler-beans.cxml"), b"<beans/>").unwrap();
+    let bad_digests = corpus().join("warc/jwat-invalid-warcfile-digest-fields.warc");
+    std::fs::copy(&bad_digests, job.join("warcs/digests.warc")).unwrap();
+    std::fs::write(job.join("warcs/no-end.warc"), warc_without_record_end()).unwrap();
+    std::fs::copy(corpus().join("warc/warcio-example.warc.gz"), job.join("warcs/good.warc.gz"))
+        .unwrap();
+
+    let out = area.out();
+    let s = schemas().display().to_string();
+    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &["--mode", "full"]);
+    let (o, _) = run(&area, &args, &[]);
+    assert_eq!(o.status.code(), Some(1), "findings: {}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&o);
+    let mut ours = Vec::new();
+    for c in r["containers"].as_array().unwrap() {
+        let path = c["path"].as_str().unwrap();
+        assert_eq!(
+            c["warc_findings"].as_u64().unwrap() as usize,
+            c["warc_finding_examples"].as_array().unwrap().len()
+        );
+        if path.ends_with("good.warc.gz") {
+            assert_eq!(c["warc_findings"], 0, "{c}");
+        } else {
+            assert!(c["warc_findings"].as_u64().unwrap() > 0, "{c}");
+        }
+        for f in c["warc_finding_examples"].as_array().unwrap() {
+            ours.push((
+                path.to_string(),
+                f["offset"].as_u64().unwrap(),
+                f["message"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    assert!(ours.iter().any(|(p, _, m)| p == "content/no-end.warc" && m.contains("CRLF CRLF")));
+    assert!(
+        ours.iter()
+            .any(|(p, _, m)| p == "content/digests.warc" && m.contains("WARC-Block-Digest is"))
+    );
+    // Kept byte-exact, with a PREMIS validation event saying what is wrong.
+    assert_eq!(
+        std::fs::read(out.join("content/digests.warc")).unwrap(),
+        std::fs::read(&bad_digests).unwrap()
+    );
+    assert_eq!(std::fs::read(out.join("content/no-end.warc")).unwrap(), warc_without_record_end());
+    let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();
+    assert_eq!(
+        mets.matches(">validation</premis:eventType>").count(),
+        2,
+        "one event per bad container"
+    );
+    assert!(mets.contains(">failure</premis:eventOutcome>"));
+    assert!(mets.contains("is not followed by CRLF CRLF"));
+    // (check_package.py reads gzip members only; these WARCs are uncompressed.)
+    let (ok, text) = oracle_validate(&out.join("METS.xml"));
+    assert!(ok, "{text}");
+    assert_webaip_valid(&out.join("METS.xml"));
+    // Text report too.
+    let text = webaip_text(&area, job.to_str().unwrap());
+    assert!(text.contains("WARC FINDINGS") && text.contains("content/no-end.warc"), "{text}");
+
+    // What the package declared is exactly what the deep audit finds.
+    let audit = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["audit", "--deep", "--json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let a: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
+    let mut theirs: Vec<(String, u64, String)> = a[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error" && (f["rule"] == "warc-digest" || f["rule"] == "warc"))
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["offset"].as_u64().unwrap(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    ours.sort();
+    theirs.sort();
+    assert_eq!(ours, theirs, "package and audit --deep agree");
+}
+
+/// The text report of packaging `input` into a fresh directory.
+fn webaip_text(area: &Area, input: &str) -> String {
+    let out = area.path("outdir/text-pkg");
+    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["package", "--no-virus-check", "--out", out.to_str().unwrap(), input])
+        .env("TMPDIR", area.path("tmp"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

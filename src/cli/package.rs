@@ -207,6 +207,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     for (p, why) in &report.refused {
         println!("  REFUSED {p}: {why}");
     }
+    for l in &report.leftovers {
+        println!("  earlier run: {l}");
+    }
     for c in &report.containers {
         println!(
             "  {} -> {} ({}, {} records, {} listed in METS)",
@@ -277,6 +280,9 @@ fn print_pandas(r: &PandasReport) {
     }
     for m in &r.missing {
         println!("  not found: {m}");
+    }
+    for l in &r.leftovers {
+        println!("  earlier run: {l}");
     }
     let sources: Vec<String> = r.url_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
     println!("  {} mirror files; original URL from: {}", r.files, sources.join(", "));

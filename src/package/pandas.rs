@@ -82,6 +82,8 @@ pub struct PandasReport {
     pub mets_xsd_checked: bool,
     /// Files and bytes in the package.
     pub package_files: u64,
+    /// Leftovers of earlier runs found beside the package, and what was done with them.
+    pub leftovers: Vec<String>,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -594,6 +596,7 @@ pub fn build_pandas_package(
         opts.metadata.resolve(&seeds, (first, last));
     finish_header(&mut mets, description, rights, organisation);
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
+    let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;
     Ok(PandasReport {
         package: out,
@@ -618,6 +621,7 @@ pub fn build_pandas_package(
         scan,
         mets_xsd_checked,
         package_files,
+        leftovers,
         seconds: started.elapsed().as_secs_f64(),
     })
 }

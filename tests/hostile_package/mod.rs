@@ -521,3 +521,113 @@ fn webaip_text(area: &Area, input: &str) -> String {
     assert_eq!(o.status.code(), Some(1));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// The OBJID of a package's METS.
+fn objid(pkg: &Path) -> String {
+    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let at = mets.find("OBJID=\"").unwrap() + 7;
+    mets[at..at + mets[at..].find('"').unwrap()].to_string()
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Packages the sample job into `out` (quietly); returns the exit status (None: killed).
+fn package_sample(area: &Area, extra: &[&str], env: &[(&str, &str)]) -> Option<i32> {
+    let out = area.out();
+    let job = repo().join("samples/heritrix-job");
+    let mut args = vec!["package", "--no-virus-check", "-q", "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.push(job.to_str().unwrap());
+    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(&args)
+        .envs(env.iter().copied())
+        .env("TMPDIR", area.path("tmp"))
+        .output()
+        .unwrap();
+    o.status.code()
+}
+
+#[test]
+fn a_kill_between_the_renames_of_force_leaves_a_whole_package_and_the_next_run_cleans_up() {
+    for hook in ["between-renames", "no-exchange,between-renames"] {
+        let area = Area::new();
+        let out = area.out();
+        let outdir = area.path("outdir");
+        assert_eq!(package_sample(&area, &[], &[]), Some(0));
+        let first = objid(&out);
+        // Killed (abort) after the first of the two steps.
+        assert_eq!(package_sample(&area, &["--force"], &[("WEBAIP_FAIL_AT", hook)]), None);
+        let left = entries(&outdir);
+        if hook == "between-renames" {
+            // Exchanged in one step: the name holds the new package, whole.
+            assert_ne!(objid(&out), first, "{hook}");
+            assert!(out.join("manifest-sha512.txt").is_file());
+            assert_eq!(left.len(), 2, "{left:?}");
+        } else {
+            // Two steps: the old package is aside, the new one still partial.
+            assert!(!out.exists(), "{hook}");
+            assert!(left.iter().any(|n| n.starts_with(".pkg.") && n.ends_with(".old")), "{left:?}");
+        }
+        // The next run finds the leftovers: a whole package is under the name again and
+        // nothing else is left beside it.
+        let code = package_sample(&area, &[], &[]);
+        assert_eq!(code, Some(2), "{hook}: the package exists again, so no --force, no run");
+        assert_eq!(entries(&outdir), vec!["pkg".to_string()], "{hook}");
+        if hook != "between-renames" {
+            assert_eq!(objid(&out), first, "{hook}: the old package was put back");
+        }
+        assert!(out.join("manifest-sha512.txt").is_file());
+        // And --force then replaces it in one step, leaving nothing beside it.
+        assert_eq!(package_sample(&area, &["--force"], &[]), Some(0));
+        assert_eq!(entries(&outdir), vec!["pkg".to_string()], "{hook}");
+    }
+}
+
+#[test]
+fn a_live_runs_partial_directory_is_left_alone_and_a_dead_ones_removed() {
+    use rustix::fs::{FlockOperation, Mode, OFlags};
+    let area = Area::new();
+    let outdir = area.path("outdir");
+    let live = outdir.join(".pkg.AAAAAA.partial");
+    let dead = outdir.join(".pkg.BBBBBB.partial");
+    let other = outdir.join(".pkg.x.CCCCCC.partial"); // another output's (pkg.x)
+    let file = outdir.join(".pkg.DDDDDD.partial"); // not a directory: not ours
+    for d in [&live, &dead, &other] {
+        std::fs::create_dir_all(d.join("content")).unwrap();
+    }
+    std::fs::write(&file, b"x").unwrap();
+    let fd = rustix::fs::open(&live, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+    rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).unwrap();
+
+    let out = area.out();
+    let s = schemas().display().to_string();
+    let job = repo().join("samples/heritrix-job");
+    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &[]);
+    let (o, log) = run(&area, &args, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&o);
+    let notes: Vec<&str> =
+        r["leftovers"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(
+        notes.iter().any(|n| n.contains(".pkg.BBBBBB.partial") && n.contains("removed")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains(".pkg.AAAAAA.partial") && n.contains("another run")),
+        "{notes:?}"
+    );
+    assert!(live.is_dir() && other.is_dir() && file.is_file() && !dead.exists());
+    assert_eq!(
+        entries(&outdir),
+        vec![".pkg.AAAAAA.partial", ".pkg.DDDDDD.partial", ".pkg.x.CCCCCC.partial", "pkg"]
+    );
+    assert_confined(log.as_deref(), &[outdir.clone(), area.path("tmp")], &area.path("secret"));
+    drop(fd);
+}

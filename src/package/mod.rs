@@ -323,7 +323,25 @@ pub fn build_package(
     let started = Instant::now();
     let staging = Staging::new(&opts.out, opts.force)?;
     let root = staging.root.clone();
-    let ids = if opts.deterministic { Ids::seeded("webaip-package") } else { Ids::random() };
+    let ids = if opts.deterministic {
+        let root = source.root.as_deref();
+        let name = |p: &Path| match root {
+            Some(r) => crate::sources::name_text(r, p),
+            None => p
+                .file_name()
+                .map(|n| crate::sources::name_text(Path::new(""), Path::new(n)))
+                .unwrap_or_default(),
+        };
+        let files: Vec<(String, &Path)> = source
+            .archives
+            .iter()
+            .map(|a| (name(&a.path), a.path.as_path()))
+            .chain(source.aux.iter().map(|a| (format!("logs/{}", a.relative), a.path.as_path())))
+            .collect();
+        Ids::seeded(input_seed("webaip-package", &files)?)
+    } else {
+        Ids::random()
+    };
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
 
@@ -1362,6 +1380,39 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
         (Some(x), Some(y)) => Some(x.max(y)),
         (x, y) => x.or(y),
     }
+}
+
+/// The seed of a `--deterministic` run: SHA-512 over the sorted list of the input's files,
+/// each as its name, size and SHA-512 (hashed in parallel, before the run reads them again).
+/// The same input gives the same identifiers, OBJID first; inputs that differ in one byte or
+/// one name give different ones (a fixed seed would give every package the same OBJID).
+pub(crate) fn input_seed(kind: &str, files: &[(String, &Path)]) -> Result<String, PackageError> {
+    let mut lines: Vec<String> = files
+        .par_iter()
+        .map(|(name, path)| {
+            let mut r = open_input(path)?;
+            let mut sha = Sha512::new();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut len = 0u64;
+            loop {
+                let n = r.read(&mut buf).map_err(io_err(path))?;
+                if n == 0 {
+                    break;
+                }
+                sha.update(&buf[..n]);
+                len += n as u64;
+            }
+            Ok(format!("{name}\t{len}\t{}\n", hex(&sha.finalize())))
+        })
+        .collect::<Result<_, PackageError>>()?;
+    lines.sort();
+    let mut all = Sha512::new();
+    all.update(kind.as_bytes());
+    all.update(b"\n");
+    for l in &lines {
+        all.update(l.as_bytes());
+    }
+    Ok(format!("{kind}/{}", hex(&all.finalize())))
 }
 
 /// Opens an input file: a regular file reached without following a link as its last

@@ -133,7 +133,14 @@ pub fn build_pandas_package(
     let staging = Staging::new(&opts.out, opts.force)?;
     let root = staging.root.clone();
     let ids = if opts.deterministic {
-        Ids::seeded(format!("webaip-pandas/{}", inst.name))
+        let files: Vec<(String, &Path)> = inst
+            .files
+            .iter()
+            .map(|f| (f.save_path.clone(), f.path.as_path()))
+            .chain(inst.aux.iter().map(|a| (format!("logs/{}", a.relative), a.path.as_path())))
+            .collect();
+        let kind = format!("webaip-pandas/{}/{}", inst.pi.as_deref().unwrap_or(""), inst.name);
+        Ids::seeded(super::input_seed(&kind, &files)?)
     } else {
         Ids::random()
     };

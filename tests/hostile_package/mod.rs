@@ -631,3 +631,54 @@ fn a_live_runs_partial_directory_is_left_alone_and_a_dead_ones_removed() {
     assert_confined(log.as_deref(), &[outdir.clone(), area.path("tmp")], &area.path("secret"));
     drop(fd);
 }
+
+/// Packages `input` with `--deterministic` into `out`; returns the OBJID.
+fn deterministic_objid(area: &Area, input: &Path, out: &str) -> String {
+    let out = area.path(out);
+    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["package", "--no-virus-check", "-q", "--deterministic", "--out"])
+        .arg(&out)
+        .arg(input)
+        .env("TMPDIR", area.path("tmp"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    objid(&out)
+}
+
+#[test]
+fn deterministic_identifiers_come_from_the_input() {
+    let area = Area::new();
+    let job = repo().join("samples/heritrix-job");
+    let (a, b, c) = (area.path("input/a/job"), area.path("input/b/job"), area.path("input/c/job"));
+    for d in [&a, &b, &c] {
+        copy_dir(&job, d);
+    }
+    // One byte of one log differs in c.
+    let log = c.join("logs/progress-statistics.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&log, bytes).unwrap();
+    let ida = deterministic_objid(&area, &a, "outdir/a");
+    assert_eq!(ida, deterministic_objid(&area, &b, "outdir/b"), "same input, same OBJID");
+    assert_ne!(ida, deterministic_objid(&area, &c, "outdir/c"), "one byte differs");
+    // A renamed file is a different input too.
+    std::fs::rename(b.join("seeds.txt"), b.join("seeds2.txt")).unwrap();
+    assert_ne!(ida, deterministic_objid(&area, &b, "outdir/b2"), "one name differs");
+
+    // PANDAS: instances of the same name in two titles, and a changed mirror file.
+    let sample = repo().join("samples/pandas/40123/20040517-1412");
+    let (p1, p2, p3) = (
+        area.path("input/p/1/20040517-1412"),
+        area.path("input/p/2/20040517-1412"),
+        area.path("input/q/1/20040517-1412"),
+    );
+    for d in [&p1, &p2, &p3] {
+        copy_dir(&sample, d);
+    }
+    std::fs::write(p3.join("www.example.gov.au/misc/notes.txt"), b"changed").unwrap();
+    let id1 = deterministic_objid(&area, &p1, "outdir/p1");
+    assert_eq!(id1, deterministic_objid(&area, &p1, "outdir/p1-again"));
+    assert_ne!(id1, deterministic_objid(&area, &p2, "outdir/p2"), "another title");
+    assert_ne!(id1, deterministic_objid(&area, &p3, "outdir/p3"), "another file");
+}

@@ -213,11 +213,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     for c in &report.containers {
         println!(
             "  {} -> {} ({}, {} records, {} listed in METS)",
-            c.input.display(),
-            c.path,
-            c.action,
-            c.records,
-            c.listed
+            c.input, c.path, c.action, c.records, c.listed
         );
         if c.warc_findings > 0 {
             println!(

@@ -50,7 +50,7 @@ use crate::migrate::{MigrateOptions, MigratedRecord, migrate_file, output_name};
 use crate::model::*;
 use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
-use crate::sources::{ArchiveKind, Source};
+use crate::sources::{ArchiveKind, Source, file_text, path_text};
 
 /// PRONOM identifier of WARC 1.1.
 const PRONOM_WARC_1_1: &str = "fmt/1355";
@@ -178,8 +178,8 @@ pub(crate) fn io_err(path: &Path) -> impl Fn(io::Error) -> PackageError + '_ {
 /// One container of the package.
 #[derive(Debug, Clone, Serialize)]
 pub struct ContainerReport {
-    /// The ARC or WARC it came from.
-    pub input: PathBuf,
+    /// The ARC or WARC it came from (control characters and bytes that are not UTF-8 escaped).
+    pub input: String,
     /// Its path in the package.
     pub path: String,
     /// Migrated (ARC) or copied (WARC).
@@ -327,10 +327,7 @@ pub fn build_package(
         let root = source.root.as_deref();
         let name = |p: &Path| match root {
             Some(r) => crate::sources::name_text(r, p),
-            None => p
-                .file_name()
-                .map(|n| crate::sources::name_text(Path::new(""), Path::new(n)))
-                .unwrap_or_default(),
+            None => file_text(p),
         };
         let files: Vec<(String, &Path)> = source
             .archives
@@ -353,14 +350,14 @@ pub fn build_package(
 
     // Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
     // input's full name.
+    // Names are escaped (control characters, bytes that are not UTF-8): a file name cannot
+    // put a line break into the package's own file names, the METS or a WARC field.
     let names: Vec<String> = source
         .archives
         .iter()
         .map(|a| match a.kind {
-            ArchiveKind::Arc => output_name(&a.path),
-            ArchiveKind::Warc => {
-                a.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-            }
+            ArchiveKind::Arc => output_name(Path::new(&file_text(&a.path))),
+            ArchiveKind::Warc => file_text(&a.path),
         })
         .collect();
     let names: Vec<String> = names
@@ -368,12 +365,7 @@ pub fn build_package(
         .zip(&source.archives)
         .map(|(n, a)| {
             if names.iter().filter(|m| *m == n).count() > 1 {
-                let full = a
-                    .path
-                    .file_name()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                format!("{full}.warc.gz")
+                format!("{}.warc.gz", file_text(&a.path))
             } else {
                 n.clone()
             }
@@ -956,7 +948,7 @@ impl ContainerCtx<'_> {
         writer: ContainerWriter,
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
-        let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file_text(input);
         let file_ids = self.ids.derive(&name);
         let mut tally = Tally {
             log: self.log,
@@ -1052,7 +1044,7 @@ impl ContainerCtx<'_> {
         });
         let records = report.records_out.values().sum();
         let container = ContainerReport {
-            input: input.to_path_buf(),
+            input: path_text(input),
             path: self.rel.clone(),
             action: "migrated".into(),
             records,
@@ -1178,7 +1170,7 @@ impl ContainerCtx<'_> {
                 spill.push(&rf, None).map_err(io_err(&dest))?;
             }
         }
-        let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file_text(input);
         let mut file = self.container_file(size, sha, &name);
         if !reader.is_gzip() || !dest.to_string_lossy().ends_with(".gz") {
             file.object.format.pronom = None;
@@ -1190,7 +1182,7 @@ impl ContainerCtx<'_> {
             file.events.push(event);
         }
         let container = ContainerReport {
-            input: input.to_path_buf(),
+            input: path_text(input),
             path: self.rel.clone(),
             action: if findings.count > 0 {
                 "checked (WARC findings, kept as received) and copied".into()

@@ -21,6 +21,7 @@ use super::{
     PackageError, PackageOptions, Staging, VirusCheck, finish_header, hash_file, io_err, new_mets,
 };
 use crate::formats::digest::hex;
+use crate::formats::warc::header::warc_fields_line;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord};
 use crate::ids::Ids;
@@ -169,12 +170,23 @@ pub fn build_pandas_package(
 
     let date = |t: &DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
     let info_id = ids.warc_record_id();
-    let info_body = format!(
-        "software: webaip/{}\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\ndescription: PANDAS (HTTrack) instance {}{}: mirror files at their original URLs, links made absolute\r\n",
-        env!("CARGO_PKG_VERSION"),
-        inst.name,
-        inst.pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
-    );
+    let info_body = [
+        warc_fields_line("software", &format!("webaip/{}", env!("CARGO_PKG_VERSION"))),
+        warc_fields_line("format", "WARC File Format 1.1"),
+        warc_fields_line(
+            "conformsTo",
+            "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        ),
+        warc_fields_line(
+            "description",
+            &format!(
+                "PANDAS (HTTrack) instance {}{}: mirror files at their original URLs, links made absolute",
+                inst.name,
+                inst.pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
+            ),
+        ),
+    ]
+    .concat();
     let orig_info_id = ids.warc_record_id();
     for (c, id) in [(&mut content, &info_id), (&mut original, &orig_info_id)] {
         let spec = RecordSpec {
@@ -391,16 +403,24 @@ pub fn build_pandas_package(
             }
         };
         // The metadata record beside it: mirror path, URL source, cached headers.
-        let mut fields = format!(
-            "mirror-path: {}\r\nurl-source: {}\r\ncapture-time-source: {}\r\ntransformed: {}\r\n",
-            f.save_path,
-            source_name(f.url_source),
-            if f.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" },
-            if rewritten.is_some() { "yes (original in the Original group)" } else { "no" },
-        );
+        // Every value from input goes through warc_fields_line: a name holding CR LF cannot
+        // add a line to the block.
+        let mut fields = [
+            warc_fields_line("mirror-path", &f.save_path),
+            warc_fields_line("url-source", source_name(f.url_source)),
+            warc_fields_line(
+                "capture-time-source",
+                if f.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" },
+            ),
+            warc_fields_line(
+                "transformed",
+                if rewritten.is_some() { "yes (original in the Original group)" } else { "no" },
+            ),
+        ]
+        .concat();
         if let Some(h) = &f.cache_headers {
             for line in h.split("\r\n").filter(|l| !l.is_empty()) {
-                fields.push_str(&format!("cache-header: {}\r\n", line.replace(['\r', '\n'], " ")));
+                fields.push_str(&warc_fields_line("cache-header", line));
             }
         }
         spec = RecordSpec {

@@ -377,6 +377,19 @@ pub fn name_text(root: &Path, path: &Path) -> String {
     parts.join("/")
 }
 
+/// The last component of `path` as text, escaped as [`name_text`] escapes.
+pub fn file_text(path: &Path) -> String {
+    path.file_name().map(|n| name_text(Path::new(""), Path::new(n))).unwrap_or_default()
+}
+
+/// A whole path as text for a report, escaped as [`name_text`] escapes.
+pub fn path_text(path: &Path) -> String {
+    match path.strip_prefix("/") {
+        Ok(rest) => format!("/{}", name_text(Path::new(""), rest)),
+        Err(_) => name_text(Path::new(""), path),
+    }
+}
+
 /// Reads a side file line by line from a file already opened as regular, keeping at most
 /// [`MAX_LINE`] bytes of a line: a longer line is passed on as empty (it parses as nothing).
 pub(crate) fn for_each_bounded_line(

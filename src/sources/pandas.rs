@@ -27,6 +27,7 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use serde::Serialize;
 
 use super::{name_text, refusal, take_regular};
+use crate::formats::warc::header::escape_controls;
 use crate::layout;
 
 /// Largest `url.map` or `hts-cache/new.txt` read (a line a file: some millions of files).
@@ -280,7 +281,7 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
                         current = Some(rest.to_string());
                     } else if let (Some(f), Some(mime)) = (&current, l.strip_prefix("ForceType ")) {
                         let key = if dir.is_empty() { f.clone() } else { format!("{dir}/{f}") };
-                        panaccess.insert(key, mime.trim().to_string());
+                        panaccess.insert(key, escape_controls(mime.trim()));
                     }
                 }
             }
@@ -480,7 +481,9 @@ fn read_cache_zip(file: File) -> io::Result<HashMap<String, CacheEntry>> {
         if !read_full(&mut r, &mut name)? || !read_full(&mut r, &mut extra)? {
             break;
         }
-        let url = String::from_utf8_lossy(&name).into_owned();
+        // The entry name is the URL: bytes that are not UTF-8 and control characters are
+        // percent-encoded, as in any URL webaip writes.
+        let url = crate::formats::warc::header::uri_text(&name);
         let headers = String::from_utf8_lossy(&extra).into_owned();
         let mut save = None;
         let mut content_type = None;
@@ -488,7 +491,7 @@ fn read_cache_zip(file: File) -> io::Result<HashMap<String, CacheEntry>> {
             if let Some((k, v)) = line.split_once(':') {
                 match k.trim().to_ascii_lowercase().as_str() {
                     "x-save" => save = Some(v.trim().to_string()),
-                    "content-type" => content_type = Some(v.trim().to_string()),
+                    "content-type" => content_type = Some(escape_controls(v.trim())),
                     _ => {}
                 }
             }
@@ -585,7 +588,7 @@ fn read_url_map(
             }
         }
         if let Ok(local) = layout::confined_name(&local) {
-            out.insert(local, url.trim().to_string());
+            out.insert(local, escape_controls(url.trim()));
         }
     });
     if let Err(e) = read {
@@ -619,8 +622,8 @@ fn read_new_txt(root: &Path, refused: &mut Vec<(String, String)>) -> HashMap<Str
         out.insert(
             cols[8].to_string(),
             NewTxt {
-                url: cols[7].to_string(),
-                mime: cols[5].to_string(),
+                url: escape_controls(cols[7]),
+                mime: escape_controls(cols[5]),
                 time: NaiveTime::parse_from_str(cols[0], "%H:%M:%S").ok(),
             },
         );

@@ -682,3 +682,118 @@ fn deterministic_identifiers_come_from_the_input() {
     assert_ne!(id1, deterministic_objid(&area, &p2, "outdir/p2"), "another title");
     assert_ne!(id1, deterministic_objid(&area, &p3, "outdir/p3"), "another file");
 }
+
+/// A file name that tries to add a WARC field: CR LF, a field, ESC.
+const FORGED: &[u8] = b"x\r\nWARC-Type: evil\x1b";
+
+/// Reads every WARC of a package with warcio: each record's header fields and, for
+/// `application/warc-fields` blocks, their lines. Prints JSON.
+const WARCIO_FIELDS: &str = r#"
+import json, os, sys
+from warcio.archiveiterator import ArchiveIterator
+out = []
+for d in ("content", "original", "viral"):
+    p = os.path.join(sys.argv[1], d)
+    if not os.path.isdir(p):
+        continue
+    for name in sorted(os.listdir(p)):
+        with open(os.path.join(p, name), "rb") as f:
+            for r in ArchiveIterator(f, check_digests=True):
+                fields = [[k, v] for k, v in r.rec_headers.headers]
+                lines = []
+                if r.rec_headers.get_header("Content-Type") == "application/warc-fields":
+                    body = r.content_stream().read().decode("utf-8", "replace")
+                    lines = [l for l in body.split("\r\n") if l]
+                out.append({"file": name, "fields": fields, "lines": lines})
+print(json.dumps(out))
+"#;
+
+/// Asserts no record of the package has an injected field: one WARC-Type each, no field or
+/// warc-fields line named after the forged one, no control character in any value or line.
+fn assert_no_injected_field(pkg: &Path) -> serde_json::Value {
+    let o = Command::new(oracle_python()).arg("-c").arg(WARCIO_FIELDS).arg(pkg).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let records: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(!records.as_array().unwrap().is_empty());
+    for r in records.as_array().unwrap() {
+        let fields = r["fields"].as_array().unwrap();
+        let types =
+            fields.iter().filter(|f| f[0].as_str().unwrap().eq_ignore_ascii_case("WARC-Type"));
+        assert_eq!(types.count(), 1, "{r}");
+        for f in fields {
+            let v = f[1].as_str().unwrap();
+            assert!(!v.chars().any(|c| c.is_control()), "control character in {r}");
+            assert_ne!(v, "evil", "{r}");
+        }
+        for l in r["lines"].as_array().unwrap() {
+            let l = l.as_str().unwrap();
+            assert!(
+                !l.starts_with("WARC-Type") && !l.chars().any(|c| c.is_control()),
+                "line {l:?} in {r}"
+            );
+            assert!(l.split_once(": ").is_some(), "line {l:?} in {r}");
+        }
+    }
+    records
+}
+
+#[test]
+fn forged_file_names_cannot_add_a_warc_field() {
+    use std::os::unix::ffi::OsStrExt;
+    let named = |prefix: &[u8], suffix: &[u8]| {
+        std::ffi::OsString::from(std::ffi::OsStr::from_bytes(&[prefix, FORGED, suffix].concat()))
+    };
+    let area = Area::new();
+    // PANDAS: a page, a file and a directory with the forged name.
+    let inst = area.path("input/40123/20040517-1412");
+    copy_dir(&repo().join("samples/pandas/40123/20040517-1412"), &inst);
+    let host = inst.join("www.example.gov.au");
+    std::fs::write(host.join(named(b"page", b".html")), b"<a href=\"index.html\">home</a>")
+        .unwrap();
+    std::fs::create_dir_all(host.join(named(b"dir", b""))).unwrap();
+    std::fs::write(host.join(named(b"dir", b"")).join("f.txt"), b"in a forged directory").unwrap();
+    std::fs::write(inst.join(named(b"log", b".txt")), b"a log").unwrap();
+    let out = area.path("outdir/pandas");
+    let s = schemas().display().to_string();
+    let args = package_args(out.to_str().unwrap(), &s, inst.to_str().unwrap(), &["--mode", "full"]);
+    let (o, log) = run(&area, &args, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let records = assert_no_injected_field(&out);
+    let escaped = "x%0D%0AWARC-Type: evil%1B";
+    let text = records.to_string();
+    assert!(
+        text.contains(&format!("mirror-path: www.example.gov.au/page{escaped}.html")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("www.example.gov.au/dir{escaped}/f.txt")), "{text}");
+    assert!(out.join(format!("logs/log{escaped}.txt")).is_file());
+    assert_valid_package(&out);
+    assert_confined(log.as_deref(), &[area.path("outdir"), area.path("tmp")], &area.path("secret"));
+
+    // Heritrix 3: a WARC and a log with the forged name.
+    let job = area.path("input/job");
+    std::fs::create_dir_all(job.join("warcs")).unwrap();
+    std::fs::create_dir_all(job.join("logs")).unwrap();
+    std::fs::write(job.join("crawler-beans.cxml"), b"<beans/>").unwrap();
+    std::fs::copy(
+        corpus().join("warc/warcio-example.warc.gz"),
+        job.join("warcs").join(named(b"w", b".warc.gz")),
+    )
+    .unwrap();
+    std::fs::write(job.join("logs").join(named(b"crawl", b".log")), b"not a crawl log\n").unwrap();
+    let out = area.path("outdir/heritrix");
+    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &["--mode", "full"]);
+    let (o, _) = run(&area, &args, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&o);
+    assert_eq!(r["containers"][0]["path"], format!("content/w{escaped}.warc.gz"));
+    assert!(out.join(format!("content/w{escaped}.warc.gz")).is_file());
+    assert!(out.join(format!("logs/crawl{escaped}.log")).is_file());
+    for e in walkdir::WalkDir::new(&out) {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.chars().any(|c| c.is_control()), "{name:?} in the package");
+    }
+    let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();
+    assert!(!mets.contains('\u{1b}') && !mets.contains("\r\nWARC-Type"));
+    assert_valid_package(&out);
+}

@@ -126,6 +126,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     let pool = super::worker_pool(args.jobs)?;
     // PANDAS: one instance directory, or a title directory holding several (one package each).
     if let [dir] = &args.sources[..] {
+        // The operator's own path may be a link (resolved once, here); nothing below it is
+        // followed: a linked instance inside a title directory is not taken.
+        let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         let instances: Vec<PathBuf> = if pandas::is_instance(dir) {
             vec![dir.clone()]
         } else if dir.is_dir() {

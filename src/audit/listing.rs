@@ -13,7 +13,7 @@ use crate::model::SIGNIFICANT_WARC_RECORDS;
 
 /// One `<file>` of the fileSec.
 #[derive(Debug, Clone, Default)]
-pub(super) struct ListedFile {
+pub(crate) struct ListedFile {
     pub id: String,
     /// Byte offset of the `<file>` element in the METS.
     pub offset: u64,

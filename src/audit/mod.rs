@@ -12,8 +12,8 @@
 //! whole-file SHA-512 of a container is one task, and its records are split into spans that are
 //! read in parallel, so one large container uses every core.
 
-mod listing;
-mod records;
+pub(crate) mod listing;
+pub(crate) mod records;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;

@@ -20,7 +20,7 @@ use crate::mets::validate::Severity;
 
 /// Something wrong inside one record, before it is placed in a file.
 #[derive(Debug, Clone)]
-pub(super) struct Problem {
+pub(crate) struct Problem {
     pub severity: Severity,
     pub rule: &'static str,
     /// The METS `<file>` ID concerned (empty for records the METS does not describe).
@@ -36,7 +36,7 @@ impl Problem {
 
 /// What reading one record's block found.
 #[derive(Debug, Default)]
-pub(super) struct BlockCheck {
+pub(crate) struct BlockCheck {
     pub problems: Vec<Problem>,
     /// Bytestream ranges hashed.
     pub bytestreams: u64,
@@ -56,7 +56,7 @@ struct RangeHash<'a> {
 /// Reads a record's block once: the bytestreams `streams` (record coordinates, as in the METS)
 /// are hashed and compared with their SIZE and CHECKSUM; with `digests`, the WARC block and
 /// payload digests are verified too.
-pub(super) fn check_block(
+pub(crate) fn check_block(
     head: &WarcRecordHead,
     block: &mut dyn Read,
     streams: &[ListedFile],

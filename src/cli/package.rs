@@ -126,6 +126,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     let pool = super::worker_pool(args.jobs)?;
     // PANDAS: one instance directory, or a title directory holding several (one package each).
     if let [dir] = &args.sources[..] {
+        // The operator's own path may be a link (resolved once, here); nothing below it is
+        // followed: a linked instance inside a title directory is not taken.
+        let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         let instances: Vec<PathBuf> = if pandas::is_instance(dir) {
             vec![dir.clone()]
         } else if dir.is_dir() {
@@ -165,8 +168,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
                     print_pandas(r);
                 }
             }
-            let unscanned = reports.iter().any(|r| r.scan.not_scanned > 0);
-            return Ok(if unscanned { super::EXIT_FINDINGS } else { 0 });
+            // Packages were made; files left out or not scanned make it a run with findings.
+            let findings = reports.iter().any(|r| r.scan.not_scanned > 0 || !r.refused.is_empty());
+            return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
         }
     }
     let source = detect(&args.sources)?;
@@ -175,7 +179,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|a| &a.path)
         .chain(source.aux.iter().map(|a| &a.path))
-        .filter_map(|p| p.metadata().ok())
+        .filter_map(|p| p.symlink_metadata().ok())
         .map(|m| m.len())
         .sum();
     let bar = progress::bytes_bar(total, args.quiet || args.json);
@@ -185,7 +189,10 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let report = report?;
     // Payloads that could not be scanned are in the package, described, but the run says so.
-    let code = if report.scan.not_scanned > 0 { super::EXIT_FINDINGS } else { 0 };
+    let findings = report.scan.not_scanned > 0
+        || !report.refused.is_empty()
+        || report.containers.iter().any(|c| c.warc_findings > 0);
+    let code = if findings { super::EXIT_FINDINGS } else { 0 };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(code);
@@ -200,15 +207,27 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     for m in &report.missing {
         println!("  not found: {m}");
     }
+    for (p, why) in &report.refused {
+        println!("  REFUSED {p}: {why}");
+    }
+    for l in &report.leftovers {
+        println!("  earlier run: {l}");
+    }
     for c in &report.containers {
         println!(
             "  {} -> {} ({}, {} records, {} listed in METS)",
-            c.input.display(),
-            c.path,
-            c.action,
-            c.records,
-            c.listed
+            c.input, c.path, c.action, c.records, c.listed
         );
+        if c.warc_findings > 0 {
+            println!(
+                "    WARC FINDINGS: {} finding(s) that audit --deep will report (kept as received, \
+                 recorded as a PREMIS validation event on the container):",
+                c.warc_findings
+            );
+            for e in c.warc_finding_examples.iter().take(10) {
+                println!("      {e}");
+            }
+        }
     }
     println!("  logs and configuration: {} file(s)", report.logs);
     for n in &report.metadata_notes {
@@ -260,6 +279,9 @@ fn print_pandas(r: &PandasReport) {
     }
     for m in &r.missing {
         println!("  not found: {m}");
+    }
+    for l in &r.leftovers {
+        println!("  earlier run: {l}");
     }
     let sources: Vec<String> = r.url_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
     println!("  {} mirror files; original URL from: {}", r.files, sources.join(", "));

@@ -8,6 +8,15 @@
 //! The package is assembled in a hidden directory beside `--out` (`.NAME.XXXX.partial`) and
 //! renamed only when complete, so a failed or killed run leaves nothing that looks like a
 //! package; an existing package is replaced only with `force`.
+//!
+//! Accepting means agreeing: a WARC copied into the package is read once, record by record,
+//! through the very check `audit --deep` makes ([`crate::audit::records::check_block`]:
+//! WARC-Block-Digest, WARC-Payload-Digest) and the reader's CRLF CRLF check. A record that
+//! fails is not silently copied: the file is still kept byte-exact (preservation keeps what it
+//! received, and rewriting a digest would destroy the evidence), but every such record is
+//! named in the report (text and JSON, `warc_findings`), the container gets a PREMIS
+//! `validation` event with outcome `failure` listing them, and the run exits with status 1,
+//! as for other findings. The later audit then reports what the package already declared.
 
 pub mod pandas;
 mod scan;
@@ -19,6 +28,7 @@ use spill::RecordSpill;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -40,7 +50,7 @@ use crate::migrate::{MigrateOptions, MigratedRecord, migrate_file, output_name};
 use crate::model::*;
 use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
-use crate::sources::{ArchiveKind, Source};
+use crate::sources::{ArchiveKind, Source, file_text, path_text};
 
 /// PRONOM identifier of WARC 1.1.
 const PRONOM_WARC_1_1: &str = "fmt/1355";
@@ -168,8 +178,8 @@ pub(crate) fn io_err(path: &Path) -> impl Fn(io::Error) -> PackageError + '_ {
 /// One container of the package.
 #[derive(Debug, Clone, Serialize)]
 pub struct ContainerReport {
-    /// The ARC or WARC it came from.
-    pub input: PathBuf,
+    /// The ARC or WARC it came from (control characters and bytes that are not UTF-8 escaped).
+    pub input: String,
     /// Its path in the package.
     pub path: String,
     /// Migrated (ARC) or copied (WARC).
@@ -180,7 +190,55 @@ pub struct ContainerReport {
     pub listed: u64,
     /// The migration report (ARC inputs).
     pub migration: Option<FileReport>,
+    /// Records of a copied WARC that `audit --deep` would reject: a WARC-Block-Digest or
+    /// WARC-Payload-Digest that does not match the bytes, or a block not followed by CRLF CRLF.
+    pub warc_findings: u64,
+    /// The first of them, with the record and its offset.
+    pub warc_finding_examples: Vec<WarcFinding>,
 }
+
+/// A record of a copied WARC that does not agree with its own header.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarcFinding {
+    /// Offset of the record (of its gzip member) in the file.
+    pub offset: u64,
+    /// Its WARC-Record-ID.
+    pub record_id: String,
+    /// What is wrong, in the words `audit --deep` uses.
+    pub message: String,
+}
+
+impl std::fmt::Display for WarcFinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "record {} at offset {}: {}", self.record_id, self.offset, self.message)
+    }
+}
+
+/// What checking a copied WARC as `audit --deep` does found.
+#[derive(Debug, Default)]
+struct WarcFindings {
+    count: u64,
+    examples: Vec<WarcFinding>,
+}
+
+/// Feeds what is read through it to the METS digests of the block.
+struct Tee<'a, R: ?Sized> {
+    inner: &'a mut R,
+    hasher: &'a mut BlockHasher,
+}
+
+impl<R: Read + ?Sized> Read for Tee<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// PREMIS event type of the check a copied WARC gets (LoC preservation vocabulary).
+const VALIDATION_EVENT: &str = "validation";
+/// Its URI.
+const VALIDATION_EVENT_URI: &str = "http://id.loc.gov/vocabulary/preservation/eventType/val";
 
 /// crawl.log against the records.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -214,6 +272,8 @@ pub struct PackageReport {
     pub found: Vec<String>,
     /// What a source of its shape usually has but this one lacks.
     pub missing: Vec<String>,
+    /// Entries of the source not packaged, and why (links, FIFOs, devices, over-long names).
+    pub refused: Vec<(String, String)>,
     /// Containers.
     pub containers: Vec<ContainerReport>,
     /// Log and configuration files packaged.
@@ -234,6 +294,8 @@ pub struct PackageReport {
     pub files: u64,
     /// Bytes.
     pub bytes: u64,
+    /// Leftovers of earlier runs found beside the package, and what was done with them.
+    pub leftovers: Vec<String>,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -261,7 +323,22 @@ pub fn build_package(
     let started = Instant::now();
     let staging = Staging::new(&opts.out, opts.force)?;
     let root = staging.root.clone();
-    let ids = if opts.deterministic { Ids::seeded("webaip-package") } else { Ids::random() };
+    let ids = if opts.deterministic {
+        let root = source.root.as_deref();
+        let name = |p: &Path| match root {
+            Some(r) => crate::sources::name_text(r, p),
+            None => file_text(p),
+        };
+        let files: Vec<(String, &Path)> = source
+            .archives
+            .iter()
+            .map(|a| (name(&a.path), a.path.as_path()))
+            .chain(source.aux.iter().map(|a| (format!("logs/{}", a.relative), a.path.as_path())))
+            .collect();
+        Ids::seeded(input_seed("webaip-package", &files)?)
+    } else {
+        Ids::random()
+    };
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
 
@@ -273,14 +350,14 @@ pub fn build_package(
 
     // Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
     // input's full name.
+    // Names are escaped (control characters, bytes that are not UTF-8): a file name cannot
+    // put a line break into the package's own file names, the METS or a WARC field.
     let names: Vec<String> = source
         .archives
         .iter()
         .map(|a| match a.kind {
-            ArchiveKind::Arc => output_name(&a.path),
-            ArchiveKind::Warc => {
-                a.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-            }
+            ArchiveKind::Arc => output_name(Path::new(&file_text(&a.path))),
+            ArchiveKind::Warc => file_text(&a.path),
         })
         .collect();
     let names: Vec<String> = names
@@ -288,12 +365,7 @@ pub fn build_package(
         .zip(&source.archives)
         .map(|(n, a)| {
             if names.iter().filter(|m| *m == n).count() > 1 {
-                let full = a
-                    .path
-                    .file_name()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                format!("{full}.warc.gz")
+                format!("{}.warc.gz", file_text(&a.path))
             } else {
                 n.clone()
             }
@@ -453,6 +525,7 @@ pub fn build_package(
         }
     });
 
+    let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;
     Ok(PackageReport {
         package: out,
@@ -460,6 +533,7 @@ pub fn build_package(
         source_shape: source.shape,
         found: source.found.clone(),
         missing: source.missing.clone(),
+        refused: source.refused.clone(),
         containers,
         logs,
         metadata_notes,
@@ -470,26 +544,54 @@ pub fn build_package(
         mets_xsd_checked,
         files,
         bytes,
+        leftovers,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
 
+/// Environment variable read by [`Staging`] only: a test hook that makes a run fail at a
+/// named point, so tests can show that the next run recovers. Comma-separated:
+/// `between-renames` aborts the process (as a kill would) after the old package has been
+/// moved aside and before it is removed (or, in the two-step fallback, before the new one is
+/// moved in); `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`.
+pub const FAIL_AT_ENV: &str = "WEBAIP_FAIL_AT";
+
+fn fail_at(point: &str) -> bool {
+    std::env::var(FAIL_AT_ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == point))
+}
+
 /// A package being assembled in a hidden directory beside its final place.
+///
+/// The directory (`.NAME.XXXXXX.partial`) is locked with `flock` for as long as the run
+/// builds it. Each run first looks at what earlier runs of the same output name left beside
+/// it: a partial directory whose lock it can take belongs to a run that died, and is removed;
+/// one still locked belongs to a live run and is left alone (and reported). An old package
+/// left aside by a two-step replacement that was killed half-way (`.NAME.XXXXXX.old`) is put
+/// back when the package itself is missing, and removed otherwise.
 pub(crate) struct Staging {
     tmp: Option<tempfile::TempDir>,
     /// The directory being filled.
     pub root: PathBuf,
+    /// The lock held on it while it is built (released when the run ends).
+    _lock: File,
     out: PathBuf,
     parent: PathBuf,
     name: String,
+    /// What was found and done about earlier runs' leftovers, for the report.
+    pub leftovers: Vec<String>,
 }
 
+/// Suffix of the directory a run builds its package in.
+const PARTIAL: &str = ".partial";
+/// Suffix of an old package moved aside by the two-step replacement.
+const OLD: &str = ".old";
+/// Length of the random part of those names.
+const RAND_LEN: usize = 6;
+
 impl Staging {
-    /// A hidden `.NAME.XXXX.partial` directory beside `out`, with `content/` and `logs/`.
+    /// A hidden `.NAME.XXXXXX.partial` directory beside `out`, locked, with `content/` and
+    /// `logs/`, after earlier runs' leftovers are dealt with.
     pub fn new(out: &Path, force: bool) -> Result<Staging, PackageError> {
-        if out.exists() && !force {
-            return Err(PackageError::Exists(out.to_path_buf()));
-        }
         let parent = out
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -500,16 +602,44 @@ impl Staging {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "package".into());
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".partial")
-            .tempdir_in(&parent)
-            .map_err(io_err(&parent))?;
-        let root = tmp.path().to_path_buf();
-        for d in ["content", "logs"] {
-            std::fs::create_dir_all(root.join(d)).map_err(io_err(&root))?;
+        let leftovers = clean_leftovers(&parent, &name, out);
+        if std::fs::symlink_metadata(out).is_ok() && !force {
+            return Err(PackageError::Exists(out.to_path_buf()));
         }
-        Ok(Staging { tmp: Some(tmp), root, out: out.to_path_buf(), parent, name })
+        // Create, open, lock, and check the name still is what was locked: a concurrent
+        // clean-up that took the lock first (in the instant before ours) removed it; try again.
+        for _ in 0..3 {
+            let tmp = tempfile::Builder::new()
+                .prefix(&format!(".{name}."))
+                .suffix(PARTIAL)
+                .rand_bytes(RAND_LEN)
+                .tempdir_in(&parent)
+                .map_err(io_err(&parent))?;
+            let root = tmp.path().to_path_buf();
+            let Ok(lock) = lock_dir(&root) else { continue };
+            let (Ok(held), Ok(now)) = (lock.metadata(), std::fs::symlink_metadata(&root)) else {
+                continue;
+            };
+            if (held.dev(), held.ino()) != (now.dev(), now.ino()) {
+                continue;
+            }
+            for d in ["content", "logs"] {
+                std::fs::create_dir_all(root.join(d)).map_err(io_err(&root))?;
+            }
+            return Ok(Staging {
+                tmp: Some(tmp),
+                root,
+                _lock: lock,
+                out: out.to_path_buf(),
+                parent,
+                name,
+                leftovers,
+            });
+        }
+        Err(PackageError::Input(format!(
+            "{}: cannot lock a directory to build the package in",
+            parent.display()
+        )))
     }
 
     /// Writes METS.xml and manifest-sha512.txt, then validates the METS; an invalid METS
@@ -557,27 +687,162 @@ impl Staging {
         Ok((0, xsd, manifest.len() as u64 + 1, mets_size))
     }
 
-    /// Moves the finished package into place (replacing an old one when forced).
+    /// Moves the finished package into place. An existing package (with `force`) is swapped
+    /// with the new one in one step (`renameat2(RENAME_EXCHANGE)`), so the name always holds a
+    /// whole package, old or new; the old one, now under the partial name, is then removed.
+    /// Where the file system has no exchange, the old package is first renamed aside to
+    /// `.NAME.XXXXXX.old` and the new one renamed in: a kill between the two leaves the old
+    /// package under that name, which the next run puts back (see [`Staging`]).
     pub fn commit(mut self) -> Result<PathBuf, PackageError> {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
         // Temporary directories are created private; a package is not.
         crate::migrate::set_mode(&self.root, 0o755).map_err(io_err(&self.root))?;
         let kept = self.tmp.take().map(|t| t.keep()).unwrap_or_else(|| self.root.clone());
-        let out = &self.out;
-        if out.exists() {
-            let old = tempfile::Builder::new()
-                .prefix(&format!(".{}.", self.name))
-                .suffix(".old")
-                .tempdir_in(&self.parent)
-                .map_err(io_err(&self.parent))?;
-            let old_path = old.path().join("package");
-            std::fs::rename(out, &old_path).map_err(io_err(out))?;
-            std::fs::rename(&kept, out).map_err(io_err(out))?;
-            drop(old);
-        } else {
-            std::fs::rename(&kept, out).map_err(io_err(out))?;
+        let out = self.out.clone();
+        let exists = std::fs::symlink_metadata(&out).is_ok();
+        if !exists {
+            // NOREPLACE: a package that appeared meanwhile is not replaced without --force.
+            match renameat_with(CWD, &kept, CWD, &out, RenameFlags::NOREPLACE) {
+                Ok(()) => return Ok(out),
+                Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOSYS) => {
+                    std::fs::rename(&kept, &out).map_err(io_err(&out))?;
+                    return Ok(out);
+                }
+                Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
+                    let _ = std::fs::remove_dir_all(&kept);
+                    return Err(PackageError::Exists(out));
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&kept);
+                    return Err(io_err(&out)(e.into()));
+                }
+            }
         }
-        Ok(out.clone())
+        let exchange = if fail_at("no-exchange") {
+            Err(rustix::io::Errno::INVAL)
+        } else {
+            renameat_with(CWD, &kept, CWD, &out, RenameFlags::EXCHANGE)
+        };
+        match exchange {
+            Ok(()) => {
+                // `kept` now names the old package.
+                if fail_at("between-renames") {
+                    std::process::abort();
+                }
+                if let Err(e) = std::fs::remove_dir_all(&kept) {
+                    self.leftovers.push(format!(
+                        "the old package, moved to {}, could not be removed: {e}",
+                        kept.display()
+                    ));
+                }
+            }
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOSYS) => {
+                let old = tempfile::Builder::new()
+                    .prefix(&format!(".{}.", self.name))
+                    .suffix(OLD)
+                    .rand_bytes(RAND_LEN)
+                    .tempdir_in(&self.parent)
+                    .map_err(io_err(&self.parent))?
+                    .keep();
+                // Renaming a directory onto an empty one replaces it.
+                std::fs::rename(&out, &old).map_err(io_err(&out))?;
+                if fail_at("between-renames") {
+                    std::process::abort();
+                }
+                if let Err(e) = std::fs::rename(&kept, &out) {
+                    // Put the old package back before failing.
+                    let _ = std::fs::rename(&old, &out);
+                    return Err(io_err(&out)(e));
+                }
+                let _ = std::fs::remove_dir_all(&old);
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&kept);
+                return Err(io_err(&out)(e.into()));
+            }
+        }
+        Ok(out)
     }
+}
+
+/// Opens a directory and takes an exclusive `flock` on it without waiting.
+fn lock_dir(dir: &Path) -> io::Result<File> {
+    use rustix::fs::{FlockOperation, Mode, OFlags};
+    let fd = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive)?;
+    Ok(File::from(fd))
+}
+
+/// The random part of `.NAME.XXXXXX<suffix>` when `entry` is exactly that.
+fn leftover_of<'a>(entry: &'a str, name: &str, suffix: &str) -> Option<&'a str> {
+    let mid =
+        entry.strip_prefix('.')?.strip_prefix(name)?.strip_prefix('.')?.strip_suffix(suffix)?;
+    (mid.len() == RAND_LEN && mid.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(mid)
+}
+
+/// Deals with what killed runs of the same output name left beside it; returns what it did.
+fn clean_leftovers(parent: &Path, name: &str, out: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    let Ok(entries) = std::fs::read_dir(parent) else { return notes };
+    let mut partials = Vec::new();
+    let mut olds = Vec::new();
+    for e in entries.flatten() {
+        let entry = e.file_name().to_string_lossy().into_owned();
+        // Only directories of ours: never a link, never a file.
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        if leftover_of(&entry, name, PARTIAL).is_some() {
+            partials.push(e.path());
+        } else if leftover_of(&entry, name, OLD).is_some() {
+            olds.push(e.path());
+        }
+    }
+    olds.sort();
+    for old in olds {
+        let Ok(_lock) = lock_dir(&old) else { continue };
+        let missing = std::fs::symlink_metadata(out).is_err();
+        // Earlier versions kept the old package one level down, in `package/`.
+        let package = [old.clone(), old.join("package")]
+            .into_iter()
+            .find(|p| crate::layout::regular_metadata(&p.join(crate::layout::METS)).is_ok());
+        if missing && let Some(package) = package {
+            match std::fs::rename(&package, out) {
+                Ok(()) => {
+                    notes.push(format!(
+                        "put back {} as {}: a replacement was killed half-way",
+                        package.display(),
+                        out.display()
+                    ));
+                    let _ = std::fs::remove_dir(&old);
+                }
+                Err(e) => notes.push(format!("could not put back {}: {e}", old.display())),
+            }
+        } else {
+            match std::fs::remove_dir_all(&old) {
+                Ok(()) => {
+                    notes.push(format!("removed {} (an old package set aside)", old.display()))
+                }
+                Err(e) => notes.push(format!("could not remove {}: {e}", old.display())),
+            }
+        }
+    }
+    for partial in partials {
+        match lock_dir(&partial) {
+            Ok(_lock) => match std::fs::remove_dir_all(&partial) {
+                Ok(()) => {
+                    notes.push(format!("removed {} (left by a run that died)", partial.display()))
+                }
+                Err(e) => notes.push(format!("could not remove {}: {e}", partial.display())),
+            },
+            Err(_) => notes.push(format!("left {}: another run is building it", partial.display())),
+        }
+    }
+    notes
 }
 
 struct ContainerCtx<'a> {
@@ -651,6 +916,31 @@ impl ContainerCtx<'_> {
         }
     }
 
+    /// The PREMIS event that records, on a copied container, the records `audit --deep` will
+    /// reject: the package keeps the file as received and says so.
+    fn validation_event(&self, findings: &WarcFindings) -> Event {
+        let shown: Vec<String> = findings.examples.iter().take(10).map(|f| f.to_string()).collect();
+        Event {
+            id: self.ids.uuid().to_string(),
+            event_type: VALIDATION_EVENT.into(),
+            event_type_uri: Some(VALIDATION_EVENT_URI.into()),
+            date_time: self.now,
+            detail: Some(format!(
+                "program=\"webaip\"; version=\"{}\"; WARC-Block-Digest, WARC-Payload-Digest and record ends checked as audit --deep checks them; the file is kept byte-exact as received",
+                env!("CARGO_PKG_VERSION")
+            )),
+            outcome: "failure".into(),
+            outcome_detail: Some(format!(
+                "{} finding(s) in records that do not agree with their WARC headers: {}{}",
+                findings.count,
+                shown.join("; "),
+                if findings.count as usize > shown.len() { "; ..." } else { "" }
+            )),
+            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+            objects: vec![("local".into(), self.rel.clone(), "source".into())],
+        }
+    }
+
     fn migrate(
         &self,
         index: usize,
@@ -658,7 +948,7 @@ impl ContainerCtx<'_> {
         writer: ContainerWriter,
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
-        let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file_text(input);
         let file_ids = self.ids.derive(&name);
         let mut tally = Tally {
             log: self.log,
@@ -754,12 +1044,14 @@ impl ContainerCtx<'_> {
         });
         let records = report.records_out.values().sum();
         let container = ContainerReport {
-            input: input.to_path_buf(),
+            input: path_text(input),
             path: self.rel.clone(),
             action: "migrated".into(),
             records,
             listed: 0,
             migration: Some(report),
+            warc_findings: 0,
+            warc_finding_examples: Vec::new(),
         };
         Ok(ContainerResult {
             index,
@@ -782,7 +1074,7 @@ impl ContainerCtx<'_> {
     ) -> Result<ContainerResult, PackageError> {
         let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
         let dest = self.root.join(&self.rel);
-        let (size, sha) = copy_hashing(input, &dest)?;
+        let (size, sha) = copy_hashing(input, self.root, &self.rel)?;
         (self.progress)(size);
         let mut tally = Tally {
             log: self.log,
@@ -792,6 +1084,7 @@ impl ContainerCtx<'_> {
         };
         let mut reader = WarcReader::open(&dest).map_err(|e| PackageError::Input(e.to_string()))?;
         let mut records = 0u64;
+        let mut findings = WarcFindings::default();
         loop {
             let next = reader.next_record(|head, block| {
                 let h = &head.header;
@@ -808,17 +1101,14 @@ impl ContainerCtx<'_> {
                 }
                 let mut hasher = BlockHasher::new(offset);
                 hasher.update(&prefix);
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    let n = block.read(&mut buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    hasher.update(&buf[..n]);
-                }
-                Ok(hasher.finish())
+                // One read of the block feeds the METS digests and the check `audit --deep`
+                // makes (the same function), so what is accepted here passes there.
+                let mut tee = Tee { inner: block, hasher: &mut hasher };
+                let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
+                let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
+                Ok((hasher.finish(), check))
             });
-            let (head, end, d) = match next {
+            let (head, end, (d, check)) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
                 Err(e) => {
@@ -830,6 +1120,24 @@ impl ContainerCtx<'_> {
             };
             records += 1;
             let h = &head.header;
+            let id = h.record_id().unwrap_or("(no WARC-Record-ID)");
+            let errors = check
+                .problems
+                .iter()
+                .filter(|p| p.severity == crate::mets::validate::Severity::Error)
+                .map(|p| p.message.clone());
+            let trailer =
+                (!end.trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
+            for why in errors.chain(trailer) {
+                findings.count += 1;
+                if findings.examples.len() < MAX_EXAMPLES {
+                    findings.examples.push(WarcFinding {
+                        offset: head.offset,
+                        record_id: id.to_string(),
+                        message: why,
+                    });
+                }
+            }
             tally.record(
                 h.target_uri(),
                 h.warc_type().unwrap_or(""),
@@ -862,18 +1170,30 @@ impl ContainerCtx<'_> {
                 spill.push(&rf, None).map_err(io_err(&dest))?;
             }
         }
-        let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file_text(input);
         let mut file = self.container_file(size, sha, &name);
         if !reader.is_gzip() || !dest.to_string_lossy().ends_with(".gz") {
             file.object.format.pronom = None;
         }
+        if findings.count > 0 {
+            // Kept byte-exact as received; the disagreement travels with it (module comment).
+            let event = self.validation_event(&findings);
+            file.object.events.push(event.id.clone());
+            file.events.push(event);
+        }
         let container = ContainerReport {
-            input: input.to_path_buf(),
+            input: path_text(input),
             path: self.rel.clone(),
-            action: "checked and copied".into(),
+            action: if findings.count > 0 {
+                "checked (WARC findings, kept as received) and copied".into()
+            } else {
+                "checked and copied".into()
+            },
             records,
             listed: 0,
             migration: None,
+            warc_findings: findings.count,
+            warc_finding_examples: findings.examples,
         };
         Ok(ContainerResult {
             index,
@@ -900,11 +1220,7 @@ pub(crate) fn add_log(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(String, String, u64), PackageError> {
     let rel = format!("logs/{relative}");
-    let dest = root.join(&rel);
-    if let Some(d) = dest.parent() {
-        std::fs::create_dir_all(d).map_err(io_err(d))?;
-    }
-    let (size, sha) = copy_hashing(source, &dest)?;
+    let (size, sha) = copy_hashing(source, root, &rel)?;
     progress(size);
     let mime = log_mime(relative);
     let object = PremisObject {
@@ -1058,10 +1374,63 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
     }
 }
 
-/// Copies `from` to `to` in one read, returning the size and SHA-512 of what was copied.
-pub(crate) fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), PackageError> {
-    let mut w = File::create(to).map_err(io_err(to))?;
-    let mut r = BufReader::with_capacity(1 << 20, File::open(from).map_err(io_err(from))?);
+/// The seed of a `--deterministic` run: SHA-512 over the sorted list of the input's files,
+/// each as its name, size and SHA-512 (hashed in parallel, before the run reads them again).
+/// The same input gives the same identifiers, OBJID first; inputs that differ in one byte or
+/// one name give different ones (a fixed seed would give every package the same OBJID).
+pub(crate) fn input_seed(kind: &str, files: &[(String, &Path)]) -> Result<String, PackageError> {
+    let mut lines: Vec<String> = files
+        .par_iter()
+        .map(|(name, path)| {
+            let mut r = open_input(path)?;
+            let mut sha = Sha512::new();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut len = 0u64;
+            loop {
+                let n = r.read(&mut buf).map_err(io_err(path))?;
+                if n == 0 {
+                    break;
+                }
+                sha.update(&buf[..n]);
+                len += n as u64;
+            }
+            Ok(format!("{name}\t{len}\t{}\n", hex(&sha.finalize())))
+        })
+        .collect::<Result<_, PackageError>>()?;
+    lines.sort();
+    let mut all = Sha512::new();
+    all.update(kind.as_bytes());
+    all.update(b"\n");
+    for l in &lines {
+        all.update(l.as_bytes());
+    }
+    Ok(format!("{kind}/{}", hex(&all.finalize())))
+}
+
+/// Opens an input file: a regular file reached without following a link as its last
+/// component (the walk checked with `lstat`; this closes the race with a swap since).
+pub(crate) fn open_input(path: &Path) -> Result<File, PackageError> {
+    crate::layout::open_regular(path).map_err(|e| PackageError::Input(e.to_string()))
+}
+
+/// [`open_input`] for readers that want an `io::Result`.
+pub(crate) fn open_input_io(path: &Path) -> io::Result<File> {
+    crate::layout::open_regular(path).map_err(io::Error::other)
+}
+
+/// Copies `from` (an input file) to `to` in one read, returning the size and SHA-512 of what
+/// was copied.
+pub(crate) fn copy_hashing(
+    from: &Path,
+    root: &Path,
+    rel: &str,
+) -> Result<(u64, String), PackageError> {
+    let to = &root.join(rel);
+    // The package's own name for it, created inside the package (never over a file, never
+    // through a link).
+    let mut w = crate::layout::create_in(root, rel)
+        .map_err(|e| PackageError::Input(format!("cannot create in the package: {e}")))?;
+    let mut r = BufReader::with_capacity(1 << 20, open_input(from)?);
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;

@@ -21,6 +21,7 @@ use super::{
     PackageError, PackageOptions, Staging, VirusCheck, finish_header, hash_file, io_err, new_mets,
 };
 use crate::formats::digest::hex;
+use crate::formats::warc::header::warc_fields_line;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord};
 use crate::ids::Ids;
@@ -82,6 +83,8 @@ pub struct PandasReport {
     pub mets_xsd_checked: bool,
     /// Files and bytes in the package.
     pub package_files: u64,
+    /// Leftovers of earlier runs found beside the package, and what was done with them.
+    pub leftovers: Vec<String>,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -131,7 +134,14 @@ pub fn build_pandas_package(
     let staging = Staging::new(&opts.out, opts.force)?;
     let root = staging.root.clone();
     let ids = if opts.deterministic {
-        Ids::seeded(format!("webaip-pandas/{}", inst.name))
+        let files: Vec<(String, &Path)> = inst
+            .files
+            .iter()
+            .map(|f| (f.save_path.clone(), f.path.as_path()))
+            .chain(inst.aux.iter().map(|a| (format!("logs/{}", a.relative), a.path.as_path())))
+            .collect();
+        let kind = format!("webaip-pandas/{}/{}", inst.pi.as_deref().unwrap_or(""), inst.name);
+        Ids::seeded(super::input_seed(&kind, &files)?)
     } else {
         Ids::random()
     };
@@ -160,12 +170,23 @@ pub fn build_pandas_package(
 
     let date = |t: &DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
     let info_id = ids.warc_record_id();
-    let info_body = format!(
-        "software: webaip/{}\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\ndescription: PANDAS (HTTrack) instance {}{}: mirror files at their original URLs, links made absolute\r\n",
-        env!("CARGO_PKG_VERSION"),
-        inst.name,
-        inst.pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
-    );
+    let info_body = [
+        warc_fields_line("software", &format!("webaip/{}", env!("CARGO_PKG_VERSION"))),
+        warc_fields_line("format", "WARC File Format 1.1"),
+        warc_fields_line(
+            "conformsTo",
+            "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        ),
+        warc_fields_line(
+            "description",
+            &format!(
+                "PANDAS (HTTrack) instance {}{}: mirror files at their original URLs, links made absolute",
+                inst.name,
+                inst.pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
+            ),
+        ),
+    ]
+    .concat();
     let orig_info_id = ids.warc_record_id();
     for (c, id) in [(&mut content, &info_id), (&mut original, &orig_info_id)] {
         let spec = RecordSpec {
@@ -213,8 +234,18 @@ pub fn build_pandas_package(
             && (f.mime.starts_with("text/html")
                 || f.mime.starts_with("text/css")
                 || f.mime.starts_with("application/xhtml"));
-        let original_bytes =
-            if rewritable { Some(std::fs::read(&f.path).map_err(io_err(&f.path))?) } else { None };
+        // Opened without following links, a regular file only, and read no further than the
+        // limit the walk saw it under (it may have grown since).
+        let original_bytes = if rewritable {
+            let mut b = Vec::new();
+            super::open_input(&f.path)?
+                .take(REWRITE_LIMIT)
+                .read_to_end(&mut b)
+                .map_err(io_err(&f.path))?;
+            Some(b)
+        } else {
+            None
+        };
         let rewritten = match &original_bytes {
             Some(bytes) if f.mime.starts_with("text/css") => {
                 Some(Ok(rewrite_css(bytes, &f.save_path, &f.url, &map)))
@@ -235,7 +266,7 @@ pub fn build_pandas_package(
             Some((c, _)) => Some(
                 match &original_bytes {
                     Some(b) => c.scan_bytes(b),
-                    None => c.scan(File::open(&f.path).map_err(io_err(&f.path))?, f.size),
+                    None => c.scan(super::open_input(&f.path)?, f.size),
                 }
                 .map_err(|e| PackageError::Input(e.to_string()))?,
             ),
@@ -275,7 +306,9 @@ pub fn build_pandas_package(
                 Some(b) => v.write(&root, &spec, b)?,
                 None => {
                     let p = f.path.clone();
-                    v.writer.write_streamed(&spec, || File::open(&p), 0).map_err(io_err(&f.path))?
+                    v.writer
+                        .write_streamed(&spec, || super::open_input_io(&p), 0)
+                        .map_err(io_err(&f.path))?
                 }
             };
             let oid = format!("{}#{}", v.rel, f.save_path);
@@ -365,21 +398,29 @@ pub fn build_pandas_package(
                 let path = f.path.clone();
                 content
                     .writer
-                    .write_streamed(&spec, || File::open(&path), 0)
+                    .write_streamed(&spec, || super::open_input_io(&path), 0)
                     .map_err(io_err(&f.path))?
             }
         };
         // The metadata record beside it: mirror path, URL source, cached headers.
-        let mut fields = format!(
-            "mirror-path: {}\r\nurl-source: {}\r\ncapture-time-source: {}\r\ntransformed: {}\r\n",
-            f.save_path,
-            source_name(f.url_source),
-            if f.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" },
-            if rewritten.is_some() { "yes (original in the Original group)" } else { "no" },
-        );
+        // Every value from input goes through warc_fields_line: a name holding CR LF cannot
+        // add a line to the block.
+        let mut fields = [
+            warc_fields_line("mirror-path", &f.save_path),
+            warc_fields_line("url-source", source_name(f.url_source)),
+            warc_fields_line(
+                "capture-time-source",
+                if f.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" },
+            ),
+            warc_fields_line(
+                "transformed",
+                if rewritten.is_some() { "yes (original in the Original group)" } else { "no" },
+            ),
+        ]
+        .concat();
         if let Some(h) = &f.cache_headers {
             for line in h.split("\r\n").filter(|l| !l.is_empty()) {
-                fields.push_str(&format!("cache-header: {}\r\n", line.replace(['\r', '\n'], " ")));
+                fields.push_str(&warc_fields_line("cache-header", line));
             }
         }
         spec = RecordSpec {
@@ -582,6 +623,7 @@ pub fn build_pandas_package(
         opts.metadata.resolve(&seeds, (first, last));
     finish_header(&mut mets, description, rights, organisation);
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
+    let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;
     Ok(PandasReport {
         package: out,
@@ -606,6 +648,7 @@ pub fn build_pandas_package(
         scan,
         mets_xsd_checked,
         package_files,
+        leftovers,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -654,7 +697,7 @@ fn source_name(s: UrlSource) -> &'static str {
 fn seed_urls(inst: &Instance) -> Vec<String> {
     let log = inst.root.join("hts-log.txt");
     let mut text = String::new();
-    if let Ok(mut f) = File::open(&log) {
+    if let Ok(mut f) = crate::layout::open_regular(&log) {
         let mut buf = vec![0u8; 4096];
         let n = f.read(&mut buf).unwrap_or(0);
         text = String::from_utf8_lossy(&buf[..n]).into_owned();

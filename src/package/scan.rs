@@ -286,10 +286,18 @@ pub(super) fn scan_and_describe(
             BufWriter::new(File::create(&viral_path).map_err(io_err(&viral_path))?),
             opts.level,
         );
-        let info = format!(
-            "software: webaip/{}\r\nformat: WARC File Format 1.1\r\ndescription: records quarantined from {rel} because clamd found a virus in their payload; each record is the original gzip member, byte-exact\r\n",
-            env!("CARGO_PKG_VERSION")
-        );
+        use crate::formats::warc::header::warc_fields_line;
+        let info = [
+            warc_fields_line("software", &format!("webaip/{}", env!("CARGO_PKG_VERSION"))),
+            warc_fields_line("format", "WARC File Format 1.1"),
+            warc_fields_line(
+                "description",
+                &format!(
+                    "records quarantined from {rel} because clamd found a virus in their payload; each record is the original gzip member, byte-exact"
+                ),
+            ),
+        ]
+        .concat();
         let spec = RecordSpec {
             warc_type: "warcinfo".into(),
             record_id: ids.warc_record_id(),

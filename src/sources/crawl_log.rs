@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -143,16 +143,11 @@ impl CrawlLog {
     }
 }
 
+/// Reads the log line by line: only a regular file (no link, no FIFO), and a line longer than
+/// [`super::MAX_LINE`] counts as one unparsed line instead of growing a buffer.
 fn for_each_line(path: &Path, mut f: impl FnMut(&str)) -> io::Result<()> {
-    let mut r = BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        if r.read_until(b'\n', &mut buf)? == 0 {
-            return Ok(());
-        }
-        f(String::from_utf8_lossy(&buf).trim_end());
-    }
+    let file = crate::layout::open_regular(path).map_err(io::Error::other)?;
+    super::for_each_bounded_line(file, |line| f(String::from_utf8_lossy(line).trim_end()))
 }
 
 #[cfg(test)]

@@ -5,13 +5,30 @@
 //! `logs/`, `reports/`), or a plain list of ARC/WARC files, and says what it found and what it
 //! expected but did not find. Every file of a job directory is accounted for: archives become
 //! containers, everything else travels in the `Logfile` group (P1.5, P4.2).
+//!
+//! Only regular files are taken. The paths named on the command line are the operator's and
+//! may be links; below them nothing is followed: every walked entry is checked with `lstat`
+//! ([`crate::layout::regular_metadata`]), and links, FIFOs, sockets, devices, names that do not
+//! fit in `PATH_MAX` and unreadable directories are refused one by one, each with a line in
+//! [`Source::refused`] naming it, never read. Side files (`seeds.txt`, `crawl.log`) are read
+//! with bounds ([`MAX_SEEDS`], [`MAX_LINE`]).
 
 pub mod crawl_log;
 pub mod pandas;
 
+use std::collections::HashSet;
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::layout::{self, ConfineError};
+
+/// Largest `seeds.txt` read (a list of seed URLs, not a crawl).
+pub const MAX_SEEDS: u64 = 16 << 20;
+/// Longest line kept from a line-oriented side file (`crawl.log`, `url.map`, `new.txt`); a
+/// longer line is skipped (counted as unparsed), so one line without an end costs no more.
+pub const MAX_LINE: usize = 1 << 20;
 
 /// The shape of a source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -73,6 +90,8 @@ pub struct Source {
     pub found: Vec<String>,
     /// What a source of this shape usually has but this one does not.
     pub missing: Vec<String>,
+    /// Entries not taken, and why (links, FIFOs, devices, over-long or clashing names).
+    pub refused: Vec<(String, String)>,
 }
 
 /// A source that cannot be used.
@@ -114,9 +133,23 @@ pub fn detect(inputs: &[PathBuf]) -> Result<Source, SourceError> {
         let path = path.to_path_buf();
         move |source| SourceError::Io { path: path.clone(), source }
     };
+    // The operator's own paths may be links (resolved once, here); a FIFO or device given by
+    // name is refused before anything opens it.
+    let mut resolved = Vec::with_capacity(inputs.len());
     for p in inputs {
-        std::fs::metadata(p).map_err(io(p))?;
+        let meta = std::fs::metadata(p).map_err(io(p))?;
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(SourceError::Mixed(format!(
+                "{}: is {}, not a regular file or a directory",
+                p.display(),
+                layout::kind_of(&meta)
+            )));
+        }
+        let real =
+            if meta.is_file() { std::fs::canonicalize(p).map_err(io(p))? } else { p.clone() };
+        resolved.push(real);
     }
+    let inputs = &resolved[..];
     match inputs {
         [dir] if dir.is_dir() => job_dir(dir),
         _ if inputs.iter().any(|p| p.is_dir()) => {
@@ -145,6 +178,7 @@ pub fn detect(inputs: &[PathBuf]) -> Result<Source, SourceError> {
                 missing: vec![
                     "crawl.log and crawler configuration (not part of a file list)".into(),
                 ],
+                refused: Vec::new(),
             })
         }
     }
@@ -155,26 +189,37 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
     let mut aux = Vec::new();
     let mut crawl_log = None;
     let mut seeds_file = None;
+    let mut refused = Vec::new();
+    let mut names = HashSet::new();
     let walk = walkdir::WalkDir::new(root).sort_by_file_name().follow_links(false);
     for entry in walk {
-        let entry = entry.map_err(|e| SourceError::Io {
-            path: e.path().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf()),
-            source: e.into_io_error().unwrap_or_else(|| std::io::Error::other("directory loop")),
-        })?;
-        if !entry.file_type().is_file() {
+        // An unreadable directory (or one whose path is longer than PATH_MAX) costs itself,
+        // not the job.
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let at = e.path().map(|p| name_text(root, p)).unwrap_or_default();
+                refused.push((at, format!("not read: {e}")));
+                continue;
+            }
+        };
+        if entry.file_type().is_dir() {
             continue;
         }
         let path = entry.path().to_path_buf();
+        let relative = name_text(root, &path);
+        if let Err(why) = take_regular(&path, &relative, &mut names) {
+            refused.push((relative, why));
+            continue;
+        }
         if let Some(kind) = archive_kind(&path) {
             archives.push(Archive { path, kind });
             continue;
         }
-        let relative =
-            path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
         // The job's own logs/ folder becomes the package's logs/ (logs/crawl.log, not
         // logs/logs/crawl.log); files elsewhere keep their path below logs/.
         let relative = match relative.strip_prefix("logs/") {
-            Some(rest) if !root.join(rest).exists() => rest.to_string(),
+            Some(rest) if std::fs::symlink_metadata(root.join(rest)).is_err() => rest.to_string(),
             _ => relative,
         };
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -204,16 +249,18 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
         )));
     }
     let seeds = match &seeds_file {
-        Some(p) => std::fs::read(p)
-            .map(|b| {
-                String::from_utf8_lossy(&b)
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        Some(p) => match layout::read_bounded(p, MAX_SEEDS) {
+            Ok(b) => String::from_utf8_lossy(&b)
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_string)
+                .collect(),
+            Err(e) => {
+                refused.push((name_text(root, p), format!("seeds not read: {e}")));
+                Vec::new()
+            }
+        },
         None => Vec::new(),
     };
     let mut found = vec![format!(
@@ -264,5 +311,150 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
         seeds,
         found,
         missing,
+        refused,
     })
+}
+
+/// Checks a walked entry before it is taken: a regular file (by `lstat`, so a link is never
+/// followed), a name that fits in `PATH_MAX` and does not clash with one already taken once
+/// escaped. The error is the reason, for the report.
+pub(crate) fn take_regular(
+    path: &Path,
+    relative: &str,
+    taken: &mut HashSet<String>,
+) -> Result<std::fs::Metadata, String> {
+    if let Err(e) = layout::confined_name(relative) {
+        return Err(format!("name {e}"));
+    }
+    let meta = layout::regular_metadata(path).map_err(|e| refusal(&e))?;
+    if !taken.insert(relative.to_string()) {
+        return Err("its name, with control characters escaped, is that of another file".into());
+    }
+    Ok(meta)
+}
+
+/// Why a file was refused, in words for the report (the path is reported beside it).
+pub(crate) fn refusal(e: &ConfineError) -> String {
+    match e {
+        ConfineError::Link { .. } => {
+            "symbolic link: not followed (it may point outside the input)".into()
+        }
+        ConfineError::NotRegular { kind, .. } => format!("{kind}, not a regular file: not read"),
+        ConfineError::TooLarge { limit, .. } => format!("larger than {limit} bytes: not read"),
+        ConfineError::Io { source, .. } if source.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+            "its path is longer than PATH_MAX: not read".into()
+        }
+        e => format!("not read: {e}"),
+    }
+}
+
+/// A path below `root` as text for the package, the report, the METS and WARC fields: `/`
+/// separated, each component kept as it is when it is UTF-8 without control characters, and
+/// otherwise with its control characters (C0, DEL), bytes that are not UTF-8, and `%` itself
+/// percent-encoded, so a name can never add a line (or a field) to what it is written into.
+pub fn name_text(root: &Path, path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        let bytes = c.as_os_str().as_bytes();
+        let clean =
+            std::str::from_utf8(bytes).ok().filter(|s| !s.bytes().any(|b| b < 0x20 || b == 0x7f));
+        parts.push(match clean {
+            Some(s) => s.to_string(),
+            None => bytes
+                .iter()
+                .map(|&b| {
+                    if b.is_ascii() && b >= 0x20 && b != 0x7f && b != b'%' {
+                        (b as char).to_string()
+                    } else {
+                        format!("%{b:02X}")
+                    }
+                })
+                .collect(),
+        });
+    }
+    parts.join("/")
+}
+
+/// The last component of `path` as text, escaped as [`name_text`] escapes.
+pub fn file_text(path: &Path) -> String {
+    path.file_name().map(|n| name_text(Path::new(""), Path::new(n))).unwrap_or_default()
+}
+
+/// A whole path as text for a report, escaped as [`name_text`] escapes.
+pub fn path_text(path: &Path) -> String {
+    match path.strip_prefix("/") {
+        Ok(rest) => format!("/{}", name_text(Path::new(""), rest)),
+        Err(_) => name_text(Path::new(""), path),
+    }
+}
+
+/// Reads a side file line by line from a file already opened as regular, keeping at most
+/// [`MAX_LINE`] bytes of a line: a longer line is passed on as empty (it parses as nothing).
+pub(crate) fn for_each_bounded_line(
+    file: std::fs::File,
+    mut f: impl FnMut(&[u8]),
+) -> io::Result<()> {
+    let mut r = io::BufReader::with_capacity(1 << 20, file);
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            if !line.is_empty() || too_long {
+                f(if too_long { &[] } else { &line });
+            }
+            return Ok(());
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long {
+            if line.len() + take > MAX_LINE + 1 {
+                too_long = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(&chunk[..take]);
+            }
+        }
+        r.consume(take);
+        if done {
+            f(if too_long { &[] } else { &line });
+            line.clear();
+            too_long = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_bounded_and_names_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        let mut text = b"one\n".to_vec();
+        text.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
+        text.extend_from_slice(b"\ntwo\r\nthree");
+        std::fs::write(&p, &text).unwrap();
+        let mut lines = Vec::new();
+        for_each_bounded_line(std::fs::File::open(&p).unwrap(), |l| lines.push(l.to_vec()))
+            .unwrap();
+        assert_eq!(lines, vec![b"one\n".to_vec(), vec![], b"two\r\n".to_vec(), b"three".to_vec()]);
+
+        use std::os::unix::ffi::OsStrExt;
+        let root = Path::new("/r");
+        let name = |b: &[u8]| name_text(root, &root.join(std::ffi::OsStr::from_bytes(b)));
+        assert_eq!(name(b"a/b c.html"), "a/b c.html");
+        assert_eq!(name(b"100%/x"), "100%/x");
+        assert_eq!(name(b"a/x\r\nWARC-Type: evil\x1b.html"), "a/x%0D%0AWARC-Type: evil%1B.html");
+        assert_eq!(name(b"caf\xe9 100%/x\x7f"), "caf%E9 100%25/x%7F");
+    }
 }

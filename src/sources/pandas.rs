@@ -8,14 +8,37 @@
 //! from, in order of trust: the HTTrack cache (`new.zip` entries and their `X-Save` paths),
 //! `url.map`, `new.txt`, the `Mirrored from` comment HTTrack writes into pages, and last the
 //! `<host>/<path>` layout.
+//!
+//! Everything here is input. Only regular files are read: the fixed names (`url.map`,
+//! `hts-cache/new.zip`, `hts-cache/new.txt`, `hts-log.txt`, `.panaccess-mime.types`) and every
+//! walked file are checked with `lstat` / opened with `O_NOFOLLOW | O_NONBLOCK` and refused
+//! (listed in [`Instance::refused`] with the reason) when they are links, FIFOs, devices or
+//! directories, or when their path does not fit in `PATH_MAX`. Side files are read with bounds
+//! ([`MAX_SIDE_TEXT`], [`MAX_PANACCESS`], [`MAX_CACHE_INDEX`], [`super::MAX_LINE`]). Names
+//! recovered from the cache (`X-Save`) and from `url.map` only ever select among the files the
+//! walk found, after [`crate::layout::confined_name`]; they never open anything themselves.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use serde::Serialize;
+
+use super::{name_text, refusal, take_regular};
+use crate::formats::warc::header::escape_controls;
+use crate::layout;
+
+/// Largest `url.map` or `hts-cache/new.txt` read (a line a file: some millions of files).
+pub const MAX_SIDE_TEXT: u64 = 1 << 30;
+/// Largest `.panaccess-mime.types` read (a few Apache directives per file of a directory).
+pub const MAX_PANACCESS: u64 = 1 << 20;
+/// Most bytes of entry names and header blocks kept from `hts-cache/new.zip`; the rest of a
+/// larger index is not read (the bodies, however large, are skipped, never held).
+pub const MAX_CACHE_INDEX: u64 = 256 << 20;
+/// Bytes of a page read to find HTTrack's `Mirrored from` comment.
+const COMMENT_WINDOW: u64 = 64 * 1024;
 
 /// Where a file's original URL came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -95,17 +118,24 @@ pub struct Instance {
 /// host directory or an HTTrack cache).
 pub fn is_instance(dir: &Path) -> bool {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // lstat only: a link named hts-cache or a host directory does not make an instance.
+    let is = |n: &str, want_dir: bool| {
+        std::fs::symlink_metadata(dir.join(n))
+            .map(|m| if want_dir { m.is_dir() } else { m.is_file() })
+            .unwrap_or(false)
+    };
     parse_instance_name(&name).is_some()
-        && (dir.join("hts-cache").is_dir()
-            || dir.join("hts-log.txt").is_file()
-            || has_host_dir(dir))
+        && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+        && (is("hts-cache", true) || is("hts-log.txt", false) || has_host_dir(dir))
 }
 
 fn has_host_dir(dir: &Path) -> bool {
     std::fs::read_dir(dir)
         .map(|rd| {
-            rd.flatten()
-                .any(|e| e.path().is_dir() && looks_like_host(&e.file_name().to_string_lossy()))
+            rd.flatten().any(|e| {
+                e.file_type().is_ok_and(|t| t.is_dir())
+                    && looks_like_host(&e.file_name().to_string_lossy())
+            })
         })
         .unwrap_or(false)
 }
@@ -187,47 +217,61 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
         pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
     )];
     let mut missing = Vec::new();
-    let cache = root.join("hts-cache/new.zip");
-    let cache_entries = if cache.is_file() {
-        found.push("hts-cache/new.zip".into());
-        read_cache_zip(&cache).map_err(|e| format!("{}: {e}", cache.display()))?
-    } else {
-        missing.push("hts-cache/new.zip (URLs and headers from the HTTrack cache)".into());
-        HashMap::new()
+    let mut refused: Vec<(String, String)> = Vec::new();
+    let cache_name = "hts-cache/new.zip";
+    let cache = root.join(cache_name);
+    let cache_entries = match layout::open_regular(&cache) {
+        Ok(file) => {
+            found.push(cache_name.into());
+            read_cache_zip(file).map_err(|e| format!("{}: {e}", cache.display()))?
+        }
+        Err(e) => {
+            if !e.is_not_found() {
+                refused.push((cache_name.into(), refusal(&e)));
+            }
+            missing.push("hts-cache/new.zip (URLs and headers from the HTTrack cache)".into());
+            HashMap::new()
+        }
     };
-    let url_map = read_url_map(&root.join("url.map"), pi.as_deref(), &name);
+    let url_map = read_url_map(root, pi.as_deref(), &name, &mut refused);
     if url_map.is_empty() {
         missing.push("url.map".into());
     } else {
         found.push("url.map".into());
     }
-    let new_txt = read_new_txt(&root.join("hts-cache/new.txt"));
+    let new_txt = read_new_txt(root, &mut refused);
     if new_txt.is_empty() {
         missing.push("hts-cache/new.txt (capture times)".into());
     } else {
         found.push("hts-cache/new.txt".into());
     }
     for f in ["hts-log.txt", "hts-cache/doit.log", "hts-cache/new.lst"] {
-        if root.join(f).is_file() {
+        if layout::regular_metadata(&root.join(f)).is_ok() {
             found.push(f.into());
         }
     }
 
     let mut files = Vec::new();
     let mut aux = Vec::new();
-    let mut refused = Vec::new();
     let mut panaccess: HashMap<String, String> = HashMap::new();
     let walk = walkdir::WalkDir::new(root).sort_by_file_name().follow_links(false);
     let mut entries = Vec::new();
     for e in walk {
-        let e = e.map_err(|e| e.to_string())?;
-        entries.push(e);
+        // A directory that cannot be read (or whose path is over PATH_MAX) costs itself only.
+        match e {
+            Ok(e) => entries.push(e),
+            Err(e) => {
+                let at = e.path().map(|p| name_text(root, p)).unwrap_or_default();
+                refused.push((at, format!("not read: {e}")));
+            }
+        }
     }
     // .panaccess-mime.types first: they override MIME types of their directory.
     for e in &entries {
         if e.file_type().is_file() && e.file_name() == ".panaccess-mime.types" {
-            let dir = relative_of(root, e.path().parent().unwrap_or(root));
-            if let Ok(text) = std::fs::read_to_string(e.path()) {
+            let dir = name_text(root, e.path().parent().unwrap_or(root));
+            if let Ok(bytes) = layout::read_bounded(e.path(), MAX_PANACCESS) {
+                let text = String::from_utf8_lossy(&bytes);
                 let mut current: Option<String> = None;
                 for line in text.lines() {
                     let l = line.trim();
@@ -237,31 +281,29 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
                         current = Some(rest.to_string());
                     } else if let (Some(f), Some(mime)) = (&current, l.strip_prefix("ForceType ")) {
                         let key = if dir.is_empty() { f.clone() } else { format!("{dir}/{f}") };
-                        panaccess.insert(key, mime.trim().to_string());
+                        panaccess.insert(key, escape_controls(mime.trim()));
                     }
                 }
             }
         }
     }
+    let mut taken = HashSet::new();
     for e in entries {
-        let rel = relative_of(root, e.path());
-        if rel.is_empty() {
+        let rel = name_text(root, e.path());
+        if rel.is_empty() || e.file_type().is_dir() {
             continue;
         }
-        let ft = e.file_type();
-        if ft.is_symlink() {
-            refused.push((
-                rel,
-                "symbolic link: not followed (it may point outside the instance)".into(),
-            ));
-            continue;
-        }
-        if !ft.is_file() {
-            if !ft.is_dir() {
-                refused.push((rel, "not a regular file".into()));
+        // lstat again (walkdir's type may come from readdir): links, FIFOs, devices and
+        // paths over PATH_MAX are refused here, one by one.
+        let meta = match take_regular(e.path(), &rel, &mut taken) {
+            Ok(m) => m,
+            Err(why) => {
+                if !refused.iter().any(|(p, _)| *p == rel) {
+                    refused.push((rel, why));
+                }
+                continue;
             }
-            continue;
-        }
+        };
         let first = rel.split('/').next().unwrap_or("");
         let in_host_dir = rel.contains('/') && looks_like_host(first) && first != "hts-cache";
         let is_meta = rel.ends_with(".panaccess-mime.types");
@@ -269,7 +311,7 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
             aux.push(InstanceAux { path: e.path().to_path_buf(), relative: rel });
             continue;
         }
-        let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+        let size = meta.len();
         let cached = cache_entries.get(&rel);
         let (url, url_source) = if let Some(c) = cached {
             (c.url.clone(), UrlSource::Cache)
@@ -342,31 +384,6 @@ fn raw_relative(root: &Path, path: &Path) -> Vec<u8> {
     path.strip_prefix(root).unwrap_or(path).as_os_str().as_bytes().to_vec()
 }
 
-fn relative_of(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let mut parts = Vec::new();
-    for c in rel.components() {
-        let os = c.as_os_str();
-        parts.push(match os.to_str() {
-            Some(s) => s.to_string(),
-            None => {
-                use std::os::unix::ffi::OsStrExt;
-                os.as_bytes()
-                    .iter()
-                    .map(|&b| {
-                        if b.is_ascii() && b >= 0x20 && b != b'%' {
-                            (b as char).to_string()
-                        } else {
-                            format!("%{b:02X}")
-                        }
-                    })
-                    .collect()
-            }
-        });
-    }
-    parts.join("/")
-}
-
 /// `http://<save path>`, with `index.html` standing for the directory (a guess). Works on the
 /// raw bytes of the path: HTTrack saved the URL path %-decoded, so spaces, `%`, control
 /// characters and bytes outside ASCII are %-encoded again.
@@ -393,9 +410,9 @@ fn mirrored_from(path: &Path) -> Option<String> {
     if !(lower.ends_with(".html") || lower.ends_with(".htm")) {
         return None;
     }
-    let mut buf = vec![0u8; 64 * 1024];
-    let n = File::open(path).ok()?.read(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf[..n]);
+    let mut buf = Vec::new();
+    layout::open_regular(path).ok()?.take(COMMENT_WINDOW).read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf);
     let start = text.find("<!-- Mirrored from ")? + "<!-- Mirrored from ".len();
     let rest = &text[start..];
     let end = rest.find(" by HTTrack Website Copier")?;
@@ -432,63 +449,135 @@ pub fn mime_by_extension(path: &str) -> &'static str {
 ///
 /// Hand-written because HTTrack keeps the headers in the *local* file headers' extra fields,
 /// which the zip crate (and Python's zipfile) only expose from the central directory, where
-/// they are empty. Entry bodies are not needed: the files themselves are in the mirror.
-fn read_cache_zip(path: &Path) -> Result<HashMap<String, CacheEntry>, String> {
-    let data = std::fs::read(path).map_err(|e| e.to_string())?;
+/// they are empty. Entry bodies are not needed (the files themselves are in the mirror), so
+/// they are skipped as the file streams by: memory holds the names and header blocks only, at
+/// most [`MAX_CACHE_INDEX`] bytes of them. An `X-Save` name that would leave the instance
+/// (absolute, `..`) is dropped: it could only ever select a file the walk found anyway.
+fn read_cache_zip(file: File) -> io::Result<HashMap<String, CacheEntry>> {
+    const SIG: [u8; 4] = [0x50, 0x4b, 0x03, 0x04];
+    let mut r = BufReader::with_capacity(1 << 16, file);
     let mut out = HashMap::new();
-    let mut i = 0usize;
-    let u16_at =
-        |d: &[u8], p: usize| d.get(p..p + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
-    let u32_at = |d: &[u8], p: usize| {
-        d.get(p..p + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
-    while i + 30 <= data.len() && data[i..i + 4] == [0x50, 0x4b, 0x03, 0x04] {
-        let flags = u16_at(&data, i + 6).unwrap_or(0);
-        let csize = u32_at(&data, i + 18).unwrap_or(0);
-        let name_len = u16_at(&data, i + 26).unwrap_or(0);
-        let extra_len = u16_at(&data, i + 28).unwrap_or(0);
-        let name_start = i + 30;
-        let extra_start = name_start + name_len;
-        let data_start = extra_start + extra_len;
-        if data_start > data.len() {
-            break; // a cache cut short (HTTrack killed): keep what was read
+    let mut kept = 0u64;
+    let mut sig = [0u8; 4];
+    // A cache cut short (HTTrack killed) ends anywhere: keep what was read.
+    if !read_full(&mut r, &mut sig)? || sig != SIG {
+        return Ok(out);
+    }
+    loop {
+        let mut h = [0u8; 26];
+        if !read_full(&mut r, &mut h)? {
+            break;
         }
-        let url = String::from_utf8_lossy(&data[name_start..extra_start]).into_owned();
-        let headers = String::from_utf8_lossy(&data[extra_start..data_start]).into_owned();
+        let u16_at = |p: usize| u16::from_le_bytes([h[p], h[p + 1]]) as usize;
+        let flags = u16_at(2);
+        let csize = u32::from_le_bytes([h[14], h[15], h[16], h[17]]) as u64;
+        let (name_len, extra_len) = (u16_at(22), u16_at(24));
+        kept += (name_len + extra_len) as u64;
+        if kept > MAX_CACHE_INDEX {
+            break;
+        }
+        let mut name = vec![0u8; name_len];
+        let mut extra = vec![0u8; extra_len];
+        if !read_full(&mut r, &mut name)? || !read_full(&mut r, &mut extra)? {
+            break;
+        }
+        // The entry name is the URL: bytes that are not UTF-8 and control characters are
+        // percent-encoded, as in any URL webaip writes.
+        let url = crate::formats::warc::header::uri_text(&name);
+        let headers = String::from_utf8_lossy(&extra).into_owned();
         let mut save = None;
         let mut content_type = None;
         for line in headers.split("\r\n") {
             if let Some((k, v)) = line.split_once(':') {
                 match k.trim().to_ascii_lowercase().as_str() {
                     "x-save" => save = Some(v.trim().to_string()),
-                    "content-type" => content_type = Some(v.trim().to_string()),
+                    "content-type" => content_type = Some(escape_controls(v.trim())),
                     _ => {}
                 }
             }
         }
-        if let Some(s) = save {
+        if let Some(s) = save.and_then(|s| layout::confined_name(&s).ok()) {
             let url = if url.contains("://") { url } else { format!("http://{url}") };
             out.insert(s, CacheEntry { url, headers, content_type });
         }
-        if flags & 0x08 != 0 {
+        let found = if flags & 0x08 != 0 {
             // Sizes follow the data in a descriptor: find the next local header instead.
-            match data[data_start..].windows(4).position(|w| w == [0x50, 0x4b, 0x03, 0x04]) {
-                Some(p) => i = data_start + p,
-                None => break,
-            }
+            seek_signature(&mut r, &SIG)?
         } else {
-            i = data_start + csize;
+            r.seek_relative(csize as i64)?;
+            read_full(&mut r, &mut sig)? && sig == SIG
+        };
+        if !found {
+            break;
         }
     }
     Ok(out)
 }
 
+/// Fills `buf`; false when the input ends first.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
+    match r.read_exact(buf) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads on until just past the next `sig` (whose bytes are all different); false at the end.
+fn seek_signature(r: &mut impl BufRead, sig: &[u8; 4]) -> io::Result<bool> {
+    let mut matched = 0;
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(false);
+        }
+        for (i, &b) in chunk.iter().enumerate() {
+            matched = if b == sig[matched] { matched + 1 } else { usize::from(b == sig[0]) };
+            if matched == sig.len() {
+                r.consume(i + 1);
+                return Ok(true);
+            }
+        }
+        let n = chunk.len();
+        r.consume(n);
+    }
+}
+
+/// Opens a fixed-name side file of the instance: a regular file of at most [`MAX_SIDE_TEXT`]
+/// bytes, or `None` (absent, or refused with the reason in `refused`).
+fn open_side_file(root: &Path, name: &str, refused: &mut Vec<(String, String)>) -> Option<File> {
+    let path = root.join(name);
+    let refuse = |refused: &mut Vec<(String, String)>, why: String| {
+        refused.push((name.to_string(), why));
+        None
+    };
+    let file = match layout::open_regular(&path) {
+        Ok(f) => f,
+        Err(e) if e.is_not_found() => return None,
+        Err(e) => return refuse(refused, refusal(&e)),
+    };
+    match file.metadata() {
+        Ok(m) if m.len() > MAX_SIDE_TEXT => {
+            refuse(refused, format!("larger than {MAX_SIDE_TEXT} bytes: not read"))
+        }
+        Ok(_) => Some(file),
+        Err(e) => refuse(refused, format!("not read: {e}")),
+    }
+}
+
 /// `url.map`: `URL^^[PI/date/]save-path` lines.
-fn read_url_map(path: &Path, pi: Option<&str>, instance: &str) -> HashMap<String, String> {
+fn read_url_map(
+    root: &Path,
+    pi: Option<&str>,
+    instance: &str,
+    refused: &mut Vec<(String, String)>,
+) -> HashMap<String, String> {
     let mut out = HashMap::new();
-    let Ok(text) = std::fs::read(path) else { return out };
-    for line in String::from_utf8_lossy(&text).lines() {
-        let Some((url, local)) = line.split_once("^^") else { continue };
+    let Some(file) = open_side_file(root, "url.map", refused) else { return out };
+    let read = super::for_each_bounded_line(file, |line| {
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim_end_matches(['\r', '\n']);
+        let Some((url, local)) = line.split_once("^^") else { return };
         let mut local = local.trim().to_string();
         for prefix in [pi.map(|p| format!("{p}/{instance}/")), Some(format!("{instance}/"))]
             .into_iter()
@@ -498,7 +587,12 @@ fn read_url_map(path: &Path, pi: Option<&str>, instance: &str) -> HashMap<String
                 local = rest.to_string();
             }
         }
-        out.insert(local, url.trim().to_string());
+        if let Ok(local) = layout::confined_name(&local) {
+            out.insert(local, escape_controls(url.trim()));
+        }
+    });
+    if let Err(e) = read {
+        refused.push(("url.map".into(), format!("not read to the end: {e}")));
     }
     out
 }
@@ -510,22 +604,32 @@ struct NewTxt {
 }
 
 /// `hts-cache/new.txt`: tab-separated; time of day, ..., MIME, Etag|Date, URL, local file.
-fn read_new_txt(path: &Path) -> HashMap<String, NewTxt> {
+fn read_new_txt(root: &Path, refused: &mut Vec<(String, String)>) -> HashMap<String, NewTxt> {
     let mut out = HashMap::new();
-    let Ok(text) = std::fs::read(path) else { return out };
-    for line in String::from_utf8_lossy(&text).lines().skip(1) {
+    let name = "hts-cache/new.txt";
+    let Some(file) = open_side_file(root, name, refused) else { return out };
+    let mut first = true;
+    let read = super::for_each_bounded_line(file, |line| {
+        if std::mem::take(&mut first) {
+            return; // the column titles
+        }
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim_end_matches(['\r', '\n']);
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 9 || cols[8].is_empty() {
-            continue;
+            return;
         }
         out.insert(
             cols[8].to_string(),
             NewTxt {
-                url: cols[7].to_string(),
-                mime: cols[5].to_string(),
+                url: escape_controls(cols[7]),
+                mime: escape_controls(cols[5]),
                 time: NaiveTime::parse_from_str(cols[0], "%H:%M:%S").ok(),
             },
         );
+    });
+    if let Err(e) = read {
+        refused.push((name.into(), format!("not read to the end: {e}")));
     }
     out
 }

@@ -120,6 +120,14 @@ pub fn escape_controls(v: &str) -> String {
     out
 }
 
+/// One `name: value` line of an `application/warc-fields` block (warcinfo, metadata records),
+/// CRLF-terminated, with the value's control characters percent-encoded as in a header: a
+/// value taken from input (a file name, a cached header) can never end the line and so never
+/// add a field of its own.
+pub fn warc_fields_line(name: &str, value: &str) -> String {
+    format!("{name}: {}\r\n", escape_controls(value))
+}
+
 /// Makes a URI-ish byte string into header text: valid UTF-8 and control characters kept as
 /// text where possible, other bytes percent-encoded (the standard's way to carry them in a URI).
 pub fn uri_text(bytes: &[u8]) -> String {
@@ -160,5 +168,9 @@ mod tests {
         assert_eq!(h.get("X"), Some("a%0D%0Ab"));
         assert_eq!(uri_text(b"http://e.com/\xe9\t"), "http://e.com/%E9%09");
         assert_eq!(uri_text("http://e.com/é".as_bytes()), "http://e.com/é");
+        assert_eq!(
+            warc_fields_line("mirror-path", "a\r\nWARC-Type: evil\u{1b}"),
+            "mirror-path: a%0D%0AWARC-Type: evil%1B\r\n"
+        );
     }
 }

@@ -171,6 +171,24 @@ pub struct Format {
     pub pronom: Option<String>,
 }
 
+impl From<crate::formats::pronom::PronomFormat> for Format {
+    fn from(f: crate::formats::pronom::PronomFormat) -> Self {
+        Format {
+            name: f.name.to_string(),
+            version: (!f.version.is_empty()).then_some(f.version),
+            pronom: f.puid.map(str::to_string),
+        }
+    }
+}
+
+impl Format {
+    /// The WARC containers webaip writes (WARC 1.1, `fmt/1281`).
+    pub fn written_warc() -> Format {
+        let version = crate::formats::warc::header::WARC_VERSION.trim_start_matches("WARC/");
+        crate::formats::pronom::warc(version).into()
+    }
+}
+
 /// A PREMIS object (P5.1) for a container, a log file, a bytestream, or a file that is not in
 /// the package but is described (the ARC a container was migrated from).
 #[derive(Debug, Clone, PartialEq, Eq)]

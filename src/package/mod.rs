@@ -52,8 +52,6 @@ use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
 
-/// PRONOM identifier of WARC 1.1.
-const PRONOM_WARC_1_1: &str = "fmt/1355";
 /// PRONOM identifier of the ARC format.
 const PRONOM_ARC: &str = "x-fmt/219";
 /// Examples listed per crawl-log discrepancy.
@@ -889,7 +887,14 @@ impl Tally<'_> {
 }
 
 impl ContainerCtx<'_> {
-    fn container_file(&self, size: u64, sha512: String, original: &str) -> PackageFile {
+    /// A container of the package, in `format` (the WARC version it really holds).
+    fn container_file(
+        &self,
+        size: u64,
+        sha512: String,
+        original: &str,
+        format: Format,
+    ) -> PackageFile {
         PackageFile {
             path: self.rel.clone(),
             mime: "application/warc".into(),
@@ -901,11 +906,7 @@ impl ContainerCtx<'_> {
                 id: self.rel.clone(),
                 size,
                 sha512,
-                format: Format {
-                    name: "WARC".into(),
-                    version: Some("1.1".into()),
-                    pronom: Some(PRONOM_WARC_1_1.into()),
-                },
+                format,
                 original_name: Some(original.to_string()),
                 significant_properties: vec![],
                 relationships: vec![],
@@ -993,7 +994,7 @@ impl ContainerCtx<'_> {
             )));
         }
         let sha = report.output_sha512.clone().unwrap_or_default();
-        let mut file = self.container_file(report.output_size, sha, &name);
+        let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
         // The ARC is described (it is not in the package) so the relationship resolves (P5.6).
         let arc = PremisObject {
             id_type: "local".into(),
@@ -1017,7 +1018,7 @@ impl ContainerCtx<'_> {
             event_type_uri: Some(mig.uri.clone()),
             date_time: self.now,
             detail: Some(format!(
-                "program=\"webaip\"; version=\"{}\"; from=\"ARC (x-fmt/219)\"; to=\"WARC 1.1 (fmt/1355)\"",
+                "program=\"webaip\"; version=\"{}\"; from=\"ARC (x-fmt/219)\"; to=\"WARC 1.1 (fmt/1281)\"",
                 env!("CARGO_PKG_VERSION")
             )),
             outcome: "success".into(),
@@ -1084,6 +1085,7 @@ impl ContainerCtx<'_> {
         };
         let mut reader = WarcReader::open(&dest).map_err(|e| PackageError::Input(e.to_string()))?;
         let mut records = 0u64;
+        let mut versions = std::collections::BTreeSet::new();
         let mut findings = WarcFindings::default();
         loop {
             let next = reader.next_record(|head, block| {
@@ -1120,6 +1122,9 @@ impl ContainerCtx<'_> {
             };
             records += 1;
             let h = &head.header;
+            if versions.len() < 8 {
+                versions.insert(h.version.trim_start_matches("WARC/").to_string());
+            }
             let id = h.record_id().unwrap_or("(no WARC-Record-ID)");
             let errors = check
                 .problems
@@ -1171,10 +1176,18 @@ impl ContainerCtx<'_> {
             }
         }
         let name = file_text(input);
-        let mut file = self.container_file(size, sha, &name);
-        if !reader.is_gzip() || !dest.to_string_lossy().ends_with(".gz") {
-            file.object.format.pronom = None;
-        }
+        // Described as the version its records state (a copied WARC keeps its version).
+        let format: Format = match versions.len() {
+            1 => crate::formats::pronom::warc(versions.iter().next().map_or("", |v| v.as_str()))
+                .into(),
+            _ => {
+                let all: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
+                let mut f: Format = crate::formats::pronom::warc(&all.join(", ")).into();
+                f.pronom = if all.is_empty() { None } else { f.pronom };
+                f
+            }
+        };
+        let mut file = self.container_file(size, sha, &name, format);
         if findings.count > 0 {
             // Kept byte-exact as received; the disagreement travels with it (module comment).
             let event = self.validation_event(&findings);

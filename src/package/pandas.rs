@@ -591,11 +591,7 @@ pub fn build_pandas_package(
                 id: rel.clone(),
                 size,
                 sha512: sha,
-                format: Format {
-                    name: "WARC".into(),
-                    version: Some("1.1".into()),
-                    pronom: Some("fmt/1355".into()),
-                },
+                format: Format::written_warc(),
                 original_name: Some(inst.name.clone()),
                 significant_properties: vec![(
                     SIGNIFICANT_WARC_RECORDS.into(),

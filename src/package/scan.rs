@@ -383,11 +383,7 @@ pub(super) fn scan_and_describe(
             id: viral_rel.clone(),
             size: vsize,
             sha512: vsha.clone(),
-            format: Format {
-                name: "WARC".into(),
-                version: Some("1.1".into()),
-                pronom: Some("fmt/1355".into()),
-            },
+            format: Format::written_warc(),
             original_name: Some(name),
             // The warcinfo record and the quarantined ones.
             significant_properties: vec![(

@@ -27,3 +27,79 @@ fn every_puid_names_the_format_and_version_droid_gives_it() {
         assert_eq!(f["version"], version, "{puid} in {}", d["signature_file"]);
     }
 }
+
+/// (formatName, formatVersion, formatRegistryKey) of every PREMIS object of a METS that has a
+/// PRONOM key.
+fn designations(mets: &str) -> Vec<(String, String, String)> {
+    let inner = |block: &str, tag: &str| {
+        let open = format!("<premis:{tag}>");
+        block.find(&open).map(|i| {
+            let rest = &block[i + open.len()..];
+            rest[..rest.find('<').unwrap()].to_string()
+        })
+    };
+    mets.split("<premis:format>")
+        .skip(1)
+        .map(|b| &b[..b.find("</premis:format>").unwrap()])
+        .filter_map(|b| {
+            Some((
+                inner(b, "formatName")?,
+                inner(b, "formatVersion").unwrap_or_default(),
+                inner(b, "formatRegistryKey")?,
+            ))
+        })
+        .collect()
+}
+
+/// Every PRONOM key a package states names, in the DROID signature file, the format and
+/// version the PREMIS object states: for containers webaip writes (WARC 1.1), for copied WARCs
+/// of each version (1.0, and the 0.17 draft, which only PRONOM's version-less entry matches),
+/// and for the ARC files containers were migrated from.
+#[test]
+fn packages_state_the_puid_and_version_of_what_their_files_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = crate::util::corpus();
+    let mut found = Vec::new();
+    for (name, inputs) in [
+        ("heritrix", vec![repo().join("samples/heritrix-job")]),
+        (
+            "warcs",
+            vec![
+                corpus.join("warc/gowarc-test.warc.gz"),
+                corpus.join("warc/jwat-valid-warcfile-utf8.warc"),
+            ],
+        ),
+    ] {
+        let pkg = tmp.path().join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
+            .args(["package", "--quiet", "--no-virus-check", "--out"])
+            .arg(&pkg)
+            .args(&inputs)
+            .env_remove("WEBAIP_CLAMD")
+            .env_remove("WEBAIP_SCHEMAS")
+            .output()
+            .unwrap();
+        assert!(pkg.join("METS.xml").is_file(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        found.extend(designations(&std::fs::read_to_string(pkg.join("METS.xml")).unwrap()));
+    }
+    found.sort();
+    found.dedup();
+    let puids: Vec<&str> = found.iter().map(|f| f.2.as_str()).collect();
+    let d = droid(&puids);
+    for (name, version, puid) in &found {
+        let f = &d["formats"][puid.as_str()];
+        assert!(f.is_object(), "{puid} is not in {}", d["signature_file"]);
+        assert_eq!(f["name"], name.as_str(), "{puid}: {found:?}");
+        // PRONOM's version-less WARC entry (fmt/289) stands for the drafts; otherwise the
+        // versions must be equal.
+        if f["version"] != "" {
+            assert_eq!(f["version"], version.as_str(), "{puid}: {found:?}");
+        }
+    }
+    for expected in
+        [("WARC", "1.1", "fmt/1281"), ("WARC", "1.0", "fmt/1355"), ("WARC", "0.17", "fmt/289")]
+    {
+        let e = (expected.0.to_string(), expected.1.to_string(), expected.2.to_string());
+        assert!(found.contains(&e), "{expected:?} not among {found:?}");
+    }
+}

@@ -7,6 +7,7 @@ mod arc_property;
 mod arc_tolerance;
 mod audit;
 mod cli_migrate;
+mod fuzz;
 mod mets_mutations;
 mod mets_package;
 mod migrate_corpus;

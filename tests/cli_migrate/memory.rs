@@ -23,6 +23,8 @@ pub(crate) const FILEDESC: &[u8] = b"filedesc://x.arc 0.0.0.0 20080101000000 tex
 /// Runs `cmd` to its end; returns its status and its peak RSS in bytes.
 pub(crate) fn run_measured(mut cmd: Command) -> (ExitStatus, u64) {
     use std::os::unix::process::ExitStatusExt;
+    // Reaped below by wait4, which std's `wait` would not give the rusage of.
+    #[allow(clippy::zombie_processes)]
     let child = cmd.stdin(Stdio::null()).spawn().expect("command starts");
     let pid = child.id() as libc::pid_t;
     let mut status = 0;

@@ -1,5 +1,6 @@
-//! Mutation fuzzing of the readers, run in CI for a bounded time, and memory bounds checked in
-//! child processes.
+//! Mutation fuzzing of the readers, run in CI for a bounded time (`harness`), and memory bounds
+//! checked in child processes.
 
-mod child;
+pub(crate) mod child;
+mod harness;
 mod rewrite_memory;

@@ -246,8 +246,7 @@ pub fn create_dirs_in(root: &Path, dir: &str) -> Result<PathBuf, ConfineError> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => match std::fs::create_dir(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let m =
-                        std::fs::symlink_metadata(&path).map_err(|e| ConfineError::io(&path, e))?;
+                    let m = std::fs::symlink_metadata(&path).map_err(|e| ConfineError::io(&path, e))?;
                     if !m.is_dir() {
                         return Err(ConfineError::NotRegular { kind: kind_of(&m), path });
                     }
@@ -335,9 +334,7 @@ fn open_beneath(
                     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
                 )
-                .map_err(|e| {
-                    if e == rustix::io::Errno::NOTDIR { rustix::io::Errno::LOOP } else { e }
-                })?;
+                .map_err(|e| if e == rustix::io::Errno::NOTDIR { rustix::io::Errno::LOOP } else { e })?;
             }
             Err(rustix::io::Errno::INVAL)
         }
@@ -427,8 +424,7 @@ impl<R: BufRead> Iterator for ManifestReader<R> {
                 continue;
             }
             let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
-            let malformed =
-                |reason| Some(Ok(Err(MalformedLine { offset: here, text: shown.clone(), reason })));
+            let malformed = |reason| Some(Ok(Err(MalformedLine { offset: here, text: shown.clone(), reason })));
             if too_long {
                 return malformed("is longer than a checksum and a path can be");
             }
@@ -505,10 +501,7 @@ mod tests {
         assert!(matches!(open_in(&root, "content/link"), Err(ConfineError::Link { .. })));
         assert!(matches!(open_in(&root, "up/outside"), Err(ConfineError::Link { .. })));
         assert!(matches!(open_in(&root, "../outside"), Err(ConfineError::Name { .. })));
-        assert!(matches!(
-            open_in(&root, "fifo"),
-            Err(ConfineError::NotRegular { kind: "a FIFO", .. })
-        ));
+        assert!(matches!(open_in(&root, "fifo"), Err(ConfineError::NotRegular { kind: "a FIFO", .. })));
         assert!(matches!(open_in(&root, "content"), Err(ConfineError::NotRegular { .. })));
         assert!(open_in(&root, "nothing").unwrap_err().is_not_found());
         assert!(matches!(open_regular(&root.join("fifo")), Err(ConfineError::NotRegular { .. })));
@@ -524,10 +517,7 @@ mod tests {
         assert!(matches!(create_in(&root, "content/link"), Err(ConfineError::Link { .. })));
         assert_eq!(std::fs::read(dir.path().join("outside")).unwrap(), b"secret");
 
-        assert!(matches!(
-            read_bounded(&root.join("content/a"), 0),
-            Err(ConfineError::TooLarge { .. })
-        ));
+        assert!(matches!(read_bounded(&root.join("content/a"), 0), Err(ConfineError::TooLarge { .. })));
         assert_eq!(read_bounded(&root.join("content/a"), 1).unwrap(), b"x");
     }
 
@@ -538,19 +528,15 @@ mod tests {
             "{sum}  METS.xml\n\n{sum}  ../../../x.txt\r\nnot a line\n{}\n{sum}  /dev/zero",
             "b".repeat(10_000)
         );
-        let lines: Vec<_> = ManifestReader::new(io::BufReader::with_capacity(16, text.as_bytes()))
-            .map(|l| l.unwrap())
-            .collect();
+        let lines: Vec<_> =
+            ManifestReader::new(io::BufReader::with_capacity(16, text.as_bytes())).map(|l| l.unwrap()).collect();
         assert_eq!(lines.len(), 5);
         let first = lines[0].as_ref().unwrap();
         assert_eq!((first.offset, first.confined.clone()), (0, Ok("METS.xml".into())));
         assert_eq!(lines[1].as_ref().unwrap().confined, Err(NameError::ParentDir));
         assert_eq!(lines[1].as_ref().unwrap().offset, 140);
         assert!(lines[2].is_err());
-        assert_eq!(
-            lines[3].as_ref().unwrap_err().reason,
-            "is longer than a checksum and a path can be"
-        );
+        assert_eq!(lines[3].as_ref().unwrap_err().reason, "is longer than a checksum and a path can be");
         assert_eq!(lines[4].as_ref().unwrap().confined, Err(NameError::Absolute));
     }
 }

@@ -32,6 +32,7 @@ pub use crate::layout::{MANIFEST, METS};
 /// The message of a listed file that is absent.
 const MISSING: &str = "listed in the METS but not in the package";
 
+
 /// Smallest span of a container read as one task: below this, the cost of opening and seeking
 /// outweighs the parallelism.
 const MIN_SPAN: u64 = 4 << 20;

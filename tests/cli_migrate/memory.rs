@@ -3,38 +3,25 @@
 //! with no line end stays under 64 MB of peak RSS, and its report still accounts for every
 //! input byte.
 //!
-//! Peak RSS is that of the CLI child alone: `wait4` returns the child's own `rusage`, whereas
-//! `getrusage(RUSAGE_CHILDREN)` would give the largest of every child the parallel tests have
-//! waited for (warcio, other CLI runs).
+//! Peak RSS is that of the CLI alone (`wait4` on it, from a small launcher process: see
+//! `fuzz::child`); `getrusage(RUSAGE_CHILDREN)` here would give the largest of every child the
+//! parallel tests have waited for, and even the CLI's own `ru_maxrss` starts from the RSS of
+//! the process that forked it.
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
+
+use crate::fuzz::child::launch;
 
 /// The bound of the issue: flat, whatever the number of members or records.
 const PEAK_RSS_LIMIT: u64 = 64 << 20;
 
 pub(crate) const FILEDESC: &[u8] = b"filedesc://x.arc 0.0.0.0 20080101000000 text/plain 66\n\
 1 0 test\nURL IP-address Archive-date Content-type Archive-length\n\n";
-
-/// Runs `cmd` to its end; returns its status and its peak RSS in bytes.
-pub(crate) fn run_measured(mut cmd: Command) -> (ExitStatus, u64) {
-    use std::os::unix::process::ExitStatusExt;
-    // Reaped below by wait4, which std's `wait` would not give the rusage of.
-    #[allow(clippy::zombie_processes)]
-    let child = cmd.stdin(Stdio::null()).spawn().expect("command starts");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: rusage is plain data, zeroed is a valid value; wait4 fills it for this pid.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
-    // Linux reports ru_maxrss in KiB.
-    (ExitStatus::from_raw(status), usage.ru_maxrss as u64 * 1024)
-}
 
 fn gz(bytes: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::best());
@@ -45,16 +32,30 @@ fn gz(bytes: &[u8]) -> Vec<u8> {
 /// Migrates `input` with the CLI; returns the JSON report of the file and the peak RSS.
 fn migrate_measured(input: &Path, dir: &Path) -> (serde_json::Value, u64) {
     let report = dir.join("report.json");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_webaip"));
-    cmd.args(["migrate", "--quiet", "-j", "2", "--out"])
-        .arg(dir.join("out"))
-        .arg("--report")
-        .arg(&report)
-        .arg(input)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let (status, rss) = run_measured(cmd);
-    assert!(status.success(), "{}: migrate failed: {status:?}", input.display());
+    let argv: Vec<String> = [
+        env!("CARGO_BIN_EXE_webaip"),
+        "migrate",
+        "--quiet",
+        "-j",
+        "2",
+        "--out",
+        &dir.join("out").display().to_string(),
+        "--report",
+        &report.display().to_string(),
+        &input.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = launch(&argv, &[], None, Duration::from_secs(600), &dir.join("stderr"));
+    assert!(
+        run.status.success(),
+        "{}: migrate failed: {:?} {}",
+        input.display(),
+        run.status,
+        run.stderr
+    );
+    let rss = run.peak_rss;
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&report).expect("report written")).unwrap();
     (json["files"][0].clone(), rss)

@@ -22,7 +22,7 @@ use webaip::formats::arc::{ArcReader, RecordKind};
 use webaip::formats::warc::WarcReader;
 use webaip::mets::{ValidateOptions, validate_mets};
 
-use super::child::{is_child, run_child};
+use super::child::{Outcome, is_child, run_child};
 use crate::util::corpus;
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -396,7 +396,7 @@ fn run(target: Target) {
     // A case that hangs shows as the child outliving its budget by a wide margin.
     let deadline = Duration::from_secs(seconds + 60);
     let run = run_child(target.test(), &env, Some(memory), deadline, &dir.path().join("stderr"));
-    let ok = run.status.is_some_and(|s| s.success());
+    let ok = run.status.success();
     if !ok {
         let case = std::fs::read_to_string(dir.path().join("case")).unwrap_or_default();
         let kept = std::env::temp_dir().join("webaip-fuzz-failures");
@@ -412,8 +412,8 @@ fn run(target: Target) {
             let _ = std::fs::copy(input, kept.join(&name));
         }
         let why = match run.status {
-            None => "did not end in time (hang?)".to_string(),
-            Some(s) => format!("ended with {s}"),
+            Outcome::TimedOut => "did not end in time (hang?)".to_string(),
+            s => format!("ended with {s:?}"),
         };
         panic!(
             "fuzz {}: case {case} {why}; input kept as {}; replay with WEBAIP_FUZZ_SEED={seed} \

@@ -55,7 +55,8 @@ fn measured(test: &str, write: impl FnOnce(&mut dyn Write)) -> String {
     }
     let env = [("WEBAIP_WARC_INPUT", path.display().to_string())];
     let run = run_child(test, &env, None, Duration::from_secs(300), &dir.path().join("stderr"));
-    assert!(run.status.is_some_and(|s| s.success()), "child failed: {}", run.stderr);
+    eprintln!("{test}: peak RSS {} MB", run.peak_rss >> 20);
+    assert!(run.status.success(), "child failed ({:?}): {}", run.status, run.stderr);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB: {}", run.peak_rss >> 20, run.stderr);
     run.stderr
 }

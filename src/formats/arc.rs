@@ -21,6 +21,7 @@
 //! # Ok(()) }
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -30,10 +31,18 @@ use std::sync::Arc;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde::Serialize;
 
-use super::segment::{Segment, SegmentReader, spool};
+use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
 
 /// Longest header line we accept (webarchive-commons caps at 100 KiB; Heritrix writes 4 KiB).
+/// A line with no line end within this many bytes is not a record header: its bytes are kept
+/// as a remainder record (with a `Garbage` anomaly giving its offset), never buffered whole.
 pub const MAX_HEADER_LINE: usize = 100 * 1024;
+
+/// File-level anomalies of one kind listed one by one (with their offsets); beyond this they
+/// are only counted ([`ArcReader::unlisted_file_anomalies`]), and the bytes they concern stay
+/// accounted for in [`ArcReader::byte_account`], so a file of a million empty gzip members
+/// costs no more memory than a file of a hundred.
+pub const MAX_LISTED_FILE_ANOMALIES: usize = 100;
 
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 
@@ -246,7 +255,93 @@ impl ArcRecord {
 
 enum Input {
     Plain,
-    Gzip { raw: Counting<BufReader<File>> },
+    /// One decoder and one copy buffer for every member: allocating them per member (and
+    /// keeping a record per empty member) made 300,000 empty members cost 2 GB.
+    Gzip {
+        dec: Box<flate2::bufread::GzDecoder<RawInput>>,
+        buf: Vec<u8>,
+    },
+}
+
+/// The compressed file under the reused gzip decoder; `Detached` only for an instant while the
+/// decoder is reset.
+enum RawInput {
+    Detached,
+    Attached(Counting<BufReader<File>>),
+}
+
+impl RawInput {
+    fn pos(&self) -> u64 {
+        match self {
+            RawInput::Attached(c) => c.pos,
+            RawInput::Detached => 0,
+        }
+    }
+}
+
+impl Read for RawInput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            RawInput::Attached(c) => c.read(buf),
+            RawInput::Detached => Ok(0),
+        }
+    }
+}
+
+impl BufRead for RawInput {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            RawInput::Attached(c) => c.fill_buf(),
+            RawInput::Detached => Ok(&[]),
+        }
+    }
+    fn consume(&mut self, amt: usize) {
+        if let RawInput::Attached(c) = self {
+            c.consume(amt)
+        }
+    }
+}
+
+/// Where the bytes of the input went: every byte of the file is in exactly one of the
+/// categories, so a report can show that none was lost, however many records or members.
+///
+/// For a plain file, `record_bytes + separator_bytes == input`. For a gzip file,
+/// `member_bytes + raw_bytes == input` (compressed bytes), and the decompressed bytes
+/// satisfy `record_bytes + separator_bytes == decompressed_bytes`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ByteAccount {
+    /// Size of the input file.
+    pub input: u64,
+    /// gzip: members decompressed completely (empty ones included).
+    pub members: u64,
+    /// gzip: their compressed bytes.
+    pub member_bytes: u64,
+    /// gzip: members that decompress to nothing (included in `members`).
+    pub empty_members: u64,
+    /// gzip: their compressed bytes (included in `member_bytes`).
+    pub empty_member_bytes: u64,
+    /// gzip: bytes that are not gzip data or belong to a damaged member, kept as found in raw
+    /// remainder records.
+    pub raw_bytes: u64,
+    /// gzip: bytes decompressed (from damaged members too, up to the damage).
+    pub decompressed_bytes: u64,
+    /// Bytes inside records: header lines, bodies and (non-raw) remainder records; for gzip
+    /// input, decompressed bytes.
+    pub record_bytes: u64,
+    /// Blank-line bytes between records (decompressed for gzip input).
+    pub separator_bytes: u64,
+}
+
+impl ByteAccount {
+    /// True when every byte of the input is accounted for (see the type's invariants).
+    pub fn balanced(&self, gzip: bool) -> bool {
+        if gzip {
+            self.member_bytes + self.raw_bytes == self.input
+                && self.record_bytes + self.separator_bytes == self.decompressed_bytes
+        } else {
+            self.record_bytes + self.separator_bytes == self.input
+        }
+    }
 }
 
 struct SegmentState {
@@ -272,6 +367,10 @@ pub struct ArcReader {
     version: Option<ArcVersion>,
     seen_header: bool,
     file_anomalies: Vec<Anomaly>,
+    /// Listed file anomalies per kind, and those counted but not listed.
+    listed: BTreeMap<AnomalyKind, usize>,
+    unlisted: BTreeMap<AnomalyKind, (Severity, u64)>,
+    account: ByteAccount,
     gzip: bool,
     done: bool,
 }
@@ -315,7 +414,12 @@ impl ArcReader {
         let gzip = n >= 2 && magic[..2] == GZIP_MAGIC[..2];
         let (input, seg) = if gzip {
             let raw = BufReader::with_capacity(256 * 1024, file.try_clone().map_err(err)?);
-            (Input::Gzip { raw: Counting { inner: raw, pos: 0 } }, None)
+            let raw = RawInput::Attached(Counting { inner: raw, pos: 0 });
+            // `GzDecoder::new` reads a header at once: give it the file only through `reset`,
+            // which leaves the header to the first read of each member.
+            let mut dec = Box::new(flate2::bufread::GzDecoder::new(RawInput::Detached));
+            dec.reset(raw);
+            (Input::Gzip { dec, buf: vec![0u8; SPOOL_BUF] }, None)
         } else {
             let data = Segment::File { file: file.try_clone().map_err(err)?, len: file_len };
             (Input::Plain, Some(SegmentState::new(data, None)))
@@ -330,6 +434,9 @@ impl ArcReader {
             version: None,
             seen_header: false,
             file_anomalies: Vec::new(),
+            listed: BTreeMap::new(),
+            unlisted: BTreeMap::new(),
+            account: ByteAccount { input: file_len, ..ByteAccount::default() },
             gzip,
             done: false,
         })
@@ -359,14 +466,37 @@ impl ArcReader {
     pub fn bytes_consumed(&self) -> u64 {
         match &self.input {
             Input::Plain => self.seg.as_ref().map_or(self.file_len, |s| s.pos),
-            Input::Gzip { raw } => raw.pos,
+            Input::Gzip { dec, .. } => dec.get_ref().pos(),
         }
     }
 
     /// Anomalies that concern the file as a whole (no filedesc, gzip damage, ...), collected
-    /// so far. Complete once [`next_record`](Self::next_record) has returned `None`.
+    /// so far: at most [`MAX_LISTED_FILE_ANOMALIES`] of each kind. Complete once
+    /// [`next_record`](Self::next_record) has returned `None`.
     pub fn file_anomalies(&self) -> &[Anomaly] {
         &self.file_anomalies
+    }
+
+    /// File anomalies counted but not listed in [`file_anomalies`](Self::file_anomalies),
+    /// by kind, with their severity.
+    pub fn unlisted_file_anomalies(&self) -> &BTreeMap<AnomalyKind, (Severity, u64)> {
+        &self.unlisted
+    }
+
+    /// Where the bytes read so far went. Complete (and [balanced](ByteAccount::balanced))
+    /// once [`next_record`](Self::next_record) has returned `None`.
+    pub fn byte_account(&self) -> &ByteAccount {
+        &self.account
+    }
+
+    fn file_anomaly(&mut self, a: Anomaly) {
+        let listed = self.listed.entry(a.kind).or_default();
+        if *listed < MAX_LISTED_FILE_ANOMALIES {
+            *listed += 1;
+            self.file_anomalies.push(a);
+        } else {
+            self.unlisted.entry(a.kind).or_insert((a.severity, 0)).1 += 1;
+        }
     }
 
     /// The body of `rec` (the last record returned) as a reader.
@@ -458,7 +588,7 @@ impl ArcReader {
 
     fn finish_file(&mut self) {
         if !self.seen_header {
-            self.file_anomalies.push(Anomaly {
+            self.file_anomaly(Anomaly {
                 location: Location { member: None, offset: 0 },
                 kind: AnomalyKind::NoFiledesc,
                 severity: Severity::Error,
@@ -470,8 +600,8 @@ impl ArcReader {
     /// Decompresses the next gzip member into the current segment. Returns a raw remainder
     /// record when the compressed file holds bytes that are not a gzip member.
     fn load_next_member(&mut self) -> Result<Option<ArcRecord>, ArcError> {
-        let Input::Gzip { raw } = &mut self.input else { return Ok(None) };
-        let start = raw.pos;
+        let Input::Gzip { dec, .. } = &mut self.input else { return Ok(None) };
+        let start = dec.get_ref().pos();
         self.seg = None;
         if start >= self.file_len {
             self.done = true;
@@ -490,12 +620,13 @@ impl ArcReader {
             let why = format!("{} bytes at offset {start} are not gzip data", next - start);
             return self.raw_remainder(start, next, why).map(Some);
         }
-        let Input::Gzip { raw } = &mut self.input else { return Ok(None) };
-        let mut decoder = flate2::bufread::GzDecoder::new(&mut *raw);
-        let (data, error) = spool(&mut decoder);
-        drop(decoder);
-        let Input::Gzip { raw } = &mut self.input else { return Ok(None) };
-        let end = raw.pos;
+        let Input::Gzip { dec, buf } = &mut self.input else { return Ok(None) };
+        // A fresh decoder state over the same allocations (flate2 resets zlib in place).
+        let raw = dec.reset(RawInput::Detached);
+        dec.reset(raw);
+        let (data, error) = spool_with(&mut **dec, buf);
+        let end = dec.get_ref().pos();
+        self.account.decompressed_bytes += data.len();
         let mut state = SegmentState::new(data, Some(start));
         if let Some(e) = error {
             if e.kind() != io::ErrorKind::InvalidInput
@@ -512,7 +643,7 @@ impl ArcReader {
                 state.data.len(),
                 resume - start
             );
-            self.file_anomalies.push(Anomaly {
+            self.file_anomaly(Anomaly {
                 location: Location { member: Some(start), offset: 0 },
                 kind: AnomalyKind::GzipError,
                 severity: Severity::Error,
@@ -520,19 +651,28 @@ impl ArcReader {
             });
             state.pending_raw = Some((start, resume, why));
         } else if state.data.is_empty() {
-            self.file_anomalies.push(Anomaly {
+            self.account.members += 1;
+            self.account.member_bytes += end - start;
+            self.account.empty_members += 1;
+            self.account.empty_member_bytes += end - start;
+            self.file_anomaly(Anomaly {
                 location: Location { member: Some(start), offset: 0 },
                 kind: AnomalyKind::EmptyGzipMember,
                 severity: Severity::Info,
                 detail: format!("gzip member of {} bytes decompresses to nothing", end - start),
             });
+        } else {
+            self.account.members += 1;
+            self.account.member_bytes += end - start;
         }
         self.seg = Some(state);
         Ok(None)
     }
 
     fn seek_raw(&mut self, to: u64) -> Result<(), ArcError> {
-        if let Input::Gzip { raw } = &mut self.input {
+        if let Input::Gzip { dec, .. } = &mut self.input
+            && let RawInput::Attached(raw) = dec.get_mut()
+        {
             raw.inner.seek(SeekFrom::Start(to)).map_err(|source| ArcError {
                 path: self.path.clone(),
                 offset: to,
@@ -575,6 +715,7 @@ impl ArcReader {
             source,
         })?;
         self.raw_segment = Some(Arc::new(Segment::File { file, len: end }));
+        self.account.raw_bytes += end - start;
         let location = Location { member: None, offset: start };
         Ok(ArcRecord {
             kind: RecordKind::Remainder,
@@ -626,18 +767,19 @@ impl ArcReader {
             }
         }
         let expected = seg.expected_separators;
+        self.account.separator_bytes += pos - blank_start;
         if pos >= len {
             let seg = self.seg.as_mut().expect("segment checked above");
             seg.pos = len;
             if newlines > expected {
-                self.file_anomalies.push(Anomaly {
+                self.file_anomaly(Anomaly {
                     location: loc(blank_start),
                     kind: AnomalyKind::ExtraBlankLines,
                     severity: Severity::Info,
                     detail: format!("{newlines} blank lines at the end where {expected} expected"),
                 });
             } else if newlines < expected && seg.records > 0 {
-                self.file_anomalies.push(Anomaly {
+                self.file_anomaly(Anomaly {
                     location: loc(blank_start),
                     kind: AnomalyKind::MissingSeparator,
                     severity: Severity::Info,
@@ -665,21 +807,30 @@ impl ArcReader {
         }
 
         let line = read_line_at(data, pos, MAX_HEADER_LINE).map_err(|e| self.io_err(pos, e))?;
-        let parsed = parse_header_line(&line.text, self.version, Mode::Lenient);
+        let parsed = match line.candidate() {
+            Some(text) => parse_header_line(text, self.version, Mode::Lenient),
+            None => Err(()),
+        };
         let Ok((header, mut header_notes)) = parsed else {
             // Not a record header: keep everything up to the next header as a remainder.
             let next = find_header(data, pos + 1, self.version).map_err(|e| self.io_err(pos, e))?;
             let end = next.unwrap_or(len);
+            let why = if line.complete {
+                String::new()
+            } else {
+                format!("; no line end within {MAX_HEADER_LINE} bytes, so no header line")
+            };
             anomalies.push(Anomaly {
                 location: loc(pos),
                 kind: AnomalyKind::Garbage,
                 severity: Severity::Error,
                 detail: format!(
-                    "{} bytes that are not an ARC record (starting {:?}) kept as a remainder",
+                    "{} bytes that are not an ARC record (starting {:?}) kept as a remainder{why}",
                     end - pos,
                     preview(&line.text)
                 ),
             });
+            self.account.record_bytes += end - pos;
             let seg = self.seg.as_mut().expect("segment checked above");
             seg.pos = end;
             seg.expected_separators = 0;
@@ -701,8 +852,9 @@ impl ArcReader {
 
         let is_filedesc = header.url.starts_with(b"filedesc://");
         let kind = if is_filedesc { RecordKind::Filedesc } else { RecordKind::Capture };
+        let earlier_records = seg.records;
         if !self.seen_header && !is_filedesc {
-            self.file_anomalies.push(Anomaly {
+            self.file_anomaly(Anomaly {
                 location: loc(pos),
                 kind: AnomalyKind::NoFiledesc,
                 severity: Severity::Warning,
@@ -716,7 +868,7 @@ impl ArcReader {
                 detail: "a filedesc:// record in the middle of the file".into(),
             });
         }
-        if seg.records > 0 && member.is_some() {
+        if earlier_records > 0 && member.is_some() {
             anomalies.push(Anomaly {
                 location: loc(pos),
                 kind: AnomalyKind::MultipleRecordsPerMember,
@@ -735,6 +887,7 @@ impl ArcReader {
             self.version =
                 Some(read_version(&self.seg.as_ref().expect("segment").data, body_start));
         }
+        self.account.record_bytes += body_end - pos;
         let seg = self.seg.as_mut().expect("segment checked above");
         seg.pos = body_end;
         seg.expected_separators = if is_filedesc { 0 } else { 1 };
@@ -872,7 +1025,9 @@ impl ArcReader {
             return Ok(true);
         }
         let line = read_line_at(data, pos, MAX_HEADER_LINE)?;
-        Ok(parse_header_line(&line.text, self.version, Mode::Boundary).is_ok())
+        Ok(line
+            .candidate()
+            .is_some_and(|t| parse_header_line(t, self.version, Mode::Boundary).is_ok()))
     }
 }
 
@@ -1007,11 +1162,22 @@ struct Line {
     text: Vec<u8>,
     /// Bytes consumed including the line end.
     consumed: u64,
+    /// False when no line end came within the limit: `text` is only the start of a longer
+    /// run of bytes, which cannot be a record header.
+    complete: bool,
+}
+
+impl Line {
+    /// The text, when it can be a header line: it ended within the limit, or it is the last
+    /// line of the data.
+    fn candidate(&self) -> Option<&[u8]> {
+        self.complete.then_some(&self.text[..])
+    }
 }
 
 fn read_line_at(data: &Segment, pos: u64, max: usize) -> io::Result<Line> {
     let mut text = Vec::new();
-    let mut chunk = vec![0u8; 4096];
+    let mut chunk = [0u8; 4096];
     let mut at = pos;
     loop {
         let n = data.read_at(at, &mut chunk)?;
@@ -1024,16 +1190,19 @@ fn read_line_at(data: &Segment, pos: u64, max: usize) -> io::Result<Line> {
             if text.last() == Some(&b'\r') {
                 text.pop();
             }
-            return Ok(Line { text, consumed });
+            return Ok(Line { text, consumed, complete: true });
         }
         text.extend_from_slice(&chunk[..n]);
         at += n as u64;
         if text.len() > max {
-            break;
+            // Bounded: what follows is not read, and the line is no header.
+            let consumed = text.len() as u64;
+            return Ok(Line { text, consumed, complete: false });
         }
     }
+    // The data ends without a line end: a last line, complete as far as it goes.
     let consumed = text.len() as u64;
-    Ok(Line { text, consumed })
+    Ok(Line { text, consumed, complete: true })
 }
 
 /// First position at or after `from` that starts a line (follows `\n`) holding a record header.
@@ -1047,7 +1216,7 @@ fn find_header(data: &Segment, from: u64, version: Option<ArcVersion>) -> io::Re
     let mut at = from.saturating_sub(1);
     if from == 0 {
         let line = read_line_at(data, 0, MAX_HEADER_LINE)?;
-        if parse_header_line(&line.text, version, Mode::Scan).is_ok() {
+        if line.candidate().is_some_and(|t| parse_header_line(t, version, Mode::Scan).is_ok()) {
             return Ok(Some(0));
         }
     }
@@ -1070,7 +1239,7 @@ fn find_header(data: &Segment, from: u64, version: Option<ArcVersion>) -> io::Re
                 continue;
             }
             let line = read_line_at(data, cand, MAX_HEADER_LINE)?;
-            if parse_header_line(&line.text, version, Mode::Scan).is_ok() {
+            if line.candidate().is_some_and(|t| parse_header_line(t, version, Mode::Scan).is_ok()) {
                 return Ok(Some(cand));
             }
         }

@@ -152,12 +152,20 @@ impl Read for FileRange<'_> {
 ///
 /// On a read error the bytes read so far are kept and returned with the error, so a damaged
 /// gzip member still yields what could be decompressed.
-pub fn spool(mut reader: impl Read) -> (Segment, Option<io::Error>) {
+pub fn spool(reader: impl Read) -> (Segment, Option<io::Error>) {
+    spool_with(reader, &mut vec![0u8; SPOOL_BUF])
+}
+
+/// Size of the copy buffer [`spool_with`] wants.
+pub const SPOOL_BUF: usize = 64 * 1024;
+
+/// Like [`spool`], with the caller's copy buffer (any non-zero size), so that a reader of many
+/// gzip members allocates it once instead of once per member.
+pub fn spool_with(mut reader: impl Read, buf: &mut [u8]) -> (Segment, Option<io::Error>) {
     let mut mem: Vec<u8> = Vec::new();
     let mut file: Option<(File, u64)> = None;
-    let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = match reader.read(&mut buf) {
+        let n = match reader.read(buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

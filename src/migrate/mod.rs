@@ -25,7 +25,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::formats::arc::{
-    Anomaly, ArcError, ArcReader, ArcVersion, Location, RecordKind, SharedRange,
+    Anomaly, AnomalyKind, ArcError, ArcReader, ArcVersion, ByteAccount, Location, RecordKind,
+    Severity, SharedRange,
 };
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::RecordSpec;
@@ -272,6 +273,11 @@ fn run(
     for a in end.file_anomalies {
         report.add_anomaly(a);
     }
+    for (kind, severity, n) in end.unlisted {
+        report.count_unlisted(kind, severity, n);
+    }
+    let bytes_balanced = end.bytes.balanced(end.gzip);
+    report.input_bytes = Some(end.bytes);
     let mut buffered = writer.finish().map_err(out_err(&tmp_path))?;
     buffered.flush().map_err(out_err(&tmp_path))?;
     drop(buffered);
@@ -279,6 +285,14 @@ fn run(
 
     let verified = verify_container(&tmp_path, log).map_err(out_err(&tmp_path))?;
     report.conservation = verified.conservation;
+    if !bytes_balanced {
+        // The reader lost track of some input bytes: never call that conserved.
+        report.conservation.conserved = false;
+        report
+            .conservation
+            .mismatches
+            .push(format!("input bytes not accounted for: {:?}", report.input_bytes));
+    }
     report.output_size = verified.size;
     report.output_sha512 = Some(verified.sha512);
     if !report.conservation.conserved {
@@ -402,16 +416,19 @@ enum Msg {
     Batch(Vec<Job>),
     /// One record to stream.
     Large(Box<Job>),
-    Done {
-        file_anomalies: Vec<Anomaly>,
-        version: Option<ArcVersion>,
-        records_with_header: u64,
-    },
+    Done(Box<End>),
     Failed(MigrateError),
 }
 
+/// What the reader knows once the file is read.
 struct End {
+    /// Listed file anomalies (a bounded number of each kind) ...
     file_anomalies: Vec<Anomaly>,
+    /// ... and those only counted.
+    unlisted: Vec<(AnomalyKind, Severity, u64)>,
+    /// Where every input byte went.
+    bytes: ByteAccount,
+    gzip: bool,
     version: Option<ArcVersion>,
     records_with_header: u64,
 }
@@ -502,11 +519,14 @@ fn read_records(
     if consumed > reported {
         progress(consumed - reported);
     }
-    let _ = tx.send(Msg::Done {
+    let _ = tx.send(Msg::Done(Box::new(End {
         file_anomalies: arc.file_anomalies().to_vec(),
+        unlisted: arc.unlisted_file_anomalies().iter().map(|(k, (s, n))| (*k, *s, *n)).collect(),
+        bytes: arc.byte_account().clone(),
+        gzip: arc.is_gzip(),
         version: arc.version(),
         records_with_header: with_header,
-    });
+    })));
 }
 
 /// clamd and the threads that wait on it: scans block on the daemon, so they get threads of
@@ -646,9 +666,9 @@ fn write_records<W: Write>(
                 out.flush_pending(&mut pending)?;
                 out.write_streamed(*job, scanner)?
             }
-            Msg::Done { file_anomalies, version, records_with_header } => {
+            Msg::Done(end) => {
                 out.flush_pending(&mut pending)?;
-                return Ok(End { file_anomalies, version, records_with_header });
+                return Ok(*end);
             }
             Msg::Failed(e) => return Err(e),
         }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::formats::arc::{Anomaly, Severity};
+use crate::formats::arc::{Anomaly, AnomalyKind, ByteAccount, Severity};
 
 /// Anomalies listed one by one per file; beyond this only their counts are kept, so a badly
 /// damaged file cannot make the report (or memory) grow without bound.
@@ -60,6 +60,10 @@ pub struct FileReport {
     pub anomalies: Vec<Anomaly>,
     /// Anomalies counted but not listed.
     pub anomalies_not_listed: u64,
+    /// Where every byte of the input went (records, separators, gzip members, empty members,
+    /// raw remainders): the totals balance the input size even when the anomalies are only
+    /// counted.
+    pub input_bytes: Option<ByteAccount>,
     /// The conservation check.
     pub conservation: Conservation,
     /// Wall-clock seconds spent on this file.
@@ -71,22 +75,32 @@ pub struct FileReport {
 impl FileReport {
     /// Records an anomaly: counted always, listed while under the cap.
     pub fn add_anomaly(&mut self, a: Anomaly) {
-        let kind = serde_json::to_value(a.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        *self.anomaly_counts.entry(kind).or_default() += 1;
-        let sev = match a.severity {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        };
-        *self.anomaly_severities.entry(sev.into()).or_default() += 1;
+        self.count(a.kind, a.severity, 1);
         if self.anomalies.len() < MAX_LISTED_ANOMALIES {
             self.anomalies.push(a);
         } else {
             self.anomalies_not_listed += 1;
         }
+    }
+
+    /// Records `n` anomalies that the reader counted without listing them.
+    pub fn count_unlisted(&mut self, kind: AnomalyKind, severity: Severity, n: u64) {
+        self.count(kind, severity, n);
+        self.anomalies_not_listed += n;
+    }
+
+    fn count(&mut self, kind: AnomalyKind, severity: Severity, n: u64) {
+        let kind = serde_json::to_value(kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *self.anomaly_counts.entry(kind).or_default() += n;
+        let sev = match severity {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        *self.anomaly_severities.entry(sev.into()).or_default() += n;
     }
 
     /// True when the file was migrated and every payload conserved.
@@ -190,6 +204,9 @@ impl MigrationReport {
             }
             let _ = writeln!(o, "  records in:  {}", counts(&f.records_in));
             let _ = writeln!(o, "  records out: {}", counts(&f.records_out));
+            if let Some(b) = &f.input_bytes {
+                let _ = writeln!(o, "  input bytes: {}", account(b, f.compressed));
+            }
             let c = &f.conservation;
             let _ = writeln!(
                 o,
@@ -233,6 +250,30 @@ impl MigrationReport {
             s.seconds
         );
         o
+    }
+}
+
+/// Where the input bytes went, in one line.
+fn account(b: &ByteAccount, gzip: bool) -> String {
+    if gzip {
+        format!(
+            "{} = {} in {} gzip members ({} of them empty, {} bytes) + {} kept raw; \
+             decompressed {} = {} in records + {} between records",
+            b.input,
+            b.member_bytes,
+            b.members,
+            b.empty_members,
+            b.empty_member_bytes,
+            b.raw_bytes,
+            b.decompressed_bytes,
+            b.record_bytes,
+            b.separator_bytes
+        )
+    } else {
+        format!(
+            "{} = {} in records + {} between records",
+            b.input, b.record_bytes, b.separator_bytes
+        )
     }
 }
 

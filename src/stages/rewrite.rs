@@ -14,10 +14,11 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::io::{self, Read, Write};
 
 use encoding_rs::Encoding;
 use lol_html::html_content::ContentType;
-use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, Settings, element, text};
+use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element, text};
 use url::Url;
 
 /// Save path (relative to the instance, decoded) -> original URL.
@@ -57,8 +58,33 @@ pub struct Rewritten {
     pub to_mirror: u64,
     /// Relative links to things not in the mirror, resolved against the page's URL.
     pub to_outside: u64,
-    /// Every change: (old value, new value).
+    /// The first [`MAX_LISTED_CHANGES`] changes: (old value, new value).
     pub changes: Vec<(String, String)>,
+}
+
+/// Changes listed one by one in [`Rewritten::changes`]; more are only counted, so a page of
+/// millions of links does not keep millions of strings.
+pub const MAX_LISTED_CHANGES: usize = 1000;
+
+/// Bytes read from the input and handed to lol_html at a time.
+pub const CHUNK: usize = 64 * 1024;
+
+/// lol_html's own buffers (a start tag or text split across chunks) may not grow past this: a
+/// page holding one tag of hundreds of megabytes is refused, not buffered.
+pub const MAX_REWRITER_MEMORY: usize = 16 << 20;
+
+/// CSS of a `<style>` element is rewritten in pieces cut after a `}` once this much is held.
+const STYLE_FLUSH: usize = 64 * 1024;
+
+/// Why a page could not be rewritten.
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    /// Reading the page or writing the result failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// lol_html refused the page (its memory bound, an encoding it cannot handle, ...).
+    #[error("{0}")]
+    Html(String),
 }
 
 impl Rewritten {
@@ -221,7 +247,9 @@ impl State {
                 u
             }
         };
-        self.changes.push((old.to_string(), new.clone()));
+        if self.changes.len() < MAX_LISTED_CHANGES {
+            self.changes.push((old.to_string(), new.clone()));
+        }
         Some(new)
     }
 
@@ -265,6 +293,8 @@ const URL_ATTRS: [&str; 9] =
     ["href", "src", "action", "background", "poster", "data", "longdesc", "cite", "formaction"];
 
 /// Rewrites the links of an HTML page saved at `save_path` whose original URL is `page_url`.
+///
+/// A wrapper of [`rewrite_html_stream`] for a page in memory: the result is in memory too.
 pub fn rewrite_html(
     input: &[u8],
     save_path: &str,
@@ -273,10 +303,29 @@ pub fn rewrite_html(
     content_type: Option<&str>,
 ) -> Result<Rewritten, String> {
     let encoding = html_encoding(input, content_type);
+    let mut bytes = Vec::with_capacity(input.len() + 256);
+    let r = rewrite_html_stream(input, &mut bytes, encoding, save_path, page_url, map)
+        .map_err(|e| e.to_string())?;
+    Ok(Rewritten { bytes, ..r })
+}
+
+/// Rewrites the links of an HTML page read from `input` in `encoding` (see [`html_encoding`])
+/// into `output`, chunk by chunk: memory is a chunk, lol_html's buffers (at most
+/// [`MAX_REWRITER_MEMORY`]) and the first [`MAX_LISTED_CHANGES`] changes, whatever the size
+/// of the page. The returned [`Rewritten`] has no `bytes` (they went to `output`).
+pub fn rewrite_html_stream(
+    mut input: impl Read,
+    mut output: impl Write,
+    encoding: &'static Encoding,
+    save_path: &str,
+    page_url: &str,
+    map: &LinkMap,
+) -> Result<Rewritten, RewriteError> {
     let resolver = Resolver { map, dir: dir_of(save_path), page_url: Url::parse(page_url).ok() };
     let state = RefCell::new(State { to_mirror: 0, to_outside: 0, changes: Vec::new() });
     let style_buf = RefCell::new(String::new());
-    let mut output = Vec::with_capacity(input.len() + 256);
+    // lol_html's sink cannot fail: the first write error is kept and ends the rewrite.
+    let mut write_error: Option<io::Error> = None;
     {
         let mut handlers = Vec::new();
         for attr in URL_ATTRS {
@@ -346,29 +395,63 @@ pub fn rewrite_html(
         }));
         let sb = &style_buf;
         handlers.push(text!("style", move |t| {
-            sb.borrow_mut().push_str(t.as_str());
-            if t.last_in_text_node() {
-                let css = std::mem::take(&mut *sb.borrow_mut());
-                let new = st.borrow_mut().rewrite_css(r, &css);
-                t.replace(&new, ContentType::Html);
+            let mut buf = sb.borrow_mut();
+            buf.push_str(t.as_str());
+            // The CSS is held until the element ends, or cut after its last `}` once large, so
+            // that a url() is never split and a huge <style> is not held whole.
+            let cut = if t.last_in_text_node() {
+                Some(buf.len())
+            } else if buf.len() >= STYLE_FLUSH {
+                buf.rfind('}').map(|i| i + 1)
             } else {
-                t.remove();
+                None
+            };
+            match cut {
+                Some(at) => {
+                    let rest = buf.split_off(at);
+                    let css = std::mem::replace(&mut *buf, rest);
+                    let new = st.borrow_mut().rewrite_css(r, &css);
+                    t.replace(&new, ContentType::Html);
+                }
+                None => t.remove(),
             }
             Ok(())
         }));
-        let enc =
-            AsciiCompatibleEncoding::new(encoding).ok_or("encoding is not ASCII-compatible")?;
-        let mut settings = Settings::new().with_encoding(enc).with_strict(false);
+        let enc = AsciiCompatibleEncoding::new(encoding)
+            .ok_or_else(|| RewriteError::Html("encoding is not ASCII-compatible".into()))?;
+        let memory = MemorySettings::new().with_max_allowed_memory_usage(MAX_REWRITER_MEMORY);
+        let mut settings =
+            Settings::new().with_encoding(enc).with_strict(false).with_memory_settings(memory);
         for h in handlers {
             settings = settings.append_element_content_handler(h);
         }
-        let mut rewriter = HtmlRewriter::new(settings, |c: &[u8]| output.extend_from_slice(c));
-        rewriter.write(input).map_err(|e| e.to_string())?;
-        rewriter.end().map_err(|e| e.to_string())?;
+        let sink = |c: &[u8]| {
+            if write_error.is_none()
+                && let Err(e) = output.write_all(c)
+            {
+                write_error = Some(e);
+            }
+        };
+        let mut rewriter = HtmlRewriter::new(settings, sink);
+        let mut chunk = vec![0u8; CHUNK];
+        loop {
+            let n = match input.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            rewriter.write(&chunk[..n]).map_err(|e| RewriteError::Html(e.to_string()))?;
+        }
+        rewriter.end().map_err(|e| RewriteError::Html(e.to_string()))?;
     }
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    output.flush()?;
     let s = state.into_inner();
     Ok(Rewritten {
-        bytes: output,
+        bytes: Vec::new(),
         to_mirror: s.to_mirror,
         to_outside: s.to_outside,
         changes: s.changes,
@@ -407,11 +490,15 @@ fn dir_of(save_path: &str) -> String {
 /// characters are copied unchanged.
 pub fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(css.len());
-    let lower = css.to_ascii_lowercase();
+    // Compared in place, case-insensitively: no lowercase copy of the whole stylesheet.
+    let at = |i: usize, word: &str| {
+        css.as_bytes()
+            .get(i..i + word.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(word.as_bytes()))
+    };
     let mut i = 0;
     while i < css.len() {
-        let rest = &lower[i..];
-        if rest.starts_with("url(") {
+        if at(i, "url(") {
             let start = i + 4;
             let Some(close) = css[start..].find(')') else { break };
             let inner = &css[start..start + close];
@@ -435,7 +522,7 @@ pub fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -
             i = start + close + 1;
             continue;
         }
-        if rest.starts_with("@import") {
+        if at(i, "@import") {
             let after = i + 7;
             let ws = css[after..].len() - css[after..].trim_start().len();
             let q_at = after + ws;
@@ -508,6 +595,37 @@ mod tests {
             out,
             "@import \"[a.css]\";\n.x { background: url( '[../img/logo.gif]' ) }\n.y{b:url(data:image/png;base64,AA)}"
         );
+    }
+
+    #[test]
+    fn a_tag_larger_than_the_rewriter_bound_is_refused_not_buffered() {
+        let mut page = b"<html><a href=\"".to_vec();
+        page.resize(page.len() + MAX_REWRITER_MEMORY + CHUNK, b'a');
+        page.extend_from_slice(b"\">x</a></html>");
+        let err = rewrite_html(&page, "www.e.org/x.html", "http://www.e.org/x.html", &map(), None)
+            .unwrap_err();
+        assert!(err.to_lowercase().contains("memory"), "{err}");
+    }
+
+    #[test]
+    fn style_blocks_are_rewritten_in_pieces_without_splitting_a_url() {
+        let mut css = String::from("<style>");
+        for i in 0..5000 {
+            css.push_str(&format!(".c{i} {{ background: url(../img/logo.gif) }}\n"));
+        }
+        css.push_str("</style>");
+        let r = rewrite_html(
+            css.as_bytes(),
+            "www.e.org/news/x.html",
+            "http://www.e.org/news/x.html",
+            &map(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.to_mirror, 5000);
+        assert_eq!(r.changes.len(), MAX_LISTED_CHANGES);
+        let out = String::from_utf8(r.bytes).unwrap();
+        assert_eq!(out.matches("url(http://www.e.org/img/logo.gif)").count(), 5000);
     }
 
     #[test]

@@ -148,6 +148,9 @@ proptest! {
         }
         prop_assert!(bytes[covered..].iter().all(|&b| b == b'\n' || b == b'\r'),
             "tail {covered}.. dropped: {:?}", &bytes[covered..]);
+        let account = r.byte_account();
+        prop_assert!(account.balanced(false), "{account:?}");
+        prop_assert_eq!(account.input, bytes.len() as u64);
         let m = migrate(&path);
         prop_assert!(m.report.ok(), "{:?} {:?}", m.report.error, m.report.conservation.mismatches);
     }

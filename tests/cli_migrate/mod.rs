@@ -5,6 +5,8 @@ use std::process::{Command, Output};
 
 use crate::util::corpus;
 
+mod memory;
+
 fn webaip(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_webaip")).args(args).output().expect("webaip runs")
 }

@@ -8,6 +8,8 @@ use webaip::formats::warc::WarcReader;
 
 use crate::util::{corpus, oracle};
 
+mod memory;
+
 #[test]
 fn corpus_warcs_read_like_warcio_reads_them() {
     let mut names: Vec<_> =

@@ -11,8 +11,15 @@ use std::path::Path;
 
 use super::header::WarcHeader;
 
-/// Longest header line accepted.
-const MAX_LINE: usize = 1 << 20;
+/// Longest header line accepted; a longer one is an error at the record's offset (it is never
+/// buffered whole).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Most bytes a record header may take, version line and blank lines before it included.
+pub const MAX_HEADER_BYTES: u64 = 4 << 20;
+
+/// Most fields a record header may have (real ones have about 10-20).
+pub const MAX_FIELDS: usize = 4096;
 
 /// A WARC that cannot be read further, with the offset of the record where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -80,12 +87,114 @@ impl<R: BufRead> BufRead for Counting<R> {
 }
 
 type Raw<R> = Counting<BufReader<R>>;
-type Member<R> = Counting<BufReader<flate2::bufread::GzDecoder<Raw<R>>>>;
+
+/// The compressed input under the reused gzip decoder; `Detached` only for an instant while the
+/// decoder is reset.
+enum Src<R> {
+    Detached,
+    Attached(Raw<R>),
+}
+
+impl<R: Read> Read for Src<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Src::Attached(r) => r.read(buf),
+            Src::Detached => Ok(0),
+        }
+    }
+}
+
+impl<R: Read> BufRead for Src<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Src::Attached(r) => r.fill_buf(),
+            Src::Detached => Ok(&[]),
+        }
+    }
+    fn consume(&mut self, amt: usize) {
+        if let Src::Attached(r) = self {
+            r.consume(amt)
+        }
+    }
+}
+
+impl<R> Src<R> {
+    fn pos(&self) -> u64 {
+        match self {
+            Src::Attached(r) => r.pos,
+            Src::Detached => 0,
+        }
+    }
+}
+
+/// The decompressed bytes of the current member, buffered. One decoder and one buffer serve
+/// every member of the file: allocating them per member made files of many empty members cost
+/// memory in proportion to the number of members.
+struct Inflated<R: Read> {
+    dec: flate2::bufread::GzDecoder<Src<R>>,
+    buf: Box<[u8]>,
+    at: usize,
+    filled: usize,
+}
+
+impl<R: Read> Inflated<R> {
+    fn new(raw: Raw<R>) -> Self {
+        // `GzDecoder::new` reads a header at once: the input is given through `reset`, which
+        // leaves the header to the first read of the member.
+        let mut dec = flate2::bufread::GzDecoder::new(Src::Detached);
+        dec.reset(Src::Attached(raw));
+        Inflated { dec, buf: vec![0u8; 256 * 1024].into_boxed_slice(), at: 0, filled: 0 }
+    }
+
+    /// Starts the next member at the input's position, with the same allocations.
+    fn restart(&mut self) {
+        let src = self.dec.reset(Src::Detached);
+        self.dec.reset(src);
+        self.at = 0;
+        self.filled = 0;
+    }
+
+    fn raw_pos(&self) -> u64 {
+        self.dec.get_ref().pos()
+    }
+}
+
+impl<R: Read> Read for Inflated<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let avail = self.fill_buf()?;
+            let n = avail.len().min(out.len());
+            out[..n].copy_from_slice(&avail[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for Inflated<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.at >= self.filled {
+            self.filled = self.dec.read(&mut self.buf)?;
+            self.at = 0;
+        }
+        Ok(&self.buf[self.at..self.filled])
+    }
+    fn consume(&mut self, amt: usize) {
+        self.at = (self.at + amt).min(self.filled);
+    }
+}
+
+/// A gzip input: the decompressed stream (counted from the start of the member) and the
+/// offset of the member being read, if one is.
+struct Gz<R: Read> {
+    member: Counting<Inflated<R>>,
+    current: Option<u64>,
+}
 
 enum State<R: Read> {
     Plain(Raw<R>),
-    Between(Raw<R>),
-    InMember { member: Box<Member<R>>, start: u64 },
+    Gzip(Box<Gz<R>>),
     Poisoned,
 }
 
@@ -123,7 +232,12 @@ impl<R: Read> WarcReader<R> {
             source: Some(e),
         })?;
         let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-        let state = if gzip { State::Between(raw) } else { State::Plain(raw) };
+        let state = if gzip {
+            let member = Counting { inner: Inflated::new(raw), pos: 0 };
+            State::Gzip(Box::new(Gz { member, current: None }))
+        } else {
+            State::Plain(raw)
+        };
         Ok(WarcReader { name, state, gzip })
     }
 
@@ -135,8 +249,8 @@ impl<R: Read> WarcReader<R> {
     /// Offset reached in the input (compressed bytes for gzip).
     pub fn position(&self) -> u64 {
         match &self.state {
-            State::Plain(r) | State::Between(r) => r.pos,
-            State::InMember { member, .. } => member.inner.get_ref().get_ref().pos,
+            State::Plain(r) => r.pos,
+            State::Gzip(g) => g.member.inner.raw_pos(),
             State::Poisoned => 0,
         }
     }
@@ -145,10 +259,11 @@ impl<R: Read> WarcReader<R> {
     /// are dropped). `None` after an error left the reader unusable.
     pub fn into_inner(self) -> Option<R> {
         match self.state {
-            State::Plain(r) | State::Between(r) => Some(r.inner.into_inner()),
-            State::InMember { member, .. } => {
-                Some(member.inner.into_inner().into_inner().inner.into_inner())
-            }
+            State::Plain(r) => Some(r.inner.into_inner()),
+            State::Gzip(g) => match g.member.inner.dec.into_inner() {
+                Src::Attached(r) => Some(r.inner.into_inner()),
+                Src::Detached => None,
+            },
             State::Poisoned => None,
         }
     }
@@ -169,43 +284,37 @@ impl<R: Read> WarcReader<R> {
         let mut f = Some(f);
         loop {
             // Enter the next gzip member if between members.
-            if let State::Between(_) = self.state {
-                let State::Between(mut raw) = std::mem::replace(&mut self.state, State::Poisoned)
-                else {
-                    unreachable!("checked above")
-                };
-                let start = raw.pos;
-                match raw.fill_buf() {
-                    Ok([]) => {
-                        self.state = State::Between(raw);
-                        return Ok(None);
-                    }
-                    Ok(_) => {}
+            if let State::Gzip(g) = &mut self.state
+                && g.current.is_none()
+            {
+                let start = g.member.inner.raw_pos();
+                let at_end = match g.member.inner.dec.get_mut().fill_buf() {
+                    Ok(b) => b.is_empty(),
                     Err(e) => return Err(self.err(start, "cannot read", Some(e))),
+                };
+                if at_end {
+                    return Ok(None);
                 }
-                let dec = flate2::bufread::GzDecoder::new(raw);
-                let member =
-                    Box::new(Counting { inner: BufReader::with_capacity(256 * 1024, dec), pos: 0 });
-                self.state = State::InMember { member, start };
+                g.member.inner.restart();
+                g.member.pos = 0;
+                g.current = Some(start);
             }
             let (offset, offset_in_member) = match &self.state {
                 State::Plain(r) => (r.pos, 0),
-                State::InMember { member, start } => (*start, member.pos),
+                State::Gzip(g) => (g.current.unwrap_or(0), g.member.pos),
                 _ => return Err(self.err(0, "reader is unusable after an earlier error", None)),
             };
             let result = match &mut self.state {
                 State::Plain(r) => read_one(r, &mut f, (offset, offset_in_member)),
-                State::InMember { member, .. } => {
-                    read_one(member, &mut f, (offset, offset_in_member))
-                }
+                State::Gzip(g) => read_one(&mut g.member, &mut f, (offset, offset_in_member)),
                 _ => unreachable!("matched above"),
             };
             let (header, header_len, value, trailer_ok, blank) = match result {
                 Ok(Some(x)) => x,
-                Ok(None) => match self.state {
+                Ok(None) => match &mut self.state {
                     // A member with nothing (more) in it: go on with the next member.
-                    State::InMember { .. } => {
-                        self.leave_member(offset)?;
+                    State::Gzip(g) => {
+                        g.current = None;
                         continue;
                     }
                     _ => return Ok(None),
@@ -218,8 +327,11 @@ impl<R: Read> WarcReader<R> {
             let head = WarcRecordHead { header, offset, offset_in_member, header_len };
             let (end, member_ended) = match &mut self.state {
                 State::Plain(r) => (r.pos, false),
-                State::InMember { member, .. } => match member.fill_buf() {
-                    Ok([]) => (self.leave_member(offset)?, true),
+                State::Gzip(g) => match g.member.fill_buf() {
+                    Ok([]) => {
+                        g.current = None;
+                        (g.member.inner.raw_pos(), true)
+                    }
                     Ok(_) => (offset, false),
                     Err(e) => {
                         self.state = State::Poisoned;
@@ -235,18 +347,6 @@ impl<R: Read> WarcReader<R> {
             let end = RecordEnd { end, member_ended, trailer_ok, leading_blank_lines: blank };
             return Ok(Some((head, end, value)));
         }
-    }
-
-    /// Leaves the current gzip member (which must be at its end); returns the offset after it.
-    fn leave_member(&mut self, offset: u64) -> Result<u64, WarcError> {
-        let State::InMember { member, .. } = std::mem::replace(&mut self.state, State::Poisoned)
-        else {
-            return Err(self.err(offset, "not inside a gzip member", None));
-        };
-        let raw = member.inner.into_inner().into_inner();
-        let end = raw.pos;
-        self.state = State::Between(raw);
-        Ok(end)
     }
 }
 
@@ -283,6 +383,7 @@ where
         }
         break;
     }
+    too_long(&line)?;
     let version = String::from_utf8_lossy(trim_eol(&line)).into_owned();
     if !version.starts_with("WARC/") {
         return Err((format!("expected a WARC version line, found {:?}", preview(&version)), None));
@@ -295,6 +396,16 @@ where
             return Err(("the input ends inside a record header".into(), None));
         }
         header_len += n as u64;
+        too_long(&line)?;
+        if header_len > MAX_HEADER_BYTES || header.fields().len() >= MAX_FIELDS {
+            return Err((
+                format!(
+                    "the record header is larger than {MAX_HEADER_BYTES} bytes or \
+                     {MAX_FIELDS} fields"
+                ),
+                None,
+            ));
+        }
         let text = trim_eol(&line);
         if text.is_empty() {
             break;
@@ -348,6 +459,14 @@ where
 fn read_line(r: &mut impl BufRead, out: &mut Vec<u8>) -> io::Result<usize> {
     let n = r.take(MAX_LINE as u64).read_until(b'\n', out)?;
     Ok(n)
+}
+
+/// A line cut at [`MAX_LINE`] without its line end is refused, not read on in pieces.
+fn too_long(line: &[u8]) -> Result<(), ReadErr> {
+    if line.len() >= MAX_LINE && line.last() != Some(&b'\n') {
+        return Err((format!("a header line without a line end within {MAX_LINE} bytes"), None));
+    }
+    Ok(())
 }
 
 fn trim_eol(line: &[u8]) -> &[u8] {

@@ -1,0 +1,443 @@
+//! Mutation fuzzing of the ARC reader, the WARC reader and the METS validator (issue 13,
+//! "Checked by"): corpus files mutated by a seeded mutator (bit flips, byte insertions and
+//! deletions, splices between files, truncations, length-field edits, gzip member splitting
+//! and empty members). Each target runs in a child process with an address-space limit, for a
+//! bounded time; every case must not panic, must end, and must stay within the limit. The ARC
+//! reader must also account for every input byte, and (every 16th case) the migration of the
+//! mutated file must conserve every payload.
+//!
+//! Knobs (environment): `WEBAIP_FUZZ_SECONDS` (per target, default 20), `WEBAIP_FUZZ_CASES`
+//! (per target, default unbounded), `WEBAIP_FUZZ_SEED` (default: the clock; always printed),
+//! `WEBAIP_FUZZ_START` (first case; with the seed and `WEBAIP_FUZZ_CASES=1` it replays one
+//! case), `WEBAIP_FUZZ_MEMORY` (address-space limit in bytes, default 1 GiB). A failing case's
+//! input is kept in `$TMPDIR/webaip-fuzz-failures/`.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use webaip::formats::arc::{ArcReader, RecordKind};
+use webaip::formats::warc::WarcReader;
+use webaip::mets::{ValidateOptions, validate_mets};
+
+use super::child::{Outcome, is_child, run_child};
+use crate::util::corpus;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// splitmix64: small, seedable, good enough to drive mutations.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64, case: u64) -> Self {
+        let mut r = Rng(seed ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        r.next();
+        r
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+}
+
+const TOKENS: &[&[u8]] = &[
+    b"\n",
+    b"\r\n",
+    b"\r\n\r\n",
+    b"\n\n\n",
+    b" ",
+    b"0",
+    b"-1",
+    b"99999999999999999999",
+    b"18446744073709551615",
+    b"filedesc://x.arc 0.0.0.0 20080101000000 text/plain 66\n",
+    b"http://e.org/ 1.2.3.4 20080101000000 text/html 10\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n",
+    b"WARC/1.1\r\n",
+    b"Content-Length: 0\r\n",
+    b"Content-Length: 99999999999\r\n",
+    b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03",
+    b"\x00",
+    b"<!DOCTYPE x [<!ENTITY e \"eeeeeeeeee\">]>",
+    b"&e;",
+    b"<",
+    b"</mets:mets>",
+    b" BEGIN=\"0\" END=\"18446744073709551615\"",
+    b" xlink:href=\"../../etc/passwd\"",
+];
+
+fn gunzip_all(bytes: &[u8], limit: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = flate2::read::MultiGzDecoder::new(bytes).take(limit).read_to_end(&mut out);
+    out
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+    let _ = e.write_all(bytes);
+    e.finish().unwrap_or_default()
+}
+
+/// Recompresses `plain` as gzip members cut at random places, with empty members here and
+/// there: the shapes of gzip input that readers get wrong.
+fn split_members(rng: &mut Rng, plain: &[u8]) -> Vec<u8> {
+    let mut cuts: Vec<usize> = (0..rng.below(8)).map(|_| rng.below(plain.len() + 1)).collect();
+    cuts.push(0);
+    cuts.push(plain.len());
+    cuts.sort_unstable();
+    let mut out = Vec::new();
+    for w in cuts.windows(2) {
+        if rng.chance(6) {
+            let empties = if rng.chance(8) { rng.below(2000) } else { 1 };
+            let empty = gz(b"");
+            for _ in 0..empties {
+                out.extend_from_slice(&empty);
+            }
+        }
+        out.extend_from_slice(&gz(&plain[w[0]..w[1]]));
+    }
+    out
+}
+
+/// A number in a line near `at` replaced by another: lengths are what framing trusts.
+fn edit_number(rng: &mut Rng, data: &mut Vec<u8>) {
+    if data.is_empty() {
+        return;
+    }
+    let from = rng.below(data.len());
+    let Some(start) = data[from..].iter().position(u8::is_ascii_digit).map(|i| from + i) else {
+        return;
+    };
+    let end =
+        data[start..].iter().position(|b| !b.is_ascii_digit()).map_or(data.len(), |i| start + i);
+    let old: u64 =
+        std::str::from_utf8(&data[start..end]).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let new = match rng.below(6) {
+        0 => "0".to_string(),
+        1 => old.saturating_add(1 + rng.below(100) as u64).to_string(),
+        2 => old.saturating_sub(1 + rng.below(100) as u64).to_string(),
+        3 => "99999999999999999999".to_string(),
+        4 => "-1".to_string(),
+        _ => (rng.next() % 100_000).to_string(),
+    };
+    data.splice(start..end, new.into_bytes());
+}
+
+/// One random mutation of `data`; `others` are the other seeds, for splices.
+fn mutate_once(rng: &mut Rng, data: &mut Vec<u8>, others: &[Vec<u8>]) {
+    let len = data.len();
+    match rng.below(11) {
+        0 if len > 0 => {
+            let i = rng.below(len);
+            data[i] ^= 1 << rng.below(8);
+        }
+        1 if len > 0 => {
+            let i = rng.below(len);
+            data[i] = rng.next() as u8;
+        }
+        2 => {
+            let i = rng.below(len + 1);
+            let n = 1 + rng.below(32);
+            let bytes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            data.splice(i..i, bytes);
+        }
+        3 | 4 => {
+            let i = rng.below(len + 1);
+            let t = TOKENS[rng.below(TOKENS.len())];
+            data.splice(i..i, t.iter().copied());
+        }
+        5 if len > 0 => {
+            let i = rng.below(len);
+            let n = (1 + rng.below(512)).min(len - i);
+            data.drain(i..i + n);
+        }
+        6 if len > 0 => {
+            // Duplicate a range somewhere else.
+            let i = rng.below(len);
+            let n = (1 + rng.below(4096)).min(len - i);
+            let chunk = data[i..i + n].to_vec();
+            let at = rng.below(len + 1);
+            data.splice(at..at, chunk);
+        }
+        7 if !others.is_empty() => {
+            // Splice part of another file in.
+            let o = &others[rng.below(others.len())];
+            if !o.is_empty() {
+                let i = rng.below(o.len());
+                let n = (1 + rng.below(8192)).min(o.len() - i);
+                let at = rng.below(len + 1);
+                data.splice(at..at, o[i..i + n].iter().copied());
+            }
+        }
+        8 => data.truncate(rng.below(len + 1)),
+        9 => edit_number(rng, data),
+        _ => {
+            // A long run: a line that does not end, or many blank lines.
+            let at = rng.below(len + 1);
+            let b = [b'a', b'\n', b' ', b'\r', b'0'][rng.below(5)];
+            let n = 1 << (8 + rng.below(10));
+            data.splice(at..at, std::iter::repeat_n(b, n));
+        }
+    }
+}
+
+/// A mutated version of a seed: gzip seeds are usually mutated decompressed and recompressed
+/// in random members, then perhaps damaged compressed.
+fn mutated(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
+    let seed = &seeds[rng.below(seeds.len())];
+    let is_gz = seed.starts_with(&[0x1f, 0x8b]);
+    let rounds = 1 + rng.below(4);
+    if is_gz && !rng.chance(4) {
+        let mut plain = gunzip_all(seed, 16 << 20);
+        for _ in 0..rounds {
+            mutate_once(rng, &mut plain, seeds);
+        }
+        let mut out = split_members(rng, &plain);
+        if rng.chance(3) {
+            mutate_once(rng, &mut out, &[]);
+        }
+        out
+    } else {
+        let mut data = seed.clone();
+        for _ in 0..rounds {
+            mutate_once(rng, &mut data, seeds);
+        }
+        if rng.chance(8) { split_members(rng, &data) } else { data }
+    }
+}
+
+fn read_seeds(dir: &Path) -> Vec<Vec<u8>> {
+    let mut paths: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
+}
+
+/// ARC: reads every record and body; checks coverage and the byte account; every 16th case
+/// migrates and checks conservation.
+fn arc_case(path: &Path, data: &[u8], case: u64, scratch: &Path) {
+    let mut r = match ArcReader::open(path) {
+        Ok(r) => r,
+        Err(e) => panic!("open failed on a regular file: {e}"),
+    };
+    let gzip = r.is_gzip();
+    let mut covered = 0u64;
+    while let Some(rec) = r.next_record().unwrap_or_else(|e| panic!("I/O error: {e}")) {
+        let mut body = r.body_reader(&rec);
+        let n = io::copy(&mut body, &mut io::sink()).unwrap();
+        assert_eq!(n, rec.body_len(), "body reader length");
+        if !gzip {
+            // Plain input: records tile the file, separated by line ends only.
+            let start = rec.body_start - rec.header_len;
+            assert!(start >= covered, "records overlap at {start}");
+            let gap = &data[covered as usize..start as usize];
+            assert!(gap.iter().all(|&b| b == b'\n' || b == b'\r'), "bytes {covered}..{start} lost");
+            if rec.kind == RecordKind::Remainder {
+                assert!(rec.body_end > start);
+            }
+            covered = rec.body_end;
+        }
+    }
+    if !gzip {
+        let tail = &data[covered as usize..];
+        assert!(tail.iter().all(|&b| b == b'\n' || b == b'\r'), "tail {covered}.. lost");
+    }
+    let account = r.byte_account();
+    assert_eq!(account.input, data.len() as u64);
+    assert!(account.balanced(gzip), "bytes not accounted for: {account:?}");
+    if case.is_multiple_of(16) {
+        let out = scratch.join("out.warc.gz");
+        let _ = std::fs::remove_file(&out);
+        let ids = webaip::ids::Ids::seeded("fuzz");
+        let opts = webaip::migrate::MigrateOptions::default();
+        let report = webaip::migrate::migrate_file(path, &out, &opts, &ids, &|_| {}, &mut |_| {});
+        match &report.error {
+            None => assert!(
+                report.conservation.conserved,
+                "not conserved: {:?}",
+                report.conservation.mismatches
+            ),
+            Some(e) => assert!(e.contains("ARC"), "migration failed: {e}"),
+        }
+    }
+}
+
+fn warc_case(path: &Path) {
+    let Ok(mut r) = WarcReader::open(path) else { return };
+    let mut records = 0u64;
+    while let Ok(Some(_)) = r.next_record(|_, block| io::copy(block, &mut io::sink())) {
+        records += 1;
+        assert!(records < 10_000_000, "no end in sight");
+    }
+}
+
+fn mets_case(path: &Path, case: u64) {
+    let schemas = corpus().join("../xsd");
+    let with_xsd = case.is_multiple_of(16) && schemas.is_dir();
+    let opts = ValidateOptions { schemas: with_xsd.then_some(schemas), profile: None };
+    let _ = validate_mets(path, &opts);
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Target {
+    Arc,
+    Warc,
+    Mets,
+}
+
+impl Target {
+    fn name(self) -> &'static str {
+        match self {
+            Target::Arc => "arc",
+            Target::Warc => "warc",
+            Target::Mets => "mets",
+        }
+    }
+    fn test(self) -> &'static str {
+        match self {
+            Target::Arc => "fuzz::harness::arc_reader",
+            Target::Warc => "fuzz::harness::warc_reader",
+            Target::Mets => "fuzz::harness::mets_validator",
+        }
+    }
+}
+
+fn seeds(target: Target, scratch: &Path) -> Vec<Vec<u8>> {
+    match target {
+        Target::Arc => read_seeds(&corpus().join("arc")),
+        Target::Warc => read_seeds(&corpus().join("warc")),
+        Target::Mets => {
+            use webaip::model::SerializationMode;
+            let mut v = Vec::new();
+            for (i, mode) in
+                [SerializationMode::Minimal, SerializationMode::Full].iter().enumerate()
+            {
+                let dir = scratch.join(format!("mets-seed-{i}"));
+                std::fs::create_dir_all(&dir).unwrap();
+                let p = crate::mets_package::build(&dir, *mode, 3, "");
+                v.push(std::fs::read(p).unwrap());
+            }
+            v
+        }
+    }
+}
+
+/// The child: mutates and runs cases until the time or case budget is spent.
+fn child_loop(target: Target) {
+    let seed = env_u64("WEBAIP_FUZZ_SEED").expect("seed given by the parent");
+    let seconds = env_u64("WEBAIP_FUZZ_SECONDS").unwrap_or(20);
+    let cases = env_u64("WEBAIP_FUZZ_CASES").unwrap_or(u64::MAX);
+    let start = env_u64("WEBAIP_FUZZ_START").unwrap_or(0);
+    let scratch = PathBuf::from(std::env::var("WEBAIP_FUZZ_DIR").expect("work directory"));
+    let progress = scratch.join("case");
+    let seeds = seeds(target, &scratch);
+    let ext = match target {
+        Target::Arc => "arc",
+        Target::Warc => "warc",
+        Target::Mets => "xml",
+    };
+    let input = scratch.join(format!("input.{ext}"));
+    let began = Instant::now();
+    let mut done = 0u64;
+    while done < cases && began.elapsed() < Duration::from_secs(seconds) {
+        let case = start + done;
+        let mut rng = Rng::new(seed, case);
+        let data = mutated(&mut rng, &seeds);
+        std::fs::write(&input, &data).unwrap();
+        std::fs::write(&progress, case.to_string()).unwrap();
+        match target {
+            Target::Arc => arc_case(&input, &data, case, &scratch),
+            Target::Warc => warc_case(&input),
+            Target::Mets => mets_case(&input, case),
+        }
+        done += 1;
+    }
+    eprintln!("fuzz {}: {done} cases", target.name());
+}
+
+/// The parent: runs the child under the limits and reports a failure with what replays it.
+fn run(target: Target) {
+    if is_child(target.test()) {
+        child_loop(target);
+        return;
+    }
+    let seed = env_u64("WEBAIP_FUZZ_SEED").unwrap_or_else(|| {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        t.as_nanos() as u64
+    });
+    let seconds = env_u64("WEBAIP_FUZZ_SECONDS").unwrap_or(20);
+    let memory = env_u64("WEBAIP_FUZZ_MEMORY").unwrap_or(1 << 30);
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = vec![
+        ("WEBAIP_FUZZ_SEED", seed.to_string()),
+        ("WEBAIP_FUZZ_SECONDS", seconds.to_string()),
+        ("WEBAIP_FUZZ_DIR", dir.path().display().to_string()),
+    ];
+    for k in ["WEBAIP_FUZZ_CASES", "WEBAIP_FUZZ_START"] {
+        if let Ok(v) = std::env::var(k) {
+            env.push((k, v));
+        }
+    }
+    eprintln!("fuzz {}: WEBAIP_FUZZ_SEED={seed}, {seconds} s", target.name());
+    // A case that hangs shows as the child outliving its budget by a wide margin.
+    let deadline = Duration::from_secs(seconds + 60);
+    let run = run_child(target.test(), &env, Some(memory), deadline, &dir.path().join("stderr"));
+    let ok = run.status.success();
+    if !ok {
+        let case = std::fs::read_to_string(dir.path().join("case")).unwrap_or_default();
+        let kept = std::env::temp_dir().join("webaip-fuzz-failures");
+        let _ = std::fs::create_dir_all(&kept);
+        let name = format!("{}-seed{seed}-case{case}.bin", target.name());
+        let input = std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("input.")));
+        if let Some(input) = input {
+            let _ = std::fs::copy(input, kept.join(&name));
+        }
+        let why = match run.status {
+            Outcome::TimedOut => "did not end in time (hang?)".to_string(),
+            s => format!("ended with {s:?}"),
+        };
+        panic!(
+            "fuzz {}: case {case} {why}; input kept as {}; replay with WEBAIP_FUZZ_SEED={seed} \
+             WEBAIP_FUZZ_START={case} WEBAIP_FUZZ_CASES=1\n{}",
+            target.name(),
+            kept.join(&name).display(),
+            run.stderr
+        );
+    }
+    eprintln!("{} peak RSS {} MB", run.stderr.trim(), run.peak_rss >> 20);
+    assert!(run.peak_rss < memory, "peak RSS {} MB", run.peak_rss >> 20);
+}
+
+#[test]
+fn arc_reader() {
+    run(Target::Arc);
+}
+
+#[test]
+fn warc_reader() {
+    run(Target::Warc);
+}
+
+#[test]
+fn mets_validator() {
+    run(Target::Mets);
+}

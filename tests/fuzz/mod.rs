@@ -1,0 +1,6 @@
+//! Mutation fuzzing of the readers, run in CI for a bounded time (`harness`), and memory bounds
+//! checked in child processes.
+
+pub(crate) mod child;
+mod harness;
+mod rewrite_memory;

@@ -81,7 +81,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
         if path.as_os_str() == "-" {
             println!("{json}");
         } else {
-            std::fs::write(path, json + "\n")
+            write_whole(path, (json + "\n").as_bytes())
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
@@ -98,4 +98,24 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(if report.ok() { 0 } else { EXIT_FINDINGS })
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it, renamed into place once
+/// written and synced: a failed or killed write leaves the old file or none, never a short one.
+fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    // A device or FIFO the user names (/dev/stdout) is written to as it is, never replaced.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::OpenOptions::new().write(true).open(path)?.write_all(bytes);
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp =
+        tempfile::Builder::new().prefix(".webaip-report-").suffix(".partial").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }

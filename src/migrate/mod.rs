@@ -381,11 +381,13 @@ fn warcinfo(
          format: WARC File Format 1.1\r\n\
          conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n\
          description: ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged\r\n\
-         source-file: {arc_name}\r\n\
+         {source_file}\
          source-format: {format}\r\n\
          source-size: {size}\r\n\
          source-sha512: {sha512}\r\n",
         version = env!("CARGO_PKG_VERSION"),
+        // A file name is input: escaped so that it cannot add a field.
+        source_file = crate::formats::warc::header::warc_fields_line("source-file", arc_name),
         format = if gzip { "ARC, gzip-compressed" } else { "ARC, uncompressed" },
     );
     let spec = RecordSpec {

@@ -21,6 +21,7 @@ use super::{
     PackageError, PackageOptions, Staging, VirusCheck, finish_header, hash_file, io_err, new_mets,
 };
 use crate::formats::digest::hex;
+use crate::formats::digest::sha512_read;
 use crate::formats::warc::header::warc_fields_line;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord};
@@ -28,7 +29,7 @@ use crate::ids::Ids;
 use crate::mets::writer::ContainerWriter;
 use crate::model::*;
 use crate::sources::pandas::{Instance, MirrorFile, UrlSource};
-use crate::stages::rewrite::{LinkMap, rewrite_css, rewrite_html};
+use crate::stages::rewrite::{LinkMap, html_encoding, rewrite_css, rewrite_html_stream};
 use crate::stages::scan::ScanResult;
 
 /// Files larger than this are copied, never rewritten (a page of 64 MiB is not a page).
@@ -122,6 +123,55 @@ impl Container {
     ) -> Result<WrittenRecord, PackageError> {
         self.writer.write_record(spec, block, 0).map_err(io_err(&root.join(&self.rel)))
     }
+}
+
+/// A file whose links were rewritten: a stylesheet in memory, or a page in a temporary file.
+enum Rewrite {
+    Memory(crate::stages::rewrite::Rewritten),
+    File(crate::stages::rewrite::Rewritten, tempfile::TempPath),
+}
+
+impl Rewrite {
+    fn stats(&self) -> &crate::stages::rewrite::Rewritten {
+        match self {
+            Rewrite::Memory(r) | Rewrite::File(r, _) => r,
+        }
+    }
+}
+
+/// Streams an HTML page through the link rewriter into a temporary file inside the package
+/// being built (removed when dropped). `Ok(Err(why))`: the page cannot be rewritten and is kept
+/// as harvested; `Ok(Ok(None))`: nothing in it changed.
+fn rewrite_page_to_file(
+    root: &Path,
+    f: &MirrorFile,
+    map: &LinkMap,
+) -> Result<Result<Option<Rewrite>, String>, PackageError> {
+    use std::io::Write;
+    let mut head = Vec::new();
+    super::open_input(&f.path)?.take(4096).read_to_end(&mut head).map_err(io_err(&f.path))?;
+    let encoding = html_encoding(&head, Some(&f.mime));
+    let tmp =
+        tempfile::Builder::new().prefix(".rewrite-").tempfile_in(root).map_err(io_err(root))?;
+    let mut out = BufWriter::with_capacity(256 * 1024, tmp.as_file());
+    let input = super::open_input(&f.path)?.take(REWRITE_LIMIT);
+    let r = match rewrite_html_stream(input, &mut out, encoding, &f.save_path, &f.url, map) {
+        Ok(r) => r,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    out.flush().map_err(io_err(root))?;
+    drop(out);
+    if r.count() == 0 {
+        return Ok(Ok(None));
+    }
+    // Every link may already have been what it becomes: then nothing changed.
+    let before = super::open_input(&f.path)?.take(REWRITE_LIMIT);
+    let before = sha512_read(before).map_err(io_err(&f.path))?;
+    let after = sha512_read(File::open(tmp.path()).map_err(io_err(root))?).map_err(io_err(root))?;
+    if before == after {
+        return Ok(Ok(None));
+    }
+    Ok(Ok(Some(Rewrite::File(r, tmp.into_temp_path()))))
 }
 
 /// Packages one PANDAS instance.
@@ -234,9 +284,12 @@ pub fn build_pandas_package(
             && (f.mime.starts_with("text/html")
                 || f.mime.starts_with("text/css")
                 || f.mime.starts_with("application/xhtml"));
-        // Opened without following links, a regular file only, and read no further than the
-        // limit the walk saw it under (it may have grown since).
-        let original_bytes = if rewritable {
+        let is_css = f.mime.starts_with("text/css");
+        // Stylesheets are rewritten in memory; HTML pages stream through the rewriter into a
+        // temporary file, so memory is a chunk whatever the size of the page. Opened without
+        // following links, a regular file only, and read no further than the limit the walk
+        // saw it under (it may have grown since).
+        let original_bytes = if rewritable && is_css {
             let mut b = Vec::new();
             super::open_input(&f.path)?
                 .take(REWRITE_LIMIT)
@@ -247,19 +300,18 @@ pub fn build_pandas_package(
             None
         };
         let rewritten = match &original_bytes {
-            Some(bytes) if f.mime.starts_with("text/css") => {
-                Some(Ok(rewrite_css(bytes, &f.save_path, &f.url, &map)))
+            Some(bytes) => {
+                let r = rewrite_css(bytes, &f.save_path, &f.url, &map);
+                (r.count() > 0 && &r.bytes != bytes).then_some(Rewrite::Memory(r))
             }
-            Some(bytes) => Some(rewrite_html(bytes, &f.save_path, &f.url, &map, Some(&f.mime))),
+            None if rewritable => match rewrite_page_to_file(&root, f, &map)? {
+                Ok(r) => r,
+                Err(e) => {
+                    not_rewritten.push((f.save_path.clone(), e));
+                    None
+                }
+            },
             None => None,
-        };
-        let rewritten = match rewritten {
-            Some(Ok(r)) if r.count() > 0 && Some(&r.bytes) != original_bytes.as_ref() => Some(r),
-            Some(Err(e)) => {
-                not_rewritten.push((f.save_path.clone(), e));
-                None
-            }
-            _ => None,
         };
         progress(f.size);
         let verdict = match &clamd {
@@ -392,7 +444,11 @@ pub fn build_pandas_package(
         let resource_id = ids.warc_record_id();
         let mut spec = resource_spec(resource_id.clone(), f, Some(&info_id));
         let written = match (&rewritten, &original_bytes) {
-            (Some(r), _) => content.write(&root, &spec, &r.bytes)?,
+            (Some(Rewrite::Memory(r)), _) => content.write(&root, &spec, &r.bytes)?,
+            (Some(Rewrite::File(_, tmp)), _) => {
+                let p = tmp.to_path_buf();
+                content.writer.write_streamed(&spec, || File::open(&p), 0).map_err(io_err(&root))?
+            }
             (None, Some(b)) => content.write(&root, &spec, b)?,
             (None, None) => {
                 let path = f.path.clone();
@@ -435,13 +491,23 @@ pub fn build_pandas_package(
         };
         let meta_written = content.write(&root, &spec, fields.as_bytes())?;
 
-        match (&rewritten, &original_bytes) {
-            (Some(r), Some(orig)) => {
+        match &rewritten {
+            Some(rw) => {
+                let r = rw.stats();
                 report_rewrites.0 += 1;
                 report_rewrites.1 += r.to_mirror;
                 report_rewrites.2 += r.to_outside;
                 let orig_spec = resource_spec(ids.warc_record_id(), f, Some(&orig_info_id));
-                let ow = original.write(&root, &orig_spec, orig)?;
+                let ow = match &original_bytes {
+                    Some(orig) => original.write(&root, &orig_spec, orig)?,
+                    None => {
+                        let p = f.path.clone();
+                        original
+                            .writer
+                            .write_streamed(&orig_spec, || super::open_input_io(&p), 0)
+                            .map_err(io_err(&f.path))?
+                    }
+                };
                 let orig_obj_id = format!("{}#{}", original.rel, f.save_path);
                 let new_obj_id = format!("{}#{}", content.rel, f.save_path);
                 let event = Event {

@@ -155,3 +155,54 @@ fn committed_samples_are_what_the_generator_writes_and_migrate_cleanly() {
         assert!(severe.is_empty(), "{name}: {severe:?}");
     }
 }
+
+/// A report that cannot be written whole (the disk is full) leaves the previous report as it
+/// was, not an empty or short file. Needs a small tmpfs (root); skipped where none can be made.
+#[test]
+fn a_failed_report_write_leaves_the_old_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let small = tmp.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&small)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _guard = Unmount(&small);
+    let report = small.join("report.json");
+    std::fs::write(&report, "{\"previous\": true}\n").unwrap();
+    // Fill what is left.
+    let mut filler = std::fs::File::create(small.join("filler")).unwrap();
+    let chunk = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut filler, &chunk).is_ok() {}
+    drop(filler);
+    let out = tmp.path().join("out");
+    let o = webaip(&[
+        "migrate",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        &arc("warcio-example.arc"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), "{\"previous\": true}\n");
+    let left: Vec<String> = std::fs::read_dir(&small)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(left.is_empty(), "temporaries left: {left:?}");
+}

@@ -365,6 +365,7 @@ pub struct ArcReader {
     seg: Option<SegmentState>,
     raw_segment: Option<Arc<Segment>>,
     version: Option<ArcVersion>,
+    version_label: Option<String>,
     seen_header: bool,
     file_anomalies: Vec<Anomaly>,
     /// Listed file anomalies per kind, and those counted but not listed.
@@ -432,6 +433,7 @@ impl ArcReader {
             seg,
             raw_segment: None,
             version: None,
+            version_label: None,
             seen_header: false,
             file_anomalies: Vec::new(),
             listed: BTreeMap::new(),
@@ -460,6 +462,11 @@ impl ArcReader {
     /// The ARC version declared by the filedesc record, once it has been read.
     pub fn version(&self) -> Option<ArcVersion> {
         self.version
+    }
+
+    /// The version as the filedesc version block states it ("1.0", "1.1", "2"), once read.
+    pub fn version_label(&self) -> Option<&str> {
+        self.version_label.as_deref()
     }
 
     /// How far into the (compressed) file the reader has got, for progress reporting.
@@ -884,8 +891,9 @@ impl ArcReader {
             .map_err(|e| self.io_err(pos, e))?;
 
         if is_filedesc && self.version.is_none() {
-            self.version =
-                Some(read_version(&self.seg.as_ref().expect("segment").data, body_start));
+            let data = &self.seg.as_ref().expect("segment").data;
+            self.version = Some(read_version(data, body_start));
+            self.version_label = read_version_label(data, body_start);
         }
         self.account.record_bytes += body_end - pos;
         let seg = self.seg.as_mut().expect("segment checked above");
@@ -1246,6 +1254,23 @@ fn find_header(data: &Segment, from: u64, version: Option<ArcVersion>) -> io::Re
         at += n as u64;
     }
     Ok(None)
+}
+
+/// The version the filedesc version block states (`1 0 ...` -> "1.0", `1 1 ...` -> "1.1",
+/// `2 0 ...` -> "2"), as the file states it: `None` when its first line is not two numbers.
+fn read_version_label(data: &Segment, body_start: u64) -> Option<String> {
+    let mut buf = [0u8; 64];
+    let n = data.read_full_at(body_start, &mut buf).unwrap_or(0);
+    let line = buf[..n].split(|&b| b == b'\n').next()?;
+    let mut fields = line.split(|&b| b == b' ').filter(|f| !f.is_empty());
+    let (major, minor) = (fields.next()?, fields.next()?);
+    let number = |f: &[u8]| {
+        let f = f.strip_suffix(b"\r").unwrap_or(f);
+        (!f.is_empty() && f.len() <= 4 && f.iter().all(u8::is_ascii_digit))
+            .then(|| String::from_utf8_lossy(f).into_owned())
+    };
+    let (major, minor) = (number(major)?, number(minor)?);
+    Some(if major == "2" { major } else { format!("{major}.{minor}") })
 }
 
 fn read_version(data: &Segment, body_start: u64) -> ArcVersion {

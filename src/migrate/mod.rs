@@ -270,6 +270,7 @@ fn run(
         ArcVersion::V1 => 1,
         ArcVersion::V2 => 2,
     });
+    report.arc_format_version = end.version_label.clone();
     for a in end.file_anomalies {
         report.add_anomaly(a);
     }
@@ -432,6 +433,8 @@ struct End {
     bytes: ByteAccount,
     gzip: bool,
     version: Option<ArcVersion>,
+    /// The version as the version block states it ("1.0", "1.1", "2").
+    version_label: Option<String>,
     records_with_header: u64,
 }
 
@@ -527,6 +530,7 @@ fn read_records(
         bytes: arc.byte_account().clone(),
         gzip: arc.is_gzip(),
         version: arc.version(),
+        version_label: arc.version_label().map(str::to_string),
         records_with_header: with_header,
     })));
 }

@@ -42,6 +42,8 @@ pub struct FileReport {
     pub compressed: bool,
     /// ARC version from the filedesc record (`1` or `2`), when there was one.
     pub arc_version: Option<u8>,
+    /// The format version the filedesc version block states ("1.0", "1.1", "2").
+    pub arc_format_version: Option<String>,
     /// The WARC written (absent when the migration failed).
     pub output: Option<PathBuf>,
     /// Its size in bytes.

@@ -52,8 +52,6 @@ use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
 
-/// PRONOM identifier of the ARC format.
-const PRONOM_ARC: &str = "x-fmt/219";
 /// Examples listed per crawl-log discrepancy.
 const MAX_EXAMPLES: usize = 100;
 
@@ -887,6 +885,14 @@ impl Tally<'_> {
 }
 
 impl ContainerCtx<'_> {
+    /// A format as a migration event names it: `ARC 1.1 (fmt/410)`.
+    fn designation(f: &Format) -> String {
+        let name = if f.name == "Internet Archive" { "ARC" } else { f.name.as_str() };
+        let version = f.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+        let puid = f.pronom.as_deref().map(|p| format!(" ({p})")).unwrap_or_default();
+        format!("{name}{version}{puid}")
+    }
+
     /// A container of the package, in `format` (the WARC version it really holds).
     fn container_file(
         &self,
@@ -1001,10 +1007,11 @@ impl ContainerCtx<'_> {
             id: name.clone(),
             size: report.input_size,
             sha512: report.input_sha512.clone(),
-            format: Format {
-                name: "ARC".into(),
-                version: report.arc_version.map(|v| format!("{v}.0")),
-                pronom: Some(PRONOM_ARC.into()),
+            // The version its own version block states, with that version's PUID (PRONOM
+            // has none for ARC 2); a file without one is described without a version.
+            format: match &report.arc_format_version {
+                Some(v) => crate::formats::pronom::arc(v).into(),
+                None => Format { name: "Internet Archive".into(), version: None, pronom: None },
             },
             original_name: Some(name.clone()),
             significant_properties: vec![],
@@ -1018,8 +1025,10 @@ impl ContainerCtx<'_> {
             event_type_uri: Some(mig.uri.clone()),
             date_time: self.now,
             detail: Some(format!(
-                "program=\"webaip\"; version=\"{}\"; from=\"ARC (x-fmt/219)\"; to=\"WARC 1.1 (fmt/1281)\"",
-                env!("CARGO_PKG_VERSION")
+                "program=\"webaip\"; version=\"{}\"; from=\"{}\"; to=\"{}\"",
+                env!("CARGO_PKG_VERSION"),
+                Self::designation(&arc.format),
+                Self::designation(&file.object.format)
             )),
             outcome: "success".into(),
             outcome_detail: Some(format!(

@@ -144,11 +144,7 @@ fn container(
 ) -> PackageFile {
     let size = 100_000 + seed;
     let mut o = object(path, size, sha(seed), "WARC", Some(path.rsplit('/').next().unwrap()));
-    o.format = Format {
-        name: "WARC".into(),
-        version: Some("1.1".into()),
-        pronom: Some("fmt/1355".into()),
-    };
+    o.format = Format::written_warc();
     o.events = events.iter().map(|e| e.id.clone()).collect();
     o.relationships = rel;
     PackageFile {

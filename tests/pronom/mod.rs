@@ -69,6 +69,14 @@ fn packages_state_the_puid_and_version_of_what_their_files_are() {
                 corpus.join("warc/jwat-valid-warcfile-utf8.warc"),
             ],
         ),
+        (
+            "arcs",
+            vec![
+                corpus.join("arc/jwat-1-1-20110922131213-00000-svc-VirtualBox.arc"),
+                corpus.join("arc/httrack-v2-roundtrip.arc"),
+                corpus.join("arc/warcio-example.arc"),
+            ],
+        ),
     ] {
         let pkg = tmp.path().join(name);
         let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
@@ -96,10 +104,22 @@ fn packages_state_the_puid_and_version_of_what_their_files_are() {
             assert_eq!(f["version"], version.as_str(), "{puid}: {found:?}");
         }
     }
-    for expected in
-        [("WARC", "1.1", "fmt/1281"), ("WARC", "1.0", "fmt/1355"), ("WARC", "0.17", "fmt/289")]
-    {
+    for expected in [
+        ("WARC", "1.1", "fmt/1281"),
+        ("WARC", "1.0", "fmt/1355"),
+        ("WARC", "0.17", "fmt/289"),
+        ("Internet Archive", "1.0", "x-fmt/219"),
+        ("Internet Archive", "1.1", "fmt/410"),
+    ] {
         let e = (expected.0.to_string(), expected.1.to_string(), expected.2.to_string());
         assert!(found.contains(&e), "{expected:?} not among {found:?}");
     }
+    // ARC 2 has no PRONOM entry: its object states version 2 and no key, and the migration
+    // event names it so.
+    let arcs = std::fs::read_to_string(tmp.path().join("arcs/METS.xml")).unwrap();
+    assert!(arcs.contains("<premis:formatVersion>2</premis:formatVersion>"));
+    assert!(arcs.contains("from=&quot;ARC 2&quot;"), "no ARC 2 migration detail");
+    assert!(
+        arcs.contains("from=&quot;ARC 1.1 (fmt/410)&quot;; to=&quot;WARC 1.1 (fmt/1281)&quot;")
+    );
 }

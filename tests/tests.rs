@@ -18,4 +18,5 @@ mod pandas;
 mod pronom;
 mod scan;
 mod store;
+mod truthful;
 mod warc_reader;

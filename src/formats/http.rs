@@ -73,6 +73,26 @@ pub fn content_length(head: &[u8]) -> Option<u64> {
     })
 }
 
+/// The media type of the entity (`Content-Type` without parameters, lower-case) in a complete
+/// header section `head`, when it names one (`type/subtype`).
+pub fn entity_mime(head: &[u8]) -> Option<String> {
+    head.split(|&b| b == b'\n').skip(1).find_map(|line| {
+        let colon = memchr(b':', line)?;
+        let (name, value) = (&line[..colon], &line[colon + 1..]);
+        if !name.trim_ascii().eq_ignore_ascii_case(b"content-type") {
+            return None;
+        }
+        let value = std::str::from_utf8(value).ok()?;
+        let mime = value.split(';').next()?.trim().to_ascii_lowercase();
+        let (t, sub) = mime.split_once('/')?;
+        let token = |s: &str| {
+            !s.is_empty()
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+        };
+        (token(t) && token(sub)).then_some(mime)
+    })
+}
+
 /// True when `block` begins like an HTTP status line: `HTTP/` and a digit.
 pub fn is_status_line_start(block: &[u8]) -> bool {
     block.len() > 5 && block[..5].eq_ignore_ascii_case(b"HTTP/") && block[5].is_ascii_digit()
@@ -99,6 +119,14 @@ pub(crate) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entity_mime_is_the_type_without_parameters() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Type: Text/HTML; charset=utf-8\r\n\r\n";
+        assert_eq!(entity_mime(head).as_deref(), Some("text/html"));
+        assert_eq!(entity_mime(b"HTTP/1.1 200 OK\r\nContent-Type: html\r\n\r\n"), None);
+        assert_eq!(entity_mime(b"HTTP/1.1 200 OK\r\n\r\n"), None);
+    }
 
     #[test]
     fn crlf_headers_end_at_blank_line() {

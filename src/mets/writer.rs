@@ -124,26 +124,31 @@ impl ContainerWriter {
             r.member.end_inclusive().to_string(),
             r.member.len.to_string(),
         );
+        // A record in its own gzip member is gzip data to decompress; a record of an
+        // uncompressed WARC (kept byte-exact) is the WARC record itself, with no transform.
+        let mime = if r.compressed { "application/gzip" } else { "application/warc" };
         x.start(
             "mets:file",
             &[
                 ("ID", &record_file_id),
                 ("OWNERID", &r.record_id),
-                ("MIMETYPE", "application/gzip"),
+                ("MIMETYPE", mime),
                 ("SIZE", &size),
                 ("BETYPE", "BYTE"),
                 ("BEGIN", &begin),
                 ("END", &end),
             ],
         )?;
-        x.empty(
-            "mets:transformFile",
-            &[
-                ("TRANSFORMTYPE", "decompression"),
-                ("TRANSFORMALGORITHM", "GZIP"),
-                ("TRANSFORMORDER", "1"),
-            ],
-        )?;
+        if r.compressed {
+            x.empty(
+                "mets:transformFile",
+                &[
+                    ("TRANSFORMTYPE", "decompression"),
+                    ("TRANSFORMALGORITHM", "GZIP"),
+                    ("TRANSFORMORDER", "1"),
+                ],
+            )?;
+        }
         let mut pointed = record_file_id.clone();
         if let Some(c) = r.content.as_ref().filter(|c| c.range.len > 0) {
             let content_id = format!("FILE-{rid}-P");

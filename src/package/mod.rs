@@ -39,7 +39,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha512};
 
 use crate::formats::digest::{BlockHasher, hex};
-use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, response_head};
+use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, entity_mime, response_head};
 use crate::formats::warc::WarcReader;
 use crate::ids::Ids;
 use crate::metadata::CuratorMetadata;
@@ -1110,6 +1110,8 @@ impl ContainerCtx<'_> {
                         offset = n as u64;
                     }
                 }
+                let entity =
+                    (offset > 0).then(|| entity_mime(&prefix[..offset as usize])).flatten();
                 let mut hasher = BlockHasher::new(offset);
                 hasher.update(&prefix);
                 // One read of the block feeds the METS digests and the check `audit --deep`
@@ -1117,9 +1119,9 @@ impl ContainerCtx<'_> {
                 let mut tee = Tee { inner: block, hasher: &mut hasher };
                 let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
                 let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
-                Ok((hasher.finish(), check))
+                Ok((hasher.finish(), check, entity))
             });
-            let (head, end, (d, check)) = match next {
+            let (head, end, (d, check, entity)) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
                 Err(e) => {
@@ -1165,7 +1167,13 @@ impl ContainerCtx<'_> {
                 true
             };
             if addressable && h.warc_type() != Some("warcinfo") {
-                let mime = h.get("Content-Type").unwrap_or("application/octet-stream").to_string();
+                // The payload of an HTTP response is the entity: its type is the HTTP header's
+                // (as for migrated records), not the record's application/http.
+                let mime = match &entity {
+                    Some(m) => m.clone(),
+                    None if d.payload_offset > 0 => "application/octet-stream".to_string(),
+                    None => h.get("Content-Type").unwrap_or("application/octet-stream").to_string(),
+                };
                 let rf = RecordFile {
                     record_id: h.record_id().unwrap_or("").trim_matches(['<', '>']).to_string(),
                     member: ByteRange { begin: head.offset, len: end.end - head.offset },

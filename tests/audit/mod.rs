@@ -699,6 +699,19 @@ fn deep_audit_agrees_with_warcio_check_on_corpus_warcs() {
             input.display(),
             String::from_utf8_lossy(&o.stderr)
         );
+        // The METS says what each record range is (a gzip member, or a plain record of an
+        // uncompressed WARC), and Python's zlib agrees (issue 14).
+        let oracle = Command::new(crate::util::oracle_python())
+            .arg(repo().join("tests/oracle/check_package.py"))
+            .arg(&pkg)
+            .output()
+            .unwrap();
+        assert!(
+            oracle.status.success(),
+            "{name}: {}{}",
+            String::from_utf8_lossy(&oracle.stdout),
+            String::from_utf8_lossy(&oracle.stderr)
+        );
         let (code, r) = audit_with(&pkg, &["--deep"]);
 
         let o = Command::new(&warcio).args(["check", "-v"]).arg(input).output().unwrap();

@@ -101,9 +101,9 @@ CONF
   alive && { kill "$(cat "$PIDF")" || true; sleep 1; }
   rm -f "$SOCK" "$PIDF"
   /usr/sbin/clamd --config-file="$CONF" >>"$DIR/clamd.stdout" 2>&1 || {
-    log "clamd failed to start"; tail -20 "$DIR/clamd.log" "$DIR/clamd.stdout" >&2 || true; exit 1; }
+    log "clamd failed to start"; tail -n 20 "$DIR/clamd.log" "$DIR/clamd.stdout" >&2 || true; exit 1; }
   for _ in $(seq 300); do pong && break; sleep 0.2; done
-  pong || { log "no PONG from clamd"; tail -20 "$DIR/clamd.log" >&2 || true; exit 1; }
+  pong || { log "no PONG from clamd"; tail -n 20 "$DIR/clamd.log" >&2 || true; exit 1; }
   log "clamd up (pid $(cat "$PIDF"))"
 fi
 echo "WEBAIP_CLAMD=unix:$SOCK"

@@ -66,13 +66,25 @@ fn daemon_with(name: &str, port: u16, settings: &[(&str, &str)]) -> Daemon {
     // Held while starting, so a test that drops the last user cannot stop a daemon another
     // test is starting.
     let mut users = users().lock().unwrap_or_else(|p| p.into_inner());
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/clamd-local.sh"))
-        .env("WEBAIP_CLAMD_DIR", daemon_dir(name))
-        .env("WEBAIP_CLAMD_PORT", port.to_string())
-        .envs(settings.iter().copied())
-        .output()
-        .expect("clamd-local.sh runs");
+    let start = || {
+        Command::new("bash")
+            .arg(repo().join("scripts/clamd-local.sh"))
+            .env("WEBAIP_CLAMD_DIR", daemon_dir(name))
+            .env("WEBAIP_CLAMD_PORT", port.to_string())
+            .envs(settings.iter().copied())
+            .output()
+            .expect("clamd-local.sh runs")
+    };
+    // A daemon stopped by the test before may still be releasing its socket and port: a start
+    // that fails is tried again after a pause.
+    let mut out = start();
+    for _ in 0..3 {
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        out = start();
+    }
     assert!(
         out.status.success(),
         "clamd-local.sh failed: {}",

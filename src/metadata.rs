@@ -120,13 +120,19 @@ impl CuratorMetadata {
         };
         let title = match &self.title {
             Some(t) => t.clone(),
-            None => {
-                notes.push("no title in the metadata; a title was made from the target URL".into());
-                match urls.first() {
-                    Some(u) => format!("Website harvest of {u}"),
-                    None => "Untitled website harvest".into(),
+            None => match urls.first() {
+                Some(u) => {
+                    notes.push(
+                        "no title in the metadata; a title was made from the target URL".into(),
+                    );
+                    format!("Website harvest of {u}")
                 }
-            }
+                None => {
+                    let t = "Untitled website harvest";
+                    notes.push(format!("no title in the metadata and no target URL: titled {t:?}"));
+                    t.into()
+                }
+            },
         };
         if capture.0.is_none() {
             notes.push("no capture dates found in the source".into());

@@ -218,6 +218,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
             "  {} -> {} ({}, {} records, {} listed in METS)",
             c.input, c.path, c.action, c.records, c.listed
         );
+        if let Some(m) = &c.migration {
+            print_migration_anomalies(m);
+        }
         if c.warc_findings > 0 {
             println!(
                 "    WARC FINDINGS: {} finding(s) that audit --deep will report (kept as received, \
@@ -323,4 +326,28 @@ fn print_pandas(r: &PandasReport) {
         r.package_files,
         r.seconds
     );
+}
+
+/// What a migration met, so the text report hides nothing the JSON report holds: counts by
+/// kind, whether any record is truncated, and the first anomalies worth a warning with their
+/// file offsets (the whole list is in the package, logs/webaip/*.migration.json).
+fn print_migration_anomalies(m: &webaip::migrate::report::FileReport) {
+    let total: u64 = m.anomaly_counts.values().sum();
+    if total == 0 {
+        println!("    anomalies: none");
+        return;
+    }
+    let kinds: Vec<String> = m.anomaly_counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("    anomalies: {total} ({})", kinds.join(", "));
+    let truncated = m.anomaly_counts.iter().find(|(k, _)| k.eq_ignore_ascii_case("truncated"));
+    match truncated {
+        Some((_, n)) => println!("    TRUNCATED: {n} record(s) end before their declared length"),
+        None => println!("    truncated records: none"),
+    }
+    for a in m.anomalies.iter().take(5) {
+        println!("      {}: {a}", m.input.display());
+    }
+    if total > 5 {
+        println!("      ... {} more: see the migration report in logs/webaip/", total - 5);
+    }
 }

@@ -493,6 +493,18 @@ pub fn build_package(
         bytes += size;
         logs += 1;
     }
+    // Each migration's report travels in the package, where its migration event points.
+    for c in &containers {
+        if let Some(m) = &c.migration {
+            let rel = migration_report_path(&c.path);
+            let json = serde_json::to_vec_pretty(m)
+                .map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
+            let (rel, sha, size) = add_generated_log(&mut mets, &root, &rel, &json, now)?;
+            manifest.push((rel, sha));
+            bytes += size;
+            logs += 1;
+        }
+    }
 
     let (description, rights, organisation, metadata_notes) =
         opts.metadata.resolve(&source.seeds, capture);
@@ -1032,12 +1044,13 @@ impl ContainerCtx<'_> {
             )),
             outcome: "success".into(),
             outcome_detail: Some(format!(
-                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report)",
+                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
                 report.records_in.values().sum::<u64>(),
                 report.records_out.values().sum::<u64>(),
                 report.conservation.payload_bytes_in,
                 report.conservation.payload_bytes_out,
-                report.anomaly_counts.values().sum::<u64>()
+                report.anomaly_counts.values().sum::<u64>(),
+                migration_report_path(&self.rel)
             )),
             agents: vec![("local".into(), "webaip".into(), "executing program".into())],
             objects: vec![
@@ -1275,6 +1288,50 @@ pub(crate) fn add_log(
         described_sources: vec![],
     });
     Ok((rel, sha, size))
+}
+
+/// Where the migration report of the container at `container` (a package path) is kept.
+pub(crate) fn migration_report_path(container: &str) -> String {
+    let name = container.rsplit('/').next().unwrap_or(container);
+    format!("logs/webaip/{name}.migration.json")
+}
+
+/// Writes a file webaip made (a migration report) into the package at `rel` and lists it in the
+/// `Logfile` group with its own PREMIS object, as [`add_log`] does for copied logs.
+pub(crate) fn add_generated_log(
+    mets: &mut MetsBuilder,
+    root: &Path,
+    rel: &str,
+    bytes: &[u8],
+    now: DateTime<Utc>,
+) -> Result<(String, String, u64), PackageError> {
+    let mut f =
+        crate::layout::create_in(root, rel).map_err(|e| PackageError::Input(e.to_string()))?;
+    io::Write::write_all(&mut f, bytes).map_err(io_err(&root.join(rel)))?;
+    let sha = crate::formats::digest::sha512_hex(bytes);
+    let size = bytes.len() as u64;
+    let mime = "application/json";
+    mets.add_log(PackageFile {
+        path: rel.to_string(),
+        mime: mime.into(),
+        size,
+        sha512: sha.clone(),
+        created: now,
+        object: PremisObject {
+            id_type: "local".into(),
+            id: rel.to_string(),
+            size,
+            sha512: sha.clone(),
+            format: Format { name: mime.into(), version: None, pronom: None },
+            original_name: None,
+            significant_properties: vec![],
+            relationships: vec![],
+            events: vec![],
+        },
+        events: vec![],
+        described_sources: vec![],
+    });
+    Ok((rel.to_string(), sha, size))
 }
 
 /// A PREMIS virus-check event of the profile's type, run by `agent` (`clamd`, or `webaip` when

@@ -74,3 +74,65 @@ fn copied_responses_are_typed_as_their_entity() {
     }
     assert!(compared >= 10, "only {compared} payloads compared");
 }
+
+/// A truncated record in an ARC: the text report says so, with kinds, counts and offsets; the
+/// migration report is a file of the package (Logfile group, its own PREMIS object) at the path
+/// the migration event cites; and no message claims what did not happen (issue 14, item 6).
+#[test]
+fn the_text_report_shows_migration_anomalies_and_the_report_travels_in_the_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = tmp.path().join("TRUNC-20240101000000-00000.arc");
+    let body = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<html>cut short";
+    let mut bytes = b"filedesc://TRUNC-20240101000000-00000.arc 0.0.0.0 20240101000000 text/plain 76\n1 0 test\nURL IP-address Archive-date Content-type Archive-length\n\n".to_vec();
+    let first = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<html>ok</html>";
+    bytes.extend_from_slice(
+        format!("http://e.org/ 192.0.2.1 20240101000001 text/html {}\n", first.len()).as_bytes(),
+    );
+    bytes.extend_from_slice(first);
+    bytes.extend_from_slice(b"\n");
+    let truncated_at = bytes.len();
+    // Declares 500 bytes; the file ends after far fewer.
+    bytes.extend_from_slice(b"http://e.org/cut 192.0.2.1 20240101000002 text/html 500\n");
+    bytes.extend_from_slice(body);
+    std::fs::write(&arc, &bytes).unwrap();
+    let pkg = tmp.path().join("pkg");
+    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["package", "--no-virus-check", "--out"])
+        .arg(&pkg)
+        .arg(&arc)
+        .env_remove("WEBAIP_CLAMD")
+        .env_remove("WEBAIP_SCHEMAS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(pkg.join("METS.xml").is_file(), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("TRUNCATED: 1 record(s)"), "{text}");
+    assert!(text.contains("anomalies: "), "{text}");
+    assert!(text.contains(&format!("offset {truncated_at}")), "no offset {truncated_at}: {text}");
+    // No target URL anywhere: the report does not claim a title was made from one.
+    assert!(!text.contains("made from the target URL"), "{text}");
+    assert!(text.contains("no target URL"), "{text}");
+
+    let rel = "logs/webaip/TRUNC-20240101000000-00000.warc.gz.migration.json";
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pkg.join(rel)).unwrap()).unwrap();
+    assert!(
+        report["anomaly_counts"].as_object().unwrap().keys().any(|k| k == "truncated"),
+        "{report}"
+    );
+    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    assert!(mets.contains(&format!("xlink:href=\"{rel}\"")), "not in the fileSec");
+    assert!(
+        mets.contains(&format!(
+            "<premis:objectIdentifierValue>{rel}</premis:objectIdentifierValue>"
+        ))
+    );
+    assert!(
+        mets.contains(&format!("see the migration report, {rel}")),
+        "the event does not cite it"
+    );
+    let manifest = std::fs::read_to_string(pkg.join("manifest-sha512.txt")).unwrap();
+    assert!(manifest.contains(rel));
+    let a = Command::new(env!("CARGO_BIN_EXE_webaip")).arg("audit").arg(&pkg).output().unwrap();
+    assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
+}

@@ -353,7 +353,9 @@ impl ValueStyle {
                 '&' if self.escape_amp => s.push_str("&amp;"),
                 '"' if self.quote != Some(b'\'') => s.push_str("&#34;"),
                 '\'' if self.quote != Some(b'"') => s.push_str("&#39;"),
-                ' ' | '\t' | '\n' | '\r' | '\x0c' | '<' | '>' | '=' | '`' if self.quote.is_none() => {
+                ' ' | '\t' | '\n' | '\r' | '\x0c' | '<' | '>' | '=' | '`'
+                    if self.quote.is_none() =>
+                {
                     s.push_str(&format!("&#{};", c as u32))
                 }
                 c => s.push(c),
@@ -479,7 +481,9 @@ pub fn rewrite_html_stream(
             let mut sp = sp.borrow_mut();
             let mut st = st.borrow_mut();
             let refresh = el.tag_name() == "meta"
-                && el.get_attribute("http-equiv").is_some_and(|v| v.eq_ignore_ascii_case("refresh"));
+                && el
+                    .get_attribute("http-equiv")
+                    .is_some_and(|v| v.eq_ignore_ascii_case("refresh"));
             for a in el.attributes() {
                 let Some(loc) = a.value_source_location() else { continue };
                 let loc = loc.bytes();
@@ -889,5 +893,175 @@ mod tests {
         .unwrap();
         assert!(r.bytes.windows(4).any(|w| w == b"caf\xe9"));
         assert_eq!(r.to_mirror, 1);
+    }
+
+    /// Rewrites a page saved at www.e.org/news/x.html, with a few more mirror files.
+    fn rw(page: &[u8]) -> Vec<u8> {
+        let mut m = map();
+        m.insert("www.e.org/q.html", "http://www.e.org/it's.html");
+        m.insert("www.e.org/sp.html", "http://www.e.org/a b.html");
+        m.insert("www.e.org/news/m.html", "http://www.e.org/m.php?a=1&b=2");
+        rewrite_html(page, "www.e.org/news/x.html", "http://www.e.org/news/x.html", &m, None)
+            .unwrap()
+            .bytes
+    }
+
+    fn same(page: &str, want: &str) {
+        let got = rw(page.as_bytes());
+        assert_eq!(String::from_utf8_lossy(&got), want);
+    }
+
+    #[test]
+    fn self_closing_tags_keep_their_slash_and_spacing() {
+        same(
+            "<img src=\"../img/logo.gif\"/><br/><img src=\"../img/logo.gif\" /><link href=\"../index.html\"/>",
+            "<img src=\"http://www.e.org/img/logo.gif\"/><br/><img src=\"http://www.e.org/img/logo.gif\" /><link href=\"http://www.e.org/\"/>",
+        );
+    }
+
+    #[test]
+    fn quoting_is_kept_and_a_quote_in_the_new_value_is_escaped() {
+        same("<a href='../index.html'>", "<a href='http://www.e.org/'>");
+        same("<a href='../q.html'>", "<a href='http://www.e.org/it&#39;s.html'>");
+        same("<a href=\"../q.html\">", "<a href=\"http://www.e.org/it's.html\">");
+        same("<a href=../index.html>", "<a href=http://www.e.org/>");
+        same("<a href=../sp.html class=x>", "<a href=http://www.e.org/a&#32;b.html class=x>");
+        same("<a href=../q.html>", "<a href=http://www.e.org/it&#39;s.html>");
+    }
+
+    #[test]
+    fn case_and_whitespace_inside_tags_are_kept() {
+        same(
+            "<A HREF=\"../index.html\" CLASS=x>Home</A>",
+            "<A HREF=\"http://www.e.org/\" CLASS=x>Home</A>",
+        );
+        same(
+            "<a\n  href = \"../index.html\"\n\ttitle='t' >x</a\n>",
+            "<a\n  href = \"http://www.e.org/\"\n\ttitle='t' >x</a\n>",
+        );
+        same(
+            "<IMG\r\nSrc='../img/logo.gif'\r\n/>",
+            "<IMG\r\nSrc='http://www.e.org/img/logo.gif'\r\n/>",
+        );
+    }
+
+    #[test]
+    fn entities_in_values_are_read_and_written_as_the_page_did() {
+        same(
+            "<a href=\"nothere.php?a=1&amp;b=2\">&amp;</a>",
+            "<a href=\"http://www.e.org/news/nothere.php?a=1&amp;b=2\">&amp;</a>",
+        );
+        same(
+            "<a href=\"nothere.php?a=1&b=2\">",
+            "<a href=\"http://www.e.org/news/nothere.php?a=1&b=2\">",
+        );
+        same("<a href=\"m.html\">", "<a href=\"http://www.e.org/m.php?a=1&amp;b=2\">");
+        // An absolute value is not touched, entities and all.
+        same("<a href=\"http://x.org/?a&amp;b\">", "<a href=\"http://x.org/?a&amp;b\">");
+    }
+
+    #[test]
+    fn comments_scripts_and_cdata_are_not_rewritten() {
+        let keep = "<!-- <a href=\"../index.html\"> --><script>var s = '<a href=\"../index.html\">';</script><![CDATA[<a href=\"../index.html\">]]><textarea><a href=\"../index.html\"></textarea>";
+        same(keep, keep);
+        same(
+            &format!("{keep}<a href=\"../index.html\">"),
+            &format!("{keep}<a href=\"http://www.e.org/\">"),
+        );
+    }
+
+    #[test]
+    fn a_windows_1252_page_keeps_every_other_byte() {
+        let page = b"<meta charset=windows-1252><p title=\"caf\xe9\">caf\xe9</p><a href=\"../index.html\" title=\"\xe9t\xe9\"/><a href=\"caf\xe9.html\">";
+        let want = b"<meta charset=windows-1252><p title=\"caf\xe9\">caf\xe9</p><a href=\"http://www.e.org/\" title=\"\xe9t\xe9\"/><a href=\"http://www.e.org/news/caf%C3%A9.html\">";
+        assert_eq!(String::from_utf8_lossy(&rw(page)), String::from_utf8_lossy(want));
+        assert_eq!(rw(page), want.to_vec());
+        // Bytes that are not valid UTF-8 in a page read as UTF-8 pass through too.
+        let bad = b"<p>\xff\xfe</p><style>.a{b:url(../img/logo.gif)} \xff</style><a href=\"../index.html\">";
+        let r = rewrite_html(
+            bad,
+            "www.e.org/news/x.html",
+            "http://www.e.org/news/x.html",
+            &map(),
+            Some("text/html; charset=utf-8"),
+        )
+        .unwrap();
+        assert_eq!(
+            r.bytes,
+            b"<p>\xff\xfe</p><style>.a{b:url(http://www.e.org/img/logo.gif)} \xff</style><a href=\"http://www.e.org/\">".to_vec()
+        );
+    }
+
+    #[test]
+    fn css_in_style_elements_and_attributes_changes_only_its_urls() {
+        same(
+            "<STYLE type=text/css>\n.a { background: URL( \"../img/logo.gif\" ) }\n@import '../index.html';\n</STYLE ><div style='background:url(../img/logo.gif); color:red'/>",
+            "<STYLE type=text/css>\n.a { background: URL( \"http://www.e.org/img/logo.gif\" ) }\n@import 'http://www.e.org/';\n</STYLE ><div style='background:url(http://www.e.org/img/logo.gif); color:red'/>",
+        );
+        same(
+            "<style>a{b:url(../sp.html)}</style>",
+            "<style>a{b:url(http://www.e.org/a%20b.html)}</style>",
+        );
+    }
+
+    #[test]
+    fn refresh_and_srcset_change_only_their_urls() {
+        same(
+            "<meta http-equiv=\"Refresh\" content=\"0; URL='../index.html'\" />",
+            "<meta http-equiv=\"Refresh\" content=\"0; URL='http://www.e.org/'\" />",
+        );
+        same(
+            "<img srcset=\"../img/logo.gif 1x,  ../index.html 2x\"/>",
+            "<img srcset=\"http://www.e.org/img/logo.gif 1x,  http://www.e.org/ 2x\"/>",
+        );
+    }
+
+    /// A reader handing out a few bytes at a time.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn tags_and_style_blocks_split_across_reads_come_out_the_same() {
+        let page = "<html><!-- c --><STYLE>\n.a{x:url(../img/logo.gif)}\n</STYLE><a\nHREF='../index.html'/><img src=../img/logo.gif><script>'<a href=\"../x\">'</script><p style=\"b:url('../index.html')\">&amp;</p>";
+        let want = rw(page.as_bytes());
+        assert!(String::from_utf8_lossy(&want).contains("HREF='http://www.e.org/'/>"));
+        for step in [1, 2, 3, 7, 64] {
+            let mut out = Vec::new();
+            rewrite_html_stream(
+                Trickle(page.as_bytes(), step),
+                &mut out,
+                encoding_rs::UTF_8,
+                "www.e.org/news/x.html",
+                "http://www.e.org/news/x.html",
+                &map(),
+            )
+            .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want), "{step}");
+        }
+        // A tag across the boundary of the rewriter's own chunks.
+        for pad in CHUNK - 20..CHUNK + 2 {
+            let page = format!("{}<img src=\"../img/logo.gif\"/>x", " ".repeat(pad));
+            let want = page.replace("../img/logo.gif", "http://www.e.org/img/logo.gif");
+            assert_eq!(String::from_utf8(rw(page.as_bytes())).unwrap(), want, "{pad}");
+        }
+    }
+
+    #[test]
+    fn stylesheets_keep_their_bytes_around_urls() {
+        let css = b"/* caf\xe9 */\n.a { background: url( '../img/logo.gif' ) }\n@import \"../index.html\";\r\n";
+        let r = rewrite_css(css, "www.e.org/news/x.css", "http://www.e.org/news/x.css", &map());
+        assert_eq!(
+            r.bytes,
+            b"/* caf\xe9 */\n.a { background: url( 'http://www.e.org/img/logo.gif' ) }\n@import \"http://www.e.org/\";\r\n".to_vec()
+        );
+        assert_eq!(r.to_mirror, 2);
     }
 }

@@ -491,7 +491,7 @@ pub fn rewrite_html_stream(
                 let vs = ValueStyle::of(&raw, sp.byte_before(loc.start), encoding);
                 // Parts of the value that are links, relative to the value's start.
                 let parts: Vec<Range<usize>> = match a.name().as_str() {
-                    n if URL_ATTRS.contains(&n) => vec![0..raw.len()],
+                    n if URL_ATTRS.contains(&n) => std::iter::once(0..raw.len()).collect(),
                     "srcset" => srcset_urls(&raw),
                     "content" if refresh => refresh_url(&raw).into_iter().collect(),
                     "style" => {
@@ -510,16 +510,19 @@ pub fn rewrite_html_stream(
                     }
                 }
             }
-            if el.tag_name() == "style" {
+            // An HTML <style> is raw text that only `</style` (or the end of the page) ends;
+            // an SVG one may hold tags and end unseen, so its CSS is left as it is.
+            if el.tag_name() == "style"
+                && el.namespace_uri() == "http://www.w3.org/1999/xhtml"
+                && let Some(handlers) = el.end_tag_handlers()
+            {
+                let ends = Rc::clone(ends);
+                let on_end: lol_html::EndTagHandler<'static> = Box::new(move |end| {
+                    ends.borrow_mut().push(end.source_location().bytes().start);
+                    Ok(())
+                });
+                handlers.push(on_end);
                 sp.styles.push_back((el.source_location().bytes().end, None));
-                if let Some(handlers) = el.end_tag_handlers() {
-                    let ends = Rc::clone(ends);
-                    let on_end: lol_html::EndTagHandler<'static> = Box::new(move |end| {
-                        ends.borrow_mut().push(end.source_location().bytes().start);
-                        Ok(())
-                    });
-                    handlers.push(on_end);
-                }
             }
             Ok(())
         });
@@ -1014,6 +1017,15 @@ mod tests {
             "<img srcset=\"../img/logo.gif 1x,  ../index.html 2x\"/>",
             "<img srcset=\"http://www.e.org/img/logo.gif 1x,  http://www.e.org/ 2x\"/>",
         );
+    }
+
+    #[test]
+    fn an_unterminated_style_and_an_svg_style_do_not_swallow_the_page() {
+        same(
+            "<svg><style>.a{b:url(../img/logo.gif)}</svg><p>url(../index.html)</p><a href=\"../index.html\">",
+            "<svg><style>.a{b:url(../img/logo.gif)}</svg><p>url(../index.html)</p><a href=\"http://www.e.org/\">",
+        );
+        same("<style>a{b:url(../index.html)}", "<style>a{b:url(http://www.e.org/)}");
     }
 
     /// A reader handing out a few bytes at a time.

@@ -1,13 +1,15 @@
 //! Link rewriting for PANDAS (HTTrack) mirrors: relative links between mirror files become the
 //! original absolute URLs again (P5.7).
 //!
-//! HTML is streamed through lol_html in the page's own encoding, used only as a parser: it
-//! says where each attribute value and `<style>` block lies in the input, and the new values
-//! are spliced into the input bytes, so every byte outside a rewritten value is the page's own
-//! (lol_html would re-serialise a tag whose attribute it sets: `"/>` became `" />`). The attributes that carry URLs (`href`, `src`,
-//! `srcset`, `action`, `background`, `poster`, `data`, `longdesc`, `cite`), `<meta
-//! http-equiv=refresh>`, `<base>`, inline `style` and `<style>` blocks are rewritten; CSS
-//! (`url()`, `@import`) is scanned by hand, since no CSS crate rewrites values in place.
+//! Rewriting is byte-faithful: only the bytes of a rewritten attribute value or CSS URL change.
+//! lol_html, in the page's own encoding, is used only as a parser: it says where each attribute
+//! value and `<style>` block lies in the input, and the new values are spliced into the input
+//! bytes (had lol_html set the attribute, it would re-serialise the tag: `"/>` became `" />`,
+//! bare values gained quotes). A new value keeps the page's quoting (a quote in it becomes a
+//! character reference) and its way of writing `&`. The attributes that carry URLs (`href`,
+//! `src`, `srcset`, `action`, `background`, `poster`, `data`, `longdesc`, `cite`,
+//! `formaction`), `<meta http-equiv=refresh>`, inline `style` and HTML `<style>` blocks are
+//! rewritten; CSS (`url()`, `@import`) is scanned by hand, on the bytes.
 //!
 //! A link is rewritten when it is relative: to the original URL of the mirror file it names
 //! (through the reverse map of save paths), or, when it names nothing in the mirror, resolved
@@ -72,8 +74,9 @@ pub const MAX_LISTED_CHANGES: usize = 1000;
 /// Bytes read from the input and handed to lol_html at a time.
 pub const CHUNK: usize = 64 * 1024;
 
-/// lol_html's own buffers (a start tag or text split across chunks) may not grow past this: a
-/// page holding one tag of hundreds of megabytes is refused, not buffered.
+/// lol_html's own buffers (a start tag split across chunks) may not grow past this: a page
+/// holding one tag of hundreds of megabytes is refused, not buffered. The input bytes kept for
+/// splicing are those of that tag too, plus a chunk.
 pub const MAX_REWRITER_MEMORY: usize = 16 << 20;
 
 /// CSS of a `<style>` element is rewritten in pieces cut after a `}` once this much is held.
@@ -485,12 +488,16 @@ pub fn rewrite_html_stream(
                     .get_attribute("http-equiv")
                     .is_some_and(|v| v.eq_ignore_ascii_case("refresh"));
             for a in el.attributes() {
-                let Some(loc) = a.value_source_location() else { continue };
+                let name = a.name();
+                let wanted = URL_ATTRS.contains(&name.as_str())
+                    || matches!(name.as_str(), "srcset" | "style")
+                    || (refresh && name == "content");
+                let Some(loc) = a.value_source_location().filter(|_| wanted) else { continue };
                 let loc = loc.bytes();
                 let Some(raw) = sp.bytes(loc.clone()).map(<[u8]>::to_vec) else { continue };
                 let vs = ValueStyle::of(&raw, sp.byte_before(loc.start), encoding);
                 // Parts of the value that are links, relative to the value's start.
-                let parts: Vec<Range<usize>> = match a.name().as_str() {
+                let parts: Vec<Range<usize>> = match name.as_str() {
                     n if URL_ATTRS.contains(&n) => std::iter::once(0..raw.len()).collect(),
                     "srcset" => srcset_urls(&raw),
                     "content" if refresh => refresh_url(&raw).into_iter().collect(),

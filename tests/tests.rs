@@ -16,6 +16,7 @@ mod migrate_corpus;
 mod package;
 mod pandas;
 mod pronom;
+mod rewrite_bytes;
 mod scan;
 mod store;
 mod truthful;

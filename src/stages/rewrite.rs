@@ -1,11 +1,15 @@
 //! Link rewriting for PANDAS (HTTrack) mirrors: relative links between mirror files become the
 //! original absolute URLs again (P5.7).
 //!
-//! HTML is streamed through lol_html in the page's own encoding, so bytes outside the rewritten
-//! attribute values pass through unchanged. The attributes that carry URLs (`href`, `src`,
-//! `srcset`, `action`, `background`, `poster`, `data`, `longdesc`, `cite`), `<meta
-//! http-equiv=refresh>`, `<base>`, inline `style` and `<style>` blocks are rewritten; CSS
-//! (`url()`, `@import`) is scanned by hand, since no CSS crate rewrites values in place.
+//! Rewriting is byte-faithful: only the bytes of a rewritten attribute value or CSS URL change.
+//! lol_html, in the page's own encoding, is used only as a parser: it says where each attribute
+//! value and `<style>` block lies in the input, and the new values are spliced into the input
+//! bytes (had lol_html set the attribute, it would re-serialise the tag: `"/>` became `" />`,
+//! bare values gained quotes). A new value keeps the page's quoting (a quote in it becomes a
+//! character reference) and its way of writing `&`. The attributes that carry URLs (`href`,
+//! `src`, `srcset`, `action`, `background`, `poster`, `data`, `longdesc`, `cite`,
+//! `formaction`), `<meta http-equiv=refresh>`, inline `style` and HTML `<style>` blocks are
+//! rewritten; CSS (`url()`, `@import`) is scanned by hand, on the bytes.
 //!
 //! A link is rewritten when it is relative: to the original URL of the mirror file it names
 //! (through the reverse map of save paths), or, when it names nothing in the mirror, resolved
@@ -13,12 +17,13 @@
 //! are left alone.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{self, Read, Write};
+use std::ops::Range;
+use std::rc::Rc;
 
 use encoding_rs::Encoding;
-use lol_html::html_content::ContentType;
-use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element, text};
+use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element};
 use url::Url;
 
 /// Save path (relative to the instance, decoded) -> original URL.
@@ -69,12 +74,16 @@ pub const MAX_LISTED_CHANGES: usize = 1000;
 /// Bytes read from the input and handed to lol_html at a time.
 pub const CHUNK: usize = 64 * 1024;
 
-/// lol_html's own buffers (a start tag or text split across chunks) may not grow past this: a
-/// page holding one tag of hundreds of megabytes is refused, not buffered.
+/// lol_html's own buffers (a start tag split across chunks) may not grow past this: a page
+/// holding one tag of hundreds of megabytes is refused, not buffered. The input bytes kept for
+/// splicing are those of that tag too, plus a chunk.
 pub const MAX_REWRITER_MEMORY: usize = 16 << 20;
 
 /// CSS of a `<style>` element is rewritten in pieces cut after a `}` once this much is held.
 const STYLE_FLUSH: usize = 64 * 1024;
+
+/// A `<style>` block with no `}` is cut anywhere once this much is held.
+const STYLE_HOLD_MAX: usize = 1 << 20;
 
 /// Why a page could not be rewritten.
 #[derive(Debug, thiserror::Error)]
@@ -212,20 +221,26 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The character references a URL value holds in practice (`&amp;` above all); others stay.
 fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
     }
-    s.replace("&amp;", "&")
-        .replace("&#38;", "&")
-        .replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-}
-
-/// Values written into attributes: `&` escaped (lol_html escapes only `"`).
-fn attr_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
+    let mut out = s.to_string();
+    for (entity, c) in [
+        ("&amp;", "&"),
+        ("&#38;", "&"),
+        ("&#x26;", "&"),
+        ("&quot;", "\""),
+        ("&#34;", "\""),
+        ("&apos;", "'"),
+        ("&#39;", "'"),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+    ] {
+        out = out.replace(entity, c);
+    }
+    out
 }
 
 struct State {
@@ -235,6 +250,10 @@ struct State {
 }
 
 impl State {
+    fn new() -> Self {
+        State { to_mirror: 0, to_outside: 0, changes: Vec::new() }
+    }
+
     fn apply(&mut self, r: &Resolver<'_>, old: &str) -> Option<String> {
         let t = r.resolve(old)?;
         let new = match t {
@@ -251,10 +270,6 @@ impl State {
             self.changes.push((old.to_string(), new.clone()));
         }
         Some(new)
-    }
-
-    fn rewrite_css(&mut self, r: &Resolver<'_>, css: &str) -> String {
-        rewrite_css_links(css, |link| self.apply(r, link))
     }
 }
 
@@ -309,10 +324,137 @@ pub fn rewrite_html(
     Ok(Rewritten { bytes, ..r })
 }
 
+/// How a value is written back: the quote that encloses it in the page (none: unquoted),
+/// whether `&` is written `&amp;` (as the old value did, or because it had none), and the
+/// page's encoding.
+#[derive(Clone, Copy)]
+struct ValueStyle {
+    quote: Option<u8>,
+    escape_amp: bool,
+    encoding: &'static Encoding,
+}
+
+impl ValueStyle {
+    /// The style of an attribute value whose raw bytes are `raw`, preceded in the page by
+    /// `before` (the quote, or `=`/whitespace when unquoted).
+    fn of(raw: &[u8], before: Option<u8>, encoding: &'static Encoding) -> Self {
+        let quote = before.filter(|b| *b == b'"' || *b == b'\'');
+        let lower = raw.to_ascii_lowercase();
+        let has_raw_amp = raw.contains(&b'&');
+        let has_entity_amp = [&b"&amp;"[..], b"&#38;", b"&#x26;"]
+            .iter()
+            .any(|e| lower.windows(e.len()).any(|w| w == *e));
+        ValueStyle { quote, escape_amp: has_entity_amp || !has_raw_amp, encoding }
+    }
+
+    /// `new` as bytes of an attribute value in this style: only characters that would end or
+    /// change the value are written as character references.
+    fn encode(&self, new: &str) -> Vec<u8> {
+        let mut s = String::with_capacity(new.len() + 8);
+        for c in new.chars() {
+            match c {
+                '&' if self.escape_amp => s.push_str("&amp;"),
+                '"' if self.quote != Some(b'\'') => s.push_str("&#34;"),
+                '\'' if self.quote != Some(b'"') => s.push_str("&#39;"),
+                ' ' | '\t' | '\n' | '\r' | '\x0c' | '<' | '>' | '=' | '`'
+                    if self.quote.is_none() =>
+                {
+                    s.push_str(&format!("&#{};", c as u32))
+                }
+                c => s.push(c),
+            }
+        }
+        encode_in(self.encoding, &s)
+    }
+}
+
+fn encode_in(encoding: &'static Encoding, s: &str) -> Vec<u8> {
+    // encoding_rs writes characters the encoding lacks as numeric character references.
+    encoding.encode(s).0.into_owned()
+}
+
+fn decode_in(encoding: &'static Encoding, b: &[u8]) -> String {
+    encoding.decode_without_bom_handling(b).0.into_owned()
+}
+
+/// The input bytes not yet written, and the changes to splice into them.
+///
+/// lol_html is only a parser here: it reports where each attribute value and `<style>` block
+/// sits in the input, and its own output (the input, unchanged, since nothing is modified
+/// through it) tells how far it has parsed. Bytes it has passed are written out with the
+/// changes spliced in, so every other byte is the input's.
+struct Splice {
+    /// Input bytes from `base` on.
+    buf: Vec<u8>,
+    base: usize,
+    /// Bytes lol_html has passed to its output (all parsed, all handlers run).
+    parsed: usize,
+    /// start -> (end, new bytes), absolute input offsets.
+    edits: BTreeMap<usize, (usize, Vec<u8>)>,
+    /// `<style>` contents not yet scanned: (start, end once its end tag is seen).
+    styles: VecDeque<(usize, Option<usize>)>,
+    /// Where lol_html's output first differed from its input (it must not).
+    diverged: Option<usize>,
+}
+
+impl Splice {
+    fn bytes(&self, range: Range<usize>) -> Option<&[u8]> {
+        self.buf.get(range.start.checked_sub(self.base)?..range.end.checked_sub(self.base)?)
+    }
+
+    fn byte_before(&self, at: usize) -> Option<u8> {
+        let i = at.checked_sub(1)?.checked_sub(self.base)?;
+        self.buf.get(i).copied()
+    }
+
+    /// Records a change; one that overlaps another (CSS of an SVG `<style>` holding a tag that
+    /// was rewritten already) or changes nothing is dropped.
+    fn edit(&mut self, range: Range<usize>, new: Vec<u8>) {
+        if self.bytes(range.clone()).is_none_or(|old| old == new.as_slice()) {
+            return;
+        }
+        let before = self.edits.range(..=range.start).next_back();
+        let after = self.edits.range(range.start..).next();
+        if before.is_some_and(|(_, (end, _))| *end > range.start)
+            || after.is_some_and(|(start, _)| *start < range.end)
+        {
+            return;
+        }
+        self.edits.insert(range.start, (range.end, new));
+    }
+
+    /// Writes the input up to `upto` (absolute), changes spliced in, and forgets it.
+    fn flush(&mut self, mut upto: usize, out: &mut impl Write) -> io::Result<()> {
+        let mut pos = self.base;
+        while let Some(entry) = self.edits.first_entry() {
+            let start = *entry.key();
+            if start >= upto {
+                break;
+            }
+            if entry.get().0 > upto {
+                upto = start;
+                break;
+            }
+            let (end, new) = entry.remove();
+            out.write_all(&self.buf[pos - self.base..start - self.base])?;
+            out.write_all(&new)?;
+            pos = end;
+        }
+        let upto = upto.max(pos);
+        out.write_all(&self.buf[pos - self.base..upto - self.base])?;
+        self.buf.drain(..upto - self.base);
+        self.base = upto;
+        Ok(())
+    }
+}
+
 /// Rewrites the links of an HTML page read from `input` in `encoding` (see [`html_encoding`])
 /// into `output`, chunk by chunk: memory is a chunk, lol_html's buffers (at most
 /// [`MAX_REWRITER_MEMORY`]) and the first [`MAX_LISTED_CHANGES`] changes, whatever the size
 /// of the page. The returned [`Rewritten`] has no `bytes` (they went to `output`).
+///
+/// Only the bytes of rewritten attribute values and CSS URLs change; every other byte
+/// (quoting, case, whitespace, self-closing slashes, entities, comments) is the input's.
 pub fn rewrite_html_stream(
     mut input: impl Read,
     mut output: impl Write,
@@ -322,115 +464,88 @@ pub fn rewrite_html_stream(
     map: &LinkMap,
 ) -> Result<Rewritten, RewriteError> {
     let resolver = Resolver { map, dir: dir_of(save_path), page_url: Url::parse(page_url).ok() };
-    let state = RefCell::new(State { to_mirror: 0, to_outside: 0, changes: Vec::new() });
-    let style_buf = RefCell::new(String::new());
-    // lol_html's sink cannot fail: the first write error is kept and ends the rewrite.
-    let mut write_error: Option<io::Error> = None;
+    let state = RefCell::new(State::new());
+    let splice = RefCell::new(Splice {
+        buf: Vec::with_capacity(2 * CHUNK),
+        base: 0,
+        parsed: 0,
+        edits: BTreeMap::new(),
+        styles: VecDeque::new(),
+        diverged: None,
+    });
+    // The end of a `<style>` element, reported by an end-tag handler (which must be 'static).
+    let style_ends: Rc<RefCell<Vec<usize>>> = Rc::default();
+    let enc = AsciiCompatibleEncoding::new(encoding)
+        .ok_or_else(|| RewriteError::Html("encoding is not ASCII-compatible".into()))?;
+    let html_err = |e: lol_html::errors::RewritingError| RewriteError::Html(e.to_string());
     {
-        let mut handlers = Vec::new();
-        for attr in URL_ATTRS {
-            let sel = format!("*[{attr}]");
-            let st = &state;
-            let r = &resolver;
-            handlers.push(element!(sel, move |el| {
-                if let Some(v) = el.get_attribute(attr)
-                    && let Some(new) = st.borrow_mut().apply(r, &v)
-                {
-                    el.set_attribute(attr, &attr_escape(&new))?;
-                }
-                Ok(())
-            }));
-        }
-        let st = &state;
-        let r = &resolver;
-        handlers.push(element!("*[srcset]", move |el| {
-            if let Some(v) = el.get_attribute("srcset") {
-                let mut changed = false;
-                let parts: Vec<String> = v
-                    .split(',')
-                    .map(|cand| {
-                        let t = cand.trim_start();
-                        let lead = &cand[..cand.len() - t.len()];
-                        let (u, rest) = t.split_at(t.find(char::is_whitespace).unwrap_or(t.len()));
-                        match st.borrow_mut().apply(r, u) {
-                            Some(new) => {
-                                changed = true;
-                                format!("{lead}{new}{rest}")
-                            }
-                            None => cand.to_string(),
+        let (st, sp, r, ends) = (&state, &splice, &resolver, &style_ends);
+        let handler = element!("*", move |el| {
+            let mut sp = sp.borrow_mut();
+            let mut st = st.borrow_mut();
+            let refresh = el.tag_name() == "meta"
+                && el
+                    .get_attribute("http-equiv")
+                    .is_some_and(|v| v.eq_ignore_ascii_case("refresh"));
+            for a in el.attributes() {
+                let name = a.name();
+                let wanted = URL_ATTRS.contains(&name.as_str())
+                    || matches!(name.as_str(), "srcset" | "style")
+                    || (refresh && name == "content");
+                let Some(loc) = a.value_source_location().filter(|_| wanted) else { continue };
+                let loc = loc.bytes();
+                let Some(raw) = sp.bytes(loc.clone()).map(<[u8]>::to_vec) else { continue };
+                let vs = ValueStyle::of(&raw, sp.byte_before(loc.start), encoding);
+                // Parts of the value that are links, relative to the value's start.
+                let parts: Vec<Range<usize>> = match name.as_str() {
+                    n if URL_ATTRS.contains(&n) => std::iter::once(0..raw.len()).collect(),
+                    "srcset" => srcset_urls(&raw),
+                    "content" if refresh => refresh_url(&raw).into_iter().collect(),
+                    "style" => {
+                        for (part, new) in css_edits(&raw, encoding, &mut st, r) {
+                            let at = loc.start + part.start..loc.start + part.end;
+                            sp.edit(at, vs.encode(&new));
                         }
-                    })
-                    .collect();
-                if changed {
-                    el.set_attribute("srcset", &attr_escape(&parts.join(",")))?;
-                }
-            }
-            Ok(())
-        }));
-        handlers.push(element!("meta[http-equiv][content]", move |el| {
-            let is_refresh =
-                el.get_attribute("http-equiv").is_some_and(|v| v.eq_ignore_ascii_case("refresh"));
-            if let (true, Some(c)) = (is_refresh, el.get_attribute("content")) {
-                let lower = c.to_ascii_lowercase();
-                if let Some(pos) = lower.find("url=") {
-                    let url = c[pos + 4..].trim().trim_matches(['"', '\'']);
-                    if let Some(new) = st.borrow_mut().apply(r, url) {
-                        el.set_attribute(
-                            "content",
-                            &attr_escape(&format!("{}{}", &c[..pos + 4], new)),
-                        )?;
+                        continue;
+                    }
+                    _ => continue,
+                };
+                for part in parts {
+                    let old = decode_in(encoding, &raw[part.clone()]);
+                    if let Some(new) = st.apply(r, &old) {
+                        sp.edit(loc.start + part.start..loc.start + part.end, vs.encode(&new));
                     }
                 }
             }
-            Ok(())
-        }));
-        handlers.push(element!("*[style]", move |el| {
-            if let Some(v) = el.get_attribute("style") {
-                let new = st.borrow_mut().rewrite_css(r, &v);
-                if new != v {
-                    el.set_attribute("style", &attr_escape(&new))?;
-                }
-            }
-            Ok(())
-        }));
-        let sb = &style_buf;
-        handlers.push(text!("style", move |t| {
-            let mut buf = sb.borrow_mut();
-            buf.push_str(t.as_str());
-            // The CSS is held until the element ends, or cut after its last `}` once large, so
-            // that a url() is never split and a huge <style> is not held whole.
-            let cut = if t.last_in_text_node() {
-                Some(buf.len())
-            } else if buf.len() >= STYLE_FLUSH {
-                buf.rfind('}').map(|i| i + 1)
-            } else {
-                None
-            };
-            match cut {
-                Some(at) => {
-                    let rest = buf.split_off(at);
-                    let css = std::mem::replace(&mut *buf, rest);
-                    let new = st.borrow_mut().rewrite_css(r, &css);
-                    t.replace(&new, ContentType::Html);
-                }
-                None => t.remove(),
-            }
-            Ok(())
-        }));
-        let enc = AsciiCompatibleEncoding::new(encoding)
-            .ok_or_else(|| RewriteError::Html("encoding is not ASCII-compatible".into()))?;
-        let memory = MemorySettings::new().with_max_allowed_memory_usage(MAX_REWRITER_MEMORY);
-        let mut settings =
-            Settings::new().with_encoding(enc).with_strict(false).with_memory_settings(memory);
-        for h in handlers {
-            settings = settings.append_element_content_handler(h);
-        }
-        let sink = |c: &[u8]| {
-            if write_error.is_none()
-                && let Err(e) = output.write_all(c)
+            // An HTML <style> is raw text that only `</style` (or the end of the page) ends;
+            // an SVG one may hold tags and end unseen, so its CSS is left as it is.
+            if el.tag_name() == "style"
+                && el.namespace_uri() == "http://www.w3.org/1999/xhtml"
+                && let Some(handlers) = el.end_tag_handlers()
             {
-                write_error = Some(e);
+                let ends = Rc::clone(ends);
+                let on_end: lol_html::EndTagHandler<'static> = Box::new(move |end| {
+                    ends.borrow_mut().push(end.source_location().bytes().start);
+                    Ok(())
+                });
+                handlers.push(on_end);
+                sp.styles.push_back((el.source_location().bytes().end, None));
             }
+            Ok(())
+        });
+        let memory = MemorySettings::new().with_max_allowed_memory_usage(MAX_REWRITER_MEMORY);
+        let settings = Settings::new()
+            .with_encoding(enc)
+            .with_strict(false)
+            .with_memory_settings(memory)
+            .append_element_content_handler(handler);
+        let sink = |c: &[u8]| {
+            let mut sp = splice.borrow_mut();
+            let at = sp.parsed;
+            if sp.diverged.is_none() && sp.bytes(at..at + c.len()) != Some(c) {
+                sp.diverged = Some(at);
+            }
+            sp.parsed += c.len();
         };
         let mut rewriter = HtmlRewriter::new(settings, sink);
         let mut chunk = vec![0u8; CHUNK];
@@ -441,13 +556,13 @@ pub fn rewrite_html_stream(
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             };
-            rewriter.write(&chunk[..n]).map_err(|e| RewriteError::Html(e.to_string()))?;
+            splice.borrow_mut().buf.extend_from_slice(&chunk[..n]);
+            rewriter.write(&chunk[..n]).map_err(html_err)?;
+            step(&splice, &style_ends, &state, &resolver, encoding, false, &mut output)?;
         }
-        rewriter.end().map_err(|e| RewriteError::Html(e.to_string()))?;
+        rewriter.end().map_err(html_err)?;
     }
-    if let Some(e) = write_error {
-        return Err(e.into());
-    }
+    step(&splice, &style_ends, &state, &resolver, encoding, true, &mut output)?;
     output.flush()?;
     let s = state.into_inner();
     Ok(Rewritten {
@@ -458,19 +573,162 @@ pub fn rewrite_html_stream(
     })
 }
 
-/// Rewrites the links of a stylesheet saved at `save_path`.
+/// After lol_html has taken a chunk: scans the `<style>` contents it has passed (whole once
+/// ended, else in pieces cut after a `}`), then writes out everything before the first content
+/// still to scan.
+fn step(
+    splice: &RefCell<Splice>,
+    style_ends: &RefCell<Vec<usize>>,
+    state: &RefCell<State>,
+    r: &Resolver<'_>,
+    encoding: &'static Encoding,
+    at_end: bool,
+    output: &mut impl Write,
+) -> Result<(), RewriteError> {
+    let mut sp = splice.borrow_mut();
+    let mut st = state.borrow_mut();
+    if let Some(at) = sp.diverged {
+        return Err(RewriteError::Html(format!("the HTML parser changed the input at byte {at}")));
+    }
+    for end in style_ends.borrow_mut().drain(..) {
+        if let Some(open) = sp.styles.iter_mut().find(|s| s.1.is_none()) {
+            open.1 = Some(end);
+        }
+    }
+    let total = sp.base + sp.buf.len();
+    while let Some(&(start, end)) = sp.styles.front() {
+        let (cut, done) = match end {
+            Some(end) => (end, true),
+            None if at_end => (total, true),
+            None if sp.parsed.saturating_sub(start) >= STYLE_FLUSH => {
+                let held = sp.bytes(start..sp.parsed).unwrap_or_default();
+                match held.iter().rposition(|b| *b == b'}') {
+                    Some(i) => (start + i + 1, false),
+                    // No `}` in a large block: cut anyway (a URL split here is left as it is).
+                    None if held.len() >= STYLE_HOLD_MAX => (sp.parsed, false),
+                    None => break,
+                }
+            }
+            None => break,
+        };
+        let css = sp.bytes(start..cut).map(<[u8]>::to_vec).unwrap_or_default();
+        for (part, new) in css_edits(&css, encoding, &mut st, r) {
+            sp.edit(start + part.start..start + part.end, encode_in(encoding, &new));
+        }
+        if done {
+            sp.styles.pop_front();
+        } else {
+            sp.styles[0].0 = cut;
+            break;
+        }
+    }
+    let upto = match sp.styles.front() {
+        Some(&(start, _)) => start.min(sp.parsed),
+        None if at_end => total,
+        None => sp.parsed,
+    };
+    let upto = upto.max(sp.base);
+    sp.flush(upto, output)?;
+    Ok(())
+}
+
+/// The URL of each `srcset` candidate (what precedes its descriptors).
+fn srcset_urls(v: &[u8]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let end = v[i..].iter().position(|b| *b == b',').map_or(v.len(), |p| i + p);
+        let mut s = i;
+        while s < end && v[s].is_ascii_whitespace() {
+            s += 1;
+        }
+        let e = v[s..end].iter().position(u8::is_ascii_whitespace).map_or(end, |p| s + p);
+        if e > s {
+            out.push(s..e);
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// The URL in a `<meta http-equiv=refresh content="5; url=...">` value, without its quotes.
+fn refresh_url(v: &[u8]) -> Option<Range<usize>> {
+    let lower = v.to_ascii_lowercase();
+    let mut s = lower.windows(4).position(|w| w == b"url=")? + 4;
+    while s < v.len() && v[s].is_ascii_whitespace() {
+        s += 1;
+    }
+    let mut e = v.len();
+    if let Some(q) = v.get(s).copied().filter(|b| *b == b'"' || *b == b'\'') {
+        s += 1;
+        e = v[s..].iter().position(|b| *b == q).map_or(v.len(), |p| s + p);
+    }
+    while e > s && v[e - 1].is_ascii_whitespace() {
+        e -= 1;
+    }
+    (e > s).then_some(s..e)
+}
+
+/// The links of CSS bytes to change: (range of the URL in `css`, new URL written for CSS).
+fn css_edits(
+    css: &[u8],
+    encoding: &'static Encoding,
+    st: &mut State,
+    r: &Resolver<'_>,
+) -> Vec<(Range<usize>, String)> {
+    let mut out = Vec::new();
+    for (range, quote) in css_link_spans(css) {
+        let old = decode_in(encoding, &css[range.clone()]);
+        if let Some(new) = st.apply(r, &old) {
+            out.push((range, css_escape(&new, quote)));
+        }
+    }
+    out
+}
+
+/// A URL written into CSS: inside quotes only that quote and `\` need escaping; unquoted,
+/// also whitespace, quotes and parentheses. `<` is escaped so no `</style` can appear.
+fn css_escape(url: &str, quote: Option<u8>) -> String {
+    let mut s = String::with_capacity(url.len());
+    for c in url.chars() {
+        match c {
+            '<' => s.push_str("%3C"),
+            '\\' => s.push_str("\\\\"),
+            '"' | '\'' if quote.is_none() || quote == Some(c as u8) => {
+                s.push('\\');
+                s.push(c);
+            }
+            '(' | ')' if quote.is_none() => {
+                s.push('\\');
+                s.push(c);
+            }
+            c if c.is_whitespace() && quote.is_none() => s.push_str(&format!("%{:02X}", c as u32)),
+            '\n' | '\r' | '\x0c' => s.push_str(&format!("%{:02X}", c as u32)),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// Rewrites the links of a stylesheet saved at `save_path`: only the bytes of rewritten URLs
+/// change.
 pub fn rewrite_css(input: &[u8], save_path: &str, page_url: &str, map: &LinkMap) -> Rewritten {
     let resolver = Resolver { map, dir: dir_of(save_path), page_url: Url::parse(page_url).ok() };
-    let mut state = State { to_mirror: 0, to_outside: 0, changes: Vec::new() };
-    // CSS is ASCII for its syntax; decode as windows-1252 when not UTF-8 so every byte
-    // survives the round trip.
-    let (text, utf8) = match std::str::from_utf8(input) {
-        Ok(s) => (s.to_string(), true),
-        Err(_) => (encoding_rs::WINDOWS_1252.decode(input).0.into_owned(), false),
+    let mut state = State::new();
+    // CSS is ASCII for its syntax; a stylesheet that is not UTF-8 is read as windows-1252.
+    let encoding = if std::str::from_utf8(input).is_ok() {
+        encoding_rs::UTF_8
+    } else {
+        encoding_rs::WINDOWS_1252
     };
-    let out = state.rewrite_css(&resolver, &text);
-    let bytes =
-        if utf8 { out.into_bytes() } else { encoding_rs::WINDOWS_1252.encode(&out).0.into_owned() };
+    let mut bytes = Vec::with_capacity(input.len() + 256);
+    let mut pos = 0;
+    for (range, new) in css_edits(input, encoding, &mut state, &resolver) {
+        bytes.extend_from_slice(&input[pos..range.start]);
+        bytes.extend_from_slice(&encode_in(encoding, &new));
+        pos = range.end;
+    }
+    bytes.extend_from_slice(&input[pos..]);
     Rewritten {
         bytes,
         to_mirror: state.to_mirror,
@@ -486,64 +744,68 @@ fn dir_of(save_path: &str) -> String {
     }
 }
 
-/// Finds `url(...)` and `@import "..."` values in CSS and replaces those `f` rewrites; all other
-/// characters are copied unchanged.
-pub fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(css.len());
-    // Compared in place, case-insensitively: no lowercase copy of the whole stylesheet.
-    let at = |i: usize, word: &str| {
-        css.as_bytes()
-            .get(i..i + word.len())
-            .is_some_and(|b| b.eq_ignore_ascii_case(word.as_bytes()))
+/// Where the `url(...)` and `@import "..."` values of CSS bytes are (inside their quotes and
+/// surrounding whitespace), with their quote. Only ASCII bytes are matched, so this holds for
+/// every ASCII-compatible encoding.
+fn css_link_spans(css: &[u8]) -> Vec<(Range<usize>, Option<u8>)> {
+    let mut out = Vec::new();
+    let at = |i: usize, word: &[u8]| {
+        css.get(i..i + word.len()).is_some_and(|b| b.eq_ignore_ascii_case(word))
     };
     let mut i = 0;
     while i < css.len() {
-        if at(i, "url(") {
+        if at(i, b"url(") {
             let start = i + 4;
-            let Some(close) = css[start..].find(')') else { break };
-            let inner = &css[start..start + close];
-            let trimmed = inner.trim();
-            let quote = trimmed.chars().next().filter(|c| *c == '"' || *c == '\'');
-            let value = match quote {
-                Some(q) => trimmed.trim_matches(q),
-                None => trimmed,
-            };
-            out.push_str(&css[i..start]);
-            match f(value) {
-                Some(new) => {
-                    let lead = &inner[..inner.len() - inner.trim_start().len()];
-                    let trail = &inner[inner.trim_end().len()..];
-                    let q = quote.map(String::from).unwrap_or_default();
-                    out.push_str(&format!("{lead}{q}{new}{q}{trail}"));
-                }
-                None => out.push_str(inner),
+            let Some(close) = css[start..].iter().position(|b| *b == b')') else { break };
+            let (mut s, mut e) = (start, start + close);
+            while s < e && css[s].is_ascii_whitespace() {
+                s += 1;
             }
-            out.push(')');
+            while e > s && css[e - 1].is_ascii_whitespace() {
+                e -= 1;
+            }
+            let quote = css.get(s).copied().filter(|b| *b == b'"' || *b == b'\'');
+            if let Some(q) = quote {
+                s += 1;
+                if e > s && css[e - 1] == q {
+                    e -= 1;
+                }
+            }
+            out.push((s..e, quote));
             i = start + close + 1;
             continue;
         }
-        if at(i, "@import") {
-            let after = i + 7;
-            let ws = css[after..].len() - css[after..].trim_start().len();
-            let q_at = after + ws;
-            if let Some(q) = css[q_at..].chars().next().filter(|c| *c == '"' || *c == '\'')
-                && let Some(end) = css[q_at + 1..].find(q)
+        if at(i, b"@import") {
+            let mut q_at = i + 7;
+            while q_at < css.len() && css[q_at].is_ascii_whitespace() {
+                q_at += 1;
+            }
+            if let Some(q) = css.get(q_at).copied().filter(|b| *b == b'"' || *b == b'\'')
+                && let Some(end) = css[q_at + 1..].iter().position(|b| *b == q)
             {
-                let value = &css[q_at + 1..q_at + 1 + end];
-                out.push_str(&css[i..q_at + 1]);
-                out.push_str(&f(value).unwrap_or_else(|| value.to_string()));
-                out.push(q);
+                out.push((q_at + 1..q_at + 1 + end, Some(q)));
                 i = q_at + 1 + end + 1;
                 continue;
             }
         }
-        let ch = css[i..].chars().next().unwrap_or(' ');
-        out.push(ch);
-        i += ch.len_utf8();
+        i += 1;
     }
-    if i < css.len() {
-        out.push_str(&css[i..]);
+    out
+}
+
+/// Finds `url(...)` and `@import "..."` values in CSS and replaces those `f` rewrites; all other
+/// characters are copied unchanged.
+pub fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(css.len());
+    let mut pos = 0;
+    for (range, quote) in css_link_spans(css.as_bytes()) {
+        if let Some(new) = f(&css[range.clone()]) {
+            out.push_str(&css[pos..range.start]);
+            out.push_str(&css_escape(&new, quote));
+            pos = range.end;
+        }
     }
+    out.push_str(&css[pos..]);
     out
 }
 
@@ -641,5 +903,184 @@ mod tests {
         .unwrap();
         assert!(r.bytes.windows(4).any(|w| w == b"caf\xe9"));
         assert_eq!(r.to_mirror, 1);
+    }
+
+    /// Rewrites a page saved at www.e.org/news/x.html, with a few more mirror files.
+    fn rw(page: &[u8]) -> Vec<u8> {
+        let mut m = map();
+        m.insert("www.e.org/q.html", "http://www.e.org/it's.html");
+        m.insert("www.e.org/sp.html", "http://www.e.org/a b.html");
+        m.insert("www.e.org/news/m.html", "http://www.e.org/m.php?a=1&b=2");
+        rewrite_html(page, "www.e.org/news/x.html", "http://www.e.org/news/x.html", &m, None)
+            .unwrap()
+            .bytes
+    }
+
+    fn same(page: &str, want: &str) {
+        let got = rw(page.as_bytes());
+        assert_eq!(String::from_utf8_lossy(&got), want);
+    }
+
+    #[test]
+    fn self_closing_tags_keep_their_slash_and_spacing() {
+        same(
+            "<img src=\"../img/logo.gif\"/><br/><img src=\"../img/logo.gif\" /><link href=\"../index.html\"/>",
+            "<img src=\"http://www.e.org/img/logo.gif\"/><br/><img src=\"http://www.e.org/img/logo.gif\" /><link href=\"http://www.e.org/\"/>",
+        );
+    }
+
+    #[test]
+    fn quoting_is_kept_and_a_quote_in_the_new_value_is_escaped() {
+        same("<a href='../index.html'>", "<a href='http://www.e.org/'>");
+        same("<a href='../q.html'>", "<a href='http://www.e.org/it&#39;s.html'>");
+        same("<a href=\"../q.html\">", "<a href=\"http://www.e.org/it's.html\">");
+        same("<a href=../index.html>", "<a href=http://www.e.org/>");
+        same("<a href=../sp.html class=x>", "<a href=http://www.e.org/a&#32;b.html class=x>");
+        same("<a href=../q.html>", "<a href=http://www.e.org/it&#39;s.html>");
+    }
+
+    #[test]
+    fn case_and_whitespace_inside_tags_are_kept() {
+        same(
+            "<A HREF=\"../index.html\" CLASS=x>Home</A>",
+            "<A HREF=\"http://www.e.org/\" CLASS=x>Home</A>",
+        );
+        same(
+            "<a\n  href = \"../index.html\"\n\ttitle='t' >x</a\n>",
+            "<a\n  href = \"http://www.e.org/\"\n\ttitle='t' >x</a\n>",
+        );
+        same(
+            "<IMG\r\nSrc='../img/logo.gif'\r\n/>",
+            "<IMG\r\nSrc='http://www.e.org/img/logo.gif'\r\n/>",
+        );
+    }
+
+    #[test]
+    fn entities_in_values_are_read_and_written_as_the_page_did() {
+        same(
+            "<a href=\"nothere.php?a=1&amp;b=2\">&amp;</a>",
+            "<a href=\"http://www.e.org/news/nothere.php?a=1&amp;b=2\">&amp;</a>",
+        );
+        same(
+            "<a href=\"nothere.php?a=1&b=2\">",
+            "<a href=\"http://www.e.org/news/nothere.php?a=1&b=2\">",
+        );
+        same("<a href=\"m.html\">", "<a href=\"http://www.e.org/m.php?a=1&amp;b=2\">");
+        // An absolute value is not touched, entities and all.
+        same("<a href=\"http://x.org/?a&amp;b\">", "<a href=\"http://x.org/?a&amp;b\">");
+    }
+
+    #[test]
+    fn comments_scripts_and_cdata_are_not_rewritten() {
+        let keep = "<!-- <a href=\"../index.html\"> --><script>var s = '<a href=\"../index.html\">';</script><![CDATA[<a href=\"../index.html\">]]><textarea><a href=\"../index.html\"></textarea>";
+        same(keep, keep);
+        same(
+            &format!("{keep}<a href=\"../index.html\">"),
+            &format!("{keep}<a href=\"http://www.e.org/\">"),
+        );
+    }
+
+    #[test]
+    fn a_windows_1252_page_keeps_every_other_byte() {
+        let page = b"<meta charset=windows-1252><p title=\"caf\xe9\">caf\xe9</p><a href=\"../index.html\" title=\"\xe9t\xe9\"/><a href=\"caf\xe9.html\">";
+        let want = b"<meta charset=windows-1252><p title=\"caf\xe9\">caf\xe9</p><a href=\"http://www.e.org/\" title=\"\xe9t\xe9\"/><a href=\"http://www.e.org/news/caf%C3%A9.html\">";
+        assert_eq!(String::from_utf8_lossy(&rw(page)), String::from_utf8_lossy(want));
+        assert_eq!(rw(page), want.to_vec());
+        // Bytes that are not valid UTF-8 in a page read as UTF-8 pass through too.
+        let bad = b"<p>\xff\xfe</p><style>.a{b:url(../img/logo.gif)} \xff</style><a href=\"../index.html\">";
+        let r = rewrite_html(
+            bad,
+            "www.e.org/news/x.html",
+            "http://www.e.org/news/x.html",
+            &map(),
+            Some("text/html; charset=utf-8"),
+        )
+        .unwrap();
+        assert_eq!(
+            r.bytes,
+            b"<p>\xff\xfe</p><style>.a{b:url(http://www.e.org/img/logo.gif)} \xff</style><a href=\"http://www.e.org/\">".to_vec()
+        );
+    }
+
+    #[test]
+    fn css_in_style_elements_and_attributes_changes_only_its_urls() {
+        same(
+            "<STYLE type=text/css>\n.a { background: URL( \"../img/logo.gif\" ) }\n@import '../index.html';\n</STYLE ><div style='background:url(../img/logo.gif); color:red'/>",
+            "<STYLE type=text/css>\n.a { background: URL( \"http://www.e.org/img/logo.gif\" ) }\n@import 'http://www.e.org/';\n</STYLE ><div style='background:url(http://www.e.org/img/logo.gif); color:red'/>",
+        );
+        same(
+            "<style>a{b:url(../sp.html)}</style>",
+            "<style>a{b:url(http://www.e.org/a%20b.html)}</style>",
+        );
+    }
+
+    #[test]
+    fn refresh_and_srcset_change_only_their_urls() {
+        same(
+            "<meta http-equiv=\"Refresh\" content=\"0; URL='../index.html'\" />",
+            "<meta http-equiv=\"Refresh\" content=\"0; URL='http://www.e.org/'\" />",
+        );
+        same(
+            "<img srcset=\"../img/logo.gif 1x,  ../index.html 2x\"/>",
+            "<img srcset=\"http://www.e.org/img/logo.gif 1x,  http://www.e.org/ 2x\"/>",
+        );
+    }
+
+    #[test]
+    fn an_unterminated_style_and_an_svg_style_do_not_swallow_the_page() {
+        same(
+            "<svg><style>.a{b:url(../img/logo.gif)}</svg><p>url(../index.html)</p><a href=\"../index.html\">",
+            "<svg><style>.a{b:url(../img/logo.gif)}</svg><p>url(../index.html)</p><a href=\"http://www.e.org/\">",
+        );
+        same("<style>a{b:url(../index.html)}", "<style>a{b:url(http://www.e.org/)}");
+    }
+
+    /// A reader handing out a few bytes at a time.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn tags_and_style_blocks_split_across_reads_come_out_the_same() {
+        let page = "<html><!-- c --><STYLE>\n.a{x:url(../img/logo.gif)}\n</STYLE><a\nHREF='../index.html'/><img src=../img/logo.gif><script>'<a href=\"../x\">'</script><p style=\"b:url('../index.html')\">&amp;</p>";
+        let want = rw(page.as_bytes());
+        assert!(String::from_utf8_lossy(&want).contains("HREF='http://www.e.org/'/>"));
+        for step in [1, 2, 3, 7, 64] {
+            let mut out = Vec::new();
+            rewrite_html_stream(
+                Trickle(page.as_bytes(), step),
+                &mut out,
+                encoding_rs::UTF_8,
+                "www.e.org/news/x.html",
+                "http://www.e.org/news/x.html",
+                &map(),
+            )
+            .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want), "{step}");
+        }
+        // A tag across the boundary of the rewriter's own chunks.
+        for pad in CHUNK - 20..CHUNK + 2 {
+            let page = format!("{}<img src=\"../img/logo.gif\"/>x", " ".repeat(pad));
+            let want = page.replace("../img/logo.gif", "http://www.e.org/img/logo.gif");
+            assert_eq!(String::from_utf8(rw(page.as_bytes())).unwrap(), want, "{pad}");
+        }
+    }
+
+    #[test]
+    fn stylesheets_keep_their_bytes_around_urls() {
+        let css = b"/* caf\xe9 */\n.a { background: url( '../img/logo.gif' ) }\n@import \"../index.html\";\r\n";
+        let r = rewrite_css(css, "www.e.org/news/x.css", "http://www.e.org/news/x.css", &map());
+        assert_eq!(
+            r.bytes,
+            b"/* caf\xe9 */\n.a { background: url( 'http://www.e.org/img/logo.gif' ) }\n@import \"http://www.e.org/\";\r\n".to_vec()
+        );
+        assert_eq!(r.to_mirror, 2);
     }
 }

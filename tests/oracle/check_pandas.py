@@ -12,8 +12,16 @@ Checks, over the content/ and original/ WARCs:
     that, in the harvested file, named a mirror file now names that file's record URL, and
     every other relative link is now absolute;
   * the URL and WARC-Date of every file the HTTrack cache (new.zip + new.txt) knows match the
-    cache (instance date + new.txt time of day, in the given offset).
+    cache (instance date + new.txt time of day, in the given offset);
+  * rewriting is byte-faithful: every rewritten HTML or CSS file, with the value of every URL
+    attribute and every CSS URL masked, is byte-identical to its original masked the same way
+    (tags found by html.parser, attribute values by a tokenizer of this script's own).
 Prints a JSON summary; exit 1 with the problems listed when anything is wrong.
+
+  check_pandas.py --masked-compare ORIGINAL REWRITTEN MIME
+
+compares two files the byte-faithful way only (exit 1 and the first difference when they
+differ).
 """
 import datetime
 import json
@@ -55,6 +63,134 @@ class Links(HTMLParser):
     def handle_data(self, data):
         if self.in_style:
             self.links += css_links(data)
+
+
+class Masker(HTMLParser):
+    """Finds, in a page decoded as latin-1 (one character per byte), the byte ranges of URL
+    attribute values and of URLs in CSS (style attributes, <style> elements)."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=False)
+        self.text = text
+        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.ranges = []
+        self.in_style = False
+
+    def here(self):
+        line, col = self.getpos()
+        return self.line_starts[line - 1] + col
+
+    def handle_starttag(self, tag, attrs):
+        raw = self.get_starttag_text() or ""
+        at = self.here()
+        assert self.text[at:at + len(raw)] == raw, "position of %r" % raw[:40]
+        refresh = tag == "meta" and any(k == "http-equiv" and (v or "").lower() == "refresh" for k, v in attrs)
+        for name, s, e in tag_attributes(raw):
+            if name in URL_ATTRS or name == "srcset" or (name == "content" and refresh):
+                self.ranges.append((at + s, at + e))
+            elif name == "style":
+                self.ranges += [(at + s + a, at + s + b) for a, b in css_spans(raw[s:e])]
+        if tag == "style":
+            self.in_style = True
+
+    def handle_endtag(self, tag):
+        if tag == "style":
+            self.in_style = False
+
+    def handle_data(self, data):
+        if self.in_style:
+            at = self.here()
+            self.ranges += [(at + a, at + b) for a, b in css_spans(data)]
+
+
+def tag_attributes(tag):
+    """(lower-case name, value start, value end) of each attribute of a start tag's text, as the
+    HTML tokenizer reads them; values without quotes end at whitespace or '>'."""
+    out = []
+    i, n = 1, len(tag)
+    while i < n and tag[i] not in " \t\n\r\f/>":
+        i += 1
+    while i < n:
+        while i < n and tag[i] in " \t\n\r\f/":
+            i += 1
+        if i >= n or tag[i] == ">":
+            break
+        s = i
+        i += 1
+        while i < n and tag[i] not in " \t\n\r\f/>=":
+            i += 1
+        name = tag[s:i].lower()
+        j = i
+        while j < n and tag[j] in " \t\n\r\f":
+            j += 1
+        if j >= n or tag[j] != "=":
+            continue
+        j += 1
+        while j < n and tag[j] in " \t\n\r\f":
+            j += 1
+        if j < n and tag[j] in "\"'":
+            q = tag[j]
+            end = tag.find(q, j + 1)
+            end = n if end < 0 else end
+            out.append((name, j + 1, end))
+            i = end + 1
+        else:
+            e = j
+            while e < n and tag[e] not in " \t\n\r\f>":
+                e += 1
+            out.append((name, j, e))
+            i = e
+    return out
+
+
+def css_spans(css):
+    """Ranges of url(...) values (inside whitespace and quotes) and @import strings."""
+    out = []
+    for m in re.finditer(r"url\(([^)]*)\)", css, re.I):
+        s, e = m.start(1), m.end(1)
+        while s < e and css[s] in " \t\n\r\f":
+            s += 1
+        while e > s and css[e - 1] in " \t\n\r\f":
+            e -= 1
+        if s < e and css[s] in "\"'":
+            q = css[s]
+            s += 1
+            if e > s and css[e - 1] == q:
+                e -= 1
+        out.append((s, e))
+    for m in re.finditer(r"@import\s*([\"'])([^\"']*)\1", css, re.I):
+        out.append((m.start(2), m.end(2)))
+    return out
+
+
+def masked(data, mime):
+    """The bytes with every URL value replaced by one NUL."""
+    text = data.decode("latin-1")
+    if mime.startswith("text/css"):
+        ranges = css_spans(text)
+    else:
+        p = Masker(text)
+        p.feed(text)
+        p.close()
+        ranges = p.ranges
+    out, pos = [], 0
+    for s, e in sorted(set(ranges)):
+        if s < pos:
+            continue
+        out.append(data[pos:s])
+        out.append(b"\0")
+        pos = e
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def masked_difference(old, new, mime):
+    """None when the masked pages are identical, else a description of the first difference."""
+    a, b = masked(old, mime), masked(new, mime)
+    if a == b:
+        return None
+    i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+    return "masked bytes differ at %d: %r vs %r" % (i, a[max(0, i - 30):i + 30], b[max(0, i - 30):i + 30])
 
 
 def css_links(css):
@@ -134,7 +270,7 @@ def main(pkg, inst, offset_hours):
             rel = os.path.relpath(os.path.join(root, fn), inst).replace(os.sep, "/")
             if "/" in rel and not rel.startswith("hts-cache/") and not fn.startswith(".panaccess"):
                 mirror[rel] = open(os.path.join(root, fn), "rb").read()
-    stats = {"files": len(mirror), "rewritten": 0, "links_checked": 0, "cache_checked": 0}
+    stats = {"files": len(mirror), "rewritten": 0, "links_checked": 0, "cache_checked": 0, "masked_identical": 0}
     for rel, data in mirror.items():
         rec = by_path.get(rel)
         if rec is None:
@@ -149,6 +285,12 @@ def main(pkg, inst, offset_hours):
         elif rec[4] != data:
             problems.append("%s: changed, but no original kept" % rel)
         mime = rec[3] or ""
+        if rel in orig_by_path and (mime.startswith("text/html") or mime.startswith("text/css")):
+            diff = masked_difference(data, rec[4], mime)
+            if diff:
+                problems.append("%s: rewriting changed bytes outside URL values: %s" % (rel, diff))
+            else:
+                stats["masked_identical"] += 1
         if mime.startswith("text/html") or mime.startswith("text/css"):
             old, new = links_of(data, mime), links_of(rec[4], mime)
             if len(old) != len(new):
@@ -197,6 +339,11 @@ def main(pkg, inst, offset_hours):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--masked-compare"]:
+        old, new = open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
+        diff = masked_difference(old, new, sys.argv[4])
+        json.dump({"identical": diff is None, "difference": diff}, sys.stdout)
+        sys.exit(1 if diff else 0)
     off = 0.0
     if "--timezone-offset-hours" in sys.argv:
         off = float(sys.argv[sys.argv.index("--timezone-offset-hours") + 1])

@@ -99,6 +99,8 @@ fn the_sample_instance_becomes_a_package_with_links_made_absolute() {
         assert!(r["links_to_outside"].as_u64().unwrap() >= 2);
         let checked = check_all(&out, &instance, "10");
         assert_eq!(checked["stats"]["rewritten"], 4);
+        // Every rewritten page and stylesheet differs from its original only in URL values.
+        assert_eq!(checked["stats"]["masked_identical"], 4, "{checked}");
         // The windows-1252 page keeps its bytes outside the links.
         let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();
         assert!(
@@ -128,6 +130,7 @@ fn the_real_nla_mirror_recovers_urls_and_dates_from_its_cache() {
     let checked = check_all(&out, &instance, "0");
     assert_eq!(checked["stats"]["cache_checked"], 5);
     assert!(checked["stats"]["rewritten"].as_u64().unwrap() >= 3);
+    assert_eq!(checked["stats"]["masked_identical"], checked["stats"]["rewritten"], "{checked}");
     // A title directory holding the instance: one package per instance.
     let several = dir.path().join("per-instance");
     let s = schemas().display().to_string();

@@ -133,15 +133,34 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         cleaner: args.cleaner.clone(),
     };
     let pool = super::worker_pool(args.jobs)?;
-    let input = classify(&args.sources);
+    let mut input = classify(&args.sources);
+    // A mirror's .zip is unpacked beside the package (same file system), removed at the end.
+    let unpacked = match &input {
+        Input::MirrorZip(zip) => {
+            let parent = args.out.parent().filter(|p| !p.as_os_str().is_empty());
+            let work = parent.map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+            let u = mirror::unpack_zip(zip, &work)?;
+            input = Input::Mirror(u.root.clone(), u.kind);
+            Some(u)
+        }
+        _ => None,
+    };
     if let Input::Mirror(dir, kind) = &input {
         let zone = pandas::Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?;
         let capture_date = match &args.capture_date {
             Some(d) => Some(mirror::parse_capture_date(d).map_err(anyhow::Error::msg)?),
             None => None,
         };
-        let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone };
-        let m = mirror::read_mirror(dir, *kind, &mopts)?;
+        let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
+        let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
+        let mut m = mirror::read_mirror(dir, *kind, &mopts)?;
+        if let Some(u) = &unpacked {
+            m.instance.refused.extend(u.refused.iter().cloned());
+            m.instance.found.insert(
+                0,
+                format!("unpacked from {}", webaip::sources::path_text(&args.sources[0])),
+            );
+        }
         let mut o = opts.clone();
         let notes = m.describe(&mut o.metadata);
         let bar = progress::bytes_bar(

@@ -27,6 +27,10 @@ const SNIFF_LEN: u64 = 1445;
 const TITLE_WINDOW: u64 = 64 * 1024;
 /// Largest log read.
 const MAX_LOG: u64 = 1 << 30;
+/// Most entries unpacked from a mirror's `.zip`.
+pub const MAX_ZIP_ENTRIES: usize = 4_000_000;
+/// Most bytes unpacked from a mirror's `.zip` (all entries together): a bomb stops here.
+pub const MAX_ZIP_BYTES: u64 = 1 << 40;
 
 /// Which program made the mirror.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,6 +51,8 @@ pub struct MirrorOptions {
     pub capture_date: Option<DateTime<Utc>>,
     /// Time zone of the times in the mirror's logs.
     pub zone: Zone,
+    /// The mirror's name, when not its directory's (a `.zip`'s file name).
+    pub name: Option<String>,
 }
 
 /// A mirror, read.
@@ -93,6 +99,118 @@ pub enum MirrorError {
     /// The tree could not be read.
     #[error("{0}")]
     Tree(String),
+    /// The `.zip` cannot be unpacked.
+    #[error("{path}: {why}")]
+    Zip {
+        /// The zip file (and entry, when one is at fault).
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// The unpacked `.zip` holds no mirror.
+    #[error("{0}: the zip holds no wget or HTTrack mirror (<host>/ directories); {shapes}", shapes = super::ACCEPTED_SHAPES)]
+    NotAMirror(String),
+}
+
+/// A mirror's `.zip`, unpacked into a temporary directory (removed when dropped).
+#[derive(Debug)]
+pub struct Unpacked {
+    /// The temporary directory.
+    pub dir: tempfile::TempDir,
+    /// The mirror inside it (the top directory, or its only subdirectory).
+    pub root: PathBuf,
+    /// Its kind.
+    pub kind: MirrorKind,
+    /// Entries not unpacked, and why (links, names leaving the mirror, duplicates).
+    pub refused: Vec<(String, String)>,
+}
+
+/// Unpacks a mirror's `.zip` into a new temporary directory below `work`. Every entry name is
+/// confined ([`layout::confined_name`]), links and duplicate names are refused (listed), and
+/// no more than [`MAX_ZIP_ENTRIES`] entries and [`MAX_ZIP_BYTES`] bytes are written, whatever
+/// the sizes the zip declares.
+pub fn unpack_zip(zip: &Path, work: &Path) -> Result<Unpacked, MirrorError> {
+    use std::io::Write;
+    let zerr = |what: &str, why: String| MirrorError::Zip {
+        path: format!("{}{what}", super::path_text(zip)),
+        why,
+    };
+    let file = layout::open_regular(zip).map_err(|e| zerr("", e.to_string()))?;
+    let mut archive =
+        zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| zerr("", e.to_string()))?;
+    if archive.len() > MAX_ZIP_ENTRIES {
+        return Err(zerr("", format!("more than {MAX_ZIP_ENTRIES} entries")));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(".webaip-mirror-")
+        .tempdir_in(work)
+        .map_err(|e| zerr("", format!("no temporary directory in {}: {e}", work.display())))?;
+    let mut refused = Vec::new();
+    let mut written = 0u64;
+    for i in 0..archive.len() {
+        let mut e = archive.by_index(i).map_err(|e| zerr(&format!(" entry {i}"), e.to_string()))?;
+        let raw = match e.name() {
+            Ok(n) => n.into_owned(),
+            Err(err) => {
+                refused.push((format!("entry {i}"), format!("name not read: {err}")));
+                continue;
+            }
+        };
+        let shown = escape_controls(&raw);
+        let name = match layout::confined_name(&raw) {
+            Ok(n) if !n.is_empty() => n,
+            Ok(_) => continue,
+            Err(why) => {
+                refused.push((shown, format!("name {why}: not unpacked")));
+                continue;
+            }
+        };
+        if e.is_symlink() {
+            refused.push((shown, "symbolic link: not unpacked".into()));
+            continue;
+        }
+        let target = dir.path().join(&name);
+        if e.is_dir() {
+            std::fs::create_dir_all(&target)
+                .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+            continue;
+        }
+        if let Some(p) = target.parent() {
+            std::fs::create_dir_all(p)
+                .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+        }
+        // create_new: a second entry of the same name never overwrites the first.
+        let out = match std::fs::OpenOptions::new().write(true).create_new(true).open(&target) {
+            Ok(f) => f,
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                refused.push((shown, "a second entry of that name: not unpacked".into()));
+                continue;
+            }
+            Err(err) => return Err(zerr(&format!(": {shown}"), err.to_string())),
+        };
+        let budget = MAX_ZIP_BYTES - written;
+        let mut w = std::io::BufWriter::new(out);
+        let n = std::io::copy(&mut (&mut e).take(budget + 1), &mut w)
+            .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+        w.flush().map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+        written += n;
+        if written > MAX_ZIP_BYTES {
+            return Err(zerr("", format!("unpacks to more than {MAX_ZIP_BYTES} bytes")));
+        }
+    }
+    // A zip of the mirror's folder holds that folder: the mirror is its only subdirectory.
+    let mut root = dir.path().to_path_buf();
+    if mirror_kind(&root).is_none() {
+        let entries: Vec<_> =
+            std::fs::read_dir(&root).map(|rd| rd.flatten().collect()).unwrap_or_default();
+        if let [only] = &entries[..]
+            && only.file_type().is_ok_and(|t| t.is_dir())
+        {
+            root = only.path();
+        }
+    }
+    let kind = mirror_kind(&root).ok_or_else(|| MirrorError::NotAMirror(super::path_text(zip)))?;
+    Ok(Unpacked { dir, root, kind, refused })
 }
 
 /// Whether `dir` is a wget or HTTrack mirror: `<host>/` directories (or HTTrack's `hts-cache/`,
@@ -212,7 +330,7 @@ pub fn read_mirror(
         (None, Some(t)) => (t, "--capture-date".to_string()),
         (None, None) => return Err(MirrorError::NoCaptureDate(root.to_path_buf())),
     };
-    let name = super::file_text(root);
+    let name = opts.name.clone().unwrap_or_else(|| super::file_text(root));
     let label = match kind {
         MirrorKind::Wget => "wget",
         MirrorKind::Httrack => "HTTrack",

@@ -120,7 +120,7 @@ pub const ACCEPTED_SHAPES: &str = "accepted: a Heritrix 1.x job directory (order
 a Heritrix 3.x job directory (crawler-beans.cxml, launch folders with warcs/ or arcs/), \
 ARC/WARC files (.arc, .arc.gz, .warc, .warc.gz) or a folder of them, \
 a PANDAS instance (YYYYMMDD-HHMM holding <host>/ or hts-cache/) or a PANDAS title directory of instances, \
-a wget or HTTrack mirror directory (<host>/ directories; a wget log, hts-cache/, hts-log.txt)";
+a wget or HTTrack mirror directory (<host>/ directories; a wget log, hts-cache/, hts-log.txt) or a .zip of one";
 
 /// What a single input path (or list) is, before it is read.
 #[derive(Debug, Clone)]
@@ -134,6 +134,8 @@ pub enum Input {
     },
     /// A wget or HTTrack mirror directory.
     Mirror(PathBuf, mirror::MirrorKind),
+    /// A `.zip` of a wget or HTTrack mirror (see [`mirror::unpack_zip`]).
+    MirrorZip(PathBuf),
     /// A Heritrix job or ARC/WARC files: read with [`detect`].
     Archives,
 }
@@ -145,6 +147,9 @@ pub fn classify(inputs: &[PathBuf]) -> Input {
     // The operator's own path may be a link (resolved once, here); nothing below it is
     // followed: a linked instance inside a title directory is not taken.
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+    if dir.is_file() && dir.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+        return Input::MirrorZip(dir);
+    }
     if pandas::is_instance(&dir) {
         return Input::Pandas { instances: vec![dir], title: false };
     }

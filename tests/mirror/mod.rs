@@ -231,3 +231,50 @@ fn an_unrecognised_directory_is_told_every_accepted_shape() {
         assert!(err.contains(shape), "{shape} not in {err}");
     }
 }
+
+#[test]
+fn a_zip_of_a_mirror_is_unpacked_confined_and_packaged() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("site");
+    make_mirror(&src, true);
+    let zip = t.path().join("site.zip");
+    // Written by Python's zipfile: the mirror's folder, a link entry and a name leaving it.
+    let script = r#"
+import os, sys, zipfile
+src, zp = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(zp, 'w', zipfile.ZIP_DEFLATED) as z:
+    for d, _, fs in os.walk(src):
+        for f in fs:
+            p = os.path.join(d, f)
+            z.write(p, os.path.join('site', os.path.relpath(p, src)))
+    link = zipfile.ZipInfo('site/www.example.org/passwd')
+    link.external_attr = (0o120777 << 16)
+    z.writestr(link, '/etc/passwd')
+    z.writestr('../escaped.html', '<p>out</p>')
+"#;
+    let o = Command::new(oracle_python())
+        .args(["-c", script, src.to_str().unwrap(), zip.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = t.path().join("pkg");
+    let o = package(&zip, &out, &[]);
+    // Made, with findings: the two refused entries.
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let refused = v[0]["refused"].to_string();
+    assert!(refused.contains("passwd") && refused.contains("symbolic link"), "{refused}");
+    assert!(refused.contains("escaped.html"), "{refused}");
+    assert!(!t.path().join("escaped.html").exists());
+    assert_eq!(v[0]["mirror"]["site_url"], "http://www.example.org/");
+    assert_webaip_valid(&out.join("METS.xml"));
+    let recs = records(&out);
+    assert_eq!(recs.as_array().unwrap().iter().filter(|x| x["url"].is_string()).count(), 5);
+    // The unpacked copy is gone.
+    let left: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".webaip-mirror-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -278,3 +278,49 @@ with zipfile.ZipFile(zp, 'w', zipfile.ZIP_DEFLATED) as z:
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn an_httrack_mirror_takes_its_start_and_seed_from_hts_log_and_the_title_from_the_curator() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("mysite");
+    let h = src.join("www.example.org");
+    std::fs::create_dir_all(&h).unwrap();
+    std::fs::write(
+        src.join("hts-log.txt"),
+        "HTTrack3.49-2+htsswf+htsjava launched on Tue, 02 Jan 2024 10:11:12 at http://www.example.org/ +*.png\n\
+         (httrack http://www.example.org/ -O mysite )\n",
+    )
+    .unwrap();
+    std::fs::write(h.join("index.html"), "<html><title>Root</title><a href=\"data\">d</a></html>")
+        .unwrap();
+    std::fs::write(h.join("data"), PNG).unwrap();
+    let md = t.path().join("md.toml");
+    std::fs::write(&md, "title = \"The Curator's Title\"\n").unwrap();
+    let out = t.path().join("pkg");
+    let o = package(&src, &out, &["--timezone", "+10:00", "--metadata", md.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &v[0]["mirror"];
+    assert_eq!(m["kind"], "httrack");
+    assert_eq!(m["capture_date"], "2024-01-02T00:11:12+00:00");
+    assert_eq!(m["site_url"], "http://www.example.org/");
+    let notes = v[0]["metadata_notes"].to_string();
+    assert!(notes.contains("title from the curator's metadata"), "{notes}");
+    assert!(notes.contains("target URL http://www.example.org/ from hts-log.txt"), "{notes}");
+    assert!(
+        std::fs::read_to_string(out.join("METS.xml")).unwrap().contains("The Curator&apos;s Title")
+            || std::fs::read_to_string(out.join("METS.xml"))
+                .unwrap()
+                .contains("The Curator's Title")
+    );
+    assert_webaip_valid(&out.join("METS.xml"));
+    let recs = records(&out);
+    let data = recs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["url"] == "http://www.example.org/data")
+        .unwrap();
+    assert_eq!(data["type"], "image/png");
+    assert_eq!(data["date"], "2024-01-02T00:11:12Z");
+}

@@ -13,6 +13,7 @@ mod mets_mutations;
 mod mets_package;
 mod metsrw;
 mod migrate_corpus;
+mod mirror;
 mod package;
 mod pandas;
 mod pronom;

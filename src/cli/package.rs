@@ -11,8 +11,9 @@ use webaip::model::SerializationMode;
 use webaip::package::pandas::{PandasReport, build_pandas_package};
 use webaip::package::{PackageOptions, VirusCheck, build_package};
 use webaip::profile::{DEFAULT_PROFILE, Profile};
-use webaip::sources::detect;
+use webaip::sources::mirror::{self, MirrorOptions};
 use webaip::sources::pandas;
+use webaip::sources::{Input, classify, detect};
 use webaip::stages::scan::{Clamd, ClamdAddr};
 
 use super::progress;
@@ -26,7 +27,8 @@ enum Mode {
 /// Arguments of `webaip package`.
 #[derive(Debug, Args)]
 pub struct PackageArgs {
-    /// A Heritrix job directory (1.x or 3.x), or ARC/WARC files.
+    /// A Heritrix job directory (1.x or 3.x), ARC/WARC files, a PANDAS instance or title
+    /// directory, or a wget or HTTrack mirror directory.
     #[arg(required = true)]
     sources: Vec<PathBuf>,
     /// The package directory to create.
@@ -74,6 +76,13 @@ pub struct PackageArgs {
     /// IANA name such as Australia/Sydney).
     #[arg(long, default_value = "UTC")]
     timezone: String,
+    /// Mirrors without a log: the site URL the mirror's host directory stands for.
+    #[arg(long)]
+    url_prefix: Option<String>,
+    /// Mirrors whose logs record no time: when the mirror was made (2024-01-02,
+    /// 2024-01-02T10:11:12Z).
+    #[arg(long)]
+    capture_date: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -124,29 +133,82 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         cleaner: args.cleaner.clone(),
     };
     let pool = super::worker_pool(args.jobs)?;
-    // PANDAS: one instance directory, or a title directory holding several (one package each).
-    if let [dir] = &args.sources[..] {
-        // The operator's own path may be a link (resolved once, here); nothing below it is
-        // followed: a linked instance inside a title directory is not taken.
-        let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-        let instances: Vec<PathBuf> = if pandas::is_instance(dir) {
-            vec![dir.clone()]
-        } else if dir.is_dir() {
-            let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| pandas::is_instance(p))
-                .collect();
-            v.sort();
-            v
-        } else {
-            Vec::new()
+    let mut input = classify(&args.sources);
+    // A mirror's .zip is unpacked beside the package (same file system), removed at the end.
+    let unpacked = match &input {
+        Input::MirrorZip(zip) => {
+            let parent = args.out.parent().filter(|p| !p.as_os_str().is_empty());
+            let work = parent.map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+            let u = mirror::unpack_zip(zip, &work)?;
+            input = Input::Mirror(u.root.clone(), u.kind);
+            Some(u)
+        }
+        _ => None,
+    };
+    if let Input::Mirror(dir, kind) = &input {
+        let zone = pandas::Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?;
+        let capture_date = match &args.capture_date {
+            Some(d) => Some(mirror::parse_capture_date(d).map_err(anyhow::Error::msg)?),
+            None => None,
         };
-        if !instances.is_empty() {
+        let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
+        let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
+        let mut m = mirror::read_mirror(dir, *kind, &mopts)?;
+        if let Some(u) = &unpacked {
+            m.instance.refused.extend(u.refused.iter().cloned());
+            m.instance.found.insert(
+                0,
+                format!("unpacked from {}", webaip::sources::path_text(&args.sources[0])),
+            );
+        }
+        let mut o = opts.clone();
+        let notes = m.describe(&mut o.metadata);
+        let bar = progress::bytes_bar(
+            m.instance.files.iter().map(|f| f.size).sum(),
+            args.quiet || args.json,
+        );
+        let advance = |n: u64| bar.inc(n);
+        let r = pool.install(|| build_pandas_package(&m.instance, &o, &advance));
+        bar.finish_and_clear();
+        let mut r = r?;
+        // Where the title and target URL came from, in the report's metadata notes.
+        r.metadata_notes.splice(0..0, notes);
+        let findings = r.scan.not_scanned > 0 || !r.refused.is_empty();
+        if args.json {
+            #[derive(serde::Serialize)]
+            struct MirrorRun<'a> {
+                mirror: &'a mirror::Mirror,
+                #[serde(flatten)]
+                package: &'a PandasReport,
+            }
+            println!("{}", serde_json::to_string_pretty(&[MirrorRun { mirror: &m, package: &r }])?);
+        } else if !args.quiet {
+            println!(
+                "{} mirror: site URL {} (from {}); crawl started {} (from {})",
+                match m.kind {
+                    mirror::MirrorKind::Wget => "wget",
+                    mirror::MirrorKind::Httrack => "HTTrack",
+                },
+                m.site_url.as_deref().unwrap_or("unknown"),
+                m.site_url_source,
+                m.capture_date,
+                m.capture_date_source
+            );
+            for (src, n) in &m.capture_sources {
+                println!("  capture time of {n} file(s) from {src}");
+            }
+            println!("  {} file(s) typed by their content (WHATWG MIME sniffing)", m.sniffed);
+            print_pandas(&r, true);
+        }
+        return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
+    }
+    // PANDAS: one instance directory, or a title directory holding several (one package each).
+    if let Input::Pandas { instances, title: several } = &input {
+        let several = *several;
+        {
             let zone = pandas::Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?;
-            let several = !pandas::is_instance(dir);
             let mut reports = Vec::new();
-            for inst_dir in &instances {
+            for inst_dir in instances {
                 let inst = pandas::read_instance(inst_dir, zone).map_err(anyhow::Error::msg)?;
                 let mut o = opts.clone();
                 if several {
@@ -165,7 +227,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
                 println!("{}", serde_json::to_string_pretty(&reports)?);
             } else if !args.quiet {
                 for r in &reports {
-                    print_pandas(r);
+                    print_pandas(r, false);
                 }
             }
             // Packages were made; files left out or not scanned make it a run with findings.
@@ -269,14 +331,17 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-fn print_pandas(r: &PandasReport) {
+/// The report of a PANDAS instance or (`mirror`) a website mirror packaged the same way.
+fn print_pandas(r: &PandasReport, mirror: bool) {
     println!("package {} ({})", r.package.display(), r.objid);
-    println!(
-        "  PANDAS instance {} (title {}), instance time {}",
-        r.instance,
-        r.pi.as_deref().unwrap_or("?"),
-        r.instance_time
-    );
+    if !mirror {
+        println!(
+            "  PANDAS instance {} (title {}), instance time {}",
+            r.instance,
+            r.pi.as_deref().unwrap_or("?"),
+            r.instance_time
+        );
+    }
     for f in &r.found {
         println!("  found: {f}");
     }
@@ -291,10 +356,12 @@ fn print_pandas(r: &PandasReport) {
     for (path, url) in r.guessed_urls.iter().take(10) {
         println!("    guessed from the layout: {path} -> {url}");
     }
-    println!(
-        "  capture time from the cache for {} of {} files (others: the instance time)",
-        r.capture_from_cache, r.files
-    );
+    if !mirror {
+        println!(
+            "  capture time from the cache for {} of {} files (others: the instance time)",
+            r.capture_from_cache, r.files
+        );
+    }
     println!(
         "  rewritten: {} files ({} links to mirror files, {} to outside); originals kept in original/",
         r.transformed, r.links_to_mirror, r.links_to_outside

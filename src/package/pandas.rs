@@ -197,10 +197,7 @@ pub fn build_pandas_package(
     };
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
-    let stem = match &inst.pi {
-        Some(pi) => format!("pandas-{pi}-{}", inst.name),
-        None => format!("pandas-{}", inst.name),
-    };
+    let stem = &inst.stem;
     let mut map = LinkMap::default();
     for f in &inst.files {
         map.insert(&f.save_path, &f.url);
@@ -229,11 +226,7 @@ pub fn build_pandas_package(
         ),
         warc_fields_line(
             "description",
-            &format!(
-                "PANDAS (HTTrack) instance {}{}: mirror files at their original URLs, links made absolute",
-                inst.name,
-                inst.pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
-            ),
+            &format!("{}: mirror files at their original URLs, links made absolute", inst.label),
         ),
     ]
     .concat();
@@ -466,8 +459,13 @@ pub fn build_pandas_package(
             warc_fields_line("url-source", source_name(f.url_source)),
             warc_fields_line(
                 "capture-time-source",
-                if f.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" },
+                f.capture_source.as_deref().unwrap_or(if f.capture_from_cache {
+                    "hts-cache/new.txt"
+                } else {
+                    "instance directory name"
+                }),
             ),
+            warc_fields_line("mime-source", &f.mime_source),
             warc_fields_line(
                 "transformed",
                 if rewritten.is_some() { "yes (original in the Original group)" } else { "no" },
@@ -752,6 +750,8 @@ fn source_name(s: UrlSource) -> &'static str {
         UrlSource::NewTxt => "hts-cache/new.txt",
         UrlSource::Comment => "HTTrack 'Mirrored from' comment",
         UrlSource::Layout => "host/path layout (a guess)",
+        UrlSource::WgetLog => "wget log",
+        UrlSource::UrlPrefix => "--url-prefix and the host/path layout",
     }
 }
 

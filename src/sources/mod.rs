@@ -14,6 +14,7 @@
 //! with bounds ([`MAX_SEEDS`], [`MAX_LINE`]).
 
 pub mod crawl_log;
+pub mod mirror;
 pub mod pandas;
 
 use std::collections::HashSet;
@@ -114,6 +115,64 @@ pub enum SourceError {
     Mixed(String),
 }
 
+/// Every input shape `package` accepts, for the error that names none of them found.
+pub const ACCEPTED_SHAPES: &str = "accepted: a Heritrix 1.x job directory (order.xml, arcs/), \
+a Heritrix 3.x job directory (crawler-beans.cxml, launch folders with warcs/ or arcs/), \
+ARC/WARC files (.arc, .arc.gz, .warc, .warc.gz) or a folder of them, \
+a PANDAS instance (YYYYMMDD-HHMM holding <host>/ or hts-cache/) or a PANDAS title directory of instances, \
+a wget or HTTrack mirror directory (<host>/ directories; a wget log, hts-cache/, hts-log.txt) or a .zip of one";
+
+/// What a single input path (or list) is, before it is read.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// PANDAS instance directories (one, or those of a title directory).
+    Pandas {
+        /// The instances, in name order.
+        instances: Vec<PathBuf>,
+        /// True when given a title directory (one package per instance).
+        title: bool,
+    },
+    /// A wget or HTTrack mirror directory.
+    Mirror(PathBuf, mirror::MirrorKind),
+    /// A `.zip` of a wget or HTTrack mirror (see [`mirror::unpack_zip`]).
+    MirrorZip(PathBuf),
+    /// A Heritrix job or ARC/WARC files: read with [`detect`].
+    Archives,
+}
+
+/// Recognises the shape of the input: PANDAS instance or title, website mirror, or else a job
+/// or archive files (whose errors, from [`detect`], list every accepted shape).
+pub fn classify(inputs: &[PathBuf]) -> Input {
+    let [dir] = inputs else { return Input::Archives };
+    // The operator's own path may be a link (resolved once, here); nothing below it is
+    // followed: a linked instance inside a title directory is not taken.
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+    if dir.is_file() && dir.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+        return Input::MirrorZip(dir);
+    }
+    if pandas::is_instance(&dir) {
+        return Input::Pandas { instances: vec![dir], title: false };
+    }
+    if !dir.is_dir() {
+        return Input::Archives;
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| pandas::is_instance(p)).collect())
+        .unwrap_or_default();
+    if !v.is_empty() {
+        v.sort();
+        return Input::Pandas { instances: v, title: true };
+    }
+    // A folder holding ARC/WARC files at its top is an archive folder, not a mirror.
+    let archives_on_top = std::fs::read_dir(&dir)
+        .map(|rd| rd.flatten().any(|e| archive_kind(&e.path()).is_some()))
+        .unwrap_or(false);
+    match mirror::mirror_kind(&dir) {
+        Some(k) if !archives_on_top => Input::Mirror(dir, k),
+        _ => Input::Archives,
+    }
+}
+
 /// The archive kind of a file, by name.
 pub fn archive_kind(path: &Path) -> Option<ArchiveKind> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
@@ -160,7 +219,7 @@ pub fn detect(inputs: &[PathBuf]) -> Result<Source, SourceError> {
             for p in inputs {
                 let kind = archive_kind(p).ok_or_else(|| {
                     SourceError::Mixed(format!(
-                        "{}: not an ARC or WARC file (by its name)",
+                        "{}: not an ARC or WARC file (by its name); {ACCEPTED_SHAPES}",
                         p.display()
                     ))
                 })?;
@@ -238,7 +297,7 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
         Shape::Heritrix1
     } else {
         return Err(SourceError::Empty(format!(
-            "{}: neither a Heritrix job (order.xml, crawler-beans.cxml) nor a folder of ARC/WARC files",
+            "{}: no input shape recognised; {ACCEPTED_SHAPES}",
             root.display()
         )));
     };

@@ -54,6 +54,10 @@ pub enum UrlSource {
     Comment,
     /// The `<host>/<path>` layout: a guess.
     Layout,
+    /// The wget log (`--DATE--  URL` and `Saving to:` lines).
+    WgetLog,
+    /// `--url-prefix` given by the operator, with the path below the host directory.
+    UrlPrefix,
 }
 
 /// One file of the mirror.
@@ -68,12 +72,17 @@ pub struct MirrorFile {
     pub url: String,
     /// Where the URL came from.
     pub url_source: UrlSource,
-    /// MIME type (cache, `.panaccess-mime.types`, `new.txt`, extension, in that order).
+    /// MIME type (cache, `.panaccess-mime.types`, `new.txt`, extension, content, in that order).
     pub mime: String,
+    /// Where the MIME type came from (`hts-cache/new.zip`, `extension`, `sniffed`, ...).
+    pub mime_source: String,
     /// When it was captured.
     pub capture: DateTime<Utc>,
     /// True when the capture time came from the cache (`new.txt`); else the instance time.
     pub capture_from_cache: bool,
+    /// Where the capture time came from, when not the cache or the instance directory name
+    /// (a wget log, `--capture-date`).
+    pub capture_source: Option<String>,
     /// The cached pseudo-HTTP header block (`new.zip` extra field), if any.
     pub cache_headers: Option<String>,
     /// Size in bytes.
@@ -98,6 +107,10 @@ pub struct Instance {
     pub pi: Option<String>,
     /// The instance directory name (`YYYYMMDD-HHMM`).
     pub name: String,
+    /// What it is, in words (the warcinfo description).
+    pub label: String,
+    /// Stem of the package's container names.
+    pub stem: String,
     /// The instance time, in UTC.
     pub time: DateTime<Utc>,
     /// Mirror files, by save path.
@@ -206,16 +219,34 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
     let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let local = parse_instance_name(&name)
         .ok_or_else(|| format!("{}: not an instance directory (YYYYMMDD-HHMM)", root.display()))?;
-    let time = zone.to_utc(local);
     let pi = root
         .parent()
         .and_then(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| n.bytes().all(|b| b.is_ascii_digit()));
-    let mut found = vec![format!(
-        "PANDAS instance {name}{}",
-        pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default()
-    )];
+    let of_title = pi.as_ref().map(|p| format!(" of title {p}")).unwrap_or_default();
+    let found = format!("PANDAS instance {name}{of_title}");
+    let mut inst = read_tree(root, name.clone(), pi.clone(), local, zone, found)?;
+    inst.label = format!("PANDAS (HTTrack) instance {name}{of_title}");
+    inst.stem = match &pi {
+        Some(pi) => format!("pandas-{pi}-{name}"),
+        None => format!("pandas-{name}"),
+    };
+    Ok(inst)
+}
+
+/// Reads an HTTrack mirror tree (a PANDAS instance, or an HTTrack mirror of its own) whose
+/// crawl started at `local` (local time in `zone`): the files' URLs, types and capture times.
+pub(crate) fn read_tree(
+    root: &Path,
+    name: String,
+    pi: Option<String>,
+    local: NaiveDateTime,
+    zone: Zone,
+    found: String,
+) -> Result<Instance, String> {
+    let time = zone.to_utc(local);
+    let mut found = vec![found];
     let mut missing = Vec::new();
     let mut refused: Vec<(String, String)> = Vec::new();
     let cache_name = "hts-cache/new.zip";
@@ -324,12 +355,17 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
         } else {
             (layout_url(&raw_relative(root, e.path())), UrlSource::Layout)
         };
-        let ext_mime = mime_by_extension(&rel);
-        let mime = cached
-            .and_then(|c| c.content_type.clone())
-            .or_else(|| panaccess.get(&rel).cloned())
-            .or_else(|| new_txt.get(&rel).map(|t| t.mime.clone()).filter(|m| m.contains('/')))
-            .unwrap_or_else(|| ext_mime.to_string());
+        let (mime, mime_source) = if let Some(m) = cached.and_then(|c| c.content_type.clone()) {
+            (m, "hts-cache/new.zip")
+        } else if let Some(m) = panaccess.get(&rel) {
+            (m.clone(), ".panaccess-mime.types")
+        } else if let Some(m) =
+            new_txt.get(&rel).map(|t| t.mime.clone()).filter(|m| m.contains('/'))
+        {
+            (m, "hts-cache/new.txt")
+        } else {
+            super::mirror::type_by_name_and_content(e.path(), &rel)
+        };
         let (capture, capture_from_cache) = match new_txt.get(&rel).and_then(|t| t.time) {
             Some(tod) => {
                 // new.txt holds the time of day only: the instance date, or the next day when
@@ -348,8 +384,10 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
             url,
             url_source,
             mime,
+            mime_source: mime_source.to_string(),
             capture,
             capture_from_cache,
+            capture_source: None,
             cache_headers: cached.map(|c| c.headers.clone()),
             size,
         });
@@ -368,6 +406,8 @@ pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
     Ok(Instance {
         root: root.to_path_buf(),
         pi,
+        label: name.clone(),
+        stem: name.clone(),
         name,
         time,
         files,

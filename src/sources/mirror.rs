@@ -1,0 +1,698 @@
+//! Website mirrors of their own: a wget (`wget -r -x`) or HTTrack mirror directory that is not a
+//! PANDAS instance. The mirror is read as an HTTrack tree ([`super::pandas::read_tree`]) and
+//! then told what the mirror itself records: for wget, the log's `--DATE--  URL` and `Saving to:`
+//! lines give each file's URL and capture time; for HTTrack, `hts-log.txt` gives the start time
+//! and the seed. Where the mirror records nothing, the operator's `--url-prefix` and
+//! `--capture-date` are used, and said to be; file modification times never are (wget sets them
+//! from `Last-Modified`).
+//!
+//! Files whose name does not give a type (wget saves `/about` as `about`, `/?p=1` as
+//! `index.html?p=1`) are typed by their first bytes with the WHATWG MIME Sniffing Standard
+//! ("rules for identifying an unknown MIME type", Servo's implementation), recorded as sniffed.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use serde::Serialize;
+
+use super::pandas::{Instance, UrlSource, Zone, mime_by_extension, read_tree};
+use crate::formats::warc::header::{escape_controls, uri_text};
+use crate::layout;
+
+/// Bytes of a file the sniffer looks at (the standard's resource header is 1445 bytes).
+const SNIFF_LEN: u64 = 1445;
+/// Bytes of the root page read to find its `<title>`.
+const TITLE_WINDOW: u64 = 64 * 1024;
+/// Largest log read.
+const MAX_LOG: u64 = 1 << 30;
+/// Most entries unpacked from a mirror's `.zip`.
+pub const MAX_ZIP_ENTRIES: usize = 4_000_000;
+/// Most bytes unpacked from a mirror's `.zip` (all entries together): a bomb stops here.
+pub const MAX_ZIP_BYTES: u64 = 1 << 40;
+
+/// Which program made the mirror.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MirrorKind {
+    /// GNU wget.
+    Wget,
+    /// HTTrack.
+    Httrack,
+}
+
+/// What the operator says about a mirror that does not say it itself.
+#[derive(Debug, Clone)]
+pub struct MirrorOptions {
+    /// The site URL the mirror's top host directory stands for (`--url-prefix`).
+    pub url_prefix: Option<String>,
+    /// When the mirror was made (`--capture-date`).
+    pub capture_date: Option<DateTime<Utc>>,
+    /// Time zone of the times in the mirror's logs.
+    pub zone: Zone,
+    /// The mirror's name, when not its directory's (a `.zip`'s file name).
+    pub name: Option<String>,
+}
+
+/// A mirror, read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Mirror {
+    /// wget or HTTrack.
+    pub kind: MirrorKind,
+    /// The files, as the PANDAS packaging takes them.
+    #[serde(skip)]
+    pub instance: Instance,
+    /// The site URL (the crawl's first URL).
+    pub site_url: Option<String>,
+    /// Where it came from.
+    pub site_url_source: String,
+    /// When the crawl started (UTC).
+    pub capture_date: String,
+    /// Where that came from.
+    pub capture_date_source: String,
+    /// Files per capture-time source.
+    pub capture_sources: std::collections::BTreeMap<String, u64>,
+    /// The root page (the site URL's file) and its `<title>`.
+    pub root_page: Option<String>,
+    /// Its title.
+    pub root_title: Option<String>,
+    /// Files typed by their content.
+    pub sniffed: u64,
+    /// Notes for the report.
+    pub notes: Vec<String>,
+}
+
+/// A mirror that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum MirrorError {
+    /// The mirror records no capture date and none was given.
+    #[error(
+        "{0}: the mirror records no capture date (no wget log with `--YYYY-MM-DD HH:MM:SS--  URL` \
+         lines, no HTTrack hts-log.txt); give --capture-date (2024-01-02, 2024-01-02T10:11:12Z); \
+         file modification times are not capture dates"
+    )]
+    NoCaptureDate(PathBuf),
+    /// `--url-prefix` is not an absolute http(s) URL.
+    #[error("--url-prefix {0:?}: not an absolute http or https URL")]
+    BadPrefix(String),
+    /// The tree could not be read.
+    #[error("{0}")]
+    Tree(String),
+    /// The `.zip` cannot be unpacked.
+    #[error("{path}: {why}")]
+    Zip {
+        /// The zip file (and entry, when one is at fault).
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// The unpacked `.zip` holds no mirror.
+    #[error("{0}: the zip holds no wget or HTTrack mirror (<host>/ directories); {shapes}", shapes = super::ACCEPTED_SHAPES)]
+    NotAMirror(String),
+}
+
+/// A mirror's `.zip`, unpacked into a temporary directory (removed when dropped).
+#[derive(Debug)]
+pub struct Unpacked {
+    /// The temporary directory.
+    pub dir: tempfile::TempDir,
+    /// The mirror inside it (the top directory, or its only subdirectory).
+    pub root: PathBuf,
+    /// Its kind.
+    pub kind: MirrorKind,
+    /// Entries not unpacked, and why (links, names leaving the mirror, duplicates).
+    pub refused: Vec<(String, String)>,
+}
+
+/// Unpacks a mirror's `.zip` into a new temporary directory below `work`. Every entry name is
+/// confined ([`layout::confined_name`]), links and duplicate names are refused (listed), and
+/// no more than [`MAX_ZIP_ENTRIES`] entries and [`MAX_ZIP_BYTES`] bytes are written, whatever
+/// the sizes the zip declares.
+pub fn unpack_zip(zip: &Path, work: &Path) -> Result<Unpacked, MirrorError> {
+    use std::io::Write;
+    let zerr = |what: &str, why: String| MirrorError::Zip {
+        path: format!("{}{what}", super::path_text(zip)),
+        why,
+    };
+    let file = layout::open_regular(zip).map_err(|e| zerr("", e.to_string()))?;
+    let mut archive =
+        zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| zerr("", e.to_string()))?;
+    if archive.len() > MAX_ZIP_ENTRIES {
+        return Err(zerr("", format!("more than {MAX_ZIP_ENTRIES} entries")));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(".webaip-mirror-")
+        .tempdir_in(work)
+        .map_err(|e| zerr("", format!("no temporary directory in {}: {e}", work.display())))?;
+    let mut refused = Vec::new();
+    let mut written = 0u64;
+    for i in 0..archive.len() {
+        let mut e = archive.by_index(i).map_err(|e| zerr(&format!(" entry {i}"), e.to_string()))?;
+        let raw = match e.name() {
+            Ok(n) => n.into_owned(),
+            Err(err) => {
+                refused.push((format!("entry {i}"), format!("name not read: {err}")));
+                continue;
+            }
+        };
+        let shown = escape_controls(&raw);
+        let name = match layout::confined_name(&raw) {
+            Ok(n) if !n.is_empty() => n,
+            Ok(_) => continue,
+            Err(why) => {
+                refused.push((shown, format!("name {why}: not unpacked")));
+                continue;
+            }
+        };
+        if e.is_symlink() {
+            refused.push((shown, "symbolic link: not unpacked".into()));
+            continue;
+        }
+        let target = dir.path().join(&name);
+        if e.is_dir() {
+            std::fs::create_dir_all(&target)
+                .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+            continue;
+        }
+        if let Some(p) = target.parent() {
+            std::fs::create_dir_all(p)
+                .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+        }
+        // create_new: a second entry of the same name never overwrites the first.
+        let out = match std::fs::OpenOptions::new().write(true).create_new(true).open(&target) {
+            Ok(f) => f,
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                refused.push((shown, "a second entry of that name: not unpacked".into()));
+                continue;
+            }
+            Err(err) => return Err(zerr(&format!(": {shown}"), err.to_string())),
+        };
+        let budget = MAX_ZIP_BYTES - written;
+        let mut w = std::io::BufWriter::new(out);
+        let n = std::io::copy(&mut (&mut e).take(budget + 1), &mut w)
+            .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+        w.flush().map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
+        written += n;
+        if written > MAX_ZIP_BYTES {
+            return Err(zerr("", format!("unpacks to more than {MAX_ZIP_BYTES} bytes")));
+        }
+    }
+    // A zip of the mirror's folder holds that folder: the mirror is its only subdirectory.
+    let mut root = dir.path().to_path_buf();
+    if mirror_kind(&root).is_none() {
+        let entries: Vec<_> =
+            std::fs::read_dir(&root).map(|rd| rd.flatten().collect()).unwrap_or_default();
+        if let [only] = &entries[..]
+            && only.file_type().is_ok_and(|t| t.is_dir())
+        {
+            root = only.path();
+        }
+    }
+    let kind = mirror_kind(&root).ok_or_else(|| MirrorError::NotAMirror(super::path_text(zip)))?;
+    Ok(Unpacked { dir, root, kind, refused })
+}
+
+/// Whether `dir` is a wget or HTTrack mirror: `<host>/` directories (or HTTrack's `hts-cache/`,
+/// `hts-log.txt`) and no Heritrix job file. A PANDAS instance is recognised before this.
+pub fn mirror_kind(dir: &Path) -> Option<MirrorKind> {
+    let is = |n: &str, want_dir: bool| {
+        std::fs::symlink_metadata(dir.join(n))
+            .map(|m| if want_dir { m.is_dir() } else { m.is_file() })
+            .unwrap_or(false)
+    };
+    if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+        || is("order.xml", false)
+        || is("crawler-beans.cxml", false)
+    {
+        return None;
+    }
+    if is("hts-cache", true) || is("hts-log.txt", false) {
+        return Some(MirrorKind::Httrack);
+    }
+    let host_dir = std::fs::read_dir(dir).ok()?.flatten().any(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        e.file_type().is_ok_and(|t| t.is_dir())
+            && n.contains('.')
+            && !n.starts_with('.')
+            && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._:".contains(&b))
+    });
+    host_dir.then_some(MirrorKind::Wget)
+}
+
+/// `--capture-date`: RFC 3339, `YYYY-MM-DDTHH:MM:SS` (UTC), `YYYY-MM-DD` or 14 digits (UTC).
+pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
+    let s = s.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    for f in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y%m%d%H%M%S"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(s, f) {
+            return Ok(t.and_utc());
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    Err(format!("--capture-date {s:?}: not a date (2024-01-02, 2024-01-02T10:11:12Z)"))
+}
+
+/// The MIME type of a mirror file, and where it came from: its name's extension when that is
+/// known and the content has no signature of another type, else the WHATWG sniffing rules.
+pub fn type_by_name_and_content(path: &Path, rel: &str) -> (String, &'static str) {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let by_name = if name.contains('.') { mime_by_extension(name) } else { "" };
+    let mut head = Vec::new();
+    let read =
+        layout::open_regular(path).ok().and_then(|f| f.take(SNIFF_LEN).read_to_end(&mut head).ok());
+    if read.is_none() {
+        return match by_name {
+            "" => ("application/octet-stream".into(), "unknown (not read)"),
+            m => (m.into(), "extension"),
+        };
+    }
+    let sniffed = sniff(&head);
+    // A signature (image, audio, PDF, archive) outweighs a name; a name outweighs "looks like
+    // text" (CSS and JavaScript sniff as text/plain).
+    let signature = !matches!(sniffed.as_str(), "text/plain" | "application/octet-stream")
+        && !sniffed.starts_with("text/html")
+        && !sniffed.starts_with("text/xml");
+    match by_name {
+        "" | "application/octet-stream" => (sniffed, "sniffed"),
+        m if signature && m != sniffed => (sniffed, "sniffed (its extension says otherwise)"),
+        m => (m.into(), "extension"),
+    }
+}
+
+/// The WHATWG "rules for identifying an unknown MIME type" over the first bytes of a resource.
+pub fn sniff(head: &[u8]) -> String {
+    use mime_classifier::{ApacheBugFlag, LoadContext, MimeClassifier, NoSniffFlag};
+    let classifier = MimeClassifier::new();
+    classifier
+        .classify(LoadContext::Browsing, NoSniffFlag::Off, ApacheBugFlag::Off, &None, head)
+        .essence_str()
+        .to_string()
+}
+
+/// Reads a mirror directory.
+pub fn read_mirror(
+    root: &Path,
+    kind: MirrorKind,
+    opts: &MirrorOptions,
+) -> Result<Mirror, MirrorError> {
+    let prefix = match &opts.url_prefix {
+        Some(p) => {
+            let u = url::Url::parse(p).map_err(|_| MirrorError::BadPrefix(p.clone()))?;
+            if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+                return Err(MirrorError::BadPrefix(p.clone()));
+            }
+            Some(u)
+        }
+        None => None,
+    };
+    let mut notes = Vec::new();
+    let mut refused = Vec::new();
+    let (log, log_name) = match kind {
+        MirrorKind::Wget => read_wget_logs(root, opts.zone, &mut refused),
+        MirrorKind::Httrack => (read_hts_log(root, opts.zone, &mut refused), None),
+    };
+    let log_label = match kind {
+        MirrorKind::Wget => format!("wget log {}", log_name.as_deref().unwrap_or("")),
+        MirrorKind::Httrack => "hts-log.txt".to_string(),
+    };
+    let (start, capture_date_source) = match (log.first.as_ref(), opts.capture_date) {
+        (Some((t, _)), given) => {
+            if given.is_some() {
+                notes.push(format!("--capture-date not used: the {log_label} records the times"));
+            }
+            (*t, format!("{log_label} (its first entry)"))
+        }
+        (None, Some(t)) => (t, "--capture-date".to_string()),
+        (None, None) => return Err(MirrorError::NoCaptureDate(root.to_path_buf())),
+    };
+    let name = opts.name.clone().unwrap_or_else(|| super::file_text(root));
+    let label = match kind {
+        MirrorKind::Wget => "wget",
+        MirrorKind::Httrack => "HTTrack",
+    };
+    let found = format!("{label} mirror {name}");
+    // HTTrack's new.txt holds local times of day: the tree is read in the log's zone.
+    let (local, zone) = match kind {
+        MirrorKind::Httrack => {
+            (log.first_local.unwrap_or_else(|| to_local(opts.zone, start)), opts.zone)
+        }
+        MirrorKind::Wget => (start.naive_utc(), Zone::Utc),
+    };
+    let mut inst =
+        read_tree(root, name.clone(), None, local, zone, found).map_err(MirrorError::Tree)?;
+    inst.refused.extend(refused);
+    if kind == MirrorKind::Wget {
+        // HTTrack's cache files are not expected of wget.
+        inst.missing.retain(|m| !m.starts_with("hts-cache") && m != "url.map");
+        if log.entries.is_empty() {
+            inst.missing.push("a wget log (wget -o FILE): URLs and capture times".into());
+        } else if let Some(n) = &log_name {
+            inst.found.push(format!("wget log {n}: {} URL(s)", log.entries.len()));
+        }
+    }
+    let site_from_log = log.first.as_ref().map(|(_, u)| u.clone());
+    let host_dirs: Vec<String> = {
+        let mut v: Vec<String> = inst
+            .files
+            .iter()
+            .filter_map(|f| f.save_path.split('/').next().map(str::to_string))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    // The host directory --url-prefix stands for: the one named as its host, else the only one.
+    let prefix_dir = prefix.as_ref().and_then(|u| {
+        let host = u.host_str().unwrap_or("");
+        host_dirs
+            .iter()
+            .find(|d| d.as_str() == host)
+            .or(if host_dirs.len() == 1 { host_dirs.first() } else { None })
+            .cloned()
+    });
+    let mut capture_sources: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut sniffed = 0u64;
+    for f in &mut inst.files {
+        let logged = if kind == MirrorKind::Wget { log.lookup(&f.save_path) } else { None };
+        if let Some((url, t)) = logged {
+            f.url = url.clone();
+            f.url_source = UrlSource::WgetLog;
+            f.capture = *t;
+            f.capture_source = Some(log_label.clone());
+        } else {
+            if kind == MirrorKind::Wget || f.url_source == UrlSource::Layout {
+                let (dir, rest) = f.save_path.split_once('/').unwrap_or((&f.save_path, ""));
+                let rest = wget_rest(rest);
+                match (&prefix, &prefix_dir) {
+                    (Some(p), Some(d)) if d == dir => {
+                        let base = p.as_str().trim_end_matches('/');
+                        f.url = format!("{base}/{rest}");
+                        f.url_source = UrlSource::UrlPrefix;
+                    }
+                    _ if kind == MirrorKind::Wget => {
+                        f.url = format!("http://{dir}/{rest}");
+                        f.url_source = UrlSource::Layout;
+                    }
+                    _ => {}
+                }
+            }
+            if !f.capture_from_cache {
+                f.capture = start;
+                f.capture_source = Some(if log.first.is_some() {
+                    format!(
+                        "{log_label}: start of the crawl (inferred: the file is not in the log)"
+                    )
+                } else {
+                    "--capture-date".to_string()
+                });
+            }
+        }
+        let src = f.capture_source.clone().unwrap_or_else(|| "hts-cache/new.txt".to_string());
+        *capture_sources.entry(src).or_default() += 1;
+        if f.mime_source.starts_with("sniffed") {
+            sniffed += 1;
+        }
+    }
+    let mut url_sources: HashMap<String, u64> = HashMap::new();
+    for f in &inst.files {
+        let key = serde_json::to_value(f.url_source)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *url_sources.entry(key).or_default() += 1;
+    }
+    inst.url_sources = url_sources;
+    inst.time = start;
+    let stamp = start.format("%Y%m%d%H%M%S");
+    let host = host_dirs.first().cloned().unwrap_or_default();
+    inst.stem =
+        format!("{}-{}-{stamp}", if kind == MirrorKind::Wget { "wget" } else { "httrack" }, host);
+    inst.label = format!("{label} mirror {name} (crawl started {})", start.to_rfc3339());
+    inst.name = format!("{name} ({stamp})");
+
+    let (site_url, site_url_source) = match (site_from_log, &prefix) {
+        (Some(u), _) => (Some(u), format!("{log_label} (the crawl's first URL)")),
+        (None, Some(p)) => (Some(p.to_string()), "--url-prefix".to_string()),
+        (None, None) => (None, "none: no log, no --url-prefix".to_string()),
+    };
+    let root_page = site_url.as_ref().and_then(|u| {
+        let trimmed = u.trim_end_matches('/');
+        inst.files
+            .iter()
+            .find(|f| f.url == *u)
+            .or_else(|| inst.files.iter().find(|f| f.url.trim_end_matches('/') == trimmed))
+            .filter(|f| f.mime.starts_with("text/html"))
+    });
+    let root_title = root_page.and_then(|f| page_title(&f.path, &f.mime));
+    let root_page = root_page.map(|f| f.save_path.clone());
+    Ok(Mirror {
+        kind,
+        instance: inst,
+        site_url,
+        site_url_source,
+        capture_date: start.to_rfc3339(),
+        capture_date_source,
+        capture_sources,
+        root_page,
+        root_title,
+        sniffed,
+        notes,
+    })
+}
+
+impl Mirror {
+    /// Fills the target URL and title the curator's metadata lacks from the mirror (the site
+    /// URL, the root page's `<title>`), and says where each came from.
+    pub fn describe(&self, md: &mut crate::metadata::CuratorMetadata) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        if md.urls.is_empty() {
+            match &self.site_url {
+                Some(u) => {
+                    md.urls = vec![u.clone()];
+                    notes.push(format!("target URL {u} from {}", self.site_url_source));
+                }
+                None => {
+                    notes.push("no target URL: no metadata urls, no log, no --url-prefix".into())
+                }
+            }
+        } else {
+            notes.push("target URLs from the curator's metadata".into());
+        }
+        if md.title.is_none() {
+            if let (Some(t), Some(p)) = (&self.root_title, &self.root_page) {
+                md.title = Some(t.clone());
+                notes.push(format!("title from the <title> of the mirror's root page {p}"));
+            }
+        } else {
+            notes.push("title from the curator's metadata".into());
+        }
+        notes
+    }
+}
+
+/// A UTC time as local time in `zone`.
+fn to_local(zone: Zone, t: DateTime<Utc>) -> NaiveDateTime {
+    match zone {
+        Zone::Utc => t.naive_utc(),
+        Zone::Fixed(o) => t.with_timezone(&o).naive_local(),
+        Zone::Named(z) => t.with_timezone(&z).naive_local(),
+    }
+}
+
+/// The path below the host directory as a URL path: `index.html` stands for the directory, so
+/// `index.html?p=1` is `?p=1` (how wget saves `/?p=1`).
+fn wget_rest(rest: &str) -> String {
+    let (dir, last) = rest.rsplit_once('/').map_or(("", rest), |(d, l)| (d, l));
+    let last = match last.strip_prefix("index.html") {
+        Some(q) if q.is_empty() || q.starts_with('?') => q,
+        _ => last,
+    };
+    let joined = if dir.is_empty() { last.to_string() } else { format!("{dir}/{last}") };
+    uri_text(joined.replace(' ', "%20").as_bytes())
+}
+
+/// The text of the first `<title>` of a page, whitespace collapsed, or `None`.
+fn page_title(path: &Path, mime: &str) -> Option<String> {
+    let mut head = Vec::new();
+    layout::open_regular(path).ok()?.take(TITLE_WINDOW).read_to_end(&mut head).ok()?;
+    let enc = crate::stages::rewrite::html_encoding(&head, Some(mime));
+    let (text, _, _) = enc.decode(&head);
+    let lower = text.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let t = text[start..end]
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'");
+    let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!t.is_empty()).then(|| escape_controls(&t))
+}
+
+/// What a log says: the first (time, URL), and each saved file's URL and time.
+#[derive(Default)]
+struct LogIndex {
+    first: Option<(DateTime<Utc>, String)>,
+    first_local: Option<NaiveDateTime>,
+    entries: HashMap<String, (String, DateTime<Utc>)>,
+    by_suffix: HashMap<String, String>,
+}
+
+impl LogIndex {
+    /// A walked save path's entry: as logged, or logged below a `-P` prefix.
+    fn lookup(&self, save_path: &str) -> Option<&(String, DateTime<Utc>)> {
+        self.entries
+            .get(save_path)
+            .or_else(|| self.by_suffix.get(save_path).and_then(|k| self.entries.get(k)))
+    }
+}
+
+/// The wget logs of the top directory (`wget-log`, `wget-log.N`, `*.log`), in name order.
+fn read_wget_logs(
+    root: &Path,
+    zone: Zone,
+    refused: &mut Vec<(String, String)>,
+) -> (LogIndex, Option<String>) {
+    let mut idx = LogIndex::default();
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n == "wget-log" || n.starts_with("wget-log.") || n.ends_with(".log"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let mut used = Vec::new();
+    for n in names {
+        let before = idx.entries.len() + usize::from(idx.first.is_some());
+        let file = match layout::open_regular(&root.join(&n)) {
+            Ok(f) => f,
+            Err(e) => {
+                refused.push((n.clone(), super::refusal(&e)));
+                continue;
+            }
+        };
+        if file.metadata().map(|m| m.len() > MAX_LOG).unwrap_or(true) {
+            refused.push((n.clone(), format!("larger than {MAX_LOG} bytes: not read as a log")));
+            continue;
+        }
+        let mut current: Option<(String, DateTime<Utc>)> = None;
+        let read = super::for_each_bounded_line(file, |line| {
+            let line = String::from_utf8_lossy(line);
+            let line = line.trim_end_matches(['\r', '\n']);
+            if let Some((t, url)) = wget_request_line(line, zone) {
+                if idx.first.is_none() {
+                    idx.first = Some((t, url.clone()));
+                }
+                current = Some((url, t));
+            } else if let Some(p) = saved_path(line)
+                && let Some(cur) = &current
+                && let Ok(p) = layout::confined_name(p.trim_start_matches("./"))
+            {
+                idx.entries.entry(p).or_insert_with(|| cur.clone());
+            }
+        });
+        if let Err(e) = read {
+            refused.push((n.clone(), format!("not read to the end: {e}")));
+        }
+        if idx.entries.len() + usize::from(idx.first.is_some()) > before {
+            used.push(n);
+        }
+    }
+    for k in idx.entries.keys() {
+        let mut rest = k.as_str();
+        while let Some((_, r)) = rest.split_once('/') {
+            idx.by_suffix.entry(r.to_string()).or_insert_with(|| k.clone());
+            rest = r;
+        }
+    }
+    let name = (!used.is_empty()).then(|| used.join(", "));
+    (idx, name)
+}
+
+/// `--2024-01-02 10:11:12--  http://host/path`.
+fn wget_request_line(line: &str, zone: Zone) -> Option<(DateTime<Utc>, String)> {
+    let rest = line.strip_prefix("--")?;
+    let (date, url) = rest.split_once("--  ")?;
+    let t = NaiveDateTime::parse_from_str(date, "%Y-%m-%d %H:%M:%S").ok()?;
+    let url = url.trim();
+    if !url.contains("://") || url.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((zone.to_utc(t), uri_text(url.as_bytes())))
+}
+
+/// The file of `Saving to: ‘path’` (any of wget's quotes).
+fn saved_path(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("Saving to: ")?;
+    let p = rest.trim().trim_matches(['‘', '’', '\'', '`', '"', '“', '”']);
+    (!p.is_empty()).then_some(p)
+}
+
+/// HTTrack's `hts-log.txt`: `HTTrack3.49-2 launched on Tue, 02 Jan 2024 10:11:12 at URL ...`.
+fn read_hts_log(root: &Path, zone: Zone, refused: &mut Vec<(String, String)>) -> LogIndex {
+    let mut idx = LogIndex::default();
+    let mut text = String::new();
+    match layout::open_regular(&root.join("hts-log.txt")) {
+        Ok(f) => {
+            let mut buf = Vec::new();
+            let _ = f.take(8192).read_to_end(&mut buf);
+            text = String::from_utf8_lossy(&buf).into_owned();
+        }
+        Err(e) if e.is_not_found() => {}
+        Err(e) => refused.push(("hts-log.txt".into(), super::refusal(&e))),
+    }
+    if let Some(line) = text.lines().find(|l| l.contains(" launched on "))
+        && let Some((_, rest)) = line.split_once(" launched on ")
+        && let Some((date, at)) = rest.split_once(" at ")
+        && let Ok(t) = NaiveDateTime::parse_from_str(date.trim(), "%a, %d %b %Y %H:%M:%S")
+    {
+        let url = at.split_whitespace().next().unwrap_or("");
+        let url = if url.contains("://") { url.to_string() } else { format!("http://{url}") };
+        idx.first = Some((zone.to_utc(t), uri_text(url.as_bytes())));
+        idx.first_local = Some(t);
+    }
+    idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing_follows_the_whatwg_rules() {
+        assert_eq!(sniff(b"  <!DOCTYPE html><p>x"), "text/html");
+        assert_eq!(sniff(b"\n<HTML><body>"), "text/html");
+        assert_eq!(sniff(b"<!-- c --><p>"), "text/html");
+        assert_eq!(sniff(b"<?xml version='1.0'?><a/>"), "text/xml");
+        assert_eq!(sniff(b"%PDF-1.4\n"), "application/pdf");
+        assert_eq!(sniff(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "image/png");
+        assert_eq!(sniff(b"GIF89a\x01\0"), "image/gif");
+        assert_eq!(sniff(b"\xff\xd8\xff\xe0\0\x10JFIF"), "image/jpeg");
+        assert_eq!(sniff(b"body { color: red }"), "text/plain");
+        assert_eq!(sniff(b"\0\x01\x02binary"), "application/octet-stream");
+    }
+
+    #[test]
+    fn wget_lines_and_rests() {
+        let z = Zone::Utc;
+        let (t, u) = wget_request_line("--2024-01-02 10:11:12--  http://e.org/?p=1", z).unwrap();
+        assert_eq!(t.to_rfc3339(), "2024-01-02T10:11:12+00:00");
+        assert_eq!(u, "http://e.org/?p=1");
+        assert_eq!(saved_path("Saving to: ‘e.org/index.html?p=1’"), Some("e.org/index.html?p=1"));
+        assert_eq!(saved_path("Saving to: 'e.org/a'"), Some("e.org/a"));
+        assert_eq!(wget_rest("index.html?p=1"), "?p=1");
+        assert_eq!(wget_rest("a/index.html"), "a/");
+        assert_eq!(wget_rest("a/b c"), "a/b%20c");
+        assert!(parse_capture_date("2024-01-02").is_ok());
+        assert!(parse_capture_date("yesterday").is_err());
+    }
+}

@@ -497,7 +497,16 @@ pub fn build_package(
     for c in &containers {
         if let Some(m) = &c.migration {
             let rel = migration_report_path(&c.path);
-            let json = serde_json::to_vec_pretty(m)
+            // The packaged copy names the container by its package path (the run wrote it
+            // under a temporary name) and leaves out the run's duration, which is no fact about
+            // the bytes and would make --deterministic runs differ.
+            let mut v = serde_json::to_value(m)
+                .map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("output".into(), serde_json::Value::String(c.path.clone()));
+                o.remove("seconds");
+            }
+            let json = serde_json::to_vec_pretty(&v)
                 .map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
             let (rel, sha, size) = add_generated_log(&mut mets, &root, &rel, &json, now)?;
             manifest.push((rel, sha));

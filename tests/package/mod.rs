@@ -72,7 +72,8 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
         assert_eq!(r["source_shape"], "heritrix1");
         assert_eq!(r["mets_errors"], 0);
         assert_eq!(r["mets_xsd_checked"], true);
-        assert_eq!(r["logs"], 8);
+        // Eight files of the job, and the two ARCs' migration reports (logs/webaip/).
+        assert_eq!(r["logs"], 10);
         assert_eq!(r["crawl_log"]["fetched"], 10);
         assert_eq!(r["crawl_log"]["fetched_without_record"], 0);
         assert_eq!(r["crawl_log"]["records_without_log_line"], 0);
@@ -92,7 +93,8 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
         } else {
             assert_eq!(checked["counts"]["records"], 0);
         }
-        assert_eq!(checked["counts"]["manifest"], 11);
+        // Two containers, ten logs (two of them migration reports) and the METS.
+        assert_eq!(checked["counts"]["manifest"], 13);
         let text = std::fs::read_to_string(&mets).unwrap();
         for expected in [
             "<mods:title>Example Heritage Society website</mods:title>",

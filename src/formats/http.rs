@@ -61,36 +61,30 @@ pub fn message_head(block: &[u8]) -> HttpHead {
     HttpHead::Incomplete
 }
 
-/// The value of the `Content-Length` field in a complete header section `head`.
-pub fn content_length(head: &[u8]) -> Option<u64> {
+/// The raw value of the first field called `name` (any case) in a complete header section
+/// `head` (the status or request line is skipped).
+fn field<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     head.split(|&b| b == b'\n').skip(1).find_map(|line| {
         let colon = memchr(b':', line)?;
-        let (name, value) = (&line[..colon], &line[colon + 1..]);
-        if !name.trim_ascii().eq_ignore_ascii_case(b"content-length") {
-            return None;
-        }
-        std::str::from_utf8(value).ok()?.trim().parse().ok()
+        line[..colon].trim_ascii().eq_ignore_ascii_case(name).then(|| &line[colon + 1..])
     })
+}
+
+/// The value of the `Content-Length` field in a complete header section `head`.
+pub fn content_length(head: &[u8]) -> Option<u64> {
+    std::str::from_utf8(field(head, b"content-length")?).ok()?.trim().parse().ok()
 }
 
 /// The media type of the entity (`Content-Type` without parameters, lower-case) in a complete
 /// header section `head`, when it names one (`type/subtype`).
 pub fn entity_mime(head: &[u8]) -> Option<String> {
-    head.split(|&b| b == b'\n').skip(1).find_map(|line| {
-        let colon = memchr(b':', line)?;
-        let (name, value) = (&line[..colon], &line[colon + 1..]);
-        if !name.trim_ascii().eq_ignore_ascii_case(b"content-type") {
-            return None;
-        }
-        let value = std::str::from_utf8(value).ok()?;
-        let mime = value.split(';').next()?.trim().to_ascii_lowercase();
-        let (t, sub) = mime.split_once('/')?;
-        let token = |s: &str| {
-            !s.is_empty()
-                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
-        };
-        (token(t) && token(sub)).then_some(mime)
-    })
+    let value = std::str::from_utf8(field(head, b"content-type")?).ok()?;
+    let mime = value.split(';').next()?.trim().to_ascii_lowercase();
+    let (t, sub) = mime.split_once('/')?;
+    let token = |s: &str| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    (token(t) && token(sub)).then_some(mime)
 }
 
 /// True when `block` begins like an HTTP status line: `HTTP/` and a digit.

@@ -500,8 +500,8 @@ pub fn build_package(
             // The packaged copy names the container by its package path (the run wrote it
             // under a temporary name) and leaves out the run's duration, which is no fact about
             // the bytes and would make --deterministic runs differ.
-            let mut v = serde_json::to_value(m)
-                .map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
+            let mut v =
+                serde_json::to_value(m).map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
             if let Some(o) = v.as_object_mut() {
                 o.insert("output".into(), serde_json::Value::String(c.path.clone()));
                 o.remove("seconds");

@@ -23,7 +23,12 @@ fn schemas() -> String {
 
 /// Packages `source` in full mode (every record and bytestream listed) into `out`.
 fn build(source: &Path, out: &Path) {
-    let o = webaip(&[
+    let o = package_full(source, out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn package_full(source: &Path, out: &Path) -> Output {
+    webaip(&[
         "package",
         "--quiet",
         "--no-virus-check",
@@ -32,8 +37,7 @@ fn build(source: &Path, out: &Path) {
         "--out",
         out.to_str().unwrap(),
         source.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    ])
 }
 
 /// Audits `pkg`; returns the exit status and the JSON report of that one package.
@@ -683,16 +687,7 @@ fn deep_audit_agrees_with_warcio_check_on_corpus_warcs() {
         let pkg = tmp.path().join(&name);
         // A WARC whose records audit --deep will reject is packaged as received, reported,
         // and the run exits 1 (issue 13: accepting means agreeing); the package is made.
-        let o = webaip(&[
-            "package",
-            "--quiet",
-            "--no-virus-check",
-            "--mode",
-            "full",
-            "--out",
-            pkg.to_str().unwrap(),
-            input.to_str().unwrap(),
-        ]);
+        let o = package_full(input, &pkg);
         assert!(
             matches!(o.status.code(), Some(0 | 1)) && pkg.join("METS.xml").is_file(),
             "{}: {}",

@@ -257,10 +257,15 @@ impl MigrationReport {
 
 /// Where the input bytes went, in one line.
 fn account(b: &ByteAccount, gzip: bool) -> String {
+    let padding = if b.padding_bytes > 0 {
+        format!(" ({} of them whitespace padding after declared lengths)", b.padding_bytes)
+    } else {
+        String::new()
+    };
     if gzip {
         format!(
             "{} = {} in {} gzip members ({} of them empty, {} bytes) + {} kept raw; \
-             decompressed {} = {} in records + {} between records",
+             decompressed {} = {} in records + {} between records{}",
             b.input,
             b.member_bytes,
             b.members,
@@ -269,12 +274,13 @@ fn account(b: &ByteAccount, gzip: bool) -> String {
             b.raw_bytes,
             b.decompressed_bytes,
             b.record_bytes,
-            b.separator_bytes
+            b.separator_bytes,
+            padding
         )
     } else {
         format!(
-            "{} = {} in records + {} between records",
-            b.input, b.record_bytes, b.separator_bytes
+            "{} = {} in records + {} between records{}",
+            b.input, b.record_bytes, b.separator_bytes, padding
         )
     }
 }

@@ -509,3 +509,117 @@ fn padding_that_is_not_only_whitespace_keeps_todays_handling() {
     assert!(f.anomalies.contains(&AnomalyKind::LengthMismatch));
     assert!(!f.anomalies.contains(&AnomalyKind::WhitespacePadding));
 }
+
+/// `(WARC-Type, WARC-Date, X-Webaip-Date-Source)` of every record, as warcio reads them.
+fn warcio_dates(warc: &std::path::Path) -> Vec<(String, String, Option<String>)> {
+    let script = "import json,sys\nfrom warcio.archiveiterator import ArchiveIterator\n\
+        out=[]\n\
+        with open(sys.argv[1],'rb') as f:\n\
+        \x20   for r in ArchiveIterator(f):\n\
+        \x20       h=r.rec_headers\n\
+        \x20       out.append([r.rec_type,h.get_header('WARC-Date'),h.get_header('X-Webaip-Date-Source')])\n\
+        print(json.dumps(out))\n";
+    let o = std::process::Command::new(crate::util::oracle_python())
+        .args(["-c", script])
+        .arg(warc)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A v1 record with the given archive-date field.
+fn dated(url: &str, date: &str) -> Vec<u8> {
+    let mut v = format!("{url} 192.0.2.10 {date} text/html {}\n", PAGE.len()).into_bytes();
+    v.extend_from_slice(PAGE);
+    v.push(b'\n');
+    v
+}
+
+/// The FILEDESC with another archive-date (same length).
+fn filedesc_dated(date: &str) -> Vec<u8> {
+    String::from_utf8(FILEDESC.to_vec()).unwrap().replace("20060503101500", date).into_bytes()
+}
+
+#[test]
+fn a_bad_date_takes_the_previous_records_date_and_says_so() {
+    let bytes = concat(&[
+        FILEDESC,
+        &dated("http://e.org/1", "20060503101600"),
+        &dated("http://e.org/2", "20069999999999"),
+    ]);
+    let f = fixture("prev.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    assert_eq!(got[1], ("metadata".into(), "2006-05-03T10:15:00Z".into(), None));
+    assert_eq!(got[2], ("response".into(), "2006-05-03T10:16:00Z".into(), None));
+    let want = ("response".into(), "2006-05-03T10:16:00Z".into(), Some("previous-record".into()));
+    assert_eq!(got[3], want);
+    assert_eq!(m.report.date_sources.get("previous-record"), Some(&1));
+    assert_eq!(m.report.date_sources.len(), 1);
+    let ex = &m.report.inferred_dates[0];
+    let second_at = (FILEDESC.len() + dated("http://e.org/1", "20060503101600").len()) as u64;
+    assert_eq!(ex.location.offset, second_at);
+    assert_eq!(ex.date, "2006-05-03T10:16:00Z");
+    assert!(m.records[3].date_source.unwrap().is_inferred());
+}
+
+#[test]
+fn a_first_record_with_a_bad_date_takes_the_arc_header_date() {
+    let bytes = concat(&[
+        FILEDESC,
+        &dated("http://e.org/1", "20069999999999"),
+        &dated("http://e.org/2", "20060503101700"),
+    ]);
+    let f = fixture("IAH-20010101000000-00000-h.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    let want = ("response".into(), "2006-05-03T10:15:00Z".into(), Some("arc-header".into()));
+    assert_eq!(got[2], want, "the header's date, before the file name's");
+    assert_eq!(got[3].2, None);
+    assert_eq!(m.report.date_sources.get("arc-header"), Some(&1));
+}
+
+#[test]
+fn the_file_name_timestamp_comes_after_the_header() {
+    let bytes =
+        concat(&[filedesc_dated("20069999999999").as_slice(), &dated("http://e.org/1", "x")]);
+    let f = fixture("IAH-20010101000000-00000-h.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    for g in &got[1..] {
+        assert_eq!((g.1.as_str(), g.2.as_deref()), ("2001-01-01T00:00:00Z", Some("file-name")));
+    }
+}
+
+#[test]
+fn a_file_with_no_date_anywhere_needs_a_capture_date() {
+    let bytes = concat(&[
+        filedesc_dated("20069999999999").as_slice(),
+        &dated("http://e.org/1", "20069999999999"),
+        &dated("http://e.org/2", "yesterday"),
+    ]);
+    let f = fixture("dateless.arc", &bytes);
+    let m = migrate(&f.path);
+    let err = m.report.error.clone().expect("fails");
+    assert!(err.contains("--capture-date"), "{err}");
+    assert!(err.contains("dateless.arc") && err.contains("offset 0"), "{err}");
+    assert!(!m.output.exists(), "nothing written");
+
+    let opts = webaip::migrate::MigrateOptions {
+        capture_date: Some(webaip::metadata::parse_capture_date("20050101120000").unwrap()),
+        ..Default::default()
+    };
+    let m = crate::util::migrate_with(&f.path, &opts);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0].2, None, "warcinfo: dated when written");
+    for g in &got[1..] {
+        assert_eq!((g.1.as_str(), g.2.as_deref()), ("2005-01-01T12:00:00Z", Some("capture-date")));
+    }
+    assert_eq!(m.report.date_sources.get("capture-date"), Some(&3));
+}

@@ -972,7 +972,8 @@ impl ContainerCtx<'_> {
             VirusCheck::Clamd(c) => Some(c.clone()),
             VirusCheck::Disabled => None,
         };
-        let mopts = MigrateOptions { level: self.opts.level, force: false, scanner, capture_date: None };
+        let mopts =
+            MigrateOptions { level: self.opts.level, force: false, scanner, capture_date: None };
         let report = migrate_file(
             input,
             &dest,

@@ -223,15 +223,19 @@ fn dated(url: &str, date: &str) -> Vec<u8> {
 fn a_dateless_arc_needs_capture_date_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("dateless.arc");
-    let bytes =
-        [FILEDESC_BAD_DATE, &dated("http://e.org/1", "20069999999999"), &dated("http://e.org/2", "-")]
-            .concat();
+    let bytes = [
+        FILEDESC_BAD_DATE,
+        &dated("http://e.org/1", "20069999999999"),
+        &dated("http://e.org/2", "-"),
+    ]
+    .concat();
     std::fs::write(&input, bytes).unwrap();
     let out = dir.path().join("out");
     let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
     let r = webaip(&["migrate", "--out", o, i]);
     assert_eq!(r.status.code(), Some(1));
-    let said = format!("{}{}", String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));
     assert!(said.contains("--capture-date"), "{said}");
     assert!(files_in(&out).is_empty(), "nothing written: {:?}", files_in(&out));
 

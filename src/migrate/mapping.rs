@@ -35,7 +35,8 @@ pub const FIELD_DATE_SOURCE: &str = "X-Webaip-Date-Source";
 
 /// Where a record's `WARC-Date` came from. Never the clock: a record with no date of its own
 /// takes, in this order, the nearest earlier record's, the ARC header record's, the timestamp
-/// in the ARC file name, or the date the operator gave (`--capture-date`).
+/// in the ARC file name, the first later record's, or the date the operator gave
+/// (`--capture-date`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DateSource {
@@ -47,6 +48,8 @@ pub enum DateSource {
     ArcHeader,
     /// The 14-digit timestamp in the ARC file name.
     FileName,
+    /// The first later record's date, when nothing before gives one (a filedesc dated `-`).
+    NextRecord,
     /// The date given by the operator (`--capture-date`).
     CaptureDate,
 }
@@ -59,6 +62,7 @@ impl DateSource {
             DateSource::PreviousRecord => "previous-record",
             DateSource::ArcHeader => "arc-header",
             DateSource::FileName => "file-name",
+            DateSource::NextRecord => "next-record",
             DateSource::CaptureDate => "capture-date",
         }
     }
@@ -76,6 +80,8 @@ pub struct FallbackDates {
     pub arc_header: Option<DateTime<Utc>>,
     /// The timestamp in the ARC file name.
     pub file_name: Option<DateTime<Utc>>,
+    /// The first date a record of the file has (for records before it).
+    pub next_record: Option<DateTime<Utc>>,
     /// The operator's `--capture-date`.
     pub capture_date: Option<DateTime<Utc>>,
 }
@@ -296,6 +302,7 @@ impl MappingContext {
             (self.last_date, DateSource::PreviousRecord),
             (f.arc_header, DateSource::ArcHeader),
             (f.file_name, DateSource::FileName),
+            (f.next_record, DateSource::NextRecord),
             (f.capture_date, DateSource::CaptureDate),
         ]
         .into_iter()

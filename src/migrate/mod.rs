@@ -124,12 +124,12 @@ pub enum MigrateError {
     /// The virus scanner failed (unreachable, died, hung).
     #[error("virus scan: {0}")]
     Scan(String),
-    /// A record has no usable date and nothing earlier, the ARC header record or the file
-    /// name gives one.
+    /// A record has no usable date, and neither any record of the file nor its name gives
+    /// one.
     #[error(
-        "{path}: {location}: no usable capture date (archive-date {date}), and none from an \
-         earlier record, the ARC header record or a 14-digit timestamp in the file name; give \
-         one with --capture-date (RFC 3339 or 14 digits, UTC)"
+        "{path}: {location}: no usable capture date (archive-date {date}), and no record of \
+         the file has one, nor does its name (no 14-digit timestamp); give one with \
+         --capture-date (RFC 3339 or 14 digits, UTC)"
     )]
     NoDate {
         /// The ARC file.
@@ -263,11 +263,12 @@ fn run(
         scan: None,
     });
 
-    let Some(arc_header) = arc_header_date(input)? else {
+    let Some((arc_header, first_date)) = prescan_dates(input)? else {
         return Err(not_arc(input));
     };
     let fallback = FallbackDates {
         arc_header,
+        next_record: first_date,
         file_name: file_name_date(input),
         capture_date: opts.capture_date,
     };
@@ -379,22 +380,28 @@ fn not_arc(input: &Path) -> MigrateError {
     }
 }
 
-/// The date of the ARC header (`filedesc://`) record, when the first record is one and its
-/// date parses: `Some(None)` when it is not, `None` when the file has no record at all. Read
-/// ahead (up to the first record), so bytes before it can use that date too.
+/// Read ahead to the first record with a date of its own: the ARC header (`filedesc://`)
+/// record's date, when the first record is one and its date parses, and that first date (for
+/// records before it, such as a filedesc dated `-`). `None` when the file has no record at all.
+/// Reads the whole file only when no record has a date.
 #[allow(clippy::type_complexity)]
-fn arc_header_date(
+fn prescan_dates(
     input: &Path,
-) -> Result<Option<Option<chrono::DateTime<chrono::Utc>>>, ArcError> {
+) -> Result<
+    Option<(Option<chrono::DateTime<chrono::Utc>>, Option<chrono::DateTime<chrono::Utc>>)>,
+    ArcError,
+> {
     let mut arc = ArcReader::open(input)?;
+    let mut seen = None;
     while let Some(rec) = arc.next_record()? {
-        match (rec.kind, rec.header) {
-            (RecordKind::Remainder, _) => continue,
-            (RecordKind::Filedesc, Some(h)) => return Ok(Some(h.date)),
-            _ => return Ok(Some(None)),
+        let Some(h) = rec.header else { continue };
+        let header =
+            *seen.get_or_insert(if rec.kind == RecordKind::Filedesc { h.date } else { None });
+        if h.date.is_some() {
+            return Ok(Some((header, h.date)));
         }
     }
-    Ok(None)
+    Ok(seen.map(|header| (header, None)))
 }
 
 /// The timestamp in a Heritrix-style ARC name, when there is one.

@@ -623,3 +623,19 @@ fn a_file_with_no_date_anywhere_needs_a_capture_date() {
     }
     assert_eq!(m.report.date_sources.get("capture-date"), Some(&3));
 }
+
+#[test]
+fn a_filedesc_dated_dash_takes_the_first_later_date() {
+    let fd = String::from_utf8(FILEDESC.to_vec())
+        .unwrap()
+        .replace("0.0.0.0 20060503101500", "- -")
+        .into_bytes();
+    let bytes = concat(&[&fd, &dated("http://e.org/1", "20060503101800")]);
+    let f = fixture("dash.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    assert_eq!(got[1].1, "2006-05-03T10:18:00Z");
+    assert_eq!(got[1].2.as_deref(), Some("next-record"));
+    assert_eq!(got[2].2, None);
+}

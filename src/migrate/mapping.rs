@@ -178,7 +178,10 @@ impl MappingContext {
         if date_source.is_inferred() {
             extra.push((FIELD_DATE_SOURCE.to_string(), date_source.as_str().to_string()));
         }
-        if let (Some(h), true) = (&rec.header, date_source.is_inferred()) {
+        // The reader's own BadDate (if any) already counts the bad field; this one is only
+        // for fields it let through (a short line read leniently).
+        let reported = rec.anomalies.iter().any(|a| a.kind == AnomalyKind::BadDate);
+        if let (Some(h), true, false) = (&rec.header, date_source.is_inferred(), reported) {
             let detail = format!(
                 "archive-date {:?} unusable; WARC-Date is {} ({})",
                 h.date_raw,

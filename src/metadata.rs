@@ -176,3 +176,33 @@ impl CuratorMetadata {
         (description, rights, organisation, notes)
     }
 }
+
+/// Parses an operator-given capture date (`--capture-date`): RFC 3339
+/// (`2006-05-03T10:15:00Z`) or 14 digits (`20060503101500`, UTC, as in ARC headers).
+pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
+    let t = s.trim();
+    if t.len() == 14
+        && t.bytes().all(|b| b.is_ascii_digit())
+        && let Some(d) = crate::formats::arc::parse_arc_date(t)
+    {
+        return Ok(d);
+    }
+    DateTime::parse_from_rfc3339(t).map(|d| d.with_timezone(&Utc)).map_err(|_| {
+        format!("{s:?} is not a date: give RFC 3339 (2006-05-03T10:15:00Z) or 14 digits (20060503101500, UTC)")
+    })
+}
+
+#[cfg(test)]
+mod capture_date_tests {
+    use super::parse_capture_date;
+
+    #[test]
+    fn rfc3339_and_14_digits() {
+        let a = parse_capture_date("20060503101500").unwrap();
+        let b = parse_capture_date("2006-05-03T12:15:00+02:00").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.to_rfc3339(), "2006-05-03T10:15:00+00:00");
+        assert!(parse_capture_date("2006-05-03").is_err());
+        assert!(parse_capture_date("20061303101500").is_err());
+    }
+}

@@ -43,6 +43,11 @@ pub struct MigrateArgs {
     /// Fixed clock and seeded record identifiers: identical input gives identical output.
     #[arg(long)]
     deterministic: bool,
+    /// Capture date for records with no usable date when no earlier record, ARC header
+    /// record or file-name timestamp gives one (RFC 3339 or 14 digits, UTC). Such records
+    /// say so in X-Webaip-Date-Source: capture-date.
+    #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
+    capture_date: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Runs the command; returns the exit status.
@@ -60,7 +65,12 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
     let total: u64 = args.inputs.iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
     let bar = progress::bytes_bar(total, args.quiet);
     let ids = if args.deterministic { Ids::seeded("webaip-migrate") } else { Ids::random() };
-    let opts = MigrateOptions { level: args.level, force: args.force, scanner: None };
+    let opts = MigrateOptions {
+        level: args.level,
+        force: args.force,
+        scanner: None,
+        capture_date: args.capture_date,
+    };
     let files = pool.install(|| {
         args.inputs
             .par_iter()

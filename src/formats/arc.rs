@@ -146,6 +146,10 @@ pub enum AnomalyKind {
     NoHttpHeader,
     /// The ARC header line holds characters that cannot appear in a WARC header; escaped.
     ControlCharacters,
+    /// Only whitespace (spaces, tabs, CR, LF) lies between a record's declared end and the next
+    /// record header (or the data's end): the body is the declared length and the padding is a
+    /// separator, counted in [`ByteAccount::padding_bytes`].
+    WhitespacePadding,
 }
 
 /// One tolerated oddity, with where it was found.
@@ -328,8 +332,11 @@ pub struct ByteAccount {
     /// Bytes inside records: header lines, bodies and (non-raw) remainder records; for gzip
     /// input, decompressed bytes.
     pub record_bytes: u64,
-    /// Blank-line bytes between records (decompressed for gzip input).
+    /// Blank-line bytes between records (decompressed for gzip input), whitespace padding
+    /// included.
     pub separator_bytes: u64,
+    /// Whitespace padding after records' declared lengths (included in `separator_bytes`).
+    pub padding_bytes: u64,
 }
 
 impl ByteAccount {
@@ -886,7 +893,7 @@ impl ArcReader {
         self.seen_header = true;
 
         let body_start = pos + line.consumed;
-        let (body_end, truncated) = self
+        let (body_end, truncated, padding_end) = self
             .find_body_end(body_start, &header, is_filedesc, &mut anomalies, pos)
             .map_err(|e| self.io_err(pos, e))?;
 
@@ -900,6 +907,14 @@ impl ArcReader {
         seg.pos = body_end;
         seg.expected_separators = if is_filedesc { 0 } else { 1 };
         seg.records += 1;
+        if let Some(p) = padding_end {
+            // The padding stands for the separator: skipped here, so the next record's
+            // blank-line count does not see it.
+            seg.pos = p;
+            seg.expected_separators = 0;
+            self.account.separator_bytes += p - body_end;
+            self.account.padding_bytes += p - body_end;
+        }
         Ok(Some(ArcRecord {
             kind,
             header: Some(header),
@@ -914,8 +929,9 @@ impl ArcReader {
     }
 
     /// Decides where a record's body ends: at its declared length when what follows is a
-    /// record boundary, else at the next record header (the length was wrong), else at the end
-    /// of the data (truncated).
+    /// record boundary or whitespace padding up to one, else at the next record header (the
+    /// length was wrong), else at the end of the data (truncated). Returns the end, whether the
+    /// record is truncated, and where whitespace padding after the end stops.
     fn find_body_end(
         &self,
         body_start: u64,
@@ -923,7 +939,23 @@ impl ArcReader {
         is_filedesc: bool,
         anomalies: &mut Vec<Anomaly>,
         record_pos: u64,
-    ) -> io::Result<(u64, bool)> {
+    ) -> io::Result<(u64, bool, Option<u64>)> {
+        let (end, truncated) =
+            self.find_body_end_inner(body_start, header, is_filedesc, anomalies, record_pos)?;
+        Ok(match end {
+            BodyEnd::At(e) => (e, truncated, None),
+            BodyEnd::Padded(e, p) => (e, truncated, Some(p)),
+        })
+    }
+
+    fn find_body_end_inner(
+        &self,
+        body_start: u64,
+        header: &ArcHeader,
+        is_filedesc: bool,
+        anomalies: &mut Vec<Anomaly>,
+        record_pos: u64,
+    ) -> io::Result<(BodyEnd, bool)> {
         let seg = self.seg.as_ref().expect("segment present while framing");
         let data = &seg.data;
         let len = data.len();
@@ -940,7 +972,7 @@ impl ArcReader {
         if let Some(l) = declared {
             let e = body_start.saturating_add(l);
             if e <= len && self.is_boundary(data, e)? {
-                return Ok((e, false));
+                return Ok((BodyEnd::At(e), false));
             }
         }
         let next = find_header(data, body_start, self.version)?;
@@ -959,9 +991,27 @@ impl ArcReader {
                     end - body_start
                 ),
             });
-            return Ok((end, false));
+            return Ok((BodyEnd::At(end), false));
         };
         let e = body_start.saturating_add(l);
+        if e < len && !matches!(next, Some(n) if n <= e) {
+            let stop = next.unwrap_or(len);
+            if let Some(pad) = whitespace_padding(data, e, stop)? {
+                anomalies.push(Anomaly {
+                    location: Location { member: seg.member, offset: e },
+                    kind: AnomalyKind::WhitespacePadding,
+                    severity: Severity::Info,
+                    detail: format!(
+                        "{} bytes of whitespace padding ({}) after the declared length {l}, at \
+                         offset {e}{}: kept as a separator, not in the payload",
+                        stop - e,
+                        pad,
+                        if seg.member.is_some() { " of the gzip member" } else { "" }
+                    ),
+                });
+                return Ok((BodyEnd::Padded(e, stop), false));
+            }
+        }
         let mismatch = |actual: u64| Anomaly {
             location: loc,
             kind: AnomalyKind::LengthMismatch,
@@ -972,7 +1022,7 @@ impl ArcReader {
             Some(n) if n <= e => {
                 let end = (n - 1).max(body_start);
                 anomalies.push(mismatch(end - body_start));
-                Ok((end, false))
+                Ok((BodyEnd::At(end), false))
             }
             _ if e > len && http_body_complete(data, body_start, end_of_data(data)?)? => {
                 // Quirk: the ARC length overruns the file, but the HTTP Content-Length says
@@ -980,7 +1030,7 @@ impl ArcReader {
                 // a URL edited by hand), not the record cut short.
                 let end = end_of_data(data)?;
                 anomalies.push(mismatch(end - body_start));
-                Ok((end, false))
+                Ok((BodyEnd::At(end), false))
             }
             _ if e > len => {
                 anomalies.push(Anomaly {
@@ -993,22 +1043,22 @@ impl ArcReader {
                         if seg.member.is_some() { " in the gzip member" } else { " in the file" }
                     ),
                 });
-                Ok((len, true))
+                Ok((BodyEnd::At(len), true))
             }
             _ if data.byte_at(e)? == Some(b'\n') && !is_filedesc => {
                 // The record is complete as declared; what follows its separator is garbage
                 // and becomes a remainder record of its own.
-                Ok((e, false))
+                Ok((BodyEnd::At(e), false))
             }
             Some(n) => {
                 let end = (n - 1).max(body_start);
                 anomalies.push(mismatch(end - body_start));
-                Ok((end, false))
+                Ok((BodyEnd::At(end), false))
             }
             None => {
                 let end = end_of_data(data)?;
                 anomalies.push(mismatch(end - body_start));
-                Ok((end, false))
+                Ok((BodyEnd::At(end), false))
             }
         }
     }
@@ -1037,6 +1087,57 @@ impl ArcReader {
             .candidate()
             .is_some_and(|t| parse_header_line(t, self.version, Mode::Boundary).is_ok()))
     }
+}
+
+enum BodyEnd {
+    At(u64),
+    /// The body ends at the first value; whitespace padding runs to the second.
+    Padded(u64, u64),
+}
+
+/// When `start..stop` holds only spaces, tabs, CR and LF, and is not just blank lines (which
+/// the separator logic handles), a description of it (`"3 spaces, 1 CR, 1 LF"`).
+fn whitespace_padding(data: &Segment, start: u64, stop: u64) -> io::Result<Option<String>> {
+    let mut counts = [0u64; 4]; // spaces, tabs, CR, LF
+    let mut lone_cr_or_blank = false;
+    let mut prev_cr = false;
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut at = start;
+    while at < stop {
+        let want = ((stop - at) as usize).min(chunk.len());
+        let n = data.read_full_at(at, &mut chunk[..want])?;
+        if n == 0 {
+            return Ok(None);
+        }
+        for &b in &chunk[..n] {
+            match b {
+                b' ' => counts[0] += 1,
+                b'\t' => counts[1] += 1,
+                b'\r' => counts[2] += 1,
+                b'\n' => counts[3] += 1,
+                _ => return Ok(None),
+            }
+            if (prev_cr && b != b'\n') || b == b' ' || b == b'\t' {
+                lone_cr_or_blank = true;
+            }
+            prev_cr = b == b'\r';
+        }
+        at += n as u64;
+    }
+    if prev_cr {
+        lone_cr_or_blank = true;
+    }
+    if !lone_cr_or_blank {
+        return Ok(None);
+    }
+    let names = ["spaces", "tabs", "CR", "LF"];
+    let parts: Vec<String> = counts
+        .iter()
+        .zip(names)
+        .filter(|(c, _)| **c > 0)
+        .map(|(c, name)| format!("{c} {name}"))
+        .collect();
+    Ok(Some(parts.join(", ")))
 }
 
 /// True when `start..end` holds an HTTP response whose body has exactly its Content-Length.

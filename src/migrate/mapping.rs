@@ -29,6 +29,71 @@ pub const FIELD_ARC_OFFSET: &str = "X-Webaip-ARC-Offset";
 pub const FIELD_ARC_HEADER: &str = "X-Webaip-ARC-Header";
 /// Extension field: an anomaly met while reading this record (may repeat).
 pub const FIELD_ANOMALY: &str = "X-Webaip-Anomaly";
+/// Extension field: where `WARC-Date` came from when the record has no usable date of its own
+/// ([`DateSource`]); absent when the date is the record's own.
+pub const FIELD_DATE_SOURCE: &str = "X-Webaip-Date-Source";
+
+/// Where a record's `WARC-Date` came from. Never the clock: a record with no date of its own
+/// takes, in this order, the nearest earlier record's, the ARC header record's, the timestamp
+/// in the ARC file name, the first later record's, or the date the operator gave
+/// (`--capture-date`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DateSource {
+    /// The record's own archive-date.
+    Record,
+    /// The nearest earlier record's date.
+    PreviousRecord,
+    /// The date of the ARC header (`filedesc://`) record.
+    ArcHeader,
+    /// The 14-digit timestamp in the ARC file name.
+    FileName,
+    /// The first later record's date, when nothing before gives one (a filedesc dated `-`).
+    NextRecord,
+    /// The date given by the operator (`--capture-date`).
+    CaptureDate,
+}
+
+impl DateSource {
+    /// The value of [`FIELD_DATE_SOURCE`] and the report's key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DateSource::Record => "record",
+            DateSource::PreviousRecord => "previous-record",
+            DateSource::ArcHeader => "arc-header",
+            DateSource::FileName => "file-name",
+            DateSource::NextRecord => "next-record",
+            DateSource::CaptureDate => "capture-date",
+        }
+    }
+
+    /// True when the date is not the record's own.
+    pub fn is_inferred(self) -> bool {
+        self != DateSource::Record
+    }
+}
+
+/// Dates a record can fall back to, known before the first record is mapped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FallbackDates {
+    /// The ARC header record's date.
+    pub arc_header: Option<DateTime<Utc>>,
+    /// The timestamp in the ARC file name.
+    pub file_name: Option<DateTime<Utc>>,
+    /// The first date a record of the file has (for records before it).
+    pub next_record: Option<DateTime<Utc>>,
+    /// The operator's `--capture-date`.
+    pub capture_date: Option<DateTime<Utc>>,
+}
+
+/// A record with no usable date and nothing to fall back to.
+#[derive(Debug, Clone)]
+pub struct NoDate {
+    /// Where the record is.
+    pub location: Location,
+    /// Its archive-date field as found (`None` for bytes that are no record).
+    pub date_raw: Option<String>,
+}
 
 /// The URI scheme used for bytes that belong to no ARC record.
 pub const REMAINDER_URI_PREFIX: &str = "metadata://webaip/arc-remainder";
@@ -77,6 +142,8 @@ pub struct Mapped {
     pub payload_mime: String,
     /// Anomalies the mapping found (no HTTP header, date replaced, ...).
     pub anomalies: Vec<Anomaly>,
+    /// Where `WARC-Date` came from.
+    pub date_source: DateSource,
 }
 
 /// State carried from record to record while mapping one file.
@@ -86,23 +153,41 @@ pub struct MappingContext {
     pub arc_name: String,
     /// The warcinfo record every record points to.
     pub warcinfo_id: String,
-    /// Date for records with no usable date of their own.
-    pub fallback_date: DateTime<Utc>,
+    /// Dates for records with no usable date of their own (after the previous record's).
+    pub fallback: FallbackDates,
     last_date: Option<DateTime<Utc>>,
 }
 
 impl MappingContext {
     /// A context for one ARC file.
-    pub fn new(arc_name: String, warcinfo_id: String, fallback_date: DateTime<Utc>) -> Self {
-        MappingContext { arc_name, warcinfo_id, fallback_date, last_date: None }
+    pub fn new(arc_name: String, warcinfo_id: String, fallback: FallbackDates) -> Self {
+        MappingContext { arc_name, warcinfo_id, fallback, last_date: None }
     }
 
     /// Maps `rec`; `head` holds the first bytes of its body (enough to find HTTP headers).
-    pub fn map(&mut self, rec: &ArcRecord, head: &[u8], record_id: String) -> Mapped {
+    /// Fails only when the record has no usable date and nothing gives one.
+    pub fn map(
+        &mut self,
+        rec: &ArcRecord,
+        head: &[u8],
+        record_id: String,
+    ) -> Result<Mapped, NoDate> {
         let mut anomalies = Vec::new();
         let mut extra = vec![(FIELD_ARC_OFFSET.to_string(), offset_field(&rec.location))];
-        let (date, date_note) = self.date_for(rec.header.as_ref());
-        if let Some(detail) = date_note {
+        let (date, date_source) = self.date_for(rec)?;
+        if date_source.is_inferred() {
+            extra.push((FIELD_DATE_SOURCE.to_string(), date_source.as_str().to_string()));
+        }
+        // The reader's own BadDate (if any) already counts the bad field; this one is only
+        // for fields it let through (a short line read leniently).
+        let reported = rec.anomalies.iter().any(|a| a.kind == AnomalyKind::BadDate);
+        if let (Some(h), true, false) = (&rec.header, date_source.is_inferred(), reported) {
+            let detail = format!(
+                "archive-date {:?} unusable; WARC-Date is {} ({})",
+                h.date_raw,
+                date.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+                date_source.as_str()
+            );
             anomalies.push(anomaly(rec.location, AnomalyKind::BadDate, Severity::Warning, detail));
         }
         let mut spec = RecordSpec {
@@ -194,25 +279,41 @@ impl MappingContext {
             (Some(h), "response") => mime_field(&h.mime),
             _ => spec.content_type.clone().unwrap_or_else(|| "application/octet-stream".into()),
         };
-        Mapped { spec, payload_offset, whole_record, input_kind, payload_mime, anomalies }
+        Ok(Mapped {
+            spec,
+            payload_offset,
+            whole_record,
+            input_kind,
+            payload_mime,
+            anomalies,
+            date_source,
+        })
     }
 
-    /// The record's date, or a stand-in (with a note saying which) when it has none.
-    fn date_for(&mut self, header: Option<&ArcHeader>) -> (DateTime<Utc>, Option<String>) {
-        match header {
-            Some(ArcHeader { date: Some(d), .. }) => {
+    /// The record's own date, or the first stand-in of [`DateSource`]'s order.
+    fn date_for(&mut self, rec: &ArcRecord) -> Result<(DateTime<Utc>, DateSource), NoDate> {
+        let is_filedesc = rec.kind == RecordKind::Filedesc;
+        if let Some(ArcHeader { date: Some(d), .. }) = &rec.header {
+            // The header record's date is a fallback of its own, not a "previous record".
+            if !is_filedesc {
                 self.last_date = Some(*d);
-                (*d, None)
             }
-            Some(h) => {
-                let (d, from) = match self.last_date {
-                    Some(d) => (d, "the previous record's date"),
-                    None => (self.fallback_date, "the fallback date"),
-                };
-                (d, Some(format!("archive-date {:?} unusable; WARC-Date is {from}", h.date_raw)))
-            }
-            None => (self.last_date.unwrap_or(self.fallback_date), None),
+            return Ok((*d, DateSource::Record));
         }
+        let f = &self.fallback;
+        let found = [
+            (self.last_date, DateSource::PreviousRecord),
+            (f.arc_header, DateSource::ArcHeader),
+            (f.file_name, DateSource::FileName),
+            (f.next_record, DateSource::NextRecord),
+            (f.capture_date, DateSource::CaptureDate),
+        ]
+        .into_iter()
+        .find_map(|(d, s)| d.map(|d| (d, s)));
+        found.ok_or_else(|| NoDate {
+            location: rec.location,
+            date_raw: rec.header.as_ref().map(|h| h.date_raw.clone()),
+        })
     }
 }
 

@@ -32,7 +32,7 @@ use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
-use mapping::{InputKind, Mapped, MappingContext};
+use mapping::{DateSource, FallbackDates, InputKind, Mapped, MappingContext, NoDate};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 
@@ -59,11 +59,15 @@ pub struct MigrateOptions {
     /// Scan every payload with this clamd while the batch is compressed (verdicts come with
     /// the records, [`MigratedRecord::scan`]).
     pub scanner: Option<crate::stages::scan::Clamd>,
+    /// The capture date to use, as a last resort, for records with no usable date when
+    /// neither an earlier record, the ARC header record nor the file name gives one
+    /// (`--capture-date`). Without it such a file fails with [`MigrateError::NoDate`].
+    pub capture_date: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Default for MigrateOptions {
     fn default() -> Self {
-        MigrateOptions { level: DEFAULT_LEVEL, force: false, scanner: None }
+        MigrateOptions { level: DEFAULT_LEVEL, force: false, scanner: None, capture_date: None }
     }
 }
 
@@ -84,6 +88,9 @@ pub struct MigratedRecord {
     pub payload_mime: String,
     /// `WARC-Date`.
     pub date: String,
+    /// Where `WARC-Date` came from (`None` for the warcinfo record, dated when it is written).
+    /// An inferred date is no capture date of this record's own: date ranges skip it.
+    pub date_source: Option<DateSource>,
     /// Where it landed, its identifier and digests.
     pub written: WrittenRecord,
     /// The virus scan verdict of its payload, when a scanner was given.
@@ -117,6 +124,21 @@ pub enum MigrateError {
     /// The virus scanner failed (unreachable, died, hung).
     #[error("virus scan: {0}")]
     Scan(String),
+    /// A record has no usable date, and neither any record of the file nor its name gives
+    /// one.
+    #[error(
+        "{path}: {location}: no usable capture date (archive-date {date}), and no record of \
+         the file has one, nor does its name (no 14-digit timestamp); give one with \
+         --capture-date (RFC 3339 or 14 digits, UTC)"
+    )]
+    NoDate {
+        /// The ARC file.
+        path: PathBuf,
+        /// The record.
+        location: Location,
+        /// Its archive-date field as found.
+        date: String,
+    },
     /// The output exists and `force` was not given.
     #[error("{path}: already exists (use --force to replace it)")]
     Exists {
@@ -236,11 +258,21 @@ fn run(
         content_type: info.0.content_type.clone(),
         payload_mime: "application/warc-fields".into(),
         date: info.0.date.clone(),
+        date_source: None,
         written,
         scan: None,
     });
 
-    let ctx = MappingContext::new(arc_name, warcinfo_id, fallback_date(input, now));
+    let Some((arc_header, first_date)) = prescan_dates(input)? else {
+        return Err(not_arc(input));
+    };
+    let fallback = FallbackDates {
+        arc_header,
+        next_record: first_date,
+        file_name: file_name_date(input),
+        capture_date: opts.capture_date,
+    };
+    let ctx = MappingContext::new(arc_name, warcinfo_id, fallback);
     let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
     let level = opts.level;
     let scanner = match &opts.scanner {
@@ -261,10 +293,7 @@ fn run(
     });
     let end = outcome?;
     if end.records_with_header == 0 {
-        return Err(MigrateError::NotArc {
-            path: input.to_path_buf(),
-            reason: "no ARC record header found; is this an ARC file?".into(),
-        });
+        return Err(not_arc(input));
     }
     report.arc_version = end.version.map(|v| match v {
         ArcVersion::V1 => 1,
@@ -344,11 +373,39 @@ fn refuse_non_arc(input: &Path, arc: &ArcReader) -> Result<(), MigrateError> {
     Ok(())
 }
 
-/// A date for records with none: the timestamp in a Heritrix-style ARC name, else `now`.
-fn fallback_date(
+fn not_arc(input: &Path) -> MigrateError {
+    MigrateError::NotArc {
+        path: input.to_path_buf(),
+        reason: "no ARC record header found; is this an ARC file?".into(),
+    }
+}
+
+/// Read ahead to the first record with a date of its own: the ARC header (`filedesc://`)
+/// record's date, when the first record is one and its date parses, and that first date (for
+/// records before it, such as a filedesc dated `-`). `None` when the file has no record at all.
+/// Reads the whole file only when no record has a date.
+#[allow(clippy::type_complexity)]
+fn prescan_dates(
     input: &Path,
-    now: chrono::DateTime<chrono::Utc>,
-) -> chrono::DateTime<chrono::Utc> {
+) -> Result<
+    Option<(Option<chrono::DateTime<chrono::Utc>>, Option<chrono::DateTime<chrono::Utc>>)>,
+    ArcError,
+> {
+    let mut arc = ArcReader::open(input)?;
+    let mut seen = None;
+    while let Some(rec) = arc.next_record()? {
+        let Some(h) = rec.header else { continue };
+        let header =
+            *seen.get_or_insert(if rec.kind == RecordKind::Filedesc { h.date } else { None });
+        if h.date.is_some() {
+            return Ok(Some((header, h.date)));
+        }
+    }
+    Ok(seen.map(|header| (header, None)))
+}
+
+/// The timestamp in a Heritrix-style ARC name, when there is one.
+fn file_name_date(input: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
     let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // Quirk: ARC names are prefix-timestamp-serial-host, and prefixes and hosts hold dashes,
     // so look for a 14- or 17-digit run followed by a 5-digit serial (INPUT_FORMATS.md §2.4).
@@ -362,10 +419,10 @@ fn fallback_date(
             && digits(&serial[..5])
             && let Some(d) = crate::formats::arc::parse_arc_date(&ts[..14])
         {
-            return d;
+            return Some(d);
         }
     }
-    now
+    None
 }
 
 fn warcinfo(
@@ -490,7 +547,20 @@ fn read_records(
                 return;
             }
         };
-        let mapped = ctx.map(&rec, &head, ids.warc_record_id());
+        let mapped = match ctx.map(&rec, &head, ids.warc_record_id()) {
+            Ok(m) => m,
+            Err(NoDate { location, date_raw }) => {
+                let _ = tx.send(Msg::Failed(MigrateError::NoDate {
+                    path: arc.path().to_path_buf(),
+                    location,
+                    date: date_raw.map_or_else(
+                        || "none: bytes that are no record".into(),
+                        |d| format!("{d:?}"),
+                    ),
+                }));
+                return;
+            }
+        };
         let job = Job { mapped, block, location: rec.location, anomalies: rec.anomalies };
         let sent = match job.block {
             Block::Inline(ref b) => {
@@ -774,6 +844,9 @@ impl<W: Write> Output<'_, W> {
         for a in job.anomalies.into_iter().chain(m.anomalies) {
             report.add_anomaly(a);
         }
+        if m.date_source.is_inferred() {
+            report.add_inferred_date(m.date_source, job.location, &m.spec.date);
+        }
         (self.sink)(&MigratedRecord {
             source: Some(job.location),
             input_kind: Some(m.input_kind),
@@ -782,6 +855,7 @@ impl<W: Write> Output<'_, W> {
             content_type: m.spec.content_type,
             payload_mime: m.payload_mime,
             date: m.spec.date,
+            date_source: Some(m.date_source),
             written,
             scan,
         });
@@ -834,13 +908,12 @@ mod tests {
     }
 
     #[test]
-    fn fallback_date_from_heritrix_name() {
-        let now = chrono::Utc::now();
-        let d = fallback_date(
-            Path::new("BNF-CRAWL-003-20071013163428-02639-crawling04.us.archive.org.arc.gz"),
-            now,
-        );
+    fn file_name_date_from_heritrix_name() {
+        let d = file_name_date(Path::new("IAH-20080430204825-00000-blackbook.arc.gz")).unwrap();
+        assert_eq!(d.to_rfc3339(), "2008-04-30T20:48:25+00:00");
+        let name = "BNF-CRAWL-003-20071013163428-02639-crawling04.us.archive.org.arc.gz";
+        let d = file_name_date(Path::new(name)).unwrap();
         assert_eq!(d.to_rfc3339(), "2007-10-13T16:34:28+00:00");
-        assert_eq!(fallback_date(Path::new("x.arc"), now), now);
+        assert_eq!(file_name_date(Path::new("x.arc")), None, "never the clock");
     }
 }

@@ -66,6 +66,11 @@ pub struct FileReport {
     /// raw remainders): the totals balance the input size even when the anomalies are only
     /// counted.
     pub input_bytes: Option<ByteAccount>,
+    /// Records whose `WARC-Date` is not their own, by where it came from (`previous-record`,
+    /// `arc-header`, `file-name`, `capture-date`).
+    pub date_sources: BTreeMap<String, u64>,
+    /// The first of them (at most [`MAX_DATE_EXAMPLES`]), with offsets.
+    pub inferred_dates: Vec<InferredDate>,
     /// The conservation check.
     pub conservation: Conservation,
     /// Wall-clock seconds spent on this file.
@@ -74,7 +79,34 @@ pub struct FileReport {
     pub error: Option<String>,
 }
 
+/// Inferred dates listed one by one per file; the rest are only counted.
+pub const MAX_DATE_EXAMPLES: usize = 20;
+
+/// A record whose `WARC-Date` was inferred.
+#[derive(Debug, Clone, Serialize)]
+pub struct InferredDate {
+    /// Where the record is in the ARC.
+    pub location: crate::formats::arc::Location,
+    /// Where its date came from.
+    pub source: crate::migrate::mapping::DateSource,
+    /// The `WARC-Date` written.
+    pub date: String,
+}
+
 impl FileReport {
+    /// Records a record whose date was inferred: counted always, listed while under the cap.
+    pub fn add_inferred_date(
+        &mut self,
+        source: crate::migrate::mapping::DateSource,
+        location: crate::formats::arc::Location,
+        date: &str,
+    ) {
+        *self.date_sources.entry(source.as_str().into()).or_default() += 1;
+        if self.inferred_dates.len() < MAX_DATE_EXAMPLES {
+            self.inferred_dates.push(InferredDate { location, source, date: date.into() });
+        }
+    }
+
     /// Records an anomaly: counted always, listed while under the cap.
     pub fn add_anomaly(&mut self, a: Anomaly) {
         self.count(a.kind, a.severity, 1);
@@ -237,6 +269,17 @@ impl MigrationReport {
                     f.anomalies_not_listed
                 );
             }
+            if !f.date_sources.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "  dates not the record's own (X-Webaip-Date-Source): {}",
+                    counts(&f.date_sources)
+                );
+                for d in f.inferred_dates.iter().take(if verbose { usize::MAX } else { 3 }) {
+                    let _ =
+                        writeln!(o, "    {}: {} from {}", d.location, d.date, d.source.as_str());
+                }
+            }
         }
         let s = &self.summary;
         let _ = writeln!(
@@ -257,10 +300,15 @@ impl MigrationReport {
 
 /// Where the input bytes went, in one line.
 fn account(b: &ByteAccount, gzip: bool) -> String {
+    let padding = if b.padding_bytes > 0 {
+        format!(" ({} of them whitespace padding after declared lengths)", b.padding_bytes)
+    } else {
+        String::new()
+    };
     if gzip {
         format!(
             "{} = {} in {} gzip members ({} of them empty, {} bytes) + {} kept raw; \
-             decompressed {} = {} in records + {} between records",
+             decompressed {} = {} in records + {} between records{}",
             b.input,
             b.member_bytes,
             b.members,
@@ -269,12 +317,13 @@ fn account(b: &ByteAccount, gzip: bool) -> String {
             b.raw_bytes,
             b.decompressed_bytes,
             b.record_bytes,
-            b.separator_bytes
+            b.separator_bytes,
+            padding
         )
     } else {
         format!(
-            "{} = {} in records + {} between records",
-            b.input, b.record_bytes, b.separator_bytes
+            "{} = {} in records + {} between records{}",
+            b.input, b.record_bytes, b.separator_bytes, padding
         )
     }
 }

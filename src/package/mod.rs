@@ -881,8 +881,10 @@ struct Tally<'a> {
 }
 
 impl Tally<'_> {
-    fn record(&mut self, uri: Option<&str>, warc_type: &str, date: &str) {
-        if let Ok(d) = DateTime::parse_from_rfc3339(date) {
+    /// `inferred`: the date is not the record's own (X-Webaip-Date-Source), so it does not
+    /// widen the capture dates.
+    fn record(&mut self, uri: Option<&str>, warc_type: &str, date: &str, inferred: bool) {
+        if !inferred && let Ok(d) = DateTime::parse_from_rfc3339(date) {
             let d = d.with_timezone(&Utc);
             self.dates.0 = min_opt(self.dates.0, Some(d));
             self.dates.1 = max_opt(self.dates.1, Some(d));
@@ -991,7 +993,8 @@ impl ContainerCtx<'_> {
             VirusCheck::Clamd(c) => Some(c.clone()),
             VirusCheck::Disabled => None,
         };
-        let mopts = MigrateOptions { level: self.opts.level, force: false, scanner };
+        let mopts =
+            MigrateOptions { level: self.opts.level, force: false, scanner, capture_date: None };
         let report = migrate_file(
             input,
             &dest,
@@ -1002,7 +1005,8 @@ impl ContainerCtx<'_> {
                 if r.warc_type == "warcinfo" {
                     return;
                 }
-                tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date);
+                let inferred = r.date_source.is_some_and(|s| s.is_inferred());
+                tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
                 if write_error.is_none()
                     && let Err(e) = spill.push(&record_file(r), r.scan.as_ref())
                 {
@@ -1180,6 +1184,7 @@ impl ContainerCtx<'_> {
                 h.target_uri(),
                 h.warc_type().unwrap_or(""),
                 h.get("WARC-Date").unwrap_or(""),
+                h.get(crate::migrate::mapping::FIELD_DATE_SOURCE).is_some(),
             );
             // Records are addressable one by one only with one gzip member per record, or in
             // an uncompressed file.

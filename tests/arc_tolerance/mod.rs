@@ -406,3 +406,236 @@ fn a_file_with_no_arc_record_is_refused_and_leaves_nothing() {
     assert!(m.report.error.unwrap().contains("no ARC record header found"));
     assert_eq!(std::fs::read_dir(m.dir.path()).unwrap().count(), 0, "no file left behind");
 }
+
+/// The entity of `PAGE` (what warcio serves as the payload).
+const PAGE_ENTITY: &[u8] = b"<html><p>Hello</p></html>\n";
+
+/// A record whose declared length is exactly `PAGE`, followed by `padding` and another record;
+/// checks framing, the padding anomaly and its offset, the byte account, and warcio's payloads.
+fn check_padding(name: &str, padding: &[u8], gzip_members: bool) {
+    use sha2::Digest;
+    let first = record_with_len("http://e.org/1", "text/html", &PAGE.len().to_string(), PAGE);
+    let second = record("http://e.org/2", "text/html", PAGE);
+    let head_len = FILEDESC.len() + first.len() - PAGE.len();
+    let pad_offset = (head_len + PAGE.len()) as u64;
+    let bytes = if gzip_members {
+        concat(&[&gz(FILEDESC), &gz(&concat(&[&first, padding])), &gz(&second)])
+    } else {
+        concat(&[FILEDESC, &first, padding, &second])
+    };
+    let f = fixture(name, &bytes);
+
+    let mut r = ArcReader::open(&f.path).unwrap();
+    let mut bodies = Vec::new();
+    let mut pads = Vec::new();
+    let mut others = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        let mut body = Vec::new();
+        r.body_reader(&rec).read_to_end(&mut body).unwrap();
+        bodies.push(body);
+        for a in &rec.anomalies {
+            if a.kind == AnomalyKind::WhitespacePadding {
+                pads.push(a.clone());
+            } else {
+                others.push(a.kind);
+            }
+        }
+    }
+    others.extend(r.file_anomalies().iter().map(|a| a.kind));
+    let acc = r.byte_account().clone();
+    assert_eq!(bodies.len(), 3, "{name}: filedesc + 2 records");
+    assert_eq!(bodies[1], PAGE, "{name}: payload is the declared length, padding not in it");
+    assert_eq!(bodies[2], PAGE, "{name}: the next record is framed as before");
+    assert_eq!(pads.len(), 1, "{name}: one padding anomaly");
+    let expected_offset = if gzip_members { first.len() as u64 } else { pad_offset };
+    assert_eq!(pads[0].location.offset, expected_offset, "{name}: padding offset");
+    assert!(pads[0].detail.contains(&format!("{} bytes", padding.len())), "{}", pads[0].detail);
+    let multiple = AnomalyKind::MultipleRecordsPerMember;
+    assert!(others.iter().all(|k| *k == multiple), "{name}: no other anomaly: {others:?}");
+    assert_eq!(acc.padding_bytes, padding.len() as u64, "{name}: padding counted");
+    assert!(acc.balanced(gzip_members), "{name}: byte account balanced: {acc:?}");
+
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let acc = m.report.input_bytes.as_ref().unwrap();
+    assert_eq!(acc.padding_bytes, padding.len() as u64);
+    assert_eq!(m.report.anomaly_counts.get("whitespace-padding"), Some(&1));
+    // warcio, reading our WARC, serves the declared body for both records.
+    let o = crate::util::oracle(&m.output, false);
+    let want = webaip::formats::digest::hex(&sha2::Sha512::digest(PAGE_ENTITY));
+    let responses: Vec<_> = o.records.iter().filter(|r| r.rec_type == "response").collect();
+    assert_eq!(responses.len(), 2, "{name}");
+    for rec in responses {
+        assert_eq!(rec.payload_len, PAGE_ENTITY.len() as u64, "{name}: {:?}", rec.uri);
+        assert_eq!(rec.payload_sha512, want, "{name}: {:?}", rec.uri);
+    }
+}
+
+#[test]
+fn whitespace_padding_after_the_declared_length_is_a_separator() {
+    // Spaces then CR LF (the case found in the wild: the CR LF stays whole in the padding).
+    check_padding("pad-spaces.arc", b"   \r\n", false);
+    // A tab, a space and a lone CR before the record's own separator line end.
+    check_padding("pad-tab-cr.arc", b"\t \r\n", false);
+    // Mixed, over several lines.
+    check_padding("pad-mixed.arc", b"\n \t\r\n\r \n\n", false);
+    // CR LF split case: the declared length ends just before a CR LF that is followed by
+    // spaces: today's rule (end at the next header less one LF) would end the body inside it.
+    check_padding("pad-crlf.arc", b"\r\n  \r\n", false);
+    // Padding at the end of a gzip member.
+    check_padding("pad-gz.arc.gz", b"  \r", true);
+}
+
+#[test]
+fn whitespace_padding_at_the_end_of_the_file() {
+    let first = record_with_len("http://e.org/1", "text/html", &PAGE.len().to_string(), PAGE);
+    let f = fixture("pad-end.arc", &concat(&[FILEDESC, &first, b" \t \r"]));
+    let framed = frame(&f);
+    assert_eq!(framed.records[1].2, PAGE);
+    assert_eq!(framed.anomalies, vec![AnomalyKind::WhitespacePadding]);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    assert_eq!(m.report.input_bytes.as_ref().unwrap().padding_bytes, 4);
+}
+
+#[test]
+fn padding_that_is_not_only_whitespace_keeps_todays_handling() {
+    // `x` in the gap: the declared length is wrong, the body runs to the next record.
+    let first = record_with_len("http://e.org/1", "text/html", &PAGE.len().to_string(), PAGE);
+    let bytes =
+        concat(&[FILEDESC, &first, b"  x\r\n", &record("http://e.org/2", "text/html", PAGE)]);
+    let f = check("pad-x.arc", &bytes);
+    assert_eq!(f.records[1].2, concat(&[PAGE, b"  x\r"]));
+    assert!(f.anomalies.contains(&AnomalyKind::LengthMismatch));
+    assert!(!f.anomalies.contains(&AnomalyKind::WhitespacePadding));
+}
+
+/// `(WARC-Type, WARC-Date, X-Webaip-Date-Source)` of every record, as warcio reads them.
+fn warcio_dates(warc: &std::path::Path) -> Vec<(String, String, Option<String>)> {
+    let script = "import json,sys\nfrom warcio.archiveiterator import ArchiveIterator\n\
+        out=[]\n\
+        with open(sys.argv[1],'rb') as f:\n\
+        \x20   for r in ArchiveIterator(f):\n\
+        \x20       h=r.rec_headers\n\
+        \x20       out.append([r.rec_type,h.get_header('WARC-Date'),h.get_header('X-Webaip-Date-Source')])\n\
+        print(json.dumps(out))\n";
+    let o = std::process::Command::new(crate::util::oracle_python())
+        .args(["-c", script])
+        .arg(warc)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A v1 record with the given archive-date field.
+fn dated(url: &str, date: &str) -> Vec<u8> {
+    let mut v = format!("{url} 192.0.2.10 {date} text/html {}\n", PAGE.len()).into_bytes();
+    v.extend_from_slice(PAGE);
+    v.push(b'\n');
+    v
+}
+
+/// The FILEDESC with another archive-date (same length).
+fn filedesc_dated(date: &str) -> Vec<u8> {
+    String::from_utf8(FILEDESC.to_vec()).unwrap().replace("20060503101500", date).into_bytes()
+}
+
+#[test]
+fn a_bad_date_takes_the_previous_records_date_and_says_so() {
+    let bytes = concat(&[
+        FILEDESC,
+        &dated("http://e.org/1", "20060503101600"),
+        &dated("http://e.org/2", "20069999999999"),
+    ]);
+    let f = fixture("prev.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    assert_eq!(got[1], ("metadata".into(), "2006-05-03T10:15:00Z".into(), None));
+    assert_eq!(got[2], ("response".into(), "2006-05-03T10:16:00Z".into(), None));
+    let want = ("response".into(), "2006-05-03T10:16:00Z".into(), Some("previous-record".into()));
+    assert_eq!(got[3], want);
+    assert_eq!(m.report.date_sources.get("previous-record"), Some(&1));
+    assert_eq!(m.report.date_sources.len(), 1);
+    let ex = &m.report.inferred_dates[0];
+    let second_at = (FILEDESC.len() + dated("http://e.org/1", "20060503101600").len()) as u64;
+    assert_eq!(ex.location.offset, second_at);
+    assert_eq!(ex.date, "2006-05-03T10:16:00Z");
+    assert!(m.records[3].date_source.unwrap().is_inferred());
+}
+
+#[test]
+fn a_first_record_with_a_bad_date_takes_the_arc_header_date() {
+    let bytes = concat(&[
+        FILEDESC,
+        &dated("http://e.org/1", "20069999999999"),
+        &dated("http://e.org/2", "20060503101700"),
+    ]);
+    let f = fixture("IAH-20010101000000-00000-h.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    let want = ("response".into(), "2006-05-03T10:15:00Z".into(), Some("arc-header".into()));
+    assert_eq!(got[2], want, "the header's date, before the file name's");
+    assert_eq!(got[3].2, None);
+    assert_eq!(m.report.date_sources.get("arc-header"), Some(&1));
+}
+
+#[test]
+fn the_file_name_timestamp_comes_after_the_header() {
+    let bytes =
+        concat(&[filedesc_dated("20069999999999").as_slice(), &dated("http://e.org/1", "x")]);
+    let f = fixture("IAH-20010101000000-00000-h.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    for g in &got[1..] {
+        assert_eq!((g.1.as_str(), g.2.as_deref()), ("2001-01-01T00:00:00Z", Some("file-name")));
+    }
+}
+
+#[test]
+fn a_file_with_no_date_anywhere_needs_a_capture_date() {
+    let bytes = concat(&[
+        filedesc_dated("20069999999999").as_slice(),
+        &dated("http://e.org/1", "20069999999999"),
+        &dated("http://e.org/2", "yesterday"),
+    ]);
+    let f = fixture("dateless.arc", &bytes);
+    let m = migrate(&f.path);
+    let err = m.report.error.clone().expect("fails");
+    assert!(err.contains("--capture-date"), "{err}");
+    assert!(err.contains("dateless.arc") && err.contains("offset 0"), "{err}");
+    assert!(!m.output.exists(), "nothing written");
+
+    let opts = webaip::migrate::MigrateOptions {
+        capture_date: Some(webaip::metadata::parse_capture_date("20050101120000").unwrap()),
+        ..Default::default()
+    };
+    let m = crate::util::migrate_with(&f.path, &opts);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0].2, None, "warcinfo: dated when written");
+    for g in &got[1..] {
+        assert_eq!((g.1.as_str(), g.2.as_deref()), ("2005-01-01T12:00:00Z", Some("capture-date")));
+    }
+    assert_eq!(m.report.date_sources.get("capture-date"), Some(&3));
+}
+
+#[test]
+fn a_filedesc_dated_dash_takes_the_first_later_date() {
+    let fd = String::from_utf8(FILEDESC.to_vec())
+        .unwrap()
+        .replace("0.0.0.0 20060503101500", "- -")
+        .into_bytes();
+    let bytes = concat(&[&fd, &dated("http://e.org/1", "20060503101800")]);
+    let f = fixture("dash.arc", &bytes);
+    let m = migrate(&f.path);
+    check_with_warcio(&m);
+    let got = warcio_dates(&m.output);
+    assert_eq!(got[1].1, "2006-05-03T10:18:00Z");
+    assert_eq!(got[1].2.as_deref(), Some("next-record"));
+    assert_eq!(got[2].2, None);
+}

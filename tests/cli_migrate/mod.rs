@@ -206,3 +206,100 @@ fn a_failed_report_write_leaves_the_old_report() {
         .collect();
     assert!(left.is_empty(), "temporaries left: {left:?}");
 }
+
+const FILEDESC_BAD_DATE: &[u8] = b"filedesc://t.arc 0.0.0.0 20069999999999 text/plain 77\n\
+1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n\n";
+
+const PAGE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 26\r\n\r\n<html><p>Hello</p></html>\n";
+
+fn dated(url: &str, date: &str) -> Vec<u8> {
+    let mut v = format!("{url} 192.0.2.10 {date} text/html {}\n", PAGE.len()).into_bytes();
+    v.extend_from_slice(PAGE);
+    v.push(b'\n');
+    v
+}
+
+#[test]
+fn a_dateless_arc_needs_capture_date_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("dateless.arc");
+    let bytes = [
+        FILEDESC_BAD_DATE,
+        &dated("http://e.org/1", "20069999999999"),
+        &dated("http://e.org/2", "-"),
+    ]
+    .concat();
+    std::fs::write(&input, bytes).unwrap();
+    let out = dir.path().join("out");
+    let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
+    let r = webaip(&["migrate", "--out", o, i]);
+    assert_eq!(r.status.code(), Some(1));
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));
+    assert!(said.contains("--capture-date"), "{said}");
+    assert!(files_in(&out).is_empty(), "nothing written: {:?}", files_in(&out));
+
+    let r = webaip(&["migrate", "--out", o, "--capture-date", "2005-01-01T12:00:00Z", i]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(text.contains("capture-date 3"), "{text}");
+    let r = webaip(&["migrate", "--out", o, "--capture-date", "yesterday", i]);
+    assert_eq!(r.status.code(), Some(2), "a bad date is a usage error");
+}
+
+/// The `mods:dateCaptured` values of a package's METS, in order.
+fn date_captured(mets: &str) -> Vec<String> {
+    mets.split("<mods:dateCaptured")
+        .skip(1)
+        .map(|s| s[s.find('>').unwrap() + 1..s.find('<').unwrap()].to_string())
+        .collect()
+}
+
+#[test]
+fn inferred_dates_do_not_widen_the_packages_capture_range() {
+    let dir = tempfile::tempdir().unwrap();
+    // The name's timestamp (2001) stands in for the filedesc's and the first capture's dates:
+    // it must not become the start of the range.
+    let input = dir.path().join("IAH-20010101000000-00000-h.arc");
+    let bytes = [
+        FILEDESC_BAD_DATE,
+        &dated("http://e.org/1", "20069999999999"),
+        &dated("http://e.org/2", "20060503101700"),
+        &dated("http://e.org/3", "bad"),
+        &dated("http://e.org/4", "20060504000000"),
+    ]
+    .concat();
+    std::fs::write(&input, bytes).unwrap();
+    let out = dir.path().join("pkg");
+    let r = webaip(&[
+        "package",
+        "--no-virus-check",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]);
+    assert!(
+        r.status.code().is_some_and(|c| c <= 1),
+        "{}{}",
+        String::from_utf8_lossy(&r.stdout),
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let mets = walk(&out).into_iter().find(|p| p.ends_with("METS.xml")).expect("a METS");
+    let mets = std::fs::read_to_string(mets).unwrap();
+    assert_eq!(date_captured(&mets), ["2006-05-03T10:17:00Z", "2006-05-04T00:00:00Z"]);
+    assert!(!mets.contains("<dc:date>2001"), "DC date not widened either");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            v.extend(walk(&p));
+        } else {
+            v.push(p);
+        }
+    }
+    v
+}

@@ -187,9 +187,23 @@ pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
     {
         return Ok(d);
     }
-    DateTime::parse_from_rfc3339(t).map(|d| d.with_timezone(&Utc)).map_err(|_| {
-        format!("{s:?} is not a date: give RFC 3339 (2006-05-03T10:15:00Z) or 14 digits (20060503101500, UTC)")
-    })
+    if let Ok(d) = DateTime::parse_from_rfc3339(t) {
+        return Ok(d.with_timezone(&Utc));
+    }
+    // Without a zone: UTC, as the 14 digits are.
+    for f in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"] {
+        if let Ok(d) = chrono::NaiveDateTime::parse_from_str(t, f) {
+            return Ok(d.and_utc());
+        }
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+        && let Some(d) = d.and_hms_opt(0, 0, 0)
+    {
+        return Ok(d.and_utc());
+    }
+    Err(format!(
+        "{s:?} is not a date: give RFC 3339 (2006-05-03T10:15:00Z), 2006-05-03[T10:15:00] (UTC) or 14 digits (20060503101500, UTC)"
+    ))
 }
 
 #[cfg(test)]
@@ -202,7 +216,11 @@ mod capture_date_tests {
         let b = parse_capture_date("2006-05-03T12:15:00+02:00").unwrap();
         assert_eq!(a, b);
         assert_eq!(a.to_rfc3339(), "2006-05-03T10:15:00+00:00");
-        assert!(parse_capture_date("2006-05-03").is_err());
+        assert_eq!(
+            parse_capture_date("2006-05-03").unwrap().to_rfc3339(),
+            "2006-05-03T00:00:00+00:00"
+        );
+        assert!(parse_capture_date("yesterday").is_err());
         assert!(parse_capture_date("20061303101500").is_err());
     }
 }

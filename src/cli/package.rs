@@ -79,10 +79,11 @@ pub struct PackageArgs {
     /// Mirrors without a log: the site URL the mirror's host directory stands for.
     #[arg(long)]
     url_prefix: Option<String>,
-    /// Mirrors whose logs record no time: when the mirror was made (2024-01-02,
-    /// 2024-01-02T10:11:12Z).
-    #[arg(long)]
-    capture_date: Option<String>,
+    /// When the harvest was made, for what records nothing else: mirrors whose logs record no
+    /// time, ARC files with no usable date anywhere (2024-01-02, 2024-01-02T10:11:12Z, or 14
+    /// digits; UTC unless a zone is given).
+    #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
+    capture_date: Option<chrono::DateTime<chrono::Utc>>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -131,6 +132,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         virus_check,
         schemas: args.schemas.clone(),
         cleaner: args.cleaner.clone(),
+        capture_date: args.capture_date,
     };
     let pool = super::worker_pool(args.jobs)?;
     let mut input = classify(&args.sources);
@@ -147,10 +149,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     };
     if let Input::Mirror(dir, kind) = &input {
         let zone = pandas::Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?;
-        let capture_date = match &args.capture_date {
-            Some(d) => Some(mirror::parse_capture_date(d).map_err(anyhow::Error::msg)?),
-            None => None,
-        };
+        let capture_date = args.capture_date;
         let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
         let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
         let mut m = mirror::read_mirror(dir, *kind, &mopts)?;

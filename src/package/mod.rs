@@ -88,6 +88,9 @@ pub struct PackageOptions {
     /// A command that tries to clean an infected file: run as `CMD INFECTED CLEANED` (through
     /// `sh -c`); when it exits 0 and the copy it wrote scans clean, the copy is packaged.
     pub cleaner: Option<String>,
+    /// The capture date of records whose own date is unusable and that nothing else in their
+    /// file dates (`--capture-date`; see the migration's date fallbacks).
+    pub capture_date: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Why a package could not be made.
@@ -993,8 +996,12 @@ impl ContainerCtx<'_> {
             VirusCheck::Clamd(c) => Some(c.clone()),
             VirusCheck::Disabled => None,
         };
-        let mopts =
-            MigrateOptions { level: self.opts.level, force: false, scanner, capture_date: None };
+        let mopts = MigrateOptions {
+            level: self.opts.level,
+            force: false,
+            scanner,
+            capture_date: self.opts.capture_date,
+        };
         let report = migrate_file(
             input,
             &dest,

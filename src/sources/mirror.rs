@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Serialize;
 
 use super::pandas::{Instance, UrlSource, Zone, mime_by_extension, read_tree};
@@ -240,22 +240,9 @@ pub fn mirror_kind(dir: &Path) -> Option<MirrorKind> {
     host_dir.then_some(MirrorKind::Wget)
 }
 
-/// `--capture-date`: RFC 3339, `YYYY-MM-DDTHH:MM:SS` (UTC), `YYYY-MM-DD` or 14 digits (UTC).
-pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
-    let s = s.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-        return Ok(t.with_timezone(&Utc));
-    }
-    for f in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y%m%d%H%M%S"] {
-        if let Ok(t) = NaiveDateTime::parse_from_str(s, f) {
-            return Ok(t.and_utc());
-        }
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
-    }
-    Err(format!("--capture-date {s:?}: not a date (2024-01-02, 2024-01-02T10:11:12Z)"))
-}
+/// `--capture-date`: one parser for every command (RFC 3339, a zone-less date or time in UTC,
+/// or 14 digits).
+pub use crate::metadata::parse_capture_date;
 
 /// The MIME type of a mirror file, and where it came from: its name's extension when that is
 /// known and the content has no signature of another type, else the WHATWG sniffing rules.

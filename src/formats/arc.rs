@@ -150,6 +150,9 @@ pub enum AnomalyKind {
     /// record header (or the data's end): the body is the declared length and the padding is a
     /// separator, counted in [`ByteAccount::padding_bytes`].
     WhitespacePadding,
+    /// The header line's content type is not a MIME type (`html`, `-`) or differs from the
+    /// HTTP header's; the payload is typed by the HTTP header, the ARC's value kept here.
+    ArcTypeNotEntityType,
 }
 
 /// One tolerated oddity, with where it was found.

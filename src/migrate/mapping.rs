@@ -19,7 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use crate::formats::arc::{
     Anomaly, AnomalyKind, ArcHeader, ArcRecord, Location, RecordKind, Severity,
 };
-use crate::formats::http::{HttpHead, response_head};
+use crate::formats::http::{HttpHead, entity_mime, response_head};
 use crate::formats::warc::header::uri_text;
 use crate::formats::warc::writer::RecordSpec;
 
@@ -275,8 +275,31 @@ impl MappingContext {
             }
         }
         spec.extra = extra;
+        // An HTTP response's payload is its entity: typed by the HTTP header's Content-Type,
+        // whatever the ARC header line says (which may be no MIME type at all: `html`, `-`);
+        // where the two differ, the ARC's value is kept in the report.
         let payload_mime = match (&rec.header, spec.warc_type.as_str()) {
-            (Some(h), "response") => mime_field(&h.mime),
+            (Some(h), "response") => {
+                let arc = mime_field(&h.mime);
+                match entity_mime(&head[..(payload_offset as usize).min(head.len())]) {
+                    Some(entity) => {
+                        let arc_type = h.mime.trim().split(';').next().unwrap_or("").trim();
+                        if !arc_type.eq_ignore_ascii_case(&entity) {
+                            anomalies.push(anomaly(
+                                rec.location,
+                                AnomalyKind::ArcTypeNotEntityType,
+                                Severity::Info,
+                                format!(
+                                    "ARC content type {:?}; the HTTP header says {entity:?}, which types the payload",
+                                    h.mime
+                                ),
+                            ));
+                        }
+                        entity
+                    }
+                    None => arc,
+                }
+            }
             _ => spec.content_type.clone().unwrap_or_else(|| "application/octet-stream".into()),
         };
         Ok(Mapped {

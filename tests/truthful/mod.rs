@@ -136,3 +136,37 @@ fn the_text_report_shows_migration_anomalies_and_the_report_travels_in_the_packa
     let a = Command::new(env!("CARGO_BIN_EXE_webaip")).arg("audit").arg(&pkg).output().unwrap();
     assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
 }
+
+/// An ARC header line whose content type is no MIME type (`html`): the migrated payload is
+/// typed by the HTTP header (`text/html`), and the ARC's value is kept in the report.
+#[test]
+fn a_non_mime_arc_type_gives_way_to_the_http_header() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = tmp.path().join("TYPE-20240101000000-00000.arc");
+    let body = b"HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<html>hi</html>";
+    let mut bytes = b"filedesc://TYPE-20240101000000-00000.arc 0.0.0.0 20240101000000 text/plain 76\n1 0 test\nURL IP-address Archive-date Content-type Archive-length\n\n".to_vec();
+    bytes.extend_from_slice(
+        format!("http://e.org/ 192.0.2.1 20240101000001 html {}\n", body.len()).as_bytes(),
+    );
+    bytes.extend_from_slice(body);
+    bytes.extend_from_slice(b"\n");
+    std::fs::write(&arc, &bytes).unwrap();
+    let pkg = tmp.path().join("pkg");
+    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["package", "--json", "--no-virus-check", "--mode", "full", "--out"])
+        .arg(&pkg)
+        .arg(&arc)
+        .env_remove("WEBAIP_CLAMD")
+        .env_remove("WEBAIP_SCHEMAS")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let types: Vec<String> = payload_types(&mets).into_values().collect();
+    // The filedesc's metadata record (text/plain) and the page.
+    assert!(types.contains(&"text/html".to_string()), "payload types {types:?}");
+    assert!(!types.iter().any(|t| t == "application/octet-stream"), "payload types {types:?}");
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(report.contains("arc-type-not-entity-type"), "{report}");
+    assert!(report.contains("ARC content type \\\"html\\\""), "{report}");
+}

@@ -483,16 +483,13 @@ impl Store {
                 rep.expected += 1;
                 let key = format!("{dir}/{}", f.path);
                 known.insert(key.clone());
+                // A copy found corrupt: reported, and its checksum status recorded.
+                let corrupt = |why: String| {
+                    (id.clone(), f.path.clone(), name.clone(), "ok", Some("corrupt"), Some(why))
+                };
                 if let Some(why) = odd.get(&key) {
                     rep.corrupt.push(format!("{key} ({why})"));
-                    statuses.push((
-                        id.clone(),
-                        f.path.clone(),
-                        name.clone(),
-                        "ok",
-                        Some("corrupt"),
-                        Some(why.clone()),
-                    ));
+                    statuses.push(corrupt(why.clone()));
                     continue;
                 }
                 match listing.get(&key) {
@@ -510,14 +507,7 @@ impl Store {
                     Some(&size) if size != f.size => {
                         let why = format!("{size} bytes; expected {}", f.size);
                         rep.corrupt.push(format!("{key} ({why})"));
-                        statuses.push((
-                            id.clone(),
-                            f.path.clone(),
-                            name.clone(),
-                            "ok",
-                            Some("corrupt"),
-                            Some(why),
-                        ));
+                        statuses.push(corrupt(why));
                     }
                     Some(_) if deep => to_hash.push((r, p, k)),
                     Some(_) => {

@@ -7,7 +7,8 @@ decompresses to a WARC record where the METS states a GZIP transform (and types 
 application/gzip), and exactly one plain WARC record where it states none. For every nested content <file>: bytes BEGIN..END of the
 decompressed record have its SIZE and SHA-512. Every container's PREMIS object states its number
 of WARC records (significantProperties), and warcio counts as many. Every line of
-manifest-sha512.txt matches.
+manifest-sha512.txt matches. Archivematica's metsrw opens the METS and finds every file of
+the fileSec.
 Prints a JSON summary; exit 1 with the problems listed when anything is wrong.
 """
 import hashlib
@@ -69,6 +70,27 @@ def zlib_records(data):
     return n
 
 
+def metsrw_problems(pkg, tree):
+    import metsrw
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from check_metsrw import wait_past_createdate
+    path = os.path.join(pkg, "METS.xml")
+    wait_past_createdate(path)
+    try:
+        doc = metsrw.METSDocument.fromfile(path)
+    except Exception as err:  # any failure to open is the finding
+        return ["metsrw cannot open the METS: %r" % err]
+    seen = sorted(e.path for e in doc.all_files() if e.type == "Item")
+    # metsrw reads an FLocat as a URL and so percent-decodes it; webaip writes file names as
+    # they are on disk (its own escapes include '%'), so compare decoded names.
+    from urllib.parse import unquote
+    listed = sorted(unquote(f.find(M + "FLocat").get(XLINK)) for g in tree.iter(M + "fileGrp") for f in g.findall(M + "file"))
+    seen = sorted(unquote(p) for p in seen)
+    if seen != listed:
+        return ["metsrw finds %s; the fileSec lists %s" % (seen, listed)]
+    return []
+
+
 def main(pkg):
     problems = []
     counts = {"containers": 0, "records": 0, "contents": 0, "manifest": 0}
@@ -127,6 +149,8 @@ def main(pkg):
                         problems.append("%s %s: payload size %d, METS says %s" % (path, c.get("ID"), len(payload), c.get("SIZE")))
                     if hashlib.sha512(payload).hexdigest() != c.get("CHECKSUM"):
                         problems.append("%s %s: payload SHA-512 differs" % (path, c.get("ID")))
+    # Archivematica's METS library opens the package and finds every file of the fileSec.
+    problems.extend(metsrw_problems(pkg, tree))
     for line in open(os.path.join(pkg, "manifest-sha512.txt"), encoding="utf-8"):
         digest, rel = line.rstrip("\n").split("  ", 1)
         counts["manifest"] += 1

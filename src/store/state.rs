@@ -101,8 +101,24 @@ impl State {
         let conn = Connection::open(path).map_err(db)?;
         // A database shared by several processes (two puts at once) is waited on, not failed.
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;").map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
+        // Two processes opening a new database at once: switching to WAL, or creating the
+        // tables from a snapshot the other has just changed, can fail with SQLITE_BUSY without
+        // SQLite's busy handler being asked (a deferred read that must become a write). The
+        // tables are created under the write lock (IMMEDIATE), and a busy start is retried.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            let r = conn
+                .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
+                .and_then(|_| conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} COMMIT;")));
+            match r {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    let _ = conn.execute_batch("ROLLBACK;");
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(db(e)),
+            }
+        }
         Ok(State { conn })
     }
 
@@ -242,4 +258,12 @@ impl State {
             st.query_map([replica], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(db)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
+}
+
+/// SQLite's "database is locked" and "database is busy", whatever the extended code.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }

@@ -8,6 +8,20 @@ use std::process::Command;
 
 use crate::util::{corpus, oracle_python, repo};
 
+/// Runs `webaip package ARGS --out PKG INPUT` without the environment's clamd or schemas.
+fn package(args: &[&str], pkg: &std::path::Path, input: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .arg("package")
+        .args(args)
+        .arg("--out")
+        .arg(pkg)
+        .arg(input)
+        .env_remove("WEBAIP_CLAMD")
+        .env_remove("WEBAIP_SCHEMAS")
+        .output()
+        .unwrap()
+}
+
 /// BEGIN of each record `<file>` -> MIMETYPE of its payload `<file>`.
 fn payload_types(mets: &str) -> HashMap<u64, String> {
     let attr = |el: &str, name: &str| {
@@ -42,14 +56,7 @@ fn copied_responses_are_typed_as_their_entity() {
     {
         let input = corpus().join("warc").join(name);
         let pkg = tmp.path().join(name);
-        let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-            .args(["package", "--quiet", "--no-virus-check", "--mode", "full", "--out"])
-            .arg(&pkg)
-            .arg(&input)
-            .env_remove("WEBAIP_CLAMD")
-            .env_remove("WEBAIP_SCHEMAS")
-            .output()
-            .unwrap();
+        let o = package(&["--quiet", "--no-virus-check", "--mode", "full"], &pkg, &input);
         assert!(pkg.join("METS.xml").is_file(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         let o = Command::new(oracle_python())
             .arg(repo().join("tests/oracle/entity_types.py"))
@@ -96,14 +103,7 @@ fn the_text_report_shows_migration_anomalies_and_the_report_travels_in_the_packa
     bytes.extend_from_slice(body);
     std::fs::write(&arc, &bytes).unwrap();
     let pkg = tmp.path().join("pkg");
-    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "--no-virus-check", "--out"])
-        .arg(&pkg)
-        .arg(&arc)
-        .env_remove("WEBAIP_CLAMD")
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .unwrap();
+    let o = package(&["--no-virus-check"], &pkg, &arc);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(pkg.join("METS.xml").is_file(), "{text}{}", String::from_utf8_lossy(&o.stderr));
     assert!(text.contains("TRUNCATED: 1 record(s)"), "{text}");
@@ -152,14 +152,7 @@ fn a_non_mime_arc_type_gives_way_to_the_http_header() {
     bytes.extend_from_slice(b"\n");
     std::fs::write(&arc, &bytes).unwrap();
     let pkg = tmp.path().join("pkg");
-    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "--json", "--no-virus-check", "--mode", "full", "--out"])
-        .arg(&pkg)
-        .arg(&arc)
-        .env_remove("WEBAIP_CLAMD")
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .unwrap();
+    let o = package(&["--json", "--no-virus-check", "--mode", "full"], &pkg, &arc);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let types: Vec<String> = payload_types(&mets).into_values().collect();

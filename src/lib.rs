@@ -41,6 +41,7 @@ pub mod mets;
 pub mod migrate;
 pub mod model;
 pub mod package;
+pub mod pages;
 pub mod profile;
 pub mod sources;
 pub mod stages;

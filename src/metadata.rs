@@ -11,7 +11,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Deserialize;
 
 use crate::mets::descriptive::DC_ELEMENTS;
-use crate::model::{Access, Description, Organisation, Rights};
+use crate::model::{Access, Description, EntityOrigin, Organisation, PageEntity, PageKind, Rights};
 
 /// The curator's metadata file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -41,6 +41,37 @@ pub struct CuratorMetadata {
     /// Broad Dublin Core elements that stay only in DC (P3.2): source, relation, coverage, ...
     #[serde(default)]
     pub dc: BTreeMap<String, String>,
+    /// Webpages and associated objects to describe (`[[page]]` tables, P1.3).
+    #[serde(default, rename = "page")]
+    pub pages: Vec<PageInput>,
+}
+
+/// One `[[page]]` table: a webpage or associated object the curator describes.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PageInput {
+    /// The URL as harvested.
+    pub url: String,
+    /// When several captures of the URL exist: the one closest to this time is described
+    /// (same forms as `--capture-date`).
+    pub captured: Option<String>,
+    /// `webpage` (the default) or `associated-object`.
+    pub kind: Option<String>,
+    /// Title; when missing, the page's own HTML `<title>` (the METS says so).
+    pub title: Option<String>,
+    /// Free-text description.
+    pub description: Option<String>,
+    /// Subject terms.
+    #[serde(default)]
+    pub subjects: Vec<String>,
+    /// Person or body responsible for its content.
+    pub creator: Option<String>,
+    /// Its date, W3CDTF: `2024`, `2024-03` or `2024-03-15`.
+    pub date: Option<String>,
+    /// Language (ISO 639-2/B code).
+    pub language: Option<String>,
+    /// For an associated object: the URL of the page it belongs to.
+    pub part_of: Option<String>,
 }
 
 /// The rights part of the metadata file.
@@ -79,6 +110,7 @@ impl CuratorMetadata {
                 )));
             }
         }
+        m.page_entities().map_err(err)?;
         if let Some(r) = &m.rights {
             match (r.access.as_str(), r.embargo_until) {
                 ("open" | "restricted", _) => {}
@@ -96,6 +128,83 @@ impl CuratorMetadata {
             }
         }
         Ok(m)
+    }
+
+    /// The `[[page]]` tables as entities, checked: a kind from the vocabulary, a part_of for
+    /// (only) associated objects, dates that parse, no URL described twice for one capture.
+    pub fn page_entities(&self) -> Result<Vec<PageEntity>, String> {
+        let mut out: Vec<PageEntity> = Vec::new();
+        for (i, p) in self.pages.iter().enumerate() {
+            let at = |m: String| format!("[[page]] {} ({}): {m}", i + 1, p.url);
+            let parsed = url::Url::parse(p.url.trim()).map_err(|e| at(format!("url: {e}")))?;
+            if !parsed.has_host() && parsed.scheme() != "dns" {
+                return Err(at("url: not an absolute URL with a host".into()));
+            }
+            let kind = match p.kind.as_deref().unwrap_or("webpage") {
+                "webpage" => PageKind::Webpage,
+                "associated-object" => PageKind::AssociatedObject,
+                k => {
+                    return Err(at(format!(
+                        "kind = {k:?}; expected \"webpage\" or \"associated-object\""
+                    )));
+                }
+            };
+            match (kind, &p.part_of) {
+                (PageKind::AssociatedObject, None) => {
+                    return Err(at(
+                        "an associated object names the page it belongs to: part_of = URL".into(),
+                    ));
+                }
+                (PageKind::Webpage, Some(_)) => {
+                    return Err(at(
+                        "part_of is for associated objects (kind = \"associated-object\")".into(),
+                    ));
+                }
+                (_, Some(u)) if url::Url::parse(u.trim()).is_err() => {
+                    return Err(at(format!("part_of = {u:?} is not a URL")));
+                }
+                _ => {}
+            }
+            let captured = match &p.captured {
+                Some(c) => Some(parse_capture_date(c).map_err(|e| at(format!("captured: {e}")))?),
+                None => None,
+            };
+            if let Some(d) = &p.date
+                && !is_w3cdtf_date(d)
+            {
+                return Err(at(format!("date = {d:?}; expected 2024, 2024-03 or 2024-03-15")));
+            }
+            for (what, v) in [("title", &p.title), ("language", &p.language)] {
+                if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                    return Err(at(format!("{what} is empty")));
+                }
+            }
+            let e = PageEntity {
+                kind,
+                url: p.url.trim().to_string(),
+                captured,
+                title: p.title.clone(),
+                description: p.description.clone(),
+                subjects: p.subjects.clone(),
+                creator: p.creator.clone(),
+                date: p.date.clone(),
+                language: p.language.clone(),
+                part_of: p.part_of.as_ref().map(|u| u.trim().to_string()),
+                origin: EntityOrigin::Curator,
+            };
+            let key = crate::pages::url_key(&e.url);
+            if let Some(j) = out
+                .iter()
+                .position(|o| crate::pages::url_key(&o.url) == key && o.captured == e.captured)
+            {
+                return Err(at(format!(
+                    "describes the same capture as [[page]] {} (give each a different `captured`)",
+                    j + 1
+                )));
+            }
+            out.push(e);
+        }
+        Ok(out)
     }
 
     /// The description, rights and organisation of a package, from this file and what the
@@ -174,6 +283,17 @@ impl CuratorMetadata {
             }
         };
         (description, rights, organisation, notes)
+    }
+}
+
+/// A W3CDTF date of a year, month or day: `2024`, `2024-03`, `2024-03-15`.
+fn is_w3cdtf_date(d: &str) -> bool {
+    let ok = |f: &str, s: &str| NaiveDate::parse_from_str(s, f).is_ok();
+    match d.len() {
+        4 => d.bytes().all(|b| b.is_ascii_digit()),
+        7 => ok("%Y-%m-%d", &format!("{d}-01")),
+        10 => ok("%Y-%m-%d", d),
+        _ => false,
     }
 }
 

@@ -284,6 +284,18 @@ pub struct RecordFile {
     pub described: Option<DescribedBytestream>,
     /// Where it appears in the logical structure.
     pub page: Option<PageRole>,
+    /// The URL capture it holds, for records that are one (`response`, `resource`): what a
+    /// described webpage or associated object ([`PageEntity`]) is matched against.
+    pub capture: Option<UrlCapture>,
+}
+
+/// The URL a record captured, and when (its `WARC-Target-URI` and `WARC-Date`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlCapture {
+    /// `WARC-Target-URI`, as written.
+    pub uri: String,
+    /// `WARC-Date`, as written (W3C date-time).
+    pub date: String,
 }
 
 /// A payload inside a decompressed record (P4.5).
@@ -317,12 +329,53 @@ pub struct PageRole {
 }
 
 /// The kinds of div below the website div.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PageKind {
     /// A web page.
     Webpage,
     /// An associated object (image, stylesheet, ...).
     AssociatedObject,
+}
+
+/// A webpage or associated object described below the website (P1.3, P2.1): by a curator
+/// (`[[page]]` in the metadata file) or made for a seed (`--describe-seeds`). It is matched
+/// against the package's captures of its URL; the METS gets a div with its own MODS record
+/// and a pointer to the capture's bytestream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageEntity {
+    /// Webpage or associated object.
+    pub kind: PageKind,
+    /// The URL as harvested.
+    pub url: String,
+    /// Chooses among several captures of the URL: the closest one is described.
+    pub captured: Option<DateTime<Utc>>,
+    /// Title; `None`: the page's own HTML `<title>`, else none.
+    pub title: Option<String>,
+    /// Free-text description.
+    pub description: Option<String>,
+    /// Subject terms.
+    pub subjects: Vec<String>,
+    /// Person or body responsible for its content.
+    pub creator: Option<String>,
+    /// Its date (of publication or content), W3CDTF (`2024`, `2024-03`, `2024-03-15`).
+    pub date: Option<String>,
+    /// Language (ISO 639-2/B code).
+    pub language: Option<String>,
+    /// For an associated object: the URL of the page it belongs to.
+    pub part_of: Option<String>,
+    /// Who asked for it.
+    pub origin: EntityOrigin,
+}
+
+/// Why an entity is described.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntityOrigin {
+    /// A `[[page]]` entry of the curator's metadata file.
+    Curator,
+    /// A seed URL, described by `--describe-seeds`.
+    Seed,
 }
 
 /// How much of the record level the METS lists (P4.7).

@@ -1222,6 +1222,11 @@ impl ContainerCtx<'_> {
                     }),
                     described: None,
                     page: None,
+                    capture: url_capture(
+                        h.warc_type().unwrap_or(""),
+                        h.target_uri(),
+                        h.get("WARC-Date").unwrap_or(""),
+                    ),
                 };
                 spill.push(&rf, None).map_err(io_err(&dest))?;
             }
@@ -1452,6 +1457,17 @@ fn record_file(r: &MigratedRecord) -> RecordFile {
         }),
         described: None,
         page: None,
+        capture: url_capture(&r.warc_type, r.target_uri.as_deref(), &r.date),
+    }
+}
+
+/// The URL capture a record holds: `response` and `resource` records with a target URI.
+pub(crate) fn url_capture(warc_type: &str, uri: Option<&str>, date: &str) -> Option<UrlCapture> {
+    match (warc_type, uri) {
+        ("response" | "resource", Some(u)) if !u.is_empty() => {
+            Some(UrlCapture { uri: u.to_string(), date: date.to_string() })
+        }
+        _ => None,
     }
 }
 

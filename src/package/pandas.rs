@@ -592,7 +592,10 @@ pub fn build_pandas_package(
         let meta_file = MirrorFile { mime: "application/warc-fields".into(), ..f.clone() };
         content
             .mets
-            .add_record(&record(&meta_written, &meta_file, None, None))
+            .add_record(&RecordFile {
+                capture: None,
+                ..record(&meta_written, &meta_file, None, None)
+            })
             .map_err(io_err(&root))?;
     }
 
@@ -797,5 +800,11 @@ fn record(
         }),
         described,
         page,
+        // Every record made through here is the `resource` capture of a mirror file (the
+        // metadata record beside it is no capture: its caller clears this).
+        capture: Some(UrlCapture {
+            uri: f.url.clone(),
+            date: f.capture.to_rfc3339_opts(SecondsFormat::Secs, true),
+        }),
     }
 }

@@ -185,6 +185,7 @@ fn clean_records(
                 }),
                 described: None,
                 page: None,
+                capture: super::url_capture("resource", spec.target_uri.as_deref(), &spec.date),
             },
             k,
         ));

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 
-use crate::model::{ByteRange, ContentFile, RecordFile};
+use crate::model::{ByteRange, ContentFile, RecordFile, UrlCapture};
 use crate::stages::scan::ScanResult;
 
 /// A container's record descriptions, in order, one tab-separated line each.
@@ -31,9 +31,14 @@ impl RecordSpill {
             Some(ScanResult::Infected(sig)) => format!("I{}", clean(sig)),
             Some(ScanResult::NotScanned(why)) => format!("N{}", clean(why)),
         };
+        // The URI is escaped, not cleaned: it must come back exactly to match a described page.
+        let (uri, date) = match &r.capture {
+            Some(c) => (escape(&c.uri), clean(&c.date)),
+            None => (String::new(), String::new()),
+        };
         writeln!(
             self.out,
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             clean(&r.record_id),
             r.member.begin,
             r.member.len,
@@ -43,7 +48,9 @@ impl RecordSpill {
             cl,
             sha,
             mime,
-            verdict
+            verdict,
+            uri,
+            date
         )?;
         self.count += 1;
         Ok(())
@@ -78,6 +85,10 @@ impl RecordSpill {
                 }),
                 described: None,
                 page: None,
+                capture: c.get(10).filter(|u| !u.is_empty()).map(|u| UrlCapture {
+                    uri: unescape(u),
+                    date: c.get(11).unwrap_or(&"").to_string(),
+                }),
             };
             let verdict = c.get(9).and_then(|v| {
                 let (kind, text) = v.split_at(v.len().min(1));
@@ -93,5 +104,67 @@ impl RecordSpill {
         }
         self.out.get_mut().seek(SeekFrom::End(0))?;
         Ok(())
+    }
+}
+
+/// `%`, tab, CR and LF as `%25`, `%09`, `%0D`, `%0A`: one spill line, one field.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '%' => out.push_str("%25"),
+            '\t' => out.push_str("%09"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let code = rest.get(i..i + 3).unwrap_or("");
+        out.push(match code {
+            "%09" => '\t',
+            "%0D" => '\r',
+            "%0A" => '\n',
+            _ => '%',
+        });
+        rest = &rest[i + if code == "%09" || code == "%0D" || code == "%0A" || code == "%25" {
+            3
+        } else {
+            1
+        }..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_uri_comes_back_exactly() {
+        let mut spill = RecordSpill::new().unwrap();
+        for uri in ["http://a/b c\td%25e%09", "http://x/\r\n%"] {
+            let r = RecordFile {
+                record_id: "urn:uuid:1".into(),
+                member: ByteRange { begin: 0, len: 10 },
+                compressed: true,
+                content: None,
+                described: None,
+                page: None,
+                capture: Some(UrlCapture { uri: uri.into(), date: "2024-03-15T10:30:03Z".into() }),
+            };
+            spill.push(&r, None).unwrap();
+        }
+        let mut back = Vec::new();
+        spill.for_each(|_, r, _| Ok(back.push(r.capture.unwrap().uri))).unwrap();
+        assert_eq!(back, ["http://a/b c\td%25e%09", "http://x/\r\n%"]);
     }
 }

@@ -75,6 +75,10 @@ fn write(path: &std::path::Path, mode: SerializationMode, records: u64) -> std::
                 }),
                 described: None,
                 page: None,
+                capture: Some(UrlCapture {
+                    uri: format!("http://www.example.org/page/{c}/{i}.html"),
+                    date: "2024-03-15T10:30:03Z".into(),
+                }),
             })?;
             offset += len;
         }

@@ -164,7 +164,12 @@ mod tests {
             spill.push(&r, None).unwrap();
         }
         let mut back = Vec::new();
-        spill.for_each(|_, r, _| Ok(back.push(r.capture.unwrap().uri))).unwrap();
+        spill
+            .for_each(|_, r, _| {
+                back.push(r.capture.unwrap().uri);
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(back, ["http://a/b c\td%25e%09", "http://x/\r\n%"]);
     }
 }

@@ -74,7 +74,7 @@ pub fn html_title(head: &[u8], content_type: Option<&str>) -> Option<String> {
     // Title text is RCDATA: character references are resolved, tags are not.
     let text = htmlize::unescape(raw.as_str());
     let collapsed: String = text
-        .split(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'))
+        .split([' ', '\t', '\n', '\r', '\x0c'])
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
@@ -143,12 +143,10 @@ pub fn read_capture_head(
 /// HTTP one, nearer the payload, applies to it).
 fn last_content_type(headers: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(headers);
-    text.split('\n')
-        .filter_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.trim().eq_ignore_ascii_case("content-type").then(|| value.trim().to_string())
-        })
-        .last()
+    text.split('\n').rev().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim().eq_ignore_ascii_case("content-type").then(|| value.trim().to_string())
+    })
 }
 
 #[cfg(test)]

@@ -209,6 +209,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
             }),
             described: None,
             page: (i == 0).then(|| PageRole { kind: PageKind::Webpage, label: url.clone() }),
+            capture: None,
         })
         .unwrap();
         offset += len;
@@ -263,6 +264,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
             kind: PageKind::Webpage,
             label: "http://www.example.org/page.html".into(),
         }),
+        capture: None,
     })
     .unwrap();
     b.finish_container(cw, container(c2, 2, vec![vir2], vec![], vec![])).unwrap();
@@ -295,6 +297,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
             events: vec![],
         }),
         page: None,
+        capture: None,
     })
     .unwrap();
     b.finish_container(cw, container(orig_path, 3, vec![vir3], vec![], vec![])).unwrap();
@@ -336,6 +339,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
         }),
         described: Some(DescribedBytestream { object: vobj, events: vec![found] }),
         page: None,
+        capture: None,
     })
     .unwrap();
     b.finish_container(cw, container(vpath, 4, vec![vcont], vec![], vec![])).unwrap();

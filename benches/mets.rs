@@ -78,6 +78,7 @@ fn write(path: &std::path::Path, mode: SerializationMode, records: u64) -> std::
                 capture: Some(UrlCapture {
                     uri: format!("http://www.example.org/page/{c}/{i}.html"),
                     date: "2024-03-15T10:30:03Z".into(),
+                    date_inferred: false,
                 }),
             })?;
             offset += len;

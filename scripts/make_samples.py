@@ -68,6 +68,12 @@ FAIR = b"""<!DOCTYPE html>
 <body><h1>Spring fair</h1><p>Saturday 13 April, market square.</p><a href="/">Home</a></body></html>
 """
 
+# The friends' association page: ISO-8859-1, declared only in the HTTP header, its title
+# holding raw Latin-1 bytes and character references (a second seed of the crawl).
+VEREIN = (b"<html><head><title>F\xf6rderverein &amp; Freunde &ndash; Heimatgeschichte</title></head>\n"
+          b"<body><h1>F\xf6rderverein</h1><p>Mitglieder unterst\xfctzen die Sammlung.</p>"
+          b"<a href=\"/\">Home</a></body></html>\n")
+
 CSS = b"""body { font-family: Georgia, serif; margin: 2em; background: url(/img/logo.png) no-repeat right top; }
 h1 { color: #335; }
 a { color: #803; }
@@ -133,6 +139,30 @@ statement = "Collected under legal deposit; reading-room access only until 2027.
 [dc]                                        # broad Dublin Core elements, kept only in DC (P3.2)
 source = "Heritrix 1.14.4 job example-heritage-20240315"
 coverage = "2024"
+
+# Webpages and associated objects worth describing on their own (P1.3): each becomes a div
+# below the website with its own MODS record, pointing at the capture of its URL. `webaip
+# pages SOURCE` lists the harvest's pages with their titles and capture dates. A URL that was
+# not harvested, or that was captured several times with no `captured` to choose, stops the run.
+[[page]]
+url = "http://www.example.org/about.html"   # as harvested (scheme/host case and %-escapes aside)
+title = "About the Example Heritage Society"
+description = "Who the society is and how to reach it."
+subjects = ["Volunteers"]
+creator = "Example Heritage Society"
+date = "2024-03"                            # the page's own date: 2024, 2024-03 or 2024-03-15
+language = "eng"
+
+[[page]]
+url = "http://www.example.org/events/spring%20fair.html"
+captured = "2024-03-15T10:30:09Z"           # chooses among several captures: the closest one
+subjects = ["Events"]                       # no title: the page's own <title> is used
+
+[[page]]
+url = "http://www.example.org/img/logo.png"
+kind = "associated-object"                  # webpage (default) or associated-object
+part_of = "http://www.example.org/"         # the page it belongs to (MODS relatedItem host)
+title = "Logo of the Example Heritage Society"
 """
 
 
@@ -149,6 +179,7 @@ def crawl_log_lines():
         ("2024-03-15T10:30:08.100Z", 404, 46, "http://www.example.org/missing.html", "L", "http://www.example.org/", "text/html"),
         ("2024-03-15T10:30:09.000Z", 200, len(FAIR), "http://www.example.org/events/spring fair.html", "L", "http://www.example.org/", "text/html"),
         ("2024-03-15T10:30:10.000Z", 200, 70, "http://www.example.org/favicon.ico", "E", "http://www.example.org/", "image/png"),
+        ("2024-03-15T10:30:10.500Z", 200, len(VEREIN), "http://www.example.org/verein.html", "-", "-", "text/html"),
         # Blocked by robots.txt: fetched by nobody, so no record exists for it.
         ("2024-03-15T10:30:11.000Z", -9998, 0, "http://www.example.org/private/index.html", "L", "http://www.example.org/", "no-type"),
     ]
@@ -167,17 +198,17 @@ def write_job_files():
     put("order.xml", ORDER_XML)
     with open(os.path.join("samples", "heritrix-job.metadata.toml"), "w", newline="\n") as f:
         f.write(METADATA_TOML)
-    put("seeds.txt", "# seeds of the sample crawl\nhttp://www.example.org/\n")
+    put("seeds.txt", "# seeds of the sample crawl\nhttp://www.example.org/\nhttp://www.example.org/verein.html\n")
     put("logs/crawl.log", crawl_log_lines())
     put("logs/progress-statistics.log",
         "20240315103000 CRAWL STARTED - Running\n"
         "           timestamp  discovered      queued   downloaded       doc/s(avg)  KB/s(avg)   dl-failures   busy-thread   mem-use-KB\n"
-        "2024-03-15T10:30:20Z          12           0           11     0.55(0.55)     1(1)            0             0        20480\n"
+        "2024-03-15T10:30:20Z          13           0           12     0.60(0.60)     1(1)            0             0        20480\n"
         "20240315103021 CRAWL ENDED - Finished\n")
     put("logs/local-errors.log", "")
     put("logs/runtime-errors.log", "")
     put("logs/uri-errors.log", "")
-    put("responsecode-report.txt", "[#urls] [rescode]\n8 200\n1 301\n1 404\n1 1\n")
+    put("responsecode-report.txt", "[#urls] [rescode]\n9 200\n1 301\n1 404\n1 1\n")
 
 
 PANDAS = os.path.join("samples", "pandas", "40123", "20040517-1412")
@@ -292,6 +323,8 @@ def main():
         w = ArcWriter(f, name, "20240315103009", gzip_members=False)
         w.record("http://%s/events/spring fair.html" % HOST, IP, "20240315103009", "text/html", ok("text/html; charset=utf-8", FAIR))
         w.record("http://%s/favicon.ico" % HOST, IP, "20240315103010", "image/png", ok("image/png", png(4, 4, (128, 0, 51))))
+        w.record("http://%s/verein.html" % HOST, IP, "20240315103010", "text/html",
+                 ok("text/html; charset=iso-8859-1", VEREIN))
     write_job_files()
     write_pandas()
     print("samples written under samples/")

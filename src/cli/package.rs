@@ -84,6 +84,11 @@ pub struct PackageArgs {
     /// digits; UTC unless a zone is given).
     #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
     capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// Describe every harvested seed URL as a webpage (a WEBPAGE div with its own MODS),
+    /// titled from the page's HTML <title> and dated by its capture; `[[page]]` tables of the
+    /// metadata file describe others (see `webaip pages` to choose them).
+    #[arg(long)]
+    describe_seeds: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -133,6 +138,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         schemas: args.schemas.clone(),
         cleaner: args.cleaner.clone(),
         capture_date: args.capture_date,
+        describe_seeds: args.describe_seeds,
     };
     let pool = super::worker_pool(args.jobs)?;
     let mut input = classify(&args.sources);
@@ -297,6 +303,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     for n in &report.metadata_notes {
         println!("  metadata: {n}");
     }
+    print_entities(&report.entities);
     if let Some(c) = &report.crawl_log {
         println!(
             "  crawl.log: {} lines, {} fetched URIs; {} fetched without a record, {} records without a log line",
@@ -328,6 +335,40 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         report.seconds
     );
     Ok(code)
+}
+
+/// The webpages and associated objects described, one line each.
+fn print_entities(r: &webaip::pages::EntitiesReport) {
+    use webaip::model::{EntityOrigin, PageKind};
+    use webaip::pages::TitleSource;
+    for e in &r.described {
+        let kind = match e.kind {
+            PageKind::Webpage => "webpage",
+            PageKind::AssociatedObject => "associated object",
+        };
+        let origin = match e.origin {
+            EntityOrigin::Curator => "",
+            EntityOrigin::Seed => " (seed)",
+        };
+        let title = match (&e.title, e.title_source) {
+            (Some(t), TitleSource::Html) => format!("{t:?} (from its <title>)"),
+            (Some(t), _) => format!("{t:?}"),
+            (None, _) => "no title".into(),
+        };
+        let several =
+            if e.captures > 1 { format!(", 1 of {} captures", e.captures) } else { String::new() };
+        let inferred = if e.captured_inferred { " (date inferred)" } else { "" };
+        println!(
+            "  described {kind}{origin}: {} captured {}{inferred}{several}: {title}",
+            e.url, e.captured
+        );
+    }
+    for u in &r.seeds_not_harvested {
+        println!("  seed not described: {u} has no capture in the harvest");
+    }
+    for u in &r.viral {
+        println!("  described capture is quarantined (its div points into viral/): {u}");
+    }
 }
 
 /// The report of a PANDAS instance or (`mirror`) a website mirror packaged the same way.
@@ -375,6 +416,7 @@ fn print_pandas(r: &PandasReport, mirror: bool) {
     for n in &r.metadata_notes {
         println!("  metadata: {n}");
     }
+    print_entities(&r.entities);
     println!("  virus check: {}", r.virus_check);
     for (c, id, sig) in &r.scan.findings {
         println!("    VIRUS {sig} in {id}: kept in {c}");

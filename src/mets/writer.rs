@@ -13,16 +13,23 @@
 //! amdSec only when it is described (P4.7), and in minimal mode only described or referenced
 //! records are listed at all.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
 
 use chrono::SecondsFormat;
 use tempfile::TempPath;
 
-use super::descriptive::{write_dc, write_mods, write_rights};
+use super::descriptive::{PageMods, write_dc, write_mods, write_page_mods, write_rights};
 use super::premis::{write_agent_md, write_event_md, write_object_md};
 use super::xml::XmlOut;
-use crate::model::{GroupUse, PackageFile, PackageHeader, PageKind, RecordFile, SerializationMode};
+use crate::model::{
+    EntityOrigin, GroupUse, PackageFile, PackageHeader, PageEntity, PageKind, PageRole, RecordFile,
+    SerializationMode, UrlCapture,
+};
+use crate::pages::{DescribedEntity, EntitiesError, EntitiesReport, PageProblem, TitleSource};
 use crate::profile::Profile;
 
 /// Namespace declarations and schema locations of the root element.
@@ -79,6 +86,24 @@ pub struct ContainerWriter {
     divs: Spill,
     records: u64,
     listed: u64,
+    /// The URL keys of the described entities ([`crate::pages::url_key`]).
+    wanted: Arc<HashSet<String>>,
+    /// Captures of those URLs, one of which each entity will point at.
+    candidates: Vec<Candidate>,
+}
+
+/// A capture of a described URL, kept until the entities are resolved.
+#[derive(Debug, Clone)]
+struct Candidate {
+    key: String,
+    /// The record's number in its container (its `<file>` ID is derived from it).
+    seq: u64,
+    record: RecordFile,
+    /// Already listed in the file section.
+    listed: bool,
+    /// The automatic div (of a transformed page) held back: the entity's div replaces it when
+    /// the entity points at this capture.
+    auto_div: Option<PageRole>,
 }
 
 impl ContainerWriter {
@@ -102,11 +127,27 @@ impl ContainerWriter {
         self.records += 1;
         let listed =
             self.mode == SerializationMode::Full || r.described.is_some() || r.page.is_some();
+        let rid = format!("{}-R{:06}", self.id, self.records);
+        let key = match &r.capture {
+            Some(c) if !self.wanted.is_empty() => {
+                Some(crate::pages::url_key(&c.uri)).filter(|k| self.wanted.contains(k))
+            }
+            _ => None,
+        };
+        let mut page = r.page.as_ref();
+        if let Some(key) = key {
+            self.candidates.push(Candidate {
+                key,
+                seq: self.records,
+                record: RecordFile { described: None, ..r.clone() },
+                listed,
+                auto_div: page.take().cloned(),
+            });
+        }
         if !listed {
             return Ok(());
         }
         self.listed += 1;
-        let rid = format!("{}-R{:06}", self.id, self.records);
         let amd_id = format!("AMD-{rid}");
         if let Some(d) = &r.described {
             let x = &mut self.amd.out;
@@ -117,78 +158,108 @@ impl ContainerWriter {
             }
             x.end("mets:amdSec")?;
         }
-        let x = &mut self.files.out;
-        let record_file_id = format!("FILE-{rid}");
-        let (begin, end, size) = (
-            r.member.begin.to_string(),
-            r.member.end_inclusive().to_string(),
-            r.member.len.to_string(),
-        );
-        // A record in its own gzip member is gzip data to decompress; a record of an
-        // uncompressed WARC (kept byte-exact) is the WARC record itself, with no transform.
-        let mime = if r.compressed { "application/gzip" } else { "application/warc" };
-        x.start(
-            "mets:file",
-            &[
-                ("ID", &record_file_id),
-                ("OWNERID", &r.record_id),
-                ("MIMETYPE", mime),
-                ("SIZE", &size),
-                ("BETYPE", "BYTE"),
-                ("BEGIN", &begin),
-                ("END", &end),
-            ],
-        )?;
-        if r.compressed {
-            x.empty(
-                "mets:transformFile",
-                &[
-                    ("TRANSFORMTYPE", "decompression"),
-                    ("TRANSFORMALGORITHM", "GZIP"),
-                    ("TRANSFORMORDER", "1"),
-                ],
-            )?;
-        }
-        let mut pointed = record_file_id.clone();
-        if let Some(c) = r.content.as_ref().filter(|c| c.range.len > 0) {
-            let content_id = format!("FILE-{rid}-P");
-            let (begin, end, size) = (
-                c.range.begin.to_string(),
-                c.range.end_inclusive().to_string(),
-                c.range.len.to_string(),
-            );
-            let mut attrs = vec![
-                ("ID", content_id.as_str()),
-                ("MIMETYPE", c.mime.as_str()),
-                ("SIZE", size.as_str()),
-                ("CHECKSUMTYPE", "SHA-512"),
-                ("CHECKSUM", c.sha512.as_str()),
-                ("BETYPE", "BYTE"),
-                ("BEGIN", begin.as_str()),
-                ("END", end.as_str()),
-            ];
-            if r.described.is_some() {
-                attrs.push(("ADMID", amd_id.as_str()));
-            }
-            x.empty("mets:file", &attrs)?;
-            pointed = content_id;
-        }
-        x.end("mets:file")?;
-        if let Some(p) = &r.page {
-            let div_type = match p.kind {
-                PageKind::Webpage => "WEBPAGE",
-                PageKind::AssociatedObject => "ASSOCIATEDOBJECT",
-            };
-            let d = &mut self.divs.out;
-            d.start(
-                "mets:div",
-                &[("ID", &format!("DIV-{rid}")), ("TYPE", div_type), ("LABEL", &p.label)],
-            )?;
-            d.empty("mets:fptr", &[("FILEID", &pointed)])?;
-            d.end("mets:div")?;
+        let admid = r.described.is_some().then_some(amd_id.as_str());
+        write_record_file(&mut self.files.out, &rid, r, admid)?;
+        if let Some(p) = page {
+            write_auto_div(&mut self.divs.out, &rid, r, p)?;
         }
         Ok(())
     }
+}
+
+/// The `<file>` ID a div points at for a record: its bytestream's, or the record's own when
+/// the payload is empty (P4.6: an empty payload has no content file).
+fn pointed_file_id(rid: &str, r: &RecordFile) -> String {
+    match r.content.as_ref().filter(|c| c.range.len > 0) {
+        Some(_) => format!("FILE-{rid}-P"),
+        None => format!("FILE-{rid}"),
+    }
+}
+
+/// A record `<file>` with its bytestream `<file>` nested (P4.5, P4.6).
+fn write_record_file<W: Write>(
+    x: &mut XmlOut<W>,
+    rid: &str,
+    r: &RecordFile,
+    admid: Option<&str>,
+) -> io::Result<()> {
+    let record_file_id = format!("FILE-{rid}");
+    let (begin, end, size) = (
+        r.member.begin.to_string(),
+        r.member.end_inclusive().to_string(),
+        r.member.len.to_string(),
+    );
+    // A record in its own gzip member is gzip data to decompress; a record of an
+    // uncompressed WARC (kept byte-exact) is the WARC record itself, with no transform.
+    let mime = if r.compressed { "application/gzip" } else { "application/warc" };
+    x.start(
+        "mets:file",
+        &[
+            ("ID", &record_file_id),
+            ("OWNERID", &r.record_id),
+            ("MIMETYPE", mime),
+            ("SIZE", &size),
+            ("BETYPE", "BYTE"),
+            ("BEGIN", &begin),
+            ("END", &end),
+        ],
+    )?;
+    if r.compressed {
+        x.empty(
+            "mets:transformFile",
+            &[
+                ("TRANSFORMTYPE", "decompression"),
+                ("TRANSFORMALGORITHM", "GZIP"),
+                ("TRANSFORMORDER", "1"),
+            ],
+        )?;
+    }
+    if let Some(c) = r.content.as_ref().filter(|c| c.range.len > 0) {
+        let content_id = format!("FILE-{rid}-P");
+        let (begin, end, size) = (
+            c.range.begin.to_string(),
+            c.range.end_inclusive().to_string(),
+            c.range.len.to_string(),
+        );
+        let mut attrs = vec![
+            ("ID", content_id.as_str()),
+            ("MIMETYPE", c.mime.as_str()),
+            ("SIZE", size.as_str()),
+            ("CHECKSUMTYPE", "SHA-512"),
+            ("CHECKSUM", c.sha512.as_str()),
+            ("BETYPE", "BYTE"),
+            ("BEGIN", begin.as_str()),
+            ("END", end.as_str()),
+        ];
+        if let Some(a) = admid {
+            attrs.push(("ADMID", a));
+        }
+        x.empty("mets:file", &attrs)?;
+    }
+    x.end("mets:file")
+}
+
+/// The div TYPE of an entity (P2.1).
+fn div_type(kind: PageKind) -> &'static str {
+    match kind {
+        PageKind::Webpage => "WEBPAGE",
+        PageKind::AssociatedObject => "ASSOCIATEDOBJECT",
+    }
+}
+
+/// The div a transformed page gets without a curator's description: its URL as label.
+fn write_auto_div<W: Write>(
+    x: &mut XmlOut<W>,
+    rid: &str,
+    r: &RecordFile,
+    p: &PageRole,
+) -> io::Result<()> {
+    x.start(
+        "mets:div",
+        &[("ID", &format!("DIV-{rid}")), ("TYPE", div_type(p.kind)), ("LABEL", &p.label)],
+    )?;
+    x.empty("mets:fptr", &[("FILEID", &pointed_file_id(rid, r))])?;
+    x.end("mets:div")
 }
 
 struct FinishedContainer {
@@ -199,6 +270,11 @@ struct FinishedContainer {
     amd: TempPath,
     files: TempPath,
     divs: TempPath,
+    candidates: Vec<Candidate>,
+    /// Record `<file>`s listed only because an entity points at them (written after the
+    /// spilled ones), and automatic divs held back for an entity that chose another capture.
+    late_files: Vec<u8>,
+    late_divs: Vec<u8>,
 }
 
 /// Builds one METS document, streaming.
@@ -211,6 +287,9 @@ pub struct MetsBuilder {
     containers: Vec<FinishedContainer>,
     logs: Vec<PackageFile>,
     package_events: Vec<crate::model::Event>,
+    entities: Vec<PageEntity>,
+    wanted: Arc<HashSet<String>>,
+    resolved: Vec<ResolvedEntity>,
 }
 
 impl MetsBuilder {
@@ -230,7 +309,18 @@ impl MetsBuilder {
             containers: Vec::new(),
             logs: Vec::new(),
             package_events: Vec::new(),
+            entities: Vec::new(),
+            wanted: Arc::new(HashSet::new()),
+            resolved: Vec::new(),
         })
+    }
+
+    /// The webpages and associated objects to describe (P1.3). Given before the first
+    /// container is begun: the containers keep the captures of these URLs as records pass, and
+    /// [`MetsBuilder::resolve_entities`] chooses among them at the end.
+    pub fn describe_entities(&mut self, entities: Vec<PageEntity>) {
+        self.wanted = Arc::new(entities.iter().map(|e| crate::pages::url_key(&e.url)).collect());
+        self.entities = entities;
     }
 
     /// The serialization mode.
@@ -253,6 +343,8 @@ impl MetsBuilder {
             divs: Spill::new(&self.dir, 3)?,
             records: 0,
             listed: 0,
+            wanted: self.wanted.clone(),
+            candidates: Vec::new(),
         })
     }
 
@@ -266,6 +358,9 @@ impl MetsBuilder {
             amd: cw.amd.close()?,
             files: cw.files.close()?,
             divs: cw.divs.close()?,
+            candidates: cw.candidates,
+            late_files: Vec::new(),
+            late_divs: Vec::new(),
         };
         let pos = self.containers.partition_point(|c| c.index < finished.index);
         self.containers.insert(pos, finished);
@@ -334,6 +429,7 @@ impl MetsBuilder {
         x.end("mets:xmlData")?;
         x.end("mets:mdWrap")?;
         x.end("mets:dmdSec")?;
+        self.write_entity_dmd(&mut x, &created)?;
 
         x.start("mets:amdSec", &[("ID", "AMD-RIGHTS")])?;
         x.start("mets:rightsMD", &[("ID", "RIGHTS-1")])?;
@@ -384,6 +480,7 @@ impl MetsBuilder {
                     ],
                 )?;
                 copy_into(&mut x, &c.files)?;
+                x.raw(&c.late_files)?;
                 x.end("mets:file")?;
             }
             for (i, l) in logs.iter().enumerate() {
@@ -408,14 +505,246 @@ impl MetsBuilder {
         for c in self.containers.iter().filter(|c| c.group == GroupUse::DigitalManifestation) {
             x.empty("mets:fptr", &[("FILEID", &format!("FILE-{}", c.id))])?;
         }
+        self.write_entity_divs(&mut x)?;
         for c in &self.containers {
             copy_into(&mut x, &c.divs)?;
+            x.raw(&c.late_divs)?;
         }
         x.end("mets:div")?;
         x.end("mets:structMap")?;
         self.write_physical_map(&mut x)?;
         x.end("mets:mets")?;
         x.into_inner().flush()
+    }
+}
+
+/// An entity placed: what its dmdSec and div say.
+#[derive(Debug, Clone)]
+struct ResolvedEntity {
+    entity: PageEntity,
+    /// The capture's `WARC-Target-URI` and `WARC-Date`.
+    uri: String,
+    date: String,
+    date_inferred: bool,
+    mime: Option<String>,
+    file_id: String,
+    title: Option<String>,
+    title_source: TitleSource,
+    /// The described page an associated object belongs to: its title, if it has one.
+    host_title: Option<String>,
+}
+
+impl MetsBuilder {
+    /// Places every described entity on one capture of its URL (P2.3): among the content
+    /// containers' captures (the quarantined ones only when there is no other), the one
+    /// closest to the entity's `captured`, else the only one, else, for seeds, the latest.
+    /// The chosen records are listed in the file section even in minimal mode (P4.7). A
+    /// curator's entity that matches no capture, or several without `captured`, is an error;
+    /// all of them are reported together. Titles that are not given are read from the pages'
+    /// own HTML `<title>` in the containers under `root`.
+    pub fn resolve_entities(&mut self, root: &Path) -> Result<EntitiesReport, EntitiesError> {
+        let mut report = EntitiesReport::default();
+        let mut problems = Vec::new();
+        let mut chosen: Vec<(usize, usize)> = Vec::new();
+        let mut resolved = Vec::new();
+        for e in &self.entities {
+            let key = crate::pages::url_key(&e.url);
+            let mut found: Vec<(usize, usize)> = Vec::new();
+            for group in [GroupUse::DigitalManifestation, GroupUse::ViralFiles] {
+                for (ci, c) in self.containers.iter().enumerate().filter(|(_, c)| c.group == group)
+                {
+                    for (k, cand) in c.candidates.iter().enumerate() {
+                        // The same capture twice (one date, one payload) is one capture.
+                        let same = |&(cj, kj): &(usize, usize)| {
+                            let o: &Candidate = &self.containers[cj].candidates[kj];
+                            o.record.capture.as_ref().map(|x| &x.date)
+                                == cand.record.capture.as_ref().map(|x| &x.date)
+                                && o.record.content.as_ref().map(|x| &x.sha512)
+                                    == cand.record.content.as_ref().map(|x| &x.sha512)
+                        };
+                        if cand.key == key && !found.iter().any(same) {
+                            found.push((ci, k));
+                        }
+                    }
+                }
+                if !found.is_empty() {
+                    break;
+                }
+            }
+            let cand =
+                |&(ci, k): &(usize, usize)| -> &Candidate { &self.containers[ci].candidates[k] };
+            let dates: Vec<&str> = found
+                .iter()
+                .map(|f| cand(f).record.capture.as_ref().map_or("", |c| c.date.as_str()))
+                .collect();
+            let seed = e.origin == EntityOrigin::Seed;
+            let pick = match crate::pages::choose_capture(&dates, e.captured, seed) {
+                Ok(i) => found[i],
+                Err(()) if found.is_empty() && seed => {
+                    report.seeds_not_harvested.push(e.url.clone());
+                    continue;
+                }
+                Err(()) if found.is_empty() => {
+                    problems.push(PageProblem::NotHarvested { url: e.url.clone() });
+                    continue;
+                }
+                Err(()) => {
+                    let dates = dates.iter().map(|d| d.to_string()).collect();
+                    problems.push(PageProblem::Ambiguous { url: e.url.clone(), dates });
+                    continue;
+                }
+            };
+            let c = &self.containers[pick.0];
+            let r = &cand(&pick).record;
+            let rid = format!("{}-R{:06}", c.id, cand(&pick).seq);
+            let capture = r.capture.clone().unwrap_or(UrlCapture {
+                uri: e.url.clone(),
+                date: String::new(),
+                date_inferred: false,
+            });
+            let mime = r.content.as_ref().map(|x| x.mime.clone());
+            let (title, title_source) = match &e.title {
+                Some(t) => (Some(t.clone()), TitleSource::Curator),
+                None if mime.as_deref().is_some_and(crate::pages::is_html) => {
+                    let path = root.join(&c.file.path);
+                    let head =
+                        crate::pages::read_capture_head(&path, r, crate::pages::TITLE_WINDOW)
+                            .map_err(|source| EntitiesError::Io {
+                                path: c.file.path.clone(),
+                                source,
+                            })?;
+                    match crate::pages::html_title(&head.payload, head.content_type.as_deref()) {
+                        Some(t) => (Some(t), TitleSource::Html),
+                        None => (None, TitleSource::None),
+                    }
+                }
+                None => (None, TitleSource::None),
+            };
+            if c.group == GroupUse::ViralFiles {
+                report.viral.push(capture.uri.clone());
+            }
+            report.described.push(DescribedEntity {
+                kind: e.kind,
+                origin: e.origin,
+                url: capture.uri.clone(),
+                captured: capture.date.clone(),
+                captured_inferred: capture.date_inferred,
+                captures: found.len(),
+                title: title.clone(),
+                title_source,
+                container: c.file.path.clone(),
+                file_id: pointed_file_id(&rid, r),
+            });
+            chosen.push(pick);
+            resolved.push(ResolvedEntity {
+                entity: e.clone(),
+                uri: capture.uri,
+                date: capture.date,
+                date_inferred: capture.date_inferred,
+                mime,
+                file_id: pointed_file_id(&rid, r),
+                title,
+                title_source,
+                host_title: None,
+            });
+        }
+        if !problems.is_empty() {
+            return Err(EntitiesError::Unresolved(problems));
+        }
+        // An associated object's host, when the package describes it too, lends its title.
+        for i in 0..resolved.len() {
+            if let Some(host) = &resolved[i].entity.part_of {
+                let key = crate::pages::url_key(host);
+                resolved[i].host_title = resolved
+                    .iter()
+                    .find(|o| {
+                        o.entity.kind == PageKind::Webpage && crate::pages::url_key(&o.uri) == key
+                    })
+                    .and_then(|o| o.title.clone());
+            }
+        }
+        // List the chosen records that are not listed yet; give back the automatic divs of
+        // the captures no entity took.
+        for (ci, c) in self.containers.iter_mut().enumerate() {
+            let mut files = XmlOut::new(Vec::new(), CONTAINER_DEPTH + 1);
+            let mut divs = XmlOut::new(Vec::new(), 3);
+            let mut listed_now: HashSet<u64> = HashSet::new();
+            for (k, cand) in c.candidates.iter().enumerate() {
+                let rid = format!("{}-R{:06}", c.id, cand.seq);
+                let taken = chosen.contains(&(ci, k));
+                if taken && !cand.listed && listed_now.insert(cand.seq) {
+                    *report.records_listed.entry(c.file.path.clone()).or_default() += 1;
+                    write_record_file(&mut files, &rid, &cand.record, None).map_err(|source| {
+                        EntitiesError::Io { path: c.file.path.clone(), source }
+                    })?;
+                }
+                if !taken && let Some(p) = &cand.auto_div {
+                    write_auto_div(&mut divs, &rid, &cand.record, p).map_err(|source| {
+                        EntitiesError::Io { path: c.file.path.clone(), source }
+                    })?;
+                }
+            }
+            c.late_files = files.into_inner();
+            c.late_divs = divs.into_inner();
+        }
+        self.resolved = resolved;
+        Ok(report)
+    }
+
+    /// The dmdSecs of the described entities (P1.3): one MODS record each.
+    fn write_entity_dmd<W: Write>(&self, x: &mut XmlOut<W>, created: &str) -> io::Result<()> {
+        for (i, r) in self.resolved.iter().enumerate() {
+            let label = match r.entity.kind {
+                PageKind::Webpage => "Webpage (MODS)",
+                PageKind::AssociatedObject => "Associated object (MODS)",
+            };
+            x.start(
+                "mets:dmdSec",
+                &[("ID", &format!("DMD-PAGE-{}", i + 1)), ("CREATED", created)],
+            )?;
+            x.start(
+                "mets:mdWrap",
+                &[("MDTYPE", "MODS"), ("MIMETYPE", "text/xml"), ("LABEL", label)],
+            )?;
+            x.start("mets:xmlData", &[])?;
+            write_page_mods(
+                x,
+                &PageMods {
+                    entity: &r.entity,
+                    uri: &r.uri,
+                    captured: &r.date,
+                    captured_inferred: r.date_inferred,
+                    mime: r.mime.as_deref(),
+                    title: r.title.as_deref(),
+                    title_from_html: r.title_source == TitleSource::Html,
+                    host_title: r.host_title.as_deref(),
+                },
+            )?;
+            x.end("mets:xmlData")?;
+            x.end("mets:mdWrap")?;
+            x.end("mets:dmdSec")?;
+        }
+        Ok(())
+    }
+
+    /// The entities' divs, directly below the website div (P2.1).
+    fn write_entity_divs<W: Write>(&self, x: &mut XmlOut<W>) -> io::Result<()> {
+        for (i, r) in self.resolved.iter().enumerate() {
+            let div_type = div_type(r.entity.kind);
+            let label = r.title.as_deref().unwrap_or(&r.uri);
+            x.start(
+                "mets:div",
+                &[
+                    ("ID", &format!("DIV-PAGE-{}", i + 1)),
+                    ("TYPE", div_type),
+                    ("LABEL", label),
+                    ("DMDID", &format!("DMD-PAGE-{}", i + 1)),
+                ],
+            )?;
+            x.empty("mets:fptr", &[("FILEID", &r.file_id)])?;
+            x.end("mets:div")?;
+        }
+        Ok(())
     }
 }
 

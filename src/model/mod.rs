@@ -296,6 +296,9 @@ pub struct UrlCapture {
     pub uri: String,
     /// `WARC-Date`, as written (W3C date-time).
     pub date: String,
+    /// True when the date is not the capture's own but inferred (`X-Webaip-Date-Source`, a
+    /// mirror file dated by its crawl's start): a description then says so.
+    pub date_inferred: bool,
 }
 
 /// A payload inside a decompressed record (P4.5).

@@ -91,6 +91,9 @@ pub struct PackageOptions {
     /// The capture date of records whose own date is unusable and that nothing else in their
     /// file dates (`--capture-date`; see the migration's date fallbacks).
     pub capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// Describe every harvested seed URL as a webpage (`--describe-seeds`), titled from its
+    /// HTML `<title>` and dated by its capture.
+    pub describe_seeds: bool,
 }
 
 /// Why a package could not be made.
@@ -112,6 +115,40 @@ pub enum PackageError {
     /// An input could not be packaged.
     #[error("{0}")]
     Input(String),
+    /// Described webpages or associated objects could not be placed on captures.
+    #[error(transparent)]
+    Entities(#[from] crate::pages::EntitiesError),
+}
+
+/// The webpages and associated objects a package describes: the curator's `[[page]]` tables,
+/// then, with `--describe-seeds`, every seed URL the curator did not describe.
+pub(crate) fn entities_to_describe(
+    opts: &PackageOptions,
+    seeds: &[String],
+) -> Result<Vec<PageEntity>, PackageError> {
+    let mut out = opts.metadata.page_entities().map_err(PackageError::Input)?;
+    if opts.describe_seeds {
+        for seed in seeds {
+            let key = crate::pages::url_key(seed);
+            if out.iter().any(|e| crate::pages::url_key(&e.url) == key) {
+                continue;
+            }
+            out.push(PageEntity {
+                kind: PageKind::Webpage,
+                url: seed.clone(),
+                captured: None,
+                title: None,
+                description: None,
+                subjects: vec![],
+                creator: None,
+                date: None,
+                language: None,
+                part_of: None,
+                origin: EntityOrigin::Seed,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Starts the METS of a new sSIP; the descriptive header is filled in by [`finish_header`] once
@@ -295,6 +332,8 @@ pub struct PackageReport {
     pub bytes: u64,
     /// Leftovers of earlier runs found beside the package, and what was done with them.
     pub leftovers: Vec<String>,
+    /// The webpages and associated objects described.
+    pub entities: crate::pages::EntitiesReport,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -346,6 +385,7 @@ pub fn build_package(
         None => None,
     };
     let mut mets = new_mets(&objid, now, opts, &root)?;
+    mets.describe_entities(entities_to_describe(opts, &source.seeds)?);
 
     // Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
     // input's full name.
@@ -521,6 +561,10 @@ pub fn build_package(
     let (description, rights, organisation, metadata_notes) =
         opts.metadata.resolve(&source.seeds, capture);
     finish_header(&mut mets, description, rights, organisation);
+    let entities = mets.resolve_entities(&root)?;
+    for c in &mut containers {
+        c.listed += entities.records_listed.get(&c.path).copied().unwrap_or(0);
+    }
     let (mets_errors, mets_xsd_checked, files, mets_bytes) =
         staging.write_mets(mets, &mut manifest, opts)?;
     bytes += mets_bytes;
@@ -565,6 +609,7 @@ pub fn build_package(
         files,
         bytes,
         leftovers,
+        entities,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -1226,6 +1271,7 @@ impl ContainerCtx<'_> {
                         h.warc_type().unwrap_or(""),
                         h.target_uri(),
                         h.get("WARC-Date").unwrap_or(""),
+                        h.get(crate::migrate::mapping::FIELD_DATE_SOURCE).is_some(),
                     ),
                 };
                 spill.push(&rf, None).map_err(io_err(&dest))?;
@@ -1457,15 +1503,25 @@ fn record_file(r: &MigratedRecord) -> RecordFile {
         }),
         described: None,
         page: None,
-        capture: url_capture(&r.warc_type, r.target_uri.as_deref(), &r.date),
+        capture: url_capture(
+            &r.warc_type,
+            r.target_uri.as_deref(),
+            &r.date,
+            r.date_source.is_some_and(|s| s.is_inferred()),
+        ),
     }
 }
 
 /// The URL capture a record holds: `response` and `resource` records with a target URI.
-pub(crate) fn url_capture(warc_type: &str, uri: Option<&str>, date: &str) -> Option<UrlCapture> {
+pub(crate) fn url_capture(
+    warc_type: &str,
+    uri: Option<&str>,
+    date: &str,
+    date_inferred: bool,
+) -> Option<UrlCapture> {
     match (warc_type, uri) {
         ("response" | "resource", Some(u)) if !u.is_empty() => {
-            Some(UrlCapture { uri: u.to_string(), date: date.to_string() })
+            Some(UrlCapture { uri: u.to_string(), date: date.to_string(), date_inferred })
         }
         _ => None,
     }

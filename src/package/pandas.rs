@@ -86,6 +86,8 @@ pub struct PandasReport {
     pub package_files: u64,
     /// Leftovers of earlier runs found beside the package, and what was done with them.
     pub leftovers: Vec<String>,
+    /// The webpages and associated objects described.
+    pub entities: crate::pages::EntitiesReport,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -203,6 +205,7 @@ pub fn build_pandas_package(
         map.insert(&f.save_path, &f.url);
     }
     let mut mets = new_mets(&objid, now, opts, &root)?;
+    mets.describe_entities(super::entities_to_describe(opts, &seed_urls(inst))?);
     let content_mets =
         mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?;
     let original_mets = mets.begin_container(GroupUse::Original).map_err(io_err(&root))?;
@@ -685,6 +688,7 @@ pub fn build_pandas_package(
     let (description, rights, organisation, metadata_notes) =
         opts.metadata.resolve(&seeds, (first, last));
     finish_header(&mut mets, description, rights, organisation);
+    let entities = mets.resolve_entities(&root)?;
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
     let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;
@@ -712,6 +716,7 @@ pub fn build_pandas_package(
         mets_xsd_checked,
         package_files,
         leftovers,
+        entities,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -805,6 +810,12 @@ fn record(
         capture: Some(UrlCapture {
             uri: f.url.clone(),
             date: f.capture.to_rfc3339_opts(SecondsFormat::Secs, true),
+            // Own times come from the cache or the file's log line; the instance directory's
+            // time, a crawl's start or --capture-date stand in for one.
+            date_inferred: !f.capture_from_cache
+                && f.capture_source
+                    .as_deref()
+                    .is_none_or(|s| s.contains("inferred") || s == "--capture-date"),
         }),
     }
 }

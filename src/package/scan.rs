@@ -185,7 +185,12 @@ fn clean_records(
                 }),
                 described: None,
                 page: None,
-                capture: super::url_capture("resource", spec.target_uri.as_deref(), &spec.date),
+                capture: super::url_capture(
+                    "resource",
+                    spec.target_uri.as_deref(),
+                    &spec.date,
+                    rec.capture.as_ref().is_some_and(|c| c.date_inferred),
+                ),
             },
             k,
         ));

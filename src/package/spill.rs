@@ -33,7 +33,10 @@ impl RecordSpill {
         };
         // The URI is escaped, not cleaned: it must come back exactly to match a described page.
         let (uri, date) = match &r.capture {
-            Some(c) => (escape(&c.uri), clean(&c.date)),
+            Some(c) => (
+                escape(&c.uri),
+                format!("{}{}", clean(&c.date), if c.date_inferred { "~" } else { "" }),
+            ),
             None => (String::new(), String::new()),
         };
         writeln!(
@@ -85,9 +88,14 @@ impl RecordSpill {
                 }),
                 described: None,
                 page: None,
-                capture: c.get(10).filter(|u| !u.is_empty()).map(|u| UrlCapture {
-                    uri: unescape(u),
-                    date: c.get(11).unwrap_or(&"").to_string(),
+                capture: c.get(10).filter(|u| !u.is_empty()).map(|u| {
+                    // An inferred date is written with a trailing `~`.
+                    let d = c.get(11).unwrap_or(&"");
+                    UrlCapture {
+                        uri: unescape(u),
+                        date: d.trim_end_matches('~').to_string(),
+                        date_inferred: d.ends_with('~'),
+                    }
                 }),
             };
             let verdict = c.get(9).and_then(|v| {
@@ -159,17 +167,26 @@ mod tests {
                 content: None,
                 described: None,
                 page: None,
-                capture: Some(UrlCapture { uri: uri.into(), date: "2024-03-15T10:30:03Z".into() }),
+                capture: Some(UrlCapture {
+                    uri: uri.into(),
+                    date: "2024-03-15T10:30:03Z".into(),
+                    date_inferred: uri.ends_with('%'),
+                }),
             };
             spill.push(&r, None).unwrap();
         }
         let mut back = Vec::new();
         spill
             .for_each(|_, r, _| {
-                back.push(r.capture.unwrap().uri);
+                let c = r.capture.unwrap();
+                back.push((c.uri, c.date, c.date_inferred));
                 Ok(())
             })
             .unwrap();
-        assert_eq!(back, ["http://a/b c\td%25e%09", "http://x/\r\n%"]);
+        let d = || "2024-03-15T10:30:03Z".to_string();
+        assert_eq!(
+            back,
+            [("http://a/b c\td%25e%09".into(), d(), false), ("http://x/\r\n%".into(), d(), true)]
+        );
     }
 }

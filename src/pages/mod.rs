@@ -12,7 +12,9 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use crate::formats::segment::FileRange;
-use crate::model::RecordFile;
+use chrono::{DateTime, Utc};
+
+use crate::model::{EntityOrigin, PageKind, RecordFile};
 use crate::stages::rewrite::html_encoding;
 
 /// How much of a payload is read to find its title: titles sit in the head, and a page whose
@@ -149,6 +151,131 @@ fn last_content_type(headers: &[u8]) -> Option<String> {
     })
 }
 
+/// Where a described entity's title came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TitleSource {
+    /// The curator's `[[page]]` table.
+    Curator,
+    /// The page's own HTML `<title>` (read by webaip; the MODS record says so).
+    Html,
+    /// Neither: the div is labelled with the URL and the MODS record has no title.
+    None,
+}
+
+/// One described entity as the package holds it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DescribedEntity {
+    /// Webpage or associated object.
+    pub kind: PageKind,
+    /// Who asked for it.
+    pub origin: EntityOrigin,
+    /// The capture's `WARC-Target-URI`.
+    pub url: String,
+    /// The capture's `WARC-Date`.
+    pub captured: String,
+    /// True when that date is inferred, not the capture's own.
+    pub captured_inferred: bool,
+    /// How many captures of the URL the package holds.
+    pub captures: usize,
+    /// Its title, if it has one.
+    pub title: Option<String>,
+    /// Where the title came from.
+    pub title_source: TitleSource,
+    /// The container holding the capture.
+    pub container: String,
+    /// The `<file>` its div points at.
+    pub file_id: String,
+}
+
+/// What describing the entities did, for the package report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EntitiesReport {
+    /// The entities described, in the order asked for.
+    pub described: Vec<DescribedEntity>,
+    /// Seeds (`--describe-seeds`) with no capture in the package: nothing to describe.
+    pub seeds_not_harvested: Vec<String>,
+    /// Entities whose only capture is quarantined (their div points into `viral/`).
+    pub viral: Vec<String>,
+    /// Records listed in the METS only because an entity points at them, by container.
+    pub records_listed: std::collections::BTreeMap<String, u64>,
+}
+
+/// A `[[page]]` table that cannot be described.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageProblem {
+    /// No capture of the URL is in the package.
+    NotHarvested {
+        /// The URL asked for.
+        url: String,
+    },
+    /// Several captures match and no `captured` chooses one.
+    Ambiguous {
+        /// The URL asked for.
+        url: String,
+        /// The captures' dates.
+        dates: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for PageProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageProblem::NotHarvested { url } => {
+                write!(f, "[[page]] {url}: no capture of this URL is in the harvest")
+            }
+            PageProblem::Ambiguous { url, dates } => write!(
+                f,
+                "[[page]] {url}: {} captures ({}); add captured = \"DATE\" to choose one",
+                dates.len(),
+                dates.join(", ")
+            ),
+        }
+    }
+}
+
+/// Why the entities could not be described: every problem, not only the first.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EntitiesError {
+    /// Entities that match no capture, or several.
+    #[error("{} described page(s) cannot be placed:\n  {}", .0.len(), .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n  "))]
+    Unresolved(Vec<PageProblem>),
+    /// A container could not be read back.
+    #[error("{path}: {source}")]
+    Io {
+        /// The container.
+        path: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Chooses the capture an entity points at among `dates` (W3C date-times, in package order):
+/// the one closest to `captured`, else the only one, else (`latest_if_several`) the latest.
+/// Ties go to the later capture. `Err` when several match and nothing chooses.
+pub fn choose_capture(
+    dates: &[&str],
+    captured: Option<DateTime<Utc>>,
+    latest_if_several: bool,
+) -> Result<usize, ()> {
+    let parse = |d: &str| DateTime::parse_from_rfc3339(d).ok().map(|t| t.with_timezone(&Utc));
+    let latest = || (0..dates.len()).max_by_key(|&i| (parse(dates[i]), i)).ok_or(());
+    match (captured, dates.len()) {
+        (_, 0) => Err(()),
+        (Some(t), _) => (0..dates.len())
+            .min_by_key(|&i| {
+                let distance = parse(dates[i]).map_or(i64::MAX, |d| (d - t).num_seconds().abs());
+                (distance, std::cmp::Reverse((parse(dates[i]), i)))
+            })
+            .ok_or(()),
+        (None, 1) => Ok(0),
+        (None, _) if latest_if_several => latest(),
+        (None, _) => Err(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +310,22 @@ mod tests {
         assert_eq!(t(b"<html><body>no title</body></html>", None), None);
         // The first title only.
         assert_eq!(t(b"<title>one</title><title>two</title>", None).as_deref(), Some("one"));
+    }
+
+    #[test]
+    fn choosing_a_capture() {
+        let d = ["2024-03-15T10:30:03Z", "2024-03-16T10:30:03Z", "2024-03-14T10:30:03Z"];
+        let at = |s: &str| Some(crate::metadata::parse_capture_date(s).unwrap());
+        assert_eq!(choose_capture(&d, at("2024-03-16"), false), Ok(1));
+        assert_eq!(choose_capture(&d, at("2024-03-15T09:00:00Z"), false), Ok(0));
+        assert_eq!(choose_capture(&d, at("2000-01-01"), false), Ok(2));
+        assert_eq!(choose_capture(&d, None, false), Err(()));
+        assert_eq!(choose_capture(&d, None, true), Ok(1));
+        assert_eq!(choose_capture(&d[..1], None, false), Ok(0));
+        assert_eq!(choose_capture(&[], None, true), Err(()));
+        // Equally close: the later capture.
+        let e = ["2024-03-15T10:00:00Z", "2024-03-15T12:00:00Z"];
+        assert_eq!(choose_capture(&e, at("2024-03-15T11:00:00Z"), false), Ok(1));
     }
 
     #[test]

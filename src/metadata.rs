@@ -344,3 +344,40 @@ mod capture_date_tests {
         assert!(parse_capture_date("20061303101500").is_err());
     }
 }
+
+#[cfg(test)]
+mod page_tests {
+    use super::*;
+
+    fn pages(toml_text: &str) -> Result<Vec<PageEntity>, String> {
+        let m: CuratorMetadata = toml::from_str(toml_text).map_err(|e| e.to_string())?;
+        m.page_entities()
+    }
+
+    #[test]
+    fn page_tables_are_checked() {
+        let ok = pages(
+            "[[page]]\nurl = \"http://a.org/x\"\ncaptured = \"2024-03-15\"\ndate = \"2024-03\"\n\
+             [[page]]\nurl = \"http://a.org/i.png\"\nkind = \"associated-object\"\npart_of = \"http://a.org/x\"\n",
+        )
+        .unwrap();
+        assert_eq!(ok.len(), 2);
+        assert_eq!(ok[0].kind, PageKind::Webpage);
+        assert_eq!(ok[0].captured.unwrap().to_rfc3339(), "2024-03-15T00:00:00+00:00");
+        assert_eq!(ok[1].part_of.as_deref(), Some("http://a.org/x"));
+        let err = |t: &str, want: &str| {
+            let e = pages(t).unwrap_err();
+            assert!(e.contains(want), "{t}: {e}");
+        };
+        err("[[page]]\nurl = \"x\"\n", "url");
+        err("[[page]]\nurl = \"http://a.org/\"\nkind = \"image\"\n", "kind = \"image\"");
+        err("[[page]]\nurl = \"http://a.org/\"\nkind = \"associated-object\"\n", "part_of");
+        err("[[page]]\nurl = \"http://a.org/\"\npart_of = \"http://a.org/\"\n", "part_of is for");
+        err("[[page]]\nurl = \"http://a.org/\"\ndate = \"March 2024\"\n", "date");
+        err("[[page]]\nurl = \"http://a.org/\"\ncaptured = \"yesterday\"\n", "captured");
+        err("[[page]]\nurl = \"http://a.org/\"\ntitle = \" \"\n", "title is empty");
+        err("[[page]]\nurl = \"http://a.org/\"\ncolour = \"red\"\n", "colour");
+        // The same capture twice (the URL as harvested and with its host in capitals).
+        err("[[page]]\nurl = \"http://a.org/\"\n[[page]]\nurl = \"HTTP://A.ORG\"\n", "[[page]] 1");
+    }
+}

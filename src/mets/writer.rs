@@ -579,16 +579,16 @@ impl MetsBuilder {
                 .collect();
             let seed = e.origin == EntityOrigin::Seed;
             let pick = match crate::pages::choose_capture(&dates, e.captured, seed) {
-                Ok(i) => found[i],
-                Err(()) if found.is_empty() && seed => {
+                Some(i) => found[i],
+                None if found.is_empty() && seed => {
                     report.seeds_not_harvested.push(e.url.clone());
                     continue;
                 }
-                Err(()) if found.is_empty() => {
+                None if found.is_empty() => {
                     problems.push(PageProblem::NotHarvested { url: e.url.clone() });
                     continue;
                 }
-                Err(()) => {
+                None => {
                     let dates = dates.iter().map(|d| d.to_string()).collect();
                     problems.push(PageProblem::Ambiguous { url: e.url.clone(), dates });
                     continue;

@@ -254,25 +254,23 @@ pub enum EntitiesError {
 
 /// Chooses the capture an entity points at among `dates` (W3C date-times, in package order):
 /// the one closest to `captured`, else the only one, else (`latest_if_several`) the latest.
-/// Ties go to the later capture. `Err` when several match and nothing chooses.
+/// Ties go to the later capture. `None` when there is none, or several and nothing chooses.
 pub fn choose_capture(
     dates: &[&str],
     captured: Option<DateTime<Utc>>,
     latest_if_several: bool,
-) -> Result<usize, ()> {
+) -> Option<usize> {
     let parse = |d: &str| DateTime::parse_from_rfc3339(d).ok().map(|t| t.with_timezone(&Utc));
-    let latest = || (0..dates.len()).max_by_key(|&i| (parse(dates[i]), i)).ok_or(());
+    let latest = || (0..dates.len()).max_by_key(|&i| (parse(dates[i]), i));
     match (captured, dates.len()) {
-        (_, 0) => Err(()),
-        (Some(t), _) => (0..dates.len())
-            .min_by_key(|&i| {
-                let distance = parse(dates[i]).map_or(i64::MAX, |d| (d - t).num_seconds().abs());
-                (distance, std::cmp::Reverse((parse(dates[i]), i)))
-            })
-            .ok_or(()),
-        (None, 1) => Ok(0),
+        (_, 0) => None,
+        (Some(t), _) => (0..dates.len()).min_by_key(|&i| {
+            let distance = parse(dates[i]).map_or(i64::MAX, |d| (d - t).num_seconds().abs());
+            (distance, std::cmp::Reverse((parse(dates[i]), i)))
+        }),
+        (None, 1) => Some(0),
         (None, _) if latest_if_several => latest(),
-        (None, _) => Err(()),
+        (None, _) => None,
     }
 }
 
@@ -316,16 +314,16 @@ mod tests {
     fn choosing_a_capture() {
         let d = ["2024-03-15T10:30:03Z", "2024-03-16T10:30:03Z", "2024-03-14T10:30:03Z"];
         let at = |s: &str| Some(crate::metadata::parse_capture_date(s).unwrap());
-        assert_eq!(choose_capture(&d, at("2024-03-16"), false), Ok(1));
-        assert_eq!(choose_capture(&d, at("2024-03-15T09:00:00Z"), false), Ok(0));
-        assert_eq!(choose_capture(&d, at("2000-01-01"), false), Ok(2));
-        assert_eq!(choose_capture(&d, None, false), Err(()));
-        assert_eq!(choose_capture(&d, None, true), Ok(1));
-        assert_eq!(choose_capture(&d[..1], None, false), Ok(0));
-        assert_eq!(choose_capture(&[], None, true), Err(()));
+        assert_eq!(choose_capture(&d, at("2024-03-16"), false), Some(1));
+        assert_eq!(choose_capture(&d, at("2024-03-15T09:00:00Z"), false), Some(0));
+        assert_eq!(choose_capture(&d, at("2000-01-01"), false), Some(2));
+        assert_eq!(choose_capture(&d, None, false), None);
+        assert_eq!(choose_capture(&d, None, true), Some(1));
+        assert_eq!(choose_capture(&d[..1], None, false), Some(0));
+        assert_eq!(choose_capture(&[], None, true), None);
         // Equally close: the later capture.
         let e = ["2024-03-15T10:00:00Z", "2024-03-15T12:00:00Z"];
-        assert_eq!(choose_capture(&e, at("2024-03-15T11:00:00Z"), false), Ok(1));
+        assert_eq!(choose_capture(&e, at("2024-03-15T11:00:00Z"), false), Some(1));
     }
 
     #[test]

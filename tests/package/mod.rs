@@ -74,7 +74,7 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
         assert_eq!(r["mets_xsd_checked"], true);
         // Eight files of the job, and the two ARCs' migration reports (logs/webaip/).
         assert_eq!(r["logs"], 10);
-        assert_eq!(r["crawl_log"]["fetched"], 10);
+        assert_eq!(r["crawl_log"]["fetched"], 11);
         assert_eq!(r["crawl_log"]["fetched_without_record"], 0);
         assert_eq!(r["crawl_log"]["records_without_log_line"], 0);
         assert!(r["metadata_notes"].as_array().unwrap().is_empty(), "{}", r["metadata_notes"]);
@@ -87,11 +87,13 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
         assert!(notes[0].message.contains("no scanner was run"), "{notes:#?}");
         let checked = check_package(&out);
         if mode == "full" {
-            // 14 WARC records, less the two warcinfo records; the empty 301 has no payload file.
-            assert_eq!(checked["counts"]["records"], 12);
-            assert_eq!(checked["counts"]["contents"], 11);
+            // 15 WARC records, less the two warcinfo records; the empty 301 has no payload file.
+            assert_eq!(checked["counts"]["records"], 13);
+            assert_eq!(checked["counts"]["contents"], 12);
         } else {
-            assert_eq!(checked["counts"]["records"], 0);
+            // Only the records of the three pages the metadata file describes ([[page]]).
+            assert_eq!(checked["counts"]["records"], 3);
+            assert_eq!(checked["counts"]["contents"], 3);
         }
         // Two containers, ten logs (two of them migration reports) and the METS.
         assert_eq!(checked["counts"]["manifest"], 13);

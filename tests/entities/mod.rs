@@ -33,7 +33,7 @@ fn package(args: &[&str]) -> serde_json::Value {
 }
 
 /// The oracle's reading of the package's entity divs.
-fn entities(pkg: &Path) -> serde_json::Value {
+pub(crate) fn entities(pkg: &Path) -> serde_json::Value {
     let out = Command::new(oracle_python())
         .arg(repo().join("tests/oracle/check_entities.py"))
         .arg(pkg)
@@ -322,4 +322,52 @@ fn seeds_that_were_not_harvested_are_reported_not_invented() {
     let list = assert_entities_sound(&out);
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["mods_title"], "Example Heritage Society");
+}
+
+#[test]
+fn a_mirror_without_a_log_describes_pages_with_inferred_dates_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("site");
+    crate::mirror::make_mirror(&src, false);
+    let meta = dir.path().join("m.toml");
+    std::fs::write(
+        &meta,
+        "[[page]]\nurl = \"http://www.example.org/about\"\nsubjects = [\"Contact\"]\n",
+    )
+    .unwrap();
+    for mode in ["minimal", "full"] {
+        let out = dir.path().join(format!("pkg-{mode}"));
+        let r = package(&[
+            "--mode",
+            mode,
+            "--describe-seeds",
+            "--url-prefix",
+            "http://www.example.org/",
+            "--capture-date",
+            "2024-01-02",
+            "--metadata",
+            meta.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ]);
+        assert_webaip_valid(&out.join("METS.xml"));
+        let (ok, text) = oracle_validate(&out.join("METS.xml"));
+        assert!(ok, "{text}");
+        let list = assert_entities_sound(&out);
+        let described: Vec<_> = list.iter().filter(|e| !e["dmdid"].is_null()).collect();
+        assert_eq!(described.len(), 2, "{mode}: {list:#?}");
+        // The about page has no <title>: no MODS title, the div is labelled with the URL.
+        let about = by_url(&list, "http://www.example.org/about");
+        assert!(about["mods_title"].is_null(), "{about}");
+        assert!(about["html_title"].is_null(), "{about}");
+        assert_eq!(about["label"], "http://www.example.org/about");
+        let home = by_url(&list, "http://www.example.org/");
+        assert_eq!(home["mods_title"], "Example Home");
+        // Every file is dated by --capture-date: the descriptions say the date is inferred.
+        let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();
+        assert_eq!(mets.matches("qualifier=\"inferred\"").count(), 2, "{mode}");
+        let rep = &r[0]["entities"]["described"];
+        assert_eq!(rep[0]["captured_inferred"], true, "{r}");
+    }
 }

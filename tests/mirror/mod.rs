@@ -18,7 +18,7 @@ fn webaip(args: &[&str]) -> Output {
 }
 
 /// A wget -r -x mirror of http://www.example.org/, with its log when `log` is true.
-fn make_mirror(dir: &Path, log: bool) {
+pub(crate) fn make_mirror(dir: &Path, log: bool) {
     let h = dir.join("www.example.org");
     std::fs::create_dir_all(h.join("img")).unwrap();
     std::fs::write(

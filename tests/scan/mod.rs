@@ -672,3 +672,63 @@ fn a_clamd_that_refuses_fildes_gets_instream_instead() {
     assert_eq!(fildes.load(Ordering::SeqCst), 1, "FILDES is tried once");
     assert_eq!(instream.load(Ordering::SeqCst), 3, "every payload is then sent by INSTREAM");
 }
+
+/// A described page whose capture is infected: verdicts are known before the METS is written,
+/// so its div points at the quarantined bytestream in viral/ (the report says so), and a page
+/// after it in the same ARC points at its record at the offset it has once the infected one has
+/// left the container; an independent reader checks both.
+#[test]
+fn a_described_page_whose_capture_is_infected_points_into_viral() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("job/arcs")).unwrap();
+    let arc = dir.path().join("job/arcs/IAH-20240101000000-00000-eicar.arc");
+    write_arc(
+        &arc,
+        &[
+            ("http://e.org/eicar.com", &eicar()),
+            ("http://e.org/after.html", b"<html><title>After</title></html>"),
+        ],
+    );
+    let meta = dir.path().join("m.toml");
+    std::fs::write(
+        &meta,
+        "[[page]]\nurl = \"http://e.org/eicar.com\"\nkind = \"associated-object\"\n\
+         part_of = \"http://e.org/after.html\"\ntitle = \"Test file\"\n\
+         [[page]]\nurl = \"http://e.org/after.html\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("pkg");
+    let s = schemas().display().to_string();
+    let o = webaip(&[
+        "package",
+        "--json",
+        "--clamd",
+        &d.addr,
+        "--schemas",
+        &s,
+        "--metadata",
+        meta.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        dir.path().join("job").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["scan"]["infected"], 1);
+    assert_eq!(r["entities"]["viral"][0], "http://e.org/eicar.com");
+    assert_valid_package(&out);
+    let v = crate::entities::entities(&out);
+    let list = v["entities"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{v}");
+    for e in list {
+        assert_eq!(e["mods_url"], e["warc_uri"], "{e}");
+        assert_eq!(e["payload_sha512_matches"], true, "{e}");
+    }
+    assert_eq!(list[0]["group"], "ViralFiles");
+    assert!(list[0]["container"].as_str().unwrap().starts_with("viral/"));
+    assert_eq!(list[1]["group"], "DigitalManifestation");
+    // Served as application/octet-stream: not read as HTML, so no title is made up.
+    assert!(list[1]["mods_title"].is_null(), "{v}");
+    assert_eq!(list[1]["label"], "http://e.org/after.html");
+}

@@ -637,3 +637,58 @@ fn list_mirror(inst: &Instance, out: &mut Collector) -> Result<(), ListError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_and_arc_header_types() {
+        assert_eq!(status_of(b"HTTP/1.1 404 Not Found\r\nA: b\r\n\r\n"), Some(404));
+        assert_eq!(status_of(b"HTTP/1.0 200\n\n"), Some(200));
+        assert_eq!(status_of(b"HTTP/1.1 -1 Broken\r\n\r\n"), None);
+        assert_eq!(status_of(b"HTTP/1.1 2000 Odd\r\n\r\n"), None);
+        let v1 = "http://www.example.org/old-page 192.0.2.10 20240315103006 text/html 98";
+        assert_eq!(arc_line_mime(v1).as_deref(), Some("text/html"));
+        // A URL with spaces (and digits) before the date, a v2 line, a type with parameters.
+        let spaced = "http://e.org/a 20240315103006 b.html 192.0.2.10 20240315103006 Text/HTML; charset=x 98";
+        assert_eq!(arc_line_mime(spaced).as_deref(), Some("text/html"));
+        let v2 = "http://e.org/ 1.2.3.4 20240315103006 application/xhtml+xml 200 - - 0 f.arc 9";
+        assert_eq!(arc_line_mime(v2).as_deref(), Some("application/xhtml+xml"));
+        assert_eq!(arc_line_mime("http://e.org/ 1.2.3.4 20240315103006 - 9"), None);
+        assert_eq!(arc_line_mime("base64:aGVsbG8="), None);
+    }
+
+    #[test]
+    fn containers_are_those_of_the_content_group_and_stay_in_the_package() {
+        let dir = tempfile::tempdir().unwrap();
+        let mets = dir.path().join(METS_NAME);
+        let doc = |href: &str| {
+            format!(
+                r#"<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink"><mets:fileSec>
+<mets:fileGrp USE="DigitalManifestation">
+ <mets:file ID="C1" MIMETYPE="application/warc"><mets:FLocat xlink:href="{href}"/>
+  <mets:file ID="R1"><mets:FLocat xlink:href="content/nested.warc.gz"/></mets:file></mets:file>
+ <mets:file ID="C2" MIMETYPE="application/warc"><mets:FLocat xlink:href="./content/b.warc"/></mets:file>
+</mets:fileGrp>
+<mets:fileGrp USE="Original"><mets:file ID="O1"><mets:FLocat xlink:href="original/o.warc.gz"/></mets:file></mets:fileGrp>
+<mets:fileGrp USE="Logfile"><mets:file ID="L1"><mets:FLocat xlink:href="logs/crawl.log"/></mets:file></mets:fileGrp>
+</mets:fileSec></mets:mets>"#
+            )
+        };
+        std::fs::write(&mets, doc("content/a.warc.gz")).unwrap();
+        assert_eq!(
+            content_containers(&mets).unwrap(),
+            vec!["content/a.warc.gz".to_string(), "content/b.warc".to_string()]
+        );
+        for hostile in ["../a.warc.gz", "/etc/a.warc.gz", "content/../../a.warc.gz"] {
+            std::fs::write(&mets, doc(hostile)).unwrap();
+            match content_containers(&mets) {
+                Err(ListError::Name { name, .. }) => assert_eq!(name, hostile),
+                other => panic!("{hostile}: {other:?}"),
+            }
+        }
+        std::fs::write(&mets, "<notmets/>").unwrap();
+        assert!(matches!(content_containers(&mets), Err(ListError::Mets { .. })));
+    }
+}

@@ -160,15 +160,16 @@ pub enum ListError {
         #[source]
         source: NameError,
     },
-    /// A container cannot be opened (missing, a link, not a regular file).
+    /// A container cannot be opened (missing, a link, not a regular file). Its message holds
+    /// the cause already, so it is not chained again.
     #[error("{0}")]
-    Open(#[from] ConfineError),
+    Open(ConfineError),
     /// A WARC file cannot be read further.
-    #[error("{0}")]
+    #[error(transparent)]
     Warc(#[from] WarcError),
-    /// An ARC file cannot be read further.
+    /// An ARC file cannot be read further (the message holds the cause, not chained again).
     #[error("{0}")]
-    Arc(#[from] ArcError),
+    Arc(ArcError),
     /// An ARC record has no usable date and nothing gives one (as in packaging).
     #[error(
         "{}: record at offset {offset}: no usable date (archive-date {date:?}); give --capture-date",
@@ -183,7 +184,7 @@ pub enum ListError {
         date: String,
     },
     /// A mirror or its `.zip` cannot be read.
-    #[error("{0}")]
+    #[error(transparent)]
     Mirror(#[from] MirrorError),
     /// A PANDAS instance cannot be read.
     #[error("{0}")]
@@ -197,6 +198,18 @@ pub enum ListError {
         #[source]
         source: io::Error,
     },
+}
+
+impl From<ConfineError> for ListError {
+    fn from(e: ConfineError) -> Self {
+        ListError::Open(e)
+    }
+}
+
+impl From<ArcError> for ListError {
+    fn from(e: ArcError) -> Self {
+        ListError::Arc(e)
+    }
 }
 
 /// A harvest resolved to what will be read, before reading it (so a caller can show progress
@@ -265,7 +278,10 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, None)
         }
         Input::MirrorZip(zip) => {
-            let u = mirror::unpack_zip(&zip, &std::env::temp_dir())?;
+            let u = mirror::unpack_zip(&zip, &std::env::temp_dir()).map_err(|e| match e {
+                MirrorError::NotAMirror(_) => not_source(&e),
+                e => e.into(),
+            })?;
             let name = Some(crate::sources::file_text(&zip));
             let m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name))?;
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))

@@ -16,6 +16,7 @@ mod metsrw;
 mod migrate_corpus;
 mod mirror;
 mod package;
+mod pages_list;
 mod pandas;
 mod pronom;
 mod rewrite_bytes;

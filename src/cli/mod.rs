@@ -4,6 +4,7 @@
 mod audit;
 mod migrate;
 mod package;
+mod pages;
 mod progress;
 mod scan;
 mod store;
@@ -38,6 +39,8 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Keep packages on several replicas: put, check, repair, get.
     Store(store::StoreArgs),
+    /// List the HTML pages of a package or a source: titles, sizes, capture dates.
+    Pages(pages::PagesArgs),
 }
 
 /// Parses the command line, runs the command, returns the exit status.
@@ -56,6 +59,7 @@ pub fn main() -> i32 {
         Command::Scan(args) => scan::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Store(args) => store::run(args),
+        Command::Pages(args) => pages::run(args),
     };
     match result {
         Ok(code) => code,

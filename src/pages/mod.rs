@@ -7,6 +7,8 @@
 //! - [`read_capture_head`] reads the start of a capture's payload back from a container, by the
 //!   byte ranges the METS states.
 
+pub mod list;
+
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;

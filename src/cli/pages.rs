@@ -1,0 +1,118 @@
+//! `webaip pages`: the HTML pages of a package or a source, for a curator choosing what to
+//! describe in `[[page]]` tables.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use webaip::formats::warc::header::escape_controls;
+use webaip::pages::list::{ListOptions, PageListing, resolve};
+use webaip::sources::pandas::Zone;
+
+use super::progress;
+
+/// Arguments of `webaip pages`.
+#[derive(Debug, Args)]
+pub struct PagesArgs {
+    /// A package (a directory holding METS.xml, or its METS.xml) or a source: a Heritrix job
+    /// directory, ARC/WARC files' folder or file, a PANDAS instance or title directory, a wget
+    /// or HTTrack mirror directory or its .zip.
+    path: PathBuf,
+    /// Also list HTML captures whose HTTP status is not 2xx (redirects, errors).
+    #[arg(long)]
+    all_statuses: bool,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+    /// Sources: time zone of PANDAS instance names and HTTrack log times (as `package`).
+    #[arg(long, default_value = "UTC")]
+    timezone: String,
+    /// Sources: a mirror's site URL when it records none (as `package`).
+    #[arg(long)]
+    url_prefix: Option<String>,
+    /// Sources: the capture date of what records none (as `package`).
+    #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
+    capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Longest title shown in the text listing (the JSON has it whole).
+const TITLE_COLUMN: usize = 60;
+
+/// Runs the command; returns the exit status.
+pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
+    let opts = ListOptions {
+        all_statuses: args.all_statuses,
+        zone: Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?,
+        url_prefix: args.url_prefix.clone(),
+        capture_date: args.capture_date,
+    };
+    let harvest = resolve(&args.path, &opts)?;
+    let bar = progress::bytes_bar(harvest.bytes(), args.quiet || args.json);
+    let listing = harvest.list(&opts, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let listing = listing?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&listing)?);
+    } else {
+        print_text(&listing, args.all_statuses);
+    }
+    Ok(0)
+}
+
+/// One line a page, columns aligned: `DATE  SIZE  [STATUS  ]TITLE  URL`, then the counts.
+fn print_text(l: &PageListing, statuses: bool) {
+    let title = |t: &Option<String>| match t {
+        Some(t) => {
+            let t = escape_controls(t);
+            if t.chars().count() > TITLE_COLUMN {
+                let cut: String = t.chars().take(TITLE_COLUMN - 1).collect();
+                format!("{cut}…")
+            } else {
+                t
+            }
+        }
+        None => "(no title)".to_string(),
+    };
+    let rows: Vec<[String; 5]> = l
+        .entries
+        .iter()
+        .map(|e| {
+            [
+                e.captured.clone(),
+                e.size.to_string(),
+                e.status.map_or_else(|| "-".into(), |s| s.to_string()),
+                title(&e.title),
+                escape_controls(&e.url),
+            ]
+        })
+        .collect();
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let (w_date, w_size, w_status, w_title) = (width(0), width(1), width(2), width(3));
+    for [date, size, status, title, url] in &rows {
+        let pad = w_title - title.chars().count();
+        if statuses {
+            println!(
+                "{date:<w_date$}  {size:>w_size$}  {status:>w_status$}  {title}{:pad$}  {url}",
+                ""
+            );
+        } else {
+            println!("{date:<w_date$}  {size:>w_size$}  {title}{:pad$}  {url}", "");
+        }
+    }
+    let c = &l.counts;
+    let left_out = if c.other_status > 0 {
+        format!(
+            "; {} HTML capture(s) with another HTTP status left out (--all-statuses lists them)",
+            c.other_status
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "{} page(s) at {} URL(s), of {} capture(s) read{left_out}",
+        c.pages, c.urls, c.captures
+    );
+}

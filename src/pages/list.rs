@@ -1,0 +1,710 @@
+//! `webaip pages`: the HTML pages of a harvest, with their titles, sizes and capture dates, so a
+//! curator can choose what to describe in `[[page]]` tables.
+//!
+//! A package is read through its METS: the WARC containers of the content group, by names
+//! confined to the package. A source is read as packaging reads it: ARC records mapped as the
+//! migration maps them (URL, date, payload offset and type), WARC records as they are copied,
+//! mirror and PANDAS files with the URL and capture time the source module reconstructs. So the
+//! URL and date listed are those of the WARC record packaging writes, which is what a
+//! `[[page]]`'s `url` and `captured` are matched against.
+//!
+//! Records are streamed: nothing of a payload is held beyond [`TITLE_WINDOW`] bytes.
+
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
+use crate::formats::arc::{ArcError, ArcReader, RecordKind};
+use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, entity_mime, response_head};
+use crate::formats::warc::{WarcError, WarcReader, WarcRecordHead};
+use crate::layout::{self, ConfineError, NameError};
+use crate::migrate::mapping::{FIELD_ARC_HEADER, FallbackDates, MappingContext};
+use crate::profile::Profile;
+use crate::sources::mirror::{self, MirrorError, MirrorOptions};
+use crate::sources::pandas::{self, Instance, Zone};
+use crate::sources::{
+    ACCEPTED_SHAPES, Archive, ArchiveKind, Input, SourceError, archive_kind, classify, detect,
+    path_text,
+};
+
+/// The name of a package's METS document.
+pub const METS_NAME: &str = "METS.xml";
+
+/// How to list.
+#[derive(Debug, Clone)]
+pub struct ListOptions {
+    /// List HTML captures whatever their HTTP status (by default only 2xx).
+    pub all_statuses: bool,
+    /// Time zone of PANDAS instance names and HTTrack log times (as `package --timezone`).
+    pub zone: Zone,
+    /// A mirror's site URL when it records none (as `package --url-prefix`).
+    pub url_prefix: Option<String>,
+    /// The capture date for what records none (as `package --capture-date`).
+    pub capture_date: Option<DateTime<Utc>>,
+}
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        ListOptions { all_statuses: false, zone: Zone::Utc, url_prefix: None, capture_date: None }
+    }
+}
+
+/// Where a capture is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Place {
+    /// The container (its name in the package), the ARC/WARC file, or the mirror file (its
+    /// path in the mirror).
+    pub file: String,
+    /// Offset of the record (of its gzip member in a compressed file); none for a mirror file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Offset of the record inside its gzip member, when the member holds several records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_in_member: Option<u64>,
+}
+
+/// One captured HTML page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageEntry {
+    /// The URL as harvested: the `WARC-Target-URI` of its record.
+    pub url: String,
+    /// When it was captured: the record's `WARC-Date` (RFC 3339).
+    pub captured: String,
+    /// Payload size in bytes (the HTTP entity as received, for an HTTP response).
+    pub size: u64,
+    /// The HTTP status, for an HTTP response.
+    pub status: Option<u16>,
+    /// The media type of the payload.
+    pub mime: String,
+    /// The page's `<title>` as a browser shows it; none when it has none within the first
+    /// [`TITLE_WINDOW`] bytes.
+    pub title: Option<String>,
+    /// Where the capture is.
+    pub place: Place,
+}
+
+/// What was counted on the way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PageCounts {
+    /// Pages listed.
+    pub pages: u64,
+    /// Distinct URLs among them.
+    pub urls: u64,
+    /// URL captures read (`response` and `resource` records, mirror files), HTML or not.
+    pub captures: u64,
+    /// HTML captures left out for their HTTP status (not 2xx), without `all_statuses`.
+    pub other_status: u64,
+}
+
+/// What was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HarvestKind {
+    /// A package (its METS and content containers).
+    Package,
+    /// A Heritrix job directory or ARC/WARC files.
+    Archives,
+    /// PANDAS instances.
+    Pandas,
+    /// A wget or HTTrack mirror (directory or `.zip`).
+    Mirror,
+}
+
+/// The pages of a harvest.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageListing {
+    /// The path listed.
+    pub path: String,
+    /// What it is.
+    pub kind: HarvestKind,
+    /// The pages, by URL then capture date.
+    pub entries: Vec<PageEntry>,
+    /// Counts.
+    pub counts: PageCounts,
+}
+
+/// Why a harvest cannot be listed.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    /// Neither a package nor a source.
+    #[error(
+        "{}: neither a package (a directory holding {METS_NAME}, or a METS file) nor a source: {reason}; accepted: a package, or {shapes}",
+        path.display(),
+        shapes = ACCEPTED_SHAPES.trim_start_matches("accepted: ")
+    )]
+    NotAHarvest {
+        /// The path given.
+        path: PathBuf,
+        /// Why it is not a source.
+        reason: String,
+    },
+    /// The METS cannot be read.
+    #[error("{}: {message}", path.display())]
+    Mets {
+        /// The METS document.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A container name in the METS leaves the package.
+    #[error("{}: container {name:?}: {source}", mets.display())]
+    Name {
+        /// The METS document.
+        mets: PathBuf,
+        /// The name as written.
+        name: String,
+        /// Why it is refused.
+        #[source]
+        source: NameError,
+    },
+    /// A container cannot be opened (missing, a link, not a regular file). Its message holds
+    /// the cause already, so it is not chained again.
+    #[error("{0}")]
+    Open(ConfineError),
+    /// A WARC file cannot be read further.
+    #[error(transparent)]
+    Warc(#[from] WarcError),
+    /// An ARC file cannot be read further (the message holds the cause, not chained again).
+    #[error("{0}")]
+    Arc(ArcError),
+    /// An ARC record has no usable date and nothing gives one (as in packaging).
+    #[error(
+        "{}: record at offset {offset}: no usable date (archive-date {date:?}); give --capture-date",
+        path.display()
+    )]
+    NoDate {
+        /// The ARC file.
+        path: PathBuf,
+        /// Offset of the record.
+        offset: u64,
+        /// Its archive-date field as found.
+        date: String,
+    },
+    /// A mirror or its `.zip` cannot be read.
+    #[error(transparent)]
+    Mirror(#[from] MirrorError),
+    /// A PANDAS instance cannot be read.
+    #[error("{0}")]
+    Pandas(String),
+    /// A file cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl From<ConfineError> for ListError {
+    fn from(e: ConfineError) -> Self {
+        ListError::Open(e)
+    }
+}
+
+impl From<ArcError> for ListError {
+    fn from(e: ArcError) -> Self {
+        ListError::Arc(e)
+    }
+}
+
+/// A harvest resolved to what will be read, before reading it (so a caller can show progress
+/// over [`Harvest::bytes`]).
+#[derive(Debug)]
+pub struct Harvest {
+    path: PathBuf,
+    what: What,
+    // A mirror's `.zip`, unpacked; removed when the harvest is dropped.
+    _unpacked: Option<mirror::Unpacked>,
+}
+
+#[derive(Debug)]
+enum What {
+    Package { root: PathBuf, containers: Vec<(String, u64)> },
+    Archives(Vec<(Archive, u64)>),
+    Mirror { kind: HarvestKind, instances: Vec<Instance> },
+}
+
+/// Lists the HTML pages of a package or a source.
+pub fn list_pages(path: &Path, opts: &ListOptions) -> Result<PageListing, ListError> {
+    resolve(path, opts)?.list(opts, &|_| {})
+}
+
+/// Recognises `path`: a package (a directory holding `METS.xml`, or a METS file), else any
+/// source [`classify`] accepts.
+pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
+    let mets = if path.is_dir() {
+        Some(path.join(METS_NAME)).filter(|m| std::fs::symlink_metadata(m).is_ok())
+    } else {
+        let xml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xml"));
+        xml.then(|| path.to_path_buf())
+    };
+    if let Some(mets) = mets {
+        let root = mets.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut containers = Vec::new();
+        for name in content_containers(&mets)? {
+            let size = layout::metadata_in(root, &name)?.len();
+            containers.push((name, size));
+        }
+        let what = What::Package { root: root.to_path_buf(), containers };
+        return Ok(Harvest { path: path.to_path_buf(), what, _unpacked: None });
+    }
+    let not_source = |e: &dyn std::fmt::Display| {
+        let reason = e.to_string();
+        let reason = reason.replace(&format!("; {ACCEPTED_SHAPES}"), "");
+        ListError::NotAHarvest { path: path.to_path_buf(), reason }
+    };
+    let given = [path.to_path_buf()];
+    let mirror_opts = |name: Option<String>| MirrorOptions {
+        url_prefix: opts.url_prefix.clone(),
+        capture_date: opts.capture_date,
+        zone: opts.zone,
+        name,
+    };
+    let (what, unpacked) = match classify(&given) {
+        Input::Pandas { instances, .. } => {
+            let mut read = Vec::new();
+            for dir in &instances {
+                read.push(pandas::read_instance(dir, opts.zone).map_err(ListError::Pandas)?);
+            }
+            (What::Mirror { kind: HarvestKind::Pandas, instances: read }, None)
+        }
+        Input::Mirror(dir, kind) => {
+            let m = mirror::read_mirror(&dir, kind, &mirror_opts(None))?;
+            (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, None)
+        }
+        Input::MirrorZip(zip) => {
+            let u = mirror::unpack_zip(&zip, &std::env::temp_dir()).map_err(|e| match e {
+                MirrorError::NotAMirror(_) => not_source(&e),
+                e => e.into(),
+            })?;
+            let name = Some(crate::sources::file_text(&zip));
+            let m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name))?;
+            (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))
+        }
+        Input::Archives => {
+            let source = detect(&given).map_err(|e: SourceError| not_source(&e))?;
+            let mut archives = Vec::new();
+            for a in source.archives {
+                let size = layout::regular_metadata(&a.path)?.len();
+                archives.push((a, size));
+            }
+            (What::Archives(archives), None)
+        }
+    };
+    Ok(Harvest { path: path.to_path_buf(), what, _unpacked: unpacked })
+}
+
+impl Harvest {
+    /// What the harvest is.
+    pub fn kind(&self) -> HarvestKind {
+        match &self.what {
+            What::Package { .. } => HarvestKind::Package,
+            What::Archives(_) => HarvestKind::Archives,
+            What::Mirror { kind, .. } => *kind,
+        }
+    }
+
+    /// Bytes that will be read through (containers, archives, mirror files).
+    pub fn bytes(&self) -> u64 {
+        match &self.what {
+            What::Package { containers, .. } => containers.iter().map(|c| c.1).sum(),
+            What::Archives(a) => a.iter().map(|a| a.1).sum(),
+            What::Mirror { instances, .. } => {
+                instances.iter().flat_map(|i| &i.files).map(|f| f.size).sum()
+            }
+        }
+    }
+
+    /// Reads the harvest; `progress` is told the bytes of each file once it is read.
+    pub fn list(
+        &self,
+        opts: &ListOptions,
+        progress: &dyn Fn(u64),
+    ) -> Result<PageListing, ListError> {
+        let mut out = Collector { opts, entries: Vec::new(), counts: PageCounts::default() };
+        match &self.what {
+            What::Package { root, containers } => {
+                for (name, size) in containers {
+                    let file = layout::open_in(root, name)?;
+                    list_warc(file, name, &mut out)?;
+                    progress(*size);
+                }
+            }
+            What::Archives(archives) => {
+                for (a, size) in archives {
+                    let name = path_text(&a.path);
+                    match a.kind {
+                        ArchiveKind::Warc => {
+                            list_warc(layout::open_regular(&a.path)?, &name, &mut out)?
+                        }
+                        ArchiveKind::Arc => list_arc(&a.path, &name, &mut out)?,
+                    }
+                    progress(*size);
+                }
+            }
+            What::Mirror { instances, .. } => {
+                for inst in instances {
+                    list_mirror(inst, &mut out)?;
+                    progress(inst.files.iter().map(|f| f.size).sum());
+                }
+            }
+        }
+        let mut entries = out.entries;
+        entries.sort_by(|a, b| {
+            let date = |e: &PageEntry| DateTime::parse_from_rfc3339(&e.captured).ok();
+            (a.url.as_str(), date(a), a.captured.as_str(), &a.place.file, a.place.offset).cmp(&(
+                b.url.as_str(),
+                date(b),
+                b.captured.as_str(),
+                &b.place.file,
+                b.place.offset,
+            ))
+        });
+        let mut counts = out.counts;
+        counts.pages = entries.len() as u64;
+        counts.urls =
+            entries.iter().map(|e| &e.url).collect::<std::collections::HashSet<_>>().len() as u64;
+        Ok(PageListing { path: path_text(&self.path), kind: self.kind(), entries, counts })
+    }
+}
+
+/// The names of the WARC containers in the METS's content group (as the profile the METS
+/// names calls it), confined to the package.
+fn content_containers(mets: &Path) -> Result<Vec<String>, ListError> {
+    use quick_xml::events::Event;
+    let bad = |message: String| ListError::Mets { path: mets.to_path_buf(), message };
+    let file = layout::open_regular(mets)?;
+    let mut reader = quick_xml::Reader::from_reader(BufReader::with_capacity(64 * 1024, file));
+    let mut buf = Vec::new();
+    let mut content: Option<String> = None;
+    // The USE of each open fileGrp, and the depth of open <file>s.
+    let mut groups: Vec<String> = Vec::new();
+    let mut files = 0usize;
+    let mut top_mime: Option<String> = None;
+    let mut names = Vec::new();
+    loop {
+        let pos = reader.buffer_position();
+        let event = reader
+            .read_event_into(&mut buf)
+            .map_err(|e| bad(format!("XML error near byte {pos}: {e}")))?;
+        let empty = matches!(event, Event::Empty(_));
+        match event {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let (name, attrs) = crate::mets::validate::element_parts(e);
+                let attr = |k: &str| {
+                    attrs.iter().find(|(n, _)| n.rsplit(':').next() == Some(k)).map(|a| &a.1)
+                };
+                match name.as_str() {
+                    "mets" if content.is_none() => {
+                        let profile = attr("PROFILE").and_then(|u| Profile::by_uri(u));
+                        let p = profile.unwrap_or_else(Profile::default_profile);
+                        content = Some(p.file_groups.content);
+                    }
+                    "fileGrp" if !empty => {
+                        groups.push(attr("USE").or(attr("ID")).cloned().unwrap_or_default())
+                    }
+                    "file" => {
+                        if files == 0 {
+                            top_mime = attr("MIMETYPE").cloned();
+                        }
+                        if !empty {
+                            files += 1;
+                        }
+                    }
+                    "FLocat" if files == 1 => {
+                        let in_content = content.as_ref().is_some_and(|c| groups.contains(c));
+                        if let (true, Some(href)) = (in_content, attr("href")) {
+                            let name =
+                                layout::confined_name(href).map_err(|source| ListError::Name {
+                                    mets: mets.to_path_buf(),
+                                    name: href.clone(),
+                                    source,
+                                })?;
+                            let warc = top_mime.as_deref() == Some("application/warc")
+                                || archive_kind(Path::new(&name)) == Some(ArchiveKind::Warc);
+                            if warc && !names.contains(&name) {
+                                names.push(name);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Event::End(ref e) => match e.local_name().into_inner() {
+                "fileGrp" => {
+                    groups.pop();
+                }
+                "file" => files = files.saturating_sub(1),
+                _ => {}
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    if content.is_none() {
+        return Err(bad("not a METS document (no <mets> element)".into()));
+    }
+    Ok(names)
+}
+
+/// Entries and counts as they are found.
+struct Collector<'a> {
+    opts: &'a ListOptions,
+    entries: Vec<PageEntry>,
+    counts: PageCounts,
+}
+
+impl Collector<'_> {
+    /// Counts a capture; true when it is to be listed (HTML, and 2xx unless all statuses).
+    fn wants(&mut self, mime: &str, status: Option<u16>) -> bool {
+        self.counts.captures += 1;
+        if !is_html(mime) {
+            return false;
+        }
+        let ok = status.is_none_or(|s| (200..300).contains(&s));
+        if !ok && !self.opts.all_statuses {
+            self.counts.other_status += 1;
+            return false;
+        }
+        true
+    }
+}
+
+/// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).
+fn status_of(head: &[u8]) -> Option<u16> {
+    let line = head.split(|&b| b == b'\n').next()?;
+    let code = std::str::from_utf8(line).ok()?.split_ascii_whitespace().nth(1)?;
+    (code.len() == 3).then(|| code.parse().ok()).flatten()
+}
+
+/// The content-type field of a migrated record's ARC header line (`URL IP DATE TYPE ...`),
+/// which typed the payload when the HTTP header names none (as the migration does). The URL
+/// may hold spaces: the date is the first 14-digit field after two others.
+fn arc_line_mime(line: &str) -> Option<String> {
+    let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
+    let i = (2..fields.len().saturating_sub(1))
+        .find(|&i| fields[i].len() == 14 && fields[i].bytes().all(|b| b.is_ascii_digit()))?;
+    let mime = fields[i + 1].split(';').next()?.trim().to_ascii_lowercase();
+    mime.contains('/').then_some(mime)
+}
+
+/// Lists the captures of one WARC file (a package's container, or a source's).
+fn list_warc(file: std::fs::File, name: &str, out: &mut Collector) -> Result<(), ListError> {
+    let mut reader = WarcReader::new(file, name)?;
+    loop {
+        let gzip = reader.is_gzip();
+        let next = reader.next_record(|head, block| warc_capture(head, block, (name, gzip), out));
+        match next? {
+            Some((_, _, Some(entry))) => out.entries.push(entry),
+            Some(_) => {}
+            None => return Ok(()),
+        }
+    }
+}
+
+/// One WARC record: its page entry when it is one to list. The payload is located as
+/// packaging locates it (`copy_warc`): after the HTTP header of an `http(s)` response.
+fn warc_capture(
+    head: &WarcRecordHead,
+    block: &mut dyn Read,
+    (name, gzip): (&str, bool),
+    out: &mut Collector,
+) -> io::Result<Option<PageEntry>> {
+    let h = &head.header;
+    let kind = h.warc_type().unwrap_or("");
+    let url = h.target_uri().unwrap_or("");
+    if !matches!(kind, "response" | "resource") || url.is_empty() {
+        return Ok(None);
+    }
+    let http = kind == "response" && (url.starts_with("http:") || url.starts_with("https:"));
+    let mut prefix = Vec::new();
+    let mut offset = 0usize;
+    if http {
+        block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
+        if let HttpHead::Complete(n) = response_head(&prefix) {
+            offset = n;
+        }
+    }
+    let http_head = &prefix[..offset];
+    let (mime, status, content_type) = if offset > 0 {
+        let mime = entity_mime(http_head)
+            .or_else(|| h.get(FIELD_ARC_HEADER).and_then(arc_line_mime))
+            .unwrap_or_else(|| "application/octet-stream".into());
+        (mime, status_of(http_head), last_content_type(http_head))
+    } else {
+        let ct = h.get("Content-Type").map(str::to_string);
+        (ct.clone().unwrap_or_else(|| "application/octet-stream".into()), None, ct)
+    };
+    if !out.wants(&mime, status) {
+        return Ok(None);
+    }
+    let size = h.content_length().unwrap_or(prefix.len() as u64).saturating_sub(offset as u64);
+    let mut window = prefix.split_off(offset);
+    window.truncate(TITLE_WINDOW);
+    let more = TITLE_WINDOW - window.len();
+    block.take(more as u64).read_to_end(&mut window)?;
+    let in_member = gzip && head.offset_in_member > 0;
+    Ok(Some(PageEntry {
+        url: url.to_string(),
+        captured: h.get("WARC-Date").unwrap_or("").to_string(),
+        size,
+        status,
+        title: html_title(&window, content_type.as_deref()),
+        mime,
+        place: Place {
+            file: name.to_string(),
+            offset: Some(head.offset),
+            offset_in_member: in_member.then_some(head.offset_in_member),
+        },
+    }))
+}
+
+/// Lists the captures of one ARC file as the migration maps them to WARC records.
+fn list_arc(path: &Path, name: &str, out: &mut Collector) -> Result<(), ListError> {
+    let mut arc = ArcReader::open(path)?;
+    let fallback = FallbackDates { capture_date: out.opts.capture_date, ..Default::default() };
+    let mut ctx = MappingContext::new(name.to_string(), String::new(), fallback);
+    let mut first = true;
+    let io_at = |offset: u64| {
+        move |source: io::Error| ArcError { path: path.to_path_buf(), offset, source }
+    };
+    while let Some(rec) = arc.next_record()? {
+        let at = rec.location.member.unwrap_or(rec.location.offset);
+        // The ARC header record's date stands in for records before the first dated one.
+        if std::mem::take(&mut first) && rec.kind == RecordKind::Filedesc {
+            ctx.fallback.arc_header = rec.header.as_ref().and_then(|h| h.date);
+        }
+        // The mapping reads the head of HTTP captures only (their HTTP header).
+        let http = rec.kind == RecordKind::Capture
+            && rec
+                .header
+                .as_ref()
+                .is_some_and(|h| h.url.starts_with(b"http:") || h.url.starts_with(b"https:"));
+        let body = arc.shared_body(&rec);
+        let head = if http { body.prefix(MAX_HTTP_HEADER_LEN).map_err(io_at(at))? } else { vec![] };
+        let mapped = ctx.map(&rec, &head, String::new()).map_err(|e| ListError::NoDate {
+            path: path.to_path_buf(),
+            offset: e.location.member.unwrap_or(e.location.offset),
+            date: e.date_raw.unwrap_or_default(),
+        })?;
+        let spec = &mapped.spec;
+        let url = spec.target_uri.clone().unwrap_or_default();
+        if rec.kind != RecordKind::Capture
+            || !matches!(spec.warc_type.as_str(), "response" | "resource")
+            || url.is_empty()
+        {
+            continue;
+        }
+        let offset = mapped.payload_offset as usize;
+        let http_head = &head[..offset.min(head.len())];
+        let status = (offset > 0).then(|| status_of(http_head)).flatten();
+        if !out.wants(&mapped.payload_mime, status) {
+            continue;
+        }
+        let content_type =
+            if offset > 0 { last_content_type(http_head) } else { spec.content_type.clone() };
+        let window = body.prefix(offset + TITLE_WINDOW).map_err(io_at(at))?;
+        let window = window.get(offset..).unwrap_or_default();
+        let in_member = rec.location.member.is_some() && rec.location.offset > 0;
+        out.entries.push(PageEntry {
+            url,
+            captured: spec.date.clone(),
+            size: body.len().saturating_sub(offset as u64),
+            status,
+            title: html_title(window, content_type.as_deref()),
+            mime: mapped.payload_mime.clone(),
+            place: Place {
+                file: name.to_string(),
+                offset: Some(at),
+                offset_in_member: in_member.then_some(rec.location.offset),
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Lists the files of a PANDAS instance or mirror, at the URL and capture time packaging gives
+/// their `resource` records (typed, as there, by the mirror's type).
+fn list_mirror(inst: &Instance, out: &mut Collector) -> Result<(), ListError> {
+    for f in &inst.files {
+        if !out.wants(&f.mime, None) {
+            continue;
+        }
+        let file = layout::open_regular(&f.path)?;
+        let mut window = Vec::new();
+        file.take(TITLE_WINDOW as u64)
+            .read_to_end(&mut window)
+            .map_err(|source| ListError::Io { path: f.path.clone(), source })?;
+        out.entries.push(PageEntry {
+            url: f.url.clone(),
+            captured: f.capture.to_rfc3339_opts(SecondsFormat::Secs, true),
+            size: f.size,
+            status: None,
+            title: html_title(&window, Some(&f.mime)),
+            mime: f.mime.clone(),
+            place: Place { file: f.save_path.clone(), offset: None, offset_in_member: None },
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_and_arc_header_types() {
+        assert_eq!(status_of(b"HTTP/1.1 404 Not Found\r\nA: b\r\n\r\n"), Some(404));
+        assert_eq!(status_of(b"HTTP/1.0 200\n\n"), Some(200));
+        assert_eq!(status_of(b"HTTP/1.1 -1 Broken\r\n\r\n"), None);
+        assert_eq!(status_of(b"HTTP/1.1 2000 Odd\r\n\r\n"), None);
+        let v1 = "http://www.example.org/old-page 192.0.2.10 20240315103006 text/html 98";
+        assert_eq!(arc_line_mime(v1).as_deref(), Some("text/html"));
+        // A URL with spaces (and digits) before the date, a v2 line, a type with parameters.
+        let spaced = "http://e.org/a 20240315103006 b.html 192.0.2.10 20240315103006 Text/HTML; charset=x 98";
+        assert_eq!(arc_line_mime(spaced).as_deref(), Some("text/html"));
+        let v2 = "http://e.org/ 1.2.3.4 20240315103006 application/xhtml+xml 200 - - 0 f.arc 9";
+        assert_eq!(arc_line_mime(v2).as_deref(), Some("application/xhtml+xml"));
+        assert_eq!(arc_line_mime("http://e.org/ 1.2.3.4 20240315103006 - 9"), None);
+        assert_eq!(arc_line_mime("base64:aGVsbG8="), None);
+    }
+
+    #[test]
+    fn containers_are_those_of_the_content_group_and_stay_in_the_package() {
+        let dir = tempfile::tempdir().unwrap();
+        let mets = dir.path().join(METS_NAME);
+        let doc = |href: &str| {
+            format!(
+                r#"<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink"><mets:fileSec>
+<mets:fileGrp USE="DigitalManifestation">
+ <mets:file ID="C1" MIMETYPE="application/warc"><mets:FLocat xlink:href="{href}"/>
+  <mets:file ID="R1"><mets:FLocat xlink:href="content/nested.warc.gz"/></mets:file></mets:file>
+ <mets:file ID="C2" MIMETYPE="application/warc"><mets:FLocat xlink:href="./content/b.warc"/></mets:file>
+</mets:fileGrp>
+<mets:fileGrp USE="Original"><mets:file ID="O1"><mets:FLocat xlink:href="original/o.warc.gz"/></mets:file></mets:fileGrp>
+<mets:fileGrp USE="Logfile"><mets:file ID="L1"><mets:FLocat xlink:href="logs/crawl.log"/></mets:file></mets:fileGrp>
+</mets:fileSec></mets:mets>"#
+            )
+        };
+        std::fs::write(&mets, doc("content/a.warc.gz")).unwrap();
+        assert_eq!(
+            content_containers(&mets).unwrap(),
+            vec!["content/a.warc.gz".to_string(), "content/b.warc".to_string()]
+        );
+        for hostile in ["../a.warc.gz", "/etc/a.warc.gz", "content/../../a.warc.gz"] {
+            std::fs::write(&mets, doc(hostile)).unwrap();
+            match content_containers(&mets) {
+                Err(ListError::Name { name, .. }) => assert_eq!(name, hostile),
+                other => panic!("{hostile}: {other:?}"),
+            }
+        }
+        std::fs::write(&mets, "<notmets/>").unwrap();
+        assert!(matches!(content_containers(&mets), Err(ListError::Mets { .. })));
+    }
+}

@@ -7,6 +7,7 @@ mod arc_property;
 mod arc_tolerance;
 mod audit;
 mod cli_migrate;
+mod entities_check;
 mod fuzz;
 mod hostile_package;
 mod mets_mutations;

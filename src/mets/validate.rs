@@ -1,13 +1,16 @@
 //! `webaip validate`: a METS document against the official schemas and the package profile.
 //!
-//! Two passes. The first streams the document with quick-xml and checks what XML Schema cannot
-//! see: unique IDs, IDREFs that resolve, byte ranges (`BEGIN <= END`, `SIZE = END - BEGIN + 1`),
-//! checksum types, PREMIS fixity and size against the `<file>` attributes, events that link
-//! existing objects and agents, outcomes from the profile's vocabulary, and the profile's
-//! required sections. The second validates against the XSD bundle (METS, PREMIS, MODS, DC,
-//! XLink, plus webaip's rights schema) in-process through libxml2, non-recovering and without
-//! network. Every finding names the line, the element, the rule (P-number) and what was
-//! expected.
+//! The first pass streams the document with quick-xml and checks what XML Schema cannot see:
+//! unique IDs, IDREFs that resolve (to the right kind of element), byte ranges
+//! (`BEGIN <= END`, `SIZE = END - BEGIN + 1`), checksum types, PREMIS fixity and size against
+//! the `<file>` attributes, events that link existing objects and agents, outcomes from the
+//! profile's vocabulary, and the profile's required sections. When the logical map has
+//! curator entities (WEBPAGE and ASSOCIATEDOBJECT divs with descriptions), a bounded second
+//! pass and a read of each pointed-at record's header check that the MODS URL is the record's
+//! `WARC-Target-URI` (module `entities`). Last, the document is validated against the XSD bundle
+//! (METS, PREMIS, MODS, DC, XLink, plus webaip's rights schema) in-process through libxml2,
+//! non-recovering and without network. Every finding names the line, the element, the rule
+//! (P-number) and what was expected.
 //!
 //! Which profile applies: `--profile`, else the one the root `PROFILE` attribute names, else
 //! the default profile in advisory mode (its findings are warnings: the document does not
@@ -287,7 +290,7 @@ struct Checker {
     /// Every ID, with the offset and kind of its element.
     ids: HashMap<String, (u64, IdOwner)>,
     /// Every IDREF token: (attribute, token, element, offset, rule named when it fails).
-    refs: Vec<(String, String, String, u64, &'static str)>,
+    refs: Vec<(&'static str, String, String, u64, &'static str)>,
     /// The curator entities of the logical map, checked against their MODS and records after
     /// the pass ([`entities`]); `entity_open` while inside one.
     entities: Vec<entities::EntityDiv>,
@@ -559,7 +562,7 @@ impl Checker {
                 };
                 if let Some(v) = attr(name) {
                     for token in v.split_whitespace() {
-                        self.refs.push((name.into(), token.into(), local.into(), offset, rule));
+                        self.refs.push((name, token.into(), local.into(), offset, rule));
                     }
                 }
             }
@@ -1283,7 +1286,7 @@ impl Checker {
         }
         let refs = std::mem::take(&mut self.refs);
         for (attr, value, element, offset, rule) in refs {
-            let want = match attr.as_str() {
+            let want = match attr {
                 "DMDID" => Some(IdOwner::DmdSec),
                 "FILEID" => Some(IdOwner::File),
                 _ => None,

@@ -8,6 +8,7 @@ mod arc_tolerance;
 mod audit;
 mod cli_migrate;
 mod entities;
+mod entities_check;
 mod fuzz;
 mod hostile_package;
 mod mets_mutations;

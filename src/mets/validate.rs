@@ -1,13 +1,16 @@
 //! `webaip validate`: a METS document against the official schemas and the package profile.
 //!
-//! Two passes. The first streams the document with quick-xml and checks what XML Schema cannot
-//! see: unique IDs, IDREFs that resolve, byte ranges (`BEGIN <= END`, `SIZE = END - BEGIN + 1`),
-//! checksum types, PREMIS fixity and size against the `<file>` attributes, events that link
-//! existing objects and agents, outcomes from the profile's vocabulary, and the profile's
-//! required sections. The second validates against the XSD bundle (METS, PREMIS, MODS, DC,
-//! XLink, plus webaip's rights schema) in-process through libxml2, non-recovering and without
-//! network. Every finding names the line, the element, the rule (P-number) and what was
-//! expected.
+//! The first pass streams the document with quick-xml and checks what XML Schema cannot see:
+//! unique IDs, IDREFs that resolve (to the right kind of element), byte ranges
+//! (`BEGIN <= END`, `SIZE = END - BEGIN + 1`), checksum types, PREMIS fixity and size against
+//! the `<file>` attributes, events that link existing objects and agents, outcomes from the
+//! profile's vocabulary, and the profile's required sections. When the logical map has
+//! curator entities (WEBPAGE and ASSOCIATEDOBJECT divs with descriptions), a bounded second
+//! pass and a read of each pointed-at record's header check that the MODS URL is the record's
+//! `WARC-Target-URI` (module `entities`). Last, the document is validated against the XSD bundle
+//! (METS, PREMIS, MODS, DC, XLink, plus webaip's rights schema) in-process through libxml2,
+//! non-recovering and without network. Every finding names the line, the element, the rule
+//! (P-number) and what was expected.
 //!
 //! Which profile applies: `--profile`, else the one the root `PROFILE` attribute names, else
 //! the default profile in advisory mode (its findings are warnings: the document does not
@@ -25,6 +28,8 @@ use quick_xml::name::ResolveResult;
 use serde::Serialize;
 
 use crate::profile::Profile;
+
+mod entities;
 
 const NS_METS: &str = "http://www.loc.gov/METS/";
 const NS_PREMIS3: &str = "http://www.loc.gov/premis/v3";
@@ -144,6 +149,7 @@ pub fn validate_mets(
     let mut checker = Checker::new(opts.profile.clone());
     checker.run(BufReader::with_capacity(256 * 1024, file));
     checker.finish();
+    checker.check_entities(path);
     let profile = checker.profile.clone();
     let mut findings = std::mem::take(&mut checker.findings);
     if profile.name != crate::profile::DEFAULT_PROFILE && !checker.xml_error {
@@ -281,8 +287,14 @@ struct Checker {
     comparing: bool,
     findings: Vec<Finding>,
     stack: Vec<(String, String)>,
-    ids: HashMap<String, u64>,
-    refs: Vec<(String, String, String, u64)>,
+    /// Every ID, with the offset and kind of its element.
+    ids: HashMap<String, (u64, IdOwner)>,
+    /// Every IDREF token: (attribute, token, element, offset, rule named when it fails).
+    refs: Vec<(&'static str, String, String, u64, &'static str)>,
+    /// The curator entities of the logical map, checked against their MODS and records after
+    /// the pass ([`entities`]); `entity_open` while inside one.
+    entities: Vec<entities::EntityDiv>,
+    entity_open: bool,
     root_seen: bool,
     mets_hdr: bool,
     dmd_types: Vec<String>,
@@ -332,6 +344,8 @@ impl Checker {
             stack: Vec::new(),
             ids: HashMap::new(),
             refs: Vec::new(),
+            entities: Vec::new(),
+            entity_open: false,
             root_seen: false,
             mets_hdr: false,
             dmd_types: Vec::new(),
@@ -527,8 +541,7 @@ impl Checker {
         let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         if ns == NS_METS {
             if let Some(id) = attr("ID") {
-                if let Some(first) = self.ids.get(&id) {
-                    let first = *first;
+                if let Some(&(first, _)) = self.ids.get(&id) {
                     self.error(
                         "METS-ID",
                         local,
@@ -536,13 +549,20 @@ impl Checker {
                         format!("ID {id:?} is used twice (first at byte {first})"),
                     );
                 } else {
-                    self.ids.insert(id, offset);
+                    self.ids.insert(id, (offset, IdOwner::of(local)));
                 }
             }
+            // The logical map's references are the content model's (P2.2, P2.3).
+            let logical = self.map == StructMapKind::Logical && matches!(local, "div" | "fptr");
             for name in ["ADMID", "DMDID", "FILEID"] {
+                let rule = match name {
+                    "DMDID" if logical => "P2.2",
+                    "FILEID" if logical => "P2.3",
+                    _ => "METS-IDREF",
+                };
                 if let Some(v) = attr(name) {
                     for token in v.split_whitespace() {
-                        self.refs.push((name.into(), token.into(), local.into(), offset));
+                        self.refs.push((name, token.into(), local.into(), offset, rule));
                     }
                 }
             }
@@ -616,6 +636,11 @@ impl Checker {
                         self.physical_fptrs.insert(id);
                     }
                 }
+                "fptr" if self.entity_open && self.div_depth == 2 => {
+                    if let (Some(id), Some(e)) = (attr("FILEID"), self.entities.last_mut()) {
+                        e.fptrs.push(id);
+                    }
+                }
                 "div" => self.start_div(attrs, offset),
                 _ => {}
             }
@@ -661,7 +686,12 @@ impl Checker {
                 "amdSec" => self.amd_current = None,
                 "techMD" | "digiprovMD" | "rightsMD" | "sourceMD" => self.md_current = None,
                 "file" => self.end_file(offset),
-                "div" => self.div_depth = self.div_depth.saturating_sub(1),
+                "div" => {
+                    if self.div_depth == 2 {
+                        self.entity_open = false;
+                    }
+                    self.div_depth = self.div_depth.saturating_sub(1);
+                }
                 "structMap" => self.map = StructMapKind::None,
                 "fileGrp" => self.current_group.clear(),
                 _ => {}
@@ -851,6 +881,21 @@ impl Checker {
         } else if self.div_depth == 2 {
             let allowed =
                 [&self.profile.structure.webpage, &self.profile.structure.associated_object];
+            // A div with descriptions is a curator entity; one without (a transformed page's
+            // automatic div) has only its fptrs checked.
+            if allowed.iter().any(|a| **a == t)
+                && let Some(dmdid) = attr("DMDID")
+                && !self.comparing
+            {
+                self.entities.push(entities::EntityDiv {
+                    id: attr("ID").unwrap_or_default(),
+                    div_type: t.clone(),
+                    dmdids: dmdid.split_whitespace().map(str::to_string).collect(),
+                    fptrs: Vec::new(),
+                    offset,
+                });
+                self.entity_open = true;
+            }
             if !allowed.iter().any(|a| **a == t) {
                 self.profile_rule(
                     "P2.1",
@@ -862,7 +907,14 @@ impl Checker {
                 );
             }
         } else if self.div_depth > 2 {
-            self.profile_rule("P2.1", "div", offset, "divs nest deeper than two levels".into());
+            let id = attr("ID").map(|i| format!(" {i}")).unwrap_or_default();
+            let depth = self.div_depth;
+            self.profile_rule(
+                "P2.1",
+                "div",
+                offset,
+                format!("div{id} is at depth {depth}: divs nest deeper than two levels (website, then webpage or associated object)"),
+            );
         }
     }
 
@@ -1233,14 +1285,34 @@ impl Checker {
             return;
         }
         let refs = std::mem::take(&mut self.refs);
-        for (attr, value, element, offset) in refs {
-            if !self.ids.contains_key(&value) {
-                self.error(
-                    "METS-IDREF",
-                    &element,
-                    offset,
-                    format!("{attr} {value:?} points at no ID"),
-                );
+        for (attr, value, element, offset, rule) in refs {
+            let want = match attr {
+                "DMDID" => Some(IdOwner::DmdSec),
+                "FILEID" => Some(IdOwner::File),
+                _ => None,
+            };
+            match self.ids.get(&value) {
+                None => {
+                    let what = match want {
+                        Some(w) => format!("no <{}>", w.name()),
+                        None => "no ID".into(),
+                    };
+                    self.error(rule, &element, offset, format!("{attr} {value:?} points at {what}"))
+                }
+                Some(&(_, found)) if want.is_some_and(|w| w != found) => {
+                    let w = want.map(IdOwner::name).unwrap_or_default();
+                    let what = match found {
+                        IdOwner::Other => "another element".to_string(),
+                        f => format!("a <{}>", f.name()),
+                    };
+                    self.error(
+                        rule,
+                        &element,
+                        offset,
+                        format!("{attr} {value:?} points at {what}; expected a <{w}>"),
+                    )
+                }
+                Some(_) => {}
             }
         }
         let events = std::mem::take(&mut self.events);
@@ -1370,6 +1442,32 @@ pub(crate) fn element_parts(
         })
         .collect();
     (local, attrs)
+}
+
+/// The kind of element an ID belongs to, as far as IDREF checks need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IdOwner {
+    File,
+    DmdSec,
+    Other,
+}
+
+impl IdOwner {
+    fn of(local: &str) -> Self {
+        match local {
+            "file" => IdOwner::File,
+            "dmdSec" => IdOwner::DmdSec,
+            _ => IdOwner::Other,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            IdOwner::File => "file",
+            IdOwner::DmdSec => "dmdSec",
+            IdOwner::Other => "element",
+        }
+    }
 }
 
 /// Which kind of structMap the reader is in.

@@ -263,14 +263,8 @@ fn run(
         scan: None,
     });
 
-    let Some((arc_header, first_date)) = prescan_dates(input)? else {
+    let Some(fallback) = fallback_dates(input, opts.capture_date)? else {
         return Err(not_arc(input));
-    };
-    let fallback = FallbackDates {
-        arc_header,
-        next_record: first_date,
-        file_name: file_name_date(input),
-        capture_date: opts.capture_date,
     };
     let ctx = MappingContext::new(arc_name, warcinfo_id, fallback);
     let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
@@ -385,6 +379,20 @@ fn not_arc(input: &Path) -> MigrateError {
 /// records before it, such as a filedesc dated `-`). `None` when the file has no record at all.
 /// Reads the whole file only when no record has a date.
 #[allow(clippy::type_complexity)]
+/// The dates a record without its own falls back to, in the migration's order (see
+/// [`FallbackDates`]); `None` when the file holds no ARC record. Reads the file once.
+pub(crate) fn fallback_dates(
+    input: &Path,
+    capture_date: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<Option<FallbackDates>, ArcError> {
+    Ok(prescan_dates(input)?.map(|(arc_header, first_date)| FallbackDates {
+        arc_header,
+        next_record: first_date,
+        file_name: file_name_date(input),
+        capture_date,
+    }))
+}
+
 fn prescan_dates(
     input: &Path,
 ) -> Result<

@@ -568,7 +568,10 @@ fn warc_capture(
 /// Lists the captures of one ARC file as the migration maps them to WARC records.
 fn list_arc(path: &Path, name: &str, out: &mut Collector) -> Result<(), ListError> {
     let mut arc = ArcReader::open(path)?;
-    let fallback = FallbackDates { capture_date: out.opts.capture_date, ..Default::default() };
+    // The same fallbacks as the migration (file name, ARC header, neighbouring records), so a
+    // record is listed with the date its package will give it.
+    let fallback = crate::migrate::fallback_dates(path, out.opts.capture_date)?
+        .unwrap_or(FallbackDates { capture_date: out.opts.capture_date, ..Default::default() });
     let mut ctx = MappingContext::new(name.to_string(), String::new(), fallback);
     let mut first = true;
     let io_at = |offset: u64| {

@@ -593,6 +593,17 @@ fn the_file_name_timestamp_comes_after_the_header() {
     for g in &got[1..] {
         assert_eq!((g.1.as_str(), g.2.as_deref()), ("2001-01-01T00:00:00Z", Some("file-name")));
     }
+    // `webaip pages` on the ARC dates the page as its package will.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(["pages", "--json", "--all-statuses"])
+        .arg(&f.path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("2001-01-01T00:00:00"), "{text}");
+    assert!(text.contains("http://e.org/1"), "{text}");
 }
 
 #[test]

@@ -374,11 +374,6 @@ fn not_arc(input: &Path) -> MigrateError {
     }
 }
 
-/// Read ahead to the first record with a date of its own: the ARC header (`filedesc://`)
-/// record's date, when the first record is one and its date parses, and that first date (for
-/// records before it, such as a filedesc dated `-`). `None` when the file has no record at all.
-/// Reads the whole file only when no record has a date.
-#[allow(clippy::type_complexity)]
 /// The dates a record without its own falls back to, in the migration's order (see
 /// [`FallbackDates`]); `None` when the file holds no ARC record. Reads the file once.
 pub(crate) fn fallback_dates(
@@ -393,6 +388,11 @@ pub(crate) fn fallback_dates(
     }))
 }
 
+/// Read ahead to the first record with a date of its own: the ARC header (`filedesc://`)
+/// record's date, when the first record is one and its date parses, and that first date (for
+/// records before it, such as a filedesc dated `-`). `None` when the file has no record at all.
+/// Reads the whole file only when no record has a date.
+#[allow(clippy::type_complexity)]
 fn prescan_dates(
     input: &Path,
 ) -> Result<

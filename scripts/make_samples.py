@@ -8,12 +8,18 @@ writes them:
   ...-00000-... .arc.gz  per-record gzip, ARC v1.1 filedesc with XML, a dns: record, robots.txt,
                          an HTML home page, a CSS file, a PNG image, a 301 redirect, the page it
                          points to and a 404;
-  ...-00001-... .arc     uncompressed, two more pages, one with a space in its URL.
+  ...-00001-... .arc     uncompressed, two more pages, one with a space in its URL, an icon
+                         and an ISO-8859-1 page (a second seed) whose title only the HTTP
+                         charset decodes.
 
 samples/pandas/40123/20040517-1412/ is a PANDAS instance (an HTTrack mirror): pages in two
 directories, a query page saved under HTTrack's hashed name, CSS with url() and @import, an
 image, a windows-1252 page, links to pages outside the instance, and an hts-cache with new.zip,
 new.txt, new.lst and doit.log, plus hts-log.txt.
+
+samples/mirror/ is a plain website mirror made by `wget -r -x -o wget-log`: a host directory with
+an index page, a page saved without extension, a query page saved as `index.html?p=1`, a
+stylesheet, an image saved without extension, and the wget log giving URLs and capture times.
 
 Run from the repository root: python3 scripts/make_samples.py
 """
@@ -299,6 +305,40 @@ def write_pandas():
                 "HTTrack Website Copier/3.49-2 mirror complete in 3 seconds : 7 links scanned, 7 files written\n" % (GOV, GOV))
 
 
+MIRROR = os.path.join("samples", "mirror")
+MIRROR_HOST = "www.example.net"
+
+
+def write_mirror():
+    """A wget mirror with its log (wget -r -x -o wget-log): times in the log's own format."""
+    site = os.path.join(MIRROR, MIRROR_HOST)
+    files = [
+        ("10:11:12", "http://%s/" % MIRROR_HOST, "index.html",
+         b"<!DOCTYPE html>\n<html><head><title>Example Net  Home</title>"
+         b"<link rel=\"stylesheet\" href=\"/site.css\"></head><body>"
+         b"<a href=\"about\">About</a> <a href=\"/?p=1\">Page 1</a> <img src=\"img/logo\"/></body></html>\n"),
+        ("10:11:13", "http://%s/site.css" % MIRROR_HOST, "site.css", b"body { background: url(img/logo) }\n"),
+        ("10:11:14", "http://%s/about" % MIRROR_HOST, "about",
+         b"\n  <HTML><HEAD><TITLE>About us</TITLE></HEAD><BODY><a href=\"/\">Home</a> "
+         b"<a href=\"./?p=1\">Page 1</a></BODY></HTML>\n"),
+        ("10:11:15", "http://%s/?p=1" % MIRROR_HOST, "index.html?p=1", b"<div><a href=\"about\">About</a></div>\n"),
+        ("10:11:16", "http://%s/img/logo" % MIRROR_HOST, "img/logo", png(8, 8, (0, 85, 51))),
+    ]
+    log = []
+    for t, url, path, body in files:
+        full = os.path.join(site, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(body)
+        log.append("--2024-01-02 %s--  %s\nResolving %s... 192.0.2.20\n"
+                   "HTTP request sent, awaiting response... 200 OK\nLength: %d\n"
+                   "Saving to: \u2018%s/%s\u2019\n\n"
+                   "2024-01-02 %s (1 MB/s) - \u2018%s/%s\u2019 saved [%d/%d]\n\n"
+                   % (t, url, MIRROR_HOST, len(body), MIRROR_HOST, path, t, MIRROR_HOST, path, len(body), len(body)))
+    with open(os.path.join(MIRROR, "wget-log"), "w", encoding="utf-8", newline="\n") as f:
+        f.write("".join(log))
+
+
 def main():
     os.makedirs(os.path.join(JOB, "arcs"), exist_ok=True)
     when = "20240315103000"
@@ -327,6 +367,7 @@ def main():
                  ok("text/html; charset=iso-8859-1", VEREIN))
     write_job_files()
     write_pandas()
+    write_mirror()
     print("samples written under samples/")
 
 

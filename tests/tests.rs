@@ -10,6 +10,7 @@ mod cli_migrate;
 mod entities;
 mod entities_check;
 mod fuzz;
+mod golden;
 mod hostile_package;
 mod mets_mutations;
 mod mets_package;

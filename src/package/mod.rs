@@ -537,7 +537,7 @@ pub fn build_package(
         logs += 1;
     }
     // Each migration's report travels in the package, where its migration event points.
-    for c in &containers {
+    for (c, archive) in containers.iter().zip(&source.archives) {
         if let Some(m) = &c.migration {
             let rel = migration_report_path(&c.path);
             // The packaged copy names the container by its package path (the run wrote it
@@ -545,7 +545,15 @@ pub fn build_package(
             // the bytes and would make --deterministic runs differ.
             let mut v =
                 serde_json::to_value(m).map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
+            // The ARC is named as in the source (`arcs/NAME.arc.gz`), not by where the source
+            // sat on the machine that packaged it: no fact about the bytes, and it would make
+            // the same harvest packaged from two places differ.
+            let input = match source.root.as_deref() {
+                Some(root) => crate::sources::name_text(root, &archive.path),
+                None => file_text(&archive.path),
+            };
             if let Some(o) = v.as_object_mut() {
+                o.insert("input".into(), serde_json::Value::String(input));
                 o.insert("output".into(), serde_json::Value::String(c.path.clone()));
                 o.remove("seconds");
             }

@@ -13,6 +13,7 @@
 //! [`Source::refused`] naming it, never read. Side files (`seeds.txt`, `crawl.log`) are read
 //! with bounds ([`MAX_SEEDS`], [`MAX_LINE`]).
 
+pub mod capture;
 pub mod crawl_log;
 pub mod mirror;
 pub mod pandas;

@@ -1,0 +1,199 @@
+//! Captures: what every source yields, in order (ARCHITECTURE.md, "sources yield captures").
+//!
+//! A [`Capture`] is one harvested thing with the provenance the METS needs: the URL, the date
+//! and where that date came from, the server's address, the kind of record it becomes, the
+//! headers exactly as harvested, the payload (bytes in memory or a byte segment of a file,
+//! read only when written), and the file and offset it came from. A source also reports the
+//! oddities of its input ([`Quirk`], with file and line or offset) and the files it holds that
+//! are no capture ([`SideFile`], kept byte-exact under `logs/`).
+
+use std::io::{self, Read};
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// The WARC record a capture becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaptureKind {
+    /// An HTTP response: [`Capture::http_header`] then the payload (`application/http;
+    /// msgtype=response`).
+    Response,
+    /// A payload with no protocol header, typed by [`Capture::content_type`].
+    Resource,
+}
+
+/// Where a capture's date came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DateSource {
+    /// What the date was read from, in words a report can print (`file name epoch`, `server
+    /// Date header`, `folder date 2003-1-11 at 12:00 UTC`).
+    pub label: String,
+    /// True when it is not the time of this capture's own fetch (a folder's date, a server's
+    /// clock): written as `X-Webaip-Date-Source` and said in descriptions.
+    pub inferred: bool,
+}
+
+/// The payload of a capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    /// Bytes already in memory (small payloads).
+    Bytes(Vec<u8>),
+    /// `len` bytes of `path` from `offset`: read when the record is written, never held.
+    Segment {
+        /// The file.
+        path: PathBuf,
+        /// Where the payload starts.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+}
+
+impl Payload {
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Payload::Bytes(b) => b.len() as u64,
+            Payload::Segment { len, .. } => *len,
+        }
+    }
+
+    /// True when it holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A reader over the payload. A segment is opened through
+    /// [`crate::layout::open_regular`] (no links, FIFOs or devices) and must still be as long
+    /// as it was when the source measured it.
+    pub fn open(&self) -> io::Result<Box<dyn Read + Send + '_>> {
+        match self {
+            Payload::Bytes(b) => Ok(Box::new(&b[..])),
+            Payload::Segment { path, offset, len } => {
+                use std::io::{Seek, SeekFrom};
+                let mut f = crate::layout::open_regular(path)?;
+                let size = f.metadata()?.len();
+                if offset.checked_add(*len).is_none_or(|end| end > size) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "{}: {len} bytes at offset {offset} asked, the file has {size}",
+                            path.display()
+                        ),
+                    ));
+                }
+                f.seek(SeekFrom::Start(*offset))?;
+                Ok(Box::new(f.take(*len)))
+            }
+        }
+    }
+}
+
+/// Where a capture came from in the source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Provenance {
+    /// The file, relative to the source root (`2003-7-16/0042/b4ef...`), as the package's
+    /// metadata records name it.
+    pub file: String,
+    /// The byte offset of the capture in that file, when the file holds more than one thing.
+    pub offset: Option<u64>,
+}
+
+/// One harvested thing, as a source yields it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// The URL as harvested (`WARC-Target-URI`).
+    pub uri: String,
+    /// When it was captured (`WARC-Date`).
+    pub date: DateTime<Utc>,
+    /// Where the date came from.
+    pub date_source: DateSource,
+    /// The server's IP address (`WARC-IP-Address`).
+    pub ip: Option<String>,
+    /// The record it becomes.
+    pub kind: CaptureKind,
+    /// For a response: the status line and header fields exactly as stored, with the empty
+    /// line that ends them (the record block starts with these bytes).
+    pub http_header: Option<Vec<u8>>,
+    /// For a resource: its MIME type. For a response: the entity's `Content-Type` as the
+    /// header states it (what the payload `<file>` is typed as), if it states one.
+    pub content_type: Option<String>,
+    /// The payload.
+    pub payload: Payload,
+    /// `WARC-Truncated` (`length`, ...) when the stored payload is shorter than what was
+    /// served.
+    pub truncated: Option<String>,
+    /// Where it came from.
+    pub provenance: Provenance,
+    /// A `metadata` record written right after this one, `WARC-Concurrent-To` it
+    /// (`application/warc-fields`): what the source says about the capture beyond the record
+    /// (harvester fields, source path), verbatim.
+    pub metadata: Option<Vec<u8>>,
+}
+
+/// An oddity of the input a source tolerated, reported with where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Quirk {
+    /// The file, relative to the source root.
+    pub file: String,
+    /// The line (1-based), for line-oriented files.
+    pub line: Option<u64>,
+    /// The byte offset, where a line means nothing.
+    pub offset: Option<u64>,
+    /// A short stable name (`norwegian-date`, `merged-header-line`, `meta-without-data`).
+    pub kind: String,
+    /// What was found and what was done.
+    pub detail: String,
+}
+
+/// A file of the source that is no capture (a log, an opaque side-car): packaged byte-exact
+/// under `logs/`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SideFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its path under the package's `logs/`.
+    pub relative: String,
+}
+
+/// A source of captures: yields them in order, then says what it found odd and what else it
+/// holds. Implemented by each source module.
+pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> {
+    /// A short name of the shape (`nedlib`, `kulturarw3`), for file names and reports.
+    fn shape_name(&self) -> &'static str;
+    /// The oddities met so far (all of them once the iterator is exhausted).
+    fn quirks(&self) -> &[Quirk];
+    /// The files that are no capture.
+    fn side_files(&self) -> Vec<SideFile>;
+    /// The seed or site URLs, where the source knows them.
+    fn seeds(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A capture that cannot be read at all (a quirk that can be tolerated is a [`Quirk`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CaptureError {
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A file is not what its place says it is.
+    #[error("{path}{}: {message}", .offset.map(|o| format!(" at offset {o}")).unwrap_or_default())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Where in it.
+        offset: Option<u64>,
+        /// What is wrong.
+        message: String,
+    },
+}

@@ -73,7 +73,7 @@ impl Payload {
             Payload::Bytes(b) => Ok(Box::new(&b[..])),
             Payload::Segment { path, offset, len } => {
                 use std::io::{Seek, SeekFrom};
-                let mut f = crate::layout::open_regular(path)?;
+                let mut f = crate::layout::open_regular(path).map_err(io::Error::other)?;
                 let size = f.metadata()?.len();
                 if offset.checked_add(*len).is_none_or(|end| end > size) {
                     return Err(io::Error::new(

@@ -339,6 +339,14 @@ def write_mirror():
         f.write("".join(log))
 
 
+def write_nedlib():
+    """samples/nedlib/: a NEDLIB harvest (INPUT_FORMATS.md section 5); written by its own helper."""
+
+
+def write_kulturarw3():
+    """samples/kulturarw3/: a Kulturarw3 archive (INPUT_FORMATS.md section 4)."""
+
+
 def main():
     os.makedirs(os.path.join(JOB, "arcs"), exist_ok=True)
     when = "20240315103000"
@@ -368,6 +376,8 @@ def main():
     write_job_files()
     write_pandas()
     write_mirror()
+    write_nedlib()
+    write_kulturarw3()
     print("samples written under samples/")
 
 

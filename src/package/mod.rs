@@ -18,6 +18,7 @@
 //! `validation` event with outcome `failure` listing them, and the run exits with status 1,
 //! as for other findings. The later audit then reports what the package already declared.
 
+pub mod captures;
 pub mod pandas;
 mod scan;
 mod spill;

@@ -56,6 +56,9 @@ pub struct ScanSummary {
     pub findings: Vec<(String, String, String)>,
     /// Not scanned: (container, record id, reason).
     pub unscanned: Vec<(String, String, String)>,
+    /// Payloads not sent to clamd because an identical one (same SHA-512) of this run was:
+    /// its verdict was reused.
+    pub reused: u64,
 }
 
 /// Streams one record's payload to clamd.

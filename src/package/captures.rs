@@ -1,0 +1,594 @@
+//! Packaging a stream of captures ([`crate::sources::capture`]): the pipeline of
+//! ARCHITECTURE.md, used by the sources that yield captures (NEDLIB, Kulturarw3).
+//!
+//! Each capture passes the scan stage before anything is written: its payload's SHA-512 is
+//! computed first, and a payload identical to one already scanned in this run takes that
+//! verdict without going to clamd again (the report counts them). A clean capture is written
+//! to the content container, an infected one straight to the viral container (opened on first
+//! use), so no container is rewritten after it is written. The container writer returns every
+//! record's ranges, which go to the METS as they are; a capture's concurrent metadata follows
+//! it. The source's quirks travel in the package as `logs/webaip/<shape>.quirks.json`; its side
+//! files go byte-exact to `logs/`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::{
+    MAX_EXAMPLES, PackageError, PackageOptions, ScanSummary, Staging, VirusCheck, finish_header,
+    hash_file, io_err, new_mets,
+};
+use crate::formats::digest::hex;
+use crate::formats::warc::header::warc_fields_line;
+use crate::formats::warc::writer::{RecordSpec, WarcWriter, WrittenRecord};
+use crate::ids::Ids;
+use crate::mets::ContainerWriter;
+use crate::model::*;
+use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk};
+use crate::stages::scan::ScanResult;
+
+/// Payloads up to this size are read into memory once (hashed, scanned and written from
+/// there); larger ones are streamed from the source for each pass.
+const IN_MEMORY: u64 = 16 << 20;
+
+/// What packaging a capture source did.
+#[derive(Debug, Serialize)]
+pub struct CapturesReport {
+    /// The package directory.
+    pub package: PathBuf,
+    /// Its identifier.
+    pub objid: String,
+    /// The source's shape.
+    pub shape: String,
+    /// Captures packaged.
+    pub captures: u64,
+    /// WARC records written (warcinfo, captures, their metadata records).
+    pub records: u64,
+    /// Quirks by kind.
+    pub quirk_counts: BTreeMap<String, u64>,
+    /// The first quirks, with file and line or offset (all are in the package's quirks log).
+    pub quirks: Vec<Quirk>,
+    /// Side files packaged under `logs/`.
+    pub side_files: u64,
+    /// Bytes of payload read from the source.
+    pub payload_bytes: u64,
+    /// Virus checking.
+    pub virus_check: String,
+    /// Scan counts (verdicts reused for identical payloads included).
+    pub scan: ScanSummary,
+    /// What the metadata lacked.
+    pub metadata_notes: Vec<String>,
+    /// Described webpages and associated objects.
+    pub entities: crate::pages::EntitiesReport,
+    /// True when the METS was validated against the XML schemas.
+    pub mets_xsd_checked: bool,
+    /// Files in the package.
+    pub package_files: u64,
+    /// Earlier runs' leftovers found and dealt with.
+    pub leftovers: Vec<String>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// One WARC container being written, with its part of the METS.
+struct Sink {
+    writer: WarcWriter<BufWriter<File>>,
+    mets: ContainerWriter,
+    rel: String,
+    warcinfo: String,
+}
+
+impl Sink {
+    fn open(
+        root: &Path,
+        rel: String,
+        mets: ContainerWriter,
+        ids: &Ids,
+        now: DateTime<Utc>,
+        level: u32,
+        description: &str,
+    ) -> Result<Sink, PackageError> {
+        let path = root.join(&rel);
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(io_err(d))?;
+        }
+        let f = File::create(&path).map_err(io_err(&path))?;
+        let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level);
+        let warcinfo = ids.warc_record_id();
+        let info = [
+            warc_fields_line("software", &format!("webaip/{}", env!("CARGO_PKG_VERSION"))),
+            warc_fields_line("format", "WARC File Format 1.1"),
+            warc_fields_line(
+                "conformsTo",
+                "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            ),
+            warc_fields_line("description", description),
+        ]
+        .concat();
+        let spec = RecordSpec {
+            warc_type: "warcinfo".into(),
+            record_id: warcinfo.clone(),
+            date: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+            filename: rel.rsplit('/').next().map(str::to_string),
+            content_type: Some("application/warc-fields".into()),
+            ..RecordSpec::default()
+        };
+        writer.write_record(&spec, info.as_bytes(), 0).map_err(io_err(&path))?;
+        Ok(Sink { writer, mets, rel, warcinfo })
+    }
+}
+
+/// The payload's type as the METS states it: the entity's `Content-Type`, else unknown.
+fn payload_mime(c: &Capture) -> String {
+    c.content_type
+        .as_deref()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "application/octet-stream".into())
+}
+
+/// Packages the captures of `source` (rooted at `root`, whose regular files seed the
+/// identifiers of a `--deterministic` run).
+pub fn build_capture_package(
+    source: &mut dyn CaptureSource,
+    root: &Path,
+    opts: &PackageOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<CapturesReport, PackageError> {
+    let started = Instant::now();
+    let shape = source.shape_name();
+    let staging = Staging::new(&opts.out, opts.force)?;
+    let pkg = staging.root.clone();
+    let ids = if opts.deterministic {
+        let files = regular_files(root);
+        let named: Vec<(String, &Path)> =
+            files.iter().map(|(n, p)| (n.clone(), p.as_path())).collect();
+        Ids::seeded(super::input_seed(&format!("webaip-{shape}"), &named)?)
+    } else {
+        Ids::random()
+    };
+    let now = ids.now();
+    let objid = format!("urn:uuid:{}", ids.uuid());
+    let mut mets = new_mets(&objid, now, opts, &pkg)?;
+    let seeds = source.seeds();
+    mets.describe_entities(super::entities_to_describe(opts, &seeds)?);
+    let clamd = match &opts.virus_check {
+        VirusCheck::Clamd(c) => {
+            let version = super::scan::register_scanner(c, &mut mets)?;
+            Some((c, version))
+        }
+        VirusCheck::Disabled => None,
+    };
+
+    let mut content: Option<Sink> = None;
+    let mut viral: Option<Sink> = None;
+    let mut verdicts: HashMap<[u8; 64], ScanResult> = HashMap::new();
+    let mut scan = ScanSummary::default();
+    let mut unscanned_events: Vec<(String, Event)> = Vec::new();
+    let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
+    let (mut captures, mut payload_bytes) = (0u64, 0u64);
+    let scan_event = |version: &str, outcome: String, detail: Option<String>, objects| {
+        let what = format!(
+            "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each payload, as harvested\""
+        );
+        super::virus_check_event(&ids, opts, now, "clamd", what, (outcome, detail), objects)
+    };
+
+    for next in &mut *source {
+        let c = next.map_err(|e| PackageError::Input(e.to_string()))?;
+        captures += 1;
+        if !c.date_source.inferred {
+            first = Some(first.map_or(c.date, |x| x.min(c.date)));
+            last = Some(last.map_or(c.date, |x| x.max(c.date)));
+        }
+        // The scan stage: the digest first, then clamd unless an identical payload was
+        // scanned already.
+        let len = c.payload.len();
+        let in_memory = if len <= IN_MEMORY {
+            let mut b = Vec::with_capacity(len as usize);
+            c.payload
+                .open()
+                .and_then(|mut r| r.read_to_end(&mut b))
+                .map_err(|e| PackageError::Input(format!("{}: {e}", c.provenance.file)))?;
+            if b.len() as u64 != len {
+                return Err(PackageError::Input(format!(
+                    "{}: payload changed while packaging ({} bytes, {len} expected)",
+                    c.provenance.file,
+                    b.len()
+                )));
+            }
+            Some(b)
+        } else {
+            None
+        };
+        payload_bytes += len;
+        progress(len);
+        let verdict = match &clamd {
+            Some((cl, _)) if len > 0 => {
+                let digest = match &in_memory {
+                    Some(b) => sha512(&b[..]),
+                    None => sha512(c.payload.open().map_err(io_err(&pkg))?),
+                }
+                .map_err(io_err(&pkg))?;
+                match verdicts.get(&digest) {
+                    Some(v) => {
+                        scan.reused += 1;
+                        Some(v.clone())
+                    }
+                    None => {
+                        let v = match &in_memory {
+                            Some(b) => cl.scan_bytes(b),
+                            None => cl.scan(c.payload.open().map_err(io_err(&pkg))?, len),
+                        }
+                        .map_err(|e| PackageError::Input(e.to_string()))?;
+                        scan.scanned += 1;
+                        verdicts.insert(digest, v.clone());
+                        Some(v)
+                    }
+                }
+            }
+            _ => None,
+        };
+        let infected = matches!(verdict, Some(ScanResult::Infected(_)));
+        let sink = if infected {
+            if viral.is_none() {
+                let cw = mets.begin_container(GroupUse::ViralFiles).map_err(io_err(&pkg))?;
+                viral = Some(Sink::open(
+                    &pkg,
+                    format!("viral/{shape}-viral-00000.warc.gz"),
+                    cw,
+                    &ids,
+                    now,
+                    opts.level,
+                    &format!("{shape} captures in which clamd found a virus, kept as harvested"),
+                )?);
+            }
+            viral.as_mut()
+        } else {
+            if content.is_none() {
+                let cw =
+                    mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&pkg))?;
+                let stamp = c.date.format("%Y%m%d%H%M%S");
+                content = Some(Sink::open(
+                    &pkg,
+                    format!("content/{shape}-{stamp}-00000.warc.gz"),
+                    cw,
+                    &ids,
+                    now,
+                    opts.level,
+                    &format!("converted from a {shape} harvest: headers and payloads as stored"),
+                )?);
+            }
+            content.as_mut()
+        };
+        let Some(sink) = sink else { unreachable!("opened above") };
+        let written = write_capture(sink, &pkg, &ids, &c, in_memory.as_deref())?;
+        let oid = format!("{}#{}", sink.rel, written.record_id.trim_matches(['<', '>']));
+        let described = match (&verdict, &clamd) {
+            (Some(ScanResult::Infected(sig)), Some((_, version))) => {
+                scan.infected += 1;
+                scan.findings.push((sink.rel.clone(), c.provenance.file.clone(), sig.clone()));
+                let e = scan_event(
+                    version,
+                    opts.profile.virus_outcomes.forced.clone(),
+                    Some(sig.clone()),
+                    vec![oid.clone()],
+                );
+                Some(described_bytestream(oid, &written, &c, e))
+            }
+            (Some(ScanResult::NotScanned(why)), Some((_, version))) => {
+                scan.not_scanned += 1;
+                scan.unscanned.push((sink.rel.clone(), c.provenance.file.clone(), why.clone()));
+                let e = scan_event(
+                    version,
+                    opts.profile.virus_outcomes.not_scanned.clone(),
+                    Some(why.clone()),
+                    vec![oid.clone()],
+                );
+                unscanned_events.push((sink.rel.clone(), e.clone()));
+                Some(described_bytestream(oid, &written, &c, e))
+            }
+            _ => None,
+        };
+        sink.mets.add_record(&capture_record(&written, &c, described)).map_err(io_err(&pkg))?;
+        if let Some(block) = &c.metadata {
+            let spec = RecordSpec {
+                warc_type: "metadata".into(),
+                record_id: ids.warc_record_id(),
+                date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
+                target_uri: Some(c.uri.clone()),
+                warcinfo_id: Some(sink.warcinfo.clone()),
+                concurrent_to: Some(written.record_id.clone()),
+                content_type: Some("application/warc-fields".into()),
+                ..RecordSpec::default()
+            };
+            let w =
+                sink.writer.write_record(&spec, block, 0).map_err(io_err(&pkg.join(&sink.rel)))?;
+            sink.mets
+                .add_record(&RecordFile {
+                    record_id: w.record_id.trim_matches(['<', '>']).to_string(),
+                    member: ByteRange { begin: w.member_offset, len: w.member_len },
+                    compressed: true,
+                    content: Some(ContentFile {
+                        range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
+                        sha512: hex(&w.digests.payload_sha512),
+                        mime: "application/warc-fields".into(),
+                    }),
+                    described: None,
+                    page: None,
+                    capture: None,
+                })
+                .map_err(io_err(&pkg))?;
+        }
+    }
+    if captures == 0 {
+        return Err(PackageError::Input(format!(
+            "{}: no capture found in this {shape} harvest",
+            root.display()
+        )));
+    }
+
+    // Close the containers and describe them.
+    let mut manifest: Vec<(String, String)> = Vec::new();
+    let mut finished = Vec::new();
+    let mut records = 0;
+    for sink in [content, viral].into_iter().flatten() {
+        let n = sink.writer.records();
+        records += n;
+        let mut buf = sink.writer.finish().map_err(io_err(&pkg))?;
+        buf.flush().map_err(io_err(&pkg))?;
+        let file = buf.into_inner().map_err(|e| io_err(&pkg)(e.into_error()))?;
+        file.sync_all().map_err(io_err(&pkg))?;
+        let (size, sha) = hash_file(&pkg.join(&sink.rel))?;
+        manifest.push((sink.rel.clone(), sha.clone()));
+        finished.push((sink.mets, sink.rel, size, sha, n, Vec::<Event>::new()));
+    }
+    let virus_note = match &clamd {
+        Some((_, version)) => {
+            for (_, rel, _, _, _, events) in finished.iter_mut() {
+                let (outcome, detail) = if rel.starts_with("viral/") {
+                    let sigs: Vec<&str> =
+                        scan.findings.iter().map(|(_, _, s)| s.as_str()).collect();
+                    (
+                        opts.profile.virus_outcomes.forced.clone(),
+                        Some(format!("found: {}", sigs.join(", "))),
+                    )
+                } else {
+                    let mut notes = Vec::new();
+                    if scan.infected > 0 {
+                        notes.push(format!(
+                            "{} infected payload(s) written to viral/ instead",
+                            scan.infected
+                        ));
+                    }
+                    let n = unscanned_events.iter().filter(|(r, _)| r == rel).count();
+                    if n > 0 {
+                        notes.push(format!("{n} payload(s) not scanned, each with its own event"));
+                    }
+                    (
+                        opts.profile.virus_outcomes.clean.clone(),
+                        (!notes.is_empty()).then(|| notes.join("; ")),
+                    )
+                };
+                events.push(scan_event(version, outcome, detail, vec![rel.clone()]));
+            }
+            format!(
+                "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
+                scan.scanned, scan.reused, scan.infected, scan.not_scanned
+            )
+        }
+        None => {
+            let objects = finished.iter().map(|f| f.1.clone()).collect();
+            mets.add_package_event(super::no_scan_event(&ids, opts, now, objects));
+            super::NO_SCAN_NOTE.to_string()
+        }
+    };
+    for (cw, rel, size, sha, n, events) in finished {
+        let file = PackageFile {
+            path: rel.clone(),
+            mime: "application/warc".into(),
+            size,
+            sha512: sha.clone(),
+            created: now,
+            object: PremisObject {
+                id_type: "local".into(),
+                id: rel.clone(),
+                size,
+                sha512: sha,
+                format: Format::written_warc(),
+                original_name: Some(crate::sources::file_text(root)),
+                significant_properties: vec![(SIGNIFICANT_WARC_RECORDS.into(), n.to_string())],
+                relationships: vec![],
+                events: events.iter().map(|e| e.id.clone()).collect(),
+            },
+            events,
+            described_sources: vec![],
+        };
+        mets.finish_container(cw, file).map_err(io_err(&pkg))?;
+    }
+
+    // The source's own files, and what it found odd.
+    let side = source.side_files();
+    for s in &side {
+        let (rel, sha, _) = super::add_log(&mut mets, &pkg, &s.path, &s.relative, now, progress)?;
+        manifest.push((rel, sha));
+    }
+    let quirks = source.quirks().to_vec();
+    let mut quirk_counts: BTreeMap<String, u64> = BTreeMap::new();
+    for q in &quirks {
+        *quirk_counts.entry(q.kind.clone()).or_default() += 1;
+    }
+    let quirks_rel = format!("logs/webaip/{shape}.quirks.json");
+    let json = serde_json::to_vec_pretty(&serde_json::json!({
+        "shape": shape,
+        "captures": captures,
+        "counts": quirk_counts,
+        "quirks": quirks,
+    }))
+    .map_err(|e| PackageError::Input(format!("{quirks_rel}: {e}")))?;
+    let (rel, sha, _) = super::add_generated_log(&mut mets, &pkg, &quirks_rel, &json, now)?;
+    manifest.push((rel, sha));
+
+    let (description, rights, organisation, metadata_notes) =
+        opts.metadata.resolve(&seeds, (first, last));
+    finish_header(&mut mets, description, rights, organisation);
+    let entities = mets.resolve_entities(&pkg)?;
+    let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
+    let leftovers = staging.leftovers.clone();
+    let out = staging.commit()?;
+    Ok(CapturesReport {
+        package: out,
+        objid,
+        shape: shape.to_string(),
+        captures,
+        records,
+        quirk_counts,
+        quirks: quirks.into_iter().take(MAX_EXAMPLES).collect(),
+        side_files: side.len() as u64,
+        payload_bytes,
+        virus_check: virus_note,
+        scan,
+        metadata_notes,
+        entities,
+        mets_xsd_checked,
+        package_files,
+        leftovers,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Writes one capture as a `response` (its header bytes as stored, then the payload) or a
+/// `resource` record.
+fn write_capture(
+    sink: &mut Sink,
+    pkg: &Path,
+    ids: &Ids,
+    c: &Capture,
+    in_memory: Option<&[u8]>,
+) -> Result<WrittenRecord, PackageError> {
+    let header: &[u8] = match c.kind {
+        CaptureKind::Response => c.http_header.as_deref().unwrap_or_default(),
+        CaptureKind::Resource => &[],
+    };
+    let mut extra = Vec::new();
+    if c.date_source.inferred {
+        extra.push((
+            crate::migrate::mapping::FIELD_DATE_SOURCE.to_string(),
+            c.date_source.label.clone(),
+        ));
+    }
+    let spec = RecordSpec {
+        warc_type: match c.kind {
+            CaptureKind::Response => "response".into(),
+            CaptureKind::Resource => "resource".into(),
+        },
+        record_id: ids.warc_record_id(),
+        date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
+        target_uri: Some(c.uri.clone()),
+        ip_address: c.ip.clone(),
+        warcinfo_id: Some(sink.warcinfo.clone()),
+        truncated: c.truncated.clone(),
+        content_type: Some(match c.kind {
+            CaptureKind::Response => "application/http; msgtype=response".into(),
+            CaptureKind::Resource => payload_mime(c),
+        }),
+        payload_digest: true,
+        extra,
+        ..RecordSpec::default()
+    };
+    let path = pkg.join(&sink.rel);
+    let offset = header.len() as u64;
+    match in_memory {
+        Some(b) => {
+            let block = [header, b].concat();
+            sink.writer.write_record(&spec, &block, offset).map_err(io_err(&path))
+        }
+        None => sink
+            .writer
+            .write_streamed(&spec, || Ok(io::Cursor::new(header).chain(c.payload.open()?)), offset)
+            .map_err(io_err(&path)),
+    }
+}
+
+/// The METS description of a capture's record.
+fn capture_record(
+    w: &WrittenRecord,
+    c: &Capture,
+    described: Option<DescribedBytestream>,
+) -> RecordFile {
+    RecordFile {
+        record_id: w.record_id.trim_matches(['<', '>']).to_string(),
+        member: ByteRange { begin: w.member_offset, len: w.member_len },
+        compressed: true,
+        content: Some(ContentFile {
+            range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
+            sha512: hex(&w.digests.payload_sha512),
+            mime: payload_mime(c),
+        }),
+        described,
+        page: None,
+        capture: Some(UrlCapture {
+            uri: c.uri.clone(),
+            date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
+            date_inferred: c.date_source.inferred,
+        }),
+    }
+}
+
+fn described_bytestream(
+    id: String,
+    w: &WrittenRecord,
+    c: &Capture,
+    event: Event,
+) -> DescribedBytestream {
+    DescribedBytestream {
+        object: PremisObject {
+            id_type: "local".into(),
+            id,
+            size: w.digests.payload_len,
+            sha512: hex(&w.digests.payload_sha512),
+            format: Format { name: payload_mime(c), version: None, pronom: None },
+            original_name: Some(c.uri.clone()),
+            significant_properties: vec![],
+            relationships: vec![],
+            events: vec![event.id.clone()],
+        },
+        events: vec![event],
+    }
+}
+
+fn sha512(mut r: impl Read) -> io::Result<[u8; 64]> {
+    use sha2::Digest;
+    let mut h = sha2::Sha512::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().into())
+}
+
+/// The regular files under `root`, by their names relative to it, sorted (links and other
+/// kinds are not followed or read: the source reports them).
+fn regular_files(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (crate::sources::name_text(root, e.path()), e.into_path()))
+        .collect();
+    out.sort();
+    out
+}

@@ -13,7 +13,8 @@ use sha2::{Digest, Sha512};
 
 use super::listing::ListedFile;
 use crate::formats::digest::{DigestLabelError, LabelledDigest, hex};
-use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, message_head};
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::payload::{self, PayloadStart};
 use crate::formats::warc::reader::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::open_regular;
 use crate::mets::validate::Severity;
@@ -101,21 +102,22 @@ pub(crate) fn check_block(
     }
     let mut buf = vec![0u8; 256 * 1024];
     let mut feed = Feed { pos: 0, payload_start: 0 };
-    // An HTTP message's payload starts after its header section: find it before hashing.
-    let http = header
-        .get("Content-Type")
-        .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("application/http"));
+    // An HTTP message's payload starts after its header section: find it before hashing, by
+    // the one rule the METS ranges were made with (formats::warc::payload).
+    let http = payload::holds_http_message(header.warc_type(), header.target_uri());
     if payload_digest.is_some() && http {
         let mut prefix = Vec::new();
         loop {
             let want = (64 * 1024).min(MAX_HTTP_HEADER_LEN - prefix.len());
             let n = (&mut *block).take(want as u64).read_to_end(&mut prefix)?;
-            match message_head(&prefix) {
-                HttpHead::Complete(k) => {
-                    feed.payload_start = k as u64;
+            let at_end = n == 0;
+            match payload::payload_start(header.warc_type(), header.target_uri(), &prefix, at_end) {
+                PayloadStart::AfterHttpHeader(k) => {
+                    feed.payload_start = k;
                     break;
                 }
-                _ if n == 0 || prefix.len() >= MAX_HTTP_HEADER_LEN => {
+                PayloadStart::WholeBlock => break,
+                PayloadStart::Unlocated if at_end || prefix.len() >= MAX_HTTP_HEADER_LEN => {
                     out.problems.push(Problem {
                         severity: Severity::Warning,
                         rule: "warc-digest",

@@ -14,8 +14,9 @@ use rayon::prelude::*;
 
 use super::report::Conservation;
 use crate::formats::digest::{BlockDigests, BlockHasher, hex, sha1_base32};
-use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, response_head};
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::segment::FileRange;
+use crate::formats::warc::payload;
 use crate::formats::warc::{WarcHeader, WarcReader, WrittenRecord};
 
 const ENTRY_LEN: usize = 20 + 20 + 64 + 8 + 8 + 8 + 1;
@@ -281,16 +282,12 @@ fn verify_record(file: &File, name: &str, exp: &Expected) -> Result<u64, Vec<Str
 /// after the HTTP headers of an HTTP `response`, else the whole block. The payload's SHA-1 is
 /// not recomputed (see [`verify_record`]).
 fn read_back_digests(header: &WarcHeader, block: &mut dyn Read) -> io::Result<BlockDigests> {
-    let is_http_response = header.warc_type() == Some("response")
-        && header.target_uri().is_some_and(|u| u.starts_with("http:") || u.starts_with("https:"))
-        && header.get("Content-Type").is_some_and(|t| t.starts_with("application/http"));
+    let (kind, uri) = (header.warc_type(), header.target_uri());
     let mut prefix = Vec::new();
     let mut payload_offset = 0;
-    if is_http_response {
+    if payload::holds_http_message(kind, uri) {
         block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
-        if let HttpHead::Complete(n) = response_head(&prefix) {
-            payload_offset = n as u64;
-        }
+        payload_offset = payload::payload_start_of(header, &prefix).offset();
     }
     let mut h = BlockHasher::without_payload_sha1(payload_offset);
     h.update(&prefix);

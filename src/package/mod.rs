@@ -40,8 +40,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha512};
 
 use crate::formats::digest::{BlockHasher, hex};
-use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, entity_mime, response_head};
+use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
 use crate::formats::warc::WarcReader;
+use crate::formats::warc::payload;
 use crate::ids::Ids;
 use crate::metadata::CuratorMetadata;
 use crate::mets::writer::ContainerWriter;
@@ -1186,16 +1187,12 @@ impl ContainerCtx<'_> {
         loop {
             let next = reader.next_record(|head, block| {
                 let h = &head.header;
-                let http = h.warc_type() == Some("response")
-                    && h.target_uri()
-                        .is_some_and(|u| u.starts_with("http:") || u.starts_with("https:"));
+                // The one rule for where a payload starts (formats::warc::payload).
                 let mut prefix = Vec::new();
                 let mut offset = 0;
-                if http {
+                if payload::holds_http_message(h.warc_type(), h.target_uri()) {
                     block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
-                    if let HttpHead::Complete(n) = response_head(&prefix) {
-                        offset = n as u64;
-                    }
+                    offset = payload::payload_start_of(h, &prefix).offset();
                 }
                 let entity =
                     (offset > 0).then(|| entity_mime(&prefix[..offset as usize])).flatten();

@@ -18,7 +18,8 @@ use serde::Serialize;
 
 use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
 use crate::formats::arc::{ArcError, ArcReader, RecordKind};
-use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, entity_mime, response_head};
+use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
+use crate::formats::warc::payload;
 use crate::formats::warc::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::{self, ConfineError, NameError};
 use crate::migrate::mapping::{FIELD_ARC_HEADER, FallbackDates, MappingContext};
@@ -522,14 +523,12 @@ fn warc_capture(
     if !matches!(kind, "response" | "resource") || url.is_empty() {
         return Ok(None);
     }
-    let http = kind == "response" && (url.starts_with("http:") || url.starts_with("https:"));
+    // The one rule for where a payload starts (formats::warc::payload), as package uses it.
     let mut prefix = Vec::new();
     let mut offset = 0usize;
-    if http {
+    if payload::holds_http_message(Some(kind), Some(url)) {
         block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
-        if let HttpHead::Complete(n) = response_head(&prefix) {
-            offset = n;
-        }
+        offset = payload::payload_start_of(h, &prefix).offset() as usize;
     }
     let http_head = &prefix[..offset];
     let (mime, status, content_type) = if offset > 0 {

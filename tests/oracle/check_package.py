@@ -70,6 +70,21 @@ def zlib_records(data):
     return n
 
 
+def warcio_payload_of(record):
+    """The payload warcio reads from one WARC record's bytes (after the HTTP headers it parses),
+    or None when warcio cannot read the record at all."""
+    import io
+    import logging
+    from warcio.archiveiterator import ArchiveIterator
+    logging.disable(logging.WARNING)
+    try:
+        for r in ArchiveIterator(io.BytesIO(record), check_digests=False):
+            return r.raw_stream.read()
+    except Exception:
+        return None
+    return None
+
+
 def metsrw_problems(pkg, tree):
     import metsrw
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -141,6 +156,7 @@ def main(pkg):
                         problems.append("%s %s: BEGIN..END is not exactly one WARC record" % (path, rec.get("ID")))
                 if not record.startswith(b"WARC/"):
                     problems.append("%s %s: not a WARC record" % (path, rec.get("ID")))
+                warcio_payload = warcio_payload_of(record)
                 for c in rec.findall(M + "file"):
                     counts["contents"] += 1
                     cb, ce = int(c.get("BEGIN")), int(c.get("END"))
@@ -149,6 +165,12 @@ def main(pkg):
                         problems.append("%s %s: payload size %d, METS says %s" % (path, c.get("ID"), len(payload), c.get("SIZE")))
                     if hashlib.sha512(payload).hexdigest() != c.get("CHECKSUM"):
                         problems.append("%s %s: payload SHA-512 differs" % (path, c.get("ID")))
+                    # The payload the METS locates is the one warcio reads (one rule for where
+                    # a payload starts, shared with warcio).
+                    if warcio_payload is not None and warcio_payload != payload:
+                        problems.append("%s %s: warcio reads a payload of %d bytes there, the METS states %d" % (
+                            path, c.get("ID"), len(warcio_payload), len(payload)))
+                    counts["warcio_payloads"] = counts.get("warcio_payloads", 0) + (warcio_payload is not None)
     # Archivematica's METS library opens the package and finds every file of the fileSec.
     problems.extend(metsrw_problems(pkg, tree))
     for line in open(os.path.join(pkg, "manifest-sha512.txt"), encoding="utf-8"):

@@ -707,6 +707,7 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
     let mut ended = false;
     let mut last_arc = false;
     let mut last_eol = eol;
+    let mut last_header_line = 1;
     for (i, &line) in lines.iter().enumerate() {
         let n = i as u64 + 1;
         let name = field_name(line);
@@ -757,6 +758,7 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
             continue;
         }
         header.extend_from_slice(line);
+        last_header_line = n;
         if let Some(e) = eol_of(line) {
             last_eol = e;
         }
@@ -784,9 +786,10 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
             }
             header.extend_from_slice(last_eol.bytes());
             quirks.push((
-                Some(lines.len() as u64),
+                Some(last_header_line),
                 "no-header-end",
-                "no empty line ends the header: one is appended in the file's line-end style"
+                "no empty line after the header's last line: one is appended in the file's \
+                 line-end style"
                     .into(),
             ));
         }
@@ -1214,7 +1217,7 @@ mod tests {
         assert_eq!(m.content_length, Some((Some(1802), 4)));
         assert_eq!(m.content_type.as_deref(), Some("image/gif"));
         assert_eq!(m.date.unwrap().2, Some(utc(2003, 7, 16, 7, 41, 29)));
-        assert_eq!(kinds(&q), vec![("no-header-end", Some(6))]);
+        assert_eq!(kinds(&q), vec![("no-header-end", Some(4))]);
 
         // LF, a merged line, an Arc line in the middle, a header ended by its empty line, no
         // final line end after the last Arc line.

@@ -419,17 +419,17 @@ impl NedlibHarvest {
                 "no Arc-Length line: the stored length is the data file's".into(),
             );
         }
-        if let (Some((Some(n), line)), Some(len)) = (meta.content_length, data_len) {
-            if n != len {
-                self.quirk(
-                    &rel_meta,
-                    Some(line),
-                    "content-length-mismatch",
-                    format!(
-                        "Content-Length {n}, the data file holds {len} bytes: header kept as stored"
-                    ),
-                );
-            }
+        if let (Some((Some(n), line)), Some(len)) = (meta.content_length, data_len)
+            && n != len
+        {
+            self.quirk(
+                &rel_meta,
+                Some(line),
+                "content-length-mismatch",
+                format!(
+                    "Content-Length {n}, the data file holds {len} bytes: header kept as stored"
+                ),
+            );
         }
 
         let (date, date_source) = self.date_of(&pair, &meta, &rel_meta);
@@ -750,10 +750,8 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
                 ));
             }
             m.side_lines.extend_from_slice(line);
-            if !status {
-                if let Some(nm) = name {
-                    header_field(&mut m, nm, line, n, quirks);
-                }
+            if !status && let Some(nm) = name {
+                header_field(&mut m, nm, line, n, quirks);
             }
             continue;
         }

@@ -23,6 +23,7 @@ stylesheet, an image saved without extension, and the wget log giving URLs and c
 
 Run from the repository root: python3 scripts/make_samples.py
 """
+import hashlib
 import os
 import struct
 import sys
@@ -339,8 +340,82 @@ def write_mirror():
         f.write("".join(log))
 
 
+NEDLIB = os.path.join("samples", "nedlib")
+NEDLIB_HOST = "http://www.example.no:80"
+
+GIF = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00"
+       b",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+
+
 def write_nedlib():
-    """samples/nedlib/: a NEDLIB harvest (INPUT_FORMATS.md section 5); written by its own helper."""
+    """samples/nedlib/: a NEDLIB harvest (INPUT_FORMATS.md section 5), 15 files in two day folders.
+
+    Each pair is <md5 of the Arc-Url>.meta (status line, server fields, then the harvester's Arc-Url
+    and Arc-Length, no empty line at the end, as section 5.3 shows) and the data file of that name.
+    2003-7-18/0000/ (Friday):
+      <md5 of />.meta           CRLF line ends, a conforming Date: the plain case (HTML page).
+      <md5 of /logo.gif>.meta   LF line ends, Date with second 60 (GIF image).
+      <md5 of /nyheter.html>    RFC 850 Date with a broken year (18-Jul-103) and a Content-Length
+                                line with the Last-Modified value merged into it (the digits are the
+                                real length).
+      <md5 of /bilder/kart.png> Arc-Length and Content-Length larger than the stored PNG: truncated;
+                                ANSI C Date with a zone.
+      <md5 of /gammel.html>     a data file without its .meta.
+      access0.data              an opaque accessX.data side-car.
+    2003-7-19/0000/ (Saturday):
+      <md5 of /kontakt.html>    Norwegian Date in ISO-8859-1 bytes (l\xf8, 19 jul 2003 ... CET).
+      <md5 of /arkiv/>.meta     a .meta without its data file; RFC 2822 Date without weekday.
+      <md5 of /stil.css>        CRLF, ended by its empty line (nothing appended), Date without a
+                                leading zero, Arc-Length shorter than the stored file.
+    """
+    def md5(url):
+        return hashlib.md5(url.encode("latin-1")).hexdigest()
+
+    def put(day, url, lines, body, eol=b"\n", arc_length=None, tail=b""):
+        run = os.path.join(NEDLIB, day, "0000")
+        os.makedirs(run, exist_ok=True)
+        name = md5(NEDLIB_HOST + url)
+        n = len(body) if body is not None and arc_length is None else arc_length
+        meta = b"".join(line + eol for line in lines)
+        meta += tail
+        meta += b"Arc-Url: " + (NEDLIB_HOST + url).encode("latin-1") + eol
+        meta += b"Arc-Length: " + str(n).encode() + eol
+        with open(os.path.join(run, name + ".meta"), "wb") as f:
+            f.write(meta)
+        if body is not None:
+            with open(os.path.join(run, name), "wb") as f:
+                f.write(body)
+
+    home = (b"<html><head><title>Eksempel</title></head><body><h1>Velkommen</h1>"
+            b"<img src=\"/logo.gif\"><a href=\"/nyheter.html\">Nyheter</a> "
+            b"<a href=\"/kontakt.html\">Kontakt</a></body></html>\n")
+    put("2003-7-18", "/", [b"HTTP/1.1 200 OK", b"Date: Fri, 18 Jul 2003 09:39:49 GMT", b"Server: Apache/1.3.27 (Unix)",
+                           b"Content-Type: text/html", b"Content-Length: %d" % len(home)], home, eol=b"\r\n")
+    put("2003-7-18", "/logo.gif", [b"HTTP/1.0 200 OK", b"Date: Fri, 18 Jul 2003 12:15:60 GMT",
+                                   b"Content-Type: image/gif", b"Content-Length: %d" % len(GIF)], GIF)
+    news = b"<html><head><title>Nyheter</title></head><body><p>Sommerstengt i juli.</p></body></html>\n"
+    put("2003-7-18", "/nyheter.html", [b"HTTP/1.0 200 OK", b"Date: Friday, 18-Jul-103 09:41:02 GMT",
+                                       b"Content-Type: text/html",
+                                       b"Content-Length: %dFri, 04 Apr 2003 08:36:47 GMT" % len(news)], news)
+    kart = png(6, 6, (0, 102, 51))
+    cut = kart[:len(kart) - 20]
+    put("2003-7-18", "/bilder/kart.png", [b"HTTP/1.0 200 OK", b"Date: Fri Jul 18 11:02:03 2003 CEST",
+                                          b"Content-Type: image/png", b"Content-Length: %d" % len(kart)],
+        cut, arc_length=len(kart))
+    run = os.path.join(NEDLIB, "2003-7-18", "0000")
+    with open(os.path.join(run, md5(NEDLIB_HOST + "/gammel.html")), "wb") as f:
+        f.write(b"<html><body>Gammel side</body></html>\n")
+    with open(os.path.join(run, "access0.data"), "wb") as f:
+        f.write(b"\x00\x00\x00\x02" + bytes.fromhex(md5(NEDLIB_HOST + "/")) + bytes.fromhex(md5(NEDLIB_HOST + "/logo.gif")))
+    contact = b"<html><head><title>Kontakt</title></head><body><p>Ring oss p\xe5 telefon.</p></body></html>\n"
+    put("2003-7-19", "/kontakt.html", [b"HTTP/1.0 200 OK", b"Date: l\xf8, 19 jul 2003 04:45:41 CET",
+                                       b"Content-Type: text/html; charset=iso-8859-1",
+                                       b"Content-Length: %d" % len(contact)], contact)
+    put("2003-7-19", "/arkiv/", [b"HTTP/1.0 200 OK", b"Date: 19 Jul 2003 05:02:03 GMT", b"Content-Type: text/html",
+                                 b"Content-Length: 120"], None, arc_length=120)
+    css = b"body { font-family: sans-serif; color: #003366 }\n"
+    put("2003-7-19", "/stil.css", [b"HTTP/1.1 200 OK", b"Date: Sat, 19 Jul 2003 6:07:08 GMT", b"Content-Type: text/css",
+                                   b"Content-Length: %d" % len(css), b""], css, eol=b"\r\n", arc_length=len(css) - 8)
 
 
 def write_kulturarw3():

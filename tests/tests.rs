@@ -17,6 +17,7 @@ mod mets_package;
 mod metsrw;
 mod migrate_corpus;
 mod mirror;
+mod nedlib;
 mod package;
 mod pages_list;
 mod pandas;

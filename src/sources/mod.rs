@@ -16,6 +16,7 @@
 pub mod capture;
 pub mod crawl_log;
 pub mod mirror;
+pub mod nedlib;
 pub mod pandas;
 
 use std::collections::HashSet;

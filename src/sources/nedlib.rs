@@ -1,0 +1,1367 @@
+//! NEDLIB harvests (INPUT_FORMATS.md §5): daily `YYYY-M-D` folders, running-number
+//! sub-folders, files named by an MD5 with a `.meta` companion holding the server's status line
+//! and header fields followed by the harvester's `Arc-*` fields, and opaque side-cars
+//! (`accessX.data`).
+//!
+//! Each `<md5>.meta` + `<md5>` pair becomes a `response` [`Capture`]: the URL is `Arc-Url` as
+//! stored (`:80` kept), the HTTP header bytes are the `.meta` lines as stored minus the `Arc-*`
+//! lines (line ends kept; an empty line is appended, in the file's style, when the stored
+//! header has none, and that is reported), the payload is the data file as a segment, and the
+//! `Arc-*` lines go verbatim, with the two source paths, into the concurrent `metadata` record.
+//! Every oddity of §5.4 is tolerated and reported as a [`Quirk`] naming the `.meta` and its
+//! line; files that are no pair become [`SideFile`]s, so no byte of the harvest is lost.
+//! Nothing below the root is followed: links, FIFOs and devices are refused one by one.
+
+use std::collections::{HashSet, VecDeque};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc, Weekday};
+
+use super::capture::{
+    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
+    SideFile,
+};
+use super::{name_text, refusal};
+use crate::layout::{self, ConfineError};
+
+/// Largest `.meta` read: a status line and a few header fields are some hundred bytes; a larger
+/// file is refused with an error naming it (and kept as a side file).
+pub const MAX_META: u64 = 1 << 20;
+
+/// Most directory entries looked at per folder by [`is_nedlib`] (a running-number folder holds
+/// about 2000 files).
+const DETECT_ENTRIES: usize = 10_000;
+
+/// Which date a capture gets (`WARC-Date`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NedlibDate {
+    /// The server's `Date` header, when it parses and lies within a day of the folder's date;
+    /// otherwise the folder date (reported). The default.
+    #[default]
+    ServerDate,
+    /// The day folder's date at 12:00 UTC; the server's `Date` when the path holds no day
+    /// folder (reported).
+    FolderDate,
+}
+
+/// How a NEDLIB harvest is read.
+///
+/// The default date source is [`NedlibDate::ServerDate`]. Neither candidate is the harvester's
+/// own fetch time (NEDLIB stored none): the folder date gives the day of the harvest but no
+/// time (12:00 UTC is a guess that can be twelve hours off and orders nothing within a day),
+/// while the server's `Date` is the responding server's clock at the moment it answered, to
+/// the second, and is right whenever that clock was (INPUT_FORMATS.md §5.4.3). A wrong clock
+/// is caught by checking the server date against the folder day: one more than a day away
+/// from it is not used and the folder date is taken instead, with a `date-fallback` quirk. So
+/// the default keeps the precision where it is plausible and the harvest's own day where it
+/// is not, and it gives the same `WARC-Date` as warchaeology's conversion (Date first, then
+/// the folder at 12:00 UTC) for every capture whose server clock was sane. Either way the
+/// capture's [`DateSource`] says which one was used, and `inferred` is true for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NedlibOptions {
+    /// The date source.
+    pub date_source: NedlibDate,
+}
+
+/// A day folder's date, from its name (`2003-7-16`, zero padding optional).
+fn day_of(name: &str) -> Option<NaiveDate> {
+    let mut parts = name.split('-');
+    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str, lo: usize, hi: usize| {
+        (lo..=hi).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
+    };
+    if parts.next().is_some() || !digits(y, 4, 4) || !digits(m, 1, 2) || !digits(d, 1, 2) {
+        return None;
+    }
+    NaiveDate::from_ymd_opt(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?)
+}
+
+/// `<32 hex digits>.meta`.
+fn is_md5_meta(name: &[u8]) -> bool {
+    name.strip_suffix(b".meta").is_some_and(is_md5)
+}
+
+fn is_md5(name: &[u8]) -> bool {
+    name.len() == 32 && name.iter().all(u8::is_ascii_hexdigit)
+}
+
+/// The real sub-directories of `dir` (links not followed), at most [`DETECT_ENTRIES`] looked at.
+fn subdirs(dir: &Path) -> Vec<(OsString, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    rd.take(DETECT_ENTRIES)
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| (e.file_name(), e.path()))
+        .collect()
+}
+
+/// A day folder: a running-number sub-folder holding an `<md5>.meta`.
+fn is_day_folder(dir: &Path) -> bool {
+    subdirs(dir).into_iter().any(|(name, path)| {
+        !name.is_empty()
+            && name.as_bytes().iter().all(u8::is_ascii_digit)
+            && std::fs::read_dir(&path).is_ok_and(|rd| {
+                rd.take(DETECT_ENTRIES).flatten().any(|e| {
+                    is_md5_meta(e.file_name().as_bytes())
+                        && e.file_type().is_ok_and(|t| t.is_file())
+                })
+            })
+    })
+}
+
+/// True when `dir` is a NEDLIB harvest: a folder of daily `YYYY-M-D` folders (no zero padding
+/// required), or one such day folder, whose running-number sub-folders hold MD5-named files
+/// with `.meta` companions.
+pub fn is_nedlib(dir: &Path) -> bool {
+    let named_day = |p: &Path| p.file_name().and_then(|n| n.to_str()).and_then(day_of).is_some();
+    if named_day(dir) && is_day_folder(dir) {
+        return true;
+    }
+    subdirs(dir)
+        .into_iter()
+        .any(|(name, path)| name.to_str().and_then(day_of).is_some() && is_day_folder(&path))
+}
+
+/// A day folder met on the way: its name and date.
+#[derive(Debug, Clone)]
+struct Folder {
+    name: String,
+    date: NaiveDate,
+}
+
+/// A `.meta` and its data file, to be read when its turn comes.
+struct Pair {
+    meta: PathBuf,
+    data: Option<PathBuf>,
+    /// The data file is there but was refused (a link, a FIFO).
+    data_refused: bool,
+    folder: Option<Folder>,
+}
+
+/// A NEDLIB harvest read as captures, in a sorted walk: day folders by date, running numbers
+/// by number, files by name. Opening lists nothing; each folder is listed (names only) when
+/// the walk reaches it.
+pub struct NedlibHarvest {
+    /// Names are relative to this (the parent of the root when the root is a day folder, so
+    /// a name always starts with its day).
+    base: PathBuf,
+    opts: NedlibOptions,
+    /// Folders still to list, the next one last.
+    dirs: Vec<(PathBuf, Option<Folder>)>,
+    /// Pairs of the folder being read.
+    pending: VecDeque<Pair>,
+    /// Errors to hand out before the next pair.
+    errors: VecDeque<CaptureError>,
+    quirks: Vec<Quirk>,
+    side: Vec<SideFile>,
+    /// Relative names already taken (two names escaping to the same text are refused).
+    taken: HashSet<String>,
+}
+
+impl NedlibHarvest {
+    /// Opens a harvest root (or a single day folder): checks it is a directory, nothing more.
+    pub fn open(root: &Path, opts: NedlibOptions) -> Result<NedlibHarvest, CaptureError> {
+        // The root is the operator's path and may be a link; nothing below it is followed.
+        let meta = std::fs::metadata(root)
+            .map_err(|source| CaptureError::Io { path: root.to_path_buf(), source })?;
+        if !meta.is_dir() {
+            return Err(CaptureError::Malformed {
+                path: root.to_path_buf(),
+                offset: None,
+                message: "not a directory: a NEDLIB harvest is a folder of day folders".into(),
+            });
+        }
+        let day = root
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| day_of(n).map(|date| Folder { name: n.to_string(), date }));
+        let base = match (&day, root.parent()) {
+            (Some(_), Some(parent)) => parent.to_path_buf(),
+            _ => root.to_path_buf(),
+        };
+        Ok(NedlibHarvest {
+            base,
+            opts,
+            dirs: vec![(root.to_path_buf(), day)],
+            pending: VecDeque::new(),
+            errors: VecDeque::new(),
+            quirks: Vec::new(),
+            side: Vec::new(),
+            taken: HashSet::new(),
+        })
+    }
+
+    fn rel(&self, path: &Path) -> String {
+        name_text(&self.base, path)
+    }
+
+    fn quirk(&mut self, file: &str, line: Option<u64>, kind: &str, detail: String) {
+        self.quirks.push(Quirk {
+            file: file.to_string(),
+            line,
+            offset: None,
+            kind: kind.to_string(),
+            detail,
+        });
+    }
+
+    /// Keeps a file byte-exact under `logs/`, with a quirk saying why.
+    fn keep_side(&mut self, path: &Path, kind: &str, detail: &str) {
+        let relative = self.rel(path);
+        self.quirk(&relative, None, kind, format!("{detail}; kept as a side file under logs/"));
+        self.side.push(SideFile { path: path.to_path_buf(), relative });
+    }
+
+    /// Lists one folder: sub-folders go on the stack (sorted), files become pairs or side
+    /// files, anything else is refused.
+    fn list(&mut self, dir: PathBuf, folder: Option<Folder>) {
+        let walk = walkdir::WalkDir::new(&dir).min_depth(1).max_depth(1).follow_links(false);
+        let mut files: Vec<(OsString, PathBuf)> = Vec::new();
+        let mut dirs: Vec<(OsString, PathBuf)> = Vec::new();
+        let mut refused: HashSet<OsString> = HashSet::new();
+        for e in walk {
+            let e = match e {
+                Ok(e) => e,
+                Err(err) => {
+                    let at = err.path().unwrap_or(&dir).to_path_buf();
+                    let rel = self.rel(&at);
+                    self.quirk(&rel, None, "unreadable-directory", format!("not read: {err}"));
+                    let source = err.into_io_error().unwrap_or_else(|| {
+                        std::io::Error::other("directory walk failed (a loop?)")
+                    });
+                    self.errors.push_back(CaptureError::Io { path: at, source });
+                    continue;
+                }
+            };
+            let t = e.file_type();
+            if t.is_dir() {
+                dirs.push((e.file_name().to_os_string(), e.into_path()));
+            } else {
+                let rel = self.rel(e.path());
+                // lstat again: a link or FIFO is reported here and never opened.
+                match super::take_regular(e.path(), &rel, &mut self.taken) {
+                    Ok(_) => files.push((e.file_name().to_os_string(), e.into_path())),
+                    Err(why) => {
+                        self.quirk(&rel, None, "refused", why);
+                        refused.insert(e.file_name().to_os_string());
+                    }
+                }
+            }
+        }
+        files.sort();
+        let names: HashSet<&[u8]> = files.iter().map(|(n, _)| n.as_bytes()).collect();
+        let mut pairs = Vec::new();
+        let mut sides = Vec::new();
+        for (name, path) in &files {
+            let n = name.as_bytes();
+            if let Some(stem) = n.strip_suffix(b".meta") {
+                let data =
+                    names.contains(stem).then(|| dir.join(std::ffi::OsStr::from_bytes(stem)));
+                let data_refused = refused.contains(std::ffi::OsStr::from_bytes(stem));
+                pairs.push(Pair { meta: path.clone(), data, data_refused, folder: folder.clone() });
+            } else if names.contains([n, b".meta"].concat().as_slice()) {
+                // Read with its .meta.
+            } else if is_md5(n) {
+                sides.push((
+                    path.clone(),
+                    "data-without-meta",
+                    "an MD5-named data file without a .meta companion: no URL, so no capture",
+                ));
+            } else if n.starts_with(b"access") && n.ends_with(b".data") {
+                sides.push((
+                    path.clone(),
+                    "side-car",
+                    "a NEDLIB accessX.data file (contents undocumented, kept opaque)",
+                ));
+            } else {
+                sides.push((
+                    path.clone(),
+                    "unexpected-file",
+                    "a file that is neither a .meta nor a data file of a pair",
+                ));
+            }
+        }
+        for (path, kind, detail) in sides {
+            self.keep_side(&path, kind, detail);
+        }
+        self.pending.extend(pairs);
+        // Day folders in date order (2003-7-9 before 2003-7-16), running numbers in number
+        // order, anything else by name; the last pushed is listed first.
+        let key = |name: &OsString| {
+            let s = name.to_str();
+            match (s.and_then(day_of), s.and_then(|s| s.parse::<u64>().ok())) {
+                (Some(d), _) => (0, d.num_days_from_ce() as u64, name.clone()),
+                (None, Some(n)) => (1, n, name.clone()),
+                _ => (2, 0, name.clone()),
+            }
+        };
+        dirs.sort_by_key(|(n, _)| key(n));
+        for (name, path) in dirs.into_iter().rev() {
+            let day =
+                name.to_str().and_then(|n| day_of(n).map(|date| Folder { name: n.into(), date }));
+            self.dirs.push((path, day.or_else(|| folder.clone())));
+        }
+    }
+
+    /// Reads one pair: a capture, nothing (its files became side files) or an error.
+    fn read_pair(&mut self, pair: Pair) -> Option<Result<Capture, CaptureError>> {
+        let rel_meta = self.rel(&pair.meta);
+        let bytes = match layout::read_bounded(&pair.meta, MAX_META) {
+            Ok(b) => b,
+            Err(e) => {
+                if let Some(data) = &pair.data {
+                    self.keep_side(data, "data-without-meta", "its .meta could not be read");
+                }
+                return match e {
+                    ConfineError::TooLarge { .. } => {
+                        self.keep_side(&pair.meta, "meta-too-large", &format!("larger than {MAX_META} bytes (a NEDLIB .meta is a few hundred): not parsed"));
+                        Some(Err(CaptureError::Malformed {
+                            path: pair.meta,
+                            offset: None,
+                            message: format!(
+                                "a .meta larger than {MAX_META} bytes is refused (kept as a side file, not parsed)"
+                            ),
+                        }))
+                    }
+                    ConfineError::Io { source, .. } => {
+                        self.quirk(&rel_meta, None, "unreadable", format!("not read: {source}"));
+                        Some(Err(CaptureError::Io { path: pair.meta, source }))
+                    }
+                    e => {
+                        self.quirk(&rel_meta, None, "refused", refusal(&e));
+                        None
+                    }
+                };
+            }
+        };
+        let mut quirks = Vec::new();
+        let meta = parse_meta(&bytes, &mut quirks);
+        for (line, kind, detail) in quirks {
+            self.quirk(&rel_meta, line, kind, detail);
+        }
+        let Some((url_bytes, _)) = &meta.arc_url else {
+            self.keep_side(&pair.meta, "no-arc-url", "no Arc-Url line: no URL, so no capture");
+            if let Some(data) = &pair.data {
+                self.keep_side(data, "data-without-meta", "its .meta has no Arc-Url");
+            }
+            return None;
+        };
+        let (uri, escaped) = uri_text(url_bytes);
+        if escaped {
+            let line = meta.arc_url.as_ref().map(|(_, l)| *l);
+            self.quirk(&rel_meta, line, "url-escaped", format!("Arc-Url holds control characters or bytes that are not UTF-8: written percent-encoded as {uri}"));
+        }
+
+        // The data file: its length now, its bytes when the record is written.
+        let mut data_rel = None;
+        let mut data_len = None;
+        match &pair.data {
+            Some(data) => match layout::open_regular(data).and_then(|f| {
+                f.metadata().map_err(|source| ConfineError::Io { path: data.clone(), source })
+            }) {
+                Ok(m) => {
+                    data_rel = Some(self.rel(data));
+                    data_len = Some(m.len());
+                }
+                Err(e) => {
+                    let rel = self.rel(data);
+                    self.quirk(&rel, None, "refused", refusal(&e));
+                    self.quirk(
+                        &rel_meta,
+                        None,
+                        "meta-without-data",
+                        format!("its data file {rel} was refused: a capture with an empty payload"),
+                    );
+                }
+            },
+            None if pair.data_refused => self.quirk(
+                &rel_meta,
+                None,
+                "meta-without-data",
+                "its data file was refused (see there): a capture with an empty payload".into(),
+            ),
+            None => self.quirk(
+                &rel_meta,
+                None,
+                "meta-without-data",
+                "no data file beside it: a capture with an empty payload".into(),
+            ),
+        }
+        let mut truncated = None;
+        match (meta.arc_length.and_then(|(n, l)| n.map(|n| (n, l))), data_len) {
+            (Some((n, line)), Some(len)) if n != len => {
+                let what = if len < n { "shorter" } else { "longer" };
+                if len < n {
+                    truncated = Some("length".to_string());
+                }
+                self.quirk(
+                    &rel_meta,
+                    Some(line),
+                    "arc-length-mismatch",
+                    format!(
+                        "Arc-Length {n}, the data file holds {len} bytes ({what}){}",
+                        if len < n { ": marked truncated" } else { "" }
+                    ),
+                );
+            }
+            // No data: shorter than served unless the harvester said it was empty.
+            (Some((0, _)), None) => {}
+            (_, None) => truncated = Some("length".to_string()),
+            _ => {}
+        }
+        if meta.arc_length.is_none() {
+            self.quirk(
+                &rel_meta,
+                None,
+                "no-arc-length",
+                "no Arc-Length line: the stored length is the data file's".into(),
+            );
+        }
+        if let (Some((Some(n), line)), Some(len)) = (meta.content_length, data_len)
+            && n != len
+        {
+            self.quirk(
+                &rel_meta,
+                Some(line),
+                "content-length-mismatch",
+                format!(
+                    "Content-Length {n}, the data file holds {len} bytes: header kept as stored"
+                ),
+            );
+        }
+
+        let (date, date_source) = self.date_of(&pair, &meta, &rel_meta);
+
+        let eol: &[u8] = meta.eol.bytes();
+        let mut block = meta.side_lines.clone();
+        block.extend_from_slice(format!("nedlib-meta-path: {rel_meta}").as_bytes());
+        block.extend_from_slice(eol);
+        if let Some(d) = &data_rel {
+            block.extend_from_slice(format!("nedlib-data-path: {d}").as_bytes());
+            block.extend_from_slice(eol);
+        }
+        let payload = match (&pair.data, data_len) {
+            (Some(path), Some(len)) => Payload::Segment { path: path.clone(), offset: 0, len },
+            _ => Payload::Bytes(Vec::new()),
+        };
+        let (kind, http_header, content_type) = match meta.header {
+            Some(h) => (CaptureKind::Response, Some(h), meta.content_type),
+            None => (
+                CaptureKind::Resource,
+                None,
+                Some(meta.content_type.unwrap_or_else(|| "application/octet-stream".into())),
+            ),
+        };
+        Some(Ok(Capture {
+            uri,
+            date,
+            date_source,
+            ip: None,
+            kind,
+            http_header,
+            content_type,
+            payload,
+            truncated,
+            provenance: Provenance {
+                file: data_rel.unwrap_or_else(|| rel_meta.clone()),
+                offset: None,
+            },
+            metadata: Some(block),
+        }))
+    }
+
+    /// The capture's date per the option, falling back to the other source (reported), then to
+    /// the `.meta`'s modification time.
+    fn date_of(&mut self, pair: &Pair, meta: &Meta, rel: &str) -> (DateTime<Utc>, DateSource) {
+        let folder = pair.folder.as_ref().map(|f| {
+            let noon = f.date.and_hms_opt(12, 0, 0).unwrap_or_default().and_utc();
+            (noon, format!("folder date {} at 12:00 UTC", f.name))
+        });
+        // The server date, and why it is not usable when it is not.
+        let server: Result<DateTime<Utc>, String> = match &meta.date {
+            None => Err("no Date header".into()),
+            Some((_, _, None)) => Err("Date header not understood".into()),
+            Some((_, _, Some(t))) => match &folder {
+                Some((noon, _)) if (*t - *noon).abs() > Duration::hours(36) => Err(format!(
+                    "server Date {} is more than a day away from the folder's day",
+                    t.format("%Y-%m-%dT%H:%M:%SZ")
+                )),
+                _ => Ok(*t),
+            },
+        };
+        let date_line = meta.date.as_ref().map(|(_, l, _)| *l);
+        let server_label = "server Date header".to_string();
+        let chosen = match (self.opts.date_source, server, folder) {
+            (NedlibDate::ServerDate, Ok(t), _) => Some((t, server_label)),
+            (NedlibDate::ServerDate, Err(why), Some((t, label))) => {
+                self.quirk(
+                    rel,
+                    date_line,
+                    "date-fallback",
+                    format!("{why}: the folder date is used"),
+                );
+                Some((t, format!("{label} ({why})")))
+            }
+            (NedlibDate::FolderDate, _, Some((t, label))) => Some((t, label)),
+            (NedlibDate::FolderDate, Ok(t), None) => {
+                self.quirk(
+                    rel,
+                    date_line,
+                    "date-fallback",
+                    "no day folder in the path: the server Date is used".into(),
+                );
+                Some((t, format!("{server_label} (no day folder in the path)")))
+            }
+            // Without a folder the server date is refused only when missing or not understood.
+            (_, Err(_), None) => None,
+        };
+        let (date, label) = match chosen {
+            Some(c) => c,
+            None => {
+                let mtime = std::fs::symlink_metadata(&pair.meta)
+                    .and_then(|m| m.modified())
+                    .map(DateTime::<Utc>::from)
+                    .unwrap_or_default();
+                self.quirk(rel, date_line, "date-fallback", "neither a usable server Date nor a day folder: the .meta's modification time is used".into());
+                (mtime, "modification time of the .meta file".to_string())
+            }
+        };
+        (date, DateSource { label, inferred: true })
+    }
+}
+
+impl Iterator for NedlibHarvest {
+    type Item = Result<Capture, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(e) = self.errors.pop_front() {
+                return Some(Err(e));
+            }
+            if let Some(pair) = self.pending.pop_front() {
+                match self.read_pair(pair) {
+                    Some(item) => return Some(item),
+                    None => continue,
+                }
+            }
+            let (dir, folder) = self.dirs.pop()?;
+            self.list(dir, folder);
+        }
+    }
+}
+
+impl CaptureSource for NedlibHarvest {
+    fn shape_name(&self) -> &'static str {
+        "nedlib"
+    }
+
+    fn quirks(&self) -> &[Quirk] {
+        &self.quirks
+    }
+
+    fn side_files(&self) -> Vec<SideFile> {
+        self.side.clone()
+    }
+}
+
+/// A line end style.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Eol {
+    Crlf,
+    Lf,
+}
+
+impl Eol {
+    fn bytes(self) -> &'static [u8] {
+        match self {
+            Eol::Crlf => b"\r\n",
+            Eol::Lf => b"\n",
+        }
+    }
+}
+
+/// A `.meta` taken apart (every byte is in `header` or `side_lines`).
+#[derive(Debug)]
+struct Meta {
+    /// The status line and server fields as stored, ending with an empty line (appended when
+    /// missing); `None` when the first line is no status line.
+    header: Option<Vec<u8>>,
+    /// `Arc-*` lines and anything after the header's end, verbatim.
+    side_lines: Vec<u8>,
+    /// The line end style of the file (its first line's).
+    eol: Eol,
+    arc_url: Option<(Vec<u8>, u64)>,
+    /// `Arc-Length`: its value when it is a number, and its line.
+    arc_length: Option<(Option<u64>, u64)>,
+    content_length: Option<(Option<u64>, u64)>,
+    content_type: Option<String>,
+    /// `Date`: its text, line and parsed value.
+    date: Option<(String, u64, Option<DateTime<Utc>>)>,
+}
+
+type MetaQuirk = (Option<u64>, &'static str, String);
+
+/// The field name of a header line (`Name:`), if it has one.
+fn field_name(line: &[u8]) -> Option<&[u8]> {
+    let colon = line.iter().position(|&b| b == b':')?;
+    let name = &line[..colon];
+    (!name.is_empty() && name.iter().all(|&b| b.is_ascii_graphic())).then_some(name)
+}
+
+/// A field value without the surrounding blanks and line end.
+fn field_value(line: &[u8], name: &[u8]) -> Vec<u8> {
+    let v = &line[name.len() + 1..];
+    let v = v.strip_suffix(b"\n").unwrap_or(v);
+    let v = v.strip_suffix(b"\r").unwrap_or(v);
+    v.trim_ascii().to_vec()
+}
+
+/// Text of a value: UTF-8, or ISO-8859-1 (the Norwegian `lø` of 2003 servers) when it is not.
+fn value_text(v: &[u8]) -> (String, bool) {
+    match std::str::from_utf8(v) {
+        Ok(s) => (s.to_string(), false),
+        Err(_) => (v.iter().map(|&b| b as char).collect(), true),
+    }
+}
+
+/// A URL as text for `WARC-Target-URI`: as stored when it is UTF-8 without control characters;
+/// otherwise control characters and bytes that are not UTF-8 are percent-encoded (how a browser
+/// would have sent them). True when escaped.
+fn uri_text(v: &[u8]) -> (String, bool) {
+    let control = |c: u32| c < 0x20 || c == 0x7f;
+    match std::str::from_utf8(v) {
+        Ok(s) if !s.chars().any(|c| control(c as u32)) => (s.to_string(), false),
+        Ok(s) => {
+            (
+                s.chars()
+                    .map(|c| {
+                        if control(c as u32) { format!("%{:02X}", c as u32) } else { c.to_string() }
+                    })
+                    .collect(),
+                true,
+            )
+        }
+        Err(_) => (
+            v.iter()
+                .map(|&b| {
+                    if b.is_ascii() && !control(u32::from(b)) {
+                        (b as char).to_string()
+                    } else {
+                        format!("%{b:02X}")
+                    }
+                })
+                .collect(),
+            true,
+        ),
+    }
+}
+
+/// Splits a `.meta` into the HTTP header, the `Arc-*` lines and the rest, and notes its quirks
+/// (line numbers 1-based).
+fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let eol_of = |l: &[u8]| {
+        if l.ends_with(b"\r\n") {
+            Some(Eol::Crlf)
+        } else if l.ends_with(b"\n") {
+            Some(Eol::Lf)
+        } else {
+            None
+        }
+    };
+    let eol = lines.first().and_then(|l| eol_of(l)).unwrap_or(Eol::Lf);
+    let mut m = Meta {
+        header: None,
+        side_lines: Vec::new(),
+        eol,
+        arc_url: None,
+        arc_length: None,
+        content_length: None,
+        content_type: None,
+        date: None,
+    };
+    let status = lines.first().is_some_and(|l| l.starts_with(b"HTTP/"));
+    if !status {
+        quirks.push((Some(1), "no-status-line", "the first line is no HTTP status line: the capture is a resource, every line goes to its metadata record".into()));
+    }
+    // Line ends: LF is what NEDLIB files are expected to hold (§5.4.5), reported once a file.
+    let first_lf = lines.iter().position(|l| eol_of(l) == Some(Eol::Lf));
+    let first_crlf = lines.iter().position(|l| eol_of(l) == Some(Eol::Crlf));
+    if let Some(i) = first_lf {
+        quirks.push((
+            Some(i as u64 + 1),
+            "lf-line-ends",
+            "lines end with LF alone (kept as stored)".into(),
+        ));
+        if let Some(j) = first_crlf {
+            quirks.push((
+                Some(j.max(i) as u64 + 1),
+                "mixed-line-ends",
+                "both CRLF and LF line ends (kept as stored)".into(),
+            ));
+        }
+    }
+    let mut header: Vec<u8> = Vec::new();
+    let mut ended = false;
+    let mut last_arc = false;
+    let mut last_eol = eol;
+    let mut last_header_line = 1;
+    for (i, &line) in lines.iter().enumerate() {
+        let n = i as u64 + 1;
+        let name = field_name(line);
+        let is_arc = name.is_some_and(|nm| nm.len() > 4 && nm[..4].eq_ignore_ascii_case(b"arc-"));
+        let folded = (line.starts_with(b" ") || line.starts_with(b"\t")) && i > 0;
+        if eol_of(line).is_none() {
+            quirks.push((Some(n), "no-final-line-end", "the last line has no line end".into()));
+        }
+        if is_arc || (folded && last_arc) {
+            m.side_lines.extend_from_slice(line);
+            if eol_of(line).is_none() {
+                m.side_lines.extend_from_slice(eol.bytes());
+            }
+            last_arc = true;
+            if let Some(nm) = name.filter(|_| is_arc) {
+                let v = field_value(line, nm);
+                if nm.eq_ignore_ascii_case(b"arc-url") && m.arc_url.is_none() && !v.is_empty() {
+                    m.arc_url = Some((v, n));
+                } else if nm.eq_ignore_ascii_case(b"arc-length") && m.arc_length.is_none() {
+                    let len = std::str::from_utf8(&v).ok().and_then(|s| s.parse().ok());
+                    if len.is_none() {
+                        quirks.push((
+                            Some(n),
+                            "bad-arc-length",
+                            "Arc-Length is not a number".into(),
+                        ));
+                    }
+                    m.arc_length = Some((len, n));
+                }
+            }
+            continue;
+        }
+        last_arc = false;
+        if ended || !status {
+            if ended && !line.trim_ascii().is_empty() {
+                quirks.push((
+                    Some(n),
+                    "after-header-end",
+                    "a line after the header's empty line: kept in the metadata record".into(),
+                ));
+            }
+            m.side_lines.extend_from_slice(line);
+            if !status && let Some(nm) = name {
+                header_field(&mut m, nm, line, n, quirks);
+            }
+            continue;
+        }
+        header.extend_from_slice(line);
+        last_header_line = n;
+        if let Some(e) = eol_of(line) {
+            last_eol = e;
+        }
+        if i > 0 && (line == b"\r\n" || line == b"\n") {
+            ended = true;
+            continue;
+        }
+        if i == 0 || folded {
+            continue;
+        }
+        match name {
+            Some(nm) => header_field(&mut m, nm, line, n, quirks),
+            None if !line.trim_ascii().is_empty() => quirks.push((
+                Some(n),
+                "malformed-header-line",
+                "a header line without a field name: kept as stored".into(),
+            )),
+            None => {}
+        }
+    }
+    if status {
+        if !ended {
+            if !header.ends_with(b"\n") {
+                header.extend_from_slice(last_eol.bytes());
+            }
+            header.extend_from_slice(last_eol.bytes());
+            quirks.push((
+                Some(last_header_line),
+                "no-header-end",
+                "no empty line after the header's last line: one is appended in the file's \
+                 line-end style"
+                    .into(),
+            ));
+        }
+        m.header = Some(header);
+    }
+    m
+}
+
+/// Notes a server field the mapping uses (Content-Length, Content-Type, Date).
+fn header_field(m: &mut Meta, name: &[u8], line: &[u8], n: u64, quirks: &mut Vec<MetaQuirk>) {
+    let v = field_value(line, name);
+    if name.eq_ignore_ascii_case(b"content-length") && m.content_length.is_none() {
+        let digits = v.iter().take_while(|b| b.is_ascii_digit()).count();
+        let len = std::str::from_utf8(&v[..digits]).ok().and_then(|s| s.parse::<u64>().ok());
+        if len.is_some() && digits < v.len() {
+            let (rest, _) = value_text(&v[digits..]);
+            let looks = if parse_server_date(&rest).is_some() { " (a date)" } else { "" };
+            quirks.push((Some(n), "merged-header-line", format!("Content-Length {} followed by {rest:?}{looks}: another line merged into it; the digits are taken as the length, the bytes kept as stored", &value_text(&v[..digits]).0)));
+        } else if len.is_none() {
+            quirks.push((Some(n), "bad-content-length", "Content-Length is not a number".into()));
+        }
+        m.content_length = Some((len, n));
+    } else if name.eq_ignore_ascii_case(b"content-type") && m.content_type.is_none() {
+        if !v.is_empty() && v.iter().all(|&b| (0x20..0x7f).contains(&b)) {
+            m.content_type = std::str::from_utf8(&v).ok().map(str::to_string);
+        }
+    } else if name.eq_ignore_ascii_case(b"date") && m.date.is_none() {
+        let (text, latin1) = value_text(&v);
+        if latin1 {
+            quirks.push((
+                Some(n),
+                "non-utf8-value",
+                "the Date value is not UTF-8: read as ISO-8859-1".into(),
+            ));
+        }
+        let parsed = parse_server_date(&text);
+        match &parsed {
+            Some((_, kinds)) => {
+                for k in kinds {
+                    quirks.push((Some(n), k, format!("Date {text:?}: {}", describe(k))));
+                }
+            }
+            None => quirks.push((
+                Some(n),
+                "unparsed-date",
+                format!("Date {text:?} is no date this reader knows"),
+            )),
+        }
+        m.date = Some((text, n, parsed.map(|(t, _)| t)));
+    }
+}
+
+fn describe(kind: &str) -> &'static str {
+    match kind {
+        "norwegian-date" => "Norwegian day or month names",
+        "seconds-60" => "second 60, read as the next minute's first second",
+        "broken-year" => "a broken year (tm_year printed as is), read as 19xx + the number",
+        "ansi-c-with-zone" => "ANSI C format with a time zone",
+        "no-weekday" => "no day of the week (RFC 2822 style)",
+        "no-leading-zero" => "a number without its leading zero",
+        "two-digit-year" => "a two-digit year outside RFC 850, read as 1970-2069",
+        "non-gmt-zone" => "a zone other than GMT, converted to UTC",
+        "unknown-zone" => "an unknown zone, read as UTC",
+        "wrong-weekday" => "the day of the week does not match the date",
+        "no-zone" => "no zone, read as UTC",
+        _ => "tolerated",
+    }
+}
+
+fn weekday_of(t: &str) -> Option<(Weekday, bool)> {
+    let l = t.to_lowercase();
+    let en = [
+        ("mon", "monday", Weekday::Mon),
+        ("tue", "tuesday", Weekday::Tue),
+        ("wed", "wednesday", Weekday::Wed),
+        ("thu", "thursday", Weekday::Thu),
+        ("fri", "friday", Weekday::Fri),
+        ("sat", "saturday", Weekday::Sat),
+        ("sun", "sunday", Weekday::Sun),
+    ];
+    for (short, long, wd) in en {
+        if l == short || l == long {
+            return Some((wd, false));
+        }
+    }
+    let no = [
+        (["ma", "man", "mandag"], Weekday::Mon),
+        (["ti", "tir", "tirsdag"], Weekday::Tue),
+        (["on", "ons", "onsdag"], Weekday::Wed),
+        (["to", "tor", "torsdag"], Weekday::Thu),
+        (["fr", "fre", "fredag"], Weekday::Fri),
+        (["lø", "lør", "lørdag"], Weekday::Sat),
+        (["sø", "søn", "søndag"], Weekday::Sun),
+    ];
+    no.iter().find(|(names, _)| names.contains(&l.as_str())).map(|(_, wd)| (*wd, true))
+}
+
+/// A month (1-12) and whether the name is Norwegian only (`mai`, `okt`, `des`).
+fn month_of(t: &str) -> Option<(u32, bool)> {
+    let l = t.to_lowercase();
+    let en = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+    let long = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    if let Some(i) = en.iter().position(|m| *m == l).or_else(|| long.iter().position(|m| *m == l)) {
+        return Some((i as u32 + 1, false));
+    }
+    match l.as_str() {
+        "mai" => Some((5, true)),
+        "okt" => Some((10, true)),
+        "des" => Some((12, true)),
+        _ => None,
+    }
+}
+
+/// A year as servers of 2003 wrote it: four digits; two (RFC 850; elsewhere reported);
+/// `103` and `:3` (C's `tm_year`, years since 1900, printed without the 1900 added, the second
+/// as `'0' + 10` then `3`), reported as broken.
+fn year_of(t: &str, dashed: bool, q: &mut Vec<&'static str>) -> Option<i32> {
+    let b = t.as_bytes();
+    let all_digits = b.iter().all(u8::is_ascii_digit);
+    match b.len() {
+        4 if all_digits => t.parse().ok(),
+        2 if all_digits => {
+            if !dashed {
+                q.push("two-digit-year");
+            }
+            let y: i32 = t.parse().ok()?;
+            Some(if y < 70 { 2000 + y } else { 1900 + y })
+        }
+        3 if all_digits && b[0] == b'1' => {
+            q.push("broken-year");
+            Some(1900 + t.parse::<i32>().ok()?)
+        }
+        2 if b[0] == b':' && b[1].is_ascii_digit() => {
+            q.push("broken-year");
+            Some(2000 + i32::from(b[1] - b'0'))
+        }
+        _ => None,
+    }
+}
+
+/// `H:M:S`, each one or two digits (a missing leading zero reported).
+fn time_of(t: &str, q: &mut Vec<&'static str>) -> Option<(u32, u32, u32)> {
+    let mut parts = t.split(':');
+    let mut next = || -> Option<u32> {
+        let p = parts.next()?;
+        if p.is_empty() || p.len() > 2 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        if p.len() == 1 {
+            q.push("no-leading-zero");
+        }
+        p.parse().ok()
+    };
+    let hms = (next()?, next()?, next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(hms)
+}
+
+/// A zone's offset east of UTC in seconds (numeric, or one of the names 2003 servers used).
+fn zone_of(t: &str) -> Option<i32> {
+    if let Some(sign) =
+        t.strip_prefix('+').map(|r| (1, r)).or_else(|| t.strip_prefix('-').map(|r| (-1, r)))
+    {
+        let (s, r) = sign;
+        if r.len() == 4 && r.bytes().all(|b| b.is_ascii_digit()) {
+            let h: i32 = r[..2].parse().ok()?;
+            let m: i32 = r[2..].parse().ok()?;
+            return (h < 24 && m < 60).then_some(s * (h * 3600 + m * 60));
+        }
+        return None;
+    }
+    let h = match t.to_uppercase().as_str() {
+        "GMT" | "UT" | "UTC" | "Z" | "WET" => 0,
+        "CET" | "MET" | "MEZ" | "WEST" | "BST" => 1,
+        // CES: CEST cut to three letters by the server.
+        "CEST" | "MEST" | "MESZ" | "CES" | "EET" => 2,
+        "EEST" => 3,
+        "EST" => -5,
+        "EDT" => -4,
+        "CST" => -6,
+        "CDT" => -5,
+        "MST" => -7,
+        "MDT" => -6,
+        "PST" => -8,
+        "PDT" => -7,
+        _ => return None,
+    };
+    Some(h * 3600)
+}
+
+/// Parses a server `Date` value the way 2002–2003 servers wrote it (INPUT_FORMATS.md §5.4.1):
+/// RFC 1123, RFC 850 and ANSI C, and their broken forms: Norwegian day and month names
+/// (`lø, 19 jul 2003 04:45:41 CET`), missing leading zeros, second 60, broken years
+/// (`Jul-103`, `Jul-:3`, `31 Jul 103`), ANSI C with a zone, RFC 2822 without a weekday.
+/// Returns the instant in UTC and the quirk kinds met (empty for a conforming date).
+pub fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static str>)> {
+    let mut q: Vec<&'static str> = Vec::new();
+    let mut tokens: Vec<&str> =
+        s.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).collect();
+    if tokens.is_empty() || tokens.len() > 7 {
+        return None;
+    }
+    let mut weekday = None;
+    if let Some((wd, nor)) = weekday_of(tokens[0]) {
+        weekday = Some(wd);
+        if nor {
+            q.push("norwegian-date");
+        }
+        tokens.remove(0);
+    } else {
+        q.push("no-weekday");
+    }
+    let (mut day, mut month, mut year, mut time, mut zone) = (None, None, None, None, None);
+    let mut ansi = false;
+    let mut nums: Vec<&str> = Vec::new();
+    let mut dashed = false;
+    for t in &tokens {
+        let parts: Vec<&str> = t.split('-').collect();
+        if parts.len() == 3 && !parts[0].is_empty() && month_of(parts[1]).is_some() {
+            // RFC 850: 18-Jul-03.
+            dashed = true;
+            day = Some(parts[0]);
+            month = month_of(parts[1]);
+            year = Some(parts[2]);
+        } else if let Some(m) = month_of(t).filter(|_| month.is_none()) {
+            ansi = nums.is_empty() && day.is_none();
+            month = Some(m);
+        } else if t.len() > 2 && t.contains(':') && time.is_none() {
+            time = Some(*t);
+        } else if t.bytes().all(|b| b.is_ascii_digit()) || (t.starts_with(':') && t.len() == 2) {
+            nums.push(t);
+        } else if zone.is_none() && month.is_some() {
+            zone = Some(*t);
+        } else {
+            return None;
+        }
+    }
+    let (month, month_nor) = month?;
+    if month_nor && !q.contains(&"norwegian-date") {
+        q.push("norwegian-date");
+    }
+    if !dashed {
+        if nums.len() != 2 {
+            return None;
+        }
+        day = Some(nums[0]);
+        year = Some(nums[1]);
+    } else if !nums.is_empty() {
+        return None;
+    }
+    let day_text = day?;
+    if day_text.is_empty() || day_text.len() > 2 || !day_text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // ANSI C pads the day with a space; elsewhere a one-digit day lacks its zero.
+    if day_text.len() == 1 && !ansi {
+        q.push("no-leading-zero");
+    }
+    let year = year_of(year?, dashed, &mut q)?;
+    let (h, mi, sec) = time_of(time?, &mut q)?;
+    if h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    if sec == 60 {
+        q.push("seconds-60");
+    }
+    let date = NaiveDate::from_ymd_opt(year, month, day_text.parse().ok()?)?;
+    let offset = match zone {
+        None => {
+            if !ansi {
+                q.push("no-zone");
+            }
+            0
+        }
+        Some(z) => {
+            if ansi {
+                q.push("ansi-c-with-zone");
+            }
+            match zone_of(z) {
+                Some(0) => 0,
+                Some(o) => {
+                    q.push("non-gmt-zone");
+                    o
+                }
+                None => {
+                    q.push("unknown-zone");
+                    0
+                }
+            }
+        }
+    };
+    let local: NaiveDateTime = date.and_hms_opt(h, mi, sec.min(59))?;
+    let t = local.and_utc() - Duration::seconds(i64::from(offset))
+        + Duration::seconds(i64::from(sec == 60));
+    if weekday.is_some_and(|wd| wd != date.weekday()) {
+        q.push("wrong-weekday");
+    }
+    let mut seen = HashSet::new();
+    q.retain(|k| seen.insert(*k));
+    Some((t, q))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
+    }
+
+    #[test]
+    fn server_dates_of_2003_parse_with_their_quirks() {
+        let cases: &[(&str, DateTime<Utc>, &[&str])] = &[
+            ("Fri, 18 Jul 2003 09:39:49 GMT", utc(2003, 7, 18, 9, 39, 49), &[]),
+            ("Monday, 04-Aug-03 12:46:57 GMT", utc(2003, 8, 4, 12, 46, 57), &[]),
+            ("Mon Jul 21 05:41:16 2003", utc(2003, 7, 21, 5, 41, 16), &[]),
+            ("Fri Aug  1 23:39:52 2003", utc(2003, 8, 1, 23, 39, 52), &[]),
+            (
+                "lø, 19 jul 2003 04:45:41 CET",
+                utc(2003, 7, 19, 3, 45, 41),
+                &["norwegian-date", "non-gmt-zone"],
+            ),
+            (
+                "on, 16 jul 2003 07:41:29 CET",
+                utc(2003, 7, 16, 6, 41, 29),
+                &["norwegian-date", "non-gmt-zone"],
+            ),
+            ("fr, 01 aug 2003 05:31:12 GMT", utc(2003, 8, 1, 5, 31, 12), &["norwegian-date"]),
+            ("ma, 01 des 2003 05:31:12 GMT", utc(2003, 12, 1, 5, 31, 12), &["norwegian-date"]),
+            ("Thu, 17 Jul 2003 12:15:60 GMT", utc(2003, 7, 17, 12, 16, 0), &["seconds-60"]),
+            ("Friday, 18-Jul-103 09:39:49 GMT", utc(2003, 7, 18, 9, 39, 49), &["broken-year"]),
+            (
+                "Wednesday, 24-Jul-:3 03:33:15 GMT",
+                utc(2003, 7, 24, 3, 33, 15),
+                &["broken-year", "wrong-weekday"],
+            ),
+            ("Thu, 31 Jul 103 13:00:03 GMT", utc(2003, 7, 31, 13, 0, 3), &["broken-year"]),
+            (
+                "Fri Aug  1 23:39:52 2003 CEST",
+                utc(2003, 8, 1, 21, 39, 52),
+                &["ansi-c-with-zone", "non-gmt-zone"],
+            ),
+            ("16 Jul 2003 21:41:40", utc(2003, 7, 16, 21, 41, 40), &["no-weekday", "no-zone"]),
+            (
+                "17 Jul 2003 01:53:56 CET",
+                utc(2003, 7, 17, 0, 53, 56),
+                &["no-weekday", "non-gmt-zone"],
+            ),
+            (
+                "9 Jan 2003 09:23:40",
+                utc(2003, 1, 9, 9, 23, 40),
+                &["no-weekday", "no-leading-zero", "no-zone"],
+            ),
+            ("Mon, 4 Aug 2003 23:29:21 GMT", utc(2003, 8, 4, 23, 29, 21), &["no-leading-zero"]),
+            ("Sat, 19 Jul 2003 6:07:08 GMT", utc(2003, 7, 19, 6, 7, 8), &["no-leading-zero"]),
+            ("Mon, 04 Aug 2003 21:15:58 +0200", utc(2003, 8, 4, 19, 15, 58), &["non-gmt-zone"]),
+            (
+                "Thu, 7 Aug 2003 02:18:01 CES",
+                utc(2003, 8, 7, 0, 18, 1),
+                &["no-leading-zero", "non-gmt-zone"],
+            ),
+            ("Thu, 07 Aug 2003 02:18:01 XYZ", utc(2003, 8, 7, 2, 18, 1), &["unknown-zone"]),
+            ("Sun, 06 Nov 94 08:49:37 GMT", utc(1994, 11, 6, 8, 49, 37), &["two-digit-year"]),
+        ];
+        for (text, want, kinds) in cases {
+            let (got, q) = parse_server_date(text).unwrap_or_else(|| panic!("{text} not parsed"));
+            assert_eq!(got, *want, "{text}");
+            assert_eq!(&q, kinds, "{text}");
+        }
+        for bad in [
+            "",
+            "yesterday",
+            "Fri, 18 Jul 2003",
+            "Fri, 32 Jul 2003 09:39:49 GMT",
+            "Fri, 18 Jul 2003 24:00:00 GMT",
+            "Fri, 18 Jul 2003 23:59:61 GMT",
+            "Fri, 18 Xyz 2003 09:39:49 GMT",
+            "Fri, 18 Jul 20033 09:39:49 GMT",
+            "Fri, 18 Jul 203 09:39:49 GMT",
+            "9726Fri, 04 Apr 2003 08:36:47 GMT",
+        ] {
+            assert!(parse_server_date(bad).is_none(), "{bad:?} parsed");
+        }
+    }
+
+    fn split(meta: &[u8]) -> (Meta, Vec<MetaQuirk>) {
+        let mut q = Vec::new();
+        (parse_meta(meta, &mut q), q)
+    }
+
+    fn kinds(q: &[MetaQuirk]) -> Vec<(&'static str, Option<u64>)> {
+        q.iter().map(|(l, k, _)| (*k, *l)).collect()
+    }
+
+    #[test]
+    fn meta_splits_into_header_and_arc_lines_byte_exact() {
+        let stored = b"HTTP/1.0 200 OK\r\nDate: Wed, 16 Jul 2003 07:41:29 GMT\r\nContent-Type: image/gif\r\nContent-Length: 1802\r\nArc-Url: http://www.example.no:80/logo.gif\r\nArc-Length: 1802\r\n";
+        let (m, q) = split(stored);
+        assert_eq!(
+            m.header.unwrap(),
+            b"HTTP/1.0 200 OK\r\nDate: Wed, 16 Jul 2003 07:41:29 GMT\r\nContent-Type: image/gif\r\nContent-Length: 1802\r\n\r\n"
+        );
+        assert_eq!(
+            m.side_lines,
+            b"Arc-Url: http://www.example.no:80/logo.gif\r\nArc-Length: 1802\r\n"
+        );
+        assert_eq!(m.arc_url.unwrap(), (b"http://www.example.no:80/logo.gif".to_vec(), 5));
+        assert_eq!(m.arc_length, Some((Some(1802), 6)));
+        assert_eq!(m.content_length, Some((Some(1802), 4)));
+        assert_eq!(m.content_type.as_deref(), Some("image/gif"));
+        assert_eq!(m.date.unwrap().2, Some(utc(2003, 7, 16, 7, 41, 29)));
+        assert_eq!(kinds(&q), vec![("no-header-end", Some(4))]);
+
+        // LF, a merged line, an Arc line in the middle, a header ended by its empty line, no
+        // final line end after the last Arc line.
+        let stored = b"HTTP/1.1 200 OK\nArc-Url: http://h:80/\nContent-Length: 12Fri, 04 Apr 2003 08:36:47 GMT\nweird line\n\nArc-Length: 12";
+        let (m, q) = split(stored);
+        assert_eq!(
+            m.header.unwrap(),
+            b"HTTP/1.1 200 OK\nContent-Length: 12Fri, 04 Apr 2003 08:36:47 GMT\nweird line\n\n"
+        );
+        assert_eq!(m.side_lines, b"Arc-Url: http://h:80/\nArc-Length: 12\n");
+        assert_eq!(m.content_length, Some((Some(12), 3)));
+        assert_eq!(
+            kinds(&q),
+            vec![
+                ("lf-line-ends", Some(1)),
+                ("merged-header-line", Some(3)),
+                ("malformed-header-line", Some(4)),
+                ("no-final-line-end", Some(6)),
+            ]
+        );
+        assert!(q[1].2.contains("(a date)"), "{}", q[1].2);
+
+        // No status line: a resource, everything in the metadata.
+        let (m, q) = split(b"Content-Type: text/plain\nArc-Url: http://h/\n");
+        assert!(m.header.is_none());
+        assert_eq!(m.side_lines, b"Content-Type: text/plain\nArc-Url: http://h/\n");
+        assert_eq!(m.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(kinds(&q)[0], ("no-status-line", Some(1)));
+    }
+
+    #[test]
+    fn urls_are_kept_or_escaped() {
+        assert_eq!(uri_text(b"http://www.nb.no:80/a b"), ("http://www.nb.no:80/a b".into(), false));
+        assert_eq!(uri_text("http://h/bl\u{e5}".as_bytes()), ("http://h/bl\u{e5}".into(), false));
+        assert_eq!(uri_text(b"http://h/bl\xe5%20"), ("http://h/bl%E5%20".into(), true));
+        assert_eq!(uri_text(b"http://h/\rWARC-Type: x"), ("http://h/%0DWARC-Type: x".into(), true));
+    }
+
+    #[test]
+    fn day_folders_are_recognised() {
+        assert_eq!(day_of("2003-7-16"), NaiveDate::from_ymd_opt(2003, 7, 16));
+        assert_eq!(day_of("2003-07-06"), NaiveDate::from_ymd_opt(2003, 7, 6));
+        for bad in ["2003-13-1", "03-7-16", "2003-7", "2003-7-16-1", "2003-7-x", "0000"] {
+            assert!(day_of(bad).is_none(), "{bad}");
+        }
+    }
+
+    const MD5A: &str = "0123456789abcdef0123456789abcdef";
+    const MD5B: &str = "fedcba9876543210fedcba9876543210";
+
+    fn meta_for(url: &[u8], len: usize) -> Vec<u8> {
+        let mut m = b"HTTP/1.0 200 OK\nDate: Wed, 16 Jul 2003 07:41:29 GMT\nContent-Type: text/plain\nArc-Url: ".to_vec();
+        m.extend_from_slice(url);
+        m.extend_from_slice(format!("\nArc-Length: {len}\n").as_bytes());
+        m
+    }
+
+    fn all(root: &Path) -> (Vec<Capture>, Vec<String>, Vec<Quirk>, Vec<SideFile>) {
+        let mut h = NedlibHarvest::open(root, NedlibOptions::default()).unwrap();
+        let mut caps = Vec::new();
+        let mut errs = Vec::new();
+        for c in h.by_ref() {
+            match c {
+                Ok(c) => caps.push(c),
+                Err(e) => errs.push(e.to_string()),
+            }
+        }
+        (caps, errs, h.quirks().to_vec(), h.side_files())
+    }
+
+    #[test]
+    fn links_are_refused_not_followed_and_big_metas_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("secret.meta"), meta_for(b"http://secret/", 6)).unwrap();
+        std::fs::write(outside.join("secret"), b"secret").unwrap();
+        let run = tmp.path().join("h/2003-7-16/0000");
+        std::fs::create_dir_all(&run).unwrap();
+        // A linked .meta (its data is a plain file), a linked data file (its .meta plain).
+        std::os::unix::fs::symlink(outside.join("secret.meta"), run.join(format!("{MD5A}.meta")))
+            .unwrap();
+        std::fs::write(run.join(MD5A), b"hello!").unwrap();
+        std::fs::write(run.join(format!("{MD5B}.meta")), meta_for(b"http://h:80/b", 6)).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret"), run.join(MD5B)).unwrap();
+        // A linked folder.
+        std::os::unix::fs::symlink(&outside, tmp.path().join("h/2003-7-16/0001")).unwrap();
+        // A .meta over the bound, with its data.
+        let big = "abababababababababababababababab";
+        let mut m = meta_for(b"http://h:80/big", 1);
+        m.resize(MAX_META as usize + 1, b'x');
+        std::fs::write(run.join(format!("{big}.meta")), m).unwrap();
+        std::fs::write(run.join(big), b"z").unwrap();
+
+        let (caps, errs, quirks, sides) = all(&tmp.path().join("h"));
+        assert!(caps.iter().all(|c| !c.uri.contains("secret")));
+        assert_eq!(caps.len(), 1, "{caps:?}");
+        assert_eq!(caps[0].uri, "http://h:80/b");
+        assert!(caps[0].payload.is_empty());
+        assert_eq!(caps[0].truncated.as_deref(), Some("length"));
+        let has = |file: &str, kind: &str| quirks.iter().any(|q| q.file == file && q.kind == kind);
+        assert!(has(&format!("2003-7-16/0000/{MD5A}.meta"), "refused"), "{quirks:#?}");
+        assert!(has(&format!("2003-7-16/0000/{MD5B}"), "refused"));
+        assert!(has(&format!("2003-7-16/0000/{MD5B}.meta"), "meta-without-data"));
+        assert!(has("2003-7-16/0001", "refused"));
+        assert!(has(&format!("2003-7-16/0000/{big}.meta"), "meta-too-large"));
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0].contains(&format!("{big}.meta")) && errs[0].contains("larger than"),
+            "{errs:?}"
+        );
+        // Nothing lost: the unpaired data file and the refused .meta's files are kept.
+        let rels: Vec<&str> = sides.iter().map(|s| s.relative.as_str()).collect();
+        assert_eq!(
+            rels,
+            vec![
+                format!("2003-7-16/0000/{MD5A}"),
+                format!("2003-7-16/0000/{big}"),
+                format!("2003-7-16/0000/{big}.meta"),
+            ]
+        );
+    }
+
+    #[test]
+    fn odd_urls_and_missing_urls_do_not_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let day = tmp.path().join("2003-7-16");
+        let run = day.join("0000");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(
+            run.join(format!("{MD5A}.meta")),
+            meta_for(b"http://h:80/bl\xe5b\xff\x00", 3),
+        )
+        .unwrap();
+        std::fs::write(run.join(MD5A), b"abc").unwrap();
+        std::fs::write(run.join(format!("{MD5B}.meta")), b"HTTP/1.0 200 OK\n\xff\xfe\n").unwrap();
+        std::fs::write(run.join(MD5B), b"abc").unwrap();
+        assert!(is_nedlib(&day) && is_nedlib(tmp.path()) && !is_nedlib(&run));
+        let (caps, errs, quirks, sides) = all(&day);
+        assert!(errs.is_empty());
+        assert_eq!(caps.len(), 1);
+        assert_eq!(caps[0].uri, "http://h:80/bl%E5b%FF%00");
+        assert_eq!(caps[0].provenance.file, format!("2003-7-16/0000/{MD5A}"));
+        assert_eq!(caps[0].payload.len(), 3);
+        assert!(quirks.iter().any(|q| q.kind == "url-escaped" && q.line == Some(4)));
+        assert!(quirks.iter().any(|q| q.kind == "no-arc-url"));
+        assert_eq!(sides.len(), 2);
+    }
+}

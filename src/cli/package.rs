@@ -13,10 +13,17 @@ use webaip::package::{PackageOptions, VirusCheck, build_package};
 use webaip::profile::{DEFAULT_PROFILE, Profile};
 use webaip::sources::mirror::{self, MirrorOptions};
 use webaip::sources::pandas;
-use webaip::sources::{Input, classify, detect};
+use webaip::package::captures::build_capture_package;
+use webaip::sources::{CaptureShape, Input, classify, detect};
 use webaip::stages::scan::{Clamd, ClamdAddr};
 
 use super::progress;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum NedlibDateArg {
+    Server,
+    Folder,
+}
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Mode {
@@ -89,6 +96,10 @@ pub struct PackageArgs {
     /// metadata file describe others (see `webaip pages` to choose them).
     #[arg(long)]
     describe_seeds: bool,
+    /// NEDLIB harvests: the date each record gets (server: the server's Date header when it is
+    /// sane, else the day folder's date; folder: the day folder's date at 12:00 UTC).
+    #[arg(long, value_enum, default_value = "server")]
+    nedlib_date: NedlibDateArg,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -206,6 +217,29 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
             print_pandas(&r, true);
         }
         return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
+    }
+    if let Input::Captures(dir, shape) = &input {
+        let mut source: Box<dyn webaip::sources::capture::CaptureSource> = match shape {
+            CaptureShape::Nedlib => {
+                use webaip::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions};
+                let date_source = match args.nedlib_date {
+                    NedlibDateArg::Server => NedlibDate::ServerDate,
+                    NedlibDateArg::Folder => NedlibDate::FolderDate,
+                };
+                Box::new(NedlibHarvest::open(dir, NedlibOptions { date_source })?)
+            }
+        };
+        let bar = progress::bytes_bar(0, args.quiet || args.json);
+        let advance = |n: u64| bar.inc(n);
+        let r = pool.install(|| build_capture_package(source.as_mut(), dir, &opts, &advance));
+        bar.finish_and_clear();
+        let r = r?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&r)?);
+        } else if !args.quiet {
+            print_captures(&r);
+        }
+        return Ok(if r.scan.not_scanned > 0 { super::EXIT_FINDINGS } else { 0 });
     }
     // PANDAS: one instance directory, or a title directory holding several (one package each).
     if let Input::Pandas { instances, title: several } = &input {
@@ -335,6 +369,48 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         report.seconds
     );
     Ok(code)
+}
+
+/// The report of a package made from a capture source (NEDLIB, Kulturarw3).
+fn print_captures(r: &webaip::package::captures::CapturesReport) {
+    println!("package {} ({})", r.package.display(), r.objid);
+    println!(
+        "  {} harvest: {} captures, {} WARC records, {} payload bytes; {} side file(s) in logs/",
+        r.shape, r.captures, r.records, r.payload_bytes, r.side_files
+    );
+    if !r.quirk_counts.is_empty() {
+        let counts: Vec<String> = r.quirk_counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!(
+            "  quirks tolerated: {} (all in logs/webaip/{}.quirks.json)",
+            counts.join(", "),
+            r.shape
+        );
+        for q in r.quirks.iter().take(10) {
+            let at = match (q.line, q.offset) {
+                (Some(l), _) => format!(":{l}"),
+                (None, Some(o)) => format!(" at offset {o}"),
+                _ => String::new(),
+            };
+            println!("    {}{at}: {}: {}", q.file, q.kind, q.detail);
+        }
+    }
+    for n in &r.metadata_notes {
+        println!("  metadata: {n}");
+    }
+    print_entities(&r.entities);
+    println!("  virus check: {}", r.virus_check);
+    for (c, f, sig) in &r.scan.findings {
+        println!("    VIRUS {sig} in {f}: kept in {c}");
+    }
+    for (c, f, why) in &r.scan.unscanned {
+        println!("    NOT SCANNED {f} (in {c}): {why}");
+    }
+    println!(
+        "  METS: valid under profile ({}); {} files; {:.2} s",
+        if r.mets_xsd_checked { "and XML schemas" } else { "XML schemas not checked: no --schemas" },
+        r.package_files,
+        r.seconds
+    );
 }
 
 /// The webpages and associated objects described, one line each.

@@ -112,6 +112,8 @@ pub enum HarvestKind {
     Pandas,
     /// A wget or HTTrack mirror (directory or `.zip`).
     Mirror,
+    /// A harvest read as captures (NEDLIB, Kulturarw3).
+    Captures,
 }
 
 /// The pages of a harvest.
@@ -130,6 +132,9 @@ pub struct PageListing {
 /// Why a harvest cannot be listed.
 #[derive(Debug, thiserror::Error)]
 pub enum ListError {
+    /// A capture source could not be read.
+    #[error(transparent)]
+    Capture(#[from] crate::sources::capture::CaptureError),
     /// Neither a package nor a source.
     #[error(
         "{}: neither a package (a directory holding {METS_NAME}, or a METS file) nor a source: {reason}; accepted: a package, or {shapes}",
@@ -228,6 +233,7 @@ enum What {
     Package { root: PathBuf, containers: Vec<(String, u64)> },
     Archives(Vec<(Archive, u64)>),
     Mirror { kind: HarvestKind, instances: Vec<Instance> },
+    Captures(PathBuf, crate::sources::CaptureShape),
 }
 
 /// Lists the HTML pages of a package or a source.
@@ -287,6 +293,7 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
             let m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name))?;
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))
         }
+        Input::Captures(dir, shape) => (What::Captures(dir, shape), None),
         Input::Archives => {
             let source = detect(&given).map_err(|e: SourceError| not_source(&e))?;
             let mut archives = Vec::new();
@@ -307,6 +314,7 @@ impl Harvest {
             What::Package { .. } => HarvestKind::Package,
             What::Archives(_) => HarvestKind::Archives,
             What::Mirror { kind, .. } => *kind,
+            What::Captures(..) => HarvestKind::Captures,
         }
     }
 
@@ -318,6 +326,8 @@ impl Harvest {
             What::Mirror { instances, .. } => {
                 instances.iter().flat_map(|i| &i.files).map(|f| f.size).sum()
             }
+            // Not known before the walk; the bar counts up.
+            What::Captures(..) => 0,
         }
     }
 
@@ -352,6 +362,14 @@ impl Harvest {
                 for inst in instances {
                     list_mirror(inst, &mut out)?;
                     progress(inst.files.iter().map(|f| f.size).sum());
+                }
+            }
+            What::Captures(dir, shape) => {
+                let mut source = crate::sources::open_captures(dir, *shape)?;
+                for c in &mut *source {
+                    let c = c?;
+                    progress(c.payload.len());
+                    list_capture(&c, &mut out)?;
                 }
             }
         }
@@ -478,6 +496,39 @@ impl Collector<'_> {
 }
 
 /// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).
+/// Lists one capture of a capture source, if it is an HTML page.
+fn list_capture(c: &crate::sources::capture::Capture, out: &mut Collector) -> Result<(), ListError> {
+    let head = c.http_header.as_deref().unwrap_or_default();
+    let status = status_of(head);
+    let mime = c
+        .content_type
+        .as_deref()
+        .map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .unwrap_or_else(|| "application/octet-stream".into());
+    if !out.wants(&mime, status) {
+        return Ok(());
+    }
+    let mut payload = Vec::new();
+    c.payload
+        .open()
+        .and_then(|r| r.take(TITLE_WINDOW as u64).read_to_end(&mut payload))
+        .map_err(|e| ListError::Io {
+            path: PathBuf::from(&c.provenance.file),
+            source: e,
+        })?;
+    let ct = c.content_type.clone().or_else(|| last_content_type(head));
+    out.entries.push(PageEntry {
+        url: c.uri.clone(),
+        captured: c.date.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        size: c.payload.len(),
+        status,
+        mime,
+        title: html_title(&payload, ct.as_deref()),
+        place: Place { file: c.provenance.file.clone(), offset: c.provenance.offset, offset_in_member: None },
+    });
+    Ok(())
+}
+
 fn status_of(head: &[u8]) -> Option<u16> {
     let line = head.split(|&b| b == b'\n').next()?;
     let code = std::str::from_utf8(line).ok()?.split_ascii_whitespace().nth(1)?;

@@ -160,7 +160,7 @@ pub struct SideFile {
 
 /// A source of captures: yields them in order, then says what it found odd and what else it
 /// holds. Implemented by each source module.
-pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> {
+pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// A short name of the shape (`nedlib`, `kulturarw3`), for file names and reports.
     fn shape_name(&self) -> &'static str;
     /// The oddities met so far (all of them once the iterator is exhausted).

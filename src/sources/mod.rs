@@ -122,7 +122,8 @@ pub const ACCEPTED_SHAPES: &str = "accepted: a Heritrix 1.x job directory (order
 a Heritrix 3.x job directory (crawler-beans.cxml, launch folders with warcs/ or arcs/), \
 ARC/WARC files (.arc, .arc.gz, .warc, .warc.gz) or a folder of them, \
 a PANDAS instance (YYYYMMDD-HHMM holding <host>/ or hts-cache/) or a PANDAS title directory of instances, \
-a wget or HTTrack mirror directory (<host>/ directories; a wget log, hts-cache/, hts-log.txt) or a .zip of one";
+a wget or HTTrack mirror directory (<host>/ directories; a wget log, hts-cache/, hts-log.txt) or a .zip of one, \
+a NEDLIB harvest (YYYY-M-D day folders of numbered folders of <md5> + <md5>.meta files) or one of its day folders";
 
 /// What a single input path (or list) is, before it is read.
 #[derive(Debug, Clone)]
@@ -138,8 +139,30 @@ pub enum Input {
     Mirror(PathBuf, mirror::MirrorKind),
     /// A `.zip` of a wget or HTTrack mirror (see [`mirror::unpack_zip`]).
     MirrorZip(PathBuf),
+    /// A harvest whose source module yields captures ([`capture::CaptureSource`]).
+    Captures(PathBuf, CaptureShape),
     /// A Heritrix job or ARC/WARC files: read with [`detect`].
     Archives,
+}
+
+/// Opens the capture source of a shape [`classify`] found, with its default options.
+pub fn open_captures(
+    dir: &Path,
+    shape: CaptureShape,
+) -> Result<Box<dyn capture::CaptureSource>, capture::CaptureError> {
+    Ok(match shape {
+        CaptureShape::Nedlib => {
+            Box::new(nedlib::NedlibHarvest::open(dir, nedlib::NedlibOptions::default())?)
+        }
+    })
+}
+
+/// The shapes read by a capture source ([`capture`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaptureShape {
+    /// A NEDLIB harvester folder ([`nedlib`]).
+    Nedlib,
 }
 
 /// Recognises the shape of the input: PANDAS instance or title, website mirror, or else a job
@@ -154,6 +177,9 @@ pub fn classify(inputs: &[PathBuf]) -> Input {
     }
     if pandas::is_instance(&dir) {
         return Input::Pandas { instances: vec![dir], title: false };
+    }
+    if nedlib::is_nedlib(&dir) {
+        return Input::Captures(dir, CaptureShape::Nedlib);
     }
     if !dir.is_dir() {
         return Input::Archives;

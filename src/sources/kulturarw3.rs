@@ -431,7 +431,11 @@ impl Kulturarw3Archive {
             quirks.push((
                 Some(size),
                 "missing-closing-delimiter",
-                format!("the file ends after {size} bytes without `--{}--`: the last part is read to the end (a write cut off?)", latin1(boundary)),
+                format!(
+                    "the file ends after {size} bytes without `--{}--`: the last part is read \
+                     to the end (a write cut off?)",
+                    latin1(boundary)
+                ),
             ));
         }
         if let Some(end) = closing_end
@@ -465,9 +469,13 @@ impl Kulturarw3Archive {
                             Some(hs),
                             "not-http-header",
                             if bytes.starts_with(b"HTTP/") {
-                                "the Header part has no empty line ending it: written as a resource".into()
+                                "the Header part has no empty line ending it: written as a \
+                                 resource"
+                                    .into()
                             } else {
-                                "the Header part does not start with `HTTP/`: written as a resource typed by the Content part".into()
+                                "the Header part does not start with `HTTP/`: written as a \
+                                 resource typed by the Content part"
+                                    .into()
                             },
                         ));
                         if !bytes.is_empty() {
@@ -477,7 +485,7 @@ impl Kulturarw3Archive {
                 }
             }
             None => quirks.push((
-                None,
+                p.content_start,
                 "missing-header-part",
                 "no Header part: written as a resource typed by the Content part".into(),
             )),
@@ -489,7 +497,7 @@ impl Kulturarw3Archive {
                 let v = latin1(v);
                 if v.trim().parse::<u64>().ok() != Some(h.len() as u64) {
                     quirks.push((
-                        None,
+                        p.at(&["HTTP-Header-Length"]),
                         "header-length-mismatch",
                         format!(
                             "HTTP-Header-Length says {}, the Header part holds {} bytes",
@@ -506,26 +514,27 @@ impl Kulturarw3Archive {
                     let why = if h.is_ascii() {
                         ""
                     } else {
-                        " (the header is not ASCII: Heritrix hashed it re-encoded in the JVM's charset)"
+                        " (the header is not ASCII: Heritrix hashed it re-encoded in the JVM's \
+                         charset)"
                     };
                     quirks.push((
-                        None,
+                        p.at(&["HTTP-Header-MD5"]),
                         "header-md5-mismatch",
                         format!("HTTP-Header-MD5 is {want}, the Header part's MD5 is {got}{why}"),
                     ));
                 }
             }
-            if let (Some(v), Some(code)) = (p.field(&["HTTP-Status-Code"]), status_code(h)) {
-                if latin1(v).trim() != code {
-                    quirks.push((
-                        None,
-                        "status-code-mismatch",
-                        format!(
-                            "HTTP-Status-Code is {}, the status line says {code}",
-                            latin1(v).trim()
-                        ),
-                    ));
-                }
+            if let (Some(v), Some(code)) = (p.field(&["HTTP-Status-Code"]), status_code(h))
+                && latin1(v).trim() != code
+            {
+                quirks.push((
+                    p.at(&["HTTP-Status-Code"]),
+                    "status-code-mismatch",
+                    format!(
+                        "HTTP-Status-Code is {}, the status line says {code}",
+                        latin1(v).trim()
+                    ),
+                ));
             }
         }
         let stored = content.map_or(0, |(s, e)| e - s);
@@ -558,7 +567,7 @@ impl Kulturarw3Archive {
                 format!("{stored} bytes stored, more than HTTP-Content-Length {l}"),
             )),
             Some(Err(_)) => quirks.push((
-                None,
+                p.at(&["HTTP-Content-Length"]),
                 "bad-content-length",
                 format!(
                     "HTTP-Content-Length {:?} is not a number",
@@ -574,13 +583,20 @@ impl Kulturarw3Archive {
                 32 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("MD5"),
                 40 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("SHA-1"),
                 _ => {
-                    quirks.push((None, "unknown-content-digest", format!("HTTP-Content-MD5 {want:?} is neither 32 nor 40 hex digits nor `null`: not checked")));
+                    quirks.push((
+                        p.at(&["HTTP-Content-MD5"]),
+                        "unknown-content-digest",
+                        format!(
+                            "HTTP-Content-MD5 {want:?} is neither 32 nor 40 hex digits nor \
+                             `null`: not checked"
+                        ),
+                    ));
                     None
                 }
             };
             if want == "null" {
                 quirks.push((
-                    None,
+                    p.at(&["HTTP-Content-MD5"]),
                     "no-content-digest",
                     "HTTP-Content-MD5 is `null`: the crawler computed no digest".into(),
                 ));
@@ -592,10 +608,12 @@ impl Kulturarw3Archive {
                     let got = digest_range(f, s, e - s, algo == "SHA-1")?;
                     if got != want {
                         quirks.push((
-                            content.map(|c| c.0),
+                            p.at(&["HTTP-Content-MD5"]),
                             "content-digest-mismatch",
                             format!(
-                                "HTTP-Content-MD5 ({algo}) is {want}, the stored body's is {got}"
+                                "HTTP-Content-MD5 ({algo}) is {want}, the stored body's ({} \
+                                 bytes at offset {s}) is {got}",
+                                e - s
                             ),
                         ));
                     }
@@ -618,7 +636,7 @@ impl Kulturarw3Archive {
                     && at < d
                 {
                     quirks.push((
-                        None,
+                        p.at(&["HTTP-Archive-Time"]),
                         "archive-time-before-fetch",
                         format!(
                             "HTTP-Archive-Time {} is earlier than the file name's fetch time {}",
@@ -631,7 +649,7 @@ impl Kulturarw3Archive {
             }
             (None, Some(at)) => {
                 quirks.push((
-                    None,
+                    p.at(&["HTTP-Archive-Time"]),
                     "no-epoch-in-name",
                     format!(
                         "{}: dated by HTTP-Archive-Time instead",
@@ -655,7 +673,14 @@ impl Kulturarw3Archive {
         if let Some((md5, _)) = split_name(place.name) {
             let want = md5_hex(url);
             if md5 != want.as_bytes() {
-                quirks.push((None, "url-md5-mismatch", format!("the file name's MD5 is not MD5(HTTP-URL) = {want} (the crawler hashed its own normalisation of the URL)")));
+                quirks.push((
+                    p.at(&["HTTP-URL"]),
+                    "url-md5-mismatch",
+                    format!(
+                        "the file name's MD5 is not MD5(HTTP-URL) = {want} (the crawler hashed \
+                         its own normalisation of the URL)"
+                    ),
+                ));
             }
         }
         let ip = p
@@ -793,8 +818,8 @@ struct Parsed {
     lines_end: usize,
     /// The empty line ending the header block was CRLF.
     blank_crlf: bool,
-    /// The header block's fields: name, value (folded lines joined).
-    fields: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The header block's fields: name, value (folded lines joined), offset of the line.
+    fields: Vec<(Vec<u8>, Vec<u8>, u64)>,
     boundary: Vec<u8>,
     /// The Header part's bytes (after its part header), to the next delimiter line.
     header: Option<(u64, u64)>,
@@ -817,8 +842,16 @@ impl Parsed {
     fn field(&self, names: &[&str]) -> Option<&[u8]> {
         self.fields
             .iter()
-            .find(|(n, _)| names.iter().any(|w| n.eq_ignore_ascii_case(w.as_bytes())))
-            .map(|(_, v)| v.as_slice())
+            .find(|(n, _, _)| names.iter().any(|w| n.eq_ignore_ascii_case(w.as_bytes())))
+            .map(|(_, v, _)| v.as_slice())
+    }
+
+    /// Where the first field named one of `names` is, for a quirk about it.
+    fn at(&self, names: &[&str]) -> Option<u64> {
+        self.fields
+            .iter()
+            .find(|(n, _, _)| names.iter().any(|w| n.eq_ignore_ascii_case(w.as_bytes())))
+            .map(|(_, _, at)| *at)
     }
 
     /// The header block's lines for the metadata record: each verbatim, CRLF-ended as
@@ -874,26 +907,26 @@ fn parse_fields(
     block: &[u8],
     base: usize,
     quirks: &mut Vec<(Option<u64>, &'static str, String)>,
-    v001: &mut Vec<String>,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    v001: &mut Vec<(String, u64)>,
+) -> Vec<(Vec<u8>, Vec<u8>, u64)> {
+    let mut fields: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
     let mut at = base;
     for raw in lines(block) {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         match (line.first(), fields.last_mut()) {
-            (Some(b' ' | b'\t'), Some((_, v))) => {
+            (Some(b' ' | b'\t'), Some((_, v, _))) => {
                 v.push(b' ');
                 v.extend(line.trim_ascii());
             }
             _ => match line.iter().position(|&b| b == b':') {
                 Some(c) => {
                     let name = line[..c].trim_ascii().to_vec();
-                    if let Some(n) = V001_NAMES.iter().find(|n| n.as_bytes() == name) {
-                        if !v001.iter().any(|x| x == n) {
-                            v001.push(n.to_string());
-                        }
+                    if let Some(n) = V001_NAMES.iter().find(|n| n.as_bytes() == name)
+                        && !v001.iter().any(|x| x.0 == *n)
+                    {
+                        v001.push((n.to_string(), at as u64));
                     }
-                    fields.push((name, line[c + 1..].trim_ascii().to_vec()));
+                    fields.push((name, line[c + 1..].trim_ascii().to_vec(), at as u64));
                 }
                 None => quirks.push((
                     Some(at as u64),
@@ -1026,8 +1059,8 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
         let get = |n: &str| {
             fields
                 .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(n.as_bytes()))
-                .map(|(_, v)| v.clone())
+                .find(|(k, _, _)| k.eq_ignore_ascii_case(n.as_bytes()))
+                .map(|(_, v, _)| v.clone())
         };
         let name = get("HTTP-Part").map(|v| v.to_ascii_lowercase()).unwrap_or_default();
         if name == b"content" {
@@ -1074,10 +1107,11 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
         }
     }
     if !v001.is_empty() {
+        let names: Vec<&str> = v001.iter().map(|(n, _)| n.as_str()).collect();
         p.quirks.push((
-            None,
+            v001.first().map(|(_, at)| *at),
             "v0.01-header-names",
-            format!("header names of the Kulturarw3 format v0.01: {}", v001.join(", ")),
+            format!("header names of the Kulturarw3 format v0.01: {}", names.join(", ")),
         ));
     }
     Ok(p)
@@ -1246,4 +1280,78 @@ fn http_content_type(h: &[u8]) -> Option<String> {
             .eq_ignore_ascii_case(b"content-type")
             .then(|| latin1(line[c + 1..].trim_ascii()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_boundaries() {
+        assert!(
+            split_name(b"4443a33a26034bd0d1fe8db1240a35e3.1136214245")
+                .is_some_and(|(_, e)| e == Some(&b"1136214245"[..]))
+        );
+        assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3").is_some_and(|(_, e)| e.is_none()));
+        assert!(split_name(b"4443A33A26034BD0D1FE8DB1240A35E3.1").is_none());
+        assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.").is_none());
+        assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.12x").is_none());
+        assert_eq!(
+            boundary_param(b"multipart/mixed; boundary=KulturArw3_ab"),
+            Some(b"KulturArw3_ab".to_vec())
+        );
+        assert_eq!(
+            boundary_param(b"multipart/mixed; BOUNDARY=\"a b;c\"; x=y"),
+            Some(b"a b;c".to_vec())
+        );
+        assert_eq!(
+            boundary_param(b"multipart/mixed; boundary=ab; charset=x"),
+            Some(b"ab".to_vec())
+        );
+        assert_eq!(boundary_param(b"multipart/mixed"), None);
+        assert_eq!(boundary_param(b"multipart/mixed; boundary=\"unclosed"), None);
+    }
+
+    #[test]
+    fn delimiters_only_at_line_starts_and_whole() {
+        let buf = b"x--ab\n--abc\n--ab \r\nbody\n--ab--\n";
+        let d = find_delimiter(buf, 0, b"ab", true).unwrap();
+        assert_eq!(
+            (d.start, d.end, d.closing),
+            (12, 19, false),
+            "not mid-line, not a longer boundary"
+        );
+        let d = find_delimiter(buf, d.end, b"ab", true).unwrap();
+        assert_eq!((d.start, d.end, d.closing), (24, 31, true));
+        // At the end of what was read: a delimiter only if the file ends there.
+        assert!(find_delimiter(b"\n--ab", 0, b"ab", false).is_none());
+        assert!(find_delimiter(b"\n--ab", 0, b"ab", true).is_some());
+        assert_eq!(blank_line_end(b"a: b\nc: d\n\nrest", 0), Some(11));
+        assert_eq!(blank_line_end(b"a: b\r\n\r\nrest", 0), Some(8));
+        assert_eq!(blank_line_end(b"\nrest", 0), Some(1));
+        assert_eq!(blank_line_end(b"a: b\nc: d\n", 0), None);
+    }
+
+    #[test]
+    fn the_last_occurrence_is_found_across_chunk_edges() {
+        let dir = tempfile::tempdir().unwrap();
+        let pat = b"\n--KulturArw3_x--";
+        for size in [CHUNK * 3 + 7, CHUNK * 2] {
+            // Every placement around the first chunk edge seen from the end.
+            for shift in 0..pat.len() + 2 {
+                let at = size - CHUNK - pat.len() + shift;
+                let mut data = vec![b'.'; size];
+                data[10..10 + pat.len()].copy_from_slice(pat);
+                data[at..at + pat.len()].copy_from_slice(pat);
+                let path = dir.path().join("f");
+                std::fs::write(&path, &data).unwrap();
+                let mut f = File::open(&path).unwrap();
+                let got = last_occurrence(&mut f, &data[..0], pat, 5, size as u64).unwrap();
+                assert_eq!(got, Some(at as u64), "size {size} shift {shift}");
+                // Not below `lo`.
+                let got = last_occurrence(&mut f, &[], pat, at as u64 + 1, size as u64).unwrap();
+                assert_eq!(got, None);
+            }
+        }
+    }
 }

@@ -418,8 +418,159 @@ def write_nedlib():
                                    b"Content-Length: %d" % len(css), b""], css, eol=b"\r\n", arc_length=len(css) - 8)
 
 
+KW3 = os.path.join("samples", "kulturarw3", "archive")
+
+
+def md5hex(data):
+    return hashlib.md5(data).hexdigest()
+
+
+def kw3_path(host, snapshot, url, epoch):
+    """archive/<hh>/<host>/<snapshot>/<md5url>[.<epoch>]: hh from MD5(host incl. :port)."""
+    name = md5hex(url.encode()) + ("" if epoch is None else ".%d" % epoch)
+    return os.path.join(KW3, md5hex(host.encode())[:2], host, snapshot, name)
+
+
+def kw3_heritrix(url, ip, http_header, body, content_type, archive_time, status, content_length=None,
+                 content_md5=None, header_md5=None, stored=None, epilogue=b""):
+    """A file as Heritrix's Kw3WriterProcessor writes it: ArchiveInfo block, Header part (the
+    header bytes directly followed by the next delimiter), Content part only for a non-empty
+    body, then LF "--boundary--" LF. content_length/content_md5/header_md5 override what the
+    writer would state; stored cuts the body (a truncated write)."""
+    boundary = "KulturArw3_" + md5hex(url.encode())
+    length = len(body) if content_length is None else content_length
+    info = ("MIME-version: 1.1\nContent-Type: multipart/mixed; boundary=%s\nHTTP-Part: ArchiveInfo\n"
+            "HTTP-Collection: kw3\nHTTP-Harvester: heritrix\nHTTP-URL: %s\nHTTP-IP-Address: %s\n"
+            "HTTP-Header-Length: %d\nHTTP-Header-MD5: %s\nHTTP-Content-Length: %d\nHTTP-Content-MD5: %s\n"
+            "HTTP-Archive-Time: %d\nHTTP-Status-Code: %d\n\n") % (
+        boundary, url, ip, len(http_header), header_md5 or md5hex(http_header), length,
+        content_md5 or (hashlib.sha1(body).hexdigest() if length else "null"), archive_time, status)
+    out = info.encode() + ("--%s\nContent-Type: text/plain; charset=\"US-ascii\"\nHTTP-Part: Header\n\n"
+                           % boundary).encode() + http_header
+    if length:
+        out += ("--%s\nContent-Type: %s\nHTTP-Part: Content\n\n" % (boundary, content_type)).encode()
+        out += body if stored is None else body[:stored]
+    return out + ("\n--%s--\n" % boundary).encode() + epilogue
+
+
+def http_header(status, headers):
+    return ("HTTP/1.1 %s\r\n" % status).encode() + b"".join(
+        ("%s: %s\r\n" % kv).encode() for kv in headers) + b"\r\n"
+
+
+def write_kw3(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
 def write_kulturarw3():
-    """samples/kulturarw3/: a Kulturarw3 archive (INPUT_FORMATS.md section 4)."""
+    """samples/kulturarw3/archive/: a Kulturarw3 archive (INPUT_FORMATS.md section 4), one MIME
+    file per fetch under <hh>/<host>/<snapshot>/<md5url>.<epoch>. Invented hosts and times. Files:
+      3f/www.example.se/17/4443...          the section 4.3 example, byte for byte: a clean
+                                            Heritrix file (SHA-1 content digest);
+      3f/www.example.se/17/<about.html>     a Location redirect (301) with an empty body: no
+                                            Content part, HTTP-Content-Length 0, digest null;
+      3f/www.example.se/17/<logo.png>       a binary PNG body (CR, LF, NUL bytes in it);
+      3f/www.example.se/17/<report.pdf>     a truncated body: HTTP-Content-Length 4096, 1000
+                                            bytes stored (as Heritrix cuts at 100 MB);
+      3f/www.example.se/17/<format.html>    a body that holds the boundary text, both a part
+                                            delimiter and a closing one, at line starts;
+      3f/www.example.se/17/<news.html>      HTTP-Header-MD5 and HTTP-Content-MD5 that do not
+                                            match, HTTP-Archive-Time before the name's epoch,
+                                            and bytes after the closing delimiter (epilogue);
+      3f/www.example.se/current/<style.css> the `current` snapshot Heritrix writes into;
+      <hh>/www.example.se:8080/17/<page>    a host:port directory;
+      <hh>/www.kb.se/1/<md5>.874310400      the older v0.01 header names (HTTP-www-archiver,
+                                            HTTP-IP-addr, HTTP-part: header-info / content), a
+                                            quoted boundary, a MIME preamble, the LF before each
+                                            delimiter (MIME style), an MD5 content digest;
+      <hh>/ftp.example.se/1/<md5>           a file name without epoch (dated by
+                                            HTTP-Archive-Time) whose header-info part is not
+                                            HTTP (read as a resource).
+    """
+    host = "www.example.se"
+    ip = "192.0.2.77"
+    # The section 4.3 example.
+    url = "http://www.example.se/"
+    hdr = http_header("200 OK", [("Date", "Mon, 02 Jan 2006 15:04:05 GMT"), ("Content-Type", "text/html"),
+                                 ("Content-Length", "25")])
+    write_kw3(kw3_path(host, "17", url, 1136214245),
+              kw3_heritrix(url, ip, hdr, b"<html>Hello Sweden</html>", "text/html", 1136214246, 200))
+    # A redirect with no body: no Content part.
+    url = "http://www.example.se/about.html"
+    hdr = http_header("301 Moved Permanently", [("Date", "Mon, 02 Jan 2006 15:04:07 GMT"),
+                                                 ("Location", "http://www.example.se/om/"), ("Content-Length", "0")])
+    write_kw3(kw3_path(host, "17", url, 1136214247), kw3_heritrix(url, ip, hdr, b"", "text/html", 1136214248, 301))
+    # A binary body.
+    url = "http://www.example.se/logo.png"
+    body = png(6, 6, (0, 106, 167))
+    hdr = http_header("200 OK", [("Date", "Mon, 02 Jan 2006 15:04:09 GMT"), ("Content-Type", "image/png"),
+                                 ("Content-Length", str(len(body)))])
+    write_kw3(kw3_path(host, "17", url, 1136214249), kw3_heritrix(url, ip, hdr, body, "image/png", 1136214250, 200))
+    # A truncated body: 1000 of 4096 bytes stored.
+    url = "http://www.example.se/report.pdf"
+    body = (b"%PDF-1.4\n" + b"".join(b"%% line %04d of an invented report\n" % i for i in range(200)))[:4096]
+    hdr = http_header("200 OK", [("Date", "Mon, 02 Jan 2006 15:04:11 GMT"), ("Content-Type", "application/pdf"),
+                                 ("Content-Length", str(len(body)))])
+    write_kw3(kw3_path(host, "17", url, 1136214251),
+              kw3_heritrix(url, ip, hdr, body, "application/pdf", 1136214260, 200, stored=1000))
+    # A body holding the boundary text.
+    url = "http://www.example.se/format.html"
+    b = "KulturArw3_" + md5hex(url.encode())
+    body = ("<html><pre>\nA Kulturarw3 file of this very page ends its parts with\n--%s\n"
+            "and the whole file with\n--%s--\nwhich this page quotes.\n</pre></html>" % (b, b)).encode()
+    hdr = http_header("200 OK", [("Date", "Mon, 02 Jan 2006 15:04:13 GMT"), ("Content-Type", "text/html"),
+                                 ("Content-Length", str(len(body)))])
+    write_kw3(kw3_path(host, "17", url, 1136214253), kw3_heritrix(url, ip, hdr, body, "text/html", 1136214254, 200))
+    # Digests that do not match, a write time before the fetch, an epilogue.
+    url = "http://www.example.se/news.html"
+    body = b"<html>Nyheter</html>"
+    hdr = http_header("200 OK", [("Date", "Mon, 02 Jan 2006 15:04:15 GMT"), ("Content-Type", "text/html"),
+                                 ("Content-Length", str(len(body)))])
+    write_kw3(kw3_path(host, "17", url, 1136214255),
+              kw3_heritrix(url, ip, hdr, body, "text/html", 1136214200, 200, header_md5=md5hex(b"other"),
+                           content_md5=hashlib.sha1(b"other").hexdigest(), epilogue=b"stray bytes after the end\n"))
+    # The snapshot Heritrix is still writing.
+    url = "http://www.example.se/style.css"
+    body = b"body { color: #006aa7 }\n"
+    hdr = http_header("200 OK", [("Date", "Sun, 21 Jan 2007 13:03:57 GMT"), ("Content-Type", "text/css"),
+                                 ("Content-Length", str(len(body)))])
+    write_kw3(kw3_path(host, "current", url, 1169384637),
+              kw3_heritrix(url, ip, hdr, body, "text/css", 1169384638, 200))
+    # A host:port directory.
+    url = "http://www.example.se:8080/page.html"
+    body = b"<html>Port 8080</html>"
+    hdr = http_header("200 OK", [("Date", "Mon, 02 Jan 2006 15:04:17 GMT"), ("Content-Type", "text/html"),
+                                 ("Content-Length", str(len(body)))])
+    write_kw3(kw3_path(host + ":8080", "17", url, 1136214257),
+              kw3_heritrix(url, ip, hdr, body, "text/html", 1136214258, 200))
+    # The v0.01 header names (Lundberg & Arvidson), MIME style.
+    url = "http://www.kb.se/"
+    body = b"<HTML><HEAD><TITLE>Kungliga biblioteket</TITLE></HEAD><BODY>V\xe4lkommen</BODY></HTML>\n"
+    b = "kw3-0.01-" + md5hex(url.encode())
+    hdr = (b"HTTP/1.0 200 OK\r\nServer: NCSA/1.5\r\nDate: Mon, 15 Sep 1997 08:00:00 GMT\r\n"
+           b"Content-Type: text/html\r\n\r\n")
+    data = ("HTTP-www-archiver: Kulturarw3\nHTTP-archiver-version: 0.01\nMIME-version: 1.0\n"
+            "Content-Type: multipart/mixed; boundary=\"%s\"\nHTTP-URL: %s\nHTTP-IP-addr: 192.0.2.33\n"
+            "HTTP-Content-MD5: %s\nHTTP-Archive-Time: 874310405\n\n"
+            "This is a multi-part message in MIME format.\n"
+            "--%s\nContent-Type: text/plain\nHTTP-part: header-info\n\n" % (b, url, md5hex(body), b)).encode()
+    data += hdr + ("\n--%s\nContent-Type: text/html\nHTTP-part: content\n\n" % b).encode() + body
+    data += ("\n--%s--\n" % b).encode()
+    write_kw3(kw3_path("www.kb.se", "1", url, 874310400), data)
+    # No epoch in the name; a header-info part that is not HTTP.
+    url = "ftp://ftp.example.se/pub/README"
+    body = b"Welcome to ftp.example.se\n"
+    b = "kw3-0.01-" + md5hex(url.encode())
+    data = ("HTTP-www-archiver: Kulturarw3\nHTTP-archiver-version: 0.01\nMIME-version: 1.0\n"
+            "Content-Type: multipart/mixed; boundary=%s\nHTTP-URL: %s\nHTTP-IP-addr: 192.0.2.34\n"
+            "HTTP-Content-MD5: %s\nHTTP-Archive-Time: 874310410\n\n"
+            "--%s\nContent-Type: text/plain\nHTTP-part: header-info\n\n"
+            "226 Transfer complete.\r\n"
+            "\n--%s\nContent-Type: text/plain\nHTTP-part: content\n\n" % (b, url, md5hex(body), b, b)).encode()
+    data += body + ("\n--%s--\n" % b).encode()
+    write_kw3(kw3_path("ftp.example.se", "1", url, None), data)
 
 
 def main():

@@ -12,6 +12,7 @@ mod entities_check;
 mod fuzz;
 mod golden;
 mod hostile_package;
+mod kulturarw3;
 mod mets_mutations;
 mod mets_package;
 mod metsrw;

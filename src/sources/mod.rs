@@ -15,6 +15,7 @@
 
 pub mod capture;
 pub mod crawl_log;
+pub mod kulturarw3;
 pub mod mirror;
 pub mod nedlib;
 pub mod pandas;

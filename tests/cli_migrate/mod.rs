@@ -139,7 +139,7 @@ fn committed_samples_are_what_the_generator_writes_and_migrate_cleanly() {
         );
         count += 1;
     }
-    assert_eq!(count, 44);
+    assert_eq!(count, 54);
     let committed = repo.join("samples/heritrix-job/arcs");
     let names = files_in(&committed);
     assert_eq!(names.len(), 2);

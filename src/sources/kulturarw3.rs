@@ -1,0 +1,1357 @@
+//! Kulturarw3 archives (INPUT_FORMATS.md §4): the Swedish National Library's storage of one
+//! MIME multipart file per fetched URL, `archive/<hh>/<host>/<snapshot>/<md5url>.<epoch>`.
+//!
+//! Each file is an `ArchiveInfo` header block (the harvester's fields), then parts delimited by
+//! `--<boundary>` lines: `Header` (the HTTP response header as received, status line to the
+//! empty line) and `Content` (the body as raw bytes, omitted for an empty body), then
+//! `\n--<boundary>--\n`. Heritrix's `Kw3WriterProcessor` writes this variant; the older v0.01
+//! files name the same things `HTTP-part`, `header-info`, `content`, `HTTP-IP-addr`.
+//!
+//! A file becomes one [`Capture`]: a `response` whose header bytes are the Header part and
+//! whose payload is a [`Payload::Segment`] of the file (the Content part, never read into
+//! memory), dated by the file name's epoch (the fetch's begin), with a concurrent `metadata`
+//! block holding the ArchiveInfo lines verbatim and where the file was. A Header part that is
+//! not HTTP makes a `resource` typed by the Content part.
+//!
+//! Where the bytes go (nothing is lost): the Header part is the capture's header, the Content
+//! part its payload, the ArchiveInfo lines and the part header lines are copied verbatim into
+//! the metadata block (with the offsets of header and payload), the delimiter lines follow from
+//! the boundary. Bytes that belong to no part (a preamble, an epilogue after the closing
+//! delimiter, an unknown part, a Header part that is not HTTP) are reported as a quirk with
+//! offset and length and carried base64'd in the metadata block (`kw3-unparted`) when they
+//! total at most [`MAX_INLINE_UNPARTED`]; beyond that the whole file is also kept byte-exact as
+//! a side file. A file that cannot be read as Kulturarw3 at all (no header block within
+//! [`MAX_HEADER_BLOCK`], no boundary, no URL, parts beyond [`MAX_PREFIX`]) is refused as a
+//! capture, reported with its offset, and kept whole as a side file. A file without a closing
+//! delimiter (a write that was cut off) is read to its end and reported.
+//!
+//! The walk is lazy and sorted by name, and follows no link: links, FIFOs and devices are
+//! refused and reported by name.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use md5::Md5;
+use sha1::{Digest, Sha1};
+
+use super::capture::{
+    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
+    SideFile,
+};
+use crate::formats::warc::header::{uri_text, warc_fields_line};
+use crate::layout::{self, ConfineError};
+
+/// Longest top-level header block read (the ArchiveInfo fields up to the first empty line); a
+/// file with no empty line within it is refused.
+pub const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// Longest stretch read into memory from the start of a file: the header block and every part
+/// before the Content part (the HTTP header) must fit in it.
+pub const MAX_PREFIX: usize = 2 << 20;
+/// Most bytes outside any part carried base64'd in the metadata block; beyond it the whole
+/// file is kept as a side file.
+pub const MAX_INLINE_UNPARTED: u64 = 64 << 10;
+/// Heritrix's `maxFileSizeBytes` default: bodies beyond it were cut there.
+pub const HERITRIX_MAX_BODY: u64 = 100_000_000;
+/// Chunk size when scanning a body backwards for its closing delimiter or hashing it.
+const CHUNK: usize = 64 << 10;
+
+/// The date label of a capture dated by its file name.
+pub const DATE_FROM_NAME: &str = "file name epoch (fetch begin)";
+/// The date label of a capture dated by `HTTP-Archive-Time`.
+pub const DATE_FROM_ARCHIVE_TIME: &str =
+    "HTTP-Archive-Time (when the file was written, after the fetch)";
+
+/// True when `dir` is a Kulturarw3 archive: it holds an `archive/` directory that is one, or
+/// holds `<hh>/<host>/<snapshot>/<md5url>.<epoch>` files itself (`hh` two lowercase hex
+/// digits, the file name 32 lowercase hex digits, a dot and digits). Links are not followed.
+pub fn is_kulturarw3(dir: &Path) -> bool {
+    let archive = dir.join("archive");
+    let base = if std::fs::symlink_metadata(&archive).is_ok_and(|m| m.is_dir()) {
+        archive
+    } else {
+        dir.to_path_buf()
+    };
+    walkdir::WalkDir::new(&base)
+        .follow_links(false)
+        .min_depth(1)
+        .max_depth(4)
+        .into_iter()
+        .filter_entry(|e| match e.depth() {
+            1 => e.file_type().is_dir() && is_hh(e.file_name().as_bytes()),
+            2 | 3 => e.file_type().is_dir(),
+            _ => true,
+        })
+        .filter_map(Result::ok)
+        .any(|e| {
+            e.depth() == 4
+                && e.file_type().is_file()
+                && split_name(e.file_name().as_bytes()).is_some_and(|(_, epoch)| epoch.is_some())
+        })
+}
+
+fn is_hh(name: &[u8]) -> bool {
+    name.len() == 2 && name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `<32 lowercase hex>` or `<32 lowercase hex>.<digits>`: the MD5 and the epoch digits.
+fn split_name(name: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let md5 = name.get(..32)?;
+    if !md5.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    match &name[32..] {
+        [] => Some((md5, None)),
+        [b'.', digits @ ..] if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) => {
+            Some((md5, Some(digits)))
+        }
+        _ => None,
+    }
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    crate::formats::digest::hex(&Md5::digest(bytes))
+}
+
+/// Bytes as text, one char per byte (ISO-8859-1: lossless for header text).
+fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| b as char).collect()
+}
+
+/// A Kulturarw3 archive read as captures, one per file, in name order.
+pub struct Kulturarw3Archive {
+    root: PathBuf,
+    /// True when `root` holds `archive/` (the walk's paths then start with it).
+    under_archive: bool,
+    walk: walkdir::IntoIter,
+    check_digests: bool,
+    quirks: Vec<Quirk>,
+    side: Vec<SideFile>,
+    taken: HashSet<String>,
+}
+
+impl std::fmt::Debug for Kulturarw3Archive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kulturarw3Archive").field("root", &self.root).finish_non_exhaustive()
+    }
+}
+
+impl Kulturarw3Archive {
+    /// Opens the archive at `root` (the directory holding `archive/`, or `archive/` itself):
+    /// nothing is read until the captures are asked for.
+    pub fn open(root: &Path) -> Result<Self, CaptureError> {
+        let meta = std::fs::metadata(root)
+            .map_err(|e| CaptureError::Io { path: root.to_path_buf(), source: e })?;
+        if !meta.is_dir() {
+            return Err(CaptureError::Malformed {
+                path: root.to_path_buf(),
+                offset: None,
+                message: "not a directory: a Kulturarw3 archive is a directory tree".into(),
+            });
+        }
+        let under_archive =
+            std::fs::symlink_metadata(root.join("archive")).is_ok_and(|m| m.is_dir());
+        let walk = walkdir::WalkDir::new(root)
+            .follow_links(false)
+            .sort_by_file_name()
+            .min_depth(1)
+            .into_iter();
+        Ok(Self {
+            root: root.to_path_buf(),
+            under_archive,
+            walk,
+            check_digests: true,
+            quirks: Vec::new(),
+            side: Vec::new(),
+            taken: HashSet::new(),
+        })
+    }
+
+    /// Whether `HTTP-Content-MD5` is checked against the stored body (a second read of every
+    /// payload; on by default).
+    pub fn check_digests(mut self, on: bool) -> Self {
+        self.check_digests = on;
+        self
+    }
+
+    fn quirk(&mut self, file: &str, offset: Option<u64>, kind: &str, detail: String) {
+        self.quirks.push(Quirk {
+            file: file.to_string(),
+            line: None,
+            offset,
+            kind: kind.to_string(),
+            detail,
+        });
+    }
+
+    /// One walked entry: a capture, nothing (a directory, a side file, a refusal), or an
+    /// error that stops the file from being read at all.
+    fn visit(
+        &mut self,
+        entry: walkdir::Result<walkdir::DirEntry>,
+    ) -> Result<Option<Capture>, CaptureError> {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let rel = e.path().map(|p| super::name_text(&self.root, p)).unwrap_or_default();
+                self.quirk(&rel, None, "unreadable-entry", format!("not read: {e}"));
+                return Ok(None);
+            }
+        };
+        let path = entry.path().to_path_buf();
+        let rel = super::name_text(&self.root, &path);
+        let comps: Vec<&[u8]> = path
+            .strip_prefix(&self.root)
+            .unwrap_or(&path)
+            .components()
+            .map(|c| c.as_os_str().as_bytes())
+            .collect();
+        // The components below the archive directory, or None outside it.
+        let kw3: Option<&[&[u8]]> = if self.under_archive {
+            (comps.first() == Some(&&b"archive"[..])).then(|| &comps[1..])
+        } else {
+            Some(&comps[..])
+        };
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            if let Some(k) = kw3 {
+                self.check_directory(&rel, k);
+            }
+            return Ok(None);
+        }
+        if !ft.is_file() {
+            let why = match layout::regular_metadata(&path) {
+                Err(e) => super::refusal(&e),
+                Ok(_) => "changed while walked: not read".into(),
+            };
+            self.quirk(&rel, None, "refused-entry", why);
+            return Ok(None);
+        }
+        let meta = match super::take_regular(&path, &rel, &mut self.taken) {
+            Ok(m) => m,
+            Err(why) => {
+                self.quirk(&rel, None, "refused-entry", why);
+                return Ok(None);
+            }
+        };
+        match kw3 {
+            Some(&[hh, host, snapshot, name]) if split_name(name).is_some() => {
+                let place = Place {
+                    path: &path,
+                    rel: &rel,
+                    kw3_path: super::name_text(
+                        Path::new(""),
+                        Path::new(std::ffi::OsStr::from_bytes(
+                            &[hh, host, snapshot, name].join(&b'/'),
+                        )),
+                    ),
+                    snapshot: latin1(snapshot),
+                    name,
+                    size: meta.len(),
+                };
+                self.read_capture(place)
+            }
+            Some(_) => {
+                self.quirk(
+                    &rel,
+                    None,
+                    "unexpected-file",
+                    "not a <hh>/<host>/<snapshot>/<md5url>.<epoch> file: kept as a side file"
+                        .into(),
+                );
+                self.side.push(SideFile { path, relative: rel });
+                Ok(None)
+            }
+            // Beside archive/: the harvest's own files (logs, lists), kept as they are.
+            None => {
+                self.side.push(SideFile { path, relative: rel });
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reports what a directory's name says: a `current` snapshot (still being written), a
+    /// `host:port` name, an `hh` that is not MD5(host)'s first two hex digits.
+    fn check_directory(&mut self, rel: &str, k: &[&[u8]]) {
+        match k {
+            [hh] if !is_hh(hh) => self.quirk(
+                rel,
+                None,
+                "unexpected-directory",
+                "not two lowercase hex digits: files below it are kept as side files".into(),
+            ),
+            [hh, host] => {
+                if let Some(colon) = host.iter().rposition(|&b| b == b':') {
+                    self.quirk(
+                        rel,
+                        None,
+                        "host-port-directory",
+                        format!(
+                            "host directory names port {} (Heritrix appends a port other than 80)",
+                            latin1(&host[colon + 1..])
+                        ),
+                    );
+                }
+                let want = md5_hex(host);
+                if is_hh(hh) && !want.as_bytes().starts_with(hh) {
+                    self.quirk(
+                        rel,
+                        None,
+                        "hh-mismatch",
+                        format!(
+                            "MD5 of the host name starts {}, the directory is {}",
+                            &want[..2],
+                            latin1(hh)
+                        ),
+                    );
+                }
+            }
+            [_, _, snapshot] => {
+                if *snapshot == b"current" {
+                    self.quirk(
+                        rel,
+                        None,
+                        "current-snapshot",
+                        "snapshot directory `current`: Heritrix was still writing it (the \
+                         snapshot number was never assigned)"
+                            .into(),
+                    );
+                } else if !snapshot.iter().all(u8::is_ascii_digit) {
+                    self.quirk(
+                        rel,
+                        None,
+                        "unexpected-snapshot-name",
+                        "snapshot directory is neither a number nor `current`".into(),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Refuses `place` as a capture: reported with the offset, kept whole as a side file.
+    fn refuse(&mut self, place: &Place<'_>, offset: u64, detail: String) -> Option<Capture> {
+        self.quirk(
+            place.rel,
+            Some(offset),
+            "refused-file",
+            format!("{detail}: not read as a capture, kept byte-exact as a side file"),
+        );
+        self.side
+            .push(SideFile { path: place.path.to_path_buf(), relative: place.rel.to_string() });
+        None
+    }
+
+    fn read_capture(&mut self, mut place: Place<'_>) -> Result<Option<Capture>, CaptureError> {
+        let io = |e: io::Error| CaptureError::Io { path: place.path.to_path_buf(), source: e };
+        let mut f = match layout::open_regular(place.path) {
+            Ok(f) => f,
+            Err(ConfineError::Io { source, .. }) => return Err(io(source)),
+            Err(e) => {
+                self.quirk(place.rel, None, "refused-entry", super::refusal(&e));
+                return Ok(None);
+            }
+        };
+        let size = f.metadata().map_err(io)?.len();
+        let mut head = Vec::new();
+        (&mut f).take(MAX_PREFIX as u64).read_to_end(&mut head).map_err(io)?;
+        // The size as opened (the walk's may be older).
+        place.size = size;
+        let complete = head.len() as u64 == size;
+        let parsed = match parse(&head, complete) {
+            Ok(p) => p,
+            Err(Refusal { offset, detail }) => return Ok(self.refuse(&place, offset, detail)),
+        };
+        self.build(&place, &mut f, &head, parsed).map_err(io)
+    }
+
+    /// Turns a parsed file into its capture, finding the Content part's end and checking
+    /// what the ArchiveInfo states.
+    fn build(
+        &mut self,
+        place: &Place<'_>,
+        f: &mut File,
+        head: &[u8],
+        p: Parsed,
+    ) -> io::Result<Option<Capture>> {
+        let rel = place.rel;
+        let size = place.size;
+        let mut unparted = p.unparted.clone();
+        let mut quirks: Vec<(Option<u64>, &str, String)> = p.quirks.clone();
+        let Some(url) = p.field(&["HTTP-URL"]) else {
+            return Ok(self.refuse(place, 0, "no HTTP-URL field in the header block".into()));
+        };
+        let uri = uri_text(url);
+        let boundary = &p.boundary;
+
+        // The Content part runs to its closing delimiter: where HTTP-Content-Length says, or
+        // else the last one in the file (a body may hold the boundary text itself).
+        let stated_len = p.field(&["HTTP-Content-Length"]).map(|v| latin1(v).trim().parse::<u64>());
+        let mut missing_close = p.missing_close;
+        let mut closing_end = p.closing_end;
+        let content = match p.content_start {
+            None => None,
+            Some(start) => {
+                let pat = [&b"\n--"[..], boundary, b"--"].concat();
+                let direct = match &stated_len {
+                    Some(Ok(l)) => match start.checked_add(*l) {
+                        Some(e) if e.saturating_add(pat.len() as u64) <= size => {
+                            (read_at(f, head, e, pat.len())? == pat).then_some(e)
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let found = match direct {
+                    Some(e) => Some(e),
+                    None => last_occurrence(f, head, &pat, start.saturating_sub(1), size)?,
+                };
+                match found {
+                    Some(p_at) => {
+                        let tail = read_at(f, head, p_at + pat.len() as u64, 2)?;
+                        let eol = match tail.as_slice() {
+                            [b'\n', ..] => 1,
+                            [b'\r', b'\n'] => 2,
+                            _ => 0,
+                        };
+                        closing_end = Some(p_at + pat.len() as u64 + eol);
+                        Some((start, p_at.max(start)))
+                    }
+                    None => {
+                        missing_close = true;
+                        Some((start, size))
+                    }
+                }
+            }
+        };
+        if missing_close {
+            quirks.push((
+                Some(size),
+                "missing-closing-delimiter",
+                format!(
+                    "the file ends after {size} bytes without `--{}--`: the last part is read \
+                     to the end (a write cut off?)",
+                    latin1(boundary)
+                ),
+            ));
+        }
+        if let Some(end) = closing_end
+            && end < size
+        {
+            unparted.push((end, size - end, "after the closing delimiter"));
+        }
+
+        // The Header part: an HTTP header up to its empty line, else the file is a resource.
+        let mut http_header = None;
+        let mut kind = CaptureKind::Resource;
+        match p.header {
+            Some((hs, he)) => {
+                let bytes = &head[hs as usize..he as usize];
+                match bytes.starts_with(b"HTTP/").then(|| blank_line_end(bytes, 0)).flatten() {
+                    Some(n) => {
+                        let rest = &bytes[n..];
+                        // The single LF before a delimiter belongs to the delimiter.
+                        if !(rest.is_empty() || rest == b"\n" || rest == b"\r\n") {
+                            unparted.push((
+                                hs + n as u64,
+                                rest.len() as u64,
+                                "after the HTTP header's empty line, in the Header part",
+                            ));
+                        }
+                        http_header = Some(bytes[..n].to_vec());
+                        kind = CaptureKind::Response;
+                    }
+                    None => {
+                        quirks.push((
+                            Some(hs),
+                            "not-http-header",
+                            if bytes.starts_with(b"HTTP/") {
+                                "the Header part has no empty line ending it: written as a \
+                                 resource"
+                                    .into()
+                            } else {
+                                "the Header part does not start with `HTTP/`: written as a \
+                                 resource typed by the Content part"
+                                    .into()
+                            },
+                        ));
+                        if !bytes.is_empty() {
+                            unparted.push((hs, bytes.len() as u64, "the Header part, not HTTP"));
+                        }
+                    }
+                }
+            }
+            None => quirks.push((
+                p.content_start,
+                "missing-header-part",
+                "no Header part: written as a resource typed by the Content part".into(),
+            )),
+        }
+
+        // Lengths and digests the ArchiveInfo states.
+        if let Some(h) = &http_header {
+            if let Some(v) = p.field(&["HTTP-Header-Length"]) {
+                let v = latin1(v);
+                if v.trim().parse::<u64>().ok() != Some(h.len() as u64) {
+                    quirks.push((
+                        p.at(&["HTTP-Header-Length"]),
+                        "header-length-mismatch",
+                        format!(
+                            "HTTP-Header-Length says {}, the Header part holds {} bytes",
+                            v.trim(),
+                            h.len()
+                        ),
+                    ));
+                }
+            }
+            if let Some(v) = p.field(&["HTTP-Header-MD5"]) {
+                let want = latin1(v).trim().to_ascii_lowercase();
+                let got = md5_hex(h);
+                if want != "null" && want != got {
+                    let why = if h.is_ascii() {
+                        ""
+                    } else {
+                        " (the header is not ASCII: Heritrix hashed it re-encoded in the JVM's \
+                         charset)"
+                    };
+                    quirks.push((
+                        p.at(&["HTTP-Header-MD5"]),
+                        "header-md5-mismatch",
+                        format!("HTTP-Header-MD5 is {want}, the Header part's MD5 is {got}{why}"),
+                    ));
+                }
+            }
+            if let (Some(v), Some(code)) = (p.field(&["HTTP-Status-Code"]), status_code(h))
+                && latin1(v).trim() != code
+            {
+                quirks.push((
+                    p.at(&["HTTP-Status-Code"]),
+                    "status-code-mismatch",
+                    format!(
+                        "HTTP-Status-Code is {}, the status line says {code}",
+                        latin1(v).trim()
+                    ),
+                ));
+            }
+        }
+        let stored = content.map_or(0, |(s, e)| e - s);
+        let mut truncated = None;
+        match &stated_len {
+            Some(Ok(l)) if stored < *l => {
+                truncated = Some(if missing_close { "unspecified" } else { "length" }.to_string());
+                let (kind, what) = if content.is_none() {
+                    ("missing-content-part", "no Content part although".to_string())
+                } else {
+                    ("truncated", format!("{stored} bytes stored, but"))
+                };
+                let cap = if *l > HERITRIX_MAX_BODY && stored == HERITRIX_MAX_BODY {
+                    " (Heritrix's 100 MB cap)"
+                } else {
+                    ""
+                };
+                quirks.push((
+                    content.map(|c| c.0),
+                    kind,
+                    format!(
+                        "{what} HTTP-Content-Length is {l}{cap}: WARC-Truncated: {}",
+                        truncated.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            Some(Ok(l)) if stored > *l => quirks.push((
+                content.map(|c| c.0),
+                "content-length-mismatch",
+                format!("{stored} bytes stored, more than HTTP-Content-Length {l}"),
+            )),
+            Some(Err(_)) => quirks.push((
+                p.at(&["HTTP-Content-Length"]),
+                "bad-content-length",
+                format!(
+                    "HTTP-Content-Length {:?} is not a number",
+                    latin1(p.field(&["HTTP-Content-Length"]).unwrap_or_default())
+                ),
+            )),
+            _ => {}
+        }
+        if let Some(v) = p.field(&["HTTP-Content-MD5"]) {
+            let want = latin1(v).trim().to_ascii_lowercase();
+            let algo = match want.len() {
+                _ if want == "null" => None,
+                32 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("MD5"),
+                40 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("SHA-1"),
+                _ => {
+                    quirks.push((
+                        p.at(&["HTTP-Content-MD5"]),
+                        "unknown-content-digest",
+                        format!(
+                            "HTTP-Content-MD5 {want:?} is neither 32 nor 40 hex digits nor \
+                             `null`: not checked"
+                        ),
+                    ));
+                    None
+                }
+            };
+            if want == "null" {
+                quirks.push((
+                    p.at(&["HTTP-Content-MD5"]),
+                    "no-content-digest",
+                    "HTTP-Content-MD5 is `null`: the crawler computed no digest".into(),
+                ));
+            } else if let Some(algo) = algo {
+                if truncated.is_some() {
+                    // The digest is of the whole body; the stored one is shorter.
+                } else if self.check_digests {
+                    let (s, e) = content.unwrap_or((0, 0));
+                    let got = digest_range(f, s, e - s, algo == "SHA-1")?;
+                    if got != want {
+                        quirks.push((
+                            p.at(&["HTTP-Content-MD5"]),
+                            "content-digest-mismatch",
+                            format!(
+                                "HTTP-Content-MD5 ({algo}) is {want}, the stored body's ({} \
+                                 bytes at offset {s}) is {got}",
+                                e - s
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+
+        // The date: the file name's epoch, else the time of writing.
+        let archive_time = p
+            .field(&["HTTP-Archive-Time"])
+            .and_then(|v| latin1(v).trim().parse::<i64>().ok())
+            .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0));
+        let epoch = split_name(place.name).and_then(|(_, e)| e);
+        let from_name = epoch
+            .and_then(|d| std::str::from_utf8(d).ok()?.parse::<i64>().ok())
+            .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0));
+        let (date, date_source) = match (from_name, archive_time) {
+            (Some(d), at) => {
+                if let Some(at) = at
+                    && at < d
+                {
+                    quirks.push((
+                        p.at(&["HTTP-Archive-Time"]),
+                        "archive-time-before-fetch",
+                        format!(
+                            "HTTP-Archive-Time {} is earlier than the file name's fetch time {}",
+                            at.timestamp(),
+                            d.timestamp()
+                        ),
+                    ));
+                }
+                (d, DateSource { label: DATE_FROM_NAME.into(), inferred: false })
+            }
+            (None, Some(at)) => {
+                quirks.push((
+                    p.at(&["HTTP-Archive-Time"]),
+                    "no-epoch-in-name",
+                    format!(
+                        "{}: dated by HTTP-Archive-Time instead",
+                        if epoch.is_some() {
+                            "the file name's epoch is out of range"
+                        } else {
+                            "the file name has no epoch"
+                        }
+                    ),
+                ));
+                (at, DateSource { label: DATE_FROM_ARCHIVE_TIME.into(), inferred: true })
+            }
+            (None, None) => {
+                return Ok(self.refuse(
+                    place,
+                    0,
+                    "neither the file name nor HTTP-Archive-Time gives a date".into(),
+                ));
+            }
+        };
+        if let Some((md5, _)) = split_name(place.name) {
+            let want = md5_hex(url);
+            if md5 != want.as_bytes() {
+                quirks.push((
+                    p.at(&["HTTP-URL"]),
+                    "url-md5-mismatch",
+                    format!(
+                        "the file name's MD5 is not MD5(HTTP-URL) = {want} (the crawler hashed \
+                         its own normalisation of the URL)"
+                    ),
+                ));
+            }
+        }
+        let ip = p
+            .field(&["HTTP-IP-Address", "HTTP-IP-addr"])
+            .map(|v| latin1(v).trim().to_string())
+            .filter(|v| !v.is_empty() && v != "null");
+        let content_type = p
+            .content_type
+            .clone()
+            .or_else(|| http_header.as_deref().and_then(http_content_type))
+            .filter(|t| !t.is_empty() && t != "null");
+
+        // What belongs to no part: kept in the metadata, or the whole file beside it.
+        let unparted_total: u64 = unparted.iter().map(|u| u.1).sum();
+        for (off, len, what) in &unparted {
+            quirks.push((
+                Some(*off),
+                "bytes-outside-parts",
+                format!(
+                    "{len} bytes {what}: kept in the metadata record{}",
+                    if unparted_total > MAX_INLINE_UNPARTED {
+                        " and in the original file kept as a side file"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        let mut meta = p.archive_info_lines(head);
+        meta.extend(warc_fields_line("kw3-path", &place.kw3_path).into_bytes());
+        meta.extend(warc_fields_line("kw3-snapshot", &place.snapshot).into_bytes());
+        for (label, line) in &p.part_lines {
+            meta.extend(field_bytes(Some(label), line));
+        }
+        if let Some(h) = &http_header {
+            let (hs, _) = p.header.unwrap_or_default();
+            meta.extend(
+                warc_fields_line("kw3-header-range", &format!("{hs} {}", h.len())).into_bytes(),
+            );
+        }
+        if let Some((s, e)) = content {
+            meta.extend(
+                warc_fields_line("kw3-content-range", &format!("{s} {}", e - s)).into_bytes(),
+            );
+        }
+        if unparted_total > MAX_INLINE_UNPARTED {
+            for (off, len, _) in &unparted {
+                meta.extend(warc_fields_line("kw3-unparted", &format!("{off} {len}")).into_bytes());
+            }
+            meta.extend(warc_fields_line("kw3-original-file", rel).into_bytes());
+            self.side.push(SideFile { path: place.path.to_path_buf(), relative: rel.to_string() });
+        } else {
+            for (off, len, _) in &unparted {
+                let bytes = read_at(f, head, *off, *len as usize)?;
+                let b64 = data_encoding::BASE64.encode(&bytes);
+                meta.extend(
+                    warc_fields_line("kw3-unparted", &format!("{off} {len} {b64}")).into_bytes(),
+                );
+            }
+        }
+        for (offset, kind, detail) in quirks {
+            self.quirk(rel, offset, kind, detail);
+        }
+        let payload = match content {
+            Some((s, e)) => {
+                Payload::Segment { path: place.path.to_path_buf(), offset: s, len: e - s }
+            }
+            None => Payload::Bytes(Vec::new()),
+        };
+        Ok(Some(Capture {
+            uri,
+            date,
+            date_source,
+            ip,
+            kind,
+            http_header,
+            content_type,
+            payload,
+            truncated,
+            provenance: Provenance { file: rel.to_string(), offset: None },
+            metadata: Some(meta),
+        }))
+    }
+}
+
+impl Iterator for Kulturarw3Archive {
+    type Item = Result<Capture, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let entry = self.walk.next()?;
+            match self.visit(entry) {
+                Ok(Some(c)) => return Some(Ok(c)),
+                Ok(None) => continue,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+impl CaptureSource for Kulturarw3Archive {
+    fn shape_name(&self) -> &'static str {
+        "kulturarw3"
+    }
+
+    fn quirks(&self) -> &[Quirk] {
+        &self.quirks
+    }
+
+    fn side_files(&self) -> Vec<SideFile> {
+        self.side.clone()
+    }
+}
+
+/// Where a file is.
+struct Place<'a> {
+    path: &'a Path,
+    rel: &'a str,
+    kw3_path: String,
+    snapshot: String,
+    name: &'a [u8],
+    size: u64,
+}
+
+/// Why a file is not read as a capture, and where.
+struct Refusal {
+    offset: u64,
+    detail: String,
+}
+
+/// Where things are in a file, as far as its first [`MAX_PREFIX`] bytes tell.
+#[derive(Default)]
+struct Parsed {
+    /// End of the header block's field lines (after the last one's LF).
+    lines_end: usize,
+    /// The empty line ending the header block was CRLF.
+    blank_crlf: bool,
+    /// The header block's fields: name, value (folded lines joined), offset of the line.
+    fields: Vec<(Vec<u8>, Vec<u8>, u64)>,
+    boundary: Vec<u8>,
+    /// The Header part's bytes (after its part header), to the next delimiter line.
+    header: Option<(u64, u64)>,
+    /// Where the Content part's body starts.
+    content_start: Option<u64>,
+    /// The Content part's `Content-Type`.
+    content_type: Option<String>,
+    /// The Header and Content parts' header lines, for the metadata.
+    part_lines: Vec<(&'static str, Vec<u8>)>,
+    /// Bytes in no part: offset, length, what they are.
+    unparted: Vec<(u64, u64, &'static str)>,
+    quirks: Vec<(Option<u64>, &'static str, String)>,
+    missing_close: bool,
+    /// Where the closing delimiter line ends, when found among the first bytes.
+    closing_end: Option<u64>,
+}
+
+impl Parsed {
+    /// The first field named one of `names` (case-insensitive).
+    fn field(&self, names: &[&str]) -> Option<&[u8]> {
+        self.fields
+            .iter()
+            .find(|(n, _, _)| names.iter().any(|w| n.eq_ignore_ascii_case(w.as_bytes())))
+            .map(|(_, v, _)| v.as_slice())
+    }
+
+    /// Where the first field named one of `names` is, for a quirk about it.
+    fn at(&self, names: &[&str]) -> Option<u64> {
+        self.fields
+            .iter()
+            .find(|(n, _, _)| names.iter().any(|w| n.eq_ignore_ascii_case(w.as_bytes())))
+            .map(|(_, _, at)| *at)
+    }
+
+    /// The header block's lines for the metadata record: each verbatim, CRLF-ended as
+    /// `application/warc-fields` wants (the original ends were LF), except a line holding a
+    /// control character (a CR among them), which is carried base64'd so that it cannot end
+    /// or add a field.
+    fn archive_info_lines(&self, head: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for line in lines(&head[..self.lines_end]) {
+            out.extend(field_bytes(None, line));
+        }
+        if self.blank_crlf {
+            out.extend(warc_fields_line("kw3-blank-line", "CRLF").into_bytes());
+        }
+        out
+    }
+}
+
+/// Lines of `block` (which ends with LF), without their LF.
+fn lines(block: &[u8]) -> impl Iterator<Item = &[u8]> {
+    block
+        .strip_suffix(b"\n")
+        .unwrap_or(block)
+        .split(|&b| b == b'\n')
+        .filter(move |_| !block.is_empty())
+}
+
+/// One line for the metadata block: `line` verbatim (after `label: ` when given), or
+/// `<label>-base64:` with it encoded when it holds a control character.
+fn field_bytes(label: Option<&str>, line: &[u8]) -> Vec<u8> {
+    let clean = !line.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f);
+    if clean {
+        let mut out = Vec::with_capacity(line.len() + 24);
+        if let Some(l) = label {
+            out.extend(l.as_bytes());
+            out.extend(b": ");
+        }
+        out.extend(line);
+        out.extend(b"\r\n");
+        out
+    } else {
+        let name = format!("{}-base64", label.unwrap_or("kw3-line"));
+        warc_fields_line(&name, &data_encoding::BASE64.encode(line)).into_bytes()
+    }
+}
+
+/// Header field names of the Kulturarw3 format v0.01, before Heritrix.
+const V001_NAMES: [&str; 4] =
+    ["HTTP-IP-addr", "HTTP-www-archiver", "HTTP-archiver-version", "HTTP-part"];
+
+/// Parses `lines` (an LF-ended header block) into fields, folding continuation lines.
+fn parse_fields(
+    block: &[u8],
+    base: usize,
+    quirks: &mut Vec<(Option<u64>, &'static str, String)>,
+    v001: &mut Vec<(String, u64)>,
+) -> Vec<(Vec<u8>, Vec<u8>, u64)> {
+    let mut fields: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
+    let mut at = base;
+    for raw in lines(block) {
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        match (line.first(), fields.last_mut()) {
+            (Some(b' ' | b'\t'), Some((_, v, _))) => {
+                v.push(b' ');
+                v.extend(line.trim_ascii());
+            }
+            _ => match line.iter().position(|&b| b == b':') {
+                Some(c) => {
+                    let name = line[..c].trim_ascii().to_vec();
+                    if let Some(n) = V001_NAMES.iter().find(|n| n.as_bytes() == name)
+                        && !v001.iter().any(|x| x.0 == *n)
+                    {
+                        v001.push((n.to_string(), at as u64));
+                    }
+                    fields.push((name, line[c + 1..].trim_ascii().to_vec(), at as u64));
+                }
+                None => quirks.push((
+                    Some(at as u64),
+                    "malformed-header-line",
+                    format!(
+                        "a header line without `:` ({} bytes): kept verbatim in the metadata",
+                        raw.len()
+                    ),
+                )),
+            },
+        }
+        at += raw.len() + 1;
+    }
+    fields
+}
+
+/// The `boundary` parameter of a `Content-Type` value, unquoted.
+fn boundary_param(ct: &[u8]) -> Option<Vec<u8>> {
+    let lower = ct.to_ascii_lowercase();
+    let at = find(&lower, b"boundary=")? + b"boundary=".len();
+    let rest = &ct[at..];
+    let b = match rest.strip_prefix(b"\"") {
+        Some(q) => &q[..q.iter().position(|&b| b == b'"')?],
+        None => {
+            let end = rest
+                .iter()
+                .position(|&b| b == b';' || b.is_ascii_whitespace())
+                .unwrap_or(rest.len());
+            &rest[..end]
+        }
+    };
+    (!b.is_empty()).then(|| b.to_vec())
+}
+
+/// Finds where the parts are among the first bytes of a file (`complete` when `head` is the
+/// whole file).
+fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
+    let limit = head.len().min(MAX_HEADER_BLOCK);
+    let Some((lines_end, body)) = blank_line_end(&head[..limit], 0).map(|end| {
+        let block = &head[..end];
+        let lines_end = if block.ends_with(b"\n\r\n") {
+            end - 2
+        } else if block.ends_with(b"\n\n") {
+            end - 1
+        } else {
+            0 // the file starts with its empty line
+        };
+        (lines_end, end)
+    }) else {
+        return Err(if head.len() > MAX_HEADER_BLOCK {
+            Refusal {
+                offset: MAX_HEADER_BLOCK as u64,
+                detail: format!(
+                    "no empty line ends the header block within its first {MAX_HEADER_BLOCK} bytes"
+                ),
+            }
+        } else {
+            Refusal {
+                offset: head.len() as u64,
+                detail: "no empty line ends the header block".into(),
+            }
+        });
+    };
+    let mut p =
+        Parsed { lines_end, blank_crlf: head[..body].ends_with(b"\r\n"), ..Parsed::default() };
+    let mut v001 = Vec::new();
+    p.fields = parse_fields(&head[..lines_end], 0, &mut p.quirks, &mut v001);
+    let Some(boundary) = p.field(&["Content-Type"]).and_then(boundary_param) else {
+        return Err(Refusal {
+            offset: 0,
+            detail: "no multipart boundary in the header block's Content-Type".into(),
+        });
+    };
+    p.boundary = boundary;
+    let b = p.boundary.clone();
+    let first = match find_delimiter(head, body, &b, complete) {
+        Some(d) => d,
+        None if !complete => {
+            return Err(Refusal {
+                offset: body as u64,
+                detail: format!("no part delimiter within the first {MAX_PREFIX} bytes"),
+            });
+        }
+        None => {
+            return Err(Refusal {
+                offset: body as u64,
+                detail: "no part delimiter `--<boundary>` after the header block".into(),
+            });
+        }
+    };
+    if first.start > body {
+        p.unparted.push((
+            body as u64,
+            (first.start - body) as u64,
+            "before the first part (a preamble)",
+        ));
+    }
+    let mut cur = first;
+    loop {
+        if cur.closing {
+            p.closing_end = Some(cur.end as u64);
+            break;
+        }
+        let ph = cur.end;
+        let Some(pbody) = blank_line_end(head, ph) else {
+            if !complete {
+                return Err(Refusal {
+                    offset: ph as u64,
+                    detail: format!(
+                        "a part's header lines do not end within the first {MAX_PREFIX} bytes"
+                    ),
+                });
+            }
+            p.missing_close = true;
+            if head.len() > ph {
+                p.unparted.push((
+                    ph as u64,
+                    (head.len() - ph) as u64,
+                    "a part header cut off by the end of the file",
+                ));
+            }
+            break;
+        };
+        let part_block = &head[ph..pbody];
+        let part_block = part_block
+            .strip_suffix(b"\r\n")
+            .or_else(|| part_block.strip_suffix(b"\n"))
+            .unwrap_or(part_block);
+        let fields = parse_fields(part_block, ph, &mut p.quirks, &mut v001);
+        let get = |n: &str| {
+            fields
+                .iter()
+                .find(|(k, _, _)| k.eq_ignore_ascii_case(n.as_bytes()))
+                .map(|(_, v, _)| v.clone())
+        };
+        let name = get("HTTP-Part").map(|v| v.to_ascii_lowercase()).unwrap_or_default();
+        if name == b"content" {
+            p.part_lines.extend(lines(part_block).map(|l| ("kw3-content-part", l.to_vec())));
+            p.content_start = Some(pbody as u64);
+            p.content_type = get("Content-Type").map(|v| latin1(&v));
+            break;
+        }
+        let next = find_delimiter(head, pbody, &b, complete);
+        let end = match &next {
+            Some(d) => d.start,
+            None if !complete => {
+                return Err(Refusal {
+                    offset: pbody as u64,
+                    detail: format!(
+                        "a part other than Content does not end within the first {MAX_PREFIX} bytes"
+                    ),
+                });
+            }
+            None => {
+                p.missing_close = true;
+                head.len()
+            }
+        };
+        if (name == b"header" || name == b"header-info") && p.header.is_none() {
+            p.part_lines.extend(lines(part_block).map(|l| ("kw3-header-part", l.to_vec())));
+            p.header = Some((pbody as u64, end as u64));
+        } else {
+            let (kind, what) = if name == b"header" || name == b"header-info" {
+                ("duplicate-part", "a second Header part")
+            } else {
+                ("unknown-part", "a part that is neither Header nor Content")
+            };
+            p.quirks.push((
+                Some(ph as u64),
+                kind,
+                format!("{what} (HTTP-Part: {}): kept in the metadata", latin1(&name)),
+            ));
+            p.unparted.push((ph as u64, (end - ph) as u64, what));
+        }
+        match next {
+            Some(d) => cur = d,
+            None => break,
+        }
+    }
+    if !v001.is_empty() {
+        let names: Vec<&str> = v001.iter().map(|(n, _)| n.as_str()).collect();
+        p.quirks.push((
+            v001.first().map(|(_, at)| *at),
+            "v0.01-header-names",
+            format!("header names of the Kulturarw3 format v0.01: {}", names.join(", ")),
+        ));
+    }
+    Ok(p)
+}
+
+/// A delimiter line: where it starts, where it ends (after its LF), whether it is the closing
+/// one (`--boundary--`).
+struct Delim {
+    start: usize,
+    end: usize,
+    closing: bool,
+}
+
+/// The first delimiter line for `boundary` at or after `from`: `--boundary` or
+/// `--boundary--` at the start of a line, then only blanks to the line's end.
+fn find_delimiter(buf: &[u8], from: usize, boundary: &[u8], complete: bool) -> Option<Delim> {
+    let pat = [&b"--"[..], boundary].concat();
+    let mut i = from;
+    while let Some(pos) = buf.get(i..).and_then(|rest| find(rest, &pat)) {
+        let s = i + pos;
+        i = s + 1;
+        if s > 0 && buf[s - 1] != b'\n' {
+            continue;
+        }
+        let mut j = s + pat.len();
+        let closing = buf[j..].starts_with(b"--");
+        if closing {
+            j += 2;
+        }
+        while j < buf.len() && (buf[j] == b' ' || buf[j] == b'\t') {
+            j += 1;
+        }
+        if buf.get(j) == Some(&b'\r') {
+            j += 1;
+        }
+        match buf.get(j) {
+            Some(b'\n') => return Some(Delim { start: s, end: j + 1, closing }),
+            None if complete => return Some(Delim { start: s, end: j, closing }),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the first empty line at or after `from` ends: `from` itself may start one (an empty
+/// header block), else an LF followed by LF or CRLF.
+fn blank_line_end(buf: &[u8], from: usize) -> Option<usize> {
+    let rest = buf.get(from..)?;
+    if rest.starts_with(b"\n") {
+        return Some(from + 1);
+    }
+    if rest.starts_with(b"\r\n") {
+        return Some(from + 2);
+    }
+    let mut i = from;
+    while let Some(p) = buf.get(i..).and_then(|r| r.iter().position(|&b| b == b'\n')) {
+        let lf = i + p;
+        match &buf[lf + 1..] {
+            [b'\n', ..] => return Some(lf + 2),
+            [b'\r', b'\n', ..] => return Some(lf + 3),
+            _ => i = lf + 1,
+        }
+    }
+    None
+}
+
+/// The first occurrence of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let last = hay.len().checked_sub(needle.len())?;
+    let mut i = 0;
+    while i <= last {
+        let p = i + hay[i..=last].iter().position(|&b| b == first)?;
+        if &hay[p + 1..p + needle.len()] == rest {
+            return Some(p);
+        }
+        i = p + 1;
+    }
+    None
+}
+
+/// The last occurrence of `needle` in `hay`.
+fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let last = hay.len().checked_sub(needle.len())?;
+    (0..=last).rev().find(|&p| hay[p..].starts_with(needle))
+}
+
+/// Up to `len` bytes of the file at `offset` (from `head` when they are in it).
+fn read_at(f: &mut File, head: &[u8], offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    if let Some(end) = offset.checked_add(len as u64)
+        && end <= head.len() as u64
+    {
+        return Ok(head[offset as usize..end as usize].to_vec());
+    }
+    f.seek(SeekFrom::Start(offset))?;
+    let mut out = Vec::with_capacity(len.min(CHUNK));
+    f.take(len as u64).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// The last offset `>= lo` where `pat` occurs in the file, read backwards in chunks (a body
+/// of 100 MB is never held).
+fn last_occurrence(
+    f: &mut File,
+    head: &[u8],
+    pat: &[u8],
+    lo: u64,
+    size: u64,
+) -> io::Result<Option<u64>> {
+    let n = pat.len() as u64;
+    if size < n || size - n < lo {
+        return Ok(None);
+    }
+    let mut hi = size;
+    loop {
+        let start = hi.saturating_sub(CHUNK as u64).max(lo);
+        let buf = read_at(f, head, start, (hi - start) as usize)?;
+        if let Some(p) = rfind(&buf, pat) {
+            return Ok(Some(start + p as u64));
+        }
+        if start == lo {
+            return Ok(None);
+        }
+        // Overlap by all but one byte of the pattern, so a match across chunks is seen.
+        hi = start + n - 1;
+    }
+}
+
+/// The MD5 or SHA-1 (lower-case hex) of `len` bytes of the file at `offset`.
+fn digest_range(f: &mut File, offset: u64, len: u64, sha1: bool) -> io::Result<String> {
+    f.seek(SeekFrom::Start(offset))?;
+    let mut r = f.take(len);
+    let mut buf = vec![0u8; CHUNK];
+    let (mut md5, mut sha) = (Md5::new(), Sha1::new());
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if sha1 {
+            sha.update(&buf[..n]);
+        } else {
+            md5.update(&buf[..n]);
+        }
+    }
+    Ok(if sha1 {
+        crate::formats::digest::hex(&sha.finalize())
+    } else {
+        crate::formats::digest::hex(&md5.finalize())
+    })
+}
+
+/// The status code of an HTTP header's status line.
+fn status_code(h: &[u8]) -> Option<String> {
+    let line = h.split(|&b| b == b'\n').next()?;
+    let code = line.split(|&b| b == b' ').filter(|t| !t.is_empty()).nth(1)?;
+    Some(latin1(code.trim_ascii()))
+}
+
+/// The `Content-Type` an HTTP header states.
+fn http_content_type(h: &[u8]) -> Option<String> {
+    h.split(|&b| b == b'\n').skip(1).find_map(|line| {
+        let c = line.iter().position(|&b| b == b':')?;
+        line[..c]
+            .trim_ascii()
+            .eq_ignore_ascii_case(b"content-type")
+            .then(|| latin1(line[c + 1..].trim_ascii()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_boundaries() {
+        assert!(
+            split_name(b"4443a33a26034bd0d1fe8db1240a35e3.1136214245")
+                .is_some_and(|(_, e)| e == Some(&b"1136214245"[..]))
+        );
+        assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3").is_some_and(|(_, e)| e.is_none()));
+        assert!(split_name(b"4443A33A26034BD0D1FE8DB1240A35E3.1").is_none());
+        assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.").is_none());
+        assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.12x").is_none());
+        assert_eq!(
+            boundary_param(b"multipart/mixed; boundary=KulturArw3_ab"),
+            Some(b"KulturArw3_ab".to_vec())
+        );
+        assert_eq!(
+            boundary_param(b"multipart/mixed; BOUNDARY=\"a b;c\"; x=y"),
+            Some(b"a b;c".to_vec())
+        );
+        assert_eq!(
+            boundary_param(b"multipart/mixed; boundary=ab; charset=x"),
+            Some(b"ab".to_vec())
+        );
+        assert_eq!(boundary_param(b"multipart/mixed"), None);
+        assert_eq!(boundary_param(b"multipart/mixed; boundary=\"unclosed"), None);
+    }
+
+    #[test]
+    fn delimiters_only_at_line_starts_and_whole() {
+        let buf = b"x--ab\n--abc\n--ab \r\nbody\n--ab--\n";
+        let d = find_delimiter(buf, 0, b"ab", true).unwrap();
+        assert_eq!(
+            (d.start, d.end, d.closing),
+            (12, 19, false),
+            "not mid-line, not a longer boundary"
+        );
+        let d = find_delimiter(buf, d.end, b"ab", true).unwrap();
+        assert_eq!((d.start, d.end, d.closing), (24, 31, true));
+        // At the end of what was read: a delimiter only if the file ends there.
+        assert!(find_delimiter(b"\n--ab", 0, b"ab", false).is_none());
+        assert!(find_delimiter(b"\n--ab", 0, b"ab", true).is_some());
+        assert_eq!(blank_line_end(b"a: b\nc: d\n\nrest", 0), Some(11));
+        assert_eq!(blank_line_end(b"a: b\r\n\r\nrest", 0), Some(8));
+        assert_eq!(blank_line_end(b"\nrest", 0), Some(1));
+        assert_eq!(blank_line_end(b"a: b\nc: d\n", 0), None);
+    }
+
+    #[test]
+    fn the_last_occurrence_is_found_across_chunk_edges() {
+        let dir = tempfile::tempdir().unwrap();
+        let pat = b"\n--KulturArw3_x--";
+        for size in [CHUNK * 3 + 7, CHUNK * 2] {
+            // Every placement around the first chunk edge seen from the end.
+            for shift in 0..pat.len() + 2 {
+                let at = size - CHUNK - pat.len() + shift;
+                let mut data = vec![b'.'; size];
+                data[10..10 + pat.len()].copy_from_slice(pat);
+                data[at..at + pat.len()].copy_from_slice(pat);
+                let path = dir.path().join("f");
+                std::fs::write(&path, &data).unwrap();
+                let mut f = File::open(&path).unwrap();
+                let got = last_occurrence(&mut f, &data[..0], pat, 5, size as u64).unwrap();
+                assert_eq!(got, Some(at as u64), "size {size} shift {shift}");
+                // Not below `lo`.
+                let got = last_occurrence(&mut f, &[], pat, at as u64 + 1, size as u64).unwrap();
+                assert_eq!(got, None);
+            }
+        }
+    }
+}

@@ -6,6 +6,7 @@ mod util;
 mod arc_property;
 mod arc_tolerance;
 mod audit;
+mod captures;
 mod cli_migrate;
 mod entities;
 mod entities_check;

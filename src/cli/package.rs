@@ -8,12 +8,12 @@ use clap::{Args, ValueEnum};
 use webaip::metadata::CuratorMetadata;
 use webaip::migrate::DEFAULT_LEVEL;
 use webaip::model::SerializationMode;
+use webaip::package::captures::build_capture_package;
 use webaip::package::pandas::{PandasReport, build_pandas_package};
 use webaip::package::{PackageOptions, VirusCheck, build_package};
 use webaip::profile::{DEFAULT_PROFILE, Profile};
 use webaip::sources::mirror::{self, MirrorOptions};
 use webaip::sources::pandas;
-use webaip::package::captures::build_capture_package;
 use webaip::sources::{CaptureShape, Input, classify, detect};
 use webaip::stages::scan::{Clamd, ClamdAddr};
 
@@ -228,6 +228,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
                 };
                 Box::new(NedlibHarvest::open(dir, NedlibOptions { date_source })?)
             }
+            other => webaip::sources::open_captures(dir, *other)?,
         };
         let bar = progress::bytes_bar(0, args.quiet || args.json);
         let advance = |n: u64| bar.inc(n);
@@ -407,7 +408,11 @@ fn print_captures(r: &webaip::package::captures::CapturesReport) {
     }
     println!(
         "  METS: valid under profile ({}); {} files; {:.2} s",
-        if r.mets_xsd_checked { "and XML schemas" } else { "XML schemas not checked: no --schemas" },
+        if r.mets_xsd_checked {
+            "and XML schemas"
+        } else {
+            "XML schemas not checked: no --schemas"
+        },
         r.package_files,
         r.seconds
     );

@@ -497,7 +497,10 @@ impl Collector<'_> {
 
 /// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).
 /// Lists one capture of a capture source, if it is an HTML page.
-fn list_capture(c: &crate::sources::capture::Capture, out: &mut Collector) -> Result<(), ListError> {
+fn list_capture(
+    c: &crate::sources::capture::Capture,
+    out: &mut Collector,
+) -> Result<(), ListError> {
     let head = c.http_header.as_deref().unwrap_or_default();
     let status = status_of(head);
     let mime = c
@@ -512,10 +515,7 @@ fn list_capture(c: &crate::sources::capture::Capture, out: &mut Collector) -> Re
     c.payload
         .open()
         .and_then(|r| r.take(TITLE_WINDOW as u64).read_to_end(&mut payload))
-        .map_err(|e| ListError::Io {
-            path: PathBuf::from(&c.provenance.file),
-            source: e,
-        })?;
+        .map_err(|e| ListError::Io { path: PathBuf::from(&c.provenance.file), source: e })?;
     let ct = c.content_type.clone().or_else(|| last_content_type(head));
     out.entries.push(PageEntry {
         url: c.uri.clone(),
@@ -524,7 +524,11 @@ fn list_capture(c: &crate::sources::capture::Capture, out: &mut Collector) -> Re
         status,
         mime,
         title: html_title(&payload, ct.as_deref()),
-        place: Place { file: c.provenance.file.clone(), offset: c.provenance.offset, offset_in_member: None },
+        place: Place {
+            file: c.provenance.file.clone(),
+            offset: c.provenance.offset,
+            offset_in_member: None,
+        },
     });
     Ok(())
 }

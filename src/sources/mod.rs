@@ -124,7 +124,8 @@ a Heritrix 3.x job directory (crawler-beans.cxml, launch folders with warcs/ or 
 ARC/WARC files (.arc, .arc.gz, .warc, .warc.gz) or a folder of them, \
 a PANDAS instance (YYYYMMDD-HHMM holding <host>/ or hts-cache/) or a PANDAS title directory of instances, \
 a wget or HTTrack mirror directory (<host>/ directories; a wget log, hts-cache/, hts-log.txt) or a .zip of one, \
-a NEDLIB harvest (YYYY-M-D day folders of numbered folders of <md5> + <md5>.meta files) or one of its day folders";
+a NEDLIB harvest (YYYY-M-D day folders of numbered folders of <md5> + <md5>.meta files) or one of its day folders, \
+a Kulturarw3 archive (archive/<hh>/<host>/<snapshot>/<md5url>.<epoch> MIME files)";
 
 /// What a single input path (or list) is, before it is read.
 #[derive(Debug, Clone)]
@@ -155,6 +156,7 @@ pub fn open_captures(
         CaptureShape::Nedlib => {
             Box::new(nedlib::NedlibHarvest::open(dir, nedlib::NedlibOptions::default())?)
         }
+        CaptureShape::Kulturarw3 => Box::new(kulturarw3::Kulturarw3Archive::open(dir)?),
     })
 }
 
@@ -164,6 +166,8 @@ pub fn open_captures(
 pub enum CaptureShape {
     /// A NEDLIB harvester folder ([`nedlib`]).
     Nedlib,
+    /// A Kulturarw3 archive ([`kulturarw3`]).
+    Kulturarw3,
 }
 
 /// Recognises the shape of the input: PANDAS instance or title, website mirror, or else a job
@@ -181,6 +185,9 @@ pub fn classify(inputs: &[PathBuf]) -> Input {
     }
     if nedlib::is_nedlib(&dir) {
         return Input::Captures(dir, CaptureShape::Nedlib);
+    }
+    if kulturarw3::is_kulturarw3(&dir) {
+        return Input::Captures(dir, CaptureShape::Kulturarw3);
     }
     if !dir.is_dir() {
         return Input::Archives;

@@ -1,5 +1,5 @@
 //! Golden packages: every committed sample (the Heritrix job in both modes, the PANDAS
-//! instance, the wget mirror) is packaged with `--deterministic`, and the SHA-512 of every file
+//! instance, the wget mirror, the NEDLIB harvest, the Kulturarw3 archive) is packaged with `--deterministic`, and the SHA-512 of every file
 //! of each package is compared with the values committed beside this file
 //! (`tests/golden/<name>.sha512`, manifest line format). A restructuring of the pipeline must
 //! leave them as they are; a commit that changes them on purpose says why and regenerates them
@@ -33,6 +33,8 @@ const SAMPLES: &[(&str, &[&str])] = &[
     ),
     ("pandas", &["--describe-seeds", "samples/pandas/40123/20040517-1412"]),
     ("mirror", &["--describe-seeds", "samples/mirror"]),
+    ("nedlib", &["samples/nedlib"]),
+    ("kulturarw3", &["samples/kulturarw3"]),
 ];
 
 /// `<sha512>  <path>` for every file under `pkg`, sorted by path.

@@ -32,6 +32,10 @@ use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk};
 use crate::stages::scan::ScanResult;
 
+/// Set (to anything) to scan every payload, identical or not: the benchmark's baseline
+/// (bench/run-scan-reuse.sh), never needed otherwise.
+pub const NO_VERDICT_REUSE_ENV: &str = "WEBAIP_NO_VERDICT_REUSE";
+
 /// Payloads up to this size are read into memory once (hashed, scanned and written from
 /// there); larger ones are streamed from the source for each pass.
 const IN_MEMORY: u64 = 16 << 20;
@@ -61,6 +65,8 @@ pub struct CapturesReport {
     pub virus_check: String,
     /// Scan counts (verdicts reused for identical payloads included).
     pub scan: ScanSummary,
+    /// Seconds spent waiting for clamd's verdicts.
+    pub scan_seconds: f64,
     /// What the metadata lacked.
     pub metadata_notes: Vec<String>,
     /// Described webpages and associated objects.
@@ -168,6 +174,8 @@ pub fn build_capture_package(
     let mut content: Option<Sink> = None;
     let mut viral: Option<Sink> = None;
     let mut verdicts: HashMap<[u8; 64], ScanResult> = HashMap::new();
+    let reuse = std::env::var_os(NO_VERDICT_REUSE_ENV).is_none();
+    let mut scan_seconds = 0.0;
     let mut scan = ScanSummary::default();
     let mut unscanned_events: Vec<(String, Event)> = Vec::new();
     let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
@@ -215,17 +223,19 @@ pub fn build_capture_package(
                     None => sha512(c.payload.open().map_err(io_err(&pkg))?),
                 }
                 .map_err(io_err(&pkg))?;
-                match verdicts.get(&digest) {
+                match verdicts.get(&digest).filter(|_| reuse) {
                     Some(v) => {
                         scan.reused += 1;
                         Some(v.clone())
                     }
                     None => {
+                        let t = Instant::now();
                         let v = match &in_memory {
                             Some(b) => cl.scan_bytes(b),
                             None => cl.scan(c.payload.open().map_err(io_err(&pkg))?, len),
                         }
                         .map_err(|e| PackageError::Input(e.to_string()))?;
+                        scan_seconds += t.elapsed().as_secs_f64();
                         scan.scanned += 1;
                         verdicts.insert(digest, v.clone());
                         Some(v)
@@ -453,6 +463,7 @@ pub fn build_capture_package(
         payload_bytes,
         virus_check: virus_note,
         scan,
+        scan_seconds,
         metadata_notes,
         entities,
         mets_xsd_checked,

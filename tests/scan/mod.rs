@@ -732,3 +732,64 @@ fn a_described_page_whose_capture_is_infected_points_into_viral() {
     assert!(list[1]["mods_title"].is_null(), "{v}");
     assert_eq!(list[1]["label"], "http://e.org/after.html");
 }
+
+/// A harvest read as captures (NEDLIB): verdicts are known before a record is written, so an
+/// infected payload goes straight to viral/ and no container is rewritten; a payload identical
+/// to one already scanned in the run (same SHA-512) takes its verdict without a second scan,
+/// and the report counts them.
+#[test]
+fn capture_sources_scan_before_writing_and_reuse_verdicts_of_identical_payloads() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let day = dir.path().join("harvest/2003-7-20/0000");
+    std::fs::create_dir_all(&day).unwrap();
+    let pair = |name: &str, url: &str, body: &[u8]| {
+        let meta = format!(
+            "HTTP/1.1 200 OK\r\nDate: Sun, 20 Jul 2003 10:00:00 GMT\r\nContent-Type: application/octet-stream\r\n\
+             Content-Length: {n}\r\nArc-Url: {url}\r\nArc-Length: {n}\r\n\r\n",
+            n = body.len()
+        );
+        std::fs::write(day.join(format!("{name}.meta")), meta).unwrap();
+        std::fs::write(day.join(name), body).unwrap();
+    };
+    let page = b"<html><title>Same page</title></html>\n";
+    pair("00000000000000000000000000000001", "http://e.no:80/a.html", page);
+    pair("00000000000000000000000000000002", "http://e.no:80/b.html", page);
+    pair("00000000000000000000000000000003", "http://e.no:80/eicar1.com", &eicar());
+    pair("00000000000000000000000000000004", "http://e.no:80/eicar2.com", &eicar());
+    pair("00000000000000000000000000000005", "http://e.no:80/c.html", b"<p>other</p>");
+    let out = dir.path().join("pkg");
+    let s = schemas().display().to_string();
+    let o = webaip(&[
+        "package",
+        "--json",
+        "--mode",
+        "full",
+        "--clamd",
+        &d.addr,
+        "--schemas",
+        &s,
+        "--out",
+        out.to_str().unwrap(),
+        dir.path().join("harvest").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["shape"], "nedlib");
+    // Three distinct payloads went to clamd; two were identical to one already scanned.
+    assert_eq!(r["scan"]["scanned"], 3, "{r}");
+    assert_eq!(r["scan"]["reused"], 2, "{r}");
+    assert_eq!(r["scan"]["infected"], 2, "{r}");
+    let uris = warc_uris(&out);
+    let viral: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("viral/")).flat_map(|(_, v)| v).collect();
+    assert_eq!(viral.len(), 2, "{uris:?}");
+    assert!(viral.iter().all(|u| u.contains("eicar")), "{uris:?}");
+    let content: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("content/")).flat_map(|(_, v)| v).collect();
+    assert_eq!(content.len(), 3, "{uris:?}");
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("<premis:eventOutcome>viral, failed but forced</premis:eventOutcome>"));
+    let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
+    assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Scanning with verdicts reused: a generated NEDLIB harvest of 2000 payloads, 30 % of them
+# repeating earlier ones, packaged with clamd twice: scanning every payload
+# (WEBAIP_NO_VERDICT_REUSE=1) and reusing the verdict of identical payloads (the default).
+# Prints the time spent waiting for clamd and the whole run's, and their ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-build-env.sh
+eval "$(bash scripts/clamd-local.sh | grep '^WEBAIP_CLAMD=')"
+export WEBAIP_CLAMD
+cargo build --release --quiet
+work=bench/work/scan-reuse
+rm -rf "$work" && mkdir -p "$work"
+python3 bench/gen_nedlib.py "$work/harvest" "${PAIRS:-2000}" 0.3
+run() {
+  local start end
+  # A fresh clamd for each run: clamd caches the verdicts of what it has scanned, which would
+  # make whichever run goes second look faster.
+  bash scripts/clamd-local.sh stop > /dev/null
+  eval "$(bash scripts/clamd-local.sh | grep '^WEBAIP_CLAMD=')"
+  start=$(date +%s%N)
+  ./target/release/webaip package --json --force --out "$work/pkg" "$work/harvest" > "$work/$1.json"
+  end=$(date +%s%N)
+  python3 - "$work/$1.json" "$1" "$(( (end - start) / 1000000 ))" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("%-10s scanned %5d, reused %5d: clamd %.2f s, whole run %.2f s" % (
+    sys.argv[2], r["scan"]["scanned"], r["scan"]["reused"], r["scan_seconds"], int(sys.argv[3]) / 1000))
+PY
+}
+WEBAIP_NO_VERDICT_REUSE=1 run every
+run reuse
+WEBAIP_NO_VERDICT_REUSE=1 run every2
+run reuse2
+python3 - "$work/every2.json" "$work/reuse2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+print("scanning time with reuse / without: %.2fx (target <= 0.75x); whole run %.2fx" % (
+    b["scan_seconds"] / a["scan_seconds"], b["seconds"] / a["seconds"]))
+PY

@@ -444,8 +444,16 @@ pub fn build_capture_package(
     let (rel, sha, _) = super::add_generated_log(&mut mets, &pkg, &quirks_rel, &json, now)?;
     manifest.push((rel, sha));
 
-    let (description, rights, organisation, metadata_notes) =
+    let (description, rights, organisation, mut metadata_notes) =
         opts.metadata.resolve(&seeds, (first, last));
+    if first.is_none() {
+        // Not "none found": every record has a date, none of them the harvester's own.
+        for n in metadata_notes.iter_mut().filter(|n| n.starts_with("no capture dates")) {
+            *n = "every record's date is inferred (each says from what, in X-Webaip-Date-Source): \
+                  the website's MODS states no capture dates"
+                .to_string();
+        }
+    }
     finish_header(&mut mets, description, rights, organisation);
     let entities = mets.resolve_entities(&pkg)?;
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;

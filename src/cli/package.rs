@@ -35,13 +35,14 @@ enum Mode {
 #[derive(Debug, Args)]
 pub struct PackageArgs {
     /// A Heritrix job directory (1.x or 3.x), ARC/WARC files, a PANDAS instance or title
-    /// directory, or a wget or HTTrack mirror directory.
+    /// directory, a wget or HTTrack mirror directory (or .zip), a NEDLIB harvest or a
+    /// Kulturarw3 archive.
     #[arg(required = true)]
     sources: Vec<PathBuf>,
     /// The package directory to create.
     #[arg(long, short)]
     out: PathBuf,
-    /// Curator metadata (TOML; see samples/heritrix-job/metadata.toml).
+    /// Curator metadata (TOML; see samples/heritrix-job.metadata.toml).
     #[arg(long)]
     metadata: Option<PathBuf>,
     /// Package profile (bl-webarchive, or a .toml file).

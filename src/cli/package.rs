@@ -396,27 +396,43 @@ fn print_captures(r: &webaip::package::captures::CapturesReport) {
             println!("    {}{at}: {}: {}", q.file, q.kind, q.detail);
         }
     }
-    for n in &r.metadata_notes {
+    print_tail(&Tail {
+        metadata_notes: &r.metadata_notes,
+        entities: &r.entities,
+        virus_check: &r.virus_check,
+        scan: &r.scan,
+        xsd: r.mets_xsd_checked,
+        files: r.package_files,
+        seconds: r.seconds,
+    });
+}
+
+/// The end of a mirror's or a capture source's report: metadata notes, entities, virus check,
+/// METS.
+struct Tail<'a> {
+    metadata_notes: &'a [String],
+    entities: &'a webaip::pages::EntitiesReport,
+    virus_check: &'a str,
+    scan: &'a webaip::package::ScanSummary,
+    xsd: bool,
+    files: u64,
+    seconds: f64,
+}
+
+fn print_tail(t: &Tail<'_>) {
+    for n in t.metadata_notes {
         println!("  metadata: {n}");
     }
-    print_entities(&r.entities);
-    println!("  virus check: {}", r.virus_check);
-    for (c, f, sig) in &r.scan.findings {
-        println!("    VIRUS {sig} in {f}: kept in {c}");
+    print_entities(t.entities);
+    println!("  virus check: {}", t.virus_check);
+    for (c, id, sig) in &t.scan.findings {
+        println!("    VIRUS {sig} in {id}: kept in {c}");
     }
-    for (c, f, why) in &r.scan.unscanned {
-        println!("    NOT SCANNED {f} (in {c}): {why}");
+    for (c, id, why) in &t.scan.unscanned {
+        println!("    NOT SCANNED {id} of {c}: {why}");
     }
-    println!(
-        "  METS: valid under profile ({}); {} files; {:.2} s",
-        if r.mets_xsd_checked {
-            "and XML schemas"
-        } else {
-            "XML schemas not checked: no --schemas"
-        },
-        r.package_files,
-        r.seconds
-    );
+    let xsd = if t.xsd { "and XML schemas" } else { "XML schemas not checked: no --schemas" };
+    println!("  METS: valid under profile ({xsd}); {} files; {:.2} s", t.files, t.seconds);
 }
 
 /// The webpages and associated objects described, one line each.
@@ -495,27 +511,15 @@ fn print_pandas(r: &PandasReport, mirror: bool) {
         println!("    refused: {p}: {why}");
     }
     println!("  cache, logs and HTTrack files: {} file(s) in logs/", r.logs);
-    for n in &r.metadata_notes {
-        println!("  metadata: {n}");
-    }
-    print_entities(&r.entities);
-    println!("  virus check: {}", r.virus_check);
-    for (c, id, sig) in &r.scan.findings {
-        println!("    VIRUS {sig} in {id}: kept in {c}");
-    }
-    for (c, id, why) in &r.scan.unscanned {
-        println!("    NOT SCANNED {id} of {c}: {why}");
-    }
-    println!(
-        "  METS: valid under profile ({}); {} files; {:.2} s",
-        if r.mets_xsd_checked {
-            "and XML schemas"
-        } else {
-            "XML schemas not checked: no --schemas"
-        },
-        r.package_files,
-        r.seconds
-    );
+    print_tail(&Tail {
+        metadata_notes: &r.metadata_notes,
+        entities: &r.entities,
+        virus_check: &r.virus_check,
+        scan: &r.scan,
+        xsd: r.mets_xsd_checked,
+        files: r.package_files,
+        seconds: r.seconds,
+    });
 }
 
 /// What a migration met, so the text report hides nothing the JSON report holds: counts by

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::{
     MAX_EXAMPLES, PackageError, PackageOptions, ScanSummary, Staging, VirusCheck, finish_header,
-    hash_file, io_err, new_mets,
+    io_err, new_mets,
 };
 use crate::formats::digest::hex;
 use crate::formats::warc::header::warc_fields_line;
@@ -279,32 +279,27 @@ pub fn build_capture_package(
         let Some(sink) = sink else { unreachable!("opened above") };
         let written = write_capture(sink, &pkg, &ids, &c, in_memory.as_deref())?;
         let oid = format!("{}#{}", sink.rel, written.record_id.trim_matches(['<', '>']));
-        let described = match (&verdict, &clamd) {
+        // An infected or unscanned payload is described on its own, with its event.
+        let own_event = match (&verdict, &clamd) {
             (Some(ScanResult::Infected(sig)), Some((_, version))) => {
                 scan.infected += 1;
                 scan.findings.push((sink.rel.clone(), c.provenance.file.clone(), sig.clone()));
-                let e = scan_event(
-                    version,
-                    opts.profile.virus_outcomes.forced.clone(),
-                    Some(sig.clone()),
-                    vec![oid.clone()],
-                );
-                Some(described_bytestream(oid, &written, &c, e))
+                Some((version, opts.profile.virus_outcomes.forced.clone(), sig.clone()))
             }
             (Some(ScanResult::NotScanned(why)), Some((_, version))) => {
                 scan.not_scanned += 1;
                 scan.unscanned.push((sink.rel.clone(), c.provenance.file.clone(), why.clone()));
-                let e = scan_event(
-                    version,
-                    opts.profile.virus_outcomes.not_scanned.clone(),
-                    Some(why.clone()),
-                    vec![oid.clone()],
-                );
-                unscanned_events.push((sink.rel.clone(), e.clone()));
-                Some(described_bytestream(oid, &written, &c, e))
+                Some((version, opts.profile.virus_outcomes.not_scanned.clone(), why.clone()))
             }
             _ => None,
         };
+        let described = own_event.map(|(version, outcome, detail)| {
+            let e = scan_event(version, outcome, Some(detail), vec![oid.clone()]);
+            if !infected {
+                unscanned_events.push((sink.rel.clone(), e.clone()));
+            }
+            described_bytestream(oid, &written, &c, e)
+        });
         sink.mets.add_record(&capture_record(&written, &c, described)).map_err(io_err(&pkg))?;
         if let Some(block) = &c.metadata {
             let spec = RecordSpec {
@@ -319,20 +314,9 @@ pub fn build_capture_package(
             };
             let w =
                 sink.writer.write_record(&spec, block, 0).map_err(io_err(&pkg.join(&sink.rel)))?;
+            let mime = "application/warc-fields".to_string();
             sink.mets
-                .add_record(&RecordFile {
-                    record_id: w.record_id.trim_matches(['<', '>']).to_string(),
-                    member: ByteRange { begin: w.member_offset, len: w.member_len },
-                    compressed: true,
-                    content: Some(ContentFile {
-                        range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
-                        sha512: hex(&w.digests.payload_sha512),
-                        mime: "application/warc-fields".into(),
-                    }),
-                    described: None,
-                    page: None,
-                    capture: None,
-                })
+                .add_record(&super::written_record_file(&w, mime, None, None))
                 .map_err(io_err(&pkg))?;
         }
     }
@@ -350,11 +334,7 @@ pub fn build_capture_package(
     for sink in [content, viral].into_iter().flatten() {
         let n = sink.writer.records();
         records += n;
-        let mut buf = sink.writer.finish().map_err(io_err(&pkg))?;
-        buf.flush().map_err(io_err(&pkg))?;
-        let file = buf.into_inner().map_err(|e| io_err(&pkg)(e.into_error()))?;
-        file.sync_all().map_err(io_err(&pkg))?;
-        let (size, sha) = hash_file(&pkg.join(&sink.rel))?;
+        let (size, sha) = super::finish_written_container(sink.writer, &pkg, &sink.rel)?;
         manifest.push((sink.rel.clone(), sha.clone()));
         finished.push((sink.mets, sink.rel, size, sha, n, Vec::<Event>::new()));
     }
@@ -399,26 +379,8 @@ pub fn build_capture_package(
         }
     };
     for (cw, rel, size, sha, n, events) in finished {
-        let file = PackageFile {
-            path: rel.clone(),
-            mime: "application/warc".into(),
-            size,
-            sha512: sha.clone(),
-            created: now,
-            object: PremisObject {
-                id_type: "local".into(),
-                id: rel.clone(),
-                size,
-                sha512: sha,
-                format: Format::written_warc(),
-                original_name: Some(crate::sources::file_text(root)),
-                significant_properties: vec![(SIGNIFICANT_WARC_RECORDS.into(), n.to_string())],
-                relationships: vec![],
-                events: events.iter().map(|e| e.id.clone()).collect(),
-            },
-            events,
-            described_sources: vec![],
-        };
+        let name = crate::sources::file_text(root);
+        let file = super::written_container_file(rel, (size, sha), n, events, name, now);
         mets.finish_container(cw, file).map_err(io_err(&pkg))?;
     }
 
@@ -540,25 +502,15 @@ fn capture_record(
     c: &Capture,
     described: Option<DescribedBytestream>,
 ) -> RecordFile {
-    RecordFile {
-        record_id: w.record_id.trim_matches(['<', '>']).to_string(),
-        member: ByteRange { begin: w.member_offset, len: w.member_len },
-        compressed: true,
-        content: Some(ContentFile {
-            range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
-            sha512: hex(&w.digests.payload_sha512),
-            mime: payload_mime(c),
-        }),
-        described,
-        page: None,
-        capture: Some(UrlCapture {
-            uri: c.uri.clone(),
-            date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
-            date_inferred: c.date_source.inferred,
-        }),
-    }
+    let capture = UrlCapture {
+        uri: c.uri.clone(),
+        date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
+        date_inferred: c.date_source.inferred,
+    };
+    super::written_record_file(w, payload_mime(c), described, Some(capture))
 }
 
+/// The PREMIS description of a payload that has events of its own (infected, not scanned).
 fn described_bytestream(
     id: String,
     w: &WrittenRecord,

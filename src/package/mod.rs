@@ -1495,9 +1495,58 @@ pub(crate) fn clean_copy(
 pub(crate) const NO_SCAN_NOTE: &str =
     "NOT DONE (--no-virus-check): every container records a 'not scanned' virus check";
 
-/// The METS description of a migrated record.
-fn record_file(r: &MigratedRecord) -> RecordFile {
-    let w = &r.written;
+/// Closes a WARC container webaip wrote (flushed and synced), and gives its size and SHA-512.
+pub(crate) fn finish_written_container(
+    writer: crate::formats::warc::WarcWriter<io::BufWriter<File>>,
+    root: &Path,
+    rel: &str,
+) -> Result<(u64, String), PackageError> {
+    let mut buf = writer.finish().map_err(io_err(root))?;
+    io::Write::flush(&mut buf).map_err(io_err(root))?;
+    let file = buf.into_inner().map_err(|e| io_err(root)(e.into_error()))?;
+    file.sync_all().map_err(io_err(root))?;
+    hash_file(&root.join(rel))
+}
+
+/// The description of a WARC container webaip wrote: the file, its PREMIS object (format,
+/// record count) and the events recorded on it.
+pub(crate) fn written_container_file(
+    rel: String,
+    (size, sha512): (u64, String),
+    records: u64,
+    events: Vec<Event>,
+    original_name: String,
+    created: DateTime<Utc>,
+) -> PackageFile {
+    PackageFile {
+        path: rel.clone(),
+        mime: "application/warc".into(),
+        size,
+        sha512: sha512.clone(),
+        created,
+        object: PremisObject {
+            id_type: "local".into(),
+            id: rel,
+            size,
+            sha512,
+            format: Format::written_warc(),
+            original_name: Some(original_name),
+            significant_properties: vec![(SIGNIFICANT_WARC_RECORDS.into(), records.to_string())],
+            relationships: vec![],
+            events: events.iter().map(|e| e.id.clone()).collect(),
+        },
+        events,
+        described_sources: vec![],
+    }
+}
+
+/// The METS description of a record webaip wrote, with its payload's type.
+pub(crate) fn written_record_file(
+    w: &crate::formats::warc::WrittenRecord,
+    mime: String,
+    described: Option<DescribedBytestream>,
+    capture: Option<UrlCapture>,
+) -> RecordFile {
     RecordFile {
         record_id: w.record_id.trim_matches(['<', '>']).to_string(),
         member: ByteRange { begin: w.member_offset, len: w.member_len },
@@ -1505,17 +1554,23 @@ fn record_file(r: &MigratedRecord) -> RecordFile {
         content: Some(ContentFile {
             range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
             sha512: hex(&w.digests.payload_sha512),
-            mime: r.payload_mime.clone(),
+            mime,
         }),
-        described: None,
+        described,
         page: None,
-        capture: url_capture(
-            &r.warc_type,
-            r.target_uri.as_deref(),
-            &r.date,
-            r.date_source.is_some_and(|s| s.is_inferred()),
-        ),
+        capture,
     }
+}
+
+/// The METS description of a migrated record.
+fn record_file(r: &MigratedRecord) -> RecordFile {
+    let capture = url_capture(
+        &r.warc_type,
+        r.target_uri.as_deref(),
+        &r.date,
+        r.date_source.is_some_and(|s| s.is_inferred()),
+    );
+    written_record_file(&r.written, r.payload_mime.clone(), None, capture)
 }
 
 /// The URL capture a record holds: `response` and `resource` records with a target URI.

@@ -650,29 +650,8 @@ pub fn build_pandas_package(
         }
     };
     for (cw, rel, size, sha, records, events) in finished {
-        let file = PackageFile {
-            path: rel.clone(),
-            mime: "application/warc".into(),
-            size,
-            sha512: sha.clone(),
-            created: now,
-            object: PremisObject {
-                id_type: "local".into(),
-                id: rel.clone(),
-                size,
-                sha512: sha,
-                format: Format::written_warc(),
-                original_name: Some(inst.name.clone()),
-                significant_properties: vec![(
-                    SIGNIFICANT_WARC_RECORDS.into(),
-                    records.to_string(),
-                )],
-                relationships: vec![],
-                events: events.iter().map(|e| e.id.clone()).collect(),
-            },
-            events,
-            described_sources: vec![],
-        };
+        let name = inst.name.clone();
+        let file = super::written_container_file(rel, (size, sha), records, events, name, now);
         mets.finish_container(cw, file).map_err(io_err(&root))?;
     }
 
@@ -794,28 +773,17 @@ fn record(
     described: Option<DescribedBytestream>,
     page: Option<PageRole>,
 ) -> RecordFile {
-    RecordFile {
-        record_id: w.record_id.trim_matches(['<', '>']).to_string(),
-        member: ByteRange { begin: w.member_offset, len: w.member_len },
-        compressed: true,
-        content: Some(ContentFile {
-            range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
-            sha512: hex(&w.digests.payload_sha512),
-            mime: f.mime.clone(),
-        }),
-        described,
-        page,
-        // Every record made through here is the `resource` capture of a mirror file (the
-        // metadata record beside it is no capture: its caller clears this).
-        capture: Some(UrlCapture {
-            uri: f.url.clone(),
-            date: f.capture.to_rfc3339_opts(SecondsFormat::Secs, true),
-            // Own times come from the cache or the file's log line; the instance directory's
-            // time, a crawl's start or --capture-date stand in for one.
-            date_inferred: !f.capture_from_cache
-                && f.capture_source
-                    .as_deref()
-                    .is_none_or(|s| s.contains("inferred") || s == "--capture-date"),
-        }),
-    }
+    // Every record made through here is the `resource` capture of a mirror file (the
+    // metadata record beside it is no capture: its caller clears this).
+    let capture = UrlCapture {
+        uri: f.url.clone(),
+        date: f.capture.to_rfc3339_opts(SecondsFormat::Secs, true),
+        // Own times come from the cache or the file's log line; the instance directory's
+        // time, a crawl's start or --capture-date stand in for one.
+        date_inferred: !f.capture_from_cache
+            && f.capture_source
+                .as_deref()
+                .is_none_or(|s| s.contains("inferred") || s == "--capture-date"),
+    };
+    RecordFile { page, ..super::written_record_file(w, f.mime.clone(), described, Some(capture)) }
 }

@@ -6,18 +6,11 @@
 //! (check_package.py), and `audit --deep`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
+use crate::util::webaip;
 use crate::util::{oracle_python, repo};
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .expect("webaip runs")
-}
 
 fn oracle(script: &str, args: &[&Path], extra: &[&str]) -> serde_json::Value {
     let out = Command::new(oracle_python())

@@ -4,18 +4,11 @@
 //! (tests/oracle/check_entities.py: ElementTree, zlib, warcio, html.parser and metsrw).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
+use crate::util::webaip;
 use crate::util::{oracle_python, repo};
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .expect("webaip runs")
-}
 
 /// `webaip package --no-virus-check --json --schemas ... ARGS`, which must succeed.
 fn package(args: &[&str]) -> serde_json::Value {

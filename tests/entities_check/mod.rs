@@ -7,23 +7,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use webaip::formats::digest::sha512_hex;
 use webaip::mets::validate::{Finding, Severity, ValidationReport};
 use webaip::mets::{ValidateOptions, validate_mets};
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
+use crate::util::webaip;
 use crate::util::{corpus, oracle, repo};
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
-        .output()
-        .expect("webaip runs")
-}
 
 /// Packages `source` in full mode into `<tmp>/pkg`.
 fn package(source: &Path, tmp: &Path) -> PathBuf {

@@ -4,20 +4,12 @@
 //! warcio reading the package's WARCs, html.parser for the `<title>`).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
+use crate::util::webaip;
 use crate::util::{oracle_python, repo};
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_CLAMD")
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .expect("webaip runs")
-}
 
 fn package(source: &Path, out: &Path) {
     let (s, o) = (source.to_str().unwrap(), out.to_str().unwrap());

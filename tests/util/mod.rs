@@ -132,3 +132,14 @@ pub fn check_with_warcio(m: &Migrated) {
         );
     }
 }
+
+/// Runs the `webaip` binary with `args`, without the environment's schema directory or clamd
+/// (each test says what it uses).
+pub fn webaip(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_webaip"))
+        .args(args)
+        .env_remove("WEBAIP_SCHEMAS")
+        .env_remove("WEBAIP_CLAMD")
+        .output()
+        .expect("webaip runs")
+}

@@ -62,22 +62,14 @@ fn write(
         (0..described)
             .map(|k| {
                 let i = k * step;
+                let url = format!(
+                    "http://www.example.org/page/{}/{}.html",
+                    i / per_container + 1,
+                    i % per_container
+                );
                 PageEntity {
-                    kind: PageKind::Webpage,
-                    url: format!(
-                        "http://www.example.org/page/{}/{}.html",
-                        i / per_container + 1,
-                        i % per_container
-                    ),
-                    captured: None,
                     title: Some(format!("Page {k}")),
-                    description: None,
-                    subjects: vec![],
-                    creator: None,
-                    date: None,
-                    language: None,
-                    part_of: None,
-                    origin: EntityOrigin::Curator,
+                    ..PageEntity::webpage(url, EntityOrigin::Curator)
                 }
             })
             .collect(),

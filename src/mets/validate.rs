@@ -513,17 +513,7 @@ impl Checker {
                         );
                     }
                     if let Some(s) = self.text.as_mut() {
-                        match r.resolve_char_ref() {
-                            Ok(Some(c)) => s.push(c),
-                            _ => s.push_str(match r.xml10_content().as_ref() {
-                                "amp" => "&",
-                                "lt" => "<",
-                                "gt" => ">",
-                                "quot" => "\"",
-                                "apos" => "'",
-                                _ => "",
-                            }),
-                        }
+                        push_reference(s, &r);
                     }
                 }
                 XmlEvent::Eof => break,
@@ -1614,5 +1604,21 @@ mod xsd {
         _bundle: &Path,
     ) -> Result<Vec<super::Finding>, String> {
         Err("this webaip was built without XML Schema support (feature \"xsd\")".into())
+    }
+}
+
+/// Appends what a character reference or one of XML's five predefined entities stands for;
+/// any other entity stands for nothing (entities are never expanded; the caller reports them).
+fn push_reference(s: &mut String, r: &quick_xml::events::BytesRef<'_>) {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => s.push(c),
+        _ => s.push_str(match r.xml10_content().as_ref() {
+            "amp" => "&",
+            "lt" => "<",
+            "gt" => ">",
+            "quot" => "\"",
+            "apos" => "'",
+            _ => "",
+        }),
     }
 }

@@ -371,6 +371,25 @@ pub struct PageEntity {
     pub origin: EntityOrigin,
 }
 
+impl PageEntity {
+    /// A webpage at `url` with nothing said about it yet but who asks for it.
+    pub fn webpage(url: impl Into<String>, origin: EntityOrigin) -> PageEntity {
+        PageEntity {
+            kind: PageKind::Webpage,
+            url: url.into(),
+            captured: None,
+            title: None,
+            description: None,
+            subjects: vec![],
+            creator: None,
+            date: None,
+            language: None,
+            part_of: None,
+            origin,
+        }
+    }
+}
+
 /// Why an entity is described.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -135,19 +135,7 @@ pub(crate) fn entities_to_describe(
             if out.iter().any(|e| crate::pages::url_key(&e.url) == key) {
                 continue;
             }
-            out.push(PageEntity {
-                kind: PageKind::Webpage,
-                url: seed.clone(),
-                captured: None,
-                title: None,
-                description: None,
-                subjects: vec![],
-                creator: None,
-                date: None,
-                language: None,
-                part_of: None,
-                origin: EntityOrigin::Seed,
-            });
+            out.push(PageEntity::webpage(seed.clone(), EntityOrigin::Seed));
         }
     }
     Ok(out)

@@ -399,17 +399,7 @@ fn collect(input: impl BufRead, dmd: &HashSet<&str>, files: &HashSet<&str>) -> C
             }
             XmlEvent::GeneralRef(r) => {
                 if let Some((s, _)) = url.as_mut() {
-                    match r.resolve_char_ref() {
-                        Ok(Some(c)) => s.push(c),
-                        _ => s.push_str(match r.xml10_content().as_ref() {
-                            "amp" => "&",
-                            "lt" => "<",
-                            "gt" => ">",
-                            "quot" => "\"",
-                            "apos" => "'",
-                            _ => "",
-                        }),
-                    }
+                    super::push_reference(s, r);
                 }
             }
             XmlEvent::Eof => break,

@@ -188,7 +188,7 @@ pub fn build_capture_package(
     };
 
     for next in &mut *source {
-        let c = next.map_err(|e| PackageError::Input(e.to_string()))?;
+        let c = next?;
         captures += 1;
         if !c.date_source.inferred {
             first = Some(first.map_or(c.date, |x| x.min(c.date)));
@@ -199,16 +199,15 @@ pub fn build_capture_package(
         let len = c.payload.len();
         let in_memory = if len <= IN_MEMORY {
             let mut b = Vec::with_capacity(len as usize);
-            c.payload
-                .open()
-                .and_then(|mut r| r.read_to_end(&mut b))
-                .map_err(|e| PackageError::Input(format!("{}: {e}", c.provenance.file)))?;
+            c.payload.open().and_then(|mut r| r.read_to_end(&mut b)).map_err(|source| {
+                PackageError::Io { path: c.provenance.file.clone().into(), source }
+            })?;
             if b.len() as u64 != len {
-                return Err(PackageError::Input(format!(
-                    "{}: payload changed while packaging ({} bytes, {len} expected)",
-                    c.provenance.file,
-                    b.len()
-                )));
+                return Err(PackageError::PayloadChanged {
+                    file: c.provenance.file.clone(),
+                    read: b.len() as u64,
+                    expected: len,
+                });
             }
             Some(b)
         } else {
@@ -233,8 +232,7 @@ pub fn build_capture_package(
                         let v = match &in_memory {
                             Some(b) => cl.scan_bytes(b),
                             None => cl.scan(c.payload.open().map_err(io_err(&pkg))?, len),
-                        }
-                        .map_err(|e| PackageError::Input(e.to_string()))?;
+                        }?;
                         scan_seconds += t.elapsed().as_secs_f64();
                         scan.scanned += 1;
                         verdicts.insert(digest, v.clone());
@@ -321,10 +319,10 @@ pub fn build_capture_package(
         }
     }
     if captures == 0 {
-        return Err(PackageError::Input(format!(
-            "{}: no capture found in this {shape} harvest",
-            root.display()
-        )));
+        return Err(PackageError::NoCaptures {
+            root: root.to_path_buf(),
+            shape: shape.to_string(),
+        });
     }
 
     // Close the containers and describe them.
@@ -402,7 +400,7 @@ pub fn build_capture_package(
         "counts": quirk_counts,
         "quirks": quirks,
     }))
-    .map_err(|e| PackageError::Input(format!("{quirks_rel}: {e}")))?;
+    .map_err(|source| PackageError::Json { path: quirks_rel.clone(), source })?;
     let (rel, sha, _) = super::add_generated_log(&mut mets, &pkg, &quirks_rel, &json, now)?;
     manifest.push((rel, sha));
 

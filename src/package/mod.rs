@@ -114,12 +114,102 @@ pub enum PackageError {
         #[source]
         source: io::Error,
     },
-    /// An input could not be packaged.
-    #[error("{0}")]
-    Input(String),
+    /// A name from the source or the package cannot be used: a link, FIFO or device where a
+    /// file is expected, a path leaving its root, one too long.
+    #[error(transparent)]
+    Confined(#[from] crate::layout::ConfineError),
     /// Described webpages or associated objects could not be placed on captures.
     #[error(transparent)]
     Entities(#[from] crate::pages::EntitiesError),
+    /// The curator's metadata cannot be used.
+    #[error(transparent)]
+    Metadata(#[from] crate::metadata::MetadataError),
+    /// clamd failed: unreachable, gone, or silent past the timeout.
+    #[error(transparent)]
+    Scan(#[from] crate::stages::scan::ScanError),
+    /// A capture source could not be read.
+    #[error(transparent)]
+    Capture(#[from] crate::sources::capture::CaptureError),
+    /// A capture source yielded nothing.
+    #[error("{}: no capture found in this {shape} harvest", root.display())]
+    NoCaptures {
+        /// The source.
+        root: PathBuf,
+        /// Its shape.
+        shape: String,
+    },
+    /// A payload changed while the run read it.
+    #[error("{file}: payload changed while packaging ({read} bytes read, {expected} expected)")]
+    PayloadChanged {
+        /// The source file.
+        file: String,
+        /// Bytes read.
+        read: u64,
+        /// Bytes the source measured.
+        expected: u64,
+    },
+    /// A WARC to be copied cannot be read.
+    #[error("{}: not a readable WARC: {source}", path.display())]
+    Warc {
+        /// The file.
+        path: PathBuf,
+        /// What the reader met.
+        #[source]
+        source: crate::formats::warc::WarcError,
+    },
+    /// A record of a container written in this run cannot be read back.
+    #[error("{container}: record {record_id} cannot be read back: {reason}")]
+    RecordUnreadable {
+        /// The container.
+        container: String,
+        /// The record.
+        record_id: String,
+        /// Why.
+        reason: String,
+    },
+    /// An ARC could not be migrated.
+    #[error("{}: migration failed: {reason}", input.display())]
+    Migration {
+        /// The ARC.
+        input: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A report for the package could not be written as JSON.
+    #[error("{path}: {source}")]
+    Json {
+        /// The report's path in the package.
+        path: String,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The METS written could not be validated at all.
+    #[error("the METS written cannot be validated: {0}")]
+    MetsUnchecked(#[from] crate::mets::validate::ValidateError),
+    /// The METS written is invalid: no package is made.
+    #[error(
+        "the METS written is invalid ({errors} errors; first: line {line:?} [{rule}] {message}); no package was made"
+    )]
+    MetsInvalid {
+        /// How many errors.
+        errors: usize,
+        /// The first one's line.
+        line: Option<u64>,
+        /// Its rule.
+        rule: String,
+        /// What it says.
+        message: String,
+    },
+    /// Another run holds every directory name this run could build in.
+    #[error("{}: cannot lock a directory to build the package in", .0.display())]
+    Locked(PathBuf),
+    /// Worker threads could not be started.
+    #[error("cannot start scanning threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+    /// A broken invariant of webaip itself (a bug, never the input's fault).
+    #[error("internal error: {0}")]
+    Internal(&'static str),
 }
 
 /// The webpages and associated objects a package describes: the curator's `[[page]]` tables,
@@ -128,7 +218,9 @@ pub(crate) fn entities_to_describe(
     opts: &PackageOptions,
     seeds: &[String],
 ) -> Result<Vec<PageEntity>, PackageError> {
-    let mut out = opts.metadata.page_entities().map_err(PackageError::Input)?;
+    let mut out = opts.metadata.page_entities().map_err(|message| {
+        crate::metadata::MetadataError { path: "the metadata file".into(), message }
+    })?;
     if opts.describe_seeds {
         for seed in seeds {
             let key = crate::pages::url_key(seed);
@@ -416,7 +508,7 @@ pub fn build_package(
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .take()
-                .ok_or_else(|| PackageError::Input("container writer used twice".into()))?;
+                .ok_or(PackageError::Internal("container writer used twice"))?;
             let rel = format!("content/{}", names[i]);
             let ctx = ContainerCtx {
                 root: &root,
@@ -533,8 +625,8 @@ pub fn build_package(
             // The packaged copy names the container by its package path (the run wrote it
             // under a temporary name) and leaves out the run's duration, which is no fact about
             // the bytes and would make --deterministic runs differ.
-            let mut v =
-                serde_json::to_value(m).map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
+            let mut v = serde_json::to_value(m)
+                .map_err(|source| PackageError::Json { path: rel.clone(), source })?;
             // The ARC is named as in the source (`arcs/NAME.arc.gz`), not by where the source
             // sat on the machine that packaged it: no fact about the bytes, and it would make
             // the same harvest packaged from two places differ.
@@ -548,7 +640,7 @@ pub fn build_package(
                 o.remove("seconds");
             }
             let json = serde_json::to_vec_pretty(&v)
-                .map_err(|e| PackageError::Input(format!("{rel}: {e}")))?;
+                .map_err(|source| PackageError::Json { path: rel.clone(), source })?;
             let (rel, sha, size) = add_generated_log(&mut mets, &root, &rel, &json, now)?;
             manifest.push((rel, sha));
             bytes += size;
@@ -699,10 +791,7 @@ impl Staging {
                 leftovers,
             });
         }
-        Err(PackageError::Input(format!(
-            "{}: cannot lock a directory to build the package in",
-            parent.display()
-        )))
+        Err(PackageError::Locked(parent.to_path_buf()))
     }
 
     /// Writes METS.xml and manifest-sha512.txt, then validates the METS; an invalid METS
@@ -730,21 +819,19 @@ impl Staging {
         let check = validate_mets(
             &mets_path,
             &ValidateOptions { schemas: opts.schemas.clone(), profile: Some(opts.profile.clone()) },
-        )
-        .map_err(|e| PackageError::Input(format!("the METS written cannot be validated: {e}")))?;
+        )?;
         let errors: Vec<_> = check
             .findings
             .iter()
             .filter(|f| f.severity == crate::mets::validate::Severity::Error)
             .collect();
         if let Some(first) = errors.first() {
-            return Err(PackageError::Input(format!(
-                "the METS written is invalid ({} errors; first: line {:?} [{}] {}); no package was made",
-                errors.len(),
-                first.line,
-                first.rule,
-                first.message
-            )));
+            return Err(PackageError::MetsInvalid {
+                errors: errors.len(),
+                line: first.line,
+                rule: first.rule.clone(),
+                message: first.message.clone(),
+            });
         }
         let xsd = matches!(check.xsd, crate::mets::validate::XsdStatus::Validated { .. });
         Ok((0, xsd, manifest.len() as u64 + 1, mets_size))
@@ -1068,11 +1155,10 @@ impl ContainerCtx<'_> {
             return Err(PackageError::Io { path: self.root.to_path_buf(), source: e });
         }
         if !report.ok() {
-            return Err(PackageError::Input(format!(
-                "{}: migration failed: {}",
-                input.display(),
-                report.error.clone().unwrap_or_else(|| "payload not conserved".into())
-            )));
+            return Err(PackageError::Migration {
+                input: input.to_path_buf(),
+                reason: report.error.clone().unwrap_or_else(|| "payload not conserved".into()),
+            });
         }
         let sha = report.output_sha512.clone().unwrap_or_default();
         let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
@@ -1168,7 +1254,8 @@ impl ContainerCtx<'_> {
             without_log: (0, Vec::new()),
             dates: (None, None),
         };
-        let mut reader = WarcReader::open(&dest).map_err(|e| PackageError::Input(e.to_string()))?;
+        let mut reader = WarcReader::open(&dest)
+            .map_err(|source| PackageError::Warc { path: dest.clone(), source })?;
         let mut records = 0u64;
         let mut versions = std::collections::BTreeSet::new();
         let mut findings = WarcFindings::default();
@@ -1196,11 +1283,8 @@ impl ContainerCtx<'_> {
             let (head, end, (d, check, entity)) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
-                Err(e) => {
-                    return Err(PackageError::Input(format!(
-                        "{}: not a readable WARC: {e}",
-                        input.display()
-                    )));
+                Err(source) => {
+                    return Err(PackageError::Warc { path: input.to_path_buf(), source });
                 }
             };
             records += 1;
@@ -1371,8 +1455,7 @@ pub(crate) fn add_generated_log(
     bytes: &[u8],
     now: DateTime<Utc>,
 ) -> Result<(String, String, u64), PackageError> {
-    let mut f =
-        crate::layout::create_in(root, rel).map_err(|e| PackageError::Input(e.to_string()))?;
+    let mut f = crate::layout::create_in(root, rel)?;
     io::Write::write_all(&mut f, bytes).map_err(io_err(&root.join(rel)))?;
     let sha = crate::formats::digest::sha512_hex(bytes);
     let size = bytes.len() as u64;
@@ -1470,10 +1553,7 @@ pub(crate) fn clean_copy(
         return Ok(None);
     }
     let bytes = std::fs::read(&out).map_err(io_err(&out))?;
-    match clamd
-        .scan(&bytes[..], bytes.len() as u64)
-        .map_err(|e| PackageError::Input(e.to_string()))?
-    {
+    match clamd.scan(&bytes[..], bytes.len() as u64)? {
         crate::stages::scan::ScanResult::Clean => Ok(Some(bytes)),
         _ => Ok(None),
     }
@@ -1639,7 +1719,7 @@ pub(crate) fn input_seed(kind: &str, files: &[(String, &Path)]) -> Result<String
 /// Opens an input file: a regular file reached without following a link as its last
 /// component (the walk checked with `lstat`; this closes the race with a swap since).
 pub(crate) fn open_input(path: &Path) -> Result<File, PackageError> {
-    crate::layout::open_regular(path).map_err(|e| PackageError::Input(e.to_string()))
+    Ok(crate::layout::open_regular(path)?)
 }
 
 /// [`open_input`] for readers that want an `io::Result`.
@@ -1657,8 +1737,7 @@ pub(crate) fn copy_hashing(
     let to = &root.join(rel);
     // The package's own name for it, created inside the package (never over a file, never
     // through a link).
-    let mut w = crate::layout::create_in(root, rel)
-        .map_err(|e| PackageError::Input(format!("cannot create in the package: {e}")))?;
+    let mut w = crate::layout::create_in(root, rel)?;
     let mut r = BufReader::with_capacity(1 << 20, open_input(from)?);
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];

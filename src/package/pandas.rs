@@ -311,13 +311,10 @@ pub fn build_pandas_package(
         };
         progress(f.size);
         let verdict = match &clamd {
-            Some((c, _)) => Some(
-                match &original_bytes {
-                    Some(b) => c.scan_bytes(b),
-                    None => c.scan(super::open_input(&f.path)?, f.size),
-                }
-                .map_err(|e| PackageError::Input(e.to_string()))?,
-            ),
+            Some((c, _)) => Some(match &original_bytes {
+                Some(b) => c.scan_bytes(b),
+                None => c.scan(super::open_input(&f.path)?, f.size),
+            }?),
             None => None,
         };
         if verdict.is_some() && f.size > 0 {

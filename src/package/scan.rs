@@ -29,7 +29,7 @@ pub(crate) fn register_scanner(
     clamd: &Clamd,
     mets: &mut MetsBuilder,
 ) -> Result<String, PackageError> {
-    let version = clamd.version().map_err(|e| PackageError::Input(e.to_string()))?;
+    let version = clamd.version()?;
     mets.header_mut().agents.push(Agent {
         id_type: "local".into(),
         id: "clamd".into(),
@@ -65,26 +65,28 @@ pub struct ScanSummary {
 fn scan_record(
     clamd: &Clamd,
     file: &File,
+    container: &str,
     r: &RecordFile,
 ) -> Result<Option<ScanResult>, PackageError> {
     let Some(c) = r.content.as_ref().filter(|c| c.range.len > 0) else { return Ok(None) };
     let range = FileRange::new(file, r.member.begin, r.member.len);
     let mut record: Box<dyn Read> =
         if r.compressed { Box::new(flate2::read::GzDecoder::new(range)) } else { Box::new(range) };
-    io::copy(&mut record.by_ref().take(c.range.begin), &mut io::sink()).map_err(|e| {
-        PackageError::Input(format!("reading record {} to scan it: {e}", r.record_id))
-    })?;
+    let unreadable = |e: io::Error| PackageError::RecordUnreadable {
+        container: container.to_string(),
+        record_id: r.record_id.clone(),
+        reason: format!("reading it to scan it: {e}"),
+    };
+    io::copy(&mut record.by_ref().take(c.range.begin), &mut io::sink()).map_err(unreadable)?;
     let mut payload = record.take(c.range.len);
     let verdict = if c.range.len <= IN_MEMORY_SCAN {
         let mut bytes = Vec::with_capacity(c.range.len as usize);
-        payload.read_to_end(&mut bytes).map_err(|e| {
-            PackageError::Input(format!("reading record {} to scan it: {e}", r.record_id))
-        })?;
+        payload.read_to_end(&mut bytes).map_err(unreadable)?;
         clamd.scan_bytes(&bytes)
     } else {
         clamd.scan(payload, c.range.len)
     };
-    verdict.map(Some).map_err(|e| PackageError::Input(e.to_string()))
+    Ok(Some(verdict?))
 }
 
 /// Payloads up to this size are read into memory and sent over a pooled clamd session.
@@ -144,11 +146,16 @@ fn clean_records(
     for (k, (_, rec, _)) in infected.iter().enumerate() {
         let Some(c) = &rec.content else { continue };
         let tmp = tempfile::NamedTempFile::new().map_err(io_err(path))?;
+        let unreadable = |reason: String| PackageError::RecordUnreadable {
+            container: path.display().to_string(),
+            record_id: rec.record_id.clone(),
+            reason,
+        };
         let mut reader = WarcReader::new(
             FileRange::new(old, rec.member.begin, rec.member.len),
             "infected record",
         )
-        .map_err(|e| PackageError::Input(e.to_string()))?;
+        .map_err(|e| unreadable(e.to_string()))?;
         let head = reader
             .next_record(|head, block| {
                 let skip = c.range.begin.saturating_sub(head.header_len);
@@ -156,11 +163,9 @@ fn clean_records(
                 io::copy(block, &mut tmp.as_file().try_clone()?)?;
                 Ok(())
             })
-            .map_err(|e| PackageError::Input(e.to_string()))?
+            .map_err(|e| unreadable(e.to_string()))?
             .map(|(h, _, _)| h.header)
-            .ok_or_else(|| {
-                PackageError::Input(format!("record {} cannot be read back", rec.record_id))
-            })?;
+            .ok_or_else(|| unreadable("no record at its stated offset".into()))?;
         let Some(bytes) = super::clean_copy(cmd, tmp.path(), clamd)? else { continue };
         let spec = RecordSpec {
             warc_type: "resource".into(),
@@ -226,8 +231,7 @@ pub(super) fn scan_and_describe(
     // clamd, so twice as many threads as sessions keep both sides busy.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2 * crate::stages::scan::scan_sessions())
-        .build()
-        .map_err(|e| PackageError::Input(format!("cannot start scanning threads: {e}")))?;
+        .build()?;
     let mut infected: Vec<(u64, RecordFile, String)> = Vec::new();
     let mut unscanned: Vec<(u64, String)> = Vec::new();
     let mut chunk: Vec<(u64, RecordFile, Option<ScanResult>)> = Vec::with_capacity(CHUNK);
@@ -243,7 +247,7 @@ pub(super) fn scan_and_describe(
                 .par_iter()
                 .map(|(_, rec, known)| match known {
                     Some(v) => Ok(Some(v.clone())),
-                    None => scan_record(clamd, &file, rec),
+                    None => scan_record(clamd, &file, &rel, rec),
                 })
                 .collect::<Result<_, _>>()
         })?;

@@ -1,17 +1,45 @@
 //! webaip turns harvested websites into preservation packages, and checks them.
 //!
-//! Legacy web-archive material (Heritrix ARC files, WARC files, PANDAS mirrors) becomes WARC 1.1
-//! containers described by a METS/PREMIS record, with every byte accounted for.
+//! Legacy web-archive material (Heritrix jobs with ARC and WARC files, PANDAS/HTTrack and wget
+//! mirrors, NEDLIB harvests, Kulturarw3 archives) becomes WARC 1.1 containers described by a
+//! METS/PREMIS record, with every byte accounted for.
 //!
-//! # Brief overview
+//! # The house
 //!
+//! ```text
+//!  source ──► captures ──► stages ──► container sink ──► package model ──► METS writer
+//!  sources/    Capture      scan,      formats::warc     model/            mets/writer.rs
+//!                           rewrite    (ranges, digests)  (plain data)     (streamed, validated)
+//!  audit/, store/ ◄── METS reader (mets/validate.rs, audit/listing.rs) ◄── a package on disk
+//! ```
+//!
+//! - [`sources`] recognise input shapes ([`sources::classify`], [`sources::detect`]) and read
+//!   them: [`sources::capture`] is the [`sources::capture::Capture`] the newer sources yield
+//!   ([`sources::nedlib`], [`sources::kulturarw3`]); Heritrix jobs, PANDAS instances and
+//!   mirrors ([`sources::pandas`], [`sources::mirror`]) still hand files and archives to their
+//!   own pipelines.
 //! - [`formats`] reads and writes the byte formats: [`formats::arc::ArcReader`] frames ARC v1/v2
 //!   records out of damaged files and reports every oddity with its offset;
 //!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns
-//!   each record's byte ranges; [`formats::warc::WarcReader`] reads WARCs back.
-//! - [`migrate`] joins them: [`migrate::migrate_file`] converts one ARC into one WARC and proves,
-//!   by reading the result back from disk, that every payload byte was conserved.
-//! - [`ids`] makes identifiers and tells the time, seeded for deterministic runs.
+//!   each record's byte ranges; [`formats::warc::WarcReader`] reads WARCs back;
+//!   [`formats::warc::payload`] is the one rule for where a payload starts.
+//! - [`stages`]: virus scanning with clamd ([`stages::scan`]) and byte-faithful link rewriting
+//!   ([`stages::rewrite`]).
+//! - [`migrate`] converts one ARC into one WARC ([`migrate::migrate_file`]) and proves, by
+//!   reading the result back from disk, that every payload byte was conserved.
+//! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and
+//!   WARC files), [`package::pandas::build_pandas_package`] (PANDAS instances and mirrors),
+//!   [`package::captures::build_capture_package`] (capture sources: scan before writing, one
+//!   sink per container).
+//! - [`model`] is the package as plain data; [`mets`] writes it as METS (MODS, DC, rights,
+//!   PREMIS; streamed, spilled per container) and validates METS documents against the
+//!   schemas and the profile ([`profile`]); [`metadata`] reads the curator's TOML, [`pages`]
+//!   the webpages and associated objects a curator describes.
+//! - [`audit`] checks a stored package against its own METS, byte by byte; [`store`] keeps
+//!   packages on replicated storage (file systems, S3) and checks and repairs them.
+//! - [`layout`] is the one place that names package files and decides what a name from the
+//!   input may open; [`ids`] makes identifiers and tells the time, seeded for deterministic
+//!   runs.
 //!
 //! Library code never prints; the `webaip` binary is a thin CLI over it.
 //!

@@ -2,7 +2,7 @@
 //!
 //! A [`PackageHeader`] carries what is said once (identifier, type, description, rights,
 //! agents). Containers, their records and the bytestreams inside them are handed to the METS
-//! writer one at a time ([`ContainerFile`], [`RecordFile`]), so a package of ten million records
+//! writer one at a time ([`PackageFile`], [`RecordFile`]), so a package of ten million records
 //! never has to be held in memory. Preservation metadata follows PREMIS 3: [`PremisObject`],
 //! [`Event`], [`Agent`], [`Relationship`].
 

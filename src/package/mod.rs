@@ -1,6 +1,6 @@
 //! `webaip package`: a harvest becomes a complete submission package.
 //!
-//! The pipeline of ARCHITECTURE.md: the [`Source`](crate::sources::Source) says what the harvest
+//! The pipeline of ARCHITECTURE.md: the [`crate::sources::Source`] says what the harvest
 //! holds; ARC files are migrated ([`crate::migrate`]) and WARC files checked and copied
 //! byte-exact into `content/`, in parallel; logs and configuration are copied into `logs/`; the
 //! METS is streamed ([`crate::mets::MetsBuilder`]); `manifest-sha512.txt` lists every file.
@@ -10,7 +10,7 @@
 //! package; an existing package is replaced only with `force`.
 //!
 //! Accepting means agreeing: a WARC copied into the package is read once, record by record,
-//! through the very check `audit --deep` makes ([`crate::audit::records::check_block`]:
+//! through the very check `audit --deep` makes (`audit::records::check_block`:
 //! WARC-Block-Digest, WARC-Payload-Digest) and the reader's CRLF CRLF check. A record that
 //! fails is not silently copied: the file is still kept byte-exact (preservation keeps what it
 //! received, and rewriting a digest would destroy the evidence), but every such record is
@@ -704,7 +704,7 @@ pub fn build_package(
     })
 }
 
-/// Environment variable read by [`Staging`] only: a test hook that makes a run fail at a
+/// Environment variable read by `Staging` only: a test hook that makes a run fail at a
 /// named point, so tests can show that the next run recovers. Comma-separated:
 /// `between-renames` aborts the process (as a kill would) after the old package has been
 /// moved aside and before it is removed (or, in the two-step fallback, before the new one is

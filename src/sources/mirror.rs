@@ -1,5 +1,5 @@
 //! Website mirrors of their own: a wget (`wget -r -x`) or HTTrack mirror directory that is not a
-//! PANDAS instance. The mirror is read as an HTTrack tree ([`super::pandas::read_tree`]) and
+//! PANDAS instance. The mirror is read as an HTTrack tree (`pandas::read_tree`) and
 //! then told what the mirror itself records: for wget, the log's `--DATE--  URL` and `Saving to:`
 //! lines give each file's URL and capture time; for HTTrack, `hts-log.txt` gives the start time
 //! and the seed. Where the mirror records nothing, the operator's `--url-prefix` and

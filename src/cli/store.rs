@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use webaip::audit::AuditOptions;
 use webaip::store::config::StoreConfig;
-use webaip::store::{CopyOutcome, Store, StoreError};
+use webaip::store::{CopyOutcome, CopyStatus, Store, StoreError};
 
 use super::{EXIT_ERROR, EXIT_FINDINGS};
 
@@ -93,9 +93,13 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
                             code = code.max(EXIT_FINDINGS);
                         }
                         if !args.json {
-                            let uploaded =
-                                r.copies.iter().filter(|c| c.status == "uploaded").count();
-                            let present = r.copies.iter().filter(|c| c.status == "present").count();
+                            let uploaded = r
+                                .copies
+                                .iter()
+                                .filter(|c| c.status == CopyStatus::Uploaded)
+                                .count();
+                            let present =
+                                r.copies.iter().filter(|c| c.status == CopyStatus::Present).count();
                             print_failures(&r.copies);
                             println!(
                                 "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{}",
@@ -201,7 +205,7 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
 }
 
 fn print_failures(copies: &[CopyOutcome]) {
-    for c in copies.iter().filter(|c| c.status == "failed") {
+    for c in copies.iter().filter(|c| c.status == CopyStatus::Failed) {
         println!("{}: {}: FAILED {}", c.replica, c.file, c.message.as_deref().unwrap_or_default());
     }
 }

@@ -33,7 +33,7 @@ use crate::formats::digest::hex;
 use crate::layout::{MANIFEST, METS};
 use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
 use replica::{FsReplica, HashingFile, ListedObject, Replica, Source};
-use state::{CopyRow, FileRecord, State};
+use state::{CopyRow, FileRecord, Seen, State, Upload};
 
 /// What can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -83,11 +83,54 @@ pub struct CopyOutcome {
     pub replica: String,
     /// The package-relative file.
     pub file: String,
-    /// `uploaded`, `present` (same content already there), `failed`, `missing`, `corrupt`,
-    /// `extra`, `verified`, `restored`, `replaced`, `unrepairable`.
-    pub status: String,
+    /// What happened.
+    pub status: CopyStatus,
     /// Details (what failed, where a repair came from).
     pub message: Option<String>,
+}
+
+/// What happened to one copy (written in reports in lower case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CopyStatus {
+    /// Written and verified.
+    Uploaded,
+    /// The same content was already there (verified).
+    Present,
+    /// Not written.
+    Failed,
+    /// Not in the replica.
+    Missing,
+    /// In the replica, with other bytes.
+    Corrupt,
+    /// In the replica, not in the package.
+    Extra,
+    /// Read back and found right.
+    Verified,
+    /// Written again where it was missing.
+    Restored,
+    /// Written again over a corrupt copy.
+    Replaced,
+    /// No replica holds a copy that verifies.
+    Unrepairable,
+}
+
+impl std::fmt::Display for CopyStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            CopyStatus::Uploaded => "uploaded",
+            CopyStatus::Present => "present",
+            CopyStatus::Failed => "failed",
+            CopyStatus::Missing => "missing",
+            CopyStatus::Corrupt => "corrupt",
+            CopyStatus::Extra => "extra",
+            CopyStatus::Verified => "verified",
+            CopyStatus::Restored => "restored",
+            CopyStatus::Replaced => "replaced",
+            CopyStatus::Unrepairable => "unrepairable",
+        };
+        f.write_str(s)
+    }
 }
 
 /// The result of `store put`.
@@ -162,7 +205,7 @@ type Hashed = Result<(u64, String), StoreError>;
 
 /// What a check learned of one copy: (identifier, path, replica, file-list status, checksum
 /// status, why).
-type CopyStatus = (String, String, String, &'static str, Option<&'static str>, Option<String>);
+type CheckedCopy = (String, String, String, Seen, Option<Seen>, Option<String>);
 
 /// One package file to store or check.
 #[derive(Debug, Clone)]
@@ -269,10 +312,10 @@ impl Store {
                     let key = format!("{pdir}/{}", f.rel);
                     let source = Source { root: dir, name: &f.rel };
                     let (status, message) = match claim_failed.get(r.name()) {
-                        Some(why) => ("failed".to_string(), Some(why.clone())),
+                        Some(why) => (CopyStatus::Failed, Some(why.clone())),
                         None => match put_copy(*r, &key, source, f) {
                             Ok(s) => (s, None),
-                            Err(e) => ("failed".to_string(), Some(e.to_string())),
+                            Err(e) => (CopyStatus::Failed, Some(e.to_string())),
                         },
                     };
                     progress(f.size);
@@ -299,7 +342,7 @@ impl Store {
                     Err(e) => format!("the identifier's claim cannot be read back: {e}"),
                 };
                 for c in copies.iter_mut().filter(|c| c.replica == r.name()) {
-                    c.status = "failed".into();
+                    c.status = CopyStatus::Failed;
                     c.message = Some(why.clone());
                 }
             }
@@ -310,7 +353,7 @@ impl Store {
             let rows: Vec<CopyRow> = copies
                 .iter()
                 .map(|c| {
-                    let ok = c.status != "failed";
+                    let ok = c.status != CopyStatus::Failed;
                     if !ok {
                         failed.insert(c.replica.clone());
                     }
@@ -318,9 +361,9 @@ impl Store {
                         identifier: &identifier,
                         path: &c.file,
                         replica: &c.replica,
-                        upload: Some(if ok { "uploaded" } else { "failed" }),
-                        filelist: if ok { "ok" } else { "unknown" },
-                        checksum: Some(if ok { "ok" } else { "unknown" }),
+                        upload: Some(if ok { Upload::Uploaded } else { Upload::Failed }),
+                        filelist: if ok { Seen::Ok } else { Seen::Unknown },
+                        checksum: Some(if ok { Seen::Ok } else { Seen::Unknown }),
                         message: c.message.as_deref(),
                     }
                 })
@@ -451,7 +494,7 @@ impl Store {
             .collect();
         // Copies present with the right size, to hash with --deep.
         let mut to_hash: Vec<(usize, usize, usize)> = Vec::new();
-        let mut statuses: Vec<CopyStatus> = Vec::new();
+        let mut statuses: Vec<CheckedCopy> = Vec::new();
         for (r, p, listing) in listings {
             let (id, dir, files) = &expected[p];
             let rep = &mut reports[r];
@@ -485,7 +528,14 @@ impl Store {
                 known.insert(key.clone());
                 // A copy found corrupt: reported, and its checksum status recorded.
                 let corrupt = |why: String| {
-                    (id.clone(), f.path.clone(), name.clone(), "ok", Some("corrupt"), Some(why))
+                    (
+                        id.clone(),
+                        f.path.clone(),
+                        name.clone(),
+                        Seen::Ok,
+                        Some(Seen::Corrupt),
+                        Some(why),
+                    )
                 };
                 if let Some(why) = odd.get(&key) {
                     rep.corrupt.push(format!("{key} ({why})"));
@@ -499,8 +549,8 @@ impl Store {
                             id.clone(),
                             f.path.clone(),
                             name.clone(),
-                            "missing",
-                            Some("unknown"),
+                            Seen::Missing,
+                            Some(Seen::Unknown),
                             None,
                         ));
                     }
@@ -511,7 +561,14 @@ impl Store {
                     }
                     Some(_) if deep => to_hash.push((r, p, k)),
                     Some(_) => {
-                        statuses.push((id.clone(), f.path.clone(), name.clone(), "ok", None, None));
+                        statuses.push((
+                            id.clone(),
+                            f.path.clone(),
+                            name.clone(),
+                            Seen::Ok,
+                            None,
+                            None,
+                        ));
                     }
                 }
             }
@@ -543,7 +600,14 @@ impl Store {
             match got {
                 Ok((_, sha)) if sha == f.sha512 => {
                     rep.verified += 1;
-                    statuses.push((id.clone(), f.path.clone(), name, "ok", Some("ok"), None));
+                    statuses.push((
+                        id.clone(),
+                        f.path.clone(),
+                        name,
+                        Seen::Ok,
+                        Some(Seen::Ok),
+                        None,
+                    ));
                 }
                 Ok((_, sha)) => {
                     let why = format!("SHA-512 {sha}; expected {}", f.sha512);
@@ -552,8 +616,8 @@ impl Store {
                         id.clone(),
                         f.path.clone(),
                         name,
-                        "ok",
-                        Some("corrupt"),
+                        Seen::Ok,
+                        Some(Seen::Corrupt),
                         Some(why),
                     ));
                 }
@@ -569,7 +633,7 @@ impl Store {
                     path,
                     replica,
                     upload: None,
-                    filelist,
+                    filelist: *filelist,
                     checksum: *checksum,
                     message: why.as_deref(),
                 })
@@ -597,7 +661,7 @@ impl Store {
         let mut suspects: BTreeSet<(String, String, String)> = BTreeSet::new();
         for r in &self.replicas {
             for (id, path, sum) in self.state().bad_copies(r.name())? {
-                if sum == "corrupt" {
+                if sum == Seen::Corrupt {
                     suspects.insert((r.name().to_string(), id, path));
                 }
             }
@@ -625,7 +689,7 @@ impl Store {
                 .map(|(replica, id, path)| {
                     let (status, message) = match self.repair_copy(replica, id, path) {
                         Ok((s, m)) => (s, Some(m)),
-                        Err(e) => ("unrepairable".to_string(), Some(e.to_string())),
+                        Err(e) => (CopyStatus::Unrepairable, Some(e.to_string())),
                     };
                     CopyOutcome {
                         package: id.clone(),
@@ -641,20 +705,20 @@ impl Store {
             let mut st = self.state();
             let rows: Vec<CopyRow> = actions
                 .iter()
-                .filter(|a| a.status != "unrepairable")
+                .filter(|a| a.status != CopyStatus::Unrepairable)
                 .map(|a| CopyRow {
                     identifier: &a.package,
                     path: &a.file,
                     replica: &a.replica,
-                    upload: Some("uploaded"),
-                    filelist: "ok",
-                    checksum: Some("ok"),
+                    upload: Some(Upload::Uploaded),
+                    filelist: Seen::Ok,
+                    checksum: Some(Seen::Ok),
                     message: a.message.as_deref(),
                 })
                 .collect();
             st.record_copies(&rows)?;
         }
-        let repaired = actions.iter().all(|a| a.status != "unrepairable");
+        let repaired = actions.iter().all(|a| a.status != CopyStatus::Unrepairable);
         Ok(RepairReport { check, actions, repaired })
     }
 
@@ -672,7 +736,7 @@ impl Store {
         target: &str,
         identifier: &str,
         path: &str,
-    ) -> Result<(String, String), StoreError> {
+    ) -> Result<(CopyStatus, String), StoreError> {
         let files = self.state().package_files(identifier)?.unwrap_or_default();
         let f = files
             .iter()
@@ -699,24 +763,28 @@ impl Store {
             match fetch_verified(source.as_ref(), &key, local, &f.sha512) {
                 Ok(()) => {
                     let (status, write) = match to.stat(&key) {
-                        Ok(None) => ("restored", to.create(&key, local, f.size, &f.sha512)),
+                        Ok(None) => {
+                            (CopyStatus::Restored, to.create(&key, local, f.size, &f.sha512))
+                        }
                         // Only a copy proven bad is replaced: check it once more right here.
                         Ok(Some(_)) => match hash_copy(to, &key) {
                             Ok((_, sha)) if sha == f.sha512 => {
                                 return Ok((
-                                    "verified".into(),
+                                    CopyStatus::Verified,
                                     "the copy verifies now; left untouched".into(),
                                 ));
                             }
-                            _ => ("replaced", to.replace(&key, local, f.size, &f.sha512)),
+                            _ => (CopyStatus::Replaced, to.replace(&key, local, f.size, &f.sha512)),
                         },
                         // A link or a FIFO where the copy should be: the entry itself is
                         // replaced (never followed); a directory there makes this fail.
-                        Err(_) => ("replaced", to.replace(&key, local, f.size, &f.sha512)),
+                        Err(_) => {
+                            (CopyStatus::Replaced, to.replace(&key, local, f.size, &f.sha512))
+                        }
                     };
                     write?;
                     verify_copy(to, &key, &PackageFile::from(f))?;
-                    return Ok((status.into(), format!("from replica {}", source.name())));
+                    return Ok((status, format!("from replica {}", source.name())));
                 }
                 Err(e) => rejected.push(format!("{}: {e}", source.name())),
             }
@@ -823,7 +891,7 @@ impl Store {
                                     package: identifier.to_string(),
                                     replica: r.name().into(),
                                     file: f.path.clone(),
-                                    status: "verified".into(),
+                                    status: CopyStatus::Verified,
                                     message: (!rejected.is_empty())
                                         .then(|| format!("rejected: {}", rejected.join("; "))),
                                 });
@@ -932,8 +1000,8 @@ impl Store {
                         path: &f.path,
                         replica: name,
                         upload: None,
-                        filelist: if present { "ok" } else { "missing" },
-                        checksum: Some("unknown"),
+                        filelist: if present { Seen::Ok } else { Seen::Missing },
+                        checksum: Some(Seen::Unknown),
                         message: None,
                     });
                 }
@@ -959,7 +1027,7 @@ fn put_copy(
     key: &str,
     source: Source,
     f: &PackageFile,
-) -> Result<String, StoreError> {
+) -> Result<CopyStatus, StoreError> {
     if let Some(existing) = r.stat(key)? {
         let same = existing.size == f.size
             && match &existing.sha512 {
@@ -967,7 +1035,7 @@ fn put_copy(
                 None => hash_copy(r, key)?.1 == f.sha512,
             };
         if same {
-            return Ok("present".into());
+            return Ok(CopyStatus::Present);
         }
         return Err(StoreError::Refused(format!(
             "replica {}: {key} exists with other content; not overwritten",
@@ -976,7 +1044,7 @@ fn put_copy(
     }
     r.create(key, source, f.size, &f.sha512)?;
     verify_copy(r, key, f)?;
-    Ok("uploaded".into())
+    Ok(CopyStatus::Uploaded)
 }
 
 /// Verifies a copy just written: an object store by HEAD (its upload was checksummed by the

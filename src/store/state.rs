@@ -63,6 +63,61 @@ pub struct FileRecord {
     pub sha512: String,
 }
 
+/// What the last look at a copy found (its presence in a listing, or its checksum), as the
+/// state database records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Present, or its checksum matched.
+    Ok,
+    /// Not in the replica's listing.
+    Missing,
+    /// Its checksum (or size) differs.
+    Corrupt,
+    /// Not looked at, or could not be.
+    Unknown,
+}
+
+impl Seen {
+    /// The database's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Seen::Ok => "ok",
+            Seen::Missing => "missing",
+            Seen::Corrupt => "corrupt",
+            Seen::Unknown => "unknown",
+        }
+    }
+
+    /// Reads the database's word (anything else is unknown).
+    pub fn parse(s: &str) -> Seen {
+        match s {
+            "ok" => Seen::Ok,
+            "missing" => Seen::Missing,
+            "corrupt" => Seen::Corrupt,
+            _ => Seen::Unknown,
+        }
+    }
+}
+
+/// How a copy's upload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upload {
+    /// Written (or found already there) and verified.
+    Uploaded,
+    /// Not written.
+    Failed,
+}
+
+impl Upload {
+    /// The database's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Upload::Uploaded => "uploaded",
+            Upload::Failed => "failed",
+        }
+    }
+}
+
 /// What is known of one copy, for [`State::record_copies`].
 #[derive(Debug, Clone, Copy)]
 pub struct CopyRow<'a> {
@@ -72,13 +127,13 @@ pub struct CopyRow<'a> {
     pub path: &'a str,
     /// The replica.
     pub replica: &'a str,
-    /// `uploaded` / `failed`, or `None` to keep what is recorded.
-    pub upload: Option<&'a str>,
-    /// `ok` / `missing` / `unknown`.
-    pub filelist: &'a str,
-    /// `ok` / `corrupt` / `unknown`, or `None` to keep what is recorded (a check that did not
-    /// hash the copy learns nothing about its checksum).
-    pub checksum: Option<&'a str>,
+    /// How its upload ended, or `None` to keep what is recorded.
+    pub upload: Option<Upload>,
+    /// Whether the replica's listing holds it (`Ok`, `Missing`, `Unknown`).
+    pub filelist: Seen,
+    /// Its checksum (`Ok`, `Corrupt`, `Unknown`), or `None` to keep what is recorded (a check
+    /// that did not hash the copy learns nothing about its checksum).
+    pub checksum: Option<Seen>,
     /// Why, when something is wrong.
     pub message: Option<&'a str>,
 }
@@ -208,7 +263,15 @@ impl State {
                      upload_status = COALESCE(?3, upload_status),
                      filelist_status = ?4, checksum_status = COALESCE(?5, checksum_status),
                      checked_at = ?6, message = ?7",
-                params![fid, rid, r.upload, r.filelist, r.checksum, now, r.message],
+                params![
+                    fid,
+                    rid,
+                    r.upload.map(Upload::as_str),
+                    r.filelist.as_str(),
+                    r.checksum.map(Seen::as_str),
+                    now,
+                    r.message
+                ],
             )
             .map_err(db)?;
         }
@@ -239,7 +302,7 @@ impl State {
     }
 
     /// Copies of `replica` whose last check found them missing or corrupt.
-    pub fn bad_copies(&self, replica: &str) -> Result<Vec<(String, String, String)>, StoreError> {
+    pub fn bad_copies(&self, replica: &str) -> Result<Vec<(String, String, Seen)>, StoreError> {
         let mut st = self
             .conn
             .prepare(
@@ -254,8 +317,11 @@ impl State {
                  ORDER BY 1, 2",
             )
             .map_err(db)?;
-        let rows =
-            st.query_map([replica], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(db)?;
+        let rows = st
+            .query_map([replica], |r| {
+                Ok((r.get(0)?, r.get(1)?, Seen::parse(&r.get::<_, String>(2)?)))
+            })
+            .map_err(db)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
 }

@@ -4,7 +4,7 @@
 //! time with its byte offset; the record's body is read with [`ArcReader::body_reader`] (or
 //! [`ArcReader::body_slice`]) until the next call, much as a `tar::Entry` borrows its archive.
 //! Memory does not grow with record size: plain files are read in place and gzip members larger
-//! than [`MEMORY_SPOOL_LIMIT`](super::segment::MEMORY_SPOOL_LIMIT) are spilled to a temporary
+//! than `segment::MEMORY_SPOOL_LIMIT` (8 MiB) are spilled to a temporary
 //! file.
 //!
 //! Real ARC files are messy (see `INPUT_FORMATS.md` §2.6). Nothing here fails on bad framing:

@@ -6,5 +6,5 @@ pub mod arc;
 pub mod digest;
 pub mod http;
 pub mod pronom;
-pub mod segment;
+pub(crate) mod segment;
 pub mod warc;

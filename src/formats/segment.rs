@@ -148,18 +148,12 @@ impl Read for FileRange<'_> {
     }
 }
 
-/// Copies `reader` into a segment: memory first, a temporary file past [`MEMORY_SPOOL_LIMIT`].
-///
-/// On a read error the bytes read so far are kept and returned with the error, so a damaged
-/// gzip member still yields what could be decompressed.
-pub fn spool(reader: impl Read) -> (Segment, Option<io::Error>) {
-    spool_with(reader, &mut vec![0u8; SPOOL_BUF])
-}
-
 /// Size of the copy buffer [`spool_with`] wants.
 pub const SPOOL_BUF: usize = 64 * 1024;
 
-/// Like [`spool`], with the caller's copy buffer (any non-zero size), so that a reader of many
+/// Copies `reader` into a segment: memory first, a temporary file past [`MEMORY_SPOOL_LIMIT`].
+/// On a read error the bytes read so far are kept and returned with the error, so a damaged
+/// gzip member still yields what could be decompressed. Takes the caller's copy buffer (any non-zero size), so that a reader of many
 /// gzip members allocates it once instead of once per member.
 pub fn spool_with(mut reader: impl Read, buf: &mut [u8]) -> (Segment, Option<io::Error>) {
     let mut mem: Vec<u8> = Vec::new();
@@ -211,7 +205,7 @@ mod tests {
     #[test]
     fn large_input_spills_to_a_file_and_reads_back() {
         let data: Vec<u8> = (0..MEMORY_SPOOL_LIMIT + 1000).map(|i| (i % 251) as u8).collect();
-        let (seg, err) = spool(&data[..]);
+        let (seg, err) = spool_with(&data[..], &mut vec![0u8; SPOOL_BUF]);
         assert!(err.is_none());
         assert!(matches!(seg, Segment::File { .. }));
         assert_eq!(seg.len(), data.len() as u64);
@@ -223,7 +217,7 @@ mod tests {
 
     #[test]
     fn small_input_stays_in_memory() {
-        let (seg, _) = spool(&b"abc"[..]);
+        let (seg, _) = spool_with(&b"abc"[..], &mut vec![0u8; SPOOL_BUF]);
         assert_eq!(seg.slice(1, 3), Some(&b"bc"[..]));
     }
 }

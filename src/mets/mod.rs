@@ -5,11 +5,11 @@
 //! [`validate::validate_mets`] checks a document against the official schemas (through
 //! libxml2) and against the package profile, naming the line and rule of every finding.
 
-pub mod descriptive;
-pub mod premis;
+pub(crate) mod descriptive;
+pub(crate) mod premis;
 pub mod validate;
 pub mod writer;
-pub mod xml;
+pub(crate) mod xml;
 
 pub use validate::{Finding, ValidateOptions, ValidationReport, validate_mets};
 pub use writer::{ContainerWriter, MetsBuilder};

@@ -33,11 +33,6 @@ impl<W: Write> XmlOut<W> {
         &mut self.out
     }
 
-    /// The current depth.
-    pub fn depth(&self) -> usize {
-        self.depth
-    }
-
     fn indent(&mut self) -> io::Result<()> {
         const SPACES: &[u8] = &[b' '; 64];
         let mut n = self.depth * 2;

@@ -134,8 +134,6 @@ pub struct Mapped {
     pub spec: RecordSpec,
     /// Where the payload starts inside the block.
     pub payload_offset: u64,
-    /// True when the block is the whole ARC record (header line included): the filedesc.
-    pub whole_record: bool,
     /// The input classification.
     pub input_kind: InputKind,
     /// MIME type of the payload: the harvested type for HTTP responses, else the record's.
@@ -198,11 +196,9 @@ impl MappingContext {
         };
         let mut payload_offset = 0;
         let input_kind;
-        let mut whole_record = false;
         match (&rec.kind, &rec.header) {
             (RecordKind::Filedesc, Some(h)) => {
                 input_kind = InputKind::Filedesc;
-                whole_record = true;
                 spec.warc_type = "metadata".into();
                 spec.target_uri = Some(uri_text(&h.url));
                 spec.concurrent_to = Some(self.warcinfo_id.clone());
@@ -302,15 +298,7 @@ impl MappingContext {
             }
             _ => spec.content_type.clone().unwrap_or_else(|| "application/octet-stream".into()),
         };
-        Ok(Mapped {
-            spec,
-            payload_offset,
-            whole_record,
-            input_kind,
-            payload_mime,
-            anomalies,
-            date_source,
-        })
+        Ok(Mapped { spec, payload_offset, input_kind, payload_mime, anomalies, date_source })
     }
 
     /// The record's own date, or the first stand-in of [`DateSource`]'s order.

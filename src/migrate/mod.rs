@@ -2,18 +2,18 @@
 //!
 //! [`migrate_file`] turns one ARC file into one WARC 1.1 file (one gzip member per record, a
 //! `warcinfo` record first) and proves the result: the container is read back from disk and
-//! every payload compared with the ARC's ([`verify`]). The output is written under a temporary
+//! every payload compared with the ARC's (`verify`). The output is written under a temporary
 //! name in the output directory and renamed only when complete and conserved.
 //!
 //! Data flow inside one file: a reader thread frames ARC records ([`ArcReader`]) and maps them
-//! to WARC fields ([`mapping`]); the calling thread gathers small records into batches that are
+//! to WARC fields (`mapping`); the calling thread gathers small records into batches that are
 //! hashed and compressed in parallel (rayon, each record its own gzip member), then appends them
 //! in order. Records too large for memory are hashed and compressed in two streaming passes.
 //! Memory is bounded by the batch size, whatever the size or number of records.
 
-pub mod mapping;
+pub(crate) mod mapping;
 pub mod report;
-pub mod verify;
+pub(crate) mod verify;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};

@@ -112,11 +112,6 @@ impl CrawlLog {
         self.fetched.contains_key(&uri_hash(uri))
     }
 
-    /// The harvested MIME type of `uri`, if the log has it.
-    pub fn mime_of(&self, uri: &str) -> Option<&str> {
-        self.fetched.get(&uri_hash(uri)).map(|&i| self.mimes[i as usize].as_str())
-    }
-
     /// Fetched URIs of the log that are not in `records` (hashes): count and the first
     /// `max` examples (a second pass over the log).
     pub fn missing_from(

@@ -14,7 +14,7 @@
 //! with bounds ([`MAX_SEEDS`], [`MAX_LINE`]).
 
 pub mod capture;
-pub mod crawl_log;
+pub(crate) mod crawl_log;
 pub mod kulturarw3;
 pub mod mirror;
 pub mod nedlib;

@@ -11,13 +11,13 @@
 //!   that verifies is never touched.
 //!
 //! The package identifier is the METS `OBJID`; [`config::package_dir`] says where a package
-//! lives inside a replica. The state database ([`state`]) records what was seen and is
+//! lives inside a replica. The state database (`state`) records what was seen and is
 //! rebuilt from the replicas on demand.
 
 pub mod config;
-pub mod replica;
-pub mod s3;
-pub mod state;
+pub(crate) mod replica;
+pub(crate) mod s3;
+pub(crate) mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;

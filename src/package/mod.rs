@@ -313,6 +313,8 @@ pub struct ContainerReport {
     pub warc_findings: u64,
     /// The first of them, with the record and its offset.
     pub warc_finding_examples: Vec<WarcFinding>,
+    /// Bytes read from the input (a copied WARC is read once: its size).
+    pub bytes_read: Option<u64>,
 }
 
 /// A record of a copied WARC that does not agree with its own header.
@@ -1224,6 +1226,7 @@ impl ContainerCtx<'_> {
             migration: Some(report),
             warc_findings: 0,
             warc_finding_examples: Vec::new(),
+            bytes_read: None,
         };
         Ok(ContainerResult {
             index,
@@ -1246,16 +1249,20 @@ impl ContainerCtx<'_> {
     ) -> Result<ContainerResult, PackageError> {
         let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
         let dest = self.root.join(&self.rel);
-        let (size, sha) = copy_hashing(input, self.root, &self.rel)?;
-        (self.progress)(size);
+        // The WARC is read once: every byte the reader takes is written to the package's copy
+        // and hashed as it passes, and what follows the last record is drained the same way.
+        let mut out = crate::layout::create_in(self.root, &self.rel)?;
+        let mut from = BufReader::with_capacity(1 << 20, open_input(input)?);
+        let mut copied = CopiedBytes { sha: Sha512::new(), len: 0 };
+        let copying = Copying { from: &mut from, to: &mut out, copied: &mut copied };
         let mut tally = Tally {
             log: self.log,
             uris: HashSet::new(),
             without_log: (0, Vec::new()),
             dates: (None, None),
         };
-        let mut reader = WarcReader::open(&dest)
-            .map_err(|source| PackageError::Warc { path: dest.clone(), source })?;
+        let mut reader = WarcReader::new(copying, file_text(input))
+            .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?;
         let mut records = 0u64;
         let mut versions = std::collections::BTreeSet::new();
         let mut findings = WarcFindings::default();
@@ -1355,6 +1362,14 @@ impl ContainerCtx<'_> {
                 spill.push(&rf, None).map_err(io_err(&dest))?;
             }
         }
+        drop(reader);
+        {
+            let mut rest = Copying { from: &mut from, to: &mut out, copied: &mut copied };
+            io::copy(&mut rest, &mut io::sink()).map_err(io_err(input))?;
+        }
+        out.sync_all().map_err(io_err(&dest))?;
+        let (size, sha) = (copied.len, hex(&copied.sha.finalize()));
+        (self.progress)(size);
         let name = file_text(input);
         // Described as the version its records state (a copied WARC keeps its version).
         let format: Format = match versions.len() {
@@ -1387,6 +1402,7 @@ impl ContainerCtx<'_> {
             migration: None,
             warc_findings: findings.count,
             warc_finding_examples: findings.examples,
+            bytes_read: Some(size),
         };
         Ok(ContainerResult {
             index,
@@ -1753,6 +1769,30 @@ pub(crate) fn copy_hashing(
     }
     w.sync_all().map_err(io_err(to))?;
     Ok((len, hex(&sha.finalize())))
+}
+
+/// What a [`Copying`] reader has passed on.
+struct CopiedBytes {
+    sha: Sha512,
+    len: u64,
+}
+
+/// A reader that writes every byte it reads to a copy and hashes it: the input is read once,
+/// by whoever reads this.
+struct Copying<'a> {
+    from: &'a mut BufReader<File>,
+    to: &'a mut File,
+    copied: &'a mut CopiedBytes,
+}
+
+impl Read for Copying<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.from.read(buf)?;
+        self.to.write_all(&buf[..n])?;
+        self.copied.sha.update(&buf[..n]);
+        self.copied.len += n as u64;
+        Ok(n)
+    }
 }
 
 /// Size and SHA-512 of a file.

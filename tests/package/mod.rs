@@ -317,3 +317,41 @@ fn a_heritrix3_job_with_warcs_is_checked_and_copied_byte_exact() {
         "a copied WARC has no migration event"
     );
 }
+
+/// A copied WARC is read once per run: the report counts the bytes read from it, which equal
+/// its size, and the package's copy is the input byte for byte (compressed record by record,
+/// and uncompressed; also a WARC whose digests do not all match, kept as received).
+#[test]
+fn a_copied_warc_is_read_once_and_copied_byte_exact() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = corpus().join("warc").join(
+        std::fs::read_dir(corpus().join("warc"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|n| n.ends_with(".warc"))
+            .expect("an uncompressed corpus WARC"),
+    );
+    let bad_digests = corpus().join("warc/jwat-invalid-warcfile-digest-fields.warc");
+    for input in [corpus().join("warc/pywb-dupes.warc.gz"), plain, bad_digests] {
+        let out = dir.path().join(format!("pkg-{}", input.file_name().unwrap().to_string_lossy()));
+        let o = webaip(&[
+            "package",
+            "--no-virus-check",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ]);
+        // Digest findings make it a run with findings (exit 1); it still packages.
+        assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+        let size = std::fs::metadata(&input).unwrap().len();
+        let c = &r["containers"][0];
+        assert_eq!(c["bytes_read"], size, "{}: {c}", input.display());
+        let copy = out.join(c["path"].as_str().unwrap());
+        let digest = |p: &Path| sha2::Sha512::digest(std::fs::read(p).unwrap());
+        assert_eq!(digest(&copy), digest(&input), "{}", input.display());
+    }
+}

@@ -243,38 +243,28 @@ pub fn build_capture_package(
             _ => None,
         };
         let infected = matches!(verdict, Some(ScanResult::Infected(_)));
-        let sink = if infected {
-            if viral.is_none() {
-                let cw = mets.begin_container(GroupUse::ViralFiles).map_err(io_err(&pkg))?;
-                viral = Some(Sink::open(
-                    &pkg,
-                    format!("viral/{shape}-viral-00000.warc.gz"),
-                    cw,
-                    &ids,
-                    now,
-                    opts.level,
-                    &format!("{shape} captures in which clamd found a virus, kept as harvested"),
-                )?);
+        // The container this capture goes to, opened on its first capture.
+        let slot = if infected { &mut viral } else { &mut content };
+        let sink = match slot {
+            Some(sink) => sink,
+            None => {
+                let (group, rel, description) = if infected {
+                    (
+                        GroupUse::ViralFiles,
+                        format!("viral/{shape}-viral-00000.warc.gz"),
+                        format!("{shape} captures in which clamd found a virus, kept as harvested"),
+                    )
+                } else {
+                    (
+                        GroupUse::DigitalManifestation,
+                        format!("content/{shape}-{}-00000.warc.gz", c.date.format("%Y%m%d%H%M%S")),
+                        format!("converted from a {shape} harvest: headers and payloads as stored"),
+                    )
+                };
+                let cw = mets.begin_container(group).map_err(io_err(&pkg))?;
+                slot.insert(Sink::open(&pkg, rel, cw, &ids, now, opts.level, &description)?)
             }
-            viral.as_mut()
-        } else {
-            if content.is_none() {
-                let cw =
-                    mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&pkg))?;
-                let stamp = c.date.format("%Y%m%d%H%M%S");
-                content = Some(Sink::open(
-                    &pkg,
-                    format!("content/{shape}-{stamp}-00000.warc.gz"),
-                    cw,
-                    &ids,
-                    now,
-                    opts.level,
-                    &format!("converted from a {shape} harvest: headers and payloads as stored"),
-                )?);
-            }
-            content.as_mut()
         };
-        let Some(sink) = sink else { unreachable!("opened above") };
         let written = write_capture(sink, &pkg, &ids, &c, in_memory.as_deref())?;
         let oid = format!("{}#{}", sink.rel, written.record_id.trim_matches(['<', '>']));
         // An infected or unscanned payload is described on its own, with its event.
@@ -483,6 +473,8 @@ fn write_capture(
     let path = pkg.join(&sink.rel);
     let offset = header.len() as u64;
     match in_memory {
+        // libdeflate compresses a whole block in memory, so the (small) block is put together
+        // once; larger payloads stream from the source below.
         Some(b) => {
             let block = [header, b].concat();
             sink.writer.write_record(&spec, &block, offset).map_err(io_err(&path))

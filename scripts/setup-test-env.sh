@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 # xmllint is what ../shared/tools/validate-mets runs; ClamAV is the real scanner the tests
 # start (through scripts/clamd-local.sh); the rest is what webaip builds with.
-bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan
+bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan strace
 bash scripts/setup-build-env.sh
 
 PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1)

@@ -69,6 +69,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
         level: args.level,
         force: args.force,
         scanner: None,
+        quarantine: None,
         capture_date: args.capture_date,
     };
     let files = pool.install(|| {

@@ -32,6 +32,7 @@ use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
+use crate::stages::scan::{Digest, ScanBatch, ScanEngine, ScanResult};
 use mapping::{DateSource, FallbackDates, InputKind, Mapped, MappingContext, NoDate};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
@@ -56,9 +57,12 @@ pub struct MigrateOptions {
     pub level: u32,
     /// Replace an existing output file.
     pub force: bool,
-    /// Scan every payload with this clamd while the batch is compressed (verdicts come with
+    /// Scan every payload with this engine before its record is written (verdicts come with
     /// the records, [`MigratedRecord::scan`]).
-    pub scanner: Option<crate::stages::scan::Clamd>,
+    pub scanner: Option<Arc<ScanEngine>>,
+    /// Where records whose payload is infected go instead of the output: without it they are
+    /// written to the output like any other (the verdict says what they are).
+    pub quarantine: Option<Quarantine>,
     /// The capture date to use, as a last resort, for records with no usable date when
     /// neither an earlier record, the ARC header record nor the file name gives one
     /// (`--capture-date`). Without it such a file fails with [`MigrateError::NoDate`].
@@ -67,8 +71,33 @@ pub struct MigrateOptions {
 
 impl Default for MigrateOptions {
     fn default() -> Self {
-        MigrateOptions { level: DEFAULT_LEVEL, force: false, scanner: None, capture_date: None }
+        MigrateOptions {
+            level: DEFAULT_LEVEL,
+            force: false,
+            scanner: None,
+            quarantine: None,
+            capture_date: None,
+        }
     }
+}
+
+/// Where infected records go (packaging, P5.5): a viral container of their own, opened when
+/// the first one comes, and a cleaner whose clean copies go to the output in their place.
+#[derive(Debug, Clone)]
+pub struct Quarantine {
+    /// The viral container's path (it must not exist).
+    pub path: PathBuf,
+    /// The command that makes a clean copy: run as `CMD INFECTED CLEANED`.
+    pub cleaner: Option<String>,
+}
+
+/// Where a record was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The output container.
+    Output,
+    /// The quarantine's viral container.
+    Quarantine,
 }
 
 /// One record as written, for callers that describe records (METS, indexes).
@@ -94,7 +123,11 @@ pub struct MigratedRecord {
     /// Where it landed, its identifier and digests.
     pub written: WrittenRecord,
     /// The virus scan verdict of its payload, when a scanner was given.
-    pub scan: Option<crate::stages::scan::ScanResult>,
+    pub scan: Option<ScanResult>,
+    /// The container it went to.
+    pub container: Written,
+    /// For a cleaner's copy: the record id of the infected record it was made from.
+    pub cleaned_from: Option<String>,
 }
 
 /// Why a file could not be migrated.
@@ -123,7 +156,10 @@ pub enum MigrateError {
     },
     /// The virus scanner failed (unreachable, died, hung).
     #[error("virus scan: {0}")]
-    Scan(String),
+    Scan(#[from] crate::stages::scan::ScanError),
+    /// The cleaner could not be run on an infected payload.
+    #[error(transparent)]
+    Clean(#[from] crate::stages::scan::CleanError),
     /// A record has no usable date, and neither any record of the file nor its name gives
     /// one.
     #[error(
@@ -246,7 +282,19 @@ fn run(
     let arc_name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let now = ids.now();
     let warcinfo_id = ids.warc_record_id();
-    let info = warcinfo(&arc_name, &out_name, size, &sha512, arc.is_gzip(), &warcinfo_id, now);
+    let format = if arc.is_gzip() { "ARC, gzip-compressed" } else { "ARC, uncompressed" };
+    let info = crate::formats::warc::writer::warcinfo(
+        &warcinfo_id,
+        now,
+        &out_name,
+        "ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged",
+        &[
+            ("source-file", arc_name.clone()),
+            ("source-format", format.into()),
+            ("source-size", size.to_string()),
+            ("source-sha512", sha512.clone()),
+        ],
+    );
     let written = writer.write_record(&info.0, &info.1, 0).map_err(out_err(&tmp_path))?;
     log.push(&Expected::new(&written, false)).map_err(out_err(&tmp_path))?;
     *report.records_out.entry("warcinfo".into()).or_default() += 1;
@@ -261,6 +309,8 @@ fn run(
         date_source: None,
         written,
         scan: None,
+        container: Written::Output,
+        cleaned_from: None,
     });
 
     let Some(fallback) = fallback_dates(input, opts.capture_date)? else {
@@ -269,23 +319,37 @@ fn run(
     let ctx = MappingContext::new(arc_name, warcinfo_id, fallback);
     let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
     let level = opts.level;
-    let scanner = match &opts.scanner {
-        Some(clamd) => Some(Scanner {
-            clamd: clamd.clone(),
-            pool: rayon::ThreadPoolBuilder::new()
-                .num_threads(crate::stages::scan::scan_sessions())
-                .build()
-                .map_err(|e| MigrateError::Scan(format!("cannot start scanning threads: {e}")))?,
-            width: ScanWidth::default(),
-        }),
-        None => None,
-    };
     let outcome = std::thread::scope(|scope| {
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
-        let mut out = Output { writer: &mut writer, log: &mut log, level, report, sink };
-        write_records(rx, &mut out, scanner.as_ref())
+        let mut out = Output {
+            writer: &mut writer,
+            log: &mut log,
+            level,
+            report,
+            sink,
+            scanner: opts.scanner.as_ref(),
+            quarantine: opts.quarantine.as_ref().map(|q| Viral { to: q, ids, level, open: None }),
+            last: None,
+        };
+        let end = write_records(rx, &mut out);
+        (end, out.quarantine.and_then(|q| q.open))
     });
-    let end = outcome?;
+    let (end, viral) = outcome;
+    let viral = match viral {
+        Some(v) => {
+            let path = opts.quarantine.as_ref().map(|q| q.path.clone()).unwrap_or_default();
+            let mut buffered = v.writer.finish().map_err(out_err(&path))?;
+            buffered.flush().map_err(out_err(&path))?;
+            buffered
+                .into_inner()
+                .map_err(|e| out_err(&path)(e.into_error()))?
+                .sync_all()
+                .map_err(out_err(&path))?;
+            Some((path, v.log))
+        }
+        None => None,
+    };
+    let end = end?;
     if end.records_with_header == 0 {
         return Err(not_arc(input));
     }
@@ -309,6 +373,23 @@ fn run(
 
     let verified = verify_container(&tmp_path, log).map_err(out_err(&tmp_path))?;
     report.conservation = verified.conservation;
+    // Infected records are conserved too, in the viral container: checked the same way, and
+    // counted with the others.
+    if let Some((path, vlog)) = viral {
+        let v = verify_container(&path, vlog).map_err(out_err(&path))?;
+        let c = &mut report.conservation;
+        c.records_compared += v.conservation.records_compared;
+        c.payload_bytes_in += v.conservation.payload_bytes_in;
+        c.payload_bytes_out += v.conservation.payload_bytes_out;
+        c.mismatches.extend(v.conservation.mismatches.into_iter().map(|m| format!("viral: {m}")));
+        c.conserved &= v.conservation.conserved;
+        report.quarantine = Some(report::QuarantineReport {
+            path,
+            records: report.quarantined,
+            size: v.size,
+            sha512: v.sha512,
+        });
+    }
     if !bytes_balanced {
         // The reader lost track of some input bytes: never call that conserved.
         report.conservation.conserved = false;
@@ -431,40 +512,6 @@ fn file_name_date(input: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
         }
     }
     None
-}
-
-fn warcinfo(
-    arc_name: &str,
-    warc_name: &str,
-    size: u64,
-    sha512: &str,
-    gzip: bool,
-    id: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) -> (RecordSpec, Vec<u8>) {
-    let body = format!(
-        "software: webaip/{version}\r\n\
-         format: WARC File Format 1.1\r\n\
-         conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n\
-         description: ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged\r\n\
-         {source_file}\
-         source-format: {format}\r\n\
-         source-size: {size}\r\n\
-         source-sha512: {sha512}\r\n",
-        version = env!("CARGO_PKG_VERSION"),
-        // A file name is input: escaped so that it cannot add a field.
-        source_file = crate::formats::warc::header::warc_fields_line("source-file", arc_name),
-        format = if gzip { "ARC, gzip-compressed" } else { "ARC, uncompressed" },
-    );
-    let spec = RecordSpec {
-        warc_type: "warcinfo".into(),
-        record_id: id.to_string(),
-        date: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        filename: Some(warc_name.to_string()),
-        content_type: Some("application/warc-fields".into()),
-        ..RecordSpec::default()
-    };
-    (spec, body.into_bytes())
 }
 
 enum Block {
@@ -613,96 +660,72 @@ fn read_records(
     })));
 }
 
-/// clamd and the threads that wait on it: scans block on the daemon, so they get threads of
-/// their own and run beside compression instead of taking its cores' threads.
-struct Scanner {
-    clamd: crate::stages::scan::Clamd,
-    pool: rayon::ThreadPool,
-    width: ScanWidth,
+/// A batch being scanned: its records and their payload digests (from the encoding, so a
+/// payload is hashed once for the METS and the verdict cache alike).
+struct ScannedBatch {
+    jobs: Vec<Job>,
+    digests: Vec<Digest>,
 }
 
-/// How many of a batch's payloads are scanned at once. It starts at one and grows while the
-/// writer has to wait for verdicts (clamd is the slower side: a large signature database, many
-/// cores), and shrinks again after verdicts have been ready in time for a few batches. Every
-/// scan in flight costs clamd hand-offs between its threads, so no more are used than keep up.
-#[derive(Default)]
-struct ScanWidth {
-    /// Scans in flight, minus one.
-    extra: std::sync::atomic::AtomicUsize,
-    /// Batches in a row whose verdicts were ready when the writer wanted them.
-    in_time: std::sync::atomic::AtomicUsize,
-}
-
-/// Batches in a row with verdicts ready in time before the width shrinks by one.
-const SHRINK_AFTER: usize = 4;
-
-impl ScanWidth {
-    fn get(&self) -> usize {
-        1 + self.extra.load(std::sync::atomic::Ordering::Relaxed)
+impl ScanBatch for ScannedBatch {
+    fn items(&self) -> usize {
+        self.jobs.len()
     }
+    fn payload(&self, i: usize) -> Option<(&[u8], Option<&Digest>)> {
+        let job = self.jobs.get(i)?;
+        let Block::Inline(bytes) = &job.block else { return None };
+        let payload = &bytes[(job.mapped.payload_offset as usize).min(bytes.len())..];
+        (!payload.is_empty()).then(|| (payload, self.digests.get(i)))
+    }
+}
 
-    /// Records whether a batch's verdicts were ready when the writer wanted them.
-    fn record(&self, ready: bool, max: usize) {
-        use std::sync::atomic::Ordering::Relaxed;
-        if !ready {
-            self.in_time.store(0, Relaxed);
-            if self.get() < max {
-                self.extra.fetch_add(1, Relaxed);
-            }
-        } else if self.in_time.fetch_add(1, Relaxed) + 1 >= SHRINK_AFTER {
-            self.in_time.store(0, Relaxed);
-            let _ = self.extra.fetch_update(Relaxed, Relaxed, |e| e.checked_sub(1));
+type Encoded = Vec<io::Result<crate::formats::warc::writer::EncodedRecord>>;
+
+/// A batch encoded but not written yet, and its scan if one is running.
+struct Pending {
+    batch: Arc<ScannedBatch>,
+    encoded: Encoded,
+    verdicts: Option<crate::stages::scan::PendingVerdicts>,
+}
+
+/// The quarantine of one migration: the viral container, opened when the first infected
+/// record comes.
+struct Viral<'a> {
+    to: &'a Quarantine,
+    ids: &'a Ids,
+    level: u32,
+    open: Option<ViralOpen>,
+}
+
+struct ViralOpen {
+    writer: WarcWriter<BufWriter<File>>,
+    log: ExpectationLog,
+}
+
+impl Viral<'_> {
+    fn writer(&mut self) -> Result<&mut ViralOpen, MigrateError> {
+        if self.open.is_none() {
+            let path = &self.to.path;
+            let err = |source| MigrateError::Output { path: path.clone(), source };
+            let file = File::create_new(path).map_err(err)?;
+            let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, file), self.level);
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let (spec, body) = crate::formats::warc::writer::warcinfo(
+                &self.ids.warc_record_id(),
+                self.ids.now(),
+                name.as_deref().unwrap_or_default(),
+                "records of an ARC migration whose payload clamd found infected, written here \
+                 instead of the migrated container",
+                &[],
+            );
+            let mut log = ExpectationLog::new().map_err(err)?;
+            let w = writer.write_record(&spec, &body, 0).map_err(err)?;
+            log.push(&Expected::new(&w, false)).map_err(err)?;
+            self.open = Some(ViralOpen { writer, log });
         }
+        self.open.as_mut().ok_or_else(|| out_error(io::Error::other("viral container")))
     }
 }
-
-fn scan_payload(
-    s: &Scanner,
-    payload: impl Read,
-    len: u64,
-) -> Result<crate::stages::scan::ScanResult, MigrateError> {
-    s.clamd.scan(payload, len).map_err(|e| MigrateError::Scan(e.to_string()))
-}
-
-/// The verdicts of one batch, in its order (`None`: empty payload, nothing to scan), or the
-/// first failure: collecting into a `Result` stops the other scans of the batch, so a clamd
-/// that hangs costs one timeout, not one per payload.
-type Verdicts = Result<Vec<Option<crate::stages::scan::ScanResult>>, MigrateError>;
-
-/// Starts scanning a batch's payloads on the scanner's threads; the verdicts arrive on the
-/// returned channel. The task lets go of the batch before it sends them, so that the writer
-/// can take the batch back once it has them.
-fn start_scan(s: &Scanner, batch: Arc<Vec<Job>>) -> Receiver<Verdicts> {
-    let (tx, rx) = sync_channel(1);
-    let clamd = s.clamd.clone();
-    // Pieces of at least len/width payloads: at most `width` scans at once.
-    let piece = batch.len().div_ceil(s.width.get()).max(1);
-    s.pool.spawn(move || {
-        let verdicts: Verdicts = batch
-            .par_iter()
-            .with_min_len(piece)
-            .map(|job| match &job.block {
-                Block::Inline(bytes) => {
-                    let payload = &bytes[(job.mapped.payload_offset as usize).min(bytes.len())..];
-                    if payload.is_empty() {
-                        return Ok(None);
-                    }
-                    clamd
-                        .scan_bytes(payload)
-                        .map(Some)
-                        .map_err(|e| MigrateError::Scan(e.to_string()))
-                }
-                Block::Shared(_) => Ok(None),
-            })
-            .collect();
-        drop(batch);
-        let _ = tx.send(verdicts);
-    });
-    rx
-}
-
-/// A batch whose records are not written yet, and its scan if one is running.
-type Pending<'s> = (Arc<Vec<Job>>, Option<(&'s Scanner, Receiver<Verdicts>)>);
 
 /// The writer side of one container: where records go, in order.
 struct Output<'a, W: Write> {
@@ -713,17 +736,21 @@ struct Output<'a, W: Write> {
     report: &'a mut FileReport,
     /// The caller's sink, given every record written.
     sink: &'a mut dyn FnMut(&MigratedRecord),
+    scanner: Option<&'a Arc<ScanEngine>>,
+    quarantine: Option<Viral<'a>>,
+    /// The record quarantined last, for the cleaner's copy that follows it.
+    last: Option<LastQuarantined>,
 }
 
 /// The writer side: batches, compresses in parallel, appends in order, logs expectations.
 ///
-/// With a scanner, a batch's payloads go to clamd as soon as it arrives, and the batch is
-/// written when the next one arrives: scanning one batch overlaps compressing and writing
-/// the one before, instead of every batch waiting for its own slowest scan.
+/// With a scanner, a batch is compressed (which hashes its payloads) as soon as it arrives,
+/// its payloads go to clamd, and it is written when the next one has arrived and been
+/// compressed: scanning one batch overlaps reading and compressing the next. Every verdict is
+/// known before its record is written, so an infected record goes straight to the quarantine.
 fn write_records<W: Write>(
     rx: Receiver<Msg>,
     out: &mut Output<'_, W>,
-    scanner: Option<&Scanner>,
 ) -> Result<End, MigrateError> {
     let mut pending: Option<Pending> = None;
     loop {
@@ -737,18 +764,17 @@ fn write_records<W: Write>(
             }
         };
         match msg {
-            Msg::Batch(batch) => {
-                let batch = Arc::new(batch);
-                let scanning = scanner.map(|s| (s, start_scan(s, Arc::clone(&batch))));
+            Msg::Batch(jobs) => {
+                let next = out.encode(jobs);
                 out.flush_pending(&mut pending)?;
-                pending = Some((batch, scanning));
-                if scanner.is_none() {
+                pending = Some(next);
+                if out.scanner.is_none() {
                     out.flush_pending(&mut pending)?;
                 }
             }
             Msg::Large(job) => {
                 out.flush_pending(&mut pending)?;
-                out.write_streamed(*job, scanner)?
+                out.write_streamed(*job)?
             }
             Msg::Done(end) => {
                 out.flush_pending(&mut pending)?;
@@ -764,22 +790,10 @@ fn out_error(source: io::Error) -> MigrateError {
 }
 
 impl<W: Write> Output<'_, W> {
-    fn flush_pending(&mut self, pending: &mut Option<Pending<'_>>) -> Result<(), MigrateError> {
-        match pending.take() {
-            Some((batch, verdicts)) => self.flush_batch(batch, verdicts),
-            None => Ok(()),
-        }
-    }
-
-    /// Compresses a batch in parallel, waits for its verdicts if it is being scanned, and
-    /// appends its records in order.
-    fn flush_batch(
-        &mut self,
-        batch: Arc<Vec<Job>>,
-        verdicts: Option<(&Scanner, Receiver<Verdicts>)>,
-    ) -> Result<(), MigrateError> {
+    /// Compresses a batch in parallel and, with a scanner, starts scanning its payloads.
+    fn encode(&self, jobs: Vec<Job>) -> Pending {
         let level = self.level;
-        let encoded: Vec<io::Result<_>> = batch
+        let encoded: Encoded = jobs
             .par_iter()
             .map(|job| match &job.block {
                 Block::Inline(bytes) => {
@@ -788,74 +802,162 @@ impl<W: Write> Output<'_, W> {
                 Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
             })
             .collect();
-        let scan_stopped =
-            || MigrateError::Scan("the scanning thread stopped without verdicts".into());
-        let verdicts = match verdicts {
-            Some((scanner, rx)) => {
-                let max = scanner.pool.current_num_threads();
-                Some(match rx.try_recv() {
-                    Ok(v) => {
-                        scanner.width.record(true, max);
-                        v
-                    }
-                    Err(_) => {
-                        scanner.width.record(false, max);
-                        rx.recv().map_err(|_| scan_stopped())?
-                    }
-                }?)
-            }
-            None => None,
+        let digests = encoded
+            .iter()
+            .map(|e| e.as_ref().map_or([0; 64], |e| e.digests().payload_sha512))
+            .collect();
+        let batch = Arc::new(ScannedBatch { jobs, digests });
+        let verdicts = self.scanner.map(|s| s.start(Arc::clone(&batch)));
+        Pending { batch, encoded, verdicts }
+    }
+
+    fn flush_pending(&mut self, pending: &mut Option<Pending>) -> Result<(), MigrateError> {
+        let Some(p) = pending.take() else { return Ok(()) };
+        let verdicts = match (p.verdicts, self.scanner) {
+            (Some(v), Some(s)) => Some(s.wait(v)?),
+            _ => None,
         };
+        let stopped =
+            || out_error(io::Error::other("the scanning thread kept the batch after its verdicts"));
         // The scan task has let go of the batch before sending its verdicts.
-        let batch = Arc::into_inner(batch).ok_or_else(scan_stopped)?;
+        let batch = Arc::into_inner(p.batch).ok_or_else(stopped)?;
         let mut verdicts = verdicts.map(|v| v.into_iter());
-        for (job, result) in batch.into_iter().zip(encoded) {
+        for (job, result) in batch.jobs.into_iter().zip(p.encoded) {
             let verdict = verdicts.as_mut().and_then(Iterator::next).flatten();
-            let written =
-                self.writer.write_encoded(result.map_err(out_error)?).map_err(out_error)?;
-            self.finish_record(job, written, verdict)?;
+            let encoded = result.map_err(out_error)?;
+            if let (Some(ScanResult::Infected(_)), Some(q)) = (&verdict, &mut self.quarantine) {
+                let v = q.writer()?;
+                let written = v.writer.write_encoded(encoded).map_err(out_error)?;
+                v.log.push(&Expected::new(&written, true)).map_err(out_error)?;
+                let payload = match &job.block {
+                    Block::Inline(b) => {
+                        b[(job.mapped.payload_offset as usize).min(b.len())..].to_vec()
+                    }
+                    Block::Shared(_) => Vec::new(),
+                };
+                self.finish_record(job, written, verdict, Written::Quarantine)?;
+                self.clean(&payload)?;
+            } else {
+                let written = self.writer.write_encoded(encoded).map_err(out_error)?;
+                self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
+                self.finish_record(job, written, verdict, Written::Output)?;
+            }
         }
         Ok(())
     }
 
-    fn write_streamed(&mut self, job: Job, scanner: Option<&Scanner>) -> Result<(), MigrateError> {
+    fn write_streamed(&mut self, job: Job) -> Result<(), MigrateError> {
         let Block::Shared(range) = &job.block else {
             return Err(out_error(io::Error::other("inline record on the streaming path")));
         };
-        let verdict = match scanner {
-            Some(s) if range.len() > job.mapped.payload_offset => {
+        let offset = job.mapped.payload_offset;
+        let verdict = match self.scanner {
+            Some(s) if range.len() > offset => {
                 let mut r = range.reader();
-                io::copy(&mut (&mut r).take(job.mapped.payload_offset), &mut io::sink())
-                    .map_err(out_error)?;
-                Some(scan_payload(s, r, range.len() - job.mapped.payload_offset)?)
+                io::copy(&mut (&mut r).take(offset), &mut io::sink()).map_err(out_error)?;
+                Some(s.scan_one(None, r, range.len() - offset)?)
             }
             _ => None,
         };
-        let written = self
-            .writer
-            .write_streamed(&job.mapped.spec, || Ok(range.reader()), job.mapped.payload_offset)
-            .map_err(out_error)?;
-        self.finish_record(job, written, verdict)
+        let spec = &job.mapped.spec;
+        if let (Some(ScanResult::Infected(_)), Some(q)) = (&verdict, &mut self.quarantine) {
+            let v = q.writer()?;
+            let written =
+                v.writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
+            v.log.push(&Expected::new(&written, true)).map_err(out_error)?;
+            // The cleaner gets the payload as a file: it may be larger than memory.
+            let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
+            let mut r = range.reader();
+            io::copy(&mut (&mut r).take(offset), &mut io::sink()).map_err(out_error)?;
+            io::copy(&mut r, tmp.as_file_mut()).map_err(out_error)?;
+            let range_job = job;
+            self.finish_record(range_job, written, verdict, Written::Quarantine)?;
+            return self.clean_file(tmp.path());
+        }
+        let written =
+            self.writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
+        self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
+        self.finish_record(job, written, verdict, Written::Output)
+    }
+
+    /// Runs the quarantine's cleaner on an infected payload just quarantined; a copy that
+    /// scans clean is written to the output in its place, as a `resource` record.
+    fn clean(&mut self, payload: &[u8]) -> Result<(), MigrateError> {
+        if self.quarantine.as_ref().is_none_or(|q| q.to.cleaner.is_none()) {
+            return Ok(());
+        }
+        let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
+        tmp.write_all(payload).map_err(out_error)?;
+        self.clean_file(tmp.path())
+    }
+
+    fn clean_file(&mut self, infected: &Path) -> Result<(), MigrateError> {
+        let (Some(q), Some(engine)) = (&self.quarantine, self.scanner) else { return Ok(()) };
+        let Some(cmd) = &q.to.cleaner else { return Ok(()) };
+        let ids = q.ids;
+        let copy = crate::stages::scan::clean_copy(cmd, infected, engine).map_err(|e| match e {
+            crate::stages::scan::CleanOrScanError::Clean(e) => MigrateError::Clean(e),
+            crate::stages::scan::CleanOrScanError::Scan(e) => MigrateError::Scan(e),
+        })?;
+        let Some(bytes) = copy else {
+            return Ok(());
+        };
+        // The record just quarantined is the last one the sink was given.
+        let Some(orig) = self.last.take() else { return Ok(()) };
+        let spec = RecordSpec {
+            warc_type: "resource".into(),
+            record_id: ids.warc_record_id(),
+            date: orig.date.clone(),
+            target_uri: orig.target_uri.clone(),
+            content_type: Some(orig.payload_mime.clone()),
+            payload_digest: true,
+            extra: vec![(
+                "X-Webaip-Cleaned-From".into(),
+                format!("<urn:uuid:{}>", orig.record_id.trim_start_matches("urn:uuid:")),
+            )],
+            ..RecordSpec::default()
+        };
+        let written = self.writer.write_record(&spec, &bytes, 0).map_err(out_error)?;
+        self.log.push(&Expected::new(&written, false)).map_err(out_error)?;
+        *self.report.records_out.entry("resource".into()).or_default() += 1;
+        (self.sink)(&MigratedRecord {
+            source: None,
+            input_kind: None,
+            warc_type: spec.warc_type,
+            target_uri: spec.target_uri,
+            content_type: spec.content_type,
+            payload_mime: orig.payload_mime,
+            date: spec.date,
+            date_source: orig.date_source,
+            written,
+            scan: Some(ScanResult::Clean),
+            container: Written::Output,
+            cleaned_from: Some(orig.record_id),
+        });
+        Ok(())
     }
 
     fn finish_record(
         &mut self,
         job: Job,
         written: WrittenRecord,
-        scan: Option<crate::stages::scan::ScanResult>,
+        scan: Option<ScanResult>,
+        container: Written,
     ) -> Result<(), MigrateError> {
-        self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
         let m = job.mapped;
         let report = &mut *self.report;
         *report.records_in.entry(m.input_kind.as_str().into()).or_default() += 1;
         *report.records_out.entry(m.spec.warc_type.clone()).or_default() += 1;
+        if container == Written::Quarantine {
+            report.quarantined += 1;
+        }
         for a in job.anomalies.into_iter().chain(m.anomalies) {
             report.add_anomaly(a);
         }
         if m.date_source.is_inferred() {
             report.add_inferred_date(m.date_source, job.location, &m.spec.date);
         }
-        (self.sink)(&MigratedRecord {
+        let record = MigratedRecord {
             source: Some(job.location),
             input_kind: Some(m.input_kind),
             warc_type: m.spec.warc_type,
@@ -866,35 +968,35 @@ impl<W: Write> Output<'_, W> {
             date_source: Some(m.date_source),
             written,
             scan,
-        });
+            container,
+            cleaned_from: None,
+        };
+        (self.sink)(&record);
+        if container == Written::Quarantine {
+            self.last = Some(LastQuarantined {
+                record_id: record.written.record_id.trim_matches(['<', '>']).to_string(),
+                date: record.date,
+                target_uri: record.target_uri,
+                payload_mime: record.payload_mime,
+                date_source: record.date_source,
+            });
+        }
         Ok(())
     }
+}
+
+/// What a cleaned copy takes from the infected record it replaces.
+struct LastQuarantined {
+    record_id: String,
+    date: String,
+    target_uri: Option<String>,
+    payload_mime: String,
+    date_source: Option<DateSource>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn scan_width_grows_while_the_writer_waits_and_shrinks_when_verdicts_keep_up() {
-        let w = ScanWidth::default();
-        assert_eq!(w.get(), 1);
-        for _ in 0..10 {
-            w.record(false, 4);
-        }
-        assert_eq!(w.get(), 4, "never more than the scanning threads");
-        for _ in 0..SHRINK_AFTER - 1 {
-            w.record(true, 4);
-        }
-        assert_eq!(w.get(), 4, "one batch in time is not a trend");
-        w.record(true, 4);
-        assert_eq!(w.get(), 3);
-        w.record(false, 4);
-        for _ in 0..SHRINK_AFTER * 10 {
-            w.record(true, 4);
-        }
-        assert_eq!(w.get(), 1, "back to one scan at a time");
-    }
 
     #[test]
     fn output_names() {

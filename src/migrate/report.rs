@@ -71,12 +71,35 @@ pub struct FileReport {
     pub date_sources: BTreeMap<String, u64>,
     /// The first of them (at most [`MAX_DATE_EXAMPLES`]), with offsets.
     pub inferred_dates: Vec<InferredDate>,
-    /// The conservation check.
+    /// The conservation check (of the output and the quarantine's container together).
     pub conservation: Conservation,
+    /// Records written to the quarantine instead of the output (their payload is infected).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub quarantined: u64,
+    /// The quarantine's viral container, when a record went there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantine: Option<QuarantineReport>,
     /// Wall-clock seconds spent on this file.
     pub seconds: f64,
     /// Why the file could not be migrated, if it could not.
     pub error: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The viral container a migration wrote infected records to.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct QuarantineReport {
+    /// Its path.
+    pub path: PathBuf,
+    /// The infected records in it (besides its warcinfo record).
+    pub records: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its SHA-512 (hex).
+    pub sha512: String,
 }
 
 /// Inferred dates listed one by one per file; the rest are only counted.

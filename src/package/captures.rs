@@ -10,7 +10,7 @@
 //! it. The source's quirks travel in the package as `logs/webaip/<shape>.quirks.json`; its side
 //! files go byte-exact to `logs/`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
@@ -30,11 +30,7 @@ use crate::ids::Ids;
 use crate::mets::ContainerWriter;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk};
-use crate::stages::scan::ScanResult;
-
-/// Set (to anything) to scan every payload, identical or not: the benchmark's baseline
-/// (bench/run-scan-reuse.sh), never needed otherwise.
-pub const NO_VERDICT_REUSE_ENV: &str = "WEBAIP_NO_VERDICT_REUSE";
+use crate::stages::scan::{ScanEngine, ScanResult};
 
 /// Payloads up to this size are read into memory once (hashed, scanned and written from
 /// there); larger ones are streamed from the source for each pass.
@@ -165,17 +161,14 @@ pub fn build_capture_package(
     mets.describe_entities(super::entities_to_describe(opts, &seeds)?);
     let clamd = match &opts.virus_check {
         VirusCheck::Clamd(c) => {
-            let version = super::scan::register_scanner(c, &mut mets)?;
-            Some((c, version))
+            let version = super::quarantine::register_scanner(c, &mut mets)?;
+            Some((ScanEngine::new(c.clone())?, version))
         }
         VirusCheck::Disabled => None,
     };
 
     let mut content: Option<Sink> = None;
     let mut viral: Option<Sink> = None;
-    let mut verdicts: HashMap<[u8; 64], ScanResult> = HashMap::new();
-    let reuse = std::env::var_os(NO_VERDICT_REUSE_ENV).is_none();
-    let mut scan_seconds = 0.0;
     let mut scan = ScanSummary::default();
     let mut unscanned_events: Vec<(String, Event)> = Vec::new();
     let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
@@ -222,23 +215,13 @@ pub fn build_capture_package(
                     None => sha512(c.payload.open().map_err(io_err(&pkg))?),
                 }
                 .map_err(io_err(&pkg))?;
-                match verdicts.get(&digest).filter(|_| reuse) {
-                    Some(v) => {
-                        scan.reused += 1;
-                        Some(v.clone())
-                    }
+                // The engine reuses the verdict of an identical payload scanned before.
+                Some(match &in_memory {
+                    Some(b) => cl.scan_bytes(Some(&digest), b),
                     None => {
-                        let t = Instant::now();
-                        let v = match &in_memory {
-                            Some(b) => cl.scan_bytes(b),
-                            None => cl.scan(c.payload.open().map_err(io_err(&pkg))?, len),
-                        }?;
-                        scan_seconds += t.elapsed().as_secs_f64();
-                        scan.scanned += 1;
-                        verdicts.insert(digest, v.clone());
-                        Some(v)
+                        cl.scan_one(Some(&digest), c.payload.open().map_err(io_err(&pkg))?, len)
                     }
-                }
+                }?)
             }
             _ => None,
         };
@@ -326,8 +309,12 @@ pub fn build_capture_package(
         manifest.push((sink.rel.clone(), sha.clone()));
         finished.push((sink.mets, sink.rel, size, sha, n, Vec::<Event>::new()));
     }
+    let mut scan_seconds = 0.0;
     let virus_note = match &clamd {
-        Some((_, version)) => {
+        Some((engine, version)) => {
+            let counts = engine.counts();
+            (scan.scanned, scan.reused, scan_seconds) =
+                (counts.scanned, counts.reused, counts.waited_seconds);
             for (_, rel, _, _, _, events) in finished.iter_mut() {
                 let (outcome, detail) = if rel.starts_with("viral/") {
                     let sigs: Vec<&str> =

@@ -20,18 +20,20 @@
 
 pub mod captures;
 pub mod pandas;
-mod scan;
+mod quarantine;
 mod spill;
 
-pub use scan::ScanSummary;
+pub use quarantine::ScanSummary;
 use spill::RecordSpill;
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -53,6 +55,7 @@ use crate::model::*;
 use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
+use crate::stages::scan::ScanEngine;
 
 /// Examples listed per crawl-log discrepancy.
 const MAX_EXAMPLES: usize = 100;
@@ -342,15 +345,20 @@ struct WarcFindings {
 }
 
 /// Feeds what is read through it to the METS digests of the block.
+/// ... and, when `held` is given, keeps a copy of the block for the scan.
 struct Tee<'a, R: ?Sized> {
     inner: &'a mut R,
     hasher: &'a mut BlockHasher,
+    held: Option<Vec<u8>>,
 }
 
 impl<R: Read + ?Sized> Read for Tee<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.hasher.update(&buf[..n]);
+        if let Some(h) = &mut self.held {
+            h.extend_from_slice(&buf[..n]);
+        }
         Ok(n)
     }
 }
@@ -406,6 +414,8 @@ pub struct PackageReport {
     pub virus_check: String,
     /// Virus scanning results.
     pub scan: ScanSummary,
+    /// Seconds spent waiting for clamd's verdicts.
+    pub scan_seconds: f64,
     /// The METS's own validation: errors found (0 expected).
     pub mets_errors: u64,
     /// Whether the METS was checked against the XML schemas too.
@@ -434,6 +444,10 @@ struct ContainerResult {
     dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
     /// The ARC described beside the container, with the migration event.
     arc: Option<(PremisObject, Event)>,
+    /// The viral twin its infected records went to.
+    viral: Option<quarantine::ViralPart>,
+    /// Cleaned copies in the container: their record id -> the infected record's.
+    cleaned: std::collections::HashMap<String, String>,
 }
 
 /// Builds the package of `source`. `progress` receives bytes read, as they are read.
@@ -495,6 +509,11 @@ pub fn build_package(
         })
         .collect();
 
+    // One engine for the run: identical payloads of all containers are scanned once.
+    let engine = match &opts.virus_check {
+        VirusCheck::Clamd(c) => Some(ScanEngine::new(c.clone())?),
+        VirusCheck::Disabled => None,
+    };
     let mut writers = Vec::new();
     for _ in &source.archives {
         writers.push(Mutex::new(Some(
@@ -514,6 +533,7 @@ pub fn build_package(
             let rel = format!("content/{}", names[i]);
             let ctx = ContainerCtx {
                 root: &root,
+                scanner: engine.as_ref(),
                 rel,
                 ids: &ids,
                 opts,
@@ -535,6 +555,7 @@ pub fn build_package(
     let mut manifest_extra: Vec<(String, String, u64)> = Vec::new();
     // Virus check, then the record-level description of every container.
     let mut scan_summary = ScanSummary::default();
+    let mut scan_seconds = 0.0;
     let virus_note = match &opts.virus_check {
         VirusCheck::Disabled => {
             let objects = results.iter().map(|r| r.file.object.id.clone()).collect();
@@ -549,10 +570,9 @@ pub fn build_package(
             NO_SCAN_NOTE.to_string()
         }
         VirusCheck::Clamd(clamd) => {
-            let version = scan::register_scanner(clamd, &mut mets)?;
+            let version = quarantine::register_scanner(clamd, &mut mets)?;
             for r in &mut results {
-                scan::scan_and_describe(
-                    clamd,
+                quarantine::describe(
                     &version,
                     r,
                     &mut mets,
@@ -564,9 +584,18 @@ pub fn build_package(
                     &mut extra_files,
                 )?;
             }
+            if let Some(e) = &engine {
+                let counts = e.counts();
+                scan_summary.scanned = counts.scanned;
+                scan_summary.reused = counts.reused;
+                scan_seconds = counts.waited_seconds;
+            }
             format!(
-                "clamd {version}: {} payloads scanned, {} infected (moved to viral/), {} not scanned",
-                scan_summary.scanned, scan_summary.infected, scan_summary.not_scanned
+                "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
+                scan_summary.scanned,
+                scan_summary.reused,
+                scan_summary.infected,
+                scan_summary.not_scanned
             )
         }
     };
@@ -639,6 +668,10 @@ pub fn build_package(
             if let Some(o) = v.as_object_mut() {
                 o.insert("input".into(), serde_json::Value::String(input));
                 o.insert("output".into(), serde_json::Value::String(c.path.clone()));
+                if let Some(q) = o.get_mut("quarantine").and_then(|q| q.as_object_mut()) {
+                    let viral = quarantine::viral_name(&c.path);
+                    q.insert("path".into(), serde_json::Value::String(viral));
+                }
                 o.remove("seconds");
             }
             let json = serde_json::to_vec_pretty(&v)
@@ -696,6 +729,7 @@ pub fn build_package(
         crawl_log,
         virus_check: virus_note,
         scan: scan_summary,
+        scan_seconds,
         mets_errors,
         mets_xsd_checked,
         files,
@@ -999,6 +1033,7 @@ fn clean_leftovers(parent: &Path, name: &str, out: &Path) -> Vec<String> {
 
 struct ContainerCtx<'a> {
     root: &'a Path,
+    scanner: Option<&'a Arc<ScanEngine>>,
     rel: String,
     ids: &'a Ids,
     opts: &'a PackageOptions,
@@ -1123,15 +1158,26 @@ impl ContainerCtx<'_> {
         };
         let mut write_error: Option<io::Error> = None;
         let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
-        // Payloads are scanned inside the migration, beside compression (P5.5).
-        let scanner = match &self.opts.virus_check {
-            VirusCheck::Clamd(c) => Some(c.clone()),
-            VirusCheck::Disabled => None,
+        let mut vspill = RecordSpill::new().map_err(io_err(self.root))?;
+        let mut cleaned = std::collections::HashMap::new();
+        // Payloads are scanned inside the migration, before their record is written: an
+        // infected record goes to the viral twin instead (P5.5).
+        let viral_rel = quarantine::viral_name(&self.rel);
+        let quarantine = match self.scanner {
+            Some(_) => {
+                crate::layout::create_dirs_in(self.root, "viral")?;
+                Some(crate::migrate::Quarantine {
+                    path: self.root.join(&viral_rel),
+                    cleaner: self.opts.cleaner.clone(),
+                })
+            }
+            None => None,
         };
         let mopts = MigrateOptions {
             level: self.opts.level,
             force: false,
-            scanner,
+            scanner: self.scanner.cloned(),
+            quarantine,
             capture_date: self.opts.capture_date,
         };
         let report = migrate_file(
@@ -1145,9 +1191,19 @@ impl ContainerCtx<'_> {
                     return;
                 }
                 let inferred = r.date_source.is_some_and(|s| s.is_inferred());
-                tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
+                let to = match r.container {
+                    crate::migrate::Written::Output => {
+                        tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
+                        &mut spill
+                    }
+                    crate::migrate::Written::Quarantine => &mut vspill,
+                };
+                let rf = record_file(r);
+                if let Some(orig) = &r.cleaned_from {
+                    cleaned.insert(rf.record_id.clone(), orig.clone());
+                }
                 if write_error.is_none()
-                    && let Err(e) = spill.push(&record_file(r), r.scan.as_ref())
+                    && let Err(e) = to.push(&rf, r.scan.as_ref())
                 {
                     write_error = Some(e);
                 }
@@ -1216,6 +1272,13 @@ impl ContainerCtx<'_> {
             related_object: ("local".into(), name.clone()),
             related_event: Some(event.id.clone()),
         });
+        let viral = report.quarantine.as_ref().map(|q| quarantine::ViralPart {
+            rel: viral_rel.clone(),
+            spill: vspill,
+            records: q.records + 1,
+            size: q.size,
+            sha512: q.sha512.clone(),
+        });
         let records = report.records_out.values().sum();
         let container = ContainerReport {
             input: path_text(input),
@@ -1238,6 +1301,8 @@ impl ContainerCtx<'_> {
             without_log: tally.without_log,
             dates: tally.dates,
             arc: Some((arc, event)),
+            viral,
+            cleaned,
         })
     }
 
@@ -1251,10 +1316,19 @@ impl ContainerCtx<'_> {
         let dest = self.root.join(&self.rel);
         // The WARC is read once: every byte the reader takes is written to the package's copy
         // and hashed as it passes, and what follows the last record is drained the same way.
-        let mut out = crate::layout::create_in(self.root, &self.rel)?;
+        // With a scanner the bytes wait in a queue until their record's verdict is known, and
+        // go to the content container or its viral twin from there.
+        let out = crate::layout::create_in(self.root, &self.rel)?;
         let mut from = BufReader::with_capacity(1 << 20, open_input(input)?);
         let mut copied = CopiedBytes { sha: Sha512::new(), len: 0 };
-        let copying = Copying { from: &mut from, to: &mut out, copied: &mut copied };
+        let queue = self.scanner.map(|_| Rc::new(RefCell::new(quarantine::ByteQueue::new())));
+        let mut queued = queue.as_ref().map(|q| quarantine::QueueWriter(Rc::clone(q)));
+        let mut direct = out.try_clone().map_err(io_err(&dest))?;
+        let to: &mut dyn Write = match &mut queued {
+            Some(q) => q,
+            None => &mut direct,
+        };
+        let copying = Copying { from: &mut from, to, copied: &mut copied };
         let mut tally = Tally {
             log: self.log,
             uris: HashSet::new(),
@@ -1263,9 +1337,23 @@ impl ContainerCtx<'_> {
         };
         let mut reader = WarcReader::new(copying, file_text(input))
             .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?;
+        let mut router = match (self.scanner, queue) {
+            (Some(engine), Some(queue)) => Some(quarantine::CopyRouter::new(
+                engine,
+                queue,
+                out.try_clone().map_err(io_err(&dest))?,
+                (self.root, &self.rel),
+                self.opts,
+                self.ids,
+                self.now,
+                reader.is_gzip(),
+            )),
+            _ => None,
+        };
         let mut records = 0u64;
         let mut versions = std::collections::BTreeSet::new();
         let mut findings = WarcFindings::default();
+        let hold = router.is_some();
         loop {
             let next = reader.next_record(|head, block| {
                 let h = &head.header;
@@ -1282,12 +1370,17 @@ impl ContainerCtx<'_> {
                 hasher.update(&prefix);
                 // One read of the block feeds the METS digests and the check `audit --deep`
                 // makes (the same function), so what is accepted here passes there.
-                let mut tee = Tee { inner: block, hasher: &mut hasher };
+                // With a scanner, a payload small enough is held for it.
+                let held = (hold
+                    && h.content_length().is_some_and(|l| l <= quarantine::HELD_PAYLOAD + offset))
+                .then(|| prefix.clone());
+                let mut tee = Tee { inner: block, hasher: &mut hasher, held };
                 let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
                 let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
-                Ok((hasher.finish(), check, entity))
+                let held = tee.held.take().map(|mut b| b.split_off((offset as usize).min(b.len())));
+                Ok((hasher.finish(), check, (entity, held)))
             });
-            let (head, end, (d, check, entity)) = match next {
+            let (head, end, (d, check, (entity, held))) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
                 Err(source) => {
@@ -1359,17 +1452,49 @@ impl ContainerCtx<'_> {
                         h.get(crate::migrate::mapping::FIELD_DATE_SOURCE).is_some(),
                     ),
                 };
-                spill.push(&rf, None).map_err(io_err(&dest))?;
+                match &mut router {
+                    Some(router) => {
+                        let routed = quarantine::Routed {
+                            begin: head.offset,
+                            end: end.end,
+                            file: rf,
+                            payload: held,
+                            digest: d.payload_sha512,
+                        };
+                        router.push(routed, &mut spill)?;
+                    }
+                    None => spill.push(&rf, None).map_err(io_err(&dest))?,
+                }
             }
         }
         drop(reader);
         {
-            let mut rest = Copying { from: &mut from, to: &mut out, copied: &mut copied };
+            let to: &mut dyn Write = match &mut queued {
+                Some(q) => q,
+                None => &mut direct,
+            };
+            let mut rest = Copying { from: &mut from, to, copied: &mut copied };
             io::copy(&mut rest, &mut io::sink()).map_err(io_err(input))?;
         }
+        let (mut size, mut sha) = (copied.len, hex(&copied.sha.finalize()));
+        let mut viral = None;
+        let mut cleaned = std::collections::HashMap::new();
+        if let Some(router) = router {
+            let quarantine::RoutedContainers { content, viral: open, cleaned: c } =
+                router.finish(&mut spill)?;
+            cleaned = c;
+            let content_size = content.position();
+            let mut buf = content.finish().map_err(io_err(&dest))?;
+            buf.flush().map_err(io_err(&dest))?;
+            drop(buf);
+            // Unless a record went elsewhere, the copy is the input, byte for byte.
+            if open.is_some() || !cleaned.is_empty() || content_size != size {
+                (size, sha) = hash_file(&dest)?;
+            }
+            viral = open.map(|v| v.close(self.root)).transpose()?;
+        }
         out.sync_all().map_err(io_err(&dest))?;
-        let (size, sha) = (copied.len, hex(&copied.sha.finalize()));
-        (self.progress)(size);
+        (self.progress)(copied.len);
         let name = file_text(input);
         // Described as the version its records state (a copied WARC keeps its version).
         let format: Format = match versions.len() {
@@ -1402,7 +1527,7 @@ impl ContainerCtx<'_> {
             migration: None,
             warc_findings: findings.count,
             warc_finding_examples: findings.examples,
-            bytes_read: Some(size),
+            bytes_read: Some(copied.len),
         };
         Ok(ContainerResult {
             index,
@@ -1414,6 +1539,8 @@ impl ContainerCtx<'_> {
             without_log: tally.without_log,
             dates: tally.dates,
             arc: None,
+            viral,
+            cleaned,
         })
     }
 }
@@ -1548,30 +1675,14 @@ pub(crate) fn no_scan_event(
     )
 }
 
-/// Runs the cleaner on `infected`; returns the cleaned bytes when the cleaner succeeded and
-/// clamd finds the copy clean. A cleaner that fails or leaves a virus yields `None` (the
-/// original stays quarantined, `viral, failed but forced`).
-pub(crate) fn clean_copy(
-    cmd: &str,
-    infected: &Path,
-    clamd: &crate::stages::scan::Clamd,
-) -> Result<Option<Vec<u8>>, PackageError> {
-    let dir = tempfile::tempdir().map_err(io_err(infected))?;
-    let out = dir.path().join("cleaned");
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{cmd} \"$0\" \"$1\""))
-        .arg(infected)
-        .arg(&out)
-        .status()
-        .map_err(io_err(infected))?;
-    if !status.success() || !out.is_file() {
-        return Ok(None);
-    }
-    let bytes = std::fs::read(&out).map_err(io_err(&out))?;
-    match clamd.scan(&bytes[..], bytes.len() as u64)? {
-        crate::stages::scan::ScanResult::Clean => Ok(Some(bytes)),
-        _ => Ok(None),
+impl From<crate::stages::scan::CleanOrScanError> for PackageError {
+    fn from(e: crate::stages::scan::CleanOrScanError) -> Self {
+        match e {
+            crate::stages::scan::CleanOrScanError::Scan(e) => PackageError::Scan(e),
+            crate::stages::scan::CleanOrScanError::Clean(e) => {
+                PackageError::Io { path: e.path, source: e.source }
+            }
+        }
     }
 }
 
@@ -1781,7 +1892,7 @@ struct CopiedBytes {
 /// by whoever reads this.
 struct Copying<'a> {
     from: &'a mut BufReader<File>,
-    to: &'a mut File,
+    to: &'a mut dyn Write,
     copied: &'a mut CopiedBytes,
 }
 

@@ -30,7 +30,7 @@ use crate::mets::writer::ContainerWriter;
 use crate::model::*;
 use crate::sources::pandas::{Instance, MirrorFile, UrlSource};
 use crate::stages::rewrite::{LinkMap, html_encoding, rewrite_css, rewrite_html_stream};
-use crate::stages::scan::ScanResult;
+use crate::stages::scan::{ScanEngine, ScanResult};
 
 /// Files larger than this are copied, never rewritten (a page of 64 MiB is not a page).
 const REWRITE_LIMIT: u64 = 64 << 20;
@@ -249,8 +249,8 @@ pub fn build_pandas_package(
     // The scanner, when there is one: its identity becomes a PREMIS agent, written once.
     let clamd = match &opts.virus_check {
         VirusCheck::Clamd(c) => {
-            let version = super::scan::register_scanner(c, &mut mets)?;
-            Some((c, version))
+            let version = super::quarantine::register_scanner(c, &mut mets)?;
+            Some((ScanEngine::new(c.clone())?, version))
         }
         VirusCheck::Disabled => None,
     };
@@ -312,14 +312,11 @@ pub fn build_pandas_package(
         progress(f.size);
         let verdict = match &clamd {
             Some((c, _)) => Some(match &original_bytes {
-                Some(b) => c.scan_bytes(b),
-                None => c.scan(super::open_input(&f.path)?, f.size),
+                Some(b) => c.scan_bytes(None, b),
+                None => c.scan_one(None, super::open_input(&f.path)?, f.size),
             }?),
             None => None,
         };
-        if verdict.is_some() && f.size > 0 {
-            scan.scanned += 1;
-        }
         if let (Some(ScanResult::Infected(sig)), Some((_, version))) = (&verdict, &clamd) {
             // Quarantined as harvested: never rewritten, never in content/.
             scan.infected += 1;
@@ -379,7 +376,7 @@ pub fn build_pandas_package(
                 .map_err(io_err(&root))?;
             // A cleaner may make a clean copy: rescanned, it goes to content/ (P5.5).
             if let (Some(cmd), Some((c, _))) = (&opts.cleaner, &clamd)
-                && let Some(cleaned) = super::clean_copy(cmd, &f.path, c)?
+                && let Some(cleaned) = crate::stages::scan::clean_copy(cmd, &f.path, c)?
             {
                 let spec = resource_spec(ids.warc_record_id(), f, Some(&info_id));
                 let cw = content.write(&root, &spec, &cleaned)?;
@@ -617,7 +614,9 @@ pub fn build_pandas_package(
         finished.push((c.mets, c.rel, size, sha, records, Vec::<Event>::new()));
     }
     let virus_note = match (&opts.virus_check, &clamd) {
-        (VirusCheck::Clamd(_), Some((_, version))) => {
+        (VirusCheck::Clamd(_), Some((engine, version))) => {
+            // Cleaned copies are rescanned, and counted: the engine's count is clamd's work.
+            scan.scanned = engine.counts().scanned;
             for (_, rel, _, _, _, events) in finished.iter_mut() {
                 let viral_container = rel.starts_with("viral/");
                 let (outcome, detail) = if viral_container {

@@ -793,3 +793,172 @@ fn capture_sources_scan_before_writing_and_reuse_verdicts_of_identical_payloads(
     let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
     assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
 }
+
+/// One WARC record (an HTTP response), as bytes.
+fn warc_response(uri: &str, body: &[u8], n: usize) -> Vec<u8> {
+    let mut block = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    block.extend_from_slice(body);
+    let mut rec = format!(
+        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-{n:012}>\r\nWARC-Date: 2024-01-01T00:00:0{n}Z\r\nWARC-Target-URI: {uri}\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    )
+    .into_bytes();
+    rec.extend(block);
+    rec.extend_from_slice(b"\r\n\r\n");
+    rec
+}
+
+/// Traces `webaip` with strace and returns every line that opens, renames or truncates a file
+/// under the package's content/ or viral/ folders.
+fn container_syscalls(args: &[&str], trace: &Path) -> (Output, Vec<String>) {
+    let o = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=open,openat,openat2,rename,renameat,renameat2,truncate,ftruncate",
+            "-o",
+        ])
+        .arg(trace)
+        .arg(env!("CARGO_BIN_EXE_webaip"))
+        .args(args)
+        .env_remove("WEBAIP_SCHEMAS")
+        .env_remove("WEBAIP_CLAMD")
+        .output()
+        .expect("strace runs (scripts/setup-test-env.sh installs it)");
+    let log = std::fs::read_to_string(trace).unwrap();
+    let containers = |l: &str| l.contains("content/") || l.contains("viral/");
+    // The descriptors of the containers (a truncate names its file by descriptor only; the
+    // memfds clamd is handed payloads through are truncated too, and are no container).
+    let fds: Vec<String> = log
+        .lines()
+        .filter(|l| containers(l))
+        .filter_map(|l| l.rsplit("= ").next())
+        .filter(|n| n.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect();
+    let lines = log
+        .lines()
+        .filter(|l| {
+            containers(l)
+                || l.split_once("ftruncate(").is_some_and(|(_, rest)| {
+                    fds.iter().any(|fd| rest.starts_with(&format!("{fd},")))
+                })
+        })
+        .map(str::to_string)
+        .collect();
+    (o, lines)
+}
+
+/// A copied WARC (gzip per record, and uncompressed): its infected record goes, byte-exact, to
+/// the viral twin before anything is written, the rest to content byte-exact, an identical
+/// payload takes the verdict given once; no container is opened for writing twice, renamed or
+/// truncated (strace), and the package passes the oracle, validate and audit --deep.
+#[test]
+fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let recs = [
+        warc_response("http://e.org/a.txt", b"a clean payload", 1),
+        warc_response("http://e.org/eicar.com", &eicar(), 2),
+        warc_response("http://e.org/copy-of-a.txt", b"a clean payload", 3),
+        warc_response("http://e.org/b.txt", b"last", 4),
+    ];
+    for gzip in [true, false] {
+        let name = if gzip { "crawl.warc.gz" } else { "crawl.warc" };
+        let input = dir.path().join(name);
+        let members: Vec<Vec<u8>> = recs
+            .iter()
+            .map(|r| {
+                if gzip {
+                    let mut e = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+                    std::io::Write::write_all(&mut e, r).unwrap();
+                    e.finish().unwrap()
+                } else {
+                    r.clone()
+                }
+            })
+            .collect();
+        std::fs::write(&input, members.concat()).unwrap();
+        let out = dir.path().join(format!("pkg-{gzip}"));
+        let s = schemas().display().to_string();
+        let trace = dir.path().join(format!("trace-{gzip}"));
+        let args = [
+            "package",
+            "--json",
+            "--mode",
+            "full",
+            "--clamd",
+            &d.addr,
+            "--schemas",
+            &s,
+            "--out",
+            out.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ];
+        let (o, calls) = container_syscalls(&args, &trace);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
+        assert_eq!(r["scan"]["reused"], 1, "the copy of a.txt: {}", r["scan"]);
+        assert_eq!(r["scan"]["scanned"], 3, "{}", r["scan"]);
+        assert_eq!(r["containers"][0]["bytes_read"], members.concat().len(), "read once");
+        // Byte-exact on both sides.
+        let content = std::fs::read(out.join("content").join(name)).unwrap();
+        let expected: Vec<u8> = [&members[0][..], &members[2][..], &members[3][..]].concat();
+        assert_eq!(content, expected, "content/ holds the other records, byte for byte");
+        let viral_name = if gzip { "crawl.viral.warc.gz" } else { "crawl.viral.warc" };
+        let viral = std::fs::read(out.join("viral").join(viral_name)).unwrap();
+        assert!(viral.ends_with(&members[1]), "the infected record, byte-exact");
+        if gzip {
+            let uris = warc_uris(&out);
+            assert_eq!(uris[&format!("viral/{viral_name}")], vec!["http://e.org/eicar.com"]);
+        }
+        assert_valid_package(&out);
+        let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
+        assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
+        // Each container opened for writing once, never renamed or truncated.
+        let writes = |f: &str| {
+            calls
+                .iter()
+                .filter(|l| l.contains(f) && (l.contains("O_WRONLY") || l.contains("O_RDWR")))
+                .count()
+        };
+        assert_eq!(writes(&format!("content/{name}\"")), 1, "{calls:#?}");
+        assert_eq!(writes(&format!("viral/{viral_name}\"")), 1, "{calls:#?}");
+        let changed: Vec<&String> =
+            calls.iter().filter(|l| l.contains("rename") || l.contains("truncate")).collect();
+        assert!(changed.is_empty(), "a container renamed or truncated: {changed:#?}");
+    }
+    // An ARC: migrated records are scanned before they are written too.
+    let arc = dir.path().join("IAH-20240101000000-00000-x.arc");
+    write_arc(&arc, &[("http://e.org/a", b"first"), ("http://e.org/eicar.com", &eicar())]);
+    let out = dir.path().join("pkg-arc");
+    let trace = dir.path().join("trace-arc");
+    let args = ["package", "--json", "--clamd", &d.addr, "--out", out.to_str().unwrap()];
+    let (o, calls) = container_syscalls(&[&args[..], &[arc.to_str().unwrap()]].concat(), &trace);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
+    let q = &r["containers"][0]["migration"]["quarantine"];
+    assert_eq!(q["records"], 1, "{r}");
+    let conservation = &r["containers"][0]["migration"]["conservation"];
+    assert_eq!(conservation["conserved"], true, "{conservation}");
+    assert_eq!(conservation["payload_bytes_in"], conservation["payload_bytes_out"]);
+    let changed: Vec<&String> = calls
+        .iter()
+        .filter(|l| l.contains("truncate") || (l.contains("rename") && l.contains("warc")))
+        .collect();
+    // The migration writes under a temporary name and renames it into place once, complete.
+    assert!(
+        changed.iter().all(|l| l.contains(".partial")),
+        "a container renamed or truncated after it was written: {changed:#?}"
+    );
+    assert_eq!(changed.len(), 1, "{calls:#?}");
+    let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
+    assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
+}

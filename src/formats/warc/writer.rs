@@ -140,6 +140,52 @@ impl EncodedRecord {
     }
 }
 
+/// The `warcinfo` record webaip writes first in every container it makes (the one builder for
+/// all of them): the software, the format and the specification it follows, what the
+/// container holds, then `fields` in order. Every value is escaped: names of source files are
+/// input and must not add a field.
+pub fn warcinfo(
+    record_id: &str,
+    date: chrono::DateTime<chrono::Utc>,
+    filename: &str,
+    description: &str,
+    fields: &[(&str, String)],
+) -> (RecordSpec, Vec<u8>) {
+    use super::header::warc_fields_line;
+    let mut body = [
+        warc_fields_line("software", &format!("webaip/{}", env!("CARGO_PKG_VERSION"))),
+        warc_fields_line("format", "WARC File Format 1.1"),
+        warc_fields_line(
+            "conformsTo",
+            "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        ),
+        warc_fields_line("description", description),
+    ]
+    .concat();
+    for (name, value) in fields {
+        body.push_str(&warc_fields_line(name, value));
+    }
+    let spec = RecordSpec {
+        warc_type: "warcinfo".into(),
+        record_id: record_id.to_string(),
+        date: date.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        filename: Some(filename.to_string()),
+        content_type: Some("application/warc-fields".into()),
+        ..RecordSpec::default()
+    };
+    (spec, body.into_bytes())
+}
+
+/// A record as uncompressed bytes (header, block, CRLF CRLF): for containers of uncompressed
+/// records.
+pub fn uncompressed_record(spec: &RecordSpec, block: &[u8]) -> Vec<u8> {
+    let digests = BlockHasher::digest(block, 0);
+    let mut out = spec.header(&digests).to_bytes();
+    out.extend_from_slice(block);
+    out.extend_from_slice(RECORD_END);
+    out
+}
+
 /// Hashes one record's block and compresses the record (header, block, closing CRLFs) into its
 /// own gzip member. The payload starts `payload_offset_in_block` bytes into the block (after
 /// HTTP headers; 0 when the whole block is the payload).
@@ -298,6 +344,31 @@ impl<W: Write> WarcWriter<W> {
             payload_offset: head.len() as u64 + digests.payload_offset,
             digests,
         })
+    }
+
+    /// Appends a gzip member (or an uncompressed record) written by another tool, byte-exact:
+    /// `len` bytes from `member`. Returns the offset it starts at; the writer's position moves
+    /// on by `len`, so copied and written records share one count of offsets.
+    pub fn append_member(&mut self, member: impl Read, len: u64) -> io::Result<u64> {
+        let at = self.pos;
+        let copied = io::copy(&mut member.take(len), &mut self.out)?;
+        self.pos += copied;
+        if copied != len {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("member of {len} bytes ended after {copied}"),
+            ));
+        }
+        self.records += 1;
+        Ok(at)
+    }
+
+    /// Appends bytes that are no record of their own (what a copied file holds between or
+    /// after its records), keeping the offsets right.
+    pub fn append_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.pos += bytes.len() as u64;
+        Ok(())
     }
 
     /// Flushes and returns the underlying writer.

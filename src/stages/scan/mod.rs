@@ -1,4 +1,7 @@
-//! Virus scanning with a ClamAV daemon (clamd): every payload, from memory or streamed.
+//! Virus scanning with a ClamAV daemon (clamd): the one home of scanning. This module is the
+//! clamd client; [`engine`] the one batching engine every path scans through (`package` of
+//! every source, `migrate`, `scan`), with verdicts reused for identical payloads; and
+//! [`clean_copy`] runs a curator's cleaner on an infected payload.
 //!
 //! Payloads held in memory (nearly all of a web crawl) go over persistent `IDSESSION`
 //! connections, kept in a small pool shared by every clone of a [`Clamd`]: a connection per
@@ -33,6 +36,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+pub mod engine;
+pub use engine::{Digest, EngineCounts, PendingVerdicts, ScanBatch, ScanEngine, Verdicts};
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
 /// reports anything larger as clean unless told otherwise.
@@ -75,6 +81,58 @@ impl std::fmt::Display for ClamdAddr {
 /// starts narrower and widens only while the writer waits for verdicts.
 pub fn scan_sessions() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 16))
+}
+
+/// The cleaner could not be run.
+#[derive(Debug, thiserror::Error)]
+#[error("running the cleaner on {path}: {source}")]
+pub struct CleanError {
+    /// The infected payload's temporary file.
+    pub path: PathBuf,
+    /// The cause.
+    #[source]
+    pub source: io::Error,
+}
+
+/// Runs the cleaner `cmd` (as `CMD INFECTED CLEANED`) on the payload in `infected`; returns the
+/// cleaned bytes when the cleaner succeeded and clamd finds the copy clean. A cleaner that
+/// fails or leaves a virus yields `None`: the original stays quarantined (`viral, failed but
+/// forced`).
+pub fn clean_copy(
+    cmd: &str,
+    infected: &std::path::Path,
+    engine: &ScanEngine,
+) -> Result<Option<Vec<u8>>, CleanOrScanError> {
+    let err = |source| CleanError { path: infected.to_path_buf(), source };
+    let dir = tempfile::tempdir().map_err(err)?;
+    let out = dir.path().join("cleaned");
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{cmd} \"$0\" \"$1\""))
+        .arg(infected)
+        .arg(&out)
+        .status()
+        .map_err(err)?;
+    if !status.success() || !out.is_file() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&out).map_err(err)?;
+    // No verdict is reused for the copy: it is new bytes, and must be seen by clamd.
+    match engine.scan_one(None, &bytes[..], bytes.len() as u64)? {
+        ScanResult::Clean => Ok(Some(bytes)),
+        _ => Ok(None),
+    }
+}
+
+/// Why a clean copy could not be made: the cleaner could not be run, or clamd failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CleanOrScanError {
+    /// The cleaner could not be run.
+    #[error(transparent)]
+    Clean(#[from] CleanError),
+    /// clamd failed.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
 }
 
 /// The outcome of scanning one payload.

@@ -1,0 +1,441 @@
+//! The one scanning engine: every path that scans (`package` of every source, `migrate`,
+//! `scan`) hands its payloads to a [`ScanEngine`].
+//!
+//! - Batches: the payloads of a batch go to clamd in parallel over pooled sessions, on threads
+//!   of the engine's own (a scan blocks on the daemon, not on a core), while the caller goes on
+//!   reading, compressing or writing the batch before. How many scans run at once starts at one
+//!   and grows only while the caller has to wait for verdicts ([`ScanWidth`]): every scan in
+//!   flight costs clamd a hand-off between its threads.
+//! - Verdicts reused: a payload whose SHA-512 equals one scanned earlier in the run (or earlier
+//!   in the same batch) takes that verdict instead of going to clamd again. Only clean and
+//!   infected verdicts are kept: a payload clamd could not scan is tried again. Set
+//!   [`NO_VERDICT_REUSE_ENV`] to scan every payload (the benchmark's baseline).
+//! - Counts: payloads sent, verdicts reused, and the time callers spent waiting for verdicts.
+//!
+//! A failure of clamd itself (unreachable, gone, silent) is a [`ScanError`]: the first one
+//! stops the other scans of its batch, so a hung clamd costs one timeout, not one per payload.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::{Clamd, ScanError, ScanResult, scan_sessions};
+
+/// Set (to anything) to scan every payload, identical or not: the benchmark's baseline
+/// (bench/run-scan-reuse.sh), never needed otherwise.
+pub const NO_VERDICT_REUSE_ENV: &str = "WEBAIP_NO_VERDICT_REUSE";
+
+/// A SHA-512 digest: the key under which a verdict is reused.
+pub type Digest = [u8; 64];
+
+/// A batch of payloads, in the caller's order.
+pub trait ScanBatch: Send + Sync + 'static {
+    /// How many items the batch holds.
+    fn items(&self) -> usize;
+    /// Item `i`'s payload in memory and its SHA-512 when known; `None` when there is nothing
+    /// to scan (an empty payload, or one the caller scans on its own with
+    /// [`ScanEngine::scan_one`]).
+    fn payload(&self, i: usize) -> Option<(&[u8], Option<&Digest>)>;
+}
+
+impl ScanBatch for Vec<(Option<Digest>, Vec<u8>)> {
+    fn items(&self) -> usize {
+        self.len()
+    }
+    fn payload(&self, i: usize) -> Option<(&[u8], Option<&Digest>)> {
+        self.get(i).filter(|(_, b)| !b.is_empty()).map(|(d, b)| (&b[..], d.as_ref()))
+    }
+}
+
+/// Verdicts of a batch, in its order (`None`: nothing was scanned for that item).
+pub type Verdicts = Vec<Option<ScanResult>>;
+
+/// What the engine did, over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EngineCounts {
+    /// Payloads sent to clamd.
+    pub scanned: u64,
+    /// Payloads that took the verdict of an identical one.
+    pub reused: u64,
+    /// Seconds callers spent waiting for verdicts.
+    pub waited_seconds: f64,
+}
+
+/// clamd, the threads that wait on it, and the verdicts given so far.
+pub struct ScanEngine {
+    clamd: Clamd,
+    pool: rayon::ThreadPool,
+    width: ScanWidth,
+    known: Option<Mutex<HashMap<Digest, ScanResult>>>,
+    scanned: AtomicU64,
+    reused: AtomicU64,
+    waited_nanos: AtomicU64,
+}
+
+impl std::fmt::Debug for ScanEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanEngine").field("clamd", &self.clamd).finish_non_exhaustive()
+    }
+}
+
+/// The verdicts of a batch being scanned.
+#[must_use = "the verdicts must be waited for"]
+pub struct PendingVerdicts {
+    rx: Receiver<Result<Verdicts, ScanError>>,
+}
+
+impl ScanEngine {
+    /// An engine over `clamd` with [`scan_sessions`] threads; verdicts are reused unless
+    /// [`NO_VERDICT_REUSE_ENV`] is set.
+    pub fn new(clamd: Clamd) -> Result<Arc<ScanEngine>, ScanError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(scan_sessions())
+            .thread_name(|i| format!("webaip-scan-{i}"))
+            .build()
+            .map_err(|e| ScanError {
+                addr: clamd.addr().to_string(),
+                message: format!("cannot start the scanning threads: {e}"),
+            })?;
+        let reuse = std::env::var_os(NO_VERDICT_REUSE_ENV).is_none();
+        Ok(Arc::new(ScanEngine {
+            clamd,
+            pool,
+            width: ScanWidth::default(),
+            known: reuse.then(|| Mutex::new(HashMap::new())),
+            scanned: AtomicU64::new(0),
+            reused: AtomicU64::new(0),
+            waited_nanos: AtomicU64::new(0),
+        }))
+    }
+
+    /// The daemon.
+    pub fn clamd(&self) -> &Clamd {
+        &self.clamd
+    }
+
+    /// What the engine did so far.
+    pub fn counts(&self) -> EngineCounts {
+        EngineCounts {
+            scanned: self.scanned.load(Relaxed),
+            reused: self.reused.load(Relaxed),
+            waited_seconds: self.waited_nanos.load(Relaxed) as f64 / 1e9,
+        }
+    }
+
+    fn known_verdict(&self, digest: &Digest) -> Option<ScanResult> {
+        let known = self.known.as_ref()?;
+        let v = known.lock().unwrap_or_else(|p| p.into_inner()).get(digest).cloned();
+        if v.is_some() {
+            self.reused.fetch_add(1, Relaxed);
+        }
+        v
+    }
+
+    fn remember(&self, digest: &Digest, v: &ScanResult) {
+        if let Some(known) = &self.known
+            && !matches!(v, ScanResult::NotScanned(_))
+        {
+            known.lock().unwrap_or_else(|p| p.into_inner()).insert(*digest, v.clone());
+        }
+    }
+
+    /// Starts scanning a batch; its verdicts are taken with [`ScanEngine::wait`]. The task lets
+    /// go of the batch before it sends them, so the caller can take the batch back
+    /// (`Arc::into_inner`) once it has them.
+    pub fn start<B: ScanBatch>(self: &Arc<Self>, batch: Arc<B>) -> PendingVerdicts {
+        let (tx, rx) = sync_channel(1);
+        let engine = Arc::clone(self);
+        self.pool.spawn(move || {
+            let verdicts = engine.scan_batch(&*batch);
+            drop(batch);
+            let _ = tx.send(verdicts);
+        });
+        PendingVerdicts { rx }
+    }
+
+    /// Scans a batch on the calling thread's behalf (it blocks until every verdict is in).
+    pub fn scan_now<B: ScanBatch>(self: &Arc<Self>, batch: B) -> Result<Verdicts, ScanError> {
+        let batch = Arc::new(batch);
+        let pending = self.start(Arc::clone(&batch));
+        self.wait(pending)
+    }
+
+    fn scan_batch(&self, batch: &dyn ScanBatch) -> Result<Verdicts, ScanError> {
+        let n = batch.items();
+        let mut out: Verdicts = vec![None; n];
+        // Which item's scan each item takes: itself, or the first identical one of the batch.
+        let mut first_of: HashMap<&Digest, usize> = HashMap::new();
+        let mut same_as: Vec<(usize, usize)> = Vec::new();
+        let mut to_scan: Vec<usize> = Vec::new();
+        for (i, slot) in out.iter_mut().enumerate() {
+            let Some((_, digest)) = batch.payload(i) else { continue };
+            let Some(d) = digest.filter(|_| self.known.is_some()) else {
+                to_scan.push(i);
+                continue;
+            };
+            if let Some(v) = self.known_verdict(d) {
+                *slot = Some(v);
+            } else if let Some(&j) = first_of.get(d) {
+                same_as.push((i, j));
+            } else {
+                first_of.insert(d, i);
+                to_scan.push(i);
+            }
+        }
+        // Pieces of at least len/width payloads: at most `width` scans at once.
+        let piece = to_scan.len().div_ceil(self.width.get()).max(1);
+        let clamd = &self.clamd;
+        let verdicts: Vec<ScanResult> = self.pool.install(|| {
+            to_scan
+                .par_iter()
+                .with_min_len(piece)
+                .map(|&i| match batch.payload(i) {
+                    Some((bytes, _)) => clamd.scan_bytes(bytes),
+                    None => Ok(ScanResult::Clean),
+                })
+                .collect::<Result<_, _>>()
+        })?;
+        self.scanned.fetch_add(to_scan.len() as u64, Relaxed);
+        for (&i, v) in to_scan.iter().zip(verdicts) {
+            if let Some((_, Some(d))) = batch.payload(i) {
+                self.remember(d, &v);
+            }
+            out[i] = Some(v);
+        }
+        for (i, j) in same_as {
+            let v = out[j].clone();
+            match &v {
+                // Not scanned: the identical payload is tried on its own.
+                Some(ScanResult::NotScanned(_)) | None => {
+                    if let Some((bytes, _)) = batch.payload(i) {
+                        out[i] = Some(clamd.scan_bytes(bytes)?);
+                        self.scanned.fetch_add(1, Relaxed);
+                    }
+                }
+                Some(_) => {
+                    self.reused.fetch_add(1, Relaxed);
+                    out[i] = v;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Waits for a batch's verdicts. Whether they were ready in time widens or narrows the
+    /// scans of later batches.
+    pub fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
+        let stopped = || ScanError {
+            addr: self.clamd.addr().to_string(),
+            message: "the scanning thread stopped without verdicts".into(),
+        };
+        let max = self.pool.current_num_threads();
+        match pending.rx.try_recv() {
+            Ok(v) => {
+                self.width.record(true, max);
+                v
+            }
+            Err(_) => {
+                self.width.record(false, max);
+                let t = Instant::now();
+                let v = pending.rx.recv().map_err(|_| stopped());
+                self.waited_nanos.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+                v?
+            }
+        }
+    }
+
+    /// Scans one payload now, streamed from `payload` (`len` bytes): a large one, or one of a
+    /// source that yields payloads one at a time. An identical payload scanned before gives
+    /// its verdict instead when `digest` is known.
+    pub fn scan_one(
+        &self,
+        digest: Option<&Digest>,
+        payload: impl Read,
+        len: u64,
+    ) -> Result<ScanResult, ScanError> {
+        if let Some(v) = digest.and_then(|d| self.known_verdict(d)) {
+            return Ok(v);
+        }
+        let t = Instant::now();
+        let v = self.clamd.scan(payload, len);
+        self.waited_nanos.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        let v = v?;
+        self.scanned.fetch_add(1, Relaxed);
+        if let Some(d) = digest {
+            self.remember(d, &v);
+        }
+        Ok(v)
+    }
+
+    /// [`ScanEngine::scan_one`] of a payload in memory (over a pooled session).
+    pub fn scan_bytes(
+        &self,
+        digest: Option<&Digest>,
+        payload: &[u8],
+    ) -> Result<ScanResult, ScanError> {
+        if let Some(v) = digest.and_then(|d| self.known_verdict(d)) {
+            return Ok(v);
+        }
+        let t = Instant::now();
+        let v = self.clamd.scan_bytes(payload);
+        self.waited_nanos.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        let v = v?;
+        self.scanned.fetch_add(1, Relaxed);
+        if let Some(d) = digest {
+            self.remember(d, &v);
+        }
+        Ok(v)
+    }
+}
+
+/// How many of a batch's payloads are scanned at once. It starts at one and grows while the
+/// caller has to wait for verdicts (clamd is the slower side: a large signature database, many
+/// cores), and shrinks again after verdicts have been ready in time for a few batches.
+#[derive(Default)]
+struct ScanWidth {
+    /// Scans in flight, minus one.
+    extra: AtomicUsize,
+    /// Batches in a row whose verdicts were ready when the caller wanted them.
+    in_time: AtomicUsize,
+}
+
+/// Batches in a row with verdicts ready in time before the width shrinks by one.
+const SHRINK_AFTER: usize = 4;
+
+impl ScanWidth {
+    fn get(&self) -> usize {
+        1 + self.extra.load(Relaxed)
+    }
+
+    /// Records whether a batch's verdicts were ready when the caller wanted them.
+    fn record(&self, ready: bool, max: usize) {
+        if !ready {
+            self.in_time.store(0, Relaxed);
+            if self.get() < max {
+                self.extra.fetch_add(1, Relaxed);
+            }
+        } else if self.in_time.fetch_add(1, Relaxed) + 1 >= SHRINK_AFTER {
+            self.in_time.store(0, Relaxed);
+            let _ = self.extra.fetch_update(Relaxed, Relaxed, |e| e.checked_sub(1));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_width_grows_while_the_caller_waits_and_shrinks_when_verdicts_keep_up() {
+        let w = ScanWidth::default();
+        assert_eq!(w.get(), 1);
+        for _ in 0..10 {
+            w.record(false, 4);
+        }
+        assert_eq!(w.get(), 4, "never more than the scanning threads");
+        for _ in 0..SHRINK_AFTER - 1 {
+            w.record(true, 4);
+        }
+        assert_eq!(w.get(), 4, "one batch in time is not enough to shrink");
+        w.record(true, 4);
+        assert_eq!(w.get(), 3);
+        for _ in 0..4 * SHRINK_AFTER {
+            w.record(true, 4);
+        }
+        assert_eq!(w.get(), 1, "back to one scan at a time");
+    }
+
+    /// A fake clamd on TCP (so payloads come as INSTREAM, in sessions or alone) that finds
+    /// "BAD" payloads infected and counts the payloads it was given.
+    #[test]
+    fn identical_payloads_go_to_clamd_once() {
+        use std::io::Write;
+        use std::net::{TcpListener, TcpStream};
+        fn read_cmd(c: &mut TcpStream) -> Option<String> {
+            let mut cmd = Vec::new();
+            let mut b = [0u8; 1];
+            loop {
+                if c.read(&mut b).ok()? == 0 {
+                    return None;
+                }
+                if b[0] == 0 {
+                    return Some(String::from_utf8_lossy(&cmd).to_string());
+                }
+                cmd.push(b[0]);
+            }
+        }
+        fn read_chunks(c: &mut TcpStream) -> Option<Vec<u8>> {
+            let mut body = Vec::new();
+            loop {
+                let mut len = [0u8; 4];
+                c.read_exact(&mut len).ok()?;
+                let n = u32::from_be_bytes(len) as usize;
+                if n == 0 {
+                    return Some(body);
+                }
+                let mut chunk = vec![0u8; n];
+                c.read_exact(&mut chunk).ok()?;
+                body.extend_from_slice(&chunk);
+            }
+        }
+        let verdict = |b: &[u8]| if b.starts_with(b"BAD") { "Test.Sig FOUND" } else { "OK" };
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(AtomicU64::new(0));
+        let seen2 = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut c) = conn else { break };
+                let seen = Arc::clone(&seen2);
+                std::thread::spawn(move || {
+                    let Some(first) = read_cmd(&mut c) else { return };
+                    if first == "zIDSESSION" {
+                        let mut id = 0;
+                        while let Some(cmd) = read_cmd(&mut c) {
+                            assert_eq!(cmd, "zINSTREAM");
+                            let Some(body) = read_chunks(&mut c) else { return };
+                            id += 1;
+                            seen.fetch_add(1, Relaxed);
+                            let reply = format!("{id}: stream: {}\0", verdict(&body));
+                            let _ = c.write_all(reply.as_bytes());
+                        }
+                    } else if let Some(body) = read_chunks(&mut c) {
+                        seen.fetch_add(1, Relaxed);
+                        let _ = c.write_all(format!("stream: {}\0", verdict(&body)).as_bytes());
+                    }
+                });
+            }
+        });
+
+        let engine =
+            ScanEngine::new(Clamd::new(super::super::ClamdAddr::Tcp(addr.to_string()))).unwrap();
+        let digest = |b: &[u8]| -> Digest {
+            use sha2::Digest as _;
+            sha2::Sha512::digest(b).into()
+        };
+        let payloads: Vec<&[u8]> = vec![b"one", b"BAD two", b"one", b"", b"BAD two", b"three"];
+        let batch: Vec<(Option<Digest>, Vec<u8>)> =
+            payloads.iter().map(|p| (Some(digest(p)), p.to_vec())).collect();
+        let v = engine.scan_now(batch).unwrap();
+        let infected = |v: &Option<ScanResult>| matches!(v, Some(ScanResult::Infected(_)));
+        assert_eq!(v.iter().filter(|v| infected(v)).count(), 2, "{v:?}");
+        assert!(v[3].is_none(), "an empty payload is not scanned");
+        assert_eq!(v[0], Some(ScanResult::Clean));
+        let c = engine.counts();
+        assert_eq!((c.scanned, c.reused), (3, 2), "{c:?}");
+        assert_eq!(seen.load(Relaxed), 3, "clamd saw each distinct payload once");
+        // A later payload identical to one of the batch: reused, clamd not asked.
+        let again = engine.scan_bytes(Some(&digest(b"BAD two")), b"BAD two").unwrap();
+        assert!(matches!(again, ScanResult::Infected(_)));
+        assert_eq!(seen.load(Relaxed), 3);
+        // Without a digest, nothing can be reused.
+        engine.scan_bytes(None, b"one").unwrap();
+        assert_eq!(seen.load(Relaxed), 4);
+        assert_eq!(engine.counts().reused, 3);
+    }
+}

@@ -7,6 +7,7 @@
 
 pub(crate) mod descriptive;
 pub(crate) mod premis;
+pub(crate) mod reader;
 pub mod validate;
 pub mod writer;
 pub(crate) mod xml;

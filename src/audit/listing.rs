@@ -35,7 +35,7 @@ impl ListedFile {
     pub fn is_container(&self) -> bool {
         self.mime.as_deref() == Some("application/warc")
             || !self.children.is_empty()
-            || self.href.as_deref().is_some_and(|h| h.ends_with(".warc") || h.ends_with(".warc.gz"))
+            || self.href.as_deref().is_some_and(crate::layout::is_warc_name)
     }
 }
 
@@ -64,7 +64,9 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
                 match (e.ns.as_str(), e.local.as_str()) {
                     (NS_METS, "amdSec") => amd = attr("ID"),
                     (NS_METS, "techMD") => md = attr("ID"),
-                    (ns, "significantProperties") if premis(ns) => property = Some(Default::default()),
+                    (ns, "significantProperties") if premis(ns) => {
+                        property = Some(Default::default())
+                    }
                     (ns, "significantPropertiesType" | "significantPropertiesValue")
                         if premis(ns) =>
                     {

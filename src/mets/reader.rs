@@ -215,9 +215,7 @@ impl<R: BufRead> MetsReader<R> {
             let before = self.reader.buffer_position();
             let result = self.reader.read_resolved_event_into(&mut self.buf);
             let (ns, ev) = match result {
-                Ok((ResolveResult::Bound(ns), ev)) => {
-                    (ns.as_ref().to_string(), ev)
-                }
+                Ok((ResolveResult::Bound(ns), ev)) => (ns.as_ref().to_string(), ev),
                 Ok((_, ev)) => (String::new(), ev),
                 Err(source) => {
                     self.done = true;
@@ -239,15 +237,13 @@ impl<R: BufRead> MetsReader<R> {
             let event = match ev {
                 XmlEvent::Start(e) => Event::Start(element(&self.reader, ns, &e), pos),
                 XmlEvent::Empty(e) => Event::Empty(element(&self.reader, ns, &e), pos),
-                XmlEvent::End(e) => Event::End {
-                    ns,
-                    local: e.local_name().as_ref().to_string(),
-                    pos,
-                },
+                XmlEvent::End(e) => {
+                    Event::End { ns, local: e.local_name().as_ref().to_string(), pos }
+                }
                 XmlEvent::Text(t) => Event::Text(t.xml10_content().into_owned(), pos),
                 XmlEvent::CData(t) => Event::Text(t.xml10_content().into_owned(), pos),
                 XmlEvent::GeneralRef(r) => match reference(&r) {
-                    Ok(text) => Event::Text(text.into(), pos),
+                    Ok(text) => Event::Text(text, pos),
                     Err(name) => Event::Refused(Refusal::Entity(name), pos),
                 },
                 XmlEvent::DocType(_) => Event::Refused(Refusal::Doctype, pos),
@@ -364,14 +360,8 @@ struct Tally {
 
 impl<R> Counter<R> {
     fn new(inner: R) -> Self {
-        let tally = Tally {
-            pos: 0,
-            line: 1,
-            mark: 0,
-            mark_line: 1,
-            newlines: Vec::new(),
-            first_nul: None,
-        };
+        let tally =
+            Tally { pos: 0, line: 1, mark: 0, mark_line: 1, newlines: Vec::new(), first_nul: None };
         Counter { inner, tally }
     }
 }
@@ -555,7 +545,8 @@ mod tests {
 
     #[test]
     fn doctype_entities_and_nul_are_refused() {
-        let doc = "<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"EXPANDED\">]>\n<m>&x;\0</m>\n";
+        let doc =
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"EXPANDED\">]>\n<m>&x;\0</m>\n";
         let (evs, err) = events(doc.as_bytes(), false);
         assert!(err.is_none(), "{err:?}");
         let refused: Vec<(Refusal, Pos)> = evs
@@ -619,6 +610,8 @@ mod tests {
         assert!(err.is_none(), "{err:?}");
         let b = starts(&evs).into_iter().find(|(n, _)| n == "b").unwrap();
         assert_eq!(b.1.line, 3);
-        assert!(evs.iter().any(|e| matches!(e, Event::Empty(el, _) if el.ns.is_empty() && el.attrs[0].ns.is_empty())));
+        assert!(evs.iter().any(
+            |e| matches!(e, Event::Empty(el, _) if el.ns.is_empty() && el.attrs[0].ns.is_empty())
+        ));
     }
 }

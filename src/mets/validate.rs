@@ -1,6 +1,8 @@
 //! `webaip validate`: a METS document against the official schemas and the package profile.
 //!
-//! The first pass streams the document with quick-xml and checks what XML Schema cannot see:
+//! The first pass streams the document through [`super::reader::MetsReader`] (which also
+//! refuses DOCTYPEs, entity references and NULs, and gives every finding its line) and checks
+//! what XML Schema cannot see:
 //! unique IDs, IDREFs that resolve (to the right kind of element), byte ranges
 //! (`BEGIN <= END`, `SIZE = END - BEGIN + 1`), checksum types, PREMIS fixity and size against
 //! the `<file>` attributes, events that link existing objects and agents, outcomes from the
@@ -1272,7 +1274,12 @@ impl Checker {
             self.profile_rule("P1.2", "mets", Pos::START, "no metsHdr".into());
         }
         if self.profile.rules.require_descriptive && !self.dmd_types.iter().any(|t| t == "MODS") {
-            self.profile_rule("P3.1", "dmdSec", Pos::START, "no MODS dmdSec for the website".into());
+            self.profile_rule(
+                "P3.1",
+                "dmdSec",
+                Pos::START,
+                "no MODS dmdSec for the website".into(),
+            );
         }
         if self.profile.rules.require_descriptive && !self.dmd_types.iter().any(|t| t == "DC") {
             self.profile_rule("P3.2", "dmdSec", Pos::START, "no Dublin Core dmdSec".into());
@@ -1302,7 +1309,12 @@ impl Checker {
         }
         if self.profile.rules.physical_map {
             if !self.struct_physical {
-                self.profile_rule("P2.5", "structMap", Pos::START, "no structMap TYPE=\"physical\"".into());
+                self.profile_rule(
+                    "P2.5",
+                    "structMap",
+                    Pos::START,
+                    "no structMap TYPE=\"physical\"".into(),
+                );
             } else {
                 let unlisted: Vec<(String, Pos)> = self
                     .top_files
@@ -1317,10 +1329,20 @@ impl Checker {
             }
         }
         if !self.struct_logical {
-            self.profile_rule("P2.1", "structMap", Pos::START, "no structMap TYPE=\"logical\"".into());
+            self.profile_rule(
+                "P2.1",
+                "structMap",
+                Pos::START,
+                "no structMap TYPE=\"logical\"".into(),
+            );
         } else if !self.profile.structure.website.is_empty() && !self.website_div {
             let w = self.profile.structure.website.clone();
-            self.profile_rule("P2.1", "structMap", Pos::START, format!("no top-level div TYPE={w:?}"));
+            self.profile_rule(
+                "P2.1",
+                "structMap",
+                Pos::START,
+                format!("no top-level div TYPE={w:?}"),
+            );
         }
     }
 }

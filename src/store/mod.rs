@@ -1318,4 +1318,35 @@ mod tests {
         assert!(accepted("_2F") && accepted("_2E."));
         assert_ne!(package_dir("..").split_once('/').map(|(_, n)| n), Some(".."));
     }
+
+    /// A METS file in a temporary directory.
+    fn mets_file(text: &str) -> (tempfile::TempDir, std::fs::File) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(METS), text).unwrap();
+        let f = std::fs::File::open(dir.path().join(METS)).unwrap();
+        (dir, f)
+    }
+
+    #[test]
+    fn the_mets_is_read_by_namespace_and_refused_when_it_holds_a_doctype() {
+        let doc = r#"<m:mets xmlns:m="http://www.loc.gov/METS/" xmlns:l="http://www.w3.org/1999/xlink" OBJID="pkg-1">
+<m:fileSec><m:fileGrp USE="Content"><m:file ID="F1"><m:FLocat l:href="content/a.warc.gz"/></m:file>
+<m:file ID="F2"><m:FLocat l:href="../outside.warc.gz"/></m:file>
+<m:file ID="F3"><m:FLocat href="content/no-xlink.warc.gz"/></m:file>
+<other:FLocat xmlns:other="urn:x" l:href="content/not-mets.warc.gz"/></m:fileGrp></m:fileSec></m:mets>"#;
+        let (_d, f) = mets_file(doc);
+        assert_eq!(read_identifier(f).unwrap(), "pkg-1");
+        let (_d, f) = mets_file(doc);
+        let names: Vec<String> = mets_names(f).unwrap().into_iter().collect();
+        assert_eq!(names, ["content/a.warc.gz"]);
+        let hostile = format!("<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"y\">]>\n{doc}");
+        let (_d, f) = mets_file(&hostile);
+        let err = read_identifier(f).unwrap_err();
+        assert!(err.starts_with("line 2 (byte 22): a document type declaration"), "{err}");
+        let (_d, f) = mets_file(&doc.replace("</m:fileSec>", "</m:fileSec>\n<m:x>\0</m:x>"));
+        let err = mets_names(f).unwrap_err();
+        assert!(err.starts_with("line 6 ") && err.contains("NUL"), "{err}");
+        let (_d, f) = mets_file(&doc[..doc.len() - 10]);
+        assert!(mets_names(f).unwrap_err().contains("not well-formed XML"));
+    }
 }

@@ -11,7 +11,11 @@
 //! [`regular_metadata`]). Side files are read with a bound ([`read_bounded`]).
 //!
 //! The manifest format (`<sha512>  <path>`, one line a file, BagIt style) is read and written
-//! here too ([`ManifestReader`], [`manifest_line`]), so package, audit and store agree on it.
+//! here too ([`ManifestReader`], [`manifest_line`]), so package, audit and store agree on it,
+//! and so are the package's own names: [`METS`], [`MANIFEST`], the folders ([`CONTENT_DIR`],
+//! [`ORIGINAL_DIR`], [`VIRAL_DIR`], [`LOGS_DIR`], [`WEBAIP_LOGS_DIR`]), container names
+//! ([`container_name`]) and what counts as a WARC by its name ([`is_warc_name`]). The METS
+//! document itself is read by [`crate::mets::reader`].
 
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, Read};
@@ -25,6 +29,29 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 pub const METS: &str = "METS.xml";
 /// Name of the package manifest.
 pub const MANIFEST: &str = "manifest-sha512.txt";
+/// Folder of the content containers.
+pub const CONTENT_DIR: &str = "content";
+/// Folder of the containers that keep the originals of transformed records.
+pub const ORIGINAL_DIR: &str = "original";
+/// Folder of the containers that keep infected records.
+pub const VIRAL_DIR: &str = "viral";
+/// Folder of the harvest's own logs and side files.
+pub const LOGS_DIR: &str = "logs";
+/// Folder of webaip's own reports (migration reports, quirk lists), inside [`LOGS_DIR`].
+pub const WEBAIP_LOGS_DIR: &str = "logs/webaip";
+
+/// The name of a WARC container in the package: `<dir>/<stem>-<serial>.warc.gz` with a
+/// five-digit serial (`content/crawl-00000.warc.gz`); the original and viral containers
+/// put their kind in the stem (`original/crawl-original-00000.warc.gz`).
+pub fn container_name(dir: &str, stem: &str, serial: u32) -> String {
+    format!("{dir}/{stem}-{serial:05}.warc.gz")
+}
+
+/// True for a name that says it is a WARC file (compressed or not).
+pub fn is_warc_name(name: &str) -> bool {
+    name.ends_with(".warc") || name.ends_with(".warc.gz")
+}
+
 /// Longest manifest line read (a SHA-512, two spaces and a path of at most `PATH_MAX`).
 pub const MAX_MANIFEST_LINE: usize = 128 + 2 + 4096 + 2;
 
@@ -599,5 +626,17 @@ mod tests {
             "is longer than a checksum and a path can be"
         );
         assert_eq!(lines[4].as_ref().unwrap().confined, Err(NameError::Absolute));
+    }
+
+    #[test]
+    fn container_names_are_the_ones_packages_carry() {
+        assert_eq!(container_name(CONTENT_DIR, "crawl", 0), "content/crawl-00000.warc.gz");
+        assert_eq!(container_name(VIRAL_DIR, "crawl-viral", 12), "viral/crawl-viral-00012.warc.gz");
+        for name in ["content/crawl-00000.warc.gz", "a.warc", "original/x-original-00000.warc.gz"] {
+            assert!(is_warc_name(name), "{name}");
+            assert_eq!(confined_name(name).as_deref(), Ok(name));
+        }
+        assert!(!is_warc_name("logs/crawl.log") && !is_warc_name("a.warc.gz.txt"));
+        assert!(WEBAIP_LOGS_DIR.starts_with(&format!("{LOGS_DIR}/")));
     }
 }

@@ -1,22 +1,21 @@
 //! The fileSec as the audit needs it: top-level files with their nested record and bytestream
 //! `<file>`s, and the number of WARC records each container's PREMIS object states.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use quick_xml::events::Event as XmlEvent;
-
 use super::AuditError;
+use crate::mets::reader::{Event, MetsReader, NS_METS, NS_PREMIS2, NS_PREMIS3, Pos};
 use crate::model::SIGNIFICANT_WARC_RECORDS;
 
 /// One `<file>` of the fileSec.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ListedFile {
     pub id: String,
-    /// Byte offset of the `<file>` element in the METS.
-    pub offset: u64,
+    /// Where the `<file>` element is in the METS.
+    pub pos: Pos,
     /// USE of the fileGrp (or its ID), for reporting missing groups.
     pub group: String,
     pub href: Option<String>,
@@ -36,16 +35,17 @@ impl ListedFile {
     pub fn is_container(&self) -> bool {
         self.mime.as_deref() == Some("application/warc")
             || !self.children.is_empty()
-            || self.href.as_deref().is_some_and(|h| h.ends_with(".warc") || h.ends_with(".warc.gz"))
+            || self.href.as_deref().is_some_and(crate::layout::is_warc_name)
     }
 }
 
 /// Reads the fileSec, and the significant properties of the PREMIS objects in the amdSecs.
+/// What the METS reader refuses (a DOCTYPE, an entity) is passed over here: the validation
+/// the audit starts with reports it, and the audit goes on with what the document lists.
 pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
     let bad = |message: String| AuditError::Mets { path: mets.to_path_buf(), message };
     let file = File::open(mets).map_err(|e| bad(e.to_string()))?;
-    let mut reader = quick_xml::Reader::from_reader(BufReader::with_capacity(256 * 1024, file));
-    let mut buf = Vec::new();
+    let mut reader = MetsReader::lenient(BufReader::with_capacity(256 * 1024, file));
     let mut top = Vec::new();
     let mut stack: Vec<ListedFile> = Vec::new();
     let mut group = String::new();
@@ -54,43 +54,39 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
     let (mut amd, mut md) = (None::<String>, None::<String>);
     let mut property: Option<(String, String)> = None;
     let mut text: Option<String> = None;
-    loop {
-        let pos = reader.buffer_position();
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|e| bad(format!("XML error near byte {pos}: {e}")))?;
+    let premis = |ns: &str| ns == NS_PREMIS3 || ns == NS_PREMIS2;
+    while let Some(event) = reader.next().map_err(|e| bad(e.to_string()))? {
         match event {
-            XmlEvent::Start(ref e) | XmlEvent::Empty(ref e) => {
-                let empty = matches!(event, XmlEvent::Empty(_));
-                let (name, pairs) = crate::mets::validate::element_parts(e);
-                // Keys by local name: FLocat's href is `xlink:href`.
-                let attrs: BTreeMap<String, String> = pairs
-                    .into_iter()
-                    .map(|(k, v)| (k.rsplit(':').next().unwrap_or_default().to_string(), v))
-                    .collect();
-                let num = |k: &str| attrs.get(k).and_then(|v| v.trim().parse::<u64>().ok());
-                match name.as_str() {
-                    "amdSec" => amd = attrs.get("ID").cloned(),
-                    "techMD" => md = attrs.get("ID").cloned(),
-                    "significantProperties" => property = Some(Default::default()),
-                    "significantPropertiesType" | "significantPropertiesValue" => {
+            Event::Start(ref e, pos) | Event::Empty(ref e, pos) => {
+                let empty = matches!(event, Event::Empty(..));
+                let attr = |k: &str| e.attr(k).map(str::to_string);
+                let num = |k: &str| e.attr(k).and_then(|v| v.trim().parse::<u64>().ok());
+                match (e.ns.as_str(), e.local.as_str()) {
+                    (NS_METS, "amdSec") => amd = attr("ID"),
+                    (NS_METS, "techMD") => md = attr("ID"),
+                    (ns, "significantProperties") if premis(ns) => {
+                        property = Some(Default::default())
+                    }
+                    (ns, "significantPropertiesType" | "significantPropertiesValue")
+                        if premis(ns) =>
+                    {
                         text = Some(String::new());
                     }
-                    "fileGrp" => {
-                        group = attrs.get("USE").or(attrs.get("ID")).cloned().unwrap_or_default();
+                    (NS_METS, "fileGrp") => {
+                        group = attr("USE").or(attr("ID")).unwrap_or_default();
                     }
-                    "file" => {
+                    (NS_METS, "file") => {
                         let f = ListedFile {
-                            id: attrs.get("ID").cloned().unwrap_or_default(),
-                            offset: pos,
+                            id: attr("ID").unwrap_or_default(),
+                            pos,
                             group: group.clone(),
-                            mime: attrs.get("MIMETYPE").cloned(),
+                            mime: attr("MIMETYPE"),
                             size: num("SIZE"),
-                            checksum: attrs.get("CHECKSUM").map(|c| c.to_ascii_lowercase()),
+                            checksum: e.attr("CHECKSUM").map(|c| c.to_ascii_lowercase()),
                             begin: num("BEGIN"),
                             end: num("END"),
-                            admid: attrs
-                                .get("ADMID")
+                            admid: e
+                                .attr("ADMID")
                                 .map(|a| a.split_whitespace().map(str::to_string).collect())
                                 .unwrap_or_default(),
                             ..ListedFile::default()
@@ -101,38 +97,38 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
                             stack.push(f);
                         }
                     }
-                    "FLocat" => {
-                        if let (Some(f), Some(h)) = (stack.last_mut(), attrs.get("href")) {
-                            f.href = Some(h.clone());
+                    (NS_METS, "FLocat") => {
+                        if let (Some(f), Some(h)) = (stack.last_mut(), e.href()) {
+                            f.href = Some(h.to_string());
                         }
                     }
                     _ => {}
                 }
             }
-            XmlEvent::Text(ref t) => {
+            Event::Text(t, _) => {
                 if let Some(s) = text.as_mut() {
-                    s.push_str(&t.xml10_content());
+                    s.push_str(&t);
                 }
             }
-            XmlEvent::End(ref e) => match e.local_name().into_inner() {
-                "file" => {
+            Event::End { ns, local, .. } => match (ns.as_str(), local.as_str()) {
+                (NS_METS, "file") => {
                     if let Some(f) = stack.pop() {
                         attach(&mut stack, &mut top, f);
                     }
                 }
-                "amdSec" => amd = None,
-                "techMD" => md = None,
-                "significantPropertiesType" => {
+                (NS_METS, "amdSec") => amd = None,
+                (NS_METS, "techMD") => md = None,
+                (ns, "significantPropertiesType") if premis(ns) => {
                     if let (Some(p), Some(t)) = (property.as_mut(), text.take()) {
                         p.0 = t.trim().to_string();
                     }
                 }
-                "significantPropertiesValue" => {
+                (ns, "significantPropertiesValue") if premis(ns) => {
                     if let (Some(p), Some(t)) = (property.as_mut(), text.take()) {
                         p.1 = t.trim().to_string();
                     }
                 }
-                "significantProperties" => {
+                (ns, "significantProperties") if premis(ns) => {
                     if let Some((kind, value)) = property.take()
                         && kind == SIGNIFICANT_WARC_RECORDS
                         && let Ok(n) = value.parse::<u64>()
@@ -144,10 +140,8 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
                 }
                 _ => {}
             },
-            XmlEvent::Eof => break,
-            _ => {}
+            Event::Refused(..) => {}
         }
-        buf.clear();
     }
     for f in &mut top {
         f.stated_records = f.admid.iter().find_map(|a| stated.get(a).copied());

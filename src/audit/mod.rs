@@ -339,7 +339,7 @@ pub fn audit_package(
     check_unlisted(dir, &mets_name, &listed, &mut findings);
 
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
-    place_in_mets(&mets_path, &files, &mut findings);
+    place_in_mets(&files, &mut findings);
     let damaged = !validation.valid || findings.iter().any(|f| f.severity == Severity::Error);
     let verdict = match (damaged, unchecked.is_empty()) {
         (true, _) => Verdict::Damaged,
@@ -592,28 +592,22 @@ fn merge_walks(
     (checked, bytestreams, read, digests)
 }
 
-/// Gives each finding about a METS `<file>` the line of that element.
-fn place_in_mets(mets: &Path, files: &[ListedFile], findings: &mut [AuditFinding]) {
+/// Gives each finding about a METS `<file>` the line of that element (the METS reader counted
+/// it while listing the files).
+fn place_in_mets(files: &[ListedFile], findings: &mut [AuditFinding]) {
     fn walk<'a>(f: &'a ListedFile, out: &mut HashMap<&'a str, u64>) {
-        out.entry(f.id.as_str()).or_insert(f.offset);
+        out.entry(f.id.as_str()).or_insert(f.pos.line);
         for c in &f.children {
             walk(c, out);
         }
     }
-    let mut offsets = HashMap::new();
+    let mut lines = HashMap::new();
     for f in files {
-        walk(f, &mut offsets);
+        walk(f, &mut lines);
     }
-    let wanted: Vec<(usize, u64)> = findings
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| Some((i, *offsets.get(f.mets_id.as_deref()?)?)))
-        .collect();
-    let at: Vec<u64> = wanted.iter().map(|w| w.1).collect();
-    // Lines are a convenience; a METS that cannot be read again was already reported.
-    if let Ok(lines) = crate::mets::validate::lines_at(mets, &at) {
-        for ((i, _), line) in wanted.iter().zip(lines) {
-            findings[*i].mets_line = Some(line);
+    for f in findings.iter_mut() {
+        if let Some(line) = f.mets_id.as_deref().and_then(|id| lines.get(id)) {
+            f.mets_line = Some(*line);
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `webaip validate`: a METS document against the official schemas and the package profile.
 //!
-//! The first pass streams the document with quick-xml and checks what XML Schema cannot see:
+//! The first pass streams the document through [`super::reader::MetsReader`] (which also
+//! refuses DOCTYPEs, entity references and NULs, and gives every finding its line) and checks
+//! what XML Schema cannot see:
 //! unique IDs, IDREFs that resolve (to the right kind of element), byte ranges
 //! (`BEGIN <= END`, `SIZE = END - BEGIN + 1`), checksum types, PREMIS fixity and size against
 //! the `<file>` attributes, events that link existing objects and agents, outcomes from the
@@ -20,20 +22,18 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
+
 use std::path::{Path, PathBuf};
 
-use quick_xml::NsReader;
-use quick_xml::events::Event as XmlEvent;
-use quick_xml::name::ResolveResult;
 use serde::Serialize;
+
+use super::reader::{Element, Event, MetsError, MetsReader, Pos, Refusal};
 
 use crate::profile::Profile;
 
 mod entities;
 
-const NS_METS: &str = "http://www.loc.gov/METS/";
-const NS_PREMIS3: &str = "http://www.loc.gov/premis/v3";
-const NS_PREMIS2: &str = "info:lc/xmlns/premis-v2";
+use super::reader::{NS_METS, NS_PREMIS2, NS_PREMIS3};
 const NS_RIGHTS: &str = super::descriptive::RIGHTS_NS;
 
 /// How serious a finding is.
@@ -72,8 +72,6 @@ pub struct Finding {
     pub element: String,
     /// What was expected and what was found.
     pub message: String,
-    #[serde(skip)]
-    offset: Option<u64>,
 }
 
 /// Whether XML Schema validation ran.
@@ -182,7 +180,6 @@ pub fn validate_mets(
             }
         }
     };
-    assign_lines(path, &mut findings).map_err(unreadable)?;
     findings.sort_by(|a, b| a.line.cmp(&b.line).then(b.severity.cmp(&a.severity)));
     findings.dedup();
     let valid = !findings.iter().any(|f| f.severity == Severity::Error);
@@ -194,57 +191,6 @@ pub fn validate_mets(
         findings,
         valid,
     })
-}
-
-/// Converts byte offsets of findings into line numbers with one more pass over the file.
-fn assign_lines(path: &Path, findings: &mut [Finding]) -> io::Result<()> {
-    let wanted: Vec<(usize, u64)> = findings
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| f.offset.filter(|_| f.line.is_none()).map(|o| (i, o)))
-        .collect();
-    let offsets: Vec<u64> = wanted.iter().map(|w| w.1).collect();
-    for ((i, _), line) in wanted.iter().zip(lines_at(path, &offsets)?) {
-        findings[*i].line = Some(line);
-    }
-    Ok(())
-}
-
-/// The line (1-based) on which each byte offset of `path` lies, in one pass over the file.
-pub(crate) fn lines_at(path: &Path, offsets: &[u64]) -> io::Result<Vec<u64>> {
-    let mut out = vec![0u64; offsets.len()];
-    if offsets.is_empty() {
-        return Ok(out);
-    }
-    let mut wanted: Vec<(u64, usize)> = offsets.iter().copied().zip(0..).collect();
-    wanted.sort();
-    let mut r = BufReader::new(File::open(path)?);
-    let (mut pos, mut line, mut k) = (0u64, 1u64, 0usize);
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            break;
-        }
-        for &b in buf {
-            while k < wanted.len() && wanted[k].0 <= pos {
-                out[wanted[k].1] = line;
-                k += 1;
-            }
-            if b == b'\n' {
-                line += 1;
-            }
-            pos += 1;
-        }
-        let n = buf.len();
-        r.consume(n);
-        if k == wanted.len() {
-            return Ok(out);
-        }
-    }
-    for &(_, i) in &wanted[k..] {
-        out[i] = line;
-    }
-    Ok(out)
 }
 
 #[derive(Default, Clone)]
@@ -264,12 +210,12 @@ struct EventFacts {
     detail: String,
     agents: Vec<String>,
     objects: Vec<String>,
-    offset: u64,
+    offset: Pos,
 }
 
 #[derive(Default)]
 struct FileFacts {
-    element_offset: u64,
+    element_offset: Pos,
     depth: usize,
     id: String,
     group: String,
@@ -288,9 +234,9 @@ struct Checker {
     findings: Vec<Finding>,
     stack: Vec<(String, String)>,
     /// Every ID, with the offset and kind of its element.
-    ids: HashMap<String, (u64, IdOwner)>,
+    ids: HashMap<String, (Pos, IdOwner)>,
     /// Every IDREF token: (attribute, token, element, offset, rule named when it fails).
-    refs: Vec<(&'static str, String, String, u64, &'static str)>,
+    refs: Vec<(&'static str, String, String, Pos, &'static str)>,
     /// The curator entities of the logical map, checked against their MODS and records after
     /// the pass ([`entities`]); `entity_open` while inside one.
     entities: Vec<entities::EntityDiv>,
@@ -299,8 +245,8 @@ struct Checker {
     mets_hdr: bool,
     dmd_types: Vec<String>,
     rights_mds: u64,
-    rights_ext: Vec<(String, String, u64)>,
-    rights_current: Option<(String, String, u64)>,
+    rights_ext: Vec<(String, String, Pos)>,
+    rights_current: Option<(String, String, Pos)>,
     file_sec: bool,
     groups: Vec<String>,
     current_group: String,
@@ -309,7 +255,7 @@ struct Checker {
     /// The structMap being read.
     map: StructMapKind,
     /// Top-level `<file>` IDs with their offsets, and the FILEIDs the physical map points at.
-    top_files: Vec<(String, u64)>,
+    top_files: Vec<(String, Pos)>,
     physical_fptrs: HashSet<String>,
     website_div: bool,
     div_depth: usize,
@@ -326,7 +272,7 @@ struct Checker {
     files: Vec<FileFacts>,
     /// Every `<file>` that points at an amdSec: (group, depth, ID, offset, ADMID tokens), for
     /// the PREMIS coherence checks that need the whole document.
-    described_files: Vec<(String, usize, String, u64, Vec<String>)>,
+    described_files: Vec<(String, usize, String, Pos, Vec<String>)>,
     /// PREMIS objects by identifier.
     object_facts: HashMap<String, ObjectFacts>,
     xml_error: bool,
@@ -380,31 +326,29 @@ impl Checker {
     }
 
     /// A METS/PREMIS-level error (always an error).
-    fn error(&mut self, rule: &str, element: &str, offset: u64, message: String) {
+    fn error(&mut self, rule: &str, element: &str, at: Pos, message: String) {
         self.findings.push(Finding {
             severity: Severity::Error,
             rule: rule.into(),
-            line: None,
+            line: Some(at.line),
             element: element.into(),
             message,
-            offset: Some(offset),
         });
     }
 
     /// Something an auditor must know that is not a fault of the document.
-    fn notice(&mut self, rule: &str, element: &str, offset: u64, message: String) {
+    fn notice(&mut self, rule: &str, element: &str, at: Pos, message: String) {
         self.findings.push(Finding {
             severity: if self.comparing { Severity::Info } else { Severity::Warning },
             rule: rule.into(),
-            line: None,
+            line: Some(at.line),
             element: element.into(),
             message,
-            offset: Some(offset),
         });
     }
 
     /// A profile rule: an error when the profile is required, else a warning.
-    fn profile_rule(&mut self, rule: &str, element: &str, offset: u64, message: String) {
+    fn profile_rule(&mut self, rule: &str, element: &str, at: Pos, message: String) {
         let severity = match (self.comparing, self.required) {
             (true, _) => Severity::Info,
             (false, true) => Severity::Error,
@@ -413,17 +357,16 @@ impl Checker {
         self.findings.push(Finding {
             severity,
             rule: rule.into(),
-            line: None,
+            line: Some(at.line),
             element: element.into(),
             message: format!("{} (profile {})", message, self.profile.name),
-            offset: Some(offset),
         });
     }
 
     /// P4.2: a file's FLocat is a relative path that stays inside the package. A URL is what
     /// profiles of packages kept elsewhere allow (`local_files = false`); an absolute path or a
     /// `..` segment never is.
-    fn check_flocat(&mut self, href: &str, offset: u64) {
+    fn check_flocat(&mut self, href: &str, offset: Pos) {
         let is_url = href.contains("://") || href.starts_with("file:");
         if is_url {
             if self.profile.rules.local_files {
@@ -447,79 +390,42 @@ impl Checker {
     }
 
     fn run(&mut self, input: impl BufRead) {
-        let mut reader = NsReader::from_reader(NulWatch::new(input));
-        reader.config_mut().check_end_names = true;
-        self.read_events(&mut reader);
-        // XML 1.0 has no NUL character, and libxml2 stops at one: a document holding one is
-        // not what it seems to be, whether or not the parser above noticed.
-        if let Some(at) = reader.get_ref().first_nul {
-            self.error("XML", "", at, "a NUL character: not allowed anywhere in XML".into());
+        let mut reader = MetsReader::lenient(input);
+        loop {
+            match reader.next() {
+                Ok(Some(event)) => self.event(event),
+                Ok(None) => break,
+                Err(e) => {
+                    self.xml_error = true;
+                    let message = match &e {
+                        MetsError::Xml { source, .. } => format!("not well-formed XML: {source}"),
+                        MetsError::Refused { refusal, .. } => refusal.to_string(),
+                    };
+                    self.error("XML", "", e.pos(), message);
+                    // A NUL before the point the parser stopped at is reported too.
+                    if let Some(nul) = reader.first_nul() {
+                        self.error("XML", "", nul, Refusal::Nul.to_string());
+                    }
+                    return;
+                }
+            }
         }
     }
 
-    fn read_events<R: BufRead>(&mut self, reader: &mut NsReader<R>) {
-        let mut buf = Vec::new();
-        loop {
-            let offset = reader.buffer_position();
-            let (ns, ev) = match reader.read_resolved_event_into(&mut buf) {
-                Ok((ResolveResult::Bound(ns), ev)) => (ns.as_ref().to_string(), ev),
-                Ok((_, ev)) => (String::new(), ev),
-                Err(e) => {
-                    let at = reader.error_position();
-                    self.xml_error = true;
-                    self.error("XML", "", at, format!("not well-formed XML: {e}"));
-                    return;
-                }
-            };
-            match ev {
-                XmlEvent::Start(e) => {
-                    let (local, attrs) = element_parts(&e);
-                    self.start(&ns, &local, &attrs, offset);
-                }
-                XmlEvent::Empty(e) => {
-                    let (local, attrs) = element_parts(&e);
-                    self.start(&ns, &local, &attrs, offset);
-                    self.end(&ns, &local, offset);
-                }
-                XmlEvent::End(e) => {
-                    let local = e.local_name().as_ref().to_string();
-                    self.end(&ns, &local, offset);
-                }
-                XmlEvent::Text(t) => {
-                    if let Some(s) = self.text.as_mut() {
-                        s.push_str(&t.xml10_content());
-                    }
-                }
-                XmlEvent::CData(t) => {
-                    if let Some(s) = self.text.as_mut() {
-                        s.push_str(&t.xml10_content());
-                    }
-                }
-                XmlEvent::DocType(_) => self.error(
-                    "XML",
-                    "",
-                    offset,
-                    "a document type declaration (DOCTYPE): a METS package has none, and the entities one declares are neither expanded nor loaded".into(),
-                ),
-                XmlEvent::GeneralRef(r) => {
-                    let name = r.xml10_content().into_owned();
-                    let predefined = ["amp", "lt", "gt", "quot", "apos"].contains(&name.as_str());
-                    if !predefined && !matches!(r.resolve_char_ref(), Ok(Some(_))) {
-                        self.error(
-                            "XML",
-                            "",
-                            offset,
-                            format!("entity reference &{name};: not a predefined XML entity; entities are not expanded"),
-                        );
-                    }
-                    if let Some(s) = self.text.as_mut() {
-                        push_reference(s, &r);
-                    }
-                }
-                XmlEvent::Eof => break,
-                _ => {}
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Start(e, at) => self.start(&e, at),
+            Event::Empty(e, at) => {
+                self.start(&e, at);
+                self.end(&e.ns, &e.local, at);
             }
-            buf.clear();
+            Event::End { ns, local, pos } => self.end(&ns, &local, pos),
+            Event::Text(t, _) => {
+                if let Some(s) = self.text.as_mut() {
+                    s.push_str(&t);
+                }
+            }
+            Event::Refused(r, at) => self.error("XML", "", at, r.to_string()),
         }
     }
 
@@ -527,8 +433,9 @@ impl Checker {
         ns == NS_PREMIS3 || ns == NS_PREMIS2
     }
 
-    fn start(&mut self, ns: &str, local: &str, attrs: &[(String, String)], offset: u64) {
-        let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    fn start(&mut self, e: &Element, offset: Pos) {
+        let (ns, local) = (e.ns.as_str(), e.local.as_str());
+        let attr = |name: &str| e.attr(name).map(str::to_string);
         if ns == NS_METS {
             if let Some(id) = attr("ID") {
                 if let Some(&(first, _)) = self.ids.get(&id) {
@@ -536,7 +443,7 @@ impl Checker {
                         "METS-ID",
                         local,
                         offset,
-                        format!("ID {id:?} is used twice (first at byte {first})"),
+                        format!("ID {id:?} is used twice (first at byte {})", first.offset),
                     );
                 } else {
                     self.ids.insert(id, (offset, IdOwner::of(local)));
@@ -559,7 +466,7 @@ impl Checker {
         }
         if !self.root_seen {
             self.root_seen = true;
-            self.root(ns, local, attrs, offset);
+            self.root(e, offset);
         }
         let parent = self.stack.last().map(|(_, l)| l.clone()).unwrap_or_default();
         self.stack.push((ns.to_string(), local.to_string()));
@@ -593,13 +500,12 @@ impl Checker {
                     self.groups.push(u.clone());
                     self.current_group = u;
                 }
-                "file" => self.start_file(attrs, offset),
+                "file" => self.start_file(e, offset),
                 "FLocat" => {
                     if let Some(f) = self.files.last_mut() {
                         f.has_flocat = true;
                     }
-                    let href = attrs.iter().find(|(k, _)| k == "href" || k.ends_with(":href"));
-                    if let Some((_, href)) = href {
+                    if let Some(href) = e.href() {
                         self.check_flocat(href, offset);
                     }
                 }
@@ -631,7 +537,7 @@ impl Checker {
                         e.fptrs.push(id);
                     }
                 }
-                "div" => self.start_div(attrs, offset),
+                "div" => self.start_div(e, offset),
                 _ => {}
             }
         } else if Self::in_premis(ns) {
@@ -667,7 +573,7 @@ impl Checker {
         }
     }
 
-    fn end(&mut self, ns: &str, local: &str, offset: u64) {
+    fn end(&mut self, ns: &str, local: &str, offset: Pos) {
         let text = self.text.take().unwrap_or_default();
         let text = text.trim().to_string();
         self.stack.pop();
@@ -798,8 +704,9 @@ impl Checker {
         }
     }
 
-    fn root(&mut self, ns: &str, local: &str, attrs: &[(String, String)], offset: u64) {
-        let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    fn root(&mut self, e: &Element, offset: Pos) {
+        let (ns, local) = (e.ns.as_str(), e.local.as_str());
+        let attr = |name: &str| e.attr(name).map(str::to_string);
         if ns != NS_METS || local != "mets" {
             self.error(
                 "METS",
@@ -849,8 +756,8 @@ impl Checker {
         }
     }
 
-    fn start_div(&mut self, attrs: &[(String, String)], offset: u64) {
-        let attr = |name: &str| attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    fn start_div(&mut self, e: &Element, offset: Pos) {
+        let attr = |name: &str| e.attr(name).map(str::to_string);
         self.div_depth += 1;
         let website = self.profile.structure.website.clone();
         // The content model (P2.1) is the logical map's; the physical map lists files by folder.
@@ -908,9 +815,15 @@ impl Checker {
         }
     }
 
-    fn start_file(&mut self, attrs: &[(String, String)], offset: u64) {
+    fn start_file(&mut self, e: &Element, offset: Pos) {
         let depth = self.files.len();
-        let map: HashMap<String, String> = attrs.iter().cloned().collect();
+        // METS's own attributes are unprefixed.
+        let map: HashMap<String, String> = e
+            .attrs
+            .iter()
+            .filter(|a| a.ns.is_empty())
+            .map(|a| (a.local.clone(), a.value.clone()))
+            .collect();
         if depth == 0
             && let Some(id) = map.get("ID")
         {
@@ -1034,7 +947,7 @@ impl Checker {
         self.files.push(f);
     }
 
-    fn end_file(&mut self, _offset: u64) {
+    fn end_file(&mut self, _offset: Pos) {
         let Some(f) = self.files.pop() else { return };
         let o = f.element_offset;
         if let Some(admid) = f.attrs.get("ADMID") {
@@ -1140,7 +1053,7 @@ impl Checker {
         let p = self.profile.clone();
         let rel_type = &p.relationships.relationship_type;
         // Object identifier -> the (group, depth, ID, offset) of the <file> it describes.
-        let mut file_of: HashMap<String, (String, usize, String, u64)> = HashMap::new();
+        let mut file_of: HashMap<String, (String, usize, String, Pos)> = HashMap::new();
         for (group, depth, id, offset, tokens) in &self.described_files {
             for t in tokens {
                 if let Some(o) = self.amd_objects.get(t) {
@@ -1158,7 +1071,7 @@ impl Checker {
                 .iter()
                 .any(|e| e.event_type == term && e.objects.iter().any(|o| o == object))
         };
-        let mut found: Vec<(&'static str, &'static str, u64, String)> = Vec::new();
+        let mut found: Vec<(&'static str, &'static str, Pos, String)> = Vec::new();
         let mut objects: Vec<&ObjectFacts> = self.object_facts.values().collect();
         objects.sort_by(|a, b| a.id.cmp(&b.id));
         for o in objects {
@@ -1358,20 +1271,25 @@ impl Checker {
         self.events = events;
         self.check_premis_coherence();
         if !self.mets_hdr {
-            self.profile_rule("P1.2", "mets", 0, "no metsHdr".into());
+            self.profile_rule("P1.2", "mets", Pos::START, "no metsHdr".into());
         }
         if self.profile.rules.require_descriptive && !self.dmd_types.iter().any(|t| t == "MODS") {
-            self.profile_rule("P3.1", "dmdSec", 0, "no MODS dmdSec for the website".into());
+            self.profile_rule(
+                "P3.1",
+                "dmdSec",
+                Pos::START,
+                "no MODS dmdSec for the website".into(),
+            );
         }
         if self.profile.rules.require_descriptive && !self.dmd_types.iter().any(|t| t == "DC") {
-            self.profile_rule("P3.2", "dmdSec", 0, "no Dublin Core dmdSec".into());
+            self.profile_rule("P3.2", "dmdSec", Pos::START, "no Dublin Core dmdSec".into());
         }
         if self.profile.rules.rights_extension {
             if self.rights_ext.is_empty() {
                 self.profile_rule(
                     "P3.3",
                     "rightsMD",
-                    0,
+                    Pos::START,
                     format!("no rights record in the webaip rights schema ({NS_RIGHTS})"),
                 );
             }
@@ -1387,13 +1305,18 @@ impl Checker {
             }
         }
         if !self.file_sec {
-            self.profile_rule("P4.1", "fileSec", 0, "no fileSec".into());
+            self.profile_rule("P4.1", "fileSec", Pos::START, "no fileSec".into());
         }
         if self.profile.rules.physical_map {
             if !self.struct_physical {
-                self.profile_rule("P2.5", "structMap", 0, "no structMap TYPE=\"physical\"".into());
+                self.profile_rule(
+                    "P2.5",
+                    "structMap",
+                    Pos::START,
+                    "no structMap TYPE=\"physical\"".into(),
+                );
             } else {
-                let unlisted: Vec<(String, u64)> = self
+                let unlisted: Vec<(String, Pos)> = self
                     .top_files
                     .iter()
                     .filter(|(id, _)| !self.physical_fptrs.contains(id))
@@ -1406,33 +1329,26 @@ impl Checker {
             }
         }
         if !self.struct_logical {
-            self.profile_rule("P2.1", "structMap", 0, "no structMap TYPE=\"logical\"".into());
+            self.profile_rule(
+                "P2.1",
+                "structMap",
+                Pos::START,
+                "no structMap TYPE=\"logical\"".into(),
+            );
         } else if !self.profile.structure.website.is_empty() && !self.website_div {
             let w = self.profile.structure.website.clone();
-            self.profile_rule("P2.1", "structMap", 0, format!("no top-level div TYPE={w:?}"));
+            self.profile_rule(
+                "P2.1",
+                "structMap",
+                Pos::START,
+                format!("no top-level div TYPE={w:?}"),
+            );
         }
     }
 }
 
-/// The local name and attributes (qualified name, unescaped value) of an element.
-pub(crate) fn element_parts(
-    e: &quick_xml::events::BytesStart<'_>,
-) -> (String, Vec<(String, String)>) {
-    let local = e.local_name().as_ref().to_string();
-    let attrs = e
-        .attributes()
-        .filter_map(|a| a.ok())
-        .map(|a| {
-            let key = a.key.as_ref().to_string();
-            let value = a
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|v| v.into_owned())
-                .unwrap_or_default();
-            (key, value)
-        })
-        .collect();
-    (local, attrs)
-}
+// `pages::list` still reads the METS through quick-xml itself and takes this from here.
+pub(crate) use super::reader::element_parts;
 
 /// The kind of element an ID belongs to, as far as IDREF checks need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1467,49 +1383,6 @@ enum StructMapKind {
     Logical,
     Physical,
     Other,
-}
-
-/// Passes a document through, noting where its first NUL byte is.
-struct NulWatch<R> {
-    inner: R,
-    pos: u64,
-    first_nul: Option<u64>,
-}
-
-impl<R> NulWatch<R> {
-    fn new(inner: R) -> Self {
-        NulWatch { inner, pos: 0, first_nul: None }
-    }
-}
-
-impl<R: io::Read> io::Read for NulWatch<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(out)?;
-        if self.first_nul.is_none()
-            && let Some(i) = out[..n].iter().position(|&b| b == 0)
-        {
-            self.first_nul = Some(self.pos + i as u64);
-        }
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for NulWatch<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, n: usize) {
-        if self.first_nul.is_none()
-            && let Ok(buf) = self.inner.fill_buf()
-            && let Some(i) = buf[..n.min(buf.len())].iter().position(|&b| b == 0)
-        {
-            self.first_nul = Some(self.pos + i as u64);
-        }
-        self.pos += n as u64;
-        self.inner.consume(n);
-    }
 }
 
 #[cfg(feature = "xsd")]
@@ -1550,7 +1423,6 @@ mod xsd {
                     line: e.line.map(|l| l.max(0) as u64),
                     element: String::new(),
                     message: e.message.as_deref().unwrap_or("").trim().to_string(),
-                    offset: None,
                 })
                 .collect(),
         })
@@ -1604,21 +1476,5 @@ mod xsd {
         _bundle: &Path,
     ) -> Result<Vec<super::Finding>, String> {
         Err("this webaip was built without XML Schema support (feature \"xsd\")".into())
-    }
-}
-
-/// Appends what a character reference or one of XML's five predefined entities stands for;
-/// any other entity stands for nothing (entities are never expanded; the caller reports them).
-fn push_reference(s: &mut String, r: &quick_xml::events::BytesRef<'_>) {
-    match r.resolve_char_ref() {
-        Ok(Some(c)) => s.push(c),
-        _ => s.push_str(match r.xml10_content().as_ref() {
-            "amp" => "&",
-            "lt" => "<",
-            "gt" => ">",
-            "quot" => "\"",
-            "apos" => "'",
-            _ => "",
-        }),
     }
 }

@@ -31,6 +31,7 @@ use sha2::{Digest, Sha512};
 use crate::audit::{AuditOptions, audit_package};
 use crate::formats::digest::hex;
 use crate::layout::{MANIFEST, METS};
+use crate::mets::reader::{Event, MetsReader, NS_METS};
 use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
 use replica::{FsReplica, HashingFile, ListedObject, Replica, Source};
 use state::{CopyRow, FileRecord, Seen, State, Upload};
@@ -1164,56 +1165,40 @@ pub fn package_identifier(mets: &Path) -> Result<String, StoreError> {
     read_identifier(file).map_err(bad)
 }
 
+/// The root element's `OBJID`, read through the strict METS reader (a DOCTYPE, an entity
+/// reference or a NUL before it refuses the document).
 fn read_identifier(file: std::fs::File) -> Result<String, String> {
-    let mut reader = quick_xml::Reader::from_reader(io::BufReader::new(file));
-    let mut buf = Vec::new();
+    let mut reader = MetsReader::strict(io::BufReader::new(file));
     loop {
-        match reader.read_event_into(&mut buf).map_err(|e| e.to_string())? {
-            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
-                let (_, attrs) = crate::mets::validate::element_parts(&e);
-                return attrs
-                    .into_iter()
-                    .find(|(k, _)| k == "OBJID")
-                    .map(|(_, v)| v)
+        match reader.next().map_err(|e| e.to_string())? {
+            Some(Event::Start(e, _) | Event::Empty(e, _)) => {
+                return e
+                    .attr("OBJID")
                     .filter(|v| !v.trim().is_empty())
+                    .map(str::to_string)
                     .ok_or_else(|| "the root element has no OBJID".into());
             }
-            quick_xml::events::Event::Eof => return Err("no root element".into()),
-            _ => {}
+            None => return Err("no root element".into()),
+            Some(_) => {}
         }
-        buf.clear();
     }
 }
 
-/// The names the METS lists (every `FLocat` href), as confined names; hrefs that leave the
-/// package are left out (no manifest line can then name them).
+/// The names the METS lists (every `FLocat`'s `xlink:href`), as confined names; hrefs that
+/// leave the package are left out (no manifest line can then name them). Strict: what the
+/// METS reader refuses refuses the package.
 fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, String> {
-    let mut reader = quick_xml::Reader::from_reader(io::BufReader::new(file));
-    let mut buf = Vec::new();
+    let mut reader = MetsReader::strict(io::BufReader::new(file));
     let mut names = BTreeSet::new();
-    loop {
-        let pos = reader.buffer_position();
-        match reader
-            .read_event_into(&mut buf)
-            .map_err(|e| format!("XML error near byte {pos}: {e}"))?
+    while let Some(event) = reader.next().map_err(|e| e.to_string())? {
+        if let Event::Start(e, _) | Event::Empty(e, _) = event
+            && e.is(NS_METS, "FLocat")
+            && let Some(n) = e.href().and_then(|h| crate::layout::confined_name(h).ok())
         {
-            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
-                let (name, attrs) = crate::mets::validate::element_parts(&e);
-                if name == "FLocat" {
-                    for (k, v) in attrs {
-                        if k.rsplit(':').next() == Some("href")
-                            && let Ok(n) = crate::layout::confined_name(&v)
-                        {
-                            names.insert(n);
-                        }
-                    }
-                }
-            }
-            quick_xml::events::Event::Eof => return Ok(names),
-            _ => {}
+            names.insert(n);
         }
-        buf.clear();
     }
+    Ok(names)
 }
 
 /// Reads a manifest: (confined name, SHA-512) per line, or why it cannot be stored (a line
@@ -1332,5 +1317,36 @@ mod tests {
         assert!(!accepted("_2E_2E") && !accepted("") && !accepted("_2"));
         assert!(accepted("_2F") && accepted("_2E."));
         assert_ne!(package_dir("..").split_once('/').map(|(_, n)| n), Some(".."));
+    }
+
+    /// A METS file in a temporary directory.
+    fn mets_file(text: &str) -> (tempfile::TempDir, std::fs::File) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(METS), text).unwrap();
+        let f = std::fs::File::open(dir.path().join(METS)).unwrap();
+        (dir, f)
+    }
+
+    #[test]
+    fn the_mets_is_read_by_namespace_and_refused_when_it_holds_a_doctype() {
+        let doc = r#"<m:mets xmlns:m="http://www.loc.gov/METS/" xmlns:l="http://www.w3.org/1999/xlink" OBJID="pkg-1">
+<m:fileSec><m:fileGrp USE="Content"><m:file ID="F1"><m:FLocat l:href="content/a.warc.gz"/></m:file>
+<m:file ID="F2"><m:FLocat l:href="../outside.warc.gz"/></m:file>
+<m:file ID="F3"><m:FLocat href="content/no-xlink.warc.gz"/></m:file>
+<other:FLocat xmlns:other="urn:x" l:href="content/not-mets.warc.gz"/></m:fileGrp></m:fileSec></m:mets>"#;
+        let (_d, f) = mets_file(doc);
+        assert_eq!(read_identifier(f).unwrap(), "pkg-1");
+        let (_d, f) = mets_file(doc);
+        let names: Vec<String> = mets_names(f).unwrap().into_iter().collect();
+        assert_eq!(names, ["content/a.warc.gz"]);
+        let hostile = format!("<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"y\">]>\n{doc}");
+        let (_d, f) = mets_file(&hostile);
+        let err = read_identifier(f).unwrap_err();
+        assert!(err.starts_with("line 2 (byte 22): a document type declaration"), "{err}");
+        let (_d, f) = mets_file(&doc.replace("</m:fileSec>", "</m:fileSec>\n<m:x>\0</m:x>"));
+        let err = mets_names(f).unwrap_err();
+        assert!(err.starts_with("line 6 ") && err.contains("NUL"), "{err}");
+        let (_d, f) = mets_file(&doc[..doc.len() - 10]);
+        assert!(mets_names(f).unwrap_err().contains("not well-formed XML"));
     }
 }

@@ -11,16 +11,11 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use quick_xml::NsReader;
-use quick_xml::events::Event as XmlEvent;
-use quick_xml::name::ResolveResult;
-
-use super::{Checker, NS_METS, element_parts};
+use super::Checker;
 use crate::formats::warc::reader::{MAX_HEADER_BYTES, WarcReader};
 use crate::layout;
+use crate::mets::reader::{Event, MetsReader, NS_METS, NS_MODS, Pos};
 use crate::pages::url_key;
-
-const NS_MODS: &str = "http://www.loc.gov/mods/v3";
 
 /// Most bytes of a record's range read to find its header: a header is at most
 /// [`MAX_HEADER_BYTES`] decompressed, and deflate never grows data by more than a little.
@@ -37,8 +32,8 @@ pub(super) struct EntityDiv {
     pub dmdids: Vec<String>,
     /// The FILEIDs of its own `fptr`s.
     pub fptrs: Vec<String>,
-    /// Offset of the div in the METS.
-    pub offset: u64,
+    /// Where the div is in the METS.
+    pub offset: Pos,
 }
 
 /// What the second pass keeps of a dmdSec an entity names.
@@ -162,7 +157,7 @@ impl Checker {
         fileid: &str,
         target: &Target,
         dir: &Path,
-        at: u64,
+        at: Pos,
     ) {
         let Target::Record { href, record, begin, end, gzip } = target else {
             self.profile_rule(
@@ -296,38 +291,26 @@ fn record_target_uri(
 
 /// Streams the METS once more, keeping the dmdSecs and `<file>`s named; stops at the first
 /// structMap (both come before it). A document that stops being well-formed gives what was
-/// collected so far (the first pass has reported it).
+/// collected so far (the first pass has reported it, and what it refused).
 fn collect(input: impl BufRead, dmd: &HashSet<&str>, files: &HashSet<&str>) -> Collected {
     let mut out = Collected::default();
-    let mut reader = NsReader::from_reader(input);
-    let mut buf = Vec::new();
+    let mut reader = MetsReader::lenient(input);
     let mut open: Vec<OpenFile> = Vec::new();
     // The dmdSec being read (when wanted), how deep in mods:relatedItem and mods:location the
     // reader is, and the text of a mods:url being read with its `usage`.
     let mut dmd_id: Option<String> = None;
     let (mut related, mut location) = (0usize, 0usize);
     let mut url: Option<(String, bool)> = None;
-    loop {
-        let (ns, ev) = match reader.read_resolved_event_into(&mut buf) {
-            Ok((ResolveResult::Bound(ns), ev)) => (ns.as_ref().to_string(), ev),
-            Ok((_, ev)) => (String::new(), ev),
-            Err(_) => break,
-        };
-        let ns = ns.as_str();
-        let (start, empty) = match &ev {
-            XmlEvent::Start(e) => (Some(element_parts(e)), false),
-            XmlEvent::Empty(e) => (Some(element_parts(e)), true),
+    while let Ok(Some(event)) = reader.next() {
+        let (start, empty) = match &event {
+            Event::Start(e, _) => (Some(e), false),
+            Event::Empty(e, _) => (Some(e), true),
             _ => (None, false),
         };
-        if let Some((local, attrs)) = start {
-            let attr = |n: &str| {
-                attrs
-                    .iter()
-                    .find(|(k, _)| k == n || k.rsplit(':').next() == Some(n))
-                    .map(|(_, v)| v.clone())
-            };
-            if ns == NS_METS {
-                match local.as_str() {
+        if let Some(e) = start {
+            let attr = |n: &str| e.attr(n).map(str::to_string);
+            if e.ns == NS_METS {
+                match e.local.as_str() {
                     "structMap" => break,
                     "dmdSec" => {
                         dmd_id = attr("ID").filter(|i| dmd.contains(i.as_str()));
@@ -355,7 +338,7 @@ fn collect(input: impl BufRead, dmd: &HashSet<&str>, files: &HashSet<&str>) -> C
                         if let Some(f) = open.last_mut()
                             && f.href.is_none()
                         {
-                            f.href = attr("href");
+                            f.href = e.href().map(str::to_string);
                         }
                     }
                     "transformFile" => {
@@ -367,8 +350,8 @@ fn collect(input: impl BufRead, dmd: &HashSet<&str>, files: &HashSet<&str>) -> C
                     }
                     _ => {}
                 }
-            } else if ns == NS_MODS && dmd_id.is_some() {
-                match local.as_str() {
+            } else if e.ns == NS_MODS && dmd_id.is_some() {
+                match e.local.as_str() {
                     "relatedItem" if !empty => related += 1,
                     "location" if !empty => location += 1,
                     "url" if related == 0 && location > 0 && !empty => {
@@ -378,48 +361,30 @@ fn collect(input: impl BufRead, dmd: &HashSet<&str>, files: &HashSet<&str>) -> C
                 }
             }
             if !empty {
-                buf.clear();
                 continue;
             }
         }
-        match &ev {
-            XmlEvent::Text(t) => {
-                if let Some((s, _)) = url.as_mut()
-                    && s.len() < MAX_URL
-                {
-                    s.push_str(&t.xml10_content());
-                }
-            }
-            XmlEvent::CData(t) => {
-                if let Some((s, _)) = url.as_mut()
-                    && s.len() < MAX_URL
-                {
-                    s.push_str(&t.xml10_content());
-                }
-            }
-            XmlEvent::GeneralRef(r) => {
-                if let Some((s, _)) = url.as_mut() {
-                    super::push_reference(s, r);
-                }
-            }
-            XmlEvent::Eof => break,
-            _ => {}
+        if let Event::Text(t, _) = &event
+            && let Some((s, _)) = url.as_mut()
+            && s.len() < MAX_URL
+        {
+            s.push_str(t);
         }
         // The end of an element (an empty one ends where it starts).
-        let ended = match &ev {
-            XmlEvent::End(e) => Some(e.local_name().as_ref().to_string()),
-            XmlEvent::Empty(e) => Some(e.local_name().as_ref().to_string()),
+        let ended = match &event {
+            Event::End { ns, local, .. } => Some((ns.as_str(), local.as_str())),
+            Event::Empty(e, _) => Some((e.ns.as_str(), e.local.as_str())),
             _ => None,
         };
-        if let Some(local) = ended {
+        if let Some((ns, local)) = ended {
             if ns == NS_METS {
-                match local.as_str() {
+                match local {
                     "dmdSec" => dmd_id = None,
                     "file" => end_file(&mut open, files, &mut out.files),
                     _ => {}
                 }
             } else if ns == NS_MODS && dmd_id.is_some() {
-                match local.as_str() {
+                match local {
                     "relatedItem" => related = related.saturating_sub(1),
                     "location" => location = location.saturating_sub(1),
                     "url" => {
@@ -435,7 +400,6 @@ fn collect(input: impl BufRead, dmd: &HashSet<&str>, files: &HashSet<&str>) -> C
                 }
             }
         }
-        buf.clear();
     }
     out
 }

@@ -81,6 +81,7 @@ def main():
             keep=True,
             before=restart,
         )
+        daemon.stop()
         return [with_scan, alone]
     shm = "/dev/shm/webaip-clamd-bench" if os.access("/dev/shm", os.W_OK) else None
     rows.extend(scan_rows("tmp: shm", shm, 3331))

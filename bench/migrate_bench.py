@@ -25,70 +25,8 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-WORK = os.path.join(HERE, "work")
-VENV = os.path.join(REPO, ".venv", "bin")
-WEBAIP = os.path.join(REPO, "target", "release", "webaip")
-
-
-def run(cmd, stdout=None):
-    """Runs cmd; returns (wall seconds, peak RSS in MB)."""
-    # stderr goes to a file, not a pipe: a chatty tool (arc2warc logs every record) would
-    # otherwise fill the pipe and block.
-    with tempfile.TemporaryFile() as errf:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=stdout or subprocess.DEVNULL, stderr=errf)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        errf.seek(0)
-        err = errf.read().decode(errors="replace")
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit("benchmark command failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
-    return wall, usage.ru_maxrss / 1024.0
-
-
-def best_of(n, make_cmd, out_path, to_stdout=False, keep=False, before=None):
-    """The fastest of n runs; `before` (untimed) runs ahead of each."""
-    best = None
-    for _ in range(n):
-        if before:
-            before()
-        if os.path.exists(out_path) and not keep:
-            os.remove(out_path)
-        cmd = make_cmd()
-        if to_stdout:
-            with open(out_path, "wb") as f:
-                r = run(cmd, stdout=f)
-        else:
-            r = run(cmd)
-        if best is None or r[0] < best[0]:
-            best = r
-    return best + (os.path.getsize(out_path),)
-
-
-def extract_payloads(pkg_dir, dest):
-    """Writes every non-empty response/resource payload of the package's containers to a file
-    of its own (once), for clamdscan."""
-    if os.path.isdir(dest) and os.listdir(dest):
-        return
-    os.makedirs(dest, exist_ok=True)
-    code = (
-        "import glob, os, sys\n"
-        "from warcio.archiveiterator import ArchiveIterator\n"
-        "n = 0\n"
-        "for fn in sorted(glob.glob(os.path.join(sys.argv[1], 'content', '*.warc.gz'))):\n"
-        "    for r in ArchiveIterator(open(fn, 'rb')):\n"
-        "        if r.rec_type in ('response', 'resource'):\n"
-        "            b = r.content_stream().read()\n"
-        "            if b:\n"
-        "                n += 1\n"
-        "                open(os.path.join(sys.argv[2], '%06d' % n), 'wb').write(b)\n"
-    )
-    subprocess.check_call([os.path.join(VENV, "python"), "-c", code, pkg_dir, dest])
+from benchlib import REPO, VENV, WEBAIP, WORK, Clamd, best_of, ensure_arc, extract_payloads, run
 
 
 def main():
@@ -98,12 +36,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-single", action="store_true")
     a = ap.parse_args()
-    os.makedirs(WORK, exist_ok=True)
-    arc = os.path.join(WORK, "IAH-20240315103000-00000-bench-%s.arc.gz" % a.size)
-    if not os.path.exists(arc):
-        print("generating %s ..." % arc, flush=True)
-        subprocess.check_call([sys.executable, os.path.join(REPO, "scripts", "gen_arc.py"), "bench", arc + ".tmp", "--size", a.size])
-        os.rename(arc + ".tmp", arc)
+    arc = ensure_arc(a.size)
     size_mb = os.path.getsize(arc) / 1e6
     out = os.path.join(WORK, "out")
     os.makedirs(out, exist_ok=True)
@@ -125,26 +58,13 @@ def main():
     # same payloads would time cache look-ups, not scanning. clamd makes a work directory for
     # every scan in its TemporaryDirectory: timed with it on tmpfs (/dev/shm) and on disk
     # (clamd-local.sh's default).
-    payload_dir = os.path.join(WORK, "payloads")
+    # Per size: payloads of another size left in bench/work/ would be scanned instead.
+    payload_dir = os.path.join(WORK, "payloads-%s" % a.size)
     extract_payloads(pkg_dir, payload_dir)
 
-    def clamd_for(tmp, port):
-        env = dict(os.environ, WEBAIP_CLAMD_DIR="/tmp/webaip-clamd-bench-%d" % port,
-                   WEBAIP_CLAMD_PORT=str(port))
-        env.pop("CLAMD_TMP", None)
-        if tmp:
-            env["CLAMD_TMP"] = tmp
-        script = os.path.join(REPO, "scripts", "clamd-local.sh")
-
-        def restart():
-            subprocess.run(["bash", script, "stop"], capture_output=True, check=True, env=env)
-            return subprocess.run(["bash", script], capture_output=True, text=True, check=True, env=env).stdout
-        addr = [l.split("=", 1)[1] for l in restart().splitlines() if l.startswith("WEBAIP_CLAMD=")][0]
-        conf = os.path.join(env["WEBAIP_CLAMD_DIR"], "clamd.conf")
-        return addr, conf, restart
-
     def scan_rows(label, tmp, port):
-        clamd, conf, restart = clamd_for(tmp, port)
+        daemon = Clamd("/tmp/webaip-clamd-bench-%d" % port, port, tmp=tmp)
+        clamd, conf, restart = daemon.addr, daemon.conf, daemon.restart
         with_scan = (f"package + clamd ({label})",) + best_of(
             a.repeat,
             lambda: [WEBAIP, "package", "-q", "--force", "--clamd", clamd, "--out", pkg_dir, arc],
@@ -161,6 +81,7 @@ def main():
             keep=True,
             before=restart,
         )
+        daemon.stop()
         return [with_scan, alone]
     shm = "/dev/shm/webaip-clamd-bench" if os.access("/dev/shm", os.W_OK) else None
     rows.extend(scan_rows("tmp: shm", shm, 3331))

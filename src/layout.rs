@@ -47,6 +47,24 @@ pub fn container_name(dir: &str, stem: &str, serial: u32) -> String {
     format!("{dir}/{stem}-{serial:05}.warc.gz")
 }
 
+/// The package name of a file in folder `dir`: `<dir>/<name>`.
+pub fn in_dir(dir: &str, name: &str) -> String {
+    format!("{dir}/{name}")
+}
+
+/// The viral twin of a content container, where its infected records go:
+/// `content/X.warc.gz` -> `viral/X.viral.warc.gz` (an uncompressed `X.warc` gets an
+/// uncompressed twin: it holds the original records as they were).
+pub fn viral_twin(container: &str) -> String {
+    let name = container.rsplit('/').next().unwrap_or("container.warc.gz");
+    match name.strip_suffix(".warc.gz") {
+        Some(stem) => in_dir(VIRAL_DIR, &format!("{stem}.viral.warc.gz")),
+        None => {
+            in_dir(VIRAL_DIR, &format!("{}.viral.warc", name.strip_suffix(".warc").unwrap_or(name)))
+        }
+    }
+}
+
 /// True for a name that says it is a WARC file (compressed or not).
 pub fn is_warc_name(name: &str) -> bool {
     name.ends_with(".warc") || name.ends_with(".warc.gz")

@@ -4,11 +4,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use rayon::prelude::*;
 use serde::Serialize;
 
 use webaip::formats::warc::WarcReader;
-use webaip::stages::scan::{Clamd, ClamdAddr, ScanResult};
+use webaip::stages::scan::{Clamd, ClamdAddr, Digest, ScanBatch, ScanEngine, ScanResult};
 
 use super::EXIT_FINDINGS;
 
@@ -54,21 +53,31 @@ enum Block {
 }
 
 /// Blocks waiting to be scanned: (offset, record id, bytes).
-type Batch = Vec<(u64, String, Vec<u8>)>;
+struct Batch(Vec<(u64, String, Vec<u8>)>);
 
+impl ScanBatch for Batch {
+    fn items(&self) -> usize {
+        self.0.len()
+    }
+    // No digest: the blocks are not hashed here, so nothing is reused.
+    fn payload(&self, i: usize) -> Option<(&[u8], Option<&Digest>)> {
+        self.0.get(i).map(|(_, _, b)| (&b[..], None))
+    }
+}
+
+/// Scans a batch with the engine and records its findings, in its order.
 fn scan_batch(
-    pool: &rayon::ThreadPool,
-    clamd: &Clamd,
+    engine: &std::sync::Arc<ScanEngine>,
     file: &Path,
-    batch: &mut Batch,
+    batch: &mut Vec<(u64, String, Vec<u8>)>,
     results: &mut Vec<Finding>,
 ) -> anyhow::Result<()> {
-    // Collected into a Result: the first failure stops the other scans of the batch.
-    let verdicts: Vec<_> = pool.install(|| {
-        batch.par_iter().map(|(_, _, b)| clamd.scan_bytes(b)).collect::<Result<_, _>>()
-    })?;
-    for ((offset, id, _), verdict) in batch.drain(..).zip(verdicts) {
-        push(results, file, Some(offset), Some(id), verdict);
+    let ids: Vec<(u64, String)> = batch.iter().map(|(o, id, _)| (*o, id.clone())).collect();
+    let verdicts = engine.scan_now(Batch(std::mem::take(batch)))?;
+    for ((offset, id), verdict) in ids.into_iter().zip(verdicts) {
+        if let Some(v) = verdict {
+            push(results, file, Some(offset), Some(id), v);
+        }
     }
     Ok(())
 }
@@ -98,10 +107,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
     let addr: ClamdAddr = addr.parse().map_err(anyhow::Error::msg)?;
     let clamd = Clamd::new(addr.clone());
     clamd.ping().with_context(|| format!("clamd at {addr} does not answer"))?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(webaip::stages::scan::scan_sessions())
-        .build()
-        .context("cannot start scanning threads")?;
+    let engine = ScanEngine::new(clamd)?;
     let targets: Vec<PathBuf> = args
         .paths
         .iter()
@@ -117,7 +123,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
         if name.ends_with(".warc.gz") || name.ends_with(".warc") {
             let first = results.len();
             let mut reader = WarcReader::open(&t)?;
-            let mut batch: Batch = Vec::new();
+            let mut batch = Vec::new();
             let mut batch_bytes = 0;
             loop {
                 let next = reader.next_record(|head, block| {
@@ -128,7 +134,8 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
                         block.read_to_end(&mut bytes)?;
                         return Ok((id, Block::InMemory(bytes)));
                     }
-                    let verdict = clamd.scan(block, len).map_err(std::io::Error::other)?;
+                    let verdict =
+                        engine.scan_one(None, block, len).map_err(std::io::Error::other)?;
                     Ok((id, Block::Scanned(verdict)))
                 });
                 match next.with_context(|| format!("{}", t.display()))? {
@@ -148,18 +155,18 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
                     }
                 }
                 if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
-                    scan_batch(&pool, &clamd, &t, &mut batch, &mut results)?;
+                    scan_batch(&engine, &t, &mut batch, &mut results)?;
                     batch_bytes = 0;
                 }
             }
-            scan_batch(&pool, &clamd, &t, &mut batch, &mut results)?;
+            scan_batch(&engine, &t, &mut batch, &mut results)?;
             // Streamed records were scanned before the batch around them: back to file order.
             results[first..].sort_by_key(|f| f.offset);
         } else {
             let f = std::fs::File::open(&t).with_context(|| format!("{}", t.display()))?;
             let len = f.metadata()?.len();
             scanned += 1;
-            push(&mut results, &t, None, None, clamd.scan(f, len)?);
+            push(&mut results, &t, None, None, engine.scan_one(None, f, len)?);
         }
         done += t.metadata().map(|m| m.len()).unwrap_or(0);
         bar.set_position(done);

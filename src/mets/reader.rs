@@ -298,27 +298,6 @@ fn element<R>(reader: &NsReader<R>, ns: String, e: &BytesStart<'_>) -> Element {
     Element { ns, local, attrs }
 }
 
-/// The local name and attributes (qualified name, unescaped value) of an element, for
-/// `pages::list`, which does not read through [`MetsReader`] yet.
-pub(crate) fn element_parts(
-    e: &quick_xml::events::BytesStart<'_>,
-) -> (String, Vec<(String, String)>) {
-    let local = e.local_name().as_ref().to_string();
-    let attrs = e
-        .attributes()
-        .filter_map(|a| a.ok())
-        .map(|a| {
-            let key = a.key.as_ref().to_string();
-            let value = a
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|v| v.into_owned())
-                .unwrap_or_default();
-            (key, value)
-        })
-        .collect();
-    (local, attrs)
-}
-
 /// What a character reference or one of XML's five predefined entities stands for; the name
 /// of any other entity (never expanded).
 fn reference(r: &BytesRef<'_>) -> Result<String, String> {

@@ -1347,9 +1347,6 @@ impl Checker {
     }
 }
 
-// `pages::list` still reads the METS through quick-xml itself and takes this from here.
-pub(crate) use super::reader::element_parts;
-
 /// The kind of element an ID belongs to, as far as IDREF checks need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum IdOwner {

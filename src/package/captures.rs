@@ -24,9 +24,9 @@ use super::{
     io_err, new_mets,
 };
 use crate::formats::digest::hex;
-use crate::formats::warc::header::warc_fields_line;
 use crate::formats::warc::writer::{RecordSpec, WarcWriter, WrittenRecord};
 use crate::ids::Ids;
+use crate::layout;
 use crate::mets::ContainerWriter;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk};
@@ -102,25 +102,10 @@ impl Sink {
         let f = File::create(&path).map_err(io_err(&path))?;
         let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level);
         let warcinfo = ids.warc_record_id();
-        let info = [
-            warc_fields_line("software", &format!("webaip/{}", env!("CARGO_PKG_VERSION"))),
-            warc_fields_line("format", "WARC File Format 1.1"),
-            warc_fields_line(
-                "conformsTo",
-                "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-            ),
-            warc_fields_line("description", description),
-        ]
-        .concat();
-        let spec = RecordSpec {
-            warc_type: "warcinfo".into(),
-            record_id: warcinfo.clone(),
-            date: now.to_rfc3339_opts(SecondsFormat::Secs, true),
-            filename: rel.rsplit('/').next().map(str::to_string),
-            content_type: Some("application/warc-fields".into()),
-            ..RecordSpec::default()
-        };
-        writer.write_record(&spec, info.as_bytes(), 0).map_err(io_err(&path))?;
+        let name = rel.rsplit('/').next().unwrap_or_default();
+        let (spec, info) =
+            crate::formats::warc::writer::warcinfo(&warcinfo, now, name, description, &[]);
+        writer.write_record(&spec, &info, 0).map_err(io_err(&path))?;
         Ok(Sink { writer, mets, rel, warcinfo })
     }
 }
@@ -234,13 +219,17 @@ pub fn build_capture_package(
                 let (group, rel, description) = if infected {
                     (
                         GroupUse::ViralFiles,
-                        format!("viral/{shape}-viral-00000.warc.gz"),
+                        layout::container_name(layout::VIRAL_DIR, &format!("{shape}-viral"), 0),
                         format!("{shape} captures in which clamd found a virus, kept as harvested"),
                     )
                 } else {
                     (
                         GroupUse::DigitalManifestation,
-                        format!("content/{shape}-{}-00000.warc.gz", c.date.format("%Y%m%d%H%M%S")),
+                        layout::container_name(
+                            layout::CONTENT_DIR,
+                            &format!("{shape}-{}", c.date.format("%Y%m%d%H%M%S")),
+                            0,
+                        ),
                         format!("converted from a {shape} harvest: headers and payloads as stored"),
                     )
                 };
@@ -370,7 +359,7 @@ pub fn build_capture_package(
     for q in &quirks {
         *quirk_counts.entry(q.kind.clone()).or_default() += 1;
     }
-    let quirks_rel = format!("logs/webaip/{shape}.quirks.json");
+    let quirks_rel = layout::in_dir(layout::WEBAIP_LOGS_DIR, &format!("{shape}.quirks.json"));
     let json = serde_json::to_vec_pretty(&serde_json::json!({
         "shape": shape,
         "captures": captures,

@@ -46,6 +46,7 @@ use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
 use crate::formats::warc::WarcReader;
 use crate::formats::warc::payload;
 use crate::ids::Ids;
+use crate::layout;
 use crate::metadata::CuratorMetadata;
 use crate::mets::writer::ContainerWriter;
 use crate::mets::{MetsBuilder, ValidateOptions, validate_mets};
@@ -469,7 +470,12 @@ pub fn build_package(
             .archives
             .iter()
             .map(|a| (name(&a.path), a.path.as_path()))
-            .chain(source.aux.iter().map(|a| (format!("logs/{}", a.relative), a.path.as_path())))
+            .chain(
+                source
+                    .aux
+                    .iter()
+                    .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.as_path())),
+            )
             .collect();
         Ids::seeded(input_seed("webaip-package", &files)?)
     } else {
@@ -530,7 +536,7 @@ pub fn build_package(
                 .unwrap_or_else(|p| p.into_inner())
                 .take()
                 .ok_or(PackageError::Internal("container writer used twice"))?;
-            let rel = format!("content/{}", names[i]);
+            let rel = layout::in_dir(layout::CONTENT_DIR, &names[i]);
             let ctx = ContainerCtx {
                 root: &root,
                 scanner: engine.as_ref(),
@@ -839,13 +845,13 @@ impl Staging {
         opts: &PackageOptions,
     ) -> Result<(u64, bool, u64, u64), PackageError> {
         let root = &self.root;
-        let mets_path = root.join("METS.xml");
+        let mets_path = root.join(layout::METS);
         mets.finish(File::create(&mets_path).map_err(io_err(&mets_path))?)
             .map_err(io_err(&mets_path))?;
         let (mets_size, mets_sha) = hash_file(&mets_path)?;
-        manifest.push(("METS.xml".into(), mets_sha));
+        manifest.push((layout::METS.into(), mets_sha));
         manifest.sort();
-        let manifest_path = root.join("manifest-sha512.txt");
+        let manifest_path = root.join(layout::MANIFEST);
         let mut m = String::new();
         for (path, sha) in manifest.iter() {
             m.push_str(&format!("{sha}  {path}\n"));
@@ -1165,7 +1171,7 @@ impl ContainerCtx<'_> {
         let viral_rel = quarantine::viral_name(&self.rel);
         let quarantine = match self.scanner {
             Some(_) => {
-                crate::layout::create_dirs_in(self.root, "viral")?;
+                layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;
                 Some(crate::migrate::Quarantine {
                     path: self.root.join(&viral_rel),
                     cleaner: self.opts.cleaner.clone(),
@@ -1555,7 +1561,7 @@ pub(crate) fn add_log(
     now: DateTime<Utc>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(String, String, u64), PackageError> {
-    let rel = format!("logs/{relative}");
+    let rel = layout::in_dir(layout::LOGS_DIR, relative);
     let (size, sha) = copy_hashing(source, root, &rel)?;
     progress(size);
     let mime = log_mime(relative);
@@ -1586,7 +1592,7 @@ pub(crate) fn add_log(
 /// Where the migration report of the container at `container` (a package path) is kept.
 pub(crate) fn migration_report_path(container: &str) -> String {
     let name = container.rsplit('/').next().unwrap_or(container);
-    format!("logs/webaip/{name}.migration.json")
+    layout::in_dir(layout::WEBAIP_LOGS_DIR, &format!("{name}.migration.json"))
 }
 
 /// Writes a file webaip made (a migration report) into the package at `rel` and lists it in the

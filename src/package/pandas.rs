@@ -23,9 +23,10 @@ use super::{
 use crate::formats::digest::hex;
 use crate::formats::digest::sha512_read;
 use crate::formats::warc::header::warc_fields_line;
-use crate::formats::warc::writer::RecordSpec;
+use crate::formats::warc::writer::{RecordSpec, warcinfo};
 use crate::formats::warc::{WarcWriter, WrittenRecord};
 use crate::ids::Ids;
+use crate::layout;
 use crate::mets::writer::ContainerWriter;
 use crate::model::*;
 use crate::sources::pandas::{Instance, MirrorFile, UrlSource};
@@ -190,7 +191,11 @@ pub fn build_pandas_package(
             .files
             .iter()
             .map(|f| (f.save_path.clone(), f.path.as_path()))
-            .chain(inst.aux.iter().map(|a| (format!("logs/{}", a.relative), a.path.as_path())))
+            .chain(
+                inst.aux
+                    .iter()
+                    .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.as_path())),
+            )
             .collect();
         let kind = format!("webaip-pandas/{}/{}", inst.pi.as_deref().unwrap_or(""), inst.name);
         Ids::seeded(super::input_seed(&kind, &files)?)
@@ -209,41 +214,28 @@ pub fn build_pandas_package(
     let content_mets =
         mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?;
     let original_mets = mets.begin_container(GroupUse::Original).map_err(io_err(&root))?;
-    let mut content =
-        Container::new(&root, &format!("content/{stem}-00000.warc.gz"), content_mets, opts.level)?;
+    let mut content = Container::new(
+        &root,
+        &layout::container_name(layout::CONTENT_DIR, stem, 0),
+        content_mets,
+        opts.level,
+    )?;
     let mut original = Container::new(
         &root,
-        &format!("original/{stem}-original-00000.warc.gz"),
+        &layout::container_name(layout::ORIGINAL_DIR, &format!("{stem}-original"), 0),
         original_mets,
         opts.level,
     )?;
 
     let date = |t: &DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
     let info_id = ids.warc_record_id();
-    let info_body = [
-        warc_fields_line("software", &format!("webaip/{}", env!("CARGO_PKG_VERSION"))),
-        warc_fields_line("format", "WARC File Format 1.1"),
-        warc_fields_line(
-            "conformsTo",
-            "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-        ),
-        warc_fields_line(
-            "description",
-            &format!("{}: mirror files at their original URLs, links made absolute", inst.label),
-        ),
-    ]
-    .concat();
+    let description =
+        format!("{}: mirror files at their original URLs, links made absolute", inst.label);
     let orig_info_id = ids.warc_record_id();
     for (c, id) in [(&mut content, &info_id), (&mut original, &orig_info_id)] {
-        let spec = RecordSpec {
-            warc_type: "warcinfo".into(),
-            record_id: id.clone(),
-            date: date(&now),
-            filename: c.rel.rsplit('/').next().map(str::to_string),
-            content_type: Some("application/warc-fields".into()),
-            ..RecordSpec::default()
-        };
-        c.write(&root, &spec, info_body.as_bytes())?;
+        let name = c.rel.rsplit('/').next().unwrap_or_default().to_string();
+        let (spec, body) = warcinfo(id, now, &name, &description, &[]);
+        c.write(&root, &spec, &body)?;
     }
 
     // The scanner, when there is one: its identity becomes a PREMIS agent, written once.
@@ -326,19 +318,19 @@ pub fn build_pandas_package(
                     let vcw = mets.begin_container(GroupUse::ViralFiles).map_err(io_err(&root))?;
                     let mut v = Container::new(
                         &root,
-                        &format!("viral/{stem}-viral-00000.warc.gz"),
+                        &layout::container_name(layout::VIRAL_DIR, &format!("{stem}-viral"), 0),
                         vcw,
                         opts.level,
                     )?;
-                    let spec = RecordSpec {
-                        warc_type: "warcinfo".into(),
-                        record_id: ids.warc_record_id(),
-                        date: date(&now),
-                        filename: v.rel.rsplit('/').next().map(str::to_string),
-                        content_type: Some("application/warc-fields".into()),
-                        ..RecordSpec::default()
-                    };
-                    v.write(&root, &spec, b"description: files of the instance in which clamd found a virus, kept as harvested\r\n")?;
+                    let name = v.rel.rsplit('/').next().unwrap_or_default().to_string();
+                    let (spec, body) = warcinfo(
+                        &ids.warc_record_id(),
+                        now,
+                        &name,
+                        "files of the instance in which clamd found a virus, kept as harvested",
+                        &[],
+                    );
+                    v.write(&root, &spec, &body)?;
                     viral.insert(v)
                 }
             };

@@ -75,11 +75,7 @@ pub struct ScanSummary {
 /// The twin of an uncompressed WARC is uncompressed too: it holds the original records as
 /// they were.
 pub(crate) fn viral_name(rel: &str) -> String {
-    let name = rel.rsplit('/').next().unwrap_or("container.warc.gz");
-    match name.strip_suffix(".warc.gz") {
-        Some(stem) => format!("viral/{stem}.viral.warc.gz"),
-        None => format!("viral/{}.viral.warc", name.strip_suffix(".warc").unwrap_or(name)),
-    }
+    crate::layout::viral_twin(rel)
 }
 
 /// A viral container written beside a content container, with its records.
@@ -402,7 +398,7 @@ impl<'a> CopyRouter<'a> {
         if self.viral.is_none() {
             let rel = self.viral_rel();
             let path = self.root.join(&rel);
-            crate::layout::create_dirs_in(self.root, "viral")?;
+            crate::layout::create_dirs_in(self.root, crate::layout::VIRAL_DIR)?;
             let f = crate::layout::create_in(self.root, &rel)?;
             let mut w = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), self.opts.level);
             let (spec, body) = crate::formats::warc::writer::warcinfo(

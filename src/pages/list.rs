@@ -32,7 +32,7 @@ use crate::sources::{
 };
 
 /// The name of a package's METS document.
-pub const METS_NAME: &str = "METS.xml";
+pub const METS_NAME: &str = layout::METS;
 
 /// How to list.
 #[derive(Debug, Clone)]
@@ -395,76 +395,70 @@ impl Harvest {
 /// The names of the WARC containers in the METS's content group (as the profile the METS
 /// names calls it), confined to the package.
 fn content_containers(mets: &Path) -> Result<Vec<String>, ListError> {
-    use quick_xml::events::Event;
+    use crate::mets::reader::{Event, MetsReader, NS_METS};
     let bad = |message: String| ListError::Mets { path: mets.to_path_buf(), message };
     let file = layout::open_regular(mets)?;
-    let mut reader = quick_xml::Reader::from_reader(BufReader::with_capacity(64 * 1024, file));
-    let mut buf = Vec::new();
+    // Strict: a METS with a DOCTYPE, an entity reference or a NUL is not read further.
+    let mut reader = MetsReader::strict(BufReader::with_capacity(64 * 1024, file));
     let mut content: Option<String> = None;
     // The USE of each open fileGrp, and the depth of open <file>s.
     let mut groups: Vec<String> = Vec::new();
     let mut files = 0usize;
     let mut top_mime: Option<String> = None;
     let mut names = Vec::new();
-    loop {
-        let pos = reader.buffer_position();
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|e| bad(format!("XML error near byte {pos}: {e}")))?;
-        let empty = matches!(event, Event::Empty(_));
-        match event {
-            Event::Start(ref e) | Event::Empty(ref e) => {
-                let (name, attrs) = crate::mets::validate::element_parts(e);
-                let attr = |k: &str| {
-                    attrs.iter().find(|(n, _)| n.rsplit(':').next() == Some(k)).map(|a| &a.1)
-                };
-                match name.as_str() {
-                    "mets" if content.is_none() => {
-                        let profile = attr("PROFILE").and_then(|u| Profile::by_uri(u));
-                        let p = profile.unwrap_or_else(Profile::default_profile);
-                        content = Some(p.file_groups.content);
+    while let Some(event) = reader.next().map_err(|e| bad(e.to_string()))? {
+        let (e, empty) = match &event {
+            Event::Start(e, _) => (e, false),
+            Event::Empty(e, _) => (e, true),
+            Event::End { ns, local, .. } if ns == NS_METS => {
+                match local.as_str() {
+                    "fileGrp" => {
+                        groups.pop();
                     }
-                    "fileGrp" if !empty => {
-                        groups.push(attr("USE").or(attr("ID")).cloned().unwrap_or_default())
-                    }
-                    "file" => {
-                        if files == 0 {
-                            top_mime = attr("MIMETYPE").cloned();
-                        }
-                        if !empty {
-                            files += 1;
-                        }
-                    }
-                    "FLocat" if files == 1 => {
-                        let in_content = content.as_ref().is_some_and(|c| groups.contains(c));
-                        if let (true, Some(href)) = (in_content, attr("href")) {
-                            let name =
-                                layout::confined_name(href).map_err(|source| ListError::Name {
-                                    mets: mets.to_path_buf(),
-                                    name: href.clone(),
-                                    source,
-                                })?;
-                            let warc = top_mime.as_deref() == Some("application/warc")
-                                || archive_kind(Path::new(&name)) == Some(ArchiveKind::Warc);
-                            if warc && !names.contains(&name) {
-                                names.push(name);
-                            }
-                        }
-                    }
+                    "file" => files = files.saturating_sub(1),
                     _ => {}
                 }
+                continue;
             }
-            Event::End(ref e) => match e.local_name().into_inner() {
-                "fileGrp" => {
-                    groups.pop();
+            _ => continue,
+        };
+        if e.ns != NS_METS {
+            continue;
+        }
+        match e.local.as_str() {
+            "mets" if content.is_none() => {
+                let profile = e.attr("PROFILE").and_then(Profile::by_uri);
+                let p = profile.unwrap_or_else(Profile::default_profile);
+                content = Some(p.file_groups.content);
+            }
+            "fileGrp" if !empty => {
+                groups.push(e.attr("USE").or(e.attr("ID")).unwrap_or_default().to_string())
+            }
+            "file" => {
+                if files == 0 {
+                    top_mime = e.attr("MIMETYPE").map(str::to_string);
                 }
-                "file" => files = files.saturating_sub(1),
-                _ => {}
-            },
-            Event::Eof => break,
+                if !empty {
+                    files += 1;
+                }
+            }
+            "FLocat" if files == 1 => {
+                let in_content = content.as_ref().is_some_and(|c| groups.contains(c));
+                if let (true, Some(href)) = (in_content, e.href()) {
+                    let name = layout::confined_name(href).map_err(|source| ListError::Name {
+                        mets: mets.to_path_buf(),
+                        name: href.to_string(),
+                        source,
+                    })?;
+                    let warc = top_mime.as_deref() == Some("application/warc")
+                        || archive_kind(Path::new(&name)) == Some(ArchiveKind::Warc);
+                    if warc && !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
             _ => {}
         }
-        buf.clear();
     }
     if content.is_none() {
         return Err(bad("not a METS document (no <mets> element)".into()));

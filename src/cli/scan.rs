@@ -73,7 +73,7 @@ fn scan_batch(
     results: &mut Vec<Finding>,
 ) -> anyhow::Result<()> {
     let ids: Vec<(u64, String)> = batch.iter().map(|(o, id, _)| (*o, id.clone())).collect();
-    let verdicts = engine.scan_now(Batch(std::mem::take(batch)))?;
+    let (verdicts, _) = engine.scan_now(Batch(std::mem::take(batch)))?;
     for ((offset, id), verdict) in ids.into_iter().zip(verdicts) {
         if let Some(v) = verdict {
             push(results, file, Some(offset), Some(id), v);

@@ -30,11 +30,17 @@ use crate::layout;
 use crate::mets::ContainerWriter;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk};
-use crate::stages::scan::{ScanEngine, ScanResult};
+use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
+use crate::stages::{Finding, Route, Stage, Staged};
 
 /// Payloads up to this size are read into memory once (hashed, scanned and written from
 /// there); larger ones are streamed from the source for each pass.
 const IN_MEMORY: u64 = 16 << 20;
+
+/// Captures go through the stages in batches of at most this many ...
+const BATCH_CAPTURES: usize = 512;
+/// ... or this many bytes of held payloads.
+const BATCH_BYTES: u64 = 16 << 20;
 
 /// What packaging a capture source did.
 #[derive(Debug, Serialize)]
@@ -165,119 +171,147 @@ pub fn build_capture_package(
         super::virus_check_event(&ids, opts, now, "clamd", what, (outcome, detail), objects)
     };
 
-    for next in &mut *source {
-        let c = next?;
-        captures += 1;
-        if !c.date_source.inferred {
-            first = Some(first.map_or(c.date, |x| x.min(c.date)));
-            last = Some(last.map_or(c.date, |x| x.max(c.date)));
-        }
-        // The scan stage: the digest first, then clamd unless an identical payload was
-        // scanned already.
-        let len = c.payload.len();
-        let in_memory = if len <= IN_MEMORY {
-            let mut b = Vec::with_capacity(len as usize);
-            c.payload.open().and_then(|mut r| r.read_to_end(&mut b)).map_err(|source| {
-                PackageError::Io { path: c.provenance.file.clone().into(), source }
-            })?;
-            if b.len() as u64 != len {
-                return Err(PackageError::PayloadChanged {
-                    file: c.provenance.file.clone(),
-                    read: b.len() as u64,
-                    expected: len,
-                });
-            }
-            Some(b)
-        } else {
-            None
-        };
-        payload_bytes += len;
-        progress(len);
-        let verdict = match &clamd {
-            Some((cl, _)) if len > 0 => {
-                let digest = match &in_memory {
-                    Some(b) => sha512(&b[..]),
-                    None => sha512(c.payload.open().map_err(io_err(&pkg))?),
-                }
-                .map_err(io_err(&pkg))?;
-                // The engine reuses the verdict of an identical payload scanned before.
-                Some(match &in_memory {
-                    Some(b) => cl.scan_bytes(Some(&digest), b),
-                    None => {
-                        cl.scan_one(Some(&digest), c.payload.open().map_err(io_err(&pkg))?, len)
-                    }
-                }?)
-            }
-            _ => None,
-        };
-        let infected = matches!(verdict, Some(ScanResult::Infected(_)));
-        // The container this capture goes to, opened on its first capture.
-        let slot = if infected { &mut viral } else { &mut content };
-        let sink = match slot {
-            Some(sink) => sink,
-            None => {
-                let (group, rel, description) = if infected {
-                    (
-                        GroupUse::ViralFiles,
-                        layout::container_name(layout::VIRAL_DIR, &format!("{shape}-viral"), 0),
-                        format!("{shape} captures in which clamd found a virus, kept as harvested"),
-                    )
-                } else {
-                    (
-                        GroupUse::DigitalManifestation,
-                        layout::container_name(
-                            layout::CONTENT_DIR,
-                            &format!("{shape}-{}", c.date.format("%Y%m%d%H%M%S")),
-                            0,
-                        ),
-                        format!("converted from a {shape} harvest: headers and payloads as stored"),
-                    )
-                };
-                let cw = mets.begin_container(group).map_err(io_err(&pkg))?;
-                slot.insert(Sink::open(&pkg, rel, cw, &ids, now, opts.level, &description)?)
-            }
-        };
-        let written = write_capture(sink, &pkg, &ids, &c, in_memory.as_deref())?;
-        let oid = format!("{}#{}", sink.rel, written.record_id.trim_matches(['<', '>']));
-        // An infected or unscanned payload is described on its own, with its event.
-        let own_event = match (&verdict, &clamd) {
-            (Some(ScanResult::Infected(sig)), Some((_, version))) => {
-                scan.infected += 1;
-                scan.findings.push((sink.rel.clone(), c.provenance.file.clone(), sig.clone()));
-                Some((version, opts.profile.virus_outcomes.forced.clone(), sig.clone()))
-            }
-            (Some(ScanResult::NotScanned(why)), Some((_, version))) => {
-                scan.not_scanned += 1;
-                scan.unscanned.push((sink.rel.clone(), c.provenance.file.clone(), why.clone()));
-                Some((version, opts.profile.virus_outcomes.not_scanned.clone(), why.clone()))
-            }
-            _ => None,
-        };
-        let described = own_event.map(|(version, outcome, detail)| {
-            let e = scan_event(version, outcome, Some(detail), vec![oid.clone()]);
-            if !infected {
-                unscanned_events.push((sink.rel.clone(), e.clone()));
-            }
-            described_bytestream(oid, &written, &c, e)
-        });
-        sink.mets.add_record(&capture_record(&written, &c, described)).map_err(io_err(&pkg))?;
-        if let Some(block) = &c.metadata {
-            let spec = RecordSpec {
-                warc_type: "metadata".into(),
-                record_id: ids.warc_record_id(),
-                date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
-                target_uri: Some(c.uri.clone()),
-                warcinfo_id: Some(sink.warcinfo.clone()),
-                concurrent_to: Some(written.record_id.clone()),
-                content_type: Some("application/warc-fields".into()),
-                ..RecordSpec::default()
+    // The stages every capture passes before it is written.
+    let mut stages: Vec<Box<dyn Stage>> = Vec::new();
+    if let Some((engine, _)) = &clamd {
+        stages.push(Box::new(ScanStage::new(std::sync::Arc::clone(engine))));
+    }
+    let mut batch: Vec<Staged> = Vec::new();
+    let mut exhausted = false;
+    while !exhausted {
+        let mut held_bytes = 0u64;
+        while batch.len() < BATCH_CAPTURES && held_bytes < BATCH_BYTES {
+            let Some(next) = source.next() else {
+                exhausted = true;
+                break;
             };
-            let w =
-                sink.writer.write_record(&spec, block, 0).map_err(io_err(&pkg.join(&sink.rel)))?;
-            let mime = "application/warc-fields".to_string();
-            sink.mets
-                .add_record(&super::written_record_file(&w, mime, None, None))
-                .map_err(io_err(&pkg))?;
+            let c = next?;
+            captures += 1;
+            if !c.date_source.inferred {
+                first = Some(first.map_or(c.date, |x| x.min(c.date)));
+                last = Some(last.map_or(c.date, |x| x.max(c.date)));
+            }
+            // A small payload is read once: hashed, scanned and written from memory.
+            let len = c.payload.len();
+            let held = if len <= IN_MEMORY {
+                let mut b = Vec::with_capacity(len as usize);
+                c.payload.open().and_then(|mut r| r.read_to_end(&mut b)).map_err(|source| {
+                    PackageError::Io { path: c.provenance.file.clone().into(), source }
+                })?;
+                if b.len() as u64 != len {
+                    return Err(PackageError::PayloadChanged {
+                        file: c.provenance.file.clone(),
+                        read: b.len() as u64,
+                        expected: len,
+                    });
+                }
+                held_bytes += len;
+                Some(b)
+            } else {
+                None
+            };
+            payload_bytes += len;
+            progress(len);
+            // The digest under which a verdict is reused.
+            let digest = match &held {
+                _ if stages.is_empty() || len == 0 => None,
+                Some(b) => Some(sha512(&b[..]).map_err(io_err(&pkg))?),
+                None => {
+                    Some(sha512(c.payload.open().map_err(io_err(&pkg))?).map_err(io_err(&pkg))?)
+                }
+            };
+            batch.push(Staged {
+                capture: c,
+                held,
+                digest,
+                route: Route::Content,
+                findings: Vec::new(),
+            });
+        }
+        for stage in &mut stages {
+            stage.run(&mut batch)?;
+        }
+        for staged in batch.drain(..) {
+            let Staged { capture: c, held: in_memory, route, findings, .. } = staged;
+            let verdict = findings.into_iter().next().map(|f| match f {
+                Finding::Infected(sig) => ScanResult::Infected(sig),
+                Finding::NotScanned(why) => ScanResult::NotScanned(why),
+            });
+            let infected = route == Route::Viral;
+            // The container this capture goes to, opened on its first capture.
+            let slot = if infected { &mut viral } else { &mut content };
+            let sink = match slot {
+                Some(sink) => sink,
+                None => {
+                    let (group, rel, description) = if infected {
+                        (
+                            GroupUse::ViralFiles,
+                            layout::container_name(layout::VIRAL_DIR, &format!("{shape}-viral"), 0),
+                            format!(
+                                "{shape} captures in which clamd found a virus, kept as harvested"
+                            ),
+                        )
+                    } else {
+                        (
+                            GroupUse::DigitalManifestation,
+                            layout::container_name(
+                                layout::CONTENT_DIR,
+                                &format!("{shape}-{}", c.date.format("%Y%m%d%H%M%S")),
+                                0,
+                            ),
+                            format!(
+                                "converted from a {shape} harvest: headers and payloads as stored"
+                            ),
+                        )
+                    };
+                    let cw = mets.begin_container(group).map_err(io_err(&pkg))?;
+                    slot.insert(Sink::open(&pkg, rel, cw, &ids, now, opts.level, &description)?)
+                }
+            };
+            let written = write_capture(sink, &pkg, &ids, &c, in_memory.as_deref())?;
+            let oid = format!("{}#{}", sink.rel, written.record_id.trim_matches(['<', '>']));
+            // An infected or unscanned payload is described on its own, with its event.
+            let own_event = match (&verdict, &clamd) {
+                (Some(ScanResult::Infected(sig)), Some((_, version))) => {
+                    scan.infected += 1;
+                    scan.findings.push((sink.rel.clone(), c.provenance.file.clone(), sig.clone()));
+                    Some((version, opts.profile.virus_outcomes.forced.clone(), sig.clone()))
+                }
+                (Some(ScanResult::NotScanned(why)), Some((_, version))) => {
+                    scan.not_scanned += 1;
+                    scan.unscanned.push((sink.rel.clone(), c.provenance.file.clone(), why.clone()));
+                    Some((version, opts.profile.virus_outcomes.not_scanned.clone(), why.clone()))
+                }
+                _ => None,
+            };
+            let described = own_event.map(|(version, outcome, detail)| {
+                let e = scan_event(version, outcome, Some(detail), vec![oid.clone()]);
+                if !infected {
+                    unscanned_events.push((sink.rel.clone(), e.clone()));
+                }
+                described_bytestream(oid, &written, &c, e)
+            });
+            sink.mets.add_record(&capture_record(&written, &c, described)).map_err(io_err(&pkg))?;
+            if let Some(block) = &c.metadata {
+                let spec = RecordSpec {
+                    warc_type: "metadata".into(),
+                    record_id: ids.warc_record_id(),
+                    date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
+                    target_uri: Some(c.uri.clone()),
+                    warcinfo_id: Some(sink.warcinfo.clone()),
+                    concurrent_to: Some(written.record_id.clone()),
+                    content_type: Some("application/warc-fields".into()),
+                    ..RecordSpec::default()
+                };
+                let w = sink
+                    .writer
+                    .write_record(&spec, block, 0)
+                    .map_err(io_err(&pkg.join(&sink.rel)))?;
+                let mime = "application/warc-fields".to_string();
+                sink.mets
+                    .add_record(&super::written_record_file(&w, mime, None, None))
+                    .map_err(io_err(&pkg))?;
+            }
         }
     }
     if captures == 0 {

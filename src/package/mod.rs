@@ -1681,6 +1681,17 @@ pub(crate) fn no_scan_event(
     )
 }
 
+impl From<crate::stages::StageError> for PackageError {
+    fn from(e: crate::stages::StageError) -> Self {
+        match e {
+            crate::stages::StageError::Scan(e) => PackageError::Scan(e),
+            crate::stages::StageError::Io { path, source } => {
+                PackageError::Io { path: path.into(), source }
+            }
+        }
+    }
+}
+
 impl From<crate::stages::scan::CleanOrScanError> for PackageError {
     fn from(e: crate::stages::scan::CleanOrScanError) -> Self {
         match e {

@@ -158,11 +158,16 @@ impl ScanEngine {
         PendingVerdicts { rx }
     }
 
-    /// Scans a batch on the calling thread's behalf (it blocks until every verdict is in).
-    pub fn scan_now<B: ScanBatch>(self: &Arc<Self>, batch: B) -> Result<Verdicts, ScanError> {
+    /// Scans a batch and waits for every verdict; gives the batch back.
+    pub fn scan_now<B: ScanBatch>(self: &Arc<Self>, batch: B) -> Result<(Verdicts, B), ScanError> {
         let batch = Arc::new(batch);
         let pending = self.start(Arc::clone(&batch));
-        self.wait(pending)
+        let verdicts = self.wait(pending)?;
+        let batch = Arc::into_inner(batch).ok_or_else(|| ScanError {
+            addr: self.clamd.addr().to_string(),
+            message: "the scanning thread kept a batch after its verdicts".into(),
+        })?;
+        Ok((verdicts, batch))
     }
 
     fn scan_batch(&self, batch: &dyn ScanBatch) -> Result<Verdicts, ScanError> {
@@ -421,7 +426,7 @@ mod tests {
         let payloads: Vec<&[u8]> = vec![b"one", b"BAD two", b"one", b"", b"BAD two", b"three"];
         let batch: Vec<(Option<Digest>, Vec<u8>)> =
             payloads.iter().map(|p| (Some(digest(p)), p.to_vec())).collect();
-        let v = engine.scan_now(batch).unwrap();
+        let (v, _) = engine.scan_now(batch).unwrap();
         let infected = |v: &Option<ScanResult>| matches!(v, Some(ScanResult::Infected(_)));
         assert_eq!(v.iter().filter(|v| infected(v)).count(), 2, "{v:?}");
         assert!(v[3].is_none(), "an empty payload is not scanned");

@@ -38,7 +38,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub mod engine;
+mod stage;
 pub use engine::{Digest, EngineCounts, PendingVerdicts, ScanBatch, ScanEngine, Verdicts};
+pub use stage::ScanStage;
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
 /// reports anything larger as clean unless told otherwise.

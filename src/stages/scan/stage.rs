@@ -1,0 +1,62 @@
+//! The virus check as a [`Stage`] of the capture pipeline.
+
+use std::sync::Arc;
+
+use super::{Digest, ScanEngine, ScanResult};
+use crate::stages::{Finding, Route, Stage, StageError, Staged};
+
+/// Held payloads of a batch go to the engine together (in parallel, identical ones once);
+/// larger ones are streamed from their source one by one. An infected capture is routed to
+/// the viral container; one that could not be scanned stays in content with a finding.
+pub struct ScanStage {
+    engine: Arc<ScanEngine>,
+}
+
+impl ScanStage {
+    /// A stage scanning with `engine`.
+    pub fn new(engine: Arc<ScanEngine>) -> Self {
+        ScanStage { engine }
+    }
+
+    /// The engine (for its counts).
+    pub fn engine(&self) -> &Arc<ScanEngine> {
+        &self.engine
+    }
+}
+
+impl Stage for ScanStage {
+    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+        // The held payloads travel to the scanning threads and come back.
+        let held: Vec<(Option<Digest>, Vec<u8>)> =
+            batch.iter_mut().map(|s| (s.digest, s.held.take().unwrap_or_default())).collect();
+        let (verdicts, held) = self.engine.scan_now(held)?;
+        for ((s, (_, bytes)), verdict) in batch.iter_mut().zip(held).zip(verdicts) {
+            let len = s.capture.payload.len();
+            if len > 0 && bytes.is_empty() {
+                s.held = None;
+            } else {
+                s.held = Some(bytes);
+            }
+            let verdict = match verdict {
+                Some(v) => Some(v),
+                // Too large to hold: streamed from the source.
+                None if len > 0 && s.held.is_none() => {
+                    let io =
+                        |source| StageError::Io { path: s.capture.provenance.file.clone(), source };
+                    let payload = s.capture.payload.open().map_err(io)?;
+                    Some(self.engine.scan_one(s.digest.as_ref(), payload, len)?)
+                }
+                None => None,
+            };
+            match verdict {
+                Some(ScanResult::Infected(sig)) => {
+                    s.route = Route::Viral;
+                    s.findings.push(Finding::Infected(sig));
+                }
+                Some(ScanResult::NotScanned(why)) => s.findings.push(Finding::NotScanned(why)),
+                Some(ScanResult::Clean) | None => {}
+            }
+        }
+        Ok(())
+    }
+}

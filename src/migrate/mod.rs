@@ -660,11 +660,11 @@ fn read_records(
     })));
 }
 
-/// A batch being scanned: its records and their payload digests (from the encoding, so a
-/// payload is hashed once for the METS and the verdict cache alike).
+/// A batch being scanned: its records. Scanning starts before the batch is compressed, so no
+/// digests are given: the engine hashes only payloads that look like earlier ones, and the
+/// digests the compression computes are given to it as the records are written.
 struct ScannedBatch {
     jobs: Vec<Job>,
-    digests: Vec<Digest>,
 }
 
 impl ScanBatch for ScannedBatch {
@@ -675,7 +675,7 @@ impl ScanBatch for ScannedBatch {
         let job = self.jobs.get(i)?;
         let Block::Inline(bytes) = &job.block else { return None };
         let payload = &bytes[(job.mapped.payload_offset as usize).min(bytes.len())..];
-        (!payload.is_empty()).then(|| (payload, self.digests.get(i)))
+        (!payload.is_empty()).then_some((payload, None))
     }
 }
 
@@ -790,10 +790,13 @@ fn out_error(source: io::Error) -> MigrateError {
 }
 
 impl<W: Write> Output<'_, W> {
-    /// Compresses a batch in parallel and, with a scanner, starts scanning its payloads.
+    /// With a scanner, starts scanning a batch's payloads, then compresses it in parallel.
     fn encode(&self, jobs: Vec<Job>) -> Pending {
         let level = self.level;
-        let encoded: Encoded = jobs
+        let batch = Arc::new(ScannedBatch { jobs });
+        let verdicts = self.scanner.map(|s| s.start(Arc::clone(&batch)));
+        let encoded: Encoded = batch
+            .jobs
             .par_iter()
             .map(|job| match &job.block {
                 Block::Inline(bytes) => {
@@ -802,12 +805,6 @@ impl<W: Write> Output<'_, W> {
                 Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
             })
             .collect();
-        let digests = encoded
-            .iter()
-            .map(|e| e.as_ref().map_or([0; 64], |e| e.digests().payload_sha512))
-            .collect();
-        let batch = Arc::new(ScannedBatch { jobs, digests });
-        let verdicts = self.scanner.map(|s| s.start(Arc::clone(&batch)));
         Pending { batch, encoded, verdicts }
     }
 
@@ -825,6 +822,10 @@ impl<W: Write> Output<'_, W> {
         for (job, result) in batch.jobs.into_iter().zip(p.encoded) {
             let verdict = verdicts.as_mut().and_then(Iterator::next).flatten();
             let encoded = result.map_err(out_error)?;
+            // Now that the payload is hashed, identical later payloads can take its verdict.
+            if let (Some(v), Some(s)) = (&verdict, self.scanner) {
+                s.remember(&encoded.digests().payload_sha512, v);
+            }
             if let (Some(ScanResult::Infected(_)), Some(q)) = (&verdict, &mut self.quarantine) {
                 let v = q.writer()?;
                 let written = v.writer.write_encoded(encoded).map_err(out_error)?;

@@ -936,7 +936,14 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
     }
     // An ARC: migrated records are scanned before they are written too.
     let arc = dir.path().join("IAH-20240101000000-00000-x.arc");
-    write_arc(&arc, &[("http://e.org/a", b"first"), ("http://e.org/eicar.com", &eicar())]);
+    write_arc(
+        &arc,
+        &[
+            ("http://e.org/a", b"first"),
+            ("http://e.org/eicar.com", &eicar()),
+            ("http://e.org/a-again", b"first"),
+        ],
+    );
     let out = dir.path().join("pkg-arc");
     let trace = dir.path().join("trace-arc");
     let args = ["package", "--json", "--clamd", &d.addr, "--out", out.to_str().unwrap()];
@@ -944,6 +951,7 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
+    assert_eq!(r["scan"]["reused"], 1, "the second \"first\": {}", r["scan"]);
     let q = &r["containers"][0]["migration"]["quarantine"];
     assert_eq!(q["records"], 1, "{r}");
     let conservation = &r["containers"][0]["migration"]["conservation"];

@@ -33,6 +33,22 @@ pub const NO_VERDICT_REUSE_ENV: &str = "WEBAIP_NO_VERDICT_REUSE";
 /// A SHA-512 digest: the key under which a verdict is reused.
 pub type Digest = [u8; 64];
 
+/// Verdicts (and payload looks) kept at most: memory stays bounded whatever the crawl (about
+/// 30 MB); past it, later payloads are scanned as if new.
+const MAX_KNOWN: usize = 250_000;
+
+/// What a payload looks like, cheaply: its length and a hash of its first and last 64 bytes.
+/// Equal looks do not mean equal payloads; they only say when a SHA-512 is worth computing.
+type Look = (u64, u64);
+
+fn look_of(bytes: &[u8]) -> Look {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes[..bytes.len().min(64)].hash(&mut h);
+    bytes[bytes.len().saturating_sub(64)..].hash(&mut h);
+    (bytes.len() as u64, h.finish())
+}
+
 /// A batch of payloads, in the caller's order.
 pub trait ScanBatch: Send + Sync + 'static {
     /// How many items the batch holds.
@@ -72,6 +88,8 @@ pub struct ScanEngine {
     pool: rayon::ThreadPool,
     width: ScanWidth,
     known: Option<Mutex<HashMap<Digest, ScanResult>>>,
+    /// What the payloads scanned without a digest looked like ([`look_of`]).
+    looks: Mutex<std::collections::HashSet<Look>>,
     scanned: AtomicU64,
     reused: AtomicU64,
     waited_nanos: AtomicU64,
@@ -107,6 +125,7 @@ impl ScanEngine {
             pool,
             width: ScanWidth::default(),
             known: reuse.then(|| Mutex::new(HashMap::new())),
+            looks: Mutex::new(std::collections::HashSet::new()),
             scanned: AtomicU64::new(0),
             reused: AtomicU64::new(0),
             waited_nanos: AtomicU64::new(0),
@@ -136,11 +155,17 @@ impl ScanEngine {
         v
     }
 
-    fn remember(&self, digest: &Digest, v: &ScanResult) {
+    /// Keeps a verdict for payloads identical to the one it was given for. Callers that learn a
+    /// payload's digest only after its scan (the migration hashes while it compresses) give
+    /// it here, so that later identical payloads are recognised.
+    pub fn remember(&self, digest: &Digest, v: &ScanResult) {
         if let Some(known) = &self.known
             && !matches!(v, ScanResult::NotScanned(_))
         {
-            known.lock().unwrap_or_else(|p| p.into_inner()).insert(*digest, v.clone());
+            let mut known = known.lock().unwrap_or_else(|p| p.into_inner());
+            if known.len() < MAX_KNOWN {
+                known.insert(*digest, v.clone());
+            }
         }
     }
 
@@ -173,12 +198,42 @@ impl ScanEngine {
     fn scan_batch(&self, batch: &dyn ScanBatch) -> Result<Verdicts, ScanError> {
         let n = batch.items();
         let mut out: Verdicts = vec![None; n];
+        // Digests the caller did not give are computed only for a payload that looks like one
+        // seen before (same length and the same first and last bytes): hashing every payload
+        // before it may go to clamd would hold up the scan.
+        let mut computed: HashMap<usize, Digest> = HashMap::new();
+        if self.known.is_some() {
+            use sha2::Digest as _;
+            let mut looks = self.looks.lock().unwrap_or_else(|p| p.into_inner());
+            // The first payload of the batch with each look, hashed once a second one comes.
+            let mut in_batch: HashMap<Look, usize> = HashMap::new();
+            for i in 0..n {
+                let Some((bytes, None)) = batch.payload(i) else { continue };
+                let look = look_of(bytes);
+                let earlier = in_batch.get(&look).copied();
+                if let Some(j) = earlier
+                    && !computed.contains_key(&j)
+                    && let Some((first, _)) = batch.payload(j)
+                {
+                    computed.insert(j, sha2::Sha512::digest(first).into());
+                }
+                if earlier.is_some() || looks.contains(&look) {
+                    computed.insert(i, sha2::Sha512::digest(bytes).into());
+                } else {
+                    in_batch.insert(look, i);
+                    if looks.len() < MAX_KNOWN {
+                        looks.insert(look);
+                    }
+                }
+            }
+        }
         // Which item's scan each item takes: itself, or the first identical one of the batch.
         let mut first_of: HashMap<&Digest, usize> = HashMap::new();
         let mut same_as: Vec<(usize, usize)> = Vec::new();
         let mut to_scan: Vec<usize> = Vec::new();
         for (i, slot) in out.iter_mut().enumerate() {
             let Some((_, digest)) = batch.payload(i) else { continue };
+            let digest = digest.or_else(|| computed.get(&i));
             let Some(d) = digest.filter(|_| self.known.is_some()) else {
                 to_scan.push(i);
                 continue;
@@ -207,7 +262,9 @@ impl ScanEngine {
         })?;
         self.scanned.fetch_add(to_scan.len() as u64, Relaxed);
         for (&i, v) in to_scan.iter().zip(verdicts) {
-            if let Some((_, Some(d))) = batch.payload(i) {
+            if let Some((_, d)) = batch.payload(i)
+                && let Some(d) = d.or_else(|| computed.get(&i))
+            {
                 self.remember(d, &v);
             }
             out[i] = Some(v);
@@ -442,5 +499,23 @@ mod tests {
         engine.scan_bytes(None, b"one").unwrap();
         assert_eq!(seen.load(Relaxed), 4);
         assert_eq!(engine.counts().reused, 3);
+
+        // Batches without digests (the migration's): a payload that looks like an earlier one
+        // is hashed and takes the verdict the caller gave once it had the digest.
+        let plain = |ps: &[&[u8]]| -> Vec<(Option<Digest>, Vec<u8>)> {
+            ps.iter().map(|p| (None, p.to_vec())).collect()
+        };
+        let (v, _) = engine.scan_now(plain(&[b"BAD four", b"five"])).unwrap();
+        assert!(matches!(v[0], Some(ScanResult::Infected(_))));
+        assert_eq!(seen.load(Relaxed), 6);
+        engine.remember(&digest(b"BAD four"), v[0].as_ref().unwrap());
+        let (v, _) = engine.scan_now(plain(&[b"BAD four", b"BAD fouR", b"six"])).unwrap();
+        assert!(matches!(v[0], Some(ScanResult::Infected(_))), "{v:?}");
+        assert!(
+            matches!(v[1], Some(ScanResult::Infected(_))),
+            "another payload of the same length is scanned: {v:?}"
+        );
+        assert_eq!(seen.load(Relaxed), 8, "fouR and six went to clamd, four did not");
+        assert_eq!(engine.counts().reused, 4);
     }
 }

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 /// The fixed time of deterministic runs: the WARC 1.1 standard's publication year, a date no
 /// real conversion happens on, so a deterministic output can never be mistaken for a real one.
-pub const DETERMINISTIC_TIME: &str = "2017-08-01T00:00:00Z";
+pub(crate) const DETERMINISTIC_TIME: &str = "2017-08-01T00:00:00Z";
 
 /// Makes identifiers and tells the time.
 #[derive(Debug)]
@@ -41,11 +41,6 @@ impl Ids {
         }
     }
 
-    /// True for a seeded (deterministic) source.
-    pub fn is_deterministic(&self) -> bool {
-        self.seed.is_some()
-    }
-
     /// A new UUID.
     pub fn uuid(&self) -> Uuid {
         match &self.seed {
@@ -64,7 +59,7 @@ impl Ids {
     }
 
     /// A new WARC record identifier, `<urn:uuid:...>`.
-    pub fn warc_record_id(&self) -> String {
+    pub(crate) fn warc_record_id(&self) -> String {
         format!("<urn:uuid:{}>", self.uuid())
     }
 

@@ -15,7 +15,7 @@
 //! and so are the package's own names: [`METS`], [`MANIFEST`], the folders ([`CONTENT_DIR`],
 //! [`ORIGINAL_DIR`], [`VIRAL_DIR`], [`LOGS_DIR`], [`WEBAIP_LOGS_DIR`]), container names
 //! ([`container_name`]) and what counts as a WARC by its name ([`is_warc_name`]). The METS
-//! document itself is read by [`crate::mets::reader`].
+//! document itself is read by `mets::reader`.
 
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, Read};
@@ -48,14 +48,14 @@ pub fn container_name(dir: &str, stem: &str, serial: u32) -> String {
 }
 
 /// The package name of a file in folder `dir`: `<dir>/<name>`.
-pub fn in_dir(dir: &str, name: &str) -> String {
+pub(crate) fn in_dir(dir: &str, name: &str) -> String {
     format!("{dir}/{name}")
 }
 
 /// The viral twin of a content container, where its infected records go:
 /// `content/X.warc.gz` -> `viral/X.viral.warc.gz` (an uncompressed `X.warc` gets an
 /// uncompressed twin: it holds the original records as they were).
-pub fn viral_twin(container: &str) -> String {
+pub(crate) fn viral_twin(container: &str) -> String {
     let name = container.rsplit('/').next().unwrap_or("container.warc.gz");
     match name.strip_suffix(".warc.gz") {
         Some(stem) => in_dir(VIRAL_DIR, &format!("{stem}.viral.warc.gz")),
@@ -94,7 +94,7 @@ pub enum NameError {
 }
 
 /// Longest relative name accepted (Linux `PATH_MAX`).
-pub const MAX_NAME: usize = 4096;
+pub(crate) const MAX_NAME: usize = 4096;
 
 /// A failure to reach a file by a name from input, as a sentence naming the path.
 #[derive(Debug, thiserror::Error)]
@@ -144,7 +144,7 @@ pub enum ConfineError {
 
 impl ConfineError {
     /// True when the file (or a directory on the way) does not exist.
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, ConfineError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
     }
 
@@ -185,7 +185,7 @@ pub fn confined_name(name: &str) -> Result<String, NameError> {
 }
 
 /// What kind of file system object a metadata describes, as words for a message.
-pub fn kind_of(meta: &Metadata) -> &'static str {
+pub(crate) fn kind_of(meta: &Metadata) -> &'static str {
     let t = meta.file_type();
     if t.is_file() {
         "a regular file"
@@ -259,7 +259,7 @@ pub fn open_in(root: &Path, name: &str) -> Result<File, ConfineError> {
 }
 
 /// The metadata of `name` below `root` (a regular file reached without links), or why not.
-pub fn metadata_in(root: &Path, name: &str) -> Result<Metadata, ConfineError> {
+pub(crate) fn metadata_in(root: &Path, name: &str) -> Result<Metadata, ConfineError> {
     open_in(root, name)?.metadata().map_err(|e| ConfineError::io(&root.join(name), e))
 }
 
@@ -279,7 +279,7 @@ pub fn create_in(root: &Path, name: &str) -> Result<File, ConfineError> {
 
 /// Creates the directories of `dir` (a name from input) below `root`, refusing links and
 /// non-directories on the way.
-pub fn create_dirs_in(root: &Path, dir: &str) -> Result<PathBuf, ConfineError> {
+pub(crate) fn create_dirs_in(root: &Path, dir: &str) -> Result<PathBuf, ConfineError> {
     let rel = checked(root, dir)?;
     let mut path = root.to_path_buf();
     for segment in rel.split('/') {
@@ -392,7 +392,7 @@ fn open_beneath(
 
 /// Opens a file the user named on the command line: a link there is the user's choice and is
 /// followed, but what is opened must be a regular file (a FIFO is not waited on).
-pub fn open_user_file(path: &Path) -> Result<File, ConfineError> {
+pub(crate) fn open_user_file(path: &Path) -> Result<File, ConfineError> {
     let fd = rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
@@ -403,7 +403,7 @@ pub fn open_user_file(path: &Path) -> Result<File, ConfineError> {
 }
 
 /// An I/O error as words for a sentence ("it does not exist"), without the OS error number.
-pub fn describe_io(e: &io::Error) -> String {
+pub(crate) fn describe_io(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "it does not exist".into(),
         io::ErrorKind::PermissionDenied => "permission denied".into(),
@@ -539,7 +539,7 @@ pub fn manifest_line(sha512: &str, name: &str) -> String {
 /// Opens the directory `dir` (a name from input; `""` is the root itself) below `root`, without
 /// following any link on the way, so that `linkat`/`renameat`/`unlinkat` relative to it stay
 /// inside the root (the store publishes and removes its temporaries this way).
-pub fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> {
+pub(crate) fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     if dir.is_empty() {
         // The root itself is the caller's (configured, trusted): it may be a link.

@@ -132,7 +132,7 @@ impl CuratorMetadata {
 
     /// The `[[page]]` tables as entities, checked: a kind from the vocabulary, a part_of for
     /// (only) associated objects, dates that parse, no URL described twice for one capture.
-    pub fn page_entities(&self) -> Result<Vec<PageEntity>, String> {
+    pub(crate) fn page_entities(&self) -> Result<Vec<PageEntity>, String> {
         let mut out: Vec<PageEntity> = Vec::new();
         for (i, p) in self.pages.iter().enumerate() {
             let at = |m: String| format!("[[page]] {} ({}): {m}", i + 1, p.url);

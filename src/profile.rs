@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::model::SerializationMode;
 
 /// The built-in profiles: name and TOML text.
-pub const BUILTIN: &[(&str, &str)] = &[
+pub(crate) const BUILTIN: &[(&str, &str)] = &[
     ("bl-webarchive", include_str!("../profiles/bl-webarchive.toml")),
     ("bl-legacy", include_str!("../profiles/bl-legacy.toml")),
 ];
@@ -162,7 +162,7 @@ pub struct Events {
 
 impl Events {
     /// The event type with this term, if the profile has one.
-    pub fn by_term(&self, term: &str) -> Option<&EventType> {
+    pub(crate) fn by_term(&self, term: &str) -> Option<&EventType> {
         [&self.virus_check, &self.migration, &self.transformation]
             .into_iter()
             .find(|e| e.term == term)

@@ -32,7 +32,7 @@ pub(crate) struct ListedFile {
 
 impl ListedFile {
     /// True for a file whose records the audit reads: a WARC container.
-    pub fn is_container(&self) -> bool {
+    pub(crate) fn is_container(&self) -> bool {
         self.mime.as_deref() == Some("application/warc")
             || !self.children.is_empty()
             || self.href.as_deref().is_some_and(crate::layout::is_warc_name)

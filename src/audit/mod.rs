@@ -29,7 +29,7 @@ use crate::mets::{ValidateOptions, validate_mets};
 use listing::{ListedFile, list_files};
 use records::{Problem, Walk};
 
-pub use crate::layout::{MANIFEST, METS};
+use crate::layout::{MANIFEST, METS};
 /// The message of a listed file that is absent.
 const MISSING: &str = "listed in the METS but not in the package";
 

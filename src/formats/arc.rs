@@ -36,7 +36,7 @@ use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
 /// Longest header line we accept (webarchive-commons caps at 100 KiB; Heritrix writes 4 KiB).
 /// A line with no line end within this many bytes is not a record header: its bytes are kept
 /// as a remainder record (with a `Garbage` anomaly giving its offset), never buffered whole.
-pub const MAX_HEADER_LINE: usize = 100 * 1024;
+pub(crate) const MAX_HEADER_LINE: usize = 100 * 1024;
 
 /// File-level anomalies of one kind listed one by one (with their offsets); beyond this they
 /// are only counted ([`ArcReader::unlisted_file_anomalies`]), and the bytes they concern stay
@@ -253,11 +253,6 @@ impl ArcRecord {
     pub fn body_len(&self) -> u64 {
         self.body_end - self.body_start
     }
-
-    /// True when the worst anomaly of this record is at least `severity`.
-    pub fn has_anomaly(&self, severity: Severity) -> bool {
-        self.anomalies.iter().any(|a| a.severity >= severity)
-    }
 }
 
 enum Input {
@@ -465,7 +460,7 @@ impl ArcReader {
     }
 
     /// Size of the file in bytes.
-    pub fn file_len(&self) -> u64 {
+    pub(crate) fn file_len(&self) -> u64 {
         self.file_len
     }
 
@@ -475,12 +470,12 @@ impl ArcReader {
     }
 
     /// The version as the filedesc version block states it ("1.0", "1.1", "2"), once read.
-    pub fn version_label(&self) -> Option<&str> {
+    pub(crate) fn version_label(&self) -> Option<&str> {
         self.version_label.as_deref()
     }
 
     /// How far into the (compressed) file the reader has got, for progress reporting.
-    pub fn bytes_consumed(&self) -> u64 {
+    pub(crate) fn bytes_consumed(&self) -> u64 {
         match &self.input {
             Input::Plain => self.seg.as_ref().map_or(self.file_len, |s| s.pos),
             Input::Gzip { dec, .. } => dec.get_ref().pos(),
@@ -526,24 +521,14 @@ impl ArcReader {
         self.segment_of(rec).slice(rec.body_start, rec.body_end)
     }
 
-    /// The header line plus body of `rec`, as a reader (a filedesc record's whole bytes).
-    pub fn record_reader(&self, rec: &ArcRecord) -> SegmentReader<'_> {
-        self.segment_of(rec).reader(rec.body_start - rec.header_len, rec.body_end)
-    }
-
-    /// The header line plus body of `rec` as a slice, when it is held in memory.
-    pub fn record_slice(&self, rec: &ArcRecord) -> Option<&[u8]> {
-        self.segment_of(rec).slice(rec.body_start - rec.header_len, rec.body_end)
-    }
-
     /// The body of `rec` as a handle that outlives the reader's position: it keeps the bytes
     /// (file, memory or spill file) alive, so another thread can read them later.
-    pub fn shared_body(&self, rec: &ArcRecord) -> SharedRange {
+    pub(crate) fn shared_body(&self, rec: &ArcRecord) -> SharedRange {
         SharedRange { segment: self.segment_arc(rec), start: rec.body_start, end: rec.body_end }
     }
 
     /// Like [`shared_body`](Self::shared_body), header line included.
-    pub fn shared_record(&self, rec: &ArcRecord) -> SharedRange {
+    pub(crate) fn shared_record(&self, rec: &ArcRecord) -> SharedRange {
         let start = rec.body_start - rec.header_len;
         SharedRange { segment: self.segment_arc(rec), start, end: rec.body_end }
     }
@@ -1601,7 +1586,7 @@ fn starts_with_scheme(b: &[u8]) -> bool {
 
 /// A light RFC 3986 check: a scheme, then only characters a URI may hold, `%` escapes well
 /// formed, and at most one `#`.
-pub fn is_valid_uri(url: &[u8]) -> bool {
+pub(crate) fn is_valid_uri(url: &[u8]) -> bool {
     if !starts_with_scheme(url) {
         return false;
     }
@@ -1644,7 +1629,7 @@ pub fn is_valid_uri(url: &[u8]) -> bool {
 
 /// Parses an ARC archive date: 14 digits `yyyyMMddHHmmss` UTC; 12 digits (no seconds) and 8
 /// (date only) occur in old files, and 15-18 digits carry fractions of a second.
-pub fn parse_arc_date(s: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_arc_date(s: &str) -> Option<DateTime<Utc>> {
     if !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

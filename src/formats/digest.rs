@@ -9,7 +9,7 @@ use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};
 
 /// Formats a SHA-1 digest the way WARC headers carry it: `sha1:` + RFC 4648 base32.
-pub fn sha1_base32(digest: &[u8]) -> String {
+pub(crate) fn sha1_base32(digest: &[u8]) -> String {
     format!("sha1:{}", data_encoding::BASE32.encode(digest))
 }
 
@@ -19,12 +19,12 @@ pub fn hex(digest: &[u8]) -> String {
 }
 
 /// Size and SHA-512 (lower-case hex) of a file, read once in 1 MiB chunks.
-pub fn sha512_file(path: &std::path::Path) -> std::io::Result<(u64, String)> {
+pub(crate) fn sha512_file(path: &std::path::Path) -> std::io::Result<(u64, String)> {
     sha512_read(std::fs::File::open(path)?)
 }
 
 /// Size and SHA-512 (lower-case hex) of everything `f` yields, read in 1 MiB chunks.
-pub fn sha512_read(mut f: impl std::io::Read) -> std::io::Result<(u64, String)> {
+pub(crate) fn sha512_read(mut f: impl std::io::Read) -> std::io::Result<(u64, String)> {
     let mut sha = Sha512::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;
@@ -90,12 +90,12 @@ impl BlockHasher {
 
     /// A hasher that skips the payload's SHA-1 (left as zeros in the result): for reading back
     /// records whose block SHA-1 already proves the bytes.
-    pub fn without_payload_sha1(payload_offset: u64) -> Self {
+    pub(crate) fn without_payload_sha1(payload_offset: u64) -> Self {
         BlockHasher { with_payload_sha1: false, ..BlockHasher::new(payload_offset) }
     }
 
     /// Feeds the next bytes of the block.
-    pub fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         self.block_sha1.update(bytes);
         let start = self.seen;
         self.seen += bytes.len() as u64;
@@ -192,7 +192,7 @@ impl LabelledDigest {
     }
 
     /// Feeds bytes.
-    pub fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         match &mut self.hasher {
             AnyHasher::Sha1(h) => h.update(bytes),
             AnyHasher::Sha256(h) => h.update(bytes),

@@ -77,7 +77,7 @@ pub fn content_length(head: &[u8]) -> Option<u64> {
 
 /// The media type of the entity (`Content-Type` without parameters, lower-case) in a complete
 /// header section `head`, when it names one (`type/subtype`).
-pub fn entity_mime(head: &[u8]) -> Option<String> {
+pub(crate) fn entity_mime(head: &[u8]) -> Option<String> {
     let value = std::str::from_utf8(field(head, b"content-type")?).ok()?;
     let mime = value.split(';').next()?.trim().to_ascii_lowercase();
     let (t, sub) = mime.split_once('/')?;
@@ -88,7 +88,7 @@ pub fn entity_mime(head: &[u8]) -> Option<String> {
 }
 
 /// True when `block` begins like an HTTP status line: `HTTP/` and a digit.
-pub fn is_status_line_start(block: &[u8]) -> bool {
+pub(crate) fn is_status_line_start(block: &[u8]) -> bool {
     block.len() > 5 && block[..5].eq_ignore_ascii_case(b"HTTP/") && block[5].is_ascii_digit()
 }
 

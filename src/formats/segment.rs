@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
 
 /// Decompressed members up to this size stay in memory; larger ones go to a temporary file.
-pub const MEMORY_SPOOL_LIMIT: usize = 8 << 20;
+pub(crate) const MEMORY_SPOOL_LIMIT: usize = 8 << 20;
 
 /// A run of bytes with positioned reads.
 #[derive(Debug)]
@@ -49,7 +49,7 @@ impl Segment {
     }
 
     /// Reads up to `buf.len()` bytes at `pos`; returns how many were read (0 at the end).
-    pub fn read_at(&self, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read_at(&self, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
         let len = self.len();
         if pos >= len {
             return Ok(0);
@@ -71,7 +71,7 @@ impl Segment {
     }
 
     /// Reads exactly `buf.len()` bytes at `pos`, or fewer at the end of the segment.
-    pub fn read_full_at(&self, mut pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read_full_at(&self, mut pos: u64, buf: &mut [u8]) -> io::Result<usize> {
         let mut filled = 0;
         while filled < buf.len() {
             let n = self.read_at(pos, &mut buf[filled..])?;
@@ -85,7 +85,7 @@ impl Segment {
     }
 
     /// The byte at `pos`, or `None` past the end.
-    pub fn byte_at(&self, pos: u64) -> io::Result<Option<u8>> {
+    pub(crate) fn byte_at(&self, pos: u64) -> io::Result<Option<u8>> {
         if let Segment::Mem(v) = self {
             return Ok(v.get(pos as usize).copied());
         }
@@ -149,13 +149,13 @@ impl Read for FileRange<'_> {
 }
 
 /// Size of the copy buffer [`spool_with`] wants.
-pub const SPOOL_BUF: usize = 64 * 1024;
+pub(crate) const SPOOL_BUF: usize = 64 * 1024;
 
 /// Copies `reader` into a segment: memory first, a temporary file past [`MEMORY_SPOOL_LIMIT`].
 /// On a read error the bytes read so far are kept and returned with the error, so a damaged
 /// gzip member still yields what could be decompressed. Takes the caller's copy buffer (any non-zero size), so that a reader of many
 /// gzip members allocates it once instead of once per member.
-pub fn spool_with(mut reader: impl Read, buf: &mut [u8]) -> (Segment, Option<io::Error>) {
+pub(crate) fn spool_with(mut reader: impl Read, buf: &mut [u8]) -> (Segment, Option<io::Error>) {
     let mut mem: Vec<u8> = Vec::new();
     let mut file: Option<(File, u64)> = None;
     loop {

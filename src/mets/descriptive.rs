@@ -10,10 +10,10 @@ use crate::model::{Access, Description, EntityOrigin, PageEntity, PageKind, Righ
 use crate::profile::Profile;
 
 /// Namespace of the rights extension schema.
-pub const RIGHTS_NS: &str = "urn:webaip:xmlns:rights:1";
+pub(crate) const RIGHTS_NS: &str = "urn:webaip:xmlns:rights:1";
 
 /// The fifteen Dublin Core elements; only these may appear in the DC section.
-pub const DC_ELEMENTS: [&str; 15] = [
+pub(crate) const DC_ELEMENTS: [&str; 15] = [
     "title",
     "creator",
     "subject",
@@ -33,7 +33,7 @@ pub const DC_ELEMENTS: [&str; 15] = [
 
 /// The website's MODS record (P3.1): title, names, subjects, URLs, capture dates and the values
 /// the profile fixes.
-pub fn write_mods<W: Write>(
+pub(crate) fn write_mods<W: Write>(
     x: &mut XmlOut<W>,
     d: &Description,
     profile: &Profile,
@@ -124,7 +124,7 @@ pub struct PageMods<'a> {
 /// type, subjects, the URL of its capture and, for an associated object, the page it belongs
 /// to (`relatedItem type="host"`). What webaip inferred rather than was told is stated in
 /// `recordInfo`.
-pub fn write_page_mods<W: Write>(x: &mut XmlOut<W>, m: &PageMods<'_>) -> io::Result<()> {
+pub(crate) fn write_page_mods<W: Write>(x: &mut XmlOut<W>, m: &PageMods<'_>) -> io::Result<()> {
     let e = m.entity;
     x.start("mods:mods", &[("version", "3.8")])?;
     if let Some(t) = m.title {
@@ -218,7 +218,11 @@ pub fn write_page_mods<W: Write>(x: &mut XmlOut<W>, m: &PageMods<'_>) -> io::Res
 }
 
 /// The curator's Dublin Core, directly in `xmlData` (dc.xsd declares no container element).
-pub fn write_dc<W: Write>(x: &mut XmlOut<W>, d: &Description, rights: &Rights) -> io::Result<()> {
+pub(crate) fn write_dc<W: Write>(
+    x: &mut XmlOut<W>,
+    d: &Description,
+    rights: &Rights,
+) -> io::Result<()> {
     x.text("dc:title", &[], &d.title)?;
     if let Some(c) = &d.creator {
         x.text("dc:creator", &[], c)?;
@@ -252,7 +256,7 @@ pub fn write_dc<W: Write>(x: &mut XmlOut<W>, d: &Description, rights: &Rights) -
 }
 
 /// The rights record in webaip's extension schema.
-pub fn write_rights<W: Write>(x: &mut XmlOut<W>, r: &Rights) -> io::Result<()> {
+pub(crate) fn write_rights<W: Write>(x: &mut XmlOut<W>, r: &Rights) -> io::Result<()> {
     x.start("wr:rights", &[("xmlns:wr", RIGHTS_NS)])?;
     match &r.access {
         Access::Open => x.text("wr:access", &[], "open")?,

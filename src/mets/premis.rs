@@ -8,7 +8,7 @@ use super::xml::XmlOut;
 use crate::model::{Agent, Event, PremisObject};
 
 /// `<mets:techMD ID=..>` holding a PREMIS object.
-pub fn write_object_md<W: Write>(
+pub(crate) fn write_object_md<W: Write>(
     x: &mut XmlOut<W>,
     md_id: &str,
     o: &PremisObject,
@@ -23,7 +23,7 @@ pub fn write_object_md<W: Write>(
 }
 
 /// A `premis:object` of type file.
-pub fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io::Result<()> {
+pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io::Result<()> {
     x.start("premis:object", &[("xsi:type", "premis:file"), ("version", "3.0")])?;
     x.start("premis:objectIdentifier", &[])?;
     x.text("premis:objectIdentifierType", &[], &o.id_type)?;
@@ -86,7 +86,11 @@ pub fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io::Result
 }
 
 /// `<mets:digiprovMD ID=..>` holding a PREMIS event.
-pub fn write_event_md<W: Write>(x: &mut XmlOut<W>, md_id: &str, e: &Event) -> io::Result<()> {
+pub(crate) fn write_event_md<W: Write>(
+    x: &mut XmlOut<W>,
+    md_id: &str,
+    e: &Event,
+) -> io::Result<()> {
     x.start("mets:digiprovMD", &[("ID", md_id)])?;
     x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:EVENT")])?;
     x.start("mets:xmlData", &[])?;
@@ -142,7 +146,11 @@ pub fn write_event_md<W: Write>(x: &mut XmlOut<W>, md_id: &str, e: &Event) -> io
 }
 
 /// `<mets:digiprovMD ID=..>` holding a PREMIS agent.
-pub fn write_agent_md<W: Write>(x: &mut XmlOut<W>, md_id: &str, a: &Agent) -> io::Result<()> {
+pub(crate) fn write_agent_md<W: Write>(
+    x: &mut XmlOut<W>,
+    md_id: &str,
+    a: &Agent,
+) -> io::Result<()> {
     x.start("mets:digiprovMD", &[("ID", md_id)])?;
     x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:AGENT")])?;
     x.start("mets:xmlData", &[])?;

@@ -49,7 +49,7 @@ pub(crate) struct Pos {
 
 impl Pos {
     /// The start of the document: for findings about the whole document.
-    pub const START: Pos = Pos { offset: 0, line: 1 };
+    pub(crate) const START: Pos = Pos { offset: 0, line: 1 };
 }
 
 impl Default for Pos {
@@ -90,7 +90,7 @@ impl Element {
     }
 
     /// The value of attribute `local` in namespace `ns`.
-    pub fn attr_ns(&self, ns: &str, local: &str) -> Option<&str> {
+    pub(crate) fn attr_ns(&self, ns: &str, local: &str) -> Option<&str> {
         self.attrs.iter().find(|a| a.ns == ns && a.local == local).map(|a| a.value.as_str())
     }
 
@@ -182,7 +182,7 @@ pub(crate) struct MetsReader<R> {
 
 impl<R: BufRead> MetsReader<R> {
     /// A reader that yields refusals as [`Event::Refused`] and goes on (for `validate`).
-    pub fn lenient(input: R) -> Self {
+    pub(crate) fn lenient(input: R) -> Self {
         let mut reader = NsReader::from_reader(Counter::new(input));
         reader.config_mut().check_end_names = true;
         MetsReader { reader, buf: Vec::new(), strict: false, done: false }
@@ -265,7 +265,7 @@ impl<R: BufRead> MetsReader<R> {
 
     /// The first NUL byte read so far, if any (also reported at the end of the document, and
     /// wanted by callers that stop early on an XML error).
-    pub fn first_nul(&self) -> Option<Pos> {
+    pub(crate) fn first_nul(&self) -> Option<Pos> {
         self.reader.get_ref().tally.first_nul
     }
 }

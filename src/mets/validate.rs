@@ -1,6 +1,6 @@
 //! `webaip validate`: a METS document against the official schemas and the package profile.
 //!
-//! The first pass streams the document through [`super::reader::MetsReader`] (which also
+//! The first pass streams the document through `mets::reader::MetsReader` (which also
 //! refuses DOCTYPEs, entity references and NULs, and gives every finding its line) and checks
 //! what XML Schema cannot see:
 //! unique IDs, IDREFs that resolve (to the right kind of element), byte ranges

@@ -368,13 +368,13 @@ impl MetsBuilder {
     }
 
     /// The package header, to complete once the containers are known (capture dates).
-    pub fn header_mut(&mut self) -> &mut PackageHeader {
+    pub(crate) fn header_mut(&mut self) -> &mut PackageHeader {
         &mut self.header
     }
 
     /// Adds an event that concerns several files (written once, in `AMD-PACKAGE`, linking all
     /// the objects it names).
-    pub fn add_package_event(&mut self, e: crate::model::Event) {
+    pub(crate) fn add_package_event(&mut self, e: crate::model::Event) {
         self.package_events.push(e);
     }
 

@@ -29,7 +29,7 @@ impl<W: Write> XmlOut<W> {
     }
 
     /// Mutable access to the underlying writer (for copying spilled fragments in).
-    pub fn inner_mut(&mut self) -> &mut W {
+    pub(crate) fn inner_mut(&mut self) -> &mut W {
         &mut self.out
     }
 
@@ -87,7 +87,7 @@ impl<W: Write> XmlOut<W> {
 }
 
 /// `s` with the characters XML 1.0 forbids percent-encoded.
-pub fn xml_safe(s: &str) -> Cow<'_, str> {
+pub(crate) fn xml_safe(s: &str) -> Cow<'_, str> {
     let bad = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}');
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);

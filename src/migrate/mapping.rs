@@ -24,14 +24,14 @@ use crate::formats::warc::header::uri_text;
 use crate::formats::warc::writer::RecordSpec;
 
 /// Extension field: where the record came from in the ARC file.
-pub const FIELD_ARC_OFFSET: &str = "X-Webaip-ARC-Offset";
+pub(crate) const FIELD_ARC_OFFSET: &str = "X-Webaip-ARC-Offset";
 /// Extension field: the ARC header line, verbatim (or `base64:` when it is not clean text).
-pub const FIELD_ARC_HEADER: &str = "X-Webaip-ARC-Header";
+pub(crate) const FIELD_ARC_HEADER: &str = "X-Webaip-ARC-Header";
 /// Extension field: an anomaly met while reading this record (may repeat).
-pub const FIELD_ANOMALY: &str = "X-Webaip-Anomaly";
+pub(crate) const FIELD_ANOMALY: &str = "X-Webaip-Anomaly";
 /// Extension field: where `WARC-Date` came from when the record has no usable date of its own
 /// ([`DateSource`]); absent when the date is the record's own.
-pub const FIELD_DATE_SOURCE: &str = "X-Webaip-Date-Source";
+pub(crate) const FIELD_DATE_SOURCE: &str = "X-Webaip-Date-Source";
 
 /// Where a record's `WARC-Date` came from. Never the clock: a record with no date of its own
 /// takes, in this order, the nearest earlier record's, the ARC header record's, the timestamp
@@ -96,7 +96,7 @@ pub struct NoDate {
 }
 
 /// The URI scheme used for bytes that belong to no ARC record.
-pub const REMAINDER_URI_PREFIX: &str = "metadata://webaip/arc-remainder";
+pub(crate) const REMAINDER_URI_PREFIX: &str = "metadata://webaip/arc-remainder";
 
 /// The input side of a record, for counting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -333,7 +333,7 @@ fn anomaly(location: Location, kind: AnomalyKind, severity: Severity, detail: St
 }
 
 /// `1234` for a plain file, `1234+56` for byte 56 of the gzip member at 1234.
-pub fn offset_field(loc: &Location) -> String {
+pub(crate) fn offset_field(loc: &Location) -> String {
     match loc.member {
         Some(m) if loc.offset == 0 => m.to_string(),
         Some(m) => format!("{m}+{}", loc.offset),
@@ -342,7 +342,7 @@ pub fn offset_field(loc: &Location) -> String {
 }
 
 /// The URI naming bytes at `loc` of `arc_name` that belong to no record.
-pub fn remainder_uri(arc_name: &str, loc: &Location) -> String {
+pub(crate) fn remainder_uri(arc_name: &str, loc: &Location) -> String {
     let name: String = arc_name
         .bytes()
         .map(|b| {

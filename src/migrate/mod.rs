@@ -38,7 +38,7 @@ use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 
 /// Records with blocks up to this size are hashed and compressed in memory, in parallel.
-pub const INLINE_LIMIT: u64 = 2 << 20;
+pub(crate) const INLINE_LIMIT: u64 = 2 << 20;
 /// A batch is compressed once it holds this many block bytes ...
 const BATCH_BYTES: u64 = 8 << 20;
 /// ... or this many records.

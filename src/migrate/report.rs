@@ -118,7 +118,7 @@ pub struct InferredDate {
 
 impl FileReport {
     /// Records a record whose date was inferred: counted always, listed while under the cap.
-    pub fn add_inferred_date(
+    pub(crate) fn add_inferred_date(
         &mut self,
         source: crate::migrate::mapping::DateSource,
         location: crate::formats::arc::Location,
@@ -131,7 +131,7 @@ impl FileReport {
     }
 
     /// Records an anomaly: counted always, listed while under the cap.
-    pub fn add_anomaly(&mut self, a: Anomaly) {
+    pub(crate) fn add_anomaly(&mut self, a: Anomaly) {
         self.count(a.kind, a.severity, 1);
         if self.anomalies.len() < MAX_LISTED_ANOMALIES {
             self.anomalies.push(a);
@@ -141,7 +141,7 @@ impl FileReport {
     }
 
     /// Records `n` anomalies that the reader counted without listing them.
-    pub fn count_unlisted(&mut self, kind: AnomalyKind, severity: Severity, n: u64) {
+    pub(crate) fn count_unlisted(&mut self, kind: AnomalyKind, severity: Severity, n: u64) {
         self.count(kind, severity, n);
         self.anomalies_not_listed += n;
     }

@@ -121,7 +121,7 @@ impl ExpectationLog {
     }
 
     /// Payload bytes of the source records logged so far.
-    pub fn source_payload_bytes(&self) -> u64 {
+    pub(crate) fn source_payload_bytes(&self) -> u64 {
         self.payload_bytes
     }
 
@@ -152,7 +152,7 @@ const VERIFY_CHUNK: usize = 256;
 /// as a WARC of its own, so the check also proves that every member stands alone. The members
 /// must tile the file exactly. Records are checked in parallel; the file's SHA-512 is computed
 /// alongside.
-pub fn verify_container(container: &Path, log: ExpectationLog) -> io::Result<Verified> {
+pub(crate) fn verify_container(container: &Path, log: ExpectationLog) -> io::Result<Verified> {
     let payload_bytes_in = log.source_payload_bytes();
     let (mut expected, count) = log.into_reader()?;
     let file = File::open(container)?;

@@ -241,7 +241,7 @@ pub struct ByteRange {
 
 impl ByteRange {
     /// The offset of the last byte (METS `END`), for a non-empty range.
-    pub fn end_inclusive(&self) -> u64 {
+    pub(crate) fn end_inclusive(&self) -> u64 {
         self.begin + self.len.saturating_sub(1)
     }
 }

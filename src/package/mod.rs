@@ -751,7 +751,7 @@ pub fn build_package(
 /// `between-renames` aborts the process (as a kill would) after the old package has been
 /// moved aside and before it is removed (or, in the two-step fallback, before the new one is
 /// moved in); `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`.
-pub const FAIL_AT_ENV: &str = "WEBAIP_FAIL_AT";
+pub(crate) const FAIL_AT_ENV: &str = "WEBAIP_FAIL_AT";
 
 fn fail_at(point: &str) -> bool {
     std::env::var(FAIL_AT_ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == point))
@@ -838,7 +838,7 @@ impl Staging {
 
     /// Writes METS.xml and manifest-sha512.txt, then validates the METS; an invalid METS
     /// fails the package. Returns (errors, XSD checked, files in the package, METS bytes).
-    pub fn write_mets(
+    pub(crate) fn write_mets(
         &self,
         mets: MetsBuilder,
         manifest: &mut Vec<(String, String)>,
@@ -854,7 +854,7 @@ impl Staging {
         let manifest_path = root.join(layout::MANIFEST);
         let mut m = String::new();
         for (path, sha) in manifest.iter() {
-            m.push_str(&format!("{sha}  {path}\n"));
+            m.push_str(&layout::manifest_line(sha, path));
         }
         std::fs::write(&manifest_path, m).map_err(io_err(&manifest_path))?;
         // The METS checks itself before the package is declared complete.

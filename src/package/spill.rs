@@ -60,7 +60,7 @@ impl RecordSpill {
     }
 
     /// Reads the records back in order, calling `f` for each.
-    pub fn for_each(
+    pub(crate) fn for_each(
         &mut self,
         mut f: impl FnMut(u64, RecordFile, Option<ScanResult>) -> io::Result<()>,
     ) -> io::Result<()> {

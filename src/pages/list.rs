@@ -32,7 +32,7 @@ use crate::sources::{
 };
 
 /// The name of a package's METS document.
-pub const METS_NAME: &str = layout::METS;
+pub(crate) const METS_NAME: &str = layout::METS;
 
 /// How to list.
 #[derive(Debug, Clone)]

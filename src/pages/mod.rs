@@ -27,7 +27,7 @@ pub const TITLE_WINDOW: usize = 1 << 20;
 const MAX_TITLE_CHARS: usize = 1024;
 
 /// True for the MIME types whose payloads are HTML pages.
-pub fn is_html(mime: &str) -> bool {
+pub(crate) fn is_html(mime: &str) -> bool {
     let m = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     m == "text/html" || m == "application/xhtml+xml"
 }
@@ -257,7 +257,7 @@ pub enum EntitiesError {
 /// Chooses the capture an entity points at among `dates` (W3C date-times, in package order):
 /// the one closest to `captured`, else the only one, else (`latest_if_several`) the latest.
 /// Ties go to the later capture. `None` when there is none, or several and nothing chooses.
-pub fn choose_capture(
+pub(crate) fn choose_capture(
     dates: &[&str],
     captured: Option<DateTime<Utc>>,
     latest_if_several: bool,

@@ -12,7 +12,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 /// A 64-bit hash of a URI, for set membership.
-pub fn uri_hash(uri: &str) -> u64 {
+pub(crate) fn uri_hash(uri: &str) -> u64 {
     let mut h = DefaultHasher::new();
     uri.hash(&mut h);
     h.finish()
@@ -41,7 +41,7 @@ impl CrawlLogLine {
 /// Parses one line. The URI may contain spaces in old 1.x logs, so fields are anchored at
 /// both ends: timestamp, status, size first; then, from the right, annotations, source tag,
 /// digest, fetch time, thread, MIME, via and hop path.
-pub fn parse_line(line: &str) -> Option<CrawlLogLine> {
+pub(crate) fn parse_line(line: &str) -> Option<CrawlLogLine> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     if fields.len() < 11 {
         return None;
@@ -103,18 +103,18 @@ impl CrawlLog {
     }
 
     /// Number of distinct fetched URIs.
-    pub fn fetched_count(&self) -> usize {
+    pub(crate) fn fetched_count(&self) -> usize {
         self.fetched.len()
     }
 
     /// True when the log says `uri` was fetched.
-    pub fn was_fetched(&self, uri: &str) -> bool {
+    pub(crate) fn was_fetched(&self, uri: &str) -> bool {
         self.fetched.contains_key(&uri_hash(uri))
     }
 
     /// Fetched URIs of the log that are not in `records` (hashes): count and the first
     /// `max` examples (a second pass over the log).
-    pub fn missing_from(
+    pub(crate) fn missing_from(
         &self,
         path: &Path,
         records: &HashSet<u64>,

@@ -55,7 +55,7 @@ pub const MAX_PREFIX: usize = 2 << 20;
 /// file is kept as a side file.
 pub const MAX_INLINE_UNPARTED: u64 = 64 << 10;
 /// Heritrix's `maxFileSizeBytes` default: bodies beyond it were cut there.
-pub const HERITRIX_MAX_BODY: u64 = 100_000_000;
+pub(crate) const HERITRIX_MAX_BODY: u64 = 100_000_000;
 /// Chunk size when scanning a body backwards for its closing delimiter or hashing it.
 const CHUNK: usize = 64 << 10;
 

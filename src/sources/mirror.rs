@@ -215,7 +215,7 @@ pub fn unpack_zip(zip: &Path, work: &Path) -> Result<Unpacked, MirrorError> {
 
 /// Whether `dir` is a wget or HTTrack mirror: `<host>/` directories (or HTTrack's `hts-cache/`,
 /// `hts-log.txt`) and no Heritrix job file. A PANDAS instance is recognised before this.
-pub fn mirror_kind(dir: &Path) -> Option<MirrorKind> {
+pub(crate) fn mirror_kind(dir: &Path) -> Option<MirrorKind> {
     let is = |n: &str, want_dir: bool| {
         std::fs::symlink_metadata(dir.join(n))
             .map(|m| if want_dir { m.is_dir() } else { m.is_file() })
@@ -246,7 +246,7 @@ pub use crate::metadata::parse_capture_date;
 
 /// The MIME type of a mirror file, and where it came from: its name's extension when that is
 /// known and the content has no signature of another type, else the WHATWG sniffing rules.
-pub fn type_by_name_and_content(path: &Path, rel: &str) -> (String, &'static str) {
+pub(crate) fn type_by_name_and_content(path: &Path, rel: &str) -> (String, &'static str) {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let by_name = if name.contains('.') { mime_by_extension(name) } else { "" };
     let mut head = Vec::new();
@@ -272,7 +272,7 @@ pub fn type_by_name_and_content(path: &Path, rel: &str) -> (String, &'static str
 }
 
 /// The WHATWG "rules for identifying an unknown MIME type" over the first bytes of a resource.
-pub fn sniff(head: &[u8]) -> String {
+pub(crate) fn sniff(head: &[u8]) -> String {
     use mime_classifier::{ApacheBugFlag, LoadContext, MimeClassifier, NoSniffFlag};
     let classifier = MimeClassifier::new();
     classifier

@@ -119,7 +119,7 @@ pub enum SourceError {
 }
 
 /// Every input shape `package` accepts, for the error that names none of them found.
-pub const ACCEPTED_SHAPES: &str = "accepted: a Heritrix 1.x job directory (order.xml, arcs/), \
+pub(crate) const ACCEPTED_SHAPES: &str = "accepted: a Heritrix 1.x job directory (order.xml, arcs/), \
 a Heritrix 3.x job directory (crawler-beans.cxml, launch folders with warcs/ or arcs/), \
 ARC/WARC files (.arc, .arc.gz, .warc, .warc.gz) or a folder of them, \
 a PANDAS instance (YYYYMMDD-HHMM holding <host>/ or hts-cache/) or a PANDAS title directory of instances, \
@@ -210,7 +210,7 @@ pub fn classify(inputs: &[PathBuf]) -> Input {
 }
 
 /// The archive kind of a file, by name.
-pub fn archive_kind(path: &Path) -> Option<ArchiveKind> {
+pub(crate) fn archive_kind(path: &Path) -> Option<ArchiveKind> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
     let name = name.trim_end_matches(".open").trim_end_matches(".invalid");
     if name.ends_with(".warc") || name.ends_with(".warc.gz") {

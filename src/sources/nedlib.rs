@@ -998,7 +998,7 @@ fn zone_of(t: &str) -> Option<i32> {
 /// (`lø, 19 jul 2003 04:45:41 CET`), missing leading zeros, second 60, broken years
 /// (`Jul-103`, `Jul-:3`, `31 Jul 103`), ANSI C with a zone, RFC 2822 without a weekday.
 /// Returns the instant in UTC and the quirk kinds met (empty for a conforming date).
-pub fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static str>)> {
+pub(crate) fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static str>)> {
     let mut q: Vec<&'static str> = Vec::new();
     let mut tokens: Vec<&str> =
         s.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).collect();

@@ -129,7 +129,7 @@ pub struct Instance {
 
 /// True when `dir` looks like a PANDAS instance (`YYYYMMDD` or `YYYYMMDD-HHMM`, holding a
 /// host directory or an HTTrack cache).
-pub fn is_instance(dir: &Path) -> bool {
+pub(crate) fn is_instance(dir: &Path) -> bool {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // lstat only: a link named hts-cache or a host directory does not make an instance.
     let is = |n: &str, want_dir: bool| {
@@ -158,7 +158,7 @@ fn looks_like_host(name: &str) -> bool {
 }
 
 /// `YYYYMMDD-HHMM` (or legacy `YYYYMMDD`) as a local date-time.
-pub fn parse_instance_name(name: &str) -> Option<NaiveDateTime> {
+pub(crate) fn parse_instance_name(name: &str) -> Option<NaiveDateTime> {
     let (d, t) = match name.split_once('-') {
         Some((d, t)) => (d, t),
         None => (name, "0000"),
@@ -195,7 +195,7 @@ impl Zone {
     }
 
     /// A local date-time in this zone, in UTC (the earlier time when ambiguous).
-    pub fn to_utc(&self, t: NaiveDateTime) -> DateTime<Utc> {
+    pub(crate) fn to_utc(self, t: NaiveDateTime) -> DateTime<Utc> {
         match self {
             Zone::Utc => t.and_utc(),
             Zone::Fixed(o) => {
@@ -464,7 +464,7 @@ fn mirrored_from(path: &Path) -> Option<String> {
 }
 
 /// MIME type by file extension (for files the cache does not describe).
-pub fn mime_by_extension(path: &str) -> &'static str {
+pub(crate) fn mime_by_extension(path: &str) -> &'static str {
     let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
         "html" | "htm" | "shtml" => "text/html",

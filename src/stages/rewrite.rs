@@ -72,7 +72,7 @@ pub struct Rewritten {
 pub const MAX_LISTED_CHANGES: usize = 1000;
 
 /// Bytes read from the input and handed to lol_html at a time.
-pub const CHUNK: usize = 64 * 1024;
+pub(crate) const CHUNK: usize = 64 * 1024;
 
 /// lol_html's own buffers (a start tag split across chunks) may not grow past this: a page
 /// holding one tag of hundreds of megabytes is refused, not buffered. The input bytes kept for
@@ -712,7 +712,12 @@ fn css_escape(url: &str, quote: Option<u8>) -> String {
 
 /// Rewrites the links of a stylesheet saved at `save_path`: only the bytes of rewritten URLs
 /// change.
-pub fn rewrite_css(input: &[u8], save_path: &str, page_url: &str, map: &LinkMap) -> Rewritten {
+pub(crate) fn rewrite_css(
+    input: &[u8],
+    save_path: &str,
+    page_url: &str,
+    map: &LinkMap,
+) -> Rewritten {
     let resolver = Resolver { map, dir: dir_of(save_path), page_url: Url::parse(page_url).ok() };
     let mut state = State::new();
     // CSS is ASCII for its syntax; a stylesheet that is not UTF-8 is read as windows-1252.

@@ -135,7 +135,7 @@ pub fn package_dir(identifier: &str) -> String {
 
 /// Letters, digits, `.` and `-` stay; every other byte becomes `_` and two hex digits, so the
 /// mapping is reversible ([`unsafe_name`]) and the result is a single path segment.
-pub fn safe_name(identifier: &str) -> String {
+pub(crate) fn safe_name(identifier: &str) -> String {
     let mut out = String::with_capacity(identifier.len());
     for b in identifier.bytes() {
         if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' {
@@ -152,7 +152,7 @@ pub fn safe_name(identifier: &str) -> String {
 }
 
 /// The identifier a [`safe_name`] was made from (`None` if it is not one).
-pub fn unsafe_name(name: &str) -> Option<String> {
+pub(crate) fn unsafe_name(name: &str) -> Option<String> {
     let b = name.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

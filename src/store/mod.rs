@@ -1134,7 +1134,7 @@ const MAX_DIR_NAME: usize = 255;
 
 /// The directory of a package, for an identifier that can have one: not empty, and short
 /// enough that its escaped form is one file name.
-pub fn checked_package_dir(identifier: &str) -> Result<String, StoreError> {
+pub(crate) fn checked_package_dir(identifier: &str) -> Result<String, StoreError> {
     if identifier.is_empty() {
         return Err(StoreError::Refused("the package identifier is empty".into()));
     }
@@ -1156,13 +1156,6 @@ pub fn checked_package_dir(identifier: &str) -> Result<String, StoreError> {
         )));
     }
     Ok(dir)
-}
-
-/// The METS `OBJID`: the package identifier.
-pub fn package_identifier(mets: &Path) -> Result<String, StoreError> {
-    let bad = |m: String| StoreError::Refused(format!("{}: {m}", mets.display()));
-    let file = crate::layout::open_regular(mets).map_err(|e| bad(e.to_string()))?;
-    read_identifier(file).map_err(bad)
 }
 
 /// The root element's `OBJID`, read through the strict METS reader (a DOCTYPE, an entity

@@ -27,9 +27,9 @@ use super::StoreError;
 use crate::layout::{self, ConfineError};
 
 /// Prefix of the temporaries a writer publishes from (and a killed one leaves behind).
-pub const TEMPORARY_PREFIX: &str = ".webaip-upload-";
+pub(crate) const TEMPORARY_PREFIX: &str = ".webaip-upload-";
 /// Name of the claim marker inside a package directory.
-pub const CLAIM: &str = ".webaip-claim";
+pub(crate) const CLAIM: &str = ".webaip-claim";
 /// Longest claim read (a SHA-512 in hex and a nonce).
 const CLAIM_LIMIT: u64 = 1024;
 

@@ -212,7 +212,7 @@ impl State {
     }
 
     /// Records a package and its files (once; later calls with the same files change nothing).
-    pub fn record_package(
+    pub(crate) fn record_package(
         &mut self,
         identifier: &str,
         dir: &str,
@@ -238,7 +238,7 @@ impl State {
     }
 
     /// Records what is known of many copies, in one transaction (one sync to disk).
-    pub fn record_copies(&mut self, rows: &[CopyRow]) -> Result<(), StoreError> {
+    pub(crate) fn record_copies(&mut self, rows: &[CopyRow]) -> Result<(), StoreError> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
         let now = chrono::Utc::now().to_rfc3339();
         for r in rows {
@@ -279,7 +279,11 @@ impl State {
     }
 
     /// Marks a package accepted (every copy verified) or not.
-    pub fn set_accepted(&mut self, identifier: &str, accepted: bool) -> Result<(), StoreError> {
+    pub(crate) fn set_accepted(
+        &mut self,
+        identifier: &str,
+        accepted: bool,
+    ) -> Result<(), StoreError> {
         let at = accepted.then(|| chrono::Utc::now().to_rfc3339());
         self.conn
             .execute(
@@ -302,7 +306,10 @@ impl State {
     }
 
     /// Copies of `replica` whose last check found them missing or corrupt.
-    pub fn bad_copies(&self, replica: &str) -> Result<Vec<(String, String, Seen)>, StoreError> {
+    pub(crate) fn bad_copies(
+        &self,
+        replica: &str,
+    ) -> Result<Vec<(String, String, Seen)>, StoreError> {
         let mut st = self
             .conn
             .prepare(

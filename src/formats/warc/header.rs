@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 /// The WARC version webaip writes.
-pub const WARC_VERSION: &str = "WARC/1.1";
+pub(crate) const WARC_VERSION: &str = "WARC/1.1";
 
 /// A WARC record header: the version line and the named fields, in the order they appear.
 ///
@@ -54,14 +54,6 @@ impl WarcHeader {
         self.fields.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
-    /// Every value of a field (some fields, such as `WARC-Concurrent-To`, may repeat).
-    pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.fields
-            .iter()
-            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
     /// All fields in order.
     pub fn fields(&self) -> &[(String, String)] {
         &self.fields
@@ -92,7 +84,7 @@ impl WarcHeader {
     }
 
     /// The header serialized: version line, fields, blank line, all CRLF-terminated.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut s = String::with_capacity(64 + self.fields.len() * 48);
         s.push_str(&self.version);
         s.push_str("\r\n");
@@ -124,13 +116,13 @@ pub fn escape_controls(v: &str) -> String {
 /// CRLF-terminated, with the value's control characters percent-encoded as in a header: a
 /// value taken from input (a file name, a cached header) can never end the line and so never
 /// add a field of its own.
-pub fn warc_fields_line(name: &str, value: &str) -> String {
+pub(crate) fn warc_fields_line(name: &str, value: &str) -> String {
     format!("{name}: {}\r\n", escape_controls(value))
 }
 
 /// Makes a URI-ish byte string into header text: valid UTF-8 and control characters kept as
 /// text where possible, other bytes percent-encoded (the standard's way to carry them in a URI).
-pub fn uri_text(bytes: &[u8]) -> String {
+pub(crate) fn uri_text(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {

@@ -10,6 +10,7 @@ pub mod payload;
 pub mod reader;
 pub mod writer;
 
-pub use header::{WARC_VERSION, WarcHeader};
+pub use header::WarcHeader;
 pub use reader::{RecordEnd, WarcError, WarcReader, WarcRecordHead};
-pub use writer::{EncodedRecord, WarcWriter, WrittenRecord, encode_record};
+pub(crate) use writer::encode_record;
+pub use writer::{EncodedRecord, WarcWriter, WrittenRecord};

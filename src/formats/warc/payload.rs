@@ -42,7 +42,7 @@ impl PayloadStart {
 }
 
 /// True when a record of this type and target URI holds an HTTP message (see the module).
-pub fn holds_http_message(warc_type: Option<&str>, target_uri: Option<&str>) -> bool {
+pub(crate) fn holds_http_message(warc_type: Option<&str>, target_uri: Option<&str>) -> bool {
     matches!(warc_type, Some("response" | "request" | "revisit"))
         && target_uri.is_some_and(|u| u.starts_with("http:") || u.starts_with("https:"))
 }
@@ -50,7 +50,7 @@ pub fn holds_http_message(warc_type: Option<&str>, target_uri: Option<&str>) -> 
 /// Where the payload starts, given the record's type, target URI, the first bytes of its
 /// block (at least [`MAX_HTTP_HEADER_LEN`] of them, or the whole block if shorter) and whether
 /// those bytes are the whole block.
-pub fn payload_start(
+pub(crate) fn payload_start(
     warc_type: Option<&str>,
     target_uri: Option<&str>,
     block_prefix: &[u8],
@@ -71,7 +71,7 @@ pub fn payload_start(
 
 /// [`payload_start`] for a record whose header is at hand: its `Content-Length` says whether
 /// `block_prefix` is the whole block.
-pub fn payload_start_of(header: &super::WarcHeader, block_prefix: &[u8]) -> PayloadStart {
+pub(crate) fn payload_start_of(header: &super::WarcHeader, block_prefix: &[u8]) -> PayloadStart {
     let whole = header
         .get("Content-Length")
         .and_then(|v| v.trim().parse::<u64>().ok())

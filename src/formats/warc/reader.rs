@@ -16,10 +16,10 @@ use super::header::WarcHeader;
 pub const MAX_LINE: usize = 1 << 20;
 
 /// Most bytes a record header may take, version line and blank lines before it included.
-pub const MAX_HEADER_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_HEADER_BYTES: u64 = 4 << 20;
 
 /// Most fields a record header may have (real ones have about 10-20).
-pub const MAX_FIELDS: usize = 4096;
+pub(crate) const MAX_FIELDS: usize = 4096;
 
 /// A WARC that cannot be read further, with the offset of the record where it happened.
 #[derive(Debug, thiserror::Error)]

@@ -25,7 +25,7 @@ use super::header::{WARC_VERSION, WarcHeader};
 use crate::formats::digest::{BlockDigests, BlockHasher, sha1_base32};
 
 /// The four bytes that close every WARC record.
-pub const RECORD_END: &[u8] = b"\r\n\r\n";
+pub(crate) const RECORD_END: &[u8] = b"\r\n\r\n";
 
 /// The fields of a record to write, before its block is known; [`RecordSpec::header`] adds
 /// the digests and length and puts every field in webaip's fixed order.
@@ -178,7 +178,7 @@ pub fn warcinfo(
 
 /// A record as uncompressed bytes (header, block, CRLF CRLF): for containers of uncompressed
 /// records.
-pub fn uncompressed_record(spec: &RecordSpec, block: &[u8]) -> Vec<u8> {
+pub(crate) fn uncompressed_record(spec: &RecordSpec, block: &[u8]) -> Vec<u8> {
     let digests = BlockHasher::digest(block, 0);
     let mut out = spec.header(&digests).to_bytes();
     out.extend_from_slice(block);
@@ -233,12 +233,6 @@ impl<W: Write> WarcWriter<W> {
     /// `level` is the compression level (0-9, zlib's scale).
     pub fn new(out: W, level: u32) -> Self {
         WarcWriter { out, pos: 0, level: level.min(9), records: 0 }
-    }
-
-    /// A writer appending to `out`, which already holds `pos` bytes (records are appended to an
-    /// existing container; offsets continue from `pos`).
-    pub fn starting_at(out: W, level: u32, pos: u64) -> Self {
-        WarcWriter { out, pos, level: level.min(9), records: 0 }
     }
 
     /// Bytes written so far: the offset the next record will get.
@@ -349,7 +343,7 @@ impl<W: Write> WarcWriter<W> {
     /// Appends a gzip member (or an uncompressed record) written by another tool, byte-exact:
     /// `len` bytes from `member`. Returns the offset it starts at; the writer's position moves
     /// on by `len`, so copied and written records share one count of offsets.
-    pub fn append_member(&mut self, member: impl Read, len: u64) -> io::Result<u64> {
+    pub(crate) fn append_member(&mut self, member: impl Read, len: u64) -> io::Result<u64> {
         let at = self.pos;
         let copied = io::copy(&mut member.take(len), &mut self.out)?;
         self.pos += copied;
@@ -365,7 +359,7 @@ impl<W: Write> WarcWriter<W> {
 
     /// Appends bytes that are no record of their own (what a copied file holds between or
     /// after its records), keeping the offsets right.
-    pub fn append_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn append_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.out.write_all(bytes)?;
         self.pos += bytes.len() as u64;
         Ok(())

@@ -4,7 +4,7 @@
 //! - Batches: the payloads of a batch go to clamd in parallel over pooled sessions, on threads
 //!   of the engine's own (a scan blocks on the daemon, not on a core), while the caller goes on
 //!   reading, compressing or writing the batch before. How many scans run at once starts at one
-//!   and grows only while the caller has to wait for verdicts ([`ScanWidth`]): every scan in
+//!   and grows only while the caller has to wait for verdicts (`ScanWidth`): every scan in
 //!   flight costs clamd a hand-off between its threads.
 //! - Verdicts reused: a payload whose SHA-512 equals one scanned earlier in the run (or earlier
 //!   in the same batch) takes that verdict instead of going to clamd again. Only clean and
@@ -158,7 +158,7 @@ impl ScanEngine {
     /// Keeps a verdict for payloads identical to the one it was given for. Callers that learn a
     /// payload's digest only after its scan (the migration hashes while it compresses) give
     /// it here, so that later identical payloads are recognised.
-    pub fn remember(&self, digest: &Digest, v: &ScanResult) {
+    pub(crate) fn remember(&self, digest: &Digest, v: &ScanResult) {
         if let Some(known) = &self.known
             && !matches!(v, ScanResult::NotScanned(_))
         {

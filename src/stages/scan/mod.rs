@@ -44,7 +44,7 @@ pub use stage::ScanStage;
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
 /// reports anything larger as clean unless told otherwise.
-pub const CLAMD_MAX_SCANNABLE: u64 = 2_147_483_645;
+pub(crate) const CLAMD_MAX_SCANNABLE: u64 = 2_147_483_645;
 
 /// Where clamd listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -558,7 +558,7 @@ fn read_reply(c: &mut impl Read) -> io::Result<String> {
 }
 
 /// `stream: OK`, `fd[12]: NAME FOUND`, `INSTREAM size limit exceeded. ERROR`, ...
-pub fn parse_verdict(reply: &str) -> ScanResult {
+pub(crate) fn parse_verdict(reply: &str) -> ScanResult {
     let body = match reply.split_once(": ") {
         Some((what, rest)) if what == "stream" || what.starts_with("fd[") => rest.trim(),
         _ => reply,

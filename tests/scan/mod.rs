@@ -862,11 +862,16 @@ fn container_syscalls(args: &[&str], trace: &Path) -> (Output, Vec<String>) {
 fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written() {
     let d = daemon("main", 3321, "2000M");
     let dir = tempfile::tempdir().unwrap();
+    // A payload too large to hold for the scan (over 4 MiB) is streamed to clamd from the
+    // queue the input waits in, and routed like the others.
+    let mut big = vec![b'z'; 5 << 20];
+    big.extend_from_slice(&eicar());
     let recs = [
         warc_response("http://e.org/a.txt", b"a clean payload", 1),
         warc_response("http://e.org/eicar.com", &eicar(), 2),
         warc_response("http://e.org/copy-of-a.txt", b"a clean payload", 3),
-        warc_response("http://e.org/b.txt", b"last", 4),
+        warc_response("http://e.org/big.bin", &big, 4),
+        warc_response("http://e.org/b.txt", b"last", 5),
     ];
     for gzip in [true, false] {
         let name = if gzip { "crawl.warc.gz" } else { "crawl.warc" };
@@ -903,20 +908,24 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
         let (o, calls) = container_syscalls(&args, &trace);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
+        assert_eq!(r["scan"]["infected"], 2, "{}", r["scan"]);
         assert_eq!(r["scan"]["reused"], 1, "the copy of a.txt: {}", r["scan"]);
-        assert_eq!(r["scan"]["scanned"], 3, "{}", r["scan"]);
+        assert_eq!(r["scan"]["scanned"], 4, "{}", r["scan"]);
         assert_eq!(r["containers"][0]["bytes_read"], members.concat().len(), "read once");
         // Byte-exact on both sides.
         let content = std::fs::read(out.join("content").join(name)).unwrap();
-        let expected: Vec<u8> = [&members[0][..], &members[2][..], &members[3][..]].concat();
+        let expected: Vec<u8> = [&members[0][..], &members[2][..], &members[4][..]].concat();
         assert_eq!(content, expected, "content/ holds the other records, byte for byte");
         let viral_name = if gzip { "crawl.viral.warc.gz" } else { "crawl.viral.warc" };
         let viral = std::fs::read(out.join("viral").join(viral_name)).unwrap();
-        assert!(viral.ends_with(&members[1]), "the infected record, byte-exact");
+        let infected = [&members[1][..], &members[3][..]].concat();
+        assert!(viral.ends_with(&infected), "the infected records, byte-exact, in order");
         if gzip {
             let uris = warc_uris(&out);
-            assert_eq!(uris[&format!("viral/{viral_name}")], vec!["http://e.org/eicar.com"]);
+            assert_eq!(
+                uris[&format!("viral/{viral_name}")],
+                vec!["http://e.org/eicar.com", "http://e.org/big.bin"]
+            );
         }
         assert_valid_package(&out);
         let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);

@@ -320,11 +320,20 @@ impl ScanEngine {
         payload: impl Read,
         len: u64,
     ) -> Result<ScanResult, ScanError> {
+        self.one(digest, || self.clamd.scan(payload, len))
+    }
+
+    /// A verdict given before for `digest`, else `scan`'s, counted, timed and kept.
+    fn one(
+        &self,
+        digest: Option<&Digest>,
+        scan: impl FnOnce() -> Result<ScanResult, ScanError>,
+    ) -> Result<ScanResult, ScanError> {
         if let Some(v) = digest.and_then(|d| self.known_verdict(d)) {
             return Ok(v);
         }
         let t = Instant::now();
-        let v = self.clamd.scan(payload, len);
+        let v = scan();
         self.waited_nanos.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
         let v = v?;
         self.scanned.fetch_add(1, Relaxed);
@@ -340,18 +349,7 @@ impl ScanEngine {
         digest: Option<&Digest>,
         payload: &[u8],
     ) -> Result<ScanResult, ScanError> {
-        if let Some(v) = digest.and_then(|d| self.known_verdict(d)) {
-            return Ok(v);
-        }
-        let t = Instant::now();
-        let v = self.clamd.scan_bytes(payload);
-        self.waited_nanos.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-        let v = v?;
-        self.scanned.fetch_add(1, Relaxed);
-        if let Some(d) = digest {
-            self.remember(d, &v);
-        }
-        Ok(v)
+        self.one(digest, || self.clamd.scan_bytes(payload))
     }
 }
 

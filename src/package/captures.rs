@@ -11,23 +11,22 @@
 //! files go byte-exact to `logs/`.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufWriter, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
+use super::sink::ContainerSink;
 use super::{
     MAX_EXAMPLES, PackageError, PackageOptions, ScanSummary, Staging, VirusCheck, finish_header,
     io_err, new_mets,
 };
 use crate::formats::digest::hex;
-use crate::formats::warc::writer::{RecordSpec, WarcWriter, WrittenRecord};
+use crate::formats::warc::writer::{RecordSpec, WrittenRecord};
 use crate::ids::Ids;
 use crate::layout;
-use crate::mets::ContainerWriter;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk};
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
@@ -83,39 +82,6 @@ pub struct CapturesReport {
     pub seconds: f64,
 }
 
-/// One WARC container being written, with its part of the METS.
-struct Sink {
-    writer: WarcWriter<BufWriter<File>>,
-    mets: ContainerWriter,
-    rel: String,
-    warcinfo: String,
-}
-
-impl Sink {
-    fn open(
-        root: &Path,
-        rel: String,
-        mets: ContainerWriter,
-        ids: &Ids,
-        now: DateTime<Utc>,
-        level: u32,
-        description: &str,
-    ) -> Result<Sink, PackageError> {
-        let path = root.join(&rel);
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d).map_err(io_err(d))?;
-        }
-        let f = File::create(&path).map_err(io_err(&path))?;
-        let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level);
-        let warcinfo = ids.warc_record_id();
-        let name = rel.rsplit('/').next().unwrap_or_default();
-        let (spec, info) =
-            crate::formats::warc::writer::warcinfo(&warcinfo, now, name, description, &[]);
-        writer.write_record(&spec, &info, 0).map_err(io_err(&path))?;
-        Ok(Sink { writer, mets, rel, warcinfo })
-    }
-}
-
 /// The payload's type as the METS states it: the entity's `Content-Type`, else unknown.
 fn payload_mime(c: &Capture) -> String {
     c.content_type
@@ -158,8 +124,8 @@ pub fn build_capture_package(
         VirusCheck::Disabled => None,
     };
 
-    let mut content: Option<Sink> = None;
-    let mut viral: Option<Sink> = None;
+    let mut content: Option<ContainerSink> = None;
+    let mut viral: Option<ContainerSink> = None;
     let mut scan = ScanSummary::default();
     let mut unscanned_events: Vec<(String, Event)> = Vec::new();
     let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
@@ -265,7 +231,8 @@ pub fn build_capture_package(
                         )
                     };
                     let cw = mets.begin_container(group).map_err(io_err(&pkg))?;
-                    slot.insert(Sink::open(&pkg, rel, cw, &ids, now, opts.level, &description)?)
+                    let info = (ids.warc_record_id(), now, description.as_str());
+                    slot.insert(ContainerSink::open(&pkg, rel, cw, opts.level, info)?)
                 }
             };
             let written = write_capture(sink, &pkg, &ids, &c, in_memory.as_deref())?;
@@ -326,11 +293,10 @@ pub fn build_capture_package(
     let mut finished = Vec::new();
     let mut records = 0;
     for sink in [content, viral].into_iter().flatten() {
-        let n = sink.writer.records();
-        records += n;
-        let (size, sha) = super::finish_written_container(sink.writer, &pkg, &sink.rel)?;
-        manifest.push((sink.rel.clone(), sha.clone()));
-        finished.push((sink.mets, sink.rel, size, sha, n, Vec::<Event>::new()));
+        let c = sink.close(&pkg)?;
+        records += c.records;
+        manifest.push((c.rel.clone(), c.sha512.clone()));
+        finished.push((c.mets, c.rel, c.size, c.sha512, c.records, Vec::<Event>::new()));
     }
     let mut scan_seconds = 0.0;
     let virus_note = match &clamd {
@@ -444,7 +410,7 @@ pub fn build_capture_package(
 /// Writes one capture as a `response` (its header bytes as stored, then the payload) or a
 /// `resource` record.
 fn write_capture(
-    sink: &mut Sink,
+    sink: &mut ContainerSink,
     pkg: &Path,
     ids: &Ids,
     c: &Capture,

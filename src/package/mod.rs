@@ -21,6 +21,7 @@
 pub mod captures;
 pub mod pandas;
 mod quarantine;
+mod sink;
 mod spill;
 
 pub use quarantine::ScanSummary;

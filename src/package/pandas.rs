@@ -10,24 +10,22 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufWriter, Read};
+use std::io::{BufWriter, Read};
 use std::path::Path;
 use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::{
-    PackageError, PackageOptions, Staging, VirusCheck, finish_header, hash_file, io_err, new_mets,
-};
+use super::sink::ContainerSink;
+use super::{PackageError, PackageOptions, Staging, VirusCheck, finish_header, io_err, new_mets};
 use crate::formats::digest::hex;
 use crate::formats::digest::sha512_read;
+use crate::formats::warc::WrittenRecord;
 use crate::formats::warc::header::warc_fields_line;
-use crate::formats::warc::writer::{RecordSpec, warcinfo};
-use crate::formats::warc::{WarcWriter, WrittenRecord};
+use crate::formats::warc::writer::RecordSpec;
 use crate::ids::Ids;
 use crate::layout;
-use crate::mets::writer::ContainerWriter;
 use crate::model::*;
 use crate::sources::pandas::{Instance, MirrorFile, UrlSource};
 use crate::stages::rewrite::{LinkMap, html_encoding, rewrite_css, rewrite_html_stream};
@@ -91,41 +89,6 @@ pub struct PandasReport {
     pub entities: crate::pages::EntitiesReport,
     /// Wall-clock seconds.
     pub seconds: f64,
-}
-
-struct Container {
-    writer: WarcWriter<BufWriter<File>>,
-    mets: ContainerWriter,
-    rel: String,
-}
-
-impl Container {
-    fn new(
-        root: &Path,
-        rel: &str,
-        mets: ContainerWriter,
-        level: u32,
-    ) -> Result<Container, PackageError> {
-        let path = root.join(rel);
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d).map_err(io_err(d))?;
-        }
-        let f = File::create(&path).map_err(io_err(&path))?;
-        Ok(Container {
-            writer: WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level),
-            mets,
-            rel: rel.to_string(),
-        })
-    }
-
-    fn write(
-        &mut self,
-        root: &Path,
-        spec: &RecordSpec,
-        block: &[u8],
-    ) -> Result<WrittenRecord, PackageError> {
-        self.writer.write_record(spec, block, 0).map_err(io_err(&root.join(&self.rel)))
-    }
 }
 
 /// A file whose links were rewritten: a stylesheet in memory, or a page in a temporary file.
@@ -214,29 +177,25 @@ pub fn build_pandas_package(
     let content_mets =
         mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?;
     let original_mets = mets.begin_container(GroupUse::Original).map_err(io_err(&root))?;
-    let mut content = Container::new(
-        &root,
-        &layout::container_name(layout::CONTENT_DIR, stem, 0),
-        content_mets,
-        opts.level,
-    )?;
-    let mut original = Container::new(
-        &root,
-        &layout::container_name(layout::ORIGINAL_DIR, &format!("{stem}-original"), 0),
-        original_mets,
-        opts.level,
-    )?;
-
     let date = |t: &DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
     let info_id = ids.warc_record_id();
     let description =
         format!("{}: mirror files at their original URLs, links made absolute", inst.label);
     let orig_info_id = ids.warc_record_id();
-    for (c, id) in [(&mut content, &info_id), (&mut original, &orig_info_id)] {
-        let name = c.rel.rsplit('/').next().unwrap_or_default().to_string();
-        let (spec, body) = warcinfo(id, now, &name, &description, &[]);
-        c.write(&root, &spec, &body)?;
-    }
+    let mut content = ContainerSink::open(
+        &root,
+        layout::container_name(layout::CONTENT_DIR, stem, 0),
+        content_mets,
+        opts.level,
+        (info_id.clone(), now, &description),
+    )?;
+    let mut original = ContainerSink::open(
+        &root,
+        layout::container_name(layout::ORIGINAL_DIR, &format!("{stem}-original"), 0),
+        original_mets,
+        opts.level,
+        (orig_info_id.clone(), now, &description),
+    )?;
 
     // The scanner, when there is one: its identity becomes a PREMIS agent, written once.
     let clamd = match &opts.virus_check {
@@ -246,7 +205,7 @@ pub fn build_pandas_package(
         }
         VirusCheck::Disabled => None,
     };
-    let mut viral: Option<Container> = None;
+    let mut viral: Option<ContainerSink> = None;
     let mut scan = super::ScanSummary::default();
     let scan_event = |version: &str,
                       outcome: String,
@@ -316,22 +275,17 @@ pub fn build_pandas_package(
                 Some(v) => v,
                 None => {
                     let vcw = mets.begin_container(GroupUse::ViralFiles).map_err(io_err(&root))?;
-                    let mut v = Container::new(
+                    viral.insert(ContainerSink::open(
                         &root,
-                        &layout::container_name(layout::VIRAL_DIR, &format!("{stem}-viral"), 0),
+                        layout::container_name(layout::VIRAL_DIR, &format!("{stem}-viral"), 0),
                         vcw,
                         opts.level,
-                    )?;
-                    let name = v.rel.rsplit('/').next().unwrap_or_default().to_string();
-                    let (spec, body) = warcinfo(
-                        &ids.warc_record_id(),
-                        now,
-                        &name,
-                        "files of the instance in which clamd found a virus, kept as harvested",
-                        &[],
-                    );
-                    v.write(&root, &spec, &body)?;
-                    viral.insert(v)
+                        (
+                            ids.warc_record_id(),
+                            now,
+                            "files of the instance in which clamd found a virus, kept as harvested",
+                        ),
+                    )?)
                 }
             };
             scan.findings.push((v.rel.clone(), f.save_path.clone(), sig.clone()));
@@ -595,15 +549,10 @@ pub fn build_pandas_package(
     let mut containers = vec![content, original];
     containers.extend(viral);
     for c in containers {
-        let records = c.writer.records();
-        let mut buf = c.writer.finish().map_err(io_err(&root))?;
-        io::Write::flush(&mut buf).map_err(io_err(&root))?;
-        let file = buf.into_inner().map_err(|e| io_err(&root)(e.into_error()))?;
-        file.sync_all().map_err(io_err(&root))?;
-        let (size, sha) = hash_file(&root.join(&c.rel))?;
-        manifest.push((c.rel.clone(), sha.clone()));
+        let c = c.close(&root)?;
+        manifest.push((c.rel.clone(), c.sha512.clone()));
         container_objects.push(("local".to_string(), c.rel.clone(), "source".to_string()));
-        finished.push((c.mets, c.rel, size, sha, records, Vec::<Event>::new()));
+        finished.push((c.mets, c.rel, c.size, c.sha512, c.records, Vec::<Event>::new()));
     }
     let virus_note = match (&opts.virus_check, &clamd) {
         (VirusCheck::Clamd(_), Some((engine, version))) => {

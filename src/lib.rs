@@ -13,7 +13,7 @@
 //!  audit/, store/ ◄── METS reader (mets/validate.rs, audit/listing.rs) ◄── a package on disk
 //! ```
 //!
-//! - [`sources`] recognise input shapes ([`sources::classify`], [`sources::detect`]) and read
+//! - [`sources`] recognise input shapes ([`sources::detect`]) and read
 //!   them: [`sources::capture`] is the [`sources::capture::Capture`] the newer sources yield
 //!   ([`sources::nedlib`], [`sources::kulturarw3`]); Heritrix jobs, PANDAS instances and
 //!   mirrors ([`sources::pandas`], [`sources::mirror`]) still hand files and archives to their

@@ -14,7 +14,7 @@ use webaip::package::{PackageOptions, VirusCheck, build_package};
 use webaip::profile::{DEFAULT_PROFILE, Profile};
 use webaip::sources::mirror::{self, MirrorOptions};
 use webaip::sources::pandas;
-use webaip::sources::{CaptureShape, Input, classify, detect};
+use webaip::sources::{CaptureShape, Input, detect};
 use webaip::stages::scan::{Clamd, ClamdAddr};
 
 use super::progress;
@@ -153,7 +153,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         describe_seeds: args.describe_seeds,
     };
     let pool = super::worker_pool(args.jobs)?;
-    let mut input = classify(&args.sources);
+    let mut input = detect(&args.sources)?;
     // A mirror's .zip is unpacked beside the package (same file system), removed at the end.
     let unpacked = match &input {
         Input::MirrorZip(zip) => {
@@ -276,7 +276,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
             return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
         }
     }
-    let source = detect(&args.sources)?;
+    let Input::Archives(source) = input else {
+        anyhow::bail!("internal: an input of no packaged shape");
+    };
     let total: u64 = source
         .archives
         .iter()

@@ -27,8 +27,7 @@ use crate::profile::Profile;
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
 use crate::sources::pandas::{self, Instance, Zone};
 use crate::sources::{
-    ACCEPTED_SHAPES, Archive, ArchiveKind, Input, SourceError, archive_kind, classify, detect,
-    path_text,
+    ACCEPTED_SHAPES, Archive, ArchiveKind, Input, SourceError, archive_kind, detect, path_text,
 };
 
 /// The name of a package's METS document.
@@ -242,7 +241,7 @@ pub fn list_pages(path: &Path, opts: &ListOptions) -> Result<PageListing, ListEr
 }
 
 /// Recognises `path`: a package (a directory holding `METS.xml`, or a METS file), else any
-/// source [`classify`] accepts.
+/// source [`detect`] accepts.
 pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
     let mets = if path.is_dir() {
         Some(path.join(METS_NAME)).filter(|m| std::fs::symlink_metadata(m).is_ok())
@@ -272,7 +271,8 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
         zone: opts.zone,
         name,
     };
-    let (what, unpacked) = match classify(&given) {
+    let input = detect(&given).map_err(|e: SourceError| not_source(&e))?;
+    let (what, unpacked) = match input {
         Input::Pandas { instances, .. } => {
             let mut read = Vec::new();
             for dir in &instances {
@@ -294,8 +294,7 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))
         }
         Input::Captures(dir, shape) => (What::Captures(dir, shape), None),
-        Input::Archives => {
-            let source = detect(&given).map_err(|e: SourceError| not_source(&e))?;
+        Input::Archives(source) => {
             let mut archives = Vec::new();
             for a in source.archives {
                 let size = layout::regular_metadata(&a.path)?.len();

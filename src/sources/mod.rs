@@ -127,7 +127,7 @@ a wget or HTTrack mirror directory (<host>/ directories; a wget log, hts-cache/,
 a NEDLIB harvest (YYYY-M-D day folders of numbered folders of <md5> + <md5>.meta files) or one of its day folders, \
 a Kulturarw3 archive (archive/<hh>/<host>/<snapshot>/<md5url>.<epoch> MIME files)";
 
-/// What a single input path (or list) is, before it is read.
+/// The shape [`detect`] found: one enum for every source webaip reads.
 #[derive(Debug, Clone)]
 pub enum Input {
     /// PANDAS instance directories (one, or those of a title directory).
@@ -143,11 +143,35 @@ pub enum Input {
     MirrorZip(PathBuf),
     /// A harvest whose source module yields captures ([`capture::CaptureSource`]).
     Captures(PathBuf, CaptureShape),
-    /// A Heritrix job or ARC/WARC files: read with [`detect`].
+    /// A Heritrix job or ARC/WARC files, with what was found and what was missing.
+    Archives(Box<Source>),
+}
+
+/// What an input looks like before it is read (`Input` without the job's contents).
+enum Guess {
+    Pandas { instances: Vec<PathBuf>, title: bool },
+    Mirror(PathBuf, mirror::MirrorKind),
+    MirrorZip(PathBuf),
+    Captures(PathBuf, CaptureShape),
     Archives,
 }
 
-/// Opens the capture source of a shape [`classify`] found, with its default options.
+/// Recognises the shape of `inputs` (one path, or a list of ARC/WARC files): a PANDAS
+/// instance or title, a website mirror or its .zip, a harvest read as captures (NEDLIB,
+/// Kulturarw3), else a Heritrix job or archive files, which are read for what they hold
+/// (archives, logs, seeds, crawl log) and what a job of their shape lacks. An input of no
+/// shape is an error listing every accepted one.
+pub fn detect(inputs: &[PathBuf]) -> Result<Input, SourceError> {
+    Ok(match guess(inputs) {
+        Guess::Pandas { instances, title } => Input::Pandas { instances, title },
+        Guess::Mirror(dir, kind) => Input::Mirror(dir, kind),
+        Guess::MirrorZip(zip) => Input::MirrorZip(zip),
+        Guess::Captures(dir, shape) => Input::Captures(dir, shape),
+        Guess::Archives => Input::Archives(Box::new(read_archives(inputs)?)),
+    })
+}
+
+/// Opens the capture source of a shape [`detect`] found, with its default options.
 pub fn open_captures(
     dir: &Path,
     shape: CaptureShape,
@@ -170,42 +194,42 @@ pub enum CaptureShape {
     Kulturarw3,
 }
 
-/// Recognises the shape of the input: PANDAS instance or title, website mirror, or else a job
-/// or archive files (whose errors, from [`detect`], list every accepted shape).
-pub fn classify(inputs: &[PathBuf]) -> Input {
-    let [dir] = inputs else { return Input::Archives };
+/// The shape of the input, before it is read: PANDAS instance or title, website mirror, a
+/// capture source's harvest, or else a job or archive files.
+fn guess(inputs: &[PathBuf]) -> Guess {
+    let [dir] = inputs else { return Guess::Archives };
     // The operator's own path may be a link (resolved once, here); nothing below it is
     // followed: a linked instance inside a title directory is not taken.
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
     if dir.is_file() && dir.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
-        return Input::MirrorZip(dir);
+        return Guess::MirrorZip(dir);
     }
     if pandas::is_instance(&dir) {
-        return Input::Pandas { instances: vec![dir], title: false };
+        return Guess::Pandas { instances: vec![dir], title: false };
     }
     if nedlib::is_nedlib(&dir) {
-        return Input::Captures(dir, CaptureShape::Nedlib);
+        return Guess::Captures(dir, CaptureShape::Nedlib);
     }
     if kulturarw3::is_kulturarw3(&dir) {
-        return Input::Captures(dir, CaptureShape::Kulturarw3);
+        return Guess::Captures(dir, CaptureShape::Kulturarw3);
     }
     if !dir.is_dir() {
-        return Input::Archives;
+        return Guess::Archives;
     }
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| pandas::is_instance(p)).collect())
         .unwrap_or_default();
     if !v.is_empty() {
         v.sort();
-        return Input::Pandas { instances: v, title: true };
+        return Guess::Pandas { instances: v, title: true };
     }
     // A folder holding ARC/WARC files at its top is an archive folder, not a mirror.
     let archives_on_top = std::fs::read_dir(&dir)
         .map(|rd| rd.flatten().any(|e| archive_kind(&e.path()).is_some()))
         .unwrap_or(false);
     match mirror::mirror_kind(&dir) {
-        Some(k) if !archives_on_top => Input::Mirror(dir, k),
-        _ => Input::Archives,
+        Some(k) if !archives_on_top => Guess::Mirror(dir, k),
+        _ => Guess::Archives,
     }
 }
 
@@ -222,8 +246,8 @@ pub(crate) fn archive_kind(path: &Path) -> Option<ArchiveKind> {
     }
 }
 
-/// Recognises the shape of `inputs`: one job directory, or a list of ARC/WARC files.
-pub fn detect(inputs: &[PathBuf]) -> Result<Source, SourceError> {
+/// Reads a Heritrix job directory, or a list of ARC/WARC files.
+fn read_archives(inputs: &[PathBuf]) -> Result<Source, SourceError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| SourceError::Io { path: path.clone(), source }
@@ -551,5 +575,31 @@ mod tests {
         assert_eq!(name(b"100%/x"), "100%/x");
         assert_eq!(name(b"a/x\r\nWARC-Type: evil\x1b.html"), "a/x%0D%0AWARC-Type: evil%1B.html");
         assert_eq!(name(b"caf\xe9 100%/x\x7f"), "caf%E9 100%25/x%7F");
+    }
+
+    /// `detect` names the shape of every committed sample in one enum, a job with what it
+    /// holds and lacks, and refuses what is none with the list of accepted shapes.
+    #[test]
+    fn detect_names_every_samples_shape() {
+        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let shape = |p: &str| detect(&[samples.join(p)]).unwrap();
+        match shape("heritrix-job") {
+            Input::Archives(s) => {
+                assert_eq!(s.shape, Shape::Heritrix1);
+                assert!(!s.archives.is_empty() && s.crawl_log.is_some());
+                assert!(!s.found.is_empty(), "what was found is said");
+            }
+            other => panic!("heritrix-job: {other:?}"),
+        }
+        let title = shape("pandas/40123");
+        assert!(matches!(title, Input::Pandas { title: true, .. }), "{title:?}");
+        let instance = shape("pandas/40123/20040517-1412");
+        assert!(matches!(instance, Input::Pandas { title: false, .. }), "{instance:?}");
+        assert!(matches!(shape("mirror"), Input::Mirror(..)), "{:?}", shape("mirror"));
+        assert!(matches!(shape("nedlib"), Input::Captures(_, CaptureShape::Nedlib)));
+        assert!(matches!(shape("kulturarw3"), Input::Captures(_, CaptureShape::Kulturarw3)));
+        let empty = tempfile::tempdir().unwrap();
+        let e = detect(&[empty.path().to_path_buf()]).unwrap_err().to_string();
+        assert!(e.contains("NEDLIB") && e.contains("PANDAS"), "{e}");
     }
 }

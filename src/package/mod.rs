@@ -129,6 +129,24 @@ pub enum PackageError {
     /// The curator's metadata cannot be used.
     #[error(transparent)]
     Metadata(#[from] crate::metadata::MetadataError),
+    /// An infected record shares its gzip member with other records: it cannot be moved to
+    /// `viral/` byte-exact on its own, and the profile allows no infected bytestream in
+    /// content.
+    #[error(
+        "{input}: record {record_id} (in the gzip member at offset {offset}) is infected ({signature}), \
+         and the member holds other records too, so it cannot be quarantined on its own; \
+         recompress the WARC with one gzip member per record (e.g. `warcio recompress`) and package it again"
+    )]
+    InfectedInSharedMember {
+        /// The WARC.
+        input: PathBuf,
+        /// The infected record.
+        record_id: String,
+        /// The offset of its gzip member.
+        offset: u64,
+        /// What clamd found.
+        signature: String,
+    },
     /// clamd failed: unreachable, gone, or silent past the timeout.
     #[error(transparent)]
     Scan(#[from] crate::stages::scan::ScanError),
@@ -450,6 +468,9 @@ struct ContainerResult {
     viral: Option<quarantine::ViralPart>,
     /// Cleaned copies in the container: their record id -> the infected record's.
     cleaned: std::collections::HashMap<String, String>,
+    /// Verdicts other than clean for records that share a gzip member with others and stay
+    /// where they are: (record id, offset of their member, verdict).
+    pinned: Vec<(String, u64, crate::stages::scan::ScanResult)>,
 }
 
 /// Builds the package of `source`. `progress` receives bytes read, as they are read.
@@ -1310,6 +1331,7 @@ impl ContainerCtx<'_> {
             arc: Some((arc, event)),
             viral,
             cleaned,
+            pinned: Vec::new(),
         })
     }
 
@@ -1430,7 +1452,9 @@ impl ContainerCtx<'_> {
             } else {
                 true
             };
-            if addressable && h.warc_type() != Some("warcinfo") {
+            // With a scanner every payload is scanned, also of records that share a gzip
+            // member with others (they cannot be moved: they stay where they are, and say so).
+            if (addressable || router.is_some()) && h.warc_type() != Some("warcinfo") {
                 // The payload of an HTTP response is the entity: its type is the HTTP header's
                 // (as for migrated records), not the record's application/http.
                 let mime = match &entity {
@@ -1467,6 +1491,7 @@ impl ContainerCtx<'_> {
                             file: rf,
                             payload: held,
                             digest: d.payload_sha512,
+                            movable: addressable,
                         };
                         router.push(routed, &mut spill)?;
                     }
@@ -1486,10 +1511,23 @@ impl ContainerCtx<'_> {
         let (mut size, mut sha) = (copied.len, hex(&copied.sha.finalize()));
         let mut viral = None;
         let mut cleaned = std::collections::HashMap::new();
+        let mut pinned = Vec::new();
         if let Some(router) = router {
-            let quarantine::RoutedContainers { content, viral: open, cleaned: c } =
+            let quarantine::RoutedContainers { content, viral: open, cleaned: c, pinned: p } =
                 router.finish(&mut spill)?;
             cleaned = c;
+            pinned = p;
+            if let Some((record_id, offset, sig)) = pinned.iter().find_map(|(id, o, v)| match v {
+                crate::stages::scan::ScanResult::Infected(s) => Some((id, o, s)),
+                _ => None,
+            }) {
+                return Err(PackageError::InfectedInSharedMember {
+                    input: input.to_path_buf(),
+                    record_id: record_id.clone(),
+                    offset: *offset,
+                    signature: sig.clone(),
+                });
+            }
             let content_size = content.position();
             let mut buf = content.finish().map_err(io_err(&dest))?;
             buf.flush().map_err(io_err(&dest))?;
@@ -1548,6 +1586,7 @@ impl ContainerCtx<'_> {
             arc: None,
             viral,
             cleaned,
+            pinned,
         })
     }
 }

@@ -203,6 +203,9 @@ pub(crate) struct Routed {
     pub payload: Option<Vec<u8>>,
     /// The payload's SHA-512.
     pub digest: Digest,
+    /// False for a record that shares its gzip member with others: it is scanned, but its
+    /// bytes cannot be moved on their own and stay in the content container.
+    pub movable: bool,
 }
 
 struct RoutedBatch(Vec<Routed>);
@@ -247,6 +250,8 @@ pub(crate) struct CopyRouter<'a> {
     pending: Option<(Arc<RoutedBatch>, PendingVerdicts)>,
     /// Cleaned copies written to content: their record id -> the infected record's.
     pub cleaned: HashMap<String, String>,
+    /// Verdicts other than clean of records that cannot be moved.
+    pinned: Vec<(String, u64, ScanResult)>,
 }
 
 impl<'a> CopyRouter<'a> {
@@ -277,14 +282,19 @@ impl<'a> CopyRouter<'a> {
             batch_bytes: 0,
             pending: None,
             cleaned: HashMap::new(),
+            pinned: Vec::new(),
         }
     }
 
     /// Takes a record read; scans and routes a batch once it is full.
     pub fn push(&mut self, r: Routed, spill: &mut RecordSpill) -> Result<(), PackageError> {
         self.batch_bytes += r.payload.as_ref().map_or(0, |p| p.len() as u64);
+        // Routing a batch lets the queue go only up to its last movable record: records that
+        // share a gzip member keep their bytes queued (in a temporary file past 64 MiB) until
+        // the member's end can be taken, so they do not count toward a batch by queue size.
+        let movable = r.movable;
         self.batch.push(r);
-        let held = self.queue.borrow().held();
+        let held = if movable { self.queue.borrow().held() } else { 0 };
         if self.batch_bytes >= BATCH_BYTES
             || self.batch.len() >= BATCH_RECORDS
             || held >= BATCH_QUEUE
@@ -316,6 +326,24 @@ impl<'a> CopyRouter<'a> {
             .ok_or(PackageError::Internal("the scanning thread kept a batch"))?;
         let path = self.root.join(self.rel);
         for (r, verdict) in batch.0.into_iter().zip(verdicts) {
+            if !r.movable {
+                // Its bytes go with the rest of its member, as gap bytes of the content
+                // container; only its verdict is kept. A payload too large to hold cannot be
+                // read from a shared member here: said so, not guessed.
+                let big =
+                    r.payload.is_none() && r.file.content.as_ref().is_some_and(|c| c.range.len > 0);
+                let verdict = match verdict {
+                    Some(v) => Some(v),
+                    None if big => Some(ScanResult::NotScanned(format!(
+                        "over {HELD_PAYLOAD} bytes in a gzip member shared with other records"
+                    ))),
+                    None => None,
+                };
+                if let Some(v) = verdict.filter(|v| *v != ScanResult::Clean) {
+                    self.pinned.push((r.file.record_id.clone(), r.begin, v));
+                }
+                continue;
+            }
             self.take_gap(r.begin)?;
             let content = r.file.content.clone();
             let verdict = match (verdict, &content) {
@@ -486,7 +514,12 @@ impl<'a> CopyRouter<'a> {
         self.take_gap(end)?;
         let rel = self.viral_rel();
         let viral = self.viral.take().map(|(writer, spill)| ViralOpen { rel, writer, spill });
-        Ok(RoutedContainers { content: self.content, viral, cleaned: self.cleaned })
+        Ok(RoutedContainers {
+            content: self.content,
+            viral,
+            cleaned: self.cleaned,
+            pinned: self.pinned,
+        })
     }
 }
 
@@ -496,6 +529,9 @@ pub(crate) struct RoutedContainers {
     pub content: WarcWriter<BufWriter<File>>,
     pub viral: Option<ViralOpen>,
     pub cleaned: HashMap<String, String>,
+    /// Verdicts other than clean of records that share a gzip member and stay in content:
+    /// (record id, offset of the member, verdict).
+    pub pinned: Vec<(String, u64, ScanResult)>,
 }
 
 /// A viral container still open.
@@ -671,6 +707,16 @@ pub(super) fn describe(
         })
         .map_err(io_err(root))?;
     r.report.listed = r.writer.listed();
+
+    // Records that share a gzip member with others cannot be moved alone; an infected one
+    // ended the run (PackageError::InfectedInSharedMember), one not scanned is said here.
+    for (id, _, verdict) in std::mem::take(&mut r.pinned) {
+        if let ScanResult::NotScanned(why) = verdict {
+            summary.not_scanned += 1;
+            summary.unscanned.push((rel.clone(), id, why));
+            unscanned += 1;
+        }
+    }
 
     // The container-level virus check.
     let mut detail = Vec::new();

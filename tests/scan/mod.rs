@@ -979,3 +979,42 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
     let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
     assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
 }
+
+/// A WARC gzipped as one stream: its records cannot be moved one by one, but every payload is
+/// still scanned. An infected one cannot be quarantined alone and the profile allows none in
+/// content: the run fails saying which record, where, and how to repackage, and leaves no
+/// package (it used to say "no virus detected" without having scanned any of them). The
+/// same file recompressed one member per record packages, the infected record in viral/.
+#[test]
+fn an_infected_record_sharing_a_gzip_member_fails_the_run_with_the_way_out() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let recs = [
+        warc_response("http://e.org/a.txt", b"a clean payload", 1),
+        warc_response("http://e.org/eicar.com", &eicar(), 2),
+        warc_response("http://e.org/b.txt", b"last", 3),
+    ];
+    let gzip = |b: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+        std::io::Write::write_all(&mut e, b).unwrap();
+        e.finish().unwrap()
+    };
+    let input = dir.path().join("one-stream.warc.gz");
+    std::fs::write(&input, gzip(&recs.concat())).unwrap();
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &input, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("urn:uuid:00000000-0000-4000-8000-000000000002"), "{err}");
+    assert!(err.contains("offset 0") && err.contains("Webaip.Test.EICAR"), "{err}");
+    assert!(err.contains("one gzip member per record"), "{err}");
+    assert!(!out.exists(), "no package");
+    // One member per record: packaged, the infected record quarantined.
+    let members: Vec<u8> = recs.iter().flat_map(|r| gzip(r)).collect();
+    std::fs::write(&input, members).unwrap();
+    let o = package(&d.addr, &input, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
+    assert!(out.join("viral/one-stream.viral.warc.gz").is_file());
+}

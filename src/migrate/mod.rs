@@ -830,14 +830,20 @@ impl<W: Write> Output<'_, W> {
                 let v = q.writer()?;
                 let written = v.writer.write_encoded(encoded).map_err(out_error)?;
                 v.log.push(&Expected::new(&written, true)).map_err(out_error)?;
-                let payload = match &job.block {
-                    Block::Inline(b) => {
-                        b[(job.mapped.payload_offset as usize).min(b.len())..].to_vec()
+                // The cleaner, when there is one, gets the payload as a file of its own.
+                let infected_payload = match (&job.block, self.has_cleaner()) {
+                    (Block::Inline(b), true) => {
+                        let from = (job.mapped.payload_offset as usize).min(b.len());
+                        let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
+                        tmp.write_all(&b[from..]).map_err(out_error)?;
+                        Some(tmp)
                     }
-                    Block::Shared(_) => Vec::new(),
+                    _ => None,
                 };
                 self.finish_record(job, written, verdict, Written::Quarantine)?;
-                self.clean(&payload)?;
+                if let Some(tmp) = infected_payload {
+                    self.clean_file(tmp.path())?;
+                }
             } else {
                 let written = self.writer.write_encoded(encoded).map_err(out_error)?;
                 self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
@@ -866,14 +872,23 @@ impl<W: Write> Output<'_, W> {
             let written =
                 v.writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
             v.log.push(&Expected::new(&written, true)).map_err(out_error)?;
-            // The cleaner gets the payload as a file: it may be larger than memory.
-            let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
-            let mut r = range.reader();
-            io::copy(&mut (&mut r).take(offset), &mut io::sink()).map_err(out_error)?;
-            io::copy(&mut r, tmp.as_file_mut()).map_err(out_error)?;
-            let range_job = job;
-            self.finish_record(range_job, written, verdict, Written::Quarantine)?;
-            return self.clean_file(tmp.path());
+            // The cleaner, when there is one, gets the payload as a file: it may be larger
+            // than memory.
+            let infected_payload = match self.has_cleaner() {
+                true => {
+                    let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
+                    let mut r = range.reader();
+                    io::copy(&mut (&mut r).take(offset), &mut io::sink()).map_err(out_error)?;
+                    io::copy(&mut r, tmp.as_file_mut()).map_err(out_error)?;
+                    Some(tmp)
+                }
+                false => None,
+            };
+            self.finish_record(job, written, verdict, Written::Quarantine)?;
+            if let Some(tmp) = infected_payload {
+                self.clean_file(tmp.path())?;
+            }
+            return Ok(());
         }
         let written =
             self.writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
@@ -881,17 +896,13 @@ impl<W: Write> Output<'_, W> {
         self.finish_record(job, written, verdict, Written::Output)
     }
 
-    /// Runs the quarantine's cleaner on an infected payload just quarantined; a copy that
-    /// scans clean is written to the output in its place, as a `resource` record.
-    fn clean(&mut self, payload: &[u8]) -> Result<(), MigrateError> {
-        if self.quarantine.as_ref().is_none_or(|q| q.to.cleaner.is_none()) {
-            return Ok(());
-        }
-        let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
-        tmp.write_all(payload).map_err(out_error)?;
-        self.clean_file(tmp.path())
+    fn has_cleaner(&self) -> bool {
+        self.quarantine.as_ref().is_some_and(|q| q.to.cleaner.is_some())
     }
 
+    /// Runs the quarantine's cleaner on an infected payload just quarantined (in the file
+    /// `infected`); a copy that scans clean is written to the output in its place, as a
+    /// `resource` record.
     fn clean_file(&mut self, infected: &Path) -> Result<(), MigrateError> {
         let (Some(q), Some(engine)) = (&self.quarantine, self.scanner) else { return Ok(()) };
         let Some(cmd) = &q.to.cleaner else { return Ok(()) };

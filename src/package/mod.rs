@@ -697,7 +697,7 @@ pub fn build_package(
                 o.insert("input".into(), serde_json::Value::String(input));
                 o.insert("output".into(), serde_json::Value::String(c.path.clone()));
                 if let Some(q) = o.get_mut("quarantine").and_then(|q| q.as_object_mut()) {
-                    let viral = quarantine::viral_name(&c.path);
+                    let viral = layout::viral_twin(&c.path);
                     q.insert("path".into(), serde_json::Value::String(viral));
                 }
                 o.remove("seconds");
@@ -1190,7 +1190,7 @@ impl ContainerCtx<'_> {
         let mut cleaned = std::collections::HashMap::new();
         // Payloads are scanned inside the migration, before their record is written: an
         // infected record goes to the viral twin instead (P5.5).
-        let viral_rel = quarantine::viral_name(&self.rel);
+        let viral_rel = layout::viral_twin(&self.rel);
         let quarantine = match self.scanner {
             Some(_) => {
                 layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;

@@ -71,13 +71,6 @@ pub struct ScanSummary {
     pub reused: u64,
 }
 
-/// The viral twin of a content container: `content/X.warc.gz` -> `viral/X.viral.warc.gz`.
-/// The twin of an uncompressed WARC is uncompressed too: it holds the original records as
-/// they were.
-pub(crate) fn viral_name(rel: &str) -> String {
-    crate::layout::viral_twin(rel)
-}
-
 /// A viral container written beside a content container, with its records.
 pub(crate) struct ViralPart {
     pub rel: String,
@@ -452,7 +445,7 @@ impl<'a> CopyRouter<'a> {
 
     /// The viral twin's name: compressed as the input is.
     fn viral_rel(&self) -> String {
-        let v = viral_name(self.rel);
+        let v = crate::layout::viral_twin(self.rel);
         match (self.gzip, v.strip_suffix(".gz")) {
             (false, Some(plain)) => plain.to_string(),
             (true, None) => format!("{v}.gz"),
@@ -603,7 +596,8 @@ pub(super) fn describe(
     extra_files: &mut Vec<(String, String, u64)>,
 ) -> Result<(), PackageError> {
     let rel = r.file.path.clone();
-    let viral_rel = r.viral.as_ref().map_or_else(|| viral_name(&rel), |v| v.rel.clone());
+    let viral_rel =
+        r.viral.as_ref().map_or_else(|| crate::layout::viral_twin(&rel), |v| v.rel.clone());
     // The viral twin first: the cleaned copies point at its records.
     let mut infected: HashMap<String, String> = HashMap::new();
     if let Some(mut v) = r.viral.take() {
@@ -776,7 +770,8 @@ mod tests {
 
     #[test]
     fn viral_names() {
-        assert_eq!(viral_name("content/a.warc.gz"), "viral/a.viral.warc.gz");
-        assert_eq!(viral_name("content/b.warc"), "viral/b.viral.warc");
+        use crate::layout::viral_twin;
+        assert_eq!(viral_twin("content/a.warc.gz"), "viral/a.viral.warc.gz");
+        assert_eq!(viral_twin("content/b.warc"), "viral/b.viral.warc");
     }
 }

@@ -5,7 +5,7 @@
 //! README, design section).
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -70,12 +70,7 @@ impl ContainerSink {
     /// Closes the container: flushed, synced, hashed.
     pub fn close(self, root: &Path) -> Result<ClosedContainer, PackageError> {
         let records = self.writer.records();
-        let path = root.join(&self.rel);
-        let mut buf = self.writer.finish().map_err(io_err(&path))?;
-        buf.flush().map_err(io_err(&path))?;
-        let file = buf.into_inner().map_err(|e| io_err(&path)(e.into_error()))?;
-        file.sync_all().map_err(io_err(&path))?;
-        let (size, sha512) = super::hash_file(&path)?;
+        let (size, sha512) = super::finish_written_container(self.writer, root, &self.rel)?;
         Ok(ClosedContainer { mets: self.mets, rel: self.rel, size, sha512, records })
     }
 }

@@ -112,21 +112,28 @@ fn webaip(args: &[&str]) -> Output {
         .expect("webaip runs")
 }
 
-fn package(clamd: &str, input: &Path, out: &Path) -> Output {
+/// `package --json --mode full --clamd CLAMD --schemas ... EXTRA --out OUT INPUT`.
+fn package_args(clamd: &str, input: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
     let s = schemas().display().to_string();
-    webaip(&[
-        "package",
-        "--json",
-        "--mode",
-        "full",
-        "--clamd",
-        clamd,
-        "--schemas",
-        &s,
-        "--out",
-        out.to_str().unwrap(),
-        input.to_str().unwrap(),
-    ])
+    let mut args = ["package", "--json", "--mode", "full", "--clamd", clamd, "--schemas", &s]
+        .map(String::from)
+        .to_vec();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.extend(["--out".into(), path_arg(out), path_arg(input)]);
+    args
+}
+
+fn path_arg(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+fn package(clamd: &str, input: &Path, out: &Path) -> Output {
+    package_with(clamd, input, out, &[])
+}
+
+fn package_with(clamd: &str, input: &Path, out: &Path, extra: &[&str]) -> Output {
+    let args = package_args(clamd, input, out, extra);
+    webaip(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// Record URIs per WARC file of the package, read with warcio.
@@ -507,23 +514,9 @@ fn a_cleaner_copy_that_scans_clean_goes_to_content_as_viral_cleaned() {
     let cleaner = dir.path().join("clean.sh");
     std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
     let out = dir.path().join("pkg");
-    let s = schemas().display().to_string();
     let cmd = format!("sh {}", cleaner.display());
-    let o = webaip(&[
-        "package",
-        "--json",
-        "--mode",
-        "full",
-        "--clamd",
-        &d.addr,
-        "--cleaner",
-        &cmd,
-        "--schemas",
-        &s,
-        "--out",
-        out.to_str().unwrap(),
-        dir.path().join("556/20240101-1200").to_str().unwrap(),
-    ]);
+    let instance = dir.path().join("556/20240101-1200");
+    let o = package_with(&d.addr, &instance, &out, &["--cleaner", &cmd]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r[0]["scan"]["infected"], 1);
@@ -556,23 +549,8 @@ fn a_cleaned_arc_record_is_appended_to_content_and_points_at_its_original() {
     let cleaner = dir.path().join("clean.sh");
     std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
     let out = dir.path().join("pkg");
-    let s = schemas().display().to_string();
     let cmd = format!("sh {}", cleaner.display());
-    let o = webaip(&[
-        "package",
-        "--json",
-        "--mode",
-        "full",
-        "--clamd",
-        &d.addr,
-        "--cleaner",
-        &cmd,
-        "--schemas",
-        &s,
-        "--out",
-        out.to_str().unwrap(),
-        arc.to_str().unwrap(),
-    ]);
+    let o = package_with(&d.addr, &arc, &out, &["--cleaner", &cmd]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
@@ -759,20 +737,7 @@ fn capture_sources_scan_before_writing_and_reuse_verdicts_of_identical_payloads(
     pair("00000000000000000000000000000004", "http://e.no:80/eicar2.com", &eicar());
     pair("00000000000000000000000000000005", "http://e.no:80/c.html", b"<p>other</p>");
     let out = dir.path().join("pkg");
-    let s = schemas().display().to_string();
-    let o = webaip(&[
-        "package",
-        "--json",
-        "--mode",
-        "full",
-        "--clamd",
-        &d.addr,
-        "--schemas",
-        &s,
-        "--out",
-        out.to_str().unwrap(),
-        dir.path().join("harvest").to_str().unwrap(),
-    ]);
+    let o = package(&d.addr, &dir.path().join("harvest"), &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["shape"], "nedlib");
@@ -890,21 +855,9 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
             .collect();
         std::fs::write(&input, members.concat()).unwrap();
         let out = dir.path().join(format!("pkg-{gzip}"));
-        let s = schemas().display().to_string();
         let trace = dir.path().join(format!("trace-{gzip}"));
-        let args = [
-            "package",
-            "--json",
-            "--mode",
-            "full",
-            "--clamd",
-            &d.addr,
-            "--schemas",
-            &s,
-            "--out",
-            out.to_str().unwrap(),
-            input.to_str().unwrap(),
-        ];
+        let args = package_args(&d.addr, &input, &out, &[]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (o, calls) = container_syscalls(&args, &trace);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -1,18 +1,24 @@
 //! Packaging a stream of captures ([`crate::sources::capture`]): the pipeline of
-//! ARCHITECTURE.md, used by the sources that yield captures (NEDLIB, Kulturarw3).
+//! ARCHITECTURE.md, used by the sources that yield captures (PANDAS/HTTrack instances, wget and
+//! HTTrack mirrors, NEDLIB, Kulturarw3).
 //!
-//! Each capture passes the scan stage before anything is written: its payload's SHA-512 is
-//! computed first, and a payload identical to one already scanned in this run takes that
-//! verdict without going to clamd again (the report counts them). A clean capture is written
-//! to the content container, an infected one straight to the viral container (opened on first
-//! use), so no container is rewritten after it is written. The container writer returns every
-//! record's ranges, which go to the METS as they are; a capture's concurrent metadata follows
-//! it. The source's quirks travel in the package as `logs/webaip/<shape>.quirks.json`; its side
-//! files go byte-exact to `logs/`.
+//! Captures pass the stages in batches before anything of them is written. The scan stage
+//! computes each payload's SHA-512 first, and a payload identical to one already scanned in
+//! this run takes that verdict without going to clamd again (the report counts them). For a
+//! source whose files link by local paths, the rewrite stage then gives a page or stylesheet
+//! whose links change a new payload. A clean capture is written to the content container (its
+//! new payload, if it has one, with a transformation event, and the harvested one to the
+//! original container); an infected one goes straight to the viral container, and a cleaner's
+//! copy of it, rescanned, to content. Every container is opened on its first record, so no
+//! container is rewritten after it is written. The container writer returns every record's
+//! ranges, which go to the METS as they are; a capture's concurrent metadata follows it. The
+//! source's quirks travel in the package as `logs/webaip/<shape>.quirks.json`; its side files
+//! go byte-exact to `logs/`.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -24,13 +30,18 @@ use super::{
     io_err, new_mets,
 };
 use crate::formats::digest::hex;
+use crate::formats::warc::header::warc_fields_line;
 use crate::formats::warc::writer::{RecordSpec, WrittenRecord};
 use crate::ids::Ids;
 use crate::layout;
 use crate::model::*;
-use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk};
+use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
+use crate::stages::rewrite::{RewriteStage, RewriteSummary};
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
 use crate::stages::{Finding, Route, Stage, Staged};
+
+/// The WARC field naming a mirror file's path, which also names its PREMIS object.
+pub(crate) const MIRROR_PATH: &str = "X-Webaip-Mirror-Path";
 
 /// Payloads up to this size are read into memory once (hashed, scanned and written from
 /// there); larger ones are streamed from the source for each pass.
@@ -68,6 +79,8 @@ pub struct CapturesReport {
     pub scan: ScanSummary,
     /// Seconds spent waiting for clamd's verdicts.
     pub scan_seconds: f64,
+    /// Link rewriting, for sources whose files link by local paths (mirrors).
+    pub rewrite: Option<RewriteSummary>,
     /// What the metadata lacked.
     pub metadata_notes: Vec<String>,
     /// Described webpages and associated objects.
@@ -91,8 +104,84 @@ fn payload_mime(c: &Capture) -> String {
         .unwrap_or_else(|| "application/octet-stream".into())
 }
 
+/// Which container of the package.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Content,
+    Original,
+    Viral,
+}
+
+/// The package's containers, each opened on its first record.
+struct Containers<'a> {
+    content: Option<ContainerSink>,
+    original: Option<ContainerSink>,
+    viral: Option<ContainerSink>,
+    pkg: &'a Path,
+    ids: &'a Ids,
+    now: DateTime<Utc>,
+    level: u32,
+    shape: &'static str,
+    stem: Option<String>,
+    description: String,
+}
+
+impl Containers<'_> {
+    /// The container `slot`, opened when it is not yet (`date`: the capture that opens it,
+    /// which names a content container of a source that gives no stem).
+    fn get(
+        &mut self,
+        slot: Slot,
+        mets: &mut crate::mets::MetsBuilder,
+        date: DateTime<Utc>,
+    ) -> Result<&mut ContainerSink, PackageError> {
+        let shape = self.shape;
+        let stem = self.stem.clone();
+        let (place, group, rel, description) = match slot {
+            Slot::Content => (
+                &mut self.content,
+                GroupUse::DigitalManifestation,
+                layout::container_name(
+                    layout::CONTENT_DIR,
+                    &stem.unwrap_or_else(|| format!("{shape}-{}", date.format("%Y%m%d%H%M%S"))),
+                    0,
+                ),
+                self.description.clone(),
+            ),
+            Slot::Original => (
+                &mut self.original,
+                GroupUse::Original,
+                layout::container_name(
+                    layout::ORIGINAL_DIR,
+                    &format!("{}-original", stem.as_deref().unwrap_or(shape)),
+                    0,
+                ),
+                format!("{shape} captures whose links were rewritten in content/, as harvested"),
+            ),
+            Slot::Viral => (
+                &mut self.viral,
+                GroupUse::ViralFiles,
+                layout::container_name(
+                    layout::VIRAL_DIR,
+                    &format!("{}-viral", stem.as_deref().unwrap_or(shape)),
+                    0,
+                ),
+                format!("{shape} captures in which clamd found a virus, kept as harvested"),
+            ),
+        };
+        match place {
+            Some(sink) => Ok(sink),
+            None => {
+                let cw = mets.begin_container(group).map_err(io_err(self.pkg))?;
+                let info = (self.ids.warc_record_id(), self.now, description.as_str());
+                Ok(place.insert(ContainerSink::open(self.pkg, rel, cw, self.level, info)?))
+            }
+        }
+    }
+}
+
 /// Packages the captures of `source` (rooted at `root`, whose regular files seed the
-/// identifiers of a `--deterministic` run).
+/// identifiers of a `--deterministic` run unless the source names its own).
 pub fn build_capture_package(
     source: &mut dyn CaptureSource,
     root: &Path,
@@ -104,10 +193,11 @@ pub fn build_capture_package(
     let staging = Staging::new(&opts.out, opts.force)?;
     let pkg = staging.root.clone();
     let ids = if opts.deterministic {
-        let files = regular_files(root);
+        let (kind, files) =
+            source.id_seed().unwrap_or_else(|| (format!("webaip-{shape}"), regular_files(root)));
         let named: Vec<(String, &Path)> =
             files.iter().map(|(n, p)| (n.clone(), p.as_path())).collect();
-        Ids::seeded(super::input_seed(&format!("webaip-{shape}"), &named)?)
+        Ids::seeded(super::input_seed(&kind, &named)?)
     } else {
         Ids::random()
     };
@@ -124,8 +214,18 @@ pub fn build_capture_package(
         VirusCheck::Disabled => None,
     };
 
-    let mut content: Option<ContainerSink> = None;
-    let mut viral: Option<ContainerSink> = None;
+    let mut containers = Containers {
+        content: None,
+        original: None,
+        viral: None,
+        pkg: &pkg,
+        ids: &ids,
+        now,
+        level: opts.level,
+        shape,
+        stem: source.container_stem(),
+        description: source.description(),
+    };
     let mut scan = ScanSummary::default();
     let mut unscanned_events: Vec<(String, Event)> = Vec::new();
     let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
@@ -137,11 +237,10 @@ pub fn build_capture_package(
         super::virus_check_event(&ids, opts, now, "clamd", what, (outcome, detail), objects)
     };
 
-    // The stages every capture passes before it is written.
-    let mut stages: Vec<Box<dyn Stage>> = Vec::new();
-    if let Some((engine, _)) = &clamd {
-        stages.push(Box::new(ScanStage::new(std::sync::Arc::clone(engine))));
-    }
+    // The stages every capture passes before it is written: the virus check first (an
+    // infected capture is never rewritten), then link rewriting where the source needs it.
+    let mut scan_stage = clamd.as_ref().map(|(engine, _)| ScanStage::new(Arc::clone(engine)));
+    let mut rewrite_stage = source.link_map().map(|map| RewriteStage::new(map, &pkg));
     let mut batch: Vec<Staged> = Vec::new();
     let mut exhausted = false;
     while !exhausted {
@@ -180,86 +279,139 @@ pub fn build_capture_package(
             progress(len);
             // The digest under which a verdict is reused.
             let digest = match &held {
-                _ if stages.is_empty() || len == 0 => None,
+                _ if scan_stage.is_none() || len == 0 => None,
                 Some(b) => Some(sha512(&b[..]).map_err(io_err(&pkg))?),
                 None => {
                     Some(sha512(c.payload.open().map_err(io_err(&pkg))?).map_err(io_err(&pkg))?)
                 }
             };
-            batch.push(Staged {
-                capture: c,
-                held,
-                digest,
-                route: Route::Content,
-                findings: Vec::new(),
-            });
+            batch.push(Staged::new(c, held, digest));
         }
-        for stage in &mut stages {
+        let stages: [Option<&mut dyn Stage>; 2] = [
+            scan_stage.as_mut().map(|s| s as &mut dyn Stage),
+            rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
+        ];
+        for stage in stages.into_iter().flatten() {
             stage.run(&mut batch)?;
         }
         for staged in batch.drain(..) {
-            let Staged { capture: c, held: in_memory, route, findings, .. } = staged;
+            let Staged { capture: c, held, route, findings, replacement, .. } = staged;
             let verdict = findings.into_iter().next().map(|f| match f {
                 Finding::Infected(sig) => ScanResult::Infected(sig),
                 Finding::NotScanned(why) => ScanResult::NotScanned(why),
             });
             let infected = route == Route::Viral;
-            // The container this capture goes to, opened on its first capture.
-            let slot = if infected { &mut viral } else { &mut content };
-            let sink = match slot {
-                Some(sink) => sink,
-                None => {
-                    let (group, rel, description) = if infected {
-                        (
-                            GroupUse::ViralFiles,
-                            layout::container_name(layout::VIRAL_DIR, &format!("{shape}-viral"), 0),
-                            format!(
-                                "{shape} captures in which clamd found a virus, kept as harvested"
-                            ),
-                        )
-                    } else {
-                        (
-                            GroupUse::DigitalManifestation,
-                            layout::container_name(
-                                layout::CONTENT_DIR,
-                                &format!("{shape}-{}", c.date.format("%Y%m%d%H%M%S")),
-                                0,
-                            ),
-                            format!(
-                                "converted from a {shape} harvest: headers and payloads as stored"
-                            ),
-                        )
-                    };
-                    let cw = mets.begin_container(group).map_err(io_err(&pkg))?;
-                    let info = (ids.warc_record_id(), now, description.as_str());
-                    slot.insert(ContainerSink::open(&pkg, rel, cw, opts.level, info)?)
+            let slot = if infected { Slot::Viral } else { Slot::Content };
+            let sink = containers.get(slot, &mut mets, c.date)?;
+            let replaced = replacement.is_some();
+            let written = match replacement.as_ref().map(|r| &r.payload) {
+                Some(Payload::Bytes(b)) => {
+                    write_capture(sink, &pkg, &ids, &c, &c.payload, Some(b))?
                 }
+                Some(p) => write_capture(sink, &pkg, &ids, &c, p, None)?,
+                None => write_capture(sink, &pkg, &ids, &c, &c.payload, held.as_deref())?,
             };
-            let written = write_capture(sink, &pkg, &ids, &c, in_memory.as_deref())?;
-            let oid = format!("{}#{}", sink.rel, written.record_id.trim_matches(['<', '>']));
+            let rel = sink.rel.clone();
+            let oid = object_id(&rel, &c, &written);
             // An infected or unscanned payload is described on its own, with its event.
             let own_event = match (&verdict, &clamd) {
                 (Some(ScanResult::Infected(sig)), Some((_, version))) => {
                     scan.infected += 1;
-                    scan.findings.push((sink.rel.clone(), c.provenance.file.clone(), sig.clone()));
+                    scan.findings.push((rel.clone(), c.provenance.file.clone(), sig.clone()));
                     Some((version, opts.profile.virus_outcomes.forced.clone(), sig.clone()))
                 }
                 (Some(ScanResult::NotScanned(why)), Some((_, version))) => {
                     scan.not_scanned += 1;
-                    scan.unscanned.push((sink.rel.clone(), c.provenance.file.clone(), why.clone()));
+                    scan.unscanned.push((rel.clone(), c.provenance.file.clone(), why.clone()));
                     Some((version, opts.profile.virus_outcomes.not_scanned.clone(), why.clone()))
                 }
                 _ => None,
             };
-            let described = own_event.map(|(version, outcome, detail)| {
-                let e = scan_event(version, outcome, Some(detail), vec![oid.clone()]);
-                if !infected {
-                    unscanned_events.push((sink.rel.clone(), e.clone()));
+            match replacement {
+                None => {
+                    let described = own_event.map(|(version, outcome, detail)| {
+                        let e = scan_event(version, outcome, Some(detail), vec![oid.clone()]);
+                        if !infected {
+                            unscanned_events.push((rel.clone(), e.clone()));
+                        }
+                        described_bytestream(oid.clone(), &written, &c, vec![e], vec![])
+                    });
+                    let sink = containers.get(slot, &mut mets, c.date)?;
+                    sink.mets
+                        .add_record(&capture_record(&written, &c, described, None))
+                        .map_err(io_err(&pkg))?;
                 }
-                described_bytestream(oid, &written, &c, e)
-            });
-            sink.mets.add_record(&capture_record(&written, &c, described)).map_err(io_err(&pkg))?;
+                Some(r) => {
+                    // The harvested payload goes, as harvested, to the original container;
+                    // the new one is related to it by the transformation event.
+                    let orig = containers.get(Slot::Original, &mut mets, c.date)?;
+                    let ow = write_capture(orig, &pkg, &ids, &c, &c.payload, held.as_deref())?;
+                    let orig_oid = object_id(&orig.rel, &c, &ow);
+                    let tr = &opts.profile.events.transformation;
+                    let event = Event {
+                        id: ids.uuid().to_string(),
+                        event_type: tr.term.clone(),
+                        event_type_uri: Some(tr.uri.clone()).filter(|u| !u.is_empty()),
+                        date_time: now,
+                        detail: Some(format!(
+                            "{}: {}; program=\"webaip\"; version=\"{}\"",
+                            tr.detail_word.clone().unwrap_or_else(|| "transformation".into()),
+                            r.detail,
+                            env!("CARGO_PKG_VERSION")
+                        )),
+                        outcome: "success".into(),
+                        outcome_detail: None,
+                        agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+                        objects: vec![
+                            ("local".into(), orig_oid.clone(), "source".into()),
+                            ("local".into(), oid.clone(), "outcome".into()),
+                        ],
+                    };
+                    let mut events = vec![event.clone()];
+                    // Not scanned: said of both, the harvested payload and its rewritten copy.
+                    if let Some((version, outcome, detail)) = own_event {
+                        let e = scan_event(
+                            version,
+                            outcome,
+                            Some(detail),
+                            vec![orig_oid.clone(), oid.clone()],
+                        );
+                        unscanned_events.push((rel.clone(), e.clone()));
+                        events.push(e);
+                    }
+                    let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+                    let relationship = Relationship {
+                        relationship_type: opts.profile.relationships.relationship_type.clone(),
+                        subtype: opts.profile.relationships.transformation.clone(),
+                        related_object: ("local".into(), orig_oid.clone()),
+                        related_event: Some(event.id.clone()),
+                    };
+                    let mut new_obj =
+                        described_bytestream(oid.clone(), &written, &c, events, vec![relationship]);
+                    new_obj.object.events = event_ids.clone();
+                    let mut orig_obj = described_bytestream(orig_oid, &ow, &c, vec![], vec![]);
+                    orig_obj.object.events = event_ids;
+                    orig.mets
+                        .add_record(&capture_record(&ow, &c, Some(orig_obj), None))
+                        .map_err(io_err(&pkg))?;
+                    let page = payload_mime(&c)
+                        .starts_with("text/html")
+                        .then(|| PageRole { kind: PageKind::Webpage, label: c.uri.clone() });
+                    let sink = containers.get(slot, &mut mets, c.date)?;
+                    sink.mets
+                        .add_record(&capture_record(&written, &c, Some(new_obj), page))
+                        .map_err(io_err(&pkg))?;
+                }
+            }
+            let sink = containers.get(slot, &mut mets, c.date)?;
             if let Some(block) = &c.metadata {
+                let mut block = block.clone();
+                if rewrite_stage.is_some() {
+                    let transformed =
+                        if replaced { "yes (original in the Original group)" } else { "no" };
+                    block
+                        .extend_from_slice(warc_fields_line("transformed", transformed).as_bytes());
+                }
                 let spec = RecordSpec {
                     warc_type: "metadata".into(),
                     record_id: ids.warc_record_id(),
@@ -270,13 +422,50 @@ pub fn build_capture_package(
                     content_type: Some("application/warc-fields".into()),
                     ..RecordSpec::default()
                 };
-                let w = sink
-                    .writer
-                    .write_record(&spec, block, 0)
-                    .map_err(io_err(&pkg.join(&sink.rel)))?;
+                let w = sink.write(&pkg, &spec, &block)?;
                 let mime = "application/warc-fields".to_string();
                 sink.mets
                     .add_record(&super::written_record_file(&w, mime, None, None))
+                    .map_err(io_err(&pkg))?;
+            }
+            // A cleaner may make a clean copy of an infected payload: rescanned, it goes to
+            // content/ (P5.5), related to its original in viral/.
+            if let (true, Some(cmd), Some((engine, version)), Some(ScanResult::Infected(sig))) =
+                (infected, &opts.cleaner, &clamd, &verdict)
+            {
+                let Some(cleaned) = clean_capture(cmd, &c, held.as_deref(), engine, &pkg)? else {
+                    continue;
+                };
+                let copy = Capture {
+                    kind: CaptureKind::Resource,
+                    http_header: None,
+                    content_type: Some(payload_mime(&c)),
+                    truncated: None,
+                    metadata: None,
+                    payload: Payload::Bytes(Vec::new()),
+                    ..c.clone()
+                };
+                let sink = containers.get(Slot::Content, &mut mets, c.date)?;
+                let cw = write_capture(sink, &pkg, &ids, &copy, &copy.payload, Some(&cleaned))?;
+                let cid = object_id(&sink.rel, &c, &cw);
+                let ce = scan_event(
+                    version,
+                    opts.profile.virus_outcomes.cleaned.clone(),
+                    Some(format!(
+                        "{sig} removed by the cleaner ({cmd}); the cleaned copy was rescanned: no virus detected"
+                    )),
+                    vec![oid.clone(), cid.clone()],
+                );
+                let relationship = Relationship {
+                    relationship_type: opts.profile.relationships.relationship_type.clone(),
+                    subtype: opts.profile.relationships.cleaned.clone(),
+                    related_object: ("local".into(), oid.clone()),
+                    related_event: Some(ce.id.clone()),
+                };
+                let described = described_bytestream(cid, &cw, &copy, vec![ce], vec![relationship]);
+                scan.cleaned += 1;
+                sink.mets
+                    .add_record(&capture_record(&cw, &copy, Some(described), None))
                     .map_err(io_err(&pkg))?;
             }
         }
@@ -292,7 +481,8 @@ pub fn build_capture_package(
     let mut manifest: Vec<(String, String)> = Vec::new();
     let mut finished = Vec::new();
     let mut records = 0;
-    for sink in [content, viral].into_iter().flatten() {
+    let Containers { content, original, viral, .. } = containers;
+    for sink in [content, original, viral].into_iter().flatten() {
         let c = sink.close(&pkg)?;
         records += c.records;
         manifest.push((c.rel.clone(), c.sha512.clone()));
@@ -305,7 +495,7 @@ pub fn build_capture_package(
             (scan.scanned, scan.reused, scan_seconds) =
                 (counts.scanned, counts.reused, counts.waited_seconds);
             for (_, rel, _, _, _, events) in finished.iter_mut() {
-                let (outcome, detail) = if rel.starts_with("viral/") {
+                let (outcome, detail) = if rel.starts_with(layout::VIRAL_DIR) {
                     let sigs: Vec<&str> =
                         scan.findings.iter().map(|(_, _, s)| s.as_str()).collect();
                     (
@@ -314,7 +504,7 @@ pub fn build_capture_package(
                     )
                 } else {
                     let mut notes = Vec::new();
-                    if scan.infected > 0 {
+                    if scan.infected > 0 && rel.starts_with(layout::CONTENT_DIR) {
                         notes.push(format!(
                             "{} infected payload(s) written to viral/ instead",
                             scan.infected
@@ -342,8 +532,9 @@ pub fn build_capture_package(
             super::NO_SCAN_NOTE.to_string()
         }
     };
+    let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
     for (cw, rel, size, sha, n, events) in finished {
-        let name = crate::sources::file_text(root);
+        let name = source_name.clone();
         let file = super::written_container_file(rel, (size, sha), n, events, name, now);
         mets.finish_container(cw, file).map_err(io_err(&pkg))?;
     }
@@ -398,6 +589,7 @@ pub fn build_capture_package(
         virus_check: virus_note,
         scan,
         scan_seconds,
+        rewrite: rewrite_stage.map(|s| s.summary().clone()),
         metadata_notes,
         entities,
         mets_xsd_checked,
@@ -407,6 +599,40 @@ pub fn build_capture_package(
     })
 }
 
+/// The PREMIS object id of a capture's payload in container `rel`: its path in a mirror,
+/// else its record id.
+fn object_id(rel: &str, c: &Capture, w: &WrittenRecord) -> String {
+    match c.warc_fields.iter().any(|(k, _)| k == MIRROR_PATH) {
+        true => format!("{rel}#{}", c.provenance.file),
+        false => format!("{rel}#{}", w.record_id.trim_matches(['<', '>'])),
+    }
+}
+
+/// The clean copy a cleaner makes of an infected payload, rescanned (`None`: it could not
+/// make one, or the copy is still infected). The cleaner reads a file: the payload's own when
+/// it is one whole file, else a temporary copy in the package being built.
+fn clean_capture(
+    cmd: &str,
+    c: &Capture,
+    held: Option<&[u8]>,
+    engine: &ScanEngine,
+    pkg: &Path,
+) -> Result<Option<Vec<u8>>, PackageError> {
+    if let Payload::Segment { path, offset: 0, len } = &c.payload
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == *len)
+    {
+        return Ok(crate::stages::scan::clean_copy(cmd, path, engine)?);
+    }
+    let mut tmp =
+        tempfile::Builder::new().prefix(".infected-").tempfile_in(pkg).map_err(io_err(pkg))?;
+    match held {
+        Some(b) => io::Write::write_all(&mut tmp, b),
+        None => c.payload.open().and_then(|mut r| io::copy(&mut r, &mut tmp).map(drop)),
+    }
+    .map_err(io_err(pkg))?;
+    Ok(crate::stages::scan::clean_copy(cmd, tmp.path(), engine)?)
+}
+
 /// Writes one capture as a `response` (its header bytes as stored, then the payload) or a
 /// `resource` record.
 fn write_capture(
@@ -414,6 +640,7 @@ fn write_capture(
     pkg: &Path,
     ids: &Ids,
     c: &Capture,
+    payload: &Payload,
     in_memory: Option<&[u8]>,
 ) -> Result<WrittenRecord, PackageError> {
     let header: &[u8] = match c.kind {
@@ -427,6 +654,7 @@ fn write_capture(
             c.date_source.label.clone(),
         ));
     }
+    extra.extend(c.warc_fields.iter().cloned());
     let spec = RecordSpec {
         warc_type: match c.kind {
             CaptureKind::Response => "response".into(),
@@ -457,7 +685,7 @@ fn write_capture(
         }
         None => sink
             .writer
-            .write_streamed(&spec, || Ok(io::Cursor::new(header).chain(c.payload.open()?)), offset)
+            .write_streamed(&spec, || Ok(io::Cursor::new(header).chain(payload.open()?)), offset)
             .map_err(io_err(&path)),
     }
 }
@@ -467,21 +695,24 @@ fn capture_record(
     w: &WrittenRecord,
     c: &Capture,
     described: Option<DescribedBytestream>,
+    page: Option<PageRole>,
 ) -> RecordFile {
     let capture = UrlCapture {
         uri: c.uri.clone(),
         date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
         date_inferred: c.date_source.inferred,
     };
-    super::written_record_file(w, payload_mime(c), described, Some(capture))
+    RecordFile { page, ..super::written_record_file(w, payload_mime(c), described, Some(capture)) }
 }
 
-/// The PREMIS description of a payload that has events of its own (infected, not scanned).
+/// The PREMIS description of a payload that has events or relationships of its own
+/// (infected, not scanned, rewritten, cleaned).
 fn described_bytestream(
     id: String,
     w: &WrittenRecord,
     c: &Capture,
-    event: Event,
+    events: Vec<Event>,
+    relationships: Vec<Relationship>,
 ) -> DescribedBytestream {
     DescribedBytestream {
         object: PremisObject {
@@ -492,10 +723,10 @@ fn described_bytestream(
             format: Format { name: payload_mime(c), version: None, pronom: None },
             original_name: Some(c.uri.clone()),
             significant_properties: vec![],
-            relationships: vec![],
-            events: vec![event.id.clone()],
+            relationships,
+            events: events.iter().map(|e| e.id.clone()).collect(),
         },
-        events: vec![event],
+        events,
     }
 }
 

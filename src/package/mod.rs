@@ -60,7 +60,7 @@ use crate::sources::{ArchiveKind, Source, file_text, path_text};
 use crate::stages::scan::ScanEngine;
 
 /// Examples listed per crawl-log discrepancy.
-const MAX_EXAMPLES: usize = 100;
+pub(crate) const MAX_EXAMPLES: usize = 100;
 
 /// How virus checking is done.
 #[derive(Debug, Clone)]
@@ -1904,11 +1904,6 @@ pub(crate) fn input_seed(kind: &str, files: &[(String, &Path)]) -> Result<String
 /// component (the walk checked with `lstat`; this closes the race with a swap since).
 pub(crate) fn open_input(path: &Path) -> Result<File, PackageError> {
     Ok(crate::layout::open_regular(path)?)
-}
-
-/// [`open_input`] for readers that want an `io::Result`.
-pub(crate) fn open_input_io(path: &Path) -> io::Result<File> {
-    crate::layout::open_regular(path).map_err(io::Error::other)
 }
 
 /// Copies `from` (an input file) to `to` in one read, returning the size and SHA-512 of what

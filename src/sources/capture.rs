@@ -125,8 +125,11 @@ pub struct Capture {
     /// `WARC-Truncated` (`length`, ...) when the stored payload is shorter than what was
     /// served.
     pub truncated: Option<String>,
-    /// Where it came from.
+    /// Where it came from. For a mirror file, `file` is its path in the mirror, against which
+    /// its relative links are resolved.
     pub provenance: Provenance,
+    /// WARC header fields the source adds to the record (`X-Webaip-Mirror-Path`).
+    pub warc_fields: Vec<(String, String)>,
     /// A `metadata` record written right after this one, `WARC-Concurrent-To` it
     /// (`application/warc-fields`): what the source says about the capture beyond the record
     /// (harvester fields, source path), verbatim.
@@ -170,6 +173,29 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// The seed or site URLs, where the source knows them.
     fn seeds(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// What the containers hold, in words (their warcinfo description).
+    fn description(&self) -> String {
+        format!("converted from a {} harvest: headers and payloads as stored", self.shape_name())
+    }
+    /// The stem of the container names; `None`: the shape and the first capture's date.
+    fn container_stem(&self) -> Option<String> {
+        None
+    }
+    /// The source's name as the container objects give it (`originalName`); `None`: its root.
+    fn source_name(&self) -> Option<String> {
+        None
+    }
+    /// What seeds the identifiers of a `--deterministic` run: a name of the source and its
+    /// files (name, path). `None`: `webaip-<shape>` and every regular file under its root.
+    fn id_seed(&self) -> Option<(String, Vec<(String, PathBuf)>)> {
+        None
+    }
+    /// When the source's files link to each other by local paths (a mirror): each file's
+    /// path in the mirror and its original URL, so the pipeline rewrites the links
+    /// ([`crate::stages::rewrite::RewriteStage`]).
+    fn link_map(&self) -> Option<crate::stages::rewrite::LinkMap> {
+        None
     }
 }
 

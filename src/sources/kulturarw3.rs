@@ -761,6 +761,7 @@ impl Kulturarw3Archive {
             payload,
             truncated,
             provenance: Provenance { file: rel.to_string(), offset: None },
+            warc_fields: Vec::new(),
             metadata: Some(meta),
         }))
     }

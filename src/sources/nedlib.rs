@@ -468,6 +468,7 @@ impl NedlibHarvest {
                 file: data_rel.unwrap_or_else(|| rel_meta.clone()),
                 offset: None,
             },
+            warc_fields: Vec::new(),
             metadata: Some(block),
         }))
     }

@@ -26,9 +26,14 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use serde::Serialize;
 
+use super::capture::{
+    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
+    SideFile,
+};
 use super::{name_text, refusal, take_regular};
-use crate::formats::warc::header::escape_controls;
+use crate::formats::warc::header::{escape_controls, warc_fields_line};
 use crate::layout;
+use crate::stages::rewrite::LinkMap;
 
 /// Largest `url.map` or `hts-cache/new.txt` read (a line a file: some millions of files).
 pub const MAX_SIDE_TEXT: u64 = 1 << 30;
@@ -672,6 +677,201 @@ fn read_new_txt(root: &Path, refused: &mut Vec<(String, String)>) -> HashMap<Str
         refused.push((name.into(), format!("not read to the end: {e}")));
     }
     out
+}
+
+/// The captures of an instance (or of any mirror read into one): each mirror file, in save
+/// path order, a `resource` capture at its recovered URL (read only when written), with a
+/// metadata block saying where its URL, time and type came from and the cached HTTP header.
+/// The pipeline rewrites its links ([`CaptureSource::link_map`]). The instance's other files
+/// are side files; refused files and URLs guessed from the layout are its quirks.
+pub struct InstanceCaptures<'a> {
+    inst: &'a Instance,
+    next: usize,
+    quirks: Vec<Quirk>,
+}
+
+impl<'a> InstanceCaptures<'a> {
+    /// The captures of `inst`.
+    pub fn new(inst: &'a Instance) -> Self {
+        let refused = inst.refused.iter().map(|(file, why)| Quirk {
+            file: file.clone(),
+            line: None,
+            offset: None,
+            kind: "refused".into(),
+            detail: why.clone(),
+        });
+        let guessed =
+            inst.files.iter().filter(|f| f.url_source == UrlSource::Layout).map(|f| Quirk {
+                file: f.save_path.clone(),
+                line: None,
+                offset: None,
+                kind: "url-from-layout".into(),
+                detail: format!(
+                    "no record of its URL: {} is a guess from the host/path layout",
+                    f.url
+                ),
+            });
+        InstanceCaptures { inst, next: 0, quirks: refused.chain(guessed).collect() }
+    }
+}
+
+/// Where a mirror file's URL came from, in words.
+pub(crate) fn url_source_name(s: UrlSource) -> &'static str {
+    match s {
+        UrlSource::Cache => "hts-cache/new.zip",
+        UrlSource::UrlMap => "url.map",
+        UrlSource::NewTxt => "hts-cache/new.txt",
+        UrlSource::Comment => "HTTrack 'Mirrored from' comment",
+        UrlSource::Layout => "host/path layout (a guess)",
+        UrlSource::WgetLog => "wget log",
+        UrlSource::UrlPrefix => "--url-prefix and the host/path layout",
+    }
+}
+
+impl MirrorFile {
+    /// Where its capture time came from, and whether that is a stand-in for its own fetch
+    /// time (the instance directory's time, a crawl's start, `--capture-date`).
+    fn date_source(&self) -> DateSource {
+        let label = self.capture_source.clone().unwrap_or_else(|| {
+            if self.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" }
+                .to_string()
+        });
+        let inferred = !self.capture_from_cache
+            && self
+                .capture_source
+                .as_deref()
+                .is_none_or(|s| s.contains("inferred") || s == "--capture-date");
+        DateSource { label, inferred }
+    }
+
+    /// The capture it becomes.
+    fn capture(&self) -> Capture {
+        let date_source = self.date_source();
+        // Every value from input goes through warc_fields_line: a name holding CR LF cannot
+        // add a line to the block.
+        let mut fields = [
+            warc_fields_line("mirror-path", &self.save_path),
+            warc_fields_line("url-source", url_source_name(self.url_source)),
+            warc_fields_line("capture-time-source", &date_source.label),
+            warc_fields_line("mime-source", &self.mime_source),
+        ]
+        .concat();
+        if let Some(h) = &self.cache_headers {
+            for line in h.split("\r\n").filter(|l| !l.is_empty()) {
+                fields.push_str(&warc_fields_line("cache-header", line));
+            }
+        }
+        Capture {
+            uri: self.url.clone(),
+            date: self.capture,
+            date_source,
+            ip: None,
+            kind: CaptureKind::Resource,
+            http_header: None,
+            content_type: Some(self.mime.clone()),
+            payload: Payload::Segment { path: self.path.clone(), offset: 0, len: self.size },
+            truncated: None,
+            provenance: Provenance { file: self.save_path.clone(), offset: None },
+            warc_fields: vec![("X-Webaip-Mirror-Path".into(), self.save_path.clone())],
+            metadata: Some(fields.into_bytes()),
+        }
+    }
+}
+
+impl Iterator for InstanceCaptures<'_> {
+    type Item = Result<Capture, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let f = self.inst.files.get(self.next)?;
+        self.next += 1;
+        Some(Ok(f.capture()))
+    }
+}
+
+impl CaptureSource for InstanceCaptures<'_> {
+    fn shape_name(&self) -> &'static str {
+        match self.inst.stem.split('-').next() {
+            Some("wget") => "wget",
+            Some("httrack") => "httrack",
+            _ => "pandas",
+        }
+    }
+
+    fn quirks(&self) -> &[Quirk] {
+        &self.quirks
+    }
+
+    fn side_files(&self) -> Vec<SideFile> {
+        self.inst
+            .aux
+            .iter()
+            .map(|a| SideFile { path: a.path.clone(), relative: a.relative.clone() })
+            .collect()
+    }
+
+    fn seeds(&self) -> Vec<String> {
+        seed_urls(self.inst)
+    }
+
+    fn description(&self) -> String {
+        format!("{}: mirror files at their original URLs, links made absolute", self.inst.label)
+    }
+
+    fn container_stem(&self) -> Option<String> {
+        Some(self.inst.stem.clone())
+    }
+
+    fn source_name(&self) -> Option<String> {
+        Some(self.inst.name.clone())
+    }
+
+    fn id_seed(&self) -> Option<(String, Vec<(String, PathBuf)>)> {
+        let inst = self.inst;
+        let files = inst
+            .files
+            .iter()
+            .map(|f| (f.save_path.clone(), f.path.clone()))
+            .chain(
+                inst.aux
+                    .iter()
+                    .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.clone())),
+            )
+            .collect();
+        Some((format!("webaip-pandas/{}/{}", inst.pi.as_deref().unwrap_or(""), inst.name), files))
+    }
+
+    fn link_map(&self) -> Option<LinkMap> {
+        let mut map = LinkMap::default();
+        for f in &self.inst.files {
+            map.insert(&f.save_path, &f.url);
+        }
+        Some(map)
+    }
+}
+
+/// The seed: `hts-log.txt`'s "launched on ... at URL", else the first file's URL.
+fn seed_urls(inst: &Instance) -> Vec<String> {
+    let log = inst.root.join("hts-log.txt");
+    let mut text = String::new();
+    if let Ok(mut f) = layout::open_regular(&log) {
+        let mut buf = vec![0u8; 4096];
+        let n = f.read(&mut buf).unwrap_or(0);
+        text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    }
+    if let Some(line) = text.lines().find(|l| l.contains(" launched on "))
+        && let Some(url) = line.rsplit(" at ").next()
+    {
+        let url = url.trim();
+        if url.contains("://") {
+            return vec![url.to_string()];
+        }
+    }
+    inst.files
+        .iter()
+        .find(|f| f.save_path.ends_with("index.html"))
+        .or(inst.files.first())
+        .map(|f| vec![f.url.clone()])
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,17 +1,18 @@
 //! Stages that look at or change captures on their way into a package (ARCHITECTURE.md).
 //!
 //! A [`Stage`] sees captures in batches, in order, before anything of them is written: it may
-//! route a capture (to the content or the viral container) and note what it found, which the
+//! route a capture (to the content or the viral container), put a new payload in place of the
+//! harvested one (which then goes to the original container) and note what it found, which the
 //! pipeline turns into PREMIS events. The capture pipeline (`package::captures`) runs its
-//! stages on every batch; [`scan::ScanStage`] is the virus check. The Heritrix path scans
-//! through the same engine ([`scan::ScanEngine`]) inside its own batching (the migration's
-//! compression batches, the copy's queue), and PANDAS link rewriting ([`rewrite`]) is called
-//! by the PANDAS packager: neither goes through this trait yet (README, design section).
+//! stages on every batch: [`scan::ScanStage`] is the virus check, [`rewrite::RewriteStage`]
+//! the link rewriting of mirrors. The Heritrix path scans through the same engine
+//! ([`scan::ScanEngine`]) inside its own batching (the migration's compression batches, the
+//! copy's queue): it does not go through this trait yet (README, design section).
 
 pub mod rewrite;
 pub mod scan;
 
-use crate::sources::capture::Capture;
+use crate::sources::capture::{Capture, Payload};
 
 /// Where a capture goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,6 +47,35 @@ pub struct Staged {
     pub route: Route,
     /// What the stages found.
     pub findings: Vec<Finding>,
+    /// The payload a stage put in place of the harvested one, which is kept too.
+    pub replacement: Option<Replacement>,
+}
+
+impl Staged {
+    /// A capture as it enters the stages: routed to content, nothing found, nothing replaced.
+    pub fn new(capture: Capture, held: Option<Vec<u8>>, digest: Option<[u8; 64]>) -> Staged {
+        Staged {
+            capture,
+            held,
+            digest,
+            route: Route::Content,
+            findings: Vec::new(),
+            replacement: None,
+        }
+    }
+}
+
+/// A payload put in place of the harvested one (links rewritten). The content container gets
+/// it with a transformation event; the harvested payload goes, as harvested, to the original
+/// container, and the two are related.
+#[derive(Debug)]
+pub struct Replacement {
+    /// The new payload: bytes, or a temporary file's segment.
+    pub payload: Payload,
+    /// What was done, for the transformation event (`HTML/CSS link rewriting; ...`).
+    pub detail: String,
+    /// The temporary file holding the payload, removed when the replacement is dropped.
+    pub temp: Option<tempfile::TempPath>,
 }
 
 /// Why a stage could not do its work (the run stops).
@@ -54,7 +84,7 @@ pub enum StageError {
     /// clamd failed.
     #[error(transparent)]
     Scan(#[from] scan::ScanError),
-    /// A payload could not be read.
+    /// A payload could not be read, or a stage's temporary file written.
     #[error("{path}: {source}")]
     Io {
         /// The file the payload is read from.

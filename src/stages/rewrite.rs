@@ -1,4 +1,4 @@
-//! Link rewriting for PANDAS (HTTrack) mirrors: relative links between mirror files become the
+//! Link rewriting for PANDAS (HTTrack) and other website mirrors ([`RewriteStage`]): relative links between mirror files become the
 //! original absolute URLs again (P5.7).
 //!
 //! Rewriting is byte-faithful: only the bytes of a rewritten attribute value or CSS URL change.
@@ -25,6 +25,9 @@ use std::rc::Rc;
 use encoding_rs::Encoding;
 use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element};
 use url::Url;
+
+use super::{Replacement, Route, Stage, StageError, Staged};
+use crate::sources::capture::{CaptureKind, Payload};
 
 /// Save path (relative to the instance, decoded) -> original URL.
 #[derive(Debug, Default, Clone)]
@@ -814,9 +817,247 @@ pub fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -
     out
 }
 
+/// Files larger than this are copied, never rewritten (a page of 64 MiB is not a page).
+pub const REWRITE_LIMIT: u64 = 64 << 20;
+
+/// Files listed one by one as not rewritten in [`RewriteSummary::not_rewritten`]; more are
+/// only counted.
+const MAX_LISTED_FAILURES: usize = 100;
+
+/// What the rewrite stage did over a whole run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RewriteSummary {
+    /// Files rewritten (their originals kept too).
+    pub transformed: u64,
+    /// Links rewritten to files of the mirror.
+    pub links_to_mirror: u64,
+    /// Relative links to things outside the mirror, made absolute.
+    pub links_to_outside: u64,
+    /// Files that could not be rewritten, with why (kept as harvested); the first
+    /// [`MAX_LISTED_FAILURES`].
+    pub not_rewritten: Vec<(String, String)>,
+    /// How many could not be rewritten in all.
+    pub not_rewritten_count: u64,
+}
+
+/// Link rewriting as a stage of the capture pipeline, for sources whose files link to each
+/// other by local paths (mirrors). An HTML or CSS `resource` capture whose links change gets a
+/// [`Replacement`]: a stylesheet's new bytes in memory, a page's in a temporary file in the
+/// package being built (streamed through the rewriter, so memory is a chunk whatever the size
+/// of the page). A capture routed to the viral container is never rewritten, and a response
+/// never is (its HTTP header states the payload's length).
+pub struct RewriteStage {
+    map: LinkMap,
+    temp_dir: std::path::PathBuf,
+    summary: RewriteSummary,
+}
+
+impl RewriteStage {
+    /// Rewrites links by `map` (save path -> original URL); pages in work go to `temp_dir`.
+    pub fn new(map: LinkMap, temp_dir: &std::path::Path) -> Self {
+        RewriteStage { map, temp_dir: temp_dir.to_path_buf(), summary: RewriteSummary::default() }
+    }
+
+    /// What was done so far.
+    pub fn summary(&self) -> &RewriteSummary {
+        &self.summary
+    }
+
+    fn note_failure(&mut self, file: &str, why: String) {
+        self.summary.not_rewritten_count += 1;
+        if self.summary.not_rewritten.len() < MAX_LISTED_FAILURES {
+            self.summary.not_rewritten.push((file.to_string(), why));
+        }
+    }
+
+    /// The new payload of one capture, if its links change.
+    fn rewrite(&mut self, s: &Staged) -> Result<Option<(Replacement, Rewritten)>, StageError> {
+        let c = &s.capture;
+        let mime = c.content_type.as_deref().unwrap_or_default();
+        let is_css = mime.starts_with("text/css");
+        let is_html = mime.starts_with("text/html") || mime.starts_with("application/xhtml");
+        if c.kind != CaptureKind::Resource
+            || !(is_css || is_html)
+            || c.payload.len() > REWRITE_LIMIT
+            || c.payload.is_empty()
+        {
+            return Ok(None);
+        }
+        let file = &c.provenance.file;
+        let io = |source| StageError::Io { path: file.clone(), source };
+        if is_css {
+            let read;
+            let bytes = match &s.held {
+                Some(b) => &b[..],
+                None => {
+                    let mut b = Vec::new();
+                    c.payload
+                        .open()
+                        .and_then(|r| r.take(REWRITE_LIMIT).read_to_end(&mut b))
+                        .map_err(io)?;
+                    read = b;
+                    &read[..]
+                }
+            };
+            let r = rewrite_css(bytes, file, &c.uri, &self.map);
+            if r.count() == 0 || r.bytes == bytes {
+                return Ok(None);
+            }
+            let payload = Payload::Bytes(r.bytes.clone());
+            return Ok(Some((Replacement { payload, detail: detail(&r), temp: None }, r)));
+        }
+        let open = || -> io::Result<Box<dyn Read + Send + '_>> {
+            match &s.held {
+                Some(b) => Ok(Box::new(&b[..])),
+                None => c.payload.open(),
+            }
+        };
+        let mut head = Vec::new();
+        open().and_then(|r| r.take(4096).read_to_end(&mut head)).map_err(io)?;
+        let encoding = html_encoding(&head, Some(mime));
+        let tmp_io = |source| StageError::Io { path: self.temp_dir.display().to_string(), source };
+        let tmp = tempfile::Builder::new()
+            .prefix(".rewrite-")
+            .tempfile_in(&self.temp_dir)
+            .map_err(tmp_io)?;
+        let mut out = io::BufWriter::with_capacity(256 * 1024, tmp.as_file());
+        let input = open().map_err(io)?.take(REWRITE_LIMIT);
+        let r = match rewrite_html_stream(input, &mut out, encoding, file, &c.uri, &self.map) {
+            Ok(r) => r,
+            Err(e) => {
+                drop(out);
+                self.note_failure(file, e.to_string());
+                return Ok(None);
+            }
+        };
+        out.flush().map_err(tmp_io)?;
+        drop(out);
+        if r.count() == 0 {
+            return Ok(None);
+        }
+        // Every link may already have been what it becomes: then nothing changed.
+        use crate::formats::digest::{hex, sha512_read};
+        let before = match &s.digest {
+            Some(d) => hex(d),
+            None => sha512_read(open().map_err(io)?).map_err(io)?.1,
+        };
+        let (len, after) =
+            sha512_read(std::fs::File::open(tmp.path()).map_err(tmp_io)?).map_err(tmp_io)?;
+        if before == after {
+            return Ok(None);
+        }
+        let path = tmp.path().to_path_buf();
+        let payload = Payload::Segment { path, offset: 0, len };
+        let temp = Some(tmp.into_temp_path());
+        Ok(Some((Replacement { payload, detail: detail(&r), temp }, r)))
+    }
+}
+
+/// The transformation event's words for one file.
+fn detail(r: &Rewritten) -> String {
+    format!(
+        "HTML/CSS link rewriting; {} links to mirror files made their original URLs, {} relative links resolved against the page URL",
+        r.to_mirror, r.to_outside
+    )
+}
+
+impl Stage for RewriteStage {
+    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+        for s in batch.iter_mut().filter(|s| s.route == Route::Content) {
+            if let Some((replacement, r)) = self.rewrite(s)? {
+                self.summary.transformed += 1;
+                self.summary.links_to_mirror += r.to_mirror;
+                self.summary.links_to_outside += r.to_outside;
+                s.replacement = Some(replacement);
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A mirror file's capture, its payload held in memory.
+    fn staged(path: &str, url: &str, mime: &str, body: &[u8]) -> Staged {
+        let c = crate::sources::capture::Capture {
+            uri: url.into(),
+            date: chrono::DateTime::UNIX_EPOCH,
+            date_source: crate::sources::capture::DateSource { label: "t".into(), inferred: false },
+            ip: None,
+            kind: CaptureKind::Resource,
+            http_header: None,
+            content_type: Some(mime.into()),
+            payload: Payload::Bytes(body.to_vec()),
+            truncated: None,
+            provenance: crate::sources::capture::Provenance { file: path.into(), offset: None },
+            warc_fields: vec![],
+            metadata: None,
+        };
+        Staged::new(c, Some(body.to_vec()), None)
+    }
+
+    /// Replaced payloads read back.
+    fn replaced(s: &Staged) -> Option<Vec<u8>> {
+        let r = s.replacement.as_ref()?;
+        let mut b = Vec::new();
+        r.payload.open().unwrap().read_to_end(&mut b).unwrap();
+        Some(b)
+    }
+
+    #[test]
+    fn the_stage_replaces_what_changes_and_leaves_the_rest_as_harvested() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut stage = RewriteStage::new(map(), dir.path());
+        let page = b"<a href=\"about.html\">x</a> <a href=\"http://www.e.org/\">y</a>";
+        let mut batch = vec![
+            staged("www.e.org/index.html", "http://www.e.org/", "text/html", page),
+            staged(
+                "www.e.org/s.css",
+                "http://www.e.org/s.css",
+                "text/css",
+                b"a{background:url(index.html)}",
+            ),
+            // Already absolute: nothing to change.
+            staged(
+                "www.e.org/abs.html",
+                "http://www.e.org/abs.html",
+                "text/html",
+                b"<a href=\"http://x.org/\">z</a>",
+            ),
+            // Infected: never rewritten.
+            staged("www.e.org/v.html", "http://www.e.org/v.html", "text/html", page),
+            // A response states its payload's length in its header: never rewritten.
+            staged("www.e.org/r.html", "http://www.e.org/r.html", "text/html", page),
+            // Not a page.
+            staged("www.e.org/t.txt", "http://www.e.org/t.txt", "text/plain", page),
+        ];
+        batch[3].route = Route::Viral;
+        batch[4].capture.kind = CaptureKind::Response;
+        stage.run(&mut batch).unwrap();
+        let new_page = replaced(&batch[0]).expect("the page's relative link changes");
+        assert_eq!(
+            String::from_utf8(new_page).unwrap(),
+            "<a href=\"http://www.e.org/about.html\">x</a> <a href=\"http://www.e.org/\">y</a>"
+        );
+        assert!(batch[0].replacement.as_ref().unwrap().temp.is_some(), "a page goes to a file");
+        assert_eq!(
+            replaced(&batch[1]).as_deref(),
+            Some(&b"a{background:url(http://www.e.org/)}"[..])
+        );
+        for (i, s) in batch.iter().enumerate().skip(2) {
+            assert!(s.replacement.is_none(), "capture {i} was replaced");
+        }
+        let sum = stage.summary();
+        // The stylesheet's link names a mirror file; the page's names nothing in the mirror.
+        assert_eq!((sum.transformed, sum.links_to_mirror, sum.links_to_outside), (2, 1, 1));
+        // The page's temporary file is in the folder given, and goes with its replacement.
+        let temp = batch[0].replacement.as_ref().unwrap().temp.as_ref().unwrap().to_path_buf();
+        assert!(temp.starts_with(dir.path()) && temp.exists());
+        batch.clear();
+        assert!(!temp.exists());
+    }
 
     fn map() -> LinkMap {
         let mut m = LinkMap::default();

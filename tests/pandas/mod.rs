@@ -109,6 +109,43 @@ fn the_sample_instance_becomes_a_package_with_links_made_absolute() {
             )
         );
         assert!(mets.contains("USE=\"Original\""));
+        // A date that is the instance's, not the file's own, says so on its record (warcio
+        // reads the record and the metadata record that says where the time came from).
+        let script = r#"
+import glob, json, sys
+from warcio.archiveiterator import ArchiveIterator
+marked, source = {}, {}
+for p in sorted(glob.glob(sys.argv[1] + '/content/*.warc.gz')):
+    for r in ArchiveIterator(open(p, 'rb')):
+        h = r.rec_headers
+        if r.rec_type == 'resource':
+            marked[h.get_header('X-Webaip-Mirror-Path')] = h.get_header('X-Webaip-Date-Source')
+        elif r.rec_type == 'metadata':
+            f = dict(l.split(': ', 1) for l in r.content_stream().read().decode().splitlines())
+            source[f['mirror-path']] = f['capture-time-source']
+print(json.dumps([marked, source]))
+"#;
+        let o = Command::new(oracle_python())
+            .args(["-c", script, out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let (marked, source) = (v[0].as_object().unwrap(), &v[1]);
+        assert_eq!(marked.len(), 7, "{v}");
+        for (path, mark) in marked {
+            let from_instance = source[path] == "instance directory name";
+            assert_eq!(mark.as_str() == Some("instance directory name"), from_instance, "{v}");
+            assert_eq!(mark.is_null(), !from_instance, "{v}");
+        }
+        assert!(marked.values().any(|m| !m.is_null()), "{v}");
+        // The URL guessed from the layout is a quirk of the instance, in the package's log.
+        let quirks: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(out.join("logs/webaip/pandas.quirks.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(quirks["counts"]["url-from-layout"], 1, "{quirks}");
+        assert_eq!(quirks["quirks"][0]["file"], "www.example.gov.au/misc/notes.txt");
     }
 }
 

@@ -759,6 +759,57 @@ fn capture_sources_scan_before_writing_and_reuse_verdicts_of_identical_payloads(
     assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
 }
 
+/// The cleaner works for every source of captures, not only mirrors: a NEDLIB payload found
+/// infected goes to viral/ as harvested (its HTTP header with it), and the cleaner's copy,
+/// rescanned, goes to content/ as a resource at the same URL, related to its original.
+#[test]
+fn a_capture_source_cleaned_copy_goes_to_content_related_to_its_viral_original() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let day = dir.path().join("harvest/2003-7-21/0000");
+    std::fs::create_dir_all(&day).unwrap();
+    let body = eicar();
+    let meta = format!(
+        "HTTP/1.1 200 OK\r\nDate: Mon, 21 Jul 2003 10:00:00 GMT\r\nContent-Type: application/octet-stream\r\n\
+         Content-Length: {n}\r\nArc-Url: http://e.no:80/eicar.com\r\nArc-Length: {n}\r\n\r\n",
+        n = body.len()
+    );
+    std::fs::write(day.join("00000000000000000000000000000009.meta"), meta).unwrap();
+    std::fs::write(day.join("00000000000000000000000000000009"), &body).unwrap();
+    let cleaner = dir.path().join("clean.sh");
+    std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
+    let cmd = format!("sh {}", cleaner.display());
+    let out = dir.path().join("pkg");
+    let o = package_with(&d.addr, &dir.path().join("harvest"), &out, &["--cleaner", &cmd]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = if r.is_array() { r[0].clone() } else { r };
+    assert_eq!(r["shape"], "nedlib", "{r}");
+    assert_eq!(r["scan"]["infected"], 1, "{r}");
+    assert_eq!(r["scan"]["cleaned"], 1, "{r}");
+    // The cleaned copy is the cleaner's output, byte for byte, as warcio reads it.
+    let cleaned: Vec<u8> = body.iter().map(|&b| if b == b'E' { b'e' } else { b }).collect();
+    let uris = warc_uris(&out);
+    let in_content: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("content/")).flat_map(|(_, v)| v).collect();
+    assert!(in_content.iter().any(|u| u.ends_with("/eicar.com")), "{uris:?}");
+    let in_viral: Vec<&String> =
+        uris.iter().filter(|(k, _)| k.starts_with("viral/")).flat_map(|(_, v)| v).collect();
+    assert!(in_viral.iter().any(|u| u.ends_with("/eicar.com")), "{uris:?}");
+    let py = "import glob,sys\nfrom warcio.archiveiterator import ArchiveIterator\n\
+         for f in sorted(glob.glob(sys.argv[1]+'/content/*.warc.gz')):\n\
+         \tfor r in ArchiveIterator(open(f,'rb')):\n\
+         \t\tif r.rec_type=='resource': sys.stdout.buffer.write(r.content_stream().read())\n";
+    let w = Command::new(oracle_python()).args(["-c", py, out.to_str().unwrap()]).output().unwrap();
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    assert_eq!(w.stdout, cleaned);
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("<premis:eventOutcome>viral, cleaned</premis:eventOutcome>"));
+    assert!(mets.contains("<premis:relationshipSubType>cleanedFile</premis:relationshipSubType>"));
+    let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
+    assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
+}
+
 /// One WARC record (an HTTP response), as bytes.
 fn warc_response(uri: &str, body: &[u8], n: usize) -> Vec<u8> {
     let mut block = format!(

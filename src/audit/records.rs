@@ -148,12 +148,12 @@ pub(crate) fn check_block(
     {
         let Some(d) = digest else { continue };
         out.digests += 1;
-        if let Err(found) = d.verify() {
+        if let Err(mismatch) = d.verify() {
             let stated = header.get(field).unwrap_or_default();
             out.problems.push(Problem::error(
                 "warc-digest",
                 "",
-                format!("{field} is {stated}; the bytes give {found}"),
+                format!("{field} is {stated}; the bytes give {}", mismatch.found),
             ));
         }
     }

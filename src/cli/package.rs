@@ -166,7 +166,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         _ => None,
     };
     if let Input::Mirror(dir, kind) = &input {
-        let zone = pandas::Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?;
+        let zone = pandas::Zone::parse(&args.timezone)?;
         let capture_date = args.capture_date;
         let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
         let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
@@ -247,10 +247,10 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     if let Input::Pandas { instances, title: several } = &input {
         let several = *several;
         {
-            let zone = pandas::Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?;
+            let zone = pandas::Zone::parse(&args.timezone)?;
             let mut reports = Vec::new();
             for inst_dir in instances {
-                let inst = pandas::read_instance(inst_dir, zone).map_err(anyhow::Error::msg)?;
+                let inst = pandas::read_instance(inst_dir, zone)?;
                 let mut o = opts.clone();
                 if several {
                     o.out = args.out.join(&inst.name);

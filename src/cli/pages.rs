@@ -45,7 +45,7 @@ const TITLE_COLUMN: usize = 60;
 pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
     let opts = ListOptions {
         all_statuses: args.all_statuses,
-        zone: Zone::parse(&args.timezone).map_err(anyhow::Error::msg)?,
+        zone: Zone::parse(&args.timezone)?,
         url_prefix: args.url_prefix.clone(),
         capture_date: args.capture_date,
     };

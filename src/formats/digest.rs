@@ -200,9 +200,8 @@ impl LabelledDigest {
         }
     }
 
-    /// `Ok(())` when the bytes fed match; else the digest found, in the label's usual form
-    /// (base32 for SHA-1, hex otherwise).
-    pub fn verify(self) -> Result<(), String> {
+    /// `Ok(())` when the bytes fed match; else the digest found.
+    pub fn verify(self) -> Result<(), DigestMismatch> {
         let found: Vec<u8> = match self.hasher {
             AnyHasher::Sha1(h) => h.finalize().to_vec(),
             AnyHasher::Sha256(h) => h.finalize().to_vec(),
@@ -211,12 +210,22 @@ impl LabelledDigest {
         if found == self.expected {
             return Ok(());
         }
-        Err(if found.len() == 20 {
-            format!("{}:{}", self.label, data_encoding::BASE32.encode(&found))
-        } else {
-            format!("{}:{}", self.label, hex(&found))
+        Err(DigestMismatch {
+            found: if found.len() == 20 {
+                format!("{}:{}", self.label, data_encoding::BASE32.encode(&found))
+            } else {
+                format!("{}:{}", self.label, hex(&found))
+            },
         })
     }
+}
+
+/// Bytes whose digest is not the one stated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the bytes' digest is {found}")]
+pub struct DigestMismatch {
+    /// The digest found, in the label's usual form (base32 for SHA-1, hex otherwise).
+    pub found: String,
 }
 
 #[cfg(test)]

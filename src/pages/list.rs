@@ -192,8 +192,8 @@ pub enum ListError {
     #[error(transparent)]
     Mirror(#[from] MirrorError),
     /// A PANDAS instance cannot be read.
-    #[error("{0}")]
-    Pandas(String),
+    #[error(transparent)]
+    Pandas(#[from] crate::sources::pandas::PandasError),
     /// A file cannot be read.
     #[error("{}: {source}", path.display())]
     Io {

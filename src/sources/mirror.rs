@@ -97,8 +97,8 @@ pub enum MirrorError {
     #[error("--url-prefix {0:?}: not an absolute http or https URL")]
     BadPrefix(String),
     /// The tree could not be read.
-    #[error("{0}")]
-    Tree(String),
+    #[error(transparent)]
+    Tree(#[from] super::pandas::PandasError),
     /// The `.zip` cannot be unpacked.
     #[error("{path}: {why}")]
     Zip {

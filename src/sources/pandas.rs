@@ -189,14 +189,14 @@ pub enum Zone {
 
 impl Zone {
     /// Parses a zone name.
-    pub fn parse(s: &str) -> Result<Zone, String> {
+    pub fn parse(s: &str) -> Result<Zone, UnknownZone> {
         if s.eq_ignore_ascii_case("utc") || s == "Z" {
             return Ok(Zone::Utc);
         }
         if let Ok(off) = s.parse::<chrono::FixedOffset>() {
             return Ok(Zone::Fixed(off));
         }
-        s.parse::<chrono_tz::Tz>().map(Zone::Named).map_err(|_| format!("unknown time zone {s:?}"))
+        s.parse::<chrono_tz::Tz>().map(Zone::Named).map_err(|_| UnknownZone(s.to_string()))
     }
 
     /// A local date-time in this zone, in UTC (the earlier time when ambiguous).
@@ -213,6 +213,34 @@ impl Zone {
     }
 }
 
+/// A time zone name that is none of UTC, an offset or an IANA name.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "unknown time zone {0:?} (UTC, an offset like +10:00, or an IANA name like Australia/Sydney)"
+)]
+pub struct UnknownZone(pub String);
+
+/// Why an instance or mirror tree cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PandasError {
+    /// The directory's name is no instance time.
+    #[error("{}: not an instance directory (YYYYMMDD-HHMM)", .0.display())]
+    NotInstance(PathBuf),
+    /// The HTTrack cache is there but cannot be read.
+    #[error("{}: {source}", path.display())]
+    Cache {
+        /// `hts-cache/new.zip`.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// No `<host>/` directory holds a mirrored file.
+    #[error("{}: no mirrored file (no <host>/ directory)", .0.display())]
+    NoMirror(PathBuf),
+}
+
 struct CacheEntry {
     url: String,
     headers: String,
@@ -220,10 +248,10 @@ struct CacheEntry {
 }
 
 /// Reads an instance directory.
-pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, String> {
+pub fn read_instance(root: &Path, zone: Zone) -> Result<Instance, PandasError> {
     let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let local = parse_instance_name(&name)
-        .ok_or_else(|| format!("{}: not an instance directory (YYYYMMDD-HHMM)", root.display()))?;
+    let local =
+        parse_instance_name(&name).ok_or_else(|| PandasError::NotInstance(root.to_path_buf()))?;
     let pi = root
         .parent()
         .and_then(|p| p.file_name())
@@ -249,7 +277,7 @@ pub(crate) fn read_tree(
     local: NaiveDateTime,
     zone: Zone,
     found: String,
-) -> Result<Instance, String> {
+) -> Result<Instance, PandasError> {
     let time = zone.to_utc(local);
     let mut found = vec![found];
     let mut missing = Vec::new();
@@ -259,7 +287,8 @@ pub(crate) fn read_tree(
     let cache_entries = match layout::open_regular(&cache) {
         Ok(file) => {
             found.push(cache_name.into());
-            read_cache_zip(file).map_err(|e| format!("{}: {e}", cache.display()))?
+            read_cache_zip(file)
+                .map_err(|source| PandasError::Cache { path: cache.clone(), source })?
         }
         Err(e) => {
             if !e.is_not_found() {
@@ -406,7 +435,7 @@ pub(crate) fn read_tree(
         *url_sources.entry(key).or_default() += 1;
     }
     if files.is_empty() {
-        return Err(format!("{}: no mirrored file (no <host>/ directory)", root.display()));
+        return Err(PandasError::NoMirror(root.to_path_buf()));
     }
     Ok(Instance {
         root: root.to_path_buf(),

@@ -319,11 +319,10 @@ pub fn rewrite_html(
     page_url: &str,
     map: &LinkMap,
     content_type: Option<&str>,
-) -> Result<Rewritten, String> {
+) -> Result<Rewritten, RewriteError> {
     let encoding = html_encoding(input, content_type);
     let mut bytes = Vec::with_capacity(input.len() + 256);
-    let r = rewrite_html_stream(input, &mut bytes, encoding, save_path, page_url, map)
-        .map_err(|e| e.to_string())?;
+    let r = rewrite_html_stream(input, &mut bytes, encoding, save_path, page_url, map)?;
     Ok(Rewritten { bytes, ..r })
 }
 
@@ -1112,7 +1111,7 @@ mod tests {
         page.extend_from_slice(b"\">x</a></html>");
         let err = rewrite_html(&page, "www.e.org/x.html", "http://www.e.org/x.html", &map(), None)
             .unwrap_err();
-        assert!(err.to_lowercase().contains("memory"), "{err}");
+        assert!(err.to_string().to_lowercase().contains("memory"), "{err}");
     }
 
     #[test]

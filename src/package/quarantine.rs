@@ -811,10 +811,107 @@ mod tests {
         assert_eq!(got, vec![7u8; 10]);
     }
 
+    fn record(id: &str, payload: &str) -> RecordFile {
+        RecordFile {
+            record_id: id.into(),
+            member: ByteRange { begin: 100, len: 50 },
+            compressed: true,
+            content: Some(ContentFile {
+                range: ByteRange { begin: 20, len: payload.len() as u64 },
+                sha512: "ab".repeat(64),
+                mime: "text/html".into(),
+            }),
+            described: None,
+            page: None,
+            capture: None,
+        }
+    }
+
+    /// Each record goes to the section it is given, with the event its verdict calls for,
+    /// at once: clean as it is, not scanned with its own event, infected in the viral twin's
+    /// section with the forced event, a cleaned copy with the cleaned event and the
+    /// relationship to the original quarantined just before it.
+    #[test]
+    fn records_are_described_where_they_went_with_their_verdicts_events() {
+        let opts = PackageOptions {
+            out: std::path::PathBuf::new(),
+            metadata: crate::metadata::CuratorMetadata::default(),
+            profile: crate::profile::Profile::default_profile(),
+            mode: SerializationMode::Minimal,
+            level: 6,
+            force: false,
+            deterministic: true,
+            virus_check: super::super::VirusCheck::Disabled,
+            schemas: None,
+            cleaner: None,
+            capture_date: None,
+            describe_seeds: false,
+        };
+        let ids = Ids::seeded("t");
+        let now = ids.now();
+        let dir = tempfile::tempdir().unwrap();
+        let mut mets = super::super::new_mets("urn:uuid:x", now, &opts, dir.path()).unwrap();
+        let mut cw = mets.begin_container(GroupUse::DigitalManifestation).unwrap();
+        let mut vcw = mets.begin_container(GroupUse::ViralFiles).unwrap();
+        let (rel, viral) = ("content/a.warc.gz", "viral/a.viral.warc.gz");
+        let mut ev =
+            VerdictEvents::new(ids.derive("a"), &opts, now, "9.9", (rel.into(), viral.into()));
+        ev.content(&mut cw, &record("urn:uuid:clean", "ok"), Some(&ScanResult::Clean)).unwrap();
+        let big = ScanResult::NotScanned("over the limit".into());
+        ev.content(&mut cw, &record("urn:uuid:big", "big"), Some(&big)).unwrap();
+        ev.infected(&mut vcw, &record("urn:uuid:bad", "x5o"), "Test.Sig").unwrap();
+        ev.cleaned(&mut cw, &record("urn:uuid:copy", "ok"), "urn:uuid:bad").unwrap();
+        assert_eq!(ev.found.infected, [("urn:uuid:bad".to_string(), "Test.Sig".to_string())]);
+        assert_eq!(ev.found.unscanned, [("urn:uuid:big".into(), "over the limit".into())]);
+        assert_eq!(ev.found.cleaned, 1);
+        assert_eq!((cw.records(), cw.listed(), vcw.records(), vcw.listed()), (3, 2, 1, 1));
+        for (w, r) in [(cw, rel), (vcw, viral)] {
+            let file = super::super::written_container_file(
+                r.into(),
+                (1, "cd".repeat(64)),
+                1,
+                vec![],
+                "a".into(),
+                now,
+            );
+            mets.finish_container(w, file).unwrap();
+        }
+        let mut xml = Vec::new();
+        mets.finish(&mut xml).unwrap();
+        let xml = String::from_utf8(xml).unwrap();
+        let o = &opts.profile.virus_outcomes;
+        // Minimal mode lists only described records: the clean one is not.
+        assert!(!xml.contains("OWNERID=\"urn:uuid:clean\""));
+        let at = |s: &str| xml.find(s).unwrap_or_else(|| panic!("{s} missing:\n{xml}"));
+        let group = |s: &str| xml[..at(s)].rfind("<mets:fileGrp USE=").map(|i| &xml[i..i + 40]);
+        assert!(group("OWNERID=\"urn:uuid:big\"").unwrap().contains("DigitalManifestation"));
+        assert!(group("OWNERID=\"urn:uuid:copy\"").unwrap().contains("DigitalManifestation"));
+        assert!(group("OWNERID=\"urn:uuid:bad\"").unwrap().contains("ViralFiles"));
+        // Each event is in the amdSec of its object (the record described).
+        let after = |object: &str, text: &str| {
+            let from = at(&format!("<premis:objectIdentifierValue>{object}<"));
+            let end = from + xml[from..].find("</mets:amdSec>").unwrap();
+            assert!(xml[from..end].contains(text), "{object}: no {text}:\n{}", &xml[from..end]);
+        };
+        after("content/a.warc.gz#urn:uuid:big", &format!(">{}<", o.not_scanned));
+        after("content/a.warc.gz#urn:uuid:big", ">over the limit<");
+        after("viral/a.viral.warc.gz#urn:uuid:bad", &format!(">{}<", o.forced));
+        after("viral/a.viral.warc.gz#urn:uuid:bad", ">Test.Sig<");
+        let copy = "content/a.warc.gz#urn:uuid:copy";
+        after(copy, &format!(">{}<", o.cleaned));
+        after(copy, "Test.Sig removed by the cleaner");
+        after(copy, ">viral/a.viral.warc.gz#urn:uuid:bad<");
+    }
+
     #[test]
     fn viral_names() {
         use crate::layout::viral_twin;
         assert_eq!(viral_twin("content/a.warc.gz"), "viral/a.viral.warc.gz");
         assert_eq!(viral_twin("content/b.warc"), "viral/b.viral.warc");
+        // A copy's twin is compressed as its input is, whatever its name says.
+        assert_eq!(copy_viral_rel("content/a.warc.gz", true), "viral/a.viral.warc.gz");
+        assert_eq!(copy_viral_rel("content/a.warc.gz", false), "viral/a.viral.warc");
+        assert_eq!(copy_viral_rel("content/b.warc", true), "viral/b.viral.warc.gz");
+        assert_eq!(copy_viral_rel("content/b.warc", false), "viral/b.viral.warc");
     }
 }

@@ -126,3 +126,50 @@ impl ContainerSink {
         Ok(ClosedContainer { mets: self.mets, rel: self.rel, size, sha512, records })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Appended bytes land at the ranges the sink gives, after what was written before, and
+    /// the file holds exactly them.
+    #[test]
+    fn appended_members_and_bytes_land_where_the_sink_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let profile = crate::profile::Profile::default_profile();
+        let header = crate::model::PackageHeader {
+            objid: "urn:uuid:x".into(),
+            package_type: crate::model::PackageType::Ssip,
+            label: String::new(),
+            created: Utc::now(),
+            organisation: Default::default(),
+            description: Default::default(),
+            rights: crate::model::Rights {
+                access: crate::model::Access::Restricted,
+                statement: String::new(),
+            },
+            agents: vec![],
+        };
+        let mut mets = crate::mets::MetsBuilder::new(
+            header,
+            profile,
+            crate::model::SerializationMode::Minimal,
+        )
+        .unwrap();
+        let cw = mets.begin_container(crate::model::GroupUse::DigitalManifestation).unwrap();
+        let mut sink = ContainerSink::create(root, "content/c.warc".into(), cw, 6).unwrap();
+        assert!(sink.warcinfo.is_empty(), "a created sink writes no warcinfo");
+        let gap = sink.append_bytes(root, b"\r\n").unwrap();
+        assert_eq!(gap, ByteRange { begin: 0, len: 2 });
+        let member = sink.append_member(root, &b"WARC/1.1 record, byte-exact"[..], 27).unwrap();
+        assert_eq!(member, ByteRange { begin: 2, len: 27 });
+        let short = sink.append_member(root, &b"too short"[..], 20);
+        assert!(short.is_err(), "a member shorter than said is an error");
+        let (_, size) = sink.close_unhashed(root).unwrap();
+        let on_disk = std::fs::read(root.join("content/c.warc")).unwrap();
+        // The short member's bytes were written before its end was found short.
+        assert_eq!(&on_disk[..29], b"\r\nWARC/1.1 record, byte-exact");
+        assert_eq!(size, on_disk.len() as u64);
+    }
+}

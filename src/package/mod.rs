@@ -1393,7 +1393,7 @@ impl ContainerCtx<'_> {
         // and hashed as it passes, and what follows the last record is drained the same way.
         // With a scanner the bytes wait in a queue until their record's verdict is known, and
         // go to the content container or its viral twin from there.
-        let (mut direct, mut plain, mut content) = match self.scanner {
+        let (mut direct, mut plain, content) = match self.scanner {
             None => (Some(crate::layout::create_in(self.root, &self.rel)?), Some(writer), None),
             Some(_) => {
                 let level = self.opts.level;
@@ -1423,7 +1423,7 @@ impl ContainerCtx<'_> {
         let mut router = match (
             self.scanner,
             queue,
-            content.take(),
+            content,
             self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip)),
         ) {
             (Some(engine), Some(queue), Some(content), Some(events)) => {

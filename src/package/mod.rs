@@ -1627,7 +1627,9 @@ impl ContainerCtx<'_> {
             } else {
                 "checked and copied".into()
             },
-            records,
+            // Cleaned copies were added to the records read; moved ones are taken off with
+            // the viral twin's count (quarantine::add_container_virus_checks).
+            records: records + scan.cleaned,
             listed: writer.listed(),
             migration: None,
             warc_findings: findings.count,

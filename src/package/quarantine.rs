@@ -620,18 +620,37 @@ impl<'a> CopyRouter<'a> {
             )],
             ..RecordSpec::default()
         };
-        let w = self.content.write(self.root, &spec, &bytes)?;
-        let rf = super::written_record_file(
-            &w,
-            c.mime.clone(),
-            None,
-            super::url_capture(
-                "resource",
-                spec.target_uri.as_deref(),
-                &spec.date,
-                capture.as_ref().is_some_and(|c| c.date_inferred),
-            ),
+        let capture = super::url_capture(
+            "resource",
+            spec.target_uri.as_deref(),
+            &spec.date,
+            capture.as_ref().is_some_and(|c| c.date_inferred),
         );
+        let rf = if self.gzip {
+            let w = self.content.write(self.root, &spec, &bytes)?;
+            super::written_record_file(&w, c.mime.clone(), None, capture)
+        } else {
+            // An uncompressed copy stays uncompressed: no gzip member in the middle of it.
+            let digests = crate::formats::digest::BlockHasher::digest(&bytes, 0);
+            let header = spec.header(&digests).to_bytes();
+            let end = crate::formats::warc::writer::RECORD_END;
+            let len = (header.len() + bytes.len() + end.len()) as u64;
+            let record = header.as_slice().chain(&bytes[..]).chain(end);
+            let member = self.content.append_member(self.root, record, len)?;
+            RecordFile {
+                record_id: spec.record_id.trim_matches(['<', '>']).to_string(),
+                member,
+                compressed: false,
+                content: Some(ContentFile {
+                    range: ByteRange { begin: header.len() as u64, len: digests.payload_len },
+                    sha512: crate::formats::digest::hex(&digests.payload_sha512),
+                    mime: c.mime.clone(),
+                }),
+                described: None,
+                page: None,
+                capture,
+            }
+        };
         self.events
             .cleaned(&mut self.content.mets, &rf, &r.file.record_id)
             .map_err(io_err(self.root))

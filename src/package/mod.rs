@@ -22,10 +22,8 @@ pub mod captures;
 pub mod pandas;
 mod quarantine;
 mod sink;
-mod spill;
 
 pub use quarantine::ScanSummary;
-use spill::RecordSpill;
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -454,9 +452,8 @@ pub struct PackageReport {
 
 struct ContainerResult {
     index: usize,
+    /// The container's METS section, its records described as they were written.
     writer: ContainerWriter,
-    /// The container's records, in order, to describe once scanned.
-    spill: RecordSpill,
     file: PackageFile,
     report: ContainerReport,
     uris: HashSet<u64>,
@@ -464,13 +461,10 @@ struct ContainerResult {
     dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
     /// The ARC described beside the container, with the migration event.
     arc: Option<(PremisObject, Event)>,
-    /// The viral twin its infected records went to.
-    viral: Option<quarantine::ViralPart>,
-    /// Cleaned copies in the container: their record id -> the infected record's.
-    cleaned: std::collections::HashMap<String, String>,
-    /// Verdicts other than clean for records that share a gzip member with others and stay
-    /// where they are: (record id, offset of their member, verdict).
-    pinned: Vec<(String, u64, crate::stages::scan::ScanResult)>,
+    /// The viral twin its infected records went to, closed, its records described.
+    viral: Option<sink::ClosedContainer>,
+    /// What the scan found in it and its twin.
+    scan: quarantine::ContainerScan,
 }
 
 /// Builds the package of `source`. `progress` receives bytes read, as they are read.
@@ -542,11 +536,28 @@ pub fn build_package(
         VirusCheck::Clamd(c) => Some(ScanEngine::new(c.clone())?),
         VirusCheck::Disabled => None,
     };
+    // Every record is described as it is written, its events naming clamd's version.
+    let version = match &opts.virus_check {
+        VirusCheck::Clamd(clamd) => Some(quarantine::register_scanner(clamd, &mut mets)?),
+        VirusCheck::Disabled => None,
+    };
     let mut writers = Vec::new();
     for _ in &source.archives {
         writers.push(Mutex::new(Some(
             mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?,
         )));
+    }
+    // With a scanner, each container's viral twin has its METS section ready, taken when its
+    // first infected record is written: begun here, in container order, so the sections'
+    // order and IDs do not depend on which container's thread finds one first. One never
+    // used is dropped (its spill files with it) and leaves no trace in the METS.
+    let mut viral_writers = Vec::new();
+    if engine.is_some() {
+        for _ in &source.archives {
+            viral_writers.push(Mutex::new(Some(
+                mets.begin_container(GroupUse::ViralFiles).map_err(io_err(&root))?,
+            )));
+        }
     }
     let results: Vec<Result<ContainerResult, PackageError>> = source
         .archives
@@ -558,10 +569,14 @@ pub fn build_package(
                 .unwrap_or_else(|p| p.into_inner())
                 .take()
                 .ok_or(PackageError::Internal("container writer used twice"))?;
+            let viral = viral_writers
+                .get(i)
+                .and_then(|w| w.lock().unwrap_or_else(|p| p.into_inner()).take());
             let rel = layout::in_dir(layout::CONTENT_DIR, &names[i]);
             let ctx = ContainerCtx {
                 root: &root,
                 scanner: engine.as_ref(),
+                version: version.as_deref(),
                 rel,
                 ids: &ids,
                 opts,
@@ -570,8 +585,8 @@ pub fn build_package(
                 progress,
             };
             match archive.kind {
-                ArchiveKind::Arc => ctx.migrate(i, &archive.path, writer),
-                ArchiveKind::Warc => ctx.copy_warc(i, &archive.path, writer),
+                ArchiveKind::Arc => ctx.migrate(i, &archive.path, (writer, viral)),
+                ArchiveKind::Warc => ctx.copy_warc(i, &archive.path, (writer, viral)),
             }
         })
         .collect();
@@ -581,7 +596,7 @@ pub fn build_package(
     // Viral containers made while scanning: (path, sha512, size).
     let mut extra_files: Vec<(String, String, u64)> = Vec::new();
     let mut manifest_extra: Vec<(String, String, u64)> = Vec::new();
-    // Virus check, then the record-level description of every container.
+    // The virus check of every container (its records are described already).
     let mut scan_summary = ScanSummary::default();
     let mut scan_seconds = 0.0;
     let virus_note = match &opts.virus_check {
@@ -590,17 +605,14 @@ pub fn build_package(
             let event = no_scan_event(&ids, opts, now, objects);
             for r in &mut results {
                 r.file.object.events.push(event.id.clone());
-                let ContainerResult { spill, writer, .. } = r;
-                spill.for_each(|_, e, _| writer.add_record(&e)).map_err(io_err(&root))?;
-                r.report.listed = r.writer.listed();
             }
             mets.add_package_event(event);
             NO_SCAN_NOTE.to_string()
         }
-        VirusCheck::Clamd(clamd) => {
-            let version = quarantine::register_scanner(clamd, &mut mets)?;
+        VirusCheck::Clamd(_) => {
+            let version = version.unwrap_or_default();
             for r in &mut results {
-                quarantine::describe(
+                quarantine::add_container_virus_checks(
                     &version,
                     r,
                     &mut mets,
@@ -1062,6 +1074,8 @@ fn clean_leftovers(parent: &Path, name: &str, out: &Path) -> Vec<String> {
 struct ContainerCtx<'a> {
     root: &'a Path,
     scanner: Option<&'a Arc<ScanEngine>>,
+    /// clamd's version, when there is a scanner.
+    version: Option<&'a str>,
     rel: String,
     ids: &'a Ids,
     opts: &'a PackageOptions,
@@ -1169,11 +1183,33 @@ impl ContainerCtx<'_> {
         }
     }
 
+    /// With a scanner, what describes this container's records with their verdicts' events.
+    /// Its identifiers are derived from the container's name (unique in the package): the
+    /// containers are written in parallel, and a deterministic run must not depend on which
+    /// thread draws an identifier first.
+    fn verdict_events(&self, viral_rel: String) -> Option<quarantine::VerdictEvents<'_>> {
+        self.version.map(|version| {
+            let ids = self.ids.derive(&format!("{}\nvirus check", self.rel));
+            quarantine::VerdictEvents::new(
+                ids,
+                self.opts,
+                self.now,
+                version,
+                (self.rel.clone(), viral_rel),
+            )
+        })
+    }
+
+    /// Migrates an ARC to a WARC container. The WARC writers (the container's and its viral
+    /// twin's) stay inside `migrate::migrate_file`, which is also `webaip migrate`, compresses
+    /// in parallel batches and checks conservation on what they wrote: each record it writes
+    /// comes to the callback with the ranges its writer gave, and is described there and then
+    /// (`writer`, and the viral twin's section when a scanner sent it there).
     fn migrate(
         &self,
         index: usize,
         input: &Path,
-        writer: ContainerWriter,
+        (mut writer, mut viral_writer): (ContainerWriter, Option<ContainerWriter>),
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
         let name = file_text(input);
@@ -1185,12 +1221,10 @@ impl ContainerCtx<'_> {
             dates: (None, None),
         };
         let mut write_error: Option<io::Error> = None;
-        let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
-        let mut vspill = RecordSpill::new().map_err(io_err(self.root))?;
-        let mut cleaned = std::collections::HashMap::new();
         // Payloads are scanned inside the migration, before their record is written: an
         // infected record goes to the viral twin instead (P5.5).
         let viral_rel = layout::viral_twin(&self.rel);
+        let mut events = self.verdict_events(viral_rel.clone());
         let quarantine = match self.scanner {
             Some(_) => {
                 layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;
@@ -1215,24 +1249,31 @@ impl ContainerCtx<'_> {
             &file_ids,
             self.progress,
             &mut |r: &MigratedRecord| {
-                if r.warc_type == "warcinfo" {
+                if r.warc_type == "warcinfo" || write_error.is_some() {
                     return;
                 }
-                let inferred = r.date_source.is_some_and(|s| s.is_inferred());
-                let to = match r.container {
-                    crate::migrate::Written::Output => {
-                        tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
-                        &mut spill
-                    }
-                    crate::migrate::Written::Quarantine => &mut vspill,
-                };
+                use crate::migrate::Written;
+                use crate::stages::scan::ScanResult;
                 let rf = record_file(r);
-                if let Some(orig) = &r.cleaned_from {
-                    cleaned.insert(rf.record_id.clone(), orig.clone());
-                }
-                if write_error.is_none()
-                    && let Err(e) = to.push(&rf, r.scan.as_ref())
-                {
+                let described = match (r.container, events.as_mut()) {
+                    (Written::Output, events) => {
+                        let inferred = r.date_source.is_some_and(|s| s.is_inferred());
+                        tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
+                        match (events, &r.cleaned_from) {
+                            (None, _) => writer.add_record(&rf),
+                            (Some(ev), Some(orig)) => ev.cleaned(&mut writer, &rf, orig),
+                            (Some(ev), None) => ev.content(&mut writer, &rf, r.scan.as_ref()),
+                        }
+                    }
+                    (Written::Quarantine, Some(ev)) => match (viral_writer.as_mut(), &r.scan) {
+                        (Some(vw), Some(ScanResult::Infected(sig))) => ev.infected(vw, &rf, sig),
+                        _ => Err(io::Error::other("a quarantined record with no infected verdict")),
+                    },
+                    (Written::Quarantine, None) => {
+                        Err(io::Error::other("a quarantined record with no scanner"))
+                    }
+                };
+                if let Err(e) = described {
                     write_error = Some(e);
                 }
             },
@@ -1300,20 +1341,23 @@ impl ContainerCtx<'_> {
             related_object: ("local".into(), name.clone()),
             related_event: Some(event.id.clone()),
         });
-        let viral = report.quarantine.as_ref().map(|q| quarantine::ViralPart {
-            rel: viral_rel.clone(),
-            spill: vspill,
-            records: q.records + 1,
-            size: q.size,
-            sha512: q.sha512.clone(),
-        });
+        let viral = match &report.quarantine {
+            Some(q) => Some(sink::ClosedContainer {
+                mets: viral_writer.take().ok_or(PackageError::Internal("viral METS section"))?,
+                rel: viral_rel.clone(),
+                size: q.size,
+                sha512: q.sha512.clone(),
+                records: q.records + 1,
+            }),
+            None => None,
+        };
         let records = report.records_out.values().sum();
         let container = ContainerReport {
             input: path_text(input),
             path: self.rel.clone(),
             action: "migrated".into(),
             records,
-            listed: 0,
+            listed: writer.listed(),
             migration: Some(report),
             warc_findings: 0,
             warc_finding_examples: Vec::new(),
@@ -1322,7 +1366,6 @@ impl ContainerCtx<'_> {
         Ok(ContainerResult {
             index,
             writer,
-            spill,
             file,
             report: container,
             uris: tally.uris,
@@ -1330,32 +1373,42 @@ impl ContainerCtx<'_> {
             dates: tally.dates,
             arc: Some((arc, event)),
             viral,
-            cleaned,
-            pinned: Vec::new(),
+            scan: events.map(|e| e.found).unwrap_or_default(),
         })
     }
 
+    /// Copies a WARC into a container, checked as `audit --deep` checks it. Without a scanner
+    /// the copy is the input byte for byte, each record at its input offset, described as it
+    /// is read; with one, each record is appended to the content container or its viral twin
+    /// (both [`sink::ContainerSink`]s) once its verdict is known, and described there with the
+    /// range the container writer gave it.
     fn copy_warc(
         &self,
         index: usize,
         input: &Path,
-        writer: ContainerWriter,
+        (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
     ) -> Result<ContainerResult, PackageError> {
-        let mut spill = RecordSpill::new().map_err(io_err(self.root))?;
         let dest = self.root.join(&self.rel);
         // The WARC is read once: every byte the reader takes is written to the package's copy
         // and hashed as it passes, and what follows the last record is drained the same way.
         // With a scanner the bytes wait in a queue until their record's verdict is known, and
         // go to the content container or its viral twin from there.
-        let out = crate::layout::create_in(self.root, &self.rel)?;
+        let (mut direct, mut plain, content) = match self.scanner {
+            None => (Some(crate::layout::create_in(self.root, &self.rel)?), Some(writer), None),
+            Some(_) => {
+                let level = self.opts.level;
+                let sink = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
+                (None, None, Some(sink))
+            }
+        };
         let mut from = BufReader::with_capacity(1 << 20, open_input(input)?);
         let mut copied = CopiedBytes { sha: Sha512::new(), len: 0 };
         let queue = self.scanner.map(|_| Rc::new(RefCell::new(quarantine::ByteQueue::new())));
         let mut queued = queue.as_ref().map(|q| quarantine::QueueWriter(Rc::clone(q)));
-        let mut direct = out.try_clone().map_err(io_err(&dest))?;
-        let to: &mut dyn Write = match &mut queued {
-            Some(q) => q,
-            None => &mut direct,
+        let to: &mut dyn Write = match (&mut queued, &mut direct) {
+            (Some(q), _) => q,
+            (None, Some(f)) => f,
+            (None, None) => return Err(PackageError::Internal("a copy with nowhere to go")),
         };
         let copying = Copying { from: &mut from, to, copied: &mut copied };
         let mut tally = Tally {
@@ -1366,17 +1419,25 @@ impl ContainerCtx<'_> {
         };
         let mut reader = WarcReader::new(copying, file_text(input))
             .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?;
-        let mut router = match (self.scanner, queue) {
-            (Some(engine), Some(queue)) => Some(quarantine::CopyRouter::new(
-                engine,
-                queue,
-                out.try_clone().map_err(io_err(&dest))?,
-                (self.root, &self.rel),
-                self.opts,
-                self.ids,
-                self.now,
-                reader.is_gzip(),
-            )),
+        let gzip = reader.is_gzip();
+        let mut router = match (
+            self.scanner,
+            queue,
+            content,
+            self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip)),
+        ) {
+            (Some(engine), Some(queue), Some(content), Some(events)) => {
+                Some(quarantine::CopyRouter::new(
+                    engine,
+                    queue,
+                    (content, viral_writer),
+                    self.root,
+                    self.opts,
+                    events,
+                    self.now,
+                    gzip,
+                ))
+            }
             _ => None,
         };
         let mut records = 0u64;
@@ -1483,8 +1544,8 @@ impl ContainerCtx<'_> {
                         h.get(crate::migrate::mapping::FIELD_DATE_SOURCE).is_some(),
                     ),
                 };
-                match &mut router {
-                    Some(router) => {
+                match (&mut router, &mut plain) {
+                    (Some(router), _) => {
                         let routed = quarantine::Routed {
                             begin: head.offset,
                             end: end.end,
@@ -1493,52 +1554,51 @@ impl ContainerCtx<'_> {
                             digest: d.payload_sha512,
                             movable: addressable,
                         };
-                        router.push(routed, &mut spill)?;
+                        router.push(routed)?;
                     }
-                    None => spill.push(&rf, None).map_err(io_err(&dest))?,
+                    // Copied as read: its offset in the copy is its offset in the input.
+                    (None, Some(w)) => w.add_record(&rf).map_err(io_err(self.root))?,
+                    (None, None) => return Err(PackageError::Internal("a record with no METS")),
                 }
             }
         }
         drop(reader);
         {
-            let to: &mut dyn Write = match &mut queued {
-                Some(q) => q,
-                None => &mut direct,
+            let to: &mut dyn Write = match (&mut queued, &mut direct) {
+                (Some(q), _) => q,
+                (None, Some(f)) => f,
+                (None, None) => return Err(PackageError::Internal("a copy with nowhere to go")),
             };
             let mut rest = Copying { from: &mut from, to, copied: &mut copied };
             io::copy(&mut rest, &mut io::sink()).map_err(io_err(input))?;
         }
         let (mut size, mut sha) = (copied.len, hex(&copied.sha.finalize()));
-        let mut viral = None;
-        let mut cleaned = std::collections::HashMap::new();
-        let mut pinned = Vec::new();
-        if let Some(router) = router {
-            let quarantine::RoutedContainers { content, viral: open, cleaned: c, pinned: p } =
-                router.finish(&mut spill)?;
-            cleaned = c;
-            pinned = p;
-            if let Some((record_id, offset, sig)) = pinned.iter().find_map(|(id, o, v)| match v {
-                crate::stages::scan::ScanResult::Infected(s) => Some((id, o, s)),
-                _ => None,
-            }) {
-                return Err(PackageError::InfectedInSharedMember {
-                    input: input.to_path_buf(),
-                    record_id: record_id.clone(),
-                    offset: *offset,
-                    signature: sig.clone(),
-                });
+        let (writer, viral, scan) = match (router, direct, plain) {
+            (Some(router), _, _) => {
+                let routed = router.finish()?;
+                if let Some((record_id, offset, signature)) = routed.stuck {
+                    return Err(PackageError::InfectedInSharedMember {
+                        input: input.to_path_buf(),
+                        record_id,
+                        offset,
+                        signature,
+                    });
+                }
+                let moved = routed.viral.is_some() || routed.found.cleaned > 0;
+                let (writer, content_size) = routed.content.close_unhashed(self.root)?;
+                // Unless a record went elsewhere, the copy is the input, byte for byte.
+                if moved || content_size != size {
+                    (size, sha) = hash_file(&dest)?;
+                }
+                let viral = routed.viral.map(|v| v.close(self.root)).transpose()?;
+                (writer, viral, routed.found)
             }
-            let content_size = content.position();
-            let mut buf = content.finish().map_err(io_err(&dest))?;
-            buf.flush().map_err(io_err(&dest))?;
-            drop(buf);
-            // Unless a record went elsewhere, the copy is the input, byte for byte.
-            if open.is_some() || !cleaned.is_empty() || content_size != size {
-                (size, sha) = hash_file(&dest)?;
+            (None, Some(out), Some(writer)) => {
+                out.sync_all().map_err(io_err(&dest))?;
+                (writer, None, quarantine::ContainerScan::default())
             }
-            viral = open.map(|v| v.close(self.root)).transpose()?;
-        }
-        out.sync_all().map_err(io_err(&dest))?;
+            _ => return Err(PackageError::Internal("a copy with nowhere to go")),
+        };
         (self.progress)(copied.len);
         let name = file_text(input);
         // Described as the version its records state (a copied WARC keeps its version).
@@ -1567,8 +1627,10 @@ impl ContainerCtx<'_> {
             } else {
                 "checked and copied".into()
             },
-            records,
-            listed: 0,
+            // Cleaned copies were added to the records read; moved ones are taken off with
+            // the viral twin's count (quarantine::add_container_virus_checks).
+            records: records + scan.cleaned,
+            listed: writer.listed(),
             migration: None,
             warc_findings: findings.count,
             warc_finding_examples: findings.examples,
@@ -1577,7 +1639,6 @@ impl ContainerCtx<'_> {
         Ok(ContainerResult {
             index,
             writer,
-            spill,
             file,
             report: container,
             uris: tally.uris,
@@ -1585,8 +1646,7 @@ impl ContainerCtx<'_> {
             dates: tally.dates,
             arc: None,
             viral,
-            cleaned,
-            pinned,
+            scan,
         })
     }
 }

@@ -5,17 +5,19 @@
 //! (`crate::migrate::Quarantine`). Copied WARC records are routed here: the input passes once
 //! through a [`ByteQueue`] as the WARC reader parses it; the records of a batch are scanned by
 //! the engine (identical payloads once), and only then are their gzip members appended,
-//! byte-exact, to the content container or to the viral one (opened on first use). No
-//! container is rewritten after it is written; the container writer counts every offset.
+//! byte-exact, to the content container or to the viral one (opened on first use), both
+//! [`ContainerSink`]s. No container is rewritten after it is written; the container writer
+//! counts every offset.
 //!
-//! Once the containers are closed, [`describe`] gives the METS every record where it went: an
-//! infected or unscanned payload with its own PREMIS event, a cleaner's copy with the event and
-//! the relationship to the original it replaces, and every container its virus-check event.
+//! Every record is described to its container's METS section the moment it is written
+//! ([`VerdictEvents`]): an infected or unscanned payload with its own PREMIS event, a cleaner's
+//! copy with the event and the relationship to the original written just before it. Once the
+//! containers are closed, [`add_container_virus_checks`] gives every container its virus-check
+//! event and counts what was found.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::rc::Rc;
@@ -24,13 +26,12 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::sink::ContainerSink;
 use super::{ContainerResult, PackageError, PackageOptions, io_err};
-use crate::formats::warc::WarcWriter;
 use crate::formats::warc::writer::RecordSpec;
 use crate::ids::Ids;
-use crate::mets::MetsBuilder;
+use crate::mets::{ContainerWriter, MetsBuilder};
 use crate::model::*;
-use crate::package::spill::RecordSpill;
 use crate::stages::scan::{Digest, PendingVerdicts, ScanBatch, ScanEngine, ScanResult};
 
 /// Asks clamd for its version and records the scanner as a PREMIS agent (written once per
@@ -69,16 +70,6 @@ pub struct ScanSummary {
     /// Payloads not sent to clamd because an identical one (same SHA-512) of this run was:
     /// its verdict was reused.
     pub reused: u64,
-}
-
-/// A viral container written beside a content container, with its records.
-pub(crate) struct ViralPart {
-    pub rel: String,
-    pub spill: RecordSpill,
-    /// Records in it, its warcinfo included.
-    pub records: u64,
-    pub size: u64,
-    pub sha512: String,
 }
 
 /// Bytes of the input between the WARC reader and the containers: everything the reader has
@@ -222,29 +213,175 @@ const BATCH_BYTES: u64 = 16 << 20;
 const BATCH_RECORDS: usize = 512;
 const BATCH_QUEUE: u64 = 32 << 20;
 
+/// What the scan found in one container and its viral twin, counted into the package's
+/// [`ScanSummary`] once every container is done, in container order.
+#[derive(Debug, Default)]
+pub(crate) struct ContainerScan {
+    /// Records written to the viral twin: (record id, signature).
+    pub infected: Vec<(String, String)>,
+    /// Payloads not scanned: (record id, reason).
+    pub unscanned: Vec<(String, String)>,
+    /// Cleaned copies written to content.
+    pub cleaned: u64,
+}
+
+/// Describes the records of one container to its METS section, or its viral twin's, the
+/// moment each is written, with the virus-check events its verdict calls for.
+pub(crate) struct VerdictEvents<'a> {
+    /// This container's own identifiers (derived from its name): a deterministic run gives the
+    /// same ones whatever order the containers are written in.
+    ids: Ids,
+    opts: &'a PackageOptions,
+    now: DateTime<Utc>,
+    /// clamd's version, named in every event.
+    version: &'a str,
+    rel: String,
+    viral_rel: String,
+    pub found: ContainerScan,
+    /// The record quarantined last, (record id, signature): a cleaned copy is written right
+    /// after its original.
+    last_infected: Option<(String, String)>,
+}
+
+impl<'a> VerdictEvents<'a> {
+    pub fn new(
+        ids: Ids,
+        opts: &'a PackageOptions,
+        now: DateTime<Utc>,
+        version: &'a str,
+        (rel, viral_rel): (String, String),
+    ) -> Self {
+        VerdictEvents {
+            ids,
+            opts,
+            now,
+            version,
+            rel,
+            viral_rel,
+            found: ContainerScan::default(),
+            last_infected: None,
+        }
+    }
+
+    /// The identifiers of this container's records and events.
+    pub fn ids(&self) -> &Ids {
+        &self.ids
+    }
+
+    fn event(
+        &self,
+        outcome: String,
+        outcome_detail: Option<String>,
+        objects: Vec<String>,
+    ) -> Event {
+        event(&self.ids, self.opts, self.now, self.version, outcome, outcome_detail, objects)
+    }
+
+    /// A record written to the content container: as it is, or with an event of its own when
+    /// its payload was not scanned.
+    pub fn content(
+        &mut self,
+        cw: &mut ContainerWriter,
+        rec: &RecordFile,
+        verdict: Option<&ScanResult>,
+    ) -> io::Result<()> {
+        let Some(ScanResult::NotScanned(why)) = verdict else { return cw.add_record(rec) };
+        self.found.unscanned.push((rec.record_id.clone(), why.clone()));
+        let oid = format!("{}#{}", self.rel, rec.record_id);
+        let outcome = self.opts.profile.virus_outcomes.not_scanned.clone();
+        let e = self.event(outcome, Some(why.clone()), vec![oid.clone()]);
+        cw.add_record(&described(rec, oid, vec![e]))
+    }
+
+    /// A payload not scanned of a record that is not described on its own (it shares its gzip
+    /// member with others and stays in content): counted and named in the container's event.
+    pub fn unscanned_in_shared_member(&mut self, record_id: String, why: String) {
+        self.found.unscanned.push((record_id, why));
+    }
+
+    /// A record written to the viral twin (`vcw` its section), its payload infected with `sig`.
+    pub fn infected(
+        &mut self,
+        vcw: &mut ContainerWriter,
+        rec: &RecordFile,
+        sig: &str,
+    ) -> io::Result<()> {
+        let oid = format!("{}#{}", self.viral_rel, rec.record_id);
+        let forced = self.opts.profile.virus_outcomes.forced.clone();
+        let e = self.event(forced, Some(sig.to_string()), vec![oid.clone()]);
+        self.found.infected.push((rec.record_id.clone(), sig.to_string()));
+        self.last_infected = Some((rec.record_id.clone(), sig.to_string()));
+        vcw.add_record(&described(rec, oid, vec![e]))
+    }
+
+    /// A cleaner's copy written to content right after `original`, the infected record it
+    /// replaces: the cleaned event, and the relationship to the original in the viral twin.
+    pub fn cleaned(
+        &mut self,
+        cw: &mut ContainerWriter,
+        rec: &RecordFile,
+        original: &str,
+    ) -> io::Result<()> {
+        let sig = match &self.last_infected {
+            Some((id, sig)) if id == original => sig.clone(),
+            _ => String::new(),
+        };
+        let viral_oid = format!("{}#{original}", self.viral_rel);
+        let cid = format!("{}#{}", self.rel, rec.record_id);
+        let e = self.event(
+            self.opts.profile.virus_outcomes.cleaned.clone(),
+            Some(format!(
+                "{sig} removed by the cleaner; the cleaned copy was rescanned: no virus detected"
+            )),
+            vec![viral_oid.clone(), cid.clone()],
+        );
+        let mut d = described(rec, cid, vec![e.clone()]);
+        if let Some(db) = d.described.as_mut() {
+            db.object.relationships.push(Relationship {
+                relationship_type: self.opts.profile.relationships.relationship_type.clone(),
+                subtype: self.opts.profile.relationships.cleaned.clone(),
+                related_object: ("local".into(), viral_oid),
+                related_event: Some(e.id.clone()),
+            });
+        }
+        self.found.cleaned += 1;
+        cw.add_record(&d)
+    }
+}
+
+/// The viral twin's name of a copied WARC: compressed as the input is.
+pub(crate) fn copy_viral_rel(rel: &str, gzip: bool) -> String {
+    let v = crate::layout::viral_twin(rel);
+    match (gzip, v.strip_suffix(".gz")) {
+        (false, Some(plain)) => plain.to_string(),
+        (true, None) => format!("{v}.gz"),
+        _ => v,
+    }
+}
+
 /// Copies a WARC's records into the content container or its viral twin, each once its
-/// verdict is known.
+/// verdict is known, and describes each to the METS as it is appended.
 pub(crate) struct CopyRouter<'a> {
     queue: Rc<RefCell<ByteQueue>>,
     /// Whether the input is gzip: the viral twin is written the same way.
     gzip: bool,
     engine: &'a Arc<ScanEngine>,
-    content: WarcWriter<BufWriter<File>>,
+    content: ContainerSink,
     root: &'a Path,
-    rel: &'a str,
     opts: &'a PackageOptions,
-    ids: &'a Ids,
     now: DateTime<Utc>,
-    viral: Option<(WarcWriter<BufWriter<File>>, RecordSpill)>,
+    events: VerdictEvents<'a>,
+    viral: Option<ContainerSink>,
+    /// The viral twin's METS section, until the twin is opened.
+    viral_mets: Option<ContainerWriter>,
     /// Input offset up to which bytes went to a container.
     taken: u64,
     batch: Vec<Routed>,
     batch_bytes: u64,
     pending: Option<(Arc<RoutedBatch>, PendingVerdicts)>,
-    /// Cleaned copies written to content: their record id -> the infected record's.
-    pub cleaned: HashMap<String, String>,
-    /// Verdicts other than clean of records that cannot be moved.
-    pinned: Vec<(String, u64, ScanResult)>,
+    /// The first record found infected among those that share a gzip member and cannot be
+    /// moved: (record id, offset of its member, signature).
+    stuck: Option<(String, u64, String)>,
 }
 
 impl<'a> CopyRouter<'a> {
@@ -252,10 +389,10 @@ impl<'a> CopyRouter<'a> {
     pub fn new(
         engine: &'a Arc<ScanEngine>,
         queue: Rc<RefCell<ByteQueue>>,
-        out: File,
-        (root, rel): (&'a Path, &'a str),
+        (content, viral_mets): (ContainerSink, Option<ContainerWriter>),
+        root: &'a Path,
         opts: &'a PackageOptions,
-        ids: &'a Ids,
+        events: VerdictEvents<'a>,
         now: DateTime<Utc>,
         gzip: bool,
     ) -> Self {
@@ -263,24 +400,23 @@ impl<'a> CopyRouter<'a> {
             queue,
             gzip,
             engine,
-            content: WarcWriter::new(BufWriter::with_capacity(1 << 20, out), opts.level),
+            content,
             root,
-            rel,
             opts,
-            ids,
             now,
+            events,
             viral: None,
+            viral_mets,
             taken: 0,
             batch: Vec::new(),
             batch_bytes: 0,
             pending: None,
-            cleaned: HashMap::new(),
-            pinned: Vec::new(),
+            stuck: None,
         }
     }
 
     /// Takes a record read; scans and routes a batch once it is full.
-    pub fn push(&mut self, r: Routed, spill: &mut RecordSpill) -> Result<(), PackageError> {
+    pub fn push(&mut self, r: Routed) -> Result<(), PackageError> {
         self.batch_bytes += r.payload.as_ref().map_or(0, |p| p.len() as u64);
         // Routing a batch lets the queue go only up to its last movable record: records that
         // share a gzip member keep their bytes queued (in a temporary file past 64 MiB) until
@@ -292,19 +428,19 @@ impl<'a> CopyRouter<'a> {
             || self.batch.len() >= BATCH_RECORDS
             || held >= BATCH_QUEUE
         {
-            self.start_batch(spill)?;
+            self.start_batch()?;
         }
         Ok(())
     }
 
     /// Starts scanning the batch being gathered, and routes the one before it.
-    fn start_batch(&mut self, spill: &mut RecordSpill) -> Result<(), PackageError> {
+    fn start_batch(&mut self) -> Result<(), PackageError> {
         let batch = Arc::new(RoutedBatch(std::mem::take(&mut self.batch)));
         self.batch_bytes = 0;
         let pending = self.engine.start(Arc::clone(&batch));
         let before = self.pending.replace((batch, pending));
         if let Some(b) = before {
-            self.route(b, spill)?;
+            self.route(b)?;
         }
         Ok(())
     }
@@ -312,12 +448,12 @@ impl<'a> CopyRouter<'a> {
     fn route(
         &mut self,
         (batch, pending): (Arc<RoutedBatch>, PendingVerdicts),
-        spill: &mut RecordSpill,
     ) -> Result<(), PackageError> {
         let verdicts = self.engine.wait(pending)?;
         let batch = Arc::into_inner(batch)
             .ok_or(PackageError::Internal("the scanning thread kept a batch"))?;
-        let path = self.root.join(self.rel);
+        let root = self.root;
+        let path = root.join(&self.content.rel);
         for (r, verdict) in batch.0.into_iter().zip(verdicts) {
             if !r.movable {
                 // Its bytes go with the rest of its member, as gap bytes of the content
@@ -332,8 +468,14 @@ impl<'a> CopyRouter<'a> {
                     ))),
                     None => None,
                 };
-                if let Some(v) = verdict.filter(|v| *v != ScanResult::Clean) {
-                    self.pinned.push((r.file.record_id.clone(), r.begin, v));
+                match verdict {
+                    Some(ScanResult::Infected(sig)) if self.stuck.is_none() => {
+                        self.stuck = Some((r.file.record_id, r.begin, sig));
+                    }
+                    Some(ScanResult::NotScanned(why)) => {
+                        self.events.unscanned_in_shared_member(r.file.record_id, why);
+                    }
+                    _ => {}
                 }
                 continue;
             }
@@ -348,17 +490,20 @@ impl<'a> CopyRouter<'a> {
             let q = queue.borrow();
             let member = q.range(r.begin, r.end).map_err(io_err(&path))?;
             let len = r.end - r.begin;
-            if let Some(ScanResult::Infected(_)) = &verdict {
-                let (vw, vspill) = self.viral()?;
-                let at = vw.append_member(member, len).map_err(io_err(&path))?;
-                let moved = RecordFile { member: ByteRange { begin: at, len }, ..r.file.clone() };
-                vspill.push(&moved, verdict.as_ref()).map_err(io_err(&path))?;
+            if let Some(ScanResult::Infected(sig)) = &verdict {
+                self.open_viral()?;
+                let v = self.viral.as_mut().ok_or(PackageError::Internal("viral container"))?;
+                let range = v.append_member(root, member, len)?;
+                let moved = RecordFile { member: range, ..r.file.clone() };
+                self.events.infected(&mut v.mets, &moved, sig).map_err(io_err(root))?;
                 drop(q);
-                self.clean(&r, spill)?;
+                self.clean(&r)?;
             } else {
-                let at = self.content.append_member(member, len).map_err(io_err(&path))?;
-                let moved = RecordFile { member: ByteRange { begin: at, len }, ..r.file };
-                spill.push(&moved, verdict.as_ref()).map_err(io_err(&path))?;
+                let range = self.content.append_member(root, member, len)?;
+                let moved = RecordFile { member: range, ..r.file };
+                self.events
+                    .content(&mut self.content.mets, &moved, verdict.as_ref())
+                    .map_err(io_err(root))?;
                 drop(q);
             }
             self.taken = r.end;
@@ -373,7 +518,7 @@ impl<'a> CopyRouter<'a> {
         if to <= self.taken {
             return Ok(());
         }
-        let path = self.root.join(self.rel);
+        let path = self.root.join(&self.content.rel);
         let q = self.queue.borrow();
         let mut gap = q.range(self.taken, to).map_err(io_err(&path))?;
         let mut buf = vec![0u8; 64 * 1024];
@@ -382,7 +527,7 @@ impl<'a> CopyRouter<'a> {
             if n == 0 {
                 break;
             }
-            self.content.append_bytes(&buf[..n]).map_err(io_err(&path))?;
+            self.content.append_bytes(self.root, &buf[..n])?;
         }
         drop(gap);
         drop(q);
@@ -414,48 +559,44 @@ impl<'a> CopyRouter<'a> {
         Ok(self.engine.scan_one(Some(&r.digest), payload, c.range.len)?)
     }
 
-    /// The viral twin, opened (with its warcinfo record) on first use.
-    fn viral(&mut self) -> Result<&mut (WarcWriter<BufWriter<File>>, RecordSpill), PackageError> {
-        if self.viral.is_none() {
-            let rel = self.viral_rel();
-            let path = self.root.join(&rel);
-            crate::layout::create_dirs_in(self.root, crate::layout::VIRAL_DIR)?;
-            let f = crate::layout::create_in(self.root, &rel)?;
-            let mut w = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), self.opts.level);
-            let (spec, body) = crate::formats::warc::writer::warcinfo(
-                &self.ids.warc_record_id(),
-                self.now,
-                rel.rsplit('/').next().unwrap_or_default(),
-                &format!(
-                    "records of {} whose payload clamd found infected; each is the original gzip member, byte-exact",
-                    self.rel
-                ),
-                &[],
-            );
-            if self.gzip {
-                w.write_record(&spec, &body, 0).map_err(io_err(&path))?;
-            } else {
-                let record = crate::formats::warc::writer::uncompressed_record(&spec, &body);
-                w.append_member(&record[..], record.len() as u64).map_err(io_err(&path))?;
-            }
-            self.viral = Some((w, RecordSpill::new().map_err(io_err(&path))?));
+    /// Opens the viral twin (with its warcinfo record) on first use.
+    fn open_viral(&mut self) -> Result<(), PackageError> {
+        if self.viral.is_some() {
+            return Ok(());
         }
-        self.viral.as_mut().ok_or(PackageError::Internal("viral container"))
-    }
-
-    /// The viral twin's name: compressed as the input is.
-    fn viral_rel(&self) -> String {
-        let v = crate::layout::viral_twin(self.rel);
-        match (self.gzip, v.strip_suffix(".gz")) {
-            (false, Some(plain)) => plain.to_string(),
-            (true, None) => format!("{v}.gz"),
-            _ => v,
-        }
+        let mets = self.viral_mets.take().ok_or(PackageError::Internal("viral METS section"))?;
+        let rel = copy_viral_rel(&self.content.rel, self.gzip);
+        let name = rel.rsplit('/').next().unwrap_or_default().to_string();
+        let description = format!(
+            "records of {} whose payload clamd found infected; each is the original gzip member, byte-exact",
+            self.content.rel
+        );
+        let id = self.events.ids().warc_record_id();
+        let sink = if self.gzip {
+            ContainerSink::open(
+                self.root,
+                rel,
+                mets,
+                self.opts.level,
+                (id, self.now, &description),
+            )?
+        } else {
+            // An uncompressed input gets an uncompressed twin: its warcinfo record too.
+            let mut sink = ContainerSink::create(self.root, rel, mets, self.opts.level)?;
+            let (spec, body) =
+                crate::formats::warc::writer::warcinfo(&id, self.now, &name, &description, &[]);
+            let record = crate::formats::warc::writer::uncompressed_record(&spec, &body);
+            sink.append_member(self.root, &record[..], record.len() as u64)?;
+            sink.warcinfo = id;
+            sink
+        };
+        self.viral = Some(sink);
+        Ok(())
     }
 
     /// With a cleaner: a clean copy of an infected payload goes to content, as a `resource`
-    /// record at the same URI.
-    fn clean(&mut self, r: &Routed, spill: &mut RecordSpill) -> Result<(), PackageError> {
+    /// record at the same URI, right after its original went to the viral twin.
+    fn clean(&mut self, r: &Routed) -> Result<(), PackageError> {
         let (Some(cmd), Some(c)) = (&self.opts.cleaner, &r.file.content) else { return Ok(()) };
         let mut tmp = tempfile::NamedTempFile::new().map_err(io_err(self.root))?;
         {
@@ -468,7 +609,7 @@ impl<'a> CopyRouter<'a> {
         let capture = r.file.capture.clone();
         let spec = RecordSpec {
             warc_type: "resource".into(),
-            record_id: self.ids.warc_record_id(),
+            record_id: self.events.ids().warc_record_id(),
             date: capture.as_ref().map(|c| c.date.clone()).unwrap_or_default(),
             target_uri: capture.as_ref().map(|c| c.uri.clone()),
             content_type: Some(c.mime.clone()),
@@ -479,68 +620,69 @@ impl<'a> CopyRouter<'a> {
             )],
             ..RecordSpec::default()
         };
-        let path = self.root.join(self.rel);
-        let w = self.content.write_record(&spec, &bytes, 0).map_err(io_err(&path))?;
-        let rf = super::written_record_file(
-            &w,
-            c.mime.clone(),
-            None,
-            super::url_capture(
-                "resource",
-                spec.target_uri.as_deref(),
-                &spec.date,
-                capture.as_ref().is_some_and(|c| c.date_inferred),
-            ),
+        let capture = super::url_capture(
+            "resource",
+            spec.target_uri.as_deref(),
+            &spec.date,
+            capture.as_ref().is_some_and(|c| c.date_inferred),
         );
-        self.cleaned.insert(rf.record_id.clone(), r.file.record_id.clone());
-        spill.push(&rf, Some(&ScanResult::Clean)).map_err(io_err(&path))
+        let rf = if self.gzip {
+            let w = self.content.write(self.root, &spec, &bytes)?;
+            super::written_record_file(&w, c.mime.clone(), None, capture)
+        } else {
+            // An uncompressed copy stays uncompressed: no gzip member in the middle of it.
+            let digests = crate::formats::digest::BlockHasher::digest(&bytes, 0);
+            let header = spec.header(&digests).to_bytes();
+            let end = crate::formats::warc::writer::RECORD_END;
+            let len = (header.len() + bytes.len() + end.len()) as u64;
+            let record = header.as_slice().chain(&bytes[..]).chain(end);
+            let member = self.content.append_member(self.root, record, len)?;
+            RecordFile {
+                record_id: spec.record_id.trim_matches(['<', '>']).to_string(),
+                member,
+                compressed: false,
+                content: Some(ContentFile {
+                    range: ByteRange { begin: header.len() as u64, len: digests.payload_len },
+                    sha512: crate::formats::digest::hex(&digests.payload_sha512),
+                    mime: c.mime.clone(),
+                }),
+                described: None,
+                page: None,
+                capture,
+            }
+        };
+        self.events
+            .cleaned(&mut self.content.mets, &rf, &r.file.record_id)
+            .map_err(io_err(self.root))
     }
 
     /// Routes what is left once the reader is done, then the rest of the input (which has
     /// already passed into the queue).
-    pub fn finish(mut self, spill: &mut RecordSpill) -> Result<RoutedContainers, PackageError> {
-        self.start_batch(spill)?;
+    pub fn finish(mut self) -> Result<RoutedContainers, PackageError> {
+        self.start_batch()?;
         if let Some(b) = self.pending.take() {
-            self.route(b, spill)?;
+            self.route(b)?;
         }
         let end = self.queue.borrow().end;
         self.take_gap(end)?;
-        let rel = self.viral_rel();
-        let viral = self.viral.take().map(|(writer, spill)| ViralOpen { rel, writer, spill });
         Ok(RoutedContainers {
             content: self.content,
-            viral,
-            cleaned: self.cleaned,
-            pinned: self.pinned,
+            viral: self.viral,
+            found: self.events.found,
+            stuck: self.stuck,
         })
     }
 }
 
-/// Where a copied WARC's records went: the content container (open), the viral twin (open)
-/// and the cleaned copies in content (their record id -> the infected record's).
+/// Where a copied WARC's records went: the content container and the viral twin, both open
+/// with their records described, and what the scan found.
 pub(crate) struct RoutedContainers {
-    pub content: WarcWriter<BufWriter<File>>,
-    pub viral: Option<ViralOpen>,
-    pub cleaned: HashMap<String, String>,
-    /// Verdicts other than clean of records that share a gzip member and stay in content:
-    /// (record id, offset of the member, verdict).
-    pub pinned: Vec<(String, u64, ScanResult)>,
-}
-
-/// A viral container still open.
-pub(crate) struct ViralOpen {
-    pub rel: String,
-    pub writer: WarcWriter<BufWriter<File>>,
-    pub spill: RecordSpill,
-}
-
-impl ViralOpen {
-    /// Closes it: flushed, synced, hashed.
-    pub fn close(self, root: &Path) -> Result<ViralPart, PackageError> {
-        let records = self.writer.records();
-        let (size, sha512) = super::finish_written_container(self.writer, root, &self.rel)?;
-        Ok(ViralPart { rel: self.rel, spill: self.spill, records, size, sha512 })
-    }
+    pub content: ContainerSink,
+    pub viral: Option<ContainerSink>,
+    pub found: ContainerScan,
+    /// The first record found infected among those that share a gzip member (it stayed in
+    /// content): (record id, offset of its member, signature).
+    pub stuck: Option<(String, u64, String)>,
 }
 
 /// A PREMIS virus-check event of clamd's.
@@ -580,11 +722,12 @@ fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
     RecordFile { described: Some(DescribedBytestream { object, events }), ..r.clone() }
 }
 
-/// What scanning found, counted into `summary`; the container's records described to the
-/// METS where they went; the viral twin, when there is one, described and listed in
-/// `extra_files` (path, SHA-512, size).
+/// Once a container and its viral twin are closed (their records described as they were
+/// written): the twin's section finished with its virus-check event and listed in
+/// `extra_files` (path, SHA-512, size), the content container's virus-check event, and what
+/// the scan found counted into `summary`.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn describe(
+pub(super) fn add_container_virus_checks(
     version: &str,
     r: &mut ContainerResult,
     mets: &mut MetsBuilder,
@@ -596,43 +739,23 @@ pub(super) fn describe(
     extra_files: &mut Vec<(String, String, u64)>,
 ) -> Result<(), PackageError> {
     let rel = r.file.path.clone();
-    let viral_rel =
-        r.viral.as_ref().map_or_else(|| crate::layout::viral_twin(&rel), |v| v.rel.clone());
-    // The viral twin first: the cleaned copies point at its records.
-    let mut infected: HashMap<String, String> = HashMap::new();
-    if let Some(mut v) = r.viral.take() {
-        let mut vcw = mets.begin_container(GroupUse::ViralFiles).map_err(io_err(root))?;
-        let mut objects = vec![v.rel.clone()];
-        let mut sigs = Vec::new();
-        let forced = opts.profile.virus_outcomes.forced.clone();
-        v.spill
-            .for_each(|_, rec, verdict| {
-                let sig = match verdict {
-                    Some(ScanResult::Infected(s)) => s,
-                    _ => String::new(),
-                };
-                let oid = format!("{}#{}", v.rel, rec.record_id);
-                objects.push(oid.clone());
-                summary.infected += 1;
-                summary.findings.push((rel.clone(), rec.record_id.clone(), sig.clone()));
-                infected.insert(rec.record_id.clone(), sig.clone());
-                sigs.push(sig.clone());
-                let e =
-                    event(ids, opts, now, version, forced.clone(), Some(sig), vec![oid.clone()]);
-                vcw.add_record(&described(&rec, oid, vec![e]))
-            })
-            .map_err(io_err(root))?;
+    let found = std::mem::take(&mut r.scan);
+    if let Some(v) = r.viral.take() {
+        let objects = std::iter::once(v.rel.clone())
+            .chain(found.infected.iter().map(|(id, _)| format!("{}#{id}", v.rel)))
+            .collect();
+        let sigs: Vec<&str> = found.infected.iter().map(|(_, s)| s.as_str()).collect();
         let cev = event(
             ids,
             opts,
             now,
             version,
-            forced,
+            opts.profile.virus_outcomes.forced.clone(),
             Some(format!("found: {}", sigs.join(", "))),
             objects,
         );
         let name = rel.rsplit('/').next().unwrap_or_default().to_string();
-        let mut vfile = super::written_container_file(
+        let vfile = super::written_container_file(
             v.rel.clone(),
             (v.size, v.sha512.clone()),
             v.records,
@@ -640,82 +763,21 @@ pub(super) fn describe(
             name,
             now,
         );
-        vfile.object.events = vfile.events.iter().map(|e| e.id.clone()).collect();
-        mets.finish_container(vcw, vfile).map_err(io_err(root))?;
-        extra_files.push((v.rel.clone(), v.sha512.clone(), v.size));
+        mets.finish_container(v.mets, vfile).map_err(io_err(root))?;
+        extra_files.push((v.rel, v.sha512, v.size));
         r.report.records -= v.records.saturating_sub(1).min(r.report.records);
     }
-
-    let not_scanned = opts.profile.virus_outcomes.not_scanned.clone();
-    let mut unscanned = 0u64;
-    let cleaned = std::mem::take(&mut r.cleaned);
-    let writer = &mut r.writer;
-    r.spill
-        .for_each(|_, rec, verdict| {
-            if let Some(orig) = cleaned.get(&rec.record_id) {
-                let sig = infected.get(orig).cloned().unwrap_or_default();
-                let viral_oid = format!("{viral_rel}#{orig}");
-                let cid = format!("{rel}#{}", rec.record_id);
-                let e = event(
-                    ids,
-                    opts,
-                    now,
-                    version,
-                    opts.profile.virus_outcomes.cleaned.clone(),
-                    Some(format!(
-                        "{sig} removed by the cleaner; the cleaned copy was rescanned: no virus detected"
-                    )),
-                    vec![viral_oid.clone(), cid.clone()],
-                );
-                let mut d = described(&rec, cid, vec![e.clone()]);
-                if let Some(db) = d.described.as_mut() {
-                    db.object.relationships.push(Relationship {
-                        relationship_type: opts.profile.relationships.relationship_type.clone(),
-                        subtype: opts.profile.relationships.cleaned.clone(),
-                        related_object: ("local".into(), viral_oid),
-                        related_event: Some(e.id.clone()),
-                    });
-                }
-                summary.cleaned += 1;
-                return writer.add_record(&d);
-            }
-            match verdict {
-                Some(ScanResult::NotScanned(why)) => {
-                    summary.not_scanned += 1;
-                    summary.unscanned.push((rel.clone(), rec.record_id.clone(), why.clone()));
-                    unscanned += 1;
-                    let oid = format!("{rel}#{}", rec.record_id);
-                    let e = event(
-                        ids,
-                        opts,
-                        now,
-                        version,
-                        not_scanned.clone(),
-                        Some(why),
-                        vec![oid.clone()],
-                    );
-                    writer.add_record(&described(&rec, oid, vec![e]))
-                }
-                _ => writer.add_record(&rec),
-            }
-        })
-        .map_err(io_err(root))?;
-    r.report.listed = r.writer.listed();
-
-    // Records that share a gzip member with others cannot be moved alone; an infected one
-    // ended the run (PackageError::InfectedInSharedMember), one not scanned is said here.
-    for (id, _, verdict) in std::mem::take(&mut r.pinned) {
-        if let ScanResult::NotScanned(why) = verdict {
-            summary.not_scanned += 1;
-            summary.unscanned.push((rel.clone(), id, why));
-            unscanned += 1;
-        }
-    }
+    let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
+    summary.infected += infected as u64;
+    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (rel.clone(), id, sig)));
+    summary.not_scanned += unscanned as u64;
+    summary.unscanned.extend(found.unscanned.into_iter().map(|(id, why)| (rel.clone(), id, why)));
+    summary.cleaned += found.cleaned;
 
     // The container-level virus check.
     let mut detail = Vec::new();
-    if !infected.is_empty() {
-        detail.push(format!("{} infected payload(s) written to viral/ instead", infected.len()));
+    if infected > 0 {
+        detail.push(format!("{infected} infected payload(s) written to viral/ instead"));
     }
     if unscanned > 0 {
         detail.push(format!("{unscanned} payload(s) not scanned, each with its own event"));
@@ -768,10 +830,107 @@ mod tests {
         assert_eq!(got, vec![7u8; 10]);
     }
 
+    fn record(id: &str, payload: &str) -> RecordFile {
+        RecordFile {
+            record_id: id.into(),
+            member: ByteRange { begin: 100, len: 50 },
+            compressed: true,
+            content: Some(ContentFile {
+                range: ByteRange { begin: 20, len: payload.len() as u64 },
+                sha512: "ab".repeat(64),
+                mime: "text/html".into(),
+            }),
+            described: None,
+            page: None,
+            capture: None,
+        }
+    }
+
+    /// Each record goes to the section it is given, with the event its verdict calls for,
+    /// at once: clean as it is, not scanned with its own event, infected in the viral twin's
+    /// section with the forced event, a cleaned copy with the cleaned event and the
+    /// relationship to the original quarantined just before it.
+    #[test]
+    fn records_are_described_where_they_went_with_their_verdicts_events() {
+        let opts = PackageOptions {
+            out: std::path::PathBuf::new(),
+            metadata: crate::metadata::CuratorMetadata::default(),
+            profile: crate::profile::Profile::default_profile(),
+            mode: SerializationMode::Minimal,
+            level: 6,
+            force: false,
+            deterministic: true,
+            virus_check: super::super::VirusCheck::Disabled,
+            schemas: None,
+            cleaner: None,
+            capture_date: None,
+            describe_seeds: false,
+        };
+        let ids = Ids::seeded("t");
+        let now = ids.now();
+        let dir = tempfile::tempdir().unwrap();
+        let mut mets = super::super::new_mets("urn:uuid:x", now, &opts, dir.path()).unwrap();
+        let mut cw = mets.begin_container(GroupUse::DigitalManifestation).unwrap();
+        let mut vcw = mets.begin_container(GroupUse::ViralFiles).unwrap();
+        let (rel, viral) = ("content/a.warc.gz", "viral/a.viral.warc.gz");
+        let mut ev =
+            VerdictEvents::new(ids.derive("a"), &opts, now, "9.9", (rel.into(), viral.into()));
+        ev.content(&mut cw, &record("urn:uuid:clean", "ok"), Some(&ScanResult::Clean)).unwrap();
+        let big = ScanResult::NotScanned("over the limit".into());
+        ev.content(&mut cw, &record("urn:uuid:big", "big"), Some(&big)).unwrap();
+        ev.infected(&mut vcw, &record("urn:uuid:bad", "x5o"), "Test.Sig").unwrap();
+        ev.cleaned(&mut cw, &record("urn:uuid:copy", "ok"), "urn:uuid:bad").unwrap();
+        assert_eq!(ev.found.infected, [("urn:uuid:bad".to_string(), "Test.Sig".to_string())]);
+        assert_eq!(ev.found.unscanned, [("urn:uuid:big".into(), "over the limit".into())]);
+        assert_eq!(ev.found.cleaned, 1);
+        assert_eq!((cw.records(), cw.listed(), vcw.records(), vcw.listed()), (3, 2, 1, 1));
+        for (w, r) in [(cw, rel), (vcw, viral)] {
+            let file = super::super::written_container_file(
+                r.into(),
+                (1, "cd".repeat(64)),
+                1,
+                vec![],
+                "a".into(),
+                now,
+            );
+            mets.finish_container(w, file).unwrap();
+        }
+        let mut xml = Vec::new();
+        mets.finish(&mut xml).unwrap();
+        let xml = String::from_utf8(xml).unwrap();
+        let o = &opts.profile.virus_outcomes;
+        // Minimal mode lists only described records: the clean one is not.
+        assert!(!xml.contains("OWNERID=\"urn:uuid:clean\""));
+        let at = |s: &str| xml.find(s).unwrap_or_else(|| panic!("{s} missing:\n{xml}"));
+        let group = |s: &str| xml[..at(s)].rfind("<mets:fileGrp USE=").map(|i| &xml[i..i + 40]);
+        assert!(group("OWNERID=\"urn:uuid:big\"").unwrap().contains("DigitalManifestation"));
+        assert!(group("OWNERID=\"urn:uuid:copy\"").unwrap().contains("DigitalManifestation"));
+        assert!(group("OWNERID=\"urn:uuid:bad\"").unwrap().contains("ViralFiles"));
+        // Each event is in the amdSec of its object (the record described).
+        let after = |object: &str, text: &str| {
+            let from = at(&format!("<premis:objectIdentifierValue>{object}<"));
+            let end = from + xml[from..].find("</mets:amdSec>").unwrap();
+            assert!(xml[from..end].contains(text), "{object}: no {text}:\n{}", &xml[from..end]);
+        };
+        after("content/a.warc.gz#urn:uuid:big", &format!(">{}<", o.not_scanned));
+        after("content/a.warc.gz#urn:uuid:big", ">over the limit<");
+        after("viral/a.viral.warc.gz#urn:uuid:bad", &format!(">{}<", o.forced));
+        after("viral/a.viral.warc.gz#urn:uuid:bad", ">Test.Sig<");
+        let copy = "content/a.warc.gz#urn:uuid:copy";
+        after(copy, &format!(">{}<", o.cleaned));
+        after(copy, "Test.Sig removed by the cleaner");
+        after(copy, ">viral/a.viral.warc.gz#urn:uuid:bad<");
+    }
+
     #[test]
     fn viral_names() {
         use crate::layout::viral_twin;
         assert_eq!(viral_twin("content/a.warc.gz"), "viral/a.viral.warc.gz");
         assert_eq!(viral_twin("content/b.warc"), "viral/b.viral.warc");
+        // A copy's twin is compressed as its input is, whatever its name says.
+        assert_eq!(copy_viral_rel("content/a.warc.gz", true), "viral/a.viral.warc.gz");
+        assert_eq!(copy_viral_rel("content/a.warc.gz", false), "viral/a.viral.warc");
+        assert_eq!(copy_viral_rel("content/b.warc", true), "viral/b.viral.warc.gz");
+        assert_eq!(copy_viral_rel("content/b.warc", false), "viral/b.viral.warc");
     }
 }

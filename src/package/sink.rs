@@ -1,11 +1,12 @@
 //! The container sink: one WARC container being written with its section of the METS. The
 //! WARC writer in it is the only code that computes offsets; each record written goes to the
-//! METS section with the ranges the writer returned. Used by the capture pipeline and the
-//! PANDAS/mirror packager (the Heritrix path pairs its writers with their sections itself:
-//! README, design section).
+//! METS section with the ranges the writer returned. Used by the capture pipeline, the
+//! PANDAS/mirror packager and the copy of a WARC when it is scanned (its gzip members are
+//! appended byte-exact); an ARC migration writes its WARC inside `migrate::migrate_file` and
+//! pairs each record with its section as it is written.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Read};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -14,6 +15,7 @@ use super::{PackageError, io_err};
 use crate::formats::warc::WarcWriter;
 use crate::formats::warc::writer::{RecordSpec, WrittenRecord, warcinfo};
 use crate::mets::ContainerWriter;
+use crate::model::ByteRange;
 
 /// A container being written.
 pub(crate) struct ContainerSink {
@@ -21,7 +23,8 @@ pub(crate) struct ContainerSink {
     pub mets: ContainerWriter,
     /// Its name in the package.
     pub rel: String,
-    /// The record id of its warcinfo record.
+    /// The record id of its warcinfo record (empty for a copy: its warcinfo records are the
+    /// input's).
     pub warcinfo: String,
 }
 
@@ -57,6 +60,43 @@ impl ContainerSink {
         Ok(sink)
     }
 
+    /// Creates `rel` below `root` as [`ContainerSink::open`] does, but writes nothing: for a
+    /// container whose records, warcinfo included, are appended as they come (a copied WARC).
+    pub fn create(
+        root: &Path,
+        rel: String,
+        mets: ContainerWriter,
+        level: u32,
+    ) -> Result<ContainerSink, PackageError> {
+        if let Some((dir, _)) = rel.rsplit_once('/') {
+            crate::layout::create_dirs_in(root, dir)?;
+        }
+        let f = crate::layout::create_in(root, &rel)?;
+        let writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level);
+        Ok(ContainerSink { writer, mets, rel, warcinfo: String::new() })
+    }
+
+    /// Appends a record's bytes as they are (a gzip member, or an uncompressed record), and
+    /// gives where they went.
+    pub fn append_member(
+        &mut self,
+        root: &Path,
+        member: impl Read,
+        len: u64,
+    ) -> Result<ByteRange, PackageError> {
+        let begin =
+            self.writer.append_member(member, len).map_err(io_err(&root.join(&self.rel)))?;
+        Ok(ByteRange { begin, len })
+    }
+
+    /// Appends bytes that are no record of their own (what a copied file holds between its
+    /// records), and gives where they went.
+    pub fn append_bytes(&mut self, root: &Path, bytes: &[u8]) -> Result<ByteRange, PackageError> {
+        let begin = self.writer.position();
+        self.writer.append_bytes(bytes).map_err(io_err(&root.join(&self.rel)))?;
+        Ok(ByteRange { begin, len: bytes.len() as u64 })
+    }
+
     /// Writes a record whose block is in memory (the whole block is the payload).
     pub fn write(
         &mut self,
@@ -67,10 +107,69 @@ impl ContainerSink {
         self.writer.write_record(spec, block, 0).map_err(io_err(&root.join(&self.rel)))
     }
 
+    /// Closes the container flushed and synced, not hashed: for a copy whose digest is known
+    /// without reading it again (it is the input byte for byte). Its METS section and size.
+    pub fn close_unhashed(self, root: &Path) -> Result<(ContainerWriter, u64), PackageError> {
+        let size = self.writer.position();
+        let err = io_err(root);
+        let mut buf = self.writer.finish().map_err(&err)?;
+        std::io::Write::flush(&mut buf).map_err(&err)?;
+        let file = buf.into_inner().map_err(|e| err(e.into_error()))?;
+        file.sync_all().map_err(&err)?;
+        Ok((self.mets, size))
+    }
+
     /// Closes the container: flushed, synced, hashed.
     pub fn close(self, root: &Path) -> Result<ClosedContainer, PackageError> {
         let records = self.writer.records();
         let (size, sha512) = super::finish_written_container(self.writer, root, &self.rel)?;
         Ok(ClosedContainer { mets: self.mets, rel: self.rel, size, sha512, records })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Appended bytes land at the ranges the sink gives, after what was written before, and
+    /// the file holds exactly them.
+    #[test]
+    fn appended_members_and_bytes_land_where_the_sink_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let profile = crate::profile::Profile::default_profile();
+        let header = crate::model::PackageHeader {
+            objid: "urn:uuid:x".into(),
+            package_type: crate::model::PackageType::Ssip,
+            label: String::new(),
+            created: Utc::now(),
+            organisation: Default::default(),
+            description: Default::default(),
+            rights: crate::model::Rights {
+                access: crate::model::Access::Restricted,
+                statement: String::new(),
+            },
+            agents: vec![],
+        };
+        let mut mets = crate::mets::MetsBuilder::new(
+            header,
+            profile,
+            crate::model::SerializationMode::Minimal,
+        )
+        .unwrap();
+        let cw = mets.begin_container(crate::model::GroupUse::DigitalManifestation).unwrap();
+        let mut sink = ContainerSink::create(root, "content/c.warc".into(), cw, 6).unwrap();
+        assert!(sink.warcinfo.is_empty(), "a created sink writes no warcinfo");
+        let gap = sink.append_bytes(root, b"\r\n").unwrap();
+        assert_eq!(gap, ByteRange { begin: 0, len: 2 });
+        let member = sink.append_member(root, &b"WARC/1.1 record, byte-exact"[..], 27).unwrap();
+        assert_eq!(member, ByteRange { begin: 2, len: 27 });
+        let short = sink.append_member(root, &b"too short"[..], 20);
+        assert!(short.is_err(), "a member shorter than said is an error");
+        let (_, size) = sink.close_unhashed(root).unwrap();
+        let on_disk = std::fs::read(root.join("content/c.warc")).unwrap();
+        // The short member's bytes were written before its end was found short.
+        assert_eq!(&on_disk[..29], b"\r\nWARC/1.1 record, byte-exact");
+        assert_eq!(size, on_disk.len() as u64);
     }
 }

@@ -1022,3 +1022,74 @@ fn an_infected_record_sharing_a_gzip_member_fails_the_run_with_the_way_out() {
     assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
     assert!(out.join("viral/one-stream.viral.warc.gz").is_file());
 }
+
+/// Several infected containers of one run, with a cleaner: a gzip WARC, an uncompressed WARC
+/// and an ARC, each with an infected record. The cleaned copies land in content/ in each
+/// container's own form (an uncompressed WARC gets an uncompressed record, not a gzip member
+/// in its middle), the containers state the records they hold, `audit --deep` finds the
+/// package intact, and a `--deterministic` run repeated gives the same bytes in every file
+/// although the containers are scanned in parallel.
+#[test]
+fn infected_containers_with_a_cleaner_audit_intact_and_repeat_byte_for_byte() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let recs = [
+        warc_response("http://e.org/a.txt", b"a clean payload", 1),
+        warc_response("http://e.org/eicar.com", &eicar(), 2),
+        warc_response("http://e.org/b.txt", b"last", 3),
+    ];
+    let gz: Vec<u8> = recs
+        .iter()
+        .flat_map(|r| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+            std::io::Write::write_all(&mut e, r).unwrap();
+            e.finish().unwrap()
+        })
+        .collect();
+    std::fs::write(input.join("one.warc.gz"), gz).unwrap();
+    std::fs::write(input.join("two.warc"), recs.concat()).unwrap();
+    write_arc(
+        &input.join("IAH-20240101000000-00000-x.arc"),
+        &[("http://e.org/c", b"clean"), ("http://e.org/eicar2.com", &eicar())],
+    );
+    let cleaner = dir.path().join("clean.sh");
+    std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
+    let cmd = format!("sh {}", cleaner.display());
+    let files = |pkg: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(pkg)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(pkg).unwrap().display().to_string();
+                (rel, std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut runs = Vec::new();
+    for run in 0..2 {
+        let out = dir.path().join(format!("pkg{run}"));
+        let o = package_with(&d.addr, &input, &out, &["--cleaner", &cmd, "--deterministic"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["scan"]["infected"], 3, "{}", r["scan"]);
+        assert_eq!(r["scan"]["cleaned"], 3, "{}", r["scan"]);
+        assert_valid_package(&out);
+        let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
+        assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
+        // The uncompressed WARC stays uncompressed, its cleaned copy included.
+        let two = std::fs::read(out.join("content/two.warc")).unwrap();
+        assert!(two.starts_with(b"WARC/1.1\r\n"), "uncompressed");
+        assert!(!two.windows(2).any(|w| w == [0x1f, 0x8b]), "no gzip member inside");
+        runs.push(files(&out));
+    }
+    let names: Vec<&String> = runs[0].iter().map(|(n, _)| n).collect();
+    assert_eq!(names, runs[1].iter().map(|(n, _)| n).collect::<Vec<_>>());
+    for ((name, a), (_, b)) in runs[0].iter().zip(&runs[1]) {
+        assert!(a == b, "{name} differs between two --deterministic runs");
+    }
+}

@@ -10,27 +10,29 @@
 //!  source ──► captures ──► stages ──► container sink ──► package model ──► METS writer
 //!  sources/    Capture      scan,      formats::warc     model/            mets/writer.rs
 //!                           rewrite    (ranges, digests)  (plain data)     (streamed, validated)
-//!  audit/, store/ ◄── METS reader (mets/validate.rs, audit/listing.rs) ◄── a package on disk
+//!  audit/, store/, pages/, validate ◄── METS reader (mets/reader.rs) ◄── a package on disk
 //! ```
 //!
 //! - [`sources`] recognise input shapes ([`sources::detect`]) and read
-//!   them: [`sources::capture`] is the [`sources::capture::Capture`] the newer sources yield
-//!   ([`sources::nedlib`], [`sources::kulturarw3`]); Heritrix jobs, PANDAS instances and
-//!   mirrors ([`sources::pandas`], [`sources::mirror`]) still hand files and archives to their
-//!   own pipelines.
+//!   them: [`sources::capture`] is the [`sources::capture::Capture`] PANDAS instances and
+//!   mirrors ([`sources::pandas::InstanceCaptures`], read by [`sources::pandas`] and
+//!   [`sources::mirror`]), NEDLIB harvests ([`sources::nedlib`]) and Kulturarw3 archives
+//!   ([`sources::kulturarw3`]) yield; Heritrix jobs still hand ARC and WARC files to their own
+//!   path (README, design section).
 //! - [`formats`] reads and writes the byte formats: [`formats::arc::ArcReader`] frames ARC v1/v2
 //!   records out of damaged files and reports every oddity with its offset;
 //!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns
 //!   each record's byte ranges; [`formats::warc::WarcReader`] reads WARCs back;
 //!   [`formats::warc::payload`] is the one rule for where a payload starts.
-//! - [`stages`]: virus scanning with clamd ([`stages::scan`]) and byte-faithful link rewriting
-//!   ([`stages::rewrite`]).
+//! - [`stages`]: what captures pass before they are written ([`stages::Stage`]): virus
+//!   scanning with clamd ([`stages::scan`], one engine for every path) and byte-faithful link
+//!   rewriting ([`stages::rewrite::RewriteStage`]).
 //! - [`migrate`] converts one ARC into one WARC ([`migrate::migrate_file`]) and proves, by
 //!   reading the result back from disk, that every payload byte was conserved.
 //! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and
-//!   WARC files), [`package::pandas::build_pandas_package`] (PANDAS instances and mirrors),
-//!   [`package::captures::build_capture_package`] (capture sources: scan before writing, one
-//!   sink per container).
+//!   WARC files), [`package::captures::build_capture_package`] (every capture source: stages
+//!   before writing, one sink per container; [`package::pandas::build_pandas_package`] is it
+//!   for a PANDAS instance or mirror, with a report of its own).
 //! - [`model`] is the package as plain data; [`mets`] writes it as METS (MODS, DC, rights,
 //!   PREMIS; streamed, spilled per container) and validates METS documents against the
 //!   schemas and the profile ([`profile`]); [`metadata`] reads the curator's TOML, [`pages`]

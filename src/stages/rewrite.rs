@@ -869,6 +869,19 @@ impl RewriteStage {
         }
     }
 
+    /// `bytes` in a temporary file of the stage's folder.
+    fn to_temp(&self, bytes: &[u8]) -> Result<(Payload, tempfile::TempPath), StageError> {
+        let tmp_io = |source| StageError::Io { path: self.temp_dir.display().to_string(), source };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".rewrite-")
+            .tempfile_in(&self.temp_dir)
+            .map_err(tmp_io)?;
+        tmp.write_all(bytes).and_then(|()| tmp.flush()).map_err(tmp_io)?;
+        let path = tmp.path().to_path_buf();
+        let payload = Payload::Segment { path, offset: 0, len: bytes.len() as u64 };
+        Ok((payload, tmp.into_temp_path()))
+    }
+
     /// The new payload of one capture, if its links change.
     fn rewrite(&mut self, s: &Staged) -> Result<Option<(Replacement, Rewritten)>, StageError> {
         let c = &s.capture;
@@ -901,6 +914,13 @@ impl RewriteStage {
             let r = rewrite_css(bytes, file, &c.uri, &self.map);
             if r.count() == 0 || r.bytes == bytes {
                 return Ok(None);
+            }
+            // A stylesheet too large to be held goes to a file: the batch holds only what it
+            // counted.
+            if s.held.is_none() {
+                let (payload, temp) = self.to_temp(&r.bytes)?;
+                let detail = detail(&r);
+                return Ok(Some((Replacement { payload, detail, temp: Some(temp) }, r)));
             }
             let payload = Payload::Bytes(r.bytes.clone());
             return Ok(Some((Replacement { payload, detail: detail(&r), temp: None }, r)));
@@ -1032,6 +1052,15 @@ mod tests {
             // Not a page.
             staged("www.e.org/t.txt", "http://www.e.org/t.txt", "text/plain", page),
         ];
+        // A stylesheet too large to hold (read from its source): its new bytes go to a file.
+        let mut unheld = staged(
+            "www.e.org/big.css",
+            "http://www.e.org/big.css",
+            "text/css",
+            b"b{background:url(index.html)}",
+        );
+        unheld.held = None;
+        batch.push(unheld);
         batch[3].route = Route::Viral;
         batch[4].capture.kind = CaptureKind::Response;
         stage.run(&mut batch).unwrap();
@@ -1045,12 +1074,17 @@ mod tests {
             replaced(&batch[1]).as_deref(),
             Some(&b"a{background:url(http://www.e.org/)}"[..])
         );
-        for (i, s) in batch.iter().enumerate().skip(2) {
+        assert_eq!(
+            replaced(&batch[6]).as_deref(),
+            Some(&b"b{background:url(http://www.e.org/)}"[..])
+        );
+        assert!(batch[6].replacement.as_ref().unwrap().temp.is_some(), "not held: to a file");
+        for (i, s) in batch.iter().enumerate().take(6).skip(2) {
             assert!(s.replacement.is_none(), "capture {i} was replaced");
         }
         let sum = stage.summary();
-        // The stylesheet's link names a mirror file; the page's names nothing in the mirror.
-        assert_eq!((sum.transformed, sum.links_to_mirror, sum.links_to_outside), (2, 1, 1));
+        // The stylesheets' links name a mirror file; the page's names nothing in the mirror.
+        assert_eq!((sum.transformed, sum.links_to_mirror, sum.links_to_outside), (3, 2, 1));
         // The page's temporary file is in the folder given, and goes with its replacement.
         let temp = batch[0].replacement.as_ref().unwrap().temp.as_ref().unwrap().to_path_buf();
         assert!(temp.starts_with(dir.path()) && temp.exists());

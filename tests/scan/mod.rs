@@ -393,6 +393,42 @@ fn a_payload_over_clamds_limits_is_recorded_as_not_scanned() {
     }
 }
 
+/// A mirror page clamd cannot scan (over its limit) whose links are rewritten: the not-scanned
+/// event is said of both bytestreams, the harvested one in original/ and the rewritten one in
+/// content/ (it was dropped for rewritten files), and validate reports it.
+#[test]
+fn a_rewritten_page_that_could_not_be_scanned_says_so_of_both_bytestreams() {
+    let d = daemon_with("limits", 3325, &[("CLAMD_STREAM_MAX", "1K"), ("CLAMD_MAX_FILE", "1K")]);
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("557/20240101-1200/www.e.org");
+    std::fs::create_dir_all(&host).unwrap();
+    let mut page = b"<a href=\"small.html\">x</a>".to_vec();
+    page.extend(std::iter::repeat_n(b' ', 4096));
+    std::fs::write(host.join("index.html"), &page).unwrap();
+    std::fs::write(host.join("small.html"), b"<p>fits</p>").unwrap();
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &dir.path().join("557/20240101-1200"), &out);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r[0]["scan"]["not_scanned"], 1, "{}", r[0]["scan"]);
+    assert_eq!(r[0]["transformed"], 1, "{}", r[0]);
+    let mets = assert_valid_package(&out);
+    // One not-scanned event naming both objects.
+    let event = mets
+        .split("<premis:event>")
+        .find(|e| e.contains("<premis:eventOutcome>not scanned</premis:eventOutcome>"))
+        .expect("a not-scanned event");
+    for group in ["content/", "original/"] {
+        let named = format!("{group}pandas-557-20240101-1200");
+        assert!(event.contains(&named), "{group}: {event}");
+    }
+    let notes = assert_webaip_valid(&out.join("METS.xml"));
+    assert!(
+        notes.iter().any(|n| n.message.contains("2 objects") && n.message.contains("not scanned")),
+        "{notes:#?}"
+    );
+}
+
 /// In-memory payloads go over pooled sessions (FILDES on the Unix socket, INSTREAM over TCP),
 /// streamed ones over a connection each: all give clamd's verdict on the same bytes, and a
 /// session clamd has closed for idleness is replaced, not an error.

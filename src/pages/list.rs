@@ -13,7 +13,7 @@
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
@@ -359,8 +359,11 @@ impl Harvest {
             }
             What::Mirror { instances, .. } => {
                 for inst in instances {
-                    list_mirror(inst, &mut out)?;
-                    progress(inst.files.iter().map(|f| f.size).sum());
+                    for c in pandas::InstanceCaptures::new(inst) {
+                        let c = c?;
+                        progress(c.payload.len());
+                        list_capture(&c, &mut out)?;
+                    }
                 }
             }
             What::Captures(dir, shape) => {
@@ -488,8 +491,8 @@ impl Collector<'_> {
     }
 }
 
-/// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).
-/// Lists one capture of a capture source, if it is an HTML page.
+/// Lists one capture of a capture source (a mirror's file, a NEDLIB or Kulturarw3 capture), if
+/// it is an HTML page, at the URL and date packaging gives its record.
 fn list_capture(
     c: &crate::sources::capture::Capture,
     out: &mut Collector,
@@ -526,6 +529,7 @@ fn list_capture(
     Ok(())
 }
 
+/// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).
 fn status_of(head: &[u8]) -> Option<u16> {
     let line = head.split(|&b| b == b'\n').next()?;
     let code = std::str::from_utf8(line).ok()?.split_ascii_whitespace().nth(1)?;
@@ -674,31 +678,6 @@ fn list_arc(path: &Path, name: &str, out: &mut Collector) -> Result<(), ListErro
                 offset: Some(at),
                 offset_in_member: in_member.then_some(rec.location.offset),
             },
-        });
-    }
-    Ok(())
-}
-
-/// Lists the files of a PANDAS instance or mirror, at the URL and capture time packaging gives
-/// their `resource` records (typed, as there, by the mirror's type).
-fn list_mirror(inst: &Instance, out: &mut Collector) -> Result<(), ListError> {
-    for f in &inst.files {
-        if !out.wants(&f.mime, None) {
-            continue;
-        }
-        let file = layout::open_regular(&f.path)?;
-        let mut window = Vec::new();
-        file.take(TITLE_WINDOW as u64)
-            .read_to_end(&mut window)
-            .map_err(|source| ListError::Io { path: f.path.clone(), source })?;
-        out.entries.push(PageEntry {
-            url: f.url.clone(),
-            captured: f.capture.to_rfc3339_opts(SecondsFormat::Secs, true),
-            size: f.size,
-            status: None,
-            title: html_title(&window, Some(&f.mime)),
-            mime: f.mime.clone(),
-            place: Place { file: f.save_path.clone(), offset: None, offset_in_member: None },
         });
     }
     Ok(())

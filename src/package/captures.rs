@@ -377,6 +377,7 @@ pub fn build_capture_package(
                             vec![orig_oid.clone(), oid.clone()],
                         );
                         unscanned_events.push((rel.clone(), e.clone()));
+                        unscanned_events.push((orig.rel.clone(), e.clone()));
                         events.push(e);
                     }
                     let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
@@ -436,6 +437,10 @@ pub fn build_capture_package(
                 let Some(cleaned) = clean_capture(cmd, &c, held.as_deref(), engine, &pkg)? else {
                     continue;
                 };
+                // Said in the record too, as for Heritrix records: the WARC alone tells a
+                // cleaned copy from a harvested resource.
+                let mut warc_fields = c.warc_fields.clone();
+                warc_fields.push(("X-Webaip-Cleaned-From".into(), written.record_id.clone()));
                 let copy = Capture {
                     kind: CaptureKind::Resource,
                     http_header: None,
@@ -443,6 +448,7 @@ pub fn build_capture_package(
                     truncated: None,
                     metadata: None,
                     payload: Payload::Bytes(Vec::new()),
+                    warc_fields,
                     ..c.clone()
                 };
                 let sink = containers.get(Slot::Content, &mut mets, c.date)?;
@@ -545,19 +551,23 @@ pub fn build_capture_package(
         let (rel, sha, _) = super::add_log(&mut mets, &pkg, &s.path, &s.relative, now, progress)?;
         manifest.push((rel, sha));
     }
-    let quirks = source.quirks().to_vec();
+    let quirks = source.quirks();
     let mut quirk_counts: BTreeMap<String, u64> = BTreeMap::new();
-    for q in &quirks {
+    for q in quirks {
         *quirk_counts.entry(q.kind.clone()).or_default() += 1;
     }
     let quirks_rel = layout::in_dir(layout::WEBAIP_LOGS_DIR, &format!("{shape}.quirks.json"));
-    let json = serde_json::to_vec_pretty(&serde_json::json!({
-        "shape": shape,
-        "captures": captures,
-        "counts": quirk_counts,
-        "quirks": quirks,
-    }))
-    .map_err(|source| PackageError::Json { path: quirks_rel.clone(), source })?;
+    // Serialised from the source's own list (no copy of it, no JSON tree of it).
+    #[derive(Serialize)]
+    struct QuirksLog<'a> {
+        captures: u64,
+        counts: &'a BTreeMap<String, u64>,
+        quirks: &'a [Quirk],
+        shape: &'a str,
+    }
+    let log = QuirksLog { captures, counts: &quirk_counts, quirks, shape };
+    let json = serde_json::to_vec_pretty(&log)
+        .map_err(|source| PackageError::Json { path: quirks_rel.clone(), source })?;
     let (rel, sha, _) = super::add_generated_log(&mut mets, &pkg, &quirks_rel, &json, now)?;
     manifest.push((rel, sha));
 
@@ -583,7 +593,7 @@ pub fn build_capture_package(
         captures,
         records,
         quirk_counts,
-        quirks: quirks.into_iter().take(MAX_EXAMPLES).collect(),
+        quirks: quirks.iter().take(MAX_EXAMPLES).cloned().collect(),
         side_files: side.len() as u64,
         payload_bytes,
         virus_check: virus_note,
@@ -609,8 +619,9 @@ fn object_id(rel: &str, c: &Capture, w: &WrittenRecord) -> String {
 }
 
 /// The clean copy a cleaner makes of an infected payload, rescanned (`None`: it could not
-/// make one, or the copy is still infected). The cleaner reads a file: the payload's own when
-/// it is one whole file, else a temporary copy in the package being built.
+/// make one, or the copy is still infected). The cleaner reads a temporary copy in the package
+/// being built, never the harvest's own file (a cleaner that cleans in place would change
+/// the source).
 fn clean_capture(
     cmd: &str,
     c: &Capture,
@@ -618,11 +629,6 @@ fn clean_capture(
     engine: &ScanEngine,
     pkg: &Path,
 ) -> Result<Option<Vec<u8>>, PackageError> {
-    if let Payload::Segment { path, offset: 0, len } = &c.payload
-        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == *len)
-    {
-        return Ok(crate::stages::scan::clean_copy(cmd, path, engine)?);
-    }
     let mut tmp =
         tempfile::Builder::new().prefix(".infected-").tempfile_in(pkg).map_err(io_err(pkg))?;
     match held {

@@ -40,6 +40,15 @@ pub struct DateSource {
 pub enum Payload {
     /// Bytes already in memory (small payloads).
     Bytes(Vec<u8>),
+    /// A whole file of `len` bytes: read when the record is written, never held. Opening it
+    /// fails if it is no longer `len` bytes long (bytes appended since it was measured would
+    /// otherwise be in no record).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Its length when the source measured it.
+        len: u64,
+    },
     /// `len` bytes of `path` from `offset`: read when the record is written, never held.
     Segment {
         /// The file.
@@ -56,7 +65,7 @@ impl Payload {
     pub fn len(&self) -> u64 {
         match self {
             Payload::Bytes(b) => b.len() as u64,
-            Payload::Segment { len, .. } => *len,
+            Payload::File { len, .. } | Payload::Segment { len, .. } => *len,
         }
     }
 
@@ -65,12 +74,26 @@ impl Payload {
         self.len() == 0
     }
 
-    /// A reader over the payload. A segment is opened through
-    /// [`crate::layout::open_regular`] (no links, FIFOs or devices) and must still be as long
-    /// as it was when the source measured it.
+    /// A reader over the payload. A file or segment is opened through
+    /// [`crate::layout::open_regular`] (no links, FIFOs or devices); a file must still be as
+    /// long as it was when the source measured it, a segment's file at least as long.
     pub fn open(&self) -> io::Result<Box<dyn Read + Send + '_>> {
         match self {
             Payload::Bytes(b) => Ok(Box::new(&b[..])),
+            Payload::File { path, len } => {
+                let f = crate::layout::open_regular(path).map_err(io::Error::other)?;
+                let size = f.metadata()?.len();
+                if size != *len {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "{}: {len} bytes when the harvest was read, {size} now: changed while being packaged",
+                            path.display()
+                        ),
+                    ));
+                }
+                Ok(Box::new(f.take(*len)))
+            }
             Payload::Segment { path, offset, len } => {
                 use std::io::{Seek, SeekFrom};
                 let mut f = crate::layout::open_regular(path).map_err(io::Error::other)?;
@@ -136,19 +159,20 @@ pub struct Capture {
     pub metadata: Option<Vec<u8>>,
 }
 
-/// An oddity of the input a source tolerated, reported with where it is.
+/// An oddity of the input a source tolerated, reported with where it is. (Fields in
+/// alphabetical order: the quirks log lists them so.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Quirk {
+    /// What was found and what was done.
+    pub detail: String,
     /// The file, relative to the source root.
     pub file: String,
+    /// A short stable name (`norwegian-date`, `merged-header-line`, `meta-without-data`).
+    pub kind: String,
     /// The line (1-based), for line-oriented files.
     pub line: Option<u64>,
     /// The byte offset, where a line means nothing.
     pub offset: Option<u64>,
-    /// A short stable name (`norwegian-date`, `merged-header-line`, `meta-without-data`).
-    pub kind: String,
-    /// What was found and what was done.
-    pub detail: String,
 }
 
 /// A file of the source that is no capture (a log, an opaque side-car): packaged byte-exact
@@ -222,4 +246,32 @@ pub enum CaptureError {
         /// What is wrong.
         message: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_changed_since_it_was_measured_is_refused_a_segment_is_read_as_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"hello").unwrap();
+        let read = |p: &Payload| -> io::Result<Vec<u8>> {
+            let mut b = Vec::new();
+            p.open()?.read_to_end(&mut b)?;
+            Ok(b)
+        };
+        let file = Payload::File { path: path.clone(), len: 5 };
+        assert_eq!(read(&file).unwrap(), b"hello");
+        // Appended to while being packaged: the new bytes would be in no record.
+        std::fs::write(&path, b"hello, more").unwrap();
+        let err = read(&file).unwrap_err().to_string();
+        assert!(err.contains("5 bytes") && err.contains("11 now"), "{err}");
+        // A segment is a part of its file by design: the rest is someone else's.
+        let seg = Payload::Segment { path: path.clone(), offset: 7, len: 4 };
+        assert_eq!(read(&seg).unwrap(), b"more");
+        let past = Payload::Segment { path, offset: 8, len: 4 };
+        assert!(read(&past).is_err(), "a segment past the end of its file");
+    }
 }

@@ -443,7 +443,7 @@ impl NedlibHarvest {
             block.extend_from_slice(eol);
         }
         let payload = match (&pair.data, data_len) {
-            (Some(path), Some(len)) => Payload::Segment { path: path.clone(), offset: 0, len },
+            (Some(path), Some(len)) => Payload::File { path: path.clone(), len },
             _ => Payload::Bytes(Vec::new()),
         };
         let (kind, http_header, content_type) = match meta.header {

@@ -798,7 +798,7 @@ impl MirrorFile {
             kind: CaptureKind::Resource,
             http_header: None,
             content_type: Some(self.mime.clone()),
-            payload: Payload::Segment { path: self.path.clone(), offset: 0, len: self.size },
+            payload: Payload::File { path: self.path.clone(), len: self.size },
             truncated: None,
             provenance: Provenance { file: self.save_path.clone(), offset: None },
             warc_fields: vec![("X-Webaip-Mirror-Path".into(), self.save_path.clone())],

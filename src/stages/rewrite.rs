@@ -878,7 +878,7 @@ impl RewriteStage {
             .map_err(tmp_io)?;
         tmp.write_all(bytes).and_then(|()| tmp.flush()).map_err(tmp_io)?;
         let path = tmp.path().to_path_buf();
-        let payload = Payload::Segment { path, offset: 0, len: bytes.len() as u64 };
+        let payload = Payload::File { path, len: bytes.len() as u64 };
         Ok((payload, tmp.into_temp_path()))
     }
 
@@ -915,15 +915,11 @@ impl RewriteStage {
             if r.count() == 0 || r.bytes == bytes {
                 return Ok(None);
             }
-            // A stylesheet too large to be held goes to a file: the batch holds only what it
-            // counted.
-            if s.held.is_none() {
-                let (payload, temp) = self.to_temp(&r.bytes)?;
-                let detail = detail(&r);
-                return Ok(Some((Replacement { payload, detail, temp: Some(temp) }, r)));
-            }
-            let payload = Payload::Bytes(r.bytes.clone());
-            return Ok(Some((Replacement { payload, detail: detail(&r), temp: None }, r)));
+            // The new bytes go to a file, as a page's do: a batch holds only the harvested
+            // payloads it counted, whatever rewriting makes of them.
+            let (payload, temp) = self.to_temp(&r.bytes)?;
+            let r = Rewritten { bytes: Vec::new(), ..r };
+            return Ok(Some((Replacement { payload, detail: detail(&r), temp: Some(temp) }, r)));
         }
         let open = || -> io::Result<Box<dyn Read + Send + '_>> {
             match &s.held {
@@ -966,7 +962,7 @@ impl RewriteStage {
             return Ok(None);
         }
         let path = tmp.path().to_path_buf();
-        let payload = Payload::Segment { path, offset: 0, len };
+        let payload = Payload::File { path, len };
         let temp = Some(tmp.into_temp_path());
         Ok(Some((Replacement { payload, detail: detail(&r), temp }, r)))
     }
@@ -1052,7 +1048,7 @@ mod tests {
             // Not a page.
             staged("www.e.org/t.txt", "http://www.e.org/t.txt", "text/plain", page),
         ];
-        // A stylesheet too large to hold (read from its source): its new bytes go to a file.
+        // A stylesheet too large to hold is read from its source.
         let mut unheld = staged(
             "www.e.org/big.css",
             "http://www.e.org/big.css",
@@ -1078,7 +1074,7 @@ mod tests {
             replaced(&batch[6]).as_deref(),
             Some(&b"b{background:url(http://www.e.org/)}"[..])
         );
-        assert!(batch[6].replacement.as_ref().unwrap().temp.is_some(), "not held: to a file");
+        assert!(batch[1].replacement.as_ref().unwrap().temp.is_some(), "to a file");
         for (i, s) in batch.iter().enumerate().take(6).skip(2) {
             assert!(s.replacement.is_none(), "capture {i} was replaced");
         }

@@ -812,11 +812,20 @@ fn a_capture_source_cleaned_copy_goes_to_content_related_to_its_viral_original()
     );
     std::fs::write(day.join("00000000000000000000000000000009.meta"), meta).unwrap();
     std::fs::write(day.join("00000000000000000000000000000009"), &body).unwrap();
+    // The cleaner notes which file it was given: a copy, never the harvest's own file.
     let cleaner = dir.path().join("clean.sh");
-    std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
+    let given = dir.path().join("given.txt");
+    std::fs::write(
+        &cleaner,
+        format!("echo \"$1\" >> {}\ntr 'E' 'e' < \"$1\" > \"$2\"\n", given.display()),
+    )
+    .unwrap();
     let cmd = format!("sh {}", cleaner.display());
     let out = dir.path().join("pkg");
     let o = package_with(&d.addr, &dir.path().join("harvest"), &out, &["--cleaner", &cmd]);
+    let given = std::fs::read_to_string(&given).unwrap();
+    assert_eq!(given.lines().count(), 1, "{given}");
+    assert!(!given.contains("harvest/"), "the cleaner was given the harvest's file: {given}");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let r = if r.is_array() { r[0].clone() } else { r };
@@ -832,10 +841,17 @@ fn a_capture_source_cleaned_copy_goes_to_content_related_to_its_viral_original()
     let in_viral: Vec<&String> =
         uris.iter().filter(|(k, _)| k.starts_with("viral/")).flat_map(|(_, v)| v).collect();
     assert!(in_viral.iter().any(|u| u.ends_with("/eicar.com")), "{uris:?}");
+    // It names its original in viral/ by record id, as Heritrix cleaned copies do.
     let py = "import glob,sys\nfrom warcio.archiveiterator import ArchiveIterator\n\
+         ids={}\n\
+         for f in sorted(glob.glob(sys.argv[1]+'/viral/*.warc.gz')):\n\
+         \tfor r in ArchiveIterator(open(f,'rb')):\n\
+         \t\tif r.rec_type=='response': ids['viral']=r.rec_headers.get_header('WARC-Record-ID')\n\
          for f in sorted(glob.glob(sys.argv[1]+'/content/*.warc.gz')):\n\
          \tfor r in ArchiveIterator(open(f,'rb')):\n\
-         \t\tif r.rec_type=='resource': sys.stdout.buffer.write(r.content_stream().read())\n";
+         \t\tif r.rec_type=='resource':\n\
+         \t\t\tassert r.rec_headers.get_header('X-Webaip-Cleaned-From')==ids['viral'], ids\n\
+         \t\t\tsys.stdout.buffer.write(r.content_stream().read())\n";
     let w = Command::new(oracle_python()).args(["-c", py, out.to_str().unwrap()]).output().unwrap();
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
     assert_eq!(w.stdout, cleaned);

@@ -925,7 +925,7 @@ impl<W: Write> Output<'_, W> {
             payload_digest: true,
             extra: vec![(
                 "X-Webaip-Cleaned-From".into(),
-                format!("<urn:uuid:{}>", orig.record_id.trim_start_matches("urn:uuid:")),
+                format!("<{}>", orig.record_id.trim_matches(['<', '>'])),
             )],
             ..RecordSpec::default()
         };

@@ -223,6 +223,9 @@ pub(crate) struct ContainerScan {
     pub unscanned: Vec<(String, String)>,
     /// Cleaned copies written to content.
     pub cleaned: u64,
+    /// Of the payloads not scanned, those that have no event of their own (their record shares
+    /// a gzip member with others and is not described one by one).
+    pub unscanned_without_event: u64,
 }
 
 /// Describes the records of one container to its METS section, or its viral twin's, the
@@ -297,6 +300,7 @@ impl<'a> VerdictEvents<'a> {
     /// member with others and stays in content): counted and named in the container's event.
     pub fn unscanned_in_shared_member(&mut self, record_id: String, why: String) {
         self.found.unscanned.push((record_id, why));
+        self.found.unscanned_without_event += 1;
     }
 
     /// A record written to the viral twin (`vcw` its section), its payload infected with `sig`.
@@ -616,7 +620,8 @@ impl<'a> CopyRouter<'a> {
             payload_digest: true,
             extra: vec![(
                 "X-Webaip-Cleaned-From".into(),
-                format!("<urn:uuid:{}>", r.file.record_id.trim_start_matches("urn:uuid:")),
+                // The original's own id, as its WARC-Record-ID states it (any URI).
+                format!("<{}>", r.file.record_id),
             )],
             ..RecordSpec::default()
         };
@@ -768,6 +773,7 @@ pub(super) fn add_container_virus_checks(
         r.report.records -= v.records.saturating_sub(1).min(r.report.records);
     }
     let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
+    let shared = found.unscanned_without_event as usize;
     summary.infected += infected as u64;
     summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (rel.clone(), id, sig)));
     summary.not_scanned += unscanned as u64;
@@ -779,8 +785,14 @@ pub(super) fn add_container_virus_checks(
     if infected > 0 {
         detail.push(format!("{infected} infected payload(s) written to viral/ instead"));
     }
-    if unscanned > 0 {
-        detail.push(format!("{unscanned} payload(s) not scanned, each with its own event"));
+    if unscanned > shared {
+        let n = unscanned - shared;
+        detail.push(format!("{n} payload(s) not scanned, each with its own event"));
+    }
+    if shared > 0 {
+        detail.push(format!(
+            "{shared} payload(s) not scanned in gzip members shared with other records (not described one by one; listed in the package report)"
+        ));
     }
     let e = event(
         ids,

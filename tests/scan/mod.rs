@@ -1145,3 +1145,28 @@ fn infected_containers_with_a_cleaner_audit_intact_and_repeat_byte_for_byte() {
         assert!(a == b, "{name} differs between two --deterministic runs");
     }
 }
+
+/// A payload clamd cannot scan in a WARC compressed as one stream: it is counted, and the
+/// container's event says it has no event of its own (its record is not described one by
+/// one), instead of claiming "each with its own event".
+#[test]
+fn an_unscanned_payload_in_a_shared_gzip_member_is_said_to_have_no_event_of_its_own() {
+    let d = daemon_with("limits", 3325, &[("CLAMD_STREAM_MAX", "1K"), ("CLAMD_MAX_FILE", "1K")]);
+    let dir = tempfile::tempdir().unwrap();
+    let recs = [
+        warc_response("http://e.org/a.txt", b"fits", 1),
+        warc_response("http://e.org/big.bin", &vec![b'a'; 8192], 2),
+    ];
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+    std::io::Write::write_all(&mut e, &recs.concat()).unwrap();
+    let input = dir.path().join("one-stream.warc.gz");
+    std::fs::write(&input, e.finish().unwrap()).unwrap();
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &input, &out);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["scan"]["not_scanned"], 1, "{}", r["scan"]);
+    let mets = assert_valid_package(&out);
+    assert!(mets.contains("1 payload(s) not scanned in gzip members shared"), "{mets}");
+    assert!(!mets.contains("each with its own event"), "{mets}");
+}

@@ -1187,17 +1187,17 @@ impl ContainerCtx<'_> {
     /// Its identifiers are derived from the container's name (unique in the package): the
     /// containers are written in parallel, and a deterministic run must not depend on which
     /// thread draws an identifier first.
-    fn verdict_events(&self, viral_rel: String) -> Option<quarantine::VerdictEvents<'_>> {
-        self.version.map(|version| {
-            let ids = self.ids.derive(&format!("{}\nvirus check", self.rel));
-            quarantine::VerdictEvents::new(
-                ids,
-                self.opts,
-                self.now,
-                version,
-                (self.rel.clone(), viral_rel),
-            )
-        })
+    /// Describes this container's records as they are written. Without a scanner there are no
+    /// verdicts, so no events (the version is then never written).
+    fn verdict_events(&self, viral_rel: String) -> quarantine::VerdictEvents<'_> {
+        let ids = self.ids.derive(&format!("{}\nvirus check", self.rel));
+        quarantine::VerdictEvents::new(
+            ids,
+            self.opts,
+            self.now,
+            self.version.unwrap_or(""),
+            (self.rel.clone(), viral_rel),
+        )
     }
 
     /// Migrates an ARC to a WARC container. The WARC writers (the container's and its viral
@@ -1224,7 +1224,7 @@ impl ContainerCtx<'_> {
         // Payloads are scanned inside the migration, before their record is written: an
         // infected record goes to the viral twin instead (P5.5).
         let viral_rel = layout::viral_twin(&self.rel);
-        let mut events = self.verdict_events(viral_rel.clone());
+        let mut events = self.scanner.map(|_| self.verdict_events(viral_rel.clone()));
         let quarantine = match self.scanner {
             Some(_) => {
                 layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;
@@ -1389,28 +1389,19 @@ impl ContainerCtx<'_> {
         (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
-        // The WARC is read once: every byte the reader takes is written to the package's copy
-        // and hashed as it passes, and what follows the last record is drained the same way.
-        // With a scanner the bytes wait in a queue until their record's verdict is known, and
-        // go to the content container or its viral twin from there.
-        let (mut direct, mut plain, content) = match self.scanner {
-            None => (Some(crate::layout::create_in(self.root, &self.rel)?), Some(writer), None),
-            Some(_) => {
-                let level = self.opts.level;
-                let sink = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
-                (None, None, Some(sink))
-            }
-        };
+        // The WARC is read once: every byte the reader takes is hashed and queued as it
+        // passes, and what follows the last record is drained the same way. From the queue,
+        // each record's gzip member (or record, uncompressed) is appended by the content
+        // container's sink, which gives its range in the copy; with a scanner, once its
+        // verdict is known, and to the viral twin when it is infected. Bytes between records
+        // stay in content, in order.
+        let level = self.opts.level;
+        let content = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
         let mut from = BufReader::with_capacity(1 << 20, open_input(input)?);
         let mut copied = CopiedBytes { sha: Sha512::new(), len: 0 };
-        let queue = self.scanner.map(|_| Rc::new(RefCell::new(quarantine::ByteQueue::new())));
-        let mut queued = queue.as_ref().map(|q| quarantine::QueueWriter(Rc::clone(q)));
-        let to: &mut dyn Write = match (&mut queued, &mut direct) {
-            (Some(q), _) => q,
-            (None, Some(f)) => f,
-            (None, None) => return Err(PackageError::Internal("a copy with nowhere to go")),
-        };
-        let copying = Copying { from: &mut from, to, copied: &mut copied };
+        let queue = Rc::new(RefCell::new(quarantine::ByteQueue::new()));
+        let mut queued = quarantine::QueueWriter(Rc::clone(&queue));
+        let copying = Copying { from: &mut from, to: &mut queued, copied: &mut copied };
         let mut tally = Tally {
             log: self.log,
             uris: HashSet::new(),
@@ -1420,30 +1411,22 @@ impl ContainerCtx<'_> {
         let mut reader = WarcReader::new(copying, file_text(input))
             .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?;
         let gzip = reader.is_gzip();
-        let mut router = match (
+        let events = self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip));
+        let mut router = quarantine::CopyRouter::new(
             self.scanner,
             queue,
-            content,
-            self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip)),
-        ) {
-            (Some(engine), Some(queue), Some(content), Some(events)) => {
-                Some(quarantine::CopyRouter::new(
-                    engine,
-                    queue,
-                    (content, viral_writer),
-                    self.root,
-                    self.opts,
-                    events,
-                    self.now,
-                    gzip,
-                ))
-            }
-            _ => None,
-        };
+            (content, viral_writer),
+            self.root,
+            self.opts,
+            events,
+            self.now,
+            gzip,
+        );
         let mut records = 0u64;
         let mut versions = std::collections::BTreeSet::new();
         let mut findings = WarcFindings::default();
-        let hold = router.is_some();
+        // With a scanner, payloads small enough are held for it.
+        let hold = self.scanner.is_some();
         loop {
             let next = reader.next_record(|head, block| {
                 let h = &head.header;
@@ -1515,7 +1498,7 @@ impl ContainerCtx<'_> {
             };
             // With a scanner every payload is scanned, also of records that share a gzip
             // member with others (they cannot be moved: they stay where they are, and say so).
-            if (addressable || router.is_some()) && h.warc_type() != Some("warcinfo") {
+            if (addressable || hold) && h.warc_type() != Some("warcinfo") {
                 // The payload of an HTTP response is the entity: its type is the HTTP header's
                 // (as for migrated records), not the record's application/http.
                 let mime = match &entity {
@@ -1544,61 +1527,39 @@ impl ContainerCtx<'_> {
                         h.get(crate::migrate::mapping::FIELD_DATE_SOURCE).is_some(),
                     ),
                 };
-                match (&mut router, &mut plain) {
-                    (Some(router), _) => {
-                        let routed = quarantine::Routed {
-                            begin: head.offset,
-                            end: end.end,
-                            file: rf,
-                            payload: held,
-                            digest: d.payload_sha512,
-                            movable: addressable,
-                        };
-                        router.push(routed)?;
-                    }
-                    // Copied as read: its offset in the copy is its offset in the input.
-                    (None, Some(w)) => w.add_record(&rf).map_err(io_err(self.root))?,
-                    (None, None) => return Err(PackageError::Internal("a record with no METS")),
-                }
+                router.push(quarantine::Routed {
+                    begin: head.offset,
+                    end: end.end,
+                    file: rf,
+                    payload: held,
+                    digest: d.payload_sha512,
+                    movable: addressable,
+                })?;
             }
         }
         drop(reader);
         {
-            let to: &mut dyn Write = match (&mut queued, &mut direct) {
-                (Some(q), _) => q,
-                (None, Some(f)) => f,
-                (None, None) => return Err(PackageError::Internal("a copy with nowhere to go")),
-            };
-            let mut rest = Copying { from: &mut from, to, copied: &mut copied };
+            let mut rest = Copying { from: &mut from, to: &mut queued, copied: &mut copied };
             io::copy(&mut rest, &mut io::sink()).map_err(io_err(input))?;
         }
         let (mut size, mut sha) = (copied.len, hex(&copied.sha.finalize()));
-        let (writer, viral, scan) = match (router, direct, plain) {
-            (Some(router), _, _) => {
-                let routed = router.finish()?;
-                if let Some((record_id, offset, signature)) = routed.stuck {
-                    return Err(PackageError::InfectedInSharedMember {
-                        input: input.to_path_buf(),
-                        record_id,
-                        offset,
-                        signature,
-                    });
-                }
-                let moved = routed.viral.is_some() || routed.found.cleaned > 0;
-                let (writer, content_size) = routed.content.close_unhashed(self.root)?;
-                // Unless a record went elsewhere, the copy is the input, byte for byte.
-                if moved || content_size != size {
-                    (size, sha) = hash_file(&dest)?;
-                }
-                let viral = routed.viral.map(|v| v.close(self.root)).transpose()?;
-                (writer, viral, routed.found)
-            }
-            (None, Some(out), Some(writer)) => {
-                out.sync_all().map_err(io_err(&dest))?;
-                (writer, None, quarantine::ContainerScan::default())
-            }
-            _ => return Err(PackageError::Internal("a copy with nowhere to go")),
-        };
+        let routed = router.finish()?;
+        if let Some((record_id, offset, signature)) = routed.stuck {
+            return Err(PackageError::InfectedInSharedMember {
+                input: input.to_path_buf(),
+                record_id,
+                offset,
+                signature,
+            });
+        }
+        let moved = routed.viral.is_some() || routed.found.cleaned > 0;
+        let (writer, content_size) = routed.content.close_unhashed(self.root)?;
+        // Unless a record went elsewhere, the copy is the input, byte for byte.
+        if moved || content_size != size {
+            (size, sha) = hash_file(&dest)?;
+        }
+        let viral = routed.viral.map(|v| v.close(self.root)).transpose()?;
+        let scan = routed.found;
         (self.progress)(copied.len);
         let name = file_text(input);
         // Described as the version its records state (a copied WARC keeps its version).

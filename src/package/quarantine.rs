@@ -32,7 +32,7 @@ use crate::formats::warc::writer::RecordSpec;
 use crate::ids::Ids;
 use crate::mets::{ContainerWriter, MetsBuilder};
 use crate::model::*;
-use crate::stages::scan::{Digest, PendingVerdicts, ScanBatch, ScanEngine, ScanResult};
+use crate::stages::scan::{Digest, PendingVerdicts, ScanBatch, ScanEngine, ScanResult, Verdicts};
 
 /// Asks clamd for its version and records the scanner as a PREMIS agent (written once per
 /// package); the version goes into every virus-check event.
@@ -369,7 +369,8 @@ pub(crate) struct CopyRouter<'a> {
     queue: Rc<RefCell<ByteQueue>>,
     /// Whether the input is gzip: the viral twin is written the same way.
     gzip: bool,
-    engine: &'a Arc<ScanEngine>,
+    /// The scanner; without one every record goes to content as soon as it is read.
+    engine: Option<&'a Arc<ScanEngine>>,
     content: ContainerSink,
     root: &'a Path,
     opts: &'a PackageOptions,
@@ -391,7 +392,7 @@ pub(crate) struct CopyRouter<'a> {
 impl<'a> CopyRouter<'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        engine: &'a Arc<ScanEngine>,
+        engine: Option<&'a Arc<ScanEngine>>,
         queue: Rc<RefCell<ByteQueue>>,
         (content, viral_mets): (ContainerSink, Option<ContainerWriter>),
         root: &'a Path,
@@ -428,6 +429,11 @@ impl<'a> CopyRouter<'a> {
         let movable = r.movable;
         self.batch.push(r);
         let held = if movable { self.queue.borrow().held() } else { 0 };
+        // Without a scanner there is nothing to wait for: each movable record is appended as
+        // soon as it is read, and the queue holds no more than the record being read.
+        if self.engine.is_none() && movable {
+            return self.start_batch();
+        }
         if self.batch_bytes >= BATCH_BYTES
             || self.batch.len() >= BATCH_RECORDS
             || held >= BATCH_QUEUE
@@ -441,19 +447,23 @@ impl<'a> CopyRouter<'a> {
     fn start_batch(&mut self) -> Result<(), PackageError> {
         let batch = Arc::new(RoutedBatch(std::mem::take(&mut self.batch)));
         self.batch_bytes = 0;
-        let pending = self.engine.start(Arc::clone(&batch));
+        let Some(engine) = self.engine else {
+            let verdicts = vec![None; batch.0.len()];
+            return self.route((batch, verdicts));
+        };
+        let pending = engine.start(Arc::clone(&batch));
         let before = self.pending.replace((batch, pending));
-        if let Some(b) = before {
-            self.route(b)?;
+        if let Some((batch, pending)) = before {
+            let verdicts = engine.wait(pending)?;
+            self.route((batch, verdicts))?;
         }
         Ok(())
     }
 
     fn route(
         &mut self,
-        (batch, pending): (Arc<RoutedBatch>, PendingVerdicts),
+        (batch, verdicts): (Arc<RoutedBatch>, Verdicts),
     ) -> Result<(), PackageError> {
-        let verdicts = self.engine.wait(pending)?;
         let batch = Arc::into_inner(batch)
             .ok_or(PackageError::Internal("the scanning thread kept a batch"))?;
         let root = self.root;
@@ -487,7 +497,9 @@ impl<'a> CopyRouter<'a> {
             let content = r.file.content.clone();
             let verdict = match (verdict, &content) {
                 (Some(v), _) => Some(v),
-                (None, Some(c)) if c.range.len > 0 => Some(self.scan_held(&r, c)?),
+                (None, Some(c)) if c.range.len > 0 && self.engine.is_some() => {
+                    Some(self.scan_held(&r, c)?)
+                }
                 (None, _) => None,
             };
             let queue = Rc::clone(&self.queue);
@@ -558,9 +570,10 @@ impl<'a> CopyRouter<'a> {
 
     /// A payload too large to hold, streamed to clamd from the queue.
     fn scan_held(&self, r: &Routed, c: &ContentFile) -> Result<ScanResult, PackageError> {
+        let engine = self.engine.ok_or(PackageError::Internal("a scan without a scanner"))?;
         let q = self.queue.borrow();
         let payload = Self::payload_reader(&q, r, c).map_err(io_err(self.root))?;
-        Ok(self.engine.scan_one(Some(&r.digest), payload, c.range.len)?)
+        Ok(engine.scan_one(Some(&r.digest), payload, c.range.len)?)
     }
 
     /// Opens the viral twin (with its warcinfo record) on first use.
@@ -601,14 +614,17 @@ impl<'a> CopyRouter<'a> {
     /// With a cleaner: a clean copy of an infected payload goes to content, as a `resource`
     /// record at the same URI, right after its original went to the viral twin.
     fn clean(&mut self, r: &Routed) -> Result<(), PackageError> {
-        let (Some(cmd), Some(c)) = (&self.opts.cleaner, &r.file.content) else { return Ok(()) };
+        let (Some(cmd), Some(c), Some(engine)) = (&self.opts.cleaner, &r.file.content, self.engine)
+        else {
+            return Ok(());
+        };
         let mut tmp = tempfile::NamedTempFile::new().map_err(io_err(self.root))?;
         {
             let q = self.queue.borrow();
             let mut payload = Self::payload_reader(&q, r, c).map_err(io_err(self.root))?;
             io::copy(&mut payload, tmp.as_file_mut()).map_err(io_err(self.root))?;
         }
-        let copy = crate::stages::scan::clean_copy(cmd, tmp.path(), self.engine)?;
+        let copy = crate::stages::scan::clean_copy(cmd, tmp.path(), engine)?;
         let Some(bytes) = copy else { return Ok(()) };
         let capture = r.file.capture.clone();
         let spec = RecordSpec {
@@ -665,8 +681,9 @@ impl<'a> CopyRouter<'a> {
     /// already passed into the queue).
     pub fn finish(mut self) -> Result<RoutedContainers, PackageError> {
         self.start_batch()?;
-        if let Some(b) = self.pending.take() {
-            self.route(b)?;
+        if let (Some(engine), Some((batch, pending))) = (self.engine, self.pending.take()) {
+            let verdicts = engine.wait(pending)?;
+            self.route((batch, verdicts))?;
         }
         let end = self.queue.borrow().end;
         self.take_gap(end)?;

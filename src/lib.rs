@@ -16,8 +16,9 @@
 //! - [`sources`] recognise input shapes ([`sources::detect`]) and read
 //!   them: [`sources::capture`] is the [`sources::capture::Capture`] PANDAS instances and
 //!   mirrors ([`sources::pandas::InstanceCaptures`], read by [`sources::pandas`] and
-//!   [`sources::mirror`]), NEDLIB harvests ([`sources::nedlib`]) and Kulturarw3 archives
-//!   ([`sources::kulturarw3`]) yield; Heritrix jobs still hand ARC and WARC files to their own
+//!   [`sources::mirror`]), NEDLIB harvests ([`sources::nedlib`]), Kulturarw3 archives
+//!   ([`sources::kulturarw3`]) and ARC files ([`sources::arc_captures`], as the migration
+//!   maps them) yield; `package` still hands a Heritrix job's ARC and WARC files to their own
 //!   path (README, design section).
 //! - [`formats`] reads and writes the byte formats: [`formats::arc::ArcReader`] frames ARC v1/v2
 //!   records out of damaged files and reports every oddity with its offset;

@@ -1152,7 +1152,23 @@ pub struct SharedRange {
     end: u64,
 }
 
+impl PartialEq for SharedRange {
+    /// The same bytes of the same segment.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.segment, &other.segment)
+            && (self.start, self.end) == (other.start, other.end)
+    }
+}
+
+impl Eq for SharedRange {}
+
 impl SharedRange {
+    /// The range without its first `n` bytes (all of them when it has fewer).
+    pub fn skip(&self, n: u64) -> SharedRange {
+        let start = self.start.saturating_add(n).min(self.end);
+        SharedRange { segment: Arc::clone(&self.segment), start, end: self.end }
+    }
+
     /// Number of bytes.
     pub fn len(&self) -> u64 {
         self.end - self.start

@@ -33,7 +33,10 @@ use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
 use crate::stages::scan::{Digest, ScanBatch, ScanEngine, ScanResult};
-use mapping::{DateSource, FallbackDates, InputKind, Mapped, MappingContext, NoDate};
+/// What a migrated record came from, and where its date came from (fields of
+/// [`MigratedRecord`]).
+pub use mapping::{DateSource, InputKind};
+use mapping::{FallbackDates, Mapped, MappingContext, NoDate};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 

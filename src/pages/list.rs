@@ -17,12 +17,12 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
-use crate::formats::arc::{ArcError, ArcReader, RecordKind};
+use crate::formats::arc::ArcError;
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
 use crate::formats::warc::payload;
 use crate::formats::warc::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::{self, ConfineError, NameError};
-use crate::migrate::mapping::{FIELD_ARC_HEADER, FallbackDates, MappingContext};
+use crate::migrate::mapping::FIELD_ARC_HEADER;
 use crate::profile::Profile;
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
 use crate::sources::pandas::{self, Instance, Zone};
@@ -175,19 +175,6 @@ pub enum ListError {
     /// An ARC file cannot be read further (the message holds the cause, not chained again).
     #[error("{0}")]
     Arc(ArcError),
-    /// An ARC record has no usable date and nothing gives one (as in packaging).
-    #[error(
-        "{}: record at offset {offset}: no usable date (archive-date {date:?}); give --capture-date",
-        path.display()
-    )]
-    NoDate {
-        /// The ARC file.
-        path: PathBuf,
-        /// Offset of the record.
-        offset: u64,
-        /// Its archive-date field as found.
-        date: String,
-    },
     /// A mirror or its `.zip` cannot be read.
     #[error(transparent)]
     Mirror(#[from] MirrorError),
@@ -352,7 +339,16 @@ impl Harvest {
                         ArchiveKind::Warc => {
                             list_warc(layout::open_regular(&a.path)?, &name, &mut out)?
                         }
-                        ArchiveKind::Arc => list_arc(&a.path, &name, &mut out)?,
+                        ArchiveKind::Arc => {
+                            let captures = crate::sources::arc_captures::ArcCaptures::open(
+                                &a.path,
+                                name.clone(),
+                                opts.capture_date,
+                            )?;
+                            for c in captures {
+                                list_capture(&c?, &mut out)?;
+                            }
+                        }
                     }
                     progress(*size);
                 }
@@ -491,8 +487,8 @@ impl Collector<'_> {
     }
 }
 
-/// Lists one capture of a capture source (a mirror's file, a NEDLIB or Kulturarw3 capture), if
-/// it is an HTML page, at the URL and date packaging gives its record.
+/// Lists one capture of a capture source (an ARC record, a mirror's file, a NEDLIB or
+/// Kulturarw3 capture), if it is an HTML page, at the URL and date packaging gives its record.
 fn list_capture(
     c: &crate::sources::capture::Capture,
     out: &mut Collector,
@@ -512,7 +508,8 @@ fn list_capture(
         .open()
         .and_then(|r| r.take(TITLE_WINDOW as u64).read_to_end(&mut payload))
         .map_err(|e| ListError::Io { path: PathBuf::from(&c.provenance.file), source: e })?;
-    let ct = c.content_type.clone().or_else(|| last_content_type(head));
+    // The HTTP header's own Content-Type first: it may name the page's charset.
+    let ct = last_content_type(head).or_else(|| c.content_type.clone());
     out.entries.push(PageEntry {
         url: c.uri.clone(),
         captured: c.date.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
@@ -523,7 +520,7 @@ fn list_capture(
         place: Place {
             file: c.provenance.file.clone(),
             offset: c.provenance.offset,
-            offset_in_member: None,
+            offset_in_member: c.provenance.offset_in_member,
         },
     });
     Ok(())
@@ -614,73 +611,6 @@ fn warc_capture(
             offset_in_member: in_member.then_some(head.offset_in_member),
         },
     }))
-}
-
-/// Lists the captures of one ARC file as the migration maps them to WARC records.
-fn list_arc(path: &Path, name: &str, out: &mut Collector) -> Result<(), ListError> {
-    let mut arc = ArcReader::open(path)?;
-    // The same fallbacks as the migration (file name, ARC header, neighbouring records), so a
-    // record is listed with the date its package will give it.
-    let fallback = crate::migrate::fallback_dates(path, out.opts.capture_date)?
-        .unwrap_or(FallbackDates { capture_date: out.opts.capture_date, ..Default::default() });
-    let mut ctx = MappingContext::new(name.to_string(), String::new(), fallback);
-    let mut first = true;
-    let io_at = |offset: u64| {
-        move |source: io::Error| ArcError { path: path.to_path_buf(), offset, source }
-    };
-    while let Some(rec) = arc.next_record()? {
-        let at = rec.location.member.unwrap_or(rec.location.offset);
-        // The ARC header record's date stands in for records before the first dated one.
-        if std::mem::take(&mut first) && rec.kind == RecordKind::Filedesc {
-            ctx.fallback.arc_header = rec.header.as_ref().and_then(|h| h.date);
-        }
-        // The mapping reads the head of HTTP captures only (their HTTP header).
-        let http = rec.kind == RecordKind::Capture
-            && rec
-                .header
-                .as_ref()
-                .is_some_and(|h| h.url.starts_with(b"http:") || h.url.starts_with(b"https:"));
-        let body = arc.shared_body(&rec);
-        let head = if http { body.prefix(MAX_HTTP_HEADER_LEN).map_err(io_at(at))? } else { vec![] };
-        let mapped = ctx.map(&rec, &head, String::new()).map_err(|e| ListError::NoDate {
-            path: path.to_path_buf(),
-            offset: e.location.member.unwrap_or(e.location.offset),
-            date: e.date_raw.unwrap_or_default(),
-        })?;
-        let spec = &mapped.spec;
-        let url = spec.target_uri.clone().unwrap_or_default();
-        if rec.kind != RecordKind::Capture
-            || !matches!(spec.warc_type.as_str(), "response" | "resource")
-            || url.is_empty()
-        {
-            continue;
-        }
-        let offset = mapped.payload_offset as usize;
-        let http_head = &head[..offset.min(head.len())];
-        let status = (offset > 0).then(|| status_of(http_head)).flatten();
-        if !out.wants(&mapped.payload_mime, status) {
-            continue;
-        }
-        let content_type =
-            if offset > 0 { last_content_type(http_head) } else { spec.content_type.clone() };
-        let window = body.prefix(offset + TITLE_WINDOW).map_err(io_at(at))?;
-        let window = window.get(offset..).unwrap_or_default();
-        let in_member = rec.location.member.is_some() && rec.location.offset > 0;
-        out.entries.push(PageEntry {
-            url,
-            captured: spec.date.clone(),
-            size: body.len().saturating_sub(offset as u64),
-            status,
-            title: html_title(window, content_type.as_deref()),
-            mime: mapped.payload_mime.clone(),
-            place: Place {
-                file: name.to_string(),
-                offset: Some(at),
-                offset_in_member: in_member.then_some(rec.location.offset),
-            },
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

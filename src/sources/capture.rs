@@ -49,6 +49,9 @@ pub enum Payload {
         /// Its length when the source measured it.
         len: u64,
     },
+    /// A range of an ARC record's body as the ARC reader framed it (the input file, or the
+    /// record's decompressed gzip member, in memory or spilled): read when asked for.
+    Shared(crate::formats::arc::SharedRange),
     /// `len` bytes of `path` from `offset`: read when the record is written, never held.
     Segment {
         /// The file.
@@ -66,6 +69,7 @@ impl Payload {
         match self {
             Payload::Bytes(b) => b.len() as u64,
             Payload::File { len, .. } | Payload::Segment { len, .. } => *len,
+            Payload::Shared(r) => r.len(),
         }
     }
 
@@ -80,6 +84,7 @@ impl Payload {
     pub fn open(&self) -> io::Result<Box<dyn Read + Send + '_>> {
         match self {
             Payload::Bytes(b) => Ok(Box::new(&b[..])),
+            Payload::Shared(r) => Ok(Box::new(r.reader())),
             Payload::File { path, len } => {
                 let f = crate::layout::open_regular(path).map_err(io::Error::other)?;
                 let size = f.metadata()?.len();
@@ -120,8 +125,12 @@ pub struct Provenance {
     /// The file, relative to the source root (`2003-7-16/0042/b4ef...`), as the package's
     /// metadata records name it.
     pub file: String,
-    /// The byte offset of the capture in that file, when the file holds more than one thing.
+    /// The byte offset of the capture in that file, when the file holds more than one thing
+    /// (for a gzip file, of the member holding it).
     pub offset: Option<u64>,
+    /// For a capture inside a gzip member shared with others: its offset in the decompressed
+    /// member.
+    pub offset_in_member: Option<u64>,
 }
 
 /// One harvested thing, as a source yields it.
@@ -235,6 +244,22 @@ pub enum CaptureError {
         /// The cause.
         #[source]
         source: io::Error,
+    },
+    /// An ARC file cannot be read further.
+    #[error(transparent)]
+    Arc(#[from] crate::formats::arc::ArcError),
+    /// An ARC record has no usable date and nothing gives one (as in packaging).
+    #[error(
+        "{}: record at offset {offset}: no usable date (archive-date {date:?}); give --capture-date",
+        path.display()
+    )]
+    NoDate {
+        /// The ARC file.
+        path: PathBuf,
+        /// Offset of the record.
+        offset: u64,
+        /// Its archive-date field as found.
+        date: String,
     },
     /// A file is not what its place says it is.
     #[error("{path}{}: {message}", .offset.map(|o| format!(" at offset {o}")).unwrap_or_default())]

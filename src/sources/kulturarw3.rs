@@ -760,7 +760,7 @@ impl Kulturarw3Archive {
             content_type,
             payload,
             truncated,
-            provenance: Provenance { file: rel.to_string(), offset: None },
+            provenance: Provenance { file: rel.to_string(), offset: None, offset_in_member: None },
             warc_fields: Vec::new(),
             metadata: Some(meta),
         }))

@@ -13,6 +13,7 @@
 //! [`Source::refused`] naming it, never read. Side files (`seeds.txt`, `crawl.log`) are read
 //! with bounds ([`MAX_SEEDS`], [`MAX_LINE`]).
 
+pub mod arc_captures;
 pub mod capture;
 pub(crate) mod crawl_log;
 pub mod kulturarw3;

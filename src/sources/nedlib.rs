@@ -467,6 +467,7 @@ impl NedlibHarvest {
             provenance: Provenance {
                 file: data_rel.unwrap_or_else(|| rel_meta.clone()),
                 offset: None,
+                offset_in_member: None,
             },
             warc_fields: Vec::new(),
             metadata: Some(block),

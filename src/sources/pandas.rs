@@ -800,7 +800,11 @@ impl MirrorFile {
             content_type: Some(self.mime.clone()),
             payload: Payload::File { path: self.path.clone(), len: self.size },
             truncated: None,
-            provenance: Provenance { file: self.save_path.clone(), offset: None },
+            provenance: Provenance {
+                file: self.save_path.clone(),
+                offset: None,
+                offset_in_member: None,
+            },
             warc_fields: vec![("X-Webaip-Mirror-Path".into(), self.save_path.clone())],
             metadata: Some(fields.into_bytes()),
         }

@@ -1006,7 +1006,11 @@ mod tests {
             content_type: Some(mime.into()),
             payload: Payload::Bytes(body.to_vec()),
             truncated: None,
-            provenance: crate::sources::capture::Provenance { file: path.into(), offset: None },
+            provenance: crate::sources::capture::Provenance {
+                file: path.into(),
+                offset: None,
+                offset_in_member: None,
+            },
             warc_fields: vec![],
             metadata: None,
         };

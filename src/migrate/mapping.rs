@@ -55,7 +55,7 @@ pub enum DateSource {
 }
 
 impl DateSource {
-    /// The value of [`FIELD_DATE_SOURCE`] and the report's key.
+    /// The value of `X-Webaip-Date-Source` and the report's key.
     pub fn as_str(self) -> &'static str {
         match self {
             DateSource::Record => "record",

@@ -1,5 +1,5 @@
 //! ARC files as captures: each capture record, mapped as the migration maps it to a WARC record
-//! ([`crate::migrate::mapping`]: the URL, the date and where it came from, the server's
+//! (`migrate::mapping`: the URL, the date and where it came from, the server's
 //! address, the HTTP header bytes as stored, the payload's type), its payload a byte range of
 //! the record's body read only when asked for.
 //!

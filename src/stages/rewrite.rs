@@ -833,7 +833,7 @@ pub struct RewriteSummary {
     /// Relative links to things outside the mirror, made absolute.
     pub links_to_outside: u64,
     /// Files that could not be rewritten, with why (kept as harvested); the first
-    /// [`MAX_LISTED_FAILURES`].
+    /// hundred.
     pub not_rewritten: Vec<(String, String)>,
     /// How many could not be rewritten in all.
     pub not_rewritten_count: u64,

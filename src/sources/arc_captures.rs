@@ -23,7 +23,9 @@ use crate::migrate::mapping::{FallbackDates, MappingContext};
 /// Quirks kept one by one; more are only counted in [`ArcCaptures::quirks_dropped`].
 const MAX_QUIRKS: usize = 10_000;
 
-/// The captures of one ARC file, in order.
+/// The captures of one ARC file, in order. Each capture's payload keeps its record's bytes
+/// alive (a decompressed gzip member: up to 8 MiB in memory, else a temporary file) until the
+/// capture is dropped: hold few at a time.
 pub struct ArcCaptures {
     path: PathBuf,
     name: String,

@@ -24,19 +24,70 @@ pub(crate) fn sha512_file(path: &std::path::Path) -> std::io::Result<(u64, Strin
 }
 
 /// Size and SHA-512 (lower-case hex) of everything `f` yields, read in 1 MiB chunks.
-pub(crate) fn sha512_read(mut f: impl std::io::Read) -> std::io::Result<(u64, String)> {
-    let mut sha = Sha512::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut len = 0u64;
-    loop {
-        let n = match f.read(&mut buf) {
-            Ok(0) => return Ok((len, hex(&sha.finalize()))),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        sha.update(&buf[..n]);
-        len += n as u64;
+pub(crate) fn sha512_read(f: impl std::io::Read) -> std::io::Result<(u64, String)> {
+    sha512_of(f).map(|(len, d)| (len, hex(&d)))
+}
+
+/// Size and SHA-512 of everything `f` yields, read in 1 MiB chunks.
+pub(crate) fn sha512_of(f: impl std::io::Read) -> std::io::Result<(u64, [u8; 64])> {
+    let mut r = Sha512Reader::new(f);
+    let len = std::io::copy(&mut r, &mut std::io::sink())?;
+    Ok((len, r.finish()))
+}
+
+/// A reader that hashes (SHA-512) what passes through it, for a digest of bytes read anyway.
+pub(crate) struct Sha512Reader<R> {
+    inner: R,
+    sha: Sha512,
+}
+
+impl<R: std::io::Read> Sha512Reader<R> {
+    pub fn new(inner: R) -> Self {
+        Sha512Reader { inner, sha: Sha512::new() }
+    }
+
+    /// The SHA-512 of the bytes read so far.
+    pub fn finish(self) -> [u8; 64] {
+        self.sha.finalize().into()
+    }
+}
+
+/// A writer that hashes (SHA-512) and counts what passes through it.
+pub(crate) struct Sha512Writer<W> {
+    inner: W,
+    sha: Sha512,
+    len: u64,
+}
+
+impl<W: std::io::Write> Sha512Writer<W> {
+    pub fn new(inner: W) -> Self {
+        Sha512Writer { inner, sha: Sha512::new(), len: 0 }
+    }
+
+    /// The writer, and the size and SHA-512 of the bytes written through it.
+    pub fn finish(self) -> (W, u64, [u8; 64]) {
+        (self.inner, self.len, self.sha.finalize().into())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Sha512Writer<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sha.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Sha512Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.sha.update(&buf[..n]);
+        Ok(n)
     }
 }
 

@@ -280,9 +280,10 @@ pub fn build_capture_package(
             // The digest under which a verdict is reused.
             let digest = match &held {
                 _ if scan_stage.is_none() || len == 0 => None,
-                Some(b) => Some(sha512(&b[..]).map_err(io_err(&pkg))?),
+                Some(b) => Some(<sha2::Sha512 as sha2::Digest>::digest(b).into()),
                 None => {
-                    Some(sha512(c.payload.open().map_err(io_err(&pkg))?).map_err(io_err(&pkg))?)
+                    let payload = c.payload.open().map_err(io_err(&pkg))?;
+                    Some(crate::formats::digest::sha512_of(payload).map_err(io_err(&pkg))?.1)
                 }
             };
             batch.push(Staged::new(c, held, digest));
@@ -734,22 +735,6 @@ fn described_bytestream(
         },
         events,
     }
-}
-
-fn sha512(mut r: impl Read) -> io::Result<[u8; 64]> {
-    use sha2::Digest;
-    let mut h = sha2::Sha512::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        h.update(&buf[..n]);
-    }
-    Ok(h.finalize().into())
 }
 
 /// The regular files under `root`, by their names relative to it, sorted (links and other

@@ -935,9 +935,11 @@ impl RewriteStage {
             .prefix(".rewrite-")
             .tempfile_in(&self.temp_dir)
             .map_err(tmp_io)?;
-        let mut out = io::BufWriter::with_capacity(256 * 1024, tmp.as_file());
-        let input = open().map_err(io)?.take(REWRITE_LIMIT);
-        let r = match rewrite_html_stream(input, &mut out, encoding, file, &c.uri, &self.map) {
+        // Both sides are hashed as they pass through the rewriter: no second read of either.
+        use crate::formats::digest::{Sha512Reader, Sha512Writer};
+        let mut out = Sha512Writer::new(io::BufWriter::with_capacity(256 * 1024, tmp.as_file()));
+        let mut input = Sha512Reader::new(open().map_err(io)?.take(REWRITE_LIMIT));
+        let r = match rewrite_html_stream(&mut input, &mut out, encoding, file, &c.uri, &self.map) {
             Ok(r) => r,
             Err(e) => {
                 drop(out);
@@ -946,19 +948,9 @@ impl RewriteStage {
             }
         };
         out.flush().map_err(tmp_io)?;
-        drop(out);
-        if r.count() == 0 {
-            return Ok(None);
-        }
+        let (_, len, after) = out.finish();
         // Every link may already have been what it becomes: then nothing changed.
-        use crate::formats::digest::{hex, sha512_read};
-        let before = match &s.digest {
-            Some(d) => hex(d),
-            None => sha512_read(open().map_err(io)?).map_err(io)?.1,
-        };
-        let (len, after) =
-            sha512_read(std::fs::File::open(tmp.path()).map_err(tmp_io)?).map_err(tmp_io)?;
-        if before == after {
+        if r.count() == 0 || input.finish() == after {
             return Ok(None);
         }
         let path = tmp.path().to_path_buf();

@@ -227,7 +227,8 @@ pub fn build_capture_package(
         description: source.description(),
     };
     let mut scan = ScanSummary::default();
-    let mut unscanned_events: Vec<(String, Event)> = Vec::new();
+    // Payloads not scanned, each with its own event, by container (for the container's event).
+    let mut unscanned: BTreeMap<String, u64> = BTreeMap::new();
     let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
     let (mut captures, mut payload_bytes) = (0u64, 0u64);
     let scan_event = |version: &str, outcome: String, detail: Option<String>, objects| {
@@ -333,7 +334,7 @@ pub fn build_capture_package(
                     let described = own_event.map(|(version, outcome, detail)| {
                         let e = scan_event(version, outcome, Some(detail), vec![oid.clone()]);
                         if !infected {
-                            unscanned_events.push((rel.clone(), e.clone()));
+                            *unscanned.entry(rel.clone()).or_default() += 1;
                         }
                         described_bytestream(oid.clone(), &written, &c, vec![e], vec![])
                     });
@@ -377,8 +378,8 @@ pub fn build_capture_package(
                             Some(detail),
                             vec![orig_oid.clone(), oid.clone()],
                         );
-                        unscanned_events.push((rel.clone(), e.clone()));
-                        unscanned_events.push((orig.rel.clone(), e.clone()));
+                        *unscanned.entry(rel.clone()).or_default() += 1;
+                        *unscanned.entry(orig.rel.clone()).or_default() += 1;
                         events.push(e);
                     }
                     let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
@@ -388,9 +389,8 @@ pub fn build_capture_package(
                         related_object: ("local".into(), orig_oid.clone()),
                         related_event: Some(event.id.clone()),
                     };
-                    let mut new_obj =
+                    let new_obj =
                         described_bytestream(oid.clone(), &written, &c, events, vec![relationship]);
-                    new_obj.object.events = event_ids.clone();
                     let mut orig_obj = described_bytestream(orig_oid, &ow, &c, vec![], vec![]);
                     orig_obj.object.events = event_ids;
                     orig.mets
@@ -517,7 +517,7 @@ pub fn build_capture_package(
                             scan.infected
                         ));
                     }
-                    let n = unscanned_events.iter().filter(|(r, _)| r == rel).count();
+                    let n = unscanned.get(rel.as_str()).copied().unwrap_or(0);
                     if n > 0 {
                         notes.push(format!("{n} payload(s) not scanned, each with its own event"));
                     }

@@ -24,6 +24,7 @@ use crate::formats::warc::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::{self, ConfineError, NameError};
 use crate::migrate::mapping::FIELD_ARC_HEADER;
 use crate::profile::Profile;
+use crate::sources::capture::CaptureError;
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
 use crate::sources::pandas::{self, Instance, Zone};
 use crate::sources::{
@@ -345,9 +346,7 @@ impl Harvest {
                                 name.clone(),
                                 opts.capture_date,
                             )?;
-                            for c in captures {
-                                list_capture(&c?, &mut out)?;
-                            }
+                            list_captures(captures, &mut out, &|_| {})?;
                         }
                     }
                     progress(*size);
@@ -355,20 +354,12 @@ impl Harvest {
             }
             What::Mirror { instances, .. } => {
                 for inst in instances {
-                    for c in pandas::InstanceCaptures::new(inst) {
-                        let c = c?;
-                        progress(c.payload.len());
-                        list_capture(&c, &mut out)?;
-                    }
+                    list_captures(pandas::InstanceCaptures::new(inst), &mut out, progress)?;
                 }
             }
             What::Captures(dir, shape) => {
                 let mut source = crate::sources::open_captures(dir, *shape)?;
-                for c in &mut *source {
-                    let c = c?;
-                    progress(c.payload.len());
-                    list_capture(&c, &mut out)?;
-                }
+                list_captures(&mut *source, &mut out, progress)?;
             }
         }
         let mut entries = out.entries;
@@ -485,6 +476,20 @@ impl Collector<'_> {
         }
         true
     }
+}
+
+/// Lists the HTML pages among `captures`, with progress by payload bytes.
+fn list_captures(
+    captures: impl Iterator<Item = Result<crate::sources::capture::Capture, CaptureError>>,
+    out: &mut Collector,
+    progress: &dyn Fn(u64),
+) -> Result<(), ListError> {
+    for c in captures {
+        let c = c?;
+        progress(c.payload.len());
+        list_capture(&c, out)?;
+    }
+    Ok(())
 }
 
 /// Lists one capture of a capture source (an ARC record, a mirror's file, a NEDLIB or

@@ -18,15 +18,12 @@ use serde::Serialize;
 
 use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
 use crate::formats::arc::ArcError;
-use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
-use crate::formats::warc::payload;
-use crate::formats::warc::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::{self, ConfineError, NameError};
-use crate::migrate::mapping::FIELD_ARC_HEADER;
 use crate::profile::Profile;
 use crate::sources::capture::CaptureError;
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
 use crate::sources::pandas::{self, Instance, Zone};
+use crate::sources::warc_captures::WarcCaptures;
 use crate::sources::{
     ACCEPTED_SHAPES, Archive, ArchiveKind, Input, SourceError, archive_kind, detect, path_text,
 };
@@ -170,9 +167,6 @@ pub enum ListError {
     /// the cause already, so it is not chained again.
     #[error("{0}")]
     Open(ConfineError),
-    /// A WARC file cannot be read further.
-    #[error(transparent)]
-    Warc(#[from] WarcError),
     /// An ARC file cannot be read further (the message holds the cause, not chained again).
     #[error("{0}")]
     Arc(ArcError),
@@ -329,7 +323,8 @@ impl Harvest {
             What::Package { root, containers } => {
                 for (name, size) in containers {
                     let file = layout::open_in(root, name)?;
-                    list_warc(file, name, &mut out)?;
+                    let captures = WarcCaptures::from_file(file, &root.join(name), name.clone())?;
+                    list_captures(captures, &mut out, &|_| {})?;
                     progress(*size);
                 }
             }
@@ -337,9 +332,11 @@ impl Harvest {
                 for (a, size) in archives {
                     let name = path_text(&a.path);
                     match a.kind {
-                        ArchiveKind::Warc => {
-                            list_warc(layout::open_regular(&a.path)?, &name, &mut out)?
-                        }
+                        ArchiveKind::Warc => list_captures(
+                            WarcCaptures::open(&a.path, name.clone())?,
+                            &mut out,
+                            &|_| {},
+                        )?,
                         ArchiveKind::Arc => {
                             let captures = crate::sources::arc_captures::ArcCaptures::open(
                                 &a.path,
@@ -517,7 +514,7 @@ fn list_capture(
     let ct = last_content_type(head).or_else(|| c.content_type.clone());
     out.entries.push(PageEntry {
         url: c.uri.clone(),
-        captured: c.date.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        captured: c.date.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
         size: c.payload.len(),
         status,
         mime,
@@ -538,105 +535,16 @@ fn status_of(head: &[u8]) -> Option<u16> {
     (code.len() == 3).then(|| code.parse().ok()).flatten()
 }
 
-/// The content-type field of a migrated record's ARC header line (`URL IP DATE TYPE ...`),
-/// which typed the payload when the HTTP header names none (as the migration does). The URL
-/// may hold spaces: the date is the first 14-digit field after two others.
-fn arc_line_mime(line: &str) -> Option<String> {
-    let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
-    let i = (2..fields.len().saturating_sub(1))
-        .find(|&i| fields[i].len() == 14 && fields[i].bytes().all(|b| b.is_ascii_digit()))?;
-    let mime = fields[i + 1].split(';').next()?.trim().to_ascii_lowercase();
-    mime.contains('/').then_some(mime)
-}
-
-/// Lists the captures of one WARC file (a package's container, or a source's).
-fn list_warc(file: std::fs::File, name: &str, out: &mut Collector) -> Result<(), ListError> {
-    let mut reader = WarcReader::new(file, name)?;
-    loop {
-        let gzip = reader.is_gzip();
-        let next = reader.next_record(|head, block| warc_capture(head, block, (name, gzip), out));
-        match next? {
-            Some((_, _, Some(entry))) => out.entries.push(entry),
-            Some(_) => {}
-            None => return Ok(()),
-        }
-    }
-}
-
-/// One WARC record: its page entry when it is one to list. The payload is located as
-/// packaging locates it (`copy_warc`): after the HTTP header of an `http(s)` response.
-fn warc_capture(
-    head: &WarcRecordHead,
-    block: &mut dyn Read,
-    (name, gzip): (&str, bool),
-    out: &mut Collector,
-) -> io::Result<Option<PageEntry>> {
-    let h = &head.header;
-    let kind = h.warc_type().unwrap_or("");
-    let url = h.target_uri().unwrap_or("");
-    if !matches!(kind, "response" | "resource") || url.is_empty() {
-        return Ok(None);
-    }
-    // The one rule for where a payload starts (formats::warc::payload), as package uses it.
-    let mut prefix = Vec::new();
-    let mut offset = 0usize;
-    if payload::holds_http_message(Some(kind), Some(url)) {
-        block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
-        offset = payload::payload_start_of(h, &prefix).offset() as usize;
-    }
-    let http_head = &prefix[..offset];
-    let (mime, status, content_type) = if offset > 0 {
-        let mime = entity_mime(http_head)
-            .or_else(|| h.get(FIELD_ARC_HEADER).and_then(arc_line_mime))
-            .unwrap_or_else(|| "application/octet-stream".into());
-        (mime, status_of(http_head), last_content_type(http_head))
-    } else {
-        let ct = h.get("Content-Type").map(str::to_string);
-        (ct.clone().unwrap_or_else(|| "application/octet-stream".into()), None, ct)
-    };
-    if !out.wants(&mime, status) {
-        return Ok(None);
-    }
-    let size = h.content_length().unwrap_or(prefix.len() as u64).saturating_sub(offset as u64);
-    let mut window = prefix.split_off(offset);
-    window.truncate(TITLE_WINDOW);
-    let more = TITLE_WINDOW - window.len();
-    block.take(more as u64).read_to_end(&mut window)?;
-    let in_member = gzip && head.offset_in_member > 0;
-    Ok(Some(PageEntry {
-        url: url.to_string(),
-        captured: h.get("WARC-Date").unwrap_or("").to_string(),
-        size,
-        status,
-        title: html_title(&window, content_type.as_deref()),
-        mime,
-        place: Place {
-            file: name.to_string(),
-            offset: Some(head.offset),
-            offset_in_member: in_member.then_some(head.offset_in_member),
-        },
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn status_lines_and_arc_header_types() {
+    fn status_lines() {
         assert_eq!(status_of(b"HTTP/1.1 404 Not Found\r\nA: b\r\n\r\n"), Some(404));
         assert_eq!(status_of(b"HTTP/1.0 200\n\n"), Some(200));
         assert_eq!(status_of(b"HTTP/1.1 -1 Broken\r\n\r\n"), None);
         assert_eq!(status_of(b"HTTP/1.1 2000 Odd\r\n\r\n"), None);
-        let v1 = "http://www.example.org/old-page 192.0.2.10 20240315103006 text/html 98";
-        assert_eq!(arc_line_mime(v1).as_deref(), Some("text/html"));
-        // A URL with spaces (and digits) before the date, a v2 line, a type with parameters.
-        let spaced = "http://e.org/a 20240315103006 b.html 192.0.2.10 20240315103006 Text/HTML; charset=x 98";
-        assert_eq!(arc_line_mime(spaced).as_deref(), Some("text/html"));
-        let v2 = "http://e.org/ 1.2.3.4 20240315103006 application/xhtml+xml 200 - - 0 f.arc 9";
-        assert_eq!(arc_line_mime(v2).as_deref(), Some("application/xhtml+xml"));
-        assert_eq!(arc_line_mime("http://e.org/ 1.2.3.4 20240315103006 - 9"), None);
-        assert_eq!(arc_line_mime("base64:aGVsbG8="), None);
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub enum Payload {
         /// Its length.
         len: u64,
     },
+    /// A payload inside a WARC record of a file opened once by its source: read again from
+    /// the record (decompressing its gzip member) when asked for, never held.
+    InRecord(super::warc_captures::RecordPayload),
 }
 
 impl Payload {
@@ -69,6 +72,7 @@ impl Payload {
         match self {
             Payload::Bytes(b) => b.len() as u64,
             Payload::File { len, .. } | Payload::Segment { len, .. } => *len,
+            Payload::InRecord(r) => r.len(),
             Payload::Shared(r) => r.len(),
         }
     }
@@ -85,6 +89,7 @@ impl Payload {
         match self {
             Payload::Bytes(b) => Ok(Box::new(&b[..])),
             Payload::Shared(r) => Ok(Box::new(r.reader())),
+            Payload::InRecord(r) => r.reader(),
             Payload::File { path, len } => {
                 let f = crate::layout::open_regular(path).map_err(io::Error::other)?;
                 let size = f.metadata()?.len();
@@ -248,6 +253,9 @@ pub enum CaptureError {
     /// An ARC file cannot be read further.
     #[error(transparent)]
     Arc(#[from] crate::formats::arc::ArcError),
+    /// A WARC file cannot be read further.
+    #[error(transparent)]
+    Warc(#[from] crate::formats::warc::WarcError),
     /// An ARC record has no usable date and nothing gives one (as in packaging).
     #[error(
         "{}: record at offset {offset}: no usable date (archive-date {date:?}); give --capture-date",

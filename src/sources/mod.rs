@@ -20,6 +20,7 @@ pub mod kulturarw3;
 pub mod mirror;
 pub mod nedlib;
 pub mod pandas;
+pub mod warc_captures;
 
 use std::collections::HashSet;
 use std::io::{self, BufRead};

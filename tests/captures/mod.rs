@@ -231,3 +231,131 @@ fn arc_captures_are_the_records_the_migration_writes_as_warcio_reads_them() {
     }
     assert!(checked > 100, "only {checked} captures checked");
 }
+
+/// WARC files as captures (`sources::warc_captures`): every `response` and `resource` record
+/// with a target URI of every corpus WARC, and of one whose records share a single gzip stream,
+/// is a capture in warcio's order with warcio's URL and payload bytes (SHA-512), read after the
+/// whole file was iterated (payloads are read again from their records, or were kept when their
+/// gzip member is shared). A file warcio cannot read to its end fails here too, with its name
+/// and an offset, after the same captures.
+#[test]
+fn warc_captures_are_the_records_warcio_reads() {
+    use sha2::{Digest, Sha512};
+    use std::io::{Read, Write};
+    use webaip::sources::capture::CaptureKind;
+    use webaip::sources::warc_captures::WarcCaptures;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut warcs: Vec<_> = std::fs::read_dir(crate::util::corpus().join("warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    warcs.sort();
+    // One gzip stream for the whole file: every record after the first shares its member.
+    let one_stream = dir.path().join("one-stream.warc.gz");
+    let plain = std::fs::read(crate::util::corpus().join("warc/jwat-valid-warcfile-utf8.warc"));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain.unwrap()).unwrap();
+    std::fs::write(&one_stream, gz.finish().unwrap()).unwrap();
+    warcs.push(one_stream);
+    let (mut checked, mut in_shared_member) = (0, 0);
+    for warc in warcs {
+        let name = warc.file_name().unwrap().to_string_lossy().into_owned();
+        let mut o = crate::util::oracle(&warc, false);
+        // warcio refuses a gzip stream holding several records: it reads them decompressed.
+        if o.error.as_deref().is_some_and(|e| e.contains("non-chunked gzip")) {
+            let mut plain = Vec::new();
+            let file = std::fs::File::open(&warc).unwrap();
+            flate2::read::MultiGzDecoder::new(file).read_to_end(&mut plain).unwrap();
+            let unzipped = dir.path().join(format!("{name}.warc"));
+            std::fs::write(&unzipped, plain).unwrap();
+            o = crate::util::oracle(&unzipped, false);
+        }
+        let expected: Vec<_> = o
+            .records
+            .iter()
+            .filter(|r| {
+                matches!(r.rec_type.as_str(), "response" | "resource")
+                    && r.uri.as_deref().is_some_and(|u| !u.is_empty())
+            })
+            .collect();
+        let mut source = WarcCaptures::open(&warc, name.clone()).unwrap();
+        let mut captures = Vec::new();
+        let mut failed = None;
+        for c in source.by_ref() {
+            match c {
+                Ok(c) => captures.push(c),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        match (&o.error, &failed) {
+            (None, None) => {}
+            (Some(_), Some(e)) => {
+                assert!(e.contains(&name) && e.contains("offset"), "{name}: {e}")
+            }
+            (theirs, ours) => panic!("{name}: warcio {theirs:?}, webaip {ours:?}"),
+        }
+        if failed.is_none() {
+            assert_eq!(captures.len(), expected.len(), "{name}: captures vs warcio's records");
+        }
+        for (c, theirs) in captures.iter().zip(&expected) {
+            let at = format!("{name} at {:?}: {}", c.provenance.offset, c.uri);
+            assert_eq!(Some(&c.uri), theirs.uri.as_ref(), "{at}: URL");
+            assert_eq!(c.kind == CaptureKind::Response, theirs.http, "{at}: HTTP or not");
+            let mut payload = Vec::new();
+            c.payload.open().unwrap().read_to_end(&mut payload).unwrap();
+            assert_eq!(payload.len() as u64, c.payload.len(), "{at}: stated length");
+            assert_eq!(payload.len() as u64, theirs.payload_len, "{at}: payload length");
+            let sha: String = Sha512::digest(&payload).iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(sha, theirs.payload_sha512, "{at}: payload bytes");
+            in_shared_member += usize::from(c.provenance.offset_in_member.is_some());
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} captures checked");
+    assert!(in_shared_member > 5, "only {in_shared_member} captures in a shared gzip member");
+}
+
+/// A WARC record whose date is no W3C date-time is no capture: a quirk with its offset says so,
+/// and the records around it are still yielded. A payload whose file changed under it since it
+/// was read fails with the file's name instead of giving other bytes.
+#[test]
+fn warc_captures_report_an_unreadable_date_and_a_record_gone() {
+    use std::io::Read;
+    use webaip::sources::capture::CaptureSource;
+    use webaip::sources::warc_captures::WarcCaptures;
+
+    let record = |date: &str, uri: &str, body: &str| {
+        format!(
+            "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:{uri}>\r\n\
+             WARC-Date: {date}\r\nWARC-Target-URI: http://e.org/{uri}\r\n\
+             Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}\r\n\r\n",
+            body.len()
+        )
+    };
+    let first = record("2024-03-15T10:30:06Z", "a", "first");
+    let second = record("the 15th of March", "b", "second");
+    let third = record("2024-03", "c", "third");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dates.warc");
+    std::fs::write(&path, format!("{first}{second}{third}")).unwrap();
+    let mut source = WarcCaptures::open(&path, "dates.warc".into()).unwrap();
+    let captures: Vec<_> = source.by_ref().collect::<Result<_, _>>().unwrap();
+    let uris: Vec<_> = captures.iter().map(|c| c.uri.as_str()).collect();
+    assert_eq!(uris, ["http://e.org/a", "http://e.org/c"]);
+    let q = source.quirks();
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert_eq!(q[0].kind, "unreadable-warc-date");
+    assert_eq!(q[0].offset, Some(first.len() as u64));
+    assert!(q[0].detail.contains("the 15th of March"), "{}", q[0].detail);
+    let mut third_payload = String::new();
+    captures[1].payload.open().unwrap().read_to_string(&mut third_payload).unwrap();
+    assert_eq!(third_payload, "third");
+    // The file is rewritten in place: where the record was, there is none any more.
+    std::fs::write(&path, "x".repeat(first.len() + second.len() + third.len())).unwrap();
+    let err = captures[1].payload.open().map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("dates.warc") && err.contains("not there any more"), "{err}");
+}

@@ -1,0 +1,383 @@
+//! WARC files as captures: each `response` or `resource` record with a target URI, as its
+//! record states it (the URL, `WARC-Date` and where it came from, the server's address, the
+//! HTTP header bytes as stored, the payload's type), its payload read from the record's own
+//! bytes only when asked for.
+//!
+//! The records keep their bytes: a capture describes a record, it does not re-encode it.
+//! `package` copies a WARC member by member ([`crate::package::build_package`], read once,
+//! byte-exact) rather than re-writing it from captures: reading a capture's payload again
+//! would be a second read of the file (README, design section). Used by `webaip pages` for
+//! package containers and source WARC files alike.
+//!
+//! Where a payload starts is the one rule of [`crate::formats::warc::payload`]. A record whose
+//! gzip member it shares with records before it cannot be reached without decompressing them:
+//! its payload is kept while it is read (up to 8 MiB in memory, else in a temporary file).
+//! Every other payload is read again from its record when asked for.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::capture::{
+    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
+    SideFile,
+};
+use crate::formats::arc::SharedRange;
+use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
+use crate::formats::segment::{FileRange, SPOOL_BUF, spool_with};
+use crate::formats::warc::WarcReader;
+use crate::formats::warc::payload;
+use crate::formats::warc::reader::WarcRecordHead;
+use crate::migrate::mapping::{FIELD_ARC_HEADER, FIELD_DATE_SOURCE};
+
+/// Quirks kept one by one; more are only counted in [`WarcCaptures::quirks_dropped`].
+const MAX_QUIRKS: usize = 10_000;
+
+/// The captures of one WARC file (plain or gzip), in order.
+pub struct WarcCaptures {
+    path: PathBuf,
+    name: String,
+    file: Arc<File>,
+    reader: WarcReader<File>,
+    quirks: Vec<Quirk>,
+    dropped: u64,
+    others: BTreeMap<String, u64>,
+    spool_buf: Vec<u8>,
+}
+
+/// What the record callback keeps of a capture record.
+struct Seen {
+    http_header: Option<Vec<u8>>,
+    /// Bytes of the block before the payload.
+    payload_offset: u64,
+    /// The payload, when it was kept while read (a record in a shared gzip member).
+    kept: Option<Result<SharedRange, io::Error>>,
+}
+
+impl WarcCaptures {
+    /// Opens `path` (named `name` in quirks and provenance); a link, FIFO or device is refused.
+    pub fn open(path: &Path, name: String) -> Result<WarcCaptures, CaptureError> {
+        let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
+        let file = crate::layout::open_regular(path).map_err(|e| io(io::Error::other(e)))?;
+        WarcCaptures::from_file(file, path, name)
+    }
+
+    /// Reads `file`, already opened (a package's container, confined to the package), as
+    /// `path` (named `name` in quirks and provenance).
+    pub fn from_file(file: File, path: &Path, name: String) -> Result<WarcCaptures, CaptureError> {
+        let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
+        let own = file.try_clone().map_err(io)?;
+        let reader = WarcReader::new(own, name.as_str()).map_err(CaptureError::Warc)?;
+        Ok(WarcCaptures {
+            path: path.to_path_buf(),
+            file: Arc::new(file),
+            name,
+            reader,
+            quirks: Vec::new(),
+            dropped: 0,
+            others: BTreeMap::new(),
+            spool_buf: Vec::new(),
+        })
+    }
+
+    /// Quirks found beyond the ones kept.
+    pub fn quirks_dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The records read that are no capture, by `WARC-Type` (`warcinfo`, `request`,
+    /// `metadata`, `revisit`, ...; a response or resource without a target URI counts under
+    /// its type too).
+    pub fn other_records(&self) -> &BTreeMap<String, u64> {
+        &self.others
+    }
+
+    fn quirk(&mut self, offset: u64, kind: &str, detail: String) {
+        if self.quirks.len() >= MAX_QUIRKS {
+            self.dropped += 1;
+            return;
+        }
+        let file = self.name.clone();
+        self.quirks.push(Quirk {
+            detail,
+            file,
+            kind: kind.into(),
+            line: None,
+            offset: Some(offset),
+        });
+    }
+
+    fn next_capture(&mut self) -> Result<Option<Capture>, CaptureError> {
+        loop {
+            let gzip = self.reader.is_gzip();
+            if self.spool_buf.is_empty() {
+                self.spool_buf = vec![0; SPOOL_BUF];
+            }
+            let buf = &mut self.spool_buf;
+            let next = self.reader.next_record(|head, block| see(head, block, gzip, buf));
+            let (head, _end, seen) = match next {
+                Ok(Some(x)) => x,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            };
+            let h = &head.header;
+            let Some(seen) = seen else {
+                *self.others.entry(h.warc_type().unwrap_or("(none)").to_string()).or_default() += 1;
+                continue;
+            };
+            let raw_date = h.get("WARC-Date").unwrap_or("");
+            let Some(date) = parse_warc_date(raw_date) else {
+                let detail = format!("WARC-Date {raw_date:?} is no W3C date-time: not listed");
+                self.quirk(head.offset, "unreadable-warc-date", detail);
+                continue;
+            };
+            let date_source = match h.get(FIELD_DATE_SOURCE) {
+                Some(s) => DateSource { label: s.to_string(), inferred: true },
+                None => DateSource { label: "WARC-Date".into(), inferred: false },
+            };
+            let declared = h.content_length().unwrap_or(0);
+            let len = declared.saturating_sub(seen.payload_offset);
+            let payload = match seen.kept {
+                Some(Ok(range)) => Payload::Shared(range),
+                Some(Err(source)) => {
+                    return Err(CaptureError::Io { path: self.path.clone(), source });
+                }
+                None => Payload::InRecord(RecordPayload {
+                    file: Arc::clone(&self.file),
+                    name: self.name.clone(),
+                    at: head.offset,
+                    gzip,
+                    skip: head.header_len + seen.payload_offset,
+                    len,
+                }),
+            };
+            let (kind, content_type) = match &seen.http_header {
+                Some(head_bytes) => (
+                    CaptureKind::Response,
+                    entity_mime(head_bytes)
+                        .or_else(|| h.get(FIELD_ARC_HEADER).and_then(arc_line_mime)),
+                ),
+                None => (CaptureKind::Resource, h.get("Content-Type").map(str::to_string)),
+            };
+            let in_member = gzip && head.offset_in_member > 0;
+            return Ok(Some(Capture {
+                uri: h.target_uri().unwrap_or_default().to_string(),
+                date,
+                date_source,
+                ip: h.get("WARC-IP-Address").map(str::to_string),
+                kind,
+                http_header: seen.http_header,
+                content_type,
+                payload,
+                truncated: h.get("WARC-Truncated").map(str::to_string),
+                provenance: Provenance {
+                    file: self.name.clone(),
+                    offset: Some(head.offset),
+                    offset_in_member: in_member.then_some(head.offset_in_member),
+                },
+                warc_fields: Vec::new(),
+                metadata: None,
+            }));
+        }
+    }
+}
+
+/// Reads what a capture needs from a record's block: `None` when the record is no capture.
+fn see(
+    head: &WarcRecordHead,
+    block: &mut dyn Read,
+    gzip: bool,
+    buf: &mut [u8],
+) -> io::Result<Option<Seen>> {
+    let h = &head.header;
+    let kind = h.warc_type();
+    if !matches!(kind, Some("response" | "resource")) || h.target_uri().is_none_or(str::is_empty) {
+        return Ok(None);
+    }
+    // The one rule for where a payload starts (formats::warc::payload), as package uses it.
+    let mut prefix = Vec::new();
+    let mut offset = 0usize;
+    if payload::holds_http_message(kind, h.target_uri()) {
+        block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
+        offset = payload::payload_start_of(h, &prefix).offset() as usize;
+    }
+    // Behind records in its gzip member, a payload is out of reach later: keep it now.
+    let kept = (gzip && head.offset_in_member > 0).then(|| {
+        let (segment, err) = spool_with(io::Cursor::new(&prefix[offset..]).chain(block), buf);
+        match err {
+            Some(e) => Err(e),
+            None => Ok(SharedRange::whole(Arc::new(segment))),
+        }
+    });
+    let http_header = (offset > 0).then(|| prefix[..offset].to_vec());
+    Ok(Some(Seen { http_header, payload_offset: offset as u64, kept }))
+}
+
+/// A payload inside a stored WARC record: `len` bytes, `skip` bytes into the record at `at`
+/// (into its gzip member, which the record starts, when `gzip`). The file is the one its
+/// source opened (confined, no link): read with positioned reads, never opened again by name.
+#[derive(Debug, Clone)]
+pub struct RecordPayload {
+    file: Arc<File>,
+    name: String,
+    at: u64,
+    gzip: bool,
+    skip: u64,
+    len: u64,
+}
+
+impl PartialEq for RecordPayload {
+    /// The same bytes of the same open file.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.file, &other.file)
+            && (self.at, self.gzip, self.skip, self.len)
+                == (other.at, other.gzip, other.skip, other.len)
+    }
+}
+
+impl Eq for RecordPayload {}
+
+impl RecordPayload {
+    /// The payload's length.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when it holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A reader over the payload, past the blank lines the WARC reader tolerates before a
+    /// record. Fails when no WARC record starts there any more or it ends before the payload.
+    pub fn reader(&self) -> io::Result<Box<dyn Read + Send + '_>> {
+        let end = self.file.metadata()?.len();
+        let raw = FileRange::new(&self.file, self.at, end.saturating_sub(self.at));
+        let raw = BufReader::with_capacity(64 * 1024, raw);
+        let mut record: Box<dyn BufRead + Send + '_> = if self.gzip {
+            Box::new(BufReader::new(flate2::bufread::GzDecoder::new(raw)))
+        } else {
+            Box::new(raw)
+        };
+        loop {
+            let b = record.fill_buf()?;
+            let blank = b.iter().take_while(|&&c| c == b'\r' || c == b'\n').count();
+            let done = blank < b.len() || b.is_empty();
+            record.consume(blank);
+            if done {
+                break;
+            }
+        }
+        let gone = |kind, what: &str| {
+            let at = self.at;
+            io::Error::new(kind, format!("{}: the record at offset {at} {what}", self.name))
+        };
+        let mut version = [0u8; 5];
+        record
+            .read_exact(&mut version)
+            .map_err(|_| gone(io::ErrorKind::UnexpectedEof, "is not there any more"))?;
+        if &version != b"WARC/" {
+            return Err(gone(io::ErrorKind::InvalidData, "is not there any more"));
+        }
+        let rest = self.skip.saturating_sub(version.len() as u64);
+        let skipped = io::copy(&mut (&mut record).take(rest), &mut io::sink())?;
+        if skipped < rest {
+            return Err(gone(io::ErrorKind::UnexpectedEof, "ends before its payload"));
+        }
+        Ok(Box::new(record.take(self.len)))
+    }
+}
+
+/// A `WARC-Date` (W3C date-time, as WARC 1.1 allows it: to the second or finer, or less
+/// precise), in UTC.
+pub(crate) fn parse_warc_date(s: &str) -> Option<DateTime<Utc>> {
+    if let Ok(d) = DateTime::parse_from_rfc3339(s) {
+        return Some(d.to_utc());
+    }
+    // Less precise forms: `YYYY-MM-DDThh:mmZ`, `YYYY-MM-DD`, `YYYY-MM`, `YYYY`.
+    if let Ok(d) = chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%MZ") {
+        return Some(d.and_utc());
+    }
+    let day = match s.len() {
+        10 => NaiveDate::parse_from_str(s, "%Y-%m-%d").ok(),
+        7 => NaiveDate::parse_from_str(&format!("{s}-01"), "%Y-%m-%d").ok(),
+        4 if s.bytes().all(|b| b.is_ascii_digit()) => {
+            NaiveDate::parse_from_str(&format!("{s}-01-01"), "%Y-%m-%d").ok()
+        }
+        _ => None,
+    };
+    day.and_then(|d| d.and_hms_opt(0, 0, 0)).map(|d| d.and_utc())
+}
+
+/// The content-type field of a migrated record's ARC header line (`URL IP DATE TYPE ...`),
+/// which typed the payload when the HTTP header names none (as the migration does). The URL
+/// may hold spaces: the date is the first 14-digit field after two others.
+pub(crate) fn arc_line_mime(line: &str) -> Option<String> {
+    let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
+    let i = (2..fields.len().saturating_sub(1))
+        .find(|&i| fields[i].len() == 14 && fields[i].bytes().all(|b| b.is_ascii_digit()))?;
+    let mime = fields[i + 1].split(';').next()?.trim().to_ascii_lowercase();
+    mime.contains('/').then_some(mime)
+}
+
+impl Iterator for WarcCaptures {
+    type Item = Result<Capture, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_capture().transpose()
+    }
+}
+
+impl CaptureSource for WarcCaptures {
+    fn shape_name(&self) -> &'static str {
+        "warc"
+    }
+
+    fn quirks(&self) -> &[Quirk] {
+        &self.quirks
+    }
+
+    fn side_files(&self) -> Vec<SideFile> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warc_dates_to_the_second_finer_and_less_precise() {
+        let d =
+            |s| parse_warc_date(s).map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+        assert_eq!(d("2024-03-15T10:30:06Z").as_deref(), Some("2024-03-15T10:30:06Z"));
+        assert_eq!(
+            d("2024-03-15T10:30:06.123456Z").as_deref(),
+            Some("2024-03-15T10:30:06.123456Z")
+        );
+        assert_eq!(d("2024-03-15T10:30Z").as_deref(), Some("2024-03-15T10:30:00Z"));
+        assert_eq!(d("2024-03-15").as_deref(), Some("2024-03-15T00:00:00Z"));
+        assert_eq!(d("2024-03").as_deref(), Some("2024-03-01T00:00:00Z"));
+        assert_eq!(d("2024").as_deref(), Some("2024-01-01T00:00:00Z"));
+        for bad in ["", "yesterday", "2024-13-01", "20240315103006", "2024-03-15T25:00:00Z"] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn arc_header_types() {
+        let v1 = "http://www.example.org/old-page 192.0.2.10 20240315103006 text/html 98";
+        assert_eq!(arc_line_mime(v1).as_deref(), Some("text/html"));
+        // A URL with spaces (and digits) before the date, a v2 line, a type with parameters.
+        let spaced = "http://e.org/a 20240315103006 b.html 192.0.2.10 20240315103006 Text/HTML; charset=x 98";
+        assert_eq!(arc_line_mime(spaced).as_deref(), Some("text/html"));
+        let v2 = "http://e.org/ 1.2.3.4 20240315103006 application/xhtml+xml 200 - - 0 f.arc 9";
+        assert_eq!(arc_line_mime(v2).as_deref(), Some("application/xhtml+xml"));
+        assert_eq!(arc_line_mime("http://e.org/ 1.2.3.4 20240315103006 - 9"), None);
+        assert_eq!(arc_line_mime("base64:aGVsbG8="), None);
+    }
+}

@@ -111,8 +111,13 @@ fn print_text(l: &PageListing, statuses: bool) {
     } else {
         String::new()
     };
+    let quirks = if c.quirks > 0 {
+        format!("; {} quirk(s) in the source (--json lists them)", c.quirks)
+    } else {
+        String::new()
+    };
     println!(
-        "{} page(s) at {} URL(s), of {} capture(s) read{left_out}",
+        "{} page(s) at {} URL(s), of {} capture(s) read{left_out}{quirks}",
         c.pages, c.urls, c.captures
     );
 }

@@ -20,7 +20,7 @@ use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
 use crate::formats::arc::ArcError;
 use crate::layout::{self, ConfineError, NameError};
 use crate::profile::Profile;
-use crate::sources::capture::CaptureError;
+use crate::sources::capture::{CaptureSource, Quirk};
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
 use crate::sources::pandas::{self, Instance, Zone};
 use crate::sources::warc_captures::WarcCaptures;
@@ -95,6 +95,8 @@ pub struct PageCounts {
     pub captures: u64,
     /// HTML captures left out for their HTTP status (not 2xx), without `all_statuses`.
     pub other_status: u64,
+    /// Oddities the sources reported ([`PageListing::quirks`]).
+    pub quirks: u64,
 }
 
 /// What was read.
@@ -124,6 +126,10 @@ pub struct PageListing {
     pub entries: Vec<PageEntry>,
     /// Counts.
     pub counts: PageCounts,
+    /// The oddities the sources reported (the first 100; [`PageCounts::quirks`] counts them
+    /// all), with file and offset or line: a record with an unreadable date, an ARC anomaly, a
+    /// refused mirror file. What is no capture by design (an ARC's version block) is not one.
+    pub quirks: Vec<Quirk>,
 }
 
 /// Why a harvest cannot be listed.
@@ -318,13 +324,19 @@ impl Harvest {
         opts: &ListOptions,
         progress: &dyn Fn(u64),
     ) -> Result<PageListing, ListError> {
-        let mut out = Collector { opts, entries: Vec::new(), counts: PageCounts::default() };
+        let mut out = Collector {
+            opts,
+            entries: Vec::new(),
+            counts: PageCounts::default(),
+            quirks: Vec::new(),
+        };
         match &self.what {
             What::Package { root, containers } => {
                 for (name, size) in containers {
                     let file = layout::open_in(root, name)?;
-                    let captures = WarcCaptures::from_file(file, &root.join(name), name.clone())?;
-                    list_captures(captures, &mut out, &|_| {})?;
+                    let mut captures =
+                        WarcCaptures::from_file(file, &root.join(name), name.clone())?;
+                    list_captures(&mut captures, &mut out, &|_| {})?;
                     progress(*size);
                 }
             }
@@ -333,17 +345,17 @@ impl Harvest {
                     let name = path_text(&a.path);
                     match a.kind {
                         ArchiveKind::Warc => list_captures(
-                            WarcCaptures::open(&a.path, name.clone())?,
+                            &mut WarcCaptures::open(&a.path, name.clone())?,
                             &mut out,
                             &|_| {},
                         )?,
                         ArchiveKind::Arc => {
-                            let captures = crate::sources::arc_captures::ArcCaptures::open(
+                            let mut captures = crate::sources::arc_captures::ArcCaptures::open(
                                 &a.path,
                                 name.clone(),
                                 opts.capture_date,
                             )?;
-                            list_captures(captures, &mut out, &|_| {})?;
+                            list_captures(&mut captures, &mut out, &|_| {})?;
                         }
                     }
                     progress(*size);
@@ -351,7 +363,7 @@ impl Harvest {
             }
             What::Mirror { instances, .. } => {
                 for inst in instances {
-                    list_captures(pandas::InstanceCaptures::new(inst), &mut out, progress)?;
+                    list_captures(&mut pandas::InstanceCaptures::new(inst), &mut out, progress)?;
                 }
             }
             What::Captures(dir, shape) => {
@@ -374,7 +386,13 @@ impl Harvest {
         counts.pages = entries.len() as u64;
         counts.urls =
             entries.iter().map(|e| &e.url).collect::<std::collections::HashSet<_>>().len() as u64;
-        Ok(PageListing { path: path_text(&self.path), kind: self.kind(), entries, counts })
+        Ok(PageListing {
+            path: path_text(&self.path),
+            kind: self.kind(),
+            entries,
+            counts,
+            quirks: out.quirks,
+        })
     }
 }
 
@@ -452,11 +470,15 @@ fn content_containers(mets: &Path) -> Result<Vec<String>, ListError> {
     Ok(names)
 }
 
-/// Entries and counts as they are found.
+/// Quirks listed one by one; more are only counted.
+const MAX_QUIRKS_LISTED: usize = 100;
+
+/// Entries, counts and quirks as they are found.
 struct Collector<'a> {
     opts: &'a ListOptions,
     entries: Vec<PageEntry>,
     counts: PageCounts,
+    quirks: Vec<Quirk>,
 }
 
 impl Collector<'_> {
@@ -477,14 +499,20 @@ impl Collector<'_> {
 
 /// Lists the HTML pages among `captures`, with progress by payload bytes.
 fn list_captures(
-    captures: impl Iterator<Item = Result<crate::sources::capture::Capture, CaptureError>>,
+    source: &mut dyn CaptureSource,
     out: &mut Collector,
     progress: &dyn Fn(u64),
 ) -> Result<(), ListError> {
-    for c in captures {
+    for c in &mut *source {
         let c = c?;
         progress(c.payload.len());
         list_capture(&c, out)?;
+    }
+    for q in source.quirks().iter().filter(|q| q.kind != "not-a-capture") {
+        out.counts.quirks += 1;
+        if out.quirks.len() < MAX_QUIRKS_LISTED {
+            out.quirks.push(q.clone());
+        }
     }
     Ok(())
 }

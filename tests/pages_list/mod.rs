@@ -196,3 +196,37 @@ fn a_container_name_leaving_the_package_is_refused() {
     assert!(err.contains("../outside.warc.gz"), "{err}");
     assert!(o.stdout.is_empty());
 }
+
+/// What a source reports odd is said, not dropped: a WARC record whose `WARC-Date` is no date
+/// is no page, and the listing counts and lists it with its file and offset (the text summary
+/// says how many); a WARC date finer than the second is kept as written.
+#[test]
+fn a_warc_record_that_cannot_be_dated_is_a_quirk_of_the_listing() {
+    let record = |date: &str, uri: &str| {
+        let body = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<title>{uri}</title>");
+        format!(
+            "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{uri}>\r\n\
+             WARC-Date: {date}\r\nWARC-Target-URI: http://e.org/{uri}\r\n\
+             Content-Type: application/http;msgtype=response\r\nContent-Length: {}\r\n\r\n{body}\r\n\r\n",
+            body.len()
+        )
+    };
+    let first = record("2024-03-15T10:30:06.25Z", "a");
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("odd.warc");
+    std::fs::write(&warc, format!("{first}{}", record("someday", "b"))).unwrap();
+    let l = pages(&warc, &[]);
+    let entries = l["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{l}");
+    assert_eq!(entries[0]["url"], "http://e.org/a");
+    assert_eq!(entries[0]["captured"], "2024-03-15T10:30:06.250Z");
+    assert_eq!(entries[0]["title"], "a");
+    assert_eq!(l["counts"]["quirks"], 1, "{l}");
+    let q = &l["quirks"][0];
+    assert_eq!(q["kind"], "unreadable-warc-date");
+    assert_eq!(q["offset"], first.len());
+    assert!(q["file"].as_str().unwrap().ends_with("odd.warc"), "{q}");
+    let text = webaip(&["pages", warc.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.trim_end().ends_with("1 quirk(s) in the source (--json lists them)"), "{text}");
+}

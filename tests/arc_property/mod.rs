@@ -9,7 +9,7 @@ use std::io::Write;
 
 use proptest::prelude::*;
 use sha2::{Digest, Sha512};
-use webaip::formats::arc::{ArcReader, RecordKind};
+use webaip::formats::arc::{AnomalyKind, ArcReader, RecordKind};
 use webaip::formats::digest::hex;
 
 use crate::util::migrate;
@@ -124,8 +124,9 @@ proptest! {
         }
     }
 
-    /// Damaged files: nothing is dropped (every byte outside a record is a line end), and the
-    /// migration's own conservation check passes.
+    /// Damaged files: nothing is dropped (every byte outside a record is a line end, or
+    /// whitespace padding after a declared length that the record before it reports, from its
+    /// offset), and the migration's own conservation check passes.
     #[test]
     fn damaged_arcs_lose_no_byte(
         records in proptest::collection::vec(damaged_record(), 1..10),
@@ -135,19 +136,33 @@ proptest! {
         let (_dir, path) = write(&bytes);
         let mut r = ArcReader::open(&path).unwrap();
         let mut covered = 0usize;
+        // Where the record before reported whitespace padding to start.
+        let mut padded_from: Option<u64> = None;
         while let Some(rec) = r.next_record().unwrap() {
             let start = (rec.body_start - rec.header_len) as usize;
             let end = rec.body_end as usize;
             prop_assert!(start >= covered, "records overlap at {start}");
-            prop_assert!(bytes[covered..start].iter().all(|&b| b == b'\n' || b == b'\r'),
-                "bytes {covered}..{start} belong to no record: {:?}", &bytes[covered..start]);
+            let gap = &bytes[covered..start];
+            let line_ends = gap.iter().all(|&b| b == b'\n' || b == b'\r');
+            let reported_padding = padded_from == Some(covered as u64)
+                && gap.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+            prop_assert!(line_ends || reported_padding,
+                "bytes {covered}..{start} belong to no record: {:?}", gap);
+            padded_from = rec
+                .anomalies
+                .iter()
+                .find(|a| a.kind == AnomalyKind::WhitespacePadding)
+                .map(|a| a.location.offset);
             if rec.kind == RecordKind::Remainder {
                 prop_assert!(end > start);
             }
             covered = end;
         }
-        prop_assert!(bytes[covered..].iter().all(|&b| b == b'\n' || b == b'\r'),
-            "tail {covered}.. dropped: {:?}", &bytes[covered..]);
+        let tail = &bytes[covered..];
+        prop_assert!(tail.iter().all(|&b| b == b'\n' || b == b'\r')
+            || (padded_from == Some(covered as u64)
+                && tail.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))),
+            "tail {covered}.. dropped: {:?}", tail);
         let account = r.byte_account();
         prop_assert!(account.balanced(false), "{account:?}");
         prop_assert_eq!(account.input, bytes.len() as u64);

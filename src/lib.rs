@@ -17,9 +17,10 @@
 //!   them: [`sources::capture`] is the [`sources::capture::Capture`] PANDAS instances and
 //!   mirrors ([`sources::pandas::InstanceCaptures`], read by [`sources::pandas`] and
 //!   [`sources::mirror`]), NEDLIB harvests ([`sources::nedlib`]), Kulturarw3 archives
-//!   ([`sources::kulturarw3`]) and ARC files ([`sources::arc_captures`], as the migration
-//!   maps them) yield; `package` still hands a Heritrix job's ARC and WARC files to their own
-//!   path (README, design section).
+//!   ([`sources::kulturarw3`]), ARC files ([`sources::arc_captures`], as the migration maps
+//!   them) and WARC files ([`sources::warc_captures`], records as stored) yield; `package`
+//!   migrates a Heritrix job's ARC files and copies its WARC files record by record through
+//!   the same container sinks rather than from captures (README, design section).
 //! - [`formats`] reads and writes the byte formats: [`formats::arc::ArcReader`] frames ARC v1/v2
 //!   records out of damaged files and reports every oddity with its offset;
 //!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns

@@ -3,7 +3,9 @@
 //! [`migrate_file`] turns one ARC file into one WARC 1.1 file (one gzip member per record, a
 //! `warcinfo` record first) and proves the result: the container is read back from disk and
 //! every payload compared with the ARC's (`verify`). The output is written under a temporary
-//! name in the output directory and renamed only when complete and conserved.
+//! name in the output directory and renamed only when complete and conserved. A package
+//! migrates through its own container sinks instead (`RecordSinks`, `migrate_into`), which
+//! describe each record to the METS the moment it is written.
 //!
 //! Data flow inside one file: a reader thread frames ARC records ([`ArcReader`]) and maps them
 //! to WARC fields (`mapping`); the calling thread gathers small records into batches that are
@@ -235,7 +237,7 @@ pub fn migrate_file(
 ) -> FileReport {
     let started = Instant::now();
     let mut report = FileReport { input: input.to_path_buf(), ..FileReport::default() };
-    if let Err(e) = run(input, output, opts, ids, progress, sink, &mut report) {
+    if let Err(e) = migrate_to_file(input, output, opts, ids, progress, sink, &mut report) {
         report.error = Some(e.to_string());
         report.output = None;
     }
@@ -243,13 +245,75 @@ pub fn migrate_file(
     report
 }
 
-fn run(
+/// Where a migration writes its records, and who is told of each as it is written.
+///
+/// `webaip migrate` writes bare WARC files ([`FileSinks`]: the output under a temporary name,
+/// renamed once conserved); a package writes through its container sinks, which describe
+/// each record to their METS section the moment it is written. The `WarcWriter`s inside are
+/// the only code that computes offsets.
+pub(crate) trait RecordSinks {
+    /// The migrated container's writer.
+    fn content(&mut self) -> &mut WarcWriter<BufWriter<File>>;
+    /// The viral container's writer, created on first use; `true` when it was just created
+    /// (empty: the migration writes its warcinfo record).
+    fn viral(&mut self) -> io::Result<(&mut WarcWriter<BufWriter<File>>, bool)>;
+    /// Told of each record once it is written where [`MigratedRecord::container`] says.
+    fn written(&mut self, record: &MigratedRecord) -> io::Result<()>;
+    /// Flushes and syncs the containers; their paths (the viral one if it was created), which
+    /// the conservation check reads back.
+    fn sync(&mut self) -> io::Result<(PathBuf, Option<PathBuf>)>;
+}
+
+/// The sinks of `webaip migrate`: the output under a temporary name, the viral container at
+/// its path, and the caller's callback.
+struct FileSinks<'a> {
+    tmp_path: PathBuf,
+    content: WarcWriter<BufWriter<File>>,
+    viral_path: Option<PathBuf>,
+    viral: Option<WarcWriter<BufWriter<File>>>,
+    level: u32,
+    callback: &'a mut dyn FnMut(&MigratedRecord),
+}
+
+impl RecordSinks for FileSinks<'_> {
+    fn content(&mut self) -> &mut WarcWriter<BufWriter<File>> {
+        &mut self.content
+    }
+
+    fn viral(&mut self) -> io::Result<(&mut WarcWriter<BufWriter<File>>, bool)> {
+        let created = self.viral.is_none();
+        if created {
+            let path = self.viral_path.as_ref().ok_or_else(|| io::Error::other("no quarantine"))?;
+            let file = File::create_new(path)?;
+            self.viral = Some(WarcWriter::new(BufWriter::with_capacity(1 << 20, file), self.level));
+        }
+        let w = self.viral.as_mut().ok_or_else(|| io::Error::other("viral container"))?;
+        Ok((w, created))
+    }
+
+    fn written(&mut self, record: &MigratedRecord) -> io::Result<()> {
+        (self.callback)(record);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<(PathBuf, Option<PathBuf>)> {
+        self.content.sync()?;
+        if let Some(v) = self.viral.as_mut() {
+            v.sync()?;
+        }
+        Ok((self.tmp_path.clone(), self.viral.as_ref().and(self.viral_path.clone())))
+    }
+}
+
+/// `webaip migrate`: the output written under a temporary name in its directory, renamed only
+/// when complete and conserved.
+fn migrate_to_file(
     input: &Path,
     output: &Path,
     opts: &MigrateOptions,
     ids: &Ids,
     progress: &(dyn Fn(u64) + Sync),
-    sink: &mut dyn FnMut(&MigratedRecord),
+    callback: &mut dyn FnMut(&MigratedRecord),
     report: &mut FileReport,
 ) -> Result<(), MigrateError> {
     let out_err = |path: &Path| {
@@ -259,6 +323,49 @@ fn run(
     if output.exists() && !opts.force {
         return Err(MigrateError::Exists { path: output.to_path_buf() });
     }
+    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let out_name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{out_name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .map_err(out_err(dir))?;
+    let tmp_path = tmp.path().to_path_buf();
+    let file = tmp.as_file().try_clone().map_err(out_err(&tmp_path))?;
+    let mut sinks = FileSinks {
+        tmp_path: tmp_path.clone(),
+        content: WarcWriter::new(BufWriter::with_capacity(1 << 20, file), opts.level),
+        viral_path: opts.quarantine.as_ref().map(|q| q.path.clone()),
+        viral: None,
+        level: opts.level,
+        callback,
+    };
+    migrate_into(input, &out_name, opts, ids, progress, &mut sinks, report)?;
+    drop(sinks);
+    if !report.conservation.conserved {
+        // Not renamed: the temporary file is removed, and the report says why.
+        return Ok(());
+    }
+    // Temporary files are created private (0600); a finished WARC is an ordinary file.
+    set_mode(tmp.path(), 0o644).map_err(out_err(&tmp_path))?;
+    let persisted = if opts.force { tmp.persist(output) } else { tmp.persist_noclobber(output) };
+    persisted.map_err(|e| MigrateError::Output { path: output.to_path_buf(), source: e.error })?;
+    report.output = Some(output.to_path_buf());
+    Ok(())
+}
+
+/// Migrates `input` into `sinks` (the container named `out_name` in its warcinfo record),
+/// then reads what was written back and proves every payload conserved
+/// ([`FileReport::conservation`]); the caller keeps the containers only when it is.
+pub(crate) fn migrate_into(
+    input: &Path,
+    out_name: &str,
+    opts: &MigrateOptions,
+    ids: &Ids,
+    progress: &(dyn Fn(u64) + Sync),
+    sinks: &mut dyn RecordSinks,
+    report: &mut FileReport,
+) -> Result<(), MigrateError> {
     let arc = ArcReader::open(input)?;
     refuse_non_arc(input, &arc)?;
     report.compressed = arc.is_gzip();
@@ -270,18 +377,7 @@ fn run(
     report.input_size = size;
     report.input_sha512 = sha512.clone();
 
-    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let out_name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{out_name}."))
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .map_err(out_err(dir))?;
-    let tmp_path = tmp.path().to_path_buf();
-    let file = tmp.as_file_mut();
-    let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, file), opts.level);
-    let mut log = ExpectationLog::new().map_err(out_err(&tmp_path))?;
-
+    let mut log = ExpectationLog::new().map_err(out_error)?;
     let arc_name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let now = ids.now();
     let warcinfo_id = ids.warc_record_id();
@@ -289,7 +385,7 @@ fn run(
     let info = crate::formats::warc::writer::warcinfo(
         &warcinfo_id,
         now,
-        &out_name,
+        out_name,
         "ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged",
         &[
             ("source-file", arc_name.clone()),
@@ -298,23 +394,25 @@ fn run(
             ("source-sha512", sha512.clone()),
         ],
     );
-    let written = writer.write_record(&info.0, &info.1, 0).map_err(out_err(&tmp_path))?;
-    log.push(&Expected::new(&written, false)).map_err(out_err(&tmp_path))?;
+    let written = sinks.content().write_record(&info.0, &info.1, 0).map_err(out_error)?;
+    log.push(&Expected::new(&written, false)).map_err(out_error)?;
     *report.records_out.entry("warcinfo".into()).or_default() += 1;
-    sink(&MigratedRecord {
-        source: None,
-        input_kind: None,
-        warc_type: "warcinfo".into(),
-        target_uri: None,
-        content_type: info.0.content_type.clone(),
-        payload_mime: "application/warc-fields".into(),
-        date: info.0.date.clone(),
-        date_source: None,
-        written,
-        scan: None,
-        container: Written::Output,
-        cleaned_from: None,
-    });
+    sinks
+        .written(&MigratedRecord {
+            source: None,
+            input_kind: None,
+            warc_type: "warcinfo".into(),
+            target_uri: None,
+            content_type: info.0.content_type.clone(),
+            payload_mime: "application/warc-fields".into(),
+            date: info.0.date.clone(),
+            date_source: None,
+            written,
+            scan: None,
+            container: Written::Output,
+            cleaned_from: None,
+        })
+        .map_err(out_error)?;
 
     let Some(fallback) = fallback_dates(input, opts.capture_date)? else {
         return Err(not_arc(input));
@@ -325,33 +423,18 @@ fn run(
     let outcome = std::thread::scope(|scope| {
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
         let mut out = Output {
-            writer: &mut writer,
+            sinks: &mut *sinks,
             log: &mut log,
             level,
             report,
-            sink,
             scanner: opts.scanner.as_ref(),
-            quarantine: opts.quarantine.as_ref().map(|q| Viral { to: q, ids, level, open: None }),
+            quarantine: opts.quarantine.as_ref().map(|q| Viral { to: q, ids, log: None }),
             last: None,
         };
         let end = write_records(rx, &mut out);
-        (end, out.quarantine.and_then(|q| q.open))
+        (end, out.quarantine.and_then(|q| q.log))
     });
-    let (end, viral) = outcome;
-    let viral = match viral {
-        Some(v) => {
-            let path = opts.quarantine.as_ref().map(|q| q.path.clone()).unwrap_or_default();
-            let mut buffered = v.writer.finish().map_err(out_err(&path))?;
-            buffered.flush().map_err(out_err(&path))?;
-            buffered
-                .into_inner()
-                .map_err(|e| out_err(&path)(e.into_error()))?
-                .sync_all()
-                .map_err(out_err(&path))?;
-            Some((path, v.log))
-        }
-        None => None,
-    };
+    let (end, viral_log) = outcome;
     let end = end?;
     if end.records_with_header == 0 {
         return Err(not_arc(input));
@@ -369,16 +452,17 @@ fn run(
     }
     let bytes_balanced = end.bytes.balanced(end.gzip);
     report.input_bytes = Some(end.bytes);
-    let mut buffered = writer.finish().map_err(out_err(&tmp_path))?;
-    buffered.flush().map_err(out_err(&tmp_path))?;
-    drop(buffered);
-    tmp.as_file().sync_all().map_err(out_err(&tmp_path))?;
+    let (content_path, viral_path) = sinks.sync().map_err(out_error)?;
+    let out_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| MigrateError::Output { path: path.clone(), source }
+    };
 
-    let verified = verify_container(&tmp_path, log).map_err(out_err(&tmp_path))?;
+    let verified = verify_container(&content_path, log).map_err(out_err(&content_path))?;
     report.conservation = verified.conservation;
     // Infected records are conserved too, in the viral container: checked the same way, and
     // counted with the others.
-    if let Some((path, vlog)) = viral {
+    if let (Some(path), Some(vlog)) = (viral_path, viral_log) {
         let v = verify_container(&path, vlog).map_err(out_err(&path))?;
         let c = &mut report.conservation;
         c.records_compared += v.conservation.records_compared;
@@ -403,15 +487,6 @@ fn run(
     }
     report.output_size = verified.size;
     report.output_sha512 = Some(verified.sha512);
-    if !report.conservation.conserved {
-        // Not renamed: the temporary file is removed, and the report says why.
-        return Ok(());
-    }
-    // Temporary files are created private (0600); a finished WARC is an ordinary file.
-    set_mode(tmp.path(), 0o644).map_err(out_err(&tmp_path))?;
-    let persisted = if opts.force { tmp.persist(output) } else { tmp.persist_noclobber(output) };
-    persisted.map_err(|e| MigrateError::Output { path: output.to_path_buf(), source: e.error })?;
-    report.output = Some(output.to_path_buf());
     Ok(())
 }
 
@@ -691,31 +766,45 @@ struct Pending {
     verdicts: Option<crate::stages::scan::PendingVerdicts>,
 }
 
-/// The quarantine of one migration: the viral container, opened when the first infected
-/// record comes.
+/// The quarantine of one migration: the viral container is created by the sinks when the first
+/// infected record comes; its warcinfo record and what the conservation check will verify in
+/// it are the migration's.
 struct Viral<'a> {
     to: &'a Quarantine,
     ids: &'a Ids,
+    log: Option<ExpectationLog>,
+}
+
+/// The writer side of one container: where records go, in order.
+struct Output<'a> {
+    /// The containers written, and who is told of each record.
+    sinks: &'a mut dyn RecordSinks,
+    /// What the conservation check will verify.
+    log: &'a mut ExpectationLog,
     level: u32,
-    open: Option<ViralOpen>,
+    report: &'a mut FileReport,
+    scanner: Option<&'a Arc<ScanEngine>>,
+    quarantine: Option<Viral<'a>>,
+    /// The record quarantined last, for the cleaner's copy that follows it.
+    last: Option<LastQuarantined>,
 }
 
-struct ViralOpen {
-    writer: WarcWriter<BufWriter<File>>,
-    log: ExpectationLog,
-}
-
-impl Viral<'_> {
-    fn writer(&mut self) -> Result<&mut ViralOpen, MigrateError> {
-        if self.open.is_none() {
-            let path = &self.to.path;
-            let err = |source| MigrateError::Output { path: path.clone(), source };
-            let file = File::create_new(path).map_err(err)?;
-            let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, file), self.level);
+impl Output<'_> {
+    /// The viral container's writer and its expectation log; on first use, its warcinfo
+    /// record is written.
+    fn viral(
+        &mut self,
+    ) -> Result<(&mut WarcWriter<BufWriter<File>>, &mut ExpectationLog), MigrateError> {
+        let q =
+            self.quarantine.as_mut().ok_or_else(|| out_error(io::Error::other("quarantine")))?;
+        let path = &q.to.path;
+        let err = |source| MigrateError::Output { path: path.clone(), source };
+        let (writer, created) = self.sinks.viral().map_err(err)?;
+        if created {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             let (spec, body) = crate::formats::warc::writer::warcinfo(
-                &self.ids.warc_record_id(),
-                self.ids.now(),
+                &q.ids.warc_record_id(),
+                q.ids.now(),
                 name.as_deref().unwrap_or_default(),
                 "records of an ARC migration whose payload clamd found infected, written here \
                  instead of the migrated container",
@@ -724,25 +813,11 @@ impl Viral<'_> {
             let mut log = ExpectationLog::new().map_err(err)?;
             let w = writer.write_record(&spec, &body, 0).map_err(err)?;
             log.push(&Expected::new(&w, false)).map_err(err)?;
-            self.open = Some(ViralOpen { writer, log });
+            q.log = Some(log);
         }
-        self.open.as_mut().ok_or_else(|| out_error(io::Error::other("viral container")))
+        let log = q.log.as_mut().ok_or_else(|| out_error(io::Error::other("viral log")))?;
+        Ok((writer, log))
     }
-}
-
-/// The writer side of one container: where records go, in order.
-struct Output<'a, W: Write> {
-    writer: &'a mut WarcWriter<W>,
-    /// What the conservation check will verify.
-    log: &'a mut ExpectationLog,
-    level: u32,
-    report: &'a mut FileReport,
-    /// The caller's sink, given every record written.
-    sink: &'a mut dyn FnMut(&MigratedRecord),
-    scanner: Option<&'a Arc<ScanEngine>>,
-    quarantine: Option<Viral<'a>>,
-    /// The record quarantined last, for the cleaner's copy that follows it.
-    last: Option<LastQuarantined>,
 }
 
 /// The writer side: batches, compresses in parallel, appends in order, logs expectations.
@@ -751,10 +826,7 @@ struct Output<'a, W: Write> {
 /// its payloads go to clamd, and it is written when the next one has arrived and been
 /// compressed: scanning one batch overlaps reading and compressing the next. Every verdict is
 /// known before its record is written, so an infected record goes straight to the quarantine.
-fn write_records<W: Write>(
-    rx: Receiver<Msg>,
-    out: &mut Output<'_, W>,
-) -> Result<End, MigrateError> {
+fn write_records(rx: Receiver<Msg>, out: &mut Output<'_>) -> Result<End, MigrateError> {
     let mut pending: Option<Pending> = None;
     loop {
         let msg = match rx.recv() {
@@ -792,7 +864,7 @@ fn out_error(source: io::Error) -> MigrateError {
     MigrateError::Output { path: PathBuf::from("(output container)"), source }
 }
 
-impl<W: Write> Output<'_, W> {
+impl Output<'_> {
     /// With a scanner, starts scanning a batch's payloads, then compresses it in parallel.
     fn encode(&self, jobs: Vec<Job>) -> Pending {
         let level = self.level;
@@ -829,10 +901,10 @@ impl<W: Write> Output<'_, W> {
             if let (Some(v), Some(s)) = (&verdict, self.scanner) {
                 s.remember(&encoded.digests().payload_sha512, v);
             }
-            if let (Some(ScanResult::Infected(_)), Some(q)) = (&verdict, &mut self.quarantine) {
-                let v = q.writer()?;
-                let written = v.writer.write_encoded(encoded).map_err(out_error)?;
-                v.log.push(&Expected::new(&written, true)).map_err(out_error)?;
+            if let (Some(ScanResult::Infected(_)), true) = (&verdict, self.quarantine.is_some()) {
+                let (writer, log) = self.viral()?;
+                let written = writer.write_encoded(encoded).map_err(out_error)?;
+                log.push(&Expected::new(&written, true)).map_err(out_error)?;
                 // The cleaner, when there is one, gets the payload as a file of its own.
                 let infected_payload = match (&job.block, self.has_cleaner()) {
                     (Block::Inline(b), true) => {
@@ -848,7 +920,7 @@ impl<W: Write> Output<'_, W> {
                     self.clean_file(tmp.path())?;
                 }
             } else {
-                let written = self.writer.write_encoded(encoded).map_err(out_error)?;
+                let written = self.sinks.content().write_encoded(encoded).map_err(out_error)?;
                 self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
                 self.finish_record(job, written, verdict, Written::Output)?;
             }
@@ -870,11 +942,11 @@ impl<W: Write> Output<'_, W> {
             _ => None,
         };
         let spec = &job.mapped.spec;
-        if let (Some(ScanResult::Infected(_)), Some(q)) = (&verdict, &mut self.quarantine) {
-            let v = q.writer()?;
+        if let (Some(ScanResult::Infected(_)), true) = (&verdict, self.quarantine.is_some()) {
+            let (writer, log) = self.viral()?;
             let written =
-                v.writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
-            v.log.push(&Expected::new(&written, true)).map_err(out_error)?;
+                writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
+            log.push(&Expected::new(&written, true)).map_err(out_error)?;
             // The cleaner, when there is one, gets the payload as a file: it may be larger
             // than memory.
             let infected_payload = match self.has_cleaner() {
@@ -893,8 +965,11 @@ impl<W: Write> Output<'_, W> {
             }
             return Ok(());
         }
-        let written =
-            self.writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
+        let written = self
+            .sinks
+            .content()
+            .write_streamed(spec, || Ok(range.reader()), offset)
+            .map_err(out_error)?;
         self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
         self.finish_record(job, written, verdict, Written::Output)
     }
@@ -932,24 +1007,25 @@ impl<W: Write> Output<'_, W> {
             )],
             ..RecordSpec::default()
         };
-        let written = self.writer.write_record(&spec, &bytes, 0).map_err(out_error)?;
+        let written = self.sinks.content().write_record(&spec, &bytes, 0).map_err(out_error)?;
         self.log.push(&Expected::new(&written, false)).map_err(out_error)?;
         *self.report.records_out.entry("resource".into()).or_default() += 1;
-        (self.sink)(&MigratedRecord {
-            source: None,
-            input_kind: None,
-            warc_type: spec.warc_type,
-            target_uri: spec.target_uri,
-            content_type: spec.content_type,
-            payload_mime: orig.payload_mime,
-            date: spec.date,
-            date_source: orig.date_source,
-            written,
-            scan: Some(ScanResult::Clean),
-            container: Written::Output,
-            cleaned_from: Some(orig.record_id),
-        });
-        Ok(())
+        self.sinks
+            .written(&MigratedRecord {
+                source: None,
+                input_kind: None,
+                warc_type: spec.warc_type,
+                target_uri: spec.target_uri,
+                content_type: spec.content_type,
+                payload_mime: orig.payload_mime,
+                date: spec.date,
+                date_source: orig.date_source,
+                written,
+                scan: Some(ScanResult::Clean),
+                container: Written::Output,
+                cleaned_from: Some(orig.record_id),
+            })
+            .map_err(out_error)
     }
 
     fn finish_record(
@@ -986,7 +1062,7 @@ impl<W: Write> Output<'_, W> {
             container,
             cleaned_from: None,
         };
-        (self.sink)(&record);
+        self.sinks.written(&record).map_err(out_error)?;
         if container == Written::Quarantine {
             self.last = Some(LastQuarantined {
                 record_id: record.written.record_id.trim_matches(['<', '>']).to_string(),

@@ -50,7 +50,7 @@ use crate::metadata::CuratorMetadata;
 use crate::mets::writer::ContainerWriter;
 use crate::mets::{MetsBuilder, ValidateOptions, validate_mets};
 use crate::migrate::report::FileReport;
-use crate::migrate::{MigrateOptions, MigratedRecord, migrate_file, output_name};
+use crate::migrate::{MigrateOptions, MigratedRecord, output_name};
 use crate::model::*;
 use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
@@ -1200,31 +1200,22 @@ impl ContainerCtx<'_> {
         )
     }
 
-    /// Migrates an ARC to a WARC container. The WARC writers (the container's and its viral
-    /// twin's) stay inside `migrate::migrate_file`, which is also `webaip migrate`, compresses
-    /// in parallel batches and checks conservation on what they wrote: each record it writes
-    /// comes to the callback with the ranges its writer gave, and is described there and then
-    /// (`writer`, and the viral twin's section when a scanner sent it there).
+    /// Migrates an ARC to a WARC container. The migration (`migrate::migrate_into`, as `webaip
+    /// migrate` runs it: parallel compression, conservation checked on what was written) writes
+    /// through this container's [`sink::ContainerSink`] and, when a scanner sends a record
+    /// there, its viral twin's (created on first use); each record is described to its sink's
+    /// METS section the moment it is written, with the ranges the sink's writer gave.
     fn migrate(
         &self,
         index: usize,
         input: &Path,
-        (mut writer, mut viral_writer): (ContainerWriter, Option<ContainerWriter>),
+        (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
     ) -> Result<ContainerResult, PackageError> {
-        let dest = self.root.join(&self.rel);
         let name = file_text(input);
         let file_ids = self.ids.derive(&name);
-        let mut tally = Tally {
-            log: self.log,
-            uris: HashSet::new(),
-            without_log: (0, Vec::new()),
-            dates: (None, None),
-        };
-        let mut write_error: Option<io::Error> = None;
         // Payloads are scanned inside the migration, before their record is written: an
         // infected record goes to the viral twin instead (P5.5).
         let viral_rel = layout::viral_twin(&self.rel);
-        let mut events = self.scanner.map(|_| self.verdict_events(viral_rel.clone()));
         let quarantine = match self.scanner {
             Some(_) => {
                 layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;
@@ -1242,44 +1233,39 @@ impl ContainerCtx<'_> {
             quarantine,
             capture_date: self.opts.capture_date,
         };
-        let report = migrate_file(
+        let level = self.opts.level;
+        let mut sinks = MigrationSinks {
+            root: self.root,
+            content: sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?,
+            viral: None,
+            viral_mets: viral_writer,
+            viral_rel: viral_rel.clone(),
+            level,
+            events: self.scanner.map(|_| self.verdict_events(viral_rel.clone())),
+            tally: Tally {
+                log: self.log,
+                uris: HashSet::new(),
+                without_log: (0, Vec::new()),
+                dates: (None, None),
+            },
+        };
+        let started = std::time::Instant::now();
+        let mut report =
+            crate::migrate::report::FileReport { input: input.to_path_buf(), ..Default::default() };
+        let out_name = self.rel.rsplit('/').next().unwrap_or_default();
+        let migrated = crate::migrate::migrate_into(
             input,
-            &dest,
+            out_name,
             &mopts,
             &file_ids,
             self.progress,
-            &mut |r: &MigratedRecord| {
-                if r.warc_type == "warcinfo" || write_error.is_some() {
-                    return;
-                }
-                use crate::migrate::Written;
-                use crate::stages::scan::ScanResult;
-                let rf = record_file(r);
-                let described = match (r.container, events.as_mut()) {
-                    (Written::Output, events) => {
-                        let inferred = r.date_source.is_some_and(|s| s.is_inferred());
-                        tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
-                        match (events, &r.cleaned_from) {
-                            (None, _) => writer.add_record(&rf),
-                            (Some(ev), Some(orig)) => ev.cleaned(&mut writer, &rf, orig),
-                            (Some(ev), None) => ev.content(&mut writer, &rf, r.scan.as_ref()),
-                        }
-                    }
-                    (Written::Quarantine, Some(ev)) => match (viral_writer.as_mut(), &r.scan) {
-                        (Some(vw), Some(ScanResult::Infected(sig))) => ev.infected(vw, &rf, sig),
-                        _ => Err(io::Error::other("a quarantined record with no infected verdict")),
-                    },
-                    (Written::Quarantine, None) => {
-                        Err(io::Error::other("a quarantined record with no scanner"))
-                    }
-                };
-                if let Err(e) = described {
-                    write_error = Some(e);
-                }
-            },
+            &mut sinks,
+            &mut report,
         );
-        if let Some(e) = write_error {
-            return Err(PackageError::Io { path: self.root.to_path_buf(), source: e });
+        report.seconds = started.elapsed().as_secs_f64();
+        match migrated {
+            Ok(()) => report.output = Some(self.root.join(&self.rel)),
+            Err(e) => report.error = Some(e.to_string()),
         }
         if !report.ok() {
             return Err(PackageError::Migration {
@@ -1287,6 +1273,9 @@ impl ContainerCtx<'_> {
                 reason: report.error.clone().unwrap_or_else(|| "payload not conserved".into()),
             });
         }
+        let MigrationSinks { content, viral, events, tally, .. } = sinks;
+        let writer = content.mets;
+        let mut viral_writer = viral.map(|v| v.mets);
         let sha = report.output_sha512.clone().unwrap_or_default();
         let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
         // The ARC is described (it is not in the package) so the relationship resolves (P5.6).
@@ -1609,6 +1598,80 @@ impl ContainerCtx<'_> {
             viral,
             scan,
         })
+    }
+}
+
+/// An ARC migration's containers in a package: the content container's sink, its viral twin's
+/// (created when the first infected record comes), and what describes each record to them.
+struct MigrationSinks<'a> {
+    root: &'a Path,
+    content: sink::ContainerSink,
+    viral: Option<sink::ContainerSink>,
+    /// The viral twin's METS section until the twin is created.
+    viral_mets: Option<ContainerWriter>,
+    viral_rel: String,
+    level: u32,
+    /// With a scanner: the PREMIS events each verdict calls for.
+    events: Option<quarantine::VerdictEvents<'a>>,
+    tally: Tally<'a>,
+}
+
+impl crate::migrate::RecordSinks for MigrationSinks<'_> {
+    fn content(&mut self) -> &mut crate::formats::warc::WarcWriter<io::BufWriter<File>> {
+        &mut self.content.writer
+    }
+
+    fn viral(
+        &mut self,
+    ) -> io::Result<(&mut crate::formats::warc::WarcWriter<io::BufWriter<File>>, bool)> {
+        let created = self.viral.is_none();
+        if created {
+            let mets =
+                self.viral_mets.take().ok_or_else(|| io::Error::other("viral METS section"))?;
+            let sink =
+                sink::ContainerSink::create(self.root, self.viral_rel.clone(), mets, self.level)
+                    .map_err(io::Error::other)?;
+            self.viral = Some(sink);
+        }
+        let v = self.viral.as_mut().ok_or_else(|| io::Error::other("viral container"))?;
+        Ok((&mut v.writer, created))
+    }
+
+    fn written(&mut self, r: &MigratedRecord) -> io::Result<()> {
+        use crate::migrate::Written;
+        use crate::stages::scan::ScanResult;
+        if r.warc_type == "warcinfo" {
+            return Ok(());
+        }
+        let rf = record_file(r);
+        let writer = &mut self.content.mets;
+        match (r.container, self.events.as_mut()) {
+            (Written::Output, events) => {
+                let inferred = r.date_source.is_some_and(|s| s.is_inferred());
+                self.tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
+                match (events, &r.cleaned_from) {
+                    (None, _) => writer.add_record(&rf),
+                    (Some(ev), Some(orig)) => ev.cleaned(writer, &rf, orig),
+                    (Some(ev), None) => ev.content(writer, &rf, r.scan.as_ref()),
+                }
+            }
+            (Written::Quarantine, Some(ev)) => match (self.viral.as_mut(), &r.scan) {
+                (Some(v), Some(ScanResult::Infected(sig))) => ev.infected(&mut v.mets, &rf, sig),
+                _ => Err(io::Error::other("a quarantined record with no infected verdict")),
+            },
+            (Written::Quarantine, None) => {
+                Err(io::Error::other("a quarantined record with no scanner"))
+            }
+        }
+    }
+
+    fn sync(&mut self) -> io::Result<(PathBuf, Option<PathBuf>)> {
+        self.content.writer.sync()?;
+        if let Some(v) = self.viral.as_mut() {
+            v.writer.sync()?;
+        }
+        let viral = self.viral.as_ref().map(|v| self.root.join(&v.rel));
+        Ok((self.root.join(&self.content.rel), viral))
     }
 }
 

@@ -1,9 +1,8 @@
 //! The container sink: one WARC container being written with its section of the METS. The
 //! WARC writer in it is the only code that computes offsets; each record written goes to the
-//! METS section with the ranges the writer returned. Used by the capture pipeline, the
-//! PANDAS/mirror packager and the copy of a WARC when it is scanned (its gzip members are
-//! appended byte-exact); an ARC migration writes its WARC inside `migrate::migrate_file` and
-//! pairs each record with its section as it is written.
+//! METS section with the ranges the writer returned. Used by the capture pipeline (every
+//! capture source), every copy of a WARC (its gzip members appended byte-exact) and every ARC
+//! migration in a package (`migrate::migrate_into` writes through it: `migrate::RecordSinks`).
 
 use std::fs::File;
 use std::io::{BufWriter, Read};

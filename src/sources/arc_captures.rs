@@ -3,9 +3,9 @@
 //! address, the HTTP header bytes as stored, the payload's type), its payload a byte range of
 //! the record's body read only when asked for.
 //!
-//! Used by `webaip pages`. `package` migrates ARC files with [`crate::migrate::migrate_file`]
-//! (parallel compression, the conservation proof) rather than through this source: README,
-//! design section. The ARC's file header record and unframed remainders are no captures: they
+//! Used by `webaip pages`. `package` migrates ARC files as `webaip migrate` does (parallel
+//! compression, the conservation proof), through its container sinks, rather than from this
+//! source: README, design section. The ARC's file header record and unframed remainders are no captures: they
 //! are reported as quirks, with their offsets, as is every anomaly the reader found.
 
 use std::path::{Path, PathBuf};

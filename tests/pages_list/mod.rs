@@ -203,7 +203,8 @@ fn a_container_name_leaving_the_package_is_refused() {
 #[test]
 fn a_warc_record_that_cannot_be_dated_is_a_quirk_of_the_listing() {
     let record = |date: &str, uri: &str| {
-        let body = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<title>{uri}</title>");
+        let body =
+            format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<title>{uri}</title>");
         format!(
             "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{uri}>\r\n\
              WARC-Date: {date}\r\nWARC-Target-URI: http://e.org/{uri}\r\n\

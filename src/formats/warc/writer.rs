@@ -372,6 +372,14 @@ impl<W: Write> WarcWriter<W> {
     }
 }
 
+impl WarcWriter<io::BufWriter<std::fs::File>> {
+    /// Flushes what is buffered and syncs the file to disk; the writer stays usable.
+    pub(crate) fn sync(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_all()
+    }
+}
+
 fn read_some(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     loop {
         match r.read(buf) {

@@ -508,6 +508,7 @@ fn list_captures(
         progress(c.payload.len());
         list_capture(&c, out)?;
     }
+    out.counts.quirks += source.quirks_dropped();
     for q in source.quirks().iter().filter(|q| q.kind != "not-a-capture") {
         out.counts.quirks += 1;
         if out.quirks.len() < MAX_QUIRKS_LISTED {

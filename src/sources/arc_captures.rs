@@ -14,14 +14,11 @@ use chrono::DateTime;
 
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    SideFile,
+    QuirkLog, SideFile,
 };
 use crate::formats::arc::{ArcReader, RecordKind};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::migrate::mapping::{FallbackDates, MappingContext};
-
-/// Quirks kept one by one; more are only counted in [`ArcCaptures::quirks_dropped`].
-const MAX_QUIRKS: usize = 10_000;
 
 /// The captures of one ARC file, in order. Each capture's payload keeps its record's bytes
 /// alive (a decompressed gzip member: up to 8 MiB in memory, else a temporary file) until the
@@ -32,8 +29,7 @@ pub struct ArcCaptures {
     arc: ArcReader,
     ctx: MappingContext,
     first: bool,
-    quirks: Vec<Quirk>,
-    dropped: u64,
+    quirks: QuirkLog,
 }
 
 impl ArcCaptures {
@@ -55,29 +51,12 @@ impl ArcCaptures {
             arc,
             ctx,
             first: true,
-            quirks: Vec::new(),
-            dropped: 0,
+            quirks: QuirkLog::default(),
         })
     }
 
-    /// Quirks found beyond the ones kept.
-    pub fn quirks_dropped(&self) -> u64 {
-        self.dropped
-    }
-
     fn quirk(&mut self, offset: u64, kind: &str, detail: String) {
-        if self.quirks.len() >= MAX_QUIRKS {
-            self.dropped += 1;
-            return;
-        }
-        let file = self.name.clone();
-        self.quirks.push(Quirk {
-            detail,
-            file,
-            kind: kind.into(),
-            line: None,
-            offset: Some(offset),
-        });
+        self.quirks.at_offset(&self.name, offset, kind, detail);
     }
 
     fn next_capture(&mut self) -> Result<Option<Capture>, CaptureError> {
@@ -176,7 +155,11 @@ impl CaptureSource for ArcCaptures {
     }
 
     fn quirks(&self) -> &[Quirk] {
-        &self.quirks
+        self.quirks.kept()
+    }
+
+    fn quirks_dropped(&self) -> u64 {
+        self.quirks.dropped()
     }
 
     fn side_files(&self) -> Vec<SideFile> {

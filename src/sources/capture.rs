@@ -189,6 +189,39 @@ pub struct Quirk {
     pub offset: Option<u64>,
 }
 
+/// Quirks as a source meets them: the first [`QuirkLog::LIMIT`] kept, the others only counted,
+/// so that a file with millions of oddities does not fill memory.
+#[derive(Debug, Default)]
+pub(crate) struct QuirkLog {
+    kept: Vec<Quirk>,
+    dropped: u64,
+}
+
+impl QuirkLog {
+    /// Quirks kept one by one.
+    pub(crate) const LIMIT: usize = 10_000;
+
+    /// Keeps a quirk at a byte offset of `file`, or counts it past the limit.
+    pub(crate) fn at_offset(&mut self, file: &str, offset: u64, kind: &str, detail: String) {
+        if self.kept.len() >= Self::LIMIT {
+            self.dropped += 1;
+            return;
+        }
+        let (file, kind) = (file.to_string(), kind.to_string());
+        self.kept.push(Quirk { detail, file, kind, line: None, offset: Some(offset) });
+    }
+
+    /// The quirks kept.
+    pub(crate) fn kept(&self) -> &[Quirk] {
+        &self.kept
+    }
+
+    /// The quirks met past the limit.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
+    }
+}
+
 /// A file of the source that is no capture (a log, an opaque side-car): packaged byte-exact
 /// under `logs/`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -204,8 +237,13 @@ pub struct SideFile {
 pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// A short name of the shape (`nedlib`, `kulturarw3`), for file names and reports.
     fn shape_name(&self) -> &'static str;
-    /// The oddities met so far (all of them once the iterator is exhausted).
+    /// The oddities met so far (all of them once the iterator is exhausted, unless there were
+    /// more than a source keeps: [`CaptureSource::quirks_dropped`]).
     fn quirks(&self) -> &[Quirk];
+    /// Oddities met beyond those kept, only counted.
+    fn quirks_dropped(&self) -> u64 {
+        0
+    }
     /// The files that are no capture.
     fn side_files(&self) -> Vec<SideFile>;
     /// The seed or site URLs, where the source knows them.

@@ -24,7 +24,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    SideFile,
+    QuirkLog, SideFile,
 };
 use crate::formats::arc::SharedRange;
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
@@ -34,17 +34,13 @@ use crate::formats::warc::payload;
 use crate::formats::warc::reader::WarcRecordHead;
 use crate::migrate::mapping::{FIELD_ARC_HEADER, FIELD_DATE_SOURCE};
 
-/// Quirks kept one by one; more are only counted in [`WarcCaptures::quirks_dropped`].
-const MAX_QUIRKS: usize = 10_000;
-
 /// The captures of one WARC file (plain or gzip), in order.
 pub struct WarcCaptures {
     path: PathBuf,
     name: String,
     file: Arc<File>,
     reader: WarcReader<File>,
-    quirks: Vec<Quirk>,
-    dropped: u64,
+    quirks: QuirkLog,
     others: BTreeMap<String, u64>,
     spool_buf: Vec<u8>,
 }
@@ -77,16 +73,10 @@ impl WarcCaptures {
             file: Arc::new(file),
             name,
             reader,
-            quirks: Vec::new(),
-            dropped: 0,
+            quirks: QuirkLog::default(),
             others: BTreeMap::new(),
             spool_buf: Vec::new(),
         })
-    }
-
-    /// Quirks found beyond the ones kept.
-    pub fn quirks_dropped(&self) -> u64 {
-        self.dropped
     }
 
     /// The records read that are no capture, by `WARC-Type` (`warcinfo`, `request`,
@@ -97,18 +87,7 @@ impl WarcCaptures {
     }
 
     fn quirk(&mut self, offset: u64, kind: &str, detail: String) {
-        if self.quirks.len() >= MAX_QUIRKS {
-            self.dropped += 1;
-            return;
-        }
-        let file = self.name.clone();
-        self.quirks.push(Quirk {
-            detail,
-            file,
-            kind: kind.into(),
-            line: None,
-            offset: Some(offset),
-        });
+        self.quirks.at_offset(&self.name, offset, kind, detail);
     }
 
     fn next_capture(&mut self) -> Result<Option<Capture>, CaptureError> {
@@ -338,7 +317,11 @@ impl CaptureSource for WarcCaptures {
     }
 
     fn quirks(&self) -> &[Quirk] {
-        &self.quirks
+        self.quirks.kept()
+    }
+
+    fn quirks_dropped(&self) -> u64 {
+        self.quirks.dropped()
     }
 
     fn side_files(&self) -> Vec<SideFile> {

@@ -118,7 +118,7 @@ impl ContainerWriter {
     }
 
     /// Records listed in the file section so far.
-    pub fn listed(&self) -> u64 {
+    pub(crate) fn listed(&self) -> u64 {
         self.listed
     }
 

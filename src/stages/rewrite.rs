@@ -1,4 +1,4 @@
-//! Link rewriting for PANDAS (HTTrack) and other website mirrors ([`RewriteStage`]): relative links between mirror files become the
+//! Link rewriting for PANDAS (HTTrack) and other website mirrors (`RewriteStage`): relative links between mirror files become the
 //! original absolute URLs again (P5.7).
 //!
 //! Rewriting is byte-faithful: only the bytes of a rewritten attribute value or CSS URL change.
@@ -42,7 +42,7 @@ impl LinkMap {
     }
 
     /// The original URL of a save path.
-    pub fn get(&self, save_path: &str) -> Option<&str> {
+    pub(crate) fn get(&self, save_path: &str) -> Option<&str> {
         self.by_path.get(save_path).map(String::as_str)
     }
 
@@ -101,7 +101,7 @@ pub enum RewriteError {
 
 impl Rewritten {
     /// Links rewritten in all.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.to_mirror + self.to_outside
     }
 }
@@ -845,7 +845,7 @@ pub struct RewriteSummary {
 /// package being built (streamed through the rewriter, so memory is a chunk whatever the size
 /// of the page). A capture routed to the viral container is never rewritten, and a response
 /// never is (its HTTP header states the payload's length).
-pub struct RewriteStage {
+pub(crate) struct RewriteStage {
     map: LinkMap,
     temp_dir: std::path::PathBuf,
     summary: RewriteSummary,
@@ -853,12 +853,12 @@ pub struct RewriteStage {
 
 impl RewriteStage {
     /// Rewrites links by `map` (save path -> original URL); pages in work go to `temp_dir`.
-    pub fn new(map: LinkMap, temp_dir: &std::path::Path) -> Self {
+    pub(crate) fn new(map: LinkMap, temp_dir: &std::path::Path) -> Self {
         RewriteStage { map, temp_dir: temp_dir.to_path_buf(), summary: RewriteSummary::default() }
     }
 
     /// What was done so far.
-    pub fn summary(&self) -> &RewriteSummary {
+    pub(crate) fn summary(&self) -> &RewriteSummary {
         &self.summary
     }
 

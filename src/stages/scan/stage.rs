@@ -14,7 +14,7 @@ pub struct ScanStage {
 
 impl ScanStage {
     /// A stage scanning with `engine`.
-    pub fn new(engine: Arc<ScanEngine>) -> Self {
+    pub(crate) fn new(engine: Arc<ScanEngine>) -> Self {
         ScanStage { engine }
     }
 

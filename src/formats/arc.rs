@@ -1180,11 +1180,6 @@ impl SharedRange {
         self.end - self.start
     }
 
-    /// True when the range is empty.
-    pub fn is_empty(&self) -> bool {
-        self.end == self.start
-    }
-
     /// A reader over the range.
     pub(crate) fn reader(&self) -> SegmentReader<'_> {
         self.segment.reader(self.start, self.end)

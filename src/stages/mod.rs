@@ -69,12 +69,14 @@ impl Staged {
 /// it with a transformation event; the harvested payload goes, as harvested, to the original
 /// container, and the two are related.
 #[derive(Debug)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     /// The new payload: bytes, or a temporary file's segment.
     pub payload: Payload,
     /// What was done, for the transformation event (`HTML/CSS link rewriting; ...`).
     pub detail: String,
-    /// The temporary file holding the payload, removed when the replacement is dropped.
+    /// The temporary file holding the payload, removed when the replacement is dropped: held
+    /// for that drop, never read.
+    #[allow(dead_code)]
     pub temp: Option<tempfile::TempPath>,
 }
 

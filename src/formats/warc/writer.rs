@@ -121,7 +121,7 @@ impl WrittenRecord {
 
 /// A record hashed and compressed into a finished gzip member, ready to append.
 #[derive(Debug)]
-pub struct EncodedRecord {
+pub(crate) struct EncodedRecord {
     member: Vec<u8>,
     record_id: String,
     header_len: u64,
@@ -129,11 +129,6 @@ pub struct EncodedRecord {
 }
 
 impl EncodedRecord {
-    /// The compressed size.
-    pub fn member_len(&self) -> usize {
-        self.member.len()
-    }
-
     /// The digests of the block and payload.
     pub(crate) fn digests(&self) -> &BlockDigests {
         &self.digests
@@ -261,8 +256,8 @@ impl<W: Write> WarcWriter<W> {
         self.write_encoded(enc)
     }
 
-    /// Appends a record made by `encode_record`.
-    pub fn write_encoded(&mut self, rec: EncodedRecord) -> io::Result<WrittenRecord> {
+    /// Appends a record made by [`encode_record`].
+    pub(crate) fn write_encoded(&mut self, rec: EncodedRecord) -> io::Result<WrittenRecord> {
         self.out.write_all(&rec.member)?;
         let member_offset = self.pos;
         self.pos += rec.member.len() as u64;

@@ -132,11 +132,6 @@ impl ScanEngine {
         }))
     }
 
-    /// The daemon.
-    pub fn clamd(&self) -> &Clamd {
-        &self.clamd
-    }
-
     /// What the engine did so far.
     pub(crate) fn counts(&self) -> EngineCounts {
         EngineCounts {
@@ -344,7 +339,8 @@ impl ScanEngine {
     }
 
     /// [`ScanEngine::scan_one`] of a payload in memory (over a pooled session).
-    pub fn scan_bytes(
+    #[cfg(test)]
+    pub(crate) fn scan_bytes(
         &self,
         digest: Option<&Digest>,
         payload: &[u8],

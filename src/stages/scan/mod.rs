@@ -41,7 +41,7 @@ pub(crate) mod engine;
 mod stage;
 pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
-pub use stage::ScanStage;
+pub(crate) use stage::ScanStage;
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
 /// reports anything larger as clean unless told otherwise.

@@ -42,7 +42,7 @@ impl Ids {
     }
 
     /// A new UUID.
-    pub fn uuid(&self) -> Uuid {
+    pub(crate) fn uuid(&self) -> Uuid {
         match &self.seed {
             None => Uuid::new_v4(),
             Some(seed) => {
@@ -64,7 +64,7 @@ impl Ids {
     }
 
     /// The current time (fixed in deterministic mode).
-    pub fn now(&self) -> DateTime<Utc> {
+    pub(crate) fn now(&self) -> DateTime<Utc> {
         match &self.seed {
             None => Utc::now(),
             Some(_) => DateTime::parse_from_rfc3339(DETERMINISTIC_TIME)

@@ -2,19 +2,19 @@
 //!
 //! A package names its own files: manifest lines, METS `FLocat`s, store identifiers, and the
 //! sources name theirs (HTTrack cache entries). Those names are input, so they are hostile until
-//! proven otherwise: one function, [`confined_name`], decides whether a relative name stays
-//! inside its root (not absolute, no `..`, no NUL), and [`open_in`] / [`create_in`] open it
+//! proven otherwise: one function, `confined_name`, decides whether a relative name stays
+//! inside its root (not absolute, no `..`, no NUL), and `open_in` / `create_in` open it
 //! without following any symbolic link on the way (Linux `openat2` with `RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS`; a component-by-component `lstat` walk where the kernel lacks it).
 //! Where a file is expected only a regular file is accepted: symbolic links, FIFOs, sockets,
-//! devices and directories are refused with an error naming the path ([`open_regular`],
-//! [`regular_metadata`]). Side files are read with a bound ([`read_bounded`]).
+//! devices and directories are refused with an error naming the path (`open_regular`,
+//! `regular_metadata`). Side files are read with a bound (`read_bounded`).
 //!
 //! The manifest format (`<sha512>  <path>`, one line a file, BagIt style) is read and written
-//! here too ([`ManifestReader`], [`manifest_line`]), so package, audit and store agree on it,
+//! here too (`ManifestReader`, `manifest_line`), so package, audit and store agree on it,
 //! and so are the package's own names: [`METS`], [`MANIFEST`], the folders ([`CONTENT_DIR`],
 //! [`ORIGINAL_DIR`], [`VIRAL_DIR`], [`LOGS_DIR`], [`WEBAIP_LOGS_DIR`]), container names
-//! ([`container_name`]) and what counts as a WARC by its name ([`is_warc_name`]). The METS
+//! (`container_name`) and what counts as a WARC by its name (`is_warc_name`). The METS
 //! document itself is read by `mets::reader`.
 
 use std::fs::{File, Metadata};
@@ -43,7 +43,7 @@ pub const WEBAIP_LOGS_DIR: &str = "logs/webaip";
 /// The name of a WARC container in the package: `<dir>/<stem>-<serial>.warc.gz` with a
 /// five-digit serial (`content/crawl-00000.warc.gz`); the original and viral containers
 /// put their kind in the stem (`original/crawl-original-00000.warc.gz`).
-pub fn container_name(dir: &str, stem: &str, serial: u32) -> String {
+pub(crate) fn container_name(dir: &str, stem: &str, serial: u32) -> String {
     format!("{dir}/{stem}-{serial:05}.warc.gz")
 }
 
@@ -66,7 +66,7 @@ pub(crate) fn viral_twin(container: &str) -> String {
 }
 
 /// True for a name that says it is a WARC file (compressed or not).
-pub fn is_warc_name(name: &str) -> bool {
+pub(crate) fn is_warc_name(name: &str) -> bool {
     name.ends_with(".warc") || name.ends_with(".warc.gz")
 }
 
@@ -155,7 +155,7 @@ impl ConfineError {
 
 /// Checks a relative name from input and returns it normalised (`.` and empty segments
 /// dropped, `/` separators). Refuses absolute names, `..` segments, NUL and over-long names.
-pub fn confined_name(name: &str) -> Result<String, NameError> {
+pub(crate) fn confined_name(name: &str) -> Result<String, NameError> {
     if name.contains('\0') {
         return Err(NameError::Nul);
     }
@@ -221,7 +221,7 @@ fn kind_of_mode(mode: u32) -> &'static str {
 
 /// The metadata of a path the caller built (a walked entry, a fixed side-file name), without
 /// following a link: an error unless it is a regular file.
-pub fn regular_metadata(path: &Path) -> Result<Metadata, ConfineError> {
+pub(crate) fn regular_metadata(path: &Path) -> Result<Metadata, ConfineError> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| ConfineError::io(path, e))?;
     if meta.file_type().is_symlink() {
         return Err(ConfineError::Link { path: path.to_path_buf() });
@@ -234,7 +234,7 @@ pub fn regular_metadata(path: &Path) -> Result<Metadata, ConfineError> {
 
 /// Opens a path the caller built for reading: the last component must not be a link, and what
 /// is opened must be a regular file (a FIFO is opened without blocking, then refused).
-pub fn open_regular(path: &Path) -> Result<File, ConfineError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, ConfineError> {
     let fd = rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY,
@@ -246,7 +246,7 @@ pub fn open_regular(path: &Path) -> Result<File, ConfineError> {
 
 /// Opens `name` (a name from input) below `root` for reading, refusing names that leave the
 /// root, links anywhere on the way, and anything but a regular file.
-pub fn open_in(root: &Path, name: &str) -> Result<File, ConfineError> {
+pub(crate) fn open_in(root: &Path, name: &str) -> Result<File, ConfineError> {
     let rel = checked(root, name)?;
     let path = root.join(&rel);
     let flags =
@@ -265,7 +265,7 @@ pub(crate) fn metadata_in(root: &Path, name: &str) -> Result<Metadata, ConfineEr
 
 /// Creates `name` below `root` for writing, with its missing directories, refusing names that
 /// leave the root, links on the way, and an existing file (never replaced).
-pub fn create_in(root: &Path, name: &str) -> Result<File, ConfineError> {
+pub(crate) fn create_in(root: &Path, name: &str) -> Result<File, ConfineError> {
     let rel = checked(root, name)?;
     if let Some((dir, _)) = rel.rsplit_once('/') {
         create_dirs_in(root, dir)?;
@@ -307,7 +307,7 @@ pub(crate) fn create_dirs_in(root: &Path, dir: &str) -> Result<PathBuf, ConfineE
 
 /// Reads a side file the caller named (a fixed name such as `url.map`), at most `limit` bytes:
 /// a larger file, a link or a non-regular file is refused.
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
+pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
     let file = open_regular(path)?;
     let mut buf = Vec::new();
     file.take(limit + 1).read_to_end(&mut buf).map_err(|e| ConfineError::io(path, e))?;
@@ -422,7 +422,7 @@ pub(crate) fn describe_io(e: &io::Error) -> String {
 
 /// One line of a manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestLine {
+pub(crate) struct ManifestLine {
     /// Byte offset of the line in the manifest.
     pub offset: u64,
     /// The checksum as written, lower-cased.
@@ -435,7 +435,7 @@ pub struct ManifestLine {
 
 /// A manifest line that is not `<sha512>  <path>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MalformedLine {
+pub(crate) struct MalformedLine {
     /// Byte offset of the line in the manifest.
     pub offset: u64,
     /// The start of the line, lossily decoded (at most 200 bytes).
@@ -446,7 +446,7 @@ pub struct MalformedLine {
 
 /// Reads a manifest line by line with a bound on the line length, so a hostile manifest (one
 /// huge line, no line end) costs at most [`MAX_MANIFEST_LINE`] bytes of memory.
-pub struct ManifestReader<R> {
+pub(crate) struct ManifestReader<R> {
     input: R,
     offset: u64,
     buf: Vec<u8>,
@@ -454,7 +454,7 @@ pub struct ManifestReader<R> {
 
 impl<R: BufRead> ManifestReader<R> {
     /// Reads the manifest from `input`.
-    pub fn new(input: R) -> Self {
+    pub(crate) fn new(input: R) -> Self {
         ManifestReader { input, offset: 0, buf: Vec::new() }
     }
 }
@@ -532,7 +532,7 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 /// One manifest line for a file: `<sha512>  <path>\n`.
-pub fn manifest_line(sha512: &str, name: &str) -> String {
+pub(crate) fn manifest_line(sha512: &str, name: &str) -> String {
     format!("{sha512}  {name}\n")
 }
 

@@ -26,9 +26,9 @@
 //!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns
 //!   each record's byte ranges; [`formats::warc::WarcReader`] reads WARCs back;
 //!   [`formats::warc::payload`] is the one rule for where a payload starts.
-//! - [`stages`]: what captures pass before they are written ([`stages::Stage`]): virus
+//! - [`stages`]: what captures pass before they are written (`stages::Stage`): virus
 //!   scanning with clamd ([`stages::scan`], one engine for every path) and byte-faithful link
-//!   rewriting ([`stages::rewrite::RewriteStage`]).
+//!   rewriting (`stages::rewrite::RewriteStage`).
 //! - [`migrate`] converts one ARC into one WARC ([`migrate::migrate_file`]) and proves, by
 //!   reading the result back from disk, that every payload byte was conserved.
 //! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and

@@ -209,7 +209,7 @@ impl CuratorMetadata {
 
     /// The description, rights and organisation of a package, from this file and what the
     /// source holds. The second value lists what had to be guessed or is missing.
-    pub fn resolve(
+    pub(crate) fn resolve(
         &self,
         seeds: &[String],
         capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),

@@ -97,7 +97,7 @@ pub struct FileGroups {
 
 impl FileGroups {
     /// The group name for a use.
-    pub fn name(&self, u: crate::model::GroupUse) -> &str {
+    pub(crate) fn name(&self, u: crate::model::GroupUse) -> &str {
         use crate::model::GroupUse::*;
         match u {
             DigitalManifestation => &self.content,
@@ -108,7 +108,7 @@ impl FileGroups {
     }
 
     /// Every group name.
-    pub fn all(&self) -> [&str; 4] {
+    pub(crate) fn all(&self) -> [&str; 4] {
         [&self.content, &self.original, &self.viral, &self.logs]
     }
 }
@@ -244,7 +244,7 @@ impl Profile {
     }
 
     /// The built-in profile whose URI is `uri`.
-    pub fn by_uri(uri: &str) -> Option<Profile> {
+    pub(crate) fn by_uri(uri: &str) -> Option<Profile> {
         BUILTIN.iter().filter_map(|(n, t)| Profile::parse(t, n).ok()).find(|p| p.uri == uri)
     }
 

@@ -1170,33 +1170,28 @@ impl SharedRange {
     }
 
     /// The range without its first `n` bytes (all of them when it has fewer).
-    pub fn skip(&self, n: u64) -> SharedRange {
+    pub(crate) fn skip(&self, n: u64) -> SharedRange {
         let start = self.start.saturating_add(n).min(self.end);
         SharedRange { segment: Arc::clone(&self.segment), start, end: self.end }
     }
 
     /// Number of bytes.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.end - self.start
     }
 
-    /// True when the range is empty.
-    pub fn is_empty(&self) -> bool {
-        self.end == self.start
-    }
-
     /// A reader over the range.
-    pub fn reader(&self) -> SegmentReader<'_> {
+    pub(crate) fn reader(&self) -> SegmentReader<'_> {
         self.segment.reader(self.start, self.end)
     }
 
     /// The bytes, when the segment is in memory.
-    pub fn slice(&self) -> Option<&[u8]> {
+    pub(crate) fn slice(&self) -> Option<&[u8]> {
         self.segment.slice(self.start, self.end)
     }
 
     /// Reads up to `max` bytes from the start of the range.
-    pub fn prefix(&self, max: usize) -> io::Result<Vec<u8>> {
+    pub(crate) fn prefix(&self, max: usize) -> io::Result<Vec<u8>> {
         let want = (self.len() as usize).min(max);
         let mut buf = vec![0u8; want];
         let n = self.segment.read_full_at(self.start, &mut buf)?;
@@ -1205,7 +1200,7 @@ impl SharedRange {
     }
 
     /// Copies the whole range into memory.
-    pub fn to_vec(&self) -> io::Result<Vec<u8>> {
+    pub(crate) fn to_vec(&self) -> io::Result<Vec<u8>> {
         if let Some(s) = self.slice() {
             return Ok(s.to_vec());
         }

@@ -2,7 +2,7 @@
 //!
 //! WARC headers want SHA-1 in base32 (`sha1:...`, the form Heritrix, warcio and jwarc write);
 //! METS and PREMIS want SHA-512 in lower-case hex (the profile's checksum algorithm). One
-//! [`BlockHasher`] computes every digest a record needs in a single pass, splitting the block
+//! `BlockHasher` computes every digest a record needs in a single pass, splitting the block
 //! into the part before the payload (HTTP headers) and the payload itself.
 
 use sha1::Sha1;
@@ -42,12 +42,12 @@ pub(crate) struct Sha512Reader<R> {
 }
 
 impl<R: std::io::Read> Sha512Reader<R> {
-    pub fn new(inner: R) -> Self {
+    pub(crate) fn new(inner: R) -> Self {
         Sha512Reader { inner, sha: Sha512::new() }
     }
 
     /// The SHA-512 of the bytes read so far.
-    pub fn finish(self) -> [u8; 64] {
+    pub(crate) fn finish(self) -> [u8; 64] {
         self.sha.finalize().into()
     }
 }
@@ -60,12 +60,12 @@ pub(crate) struct Sha512Writer<W> {
 }
 
 impl<W: std::io::Write> Sha512Writer<W> {
-    pub fn new(inner: W) -> Self {
+    pub(crate) fn new(inner: W) -> Self {
         Sha512Writer { inner, sha: Sha512::new(), len: 0 }
     }
 
     /// The writer, and the size and SHA-512 of the bytes written through it.
-    pub fn finish(self) -> (W, u64, [u8; 64]) {
+    pub(crate) fn finish(self) -> (W, u64, [u8; 64]) {
         (self.inner, self.len, self.sha.finalize().into())
     }
 }
@@ -117,7 +117,7 @@ pub struct BlockDigests {
 ///
 /// The payload starts `payload_offset` bytes into the block; bytes before it (HTTP headers) go
 /// only to the block digest.
-pub struct BlockHasher {
+pub(crate) struct BlockHasher {
     seen: u64,
     with_payload_sha1: bool,
     payload_offset: u64,
@@ -128,7 +128,7 @@ pub struct BlockHasher {
 
 impl BlockHasher {
     /// A hasher for a block whose payload starts `payload_offset` bytes in.
-    pub fn new(payload_offset: u64) -> Self {
+    pub(crate) fn new(payload_offset: u64) -> Self {
         BlockHasher {
             seen: 0,
             with_payload_sha1: true,
@@ -161,7 +161,7 @@ impl BlockHasher {
     }
 
     /// Ends the block and returns its digests.
-    pub fn finish(self) -> BlockDigests {
+    pub(crate) fn finish(self) -> BlockDigests {
         let payload_offset = self.payload_offset.min(self.seen);
         BlockDigests {
             block_len: self.seen,
@@ -178,7 +178,7 @@ impl BlockHasher {
     }
 
     /// Digests of a block held in memory.
-    pub fn digest(block: &[u8], payload_offset: u64) -> BlockDigests {
+    pub(crate) fn digest(block: &[u8], payload_offset: u64) -> BlockDigests {
         let mut h = BlockHasher::new(payload_offset);
         h.update(block);
         h.finish()
@@ -191,7 +191,7 @@ impl BlockHasher {
 /// Writers disagree on the encoding: Heritrix, warcio and jwarc write base32 for SHA-1, some
 /// tools write hex (and base32 with or without padding, in either case). The expected value is
 /// decoded whichever way yields the algorithm's digest length.
-pub struct LabelledDigest {
+pub(crate) struct LabelledDigest {
     label: String,
     expected: Vec<u8>,
     hasher: AnyHasher,
@@ -205,7 +205,7 @@ enum AnyHasher {
 
 /// Why a labelled digest cannot be checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DigestLabelError {
+pub(crate) enum DigestLabelError {
     /// An algorithm this build does not compute (`md5`, ...).
     Unsupported(String),
     /// The value is not hex or base32 of the algorithm's length.
@@ -214,7 +214,7 @@ pub enum DigestLabelError {
 
 impl LabelledDigest {
     /// Parses `algorithm:value`.
-    pub fn parse(field: &str) -> Result<Self, DigestLabelError> {
+    pub(crate) fn parse(field: &str) -> Result<Self, DigestLabelError> {
         let (alg, value) = field
             .trim()
             .split_once(':')
@@ -252,7 +252,7 @@ impl LabelledDigest {
     }
 
     /// `Ok(())` when the bytes fed match; else the digest found.
-    pub fn verify(self) -> Result<(), DigestMismatch> {
+    pub(crate) fn verify(self) -> Result<(), DigestMismatch> {
         let found: Vec<u8> = match self.hasher {
             AnyHasher::Sha1(h) => h.finalize().to_vec(),
             AnyHasher::Sha256(h) => h.finalize().to_vec(),
@@ -274,7 +274,7 @@ impl LabelledDigest {
 /// Bytes whose digest is not the one stated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the bytes' digest is {found}")]
-pub struct DigestMismatch {
+pub(crate) struct DigestMismatch {
     /// The digest found, in the label's usual form (base32 for SHA-1, hex otherwise).
     pub found: String,
 }

@@ -41,7 +41,7 @@ pub fn response_head(block: &[u8]) -> HttpHead {
 /// Finds the end of the header section of any HTTP message (request or response) at the start
 /// of `block`, by the same blank-line rule as [`response_head`], without asking for a status
 /// line: WARC `request` records and foreign writers' responses are located this way.
-pub fn message_head(block: &[u8]) -> HttpHead {
+pub(crate) fn message_head(block: &[u8]) -> HttpHead {
     let limit = block.len().min(MAX_HTTP_HEADER_LEN);
     let mut line_start = match memchr(b'\n', &block[..limit]) {
         Some(i) => i + 1,
@@ -71,7 +71,7 @@ fn field<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The value of the `Content-Length` field in a complete header section `head`.
-pub fn content_length(head: &[u8]) -> Option<u64> {
+pub(crate) fn content_length(head: &[u8]) -> Option<u64> {
     std::str::from_utf8(field(head, b"content-length")?).ok()?.trim().parse().ok()
 }
 

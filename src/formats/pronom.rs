@@ -6,7 +6,7 @@
 
 /// A format as PRONOM names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PronomFormat {
+pub(crate) struct PronomFormat {
     /// PRONOM's format name.
     pub name: &'static str,
     /// The version, as the file states it.
@@ -18,7 +18,7 @@ pub struct PronomFormat {
 /// WARC, by the version of its version line (`WARC/1.1` -> `"1.1"`). PRONOM has an entry for
 /// 1.0 (`fmt/1355`) and 1.1 (`fmt/1281`); earlier drafts (0.17, 0.18) match only its
 /// version-less WARC entry (`fmt/289`, signature `WARC/`).
-pub fn warc(version: &str) -> PronomFormat {
+pub(crate) fn warc(version: &str) -> PronomFormat {
     let puid = match version {
         "1.1" => "fmt/1281",
         "1.0" => "fmt/1355",
@@ -30,7 +30,7 @@ pub fn warc(version: &str) -> PronomFormat {
 /// ARC, by its version block (`1 0` -> `"1.0"`, `1 1` -> `"1.1"`, `2 0` -> `"2"`). PRONOM
 /// names ARC "Internet Archive": 1.0 is `x-fmt/219`, 1.1 `fmt/410`; it has no entry for
 /// version 2 (the 10-field Alexa/IA ARC), which is then described without a PUID.
-pub fn arc(version: &str) -> PronomFormat {
+pub(crate) fn arc(version: &str) -> PronomFormat {
     let puid = match version {
         "1.0" | "1" => Some("x-fmt/219"),
         "1.1" => Some("fmt/410"),

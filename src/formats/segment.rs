@@ -14,7 +14,7 @@ pub(crate) const MEMORY_SPOOL_LIMIT: usize = 8 << 20;
 
 /// A run of bytes with positioned reads.
 #[derive(Debug)]
-pub enum Segment {
+pub(crate) enum Segment {
     /// Bytes held in memory.
     Mem(Vec<u8>),
     /// Bytes in a file: the input itself, or a spill file.
@@ -28,7 +28,7 @@ pub enum Segment {
 
 impl Segment {
     /// Number of bytes in the segment.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         match self {
             Segment::Mem(v) => v.len() as u64,
             Segment::File { len, .. } => *len,
@@ -36,12 +36,12 @@ impl Segment {
     }
 
     /// True when the segment holds no bytes.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The bytes of `start..end` when the segment is in memory.
-    pub fn slice(&self, start: u64, end: u64) -> Option<&[u8]> {
+    pub(crate) fn slice(&self, start: u64, end: u64) -> Option<&[u8]> {
         match self {
             Segment::Mem(v) => v.get(start as usize..end as usize),
             Segment::File { .. } => None,
@@ -97,7 +97,7 @@ impl Segment {
     }
 
     /// A reader over `start..end`.
-    pub fn reader(&self, start: u64, end: u64) -> SegmentReader<'_> {
+    pub(crate) fn reader(&self, start: u64, end: u64) -> SegmentReader<'_> {
         SegmentReader { segment: self, pos: start, end: end.min(self.len()) }
     }
 }
@@ -123,7 +123,7 @@ impl Read for SegmentReader<'_> {
 
 /// Reads `pos..end` of a file with positioned reads: no shared cursor, so several threads can
 /// read ranges of one open file at once.
-pub struct FileRange<'a> {
+pub(crate) struct FileRange<'a> {
     file: &'a File,
     pos: u64,
     end: u64,
@@ -131,7 +131,7 @@ pub struct FileRange<'a> {
 
 impl<'a> FileRange<'a> {
     /// The `len` bytes at `pos`.
-    pub fn new(file: &'a File, pos: u64, len: u64) -> Self {
+    pub(crate) fn new(file: &'a File, pos: u64, len: u64) -> Self {
         FileRange { file, pos, end: pos + len }
     }
 }

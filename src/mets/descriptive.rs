@@ -101,7 +101,7 @@ pub(crate) fn write_mods<W: Write>(
 }
 
 /// What the MODS record of a described webpage or associated object says.
-pub struct PageMods<'a> {
+pub(crate) struct PageMods<'a> {
     /// The curator's (or the seed's) entity.
     pub entity: &'a PageEntity,
     /// The capture's `WARC-Target-URI`: the record's URL, which a validator compares.

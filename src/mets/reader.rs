@@ -85,7 +85,7 @@ pub(crate) struct Element {
 
 impl Element {
     /// The value of the unprefixed attribute `local` (METS's own attributes: `ID`, `USE`...).
-    pub fn attr(&self, local: &str) -> Option<&str> {
+    pub(crate) fn attr(&self, local: &str) -> Option<&str> {
         self.attrs.iter().find(|a| a.ns.is_empty() && a.local == local).map(|a| a.value.as_str())
     }
 
@@ -95,12 +95,12 @@ impl Element {
     }
 
     /// `xlink:href`, by namespace.
-    pub fn href(&self) -> Option<&str> {
+    pub(crate) fn href(&self) -> Option<&str> {
         self.attr_ns(NS_XLINK, "href")
     }
 
     /// True for element `local` of namespace `ns`.
-    pub fn is(&self, ns: &str, local: &str) -> bool {
+    pub(crate) fn is(&self, ns: &str, local: &str) -> bool {
         self.ns == ns && self.local == local
     }
 }
@@ -164,7 +164,7 @@ pub(crate) enum MetsError {
 
 impl MetsError {
     /// Where the reader stopped.
-    pub fn pos(&self) -> Pos {
+    pub(crate) fn pos(&self) -> Pos {
         match self {
             MetsError::Xml { pos, .. } | MetsError::Refused { pos, .. } => *pos,
         }
@@ -189,13 +189,13 @@ impl<R: BufRead> MetsReader<R> {
     }
 
     /// A reader that stops at the first refusal with [`MetsError::Refused`].
-    pub fn strict(input: R) -> Self {
+    pub(crate) fn strict(input: R) -> Self {
         MetsReader { strict: true, ..Self::lenient(input) }
     }
 
     /// The next event; `Ok(None)` at the end of the document (and after an error).
     #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Result<Option<Event>, MetsError> {
+    pub(crate) fn next(&mut self) -> Result<Option<Event>, MetsError> {
         match self.next_lenient() {
             Ok(Some(Event::Refused(refusal, pos))) if self.strict => {
                 self.done = true;

@@ -1400,7 +1400,7 @@ mod xsd {
     const RIGHTS_XSD: &str = include_str!("../../xsd/webaip-rights.xsd");
 
     /// Validates `doc` against `bundle` plus webaip's rights schema.
-    pub fn validate(doc: &Path, dir: &Path, bundle: &Path) -> Result<Vec<Finding>, String> {
+    pub(crate) fn validate(doc: &Path, dir: &Path, bundle: &Path) -> Result<Vec<Finding>, String> {
         let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
         let wrapper = wrapper_schema(dir, bundle, tmp.path())?;
         let _guard = LIBXML.lock().unwrap_or_else(|p| p.into_inner());
@@ -1467,7 +1467,7 @@ mod xsd {
 mod xsd {
     use std::path::Path;
 
-    pub fn validate(
+    pub(crate) fn validate(
         _doc: &Path,
         _dir: &Path,
         _bundle: &Path,

@@ -107,18 +107,14 @@ struct Candidate {
 }
 
 impl ContainerWriter {
-    /// The container's `<file>` ID.
-    pub fn file_id(&self) -> String {
-        format!("FILE-{}", self.id)
-    }
-
     /// Records seen so far.
-    pub fn records(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn records(&self) -> u64 {
         self.records
     }
 
     /// Records listed in the file section so far.
-    pub fn listed(&self) -> u64 {
+    pub(crate) fn listed(&self) -> u64 {
         self.listed
     }
 
@@ -321,11 +317,6 @@ impl MetsBuilder {
     pub fn describe_entities(&mut self, entities: Vec<PageEntity>) {
         self.wanted = Arc::new(entities.iter().map(|e| crate::pages::url_key(&e.url)).collect());
         self.entities = entities;
-    }
-
-    /// The serialization mode.
-    pub fn mode(&self) -> SerializationMode {
-        self.mode
     }
 
     /// Starts a container of the given group. Containers appear in the METS in the order they

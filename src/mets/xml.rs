@@ -12,19 +12,19 @@ use std::io::{self, Write};
 use quick_xml::escape::escape;
 
 /// Writes elements with two-space indentation.
-pub struct XmlOut<W: Write> {
+pub(crate) struct XmlOut<W: Write> {
     out: W,
     depth: usize,
 }
 
 impl<W: Write> XmlOut<W> {
     /// A writer whose first element is at `depth`.
-    pub fn new(out: W, depth: usize) -> Self {
+    pub(crate) fn new(out: W, depth: usize) -> Self {
         XmlOut { out, depth }
     }
 
     /// The underlying writer.
-    pub fn into_inner(self) -> W {
+    pub(crate) fn into_inner(self) -> W {
         self.out
     }
 
@@ -54,7 +54,7 @@ impl<W: Write> XmlOut<W> {
     }
 
     /// `<name attrs>` and one level deeper.
-    pub fn start(&mut self, name: &str, attrs: &[(&str, &str)]) -> io::Result<()> {
+    pub(crate) fn start(&mut self, name: &str, attrs: &[(&str, &str)]) -> io::Result<()> {
         self.open_tag(name, attrs)?;
         self.out.write_all(b">\n")?;
         self.depth += 1;
@@ -62,26 +62,31 @@ impl<W: Write> XmlOut<W> {
     }
 
     /// `</name>` one level up.
-    pub fn end(&mut self, name: &str) -> io::Result<()> {
+    pub(crate) fn end(&mut self, name: &str) -> io::Result<()> {
         self.depth = self.depth.saturating_sub(1);
         self.indent()?;
         writeln!(self.out, "</{name}>")
     }
 
     /// `<name attrs/>`.
-    pub fn empty(&mut self, name: &str, attrs: &[(&str, &str)]) -> io::Result<()> {
+    pub(crate) fn empty(&mut self, name: &str, attrs: &[(&str, &str)]) -> io::Result<()> {
         self.open_tag(name, attrs)?;
         self.out.write_all(b"/>\n")
     }
 
     /// `<name attrs>text</name>`.
-    pub fn text(&mut self, name: &str, attrs: &[(&str, &str)], text: &str) -> io::Result<()> {
+    pub(crate) fn text(
+        &mut self,
+        name: &str,
+        attrs: &[(&str, &str)],
+        text: &str,
+    ) -> io::Result<()> {
         self.open_tag(name, attrs)?;
         writeln!(self.out, ">{}</{name}>", escape(xml_safe(text).as_ref()))
     }
 
     /// Raw bytes (an XML declaration, a spilled fragment).
-    pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.out.write_all(bytes)
     }
 }

@@ -56,7 +56,7 @@ pub enum DateSource {
 
 impl DateSource {
     /// The value of `X-Webaip-Date-Source` and the report's key.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DateSource::Record => "record",
             DateSource::PreviousRecord => "previous-record",
@@ -75,7 +75,7 @@ impl DateSource {
 
 /// Dates a record can fall back to, known before the first record is mapped.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FallbackDates {
+pub(crate) struct FallbackDates {
     /// The ARC header record's date.
     pub arc_header: Option<DateTime<Utc>>,
     /// The timestamp in the ARC file name.
@@ -88,7 +88,7 @@ pub struct FallbackDates {
 
 /// A record with no usable date and nothing to fall back to.
 #[derive(Debug, Clone)]
-pub struct NoDate {
+pub(crate) struct NoDate {
     /// Where the record is.
     pub location: Location,
     /// Its archive-date field as found (`None` for bytes that are no record).
@@ -116,7 +116,7 @@ pub enum InputKind {
 
 impl InputKind {
     /// A stable name for reports.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             InputKind::Filedesc => "filedesc",
             InputKind::Http => "http",
@@ -129,7 +129,7 @@ impl InputKind {
 
 /// What the mapping decided for one record.
 #[derive(Debug, Clone)]
-pub struct Mapped {
+pub(crate) struct Mapped {
     /// The WARC fields (digests and length are added when the block is hashed).
     pub spec: RecordSpec,
     /// Where the payload starts inside the block.
@@ -146,7 +146,7 @@ pub struct Mapped {
 
 /// State carried from record to record while mapping one file.
 #[derive(Debug)]
-pub struct MappingContext {
+pub(crate) struct MappingContext {
     /// The ARC file's name, for remainder URIs.
     pub arc_name: String,
     /// The warcinfo record every record points to.
@@ -158,13 +158,13 @@ pub struct MappingContext {
 
 impl MappingContext {
     /// A context for one ARC file.
-    pub fn new(arc_name: String, warcinfo_id: String, fallback: FallbackDates) -> Self {
+    pub(crate) fn new(arc_name: String, warcinfo_id: String, fallback: FallbackDates) -> Self {
         MappingContext { arc_name, warcinfo_id, fallback, last_date: None }
     }
 
     /// Maps `rec`; `head` holds the first bytes of its body (enough to find HTTP headers).
     /// Fails only when the record has no usable date and nothing gives one.
-    pub fn map(
+    pub(crate) fn map(
         &mut self,
         rec: &ArcRecord,
         head: &[u8],

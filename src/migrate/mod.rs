@@ -70,7 +70,7 @@ pub struct MigrateOptions {
     pub quarantine: Option<Quarantine>,
     /// The capture date to use, as a last resort, for records with no usable date when
     /// neither an earlier record, the ARC header record nor the file name gives one
-    /// (`--capture-date`). Without it such a file fails with [`MigrateError::NoDate`].
+    /// (`--capture-date`). Without it such a file fails with `MigrateError::NoDate`.
     pub capture_date: Option<chrono::DateTime<chrono::Utc>>,
 }
 
@@ -138,7 +138,7 @@ pub struct MigratedRecord {
 /// Why a file could not be migrated.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum MigrateError {
+pub(crate) enum MigrateError {
     /// The ARC could not be read.
     #[error(transparent)]
     Arc(#[from] ArcError),

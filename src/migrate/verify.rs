@@ -26,7 +26,7 @@ const MAX_LISTED_MISMATCHES: usize = 100;
 
 /// What one written record must look like when read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expected {
+pub(crate) struct Expected {
     /// SHA-1 of the block as read from the source.
     pub block_sha1: [u8; 20],
     /// SHA-1 of the payload as read from the source.
@@ -45,7 +45,7 @@ pub struct Expected {
 
 impl Expected {
     /// The expectation for a record as the writer reported it.
-    pub fn new(written: &WrittenRecord, from_source: bool) -> Self {
+    pub(crate) fn new(written: &WrittenRecord, from_source: bool) -> Self {
         let d = &written.digests;
         Expected {
             block_sha1: d.block_sha1,
@@ -95,7 +95,7 @@ impl Expected {
 }
 
 /// Expectations spilled to a temporary file as they are produced.
-pub struct ExpectationLog {
+pub(crate) struct ExpectationLog {
     out: BufWriter<File>,
     count: u64,
     payload_bytes: u64,
@@ -103,7 +103,7 @@ pub struct ExpectationLog {
 
 impl ExpectationLog {
     /// An empty log in a new temporary file.
-    pub fn new() -> io::Result<Self> {
+    pub(crate) fn new() -> io::Result<Self> {
         Ok(ExpectationLog {
             out: BufWriter::new(tempfile::tempfile()?),
             count: 0,
@@ -112,7 +112,7 @@ impl ExpectationLog {
     }
 
     /// Appends one expectation.
-    pub fn push(&mut self, e: &Expected) -> io::Result<()> {
+    pub(crate) fn push(&mut self, e: &Expected) -> io::Result<()> {
         self.count += 1;
         if e.from_source {
             self.payload_bytes += e.payload_len;
@@ -134,7 +134,7 @@ impl ExpectationLog {
 
 /// The result of reading a container back.
 #[derive(Debug, Clone)]
-pub struct Verified {
+pub(crate) struct Verified {
     /// The comparison.
     pub conservation: Conservation,
     /// Size of the container file.

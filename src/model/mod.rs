@@ -22,7 +22,7 @@ pub enum PackageType {
 
 impl PackageType {
     /// The value of the METS root `TYPE` attribute.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PackageType::Ssip => "sSIP",
             PackageType::Aip => "AIP",

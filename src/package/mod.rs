@@ -822,7 +822,7 @@ const RAND_LEN: usize = 6;
 impl Staging {
     /// A hidden `.NAME.XXXXXX.partial` directory beside `out`, locked, with `content/` and
     /// `logs/`, after earlier runs' leftovers are dealt with.
-    pub fn new(out: &Path, force: bool) -> Result<Staging, PackageError> {
+    pub(crate) fn new(out: &Path, force: bool) -> Result<Staging, PackageError> {
         let parent = out
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -919,7 +919,7 @@ impl Staging {
     /// Where the file system has no exchange, the old package is first renamed aside to
     /// `.NAME.XXXXXX.old` and the new one renamed in: a kill between the two leaves the old
     /// package under that name, which the next run puts back (see [`Staging`]).
-    pub fn commit(mut self) -> Result<PathBuf, PackageError> {
+    pub(crate) fn commit(mut self) -> Result<PathBuf, PackageError> {
         use rustix::fs::{CWD, RenameFlags, renameat_with};
         // Temporary directories are created private; a package is not.
         crate::migrate::set_mode(&self.root, 0o755).map_err(io_err(&self.root))?;

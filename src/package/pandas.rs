@@ -4,7 +4,7 @@
 //! Each mirror file becomes a `resource` record at its recovered original URL in a `content/`
 //! container, followed by a `metadata` record (`WARC-Concurrent-To` the resource) keeping the
 //! mirror path, where the URL came from and the cached HTTP header block. HTML and CSS links
-//! are rewritten ([`crate::stages::rewrite::RewriteStage`]); a file that changed goes, byte-exact as
+//! are rewritten (`crate::stages::rewrite::RewriteStage`); a file that changed goes, byte-exact as
 //! harvested, into a container in `original/` (file group `Original`), and the new bytestream
 //! gets a transformation event and a `derivation/transformation` relationship to its original.
 //! Files that needed no change are not duplicated.

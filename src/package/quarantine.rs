@@ -90,12 +90,12 @@ pub(crate) struct ByteQueue {
 const QUEUE_IN_MEMORY: usize = 64 << 20;
 
 impl ByteQueue {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ByteQueue { base: 0, mem: Vec::new(), start: 0, file: None, end: 0 }
     }
 
     /// Bytes held.
-    pub fn held(&self) -> u64 {
+    pub(crate) fn held(&self) -> u64 {
         self.end - self.base
     }
 
@@ -247,7 +247,7 @@ pub(crate) struct VerdictEvents<'a> {
 }
 
 impl<'a> VerdictEvents<'a> {
-    pub fn new(
+    pub(crate) fn new(
         ids: Ids,
         opts: &'a PackageOptions,
         now: DateTime<Utc>,
@@ -267,7 +267,7 @@ impl<'a> VerdictEvents<'a> {
     }
 
     /// The identifiers of this container's records and events.
-    pub fn ids(&self) -> &Ids {
+    pub(crate) fn ids(&self) -> &Ids {
         &self.ids
     }
 
@@ -282,7 +282,7 @@ impl<'a> VerdictEvents<'a> {
 
     /// A record written to the content container: as it is, or with an event of its own when
     /// its payload was not scanned.
-    pub fn content(
+    pub(crate) fn content(
         &mut self,
         cw: &mut ContainerWriter,
         rec: &RecordFile,
@@ -298,13 +298,13 @@ impl<'a> VerdictEvents<'a> {
 
     /// A payload not scanned of a record that is not described on its own (it shares its gzip
     /// member with others and stays in content): counted and named in the container's event.
-    pub fn unscanned_in_shared_member(&mut self, record_id: String, why: String) {
+    pub(crate) fn unscanned_in_shared_member(&mut self, record_id: String, why: String) {
         self.found.unscanned.push((record_id, why));
         self.found.unscanned_without_event += 1;
     }
 
     /// A record written to the viral twin (`vcw` its section), its payload infected with `sig`.
-    pub fn infected(
+    pub(crate) fn infected(
         &mut self,
         vcw: &mut ContainerWriter,
         rec: &RecordFile,
@@ -320,7 +320,7 @@ impl<'a> VerdictEvents<'a> {
 
     /// A cleaner's copy written to content right after `original`, the infected record it
     /// replaces: the cleaned event, and the relationship to the original in the viral twin.
-    pub fn cleaned(
+    pub(crate) fn cleaned(
         &mut self,
         cw: &mut ContainerWriter,
         rec: &RecordFile,
@@ -391,7 +391,7 @@ pub(crate) struct CopyRouter<'a> {
 
 impl<'a> CopyRouter<'a> {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         engine: Option<&'a Arc<ScanEngine>>,
         queue: Rc<RefCell<ByteQueue>>,
         (content, viral_mets): (ContainerSink, Option<ContainerWriter>),
@@ -421,7 +421,7 @@ impl<'a> CopyRouter<'a> {
     }
 
     /// Takes a record read; scans and routes a batch once it is full.
-    pub fn push(&mut self, r: Routed) -> Result<(), PackageError> {
+    pub(crate) fn push(&mut self, r: Routed) -> Result<(), PackageError> {
         self.batch_bytes += r.payload.as_ref().map_or(0, |p| p.len() as u64);
         // Routing a batch lets the queue go only up to its last movable record: records that
         // share a gzip member keep their bytes queued (in a temporary file past 64 MiB) until
@@ -679,7 +679,7 @@ impl<'a> CopyRouter<'a> {
 
     /// Routes what is left once the reader is done, then the rest of the input (which has
     /// already passed into the queue).
-    pub fn finish(mut self) -> Result<RoutedContainers, PackageError> {
+    pub(crate) fn finish(mut self) -> Result<RoutedContainers, PackageError> {
         self.start_batch()?;
         if let (Some(engine), Some((batch, pending))) = (self.engine, self.pending.take()) {
             let verdicts = engine.wait(pending)?;

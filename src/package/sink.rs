@@ -40,7 +40,7 @@ impl ContainerSink {
     /// Creates `rel` below `root` (its folder too; never through a link, never over a file)
     /// and writes its warcinfo record: `warcinfo` as its id, dated `now`, saying
     /// `description`.
-    pub fn open(
+    pub(crate) fn open(
         root: &Path,
         rel: String,
         mets: ContainerWriter,
@@ -61,7 +61,7 @@ impl ContainerSink {
 
     /// Creates `rel` below `root` as [`ContainerSink::open`] does, but writes nothing: for a
     /// container whose records, warcinfo included, are appended as they come (a copied WARC).
-    pub fn create(
+    pub(crate) fn create(
         root: &Path,
         rel: String,
         mets: ContainerWriter,
@@ -77,7 +77,7 @@ impl ContainerSink {
 
     /// Appends a record's bytes as they are (a gzip member, or an uncompressed record), and
     /// gives where they went.
-    pub fn append_member(
+    pub(crate) fn append_member(
         &mut self,
         root: &Path,
         member: impl Read,
@@ -90,14 +90,18 @@ impl ContainerSink {
 
     /// Appends bytes that are no record of their own (what a copied file holds between its
     /// records), and gives where they went.
-    pub fn append_bytes(&mut self, root: &Path, bytes: &[u8]) -> Result<ByteRange, PackageError> {
+    pub(crate) fn append_bytes(
+        &mut self,
+        root: &Path,
+        bytes: &[u8],
+    ) -> Result<ByteRange, PackageError> {
         let begin = self.writer.position();
         self.writer.append_bytes(bytes).map_err(io_err(&root.join(&self.rel)))?;
         Ok(ByteRange { begin, len: bytes.len() as u64 })
     }
 
     /// Writes a record whose block is in memory (the whole block is the payload).
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         root: &Path,
         spec: &RecordSpec,
@@ -108,7 +112,10 @@ impl ContainerSink {
 
     /// Closes the container flushed and synced, not hashed: for a copy whose digest is known
     /// without reading it again (it is the input byte for byte). Its METS section and size.
-    pub fn close_unhashed(self, root: &Path) -> Result<(ContainerWriter, u64), PackageError> {
+    pub(crate) fn close_unhashed(
+        self,
+        root: &Path,
+    ) -> Result<(ContainerWriter, u64), PackageError> {
         let size = self.writer.position();
         let err = io_err(root);
         let mut buf = self.writer.finish().map_err(&err)?;
@@ -119,7 +126,7 @@ impl ContainerSink {
     }
 
     /// Closes the container: flushed, synced, hashed.
-    pub fn close(self, root: &Path) -> Result<ClosedContainer, PackageError> {
+    pub(crate) fn close(self, root: &Path) -> Result<ClosedContainer, PackageError> {
         let records = self.writer.records();
         let (size, sha512) = super::finish_written_container(self.writer, root, &self.rel)?;
         Ok(ClosedContainer { mets: self.mets, rel: self.rel, size, sha512, records })

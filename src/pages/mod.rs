@@ -1,10 +1,10 @@
 //! Webpages and associated objects (P1.3, P2.1): the entities below the website that a curator
 //! describes, the captures they are matched to, and what helps a curator choose them.
 //!
-//! - [`html_title`] reads a page's `<title>` as a browser shows it (decoded in the page's
+//! - `html_title` reads a page's `<title>` as a browser shows it (decoded in the page's
 //!   charset, character references resolved, white space collapsed);
-//! - [`url_key`] is the one rule by which a described URL matches a captured one;
-//! - [`read_capture_head`] reads the start of a capture's payload back from a container, by the
+//! - `url_key` is the one rule by which a described URL matches a captured one;
+//! - `read_capture_head` reads the start of a capture's payload back from a container, by the
 //!   byte ranges the METS states.
 
 pub mod list;
@@ -36,7 +36,7 @@ pub(crate) fn is_html(mime: &str) -> bool {
 /// gives it: decoded in the page's encoding (the HTTP `charset`, else a `<meta charset>`, else
 /// UTF-8 or windows-1252: [`html_encoding`]), character references resolved, ASCII white space
 /// stripped and collapsed. `None` when the page has no title, or an empty one, within `head`.
-pub fn html_title(head: &[u8], content_type: Option<&str>) -> Option<String> {
+pub(crate) fn html_title(head: &[u8], content_type: Option<&str>) -> Option<String> {
     let encoding = html_encoding(head, content_type);
     let raw = std::cell::RefCell::new(None::<String>);
     let done = std::cell::Cell::new(false);
@@ -89,7 +89,7 @@ pub fn html_title(head: &[u8], content_type: Option<&str>) -> Option<String> {
 /// The form in which a described URL is compared with captured ones: scheme and host in lower
 /// case, an empty path as `/`, the fragment dropped; everything else (path, query, their
 /// escapes) as written. URLs that do not parse are compared as written.
-pub fn url_key(url: &str) -> String {
+pub(crate) fn url_key(url: &str) -> String {
     let t = url.trim();
     match url::Url::parse(t) {
         Ok(mut u) if u.has_host() => {
@@ -105,7 +105,7 @@ pub fn url_key(url: &str) -> String {
 
 /// What [`read_capture_head`] returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaptureHead {
+pub(crate) struct CaptureHead {
     /// The `Content-Type` that applies to the payload: the HTTP header's for an HTTP response,
     /// else the WARC record's.
     pub content_type: Option<String>,
@@ -116,7 +116,7 @@ pub struct CaptureHead {
 /// Reads the start of a record's payload from its container, by the ranges the METS states:
 /// the record's member (decompressed when `compressed`), then `limit` bytes from the payload's
 /// offset inside the record.
-pub fn read_capture_head(
+pub(crate) fn read_capture_head(
     container: &Path,
     r: &RecordFile,
     limit: usize,

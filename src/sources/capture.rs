@@ -83,7 +83,7 @@ impl Payload {
     }
 
     /// A reader over the payload. A file or segment is opened through
-    /// [`crate::layout::open_regular`] (no links, FIFOs or devices); a file must still be as
+    /// `crate::layout::open_regular` (no links, FIFOs or devices); a file must still be as
     /// long as it was when the source measured it, a segment's file at least as long.
     pub fn open(&self) -> io::Result<Box<dyn Read + Send + '_>> {
         match self {
@@ -269,7 +269,7 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     }
     /// When the source's files link to each other by local paths (a mirror): each file's
     /// path in the mirror and its original URL, so the pipeline rewrites the links
-    /// ([`crate::stages::rewrite::RewriteStage`]).
+    /// (`crate::stages::rewrite::RewriteStage`).
     fn link_map(&self) -> Option<crate::stages::rewrite::LinkMap> {
         None
     }

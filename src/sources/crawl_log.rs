@@ -20,7 +20,7 @@ pub(crate) fn uri_hash(uri: &str) -> u64 {
 
 /// One parsed line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CrawlLogLine {
+pub(crate) struct CrawlLogLine {
     /// When the line was logged.
     pub timestamp: Option<DateTime<Utc>>,
     /// Fetch status (HTTP code, 1 for DNS success, negative for failures).
@@ -33,7 +33,7 @@ pub struct CrawlLogLine {
 
 impl CrawlLogLine {
     /// True when the crawler wrote a record for this line (HTTP response or DNS success).
-    pub fn fetched(&self) -> bool {
+    pub(crate) fn fetched(&self) -> bool {
         self.status >= 100 || self.status == 1
     }
 }
@@ -61,7 +61,7 @@ pub(crate) fn parse_line(line: &str) -> Option<CrawlLogLine> {
 
 /// What the crawl log says, kept compactly.
 #[derive(Debug, Default)]
-pub struct CrawlLog {
+pub(crate) struct CrawlLog {
     /// Lines read.
     pub lines: u64,
     /// Lines that did not parse.
@@ -77,7 +77,7 @@ pub struct CrawlLog {
 
 impl CrawlLog {
     /// Reads a crawl log.
-    pub fn read(path: &Path) -> io::Result<CrawlLog> {
+    pub(crate) fn read(path: &Path) -> io::Result<CrawlLog> {
         let mut log = CrawlLog::default();
         let mut index: HashMap<String, u32> = HashMap::new();
         for_each_line(path, |line| {

@@ -126,7 +126,7 @@ pub struct Unpacked {
 }
 
 /// Unpacks a mirror's `.zip` into a new temporary directory below `work`. Every entry name is
-/// confined ([`layout::confined_name`]), links and duplicate names are refused (listed), and
+/// confined (`layout::confined_name`), links and duplicate names are refused (listed), and
 /// no more than [`MAX_ZIP_ENTRIES`] entries and [`MAX_ZIP_BYTES`] bytes are written, whatever
 /// the sizes the zip declares.
 pub fn unpack_zip(zip: &Path, work: &Path) -> Result<Unpacked, MirrorError> {
@@ -239,10 +239,6 @@ pub(crate) fn mirror_kind(dir: &Path) -> Option<MirrorKind> {
     });
     host_dir.then_some(MirrorKind::Wget)
 }
-
-/// `--capture-date`: one parser for every command (RFC 3339, a zone-less date or time in UTC,
-/// or 14 digits).
-pub use crate::metadata::parse_capture_date;
 
 /// The MIME type of a mirror file, and where it came from: its name's extension when that is
 /// known and the content has no signature of another type, else the WHATWG sniffing rules.
@@ -653,6 +649,7 @@ fn read_hts_log(root: &Path, zone: Zone, refused: &mut Vec<(String, String)>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metadata::parse_capture_date;
 
     #[test]
     fn sniffing_follows_the_whatwg_rules() {

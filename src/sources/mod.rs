@@ -8,7 +8,7 @@
 //!
 //! Only regular files are taken. The paths named on the command line are the operator's and
 //! may be links; below them nothing is followed: every walked entry is checked with `lstat`
-//! ([`crate::layout::regular_metadata`]), and links, FIFOs, sockets, devices, names that do not
+//! (`crate::layout::regular_metadata`), and links, FIFOs, sockets, devices, names that do not
 //! fit in `PATH_MAX` and unreadable directories are refused one by one, each with a line in
 //! [`Source::refused`] naming it, never read. Side files (`seeds.txt`, `crawl.log`) are read
 //! with bounds ([`MAX_SEEDS`], [`MAX_LINE`]).
@@ -473,7 +473,7 @@ pub(crate) fn refusal(e: &ConfineError) -> String {
 /// separated, each component kept as it is when it is UTF-8 without control characters, and
 /// otherwise with its control characters (C0, DEL), bytes that are not UTF-8, and `%` itself
 /// percent-encoded, so a name can never add a line (or a field) to what it is written into.
-pub fn name_text(root: &Path, path: &Path) -> String {
+pub(crate) fn name_text(root: &Path, path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let rel = path.strip_prefix(root).unwrap_or(path);
     let mut parts = Vec::new();
@@ -498,12 +498,12 @@ pub fn name_text(root: &Path, path: &Path) -> String {
     parts.join("/")
 }
 
-/// The last component of `path` as text, escaped as [`name_text`] escapes.
+/// The last component of `path` as text, escaped as `name_text` escapes.
 pub fn file_text(path: &Path) -> String {
     path.file_name().map(|n| name_text(Path::new(""), Path::new(n))).unwrap_or_default()
 }
 
-/// A whole path as text for a report, escaped as [`name_text`] escapes.
+/// A whole path as text for a report, escaped as `name_text` escapes.
 pub fn path_text(path: &Path) -> String {
     match path.strip_prefix("/") {
         Ok(rest) => format!("/{}", name_text(Path::new(""), rest)),

@@ -16,7 +16,7 @@
 //! directories, or when their path does not fit in `PATH_MAX`. Side files are read with bounds
 //! ([`MAX_SIDE_TEXT`], [`MAX_PANACCESS`], [`MAX_CACHE_INDEX`], [`super::MAX_LINE`]). Names
 //! recovered from the cache (`X-Save`) and from `url.map` only ever select among the files the
-//! walk found, after [`crate::layout::confined_name`]; they never open anything themselves.
+//! walk found, after `crate::layout::confined_name`; they never open anything themselves.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;

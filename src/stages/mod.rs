@@ -1,10 +1,10 @@
 //! Stages that look at or change captures on their way into a package (ARCHITECTURE.md).
 //!
-//! A [`Stage`] sees captures in batches, in order, before anything of them is written: it may
+//! A `Stage` sees captures in batches, in order, before anything of them is written: it may
 //! route a capture (to the content or the viral container), put a new payload in place of the
 //! harvested one (which then goes to the original container) and note what it found, which the
 //! pipeline turns into PREMIS events. The capture pipeline (`package::captures`) runs its
-//! stages on every batch: [`scan::ScanStage`] is the virus check, [`rewrite::RewriteStage`]
+//! stages on every batch: `scan::ScanStage` is the virus check, `rewrite::RewriteStage`
 //! the link rewriting of mirrors. The Heritrix path scans through the same engine
 //! ([`scan::ScanEngine`]) inside its own batching (the migration's compression batches, the
 //! copy's queue): it does not go through this trait yet (README, design section).
@@ -16,7 +16,7 @@ use crate::sources::capture::{Capture, Payload};
 
 /// Where a capture goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Route {
+pub(crate) enum Route {
     /// The content container.
     #[default]
     Content,
@@ -26,7 +26,7 @@ pub enum Route {
 
 /// What a stage found about one capture, for its PREMIS event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finding {
+pub(crate) enum Finding {
     /// A virus, by the signature's name.
     Infected(String),
     /// The payload could not be checked, and why.
@@ -35,7 +35,7 @@ pub enum Finding {
 
 /// A capture between its source and its container.
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     /// The capture as the source gave it.
     pub capture: Capture,
     /// Its payload, when it is small enough to hold (read once: hashed, scanned and written
@@ -53,7 +53,7 @@ pub struct Staged {
 
 impl Staged {
     /// A capture as it enters the stages: routed to content, nothing found, nothing replaced.
-    pub fn new(capture: Capture, held: Option<Vec<u8>>, digest: Option<[u8; 64]>) -> Staged {
+    pub(crate) fn new(capture: Capture, held: Option<Vec<u8>>, digest: Option<[u8; 64]>) -> Staged {
         Staged {
             capture,
             held,
@@ -69,18 +69,20 @@ impl Staged {
 /// it with a transformation event; the harvested payload goes, as harvested, to the original
 /// container, and the two are related.
 #[derive(Debug)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     /// The new payload: bytes, or a temporary file's segment.
     pub payload: Payload,
     /// What was done, for the transformation event (`HTML/CSS link rewriting; ...`).
     pub detail: String,
-    /// The temporary file holding the payload, removed when the replacement is dropped.
+    /// The temporary file holding the payload, removed when the replacement is dropped: held
+    /// for that drop, never read.
+    #[allow(dead_code)]
     pub temp: Option<tempfile::TempPath>,
 }
 
 /// Why a stage could not do its work (the run stops).
 #[derive(Debug, thiserror::Error)]
-pub enum StageError {
+pub(crate) enum StageError {
     /// clamd failed.
     #[error(transparent)]
     Scan(#[from] scan::ScanError),
@@ -96,7 +98,7 @@ pub enum StageError {
 }
 
 /// One stage of the capture pipeline.
-pub trait Stage {
+pub(crate) trait Stage {
     /// Looks at a batch of captures, in order; may route them and note findings.
     fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError>;
 }

@@ -1,4 +1,4 @@
-//! Link rewriting for PANDAS (HTTrack) and other website mirrors ([`RewriteStage`]): relative links between mirror files become the
+//! Link rewriting for PANDAS (HTTrack) and other website mirrors (`RewriteStage`): relative links between mirror files become the
 //! original absolute URLs again (P5.7).
 //!
 //! Rewriting is byte-faithful: only the bytes of a rewritten attribute value or CSS URL change.
@@ -42,18 +42,8 @@ impl LinkMap {
     }
 
     /// The original URL of a save path.
-    pub fn get(&self, save_path: &str) -> Option<&str> {
+    pub(crate) fn get(&self, save_path: &str) -> Option<&str> {
         self.by_path.get(save_path).map(String::as_str)
-    }
-
-    /// Number of files.
-    pub fn len(&self) -> usize {
-        self.by_path.len()
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.by_path.is_empty()
     }
 }
 
@@ -101,7 +91,7 @@ pub enum RewriteError {
 
 impl Rewritten {
     /// Links rewritten in all.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.to_mirror + self.to_outside
     }
 }
@@ -801,8 +791,10 @@ fn css_link_spans(css: &[u8]) -> Vec<(Range<usize>, Option<u8>)> {
 }
 
 /// Finds `url(...)` and `@import "..."` values in CSS and replaces those `f` rewrites; all other
-/// characters are copied unchanged.
-pub fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
+/// characters are copied unchanged. The stage edits CSS through [`rewrite_css`] (encoding and
+/// resolution included); this form with a plain callback tests link finding and escaping alone.
+#[cfg(test)]
+pub(crate) fn rewrite_css_links(css: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(css.len());
     let mut pos = 0;
     for (range, quote) in css_link_spans(css.as_bytes()) {
@@ -845,7 +837,7 @@ pub struct RewriteSummary {
 /// package being built (streamed through the rewriter, so memory is a chunk whatever the size
 /// of the page). A capture routed to the viral container is never rewritten, and a response
 /// never is (its HTTP header states the payload's length).
-pub struct RewriteStage {
+pub(crate) struct RewriteStage {
     map: LinkMap,
     temp_dir: std::path::PathBuf,
     summary: RewriteSummary,
@@ -853,12 +845,12 @@ pub struct RewriteStage {
 
 impl RewriteStage {
     /// Rewrites links by `map` (save path -> original URL); pages in work go to `temp_dir`.
-    pub fn new(map: LinkMap, temp_dir: &std::path::Path) -> Self {
+    pub(crate) fn new(map: LinkMap, temp_dir: &std::path::Path) -> Self {
         RewriteStage { map, temp_dir: temp_dir.to_path_buf(), summary: RewriteSummary::default() }
     }
 
     /// What was done so far.
-    pub fn summary(&self) -> &RewriteSummary {
+    pub(crate) fn summary(&self) -> &RewriteSummary {
         &self.summary
     }
 

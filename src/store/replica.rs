@@ -35,7 +35,7 @@ const CLAIM_LIMIT: u64 = 1024;
 
 /// What a replica says about one stored object without reading it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredObject {
+pub(crate) struct StoredObject {
     /// Size in bytes.
     pub size: u64,
     /// The SHA-512 recorded with the object (object stores keep it as metadata; a file system
@@ -45,7 +45,7 @@ pub struct StoredObject {
 
 /// One entry of a package directory's listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedObject {
+pub(crate) struct ListedObject {
     /// Its key.
     pub key: String,
     /// Its size (of a regular file or an object).
@@ -56,7 +56,7 @@ pub struct ListedObject {
 
 /// A file to store: a name below a root, opened without following links, regular files only.
 #[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
+pub(crate) struct Source<'a> {
     /// The directory the name is confined to (a package, a temporary directory).
     pub root: &'a Path,
     /// The name below it.
@@ -65,13 +65,13 @@ pub struct Source<'a> {
 
 impl Source<'_> {
     /// Opens the file for reading.
-    pub fn open(&self) -> io::Result<File> {
+    pub(crate) fn open(&self) -> io::Result<File> {
         layout::open_in(self.root, self.name).map_err(io::Error::other)
     }
 }
 
 /// A place that holds copies of packages.
-pub trait Replica: Send + Sync {
+pub(crate) trait Replica: Send + Sync {
     /// The replica's name in the configuration.
     fn name(&self) -> &str;
     /// Where the replica is, for the order in which claims are taken: every process takes
@@ -131,7 +131,7 @@ pub(crate) fn unique_suffix() -> String {
 }
 
 /// A replica in a directory.
-pub struct FsReplica {
+pub(crate) struct FsReplica {
     name: String,
     root: PathBuf,
 }
@@ -158,7 +158,7 @@ fn split(key: &str) -> (&str, &str) {
 
 impl FsReplica {
     /// A replica rooted at `root` (created when first written to).
-    pub fn new(name: &str, root: &Path) -> Self {
+    pub(crate) fn new(name: &str, root: &Path) -> Self {
         FsReplica { name: name.into(), root: root.to_path_buf() }
     }
 
@@ -434,7 +434,7 @@ pub(crate) struct HashingFile {
 
 impl HashingFile {
     /// Writes to `file` (created by the caller, below its root).
-    pub fn new(file: File) -> Self {
+    pub(crate) fn new(file: File) -> Self {
         use sha2::Digest;
         HashingFile {
             out: BufWriter::with_capacity(1 << 20, file),
@@ -444,7 +444,7 @@ impl HashingFile {
     }
 
     /// Takes the next chunk.
-    pub fn write(&mut self, chunk: &[u8]) -> io::Result<()> {
+    pub(crate) fn write(&mut self, chunk: &[u8]) -> io::Result<()> {
         use sha2::Digest;
         self.hasher.update(chunk);
         self.len += chunk.len() as u64;
@@ -452,7 +452,7 @@ impl HashingFile {
     }
 
     /// Flushes and syncs; returns the length and SHA-512 (hex).
-    pub fn finish(self) -> io::Result<(u64, String)> {
+    pub(crate) fn finish(self) -> io::Result<(u64, String)> {
         use sha2::Digest;
         let file = self.out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;

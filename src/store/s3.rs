@@ -56,7 +56,7 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
 }
 
 /// A replica in a bucket.
-pub struct S3Replica {
+pub(crate) struct S3Replica {
     name: String,
     bucket: String,
     prefix: String,
@@ -67,7 +67,7 @@ pub struct S3Replica {
 impl S3Replica {
     /// A replica on `bucket`, reached through `endpoints`, with credentials from the
     /// environment variables named.
-    pub fn new(
+    pub(crate) fn new(
         name: &str,
         endpoints: &[String],
         bucket: &str,

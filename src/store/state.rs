@@ -54,7 +54,7 @@ CREATE INDEX IF NOT EXISTS fileindex ON file (path);
 
 /// A file of a package as the database records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRecord {
+pub(crate) struct FileRecord {
     /// Package-relative path.
     pub path: String,
     /// Size in bytes.
@@ -66,7 +66,7 @@ pub struct FileRecord {
 /// What the last look at a copy found (its presence in a listing, or its checksum), as the
 /// state database records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seen {
+pub(crate) enum Seen {
     /// Present, or its checksum matched.
     Ok,
     /// Not in the replica's listing.
@@ -79,7 +79,7 @@ pub enum Seen {
 
 impl Seen {
     /// The database's word for it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Seen::Ok => "ok",
             Seen::Missing => "missing",
@@ -89,7 +89,7 @@ impl Seen {
     }
 
     /// Reads the database's word (anything else is unknown).
-    pub fn parse(s: &str) -> Seen {
+    pub(crate) fn parse(s: &str) -> Seen {
         match s {
             "ok" => Seen::Ok,
             "missing" => Seen::Missing,
@@ -101,7 +101,7 @@ impl Seen {
 
 /// How a copy's upload ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Upload {
+pub(crate) enum Upload {
     /// Written (or found already there) and verified.
     Uploaded,
     /// Not written.
@@ -110,7 +110,7 @@ pub enum Upload {
 
 impl Upload {
     /// The database's word for it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Upload::Uploaded => "uploaded",
             Upload::Failed => "failed",
@@ -120,7 +120,7 @@ impl Upload {
 
 /// What is known of one copy, for [`State::record_copies`].
 #[derive(Debug, Clone, Copy)]
-pub struct CopyRow<'a> {
+pub(crate) struct CopyRow<'a> {
     /// The package identifier.
     pub identifier: &'a str,
     /// The package-relative file.
@@ -139,7 +139,7 @@ pub struct CopyRow<'a> {
 }
 
 /// The state database.
-pub struct State {
+pub(crate) struct State {
     conn: Connection,
 }
 
@@ -149,7 +149,7 @@ fn db(e: rusqlite::Error) -> StoreError {
 
 impl State {
     /// Opens (creating when needed) the database at `path`.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
+    pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::State(e.to_string()))?;
         }
@@ -178,7 +178,10 @@ impl State {
     }
 
     /// The files recorded for a package, if it is recorded.
-    pub fn package_files(&self, identifier: &str) -> Result<Option<Vec<FileRecord>>, StoreError> {
+    pub(crate) fn package_files(
+        &self,
+        identifier: &str,
+    ) -> Result<Option<Vec<FileRecord>>, StoreError> {
         let id: Option<i64> = self
             .conn
             .query_row("SELECT id FROM package WHERE identifier = ?1", [identifier], |r| r.get(0))
@@ -202,7 +205,7 @@ impl State {
     }
 
     /// Every recorded package: (identifier, directory in the replicas).
-    pub fn packages(&self) -> Result<Vec<(String, String)>, StoreError> {
+    pub(crate) fn packages(&self) -> Result<Vec<(String, String)>, StoreError> {
         let mut st = self
             .conn
             .prepare("SELECT identifier, dir FROM package ORDER BY identifier")
@@ -295,7 +298,7 @@ impl State {
     }
 
     /// When the package was accepted, if it was.
-    pub fn accepted_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) fn accepted_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row("SELECT accepted_at FROM package WHERE identifier = ?1", [identifier], |r| {
                 r.get::<_, Option<String>>(0)

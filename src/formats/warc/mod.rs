@@ -13,4 +13,4 @@ pub mod writer;
 pub use header::WarcHeader;
 pub use reader::{RecordEnd, WarcError, WarcReader, WarcRecordHead};
 pub(crate) use writer::encode_record;
-pub use writer::{EncodedRecord, WarcWriter, WrittenRecord};
+pub use writer::{WarcWriter, WrittenRecord};

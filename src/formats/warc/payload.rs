@@ -5,7 +5,7 @@
 //! independent reader finds: a `response`, `request` or `revisit` record whose
 //! `WARC-Target-URI` starts with `http:` or `https:` (lower case, as warcio tests it) holds an
 //! HTTP message, and its payload starts after the message's header section, at the first line
-//! that is empty once trailing white space is stripped ([`crate::formats::http::message_head`]);
+//! that is empty once trailing white space is stripped (`crate::formats::http::message_head`);
 //! the status or request line is not checked. A header section that runs to the end of the
 //! block without an empty line (pywb's `request` records end so: the record's CRLF CRLF
 //! follows the last field) ends there, and the payload is empty, as warcio reads it. Every
@@ -20,7 +20,7 @@ use crate::formats::http::{HttpHead, MAX_HTTP_HEADER_LEN, message_head};
 
 /// Where the payload of a record starts in its block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayloadStart {
+pub(crate) enum PayloadStart {
     /// The record holds no HTTP message: the payload is the whole block.
     WholeBlock,
     /// After an HTTP header section of this many bytes.
@@ -33,7 +33,7 @@ pub enum PayloadStart {
 
 impl PayloadStart {
     /// The payload's offset in the block (0 when there is no HTTP header section to skip).
-    pub fn offset(self) -> u64 {
+    pub(crate) fn offset(self) -> u64 {
         match self {
             PayloadStart::AfterHttpHeader(n) => n,
             _ => 0,

@@ -10,8 +10,8 @@
 //! [`WrittenRecord`] saying where the member and the payload are and what they hash to.
 //!
 //! Records can be written in two steps so that the costly part runs in parallel:
-//! [`encode_record`] hashes and compresses an in-memory block (pure, any thread), and
-//! [`WarcWriter::write_encoded`] appends the result in order. [`WarcWriter::write_record`] does
+//! `encode_record` hashes and compresses an in-memory block (pure, any thread), and
+//! `WarcWriter::write_encoded` appends the result in order. [`WarcWriter::write_record`] does
 //! both at once. Blocks too large for memory go through [`WarcWriter::write_streamed`], which
 //! reads them twice (hash, then compress) and never holds them.
 
@@ -121,7 +121,7 @@ impl WrittenRecord {
 
 /// A record hashed and compressed into a finished gzip member, ready to append.
 #[derive(Debug)]
-pub struct EncodedRecord {
+pub(crate) struct EncodedRecord {
     member: Vec<u8>,
     record_id: String,
     header_len: u64,
@@ -129,13 +129,8 @@ pub struct EncodedRecord {
 }
 
 impl EncodedRecord {
-    /// The compressed size.
-    pub fn member_len(&self) -> usize {
-        self.member.len()
-    }
-
     /// The digests of the block and payload.
-    pub fn digests(&self) -> &BlockDigests {
+    pub(crate) fn digests(&self) -> &BlockDigests {
         &self.digests
     }
 }
@@ -144,7 +139,7 @@ impl EncodedRecord {
 /// all of them): the software, the format and the specification it follows, what the
 /// container holds, then `fields` in order. Every value is escaped: names of source files are
 /// input and must not add a field.
-pub fn warcinfo(
+pub(crate) fn warcinfo(
     record_id: &str,
     date: chrono::DateTime<chrono::Utc>,
     filename: &str,
@@ -189,7 +184,7 @@ pub(crate) fn uncompressed_record(spec: &RecordSpec, block: &[u8]) -> Vec<u8> {
 /// Hashes one record's block and compresses the record (header, block, closing CRLFs) into its
 /// own gzip member. The payload starts `payload_offset_in_block` bytes into the block (after
 /// HTTP headers; 0 when the whole block is the payload).
-pub fn encode_record(
+pub(crate) fn encode_record(
     spec: &RecordSpec,
     block: &[u8],
     payload_offset_in_block: u64,
@@ -262,7 +257,7 @@ impl<W: Write> WarcWriter<W> {
     }
 
     /// Appends a record made by [`encode_record`].
-    pub fn write_encoded(&mut self, rec: EncodedRecord) -> io::Result<WrittenRecord> {
+    pub(crate) fn write_encoded(&mut self, rec: EncodedRecord) -> io::Result<WrittenRecord> {
         self.out.write_all(&rec.member)?;
         let member_offset = self.pos;
         self.pos += rec.member.len() as u64;

@@ -28,7 +28,7 @@ use super::{Clamd, ScanError, ScanResult, scan_sessions};
 
 /// Set (to anything) to scan every payload, identical or not: the benchmark's baseline
 /// (bench/run-scan-reuse.sh), never needed otherwise.
-pub const NO_VERDICT_REUSE_ENV: &str = "WEBAIP_NO_VERDICT_REUSE";
+pub(crate) const NO_VERDICT_REUSE_ENV: &str = "WEBAIP_NO_VERDICT_REUSE";
 
 /// A SHA-512 digest: the key under which a verdict is reused.
 pub type Digest = [u8; 64];
@@ -73,7 +73,7 @@ pub type Verdicts = Vec<Option<ScanResult>>;
 
 /// What the engine did, over a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct EngineCounts {
+pub(crate) struct EngineCounts {
     /// Payloads sent to clamd.
     pub scanned: u64,
     /// Payloads that took the verdict of an identical one.
@@ -103,13 +103,13 @@ impl std::fmt::Debug for ScanEngine {
 
 /// The verdicts of a batch being scanned.
 #[must_use = "the verdicts must be waited for"]
-pub struct PendingVerdicts {
+pub(crate) struct PendingVerdicts {
     rx: Receiver<Result<Verdicts, ScanError>>,
 }
 
 impl ScanEngine {
-    /// An engine over `clamd` with [`scan_sessions`] threads; verdicts are reused unless
-    /// [`NO_VERDICT_REUSE_ENV`] is set.
+    /// An engine over `clamd` with `scan_sessions` threads; verdicts are reused unless
+    /// `NO_VERDICT_REUSE_ENV` is set.
     pub fn new(clamd: Clamd) -> Result<Arc<ScanEngine>, ScanError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(scan_sessions())
@@ -132,13 +132,8 @@ impl ScanEngine {
         }))
     }
 
-    /// The daemon.
-    pub fn clamd(&self) -> &Clamd {
-        &self.clamd
-    }
-
     /// What the engine did so far.
-    pub fn counts(&self) -> EngineCounts {
+    pub(crate) fn counts(&self) -> EngineCounts {
         EngineCounts {
             scanned: self.scanned.load(Relaxed),
             reused: self.reused.load(Relaxed),
@@ -172,7 +167,7 @@ impl ScanEngine {
     /// Starts scanning a batch; its verdicts are taken with [`ScanEngine::wait`]. The task lets
     /// go of the batch before it sends them, so the caller can take the batch back
     /// (`Arc::into_inner`) once it has them.
-    pub fn start<B: ScanBatch>(self: &Arc<Self>, batch: Arc<B>) -> PendingVerdicts {
+    pub(crate) fn start<B: ScanBatch>(self: &Arc<Self>, batch: Arc<B>) -> PendingVerdicts {
         let (tx, rx) = sync_channel(1);
         let engine = Arc::clone(self);
         self.pool.spawn(move || {
@@ -290,7 +285,7 @@ impl ScanEngine {
 
     /// Waits for a batch's verdicts. Whether they were ready in time widens or narrows the
     /// scans of later batches.
-    pub fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
+    pub(crate) fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
         let stopped = || ScanError {
             addr: self.clamd.addr().to_string(),
             message: "the scanning thread stopped without verdicts".into(),
@@ -344,7 +339,8 @@ impl ScanEngine {
     }
 
     /// [`ScanEngine::scan_one`] of a payload in memory (over a pooled session).
-    pub fn scan_bytes(
+    #[cfg(test)]
+    pub(crate) fn scan_bytes(
         &self,
         digest: Option<&Digest>,
         payload: &[u8],

@@ -1,7 +1,7 @@
 //! Virus scanning with a ClamAV daemon (clamd): the one home of scanning. This module is the
-//! clamd client; [`engine`] the one batching engine every path scans through (`package` of
+//! clamd client; `engine` the one batching engine every path scans through (`package` of
 //! every source, `migrate`, `scan`), with verdicts reused for identical payloads; and
-//! [`clean_copy`] runs a curator's cleaner on an infected payload.
+//! `clean_copy` runs a curator's cleaner on an infected payload.
 //!
 //! Payloads held in memory (nearly all of a web crawl) go over persistent `IDSESSION`
 //! connections, kept in a small pool shared by every clone of a [`Clamd`]: a connection per
@@ -37,10 +37,11 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub mod engine;
+pub(crate) mod engine;
 mod stage;
-pub use engine::{Digest, EngineCounts, PendingVerdicts, ScanBatch, ScanEngine, Verdicts};
-pub use stage::ScanStage;
+pub(crate) use engine::PendingVerdicts;
+pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
+pub(crate) use stage::ScanStage;
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
 /// reports anything larger as clean unless told otherwise.
@@ -81,14 +82,14 @@ impl std::fmt::Display for ClamdAddr {
 /// clamd can scan on every core when it is the slower side (it usually is: on the benchmark
 /// crawl its engine needs about 1.5 times the CPU of all of packaging). The migration path
 /// starts narrower and widens only while the writer waits for verdicts.
-pub fn scan_sessions() -> usize {
+pub(crate) fn scan_sessions() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 16))
 }
 
 /// The cleaner could not be run.
 #[derive(Debug, thiserror::Error)]
 #[error("running the cleaner on {path}: {source}")]
-pub struct CleanError {
+pub(crate) struct CleanError {
     /// The infected payload's temporary file.
     pub path: PathBuf,
     /// The cause.
@@ -100,7 +101,7 @@ pub struct CleanError {
 /// cleaned bytes when the cleaner succeeded and clamd finds the copy clean. A cleaner that
 /// fails or leaves a virus yields `None`: the original stays quarantined (`viral, failed but
 /// forced`).
-pub fn clean_copy(
+pub(crate) fn clean_copy(
     cmd: &str,
     infected: &std::path::Path,
     engine: &ScanEngine,
@@ -128,7 +129,7 @@ pub fn clean_copy(
 
 /// Why a clean copy could not be made: the cleaner could not be run, or clamd failed.
 #[derive(Debug, thiserror::Error)]
-pub enum CleanOrScanError {
+pub(crate) enum CleanOrScanError {
     /// The cleaner could not be run.
     #[error(transparent)]
     Clean(#[from] CleanError),
@@ -255,7 +256,7 @@ impl Clamd {
     }
 
     /// The address.
-    pub fn addr(&self) -> &ClamdAddr {
+    pub(crate) fn addr(&self) -> &ClamdAddr {
         &self.addr
     }
 
@@ -305,7 +306,7 @@ impl Clamd {
 
     /// The VERSION reply verbatim (engine, and signature version and date when clamd has an
     /// official database).
-    pub fn version(&self) -> Result<String, ScanError> {
+    pub(crate) fn version(&self) -> Result<String, ScanError> {
         self.command("VERSION")
     }
 

@@ -8,19 +8,14 @@ use crate::stages::{Finding, Route, Stage, StageError, Staged};
 /// Held payloads of a batch go to the engine together (in parallel, identical ones once);
 /// larger ones are streamed from their source one by one. An infected capture is routed to
 /// the viral container; one that could not be scanned stays in content with a finding.
-pub struct ScanStage {
+pub(crate) struct ScanStage {
     engine: Arc<ScanEngine>,
 }
 
 impl ScanStage {
     /// A stage scanning with `engine`.
-    pub fn new(engine: Arc<ScanEngine>) -> Self {
+    pub(crate) fn new(engine: Arc<ScanEngine>) -> Self {
         ScanStage { engine }
-    }
-
-    /// The engine (for its counts).
-    pub fn engine(&self) -> &Arc<ScanEngine> {
-        &self.engine
     }
 }
 

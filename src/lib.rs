@@ -25,7 +25,7 @@
 //!   records out of damaged files and reports every oddity with its offset;
 //!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns
 //!   each record's byte ranges; [`formats::warc::WarcReader`] reads WARCs back;
-//!   [`formats::warc::payload`] is the one rule for where a payload starts.
+//!   `formats::warc::payload` is the one rule for where a payload starts.
 //! - [`stages`]: what captures pass before they are written (`stages::Stage`): virus
 //!   scanning with clamd ([`stages::scan`], one engine for every path) and byte-faithful link
 //!   rewriting (`stages::rewrite::RewriteStage`).

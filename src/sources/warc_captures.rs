@@ -9,7 +9,7 @@
 //! would be a second read of the file (README, design section). Used by `webaip pages` for
 //! package containers and source WARC files alike.
 //!
-//! Where a payload starts is the one rule of [`crate::formats::warc::payload`]. A record whose
+//! Where a payload starts is the one rule of `formats::warc::payload`. A record whose
 //! gzip member it shares with records before it cannot be reached without decompressing them:
 //! its payload is kept while it is read (up to 8 MiB in memory, else in a temporary file).
 //! Every other payload is read again from its record when asked for.

@@ -6,7 +6,7 @@
 //! can be read back and compared.
 
 pub mod header;
-pub mod payload;
+pub(crate) mod payload;
 pub mod reader;
 pub mod writer;
 

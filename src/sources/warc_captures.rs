@@ -9,10 +9,11 @@
 //! would be a second read of the file (README, design section). Used by `webaip pages` for
 //! package containers and source WARC files alike.
 //!
-//! Where a payload starts is the one rule of `formats::warc::payload`. A record whose
-//! gzip member it shares with records before it cannot be reached without decompressing them:
-//! its payload is kept while it is read (up to 8 MiB in memory, else in a temporary file).
-//! Every other payload is read again from its record when asked for.
+//! Where a payload starts is the one rule of `formats::warc::payload`. A block of up to 1 MiB
+//! is in memory once its head is read: its payload is kept. A record whose gzip member it
+//! shares with records before it cannot be reached without decompressing them: its payload is
+//! kept while it is read (up to 8 MiB in memory, else in a temporary file). Every other
+//! payload is read again from its record when asked for.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -50,8 +51,9 @@ struct Seen {
     http_header: Option<Vec<u8>>,
     /// Bytes of the block before the payload.
     payload_offset: u64,
-    /// The payload, when it was kept while read (a record in a shared gzip member).
-    kept: Option<Result<SharedRange, io::Error>>,
+    /// The payload, when it was kept while read: a small block is in memory already; a record
+    /// in a shared gzip member cannot be reached again.
+    kept: Option<Result<Payload, io::Error>>,
 }
 
 impl WarcCaptures {
@@ -121,7 +123,7 @@ impl WarcCaptures {
             let declared = h.content_length().unwrap_or(0);
             let len = declared.saturating_sub(seen.payload_offset);
             let payload = match seen.kept {
-                Some(Ok(range)) => Payload::Shared(range),
+                Some(Ok(payload)) => payload,
                 Some(Err(source)) => {
                     return Err(CaptureError::Io { path: self.path.clone(), source });
                 }
@@ -178,21 +180,28 @@ fn see(
         return Ok(None);
     }
     // The one rule for where a payload starts (formats::warc::payload), as package uses it.
+    // The head of every block is read (HTTP headers are at most this long): a block no longer
+    // is then in memory whole, and its payload is kept rather than read again.
     let mut prefix = Vec::new();
-    let mut offset = 0usize;
-    if payload::holds_http_message(kind, h.target_uri()) {
-        block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
-        offset = payload::payload_start_of(h, &prefix).offset() as usize;
-    }
-    // Behind records in its gzip member, a payload is out of reach later: keep it now.
-    let kept = (gzip && head.offset_in_member > 0).then(|| {
-        let (segment, err) = spool_with(io::Cursor::new(&prefix[offset..]).chain(block), buf);
-        match err {
-            Some(e) => Err(e),
-            None => Ok(SharedRange::whole(Arc::new(segment))),
-        }
-    });
+    block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
+    let offset = match payload::holds_http_message(kind, h.target_uri()) {
+        true => payload::payload_start_of(h, &prefix).offset() as usize,
+        false => 0,
+    };
     let http_header = (offset > 0).then(|| prefix[..offset].to_vec());
+    let whole = h.content_length() == Some(prefix.len() as u64);
+    let kept = if whole {
+        Some(Ok(Payload::Bytes(prefix.split_off(offset))))
+    } else if gzip && head.offset_in_member > 0 {
+        // Behind records in its gzip member, a payload is out of reach later: keep it now.
+        let (segment, err) = spool_with(io::Cursor::new(&prefix[offset..]).chain(block), buf);
+        Some(match err {
+            Some(e) => Err(e),
+            None => Ok(Payload::Shared(SharedRange::whole(Arc::new(segment)))),
+        })
+    } else {
+        None
+    };
     Ok(Some(Seen { http_header, payload_offset: offset as u64, kept }))
 }
 

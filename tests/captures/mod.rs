@@ -242,7 +242,7 @@ fn arc_captures_are_the_records_the_migration_writes_as_warcio_reads_them() {
 fn warc_captures_are_the_records_warcio_reads() {
     use sha2::{Digest, Sha512};
     use std::io::{Read, Write};
-    use webaip::sources::capture::CaptureKind;
+    use webaip::sources::capture::{CaptureKind, Payload};
     use webaip::sources::warc_captures::WarcCaptures;
 
     let dir = tempfile::tempdir().unwrap();
@@ -251,14 +251,57 @@ fn warc_captures_are_the_records_warcio_reads() {
         .map(|e| e.unwrap().path())
         .collect();
     warcs.sort();
-    // One gzip stream for the whole file: every record after the first shares its member.
-    let one_stream = dir.path().join("one-stream.warc.gz");
-    let plain = std::fs::read(crate::util::corpus().join("warc/jwat-valid-warcfile-utf8.warc"));
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&plain.unwrap()).unwrap();
-    std::fs::write(&one_stream, gz.finish().unwrap()).unwrap();
-    warcs.push(one_stream);
+    // Blocks over 1 MiB (not kept in memory by their head) between small ones, written plain,
+    // one gzip member per record, and as one gzip stream (every record after the first
+    // shares its member); and a corpus file as one stream.
+    let big = |n: usize, seed: u8| -> Vec<u8> {
+        (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 9) as u8).collect()
+    };
+    let record = |kind: &str, uri: &str, block: &[u8]| {
+        let mut r = format!(
+            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{uri}>\r\n\
+             WARC-Date: 2024-03-15T10:30:06Z\r\nWARC-Target-URI: http://e.org/{uri}\r\n\
+             Content-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+            block.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(block);
+        r.extend_from_slice(b"\r\n\r\n");
+        r
+    };
+    let mut response = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n".to_vec();
+    response.extend(big(1_300_000, 7));
+    let records = [
+        record("resource", "small", b"small"),
+        record("resource", "big", &big(1_500_000, 3)),
+        record("response", "big-response", &response),
+        record("resource", "after", b"after"),
+    ];
+    let gzip = |bytes: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    };
+    let generated = [
+        ("big.warc", records.concat()),
+        ("big-members.warc.gz", records.iter().flat_map(|r| gzip(r)).collect()),
+        ("big-one-stream.warc.gz", gzip(&records.concat())),
+        (
+            "jwat-one-stream.warc.gz",
+            gzip(
+                &std::fs::read(crate::util::corpus().join("warc/jwat-valid-warcfile-utf8.warc"))
+                    .unwrap(),
+            ),
+        ),
+    ];
+    for (name, bytes) in generated {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        warcs.push(dir.path().join(name));
+    }
     let (mut checked, mut in_shared_member) = (0, 0);
+    // Payloads by how they are held: in memory, kept while read (a shared gzip member), read
+    // again from their record.
+    let (mut in_memory, mut kept, mut again) = (0, 0, 0);
     for warc in warcs {
         let name = warc.file_name().unwrap().to_string_lossy().into_owned();
         let mut o = crate::util::oracle(&warc, false);
@@ -312,16 +355,26 @@ fn warc_captures_are_the_records_warcio_reads() {
             let sha: String = Sha512::digest(&payload).iter().map(|b| format!("{b:02x}")).collect();
             assert_eq!(sha, theirs.payload_sha512, "{at}: payload bytes");
             in_shared_member += usize::from(c.provenance.offset_in_member.is_some());
+            match &c.payload {
+                Payload::Bytes(_) => in_memory += 1,
+                Payload::Shared(_) => kept += 1,
+                Payload::InRecord(_) => again += 1,
+                other => panic!("{at}: {other:?}"),
+            }
             checked += 1;
         }
     }
     assert!(checked > 100, "only {checked} captures checked");
     assert!(in_shared_member > 5, "only {in_shared_member} captures in a shared gzip member");
+    // The two big blocks of the plain and per-member files are read again (and any a corpus
+    // file has); of the one-stream file, kept.
+    assert!(kept == 2 && again >= 4, "{kept} kept, {again} read again");
+    assert!(in_memory > 100, "{in_memory} in memory");
 }
 
 /// A WARC record whose date is no W3C date-time is no capture: a quirk with its offset says so,
-/// and the records around it are still yielded. A payload whose file changed under it since it
-/// was read fails with the file's name instead of giving other bytes.
+/// and the records around it are still yielded. A payload read again from its file (over 1
+/// MiB) whose record is gone since fails with the file's name instead of giving other bytes.
 #[test]
 fn warc_captures_report_an_unreadable_date_and_a_record_gone() {
     use std::io::Read;
@@ -338,7 +391,9 @@ fn warc_captures_report_an_unreadable_date_and_a_record_gone() {
     };
     let first = record("2024-03-15T10:30:06Z", "a", "first");
     let second = record("the 15th of March", "b", "second");
-    let third = record("2024-03", "c", "third");
+    // Over 1 MiB: not kept in memory, read again from the file when asked for.
+    let third_body = "third ".repeat(200_000);
+    let third = record("2024-03", "c", &third_body);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dates.warc");
     std::fs::write(&path, format!("{first}{second}{third}")).unwrap();
@@ -353,7 +408,7 @@ fn warc_captures_report_an_unreadable_date_and_a_record_gone() {
     assert!(q[0].detail.contains("the 15th of March"), "{}", q[0].detail);
     let mut third_payload = String::new();
     captures[1].payload.open().unwrap().read_to_string(&mut third_payload).unwrap();
-    assert_eq!(third_payload, "third");
+    assert_eq!(third_payload, third_body);
     // The file is rewritten in place: where the record was, there is none any more.
     std::fs::write(&path, "x".repeat(first.len() + second.len() + third.len())).unwrap();
     let err = captures[1].payload.open().map(|_| ()).unwrap_err().to_string();

@@ -141,28 +141,4 @@ impl ArcCaptures {
     }
 }
 
-impl Iterator for ArcCaptures {
-    type Item = Result<Capture, CaptureError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_capture().transpose()
-    }
-}
-
-impl CaptureSource for ArcCaptures {
-    fn shape_name(&self) -> &'static str {
-        "arc"
-    }
-
-    fn quirks(&self) -> &[Quirk] {
-        self.quirks.kept()
-    }
-
-    fn quirks_dropped(&self) -> u64 {
-        self.quirks.dropped()
-    }
-
-    fn side_files(&self) -> Vec<SideFile> {
-        Vec::new()
-    }
-}
+super::capture::one_file_source!(ArcCaptures, "arc");

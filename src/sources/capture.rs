@@ -275,6 +275,39 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     }
 }
 
+/// The `Iterator` and [`CaptureSource`] of a source that reads one file (ARC, WARC): captures
+/// from its `next_capture`, oddities from its `quirks` ([`QuirkLog`]), no side files.
+macro_rules! one_file_source {
+    ($source:ty, $shape:literal) => {
+        impl Iterator for $source {
+            type Item = Result<$crate::sources::capture::Capture, CaptureError>;
+
+            fn next(&mut self) -> Option<Self::Item> {
+                self.next_capture().transpose()
+            }
+        }
+
+        impl CaptureSource for $source {
+            fn shape_name(&self) -> &'static str {
+                $shape
+            }
+
+            fn quirks(&self) -> &[Quirk] {
+                self.quirks.kept()
+            }
+
+            fn quirks_dropped(&self) -> u64 {
+                self.quirks.dropped()
+            }
+
+            fn side_files(&self) -> Vec<SideFile> {
+                Vec::new()
+            }
+        }
+    };
+}
+pub(crate) use one_file_source;
+
 /// A capture that cannot be read at all (a quirk that can be tolerated is a [`Quirk`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -312,31 +312,7 @@ pub(crate) fn arc_line_mime(line: &str) -> Option<String> {
     mime.contains('/').then_some(mime)
 }
 
-impl Iterator for WarcCaptures {
-    type Item = Result<Capture, CaptureError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_capture().transpose()
-    }
-}
-
-impl CaptureSource for WarcCaptures {
-    fn shape_name(&self) -> &'static str {
-        "warc"
-    }
-
-    fn quirks(&self) -> &[Quirk] {
-        self.quirks.kept()
-    }
-
-    fn quirks_dropped(&self) -> u64 {
-        self.quirks.dropped()
-    }
-
-    fn side_files(&self) -> Vec<SideFile> {
-        Vec::new()
-    }
-}
+super::capture::one_file_source!(WarcCaptures, "warc");
 
 #[cfg(test)]
 mod tests {

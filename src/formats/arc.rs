@@ -1163,12 +1163,6 @@ impl PartialEq for SharedRange {
 impl Eq for SharedRange {}
 
 impl SharedRange {
-    /// All of `segment`.
-    pub(crate) fn whole(segment: Arc<Segment>) -> SharedRange {
-        let end = segment.len();
-        SharedRange { segment, start: 0, end }
-    }
-
     /// The range without its first `n` bytes (all of them when it has fewer).
     pub(crate) fn skip(&self, n: u64) -> SharedRange {
         let start = self.start.saturating_add(n).min(self.end);

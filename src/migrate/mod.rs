@@ -259,9 +259,12 @@ pub(crate) trait RecordSinks {
     fn viral(&mut self) -> io::Result<(&mut WarcWriter<BufWriter<File>>, bool)>;
     /// Told of each record once it is written where [`MigratedRecord::container`] says.
     fn written(&mut self, record: &MigratedRecord) -> io::Result<()>;
-    /// Flushes and syncs the containers; their paths (the viral one if it was created), which
-    /// the conservation check reads back.
-    fn sync(&mut self) -> io::Result<(PathBuf, Option<PathBuf>)>;
+    /// Flushes and syncs the containers, for the conservation check to read them back.
+    fn sync(&mut self) -> io::Result<()>;
+    /// The migrated container's path (in errors, and for the conservation check).
+    fn content_path(&self) -> PathBuf;
+    /// The viral container's path, once it was created.
+    fn viral_path(&self) -> Option<PathBuf>;
 }
 
 /// The sinks of `webaip migrate`: the output under a temporary name, the viral container at
@@ -296,12 +299,17 @@ impl RecordSinks for FileSinks<'_> {
         Ok(())
     }
 
-    fn sync(&mut self) -> io::Result<(PathBuf, Option<PathBuf>)> {
+    fn sync(&mut self) -> io::Result<()> {
         self.content.sync()?;
-        if let Some(v) = self.viral.as_mut() {
-            v.sync()?;
-        }
-        Ok((self.tmp_path.clone(), self.viral.as_ref().and(self.viral_path.clone())))
+        self.viral.as_mut().map_or(Ok(()), WarcWriter::sync)
+    }
+
+    fn content_path(&self) -> PathBuf {
+        self.tmp_path.clone()
+    }
+
+    fn viral_path(&self) -> Option<PathBuf> {
+        self.viral.as_ref().and(self.viral_path.clone())
     }
 }
 
@@ -323,6 +331,8 @@ fn migrate_to_file(
     if output.exists() && !opts.force {
         return Err(MigrateError::Exists { path: output.to_path_buf() });
     }
+    // Refused before anything is created.
+    let arc = open_arc(input)?;
     let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let out_name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = tempfile::Builder::new()
@@ -340,7 +350,7 @@ fn migrate_to_file(
         level: opts.level,
         callback,
     };
-    migrate_into(input, &out_name, opts, ids, progress, &mut sinks, report)?;
+    migrate_into(arc, input, &out_name, opts, ids, progress, &mut sinks, report)?;
     drop(sinks);
     if !report.conservation.conserved {
         // Not renamed: the temporary file is removed, and the report says why.
@@ -354,10 +364,20 @@ fn migrate_to_file(
     Ok(())
 }
 
-/// Migrates `input` into `sinks` (the container named `out_name` in its warcinfo record),
-/// then reads what was written back and proves every payload conserved
-/// ([`FileReport::conservation`]); the caller keeps the containers only when it is.
+/// Opens `input` as an ARC file, refusing what is not one (a WARC, a gzip of something else).
+pub(crate) fn open_arc(input: &Path) -> Result<ArcReader, MigrateError> {
+    let arc = ArcReader::open(input)?;
+    refuse_non_arc(input, &arc)?;
+    Ok(arc)
+}
+
+/// Migrates `arc` (opened from `input` by [`open_arc`]) into `sinks` (the container named
+/// `out_name` in its warcinfo record), then reads what was written back and proves every
+/// payload conserved ([`FileReport::conservation`]); the caller keeps the containers only when
+/// it is.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn migrate_into(
+    arc: ArcReader,
     input: &Path,
     out_name: &str,
     opts: &MigrateOptions,
@@ -366,8 +386,6 @@ pub(crate) fn migrate_into(
     sinks: &mut dyn RecordSinks,
     report: &mut FileReport,
 ) -> Result<(), MigrateError> {
-    let arc = ArcReader::open(input)?;
-    refuse_non_arc(input, &arc)?;
     report.compressed = arc.is_gzip();
     let (size, sha512) = crate::formats::digest::sha512_file(input).map_err(|source| ArcError {
         path: input.to_path_buf(),
@@ -377,7 +395,9 @@ pub(crate) fn migrate_into(
     report.input_size = size;
     report.input_sha512 = sha512.clone();
 
-    let mut log = ExpectationLog::new().map_err(out_error)?;
+    let out_err = |path: PathBuf| move |source| MigrateError::Output { path, source };
+    let content_path = sinks.content_path();
+    let mut log = ExpectationLog::new().map_err(out_err(content_path.clone()))?;
     let arc_name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let now = ids.now();
     let warcinfo_id = ids.warc_record_id();
@@ -394,8 +414,9 @@ pub(crate) fn migrate_into(
             ("source-sha512", sha512.clone()),
         ],
     );
-    let written = sinks.content().write_record(&info.0, &info.1, 0).map_err(out_error)?;
-    log.push(&Expected::new(&written, false)).map_err(out_error)?;
+    let written =
+        sinks.content().write_record(&info.0, &info.1, 0).map_err(out_err(content_path.clone()))?;
+    log.push(&Expected::new(&written, false)).map_err(out_err(content_path.clone()))?;
     *report.records_out.entry("warcinfo".into()).or_default() += 1;
     sinks
         .written(&MigratedRecord {
@@ -412,7 +433,7 @@ pub(crate) fn migrate_into(
             container: Written::Output,
             cleaned_from: None,
         })
-        .map_err(out_error)?;
+        .map_err(out_err(content_path.clone()))?;
 
     let Some(fallback) = fallback_dates(input, opts.capture_date)? else {
         return Err(not_arc(input));
@@ -452,18 +473,14 @@ pub(crate) fn migrate_into(
     }
     let bytes_balanced = end.bytes.balanced(end.gzip);
     report.input_bytes = Some(end.bytes);
-    let (content_path, viral_path) = sinks.sync().map_err(out_error)?;
-    let out_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| MigrateError::Output { path: path.clone(), source }
-    };
-
-    let verified = verify_container(&content_path, log).map_err(out_err(&content_path))?;
+    sinks.sync().map_err(out_err(content_path.clone()))?;
+    let viral_path = sinks.viral_path();
+    let verified = verify_container(&content_path, log).map_err(out_err(content_path.clone()))?;
     report.conservation = verified.conservation;
     // Infected records are conserved too, in the viral container: checked the same way, and
     // counted with the others.
     if let (Some(path), Some(vlog)) = (viral_path, viral_log) {
-        let v = verify_container(&path, vlog).map_err(out_err(&path))?;
+        let v = verify_container(&path, vlog).map_err(out_err(path.clone()))?;
         let c = &mut report.conservation;
         c.records_compared += v.conservation.records_compared;
         c.payload_bytes_in += v.conservation.payload_bytes_in;

@@ -1253,15 +1253,18 @@ impl ContainerCtx<'_> {
         let mut report =
             crate::migrate::report::FileReport { input: input.to_path_buf(), ..Default::default() };
         let out_name = self.rel.rsplit('/').next().unwrap_or_default();
-        let migrated = crate::migrate::migrate_into(
-            input,
-            out_name,
-            &mopts,
-            &file_ids,
-            self.progress,
-            &mut sinks,
-            &mut report,
-        );
+        let migrated = crate::migrate::open_arc(input).and_then(|arc| {
+            crate::migrate::migrate_into(
+                arc,
+                input,
+                out_name,
+                &mopts,
+                &file_ids,
+                self.progress,
+                &mut sinks,
+                &mut report,
+            )
+        });
         report.seconds = started.elapsed().as_secs_f64();
         match migrated {
             Ok(()) => report.output = Some(self.root.join(&self.rel)),
@@ -1665,13 +1668,17 @@ impl crate::migrate::RecordSinks for MigrationSinks<'_> {
         }
     }
 
-    fn sync(&mut self) -> io::Result<(PathBuf, Option<PathBuf>)> {
+    fn sync(&mut self) -> io::Result<()> {
         self.content.writer.sync()?;
-        if let Some(v) = self.viral.as_mut() {
-            v.writer.sync()?;
-        }
-        let viral = self.viral.as_ref().map(|v| self.root.join(&v.rel));
-        Ok((self.root.join(&self.content.rel), viral))
+        self.viral.as_mut().map_or(Ok(()), |v| v.writer.sync())
+    }
+
+    fn content_path(&self) -> PathBuf {
+        self.root.join(&self.content.rel)
+    }
+
+    fn viral_path(&self) -> Option<PathBuf> {
+        self.viral.as_ref().map(|v| self.root.join(&v.rel))
     }
 }
 

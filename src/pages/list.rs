@@ -20,7 +20,7 @@ use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
 use crate::formats::arc::ArcError;
 use crate::layout::{self, ConfineError, NameError};
 use crate::profile::Profile;
-use crate::sources::capture::{CaptureSource, Quirk};
+use crate::sources::capture::{CaptureSource, NOT_A_CAPTURE, Quirk};
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
 use crate::sources::pandas::{self, Instance, Zone};
 use crate::sources::warc_captures::WarcCaptures;
@@ -509,7 +509,7 @@ fn list_captures(
         list_capture(&c, out)?;
     }
     out.counts.quirks += source.quirks_dropped();
-    for q in source.quirks().iter().filter(|q| q.kind != "not-a-capture") {
+    for q in source.quirks().iter().filter(|q| q.kind != NOT_A_CAPTURE) {
         out.counts.quirks += 1;
         if out.quirks.len() < MAX_QUIRKS_LISTED {
             out.quirks.push(q.clone());

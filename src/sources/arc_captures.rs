@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use chrono::DateTime;
 
 use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    QuirkLog, SideFile,
+    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, NOT_A_CAPTURE, Payload,
+    Provenance, Quirk, QuirkLog, SideFile,
 };
 use crate::formats::arc::{ArcReader, RecordKind};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
@@ -75,7 +75,7 @@ impl ArcCaptures {
                     _ => "bytes no record frames (a remainder)",
                 };
                 let detail = format!("{what}, {} bytes: no capture", rec.body_len());
-                self.quirk(at, "not-a-capture", detail);
+                self.quirk(at, NOT_A_CAPTURE, detail);
                 continue;
             }
             // The mapping reads the head of HTTP captures only (their HTTP header).
@@ -97,7 +97,7 @@ impl ArcCaptures {
                 (spec.target_uri.clone(), spec.warc_type.as_str())
             else {
                 let detail = format!("mapped to a {} record: no capture", spec.warc_type);
-                self.quirk(at, "not-a-capture", detail);
+                self.quirk(at, NOT_A_CAPTURE, detail);
                 continue;
             };
             let date = DateTime::parse_from_rfc3339(&spec.date)

@@ -189,6 +189,10 @@ pub struct Quirk {
     pub offset: Option<u64>,
 }
 
+/// The quirk kind of what a source holds that is no capture by design (an ARC's version block,
+/// a record that maps to no capture): reported, but no oddity.
+pub(crate) const NOT_A_CAPTURE: &str = "not-a-capture";
+
 /// Quirks as a source meets them: the first [`QuirkLog::LIMIT`] kept, the others only counted,
 /// so that a file with millions of oddities does not fill memory.
 #[derive(Debug, Default)]
@@ -201,11 +205,23 @@ impl QuirkLog {
     /// Quirks kept one by one.
     pub(crate) const LIMIT: usize = 10_000;
 
-    /// Keeps a quirk at a byte offset of `file`, or counts it past the limit.
-    pub(crate) fn at_offset(&mut self, file: &str, offset: u64, kind: &str, detail: String) {
+    /// Longest detail kept: one from the input (a header value) may be a MiB long.
+    const DETAIL_MAX: usize = 1024;
+
+    /// Keeps a quirk at a byte offset of `file`, or counts it past the limit (what is [`NOT_A_CAPTURE`]
+    /// by design is only kept, never counted: it is no oddity).
+    pub(crate) fn at_offset(&mut self, file: &str, offset: u64, kind: &str, mut detail: String) {
         if self.kept.len() >= Self::LIMIT {
-            self.dropped += 1;
+            self.dropped += u64::from(kind != NOT_A_CAPTURE);
             return;
+        }
+        if detail.len() > Self::DETAIL_MAX {
+            let mut end = Self::DETAIL_MAX;
+            while !detail.is_char_boundary(end) {
+                end -= 1;
+            }
+            detail.truncate(end);
+            detail.push_str(" [cut]");
         }
         let (file, kind) = (file.to_string(), kind.to_string());
         self.kept.push(Quirk { detail, file, kind, line: None, offset: Some(offset) });
@@ -216,7 +232,7 @@ impl QuirkLog {
         &self.kept
     }
 
-    /// The quirks met past the limit.
+    /// The oddities met past the limit.
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }
@@ -240,7 +256,8 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// The oddities met so far (all of them once the iterator is exhausted, unless there were
     /// more than a source keeps: [`CaptureSource::quirks_dropped`]).
     fn quirks(&self) -> &[Quirk];
-    /// Oddities met beyond those kept, only counted.
+    /// Oddities met beyond those kept, only counted (what is no capture by design is not
+    /// counted).
     fn quirks_dropped(&self) -> u64 {
         0
     }

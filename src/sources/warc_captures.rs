@@ -10,15 +10,14 @@
 //! package containers and source WARC files alike.
 //!
 //! Where a payload starts is the one rule of `formats::warc::payload`. A block of up to 1 MiB
-//! is in memory once its head is read: its payload is kept. A record whose gzip member it
-//! shares with records before it cannot be reached without decompressing them: its payload is
-//! kept while it is read (up to 8 MiB in memory, else in a temporary file). Every other
-//! payload is read again from its record when asked for.
+//! is in memory once its head is read: its payload is kept. A larger one is read again from
+//! its record when asked for, never copied: for a record sharing its gzip member with records
+//! before it (a file compressed as one stream) that means decompressing the member from its
+//! start again, a cost paid only for the payloads read.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -27,9 +26,8 @@ use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
     QuirkLog, SideFile,
 };
-use crate::formats::arc::SharedRange;
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
-use crate::formats::segment::{FileRange, SPOOL_BUF, spool_with};
+use crate::formats::segment::FileRange;
 use crate::formats::warc::WarcReader;
 use crate::formats::warc::payload;
 use crate::formats::warc::reader::WarcRecordHead;
@@ -37,13 +35,10 @@ use crate::migrate::mapping::{FIELD_ARC_HEADER, FIELD_DATE_SOURCE};
 
 /// The captures of one WARC file (plain or gzip), in order.
 pub struct WarcCaptures {
-    path: PathBuf,
     name: String,
     file: Arc<File>,
     reader: WarcReader<File>,
     quirks: QuirkLog,
-    others: BTreeMap<String, u64>,
-    spool_buf: Vec<u8>,
 }
 
 /// What the record callback keeps of a capture record.
@@ -51,9 +46,8 @@ struct Seen {
     http_header: Option<Vec<u8>>,
     /// Bytes of the block before the payload.
     payload_offset: u64,
-    /// The payload, when it was kept while read: a small block is in memory already; a record
-    /// in a shared gzip member cannot be reached again.
-    kept: Option<Result<Payload, io::Error>>,
+    /// The payload, when its whole block was read with the head.
+    kept: Option<Vec<u8>>,
 }
 
 impl WarcCaptures {
@@ -70,22 +64,7 @@ impl WarcCaptures {
         let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
         let own = file.try_clone().map_err(io)?;
         let reader = WarcReader::new(own, name.as_str()).map_err(CaptureError::Warc)?;
-        Ok(WarcCaptures {
-            path: path.to_path_buf(),
-            file: Arc::new(file),
-            name,
-            reader,
-            quirks: QuirkLog::default(),
-            others: BTreeMap::new(),
-            spool_buf: Vec::new(),
-        })
-    }
-
-    /// The records read that are no capture, by `WARC-Type` (`warcinfo`, `request`,
-    /// `metadata`, `revisit`, ...; a response or resource without a target URI counts under
-    /// its type too).
-    pub fn other_records(&self) -> &BTreeMap<String, u64> {
-        &self.others
+        Ok(WarcCaptures { file: Arc::new(file), name, reader, quirks: QuirkLog::default() })
     }
 
     fn quirk(&mut self, offset: u64, kind: &str, detail: String) {
@@ -95,24 +74,25 @@ impl WarcCaptures {
     fn next_capture(&mut self) -> Result<Option<Capture>, CaptureError> {
         loop {
             let gzip = self.reader.is_gzip();
-            if self.spool_buf.is_empty() {
-                self.spool_buf = vec![0; SPOOL_BUF];
-            }
-            let buf = &mut self.spool_buf;
-            let next = self.reader.next_record(|head, block| see(head, block, gzip, buf));
+            let next = self.reader.next_record(see);
             let (head, _end, seen) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(e.into()),
             };
             let h = &head.header;
-            let Some(seen) = seen else {
-                *self.others.entry(h.warc_type().unwrap_or("(none)").to_string()).or_default() += 1;
-                continue;
-            };
+            let Some(seen) = seen else { continue };
             let raw_date = h.get("WARC-Date").unwrap_or("");
             let Some(date) = parse_warc_date(raw_date) else {
-                let detail = format!("WARC-Date {raw_date:?} is no W3C date-time: not listed");
+                // Quoted in part: a header value may be up to a MiB long.
+                let shown: String = raw_date.chars().take(80).collect();
+                let cut = if shown.len() < raw_date.len() { " (cut)" } else { "" };
+                let within = match (gzip, head.offset_in_member) {
+                    (true, n) if n > 0 => format!(" (at offset {n} of its gzip member)"),
+                    _ => String::new(),
+                };
+                let detail =
+                    format!("WARC-Date {shown:?}{cut} is no W3C date-time{within}: no capture");
                 self.quirk(head.offset, "unreadable-warc-date", detail);
                 continue;
             };
@@ -123,15 +103,13 @@ impl WarcCaptures {
             let declared = h.content_length().unwrap_or(0);
             let len = declared.saturating_sub(seen.payload_offset);
             let payload = match seen.kept {
-                Some(Ok(payload)) => payload,
-                Some(Err(source)) => {
-                    return Err(CaptureError::Io { path: self.path.clone(), source });
-                }
+                Some(bytes) => Payload::Bytes(bytes),
                 None => Payload::InRecord(RecordPayload {
                     file: Arc::clone(&self.file),
                     name: self.name.clone(),
                     at: head.offset,
                     gzip,
+                    in_member: if gzip { head.offset_in_member } else { 0 },
                     skip: head.header_len + seen.payload_offset,
                     len,
                 }),
@@ -168,12 +146,7 @@ impl WarcCaptures {
 }
 
 /// Reads what a capture needs from a record's block: `None` when the record is no capture.
-fn see(
-    head: &WarcRecordHead,
-    block: &mut dyn Read,
-    gzip: bool,
-    buf: &mut [u8],
-) -> io::Result<Option<Seen>> {
+fn see(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<Option<Seen>> {
     let h = &head.header;
     let kind = h.warc_type();
     if !matches!(kind, Some("response" | "resource")) || h.target_uri().is_none_or(str::is_empty) {
@@ -190,30 +163,21 @@ fn see(
     };
     let http_header = (offset > 0).then(|| prefix[..offset].to_vec());
     let whole = h.content_length() == Some(prefix.len() as u64);
-    let kept = if whole {
-        Some(Ok(Payload::Bytes(prefix.split_off(offset))))
-    } else if gzip && head.offset_in_member > 0 {
-        // Behind records in its gzip member, a payload is out of reach later: keep it now.
-        let (segment, err) = spool_with(io::Cursor::new(&prefix[offset..]).chain(block), buf);
-        Some(match err {
-            Some(e) => Err(e),
-            None => Ok(Payload::Shared(SharedRange::whole(Arc::new(segment)))),
-        })
-    } else {
-        None
-    };
+    let kept = whole.then(|| prefix.split_off(offset));
     Ok(Some(Seen { http_header, payload_offset: offset as u64, kept }))
 }
 
 /// A payload inside a stored WARC record: `len` bytes, `skip` bytes into the record at `at`
-/// (into its gzip member, which the record starts, when `gzip`). The file is the one its
-/// source opened (confined, no link): read with positioned reads, never opened again by name.
+/// (when `gzip`, `in_member` bytes into the decompressed gzip member starting at `at`). The
+/// file is the one its source opened (confined, no link): read with positioned reads, never
+/// opened again by name.
 #[derive(Debug, Clone)]
 pub struct RecordPayload {
     file: Arc<File>,
     name: String,
     at: u64,
     gzip: bool,
+    in_member: u64,
     skip: u64,
     len: u64,
 }
@@ -222,8 +186,8 @@ impl PartialEq for RecordPayload {
     /// The same bytes of the same open file.
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.file, &other.file)
-            && (self.at, self.gzip, self.skip, self.len)
-                == (other.at, other.gzip, other.skip, other.len)
+            && (self.at, self.gzip, self.in_member, self.skip, self.len)
+                == (other.at, other.gzip, other.in_member, other.skip, other.len)
     }
 }
 
@@ -251,6 +215,15 @@ impl RecordPayload {
         } else {
             Box::new(raw)
         };
+        let gone = |kind, what: &str| {
+            let at = self.at;
+            io::Error::new(kind, format!("{}: the record at offset {at} {what}", self.name))
+        };
+        // The records before it in its gzip member.
+        let before = io::copy(&mut (&mut record).take(self.in_member), &mut io::sink())?;
+        if before < self.in_member {
+            return Err(gone(io::ErrorKind::UnexpectedEof, "is not there any more"));
+        }
         loop {
             let b = record.fill_buf()?;
             let blank = b.iter().take_while(|&&c| c == b'\r' || c == b'\n').count();
@@ -260,10 +233,6 @@ impl RecordPayload {
                 break;
             }
         }
-        let gone = |kind, what: &str| {
-            let at = self.at;
-            io::Error::new(kind, format!("{}: the record at offset {at} {what}", self.name))
-        };
         let mut version = [0u8; 5];
         record
             .read_exact(&mut version)

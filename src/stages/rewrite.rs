@@ -42,7 +42,7 @@ impl LinkMap {
     }
 
     /// The original URL of a save path.
-    pub(crate) fn get(&self, save_path: &str) -> Option<&str> {
+    pub fn get(&self, save_path: &str) -> Option<&str> {
         self.by_path.get(save_path).map(String::as_str)
     }
 }

@@ -199,7 +199,8 @@ fn a_container_name_leaving_the_package_is_refused() {
 
 /// What a source reports odd is said, not dropped: a WARC record whose `WARC-Date` is no date
 /// is no page, and the listing counts and lists it with its file and offset (the text summary
-/// says how many); a WARC date finer than the second is kept as written.
+/// says how many). Dates are given in UTC, as RFC 3339: a fraction of a second is kept (to
+/// the millisecond or finer).
 #[test]
 fn a_warc_record_that_cannot_be_dated_is_a_quirk_of_the_listing() {
     let record = |date: &str, uri: &str| {

@@ -373,6 +373,29 @@ pub enum CaptureError {
 mod tests {
     use super::*;
 
+    /// Memory stays bounded whatever the input: a detail taken from a header value is cut, and
+    /// past the limit quirks are only counted, except what is no capture by design.
+    #[test]
+    fn the_quirk_log_is_bounded_in_count_and_in_detail() {
+        let mut log = QuirkLog::default();
+        // One byte, then two-byte characters: the cut falls inside one and moves back.
+        log.at_offset("f.warc", 7, "unreadable-warc-date", format!("x{}", "é".repeat(600_000)));
+        let kept = &log.kept()[0];
+        assert!(
+            kept.detail.len() <= QuirkLog::DETAIL_MAX + " [cut]".len(),
+            "{}",
+            kept.detail.len()
+        );
+        assert!(kept.detail.ends_with(" [cut]"));
+        assert_eq!((kept.file.as_str(), kept.offset), ("f.warc", Some(7)));
+        for i in 1..QuirkLog::LIMIT as u64 + 5 {
+            log.at_offset("f.warc", i, "odd", "short".into());
+        }
+        log.at_offset("f.warc", 0, NOT_A_CAPTURE, "the version block".into());
+        assert_eq!(log.kept().len(), QuirkLog::LIMIT);
+        assert_eq!(log.dropped(), 5, "oddities past the limit, not the version block");
+    }
+
     #[test]
     fn a_file_that_changed_since_it_was_measured_is_refused_a_segment_is_read_as_cut() {
         let dir = tempfile::tempdir().unwrap();

@@ -64,9 +64,53 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("webaip: error: {e:#}");
+            eprintln!("webaip: error: {}", error_text(&e));
             EXIT_ERROR
         }
+    }
+}
+
+/// An error with its causes, each said once: many of the library's errors already quote their
+/// cause (`{path}: {source}`), which `{:#}` would print a second time.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{path}: {source}")]
+    struct Quoting {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{0}: not readable")]
+    struct Wrapping(String, #[source] Quoting);
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::AlreadyExists, "File exists");
+        let quoting = anyhow::Error::new(Quoting { path: "/tmp/a".into(), source: io() });
+        assert_eq!(error_text(&quoting), "/tmp/a: File exists");
+        // A cause the message does not quote is added.
+        let inner = Quoting { path: "/tmp/a".into(), source: io() };
+        let wrapping = anyhow::Error::new(Wrapping("x.warc".into(), inner));
+        assert_eq!(error_text(&wrapping), "x.warc: not readable: /tmp/a: File exists");
+        let context = anyhow::Error::new(io()).context("writing the report");
+        assert_eq!(error_text(&context), "writing the report: File exists");
     }
 }
 

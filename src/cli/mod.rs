@@ -84,6 +84,16 @@ fn error_text(e: &anyhow::Error) -> String {
     text
 }
 
+/// The worker pool for `--jobs`: that many threads, or one per core when not given.
+fn worker_pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    use anyhow::Context;
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .context("cannot start worker threads")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,14 +122,4 @@ mod tests {
         let context = anyhow::Error::new(io()).context("writing the report");
         assert_eq!(error_text(&context), "writing the report: File exists");
     }
-}
-
-/// The worker pool for `--jobs`: that many threads, or one per core when not given.
-fn worker_pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
-    use anyhow::Context;
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build()
-        .context("cannot start worker threads")
 }

@@ -2,6 +2,7 @@
 //! describe in `[[page]]` tables.
 
 use std::path::PathBuf;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use clap::Args;
 
@@ -62,18 +63,29 @@ pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `text` cut to at most `columns` terminal columns, an ellipsis marking a cut.
+fn fit(text: &str, columns: usize) -> String {
+    if text.width() <= columns {
+        return text.to_string();
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > columns - 1 {
+            break;
+        }
+        used += w;
+        cut.push(c);
+    }
+    cut.push('…');
+    cut
+}
+
 /// One line a page, columns aligned: `DATE  SIZE  [STATUS  ]TITLE  URL`, then the counts.
 fn print_text(l: &PageListing, statuses: bool) {
     let title = |t: &Option<String>| match t {
-        Some(t) => {
-            let t = escape_controls(t);
-            if t.chars().count() > TITLE_COLUMN {
-                let cut: String = t.chars().take(TITLE_COLUMN - 1).collect();
-                format!("{cut}…")
-            } else {
-                t
-            }
-        }
+        Some(t) => fit(&escape_controls(t), TITLE_COLUMN),
         None => "(no title)".to_string(),
     };
     let rows: Vec<[String; 5]> = l
@@ -89,10 +101,11 @@ fn print_text(l: &PageListing, statuses: bool) {
             ]
         })
         .collect();
-    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    // Widths in terminal columns: a CJK character takes two, a combining mark none.
+    let width = |i: usize| rows.iter().map(|r| r[i].width()).max().unwrap_or(0);
     let (w_date, w_size, w_status, w_title) = (width(0), width(1), width(2), width(3));
     for [date, size, status, title, url] in &rows {
-        let pad = w_title - title.chars().count();
+        let pad = w_title - title.width();
         if statuses {
             println!(
                 "{date:<w_date$}  {size:>w_size$}  {status:>w_status$}  {title}{:pad$}  {url}",
@@ -120,4 +133,22 @@ fn print_text(l: &PageListing, statuses: bool) {
         "{} page(s) at {} URL(s), of {} capture(s) read{left_out}{quirks}",
         c.pages, c.urls, c.captures
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_cut_and_padded_by_terminal_columns() {
+        assert_eq!(fit("short", 10), "short");
+        // Ten CJK characters take twenty columns: nine fit beside the ellipsis in 19.
+        let wide = "日本語のページの題名だ";
+        let cut = fit(wide, 19);
+        assert_eq!(cut, "日本語のページの題…");
+        assert!(cut.width() <= 19, "{}", cut.width());
+        // A combining accent takes no column of its own.
+        assert_eq!(fit("Cafe\u{301} du coin", 14), "Cafe\u{301} du coin");
+        assert_eq!("Cafe\u{301}".width(), 4);
+    }
 }

@@ -161,9 +161,11 @@ fn see(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<Option<Seen>> 
         true => payload::payload_start_of(h, &prefix).offset() as usize,
         false => 0,
     };
-    let http_header = (offset > 0).then(|| prefix[..offset].to_vec());
     let whole = h.content_length() == Some(prefix.len() as u64);
-    let kept = whole.then(|| prefix.split_off(offset));
+    // The header leaves the buffer; what stays is the payload, kept without another copy.
+    let header: Vec<u8> = prefix.drain(..offset).collect();
+    let http_header = (offset > 0).then_some(header);
+    let kept = whole.then_some(prefix);
     Ok(Some(Seen { http_header, payload_offset: offset as u64, kept }))
 }
 

@@ -5,6 +5,7 @@
 //! or the decompressed bytes of one gzip member, kept in memory when small and spilled to an
 //! anonymous temporary file when large, so memory never grows with the size of a record.
 
+use std::borrow::Borrow;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -122,27 +123,28 @@ impl Read for SegmentReader<'_> {
 }
 
 /// Reads `pos..end` of a file with positioned reads: no shared cursor, so several threads can
-/// read ranges of one open file at once.
-pub(crate) struct FileRange<'a> {
-    file: &'a File,
+/// read ranges of one open file at once. The file is borrowed (`&File`) or shared
+/// (`Arc<File>`, for a reader that outlives its caller's borrow).
+pub(crate) struct FileRange<F: Borrow<File>> {
+    file: F,
     pos: u64,
     end: u64,
 }
 
-impl<'a> FileRange<'a> {
+impl<F: Borrow<File>> FileRange<F> {
     /// The `len` bytes at `pos`.
-    pub(crate) fn new(file: &'a File, pos: u64, len: u64) -> Self {
-        FileRange { file, pos, end: pos + len }
+    pub(crate) fn new(file: F, pos: u64, len: u64) -> Self {
+        FileRange { file, pos, end: pos.saturating_add(len) }
     }
 }
 
-impl Read for FileRange<'_> {
+impl<F: Borrow<File>> Read for FileRange<F> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let want = buf.len().min((self.end - self.pos) as usize);
         if want == 0 {
             return Ok(0);
         }
-        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        let n = self.file.borrow().read_at(&mut buf[..want], self.pos)?;
         self.pos += n as u64;
         Ok(n)
     }

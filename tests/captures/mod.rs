@@ -416,3 +416,67 @@ fn warc_captures_report_an_unreadable_date_and_a_record_gone() {
     let err = captures[1].payload.open().map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("dates.warc") && err.contains("not there any more"), "{err}");
 }
+
+/// Payloads of a WARC compressed as one gzip stream (every record in one member) are read
+/// through one decompressor left where the last read stopped (issue 24: reading each from the
+/// stream's start was quadratic). Whatever the order of reads (forwards, partial, backwards,
+/// two at once), each payload is the bytes that were written.
+#[test]
+fn one_stream_payloads_read_in_any_order_are_their_bytes() {
+    use std::io::{Read, Write};
+    use webaip::sources::warc_captures::WarcCaptures;
+
+    let blocks: Vec<Vec<u8>> = (0..6u32)
+        .map(|k| (0..1_200_000u32 + k * 1000).map(|i| (i.wrapping_mul(k + 3) >> 3) as u8).collect())
+        .collect();
+    let mut plain = Vec::new();
+    for (k, b) in blocks.iter().enumerate() {
+        let head = format!(
+            "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:{k}>\r\n\
+             WARC-Date: 2024-03-15T10:30:06Z\r\nWARC-Target-URI: http://e.org/{k}\r\n\
+             Content-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+            b.len()
+        );
+        plain.extend_from_slice(head.as_bytes());
+        plain.extend_from_slice(b);
+        plain.extend_from_slice(b"\r\n\r\n");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.warc.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&plain).unwrap();
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+
+    let captures: Vec<_> =
+        WarcCaptures::open(&path, "one.warc.gz".into()).unwrap().map(|c| c.unwrap()).collect();
+    assert_eq!(captures.len(), blocks.len());
+    let whole = |k: usize| {
+        let mut v = Vec::new();
+        captures[k].payload.open().unwrap().read_to_end(&mut v).unwrap();
+        assert!(
+            v == blocks[k],
+            "payload {k}: {} bytes, not the {} written",
+            v.len(),
+            blocks[k].len()
+        );
+    };
+    // Forwards, each only begun: the next read continues past what was left unread.
+    for (k, c) in captures.iter().enumerate() {
+        let mut head = [0u8; 100];
+        c.payload.open().unwrap().read_exact(&mut head).unwrap();
+        assert_eq!(head[..], blocks[k][..100], "head of payload {k}");
+    }
+    // Backwards: each read starts again before the one kept.
+    for k in (0..blocks.len()).rev() {
+        whole(k);
+    }
+    // Forwards, whole.
+    (0..blocks.len()).for_each(whole);
+    // Two open at once: the second gets a decompressor of its own.
+    let mut a = captures[4].payload.open().unwrap();
+    whole(2);
+    let mut v = Vec::new();
+    a.read_to_end(&mut v).unwrap();
+    assert!(v == blocks[4], "payload 4 read beside another");
+    whole(5);
+}

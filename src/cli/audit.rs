@@ -7,7 +7,7 @@ use clap::Args;
 use webaip::audit::{AuditError, AuditOptions, AuditProgress, Verdict, audit_package};
 use webaip::mets::validate::Severity;
 
-use super::{EXIT_ERROR, EXIT_FINDINGS};
+use super::{EXIT_ERROR, EXIT_FINDINGS, terminal_text};
 
 /// Arguments of `webaip audit`.
 #[derive(Debug, Args)]
@@ -74,7 +74,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         let mets = r.mets.display();
         for f in &r.validation.findings {
             let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
-            println!("{mets}:{line}: {} [{}] {}", f.severity, f.rule, f.message);
+            println!("{mets}:{line}: {} [{}] {}", f.severity, f.rule, terminal_text(&f.message));
         }
         for f in &r.findings {
             let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
@@ -83,11 +83,12 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
                 (Some(i), None) => format!(" ({i})"),
                 _ => String::new(),
             };
-            println!("{name}/{}{at}: {} [{}]{id} {}", f.file, f.severity, f.rule, f.message);
+            let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
+            println!("{name}/{file}{at}: {} [{}]{id} {message}", f.severity, f.rule);
         }
         for u in &r.unchecked {
             let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
-            println!("{name}/{}: not checkable here{id}: {}", u.file, u.reason);
+            println!("{name}/{}: not checkable here{id}: {}", terminal_text(&u.file), u.reason);
         }
         let deep = if r.deep {
             format!(

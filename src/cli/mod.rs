@@ -43,6 +43,29 @@ enum Command {
     Pages(pages::PagesArgs),
 }
 
+/// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC
+/// headers), C1 controls and the Unicode bidirectional controls as `<U+XXXX>`. A title holding
+/// U+202E (right-to-left override) would otherwise print the rest of its line reversed, and a
+/// C1 CSI (U+009B) starts an escape sequence on some terminals.
+pub(crate) fn terminal_text(text: &str) -> String {
+    let steers = |c: char| {
+        matches!(c, '\u{80}'..='\u{9f}' | '\u{61c}' | '\u{200e}' | '\u{200f}')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let text = webaip::formats::warc::header::escape_controls(text);
+    if !text.chars().any(steers) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match steers(c) {
+            true => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            false => out.push(c),
+        }
+    }
+    out
+}
+
 /// Parses the command line, runs the command, returns the exit status.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {

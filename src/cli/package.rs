@@ -17,7 +17,7 @@ use webaip::sources::pandas;
 use webaip::sources::{CaptureShape, Input, detect};
 use webaip::stages::scan::{Clamd, ClamdAddr};
 
-use super::progress;
+use super::{progress, terminal_text};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum NedlibDateArg {
@@ -395,7 +395,12 @@ fn print_captures(r: &webaip::package::captures::CapturesReport) {
                 (None, Some(o)) => format!(" at offset {o}"),
                 _ => String::new(),
             };
-            println!("    {}{at}: {}: {}", q.file, q.kind, q.detail);
+            println!(
+                "    {}{at}: {}: {}",
+                terminal_text(&q.file),
+                q.kind,
+                terminal_text(&q.detail)
+            );
         }
     }
     print_tail(&Tail {

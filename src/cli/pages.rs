@@ -6,11 +6,10 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use clap::Args;
 
-use webaip::formats::warc::header::escape_controls;
 use webaip::pages::list::{ListOptions, PageListing, resolve};
 use webaip::sources::pandas::Zone;
 
-use super::progress;
+use super::{progress, terminal_text};
 
 /// Arguments of `webaip pages`.
 #[derive(Debug, Args)]
@@ -85,7 +84,7 @@ fn fit(text: &str, columns: usize) -> String {
 /// One line a page, columns aligned: `DATE  SIZE  [STATUS  ]TITLE  URL`, then the counts.
 fn print_text(l: &PageListing, statuses: bool) {
     let title = |t: &Option<String>| match t {
-        Some(t) => fit(&escape_controls(t), TITLE_COLUMN),
+        Some(t) => fit(&terminal_text(t), TITLE_COLUMN),
         None => "(no title)".to_string(),
     };
     let rows: Vec<[String; 5]> = l
@@ -97,7 +96,7 @@ fn print_text(l: &PageListing, statuses: bool) {
                 e.size.to_string(),
                 e.status.map_or_else(|| "-".into(), |s| s.to_string()),
                 title(&e.title),
-                escape_controls(&e.url),
+                terminal_text(&e.url),
             ]
         })
         .collect();
@@ -150,5 +149,13 @@ mod tests {
         // A combining accent takes no column of its own.
         assert_eq!(fit("Cafe\u{301} du coin", 14), "Cafe\u{301} du coin");
         assert_eq!("Cafe\u{301}".width(), 4);
+    }
+
+    #[test]
+    fn titles_cannot_steer_the_terminal() {
+        // A right-to-left override would reverse the rest of the line (the URL beside it).
+        let t = terminal_text("gpj.\u{202E}exe\u{1b}[2J\r\u{85}\u{2067}ok");
+        assert_eq!(t, "gpj.<U+202E>exe%1B[2J%0D<U+0085><U+2067>ok");
+        assert_eq!(terminal_text("Ça va"), "Ça va");
     }
 }

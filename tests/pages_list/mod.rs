@@ -232,3 +232,30 @@ fn a_warc_record_that_cannot_be_dated_is_a_quirk_of_the_listing() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.trim_end().ends_with("1 quirk(s) in the source (--json lists them)"), "{text}");
 }
+
+/// A title cannot steer the terminal it is printed on (issue 24): a right-to-left override,
+/// a C1 control and ESC are printed as escapes in the text listing, while `--json` keeps the
+/// title as the page states it.
+#[test]
+fn titles_that_would_steer_the_terminal_are_escaped_in_text() {
+    let title = "invoice\u{202E}fdp.exe\u{9b}2J\u{1b}[31m";
+    let body = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<title>{title}</title>");
+    let record = format!(
+        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:a>\r\n\
+         WARC-Date: 2024-03-15T10:30:06Z\r\nWARC-Target-URI: http://e.org/\u{202E}a\r\n\
+         Content-Type: application/http;msgtype=response\r\nContent-Length: {}\r\n\r\n{body}\r\n\r\n",
+        body.len()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("rlo.warc");
+    std::fs::write(&warc, record).unwrap();
+    let out = webaip(&["pages", warc.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for raw in ['\u{202E}', '\u{9b}', '\u{1b}'] {
+        assert!(!text.contains(raw), "{raw:?} printed raw: {text:?}");
+    }
+    assert!(text.contains("invoice<U+202E>fdp.exe<U+009B>2J%1B[31m"), "{text}");
+    assert!(text.contains("http://e.org/<U+202E>a"), "{text}");
+    assert_eq!(pages(&warc, &[])["entries"][0]["title"], title);
+}

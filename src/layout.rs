@@ -132,7 +132,7 @@ pub enum ConfineError {
         limit: u64,
     },
     /// The file system refused (absent, no permission, ...).
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), describe_io(source))]
     Io {
         /// The path.
         path: PathBuf,
@@ -150,6 +150,19 @@ impl ConfineError {
 
     fn io(path: &Path, source: io::Error) -> Self {
         ConfineError::Io { path: path.to_path_buf(), source }
+    }
+
+    /// What is wrong, without the path (for a caller that names the path itself).
+    pub fn reason(&self) -> String {
+        match self {
+            ConfineError::Name { .. } => self.to_string(),
+            ConfineError::Link { .. } => {
+                "a symbolic link is on the way (links are not followed)".into()
+            }
+            ConfineError::NotRegular { kind, .. } => format!("is {kind}, not a regular file"),
+            ConfineError::TooLarge { limit, .. } => format!("larger than {limit} bytes, not read"),
+            ConfineError::Io { source, .. } => describe_io(source),
+        }
     }
 }
 
@@ -403,7 +416,11 @@ pub(crate) fn open_user_file(path: &Path) -> Result<File, ConfineError> {
 }
 
 /// An I/O error as words for a sentence ("it does not exist"), without the OS error number.
-pub(crate) fn describe_io(e: &io::Error) -> String {
+pub fn describe_io(e: &io::Error) -> String {
+    // A refusal carried in an io::Error names its path itself: the caller names it once.
+    if let Some(refused) = e.get_ref().and_then(|i| i.downcast_ref::<ConfineError>()) {
+        return refused.reason();
+    }
     match e.kind() {
         io::ErrorKind::NotFound => "it does not exist".into(),
         io::ErrorKind::PermissionDenied => "permission denied".into(),

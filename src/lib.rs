@@ -78,3 +78,4 @@ pub mod profile;
 pub mod sources;
 pub mod stages;
 pub mod store;
+pub(crate) mod temporaries;

@@ -203,7 +203,7 @@ pub enum ProfileError {
     #[error("unknown profile {0:?} (built in: bl-webarchive, bl-legacy; or give a .toml path)")]
     Unknown(String),
     /// The file could not be read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: String,

@@ -14,6 +14,7 @@ mod fuzz;
 mod golden;
 mod hostile_package;
 mod kulturarw3;
+mod leftovers;
 mod mets_mutations;
 mod mets_package;
 mod metsrw;

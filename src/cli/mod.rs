@@ -98,8 +98,13 @@ pub fn main() -> i32 {
 fn error_text(e: &anyhow::Error) -> String {
     let mut text = e.to_string();
     for cause in e.chain().skip(1) {
-        let cause = cause.to_string();
-        if !text.contains(&cause) {
+        let raw = cause.to_string();
+        // An I/O error in words, without "(os error N)" or a temporary file's "at path".
+        let cause = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => webaip::layout::describe_io(io),
+            None => raw.clone(),
+        };
+        if !text.contains(&cause) && !text.contains(&raw) {
             text.push_str(": ");
             text.push_str(&cause);
         }
@@ -144,5 +149,17 @@ mod tests {
         assert_eq!(error_text(&wrapping), "x.warc: not readable: /tmp/a: File exists");
         let context = anyhow::Error::new(io()).context("writing the report");
         assert_eq!(error_text(&context), "writing the report: File exists");
+        // A full disk is said in words, without the OS error number or a temporary path.
+        let full = std::io::Error::from_raw_os_error(28);
+        let full = anyhow::Error::new(full).context("writing /out/p");
+        assert_eq!(error_text(&full), "writing /out/p: no space left on device");
+        let source = std::io::Error::from_raw_os_error(28);
+        let refused = webaip::layout::ConfineError::Io { path: "/out/p".into(), source };
+        assert_eq!(error_text(&anyhow::Error::new(refused)), "/out/p: no space left on device");
+        // A refusal inside an I/O error does not name its path a second time.
+        let fifo =
+            webaip::layout::ConfineError::NotRegular { path: "f.warc".into(), kind: "a FIFO" };
+        let text = error_text(&anyhow::Error::new(std::io::Error::other(fifo)).context("f.warc"));
+        assert_eq!(text, "f.warc: is a FIFO, not a regular file");
     }
 }

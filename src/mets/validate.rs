@@ -142,7 +142,7 @@ pub fn validate_mets(
     // A FIFO or device named as the METS would block or never end: only a regular file is read.
     let file = crate::layout::open_user_file(path).map_err(|e| match e {
         crate::layout::ConfineError::Io { source, .. } => unreadable(source),
-        other => unreadable(io::Error::new(io::ErrorKind::InvalidInput, other.to_string())),
+        other => unreadable(io::Error::new(io::ErrorKind::InvalidInput, other)),
     })?;
     let mut checker = Checker::new(opts.profile.clone());
     checker.run(BufReader::with_capacity(256 * 1024, file));

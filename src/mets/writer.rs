@@ -273,12 +273,18 @@ struct FinishedContainer {
     late_divs: Vec<u8>,
 }
 
+/// Spill directories of the METS builder, in `TMPDIR`.
+const SPILL_DIR: crate::temporaries::TempName =
+    crate::temporaries::TempName { prefix: "webaip-mets-", suffix: "" };
+
 /// Builds one METS document, streaming.
 pub struct MetsBuilder {
     header: PackageHeader,
     profile: Profile,
     mode: SerializationMode,
     dir: tempfile::TempDir,
+    /// The lock that tells other runs `dir` is in use (see `crate::temporaries`).
+    _dir_lock: std::fs::File,
     next_index: usize,
     containers: Vec<FinishedContainer>,
     logs: Vec<PackageFile>,
@@ -296,11 +302,16 @@ impl MetsBuilder {
         profile: Profile,
         mode: SerializationMode,
     ) -> io::Result<Self> {
+        // Locked while this run lives: the spill directories of killed runs are removed.
+        let tmp = std::env::temp_dir();
+        crate::temporaries::remove_dead(&tmp, SPILL_DIR);
+        let (dir, dir_lock) = crate::temporaries::locked_dir_in(&tmp, SPILL_DIR)?;
         Ok(MetsBuilder {
             header,
             profile,
             mode,
-            dir: tempfile::Builder::new().prefix("webaip-mets-").tempdir()?,
+            dir,
+            _dir_lock: dir_lock,
             next_index: 0,
             containers: Vec::new(),
             logs: Vec::new(),

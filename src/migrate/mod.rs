@@ -143,7 +143,7 @@ pub(crate) enum MigrateError {
     #[error(transparent)]
     Arc(#[from] ArcError),
     /// The output could not be written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::layout::describe_io(source))]
     Output {
         /// The output (or temporary) file.
         path: PathBuf,
@@ -335,11 +335,11 @@ fn migrate_to_file(
     let arc = open_arc(input)?;
     let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let out_name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{out_name}."))
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .map_err(out_err(dir))?;
+    // Locked while this run writes it: what a killed run of the same output left is removed.
+    let prefix = format!(".{out_name}.");
+    let partial = crate::temporaries::TempName { prefix: &prefix, suffix: ".partial" };
+    crate::temporaries::remove_dead(dir, partial);
+    let tmp = crate::temporaries::locked_file_in(dir, partial).map_err(out_err(dir))?;
     let tmp_path = tmp.path().to_path_buf();
     let file = tmp.as_file().try_clone().map_err(out_err(&tmp_path))?;
     let mut sinks = FileSinks {

@@ -109,7 +109,7 @@ pub enum PackageError {
     #[error("{0}: already exists (use --force to replace it)")]
     Exists(PathBuf),
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,

@@ -183,7 +183,7 @@ pub enum ListError {
     #[error(transparent)]
     Pandas(#[from] crate::sources::pandas::PandasError),
     /// A file cannot be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -250,6 +250,9 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
     let not_source = |e: &dyn std::fmt::Display| {
         let reason = e.to_string();
         let reason = reason.replace(&format!("; {ACCEPTED_SHAPES}"), "");
+        // The message names the path once, before the reason.
+        let named = format!("{}: ", path.display());
+        let reason = reason.strip_prefix(&named).map(str::to_string).unwrap_or(reason);
         ListError::NotAHarvest { path: path.to_path_buf(), reason }
     };
     let given = [path.to_path_buf()];

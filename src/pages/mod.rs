@@ -244,7 +244,7 @@ pub enum EntitiesError {
     #[error("{} described page(s) cannot be placed:\n  {}", .0.len(), .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n  "))]
     Unresolved(Vec<PageProblem>),
     /// A container could not be read back.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::layout::describe_io(source))]
     Io {
         /// The container.
         path: String,

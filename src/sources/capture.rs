@@ -330,7 +330,7 @@ pub(crate) use one_file_source;
 #[non_exhaustive]
 pub enum CaptureError {
     /// A file could not be read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,

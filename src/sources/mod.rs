@@ -46,6 +46,9 @@ pub enum Shape {
     Heritrix3,
     /// ARC/WARC files given one by one.
     FileList,
+    /// A folder of WARC files with no crawler configuration (no `order.xml`, no
+    /// `crawler-beans.cxml`, no ARC file that would make it a Heritrix 1.x job).
+    ArchiveFolder,
 }
 
 /// The kind of an archive file.
@@ -104,7 +107,7 @@ pub struct Source {
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     /// The path does not exist or cannot be read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::layout::describe_io(source))]
     Io {
         /// The path.
         path: PathBuf,
@@ -357,6 +360,8 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
         Shape::Heritrix3
     } else if has("order.xml") || archives.iter().any(|a| a.kind == ArchiveKind::Arc) {
         Shape::Heritrix1
+    } else if !archives.is_empty() {
+        Shape::ArchiveFolder
     } else {
         return Err(SourceError::Empty(format!(
             "{}: no input shape recognised; {ACCEPTED_SHAPES}",
@@ -385,14 +390,19 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
         None => Vec::new(),
     };
     let mut found = vec![format!(
-        "{} job directory {}: {} ARC, {} WARC, {} other file(s)",
-        if shape == Shape::Heritrix3 { "Heritrix 3.x" } else { "Heritrix 1.x" },
+        "{} {}: {} ARC, {} WARC, {} other file(s)",
+        match shape {
+            Shape::Heritrix3 => "Heritrix 3.x job directory",
+            Shape::ArchiveFolder => "folder of archive files",
+            _ => "Heritrix 1.x job directory",
+        },
         root.display(),
         archives.iter().filter(|a| a.kind == ArchiveKind::Arc).count(),
         archives.iter().filter(|a| a.kind == ArchiveKind::Warc).count(),
         aux.len()
     )];
     let expected: &[&str] = match shape {
+        Shape::ArchiveFolder => &["crawl.log", "seeds.txt"],
         Shape::Heritrix3 => &[
             "crawler-beans.cxml",
             "crawl.log",
@@ -465,7 +475,7 @@ pub(crate) fn refusal(e: &ConfineError) -> String {
         ConfineError::Io { source, .. } if source.raw_os_error() == Some(libc::ENAMETOOLONG) => {
             "its path is longer than PATH_MAX: not read".into()
         }
-        e => format!("not read: {e}"),
+        e => format!("not read: {}", e.reason()),
     }
 }
 

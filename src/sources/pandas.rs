@@ -228,7 +228,7 @@ pub enum PandasError {
     #[error("{}: not an instance directory (YYYYMMDD-HHMM)", .0.display())]
     NotInstance(PathBuf),
     /// The HTTrack cache is there but cannot be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
     Cache {
         /// `hts-cache/new.zip`.
         path: PathBuf,

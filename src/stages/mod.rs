@@ -87,7 +87,7 @@ pub(crate) enum StageError {
     #[error(transparent)]
     Scan(#[from] scan::ScanError),
     /// A payload could not be read, or a stage's temporary file written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::layout::describe_io(source))]
     Io {
         /// The file the payload is read from.
         path: String,

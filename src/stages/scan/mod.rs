@@ -88,7 +88,7 @@ pub(crate) fn scan_sessions() -> usize {
 
 /// The cleaner could not be run.
 #[derive(Debug, thiserror::Error)]
-#[error("running the cleaner on {path}: {source}")]
+#[error("running the cleaner on {path}: {}", crate::layout::describe_io(source))]
 pub(crate) struct CleanError {
     /// The infected payload's temporary file.
     pub path: PathBuf,

@@ -1,0 +1,174 @@
+//! Temporary files and directories a run keeps beside its output or in `TMPDIR`, and how a
+//! later run tells a dead run's from a live one's.
+//!
+//! The run that makes one holds an exclusive `flock` on it for as long as it lives; the kernel
+//! drops the lock when the process ends, however it ends (SIGKILL included). A later run that
+//! meets one of the same name pattern and can take its lock knows its maker is gone, and
+//! removes it; one still locked is left alone. Names are matched exactly (`PREFIX`, the
+//! random part tempfile draws, `SUFFIX`), links are never followed, and only files or
+//! directories of that exact shape are touched.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use rustix::fs::{FlockOperation, Mode, OFlags};
+
+/// Length of the random part of the names made here (tempfile's default).
+const RAND_LEN: usize = 6;
+/// Tries at making a locked temporary before giving up (see [`locked_file_in`]).
+const TRIES: usize = 3;
+
+/// A name pattern: `PREFIX` + six alphanumerics + `SUFFIX`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TempName<'a> {
+    pub prefix: &'a str,
+    pub suffix: &'a str,
+}
+
+impl TempName<'_> {
+    /// True when `name` is exactly of this pattern.
+    pub(crate) fn matches(&self, name: &str) -> bool {
+        name.strip_prefix(self.prefix).and_then(|rest| rest.strip_suffix(self.suffix)).is_some_and(
+            |mid| mid.len() == RAND_LEN && mid.bytes().all(|b| b.is_ascii_alphanumeric()),
+        )
+    }
+}
+
+/// A new temporary file in `dir` named by `name`, locked for as long as it (or a clone of its
+/// descriptor) is open.
+pub(crate) fn locked_file_in(dir: &Path, name: TempName) -> io::Result<tempfile::NamedTempFile> {
+    for _ in 0..TRIES {
+        let tmp = tempfile::Builder::new()
+            .prefix(name.prefix)
+            .suffix(name.suffix)
+            .rand_bytes(RAND_LEN)
+            .tempfile_in(dir)?;
+        if lock_still_named(tmp.as_file(), tmp.path())? {
+            return Ok(tmp);
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::WouldBlock, "another run removed each temporary made"))
+}
+
+/// A new temporary directory in `dir` named by `name`, with the lock held on it (the `File`:
+/// keep it as long as the directory lives).
+pub(crate) fn locked_dir_in(dir: &Path, name: TempName) -> io::Result<(tempfile::TempDir, File)> {
+    for _ in 0..TRIES {
+        let tmp = tempfile::Builder::new()
+            .prefix(name.prefix)
+            .suffix(name.suffix)
+            .rand_bytes(RAND_LEN)
+            .tempdir_in(dir)?;
+        let fd = rustix::fs::open(tmp.path(), dir_flags(), Mode::empty())?;
+        let lock = File::from(fd);
+        if lock_still_named(&lock, tmp.path())? {
+            return Ok((tmp, lock));
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::WouldBlock, "another run removed each temporary made"))
+}
+
+/// Takes the lock on `file`, then checks `path` still names it: a clean-up by another run may
+/// have taken the lock first, in the instant after creation, and removed it.
+fn lock_still_named(file: &File, path: &Path) -> io::Result<bool> {
+    if try_lock(file).is_err() {
+        return Ok(false);
+    }
+    let (held, now) = (file.metadata()?, std::fs::symlink_metadata(path));
+    Ok(now.is_ok_and(|now| (held.dev(), held.ino()) == (now.dev(), now.ino())))
+}
+
+/// What [`remove_dead`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Cleanup {
+    /// Names removed (their makers are gone).
+    pub removed: Vec<String>,
+    /// Names left (locked: their makers are alive), or that could not be removed.
+    pub left: Vec<String>,
+}
+
+/// Removes the files and directories of `dir` named by `name` whose lock can be taken.
+pub(crate) fn remove_dead(dir: &Path, name: TempName) -> Cleanup {
+    let mut done = Cleanup::default();
+    let Ok(entries) = std::fs::read_dir(dir) else { return done };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        if !name.matches(&entry_name) {
+            continue;
+        }
+        // The entry's own type (lstat): a link is never followed, nor removed.
+        let Ok(kind) = entry.file_type() else { continue };
+        let path = entry.path();
+        let flags = match (kind.is_dir(), kind.is_file()) {
+            (true, _) => dir_flags(),
+            (_, true) => OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            _ => continue,
+        };
+        let Ok(fd) = rustix::fs::open(&path, flags, Mode::empty()) else { continue };
+        let lock = File::from(fd);
+        let removed = try_lock(&lock).is_ok()
+            && match kind.is_dir() {
+                true => std::fs::remove_dir_all(&path).is_ok(),
+                false => std::fs::remove_file(&path).is_ok(),
+            };
+        match removed {
+            true => done.removed.push(entry_name),
+            false => done.left.push(entry_name),
+        }
+    }
+    done
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+fn try_lock(file: impl AsFd) -> io::Result<()> {
+    rustix::fs::flock(file, FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAME: TempName = TempName { prefix: ".out.warc.gz.", suffix: ".partial" };
+
+    #[test]
+    fn names_match_exactly() {
+        assert!(NAME.matches(".out.warc.gz.aB3xY9.partial"));
+        for other in [
+            ".out.warc.gz.aB3xY.partial",
+            ".out.warc.gz.aB3xY99.partial",
+            ".out.warc.gz.aB3-Y9.partial",
+            ".other.warc.gz.aB3xY9.partial",
+            ".out.warc.gz.aB3xY9.partial.x",
+            "out.warc.gz",
+        ] {
+            assert!(!NAME.matches(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_dead_temporary_is_removed_a_live_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = locked_file_in(dir.path(), NAME).unwrap();
+        let (live_dir, _lock) = locked_dir_in(dir.path(), NAME).unwrap();
+        std::fs::write(dir.path().join(".out.warc.gz.dead01.partial"), b"x").unwrap();
+        std::fs::create_dir(dir.path().join(".out.warc.gz.dead02.partial")).unwrap();
+        std::fs::write(dir.path().join(".out.warc.gz.dead02.partial/f"), b"x").unwrap();
+        // A link of the same shape is not followed, nor removed.
+        let target = dir.path().join("kept");
+        std::fs::write(&target, b"x").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join(".out.warc.gz.link01.partial"))
+            .unwrap();
+        let mut done = remove_dead(dir.path(), NAME);
+        done.removed.sort();
+        assert_eq!(done.removed, [".out.warc.gz.dead01.partial", ".out.warc.gz.dead02.partial"]);
+        assert_eq!(done.left.len(), 2, "{done:?}");
+        assert!(live.path().exists() && live_dir.path().exists() && target.exists());
+        assert!(dir.path().join(".out.warc.gz.link01.partial").symlink_metadata().is_ok());
+    }
+}

@@ -15,6 +15,7 @@ mod golden;
 mod hostile_package;
 mod kulturarw3;
 mod leftovers;
+mod messages;
 mod mets_mutations;
 mod mets_package;
 mod metsrw;

@@ -211,7 +211,8 @@ fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
         };
         (dir, path.to_path_buf())
     } else {
-        return Err(not("it is neither a directory nor a regular file".into()));
+        let kind = layout::kind_of(&meta);
+        return Err(not(format!("it is {kind}, neither a directory nor a regular file")));
     };
     // A package is self-contained: its METS is a regular file of its own, not a link to one.
     match layout::regular_metadata(&mets) {

@@ -87,7 +87,7 @@ pub(crate) struct ByteQueue {
     end: u64,
 }
 
-const QUEUE_IN_MEMORY: usize = 64 << 20;
+const QUEUE_IN_MEMORY: usize = 8 << 20;
 
 impl ByteQueue {
     pub(crate) fn new() -> Self {
@@ -209,9 +209,9 @@ impl ScanBatch for RoutedBatch {
 pub(crate) const HELD_PAYLOAD: u64 = 4 << 20;
 /// A batch is scanned once its payloads hold this many bytes, it has this many records, or
 /// the queue holds [`BATCH_QUEUE`] bytes.
-const BATCH_BYTES: u64 = 16 << 20;
+const BATCH_BYTES: u64 = 8 << 20;
 const BATCH_RECORDS: usize = 512;
-const BATCH_QUEUE: u64 = 32 << 20;
+const BATCH_QUEUE: u64 = 16 << 20;
 
 /// What the scan found in one container and its viral twin, counted into the package's
 /// [`ScanSummary`] once every container is done, in container order.
@@ -424,7 +424,7 @@ impl<'a> CopyRouter<'a> {
     pub(crate) fn push(&mut self, r: Routed) -> Result<(), PackageError> {
         self.batch_bytes += r.payload.as_ref().map_or(0, |p| p.len() as u64);
         // Routing a batch lets the queue go only up to its last movable record: records that
-        // share a gzip member keep their bytes queued (in a temporary file past 64 MiB) until
+        // share a gzip member keep their bytes queued (in a temporary file past 8 MiB) until
         // the member's end can be taken, so they do not count toward a batch by queue size.
         let movable = r.movable;
         self.batch.push(r);

@@ -2,5 +2,6 @@
 //! checked in child processes.
 
 pub(crate) mod child;
+mod copy_memory;
 mod harness;
 mod rewrite_memory;

@@ -37,6 +37,9 @@ pub(crate) const NS_MODS: &str = "http://www.loc.gov/mods/v3";
 /// Line ends inside one event whose offsets are kept (to give an error inside a long comment
 /// or tag its line); past this many, later offsets of that event get the last line known.
 pub(crate) const MAX_NEWLINES_KEPT: usize = 1 << 16;
+/// Longest event read (a tag with its attributes, a run of text): quick-xml holds an event
+/// whole, so this bounds the reader's memory whatever the document.
+pub(crate) const MAX_EVENT_BYTES: u64 = 8 << 20;
 
 /// Where something is in the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,6 +117,9 @@ pub(crate) enum Refusal {
     Entity(String),
     /// A NUL character.
     Nul,
+    /// One event (a tag with its attributes, a run of text, a comment) longer than
+    /// [`MAX_EVENT_BYTES`].
+    TooLong,
 }
 
 impl std::fmt::Display for Refusal {
@@ -127,6 +133,10 @@ impl std::fmt::Display for Refusal {
                 "entity reference &{name};: not a predefined XML entity; entities are not expanded"
             ),
             Refusal::Nul => f.write_str("a NUL character: not allowed anywhere in XML"),
+            Refusal::TooLong => write!(
+                f,
+                "a tag, attribute value or run of text longer than {MAX_EVENT_BYTES} bytes: not read further (no METS of a package holds one; reading it whole would take memory in proportion)"
+            ),
         }
     }
 }
@@ -219,6 +229,11 @@ impl<R: BufRead> MetsReader<R> {
                 Ok((_, ev)) => (String::new(), ev),
                 Err(source) => {
                     self.done = true;
+                    let t = &self.reader.get_ref().tally;
+                    if t.too_long {
+                        let pos = Pos { offset: t.mark, line: t.mark_line };
+                        return Err(MetsError::Refused { pos, refusal: Refusal::TooLong });
+                    }
                     // quick-xml counts offsets without a byte order mark; the counter counts
                     // every byte. A namespace error leaves quick-xml's error offset stale:
                     // the event that failed is where it is.
@@ -335,12 +350,21 @@ struct Tally {
     /// Offsets of the line ends consumed since `mark` (at most [`MAX_NEWLINES_KEPT`]).
     newlines: Vec<u64>,
     first_nul: Option<Pos>,
+    /// Set when an event ran past [`MAX_EVENT_BYTES`].
+    too_long: bool,
 }
 
 impl<R> Counter<R> {
     fn new(inner: R) -> Self {
-        let tally =
-            Tally { pos: 0, line: 1, mark: 0, mark_line: 1, newlines: Vec::new(), first_nul: None };
+        let tally = Tally {
+            pos: 0,
+            line: 1,
+            mark: 0,
+            mark_line: 1,
+            newlines: Vec::new(),
+            first_nul: None,
+            too_long: false,
+        };
         Counter { inner, tally }
     }
 }
@@ -393,7 +417,14 @@ impl<R: BufRead> Read for Counter<R> {
 
 impl<R: BufRead> BufRead for Counter<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
+        // An event is given no more than MAX_EVENT_BYTES: past that, reading fails.
+        let allowed = MAX_EVENT_BYTES.saturating_sub(self.tally.pos - self.tally.mark);
+        if allowed == 0 {
+            self.tally.too_long = true;
+            return Err(io::Error::new(io::ErrorKind::InvalidData, Refusal::TooLong.to_string()));
+        }
+        let buf = self.inner.fill_buf()?;
+        Ok(&buf[..buf.len().min(allowed as usize)])
     }
 
     fn consume(&mut self, n: usize) {

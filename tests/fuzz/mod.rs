@@ -4,4 +4,5 @@
 pub(crate) mod child;
 mod copy_memory;
 mod harness;
+mod mets_memory;
 mod rewrite_memory;

@@ -1,0 +1,64 @@
+//! A METS document with one huge event (a 150 MB attribute value) is refused at the event,
+//! with its line, in bounded memory, by validate (with and without the schemas) and audit
+//! (issue 24, item 10); libxml2 is not given a document our reader could not read.
+
+use std::io::Write;
+use std::time::Duration;
+
+use super::child::launch;
+use crate::util::repo;
+
+const PEAK_RSS_LIMIT: u64 = 64 << 20;
+
+#[test]
+fn a_150_mb_attribute_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    let r = crate::util::webaip(&[
+        "package",
+        "--quiet",
+        "--no-virus-check",
+        "--out",
+        pkg.to_str().unwrap(),
+        repo().join("samples/heritrix-job").to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let at = mets.find("OBJID=\"").unwrap();
+    let line = mets[..at].matches('\n').count() + 1;
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(pkg.join("METS.xml")).unwrap());
+        f.write_all(mets[..at].as_bytes()).unwrap();
+        f.write_all(b"LABEL=\"").unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..150 {
+            f.write_all(&chunk).unwrap();
+        }
+        f.write_all(b"\" ").unwrap();
+        f.write_all(mets[at..].as_bytes()).unwrap();
+    }
+    let exe = env!("CARGO_BIN_EXE_webaip");
+    let doc = pkg.join("METS.xml");
+    let schemas = crate::mets_package::schemas().display().to_string();
+    let runs: [Vec<&str>; 3] = [
+        vec![exe, "validate", doc.to_str().unwrap()],
+        vec![exe, "validate", "--schemas", &schemas, doc.to_str().unwrap()],
+        vec![exe, "audit", pkg.to_str().unwrap()],
+    ];
+    for argv in runs {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let run = launch(&argv, &[], None, Duration::from_secs(120), &dir.path().join("stderr"));
+        assert!(!run.status.success(), "{argv:?} accepted the document");
+        assert!(run.peak_rss < PEAK_RSS_LIMIT, "{argv:?}: peak RSS {} MB", run.peak_rss >> 20);
+        // What was said, and where: the line of the huge tag.
+        let said = std::process::Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&said.stdout),
+            String::from_utf8_lossy(&said.stderr)
+        );
+        assert!(text.contains("longer than 8388608 bytes"), "{argv:?}: {text}");
+        assert!(text.contains(&format!("{line}")), "{argv:?}: line {line} not named: {text}");
+        assert!(!text.contains("without a diagnostic"), "{argv:?}: {text}");
+    }
+}

@@ -28,14 +28,14 @@ fn a_150_mb_attribute_is_refused_in_bounded_memory() {
     let line = mets[..at].matches('\n').count() + 1;
     {
         let mut f = std::io::BufWriter::new(std::fs::File::create(pkg.join("METS.xml")).unwrap());
-        f.write_all(mets[..at].as_bytes()).unwrap();
+        f.write_all(&mets.as_bytes()[..at]).unwrap();
         f.write_all(b"LABEL=\"").unwrap();
         let chunk = vec![b'x'; 1 << 20];
         for _ in 0..150 {
             f.write_all(&chunk).unwrap();
         }
         f.write_all(b"\" ").unwrap();
-        f.write_all(mets[at..].as_bytes()).unwrap();
+        f.write_all(&mets.as_bytes()[at..]).unwrap();
     }
     let exe = env!("CARGO_BIN_EXE_webaip");
     let doc = pkg.join("METS.xml");

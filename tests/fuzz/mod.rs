@@ -3,4 +3,5 @@
 
 pub(crate) mod child;
 mod harness;
+mod mirror_scale;
 mod rewrite_memory;

@@ -161,11 +161,23 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
                         a.message.as_deref().unwrap_or_default()
                     );
                 }
-                println!(
-                    "repair: {} copies acted on; {}",
-                    r.actions.len(),
-                    if r.repaired { "all re-established" } else { "SOME COULD NOT BE REPAIRED" }
-                );
+                let unrepairable =
+                    r.actions.iter().filter(|a| a.status == CopyStatus::Unrepairable).count();
+                let mut verdict = Vec::new();
+                if unrepairable > 0 {
+                    verdict.push(format!("{unrepairable} COULD NOT BE REPAIRED"));
+                }
+                if !r.unreadable.is_empty() {
+                    verdict.push(format!(
+                        "NOT REPAIRED: {} package(s) or copies could not be read (the errors above)",
+                        r.unreadable.len()
+                    ));
+                }
+                if verdict.is_empty() {
+                    verdict.push("all re-established".into());
+                }
+                let verdict = verdict.join("; ");
+                println!("repair: {} copies acted on; {verdict}", r.actions.len());
             }
             Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
         }

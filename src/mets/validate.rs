@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
+use std::rc::Rc;
 
 use std::path::{Path, PathBuf};
 
@@ -267,9 +268,10 @@ struct Checker {
     div_depth: usize,
     amd_current: Option<String>,
     md_current: Option<String>,
-    amd_objects: HashMap<String, ObjectFacts>,
+    /// PREMIS objects by the amdSec or MD section holding them (shared with `object_facts`:
+    /// one copy of each object's facts, however many keys find it).
+    amd_objects: HashMap<String, Rc<ObjectFacts>>,
     amd_event_types: HashMap<String, Vec<String>>,
-    objects: HashSet<String>,
     agents: HashSet<String>,
     events: Vec<EventFacts>,
     object: Option<ObjectFacts>,
@@ -280,7 +282,7 @@ struct Checker {
     /// the PREMIS coherence checks that need the whole document.
     described_files: Vec<(String, usize, String, Pos, Vec<String>)>,
     /// PREMIS objects by identifier.
-    object_facts: HashMap<String, ObjectFacts>,
+    object_facts: HashMap<String, Rc<ObjectFacts>>,
     xml_error: bool,
 }
 
@@ -318,7 +320,6 @@ impl Checker {
             md_current: None,
             amd_objects: HashMap::new(),
             amd_event_types: HashMap::new(),
-            objects: HashSet::new(),
             agents: HashSet::new(),
             events: Vec::new(),
             object: None,
@@ -465,7 +466,14 @@ impl Checker {
                 };
                 if let Some(v) = attr(name) {
                     for token in v.split_whitespace() {
-                        self.refs.push((name, token.into(), local.into(), offset, rule));
+                        // A reference to an ID already seen is checked now (the first element
+                        // with an ID keeps it): only forward references wait for the end, so
+                        // a document's thousands of ADMIDs and FILEIDs are not all kept.
+                        if self.ids.contains_key(token) {
+                            self.check_ref(name, token, local, offset, rule);
+                        } else {
+                            self.refs.push((name, token.into(), local.into(), offset, rule));
+                        }
                     }
                 }
             }
@@ -634,13 +642,13 @@ impl Checker {
                 }
                 "object" => {
                     if let Some(o) = self.object.take() {
-                        self.objects.insert(o.id.clone());
-                        self.object_facts.entry(o.id.clone()).or_insert_with(|| o.clone());
+                        let o = Rc::new(o);
+                        self.object_facts.entry(o.id.clone()).or_insert_with(|| Rc::clone(&o));
                         for key in [self.amd_current.clone(), self.md_current.clone()]
                             .into_iter()
                             .flatten()
                         {
-                            self.amd_objects.entry(key).or_insert_with(|| o.clone());
+                            self.amd_objects.entry(key).or_insert_with(|| Rc::clone(&o));
                         }
                     }
                 }
@@ -1072,13 +1080,16 @@ impl Checker {
                 }
             }
         }
-        let linked_by = |term: &str, object: &str| {
-            self.events
-                .iter()
-                .any(|e| e.event_type == term && e.objects.iter().any(|o| o == object))
-        };
+        // (event type, object) of every link an event makes, looked up once per object: a scan
+        // of every event per object made a package of n pages take O(n^2).
+        let links: HashSet<(&str, &str)> = self
+            .events
+            .iter()
+            .flat_map(|e| e.objects.iter().map(move |o| (e.event_type.as_str(), o.as_str())))
+            .collect();
+        let linked_by = |term: &str, object: &str| links.contains(&(term, object));
         let mut found: Vec<(&'static str, &'static str, Pos, String)> = Vec::new();
-        let mut objects: Vec<&ObjectFacts> = self.object_facts.values().collect();
+        let mut objects: Vec<&ObjectFacts> = self.object_facts.values().map(|o| &**o).collect();
         objects.sort_by(|a, b| a.id.cmp(&b.id));
         for o in objects {
             let Some((_, depth, file_id, offset)) = file_of.get(&o.id) else { continue };
@@ -1106,7 +1117,7 @@ impl Checker {
                     )));
                 }
                 for r in from {
-                    if !self.objects.contains(r) {
+                    if !self.object_facts.contains_key(r) {
                         found.push((
                             "P5.6",
                             "file",
@@ -1189,45 +1200,50 @@ impl Checker {
     }
 
     /// Checks that need the whole document.
+    /// Checks one IDREF token against the IDs seen (all of them, at the end of the document).
+    fn check_ref(&mut self, attr: &str, value: &str, element: &str, offset: Pos, rule: &str) {
+        let want = match attr {
+            "DMDID" => Some(IdOwner::DmdSec),
+            "FILEID" => Some(IdOwner::File),
+            _ => None,
+        };
+        match self.ids.get(value) {
+            None => {
+                let what = match want {
+                    Some(w) => format!("no <{}>", w.name()),
+                    None => "no ID".into(),
+                };
+                self.error(rule, element, offset, format!("{attr} {value:?} points at {what}"))
+            }
+            Some(&(_, found)) if want.is_some_and(|w| w != found) => {
+                let w = want.map(IdOwner::name).unwrap_or_default();
+                let what = match found {
+                    IdOwner::Other => "another element".to_string(),
+                    f => format!("a <{}>", f.name()),
+                };
+                self.error(
+                    rule,
+                    element,
+                    offset,
+                    format!("{attr} {value:?} points at {what}; expected a <{w}>"),
+                )
+            }
+            Some(_) => {}
+        }
+    }
+
     fn finish(&mut self) {
         if self.xml_error {
             return;
         }
         let refs = std::mem::take(&mut self.refs);
         for (attr, value, element, offset, rule) in refs {
-            let want = match attr {
-                "DMDID" => Some(IdOwner::DmdSec),
-                "FILEID" => Some(IdOwner::File),
-                _ => None,
-            };
-            match self.ids.get(&value) {
-                None => {
-                    let what = match want {
-                        Some(w) => format!("no <{}>", w.name()),
-                        None => "no ID".into(),
-                    };
-                    self.error(rule, &element, offset, format!("{attr} {value:?} points at {what}"))
-                }
-                Some(&(_, found)) if want.is_some_and(|w| w != found) => {
-                    let w = want.map(IdOwner::name).unwrap_or_default();
-                    let what = match found {
-                        IdOwner::Other => "another element".to_string(),
-                        f => format!("a <{}>", f.name()),
-                    };
-                    self.error(
-                        rule,
-                        &element,
-                        offset,
-                        format!("{attr} {value:?} points at {what}; expected a <{w}>"),
-                    )
-                }
-                Some(_) => {}
-            }
+            self.check_ref(attr, &value, &element, offset, rule);
         }
         let events = std::mem::take(&mut self.events);
         for e in &events {
             for o in &e.objects {
-                if !self.objects.contains(o) {
+                if !self.object_facts.contains_key(o) {
                     self.error(
                         "P5.3",
                         "event",

@@ -815,6 +815,68 @@ pub const REWRITE_LIMIT: u64 = 64 << 20;
 /// only counted.
 const MAX_LISTED_FAILURES: usize = 100;
 
+/// New bytes of one file kept in memory; a larger result goes to a temporary file.
+const PAGE_IN_MEMORY: usize = 1 << 20;
+
+/// New bytes kept in memory for one batch in all (the batch holds its harvested payloads as
+/// well, up to the same amount): past this every result goes to a temporary file.
+const BATCH_IN_MEMORY: usize = 16 << 20;
+
+/// Where a rewritten payload is written: memory up to `limit` bytes, then a temporary file in
+/// `dir` (what was held moved there first). A page of a few kilobytes then costs no file to
+/// create and remove (a mirror of 20,000 pages made and removed 20,000, ext4 taking longer to
+/// allocate each inode among the deleted ones), and a large page no large buffer.
+struct SpillWriter<'a> {
+    dir: &'a std::path::Path,
+    limit: usize,
+    held: Vec<u8>,
+    file: Option<(io::BufWriter<std::fs::File>, tempfile::TempPath)>,
+    len: u64,
+}
+
+impl<'a> SpillWriter<'a> {
+    fn new(dir: &'a std::path::Path, limit: usize) -> Self {
+        SpillWriter { dir, limit, held: Vec::new(), file: None, len: 0 }
+    }
+
+    /// The payload written, and the temporary file holding it if it spilled.
+    fn finish(self) -> io::Result<(Payload, Option<tempfile::TempPath>)> {
+        match self.file {
+            Some((mut w, path)) => {
+                w.flush()?;
+                Ok((Payload::File { path: path.to_path_buf(), len: self.len }, Some(path)))
+            }
+            None => Ok((Payload::Bytes(self.held), None)),
+        }
+    }
+}
+
+impl Write for SpillWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() && self.held.len() + buf.len() > self.limit {
+            let (file, path) =
+                tempfile::Builder::new().prefix(".rewrite-").tempfile_in(self.dir)?.into_parts();
+            let mut w = io::BufWriter::with_capacity(256 * 1024, file);
+            w.write_all(&self.held)?;
+            self.held = Vec::new();
+            self.file = Some((w, path));
+        }
+        match &mut self.file {
+            Some((w, _)) => w.write_all(buf)?,
+            None => self.held.extend_from_slice(buf),
+        }
+        self.len += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some((w, _)) => w.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
 /// What the rewrite stage did over a whole run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RewriteSummary {
@@ -841,12 +903,31 @@ pub(crate) struct RewriteStage {
     map: LinkMap,
     temp_dir: std::path::PathBuf,
     summary: RewriteSummary,
+    /// New bytes the current batch may still hold in memory.
+    memory_left: usize,
 }
 
 impl RewriteStage {
     /// Rewrites links by `map` (save path -> original URL); pages in work go to `temp_dir`.
     pub(crate) fn new(map: LinkMap, temp_dir: &std::path::Path) -> Self {
-        RewriteStage { map, temp_dir: temp_dir.to_path_buf(), summary: RewriteSummary::default() }
+        RewriteStage {
+            map,
+            temp_dir: temp_dir.to_path_buf(),
+            summary: RewriteSummary::default(),
+            memory_left: BATCH_IN_MEMORY,
+        }
+    }
+
+    /// A writer for one file's new bytes, held in memory as far as the batch's budget goes.
+    fn spill(&self) -> SpillWriter<'_> {
+        SpillWriter::new(&self.temp_dir, self.memory_left.min(PAGE_IN_MEMORY))
+    }
+
+    /// Counts a replacement held in memory against the batch's budget.
+    fn charge(&mut self, payload: &Payload) {
+        if let Payload::Bytes(b) = payload {
+            self.memory_left = self.memory_left.saturating_sub(b.len());
+        }
     }
 
     /// What was done so far.
@@ -861,17 +942,16 @@ impl RewriteStage {
         }
     }
 
-    /// `bytes` in a temporary file of the stage's folder.
-    fn to_temp(&self, bytes: &[u8]) -> Result<(Payload, tempfile::TempPath), StageError> {
+    /// `bytes` kept as they are if the batch's budget allows, else in a temporary file of the
+    /// stage's folder.
+    fn keep(&self, bytes: Vec<u8>) -> Result<(Payload, Option<tempfile::TempPath>), StageError> {
         let tmp_io = |source| StageError::Io { path: self.temp_dir.display().to_string(), source };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".rewrite-")
-            .tempfile_in(&self.temp_dir)
-            .map_err(tmp_io)?;
-        tmp.write_all(bytes).and_then(|()| tmp.flush()).map_err(tmp_io)?;
-        let path = tmp.path().to_path_buf();
-        let payload = Payload::File { path, len: bytes.len() as u64 };
-        Ok((payload, tmp.into_temp_path()))
+        if bytes.len() <= self.memory_left.min(PAGE_IN_MEMORY) {
+            return Ok((Payload::Bytes(bytes), None));
+        }
+        let mut out = SpillWriter::new(&self.temp_dir, 0);
+        out.write_all(&bytes).map_err(tmp_io)?;
+        out.finish().map_err(tmp_io)
     }
 
     /// The new payload of one capture, if its links change.
@@ -907,11 +987,10 @@ impl RewriteStage {
             if r.count() == 0 || r.bytes == bytes {
                 return Ok(None);
             }
-            // The new bytes go to a file, as a page's do: a batch holds only the harvested
-            // payloads it counted, whatever rewriting makes of them.
-            let (payload, temp) = self.to_temp(&r.bytes)?;
-            let r = Rewritten { bytes: Vec::new(), ..r };
-            return Ok(Some((Replacement { payload, detail: detail(&r), temp: Some(temp) }, r)));
+            // In memory within the batch's budget, else in a file, as a page's new bytes.
+            let mut r = r;
+            let (payload, temp) = self.keep(std::mem::take(&mut r.bytes))?;
+            return Ok(Some((Replacement { payload, detail: detail(&r), temp }, r)));
         }
         let open = || -> io::Result<Box<dyn Read + Send + '_>> {
             match &s.held {
@@ -923,13 +1002,9 @@ impl RewriteStage {
         open().and_then(|r| r.take(4096).read_to_end(&mut head)).map_err(io)?;
         let encoding = html_encoding(&head, Some(mime));
         let tmp_io = |source| StageError::Io { path: self.temp_dir.display().to_string(), source };
-        let tmp = tempfile::Builder::new()
-            .prefix(".rewrite-")
-            .tempfile_in(&self.temp_dir)
-            .map_err(tmp_io)?;
         // Both sides are hashed as they pass through the rewriter: no second read of either.
         use crate::formats::digest::{Sha512Reader, Sha512Writer};
-        let mut out = Sha512Writer::new(io::BufWriter::with_capacity(256 * 1024, tmp.as_file()));
+        let mut out = Sha512Writer::new(self.spill());
         let mut input = Sha512Reader::new(open().map_err(io)?.take(REWRITE_LIMIT));
         let r = match rewrite_html_stream(&mut input, &mut out, encoding, file, &c.uri, &self.map) {
             Ok(r) => r,
@@ -940,14 +1015,12 @@ impl RewriteStage {
             }
         };
         out.flush().map_err(tmp_io)?;
-        let (_, len, after) = out.finish();
+        let (spill, _, after) = out.finish();
         // Every link may already have been what it becomes: then nothing changed.
         if r.count() == 0 || input.finish() == after {
             return Ok(None);
         }
-        let path = tmp.path().to_path_buf();
-        let payload = Payload::File { path, len };
-        let temp = Some(tmp.into_temp_path());
+        let (payload, temp) = spill.finish().map_err(tmp_io)?;
         Ok(Some((Replacement { payload, detail: detail(&r), temp }, r)))
     }
 }
@@ -962,8 +1035,11 @@ fn detail(r: &Rewritten) -> String {
 
 impl Stage for RewriteStage {
     fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+        // The replacements of the previous batch were written and dropped before this one.
+        self.memory_left = BATCH_IN_MEMORY;
         for s in batch.iter_mut().filter(|s| s.route == Route::Content) {
             if let Some((replacement, r)) = self.rewrite(s)? {
+                self.charge(&replacement.payload);
                 self.summary.transformed += 1;
                 self.summary.links_to_mirror += r.to_mirror;
                 self.summary.links_to_outside += r.to_outside;
@@ -1053,7 +1129,7 @@ mod tests {
             String::from_utf8(new_page).unwrap(),
             "<a href=\"http://www.e.org/about.html\">x</a> <a href=\"http://www.e.org/\">y</a>"
         );
-        assert!(batch[0].replacement.as_ref().unwrap().temp.is_some(), "a page goes to a file");
+        assert!(batch[0].replacement.as_ref().unwrap().temp.is_none(), "a small page: memory");
         assert_eq!(
             replaced(&batch[1]).as_deref(),
             Some(&b"a{background:url(http://www.e.org/)}"[..])
@@ -1062,18 +1138,56 @@ mod tests {
             replaced(&batch[6]).as_deref(),
             Some(&b"b{background:url(http://www.e.org/)}"[..])
         );
-        assert!(batch[1].replacement.as_ref().unwrap().temp.is_some(), "to a file");
+        assert!(batch[1].replacement.as_ref().unwrap().temp.is_none(), "in memory");
         for (i, s) in batch.iter().enumerate().take(6).skip(2) {
             assert!(s.replacement.is_none(), "capture {i} was replaced");
         }
         let sum = stage.summary();
         // The stylesheets' links name a mirror file; the page's names nothing in the mirror.
         assert_eq!((sum.transformed, sum.links_to_mirror, sum.links_to_outside), (3, 2, 1));
-        // The page's temporary file is in the folder given, and goes with its replacement.
-        let temp = batch[0].replacement.as_ref().unwrap().temp.as_ref().unwrap().to_path_buf();
-        assert!(temp.starts_with(dir.path()) && temp.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary file");
+    }
+
+    /// New bytes stay in memory up to a page's and a batch's budget; past either they go to a
+    /// temporary file in the folder given, removed with its replacement.
+    #[test]
+    fn large_pages_and_full_batches_spill_to_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut stage = RewriteStage::new(map(), dir.path());
+        let page = |n: usize| {
+            let mut p = b"<a href=\"about.html\">x</a>".to_vec();
+            p.resize(n, b' ');
+            p
+        };
+        let big = page(PAGE_IN_MEMORY + 10);
+        let mut batch =
+            vec![staged("www.e.org/big.html", "http://www.e.org/big.html", "text/html", &big)];
+        // Enough pages of 600 KB to pass the batch's budget.
+        let n = BATCH_IN_MEMORY / 600_000 + 3;
+        for i in 0..n {
+            let name = format!("www.e.org/p{i}.html");
+            batch.push(staged(&name, &format!("http://{name}"), "text/html", &page(600_000)));
+        }
+        stage.run(&mut batch).unwrap();
+        let big_temp = batch[0].replacement.as_ref().unwrap().temp.as_ref().unwrap().to_path_buf();
+        assert!(big_temp.starts_with(dir.path()) && big_temp.exists());
+        assert_eq!(replaced(&batch[0]).unwrap().len(), big.len() + "http://www.e.org/".len());
+        let held: usize = batch
+            .iter()
+            .filter_map(|s| match &s.replacement.as_ref()?.payload {
+                Payload::Bytes(b) => Some(b.len()),
+                _ => None,
+            })
+            .sum();
+        let spilled = batch.iter().filter(|s| s.replacement.as_ref().unwrap().temp.is_some());
+        assert!(held > 0 && held <= BATCH_IN_MEMORY, "{held}");
+        assert!(spilled.count() >= 2);
+        for s in &batch {
+            assert!(replaced(s).unwrap().starts_with(b"<a href=\"http://www.e.org/about.html\">"));
+        }
         batch.clear();
-        assert!(!temp.exists());
+        assert!(!big_temp.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     fn map() -> LinkMap {

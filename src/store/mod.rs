@@ -15,6 +15,7 @@
 //! rebuilt from the replicas on demand.
 
 pub mod config;
+mod get;
 pub(crate) mod replica;
 pub(crate) mod s3;
 pub(crate) mod state;
@@ -195,7 +196,10 @@ pub struct RepairReport {
     pub check: CheckReport,
     /// What was done to each bad copy.
     pub actions: Vec<CopyOutcome>,
-    /// True when every bad copy was re-established.
+    /// What the check could not read (`replica: what: why`): nothing there can be repaired, and
+    /// nothing there is known to be intact.
+    pub unreadable: Vec<String>,
+    /// True when every bad copy was re-established and the check could read everything.
     pub repaired: bool,
 }
 
@@ -719,8 +723,15 @@ impl Store {
                 .collect();
             st.record_copies(&rows)?;
         }
-        let repaired = actions.iter().all(|a| a.status != CopyStatus::Unrepairable);
-        Ok(RepairReport { check, actions, repaired })
+        // A package the check could not read is not repaired, whatever was done elsewhere.
+        let unreadable: Vec<String> = check
+            .replicas
+            .iter()
+            .flat_map(|r| r.errors.iter().map(move |e| format!("{}: {e}", r.replica)))
+            .collect();
+        let repaired =
+            unreadable.is_empty() && actions.iter().all(|a| a.status != CopyStatus::Unrepairable);
+        Ok(RepairReport { check, actions, unreadable, repaired })
     }
 
     fn expected_sha(&self, identifier: &str, path: &str) -> Result<String, StoreError> {
@@ -764,9 +775,18 @@ impl Store {
             match fetch_verified(source.as_ref(), &key, local, &f.sha512) {
                 Ok(()) => {
                     let (status, write) = match to.stat(&key) {
-                        Ok(None) => {
-                            (CopyStatus::Restored, to.create(&key, local, f.size, &f.sha512))
-                        }
+                        Ok(None) => match to.create(&key, local, f.size, &f.sha512) {
+                            // A put of the package published it meanwhile: left as it is if it
+                            // is the package's copy (verified below), else not overwritten.
+                            Err(StoreError::Exists { .. }) => {
+                                verify_copy(to, &key, &PackageFile::from(f))?;
+                                return Ok((
+                                    CopyStatus::Verified,
+                                    "written meanwhile by another writer; verifies".into(),
+                                ));
+                            }
+                            write => (CopyStatus::Restored, write),
+                        },
                         // Only a copy proven bad is replaced: check it once more right here.
                         Ok(Some(_)) => match hash_copy(to, &key) {
                             Ok((_, sha)) if sha == f.sha512 => {
@@ -799,8 +819,11 @@ impl Store {
     /// Fetches a package (or one `file` of it) into `to`, verifying every file against the
     /// recorded SHA-512 and taking each from the first replica whose copy verifies. Every name
     /// stays inside `to` (created there without following links), and no file already there
-    /// is replaced: a fetched copy appears under its name only once it verified, by a link that
-    /// fails when the name exists.
+    /// is replaced. Everything is fetched and verified in a hidden, locked `.webaip-get-*`
+    /// directory inside `to` first, and appears under its names (by links that fail when a
+    /// name exists; the METS and the manifest last) only once all of it verified: a get that
+    /// fails leaves nothing in `to` that looks like a package, and one killed leaves only its
+    /// hidden directory, which the next get into `to` removes.
     pub fn get(
         &self,
         identifier: &str,
@@ -829,6 +852,7 @@ impl Store {
             })?;
             names.push(name);
         }
+        let made_to = std::fs::symlink_metadata(to).is_err();
         std::fs::create_dir_all(to)
             .map_err(|e| StoreError::Refused(format!("{}: {e}", to.display())))?;
         let there: Vec<&String> =
@@ -840,75 +864,58 @@ impl Store {
                 there.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
             )));
         }
-        let out: Vec<Result<CopyOutcome, StoreError>> = self.pool.install(|| {
+        let staging = get::Staging::new(to)?;
+        let fetched: Vec<Result<CopyOutcome, StoreError>> = self.pool.install(|| {
             wanted
                 .par_iter()
                 .zip(names.par_iter())
-                .map(|(f, name)| {
-                    let refused = |e: String| StoreError::Refused(format!("{}: {e}", to.display()));
-                    let (sub, leaf) = name.rsplit_once('/').unwrap_or(("", name));
-                    if !sub.is_empty() {
-                        crate::layout::create_dirs_in(to, sub)
-                            .map_err(|e| refused(e.to_string()))?;
-                    }
-                    let dirfd =
-                        crate::layout::open_dir_in(to, sub).map_err(|e| refused(e.to_string()))?;
-                    let key = format!("{dir}/{}", f.path);
-                    let mut rejected = Vec::new();
-                    for r in &self.replicas {
-                        let tmp_leaf = format!(".{leaf}.webaip-get-{}", replica::unique_suffix());
-                        let tmp = if sub.is_empty() {
-                            tmp_leaf.clone()
-                        } else {
-                            format!("{sub}/{tmp_leaf}")
-                        };
-                        match fetch_verified(
-                            r.as_ref(),
-                            &key,
-                            Source { root: to, name: &tmp },
-                            &f.sha512,
-                        ) {
-                            Ok(()) => {
-                                let linked = rustix::fs::linkat(
-                                    &dirfd,
-                                    tmp_leaf.as_str(),
-                                    &dirfd,
-                                    leaf,
-                                    rustix::fs::AtFlags::empty(),
-                                );
-                                let _ = rustix::fs::unlinkat(
-                                    &dirfd,
-                                    tmp_leaf.as_str(),
-                                    rustix::fs::AtFlags::empty(),
-                                );
-                                linked.map_err(|e| match e {
-                                    rustix::io::Errno::EXIST => {
-                                        refused(format!("{name} appeared meanwhile; not replaced"))
-                                    }
-                                    e => refused(format!("{name}: {}", io::Error::from(e))),
-                                })?;
-                                let _ = dirfd.sync_all();
-                                return Ok(CopyOutcome {
-                                    package: identifier.to_string(),
-                                    replica: r.name().into(),
-                                    file: f.path.clone(),
-                                    status: CopyStatus::Verified,
-                                    message: (!rejected.is_empty())
-                                        .then(|| format!("rejected: {}", rejected.join("; "))),
-                                });
-                            }
-                            Err(e) => rejected.push(format!("{}: {e}", r.name())),
-                        }
-                    }
-                    Err(StoreError::Refused(format!(
-                        "{}: no replica holds a copy that verifies ({})",
-                        f.path,
-                        rejected.join("; ")
-                    )))
-                })
+                .map(|(f, name)| self.fetch_into(identifier, &dir, f, name, staging.path()))
                 .collect()
         });
-        out.into_iter().collect()
+        let out = fetched
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|outcomes| staging.publish(&names, to).map(|()| outcomes));
+        drop(staging);
+        if out.is_err() && made_to {
+            let _ = std::fs::remove_dir(to); // only when empty: what we made, nothing else
+        }
+        out
+    }
+
+    /// Fetches one file of a package to `name` below `staging` from the first replica whose
+    /// copy verifies.
+    fn fetch_into(
+        &self,
+        identifier: &str,
+        dir: &str,
+        f: &FileRecord,
+        name: &str,
+        staging: &Path,
+    ) -> Result<CopyOutcome, StoreError> {
+        let key = format!("{dir}/{}", f.path);
+        let mut rejected = Vec::new();
+        for r in &self.replicas {
+            match fetch_verified(r.as_ref(), &key, Source { root: staging, name }, &f.sha512) {
+                Ok(()) => {
+                    return Ok(CopyOutcome {
+                        package: identifier.to_string(),
+                        replica: r.name().into(),
+                        file: f.path.clone(),
+                        status: CopyStatus::Verified,
+                        message: (!rejected.is_empty())
+                            .then(|| format!("rejected: {}", rejected.join("; "))),
+                    });
+                }
+                Err(e) => rejected.push(format!("{}: {e}", r.name())),
+            }
+        }
+        Err(StoreError::Refused(format!(
+            "{}: no replica holds a copy that verifies ({}); nothing written to {}",
+            f.path,
+            rejected.join("; "),
+            staging.parent().unwrap_or(staging).display()
+        )))
     }
 
     /// Recreates the state database's records from what the replicas hold: every package
@@ -1029,23 +1036,44 @@ fn put_copy(
     source: Source,
     f: &PackageFile,
 ) -> Result<CopyStatus, StoreError> {
-    if let Some(existing) = r.stat(key)? {
-        let same = existing.size == f.size
+    let other = || {
+        StoreError::Refused(format!(
+            "replica {}: {key} exists with other content; not overwritten",
+            r.name()
+        ))
+    };
+    match holds_copy(r, key, f)? {
+        Some(true) => return Ok(CopyStatus::Present),
+        Some(false) => return Err(other()),
+        None => {}
+    }
+    match r.create(key, source, f.size, &f.sha512) {
+        Ok(()) => {}
+        // Another writer (a repair, a put of the same package) published it meanwhile: an
+        // identical copy is as good as ours.
+        Err(StoreError::Exists { .. }) => {
+            return match holds_copy(r, key, f)? {
+                Some(true) => Ok(CopyStatus::Present),
+                _ => Err(other()),
+            };
+        }
+        Err(e) => return Err(e),
+    }
+    verify_copy(r, key, f)?;
+    Ok(CopyStatus::Uploaded)
+}
+
+/// Whether `key` holds `f`'s bytes (`None`: nothing there): the recorded size and SHA-512 of
+/// an object, a file's read back.
+fn holds_copy(r: &dyn Replica, key: &str, f: &PackageFile) -> Result<Option<bool>, StoreError> {
+    let Some(existing) = r.stat(key)? else { return Ok(None) };
+    Ok(Some(
+        existing.size == f.size
             && match &existing.sha512 {
                 Some(s) => *s == f.sha512,
                 None => hash_copy(r, key)?.1 == f.sha512,
-            };
-        if same {
-            return Ok(CopyStatus::Present);
-        }
-        return Err(StoreError::Refused(format!(
-            "replica {}: {key} exists with other content; not overwritten",
-            r.name()
-        )));
-    }
-    r.create(key, source, f.size, &f.sha512)?;
-    verify_copy(r, key, f)?;
-    Ok(CopyStatus::Uploaded)
+            },
+    ))
 }
 
 /// Verifies a copy just written: an object store by HEAD (its upload was checksummed by the

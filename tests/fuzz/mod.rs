@@ -5,4 +5,5 @@ pub(crate) mod child;
 mod copy_memory;
 mod harness;
 mod mets_memory;
+mod mirror_scale;
 mod rewrite_memory;

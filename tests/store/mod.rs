@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 use crate::util::repo;
 
+mod hostile_config;
+
 /// The cluster's client settings; the cluster is started (or found running) first.
 fn garage() -> HashMap<String, String> {
     let o = Command::new("bash")

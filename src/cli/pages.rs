@@ -61,7 +61,11 @@ pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let listing = listing?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        // Streamed: a listing of many pages is not built again as one string.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &listing)?;
+        std::io::Write::write_all(&mut out, b"\n")?;
+        std::io::Write::flush(&mut out)?;
     } else {
         print_text(&listing, args.all_statuses);
     }

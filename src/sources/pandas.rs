@@ -22,13 +22,14 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use serde::Serialize;
 
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    SideFile,
+    QuirkLog, SideFile,
 };
 use super::{name_text, refusal, take_regular};
 use crate::formats::warc::header::{escape_controls, warc_fields_line};
@@ -80,18 +81,24 @@ pub struct MirrorFile {
     /// MIME type (cache, `.panaccess-mime.types`, `new.txt`, extension, content, in that order).
     pub mime: String,
     /// Where the MIME type came from (`hts-cache/new.zip`, `extension`, `sniffed`, ...).
-    pub mime_source: String,
+    pub mime_source: &'static str,
     /// When it was captured.
     pub capture: DateTime<Utc>,
     /// True when the capture time came from the cache (`new.txt`); else the instance time.
     pub capture_from_cache: bool,
     /// Where the capture time came from, when not the cache or the instance directory name
     /// (a wget log, `--capture-date`).
-    pub capture_source: Option<String>,
+    #[serde(serialize_with = "shared_text")]
+    pub capture_source: Option<Arc<str>>,
     /// The cached pseudo-HTTP header block (`new.zip` extra field), if any.
     pub cache_headers: Option<String>,
     /// Size in bytes.
     pub size: u64,
+}
+
+/// A text shared by many files (one allocation for a mirror's every file), as a string.
+fn shared_text<S: serde::Serializer>(t: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_some(&t.as_deref())
 }
 
 /// A file of the instance that is not part of the mirror (cache, logs, HTTrack artefacts).
@@ -376,7 +383,7 @@ pub(crate) fn read_tree(
             url,
             url_source,
             mime,
-            mime_source: mime_source.to_string(),
+            mime_source,
             capture,
             capture_from_cache,
             capture_source: None,
@@ -782,6 +789,8 @@ pub struct InstanceCaptures<'a> {
     inst: &'a Instance,
     next: usize,
     quirks: Vec<Quirk>,
+    /// Quirks past [`QuirkLog::LIMIT`], only counted.
+    dropped: u64,
 }
 
 impl<'a> InstanceCaptures<'a> {
@@ -805,7 +814,12 @@ impl<'a> InstanceCaptures<'a> {
                     f.url
                 ),
             });
-        InstanceCaptures { inst, next: 0, quirks: refused.chain(guessed).collect() }
+        // Kept up to the quirk log's limit and counted beyond: a mirror of a million files
+        // none of which has a recorded URL would otherwise hold a million sentences.
+        let mut all = refused.chain(guessed);
+        let quirks: Vec<Quirk> = all.by_ref().take(QuirkLog::LIMIT).collect();
+        let dropped = all.count() as u64;
+        InstanceCaptures { inst, next: 0, quirks, dropped }
     }
 }
 
@@ -826,7 +840,7 @@ impl MirrorFile {
     /// Where its capture time came from, and whether that is a stand-in for its own fetch
     /// time (the instance directory's time, a crawl's start, `--capture-date`).
     fn date_source(&self) -> DateSource {
-        let label = self.capture_source.clone().unwrap_or_else(|| {
+        let label = self.capture_source.as_deref().map(str::to_string).unwrap_or_else(|| {
             if self.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" }
                 .to_string()
         });
@@ -847,7 +861,7 @@ impl MirrorFile {
             warc_fields_line("mirror-path", &self.save_path),
             warc_fields_line("url-source", url_source_name(self.url_source)),
             warc_fields_line("capture-time-source", &date_source.label),
-            warc_fields_line("mime-source", &self.mime_source),
+            warc_fields_line("mime-source", self.mime_source),
         ]
         .concat();
         if let Some(h) = &self.cache_headers {
@@ -897,6 +911,10 @@ impl CaptureSource for InstanceCaptures<'_> {
 
     fn quirks(&self) -> &[Quirk] {
         &self.quirks
+    }
+
+    fn quirks_dropped(&self) -> u64 {
+        self.dropped
     }
 
     fn side_files(&self) -> Vec<SideFile> {

@@ -167,7 +167,8 @@ fn check_zip(
         let lens = u64::from(u16::from_le_bytes([head[26], head[27]]))
             + u64::from(u16::from_le_bytes([head[28], head[29]]));
         let end = (start + 30 + lens).checked_add(e.compressed_size()).filter(|&end| end <= len);
-        let end = end.ok_or_else(|| at(format!("its data runs past the end of the zip ({len} bytes)")))?;
+        let end =
+            end.ok_or_else(|| at(format!("its data runs past the end of the zip ({len} bytes)")))?;
         ranges.push((start, end, i as u32));
         declared = declared.saturating_add(e.size());
     }

@@ -289,7 +289,9 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
                 e => e.into(),
             })?;
             let name = Some(crate::sources::file_text(&zip));
-            let m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name))?;
+            let mut m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name))?;
+            // Entries not unpacked are the listing's quirks, as they are packaging's refusals.
+            m.instance.refused.extend(u.refused.iter().cloned());
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))
         }
         Input::Captures(dir, shape) => (What::Captures(dir, shape), None),

@@ -284,7 +284,10 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
         }
         Input::MirrorZip(zip) => {
             let work = std::env::temp_dir();
-            let u = unzip::unpack_zip(&zip, &work, opts.zip_expansion).map_err(|e| match e {
+            // Only what listing reads of each file is written: its first TITLE_WINDOW bytes.
+            let head = TITLE_WINDOW as u64;
+            let u = unzip::unpack_zip_heads(&zip, &work, opts.zip_expansion, head);
+            let u = u.map_err(|e| match e {
                 MirrorError::NotAMirror(_) => not_source(&e),
                 e => e.into(),
             })?;

@@ -125,7 +125,7 @@ pub enum MirrorError {
     /// A `.zip` unpacks to more than its budget.
     #[error(
         "{zip}{}: {what}, more than the zip's budget of {budget} bytes ({expansion} times its \
-         size, at least {floor}); the zip is refused and what was unpacked removed; \
+         size, at least {floor}); the zip is refused and nothing of it is kept; \
          --max-zip-expansion raises the ratio",
         entry.as_ref().map(|e| format!(": entry {e:?}")).unwrap_or_default()
     )]

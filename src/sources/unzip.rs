@@ -8,6 +8,13 @@
 //! at the budget: [`DEFAULT_ZIP_EXPANSION`] times the zip's size, at least
 //! [`ZIP_BUDGET_FLOOR`] (`--max-zip-expansion` raises the ratio).
 //!
+//! A zip refused whole ends the run with exit 2 (an error naming the zip and the entry at
+//! fault; nothing is packaged or listed, nothing of it kept). An entry refused alone (a link,
+//! a name leaving the mirror, a second entry of a name, a file where a directory is needed,
+//! a damaged or unsupported entry) is listed with the reason and the rest is packaged (exit
+//! 1), as any refused file of a mirror. `webaip pages` writes only the first bytes of each
+//! mirror file ([`unpack_zip_heads`]).
+//!
 //! The temporary directory (`.webaip-mirror-XXXXXX`) is locked with `flock` for as long as it
 //! is used; a later run removes those whose lock it can take: they belong to runs that died.
 
@@ -100,6 +107,28 @@ fn zip_error(zip: &Path, what: &str, why: impl std::fmt::Display) -> MirrorError
 /// overlaps entries, holds too many, or unpacks past its budget is refused whole, and nothing
 /// of it is left.
 pub fn unpack_zip(zip: &Path, work: &Path, expansion: u64) -> Result<Unpacked, MirrorError> {
+    unpack(zip, work, expansion, None)
+}
+
+/// As [`unpack_zip`], for reading only the start of each mirror file (`webaip pages`): of an
+/// entry other than a side file (logs, HTTrack's cache and `url.map`) only the first `head`
+/// bytes are written; the rest is decompressed, counted against the budget and left as a hole
+/// (the file has its true size). Listing a zip of large files so uses the disk of its heads.
+pub fn unpack_zip_heads(
+    zip: &Path,
+    work: &Path,
+    expansion: u64,
+    head: u64,
+) -> Result<Unpacked, MirrorError> {
+    unpack(zip, work, expansion, Some(head))
+}
+
+fn unpack(
+    zip: &Path,
+    work: &Path,
+    expansion: u64,
+    head: Option<u64>,
+) -> Result<Unpacked, MirrorError> {
     let file = layout::open_regular(zip).map_err(|e| zip_error(zip, "", e))?;
     let len = file.metadata().map_err(|e| zip_error(zip, "", e))?.len();
     let budget = zip_budget(len, expansion);
@@ -108,7 +137,8 @@ pub fn unpack_zip(zip: &Path, work: &Path, expansion: u64) -> Result<Unpacked, M
         zip_error(zip, "", format!("no temporary directory in {}: {e}", work.display()))
     })?;
     let leftovers = clean_leftovers(work, dir.path());
-    let (refused, written) = unpack_entries(zip, &file, dir.path(), budget, expansion)?;
+    let limits = Limits { budget, expansion, head };
+    let (refused, written) = unpack_entries(zip, &file, dir.path(), &limits)?;
     // A zip of the mirror's folder holds that folder: the mirror is its only subdirectory.
     let mut root = dir.path().to_path_buf();
     if mirror_kind(&root).is_none() {
@@ -234,14 +264,36 @@ fn entry_refusal(e: &ConfineError) -> Option<String> {
     }
 }
 
-/// The second pass: every entry written below `dir`, counted against `budget`.
+/// What the second pass may write.
+struct Limits {
+    /// Bytes decompressed, all entries together.
+    budget: u64,
+    /// The ratio the budget comes from (for the message).
+    expansion: u64,
+    /// Bytes written of each file that is not a side file, when not all.
+    head: Option<u64>,
+}
+
+/// Whether `name` is a mirror's side file by its last segment: a wget log, HTTrack's log,
+/// cache files or `url.map`, a `.panaccess-mime.types`. These are read whole.
+fn is_side_file(name: &str) -> bool {
+    let last = name.rsplit('/').next().unwrap_or(name);
+    matches!(
+        last,
+        "hts-log.txt" | "new.txt" | "new.zip" | "new.lst" | "url.map" | ".panaccess-mime.types"
+    ) || last == "wget-log"
+        || last.starts_with("wget-log.")
+        || last.ends_with(".log")
+}
+
+/// The second pass: every entry written below `dir`, counted against the budget.
 fn unpack_entries(
     zip: &Path,
     file: &File,
     dir: &Path,
-    budget: u64,
-    expansion: u64,
+    limits: &Limits,
 ) -> Result<(Vec<(String, String)>, u64), MirrorError> {
+    let Limits { budget, expansion, head } = *limits;
     let mut it = iterable(zip, file)?;
     let mut body = BufReader::with_capacity(1 << 16, At { file, pos: 0 });
     let mut refused = Vec::new();
@@ -294,6 +346,8 @@ fn unpack_entries(
                 continue;
             }
         };
+        let keep = head.filter(|_| !is_side_file(&name)).unwrap_or(u64::MAX);
+        let mut this = 0u64;
         let mut w = io::BufWriter::with_capacity(1 << 16, out);
         let damaged = loop {
             let n = match reader.read(&mut buf) {
@@ -313,11 +367,17 @@ fn unpack_entries(
                     floor: ZIP_BUDGET_FLOOR,
                 });
             }
-            w.write_all(&buf[..n]).map_err(|err| fail(layout::describe_io(&err)))?;
+            let kept = keep.saturating_sub(this).min(n as u64) as usize;
+            this += n as u64;
+            w.write_all(&buf[..kept]).map_err(|err| fail(layout::describe_io(&err)))?;
         };
-        w.flush().map_err(|err| fail(layout::describe_io(&err)))?;
+        let out = w.into_inner().map_err(|err| fail(layout::describe_io(err.error())))?;
+        if this > keep {
+            // The rest as a hole: the file has its true size, on no disk.
+            out.set_len(this).map_err(|err| fail(layout::describe_io(&err)))?;
+        }
+        drop(out);
         if let Some(err) = damaged {
-            drop(w);
             let _ = std::fs::remove_file(dir.join(&name));
             refused.push((shown, format!("damaged, not unpacked: {err}")));
         }
@@ -378,4 +438,22 @@ pub fn clean_leftovers(work: &Path, ours: &Path) -> Vec<String> {
         }
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_and_side_files() {
+        assert_eq!(zip_budget(1000, 100), ZIP_BUDGET_FLOOR);
+        assert_eq!(zip_budget(10 << 20, 100), 1000 << 20);
+        assert_eq!(zip_budget(u64::MAX, 100), u64::MAX);
+        for side in ["site/wget-log", "wget-log.1", "a.log", "hts-cache/new.txt", "url.map"] {
+            assert!(is_side_file(side), "{side}");
+        }
+        for page in ["www.e.org/index.html", "www.e.org/new.txt.html", "www.e.org/logo"] {
+            assert!(!is_side_file(page), "{page}");
+        }
+    }
 }

@@ -561,3 +561,35 @@ fn httrack_cache_indexes_about_absent_files_take_flat_memory() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["entries"][0]["url"], "http://www.e.org/", "{v}");
 }
+
+/// Item 3: `pages` writes only what it reads of each file of a zip (its first MiB; the rest
+/// a hole): a zip of two 30 MB files is listed on a 16 MiB TMPDIR, with their true sizes and
+/// the big page's title.
+#[test]
+fn pages_of_a_zip_writes_only_the_heads_of_its_files() {
+    let t = tempfile::tempdir().unwrap();
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let disk = SmallDisk::mount(&tmp, 16);
+    eprintln!("TMPDIR on a 16 MiB tmpfs: {}", disk.is_some());
+    let log = wget_log(&[("http://www.e.org/", "www.e.org/index.html")]);
+    let mut big_page = b"<html><head><title>Big one</title></head><body>".to_vec();
+    big_page.resize(30 << 20, b' ');
+    let zip = t.path().join("big.zip");
+    std::fs::write(
+        &zip,
+        zip_of(&[
+            ("site/wget-log", log.as_bytes()),
+            ("site/www.e.org/index.html", &big_page),
+            ("site/www.e.org/zeros.bin", &vec![0u8; 30 << 20]),
+        ]),
+    )
+    .unwrap();
+    let o = webaip_in(&tmp, &["pages", "--json", zip.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["entries"][0]["title"], "Big one", "{v}");
+    assert_eq!(v["entries"][0]["size"], 30 << 20, "{v}");
+    assert_eq!(v["counts"]["captures"], 2, "{v}");
+    assert!(mirror_temporaries(&tmp).is_empty());
+}

@@ -330,11 +330,12 @@ pub fn read_mirror(
         "--capture-date".into()
     };
     for f in &mut inst.files {
-        let logged = if kind == MirrorKind::Wget { log.entries.get(&f.save_path) } else { None };
+        // Taken out of the index: a URL is held once, by its file.
+        let logged = if kind == MirrorKind::Wget { log.entries.remove(&f.save_path) } else { None };
         if let Some((url, t)) = logged {
-            f.url = url.clone();
+            f.url = url;
             f.url_source = UrlSource::WgetLog;
-            f.capture = *t;
+            f.capture = t;
             f.capture_source = Some(from_log.clone());
         } else {
             if kind == MirrorKind::Wget || f.url_source == UrlSource::Layout {

@@ -320,56 +320,14 @@ pub fn read_mirror(
             .or(if host_dirs.len() == 1 { host_dirs.first() } else { None })
             .cloned()
     });
-    let mut capture_sources: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut sniffed = 0u64;
-    // One allocation of each source's words for every file it dates.
-    let from_log: std::sync::Arc<str> = log_label.as_str().into();
-    let inferred: std::sync::Arc<str> = if log.first.is_some() {
-        format!("{log_label}: start of the crawl (inferred: the file is not in the log)").into()
-    } else {
-        "--capture-date".into()
-    };
-    for f in &mut inst.files {
-        // Taken out of the index: a URL is held once, by its file.
-        let logged = if kind == MirrorKind::Wget { log.entries.remove(&f.save_path) } else { None };
-        if let Some((url, t)) = logged {
-            f.url = url;
-            f.url_source = UrlSource::WgetLog;
-            f.capture = t;
-            f.capture_source = Some(from_log.clone());
-        } else {
-            if kind == MirrorKind::Wget || f.url_source == UrlSource::Layout {
-                let (dir, rest) = f.save_path.split_once('/').unwrap_or((&f.save_path, ""));
-                let rest = wget_rest(rest);
-                match (&prefix, &prefix_dir) {
-                    (Some(p), Some(d)) if d == dir => {
-                        let base = p.as_str().trim_end_matches('/');
-                        f.url = format!("{base}/{rest}");
-                        f.url_source = UrlSource::UrlPrefix;
-                    }
-                    _ if kind == MirrorKind::Wget => {
-                        f.url = format!("http://{dir}/{rest}");
-                        f.url_source = UrlSource::Layout;
-                    }
-                    _ => {}
-                }
-            }
-            if !f.capture_from_cache {
-                f.capture = start;
-                f.capture_source = Some(inferred.clone());
-            }
-        }
-        let src = f.capture_source.as_deref().unwrap_or("hts-cache/new.txt");
-        match capture_sources.get_mut(src) {
-            Some(n) => *n += 1,
-            None => {
-                capture_sources.insert(src.to_string(), 1);
-            }
-        }
-        if f.mime_source.starts_with("sniffed") {
-            sniffed += 1;
-        }
-    }
+    let (capture_sources, sniffed) = name_and_date_files(
+        &mut inst,
+        kind,
+        &mut log,
+        &log_label,
+        start,
+        (prefix.as_ref(), prefix_dir.as_deref()),
+    );
     let mut url_sources: HashMap<String, u64> = HashMap::new();
     for f in &inst.files {
         let key = serde_json::to_value(f.url_source)
@@ -415,6 +373,70 @@ pub fn read_mirror(
         sniffed,
         notes,
     })
+}
+
+/// Gives each file its URL and capture time: from the wget log where it names the file, else
+/// from `--url-prefix` (`prefix`: the URL and the host directory it stands for) or the layout,
+/// at the crawl's start. Returns the files per capture-time source and the files sniffed.
+fn name_and_date_files(
+    inst: &mut super::pandas::Instance,
+    kind: MirrorKind,
+    log: &mut LogIndex,
+    log_label: &str,
+    start: DateTime<Utc>,
+    (prefix, prefix_dir): (Option<&url::Url>, Option<&str>),
+) -> (std::collections::BTreeMap<String, u64>, u64) {
+    let mut capture_sources: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut sniffed = 0u64;
+    // One allocation of each source's words for every file it dates.
+    let from_log: std::sync::Arc<str> = log_label.into();
+    let inferred: std::sync::Arc<str> = if log.first.is_some() {
+        format!("{log_label}: start of the crawl (inferred: the file is not in the log)").into()
+    } else {
+        "--capture-date".into()
+    };
+    for f in &mut inst.files {
+        // Taken out of the index: a URL is held once, by its file.
+        let logged = if kind == MirrorKind::Wget { log.entries.remove(&f.save_path) } else { None };
+        if let Some((url, t)) = logged {
+            f.url = url;
+            f.url_source = UrlSource::WgetLog;
+            f.capture = t;
+            f.capture_source = Some(from_log.clone());
+        } else {
+            if kind == MirrorKind::Wget || f.url_source == UrlSource::Layout {
+                let (dir, rest) = f.save_path.split_once('/').unwrap_or((&f.save_path, ""));
+                let rest = wget_rest(rest);
+                match (&prefix, &prefix_dir) {
+                    (Some(p), Some(d)) if *d == dir => {
+                        let base = p.as_str().trim_end_matches('/');
+                        f.url = format!("{base}/{rest}");
+                        f.url_source = UrlSource::UrlPrefix;
+                    }
+                    _ if kind == MirrorKind::Wget => {
+                        f.url = format!("http://{dir}/{rest}");
+                        f.url_source = UrlSource::Layout;
+                    }
+                    _ => {}
+                }
+            }
+            if !f.capture_from_cache {
+                f.capture = start;
+                f.capture_source = Some(inferred.clone());
+            }
+        }
+        let src = f.capture_source.as_deref().unwrap_or("hts-cache/new.txt");
+        match capture_sources.get_mut(src) {
+            Some(n) => *n += 1,
+            None => {
+                capture_sources.insert(src.to_string(), 1);
+            }
+        }
+        if f.mime_source.starts_with("sniffed") {
+            sniffed += 1;
+        }
+    }
+    (capture_sources, sniffed)
 }
 
 impl Mirror {

@@ -315,7 +315,8 @@ pub(crate) fn read_tree(
             }
         }
         Err(e) => {
-            if !e.is_not_found() {
+            // The walk (before) refuses a link or special file too: listed once.
+            if !e.is_not_found() && !refused.iter().any(|(p, _)| p == cache_name) {
                 refused.push((cache_name.into(), refusal(&e)));
             }
             missing.push("hts-cache/new.zip (URLs and headers from the HTTrack cache)".into());
@@ -686,8 +687,11 @@ fn seek_signature(r: &mut impl BufRead, sig: &[u8; 4]) -> io::Result<bool> {
 /// bytes, or `None` (absent, or refused with the reason in `refused`).
 fn open_side_file(root: &Path, name: &str, refused: &mut Vec<(String, String)>) -> Option<File> {
     let path = root.join(name);
+    // The walk (before) refuses a link or special file too: listed once.
     let refuse = |refused: &mut Vec<(String, String)>, why: String| {
-        refused.push((name.to_string(), why));
+        if !refused.iter().any(|(p, _)| p == name) {
+            refused.push((name.to_string(), why));
+        }
         None
     };
     let file = match layout::open_regular(&path) {

@@ -299,9 +299,15 @@ fn mets_case(path: &Path, case: u64) {
 }
 
 /// The side files of a mirror the mirror target mutates, one a case: the wget log, then
-/// HTTrack's log, cache index, `url.map` and cache zip.
-const MIRROR_FILES: [&str; 5] =
-    ["wget-log", "hts-log.txt", "hts-cache/new.txt", "url.map", "hts-cache/new.zip"];
+/// HTTrack's log, cache index, `url.map` and cache zip; last, a mirror's own `.zip`.
+const MIRROR_FILES: [&str; 6] = [
+    "wget-log",
+    "hts-log.txt",
+    "hts-cache/new.txt",
+    "url.map",
+    "hts-cache/new.zip",
+    "../mirror.zip",
+];
 
 /// Seeds of the mirror target, one per [`MIRROR_FILES`] name, about the files of
 /// [`mirror_case`]'s mirror.
@@ -336,27 +342,53 @@ fn mirror_seeds() -> Vec<Vec<u8>> {
     cache.extend_from_slice(name);
     cache.extend_from_slice(extra);
     cache.extend_from_slice(b"ok");
-    vec![log.into_bytes(), hts_log.into(), new_txt.into(), url_map.into(), cache]
+    // A mirror's .zip: its folder, a log, pages, a directory entry.
+    let mut z = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default();
+    for (name, data) in [
+        ("site/wget-log", log.as_bytes()),
+        ("site/www.e.org/index.html", b"<title>x</title>".as_slice()),
+        ("site/www.e.org/a", b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".as_slice()),
+    ] {
+        z.start_file(name, opts).unwrap();
+        z.write_all(data).unwrap();
+    }
+    z.add_directory("site/www.e.org/d/", opts).unwrap();
+    let mirror_zip = z.finish().unwrap().into_inner();
+    vec![log.into_bytes(), hts_log.into(), new_txt.into(), url_map.into(), cache, mirror_zip]
 }
 
 /// Mirror side files: the case's file mutated, the others as seeded, then the mirror read
-/// as wget's (the wget log) or HTTrack's (the others). Reading may refuse; it must not panic.
+/// as wget's (the wget log) or HTTrack's (the others); or a mutated mirror `.zip` unpacked
+/// and read. Reading may refuse; it must not panic, and no unpacked copy may stay.
 fn mirror_case(root: &Path, which: usize, data: &[u8], seeds: &[Vec<u8>]) {
     use webaip::sources::mirror::{MirrorKind, MirrorOptions, read_mirror};
-    std::fs::create_dir_all(root.join("www.e.org")).unwrap();
-    std::fs::create_dir_all(root.join("hts-cache")).unwrap();
-    std::fs::write(root.join("www.e.org/index.html"), b"<title>x</title>").unwrap();
-    std::fs::write(root.join("www.e.org/a"), b"a").unwrap();
-    for (i, name) in MIRROR_FILES.iter().enumerate() {
-        std::fs::write(root.join(name), if i == which { data } else { &seeds[i] }).unwrap();
-    }
-    let kind = if which == 0 { MirrorKind::Wget } else { MirrorKind::Httrack };
     let opts = MirrorOptions {
         url_prefix: None,
         capture_date: chrono::DateTime::from_timestamp(1_700_000_000, 0),
         zone: webaip::sources::pandas::Zone::Utc,
         name: None,
     };
+    if which == MIRROR_FILES.len() - 1 {
+        let work = root.with_file_name("unzip");
+        std::fs::create_dir_all(&work).unwrap();
+        let zip = work.join("mirror.zip");
+        std::fs::write(&zip, data).unwrap();
+        if let Ok(u) = webaip::sources::unzip::unpack_zip(&zip, &work, 100) {
+            let _ = read_mirror(&u.root, u.kind, &opts);
+        }
+        let left = std::fs::read_dir(&work).unwrap().count();
+        assert_eq!(left, 1, "an unpacked copy is left in {}", work.display());
+        return;
+    }
+    std::fs::create_dir_all(root.join("www.e.org")).unwrap();
+    std::fs::create_dir_all(root.join("hts-cache")).unwrap();
+    std::fs::write(root.join("www.e.org/index.html"), b"<title>x</title>").unwrap();
+    std::fs::write(root.join("www.e.org/a"), b"a").unwrap();
+    for (i, name) in MIRROR_FILES.iter().enumerate().take(MIRROR_FILES.len() - 1) {
+        std::fs::write(root.join(name), if i == which { data } else { &seeds[i] }).unwrap();
+    }
+    let kind = if which == 0 { MirrorKind::Wget } else { MirrorKind::Httrack };
     let _ = read_mirror(root, kind, &opts);
 }
 

@@ -569,6 +569,20 @@ pub(crate) fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> 
     open_beneath(root, &rel, flags, Mode::empty()).map_err(|e| opened_error(&path, e))
 }
 
+/// Opens a directory and takes an exclusive `flock` on it without waiting: a run holds it
+/// on its temporary directory for as long as it uses it, so a later run that can take it
+/// knows the directory's maker died.
+pub(crate) fn lock_dir(dir: &Path) -> io::Result<File> {
+    use rustix::fs::FlockOperation;
+    let fd = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive)?;
+    Ok(File::from(fd))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

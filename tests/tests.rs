@@ -21,6 +21,7 @@ mod mets_package;
 mod metsrw;
 mod migrate_corpus;
 mod mirror;
+mod mirror_hostile;
 mod nedlib;
 mod package;
 mod pages_list;

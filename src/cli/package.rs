@@ -87,6 +87,10 @@ pub struct PackageArgs {
     /// Mirrors without a log: the site URL the mirror's host directory stands for.
     #[arg(long)]
     url_prefix: Option<String>,
+    /// A mirror's .zip may unpack to this many times its size (at least 64 MiB); a zip that
+    /// unpacks to more is refused as a zip bomb.
+    #[arg(long, value_name = "RATIO", default_value_t = webaip::sources::unzip::DEFAULT_ZIP_EXPANSION)]
+    max_zip_expansion: u64,
     /// When the harvest was made, for what records nothing else: mirrors whose logs record no
     /// time, ARC files with no usable date anywhere (2024-01-02, 2024-01-02T10:11:12Z, or 14
     /// digits; UTC unless a zone is given).
@@ -159,7 +163,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         Input::MirrorZip(zip) => {
             let parent = args.out.parent().filter(|p| !p.as_os_str().is_empty());
             let work = parent.map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-            let u = mirror::unpack_zip(zip, &work)?;
+            let u = webaip::sources::unzip::unpack_zip(zip, &work, args.max_zip_expansion)?;
             input = Input::Mirror(u.root.clone(), u.kind);
             Some(u)
         }
@@ -173,6 +177,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         let mut m = mirror::read_mirror(dir, *kind, &mopts)?;
         if let Some(u) = &unpacked {
             m.instance.refused.extend(u.refused.iter().cloned());
+            m.notes.extend(u.leftovers.iter().cloned());
             m.instance.found.insert(
                 0,
                 format!("unpacked from {}", webaip::sources::path_text(&args.sources[0])),

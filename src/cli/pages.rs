@@ -33,6 +33,10 @@ pub struct PagesArgs {
     /// Sources: the capture date of what records none (as `package`).
     #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
     capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// Sources: a mirror's .zip may unpack to this many times its size, at least 64 MiB (as
+    /// `package`).
+    #[arg(long, value_name = "RATIO", default_value_t = webaip::sources::unzip::DEFAULT_ZIP_EXPANSION)]
+    max_zip_expansion: u64,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -48,6 +52,7 @@ pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
         zone: Zone::parse(&args.timezone)?,
         url_prefix: args.url_prefix.clone(),
         capture_date: args.capture_date,
+        zip_expansion: args.max_zip_expansion,
     };
     let harvest = resolve(&args.path, &opts)?;
     let bar = progress::bytes_bar(harvest.bytes(), args.quiet || args.json);
@@ -55,7 +60,11 @@ pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let listing = listing?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        // Streamed: a listing of many pages is not built again as one string.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &listing)?;
+        std::io::Write::write_all(&mut out, b"\n")?;
+        std::io::Write::flush(&mut out)?;
     } else {
         print_text(&listing, args.all_statuses);
     }

@@ -847,7 +847,7 @@ impl Staging {
                 .tempdir_in(&parent)
                 .map_err(io_err(&parent))?;
             let root = tmp.path().to_path_buf();
-            let Ok(lock) = lock_dir(&root) else { continue };
+            let Ok(lock) = layout::lock_dir(&root) else { continue };
             let (Ok(held), Ok(now)) = (lock.metadata(), std::fs::symlink_metadata(&root)) else {
                 continue;
             };
@@ -991,18 +991,6 @@ impl Staging {
     }
 }
 
-/// Opens a directory and takes an exclusive `flock` on it without waiting.
-fn lock_dir(dir: &Path) -> io::Result<File> {
-    use rustix::fs::{FlockOperation, Mode, OFlags};
-    let fd = rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive)?;
-    Ok(File::from(fd))
-}
-
 /// The random part of `.NAME.XXXXXX<suffix>` when `entry` is exactly that.
 fn leftover_of<'a>(entry: &'a str, name: &str, suffix: &str) -> Option<&'a str> {
     let mid =
@@ -1030,7 +1018,7 @@ fn clean_leftovers(parent: &Path, name: &str, out: &Path) -> Vec<String> {
     }
     olds.sort();
     for old in olds {
-        let Ok(_lock) = lock_dir(&old) else { continue };
+        let Ok(_lock) = layout::lock_dir(&old) else { continue };
         let missing = std::fs::symlink_metadata(out).is_err();
         // Earlier versions kept the old package one level down, in `package/`.
         let package = [old.clone(), old.join("package")]
@@ -1058,7 +1046,7 @@ fn clean_leftovers(parent: &Path, name: &str, out: &Path) -> Vec<String> {
         }
     }
     for partial in partials {
-        match lock_dir(&partial) {
+        match layout::lock_dir(&partial) {
             Ok(_lock) => match std::fs::remove_dir_all(&partial) {
                 Ok(()) => {
                     notes.push(format!("removed {} (left by a run that died)", partial.display()))

@@ -23,6 +23,7 @@ use crate::profile::Profile;
 use crate::sources::capture::{CaptureSource, NOT_A_CAPTURE, Quirk};
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
 use crate::sources::pandas::{self, Instance, Zone};
+use crate::sources::unzip;
 use crate::sources::warc_captures::WarcCaptures;
 use crate::sources::{
     ACCEPTED_SHAPES, Archive, ArchiveKind, Input, SourceError, archive_kind, detect, path_text,
@@ -42,11 +43,20 @@ pub struct ListOptions {
     pub url_prefix: Option<String>,
     /// The capture date for what records none (as `package --capture-date`).
     pub capture_date: Option<DateTime<Utc>>,
+    /// How many times its size a mirror's `.zip` may unpack to (as `package
+    /// --max-zip-expansion`).
+    pub zip_expansion: u64,
 }
 
 impl Default for ListOptions {
     fn default() -> Self {
-        ListOptions { all_statuses: false, zone: Zone::Utc, url_prefix: None, capture_date: None }
+        ListOptions {
+            all_statuses: false,
+            zone: Zone::Utc,
+            url_prefix: None,
+            capture_date: None,
+            zip_expansion: crate::sources::unzip::DEFAULT_ZIP_EXPANSION,
+        }
     }
 }
 
@@ -212,7 +222,7 @@ pub struct Harvest {
     path: PathBuf,
     what: What,
     // A mirror's `.zip`, unpacked; removed when the harvest is dropped.
-    _unpacked: Option<mirror::Unpacked>,
+    _unpacked: Option<unzip::Unpacked>,
 }
 
 #[derive(Debug)]
@@ -276,12 +286,18 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, None)
         }
         Input::MirrorZip(zip) => {
-            let u = mirror::unpack_zip(&zip, &std::env::temp_dir()).map_err(|e| match e {
+            let work = std::env::temp_dir();
+            // Only what listing reads of each file is written: its first TITLE_WINDOW bytes.
+            let head = TITLE_WINDOW as u64;
+            let u = unzip::unpack_zip_heads(&zip, &work, opts.zip_expansion, head);
+            let u = u.map_err(|e| match e {
                 MirrorError::NotAMirror(_) => not_source(&e),
                 e => e.into(),
             })?;
             let name = Some(crate::sources::file_text(&zip));
-            let m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name))?;
+            let mut m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name))?;
+            // Entries not unpacked are the listing's quirks, as they are packaging's refusals.
+            m.instance.refused.extend(u.refused.iter().cloned());
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))
         }
         Input::Captures(dir, shape) => (What::Captures(dir, shape), None),

@@ -10,7 +10,8 @@
 //! `index.html?p=1`) are typed by their first bytes with the WHATWG MIME Sniffing Standard
 //! ("rules for identifying an unknown MIME type", Servo's implementation), recorded as sniffed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -27,10 +28,8 @@ const SNIFF_LEN: u64 = 1445;
 const TITLE_WINDOW: u64 = 64 * 1024;
 /// Largest log read.
 const MAX_LOG: u64 = 1 << 30;
-/// Most entries unpacked from a mirror's `.zip`.
-pub const MAX_ZIP_ENTRIES: usize = 4_000_000;
-/// Most bytes unpacked from a mirror's `.zip` (all entries together): a bomb stops here.
-pub const MAX_ZIP_BYTES: u64 = 1 << 40;
+/// Longest URL taken from a wget log's request line (servers refuse request lines over 8 KiB).
+const MAX_LOG_URL: usize = 8 << 10;
 
 /// Which program made the mirror.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -107,110 +106,46 @@ pub enum MirrorError {
         /// Why.
         why: String,
     },
+    /// Two entries of a `.zip` share bytes (a small zip making many entries of one stream).
+    #[error(
+        "{zip}: entry {entry:?} overlaps entry {other:?} (at offset {offset}): entries sharing \
+         their data are how a small zip unpacks to a huge one; the zip is refused, nothing is \
+         unpacked"
+    )]
+    ZipOverlap {
+        /// The zip file.
+        zip: String,
+        /// The later entry.
+        entry: String,
+        /// The entry it overlaps.
+        other: String,
+        /// Where the later entry's local header starts.
+        offset: u64,
+    },
+    /// A `.zip` unpacks to more than its budget.
+    #[error(
+        "{zip}{}: {what}, more than the zip's budget of {budget} bytes ({expansion} times its \
+         size, at least {floor}); the zip is refused and nothing of it is kept; \
+         --max-zip-expansion raises the ratio",
+        entry.as_ref().map(|e| format!(": entry {e:?}")).unwrap_or_default()
+    )]
+    ZipBudget {
+        /// The zip file.
+        zip: String,
+        /// The entry being unpacked when the budget ran out (none: the declared sizes).
+        entry: Option<String>,
+        /// What passed the budget.
+        what: String,
+        /// The budget in bytes.
+        budget: u64,
+        /// The ratio it was computed with.
+        expansion: u64,
+        /// The least budget of any zip.
+        floor: u64,
+    },
     /// The unpacked `.zip` holds no mirror.
     #[error("{0}: the zip holds no wget or HTTrack mirror (<host>/ directories); {shapes}", shapes = super::ACCEPTED_SHAPES)]
     NotAMirror(String),
-}
-
-/// A mirror's `.zip`, unpacked into a temporary directory (removed when dropped).
-#[derive(Debug)]
-pub struct Unpacked {
-    /// The temporary directory.
-    pub dir: tempfile::TempDir,
-    /// The mirror inside it (the top directory, or its only subdirectory).
-    pub root: PathBuf,
-    /// Its kind.
-    pub kind: MirrorKind,
-    /// Entries not unpacked, and why (links, names leaving the mirror, duplicates).
-    pub refused: Vec<(String, String)>,
-}
-
-/// Unpacks a mirror's `.zip` into a new temporary directory below `work`. Every entry name is
-/// confined (`layout::confined_name`), links and duplicate names are refused (listed), and
-/// no more than [`MAX_ZIP_ENTRIES`] entries and [`MAX_ZIP_BYTES`] bytes are written, whatever
-/// the sizes the zip declares.
-pub fn unpack_zip(zip: &Path, work: &Path) -> Result<Unpacked, MirrorError> {
-    use std::io::Write;
-    let zerr = |what: &str, why: String| MirrorError::Zip {
-        path: format!("{}{what}", super::path_text(zip)),
-        why,
-    };
-    let file = layout::open_regular(zip).map_err(|e| zerr("", e.to_string()))?;
-    let mut archive =
-        zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| zerr("", e.to_string()))?;
-    if archive.len() > MAX_ZIP_ENTRIES {
-        return Err(zerr("", format!("more than {MAX_ZIP_ENTRIES} entries")));
-    }
-    let dir = tempfile::Builder::new()
-        .prefix(".webaip-mirror-")
-        .tempdir_in(work)
-        .map_err(|e| zerr("", format!("no temporary directory in {}: {e}", work.display())))?;
-    let mut refused = Vec::new();
-    let mut written = 0u64;
-    for i in 0..archive.len() {
-        let mut e = archive.by_index(i).map_err(|e| zerr(&format!(" entry {i}"), e.to_string()))?;
-        let raw = match e.name() {
-            Ok(n) => n.into_owned(),
-            Err(err) => {
-                refused.push((format!("entry {i}"), format!("name not read: {err}")));
-                continue;
-            }
-        };
-        let shown = escape_controls(&raw);
-        let name = match layout::confined_name(&raw) {
-            Ok(n) if !n.is_empty() => n,
-            Ok(_) => continue,
-            Err(why) => {
-                refused.push((shown, format!("name {why}: not unpacked")));
-                continue;
-            }
-        };
-        if e.is_symlink() {
-            refused.push((shown, "symbolic link: not unpacked".into()));
-            continue;
-        }
-        let target = dir.path().join(&name);
-        if e.is_dir() {
-            std::fs::create_dir_all(&target)
-                .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
-            continue;
-        }
-        if let Some(p) = target.parent() {
-            std::fs::create_dir_all(p)
-                .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
-        }
-        // create_new: a second entry of the same name never overwrites the first.
-        let out = match std::fs::OpenOptions::new().write(true).create_new(true).open(&target) {
-            Ok(f) => f,
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                refused.push((shown, "a second entry of that name: not unpacked".into()));
-                continue;
-            }
-            Err(err) => return Err(zerr(&format!(": {shown}"), err.to_string())),
-        };
-        let budget = MAX_ZIP_BYTES - written;
-        let mut w = std::io::BufWriter::new(out);
-        let n = std::io::copy(&mut (&mut e).take(budget + 1), &mut w)
-            .map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
-        w.flush().map_err(|err| zerr(&format!(": {shown}"), err.to_string()))?;
-        written += n;
-        if written > MAX_ZIP_BYTES {
-            return Err(zerr("", format!("unpacks to more than {MAX_ZIP_BYTES} bytes")));
-        }
-    }
-    // A zip of the mirror's folder holds that folder: the mirror is its only subdirectory.
-    let mut root = dir.path().to_path_buf();
-    if mirror_kind(&root).is_none() {
-        let entries: Vec<_> =
-            std::fs::read_dir(&root).map(|rd| rd.flatten().collect()).unwrap_or_default();
-        if let [only] = &entries[..]
-            && only.file_type().is_ok_and(|t| t.is_dir())
-        {
-            root = only.path();
-        }
-    }
-    let kind = mirror_kind(&root).ok_or_else(|| MirrorError::NotAMirror(super::path_text(zip)))?;
-    Ok(Unpacked { dir, root, kind, refused })
 }
 
 /// Whether `dir` is a wget or HTTrack mirror: `<host>/` directories (or HTTrack's `hts-cache/`,
@@ -295,22 +230,22 @@ pub fn read_mirror(
     };
     let mut notes = Vec::new();
     let mut refused = Vec::new();
-    let (log, log_name) = match kind {
-        MirrorKind::Wget => read_wget_logs(root, opts.zone, &mut refused),
-        MirrorKind::Httrack => (read_hts_log(root, opts.zone, &mut refused), None),
-    };
-    let log_label = match kind {
-        MirrorKind::Wget => format!("wget log {}", log_name.as_deref().unwrap_or("")),
-        MirrorKind::Httrack => "hts-log.txt".to_string(),
-    };
-    let (start, capture_date_source) = match (log.first.as_ref(), opts.capture_date) {
-        (Some((t, _)), given) => {
-            if given.is_some() {
-                notes.push(format!("--capture-date not used: the {log_label} records the times"));
+    let mut wget_logs = Vec::new();
+    let mut log = match kind {
+        MirrorKind::Wget => {
+            wget_logs = open_wget_logs(root, &mut refused);
+            let mut idx = LogIndex::default();
+            if let Some((t, url, n)) = first_request(&wget_logs, opts.zone) {
+                idx.first = Some((t, url));
+                idx.used.push(n);
             }
-            (*t, format!("{log_label} (its first entry)"))
+            idx
         }
-        (None, Some(t)) => (t, "--capture-date".to_string()),
+        MirrorKind::Httrack => read_hts_log(root, opts.zone, &mut refused),
+    };
+    let (start, from_log) = match (log.first.as_ref(), opts.capture_date) {
+        (Some((t, _)), _) => (*t, true),
+        (None, Some(t)) => (t, false),
         (None, None) => return Err(MirrorError::NoCaptureDate(root.to_path_buf())),
     };
     let name = opts.name.clone().unwrap_or_else(|| super::file_text(root));
@@ -328,26 +263,53 @@ pub fn read_mirror(
     };
     let mut inst =
         read_tree(root, name.clone(), None, local, zone, found).map_err(MirrorError::Tree)?;
+    if kind == MirrorKind::Wget {
+        // Read after the walk: only the walked files' entries are kept.
+        let walked: HashSet<&str> = inst.files.iter().map(|f| f.save_path.as_str()).collect();
+        let read = read_wget_logs(&wget_logs, opts.zone, &walked, &mut refused);
+        log.entries = read.entries;
+        log.used.extend(read.used);
+        log.used.sort();
+        log.used.dedup();
+    }
     inst.refused.extend(refused);
+    let log_label = match kind {
+        MirrorKind::Wget => format!("wget log {}", log.used.join(", ")),
+        MirrorKind::Httrack => "hts-log.txt".to_string(),
+    };
+    if from_log && opts.capture_date.is_some() {
+        notes.push(format!("--capture-date not used: the {log_label} records the times"));
+    }
+    let capture_date_source = if from_log {
+        format!("{log_label} (its first entry)")
+    } else {
+        "--capture-date".to_string()
+    };
     if kind == MirrorKind::Wget {
         // HTTrack's cache files are not expected of wget.
         inst.missing.retain(|m| !m.starts_with("hts-cache") && m != "url.map");
-        if log.entries.is_empty() {
+        if log.first.is_none() && log.entries.is_empty() {
             inst.missing.push("a wget log (wget -o FILE): URLs and capture times".into());
-        } else if let Some(n) = &log_name {
-            inst.found.push(format!("wget log {n}: {} URL(s)", log.entries.len()));
+        } else if !log.used.is_empty() {
+            inst.found.push(format!(
+                "wget log {}: {} file(s) of the mirror named",
+                log.used.join(", "),
+                log.entries.len()
+            ));
         }
     }
     let site_from_log = log.first.as_ref().map(|(_, u)| u.clone());
     let host_dirs: Vec<String> = {
-        let mut v: Vec<String> = inst
-            .files
-            .iter()
-            .filter_map(|f| f.save_path.split('/').next().map(str::to_string))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+        // Distinct as they come: a mirror of a million files has a handful of hosts.
+        let mut v = std::collections::BTreeSet::new();
+        for f in &inst.files {
+            if let Some(d) = f.save_path.split('/').next()
+                && !v.contains(d)
+            {
+                v.insert(d.to_string());
+            }
+        }
+        v.into_iter().collect()
     };
     // The host directory --url-prefix stands for: the one named as its host, else the only one.
     let prefix_dir = prefix.as_ref().and_then(|u| {
@@ -358,49 +320,14 @@ pub fn read_mirror(
             .or(if host_dirs.len() == 1 { host_dirs.first() } else { None })
             .cloned()
     });
-    let mut capture_sources: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut sniffed = 0u64;
-    for f in &mut inst.files {
-        let logged = if kind == MirrorKind::Wget { log.lookup(&f.save_path) } else { None };
-        if let Some((url, t)) = logged {
-            f.url = url.clone();
-            f.url_source = UrlSource::WgetLog;
-            f.capture = *t;
-            f.capture_source = Some(log_label.clone());
-        } else {
-            if kind == MirrorKind::Wget || f.url_source == UrlSource::Layout {
-                let (dir, rest) = f.save_path.split_once('/').unwrap_or((&f.save_path, ""));
-                let rest = wget_rest(rest);
-                match (&prefix, &prefix_dir) {
-                    (Some(p), Some(d)) if d == dir => {
-                        let base = p.as_str().trim_end_matches('/');
-                        f.url = format!("{base}/{rest}");
-                        f.url_source = UrlSource::UrlPrefix;
-                    }
-                    _ if kind == MirrorKind::Wget => {
-                        f.url = format!("http://{dir}/{rest}");
-                        f.url_source = UrlSource::Layout;
-                    }
-                    _ => {}
-                }
-            }
-            if !f.capture_from_cache {
-                f.capture = start;
-                f.capture_source = Some(if log.first.is_some() {
-                    format!(
-                        "{log_label}: start of the crawl (inferred: the file is not in the log)"
-                    )
-                } else {
-                    "--capture-date".to_string()
-                });
-            }
-        }
-        let src = f.capture_source.clone().unwrap_or_else(|| "hts-cache/new.txt".to_string());
-        *capture_sources.entry(src).or_default() += 1;
-        if f.mime_source.starts_with("sniffed") {
-            sniffed += 1;
-        }
-    }
+    let (capture_sources, sniffed) = name_and_date_files(
+        &mut inst,
+        kind,
+        &mut log,
+        &log_label,
+        start,
+        (prefix.as_ref(), prefix_dir.as_deref()),
+    );
     let mut url_sources: HashMap<String, u64> = HashMap::new();
     for f in &inst.files {
         let key = serde_json::to_value(f.url_source)
@@ -446,6 +373,70 @@ pub fn read_mirror(
         sniffed,
         notes,
     })
+}
+
+/// Gives each file its URL and capture time: from the wget log where it names the file, else
+/// from `--url-prefix` (`prefix`: the URL and the host directory it stands for) or the layout,
+/// at the crawl's start. Returns the files per capture-time source and the files sniffed.
+fn name_and_date_files(
+    inst: &mut super::pandas::Instance,
+    kind: MirrorKind,
+    log: &mut LogIndex,
+    log_label: &str,
+    start: DateTime<Utc>,
+    (prefix, prefix_dir): (Option<&url::Url>, Option<&str>),
+) -> (std::collections::BTreeMap<String, u64>, u64) {
+    let mut capture_sources: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut sniffed = 0u64;
+    // One allocation of each source's words for every file it dates.
+    let from_log: std::sync::Arc<str> = log_label.into();
+    let inferred: std::sync::Arc<str> = if log.first.is_some() {
+        format!("{log_label}: start of the crawl (inferred: the file is not in the log)").into()
+    } else {
+        "--capture-date".into()
+    };
+    for f in &mut inst.files {
+        // Taken out of the index: a URL is held once, by its file.
+        let logged = if kind == MirrorKind::Wget { log.entries.remove(&f.save_path) } else { None };
+        if let Some((url, t)) = logged {
+            f.url = url;
+            f.url_source = UrlSource::WgetLog;
+            f.capture = t;
+            f.capture_source = Some(from_log.clone());
+        } else {
+            if kind == MirrorKind::Wget || f.url_source == UrlSource::Layout {
+                let (dir, rest) = f.save_path.split_once('/').unwrap_or((&f.save_path, ""));
+                let rest = wget_rest(rest);
+                match (&prefix, &prefix_dir) {
+                    (Some(p), Some(d)) if *d == dir => {
+                        let base = p.as_str().trim_end_matches('/');
+                        f.url = format!("{base}/{rest}");
+                        f.url_source = UrlSource::UrlPrefix;
+                    }
+                    _ if kind == MirrorKind::Wget => {
+                        f.url = format!("http://{dir}/{rest}");
+                        f.url_source = UrlSource::Layout;
+                    }
+                    _ => {}
+                }
+            }
+            if !f.capture_from_cache {
+                f.capture = start;
+                f.capture_source = Some(inferred.clone());
+            }
+        }
+        let src = f.capture_source.as_deref().unwrap_or("hts-cache/new.txt");
+        match capture_sources.get_mut(src) {
+            Some(n) => *n += 1,
+            None => {
+                capture_sources.insert(src.to_string(), 1);
+            }
+        }
+        if f.mime_source.starts_with("sniffed") {
+            sniffed += 1;
+        }
+    }
+    (capture_sources, sniffed)
 }
 
 impl Mirror {
@@ -519,31 +510,21 @@ fn page_title(path: &Path, mime: &str) -> Option<String> {
     (!t.is_empty()).then(|| escape_controls(&t))
 }
 
-/// What a log says: the first (time, URL), and each saved file's URL and time.
+/// What a log says: the first (time, URL), and each walked file's logged URL and time.
 #[derive(Default)]
 struct LogIndex {
     first: Option<(DateTime<Utc>, String)>,
     first_local: Option<NaiveDateTime>,
+    /// By the walked file's save path: only files the walk found are kept, so memory follows
+    /// the mirror, not the log.
     entries: HashMap<String, (String, DateTime<Utc>)>,
-    by_suffix: HashMap<String, String>,
+    /// The logs that gave the start or a file's URL.
+    used: Vec<String>,
 }
 
-impl LogIndex {
-    /// A walked save path's entry: as logged, or logged below a `-P` prefix.
-    fn lookup(&self, save_path: &str) -> Option<&(String, DateTime<Utc>)> {
-        self.entries
-            .get(save_path)
-            .or_else(|| self.by_suffix.get(save_path).and_then(|k| self.entries.get(k)))
-    }
-}
-
-/// The wget logs of the top directory (`wget-log`, `wget-log.N`, `*.log`), in name order.
-fn read_wget_logs(
-    root: &Path,
-    zone: Zone,
-    refused: &mut Vec<(String, String)>,
-) -> (LogIndex, Option<String>) {
-    let mut idx = LogIndex::default();
+/// The wget logs of the top directory (`wget-log`, `wget-log.N`, `*.log`), in name order,
+/// opened (links, special files and logs over [`MAX_LOG`] bytes refused).
+fn open_wget_logs(root: &Path, refused: &mut Vec<(String, String)>) -> Vec<(String, File)> {
     let mut names: Vec<String> = std::fs::read_dir(root)
         .map(|rd| {
             rd.flatten()
@@ -553,9 +534,8 @@ fn read_wget_logs(
         })
         .unwrap_or_default();
     names.sort();
-    let mut used = Vec::new();
+    let mut logs = Vec::new();
     for n in names {
-        let before = idx.entries.len() + usize::from(idx.first.is_some());
         let file = match layout::open_regular(&root.join(&n)) {
             Ok(f) => f,
             Err(e) => {
@@ -567,38 +547,128 @@ fn read_wget_logs(
             refused.push((n.clone(), format!("larger than {MAX_LOG} bytes: not read as a log")));
             continue;
         }
-        let mut current: Option<(String, DateTime<Utc>)> = None;
-        let read = super::for_each_bounded_line(file, |line| {
-            let line = String::from_utf8_lossy(line);
-            let line = line.trim_end_matches(['\r', '\n']);
-            if let Some((t, url)) = wget_request_line(line, zone) {
-                if idx.first.is_none() {
-                    idx.first = Some((t, url.clone()));
-                }
-                current = Some((url, t));
-            } else if let Some(p) = saved_path(line)
-                && let Some(cur) = &current
-                && let Ok(p) = layout::confined_name(p.trim_start_matches("./"))
-            {
-                idx.entries.entry(p).or_insert_with(|| cur.clone());
+        logs.push((n, file));
+    }
+    logs
+}
+
+/// Calls `f` with each `Saving to:` path of a log and the request it answers (URL, time);
+/// returns whether the log holds a request line at all.
+fn for_each_saved(
+    file: &File,
+    zone: Zone,
+    mut f: impl FnMut(&str, &(String, DateTime<Utc>)),
+) -> std::io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = file.try_clone()?;
+    file.seek(SeekFrom::Start(0))?;
+    let mut current: Option<(String, DateTime<Utc>)> = None;
+    let mut any = false;
+    super::for_each_bounded_line(file, |line| {
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim_end_matches(['\r', '\n']);
+        if let Some((t, url)) = wget_request_line(line, zone) {
+            any = true;
+            current = Some((url, t));
+        } else if let Some(p) = saved_path(line)
+            && let Some(cur) = &current
+        {
+            f(p, cur);
+        }
+    })?;
+    Ok(any)
+}
+
+/// The first request line of the first log that has one: the crawl's start and seed.
+fn first_request(logs: &[(String, File)], zone: Zone) -> Option<(DateTime<Utc>, String, String)> {
+    for (n, file) in logs {
+        let mut first = None;
+        let _ = read_first_request(file, zone, &mut first);
+        if let Some((t, url)) = first {
+            return Some((t, url, n.clone()));
+        }
+    }
+    None
+}
+
+fn read_first_request(
+    file: &File,
+    zone: Zone,
+    first: &mut Option<(DateTime<Utc>, String)>,
+) -> std::io::Result<()> {
+    use std::io::{BufRead, Seek, SeekFrom};
+    let mut file = file.try_clone()?;
+    file.seek(SeekFrom::Start(0))?;
+    // Request lines are short: a longer line is read in part and cannot match.
+    let mut r = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut r).take(MAX_LOG_URL as u64 + 64).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if line.last() != Some(&b'\n') {
+            // Skip the rest of a long line.
+            r.skip_until(b'\n')?;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if let Some(found) = wget_request_line(text.trim_end_matches(['\r', '\n']), zone) {
+            *first = Some(found);
+            return Ok(());
+        }
+    }
+}
+
+/// Reads the wget logs for the URL and time of each walked file (`walked`: the mirror's save
+/// paths) they name.
+fn read_wget_logs(
+    logs: &[(String, File)],
+    zone: Zone,
+    walked: &HashSet<&str>,
+    refused: &mut Vec<(String, String)>,
+) -> LogIndex {
+    let mut idx = LogIndex::default();
+    for (n, file) in logs {
+        let before = idx.entries.len();
+        let read = for_each_saved(file, zone, |p, cur| {
+            if let Some(key) = walked_key(p, &cur.0, walked) {
+                idx.entries.entry(key).or_insert_with(|| cur.clone());
             }
         });
         if let Err(e) = read {
             refused.push((n.clone(), format!("not read to the end: {e}")));
         }
-        if idx.entries.len() + usize::from(idx.first.is_some()) > before {
-            used.push(n);
+        if idx.entries.len() > before && !idx.used.contains(n) {
+            idx.used.push(n.clone());
         }
     }
-    for k in idx.entries.keys() {
-        let mut rest = k.as_str();
-        while let Some((_, r)) = rest.split_once('/') {
-            idx.by_suffix.entry(r.to_string()).or_insert_with(|| k.clone());
-            rest = r;
-        }
+    idx
+}
+
+/// The walked save path a logged `Saving to:` path names: the path as logged, or (wget `-P`
+/// put the mirror below a prefix) the path from the URL's host directory on. One look-up each,
+/// so a log of deep paths costs its own length, not the square of it.
+fn walked_key(logged: &str, url: &str, walked: &HashSet<&str>) -> Option<String> {
+    let logged = logged.trim_start_matches("./");
+    if let Ok(p) = layout::confined_name(logged)
+        && walked.contains(p.as_str())
+    {
+        return Some(p);
     }
-    let name = (!used.is_empty()).then(|| used.join(", "));
-    (idx, name)
+    let u = url::Url::parse(url).ok()?;
+    let host = u.host_str()?;
+    let with_port = u.port().map(|p| format!("{host}:{p}"));
+    let mut at = 0;
+    for part in logged.split('/') {
+        if part == host || with_port.as_deref() == Some(part) {
+            let p = layout::confined_name(&logged[at..]).ok()?;
+            return walked.contains(p.as_str()).then_some(p);
+        }
+        at += part.len() + 1;
+    }
+    None
 }
 
 /// `--2024-01-02 10:11:12--  http://host/path`.
@@ -607,7 +677,7 @@ fn wget_request_line(line: &str, zone: Zone) -> Option<(DateTime<Utc>, String)> 
     let (date, url) = rest.split_once("--  ")?;
     let t = NaiveDateTime::parse_from_str(date, "%Y-%m-%d %H:%M:%S").ok()?;
     let url = url.trim();
-    if !url.contains("://") || url.contains(char::is_whitespace) {
+    if !url.contains("://") || url.contains(char::is_whitespace) || url.len() > MAX_LOG_URL {
         return None;
     }
     Some((zone.to_utc(t), uri_text(url.as_bytes())))

@@ -20,6 +20,7 @@ pub mod kulturarw3;
 pub mod mirror;
 pub mod nedlib;
 pub mod pandas;
+pub mod unzip;
 pub mod warc_captures;
 
 use std::collections::HashSet;
@@ -144,7 +145,7 @@ pub enum Input {
     },
     /// A wget or HTTrack mirror directory.
     Mirror(PathBuf, mirror::MirrorKind),
-    /// A `.zip` of a wget or HTTrack mirror (see [`mirror::unpack_zip`]).
+    /// A `.zip` of a wget or HTTrack mirror (see [`unzip::unpack_zip`]).
     MirrorZip(PathBuf),
     /// A harvest whose source module yields captures ([`capture::CaptureSource`]).
     Captures(PathBuf, CaptureShape),

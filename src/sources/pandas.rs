@@ -22,13 +22,14 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use serde::Serialize;
 
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    SideFile,
+    QuirkLog, SideFile,
 };
 use super::{name_text, refusal, take_regular};
 use crate::formats::warc::header::{escape_controls, warc_fields_line};
@@ -80,18 +81,24 @@ pub struct MirrorFile {
     /// MIME type (cache, `.panaccess-mime.types`, `new.txt`, extension, content, in that order).
     pub mime: String,
     /// Where the MIME type came from (`hts-cache/new.zip`, `extension`, `sniffed`, ...).
-    pub mime_source: String,
+    pub mime_source: &'static str,
     /// When it was captured.
     pub capture: DateTime<Utc>,
     /// True when the capture time came from the cache (`new.txt`); else the instance time.
     pub capture_from_cache: bool,
     /// Where the capture time came from, when not the cache or the instance directory name
     /// (a wget log, `--capture-date`).
-    pub capture_source: Option<String>,
+    #[serde(serialize_with = "shared_text")]
+    pub capture_source: Option<Arc<str>>,
     /// The cached pseudo-HTTP header block (`new.zip` extra field), if any.
     pub cache_headers: Option<String>,
     /// Size in bytes.
     pub size: u64,
+}
+
+/// A text shared by many files (one allocation for a mirror's every file), as a string.
+fn shared_text<S: serde::Serializer>(t: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_some(&t.as_deref())
 }
 
 /// A file of the instance that is not part of the mirror (cache, logs, HTTrack artefacts).
@@ -282,29 +289,47 @@ pub(crate) fn read_tree(
     let mut found = vec![found];
     let mut missing = Vec::new();
     let mut refused: Vec<(String, String)> = Vec::new();
+    let (walked, aux, panaccess) = walk_tree(root, &mut refused);
+    // The side files are read after the walk and keep only lines about walked files: memory
+    // follows the mirror, not the side files (55 MB of new.txt and url.map about files that
+    // are not there took 107 MB).
+    let names: HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
     let cache_name = "hts-cache/new.zip";
     let cache = root.join(cache_name);
     let cache_entries = match layout::open_regular(&cache) {
         Ok(file) => {
-            found.push(cache_name.into());
-            read_cache_zip(file)
-                .map_err(|source| PandasError::Cache { path: cache.clone(), source })?
+            let entries = read_cache_zip(file, &names)
+                .map_err(|source| PandasError::Cache { path: cache.clone(), source })?;
+            match entries {
+                Some(entries) => {
+                    found.push(cache_name.into());
+                    entries
+                }
+                None => {
+                    refused.push((
+                        cache_name.into(),
+                        "not an HTTrack cache (no zip entry at its start): not read".into(),
+                    ));
+                    HashMap::new()
+                }
+            }
         }
         Err(e) => {
-            if !e.is_not_found() {
+            // The walk (before) refuses a link or special file too: listed once.
+            if !e.is_not_found() && !refused.iter().any(|(p, _)| p == cache_name) {
                 refused.push((cache_name.into(), refusal(&e)));
             }
             missing.push("hts-cache/new.zip (URLs and headers from the HTTrack cache)".into());
             HashMap::new()
         }
     };
-    let url_map = read_url_map(root, pi.as_deref(), &name, &mut refused);
+    let url_map = read_url_map(root, pi.as_deref(), &name, &names, &mut refused);
     if url_map.is_empty() {
         missing.push("url.map".into());
     } else {
         found.push("url.map".into());
     }
-    let new_txt = read_new_txt(root, &mut refused);
+    let new_txt = read_new_txt(root, &names, &mut refused);
     if new_txt.is_empty() {
         missing.push("hts-cache/new.txt (capture times)".into());
     } else {
@@ -315,68 +340,9 @@ pub(crate) fn read_tree(
             found.push(f.into());
         }
     }
-
-    let mut files = Vec::new();
-    let mut aux = Vec::new();
-    let mut panaccess: HashMap<String, String> = HashMap::new();
-    let walk = walkdir::WalkDir::new(root).sort_by_file_name().follow_links(false);
-    let mut entries = Vec::new();
-    for e in walk {
-        // A directory that cannot be read (or whose path is over PATH_MAX) costs itself only.
-        match e {
-            Ok(e) => entries.push(e),
-            Err(e) => {
-                let at = e.path().map(|p| name_text(root, p)).unwrap_or_default();
-                refused.push((at, format!("not read: {e}")));
-            }
-        }
-    }
-    // .panaccess-mime.types first: they override MIME types of their directory.
-    for e in &entries {
-        if e.file_type().is_file() && e.file_name() == ".panaccess-mime.types" {
-            let dir = name_text(root, e.path().parent().unwrap_or(root));
-            if let Ok(bytes) = layout::read_bounded(e.path(), MAX_PANACCESS) {
-                let text = String::from_utf8_lossy(&bytes);
-                let mut current: Option<String> = None;
-                for line in text.lines() {
-                    let l = line.trim();
-                    if let Some(rest) =
-                        l.strip_prefix("<Files \"").and_then(|r| r.strip_suffix("\">"))
-                    {
-                        current = Some(rest.to_string());
-                    } else if let (Some(f), Some(mime)) = (&current, l.strip_prefix("ForceType ")) {
-                        let key = if dir.is_empty() { f.clone() } else { format!("{dir}/{f}") };
-                        panaccess.insert(key, escape_controls(mime.trim()));
-                    }
-                }
-            }
-        }
-    }
-    let mut taken = HashSet::new();
-    for e in entries {
-        let rel = name_text(root, e.path());
-        if rel.is_empty() || e.file_type().is_dir() {
-            continue;
-        }
-        // lstat again (walkdir's type may come from readdir): links, FIFOs, devices and
-        // paths over PATH_MAX are refused here, one by one.
-        let meta = match take_regular(e.path(), &rel, &mut taken) {
-            Ok(m) => m,
-            Err(why) => {
-                if !refused.iter().any(|(p, _)| *p == rel) {
-                    refused.push((rel, why));
-                }
-                continue;
-            }
-        };
-        let first = rel.split('/').next().unwrap_or("");
-        let in_host_dir = rel.contains('/') && looks_like_host(first) && first != "hts-cache";
-        let is_meta = rel.ends_with(".panaccess-mime.types");
-        if !in_host_dir || is_meta {
-            aux.push(InstanceAux { path: e.path().to_path_buf(), relative: rel });
-            continue;
-        }
-        let size = meta.len();
+    drop(names);
+    let mut files = Vec::with_capacity(walked.len());
+    for Walked { path, rel, size } in walked {
         let cached = cache_entries.get(&rel);
         let (url, url_source) = if let Some(c) = cached {
             (c.url.clone(), UrlSource::Cache)
@@ -384,10 +350,10 @@ pub(crate) fn read_tree(
             (u.clone(), UrlSource::UrlMap)
         } else if let Some(t) = new_txt.get(&rel) {
             (t.url.clone(), UrlSource::NewTxt)
-        } else if let Some(u) = mirrored_from(e.path()) {
+        } else if let Some(u) = mirrored_from(&path) {
             (u, UrlSource::Comment)
         } else {
-            (layout_url(&raw_relative(root, e.path())), UrlSource::Layout)
+            (layout_url(&raw_relative(root, &path)), UrlSource::Layout)
         };
         let (mime, mime_source) = if let Some(m) = cached.and_then(|c| c.content_type.clone()) {
             (m, "hts-cache/new.zip")
@@ -398,7 +364,7 @@ pub(crate) fn read_tree(
         {
             (m, "hts-cache/new.txt")
         } else {
-            super::mirror::type_by_name_and_content(e.path(), &rel)
+            super::mirror::type_by_name_and_content(&path, &rel)
         };
         let (capture, capture_from_cache) = match new_txt.get(&rel).and_then(|t| t.time) {
             Some(tod) => {
@@ -413,12 +379,12 @@ pub(crate) fn read_tree(
             None => (time, false),
         };
         files.push(MirrorFile {
-            path: e.path().to_path_buf(),
+            path,
             save_path: rel,
             url,
             url_source,
             mime,
-            mime_source: mime_source.to_string(),
+            mime_source,
             capture,
             capture_from_cache,
             capture_source: None,
@@ -451,6 +417,83 @@ pub(crate) fn read_tree(
         found,
         missing,
     })
+}
+
+/// A mirror file the walk found: its path, save path and size.
+struct Walked {
+    path: PathBuf,
+    rel: String,
+    size: u64,
+}
+
+/// Walks a mirror tree in name order: its mirror files (regular files in `<host>/`
+/// directories), its other files, and the MIME types `.panaccess-mime.types` files force.
+/// What cannot be read, and what is not a regular file, is refused one by one.
+fn walk_tree(
+    root: &Path,
+    refused: &mut Vec<(String, String)>,
+) -> (Vec<Walked>, Vec<InstanceAux>, HashMap<String, String>) {
+    let mut files = Vec::new();
+    let mut aux = Vec::new();
+    let mut panaccess: HashMap<String, String> = HashMap::new();
+    let mut taken = HashSet::new();
+    let walk = walkdir::WalkDir::new(root).sort_by_file_name().follow_links(false);
+    for e in walk {
+        // A directory that cannot be read (or whose path is over PATH_MAX) costs itself only.
+        let e = match e {
+            Ok(e) => e,
+            Err(e) => {
+                let at = e.path().map(|p| name_text(root, p)).unwrap_or_default();
+                refused.push((at, format!("not read: {e}")));
+                continue;
+            }
+        };
+        let rel = name_text(root, e.path());
+        if rel.is_empty() || e.file_type().is_dir() {
+            continue;
+        }
+        // lstat again (walkdir's type may come from readdir): links, FIFOs, devices and
+        // paths over PATH_MAX are refused here, one by one.
+        let meta = match take_regular(e.path(), &rel, &mut taken) {
+            Ok(m) => m,
+            Err(why) => {
+                if !refused.iter().any(|(p, _)| *p == rel) {
+                    refused.push((rel, why));
+                }
+                continue;
+            }
+        };
+        if e.file_name() == ".panaccess-mime.types" {
+            read_panaccess(root, e.path(), &mut panaccess);
+        }
+        let first = rel.split('/').next().unwrap_or("");
+        let in_host_dir = rel.contains('/') && looks_like_host(first) && first != "hts-cache";
+        let is_meta = rel.ends_with(".panaccess-mime.types");
+        if !in_host_dir || is_meta {
+            aux.push(InstanceAux { path: e.path().to_path_buf(), relative: rel });
+            continue;
+        }
+        files.push(Walked { path: e.into_path(), rel, size: meta.len() });
+    }
+    (files, aux, panaccess)
+}
+
+/// A `.panaccess-mime.types` file's `<Files "NAME">` / `ForceType TYPE` pairs, keyed by the
+/// save path of the file of its directory they name.
+fn read_panaccess(root: &Path, path: &Path, out: &mut HashMap<String, String>) {
+    let dir = name_text(root, path.parent().unwrap_or(root));
+    let Ok(bytes) = layout::read_bounded(path, MAX_PANACCESS) else { return };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("<Files \"").and_then(|r| r.strip_suffix("\">")) {
+            current = Some(rest.to_string());
+        } else if let (Some(f), Some(mime)) = (&current, l.strip_prefix("ForceType ")) {
+            let key = if dir.is_empty() { f.clone() } else { format!("{dir}/{f}") };
+            out.insert(key, escape_controls(mime.trim()));
+        }
+    }
 }
 
 fn raw_relative(root: &Path, path: &Path) -> Vec<u8> {
@@ -525,17 +568,38 @@ pub(crate) fn mime_by_extension(path: &str) -> &'static str {
 /// which the zip crate (and Python's zipfile) only expose from the central directory, where
 /// they are empty. Entry bodies are not needed (the files themselves are in the mirror), so
 /// they are skipped as the file streams by: memory holds the names and header blocks only, at
-/// most [`MAX_CACHE_INDEX`] bytes of them. An `X-Save` name that would leave the instance
-/// (absolute, `..`) is dropped: it could only ever select a file the walk found anyway.
-fn read_cache_zip(file: File) -> io::Result<HashMap<String, CacheEntry>> {
+/// most [`MAX_CACHE_INDEX`] bytes of them, and only for the files the walk found (`walked`).
+/// An `X-Save` name that would leave the instance (absolute, `..`) is dropped: it could only
+/// ever select a file the walk found anyway. `None` when the file is no zip at all (neither
+/// empty nor starting with an entry or an empty zip's end record).
+fn read_cache_zip(
+    file: File,
+    walked: &HashSet<&str>,
+) -> io::Result<Option<HashMap<String, CacheEntry>>> {
     const SIG: [u8; 4] = [0x50, 0x4b, 0x03, 0x04];
+    const EMPTY: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
     let mut r = BufReader::with_capacity(1 << 16, file);
     let mut out = HashMap::new();
     let mut kept = 0u64;
     let mut sig = [0u8; 4];
-    // A cache cut short (HTTrack killed) ends anywhere: keep what was read.
-    if !read_full(&mut r, &mut sig)? || sig != SIG {
-        return Ok(out);
+    let mut at = 0;
+    while at < 4 {
+        let n = r.read(&mut sig[at..])?;
+        if n == 0 {
+            break;
+        }
+        at += n;
+    }
+    // A cache cut short (HTTrack killed) ends anywhere: keep what was read. One that does not
+    // start as a zip is something else.
+    if at == 0 || (at == 4 && sig == EMPTY) {
+        return Ok(Some(out));
+    }
+    if sig[..at] != SIG[..at] {
+        return Ok(None);
+    }
+    if at < 4 {
+        return Ok(Some(out));
     }
     loop {
         let mut h = [0u8; 26];
@@ -570,7 +634,9 @@ fn read_cache_zip(file: File) -> io::Result<HashMap<String, CacheEntry>> {
                 }
             }
         }
-        if let Some(s) = save.and_then(|s| layout::confined_name(&s).ok()) {
+        if let Some(s) = save.and_then(|s| layout::confined_name(&s).ok())
+            && walked.contains(s.as_str())
+        {
             let url = if url.contains("://") { url } else { format!("http://{url}") };
             out.insert(s, CacheEntry { url, headers, content_type });
         }
@@ -585,7 +651,7 @@ fn read_cache_zip(file: File) -> io::Result<HashMap<String, CacheEntry>> {
             break;
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Fills `buf`; false when the input ends first.
@@ -621,8 +687,11 @@ fn seek_signature(r: &mut impl BufRead, sig: &[u8; 4]) -> io::Result<bool> {
 /// bytes, or `None` (absent, or refused with the reason in `refused`).
 fn open_side_file(root: &Path, name: &str, refused: &mut Vec<(String, String)>) -> Option<File> {
     let path = root.join(name);
+    // The walk (before) refuses a link or special file too: listed once.
     let refuse = |refused: &mut Vec<(String, String)>, why: String| {
-        refused.push((name.to_string(), why));
+        if !refused.iter().any(|(p, _)| p == name) {
+            refused.push((name.to_string(), why));
+        }
         None
     };
     let file = match layout::open_regular(&path) {
@@ -644,6 +713,7 @@ fn read_url_map(
     root: &Path,
     pi: Option<&str>,
     instance: &str,
+    walked: &HashSet<&str>,
     refused: &mut Vec<(String, String)>,
 ) -> HashMap<String, String> {
     let mut out = HashMap::new();
@@ -661,7 +731,9 @@ fn read_url_map(
                 local = rest.to_string();
             }
         }
-        if let Ok(local) = layout::confined_name(&local) {
+        if let Ok(local) = layout::confined_name(&local)
+            && walked.contains(local.as_str())
+        {
             out.insert(local, escape_controls(url.trim()));
         }
     });
@@ -678,7 +750,11 @@ struct NewTxt {
 }
 
 /// `hts-cache/new.txt`: tab-separated; time of day, ..., MIME, Etag|Date, URL, local file.
-fn read_new_txt(root: &Path, refused: &mut Vec<(String, String)>) -> HashMap<String, NewTxt> {
+fn read_new_txt(
+    root: &Path,
+    walked: &HashSet<&str>,
+    refused: &mut Vec<(String, String)>,
+) -> HashMap<String, NewTxt> {
     let mut out = HashMap::new();
     let name = "hts-cache/new.txt";
     let Some(file) = open_side_file(root, name, refused) else { return out };
@@ -690,7 +766,7 @@ fn read_new_txt(root: &Path, refused: &mut Vec<(String, String)>) -> HashMap<Str
         let line = String::from_utf8_lossy(line);
         let line = line.trim_end_matches(['\r', '\n']);
         let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() < 9 || cols[8].is_empty() {
+        if cols.len() < 9 || cols[8].is_empty() || !walked.contains(cols[8]) {
             return;
         }
         out.insert(
@@ -717,6 +793,8 @@ pub struct InstanceCaptures<'a> {
     inst: &'a Instance,
     next: usize,
     quirks: Vec<Quirk>,
+    /// Quirks past [`QuirkLog::LIMIT`], only counted.
+    dropped: u64,
 }
 
 impl<'a> InstanceCaptures<'a> {
@@ -740,7 +818,12 @@ impl<'a> InstanceCaptures<'a> {
                     f.url
                 ),
             });
-        InstanceCaptures { inst, next: 0, quirks: refused.chain(guessed).collect() }
+        // Kept up to the quirk log's limit and counted beyond: a mirror of a million files
+        // none of which has a recorded URL would otherwise hold a million sentences.
+        let mut all = refused.chain(guessed);
+        let quirks: Vec<Quirk> = all.by_ref().take(QuirkLog::LIMIT).collect();
+        let dropped = all.count() as u64;
+        InstanceCaptures { inst, next: 0, quirks, dropped }
     }
 }
 
@@ -761,7 +844,7 @@ impl MirrorFile {
     /// Where its capture time came from, and whether that is a stand-in for its own fetch
     /// time (the instance directory's time, a crawl's start, `--capture-date`).
     fn date_source(&self) -> DateSource {
-        let label = self.capture_source.clone().unwrap_or_else(|| {
+        let label = self.capture_source.as_deref().map(str::to_string).unwrap_or_else(|| {
             if self.capture_from_cache { "hts-cache/new.txt" } else { "instance directory name" }
                 .to_string()
         });
@@ -782,7 +865,7 @@ impl MirrorFile {
             warc_fields_line("mirror-path", &self.save_path),
             warc_fields_line("url-source", url_source_name(self.url_source)),
             warc_fields_line("capture-time-source", &date_source.label),
-            warc_fields_line("mime-source", &self.mime_source),
+            warc_fields_line("mime-source", self.mime_source),
         ]
         .concat();
         if let Some(h) = &self.cache_headers {
@@ -832,6 +915,10 @@ impl CaptureSource for InstanceCaptures<'_> {
 
     fn quirks(&self) -> &[Quirk] {
         &self.quirks
+    }
+
+    fn quirks_dropped(&self) -> u64 {
+        self.dropped
     }
 
     fn side_files(&self) -> Vec<SideFile> {

@@ -1,5 +1,6 @@
-//! Mutation fuzzing of the ARC reader, the WARC reader and the METS validator (issue 13,
-//! "Checked by"): corpus files mutated by a seeded mutator (bit flips, byte insertions and
+//! Mutation fuzzing of the ARC reader, the WARC reader, the METS validator (issue 13,
+//! "Checked by") and the mirror side-file readers (wget log, HTTrack log, cache index and zip,
+//! `url.map`; issue 24): corpus files mutated by a seeded mutator (bit flips, byte insertions and
 //! deletions, splices between files, truncations, length-field edits, gzip member splitting
 //! and empty members). Each target runs in a child process with an address-space limit, for a
 //! bounded time; every case must not panic, must end, and must stay within the limit. The ARC
@@ -297,11 +298,106 @@ fn mets_case(path: &Path, case: u64) {
     let _ = validate_mets(path, &opts);
 }
 
+/// The side files of a mirror the mirror target mutates, one a case: the wget log, then
+/// HTTrack's log, cache index, `url.map` and cache zip; last, a mirror's own `.zip`.
+const MIRROR_FILES: [&str; 6] = [
+    "wget-log",
+    "hts-log.txt",
+    "hts-cache/new.txt",
+    "url.map",
+    "hts-cache/new.zip",
+    "../mirror.zip",
+];
+
+/// Seeds of the mirror target, one per [`MIRROR_FILES`] name, about the files of
+/// [`mirror_case`]'s mirror.
+fn mirror_seeds() -> Vec<Vec<u8>> {
+    let mut log = String::new();
+    for (url, path) in [
+        ("http://www.e.org/", "www.e.org/index.html"),
+        ("http://www.e.org/a?x=1", "/home/u/dl/www.e.org/a"),
+        ("http://www.e.org:8080/b", "./www.e.org:8080/b"),
+    ] {
+        log.push_str(&format!(
+            "--2024-01-02 10:11:12--  {url}\nResolving www.e.org... 1.2.3.4\n\
+             HTTP request sent, awaiting response... 200 OK\nLength: 10 [text/html]\n\
+             Saving to: \u{2018}{path}\u{2019}\n\n"
+        ));
+    }
+    let hts_log = "HTTrack3.49-2 launched on Tue, 02 Jan 2024 10:11:12 at http://www.e.org/ +*\n";
+    let new_txt = "date\tsize\tflags\tstatuscode\tstatus\tMIME\tEtag|Date\tURL\tlocalfile\t(from)\n\
+        10:11:12\t10/10\t---M--\t200\tadded ('OK')\ttext/html\tdate:x\thttp://www.e.org/\t\
+        www.e.org/index.html\t(from )\n";
+    let url_map = "http://www.e.org/a?x=1^^www.e.org/a\nhttp://www.e.org/^^www.e.org/index.html\n";
+    // One local header whose extra field is HTTrack's header block, as new.zip holds them.
+    let mut cache = Vec::new();
+    let extra = b"X-In-Cache: 1\r\nContent-Type: text/html\r\nX-Save: www.e.org/index.html\r\n";
+    let name = b"http://www.e.org/";
+    cache.extend_from_slice(&[0x50, 0x4b, 0x03, 0x04, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    cache.extend_from_slice(&[0; 4]);
+    cache.extend_from_slice(&2u32.to_le_bytes());
+    cache.extend_from_slice(&2u32.to_le_bytes());
+    cache.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    cache.extend_from_slice(&(extra.len() as u16).to_le_bytes());
+    cache.extend_from_slice(name);
+    cache.extend_from_slice(extra);
+    cache.extend_from_slice(b"ok");
+    // A mirror's .zip: its folder, a log, pages, a directory entry.
+    let mut z = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default();
+    for (name, data) in [
+        ("site/wget-log", log.as_bytes()),
+        ("site/www.e.org/index.html", b"<title>x</title>".as_slice()),
+        ("site/www.e.org/a", b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".as_slice()),
+    ] {
+        z.start_file(name, opts).unwrap();
+        z.write_all(data).unwrap();
+    }
+    z.add_directory("site/www.e.org/d/", opts).unwrap();
+    let mirror_zip = z.finish().unwrap().into_inner();
+    vec![log.into_bytes(), hts_log.into(), new_txt.into(), url_map.into(), cache, mirror_zip]
+}
+
+/// Mirror side files: the case's file mutated, the others as seeded, then the mirror read
+/// as wget's (the wget log) or HTTrack's (the others); or a mutated mirror `.zip` unpacked
+/// and read. Reading may refuse; it must not panic, and no unpacked copy may stay.
+fn mirror_case(root: &Path, which: usize, data: &[u8], seeds: &[Vec<u8>]) {
+    use webaip::sources::mirror::{MirrorKind, MirrorOptions, read_mirror};
+    let opts = MirrorOptions {
+        url_prefix: None,
+        capture_date: chrono::DateTime::from_timestamp(1_700_000_000, 0),
+        zone: webaip::sources::pandas::Zone::Utc,
+        name: None,
+    };
+    if which == MIRROR_FILES.len() - 1 {
+        let work = root.with_file_name("unzip");
+        std::fs::create_dir_all(&work).unwrap();
+        let zip = work.join("mirror.zip");
+        std::fs::write(&zip, data).unwrap();
+        if let Ok(u) = webaip::sources::unzip::unpack_zip(&zip, &work, 100) {
+            let _ = read_mirror(&u.root, u.kind, &opts);
+        }
+        let left = std::fs::read_dir(&work).unwrap().count();
+        assert_eq!(left, 1, "an unpacked copy is left in {}", work.display());
+        return;
+    }
+    std::fs::create_dir_all(root.join("www.e.org")).unwrap();
+    std::fs::create_dir_all(root.join("hts-cache")).unwrap();
+    std::fs::write(root.join("www.e.org/index.html"), b"<title>x</title>").unwrap();
+    std::fs::write(root.join("www.e.org/a"), b"a").unwrap();
+    for (i, name) in MIRROR_FILES.iter().enumerate().take(MIRROR_FILES.len() - 1) {
+        std::fs::write(root.join(name), if i == which { data } else { &seeds[i] }).unwrap();
+    }
+    let kind = if which == 0 { MirrorKind::Wget } else { MirrorKind::Httrack };
+    let _ = read_mirror(root, kind, &opts);
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Target {
     Arc,
     Warc,
     Mets,
+    Mirror,
 }
 
 impl Target {
@@ -310,6 +406,7 @@ impl Target {
             Target::Arc => "arc",
             Target::Warc => "warc",
             Target::Mets => "mets",
+            Target::Mirror => "mirror",
         }
     }
     fn test(self) -> &'static str {
@@ -317,6 +414,7 @@ impl Target {
             Target::Arc => "fuzz::harness::arc_reader",
             Target::Warc => "fuzz::harness::warc_reader",
             Target::Mets => "fuzz::harness::mets_validator",
+            Target::Mirror => "fuzz::harness::mirror_logs",
         }
     }
 }
@@ -338,6 +436,7 @@ fn seeds(target: Target, scratch: &Path) -> Vec<Vec<u8>> {
             }
             v
         }
+        Target::Mirror => mirror_seeds(),
     }
 }
 
@@ -354,6 +453,7 @@ fn child_loop(target: Target) {
         Target::Arc => "arc",
         Target::Warc => "warc",
         Target::Mets => "xml",
+        Target::Mirror => "txt",
     };
     let input = scratch.join(format!("input.{ext}"));
     let began = Instant::now();
@@ -361,13 +461,19 @@ fn child_loop(target: Target) {
     while done < cases && began.elapsed() < Duration::from_secs(seconds) {
         let case = start + done;
         let mut rng = Rng::new(seed, case);
-        let data = mutated(&mut rng, &seeds);
+        // The mirror target mutates one side file a case, from its own seed.
+        let which = (case % seeds.len() as u64) as usize;
+        let data = match target {
+            Target::Mirror => mutated(&mut rng, &seeds[which..=which]),
+            _ => mutated(&mut rng, &seeds),
+        };
         std::fs::write(&input, &data).unwrap();
         std::fs::write(&progress, case.to_string()).unwrap();
         match target {
             Target::Arc => arc_case(&input, &data, case, &scratch),
             Target::Warc => warc_case(&input),
             Target::Mets => mets_case(&input, case),
+            Target::Mirror => mirror_case(&scratch.join("mirror"), which, &data, &seeds),
         }
         done += 1;
     }
@@ -445,4 +551,9 @@ fn warc_reader() {
 #[test]
 fn mets_validator() {
     run(Target::Mets);
+}
+
+#[test]
+fn mirror_logs() {
+    run(Target::Mirror);
 }

@@ -60,7 +60,8 @@ pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
     } else {
         print_text(&listing, args.all_statuses);
     }
-    Ok(0)
+    // Files refused by the source (each among the quirks): listed, but a run with findings.
+    Ok(if listing.counts.refused > 0 { super::EXIT_FINDINGS } else { 0 })
 }
 
 /// `text` cut to at most `columns` terminal columns, an ellipsis marking a cut.
@@ -124,10 +125,12 @@ fn print_text(l: &PageListing, statuses: bool) {
     } else {
         String::new()
     };
-    let quirks = if c.quirks > 0 {
-        format!("; {} quirk(s) in the source (--json lists them)", c.quirks)
-    } else {
-        String::new()
+    let quirks = match (c.quirks, c.refused) {
+        (0, _) => String::new(),
+        (q, 0) => format!("; {q} quirk(s) in the source (--json lists them)"),
+        (q, r) => {
+            format!("; {q} quirk(s) in the source, {r} of them file(s) REFUSED (--json lists them)")
+        }
     };
     println!(
         "{} page(s) at {} URL(s), of {} capture(s) read{left_out}{quirks}",

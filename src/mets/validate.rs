@@ -33,7 +33,11 @@ use crate::profile::Profile;
 
 mod entities;
 
-use super::reader::{NS_METS, NS_PREMIS2, NS_PREMIS3};
+use super::reader::{NS_METS, NS_MODS, NS_PREMIS2, NS_PREMIS3};
+use crate::formats::warc::header::is_w3cdtf;
+
+/// Dates that no W3C-DTF can state reported one by one; the others are counted in one finding.
+const MAX_DATE_FINDINGS: u64 = 100;
 const NS_RIGHTS: &str = super::descriptive::RIGHTS_NS;
 
 /// How serious a finding is.
@@ -276,6 +280,8 @@ struct Checker {
     /// PREMIS objects by identifier.
     object_facts: HashMap<String, ObjectFacts>,
     xml_error: bool,
+    /// Dates no W3C-DTF can state (a year past 9999), and the first one's place.
+    bad_dates: u64,
 }
 
 impl Checker {
@@ -298,6 +304,7 @@ impl Checker {
             rights_mds: 0,
             rights_ext: Vec::new(),
             rights_current: None,
+            bad_dates: 0,
             file_sec: false,
             groups: Vec::new(),
             current_group: String::new(),
@@ -433,10 +440,36 @@ impl Checker {
         ns == NS_PREMIS3 || ns == NS_PREMIS2
     }
 
+    /// Reports a date WARC and the METS cannot state (W3C-DTF, four-digit years): a
+    /// capture dated `+10000-01-01T00:00:00Z` is no capture date.
+    fn check_date(&mut self, element: &str, what: &str, value: &str, at: Pos) {
+        if is_w3cdtf(value.trim()) {
+            return;
+        }
+        self.bad_dates += 1;
+        if self.bad_dates <= MAX_DATE_FINDINGS {
+            let shown: String = value.chars().take(64).collect();
+            self.error(
+                "DATE",
+                element,
+                at,
+                format!(
+                    "{what} {shown:?} is no W3C-DTF date (a four-digit year from 0001, as WARC-Date \
+                     and xs:dateTime state dates)"
+                ),
+            );
+        }
+    }
+
     fn start(&mut self, e: &Element, offset: Pos) {
         let (ns, local) = (e.ns.as_str(), e.local.as_str());
         let attr = |name: &str| e.attr(name).map(str::to_string);
         if ns == NS_METS {
+            for name in ["CREATED", "CREATEDATE", "LASTMODDATE"] {
+                if let Some(v) = e.attr(name) {
+                    self.check_date(local, name, v, offset);
+                }
+            }
             if let Some(id) = attr("ID") {
                 if let Some(&(first, _)) = self.ids.get(&id) {
                     self.error(
@@ -561,9 +594,17 @@ impl Checker {
                 | "relationshipSubType"
                 | "relatedObjectIdentifierValue"
                 | "linkingAgentIdentifierValue"
-                | "linkingObjectIdentifierValue" => self.text = Some(String::new()),
+                | "linkingObjectIdentifierValue"
+                | "eventDateTime"
+                | "dateCreatedByApplication" => self.text = Some(String::new()),
                 _ => {}
             }
+        } else if ns == NS_MODS
+            && local == "dateCaptured"
+            && e.attr("encoding").is_some_and(|v| v.eq_ignore_ascii_case("w3cdtf"))
+        {
+            // Only a date that says it is W3C-DTF is held to it (MODS knows other encodings).
+            self.text = Some(String::new());
         } else if ns == NS_RIGHTS {
             match local {
                 "rights" => self.rights_current = Some((String::new(), String::new(), offset)),
@@ -669,6 +710,9 @@ impl Checker {
                         e.objects.push(text);
                     }
                 }
+                "eventDateTime" | "dateCreatedByApplication" => {
+                    self.check_date(local, "the date", &text, offset);
+                }
                 "event" => {
                     if let Some(e) = self.event.take() {
                         if let Some(a) = &self.amd_current {
@@ -682,6 +726,8 @@ impl Checker {
                 }
                 _ => {}
             }
+        } else if ns == NS_MODS && local == "dateCaptured" && !text.is_empty() {
+            self.check_date(local, "the capture date", &text, offset);
         } else if ns == NS_RIGHTS {
             match local {
                 "access" => {
@@ -1186,6 +1232,18 @@ impl Checker {
     fn finish(&mut self) {
         if self.xml_error {
             return;
+        }
+        if self.bad_dates > MAX_DATE_FINDINGS {
+            self.findings.push(Finding {
+                severity: Severity::Error,
+                rule: "DATE".into(),
+                line: None,
+                element: String::new(),
+                message: format!(
+                    "{} more dates that no W3C-DTF states, not listed one by one",
+                    self.bad_dates - MAX_DATE_FINDINGS
+                ),
+            });
         }
         let refs = std::mem::take(&mut self.refs);
         for (attr, value, element, offset, rule) in refs {

@@ -194,11 +194,16 @@ pub struct Quirk {
 pub(crate) const NOT_A_CAPTURE: &str = "not-a-capture";
 
 /// Quirks as a source meets them: the first [`QuirkLog::LIMIT`] kept, the others only counted,
-/// so that a file with millions of oddities does not fill memory.
+/// so that a file with millions of oddities does not fill memory. Refusals (a file or entry
+/// not read at all: a link, a FIFO, a path over `PATH_MAX`, a file over a bound) are quirks
+/// too, and are also listed on their own (up to [`QuirkLog::LIMIT`] more) and counted
+/// exactly: they make the run one with findings, as in every source.
 #[derive(Debug, Default)]
 pub(crate) struct QuirkLog {
     kept: Vec<Quirk>,
     dropped: u64,
+    refused: Vec<(String, String)>,
+    refusals: u64,
 }
 
 impl QuirkLog {
@@ -210,21 +215,47 @@ impl QuirkLog {
 
     /// Keeps a quirk at a byte offset of `file`, or counts it past the limit (what is [`NOT_A_CAPTURE`]
     /// by design is only kept, never counted: it is no oddity).
-    pub(crate) fn at_offset(&mut self, file: &str, offset: u64, kind: &str, mut detail: String) {
+    pub(crate) fn at_offset(&mut self, file: &str, offset: u64, kind: &str, detail: String) {
+        self.note(file, None, Some(offset), kind, detail);
+    }
+
+    /// Keeps a quirk of `file` at a line, an offset or neither, or counts it past the limit.
+    pub(crate) fn note(
+        &mut self,
+        file: &str,
+        line: Option<u64>,
+        offset: Option<u64>,
+        kind: &str,
+        detail: String,
+    ) {
         if self.kept.len() >= Self::LIMIT {
             self.dropped += u64::from(kind != NOT_A_CAPTURE);
             return;
         }
-        if detail.len() > Self::DETAIL_MAX {
-            let mut end = Self::DETAIL_MAX;
-            while !detail.is_char_boundary(end) {
-                end -= 1;
-            }
-            detail.truncate(end);
-            detail.push_str(" [cut]");
-        }
+        let detail = cut(detail, Self::DETAIL_MAX);
         let (file, kind) = (file.to_string(), kind.to_string());
-        self.kept.push(Quirk { detail, file, kind, line: None, offset: Some(offset) });
+        self.kept.push(Quirk { detail, file, kind, line, offset });
+    }
+
+    /// Refuses `file` (not read, or not read as a capture): a quirk of `kind`, listed among
+    /// the refusals and counted.
+    pub(crate) fn refuse(&mut self, file: &str, offset: Option<u64>, kind: &str, why: String) {
+        self.refusals += 1;
+        if self.refused.len() < Self::LIMIT {
+            self.refused.push((file.to_string(), cut(why.clone(), Self::DETAIL_MAX)));
+        }
+        self.note(file, None, offset, kind, why);
+    }
+
+    /// Takes the quirks one file's parser met (`line`: their positions are line numbers, else
+    /// byte offsets), and counts those it only counted.
+    pub(crate) fn take_file(&mut self, file: &str, quirks: FileQuirks, line: bool) {
+        let FileQuirks { kept, dropped, .. } = quirks;
+        for (at, kind, detail) in kept {
+            let (l, o) = if line { (at, None) } else { (None, at) };
+            self.note(file, l, o, kind, detail);
+        }
+        self.dropped += dropped;
     }
 
     /// The quirks kept.
@@ -235,6 +266,66 @@ impl QuirkLog {
     /// The oddities met past the limit.
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// The refusals listed (file, why) and how many there were.
+    pub(crate) fn refusals(&self) -> (&[(String, String)], u64) {
+        (&self.refused, self.refusals)
+    }
+}
+
+/// `detail` cut to at most `max` bytes (on a character boundary), marked when cut.
+fn cut(mut detail: String, max: usize) -> String {
+    if detail.len() > max {
+        let mut end = max;
+        while !detail.is_char_boundary(end) {
+            end -= 1;
+        }
+        detail.truncate(end);
+        detail.push_str(" [cut]");
+    }
+    detail
+}
+
+/// A quirk as one file's parser meets it: where (a line or an offset), its kind, the detail.
+pub(crate) type FileQuirk = (Option<u64>, &'static str, String);
+
+/// The quirks of one file while it is parsed: at most [`FileQuirks::PER_KIND`] of each kind
+/// kept, the others counted, so that a 1 MiB file of 500,000 odd lines holds no 500,000
+/// entries (then [`QuirkLog::take_file`] bounds the whole run).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct FileQuirks {
+    kept: Vec<FileQuirk>,
+    per_kind: Vec<(&'static str, usize)>,
+    dropped: u64,
+}
+
+impl FileQuirks {
+    /// Quirks of one kind kept per file (as the ARC reader keeps its anomalies).
+    pub(crate) const PER_KIND: usize = 100;
+
+    /// Keeps a quirk, or counts it when its kind has [`Self::PER_KIND`] already.
+    pub(crate) fn push(&mut self, q: FileQuirk) {
+        let i = match self.per_kind.iter().position(|(k, _)| *k == q.1) {
+            Some(i) => i,
+            None => {
+                self.per_kind.push((q.1, 0));
+                self.per_kind.len() - 1
+            }
+        };
+        let n = &mut self.per_kind[i].1;
+        if *n >= Self::PER_KIND {
+            self.dropped += 1;
+            return;
+        }
+        *n += 1;
+        self.kept.push(q);
+    }
+
+    /// The quirks kept, in the order met.
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> &[FileQuirk] {
+        &self.kept
     }
 }
 
@@ -260,6 +351,12 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// counted).
     fn quirks_dropped(&self) -> u64 {
         0
+    }
+    /// The files refused (not read, or not read as a capture), with why, as far as the source
+    /// lists them, and how many there were: a run with any is one with findings (exit 1), as
+    /// for every source.
+    fn refusals(&self) -> (&[(String, String)], u64) {
+        (&[], 0)
     }
     /// The files that are no capture.
     fn side_files(&self) -> Vec<SideFile>;

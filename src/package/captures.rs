@@ -804,6 +804,8 @@ fn regular_files(root: &Path) -> Vec<(String, PathBuf)> {
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
+        // What the source refuses unread (a path over PATH_MAX) cannot seed anything either.
+        .filter(|e| layout::regular_metadata(e.path()).is_ok())
         .map(|e| (crate::sources::name_text(root, e.path()), e.into_path()))
         .collect();
     out.sort();

@@ -309,7 +309,7 @@ const KW3_FILE: &str = "archive/3f/www.example.se/17/4443a33a26034bd0d1fe8db1240
 /// (the harvest holds one), and when none, the mutated file kept as a side file.
 fn read_capture_source(mut src: impl webaip::sources::capture::CaptureSource, file: &str) {
     let mut captures = 0;
-    while let Some(c) = src.next() {
+    for c in src.by_ref() {
         let c = c.unwrap_or_else(|e| panic!("one bad file stopped the harvest: {e}"));
         let mut payload = c.payload.open().unwrap_or_else(|e| panic!("payload: {e}"));
         let n = io::copy(&mut payload, &mut io::sink()).unwrap();

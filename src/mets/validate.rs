@@ -34,9 +34,10 @@ use crate::profile::Profile;
 mod entities;
 
 use super::reader::{NS_METS, NS_MODS, NS_PREMIS2, NS_PREMIS3};
-use crate::formats::warc::header::is_w3cdtf;
+use crate::formats::warc::header::is_stateable_date;
 
-/// Dates that no W3C-DTF can state reported one by one; the others are counted in one finding.
+/// Dates no WARC-Date or METS date can state reported one by one; the others are counted in
+/// one finding.
 const MAX_DATE_FINDINGS: u64 = 100;
 const NS_RIGHTS: &str = super::descriptive::RIGHTS_NS;
 
@@ -280,7 +281,7 @@ struct Checker {
     /// PREMIS objects by identifier.
     object_facts: HashMap<String, ObjectFacts>,
     xml_error: bool,
-    /// Dates no W3C-DTF can state (a year past 9999), and the first one's place.
+    /// Dates WARC and the METS cannot state (a year past 9999).
     bad_dates: u64,
 }
 
@@ -440,10 +441,10 @@ impl Checker {
         ns == NS_PREMIS3 || ns == NS_PREMIS2
     }
 
-    /// Reports a date WARC and the METS cannot state (W3C-DTF, four-digit years): a
-    /// capture dated `+10000-01-01T00:00:00Z` is no capture date.
+    /// Reports a date WARC and the METS cannot state (W3C-DTF, `xs:dateTime`: four-digit
+    /// years): a capture dated `+10000-01-01T00:00:00Z` is no capture date.
     fn check_date(&mut self, element: &str, what: &str, value: &str, at: Pos) {
-        if is_w3cdtf(value.trim()) {
+        if is_stateable_date(value.trim()) {
             return;
         }
         self.bad_dates += 1;
@@ -454,8 +455,8 @@ impl Checker {
                 element,
                 at,
                 format!(
-                    "{what} {shown:?} is no W3C-DTF date (a four-digit year from 0001, as WARC-Date \
-                     and xs:dateTime state dates)"
+                    "{what} {shown:?} is no date WARC or the METS can state (W3C-DTF or \
+                     xs:dateTime with a four-digit year from 0001)"
                 ),
             );
         }
@@ -594,9 +595,7 @@ impl Checker {
                 | "relationshipSubType"
                 | "relatedObjectIdentifierValue"
                 | "linkingAgentIdentifierValue"
-                | "linkingObjectIdentifierValue"
-                | "eventDateTime"
-                | "dateCreatedByApplication" => self.text = Some(String::new()),
+                | "linkingObjectIdentifierValue" => self.text = Some(String::new()),
                 _ => {}
             }
         } else if ns == NS_MODS
@@ -709,9 +708,6 @@ impl Checker {
                     if let Some(e) = self.event.as_mut() {
                         e.objects.push(text);
                     }
-                }
-                "eventDateTime" | "dateCreatedByApplication" => {
-                    self.check_date(local, "the date", &text, offset);
                 }
                 "event" => {
                     if let Some(e) = self.event.take() {
@@ -1240,7 +1236,7 @@ impl Checker {
                 line: None,
                 element: String::new(),
                 message: format!(
-                    "{} more dates that no W3C-DTF states, not listed one by one",
+                    "{} more dates that WARC and the METS cannot state, not listed one by one",
                     self.bad_dates - MAX_DATE_FINDINGS
                 ),
             });

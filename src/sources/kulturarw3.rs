@@ -25,8 +25,13 @@
 //! capture, reported with its offset, and kept whole as a side file. A file without a closing
 //! delimiter (a write that was cut off) is read to its end and reported.
 //!
-//! The walk is lazy and sorted by name, and follows no link: links, FIFOs and devices are
-//! refused and reported by name.
+//! The walk is lazy and sorted by name, and follows no link: links, FIFOs, devices, paths over
+//! `PATH_MAX` and files that cannot be read are refused and reported by name, as is a file
+//! whose `HTTP-URL` is no absolute URI (empty, `null`, a path): each is listed
+//! ([`CaptureSource::refusals`]: the run exits 1) and costs itself only. Quirks go through the
+//! one bounded log (`QuirkLog`), at most 100 of a kind while one file is parsed, and at most
+//! [`MAX_FIELDS`] fields of a header block are read. A date a WARC cannot state (an epoch past
+//! 9999) is not used: the file is dated by `HTTP-Archive-Time` (inferred) or refused.
 
 use std::collections::HashSet;
 use std::fs::File;

@@ -9,8 +9,15 @@
 //! header has none, and that is reported), the payload is the data file as a segment, and the
 //! `Arc-*` lines go verbatim, with the two source paths, into the concurrent `metadata` record.
 //! Every oddity of §5.4 is tolerated and reported as a [`Quirk`] naming the `.meta` and its
-//! line; files that are no pair become [`SideFile`]s, so no byte of the harvest is lost.
-//! Nothing below the root is followed: links, FIFOs and devices are refused one by one.
+//! line, through the one bounded log (`QuirkLog`: 10,000 kept, the rest counted; while a
+//! `.meta` is parsed, 100 of a kind), so that a 1 MiB `.meta` of 524,000 odd lines holds no
+//! 524,000 entries; files that are no pair become [`SideFile`]s, so no byte of the harvest is
+//! lost. Nothing below the root is followed: links, FIFOs, devices, paths over `PATH_MAX`,
+//! unreadable folders and `.meta` files over [`MAX_META`] are refused one by one, listed
+//! ([`CaptureSource::refusals`]: the run exits 1) and never stop the harvest. An `Arc-Url`
+//! with no scheme (`null`, a path) is refused too (WARC needs an absolute URI); one whose
+//! scheme is not lower case is written in lower case (`HTTP://` -> `http://`), so that every
+//! reader's payload rule finds the header where the writer put it.
 
 use std::collections::{HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -25,7 +32,7 @@ use super::capture::{
     Quirk, QuirkLog, SideFile,
 };
 use super::{name_text, refusal};
-use crate::formats::warc::header::target_uri;
+use crate::formats::warc::header::{target_uri, warc_date_stateable};
 use crate::formats::warc::payload::is_http_uri;
 use crate::layout::{self, ConfineError};
 
@@ -476,7 +483,12 @@ impl NedlibHarvest {
             );
         }
 
-        let (date, date_source) = self.date_of(&pair, &meta, &rel_meta);
+        let Some((date, date_source)) = self.date_of(&pair, &meta, &rel_meta) else {
+            let why = "neither a usable server Date, nor a day folder, nor a modification time \
+                       a WARC-Date can state: no date, so no capture";
+            self.refuse_pair(&pair, &meta_path, "no-date", why);
+            return None;
+        };
 
         let eol: &[u8] = meta.eol.bytes();
         let mut block = meta.side_lines.clone();
@@ -519,8 +531,13 @@ impl NedlibHarvest {
     }
 
     /// The capture's date per the option, falling back to the other source (reported), then to
-    /// the `.meta`'s modification time.
-    fn date_of(&mut self, pair: &Pair, meta: &Meta, rel: &str) -> (DateTime<Utc>, DateSource) {
+    /// the `.meta`'s modification time; `None` when none of them is a date a WARC can state.
+    fn date_of(
+        &mut self,
+        pair: &Pair,
+        meta: &Meta,
+        rel: &str,
+    ) -> Option<(DateTime<Utc>, DateSource)> {
         let folder = pair.folder.as_ref().map(|f| {
             let noon = f.date.and_hms_opt(12, 0, 0).unwrap_or_default().and_utc();
             (noon, format!("folder date {} at 12:00 UTC", f.name))
@@ -566,15 +583,15 @@ impl NedlibHarvest {
         let (date, label) = match chosen {
             Some(c) => c,
             None => {
-                let mtime = std::fs::symlink_metadata(pair.meta())
-                    .and_then(|m| m.modified())
-                    .map(DateTime::<Utc>::from)
-                    .unwrap_or_default();
+                // A modification time is anything a hostile tree sets: only one a WARC-Date
+                // can state is taken (chrono's own conversion panics out of its range).
+                let modified = std::fs::symlink_metadata(pair.meta()).and_then(|m| m.modified());
+                let mtime = stateable_time(modified.ok()?)?;
                 self.quirk(rel, date_line, "date-fallback", "neither a usable server Date nor a day folder: the .meta's modification time is used".into());
                 (mtime, "modification time of the .meta file".to_string())
             }
         };
-        (date, DateSource { label, inferred: true })
+        Some((date, DateSource { label, inferred: true }))
     }
 }
 
@@ -615,6 +632,13 @@ impl CaptureSource for NedlibHarvest {
     fn side_files(&self) -> Vec<SideFile> {
         self.side.clone()
     }
+}
+
+/// A file time as a date a WARC can state, or `None` (before 1970, past 9999: a hostile
+/// tree sets any; chrono's own conversion panics out of its range).
+fn stateable_time(t: std::time::SystemTime) -> Option<DateTime<Utc>> {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    DateTime::<Utc>::from_timestamp(secs.try_into().ok()?, 0).filter(warc_date_stateable)
 }
 
 /// A line end style.
@@ -1399,6 +1423,32 @@ mod tests {
                 format!("2003-7-16/0000/{big}.meta"),
             ]
         );
+    }
+
+    /// A hostile tree's modification time is no date past 9999 (item 11 of issue 24): such a
+    /// pair would be refused rather than dated `+10000-...`.
+    #[test]
+    fn a_modification_time_no_warc_date_can_state_is_not_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("h/misc/0000");
+        std::fs::create_dir_all(&run).unwrap();
+        let meta = run.join(format!("{MD5A}.meta"));
+        std::fs::write(&meta, b"HTTP/1.0 200 OK\nArc-Url: http://h/\nArc-Length: 1\n").unwrap();
+        std::fs::write(run.join(MD5A), b"z").unwrap();
+        let set = |secs: u64| {
+            let f = std::fs::File::options().write(true).open(&meta).unwrap();
+            f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).unwrap();
+        };
+        // File systems clamp what they store (ext4 at 2446), so the rule is checked as such.
+        let at = |secs: u64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        assert!(stateable_time(at(253_402_300_800)).is_none());
+        assert!(stateable_time(at(1 << 45)).is_none(), "no panic past chrono's range");
+        assert!(stateable_time(at(253_402_300_799)).is_some());
+        set(1_058_516_389);
+        let (caps, _, _, _) = all(&tmp.path().join("h"));
+        assert_eq!(caps.len(), 1);
+        assert_eq!(caps[0].date.timestamp(), 1_058_516_389);
+        assert_eq!(caps[0].date_source.label, "modification time of the .meta file");
     }
 
     #[test]

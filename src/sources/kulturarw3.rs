@@ -47,6 +47,7 @@ use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, FileQuirks, Payload, Provenance,
     Quirk, QuirkLog, SideFile,
 };
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::header::{target_uri, uri_text, warc_date_stateable, warc_fields_line};
 use crate::formats::warc::payload::is_http_uri;
 use crate::layout;
@@ -489,7 +490,10 @@ impl Kulturarw3Archive {
         match p.header {
             Some((hs, he)) => {
                 let bytes = &head[hs as usize..he as usize];
-                match bytes.starts_with(b"HTTP/").then(|| blank_line_end(bytes, 0)).flatten() {
+                // A header longer than any reader looks for its end in (the payload rule's
+                // bound) would be read as a whole block by audit and as split by warcio.
+                let end = bytes.starts_with(b"HTTP/").then(|| blank_line_end(bytes, 0)).flatten();
+                match end.filter(|&n| n <= MAX_HTTP_HEADER_LEN) {
                     Some(n) => {
                         let rest = &bytes[n..];
                         // The single LF before a delimiter belongs to the delimiter.
@@ -507,7 +511,12 @@ impl Kulturarw3Archive {
                         quirks.push((
                             Some(hs),
                             "not-http-header",
-                            if bytes.starts_with(b"HTTP/") {
+                            if end.is_some() {
+                                format!(
+                                    "the HTTP header is longer than {MAX_HTTP_HEADER_LEN} bytes \
+                                     (no reader locates its end): written as a resource"
+                                )
+                            } else if bytes.starts_with(b"HTTP/") {
                                 "the Header part has no empty line ending it: written as a \
                                  resource"
                                     .into()

@@ -472,3 +472,27 @@ fn find_attr(xml: &str, name: &str) -> Option<String> {
     let end = xml[at..].find('"')?;
     Some(xml[at..at + end].to_string())
 }
+
+/// Item 4: a Kulturarw3 HTTP header longer than the payload rule's bound (1 MiB) was packaged
+/// as a response whose payload no reader locates (audit warned, warcio split it elsewhere):
+/// now it is a resource, its header bytes kept, and every reader agrees.
+#[test]
+fn a_kulturarw3_header_over_a_mib_is_a_resource_every_reader_agrees_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("k");
+    copy_sample("kulturarw3", &src);
+    let home = std::fs::read(src.join(KW3_DIR).join(KW3_HOME)).unwrap();
+    let at = find(&home, b"HTTP/1.1 200 OK\r\n").unwrap() + 17;
+    let pad = [b"X-Pad: ".as_slice(), &[b'y'; 100], b"\r\n"].concat();
+    let big = [&home[..at], &pad.repeat(11_000), &home[at..]].concat();
+    std::fs::write(src.join(KW3_DIR).join(KW3_HOME), big).unwrap();
+    let out = tmp.path().join("pkg");
+    let (code, r) = package(&src, &out);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["captures"], 10, "{r}");
+    assert!(r["quirk_counts"]["not-http-header"].as_u64().is_some(), "{r}");
+    assert_intact_and_warcio_agrees(&out, &src, "kulturarw3");
+    let audit = webaip(&["audit", "--deep", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(!text.contains("cannot be located"), "{text}");
+}

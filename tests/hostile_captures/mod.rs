@@ -496,3 +496,48 @@ fn a_kulturarw3_header_over_a_mib_is_a_resource_every_reader_agrees_on() {
     let text = String::from_utf8_lossy(&audit.stdout);
     assert!(!text.contains("cannot be located"), "{text}");
 }
+
+/// Item 11: `audit --deep` warns of a `WARC-Date` no W3C-DTF states, as validate reports such a
+/// METS date. The date is changed in place in a package made with stored (level 0) gzip
+/// members, their CRCs made right again; the manifest then no longer matches, but the deep
+/// pass reads the record and names its date.
+#[test]
+fn audit_warns_of_a_warc_date_past_9999() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("pkg");
+    let src = repo().join("samples/kulturarw3");
+    let o = webaip(&[
+        "package",
+        "--no-virus-check",
+        "--quiet",
+        "--level",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let warc = std::fs::read_dir(out.join("content")).unwrap().next().unwrap().unwrap().path();
+    let mut raw = std::fs::read(&warc).unwrap();
+    let at = find(&raw, b"WARC-Type: response").unwrap();
+    let date = at + find(&raw[at..], b"WARC-Date: ").unwrap() + 11;
+    // Same length: the stored deflate blocks keep their framing.
+    raw[date..date + 20].copy_from_slice(b"10000-01-01T00:00:00");
+    // Make every member's CRC right again.
+    let mut pos = 0;
+    while pos < raw.len() {
+        let rest = &raw[pos..];
+        let mut d = flate2::bufread::GzDecoder::new(rest);
+        let mut plain = Vec::new();
+        let _ = d.read_to_end(&mut plain);
+        let len = rest.len() - d.into_inner().len();
+        let mut crc = flate2::Crc::new();
+        crc.update(&plain);
+        raw[pos + len - 8..pos + len - 4].copy_from_slice(&crc.sum().to_le_bytes());
+        pos += len;
+    }
+    std::fs::write(&warc, &raw).unwrap();
+    let audit = webaip(&["audit", "--deep", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(text.contains("[warc-date]") && text.contains("10000-01-01T00:00:00"), "{text}");
+}

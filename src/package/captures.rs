@@ -65,7 +65,7 @@ pub struct CapturesReport {
     pub captures: u64,
     /// WARC records written (warcinfo, captures, their metadata records).
     pub records: u64,
-    /// Quirks by kind.
+    /// Quirks by kind (every one met, those only counted included).
     pub quirk_counts: BTreeMap<String, u64>,
     /// The first quirks, with file and line or offset (the package's quirks log has the
     /// first [`QUIRKS_KEPT`]).
@@ -561,10 +561,17 @@ pub fn build_capture_package(
         manifest.push((rel, sha));
     }
     let quirks = source.quirks();
-    let mut quirk_counts: BTreeMap<String, u64> = BTreeMap::new();
-    for q in quirks {
-        *quirk_counts.entry(q.kind.clone()).or_default() += 1;
-    }
+    // Every quirk met by kind, those only counted included, where the source counts them.
+    let quirk_counts: BTreeMap<String, u64> = match source.quirk_counts() {
+        Some(c) => c.clone(),
+        None => {
+            let mut c = BTreeMap::new();
+            for q in quirks {
+                *c.entry(q.kind.clone()).or_default() += 1;
+            }
+            c
+        }
+    };
     let quirks_rel = layout::in_dir(layout::WEBAIP_LOGS_DIR, &format!("{shape}.quirks.json"));
     // Serialised from the source's own list (no copy of it, no JSON tree of it). The list is
     // bounded (QUIRKS_KEPT); what was only counted is said in `dropped`.

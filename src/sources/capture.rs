@@ -7,6 +7,7 @@
 //! oddities of its input ([`Quirk`], with file and line or offset) and the files it holds that
 //! are no capture ([`SideFile`], kept byte-exact under `logs/`).
 
+use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::PathBuf;
 
@@ -202,6 +203,8 @@ pub(crate) const NOT_A_CAPTURE: &str = "not-a-capture";
 pub(crate) struct QuirkLog {
     kept: Vec<Quirk>,
     dropped: u64,
+    /// Every quirk met by kind, kept or not (kinds are the code's: a few dozen).
+    counts: BTreeMap<String, u64>,
     refused: Vec<(String, String)>,
     refusals: u64,
 }
@@ -212,6 +215,9 @@ impl QuirkLog {
 
     /// Longest detail kept: one from the input (a header value) may be a MiB long.
     const DETAIL_MAX: usize = 1024;
+
+    /// Most kinds counted one by one (the rest as `other`).
+    const KINDS_MAX: usize = 256;
 
     /// Keeps a quirk at a byte offset of `file`, or counts it past the limit (what is [`NOT_A_CAPTURE`]
     /// by design is only kept, never counted: it is no oddity).
@@ -228,11 +234,27 @@ impl QuirkLog {
         kind: &str,
         detail: String,
     ) {
+        self.count(kind, 1);
+        self.keep(file, line, offset, kind, detail);
+    }
+
+    fn count(&mut self, kind: &str, n: u64) {
+        let room = self.counts.len() < Self::KINDS_MAX;
+        match self.counts.get_mut(kind) {
+            Some(c) => *c += n,
+            None if room => {
+                self.counts.insert(kind.to_string(), n);
+            }
+            None => *self.counts.entry("other".into()).or_default() += n,
+        }
+    }
+
+    fn keep(&mut self, file: &str, line: Option<u64>, offset: Option<u64>, kind: &str, d: String) {
         if self.kept.len() >= Self::LIMIT {
             self.dropped += u64::from(kind != NOT_A_CAPTURE);
             return;
         }
-        let detail = cut(detail, Self::DETAIL_MAX);
+        let detail = cut(d, Self::DETAIL_MAX);
         let (file, kind) = (file.to_string(), kind.to_string());
         self.kept.push(Quirk { detail, file, kind, line, offset });
     }
@@ -250,12 +272,20 @@ impl QuirkLog {
     /// Takes the quirks one file's parser met (`line`: their positions are line numbers, else
     /// byte offsets), and counts those it only counted.
     pub(crate) fn take_file(&mut self, file: &str, quirks: FileQuirks, line: bool) {
-        let FileQuirks { kept, dropped, .. } = quirks;
+        let FileQuirks { kept, dropped, per_kind } = quirks;
+        for (kind, n) in per_kind {
+            self.count(kind, n as u64);
+        }
         for (at, kind, detail) in kept {
             let (l, o) = if line { (at, None) } else { (None, at) };
-            self.note(file, l, o, kind, detail);
+            self.keep(file, l, o, kind, detail);
         }
         self.dropped += dropped;
+    }
+
+    /// Every quirk met, by kind (those only counted included).
+    pub(crate) fn counts(&self) -> &BTreeMap<String, u64> {
+        &self.counts
     }
 
     /// The quirks kept.
@@ -296,6 +326,7 @@ pub(crate) type FileQuirk = (Option<u64>, &'static str, String);
 #[derive(Debug, Default, Clone)]
 pub(crate) struct FileQuirks {
     kept: Vec<FileQuirk>,
+    /// Quirks met by kind, kept or not.
     per_kind: Vec<(&'static str, usize)>,
     dropped: u64,
 }
@@ -314,11 +345,11 @@ impl FileQuirks {
             }
         };
         let n = &mut self.per_kind[i].1;
-        if *n >= Self::PER_KIND {
+        *n += 1;
+        if *n > Self::PER_KIND {
             self.dropped += 1;
             return;
         }
-        *n += 1;
         self.kept.push(q);
     }
 
@@ -351,6 +382,10 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// counted).
     fn quirks_dropped(&self) -> u64 {
         0
+    }
+    /// Every quirk met, by kind, those only counted included; `None`: count [`Self::quirks`].
+    fn quirk_counts(&self) -> Option<&BTreeMap<String, u64>> {
+        None
     }
     /// The files refused (not read, or not read as a capture), with why, as far as the source
     /// lists them, and how many there were: a run with any is one with findings (exit 1), as
@@ -412,6 +447,10 @@ macro_rules! one_file_source {
 
             fn quirks_dropped(&self) -> u64 {
                 self.quirks.dropped()
+            }
+
+            fn quirk_counts(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
+                Some(self.quirks.counts())
             }
 
             fn side_files(&self) -> Vec<SideFile> {
@@ -491,6 +530,20 @@ mod tests {
         log.at_offset("f.warc", 0, NOT_A_CAPTURE, "the version block".into());
         assert_eq!(log.kept().len(), QuirkLog::LIMIT);
         assert_eq!(log.dropped(), 5, "oddities past the limit, not the version block");
+        // Counted by kind, all of them; a file's own bound counts what it drops too.
+        assert_eq!(log.counts()["odd"], QuirkLog::LIMIT as u64 + 4);
+        let mut file = FileQuirks::default();
+        for i in 0..FileQuirks::PER_KIND as u64 + 7 {
+            file.push((Some(i), "line", "odd".into()));
+        }
+        file.push((Some(0), "other-kind", "kept: its kind has room".into()));
+        assert_eq!(file.kept().len(), FileQuirks::PER_KIND + 1);
+        let mut log = QuirkLog::default();
+        log.take_file("f.meta", file, true);
+        assert_eq!(log.counts()["line"], FileQuirks::PER_KIND as u64 + 7);
+        assert_eq!(log.dropped(), 7);
+        assert_eq!(log.kept()[0].line, Some(0));
+        assert!(log.kept().iter().any(|q| q.kind == "other-kind"));
     }
 
     #[test]

@@ -872,6 +872,10 @@ impl CaptureSource for Kulturarw3Archive {
         self.quirks.dropped()
     }
 
+    fn quirk_counts(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
+        Some(self.quirks.counts())
+    }
+
     fn refusals(&self) -> (&[(String, String)], u64) {
         self.quirks.refusals()
     }

@@ -163,6 +163,8 @@ fn eight_metas_of_odd_lines_take_flat_memory_and_a_bounded_quirks_log() {
     // Past 100 of a kind in one file, and past 10,000 in all, quirks are only counted.
     let dropped = q["dropped"].as_u64().unwrap();
     assert!(dropped >= lines - 8 * 100, "{dropped} of {lines} odd lines counted only");
+    // The counts by kind are exact, the ones only counted included.
+    assert_eq!(q["counts"]["malformed-header-line"].as_u64(), Some(lines), "{}", q["counts"]);
 }
 
 /// Item 1: eight Kulturarw3 files with 500,000 odd header lines each (2.3 GB before).
@@ -183,6 +185,7 @@ fn eight_kulturarw3_files_of_odd_header_lines_take_flat_memory_and_a_bounded_qui
     let q = package_and_list_measured(&src, tmp.path(), "kulturarw3");
     let dropped = q["dropped"].as_u64().unwrap();
     assert!(dropped >= 8 * (500_000 - 100), "{dropped} odd lines counted only");
+    assert_eq!(q["counts"]["malformed-header-line"].as_u64(), Some(8 * 500_000), "{}", q["counts"]);
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {

@@ -394,10 +394,11 @@ fn print_captures(r: &webaip::package::captures::CapturesReport) {
         let counts: Vec<String> = r.quirk_counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let logged = if r.quirks_dropped > 0 {
             format!(
-                "the first {} in logs/webaip/{}.quirks.json; {} more only counted",
-                webaip::package::captures::QUIRKS_KEPT,
+                "listed in logs/webaip/{}.quirks.json but {} of them, only counted (at most {} \
+                 are listed, and 100 of a kind a file)",
                 r.shape,
-                r.quirks_dropped
+                r.quirks_dropped,
+                webaip::package::captures::QUIRKS_KEPT
             )
         } else {
             format!("all in logs/webaip/{}.quirks.json", r.shape)

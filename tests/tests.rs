@@ -12,6 +12,7 @@ mod entities;
 mod entities_check;
 mod fuzz;
 mod golden;
+mod hostile_captures;
 mod hostile_package;
 mod kulturarw3;
 mod leftovers;

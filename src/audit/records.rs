@@ -14,6 +14,7 @@ use sha2::{Digest, Sha512};
 use super::listing::ListedFile;
 use crate::formats::digest::{DigestLabelError, LabelledDigest, hex};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::header::is_stateable_date;
 use crate::formats::warc::payload::{self, PayloadStart};
 use crate::formats::warc::reader::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::open_regular;
@@ -66,6 +67,19 @@ pub(crate) fn check_block(
     let mut out = BlockCheck::default();
     let header = &head.header;
     let header_len = head.header_len;
+    // A WARC-Date no W3C-DTF states (`+10000-01-01T00:00:00Z`) dates nothing.
+    if let Some(d) = header.get("WARC-Date").filter(|d| !is_stateable_date(d.trim())) {
+        let shown: String = d.chars().take(64).collect();
+        out.problems.push(Problem {
+            severity: Severity::Warning,
+            rule: "warc-date",
+            id: String::new(),
+            message: format!(
+                "WARC-Date {shown:?} is no W3C-DTF date (a four-digit year from 0001): the \
+                 record's date cannot be stated"
+            ),
+        });
+    }
     let mut ranges = Vec::new();
     for b in streams {
         let (Some(sb), Some(se)) = (b.begin, b.end) else { continue };

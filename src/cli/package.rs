@@ -246,7 +246,9 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         } else if !args.quiet {
             print_captures(&r);
         }
-        return Ok(if r.scan.not_scanned > 0 { super::EXIT_FINDINGS } else { 0 });
+        // Files left out or not scanned make it a run with findings, as for every source.
+        let findings = r.scan.not_scanned > 0 || r.refusals > 0;
+        return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
     }
     // PANDAS: one instance directory, or a title directory holding several (one package each).
     if let Input::Pandas { instances, title: several } = &input {
@@ -387,13 +389,26 @@ fn print_captures(r: &webaip::package::captures::CapturesReport) {
         "  {} harvest: {} captures, {} WARC records, {} payload bytes; {} side file(s) in logs/",
         r.shape, r.captures, r.records, r.payload_bytes, r.side_files
     );
+    for (p, why) in &r.refused {
+        println!("  REFUSED {p}: {why}");
+    }
+    if r.refusals > r.refused.len() as u64 {
+        println!("  REFUSED {} more file(s), not listed", r.refusals - r.refused.len() as u64);
+    }
     if !r.quirk_counts.is_empty() {
         let counts: Vec<String> = r.quirk_counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        println!(
-            "  quirks tolerated: {} (all in logs/webaip/{}.quirks.json)",
-            counts.join(", "),
-            r.shape
-        );
+        let logged = if r.quirks_dropped > 0 {
+            format!(
+                "listed in logs/webaip/{}.quirks.json but {} of them, only counted (at most {} \
+                 are listed, and 100 of a kind a file)",
+                r.shape,
+                r.quirks_dropped,
+                webaip::package::captures::QUIRKS_KEPT
+            )
+        } else {
+            format!("all in logs/webaip/{}.quirks.json", r.shape)
+        };
+        println!("  quirks tolerated: {} ({logged})", counts.join(", "));
         for q in r.quirks.iter().take(10) {
             let at = match (q.line, q.offset) {
                 (Some(l), _) => format!(":{l}"),

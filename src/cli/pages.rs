@@ -1,12 +1,13 @@
 //! `webaip pages`: the HTML pages of a package or a source, for a curator choosing what to
 //! describe in `[[page]]` tables.
 
+use std::io::Write;
 use std::path::PathBuf;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use clap::Args;
 
-use webaip::pages::list::{ListOptions, PageListing, resolve};
+use webaip::pages::list::{ListOptions, PageEntry, PageListing, resolve};
 use webaip::sources::pandas::Zone;
 
 use super::{progress, terminal_text};
@@ -60,15 +61,16 @@ pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let listing = listing?;
     if args.json {
-        // Streamed: a listing of many pages is not built again as one string.
+        // Streamed: the JSON of 50,000 pages is no 15 MB string held beside the listing.
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         serde_json::to_writer_pretty(&mut out, &listing)?;
-        std::io::Write::write_all(&mut out, b"\n")?;
-        std::io::Write::flush(&mut out)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
     } else {
-        print_text(&listing, args.all_statuses);
+        print_text(&listing, args.all_statuses)?;
     }
-    Ok(0)
+    // Files refused by the source (each among the quirks): listed, but a run with findings.
+    Ok(if listing.counts.refused > 0 { super::EXIT_FINDINGS } else { 0 })
 }
 
 /// `text` cut to at most `columns` terminal columns, an ellipsis marking a cut.
@@ -91,38 +93,46 @@ fn fit(text: &str, columns: usize) -> String {
 }
 
 /// One line a page, columns aligned: `DATE  SIZE  [STATUS  ]TITLE  URL`, then the counts.
-fn print_text(l: &PageListing, statuses: bool) {
+fn print_text(l: &PageListing, statuses: bool) -> std::io::Result<()> {
     let title = |t: &Option<String>| match t {
         Some(t) => fit(&terminal_text(t), TITLE_COLUMN),
         None => "(no title)".to_string(),
     };
-    let rows: Vec<[String; 5]> = l
-        .entries
-        .iter()
-        .map(|e| {
-            [
-                e.captured.clone(),
-                e.size.to_string(),
-                e.status.map_or_else(|| "-".into(), |s| s.to_string()),
-                title(&e.title),
-                terminal_text(&e.url),
-            ]
-        })
-        .collect();
-    // Widths in terminal columns: a CJK character takes two, a combining mark none.
-    let width = |i: usize| rows.iter().map(|r| r[i].width()).max().unwrap_or(0);
-    let (w_date, w_size, w_status, w_title) = (width(0), width(1), width(2), width(3));
-    for [date, size, status, title, url] in &rows {
-        let pad = w_title - title.width();
-        if statuses {
-            println!(
-                "{date:<w_date$}  {size:>w_size$}  {status:>w_status$}  {title}{:pad$}  {url}",
-                ""
-            );
-        } else {
-            println!("{date:<w_date$}  {size:>w_size$}  {title}{:pad$}  {url}", "");
+    let row = |e: &PageEntry| {
+        [
+            e.captured.clone(),
+            e.size.to_string(),
+            e.status.map_or_else(|| "-".into(), |s| s.to_string()),
+            title(&e.title),
+            terminal_text(&e.url),
+        ]
+    };
+    // Widths in terminal columns (a CJK character takes two, a combining mark none), in a first
+    // pass: the rows are made again to be printed, never all held (50,000 pages are 15 MB).
+    let mut w = [0usize; 4];
+    for e in &l.entries {
+        let r = row(e);
+        for (i, wi) in w.iter_mut().enumerate() {
+            *wi = (*wi).max(r[i].width());
         }
     }
+    let [w_date, w_size, w_status, w_title] = w;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for e in &l.entries {
+        let [date, size, status, title, url] = row(e);
+        let pad = w_title - title.width();
+        if statuses {
+            writeln!(
+                out,
+                "{date:<w_date$}  {size:>w_size$}  {status:>w_status$}  {title}{:pad$}  {url}",
+                ""
+            )?;
+        } else {
+            writeln!(out, "{date:<w_date$}  {size:>w_size$}  {title}{:pad$}  {url}", "")?;
+        }
+    }
+    out.flush()?;
+    drop(out);
     let c = &l.counts;
     let left_out = if c.other_status > 0 {
         format!(
@@ -132,15 +142,18 @@ fn print_text(l: &PageListing, statuses: bool) {
     } else {
         String::new()
     };
-    let quirks = if c.quirks > 0 {
-        format!("; {} quirk(s) in the source (--json lists them)", c.quirks)
-    } else {
-        String::new()
+    let quirks = match (c.quirks, c.refused) {
+        (0, _) => String::new(),
+        (q, 0) => format!("; {q} quirk(s) in the source (--json lists them)"),
+        (q, r) => {
+            format!("; {q} quirk(s) in the source, {r} of them file(s) REFUSED (--json lists them)")
+        }
     };
     println!(
         "{} page(s) at {} URL(s), of {} capture(s) read{left_out}{quirks}",
         c.pages, c.urls, c.captures
     );
+    Ok(())
 }
 
 #[cfg(test)]

@@ -34,7 +34,12 @@ use crate::profile::Profile;
 
 mod entities;
 
-use super::reader::{NS_METS, NS_PREMIS2, NS_PREMIS3};
+use super::reader::{NS_METS, NS_MODS, NS_PREMIS2, NS_PREMIS3};
+use crate::formats::warc::header::is_stateable_date;
+
+/// Dates no WARC-Date or METS date can state reported one by one; the others are counted in
+/// one finding.
+const MAX_DATE_FINDINGS: u64 = 100;
 const NS_RIGHTS: &str = super::descriptive::RIGHTS_NS;
 
 /// How serious a finding is.
@@ -284,6 +289,8 @@ struct Checker {
     /// PREMIS objects by identifier.
     object_facts: HashMap<String, Rc<ObjectFacts>>,
     xml_error: bool,
+    /// Dates WARC and the METS cannot state (a year past 9999).
+    bad_dates: u64,
 }
 
 impl Checker {
@@ -306,6 +313,7 @@ impl Checker {
             rights_mds: 0,
             rights_ext: Vec::new(),
             rights_current: None,
+            bad_dates: 0,
             file_sec: false,
             groups: Vec::new(),
             current_group: String::new(),
@@ -440,10 +448,36 @@ impl Checker {
         ns == NS_PREMIS3 || ns == NS_PREMIS2
     }
 
+    /// Reports a date WARC and the METS cannot state (W3C-DTF, `xs:dateTime`: four-digit
+    /// years): a capture dated `+10000-01-01T00:00:00Z` is no capture date.
+    fn check_date(&mut self, element: &str, what: &str, value: &str, at: Pos) {
+        if is_stateable_date(value.trim()) {
+            return;
+        }
+        self.bad_dates += 1;
+        if self.bad_dates <= MAX_DATE_FINDINGS {
+            let shown: String = value.chars().take(64).collect();
+            self.error(
+                "DATE",
+                element,
+                at,
+                format!(
+                    "{what} {shown:?} is no date WARC or the METS can state (W3C-DTF or \
+                     xs:dateTime with a four-digit year from 0001)"
+                ),
+            );
+        }
+    }
+
     fn start(&mut self, e: &Element, offset: Pos) {
         let (ns, local) = (e.ns.as_str(), e.local.as_str());
         let attr = |name: &str| e.attr(name).map(str::to_string);
         if ns == NS_METS {
+            for name in ["CREATED", "CREATEDATE", "LASTMODDATE"] {
+                if let Some(v) = e.attr(name) {
+                    self.check_date(local, name, v, offset);
+                }
+            }
             if let Some(id) = attr("ID") {
                 if let Some(&(first, _)) = self.ids.get(&id) {
                     self.error(
@@ -578,6 +612,12 @@ impl Checker {
                 | "linkingObjectIdentifierValue" => self.text = Some(String::new()),
                 _ => {}
             }
+        } else if ns == NS_MODS
+            && local == "dateCaptured"
+            && e.attr("encoding").is_some_and(|v| v.eq_ignore_ascii_case("w3cdtf"))
+        {
+            // Only a date that says it is W3C-DTF is held to it (MODS knows other encodings).
+            self.text = Some(String::new());
         } else if ns == NS_RIGHTS {
             match local {
                 "rights" => self.rights_current = Some((String::new(), String::new(), offset)),
@@ -696,6 +736,8 @@ impl Checker {
                 }
                 _ => {}
             }
+        } else if ns == NS_MODS && local == "dateCaptured" && !text.is_empty() {
+            self.check_date(local, "the capture date", &text, offset);
         } else if ns == NS_RIGHTS {
             match local {
                 "access" => {
@@ -1235,6 +1277,18 @@ impl Checker {
     fn finish(&mut self) {
         if self.xml_error {
             return;
+        }
+        if self.bad_dates > MAX_DATE_FINDINGS {
+            self.findings.push(Finding {
+                severity: Severity::Error,
+                rule: "DATE".into(),
+                line: None,
+                element: String::new(),
+                message: format!(
+                    "{} more dates that WARC and the METS cannot state, not listed one by one",
+                    self.bad_dates - MAX_DATE_FINDINGS
+                ),
+            });
         }
         let refs = std::mem::take(&mut self.refs);
         for (attr, value, element, offset, rule) in refs {

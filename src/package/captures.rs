@@ -65,10 +65,18 @@ pub struct CapturesReport {
     pub captures: u64,
     /// WARC records written (warcinfo, captures, their metadata records).
     pub records: u64,
-    /// Quirks by kind.
+    /// Quirks by kind (every one met, those only counted included).
     pub quirk_counts: BTreeMap<String, u64>,
-    /// The first quirks, with file and line or offset (all are in the package's quirks log).
+    /// The first quirks, with file and line or offset (the package's quirks log has the
+    /// first [`QUIRKS_KEPT`]).
     pub quirks: Vec<Quirk>,
+    /// Quirks only counted: met past the number a source keeps.
+    pub quirks_dropped: u64,
+    /// Files refused (not read, or not read as a capture: links, FIFOs, paths over
+    /// `PATH_MAX`, files over a bound), and why: a run with any exits 1, as for every source.
+    pub refused: Vec<(String, String)>,
+    /// How many files were refused (more than `refused` lists when there were very many).
+    pub refusals: u64,
     /// Side files packaged under `logs/`.
     pub side_files: u64,
     /// Bytes of payload read from the source.
@@ -553,20 +561,34 @@ pub fn build_capture_package(
         manifest.push((rel, sha));
     }
     let quirks = source.quirks();
-    let mut quirk_counts: BTreeMap<String, u64> = BTreeMap::new();
-    for q in quirks {
-        *quirk_counts.entry(q.kind.clone()).or_default() += 1;
-    }
+    // Every quirk met by kind, those only counted included, where the source counts them.
+    let quirk_counts: BTreeMap<String, u64> = match source.quirk_counts() {
+        Some(c) => c.clone(),
+        None => {
+            let mut c = BTreeMap::new();
+            for q in quirks {
+                *c.entry(q.kind.clone()).or_default() += 1;
+            }
+            c
+        }
+    };
     let quirks_rel = layout::in_dir(layout::WEBAIP_LOGS_DIR, &format!("{shape}.quirks.json"));
-    // Serialised from the source's own list (no copy of it, no JSON tree of it).
+    // Serialised from the source's own list (no copy of it, no JSON tree of it). The list is
+    // bounded (QUIRKS_KEPT); what was only counted is said in `dropped`.
     #[derive(Serialize)]
     struct QuirksLog<'a> {
         captures: u64,
         counts: &'a BTreeMap<String, u64>,
+        #[serde(skip_serializing_if = "is_zero")]
+        dropped: u64,
         quirks: &'a [Quirk],
         shape: &'a str,
     }
-    let log = QuirksLog { captures, counts: &quirk_counts, quirks, shape };
+    fn is_zero(n: &u64) -> bool {
+        *n == 0
+    }
+    let quirks_dropped = source.quirks_dropped();
+    let log = QuirksLog { captures, counts: &quirk_counts, dropped: quirks_dropped, quirks, shape };
     let json = serde_json::to_vec_pretty(&log)
         .map_err(|source| PackageError::Json { path: quirks_rel.clone(), source })?;
     let (rel, sha, _) = super::add_generated_log(&mut mets, &pkg, &quirks_rel, &json, now)?;
@@ -595,6 +617,9 @@ pub fn build_capture_package(
         records,
         quirk_counts,
         quirks: quirks.iter().take(MAX_EXAMPLES).cloned().collect(),
+        quirks_dropped,
+        refused: source.refusals().0.to_vec(),
+        refusals: source.refusals().1,
         side_files: side.len() as u64,
         payload_bytes,
         virus_check: virus_note,
@@ -609,6 +634,10 @@ pub fn build_capture_package(
         seconds: started.elapsed().as_secs_f64(),
     })
 }
+
+/// Quirks a source keeps one by one (the others are counted): the bound of the package's
+/// quirks log.
+pub const QUIRKS_KEPT: usize = crate::sources::capture::QuirkLog::LIMIT;
 
 /// The PREMIS object id of a capture's payload in container `rel`: its path in a mirror,
 /// else its record id.
@@ -682,7 +711,7 @@ fn write_capture(
         ..RecordSpec::default()
     };
     let path = pkg.join(&sink.rel);
-    let offset = header.len() as u64;
+    let offset = payload_offset(c, header, payload, in_memory).map_err(io_err(&path))?;
     match in_memory {
         // libdeflate compresses a whole block in memory, so the (small) block is put together
         // once; larger payloads stream from the source below.
@@ -694,6 +723,42 @@ fn write_capture(
             .writer
             .write_streamed(&spec, || Ok(io::Cursor::new(header).chain(payload.open()?)), offset)
             .map_err(io_err(&path)),
+    }
+}
+
+/// Where the payload starts in a capture's record block (`header` then `payload`): found by
+/// the one rule every reader uses (`crate::formats::warc::payload`), not assumed to follow the
+/// stored header, so that `audit --deep`, `pages` and warcio find the payload the METS and the
+/// `WARC-Payload-Digest` describe (an `ftp:` capture's block is its payload; a header with a
+/// blank-looking line ends there).
+fn payload_offset(
+    c: &Capture,
+    header: &[u8],
+    payload: &Payload,
+    in_memory: Option<&[u8]>,
+) -> io::Result<u64> {
+    use crate::formats::http::MAX_HTTP_HEADER_LEN;
+    use crate::formats::warc::payload::{PayloadStart, payload_start};
+    if c.kind == CaptureKind::Resource {
+        return Ok(0);
+    }
+    let uri = Some(c.uri.as_str());
+    let len = in_memory.map_or(payload.len(), |b| b.len() as u64);
+    match payload_start(Some("response"), uri, header, len == 0) {
+        PayloadStart::Unlocated if header.len() < MAX_HTTP_HEADER_LEN => {
+            // The stored header has no end of its own: the rule reads on into the payload.
+            let want = (MAX_HTTP_HEADER_LEN - header.len()) as u64;
+            let mut prefix = header.to_vec();
+            match in_memory {
+                Some(b) => prefix.extend_from_slice(&b[..b.len().min(want as usize)]),
+                None => {
+                    payload.open()?.take(want).read_to_end(&mut prefix)?;
+                }
+            }
+            let whole = (prefix.len() - header.len()) as u64 == len;
+            Ok(payload_start(Some("response"), uri, &prefix, whole).offset())
+        }
+        s => Ok(s.offset()),
     }
 }
 
@@ -746,6 +811,8 @@ fn regular_files(root: &Path) -> Vec<(String, PathBuf)> {
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
+        // What the source refuses unread (a path over PATH_MAX) cannot seed anything either.
+        .filter(|e| layout::regular_metadata(e.path()).is_ok())
         .map(|e| (crate::sources::name_text(root, e.path()), e.into_path()))
         .collect();
     out.sort();

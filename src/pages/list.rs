@@ -107,6 +107,9 @@ pub struct PageCounts {
     pub other_status: u64,
     /// Oddities the sources reported ([`PageListing::quirks`]).
     pub quirks: u64,
+    /// Files of a capture source refused (links, FIFOs, paths over `PATH_MAX`, files over a
+    /// bound: each a quirk too): the listing is then one with findings (exit 1), as `package`.
+    pub refused: u64,
 }
 
 /// What was read.
@@ -528,6 +531,7 @@ fn list_captures(
         list_capture(&c, out)?;
     }
     out.counts.quirks += source.quirks_dropped();
+    out.counts.refused += source.refusals().1;
     for q in source.quirks().iter().filter(|q| q.kind != NOT_A_CAPTURE) {
         out.counts.quirks += 1;
         if out.quirks.len() < MAX_QUIRKS_LISTED {

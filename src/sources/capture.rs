@@ -7,6 +7,7 @@
 //! oddities of its input ([`Quirk`], with file and line or offset) and the files it holds that
 //! are no capture ([`SideFile`], kept byte-exact under `logs/`).
 
+use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::PathBuf;
 
@@ -194,11 +195,18 @@ pub struct Quirk {
 pub(crate) const NOT_A_CAPTURE: &str = "not-a-capture";
 
 /// Quirks as a source meets them: the first [`QuirkLog::LIMIT`] kept, the others only counted,
-/// so that a file with millions of oddities does not fill memory.
+/// so that a file with millions of oddities does not fill memory. Refusals (a file or entry
+/// not read at all: a link, a FIFO, a path over `PATH_MAX`, a file over a bound) are quirks
+/// too, and are also listed on their own (up to [`QuirkLog::LIMIT`] more) and counted
+/// exactly: they make the run one with findings, as in every source.
 #[derive(Debug, Default)]
 pub(crate) struct QuirkLog {
     kept: Vec<Quirk>,
     dropped: u64,
+    /// Every quirk met by kind, kept or not (kinds are the code's: a few dozen).
+    counts: BTreeMap<String, u64>,
+    refused: Vec<(String, String)>,
+    refusals: u64,
 }
 
 impl QuirkLog {
@@ -208,23 +216,76 @@ impl QuirkLog {
     /// Longest detail kept: one from the input (a header value) may be a MiB long.
     const DETAIL_MAX: usize = 1024;
 
+    /// Most kinds counted one by one (the rest as `other`).
+    const KINDS_MAX: usize = 256;
+
     /// Keeps a quirk at a byte offset of `file`, or counts it past the limit (what is [`NOT_A_CAPTURE`]
     /// by design is only kept, never counted: it is no oddity).
-    pub(crate) fn at_offset(&mut self, file: &str, offset: u64, kind: &str, mut detail: String) {
+    pub(crate) fn at_offset(&mut self, file: &str, offset: u64, kind: &str, detail: String) {
+        self.note(file, None, Some(offset), kind, detail);
+    }
+
+    /// Keeps a quirk of `file` at a line, an offset or neither, or counts it past the limit.
+    pub(crate) fn note(
+        &mut self,
+        file: &str,
+        line: Option<u64>,
+        offset: Option<u64>,
+        kind: &str,
+        detail: String,
+    ) {
+        self.count(kind, 1);
+        self.keep(file, line, offset, kind, detail);
+    }
+
+    fn count(&mut self, kind: &str, n: u64) {
+        let room = self.counts.len() < Self::KINDS_MAX;
+        match self.counts.get_mut(kind) {
+            Some(c) => *c += n,
+            None if room => {
+                self.counts.insert(kind.to_string(), n);
+            }
+            None => *self.counts.entry("other".into()).or_default() += n,
+        }
+    }
+
+    fn keep(&mut self, file: &str, line: Option<u64>, offset: Option<u64>, kind: &str, d: String) {
         if self.kept.len() >= Self::LIMIT {
             self.dropped += u64::from(kind != NOT_A_CAPTURE);
             return;
         }
-        if detail.len() > Self::DETAIL_MAX {
-            let mut end = Self::DETAIL_MAX;
-            while !detail.is_char_boundary(end) {
-                end -= 1;
-            }
-            detail.truncate(end);
-            detail.push_str(" [cut]");
-        }
+        let detail = cut(d, Self::DETAIL_MAX);
         let (file, kind) = (file.to_string(), kind.to_string());
-        self.kept.push(Quirk { detail, file, kind, line: None, offset: Some(offset) });
+        self.kept.push(Quirk { detail, file, kind, line, offset });
+    }
+
+    /// Refuses `file` (not read, or not read as a capture): a quirk of `kind`, listed among
+    /// the refusals and counted.
+    pub(crate) fn refuse(&mut self, file: &str, offset: Option<u64>, kind: &str, why: String) {
+        self.refusals += 1;
+        if self.refused.len() < Self::LIMIT {
+            self.refused.push((file.to_string(), cut(why.clone(), Self::DETAIL_MAX)));
+        }
+        self.note(file, None, offset, kind, why);
+    }
+
+    /// Takes the quirks one file's parser met (`line`: their positions are line numbers, else
+    /// byte offsets), and counts those it only counted.
+    pub(crate) fn take_file(&mut self, file: &str, quirks: FileQuirks, line: bool) {
+        let FileQuirks { kept, dropped, per_kind } = quirks;
+        for (kind, n) in per_kind {
+            self.count(kind, n as u64);
+        }
+        for (at, kind, detail) in kept {
+            let (l, o) = if line { (at, None) } else { (None, at) };
+            self.keep(file, l, o, kind, detail);
+        }
+        self.dropped += dropped;
+    }
+
+    /// Every quirk met, by kind (those only counted included).
+    pub(crate) fn counts(&self) -> &BTreeMap<String, u64> {
+        &self.counts
     }
 
     /// The quirks kept.
@@ -235,6 +296,67 @@ impl QuirkLog {
     /// The oddities met past the limit.
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// The refusals listed (file, why) and how many there were.
+    pub(crate) fn refusals(&self) -> (&[(String, String)], u64) {
+        (&self.refused, self.refusals)
+    }
+}
+
+/// `detail` cut to at most `max` bytes (on a character boundary), marked when cut.
+fn cut(mut detail: String, max: usize) -> String {
+    if detail.len() > max {
+        let mut end = max;
+        while !detail.is_char_boundary(end) {
+            end -= 1;
+        }
+        detail.truncate(end);
+        detail.push_str(" [cut]");
+    }
+    detail
+}
+
+/// A quirk as one file's parser meets it: where (a line or an offset), its kind, the detail.
+pub(crate) type FileQuirk = (Option<u64>, &'static str, String);
+
+/// The quirks of one file while it is parsed: at most [`FileQuirks::PER_KIND`] of each kind
+/// kept, the others counted, so that a 1 MiB file of 500,000 odd lines holds no 500,000
+/// entries (then [`QuirkLog::take_file`] bounds the whole run).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct FileQuirks {
+    kept: Vec<FileQuirk>,
+    /// Quirks met by kind, kept or not.
+    per_kind: Vec<(&'static str, usize)>,
+    dropped: u64,
+}
+
+impl FileQuirks {
+    /// Quirks of one kind kept per file (as the ARC reader keeps its anomalies).
+    pub(crate) const PER_KIND: usize = 100;
+
+    /// Keeps a quirk, or counts it when its kind has [`Self::PER_KIND`] already.
+    pub(crate) fn push(&mut self, q: FileQuirk) {
+        let i = match self.per_kind.iter().position(|(k, _)| *k == q.1) {
+            Some(i) => i,
+            None => {
+                self.per_kind.push((q.1, 0));
+                self.per_kind.len() - 1
+            }
+        };
+        let n = &mut self.per_kind[i].1;
+        *n += 1;
+        if *n > Self::PER_KIND {
+            self.dropped += 1;
+            return;
+        }
+        self.kept.push(q);
+    }
+
+    /// The quirks kept, in the order met.
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> &[FileQuirk] {
+        &self.kept
     }
 }
 
@@ -260,6 +382,16 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// counted).
     fn quirks_dropped(&self) -> u64 {
         0
+    }
+    /// Every quirk met, by kind, those only counted included; `None`: count [`Self::quirks`].
+    fn quirk_counts(&self) -> Option<&BTreeMap<String, u64>> {
+        None
+    }
+    /// The files refused (not read, or not read as a capture), with why, as far as the source
+    /// lists them, and how many there were: a run with any is one with findings (exit 1), as
+    /// for every source.
+    fn refusals(&self) -> (&[(String, String)], u64) {
+        (&[], 0)
     }
     /// The files that are no capture.
     fn side_files(&self) -> Vec<SideFile>;
@@ -315,6 +447,10 @@ macro_rules! one_file_source {
 
             fn quirks_dropped(&self) -> u64 {
                 self.quirks.dropped()
+            }
+
+            fn quirk_counts(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
+                Some(self.quirks.counts())
             }
 
             fn side_files(&self) -> Vec<SideFile> {
@@ -394,6 +530,20 @@ mod tests {
         log.at_offset("f.warc", 0, NOT_A_CAPTURE, "the version block".into());
         assert_eq!(log.kept().len(), QuirkLog::LIMIT);
         assert_eq!(log.dropped(), 5, "oddities past the limit, not the version block");
+        // Counted by kind, all of them; a file's own bound counts what it drops too.
+        assert_eq!(log.counts()["odd"], QuirkLog::LIMIT as u64 + 4);
+        let mut file = FileQuirks::default();
+        for i in 0..FileQuirks::PER_KIND as u64 + 7 {
+            file.push((Some(i), "line", "odd".into()));
+        }
+        file.push((Some(0), "other-kind", "kept: its kind has room".into()));
+        assert_eq!(file.kept().len(), FileQuirks::PER_KIND + 1);
+        let mut log = QuirkLog::default();
+        log.take_file("f.meta", file, true);
+        assert_eq!(log.counts()["line"], FileQuirks::PER_KIND as u64 + 7);
+        assert_eq!(log.dropped(), 7);
+        assert_eq!(log.kept()[0].line, Some(0));
+        assert!(log.kept().iter().any(|q| q.kind == "other-kind"));
     }
 
     #[test]

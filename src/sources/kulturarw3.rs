@@ -25,8 +25,13 @@
 //! capture, reported with its offset, and kept whole as a side file. A file without a closing
 //! delimiter (a write that was cut off) is read to its end and reported.
 //!
-//! The walk is lazy and sorted by name, and follows no link: links, FIFOs and devices are
-//! refused and reported by name.
+//! The walk is lazy and sorted by name, and follows no link: links, FIFOs, devices, paths over
+//! `PATH_MAX` and files that cannot be read are refused and reported by name, as is a file
+//! whose `HTTP-URL` is no absolute URI (empty, `null`, a path): each is listed
+//! ([`CaptureSource::refusals`]: the run exits 1) and costs itself only. Quirks go through the
+//! one bounded log (`QuirkLog`), at most 100 of a kind while one file is parsed, and at most
+//! [`MAX_FIELDS`] fields of a header block are read. A date a WARC cannot state (an epoch past
+//! 9999) is not used: the file is dated by `HTTP-Archive-Time` (inferred) or refused.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -39,11 +44,13 @@ use md5::Md5;
 use sha1::{Digest, Sha1};
 
 use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    SideFile,
+    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, FileQuirks, Payload, Provenance,
+    Quirk, QuirkLog, SideFile,
 };
-use crate::formats::warc::header::{uri_text, warc_fields_line};
-use crate::layout::{self, ConfineError};
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::header::{target_uri, uri_text, warc_date_stateable, warc_fields_line};
+use crate::formats::warc::payload::is_http_uri;
+use crate::layout;
 
 /// Longest top-level header block read (the ArchiveInfo fields up to the first empty line); a
 /// file with no empty line within it is refused.
@@ -58,6 +65,10 @@ pub const MAX_INLINE_UNPARTED: u64 = 64 << 10;
 pub(crate) const HERITRIX_MAX_BODY: u64 = 100_000_000;
 /// Chunk size when scanning a body backwards for its closing delimiter or hashing it.
 const CHUNK: usize = 64 << 10;
+/// Most fields of a header block (or a part's header) parsed (as a WARC header's 4096):
+/// lines beyond are kept verbatim in the metadata but not looked up, so that a 1 MiB block of
+/// 300,000 `a:` lines holds no 300,000 fields.
+pub const MAX_FIELDS: usize = 4096;
 
 /// The date label of a capture dated by its file name.
 pub const DATE_FROM_NAME: &str = "file name epoch (fetch begin)";
@@ -128,7 +139,7 @@ pub struct Kulturarw3Archive {
     under_archive: bool,
     walk: walkdir::IntoIter,
     check_digests: bool,
-    quirks: Vec<Quirk>,
+    quirks: QuirkLog,
     side: Vec<SideFile>,
     taken: HashSet<String>,
 }
@@ -164,7 +175,7 @@ impl Kulturarw3Archive {
             under_archive,
             walk,
             check_digests: true,
-            quirks: Vec::new(),
+            quirks: QuirkLog::default(),
             side: Vec::new(),
             taken: HashSet::new(),
         })
@@ -178,13 +189,7 @@ impl Kulturarw3Archive {
     }
 
     fn quirk(&mut self, file: &str, offset: Option<u64>, kind: &str, detail: String) {
-        self.quirks.push(Quirk {
-            file: file.to_string(),
-            line: None,
-            offset,
-            kind: kind.to_string(),
-            detail,
-        });
+        self.quirks.note(file, None, offset, kind, detail);
     }
 
     /// One walked entry: a capture, nothing (a directory, a side file, a refusal), or an
@@ -197,7 +202,14 @@ impl Kulturarw3Archive {
             Ok(e) => e,
             Err(e) => {
                 let rel = e.path().map(|p| super::name_text(&self.root, p)).unwrap_or_default();
-                self.quirk(&rel, None, "unreadable-entry", format!("not read: {e}"));
+                let why = match e.io_error().and_then(io::Error::raw_os_error) {
+                    Some(libc::ENAMETOOLONG) => "its path is longer than PATH_MAX: not read".into(),
+                    _ => format!(
+                        "not read: {}",
+                        e.io_error().map_or(e.to_string(), |x| x.to_string())
+                    ),
+                };
+                self.quirks.refuse(&rel, None, "unreadable-entry", why);
                 return Ok(None);
             }
         };
@@ -227,13 +239,13 @@ impl Kulturarw3Archive {
                 Err(e) => super::refusal(&e),
                 Ok(_) => "changed while walked: not read".into(),
             };
-            self.quirk(&rel, None, "refused-entry", why);
+            self.quirks.refuse(&rel, None, "refused-entry", why);
             return Ok(None);
         }
         let meta = match super::take_regular(&path, &rel, &mut self.taken) {
             Ok(m) => m,
             Err(why) => {
-                self.quirk(&rel, None, "refused-entry", why);
+                self.quirks.refuse(&rel, None, "refused-entry", why);
                 return Ok(None);
             }
         };
@@ -334,7 +346,7 @@ impl Kulturarw3Archive {
 
     /// Refuses `place` as a capture: reported with the offset, kept whole as a side file.
     fn refuse(&mut self, place: &Place<'_>, offset: u64, detail: String) -> Option<Capture> {
-        self.quirk(
+        self.quirks.refuse(
             place.rel,
             Some(offset),
             "refused-file",
@@ -345,27 +357,41 @@ impl Kulturarw3Archive {
         None
     }
 
+    /// Reads one file as a capture; a file that cannot be read (an I/O error on the way) is
+    /// refused, listed, and costs itself only.
     fn read_capture(&mut self, mut place: Place<'_>) -> Result<Option<Capture>, CaptureError> {
-        let io = |e: io::Error| CaptureError::Io { path: place.path.to_path_buf(), source: e };
         let mut f = match layout::open_regular(place.path) {
             Ok(f) => f,
-            Err(ConfineError::Io { source, .. }) => return Err(io(source)),
             Err(e) => {
-                self.quirk(place.rel, None, "refused-entry", super::refusal(&e));
+                self.quirks.refuse(place.rel, None, "refused-entry", super::refusal(&e));
                 return Ok(None);
             }
         };
-        let size = f.metadata().map_err(io)?.len();
         let mut head = Vec::new();
-        (&mut f).take(MAX_PREFIX as u64).read_to_end(&mut head).map_err(io)?;
+        let read = f.metadata().and_then(|m| {
+            (&mut f).take(MAX_PREFIX as u64).read_to_end(&mut head)?;
+            Ok(m.len())
+        });
         // The size as opened (the walk's may be older).
-        place.size = size;
-        let complete = head.len() as u64 == size;
+        place.size = match read {
+            Ok(size) => size,
+            Err(e) => {
+                self.quirks.refuse(place.rel, None, "refused-entry", format!("not read: {e}"));
+                return Ok(None);
+            }
+        };
+        let complete = head.len() as u64 == place.size;
         let parsed = match parse(&head, complete) {
             Ok(p) => p,
             Err(Refusal { offset, detail }) => return Ok(self.refuse(&place, offset, detail)),
         };
-        self.build(&place, &mut f, &head, parsed).map_err(io)
+        match self.build(&place, &mut f, &head, parsed) {
+            Ok(c) => Ok(c),
+            Err(e) => {
+                self.quirks.refuse(place.rel, None, "refused-entry", format!("not read: {e}"));
+                Ok(None)
+            }
+        }
     }
 
     /// Turns a parsed file into its capture, finding the Content part's end and checking
@@ -380,11 +406,25 @@ impl Kulturarw3Archive {
         let rel = place.rel;
         let size = place.size;
         let mut unparted = p.unparted.clone();
-        let mut quirks: Vec<(Option<u64>, &str, String)> = p.quirks.clone();
+        let mut quirks: FileQuirks = p.quirks.clone();
         let Some(url) = p.field(&["HTTP-URL"]) else {
             return Ok(self.refuse(place, 0, "no HTTP-URL field in the header block".into()));
         };
-        let uri = uri_text(url);
+        let at_url = p.at(&["HTTP-URL"]).unwrap_or(0);
+        let text = uri_text(url);
+        // WARC needs an absolute URI: an empty, `null` or relative HTTP-URL is no capture.
+        let uri = match target_uri(&text) {
+            Ok((uri, changed)) => {
+                if changed {
+                    quirks.push((Some(at_url), "url-scheme-case", format!("HTTP-URL {text:?}: the scheme is written in lower case ({uri}), as every reader compares it; the field is kept as stored in the metadata record")));
+                }
+                uri
+            }
+            Err(e) => {
+                let why = format!("HTTP-URL: {e}: WARC needs an absolute URI, so no capture");
+                return Ok(self.refuse(place, at_url, why));
+            }
+        };
         let boundary = &p.boundary;
 
         // The Content part runs to its closing delimiter: where HTTP-Content-Length says, or
@@ -450,7 +490,10 @@ impl Kulturarw3Archive {
         match p.header {
             Some((hs, he)) => {
                 let bytes = &head[hs as usize..he as usize];
-                match bytes.starts_with(b"HTTP/").then(|| blank_line_end(bytes, 0)).flatten() {
+                // A header longer than any reader looks for its end in (the payload rule's
+                // bound) would be read as a whole block by audit and as split by warcio.
+                let end = bytes.starts_with(b"HTTP/").then(|| blank_line_end(bytes, 0)).flatten();
+                match end.filter(|&n| n <= MAX_HTTP_HEADER_LEN) {
                     Some(n) => {
                         let rest = &bytes[n..];
                         // The single LF before a delimiter belongs to the delimiter.
@@ -468,7 +511,12 @@ impl Kulturarw3Archive {
                         quirks.push((
                             Some(hs),
                             "not-http-header",
-                            if bytes.starts_with(b"HTTP/") {
+                            if end.is_some() {
+                                format!(
+                                    "the HTTP header is longer than {MAX_HTTP_HEADER_LEN} bytes \
+                                     (no reader locates its end): written as a resource"
+                                )
+                            } else if bytes.starts_with(b"HTTP/") {
                                 "the Header part has no empty line ending it: written as a \
                                  resource"
                                     .into()
@@ -621,15 +669,41 @@ impl Kulturarw3Archive {
             }
         }
 
-        // The date: the file name's epoch, else the time of writing.
-        let archive_time = p
-            .field(&["HTTP-Archive-Time"])
-            .and_then(|v| latin1(v).trim().parse::<i64>().ok())
-            .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0));
+        // The date: the file name's epoch, else the time of writing; either only when WARC
+        // (W3C-DTF, four-digit years) and the METS can state it.
+        let mut stateable = |what: &str, at: Option<u64>, d: Option<DateTime<Utc>>| {
+            let d = d?;
+            if warc_date_stateable(&d) {
+                return Some(d);
+            }
+            quirks.push((
+                at,
+                "date-out-of-range",
+                format!(
+                    "{what} {} is {}: outside the years 0001-9999 a WARC-Date or a METS date can \
+                     state, so not used",
+                    d.timestamp(),
+                    d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                ),
+            ));
+            None
+        };
+        let at_archive_time = p.at(&["HTTP-Archive-Time"]);
+        let archive_time = stateable(
+            "HTTP-Archive-Time",
+            at_archive_time,
+            p.field(&["HTTP-Archive-Time"])
+                .and_then(|v| latin1(v).trim().parse::<i64>().ok())
+                .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0)),
+        );
         let epoch = split_name(place.name).and_then(|(_, e)| e);
-        let from_name = epoch
-            .and_then(|d| std::str::from_utf8(d).ok()?.parse::<i64>().ok())
-            .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0));
+        let from_name = stateable(
+            "the file name's epoch",
+            None,
+            epoch
+                .and_then(|d| std::str::from_utf8(d).ok()?.parse::<i64>().ok())
+                .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0)),
+        );
         let (date, date_source) = match (from_name, archive_time) {
             (Some(d), at) => {
                 if let Some(at) = at
@@ -712,8 +786,10 @@ impl Kulturarw3Archive {
         let mut meta = p.archive_info_lines(head);
         meta.extend(warc_fields_line("kw3-path", &place.kw3_path).into_bytes());
         meta.extend(warc_fields_line("kw3-snapshot", &place.snapshot).into_bytes());
-        for (label, line) in &p.part_lines {
-            meta.extend(field_bytes(Some(label), line));
+        for &(label, s, e) in &p.part_lines {
+            for line in lines(&head[s..e]) {
+                meta.extend(field_bytes(Some(label), line));
+            }
         }
         if let Some(h) = &http_header {
             let (hs, _) = p.header.unwrap_or_default();
@@ -741,9 +817,10 @@ impl Kulturarw3Archive {
                 );
             }
         }
-        for (offset, kind, detail) in quirks {
-            self.quirk(rel, offset, kind, detail);
+        if http_header.is_some() && !is_http_uri(&uri) {
+            quirks.push((Some(at_url), "not-http-url", "an HTTP header stored for a URL that is not http(s): the record's payload is its whole block (header included), as every reader takes it".into()));
         }
+        self.quirks.take_file(rel, quirks, false);
         let payload = match content {
             Some((s, e)) => {
                 Payload::Segment { path: place.path.to_path_buf(), offset: s, len: e - s }
@@ -788,7 +865,19 @@ impl CaptureSource for Kulturarw3Archive {
     }
 
     fn quirks(&self) -> &[Quirk] {
-        &self.quirks
+        self.quirks.kept()
+    }
+
+    fn quirks_dropped(&self) -> u64 {
+        self.quirks.dropped()
+    }
+
+    fn quirk_counts(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
+        Some(self.quirks.counts())
+    }
+
+    fn refusals(&self) -> (&[(String, String)], u64) {
+        self.quirks.refusals()
     }
 
     fn side_files(&self) -> Vec<SideFile> {
@@ -828,11 +917,12 @@ struct Parsed {
     content_start: Option<u64>,
     /// The Content part's `Content-Type`.
     content_type: Option<String>,
-    /// The Header and Content parts' header lines, for the metadata.
-    part_lines: Vec<(&'static str, Vec<u8>)>,
+    /// The Header and Content parts' header blocks (label, range in the head), for the
+    /// metadata: one entry a part, its lines taken when the metadata is written.
+    part_lines: Vec<(&'static str, usize, usize)>,
     /// Bytes in no part: offset, length, what they are.
     unparted: Vec<(u64, u64, &'static str)>,
-    quirks: Vec<(Option<u64>, &'static str, String)>,
+    quirks: FileQuirks,
     missing_close: bool,
     /// Where the closing delimiter line ends, when found among the first bytes.
     closing_end: Option<u64>,
@@ -907,13 +997,24 @@ const V001_NAMES: [&str; 4] =
 fn parse_fields(
     block: &[u8],
     base: usize,
-    quirks: &mut Vec<(Option<u64>, &'static str, String)>,
+    quirks: &mut FileQuirks,
     v001: &mut Vec<(String, u64)>,
 ) -> Vec<(Vec<u8>, Vec<u8>, u64)> {
     let mut fields: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
     let mut at = base;
     for raw in lines(block) {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if fields.len() >= MAX_FIELDS {
+            quirks.push((
+                Some(at as u64),
+                "too-many-fields",
+                format!(
+                    "more than {MAX_FIELDS} fields: the lines from here on are kept verbatim in \
+                     the metadata but not read as fields"
+                ),
+            ));
+            break;
+        }
         match (line.first(), fields.last_mut()) {
             (Some(b' ' | b'\t'), Some((_, v, _))) => {
                 v.push(b' ');
@@ -1065,7 +1166,7 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
         };
         let name = get("HTTP-Part").map(|v| v.to_ascii_lowercase()).unwrap_or_default();
         if name == b"content" {
-            p.part_lines.extend(lines(part_block).map(|l| ("kw3-content-part", l.to_vec())));
+            p.part_lines.push(("kw3-content-part", ph, ph + part_block.len()));
             p.content_start = Some(pbody as u64);
             p.content_type = get("Content-Type").map(|v| latin1(&v));
             break;
@@ -1087,7 +1188,7 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
             }
         };
         if (name == b"header" || name == b"header-info") && p.header.is_none() {
-            p.part_lines.extend(lines(part_block).map(|l| ("kw3-header-part", l.to_vec())));
+            p.part_lines.push(("kw3-header-part", ph, ph + part_block.len()));
             p.header = Some((pbody as u64, end as u64));
         } else {
             let (kind, what) = if name == b"header" || name == b"header-info" {

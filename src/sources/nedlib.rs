@@ -9,25 +9,35 @@
 //! header has none, and that is reported), the payload is the data file as a segment, and the
 //! `Arc-*` lines go verbatim, with the two source paths, into the concurrent `metadata` record.
 //! Every oddity of §5.4 is tolerated and reported as a [`Quirk`] naming the `.meta` and its
-//! line; files that are no pair become [`SideFile`]s, so no byte of the harvest is lost.
-//! Nothing below the root is followed: links, FIFOs and devices are refused one by one.
+//! line, through the one bounded log (`QuirkLog`: 10,000 kept, the rest counted; while a
+//! `.meta` is parsed, 100 of a kind), so that a 1 MiB `.meta` of 524,000 odd lines holds no
+//! 524,000 entries; files that are no pair become [`SideFile`]s, so no byte of the harvest is
+//! lost. Nothing below the root is followed: links, FIFOs, devices, paths over `PATH_MAX`,
+//! unreadable folders and `.meta` files over [`MAX_META`] are refused one by one, listed
+//! ([`CaptureSource::refusals`]: the run exits 1) and never stop the harvest. An `Arc-Url`
+//! with no scheme (`null`, a path) is refused too (WARC needs an absolute URI); one whose
+//! scheme is not lower case is written in lower case (`HTTP://` -> `http://`), so that every
+//! reader's payload rule finds the header where the writer put it.
 
 use std::collections::{HashSet, VecDeque};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc, Weekday};
 
 use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    SideFile,
+    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, FileQuirks, Payload, Provenance,
+    Quirk, QuirkLog, SideFile,
 };
 use super::{name_text, refusal};
+use crate::formats::warc::header::{target_uri, warc_date_stateable};
+use crate::formats::warc::payload::is_http_uri;
 use crate::layout::{self, ConfineError};
 
 /// Largest `.meta` read: a status line and a few header fields are some hundred bytes; a larger
-/// file is refused with an error naming it (and kept as a side file).
+/// file is refused (listed, the run exits 1) and kept as a side file with its data file.
 pub const MAX_META: u64 = 1 << 20;
 
 /// Most directory entries looked at per folder by [`is_nedlib`] (a running-number folder holds
@@ -131,13 +141,27 @@ struct Folder {
     date: NaiveDate,
 }
 
-/// A `.meta` and its data file, to be read when its turn comes.
+/// A `.meta` and its data file, to be read when its turn comes: the folder is shared by all
+/// its pairs and only the stem is kept (a folder of 100,000 files holds no 200,000 paths).
 struct Pair {
-    meta: PathBuf,
-    data: Option<PathBuf>,
+    dir: Arc<Path>,
+    /// The data file's name (the `.meta`'s without `.meta`).
+    stem: Box<[u8]>,
+    /// The data file is there.
+    data: bool,
     /// The data file is there but was refused (a link, a FIFO).
     data_refused: bool,
-    folder: Option<Folder>,
+    folder: Option<Arc<Folder>>,
+}
+
+impl Pair {
+    fn meta(&self) -> PathBuf {
+        self.dir.join(OsStr::from_bytes(&[&self.stem[..], b".meta"].concat()))
+    }
+
+    fn data(&self) -> Option<PathBuf> {
+        self.data.then(|| self.dir.join(OsStr::from_bytes(&self.stem)))
+    }
 }
 
 /// A NEDLIB harvest read as captures, in a sorted walk: day folders by date, running numbers
@@ -149,12 +173,10 @@ pub struct NedlibHarvest {
     base: PathBuf,
     opts: NedlibOptions,
     /// Folders still to list, the next one last.
-    dirs: Vec<(PathBuf, Option<Folder>)>,
+    dirs: Vec<(PathBuf, Option<Arc<Folder>>)>,
     /// Pairs of the folder being read.
     pending: VecDeque<Pair>,
-    /// Errors to hand out before the next pair.
-    errors: VecDeque<CaptureError>,
-    quirks: Vec<Quirk>,
+    quirks: QuirkLog,
     side: Vec<SideFile>,
     /// Relative names already taken (two names escaping to the same text are refused).
     taken: HashSet<String>,
@@ -176,7 +198,7 @@ impl NedlibHarvest {
         let day = root
             .file_name()
             .and_then(|n| n.to_str())
-            .and_then(|n| day_of(n).map(|date| Folder { name: n.to_string(), date }));
+            .and_then(|n| day_of(n).map(|date| Arc::new(Folder { name: n.to_string(), date })));
         let base = match (&day, root.parent()) {
             (Some(_), Some(parent)) => parent.to_path_buf(),
             _ => root.to_path_buf(),
@@ -186,8 +208,7 @@ impl NedlibHarvest {
             opts,
             dirs: vec![(root.to_path_buf(), day)],
             pending: VecDeque::new(),
-            errors: VecDeque::new(),
-            quirks: Vec::new(),
+            quirks: QuirkLog::default(),
             side: Vec::new(),
             taken: HashSet::new(),
         })
@@ -198,13 +219,7 @@ impl NedlibHarvest {
     }
 
     fn quirk(&mut self, file: &str, line: Option<u64>, kind: &str, detail: String) {
-        self.quirks.push(Quirk {
-            file: file.to_string(),
-            line,
-            offset: None,
-            kind: kind.to_string(),
-            detail,
-        });
+        self.quirks.note(file, line, None, kind, detail);
     }
 
     /// Keeps a file byte-exact under `logs/`, with a quirk saying why.
@@ -214,24 +229,43 @@ impl NedlibHarvest {
         self.side.push(SideFile { path: path.to_path_buf(), relative });
     }
 
+    /// Refuses a `.meta` as a capture (listed; the run exits 1) and keeps it, and its data
+    /// file when there is one, byte-exact under `logs/`.
+    fn refuse_pair(&mut self, pair: &Pair, meta: &Path, kind: &str, why: &str) {
+        if let Some(data) = pair.data() {
+            self.keep_side(&data, "data-without-meta", "its .meta was refused");
+        }
+        let rel = self.rel(meta);
+        self.quirks.refuse(&rel, None, kind, format!("{why}; kept as a side file under logs/"));
+        self.side.push(SideFile { path: meta.to_path_buf(), relative: rel });
+    }
+
     /// Lists one folder: sub-folders go on the stack (sorted), files become pairs or side
     /// files, anything else is refused.
-    fn list(&mut self, dir: PathBuf, folder: Option<Folder>) {
+    fn list(&mut self, dir: PathBuf, folder: Option<Arc<Folder>>) {
         let walk = walkdir::WalkDir::new(&dir).min_depth(1).max_depth(1).follow_links(false);
-        let mut files: Vec<(OsString, PathBuf)> = Vec::new();
+        // Names only: the paths are the folder's and are made when needed.
+        let mut files: Vec<OsString> = Vec::new();
         let mut dirs: Vec<(OsString, PathBuf)> = Vec::new();
         let mut refused: HashSet<OsString> = HashSet::new();
         for e in walk {
             let e = match e {
                 Ok(e) => e,
                 Err(err) => {
+                    // An unreadable folder (or one whose path is over PATH_MAX) costs itself,
+                    // not the harvest.
                     let at = err.path().unwrap_or(&dir).to_path_buf();
                     let rel = self.rel(&at);
-                    self.quirk(&rel, None, "unreadable-directory", format!("not read: {err}"));
-                    let source = err.into_io_error().unwrap_or_else(|| {
-                        std::io::Error::other("directory walk failed (a loop?)")
-                    });
-                    self.errors.push_back(CaptureError::Io { path: at, source });
+                    let why = match err.io_error().and_then(std::io::Error::raw_os_error) {
+                        Some(libc::ENAMETOOLONG) => {
+                            "its path is longer than PATH_MAX: not read".to_string()
+                        }
+                        _ => format!(
+                            "not read: {}",
+                            err.io_error().map_or(err.to_string(), |e| e.to_string())
+                        ),
+                    };
+                    self.quirks.refuse(&rel, None, "unreadable-directory", why);
                     continue;
                 }
             };
@@ -242,42 +276,47 @@ impl NedlibHarvest {
                 let rel = self.rel(e.path());
                 // lstat again: a link or FIFO is reported here and never opened.
                 match super::take_regular(e.path(), &rel, &mut self.taken) {
-                    Ok(_) => files.push((e.file_name().to_os_string(), e.into_path())),
+                    Ok(_) => files.push(e.file_name().to_os_string()),
                     Err(why) => {
-                        self.quirk(&rel, None, "refused", why);
+                        self.quirks.refuse(&rel, None, "refused", why);
                         refused.insert(e.file_name().to_os_string());
                     }
                 }
             }
         }
         files.sort();
-        let names: HashSet<&[u8]> = files.iter().map(|(n, _)| n.as_bytes()).collect();
+        let names: HashSet<&[u8]> = files.iter().map(|n| n.as_bytes()).collect();
+        let shared: Arc<Path> = Arc::from(dir.as_path());
         let mut pairs = Vec::new();
         let mut sides = Vec::new();
-        for (name, path) in &files {
+        for name in &files {
             let n = name.as_bytes();
+            let path = || dir.join(name);
             if let Some(stem) = n.strip_suffix(b".meta") {
-                let data =
-                    names.contains(stem).then(|| dir.join(std::ffi::OsStr::from_bytes(stem)));
-                let data_refused = refused.contains(std::ffi::OsStr::from_bytes(stem));
-                pairs.push(Pair { meta: path.clone(), data, data_refused, folder: folder.clone() });
+                pairs.push(Pair {
+                    dir: Arc::clone(&shared),
+                    stem: stem.into(),
+                    data: names.contains(stem),
+                    data_refused: refused.contains(OsStr::from_bytes(stem)),
+                    folder: folder.clone(),
+                });
             } else if names.contains([n, b".meta"].concat().as_slice()) {
                 // Read with its .meta.
             } else if is_md5(n) {
                 sides.push((
-                    path.clone(),
+                    path(),
                     "data-without-meta",
                     "an MD5-named data file without a .meta companion: no URL, so no capture",
                 ));
             } else if n.starts_with(b"access") && n.ends_with(b".data") {
                 sides.push((
-                    path.clone(),
+                    path(),
                     "side-car",
                     "a NEDLIB accessX.data file (contents undocumented, kept opaque)",
                 ));
             } else {
                 sides.push((
-                    path.clone(),
+                    path(),
                     "unexpected-file",
                     "a file that is neither a .meta nor a data file of a pair",
                 ));
@@ -299,65 +338,77 @@ impl NedlibHarvest {
         };
         dirs.sort_by_key(|(n, _)| key(n));
         for (name, path) in dirs.into_iter().rev() {
-            let day =
-                name.to_str().and_then(|n| day_of(n).map(|date| Folder { name: n.into(), date }));
+            let day = name
+                .to_str()
+                .and_then(|n| day_of(n).map(|date| Arc::new(Folder { name: n.into(), date })));
             self.dirs.push((path, day.or_else(|| folder.clone())));
         }
     }
 
-    /// Reads one pair: a capture, nothing (its files became side files) or an error.
-    fn read_pair(&mut self, pair: Pair) -> Option<Result<Capture, CaptureError>> {
-        let rel_meta = self.rel(&pair.meta);
-        let bytes = match layout::read_bounded(&pair.meta, MAX_META) {
+    /// Reads one pair: a capture, or nothing (refused, or its files became side files).
+    fn read_pair(&mut self, pair: Pair) -> Option<Capture> {
+        let meta_path = pair.meta();
+        let rel_meta = self.rel(&meta_path);
+        let bytes = match layout::read_bounded(&meta_path, MAX_META) {
             Ok(b) => b,
             Err(e) => {
-                if let Some(data) = &pair.data {
-                    self.keep_side(data, "data-without-meta", "its .meta could not be read");
-                }
-                return match e {
-                    ConfineError::TooLarge { .. } => {
-                        self.keep_side(&pair.meta, "meta-too-large", &format!("larger than {MAX_META} bytes (a NEDLIB .meta is a few hundred): not parsed"));
-                        Some(Err(CaptureError::Malformed {
-                            path: pair.meta,
-                            offset: None,
-                            message: format!(
-                                "a .meta larger than {MAX_META} bytes is refused (kept as a side file, not parsed)"
-                            ),
-                        }))
-                    }
-                    ConfineError::Io { source, .. } => {
-                        self.quirk(&rel_meta, None, "unreadable", format!("not read: {source}"));
-                        Some(Err(CaptureError::Io { path: pair.meta, source }))
-                    }
-                    e => {
-                        self.quirk(&rel_meta, None, "refused", refusal(&e));
-                        None
-                    }
+                let why = match &e {
+                    ConfineError::TooLarge { .. } => format!(
+                        "larger than {MAX_META} bytes (a NEDLIB .meta is a few hundred): not parsed"
+                    ),
+                    e => refusal(e),
                 };
+                let kind = match e {
+                    ConfineError::TooLarge { .. } => "meta-too-large",
+                    _ => "refused",
+                };
+                self.refuse_pair(&pair, &meta_path, kind, &why);
+                return None;
             }
         };
-        let mut quirks = Vec::new();
+        let mut quirks = FileQuirks::default();
         let meta = parse_meta(&bytes, &mut quirks);
-        for (line, kind, detail) in quirks {
-            self.quirk(&rel_meta, line, kind, detail);
-        }
-        let Some((url_bytes, _)) = &meta.arc_url else {
-            self.keep_side(&pair.meta, "no-arc-url", "no Arc-Url line: no URL, so no capture");
-            if let Some(data) = &pair.data {
+        drop(bytes);
+        self.quirks.take_file(&rel_meta, quirks, true);
+        let data_path = pair.data();
+        let Some((url_bytes, url_line)) = &meta.arc_url else {
+            self.keep_side(&meta_path, "no-arc-url", "no Arc-Url line: no URL, so no capture");
+            if let Some(data) = &data_path {
                 self.keep_side(data, "data-without-meta", "its .meta has no Arc-Url");
             }
             return None;
         };
-        let (uri, escaped) = uri_text(url_bytes);
+        let url_line = *url_line;
+        let (text, escaped) = uri_text(url_bytes);
+        // WARC requires an absolute URI: an Arc-Url without a scheme is no capture.
+        let uri = match target_uri(&text) {
+            Ok((uri, changed)) => {
+                if changed {
+                    self.quirk(&rel_meta, Some(url_line), "url-scheme-case", format!("Arc-Url {text:?}: the scheme is written in lower case ({uri}), as every reader compares it; the line is kept as stored in the metadata record"));
+                }
+                uri
+            }
+            Err(e) => {
+                self.refuse_pair(
+                    &pair,
+                    &meta_path,
+                    "unusable-url",
+                    &format!("Arc-Url: {e}: WARC needs an absolute URI, so no capture"),
+                );
+                return None;
+            }
+        };
         if escaped {
-            let line = meta.arc_url.as_ref().map(|(_, l)| *l);
-            self.quirk(&rel_meta, line, "url-escaped", format!("Arc-Url holds control characters or bytes that are not UTF-8: written percent-encoded as {uri}"));
+            self.quirk(&rel_meta, Some(url_line), "url-escaped", format!("Arc-Url holds control characters or bytes that are not UTF-8: written percent-encoded as {uri}"));
+        }
+        if meta.header.is_some() && !is_http_uri(&uri) {
+            self.quirk(&rel_meta, Some(url_line), "not-http-url", "an HTTP header stored for a URL that is not http(s): the record's payload is its whole block (header included), as every reader takes it".into());
         }
 
         // The data file: its length now, its bytes when the record is written.
         let mut data_rel = None;
         let mut data_len = None;
-        match &pair.data {
+        match &data_path {
             Some(data) => match layout::open_regular(data).and_then(|f| {
                 f.metadata().map_err(|source| ConfineError::Io { path: data.clone(), source })
             }) {
@@ -367,7 +418,7 @@ impl NedlibHarvest {
                 }
                 Err(e) => {
                     let rel = self.rel(data);
-                    self.quirk(&rel, None, "refused", refusal(&e));
+                    self.quirks.refuse(&rel, None, "refused", refusal(&e));
                     self.quirk(
                         &rel_meta,
                         None,
@@ -432,7 +483,12 @@ impl NedlibHarvest {
             );
         }
 
-        let (date, date_source) = self.date_of(&pair, &meta, &rel_meta);
+        let Some((date, date_source)) = self.date_of(&pair, &meta, &rel_meta) else {
+            let why = "neither a usable server Date, nor a day folder, nor a modification time \
+                       a WARC-Date can state: no date, so no capture";
+            self.refuse_pair(&pair, &meta_path, "no-date", why);
+            return None;
+        };
 
         let eol: &[u8] = meta.eol.bytes();
         let mut block = meta.side_lines.clone();
@@ -442,8 +498,8 @@ impl NedlibHarvest {
             block.extend_from_slice(format!("nedlib-data-path: {d}").as_bytes());
             block.extend_from_slice(eol);
         }
-        let payload = match (&pair.data, data_len) {
-            (Some(path), Some(len)) => Payload::File { path: path.clone(), len },
+        let payload = match (data_path, data_len) {
+            (Some(path), Some(len)) => Payload::File { path, len },
             _ => Payload::Bytes(Vec::new()),
         };
         let (kind, http_header, content_type) = match meta.header {
@@ -454,7 +510,7 @@ impl NedlibHarvest {
                 Some(meta.content_type.unwrap_or_else(|| "application/octet-stream".into())),
             ),
         };
-        Some(Ok(Capture {
+        Some(Capture {
             uri,
             date,
             date_source,
@@ -471,12 +527,17 @@ impl NedlibHarvest {
             },
             warc_fields: Vec::new(),
             metadata: Some(block),
-        }))
+        })
     }
 
     /// The capture's date per the option, falling back to the other source (reported), then to
-    /// the `.meta`'s modification time.
-    fn date_of(&mut self, pair: &Pair, meta: &Meta, rel: &str) -> (DateTime<Utc>, DateSource) {
+    /// the `.meta`'s modification time; `None` when none of them is a date a WARC can state.
+    fn date_of(
+        &mut self,
+        pair: &Pair,
+        meta: &Meta,
+        rel: &str,
+    ) -> Option<(DateTime<Utc>, DateSource)> {
         let folder = pair.folder.as_ref().map(|f| {
             let noon = f.date.and_hms_opt(12, 0, 0).unwrap_or_default().and_utc();
             (noon, format!("folder date {} at 12:00 UTC", f.name))
@@ -522,15 +583,15 @@ impl NedlibHarvest {
         let (date, label) = match chosen {
             Some(c) => c,
             None => {
-                let mtime = std::fs::symlink_metadata(&pair.meta)
-                    .and_then(|m| m.modified())
-                    .map(DateTime::<Utc>::from)
-                    .unwrap_or_default();
+                // A modification time is anything a hostile tree sets: only one a WARC-Date
+                // can state is taken (chrono's own conversion panics out of its range).
+                let modified = std::fs::symlink_metadata(pair.meta()).and_then(|m| m.modified());
+                let mtime = stateable_time(modified.ok()?)?;
                 self.quirk(rel, date_line, "date-fallback", "neither a usable server Date nor a day folder: the .meta's modification time is used".into());
                 (mtime, "modification time of the .meta file".to_string())
             }
         };
-        (date, DateSource { label, inferred: true })
+        Some((date, DateSource { label, inferred: true }))
     }
 }
 
@@ -539,12 +600,9 @@ impl Iterator for NedlibHarvest {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some(e) = self.errors.pop_front() {
-                return Some(Err(e));
-            }
             if let Some(pair) = self.pending.pop_front() {
                 match self.read_pair(pair) {
-                    Some(item) => return Some(item),
+                    Some(c) => return Some(Ok(c)),
                     None => continue,
                 }
             }
@@ -560,12 +618,31 @@ impl CaptureSource for NedlibHarvest {
     }
 
     fn quirks(&self) -> &[Quirk] {
-        &self.quirks
+        self.quirks.kept()
+    }
+
+    fn quirks_dropped(&self) -> u64 {
+        self.quirks.dropped()
+    }
+
+    fn quirk_counts(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
+        Some(self.quirks.counts())
+    }
+
+    fn refusals(&self) -> (&[(String, String)], u64) {
+        self.quirks.refusals()
     }
 
     fn side_files(&self) -> Vec<SideFile> {
         self.side.clone()
     }
+}
+
+/// A file time as a date a WARC can state, or `None` (before 1970, past 9999: a hostile
+/// tree sets any; chrono's own conversion panics out of its range).
+fn stateable_time(t: std::time::SystemTime) -> Option<DateTime<Utc>> {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    DateTime::<Utc>::from_timestamp(secs.try_into().ok()?, 0).filter(warc_date_stateable)
 }
 
 /// A line end style.
@@ -602,8 +679,6 @@ struct Meta {
     /// `Date`: its text, line and parsed value.
     date: Option<(String, u64, Option<DateTime<Utc>>)>,
 }
-
-type MetaQuirk = (Option<u64>, &'static str, String);
 
 /// The field name of a header line (`Name:`), if it has one.
 fn field_name(line: &[u8]) -> Option<&[u8]> {
@@ -662,8 +737,9 @@ fn uri_text(v: &[u8]) -> (String, bool) {
 
 /// Splits a `.meta` into the HTTP header, the `Arc-*` lines and the rest, and notes its quirks
 /// (line numbers 1-based).
-fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
-    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+fn parse_meta(bytes: &[u8], quirks: &mut FileQuirks) -> Meta {
+    // Lines are walked, never collected: a 1 MiB file may hold 500,000 of them.
+    let lines = || bytes.split_inclusive(|&b| b == b'\n');
     let eol_of = |l: &[u8]| {
         if l.ends_with(b"\r\n") {
             Some(Eol::Crlf)
@@ -673,7 +749,7 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
             None
         }
     };
-    let eol = lines.first().and_then(|l| eol_of(l)).unwrap_or(Eol::Lf);
+    let eol = lines().next().and_then(eol_of).unwrap_or(Eol::Lf);
     let mut m = Meta {
         header: None,
         side_lines: Vec::new(),
@@ -684,13 +760,13 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
         content_type: None,
         date: None,
     };
-    let status = lines.first().is_some_and(|l| l.starts_with(b"HTTP/"));
+    let status = lines().next().is_some_and(|l| l.starts_with(b"HTTP/"));
     if !status {
         quirks.push((Some(1), "no-status-line", "the first line is no HTTP status line: the capture is a resource, every line goes to its metadata record".into()));
     }
     // Line ends: LF is what NEDLIB files are expected to hold (§5.4.5), reported once a file.
-    let first_lf = lines.iter().position(|l| eol_of(l) == Some(Eol::Lf));
-    let first_crlf = lines.iter().position(|l| eol_of(l) == Some(Eol::Crlf));
+    let first_lf = lines().position(|l| eol_of(l) == Some(Eol::Lf));
+    let first_crlf = lines().position(|l| eol_of(l) == Some(Eol::Crlf));
     if let Some(i) = first_lf {
         quirks.push((
             Some(i as u64 + 1),
@@ -710,7 +786,7 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
     let mut last_arc = false;
     let mut last_eol = eol;
     let mut last_header_line = 1;
-    for (i, &line) in lines.iter().enumerate() {
+    for (i, line) in lines().enumerate() {
         let n = i as u64 + 1;
         let name = field_name(line);
         let is_arc = name.is_some_and(|nm| nm.len() > 4 && nm[..4].eq_ignore_ascii_case(b"arc-"));
@@ -799,7 +875,7 @@ fn parse_meta(bytes: &[u8], quirks: &mut Vec<MetaQuirk>) -> Meta {
 }
 
 /// Notes a server field the mapping uses (Content-Length, Content-Type, Date).
-fn header_field(m: &mut Meta, name: &[u8], line: &[u8], n: u64, quirks: &mut Vec<MetaQuirk>) {
+fn header_field(m: &mut Meta, name: &[u8], line: &[u8], n: u64, quirks: &mut FileQuirks) {
     let v = field_value(line, name);
     if name.eq_ignore_ascii_case(b"content-length") && m.content_length.is_none() {
         let digits = v.iter().take_while(|b| b.is_ascii_digit()).count();
@@ -1110,6 +1186,7 @@ pub(crate) fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::capture::FileQuirk;
     use chrono::TimeZone;
 
     fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
@@ -1191,12 +1268,12 @@ mod tests {
         }
     }
 
-    fn split(meta: &[u8]) -> (Meta, Vec<MetaQuirk>) {
-        let mut q = Vec::new();
-        (parse_meta(meta, &mut q), q)
+    fn split(meta: &[u8]) -> (Meta, Vec<FileQuirk>) {
+        let mut q = FileQuirks::default();
+        (parse_meta(meta, &mut q), q.kept().to_vec())
     }
 
-    fn kinds(q: &[MetaQuirk]) -> Vec<(&'static str, Option<u64>)> {
+    fn kinds(q: &[FileQuirk]) -> Vec<(&'static str, Option<u64>)> {
         q.iter().map(|(l, k, _)| (*k, *l)).collect()
     }
 
@@ -1288,6 +1365,13 @@ mod tests {
         (caps, errs, h.quirks().to_vec(), h.side_files())
     }
 
+    fn h_refusals(root: &Path) -> (Vec<(String, String)>, u64) {
+        let mut h = NedlibHarvest::open(root, NedlibOptions::default()).unwrap();
+        h.by_ref().for_each(drop);
+        let (list, n) = h.refusals();
+        (list.to_vec(), n)
+    }
+
     #[test]
     fn links_are_refused_not_followed_and_big_metas_refused() {
         let tmp = tempfile::tempdir().unwrap();
@@ -1324,10 +1408,14 @@ mod tests {
         assert!(has(&format!("2003-7-16/0000/{MD5B}.meta"), "meta-without-data"));
         assert!(has("2003-7-16/0001", "refused"));
         assert!(has(&format!("2003-7-16/0000/{big}.meta"), "meta-too-large"));
-        assert_eq!(errs.len(), 1);
+        // Refused one by one, listed, never an error that stops the harvest.
+        assert!(errs.is_empty(), "{errs:?}");
+        let (refused, n) = h_refusals(&tmp.path().join("h"));
+        assert_eq!(n, 4, "{refused:?}");
         assert!(
-            errs[0].contains(&format!("{big}.meta")) && errs[0].contains("larger than"),
-            "{errs:?}"
+            refused
+                .iter()
+                .any(|(f, why)| f.ends_with(&format!("{big}.meta")) && why.contains("larger than"))
         );
         // Nothing lost: the unpaired data file and the refused .meta's files are kept.
         let rels: Vec<&str> = sides.iter().map(|s| s.relative.as_str()).collect();
@@ -1339,6 +1427,32 @@ mod tests {
                 format!("2003-7-16/0000/{big}.meta"),
             ]
         );
+    }
+
+    /// A hostile tree's modification time is no date past 9999 (item 11 of issue 24): such a
+    /// pair would be refused rather than dated `+10000-...`.
+    #[test]
+    fn a_modification_time_no_warc_date_can_state_is_not_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("h/misc/0000");
+        std::fs::create_dir_all(&run).unwrap();
+        let meta = run.join(format!("{MD5A}.meta"));
+        std::fs::write(&meta, b"HTTP/1.0 200 OK\nArc-Url: http://h/\nArc-Length: 1\n").unwrap();
+        std::fs::write(run.join(MD5A), b"z").unwrap();
+        let set = |secs: u64| {
+            let f = std::fs::File::options().write(true).open(&meta).unwrap();
+            f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).unwrap();
+        };
+        // File systems clamp what they store (ext4 at 2446), so the rule is checked as such.
+        let at = |secs: u64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        assert!(stateable_time(at(253_402_300_800)).is_none());
+        assert!(stateable_time(at(1 << 45)).is_none(), "no panic past chrono's range");
+        assert!(stateable_time(at(253_402_300_799)).is_some());
+        set(1_058_516_389);
+        let (caps, _, _, _) = all(&tmp.path().join("h"));
+        assert_eq!(caps.len(), 1);
+        assert_eq!(caps[0].date.timestamp(), 1_058_516_389);
+        assert_eq!(caps[0].date_source.label, "modification time of the .meta file");
     }
 
     #[test]

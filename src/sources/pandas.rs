@@ -921,6 +921,10 @@ impl CaptureSource for InstanceCaptures<'_> {
         self.dropped
     }
 
+    fn refusals(&self) -> (&[(String, String)], u64) {
+        (&self.inst.refused, self.inst.refused.len() as u64)
+    }
+
     fn side_files(&self) -> Vec<SideFile> {
         self.inst
             .aux

@@ -1,11 +1,14 @@
 //! Mutation fuzzing of the ARC reader, the WARC reader, the METS validator (issue 13,
-//! "Checked by") and the mirror side-file readers (wget log, HTTrack log, cache index and zip,
-//! `url.map`; issue 24): corpus files mutated by a seeded mutator (bit flips, byte insertions and
+//! "Checked by"), the mirror side-file readers (wget log, HTTrack log, cache index and zip,
+//! `url.map`), the NEDLIB `.meta` reader and the Kulturarw3 multipart reader (issue 24):
+//! corpus and sample files mutated by a seeded mutator (bit flips, byte insertions and
 //! deletions, splices between files, truncations, length-field edits, gzip member splitting
 //! and empty members). Each target runs in a child process with an address-space limit, for a
 //! bounded time; every case must not panic, must end, and must stay within the limit. The ARC
 //! reader must also account for every input byte, and (every 16th case) the migration of the
-//! mutated file must conserve every payload.
+//! mutated file must conserve every payload. The NEDLIB and Kulturarw3 readers get one
+//! mutated file in a harvest of its own and must give a capture or keep the file as a side
+//! file (no error, no panic, no byte lost), with every payload readable.
 //!
 //! Knobs (environment): `WEBAIP_FUZZ_SECONDS` (per target, default 20), `WEBAIP_FUZZ_CASES`
 //! (per target, default unbounded), `WEBAIP_FUZZ_SEED` (default: the clock; always printed),
@@ -79,6 +82,14 @@ const TOKENS: &[&[u8]] = &[
     b"</mets:mets>",
     b" BEGIN=\"0\" END=\"18446744073709551615\"",
     b" xlink:href=\"../../etc/passwd\"",
+    b"Arc-Url: ",
+    b"Arc-Length: 99999999999999999999\n",
+    b"HTTP://",
+    b"\nHTTP-Part: Content\n\n",
+    b"\n--KulturArw3_4443a33a26034bd0d1fe8db1240a35e3--\n",
+    b"HTTP-URL: null\n",
+    b"HTTP-Archive-Time: 253402300800\n",
+    b"Content-Type: multipart/mixed; boundary=\"\"\n",
 ];
 
 fn gunzip_all(bytes: &[u8], limit: u64) -> Vec<u8> {
@@ -291,6 +302,56 @@ fn warc_case(path: &Path) {
     }
 }
 
+/// The name a mutated NEDLIB `.meta` or Kulturarw3 file takes in its harvest.
+const NEDLIB_MD5: &str = "0123456789abcdef0123456789abcdef";
+const KW3_FILE: &str = "archive/3f/www.example.se/17/4443a33a26034bd0d1fe8db1240a35e3.1136214245";
+
+/// Reads every capture of a capture source and every payload: no error, at most one capture
+/// (the harvest holds one), and when none, the mutated file kept as a side file.
+fn read_capture_source(mut src: impl webaip::sources::capture::CaptureSource, file: &str) {
+    let mut captures = 0;
+    for c in src.by_ref() {
+        let c = c.unwrap_or_else(|e| panic!("one bad file stopped the harvest: {e}"));
+        let mut payload = c.payload.open().unwrap_or_else(|e| panic!("payload: {e}"));
+        let n = io::copy(&mut payload, &mut io::sink()).unwrap();
+        assert_eq!(n, c.payload.len(), "payload length");
+        assert!(!c.uri.is_empty(), "a capture without a URI");
+        captures += 1;
+    }
+    assert!(captures <= 1, "{captures} captures of one file");
+    assert!(src.quirks().len() <= 10_000, "quirks unbounded");
+    if captures == 0 {
+        let sides = src.side_files();
+        let refused = src.refusals().1;
+        assert!(
+            refused > 0 || sides.iter().any(|s| s.relative == file),
+            "{file} neither a capture nor kept: {sides:?}"
+        );
+    }
+}
+
+/// NEDLIB: the mutated bytes are a `.meta` beside a data file.
+fn nedlib_case(data: &[u8], scratch: &Path) {
+    use webaip::sources::nedlib::{NedlibHarvest, NedlibOptions};
+    let root = scratch.join("nedlib");
+    let run = root.join("2003-7-18/0000");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join(format!("{NEDLIB_MD5}.meta")), data).unwrap();
+    std::fs::write(run.join(NEDLIB_MD5), b"<html>payload</html>").unwrap();
+    let h = NedlibHarvest::open(&root, NedlibOptions::default()).unwrap();
+    read_capture_source(h, &format!("2003-7-18/0000/{NEDLIB_MD5}.meta"));
+}
+
+/// Kulturarw3: the mutated bytes are one `<md5url>.<epoch>` file of an archive.
+fn kulturarw3_case(data: &[u8], scratch: &Path) {
+    use webaip::sources::kulturarw3::Kulturarw3Archive;
+    let root = scratch.join("kw3");
+    let file = root.join(KW3_FILE);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, data).unwrap();
+    read_capture_source(Kulturarw3Archive::open(&root).unwrap(), KW3_FILE);
+}
+
 fn mets_case(path: &Path, case: u64) {
     let schemas = corpus().join("../xsd");
     let with_xsd = case.is_multiple_of(16) && schemas.is_dir();
@@ -398,6 +459,8 @@ enum Target {
     Warc,
     Mets,
     Mirror,
+    Nedlib,
+    Kulturarw3,
 }
 
 impl Target {
@@ -407,6 +470,8 @@ impl Target {
             Target::Warc => "warc",
             Target::Mets => "mets",
             Target::Mirror => "mirror",
+            Target::Nedlib => "nedlib",
+            Target::Kulturarw3 => "kulturarw3",
         }
     }
     fn test(self) -> &'static str {
@@ -415,12 +480,30 @@ impl Target {
             Target::Warc => "fuzz::harness::warc_reader",
             Target::Mets => "fuzz::harness::mets_validator",
             Target::Mirror => "fuzz::harness::mirror_logs",
+            Target::Nedlib => "fuzz::harness::nedlib_meta_reader",
+            Target::Kulturarw3 => "fuzz::harness::kulturarw3_reader",
         }
     }
 }
 
+/// Every regular file under `dir` whose name `keep` accepts, read.
+fn sample_files(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<Vec<u8>> {
+    let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file() && keep(&e.file_name().to_string_lossy()))
+        .map(|e| e.into_path())
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no seeds in {}", dir.display());
+    v.iter().map(|p| std::fs::read(p).unwrap()).collect()
+}
+
 fn seeds(target: Target, scratch: &Path) -> Vec<Vec<u8>> {
+    let samples = crate::util::repo().join("samples");
     match target {
+        Target::Nedlib => sample_files(&samples.join("nedlib"), |n| n.ends_with(".meta")),
+        Target::Kulturarw3 => sample_files(&samples.join("kulturarw3"), |n| n.contains('.')),
         Target::Arc => read_seeds(&corpus().join("arc")),
         Target::Warc => read_seeds(&corpus().join("warc")),
         Target::Mets => {
@@ -454,6 +537,8 @@ fn child_loop(target: Target) {
         Target::Warc => "warc",
         Target::Mets => "xml",
         Target::Mirror => "txt",
+        Target::Nedlib => "meta",
+        Target::Kulturarw3 => "kw3",
     };
     let input = scratch.join(format!("input.{ext}"));
     let began = Instant::now();
@@ -474,6 +559,8 @@ fn child_loop(target: Target) {
             Target::Warc => warc_case(&input),
             Target::Mets => mets_case(&input, case),
             Target::Mirror => mirror_case(&scratch.join("mirror"), which, &data, &seeds),
+            Target::Nedlib => nedlib_case(&data, &scratch),
+            Target::Kulturarw3 => kulturarw3_case(&data, &scratch),
         }
         done += 1;
     }
@@ -556,4 +643,14 @@ fn mets_validator() {
 #[test]
 fn mirror_logs() {
     run(Target::Mirror);
+}
+
+#[test]
+fn nedlib_meta_reader() {
+    run(Target::Nedlib);
+}
+
+#[test]
+fn kulturarw3_reader() {
+    run(Target::Kulturarw3);
 }

@@ -139,9 +139,121 @@ pub(crate) fn uri_text(bytes: &[u8]) -> String {
     out
 }
 
+/// Why a harvested URL cannot be a record's `WARC-Target-URI`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetUriError {
+    /// Nothing (or only blanks) was stored.
+    #[error("the URL is empty")]
+    Empty,
+    /// No `scheme:` starts it (a path, `null`, a host name alone).
+    #[error("{0:?} is no absolute URI (no scheme)")]
+    NoScheme(String),
+}
+
+/// The `WARC-Target-URI` of a harvested URL (already made text by [`uri_text`]): WARC 1.1
+/// requires an absolute URI on `response`, `resource`, `request` and `revisit` records, so a
+/// URL without a scheme (empty, `null`, a path) is refused. The scheme is written in lower
+/// case (RFC 3986 3.1: schemes are case-insensitive, lower case is their canonical form), so
+/// that every reader's payload rule (`crate::formats::warc::payload`; warcio compares
+/// `http:` as written) finds an `HTTP://` capture's HTTP header where the writer put it; the
+/// bool says the scheme was changed. The rest is kept as harvested.
+pub(crate) fn target_uri(text: &str) -> Result<(String, bool), TargetUriError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(TargetUriError::Empty);
+    }
+    // RFC 3986: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":".
+    let scheme_len = t
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))
+        .filter(|&n| n > 0 && t.as_bytes()[n] == b':' && t.as_bytes()[0].is_ascii_alphabetic());
+    let Some(n) = scheme_len else {
+        return Err(TargetUriError::NoScheme(t.chars().take(200).collect()));
+    };
+    let scheme = &t[..n];
+    let lower = scheme.to_ascii_lowercase();
+    let changed = lower != scheme || t.len() != text.len();
+    Ok((format!("{lower}{}", &t[n..]), changed))
+}
+
+/// True when `WARC-Date` can state `d`: W3C-DTF (and the METS's `xs:dateTime`) writes years
+/// with four digits, so year 0 (`0000` is no `xs:dateTime` year either) and years past 9999
+/// (`+10000-01-01T00:00:00Z`, which chrono would print) cannot be stated.
+pub(crate) fn warc_date_stateable(d: &chrono::DateTime<chrono::Utc>) -> bool {
+    use chrono::Datelike;
+    (1..=9999).contains(&d.year())
+}
+
+/// True when `s` is a date or date-time as WARC (W3C-DTF) and the METS (`xs:dateTime`) state
+/// them: `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, or `YYYY-MM-DDThh:mm[:ss[.s+]]` with `Z`, `±hh:mm`
+/// or (`xs:dateTime`) no zone, the year of four digits from 0001 (no sign, no fifth digit:
+/// `+10000-01-01T00:00:00Z` is none).
+pub fn is_stateable_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 4 || !b[..4].iter().all(u8::is_ascii_digit) || &s[..4] == "0000" {
+        return false;
+    }
+    let day = |t: &str| chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d").is_ok();
+    match b.len() {
+        4 => true,
+        7 => day(&format!("{s}-01")),
+        10 => day(s),
+        _ if b.get(10) == Some(&b'T') && day(&s[..10]) => {
+            let local = |f: &str| chrono::NaiveDateTime::parse_from_str(s, f).is_ok();
+            chrono::DateTime::parse_from_rfc3339(s).is_ok()
+                || chrono::DateTime::parse_from_str(s, "%Y-%m-%dT%H:%M%#z").is_ok()
+                || local("%Y-%m-%dT%H:%M:%S%.f")
+                || local("%Y-%m-%dT%H:%M")
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dates_warc_and_mets_can_state() {
+        use chrono::TimeZone;
+        for ok in ["2003", "2003-07", "2003-07-18", "2003-07-18T09:39:49Z", "2003-07-18T09:39Z"] {
+            assert!(is_stateable_date(ok), "{ok}");
+        }
+        for ok in ["2003-07-18T09:39:49.25+02:00", "0001-01-01T00:00:00Z", "2024-04-29T03:51:08"] {
+            assert!(is_stateable_date(ok), "{ok}");
+        }
+        for bad in [
+            "+10000-01-01T00:00:00Z",
+            "10000-01-01T00:00:00Z",
+            "0000-01-01T00:00:00Z",
+            "-0001-01-01T00:00:00Z",
+            "2003-13-01",
+            "2003-07-18T25:00:00Z",
+            "2003-07-18 09:39:49Z",
+            "",
+            "x",
+        ] {
+            assert!(!is_stateable_date(bad), "{bad}");
+        }
+        let d = chrono::Utc.timestamp_opt(253_402_300_800, 0).unwrap();
+        assert!(!warc_date_stateable(&d), "{d}");
+        let d = chrono::Utc.timestamp_opt(253_402_300_799, 0).unwrap();
+        assert!(warc_date_stateable(&d) && is_stateable_date(&d.to_rfc3339()), "{d}");
+    }
+
     use super::*;
+
+    #[test]
+    fn target_uris_need_a_scheme_which_is_written_in_lower_case() {
+        assert_eq!(target_uri("http://h/A"), Ok(("http://h/A".into(), false)));
+        assert_eq!(target_uri("HTTP://h/A"), Ok(("http://h/A".into(), true)));
+        assert_eq!(target_uri("ftp://h/x"), Ok(("ftp://h/x".into(), false)));
+        assert_eq!(target_uri("Https://h/"), Ok(("https://h/".into(), true)));
+        assert_eq!(target_uri(""), Err(TargetUriError::Empty));
+        assert_eq!(target_uri("  "), Err(TargetUriError::Empty));
+        for bad in ["null", "/index.html", "www.e.se/x", "1http://h/", ":x", "a b:c"] {
+            assert!(matches!(target_uri(bad), Err(TargetUriError::NoScheme(_))), "{bad}");
+        }
+    }
 
     #[test]
     fn serializes_in_order_with_crlf() {

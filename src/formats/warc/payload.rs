@@ -3,9 +3,11 @@
 //!
 //! The rule is warcio's (and pywb's), so that the payload webaip describes is the one an
 //! independent reader finds: a `response`, `request` or `revisit` record whose
-//! `WARC-Target-URI` starts with `http:` or `https:` (lower case, as warcio tests it) holds an
-//! HTTP message, and its payload starts after the message's header section, at the first line
-//! that is empty once trailing white space is stripped (`crate::formats::http::message_head`);
+//! `WARC-Target-URI` starts with `http:` or `https:` holds an HTTP message (the scheme in any
+//! case, as RFC 3986 compares it; warcio tests it as written, so webaip writes schemes in
+//! lower case: `crate::formats::warc::header::target_uri`), and its payload starts after the
+//! message's header section, at the first line that is empty once trailing white space is
+//! stripped (`crate::formats::http::message_head`);
 //! the status or request line is not checked. A header section that runs to the end of the
 //! block without an empty line (pywb's `request` records end so: the record's CRLF CRLF
 //! follows the last field) ends there, and the payload is empty, as warcio reads it. Every
@@ -44,7 +46,13 @@ impl PayloadStart {
 /// True when a record of this type and target URI holds an HTTP message (see the module).
 pub(crate) fn holds_http_message(warc_type: Option<&str>, target_uri: Option<&str>) -> bool {
     matches!(warc_type, Some("response" | "request" | "revisit"))
-        && target_uri.is_some_and(|u| u.starts_with("http:") || u.starts_with("https:"))
+        && target_uri.is_some_and(is_http_uri)
+}
+
+/// True when `uri`'s scheme is `http` or `https`, in any case (RFC 3986 3.1).
+pub(crate) fn is_http_uri(uri: &str) -> bool {
+    let has = |p: &str| uri.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+    has("http:") || has("https:")
 }
 
 /// Where the payload starts, given the record's type, target URI, the first bytes of its
@@ -90,10 +98,13 @@ mod tests {
         assert_eq!(at("response", "http://a/"), PayloadStart::AfterHttpHeader(44));
         assert_eq!(at("revisit", "https://a/"), PayloadStart::AfterHttpHeader(44));
         assert_eq!(at("request", "http://a/"), PayloadStart::AfterHttpHeader(44));
-        // Not HTTP by type or by scheme (warcio tests the scheme in lower case).
+        // Not HTTP by type or by scheme; the scheme in any case (RFC 3986).
         assert_eq!(at("resource", "http://a/"), PayloadStart::WholeBlock);
         assert_eq!(at("response", "dns:a"), PayloadStart::WholeBlock);
-        assert_eq!(at("response", "HTTP://a/"), PayloadStart::WholeBlock);
+        assert_eq!(at("response", "ftp://a/"), PayloadStart::WholeBlock);
+        assert_eq!(at("response", "HTTP://a/"), PayloadStart::AfterHttpHeader(44));
+        assert_eq!(at("response", "hTtPs://a/"), PayloadStart::AfterHttpHeader(44));
+        assert_eq!(at("response", "http"), PayloadStart::WholeBlock);
         assert_eq!(payload_start(Some("response"), None, block, true), PayloadStart::WholeBlock);
         // No status line: still a header section, as warcio reads it.
         let odd = b"Content-Type: text/plain\n\nbody";

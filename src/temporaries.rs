@@ -6,7 +6,9 @@
 //! meets one of the same name pattern and can take its lock knows its maker is gone, and
 //! removes it; one still locked is left alone. Names are matched exactly (`PREFIX`, the
 //! random part tempfile draws, `SUFFIX`), links are never followed, and only files or
-//! directories of that exact shape are touched.
+//! directories of that exact shape, owned by the user running, are touched (in a shared
+//! `TMPDIR` another user's are not ours to judge). Used for migrate's partial outputs, the METS
+//! builder's spill directories, unpacked mirror zips and `store get`'s staging directories.
 
 use std::fs::File;
 use std::io;
@@ -90,10 +92,23 @@ pub(crate) struct Cleanup {
     pub left: Vec<String>,
 }
 
+impl Cleanup {
+    /// What was removed, as sentences naming each path below `dir`.
+    pub(crate) fn notes(&self, dir: &Path) -> Vec<String> {
+        let path = |n: &String| dir.join(n).display().to_string();
+        self.removed
+            .iter()
+            .map(|n| format!("removed {} (left by a run that died)", path(n)))
+            .collect()
+    }
+}
+
 /// Removes the files and directories of `dir` named by `name` whose lock can be taken.
 pub(crate) fn remove_dead(dir: &Path, name: TempName) -> Cleanup {
     let mut done = Cleanup::default();
     let Ok(entries) = std::fs::read_dir(dir) else { return done };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
     for entry in entries.flatten() {
         let entry_name = entry.file_name().to_string_lossy().into_owned();
         if !name.matches(&entry_name) {
@@ -102,6 +117,9 @@ pub(crate) fn remove_dead(dir: &Path, name: TempName) -> Cleanup {
         // The entry's own type (lstat): a link is never followed, nor removed.
         let Ok(kind) = entry.file_type() else { continue };
         let path = entry.path();
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.uid() == me) {
+            continue;
+        }
         let flags = match (kind.is_dir(), kind.is_file()) {
             (true, _) => dir_flags(),
             (_, true) => OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,

@@ -20,12 +20,13 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::mirror::{MirrorError, MirrorKind, mirror_kind};
 use crate::formats::warc::header::escape_controls;
 use crate::layout::{self, ConfineError};
+use crate::temporaries::{self, TempName};
 
 /// Most entries a mirror's `.zip` may hold (its check keeps 24 bytes an entry).
 pub const MAX_ZIP_ENTRIES: usize = 1_000_000;
@@ -33,10 +34,8 @@ pub const MAX_ZIP_ENTRIES: usize = 1_000_000;
 pub const DEFAULT_ZIP_EXPANSION: u64 = 100;
 /// What any `.zip` may unpack to, however small: small zips of text compress well.
 pub const ZIP_BUDGET_FLOOR: u64 = 64 << 20;
-/// Prefix of the temporary directories zips are unpacked into.
-const PREFIX: &str = ".webaip-mirror-";
-/// Length of the random part of their names.
-const RAND_LEN: usize = 6;
+/// The temporary directories zips are unpacked into (`.webaip-mirror-XXXXXX`).
+const UNPACKED: TempName = TempName { prefix: ".webaip-mirror-", suffix: "" };
 
 /// The bytes a zip of `zip_len` bytes may unpack to with `expansion` (a ratio).
 pub fn zip_budget(zip_len: u64, expansion: u64) -> u64 {
@@ -133,10 +132,10 @@ fn unpack(
     let len = file.metadata().map_err(|e| zip_error(zip, "", e))?.len();
     let budget = zip_budget(len, expansion);
     check_zip(zip, &file, len, budget, expansion)?;
-    let (dir, lock) = locked_tempdir(work).map_err(|e| {
+    let leftovers = temporaries::remove_dead(work, UNPACKED).notes(work);
+    let (dir, lock) = temporaries::locked_dir_in(work, UNPACKED).map_err(|e| {
         zip_error(zip, "", format!("no temporary directory in {}: {e}", work.display()))
     })?;
-    let leftovers = clean_leftovers(work, dir.path());
     let limits = Limits { budget, expansion, head };
     let (refused, written) = unpack_entries(zip, &file, dir.path(), &limits)?;
     // A zip of the mirror's folder holds that folder: the mirror is its only subdirectory.
@@ -383,61 +382,6 @@ fn unpack_entries(
         }
     }
     Ok((refused, written))
-}
-
-/// A new `.webaip-mirror-XXXXXX` directory below `work`, locked. A concurrent clean-up may
-/// take the lock of a directory just made, before its maker does, and remove it: the maker
-/// checks that what it locked is still its directory, else tries again.
-fn locked_tempdir(work: &Path) -> io::Result<(tempfile::TempDir, File)> {
-    let mut last = io::Error::other("the directory was removed as it was made");
-    for _ in 0..3 {
-        let dir = tempfile::Builder::new().prefix(PREFIX).rand_bytes(RAND_LEN).tempdir_in(work)?;
-        let lock = match layout::lock_dir(dir.path()) {
-            Ok(l) => l,
-            Err(e) => {
-                last = e;
-                continue;
-            }
-        };
-        let (Ok(held), Ok(now)) = (lock.metadata(), std::fs::symlink_metadata(dir.path())) else {
-            continue;
-        };
-        if (held.dev(), held.ino()) == (now.dev(), now.ino()) {
-            return Ok((dir, lock));
-        }
-    }
-    Err(last)
-}
-
-/// Removes what killed runs left below `work`: `.webaip-mirror-XXXXXX` directories other than
-/// `ours`, of its owner (this user), whose lock can be taken (a live run holds its lock).
-/// Returns what it did.
-pub fn clean_leftovers(work: &Path, ours: &Path) -> Vec<String> {
-    let mut notes = Vec::new();
-    let Ok(me) = std::fs::symlink_metadata(ours).map(|m| m.uid()) else { return notes };
-    let Ok(entries) = std::fs::read_dir(work) else { return notes };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rand) = name.strip_prefix(PREFIX) else { continue };
-        if rand.len() != RAND_LEN || !rand.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            continue;
-        }
-        // Only directories of ours: never a link, never another user's.
-        let path = e.path();
-        if path == ours {
-            continue;
-        }
-        match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.is_dir() && m.uid() == me => {}
-            _ => continue,
-        }
-        let Ok(_lock) = layout::lock_dir(&path) else { continue };
-        match std::fs::remove_dir_all(&path) {
-            Ok(()) => notes.push(format!("removed {} (left by a run that died)", path.display())),
-            Err(e) => notes.push(format!("could not remove {}: {e}", path.display())),
-        }
-    }
-    notes
 }
 
 #[cfg(test)]

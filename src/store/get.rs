@@ -1,6 +1,6 @@
 //! Where `store get` fetches to before anything appears under its name.
 //!
-//! A [`Staging`] is a hidden directory inside `--to` (`.webaip-get-*`, locked with `flock`
+//! A [`Staging`] is a hidden directory inside `--to` (`.webaip-get-XXXXXX`, locked with `flock`
 //! while its get lives). Every file is fetched and verified there; only when all of them
 //! verified are they linked to their names in `--to` ([`Staging::publish`]), the METS and the
 //! manifest last, and a link that fails undoes the ones made before it. A killed get leaves
@@ -8,17 +8,16 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FlockOperation};
+use rustix::fs::AtFlags;
 
 use super::StoreError;
-use super::replica::unique_suffix;
 use crate::layout::{self, MANIFEST, METS};
+use crate::temporaries::{self, TempName};
 
-/// Prefix of a get's staging directory inside `--to`.
-pub(crate) const STAGING_PREFIX: &str = ".webaip-get-";
+/// A get's staging directory inside `--to` (`.webaip-get-XXXXXX`).
+const STAGING: TempName = TempName { prefix: ".webaip-get-", suffix: "" };
 
 /// A locked staging directory, removed (with what is left in it) when dropped.
 pub(crate) struct Staging {
@@ -34,27 +33,10 @@ fn refused(path: &Path, e: impl std::fmt::Display) -> StoreError {
 impl Staging {
     /// Removes the staging directories of killed gets in `to`, then makes this get's own.
     pub(crate) fn new(to: &Path) -> Result<Self, StoreError> {
-        remove_dead(to);
-        for _ in 0..8 {
-            let name = format!("{STAGING_PREFIX}{}", unique_suffix());
-            let path = to.join(&name);
-            match std::fs::create_dir(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(refused(&path, e)),
-            }
-            let lock = layout::open_dir_in(to, &name).map_err(|e| refused(&path, e))?;
-            rustix::fs::flock(lock.as_fd(), FlockOperation::NonBlockingLockExclusive)
-                .map_err(|e| refused(&path, io::Error::from(e)))?;
-            // Another get's cleaner may have taken it between mkdir and the lock.
-            let st =
-                rustix::fs::fstat(lock.as_fd()).map_err(|e| refused(&path, io::Error::from(e)))?;
-            if st.st_nlink == 0 {
-                continue;
-            }
-            return Ok(Staging { path, _lock: lock });
-        }
-        Err(refused(to, "cannot make a staging directory"))
+        temporaries::remove_dead(to, STAGING);
+        let (dir, lock) = temporaries::locked_dir_in(to, STAGING).map_err(|e| refused(to, e))?;
+        // Removed by Drop below, before the lock goes: not by TempDir's own drop.
+        Ok(Staging { path: dir.keep(), _lock: lock })
     }
 
     /// The directory files are fetched to.
@@ -134,22 +116,6 @@ impl Published {
         dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
         for d in dirs {
             let _ = std::fs::remove_dir(to.join(d));
-        }
-    }
-}
-
-/// Removes the staging directories in `to` whose lock can be taken: their gets were killed.
-fn remove_dead(to: &Path) {
-    let Ok(entries) = std::fs::read_dir(to) else { return };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        // DirEntry::file_type does not follow links: a link named like one is left alone.
-        if !name.starts_with(STAGING_PREFIX) || !e.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let Ok(dir) = layout::open_dir_in(to, &name) else { continue };
-        if rustix::fs::flock(dir.as_fd(), FlockOperation::NonBlockingLockExclusive).is_ok() {
-            let _ = std::fs::remove_dir_all(to.join(&name));
         }
     }
 }

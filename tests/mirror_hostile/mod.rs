@@ -316,8 +316,9 @@ fn a_high_ratio_zip_is_refused_within_its_budget() {
     let zip = t.path().join("lying.zip");
     std::fs::write(&zip, &lying).unwrap();
     let z = zip.to_str().unwrap();
+    // A refused entry is listed and makes the listing a run with findings, as for package.
     let o = webaip_in(&tmp, &["pages", "--json", z]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let quirks = v["quirks"].to_string();
     assert!(quirks.contains("site/www.e.org/zeros.bin") && quirks.contains("damaged"), "{v}");
@@ -377,7 +378,7 @@ fn a_file_in_the_way_of_an_entry_refuses_that_entry_only() {
     assert!(!refused.contains("File exists"), "{refused}");
     assert!(out.join("METS.xml").exists());
     let o = webaip_in(&tmp, &["pages", "--json", z]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["counts"]["captures"], 3, "{v}");
     assert!(v["quirks"].to_string().contains("site/www.e.org/a/x"), "{v}");

@@ -217,7 +217,7 @@ fn a_failed_get_leaves_nothing_that_looks_like_a_package() {
     // Repaired, with a killed get's staging directory in --to: the get succeeds, removes it.
     fs::remove_file(&stored).unwrap();
     fs::write(&stored, &good).unwrap();
-    let dead = to.join(".webaip-get-999-dead-0");
+    let dead = to.join(".webaip-get-Dead01");
     fs::create_dir_all(dead.join("content")).unwrap();
     fs::write(dead.join("METS.xml"), b"half").unwrap();
     let o = run(&cfg, &["get", &id, "--to", to.to_str().unwrap()]);

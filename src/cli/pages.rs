@@ -108,18 +108,19 @@ fn print_text(l: &PageListing, statuses: bool) -> std::io::Result<()> {
         ]
     };
     // Widths in terminal columns (a CJK character takes two, a combining mark none), in a first
-    // pass: the rows are made again to be printed, never all held (50,000 pages are 15 MB).
+    // pass: the rows are made again to be printed, never all held (50,000 pages are 15 MB; the
+    // entries themselves are merged from sorted runs each time).
     let mut w = [0usize; 4];
-    for e in &l.entries {
-        let r = row(e);
+    for e in l.entries.iter() {
+        let r = row(&e?);
         for (i, wi) in w.iter_mut().enumerate() {
             *wi = (*wi).max(r[i].width());
         }
     }
     let [w_date, w_size, w_status, w_title] = w;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for e in &l.entries {
-        let [date, size, status, title, url] = row(e);
+    for e in l.entries.iter() {
+        let [date, size, status, title, url] = row(&e?);
         let pad = w_title - title.width();
         if statuses {
             writeln!(

@@ -14,7 +14,9 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use super::sorted::SortedEntries;
 
 use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
 use crate::formats::arc::ArcError;
@@ -61,7 +63,7 @@ impl Default for ListOptions {
 }
 
 /// Where a capture is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Place {
     /// The container (its name in the package), the ARC/WARC file, or the mirror file (its
     /// path in the mirror).
@@ -75,7 +77,7 @@ pub struct Place {
 }
 
 /// One captured HTML page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageEntry {
     /// The URL as harvested: the `WARC-Target-URI` of its record.
     pub url: String,
@@ -129,14 +131,14 @@ pub enum HarvestKind {
 }
 
 /// The pages of a harvest.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct PageListing {
     /// The path listed.
     pub path: String,
     /// What it is.
     pub kind: HarvestKind,
-    /// The pages, by URL then capture date.
-    pub entries: Vec<PageEntry>,
+    /// The pages, by URL then capture date (merged from sorted runs as they are read).
+    pub entries: SortedEntries,
     /// Counts.
     pub counts: PageCounts,
     /// The oddities the sources reported (the first 100; [`PageCounts::quirks`] counts them
@@ -348,7 +350,7 @@ impl Harvest {
     ) -> Result<PageListing, ListError> {
         let mut out = Collector {
             opts,
-            entries: Vec::new(),
+            entries: SortedEntries::default(),
             counts: PageCounts::default(),
             quirks: Vec::new(),
         };
@@ -394,20 +396,11 @@ impl Harvest {
             }
         }
         let mut entries = out.entries;
-        entries.sort_by(|a, b| {
-            let date = |e: &PageEntry| DateTime::parse_from_rfc3339(&e.captured).ok();
-            (a.url.as_str(), date(a), a.captured.as_str(), &a.place.file, a.place.offset).cmp(&(
-                b.url.as_str(),
-                date(b),
-                b.captured.as_str(),
-                &b.place.file,
-                b.place.offset,
-            ))
-        });
+        entries.finish();
         let mut counts = out.counts;
-        counts.pages = entries.len() as u64;
-        counts.urls =
-            entries.iter().map(|e| &e.url).collect::<std::collections::HashSet<_>>().len() as u64;
+        counts.pages = entries.len();
+        let spill = |source| ListError::Io { path: std::env::temp_dir(), source };
+        counts.urls = entries.distinct_urls().map_err(spill)?;
         Ok(PageListing {
             path: path_text(&self.path),
             kind: self.kind(),
@@ -498,7 +491,7 @@ const MAX_QUIRKS_LISTED: usize = 100;
 /// Entries, counts and quirks as they are found.
 struct Collector<'a> {
     opts: &'a ListOptions,
-    entries: Vec<PageEntry>,
+    entries: SortedEntries,
     counts: PageCounts,
     quirks: Vec<Quirk>,
 }
@@ -564,19 +557,22 @@ fn list_capture(
         .map_err(|e| ListError::Io { path: PathBuf::from(&c.provenance.file), source: e })?;
     // The HTTP header's own Content-Type first: it may name the page's charset.
     let ct = last_content_type(head).or_else(|| c.content_type.clone());
-    out.entries.push(PageEntry {
-        url: c.uri.clone(),
-        captured: c.date.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-        size: c.payload.len(),
-        status,
-        mime,
-        title: html_title(&payload, ct.as_deref()),
-        place: Place {
-            file: c.provenance.file.clone(),
-            offset: c.provenance.offset,
-            offset_in_member: c.provenance.offset_in_member,
-        },
-    });
+    let spill = |source| ListError::Io { path: std::env::temp_dir(), source };
+    out.entries
+        .push(PageEntry {
+            url: c.uri.clone(),
+            captured: c.date.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+            size: c.payload.len(),
+            status,
+            mime,
+            title: html_title(&payload, ct.as_deref()),
+            place: Place {
+                file: c.provenance.file.clone(),
+                offset: c.provenance.offset,
+                offset_in_member: c.provenance.offset_in_member,
+            },
+        })
+        .map_err(spill)?;
     Ok(())
 }
 

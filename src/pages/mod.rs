@@ -8,6 +8,7 @@
 //!   byte ranges the METS states.
 
 pub mod list;
+pub mod sorted;
 
 use std::fs::File;
 use std::io::{self, Read};

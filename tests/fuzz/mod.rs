@@ -6,4 +6,5 @@ mod copy_memory;
 mod harness;
 mod mets_memory;
 mod mirror_scale;
+mod pages_memory;
 mod rewrite_memory;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::sorted::SortedEntries;
+use super::sorted::SortedRuns;
 
 use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
 use crate::formats::arc::ArcError;
@@ -138,7 +138,7 @@ pub struct PageListing {
     /// What it is.
     pub kind: HarvestKind,
     /// The pages, by URL then capture date (merged from sorted runs as they are read).
-    pub entries: SortedEntries,
+    pub entries: SortedRuns<PageEntry>,
     /// Counts.
     pub counts: PageCounts,
     /// The oddities the sources reported (the first 100; [`PageCounts::quirks`] counts them
@@ -350,7 +350,7 @@ impl Harvest {
     ) -> Result<PageListing, ListError> {
         let mut out = Collector {
             opts,
-            entries: SortedEntries::default(),
+            entries: SortedRuns::new(listing_order, entry_bytes),
             counts: PageCounts::default(),
             quirks: Vec::new(),
         };
@@ -400,7 +400,7 @@ impl Harvest {
         let mut counts = out.counts;
         counts.pages = entries.len();
         let spill = |source| ListError::Io { path: std::env::temp_dir(), source };
-        counts.urls = entries.distinct_urls().map_err(spill)?;
+        counts.urls = distinct_urls(&entries).map_err(spill)?;
         Ok(PageListing {
             path: path_text(&self.path),
             kind: self.kind(),
@@ -491,7 +491,7 @@ const MAX_QUIRKS_LISTED: usize = 100;
 /// Entries, counts and quirks as they are found.
 struct Collector<'a> {
     opts: &'a ListOptions,
-    entries: SortedEntries,
+    entries: SortedRuns<PageEntry>,
     counts: PageCounts,
     quirks: Vec<Quirk>,
 }
@@ -574,6 +574,38 @@ fn list_capture(
         })
         .map_err(spill)?;
     Ok(())
+}
+
+/// The order of a listing: URL, then capture time (as a time, then as written), then place.
+fn listing_order(a: &PageEntry, b: &PageEntry) -> std::cmp::Ordering {
+    let date = |e: &PageEntry| DateTime::parse_from_rfc3339(&e.captured).ok();
+    (a.url.as_str(), date(a), a.captured.as_str(), &a.place.file, a.place.offset).cmp(&(
+        b.url.as_str(),
+        date(b),
+        b.captured.as_str(),
+        &b.place.file,
+        b.place.offset,
+    ))
+}
+
+/// About how many bytes an entry holds (its text and its fixed part).
+fn entry_bytes(e: &PageEntry) -> usize {
+    let title = e.title.as_ref().map_or(0, String::len);
+    e.url.len() + e.captured.len() + e.mime.len() + title + e.place.file.len() + 96
+}
+
+/// How many distinct URLs the entries have (they come sorted by URL).
+fn distinct_urls(entries: &SortedRuns<PageEntry>) -> io::Result<u64> {
+    let mut last: Option<String> = None;
+    let mut n = 0;
+    for e in entries.iter() {
+        let e = e?;
+        if last.as_deref() != Some(e.url.as_str()) {
+            n += 1;
+            last = Some(e.url);
+        }
+    }
+    Ok(n)
 }
 
 /// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).

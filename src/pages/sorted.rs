@@ -1,18 +1,17 @@
-//! The entries of a page listing, sorted by URL then capture date, in memory that does not grow
-//! with their number: entries are gathered up to [`RUN_ENTRIES`] (or [`RUN_BYTES`]), sorted,
-//! and written as a run to an anonymous temporary file (JSON lines); reading merges the runs.
-//! A harvest of a million pages is listed in the memory of a few runs' heads, where holding
-//! every entry to sort took about 900 bytes a page.
+//! Items sorted in memory that does not grow with their number (a page listing's entries): items
+//! are gathered up to [`RUN_ENTRIES`] (or [`RUN_BYTES`] by their caller's weight), sorted, and
+//! written as a run to an anonymous temporary file (JSON lines); reading merges the runs. A
+//! harvest of a million pages is listed in the memory of a few runs' heads, where holding every
+//! entry to sort took about 900 bytes a page.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 
-use chrono::DateTime;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-use super::list::PageEntry;
 use crate::formats::segment::FileRange;
 
 /// Entries held before they are sorted and spilled as a run.
@@ -20,38 +19,29 @@ const RUN_ENTRIES: usize = 10_000;
 /// Bytes of text held before they are spilled (titles and URLs may be long).
 const RUN_BYTES: usize = 8 << 20;
 
-/// The order of a listing: URL, then capture time (as a time, then as written), then place.
-pub(crate) fn order(a: &PageEntry, b: &PageEntry) -> Ordering {
-    let date = |e: &PageEntry| DateTime::parse_from_rfc3339(&e.captured).ok();
-    (a.url.as_str(), date(a), a.captured.as_str(), &a.place.file, a.place.offset).cmp(&(
-        b.url.as_str(),
-        date(b),
-        b.captured.as_str(),
-        &b.place.file,
-        b.place.offset,
-    ))
-}
-
-/// Sorted page entries; see the module documentation.
-#[derive(Debug, Default)]
-pub struct SortedEntries {
-    /// Entries not yet in a run (sorted once [`SortedEntries::finish`] is called).
-    held: Vec<PageEntry>,
+/// Sorted items; see the module documentation.
+#[derive(Debug)]
+pub struct SortedRuns<T> {
+    /// Items not yet in a run (sorted once [`SortedRuns::finish`] is called).
+    held: Vec<T>,
     held_bytes: usize,
     /// Sorted runs: the file and its length.
     runs: Vec<(File, u64)>,
     len: u64,
+    order: fn(&T, &T) -> Ordering,
+    /// About how many bytes an item holds.
+    weight: fn(&T) -> usize,
 }
 
-fn text_bytes(e: &PageEntry) -> usize {
-    let title = e.title.as_ref().map_or(0, String::len);
-    e.url.len() + e.captured.len() + e.mime.len() + title + e.place.file.len() + 96
-}
+impl<T: Serialize + DeserializeOwned + Clone> SortedRuns<T> {
+    /// Empty, to be sorted by `order`; `weight` says about how many bytes an item holds.
+    pub(crate) fn new(order: fn(&T, &T) -> Ordering, weight: fn(&T) -> usize) -> Self {
+        SortedRuns { held: Vec::new(), held_bytes: 0, runs: Vec::new(), len: 0, order, weight }
+    }
 
-impl SortedEntries {
     /// Adds an entry; spills a run when enough are held.
-    pub(crate) fn push(&mut self, e: PageEntry) -> io::Result<()> {
-        self.held_bytes += text_bytes(&e);
+    pub(crate) fn push(&mut self, e: T) -> io::Result<()> {
+        self.held_bytes += (self.weight)(&e);
         self.held.push(e);
         self.len += 1;
         if self.held.len() >= RUN_ENTRIES || self.held_bytes >= RUN_BYTES {
@@ -61,7 +51,7 @@ impl SortedEntries {
     }
 
     fn spill(&mut self) -> io::Result<()> {
-        self.held.sort_by(order);
+        self.held.sort_by(self.order);
         let mut out = io::BufWriter::new(tempfile::tempfile()?);
         for e in self.held.drain(..) {
             serde_json::to_writer(&mut out, &e)?;
@@ -77,7 +67,7 @@ impl SortedEntries {
 
     /// Sorts what is held: the entries are complete.
     pub(crate) fn finish(&mut self) {
-        self.held.sort_by(order);
+        self.held.sort_by(self.order);
     }
 
     /// How many entries there are.
@@ -91,36 +81,23 @@ impl SortedEntries {
     }
 
     /// The entries in order (runs merged with those held); may be read any number of times.
-    pub fn iter(&self) -> Entries<'_> {
-        let mut sources: Vec<Source<'_>> = self
+    pub fn iter(&self) -> Merged<'_, T> {
+        let mut sources: Vec<Source<'_, T>> = self
             .runs
             .iter()
             .map(|(f, len)| Source::Run(BufReader::new(FileRange::new(f, 0, *len))))
             .collect();
         sources.push(Source::Held(self.held.iter()));
-        let mut merge = Entries { sources, heap: BinaryHeap::new(), failed: None };
+        let mut merge =
+            Merged { sources, heap: BinaryHeap::new(), failed: None, order: self.order };
         for i in 0..merge.sources.len() {
             merge.refill(i);
         }
         merge
     }
-
-    /// How many distinct URLs the entries have (they come sorted by URL).
-    pub(crate) fn distinct_urls(&self) -> io::Result<u64> {
-        let mut last: Option<String> = None;
-        let mut n = 0;
-        for e in self.iter() {
-            let e = e?;
-            if last.as_deref() != Some(e.url.as_str()) {
-                n += 1;
-                last = Some(e.url);
-            }
-        }
-        Ok(n)
-    }
 }
 
-impl Serialize for SortedEntries {
+impl<T: Serialize + DeserializeOwned + Clone> Serialize for SortedRuns<T> {
     /// As a sequence, written as it is merged.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
@@ -132,40 +109,41 @@ impl Serialize for SortedEntries {
     }
 }
 
-enum Source<'a> {
+enum Source<'a, T> {
     Run(BufReader<FileRange<&'a File>>),
-    Held(std::slice::Iter<'a, PageEntry>),
+    Held(std::slice::Iter<'a, T>),
 }
 
-/// The head of one source, ordered so that the heap's top is the least entry.
-struct Head(PageEntry, usize);
+/// The head of one source, ordered so that the heap's top is the least item.
+struct Head<T>(T, usize, fn(&T, &T) -> Ordering);
 
-impl PartialEq for Head {
+impl<T> PartialEq for Head<T> {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
-impl Eq for Head {}
-impl PartialOrd for Head {
+impl<T> Eq for Head<T> {}
+impl<T> PartialOrd for Head<T> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Head {
+impl<T> Ord for Head<T> {
     fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap. Equal entries keep their sources' order.
-        order(&other.0, &self.0).then(other.1.cmp(&self.1))
+        // Reversed: BinaryHeap is a max-heap. Equal items keep their sources' order.
+        (self.2)(&other.0, &self.0).then(other.1.cmp(&self.1))
     }
 }
 
-/// The merged entries of a [`SortedEntries`].
-pub struct Entries<'a> {
-    sources: Vec<Source<'a>>,
-    heap: BinaryHeap<Head>,
+/// The merged items of a [`SortedRuns`].
+pub struct Merged<'a, T> {
+    sources: Vec<Source<'a, T>>,
+    heap: BinaryHeap<Head<T>>,
     failed: Option<io::Error>,
+    order: fn(&T, &T) -> Ordering,
 }
 
-impl Entries<'_> {
+impl<T: DeserializeOwned + Clone> Merged<'_, T> {
     fn refill(&mut self, i: usize) {
         let next = match &mut self.sources[i] {
             Source::Held(it) => it.next().cloned().map(Ok),
@@ -179,22 +157,22 @@ impl Entries<'_> {
             }
         };
         match next {
-            Some(Ok(e)) => self.heap.push(Head(e, i)),
+            Some(Ok(e)) => self.heap.push(Head(e, i, self.order)),
             Some(Err(e)) => self.failed = Some(e),
             None => {}
         }
     }
 }
 
-impl Iterator for Entries<'_> {
-    type Item = io::Result<PageEntry>;
+impl<T: DeserializeOwned + Clone> Iterator for Merged<'_, T> {
+    type Item = io::Result<T>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(e) = self.failed.take() {
             self.heap.clear();
             return Some(Err(e));
         }
-        let Head(e, i) = self.heap.pop()?;
+        let Head(e, i, _) = self.heap.pop()?;
         self.refill(i);
         Some(Ok(e))
     }
@@ -203,42 +181,30 @@ impl Iterator for Entries<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pages::list::Place;
 
-    fn entry(url: &str, captured: &str, n: u64) -> PageEntry {
-        PageEntry {
-            url: url.into(),
-            captured: captured.into(),
-            size: n,
-            status: Some(200),
-            mime: "text/html".into(),
-            title: Some(format!("t{n}")),
-            place: Place { file: "f".into(), offset: Some(n), offset_in_member: None },
-        }
+    type Item = (String, u64);
+
+    fn by_key(a: &Item, b: &Item) -> Ordering {
+        a.0.cmp(&b.0)
     }
 
     #[test]
-    fn runs_merge_into_the_order_of_one_sort() {
+    fn runs_merge_into_the_order_of_one_stable_sort() {
         let mut all = Vec::new();
-        let mut sorted = SortedEntries::default();
-        // Enough for three runs and some held; URLs and dates out of order, some repeated.
+        let mut sorted = SortedRuns::new(by_key, |i: &Item| i.0.len());
+        // Enough for three runs and some held; keys out of order, many repeated.
         for n in 0..(RUN_ENTRIES as u64 * 3 + 17) {
-            let url = format!("http://e.org/{}", (n * 7919) % 4001);
-            let captured = format!("2024-01-{:02}T00:00:00Z", 1 + (n * 31) % 28);
-            let e = entry(&url, &captured, n);
-            all.push(e.clone());
-            sorted.push(e).unwrap();
+            let item = (format!("k{}", (n * 7919) % 4001), n);
+            all.push(item.clone());
+            sorted.push(item).unwrap();
         }
         sorted.finish();
-        all.sort_by(order);
+        all.sort_by(by_key);
         assert_eq!(sorted.runs.len(), 3);
-        let merged: Vec<PageEntry> = sorted.iter().map(Result::unwrap).collect();
-        assert!(merged == all, "merged order differs from one sort");
+        let merged: Vec<Item> = sorted.iter().map(Result::unwrap).collect();
+        assert!(merged == all, "merged order differs from one stable sort");
         // Read again: the same.
         assert_eq!(sorted.iter().count(), all.len());
-        let mut urls: Vec<&str> = all.iter().map(|e| e.url.as_str()).collect();
-        urls.dedup();
-        assert_eq!(sorted.distinct_urls().unwrap(), urls.len() as u64);
         let json = serde_json::to_value(&sorted).unwrap();
         assert_eq!(json.as_array().unwrap().len(), all.len());
     }

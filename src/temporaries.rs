@@ -28,6 +28,8 @@ const TRIES: usize = 3;
 pub(crate) struct TempName<'a> {
     pub prefix: &'a str,
     pub suffix: &'a str,
+    /// Directories (else regular files): only entries of that type are ever removed.
+    pub dirs: bool,
 }
 
 impl TempName<'_> {
@@ -64,7 +66,8 @@ pub(crate) fn locked_dir_in(dir: &Path, name: TempName) -> io::Result<(tempfile:
             .suffix(name.suffix)
             .rand_bytes(RAND_LEN)
             .tempdir_in(dir)?;
-        let fd = rustix::fs::open(tmp.path(), dir_flags(), Mode::empty())?;
+        // Removed between its making and this open by another run's clean-up: make another.
+        let Ok(fd) = rustix::fs::open(tmp.path(), dir_flags(), Mode::empty()) else { continue };
         let lock = File::from(fd);
         if lock_still_named(&lock, tmp.path())? {
             return Ok((tmp, lock));
@@ -120,9 +123,11 @@ pub(crate) fn remove_dead(dir: &Path, name: TempName) -> Cleanup {
         if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.uid() == me) {
             continue;
         }
-        let flags = match (kind.is_dir(), kind.is_file()) {
-            (true, _) => dir_flags(),
-            (_, true) => OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        let flags = match (name.dirs, kind.is_dir(), kind.is_file()) {
+            (true, true, _) => dir_flags(),
+            (false, _, true) => {
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC
+            }
             _ => continue,
         };
         let Ok(fd) = rustix::fs::open(&path, flags, Mode::empty()) else { continue };
@@ -152,7 +157,8 @@ fn try_lock(file: impl AsFd) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    const NAME: TempName = TempName { prefix: ".out.warc.gz.", suffix: ".partial" };
+    const NAME: TempName = TempName { prefix: ".out.warc.gz.", suffix: ".partial", dirs: false };
+    const DIRS: TempName = TempName { dirs: true, ..NAME };
 
     #[test]
     fn names_match_exactly() {
@@ -173,7 +179,7 @@ mod tests {
     fn a_dead_temporary_is_removed_a_live_one_kept() {
         let dir = tempfile::tempdir().unwrap();
         let live = locked_file_in(dir.path(), NAME).unwrap();
-        let (live_dir, _lock) = locked_dir_in(dir.path(), NAME).unwrap();
+        let (live_dir, _lock) = locked_dir_in(dir.path(), DIRS).unwrap();
         std::fs::write(dir.path().join(".out.warc.gz.dead01.partial"), b"x").unwrap();
         std::fs::create_dir(dir.path().join(".out.warc.gz.dead02.partial")).unwrap();
         std::fs::write(dir.path().join(".out.warc.gz.dead02.partial/f"), b"x").unwrap();
@@ -182,10 +188,13 @@ mod tests {
         std::fs::write(&target, b"x").unwrap();
         std::os::unix::fs::symlink(&target, dir.path().join(".out.warc.gz.link01.partial"))
             .unwrap();
-        let mut done = remove_dead(dir.path(), NAME);
-        done.removed.sort();
-        assert_eq!(done.removed, [".out.warc.gz.dead01.partial", ".out.warc.gz.dead02.partial"]);
-        assert_eq!(done.left.len(), 2, "{done:?}");
+        // Files by the files' pattern, directories by the directories'.
+        let files = remove_dead(dir.path(), NAME);
+        assert_eq!(files.removed, [".out.warc.gz.dead01.partial"]);
+        assert_eq!(files.left, [live.path().file_name().unwrap().to_str().unwrap()]);
+        let dirs = remove_dead(dir.path(), DIRS);
+        assert_eq!(dirs.removed, [".out.warc.gz.dead02.partial"]);
+        assert_eq!(dirs.left.len(), 1, "{dirs:?}");
         assert!(live.path().exists() && live_dir.path().exists() && target.exists());
         assert!(dir.path().join(".out.warc.gz.link01.partial").symlink_metadata().is_ok());
     }

@@ -275,7 +275,7 @@ struct FinishedContainer {
 
 /// Spill directories of the METS builder, in `TMPDIR`.
 const SPILL_DIR: crate::temporaries::TempName =
-    crate::temporaries::TempName { prefix: "webaip-mets-", suffix: "" };
+    crate::temporaries::TempName { prefix: "webaip-mets-", suffix: "", dirs: true };
 
 /// Builds one METS document, streaming.
 pub struct MetsBuilder {

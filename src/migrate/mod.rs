@@ -337,7 +337,7 @@ fn migrate_to_file(
     let out_name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // Locked while this run writes it: what a killed run of the same output left is removed.
     let prefix = format!(".{out_name}.");
-    let partial = crate::temporaries::TempName { prefix: &prefix, suffix: ".partial" };
+    let partial = crate::temporaries::TempName { prefix: &prefix, suffix: ".partial", dirs: false };
     crate::temporaries::remove_dead(dir, partial);
     let tmp = crate::temporaries::locked_file_in(dir, partial).map_err(out_err(dir))?;
     let tmp_path = tmp.path().to_path_buf();

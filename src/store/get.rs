@@ -17,7 +17,7 @@ use crate::layout::{self, MANIFEST, METS};
 use crate::temporaries::{self, TempName};
 
 /// A get's staging directory inside `--to` (`.webaip-get-XXXXXX`).
-const STAGING: TempName = TempName { prefix: ".webaip-get-", suffix: "" };
+const STAGING: TempName = TempName { prefix: ".webaip-get-", suffix: "", dirs: true };
 
 /// A locked staging directory, removed (with what is left in it) when dropped.
 pub(crate) struct Staging {

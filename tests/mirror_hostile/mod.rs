@@ -594,3 +594,67 @@ fn pages_of_a_zip_writes_only_the_heads_of_its_files() {
     assert_eq!(v["counts"]["captures"], 2, "{v}");
     assert!(mirror_temporaries(&tmp).is_empty());
 }
+
+/// Review of issue 24: 200,000 entries refused one by one (`../N`) are listed up to 1,000 and
+/// counted beyond, in bounded memory (each was held, twice: 466 MB at 900,000); a name too
+/// long for the file system refuses that entry only; directories nested deep on no data byte
+/// are counted against the budget (a 769 KB zip made 700 MB of directories).
+#[test]
+fn refused_entries_long_names_and_empty_directories_are_bounded() {
+    use zip::write::SimpleFileOptions;
+    let t = tempfile::tempdir().unwrap();
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let log = wget_log(&[("http://www.e.org/", "www.e.org/index.html")]);
+    for (name, data) in [("wget-log", log.as_bytes()), ("www.e.org/index.html", PAGE)] {
+        z.start_file(name, opts).unwrap();
+        z.write_all(data).unwrap();
+    }
+    z.start_file(format!("www.e.org/{}.html", "n".repeat(300)), opts).unwrap();
+    z.write_all(PAGE).unwrap();
+    for i in 0..200_000 {
+        z.start_file(format!("../{i}"), opts).unwrap();
+    }
+    let zip = t.path().join("refused.zip");
+    std::fs::write(&zip, z.finish().unwrap().into_inner()).unwrap();
+    let out = t.path().join("p");
+    let (z, o) = (zip.to_str().unwrap(), out.to_str().unwrap());
+    let args = package_args(o, z, &["--capture-date", "2024-01-02", "--quiet"]);
+    let (code, rss, err) = measured(&tmp, &args, &t.path().join("stderr"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(rss < PEAK_RSS_LIMIT, "package: peak RSS {} MB", rss >> 20);
+    assert!(out.join("METS.xml").exists());
+    let o = webaip_in(&tmp, &["pages", "--json", "--capture-date", "2024-01-02", z]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let quirks = v["quirks"].to_string();
+    assert!(quirks.contains("too long for the file system"), "{quirks}");
+    // Listed up to 1,000 (with the long name), the rest counted in one line.
+    let refused = &v["counts"]["refused"];
+    assert!(refused.as_u64().is_some_and(|n| (1000..=1003).contains(&n)), "{refused}");
+    let report = webaip_in(
+        &tmp,
+        &package_args(t.path().join("p2").to_str().unwrap(), z, &["--capture-date", "2024-01-02"]),
+    );
+    let text = String::from_utf8_lossy(&report.stdout);
+    // The long name and 999 of the others listed, 199,001 counted.
+    assert!(text.contains("\"199001 more entries\""), "not counted");
+
+    // 40 entries, each a chain of 1,000 new directories: 160 MB of directory cost.
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for i in 0..40 {
+        z.add_directory(format!("x{i}{}", "/a".repeat(999)), opts).unwrap();
+    }
+    z.start_file("www.e.org/index.html", opts).unwrap();
+    z.write_all(PAGE).unwrap();
+    let zip = t.path().join("dirs.zip");
+    std::fs::write(&zip, z.finish().unwrap().into_inner()).unwrap();
+    let o = webaip_in(&tmp, &["pages", "--capture-date", "2024-01-02", zip.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("each new directory counts"), "{err}");
+    assert!(mirror_temporaries(&tmp).is_empty(), "left in TMPDIR");
+}

@@ -210,7 +210,7 @@ pub fn validate_mets(
 struct ObjectFacts {
     id: Sym,
     algorithm: Sym,
-    digest: Sym,
+    digest: DigestRef,
     size: Option<Sym>,
     relationships: std::ops::Range<u32>,
 }
@@ -312,6 +312,8 @@ struct Checker {
     described_tokens: Vec<Sym>,
     /// PREMIS objects by identifier.
     object_facts: HashMap<Sym, u32>,
+    /// The objects' fixity digests.
+    digests: Digests,
     xml_error: bool,
 }
 
@@ -364,6 +366,7 @@ impl Checker {
             described_files: Vec::new(),
             described_tokens: Vec::new(),
             object_facts: HashMap::new(),
+            digests: Digests::default(),
             xml_error: false,
         }
     }
@@ -668,12 +671,17 @@ impl Checker {
                         }
                     }
                 }
-                "messageDigestAlgorithm" | "messageDigest" | "size" if in_object => {
+                "messageDigest" if in_object => {
+                    let d = self.digests.push(&text);
+                    if let Some(o) = self.object.as_mut() {
+                        o.digest = d;
+                    }
+                }
+                "messageDigestAlgorithm" | "size" if in_object => {
                     let v = self.names.intern(&text);
                     if let Some(o) = self.object.as_mut() {
                         match local {
                             "messageDigestAlgorithm" => o.algorithm = v,
-                            "messageDigest" => o.digest = v,
                             _ => o.size = Some(v),
                         }
                     }
@@ -995,7 +1003,7 @@ impl Checker {
                 else {
                     continue;
                 };
-                let digest = self.names.str(o.digest).to_string();
+                let digest = self.digests.text(o.digest);
                 let algorithm = self.names.str(o.algorithm).to_string();
                 let osize = o.size.map(|s| self.names.str(s).to_string());
                 if let (Some(sum), false) = (get("CHECKSUM"), digest.is_empty()) {
@@ -1511,6 +1519,47 @@ impl IdOwner {
             IdOwner::File => "file",
             IdOwner::DmdSec => "dmdSec",
             IdOwner::Other => "element",
+        }
+    }
+}
+
+/// PREMIS fixity digests, one after another: lowercase hex (what webaip writes) as the bytes it
+/// spells, half its length (a SHA-512 took 128 bytes, now 64); any other text as it is. They are
+/// not interned: no two objects share one, and nothing looks them up.
+#[derive(Default)]
+struct Digests(Vec<u8>);
+
+/// Where a digest is in [`Digests`].
+#[derive(Default, Clone, Copy)]
+struct DigestRef {
+    start: usize,
+    len: u32,
+    hex: bool,
+}
+
+impl Digests {
+    fn push(&mut self, text: &str) -> DigestRef {
+        use data_encoding::HEXLOWER;
+        let start = self.0.len();
+        let decoded =
+            HEXLOWER.decode(text.as_bytes()).ok().filter(|bytes| HEXLOWER.encode(bytes) == text);
+        let (bytes, hex) = match &decoded {
+            Some(b) => (b.as_slice(), true),
+            None => (text.as_bytes(), false),
+        };
+        // A text past 4 GiB cannot be one event of the reader (8 MiB at most).
+        let Ok(len) = u32::try_from(bytes.len()) else { return DigestRef::default() };
+        self.0.extend_from_slice(bytes);
+        DigestRef { start, len, hex }
+    }
+
+    /// The digest's text as the document gave it.
+    fn text(&self, d: DigestRef) -> String {
+        let bytes = self.0.get(d.start..d.start.saturating_add(d.len as usize)).unwrap_or(&[]);
+        if d.hex {
+            data_encoding::HEXLOWER.encode(bytes)
+        } else {
+            String::from_utf8_lossy(bytes).into_owned()
         }
     }
 }

@@ -22,7 +22,6 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
-use std::rc::Rc;
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +32,9 @@ use super::reader::{Element, Event, MetsError, MetsReader, Pos, Refusal};
 use crate::profile::Profile;
 
 mod entities;
+mod names;
+
+use names::{Names, Sym};
 
 use super::reader::{NS_METS, NS_MODS, NS_PREMIS2, NS_PREMIS3};
 use crate::formats::warc::header::is_stateable_date;
@@ -156,7 +158,10 @@ pub fn validate_mets(
     checker.check_entities(path);
     let profile = checker.profile.clone();
     let mut findings = std::mem::take(&mut checker.findings);
-    if profile.name != crate::profile::DEFAULT_PROFILE && !checker.xml_error {
+    let (xml_error, required) = (checker.xml_error, checker.required);
+    // Its cross-reference state is not kept while the comparison and libxml2 run.
+    drop(checker);
+    if profile.name != crate::profile::DEFAULT_PROFILE && !xml_error {
         // How the document differs from the current profile, as information.
         let mut compare = Checker::new(Some(Profile::default_profile()));
         compare.comparing = true;
@@ -171,7 +176,7 @@ pub fn validate_mets(
         // libxml2 is not given what our reader could not read whole: a document that is not
         // well-formed says so above, and one with a 150 MB attribute would take libxml2's
         // memory and end in "status -1 without a diagnostic".
-        Some(_) if checker.xml_error => XsdStatus::Skipped {
+        Some(_) if xml_error => XsdStatus::Skipped {
             reason: "the document could not be read to its end (see the XML error)".into(),
         },
         Some(dir) => {
@@ -198,31 +203,43 @@ pub fn validate_mets(
     Ok(ValidationReport {
         file: path.to_path_buf(),
         profile: profile.name.clone(),
-        profile_required: checker.required,
+        profile_required: required,
         xsd,
         findings,
         valid,
     })
 }
 
+/// A PREMIS object: its relationships are `Checker::relations[relationships]`.
 #[derive(Default, Clone)]
 struct ObjectFacts {
-    id: String,
-    algorithm: String,
-    digest: String,
-    size: Option<String>,
-    /// (type, subtype, related object identifier).
-    relationships: Vec<(String, String, String)>,
+    id: Sym,
+    algorithm: Sym,
+    digest: DigestRef,
+    size: Option<Sym>,
+    relationships: std::ops::Range<u32>,
 }
 
-#[derive(Default)]
+/// A PREMIS event: its links are `Checker::event_agents[agents]` and
+/// `Checker::event_objects[objects]`; `detail` is kept for virus checks only (the one message
+/// quoting it), `Sym::EMPTY` otherwise.
+#[derive(Default, Clone)]
 struct EventFacts {
-    event_type: String,
-    outcome: String,
-    detail: String,
-    agents: Vec<String>,
-    objects: Vec<String>,
+    event_type: Sym,
+    outcome: Sym,
+    detail: Sym,
+    agents: std::ops::Range<u32>,
+    objects: std::ops::Range<u32>,
     offset: Pos,
+}
+
+/// A `<file>` that points at amdSecs: its ADMID tokens are `Checker::described_tokens[tokens]`.
+struct DescribedFile {
+    group: Sym,
+    depth: usize,
+    id: Sym,
+    offset: Pos,
+    tokens: std::ops::Range<u32>,
 }
 
 #[derive(Default)]
@@ -245,8 +262,10 @@ struct Checker {
     comparing: bool,
     findings: Vec<Finding>,
     stack: Vec<(String, String)>,
+    /// The interned text of every identifier below.
+    names: Names,
     /// Every ID, with the offset and kind of its element.
-    ids: HashMap<String, (Pos, IdOwner)>,
+    ids: IdTable,
     /// Every IDREF token: (attribute, token, element, offset, rule named when it fails).
     refs: Vec<(&'static str, String, String, Pos, &'static str)>,
     /// The curator entities of the logical map, checked against their MODS and records after
@@ -267,27 +286,39 @@ struct Checker {
     /// The structMap being read.
     map: StructMapKind,
     /// Top-level `<file>` IDs with their offsets, and the FILEIDs the physical map points at.
-    top_files: Vec<(String, Pos)>,
-    physical_fptrs: HashSet<String>,
+    top_files: Vec<(Sym, Pos)>,
+    physical_fptrs: HashSet<Sym>,
     website_div: bool,
     div_depth: usize,
-    amd_current: Option<String>,
-    md_current: Option<String>,
-    /// PREMIS objects by the amdSec or MD section holding them (shared with `object_facts`:
-    /// one copy of each object's facts, however many keys find it).
-    amd_objects: HashMap<String, Rc<ObjectFacts>>,
-    amd_event_types: HashMap<String, Vec<String>>,
-    agents: HashSet<String>,
+    amd_current: Option<Sym>,
+    md_current: Option<Sym>,
+    /// Every PREMIS object read, in document order; the maps below index it (one copy of each
+    /// object's facts, however many keys find it).
+    objects: Vec<ObjectFacts>,
+    /// (type, subtype, related object identifier) of every object's relationships.
+    relations: Vec<[Sym; 3]>,
+    /// PREMIS objects by the amdSec or MD section holding them.
+    amd_objects: HashMap<Sym, u32>,
+    /// (amdSec, event type) of every event inside an amdSec.
+    amd_event_types: HashSet<(Sym, Sym)>,
+    agents: HashSet<Sym>,
     events: Vec<EventFacts>,
+    event_agents: Vec<Sym>,
+    event_objects: Vec<Sym>,
     object: Option<ObjectFacts>,
     event: Option<EventFacts>,
+    /// The outcome detail notes of the open event.
+    event_detail: String,
     text: Option<String>,
     files: Vec<FileFacts>,
-    /// Every `<file>` that points at an amdSec: (group, depth, ID, offset, ADMID tokens), for
-    /// the PREMIS coherence checks that need the whole document.
-    described_files: Vec<(String, usize, String, Pos, Vec<String>)>,
+    /// Every `<file>` that points at an amdSec, for the PREMIS coherence checks that need the
+    /// whole document.
+    described_files: Vec<DescribedFile>,
+    described_tokens: Vec<Sym>,
     /// PREMIS objects by identifier.
-    object_facts: HashMap<String, Rc<ObjectFacts>>,
+    object_facts: HashMap<Sym, u32>,
+    /// The objects' fixity digests.
+    digests: Digests,
     xml_error: bool,
     /// Dates WARC and the METS cannot state (a year past 9999).
     bad_dates: u64,
@@ -303,7 +334,8 @@ impl Checker {
             comparing: false,
             findings: Vec::new(),
             stack: Vec::new(),
-            ids: HashMap::new(),
+            names: Names::new(),
+            ids: IdTable::default(),
             refs: Vec::new(),
             entities: Vec::new(),
             entity_open: false,
@@ -326,16 +358,23 @@ impl Checker {
             div_depth: 0,
             amd_current: None,
             md_current: None,
+            objects: Vec::new(),
+            relations: Vec::new(),
             amd_objects: HashMap::new(),
-            amd_event_types: HashMap::new(),
+            amd_event_types: HashSet::new(),
             agents: HashSet::new(),
             events: Vec::new(),
+            event_agents: Vec::new(),
+            event_objects: Vec::new(),
             object: None,
             event: None,
+            event_detail: String::new(),
             text: None,
             files: Vec::new(),
             described_files: Vec::new(),
+            described_tokens: Vec::new(),
             object_facts: HashMap::new(),
+            digests: Digests::default(),
             xml_error: false,
         }
     }
@@ -478,16 +517,17 @@ impl Checker {
                     self.check_date(local, name, v, offset);
                 }
             }
-            if let Some(id) = attr("ID") {
-                if let Some(&(first, _)) = self.ids.get(&id) {
+            if let Some(id) = e.attr("ID") {
+                let sym = self.names.intern(id);
+                if let Some((first, _)) = self.ids.get(sym) {
                     self.error(
                         "METS-ID",
                         local,
                         offset,
-                        format!("ID {id:?} is used twice (first at byte {})", first.offset),
+                        format!("ID {id:?} is used twice (first at byte {first})"),
                     );
                 } else {
-                    self.ids.insert(id, (offset, IdOwner::of(local)));
+                    self.ids.insert(sym, offset.offset, IdOwner::of(local));
                 }
             }
             // The logical map's references are the content model's (P2.2, P2.3).
@@ -503,7 +543,7 @@ impl Checker {
                         // A reference to an ID already seen is checked now (the first element
                         // with an ID keeps it): only forward references wait for the end, so
                         // a document's thousands of ADMIDs and FILEIDs are not all kept.
-                        if self.ids.contains_key(token) {
+                        if self.names.get(token).is_some_and(|t| self.ids.get(t).is_some()) {
                             self.check_ref(name, token, local, offset, rule);
                         } else {
                             self.refs.push((name, token.into(), local.into(), offset, rule));
@@ -526,9 +566,9 @@ impl Checker {
                         self.dmd_types.push(t);
                     }
                 }
-                "amdSec" => self.amd_current = attr("ID"),
+                "amdSec" => self.amd_current = e.attr("ID").map(|i| self.names.intern(i)),
                 "techMD" | "digiprovMD" | "rightsMD" | "sourceMD" => {
-                    self.md_current = attr("ID");
+                    self.md_current = e.attr("ID").map(|i| self.names.intern(i));
                     if local == "rightsMD" {
                         self.rights_mds += 1;
                     }
@@ -576,7 +616,8 @@ impl Checker {
                     };
                 }
                 "fptr" if self.map == StructMapKind::Physical => {
-                    if let Some(id) = attr("FILEID") {
+                    if let Some(id) = e.attr("FILEID") {
+                        let id = self.names.intern(id);
                         self.physical_fptrs.insert(id);
                     }
                 }
@@ -590,13 +631,26 @@ impl Checker {
             }
         } else if Self::in_premis(ns) {
             match local {
-                "object" => self.object = Some(ObjectFacts::default()),
+                "object" => {
+                    let at = self.relations.len() as u32;
+                    self.object = Some(ObjectFacts { relationships: at..at, ..Default::default() })
+                }
                 "relationship" => {
                     if let Some(o) = self.object.as_mut() {
-                        o.relationships.push(Default::default());
+                        self.relations.push([Sym::EMPTY; 3]);
+                        o.relationships.end = self.relations.len() as u32;
                     }
                 }
-                "event" => self.event = Some(EventFacts { offset, ..EventFacts::default() }),
+                "event" => {
+                    let (a, o) = (self.event_agents.len() as u32, self.event_objects.len() as u32);
+                    self.event_detail.clear();
+                    self.event = Some(EventFacts {
+                        offset,
+                        agents: a..a,
+                        objects: o..o,
+                        ..EventFacts::default()
+                    })
+                }
                 "objectIdentifierValue"
                 | "messageDigestAlgorithm"
                 | "messageDigest"
@@ -650,91 +704,47 @@ impl Checker {
             let in_object = self.object.is_some();
             match local {
                 "objectIdentifierValue" if in_object => {
-                    if let Some(o) = self.object.as_mut()
-                        && o.id.is_empty()
-                    {
-                        o.id = text;
+                    if self.object.as_ref().is_some_and(|o| o.id == Sym::EMPTY) {
+                        let id = self.names.intern(&text);
+                        if let Some(o) = self.object.as_mut() {
+                            o.id = id;
+                        }
                     }
                 }
-                "messageDigestAlgorithm" => {
+                "messageDigest" if in_object => {
+                    let d = self.digests.push(&text);
                     if let Some(o) = self.object.as_mut() {
-                        o.algorithm = text;
+                        o.digest = d;
                     }
                 }
-                "messageDigest" => {
+                "messageDigestAlgorithm" | "size" if in_object => {
+                    let v = self.names.intern(&text);
                     if let Some(o) = self.object.as_mut() {
-                        o.digest = text;
-                    }
-                }
-                "size" => {
-                    if let Some(o) = self.object.as_mut() {
-                        o.size = Some(text);
+                        match local {
+                            "messageDigestAlgorithm" => o.algorithm = v,
+                            _ => o.size = Some(v),
+                        }
                     }
                 }
                 "relationshipType" | "relationshipSubType" | "relatedObjectIdentifierValue" => {
-                    if let Some(r) = self.object.as_mut().and_then(|o| o.relationships.last_mut()) {
-                        match local {
-                            "relationshipType" => r.0 = text,
-                            "relationshipSubType" => r.1 = text,
-                            _ => r.2 = text,
+                    let open = self.object.as_ref().is_some_and(|o| !o.relationships.is_empty());
+                    if open {
+                        let v = self.names.intern(&text);
+                        if let Some(r) = self.relations.last_mut() {
+                            match local {
+                                "relationshipType" => r[0] = v,
+                                "relationshipSubType" => r[1] = v,
+                                _ => r[2] = v,
+                            }
                         }
                     }
                 }
-                "object" => {
-                    if let Some(o) = self.object.take() {
-                        let o = Rc::new(o);
-                        self.object_facts.entry(o.id.clone()).or_insert_with(|| Rc::clone(&o));
-                        for key in [self.amd_current.clone(), self.md_current.clone()]
-                            .into_iter()
-                            .flatten()
-                        {
-                            self.amd_objects.entry(key).or_insert_with(|| Rc::clone(&o));
-                        }
-                    }
-                }
+                "object" => self.end_object(),
                 "agentIdentifierValue" if self.event.is_none() => {
-                    self.agents.insert(text);
+                    let a = self.names.intern(&text);
+                    self.agents.insert(a);
                 }
-                "eventType" => {
-                    if let Some(e) = self.event.as_mut() {
-                        e.event_type = text;
-                    }
-                }
-                "eventOutcome" => {
-                    if let Some(e) = self.event.as_mut() {
-                        e.outcome = text;
-                    }
-                }
-                "eventOutcomeDetailNote" => {
-                    if let Some(e) = self.event.as_mut() {
-                        if !e.detail.is_empty() {
-                            e.detail.push_str("; ");
-                        }
-                        e.detail.push_str(&text);
-                    }
-                }
-                "linkingAgentIdentifierValue" => {
-                    if let Some(e) = self.event.as_mut() {
-                        e.agents.push(text);
-                    }
-                }
-                "linkingObjectIdentifierValue" => {
-                    if let Some(e) = self.event.as_mut() {
-                        e.objects.push(text);
-                    }
-                }
-                "event" => {
-                    if let Some(e) = self.event.take() {
-                        if let Some(a) = &self.amd_current {
-                            self.amd_event_types
-                                .entry(a.clone())
-                                .or_default()
-                                .push(e.event_type.clone());
-                        }
-                        self.events.push(e);
-                    }
-                }
-                _ => {}
+                _ => self.end_event_part(local, text),
             }
         } else if ns == NS_MODS && local == "dateCaptured" && !text.is_empty() {
             self.check_date(local, "the capture date", &text, offset);
@@ -757,6 +767,68 @@ impl Checker {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The end of a PREMIS object: it is kept, found by its identifier and by the amdSec and
+    /// MD section holding it (the first of each keeps the key).
+    fn end_object(&mut self) {
+        let Some(o) = self.object.take() else { return };
+        let Ok(index) = u32::try_from(self.objects.len()) else { return };
+        self.object_facts.entry(o.id).or_insert(index);
+        for key in [self.amd_current, self.md_current].into_iter().flatten() {
+            self.amd_objects.entry(key).or_insert(index);
+        }
+        self.objects.push(o);
+    }
+
+    /// The end of an element inside a PREMIS event (or of the event).
+    fn end_event_part(&mut self, local: &str, text: String) {
+        if self.event.is_none() {
+            return;
+        }
+        match local {
+            "eventOutcomeDetailNote" => {
+                if !self.event_detail.is_empty() {
+                    self.event_detail.push_str("; ");
+                }
+                self.event_detail.push_str(&text);
+            }
+            "eventType" | "eventOutcome" => {
+                let v = self.names.intern(&text);
+                if let Some(e) = self.event.as_mut() {
+                    match local {
+                        "eventType" => e.event_type = v,
+                        _ => e.outcome = v,
+                    }
+                }
+            }
+            "linkingAgentIdentifierValue" => {
+                let v = self.names.intern(&text);
+                self.event_agents.push(v);
+                if let Some(e) = self.event.as_mut() {
+                    e.agents.end = self.event_agents.len() as u32;
+                }
+            }
+            "linkingObjectIdentifierValue" => {
+                let v = self.names.intern(&text);
+                self.event_objects.push(v);
+                if let Some(e) = self.event.as_mut() {
+                    e.objects.end = self.event_objects.len() as u32;
+                }
+            }
+            "event" => {
+                let Some(mut e) = self.event.take() else { return };
+                // The detail is quoted by the virus-check findings only.
+                if self.names.str(e.event_type) == self.profile.events.virus_check.term {
+                    e.detail = self.names.intern(&self.event_detail);
+                }
+                if let Some(a) = self.amd_current {
+                    self.amd_event_types.insert((a, e.event_type));
+                }
+                self.events.push(e);
+            }
+            _ => {}
         }
     }
 
@@ -883,7 +955,8 @@ impl Checker {
         if depth == 0
             && let Some(id) = map.get("ID")
         {
-            self.top_files.push((id.clone(), offset));
+            let id = self.names.intern(id);
+            self.top_files.push((id, offset));
         }
         let f = FileFacts {
             element_offset: offset,
@@ -963,32 +1036,42 @@ impl Checker {
         // PREMIS object of the file agrees with its attributes (P5.1).
         if let Some(admid) = get("ADMID") {
             for token in admid.split_whitespace() {
-                let Some(o) = self.amd_objects.get(token).cloned() else { continue };
-                if let (Some(sum), false) = (get("CHECKSUM"), o.digest.is_empty()) {
-                    if !sum.eq_ignore_ascii_case(&o.digest) {
+                let Some(o) = self
+                    .names
+                    .get(token)
+                    .and_then(|t| self.amd_objects.get(&t))
+                    .and_then(|&i| self.objects.get(i as usize))
+                    .cloned()
+                else {
+                    continue;
+                };
+                let digest = self.digests.text(o.digest);
+                let algorithm = self.names.str(o.algorithm).to_string();
+                let osize = o.size.map(|s| self.names.str(s).to_string());
+                if let (Some(sum), false) = (get("CHECKSUM"), digest.is_empty()) {
+                    if !sum.eq_ignore_ascii_case(&digest) {
                         self.error(
                             "P5.1",
                             "file",
                             offset,
                             format!(
-                                "CHECKSUM {sum} differs from the PREMIS fixity {} of {token}",
-                                o.digest
+                                "CHECKSUM {sum} differs from the PREMIS fixity {digest} of {token}"
                             ),
                         );
                     }
                     if let Some(ct) = get("CHECKSUMTYPE")
-                        && !o.algorithm.is_empty()
-                        && !ct.eq_ignore_ascii_case(&o.algorithm)
+                        && !algorithm.is_empty()
+                        && !ct.eq_ignore_ascii_case(&algorithm)
                     {
                         self.error(
                             "P5.1",
                             "file",
                             offset,
-                            format!("CHECKSUMTYPE {ct} but PREMIS fixity uses {}", o.algorithm),
+                            format!("CHECKSUMTYPE {ct} but PREMIS fixity uses {algorithm}"),
                         );
                     }
                 }
-                if let (Some(s), Some(os)) = (get("SIZE"), o.size.as_ref())
+                if let (Some(s), Some(os)) = (get("SIZE"), osize.as_ref())
                     && s.trim() != os.trim()
                 {
                     self.error(
@@ -1007,8 +1090,20 @@ impl Checker {
         let Some(f) = self.files.pop() else { return };
         let o = f.element_offset;
         if let Some(admid) = f.attrs.get("ADMID") {
-            let tokens = admid.split_whitespace().map(str::to_string).collect();
-            self.described_files.push((f.group.clone(), f.depth, f.id.clone(), o, tokens));
+            let start = self.described_tokens.len() as u32;
+            for t in admid.split_whitespace() {
+                let t = self.names.intern(t);
+                self.described_tokens.push(t);
+            }
+            let tokens = start..self.described_tokens.len() as u32;
+            let (group, id) = (self.names.intern(&f.group), self.names.intern(&f.id));
+            self.described_files.push(DescribedFile {
+                group,
+                depth: f.depth,
+                id,
+                offset: o,
+                tokens,
+            });
         }
         let g = &self.profile.file_groups;
         let container_group = [&g.content, &g.original, &g.viral].iter().any(|n| **n == f.group);
@@ -1054,16 +1149,24 @@ impl Checker {
                 }
                 if container_group && self.profile.rules.virus_check_per_container {
                     let term = self.profile.events.virus_check.term.clone();
+                    let term_sym = self.names.get(&term);
                     // An event in the container's amdSec, or one anywhere that links the
                     // container's object (a shared event linking several containers).
-                    let checked = f.attrs.get("ADMID").is_some_and(|admid| {
-                        admid.split_whitespace().any(|a| {
-                            self.amd_event_types.get(a).is_some_and(|t| t.contains(&term))
-                                || self.amd_objects.get(a).is_some_and(|o| {
-                                    self.events
-                                        .iter()
-                                        .any(|e| e.event_type == term && e.objects.contains(&o.id))
-                                })
+                    let checked = term_sym.is_some_and(|term| {
+                        f.attrs.get("ADMID").is_some_and(|admid| {
+                            admid.split_whitespace().filter_map(|a| self.names.get(a)).any(|a| {
+                                self.amd_event_types.contains(&(a, term))
+                                    || self.amd_objects.get(&a).is_some_and(|&i| {
+                                        let id = self.objects.get(i as usize).map(|o| o.id);
+                                        self.events.iter().any(|e| {
+                                            e.event_type == term
+                                                && self
+                                                    .event_objects_of(e)
+                                                    .iter()
+                                                    .any(|o| Some(*o) == id)
+                                        })
+                                    })
+                            })
                         })
                     });
                     if !checked {
@@ -1101,69 +1204,86 @@ impl Checker {
         }
     }
 
+    fn event_objects_of(&self, e: &EventFacts) -> &[Sym] {
+        self.event_objects.get(e.objects.start as usize..e.objects.end as usize).unwrap_or(&[])
+    }
+
+    fn event_agents_of(&self, e: &EventFacts) -> &[Sym] {
+        self.event_agents.get(e.agents.start as usize..e.agents.end as usize).unwrap_or(&[])
+    }
+
+    fn relations_of(&self, o: &ObjectFacts) -> &[[Sym; 3]] {
+        let r = &o.relationships;
+        self.relations.get(r.start as usize..r.end as usize).unwrap_or(&[])
+    }
+
     /// PREMIS coherence across objects, events, relationships and file groups (P5.5-P5.7):
     /// migrated containers carry their migration event and relationship, transformed and
     /// cleaned bytestreams point at originals kept in the right group, viral bytestreams are
     /// only in the viral group, and every `not scanned` outcome is reported.
     fn check_premis_coherence(&mut self) {
         let p = self.profile.clone();
-        let rel_type = &p.relationships.relationship_type;
+        let n = &self.names;
+        let rel_type = n.get(&p.relationships.relationship_type);
         // Object identifier -> the (group, depth, ID, offset) of the <file> it describes.
-        let mut file_of: HashMap<String, (String, usize, String, Pos)> = HashMap::new();
-        for (group, depth, id, offset, tokens) in &self.described_files {
-            for t in tokens {
-                if let Some(o) = self.amd_objects.get(t) {
-                    file_of.entry(o.id.clone()).or_insert((
-                        group.clone(),
-                        *depth,
-                        id.clone(),
-                        *offset,
-                    ));
+        let mut file_of: HashMap<Sym, (Sym, usize, Sym, Pos)> = HashMap::new();
+        for f in &self.described_files {
+            let tokens = self.described_tokens.get(f.tokens.start as usize..f.tokens.end as usize);
+            for t in tokens.unwrap_or(&[]) {
+                if let Some(o) = self.amd_objects.get(t).and_then(|&i| self.objects.get(i as usize))
+                {
+                    file_of.entry(o.id).or_insert((f.group, f.depth, f.id, f.offset));
                 }
             }
         }
         // (event type, object) of every link an event makes, looked up once per object: a scan
         // of every event per object made a package of n pages take O(n^2).
-        let links: HashSet<(&str, &str)> = self
+        let links: HashSet<(Sym, Sym)> = self
             .events
             .iter()
-            .flat_map(|e| e.objects.iter().map(move |o| (e.event_type.as_str(), o.as_str())))
+            .flat_map(|e| self.event_objects_of(e).iter().map(move |o| (e.event_type, *o)))
             .collect();
-        let linked_by = |term: &str, object: &str| links.contains(&(term, object));
+        let linked_by =
+            |term: &str, object: Sym| n.get(term).is_some_and(|t| links.contains(&(t, object)));
+        let group_is = |g: Sym, name: &str| n.str(g) == name;
         let mut found: Vec<(&'static str, &'static str, Pos, String)> = Vec::new();
-        let mut objects: Vec<&ObjectFacts> = self.object_facts.values().map(|o| &**o).collect();
-        objects.sort_by(|a, b| a.id.cmp(&b.id));
-        for o in objects {
-            let Some((_, depth, file_id, offset)) = file_of.get(&o.id) else { continue };
+        // Each object once (the first with its identifier), in document order.
+        for (i, o) in self.objects.iter().enumerate() {
+            if self.object_facts.get(&o.id).is_none_or(|&first| first as usize != i) {
+                continue;
+            }
+            let Some(&(_, depth, file_id, offset)) = file_of.get(&o.id) else { continue };
+            let file_id = n.str(file_id);
             let related = |subtype: &str| {
-                o.relationships
+                self.relations_of(o)
                     .iter()
-                    .filter(|r| r.0 == *rel_type && r.1 == subtype)
-                    .map(|r| r.2.as_str())
+                    .filter(|r| Some(r[0]) == rel_type && n.str(r[1]) == subtype)
+                    .map(|r| r[2])
                     .collect::<Vec<_>>()
             };
             // P5.6: a migrated container has both the event and the relationship.
-            if *depth == 0 {
+            if depth == 0 {
                 let from = related(&p.relationships.migration);
-                let event = linked_by(&p.events.migration.term, &o.id);
-                if !from.is_empty() && !event {
-                    found.push(("P5.6", "file", *offset, format!(
+                let event = linked_by(&p.events.migration.term, o.id);
+                if let (Some(first), false) = (from.first(), event) {
+                    found.push(("P5.6", "file", offset, format!(
                         "container {file_id} is derived by migration from {:?}, but no {:?} event links it",
-                        from[0], p.events.migration.term
+                        n.str(*first), p.events.migration.term
                     )));
                 }
                 if event && from.is_empty() {
-                    found.push(("P5.6", "file", *offset, format!(
-                        "container {file_id} has a {:?} event but no {rel_type}/{} relationship to its source",
-                        p.events.migration.term, p.relationships.migration
+                    found.push(("P5.6", "file", offset, format!(
+                        "container {file_id} has a {:?} event but no {}/{} relationship to its source",
+                        p.events.migration.term, p.relationships.relationship_type, p.relationships.migration
                     )));
                 }
                 for r in from {
-                    if !self.object_facts.contains_key(r) {
+                    if !self.object_facts.contains_key(&r) {
+                        let r = n.str(r);
                         found.push((
                             "P5.6",
                             "file",
-                            *offset,
+                            offset,
                             format!(
                                 "container {file_id} is migrated from {r:?}, which is not described"
                             ),
@@ -1173,30 +1293,43 @@ impl Checker {
             }
             // P5.7: a transformed bytestream's original is kept, in the original group.
             for r in related(&p.relationships.transformation) {
-                if !linked_by(&p.events.transformation.term, &o.id) {
-                    found.push(("P5.7", "file", *offset, format!(
-                        "bytestream {file_id} is transformed from {r:?}, but no {:?} event links it",
+                let rs = n.str(r);
+                if !linked_by(&p.events.transformation.term, o.id) {
+                    found.push(("P5.7", "file", offset, format!(
+                        "bytestream {file_id} is transformed from {rs:?}, but no {:?} event links it",
                         p.events.transformation.term
                     )));
                 }
-                match file_of.get(r) {
-                    Some((g, ..)) if *g == p.file_groups.original => {}
-                    Some((g, _, id, _)) => found.push(("P5.7", "file", *offset, format!(
-                        "the original of bytestream {file_id} ({id}) is in group {g:?}, not {:?}",
-                        p.file_groups.original
-                    ))),
-                    None => found.push(("P5.7", "file", *offset, format!(
-                        "the original {r:?} of bytestream {file_id} is not in the file section"
-                    ))),
+                match file_of.get(&r) {
+                    Some((g, ..)) if group_is(*g, &p.file_groups.original) => {}
+                    Some((g, _, id, _)) => found.push((
+                        "P5.7",
+                        "file",
+                        offset,
+                        format!(
+                            "the original of bytestream {file_id} ({}) is in group {:?}, not {:?}",
+                            n.str(*id),
+                            n.str(*g),
+                            p.file_groups.original
+                        ),
+                    )),
+                    None => found.push((
+                        "P5.7",
+                        "file",
+                        offset,
+                        format!(
+                            "the original {rs:?} of bytestream {file_id} is not in the file section"
+                        ),
+                    )),
                 }
             }
             // P5.5: a cleaned copy points at its viral original, kept in the viral group.
             for r in related(&p.relationships.cleaned) {
-                match file_of.get(r) {
-                    Some((g, ..)) if *g == p.file_groups.viral => {}
-                    _ => found.push(("P5.5", "file", *offset, format!(
-                        "bytestream {file_id} is cleaned from {r:?}, which is not a file of group {:?}",
-                        p.file_groups.viral
+                match file_of.get(&r) {
+                    Some((g, ..)) if group_is(*g, &p.file_groups.viral) => {}
+                    _ => found.push(("P5.5", "file", offset, format!(
+                        "bytestream {file_id} is cleaned from {:?}, which is not a file of group {:?}",
+                        n.str(r), p.file_groups.viral
                     ))),
                 }
             }
@@ -1204,33 +1337,35 @@ impl Checker {
         // P5.5: what a virus was found in and not cleaned stays out of the other groups.
         let term = &p.events.virus_check.term;
         let mut notices = Vec::new();
-        for e in self.events.iter().filter(|e| e.event_type == *term) {
-            if e.outcome == p.virus_outcomes.forced {
-                for o in &e.objects {
+        for e in self.events.iter().filter(|e| n.str(e.event_type) == *term) {
+            let (outcome, detail) = (n.str(e.outcome), n.str(e.detail));
+            let objects = self.event_objects_of(e);
+            if outcome == p.virus_outcomes.forced {
+                for o in objects {
                     if let Some((g, _, id, offset)) = file_of.get(o)
-                        && *g != p.file_groups.viral
+                        && !group_is(*g, &p.file_groups.viral)
                     {
                         found.push((
                             "P5.5",
                             "file",
                             *offset,
                             format!(
-                                "{id} is {:?} ({}) but is in group {g:?}, not {:?}",
-                                e.outcome, e.detail, p.file_groups.viral
+                                "{} is {outcome:?} ({detail}) but is in group {:?}, not {:?}",
+                                n.str(*id),
+                                n.str(*g),
+                                p.file_groups.viral
                             ),
                         ));
                     }
                 }
             }
-            if e.outcome == p.virus_outcomes.not_scanned {
-                let what = match e.objects.as_slice() {
-                    [one] => one.clone(),
+            if outcome == p.virus_outcomes.not_scanned {
+                let what = match objects {
+                    [one] => n.str(*one).to_string(),
                     many => format!("{} objects", many.len()),
                 };
-                notices.push((
-                    e.offset,
-                    format!("{what}: virus check outcome {:?}: {}", e.outcome, e.detail),
-                ));
+                notices
+                    .push((e.offset, format!("{what}: virus check outcome {outcome:?}: {detail}")));
             }
         }
         for (rule, element, offset, message) in found {
@@ -1249,7 +1384,7 @@ impl Checker {
             "FILEID" => Some(IdOwner::File),
             _ => None,
         };
-        match self.ids.get(value) {
+        match self.names.get(value).and_then(|v| self.ids.get(v)) {
             None => {
                 let what = match want {
                     Some(w) => format!("no <{}>", w.name()),
@@ -1257,7 +1392,7 @@ impl Checker {
                 };
                 self.error(rule, element, offset, format!("{attr} {value:?} points at {what}"))
             }
-            Some(&(_, found)) if want.is_some_and(|w| w != found) => {
+            Some((_, found)) if want.is_some_and(|w| w != found) => {
                 let w = want.map(IdOwner::name).unwrap_or_default();
                 let what = match found {
                     IdOwner::Other => "another element".to_string(),
@@ -1296,34 +1431,30 @@ impl Checker {
         }
         let events = std::mem::take(&mut self.events);
         for e in &events {
-            for o in &e.objects {
+            let event_type = self.names.str(e.event_type).to_string();
+            let outcome = self.names.str(e.outcome).to_string();
+            let mut missing = Vec::new();
+            for o in self.event_objects_of(e) {
                 if !self.object_facts.contains_key(o) {
-                    self.error(
-                        "P5.3",
-                        "event",
-                        e.offset,
-                        format!(
-                            "event {:?} links object {o:?}, which is not described",
-                            e.event_type
-                        ),
-                    );
+                    let o = self.names.str(*o);
+                    missing.push(format!(
+                        "event {event_type:?} links object {o:?}, which is not described"
+                    ));
                 }
             }
-            for a in &e.agents {
+            for a in self.event_agents_of(e) {
                 if !self.agents.contains(a) {
-                    self.error(
-                        "P5.3",
-                        "event",
-                        e.offset,
-                        format!(
-                            "event {:?} links agent {a:?}, which is not described",
-                            e.event_type
-                        ),
-                    );
+                    let a = self.names.str(*a);
+                    missing.push(format!(
+                        "event {event_type:?} links agent {a:?}, which is not described"
+                    ));
                 }
             }
-            if let Some(t) = self.profile.events.by_term(&e.event_type)
-                && !t.outcomes.contains(&e.outcome)
+            for m in missing {
+                self.error("P5.3", "event", e.offset, m);
+            }
+            if let Some(t) = self.profile.events.by_term(&event_type)
+                && !t.outcomes.contains(&outcome)
             {
                 let rule = if *t == self.profile.events.virus_check {
                     "P5.5"
@@ -1337,10 +1468,7 @@ impl Checker {
                     rule,
                     "event",
                     e.offset,
-                    format!(
-                        "outcome {:?} of {:?}; expected one of \"{allowed}\"",
-                        e.outcome, e.event_type
-                    ),
+                    format!("outcome {outcome:?} of {event_type:?}; expected one of \"{allowed}\""),
                 );
             }
         }
@@ -1396,7 +1524,7 @@ impl Checker {
                     .top_files
                     .iter()
                     .filter(|(id, _)| !self.physical_fptrs.contains(id))
-                    .cloned()
+                    .map(|(id, at)| (self.names.str(*id).to_string(), *at))
                     .collect();
                 for (id, at) in unlisted {
                     let what = format!("file {id} is not in the physical structMap");
@@ -1445,6 +1573,82 @@ impl IdOwner {
             IdOwner::File => "file",
             IdOwner::DmdSec => "dmdSec",
             IdOwner::Other => "element",
+        }
+    }
+}
+
+/// PREMIS fixity digests, one after another: lowercase hex (what webaip writes) as the bytes it
+/// spells, half its length (a SHA-512 took 128 bytes, now 64); any other text as it is. They are
+/// not interned: no two objects share one, and nothing looks them up.
+#[derive(Default)]
+struct Digests(Vec<u8>);
+
+/// Where a digest is in [`Digests`].
+#[derive(Default, Clone, Copy)]
+struct DigestRef {
+    start: usize,
+    len: u32,
+    hex: bool,
+}
+
+impl Digests {
+    fn push(&mut self, text: &str) -> DigestRef {
+        use data_encoding::HEXLOWER;
+        let start = self.0.len();
+        let decoded =
+            HEXLOWER.decode(text.as_bytes()).ok().filter(|bytes| HEXLOWER.encode(bytes) == text);
+        let (bytes, hex) = match &decoded {
+            Some(b) => (b.as_slice(), true),
+            None => (text.as_bytes(), false),
+        };
+        // A text past 4 GiB cannot be one event of the reader (8 MiB at most).
+        let Ok(len) = u32::try_from(bytes.len()) else { return DigestRef::default() };
+        self.0.extend_from_slice(bytes);
+        DigestRef { start, len, hex }
+    }
+
+    /// The digest's text as the document gave it.
+    fn text(&self, d: DigestRef) -> String {
+        let bytes = self.0.get(d.start..d.start.saturating_add(d.len as usize)).unwrap_or(&[]);
+        if d.hex {
+            data_encoding::HEXLOWER.encode(bytes)
+        } else {
+            String::from_utf8_lossy(bytes).into_owned()
+        }
+    }
+}
+
+/// Every ID's first element, indexed by the ID's name: `(offset + 1) << 2 | owner`, 0 for a
+/// name that is no ID (8 bytes a name, where a map of IDs took over 30 an ID).
+#[derive(Default)]
+struct IdTable(Vec<u64>);
+
+impl IdTable {
+    /// The offset and owner of the element that holds ID `id`.
+    fn get(&self, id: Sym) -> Option<(u64, IdOwner)> {
+        let v = *self.0.get(id.index())?;
+        let owner = match v & 3 {
+            1 => IdOwner::File,
+            2 => IdOwner::DmdSec,
+            _ => IdOwner::Other,
+        };
+        (v != 0).then(|| ((v >> 2).saturating_sub(1), owner))
+    }
+
+    fn insert(&mut self, id: Sym, offset: u64, owner: IdOwner) {
+        let i = id.index();
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        let code = match owner {
+            IdOwner::File => 1,
+            IdOwner::DmdSec => 2,
+            IdOwner::Other => 3,
+        };
+        // Offsets past 2^62 (an exabyte-sized document) would not fit; they read as 2^62 - 2.
+        let at = offset.saturating_add(1).min(u64::MAX >> 2);
+        if let Some(slot) = self.0.get_mut(i) {
+            *slot = at << 2 | code;
         }
     }
 }

@@ -606,6 +606,8 @@ pub fn build_capture_package(
     }
     finish_header(&mut mets, description, rights, organisation);
     let entities = mets.resolve_entities(&pkg)?;
+    // The link map (every mirror file's path and URL) is not kept while the METS validates.
+    let rewrite = rewrite_stage.map(|s| s.summary().clone());
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
     let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;
@@ -625,7 +627,7 @@ pub fn build_capture_package(
         virus_check: virus_note,
         scan,
         scan_seconds,
-        rewrite: rewrite_stage.map(|s| s.summary().clone()),
+        rewrite,
         metadata_notes,
         entities,
         mets_xsd_checked,

@@ -39,6 +39,10 @@ use names::{Names, Sym};
 use super::reader::{NS_METS, NS_MODS, NS_PREMIS2, NS_PREMIS3};
 use crate::formats::warc::header::is_stateable_date;
 
+/// Longest text value kept of one element (an identifier, a date, a note), and longest detail
+/// gathered of one event.
+const MAX_VALUE: usize = 1 << 20;
+
 /// Dates no WARC-Date or METS date can state reported one by one; the others are counted in
 /// one finding.
 const MAX_DATE_FINDINGS: u64 = 100;
@@ -310,6 +314,8 @@ struct Checker {
     /// The outcome detail notes of the open event.
     event_detail: String,
     text: Option<String>,
+    /// Set once the value being read was cut at [`MAX_VALUE`] (reported once).
+    text_cut: bool,
     files: Vec<FileFacts>,
     /// Every `<file>` that points at an amdSec, for the PREMIS coherence checks that need the
     /// whole document.
@@ -370,6 +376,7 @@ impl Checker {
             event: None,
             event_detail: String::new(),
             text: None,
+            text_cut: false,
             files: Vec::new(),
             described_files: Vec::new(),
             described_tokens: Vec::new(),
@@ -474,9 +481,23 @@ impl Checker {
                 self.end(&e.ns, &e.local, at);
             }
             Event::End { ns, local, pos } => self.end(&ns, &local, pos),
-            Event::Text(t, _) => {
-                if let Some(s) = self.text.as_mut() {
-                    s.push_str(&t);
+            Event::Text(t, at) => {
+                // A value is kept to MAX_VALUE: text split by comments into events under the
+                // reader's bound would otherwise gather without one (152 MB took 482 MB).
+                if let Some(v) = self.text.as_mut() {
+                    let room = MAX_VALUE.saturating_sub(v.len());
+                    let mut cut = room.min(t.len());
+                    while !t.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    v.push_str(&t[..cut]);
+                    if cut < t.len() && !self.text_cut {
+                        self.text_cut = true;
+                        let what = format!(
+                            "a value longer than {MAX_VALUE} bytes: only its start is checked (no METS value of a package is that long)"
+                        );
+                        self.error("SIZE", "", at, what);
+                    }
                 }
             }
             Event::Refused(r, at) => self.error("XML", "", at, r.to_string()),
@@ -683,6 +704,7 @@ impl Checker {
 
     fn end(&mut self, ns: &str, local: &str, offset: Pos) {
         let text = self.text.take().unwrap_or_default();
+        self.text_cut = false;
         let text = text.trim().to_string();
         self.stack.pop();
         if ns == NS_METS {
@@ -789,10 +811,12 @@ impl Checker {
         }
         match local {
             "eventOutcomeDetailNote" => {
-                if !self.event_detail.is_empty() {
-                    self.event_detail.push_str("; ");
+                if self.event_detail.len() + text.len() + 2 <= MAX_VALUE {
+                    if !self.event_detail.is_empty() {
+                        self.event_detail.push_str("; ");
+                    }
+                    self.event_detail.push_str(&text);
                 }
-                self.event_detail.push_str(&text);
             }
             "eventType" | "eventOutcome" => {
                 let v = self.names.intern(&text);

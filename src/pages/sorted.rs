@@ -18,6 +18,9 @@ use crate::formats::segment::FileRange;
 const RUN_ENTRIES: usize = 10_000;
 /// Bytes of text held before they are spilled (titles and URLs may be long).
 const RUN_BYTES: usize = 8 << 20;
+/// Runs kept open at most: past this they are merged into one (each holds a file open; the
+/// limit on open files is often 1,024).
+const MAX_RUNS: usize = 64;
 
 /// Sorted items; see the module documentation.
 #[derive(Debug)]
@@ -62,6 +65,22 @@ impl<T: Serialize + DeserializeOwned + Clone> SortedRuns<T> {
         self.runs.push((file, len));
         self.held = Vec::new();
         self.held_bytes = 0;
+        if self.runs.len() >= MAX_RUNS {
+            self.merge_runs()?;
+        }
+        Ok(())
+    }
+
+    /// Merges every run into one (nothing is held when called).
+    fn merge_runs(&mut self) -> io::Result<()> {
+        let mut out = io::BufWriter::new(tempfile::tempfile()?);
+        for item in self.iter() {
+            serde_json::to_writer(&mut out, &item?)?;
+            out.write_all(b"\n")?;
+        }
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        let len = file.metadata()?.len();
+        self.runs = vec![(file, len)];
         Ok(())
     }
 
@@ -201,8 +220,22 @@ mod tests {
         sorted.finish();
         all.sort_by(by_key);
         assert_eq!(sorted.runs.len(), 3);
+        check(&sorted, &all);
+        // Past MAX_RUNS runs, they are merged into one: still the same order.
+        for n in 0..(RUN_ENTRIES * MAX_RUNS) as u64 {
+            let item = (format!("k{}", (n * 104729) % 9973), n + 1_000_000);
+            all.push(item.clone());
+            sorted.push(item).unwrap();
+        }
+        sorted.finish();
+        all.sort_by(by_key);
+        assert!(sorted.runs.len() < MAX_RUNS, "{} runs open", sorted.runs.len());
+        check(&sorted, &all);
+    }
+
+    fn check(sorted: &SortedRuns<Item>, all: &[Item]) {
         let merged: Vec<Item> = sorted.iter().map(Result::unwrap).collect();
-        assert!(merged == all, "merged order differs from one stable sort");
+        assert!(merged == *all, "merged order differs from one stable sort");
         // Read again: the same.
         assert_eq!(sorted.iter().count(), all.len());
         let json = serde_json::to_value(&sorted).unwrap();

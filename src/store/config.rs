@@ -236,12 +236,30 @@ impl Place {
 /// made on first write) is appended to its nearest existing ancestor's canonical form, with
 /// `.` and `..` taken lexically.
 fn resolved(path: &Path) -> PathBuf {
+    resolved_within(path, 0)
+}
+
+/// Links followed at most while resolving (as the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+fn resolved_within(path: &Path, links: usize) -> PathBuf {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     let mut existing = absolute.as_path();
     let base = loop {
         if let Ok(c) = std::fs::canonicalize(existing) {
             break c;
+        }
+        // A link that leads nowhere yet (its target made on first write) stands for its
+        // target: `b -> a` with `a` absent is the place `a` (both replicas would write there).
+        if links < MAX_LINKS
+            && let Ok(target) = std::fs::read_link(existing)
+        {
+            let mut p = existing.parent().unwrap_or(Path::new("/")).join(target);
+            for part in rest.iter().rev() {
+                p.push(part);
+            }
+            return resolved_within(&p, links + 1);
         }
         let (Some(parent), Some(last)) = (existing.parent(), existing.components().next_back())
         else {

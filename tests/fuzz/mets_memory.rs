@@ -62,3 +62,44 @@ fn a_150_mb_attribute_is_refused_in_bounded_memory() {
         assert!(!text.contains("without a diagnostic"), "{argv:?}: {text}");
     }
 }
+
+/// Review of issue 24: 150 MB of text inside one PREMIS value, cut by empty comments into
+/// events under the reader's bound, is kept to 1 MiB and reported (it took 482 MB).
+#[test]
+fn a_150_mb_value_split_by_comments_is_checked_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    let r = crate::util::webaip(&[
+        "package",
+        "--quiet",
+        "--no-virus-check",
+        "--out",
+        pkg.to_str().unwrap(),
+        repo().join("samples/heritrix-job").to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let tag = "<premis:objectIdentifierValue>";
+    let at = mets.find(tag).unwrap() + tag.len();
+    let doc = dir.path().join("text.xml");
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&doc).unwrap());
+        f.write_all(&mets.as_bytes()[..at]).unwrap();
+        let chunk = vec![b'x'; 4 << 20];
+        for _ in 0..38 {
+            f.write_all(&chunk).unwrap();
+            f.write_all(b"<!---->").unwrap();
+        }
+        f.write_all(&mets.as_bytes()[at..]).unwrap();
+    }
+    let argv: Vec<String> = [env!("CARGO_BIN_EXE_webaip"), "validate", doc.to_str().unwrap()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let run = launch(&argv, &[], None, Duration::from_secs(120), &dir.path().join("stderr"));
+    assert!(!run.status.success(), "the document was accepted");
+    assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB", run.peak_rss >> 20);
+    let said = crate::util::webaip(&["validate", doc.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&said.stdout);
+    assert!(text.contains("a value longer than 1048576 bytes"), "{text}");
+}

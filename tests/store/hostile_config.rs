@@ -54,6 +54,20 @@ fn replicas_that_alias_or_nest_are_refused() {
     let o = run(&cfg, &["check"]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("\"outer\" and \"inner\" nest"), "{o:?}");
+    // A link whose target is not made yet stands for its target (review of issue 24: it was
+    // taken as a directory of its own, and every copy written twice to one place).
+    let later = t.join("later");
+    std::os::unix::fs::symlink(&later, t.join("dangling")).unwrap();
+    let cfg = config_with(
+        &t.join("store.toml"),
+        &state,
+        &[("real", &later), ("link", &t.join("dangling"))],
+        None,
+    );
+    let o = run(&cfg, &["check"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("same root"), "{o:?}");
+    assert!(!later.exists(), "nothing made");
     // Side by side ("a" and "ab"): accepted.
     let cfg = config_with(&t.join("store.toml"), &state, &[("a", &a), ("ab", &t.join("ab"))], None);
     let o = run(&cfg, &["check"]);

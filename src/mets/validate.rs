@@ -810,14 +810,14 @@ impl Checker {
             return;
         }
         match local {
-            "eventOutcomeDetailNote" => {
-                if self.event_detail.len() + text.len() + 2 <= MAX_VALUE {
-                    if !self.event_detail.is_empty() {
-                        self.event_detail.push_str("; ");
-                    }
-                    self.event_detail.push_str(&text);
+            // Gathered to MAX_VALUE: the notes of one event are never longer in a package.
+            "eventOutcomeDetailNote" if self.event_detail.len() + text.len() + 2 <= MAX_VALUE => {
+                if !self.event_detail.is_empty() {
+                    self.event_detail.push_str("; ");
                 }
+                self.event_detail.push_str(&text);
             }
+            "eventOutcomeDetailNote" => {}
             "eventType" | "eventOutcome" => {
                 let v = self.names.intern(&text);
                 if let Some(e) = self.event.as_mut() {

@@ -238,7 +238,7 @@ mod tests {
         assert!(merged == *all, "merged order differs from one stable sort");
         // Read again: the same.
         assert_eq!(sorted.iter().count(), all.len());
-        let json = serde_json::to_value(&sorted).unwrap();
+        let json = serde_json::to_value(sorted).unwrap();
         assert_eq!(json.as_array().unwrap().len(), all.len());
     }
 }

@@ -13,17 +13,7 @@ const PEAK_RSS_LIMIT: u64 = 64 << 20;
 #[test]
 fn a_150_mb_attribute_is_refused_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let pkg = dir.path().join("p");
-    let r = crate::util::webaip(&[
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--out",
-        pkg.to_str().unwrap(),
-        repo().join("samples/heritrix-job").to_str().unwrap(),
-    ]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let (pkg, mets) = sample_package(dir.path());
     let at = mets.find("OBJID=\"").unwrap();
     let line = mets[..at].matches('\n').count() + 1;
     {
@@ -68,17 +58,7 @@ fn a_150_mb_attribute_is_refused_in_bounded_memory() {
 #[test]
 fn a_150_mb_value_split_by_comments_is_checked_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let pkg = dir.path().join("p");
-    let r = crate::util::webaip(&[
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--out",
-        pkg.to_str().unwrap(),
-        repo().join("samples/heritrix-job").to_str().unwrap(),
-    ]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let (_, mets) = sample_package(dir.path());
     let tag = "<premis:objectIdentifierValue>";
     let at = mets.find(tag).unwrap() + tag.len();
     let doc = dir.path().join("text.xml");
@@ -102,4 +82,20 @@ fn a_150_mb_value_split_by_comments_is_checked_in_bounded_memory() {
     let said = crate::util::webaip(&["validate", doc.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&said.stdout);
     assert!(text.contains("a value longer than 1048576 bytes"), "{text}");
+}
+
+/// The sample Heritrix job packaged in `dir`: the package and its METS text.
+fn sample_package(dir: &std::path::Path) -> (std::path::PathBuf, String) {
+    let pkg = dir.join("p");
+    let r = crate::util::webaip(&[
+        "package",
+        "--quiet",
+        "--no-virus-check",
+        "--out",
+        pkg.to_str().unwrap(),
+        repo().join("samples/heritrix-job").to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    (pkg, mets)
 }

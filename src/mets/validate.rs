@@ -529,49 +529,54 @@ impl Checker {
         }
     }
 
+    /// A METS element's dates, its ID (unique) and its IDREF attributes.
+    fn mets_ids_and_refs(&mut self, e: &Element, local: &str, offset: Pos) {
+        for name in ["CREATED", "CREATEDATE", "LASTMODDATE"] {
+            if let Some(v) = e.attr(name) {
+                self.check_date(local, name, v, offset);
+            }
+        }
+        if let Some(id) = e.attr("ID") {
+            let sym = self.names.intern(id);
+            if let Some((first, _)) = self.ids.get(sym) {
+                self.error(
+                    "METS-ID",
+                    local,
+                    offset,
+                    format!("ID {id:?} is used twice (first at byte {first})"),
+                );
+            } else {
+                self.ids.insert(sym, offset.offset, IdOwner::of(local));
+            }
+        }
+        // The logical map's references are the content model's (P2.2, P2.3).
+        let logical = self.map == StructMapKind::Logical && matches!(local, "div" | "fptr");
+        for name in ["ADMID", "DMDID", "FILEID"] {
+            let rule = match name {
+                "DMDID" if logical => "P2.2",
+                "FILEID" if logical => "P2.3",
+                _ => "METS-IDREF",
+            };
+            if let Some(v) = e.attr(name) {
+                for token in v.split_whitespace() {
+                    // A reference to an ID already seen is checked now (the first element
+                    // with an ID keeps it): only forward references wait for the end, so
+                    // a document's thousands of ADMIDs and FILEIDs are not all kept.
+                    if self.names.get(token).is_some_and(|t| self.ids.get(t).is_some()) {
+                        self.check_ref(name, token, local, offset, rule);
+                    } else {
+                        self.refs.push((name, token.into(), local.into(), offset, rule));
+                    }
+                }
+            }
+        }
+    }
+
     fn start(&mut self, e: &Element, offset: Pos) {
         let (ns, local) = (e.ns.as_str(), e.local.as_str());
         let attr = |name: &str| e.attr(name).map(str::to_string);
         if ns == NS_METS {
-            for name in ["CREATED", "CREATEDATE", "LASTMODDATE"] {
-                if let Some(v) = e.attr(name) {
-                    self.check_date(local, name, v, offset);
-                }
-            }
-            if let Some(id) = e.attr("ID") {
-                let sym = self.names.intern(id);
-                if let Some((first, _)) = self.ids.get(sym) {
-                    self.error(
-                        "METS-ID",
-                        local,
-                        offset,
-                        format!("ID {id:?} is used twice (first at byte {first})"),
-                    );
-                } else {
-                    self.ids.insert(sym, offset.offset, IdOwner::of(local));
-                }
-            }
-            // The logical map's references are the content model's (P2.2, P2.3).
-            let logical = self.map == StructMapKind::Logical && matches!(local, "div" | "fptr");
-            for name in ["ADMID", "DMDID", "FILEID"] {
-                let rule = match name {
-                    "DMDID" if logical => "P2.2",
-                    "FILEID" if logical => "P2.3",
-                    _ => "METS-IDREF",
-                };
-                if let Some(v) = attr(name) {
-                    for token in v.split_whitespace() {
-                        // A reference to an ID already seen is checked now (the first element
-                        // with an ID keeps it): only forward references wait for the end, so
-                        // a document's thousands of ADMIDs and FILEIDs are not all kept.
-                        if self.names.get(token).is_some_and(|t| self.ids.get(t).is_some()) {
-                            self.check_ref(name, token, local, offset, rule);
-                        } else {
-                            self.refs.push((name, token.into(), local.into(), offset, rule));
-                        }
-                    }
-                }
-            }
+            self.mets_ids_and_refs(e, local, offset);
         }
         if !self.root_seen {
             self.root_seen = true;
@@ -1358,7 +1363,26 @@ impl Checker {
                 }
             }
         }
-        // P5.5: what a virus was found in and not cleaned stays out of the other groups.
+        let notices = self.virus_placement(&file_of, &mut found);
+        for (rule, element, offset, message) in found {
+            self.profile_rule(rule, element, offset, message);
+        }
+        for (offset, message) in notices {
+            self.notice("P5.5", "event", offset, message);
+        }
+    }
+
+    /// P5.5: what a virus was found in and not cleaned stays out of the other groups. Adds those
+    /// findings to `found`; returns the notices of payloads not scanned.
+    #[allow(clippy::type_complexity)]
+    fn virus_placement(
+        &self,
+        file_of: &HashMap<Sym, (Sym, usize, Sym, Pos)>,
+        found: &mut Vec<(&'static str, &'static str, Pos, String)>,
+    ) -> Vec<(Pos, String)> {
+        let p = &self.profile;
+        let n = &self.names;
+        let group_is = |g: Sym, name: &str| n.str(g) == name;
         let term = &p.events.virus_check.term;
         let mut notices = Vec::new();
         for e in self.events.iter().filter(|e| n.str(e.event_type) == *term) {
@@ -1392,12 +1416,7 @@ impl Checker {
                     .push((e.offset, format!("{what}: virus check outcome {outcome:?}: {detail}")));
             }
         }
-        for (rule, element, offset, message) in found {
-            self.profile_rule(rule, element, offset, message);
-        }
-        for (offset, message) in notices {
-            self.notice("P5.5", "event", offset, message);
-        }
+        notices
     }
 
     /// Checks that need the whole document.

@@ -172,3 +172,13 @@ fn launcher() {
     };
     std::fs::write(result, line).expect("result written");
 }
+
+/// Runs the `webaip` binary with `args` through the launcher (no address-space limit, ten
+/// minutes at most), its standard error kept in `dir/stderr`: for peak-RSS bounds of the CLI.
+pub fn launch_webaip(args: &[&str], dir: &Path) -> ChildRun {
+    let argv: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_webaip"))
+        .chain(args.iter().copied())
+        .map(str::to_string)
+        .collect();
+    launch(&argv, &[], None, Duration::from_secs(600), &dir.join("stderr"))
+}

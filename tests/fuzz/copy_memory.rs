@@ -2,10 +2,8 @@
 //! bytes between the WARC reader and the containers are queued in memory only up to a few MiB,
 //! then in a temporary file, so two 50 MB records take no more memory than two small ones.
 
+use super::child::launch_webaip;
 use std::io::Write;
-use std::time::Duration;
-
-use super::child::launch;
 
 /// Every command's bound (issue 24): peak RSS under 64 MB whatever the input's shape.
 const PEAK_RSS_LIMIT: u64 = 64 << 20;
@@ -38,19 +36,8 @@ fn a_warc_of_50_mb_records_is_copied_in_bounded_memory() {
         f.flush().unwrap();
     }
     let out = dir.path().join("p");
-    let argv: Vec<String> = [
-        env!("CARGO_BIN_EXE_webaip"),
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--out",
-        out.to_str().unwrap(),
-        warc.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let run = launch(&argv, &[], None, Duration::from_secs(300), &dir.path().join("stderr"));
+    let (o, w) = (out.to_str().unwrap(), warc.to_str().unwrap());
+    let run = launch_webaip(&["package", "--quiet", "--no-virus-check", "--out", o, w], dir.path());
     assert!(run.status.success(), "{:?}: {}", run.status, run.stderr);
     eprintln!("copy of 2 x 50 MB records: peak RSS {} MB", run.peak_rss >> 20);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB", run.peak_rss >> 20);

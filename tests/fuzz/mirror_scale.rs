@@ -3,8 +3,6 @@
 //! in the runs, then 45 MB; now 28 MB, and 62 MB at 20,000 pages where it took 132 MB).
 //! Time per page is bench/run-mirror-scale.sh's.
 
-use std::time::Duration;
-
 /// Pages of the instance.
 const PAGES: usize = 5_000;
 /// The bound: under the 45 MB the run took while the METS check kept every ID, reference,
@@ -37,25 +35,9 @@ fn packaging_thousands_of_rewritten_pages_stays_in_bounded_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let instance = tiny_instance(tmp.path());
     let out = tmp.path().join("pkg");
-    let argv: Vec<String> = [
-        env!("CARGO_BIN_EXE_webaip"),
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--out",
-        out.to_str().unwrap(),
-        instance.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let run = super::child::launch(
-        &argv,
-        &[],
-        None,
-        Duration::from_secs(600),
-        &tmp.path().join("stderr"),
-    );
+    let (out_s, inst_s) = (out.to_str().unwrap(), instance.to_str().unwrap());
+    let args = ["package", "--quiet", "--no-virus-check", "--out", out_s, inst_s];
+    let run = super::child::launch_webaip(&args, tmp.path());
     assert!(run.status.success(), "package failed: {:?} {}", run.status, run.stderr);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB for {PAGES} pages", run.peak_rss >> 20);
     // Every page was rewritten (its original kept), and no temporary is left in the package.

@@ -118,25 +118,9 @@ fn packaging_a_60_mb_page_stays_in_flat_memory() {
     page.write_all(b"</body></html>\n").unwrap();
     drop(page);
     let out = tmp.path().join("pkg");
-    let argv: Vec<String> = [
-        env!("CARGO_BIN_EXE_webaip"),
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--out",
-        out.to_str().unwrap(),
-        instance.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let run = super::child::launch(
-        &argv,
-        &[],
-        None,
-        Duration::from_secs(600),
-        &tmp.path().join("stderr"),
-    );
+    let (out_s, inst_s) = (out.to_str().unwrap(), instance.to_str().unwrap());
+    let args = ["package", "--quiet", "--no-virus-check", "--out", out_s, inst_s];
+    let run = super::child::launch_webaip(&args, tmp.path());
     assert!(run.status.success(), "package failed: {:?} {}", run.status, run.stderr);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB for a 60 MB page", run.peak_rss >> 20);
     // The page was rewritten: its original is kept in original/.

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::util::corpus;
+use crate::util::{corpus, files_in};
 
 mod memory;
 
@@ -13,15 +13,6 @@ fn webaip(args: &[&str]) -> Output {
 
 fn arc(name: &str) -> String {
     corpus().join("arc").join(name).display().to_string()
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -163,22 +154,10 @@ fn a_failed_report_write_leaves_the_old_report() {
     let tmp = tempfile::tempdir().unwrap();
     let small = tmp.path().join("small");
     std::fs::create_dir(&small).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&small)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !mounted {
+    let Some(_guard) = crate::util::SmallDisk::mount(&small, 64) else {
         eprintln!("skipped: cannot mount a small tmpfs here");
         return;
-    }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _guard = Unmount(&small);
+    };
     let report = small.join("report.json");
     std::fs::write(&report, "{\"previous\": true}\n").unwrap();
     // Fill what is left.

@@ -9,22 +9,13 @@ use std::process::Command;
 
 use rustix::fs::FlockOperation;
 
-use crate::util::{repo, webaip};
+use crate::util::{files_in, repo, webaip};
 
 /// Holds `path` (a file or directory) locked as a live run would.
 fn hold_lock(path: &Path) -> File {
     let f = File::open(path).unwrap();
     rustix::fs::flock(&f, FlockOperation::NonBlockingLockExclusive).unwrap();
     f
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// `webaip migrate` removes `.NAME.XXXXXX.partial` files of the same output name that no run
@@ -50,10 +41,10 @@ fn migrate_removes_a_killed_runs_partial_output_and_keeps_a_live_one() {
         let r = webaip(&args);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         assert!(!dead.exists(), "a dead run's partial output survived (force: {force})");
-        assert!(live.exists() && other.exists(), "{:?}", names(dir.path()));
+        assert!(live.exists() && other.exists(), "{:?}", files_in(dir.path()));
         std::fs::remove_file(&live).unwrap();
         std::fs::remove_file(&other).unwrap();
-        assert_eq!(names(dir.path()), [name], "force: {force}");
+        assert_eq!(files_in(dir.path()), [name], "force: {force}");
     }
 }
 
@@ -80,5 +71,5 @@ fn package_removes_a_killed_runs_mets_spill_directory() {
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert_eq!(names(tmp.path()), ["webaip-mets-Live01"]);
+    assert_eq!(files_in(tmp.path()), ["webaip-mets-Live01"]);
 }

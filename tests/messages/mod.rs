@@ -2,9 +2,6 @@
 //! I/O error is said in words (no "(os error N)", no temporary file's "at path"), and a folder
 //! of WARC files is taken as the help says.
 
-use std::path::Path;
-use std::process::Command;
-
 use crate::util::{corpus, webaip};
 
 fn stderr(args: &[&str]) -> (Option<i32>, String) {
@@ -48,24 +45,12 @@ fn a_full_disk_is_said_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small");
     std::fs::create_dir(&small).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&small)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !mounted {
+    let Some(_unmount) = crate::util::SmallDisk::mount(&small, 64) else {
         eprintln!(
             "a_full_disk_is_said_in_words: no tmpfs can be mounted here (not root?): skipped"
         );
         return;
-    }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _unmount = Unmount(&small);
+    };
     let arcs = corpus().join("arc");
     let out = small.join("p");
     let (code, err) = stderr(&[

@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use crate::fuzz::child::launch;
+use crate::util::SmallDisk;
 
 /// The bound every run is held to.
 const PEAK_RSS_LIMIT: u64 = 64 << 20;
@@ -83,28 +84,6 @@ fn mirror_temporaries(dir: &Path) -> Vec<PathBuf> {
         .filter(|e| e.file_name().to_string_lossy().starts_with(".webaip-mirror-"))
         .map(|e| e.path())
         .collect()
-}
-
-/// A tmpfs of `mib` MiB mounted on `dir` (root only), unmounted when dropped; `None` where
-/// mounting is not allowed (the caller then measures what is left instead).
-struct SmallDisk(PathBuf);
-
-impl SmallDisk {
-    fn mount(dir: &Path, mib: u64) -> Option<SmallDisk> {
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
-            .arg(dir)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| SmallDisk(dir.to_path_buf()))
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
 }
 
 /// A zip whose `n` central-directory entries all point at one local header and one deflated
@@ -299,7 +278,7 @@ fn a_high_ratio_zip_is_refused_within_its_budget() {
     let t = tempfile::tempdir().unwrap();
     let tmp = t.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let disk = SmallDisk::mount(&tmp, 96);
+    let disk = SmallDisk::mount(&tmp, 96 << 10);
     eprintln!("TMPDIR on a 96 MiB tmpfs: {}", disk.is_some());
     let honest = high_ratio_zip(200 << 20);
     let zip = t.path().join("honest.zip");
@@ -571,7 +550,7 @@ fn pages_of_a_zip_writes_only_the_heads_of_its_files() {
     let t = tempfile::tempdir().unwrap();
     let tmp = t.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let disk = SmallDisk::mount(&tmp, 16);
+    let disk = SmallDisk::mount(&tmp, 16 << 10);
     eprintln!("TMPDIR on a 16 MiB tmpfs: {}", disk.is_some());
     let log = wget_log(&[("http://www.e.org/", "www.e.org/index.html")]);
     let mut big_page = b"<html><head><title>Big one</title></head><body>".to_vec();

@@ -143,3 +143,35 @@ pub fn webaip(args: &[&str]) -> std::process::Output {
         .output()
         .expect("webaip runs")
 }
+
+/// The names in `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A tmpfs of `kib` KiB mounted on `dir` (root only), unmounted when dropped; `None` where
+/// mounting is not allowed (the caller skips, or measures what is left instead).
+pub struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    pub fn mount(dir: &Path, kib: u64) -> Option<SmallDisk> {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallDisk(dir.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}

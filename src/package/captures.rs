@@ -485,6 +485,9 @@ pub fn build_capture_package(
             }
         }
     }
+    // The link map (every mirror file's path and URL) is dropped with the stage here: it is not
+    // kept while the logs, the METS and its check are written.
+    let rewrite = rewrite_stage.map(|s| s.summary().clone());
     if captures == 0 {
         return Err(PackageError::NoCaptures {
             root: root.to_path_buf(),
@@ -606,8 +609,6 @@ pub fn build_capture_package(
     }
     finish_header(&mut mets, description, rights, organisation);
     let entities = mets.resolve_entities(&pkg)?;
-    // The link map (every mirror file's path and URL) is not kept while the METS validates.
-    let rewrite = rewrite_stage.map(|s| s.summary().clone());
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
     let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;

@@ -358,7 +358,7 @@ pub fn read_mirror(
             .or_else(|| inst.files.iter().find(|f| f.url.trim_end_matches('/') == trimmed))
             .filter(|f| f.mime.starts_with("text/html"))
     });
-    let root_title = root_page.and_then(|f| page_title(&f.path, &f.mime));
+    let root_title = root_page.and_then(|f| page_title(&f.path(&inst.root), &f.mime));
     let root_page = root_page.map(|f| f.save_path.clone());
     Ok(Mirror {
         kind,

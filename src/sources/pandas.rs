@@ -67,19 +67,22 @@ pub enum UrlSource {
 }
 
 /// One file of the mirror.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct MirrorFile {
-    /// Where it is.
-    pub path: PathBuf,
     /// Its save path relative to the instance (`/`-separated; bytes that are not UTF-8 are
     /// percent-encoded).
     pub save_path: String,
+    /// Its path relative to the instance as the file system spells it, only when that is not
+    /// `save_path` (bytes that are not UTF-8): a full path per file was a third of a large
+    /// mirror's memory.
+    raw_relative: Option<Box<[u8]>>,
     /// The recovered original URL.
     pub url: String,
     /// Where the URL came from.
     pub url_source: UrlSource,
-    /// MIME type (cache, `.panaccess-mime.types`, `new.txt`, extension, content, in that order).
-    pub mime: String,
+    /// MIME type (cache, `.panaccess-mime.types`, `new.txt`, extension, content, in that order;
+    /// one allocation per distinct type).
+    pub mime: Arc<str>,
     /// Where the MIME type came from (`hts-cache/new.zip`, `extension`, `sniffed`, ...).
     pub mime_source: &'static str,
     /// When it was captured.
@@ -88,21 +91,15 @@ pub struct MirrorFile {
     pub capture_from_cache: bool,
     /// Where the capture time came from, when not the cache or the instance directory name
     /// (a wget log, `--capture-date`).
-    #[serde(serialize_with = "shared_text")]
     pub capture_source: Option<Arc<str>>,
     /// The cached pseudo-HTTP header block (`new.zip` extra field), if any.
-    pub cache_headers: Option<String>,
+    pub cache_headers: Option<Box<str>>,
     /// Size in bytes.
     pub size: u64,
 }
 
-/// A text shared by many files (one allocation for a mirror's every file), as a string.
-fn shared_text<S: serde::Serializer>(t: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_some(&t.as_deref())
-}
-
 /// A file of the instance that is not part of the mirror (cache, logs, HTTrack artefacts).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct InstanceAux {
     /// Where it is.
     pub path: PathBuf,
@@ -111,7 +108,7 @@ pub struct InstanceAux {
 }
 
 /// A PANDAS instance.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Instance {
     /// The instance directory.
     pub root: PathBuf,
@@ -342,6 +339,7 @@ pub(crate) fn read_tree(
     }
     drop(names);
     let mut files = Vec::with_capacity(walked.len());
+    let mut mimes = MimeTexts::default();
     for Walked { path, rel, size } in walked {
         let cached = cache_entries.get(&rel);
         let (url, url_source) = if let Some(c) = cached {
@@ -355,16 +353,17 @@ pub(crate) fn read_tree(
         } else {
             (layout_url(&raw_relative(root, &path)), UrlSource::Layout)
         };
-        let (mime, mime_source) = if let Some(m) = cached.and_then(|c| c.content_type.clone()) {
-            (m, "hts-cache/new.zip")
+        let (mime, mime_source) = if let Some(m) = cached.and_then(|c| c.content_type.as_deref()) {
+            (mimes.shared(m), "hts-cache/new.zip")
         } else if let Some(m) = panaccess.get(&rel) {
-            (m.clone(), ".panaccess-mime.types")
+            (mimes.shared(m), ".panaccess-mime.types")
         } else if let Some(m) =
-            new_txt.get(&rel).map(|t| t.mime.clone()).filter(|m| m.contains('/'))
+            new_txt.get(&rel).map(|t| t.mime.as_str()).filter(|m| m.contains('/'))
         {
-            (m, "hts-cache/new.txt")
+            (mimes.shared(m), "hts-cache/new.txt")
         } else {
-            super::mirror::type_by_name_and_content(&path, &rel)
+            let (m, source) = super::mirror::type_by_name_and_content(&path, &rel);
+            (mimes.shared(&m), source)
         };
         let (capture, capture_from_cache) = match new_txt.get(&rel).and_then(|t| t.time) {
             Some(tod) => {
@@ -378,9 +377,11 @@ pub(crate) fn read_tree(
             }
             None => (time, false),
         };
+        let raw = raw_relative(root, &path);
+        let raw_relative = (raw != rel.as_bytes()).then(|| raw.into_boxed_slice());
         files.push(MirrorFile {
-            path,
             save_path: rel,
+            raw_relative,
             url,
             url_source,
             mime,
@@ -388,10 +389,11 @@ pub(crate) fn read_tree(
             capture,
             capture_from_cache,
             capture_source: None,
-            cache_headers: cached.map(|c| c.headers.clone()),
+            cache_headers: cached.map(|c| c.headers.as_str().into()),
             size,
         });
     }
+    files.shrink_to_fit();
     let mut url_sources: HashMap<String, u64> = HashMap::new();
     for f in &files {
         let key = serde_json::to_value(f.url_source)
@@ -417,6 +419,21 @@ pub(crate) fn read_tree(
         found,
         missing,
     })
+}
+
+/// One allocation per distinct MIME type of a mirror (a handful for a million files).
+#[derive(Default)]
+struct MimeTexts(HashSet<Arc<str>>);
+
+impl MimeTexts {
+    fn shared(&mut self, mime: &str) -> Arc<str> {
+        if let Some(m) = self.0.get(mime) {
+            return m.clone();
+        }
+        let m: Arc<str> = mime.into();
+        self.0.insert(m.clone());
+        m
+    }
 }
 
 /// A mirror file the walk found: its path, save path and size.
@@ -841,6 +858,15 @@ pub(crate) fn url_source_name(s: UrlSource) -> &'static str {
 }
 
 impl MirrorFile {
+    /// Where it is, below the instance's `root`.
+    pub fn path(&self, root: &Path) -> PathBuf {
+        use std::os::unix::ffi::OsStrExt;
+        match &self.raw_relative {
+            Some(raw) => root.join(std::ffi::OsStr::from_bytes(raw)),
+            None => root.join(&self.save_path),
+        }
+    }
+
     /// Where its capture time came from, and whether that is a stand-in for its own fetch
     /// time (the instance directory's time, a crawl's start, `--capture-date`).
     fn date_source(&self) -> DateSource {
@@ -857,7 +883,7 @@ impl MirrorFile {
     }
 
     /// The capture it becomes.
-    fn capture(&self) -> Capture {
+    fn capture(&self, root: &Path) -> Capture {
         let date_source = self.date_source();
         // Every value from input goes through warc_fields_line: a name holding CR LF cannot
         // add a line to the block.
@@ -880,8 +906,8 @@ impl MirrorFile {
             ip: None,
             kind: CaptureKind::Resource,
             http_header: None,
-            content_type: Some(self.mime.clone()),
-            payload: Payload::File { path: self.path.clone(), len: self.size },
+            content_type: Some(self.mime.to_string()),
+            payload: Payload::File { path: self.path(root), len: self.size },
             truncated: None,
             provenance: Provenance {
                 file: self.save_path.clone(),
@@ -900,7 +926,7 @@ impl Iterator for InstanceCaptures<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         let f = self.inst.files.get(self.next)?;
         self.next += 1;
-        Some(Ok(f.capture()))
+        Some(Ok(f.capture(&self.inst.root)))
     }
 }
 
@@ -954,7 +980,7 @@ impl CaptureSource for InstanceCaptures<'_> {
         let files = inst
             .files
             .iter()
-            .map(|f| (f.save_path.clone(), f.path.clone()))
+            .map(|f| (f.save_path.clone(), f.path(&inst.root)))
             .chain(
                 inst.aux
                     .iter()

@@ -166,6 +166,18 @@ impl ConfineError {
     }
 }
 
+/// The scheme of a URI reference (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`,
+/// then `:`), or `None` for a relative reference. A METS `FLocat` with a scheme names a file
+/// kept outside the package (`http:`, `file:`, `urn:`), never a path inside it; a link with
+/// one is not rewritten.
+pub fn uri_scheme(reference: &str) -> Option<&str> {
+    let (scheme, _) = reference.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first_is_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (first_is_letter && rest_ok).then_some(scheme)
+}
+
 /// Checks a relative name from input and returns it normalised (`.` and empty segments
 /// dropped, `/` separators). Refuses absolute names, `..` segments, NUL and over-long names.
 pub(crate) fn confined_name(name: &str) -> Result<String, NameError> {

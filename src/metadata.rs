@@ -211,17 +211,15 @@ impl CuratorMetadata {
     /// source holds. The second value lists what had to be guessed or is missing.
     pub(crate) fn resolve(
         &self,
-        seeds: &[String],
+        (seeds, seeds_from): (&[String], &str),
         capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
     ) -> (Description, Rights, Organisation, Vec<String>) {
         let mut notes = Vec::new();
         let urls = if self.urls.is_empty() {
             if seeds.is_empty() {
-                notes.push("no target URL (no metadata urls, no seeds.txt)".into());
+                notes.push(format!("no target URL (no metadata urls, none in {seeds_from})"));
             } else {
-                notes.push(
-                    "target URLs taken from the source (seeds.txt, or the HTTrack log)".into(),
-                );
+                notes.push(format!("target URLs taken from {seeds_from}"));
             }
             seeds.to_vec()
         } else {

@@ -425,7 +425,7 @@ fn locate<'a>(
 ) -> Option<Present<'a>> {
     // Reference packages list files by other means; the validation reports the FLocat rule.
     let href = f.href.as_deref()?;
-    if href.contains("://") || href.starts_with("file:") {
+    if layout::uri_scheme(href).is_some() {
         unchecked.push(Unchecked {
             file: href.to_string(),
             mets_id: (!f.id.is_empty()).then(|| f.id.clone()),

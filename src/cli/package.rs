@@ -162,6 +162,16 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     let unpacked = match &input {
         Input::MirrorZip(zip) => {
             let parent = args.out.parent().filter(|p| !p.as_os_str().is_empty());
+            // Made as the package's own parent is for every other input.
+            if let Some(p) = parent {
+                std::fs::create_dir_all(p).map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot make {}, the folder of --out: {}",
+                        webaip::sources::path_text(p),
+                        webaip::layout::describe_io(&e)
+                    )
+                })?;
+            }
             let work = parent.map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
             let u = webaip::sources::unzip::unpack_zip(zip, &work, args.max_zip_expansion)?;
             input = Input::Mirror(u.root.clone(), u.kind);

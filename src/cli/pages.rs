@@ -154,6 +154,11 @@ fn print_text(l: &PageListing, statuses: bool) -> std::io::Result<()> {
         "{} page(s) at {} URL(s), of {} capture(s) read{left_out}{quirks}",
         c.pages, c.urls, c.captures
     );
+    // Containers the METS keeps elsewhere are said here, not only counted: nothing of them
+    // is in the listing.
+    for q in l.quirks.iter().filter(|q| q.kind == "container-outside-package") {
+        println!("  not listed: {}: {}", super::terminal_text(&q.file), q.detail);
+    }
     Ok(())
 }
 

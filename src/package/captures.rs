@@ -598,7 +598,7 @@ pub fn build_capture_package(
     manifest.push((rel, sha));
 
     let (description, rights, organisation, mut metadata_notes) =
-        opts.metadata.resolve(&seeds, (first, last));
+        opts.metadata.resolve((&seeds, &source.seeds_from()), (first, last));
     if first.is_none() {
         // Not "none found": every record has a date, none of them the harvester's own.
         for n in metadata_notes.iter_mut().filter(|n| n.starts_with("no capture dates")) {

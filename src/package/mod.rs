@@ -724,7 +724,7 @@ pub fn build_package(
     }
 
     let (description, rights, organisation, metadata_notes) =
-        opts.metadata.resolve(&source.seeds, capture);
+        opts.metadata.resolve((&source.seeds, "seeds.txt"), capture);
     finish_header(&mut mets, description, rights, organisation);
     let entities = mets.resolve_entities(&root)?;
     for c in &mut containers {

@@ -232,7 +232,7 @@ pub struct Harvest {
 
 #[derive(Debug)]
 enum What {
-    Package { root: PathBuf, containers: Vec<(String, u64)> },
+    Package { root: PathBuf, containers: Vec<(String, u64)>, remote: Remote },
     Archives(Vec<(Archive, u64)>),
     Mirror { kind: HarvestKind, instances: Vec<Instance> },
     Captures(PathBuf, crate::sources::CaptureShape),
@@ -255,11 +255,12 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
     if let Some(mets) = mets {
         let root = mets.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let mut containers = Vec::new();
-        for name in content_containers(&mets)? {
+        let (local, remote) = content_containers(&mets)?;
+        for name in local {
             let size = layout::metadata_in(root, &name)?.len();
             containers.push((name, size));
         }
-        let what = What::Package { root: root.to_path_buf(), containers };
+        let what = What::Package { root: root.to_path_buf(), containers, remote };
         return Ok(Harvest { path: path.to_path_buf(), what, _unpacked: None });
     }
     let not_source = |e: &dyn std::fmt::Display| {
@@ -355,7 +356,21 @@ impl Harvest {
             quirks: Vec::new(),
         };
         match &self.what {
-            What::Package { root, containers } => {
+            What::Package { root, containers, remote } => {
+                out.counts.quirks += remote.count;
+                for href in &remote.listed {
+                    if out.quirks.len() < MAX_QUIRKS_LISTED {
+                        out.quirks.push(Quirk {
+                            detail: "its FLocat is a URL: the container is kept outside the \
+                                     package, not listed here"
+                                .into(),
+                            file: href.clone(),
+                            kind: "container-outside-package".into(),
+                            line: None,
+                            offset: None,
+                        });
+                    }
+                }
                 for (name, size) in containers {
                     let file = layout::open_in(root, name)?;
                     let mut captures =
@@ -411,9 +426,19 @@ impl Harvest {
     }
 }
 
+/// Content containers a METS locates by URL: kept outside the package, not listed.
+#[derive(Debug, Default)]
+struct Remote {
+    /// The first [`MAX_QUIRKS_LISTED`] URLs.
+    listed: Vec<String>,
+    /// All of them.
+    count: u64,
+}
+
 /// The names of the WARC containers in the METS's content group (as the profile the METS
-/// names calls it), confined to the package.
-fn content_containers(mets: &Path) -> Result<Vec<String>, ListError> {
+/// names calls it), confined to the package; then the FLocats of that group that are URLs
+/// (files kept elsewhere: [`layout::uri_scheme`]).
+fn content_containers(mets: &Path) -> Result<(Vec<String>, Remote), ListError> {
     use crate::mets::reader::{Event, MetsReader, NS_METS};
     let bad = |message: String| ListError::Mets { path: mets.to_path_buf(), message };
     let file = layout::open_regular(mets)?;
@@ -425,6 +450,7 @@ fn content_containers(mets: &Path) -> Result<Vec<String>, ListError> {
     let mut files = 0usize;
     let mut top_mime: Option<String> = None;
     let mut names = Vec::new();
+    let mut remote = Remote::default();
     while let Some(event) = reader.next().map_err(|e| bad(e.to_string()))? {
         let (e, empty) = match &event {
             Event::Start(e, _) => (e, false),
@@ -464,6 +490,13 @@ fn content_containers(mets: &Path) -> Result<Vec<String>, ListError> {
             "FLocat" if files == 1 => {
                 let in_content = content.as_ref().is_some_and(|c| groups.contains(c));
                 if let (true, Some(href)) = (in_content, e.href()) {
+                    if layout::uri_scheme(href).is_some() {
+                        remote.count += 1;
+                        if remote.listed.len() < MAX_QUIRKS_LISTED {
+                            remote.listed.push(href.to_string());
+                        }
+                        continue;
+                    }
                     let name = layout::confined_name(href).map_err(|source| ListError::Name {
                         mets: mets.to_path_buf(),
                         name: href.to_string(),
@@ -482,7 +515,7 @@ fn content_containers(mets: &Path) -> Result<Vec<String>, ListError> {
     if content.is_none() {
         return Err(bad("not a METS document (no <mets> element)".into()));
     }
-    Ok(names)
+    Ok((names, remote))
 }
 
 /// Quirks listed one by one; more are only counted.
@@ -645,10 +678,15 @@ mod tests {
             )
         };
         std::fs::write(&mets, doc("content/a.warc.gz")).unwrap();
-        assert_eq!(
-            content_containers(&mets).unwrap(),
-            vec!["content/a.warc.gz".to_string(), "content/b.warc".to_string()]
-        );
+        let (local, remote) = content_containers(&mets).unwrap();
+        assert_eq!(local, vec!["content/a.warc.gz".to_string(), "content/b.warc".to_string()]);
+        assert_eq!(remote.count, 0);
+        // A URL is a container kept elsewhere, never a path below the METS's folder.
+        let url = "http://dls.example:14000/webhdfs/v1/a.warc.gz?op=OPEN";
+        std::fs::write(&mets, doc(url)).unwrap();
+        let (local, remote) = content_containers(&mets).unwrap();
+        assert_eq!(local, vec!["content/b.warc".to_string()]);
+        assert_eq!((remote.listed, remote.count), (vec![url.to_string()], 1));
         for hostile in ["../a.warc.gz", "/etc/a.warc.gz", "content/../../a.warc.gz"] {
             std::fs::write(&mets, doc(hostile)).unwrap();
             match content_containers(&mets) {

@@ -399,6 +399,10 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     fn seeds(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Where [`CaptureSource::seeds`] came from, in words (the package report says it).
+    fn seeds_from(&self) -> String {
+        "the source".into()
+    }
     /// What the containers hold, in words (their warcinfo description).
     fn description(&self) -> String {
         format!("converted from a {} harvest: headers and payloads as stored", self.shape_name())

@@ -345,11 +345,16 @@ pub fn read_mirror(
     inst.label = format!("{label} mirror {name} (crawl started {})", start.to_rfc3339());
     inst.name = format!("{name} ({stamp})");
 
-    let (site_url, site_url_source) = match (site_from_log, &prefix) {
-        (Some(u), _) => (Some(u), format!("{log_label} (the crawl's first URL)")),
-        (None, Some(p)) => (Some(p.to_string()), "--url-prefix".to_string()),
-        (None, None) => (None, "none: no log, no --url-prefix".to_string()),
+    let (site_url, site_url_source) = match (site_from_log, &prefix, inst.root_page()) {
+        (Some(u), _, _) => (Some(u), format!("{log_label} (the crawl's first URL)")),
+        (None, Some(p), _) => (Some(p.to_string()), "--url-prefix".to_string()),
+        (None, None, Some(f)) => (
+            Some(f.url.clone()),
+            format!("the mirror's root page {} (a guess: no log, no --url-prefix)", f.save_path),
+        ),
+        (None, None, None) => (None, "none: no log, no --url-prefix".to_string()),
     };
+    inst.site = site_url.clone().map(|u| (u, site_url_source.clone()));
     let root_page = site_url.as_ref().and_then(|u| {
         let trimmed = u.trim_end_matches('/');
         inst.files

@@ -124,6 +124,9 @@ pub struct Instance {
     pub time: DateTime<Utc>,
     /// Mirror files, by save path.
     pub files: Vec<MirrorFile>,
+    /// The site's URL and where it came from, when a reader established it (a wget log,
+    /// `--url-prefix`); else [`Instance::seed`] finds it.
+    pub site: Option<(String, String)>,
     /// Other files.
     pub aux: Vec<InstanceAux>,
     /// Files refused, and why (symlinks, special files).
@@ -413,6 +416,7 @@ pub(crate) fn read_tree(
         name,
         time,
         files,
+        site: None,
         aux,
         refused,
         url_sources,
@@ -960,7 +964,11 @@ impl CaptureSource for InstanceCaptures<'_> {
     }
 
     fn seeds(&self) -> Vec<String> {
-        seed_urls(self.inst)
+        self.inst.seed().map(|(url, _)| vec![url]).unwrap_or_default()
+    }
+
+    fn seeds_from(&self) -> String {
+        self.inst.seed().map(|(_, from)| from).unwrap_or_else(|| "the mirror".into())
     }
 
     fn description(&self) -> String {
@@ -999,29 +1007,50 @@ impl CaptureSource for InstanceCaptures<'_> {
     }
 }
 
-/// The seed: `hts-log.txt`'s "launched on ... at URL", else the first file's URL.
-fn seed_urls(inst: &Instance) -> Vec<String> {
-    let log = inst.root.join("hts-log.txt");
-    let mut text = String::new();
-    if let Ok(mut f) = layout::open_regular(&log) {
-        let mut buf = vec![0u8; 4096];
-        let n = f.read(&mut buf).unwrap_or(0);
-        text = String::from_utf8_lossy(&buf[..n]).into_owned();
-    }
-    if let Some(line) = text.lines().find(|l| l.contains(" launched on "))
-        && let Some(url) = line.rsplit(" at ").next()
-    {
-        let url = url.trim();
-        if url.contains("://") {
-            return vec![url.to_string()];
+impl Instance {
+    /// The site's URL and where it came from: what a reader established (a wget log,
+    /// `--url-prefix`), else `hts-log.txt`'s "launched on ... at URL", else the URL of the
+    /// mirror's root page ([`Instance::root_page`]). Never a page because it sorts first: a
+    /// sub-folder's `about/index.html` sorts before the host's own `index.html`.
+    pub fn seed(&self) -> Option<(String, String)> {
+        if let Some(site) = &self.site {
+            return Some(site.clone());
         }
+        let log = self.root.join("hts-log.txt");
+        let mut text = String::new();
+        if let Ok(mut f) = layout::open_regular(&log) {
+            let mut buf = vec![0u8; 4096];
+            let n = f.read(&mut buf).unwrap_or(0);
+            text = String::from_utf8_lossy(&buf[..n]).into_owned();
+        }
+        if let Some(line) = text.lines().find(|l| l.contains(" launched on "))
+            && let Some(url) = line.rsplit(" at ").next()
+        {
+            let url = url.trim();
+            if url.contains("://") {
+                return Some((url.to_string(), "hts-log.txt (the crawl's start URL)".into()));
+            }
+        }
+        let root = self.root_page()?;
+        Some((root.url.clone(), format!("the mirror's root page {} (a guess)", root.save_path)))
     }
-    inst.files
-        .iter()
-        .find(|f| f.save_path.ends_with("index.html"))
-        .or(inst.files.first())
-        .map(|f| vec![f.url.clone()])
-        .unwrap_or_default()
+
+    /// The mirror's root page: the shallowest page, a directory's `index.html` before other
+    /// pages of its depth (so the host's own `index.html` when there is one); the shallowest
+    /// file when no file is a page.
+    pub fn root_page(&self) -> Option<&MirrorFile> {
+        let is_page = |f: &MirrorFile| {
+            f.mime.starts_with("text/html") || f.mime.starts_with("application/xhtml")
+        };
+        fn key(f: &MirrorFile) -> (usize, bool, usize, &str) {
+            let p = f.save_path.as_str();
+            let index = p.rsplit('/').next().is_some_and(|n| n.starts_with("index."));
+            (p.matches('/').count(), !index, p.len(), p)
+        }
+        let shallower = |a: &&MirrorFile, b: &&MirrorFile| key(a).cmp(&key(b));
+        let pages = self.files.iter().filter(|f| is_page(f));
+        pages.min_by(shallower).or_else(|| self.files.iter().min_by(shallower))
+    }
 }
 
 #[cfg(test)]

@@ -219,20 +219,7 @@ impl Resolver<'_> {
 }
 
 fn has_scheme(s: &str) -> bool {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) if c.is_ascii_alphabetic() => {}
-        _ => return false,
-    }
-    for c in chars {
-        if c == ':' {
-            return true;
-        }
-        if !(c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.') {
-            return false;
-        }
-    }
-    false
+    crate::layout::uri_scheme(s).is_some()
 }
 
 /// `a/b/../c/./d` -> `a/c/d`; `None` if it climbs above the root.

@@ -231,7 +231,8 @@ pub fn validate_mets(
     };
     // PREMIS 2 sections are checked against PREMIS 2, whichever profile applies: the strict
     // bundle does not know its namespace and would call every `xsi:type="premis:file"` absent.
-    let bundle_name = match (checker.premis2_at.is_some(), profile.premis_major()) {
+    let premis2 = checker.premis2_at.is_some();
+    let bundle_name = match (premis2, profile.premis_major()) {
         (true, Some(m)) if m != '2' => Profile::by_premis_major('2')
             .map(|p| p.schema_bundle)
             .unwrap_or_else(|| profile.schema_bundle.clone()),
@@ -260,8 +261,13 @@ pub fn validate_mets(
         Some(dir) => {
             let bundle = dir.join(&bundle_name);
             if !bundle.is_file() {
+                let why = if premis2 {
+                    " (the bundle that validates the document's PREMIS 2 sections)"
+                } else {
+                    ""
+                };
                 return Err(ValidateError::Schemas(format!(
-                    "{}: no schema bundle {bundle_name} there",
+                    "{}: no schema bundle {bundle_name} there{why}",
                     dir.display()
                 )));
             }

@@ -349,3 +349,24 @@ fn a_sip_whose_file_and_premis_object_disagree_is_inconsistent_not_damaged() {
     let (code, r) = audit_with(&mets, &["--deep"]);
     assert_eq!((code, r["verdict"].as_str()), (1, Some("damaged")), "{r:#}");
 }
+
+/// A schema folder without the bundle that knows PREMIS 2 cannot check a PREMIS 2 SIP: the
+/// audit says which bundle it needs (exit 2), rather than validating it against PREMIS 3.
+#[test]
+fn without_the_legacy_bundle_a_premis2_sip_names_the_bundle_it_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mets = sip_folder(&tmp.path().join("sips"), &bl_sip(&sip_files(LOG), None));
+    let strict = tmp.path().join("xsd");
+    fs::create_dir(&strict).unwrap();
+    for e in fs::read_dir(schemas()).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if e.path().is_file() && name != "mets-bundle-legacy.xsd" {
+            fs::copy(e.path(), strict.join(name)).unwrap();
+        }
+    }
+    let o = webaip(&["audit", "--schemas", strict.to_str().unwrap(), mets.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no schema bundle mets-bundle-legacy.xsd") && err.contains("PREMIS 2"));
+}

@@ -512,20 +512,33 @@ fn locate<'a>(
     Some(Present { listed: f, href, path, size, described, begins, span_starts: BTreeSet::new() })
 }
 
-/// SIZE and CHECKSUM of a whole file against the METS.
+/// SIZE and CHECKSUM of a whole file against the METS. Bytes that differ from the `<file>`
+/// attributes but have what the file's PREMIS object states are no damage: the METS contradicts
+/// itself (the validation's P5.1 says so), and the finding says which statement the bytes have.
 fn file_fixity(p: &Present, size: u64, sha: &str, findings: &mut Vec<AuditFinding>) {
     let f = p.listed;
+    let as_premis = |what: String, premis_agrees: bool| {
+        if premis_agrees {
+            let what = format!("{what}, as its PREMIS object states: the METS contradicts itself");
+            AuditFinding {
+                severity: Severity::Warning,
+                ..finding("fixity", p.href, None, &f.id, what)
+            }
+        } else {
+            finding("fixity", p.href, None, &f.id, what)
+        }
+    };
     if let Some(s) = f.size
         && s != size
     {
         let what = format!("SIZE={s}; found {size} bytes");
-        findings.push(finding("fixity", p.href, None, &f.id, what));
+        findings.push(as_premis(what, f.premis_size == Some(size)));
     }
     if let Some(c) = &f.checksum
         && c != sha
     {
         let what = format!("CHECKSUM {c}; found {sha}");
-        findings.push(finding("fixity", p.href, None, &f.id, what));
+        findings.push(as_premis(what, f.premis_digest.as_deref() == Some(sha)));
     }
 }
 

@@ -348,6 +348,28 @@ fn a_sip_whose_file_and_premis_object_disagree_is_inconsistent_not_damaged() {
     fs::write(tmp.path().join("sips/crawl.log"), b"changed").unwrap();
     let (code, r) = audit_with(&mets, &["--deep"]);
     assert_eq!((code, r["verdict"].as_str()), (1, Some("damaged")), "{r:#}");
+
+    // A local file whose <file> attributes are wrong but whose PREMIS object states its bytes:
+    // the METS contradicts itself, the bytes are what one of its statements says.
+    let mut files = sip_files(LOG);
+    files[2].size += 1;
+    files[2].sha512 = hex(b"what the METS attribute says");
+    let mets = sip_folder(&tmp.path().join("local"), &bl_sip(&files, None));
+    let (code, r) = audit_with(&mets, &["--deep"]);
+    assert_eq!((code, r["verdict"].as_str()), (1, Some("inconsistent")), "{r:#}");
+    assert_eq!(r["inconsistencies"].as_array().unwrap().len(), 2, "{r:#}");
+    let fixity: Vec<&serde_json::Value> =
+        r["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "fixity").collect();
+    assert_eq!(fixity.len(), 2, "{r:#}");
+    for f in fixity {
+        assert_eq!(f["severity"], "warning", "{f}");
+        assert_eq!(f["file"], "crawl.log");
+        assert!(f["message"].as_str().unwrap().contains("as its PREMIS object states"), "{f}");
+    }
+    // Bytes that match neither statement are damage.
+    fs::write(tmp.path().join("local/crawl.log"), b"neither").unwrap();
+    let (code, r) = audit_with(&mets, &["--deep"]);
+    assert_eq!((code, r["verdict"].as_str()), (1, Some("damaged")), "{r:#}");
 }
 
 /// A schema folder without the bundle that knows PREMIS 2 cannot check a PREMIS 2 SIP: the

@@ -248,6 +248,21 @@ impl Profile {
         BUILTIN.iter().filter_map(|(n, t)| Profile::parse(t, n).ok()).find(|p| p.uri == uri)
     }
 
+    /// The built-in profile written in PREMIS `major` (`'2'`, `'3'`): the default profile
+    /// when it is, else the first other. A document that names no profile is checked under the
+    /// one its PREMIS sections fit.
+    pub(crate) fn by_premis_major(major: char) -> Option<Profile> {
+        BUILTIN
+            .iter()
+            .filter_map(|(n, t)| Profile::parse(t, n).ok())
+            .find(|p| p.premis_major() == Some(major))
+    }
+
+    /// The major version of the PREMIS this profile's packages are written in.
+    pub(crate) fn premis_major(&self) -> Option<char> {
+        self.premis_version.chars().next()
+    }
+
     fn parse(text: &str, path: &str) -> Result<Profile, ProfileError> {
         toml::from_str(text)
             .map_err(|e| ProfileError::Invalid { path: path.into(), message: e.to_string() })
@@ -271,5 +286,8 @@ mod tests {
         assert_eq!(legacy.file_groups.logs, "Logfiles");
         assert_eq!(Profile::by_uri(&p.uri).unwrap().name, "bl-webarchive");
         assert!(matches!(Profile::load("nope"), Err(ProfileError::Unknown(_))));
+        assert_eq!(Profile::by_premis_major('2').unwrap().name, "bl-legacy");
+        assert_eq!(Profile::by_premis_major('3').unwrap().name, DEFAULT_PROFILE);
+        assert!(Profile::by_premis_major('1').is_none());
     }
 }

@@ -26,6 +26,10 @@ pub(crate) struct ListedFile {
     pub end: Option<u64>,
     /// The "WARC records" significant property of the file's PREMIS object, if it states one.
     pub stated_records: Option<u64>,
+    /// The size and fixity digest (lowercase) of the file's PREMIS object, if it states them:
+    /// where they differ from `size` and `checksum`, bytes that match them are no damage.
+    pub premis_size: Option<u64>,
+    pub premis_digest: Option<String>,
     pub children: Vec<ListedFile>,
     admid: Vec<String>,
 }
@@ -51,6 +55,10 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
     let mut group = String::new();
     // Record counts by the ID of the amdSec and of the techMD that state them.
     let mut stated: HashMap<String, u64> = HashMap::new();
+    // PREMIS objects' (size, digest) by the IDs of the amdSec and MD section holding them.
+    let mut fixity: HashMap<String, (Option<u64>, Option<String>)> = HashMap::new();
+    let mut object: Option<(Option<u64>, Option<String>)> = None;
+    let mut value: Option<String> = None;
     let (mut amd, mut md) = (None::<String>, None::<String>);
     let mut property: Option<(String, String)> = None;
     let mut text: Option<String> = None;
@@ -63,7 +71,11 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
                 let num = |k: &str| e.attr(k).and_then(|v| v.trim().parse::<u64>().ok());
                 match (e.ns.as_str(), e.local.as_str()) {
                     (NS_METS, "amdSec") => amd = attr("ID"),
-                    (NS_METS, "techMD") => md = attr("ID"),
+                    (NS_METS, "techMD" | "digiprovMD") => md = attr("ID"),
+                    (ns, "object") if premis(ns) => object = Some(Default::default()),
+                    (ns, "size" | "messageDigest") if premis(ns) && object.is_some() => {
+                        value = Some(String::new());
+                    }
                     (ns, "significantProperties") if premis(ns) => {
                         property = Some(Default::default())
                     }
@@ -109,6 +121,10 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
                 if let Some(s) = text.as_mut() {
                     s.push_str(&t);
                 }
+                // A size or digest is short; a longer text is none (and is not gathered).
+                if let Some(v) = value.as_mut().filter(|v| v.len() + t.len() <= 1024) {
+                    v.push_str(&t);
+                }
             }
             Event::End { ns, local, .. } => match (ns.as_str(), local.as_str()) {
                 (NS_METS, "file") => {
@@ -117,7 +133,24 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
                     }
                 }
                 (NS_METS, "amdSec") => amd = None,
-                (NS_METS, "techMD") => md = None,
+                (NS_METS, "techMD" | "digiprovMD") => md = None,
+                (ns, "size") if premis(ns) => {
+                    if let (Some(o), Some(v)) = (object.as_mut(), value.take()) {
+                        o.0 = o.0.or(v.trim().parse().ok());
+                    }
+                }
+                (ns, "messageDigest") if premis(ns) => {
+                    if let (Some(o), Some(v)) = (object.as_mut(), value.take()) {
+                        o.1 = o.1.take().or(Some(v.trim().to_ascii_lowercase()));
+                    }
+                }
+                (ns, "object") if premis(ns) => {
+                    if let Some(o) = object.take() {
+                        for id in [&amd, &md].into_iter().flatten() {
+                            fixity.entry(id.clone()).or_insert_with(|| o.clone());
+                        }
+                    }
+                }
                 (ns, "significantPropertiesType") if premis(ns) => {
                     if let (Some(p), Some(t)) = (property.as_mut(), text.take()) {
                         p.0 = t.trim().to_string();
@@ -145,6 +178,9 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
     }
     for f in &mut top {
         f.stated_records = f.admid.iter().find_map(|a| stated.get(a).copied());
+        if let Some((size, digest)) = f.admid.iter().find_map(|a| fixity.get(a)) {
+            (f.premis_size, f.premis_digest) = (*size, digest.clone());
+        }
     }
     Ok(top)
 }

@@ -4,6 +4,13 @@
 //! holding one WARC record; every bytestream range inside a record must have its stated SIZE and
 //! SHA-512. `manifest-sha512.txt` must agree, and files nothing lists are reported.
 //!
+//! A package webaip did not write (one that names no profile, or another's) is checked under
+//! the profile the validation chose for it, as advice: what that profile would ask for and the
+//! package lacks (a manifest, files inside the folder) is *not checkable here*, not damage.
+//! Damage is bytes that differ from what the METS says; two statements of the METS that differ
+//! from each other (a file's `SIZE`/`CHECKSUM` and its PREMIS object's) are an inconsistency,
+//! a verdict of its own.
+//!
 //! `--deep` reads every record of every container, described or not, verifies the WARC block and
 //! payload digests, and compares the number of records with the count the container's PREMIS
 //! object states.
@@ -84,6 +91,9 @@ pub enum Verdict {
     /// Nothing that could be checked is wrong, but some of the package could not be checked
     /// here (files kept elsewhere, no manifest where the profile needs none).
     Partial,
+    /// No byte found damaged, but the METS contradicts itself: a file's `SIZE` or `CHECKSUM`
+    /// differs from its PREMIS object's.
+    Inconsistent,
     /// Something is wrong.
     Damaged,
 }
@@ -93,6 +103,9 @@ impl std::fmt::Display for Verdict {
         f.write_str(match self {
             Verdict::Intact => "INTACT",
             Verdict::Partial => "NO DAMAGE FOUND IN WHAT COULD BE CHECKED",
+            Verdict::Inconsistent => {
+                "INCONSISTENT DESCRIPTION (no damage found in what could be checked)"
+            }
             Verdict::Damaged => "DAMAGED",
         })
     }
@@ -124,6 +137,9 @@ pub struct AuditReport {
     pub validation: ValidationReport,
     /// Findings about the bytes, in file order.
     pub findings: Vec<AuditFinding>,
+    /// Where the METS contradicts itself (the validation's P5.1 errors, also among its
+    /// findings): not damage, a finding of its own kind.
+    pub inconsistencies: Vec<AuditFinding>,
     /// What could not be checked here.
     pub unchecked: Vec<Unchecked>,
     /// Files listed at the top of the fileSec.
@@ -238,6 +254,8 @@ pub fn audit_package(
         .clone()
         .or_else(|| crate::profile::Profile::load(&validation.profile).ok())
         .unwrap_or_else(crate::profile::Profile::default_profile);
+    // A profile the package does not claim is advice: what it asks for is not damage.
+    let required = validation.profile_required;
     let mut unchecked = Vec::new();
     let files = list_files(&mets_path)?;
     let mut findings = Vec::new();
@@ -325,28 +343,24 @@ pub fn audit_package(
     let mets_name = mets_path.file_name().map(|n| n.to_string_lossy().into_owned());
     let mets_name = mets_name.unwrap_or_else(|| METS.to_string());
     let manifest_absent = layout::metadata_in(dir, MANIFEST).is_err_and(|e| e.is_not_found());
-    if manifest_absent && !profile.rules.manifest {
-        unchecked.push(Unchecked {
-            file: MANIFEST.into(),
-            mets_id: None,
-            reason: format!(
-                "the package has no manifest, and profile {} does not ask for one",
-                profile.name
-            ),
-        });
+    if manifest_absent && !(profile.rules.manifest && required) {
+        let name = &profile.name;
+        let reason = if profile.rules.manifest {
+            format!(
+                "the package has no manifest, and it does not claim profile {name}, whose packages carry one"
+            )
+        } else {
+            format!("the package has no manifest, and profile {name} does not ask for one")
+        };
+        unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, reason });
     } else {
         check_manifest(dir, &mets_name, &listed, &mut hashes, &mut findings);
     }
-    check_unlisted(dir, &mets_name, &listed, &mut findings);
+    check_unlisted(dir, &mets_name, &listed, required, &mut findings);
 
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&files, &mut findings);
-    let damaged = !validation.valid || findings.iter().any(|f| f.severity == Severity::Error);
-    let verdict = match (damaged, unchecked.is_empty()) {
-        (true, _) => Verdict::Damaged,
-        (false, true) => Verdict::Intact,
-        (false, false) => Verdict::Partial,
-    };
+    let (verdict, inconsistencies) = conclude(&validation, &mets_name, &findings, &unchecked);
     Ok(AuditReport {
         package: dir.to_path_buf(),
         mets: mets_path.clone(),
@@ -354,6 +368,7 @@ pub fn audit_package(
         deep: opts.deep,
         validation,
         findings,
+        inconsistencies,
         unchecked,
         files_listed: files.len() as u64,
         files_checked: present.len() as u64,
@@ -363,6 +378,44 @@ pub fn audit_package(
         warc_digests_checked: digests,
         intact: verdict == Verdict::Intact,
     })
+}
+
+/// The verdict, and where the METS contradicts itself (as audit findings about the METS).
+/// Damage is a byte that differs from what the METS says, or a METS that is invalid for another
+/// reason; a `<file>` whose attributes and PREMIS object disagree is an inconsistency.
+fn conclude(
+    validation: &ValidationReport,
+    mets_name: &str,
+    findings: &[AuditFinding],
+    unchecked: &[Unchecked],
+) -> (Verdict, Vec<AuditFinding>) {
+    let inconsistencies: Vec<AuditFinding> = validation
+        .findings
+        .iter()
+        .filter(|f| f.is_inconsistency())
+        .map(|f| AuditFinding {
+            severity: f.severity,
+            rule: f.rule.clone(),
+            file: mets_name.to_string(),
+            offset: None,
+            mets_id: None,
+            mets_line: f.line,
+            message: f.message.clone(),
+        })
+        .collect();
+    let invalid =
+        validation.findings.iter().any(|f| f.severity == Severity::Error && !f.is_inconsistency());
+    let damaged = invalid || findings.iter().any(|f| f.severity == Severity::Error);
+    let verdict = if damaged {
+        Verdict::Damaged
+    } else if !inconsistencies.is_empty() {
+        Verdict::Inconsistent
+    } else if unchecked.is_empty() {
+        Verdict::Intact
+    } else {
+        Verdict::Partial
+    };
+    (verdict, inconsistencies)
 }
 
 /// Bytes of a record range (0 when it has none).
@@ -459,20 +512,33 @@ fn locate<'a>(
     Some(Present { listed: f, href, path, size, described, begins, span_starts: BTreeSet::new() })
 }
 
-/// SIZE and CHECKSUM of a whole file against the METS.
+/// SIZE and CHECKSUM of a whole file against the METS. Bytes that differ from the `<file>`
+/// attributes but have what the file's PREMIS object states are no damage: the METS contradicts
+/// itself (the validation's P5.1 says so), and the finding says which statement the bytes have.
 fn file_fixity(p: &Present, size: u64, sha: &str, findings: &mut Vec<AuditFinding>) {
     let f = p.listed;
+    let as_premis = |what: String, premis_agrees: bool| {
+        if premis_agrees {
+            let what = format!("{what}, as its PREMIS object states: the METS contradicts itself");
+            AuditFinding {
+                severity: Severity::Warning,
+                ..finding("fixity", p.href, None, &f.id, what)
+            }
+        } else {
+            finding("fixity", p.href, None, &f.id, what)
+        }
+    };
     if let Some(s) = f.size
         && s != size
     {
         let what = format!("SIZE={s}; found {size} bytes");
-        findings.push(finding("fixity", p.href, None, &f.id, what));
+        findings.push(as_premis(what, f.premis_size == Some(size)));
     }
     if let Some(c) = &f.checksum
         && c != sha
     {
         let what = format!("CHECKSUM {c}; found {sha}");
-        findings.push(finding("fixity", p.href, None, &f.id, what));
+        findings.push(as_premis(what, f.premis_digest.as_deref() == Some(sha)));
     }
 }
 
@@ -780,11 +846,15 @@ fn check_manifest(
     }
 }
 
-/// Reports files in the package that neither the METS nor the package layout accounts for.
+/// Reports files in the package that neither the METS nor the package layout accounts for:
+/// errors under a profile the package claims, warnings under one it does not (its folder need
+/// not be a package of webaip's layout). Another METS document beside this one is a package of
+/// its own (a folder of SIP METS documents), noted and not read further.
 fn check_unlisted(
     dir: &Path,
     mets: &str,
     listed: &BTreeSet<String>,
+    required: bool,
     findings: &mut Vec<AuditFinding>,
 ) {
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
@@ -826,12 +896,47 @@ fn check_unlisted(
         if rel == mets || rel == MANIFEST || listed.contains(&rel) {
             continue;
         }
-        findings.push(finding(
-            "unlisted",
-            &rel,
-            None,
-            "",
-            "in the package, but no <file> of the METS lists it".into(),
-        ));
+        if !rel.contains('/') && is_mets_document(dir, &rel) {
+            findings.push(AuditFinding {
+                severity: Severity::Info,
+                ..finding(
+                    "unlisted",
+                    &rel,
+                    None,
+                    "",
+                    "another METS document beside this one: a package of its own, not part of this one; not checked".into(),
+                )
+            });
+            continue;
+        }
+        findings.push(AuditFinding {
+            severity: if required { Severity::Error } else { Severity::Warning },
+            ..finding(
+                "unlisted",
+                &rel,
+                None,
+                "",
+                "in the package, but no <file> of the METS lists it".into(),
+            )
+        });
+    }
+}
+
+/// True when the top-level file `name` is a METS document: its root element is `mets:mets`.
+/// Only names ending in `.xml` are opened, and only up to their first element.
+fn is_mets_document(dir: &Path, name: &str) -> bool {
+    use crate::mets::reader::{Event, MetsReader, NS_METS};
+    if !name.to_ascii_lowercase().ends_with(".xml") {
+        return false;
+    }
+    let Ok(file) = layout::open_in(dir, name) else { return false };
+    // The prolog and root start tag of a METS fit in far less; a larger read is no METS root.
+    let mut reader = MetsReader::lenient(io::BufReader::new(io::Read::take(file, 1 << 20)));
+    loop {
+        match reader.next() {
+            Ok(Some(Event::Start(e, _) | Event::Empty(e, _))) => return e.is(NS_METS, "mets"),
+            Ok(Some(_)) => continue,
+            _ => return false,
+        }
     }
 }

@@ -34,7 +34,7 @@ pub struct AuditArgs {
 }
 
 /// Runs the command; returns the exit status: 0 no damage found (intact, or intact as far as
-/// could be checked here), 1 damaged, 2 could not audit.
+/// could be checked here), 1 damaged or its METS contradicts itself, 2 could not audit.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     let opts = AuditOptions { validate: args.check.options()?, deep: args.deep };
     let mut reports = Vec::new();
@@ -52,7 +52,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         bar.finish_and_clear();
         match result {
             Ok(r) => {
-                if r.verdict == Verdict::Damaged {
+                if matches!(r.verdict, Verdict::Damaged | Verdict::Inconsistent) {
                     code = code.max(EXIT_FINDINGS);
                 }
                 reports.push(r);
@@ -72,9 +72,22 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     for r in &reports {
         let name = r.package.display();
         let mets = r.mets.display();
-        for f in &r.validation.findings {
+        let v = &r.validation;
+        println!(
+            "{name}: profile {} ({}): {}",
+            v.profile,
+            v.profile_source.describe(),
+            v.profile_note
+        );
+        for f in &v.findings {
             let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
-            println!("{mets}:{line}: {} [{}] {}", f.severity, f.rule, terminal_text(&f.message));
+            // Where the METS contradicts itself is a finding of its own kind, not damage.
+            let kind = if f.is_inconsistency() {
+                "inconsistent description".to_string()
+            } else {
+                f.severity.to_string()
+            };
+            println!("{mets}:{line}: {kind} [{}] {}", f.rule, terminal_text(&f.message));
         }
         for f in &r.findings {
             let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
@@ -104,14 +117,18 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             format!("; {} not checkable here", r.unchecked.len())
         };
         println!(
-            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{unchecked}; {} METS findings, {} byte findings",
+            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
             r.verdict,
             r.files_checked,
             r.files_listed,
             r.records_checked,
             r.bytestreams_checked,
-            r.validation.findings.iter().filter(|f| f.severity == Severity::Error).count(),
-            r.findings.len()
+            v.findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error && !f.is_inconsistency())
+                .count(),
+            r.inconsistencies.len(),
+            r.findings.iter().filter(|f| f.severity == Severity::Error).count()
         );
     }
     Ok(code)

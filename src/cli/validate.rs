@@ -31,7 +31,8 @@ pub struct MetsCheckArgs {
     #[arg(long, env = "WEBAIP_SCHEMAS")]
     schemas: Option<PathBuf>,
     /// Profile to require (bl-webarchive, bl-legacy, or a .toml file). Default: the profile the
-    /// document names; if it names none, bl-webarchive as advice (warnings only).
+    /// document's PROFILE names; if it names none webaip knows, the one its PREMIS version fits
+    /// (PREMIS 2: bl-legacy; else bl-webarchive), as advice (warnings only).
     #[arg(long)]
     profile: Option<String>,
 }
@@ -85,12 +86,13 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
             }
             XsdStatus::Skipped { reason } => println!("{name}: XML Schema: SKIPPED ({reason})"),
         }
+        println!("{name}: profile: {}", r.profile_note);
         let count = |s| r.findings.iter().filter(|f| f.severity == s).count();
         println!(
             "{name}: {} under profile {} ({}): {} errors, {} warnings, {} notes",
             if r.valid { "VALID" } else { "INVALID" },
             r.profile,
-            if r.profile_required { "required" } else { "advisory" },
+            r.profile_source.describe(),
             count(Severity::Error),
             count(Severity::Warning),
             count(Severity::Info)

@@ -15,9 +15,12 @@
 //! (P-number) and what was expected.
 //!
 //! Which profile applies: `--profile`, else the one the root `PROFILE` attribute names, else
-//! the default profile in advisory mode (its findings are warnings: the document does not
-//! claim to follow it). Under a profile other than the default, how the document differs
-//! from the default profile is reported as information.
+//! the built-in profile whose PREMIS version the document's PREMIS sections are in (PREMIS 2:
+//! `bl-legacy`), else the default profile; these last two are advisory (their findings are
+//! warnings: the document does not claim to follow them), and the report says which profile
+//! to give to require one. PREMIS 2 sections are validated against the bundle that knows
+//! PREMIS 2, whichever profile applies. Under a profile other than the default, how the
+//! document differs from the default profile is reported as information.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -86,6 +89,19 @@ pub struct Finding {
     pub message: String,
 }
 
+/// The rule of a `<file>` whose `SIZE`, `CHECKSUM` or `CHECKSUMTYPE` disagrees with its own
+/// PREMIS object (P5.1).
+pub const RULE_DESCRIBED_FIXITY: &str = "P5.1";
+
+impl Finding {
+    /// True for a disagreement inside the document between two statements of one file's fixity
+    /// (its `<file>` attributes and its PREMIS object): the document is invalid, but that says
+    /// nothing of the bytes, which an audit checks on their own.
+    pub fn is_inconsistency(&self) -> bool {
+        self.severity == Severity::Error && self.rule == RULE_DESCRIBED_FIXITY
+    }
+}
+
 /// Whether XML Schema validation ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
@@ -102,6 +118,33 @@ pub enum XsdStatus {
     },
 }
 
+/// Where the profile a document was checked under comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfileSource {
+    /// `--profile`: its rules are requirements.
+    Given,
+    /// The document's `PROFILE` attribute names it: its rules are requirements.
+    Named,
+    /// The document names no profile webaip knows, and this one fits its PREMIS version: its
+    /// rules are advice (warnings), its schema bundle is the one that checks that PREMIS.
+    Chosen,
+    /// Nothing in the document points at a profile: the default one, as advice.
+    Advisory,
+}
+
+impl ProfileSource {
+    /// How the text reports say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ProfileSource::Given => "required by --profile",
+            ProfileSource::Named => "named by the document, required",
+            ProfileSource::Chosen => "chosen from the document, advisory",
+            ProfileSource::Advisory => "default, advisory",
+        }
+    }
+}
+
 /// The result of validating one document.
 #[derive(Debug, Clone, Serialize)]
 pub struct ValidationReport {
@@ -111,6 +154,10 @@ pub struct ValidationReport {
     pub profile: String,
     /// True when the profile's rules are requirements; false when advisory (warnings).
     pub profile_required: bool,
+    /// Where that profile comes from.
+    pub profile_source: ProfileSource,
+    /// Why that profile, in words, and which `--profile` to give to require one.
+    pub profile_note: String,
     /// XML Schema validation.
     pub xsd: XsdStatus,
     /// The findings, in document order.
@@ -157,12 +204,40 @@ pub fn validate_mets(
         other => unreadable(io::Error::new(io::ErrorKind::InvalidInput, other)),
     })?;
     let mut checker = Checker::new(opts.profile.clone());
+    let (source, profile_note) = match &opts.profile {
+        Some(p) => (ProfileSource::Given, format!("profile {} required by --profile", p.name)),
+        None => {
+            let declared = Declared::read(path);
+            let (source, chosen, note) = declared.choice();
+            if let Some(p) = chosen {
+                checker.profile = p;
+            }
+            (source, note)
+        }
+    };
     checker.run(BufReader::with_capacity(256 * 1024, file));
     checker.finish();
     checker.check_entities(path);
     let profile = checker.profile.clone();
     let mut findings = std::mem::take(&mut checker.findings);
     let (xml_error, required) = (checker.xml_error, checker.required);
+    // The checker reads the root's PROFILE too; it has the last word.
+    let (source, profile_note) = match source {
+        ProfileSource::Chosen | ProfileSource::Advisory if required => {
+            let note = format!("profile {} named by the document", profile.name);
+            (ProfileSource::Named, note)
+        }
+        _ => (source, profile_note),
+    };
+    // PREMIS 2 sections are checked against PREMIS 2, whichever profile applies: the strict
+    // bundle does not know its namespace and would call every `xsi:type="premis:file"` absent.
+    let premis2 = checker.premis2_at.is_some();
+    let bundle_name = match (premis2, profile.premis_major()) {
+        (true, Some(m)) if m != '2' => Profile::by_premis_major('2')
+            .map(|p| p.schema_bundle)
+            .unwrap_or_else(|| profile.schema_bundle.clone()),
+        _ => profile.schema_bundle.clone(),
+    };
     // Its cross-reference state is not kept while the comparison and libxml2 run.
     drop(checker);
     if profile.name != crate::profile::DEFAULT_PROFILE && !xml_error {
@@ -184,12 +259,16 @@ pub fn validate_mets(
             reason: "the document could not be read to its end (see the XML error)".into(),
         },
         Some(dir) => {
-            let bundle = dir.join(&profile.schema_bundle);
+            let bundle = dir.join(&bundle_name);
             if !bundle.is_file() {
+                let why = if premis2 {
+                    " (the bundle that validates the document's PREMIS 2 sections)"
+                } else {
+                    ""
+                };
                 return Err(ValidateError::Schemas(format!(
-                    "{}: no schema bundle {} there",
-                    dir.display(),
-                    profile.schema_bundle
+                    "{}: no schema bundle {bundle_name} there{why}",
+                    dir.display()
                 )));
             }
             match xsd::validate(path, dir, &bundle) {
@@ -208,10 +287,90 @@ pub fn validate_mets(
         file: path.to_path_buf(),
         profile: profile.name.clone(),
         profile_required: required,
+        profile_source: source,
+        profile_note,
         xsd,
         findings,
         valid,
     })
+}
+
+/// What a document says about its profile, read before it is checked: the root's `PROFILE`
+/// attribute and the PREMIS namespace of its first PREMIS element. PREMIS sits in the dmdSecs
+/// and amdSecs, which METS puts before the fileSec: reading stops there, or at the root when its
+/// `PROFILE` names a profile webaip knows.
+#[derive(Debug, Default)]
+struct Declared {
+    profile_attr: Option<String>,
+    named: Option<Profile>,
+    premis_major: Option<char>,
+}
+
+impl Declared {
+    /// Reads what `path` declares; a document that cannot be read declares nothing (the
+    /// checks that follow report why).
+    fn read(path: &Path) -> Declared {
+        let mut d = Declared::default();
+        let Ok(file) = crate::layout::open_user_file(path) else { return d };
+        let mut reader = MetsReader::lenient(BufReader::with_capacity(64 * 1024, file));
+        let mut root = true;
+        while let Ok(Some(event)) = reader.next() {
+            let (Event::Start(e, _) | Event::Empty(e, _)) = event else { continue };
+            if root {
+                root = false;
+                d.profile_attr = e.attr("PROFILE").map(str::to_string);
+                d.named = d.profile_attr.as_deref().and_then(Profile::by_uri);
+                if d.named.is_some() {
+                    break;
+                }
+            }
+            d.premis_major = match e.ns.as_str() {
+                NS_PREMIS2 => Some('2'),
+                NS_PREMIS3 => Some('3'),
+                _ => None,
+            };
+            let past_metadata =
+                e.ns == NS_METS && matches!(e.local.as_str(), "fileSec" | "structMap");
+            if d.premis_major.is_some() || past_metadata {
+                break;
+            }
+        }
+        d
+    }
+
+    /// The profile to check the document under (`None`: the default), where it comes from, and
+    /// why, saying which `--profile` would require one.
+    fn choice(&self) -> (ProfileSource, Option<Profile>, String) {
+        if let Some(p) = &self.named {
+            let note = format!("profile {} named by the document (PROFILE={:?})", p.name, p.uri);
+            return (ProfileSource::Named, Some(p.clone()), note);
+        }
+        let names = match &self.profile_attr {
+            Some(uri) => format!("the document names profile {uri:?}, which webaip does not know"),
+            None => "the document names no profile".to_string(),
+        };
+        let default = crate::profile::DEFAULT_PROFILE;
+        let fits = self.premis_major.and_then(Profile::by_premis_major);
+        match (fits, self.premis_major) {
+            (Some(p), Some(major)) if p.name != default => {
+                let name = &p.name;
+                let note = format!(
+                    "{names}; its PREMIS sections are PREMIS {major}, as in profile {name}'s \
+                     packages: checked under {name} as advice (warnings); give --profile \
+                     {name} to require it"
+                );
+                (ProfileSource::Chosen, Some(p), note)
+            }
+            _ => {
+                let note = format!(
+                    "{names}; profile {default} applies as advice (warnings); give --profile \
+                     NAME (bl-webarchive, bl-legacy for the BL's PREMIS 2 SIPs, or a .toml \
+                     file) to require one"
+                );
+                (ProfileSource::Advisory, None, note)
+            }
+        }
+    }
 }
 
 /// A PREMIS object: its relationships are `Checker::relations[relationships]`.
@@ -328,6 +487,10 @@ struct Checker {
     xml_error: bool,
     /// Dates WARC and the METS cannot state (a year past 9999).
     bad_dates: u64,
+    /// The first PREMIS 2 and PREMIS 3 elements of the document: which bundle checks it, and
+    /// whether it is written in the PREMIS of its profile.
+    premis2_at: Option<Pos>,
+    premis3_at: Option<Pos>,
 }
 
 impl Checker {
@@ -383,6 +546,8 @@ impl Checker {
             object_facts: HashMap::new(),
             digests: Digests::default(),
             xml_error: false,
+            premis2_at: None,
+            premis3_at: None,
         }
     }
 
@@ -656,6 +821,8 @@ impl Checker {
                 _ => {}
             }
         } else if Self::in_premis(ns) {
+            let first = if ns == NS_PREMIS2 { &mut self.premis2_at } else { &mut self.premis3_at };
+            first.get_or_insert(offset);
             match local {
                 "object" => {
                     let at = self.relations.len() as u32;
@@ -1080,7 +1247,7 @@ impl Checker {
                 if let (Some(sum), false) = (get("CHECKSUM"), digest.is_empty()) {
                     if !sum.eq_ignore_ascii_case(&digest) {
                         self.error(
-                            "P5.1",
+                            RULE_DESCRIBED_FIXITY,
                             "file",
                             offset,
                             format!(
@@ -1093,7 +1260,7 @@ impl Checker {
                         && !ct.eq_ignore_ascii_case(&algorithm)
                     {
                         self.error(
-                            "P5.1",
+                            RULE_DESCRIBED_FIXITY,
                             "file",
                             offset,
                             format!("CHECKSUMTYPE {ct} but PREMIS fixity uses {algorithm}"),
@@ -1104,7 +1271,7 @@ impl Checker {
                     && s.trim() != os.trim()
                 {
                     self.error(
-                        "P5.1",
+                        RULE_DESCRIBED_FIXITY,
                         "file",
                         offset,
                         format!("SIZE {s} differs from the PREMIS size {os} of {token}"),
@@ -1517,6 +1684,18 @@ impl Checker {
         }
         self.events = events;
         self.check_premis_coherence();
+        // P5: the profile says which PREMIS its packages are written in.
+        for (major, ns, at) in
+            [('2', NS_PREMIS2, self.premis2_at), ('3', NS_PREMIS3, self.premis3_at)]
+        {
+            if let Some(at) = at
+                && self.profile.premis_major() != Some(major)
+            {
+                let v = self.profile.premis_version.clone();
+                let what = format!("PREMIS {major} ({ns}); expected PREMIS {v}");
+                self.profile_rule("P5", "premis", at, what);
+            }
+        }
         if !self.mets_hdr {
             self.profile_rule("P1.2", "mets", Pos::START, "no metsHdr".into());
         }

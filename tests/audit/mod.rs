@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 use crate::util::repo;
 
+mod foreign;
+
 fn webaip(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_webaip"))
         .args(args)

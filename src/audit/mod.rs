@@ -356,7 +356,10 @@ pub fn audit_package(
     } else {
         check_manifest(dir, &mets_name, &listed, &mut hashes, &mut findings);
     }
-    check_unlisted(dir, &mets_name, &listed, required, &mut findings);
+    // Under a profile whose package is its folder (a manifest of every file), a second METS
+    // is one more unlisted file; else a folder of METS documents is a folder of packages.
+    let folder_is_package = profile.rules.manifest && required;
+    check_unlisted(dir, &mets_name, &listed, (required, folder_is_package), &mut findings);
 
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&files, &mut findings);
@@ -848,13 +851,14 @@ fn check_manifest(
 
 /// Reports files in the package that neither the METS nor the package layout accounts for:
 /// errors under a profile the package claims, warnings under one it does not (its folder need
-/// not be a package of webaip's layout). Another METS document beside this one is a package of
-/// its own (a folder of SIP METS documents), noted and not read further.
+/// not be a package of webaip's layout). Unless the folder is the package (`folder_is_package`),
+/// another METS document beside this one is a package of its own (a folder of SIP METS
+/// documents), noted and not read further.
 fn check_unlisted(
     dir: &Path,
     mets: &str,
     listed: &BTreeSet<String>,
-    required: bool,
+    (required, folder_is_package): (bool, bool),
     findings: &mut Vec<AuditFinding>,
 ) {
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
@@ -896,7 +900,7 @@ fn check_unlisted(
         if rel == mets || rel == MANIFEST || listed.contains(&rel) {
             continue;
         }
-        if !rel.contains('/') && is_mets_document(dir, &rel) {
+        if !folder_is_package && !rel.contains('/') && is_mets_document(dir, &rel) {
             findings.push(AuditFinding {
                 severity: Severity::Info,
                 ..finding(

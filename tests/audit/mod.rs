@@ -167,6 +167,21 @@ fn clean_packages_are_intact() {
     }
 }
 
+/// A second METS document inside a package that claims webaip's profile is one more unlisted
+/// file (an error): only beside a document that does not claim it is another METS a package of
+/// its own (`foreign.rs`).
+#[test]
+fn a_stray_mets_inside_a_webaip_package_is_unlisted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    build(&repo().join("samples/heritrix-job"), &pkg);
+    fs::copy(pkg.join("METS.xml"), pkg.join("METS-copy.xml")).unwrap();
+    let (code, r) = audit(&pkg);
+    assert_eq!(code, 1, "{r:#}");
+    let f = findings(&r);
+    assert!(f.iter().any(|f| f.starts_with("unlisted|METS-copy.xml|")), "{f:#?}");
+}
+
 /// The sum of the "WARC records" significant properties of the METS.
 fn stated_records(mets: &str) -> u64 {
     mets.split("<premis:significantPropertiesType>WARC records</premis:significantPropertiesType>")

@@ -18,12 +18,10 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Serialize;
 
-use super::pandas::{Instance, UrlSource, Zone, mime_by_extension, read_tree};
+use super::pandas::{Instance, UrlSource, Zone, read_tree};
 use crate::formats::warc::header::{escape_controls, uri_text};
 use crate::layout;
 
-/// Bytes of a file the sniffer looks at (the standard's resource header is 1445 bytes).
-const SNIFF_LEN: u64 = 1445;
 /// Bytes of the root page read to find its `<title>`.
 const TITLE_WINDOW: u64 = 64 * 1024;
 /// Largest log read.
@@ -175,43 +173,6 @@ pub(crate) fn mirror_kind(dir: &Path) -> Option<MirrorKind> {
     host_dir.then_some(MirrorKind::Wget)
 }
 
-/// The MIME type of a mirror file, and where it came from: its name's extension when that is
-/// known and the content has no signature of another type, else the WHATWG sniffing rules.
-pub(crate) fn type_by_name_and_content(path: &Path, rel: &str) -> (String, &'static str) {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    let by_name = if name.contains('.') { mime_by_extension(name) } else { "" };
-    let mut head = Vec::new();
-    let read =
-        layout::open_regular(path).ok().and_then(|f| f.take(SNIFF_LEN).read_to_end(&mut head).ok());
-    if read.is_none() {
-        return match by_name {
-            "" => ("application/octet-stream".into(), "unknown (not read)"),
-            m => (m.into(), "extension"),
-        };
-    }
-    let sniffed = sniff(&head);
-    // A signature (image, audio, PDF, archive) outweighs a name; a name outweighs "looks like
-    // text" (CSS and JavaScript sniff as text/plain).
-    let signature = !matches!(sniffed.as_str(), "text/plain" | "application/octet-stream")
-        && !sniffed.starts_with("text/html")
-        && !sniffed.starts_with("text/xml");
-    match by_name {
-        "" | "application/octet-stream" => (sniffed, "sniffed"),
-        m if signature && m != sniffed => (sniffed, "sniffed (its extension says otherwise)"),
-        m => (m.into(), "extension"),
-    }
-}
-
-/// The WHATWG "rules for identifying an unknown MIME type" over the first bytes of a resource.
-pub(crate) fn sniff(head: &[u8]) -> String {
-    use mime_classifier::{ApacheBugFlag, LoadContext, MimeClassifier, NoSniffFlag};
-    let classifier = MimeClassifier::new();
-    classifier
-        .classify(LoadContext::Browsing, NoSniffFlag::Off, ApacheBugFlag::Off, &None, head)
-        .essence_str()
-        .to_string()
-}
-
 /// Reads a mirror directory.
 pub fn read_mirror(
     root: &Path,
@@ -345,26 +306,9 @@ pub fn read_mirror(
     inst.label = format!("{label} mirror {name} (crawl started {})", start.to_rfc3339());
     inst.name = format!("{name} ({stamp})");
 
-    let (site_url, site_url_source) = match (site_from_log, &prefix, inst.root_page()) {
-        (Some(u), _, _) => (Some(u), format!("{log_label} (the crawl's first URL)")),
-        (None, Some(p), _) => (Some(p.to_string()), "--url-prefix".to_string()),
-        (None, None, Some(f)) => (
-            Some(f.url.clone()),
-            format!("the mirror's root page {} (a guess: no log, no --url-prefix)", f.save_path),
-        ),
-        (None, None, None) => (None, "none: no log, no --url-prefix".to_string()),
-    };
-    inst.site = site_url.clone().map(|u| (u, site_url_source.clone()));
-    let root_page = site_url.as_ref().and_then(|u| {
-        let trimmed = u.trim_end_matches('/');
-        inst.files
-            .iter()
-            .find(|f| f.url == *u)
-            .or_else(|| inst.files.iter().find(|f| f.url.trim_end_matches('/') == trimmed))
-            .filter(|f| f.mime.starts_with("text/html"))
-    });
-    let root_title = root_page.and_then(|f| page_title(&f.path(&inst.root), &f.mime));
-    let root_page = root_page.map(|f| f.save_path.clone());
+    let site = SiteRoot::of(&mut inst, site_from_log.map(|u| (u, log_label)), prefix.as_ref());
+    let (site_url, site_url_source, root_page, root_title) =
+        (site.url, site.source, site.page, site.title);
     Ok(Mirror {
         kind,
         instance: inst,
@@ -378,6 +322,49 @@ pub fn read_mirror(
         sniffed,
         notes,
     })
+}
+
+/// The site's URL, where it came from, and its root page with that page's `<title>`.
+struct SiteRoot {
+    url: Option<String>,
+    source: String,
+    page: Option<String>,
+    title: Option<String>,
+}
+
+impl SiteRoot {
+    /// The wget log's first URL (with the log's name), else `--url-prefix`, else the URL of the
+    /// shallowest page (a guess, said to be); the root page is the HTML page at that URL.
+    /// Recorded in the instance as its site ([`Instance::site`]), which its seeds follow.
+    fn of(
+        inst: &mut Instance,
+        logged: Option<(String, String)>,
+        prefix: Option<&url::Url>,
+    ) -> Self {
+        let (url, source) = match (logged, prefix, inst.root_page()) {
+            (Some((u, log)), _, _) => (Some(u), format!("{log} (the crawl's first URL)")),
+            (None, Some(p), _) => (Some(p.to_string()), "--url-prefix".to_string()),
+            (None, None, Some(f)) => (
+                Some(f.url.clone()),
+                format!(
+                    "the mirror's root page {} (a guess: no log, no --url-prefix)",
+                    f.save_path
+                ),
+            ),
+            (None, None, None) => (None, "none: no log, no --url-prefix".to_string()),
+        };
+        inst.site = url.clone().map(|u| (u, source.clone()));
+        let page = url.as_ref().and_then(|u| {
+            let trimmed = u.trim_end_matches('/');
+            inst.files
+                .iter()
+                .find(|f| f.url == *u)
+                .or_else(|| inst.files.iter().find(|f| f.url.trim_end_matches('/') == trimmed))
+                .filter(|f| f.mime.starts_with("text/html"))
+        });
+        let title = page.and_then(|f| page_title(&f.path(&inst.root), &f.mime));
+        SiteRoot { url, source, page: page.map(|f| f.save_path.clone()), title }
+    }
 }
 
 /// Gives each file its URL and capture time: from the wget log where it names the file, else
@@ -725,20 +712,6 @@ fn read_hts_log(root: &Path, zone: Zone, refused: &mut Vec<(String, String)>) ->
 mod tests {
     use super::*;
     use crate::metadata::parse_capture_date;
-
-    #[test]
-    fn sniffing_follows_the_whatwg_rules() {
-        assert_eq!(sniff(b"  <!DOCTYPE html><p>x"), "text/html");
-        assert_eq!(sniff(b"\n<HTML><body>"), "text/html");
-        assert_eq!(sniff(b"<!-- c --><p>"), "text/html");
-        assert_eq!(sniff(b"<?xml version='1.0'?><a/>"), "text/xml");
-        assert_eq!(sniff(b"%PDF-1.4\n"), "application/pdf");
-        assert_eq!(sniff(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "image/png");
-        assert_eq!(sniff(b"GIF89a\x01\0"), "image/gif");
-        assert_eq!(sniff(b"\xff\xd8\xff\xe0\0\x10JFIF"), "image/jpeg");
-        assert_eq!(sniff(b"body { color: red }"), "text/plain");
-        assert_eq!(sniff(b"\0\x01\x02binary"), "application/octet-stream");
-    }
 
     #[test]
     fn wget_lines_and_rests() {

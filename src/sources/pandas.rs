@@ -32,6 +32,7 @@ use super::capture::{
     QuirkLog, SideFile,
 };
 use super::{name_text, refusal, take_regular};
+use crate::formats::mime;
 use crate::formats::warc::header::{escape_controls, warc_fields_line};
 use crate::layout;
 use crate::stages::rewrite::LinkMap;
@@ -365,7 +366,11 @@ pub(crate) fn read_tree(
         {
             (mimes.shared(m), "hts-cache/new.txt")
         } else {
-            let (m, source) = super::mirror::type_by_name_and_content(&path, &rel);
+            let mut head = Vec::new();
+            let read = layout::open_regular(&path)
+                .ok()
+                .and_then(|f| f.take(mime::SNIFF_LEN).read_to_end(&mut head).ok());
+            let (m, source) = mime::type_by_name_and_content(&rel, read.map(|_| head.as_slice()));
             (mimes.shared(&m), source)
         };
         let (capture, capture_from_cache) = match new_txt.get(&rel).and_then(|t| t.time) {
@@ -559,27 +564,6 @@ fn mirrored_from(path: &Path) -> Option<String> {
         return None;
     }
     Some(if url.contains("://") { url.to_string() } else { format!("http://{url}") })
-}
-
-/// MIME type by file extension (for files the cache does not describe).
-pub(crate) fn mime_by_extension(path: &str) -> &'static str {
-    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "html" | "htm" | "shtml" => "text/html",
-        "css" => "text/css",
-        "js" => "application/javascript",
-        "png" => "image/png",
-        "gif" => "image/gif",
-        "jpg" | "jpeg" => "image/jpeg",
-        "svg" => "image/svg+xml",
-        "ico" => "image/x-icon",
-        "pdf" => "application/pdf",
-        "txt" => "text/plain",
-        "xml" => "text/xml",
-        "json" => "application/json",
-        "zip" => "application/zip",
-        _ => "application/octet-stream",
-    }
 }
 
 /// Reads `hts-cache/new.zip`: entry name (URL) and the local-header extra field (a

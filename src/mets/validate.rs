@@ -1639,6 +1639,26 @@ impl Checker {
         for (attr, value, element, offset, rule) in refs {
             self.check_ref(attr, &value, &element, offset, rule);
         }
+        self.check_events();
+        self.check_premis_coherence();
+        // P5: the profile says which PREMIS its packages are written in.
+        for (major, ns, at) in
+            [('2', NS_PREMIS2, self.premis2_at), ('3', NS_PREMIS3, self.premis3_at)]
+        {
+            if let Some(at) = at
+                && self.profile.premis_major() != Some(major)
+            {
+                let v = self.profile.premis_version.clone();
+                let what = format!("PREMIS {major} ({ns}); expected PREMIS {v}");
+                self.profile_rule("P5", "premis", at, what);
+            }
+        }
+        self.check_required_sections();
+    }
+
+    /// Every event links described objects and agents (P5.3), with an outcome from the
+    /// profile's vocabulary for its type (P5.5-P5.7).
+    fn check_events(&mut self) {
         let events = std::mem::take(&mut self.events);
         for e in &events {
             let event_type = self.names.str(e.event_type).to_string();
@@ -1683,19 +1703,11 @@ impl Checker {
             }
         }
         self.events = events;
-        self.check_premis_coherence();
-        // P5: the profile says which PREMIS its packages are written in.
-        for (major, ns, at) in
-            [('2', NS_PREMIS2, self.premis2_at), ('3', NS_PREMIS3, self.premis3_at)]
-        {
-            if let Some(at) = at
-                && self.profile.premis_major() != Some(major)
-            {
-                let v = self.profile.premis_version.clone();
-                let what = format!("PREMIS {major} ({ns}); expected PREMIS {v}");
-                self.profile_rule("P5", "premis", at, what);
-            }
-        }
+    }
+
+    /// The sections the profile requires: metsHdr, MODS and DC, the rights record, the file
+    /// section, the physical map listing every top-level file and the logical map's website.
+    fn check_required_sections(&mut self) {
         if !self.mets_hdr {
             self.profile_rule("P1.2", "mets", Pos::START, "no metsHdr".into());
         }

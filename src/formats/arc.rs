@@ -948,14 +948,14 @@ impl ArcReader {
         let data = &seg.data;
         let len = data.len();
         let loc = Location { member: seg.member, offset: record_pos };
+        // A body that runs to the next header (or the data's end) gives it one line end, the
+        // separator: CR LF is one line end where the block is text (the filedesc) or the line
+        // ends were converted (the header line ends with CR LF), never split to leave a lone
+        // CR. After a binary body in an LF file a CR may be the body's last byte, and stays.
+        let crlf = is_filedesc || ends_with_crlf(data, body_start)?;
+        let before_separator = |stop: u64| separator_start(data, body_start, stop, crlf);
         // The end when no header follows: the data's end, less one separator line end.
-        let end_of_data = |data: &Segment| -> io::Result<u64> {
-            let mut end = len;
-            if end > body_start && data.byte_at(end - 1)? == Some(b'\n') {
-                end -= 1;
-            }
-            Ok(end)
-        };
+        let end_of_data = || before_separator(len);
         let declared = header.declared_length;
         if let Some(l) = declared {
             let e = body_start.saturating_add(l);
@@ -965,10 +965,7 @@ impl ArcReader {
         }
         let next = find_header(data, body_start, self.version)?;
         let Some(l) = declared else {
-            let end = match next {
-                Some(n) => (n - 1).max(body_start),
-                None => end_of_data(data)?,
-            };
+            let end = before_separator(next.unwrap_or(len))?;
             anomalies.push(Anomaly {
                 location: loc,
                 kind: AnomalyKind::BadLength,
@@ -1008,15 +1005,15 @@ impl ArcReader {
         };
         match next {
             Some(n) if n <= e => {
-                let end = (n - 1).max(body_start);
+                let end = before_separator(n)?;
                 anomalies.push(mismatch(end - body_start));
                 Ok((BodyEnd::At(end), false))
             }
-            _ if e > len && http_body_complete(data, body_start, end_of_data(data)?)? => {
+            _ if e > len && http_body_complete(data, body_start, end_of_data()?)? => {
                 // Quirk: the ARC length overruns the file, but the HTTP Content-Length says
                 // the body is whole: the length was wrong (line ends converted after writing,
                 // a URL edited by hand), not the record cut short.
-                let end = end_of_data(data)?;
+                let end = end_of_data()?;
                 anomalies.push(mismatch(end - body_start));
                 Ok((BodyEnd::At(end), false))
             }
@@ -1039,12 +1036,12 @@ impl ArcReader {
                 Ok((BodyEnd::At(e), false))
             }
             Some(n) => {
-                let end = (n - 1).max(body_start);
+                let end = before_separator(n)?;
                 anomalies.push(mismatch(end - body_start));
                 Ok((BodyEnd::At(end), false))
             }
             None => {
-                let end = end_of_data(data)?;
+                let end = end_of_data()?;
                 anomalies.push(mismatch(end - body_start));
                 Ok((BodyEnd::At(end), false))
             }
@@ -1081,6 +1078,23 @@ enum BodyEnd {
     At(u64),
     /// The body ends at the first value; whitespace padding runs to the second.
     Padded(u64, u64),
+}
+
+/// True when the line ending at `pos` (the bytes just before it) ends with CR LF.
+fn ends_with_crlf(data: &Segment, pos: u64) -> io::Result<bool> {
+    Ok(pos >= 2 && data.byte_at(pos - 2)? == Some(b'\r') && data.byte_at(pos - 1)? == Some(b'\n'))
+}
+
+/// Where the separator before `stop` starts, for a body from `body_start`: one line end (LF,
+/// or CR LF when `crlf`) taken off, never reaching into the header line.
+fn separator_start(data: &Segment, body_start: u64, stop: u64, crlf: bool) -> io::Result<u64> {
+    if stop <= body_start || data.byte_at(stop - 1)? != Some(b'\n') {
+        return Ok(stop.max(body_start));
+    }
+    if crlf && stop - 1 > body_start && data.byte_at(stop - 2)? == Some(b'\r') {
+        return Ok(stop - 2);
+    }
+    Ok(stop - 1)
 }
 
 /// When `start..stop` holds only spaces, tabs, CR and LF, and is not just blank lines (which

@@ -1082,19 +1082,25 @@ struct Tally<'a> {
 
 impl Tally<'_> {
     /// `inferred`: the date is not the record's own (X-Webaip-Date-Source), so it does not
-    /// widen the capture dates.
+    /// widen the capture dates. Only captures widen them: not the ARC's `filedesc` (migrated
+    /// to a `metadata` record, dated when the ARC file was opened, often after its last
+    /// capture), a `warcinfo`, a `metadata` or webaip's own records.
     fn record(&mut self, uri: Option<&str>, warc_type: &str, date: &str, inferred: bool) {
-        if !inferred && let Ok(d) = DateTime::parse_from_rfc3339(date) {
+        let captured = matches!(warc_type, "response" | "resource" | "revisit" | "request")
+            && !uri
+                .is_some_and(|u| u.starts_with("metadata://webaip/") || u.starts_with("filedesc:"));
+        if captured
+            && !inferred
+            && let Ok(d) = DateTime::parse_from_rfc3339(date)
+        {
             let d = d.with_timezone(&Utc);
             self.dates.0 = min_opt(self.dates.0, Some(d));
             self.dates.1 = max_opt(self.dates.1, Some(d));
         }
-        let Some(uri) = uri.filter(|_| matches!(warc_type, "response" | "resource")) else {
+        let Some(uri) = uri.filter(|_| captured && matches!(warc_type, "response" | "resource"))
+        else {
             return;
         };
-        if uri.starts_with("metadata://webaip/") || uri.starts_with("filedesc:") {
-            return;
-        }
         self.uris.insert(uri_hash(uri));
         if let Some(log) = self.log
             && !log.was_fetched(uri)

@@ -16,7 +16,9 @@
 //! Where the bytes go (nothing is lost): the Header part is the capture's header, the Content
 //! part its payload, the ArchiveInfo lines and the part header lines are copied verbatim into
 //! the metadata block (with the offsets of header and payload), the delimiter lines follow from
-//! the boundary. Bytes that belong to no part (a preamble, an epilogue after the closing
+//! the boundary. The line break before a delimiter is the delimiter's (RFC 2046), LF or CRLF,
+//! so a payload is the body without it whichever line ends the file uses (`content_end`;
+//! where a CR could be either, `HTTP-Content-MD5` decides and the choice is a quirk). Bytes that belong to no part (a preamble, an epilogue after the closing
 //! delimiter, an unknown part, a Header part that is not HTTP) are reported as a quirk with
 //! offset and length and carried base64'd in the metadata block (`kw3-unparted`) when they
 //! total at most [`MAX_INLINE_UNPARTED`]; beyond that the whole file is also kept byte-exact as
@@ -432,33 +434,17 @@ impl Kulturarw3Archive {
         let stated_len = p.field(&["HTTP-Content-Length"]).map(|v| latin1(v).trim().parse::<u64>());
         let mut missing_close = p.missing_close;
         let mut closing_end = p.closing_end;
-        let content = match p.content_start {
+        let mut other_end = None;
+        let mut content = match p.content_start {
             None => None,
             Some(start) => {
-                let pat = [&b"\n--"[..], boundary, b"--"].concat();
-                let direct = match &stated_len {
-                    Some(Ok(l)) => match start.checked_add(*l) {
-                        Some(e) if e.saturating_add(pat.len() as u64) <= size => {
-                            (read_at(f, head, e, pat.len())? == pat).then_some(e)
-                        }
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                let found = match direct {
-                    Some(e) => Some(e),
-                    None => last_occurrence(f, head, &pat, start.saturating_sub(1), size)?,
-                };
-                match found {
-                    Some(p_at) => {
-                        let tail = read_at(f, head, p_at + pat.len() as u64, 2)?;
-                        let eol = match tail.as_slice() {
-                            [b'\n', ..] => 1,
-                            [b'\r', b'\n'] => 2,
-                            _ => 0,
-                        };
-                        closing_end = Some(p_at + pat.len() as u64 + eol);
-                        Some((start, p_at.max(start)))
+                let stated = stated_len.as_ref().and_then(|l| l.as_ref().ok().copied());
+                let place = ContentPlace { start, size, stated, delim_crlf: p.content_delim_crlf };
+                match content_end(f, head, boundary, &place)? {
+                    Some(c) => {
+                        closing_end = Some(c.closing_end);
+                        other_end = c.other;
+                        Some((start, c.body_end))
                     }
                     None => {
                         missing_close = true;
@@ -585,6 +571,33 @@ impl Kulturarw3Archive {
                 ));
             }
         }
+        // A CR before the closing delimiter that the line ends could not place: the stored
+        // digest says whose it is, the body's or the delimiter's.
+        let mut body_digest = None;
+        if let (Some((s, e)), Some(o)) = (content, other_end)
+            && self.check_digests
+            && let Some((want, sha1)) = stated_digest(&p)
+        {
+            let lo = e.min(o);
+            let (short, long) = digest_range(f, s, lo - s, sha1, true)?;
+            let long = long.unwrap_or_default();
+            let (mine, other) = if e == lo { (short, long) } else { (long, short) };
+            if mine != want && other == want {
+                quirks.push((
+                    Some(lo),
+                    "line-break-by-digest",
+                    format!(
+                        "the CR at offset {lo} before the closing delimiter's LF is taken as {}: \
+                         HTTP-Content-MD5 matches the body only so",
+                        if o > e { "the body's last byte" } else { "the delimiter's (CRLF)" }
+                    ),
+                ));
+                content = Some((s, o));
+                body_digest = Some(other);
+            } else {
+                body_digest = Some(mine);
+            }
+        }
         let stored = content.map_or(0, |(s, e)| e - s);
         let mut truncated = None;
         match &stated_len {
@@ -653,7 +666,10 @@ impl Kulturarw3Archive {
                     // The digest is of the whole body; the stored one is shorter.
                 } else if self.check_digests {
                     let (s, e) = content.unwrap_or((0, 0));
-                    let got = digest_range(f, s, e - s, algo == "SHA-1")?;
+                    let got = match body_digest.take() {
+                        Some(d) => d,
+                        None => digest_range(f, s, e - s, algo == "SHA-1", false)?.0,
+                    };
                     if got != want {
                         quirks.push((
                             p.at(&["HTTP-Content-MD5"]),
@@ -915,6 +931,9 @@ struct Parsed {
     header: Option<(u64, u64)>,
     /// Where the Content part's body starts.
     content_start: Option<u64>,
+    /// The delimiter line opening the Content part ends with CRLF (the file's delimiters are
+    /// CRLF, so a CR before the closing one's LF is the delimiter's, not the body's).
+    content_delim_crlf: bool,
     /// The Content part's `Content-Type`.
     content_type: Option<String>,
     /// The Header and Content parts' header blocks (label, range in the head), for the
@@ -1168,6 +1187,7 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
         if name == b"content" {
             p.part_lines.push(("kw3-content-part", ph, ph + part_block.len()));
             p.content_start = Some(pbody as u64);
+            p.content_delim_crlf = head[..cur.end].ends_with(b"\r\n");
             p.content_type = get("Content-Type").map(|v| latin1(&v));
             break;
         }
@@ -1314,6 +1334,82 @@ fn read_at(f: &mut File, head: &[u8], offset: u64, len: usize) -> io::Result<Vec
     Ok(out)
 }
 
+/// Where a Content part is: its body's start, the file's size, the length
+/// `HTTP-Content-Length` states, and whether the delimiter line opening it ended with CRLF.
+struct ContentPlace {
+    start: u64,
+    size: u64,
+    stated: Option<u64>,
+    delim_crlf: bool,
+}
+
+/// Where a Content part ends, found from its closing delimiter.
+struct ContentEnd {
+    /// The body's end: where the closing delimiter's line break starts.
+    body_end: u64,
+    /// Where the closing delimiter line ends.
+    closing_end: u64,
+    /// The other possible body end when a CR before the delimiter's LF could be either the
+    /// body's last byte or the first of a CRLF (the stored digest may tell them apart).
+    other: Option<u64>,
+}
+
+/// Finds the end of the Content part at `c.start`: where `c.stated` says when its closing
+/// delimiter's line break is there, else before the last closing delimiter of the file;
+/// `None` when there is none (a write cut off).
+///
+/// Quirk: RFC 2046 makes the line break before a delimiter part of the delimiter, so it is
+/// not the body's. Heritrix writes that break as LF, other writers as CRLF, and a file may
+/// mix LF and CRLF lines. A CR before the LF is taken as the delimiter's when the stated
+/// length says so or, without a stated length landing there, when the file's delimiter lines
+/// end with CRLF; in a file whose delimiter lines end with a bare LF it is the body's own
+/// last byte (one binary body in 256 ends with 0x0D), and the other reading is returned for
+/// the digest to settle.
+fn content_end(
+    f: &mut File,
+    head: &[u8],
+    boundary: &[u8],
+    c: &ContentPlace,
+) -> io::Result<Option<ContentEnd>> {
+    let pat = [&b"\n--"[..], boundary, b"--"].concat();
+    let plen = pat.len() as u64;
+    let closing = |f: &mut File, lf: u64| -> io::Result<u64> {
+        let tail = read_at(f, head, lf + plen, 2)?;
+        let eol = match tail.as_slice() {
+            [b'\n', ..] => 1,
+            [b'\r', b'\n'] => 2,
+            _ => 0,
+        };
+        Ok(lf + plen + eol)
+    };
+    // The stated length lands on the delimiter's line break, LF or CRLF.
+    if let Some(e) = c.stated.and_then(|l| c.start.checked_add(l))
+        && e.saturating_add(plen) <= c.size
+    {
+        let at = read_at(f, head, e, pat.len() + 1)?;
+        let lf = if at.starts_with(&pat) {
+            Some(e)
+        } else if at.first() == Some(&b'\r') && at[1..] == pat[..] {
+            Some(e + 1)
+        } else {
+            None
+        };
+        if let Some(lf) = lf {
+            return Ok(Some(ContentEnd { body_end: e, closing_end: closing(f, lf)?, other: None }));
+        }
+    }
+    let Some(lf) = last_occurrence(f, head, &pat, c.start.saturating_sub(1), c.size)? else {
+        return Ok(None);
+    };
+    let closing_end = closing(f, lf)?;
+    let cr = lf > c.start && read_at(f, head, lf - 1, 1)? == b"\r";
+    Ok(Some(match (cr, c.delim_crlf) {
+        (true, true) => ContentEnd { body_end: lf - 1, closing_end, other: Some(lf) },
+        (true, false) => ContentEnd { body_end: lf, closing_end, other: Some(lf - 1) },
+        (false, _) => ContentEnd { body_end: lf.max(c.start), closing_end, other: None },
+    }))
+}
+
 /// The last offset `>= lo` where `pat` occurs in the file, read backwards in chunks (a body
 /// of 100 MB is never held).
 fn last_occurrence(
@@ -1342,28 +1438,67 @@ fn last_occurrence(
     }
 }
 
-/// The MD5 or SHA-1 (lower-case hex) of `len` bytes of the file at `offset`.
-fn digest_range(f: &mut File, offset: u64, len: u64, sha1: bool) -> io::Result<String> {
+/// The MD5 or SHA-1 (lower-case hex) of `len` bytes of the file at `offset` and, with
+/// `one_more`, also of those bytes and the next one (both readings of a CR in one pass).
+fn digest_range(
+    f: &mut File,
+    offset: u64,
+    len: u64,
+    sha1: bool,
+    one_more: bool,
+) -> io::Result<(String, Option<String>)> {
+    #[derive(Clone)]
+    enum Hasher {
+        Md5(Md5),
+        Sha1(Sha1),
+    }
+    impl Hasher {
+        fn update(&mut self, b: &[u8]) {
+            match self {
+                Hasher::Md5(h) => h.update(b),
+                Hasher::Sha1(h) => h.update(b),
+            }
+        }
+        fn hex(self) -> String {
+            match self {
+                Hasher::Md5(h) => crate::formats::digest::hex(&h.finalize()),
+                Hasher::Sha1(h) => crate::formats::digest::hex(&h.finalize()),
+            }
+        }
+    }
     f.seek(SeekFrom::Start(offset))?;
+    let mut h = if sha1 { Hasher::Sha1(Sha1::new()) } else { Hasher::Md5(Md5::new()) };
     let mut r = f.take(len);
     let mut buf = vec![0u8; CHUNK];
-    let (mut md5, mut sha) = (Md5::new(), Sha1::new());
     loop {
         let n = r.read(&mut buf)?;
         if n == 0 {
             break;
         }
-        if sha1 {
-            sha.update(&buf[..n]);
-        } else {
-            md5.update(&buf[..n]);
-        }
+        h.update(&buf[..n]);
     }
-    Ok(if sha1 {
-        crate::formats::digest::hex(&sha.finalize())
+    let longer = if one_more {
+        let mut next = Vec::with_capacity(1);
+        r.into_inner().take(1).read_to_end(&mut next)?;
+        let mut h2 = h.clone();
+        h2.update(&next);
+        Some(h2.hex())
     } else {
-        crate::formats::digest::hex(&md5.finalize())
-    })
+        None
+    };
+    Ok((h.hex(), longer))
+}
+
+/// The digest `HTTP-Content-MD5` states: lower-case hex and whether it is SHA-1 (40 digits)
+/// rather than MD5 (32); `None` when it is absent, `null` or neither.
+fn stated_digest(p: &Parsed) -> Option<(String, bool)> {
+    let want = latin1(p.field(&["HTTP-Content-MD5"])?).trim().to_ascii_lowercase();
+    let sha1 = match want.len() {
+        32 => false,
+        40 => true,
+        _ => return None,
+    };
+    want.bytes().all(|b| b.is_ascii_hexdigit()).then_some((want, sha1))
 }
 
 /// The status code of an HTTP header's status line.

@@ -650,3 +650,106 @@ fn a_filedesc_dated_dash_takes_the_first_later_date() {
     assert_eq!(got[1].2.as_deref(), Some("next-record"));
     assert_eq!(got[2].2, None);
 }
+
+/// Issue 25, item 7: a CRLF filedesc whose length field cannot be read.
+const FILEDESC_CRLF_BAD_LENGTH: &[u8] =
+    b"filedesc://t.arc 0.0.0.0 20060503101500 text/plain abc\r\n\
+1 0 InternetArchive\r\nURL IP-address Archive-date Content-type Archive-length\r\n\r\n";
+
+/// The blocks of the WARC's `metadata` records, as warcio reads them.
+fn warcio_metadata_blocks(warc: &std::path::Path) -> Vec<Vec<u8>> {
+    let script = r#"
+import json, sys
+from warcio.archiveiterator import ArchiveIterator
+out = []
+with open(sys.argv[1], "rb") as f:
+    for rec in ArchiveIterator(f, no_record_parse=True):
+        block = rec.raw_stream.read()
+        if rec.rec_type == "metadata":
+            out.append(block.hex())
+json.dump(out, sys.stdout)
+"#;
+    let o = std::process::Command::new(crate::util::oracle_python())
+        .args(["-c", script])
+        .arg(warc)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "warcio: {}", String::from_utf8_lossy(&o.stderr));
+    let v: Vec<String> = serde_json::from_slice(&o.stdout).unwrap();
+    v.iter().map(|h| data_encoding::HEXLOWER.decode(h.as_bytes()).unwrap()).collect()
+}
+
+/// Issue 25, item 7: an ARC whose filedesc length cannot be read is framed at the next record,
+/// less one line end; in a CRLF file that line end is CR LF, whole: the filedesc block no
+/// longer ends in a lone CR (its LF taken as the separator). The rest is migrated, every
+/// payload intact, and every input byte is in a record or counted between records. Plain and
+/// with one gzip member per record (where the member's end stands for the next record).
+#[test]
+fn r25_a_crlf_filedesc_with_an_unreadable_length_keeps_its_line_end_whole() {
+    let crlf_record = |url: &str, body: &[u8]| {
+        let mut v =
+            format!("{url} 192.0.2.10 20060503101503 text/html {}\r\n", body.len()).into_bytes();
+        v.extend_from_slice(body);
+        v.extend_from_slice(b"\r\n");
+        v
+    };
+    let parts = [
+        FILEDESC_CRLF_BAD_LENGTH.to_vec(),
+        crlf_record("http://e.org/1", PAGE),
+        crlf_record("http://e.org/2", PAGE),
+    ];
+    // The filedesc block as it must be kept: everything but its separator line end (CR LF).
+    let block = &FILEDESC_CRLF_BAD_LENGTH[..FILEDESC_CRLF_BAD_LENGTH.len() - 2];
+    let header_line_len = block.iter().position(|&b| b == b'\n').unwrap() + 1;
+    for (name, bytes) in [
+        ("crlf-badlen.arc", parts.concat()),
+        ("crlf-badlen.arc.gz", parts.iter().flat_map(|p| gz(p)).collect::<Vec<u8>>()),
+    ] {
+        let f = fixture(name, &bytes);
+        let framed = frame(&f);
+        assert!(framed.anomalies.contains(&AnomalyKind::BadLength), "{name}");
+        assert_eq!(framed.records.len(), 3, "{name}: the rest is read");
+        assert_eq!(framed.records[0].0, RecordKind::Filedesc);
+        assert_eq!(framed.records[0].2, &block[header_line_len..], "{name}: filedesc body");
+        assert!(framed.records[0].2.ends_with(b"Archive-length\r\n"), "{name}");
+        for r in &framed.records[1..] {
+            assert_eq!(r.2, PAGE, "{name}: {}", r.1);
+        }
+        let m = migrate(&f.path);
+        check_with_warcio(&m);
+        assert_eq!(m.records.len(), 4, "{name}: warcinfo and one record per ARC record");
+        let blocks = warcio_metadata_blocks(&m.output);
+        assert_eq!(blocks.len(), 1, "{name}");
+        assert_eq!(blocks[0], block, "{name}: the filedesc's metadata block keeps CR LF");
+        // Every byte: in a record (header lines and bodies) or between records (the three
+        // CR LF separators), nothing unaccounted.
+        let a = m.report.input_bytes.as_ref().unwrap();
+        assert!(a.balanced(name.ends_with(".gz")), "{name}: {a:?}");
+        assert_eq!(a.separator_bytes, 6, "{name}: {a:?}");
+        assert_eq!(a.record_bytes + a.separator_bytes, parts.concat().len() as u64, "{name}");
+    }
+}
+
+/// Issue 25, item 7, for captures: a record framed at the next one gives it one line end. Where
+/// the line ends were converted (its header line ends with CR LF) that is CR LF, whole; in an
+/// LF file a binary body may end with a CR of its own, which stays in the payload.
+#[test]
+fn r25_a_record_framed_at_the_next_one_keeps_crlf_whole_and_a_binary_cr() {
+    let binary: &[u8] = b"\x89PNG\x00\xff\r";
+    let lf = concat(&[
+        FILEDESC,
+        &record_with_len("http://e.org/bin", "image/png", "x", binary),
+        b"\n",
+        &record("http://e.org/n", "text/html", PAGE),
+    ]);
+    let f = check("lf-badlen.arc", &lf);
+    assert_eq!(f.records[1].2, binary, "the binary body's own CR stays");
+    let mut crlf = FILEDESC.to_vec();
+    crlf.extend(b"http://e.org/c 192.0.2.10 20060503101503 text/html x\r\n");
+    crlf.extend(PAGE);
+    crlf.extend(b"\r\n");
+    crlf.extend(record("http://e.org/n", "text/html", PAGE));
+    let f = check("crlf-badlen-record.arc", &crlf);
+    assert_eq!(f.records[1].2, PAGE, "no lone CR at the end of the payload");
+    assert!(f.anomalies.contains(&AnomalyKind::BadLength));
+}

@@ -9,7 +9,10 @@ source files with plain byte operations (not webaip's code):
   style when the stored header has none), then the data file (when there is one);
 - Kulturarw3: the Header part (from the line after `HTTP-Part: Header` and its empty line up to
   its empty line, CRLF CRLF or LF LF), then the Content part (after `HTTP-Part: Content` and
-  its empty line, up to the LF before the last closing delimiter), or nothing.
+  its empty line, up to the line break before the last closing delimiter, which RFC 2046 makes
+  the delimiter's: LF, or CRLF when the CR is there and either HTTP-Content-Length says the body
+  ends before it or, without such a length, the delimiter line opening the Content part ends
+  with CRLF), or nothing.
 
 Usage: check_captures.py PACKAGE SOURCE_ROOT nedlib|kulturarw3. Prints JSON; exit 1 on problems.
 """
@@ -42,10 +45,11 @@ def kw3_expected(root, fields):
     if not os.path.exists(path):
         path = os.path.join(root, "archive", fields["kw3-path"])
     raw = open(path, "rb").read()
-    top_end = raw.index(b"\n\n")
+    top_end = re.search(rb"\n\r?\n", raw).start()
     m = re.search(rb'boundary="?([^"\r\n;]+)"?', raw[:top_end])
     b = m.group(1)
     closing = raw.rindex(b"\n--" + b + b"--")
+    stated = re.search(rb"(?im)^HTTP-Content-Length: *(\d+)\r?$", raw[:top_end])
     parts = {}
     for pm in re.finditer(rb"(?im)^HTTP-part: *(\S+)\r?\n\r?\n", raw[:closing + 1]):
         parts[pm.group(1).lower()] = pm.end()
@@ -57,7 +61,15 @@ def kw3_expected(root, fields):
         ends = [e + 4 for e in [crlf] if e >= 0] + [e + 2 for e in [lf] if e >= 0]
         header = raw[hstart:min(ends)]
     cstart = parts.get(b"content")
-    body = raw[cstart:closing] if cstart is not None else b""
+    end = closing
+    if cstart is not None and closing > cstart and raw[closing - 1:closing] == b"\r":
+        if stated and cstart + int(stated.group(1)) in (closing - 1, closing):
+            end = cstart + int(stated.group(1))
+        else:
+            opening = raw.rindex(b"--" + b, 0, cstart)
+            crlf = raw[opening + 2 + len(b):cstart].lstrip(b" \t").startswith(b"\r\n")
+            end = closing - 1 if crlf else closing
+    body = raw[cstart:end] if cstart is not None else b""
     if not header.startswith(b"HTTP/"):
         header = b""
     return header, body

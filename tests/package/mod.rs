@@ -104,7 +104,8 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
             "<premis:relationshipSubType>migration</premis:relationshipSubType>",
             "<premis:eventOutcome>not scanned</premis:eventOutcome>",
             "xlink:href=\"logs/crawl.log\"",
-            "<mods:dateCaptured encoding=\"w3cdtf\" point=\"start\" keyDate=\"yes\">2024-03-15T10:30:00Z</mods:dateCaptured>",
+            // The first capture (dns:, 10:30:01), not the filedesc (10:30:00): issue 25 item 4.
+            "<mods:dateCaptured encoding=\"w3cdtf\" point=\"start\" keyDate=\"yes\">2024-03-15T10:30:01Z</mods:dateCaptured>",
         ] {
             assert!(text.contains(expected), "{mode}: METS lacks {expected}");
         }

@@ -163,3 +163,118 @@ fn a_non_mime_arc_type_gives_way_to_the_http_header() {
     assert!(report.contains("arc-type-not-entity-type"), "{report}");
     assert!(report.contains("ARC content type \\\"html\\\""), "{report}");
 }
+
+/// The website's MODS and DC sections (`DMD-MODS`, `DMD-DC`) of a METS document.
+fn website_dmd(mets: &str) -> (&str, &str) {
+    let section = |id: &str| {
+        let at = mets.find(&format!("<mets:dmdSec ID=\"{id}\"")).unwrap_or_else(|| panic!("{id}"));
+        &mets[at..at + mets[at..].find("</mets:dmdSec>").unwrap()]
+    };
+    (section("DMD-MODS"), section("DMD-DC"))
+}
+
+/// The values of `<tag ...>VALUE</tag>` in `xml`, in order.
+fn values<'a>(xml: &'a str, tag: &str) -> Vec<&'a str> {
+    xml.match_indices(&format!("<{tag}"))
+        .filter_map(|(at, _)| {
+            let open = at + xml[at..].find('>')? + 1;
+            Some(&xml[open..open + xml[open..].find('<')?])
+        })
+        .collect()
+}
+
+/// Issue 25, item 4: the capture range of a package made from an ARC ends at its last capture,
+/// not at the `filedesc` record's date (when the ARC file was opened: here a month after every
+/// capture); likewise a WARC's `warcinfo` and `metadata` records are no captures. The MODS
+/// dateCaptured start and end and the DC date state the captures only.
+#[test]
+fn r25_the_capture_range_holds_captures_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<html>hi</html>";
+    // ARC: filedesc dated 2024-04-01, captures on 1 and 2 March, one record dated `-` (its
+    // date is inferred from the one before, so it widens nothing either).
+    let arc = tmp.path().join("LATE-20240401120000-00000.arc");
+    let mut bytes = b"filedesc://LATE-20240401120000-00000.arc 0.0.0.0 20240401120000 text/plain 76\n1 0 test\nURL IP-address Archive-date Content-type Archive-length\n\n".to_vec();
+    for (url, date) in [
+        ("dns:e.org", "20240301100000"),
+        ("http://e.org/", "20240301100001"),
+        ("http://e.org/b", "20240302110000"),
+        ("http://e.org/c", "-"),
+    ] {
+        let (mime, body): (&str, &[u8]) = if url.starts_with("dns:") {
+            ("text/dns", b"e.org. 60 IN A 192.0.2.1")
+        } else {
+            ("text/html", page)
+        };
+        bytes.extend(format!("{url} 192.0.2.1 {date} {mime} {}\n", body.len()).as_bytes());
+        bytes.extend(body);
+        bytes.extend(b"\n");
+    }
+    std::fs::write(&arc, &bytes).unwrap();
+    // WARC: a warcinfo and a metadata record dated after both responses.
+    let warc = tmp.path().join("late.warc");
+    let mut w = Vec::new();
+    for (kind, uri, date, ctype, block) in [
+        (
+            "warcinfo",
+            None,
+            "2024-04-01T12:00:00Z",
+            "application/warc-fields",
+            &b"software: test\r\n"[..],
+        ),
+        (
+            "response",
+            Some("http://e.org/"),
+            "2024-03-01T10:00:01Z",
+            "application/http;msgtype=response",
+            page,
+        ),
+        (
+            "response",
+            Some("http://e.org/b"),
+            "2024-03-02T11:00:00Z",
+            "application/http;msgtype=response",
+            page,
+        ),
+        (
+            "metadata",
+            Some("http://e.org/b"),
+            "2024-04-02T00:00:00Z",
+            "application/warc-fields",
+            b"via: x\r\n",
+        ),
+    ] {
+        let n = w.len();
+        w.extend(format!("WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-{n:012}>\r\nWARC-Date: {date}\r\n").as_bytes());
+        if let Some(u) = uri {
+            w.extend(format!("WARC-Target-URI: {u}\r\n").as_bytes());
+        }
+        w.extend(
+            format!("Content-Type: {ctype}\r\nContent-Length: {}\r\n\r\n", block.len()).as_bytes(),
+        );
+        w.extend(block);
+        w.extend(b"\r\n\r\n");
+    }
+    std::fs::write(&warc, &w).unwrap();
+
+    for (input, start, end) in [
+        (&arc, "2024-03-01T10:00:00Z", "2024-03-02T11:00:00Z"),
+        (&warc, "2024-03-01T10:00:01Z", "2024-03-02T11:00:00Z"),
+    ] {
+        let pkg = tmp.path().join(format!("pkg-{}", input.file_name().unwrap().to_str().unwrap()));
+        let o = package(&["--quiet", "--no-virus-check"], &pkg, input);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+        let (mods, dc) = website_dmd(&mets);
+        assert_eq!(values(mods, "mods:dateCaptured"), [start, end], "{input:?}: {mods}");
+        assert!(mods.contains(&format!("point=\"end\">{end}<")), "{mods}");
+        assert_eq!(values(dc, "dc:date"), ["2024-03-01"], "{input:?}: {dc}");
+        for (section, text) in [("MODS", mods), ("DC", dc)] {
+            assert!(
+                !text.contains("2024-04"),
+                "{input:?}: the {section} states a date no capture has: {text}"
+            );
+        }
+        assert!(values(dc, "dc:coverage").iter().all(|c| !c.contains("2024-04")), "{dc}");
+    }
+}

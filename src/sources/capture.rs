@@ -64,7 +64,7 @@ pub enum Payload {
     },
     /// A payload inside a WARC record of a file opened once by its source: read again from
     /// the record (decompressing its gzip member) when asked for, never held.
-    InRecord(super::warc_captures::RecordPayload),
+    InRecord(crate::formats::warc::stored::RecordPayload),
 }
 
 impl Payload {
@@ -423,7 +423,7 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     /// When the source's files link to each other by local paths (a mirror): each file's
     /// path in the mirror and its original URL, so the pipeline rewrites the links
     /// (`crate::stages::rewrite::RewriteStage`).
-    fn link_map(&self) -> Option<crate::stages::rewrite::LinkMap> {
+    fn link_map(&self) -> Option<super::link_map::LinkMap> {
         None
     }
 }

@@ -17,6 +17,7 @@ pub mod arc_captures;
 pub mod capture;
 pub(crate) mod crawl_log;
 pub mod kulturarw3;
+pub mod link_map;
 pub mod mirror;
 pub mod nedlib;
 pub mod pandas;

@@ -31,11 +31,11 @@ use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
     QuirkLog, SideFile,
 };
+use super::link_map::LinkMap;
 use super::{name_text, refusal, take_regular};
 use crate::formats::mime;
 use crate::formats::warc::header::{escape_controls, warc_fields_line};
 use crate::layout;
-use crate::stages::rewrite::LinkMap;
 
 /// Largest `url.map` or `hts-cache/new.txt` read (a line a file: some millions of files).
 pub const MAX_SIDE_TEXT: u64 = 1 << 30;

@@ -8,6 +8,7 @@
 pub mod header;
 pub(crate) mod payload;
 pub mod reader;
+pub mod stored;
 pub mod writer;
 
 pub use header::WarcHeader;

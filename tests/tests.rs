@@ -31,5 +31,6 @@ mod pronom;
 mod rewrite_bytes;
 mod scan;
 mod store;
+mod structure;
 mod truthful;
 mod warc_reader;

@@ -1,0 +1,343 @@
+//! The house's shape, checked on every run: no import cycle between source files, and no
+//! library function longer than [`MAX_FN_LINES`] lines beyond those listed in
+//! `tests/structure/long_functions.txt` (each at most as long as listed: the list only
+//! shrinks). Read from the text of `src/` alone, comments, strings and test modules left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::util::repo;
+
+/// A function a reader can hold.
+const MAX_FN_LINES: usize = 150;
+
+/// The source with comments, string and char literals blanked (newlines kept), so braces and
+/// paths inside them count for nothing.
+fn code_only(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let blank = |out: &mut Vec<u8>, bytes: &[u8]| {
+        out.extend(bytes.iter().map(|&c| if c == b'\n' { b'\n' } else { b' ' }))
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        let prev_ident = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if rest.starts_with(b"//") {
+            let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else if rest.starts_with(b"/*") {
+            let (mut depth, mut j) = (1, 2);
+            while j < rest.len() && depth > 0 {
+                if rest[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if rest[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                } else {
+                    j += 1;
+                }
+            }
+            blank(&mut out, &rest[..j]);
+            i += j;
+        } else if !prev_ident && (rest.starts_with(b"r\"") || rest.starts_with(b"r#")) {
+            let hashes = rest[1..].iter().take_while(|&&c| c == b'#').count();
+            if rest.get(1 + hashes) != Some(&b'"') {
+                out.push(b[i]);
+                i += 1;
+                continue;
+            }
+            let mut close = vec![b'"'];
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            let body = 2 + hashes;
+            let end = rest[body..]
+                .windows(close.len())
+                .position(|w| w == close.as_slice())
+                .map_or(rest.len(), |p| body + p + close.len());
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else if rest[0] == b'"' || (!prev_ident && rest.starts_with(b"b\"")) {
+            let mut j = if rest[0] == b'"' { 1 } else { 2 };
+            while j < rest.len() && rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            let end = (j + 1).min(rest.len());
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else if rest[0] == b'\'' {
+            // A char literal ('x', '\n', '\u{..}'), not a lifetime ('a).
+            let len = if rest.get(1) == Some(&b'\\') {
+                rest[2..].iter().position(|&c| c == b'\'').map(|p| p + 3)
+            } else {
+                let ch = std::str::from_utf8(&rest[1..rest.len().min(5)])
+                    .ok()
+                    .or_else(|| std::str::from_utf8(&rest[1..rest.len().min(4)]).ok())
+                    .or_else(|| std::str::from_utf8(&rest[1..rest.len().min(3)]).ok())
+                    .or_else(|| std::str::from_utf8(&rest[1..rest.len().min(2)]).ok())
+                    .and_then(|s| s.chars().next());
+                ch.map(char::len_utf8).filter(|&n| rest.get(1 + n) == Some(&b'\'')).map(|n| n + 2)
+            };
+            match len {
+                Some(n) => {
+                    blank(&mut out, &rest[..n]);
+                    i += n;
+                }
+                None => {
+                    out.push(b'\'');
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The end of the block whose `{` is at `open` (code already free of strings and comments).
+fn matching_brace(code: &str, open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in code.bytes().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// The code with its `#[cfg(test)]` modules blanked: what tests import or define is no part of
+/// the library's shape.
+fn library_only(code: &str) -> String {
+    let mut out = code.as_bytes().to_vec();
+    for (at, _) in code.match_indices("#[cfg(test)]") {
+        let after = &code[at..];
+        if let Some(m) = after.find("mod ")
+            && after[..m].trim_start_matches("#[cfg(test)]").trim().is_empty()
+            && let Some(open) = after[m..].find('{')
+        {
+            let end = matching_brace(code, at + m + open).min(out.len().saturating_sub(1));
+            for b in &mut out[at..=end] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Every `.rs` file under `src/`, by its module path (`crate::a::b`).
+fn modules() -> BTreeMap<String, PathBuf> {
+    let src = repo().join("src");
+    let mut out = BTreeMap::new();
+    for e in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let rel = p.strip_prefix(&src).unwrap().with_extension("");
+        let mut parts: Vec<String> =
+            rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+            parts.pop();
+        }
+        if parts.first().map(String::as_str) == Some("main") || rel == Path::new("main") {
+            continue;
+        }
+        let name = std::iter::once("crate".to_string()).chain(parts).collect::<Vec<_>>().join("::");
+        out.insert(name, p.to_path_buf());
+    }
+    out
+}
+
+/// The modules a file's code names through `crate::` or `super::` paths.
+fn imports(module: &str, code: &str, known: &BTreeMap<String, PathBuf>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let parent: Vec<&str> = module.split("::").collect();
+    let bytes = code.as_bytes();
+    for start in ["crate::", "super::"] {
+        for (at, _) in code.match_indices(start) {
+            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+                continue;
+            }
+            let path: String = code[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let mut segs: Vec<String> =
+                path.split("::").filter(|s| !s.is_empty()).map(str::to_string).collect();
+            if segs.first().map(String::as_str) == Some("super") {
+                // `super` is the parent module (of `a/b.rs`, `a`; of `a/mod.rs`, the crate).
+                let supers = segs.iter().take_while(|s| *s == "super").count();
+                let base = &parent[..parent.len().saturating_sub(supers)];
+                segs = base
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain(segs.into_iter().skip(supers))
+                    .collect();
+            }
+            // The longest prefix that is a module file.
+            while !segs.is_empty() {
+                let m = segs.join("::");
+                if known.contains_key(&m) {
+                    if m != module && m != "crate" {
+                        out.insert(m);
+                    }
+                    break;
+                }
+                segs.pop();
+            }
+        }
+    }
+    out
+}
+
+/// The import graph's cycles (strongly connected components of more than one module).
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    // Kosaraju: finish order on the graph, then components on its reverse.
+    fn visit<'a>(
+        n: &'a str,
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        seen: &mut BTreeSet<&'a str>,
+        order: &mut Vec<&'a str>,
+    ) {
+        if !seen.insert(n) {
+            return;
+        }
+        for m in g.get(n).into_iter().flatten() {
+            visit(m, g, seen, order);
+        }
+        order.push(n);
+    }
+    let mut seen = BTreeSet::new();
+    let mut order = Vec::new();
+    for n in graph.keys() {
+        visit(n, graph, &mut seen, &mut order);
+    }
+    let mut reverse: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (a, bs) in graph {
+        for b in bs {
+            reverse.entry(b.clone()).or_default().insert(a.clone());
+        }
+    }
+    let mut assigned = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in order.into_iter().rev() {
+        let mut component = Vec::new();
+        visit(n, &reverse, &mut assigned, &mut component);
+        if component.len() > 1 {
+            component.sort();
+            out.push(component.into_iter().map(str::to_string).collect());
+        }
+    }
+    out
+}
+
+/// Every function of the code: (name, first line, lines).
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let line_of = {
+        let mut starts = vec![0];
+        starts.extend(code.match_indices('\n').map(|(i, _)| i + 1));
+        move |at: usize| starts.partition_point(|&s| s <= at)
+    };
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("fn ") {
+        if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+            continue;
+        }
+        let name: String =
+            code[at + 3..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` before any `;` (a trait method without a body).
+        let sig_end = code[at..].find(['{', ';']).map(|p| at + p);
+        let Some(open) = sig_end.filter(|&p| bytes[p] == b'{') else { continue };
+        let close = matching_brace(code, open);
+        let (first, last) = (line_of(at), line_of(close));
+        out.push((name, first, last - first + 1));
+    }
+    out
+}
+
+fn listed_long_functions() -> BTreeMap<(String, String), usize> {
+    let text = std::fs::read_to_string(repo().join("tests/structure/long_functions.txt")).unwrap();
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 3, "long_functions.txt: {l:?} is not `path function lines`");
+            ((f[0].to_string(), f[1].to_string()), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn no_source_file_imports_itself_through_others() {
+    let known = modules();
+    let mut graph = BTreeMap::new();
+    for (m, path) in &known {
+        let code = library_only(&code_only(&std::fs::read_to_string(path).unwrap()));
+        graph.insert(m.clone(), imports(m, &code, &known));
+    }
+    // The check sees real imports (so an empty graph cannot pass it).
+    assert!(graph["crate::sources::pandas"].contains("crate::sources::capture"), "{graph:#?}");
+    let found = cycles(&graph);
+    assert!(found.is_empty(), "import cycles between source files: {found:#?}");
+}
+
+#[test]
+fn no_library_function_is_longer_than_listed() {
+    let listed = listed_long_functions();
+    let mut long = BTreeMap::new();
+    for path in modules().values() {
+        let rel = path.strip_prefix(repo()).unwrap().to_string_lossy().into_owned();
+        let code = library_only(&code_only(&std::fs::read_to_string(path).unwrap()));
+        for (name, line, n) in functions(&code) {
+            if n > MAX_FN_LINES {
+                long.insert((rel.clone(), name), (line, n));
+            }
+        }
+    }
+    let mut wrong = Vec::new();
+    for ((file, name), (line, n)) in &long {
+        match listed.get(&(file.clone(), name.clone())) {
+            None => wrong.push(format!("{file}:{line} {name}: {n} lines (over {MAX_FN_LINES})")),
+            Some(&max) if *n > max => {
+                wrong.push(format!("{file}:{line} {name}: {n} lines, listed at {max}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for ((file, name), max) in &listed {
+        if !long.contains_key(&(file.clone(), name.clone())) {
+            wrong.push(format!(
+                "{file} {name} (listed at {max}) is no longer over {MAX_FN_LINES} lines: take it \
+                 off tests/structure/long_functions.txt"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_reading_of_code_skips_strings_comments_and_test_modules() {
+    let src = "fn a() {\n    let s = \"}{ crate::x\";\n    // }\n    let c = '}';\n}\n\
+               #[cfg(test)]\nmod tests {\n    fn b() {\n    }\n}\n";
+    let code = library_only(&code_only(src));
+    assert!(!code.contains("crate::x") && !code.contains("'}'"), "{code}");
+    assert_eq!(functions(&code), vec![("a".to_string(), 1, 5)]);
+}

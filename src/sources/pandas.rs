@@ -357,21 +357,19 @@ pub(crate) fn read_tree(
         } else {
             (layout_url(&raw_relative(root, &path)), UrlSource::Layout)
         };
-        let (mime, mime_source) = if let Some(m) = cached.and_then(|c| c.content_type.as_deref()) {
-            (mimes.shared(m), "hts-cache/new.zip")
-        } else if let Some(m) = panaccess.get(&rel) {
-            (mimes.shared(m), ".panaccess-mime.types")
-        } else if let Some(m) =
-            new_txt.get(&rel).map(|t| t.mime.as_str()).filter(|m| m.contains('/'))
-        {
-            (mimes.shared(m), "hts-cache/new.txt")
-        } else {
-            let mut head = Vec::new();
-            let read = layout::open_regular(&path)
-                .ok()
-                .and_then(|f| f.take(mime::SNIFF_LEN).read_to_end(&mut head).ok());
-            let (m, source) = mime::type_by_name_and_content(&rel, read.map(|_| head.as_slice()));
-            (mimes.shared(&m), source)
+        let stated = cached
+            .and_then(|c| c.content_type.as_deref().map(|m| (m, "hts-cache/new.zip")))
+            .or_else(|| panaccess.get(&rel).map(|m| (m.as_str(), ".panaccess-mime.types")))
+            .or_else(|| {
+                let m = new_txt.get(&rel).map(|t| t.mime.as_str()).filter(|m| m.contains('/'));
+                m.map(|m| (m, "hts-cache/new.txt"))
+            });
+        let (mime, mime_source) = match stated {
+            Some((m, source)) => (mimes.shared(m), source),
+            None => {
+                let (m, source) = type_of_file(&path, &rel);
+                (mimes.shared(&m), source)
+            }
         };
         let (capture, capture_from_cache) = match new_txt.get(&rel).and_then(|t| t.time) {
             Some(tod) => {
@@ -428,6 +426,15 @@ pub(crate) fn read_tree(
         found,
         missing,
     })
+}
+
+/// The type of a file nothing states one for: by its name and its first bytes.
+fn type_of_file(path: &Path, rel: &str) -> (String, &'static str) {
+    let mut head = Vec::new();
+    let read = layout::open_regular(path)
+        .ok()
+        .and_then(|f| f.take(mime::SNIFF_LEN).read_to_end(&mut head).ok());
+    mime::type_by_name_and_content(rel, read.map(|_| head.as_slice()))
 }
 
 /// One allocation per distinct MIME type of a mirror (a handful for a million files).

@@ -172,42 +172,48 @@ pub(crate) fn check_block(
         }
     }
     for r in ranges {
-        out.bytestreams += 1;
-        let b = r.file;
-        let (sb, se) = (r.from + header_len, r.to + header_len);
-        let want = r.to - r.from + 1;
-        if r.got != want {
-            out.problems.push(Problem::error(
-                "range",
-                &b.id,
-                format!(
-                    "bytestream {} at {sb}..={se} of the record: the block ends after {} of its {want} bytes",
-                    b.id, r.got
-                ),
-            ));
-            continue;
-        }
-        if let Some(s) = b.size
-            && s != want
-        {
-            out.problems.push(Problem::error(
-                "range",
-                &b.id,
-                format!("bytestream {}: SIZE={s}; its range holds {want}", b.id),
-            ));
-        }
-        let sha = hex(&r.hasher.finalize());
-        if let Some(c) = &b.checksum
-            && *c != sha
-        {
-            out.problems.push(Problem::error(
-                "fixity",
-                &b.id,
-                format!("bytestream {} at {sb}..={se}: CHECKSUM {c}; found {sha}", b.id),
-            ));
-        }
+        check_range(r, header_len, &mut out);
     }
     Ok(out)
+}
+
+/// A bytestream's range, once the block has streamed past: all its bytes there, its SIZE and
+/// its CHECKSUM.
+fn check_range(r: RangeHash<'_>, header_len: u64, out: &mut BlockCheck) {
+    out.bytestreams += 1;
+    let b = r.file;
+    let (sb, se) = (r.from + header_len, r.to + header_len);
+    let want = r.to - r.from + 1;
+    if r.got != want {
+        out.problems.push(Problem::error(
+            "range",
+            &b.id,
+            format!(
+                "bytestream {} at {sb}..={se} of the record: the block ends after {} of its {want} bytes",
+                b.id, r.got
+            ),
+        ));
+        return;
+    }
+    if let Some(s) = b.size
+        && s != want
+    {
+        out.problems.push(Problem::error(
+            "range",
+            &b.id,
+            format!("bytestream {}: SIZE={s}; its range holds {want}", b.id),
+        ));
+    }
+    let sha = hex(&r.hasher.finalize());
+    if let Some(c) = &b.checksum
+        && *c != sha
+    {
+        out.problems.push(Problem::error(
+            "fixity",
+            &b.id,
+            format!("bytestream {} at {sb}..={se}: CHECKSUM {c}; found {sha}", b.id),
+        ));
+    }
 }
 
 /// A digest field to verify, or a problem saying why it cannot be.

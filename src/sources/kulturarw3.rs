@@ -1082,21 +1082,10 @@ fn boundary_param(ct: &[u8]) -> Option<Vec<u8>> {
     (!b.is_empty()).then(|| b.to_vec())
 }
 
-/// Finds where the parts are among the first bytes of a file (`complete` when `head` is the
-/// whole file).
-fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
+/// Where the file's header lines end, and where its body starts (after the empty line).
+fn header_block_end(head: &[u8]) -> Result<(usize, usize), Refusal> {
     let limit = head.len().min(MAX_HEADER_BLOCK);
-    let Some((lines_end, body)) = blank_line_end(&head[..limit], 0).map(|end| {
-        let block = &head[..end];
-        let lines_end = if block.ends_with(b"\n\r\n") {
-            end - 2
-        } else if block.ends_with(b"\n\n") {
-            end - 1
-        } else {
-            0 // the file starts with its empty line
-        };
-        (lines_end, end)
-    }) else {
+    let Some(end) = blank_line_end(&head[..limit], 0) else {
         return Err(if head.len() > MAX_HEADER_BLOCK {
             Refusal {
                 offset: MAX_HEADER_BLOCK as u64,
@@ -1111,6 +1100,21 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
             }
         });
     };
+    let block = &head[..end];
+    let lines_end = if block.ends_with(b"\n\r\n") {
+        end - 2
+    } else if block.ends_with(b"\n\n") {
+        end - 1
+    } else {
+        0 // the file starts with its empty line
+    };
+    Ok((lines_end, end))
+}
+
+/// Finds where the parts are among the first bytes of a file (`complete` when `head` is the
+/// whole file).
+fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
+    let (lines_end, body) = header_block_end(head)?;
     let mut p =
         Parsed { lines_end, blank_crlf: head[..body].ends_with(b"\r\n"), ..Parsed::default() };
     let mut v001 = Vec::new();

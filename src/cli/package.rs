@@ -1,6 +1,6 @@
 //! `webaip package`: a harvest in, a complete submission package out.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
@@ -115,47 +115,7 @@ pub struct PackageArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
-    let virus_check = if args.no_virus_check {
-        VirusCheck::Disabled
-    } else {
-        let Some(addr) = &args.clamd else {
-            bail!(
-                "no clamd to scan with: give --clamd unix:PATH or tcp:HOST:PORT (or WEBAIP_CLAMD; \
-                 scripts/clamd-local.sh starts one), or --no-virus-check to package without scanning"
-            );
-        };
-        let addr: ClamdAddr = addr.parse().map_err(anyhow::Error::msg)?;
-        let clamd = Clamd::new(addr.clone())
-            .with_read_timeout(std::time::Duration::from_secs(args.clamd_timeout));
-        clamd.ping().with_context(|| {
-            format!("clamd at {addr} does not answer; start it (scripts/clamd-local.sh) or use --no-virus-check")
-        })?;
-        VirusCheck::Clamd(clamd)
-    };
-    let profile = Profile::load(&args.profile)?;
-    let metadata = match &args.metadata {
-        Some(p) => CuratorMetadata::load(p)?,
-        None => CuratorMetadata::default(),
-    };
-    let mode = match args.mode {
-        Some(Mode::Full) => SerializationMode::Full,
-        Some(Mode::Minimal) => SerializationMode::Minimal,
-        None => profile.serialization,
-    };
-    let opts = PackageOptions {
-        out: args.out.clone(),
-        metadata,
-        profile,
-        mode,
-        level: args.level,
-        force: args.force,
-        deterministic: args.deterministic,
-        virus_check,
-        schemas: args.schemas.clone(),
-        cleaner: args.cleaner.clone(),
-        capture_date: args.capture_date,
-        describe_seeds: args.describe_seeds,
-    };
+    let opts = package_options(&args)?;
     let pool = super::worker_pool(args.jobs)?;
     let mut input = detect(&args.sources)?;
     // A mirror's .zip is unpacked beside the package (same file system), removed at the end.
@@ -179,123 +139,203 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         }
         _ => None,
     };
-    if let Input::Mirror(dir, kind) = &input {
-        let zone = pandas::Zone::parse(&args.timezone)?;
-        let capture_date = args.capture_date;
-        let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
-        let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
-        let mut m = mirror::read_mirror(dir, *kind, &mopts)?;
-        if let Some(u) = &unpacked {
-            m.instance.refused.extend(u.refused.iter().cloned());
-            m.notes.extend(u.leftovers.iter().cloned());
-            m.instance.found.insert(
-                0,
-                format!("unpacked from {}", webaip::sources::path_text(&args.sources[0])),
-            );
+    match input {
+        Input::Mirror(dir, kind) => {
+            run_mirror(&args, &opts, &pool, (&dir, kind), unpacked.as_ref())
         }
-        let mut o = opts.clone();
-        let notes = m.describe(&mut o.metadata);
-        let bar = progress::bytes_bar(
-            m.instance.files.iter().map(|f| f.size).sum(),
-            args.quiet || args.json,
-        );
-        let advance = |n: u64| bar.inc(n);
-        let r = pool.install(|| build_pandas_package(&m.instance, &o, &advance));
-        bar.finish_and_clear();
-        let mut r = r?;
-        // Where the title and target URL came from, in the report's metadata notes.
-        r.metadata_notes.splice(0..0, notes);
-        let findings = r.scan.not_scanned > 0 || !r.refused.is_empty();
-        if args.json {
-            #[derive(serde::Serialize)]
-            struct MirrorRun<'a> {
-                mirror: &'a mirror::Mirror,
-                #[serde(flatten)]
-                package: &'a PandasReport,
-            }
-            println!("{}", serde_json::to_string_pretty(&[MirrorRun { mirror: &m, package: &r }])?);
-        } else if !args.quiet {
-            println!(
-                "{} mirror: site URL {} (from {}); crawl started {} (from {})",
-                match m.kind {
-                    mirror::MirrorKind::Wget => "wget",
-                    mirror::MirrorKind::Httrack => "HTTrack",
-                },
-                m.site_url.as_deref().unwrap_or("unknown"),
-                m.site_url_source,
-                m.capture_date,
-                m.capture_date_source
-            );
-            for (src, n) in &m.capture_sources {
-                println!("  capture time of {n} file(s) from {src}");
-            }
-            println!("  {} file(s) typed by their content (WHATWG MIME sniffing)", m.sniffed);
-            print_pandas(&r, true);
-        }
-        return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
+        Input::Captures(dir, shape) => run_captures(&args, &opts, &pool, &dir, shape),
+        Input::Pandas { instances, title } => run_pandas(&args, &opts, &pool, &instances, title),
+        Input::Archives(source) => run_archives(&args, &opts, &pool, &source),
+        _ => anyhow::bail!("internal: an input of no packaged shape"),
     }
-    if let Input::Captures(dir, shape) = &input {
-        let mut source: Box<dyn webaip::sources::capture::CaptureSource> = match shape {
-            CaptureShape::Nedlib => {
-                use webaip::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions};
-                let date_source = match args.nedlib_date {
-                    NedlibDateArg::Server => NedlibDate::ServerDate,
-                    NedlibDateArg::Folder => NedlibDate::FolderDate,
-                };
-                Box::new(NedlibHarvest::open(dir, NedlibOptions { date_source })?)
-            }
-            other => webaip::sources::open_captures(dir, *other)?,
+}
+
+/// The virus check asked for: clamd, answering, or none when `--no-virus-check` says so.
+fn virus_check(args: &PackageArgs) -> anyhow::Result<VirusCheck> {
+    Ok(if args.no_virus_check {
+        VirusCheck::Disabled
+    } else {
+        let Some(addr) = &args.clamd else {
+            bail!(
+                "no clamd to scan with: give --clamd unix:PATH or tcp:HOST:PORT (or WEBAIP_CLAMD; \
+                 scripts/clamd-local.sh starts one), or --no-virus-check to package without scanning"
+            );
         };
-        let bar = progress::bytes_bar(0, args.quiet || args.json);
-        let advance = |n: u64| bar.inc(n);
-        let r = pool.install(|| build_capture_package(source.as_mut(), dir, &opts, &advance));
-        bar.finish_and_clear();
-        let r = r?;
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&r)?);
-        } else if !args.quiet {
-            print_captures(&r);
-        }
-        // Files left out or not scanned make it a run with findings, as for every source.
-        let findings = r.scan.not_scanned > 0 || r.refusals > 0;
-        return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
-    }
-    // PANDAS: one instance directory, or a title directory holding several (one package each).
-    if let Input::Pandas { instances, title: several } = &input {
-        let several = *several;
-        {
-            let zone = pandas::Zone::parse(&args.timezone)?;
-            let mut reports = Vec::new();
-            for inst_dir in instances {
-                let inst = pandas::read_instance(inst_dir, zone)?;
-                let mut o = opts.clone();
-                if several {
-                    o.out = args.out.join(&inst.name);
-                }
-                let bar = progress::bytes_bar(
-                    inst.files.iter().map(|f| f.size).sum(),
-                    args.quiet || args.json,
-                );
-                let advance = |n: u64| bar.inc(n);
-                let r = pool.install(|| build_pandas_package(&inst, &o, &advance));
-                bar.finish_and_clear();
-                reports.push(r?);
-            }
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&reports)?);
-            } else if !args.quiet {
-                for r in &reports {
-                    print_pandas(r, false);
-                }
-            }
-            // Packages were made; files left out or not scanned make it a run with findings.
-            let findings = reports.iter().any(|r| r.scan.not_scanned > 0 || !r.refused.is_empty());
-            return Ok(if findings { super::EXIT_FINDINGS } else { 0 });
-        }
-    }
-    let Input::Archives(source) = input else {
-        anyhow::bail!("internal: an input of no packaged shape");
+        let addr: ClamdAddr = addr.parse().map_err(anyhow::Error::msg)?;
+        let clamd = Clamd::new(addr.clone())
+            .with_read_timeout(std::time::Duration::from_secs(args.clamd_timeout));
+        clamd.ping().with_context(|| {
+            format!("clamd at {addr} does not answer; start it (scripts/clamd-local.sh) or use --no-virus-check")
+        })?;
+        VirusCheck::Clamd(clamd)
+    })
+}
+
+/// The options of every package this run makes.
+fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
+    let virus_check = virus_check(args)?;
+    let profile = Profile::load(&args.profile)?;
+    let metadata = match &args.metadata {
+        Some(p) => CuratorMetadata::load(p)?,
+        None => CuratorMetadata::default(),
     };
+    let mode = match args.mode {
+        Some(Mode::Full) => SerializationMode::Full,
+        Some(Mode::Minimal) => SerializationMode::Minimal,
+        None => profile.serialization,
+    };
+    Ok(PackageOptions {
+        out: args.out.clone(),
+        metadata,
+        profile,
+        mode,
+        level: args.level,
+        force: args.force,
+        deterministic: args.deterministic,
+        virus_check,
+        schemas: args.schemas.clone(),
+        cleaner: args.cleaner.clone(),
+        capture_date: args.capture_date,
+        describe_seeds: args.describe_seeds,
+    })
+}
+
+/// A wget or HTTrack mirror (unpacked from its zip when `unpacked`): one package.
+fn run_mirror(
+    args: &PackageArgs,
+    opts: &PackageOptions,
+    pool: &rayon::ThreadPool,
+    (dir, kind): (&Path, mirror::MirrorKind),
+    unpacked: Option<&webaip::sources::unzip::Unpacked>,
+) -> anyhow::Result<i32> {
+    let zone = pandas::Zone::parse(&args.timezone)?;
+    let capture_date = args.capture_date;
+    let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
+    let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
+    let mut m = mirror::read_mirror(dir, kind, &mopts)?;
+    if let Some(u) = unpacked {
+        m.instance.refused.extend(u.refused.iter().cloned());
+        m.notes.extend(u.leftovers.iter().cloned());
+        m.instance
+            .found
+            .insert(0, format!("unpacked from {}", webaip::sources::path_text(&args.sources[0])));
+    }
+    let mut o = opts.clone();
+    let notes = m.describe(&mut o.metadata);
+    let bar =
+        progress::bytes_bar(m.instance.files.iter().map(|f| f.size).sum(), args.quiet || args.json);
+    let advance = |n: u64| bar.inc(n);
+    let r = pool.install(|| build_pandas_package(&m.instance, &o, &advance));
+    bar.finish_and_clear();
+    let mut r = r?;
+    // Where the title and target URL came from, in the report's metadata notes.
+    r.metadata_notes.splice(0..0, notes);
+    let findings = r.scan.not_scanned > 0 || !r.refused.is_empty();
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct MirrorRun<'a> {
+            mirror: &'a mirror::Mirror,
+            #[serde(flatten)]
+            package: &'a PandasReport,
+        }
+        println!("{}", serde_json::to_string_pretty(&[MirrorRun { mirror: &m, package: &r }])?);
+    } else if !args.quiet {
+        println!(
+            "{} mirror: site URL {} (from {}); crawl started {} (from {})",
+            match m.kind {
+                mirror::MirrorKind::Wget => "wget",
+                mirror::MirrorKind::Httrack => "HTTrack",
+            },
+            m.site_url.as_deref().unwrap_or("unknown"),
+            m.site_url_source,
+            m.capture_date,
+            m.capture_date_source
+        );
+        for (src, n) in &m.capture_sources {
+            println!("  capture time of {n} file(s) from {src}");
+        }
+        println!("  {} file(s) typed by their content (WHATWG MIME sniffing)", m.sniffed);
+        print_pandas(&r, true);
+    }
+    Ok(if findings { super::EXIT_FINDINGS } else { 0 })
+}
+
+/// A capture source (NEDLIB, Kulturarw3): one package through the capture pipeline.
+fn run_captures(
+    args: &PackageArgs,
+    opts: &PackageOptions,
+    pool: &rayon::ThreadPool,
+    dir: &Path,
+    shape: CaptureShape,
+) -> anyhow::Result<i32> {
+    let mut source: Box<dyn webaip::sources::capture::CaptureSource> = match shape {
+        CaptureShape::Nedlib => {
+            use webaip::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions};
+            let date_source = match args.nedlib_date {
+                NedlibDateArg::Server => NedlibDate::ServerDate,
+                NedlibDateArg::Folder => NedlibDate::FolderDate,
+            };
+            Box::new(NedlibHarvest::open(dir, NedlibOptions { date_source })?)
+        }
+        other => webaip::sources::open_captures(dir, other)?,
+    };
+    let bar = progress::bytes_bar(0, args.quiet || args.json);
+    let advance = |n: u64| bar.inc(n);
+    let r = pool.install(|| build_capture_package(source.as_mut(), dir, opts, &advance));
+    bar.finish_and_clear();
+    let r = r?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else if !args.quiet {
+        print_captures(&r);
+    }
+    // Files left out or not scanned make it a run with findings, as for every source.
+    let findings = r.scan.not_scanned > 0 || r.refusals > 0;
+    Ok(if findings { super::EXIT_FINDINGS } else { 0 })
+}
+
+/// PANDAS: one instance directory, or a title directory holding several (one package each).
+fn run_pandas(
+    args: &PackageArgs,
+    opts: &PackageOptions,
+    pool: &rayon::ThreadPool,
+    instances: &[PathBuf],
+    several: bool,
+) -> anyhow::Result<i32> {
+    let zone = pandas::Zone::parse(&args.timezone)?;
+    let mut reports = Vec::new();
+    for inst_dir in instances {
+        let inst = pandas::read_instance(inst_dir, zone)?;
+        let mut o = opts.clone();
+        if several {
+            o.out = args.out.join(&inst.name);
+        }
+        let bar =
+            progress::bytes_bar(inst.files.iter().map(|f| f.size).sum(), args.quiet || args.json);
+        let advance = |n: u64| bar.inc(n);
+        let r = pool.install(|| build_pandas_package(&inst, &o, &advance));
+        bar.finish_and_clear();
+        reports.push(r?);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    } else if !args.quiet {
+        for r in &reports {
+            print_pandas(r, false);
+        }
+    }
+    // Packages were made; files left out or not scanned make it a run with findings.
+    let findings = reports.iter().any(|r| r.scan.not_scanned > 0 || !r.refused.is_empty());
+    Ok(if findings { super::EXIT_FINDINGS } else { 0 })
+}
+
+/// ARC and WARC files (a Heritrix job, a folder of them, a list): one package.
+fn run_archives(
+    args: &PackageArgs,
+    opts: &PackageOptions,
+    pool: &rayon::ThreadPool,
+    source: &webaip::sources::Source,
+) -> anyhow::Result<i32> {
     let total: u64 = source
         .archives
         .iter()
@@ -305,9 +345,8 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         .map(|m| m.len())
         .sum();
     let bar = progress::bytes_bar(total, args.quiet || args.json);
-    let pool = super::worker_pool(args.jobs)?;
     let advance = |n: u64| bar.inc(n);
-    let report = pool.install(|| build_package(&source, &opts, &advance));
+    let report = pool.install(|| build_package(source, opts, &advance));
     bar.finish_and_clear();
     let report = report?;
     // Payloads that could not be scanned are in the package, described, but the run says so.
@@ -322,6 +361,12 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     if args.quiet {
         return Ok(code);
     }
+    print_archives(&report);
+    Ok(code)
+}
+
+/// The report of a package made from ARC and WARC files.
+fn print_archives(report: &webaip::package::PackageReport) {
     println!("package {} ({})", report.package.display(), report.objid);
     for f in &report.found {
         println!("  found: {f}");
@@ -389,7 +434,6 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
         report.bytes,
         report.seconds
     );
-    Ok(code)
 }
 
 /// The report of a package made from a capture source (NEDLIB, Kulturarw3).

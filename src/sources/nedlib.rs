@@ -378,32 +378,7 @@ impl NedlibHarvest {
             }
             return None;
         };
-        let url_line = *url_line;
-        let (text, escaped) = uri_text(url_bytes);
-        // WARC requires an absolute URI: an Arc-Url without a scheme is no capture.
-        let uri = match target_uri(&text) {
-            Ok((uri, changed)) => {
-                if changed {
-                    self.quirk(&rel_meta, Some(url_line), "url-scheme-case", format!("Arc-Url {text:?}: the scheme is written in lower case ({uri}), as every reader compares it; the line is kept as stored in the metadata record"));
-                }
-                uri
-            }
-            Err(e) => {
-                self.refuse_pair(
-                    &pair,
-                    &meta_path,
-                    "unusable-url",
-                    &format!("Arc-Url: {e}: WARC needs an absolute URI, so no capture"),
-                );
-                return None;
-            }
-        };
-        if escaped {
-            self.quirk(&rel_meta, Some(url_line), "url-escaped", format!("Arc-Url holds control characters or bytes that are not UTF-8: written percent-encoded as {uri}"));
-        }
-        if meta.header.is_some() && !is_http_uri(&uri) {
-            self.quirk(&rel_meta, Some(url_line), "not-http-url", "an HTTP header stored for a URL that is not http(s): the record's payload is its whole block (header included), as every reader takes it".into());
-        }
+        let uri = self.capture_uri(&pair, &meta_path, &rel_meta, (url_bytes, *url_line), &meta)?;
 
         // The data file: its length now, its bytes when the record is written.
         let mut data_rel = None;
@@ -440,48 +415,7 @@ impl NedlibHarvest {
                 "no data file beside it: a capture with an empty payload".into(),
             ),
         }
-        let mut truncated = None;
-        match (meta.arc_length.and_then(|(n, l)| n.map(|n| (n, l))), data_len) {
-            (Some((n, line)), Some(len)) if n != len => {
-                let what = if len < n { "shorter" } else { "longer" };
-                if len < n {
-                    truncated = Some("length".to_string());
-                }
-                self.quirk(
-                    &rel_meta,
-                    Some(line),
-                    "arc-length-mismatch",
-                    format!(
-                        "Arc-Length {n}, the data file holds {len} bytes ({what}){}",
-                        if len < n { ": marked truncated" } else { "" }
-                    ),
-                );
-            }
-            // No data: shorter than served unless the harvester said it was empty.
-            (Some((0, _)), None) => {}
-            (_, None) => truncated = Some("length".to_string()),
-            _ => {}
-        }
-        if meta.arc_length.is_none() {
-            self.quirk(
-                &rel_meta,
-                None,
-                "no-arc-length",
-                "no Arc-Length line: the stored length is the data file's".into(),
-            );
-        }
-        if let (Some((Some(n), line)), Some(len)) = (meta.content_length, data_len)
-            && n != len
-        {
-            self.quirk(
-                &rel_meta,
-                Some(line),
-                "content-length-mismatch",
-                format!(
-                    "Content-Length {n}, the data file holds {len} bytes: header kept as stored"
-                ),
-            );
-        }
+        let truncated = self.check_lengths(&rel_meta, &meta, data_len);
 
         let Some((date, date_source)) = self.date_of(&pair, &meta, &rel_meta) else {
             let why = "neither a usable server Date, nor a day folder, nor a modification time \
@@ -528,6 +462,97 @@ impl NedlibHarvest {
             warc_fields: Vec::new(),
             metadata: Some(block),
         })
+    }
+
+    /// The capture's URI from the `.meta`'s Arc-Url (at `url_line`): absolute, its scheme in
+    /// lower case; `None` (the pair refused) when WARC could not state it.
+    fn capture_uri(
+        &mut self,
+        pair: &Pair,
+        meta_path: &Path,
+        rel_meta: &str,
+        (url_bytes, url_line): (&[u8], u64),
+        meta: &Meta,
+    ) -> Option<String> {
+        let (text, escaped) = uri_text(url_bytes);
+        // WARC requires an absolute URI: an Arc-Url without a scheme is no capture.
+        let uri = match target_uri(&text) {
+            Ok((uri, changed)) => {
+                if changed {
+                    self.quirk(rel_meta, Some(url_line), "url-scheme-case", format!("Arc-Url {text:?}: the scheme is written in lower case ({uri}), as every reader compares it; the line is kept as stored in the metadata record"));
+                }
+                uri
+            }
+            Err(e) => {
+                self.refuse_pair(
+                    pair,
+                    meta_path,
+                    "unusable-url",
+                    &format!("Arc-Url: {e}: WARC needs an absolute URI, so no capture"),
+                );
+                return None;
+            }
+        };
+        if escaped {
+            self.quirk(rel_meta, Some(url_line), "url-escaped", format!("Arc-Url holds control characters or bytes that are not UTF-8: written percent-encoded as {uri}"));
+        }
+        if meta.header.is_some() && !is_http_uri(&uri) {
+            self.quirk(rel_meta, Some(url_line), "not-http-url", "an HTTP header stored for a URL that is not http(s): the record's payload is its whole block (header included), as every reader takes it".into());
+        }
+        Some(uri)
+    }
+
+    /// The stored length against the `.meta`'s Arc-Length and Content-Length, reported where
+    /// they differ; `Some("length")` when the capture is shorter than served.
+    fn check_lengths(
+        &mut self,
+        rel_meta: &str,
+        meta: &Meta,
+        data_len: Option<u64>,
+    ) -> Option<String> {
+        let mut truncated = None;
+        match (meta.arc_length.and_then(|(n, l)| n.map(|n| (n, l))), data_len) {
+            (Some((n, line)), Some(len)) if n != len => {
+                let what = if len < n { "shorter" } else { "longer" };
+                if len < n {
+                    truncated = Some("length".to_string());
+                }
+                self.quirk(
+                    rel_meta,
+                    Some(line),
+                    "arc-length-mismatch",
+                    format!(
+                        "Arc-Length {n}, the data file holds {len} bytes ({what}){}",
+                        if len < n { ": marked truncated" } else { "" }
+                    ),
+                );
+            }
+            // No data: shorter than served unless the harvester said it was empty.
+            (Some((0, _)), None) => {}
+            (_, None) => truncated = Some("length".to_string()),
+            _ => {}
+        }
+        if meta.arc_length.is_none() {
+            self.quirk(
+                rel_meta,
+                None,
+                "no-arc-length",
+                "no Arc-Length line: the stored length is the data file's".into(),
+            );
+        }
+        if let (Some((Some(n), line)), Some(len)) = (meta.content_length, data_len)
+            && n != len
+        {
+            self.quirk(
+                rel_meta,
+                Some(line),
+                "content-length-mismatch",
+                format!(
+                    "Content-Length {n}, the data file holds {len} bytes: header kept as stored"
+                ),
+            );
+        }
+        truncated
     }
 
     /// The capture's date per the option, falling back to the other source (reported), then to

@@ -7,12 +7,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use sha2::{Digest, Sha512};
 
 use super::{audit_with, schemas, webaip};
-use crate::util::repo;
 
 /// One `<file>` of the SIP and what its PREMIS object says of it.
 struct SipFile {
@@ -155,22 +153,6 @@ fn bl_sip(files: &[SipFile], profile: Option<&str>) -> String {
     )
 }
 
-/// The independent oracle (xmllint and python-xmlschema, with the IDREF check) on `mets`
-/// under the bundle `bundle`.
-fn oracle_valid(mets: &Path, bundle: &str) -> (bool, String) {
-    let out = Command::new("bash")
-        .arg(repo().join("../shared/tools/validate-mets"))
-        .arg(mets)
-        .env("METS_BUNDLE", bundle)
-        .env("XSD_PYTHON", repo().join(".venv/bin/python"))
-        .env("REQUIRE_XMLSCHEMA", "1")
-        .output()
-        .expect("validate-mets runs");
-    let text =
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    (out.status.success(), text)
-}
-
 /// The files of a SIP: the WARC and the log zip kept in the BL store, and a crawl log kept in
 /// the folder beside the METS (so there are bytes to check).
 fn sip_files(log: &[u8]) -> Vec<SipFile> {
@@ -230,9 +212,9 @@ fn a_bl_sip_beside_another_is_audited_under_the_profile_its_premis_fits() {
     let tmp = tempfile::tempdir().unwrap();
     let mets = sip_folder(&tmp.path().join("sips"), &bl_sip(&sip_files(LOG), None));
     // The test input is what the BL wrote: valid under the legacy bundle, not the strict one.
-    let (ok, why) = oracle_valid(&mets, "mets-bundle-legacy.xsd");
+    let (ok, why) = crate::mets_package::oracle_validate_with(&mets, "mets-bundle-legacy.xsd");
     assert!(ok, "{why}");
-    let (ok, why) = oracle_valid(&mets, "mets-bundle.xsd");
+    let (ok, why) = crate::mets_package::oracle_validate_with(&mets, "mets-bundle.xsd");
     assert!(!ok, "the strict bundle accepts PREMIS 2: {why}");
 
     let (code, r) = audit_with(&mets, &["--deep"]);
@@ -321,7 +303,7 @@ fn a_sip_whose_file_and_premis_object_disagree_is_inconsistent_not_damaged() {
     files[0].premis_size = 380_442_546;
     files[0].premis_sha512 = hex(b"what the PREMIS object says");
     let mets = sip_folder(&tmp.path().join("sips"), &bl_sip(&files, None));
-    let (ok, why) = oracle_valid(&mets, "mets-bundle-legacy.xsd");
+    let (ok, why) = crate::mets_package::oracle_validate_with(&mets, "mets-bundle-legacy.xsd");
     assert!(ok, "the disagreement is no schema matter: {why}");
 
     let (code, r) = audit_with(&mets, &["--deep"]);

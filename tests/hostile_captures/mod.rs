@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::fuzz::child::{ChildRun, launch};
+use crate::util::package_json as package;
 use crate::util::{oracle_python, repo, webaip};
 
 /// The bound of the issue: every command under 64 MB whatever the input's shape.
@@ -32,22 +33,6 @@ fn copy_sample(name: &str, to: &Path) {
             std::fs::copy(e.path(), &dest).unwrap();
         }
     }
-}
-
-/// `webaip package --json` of `src` into `out`: the exit code and the report.
-fn package(src: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
-    let o = webaip(&[
-        "package",
-        "--no-virus-check",
-        "--deterministic",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-        src.to_str().unwrap(),
-    ]);
-    let r = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&o.stderr)));
-    (o.status.code(), r)
 }
 
 /// `webaip pages --json`: the exit code and the listing.

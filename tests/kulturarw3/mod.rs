@@ -593,18 +593,11 @@ json.dump(out, sys.stdout)
     m.into_iter().map(|(k, v)| (k, data_encoding::HEXLOWER.decode(v.as_bytes()).unwrap())).collect()
 }
 
+/// The report of a package of `src` the run must make (exit 0).
 fn package_json(src: &Path, out: &Path) -> serde_json::Value {
-    let o = crate::util::webaip(&[
-        "package",
-        "--no-virus-check",
-        "--deterministic",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-        src.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    let (code, r) = crate::util::package_json(src, out);
+    assert_eq!(code, Some(0), "{r:#}");
+    r
 }
 
 #[test]

@@ -144,6 +144,23 @@ pub fn webaip(args: &[&str]) -> std::process::Output {
         .expect("webaip runs")
 }
 
+/// `webaip package --no-virus-check --deterministic --json` of `src` into `out`: the exit
+/// code and the report.
+pub fn package_json(src: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
+    let o = webaip(&[
+        "package",
+        "--no-virus-check",
+        "--deterministic",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    let r = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code(), r)
+}
+
 /// The names in `dir`, sorted.
 pub fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

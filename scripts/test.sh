@@ -4,8 +4,9 @@
 #
 # Services: the tests start clamd instances of their own (/tmp/webaip-clamd-test-*) and stop
 # each when its last test ends; this script checks that none is left and stops any a crashed
-# run left behind. The Garage cluster that setup-test-env.sh starts is left running on purpose
-# (the next run reuses it): `bash scripts/garage-cluster.sh stop` stops it.
+# run left behind. The Garage cluster that setup-test-env.sh starts is stopped when the tests
+# end (its data is kept for the next run); a cluster that was already running before is left
+# as it was.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +17,16 @@ stop_test_daemons() {
   done
   return 0
 }
-trap stop_test_daemons EXIT
+garage_was_running=no
+if bash scripts/garage-cluster.sh status >/dev/null 2>&1; then garage_was_running=yes; fi
+stop_services() {
+  stop_test_daemons
+  if [ "$garage_was_running" = no ]; then
+    bash scripts/garage-cluster.sh stop >/dev/null 2>&1 || true
+  fi
+  return 0
+}
+trap stop_services EXIT
 
 bash scripts/setup-test-env.sh
 cargo fmt --all -- --check

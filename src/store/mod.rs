@@ -212,6 +212,78 @@ type Hashed = Result<(u64, String), StoreError>;
 /// status, why).
 type CheckedCopy = (String, String, String, Seen, Option<Seen>, Option<String>);
 
+/// One package's copies on one replica against what the state expects (`files` of package
+/// `id` in `dir`): missing, wrong size, odd entries and extra keys go to `rep`, each copy's
+/// status to `statuses`. Returns the files (indexes into `files`) to hash, with `deep`.
+fn compare_listing(
+    (id, dir, files): (&String, &String, &[FileRecord]),
+    name: &str,
+    listed: Vec<ListedObject>,
+    deep: bool,
+    rep: &mut ReplicaCheck,
+    statuses: &mut Vec<CheckedCopy>,
+) -> Vec<usize> {
+    let name = name.to_string();
+    let mut to_hash = Vec::new();
+    // Entries that cannot be copies (links, FIFOs...) are findings naming the path.
+    let mut odd: BTreeMap<String, String> = BTreeMap::new();
+    let mut listing: BTreeMap<String, u64> = BTreeMap::new();
+    for o in listed {
+        match o.problem {
+            Some(why) => {
+                odd.insert(o.key, why);
+            }
+            None => {
+                listing.insert(o.key, o.size);
+            }
+        }
+    }
+    let mut known = BTreeSet::new();
+    for (k, f) in files.iter().enumerate() {
+        rep.expected += 1;
+        let key = format!("{dir}/{}", f.path);
+        known.insert(key.clone());
+        // A copy found corrupt: reported, and its checksum status recorded.
+        let corrupt = |why: String| {
+            (id.clone(), f.path.clone(), name.clone(), Seen::Ok, Some(Seen::Corrupt), Some(why))
+        };
+        if let Some(why) = odd.get(&key) {
+            rep.corrupt.push(format!("{key} ({why})"));
+            statuses.push(corrupt(why.clone()));
+            continue;
+        }
+        match listing.get(&key) {
+            None => {
+                rep.missing.push(key);
+                statuses.push((
+                    id.clone(),
+                    f.path.clone(),
+                    name.clone(),
+                    Seen::Missing,
+                    Some(Seen::Unknown),
+                    None,
+                ));
+            }
+            Some(&size) if size != f.size => {
+                let why = format!("{size} bytes; expected {}", f.size);
+                rep.corrupt.push(format!("{key} ({why})"));
+                statuses.push(corrupt(why));
+            }
+            Some(_) if deep => to_hash.push(k),
+            Some(_) => {
+                statuses.push((id.clone(), f.path.clone(), name.clone(), Seen::Ok, None, None));
+            }
+        }
+    }
+    for k in listing.keys().filter(|k| !known.contains(*k)) {
+        rep.extra.push(k.clone());
+    }
+    for (k, why) in odd.iter().filter(|(k, _)| !known.contains(*k)) {
+        rep.extra.push(format!("{k} ({why})"));
+    }
+    to_hash
+}
+
 /// One package file to store or check.
 #[derive(Debug, Clone)]
 struct PackageFile {
@@ -513,76 +585,8 @@ impl Store {
             };
             rep.temporaries_removed
                 .extend(gone.into_iter().map(|k| format!("{k} (leftover temporary; removed)")));
-            // Entries that cannot be copies (links, FIFOs...) are findings naming the path.
-            let mut odd: BTreeMap<String, String> = BTreeMap::new();
-            let mut listing: BTreeMap<String, u64> = BTreeMap::new();
-            for o in listed {
-                match o.problem {
-                    Some(why) => {
-                        odd.insert(o.key, why);
-                    }
-                    None => {
-                        listing.insert(o.key, o.size);
-                    }
-                }
-            }
-            let mut known = BTreeSet::new();
-            for (k, f) in files.iter().enumerate() {
-                rep.expected += 1;
-                let key = format!("{dir}/{}", f.path);
-                known.insert(key.clone());
-                // A copy found corrupt: reported, and its checksum status recorded.
-                let corrupt = |why: String| {
-                    (
-                        id.clone(),
-                        f.path.clone(),
-                        name.clone(),
-                        Seen::Ok,
-                        Some(Seen::Corrupt),
-                        Some(why),
-                    )
-                };
-                if let Some(why) = odd.get(&key) {
-                    rep.corrupt.push(format!("{key} ({why})"));
-                    statuses.push(corrupt(why.clone()));
-                    continue;
-                }
-                match listing.get(&key) {
-                    None => {
-                        rep.missing.push(key);
-                        statuses.push((
-                            id.clone(),
-                            f.path.clone(),
-                            name.clone(),
-                            Seen::Missing,
-                            Some(Seen::Unknown),
-                            None,
-                        ));
-                    }
-                    Some(&size) if size != f.size => {
-                        let why = format!("{size} bytes; expected {}", f.size);
-                        rep.corrupt.push(format!("{key} ({why})"));
-                        statuses.push(corrupt(why));
-                    }
-                    Some(_) if deep => to_hash.push((r, p, k)),
-                    Some(_) => {
-                        statuses.push((
-                            id.clone(),
-                            f.path.clone(),
-                            name.clone(),
-                            Seen::Ok,
-                            None,
-                            None,
-                        ));
-                    }
-                }
-            }
-            for k in listing.keys().filter(|k| !known.contains(*k)) {
-                rep.extra.push(k.clone());
-            }
-            for (k, why) in odd.iter().filter(|(k, _)| !known.contains(*k)) {
-                rep.extra.push(format!("{k} ({why})"));
-            }
+            let found = compare_listing((id, dir, files), &name, listed, deep, rep, &mut statuses);
+            to_hash.extend(found.into_iter().map(|k| (r, p, k)));
         }
         let hashed: Vec<(usize, usize, usize, Hashed)> = self.pool.install(|| {
             to_hash

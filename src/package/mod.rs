@@ -1275,51 +1275,7 @@ impl ContainerCtx<'_> {
         let mut viral_writer = viral.map(|v| v.mets);
         let sha = report.output_sha512.clone().unwrap_or_default();
         let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
-        // The ARC is described (it is not in the package) so the relationship resolves (P5.6).
-        let arc = PremisObject {
-            id_type: "local".into(),
-            id: name.clone(),
-            size: report.input_size,
-            sha512: report.input_sha512.clone(),
-            // The version its own version block states, with that version's PUID (PRONOM
-            // has none for ARC 2); a file without one is described without a version.
-            format: match &report.arc_format_version {
-                Some(v) => crate::formats::pronom::arc(v).into(),
-                None => Format { name: "Internet Archive".into(), version: None, pronom: None },
-            },
-            original_name: Some(name.clone()),
-            significant_properties: vec![],
-            relationships: vec![],
-            events: vec![],
-        };
-        let mig = &self.opts.profile.events.migration;
-        let event = Event {
-            id: file_ids.uuid().to_string(),
-            event_type: mig.term.clone(),
-            event_type_uri: Some(mig.uri.clone()),
-            date_time: self.now,
-            detail: Some(format!(
-                "program=\"webaip\"; version=\"{}\"; from=\"{}\"; to=\"{}\"",
-                env!("CARGO_PKG_VERSION"),
-                Self::designation(&arc.format),
-                Self::designation(&file.object.format)
-            )),
-            outcome: "success".into(),
-            outcome_detail: Some(format!(
-                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
-                report.records_in.values().sum::<u64>(),
-                report.records_out.values().sum::<u64>(),
-                report.conservation.payload_bytes_in,
-                report.conservation.payload_bytes_out,
-                report.anomaly_counts.values().sum::<u64>(),
-                migration_report_path(&self.rel)
-            )),
-            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
-            objects: vec![
-                ("local".into(), name.clone(), "source".into()),
-                ("local".into(), self.rel.clone(), "outcome".into()),
-            ],
-        };
+        let (arc, event) = self.migration_described(&name, &report, &file, &file_ids);
         file.object.events.push(event.id.clone());
         file.object.relationships.push(Relationship {
             relationship_type: self.opts.profile.relationships.relationship_type.clone(),
@@ -1361,6 +1317,63 @@ impl ContainerCtx<'_> {
             viral,
             scan: events.map(|e| e.found).unwrap_or_default(),
         })
+    }
+
+    /// The ARC a container was migrated from, described (it is not in the package) so the
+    /// migration relationship resolves (P5.6), and the migration event from it to `file`.
+    fn migration_described(
+        &self,
+        name: &str,
+        report: &crate::migrate::report::FileReport,
+        file: &PackageFile,
+        file_ids: &Ids,
+    ) -> (PremisObject, Event) {
+        // The ARC is described (it is not in the package) so the relationship resolves (P5.6).
+        let arc = PremisObject {
+            id_type: "local".into(),
+            id: name.to_string(),
+            size: report.input_size,
+            sha512: report.input_sha512.clone(),
+            // The version its own version block states, with that version's PUID (PRONOM
+            // has none for ARC 2); a file without one is described without a version.
+            format: match &report.arc_format_version {
+                Some(v) => crate::formats::pronom::arc(v).into(),
+                None => Format { name: "Internet Archive".into(), version: None, pronom: None },
+            },
+            original_name: Some(name.to_string()),
+            significant_properties: vec![],
+            relationships: vec![],
+            events: vec![],
+        };
+        let mig = &self.opts.profile.events.migration;
+        let event = Event {
+            id: file_ids.uuid().to_string(),
+            event_type: mig.term.clone(),
+            event_type_uri: Some(mig.uri.clone()),
+            date_time: self.now,
+            detail: Some(format!(
+                "program=\"webaip\"; version=\"{}\"; from=\"{}\"; to=\"{}\"",
+                env!("CARGO_PKG_VERSION"),
+                Self::designation(&arc.format),
+                Self::designation(&file.object.format)
+            )),
+            outcome: "success".into(),
+            outcome_detail: Some(format!(
+                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
+                report.records_in.values().sum::<u64>(),
+                report.records_out.values().sum::<u64>(),
+                report.conservation.payload_bytes_in,
+                report.conservation.payload_bytes_out,
+                report.anomaly_counts.values().sum::<u64>(),
+                migration_report_path(&self.rel)
+            )),
+            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+            objects: vec![
+                ("local".into(), name.to_string(), "source".into()),
+                ("local".into(), self.rel.clone(), "outcome".into()),
+            ],
+        };
+        (arc, event)
     }
 
     /// Copies a WARC into a container, checked as `audit --deep` checks it. Without a scanner

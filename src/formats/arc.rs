@@ -381,6 +381,13 @@ pub struct ArcReader {
     done: bool,
 }
 
+/// The segment being framed is gone: a broken invariant of the reader, reported as an error at
+/// `offset` rather than a panic (input never reaches it, but a bug must not abort a harvest).
+fn lost_segment(path: &Path, offset: u64) -> ArcError {
+    let source = io::Error::other("internal: no segment is being read");
+    ArcError { path: path.to_path_buf(), offset, source }
+}
+
 impl ArcReader {
     /// Opens an ARC file (`.arc`, per-record or whole-file gzip `.arc.gz`).
     pub fn open(path: impl AsRef<Path>) -> Result<ArcReader, ArcError> {
@@ -771,7 +778,7 @@ impl ArcReader {
         let expected = seg.expected_separators;
         self.account.separator_bytes += pos - blank_start;
         if pos >= len {
-            let seg = self.seg.as_mut().expect("segment checked above");
+            let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, pos)) };
             seg.pos = len;
             if newlines > expected {
                 self.file_anomaly(Anomaly {
@@ -833,7 +840,7 @@ impl ArcReader {
                 ),
             });
             self.account.record_bytes += end - pos;
-            let seg = self.seg.as_mut().expect("segment checked above");
+            let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, pos)) };
             seg.pos = end;
             seg.expected_separators = 0;
             return Ok(Some(ArcRecord {
@@ -886,12 +893,12 @@ impl ArcReader {
             .map_err(|e| self.io_err(pos, e))?;
 
         if is_filedesc && self.version.is_none() {
-            let data = &self.seg.as_ref().expect("segment").data;
+            let data = &self.seg.as_ref().ok_or_else(|| lost_segment(&self.path, pos))?.data;
             self.version = Some(read_version(data, body_start));
             self.version_label = read_version_label(data, body_start);
         }
         self.account.record_bytes += body_end - pos;
-        let seg = self.seg.as_mut().expect("segment checked above");
+        let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, pos)) };
         seg.pos = body_end;
         seg.expected_separators = if is_filedesc { 0 } else { 1 };
         seg.records += 1;
@@ -944,7 +951,9 @@ impl ArcReader {
         anomalies: &mut Vec<Anomaly>,
         record_pos: u64,
     ) -> io::Result<(BodyEnd, bool)> {
-        let seg = self.seg.as_ref().expect("segment present while framing");
+        let Some(seg) = self.seg.as_ref() else {
+            return Err(lost_segment(&self.path, record_pos).source);
+        };
         let data = &seg.data;
         let len = data.len();
         let loc = Location { member: seg.member, offset: record_pos };

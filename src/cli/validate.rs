@@ -61,7 +61,11 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
                 }
                 reports.push(r);
             }
-            Err(e @ ValidateError::Unreadable { .. }) | Err(e @ ValidateError::Schemas(_)) => {
+            Err(
+                e @ (ValidateError::Unreadable { .. }
+                | ValidateError::Schemas(_)
+                | ValidateError::Scratch { .. }),
+            ) => {
                 eprintln!("webaip: {e}");
                 code = EXIT_ERROR;
             }

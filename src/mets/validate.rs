@@ -22,7 +22,7 @@
 //! PREMIS 2, whichever profile applies. Under a profile other than the default, how the
 //! document differs from the default profile is reported as information.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 
@@ -34,10 +34,10 @@ use super::reader::{Element, Event, MetsError, MetsReader, Pos, Refusal};
 
 use crate::profile::Profile;
 
+mod crossrefs;
 mod entities;
-mod names;
 
-use names::{Names, Sym};
+use crossrefs::{CrossrefError, Crossrefs};
 
 use super::reader::{NS_METS, NS_MODS, NS_PREMIS2, NS_PREMIS3};
 use crate::formats::warc::header::is_stateable_date;
@@ -190,6 +190,18 @@ pub enum ValidateError {
     /// The schema directory has no usable bundle.
     #[error("{0}")]
     Schemas(String),
+    /// The cross-references could not be kept on disk while the document was read.
+    #[error(
+        "cannot check the cross-references of {}: its scratch database (in TMPDIR) failed: {source}",
+        path.display()
+    )]
+    Scratch {
+        /// The document.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: rusqlite::Error,
+    },
 }
 
 /// Validates the METS document at `path`.
@@ -216,7 +228,8 @@ pub fn validate_mets(
         }
     };
     checker.run(BufReader::with_capacity(256 * 1024, file));
-    checker.finish();
+    let scratch = |source| ValidateError::Scratch { path: path.to_path_buf(), source };
+    checker.finish().map_err(scratch)?;
     checker.check_entities(path);
     let profile = checker.profile.clone();
     let mut findings = std::mem::take(&mut checker.findings);
@@ -245,7 +258,7 @@ pub fn validate_mets(
         let mut compare = Checker::new(Some(Profile::default_profile()));
         compare.comparing = true;
         compare.run(BufReader::with_capacity(256 * 1024, File::open(path).map_err(unreadable)?));
-        compare.finish();
+        compare.finish().map_err(scratch)?;
         findings.extend(compare.findings.into_iter().filter(|f| f.severity == Severity::Info));
     }
     let xsd = match &opts.schemas {
@@ -373,36 +386,28 @@ impl Declared {
     }
 }
 
-/// A PREMIS object: its relationships are `Checker::relations[relationships]`.
-#[derive(Default, Clone)]
+/// The PREMIS object being read: its number in document order and its facts so far.
+#[derive(Default)]
 struct ObjectFacts {
-    id: Sym,
-    algorithm: Sym,
-    digest: DigestRef,
-    size: Option<Sym>,
-    relationships: std::ops::Range<u32>,
+    seq: i64,
+    id: Option<String>,
+    algorithm: String,
+    digest: String,
+    size: Option<String>,
+    /// The relationship being read: [type, subtype, related object].
+    relation: Option<[String; 3]>,
 }
 
-/// A PREMIS event: its links are `Checker::event_agents[agents]` and
-/// `Checker::event_objects[objects]`; `detail` is kept for virus checks only (the one message
-/// quoting it), `Sym::EMPTY` otherwise.
-#[derive(Default, Clone)]
+/// The PREMIS event being read.
+#[derive(Default)]
 struct EventFacts {
-    event_type: Sym,
-    outcome: Sym,
-    detail: Sym,
-    agents: std::ops::Range<u32>,
-    objects: std::ops::Range<u32>,
+    seq: i64,
+    event_type: String,
+    outcome: String,
+    /// How many objects it links, and the first.
+    objects: u64,
+    first_object: Option<String>,
     offset: Pos,
-}
-
-/// A `<file>` that points at amdSecs: its ADMID tokens are `Checker::described_tokens[tokens]`.
-struct DescribedFile {
-    group: Sym,
-    depth: usize,
-    id: Sym,
-    offset: Pos,
-    tokens: std::ops::Range<u32>,
 }
 
 #[derive(Default)]
@@ -425,12 +430,9 @@ struct Checker {
     comparing: bool,
     findings: Vec<Finding>,
     stack: Vec<(String, String)>,
-    /// The interned text of every identifier below.
-    names: Names,
-    /// Every ID, with the offset and kind of its element.
-    ids: IdTable,
-    /// Every IDREF token: (attribute, token, element, offset, rule named when it fails).
-    refs: Vec<(&'static str, String, String, Pos, &'static str)>,
+    /// Every ID, IDREF, PREMIS object, event and described file, on disk until the document
+    /// is read ([`crossrefs`]); `None` when the scratch database could not be made.
+    xref: Result<Crossrefs, Option<CrossrefError>>,
     /// The curator entities of the logical map, checked against their MODS and records after
     /// the pass ([`entities`]); `entity_open` while inside one.
     entities: Vec<entities::EntityDiv>,
@@ -439,7 +441,8 @@ struct Checker {
     mets_hdr: bool,
     dmd_types: Vec<String>,
     rights_mds: u64,
-    rights_ext: Vec<(String, String, Pos)>,
+    /// Rights records in webaip's rights schema.
+    rights_ext: u64,
     rights_current: Option<(String, String, Pos)>,
     file_sec: bool,
     groups: Vec<String>,
@@ -448,26 +451,10 @@ struct Checker {
     struct_physical: bool,
     /// The structMap being read.
     map: StructMapKind,
-    /// Top-level `<file>` IDs with their offsets, and the FILEIDs the physical map points at.
-    top_files: Vec<(Sym, Pos)>,
-    physical_fptrs: HashSet<Sym>,
     website_div: bool,
     div_depth: usize,
-    amd_current: Option<Sym>,
-    md_current: Option<Sym>,
-    /// Every PREMIS object read, in document order; the maps below index it (one copy of each
-    /// object's facts, however many keys find it).
-    objects: Vec<ObjectFacts>,
-    /// (type, subtype, related object identifier) of every object's relationships.
-    relations: Vec<[Sym; 3]>,
-    /// PREMIS objects by the amdSec or MD section holding them.
-    amd_objects: HashMap<Sym, u32>,
-    /// (amdSec, event type) of every event inside an amdSec.
-    amd_event_types: HashSet<(Sym, Sym)>,
-    agents: HashSet<Sym>,
-    events: Vec<EventFacts>,
-    event_agents: Vec<Sym>,
-    event_objects: Vec<Sym>,
+    amd_current: Option<String>,
+    md_current: Option<String>,
     object: Option<ObjectFacts>,
     event: Option<EventFacts>,
     /// The outcome detail notes of the open event.
@@ -476,14 +463,6 @@ struct Checker {
     /// Set once the value being read was cut at [`MAX_VALUE`] (reported once).
     text_cut: bool,
     files: Vec<FileFacts>,
-    /// Every `<file>` that points at an amdSec, for the PREMIS coherence checks that need the
-    /// whole document.
-    described_files: Vec<DescribedFile>,
-    described_tokens: Vec<Sym>,
-    /// PREMIS objects by identifier.
-    object_facts: HashMap<Sym, u32>,
-    /// The objects' fixity digests.
-    digests: Digests,
     xml_error: bool,
     /// Dates WARC and the METS cannot state (a year past 9999).
     bad_dates: u64,
@@ -503,16 +482,14 @@ impl Checker {
             comparing: false,
             findings: Vec::new(),
             stack: Vec::new(),
-            names: Names::new(),
-            ids: IdTable::default(),
-            refs: Vec::new(),
+            xref: Crossrefs::open().map_err(Some),
             entities: Vec::new(),
             entity_open: false,
             root_seen: false,
             mets_hdr: false,
             dmd_types: Vec::new(),
             rights_mds: 0,
-            rights_ext: Vec::new(),
+            rights_ext: 0,
             rights_current: None,
             bad_dates: 0,
             file_sec: false,
@@ -521,30 +498,16 @@ impl Checker {
             struct_logical: false,
             struct_physical: false,
             map: StructMapKind::None,
-            top_files: Vec::new(),
-            physical_fptrs: HashSet::new(),
             website_div: false,
             div_depth: 0,
             amd_current: None,
             md_current: None,
-            objects: Vec::new(),
-            relations: Vec::new(),
-            amd_objects: HashMap::new(),
-            amd_event_types: HashSet::new(),
-            agents: HashSet::new(),
-            events: Vec::new(),
-            event_agents: Vec::new(),
-            event_objects: Vec::new(),
             object: None,
             event: None,
             event_detail: String::new(),
             text: None,
             text_cut: false,
             files: Vec::new(),
-            described_files: Vec::new(),
-            described_tokens: Vec::new(),
-            object_facts: HashMap::new(),
-            digests: Digests::default(),
             xml_error: false,
             premis2_at: None,
             premis3_at: None,
@@ -701,18 +664,8 @@ impl Checker {
                 self.check_date(local, name, v, offset);
             }
         }
-        if let Some(id) = e.attr("ID") {
-            let sym = self.names.intern(id);
-            if let Some((first, _)) = self.ids.get(sym) {
-                self.error(
-                    "METS-ID",
-                    local,
-                    offset,
-                    format!("ID {id:?} is used twice (first at byte {first})"),
-                );
-            } else {
-                self.ids.insert(sym, offset.offset, IdOwner::of(local));
-            }
+        if let (Some(id), Some(x)) = (e.attr("ID"), self.xref.as_mut().ok()) {
+            x.id(id, local, IdOwner::of(local).code(), offset);
         }
         // The logical map's references are the content model's (P2.2, P2.3).
         let logical = self.map == StructMapKind::Logical && matches!(local, "div" | "fptr");
@@ -722,16 +675,9 @@ impl Checker {
                 "FILEID" if logical => "P2.3",
                 _ => "METS-IDREF",
             };
-            if let Some(v) = e.attr(name) {
+            if let (Some(v), Some(x)) = (e.attr(name), self.xref.as_mut().ok()) {
                 for token in v.split_whitespace() {
-                    // A reference to an ID already seen is checked now (the first element
-                    // with an ID keeps it): only forward references wait for the end, so
-                    // a document's thousands of ADMIDs and FILEIDs are not all kept.
-                    if self.names.get(token).is_some_and(|t| self.ids.get(t).is_some()) {
-                        self.check_ref(name, token, local, offset, rule);
-                    } else {
-                        self.refs.push((name, token.into(), local.into(), offset, rule));
-                    }
+                    x.reference(name, token, local, rule, offset);
                 }
             }
         }
@@ -757,9 +703,9 @@ impl Checker {
                         self.dmd_types.push(t);
                     }
                 }
-                "amdSec" => self.amd_current = e.attr("ID").map(|i| self.names.intern(i)),
+                "amdSec" => self.amd_current = attr("ID"),
                 "techMD" | "digiprovMD" | "rightsMD" | "sourceMD" => {
-                    self.md_current = e.attr("ID").map(|i| self.names.intern(i));
+                    self.md_current = attr("ID");
                     if local == "rightsMD" {
                         self.rights_mds += 1;
                     }
@@ -807,9 +753,8 @@ impl Checker {
                     };
                 }
                 "fptr" if self.map == StructMapKind::Physical => {
-                    if let Some(id) = e.attr("FILEID") {
-                        let id = self.names.intern(id);
-                        self.physical_fptrs.insert(id);
+                    if let (Some(id), Some(x)) = (e.attr("FILEID"), self.xref.as_mut().ok()) {
+                        x.physical_fptr(id);
                     }
                 }
                 "fptr" if self.entity_open && self.div_depth == 2 => {
@@ -825,24 +770,18 @@ impl Checker {
             first.get_or_insert(offset);
             match local {
                 "object" => {
-                    let at = self.relations.len() as u32;
-                    self.object = Some(ObjectFacts { relationships: at..at, ..Default::default() })
+                    let seq = self.xref.as_mut().map_or(0, Crossrefs::next_seq);
+                    self.object = Some(ObjectFacts { seq, ..Default::default() })
                 }
                 "relationship" => {
                     if let Some(o) = self.object.as_mut() {
-                        self.relations.push([Sym::EMPTY; 3]);
-                        o.relationships.end = self.relations.len() as u32;
+                        o.relation = Some(Default::default());
                     }
                 }
                 "event" => {
-                    let (a, o) = (self.event_agents.len() as u32, self.event_objects.len() as u32);
                     self.event_detail.clear();
-                    self.event = Some(EventFacts {
-                        offset,
-                        agents: a..a,
-                        objects: o..o,
-                        ..EventFacts::default()
-                    })
+                    let seq = self.xref.as_mut().map_or(0, Crossrefs::next_seq);
+                    self.event = Some(EventFacts { seq, offset, ..EventFacts::default() })
                 }
                 "objectIdentifierValue"
                 | "messageDigestAlgorithm"
@@ -898,45 +837,35 @@ impl Checker {
             let in_object = self.object.is_some();
             match local {
                 "objectIdentifierValue" if in_object => {
-                    if self.object.as_ref().is_some_and(|o| o.id == Sym::EMPTY) {
-                        let id = self.names.intern(&text);
-                        if let Some(o) = self.object.as_mut() {
-                            o.id = id;
-                        }
-                    }
-                }
-                "messageDigest" if in_object => {
-                    let d = self.digests.push(&text);
                     if let Some(o) = self.object.as_mut() {
-                        o.digest = d;
+                        o.id.get_or_insert(text);
                     }
                 }
-                "messageDigestAlgorithm" | "size" if in_object => {
-                    let v = self.names.intern(&text);
+                "messageDigest" | "messageDigestAlgorithm" | "size" if in_object => {
                     if let Some(o) = self.object.as_mut() {
                         match local {
-                            "messageDigestAlgorithm" => o.algorithm = v,
-                            _ => o.size = Some(v),
+                            "messageDigest" => o.digest = text,
+                            "messageDigestAlgorithm" => o.algorithm = text,
+                            _ => o.size = Some(text),
                         }
                     }
                 }
                 "relationshipType" | "relationshipSubType" | "relatedObjectIdentifierValue" => {
-                    let open = self.object.as_ref().is_some_and(|o| !o.relationships.is_empty());
-                    if open {
-                        let v = self.names.intern(&text);
-                        if let Some(r) = self.relations.last_mut() {
-                            match local {
-                                "relationshipType" => r[0] = v,
-                                "relationshipSubType" => r[1] = v,
-                                _ => r[2] = v,
-                            }
+                    // The last relationship's, as they were read (a relationship's
+                    // parts after its end, in a hostile document, amend it).
+                    if let Some(r) = self.object.as_mut().and_then(|o| o.relation.as_mut()) {
+                        match local {
+                            "relationshipType" => r[0] = text,
+                            "relationshipSubType" => r[1] = text,
+                            _ => r[2] = text,
                         }
                     }
                 }
                 "object" => self.end_object(),
                 "agentIdentifierValue" if self.event.is_none() => {
-                    let a = self.names.intern(&text);
-                    self.agents.insert(a);
+                    if let Ok(x) = self.xref.as_mut() {
+                        x.agent(&text);
+                    }
                 }
                 _ => self.end_event_part(local, text),
             }
@@ -955,8 +884,9 @@ impl Checker {
                     }
                 }
                 "rights" => {
-                    if let Some(r) = self.rights_current.take() {
-                        self.rights_ext.push(r);
+                    if let Some((access, until, at)) = self.rights_current.take() {
+                        self.rights_ext += 1;
+                        self.check_rights(&access, &until, at);
                     }
                 }
                 _ => {}
@@ -964,23 +894,40 @@ impl Checker {
         }
     }
 
-    /// The end of a PREMIS object: it is kept, found by its identifier and by the amdSec and
-    /// MD section holding it (the first of each keeps the key).
+    /// The end of a PREMIS object: it is stored, found by its identifier and by the amdSec and
+    /// MD section holding it (the first of each keeps the key), with its last relationship.
     fn end_object(&mut self) {
-        let Some(o) = self.object.take() else { return };
-        let Ok(index) = u32::try_from(self.objects.len()) else { return };
-        self.object_facts.entry(o.id).or_insert(index);
-        for key in [self.amd_current, self.md_current].into_iter().flatten() {
-            self.amd_objects.entry(key).or_insert(index);
+        let Some(mut o) = self.object.take() else { return };
+        self.end_relationship(&mut o);
+        let Ok(x) = self.xref.as_mut() else { return };
+        x.object(
+            o.seq,
+            o.id.as_deref().unwrap_or(""),
+            &o.algorithm,
+            &o.digest,
+            o.size.as_deref(),
+            self.amd_current.as_deref(),
+            self.md_current.as_deref(),
+        );
+    }
+
+    /// The relationship being read is complete: it is stored.
+    fn end_relationship(&mut self, o: &mut ObjectFacts) {
+        if let (Some(r), Ok(x)) = (o.relation.take(), self.xref.as_mut()) {
+            x.relation(o.seq, &r);
         }
-        self.objects.push(o);
     }
 
     /// The end of an element inside a PREMIS event (or of the event).
     fn end_event_part(&mut self, local: &str, text: String) {
-        if self.event.is_none() {
+        if local == "relationship" {
+            if let Some(mut o) = self.object.take() {
+                self.end_relationship(&mut o);
+                self.object = Some(o);
+            }
             return;
         }
+        let Some(e) = self.event.as_mut() else { return };
         match local {
             // Gathered to MAX_VALUE: the notes of one event are never longer in a package.
             "eventOutcomeDetailNote" if self.event_detail.len() + text.len() + 2 <= MAX_VALUE => {
@@ -990,41 +937,65 @@ impl Checker {
                 self.event_detail.push_str(&text);
             }
             "eventOutcomeDetailNote" => {}
-            "eventType" | "eventOutcome" => {
-                let v = self.names.intern(&text);
-                if let Some(e) = self.event.as_mut() {
-                    match local {
-                        "eventType" => e.event_type = v,
-                        _ => e.outcome = v,
-                    }
-                }
-            }
+            "eventType" => e.event_type = text,
+            "eventOutcome" => e.outcome = text,
             "linkingAgentIdentifierValue" => {
-                let v = self.names.intern(&text);
-                self.event_agents.push(v);
-                if let Some(e) = self.event.as_mut() {
-                    e.agents.end = self.event_agents.len() as u32;
+                let seq = e.seq;
+                if let Ok(x) = self.xref.as_mut() {
+                    x.event_agent(seq, &text);
                 }
             }
             "linkingObjectIdentifierValue" => {
-                let v = self.names.intern(&text);
-                self.event_objects.push(v);
-                if let Some(e) = self.event.as_mut() {
-                    e.objects.end = self.event_objects.len() as u32;
+                e.objects += 1;
+                let seq = e.seq;
+                if e.first_object.is_none() {
+                    e.first_object = Some(text.clone());
+                }
+                if let Ok(x) = self.xref.as_mut() {
+                    x.event_object(seq, &text);
                 }
             }
-            "event" => {
-                let Some(mut e) = self.event.take() else { return };
-                // The detail is quoted by the virus-check findings only.
-                if self.names.str(e.event_type) == self.profile.events.virus_check.term {
-                    e.detail = self.names.intern(&self.event_detail);
-                }
-                if let Some(a) = self.amd_current {
-                    self.amd_event_types.insert((a, e.event_type));
-                }
-                self.events.push(e);
-            }
+            "event" => self.end_event(),
             _ => {}
+        }
+    }
+
+    /// The end of a PREMIS event: it is stored, and what it alone says is checked: an outcome
+    /// from the profile's vocabulary for its type (P5.5-P5.7), and a virus check that could not
+    /// scan reported (P5.5).
+    fn end_event(&mut self) {
+        let Some(e) = self.event.take() else { return };
+        let virus_term = self.profile.events.virus_check.term.clone();
+        // The detail is quoted by the virus-check findings only.
+        let detail = if e.event_type == virus_term { self.event_detail.as_str() } else { "" };
+        if let Ok(x) = self.xref.as_mut() {
+            let amd = self.amd_current.as_deref();
+            x.event(e.seq, (&e.event_type, &e.outcome, detail), amd, e.offset);
+        }
+        if e.event_type == virus_term && e.outcome == self.profile.virus_outcomes.not_scanned {
+            let what = match (&e.first_object, e.objects) {
+                (Some(one), 1) => one.clone(),
+                (_, many) => format!("{many} objects"),
+            };
+            let (outcome, detail) = (&e.outcome, &self.event_detail);
+            let message = format!("{what}: virus check outcome {outcome:?}: {detail}");
+            self.notice("P5.5", "event", e.offset, message);
+        }
+        if let Some(t) = self.profile.events.by_term(&e.event_type)
+            && !t.outcomes.contains(&e.outcome)
+        {
+            let rule = if *t == self.profile.events.virus_check {
+                "P5.5"
+            } else if *t == self.profile.events.migration {
+                "P5.6"
+            } else {
+                "P5.7"
+            };
+            let allowed = t.outcomes.join("\", \"");
+            let (outcome, event_type) = (&e.outcome, &e.event_type);
+            let message =
+                format!("outcome {outcome:?} of {event_type:?}; expected one of \"{allowed}\"");
+            self.profile_rule(rule, "event", e.offset, message);
         }
     }
 
@@ -1149,10 +1120,9 @@ impl Checker {
             .map(|a| (a.local.clone(), a.value.clone()))
             .collect();
         if depth == 0
-            && let Some(id) = map.get("ID")
+            && let (Some(id), Ok(x)) = (map.get("ID"), self.xref.as_mut())
         {
-            let id = self.names.intern(id);
-            self.top_files.push((id, offset));
+            x.top_file(id, offset);
         }
         let f = FileFacts {
             element_offset: offset,
@@ -1229,54 +1199,23 @@ impl Checker {
         } else if get("CHECKSUM").is_some() {
             self.error("METS-CHECKSUM", "file", offset, "CHECKSUM without CHECKSUMTYPE".into());
         }
-        // PREMIS object of the file agrees with its attributes (P5.1).
+        // Its PREMIS object is to agree with its attributes (P5.1): checked once the document
+        // is read, with the P5.5-P5.7 coherence rules that need the object and its events.
         if let Some(admid) = get("ADMID") {
-            for token in admid.split_whitespace() {
-                let Some(o) = self
-                    .names
-                    .get(token)
-                    .and_then(|t| self.amd_objects.get(&t))
-                    .and_then(|&i| self.objects.get(i as usize))
-                    .cloned()
-                else {
-                    continue;
-                };
-                let digest = self.digests.text(o.digest);
-                let algorithm = self.names.str(o.algorithm).to_string();
-                let osize = o.size.map(|s| self.names.str(s).to_string());
-                if let (Some(sum), false) = (get("CHECKSUM"), digest.is_empty()) {
-                    if !sum.eq_ignore_ascii_case(&digest) {
-                        self.error(
-                            RULE_DESCRIBED_FIXITY,
-                            "file",
-                            offset,
-                            format!(
-                                "CHECKSUM {sum} differs from the PREMIS fixity {digest} of {token}"
-                            ),
-                        );
-                    }
-                    if let Some(ct) = get("CHECKSUMTYPE")
-                        && !algorithm.is_empty()
-                        && !ct.eq_ignore_ascii_case(&algorithm)
-                    {
-                        self.error(
-                            RULE_DESCRIBED_FIXITY,
-                            "file",
-                            offset,
-                            format!("CHECKSUMTYPE {ct} but PREMIS fixity uses {algorithm}"),
-                        );
-                    }
-                }
-                if let (Some(s), Some(os)) = (get("SIZE"), osize.as_ref())
-                    && s.trim() != os.trim()
-                {
-                    self.error(
-                        RULE_DESCRIBED_FIXITY,
-                        "file",
-                        offset,
-                        format!("SIZE {s} differs from the PREMIS size {os} of {token}"),
-                    );
-                }
+            let g = &self.profile.file_groups;
+            let container = depth == 0
+                && [&g.content, &g.original, &g.viral].iter().any(|n| **n == f.group)
+                && self.profile.rules.virus_check_per_container;
+            let attrs = (get("CHECKSUM"), get("CHECKSUMTYPE"), get("SIZE"));
+            if let Ok(x) = self.xref.as_mut() {
+                let (sum, sum_type, size) = (&attrs.0, &attrs.1, &attrs.2);
+                x.file(
+                    (&f.id, &f.group, depth),
+                    offset,
+                    (sum.as_deref(), sum_type.as_deref(), size.as_deref()),
+                    container,
+                    &admid,
+                );
             }
         }
         self.files.push(f);
@@ -1285,22 +1224,6 @@ impl Checker {
     fn end_file(&mut self, _offset: Pos) {
         let Some(f) = self.files.pop() else { return };
         let o = f.element_offset;
-        if let Some(admid) = f.attrs.get("ADMID") {
-            let start = self.described_tokens.len() as u32;
-            for t in admid.split_whitespace() {
-                let t = self.names.intern(t);
-                self.described_tokens.push(t);
-            }
-            let tokens = start..self.described_tokens.len() as u32;
-            let (group, id) = (self.names.intern(&f.group), self.names.intern(&f.id));
-            self.described_files.push(DescribedFile {
-                group,
-                depth: f.depth,
-                id,
-                offset: o,
-                tokens,
-            });
-        }
         let g = &self.profile.file_groups;
         let container_group = [&g.content, &g.original, &g.viral].iter().any(|n| **n == f.group);
         let has = |k: &str| f.attrs.get(k).is_some_and(|v| !v.is_empty());
@@ -1343,36 +1266,14 @@ impl Checker {
                         ),
                     );
                 }
-                if container_group && self.profile.rules.virus_check_per_container {
-                    let term = self.profile.events.virus_check.term.clone();
-                    let term_sym = self.names.get(&term);
-                    // An event in the container's amdSec, or one anywhere that links the
-                    // container's object (a shared event linking several containers).
-                    let checked = term_sym.is_some_and(|term| {
-                        f.attrs.get("ADMID").is_some_and(|admid| {
-                            admid.split_whitespace().filter_map(|a| self.names.get(a)).any(|a| {
-                                self.amd_event_types.contains(&(a, term))
-                                    || self.amd_objects.get(&a).is_some_and(|&i| {
-                                        let id = self.objects.get(i as usize).map(|o| o.id);
-                                        self.events.iter().any(|e| {
-                                            e.event_type == term
-                                                && self
-                                                    .event_objects_of(e)
-                                                    .iter()
-                                                    .any(|o| Some(*o) == id)
-                                        })
-                                    })
-                            })
-                        })
-                    });
-                    if !checked {
-                        self.profile_rule(
-                            "P5.5",
-                            "file",
-                            o,
-                            format!("container {} has no {term:?} event", f.id),
-                        );
-                    }
+                // A container without ADMID has no event; one with is checked at the end.
+                if container_group
+                    && self.profile.rules.virus_check_per_container
+                    && !f.attrs.contains_key("ADMID")
+                {
+                    let term = &self.profile.events.virus_check.term;
+                    let message = format!("container {} has no {term:?} event", f.id);
+                    self.profile_rule("P5.5", "file", o, message);
                 }
             }
             1 => {
@@ -1400,228 +1301,179 @@ impl Checker {
         }
     }
 
-    fn event_objects_of(&self, e: &EventFacts) -> &[Sym] {
-        self.event_objects.get(e.objects.start as usize..e.objects.end as usize).unwrap_or(&[])
-    }
-
-    fn event_agents_of(&self, e: &EventFacts) -> &[Sym] {
-        self.event_agents.get(e.agents.start as usize..e.agents.end as usize).unwrap_or(&[])
-    }
-
-    fn relations_of(&self, o: &ObjectFacts) -> &[[Sym; 3]] {
-        let r = &o.relationships;
-        self.relations.get(r.start as usize..r.end as usize).unwrap_or(&[])
-    }
-
-    /// PREMIS coherence across objects, events, relationships and file groups (P5.5-P5.7):
-    /// migrated containers carry their migration event and relationship, transformed and
-    /// cleaned bytestreams point at originals kept in the right group, viral bytestreams are
-    /// only in the viral group, and every `not scanned` outcome is reported.
-    fn check_premis_coherence(&mut self) {
+    /// P5.1 and P5.5-P5.7, across objects, events, relationships and file groups: a file's
+    /// attributes agree with its PREMIS object, containers have their virus check, migrated
+    /// containers carry their migration event and relationship, transformed and cleaned
+    /// bytestreams point at originals kept in the right group, and viral bytestreams are only
+    /// in the viral group.
+    fn check_premis_coherence(&mut self, x: &Crossrefs) -> Result<(), CrossrefError> {
         let p = self.profile.clone();
-        let n = &self.names;
-        let rel_type = n.get(&p.relationships.relationship_type);
-        // Object identifier -> the (group, depth, ID, offset) of the <file> it describes.
-        let mut file_of: HashMap<Sym, (Sym, usize, Sym, Pos)> = HashMap::new();
-        for f in &self.described_files {
-            let tokens = self.described_tokens.get(f.tokens.start as usize..f.tokens.end as usize);
-            for t in tokens.unwrap_or(&[]) {
-                if let Some(o) = self.amd_objects.get(t).and_then(|&i| self.objects.get(i as usize))
-                {
-                    file_of.entry(o.id).or_insert((f.group, f.depth, f.id, f.offset));
-                }
-            }
-        }
-        // (event type, object) of every link an event makes, looked up once per object: a scan
-        // of every event per object made a package of n pages take O(n^2).
-        let links: HashSet<(Sym, Sym)> = self
-            .events
-            .iter()
-            .flat_map(|e| self.event_objects_of(e).iter().map(move |o| (e.event_type, *o)))
-            .collect();
-        let linked_by =
-            |term: &str, object: Sym| n.get(term).is_some_and(|t| links.contains(&(t, object)));
-        let group_is = |g: Sym, name: &str| n.str(g) == name;
-        let mut found: Vec<(&'static str, &'static str, Pos, String)> = Vec::new();
-        // Each object once (the first with its identifier), in document order.
-        for (i, o) in self.objects.iter().enumerate() {
-            if self.object_facts.get(&o.id).is_none_or(|&first| first as usize != i) {
-                continue;
-            }
-            let Some(&(_, depth, file_id, offset)) = file_of.get(&o.id) else { continue };
-            let file_id = n.str(file_id);
-            let related = |subtype: &str| {
-                self.relations_of(o)
-                    .iter()
-                    .filter(|r| Some(r[0]) == rel_type && n.str(r[1]) == subtype)
-                    .map(|r| r[2])
-                    .collect::<Vec<_>>()
-            };
-            // P5.6: a migrated container has both the event and the relationship.
-            if depth == 0 {
-                let from = related(&p.relationships.migration);
-                let event = linked_by(&p.events.migration.term, o.id);
-                if let (Some(first), false) = (from.first(), event) {
-                    found.push(("P5.6", "file", offset, format!(
-                        "container {file_id} is derived by migration from {:?}, but no {:?} event links it",
-                        n.str(*first), p.events.migration.term
-                    )));
-                }
-                if event && from.is_empty() {
-                    found.push(("P5.6", "file", offset, format!(
-                        "container {file_id} has a {:?} event but no {}/{} relationship to its source",
-                        p.events.migration.term, p.relationships.relationship_type, p.relationships.migration
-                    )));
-                }
-                for r in from {
-                    if !self.object_facts.contains_key(&r) {
-                        let r = n.str(r);
-                        found.push((
-                            "P5.6",
-                            "file",
-                            offset,
-                            format!(
-                                "container {file_id} is migrated from {r:?}, which is not described"
-                            ),
-                        ));
-                    }
-                }
-            }
-            // P5.7: a transformed bytestream's original is kept, in the original group.
-            for r in related(&p.relationships.transformation) {
-                let rs = n.str(r);
-                if !linked_by(&p.events.transformation.term, o.id) {
-                    found.push(("P5.7", "file", offset, format!(
-                        "bytestream {file_id} is transformed from {rs:?}, but no {:?} event links it",
-                        p.events.transformation.term
-                    )));
-                }
-                match file_of.get(&r) {
-                    Some((g, ..)) if group_is(*g, &p.file_groups.original) => {}
-                    Some((g, _, id, _)) => found.push((
-                        "P5.7",
-                        "file",
-                        offset,
-                        format!(
-                            "the original of bytestream {file_id} ({}) is in group {:?}, not {:?}",
-                            n.str(*id),
-                            n.str(*g),
-                            p.file_groups.original
-                        ),
-                    )),
-                    None => found.push((
-                        "P5.7",
-                        "file",
-                        offset,
-                        format!(
-                            "the original {rs:?} of bytestream {file_id} is not in the file section"
-                        ),
-                    )),
-                }
-            }
-            // P5.5: a cleaned copy points at its viral original, kept in the viral group.
-            for r in related(&p.relationships.cleaned) {
-                match file_of.get(&r) {
-                    Some((g, ..)) if group_is(*g, &p.file_groups.viral) => {}
-                    _ => found.push(("P5.5", "file", offset, format!(
-                        "bytestream {file_id} is cleaned from {:?}, which is not a file of group {:?}",
-                        n.str(r), p.file_groups.viral
-                    ))),
-                }
-            }
-        }
-        let notices = self.virus_placement(&file_of, &mut found);
-        for (rule, element, offset, message) in found {
-            self.profile_rule(rule, element, offset, message);
-        }
-        for (offset, message) in notices {
-            self.notice("P5.5", "event", offset, message);
-        }
-    }
-
-    /// P5.5: what a virus was found in and not cleaned stays out of the other groups. Adds those
-    /// findings to `found`; returns the notices of payloads not scanned.
-    #[allow(clippy::type_complexity)]
-    fn virus_placement(
-        &self,
-        file_of: &HashMap<Sym, (Sym, usize, Sym, Pos)>,
-        found: &mut Vec<(&'static str, &'static str, Pos, String)>,
-    ) -> Vec<(Pos, String)> {
-        let p = &self.profile;
-        let n = &self.names;
-        let group_is = |g: Sym, name: &str| n.str(g) == name;
+        x.described(|d| self.check_described(d))?;
         let term = &p.events.virus_check.term;
-        let mut notices = Vec::new();
-        for e in self.events.iter().filter(|e| n.str(e.event_type) == *term) {
-            let (outcome, detail) = (n.str(e.outcome), n.str(e.detail));
-            let objects = self.event_objects_of(e);
-            if outcome == p.virus_outcomes.forced {
-                for o in objects {
-                    if let Some((g, _, id, offset)) = file_of.get(o)
-                        && !group_is(*g, &p.file_groups.viral)
-                    {
-                        found.push((
-                            "P5.5",
-                            "file",
-                            *offset,
-                            format!(
-                                "{} is {outcome:?} ({detail}) but is in group {:?}, not {:?}",
-                                n.str(*id),
-                                n.str(*g),
-                                p.file_groups.viral
-                            ),
-                        ));
-                    }
-                }
+        x.containers_unchecked(term, |id, at| {
+            self.profile_rule("P5.5", "file", at, format!("container {id} has no {term:?} event"))
+        })?;
+        let rels = &p.relationships;
+        let terms = (
+            rels.relationship_type.as_str(),
+            rels.migration.as_str(),
+            p.events.migration.term.as_str(),
+        );
+        // P5.6: a migrated container has both the event and the relationship.
+        x.described_objects(terms, |o| {
+            if o.depth != 0 {
+                return;
             }
-            if outcome == p.virus_outcomes.not_scanned {
-                let what = match objects {
-                    [one] => n.str(*one).to_string(),
-                    many => format!("{} objects", many.len()),
-                };
-                notices
-                    .push((e.offset, format!("{what}: virus check outcome {outcome:?}: {detail}")));
+            let event = &p.events.migration.term;
+            let id = &o.file_id;
+            match (&o.migrated_from, o.migration_event) {
+                (Some(from), false) => self.profile_rule("P5.6", "file", o.at, format!(
+                    "container {id} is derived by migration from {from:?}, but no {event:?} event links it"
+                )),
+                (None, true) => self.profile_rule("P5.6", "file", o.at, format!(
+                    "container {id} has a {event:?} event but no {}/{} relationship to its source",
+                    rels.relationship_type, rels.migration
+                )),
+                _ => {}
             }
-        }
-        notices
+        })?;
+        let transformation = p.events.transformation.term.as_str();
+        x.relations((terms.0, transformation), |r| self.check_related(r))?;
+        // P5.5: what a virus was found in and not cleaned stays out of the other groups.
+        let outcome = &p.virus_outcomes.forced;
+        let viral = &p.file_groups.viral;
+        x.forced_outside((term, outcome, viral), |id, group, at, detail| {
+            self.profile_rule(
+                "P5.5",
+                "file",
+                at,
+                format!("{id} is {outcome:?} ({detail}) but is in group {group:?}, not {viral:?}"),
+            )
+        })
     }
 
-    /// Checks that need the whole document.
-    /// Checks one IDREF token against the IDs seen (all of them, at the end of the document).
-    fn check_ref(&mut self, attr: &str, value: &str, element: &str, offset: Pos, rule: &str) {
-        let want = match attr {
+    /// P5.1: a `<file>`'s CHECKSUM, CHECKSUMTYPE and SIZE agree with the PREMIS object its
+    /// ADMID token names.
+    fn check_described(&mut self, d: crossrefs::Described) {
+        let token = &d.token;
+        if let (Some(sum), false) = (&d.checksum, d.digest.is_empty()) {
+            let digest = &d.digest;
+            if !sum.eq_ignore_ascii_case(digest) {
+                let what =
+                    format!("CHECKSUM {sum} differs from the PREMIS fixity {digest} of {token}");
+                self.error(RULE_DESCRIBED_FIXITY, "file", d.at, what);
+            }
+            if let Some(ct) = &d.checksumtype
+                && !d.algorithm.is_empty()
+                && !ct.eq_ignore_ascii_case(&d.algorithm)
+            {
+                let what = format!("CHECKSUMTYPE {ct} but PREMIS fixity uses {}", d.algorithm);
+                self.error(RULE_DESCRIBED_FIXITY, "file", d.at, what);
+            }
+        }
+        if let (Some(s), Some(os)) = (&d.size, &d.object_size)
+            && s.trim() != os.trim()
+        {
+            let what = format!("SIZE {s} differs from the PREMIS size {os} of {token}");
+            self.error(RULE_DESCRIBED_FIXITY, "file", d.at, what);
+        }
+    }
+
+    /// P5.6, P5.7 and P5.5 on one relationship of a described object: a container migrated
+    /// from a described source; a transformed bytestream with its event and its original in
+    /// the original group; a cleaned copy's original in the viral group.
+    fn check_related(&mut self, r: crossrefs::Related) {
+        let p = &self.profile;
+        let (rels, groups) = (&p.relationships, &p.file_groups);
+        let (file_id, target) = (&r.file_id, &r.target);
+        let mut found = Vec::new();
+        if r.subtype == rels.migration && r.depth == 0 && !r.target_described {
+            found.push((
+                "P5.6",
+                format!("container {file_id} is migrated from {target:?}, which is not described"),
+            ));
+        }
+        if r.subtype == rels.transformation {
+            let term = &p.events.transformation.term;
+            if !r.transformation_event {
+                found.push(("P5.7", format!(
+                    "bytestream {file_id} is transformed from {target:?}, but no {term:?} event links it"
+                )));
+            }
+            match &r.target_file {
+                Some((g, _)) if *g == groups.original => {}
+                Some((g, id)) => found.push((
+                    "P5.7",
+                    format!(
+                        "the original of bytestream {file_id} ({id}) is in group {g:?}, not {:?}",
+                        groups.original
+                    ),
+                )),
+                None => found.push((
+                    "P5.7",
+                    format!(
+                        "the original {target:?} of bytestream {file_id} is not in the file section"
+                    ),
+                )),
+            }
+        }
+        if r.subtype == rels.cleaned
+            && r.target_file.as_ref().is_none_or(|(g, _)| *g != groups.viral)
+        {
+            found.push(("P5.5", format!(
+                "bytestream {file_id} is cleaned from {target:?}, which is not a file of group {:?}",
+                groups.viral
+            )));
+        }
+        for (rule, message) in found {
+            self.profile_rule(rule, "file", r.at, message);
+        }
+    }
+
+    /// Every IDREF token resolves to an ID, of the kind its attribute names; every ID is used
+    /// once (the first element with it keeps it).
+    fn check_ids(&mut self, x: &Crossrefs) -> Result<(), CrossrefError> {
+        x.duplicate_ids(|id, element, at, first| {
+            let what = format!("ID {id:?} is used twice (first at byte {first})");
+            self.error("METS-ID", &element, at, what)
+        })?;
+        x.references(|r| self.check_ref(r))
+    }
+
+    /// Checks one IDREF token against the IDs of the document.
+    fn check_ref(&mut self, r: crossrefs::Reference) {
+        let (attr, value) = (&r.attr, &r.token);
+        let want = match attr.as_str() {
             "DMDID" => Some(IdOwner::DmdSec),
             "FILEID" => Some(IdOwner::File),
             _ => None,
         };
-        match self.names.get(value).and_then(|v| self.ids.get(v)) {
+        match r.owner.map(IdOwner::from_code) {
             None => {
                 let what = match want {
                     Some(w) => format!("no <{}>", w.name()),
                     None => "no ID".into(),
                 };
-                self.error(rule, element, offset, format!("{attr} {value:?} points at {what}"))
+                let message = format!("{attr} {value:?} points at {what}");
+                self.error(&r.rule, &r.element, r.at, message)
             }
-            Some((_, found)) if want.is_some_and(|w| w != found) => {
+            Some(found) if want.is_some_and(|w| w != found) => {
                 let w = want.map(IdOwner::name).unwrap_or_default();
                 let what = match found {
                     IdOwner::Other => "another element".to_string(),
                     f => format!("a <{}>", f.name()),
                 };
-                self.error(
-                    rule,
-                    element,
-                    offset,
-                    format!("{attr} {value:?} points at {what}; expected a <{w}>"),
-                )
+                let message = format!("{attr} {value:?} points at {what}; expected a <{w}>");
+                self.error(&r.rule, &r.element, r.at, message)
             }
             Some(_) => {}
         }
     }
 
-    fn finish(&mut self) {
+    /// Checks that need the whole document.
+    fn finish(&mut self) -> Result<(), CrossrefError> {
         if self.xml_error {
-            return;
+            return Ok(());
         }
         if self.bad_dates > MAX_DATE_FINDINGS {
             self.findings.push(Finding {
@@ -1635,12 +1487,15 @@ impl Checker {
                 ),
             });
         }
-        let refs = std::mem::take(&mut self.refs);
-        for (attr, value, element, offset, rule) in refs {
-            self.check_ref(attr, &value, &element, offset, rule);
-        }
-        self.check_events();
-        self.check_premis_coherence();
+        let mut x = match std::mem::replace(&mut self.xref, Err(None)) {
+            Ok(x) => x,
+            Err(Some(e)) => return Err(e),
+            Err(None) => return Ok(()),
+        };
+        x.index()?;
+        self.check_ids(&x)?;
+        self.check_events(&x)?;
+        self.check_premis_coherence(&x)?;
         // P5: the profile says which PREMIS its packages are written in.
         for (major, ns, at) in
             [('2', NS_PREMIS2, self.premis2_at), ('3', NS_PREMIS3, self.premis3_at)]
@@ -1653,61 +1508,32 @@ impl Checker {
                 self.profile_rule("P5", "premis", at, what);
             }
         }
-        self.check_required_sections();
+        self.check_required_sections(&x)
     }
 
-    /// Every event links described objects and agents (P5.3), with an outcome from the
-    /// profile's vocabulary for its type (P5.5-P5.7).
-    fn check_events(&mut self) {
-        let events = std::mem::take(&mut self.events);
-        for e in &events {
-            let event_type = self.names.str(e.event_type).to_string();
-            let outcome = self.names.str(e.outcome).to_string();
-            let mut missing = Vec::new();
-            for o in self.event_objects_of(e) {
-                if !self.object_facts.contains_key(o) {
-                    let o = self.names.str(*o);
-                    missing.push(format!(
-                        "event {event_type:?} links object {o:?}, which is not described"
-                    ));
-                }
-            }
-            for a in self.event_agents_of(e) {
-                if !self.agents.contains(a) {
-                    let a = self.names.str(*a);
-                    missing.push(format!(
-                        "event {event_type:?} links agent {a:?}, which is not described"
-                    ));
-                }
-            }
-            for m in missing {
-                self.error("P5.3", "event", e.offset, m);
-            }
-            if let Some(t) = self.profile.events.by_term(&event_type)
-                && !t.outcomes.contains(&outcome)
-            {
-                let rule = if *t == self.profile.events.virus_check {
-                    "P5.5"
-                } else if *t == self.profile.events.migration {
-                    "P5.6"
-                } else {
-                    "P5.7"
-                };
-                let allowed = t.outcomes.join("\", \"");
-                self.profile_rule(
-                    rule,
-                    "event",
-                    e.offset,
-                    format!("outcome {outcome:?} of {event_type:?}; expected one of \"{allowed}\""),
-                );
-            }
+    /// Every event links described objects and agents (P5.3).
+    fn check_events(&mut self, x: &Crossrefs) -> Result<(), CrossrefError> {
+        x.undescribed_event_objects(|event_type, o, at| {
+            let what = format!("event {event_type:?} links object {o:?}, which is not described");
+            self.error("P5.3", "event", at, what)
+        })?;
+        x.undescribed_event_agents(|event_type, a, at| {
+            let what = format!("event {event_type:?} links agent {a:?}, which is not described");
+            self.error("P5.3", "event", at, what)
+        })
+    }
+
+    /// A rights record in webaip's rights schema: an embargo has its end date (P3.3).
+    fn check_rights(&mut self, access: &str, until: &str, at: Pos) {
+        if self.profile.rules.rights_extension && access == "embargoed" && until.is_empty() {
+            let what = "access is embargoed but no embargoUntil date is given".into();
+            self.profile_rule("P3.3", "rights", at, what);
         }
-        self.events = events;
     }
 
     /// The sections the profile requires: metsHdr, MODS and DC, the rights record, the file
     /// section, the physical map listing every top-level file and the logical map's website.
-    fn check_required_sections(&mut self) {
+    fn check_required_sections(&mut self, x: &Crossrefs) -> Result<(), CrossrefError> {
         if !self.mets_hdr {
             self.profile_rule("P1.2", "mets", Pos::START, "no metsHdr".into());
         }
@@ -1723,23 +1549,13 @@ impl Checker {
             self.profile_rule("P3.2", "dmdSec", Pos::START, "no Dublin Core dmdSec".into());
         }
         if self.profile.rules.rights_extension {
-            if self.rights_ext.is_empty() {
+            if self.rights_ext == 0 {
                 self.profile_rule(
                     "P3.3",
                     "rightsMD",
                     Pos::START,
                     format!("no rights record in the webaip rights schema ({NS_RIGHTS})"),
                 );
-            }
-            for (access, until, offset) in self.rights_ext.clone() {
-                if access == "embargoed" && until.is_empty() {
-                    self.profile_rule(
-                        "P3.3",
-                        "rights",
-                        offset,
-                        "access is embargoed but no embargoUntil date is given".into(),
-                    );
-                }
             }
         }
         if !self.file_sec {
@@ -1754,16 +1570,10 @@ impl Checker {
                     "no structMap TYPE=\"physical\"".into(),
                 );
             } else {
-                let unlisted: Vec<(String, Pos)> = self
-                    .top_files
-                    .iter()
-                    .filter(|(id, _)| !self.physical_fptrs.contains(id))
-                    .map(|(id, at)| (self.names.str(*id).to_string(), *at))
-                    .collect();
-                for (id, at) in unlisted {
+                x.unlisted_files(|id, at| {
                     let what = format!("file {id} is not in the physical structMap");
                     self.profile_rule("P2.5", "file", at, what);
-                }
+                })?;
             }
         }
         if !self.struct_logical {
@@ -1782,6 +1592,7 @@ impl Checker {
                 format!("no top-level div TYPE={w:?}"),
             );
         }
+        Ok(())
     }
 }
 
@@ -1802,87 +1613,28 @@ impl IdOwner {
         }
     }
 
+    /// As the cross-reference tables store it.
+    fn code(self) -> u8 {
+        match self {
+            IdOwner::File => 1,
+            IdOwner::DmdSec => 2,
+            IdOwner::Other => 3,
+        }
+    }
+
+    fn from_code(code: u8) -> Self {
+        match code {
+            1 => IdOwner::File,
+            2 => IdOwner::DmdSec,
+            _ => IdOwner::Other,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             IdOwner::File => "file",
             IdOwner::DmdSec => "dmdSec",
             IdOwner::Other => "element",
-        }
-    }
-}
-
-/// PREMIS fixity digests, one after another: lowercase hex (what webaip writes) as the bytes it
-/// spells, half its length (a SHA-512 took 128 bytes, now 64); any other text as it is. They are
-/// not interned: no two objects share one, and nothing looks them up.
-#[derive(Default)]
-struct Digests(Vec<u8>);
-
-/// Where a digest is in [`Digests`].
-#[derive(Default, Clone, Copy)]
-struct DigestRef {
-    start: usize,
-    len: u32,
-    hex: bool,
-}
-
-impl Digests {
-    fn push(&mut self, text: &str) -> DigestRef {
-        use data_encoding::HEXLOWER;
-        let start = self.0.len();
-        let decoded =
-            HEXLOWER.decode(text.as_bytes()).ok().filter(|bytes| HEXLOWER.encode(bytes) == text);
-        let (bytes, hex) = match &decoded {
-            Some(b) => (b.as_slice(), true),
-            None => (text.as_bytes(), false),
-        };
-        // A text past 4 GiB cannot be one event of the reader (8 MiB at most).
-        let Ok(len) = u32::try_from(bytes.len()) else { return DigestRef::default() };
-        self.0.extend_from_slice(bytes);
-        DigestRef { start, len, hex }
-    }
-
-    /// The digest's text as the document gave it.
-    fn text(&self, d: DigestRef) -> String {
-        let bytes = self.0.get(d.start..d.start.saturating_add(d.len as usize)).unwrap_or(&[]);
-        if d.hex {
-            data_encoding::HEXLOWER.encode(bytes)
-        } else {
-            String::from_utf8_lossy(bytes).into_owned()
-        }
-    }
-}
-
-/// Every ID's first element, indexed by the ID's name: `(offset + 1) << 2 | owner`, 0 for a
-/// name that is no ID (8 bytes a name, where a map of IDs took over 30 an ID).
-#[derive(Default)]
-struct IdTable(Vec<u64>);
-
-impl IdTable {
-    /// The offset and owner of the element that holds ID `id`.
-    fn get(&self, id: Sym) -> Option<(u64, IdOwner)> {
-        let v = *self.0.get(id.index())?;
-        let owner = match v & 3 {
-            1 => IdOwner::File,
-            2 => IdOwner::DmdSec,
-            _ => IdOwner::Other,
-        };
-        (v != 0).then(|| ((v >> 2).saturating_sub(1), owner))
-    }
-
-    fn insert(&mut self, id: Sym, offset: u64, owner: IdOwner) {
-        let i = id.index();
-        if self.0.len() <= i {
-            self.0.resize(i + 1, 0);
-        }
-        let code = match owner {
-            IdOwner::File => 1,
-            IdOwner::DmdSec => 2,
-            IdOwner::Other => 3,
-        };
-        // Offsets past 2^62 (an exabyte-sized document) would not fit; they read as 2^62 - 2.
-        let at = offset.saturating_add(1).min(u64::MAX >> 2);
-        if let Some(slot) = self.0.get_mut(i) {
-            *slot = at << 2 | code;
         }
     }
 }

@@ -1548,15 +1548,13 @@ impl Checker {
         if self.profile.rules.require_descriptive && !self.dmd_types.iter().any(|t| t == "DC") {
             self.profile_rule("P3.2", "dmdSec", Pos::START, "no Dublin Core dmdSec".into());
         }
-        if self.profile.rules.rights_extension {
-            if self.rights_ext == 0 {
-                self.profile_rule(
-                    "P3.3",
-                    "rightsMD",
-                    Pos::START,
-                    format!("no rights record in the webaip rights schema ({NS_RIGHTS})"),
-                );
-            }
+        if self.profile.rules.rights_extension && self.rights_ext == 0 {
+            self.profile_rule(
+                "P3.3",
+                "rightsMD",
+                Pos::START,
+                format!("no rights record in the webaip rights schema ({NS_RIGHTS})"),
+            );
         }
         if !self.file_sec {
             self.profile_rule("P4.1", "fileSec", Pos::START, "no fileSec".into());

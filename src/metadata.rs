@@ -10,8 +10,9 @@ use std::path::Path;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Deserialize;
 
-use crate::mets::descriptive::DC_ELEMENTS;
-use crate::model::{Access, Description, EntityOrigin, Organisation, PageEntity, PageKind, Rights};
+use crate::model::{
+    Access, DC_ELEMENTS, Description, EntityOrigin, Organisation, PageEntity, PageKind, Rights,
+};
 
 /// The curator's metadata file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -192,11 +193,10 @@ impl CuratorMetadata {
                 part_of: p.part_of.as_ref().map(|u| u.trim().to_string()),
                 origin: EntityOrigin::Curator,
             };
-            let key = crate::pages::url_key(&e.url);
-            if let Some(j) = out
-                .iter()
-                .position(|o| crate::pages::url_key(&o.url) == key && o.captured == e.captured)
-            {
+            let key = crate::formats::url::url_key(&e.url);
+            if let Some(j) = out.iter().position(|o| {
+                crate::formats::url::url_key(&o.url) == key && o.captured == e.captured
+            }) {
                 return Err(at(format!(
                     "describes the same capture as [[page]] {} (give each a different `captured`)",
                     j + 1

@@ -9,4 +9,5 @@ pub mod http;
 pub mod mime;
 pub mod pronom;
 pub(crate) mod segment;
+pub mod url;
 pub mod warc;

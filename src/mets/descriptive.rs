@@ -6,30 +6,12 @@ use std::io::{self, Write};
 use chrono::SecondsFormat;
 
 use super::xml::XmlOut;
+use crate::model::DC_ELEMENTS;
 use crate::model::{Access, Description, EntityOrigin, PageEntity, PageKind, Rights};
 use crate::profile::Profile;
 
 /// Namespace of the rights extension schema.
 pub(crate) const RIGHTS_NS: &str = "urn:webaip:xmlns:rights:1";
-
-/// The fifteen Dublin Core elements; only these may appear in the DC section.
-pub(crate) const DC_ELEMENTS: [&str; 15] = [
-    "title",
-    "creator",
-    "subject",
-    "description",
-    "publisher",
-    "contributor",
-    "date",
-    "type",
-    "format",
-    "identifier",
-    "source",
-    "language",
-    "relation",
-    "coverage",
-    "rights",
-];
 
 /// The website's MODS record (P3.1): title, names, subjects, URLs, capture dates and the values
 /// the profile fixes.

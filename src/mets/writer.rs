@@ -86,7 +86,7 @@ pub struct ContainerWriter {
     divs: Spill,
     records: u64,
     listed: u64,
-    /// The URL keys of the described entities ([`crate::pages::url_key`]).
+    /// The URL keys of the described entities ([`crate::formats::url::url_key`]).
     wanted: Arc<HashSet<String>>,
     /// Captures of those URLs, one of which each entity will point at.
     candidates: Vec<Candidate>,
@@ -126,7 +126,7 @@ impl ContainerWriter {
         let rid = format!("{}-R{:06}", self.id, self.records);
         let key = match &r.capture {
             Some(c) if !self.wanted.is_empty() => {
-                Some(crate::pages::url_key(&c.uri)).filter(|k| self.wanted.contains(k))
+                Some(crate::formats::url::url_key(&c.uri)).filter(|k| self.wanted.contains(k))
             }
             _ => None,
         };
@@ -326,7 +326,8 @@ impl MetsBuilder {
     /// container is begun: the containers keep the captures of these URLs as records pass, and
     /// [`MetsBuilder::resolve_entities`] chooses among them at the end.
     pub fn describe_entities(&mut self, entities: Vec<PageEntity>) {
-        self.wanted = Arc::new(entities.iter().map(|e| crate::pages::url_key(&e.url)).collect());
+        self.wanted =
+            Arc::new(entities.iter().map(|e| crate::formats::url::url_key(&e.url)).collect());
         self.entities = entities;
     }
 
@@ -550,7 +551,7 @@ impl MetsBuilder {
         let mut chosen: Vec<(usize, usize)> = Vec::new();
         let mut resolved = Vec::new();
         for e in &self.entities {
-            let key = crate::pages::url_key(&e.url);
+            let key = crate::formats::url::url_key(&e.url);
             let mut found: Vec<(usize, usize)> = Vec::new();
             for group in [GroupUse::DigitalManifestation, GroupUse::ViralFiles] {
                 for (ci, c) in self.containers.iter().enumerate().filter(|(_, c)| c.group == group)
@@ -656,11 +657,12 @@ impl MetsBuilder {
         // An associated object's host, when the package describes it too, lends its title.
         for i in 0..resolved.len() {
             if let Some(host) = &resolved[i].entity.part_of {
-                let key = crate::pages::url_key(host);
+                let key = crate::formats::url::url_key(host);
                 resolved[i].host_title = resolved
                     .iter()
                     .find(|o| {
-                        o.entity.kind == PageKind::Webpage && crate::pages::url_key(&o.uri) == key
+                        o.entity.kind == PageKind::Webpage
+                            && crate::formats::url::url_key(&o.uri) == key
                     })
                     .and_then(|o| o.title.clone());
             }

@@ -60,6 +60,25 @@ pub struct Organisation {
     pub code: String,
 }
 
+/// The fifteen Dublin Core elements; only these may appear in the DC section.
+pub const DC_ELEMENTS: [&str; 15] = [
+    "title",
+    "creator",
+    "subject",
+    "description",
+    "publisher",
+    "contributor",
+    "date",
+    "type",
+    "format",
+    "identifier",
+    "source",
+    "language",
+    "relation",
+    "coverage",
+    "rights",
+];
+
 /// Descriptive metadata of the website (one target instance), mapped to MODS and DC (P3).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

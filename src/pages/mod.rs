@@ -3,7 +3,6 @@
 //!
 //! - `html_title` reads a page's `<title>` as a browser shows it (decoded in the page's
 //!   charset, character references resolved, white space collapsed);
-//! - `url_key` is the one rule by which a described URL matches a captured one;
 //! - `read_capture_head` reads the start of a capture's payload back from a container, by the
 //!   byte ranges the METS states.
 
@@ -15,6 +14,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use crate::formats::segment::FileRange;
+pub(crate) use crate::formats::url::url_key;
 use chrono::{DateTime, Utc};
 
 use crate::model::{EntityOrigin, PageKind, RecordFile};
@@ -85,23 +85,6 @@ pub(crate) fn html_title(head: &[u8], content_type: Option<&str>) -> Option<Stri
         .join(" ");
     let title: String = collapsed.chars().take(MAX_TITLE_CHARS).collect();
     (!title.is_empty()).then_some(title)
-}
-
-/// The form in which a described URL is compared with captured ones: scheme and host in lower
-/// case, an empty path as `/`, the fragment dropped; everything else (path, query, their
-/// escapes) as written. URLs that do not parse are compared as written.
-pub(crate) fn url_key(url: &str) -> String {
-    let t = url.trim();
-    match url::Url::parse(t) {
-        Ok(mut u) if u.has_host() => {
-            u.set_fragment(None);
-            // `url` lower-cases scheme and host and writes an empty path as `/`; it also
-            // percent-encodes what WHATWG says to, so a harvested `a b` and a described `a%20b`
-            // meet.
-            u.to_string()
-        }
-        _ => t.to_string(),
-    }
 }
 
 /// What [`read_capture_head`] returns.
@@ -327,20 +310,5 @@ mod tests {
         // Equally close: the later capture.
         let e = ["2024-03-15T10:00:00Z", "2024-03-15T12:00:00Z"];
         assert_eq!(choose_capture(&e, at("2024-03-15T11:00:00Z"), false), Some(1));
-    }
-
-    #[test]
-    fn url_keys() {
-        assert_eq!(url_key("HTTP://WWW.Example.org"), "http://www.example.org/");
-        assert_eq!(
-            url_key("http://www.example.org/a b.html#x"),
-            "http://www.example.org/a%20b.html"
-        );
-        assert_eq!(
-            url_key("http://www.example.org/a%20b.html"),
-            "http://www.example.org/a%20b.html"
-        );
-        assert_ne!(url_key("http://www.example.org/A"), url_key("http://www.example.org/a"));
-        assert_eq!(url_key("dns:www.example.org"), "dns:www.example.org");
     }
 }

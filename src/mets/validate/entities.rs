@@ -12,10 +12,10 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::Checker;
+use crate::formats::url::url_key;
 use crate::formats::warc::reader::{MAX_HEADER_BYTES, WarcReader};
 use crate::layout;
 use crate::mets::reader::{Event, MetsReader, NS_METS, NS_MODS, Pos};
-use crate::pages::url_key;
 
 /// Most bytes of a record's range read to find its header: a header is at most
 /// [`MAX_HEADER_BYTES`] decompressed, and deflate never grows data by more than a little.

@@ -1,10 +1,11 @@
-//! Readers and writers for the byte formats webaip meets: ARC, WARC, HTTP header blocks and
-//! MIME types by name and content.
+//! Readers and writers for the byte formats webaip meets: ARC, WARC, HTTP header blocks, HTML
+//! encodings, URLs and MIME types by name and content.
 //!
 //! Everything here works on bytes and offsets and knows nothing of packages or METS.
 
 pub mod arc;
 pub mod digest;
+pub mod html;
 pub mod http;
 pub mod mime;
 pub mod pronom;

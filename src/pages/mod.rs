@@ -17,8 +17,8 @@ use crate::formats::segment::FileRange;
 pub(crate) use crate::formats::url::url_key;
 use chrono::{DateTime, Utc};
 
+use crate::formats::html::html_encoding;
 use crate::model::{EntityOrigin, PageKind, RecordFile};
-use crate::stages::rewrite::html_encoding;
 
 /// How much of a payload is read to find its title: titles sit in the head, and a page whose
 /// `<title>` starts later than this is reported as having none.

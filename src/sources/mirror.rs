@@ -486,7 +486,7 @@ fn wget_rest(rest: &str) -> String {
 fn page_title(path: &Path, mime: &str) -> Option<String> {
     let mut head = Vec::new();
     layout::open_regular(path).ok()?.take(TITLE_WINDOW).read_to_end(&mut head).ok()?;
-    let enc = crate::stages::rewrite::html_encoding(&head, Some(mime));
+    let enc = crate::formats::html::html_encoding(&head, Some(mime));
     let (text, _, _) = enc.decode(&head);
     let lower = text.to_ascii_lowercase();
     let open = lower.find("<title")?;

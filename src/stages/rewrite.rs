@@ -27,6 +27,7 @@ use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, 
 use url::Url;
 
 use super::{Replacement, Route, Stage, StageError, Staged};
+use crate::formats::html::html_encoding;
 use crate::sources::capture::{CaptureKind, Payload};
 pub use crate::sources::link_map::LinkMap;
 
@@ -234,37 +235,6 @@ impl State {
         }
         Some(new)
     }
-}
-
-/// The encoding of an HTML page: a `charset` in the HTTP Content-Type, else a `<meta charset>`
-/// in the first KiB, else UTF-8 if the bytes are valid UTF-8, else windows-1252 (which maps
-/// every byte, so nothing is lost).
-pub fn html_encoding(bytes: &[u8], content_type: Option<&str>) -> &'static Encoding {
-    let from_label =
-        |label: &str| Encoding::for_label(label.trim().trim_matches(['"', '\'']).as_bytes());
-    if let Some(ct) = content_type
-        && let Some(cs) = ct.to_ascii_lowercase().split("charset=").nth(1)
-        && let Some(e) = from_label(cs.split(';').next().unwrap_or(""))
-    {
-        return ascii_compatible(e);
-    }
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).to_ascii_lowercase();
-    if let Some(pos) = head.find("charset=") {
-        let rest = &head[pos + 8..];
-        let label: String = rest
-            .trim_start_matches(['"', '\''])
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-            .collect();
-        if let Some(e) = from_label(&label) {
-            return ascii_compatible(e);
-        }
-    }
-    if std::str::from_utf8(bytes).is_ok() { encoding_rs::UTF_8 } else { encoding_rs::WINDOWS_1252 }
-}
-
-fn ascii_compatible(e: &'static Encoding) -> &'static Encoding {
-    if AsciiCompatibleEncoding::new(e).is_some() { e } else { encoding_rs::WINDOWS_1252 }
 }
 
 const URL_ATTRS: [&str; 9] =

@@ -19,7 +19,6 @@
 //! whole-file SHA-512 of a container is one task, and its records are split into spans that are
 //! read in parallel, so one large container uses every core.
 
-pub(crate) mod listing;
 pub(crate) mod records;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -31,9 +30,9 @@ use serde::Serialize;
 
 use crate::formats::digest::sha512_read;
 use crate::layout;
+use crate::mets::listing::{ListedFile, Nested, read_listing};
 use crate::mets::validate::{Severity, ValidateError, ValidationReport};
 use crate::mets::{ValidateOptions, validate_mets};
-use listing::{ListedFile, list_files};
 use records::{Problem, Walk};
 
 use crate::layout::{MANIFEST, METS};
@@ -236,6 +235,17 @@ fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
         Err(e) if e.is_not_found() => Err(not(format!("it has no {METS}"))),
         Err(e) => Err(AuditError::Mets { path: mets, message: e.to_string() }),
     }
+}
+
+/// The METS's files with their records and bytestreams. What the METS reader refuses (a
+/// DOCTYPE, an entity) is passed over here: the validation the audit starts with reports it,
+/// and the audit goes on with what the document lists.
+fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
+    let bad = |message: String| AuditError::Mets { path: mets.to_path_buf(), message };
+    let file = std::fs::File::open(mets).map_err(|e| bad(e.to_string()))?;
+    let reader =
+        crate::mets::reader::MetsReader::lenient(io::BufReader::with_capacity(256 * 1024, file));
+    Ok(read_listing(reader, Nested::Keep).map_err(|e| bad(e.to_string()))?.files)
 }
 
 /// Audits the package at `path` (its directory, or its METS document); `progress` hears of the

@@ -11,13 +11,13 @@ use std::path::Path;
 
 use sha2::{Digest, Sha512};
 
-use super::listing::ListedFile;
 use crate::formats::digest::{DigestLabelError, LabelledDigest, hex};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::header::is_stateable_date;
 use crate::formats::warc::payload::{self, PayloadStart};
 use crate::formats::warc::reader::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::open_regular;
+use crate::mets::listing::ListedFile;
 use crate::mets::validate::Severity;
 
 /// Something wrong inside one record, before it is placed in a file.

@@ -4,9 +4,11 @@
 //! record and PREMIS 3 objects, events and agents, spilling the record-level sections to disk.
 //! [`validate::validate_mets`] checks a document against the official schemas (through
 //! libxml2) and against the package profile, naming the line and rule of every finding.
-//! `reader::MetsReader` is the one reader of METS documents (validate, audit, store).
+//! `reader::MetsReader` is the one reader of METS documents; `listing` the one reading of a
+//! fileSec into files, groups, ranges and PREMIS statements (audit, pages, store).
 
 pub(crate) mod descriptive;
+pub(crate) mod listing;
 pub(crate) mod premis;
 pub(crate) mod reader;
 pub mod validate;

@@ -439,81 +439,39 @@ struct Remote {
 /// names calls it), confined to the package; then the FLocats of that group that are URLs
 /// (files kept elsewhere: [`layout::uri_scheme`]).
 fn content_containers(mets: &Path) -> Result<(Vec<String>, Remote), ListError> {
-    use crate::mets::reader::{Event, MetsReader, NS_METS};
+    use crate::mets::listing::{Nested, read_listing};
+    use crate::mets::reader::MetsReader;
     let bad = |message: String| ListError::Mets { path: mets.to_path_buf(), message };
     let file = layout::open_regular(mets)?;
     // Strict: a METS with a DOCTYPE, an entity reference or a NUL is not read further.
-    let mut reader = MetsReader::strict(BufReader::with_capacity(64 * 1024, file));
-    let mut content: Option<String> = None;
-    // The USE of each open fileGrp, and the depth of open <file>s.
-    let mut groups: Vec<String> = Vec::new();
-    let mut files = 0usize;
-    let mut top_mime: Option<String> = None;
+    let reader = MetsReader::strict(BufReader::with_capacity(64 * 1024, file));
+    let listing = read_listing(reader, Nested::Skip).map_err(|e| bad(e.to_string()))?;
+    let Some(root) = listing.root.filter(|r| r.is_mets) else {
+        return Err(bad("not a METS document (no <mets> element)".into()));
+    };
+    let profile = root.profile.as_deref().and_then(Profile::by_uri);
+    let content = profile.unwrap_or_else(Profile::default_profile).file_groups.content;
     let mut names = Vec::new();
     let mut remote = Remote::default();
-    while let Some(event) = reader.next().map_err(|e| bad(e.to_string()))? {
-        let (e, empty) = match &event {
-            Event::Start(e, _) => (e, false),
-            Event::Empty(e, _) => (e, true),
-            Event::End { ns, local, .. } if ns == NS_METS => {
-                match local.as_str() {
-                    "fileGrp" => {
-                        groups.pop();
-                    }
-                    "file" => files = files.saturating_sub(1),
-                    _ => {}
-                }
-                continue;
+    for f in listing.files.iter().filter(|f| f.groups.contains(&content)) {
+        let Some(href) = f.href.as_deref() else { continue };
+        if layout::uri_scheme(href).is_some() {
+            remote.count += 1;
+            if remote.listed.len() < MAX_QUIRKS_LISTED {
+                remote.listed.push(href.to_string());
             }
-            _ => continue,
-        };
-        if e.ns != NS_METS {
             continue;
         }
-        match e.local.as_str() {
-            "mets" if content.is_none() => {
-                let profile = e.attr("PROFILE").and_then(Profile::by_uri);
-                let p = profile.unwrap_or_else(Profile::default_profile);
-                content = Some(p.file_groups.content);
-            }
-            "fileGrp" if !empty => {
-                groups.push(e.attr("USE").or(e.attr("ID")).unwrap_or_default().to_string())
-            }
-            "file" => {
-                if files == 0 {
-                    top_mime = e.attr("MIMETYPE").map(str::to_string);
-                }
-                if !empty {
-                    files += 1;
-                }
-            }
-            "FLocat" if files == 1 => {
-                let in_content = content.as_ref().is_some_and(|c| groups.contains(c));
-                if let (true, Some(href)) = (in_content, e.href()) {
-                    if layout::uri_scheme(href).is_some() {
-                        remote.count += 1;
-                        if remote.listed.len() < MAX_QUIRKS_LISTED {
-                            remote.listed.push(href.to_string());
-                        }
-                        continue;
-                    }
-                    let name = layout::confined_name(href).map_err(|source| ListError::Name {
-                        mets: mets.to_path_buf(),
-                        name: href.to_string(),
-                        source,
-                    })?;
-                    let warc = top_mime.as_deref() == Some("application/warc")
-                        || archive_kind(Path::new(&name)) == Some(ArchiveKind::Warc);
-                    if warc && !names.contains(&name) {
-                        names.push(name);
-                    }
-                }
-            }
-            _ => {}
+        let name = layout::confined_name(href).map_err(|source| ListError::Name {
+            mets: mets.to_path_buf(),
+            name: href.to_string(),
+            source,
+        })?;
+        let warc = f.mime.as_deref() == Some("application/warc")
+            || archive_kind(Path::new(&name)) == Some(ArchiveKind::Warc);
+        if warc && !names.contains(&name) {
+            names.push(name);
         }
-    }
-    if content.is_none() {
-        return Err(bad("not a METS document (no <mets> element)".into()));
     }
     Ok((names, remote))
 }

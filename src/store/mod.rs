@@ -32,7 +32,8 @@ use sha2::{Digest, Sha512};
 use crate::audit::{AuditOptions, audit_package};
 use crate::formats::digest::hex;
 use crate::layout::{MANIFEST, METS};
-use crate::mets::reader::{Event, MetsReader, NS_METS};
+use crate::mets::listing::{Nested, read_listing, read_root};
+use crate::mets::reader::MetsReader;
 use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
 use replica::{FsReplica, HashingFile, ListedObject, Replica, Source};
 use state::{CopyRow, FileRecord, Seen, State, Upload};
@@ -1193,37 +1194,23 @@ pub(crate) fn checked_package_dir(identifier: &str) -> Result<String, StoreError
 /// The root element's `OBJID`, read through the strict METS reader (a DOCTYPE, an entity
 /// reference or a NUL before it refuses the document).
 fn read_identifier(file: std::fs::File) -> Result<String, String> {
-    let mut reader = MetsReader::strict(io::BufReader::new(file));
-    loop {
-        match reader.next().map_err(|e| e.to_string())? {
-            Some(Event::Start(e, _) | Event::Empty(e, _)) => {
-                return e
-                    .attr("OBJID")
-                    .filter(|v| !v.trim().is_empty())
-                    .map(str::to_string)
-                    .ok_or_else(|| "the root element has no OBJID".into());
-            }
-            None => return Err("no root element".into()),
-            Some(_) => {}
-        }
-    }
+    let root =
+        read_root(MetsReader::strict(io::BufReader::new(file))).map_err(|e| e.to_string())?;
+    root.ok_or("no root element")?
+        .objid
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| "the root element has no OBJID".into())
 }
 
 /// The names the METS lists (every `FLocat`'s `xlink:href`), as confined names; hrefs that
 /// leave the package are left out (no manifest line can then name them). Strict: what the
 /// METS reader refuses refuses the package.
 fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, String> {
-    let mut reader = MetsReader::strict(io::BufReader::new(file));
-    let mut names = BTreeSet::new();
-    while let Some(event) = reader.next().map_err(|e| e.to_string())? {
-        if let Event::Start(e, _) | Event::Empty(e, _) = event
-            && e.is(NS_METS, "FLocat")
-            && let Some(n) = e.href().and_then(|h| crate::layout::confined_name(h).ok())
-        {
-            names.insert(n);
-        }
-    }
-    Ok(names)
+    let reader = MetsReader::strict(io::BufReader::new(file));
+    let listing = read_listing(reader, Nested::Skip).map_err(|e| e.to_string())?;
+    let hrefs = listing.files.iter().filter_map(|f| f.href.as_deref());
+    let hrefs = hrefs.chain(listing.other_hrefs.iter().map(String::as_str));
+    Ok(hrefs.filter_map(|h| crate::layout::confined_name(h).ok()).collect())
 }
 
 /// Reads a manifest: (confined name, SHA-512) per line, or why it cannot be stored (a line

@@ -1,0 +1,366 @@
+//! The METS read into the package's file listing: the one interpretation of a fileSec (and of
+//! the PREMIS statements about its files) that `audit`, `pages` and `store` share. The
+//! validator checks the whole document and reads it through [`super::reader`] itself.
+//!
+//! What the listing holds:
+//! - the root element: whether it is `mets:mets`, its `OBJID` and `PROFILE`;
+//! - the top-level `<file>`s in document order, each with its enclosing `fileGrp` USEs, its
+//!   `FLocat`, MIME type, size, checksum and byte range, and, when asked for
+//!   ([`Nested::Keep`]), its nested record and bytestream `<file>`s;
+//! - for each top-level file, the "WARC records" significant property and the size and fixity
+//!   digest that the PREMIS object of a section its ADMID names states.
+//!
+//! A listing of containers only ([`Nested::Skip`]) stays small whatever the number of records:
+//! the nested files are passed over, except for an `FLocat` of their own (another tool's METS
+//! may locate nested files), whose href is kept in [`Listing::other_hrefs`].
+
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use super::reader::{Element, Event, MetsError, MetsReader, NS_METS, NS_PREMIS2, NS_PREMIS3, Pos};
+use crate::model::SIGNIFICANT_WARC_RECORDS;
+
+/// Whether the nested `<file>`s (records, bytestreams) are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Nested {
+    #[default]
+    Keep,
+    Skip,
+}
+
+/// The root element.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Root {
+    /// It is `mets:mets`.
+    pub is_mets: bool,
+    pub objid: Option<String>,
+    pub profile: Option<String>,
+}
+
+/// One `<file>` of the fileSec.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ListedFile {
+    pub id: String,
+    /// Where the `<file>` element is in the METS.
+    pub pos: Pos,
+    /// USE (else ID) of the innermost enclosing fileGrp.
+    pub group: String,
+    /// USE (else ID) of every enclosing fileGrp, outermost first (top-level files only).
+    pub groups: Vec<String>,
+    pub href: Option<String>,
+    pub mime: Option<String>,
+    pub size: Option<u64>,
+    /// The CHECKSUM attribute, in lower case.
+    pub checksum: Option<String>,
+    pub begin: Option<u64>,
+    pub end: Option<u64>,
+    /// The "WARC records" significant property of the file's PREMIS object, if it states one.
+    pub stated_records: Option<u64>,
+    /// The size and fixity digest (lower case) of the file's PREMIS object, if it states them:
+    /// where they differ from `size` and `checksum`, bytes that match them are no damage.
+    pub premis_size: Option<u64>,
+    pub premis_digest: Option<String>,
+    pub children: Vec<ListedFile>,
+    admid: Vec<String>,
+}
+
+impl ListedFile {
+    /// True for a file whose records can be read: a WARC container.
+    pub(crate) fn is_container(&self) -> bool {
+        self.mime.as_deref() == Some("application/warc")
+            || !self.children.is_empty()
+            || self.href.as_deref().is_some_and(crate::layout::is_warc_name)
+    }
+}
+
+/// A METS document's listing; see the module documentation.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    /// `None` when the document has no root element.
+    pub root: Option<Root>,
+    pub files: Vec<ListedFile>,
+    /// The FLocat hrefs that are no listed file's `href`: a file's second and later ones, and
+    /// those of nested files with [`Nested::Skip`].
+    pub other_hrefs: Vec<String>,
+}
+
+/// The root element only: the document is read no further than its start tag.
+pub(crate) fn read_root<R: BufRead>(mut reader: MetsReader<R>) -> Result<Option<Root>, MetsError> {
+    loop {
+        match reader.next()? {
+            Some(Event::Start(e, _) | Event::Empty(e, _)) => return Ok(Some(root_of(&e))),
+            None => return Ok(None),
+            Some(_) => {}
+        }
+    }
+}
+
+fn root_of(e: &Element) -> Root {
+    Root {
+        is_mets: e.is(NS_METS, "mets"),
+        objid: e.attr("OBJID").map(str::to_string),
+        profile: e.attr("PROFILE").map(str::to_string),
+    }
+}
+
+/// Reads the listing. What a lenient reader passes over (a DOCTYPE, an entity) is passed over
+/// here too; a strict reader's refusal is an error.
+pub(crate) fn read_listing<R: BufRead>(
+    mut reader: MetsReader<R>,
+    nested: Nested,
+) -> Result<Listing, MetsError> {
+    let mut state = State { nested, ..State::default() };
+    while let Some(event) = reader.next()? {
+        match event {
+            Event::Start(ref e, pos) => state.start(e, pos, false),
+            Event::Empty(ref e, pos) => state.start(e, pos, true),
+            Event::Text(t, _) => state.text(&t),
+            Event::End { ns, local, .. } => state.end(&ns, &local),
+            Event::Refused(..) => {}
+        }
+    }
+    Ok(state.finish())
+}
+
+/// What the listing's pass keeps while it reads.
+#[derive(Default)]
+struct State {
+    nested: Nested,
+    listing: Listing,
+    /// Open fileGrps' USE (else ID).
+    groups: Vec<String>,
+    /// Open `<file>`s, outermost first.
+    stack: Vec<ListedFile>,
+    /// Open `<file>`s below a top-level one, when they are not kept.
+    skipped_depth: usize,
+    /// Record counts by the ID of the amdSec and of the techMD that state them.
+    stated: HashMap<String, u64>,
+    /// PREMIS objects' (size, digest) by the IDs of the amdSec and MD section holding them.
+    fixity: HashMap<String, (Option<u64>, Option<String>)>,
+    object: Option<(Option<u64>, Option<String>)>,
+    value: Option<String>,
+    amd: Option<String>,
+    md: Option<String>,
+    property: Option<(String, String)>,
+    text: Option<String>,
+}
+
+fn premis(ns: &str) -> bool {
+    ns == NS_PREMIS3 || ns == NS_PREMIS2
+}
+
+impl State {
+    fn start(&mut self, e: &Element, pos: Pos, empty: bool) {
+        if self.listing.root.is_none() {
+            self.listing.root = Some(root_of(e));
+        }
+        let attr = |k: &str| e.attr(k).map(str::to_string);
+        match (e.ns.as_str(), e.local.as_str()) {
+            (NS_METS, "amdSec") => self.amd = attr("ID"),
+            (NS_METS, "techMD" | "digiprovMD") => self.md = attr("ID"),
+            (ns, "object") if premis(ns) => self.object = Some(Default::default()),
+            (ns, "size" | "messageDigest") if premis(ns) && self.object.is_some() => {
+                self.value = Some(String::new());
+            }
+            (ns, "significantProperties") if premis(ns) => self.property = Some(Default::default()),
+            (ns, "significantPropertiesType" | "significantPropertiesValue") if premis(ns) => {
+                self.text = Some(String::new());
+            }
+            (NS_METS, "fileGrp") if !empty => {
+                self.groups.push(attr("USE").or(attr("ID")).unwrap_or_default());
+            }
+            (NS_METS, "file") => self.start_file(e, pos, empty),
+            (NS_METS, "FLocat") => {
+                let Some(h) = e.href() else { return };
+                match self.stack.last_mut() {
+                    Some(f) if self.skipped_depth == 0 && f.href.is_none() => {
+                        f.href = Some(h.to_string())
+                    }
+                    _ => self.listing.other_hrefs.push(h.to_string()),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn start_file(&mut self, e: &Element, pos: Pos, empty: bool) {
+        if self.nested == Nested::Skip && !self.stack.is_empty() {
+            if !empty {
+                self.skipped_depth += 1;
+            }
+            return;
+        }
+        let num = |k: &str| e.attr(k).and_then(|v| v.trim().parse::<u64>().ok());
+        let top = self.stack.is_empty();
+        let f = ListedFile {
+            id: e.attr("ID").unwrap_or_default().to_string(),
+            pos,
+            group: self.groups.last().cloned().unwrap_or_default(),
+            groups: if top { self.groups.clone() } else { Vec::new() },
+            mime: e.attr("MIMETYPE").map(str::to_string),
+            size: num("SIZE"),
+            checksum: e.attr("CHECKSUM").map(|c| c.to_ascii_lowercase()),
+            begin: num("BEGIN"),
+            end: num("END"),
+            admid: e
+                .attr("ADMID")
+                .map(|a| a.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default(),
+            ..ListedFile::default()
+        };
+        if empty {
+            self.attach(f);
+        } else {
+            self.stack.push(f);
+        }
+    }
+
+    fn attach(&mut self, f: ListedFile) {
+        match self.stack.last_mut() {
+            Some(parent) => parent.children.push(f),
+            None => self.listing.files.push(f),
+        }
+    }
+
+    fn text(&mut self, t: &str) {
+        if let Some(s) = self.text.as_mut() {
+            s.push_str(t);
+        }
+        // A size or digest is short; a longer text is none (and is not gathered).
+        if let Some(v) = self.value.as_mut().filter(|v| v.len() + t.len() <= 1024) {
+            v.push_str(t);
+        }
+    }
+
+    fn end(&mut self, ns: &str, local: &str) {
+        match (ns, local) {
+            (NS_METS, "file") if self.skipped_depth > 0 => self.skipped_depth -= 1,
+            (NS_METS, "file") => {
+                if let Some(f) = self.stack.pop() {
+                    self.attach(f);
+                }
+            }
+            (NS_METS, "fileGrp") => {
+                self.groups.pop();
+            }
+            (NS_METS, "amdSec") => self.amd = None,
+            (NS_METS, "techMD" | "digiprovMD") => self.md = None,
+            (ns, "size") if premis(ns) => {
+                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
+                    o.0 = o.0.or(v.trim().parse().ok());
+                }
+            }
+            (ns, "messageDigest") if premis(ns) => {
+                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
+                    o.1 = o.1.take().or(Some(v.trim().to_ascii_lowercase()));
+                }
+            }
+            (ns, "object") if premis(ns) => {
+                if let Some(o) = self.object.take() {
+                    for id in [&self.amd, &self.md].into_iter().flatten() {
+                        self.fixity.entry(id.clone()).or_insert_with(|| o.clone());
+                    }
+                }
+            }
+            (ns, "significantPropertiesType") if premis(ns) => {
+                if let (Some(p), Some(t)) = (self.property.as_mut(), self.text.take()) {
+                    p.0 = t.trim().to_string();
+                }
+            }
+            (ns, "significantPropertiesValue") if premis(ns) => {
+                if let (Some(p), Some(t)) = (self.property.as_mut(), self.text.take()) {
+                    p.1 = t.trim().to_string();
+                }
+            }
+            (ns, "significantProperties") if premis(ns) => {
+                if let Some((kind, value)) = self.property.take()
+                    && kind == SIGNIFICANT_WARC_RECORDS
+                    && let Ok(n) = value.parse::<u64>()
+                {
+                    for id in [&self.amd, &self.md].into_iter().flatten() {
+                        self.stated.insert(id.clone(), n);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The PREMIS statements joined to the top-level files that name their sections.
+    fn finish(mut self) -> Listing {
+        for f in &mut self.listing.files {
+            f.stated_records = f.admid.iter().find_map(|a| self.stated.get(a).copied());
+            if let Some((size, digest)) = f.admid.iter().find_map(|a| self.fixity.get(a)) {
+                (f.premis_size, f.premis_digest) = (*size, digest.clone());
+            }
+        }
+        self.listing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"<mets:mets xmlns:mets="http://www.loc.gov/METS/"
+      xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:premis="http://www.loc.gov/premis/v3"
+      OBJID="pkg-1" PROFILE="urn:x">
+      <mets:amdSec ID="A1"><mets:techMD ID="T1"><mets:mdWrap><mets:xmlData><premis:object>
+        <premis:objectCharacteristics><premis:fixity><premis:messageDigest>ABC</premis:messageDigest></premis:fixity>
+        <premis:size>10</premis:size></premis:objectCharacteristics>
+        <premis:significantProperties><premis:significantPropertiesType>WARC records</premis:significantPropertiesType>
+        <premis:significantPropertiesValue>2</premis:significantPropertiesValue></premis:significantProperties>
+      </premis:object></mets:xmlData></mets:mdWrap></mets:techMD></mets:amdSec>
+      <mets:fileSec><mets:fileGrp USE="Outer"><mets:fileGrp USE="Content">
+        <mets:file ID="F1" MIMETYPE="application/warc" SIZE="10" CHECKSUM="AB" ADMID="A1">
+          <mets:FLocat xlink:href="content/a.warc.gz"/>
+          <mets:file ID="R1" BEGIN="0" END="4"/>
+          <mets:file ID="R2" BEGIN="5" END="9"><mets:FLocat xlink:href="nested"/></mets:file>
+        </mets:file>
+      </mets:fileGrp></mets:fileGrp>
+      <mets:fileGrp ID="Logs"><mets:file ID="F2"><mets:FLocat xlink:href="logs/x"/></mets:file></mets:fileGrp>
+      </mets:fileSec></mets:mets>"#;
+
+    fn read(nested: Nested) -> Listing {
+        read_listing(MetsReader::strict(DOC.as_bytes()), nested).unwrap()
+    }
+
+    #[test]
+    fn files_their_groups_ranges_and_premis_statements() {
+        let l = read(Nested::Keep);
+        let root = l.root.unwrap();
+        assert!(root.is_mets);
+        assert_eq!(
+            (root.objid.as_deref(), root.profile.as_deref()),
+            (Some("pkg-1"), Some("urn:x"))
+        );
+        let [f1, f2] = &l.files[..] else { panic!("{:?}", l.files) };
+        assert_eq!(f1.groups, ["Outer", "Content"]);
+        assert_eq!(f1.group, "Content");
+        assert_eq!(f1.href.as_deref(), Some("content/a.warc.gz"));
+        assert_eq!(f1.checksum.as_deref(), Some("ab"));
+        assert_eq!((f1.stated_records, f1.premis_size), (Some(2), Some(10)));
+        assert_eq!(f1.premis_digest.as_deref(), Some("abc"));
+        assert_eq!(f1.children.len(), 2);
+        assert_eq!((f1.children[1].begin, f1.children[1].end), (Some(5), Some(9)));
+        assert_eq!(f1.children[1].href.as_deref(), Some("nested"));
+        assert_eq!((f2.group.as_str(), f2.groups.as_slice()), ("Logs", &["Logs".to_string()][..]));
+        assert!(l.other_hrefs.is_empty());
+    }
+
+    #[test]
+    fn containers_only_keep_no_nested_file_but_their_hrefs() {
+        let l = read(Nested::Skip);
+        assert_eq!(l.files.len(), 2);
+        assert!(l.files[0].children.is_empty());
+        assert_eq!(l.files[0].href.as_deref(), Some("content/a.warc.gz"));
+        assert_eq!(l.other_hrefs, ["nested"]);
+    }
+
+    #[test]
+    fn the_root_alone() {
+        let root = read_root(MetsReader::strict(DOC.as_bytes())).unwrap().unwrap();
+        assert_eq!(root.objid.as_deref(), Some("pkg-1"));
+        assert!(read_root(MetsReader::strict(&b"<?xml version='1.0'?>"[..])).unwrap().is_none());
+    }
+}

@@ -1513,12 +1513,8 @@ impl Checker {
 
     /// Every event links described objects and agents (P5.3).
     fn check_events(&mut self, x: &Crossrefs) -> Result<(), CrossrefError> {
-        x.undescribed_event_objects(|event_type, o, at| {
-            let what = format!("event {event_type:?} links object {o:?}, which is not described");
-            self.error("P5.3", "event", at, what)
-        })?;
-        x.undescribed_event_agents(|event_type, a, at| {
-            let what = format!("event {event_type:?} links agent {a:?}, which is not described");
+        x.undescribed_event_links(|what, event_type, id, at| {
+            let what = format!("event {event_type:?} links {what} {id:?}, which is not described");
             self.error("P5.3", "event", at, what)
         })
     }

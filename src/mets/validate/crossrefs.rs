@@ -406,38 +406,26 @@ impl Crossrefs {
         Ok(())
     }
 
-    /// Event links to objects no PREMIS object describes: (event type, object, where).
-    pub(super) fn undescribed_event_objects(
+    /// Event links to entities no PREMIS entity describes, objects then agents: (what,
+    /// event type, the entity's identifier, where the event is).
+    pub(super) fn undescribed_event_links(
         &self,
-        mut each: impl FnMut(String, String, Pos),
+        mut each: impl FnMut(&str, String, String, Pos),
     ) -> Result<(), CrossrefError> {
-        let mut s = self.db.prepare(
-            "SELECT e.type, eo.object, e.line, e.offset FROM event_objects eo
-             JOIN events e ON e.seq = eo.event_seq
-             WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.id = eo.object)
-             ORDER BY eo.rowid",
-        )?;
-        let mut rows = s.query([])?;
-        while let Some(r) = rows.next()? {
-            each(r.get(0)?, r.get(1)?, pos(r.get(2)?, r.get(3)?));
-        }
-        Ok(())
-    }
-
-    /// Event links to agents no PREMIS agent describes: (event type, agent, where).
-    pub(super) fn undescribed_event_agents(
-        &self,
-        mut each: impl FnMut(String, String, Pos),
-    ) -> Result<(), CrossrefError> {
-        let mut s = self.db.prepare(
-            "SELECT e.type, ea.agent, e.line, e.offset FROM event_agents ea
-             JOIN events e ON e.seq = ea.event_seq
-             WHERE NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = ea.agent)
-             ORDER BY ea.rowid",
-        )?;
-        let mut rows = s.query([])?;
-        while let Some(r) = rows.next()? {
-            each(r.get(0)?, r.get(1)?, pos(r.get(2)?, r.get(3)?));
+        for (what, links, column, described) in [
+            ("object", "event_objects", "object", "objects"),
+            ("agent", "event_agents", "agent", "agents"),
+        ] {
+            let mut s = self.db.prepare(&format!(
+                "SELECT e.type, l.{column}, e.line, e.offset FROM {links} l
+                 JOIN events e ON e.seq = l.event_seq
+                 WHERE NOT EXISTS (SELECT 1 FROM {described} d WHERE d.id = l.{column})
+                 ORDER BY l.rowid"
+            ))?;
+            let mut rows = s.query([])?;
+            while let Some(r) = rows.next()? {
+                each(what, r.get(0)?, r.get(1)?, pos(r.get(2)?, r.get(3)?));
+            }
         }
         Ok(())
     }

@@ -28,7 +28,12 @@
 //!   `formats::warc::payload` is the one rule for where a payload starts.
 //! - [`stages`]: what captures pass before they are written (`stages::Stage`): virus
 //!   scanning with clamd ([`stages::scan`], one engine for every path) and byte-faithful link
-//!   rewriting (`stages::rewrite::RewriteStage`).
+//!   rewriting (`stages::rewrite::RewriteStage`). A stage plugs in by implementing `Stage`
+//!   (it gets each batch of `stages::Staged` captures, in order, before anything of them is
+//!   written, and may route them, note `Finding`s or put a `Replacement` payload in) and
+//!   by being put in the list `package::captures::build_capture_package` runs on every
+//!   batch; what it decides is written by the one routing (`Writing::write` there), so no
+//!   source and no sink changes. Heritrix ARC and WARC files do not pass the stages yet.
 //! - [`migrate`] converts one ARC into one WARC ([`migrate::migrate_file`]) and proves, by
 //!   reading the result back from disk, that every payload byte was conserved.
 //! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and

@@ -188,6 +188,44 @@ impl Containers<'_> {
     }
 }
 
+/// The scanner of a run: its engine, and clamd's version, named in every event.
+type Scanner = (Arc<ScanEngine>, String);
+
+/// A closed container waiting for its METS `<file>`: its section, name, size, SHA-512,
+/// records and container-level events.
+type Finished = (crate::mets::ContainerWriter, String, u64, String, u64, Vec<Event>);
+
+/// A line of the package's manifest: a file's path in the package and its SHA-512.
+type ManifestLine = (String, String);
+
+/// What the captures read so far amount to.
+#[derive(Default)]
+struct Counts {
+    captures: u64,
+    payload_bytes: u64,
+    /// The first and last capture dates that are the harvester's own (not inferred).
+    first: Option<DateTime<Utc>>,
+    last: Option<DateTime<Utc>>,
+}
+
+/// Where staged captures go: the containers and the METS they are described to, with what
+/// the scan found so far.
+struct Writing<'a> {
+    pkg: &'a Path,
+    ids: &'a Ids,
+    opts: &'a PackageOptions,
+    now: DateTime<Utc>,
+    mets: crate::mets::MetsBuilder,
+    containers: Containers<'a>,
+    clamd: Option<Scanner>,
+    /// Links are rewritten: every metadata record says whether its capture's were.
+    rewriting: bool,
+    scan: ScanSummary,
+    /// Payloads not scanned, each with its own event, by container (for the container's
+    /// event).
+    unscanned: BTreeMap<String, u64>,
+}
+
 /// Packages the captures of `source` (rooted at `root`, whose regular files seed the
 /// identifiers of a `--deterministic` run unless the source names its own).
 pub fn build_capture_package(
@@ -200,15 +238,7 @@ pub fn build_capture_package(
     let shape = source.shape_name();
     let staging = Staging::new(&opts.out, opts.force)?;
     let pkg = staging.root.clone();
-    let ids = if opts.deterministic {
-        let (kind, files) =
-            source.id_seed().unwrap_or_else(|| (format!("webaip-{shape}"), regular_files(root)));
-        let named: Vec<(String, &Path)> =
-            files.iter().map(|(n, p)| (n.clone(), p.as_path())).collect();
-        Ids::seeded(super::input_seed(&kind, &named)?)
-    } else {
-        Ids::random()
-    };
+    let ids = run_ids(source, root, opts)?;
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
     let mut mets = new_mets(&objid, now, opts, &pkg)?;
@@ -221,8 +251,11 @@ pub fn build_capture_package(
         }
         VirusCheck::Disabled => None,
     };
-
-    let mut containers = Containers {
+    // The stages every capture passes before it is written: the virus check first (an
+    // infected capture is never rewritten), then link rewriting where the source needs it.
+    let mut scan_stage = clamd.as_ref().map(|(engine, _)| ScanStage::new(Arc::clone(engine)));
+    let mut rewrite_stage = source.link_map().map(|map| RewriteStage::new(map, &pkg));
+    let containers = Containers {
         content: None,
         original: None,
         viral: None,
@@ -234,69 +267,23 @@ pub fn build_capture_package(
         stem: source.container_stem(),
         description: source.description(),
     };
-    let mut scan = ScanSummary::default();
-    // Payloads not scanned, each with its own event, by container (for the container's event).
-    let mut unscanned: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut first, mut last): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
-    let (mut captures, mut payload_bytes) = (0u64, 0u64);
-    let scan_event = |version: &str, outcome: String, detail: Option<String>, objects| {
-        let what = format!(
-            "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each payload, as harvested\""
-        );
-        super::virus_check_event(&ids, opts, now, "clamd", what, (outcome, detail), objects)
+    let mut run = Writing {
+        pkg: &pkg,
+        ids: &ids,
+        opts,
+        now,
+        mets,
+        containers,
+        clamd,
+        rewriting: rewrite_stage.is_some(),
+        scan: ScanSummary::default(),
+        unscanned: BTreeMap::new(),
     };
-
-    // The stages every capture passes before it is written: the virus check first (an
-    // infected capture is never rewritten), then link rewriting where the source needs it.
-    let mut scan_stage = clamd.as_ref().map(|(engine, _)| ScanStage::new(Arc::clone(engine)));
-    let mut rewrite_stage = source.link_map().map(|map| RewriteStage::new(map, &pkg));
+    let mut counts = Counts::default();
     let mut batch: Vec<Staged> = Vec::new();
-    let mut exhausted = false;
-    while !exhausted {
-        let mut held_bytes = 0u64;
-        while batch.len() < BATCH_CAPTURES && held_bytes < BATCH_BYTES {
-            let Some(next) = source.next() else {
-                exhausted = true;
-                break;
-            };
-            let c = next?;
-            captures += 1;
-            if !c.date_source.inferred {
-                first = Some(first.map_or(c.date, |x| x.min(c.date)));
-                last = Some(last.map_or(c.date, |x| x.max(c.date)));
-            }
-            // A small payload is read once: hashed, scanned and written from memory.
-            let len = c.payload.len();
-            let held = if len <= IN_MEMORY {
-                let mut b = Vec::with_capacity(len as usize);
-                c.payload.open().and_then(|mut r| r.read_to_end(&mut b)).map_err(|source| {
-                    PackageError::Io { path: c.provenance.file.clone().into(), source }
-                })?;
-                if b.len() as u64 != len {
-                    return Err(PackageError::PayloadChanged {
-                        file: c.provenance.file.clone(),
-                        read: b.len() as u64,
-                        expected: len,
-                    });
-                }
-                held_bytes += len;
-                Some(b)
-            } else {
-                None
-            };
-            payload_bytes += len;
-            progress(len);
-            // The digest under which a verdict is reused.
-            let digest = match &held {
-                _ if scan_stage.is_none() || len == 0 => None,
-                Some(b) => Some(<sha2::Sha512 as sha2::Digest>::digest(b).into()),
-                None => {
-                    let payload = c.payload.open().map_err(io_err(&pkg))?;
-                    Some(crate::formats::digest::sha512_of(payload).map_err(io_err(&pkg))?.1)
-                }
-            };
-            batch.push(Staged::new(c, held, digest));
-        }
+    loop {
+        let digests = (scan_stage.is_some(), pkg.as_path());
+        let exhausted = gather(source, &mut batch, &mut counts, digests, progress)?;
         let stages: [Option<&mut dyn Stage>; 2] = [
             scan_stage.as_mut().map(|s| s as &mut dyn Stage),
             rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
@@ -305,251 +292,25 @@ pub fn build_capture_package(
             stage.run(&mut batch)?;
         }
         for staged in batch.drain(..) {
-            let Staged { capture: c, held, route, findings, replacement, .. } = staged;
-            let verdict = findings.into_iter().next().map(|f| match f {
-                Finding::Infected(sig) => ScanResult::Infected(sig),
-                Finding::NotScanned(why) => ScanResult::NotScanned(why),
-            });
-            let infected = route == Route::Viral;
-            let slot = if infected { Slot::Viral } else { Slot::Content };
-            let sink = containers.get(slot, &mut mets, c.date)?;
-            let replaced = replacement.is_some();
-            let written = match replacement.as_ref().map(|r| &r.payload) {
-                Some(Payload::Bytes(b)) => {
-                    write_capture(sink, &pkg, &ids, &c, &c.payload, Some(b))?
-                }
-                Some(p) => write_capture(sink, &pkg, &ids, &c, p, None)?,
-                None => write_capture(sink, &pkg, &ids, &c, &c.payload, held.as_deref())?,
-            };
-            let rel = sink.rel.clone();
-            let oid = object_id(&rel, &c, &written);
-            // An infected or unscanned payload is described on its own, with its event.
-            let own_event = match (&verdict, &clamd) {
-                (Some(ScanResult::Infected(sig)), Some((_, version))) => {
-                    scan.infected += 1;
-                    scan.findings.push((rel.clone(), c.provenance.file.clone(), sig.clone()));
-                    Some((version, opts.profile.virus_outcomes.forced.clone(), sig.clone()))
-                }
-                (Some(ScanResult::NotScanned(why)), Some((_, version))) => {
-                    scan.not_scanned += 1;
-                    scan.unscanned.push((rel.clone(), c.provenance.file.clone(), why.clone()));
-                    Some((version, opts.profile.virus_outcomes.not_scanned.clone(), why.clone()))
-                }
-                _ => None,
-            };
-            match replacement {
-                None => {
-                    let described = own_event.map(|(version, outcome, detail)| {
-                        let e = scan_event(version, outcome, Some(detail), vec![oid.clone()]);
-                        if !infected {
-                            *unscanned.entry(rel.clone()).or_default() += 1;
-                        }
-                        described_bytestream(oid.clone(), &written, &c, vec![e], vec![])
-                    });
-                    let sink = containers.get(slot, &mut mets, c.date)?;
-                    sink.mets
-                        .add_record(&capture_record(&written, &c, described, None))
-                        .map_err(io_err(&pkg))?;
-                }
-                Some(r) => {
-                    // The harvested payload goes, as harvested, to the original container;
-                    // the new one is related to it by the transformation event.
-                    let orig = containers.get(Slot::Original, &mut mets, c.date)?;
-                    let ow = write_capture(orig, &pkg, &ids, &c, &c.payload, held.as_deref())?;
-                    let orig_oid = object_id(&orig.rel, &c, &ow);
-                    let tr = &opts.profile.events.transformation;
-                    let event = Event {
-                        id: ids.uuid().to_string(),
-                        event_type: tr.term.clone(),
-                        event_type_uri: Some(tr.uri.clone()).filter(|u| !u.is_empty()),
-                        date_time: now,
-                        detail: Some(format!(
-                            "{}: {}; program=\"webaip\"; version=\"{}\"",
-                            tr.detail_word.clone().unwrap_or_else(|| "transformation".into()),
-                            r.detail,
-                            env!("CARGO_PKG_VERSION")
-                        )),
-                        outcome: "success".into(),
-                        outcome_detail: None,
-                        agents: vec![("local".into(), "webaip".into(), "executing program".into())],
-                        objects: vec![
-                            ("local".into(), orig_oid.clone(), "source".into()),
-                            ("local".into(), oid.clone(), "outcome".into()),
-                        ],
-                    };
-                    let mut events = vec![event.clone()];
-                    // Not scanned: said of both, the harvested payload and its rewritten copy.
-                    if let Some((version, outcome, detail)) = own_event {
-                        let e = scan_event(
-                            version,
-                            outcome,
-                            Some(detail),
-                            vec![orig_oid.clone(), oid.clone()],
-                        );
-                        *unscanned.entry(rel.clone()).or_default() += 1;
-                        *unscanned.entry(orig.rel.clone()).or_default() += 1;
-                        events.push(e);
-                    }
-                    let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
-                    let relationship = Relationship {
-                        relationship_type: opts.profile.relationships.relationship_type.clone(),
-                        subtype: opts.profile.relationships.transformation.clone(),
-                        related_object: ("local".into(), orig_oid.clone()),
-                        related_event: Some(event.id.clone()),
-                    };
-                    let new_obj =
-                        described_bytestream(oid.clone(), &written, &c, events, vec![relationship]);
-                    let mut orig_obj = described_bytestream(orig_oid, &ow, &c, vec![], vec![]);
-                    orig_obj.object.events = event_ids;
-                    orig.mets
-                        .add_record(&capture_record(&ow, &c, Some(orig_obj), None))
-                        .map_err(io_err(&pkg))?;
-                    let page = payload_mime(&c)
-                        .starts_with("text/html")
-                        .then(|| PageRole { kind: PageKind::Webpage, label: c.uri.clone() });
-                    let sink = containers.get(slot, &mut mets, c.date)?;
-                    sink.mets
-                        .add_record(&capture_record(&written, &c, Some(new_obj), page))
-                        .map_err(io_err(&pkg))?;
-                }
-            }
-            let sink = containers.get(slot, &mut mets, c.date)?;
-            if let Some(block) = &c.metadata {
-                let mut block = block.clone();
-                if rewrite_stage.is_some() {
-                    let transformed =
-                        if replaced { "yes (original in the Original group)" } else { "no" };
-                    block
-                        .extend_from_slice(warc_fields_line("transformed", transformed).as_bytes());
-                }
-                let spec = RecordSpec {
-                    warc_type: "metadata".into(),
-                    record_id: ids.warc_record_id(),
-                    date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
-                    target_uri: Some(c.uri.clone()),
-                    warcinfo_id: Some(sink.warcinfo.clone()),
-                    concurrent_to: Some(written.record_id.clone()),
-                    content_type: Some("application/warc-fields".into()),
-                    ..RecordSpec::default()
-                };
-                let w = sink.write(&pkg, &spec, &block)?;
-                let mime = "application/warc-fields".to_string();
-                sink.mets
-                    .add_record(&super::written_record_file(&w, mime, None, None))
-                    .map_err(io_err(&pkg))?;
-            }
-            // A cleaner may make a clean copy of an infected payload: rescanned, it goes to
-            // content/ (P5.5), related to its original in viral/.
-            if let (true, Some(cmd), Some((engine, version)), Some(ScanResult::Infected(sig))) =
-                (infected, &opts.cleaner, &clamd, &verdict)
-            {
-                let Some(cleaned) = clean_capture(cmd, &c, held.as_deref(), engine, &pkg)? else {
-                    continue;
-                };
-                // Said in the record too, as for Heritrix records: the WARC alone tells a
-                // cleaned copy from a harvested resource.
-                let mut warc_fields = c.warc_fields.clone();
-                warc_fields.push(("X-Webaip-Cleaned-From".into(), written.record_id.clone()));
-                let copy = Capture {
-                    kind: CaptureKind::Resource,
-                    http_header: None,
-                    content_type: Some(payload_mime(&c)),
-                    truncated: None,
-                    metadata: None,
-                    payload: Payload::Bytes(Vec::new()),
-                    warc_fields,
-                    ..c.clone()
-                };
-                let sink = containers.get(Slot::Content, &mut mets, c.date)?;
-                let cw = write_capture(sink, &pkg, &ids, &copy, &copy.payload, Some(&cleaned))?;
-                let cid = object_id(&sink.rel, &c, &cw);
-                let ce = scan_event(
-                    version,
-                    opts.profile.virus_outcomes.cleaned.clone(),
-                    Some(format!(
-                        "{sig} removed by the cleaner ({cmd}); the cleaned copy was rescanned: no virus detected"
-                    )),
-                    vec![oid.clone(), cid.clone()],
-                );
-                let relationship = Relationship {
-                    relationship_type: opts.profile.relationships.relationship_type.clone(),
-                    subtype: opts.profile.relationships.cleaned.clone(),
-                    related_object: ("local".into(), oid.clone()),
-                    related_event: Some(ce.id.clone()),
-                };
-                let described = described_bytestream(cid, &cw, &copy, vec![ce], vec![relationship]);
-                scan.cleaned += 1;
-                sink.mets
-                    .add_record(&capture_record(&cw, &copy, Some(described), None))
-                    .map_err(io_err(&pkg))?;
-            }
+            run.write(staged)?;
+        }
+        if exhausted {
+            break;
         }
     }
     // The link map (every mirror file's path and URL) is dropped with the stage here: it is not
     // kept while the logs, the METS and its check are written.
     let rewrite = rewrite_stage.map(|s| s.summary().clone());
-    if captures == 0 {
+    if counts.captures == 0 {
         return Err(PackageError::NoCaptures {
             root: root.to_path_buf(),
             shape: shape.to_string(),
         });
     }
 
-    // Close the containers and describe them.
-    let mut manifest: Vec<(String, String)> = Vec::new();
-    let mut finished = Vec::new();
-    let mut records = 0;
-    let Containers { content, original, viral, .. } = containers;
-    for sink in [content, original, viral].into_iter().flatten() {
-        let c = sink.close(&pkg)?;
-        records += c.records;
-        manifest.push((c.rel.clone(), c.sha512.clone()));
-        finished.push((c.mets, c.rel, c.size, c.sha512, c.records, Vec::<Event>::new()));
-    }
-    let mut scan_seconds = 0.0;
-    let virus_note = match &clamd {
-        Some((engine, version)) => {
-            let counts = engine.counts();
-            (scan.scanned, scan.reused, scan_seconds) =
-                (counts.scanned, counts.reused, counts.waited_seconds);
-            for (_, rel, _, _, _, events) in finished.iter_mut() {
-                let (outcome, detail) = if rel.starts_with(layout::VIRAL_DIR) {
-                    let sigs: Vec<&str> =
-                        scan.findings.iter().map(|(_, _, s)| s.as_str()).collect();
-                    (
-                        opts.profile.virus_outcomes.forced.clone(),
-                        Some(format!("found: {}", sigs.join(", "))),
-                    )
-                } else {
-                    let mut notes = Vec::new();
-                    if scan.infected > 0 && rel.starts_with(layout::CONTENT_DIR) {
-                        notes.push(format!(
-                            "{} infected payload(s) written to viral/ instead",
-                            scan.infected
-                        ));
-                    }
-                    let n = unscanned.get(rel.as_str()).copied().unwrap_or(0);
-                    if n > 0 {
-                        notes.push(format!("{n} payload(s) not scanned, each with its own event"));
-                    }
-                    (
-                        opts.profile.virus_outcomes.clean.clone(),
-                        (!notes.is_empty()).then(|| notes.join("; ")),
-                    )
-                };
-                events.push(scan_event(version, outcome, detail, vec![rel.clone()]));
-            }
-            format!(
-                "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
-                scan.scanned, scan.reused, scan.infected, scan.not_scanned
-            )
-        }
-        None => {
-            let objects = finished.iter().map(|f| f.1.clone()).collect();
-            mets.add_package_event(super::no_scan_event(&ids, opts, now, objects));
-            super::NO_SCAN_NOTE.to_string()
-        }
-    };
+    let (mut manifest, mut finished, records) = run.close_containers()?;
+    let (virus_note, scan_seconds) = run.virus_checks(&mut finished);
+    let Writing { mut mets, scan, .. } = run;
     let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
     for (cw, rel, size, sha, n, events) in finished {
         let name = source_name.clone();
@@ -563,6 +324,437 @@ pub fn build_capture_package(
         let (rel, sha, _) = super::add_log(&mut mets, &pkg, &s.path, &s.relative, now, progress)?;
         manifest.push((rel, sha));
     }
+    let (quirk_counts, quirks_dropped, log) =
+        quirks_log(source, &mut mets, &pkg, counts.captures, now)?;
+    manifest.push(log);
+
+    let (first, last) = (counts.first, counts.last);
+    let (description, rights, organisation, mut metadata_notes) =
+        opts.metadata.resolve((&seeds, &source.seeds_from()), (first, last));
+    if first.is_none() {
+        // Not "none found": every record has a date, none of them the harvester's own.
+        for n in metadata_notes.iter_mut().filter(|n| n.starts_with("no capture dates")) {
+            *n = "every record's date is inferred (each says from what, in X-Webaip-Date-Source): \
+                  the website's MODS states no capture dates"
+                .to_string();
+        }
+    }
+    finish_header(&mut mets, description, rights, organisation);
+    let entities = mets.resolve_entities(&pkg)?;
+    let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
+    let leftovers = staging.leftovers.clone();
+    let out = staging.commit()?;
+    Ok(CapturesReport {
+        package: out,
+        objid,
+        shape: shape.to_string(),
+        captures: counts.captures,
+        records,
+        quirk_counts,
+        quirks: source.quirks().iter().take(MAX_EXAMPLES).cloned().collect(),
+        quirks_dropped,
+        refused: source.refusals().0.to_vec(),
+        refusals: source.refusals().1,
+        side_files: side.len() as u64,
+        payload_bytes: counts.payload_bytes,
+        virus_check: virus_note,
+        scan,
+        scan_seconds,
+        rewrite,
+        metadata_notes,
+        entities,
+        mets_xsd_checked,
+        package_files,
+        leftovers,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The identifiers of a run: seeded from the source's files for `--deterministic` (the
+/// files the source names, else every regular file under `root`), random otherwise.
+fn run_ids(
+    source: &dyn CaptureSource,
+    root: &Path,
+    opts: &PackageOptions,
+) -> Result<Ids, PackageError> {
+    if !opts.deterministic {
+        return Ok(Ids::random());
+    }
+    let shape = source.shape_name();
+    let (kind, files) =
+        source.id_seed().unwrap_or_else(|| (format!("webaip-{shape}"), regular_files(root)));
+    let named: Vec<(String, &Path)> = files.iter().map(|(n, p)| (n.clone(), p.as_path())).collect();
+    Ok(Ids::seeded(super::input_seed(&kind, &named)?))
+}
+
+/// Reads the next batch of captures into `batch` (at most [`BATCH_CAPTURES`], or
+/// [`BATCH_BYTES`] of held payloads), counting them into `counts`. A small payload is read
+/// once, here: hashed, scanned and written from memory. With a scanner (`digests`), every
+/// payload's SHA-512, under which a verdict is reused (a payload that cannot be read for it
+/// is an error at the package, `pkg`). True once the source is exhausted.
+fn gather(
+    source: &mut dyn CaptureSource,
+    batch: &mut Vec<Staged>,
+    counts: &mut Counts,
+    (digests, pkg): (bool, &Path),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<bool, PackageError> {
+    let mut held_bytes = 0u64;
+    while batch.len() < BATCH_CAPTURES && held_bytes < BATCH_BYTES {
+        let Some(next) = source.next() else { return Ok(true) };
+        let c = next?;
+        counts.captures += 1;
+        if !c.date_source.inferred {
+            counts.first = Some(counts.first.map_or(c.date, |x| x.min(c.date)));
+            counts.last = Some(counts.last.map_or(c.date, |x| x.max(c.date)));
+        }
+        let len = c.payload.len();
+        let io = |source| PackageError::Io { path: c.provenance.file.clone().into(), source };
+        let held = if len <= IN_MEMORY {
+            let mut b = Vec::with_capacity(len as usize);
+            c.payload.open().and_then(|mut r| r.read_to_end(&mut b)).map_err(io)?;
+            if b.len() as u64 != len {
+                return Err(PackageError::PayloadChanged {
+                    file: c.provenance.file.clone(),
+                    read: b.len() as u64,
+                    expected: len,
+                });
+            }
+            held_bytes += len;
+            Some(b)
+        } else {
+            None
+        };
+        counts.payload_bytes += len;
+        progress(len);
+        let digest = match &held {
+            _ if !digests || len == 0 => None,
+            Some(b) => Some(<sha2::Sha512 as sha2::Digest>::digest(b).into()),
+            None => {
+                let payload = c.payload.open().map_err(io_err(pkg))?;
+                Some(crate::formats::digest::sha512_of(payload).map_err(io_err(pkg))?.1)
+            }
+        };
+        batch.push(Staged::new(c, held, digest));
+    }
+    Ok(false)
+}
+
+impl Writing<'_> {
+    /// A virus-check event of clamd's on `objects`.
+    fn scan_event(&self, outcome: String, detail: Option<String>, objects: Vec<String>) -> Event {
+        let version = self.clamd.as_ref().map_or("", |(_, v)| v.as_str());
+        let what = format!(
+            "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each payload, as harvested\""
+        );
+        super::virus_check_event(
+            self.ids,
+            self.opts,
+            self.now,
+            "clamd",
+            what,
+            (outcome, detail),
+            objects,
+        )
+    }
+
+    /// Writes one capture where its stages routed it: its record with the events its verdict
+    /// and its replacement call for, then its metadata record and, for an infected one, a
+    /// cleaner's copy.
+    fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
+        let Staged { capture: c, held, route, findings, replacement, .. } = staged;
+        let verdict = findings.into_iter().next().map(|f| match f {
+            Finding::Infected(sig) => ScanResult::Infected(sig),
+            Finding::NotScanned(why) => ScanResult::NotScanned(why),
+        });
+        let infected = route == Route::Viral;
+        let slot = if infected { Slot::Viral } else { Slot::Content };
+        let (pkg, ids) = (self.pkg, self.ids);
+        let sink = self.containers.get(slot, &mut self.mets, c.date)?;
+        let replaced = replacement.is_some();
+        let written = match replacement.as_ref().map(|r| &r.payload) {
+            Some(Payload::Bytes(b)) => write_capture(sink, pkg, ids, &c, &c.payload, Some(b))?,
+            Some(p) => write_capture(sink, pkg, ids, &c, p, None)?,
+            None => write_capture(sink, pkg, ids, &c, &c.payload, held.as_deref())?,
+        };
+        let rel = sink.rel.clone();
+        let oid = object_id(&rel, &c, &written);
+        let own_event = self.own_event(verdict.as_ref(), &rel, &c);
+        match replacement {
+            None => {
+                let described = own_event.map(|(outcome, detail)| {
+                    let e = self.scan_event(outcome, Some(detail), vec![oid.clone()]);
+                    if !infected {
+                        *self.unscanned.entry(rel.clone()).or_default() += 1;
+                    }
+                    described_bytestream(oid.clone(), &written, &c, vec![e], vec![])
+                });
+                let sink = self.containers.get(slot, &mut self.mets, c.date)?;
+                sink.mets
+                    .add_record(&capture_record(&written, &c, described, None))
+                    .map_err(io_err(pkg))?;
+            }
+            Some(r) => {
+                let new = (&written, oid.as_str(), slot);
+                self.write_harvested(&c, held.as_deref(), &r.detail, new, own_event)?;
+            }
+        }
+        self.write_metadata(&c, &written, slot, replaced)?;
+        if let (true, Some(ScanResult::Infected(sig))) = (infected, &verdict) {
+            self.write_cleaned(&c, held.as_deref(), (&written, &oid), sig)?;
+        }
+        Ok(())
+    }
+
+    /// A payload infected or not scanned is described on its own, with its event: the
+    /// event's outcome and detail, counted into the scan summary.
+    fn own_event(
+        &mut self,
+        verdict: Option<&ScanResult>,
+        rel: &str,
+        c: &Capture,
+    ) -> Option<(String, String)> {
+        self.clamd.as_ref()?;
+        let outcomes = &self.opts.profile.virus_outcomes;
+        match verdict? {
+            ScanResult::Infected(sig) => {
+                self.scan.infected += 1;
+                self.scan.findings.push((rel.into(), c.provenance.file.clone(), sig.clone()));
+                Some((outcomes.forced.clone(), sig.clone()))
+            }
+            ScanResult::NotScanned(why) => {
+                self.scan.not_scanned += 1;
+                self.scan.unscanned.push((rel.into(), c.provenance.file.clone(), why.clone()));
+                Some((outcomes.not_scanned.clone(), why.clone()))
+            }
+            ScanResult::Clean => None,
+        }
+    }
+
+    /// For a capture a stage gave a new payload (`new`: its record, object id and container):
+    /// the harvested payload, as harvested, to the original container, and both described,
+    /// related by the transformation event (`detail`: what was done). A payload not scanned
+    /// (`own_event`) is said of both.
+    fn write_harvested(
+        &mut self,
+        c: &Capture,
+        held: Option<&[u8]>,
+        detail: &str,
+        (written, oid, slot): (&WrittenRecord, &str, Slot),
+        own_event: Option<(String, String)>,
+    ) -> Result<(), PackageError> {
+        let (pkg, ids, opts) = (self.pkg, self.ids, self.opts);
+        let rel = self.containers.get(slot, &mut self.mets, c.date)?.rel.clone();
+        let orig = self.containers.get(Slot::Original, &mut self.mets, c.date)?;
+        let ow = write_capture(orig, pkg, ids, c, &c.payload, held)?;
+        let orig_oid = object_id(&orig.rel, c, &ow);
+        let orig_rel = orig.rel.clone();
+        let tr = &opts.profile.events.transformation;
+        let event = Event {
+            id: ids.uuid().to_string(),
+            event_type: tr.term.clone(),
+            event_type_uri: Some(tr.uri.clone()).filter(|u| !u.is_empty()),
+            date_time: self.now,
+            detail: Some(format!(
+                "{}: {}; program=\"webaip\"; version=\"{}\"",
+                tr.detail_word.clone().unwrap_or_else(|| "transformation".into()),
+                detail,
+                env!("CARGO_PKG_VERSION")
+            )),
+            outcome: "success".into(),
+            outcome_detail: None,
+            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+            objects: vec![
+                ("local".into(), orig_oid.clone(), "source".into()),
+                ("local".into(), oid.to_string(), "outcome".into()),
+            ],
+        };
+        let mut events = vec![event.clone()];
+        // Not scanned: said of both, the harvested payload and its rewritten copy.
+        if let Some((outcome, detail)) = own_event {
+            let objects = vec![orig_oid.clone(), oid.to_string()];
+            events.push(self.scan_event(outcome, Some(detail), objects));
+            *self.unscanned.entry(rel).or_default() += 1;
+            *self.unscanned.entry(orig_rel).or_default() += 1;
+        }
+        let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+        let relationship = Relationship {
+            relationship_type: opts.profile.relationships.relationship_type.clone(),
+            subtype: opts.profile.relationships.transformation.clone(),
+            related_object: ("local".into(), orig_oid.clone()),
+            related_event: Some(event.id.clone()),
+        };
+        let new_obj = described_bytestream(oid.into(), written, c, events, vec![relationship]);
+        let mut orig_obj = described_bytestream(orig_oid, &ow, c, vec![], vec![]);
+        orig_obj.object.events = event_ids;
+        let orig = self.containers.get(Slot::Original, &mut self.mets, c.date)?;
+        orig.mets.add_record(&capture_record(&ow, c, Some(orig_obj), None)).map_err(io_err(pkg))?;
+        let page = payload_mime(c)
+            .starts_with("text/html")
+            .then(|| PageRole { kind: PageKind::Webpage, label: c.uri.clone() });
+        let sink = self.containers.get(slot, &mut self.mets, c.date)?;
+        sink.mets.add_record(&capture_record(written, c, Some(new_obj), page)).map_err(io_err(pkg))
+    }
+
+    /// A capture's concurrent metadata record, right after it (`written`) in container
+    /// `slot`; where links are rewritten, it says whether this capture's were (`replaced`).
+    fn write_metadata(
+        &mut self,
+        c: &Capture,
+        written: &WrittenRecord,
+        slot: Slot,
+        replaced: bool,
+    ) -> Result<(), PackageError> {
+        let Some(block) = &c.metadata else { return Ok(()) };
+        let (pkg, ids) = (self.pkg, self.ids);
+        let sink = self.containers.get(slot, &mut self.mets, c.date)?;
+        let mut block = block.clone();
+        if self.rewriting {
+            let transformed = if replaced { "yes (original in the Original group)" } else { "no" };
+            block.extend_from_slice(warc_fields_line("transformed", transformed).as_bytes());
+        }
+        let spec = RecordSpec {
+            warc_type: "metadata".into(),
+            record_id: ids.warc_record_id(),
+            date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
+            target_uri: Some(c.uri.clone()),
+            warcinfo_id: Some(sink.warcinfo.clone()),
+            concurrent_to: Some(written.record_id.clone()),
+            content_type: Some("application/warc-fields".into()),
+            ..RecordSpec::default()
+        };
+        let w = sink.write(pkg, &spec, &block)?;
+        let mime = "application/warc-fields".to_string();
+        sink.mets.add_record(&super::written_record_file(&w, mime, None, None)).map_err(io_err(pkg))
+    }
+
+    /// With a cleaner, the clean copy it makes of an infected payload (`sig`), rescanned, goes
+    /// to content/ (P5.5), related to its original in viral/ (`written` as `oid`).
+    fn write_cleaned(
+        &mut self,
+        c: &Capture,
+        held: Option<&[u8]>,
+        (written, oid): (&WrittenRecord, &str),
+        sig: &str,
+    ) -> Result<(), PackageError> {
+        let (Some(cmd), Some((engine, _))) = (&self.opts.cleaner, &self.clamd) else {
+            return Ok(());
+        };
+        let Some(cleaned) = clean_capture(cmd, c, held, engine, self.pkg)? else {
+            return Ok(());
+        };
+        // Said in the record too, as for Heritrix records: the WARC alone tells a cleaned copy
+        // from a harvested resource.
+        let mut warc_fields = c.warc_fields.clone();
+        warc_fields.push(("X-Webaip-Cleaned-From".into(), written.record_id.clone()));
+        let copy = Capture {
+            kind: CaptureKind::Resource,
+            http_header: None,
+            content_type: Some(payload_mime(c)),
+            truncated: None,
+            metadata: None,
+            payload: Payload::Bytes(Vec::new()),
+            warc_fields,
+            ..c.clone()
+        };
+        let (pkg, ids) = (self.pkg, self.ids);
+        let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;
+        let cw = write_capture(sink, pkg, ids, &copy, &copy.payload, Some(&cleaned))?;
+        let cid = object_id(&sink.rel, c, &cw);
+        let ce = self.scan_event(
+            self.opts.profile.virus_outcomes.cleaned.clone(),
+            Some(format!(
+                "{sig} removed by the cleaner ({cmd}); the cleaned copy was rescanned: no virus detected"
+            )),
+            vec![oid.to_string(), cid.clone()],
+        );
+        let relationship = Relationship {
+            relationship_type: self.opts.profile.relationships.relationship_type.clone(),
+            subtype: self.opts.profile.relationships.cleaned.clone(),
+            related_object: ("local".into(), oid.to_string()),
+            related_event: Some(ce.id.clone()),
+        };
+        let described = described_bytestream(cid, &cw, &copy, vec![ce], vec![relationship]);
+        self.scan.cleaned += 1;
+        let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;
+        sink.mets
+            .add_record(&capture_record(&cw, &copy, Some(described), None))
+            .map_err(io_err(pkg))
+    }
+
+    /// Closes the containers (content, original, viral): their manifest lines, what their
+    /// `<file>`s need, and the records they hold.
+    fn close_containers(
+        &mut self,
+    ) -> Result<(Vec<ManifestLine>, Vec<Finished>, u64), PackageError> {
+        let mut manifest: Vec<ManifestLine> = Vec::new();
+        let mut finished = Vec::new();
+        let mut records = 0;
+        let Containers { content, original, viral, .. } = &mut self.containers;
+        for sink in [content.take(), original.take(), viral.take()].into_iter().flatten() {
+            let c = sink.close(self.pkg)?;
+            records += c.records;
+            manifest.push((c.rel.clone(), c.sha512.clone()));
+            finished.push((c.mets, c.rel, c.size, c.sha512, c.records, Vec::<Event>::new()));
+        }
+        Ok((manifest, finished, records))
+    }
+
+    /// Every container's virus-check event (or, without a scanner, the package's event saying
+    /// nothing was scanned): the report's note on the virus check, and the seconds spent
+    /// waiting for clamd.
+    fn virus_checks(&mut self, finished: &mut [Finished]) -> (String, f64) {
+        let Some((engine, version)) = &self.clamd else {
+            let objects = finished.iter().map(|f| f.1.clone()).collect();
+            let event = super::no_scan_event(self.ids, self.opts, self.now, objects);
+            self.mets.add_package_event(event);
+            return (super::NO_SCAN_NOTE.to_string(), 0.0);
+        };
+        let counts = engine.counts();
+        let scan = &mut self.scan;
+        (scan.scanned, scan.reused) = (counts.scanned, counts.reused);
+        let outcomes = &self.opts.profile.virus_outcomes;
+        for (_, rel, _, _, _, events) in finished.iter_mut() {
+            let (outcome, detail) = if rel.starts_with(layout::VIRAL_DIR) {
+                let sigs: Vec<&str> =
+                    self.scan.findings.iter().map(|(_, _, s)| s.as_str()).collect();
+                (outcomes.forced.clone(), Some(format!("found: {}", sigs.join(", "))))
+            } else {
+                let mut notes = Vec::new();
+                if self.scan.infected > 0 && rel.starts_with(layout::CONTENT_DIR) {
+                    notes.push(format!(
+                        "{} infected payload(s) written to viral/ instead",
+                        self.scan.infected
+                    ));
+                }
+                let n = self.unscanned.get(rel.as_str()).copied().unwrap_or(0);
+                if n > 0 {
+                    notes.push(format!("{n} payload(s) not scanned, each with its own event"));
+                }
+                (outcomes.clean.clone(), (!notes.is_empty()).then(|| notes.join("; ")))
+            };
+            events.push(self.scan_event(outcome, detail, vec![rel.clone()]));
+        }
+        let s = &self.scan;
+        let note = format!(
+            "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
+            s.scanned, s.reused, s.infected, s.not_scanned
+        );
+        (note, counts.waited_seconds)
+    }
+}
+
+/// The source's quirks log, `logs/webaip/<shape>.quirks.json`, written to the package and
+/// listed in the METS: every quirk met by kind (those only counted included), how many were
+/// only counted, and its manifest line.
+fn quirks_log(
+    source: &dyn CaptureSource,
+    mets: &mut crate::mets::MetsBuilder,
+    pkg: &Path,
+    captures: u64,
+    now: DateTime<Utc>,
+) -> Result<(BTreeMap<String, u64>, u64, ManifestLine), PackageError> {
+    let shape = source.shape_name();
     let quirks = source.quirks();
     // Every quirk met by kind, those only counted included, where the source counts them.
     let quirk_counts: BTreeMap<String, u64> = match source.quirk_counts() {
@@ -594,48 +786,8 @@ pub fn build_capture_package(
     let log = QuirksLog { captures, counts: &quirk_counts, dropped: quirks_dropped, quirks, shape };
     let json = serde_json::to_vec_pretty(&log)
         .map_err(|source| PackageError::Json { path: quirks_rel.clone(), source })?;
-    let (rel, sha, _) = super::add_generated_log(&mut mets, &pkg, &quirks_rel, &json, now)?;
-    manifest.push((rel, sha));
-
-    let (description, rights, organisation, mut metadata_notes) =
-        opts.metadata.resolve((&seeds, &source.seeds_from()), (first, last));
-    if first.is_none() {
-        // Not "none found": every record has a date, none of them the harvester's own.
-        for n in metadata_notes.iter_mut().filter(|n| n.starts_with("no capture dates")) {
-            *n = "every record's date is inferred (each says from what, in X-Webaip-Date-Source): \
-                  the website's MODS states no capture dates"
-                .to_string();
-        }
-    }
-    finish_header(&mut mets, description, rights, organisation);
-    let entities = mets.resolve_entities(&pkg)?;
-    let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
-    let leftovers = staging.leftovers.clone();
-    let out = staging.commit()?;
-    Ok(CapturesReport {
-        package: out,
-        objid,
-        shape: shape.to_string(),
-        captures,
-        records,
-        quirk_counts,
-        quirks: quirks.iter().take(MAX_EXAMPLES).cloned().collect(),
-        quirks_dropped,
-        refused: source.refusals().0.to_vec(),
-        refusals: source.refusals().1,
-        side_files: side.len() as u64,
-        payload_bytes,
-        virus_check: virus_note,
-        scan,
-        scan_seconds,
-        rewrite,
-        metadata_notes,
-        entities,
-        mets_xsd_checked,
-        package_files,
-        leftovers,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    let (rel, sha, _) = super::add_generated_log(mets, pkg, &quirks_rel, &json, now)?;
+    Ok((quirk_counts, quirks_dropped, (rel, sha)))
 }
 
 /// Quirks a source keeps one by one (the others are counted): the bound of the package's

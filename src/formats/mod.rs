@@ -4,9 +4,11 @@
 //! Everything here works on bytes and offsets and knows nothing of packages or METS.
 
 pub mod arc;
+pub mod dates;
 pub mod digest;
 pub mod http;
 pub mod mime;
+pub(crate) mod multipart;
 pub mod pronom;
 pub(crate) mod segment;
 pub mod warc;

@@ -49,8 +49,10 @@ use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, FileQuirks, Payload, Provenance,
     Quirk, QuirkLog, SideFile,
 };
-use crate::formats::http::MAX_HTTP_HEADER_LEN;
-use crate::formats::warc::header::{target_uri, uri_text, warc_date_stateable, warc_fields_line};
+use crate::formats::dates::warc_date_stateable;
+use crate::formats::http::{self, MAX_HTTP_HEADER_LEN};
+use crate::formats::multipart::{boundary_param, find_delimiter};
+use crate::formats::warc::header::{target_uri, uri_text, warc_fields_line};
 use crate::formats::warc::payload::is_http_uri;
 use crate::layout;
 
@@ -1173,24 +1175,6 @@ fn parse_fields(
     fields
 }
 
-/// The `boundary` parameter of a `Content-Type` value, unquoted.
-fn boundary_param(ct: &[u8]) -> Option<Vec<u8>> {
-    let lower = ct.to_ascii_lowercase();
-    let at = find(&lower, b"boundary=")? + b"boundary=".len();
-    let rest = &ct[at..];
-    let b = match rest.strip_prefix(b"\"") {
-        Some(q) => &q[..q.iter().position(|&b| b == b'"')?],
-        None => {
-            let end = rest
-                .iter()
-                .position(|&b| b == b';' || b.is_ascii_whitespace())
-                .unwrap_or(rest.len());
-            &rest[..end]
-        }
-    };
-    (!b.is_empty()).then(|| b.to_vec())
-}
-
 /// Where the file's header lines end, and where its body starts (after the empty line).
 fn header_block_end(head: &[u8]) -> Result<(usize, usize), Refusal> {
     let limit = head.len().min(MAX_HEADER_BLOCK);
@@ -1352,45 +1336,6 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
     Ok(p)
 }
 
-/// A delimiter line: where it starts, where it ends (after its LF), whether it is the closing
-/// one (`--boundary--`).
-struct Delim {
-    start: usize,
-    end: usize,
-    closing: bool,
-}
-
-/// The first delimiter line for `boundary` at or after `from`: `--boundary` or
-/// `--boundary--` at the start of a line, then only blanks to the line's end.
-fn find_delimiter(buf: &[u8], from: usize, boundary: &[u8], complete: bool) -> Option<Delim> {
-    let pat = [&b"--"[..], boundary].concat();
-    let mut i = from;
-    while let Some(pos) = buf.get(i..).and_then(|rest| find(rest, &pat)) {
-        let s = i + pos;
-        i = s + 1;
-        if s > 0 && buf[s - 1] != b'\n' {
-            continue;
-        }
-        let mut j = s + pat.len();
-        let closing = buf[j..].starts_with(b"--");
-        if closing {
-            j += 2;
-        }
-        while j < buf.len() && (buf[j] == b' ' || buf[j] == b'\t') {
-            j += 1;
-        }
-        if buf.get(j) == Some(&b'\r') {
-            j += 1;
-        }
-        match buf.get(j) {
-            Some(b'\n') => return Some(Delim { start: s, end: j + 1, closing }),
-            None if complete => return Some(Delim { start: s, end: j, closing }),
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Where the first empty line at or after `from` ends: `from` itself may start one (an empty
 /// header block), else an LF followed by LF or CRLF.
 fn blank_line_end(buf: &[u8], from: usize) -> Option<usize> {
@@ -1409,21 +1354,6 @@ fn blank_line_end(buf: &[u8], from: usize) -> Option<usize> {
             [b'\r', b'\n', ..] => return Some(lf + 3),
             _ => i = lf + 1,
         }
-    }
-    None
-}
-
-/// The first occurrence of `needle` in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    let (&first, rest) = needle.split_first()?;
-    let last = hay.len().checked_sub(needle.len())?;
-    let mut i = 0;
-    while i <= last {
-        let p = i + hay[i..=last].iter().position(|&b| b == first)?;
-        if &hay[p + 1..p + needle.len()] == rest {
-            return Some(p);
-        }
-        i = p + 1;
     }
     None
 }
@@ -1616,20 +1546,12 @@ fn stated_digest(p: &Parsed) -> Option<(String, bool)> {
 
 /// The status code of an HTTP header's status line.
 fn status_code(h: &[u8]) -> Option<String> {
-    let line = h.split(|&b| b == b'\n').next()?;
-    let code = line.split(|&b| b == b' ').filter(|t| !t.is_empty()).nth(1)?;
-    Some(latin1(code.trim_ascii()))
+    http::status_code(h).map(latin1)
 }
 
 /// The `Content-Type` an HTTP header states.
 fn http_content_type(h: &[u8]) -> Option<String> {
-    h.split(|&b| b == b'\n').skip(1).find_map(|line| {
-        let c = line.iter().position(|&b| b == b':')?;
-        line[..c]
-            .trim_ascii()
-            .eq_ignore_ascii_case(b"content-type")
-            .then(|| latin1(line[c + 1..].trim_ascii()))
-    })
+    http::field(h, b"content-type").map(|v| latin1(v.trim_ascii()))
 }
 
 #[cfg(test)]
@@ -1637,7 +1559,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_boundaries() {
+    fn names() {
         assert!(
             split_name(b"4443a33a26034bd0d1fe8db1240a35e3.1136214245")
                 .is_some_and(|(_, e)| e == Some(&b"1136214245"[..]))
@@ -1646,36 +1568,10 @@ mod tests {
         assert!(split_name(b"4443A33A26034BD0D1FE8DB1240A35E3.1").is_none());
         assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.").is_none());
         assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.12x").is_none());
-        assert_eq!(
-            boundary_param(b"multipart/mixed; boundary=KulturArw3_ab"),
-            Some(b"KulturArw3_ab".to_vec())
-        );
-        assert_eq!(
-            boundary_param(b"multipart/mixed; BOUNDARY=\"a b;c\"; x=y"),
-            Some(b"a b;c".to_vec())
-        );
-        assert_eq!(
-            boundary_param(b"multipart/mixed; boundary=ab; charset=x"),
-            Some(b"ab".to_vec())
-        );
-        assert_eq!(boundary_param(b"multipart/mixed"), None);
-        assert_eq!(boundary_param(b"multipart/mixed; boundary=\"unclosed"), None);
     }
 
     #[test]
-    fn delimiters_only_at_line_starts_and_whole() {
-        let buf = b"x--ab\n--abc\n--ab \r\nbody\n--ab--\n";
-        let d = find_delimiter(buf, 0, b"ab", true).unwrap();
-        assert_eq!(
-            (d.start, d.end, d.closing),
-            (12, 19, false),
-            "not mid-line, not a longer boundary"
-        );
-        let d = find_delimiter(buf, d.end, b"ab", true).unwrap();
-        assert_eq!((d.start, d.end, d.closing), (24, 31, true));
-        // At the end of what was read: a delimiter only if the file ends there.
-        assert!(find_delimiter(b"\n--ab", 0, b"ab", false).is_none());
-        assert!(find_delimiter(b"\n--ab", 0, b"ab", true).is_some());
+    fn blank_lines_end_header_blocks() {
         assert_eq!(blank_line_end(b"a: b\nc: d\n\nrest", 0), Some(11));
         assert_eq!(blank_line_end(b"a: b\r\n\r\nrest", 0), Some(8));
         assert_eq!(blank_line_end(b"\nrest", 0), Some(1));

@@ -301,7 +301,7 @@ pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
     let t = s.trim();
     if t.len() == 14
         && t.bytes().all(|b| b.is_ascii_digit())
-        && let Some(d) = crate::formats::arc::parse_arc_date(t)
+        && let Some(d) = crate::formats::dates::parse_arc_date(t)
     {
         return Ok(d);
     }

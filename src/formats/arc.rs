@@ -28,9 +28,11 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+// Re-exported where the ARC date was first parsed, for callers not yet moved to `dates`.
+pub(crate) use super::dates::parse_arc_date;
 use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
 
 /// Longest header line we accept (webarchive-commons caps at 100 KiB; Heritrix writes 4 KiB).
@@ -755,13 +757,61 @@ impl ArcReader {
     /// Frames the next record of the current segment.
     fn next_in_segment(&mut self) -> Result<Option<ArcRecord>, ArcError> {
         let Some(seg) = self.seg.as_ref() else { return Ok(None) };
+        let data = Arc::clone(&seg.data);
+        let member = seg.member;
+        let earlier_records = seg.records;
+        let loc = |offset| Location { member, offset };
+        let mut anomalies = Vec::new();
+        let Some(pos) = self.separators(&mut anomalies)? else { return Ok(None) };
+
+        let line = read_line_at(&data, pos, MAX_HEADER_LINE).map_err(|e| self.io_err(pos, e))?;
+        let parsed = match line.candidate() {
+            Some(text) => parse_header_line(text, self.version, Mode::Lenient),
+            None => Err(()),
+        };
+        let Ok((header, mut header_notes)) = parsed else {
+            return self.remainder(&data, loc(pos), &line, anomalies).map(Some);
+        };
+        for (kind, severity, detail) in header_notes.drain(..) {
+            anomalies.push(Anomaly { location: loc(pos), kind, severity, detail });
+        }
+
+        let is_filedesc = header.url.starts_with(b"filedesc://");
+        let kind = if is_filedesc { RecordKind::Filedesc } else { RecordKind::Capture };
+        self.judge_placement(is_filedesc, loc(pos), earlier_records, &mut anomalies);
+
+        let body_start = pos + line.consumed;
+        let (body_end, truncated, padding_end) = self
+            .find_body_end(body_start, &header, is_filedesc, &mut anomalies, pos)
+            .map_err(|e| self.io_err(pos, e))?;
+
+        if is_filedesc && self.version.is_none() {
+            self.version = Some(read_version(&data, body_start));
+            self.version_label = read_version_label(&data, body_start);
+        }
+        self.advance_past(pos, body_end, padding_end, is_filedesc)?;
+        Ok(Some(ArcRecord {
+            kind,
+            header: Some(header),
+            location: loc(pos),
+            header_len: line.consumed,
+            body_start,
+            body_end,
+            anomalies,
+            truncated,
+            raw: false,
+        }))
+    }
+
+    /// Reads the blank lines before the next record and judges their count against the one
+    /// expected (one after a record, none after a filedesc or padding). At the segment's end
+    /// reports how it ended there and returns `None`; else where the next record starts.
+    fn separators(&mut self, anomalies: &mut Vec<Anomaly>) -> Result<Option<u64>, ArcError> {
+        let Some(seg) = self.seg.as_ref() else { return Ok(None) };
         let data = &seg.data;
         let len = data.len();
         let member = seg.member;
         let loc = |offset| Location { member, offset };
-        let mut anomalies = Vec::new();
-
-        // Blank lines between records.
         let mut pos = seg.pos;
         let blank_start = pos;
         let mut newlines = 0u64;
@@ -814,89 +864,99 @@ impl ArcReader {
                 detail: "no blank line between the previous record and this one".into(),
             });
         }
+        Ok(Some(pos))
+    }
 
-        let line = read_line_at(data, pos, MAX_HEADER_LINE).map_err(|e| self.io_err(pos, e))?;
-        let parsed = match line.candidate() {
-            Some(text) => parse_header_line(text, self.version, Mode::Lenient),
-            None => Err(()),
+    /// What starts at `at` is not a record header (`line` is its first line): everything up
+    /// to the next header, or the segment's end, is kept as a remainder record.
+    fn remainder(
+        &mut self,
+        data: &Segment,
+        at: Location,
+        line: &Line,
+        mut anomalies: Vec<Anomaly>,
+    ) -> Result<ArcRecord, ArcError> {
+        let pos = at.offset;
+        let next = find_header(data, pos + 1, self.version).map_err(|e| self.io_err(pos, e))?;
+        let end = next.unwrap_or(data.len());
+        let why = if line.complete {
+            String::new()
+        } else {
+            format!("; no line end within {MAX_HEADER_LINE} bytes, so no header line")
         };
-        let Ok((header, mut header_notes)) = parsed else {
-            // Not a record header: keep everything up to the next header as a remainder.
-            let next = find_header(data, pos + 1, self.version).map_err(|e| self.io_err(pos, e))?;
-            let end = next.unwrap_or(len);
-            let why = if line.complete {
-                String::new()
-            } else {
-                format!("; no line end within {MAX_HEADER_LINE} bytes, so no header line")
-            };
-            anomalies.push(Anomaly {
-                location: loc(pos),
-                kind: AnomalyKind::Garbage,
-                severity: Severity::Error,
-                detail: format!(
-                    "{} bytes that are not an ARC record (starting {:?}) kept as a remainder{why}",
-                    end - pos,
-                    preview(&line.text)
-                ),
-            });
-            self.account.record_bytes += end - pos;
-            let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, pos)) };
-            seg.pos = end;
-            seg.expected_separators = 0;
-            return Ok(Some(ArcRecord {
-                kind: RecordKind::Remainder,
-                header: None,
-                location: loc(pos),
-                header_len: 0,
-                body_start: pos,
-                body_end: end,
-                anomalies,
-                truncated: false,
-                raw: false,
-            }));
-        };
-        for (kind, severity, detail) in header_notes.drain(..) {
-            anomalies.push(Anomaly { location: loc(pos), kind, severity, detail });
-        }
+        anomalies.push(Anomaly {
+            location: at,
+            kind: AnomalyKind::Garbage,
+            severity: Severity::Error,
+            detail: format!(
+                "{} bytes that are not an ARC record (starting {:?}) kept as a remainder{why}",
+                end - pos,
+                preview(&line.text)
+            ),
+        });
+        self.account.record_bytes += end - pos;
+        let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, pos)) };
+        seg.pos = end;
+        seg.expected_separators = 0;
+        Ok(ArcRecord {
+            kind: RecordKind::Remainder,
+            header: None,
+            location: at,
+            header_len: 0,
+            body_start: pos,
+            body_end: end,
+            anomalies,
+            truncated: false,
+            raw: false,
+        })
+    }
 
-        let is_filedesc = header.url.starts_with(b"filedesc://");
-        let kind = if is_filedesc { RecordKind::Filedesc } else { RecordKind::Capture };
-        let earlier_records = seg.records;
+    /// Judges where a record header at `at` stands in the file: a filedesc comes first and
+    /// only there, and a gzip member holds one record (`earlier_records` came before it in
+    /// this one).
+    fn judge_placement(
+        &mut self,
+        is_filedesc: bool,
+        at: Location,
+        earlier_records: u64,
+        anomalies: &mut Vec<Anomaly>,
+    ) {
         if !self.seen_header && !is_filedesc {
             self.file_anomaly(Anomaly {
-                location: loc(pos),
+                location: at,
                 kind: AnomalyKind::NoFiledesc,
                 severity: Severity::Warning,
                 detail: "the file does not start with a filedesc:// version block".into(),
             });
         } else if self.seen_header && is_filedesc {
             anomalies.push(Anomaly {
-                location: loc(pos),
+                location: at,
                 kind: AnomalyKind::FiledescNotFirst,
                 severity: Severity::Warning,
                 detail: "a filedesc:// record in the middle of the file".into(),
             });
         }
-        if earlier_records > 0 && member.is_some() {
+        if earlier_records > 0 && at.member.is_some() {
             anomalies.push(Anomaly {
-                location: loc(pos),
+                location: at,
                 kind: AnomalyKind::MultipleRecordsPerMember,
                 severity: Severity::Info,
                 detail: "more than one record in this gzip member".into(),
             });
         }
         self.seen_header = true;
+    }
 
-        let body_start = pos + line.consumed;
-        let (body_end, truncated, padding_end) = self
-            .find_body_end(body_start, &header, is_filedesc, &mut anomalies, pos)
-            .map_err(|e| self.io_err(pos, e))?;
-
-        if is_filedesc && self.version.is_none() {
-            let data = &self.seg.as_ref().ok_or_else(|| lost_segment(&self.path, pos))?.data;
-            self.version = Some(read_version(data, body_start));
-            self.version_label = read_version_label(data, body_start);
-        }
+    /// Moves past a record framed from `pos` to `body_end`: the bytes are accounted for, and
+    /// the next record is looked for after them, or after the whitespace padding that ends
+    /// at `padding_end` (which stands for the separator).
+    fn advance_past(
+        &mut self,
+        pos: u64,
+        body_end: u64,
+        padding_end: Option<u64>,
+        is_filedesc: bool,
+    ) -> Result<(), ArcError> {
         self.account.record_bytes += body_end - pos;
         let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, pos)) };
         seg.pos = body_end;
@@ -910,17 +970,7 @@ impl ArcReader {
             self.account.separator_bytes += p - body_end;
             self.account.padding_bytes += p - body_end;
         }
-        Ok(Some(ArcRecord {
-            kind,
-            header: Some(header),
-            location: loc(pos),
-            header_len: line.consumed,
-            body_start,
-            body_end,
-            anomalies,
-            truncated,
-            raw: false,
-        }))
+        Ok(())
     }
 
     /// Decides where a record's body ends: at its declared length when what follows is a
@@ -1446,96 +1496,14 @@ fn parse_header_line(
     if line.is_empty() || !starts_with_scheme(line) {
         return Err(());
     }
-    // Tokens with their start offsets; runs of spaces collapse.
-    let mut toks: Vec<(usize, &[u8])> = Vec::new();
-    let mut i = 0;
-    while i < line.len() {
-        if line[i] == b' ' {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < line.len() && line[i] != b' ' {
-            i += 1;
-        }
-        toks.push((start, &line[start..i]));
-    }
+    let toks = tokens(line);
     let n = toks.len();
-    let mut notes: Vec<Note> = Vec::new();
     let t = |k: usize| toks[n - k].1;
-    let is_date =
-        |b: &[u8]| b == b"-" || ((8..=18).contains(&b.len()) && b.iter().all(u8::is_ascii_digit));
-    let is_ip = |b: &[u8]| {
-        b == b"-"
-            || b.iter().all(|c| c.is_ascii_digit() || *c == b'.')
-            || (b.contains(&b':')
-                && b.iter().all(|c| c.is_ascii_hexdigit() || *c == b':' || *c == b'.'))
+    let mut notes: Vec<Note> = Vec::new();
+    let Some(FieldLayout { ip_k, mime, v2 }) = field_layout(&toks, version, mode, &mut notes)
+    else {
+        return Err(());
     };
-
-    // (index from the right of the IP field, mime, v2 fields)
-    let mut layout: Option<(usize, Vec<u8>, Option<V2Fields>)> = None;
-    let try_v2 = n >= 10 && is_date(t(8)) && is_ip(t(9));
-    if try_v2 && (version != Some(ArcVersion::V1) || !(is_date(t(3)) && is_ip(t(4)))) {
-        let s = |k: usize| String::from_utf8_lossy(t(k)).into_owned();
-        layout = Some((
-            9,
-            t(7).to_vec(),
-            Some(V2Fields {
-                result_code: s(6),
-                checksum: s(5),
-                location: s(4),
-                offset: s(3),
-                filename: s(2),
-            }),
-        ));
-    }
-    if layout.is_none() && n >= 5 && is_date(t(3)) && is_ip(t(4)) {
-        layout = Some((4, t(2).to_vec(), None));
-    }
-    if layout.is_none()
-        && n >= 6
-        && is_date(t(4))
-        && is_ip(t(5))
-        && t(2).len() > 8
-        && t(2)[..8].eq_ignore_ascii_case(b"charset=")
-    {
-        let mut mime = t(3).to_vec();
-        mime.push(b' ');
-        mime.extend_from_slice(t(2));
-        notes.push((
-            AnomalyKind::MimeWithSpace,
-            Severity::Info,
-            "MIME type contains a space; rejoined".into(),
-        ));
-        layout = Some((5, mime, None));
-    }
-    if layout.is_none() && n >= 4 && is_date(t(2)) && is_ip(t(3)) {
-        notes.push((
-            AnomalyKind::MissingMime,
-            Severity::Info,
-            "header line has no MIME type field".into(),
-        ));
-        layout = Some((3, Vec::new(), None));
-    }
-    // A negative length ("-1", written by some tools for "unknown") still marks a header line.
-    let numeric = |b: &[u8]| {
-        let digits = b.strip_prefix(b"-").unwrap_or(b);
-        !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
-    };
-    let fallback_ok = match mode {
-        Mode::Lenient => true,
-        Mode::Boundary => n >= 5 && is_ip(t(4)) && numeric(t(1)),
-        Mode::Scan => false,
-    };
-    if layout.is_none() && fallback_ok && n >= 5 {
-        notes.push((
-            AnomalyKind::FieldCount,
-            Severity::Warning,
-            "header fields are not in the expected form; read as URL IP date type length".into(),
-        ));
-        layout = Some((4, t(2).to_vec(), None));
-    }
-    let Some((ip_k, mime, v2)) = layout else { return Err(()) };
     let ip_start = toks[n - ip_k].0;
     let mut url = line[..ip_start].to_vec();
     while url.last() == Some(&b' ') {
@@ -1546,7 +1514,7 @@ fn parse_header_line(
     }
     let length_tok = t(1);
     let declared_length = std::str::from_utf8(length_tok).ok().and_then(|s| s.parse::<u64>().ok());
-    if declared_length.is_none() && strict && !numeric(length_tok) {
+    if declared_length.is_none() && strict && !is_length(length_tok) {
         return Err(());
     }
     let date_tok = t(ip_k - 1);
@@ -1562,7 +1530,143 @@ fn parse_header_line(
             format!("archive-date {date_raw:?} does not parse"),
         ));
     }
-    if version == Some(ArcVersion::V2) && v2.is_none() && !url.starts_with(b"filedesc://") {
+    note_header_oddities(line, &url, version, v2.is_some(), &mut notes);
+    let header = ArcHeader {
+        raw_line: line.to_vec(),
+        url,
+        ip: String::from_utf8_lossy(t(ip_k)).into_owned(),
+        date_raw,
+        date,
+        mime: String::from_utf8_lossy(&mime).into_owned(),
+        declared_length,
+        v2,
+    };
+    Ok((header, notes))
+}
+
+/// The space-separated tokens of a header line with their start offsets; runs of spaces
+/// collapse.
+fn tokens(line: &[u8]) -> Vec<(usize, &[u8])> {
+    let mut toks: Vec<(usize, &[u8])> = Vec::new();
+    let mut i = 0;
+    while i < line.len() {
+        if line[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < line.len() && line[i] != b' ' {
+            i += 1;
+        }
+        toks.push((start, &line[start..i]));
+    }
+    toks
+}
+
+/// An archive-date token as far as its shape goes: `-` or 8 to 18 digits.
+fn looks_like_date(b: &[u8]) -> bool {
+    b == b"-" || ((8..=18).contains(&b.len()) && b.iter().all(u8::is_ascii_digit))
+}
+
+/// An IP-address token as far as its shape goes: `-`, dotted digits, or IPv6 hex and colons.
+fn looks_like_ip(b: &[u8]) -> bool {
+    b == b"-"
+        || b.iter().all(|c| c.is_ascii_digit() || *c == b'.')
+        || (b.contains(&b':')
+            && b.iter().all(|c| c.is_ascii_hexdigit() || *c == b':' || *c == b'.'))
+}
+
+/// A length token: digits, or a negative number ("-1", written by some tools for "unknown"),
+/// which still marks a header line.
+fn is_length(b: &[u8]) -> bool {
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
+}
+
+/// Which fields a header line's tokens are, counted from the right.
+struct FieldLayout {
+    /// The IP field's index from the right (the URL is everything left of it).
+    ip_k: usize,
+    mime: Vec<u8>,
+    v2: Option<V2Fields>,
+}
+
+/// Decides which layout the tokens `toks` follow, tried in turn: v2 (ten fields, unless a v1
+/// file's line reads as v1 too), v1 (five), v1 with a MIME type split at `; charset=`, v1
+/// without a MIME type, and (not in [`Mode::Scan`]) any five fields read as v1. `None`
+/// when none fits.
+fn field_layout(
+    toks: &[(usize, &[u8])],
+    version: Option<ArcVersion>,
+    mode: Mode,
+    notes: &mut Vec<Note>,
+) -> Option<FieldLayout> {
+    let n = toks.len();
+    let t = |k: usize| toks[n - k].1;
+    // A v1 layout with the date `k` from the right: the IP left of it, a URL left of that.
+    let v1_at = |k: usize| n >= k + 2 && looks_like_date(t(k)) && looks_like_ip(t(k + 1));
+    let try_v2 = n >= 10 && looks_like_date(t(8)) && looks_like_ip(t(9));
+    if try_v2
+        && (version != Some(ArcVersion::V1) || !(looks_like_date(t(3)) && looks_like_ip(t(4))))
+    {
+        let s = |k: usize| String::from_utf8_lossy(t(k)).into_owned();
+        let v2 = V2Fields {
+            result_code: s(6),
+            checksum: s(5),
+            location: s(4),
+            offset: s(3),
+            filename: s(2),
+        };
+        return Some(FieldLayout { ip_k: 9, mime: t(7).to_vec(), v2: Some(v2) });
+    }
+    if v1_at(3) {
+        return Some(FieldLayout { ip_k: 4, mime: t(2).to_vec(), v2: None });
+    }
+    if v1_at(4) && t(2).len() > 8 && t(2)[..8].eq_ignore_ascii_case(b"charset=") {
+        let mut mime = t(3).to_vec();
+        mime.push(b' ');
+        mime.extend_from_slice(t(2));
+        notes.push((
+            AnomalyKind::MimeWithSpace,
+            Severity::Info,
+            "MIME type contains a space; rejoined".into(),
+        ));
+        return Some(FieldLayout { ip_k: 5, mime, v2: None });
+    }
+    if v1_at(2) {
+        notes.push((
+            AnomalyKind::MissingMime,
+            Severity::Info,
+            "header line has no MIME type field".into(),
+        ));
+        return Some(FieldLayout { ip_k: 3, mime: Vec::new(), v2: None });
+    }
+    let fallback_ok = match mode {
+        Mode::Lenient => true,
+        Mode::Boundary => n >= 5 && looks_like_ip(t(4)) && is_length(t(1)),
+        Mode::Scan => false,
+    };
+    if fallback_ok && n >= 5 {
+        notes.push((
+            AnomalyKind::FieldCount,
+            Severity::Warning,
+            "header fields are not in the expected form; read as URL IP date type length".into(),
+        ));
+        return Some(FieldLayout { ip_k: 4, mime: t(2).to_vec(), v2: None });
+    }
+    None
+}
+
+/// Notes what is odd in a header line that parsed: a v1 record in a v2 file (`is_v2` is
+/// the line's own layout), spaces in the URL, a URL that is no valid URI, control characters.
+fn note_header_oddities(
+    line: &[u8],
+    url: &[u8],
+    version: Option<ArcVersion>,
+    is_v2: bool,
+    notes: &mut Vec<Note>,
+) {
+    if version == Some(ArcVersion::V2) && !is_v2 && !url.starts_with(b"filedesc://") {
         notes.push((
             AnomalyKind::FieldCount,
             Severity::Info,
@@ -1576,11 +1680,11 @@ fn parse_header_line(
             "URL contains spaces; kept as found".into(),
         ));
     }
-    if !is_valid_uri(&url) {
+    if !is_valid_uri(url) {
         notes.push((
             AnomalyKind::InvalidUri,
             Severity::Info,
-            format!("URL {:?} is not a valid URI; kept as found", preview(&url)),
+            format!("URL {:?} is not a valid URI; kept as found", preview(url)),
         ));
     }
     if line.iter().any(|&b| b < 0x20 && b != b'\t' || b == 0x7f) {
@@ -1590,17 +1694,6 @@ fn parse_header_line(
             "header line holds control characters; they are percent-encoded in WARC headers".into(),
         ));
     }
-    let header = ArcHeader {
-        raw_line: line.to_vec(),
-        url,
-        ip: String::from_utf8_lossy(t(ip_k)).into_owned(),
-        date_raw,
-        date,
-        mime: String::from_utf8_lossy(&mime).into_owned(),
-        declared_length,
-        v2,
-    };
-    Ok((header, notes))
 }
 
 fn starts_with_scheme(b: &[u8]) -> bool {
@@ -1659,38 +1752,6 @@ pub(crate) fn is_valid_uri(url: &[u8]) -> bool {
         }
     }
     true
-}
-
-/// Parses an ARC archive date: 14 digits `yyyyMMddHHmmss` UTC; 12 digits (no seconds) and 8
-/// (date only) occur in old files, and 15-18 digits carry fractions of a second.
-pub(crate) fn parse_arc_date(s: &str) -> Option<DateTime<Utc>> {
-    if !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let dt = match s.len() {
-        8 => NaiveDate::parse_from_str(s, "%Y%m%d").ok()?.and_hms_opt(0, 0, 0)?,
-        12 => NaiveDateTime::parse_from_str(&format!("{s}00"), "%Y%m%d%H%M%S").ok()?,
-        14 => NaiveDateTime::parse_from_str(s, "%Y%m%d%H%M%S").ok()?,
-        15..=18 => {
-            let base = NaiveDateTime::parse_from_str(&s[..14], "%Y%m%d%H%M%S").ok()?;
-            let frac = &s[14..];
-            let nanos: u32 = format!("{frac:0<9}").parse().ok()?;
-            base.with_nanosecond_checked(nanos)?
-        }
-        _ => return None,
-    };
-    Some(dt.and_utc())
-}
-
-trait WithNanos: Sized {
-    fn with_nanosecond_checked(self, n: u32) -> Option<Self>;
-}
-
-impl WithNanos for NaiveDateTime {
-    fn with_nanosecond_checked(self, n: u32) -> Option<Self> {
-        use chrono::Timelike;
-        self.with_nanosecond(n)
-    }
 }
 
 #[cfg(test)]
@@ -1765,18 +1826,6 @@ mod tests {
         r.body_reader(&rec).read_to_end(&mut body).unwrap();
         assert_eq!(body, b"hello");
         assert!(r.next_record().unwrap().is_none());
-    }
-
-    #[test]
-    fn dates_of_several_lengths() {
-        assert!(parse_arc_date("20140401000000").is_some());
-        assert!(parse_arc_date("201404010000").is_some());
-        assert_eq!(
-            parse_arc_date("201404010000001234").unwrap().to_rfc3339(),
-            "2014-04-01T00:00:00.123400+00:00"
-        );
-        assert!(parse_arc_date("20141301000000").is_none());
-        assert!(parse_arc_date("-").is_none());
     }
 
     #[test]

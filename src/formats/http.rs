@@ -62,12 +62,21 @@ pub(crate) fn message_head(block: &[u8]) -> HttpHead {
 }
 
 /// The raw value of the first field called `name` (any case) in a complete header section
-/// `head` (the status or request line is skipped).
-fn field<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+/// `head` (the status or request line is skipped), blanks after the colon and the line end
+/// included.
+pub(crate) fn field<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     head.split(|&b| b == b'\n').skip(1).find_map(|line| {
         let colon = memchr(b':', line)?;
         line[..colon].trim_ascii().eq_ignore_ascii_case(name).then(|| &line[colon + 1..])
     })
+}
+
+/// The status code of a response's status line (its second space-separated token), as
+/// written.
+pub(crate) fn status_code(head: &[u8]) -> Option<&[u8]> {
+    let line = head.split(|&b| b == b'\n').next()?;
+    let code = line.split(|&b| b == b' ').filter(|t| !t.is_empty()).nth(1)?;
+    Some(code.trim_ascii())
 }
 
 /// The value of the `Content-Length` field in a complete header section `head`.
@@ -161,6 +170,16 @@ mod tests {
         let b = b"HTTP/1.1 200 OK\r\ncontent-LENGTH:  42 \r\nX: y\r\n\r\n";
         assert_eq!(content_length(b), Some(42));
         assert_eq!(content_length(b"HTTP/1.1 200 OK\r\n\r\n"), None);
+    }
+
+    #[test]
+    fn status_codes_and_fields_as_written() {
+        let h = b"HTTP/1.1  404 Not Found\r\ncontent-TYPE:  text/html \r\n\r\n";
+        assert_eq!(status_code(h), Some(&b"404"[..]));
+        assert_eq!(status_code(b"HTTP/1.0 200\n\n"), Some(&b"200"[..]));
+        assert_eq!(status_code(b"HTTP/1.0\r\n\r\n"), None);
+        assert_eq!(field(h, b"content-type").map(<[u8]>::trim_ascii), Some(&b"text/html"[..]));
+        assert_eq!(field(h, b"http/1.1  404 not found"), None, "the status line is no field");
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! Everything here works on bytes and offsets and knows nothing of packages or METS.
 
 pub mod arc;
+pub mod dates;
 pub mod digest;
 pub mod html;
 pub mod http;
 pub mod mime;
+pub(crate) mod multipart;
 pub mod pronom;
 pub(crate) mod segment;
 pub mod url;

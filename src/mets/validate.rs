@@ -40,7 +40,7 @@ mod entities;
 use crossrefs::{CrossrefError, Crossrefs};
 
 use super::reader::{NS_METS, NS_MODS, NS_PREMIS2, NS_PREMIS3};
-use crate::formats::warc::header::is_stateable_date;
+use crate::formats::dates::is_stateable_date;
 
 /// Longest text value kept of one element (an identifier, a date, a note), and longest detail
 /// gathered of one event.

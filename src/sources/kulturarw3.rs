@@ -49,8 +49,10 @@ use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, FileQuirks, Payload, Provenance,
     Quirk, QuirkLog, SideFile,
 };
-use crate::formats::http::MAX_HTTP_HEADER_LEN;
-use crate::formats::warc::header::{target_uri, uri_text, warc_date_stateable, warc_fields_line};
+use crate::formats::dates::warc_date_stateable;
+use crate::formats::http::{self, MAX_HTTP_HEADER_LEN};
+use crate::formats::multipart::{boundary_param, find_delimiter};
+use crate::formats::warc::header::{target_uri, uri_text, warc_fields_line};
 use crate::formats::warc::payload::is_http_uri;
 use crate::layout;
 
@@ -406,438 +408,51 @@ impl Kulturarw3Archive {
         p: Parsed,
     ) -> io::Result<Option<Capture>> {
         let rel = place.rel;
-        let size = place.size;
-        let mut unparted = p.unparted.clone();
-        let mut quirks: FileQuirks = p.quirks.clone();
-        let Some(url) = p.field(&["HTTP-URL"]) else {
-            return Ok(self.refuse(place, 0, "no HTTP-URL field in the header block".into()));
+        let mut r = Reading { f, head, quirks: p.quirks.clone(), unparted: p.unparted.clone(), p };
+        let (uri, at_url) = match r.target_uri() {
+            Ok(t) => t,
+            Err(Refusal { offset, detail }) => return Ok(self.refuse(place, offset, detail)),
         };
-        let at_url = p.at(&["HTTP-URL"]).unwrap_or(0);
-        let text = uri_text(url);
-        // WARC needs an absolute URI: an empty, `null` or relative HTTP-URL is no capture.
-        let uri = match target_uri(&text) {
-            Ok((uri, changed)) => {
-                if changed {
-                    quirks.push((Some(at_url), "url-scheme-case", format!("HTTP-URL {text:?}: the scheme is written in lower case ({uri}), as every reader compares it; the field is kept as stored in the metadata record")));
-                }
-                uri
-            }
-            Err(e) => {
-                let why = format!("HTTP-URL: {e}: WARC needs an absolute URI, so no capture");
-                return Ok(self.refuse(place, at_url, why));
-            }
-        };
-        let boundary = &p.boundary;
-
-        // The Content part runs to its closing delimiter: where HTTP-Content-Length says, or
-        // else the last one in the file (a body may hold the boundary text itself).
-        let stated_len = p.field(&["HTTP-Content-Length"]).map(|v| latin1(v).trim().parse::<u64>());
-        let mut missing_close = p.missing_close;
-        let mut closing_end = p.closing_end;
-        let mut other_end = None;
-        let mut content = match p.content_start {
-            None => None,
-            Some(start) => {
-                let stated = stated_len.as_ref().and_then(|l| l.as_ref().ok().copied());
-                let place = ContentPlace { start, size, stated, delim_crlf: p.content_delim_crlf };
-                match content_end(f, head, boundary, &place)? {
-                    Some(c) => {
-                        closing_end = Some(c.closing_end);
-                        other_end = c.other;
-                        Some((start, c.body_end))
-                    }
-                    None => {
-                        missing_close = true;
-                        Some((start, size))
-                    }
-                }
-            }
-        };
-        if missing_close {
-            quirks.push((
-                Some(size),
-                "missing-closing-delimiter",
-                format!(
-                    "the file ends after {size} bytes without `--{}--`: the last part is read \
-                     to the end (a write cut off?)",
-                    latin1(boundary)
-                ),
-            ));
-        }
-        if let Some(end) = closing_end
-            && end < size
-        {
-            unparted.push((end, size - end, "after the closing delimiter"));
-        }
-
-        // The Header part: an HTTP header up to its empty line, else the file is a resource.
-        let mut http_header = None;
-        let mut kind = CaptureKind::Resource;
-        match p.header {
-            Some((hs, he)) => {
-                let bytes = &head[hs as usize..he as usize];
-                // A header longer than any reader looks for its end in (the payload rule's
-                // bound) would be read as a whole block by audit and as split by warcio.
-                let end = bytes.starts_with(b"HTTP/").then(|| blank_line_end(bytes, 0)).flatten();
-                match end.filter(|&n| n <= MAX_HTTP_HEADER_LEN) {
-                    Some(n) => {
-                        let rest = &bytes[n..];
-                        // The single LF before a delimiter belongs to the delimiter.
-                        if !(rest.is_empty() || rest == b"\n" || rest == b"\r\n") {
-                            unparted.push((
-                                hs + n as u64,
-                                rest.len() as u64,
-                                "after the HTTP header's empty line, in the Header part",
-                            ));
-                        }
-                        http_header = Some(bytes[..n].to_vec());
-                        kind = CaptureKind::Response;
-                    }
-                    None => {
-                        quirks.push((
-                            Some(hs),
-                            "not-http-header",
-                            if end.is_some() {
-                                format!(
-                                    "the HTTP header is longer than {MAX_HTTP_HEADER_LEN} bytes \
-                                     (no reader locates its end): written as a resource"
-                                )
-                            } else if bytes.starts_with(b"HTTP/") {
-                                "the Header part has no empty line ending it: written as a \
-                                 resource"
-                                    .into()
-                            } else {
-                                "the Header part does not start with `HTTP/`: written as a \
-                                 resource typed by the Content part"
-                                    .into()
-                            },
-                        ));
-                        if !bytes.is_empty() {
-                            unparted.push((hs, bytes.len() as u64, "the Header part, not HTTP"));
-                        }
-                    }
-                }
-            }
-            None => quirks.push((
-                p.content_start,
-                "missing-header-part",
-                "no Header part: written as a resource typed by the Content part".into(),
-            )),
-        }
-
-        // Lengths and digests the ArchiveInfo states.
+        let stated_len =
+            r.p.field(&["HTTP-Content-Length"]).map(|v| latin1(v).trim().parse::<u64>());
+        let stated = stated_len.as_ref().and_then(|l| l.as_ref().ok().copied());
+        let mut body = r.content_extent(place.size, stated)?;
+        let http_header = r.http_header();
+        let kind =
+            if http_header.is_some() { CaptureKind::Response } else { CaptureKind::Resource };
         if let Some(h) = &http_header {
-            if let Some(v) = p.field(&["HTTP-Header-Length"]) {
-                let v = latin1(v);
-                if v.trim().parse::<u64>().ok() != Some(h.len() as u64) {
-                    quirks.push((
-                        p.at(&["HTTP-Header-Length"]),
-                        "header-length-mismatch",
-                        format!(
-                            "HTTP-Header-Length says {}, the Header part holds {} bytes",
-                            v.trim(),
-                            h.len()
-                        ),
-                    ));
-                }
-            }
-            if let Some(v) = p.field(&["HTTP-Header-MD5"]) {
-                let want = latin1(v).trim().to_ascii_lowercase();
-                let got = md5_hex(h);
-                if want != "null" && want != got {
-                    let why = if h.is_ascii() {
-                        ""
-                    } else {
-                        " (the header is not ASCII: Heritrix hashed it re-encoded in the JVM's \
-                         charset)"
-                    };
-                    quirks.push((
-                        p.at(&["HTTP-Header-MD5"]),
-                        "header-md5-mismatch",
-                        format!("HTTP-Header-MD5 is {want}, the Header part's MD5 is {got}{why}"),
-                    ));
-                }
-            }
-            if let (Some(v), Some(code)) = (p.field(&["HTTP-Status-Code"]), status_code(h))
-                && latin1(v).trim() != code
-            {
-                quirks.push((
-                    p.at(&["HTTP-Status-Code"]),
-                    "status-code-mismatch",
-                    format!(
-                        "HTTP-Status-Code is {}, the status line says {code}",
-                        latin1(v).trim()
-                    ),
-                ));
-            }
+            r.check_header_statements(h);
         }
-        // A CR before the closing delimiter that the line ends could not place: the stored
-        // digest says whose it is, the body's or the delimiter's.
-        let mut body_digest = None;
-        if let (Some((s, e)), Some(o)) = (content, other_end)
-            && self.check_digests
-            && let Some((want, sha1)) = stated_digest(&p)
-        {
-            let lo = e.min(o);
-            let (short, long) = digest_range(f, s, lo - s, sha1, true)?;
-            let long = long.unwrap_or_default();
-            let (mine, other) = if e == lo { (short, long) } else { (long, short) };
-            if mine != want && other == want {
-                quirks.push((
-                    Some(lo),
-                    "line-break-by-digest",
-                    format!(
-                        "the CR at offset {lo} before the closing delimiter's LF is taken as {}: \
-                         HTTP-Content-MD5 matches the body only so",
-                        if o > e { "the body's last byte" } else { "the delimiter's (CRLF)" }
-                    ),
-                ));
-                content = Some((s, o));
-                body_digest = Some(other);
-            } else {
-                body_digest = Some(mine);
-            }
-        }
-        let stored = content.map_or(0, |(s, e)| e - s);
-        let mut truncated = None;
-        match &stated_len {
-            Some(Ok(l)) if stored < *l => {
-                truncated = Some(if missing_close { "unspecified" } else { "length" }.to_string());
-                let (kind, what) = if content.is_none() {
-                    ("missing-content-part", "no Content part although".to_string())
-                } else {
-                    ("truncated", format!("{stored} bytes stored, but"))
-                };
-                let cap = if *l > HERITRIX_MAX_BODY && stored == HERITRIX_MAX_BODY {
-                    " (Heritrix's 100 MB cap)"
-                } else {
-                    ""
-                };
-                quirks.push((
-                    content.map(|c| c.0),
-                    kind,
-                    format!(
-                        "{what} HTTP-Content-Length is {l}{cap}: WARC-Truncated: {}",
-                        truncated.as_deref().unwrap_or_default()
-                    ),
-                ));
-            }
-            Some(Ok(l)) if stored > *l => quirks.push((
-                content.map(|c| c.0),
-                "content-length-mismatch",
-                format!("{stored} bytes stored, more than HTTP-Content-Length {l}"),
-            )),
-            Some(Err(_)) => quirks.push((
-                p.at(&["HTTP-Content-Length"]),
-                "bad-content-length",
-                format!(
-                    "HTTP-Content-Length {:?} is not a number",
-                    latin1(p.field(&["HTTP-Content-Length"]).unwrap_or_default())
-                ),
-            )),
-            _ => {}
-        }
-        if let Some(v) = p.field(&["HTTP-Content-MD5"]) {
-            let want = latin1(v).trim().to_ascii_lowercase();
-            let algo = match want.len() {
-                _ if want == "null" => None,
-                32 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("MD5"),
-                40 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("SHA-1"),
-                _ => {
-                    quirks.push((
-                        p.at(&["HTTP-Content-MD5"]),
-                        "unknown-content-digest",
-                        format!(
-                            "HTTP-Content-MD5 {want:?} is neither 32 nor 40 hex digits nor \
-                             `null`: not checked"
-                        ),
-                    ));
-                    None
-                }
-            };
-            if want == "null" {
-                quirks.push((
-                    p.at(&["HTTP-Content-MD5"]),
-                    "no-content-digest",
-                    "HTTP-Content-MD5 is `null`: the crawler computed no digest".into(),
-                ));
-            } else if let Some(algo) = algo {
-                if truncated.is_some() {
-                    // The digest is of the whole body; the stored one is shorter.
-                } else if self.check_digests {
-                    let (s, e) = content.unwrap_or((0, 0));
-                    let got = match body_digest.take() {
-                        Some(d) => d,
-                        None => digest_range(f, s, e - s, algo == "SHA-1", false)?.0,
-                    };
-                    if got != want {
-                        quirks.push((
-                            p.at(&["HTTP-Content-MD5"]),
-                            "content-digest-mismatch",
-                            format!(
-                                "HTTP-Content-MD5 ({algo}) is {want}, the stored body's ({} \
-                                 bytes at offset {s}) is {got}",
-                                e - s
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-
-        // The date: the file name's epoch, else the time of writing; either only when WARC
-        // (W3C-DTF, four-digit years) and the METS can state it.
-        let mut stateable = |what: &str, at: Option<u64>, d: Option<DateTime<Utc>>| {
-            let d = d?;
-            if warc_date_stateable(&d) {
-                return Some(d);
-            }
-            quirks.push((
-                at,
-                "date-out-of-range",
-                format!(
-                    "{what} {} is {}: outside the years 0001-9999 a WARC-Date or a METS date can \
-                     state, so not used",
-                    d.timestamp(),
-                    d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                ),
+        let body_digest = if self.check_digests { r.settle_cr_by_digest(&mut body)? } else { None };
+        let truncated = r.truncation(stated_len.as_ref(), &body);
+        r.check_content_digest(body.content, truncated.is_some(), body_digest, self.check_digests)?;
+        let Some((date, date_source)) = r.capture_date(place.name) else {
+            return Ok(self.refuse(
+                place,
+                0,
+                "neither the file name nor HTTP-Archive-Time gives a date".into(),
             ));
-            None
         };
-        let at_archive_time = p.at(&["HTTP-Archive-Time"]);
-        let archive_time = stateable(
-            "HTTP-Archive-Time",
-            at_archive_time,
-            p.field(&["HTTP-Archive-Time"])
-                .and_then(|v| latin1(v).trim().parse::<i64>().ok())
-                .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0)),
-        );
-        let epoch = split_name(place.name).and_then(|(_, e)| e);
-        let from_name = stateable(
-            "the file name's epoch",
-            None,
-            epoch
-                .and_then(|d| std::str::from_utf8(d).ok()?.parse::<i64>().ok())
-                .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0)),
-        );
-        let (date, date_source) = match (from_name, archive_time) {
-            (Some(d), at) => {
-                if let Some(at) = at
-                    && at < d
-                {
-                    quirks.push((
-                        p.at(&["HTTP-Archive-Time"]),
-                        "archive-time-before-fetch",
-                        format!(
-                            "HTTP-Archive-Time {} is earlier than the file name's fetch time {}",
-                            at.timestamp(),
-                            d.timestamp()
-                        ),
-                    ));
-                }
-                (d, DateSource { label: DATE_FROM_NAME.into(), inferred: false })
-            }
-            (None, Some(at)) => {
-                quirks.push((
-                    p.at(&["HTTP-Archive-Time"]),
-                    "no-epoch-in-name",
-                    format!(
-                        "{}: dated by HTTP-Archive-Time instead",
-                        if epoch.is_some() {
-                            "the file name's epoch is out of range"
-                        } else {
-                            "the file name has no epoch"
-                        }
-                    ),
-                ));
-                (at, DateSource { label: DATE_FROM_ARCHIVE_TIME.into(), inferred: true })
-            }
-            (None, None) => {
-                return Ok(self.refuse(
-                    place,
-                    0,
-                    "neither the file name nor HTTP-Archive-Time gives a date".into(),
-                ));
-            }
-        };
-        if let Some((md5, _)) = split_name(place.name) {
-            let want = md5_hex(url);
-            if md5 != want.as_bytes() {
-                quirks.push((
-                    p.at(&["HTTP-URL"]),
-                    "url-md5-mismatch",
-                    format!(
-                        "the file name's MD5 is not MD5(HTTP-URL) = {want} (the crawler hashed \
-                         its own normalisation of the URL)"
-                    ),
-                ));
-            }
-        }
-        let ip = p
-            .field(&["HTTP-IP-Address", "HTTP-IP-addr"])
-            .map(|v| latin1(v).trim().to_string())
-            .filter(|v| !v.is_empty() && v != "null");
-        let content_type = p
-            .content_type
-            .clone()
-            .or_else(|| http_header.as_deref().and_then(http_content_type))
-            .filter(|t| !t.is_empty() && t != "null");
-
-        // What belongs to no part: kept in the metadata, or the whole file beside it.
-        let unparted_total: u64 = unparted.iter().map(|u| u.1).sum();
-        for (off, len, what) in &unparted {
-            quirks.push((
-                Some(*off),
-                "bytes-outside-parts",
-                format!(
-                    "{len} bytes {what}: kept in the metadata record{}",
-                    if unparted_total > MAX_INLINE_UNPARTED {
-                        " and in the original file kept as a side file"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-        }
-        let mut meta = p.archive_info_lines(head);
-        meta.extend(warc_fields_line("kw3-path", &place.kw3_path).into_bytes());
-        meta.extend(warc_fields_line("kw3-snapshot", &place.snapshot).into_bytes());
-        for &(label, s, e) in &p.part_lines {
-            for line in lines(&head[s..e]) {
-                meta.extend(field_bytes(Some(label), line));
-            }
-        }
-        if let Some(h) = &http_header {
-            let (hs, _) = p.header.unwrap_or_default();
-            meta.extend(
-                warc_fields_line("kw3-header-range", &format!("{hs} {}", h.len())).into_bytes(),
-            );
-        }
-        if let Some((s, e)) = content {
-            meta.extend(
-                warc_fields_line("kw3-content-range", &format!("{s} {}", e - s)).into_bytes(),
-            );
-        }
-        if unparted_total > MAX_INLINE_UNPARTED {
-            for (off, len, _) in &unparted {
-                meta.extend(warc_fields_line("kw3-unparted", &format!("{off} {len}")).into_bytes());
-            }
-            meta.extend(warc_fields_line("kw3-original-file", rel).into_bytes());
+        r.check_url_md5(place.name);
+        let ip =
+            r.p.field(&["HTTP-IP-Address", "HTTP-IP-addr"])
+                .map(|v| latin1(v).trim().to_string())
+                .filter(|v| !v.is_empty() && v != "null");
+        let content_type =
+            r.p.content_type
+                .clone()
+                .or_else(|| http_header.as_deref().and_then(http_content_type))
+                .filter(|t| !t.is_empty() && t != "null");
+        let whole_file = r.report_unparted();
+        let meta = r.metadata(place, http_header.as_deref(), body.content, whole_file)?;
+        if whole_file {
             self.side.push(SideFile { path: place.path.to_path_buf(), relative: rel.to_string() });
-        } else {
-            for (off, len, _) in &unparted {
-                let bytes = read_at(f, head, *off, *len as usize)?;
-                let b64 = data_encoding::BASE64.encode(&bytes);
-                meta.extend(
-                    warc_fields_line("kw3-unparted", &format!("{off} {len} {b64}")).into_bytes(),
-                );
-            }
         }
         if http_header.is_some() && !is_http_uri(&uri) {
-            quirks.push((Some(at_url), "not-http-url", "an HTTP header stored for a URL that is not http(s): the record's payload is its whole block (header included), as every reader takes it".into()));
+            r.quirks.push((Some(at_url), "not-http-url", "an HTTP header stored for a URL that is not http(s): the record's payload is its whole block (header included), as every reader takes it".into()));
         }
-        self.quirks.take_file(rel, quirks, false);
-        let payload = match content {
+        self.quirks.take_file(rel, r.quirks, false);
+        let payload = match body.content {
             Some((s, e)) => {
                 Payload::Segment { path: place.path.to_path_buf(), offset: s, len: e - s }
             }
@@ -858,6 +473,502 @@ impl Kulturarw3Archive {
             metadata: Some(meta),
         }))
     }
+}
+
+/// One file being turned into a capture: what its first bytes told, the open file for what
+/// lies beyond them, and what the reading finds on the way (quirks, bytes in no part).
+struct Reading<'a> {
+    f: &'a mut File,
+    head: &'a [u8],
+    p: Parsed,
+    quirks: FileQuirks,
+    unparted: Vec<(u64, u64, &'static str)>,
+}
+
+/// Where the Content part is, as its closing delimiter places it.
+struct ContentExtent {
+    /// The body: start and end offsets, `None` without a Content part.
+    content: Option<(u64, u64)>,
+    /// The other possible body end when a CR before the closing delimiter could be either's.
+    other_end: Option<u64>,
+    /// No closing delimiter: the last part runs to the end of the file.
+    missing_close: bool,
+}
+
+impl Reading<'_> {
+    /// The capture's URI from `HTTP-URL` and where the field is; WARC needs an absolute URI,
+    /// so an empty, `null` or relative one refuses the file.
+    fn target_uri(&mut self) -> Result<(String, u64), Refusal> {
+        let Some(url) = self.p.field(&["HTTP-URL"]) else {
+            return Err(Refusal {
+                offset: 0,
+                detail: "no HTTP-URL field in the header block".into(),
+            });
+        };
+        let at_url = self.p.at(&["HTTP-URL"]).unwrap_or(0);
+        let text = uri_text(url);
+        match target_uri(&text) {
+            Ok((uri, changed)) => {
+                if changed {
+                    self.quirks.push((Some(at_url), "url-scheme-case", format!("HTTP-URL {text:?}: the scheme is written in lower case ({uri}), as every reader compares it; the field is kept as stored in the metadata record")));
+                }
+                Ok((uri, at_url))
+            }
+            Err(e) => Err(Refusal {
+                offset: at_url,
+                detail: format!("HTTP-URL: {e}: WARC needs an absolute URI, so no capture"),
+            }),
+        }
+    }
+
+    /// Where the Content part ends: at its closing delimiter where `HTTP-Content-Length`
+    /// (`stated`) says, or else the last one in the file (a body may hold the boundary text
+    /// itself); a missing closing delimiter and bytes after it are reported.
+    fn content_extent(&mut self, size: u64, stated: Option<u64>) -> io::Result<ContentExtent> {
+        let p = &self.p;
+        let mut missing_close = p.missing_close;
+        let mut closing_end = p.closing_end;
+        let mut other_end = None;
+        let content = match p.content_start {
+            None => None,
+            Some(start) => {
+                let place = ContentPlace { start, size, stated, delim_crlf: p.content_delim_crlf };
+                match content_end(self.f, self.head, &p.boundary, &place)? {
+                    Some(c) => {
+                        closing_end = Some(c.closing_end);
+                        other_end = c.other;
+                        Some((start, c.body_end))
+                    }
+                    None => {
+                        missing_close = true;
+                        Some((start, size))
+                    }
+                }
+            }
+        };
+        if missing_close {
+            self.quirks.push((
+                Some(size),
+                "missing-closing-delimiter",
+                format!(
+                    "the file ends after {size} bytes without `--{}--`: the last part is read \
+                     to the end (a write cut off?)",
+                    latin1(&self.p.boundary)
+                ),
+            ));
+        }
+        if let Some(end) = closing_end
+            && end < size
+        {
+            self.unparted.push((end, size - end, "after the closing delimiter"));
+        }
+        Ok(ContentExtent { content, other_end, missing_close })
+    }
+
+    /// The Header part as an HTTP header up to its empty line, or `None` when it is none (no
+    /// Header part, not `HTTP/`, no empty line, longer than any reader looks): the file is
+    /// then a resource.
+    fn http_header(&mut self) -> Option<Vec<u8>> {
+        let Some((hs, he)) = self.p.header else {
+            self.quirks.push((
+                self.p.content_start,
+                "missing-header-part",
+                "no Header part: written as a resource typed by the Content part".into(),
+            ));
+            return None;
+        };
+        let bytes = &self.head[hs as usize..he as usize];
+        // A header longer than any reader looks for its end in (the payload rule's
+        // bound) would be read as a whole block by audit and as split by warcio.
+        let end = bytes.starts_with(b"HTTP/").then(|| blank_line_end(bytes, 0)).flatten();
+        if let Some(n) = end.filter(|&n| n <= MAX_HTTP_HEADER_LEN) {
+            let rest = &bytes[n..];
+            // The single LF before a delimiter belongs to the delimiter.
+            if !(rest.is_empty() || rest == b"\n" || rest == b"\r\n") {
+                self.unparted.push((
+                    hs + n as u64,
+                    rest.len() as u64,
+                    "after the HTTP header's empty line, in the Header part",
+                ));
+            }
+            return Some(bytes[..n].to_vec());
+        }
+        self.quirks.push((
+            Some(hs),
+            "not-http-header",
+            if end.is_some() {
+                format!(
+                    "the HTTP header is longer than {MAX_HTTP_HEADER_LEN} bytes \
+                     (no reader locates its end): written as a resource"
+                )
+            } else if bytes.starts_with(b"HTTP/") {
+                "the Header part has no empty line ending it: written as a \
+                 resource"
+                    .into()
+            } else {
+                "the Header part does not start with `HTTP/`: written as a \
+                 resource typed by the Content part"
+                    .into()
+            },
+        ));
+        if !bytes.is_empty() {
+            self.unparted.push((hs, bytes.len() as u64, "the Header part, not HTTP"));
+        }
+        None
+    }
+
+    /// Checks the HTTP header `h` against what the ArchiveInfo states of it: its length, its
+    /// MD5, its status code.
+    fn check_header_statements(&mut self, h: &[u8]) {
+        let p = &self.p;
+        if let Some(v) = p.field(&["HTTP-Header-Length"]) {
+            let v = latin1(v);
+            if v.trim().parse::<u64>().ok() != Some(h.len() as u64) {
+                self.quirks.push((
+                    p.at(&["HTTP-Header-Length"]),
+                    "header-length-mismatch",
+                    format!(
+                        "HTTP-Header-Length says {}, the Header part holds {} bytes",
+                        v.trim(),
+                        h.len()
+                    ),
+                ));
+            }
+        }
+        if let Some(v) = p.field(&["HTTP-Header-MD5"]) {
+            let want = latin1(v).trim().to_ascii_lowercase();
+            let got = md5_hex(h);
+            if want != "null" && want != got {
+                let why = if h.is_ascii() {
+                    ""
+                } else {
+                    " (the header is not ASCII: Heritrix hashed it re-encoded in the JVM's \
+                     charset)"
+                };
+                self.quirks.push((
+                    p.at(&["HTTP-Header-MD5"]),
+                    "header-md5-mismatch",
+                    format!("HTTP-Header-MD5 is {want}, the Header part's MD5 is {got}{why}"),
+                ));
+            }
+        }
+        if let (Some(v), Some(code)) = (p.field(&["HTTP-Status-Code"]), status_code(h))
+            && latin1(v).trim() != code
+        {
+            self.quirks.push((
+                p.at(&["HTTP-Status-Code"]),
+                "status-code-mismatch",
+                format!("HTTP-Status-Code is {}, the status line says {code}", latin1(v).trim()),
+            ));
+        }
+    }
+
+    /// Whose a CR before the closing delimiter is that the line ends could not place, the
+    /// body's or the delimiter's: the stored digest says, and `body` is moved to match.
+    /// Returns the digest of the body as placed, when one was computed.
+    fn settle_cr_by_digest(&mut self, body: &mut ContentExtent) -> io::Result<Option<String>> {
+        let (Some((s, e)), Some(o)) = (body.content, body.other_end) else { return Ok(None) };
+        let Some((want, sha1)) = stated_digest(&self.p) else { return Ok(None) };
+        let lo = e.min(o);
+        let (short, long) = digest_range(self.f, s, lo - s, sha1, true)?;
+        let long = long.unwrap_or_default();
+        let (mine, other) = if e == lo { (short, long) } else { (long, short) };
+        if mine != want && other == want {
+            self.quirks.push((
+                Some(lo),
+                "line-break-by-digest",
+                format!(
+                    "the CR at offset {lo} before the closing delimiter's LF is taken as {}: \
+                     HTTP-Content-MD5 matches the body only so",
+                    if o > e { "the body's last byte" } else { "the delimiter's (CRLF)" }
+                ),
+            ));
+            body.content = Some((s, o));
+            Ok(Some(other))
+        } else {
+            Ok(Some(mine))
+        }
+    }
+
+    /// The record's `WARC-Truncated` value: a body stored shorter than `HTTP-Content-Length`
+    /// states was cut (by length, or unspecified without a closing delimiter); a longer one or
+    /// a length that is no number is reported.
+    fn truncation(
+        &mut self,
+        stated_len: Option<&Result<u64, std::num::ParseIntError>>,
+        body: &ContentExtent,
+    ) -> Option<String> {
+        let content = body.content;
+        let stored = content.map_or(0, |(s, e)| e - s);
+        let mut truncated = None;
+        match stated_len {
+            Some(Ok(l)) if stored < *l => {
+                truncated =
+                    Some(if body.missing_close { "unspecified" } else { "length" }.to_string());
+                let (kind, what) = if content.is_none() {
+                    ("missing-content-part", "no Content part although".to_string())
+                } else {
+                    ("truncated", format!("{stored} bytes stored, but"))
+                };
+                let cap = if *l > HERITRIX_MAX_BODY && stored == HERITRIX_MAX_BODY {
+                    " (Heritrix's 100 MB cap)"
+                } else {
+                    ""
+                };
+                self.quirks.push((
+                    content.map(|c| c.0),
+                    kind,
+                    format!(
+                        "{what} HTTP-Content-Length is {l}{cap}: WARC-Truncated: {}",
+                        truncated.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            Some(Ok(l)) if stored > *l => self.quirks.push((
+                content.map(|c| c.0),
+                "content-length-mismatch",
+                format!("{stored} bytes stored, more than HTTP-Content-Length {l}"),
+            )),
+            Some(Err(_)) => self.quirks.push((
+                self.p.at(&["HTTP-Content-Length"]),
+                "bad-content-length",
+                format!(
+                    "HTTP-Content-Length {:?} is not a number",
+                    latin1(self.p.field(&["HTTP-Content-Length"]).unwrap_or_default())
+                ),
+            )),
+            _ => {}
+        }
+        truncated
+    }
+
+    /// Checks the stored body against `HTTP-Content-MD5` (MD5 or SHA-1 by its length; not for
+    /// a truncated body, whose digest is of the whole one): `body_digest` when the CR
+    /// settlement computed it already, else read again with `check`.
+    fn check_content_digest(
+        &mut self,
+        content: Option<(u64, u64)>,
+        truncated: bool,
+        body_digest: Option<String>,
+        check: bool,
+    ) -> io::Result<()> {
+        let Some(v) = self.p.field(&["HTTP-Content-MD5"]) else { return Ok(()) };
+        let at = self.p.at(&["HTTP-Content-MD5"]);
+        let want = latin1(v).trim().to_ascii_lowercase();
+        let algo = match want.len() {
+            _ if want == "null" => None,
+            32 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("MD5"),
+            40 if want.bytes().all(|b| b.is_ascii_hexdigit()) => Some("SHA-1"),
+            _ => {
+                self.quirks.push((
+                    at,
+                    "unknown-content-digest",
+                    format!(
+                        "HTTP-Content-MD5 {want:?} is neither 32 nor 40 hex digits nor \
+                         `null`: not checked"
+                    ),
+                ));
+                None
+            }
+        };
+        if want == "null" {
+            self.quirks.push((
+                at,
+                "no-content-digest",
+                "HTTP-Content-MD5 is `null`: the crawler computed no digest".into(),
+            ));
+            return Ok(());
+        }
+        let Some(algo) = algo else { return Ok(()) };
+        if truncated || !check {
+            // A truncated body's digest is of the whole body; the stored one is shorter.
+            return Ok(());
+        }
+        let (s, e) = content.unwrap_or((0, 0));
+        let got = match body_digest {
+            Some(d) => d,
+            None => digest_range(self.f, s, e - s, algo == "SHA-1", false)?.0,
+        };
+        if got != want {
+            self.quirks.push((
+                at,
+                "content-digest-mismatch",
+                format!(
+                    "HTTP-Content-MD5 ({algo}) is {want}, the stored body's ({} \
+                     bytes at offset {s}) is {got}",
+                    e - s
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The capture's date: the file name's epoch (`name`), else the time of writing
+    /// (inferred); either only when WARC (W3C-DTF, four-digit years) and the METS can state
+    /// it. `None` when neither can.
+    fn capture_date(&mut self, name: &[u8]) -> Option<(DateTime<Utc>, DateSource)> {
+        let at_archive_time = self.p.at(&["HTTP-Archive-Time"]);
+        let archive_time = stateable(
+            &mut self.quirks,
+            "HTTP-Archive-Time",
+            at_archive_time,
+            self.p
+                .field(&["HTTP-Archive-Time"])
+                .and_then(|v| latin1(v).trim().parse::<i64>().ok())
+                .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0)),
+        );
+        let epoch = split_name(name).and_then(|(_, e)| e);
+        let from_name = stateable(
+            &mut self.quirks,
+            "the file name's epoch",
+            None,
+            epoch
+                .and_then(|d| std::str::from_utf8(d).ok()?.parse::<i64>().ok())
+                .and_then(|s| DateTime::<Utc>::from_timestamp(s, 0)),
+        );
+        match (from_name, archive_time) {
+            (Some(d), at) => {
+                if let Some(at) = at
+                    && at < d
+                {
+                    self.quirks.push((
+                        at_archive_time,
+                        "archive-time-before-fetch",
+                        format!(
+                            "HTTP-Archive-Time {} is earlier than the file name's fetch time {}",
+                            at.timestamp(),
+                            d.timestamp()
+                        ),
+                    ));
+                }
+                Some((d, DateSource { label: DATE_FROM_NAME.into(), inferred: false }))
+            }
+            (None, Some(at)) => {
+                self.quirks.push((
+                    at_archive_time,
+                    "no-epoch-in-name",
+                    format!(
+                        "{}: dated by HTTP-Archive-Time instead",
+                        if epoch.is_some() {
+                            "the file name's epoch is out of range"
+                        } else {
+                            "the file name has no epoch"
+                        }
+                    ),
+                ));
+                Some((at, DateSource { label: DATE_FROM_ARCHIVE_TIME.into(), inferred: true }))
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// Reports a file name whose MD5 is not that of `HTTP-URL`.
+    fn check_url_md5(&mut self, name: &[u8]) {
+        let (Some((md5, _)), Some(url)) = (split_name(name), self.p.field(&["HTTP-URL"])) else {
+            return;
+        };
+        let want = md5_hex(url);
+        if md5 != want.as_bytes() {
+            self.quirks.push((
+                self.p.at(&["HTTP-URL"]),
+                "url-md5-mismatch",
+                format!(
+                    "the file name's MD5 is not MD5(HTTP-URL) = {want} (the crawler hashed \
+                     its own normalisation of the URL)"
+                ),
+            ));
+        }
+    }
+
+    /// Reports the bytes that belong to no part; true when they are too many to carry in the
+    /// metadata record, so that the whole file is kept as a side file.
+    fn report_unparted(&mut self) -> bool {
+        let total: u64 = self.unparted.iter().map(|u| u.1).sum();
+        let whole_file = total > MAX_INLINE_UNPARTED;
+        for (off, len, what) in &self.unparted {
+            self.quirks.push((
+                Some(*off),
+                "bytes-outside-parts",
+                format!(
+                    "{len} bytes {what}: kept in the metadata record{}",
+                    if whole_file { " and in the original file kept as a side file" } else { "" }
+                ),
+            ));
+        }
+        whole_file
+    }
+
+    /// The metadata record's block: the ArchiveInfo lines, where the file was, the part
+    /// headers, where header and payload are, and the bytes in no part (base64'd, or only
+    /// their ranges and the side file's name when `whole_file`).
+    fn metadata(
+        &mut self,
+        place: &Place<'_>,
+        http_header: Option<&[u8]>,
+        content: Option<(u64, u64)>,
+        whole_file: bool,
+    ) -> io::Result<Vec<u8>> {
+        let p = &self.p;
+        let mut meta = p.archive_info_lines(self.head);
+        meta.extend(warc_fields_line("kw3-path", &place.kw3_path).into_bytes());
+        meta.extend(warc_fields_line("kw3-snapshot", &place.snapshot).into_bytes());
+        for &(label, s, e) in &p.part_lines {
+            for line in lines(&self.head[s..e]) {
+                meta.extend(field_bytes(Some(label), line));
+            }
+        }
+        if let Some(h) = http_header {
+            let (hs, _) = p.header.unwrap_or_default();
+            meta.extend(
+                warc_fields_line("kw3-header-range", &format!("{hs} {}", h.len())).into_bytes(),
+            );
+        }
+        if let Some((s, e)) = content {
+            meta.extend(
+                warc_fields_line("kw3-content-range", &format!("{s} {}", e - s)).into_bytes(),
+            );
+        }
+        if whole_file {
+            for (off, len, _) in &self.unparted {
+                meta.extend(warc_fields_line("kw3-unparted", &format!("{off} {len}")).into_bytes());
+            }
+            meta.extend(warc_fields_line("kw3-original-file", place.rel).into_bytes());
+        } else {
+            for (off, len, _) in &self.unparted {
+                let bytes = read_at(self.f, self.head, *off, *len as usize)?;
+                let b64 = data_encoding::BASE64.encode(&bytes);
+                meta.extend(
+                    warc_fields_line("kw3-unparted", &format!("{off} {len} {b64}")).into_bytes(),
+                );
+            }
+        }
+        Ok(meta)
+    }
+}
+
+/// `d` when WARC (W3C-DTF, four-digit years) and the METS can state it; else reported as
+/// `what`, at `at`, and `None`.
+fn stateable(
+    quirks: &mut FileQuirks,
+    what: &str,
+    at: Option<u64>,
+    d: Option<DateTime<Utc>>,
+) -> Option<DateTime<Utc>> {
+    let d = d?;
+    if warc_date_stateable(&d) {
+        return Some(d);
+    }
+    quirks.push((
+        at,
+        "date-out-of-range",
+        format!(
+            "{what} {} is {}: outside the years 0001-9999 a WARC-Date or a METS date can \
+             state, so not used",
+            d.timestamp(),
+            d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+    ));
+    None
 }
 
 impl Iterator for Kulturarw3Archive {
@@ -1064,24 +1175,6 @@ fn parse_fields(
     fields
 }
 
-/// The `boundary` parameter of a `Content-Type` value, unquoted.
-fn boundary_param(ct: &[u8]) -> Option<Vec<u8>> {
-    let lower = ct.to_ascii_lowercase();
-    let at = find(&lower, b"boundary=")? + b"boundary=".len();
-    let rest = &ct[at..];
-    let b = match rest.strip_prefix(b"\"") {
-        Some(q) => &q[..q.iter().position(|&b| b == b'"')?],
-        None => {
-            let end = rest
-                .iter()
-                .position(|&b| b == b';' || b.is_ascii_whitespace())
-                .unwrap_or(rest.len());
-            &rest[..end]
-        }
-    };
-    (!b.is_empty()).then(|| b.to_vec())
-}
-
 /// Where the file's header lines end, and where its body starts (after the empty line).
 fn header_block_end(head: &[u8]) -> Result<(usize, usize), Refusal> {
     let limit = head.len().min(MAX_HEADER_BLOCK);
@@ -1243,45 +1336,6 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
     Ok(p)
 }
 
-/// A delimiter line: where it starts, where it ends (after its LF), whether it is the closing
-/// one (`--boundary--`).
-struct Delim {
-    start: usize,
-    end: usize,
-    closing: bool,
-}
-
-/// The first delimiter line for `boundary` at or after `from`: `--boundary` or
-/// `--boundary--` at the start of a line, then only blanks to the line's end.
-fn find_delimiter(buf: &[u8], from: usize, boundary: &[u8], complete: bool) -> Option<Delim> {
-    let pat = [&b"--"[..], boundary].concat();
-    let mut i = from;
-    while let Some(pos) = buf.get(i..).and_then(|rest| find(rest, &pat)) {
-        let s = i + pos;
-        i = s + 1;
-        if s > 0 && buf[s - 1] != b'\n' {
-            continue;
-        }
-        let mut j = s + pat.len();
-        let closing = buf[j..].starts_with(b"--");
-        if closing {
-            j += 2;
-        }
-        while j < buf.len() && (buf[j] == b' ' || buf[j] == b'\t') {
-            j += 1;
-        }
-        if buf.get(j) == Some(&b'\r') {
-            j += 1;
-        }
-        match buf.get(j) {
-            Some(b'\n') => return Some(Delim { start: s, end: j + 1, closing }),
-            None if complete => return Some(Delim { start: s, end: j, closing }),
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Where the first empty line at or after `from` ends: `from` itself may start one (an empty
 /// header block), else an LF followed by LF or CRLF.
 fn blank_line_end(buf: &[u8], from: usize) -> Option<usize> {
@@ -1300,21 +1354,6 @@ fn blank_line_end(buf: &[u8], from: usize) -> Option<usize> {
             [b'\r', b'\n', ..] => return Some(lf + 3),
             _ => i = lf + 1,
         }
-    }
-    None
-}
-
-/// The first occurrence of `needle` in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    let (&first, rest) = needle.split_first()?;
-    let last = hay.len().checked_sub(needle.len())?;
-    let mut i = 0;
-    while i <= last {
-        let p = i + hay[i..=last].iter().position(|&b| b == first)?;
-        if &hay[p + 1..p + needle.len()] == rest {
-            return Some(p);
-        }
-        i = p + 1;
     }
     None
 }
@@ -1507,20 +1546,12 @@ fn stated_digest(p: &Parsed) -> Option<(String, bool)> {
 
 /// The status code of an HTTP header's status line.
 fn status_code(h: &[u8]) -> Option<String> {
-    let line = h.split(|&b| b == b'\n').next()?;
-    let code = line.split(|&b| b == b' ').filter(|t| !t.is_empty()).nth(1)?;
-    Some(latin1(code.trim_ascii()))
+    http::status_code(h).map(latin1)
 }
 
 /// The `Content-Type` an HTTP header states.
 fn http_content_type(h: &[u8]) -> Option<String> {
-    h.split(|&b| b == b'\n').skip(1).find_map(|line| {
-        let c = line.iter().position(|&b| b == b':')?;
-        line[..c]
-            .trim_ascii()
-            .eq_ignore_ascii_case(b"content-type")
-            .then(|| latin1(line[c + 1..].trim_ascii()))
-    })
+    http::field(h, b"content-type").map(|v| latin1(v.trim_ascii()))
 }
 
 #[cfg(test)]
@@ -1528,7 +1559,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_boundaries() {
+    fn names() {
         assert!(
             split_name(b"4443a33a26034bd0d1fe8db1240a35e3.1136214245")
                 .is_some_and(|(_, e)| e == Some(&b"1136214245"[..]))
@@ -1537,36 +1568,10 @@ mod tests {
         assert!(split_name(b"4443A33A26034BD0D1FE8DB1240A35E3.1").is_none());
         assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.").is_none());
         assert!(split_name(b"4443a33a26034bd0d1fe8db1240a35e3.12x").is_none());
-        assert_eq!(
-            boundary_param(b"multipart/mixed; boundary=KulturArw3_ab"),
-            Some(b"KulturArw3_ab".to_vec())
-        );
-        assert_eq!(
-            boundary_param(b"multipart/mixed; BOUNDARY=\"a b;c\"; x=y"),
-            Some(b"a b;c".to_vec())
-        );
-        assert_eq!(
-            boundary_param(b"multipart/mixed; boundary=ab; charset=x"),
-            Some(b"ab".to_vec())
-        );
-        assert_eq!(boundary_param(b"multipart/mixed"), None);
-        assert_eq!(boundary_param(b"multipart/mixed; boundary=\"unclosed"), None);
     }
 
     #[test]
-    fn delimiters_only_at_line_starts_and_whole() {
-        let buf = b"x--ab\n--abc\n--ab \r\nbody\n--ab--\n";
-        let d = find_delimiter(buf, 0, b"ab", true).unwrap();
-        assert_eq!(
-            (d.start, d.end, d.closing),
-            (12, 19, false),
-            "not mid-line, not a longer boundary"
-        );
-        let d = find_delimiter(buf, d.end, b"ab", true).unwrap();
-        assert_eq!((d.start, d.end, d.closing), (24, 31, true));
-        // At the end of what was read: a delimiter only if the file ends there.
-        assert!(find_delimiter(b"\n--ab", 0, b"ab", false).is_none());
-        assert!(find_delimiter(b"\n--ab", 0, b"ab", true).is_some());
+    fn blank_lines_end_header_blocks() {
         assert_eq!(blank_line_end(b"a: b\nc: d\n\nrest", 0), Some(11));
         assert_eq!(blank_line_end(b"a: b\r\n\r\nrest", 0), Some(8));
         assert_eq!(blank_line_end(b"\nrest", 0), Some(1));

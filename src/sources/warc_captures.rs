@@ -20,12 +20,11 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use chrono::{DateTime, NaiveDate, Utc};
-
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
     QuirkLog, SideFile,
 };
+use crate::formats::dates::parse_warc_date;
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
 use crate::formats::warc::WarcReader;
 use crate::formats::warc::payload;
@@ -179,27 +178,6 @@ fn see(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<Option<Seen>> 
     Ok(Some(Seen { http_header, payload_offset: offset as u64, kept }))
 }
 
-/// A `WARC-Date` (W3C date-time, as WARC 1.1 allows it: to the second or finer, or less
-/// precise), in UTC.
-pub(crate) fn parse_warc_date(s: &str) -> Option<DateTime<Utc>> {
-    if let Ok(d) = DateTime::parse_from_rfc3339(s) {
-        return Some(d.to_utc());
-    }
-    // Less precise forms: `YYYY-MM-DDThh:mmZ`, `YYYY-MM-DD`, `YYYY-MM`, `YYYY`.
-    if let Ok(d) = chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%MZ") {
-        return Some(d.and_utc());
-    }
-    let day = match s.len() {
-        10 => NaiveDate::parse_from_str(s, "%Y-%m-%d").ok(),
-        7 => NaiveDate::parse_from_str(&format!("{s}-01"), "%Y-%m-%d").ok(),
-        4 if s.bytes().all(|b| b.is_ascii_digit()) => {
-            NaiveDate::parse_from_str(&format!("{s}-01-01"), "%Y-%m-%d").ok()
-        }
-        _ => None,
-    };
-    day.and_then(|d| d.and_hms_opt(0, 0, 0)).map(|d| d.and_utc())
-}
-
 /// The content-type field of a migrated record's ARC header line (`URL IP DATE TYPE ...`),
 /// which typed the payload when the HTTP header names none (as the migration does). The URL
 /// may hold spaces: the date is the first 14-digit field after two others.
@@ -216,24 +194,6 @@ super::capture::one_file_source!(WarcCaptures, "warc");
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn warc_dates_to_the_second_finer_and_less_precise() {
-        let d =
-            |s| parse_warc_date(s).map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
-        assert_eq!(d("2024-03-15T10:30:06Z").as_deref(), Some("2024-03-15T10:30:06Z"));
-        assert_eq!(
-            d("2024-03-15T10:30:06.123456Z").as_deref(),
-            Some("2024-03-15T10:30:06.123456Z")
-        );
-        assert_eq!(d("2024-03-15T10:30Z").as_deref(), Some("2024-03-15T10:30:00Z"));
-        assert_eq!(d("2024-03-15").as_deref(), Some("2024-03-15T00:00:00Z"));
-        assert_eq!(d("2024-03").as_deref(), Some("2024-03-01T00:00:00Z"));
-        assert_eq!(d("2024").as_deref(), Some("2024-01-01T00:00:00Z"));
-        for bad in ["", "yesterday", "2024-13-01", "20240315103006", "2024-03-15T25:00:00Z"] {
-            assert_eq!(d(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn arc_header_types() {

@@ -47,8 +47,8 @@ impl ListedFile {
 /// What the METS reader refuses (a DOCTYPE, an entity) is passed over here: the validation
 /// the audit starts with reports it, and the audit goes on with what the document lists.
 pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
-    let bad = |message: String| AuditError::Mets { path: mets.to_path_buf(), message };
-    let file = File::open(mets).map_err(|e| bad(e.to_string()))?;
+    let file = File::open(mets)
+        .map_err(|source| AuditError::MetsUnreadable { path: mets.to_path_buf(), source })?;
     let mut reader = MetsReader::lenient(BufReader::with_capacity(256 * 1024, file));
     let mut top = Vec::new();
     let mut stack: Vec<ListedFile> = Vec::new();
@@ -63,7 +63,8 @@ pub(super) fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
     let mut property: Option<(String, String)> = None;
     let mut text: Option<String> = None;
     let premis = |ns: &str| ns == NS_PREMIS3 || ns == NS_PREMIS2;
-    while let Some(event) = reader.next().map_err(|e| bad(e.to_string()))? {
+    let bad = |source| AuditError::Mets { path: mets.to_path_buf(), source };
+    while let Some(event) = reader.next().map_err(bad)? {
         match event {
             Event::Start(ref e, pos) | Event::Empty(ref e, pos) => {
                 let empty = matches!(event, Event::Empty(..));

@@ -295,9 +295,16 @@ fn is_w3cdtf_date(d: &str) -> bool {
     }
 }
 
+/// A capture date given by the operator that is none of the forms accepted (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not a date: give RFC 3339 (2006-05-03T10:15:00Z), 2006-05-03[T10:15:00] (UTC) or 14 digits (20060503101500, UTC)"
+)]
+pub struct BadCaptureDate(pub String);
+
 /// Parses an operator-given capture date (`--capture-date`): RFC 3339
 /// (`2006-05-03T10:15:00Z`) or 14 digits (`20060503101500`, UTC, as in ARC headers).
-pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
+pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, BadCaptureDate> {
     let t = s.trim();
     if t.len() == 14
         && t.bytes().all(|b| b.is_ascii_digit())
@@ -319,9 +326,7 @@ pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
     {
         return Ok(d.and_utc());
     }
-    Err(format!(
-        "{s:?} is not a date: give RFC 3339 (2006-05-03T10:15:00Z), 2006-05-03[T10:15:00] (UTC) or 14 digits (20060503101500, UTC)"
-    ))
+    Err(BadCaptureDate(s.into()))
 }
 
 #[cfg(test)]
@@ -338,7 +343,7 @@ mod capture_date_tests {
             parse_capture_date("2006-05-03").unwrap().to_rfc3339(),
             "2006-05-03T00:00:00+00:00"
         );
-        assert!(parse_capture_date("yesterday").is_err());
+        assert_eq!(parse_capture_date("yesterday"), Err(super::BadCaptureDate("yesterday".into())));
         assert!(parse_capture_date("20061303101500").is_err());
     }
 }

@@ -241,8 +241,9 @@ pub(crate) fn entities_to_describe(
     opts: &PackageOptions,
     seeds: &[String],
 ) -> Result<Vec<PageEntity>, PackageError> {
-    let mut out = opts.metadata.page_entities().map_err(|message| {
-        crate::metadata::MetadataError { path: "the metadata file".into(), message }
+    let mut out = opts.metadata.page_entities().map_err(|e| crate::metadata::MetadataError {
+        path: "the metadata file".into(),
+        problem: e.into(),
     })?;
     if opts.describe_seeds {
         for seed in seeds {

@@ -89,42 +89,108 @@ pub struct RightsInput {
 
 /// A metadata file that cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {message}")]
+#[error("{path}: {problem}")]
 pub struct MetadataError {
     /// The file.
     pub path: String,
     /// What is wrong.
-    pub message: String,
+    #[source]
+    pub problem: MetadataProblem,
+}
+
+/// What is wrong with a metadata file.
+#[derive(Debug, thiserror::Error)]
+pub enum MetadataProblem {
+    /// It cannot be read.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// It is not TOML of this form.
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    /// A `[dc]` key is not a Dublin Core element.
+    #[error("[dc] {0:?} is not a Dublin Core element ({elements})", elements = DC_ELEMENTS.join(", "))]
+    NotDublinCore(String),
+    /// A `[[page]]` table is refused.
+    #[error("{0}")]
+    Page(#[from] PageError),
+    /// An embargo without its end.
+    #[error("rights.access = \"embargoed\" needs rights.embargo_until")]
+    EmbargoWithoutEnd,
+    /// An access value outside the vocabulary.
+    #[error("rights.access = {0:?}; expected open, restricted or embargoed")]
+    Access(String),
+}
+
+/// A `[[page]]` table that is refused: its number (from 1), its URL as written, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("[[page]] {number} ({url}): {problem}")]
+pub struct PageError {
+    /// The table's number, from 1.
+    pub number: usize,
+    /// Its `url` as written.
+    pub url: String,
+    /// What is wrong.
+    #[source]
+    pub problem: PageProblem,
+}
+
+/// What is wrong with a `[[page]]` table.
+#[derive(Debug, thiserror::Error)]
+pub enum PageProblem {
+    /// The URL does not parse.
+    #[error("url: {0}")]
+    Url(#[source] url::ParseError),
+    /// The URL has no host.
+    #[error("url: not an absolute URL with a host")]
+    NoHost,
+    /// A kind outside the vocabulary.
+    #[error("kind = {0:?}; expected \"webpage\" or \"associated-object\"")]
+    Kind(String),
+    /// An associated object without `part_of`.
+    #[error("an associated object names the page it belongs to: part_of = URL")]
+    NoPartOf,
+    /// A web page with `part_of`.
+    #[error("part_of is for associated objects (kind = \"associated-object\")")]
+    PartOfWebpage,
+    /// A `part_of` that is not a URL.
+    #[error("part_of = {0:?} is not a URL")]
+    PartOfNotUrl(String),
+    /// A capture date that does not parse.
+    #[error("captured: {0}")]
+    Captured(#[source] BadCaptureDate),
+    /// A date that is not W3CDTF.
+    #[error("date = {0:?}; expected 2024, 2024-03 or 2024-03-15")]
+    Date(String),
+    /// A title or language that is empty.
+    #[error("{0} is empty")]
+    Empty(&'static str),
+    /// Another table describes the same capture.
+    #[error("describes the same capture as [[page]] {0} (give each a different `captured`)")]
+    SameCapture(usize),
 }
 
 impl CuratorMetadata {
     /// Reads and checks a metadata file.
     pub fn load(path: &Path) -> Result<CuratorMetadata, MetadataError> {
-        let err = |message: String| MetadataError { path: path.display().to_string(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let m: CuratorMetadata = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let err =
+            |problem: MetadataProblem| MetadataError { path: path.display().to_string(), problem };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.into()))?;
+        let m: CuratorMetadata = toml::from_str(&text).map_err(|e| err(e.into()))?;
         for k in m.dc.keys() {
             if !DC_ELEMENTS.contains(&k.as_str()) {
-                return Err(err(format!(
-                    "[dc] {k:?} is not a Dublin Core element ({})",
-                    DC_ELEMENTS.join(", ")
-                )));
+                return Err(err(MetadataProblem::NotDublinCore(k.clone())));
             }
         }
-        m.page_entities().map_err(err)?;
+        m.page_entities().map_err(|e| err(e.into()))?;
         if let Some(r) = &m.rights {
             match (r.access.as_str(), r.embargo_until) {
                 ("open" | "restricted", _) => {}
                 ("embargoed", Some(_)) => {}
                 ("embargoed", None) => {
-                    return Err(err(
-                        "rights.access = \"embargoed\" needs rights.embargo_until".into()
-                    ));
+                    return Err(err(MetadataProblem::EmbargoWithoutEnd));
                 }
                 (a, _) => {
-                    return Err(err(format!(
-                        "rights.access = {a:?}; expected open, restricted or embargoed"
-                    )));
+                    return Err(err(MetadataProblem::Access(a.into())));
                 }
             }
         }
@@ -133,51 +199,39 @@ impl CuratorMetadata {
 
     /// The `[[page]]` tables as entities, checked: a kind from the vocabulary, a part_of for
     /// (only) associated objects, dates that parse, no URL described twice for one capture.
-    pub(crate) fn page_entities(&self) -> Result<Vec<PageEntity>, String> {
+    pub(crate) fn page_entities(&self) -> Result<Vec<PageEntity>, PageError> {
         let mut out: Vec<PageEntity> = Vec::new();
         for (i, p) in self.pages.iter().enumerate() {
-            let at = |m: String| format!("[[page]] {} ({}): {m}", i + 1, p.url);
-            let parsed = url::Url::parse(p.url.trim()).map_err(|e| at(format!("url: {e}")))?;
+            let at = |problem| PageError { number: i + 1, url: p.url.clone(), problem };
+            let parsed = url::Url::parse(p.url.trim()).map_err(|e| at(PageProblem::Url(e)))?;
             if !parsed.has_host() && parsed.scheme() != "dns" {
-                return Err(at("url: not an absolute URL with a host".into()));
+                return Err(at(PageProblem::NoHost));
             }
             let kind = match p.kind.as_deref().unwrap_or("webpage") {
                 "webpage" => PageKind::Webpage,
                 "associated-object" => PageKind::AssociatedObject,
-                k => {
-                    return Err(at(format!(
-                        "kind = {k:?}; expected \"webpage\" or \"associated-object\""
-                    )));
-                }
+                k => return Err(at(PageProblem::Kind(k.into()))),
             };
             match (kind, &p.part_of) {
-                (PageKind::AssociatedObject, None) => {
-                    return Err(at(
-                        "an associated object names the page it belongs to: part_of = URL".into(),
-                    ));
-                }
-                (PageKind::Webpage, Some(_)) => {
-                    return Err(at(
-                        "part_of is for associated objects (kind = \"associated-object\")".into(),
-                    ));
-                }
+                (PageKind::AssociatedObject, None) => return Err(at(PageProblem::NoPartOf)),
+                (PageKind::Webpage, Some(_)) => return Err(at(PageProblem::PartOfWebpage)),
                 (_, Some(u)) if url::Url::parse(u.trim()).is_err() => {
-                    return Err(at(format!("part_of = {u:?} is not a URL")));
+                    return Err(at(PageProblem::PartOfNotUrl(u.clone())));
                 }
                 _ => {}
             }
             let captured = match &p.captured {
-                Some(c) => Some(parse_capture_date(c).map_err(|e| at(format!("captured: {e}")))?),
+                Some(c) => Some(parse_capture_date(c).map_err(|e| at(PageProblem::Captured(e)))?),
                 None => None,
             };
             if let Some(d) = &p.date
                 && !is_w3cdtf_date(d)
             {
-                return Err(at(format!("date = {d:?}; expected 2024, 2024-03 or 2024-03-15")));
+                return Err(at(PageProblem::Date(d.clone())));
             }
             for (what, v) in [("title", &p.title), ("language", &p.language)] {
                 if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                    return Err(at(format!("{what} is empty")));
+                    return Err(at(PageProblem::Empty(what)));
                 }
             }
             let e = PageEntity {
@@ -197,10 +251,7 @@ impl CuratorMetadata {
             if let Some(j) = out.iter().position(|o| {
                 crate::formats::url::url_key(&o.url) == key && o.captured == e.captured
             }) {
-                return Err(at(format!(
-                    "describes the same capture as [[page]] {} (give each a different `captured`)",
-                    j + 1
-                )));
+                return Err(at(PageProblem::SameCapture(j + 1)));
             }
             out.push(e);
         }
@@ -295,9 +346,16 @@ fn is_w3cdtf_date(d: &str) -> bool {
     }
 }
 
+/// A capture date given by the operator that is none of the forms accepted (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not a date: give RFC 3339 (2006-05-03T10:15:00Z), 2006-05-03[T10:15:00] (UTC) or 14 digits (20060503101500, UTC)"
+)]
+pub struct BadCaptureDate(pub String);
+
 /// Parses an operator-given capture date (`--capture-date`): RFC 3339
 /// (`2006-05-03T10:15:00Z`) or 14 digits (`20060503101500`, UTC, as in ARC headers).
-pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
+pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, BadCaptureDate> {
     let t = s.trim();
     if t.len() == 14
         && t.bytes().all(|b| b.is_ascii_digit())
@@ -319,9 +377,7 @@ pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, String> {
     {
         return Ok(d.and_utc());
     }
-    Err(format!(
-        "{s:?} is not a date: give RFC 3339 (2006-05-03T10:15:00Z), 2006-05-03[T10:15:00] (UTC) or 14 digits (20060503101500, UTC)"
-    ))
+    Err(BadCaptureDate(s.into()))
 }
 
 #[cfg(test)]
@@ -338,7 +394,7 @@ mod capture_date_tests {
             parse_capture_date("2006-05-03").unwrap().to_rfc3339(),
             "2006-05-03T00:00:00+00:00"
         );
-        assert!(parse_capture_date("yesterday").is_err());
+        assert_eq!(parse_capture_date("yesterday"), Err(super::BadCaptureDate("yesterday".into())));
         assert!(parse_capture_date("20061303101500").is_err());
     }
 }
@@ -349,7 +405,22 @@ mod page_tests {
 
     fn pages(toml_text: &str) -> Result<Vec<PageEntity>, String> {
         let m: CuratorMetadata = toml::from_str(toml_text).map_err(|e| e.to_string())?;
-        m.page_entities()
+        m.page_entities().map_err(|e| e.to_string())
+    }
+
+    /// A caller learns which table is refused, and why, from the error's fields.
+    #[test]
+    fn a_page_refusal_names_its_table_and_reason() {
+        let text = r#"[[page]]
+url = "http://a.org/"
+[[page]]
+url = "http://b.org/"
+kind = "image"
+"#;
+        let m: CuratorMetadata = toml::from_str(text).unwrap();
+        let e = m.page_entities().unwrap_err();
+        assert_eq!((e.number, e.url.as_str()), (2, "http://b.org/"));
+        assert!(matches!(e.problem, PageProblem::Kind(ref k) if k == "image"), "{e:?}");
     }
 
     #[test]

@@ -170,16 +170,44 @@ pub enum AuditError {
         /// The path given.
         path: PathBuf,
         /// What was found there.
-        reason: String,
+        reason: NotAPackage,
     },
-    /// The METS is not well-formed enough to list its files.
-    #[error("{}: {message}", path.display())]
+    /// The METS is not a regular file of its own (a link, a FIFO), or cannot be reached.
+    #[error(transparent)]
+    MetsFile(#[from] layout::ConfineError),
+    /// The METS cannot be opened.
+    #[error("{}: {}", path.display(), layout::describe_io(source))]
+    MetsUnreadable {
+        /// The METS document.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// The METS is not well-formed enough to list its files (the line and byte offset where
+    /// reading stopped are in the cause).
+    #[error("{}: {source}", path.display())]
     Mets {
         /// The METS document.
         path: PathBuf,
-        /// What went wrong.
-        message: String,
+        /// The cause.
+        #[source]
+        source: crate::mets::reader::MetsError,
     },
+}
+
+/// Why a path given to the audit is not a package.
+#[derive(Debug, thiserror::Error)]
+pub enum NotAPackage {
+    /// Nothing can be reached at the path.
+    #[error("{}", layout::describe_io(.0))]
+    Unreachable(io::Error),
+    /// Something other than a directory or a regular file is there.
+    #[error("it is {0}, neither a directory nor a regular file")]
+    Kind(&'static str),
+    /// The directory has no METS.
+    #[error("it has no {METS}")]
+    NoMets,
 }
 
 /// A listed file that is in the package, with what its record tasks need.
@@ -215,8 +243,8 @@ enum Outcome {
 /// Where the package and its METS are, for a path that names either the package directory
 /// or the METS document inside it (which then need not be called `METS.xml`).
 fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
-    let not = |reason: String| AuditError::NotAPackage { path: path.to_path_buf(), reason };
-    let meta = std::fs::metadata(path).map_err(|e| not(layout::describe_io(&e)))?;
+    let not = |reason| AuditError::NotAPackage { path: path.to_path_buf(), reason };
+    let meta = std::fs::metadata(path).map_err(|e| not(NotAPackage::Unreachable(e)))?;
     let (dir, mets) = if meta.is_dir() {
         (path.to_path_buf(), path.join(METS))
     } else if meta.is_file() {
@@ -227,13 +255,13 @@ fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
         (dir, path.to_path_buf())
     } else {
         let kind = layout::kind_of(&meta);
-        return Err(not(format!("it is {kind}, neither a directory nor a regular file")));
+        return Err(not(NotAPackage::Kind(kind)));
     };
     // A package is self-contained: its METS is a regular file of its own, not a link to one.
     match layout::regular_metadata(&mets) {
         Ok(_) => Ok((dir, mets)),
-        Err(e) if e.is_not_found() => Err(not(format!("it has no {METS}"))),
-        Err(e) => Err(AuditError::Mets { path: mets, message: e.to_string() }),
+        Err(e) if e.is_not_found() => Err(not(NotAPackage::NoMets)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -241,11 +269,12 @@ fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
 /// DOCTYPE, an entity) is passed over here: the validation the audit starts with reports it,
 /// and the audit goes on with what the document lists.
 fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
-    let bad = |message: String| AuditError::Mets { path: mets.to_path_buf(), message };
-    let file = std::fs::File::open(mets).map_err(|e| bad(e.to_string()))?;
+    let file = std::fs::File::open(mets)
+        .map_err(|source| AuditError::MetsUnreadable { path: mets.to_path_buf(), source })?;
     let reader =
         crate::mets::reader::MetsReader::lenient(io::BufReader::with_capacity(256 * 1024, file));
-    Ok(read_listing(reader, Nested::Keep).map_err(|e| bad(e.to_string()))?.files)
+    let listing = read_listing(reader, Nested::Keep);
+    Ok(listing.map_err(|source| AuditError::Mets { path: mets.to_path_buf(), source })?.files)
 }
 
 /// Audits the package at `path` (its directory, or its METS document); `progress` hears of the

@@ -63,7 +63,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
             }
             Err(
                 e @ (ValidateError::Unreadable { .. }
-                | ValidateError::Schemas(_)
+                | ValidateError::NoBundle { .. }
                 | ValidateError::Scratch { .. }),
             ) => {
                 eprintln!("webaip: {e}");

@@ -43,7 +43,7 @@ pub(crate) const MAX_EVENT_BYTES: u64 = 8 << 20;
 
 /// Where something is in the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Pos {
+pub struct Pos {
     /// Byte offset from the start of the file.
     pub offset: u64,
     /// Line (1-based) the byte is on.
@@ -110,7 +110,7 @@ impl Element {
 
 /// What a METS package never holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// A document type declaration.
     Doctype,
     /// A reference to an entity other than XML's five predefined ones.
@@ -159,7 +159,7 @@ pub(crate) enum Event {
 
 /// Why a document cannot be read further.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum MetsError {
+pub enum MetsError {
     /// Not well-formed (or not readable: the I/O error is inside).
     #[error("{pos}: not well-formed XML: {source}")]
     Xml {
@@ -259,7 +259,7 @@ impl<R: BufRead> MetsReader<R> {
                 XmlEvent::CData(t) => Event::Text(t.xml10_content().into_owned(), pos),
                 XmlEvent::GeneralRef(r) => match reference(&r) {
                     Ok(text) => Event::Text(text, pos),
-                    Err(name) => Event::Refused(Refusal::Entity(name), pos),
+                    Err(refusal) => Event::Refused(refusal, pos),
                 },
                 XmlEvent::DocType(_) => Event::Refused(Refusal::Doctype, pos),
                 XmlEvent::Eof => {
@@ -313,9 +313,9 @@ fn element<R>(reader: &NsReader<R>, ns: String, e: &BytesStart<'_>) -> Element {
     Element { ns, local, attrs }
 }
 
-/// What a character reference or one of XML's five predefined entities stands for; the name
-/// of any other entity (never expanded).
-fn reference(r: &BytesRef<'_>) -> Result<String, String> {
+/// What a character reference or one of XML's five predefined entities stands for; any other
+/// entity is refused, by name (never expanded).
+fn reference(r: &BytesRef<'_>) -> Result<String, Refusal> {
     if let Ok(Some(c)) = r.resolve_char_ref() {
         return Ok(c.to_string());
     }
@@ -326,7 +326,7 @@ fn reference(r: &BytesRef<'_>) -> Result<String, String> {
         "gt" => Ok(">".into()),
         "quot" => Ok("\"".into()),
         "apos" => Ok("'".into()),
-        _ => Err(name.into_owned()),
+        _ => Err(Refusal::Entity(name.into_owned())),
     }
 }
 

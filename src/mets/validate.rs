@@ -187,9 +187,20 @@ pub enum ValidateError {
         #[source]
         source: io::Error,
     },
-    /// The schema directory has no usable bundle.
-    #[error("{0}")]
-    Schemas(String),
+    /// The schema directory has no bundle for the document.
+    #[error(
+        "{}: no schema bundle {bundle} there{}",
+        dir.display(),
+        if *premis2 { " (the bundle that validates the document's PREMIS 2 sections)" } else { "" }
+    )]
+    NoBundle {
+        /// The schema directory.
+        dir: PathBuf,
+        /// The bundle's file name.
+        bundle: String,
+        /// Whether it is the bundle for PREMIS 2 sections.
+        premis2: bool,
+    },
     /// The cross-references could not be kept on disk while the document was read.
     #[error(
         "cannot check the cross-references of {}: its scratch database (in TMPDIR) failed: {source}",
@@ -274,22 +285,18 @@ pub fn validate_mets(
         Some(dir) => {
             let bundle = dir.join(&bundle_name);
             if !bundle.is_file() {
-                let why = if premis2 {
-                    " (the bundle that validates the document's PREMIS 2 sections)"
-                } else {
-                    ""
-                };
-                return Err(ValidateError::Schemas(format!(
-                    "{}: no schema bundle {bundle_name} there{why}",
-                    dir.display()
-                )));
+                return Err(ValidateError::NoBundle {
+                    dir: dir.to_path_buf(),
+                    bundle: bundle_name,
+                    premis2,
+                });
             }
             match xsd::validate(path, dir, &bundle) {
                 Ok(mut f) => {
                     findings.append(&mut f);
                     XsdStatus::Validated { bundle }
                 }
-                Err(reason) => XsdStatus::Skipped { reason },
+                Err(why) => XsdStatus::Skipped { reason: why.to_string() },
             }
         }
     };
@@ -1651,7 +1658,7 @@ mod xsd {
 
     use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
 
-    use super::{Finding, Severity};
+    use super::{Finding, SchemaError, Severity};
 
     /// libxml2 keeps error handlers in global state; one validation at a time.
     static LIBXML: Mutex<()> = Mutex::new(());
@@ -1660,16 +1667,20 @@ mod xsd {
     const RIGHTS_XSD: &str = include_str!("../../xsd/webaip-rights.xsd");
 
     /// Validates `doc` against `bundle` plus webaip's rights schema.
-    pub(crate) fn validate(doc: &Path, dir: &Path, bundle: &Path) -> Result<Vec<Finding>, String> {
-        let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    pub(crate) fn validate(
+        doc: &Path,
+        dir: &Path,
+        bundle: &Path,
+    ) -> Result<Vec<Finding>, SchemaError> {
+        let tmp = tempfile::tempdir().map_err(SchemaError::Scratch)?;
         let wrapper = wrapper_schema(dir, bundle, tmp.path())?;
         let _guard = LIBXML.lock().unwrap_or_else(|p| p.into_inner());
         let mut parser = SchemaParserContext::from_file(&wrapper);
         let mut ctx = SchemaValidationContext::from_parser(&mut parser).map_err(|errs| {
             let first = errs.first().and_then(|e| e.message.clone()).unwrap_or_default();
-            format!("the schema bundle {} does not compile: {first}", bundle.display())
+            SchemaError::Compile { bundle: bundle.to_path_buf(), first }
         })?;
-        let doc_path = doc.to_str().ok_or("document path is not UTF-8")?;
+        let doc_path = doc.to_str().ok_or(SchemaError::NotUtf8)?;
         Ok(match ctx.validate_file(doc_path) {
             Ok(()) => Vec::new(),
             Err(errs) => errs
@@ -1687,16 +1698,19 @@ mod xsd {
 
     /// A wrapper importing every namespace of the bundle (with absolute paths) and the rights
     /// schema, so one compiled schema covers all of them.
-    fn wrapper_schema(dir: &Path, bundle: &Path, tmp: &Path) -> Result<String, String> {
-        let text =
-            std::fs::read_to_string(bundle).map_err(|e| format!("{}: {e}", bundle.display()))?;
-        let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+    fn wrapper_schema(dir: &Path, bundle: &Path, tmp: &Path) -> Result<String, SchemaError> {
+        let unreadable = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SchemaError::Unreadable { path, source }
+        };
+        let text = std::fs::read_to_string(bundle).map_err(unreadable(bundle))?;
+        let dir = dir.canonicalize().map_err(unreadable(dir))?;
         let rights = tmp.join("webaip-rights.xsd");
-        std::fs::write(&rights, RIGHTS_XSD).map_err(|e| e.to_string())?;
+        std::fs::write(&rights, RIGHTS_XSD).map_err(SchemaError::Scratch)?;
         let mut imports = String::new();
         for line in text.lines().filter(|l| l.trim_start().starts_with("<xs:import")) {
-            let ns = attr(line, "namespace").ok_or("bundle import without namespace")?;
-            let loc = attr(line, "schemaLocation").ok_or("bundle import without schemaLocation")?;
+            let ns = attr(line, "namespace").ok_or(SchemaError::Import("namespace"))?;
+            let loc = attr(line, "schemaLocation").ok_or(SchemaError::Import("schemaLocation"))?;
             let abs = dir.join(loc);
             imports.push_str(&format!(
                 "  <xs:import namespace=\"{ns}\" schemaLocation=\"{}\"/>\n",
@@ -1712,7 +1726,7 @@ mod xsd {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\" elementFormDefault=\"qualified\">\n{imports}</xs:schema>\n"
         );
         let path = tmp.join("wrapper.xsd");
-        std::fs::write(&path, wrapper).map_err(|e| e.to_string())?;
+        std::fs::write(&path, wrapper).map_err(SchemaError::Scratch)?;
         Ok(path.to_string_lossy().into_owned())
     }
 
@@ -1723,6 +1737,41 @@ mod xsd {
     }
 }
 
+/// Why the XML Schema validation was skipped (said in the report).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SchemaError {
+    /// A scratch file for the compiled schema cannot be made or written.
+    #[error("{0}")]
+    Scratch(io::Error),
+    /// The bundle or its directory cannot be read.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The bundle or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// An import of the bundle lacks an attribute.
+    #[error("bundle import without {0}")]
+    Import(&'static str),
+    /// The bundle does not compile (libxml2's first message).
+    #[error("the schema bundle {} does not compile: {first}", bundle.display())]
+    Compile {
+        /// The bundle.
+        bundle: PathBuf,
+        /// The first message.
+        first: String,
+    },
+    /// The document's path cannot be given to libxml2.
+    #[error("document path is not UTF-8")]
+    NotUtf8,
+    /// This build has no XML Schema support.
+    #[cfg(not(feature = "xsd"))]
+    #[error("this webaip was built without XML Schema support (feature \"xsd\")")]
+    NotBuilt,
+}
+
 #[cfg(not(feature = "xsd"))]
 mod xsd {
     use std::path::Path;
@@ -1731,7 +1780,7 @@ mod xsd {
         _doc: &Path,
         _dir: &Path,
         _bundle: &Path,
-    ) -> Result<Vec<super::Finding>, String> {
-        Err("this webaip was built without XML Schema support (feature \"xsd\")".into())
+    ) -> Result<Vec<super::Finding>, super::SchemaError> {
+        Err(super::SchemaError::NotBuilt)
     }
 }

@@ -138,7 +138,7 @@ pub struct MigratedRecord {
 /// Why a file could not be migrated.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum MigrateError {
+pub enum MigrateError {
     /// The ARC could not be read.
     #[error(transparent)]
     Arc(#[from] ArcError),

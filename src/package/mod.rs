@@ -101,6 +101,17 @@ pub struct PackageOptions {
     pub describe_seeds: bool,
 }
 
+/// Why an ARC could not be migrated into a package.
+#[derive(Debug, thiserror::Error)]
+pub enum MigrationFailure {
+    /// The migration stopped with an error.
+    #[error(transparent)]
+    Failed(crate::migrate::MigrateError),
+    /// It ran to its end, but the payload was not conserved (the migration report says where).
+    #[error("payload not conserved")]
+    NotConserved,
+}
+
 /// Why a package could not be made.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -178,23 +189,14 @@ pub enum PackageError {
         #[source]
         source: crate::formats::warc::WarcError,
     },
-    /// A record of a container written in this run cannot be read back.
-    #[error("{container}: record {record_id} cannot be read back: {reason}")]
-    RecordUnreadable {
-        /// The container.
-        container: String,
-        /// The record.
-        record_id: String,
-        /// Why.
-        reason: String,
-    },
     /// An ARC could not be migrated.
-    #[error("{}: migration failed: {reason}", input.display())]
+    #[error("{}: migration failed: {failure}", input.display())]
     Migration {
         /// The ARC.
         input: PathBuf,
         /// Why.
-        reason: String,
+        #[source]
+        failure: MigrationFailure,
     },
     /// A report for the package could not be written as JSON.
     #[error("{path}: {source}")]
@@ -239,8 +241,9 @@ pub(crate) fn entities_to_describe(
     opts: &PackageOptions,
     seeds: &[String],
 ) -> Result<Vec<PageEntity>, PackageError> {
-    let mut out = opts.metadata.page_entities().map_err(|message| {
-        crate::metadata::MetadataError { path: "the metadata file".into(), message }
+    let mut out = opts.metadata.page_entities().map_err(|e| crate::metadata::MetadataError {
+        path: "the metadata file".into(),
+        problem: e.into(),
     })?;
     if opts.describe_seeds {
         for seed in seeds {
@@ -1260,14 +1263,20 @@ impl ContainerCtx<'_> {
             )
         });
         report.seconds = started.elapsed().as_secs_f64();
-        match migrated {
-            Ok(()) => report.output = Some(self.root.join(&self.rel)),
-            Err(e) => report.error = Some(e.to_string()),
-        }
+        let failed = match migrated {
+            Ok(()) => {
+                report.output = Some(self.root.join(&self.rel));
+                None
+            }
+            Err(e) => {
+                report.error = Some(e.to_string());
+                Some(e)
+            }
+        };
         if !report.ok() {
             return Err(PackageError::Migration {
                 input: input.to_path_buf(),
-                reason: report.error.clone().unwrap_or_else(|| "payload not conserved".into()),
+                failure: failed.map_or(MigrationFailure::NotConserved, MigrationFailure::Failed),
             });
         }
         let MigrationSinks { content, viral, events, tally, .. } = sinks;

@@ -249,7 +249,7 @@ impl Kulturarw3Archive {
         let meta = match super::take_regular(&path, &rel, &mut self.taken) {
             Ok(m) => m,
             Err(why) => {
-                self.quirks.refuse(&rel, None, "refused-entry", why);
+                self.quirks.refuse(&rel, None, "refused-entry", why.to_string());
                 return Ok(None);
             }
         };

@@ -335,7 +335,7 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
         let path = entry.path().to_path_buf();
         let relative = name_text(root, &path);
         if let Err(why) = take_regular(&path, &relative, &mut names) {
-            refused.push((relative, why));
+            refused.push((relative, why.to_string()));
             continue;
         }
         if let Some(kind) = archive_kind(&path) {
@@ -450,22 +450,34 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
 
 /// Checks a walked entry before it is taken: a regular file (by `lstat`, so a link is never
 /// followed), a name that fits in `PATH_MAX` and does not clash with one already taken once
-/// escaped. The error is the reason, for the report.
+/// escaped. The error says the reason, for the report.
 pub(crate) fn take_regular(
     path: &Path,
     relative: &str,
     taken: &mut HashSet<String>,
-) -> Result<std::fs::Metadata, String> {
-    if let Err(e) = layout::confined_name(relative) {
-        return Err(format!("name {e}"));
-    }
-    let meta = layout::regular_metadata(path).map_err(|e| refusal(&e))?;
+) -> Result<std::fs::Metadata, NotTaken> {
+    layout::confined_name(relative).map_err(NotTaken::Name)?;
+    let meta = layout::regular_metadata(path).map_err(NotTaken::File)?;
     // Two names can only meet once escaped if the text holds a `%` (every escape makes one):
     // only those are remembered, so a harvest of 100,000 plain names keeps no 100,000 strings.
     if relative.contains('%') && !taken.insert(relative.to_string()) {
-        return Err("its name, with control characters escaped, is that of another file".into());
+        return Err(NotTaken::Clash);
     }
     Ok(meta)
+}
+
+/// Why a walked entry is not taken (said without the path: the report names it beside).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotTaken {
+    /// Its name does not stay inside the input.
+    #[error("name {0}")]
+    Name(layout::NameError),
+    /// It is not a regular file, or cannot be reached.
+    #[error("{}", refusal(.0))]
+    File(ConfineError),
+    /// Escaped, its name is another file's.
+    #[error("its name, with control characters escaped, is that of another file")]
+    Clash,
 }
 
 /// Why a file was refused, in words for the report (the path is reported beside it).

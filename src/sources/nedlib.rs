@@ -279,7 +279,7 @@ impl NedlibHarvest {
                 match super::take_regular(e.path(), &rel, &mut self.taken) {
                     Ok(_) => files.push(e.file_name().to_os_string()),
                     Err(why) => {
-                        self.quirks.refuse(&rel, None, "refused", why);
+                        self.quirks.refuse(&rel, None, "refused", why.to_string());
                         refused.insert(e.file_name().to_os_string());
                     }
                 }

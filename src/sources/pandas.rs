@@ -491,7 +491,7 @@ fn walk_tree(
             Ok(m) => m,
             Err(why) => {
                 if !refused.iter().any(|(p, _)| *p == rel) {
-                    refused.push((rel, why));
+                    refused.push((rel, why.to_string()));
                 }
                 continue;
             }

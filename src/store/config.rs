@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::StoreError;
+use super::{ConfigProblem, Overlap, StoreError};
 
 /// The whole configuration.
 #[derive(Debug, Clone, Deserialize)]
@@ -109,31 +109,27 @@ impl StoreConfig {
     /// Reads a configuration file; the state path is resolved against its directory.
     pub fn load(path: &Path) -> Result<Self, StoreError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| StoreError::Config(format!("{}: {e}", path.display())))?;
+            .map_err(|source| StoreError::ConfigUnreadable { path: path.into(), source })?;
         let mut c: StoreConfig = toml::from_str(&text)
-            .map_err(|e| StoreError::Config(format!("{}: {e}", path.display())))?;
+            .map_err(|e| StoreError::ConfigSyntax { path: path.into(), source: Box::new(e) })?;
+        let refuse = |problem| StoreError::ConfigRefused { path: path.into(), problem };
         if c.state.is_relative() {
             c.state = path.parent().unwrap_or(Path::new(".")).join(&c.state);
         }
         if c.replicas.is_empty() {
-            return Err(StoreError::Config(format!("{}: no [[replica]]", path.display())));
+            return Err(refuse(ConfigProblem::NoReplica));
         }
         let mut names = std::collections::HashSet::new();
         for r in &c.replicas {
             if !names.insert(&r.name) {
-                return Err(StoreError::Config(format!("replica name {:?} used twice", r.name)));
+                return Err(refuse(ConfigProblem::NameTwice(r.name.clone())));
             }
         }
         if c.transfers > MAX_TRANSFERS {
-            return Err(StoreError::Config(format!(
-                "{}: transfers = {} is more than the {MAX_TRANSFERS} allowed",
-                path.display(),
-                c.transfers
-            )));
+            return Err(refuse(ConfigProblem::TooManyTransfers(c.transfers)));
         }
         c.transfers = c.transfers.max(1);
-        refuse_overlapping_replicas(&c.replicas)
-            .map_err(|m| StoreError::Config(format!("{}: {m}", path.display())))?;
+        refuse_overlapping_replicas(&c.replicas).map_err(refuse)?;
         Ok(c)
     }
 }
@@ -144,15 +140,16 @@ impl StoreConfig {
 /// (links resolved; a root not made yet by its nearest existing ancestor) and, where both
 /// exist, by device and inode along the way (bind mounts); buckets by endpoint, bucket and
 /// key prefix.
-fn refuse_overlapping_replicas(replicas: &[ReplicaConfig]) -> Result<(), String> {
+fn refuse_overlapping_replicas(replicas: &[ReplicaConfig]) -> Result<(), ConfigProblem> {
     let places: Vec<Place> = replicas.iter().map(|r| Place::of(&r.kind)).collect();
     for (i, a) in places.iter().enumerate() {
         for (j, b) in places.iter().enumerate().skip(i + 1) {
             if let Some(how) = a.overlap(b) {
-                return Err(format!(
-                    "replicas {:?} and {:?} {how}: each copy would be counted twice; give every replica a place of its own",
-                    replicas[i].name, replicas[j].name
-                ));
+                return Err(ConfigProblem::Overlap {
+                    first: replicas[i].name.clone(),
+                    second: replicas[j].name.clone(),
+                    how,
+                });
             }
         }
     }
@@ -196,7 +193,7 @@ impl Place {
     }
 
     /// How `self` and `other` overlap, if they do.
-    fn overlap(&self, other: &Place) -> Option<&'static str> {
+    fn overlap(&self, other: &Place) -> Option<Overlap> {
         match (self, other) {
             (Place::Fs { root: a, ids: ia }, Place::Fs { root: b, ids: ib }) => {
                 // ids[0] is the root itself when it exists.
@@ -204,11 +201,11 @@ impl Place {
                     root.exists().then(|| ids.first().copied()).flatten()
                 };
                 if a == b || (own(a, ia).is_some() && own(a, ia) == own(b, ib)) {
-                    Some("have the same root")
+                    Some(Overlap::SameRoot)
                 } else if b.starts_with(a) || own(a, ia).is_some_and(|id| ib.contains(&id)) {
-                    Some("nest (the second's root is inside the first's)")
+                    Some(Overlap::SecondInsideFirst)
                 } else if a.starts_with(b) || own(b, ib).is_some_and(|id| ia.contains(&id)) {
-                    Some("nest (the first's root is inside the second's)")
+                    Some(Overlap::FirstInsideSecond)
                 } else {
                     None
                 }
@@ -220,9 +217,9 @@ impl Place {
                 if ba != bb || !ea.iter().any(|e| eb.contains(e)) {
                     None
                 } else if pa == pb {
-                    Some("are the same bucket and prefix")
+                    Some(Overlap::SameBucketAndPrefix)
                 } else if pb.starts_with(pa.as_str()) || pa.starts_with(pb.as_str()) {
-                    Some("nest (one key prefix starts with the other, in one bucket)")
+                    Some(Overlap::NestedPrefixes)
                 } else {
                     None
                 }
@@ -342,6 +339,60 @@ mod tests {
         let parts: std::collections::HashSet<String> =
             (0..2000).map(|i| package_dir(&format!("urn:uuid:{i}"))[..2].to_string()).collect();
         assert!(parts.len() > 250, "{}", parts.len());
+    }
+
+    /// A caller tells the refusals apart by variant, with the replicas and the file named.
+    #[test]
+    fn overlapping_replicas_and_other_refusals_are_variants() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("store.toml");
+        let fs_replica = |name: &str, root: &str| {
+            format!("[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{root}\"\n")
+        };
+        let load = |text: String| {
+            std::fs::write(&p, text).unwrap();
+            StoreConfig::load(&p).unwrap_err()
+        };
+        let root = dir.path().join("r");
+        let (outer, inner) = (root.display().to_string(), root.join("in").display().to_string());
+        let err = load(fs_replica("one", &outer) + &fs_replica("two", &inner));
+        match &err {
+            StoreError::ConfigRefused {
+                path,
+                problem: ConfigProblem::Overlap { first, second, how },
+            } => {
+                assert_eq!((path, first.as_str(), second.as_str()), (&p, "one", "two"));
+                assert_eq!(*how, Overlap::SecondInsideFirst);
+            }
+            e => panic!("not an overlap: {e:?}"),
+        }
+        assert!(err.to_string().contains("replicas \"one\" and \"two\" nest"), "{err}");
+        let err = load(fs_replica("one", &outer) + &fs_replica("two", &outer));
+        assert!(matches!(
+            err,
+            StoreError::ConfigRefused {
+                problem: ConfigProblem::Overlap { how: Overlap::SameRoot, .. },
+                ..
+            }
+        ));
+        let err = load(fs_replica("one", &outer) + &fs_replica("one", &inner));
+        assert!(matches!(
+            err,
+            StoreError::ConfigRefused { problem: ConfigProblem::NameTwice(ref n), .. } if n == "one"
+        ));
+        let err = load(format!("transfers = 65\n{}", fs_replica("one", &outer)));
+        assert!(matches!(
+            err,
+            StoreError::ConfigRefused { problem: ConfigProblem::TooManyTransfers(65), .. }
+        ));
+        assert!(matches!(load("state = [".into()), StoreError::ConfigSyntax { .. }));
+        std::fs::remove_file(&p).unwrap();
+        let err = StoreConfig::load(&p).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::ConfigUnreadable { source, .. }
+                if source.kind() == std::io::ErrorKind::NotFound),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::AtFlags;
 
-use super::StoreError;
+use super::{Refusal, StoreError};
 use crate::layout::{self, MANIFEST, METS};
 use crate::temporaries::{self, TempName};
 
@@ -26,15 +26,15 @@ pub(crate) struct Staging {
     _lock: File,
 }
 
-fn refused(path: &Path, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Refused(format!("{}: {e}", path.display()))
+fn unusable(path: &Path, source: io::Error) -> StoreError {
+    StoreError::Destination { path: path.into(), source }
 }
 
 impl Staging {
     /// Removes the staging directories of killed gets in `to`, then makes this get's own.
     pub(crate) fn new(to: &Path) -> Result<Self, StoreError> {
         temporaries::remove_dead(to, STAGING);
-        let (dir, lock) = temporaries::locked_dir_in(to, STAGING).map_err(|e| refused(to, e))?;
+        let (dir, lock) = temporaries::locked_dir_in(to, STAGING).map_err(|e| unusable(to, e))?;
         // Removed by Drop below, before the lock goes: not by TempDir's own drop.
         Ok(Staging { path: dir.keep(), _lock: lock })
     }
@@ -73,15 +73,15 @@ impl Staging {
                     made.dirs.push(prefix.clone());
                 }
             }
-            layout::create_dirs_in(to, sub).map_err(|e| refused(to, e))?;
+            layout::create_dirs_in(to, sub)?;
         }
-        let from = layout::open_dir_in(&self.path, sub).map_err(|e| refused(&self.path, e))?;
-        let into = layout::open_dir_in(to, sub).map_err(|e| refused(to, e))?;
+        let from = layout::open_dir_in(&self.path, sub)?;
+        let into = layout::open_dir_in(to, sub)?;
         rustix::fs::linkat(&from, leaf, &into, leaf, AtFlags::empty()).map_err(|e| match e {
             rustix::io::Errno::EXIST => {
-                refused(to, format!("{name} appeared meanwhile; not replaced"))
+                Refusal::AppearedMeanwhile { to: to.into(), name: name.into() }.into()
             }
-            e => refused(to, format!("{name}: {}", io::Error::from(e))),
+            e => unusable(&to.join(name), io::Error::from(e)),
         })?;
         made.files.push(name.to_string());
         let _ = into.sync_all();

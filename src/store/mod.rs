@@ -15,6 +15,7 @@
 //! rebuilt from the replicas on demand.
 
 pub mod config;
+mod error;
 mod get;
 pub(crate) mod replica;
 pub(crate) mod s3;
@@ -35,40 +36,12 @@ use crate::layout::{MANIFEST, METS};
 use crate::mets::listing::{Nested, read_listing, read_root};
 use crate::mets::reader::MetsReader;
 use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
+pub use error::{
+    ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, ManifestError, ManifestFault,
+    MetsProblem, Overlap, PackageProblem, Refusal, Rejections, StoreError,
+};
 use replica::{FsReplica, HashingFile, ListedObject, Replica, Source};
 use state::{CopyRow, FileRecord, Seen, State, Upload};
-
-/// What can go wrong in the store.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The configuration cannot be used.
-    #[error("store configuration: {0}")]
-    Config(String),
-    /// The state database cannot be used.
-    #[error("state database: {0}")]
-    State(String),
-    /// A replica failed an operation.
-    #[error("replica {replica}: {key}: {message}")]
-    Replica {
-        /// The replica.
-        replica: String,
-        /// The object key.
-        key: String,
-        /// What went wrong.
-        message: String,
-    },
-    /// Write-once: the object exists.
-    #[error("replica {replica}: {key} exists; not overwritten")]
-    Exists {
-        /// The replica.
-        replica: String,
-        /// The object key.
-        key: String,
-    },
-    /// The package cannot be stored (damaged, unreadable, or another package under its name).
-    #[error("{0}")]
-    Refused(String),
-}
 
 /// The store: its replicas and state.
 pub struct Store {
@@ -322,7 +295,7 @@ impl Store {
             .num_threads(config.transfers)
             .thread_name(|i| format!("webaip-transfer-{i}"))
             .build()
-            .map_err(|e| StoreError::Config(e.to_string()))?;
+            .map_err(StoreError::Transfers)?;
         Ok(Store { replicas, state: Mutex::new(state), pool })
     }
 
@@ -335,7 +308,7 @@ impl Store {
             .iter()
             .find(|r| r.name() == name)
             .map(|r| r.as_ref())
-            .ok_or_else(|| StoreError::Config(format!("no replica named {name:?}")))
+            .ok_or_else(|| StoreError::NoSuchReplica(name.into()))
     }
 
     /// Reads the package in `dir` (every name confined, regular files only, every manifest line
@@ -351,9 +324,8 @@ impl Store {
         // The store's own checks come first: nothing below reads through a link or a FIFO, or
         // follows a manifest line out of the package.
         let (identifier, files, digest) = read_package(dir)?;
-        let report = audit_package(dir, audit, &|_| {}).map_err(|e| {
-            StoreError::Refused(format!("{}: cannot be audited: {e}", dir.display()))
-        })?;
+        let report = audit_package(dir, audit, &|_| {})
+            .map_err(|source| Refusal::Unauditable { dir: dir.into(), source })?;
         if !report.intact {
             let errors = report.findings.len()
                 + report
@@ -362,10 +334,7 @@ impl Store {
                     .iter()
                     .filter(|f| f.severity == crate::mets::validate::Severity::Error)
                     .count();
-            return Err(StoreError::Refused(format!(
-                "{}: the audit found the package damaged ({errors} finding(s); run `webaip audit`); not stored",
-                dir.display()
-            )));
+            return Err(Refusal::Damaged { dir: dir.into(), errors }.into());
         }
         let pdir = checked_package_dir(&identifier)?;
         let records: Vec<FileRecord> = files
@@ -375,9 +344,7 @@ impl Store {
         if let Some(known) = self.state().package_files(&identifier)?
             && known != records
         {
-            return Err(StoreError::Refused(format!(
-                "another package with identifier {identifier} is already stored (its files differ); not stored"
-            )));
+            return Err(Refusal::AlreadyStored(identifier).into());
         }
         // Claim the identifier on every replica before any file is written.
         let claim_failed = self.claim_all(&identifier, &pdir, &digest, &files)?;
@@ -492,24 +459,20 @@ impl Store {
                             None => hash_copy(r, &format!("{pdir}/{MANIFEST}"))?.1 == m.sha512,
                         };
                     if !same {
-                        return Ok(Err("another package's manifest is stored there".to_string()));
+                        return Ok(Err(ClaimConflict::OtherManifest));
                     }
                 }
                 r.claim(pdir, digest).map(|(holder, made)| {
                     if made {
                         created.push(r);
                     }
-                    if holder == digest {
-                        Ok(())
-                    } else {
-                        Err(format!("claimed by another package (manifest SHA-512 {holder})"))
-                    }
+                    if holder == digest { Ok(()) } else { Err(ClaimConflict::ClaimedBy(holder)) }
                 })
             })();
             match outcome {
                 Ok(Ok(())) => {}
-                Ok(Err(why)) => {
-                    refusal = Some(format!("replica {}: {why}", r.name()));
+                Ok(Err(conflict)) => {
+                    refusal = Some((r.name().to_string(), conflict));
                     break;
                 }
                 Err(e) => {
@@ -517,13 +480,17 @@ impl Store {
                 }
             }
         }
-        if let Some(why) = refusal {
+        if let Some((replica, conflict)) = refusal {
             for r in created {
                 let _ = r.unclaim(pdir);
             }
-            return Err(StoreError::Refused(format!(
-                "identifier {identifier} is taken: {why}; this package (manifest SHA-512 {digest}) is not stored"
-            )));
+            return Err(Refusal::Taken {
+                identifier: identifier.into(),
+                replica,
+                conflict,
+                digest: digest.into(),
+            }
+            .into());
         }
         Ok(unreachable)
     }
@@ -744,7 +711,7 @@ impl Store {
             .package_files(identifier)?
             .and_then(|fs| fs.into_iter().find(|f| f.path == path))
             .map(|f| f.sha512)
-            .ok_or_else(|| StoreError::Refused(format!("{identifier}: {path} is not recorded")))
+            .ok_or_else(|| not_recorded(identifier, path))
     }
 
     /// Re-establishes one copy from the first other replica whose copy verifies.
@@ -755,10 +722,8 @@ impl Store {
         path: &str,
     ) -> Result<(CopyStatus, String), StoreError> {
         let files = self.state().package_files(identifier)?.unwrap_or_default();
-        let f = files
-            .iter()
-            .find(|f| f.path == path)
-            .ok_or_else(|| StoreError::Refused(format!("{identifier}: {path} is not recorded")))?;
+        let f =
+            files.iter().find(|f| f.path == path).ok_or_else(|| not_recorded(identifier, path))?;
         let pdir = checked_package_dir(identifier)?;
         let key = format!("{pdir}/{path}");
         let to = self.replica(target)?;
@@ -767,12 +732,12 @@ impl Store {
         if let Some(m) = files.iter().find(|f| f.path == MANIFEST) {
             let (holder, _) = to.claim(&pdir, &m.sha512)?;
             if holder != m.sha512 {
-                return Err(StoreError::Refused(format!(
-                    "replica {target}: {pdir} is claimed by another package (manifest SHA-512 {holder})"
-                )));
+                return Err(
+                    Refusal::ClaimedByOther { replica: target.into(), dir: pdir, holder }.into()
+                );
             }
         }
-        let tmp = tempfile::tempdir().map_err(|e| StoreError::State(e.to_string()))?;
+        let tmp = tempfile::tempdir().map_err(StoreError::Scratch)?;
         let local = Source { root: tmp.path(), name: "copy" };
         let mut rejected = Vec::new();
         for source in self.replicas.iter().filter(|r| r.name() != target) {
@@ -812,13 +777,10 @@ impl Store {
                     verify_copy(to, &key, &PackageFile::from(f))?;
                     return Ok((status, format!("from replica {}", source.name())));
                 }
-                Err(e) => rejected.push(format!("{}: {e}", source.name())),
+                Err(e) => rejected.push((source.name().to_string(), e)),
             }
         }
-        Err(StoreError::Refused(format!(
-            "no replica holds a copy that verifies ({})",
-            rejected.join("; ")
-        )))
+        Err(Refusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
     }
 
     /// Fetches a package (or one `file` of it) into `to`, verifying every file against the
@@ -835,39 +797,40 @@ impl Store {
         file: Option<&str>,
         to: &Path,
     ) -> Result<Vec<CopyOutcome>, StoreError> {
-        let files = self.state().package_files(identifier)?.ok_or_else(|| {
-            StoreError::Refused(format!(
-                "{identifier} is not in the state database (try `webaip store rebuild-state`)"
-            ))
-        })?;
+        let files = self
+            .state()
+            .package_files(identifier)?
+            .ok_or_else(|| Refusal::NotInState(identifier.into()))?;
         let wanted: Vec<&FileRecord> =
             files.iter().filter(|f| file.is_none_or(|w| w == f.path)).collect();
         if wanted.is_empty() {
-            return Err(StoreError::Refused(format!("{identifier} has no file {file:?}")));
+            return Err(Refusal::NoSuchFile {
+                identifier: identifier.into(),
+                file: file.map(str::to_string),
+            }
+            .into());
         }
         let dir = checked_package_dir(identifier)?;
         let mut names = Vec::new();
         for f in &wanted {
-            let name = crate::layout::confined_name(&f.path).map_err(|e| {
-                StoreError::Refused(format!(
-                    "{identifier}: the recorded file {:?} {e}: it does not stay inside {}; not fetched",
-                    f.path,
-                    to.display()
-                ))
+            let name = crate::layout::confined_name(&f.path).map_err(|reason| {
+                Refusal::UnsafeRecordedName {
+                    identifier: identifier.into(),
+                    file: f.path.clone(),
+                    reason,
+                    to: to.into(),
+                }
             })?;
             names.push(name);
         }
         let made_to = std::fs::symlink_metadata(to).is_err();
         std::fs::create_dir_all(to)
-            .map_err(|e| StoreError::Refused(format!("{}: {e}", to.display())))?;
+            .map_err(|source| StoreError::Destination { path: to.into(), source })?;
         let there: Vec<&String> =
             names.iter().filter(|n| std::fs::symlink_metadata(to.join(n)).is_ok()).collect();
         if !there.is_empty() {
-            return Err(StoreError::Refused(format!(
-                "{}: {} already there; `store get` never replaces a file (fetch into an empty directory)",
-                to.display(),
-                there.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
-            )));
+            let names = there.into_iter().cloned().collect();
+            return Err(Refusal::AlreadyThere { to: to.into(), names }.into());
         }
         let staging = get::Staging::new(to)?;
         let fetched: Vec<Result<CopyOutcome, StoreError>> = self.pool.install(|| {
@@ -909,18 +872,18 @@ impl Store {
                         file: f.path.clone(),
                         status: CopyStatus::Verified,
                         message: (!rejected.is_empty())
-                            .then(|| format!("rejected: {}", rejected.join("; "))),
+                            .then(|| format!("rejected: {}", Rejections(rejected))),
                     });
                 }
-                Err(e) => rejected.push(format!("{}: {e}", r.name())),
+                Err(e) => rejected.push((r.name().to_string(), e)),
             }
         }
-        Err(StoreError::Refused(format!(
-            "{}: no replica holds a copy that verifies ({}); nothing written to {}",
-            f.path,
-            rejected.join("; "),
-            staging.parent().unwrap_or(staging).display()
-        )))
+        Err(Refusal::NoGoodCopyToFetch {
+            file: f.path.clone(),
+            rejected: Rejections(rejected),
+            to: staging.parent().unwrap_or(staging).into(),
+        }
+        .into())
     }
 
     /// Recreates the state database's records from what the replicas hold: every package
@@ -1041,11 +1004,8 @@ fn put_copy(
     source: Source,
     f: &PackageFile,
 ) -> Result<CopyStatus, StoreError> {
-    let other = || {
-        StoreError::Refused(format!(
-            "replica {}: {key} exists with other content; not overwritten",
-            r.name()
-        ))
+    let other = || -> StoreError {
+        Refusal::OtherContent { replica: r.name().into(), key: key.into() }.into()
     };
     match holds_copy(r, key, f)? {
         Some(true) => return Ok(CopyStatus::Present),
@@ -1085,20 +1045,23 @@ fn holds_copy(r: &dyn Replica, key: &str, f: &PackageFile) -> Result<Option<bool
 /// server; the size and the SHA-512 recorded with it must be the package's), a file system by
 /// reading it back.
 fn verify_copy(r: &dyn Replica, key: &str, f: &PackageFile) -> Result<(), StoreError> {
-    let fail =
-        |m: String| StoreError::Replica { replica: r.name().into(), key: key.into(), message: m };
+    let fail = |source| StoreError::Replica {
+        replica: r.name().into(),
+        key: key.into(),
+        source: Box::new(source),
+    };
     let Some(s) = r.stat(key)? else {
-        return Err(fail("the copy is not there after writing it".into()));
+        return Err(fail(CopyFailure::AbsentAfterWrite));
     };
     if s.size != f.size {
-        return Err(fail(format!("the copy has {} bytes; expected {}", s.size, f.size)));
+        return Err(fail(CopyFailure::Size { found: s.size, expected: f.size }));
     }
     let sha = match s.sha512 {
         Some(sha) => sha,
         None => hash_copy(r, key)?.1,
     };
     if sha != f.sha512 {
-        return Err(fail(format!("the copy's SHA-512 is {sha}; expected {}", f.sha512)));
+        return Err(fail(CopyFailure::Digest { found: sha, expected: f.sha512.clone() }));
     }
     Ok(())
 }
@@ -1127,27 +1090,38 @@ fn fetch_verified(
     local: Source,
     sha512: &str,
 ) -> Result<(), StoreError> {
-    let fail = |message: String| StoreError::Replica {
+    let fail = |source| StoreError::Replica {
         replica: r.name().into(),
         key: key.into(),
-        message,
+        source: Box::new(source),
     };
-    let file = crate::layout::create_in(local.root, local.name).map_err(|e| fail(e.to_string()))?;
+    let file = crate::layout::create_in(local.root, local.name)
+        .map_err(|e| fail(CopyFailure::Confine(e)))?;
     let path = local.root.join(local.name);
     let mut out = HashingFile::new(file);
-    let got = r
-        .read(key, &mut |c| out.write(c))
-        .and_then(|_| out.finish().map_err(|e| fail(format!("{}: {e}", path.display()))));
+    let got = r.read(key, &mut |c| out.write(c)).and_then(|_| {
+        out.finish().map_err(|source| fail(CopyFailure::Local { path: path.clone(), source }))
+    });
     match got {
         Ok((_, sha)) if sha == sha512 => Ok(()),
         Ok((_, sha)) => {
             let _ = std::fs::remove_file(&path);
-            Err(fail(format!("the copy's SHA-512 is {sha}; expected {sha512}")))
+            Err(fail(CopyFailure::Digest { found: sha, expected: sha512.into() }))
         }
         Err(e) => {
             let _ = std::fs::remove_file(&path);
             Err(e)
         }
+    }
+}
+
+fn not_recorded(identifier: &str, path: &str) -> StoreError {
+    Refusal::NotRecorded { identifier: identifier.into(), path: path.into() }.into()
+}
+
+impl From<IdentifierProblem> for StoreError {
+    fn from(p: IdentifierProblem) -> Self {
+        Refusal::Identifier(p).into()
     }
 }
 
@@ -1167,47 +1141,41 @@ const MAX_DIR_NAME: usize = 255;
 
 /// The directory of a package, for an identifier that can have one: not empty, and short
 /// enough that its escaped form is one file name.
-pub(crate) fn checked_package_dir(identifier: &str) -> Result<String, StoreError> {
+pub(crate) fn checked_package_dir(identifier: &str) -> Result<String, IdentifierProblem> {
     if identifier.is_empty() {
-        return Err(StoreError::Refused("the package identifier is empty".into()));
+        return Err(IdentifierProblem::Empty);
     }
     let dir = package_dir(identifier);
     let name = dir.split_once('/').map(|(_, n)| n).unwrap_or_default();
     if name.len() > MAX_DIR_NAME {
-        return Err(StoreError::Refused(format!(
-            "the package identifier is too long ({} bytes escaped; at most {MAX_DIR_NAME})",
-            name.len()
-        )));
+        return Err(IdentifierProblem::TooLong(name.len()));
     }
     // safe_name makes one segment that is neither "." nor ".."; checked here once more, by
     // the function that decides confinement.
     if crate::layout::confined_name(&dir).ok().as_deref() != Some(dir.as_str())
         || name.starts_with('.')
     {
-        return Err(StoreError::Refused(format!(
-            "identifier {identifier:?} maps to no safe directory"
-        )));
+        return Err(IdentifierProblem::Unsafe(identifier.into()));
     }
     Ok(dir)
 }
 
 /// The root element's `OBJID`, read through the strict METS reader (a DOCTYPE, an entity
 /// reference or a NUL before it refuses the document).
-fn read_identifier(file: std::fs::File) -> Result<String, String> {
-    let root =
-        read_root(MetsReader::strict(io::BufReader::new(file))).map_err(|e| e.to_string())?;
-    root.ok_or("no root element")?
+fn read_identifier(file: std::fs::File) -> Result<String, MetsProblem> {
+    let root = read_root(MetsReader::strict(io::BufReader::new(file)))?;
+    root.ok_or(MetsProblem::NoRoot)?
         .objid
         .filter(|v| !v.trim().is_empty())
-        .ok_or_else(|| "the root element has no OBJID".into())
+        .ok_or(MetsProblem::NoIdentifier)
 }
 
 /// The names the METS lists (every `FLocat`'s `xlink:href`), as confined names; hrefs that
 /// leave the package are left out (no manifest line can then name them). Strict: what the
 /// METS reader refuses refuses the package.
-fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, String> {
+fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, MetsProblem> {
     let reader = MetsReader::strict(io::BufReader::new(file));
-    let listing = read_listing(reader, Nested::Skip).map_err(|e| e.to_string())?;
+    let listing = read_listing(reader, Nested::Skip)?;
     let hrefs = listing.files.iter().filter_map(|f| f.href.as_deref());
     let hrefs = hrefs.chain(listing.other_hrefs.iter().map(String::as_str));
     Ok(hrefs.filter_map(|h| crate::layout::confined_name(h).ok()).collect())
@@ -1216,25 +1184,27 @@ fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, String> {
 /// Reads a manifest: (confined name, SHA-512) per line, or why it cannot be stored (a line
 /// malformed or leaving the package, named with its byte offset; a name twice; the manifest
 /// naming itself).
-fn manifest_names<R: io::BufRead>(input: R, shown: &str) -> Result<Vec<(String, String)>, String> {
+fn manifest_names<R: io::BufRead>(
+    input: R,
+    shown: &str,
+) -> Result<Vec<(String, String)>, ManifestError> {
+    let fault = |fault| ManifestError { manifest: shown.into(), fault };
     let mut out: Vec<(String, String)> = Vec::new();
     let mut seen = BTreeSet::new();
     for line in crate::layout::ManifestReader::new(input) {
-        let line = line.map_err(|e| format!("{shown}: {e}"))?;
+        let line = line.map_err(|e| fault(ManifestFault::Io(e)))?;
         let line = line.map_err(|m| {
-            format!("{shown}: the line at byte {} ({:?}) {}", m.offset, m.text, m.reason)
+            fault(ManifestFault::Malformed { offset: m.offset, text: m.text, reason: m.reason })
         })?;
-        let name = line.confined.map_err(|e| {
-            format!("{shown}: the line at byte {} names {:?}, which {e}: it does not stay inside the package", line.offset, line.name)
-        })?;
+        let (offset, listed) = (line.offset, line.name);
+        let name = line
+            .confined
+            .map_err(|reason| fault(ManifestFault::Leaves { offset, name: listed, reason }))?;
         if name == MANIFEST {
-            return Err(format!(
-                "{shown}: the line at byte {} names the manifest itself",
-                line.offset
-            ));
+            return Err(fault(ManifestFault::NamesItself { offset }));
         }
         if !seen.insert(name.clone()) {
-            return Err(format!("{shown}: {name:?} is named twice (byte {})", line.offset));
+            return Err(fault(ManifestFault::Twice { name, offset }));
         }
         out.push((name, line.sha512));
     }
@@ -1263,39 +1233,37 @@ impl<R: io::Read> io::Read for Hashing<'_, R> {
 /// METS has no usable identifier. Returns the identifier, the files (manifest included) and
 /// the manifest's SHA-512.
 fn read_package(dir: &Path) -> Result<(String, Vec<PackageFile>, String), StoreError> {
-    let refuse = |m: String| StoreError::Refused(format!("{}: {m}; not stored", dir.display()));
+    let refuse = |problem: PackageProblem| -> StoreError {
+        Refusal::Package { dir: dir.into(), problem }.into()
+    };
     for e in walkdir::WalkDir::new(dir).follow_links(false).follow_root_links(false).min_depth(1) {
-        let e = e.map_err(|e| refuse(e.to_string()))?;
+        let e = e.map_err(|e| refuse(e.into()))?;
         let t = e.file_type();
         if !t.is_file() && !t.is_dir() {
             let kind =
                 e.metadata().map(|m| crate::layout::kind_of(&m)).unwrap_or("not a regular file");
-            return Err(refuse(format!(
-                "{} is {kind}: a package holds only regular files (links are not followed)",
-                e.path().display()
-            )));
+            return Err(refuse(PackageProblem::NotRegular { path: e.into_path(), kind }));
         }
     }
-    let open = |name: &str| crate::layout::open_in(dir, name).map_err(|e| refuse(e.to_string()));
-    let identifier = read_identifier(open(METS)?)
-        .map_err(|e| refuse(format!("{}: {e}", dir.join(METS).display())))?;
-    checked_package_dir(&identifier).map_err(|e| refuse(e.to_string()))?;
-    let listed = mets_names(open(METS)?)
-        .map_err(|e| refuse(format!("{}: {e}", dir.join(METS).display())))?;
+    let open = |name: &str| crate::layout::open_in(dir, name).map_err(|e| refuse(e.into()));
+    let mets = |problem| refuse(PackageProblem::Mets { path: dir.join(METS), problem });
+    let identifier = read_identifier(open(METS)?).map_err(mets)?;
+    checked_package_dir(&identifier).map_err(|e| refuse(e.into()))?;
+    let listed = mets_names(open(METS)?).map_err(mets)?;
     let mut hasher = Sha512::new();
     let mut len = 0u64;
     let shown = dir.join(MANIFEST).display().to_string();
     let lines = {
         let input = Hashing { inner: open(MANIFEST)?, hasher: &mut hasher, len: &mut len };
-        manifest_names(io::BufReader::new(input), &shown).map_err(refuse)?
+        manifest_names(io::BufReader::new(input), &shown).map_err(|e| refuse(e.into()))?
     };
     let digest = hex(&hasher.finalize());
     let mut files = vec![PackageFile { rel: MANIFEST.into(), size: len, sha512: digest.clone() }];
     for (rel, sum) in lines {
         if rel != METS && !listed.contains(&rel) {
-            return Err(refuse(format!("{shown}: {rel:?} is not a file the METS lists")));
+            return Err(refuse(PackageProblem::Unlisted { manifest: shown, name: rel }));
         }
-        let size = crate::layout::metadata_in(dir, &rel).map_err(|e| refuse(e.to_string()))?.len();
+        let size = crate::layout::metadata_in(dir, &rel).map_err(|e| refuse(e.into()))?.len();
         files.push(PackageFile { rel, size, sha512: sum });
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -1331,6 +1299,31 @@ mod tests {
         assert_ne!(package_dir("..").split_once('/').map(|(_, n)| n), Some(".."));
     }
 
+    /// Each manifest fault is a variant carrying the byte offset of its line.
+    #[test]
+    fn manifest_faults_carry_the_line_offset() {
+        let sum = "ab".repeat(64);
+        let faults = |text: &str| {
+            manifest_names(io::Cursor::new(text.as_bytes()), "m.txt").map(|_| ()).unwrap_err()
+        };
+        let first = format!("{sum}  content/a.warc.gz\n");
+        let at = first.len() as u64;
+        let err = faults(&format!("{first}{sum}  ../x\n"));
+        assert_eq!(err.manifest, "m.txt");
+        assert!(matches!(
+            err.fault,
+            ManifestFault::Leaves { offset, ref name, reason: crate::layout::NameError::ParentDir }
+                if offset == at && name == "../x"
+        ));
+        let err = faults(&format!("{first}{first}"));
+        assert!(matches!(err.fault, ManifestFault::Twice { offset, .. } if offset == at));
+        let err = faults(&format!("{first}{sum}  {MANIFEST}\n"));
+        assert!(matches!(err.fault, ManifestFault::NamesItself { offset } if offset == at));
+        let err = faults(&format!("{first}no checksum here\n"));
+        assert!(matches!(err.fault, ManifestFault::Malformed { offset, .. } if offset == at));
+        assert!(err.to_string().starts_with(&format!("m.txt: the line at byte {at} ")), "{err}");
+    }
+
     /// A METS file in a temporary directory.
     fn mets_file(text: &str) -> (tempfile::TempDir, std::fs::File) {
         let dir = tempfile::tempdir().unwrap();
@@ -1354,11 +1347,27 @@ mod tests {
         let hostile = format!("<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"y\">]>\n{doc}");
         let (_d, f) = mets_file(&hostile);
         let err = read_identifier(f).unwrap_err();
+        use crate::mets::reader::{MetsError, Refusal as Refused};
+        assert!(
+            matches!(&err, MetsProblem::Read(MetsError::Refused { pos, refusal: Refused::Doctype })
+                if (pos.line, pos.offset) == (2, 22)),
+            "{err:?}"
+        );
+        let err = err.to_string();
         assert!(err.starts_with("line 2 (byte 22): a document type declaration"), "{err}");
         let (_d, f) = mets_file(&doc.replace("</m:fileSec>", "</m:fileSec>\n<m:x>\0</m:x>"));
         let err = mets_names(f).unwrap_err();
-        assert!(err.starts_with("line 6 ") && err.contains("NUL"), "{err}");
+        assert!(
+            matches!(&err, MetsProblem::Read(MetsError::Refused { pos, refusal: Refused::Nul })
+                if pos.line == 6),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("NUL"), "{err}");
         let (_d, f) = mets_file(&doc[..doc.len() - 10]);
-        assert!(mets_names(f).unwrap_err().contains("not well-formed XML"));
+        let err = mets_names(f).unwrap_err();
+        assert!(matches!(err, MetsProblem::Read(MetsError::Xml { .. })), "{err:?}");
+        assert!(err.to_string().contains("not well-formed XML"));
+        let (_d, f) = mets_file(&doc.replace(" OBJID=\"pkg-1\"", ""));
+        assert!(matches!(read_identifier(f), Err(MetsProblem::NoIdentifier)));
     }
 }

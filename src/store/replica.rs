@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, FlockOperation};
 
-use super::StoreError;
+use super::{CopyFailure, StoreError};
 use crate::layout::{self, ConfineError};
 
 /// Prefix of the temporaries a writer publishes from (and a killed one leaves behind).
@@ -162,8 +162,12 @@ impl FsReplica {
         FsReplica { name: name.into(), root: root.to_path_buf() }
     }
 
-    fn err(&self, key: &str, e: impl ToString) -> StoreError {
-        StoreError::Replica { replica: self.name.clone(), key: key.into(), message: e.to_string() }
+    fn err(&self, key: &str, e: impl Into<CopyFailure>) -> StoreError {
+        StoreError::Replica {
+            replica: self.name.clone(),
+            key: key.into(),
+            source: Box::new(e.into()),
+        }
     }
 
     /// Creates a locked temporary in the directory of `key` (created, without links) and
@@ -208,7 +212,7 @@ impl FsReplica {
             staged.file.sync_all().map_err(|e| self.err(key, e))?;
             return Ok(staged);
         }
-        Err(self.err(key, "cannot create a temporary beside it"))
+        Err(self.err(key, CopyFailure::NoTemporary))
     }
 
     fn stage_file(&self, key: &str, source: Source) -> Result<Staged, StoreError> {

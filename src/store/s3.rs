@@ -20,10 +20,10 @@ use object_store::{
     PutMultipartOptions, PutOptions, PutPayload, RetryConfig, WriteMultipart,
 };
 
-use super::StoreError;
 use super::replica::{
     CLAIM, ListedObject, Replica, Source, StoredObject, claim_digest, unique_suffix,
 };
+use super::{CopyFailure, StoreError};
 
 /// Files up to this size go in one PUT; larger ones in parts of this size (each part is held in
 /// memory while it is sent, so memory is bounded by parts in flight, not file size).
@@ -43,16 +43,16 @@ const CLAIM_LIMIT: usize = 1024;
 /// One runtime for every S3 replica: requests are driven from the caller's thread. Building it
 /// fails only when the system refuses threads; that is an error of the store, not a panic.
 fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
-    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    static RT: OnceLock<Result<tokio::runtime::Runtime, Arc<io::Error>>> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())
+            .map_err(Arc::new)
     })
     .as_ref()
-    .map_err(|e| StoreError::Config(format!("cannot start the S3 client runtime: {e}")))
+    .map_err(|e| StoreError::Runtime(e.clone()))
 }
 
 /// A replica in a bucket.
@@ -76,13 +76,15 @@ impl S3Replica {
         prefix: &str,
     ) -> Result<Self, StoreError> {
         let var = |v: &str| {
-            std::env::var(v).map_err(|_| {
-                StoreError::Config(format!("replica {name}: environment variable {v} is not set"))
+            std::env::var(v).map_err(|source| StoreError::MissingCredential {
+                replica: name.into(),
+                variable: v.into(),
+                source,
             })
         };
         let (key, secret) = (var(access_env)?, var(secret_env)?);
         if endpoints.is_empty() {
-            return Err(StoreError::Config(format!("replica {name}: no endpoints")));
+            return Err(StoreError::NoEndpoints(name.into()));
         }
         let mut stores = Vec::new();
         for endpoint in endpoints {
@@ -107,7 +109,11 @@ impl S3Replica {
                     ..RetryConfig::default()
                 })
                 .build()
-                .map_err(|e| StoreError::Config(format!("replica {name} ({endpoint}): {e}")))?;
+                .map_err(|source| StoreError::Client {
+                    replica: name.into(),
+                    endpoint: endpoint.clone(),
+                    source: Box::new(source),
+                })?;
             stores.push((endpoint.clone(), Arc::new(s3)));
         }
         Ok(S3Replica { name: name.into(), bucket: bucket.into(), prefix: prefix.into(), stores })
@@ -117,8 +123,12 @@ impl S3Replica {
         ObjectPath::from(format!("{}{key}", self.prefix))
     }
 
-    fn err(&self, key: &str, message: String) -> StoreError {
-        StoreError::Replica { replica: self.name.clone(), key: key.into(), message }
+    fn err(&self, key: &str, source: CopyFailure) -> StoreError {
+        StoreError::Replica {
+            replica: self.name.clone(),
+            key: key.into(),
+            source: Box::new(source),
+        }
     }
 
     /// Runs `op` against each endpoint in turn until one answers; "not found" is an answer.
@@ -132,12 +142,12 @@ impl S3Replica {
             match runtime()?.block_on(op(store.clone())) {
                 Ok(v) => return Ok(v),
                 Err(e @ object_store::Error::NotFound { .. }) => {
-                    return Err(self.err(key, format!("not found: {e}")));
+                    return Err(self.err(key, CopyFailure::NotFound(e)));
                 }
-                Err(e) => failures.push(format!("{endpoint}: {e}")),
+                Err(e) => failures.push((endpoint.clone(), e)),
             }
         }
-        Err(self.err(key, failures.join("; ")))
+        Err(self.err(key, CopyFailure::Endpoints(failures)))
     }
 
     fn upload(&self, key: &str, source: Source, size: u64, sha512: &str) -> Result<(), StoreError> {
@@ -259,12 +269,12 @@ impl Replica for S3Replica {
             match r {
                 Ok(()) => return Ok(total),
                 Err(e) if total == 0 && !matches!(e, object_store::Error::NotFound { .. }) => {
-                    failures.push(format!("{endpoint}: {e}"));
+                    failures.push((endpoint.clone(), e));
                 }
-                Err(e) => return Err(self.err(key, e.to_string())),
+                Err(e) => return Err(self.err(key, e.into())),
             }
         }
-        Err(self.err(key, failures.join("; ")))
+        Err(self.err(key, CopyFailure::Endpoints(failures)))
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {

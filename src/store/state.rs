@@ -144,14 +144,15 @@ pub(crate) struct State {
 }
 
 fn db(e: rusqlite::Error) -> StoreError {
-    StoreError::State(e.to_string())
+    StoreError::State(e)
 }
 
 impl State {
     /// Opens (creating when needed) the database at `path`.
     pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::State(e.to_string()))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|source| StoreError::StateDir { path: dir.into(), source })?;
         }
         let conn = Connection::open(path).map_err(db)?;
         // A database shared by several processes (two puts at once) is waited on, not failed.

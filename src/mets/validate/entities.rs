@@ -250,29 +250,22 @@ fn record_target_uri(
     begin: u64,
     end: u64,
     gzip: bool,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, UnreadableRecord> {
     let len = (end - begin).saturating_add(1);
-    let size = file.metadata().map_err(|e| layout::describe_io(&e))?.len();
+    let size = file.metadata()?.len();
     if end >= size {
-        return Err(format!("END={end} is past the end of the container ({size} bytes)"));
+        return Err(UnreadableRecord::PastEnd { end, size });
     }
-    file.seek(SeekFrom::Start(begin)).map_err(|e| layout::describe_io(&e))?;
+    file.seek(SeekFrom::Start(begin))?;
     let mut input = BufReader::new(file.take(len.min(HEADER_WINDOW)));
-    let magic = input.fill_buf().map_err(|e| layout::describe_io(&e))?;
+    let magic = input.fill_buf()?;
     let is_gzip = magic.starts_with(&[0x1f, 0x8b]);
     match (gzip, is_gzip) {
-        (true, false) => {
-            return Err("the METS says GZIP, but the bytes there are not a gzip member".into());
-        }
-        (false, true) => {
-            return Err(
-                "the bytes there are a gzip member, but the METS gives no GZIP transform".into()
-            );
-        }
+        (true, false) => return Err(UnreadableRecord::NotGzip),
+        (false, true) => return Err(UnreadableRecord::UnexpectedGzip),
         _ => {}
     }
-    let mut reader =
-        WarcReader::new(input, format!("bytes {begin}..={end}")).map_err(|e| e.message.clone())?;
+    let mut reader = WarcReader::new(input, format!("bytes {begin}..={end}"))?;
     // Only the header is wanted: the closure keeps it, and reading stops within the window.
     let mut header = None;
     let read = reader.next_record(|head, _| {
@@ -281,11 +274,39 @@ fn record_target_uri(
     });
     match (header, read) {
         (Some(h), _) => Ok(h.target_uri().map(str::to_string)),
-        (None, Ok(_)) => Err("no WARC record there".into()),
-        (None, Err(e)) => Err(match e.source {
-            Some(s) => format!("{}: {}", e.message, layout::describe_io(&s)),
-            None => e.message,
-        }),
+        (None, Ok(_)) => Err(UnreadableRecord::NoRecord),
+        (None, Err(e)) => Err(e.into()),
+    }
+}
+
+/// Why the record a `div` points at cannot be read (said in the finding, after its place).
+#[derive(Debug, thiserror::Error)]
+enum UnreadableRecord {
+    /// The container cannot be read.
+    #[error("{}", layout::describe_io(.0))]
+    Io(#[from] io::Error),
+    /// The record would end past the container's end.
+    #[error("END={end} is past the end of the container ({size} bytes)")]
+    PastEnd { end: u64, size: u64 },
+    /// The METS says GZIP; the bytes are not a gzip member.
+    #[error("the METS says GZIP, but the bytes there are not a gzip member")]
+    NotGzip,
+    /// The bytes are a gzip member the METS does not declare.
+    #[error("the bytes there are a gzip member, but the METS gives no GZIP transform")]
+    UnexpectedGzip,
+    /// The bytes hold no WARC record.
+    #[error("no WARC record there")]
+    NoRecord,
+    /// The WARC reader stopped.
+    #[error("{}", warc_text(.0))]
+    Warc(#[from] crate::formats::warc::WarcError),
+}
+
+/// What the WARC reader said, with its I/O cause in words.
+fn warc_text(e: &crate::formats::warc::WarcError) -> String {
+    match &e.source {
+        Some(s) => format!("{}: {}", e.message, layout::describe_io(s)),
+        None => e.message.clone(),
     }
 }
 

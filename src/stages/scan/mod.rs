@@ -56,15 +56,20 @@ pub enum ClamdAddr {
     Tcp(String),
 }
 
+/// A clamd address that is neither `unix:PATH` nor `tcp:HOST:PORT` (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("clamd address {0:?}: expected unix:PATH or tcp:HOST:PORT")]
+pub struct BadClamdAddr(pub String);
+
 impl FromStr for ClamdAddr {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadClamdAddr;
+    fn from_str(s: &str) -> Result<Self, BadClamdAddr> {
         if let Some(p) = s.strip_prefix("unix:") {
             Ok(ClamdAddr::Unix(PathBuf::from(p)))
         } else if let Some(a) = s.strip_prefix("tcp:") {
             Ok(ClamdAddr::Tcp(a.to_string()))
         } else {
-            Err(format!("clamd address {s:?}: expected unix:PATH or tcp:HOST:PORT"))
+            Err(BadClamdAddr(s.into()))
         }
     }
 }
@@ -89,7 +94,7 @@ pub(crate) fn scan_sessions() -> usize {
 /// The cleaner could not be run.
 #[derive(Debug, thiserror::Error)]
 #[error("running the cleaner on {path}: {}", crate::layout::describe_io(source))]
-pub(crate) struct CleanError {
+pub struct CleanError {
     /// The infected payload's temporary file.
     pub path: PathBuf,
     /// The cause.
@@ -604,7 +609,10 @@ mod tests {
             "tcp:127.0.0.1:3311".parse::<ClamdAddr>().unwrap(),
             ClamdAddr::Tcp("127.0.0.1:3311".into())
         );
-        assert!("127.0.0.1:3311".parse::<ClamdAddr>().is_err());
+        assert_eq!(
+            "127.0.0.1:3311".parse::<ClamdAddr>(),
+            Err(BadClamdAddr("127.0.0.1:3311".into()))
+        );
     }
 
     #[test]

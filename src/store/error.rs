@@ -1,0 +1,531 @@
+//! What can go wrong in the store, as values a caller can match on: each error carries the
+//! facts (the path, replica, key, identifier, the underlying error as its source) and says
+//! them as one sentence.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::audit::AuditError;
+use crate::layout::{ConfineError, NameError};
+use crate::mets::reader::MetsError;
+
+/// What can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The configuration file cannot be read.
+    #[error("store configuration: {}: {source}", path.display())]
+    ConfigUnreadable {
+        /// The configuration file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// The configuration file is not a store configuration (TOML syntax, unknown fields).
+    #[error("store configuration: {}: {source}", path.display())]
+    ConfigSyntax {
+        /// The configuration file.
+        path: PathBuf,
+        /// What the parser said.
+        #[source]
+        source: Box<toml::de::Error>,
+    },
+    /// The configuration reads, but a store cannot work from it.
+    #[error("store configuration: {}: {problem}", path.display())]
+    ConfigRefused {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: ConfigProblem,
+    },
+    /// A command names a replica the configuration does not have.
+    #[error("store configuration: no replica named {0:?}")]
+    NoSuchReplica(String),
+    /// An S3 replica's credential variable is not set.
+    #[error("store configuration: replica {replica}: environment variable {variable} is not set")]
+    MissingCredential {
+        /// The replica.
+        replica: String,
+        /// The environment variable.
+        variable: String,
+        /// Why it could not be read (absent, not Unicode).
+        #[source]
+        source: std::env::VarError,
+    },
+    /// An S3 replica has no endpoint.
+    #[error("store configuration: replica {0}: no endpoints")]
+    NoEndpoints(String),
+    /// An S3 replica's client cannot be built for an endpoint.
+    #[error("store configuration: replica {replica} ({endpoint}): {source}")]
+    Client {
+        /// The replica.
+        replica: String,
+        /// The endpoint.
+        endpoint: String,
+        /// What the client said.
+        #[source]
+        source: Box<object_store::Error>,
+    },
+    /// The threads of the transfer pool cannot be started.
+    #[error("store configuration: cannot start the transfer threads: {0}")]
+    Transfers(#[source] rayon::ThreadPoolBuildError),
+    /// The S3 client's runtime cannot be started (the system refuses threads).
+    #[error("store configuration: cannot start the S3 client runtime: {0}")]
+    Runtime(#[source] Arc<io::Error>),
+    /// The state database cannot be used.
+    #[error("state database: {0}")]
+    State(#[from] rusqlite::Error),
+    /// The state database's directory cannot be made.
+    #[error("state database: {}: {source}", path.display())]
+    StateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A scratch directory (for a copy fetched during a repair) cannot be made.
+    #[error("cannot make a scratch directory: {0}")]
+    Scratch(#[source] io::Error),
+    /// A replica failed an operation.
+    #[error("replica {replica}: {key}: {source}")]
+    Replica {
+        /// The replica.
+        replica: String,
+        /// The object key.
+        key: String,
+        /// What went wrong.
+        #[source]
+        source: Box<CopyFailure>,
+    },
+    /// Write-once: the object exists.
+    #[error("replica {replica}: {key} exists; not overwritten")]
+    Exists {
+        /// The replica.
+        replica: String,
+        /// The object key.
+        key: String,
+    },
+    /// A local directory `store get` writes to cannot be used.
+    #[error("{}: {source}", path.display())]
+    Destination {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A name below the directory `store get` writes to cannot be reached safely.
+    #[error(transparent)]
+    Confined(#[from] ConfineError),
+    /// The package cannot be stored or fetched (damaged, unreadable, or another package under
+    /// its name...).
+    #[error(transparent)]
+    Refused(Box<Refusal>),
+}
+
+impl From<Refusal> for StoreError {
+    fn from(r: Refusal) -> Self {
+        StoreError::Refused(Box::new(r))
+    }
+}
+
+/// Why a configuration that reads cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigProblem {
+    /// No replica is configured.
+    #[error("no [[replica]]")]
+    NoReplica,
+    /// Two replicas have one name.
+    #[error("replica name {0:?} used twice")]
+    NameTwice(String),
+    /// More transfers than allowed.
+    #[error("transfers = {0} is more than the {max} allowed", max = super::config::MAX_TRANSFERS)]
+    TooManyTransfers(usize),
+    /// Two replicas are one place, or one is inside the other.
+    #[error(
+        "replicas {first:?} and {second:?} {how}: each copy would be counted twice; give every replica a place of its own"
+    )]
+    Overlap {
+        /// The first replica (in the file's order).
+        first: String,
+        /// The second.
+        second: String,
+        /// How they overlap.
+        how: Overlap,
+    },
+}
+
+/// How two replicas' places overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Overlap {
+    /// Two file system replicas with one root.
+    #[error("have the same root")]
+    SameRoot,
+    /// The second file system root is inside the first.
+    #[error("nest (the second's root is inside the first's)")]
+    SecondInsideFirst,
+    /// The first file system root is inside the second.
+    #[error("nest (the first's root is inside the second's)")]
+    FirstInsideSecond,
+    /// Two bucket replicas with one bucket and key prefix.
+    #[error("are the same bucket and prefix")]
+    SameBucketAndPrefix,
+    /// Two bucket replicas in one bucket, one key prefix starting with the other.
+    #[error("nest (one key prefix starts with the other, in one bucket)")]
+    NestedPrefixes,
+}
+
+/// Why an operation on one object of a replica failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyFailure {
+    /// The file system refused.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// A name on the way cannot be reached safely (a link, not a directory...).
+    #[error("{0}")]
+    Confine(#[from] ConfineError),
+    /// Every temporary name beside the object was taken.
+    #[error("cannot create a temporary beside it")]
+    NoTemporary,
+    /// The object store has no such object.
+    #[error("not found: {0}")]
+    NotFound(#[source] object_store::Error),
+    /// The object store failed once it was reached.
+    #[error("{0}")]
+    ObjectStore(#[from] object_store::Error),
+    /// No endpoint answered: each endpoint and what it said.
+    #[error("{}", endpoints_failed(.0))]
+    Endpoints(Vec<(String, object_store::Error)>),
+    /// A copy just written is not there.
+    #[error("the copy is not there after writing it")]
+    AbsentAfterWrite,
+    /// A copy has another size than the package's file.
+    #[error("the copy has {found} bytes; expected {expected}")]
+    Size {
+        /// Its size.
+        found: u64,
+        /// The package file's.
+        expected: u64,
+    },
+    /// A copy has another SHA-512 than the package's file.
+    #[error("the copy's SHA-512 is {found}; expected {expected}")]
+    Digest {
+        /// Its SHA-512 (hex).
+        found: String,
+        /// The package file's.
+        expected: String,
+    },
+    /// A copy cannot be written where it is fetched to.
+    #[error("{}: {source}", path.display())]
+    Local {
+        /// The local file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn endpoints_failed(failures: &[(String, object_store::Error)]) -> String {
+    failures.iter().map(|(endpoint, e)| format!("{endpoint}: {e}")).collect::<Vec<_>>().join("; ")
+}
+
+/// Why the store refuses a package (or a file of one).
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The package directory is not one the store takes; nothing was written.
+    #[error("{}: {problem}; not stored", dir.display())]
+    Package {
+        /// The package directory.
+        dir: PathBuf,
+        /// What is wrong with it.
+        problem: PackageProblem,
+    },
+    /// The package cannot be audited.
+    #[error("{}: cannot be audited: {source}", dir.display())]
+    Unauditable {
+        /// The package directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: AuditError,
+    },
+    /// The audit found the package damaged.
+    #[error(
+        "{}: the audit found the package damaged ({errors} finding(s); run `webaip audit`); not stored",
+        dir.display()
+    )]
+    Damaged {
+        /// The package directory.
+        dir: PathBuf,
+        /// Findings and validation errors.
+        errors: usize,
+    },
+    /// The identifier has no directory in a replica.
+    #[error(transparent)]
+    Identifier(#[from] IdentifierProblem),
+    /// The state database holds another package under this identifier.
+    #[error("another package with identifier {0} is already stored (its files differ); not stored")]
+    AlreadyStored(String),
+    /// A replica holds another package under this identifier.
+    #[error(
+        "identifier {identifier} is taken: replica {replica}: {conflict}; this package (manifest SHA-512 {digest}) is not stored"
+    )]
+    Taken {
+        /// The identifier.
+        identifier: String,
+        /// The replica.
+        replica: String,
+        /// What is there.
+        conflict: ClaimConflict,
+        /// This package's manifest SHA-512.
+        digest: String,
+    },
+    /// A replica holds other bytes under a key this package writes.
+    #[error("replica {replica}: {key} exists with other content; not overwritten")]
+    OtherContent {
+        /// The replica.
+        replica: String,
+        /// The object key.
+        key: String,
+    },
+    /// A repair target's package directory is another package's.
+    #[error("replica {replica}: {dir} is claimed by another package (manifest SHA-512 {holder})")]
+    ClaimedByOther {
+        /// The replica.
+        replica: String,
+        /// The package directory.
+        dir: String,
+        /// The claim's manifest SHA-512.
+        holder: String,
+    },
+    /// The state database records no such file of the package.
+    #[error("{identifier}: {path} is not recorded")]
+    NotRecorded {
+        /// The package identifier.
+        identifier: String,
+        /// The package-relative file.
+        path: String,
+    },
+    /// No replica holds a copy that verifies (a repair).
+    #[error("no replica holds a copy that verifies ({rejected})")]
+    NoGoodCopy {
+        /// Each replica tried and why its copy was rejected.
+        rejected: Rejections,
+    },
+    /// No replica holds a copy that verifies (a get).
+    #[error(
+        "{file}: no replica holds a copy that verifies ({rejected}); nothing written to {}",
+        to.display()
+    )]
+    NoGoodCopyToFetch {
+        /// The package-relative file.
+        file: String,
+        /// Each replica tried and why its copy was rejected.
+        rejected: Rejections,
+        /// Where the get writes.
+        to: PathBuf,
+    },
+    /// The package is not in the state database.
+    #[error("{0} is not in the state database (try `webaip store rebuild-state`)")]
+    NotInState(String),
+    /// The package has no such file.
+    #[error("{identifier} has no file {file:?}")]
+    NoSuchFile {
+        /// The package identifier.
+        identifier: String,
+        /// The file asked for.
+        file: Option<String>,
+    },
+    /// A file name the state database recorded leaves the directory fetched to.
+    #[error(
+        "{identifier}: the recorded file {file:?} {reason}: it does not stay inside {}; not fetched",
+        to.display()
+    )]
+    UnsafeRecordedName {
+        /// The package identifier.
+        identifier: String,
+        /// The recorded name.
+        file: String,
+        /// Why it is unsafe.
+        reason: NameError,
+        /// Where the get writes.
+        to: PathBuf,
+    },
+    /// Files of the package are already where a get would write them.
+    #[error(
+        "{}: {} already there; `store get` never replaces a file (fetch into an empty directory)",
+        to.display(),
+        names.join(", ")
+    )]
+    AlreadyThere {
+        /// Where the get writes.
+        to: PathBuf,
+        /// The names already there.
+        names: Vec<String>,
+    },
+    /// A file appeared under its name while a get was publishing.
+    #[error("{}: {name} appeared meanwhile; not replaced", to.display())]
+    AppearedMeanwhile {
+        /// Where the get writes.
+        to: PathBuf,
+        /// The name.
+        name: String,
+    },
+}
+
+/// Each replica whose copy was rejected, and why (said as `replica: why; ...`).
+#[derive(Debug, Default)]
+pub struct Rejections(pub Vec<(String, StoreError)>);
+
+impl std::fmt::Display for Rejections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (replica, why)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{replica}: {why}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a replica holds under an identifier that is not this package.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimConflict {
+    /// A manifest with other content (a replica written before claims existed).
+    #[error("another package's manifest is stored there")]
+    OtherManifest,
+    /// Another package's claim.
+    #[error("claimed by another package (manifest SHA-512 {0})")]
+    ClaimedBy(String),
+}
+
+/// Why an identifier has no package directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdentifierProblem {
+    /// The identifier is empty.
+    #[error("the package identifier is empty")]
+    Empty,
+    /// Its escaped form is longer than a file name may be.
+    #[error("the package identifier is too long ({0} bytes escaped; at most {max})", max = super::MAX_DIR_NAME)]
+    TooLong(usize),
+    /// Its escaped form is not one safe segment.
+    #[error("identifier {0:?} maps to no safe directory")]
+    Unsafe(String),
+}
+
+/// Why a package directory is refused before anything is written.
+#[derive(Debug, thiserror::Error)]
+pub enum PackageProblem {
+    /// The directory cannot be walked.
+    #[error("{0}")]
+    Walk(#[from] walkdir::Error),
+    /// Something in it is not a directory or a regular file.
+    #[error(
+        "{} is {kind}: a package holds only regular files (links are not followed)",
+        path.display()
+    )]
+    NotRegular {
+        /// The entry.
+        path: PathBuf,
+        /// What it is ("a symbolic link", "a FIFO"...).
+        kind: &'static str,
+    },
+    /// A file of it cannot be reached safely.
+    #[error("{0}")]
+    Confined(#[from] ConfineError),
+    /// The METS cannot be read, or has no identifier.
+    #[error("{}: {problem}", path.display())]
+    Mets {
+        /// The METS document.
+        path: PathBuf,
+        /// What is wrong.
+        problem: MetsProblem,
+    },
+    /// The identifier has no package directory.
+    #[error("{0}")]
+    Identifier(#[from] IdentifierProblem),
+    /// The manifest cannot be stored.
+    #[error("{0}")]
+    Manifest(#[from] ManifestError),
+    /// The manifest names a file the METS does not list.
+    #[error("{manifest}: {name:?} is not a file the METS lists")]
+    Unlisted {
+        /// The manifest, as shown.
+        manifest: String,
+        /// The name.
+        name: String,
+    },
+}
+
+/// Why the store cannot take the METS of a package.
+#[derive(Debug, thiserror::Error)]
+pub enum MetsProblem {
+    /// The strict METS reader refused it (at a line and byte offset).
+    #[error("{0}")]
+    Read(#[from] MetsError),
+    /// There is no root element.
+    #[error("no root element")]
+    NoRoot,
+    /// The root element has no `OBJID` (or an empty one).
+    #[error("the root element has no OBJID")]
+    NoIdentifier,
+}
+
+/// Why a manifest cannot be stored (or recorded by `rebuild-state`).
+#[derive(Debug, thiserror::Error)]
+#[error("{manifest}: {fault}")]
+pub struct ManifestError {
+    /// The manifest, as shown.
+    pub manifest: String,
+    /// What is wrong.
+    #[source]
+    pub fault: ManifestFault,
+}
+
+/// What is wrong with a manifest, with the byte offset of the line where it concerns one.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestFault {
+    /// It cannot be read.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// A line is not `<sha512>  <path>`.
+    #[error("the line at byte {offset} ({text:?}) {reason}")]
+    Malformed {
+        /// The line's byte offset.
+        offset: u64,
+        /// The start of the line.
+        text: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A line names a file outside the package.
+    #[error(
+        "the line at byte {offset} names {name:?}, which {reason}: it does not stay inside the package"
+    )]
+    Leaves {
+        /// The line's byte offset.
+        offset: u64,
+        /// The name.
+        name: String,
+        /// Why it leaves.
+        reason: NameError,
+    },
+    /// A line names the manifest itself.
+    #[error("the line at byte {offset} names the manifest itself")]
+    NamesItself {
+        /// The line's byte offset.
+        offset: u64,
+    },
+    /// Two lines name one file.
+    #[error("{name:?} is named twice (byte {offset})")]
+    Twice {
+        /// The name.
+        name: String,
+        /// The second line's byte offset.
+        offset: u64,
+    },
+}

@@ -32,7 +32,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 // Re-exported where the ARC date was first parsed, for callers not yet moved to `dates`.
-pub(crate) use super::dates::parse_arc_date;
+use super::dates::parse_arc_date;
 use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
 
 /// Longest header line we accept (webarchive-commons caps at 100 KiB; Heritrix writes 4 KiB).

@@ -601,7 +601,7 @@ fn file_name_date(input: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
             && digits(ts)
             && serial.len() >= 5
             && digits(&serial[..5])
-            && let Some(d) = crate::formats::arc::parse_arc_date(&ts[..14])
+            && let Some(d) = crate::formats::dates::parse_arc_date(&ts[..14])
         {
             return Some(d);
         }

@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 
 // Re-exported where it was first defined, for callers not yet moved to `dates`.
-pub use crate::formats::dates::is_stateable_date;
 
 /// The WARC version webaip writes.
 pub(crate) const WARC_VERSION: &str = "WARC/1.1";

@@ -11,9 +11,9 @@ use std::path::Path;
 
 use sha2::{Digest, Sha512};
 
+use crate::formats::dates::is_stateable_date;
 use crate::formats::digest::{DigestLabelError, LabelledDigest, hex};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
-use crate::formats::dates::is_stateable_date;
 use crate::formats::warc::payload::{self, PayloadStart};
 use crate::formats::warc::reader::{WarcError, WarcReader, WarcRecordHead};
 use crate::layout::open_regular;

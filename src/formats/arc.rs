@@ -31,7 +31,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-// Re-exported where the ARC date was first parsed, for callers not yet moved to `dates`.
 use super::dates::parse_arc_date;
 use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
 

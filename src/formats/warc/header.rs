@@ -2,8 +2,6 @@
 
 use std::fmt::Write as _;
 
-// Re-exported where it was first defined, for callers not yet moved to `dates`.
-
 /// The WARC version webaip writes.
 pub(crate) const WARC_VERSION: &str = "WARC/1.1";
 

@@ -1,7 +1,7 @@
 //! wget mirrors become packages: a mirror built here (extension-less pages, a `?query` page as
 //! wget saves it, an image without extension, a stylesheet, a wget log), read back by warcio.
 
-mod truthful_roots;
+mod roots_and_links;
 
 use std::path::Path;
 use std::process::{Command, Output};

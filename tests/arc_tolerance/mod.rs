@@ -10,7 +10,7 @@ use flate2::write::GzEncoder;
 use webaip::formats::arc::{AnomalyKind, ArcReader, RecordKind};
 use webaip::formats::warc::WarcReader;
 
-use crate::util::{check_with_warcio, migrate};
+use crate::util::{check_with_warcio, migrate, report_of, webaip_command};
 
 /// A Heritrix v1 filedesc: its length (77) counts the blank line that follows it.
 const FILEDESC: &[u8] = b"filedesc://t.arc 0.0.0.0 20060503101500 text/plain 77\n\
@@ -594,13 +594,9 @@ fn the_file_name_timestamp_comes_after_the_header() {
         assert_eq!((g.1.as_str(), g.2.as_deref()), ("2001-01-01T00:00:00Z", Some("file-name")));
     }
     // `webaip pages` on the ARC dates the page as its package will.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["pages", "--json", "--all-statuses"])
-        .arg(&f.path)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let o =
+        webaip_command().args(["pages", "--json", "--all-statuses"]).arg(&f.path).output().unwrap();
+    let v = report_of(&o, 0);
     let text = v.to_string();
     assert!(text.contains("2001-01-01T00:00:00"), "{text}");
     assert!(text.contains("http://e.org/1"), "{text}");

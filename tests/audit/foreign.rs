@@ -10,7 +10,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha512};
 
-use super::{audit_with, schemas, webaip};
+use super::audit_with;
+use crate::util::{schemas, webaip};
 
 /// One `<file>` of the SIP and what its PREMIS object says of it.
 struct SipFile {
@@ -183,7 +184,7 @@ fn sip_folder(dir: &Path, mets: &str) -> std::path::PathBuf {
 
 /// `webaip audit --deep` in text, with the shared schemas: (exit status, stdout).
 fn audit_text(mets: &Path) -> (i32, String) {
-    let schemas = schemas();
+    let schemas = schemas().display().to_string();
     let o = webaip(&["audit", "--deep", "--schemas", &schemas, mets.to_str().unwrap()]);
     (o.status.code().unwrap(), String::from_utf8_lossy(&o.stdout).into_owned())
 }

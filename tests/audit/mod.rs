@@ -6,22 +6,9 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::util::repo;
+use crate::util::{Package, copy_tree, repo, sample, schemas, webaip, webaip_under};
 
 mod foreign;
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
-        .output()
-        .expect("webaip runs")
-}
-
-fn schemas() -> String {
-    crate::mets_package::schemas().display().to_string()
-}
 
 /// Packages `source` in full mode (every record and bytestream listed) into `out`.
 fn build(source: &Path, out: &Path) {
@@ -30,16 +17,7 @@ fn build(source: &Path, out: &Path) {
 }
 
 fn package_full(source: &Path, out: &Path) -> Output {
-    webaip(&[
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--mode",
-        "full",
-        "--out",
-        out.to_str().unwrap(),
-        source.to_str().unwrap(),
-    ])
+    Package::new().quiet().mode("full").run(out, source)
 }
 
 /// Audits `pkg`; returns the exit status and the JSON report of that one package.
@@ -50,7 +28,7 @@ fn audit(pkg: &Path) -> (i32, serde_json::Value) {
 /// Audits `pkg` with extra arguments (`--deep`, `-j 1`).
 fn audit_with(pkg: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let mut args = vec!["audit", "--json", "--schemas"];
-    let schemas = schemas();
+    let schemas = schemas().display().to_string();
     args.push(&schemas);
     args.extend_from_slice(extra);
     args.push(pkg.to_str().unwrap());
@@ -64,18 +42,6 @@ fn audit_with(pkg: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
         )
     });
     (code, v[0].clone())
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let dest = to.join(e.path().strip_prefix(from).unwrap());
-        if e.file_type().is_dir() {
-            fs::create_dir_all(&dest).unwrap();
-        } else {
-            fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// The value of `attr` on the `<mets:file>` element with this ID.
@@ -137,10 +103,9 @@ fn findings(report: &serde_json::Value) -> Vec<String> {
 #[test]
 fn clean_packages_are_intact() {
     let tmp = tempfile::tempdir().unwrap();
-    for (name, source) in [
-        ("heritrix", repo().join("samples/heritrix-job")),
-        ("pandas", repo().join("samples/pandas/40123/20040517-1412")),
-    ] {
+    for (name, source) in
+        [("heritrix", sample("heritrix-job")), ("pandas", sample("pandas/40123/20040517-1412"))]
+    {
         let pkg = tmp.path().join(name);
         build(&source, &pkg);
         let (code, r) = audit(&pkg);
@@ -174,7 +139,7 @@ fn clean_packages_are_intact() {
 fn a_stray_mets_inside_a_webaip_package_is_unlisted() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
-    build(&repo().join("samples/heritrix-job"), &pkg);
+    build(&sample("heritrix-job"), &pkg);
     fs::copy(pkg.join("METS.xml"), pkg.join("METS-copy.xml")).unwrap();
     let (code, r) = audit(&pkg);
     assert_eq!(code, 1, "{r:#}");
@@ -197,7 +162,7 @@ fn stated_records(mets: &str) -> u64 {
 fn every_kind_of_damage_is_reported_where_it_is() {
     let tmp = tempfile::tempdir().unwrap();
     let clean = tmp.path().join("clean");
-    build(&repo().join("samples/heritrix-job"), &clean);
+    build(&sample("heritrix-job"), &clean);
     let mets = fs::read_to_string(clean.join("METS.xml")).unwrap();
     let c1 = href(&mets, "FILE-C00001");
     let c2 = href(&mets, "FILE-C00002");
@@ -371,7 +336,7 @@ fn every_kind_of_damage_is_reported_where_it_is() {
     let mut failures = Vec::new();
     for (i, (name, damage, expect)) in cases.iter().enumerate() {
         let pkg = tmp.path().join(format!("damage-{i}"));
-        copy_dir(&clean, &pkg);
+        copy_tree(&clean, &pkg);
         damage(&pkg);
         let modes: &[&[&str]] =
             if name.starts_with("deep:") { &[&["--deep"]] } else { &[&[], &["--deep"]] };
@@ -511,7 +476,7 @@ fn deep_reads_every_record_of_a_container_split_into_spans() {
 
     // Every BEGIN moved by one.
     let shifted = tmp.path().join("shifted");
-    copy_dir(&clean, &shifted);
+    copy_tree(&clean, &shifted);
     let mut text = mets.clone();
     let mut described = 0;
     let mut begins = Vec::new();
@@ -558,7 +523,7 @@ fn deep_reads_every_record_of_a_container_split_into_spans() {
     }
     let second = span_start.expect("a second span");
     let one = tmp.path().join("one-wrong-boundary");
-    copy_dir(&clean, &one);
+    copy_tree(&clean, &one);
     let text = mets.replacen(
         &format!(" BEGIN=\"{second}\" END="),
         &format!(" BEGIN=\"{}\" END=", second + 1),
@@ -577,7 +542,7 @@ fn deep_reads_every_record_of_a_container_split_into_spans() {
     // A damaged member in the middle of the container costs that record only: reading
     // resumes where the METS says the next record begins.
     let damaged = tmp.path().join("damaged");
-    copy_dir(&clean, &damaged);
+    copy_tree(&clean, &damaged);
     let middle = begins[begins.len() / 2];
     let next = begins[begins.len() / 2 + 1];
     flip(&damaged.join(&c1), middle + 2); // the gzip method byte
@@ -630,7 +595,7 @@ fn reference_packages_from_other_tools_are_audited_without_their_files() {
         "--profile",
         "bl-legacy",
         "--schemas",
-        &schemas(),
+        &schemas().display().to_string(),
         bl.to_str().unwrap(),
     ]);
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -663,7 +628,7 @@ fn reference_packages_from_other_tools_are_audited_without_their_files() {
 fn a_mets_path_audits_its_package_and_bad_paths_get_sentences() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
-    build(&repo().join("samples/heritrix-job"), &pkg);
+    build(&sample("heritrix-job"), &pkg);
     let (code, r) = audit(&pkg.join("METS.xml"));
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["verdict"], "intact");
@@ -774,7 +739,7 @@ fn deep_audit_agrees_with_warcio_check_on_corpus_warcs() {
 fn a_damaged_original_of_a_transformed_page_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pandas");
-    build(&repo().join("samples/pandas/40123/20040517-1412"), &pkg);
+    build(&sample("pandas/40123/20040517-1412"), &pkg);
     let mets = fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let at = mets.find("<mets:fileGrp USE=\"Original\"").expect("an Original group");
     let group = &mets[at..];
@@ -801,15 +766,9 @@ fn a_damaged_original_of_a_transformed_page_is_reported() {
 fn webaip_traced(args: &[&str], trace: &Path) -> (Option<i32>, Vec<u8>, Option<String>) {
     let has_strace = Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success());
     let o = if has_strace {
-        Command::new("strace")
-            .args(["-f", "-qq", "-e", "trace=%file,%desc", "-o"])
-            .arg(trace)
-            .arg(env!("CARGO_BIN_EXE_webaip"))
-            .args(args)
-            .env_remove("WEBAIP_SCHEMAS")
-            .env_remove("WEBAIP_CLAMD")
-            .output()
-            .unwrap()
+        let mut strace = Command::new("strace");
+        strace.args(["-f", "-qq", "-e", "trace=%file,%desc", "-o"]).arg(trace);
+        webaip_under(strace).args(args).output().unwrap()
     } else {
         webaip(args)
     };
@@ -824,7 +783,7 @@ fn webaip_traced(args: &[&str], trace: &Path) -> (Option<i32>, Vec<u8>, Option<S
 fn manifest_lines_that_leave_the_package_are_findings_and_never_opened() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
-    build(&repo().join("samples/heritrix-job"), &pkg);
+    build(&sample("heritrix-job"), &pkg);
     let secret = tmp.path().join("secret.txt");
     fs::write(&secret, "not for the audit\n").unwrap();
     let secret_sum = webaip::formats::digest::sha512_hex(b"not for the audit\n");
@@ -842,7 +801,7 @@ fn manifest_lines_that_leave_the_package_are_findings_and_never_opened() {
     }
     fs::write(&manifest, text).unwrap();
 
-    let schemas = schemas();
+    let schemas = schemas().display().to_string();
     let args = ["audit", "--json", "--schemas", &schemas, pkg.to_str().unwrap()];
     let (code, stdout, trace) = webaip_traced(&args, &tmp.path().join("trace"));
     assert_eq!(code, Some(1));
@@ -880,7 +839,7 @@ fn manifest_lines_that_leave_the_package_are_findings_and_never_opened() {
 fn links_and_fifos_in_a_package_are_refused_by_path() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
-    build(&repo().join("samples/heritrix-job"), &pkg);
+    build(&sample("heritrix-job"), &pkg);
     let mets = fs::read_to_string(pkg.join("METS.xml")).unwrap();
     // A listed log replaced by a link to an identical copy outside the package.
     let log = mets
@@ -898,7 +857,7 @@ fn links_and_fifos_in_a_package_are_refused_by_path() {
     assert!(Command::new("mkfifo").arg(pkg.join("logs/pipe")).status().unwrap().success());
     std::os::unix::fs::symlink("/etc/passwd", pkg.join("passwd")).unwrap();
 
-    let schemas = schemas();
+    let schemas = schemas().display().to_string();
     let args = ["audit", "--json", "--schemas", &schemas, pkg.to_str().unwrap()];
     let (code, stdout, trace) = webaip_traced(&args, &tmp.path().join("trace"));
     assert_eq!(code, Some(1), "{}", String::from_utf8_lossy(&stdout));

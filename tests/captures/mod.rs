@@ -8,9 +8,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
-use crate::util::webaip;
-use crate::util::{oracle_python, repo};
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{Package, oracle_python, repo, sample, samples, webaip};
 
 fn oracle(script: &str, args: &[&Path], extra: &[&str]) -> serde_json::Value {
     let out = Command::new(oracle_python())
@@ -27,25 +26,12 @@ fn oracle(script: &str, args: &[&Path], extra: &[&str]) -> serde_json::Value {
 
 /// Packages a sample in both modes and runs every check; returns the minimal-mode report.
 fn package_and_check(sample: &str, shape: &str) -> serde_json::Value {
-    let src = repo().join("samples").join(sample);
+    let src = samples().join(sample);
     let mut minimal = serde_json::Value::Null;
     for mode in ["full", "minimal"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pkg");
-        let s = schemas().display().to_string();
-        let o = webaip(&[
-            "package",
-            "--no-virus-check",
-            "--deterministic",
-            "--json",
-            "--mode",
-            mode,
-            "--schemas",
-            &s,
-            "--out",
-            out.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ]);
+        let o = Package::new().deterministic().json().mode(mode).schemas().run(&out, &src);
         assert!(o.status.success(), "{shape}: {}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(r["shape"], shape);
@@ -127,20 +113,10 @@ fn a_kulturarw3_archive_packages_with_every_quirk_reported() {
 #[test]
 fn the_nedlib_date_option_is_stated_on_every_record() {
     let dir = tempfile::tempdir().unwrap();
-    let src = repo().join("samples/nedlib");
+    let src = sample("nedlib");
     for (opt, label) in [("server", "server Date header"), ("folder", "folder date")] {
         let out = dir.path().join(opt);
-        let o = webaip(&[
-            "package",
-            "--no-virus-check",
-            "--quiet",
-            "--nedlib-date",
-            opt,
-            "--out",
-            out.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        Package::new().quiet().args(&["--nedlib-date", opt]).succeeds(&out, &src);
         let script = "import glob,sys,json\nfrom warcio.archiveiterator import ArchiveIterator\nout=[]\nfor fn in glob.glob(sys.argv[1]+'/content/*.warc.gz'):\n    for r in ArchiveIterator(open(fn,'rb')):\n        if r.rec_type=='response': out.append(r.rec_headers.get_header('X-Webaip-Date-Source') or '')\nprint(json.dumps(out))";
         let o = Command::new(oracle_python())
             .args(["-c", script, out.to_str().unwrap()])
@@ -171,11 +147,7 @@ fn arc_captures_are_the_records_the_migration_writes_as_warcio_reads_them() {
     use webaip::sources::capture::CaptureKind;
 
     let mut arcs = crate::util::corpus_arcs();
-    arcs.extend(
-        std::fs::read_dir(repo().join("samples/heritrix-job/arcs"))
-            .unwrap()
-            .map(|e| e.unwrap().path()),
-    );
+    arcs.extend(std::fs::read_dir(sample("heritrix-job/arcs")).unwrap().map(|e| e.unwrap().path()));
     let mut checked = 0;
     for arc in arcs {
         let m = crate::util::migrate(&arc);

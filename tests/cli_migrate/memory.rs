@@ -33,7 +33,7 @@ fn gz(bytes: &[u8]) -> Vec<u8> {
 fn migrate_measured(input: &Path, dir: &Path) -> (serde_json::Value, u64) {
     let report = dir.join("report.json");
     let argv: Vec<String> = [
-        env!("CARGO_BIN_EXE_webaip"),
+        crate::util::WEBAIP,
         "migrate",
         "--quiet",
         "-j",

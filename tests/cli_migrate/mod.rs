@@ -1,15 +1,11 @@
 //! The `webaip migrate` command as a user runs it: exit codes, files, reports.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use crate::util::{corpus, files_in};
+use crate::util::{Package, corpus, files_in, webaip};
 
 mod memory;
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip")).args(args).output().expect("webaip runs")
-}
 
 fn arc(name: &str) -> String {
     corpus().join("arc").join(name).display().to_string()
@@ -250,14 +246,7 @@ fn inferred_dates_do_not_widen_the_packages_capture_range() {
     .concat();
     std::fs::write(&input, bytes).unwrap();
     let out = dir.path().join("pkg");
-    let r = webaip(&[
-        "package",
-        "--no-virus-check",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-        input.to_str().unwrap(),
-    ]);
+    let r = Package::new().quiet().run(&out, &input);
     assert!(
         r.status.code().is_some_and(|c| c <= 1),
         "{}{}",

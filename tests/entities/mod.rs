@@ -6,23 +6,12 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
-use crate::util::webaip;
-use crate::util::{oracle_python, repo};
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{Package, copy_tree, oracle_python, repo, sample, sample_arg, webaip};
 
 /// `webaip package --no-virus-check --json --schemas ... ARGS`, which must succeed.
 fn package(args: &[&str]) -> serde_json::Value {
-    let s = schemas().display().to_string();
-    let mut all = vec!["package", "--no-virus-check", "--json", "--schemas", &s];
-    all.extend_from_slice(args);
-    let o = webaip(&all);
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    Package::new().json().schemas().args(args).report_as_is()
 }
 
 /// The oracle's reading of the package's entity divs.
@@ -34,10 +23,6 @@ pub(crate) fn entities(pkg: &Path) -> serde_json::Value {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn sample(rel: &str) -> String {
-    repo().join("samples").join(rel).display().to_string()
 }
 
 /// The checks every described div passes: its MODS URL is its record's WARC-Target-URI, its
@@ -76,10 +61,10 @@ fn the_sample_crawl_describes_its_pages_and_seeds_in_both_modes() {
             "--deterministic",
             "--describe-seeds",
             "--metadata",
-            &sample("heritrix-job.metadata.toml"),
+            &sample_arg("heritrix-job.metadata.toml"),
             "--out",
             out.to_str().unwrap(),
-            &sample("heritrix-job"),
+            &sample_arg("heritrix-job"),
         ]);
         let (ok, text) = oracle_validate(&out.join("METS.xml"));
         assert!(ok, "{mode}: {text}");
@@ -132,15 +117,9 @@ fn a_page_that_was_not_harvested_stops_the_run_naming_it() {
     )
     .unwrap();
     let out = dir.path().join("pkg");
-    let o = webaip(&[
-        "package",
-        "--no-virus-check",
-        "--metadata",
-        meta.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        &sample("heritrix-job"),
-    ]);
+    let o = Package::new()
+        .args(&["--metadata", meta.to_str().unwrap()])
+        .run(&out, &sample("heritrix-job"));
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     for url in ["http://www.example.org/never-crawled.html", "http://elsewhere.example/"] {
@@ -197,15 +176,7 @@ fn several_captures_need_captured_and_the_closest_is_described() {
 
     // No `captured`: an error that names the URL and the three dates.
     std::fs::write(&meta, "[[page]]\nurl = \"http://news.example/\"\ntitle = \"News\"\n").unwrap();
-    let o = webaip(&[
-        "package",
-        "--no-virus-check",
-        "--metadata",
-        meta.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        warc.to_str().unwrap(),
-    ]);
+    let o = Package::new().args(&["--metadata", meta.to_str().unwrap()]).run(&out, &warc);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     for want in ["http://news.example/", "3 captures", "2024-01-10T08:00:00Z", "captured"] {
@@ -265,7 +236,7 @@ fn pandas_pages_are_described_as_transformed_and_seeds_from_the_httrack_log() {
         meta.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-        &sample("pandas/40123/20040517-1412"),
+        &sample_arg("pandas/40123/20040517-1412"),
     ]);
     let (ok, text) = oracle_validate(&out.join("METS.xml"));
     assert!(ok, "{text}");
@@ -296,16 +267,8 @@ fn pandas_pages_are_described_as_transformed_and_seeds_from_the_httrack_log() {
 fn seeds_that_were_not_harvested_are_reported_not_invented() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("job");
-    let src = repo().join("samples/heritrix-job");
-    for entry in walkdir::WalkDir::new(&src) {
-        let entry = entry.unwrap();
-        let to = job.join(entry.path().strip_prefix(&src).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &to).unwrap();
-        }
-    }
+    let src = sample("heritrix-job");
+    copy_tree(&src, &job);
     std::fs::write(job.join("seeds.txt"), "http://www.example.org/\nhttp://not-crawled.example/\n")
         .unwrap();
     let out = dir.path().join("pkg");

@@ -175,9 +175,9 @@ fn launcher() {
 
 /// Runs the `webaip` binary with `args` through the launcher (no address-space limit, ten
 /// minutes at most), its standard error kept in `dir/stderr`: for peak-RSS bounds of the CLI.
-pub fn launch_webaip(args: &[&str], dir: &Path) -> ChildRun {
-    let argv: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_webaip"))
-        .chain(args.iter().copied())
+pub fn launch_webaip<A: AsRef<str>>(args: &[A], dir: &Path) -> ChildRun {
+    let argv: Vec<String> = std::iter::once(crate::util::WEBAIP)
+        .chain(args.iter().map(AsRef::as_ref))
         .map(str::to_string)
         .collect();
     launch(&argv, &[], None, Duration::from_secs(600), &dir.join("stderr"))

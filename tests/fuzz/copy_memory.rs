@@ -3,6 +3,7 @@
 //! then in a temporary file, so two 50 MB records take no more memory than two small ones.
 
 use super::child::launch_webaip;
+use crate::util::Package;
 use std::io::Write;
 
 /// Every command's bound (issue 24): peak RSS under 64 MB whatever the input's shape.
@@ -36,8 +37,7 @@ fn a_warc_of_50_mb_records_is_copied_in_bounded_memory() {
         f.flush().unwrap();
     }
     let out = dir.path().join("p");
-    let (o, w) = (out.to_str().unwrap(), warc.to_str().unwrap());
-    let run = launch_webaip(&["package", "--quiet", "--no-virus-check", "--out", o, w], dir.path());
+    let run = launch_webaip(&Package::new().quiet().argv(&out, &[&warc]), dir.path());
     assert!(run.status.success(), "{:?}: {}", run.status, run.stderr);
     eprintln!("copy of 2 x 50 MB records: peak RSS {} MB", run.peak_rss >> 20);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB", run.peak_rss >> 20);

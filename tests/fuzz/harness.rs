@@ -500,7 +500,7 @@ fn sample_files(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<Vec<u8>> {
 }
 
 fn seeds(target: Target, scratch: &Path) -> Vec<Vec<u8>> {
-    let samples = crate::util::repo().join("samples");
+    let samples = crate::util::samples();
     match target {
         Target::Nedlib => sample_files(&samples.join("nedlib"), |n| n.ends_with(".meta")),
         Target::Kulturarw3 => sample_files(&samples.join("kulturarw3"), |n| n.contains('.')),

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::child::launch;
-use crate::util::repo;
+use crate::util::{Package, sample};
 
 const PEAK_RSS_LIMIT: u64 = 64 << 20;
 
@@ -27,9 +27,9 @@ fn a_150_mb_attribute_is_refused_in_bounded_memory() {
         f.write_all(b"\" ").unwrap();
         f.write_all(&mets.as_bytes()[at..]).unwrap();
     }
-    let exe = env!("CARGO_BIN_EXE_webaip");
+    let exe = crate::util::WEBAIP;
     let doc = pkg.join("METS.xml");
-    let schemas = crate::mets_package::schemas().display().to_string();
+    let schemas = crate::util::schemas().display().to_string();
     let runs: [Vec<&str>; 3] = [
         vec![exe, "validate", doc.to_str().unwrap()],
         vec![exe, "validate", "--schemas", &schemas, doc.to_str().unwrap()],
@@ -72,7 +72,7 @@ fn a_150_mb_value_split_by_comments_is_checked_in_bounded_memory() {
         }
         f.write_all(&mets.as_bytes()[at..]).unwrap();
     }
-    let argv: Vec<String> = [env!("CARGO_BIN_EXE_webaip"), "validate", doc.to_str().unwrap()]
+    let argv: Vec<String> = [crate::util::WEBAIP, "validate", doc.to_str().unwrap()]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -87,15 +87,7 @@ fn a_150_mb_value_split_by_comments_is_checked_in_bounded_memory() {
 /// The sample Heritrix job packaged in `dir`: the package and its METS text.
 fn sample_package(dir: &std::path::Path) -> (std::path::PathBuf, String) {
     let pkg = dir.join("p");
-    let r = crate::util::webaip(&[
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--out",
-        pkg.to_str().unwrap(),
-        repo().join("samples/heritrix-job").to_str().unwrap(),
-    ]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    Package::new().quiet().succeeds(&pkg, &sample("heritrix-job"));
     let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
     (pkg, mets)
 }

@@ -35,8 +35,7 @@ fn packaging_thousands_of_rewritten_pages_stays_in_bounded_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let instance = tiny_instance(tmp.path());
     let out = tmp.path().join("pkg");
-    let (out_s, inst_s) = (out.to_str().unwrap(), instance.to_str().unwrap());
-    let args = ["package", "--quiet", "--no-virus-check", "--out", out_s, inst_s];
+    let args = crate::util::Package::new().quiet().argv(&out, &[&instance]);
     let run = super::child::launch_webaip(&args, tmp.path());
     assert!(run.status.success(), "package failed: {:?} {}", run.status, run.stderr);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB for {PAGES} pages", run.peak_rss >> 20);

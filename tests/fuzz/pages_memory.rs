@@ -34,7 +34,7 @@ fn a_listing_of_150000_pages_takes_flat_memory() {
         f.flush().unwrap();
     }
     for json in [false, true] {
-        let mut argv = vec![env!("CARGO_BIN_EXE_webaip").to_string(), "pages".into()];
+        let mut argv = vec![crate::util::WEBAIP.to_string(), "pages".into()];
         if json {
             argv.push("--json".into());
         }

@@ -119,8 +119,7 @@ fn packaging_a_60_mb_page_stays_in_flat_memory() {
     page.write_all(b"</body></html>\n").unwrap();
     drop(page);
     let out = tmp.path().join("pkg");
-    let (out_s, inst_s) = (out.to_str().unwrap(), instance.to_str().unwrap());
-    let args = ["package", "--quiet", "--no-virus-check", "--out", out_s, inst_s];
+    let args = crate::util::Package::new().quiet().argv(&out, &[&instance]);
     let run = super::child::launch_webaip(&args, tmp.path());
     assert!(run.status.success(), "package failed: {:?} {}", run.status, run.stderr);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB for a 60 MB page", run.peak_rss >> 20);

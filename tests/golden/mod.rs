@@ -6,9 +6,8 @@
 //! with `WEBAIP_BLESS=1 cargo test --profile ci --test tests golden::`.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::util::repo;
+use crate::util::{Package, repo};
 
 /// (name, arguments after `package --no-virus-check --deterministic --quiet`).
 const SAMPLES: &[(&str, &[&str])] = &[
@@ -62,17 +61,14 @@ fn committed_samples_package_to_the_committed_digests() {
     for (name, args) in SAMPLES {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("pkg");
-        let mut all = vec!["package", "--no-virus-check", "--deterministic", "--quiet", "--out"];
-        all.push(out.to_str().unwrap());
-        all.extend_from_slice(args);
+        let run = Package::new()
+            .deterministic()
+            .quiet()
+            .args(&["--out", out.to_str().unwrap()])
+            .args(args);
         // Run from the repository root with relative paths, as a curator would; where the
         // repository sits does not change a byte of the package.
-        let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-            .args(&all)
-            .current_dir(repo())
-            .env_remove("WEBAIP_SCHEMAS")
-            .output()
-            .unwrap();
+        let o = run.command_as_is().current_dir(repo()).output().unwrap();
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         let got = digests(&out);
         let golden = repo().join("tests/golden").join(format!("{name}.sha512"));

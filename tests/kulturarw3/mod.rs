@@ -11,11 +11,7 @@ use webaip::sources::kulturarw3::{
     DATE_FROM_ARCHIVE_TIME, DATE_FROM_NAME, Kulturarw3Archive, MAX_HEADER_BLOCK, is_kulturarw3,
 };
 
-use crate::util::repo;
-
-fn sample() -> PathBuf {
-    repo().join("samples/kulturarw3")
-}
+use crate::util::{copy_tree, repo, sample};
 
 /// Every capture, then the source (for its quirks and side files).
 fn read_all(root: &Path) -> (Vec<Capture>, Kulturarw3Archive) {
@@ -86,16 +82,16 @@ fn by_uri<'a>(caps: &'a [Capture], uri: &str) -> &'a Capture {
 
 #[test]
 fn detects_the_archive_and_nothing_else() {
-    assert!(is_kulturarw3(&sample()));
-    assert!(is_kulturarw3(&sample().join("archive")));
-    assert!(!is_kulturarw3(&repo().join("samples/mirror")));
-    assert!(!is_kulturarw3(&repo().join("samples/pandas")));
-    assert!(!is_kulturarw3(&repo().join("samples/heritrix-job")));
+    assert!(is_kulturarw3(&sample("kulturarw3")));
+    assert!(is_kulturarw3(&sample("kulturarw3").join("archive")));
+    assert!(!is_kulturarw3(&sample("mirror")));
+    assert!(!is_kulturarw3(&sample("pandas")));
+    assert!(!is_kulturarw3(&sample("heritrix-job")));
 }
 
 #[test]
 fn every_sample_file_is_one_capture_with_its_parts_byte_exact() {
-    let (caps, src) = read_all(&sample());
+    let (caps, src) = read_all(&sample("kulturarw3"));
     assert_eq!(src.shape_name(), "kulturarw3");
     assert_eq!(caps.len(), 10);
     assert!(src.side_files().is_empty());
@@ -105,7 +101,7 @@ fn every_sample_file_is_one_capture_with_its_parts_byte_exact() {
     sorted.sort();
     assert_eq!(files, sorted);
     for c in &caps {
-        let path = sample().join(&c.provenance.file);
+        let path = sample("kulturarw3").join(&c.provenance.file);
         let bytes = std::fs::read(&path).unwrap();
         let s = split(&bytes);
         assert_eq!(c.http_header, s.header, "{}: header", c.provenance.file);
@@ -143,7 +139,7 @@ fn every_sample_file_is_one_capture_with_its_parts_byte_exact() {
 
 #[test]
 fn sample_fields_dates_truncation_and_types() {
-    let (caps, _) = read_all(&sample());
+    let (caps, _) = read_all(&sample("kulturarw3"));
     let home = by_uri(&caps, "http://www.example.se/");
     assert_eq!(home.date.timestamp(), 1136214245);
     assert_eq!(home.date_source.label, DATE_FROM_NAME);
@@ -225,7 +221,7 @@ fn data_encoding_base64(data: &[u8]) -> String {
 
 #[test]
 fn every_sample_quirk_is_reported_with_file_and_offset() {
-    let (_, src) = read_all(&sample());
+    let (_, src) = read_all(&sample("kulturarw3"));
     let news = "f5a925697224fe10d629b1ae180f0d56.1136214255";
     assert_eq!(
         kinds(&quirks_of(&src, news)),
@@ -236,7 +232,8 @@ fn every_sample_quirk_is_reported_with_file_and_offset() {
             "header-md5-mismatch"
         ]
     );
-    let bytes = std::fs::read(sample().join("archive/3f/www.example.se/17").join(news)).unwrap();
+    let bytes = std::fs::read(sample("kulturarw3").join("archive/3f/www.example.se/17").join(news))
+        .unwrap();
     let epilogue = b"stray bytes after the end\n";
     let q = quirks_of(&src, news).into_iter().find(|q| q.kind == "bytes-outside-parts").unwrap();
     assert_eq!(q.offset, Some((bytes.len() - epilogue.len()) as u64));
@@ -250,7 +247,7 @@ fn every_sample_quirk_is_reported_with_file_and_offset() {
         let q = quirks_of(&src, news).into_iter().find(|q| q.kind == kind).unwrap();
         assert_eq!(q.offset, Some(find(&bytes, field.as_bytes()).unwrap() as u64 + 1), "{kind}");
     }
-    let (caps, _) = read_all(&sample());
+    let (caps, _) = read_all(&sample("kulturarw3"));
     let meta = by_uri(&caps, "http://www.example.se/news.html").metadata.clone().unwrap();
     let line = format!(
         "kw3-unparted: {} {} {}\r\n",
@@ -263,7 +260,8 @@ fn every_sample_quirk_is_reported_with_file_and_offset() {
     let pdf = "d915bff63be18a008e64b2d986755c66.1136214251";
     let q = quirks_of(&src, pdf);
     assert_eq!(kinds(&q), ["truncated"]);
-    let bytes = std::fs::read(sample().join("archive/3f/www.example.se/17").join(pdf)).unwrap();
+    let bytes =
+        std::fs::read(sample("kulturarw3").join("archive/3f/www.example.se/17").join(pdf)).unwrap();
     assert_eq!(q[0].offset, Some(split(&bytes).content.unwrap().0 as u64));
     assert!(
         q[0].detail.contains("1000 bytes stored") && q[0].detail.contains("4096"),
@@ -277,7 +275,8 @@ fn every_sample_quirk_is_reported_with_file_and_offset() {
     );
     let old = "01598f14e59a3fc4bef99f070218ee1b.874310400";
     assert_eq!(kinds(&quirks_of(&src, old)), ["bytes-outside-parts", "v0.01-header-names"]);
-    let bytes = std::fs::read(sample().join("archive/53/www.kb.se/1").join(old)).unwrap();
+    let bytes =
+        std::fs::read(sample("kulturarw3").join("archive/53/www.kb.se/1").join(old)).unwrap();
     let pre = quirks_of(&src, old).into_iter().find(|q| q.kind == "bytes-outside-parts").unwrap();
     assert_eq!(pre.offset, Some(find(&bytes, b"This is a multi-part").unwrap() as u64));
     let v = quirks_of(&src, old).into_iter().find(|q| q.kind == "v0.01-header-names").unwrap();
@@ -297,15 +296,7 @@ fn every_sample_quirk_is_reported_with_file_and_offset() {
 /// A copy of the sample to spoil.
 fn copy_sample() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    for e in walkdir::WalkDir::new(sample()) {
-        let e = e.unwrap();
-        let to = tmp.path().join(e.path().strip_prefix(sample()).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
+    copy_tree(&sample("kulturarw3"), tmp.path());
     tmp
 }
 

@@ -5,11 +5,10 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::process::Command;
 
 use rustix::fs::FlockOperation;
 
-use crate::util::{files_in, repo, webaip};
+use crate::util::{Package, files_in, sample, webaip};
 
 /// Holds `path` (a file or directory) locked as a live run would.
 fn hold_lock(path: &Path) -> File {
@@ -22,7 +21,7 @@ fn hold_lock(path: &Path) -> File {
 /// holds, with or without `--force`, and keeps a locked one and other names.
 #[test]
 fn migrate_removes_a_killed_runs_partial_output_and_keeps_a_live_one() {
-    let arc = repo().join("samples/heritrix-job/arcs/IAH-20240315103000-00001-crawler.example.arc");
+    let arc = sample("heritrix-job/arcs/IAH-20240315103000-00001-crawler.example.arc");
     let dir = tempfile::tempdir().unwrap();
     let name = "IAH-20240315103000-00001-crawler.example.warc.gz";
     for force in [false, true] {
@@ -61,13 +60,10 @@ fn package_removes_a_killed_runs_mets_spill_directory() {
     }
     let _held = hold_lock(&live);
     let out = tempfile::tempdir().unwrap();
-    let r = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "--quiet", "--no-virus-check", "--out"])
-        .arg(out.path().join("p"))
-        .arg(repo().join("samples/heritrix-job"))
+    let r = Package::new()
+        .quiet()
+        .command(&out.path().join("p"), &sample("heritrix-job"))
         .env("TMPDIR", tmp.path())
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));

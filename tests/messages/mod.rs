@@ -2,7 +2,7 @@
 //! I/O error is said in words (no "(os error N)", no temporary file's "at path"), and a folder
 //! of WARC files is taken as the help says.
 
-use crate::util::{corpus, webaip};
+use crate::util::{Package, corpus, webaip};
 
 fn stderr(args: &[&str]) -> (Option<i32>, String) {
     let o = webaip(args);
@@ -81,15 +81,7 @@ fn a_folder_of_warc_files_is_packaged() {
     }
     assert!(std::fs::read_dir(&warcs).unwrap().count() > 0, "no corpus WARC found");
     let out = dir.path().join("p");
-    let o = webaip(&[
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-        warcs.to_str().unwrap(),
-    ]);
+    let o = Package::new().quiet().json().run(&out, &warcs);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let a = webaip(&["audit", "--deep", out.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&a.stdout);

@@ -11,11 +11,7 @@ use webaip::mets::{MetsBuilder, ValidateOptions, validate_mets};
 use webaip::model::*;
 use webaip::profile::Profile;
 
-use crate::util::{corpus, repo};
-
-pub fn schemas() -> PathBuf {
-    corpus().join("../xsd")
-}
+use crate::util::{repo, schemas};
 
 fn t(s: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_714_550_400 + s, 0).single().unwrap()

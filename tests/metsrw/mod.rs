@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{oracle_python, repo};
+use crate::util::{Package, oracle_python, repo, sample};
 
 /// What metsrw finds in a METS document.
 fn metsrw(mets: &Path) -> serde_json::Value {
@@ -35,24 +35,15 @@ fn flocats(mets: &str) -> Vec<String> {
 }
 
 fn package(source: &Path, out: &Path, mode: &str) {
-    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "--quiet", "--no-virus-check", "--mode", mode, "--out"])
-        .arg(out)
-        .arg(source)
-        .env_remove("WEBAIP_CLAMD")
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Package::new().quiet().mode(mode).succeeds(out, source);
 }
 
 #[test]
 fn metsrw_opens_every_package_and_finds_every_file_event_and_agent() {
     let tmp = tempfile::tempdir().unwrap();
-    for (name, source) in [
-        ("heritrix", repo().join("samples/heritrix-job")),
-        ("pandas", repo().join("samples/pandas/40123/20040517-1412")),
-    ] {
+    for (name, source) in
+        [("heritrix", sample("heritrix-job")), ("pandas", sample("pandas/40123/20040517-1412"))]
+    {
         for mode in ["minimal", "full"] {
             let pkg = tmp.path().join(format!("{name}-{mode}"));
             package(&source, &pkg, mode);

@@ -1,23 +1,15 @@
 //! wget mirrors become packages: a mirror built here (extension-less pages, a `?query` page as
 //! wget saves it, an image without extension, a stylesheet, a wget log), read back by warcio.
 
-mod truthful_roots;
+mod roots_and_links;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
-use crate::util::oracle_python;
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{Package, oracle_python};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\0\0\x01\x01\0\x05\x18\xd8N\0\0\0\0IEND\xaeB`\x82";
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .expect("webaip runs")
-}
 
 /// A wget -r -x mirror of http://www.example.org/, with its log when `log` is true.
 pub(crate) fn make_mirror(dir: &Path, log: bool) {
@@ -59,12 +51,7 @@ pub(crate) fn make_mirror(dir: &Path, log: bool) {
 }
 
 fn package(src: &Path, out: &Path, extra: &[&str]) -> Output {
-    let s = schemas().display().to_string();
-    let mut args = vec!["package", "--no-virus-check", "--json", "--schemas", &s, "--out"];
-    args.push(out.to_str().unwrap());
-    args.extend_from_slice(extra);
-    args.push(src.to_str().unwrap());
-    webaip(&args)
+    Package::new().json().schemas().args(extra).run(out, src)
 }
 
 /// Every resource record of the package's content container: (URL, date, type, body).

@@ -4,31 +4,25 @@
 
 use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use crate::fuzz::child::launch;
-use crate::util::SmallDisk;
+use crate::util::{Package, SmallDisk, webaip_command};
 
 /// The bound every run is held to.
 const PEAK_RSS_LIMIT: u64 = 64 << 20;
 
 /// Runs `webaip` with `TMPDIR` set to `tmp`.
-fn webaip_in(tmp: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env("TMPDIR", tmp)
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
-        .output()
-        .expect("webaip runs")
+fn webaip_in<A: AsRef<std::ffi::OsStr>>(tmp: &Path, args: &[A]) -> Output {
+    webaip_command().args(args).env("TMPDIR", tmp).output().expect("webaip runs")
 }
 
 /// Runs `webaip` in a fresh child with `TMPDIR` set to `tmp`; returns (exit code, peak RSS,
 /// standard error).
-fn measured(tmp: &Path, args: &[&str], stderr: &Path) -> (Option<i32>, u64, String) {
-    let mut argv = vec![env!("CARGO_BIN_EXE_webaip").to_string()];
-    argv.extend(args.iter().map(|a| a.to_string()));
+fn measured<A: AsRef<str>>(tmp: &Path, args: &[A], stderr: &Path) -> (Option<i32>, u64, String) {
+    let mut argv = vec![crate::util::WEBAIP.to_string()];
+    argv.extend(args.iter().map(|a| a.as_ref().to_string()));
     let run = launch(
         &argv,
         &[("TMPDIR", tmp.display().to_string())],
@@ -43,11 +37,9 @@ fn measured(tmp: &Path, args: &[&str], stderr: &Path) -> (Option<i32>, u64, Stri
     (code, run.peak_rss, run.stderr)
 }
 
-fn package_args<'a>(out: &'a str, src: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut a = vec!["package", "--no-virus-check", "--json", "--out", out];
-    a.extend_from_slice(extra);
-    a.push(src);
-    a
+/// `package --no-virus-check --json EXTRA --out OUT SRC`.
+fn package_args(out: &str, src: &str, extra: &[&str]) -> Vec<String> {
+    Package::new().json().args(extra).argv(Path::new(out), &[Path::new(src)])
 }
 
 /// A zip of `entries` (deflated), as Python's zipfile or Info-ZIP would write it.
@@ -225,7 +217,8 @@ fn a_zip_of_overlapping_entries_is_refused_unopened() {
     std::fs::create_dir(&tmp).unwrap();
     let z = zip.to_str().unwrap();
     let out = t.path().join("pkg");
-    for args in [vec!["pages", "--json", z], package_args(out.to_str().unwrap(), z, &[])] {
+    let pages = ["pages", "--json", z].map(String::from).to_vec();
+    for args in [pages, package_args(out.to_str().unwrap(), z, &[])] {
         let o = webaip_in(&tmp, &args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
@@ -380,7 +373,7 @@ fn a_garbage_httrack_cache_is_refused_not_read_as_empty() {
     std::fs::write(site.join("www.e.org/index.html"), PAGE).unwrap();
     std::fs::write(site.join("hts-cache/new.zip"), b"this is not a zip at all\n").unwrap();
     let out = t.path().join("pkg");
-    let o = crate::util::webaip(&package_args(out.to_str().unwrap(), site.to_str().unwrap(), &[]));
+    let o = Package::new().json().run(&out, &site);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let refused = v[0]["refused"].to_string();

@@ -4,15 +4,13 @@
 //! data file, each quirk of INPUT_FORMATS §5.4 reported with its file and line.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use chrono::{TimeZone, Utc};
 use webaip::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk, SideFile};
 use webaip::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions, is_nedlib};
 
-fn sample() -> PathBuf {
-    crate::util::repo().join("samples/nedlib")
-}
+use crate::util::{copy_tree, sample};
 
 fn read(root: &Path, date_source: NedlibDate) -> (Vec<Capture>, Vec<Quirk>, Vec<SideFile>) {
     let mut h = NedlibHarvest::open(root, NedlibOptions { date_source }).unwrap();
@@ -45,17 +43,17 @@ fn split_stored(meta: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
 
 #[test]
 fn the_sample_is_a_nedlib_harvest_and_others_are_not() {
-    let root = sample();
+    let root = sample("nedlib");
     assert!(is_nedlib(&root));
     assert!(is_nedlib(&root.join("2003-7-18")));
     assert!(!is_nedlib(&root.join("2003-7-18/0000")));
-    assert!(!is_nedlib(&crate::util::repo().join("samples/mirror")));
-    assert!(!is_nedlib(&crate::util::repo().join("samples/pandas")));
+    assert!(!is_nedlib(&sample("mirror")));
+    assert!(!is_nedlib(&sample("pandas")));
 }
 
 #[test]
 fn every_pair_becomes_a_response_with_the_stored_header_bytes() {
-    let root = sample();
+    let root = sample("nedlib");
     let (caps, quirks, sides) = read(&root, NedlibDate::ServerDate);
     let files: Vec<&str> = caps.iter().map(|c| c.provenance.file.as_str()).collect();
     let archive_meta = format!("{ARCHIVE}.meta");
@@ -130,7 +128,7 @@ fn every_pair_becomes_a_response_with_the_stored_header_bytes() {
 
 #[test]
 fn every_quirk_is_reported_with_its_file_and_line() {
-    let (_, quirks, _) = read(&sample(), NedlibDate::ServerDate);
+    let (_, quirks, _) = read(&sample("nedlib"), NedlibDate::ServerDate);
     let m = |f: &str| format!("{f}.meta");
     let expected: Vec<(String, &str, Option<u64>)> = vec![
         (m(HOME), "no-header-end", Some(5)),
@@ -170,7 +168,7 @@ fn every_quirk_is_reported_with_its_file_and_line() {
 #[test]
 fn dates_follow_the_option_and_say_where_they_came_from() {
     let at = |d, h, mi, s| Utc.with_ymd_and_hms(2003, 7, d, h, mi, s).unwrap();
-    let (caps, _, _) = read(&sample(), NedlibDate::ServerDate);
+    let (caps, _, _) = read(&sample("nedlib"), NedlibDate::ServerDate);
     let dates: Vec<_> = caps.iter().map(|c| c.date).collect();
     assert_eq!(
         dates,
@@ -188,7 +186,7 @@ fn dates_follow_the_option_and_say_where_they_came_from() {
         assert_eq!(c.date_source.label, "server Date header");
         assert!(c.date_source.inferred);
     }
-    let (caps, _, _) = read(&sample(), NedlibDate::FolderDate);
+    let (caps, _, _) = read(&sample("nedlib"), NedlibDate::FolderDate);
     for c in &caps {
         let day = &c.provenance.file[..9];
         assert_eq!(c.date_source.label, format!("folder date {day} at 12:00 UTC"));
@@ -196,22 +194,14 @@ fn dates_follow_the_option_and_say_where_they_came_from() {
         assert_eq!(c.date, at(if day == "2003-7-18" { 18 } else { 19 }, 12, 0, 0));
     }
     // Read from one day folder, names still start with the day.
-    let (caps, _, sides) = read(&sample().join("2003-7-19"), NedlibDate::FolderDate);
+    let (caps, _, sides) = read(&sample("nedlib").join("2003-7-19"), NedlibDate::FolderDate);
     assert_eq!(caps.len(), 3);
     assert!(caps.iter().all(|c| c.provenance.file.starts_with("2003-7-19/0000/")));
     assert!(sides.is_empty());
 }
 
 fn copy_sample(to: &Path) {
-    for e in walkdir::WalkDir::new(sample()) {
-        let e = e.unwrap();
-        let rel = e.path().strip_prefix(sample()).unwrap();
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(to.join(rel)).unwrap();
-        } else {
-            std::fs::copy(e.path(), to.join(rel)).unwrap();
-        }
-    }
+    copy_tree(&sample("nedlib"), to);
 }
 
 #[test]

@@ -3,22 +3,10 @@
 //! manifest line is checked by Python's own gzip and hashlib (tests/oracle/check_package.py).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
-use crate::util::{corpus, oracle_python, repo};
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .expect("webaip runs")
-}
-
-fn schemas() -> String {
-    crate::mets_package::schemas().display().to_string()
-}
+use crate::util::{Package, corpus, oracle_python, repo, sample_arg, schemas, webaip};
 
 fn check_package(pkg: &Path) -> serde_json::Value {
     let out = Command::new(oracle_python())
@@ -32,27 +20,17 @@ fn check_package(pkg: &Path) -> serde_json::Value {
     v
 }
 
+/// `webaip package --no-virus-check --json --schemas ... ARGS`, which must succeed.
 fn package(args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["package", "--no-virus-check", "--json", "--schemas"];
-    let s = schemas();
-    all.push(&s);
-    all.extend_from_slice(args);
-    let o = webaip(&all);
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    Package::new().json().schemas().args(args).report_as_is()
 }
 
 fn sample_job() -> String {
-    repo().join("samples/heritrix-job").display().to_string()
+    sample_arg("heritrix-job")
 }
 
 fn sample_metadata() -> String {
-    repo().join("samples/heritrix-job.metadata.toml").display().to_string()
+    sample_arg("heritrix-job.metadata.toml")
 }
 
 #[test]
@@ -196,7 +174,7 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
 fn an_existing_package_is_kept_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pkg");
-    let s = schemas();
+    let s = schemas().display().to_string();
     let base =
         ["package", "--no-virus-check", "-q", "--schemas", &s, "--out", out.to_str().unwrap()];
     assert!(webaip(&[&base[..], &[&sample_job()]].concat()).status.success());
@@ -224,15 +202,7 @@ fn a_failure_half_way_leaves_no_package() {
         .unwrap();
     std::fs::write(&bad, &plain[..plain.len() - 40]).unwrap();
     let out = dir.path().join("pkg");
-    let o = webaip(&[
-        "package",
-        "--no-virus-check",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-        good.to_str().unwrap(),
-        bad.to_str().unwrap(),
-    ]);
+    let o = Package::new().quiet().run_all(&out, &[&good, &bad]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("broken.warc"),
@@ -254,19 +224,7 @@ fn a_killed_run_leaves_nothing_that_looks_like_a_package() {
         .unwrap();
     assert!(generated.status.success());
     let out = dir.path().join("pkg");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args([
-            "package",
-            "--no-virus-check",
-            "-q",
-            "-j",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-            arc.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
+    let mut child = Package::new().args(&["-q", "-j", "1"]).command(&out, &arc).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let finished_early = child.try_wait().unwrap().is_some();
     child.kill().ok();
@@ -336,14 +294,7 @@ fn a_copied_warc_is_read_once_and_copied_byte_exact() {
     let bad_digests = corpus().join("warc/jwat-invalid-warcfile-digest-fields.warc");
     for input in [corpus().join("warc/pywb-dupes.warc.gz"), plain, bad_digests] {
         let out = dir.path().join(format!("pkg-{}", input.file_name().unwrap().to_string_lossy()));
-        let o = webaip(&[
-            "package",
-            "--no-virus-check",
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-            input.to_str().unwrap(),
-        ]);
+        let o = Package::new().json().run(&out, &input);
         // Digest findings make it a run with findings (exit 1); it still packages.
         assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout)
@@ -365,8 +316,7 @@ fn errors_name_the_file_and_say_each_cause_once() {
     let dir = tempfile::tempdir().unwrap();
     // Fails: exit status 2; what it said.
     let refused = |out: &Path, input: &str| {
-        let o =
-            webaip(&["package", "-q", "--no-virus-check", "--out", out.to_str().unwrap(), input]);
+        let o = Package::new().quiet().run(out, Path::new(input));
         assert_eq!(o.status.code(), Some(2));
         String::from_utf8_lossy(&o.stderr).into_owned()
     };

@@ -8,13 +8,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::webaip;
-use crate::util::{oracle_python, repo};
+use crate::util::{Package, oracle_python, repo, sample, webaip};
 
 fn package(source: &Path, out: &Path) {
-    let (s, o) = (source.to_str().unwrap(), out.to_str().unwrap());
-    let r = webaip(&["package", "--quiet", "--no-virus-check", "--deterministic", "--out", o, s]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    Package::new().quiet().deterministic().succeeds(out, source);
 }
 
 /// `webaip pages --json`: the listing, which must parse.
@@ -69,7 +66,7 @@ fn entries(listing: &Value) -> Vec<Value> {
 #[test]
 fn heritrix_job_and_its_package_list_the_pages_warcio_finds() {
     let tmp = tempfile::tempdir().unwrap();
-    let job = repo().join("samples/heritrix-job");
+    let job = sample("heritrix-job");
     let pkg = tmp.path().join("pkg");
     package(&job, &pkg);
 
@@ -134,7 +131,7 @@ fn heritrix_job_and_its_package_list_the_pages_warcio_finds() {
 #[test]
 fn pandas_instance_lists_its_pages_as_harvested_with_decoded_titles() {
     let tmp = tempfile::tempdir().unwrap();
-    let instance = repo().join("samples/pandas/40123/20040517-1412");
+    let instance = sample("pandas/40123/20040517-1412");
     let pkg = tmp.path().join("pkg");
     package(&instance, &pkg);
 
@@ -179,7 +176,7 @@ fn a_path_that_is_no_harvest_exits_2_naming_the_accepted_shapes() {
 fn a_container_name_leaving_the_package_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
-    package(&repo().join("samples/heritrix-job"), &pkg);
+    package(&sample("heritrix-job"), &pkg);
     std::fs::write(tmp.path().join("outside.warc.gz"), b"").unwrap();
     let mets = pkg.join("METS.xml");
     let text = std::fs::read_to_string(&mets).unwrap();

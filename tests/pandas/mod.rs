@@ -3,18 +3,10 @@
 //! tests/oracle/check_package.py and check_pandas.py (warcio, html.parser, zlib: not webaip).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
-use crate::util::{corpus, oracle_python, repo};
-
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .expect("webaip runs")
-}
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{Package, corpus, oracle_python, repo, report_of, sample};
 
 fn package(instance: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
     package_exiting(instance, out, extra, 0)
@@ -22,28 +14,8 @@ fn package(instance: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
 
 /// Packages and checks the exit status (1: made, with findings such as refused files).
 fn package_exiting(instance: &Path, out: &Path, extra: &[&str], code: i32) -> serde_json::Value {
-    let s = schemas().display().to_string();
-    let mut args = vec![
-        "package",
-        "--no-virus-check",
-        "--json",
-        "--schemas",
-        &s,
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    args.push(instance.to_str().unwrap());
-    let o = webaip(&args);
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    v[0].clone()
+    let o = Package::new().json().schemas().args(extra).run(out, instance);
+    report_of(&o, code)[0].clone()
 }
 
 fn oracle(script: &str, args: &[&str]) -> serde_json::Value {
@@ -76,7 +48,7 @@ fn check_all(pkg: &Path, instance: &Path, offset_hours: &str) -> serde_json::Val
 
 #[test]
 fn the_sample_instance_becomes_a_package_with_links_made_absolute() {
-    let instance = repo().join("samples/pandas/40123/20040517-1412");
+    let instance = sample("pandas/40123/20040517-1412");
     for mode in ["full", "minimal"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pkg");
@@ -170,17 +142,7 @@ fn the_real_nla_mirror_recovers_urls_and_dates_from_its_cache() {
     assert_eq!(checked["stats"]["masked_identical"], checked["stats"]["rewritten"], "{checked}");
     // A title directory holding the instance: one package per instance.
     let several = dir.path().join("per-instance");
-    let s = schemas().display().to_string();
-    let o = webaip(&[
-        "package",
-        "--no-virus-check",
-        "-q",
-        "--schemas",
-        &s,
-        "--out",
-        several.to_str().unwrap(),
-        dir.path().join("mirror/12345").to_str().unwrap(),
-    ]);
+    let o = Package::new().quiet().schemas().run(&several, &dir.path().join("mirror/12345"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(several.join("20210223-0954/METS.xml").exists());
 }

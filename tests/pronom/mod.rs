@@ -1,9 +1,10 @@
 //! webaip's PRONOM table against the DROID signature file that opf-fido ships: every PUID
 //! names the format and version webaip says it does.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{oracle_python, repo};
+use crate::util::{Package, oracle_python, repo, sample};
 
 /// Name and version of each PUID, as the DROID signature file gives them.
 pub fn droid(puids: &[&str]) -> serde_json::Value {
@@ -61,7 +62,7 @@ fn packages_state_the_puid_and_version_of_what_their_files_are() {
     let corpus = crate::util::corpus();
     let mut found = Vec::new();
     for (name, inputs) in [
-        ("heritrix", vec![repo().join("samples/heritrix-job")]),
+        ("heritrix", vec![sample("heritrix-job")]),
         (
             "warcs",
             vec![
@@ -79,14 +80,8 @@ fn packages_state_the_puid_and_version_of_what_their_files_are() {
         ),
     ] {
         let pkg = tmp.path().join(name);
-        let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-            .args(["package", "--quiet", "--no-virus-check", "--out"])
-            .arg(&pkg)
-            .args(&inputs)
-            .env_remove("WEBAIP_CLAMD")
-            .env_remove("WEBAIP_SCHEMAS")
-            .output()
-            .unwrap();
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        let o = Package::new().quiet().run_all(&pkg, &inputs);
         assert!(pkg.join("METS.xml").is_file(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         found.extend(designations(&std::fs::read_to_string(pkg.join("METS.xml")).unwrap()));
     }

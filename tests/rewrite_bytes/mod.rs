@@ -7,8 +7,7 @@ use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 
-use crate::mets_package::schemas;
-use crate::util::{oracle_python, repo};
+use crate::util::{Package, oracle_python, repo};
 
 const HOST: &str = "www.bytes.example";
 
@@ -75,15 +74,7 @@ fn a_packaged_instance_changes_only_its_url_values() {
     let dir = tempfile::tempdir().unwrap();
     let instance = write_instance(dir.path());
     let out = dir.path().join("pkg");
-    let s = schemas().display().to_string();
-    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "--no-virus-check", "-q", "--mode", "full", "--schemas", &s, "--out"])
-        .arg(&out)
-        .arg(&instance)
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Package::new().quiet().mode("full").schemas().succeeds(&out, &instance);
     let (ok, v) = check_pandas(&[
         out.to_str().unwrap(),
         instance.to_str().unwrap(),

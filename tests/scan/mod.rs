@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
-use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
-use crate::util::{oracle_python, repo};
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{Package, oracle_python, repo, sample, schemas, webaip, webaip_under};
 
 /// The EICAR test string, assembled at run time so no file of the repository holds it whole.
 fn eicar() -> Vec<u8> {
@@ -103,28 +103,14 @@ fn daemon_with(name: &str, port: u16, settings: &[(&str, &str)]) -> Daemon {
     }
 }
 
-fn webaip(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
-        .output()
-        .expect("webaip runs")
+/// `package --clamd CLAMD --json --mode full --schemas ... EXTRA`.
+fn package_run(clamd: &str, extra: &[&str]) -> Package {
+    Package::clamd(clamd).json().mode("full").schemas().args(extra)
 }
 
-/// `package --json --mode full --clamd CLAMD --schemas ... EXTRA --out OUT INPUT`.
+/// `package --clamd CLAMD --json --mode full --schemas ... EXTRA --out OUT INPUT`.
 fn package_args(clamd: &str, input: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
-    let s = schemas().display().to_string();
-    let mut args = ["package", "--json", "--mode", "full", "--clamd", clamd, "--schemas", &s]
-        .map(String::from)
-        .to_vec();
-    args.extend(extra.iter().map(|a| a.to_string()));
-    args.extend(["--out".into(), path_arg(out), path_arg(input)]);
-    args
-}
-
-fn path_arg(p: &Path) -> String {
-    p.to_str().unwrap().to_string()
+    package_run(clamd, extra).argv(out, &[input])
 }
 
 fn package(clamd: &str, input: &Path, out: &Path) -> Output {
@@ -132,8 +118,7 @@ fn package(clamd: &str, input: &Path, out: &Path) -> Output {
 }
 
 fn package_with(clamd: &str, input: &Path, out: &Path, extra: &[&str]) -> Output {
-    let args = package_args(clamd, input, out, extra);
-    webaip(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    package_run(clamd, extra).run(out, input)
 }
 
 /// Record URIs per WARC file of the package, read with warcio.
@@ -249,14 +234,7 @@ fn scan_names_every_infected_record_by_offset_in_file_order() {
         records.iter().map(|(u, b)| (u.as_str(), b.as_slice())).collect();
     write_arc(&arc, &refs);
     let out = dir.path().join("pkg");
-    let o = webaip(&[
-        "package",
-        "-q",
-        "--no-virus-check",
-        "--out",
-        out.to_str().unwrap(),
-        arc.to_str().unwrap(),
-    ]);
+    let o = Package::new().quiet().run(&out, &arc);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s = webaip(&["scan", "--json", "--clamd", &d.addr, out.to_str().unwrap()]);
     assert_eq!(s.status.code(), Some(1), "{}", String::from_utf8_lossy(&s.stderr));
@@ -314,7 +292,7 @@ fn clean_inputs_get_no_virus_detected_on_every_container() {
     let d = daemon("main", 3321, "2000M");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &repo().join("samples/heritrix-job"), &out);
+    let o = package(&d.addr, &sample("heritrix-job"), &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mets = assert_valid_package(&out);
     assert_eq!(
@@ -335,7 +313,7 @@ fn a_wrong_socket_is_refused_before_anything_is_written() {
         "unix:/nonexistent/clamd.sock",
         "--out",
         out.to_str().unwrap(),
-        repo().join("samples/heritrix-job").to_str().unwrap(),
+        sample("heritrix-job").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -348,7 +326,7 @@ fn a_wrong_socket_is_refused_before_anything_is_written() {
         "package",
         "--out",
         out.to_str().unwrap(),
-        repo().join("samples/heritrix-job").to_str().unwrap(),
+        sample("heritrix-job").to_str().unwrap(),
     ]);
     assert!(String::from_utf8_lossy(&none.stderr).contains("no clamd to scan with"));
 }
@@ -489,20 +467,8 @@ fn clamd_killed_during_a_run_fails_it_without_a_package() {
     let dir = tempfile::tempdir().unwrap();
     let arc = crawl_arc_30m(dir.path());
     let out = dir.path().join("pkg");
-    let child = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args([
-            "package",
-            "-q",
-            "-j",
-            "1",
-            "--clamd",
-            &d.addr,
-            "--out",
-            out.to_str().unwrap(),
-            arc.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
+    let child =
+        Package::clamd(&d.addr).args(&["-q", "-j", "1"]).command(&out, &arc).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     Command::new("kill").arg("-9").arg(&d.pid).status().unwrap();
     let status = child.wait_with_output().unwrap().status;
@@ -518,9 +484,9 @@ fn clamd_hanging_during_a_run_fails_it_after_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let arc = crawl_arc_30m(dir.path());
     let out = dir.path().join("pkg");
-    let child = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "-q", "--clamd-timeout", "3", "--clamd", &d.addr, "--out"])
-        .args([out.to_str().unwrap(), arc.to_str().unwrap()])
+    let child = Package::clamd(&d.addr)
+        .args(&["-q", "--clamd-timeout", "3"])
+        .command(&out, &arc)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -883,7 +849,8 @@ fn warc_response(uri: &str, body: &[u8], n: usize) -> Vec<u8> {
 /// Traces `webaip` with strace and returns every line that opens, renames or truncates a file
 /// under the package's content/ or viral/ folders.
 fn container_syscalls(args: &[&str], trace: &Path) -> (Output, Vec<String>) {
-    let o = Command::new("strace")
+    let mut strace = Command::new("strace");
+    strace
         .args([
             "-f",
             "-qq",
@@ -891,11 +858,9 @@ fn container_syscalls(args: &[&str], trace: &Path) -> (Output, Vec<String>) {
             "trace=open,openat,openat2,rename,renameat,renameat2,truncate,ftruncate",
             "-o",
         ])
-        .arg(trace)
-        .arg(env!("CARGO_BIN_EXE_webaip"))
+        .arg(trace);
+    let o = webaip_under(strace)
         .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
         .output()
         .expect("strace runs (scripts/setup-test-env.sh installs it)");
     let log = std::fs::read_to_string(trace).unwrap();

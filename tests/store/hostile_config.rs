@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use super::{config_with, heritrix_package, objid, store, tree, webaip};
+use crate::util::webaip_command;
 
 /// `webaip store --config CFG ARGS` (no JSON): the output, for the messages.
 fn run(cfg: &Path, args: &[&str]) -> Output {
@@ -154,10 +155,9 @@ fn a_put_racing_a_repair_accepts_the_identical_copy() {
     assert_eq!(store(&env, &cfg, &["put", pkg.to_str().unwrap()]).0, 0);
     let files = tree(&pkg);
     let spawn = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_webaip"))
+        webaip_command()
             .args(["store", "--config", cfg.to_str().unwrap(), "--json"])
             .args(args)
-            .env_remove("WEBAIP_STORE_CONFIG")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::repo;
+use crate::util::{Package, copy_tree, repo, sample, webaip_command, webaip_under};
 
 mod hostile_config;
 
@@ -53,11 +53,11 @@ fn config(dir: &Path, garage: Option<&HashMap<String, String>>) -> PathBuf {
     path
 }
 
+/// Runs the CLI with the replicas' credentials of `env` (its `AWS_` variables).
 fn webaip(env: &HashMap<String, String>, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
+    webaip_command()
         .args(args)
         .envs(env.iter().filter(|(k, _)| k.starts_with("AWS_")))
-        .env_remove("WEBAIP_STORE_CONFIG")
         .output()
         .expect("webaip runs")
 }
@@ -76,12 +76,7 @@ fn store(env: &HashMap<String, String>, config: &Path, args: &[&str]) -> (i32, s
 
 /// A package of the Heritrix sample (or another source) in `out`.
 fn package(out: &Path, extra: &[&str], source: &str) {
-    let mut args = vec!["package", "--quiet", "--no-virus-check", "--out", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let src = repo().join(source);
-    args.push(src.to_str().unwrap());
-    let o = webaip(&HashMap::new(), &args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Package::new().quiet().args(extra).succeeds(out, &repo().join(source));
 }
 
 fn objid(pkg: &Path) -> String {
@@ -278,7 +273,7 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     let cfg = config(tmp.path(), None);
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     package(&a, &["--deterministic"], "samples/heritrix-job");
-    let meta = repo().join("samples/heritrix-job.metadata.toml");
+    let meta = sample("heritrix-job.metadata.toml");
     package(&b, &["--deterministic", "--metadata", meta.to_str().unwrap()], "samples/heritrix-job");
     let id = objid(&a);
     assert_eq!(id, objid(&b), "same identifier");
@@ -394,15 +389,13 @@ fn webaip_limited(args: &[&str], cwd: &Path, strace_log: Option<&Path>) -> Outpu
         Some(log) => {
             let mut c = Command::new("strace");
             c.args(["-f", "-y", "-qq", "-e", "trace=file,desc", "-o"]).arg(log);
-            c.arg(env!("CARGO_BIN_EXE_webaip"));
-            c
+            webaip_under(c)
         }
-        None => Command::new(env!("CARGO_BIN_EXE_webaip")),
+        None => webaip_command(),
     };
     let child = cmd
         .args(args)
         .current_dir(cwd)
-        .env_remove("WEBAIP_STORE_CONFIG")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -530,17 +523,6 @@ fn heritrix_package(tmp: &Path, name: &str) -> PathBuf {
     let p = tmp.join(name);
     package(&p, &["--deterministic"], "samples/heritrix-job");
     p
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from).into_iter().map(|e| e.unwrap()) {
-        let dest = to.join(e.path().strip_prefix(from).unwrap());
-        if e.file_type().is_dir() {
-            fs::create_dir_all(&dest).unwrap();
-        } else {
-            fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// A manifest line naming `../../../x.txt`, an absolute path, or a file the METS does not
@@ -882,7 +864,7 @@ fn concurrent_puts(
                 .iter()
                 .zip(&cfgs)
                 .map(|(p, c)| {
-                    Command::new(env!("CARGO_BIN_EXE_webaip"))
+                    webaip_command()
                         .args([
                             "store",
                             "--config",
@@ -892,7 +874,6 @@ fn concurrent_puts(
                             p.to_str().unwrap(),
                         ])
                         .envs(env.iter().filter(|(k, _)| k.starts_with("AWS_")))
-                        .env_remove("WEBAIP_STORE_CONFIG")
                         .stdout(std::process::Stdio::piped())
                         .stderr(std::process::Stdio::piped())
                         .spawn()
@@ -953,7 +934,7 @@ fn concurrent_puts(
 fn same_objid_pair(t: &Path) -> (PathBuf, PathBuf) {
     let (a, b) = (t.join("a"), t.join("b"));
     package(&a, &["--deterministic"], "samples/heritrix-job");
-    let meta = repo().join("samples/heritrix-job.metadata.toml");
+    let meta = sample("heritrix-job.metadata.toml");
     package(&b, &["--deterministic", "--metadata", meta.to_str().unwrap()], "samples/heritrix-job");
     assert_eq!(objid(&a), objid(&b));
     (a, b)

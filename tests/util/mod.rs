@@ -1,9 +1,11 @@
-//! Shared helpers: where the corpus and the oracle are, and running a migration end to end.
+//! Shared helpers: where the corpus, the samples, the schemas and the oracle are; running the
+//! `webaip` binary (and `webaip package` with the options most tests share) and reading its
+//! JSON report; running a migration end to end.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use serde::Deserialize;
 use webaip::formats::digest::hex;
@@ -133,32 +135,214 @@ pub fn check_with_warcio(m: &Migrated) {
     }
 }
 
-/// Runs the `webaip` binary with `args`, without the environment's schema directory or clamd
-/// (each test says what it uses).
-pub fn webaip(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
-        .output()
-        .expect("webaip runs")
+/// The `webaip` binary cargo built for these tests (for a runner of its own: strace, a
+/// measured child).
+pub const WEBAIP: &str = env!("CARGO_BIN_EXE_webaip");
+
+/// Settings a run must not take from the environment: each test says what it uses.
+const ENVIRONMENT_SETTINGS: [&str; 3] = ["WEBAIP_SCHEMAS", "WEBAIP_CLAMD", "WEBAIP_STORE_CONFIG"];
+
+/// `runner` (strace, prlimit... with its own arguments) set to run the binary next, without
+/// the environment's schema folder, clamd or store configuration; the caller adds the
+/// binary's arguments.
+pub fn webaip_under(mut runner: Command) -> Command {
+    runner.arg(WEBAIP);
+    without_environment_settings(runner)
+}
+
+/// A `Command` for the binary, without the environment's schema folder, clamd or store
+/// configuration; the caller adds the arguments.
+pub fn webaip_command() -> Command {
+    without_environment_settings(Command::new(WEBAIP))
+}
+
+fn without_environment_settings(mut c: Command) -> Command {
+    for name in ENVIRONMENT_SETTINGS {
+        c.env_remove(name);
+    }
+    c
+}
+
+/// Runs the binary with `args` (see [`webaip_command`]).
+pub fn webaip(args: &[&str]) -> Output {
+    webaip_command().args(args).output().expect("webaip runs")
+}
+
+/// The JSON document a run printed; fails with both of its outputs when there is none.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|_| {
+        panic!(
+            "not JSON: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// The JSON report of a run that must have exited with `code`.
+pub fn report_of(o: &Output, code: i32) -> serde_json::Value {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    json(o)
+}
+
+/// The committed samples (written by scripts/make_samples.py).
+pub fn samples() -> PathBuf {
+    repo().join("samples")
+}
+
+/// One sample, `rel` below samples/.
+pub fn sample(rel: &str) -> PathBuf {
+    samples().join(rel)
+}
+
+/// One sample as a command-line argument.
+pub fn sample_arg(rel: &str) -> String {
+    sample(rel).display().to_string()
+}
+
+/// The official schemas METS documents are validated against (beside the corpus).
+pub fn schemas() -> PathBuf {
+    corpus().join("../xsd")
+}
+
+/// A `webaip package` run: the options most tests share (no virus check unless a clamd is
+/// named) and the test's own, then `--out OUT SOURCE...`.
+pub struct Package {
+    args: Vec<String>,
+}
+
+impl Package {
+    /// `package --no-virus-check`.
+    pub fn new() -> Package {
+        Package { args: vec!["package".into(), "--no-virus-check".into()] }
+    }
+
+    /// `package --clamd ADDR`: payloads checked by the clamd at `addr`.
+    pub fn clamd(addr: &str) -> Package {
+        Package { args: vec!["package".into(), "--clamd".into(), addr.into()] }
+    }
+
+    /// The report as JSON on standard output.
+    pub fn json(self) -> Package {
+        self.arg("--json")
+    }
+
+    /// No progress bar and no text report.
+    pub fn quiet(self) -> Package {
+        self.arg("--quiet")
+    }
+
+    /// Identifiers and dates taken from the input, so a package is the same bytes each time.
+    pub fn deterministic(self) -> Package {
+        self.arg("--deterministic")
+    }
+
+    /// `--mode MODE` (minimal or full).
+    pub fn mode(self, mode: &str) -> Package {
+        self.args(&["--mode", mode])
+    }
+
+    /// `--schemas` with the official schemas: the METS is validated against them.
+    pub fn schemas(self) -> Package {
+        let s = schemas().display().to_string();
+        self.args(&["--schemas", &s])
+    }
+
+    /// One more option of the test's own.
+    pub fn arg(mut self, arg: &str) -> Package {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// More options of the test's own.
+    pub fn args(mut self, args: &[&str]) -> Package {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// Every argument of packaging `sources` into `out` (without the binary).
+    pub fn argv(&self, out: &Path, sources: &[&Path]) -> Vec<String> {
+        let mut v = self.args.clone();
+        v.push("--out".into());
+        v.push(out.to_str().expect("a UTF-8 path").into());
+        v.extend(sources.iter().map(|s| s.to_str().expect("a UTF-8 path").to_string()));
+        v
+    }
+
+    /// The run of packaging `source` into `out`, to be changed further (environment, working
+    /// directory) and started by the caller.
+    pub fn command(&self, out: &Path, source: &Path) -> Command {
+        let mut c = webaip_command();
+        c.args(self.argv(out, &[source]));
+        c
+    }
+
+    /// Packages `source` into `out`.
+    pub fn run(&self, out: &Path, source: &Path) -> Output {
+        self.command(out, source).output().expect("webaip runs")
+    }
+
+    /// Packages every one of `sources` into `out`.
+    pub fn run_all(&self, out: &Path, sources: &[&Path]) -> Output {
+        webaip_command().args(self.argv(out, sources)).output().expect("webaip runs")
+    }
+
+    /// The run with the arguments as gathered: the test gave `--out` and the sources itself.
+    pub fn command_as_is(&self) -> Command {
+        let mut c = webaip_command();
+        c.args(&self.args);
+        c
+    }
+
+    /// Runs [`Package::command_as_is`].
+    pub fn run_as_is(&self) -> Output {
+        self.command_as_is().output().expect("webaip runs")
+    }
+
+    /// [`Package::run_as_is`], which must succeed; returns the JSON report.
+    pub fn report_as_is(&self) -> serde_json::Value {
+        report_of(&self.run_as_is(), 0)
+    }
+
+    /// Packages `source` into `out`, which must succeed (exit 0).
+    pub fn succeeds(&self, out: &Path, source: &Path) {
+        let o = self.run(out, source);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+impl Default for Package {
+    fn default() -> Package {
+        Package::new()
+    }
 }
 
 /// `webaip package --no-virus-check --deterministic --json` of `src` into `out`: the exit
 /// code and the report.
 pub fn package_json(src: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
-    let o = webaip(&[
-        "package",
-        "--no-virus-check",
-        "--deterministic",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-        src.to_str().unwrap(),
-    ]);
+    let o = Package::new().deterministic().json().run(out, src);
     let r = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&o.stderr)));
     (o.status.code(), r)
+}
+
+/// Copies the tree at `from` to `to` (a link is copied as the file it points at).
+pub fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let dest = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
 }
 
 /// The names in `dir`, sorted.

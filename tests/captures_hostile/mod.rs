@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::fuzz::child::{ChildRun, launch};
 use crate::util::package_json as package;
-use crate::util::{oracle_python, repo, webaip};
+use crate::util::{Package, copy_tree, oracle_python, repo, sample, webaip};
 
 /// The bound of the issue: every command under 64 MB whatever the input's shape.
 const PEAK_RSS_LIMIT: u64 = 64 << 20;
@@ -23,16 +23,7 @@ const PEAK_RSS_LIMIT: u64 = 64 << 20;
 const RUN: &str = "2003-7-18/0000";
 
 fn copy_sample(name: &str, to: &Path) {
-    let from = repo().join("samples").join(name);
-    for e in walkdir::WalkDir::new(&from) {
-        let e = e.unwrap();
-        let dest = to.join(e.path().strip_prefix(&from).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
+    copy_tree(&sample(name), to);
 }
 
 /// `webaip pages --json`: the exit code and the listing.
@@ -80,9 +71,9 @@ fn assert_refused(r: &serde_json::Value, path: &str, why: &str) {
 }
 
 /// The CLI with `args`, measured: its status, peak RSS and standard error.
-fn measured(args: &[&str], dir: &Path, name: &str) -> ChildRun {
-    let mut argv = vec![env!("CARGO_BIN_EXE_webaip").to_string()];
-    argv.extend(args.iter().map(|s| s.to_string()));
+fn measured<A: AsRef<str>>(args: &[A], dir: &Path, name: &str) -> ChildRun {
+    let mut argv = vec![crate::util::WEBAIP.to_string()];
+    argv.extend(args.iter().map(|s| s.as_ref().to_string()));
     let err = dir.join(format!("{name}.stderr"));
     launch(&argv, &[], None, Duration::from_secs(600), &err)
 }
@@ -91,8 +82,8 @@ fn measured(args: &[&str], dir: &Path, name: &str) -> ChildRun {
 /// the package's quirks log.
 fn package_and_list_measured(src: &Path, dir: &Path, shape: &str) -> serde_json::Value {
     let out = dir.join("pkg");
-    let (o, s) = (out.to_str().unwrap(), src.to_str().unwrap());
-    let run = measured(&["package", "--no-virus-check", "--quiet", "--out", o, s], dir, "package");
+    let s = src.to_str().unwrap();
+    let run = measured(&Package::new().quiet().argv(&out, &[src]), dir, "package");
     assert!(run.status.success(), "package: {:?} {}", run.status, run.stderr);
     eprintln!("{shape} package: peak RSS {} MB", run.peak_rss >> 20);
     assert!(run.peak_rss < PEAK_RSS_LIMIT, "package: peak RSS {} MB", run.peak_rss >> 20);
@@ -395,15 +386,15 @@ fn thirty_thousand_nedlib_files_take_flat_memory() {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("h");
         many_pairs(&src, pairs);
-        let (o, s) = (tmp.path().join("pkg"), src.display().to_string());
-        let args = ["package", "--no-virus-check", "--quiet", "--out", o.to_str().unwrap(), &s];
+        let args = Package::new().quiet().argv(&tmp.path().join("pkg"), &[&src]);
         let run = measured(&args, tmp.path(), "package");
         assert!(run.status.success(), "{:?} {}", run.status, run.stderr);
         eprintln!("{} NEDLIB files: peak RSS {} MB", pairs * 2, run.peak_rss >> 20);
         assert!(run.peak_rss < PEAK_RSS_LIMIT, "peak RSS {} MB", run.peak_rss >> 20);
         peaks.push(run.peak_rss);
         // pages holds its listing (one entry a page, sorted) but streams its output.
-        let run = measured(&["pages", "--quiet", "--json", &s], tmp.path(), "pages");
+        let run =
+            measured(&["pages", "--quiet", "--json", src.to_str().unwrap()], tmp.path(), "pages");
         assert!(run.status.success(), "{:?} {}", run.status, run.stderr);
         eprintln!("{} NEDLIB files: pages peak RSS {} MB", pairs * 2, run.peak_rss >> 20);
         assert!(run.peak_rss < PEAK_RSS_LIMIT, "pages: peak RSS {} MB", run.peak_rss >> 20);
@@ -499,18 +490,8 @@ fn a_kulturarw3_header_over_a_mib_is_a_resource_every_reader_agrees_on() {
 fn audit_warns_of_a_warc_date_past_9999() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("pkg");
-    let src = repo().join("samples/kulturarw3");
-    let o = webaip(&[
-        "package",
-        "--no-virus-check",
-        "--quiet",
-        "--level",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-        src.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let src = sample("kulturarw3");
+    Package::new().quiet().args(&["--level", "0"]).succeeds(&out, &src);
     let warc = std::fs::read_dir(out.join("content")).unwrap().next().unwrap().unwrap().path();
     let mut raw = std::fs::read(&warc).unwrap();
     let at = find(&raw, b"WARC-Type: response").unwrap();

@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
-use crate::util::{corpus, oracle_python, repo};
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{
+    Package, copy_tree, corpus, files_in, json, oracle_python, repo, sample, webaip,
+    webaip_command, webaip_under,
+};
 
 /// The longest a packaging run of these tiny inputs may take before it counts as hung.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
@@ -98,23 +101,17 @@ fn over_path_max(dir: &Path) -> String {
 
 /// Runs the CLI with a time limit (killed and failed past it), under strace when there is
 /// one: returns its output and the strace log, if traced.
-fn run(area: &Area, args: &[&str], env: &[(&str, &str)]) -> (Output, Option<String>) {
+fn run(area: &Area, args: &[String], env: &[(&str, &str)]) -> (Output, Option<String>) {
     let strace = Path::new("/usr/bin/strace").exists();
     let log = area.path("strace.log");
-    let bin = env!("CARGO_BIN_EXE_webaip");
     let mut cmd = if strace {
         let mut c = Command::new("/usr/bin/strace");
-        c.args(["-f", "-y", "-s", "8192", "-e", "trace=file,desc", "-o"]).arg(&log).arg(bin);
-        c
+        c.args(["-f", "-y", "-s", "8192", "-e", "trace=file,desc", "-o"]).arg(&log);
+        webaip_under(c)
     } else {
-        Command::new(bin)
+        webaip_command()
     };
-    cmd.args(args)
-        .env_remove("WEBAIP_SCHEMAS")
-        .env_remove("WEBAIP_CLAMD")
-        .env("TMPDIR", area.path("tmp"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args).env("TMPDIR", area.path("tmp")).stdout(Stdio::piped()).stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -220,16 +217,6 @@ fn assert_confined(log: Option<&str>, allowed: &[PathBuf], secret: &Path) {
     }
 }
 
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "not JSON: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 fn refused_paths(report: &serde_json::Value) -> Vec<(String, String)> {
     report["refused"]
         .as_array()
@@ -246,23 +233,9 @@ fn assert_refused(refused: &[(String, String)], path: &str, why: &str) {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let dest = to.join(e.path().strip_prefix(from).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
-fn package_args<'a>(out: &'a str, s: &'a str, input: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["package", "--no-virus-check", "--json", "--schemas", s, "--out", out];
-    v.extend_from_slice(extra);
-    v.push(input);
-    v
+/// `package --no-virus-check --json --schemas ... EXTRA --out OUT INPUT`.
+fn package_args(out: &Path, input: &Path, extra: &[&str]) -> Vec<String> {
+    Package::new().json().schemas().args(extra).argv(out, &[input])
 }
 
 fn assert_valid_package(pkg: &Path) {
@@ -281,7 +254,7 @@ fn assert_valid_package(pkg: &Path) {
 fn a_pandas_instance_of_links_fifos_and_devices_is_packaged_without_reading_them() {
     let area = Area::new();
     let inst = area.path("input/40123/20040517-1412");
-    copy_dir(&repo().join("samples/pandas/40123/20040517-1412"), &inst);
+    copy_tree(&sample("pandas/40123/20040517-1412"), &inst);
     let secret = area.path("secret");
     // The fixed names HTTrack and PANDAS use, each replaced by something hostile.
     std::fs::remove_file(inst.join("hts-cache/new.txt")).unwrap();
@@ -300,8 +273,7 @@ fn a_pandas_instance_of_links_fifos_and_devices_is_packaged_without_reading_them
     let deep = over_path_max(&host);
 
     let out = area.out();
-    let s = schemas().display().to_string();
-    let args = package_args(out.to_str().unwrap(), &s, inst.to_str().unwrap(), &["--mode", "full"]);
+    let args = package_args(&out, &inst, &["--mode", "full"]);
     let (o, log) = run(&area, &args, &[]);
     assert_eq!(
         o.status.code(),
@@ -391,8 +363,7 @@ fn a_heritrix_job_of_links_and_fifos_is_packaged_without_reading_them() {
     let deep = over_path_max(&job);
 
     let out = area.out();
-    let s = schemas().display().to_string();
-    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &[]);
+    let args = package_args(&out, &job, &[]);
     let (o, log) = run(&area, &args, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let r = json(&o);
@@ -433,8 +404,7 @@ fn a_copied_warc_that_audit_would_reject_is_reported_and_kept_as_received() {
         .unwrap();
 
     let out = area.out();
-    let s = schemas().display().to_string();
-    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &["--mode", "full"]);
+    let args = package_args(&out, &job, &["--mode", "full"]);
     let (o, _) = run(&area, &args, &[]);
     assert_eq!(o.status.code(), Some(1), "findings: {}", String::from_utf8_lossy(&o.stderr));
     let r = json(&o);
@@ -486,11 +456,7 @@ fn a_copied_warc_that_audit_would_reject_is_reported_and_kept_as_received() {
     assert!(text.contains("WARC FINDINGS") && text.contains("content/no-end.warc"), "{text}");
 
     // What the package declared is exactly what the deep audit finds.
-    let audit = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["audit", "--deep", "--json"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let audit = webaip(&["audit", "--deep", "--json", out.to_str().unwrap()]);
     let a: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
     let mut theirs: Vec<(String, u64, String)> = a[0]["findings"]
         .as_array()
@@ -513,8 +479,8 @@ fn a_copied_warc_that_audit_would_reject_is_reported_and_kept_as_received() {
 /// The text report of packaging `input` into a fresh directory.
 fn webaip_text(area: &Area, input: &str) -> String {
     let out = area.path("outdir/text-pkg");
-    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "--no-virus-check", "--out", out.to_str().unwrap(), input])
+    let o = Package::new()
+        .command(&out, Path::new(input))
         .env("TMPDIR", area.path("tmp"))
         .output()
         .unwrap();
@@ -529,24 +495,14 @@ fn objid(pkg: &Path) -> String {
     mets[at..at + mets[at..].find('"').unwrap()].to_string()
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 /// Packages the sample job into `out` (quietly); returns the exit status (None: killed).
 fn package_sample(area: &Area, extra: &[&str], env: &[(&str, &str)]) -> Option<i32> {
     let out = area.out();
-    let job = repo().join("samples/heritrix-job");
-    let mut args = vec!["package", "--no-virus-check", "-q", "--out", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    args.push(job.to_str().unwrap());
-    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(&args)
+    let job = sample("heritrix-job");
+    let o = Package::new()
+        .quiet()
+        .args(extra)
+        .command(&out, &job)
         .envs(env.iter().copied())
         .env("TMPDIR", area.path("tmp"))
         .output()
@@ -564,7 +520,7 @@ fn a_kill_between_the_renames_of_force_leaves_a_whole_package_and_the_next_run_c
         let first = objid(&out);
         // Killed (abort) after the first of the two steps.
         assert_eq!(package_sample(&area, &["--force"], &[("WEBAIP_FAIL_AT", hook)]), None);
-        let left = entries(&outdir);
+        let left = files_in(&outdir);
         if hook == "between-renames" {
             // Exchanged in one step: the name holds the new package, whole.
             assert_ne!(objid(&out), first, "{hook}");
@@ -579,14 +535,14 @@ fn a_kill_between_the_renames_of_force_leaves_a_whole_package_and_the_next_run_c
         // nothing else is left beside it.
         let code = package_sample(&area, &[], &[]);
         assert_eq!(code, Some(2), "{hook}: the package exists again, so no --force, no run");
-        assert_eq!(entries(&outdir), vec!["pkg".to_string()], "{hook}");
+        assert_eq!(files_in(&outdir), vec!["pkg".to_string()], "{hook}");
         if hook != "between-renames" {
             assert_eq!(objid(&out), first, "{hook}: the old package was put back");
         }
         assert!(out.join("manifest-sha512.txt").is_file());
         // And --force then replaces it in one step, leaving nothing beside it.
         assert_eq!(package_sample(&area, &["--force"], &[]), Some(0));
-        assert_eq!(entries(&outdir), vec!["pkg".to_string()], "{hook}");
+        assert_eq!(files_in(&outdir), vec!["pkg".to_string()], "{hook}");
     }
 }
 
@@ -607,9 +563,8 @@ fn a_live_runs_partial_directory_is_left_alone_and_a_dead_ones_removed() {
     rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).unwrap();
 
     let out = area.out();
-    let s = schemas().display().to_string();
-    let job = repo().join("samples/heritrix-job");
-    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &[]);
+    let job = sample("heritrix-job");
+    let args = package_args(&out, &job, &[]);
     let (o, log) = run(&area, &args, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let r = json(&o);
@@ -625,7 +580,7 @@ fn a_live_runs_partial_directory_is_left_alone_and_a_dead_ones_removed() {
     );
     assert!(live.is_dir() && other.is_dir() && file.is_file() && !dead.exists());
     assert_eq!(
-        entries(&outdir),
+        files_in(&outdir),
         vec![".pkg.AAAAAA.partial", ".pkg.DDDDDD.partial", ".pkg.x.CCCCCC.partial", "pkg"]
     );
     assert_confined(log.as_deref(), &[outdir.clone(), area.path("tmp")], &area.path("secret"));
@@ -635,10 +590,10 @@ fn a_live_runs_partial_directory_is_left_alone_and_a_dead_ones_removed() {
 /// Packages `input` with `--deterministic` into `out`; returns the OBJID.
 fn deterministic_objid(area: &Area, input: &Path, out: &str) -> String {
     let out = area.path(out);
-    let o = Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .args(["package", "--no-virus-check", "-q", "--deterministic", "--out"])
-        .arg(&out)
-        .arg(input)
+    let o = Package::new()
+        .quiet()
+        .deterministic()
+        .command(&out, input)
         .env("TMPDIR", area.path("tmp"))
         .output()
         .unwrap();
@@ -649,10 +604,10 @@ fn deterministic_objid(area: &Area, input: &Path, out: &str) -> String {
 #[test]
 fn deterministic_identifiers_come_from_the_input() {
     let area = Area::new();
-    let job = repo().join("samples/heritrix-job");
+    let job = sample("heritrix-job");
     let (a, b, c) = (area.path("input/a/job"), area.path("input/b/job"), area.path("input/c/job"));
     for d in [&a, &b, &c] {
-        copy_dir(&job, d);
+        copy_tree(&job, d);
     }
     // One byte of one log differs in c.
     let log = c.join("logs/progress-statistics.log");
@@ -667,14 +622,14 @@ fn deterministic_identifiers_come_from_the_input() {
     assert_ne!(ida, deterministic_objid(&area, &b, "outdir/b2"), "one name differs");
 
     // PANDAS: instances of the same name in two titles, and a changed mirror file.
-    let sample = repo().join("samples/pandas/40123/20040517-1412");
+    let sample = sample("pandas/40123/20040517-1412");
     let (p1, p2, p3) = (
         area.path("input/p/1/20040517-1412"),
         area.path("input/p/2/20040517-1412"),
         area.path("input/q/1/20040517-1412"),
     );
     for d in [&p1, &p2, &p3] {
-        copy_dir(&sample, d);
+        copy_tree(&sample, d);
     }
     std::fs::write(p3.join("www.example.gov.au/misc/notes.txt"), b"changed").unwrap();
     let id1 = deterministic_objid(&area, &p1, "outdir/p1");
@@ -746,7 +701,7 @@ fn forged_file_names_cannot_add_a_warc_field() {
     let area = Area::new();
     // PANDAS: a page, a file and a directory with the forged name.
     let inst = area.path("input/40123/20040517-1412");
-    copy_dir(&repo().join("samples/pandas/40123/20040517-1412"), &inst);
+    copy_tree(&sample("pandas/40123/20040517-1412"), &inst);
     let host = inst.join("www.example.gov.au");
     std::fs::write(host.join(named(b"page", b".html")), b"<a href=\"index.html\">home</a>")
         .unwrap();
@@ -754,8 +709,7 @@ fn forged_file_names_cannot_add_a_warc_field() {
     std::fs::write(host.join(named(b"dir", b"")).join("f.txt"), b"in a forged directory").unwrap();
     std::fs::write(inst.join(named(b"log", b".txt")), b"a log").unwrap();
     let out = area.path("outdir/pandas");
-    let s = schemas().display().to_string();
-    let args = package_args(out.to_str().unwrap(), &s, inst.to_str().unwrap(), &["--mode", "full"]);
+    let args = package_args(&out, &inst, &["--mode", "full"]);
     let (o, log) = run(&area, &args, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let records = assert_no_injected_field(&out);
@@ -782,7 +736,7 @@ fn forged_file_names_cannot_add_a_warc_field() {
     .unwrap();
     std::fs::write(job.join("logs").join(named(b"crawl", b".log")), b"not a crawl log\n").unwrap();
     let out = area.path("outdir/heritrix");
-    let args = package_args(out.to_str().unwrap(), &s, job.to_str().unwrap(), &["--mode", "full"]);
+    let args = package_args(&out, &job, &["--mode", "full"]);
     let (o, _) = run(&area, &args, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let r = json(&o);

@@ -6,7 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::{package, records, webaip};
+use super::{package, records};
+use crate::util::{report_of, webaip};
 
 /// A wget mirror of www.iana.org where `about/index.html` sorts before the host's own
 /// `index.html`; `domains/idn-tables` is a page saved as a file, and links pass through it.
@@ -35,10 +36,9 @@ fn iana_mirror(dir: &Path) {
     .unwrap();
 }
 
+/// The report of the one package a run made, which must succeed.
 fn json(o: &std::process::Output) -> serde_json::Value {
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    v[0].clone()
+    report_of(o, 0)[0].clone()
 }
 
 /// The MODS title and primary URL of the website (the first MODS of the METS).

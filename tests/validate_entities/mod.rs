@@ -12,25 +12,13 @@ use webaip::formats::digest::sha512_hex;
 use webaip::mets::validate::{Finding, Severity, ValidationReport};
 use webaip::mets::{ValidateOptions, validate_mets};
 
-use crate::mets_package::{assert_webaip_valid, oracle_validate, schemas};
-use crate::util::webaip;
-use crate::util::{corpus, oracle, repo};
+use crate::mets_package::{assert_webaip_valid, oracle_validate};
+use crate::util::{Package, corpus, oracle, sample, schemas, webaip};
 
 /// Packages `source` in full mode into `<tmp>/pkg`.
 fn package(source: &Path, tmp: &Path) -> PathBuf {
     let out = tmp.join("pkg");
-    let o = webaip(&[
-        "package",
-        "--quiet",
-        "--no-virus-check",
-        "--deterministic",
-        "--mode",
-        "full",
-        "--out",
-        out.to_str().unwrap(),
-        source.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Package::new().quiet().deterministic().mode("full").succeeds(&out, source);
     out
 }
 
@@ -182,7 +170,7 @@ struct Described {
 
 fn described() -> Described {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(&repo().join("samples/heritrix-job"), tmp.path());
+    let pkg = package(&sample("heritrix-job"), tmp.path());
     let href = "content/IAH-20240315103000-00000-crawler.example.warc.gz".to_string();
     let base = fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let container = container_id(&base, &href);

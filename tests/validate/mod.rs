@@ -7,7 +7,8 @@ use webaip::mets::validate::Severity;
 use webaip::mets::{ValidateOptions, validate_mets};
 use webaip::model::SerializationMode;
 
-use crate::mets_package::{build, schemas};
+use crate::mets_package::build;
+use crate::util::{schemas, webaip_command};
 
 fn sha(seed: u64) -> String {
     format!("{:0128x}", seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) as u128)
@@ -172,27 +173,17 @@ fn every_kind_of_damage_is_rejected_with_its_rule() {
 fn the_cli_exits_1_on_invalid_2_on_unreadable_and_says_when_xsd_is_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let good = build(dir.path(), SerializationMode::Minimal, 3, "");
-    let bin = env!("CARGO_BIN_EXE_webaip");
     let schemas = schemas();
-    let ok = Command::new(bin)
-        .args(["validate", "--schemas"])
-        .arg(&schemas)
-        .arg(&good)
-        .output()
-        .unwrap();
+    let ok =
+        webaip_command().args(["validate", "--schemas"]).arg(&schemas).arg(&good).output().unwrap();
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
-    let skipped = Command::new(bin)
-        .args(["validate"])
-        .arg(&good)
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .unwrap();
+    let skipped = webaip_command().args(["validate"]).arg(&good).output().unwrap();
     assert!(String::from_utf8_lossy(&skipped.stdout).contains("XML Schema: SKIPPED"));
     let text =
         std::fs::read_to_string(&good).unwrap().replacen("BETYPE=\"BYTE\"", "BETYPE=\"BITS\"", 1);
     let bad = dir.path().join("bad.xml");
     std::fs::write(&bad, text).unwrap();
-    let o = Command::new(bin)
+    let o = webaip_command()
         .args(["validate", "--json", "--schemas"])
         .arg(&schemas)
         .arg(&bad)
@@ -208,7 +199,7 @@ fn the_cli_exits_1_on_invalid_2_on_unreadable_and_says_when_xsd_is_skipped() {
             .iter()
             .any(|f| f["rule"] == "P4.4" && f["line"].is_u64())
     );
-    let missing = Command::new(bin).args(["validate", "/nonexistent/METS.xml"]).output().unwrap();
+    let missing = webaip_command().args(["validate", "/nonexistent/METS.xml"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
 }
 
@@ -305,10 +296,9 @@ fn a_fifo_named_as_the_mets_is_refused_not_waited_on() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("METS.xml");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_webaip"))
+    let mut child = webaip_command()
         .args(["validate"])
         .arg(&fifo)
-        .env_remove("WEBAIP_SCHEMAS")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -6,21 +6,7 @@
 use std::collections::HashMap;
 use std::process::Command;
 
-use crate::util::{corpus, oracle_python, repo};
-
-/// Runs `webaip package ARGS --out PKG INPUT` without the environment's clamd or schemas.
-fn package(args: &[&str], pkg: &std::path::Path, input: &std::path::Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_webaip"))
-        .arg("package")
-        .args(args)
-        .arg("--out")
-        .arg(pkg)
-        .arg(input)
-        .env_remove("WEBAIP_CLAMD")
-        .env_remove("WEBAIP_SCHEMAS")
-        .output()
-        .unwrap()
-}
+use crate::util::{Package, corpus, oracle_python, repo, webaip};
 
 /// BEGIN of each record `<file>` -> MIMETYPE of its payload `<file>`.
 fn payload_types(mets: &str) -> HashMap<u64, String> {
@@ -56,7 +42,7 @@ fn copied_responses_are_typed_as_their_entity() {
     {
         let input = corpus().join("warc").join(name);
         let pkg = tmp.path().join(name);
-        let o = package(&["--quiet", "--no-virus-check", "--mode", "full"], &pkg, &input);
+        let o = Package::new().quiet().mode("full").run(&pkg, &input);
         assert!(pkg.join("METS.xml").is_file(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         let o = Command::new(oracle_python())
             .arg(repo().join("tests/oracle/entity_types.py"))
@@ -103,7 +89,7 @@ fn the_text_report_shows_migration_anomalies_and_the_report_travels_in_the_packa
     bytes.extend_from_slice(body);
     std::fs::write(&arc, &bytes).unwrap();
     let pkg = tmp.path().join("pkg");
-    let o = package(&["--no-virus-check"], &pkg, &arc);
+    let o = Package::new().run(&pkg, &arc);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(pkg.join("METS.xml").is_file(), "{text}{}", String::from_utf8_lossy(&o.stderr));
     assert!(text.contains("TRUNCATED: 1 record(s)"), "{text}");
@@ -133,7 +119,7 @@ fn the_text_report_shows_migration_anomalies_and_the_report_travels_in_the_packa
     );
     let manifest = std::fs::read_to_string(pkg.join("manifest-sha512.txt")).unwrap();
     assert!(manifest.contains(rel));
-    let a = Command::new(env!("CARGO_BIN_EXE_webaip")).arg("audit").arg(&pkg).output().unwrap();
+    let a = webaip(&["audit", pkg.to_str().unwrap()]);
     assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stdout));
 }
 
@@ -152,7 +138,7 @@ fn a_non_mime_arc_type_gives_way_to_the_http_header() {
     bytes.extend_from_slice(b"\n");
     std::fs::write(&arc, &bytes).unwrap();
     let pkg = tmp.path().join("pkg");
-    let o = package(&["--json", "--no-virus-check", "--mode", "full"], &pkg, &arc);
+    let o = Package::new().json().mode("full").run(&pkg, &arc);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let types: Vec<String> = payload_types(&mets).into_values().collect();
@@ -262,7 +248,7 @@ fn r25_the_capture_range_holds_captures_only() {
         (&warc, "2024-03-01T10:00:01Z", "2024-03-02T11:00:00Z"),
     ] {
         let pkg = tmp.path().join(format!("pkg-{}", input.file_name().unwrap().to_str().unwrap()));
-        let o = package(&["--quiet", "--no-virus-check"], &pkg, input);
+        let o = Package::new().quiet().run(&pkg, input);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
         let (mods, dc) = website_dmd(&mets);

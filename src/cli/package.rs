@@ -222,8 +222,7 @@ fn run_mirror(
     }
     let mut o = opts.clone();
     let notes = m.describe(&mut o.metadata);
-    let bar =
-        progress::bytes_bar(m.instance.files.iter().map(|f| f.size).sum(), args.quiet || args.json);
+    let bar = progress::bytes_bar(m.instance.files.total_size()?, args.quiet || args.json);
     let advance = |n: u64| bar.inc(n);
     let r = pool.install(|| build_pandas_package(&m.instance, &o, &advance));
     bar.finish_and_clear();
@@ -310,8 +309,7 @@ fn run_pandas(
         if several {
             o.out = args.out.join(&inst.name);
         }
-        let bar =
-            progress::bytes_bar(inst.files.iter().map(|f| f.size).sum(), args.quiet || args.json);
+        let bar = progress::bytes_bar(inst.files.total_size()?, args.quiet || args.json);
         let advance = |n: u64| bar.inc(n);
         let r = pool.install(|| build_pandas_package(&inst, &o, &advance));
         bar.finish_and_clear();

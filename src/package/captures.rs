@@ -381,8 +381,10 @@ fn run_ids(
         return Ok(Ids::random());
     }
     let shape = source.shape_name();
-    let (kind, files) =
-        source.id_seed().unwrap_or_else(|| (format!("webaip-{shape}"), regular_files(root)));
+    let (kind, files) = match source.id_seed()? {
+        Some(seed) => seed,
+        None => (format!("webaip-{shape}"), regular_files(root)),
+    };
     let named: Vec<(String, &Path)> = files.iter().map(|(n, p)| (n.clone(), p.as_path())).collect();
     Ok(Ids::seeded(super::input_seed(&kind, &named)?))
 }

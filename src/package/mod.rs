@@ -162,6 +162,15 @@ pub enum PackageError {
     /// A capture source could not be read.
     #[error(transparent)]
     Capture(#[from] crate::sources::capture::CaptureError),
+    /// A mirror's link map could not be read while a page's links were rewritten.
+    #[error("{file}: links not rewritten: {source}")]
+    LinkMap {
+        /// The page.
+        file: String,
+        /// The cause.
+        #[source]
+        source: crate::sources::mirror_files::ScratchError,
+    },
     /// A capture source yielded nothing.
     #[error("{}: no capture found in this {shape} harvest", root.display())]
     NoCaptures {
@@ -1834,6 +1843,9 @@ impl From<crate::stages::StageError> for PackageError {
             crate::stages::StageError::Scan(e) => PackageError::Scan(e),
             crate::stages::StageError::Io { path, source } => {
                 PackageError::Io { path: path.into(), source }
+            }
+            crate::stages::StageError::LinkMap { file, source } => {
+                PackageError::LinkMap { file, source }
             }
         }
     }

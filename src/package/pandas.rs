@@ -16,7 +16,9 @@ use serde::Serialize;
 
 use super::captures::build_capture_package;
 use super::{MAX_EXAMPLES, PackageError, PackageOptions};
+use crate::sources::capture::CaptureError;
 use crate::sources::pandas::{Instance, InstanceCaptures, UrlSource};
+use std::ops::ControlFlow;
 
 /// What packaging a PANDAS instance did.
 #[derive(Debug, Clone, Serialize)]
@@ -81,16 +83,24 @@ pub fn build_pandas_package(
     opts: &PackageOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PandasReport, PackageError> {
-    let mut source = InstanceCaptures::new(inst);
+    let list = |e| PackageError::Capture(CaptureError::MirrorList(e));
+    let mut source = InstanceCaptures::new(inst).map_err(list)?;
     let r = build_capture_package(&mut source, &inst.root, opts, progress)?;
     let rewrite = r.rewrite.unwrap_or_default();
-    let guessed = inst
-        .files
-        .iter()
-        .filter(|f| f.url_source == UrlSource::Layout)
-        .take(MAX_EXAMPLES)
-        .map(|f| (f.save_path.clone(), f.url.clone()))
-        .collect();
+    let mut guessed = Vec::new();
+    inst.files
+        .for_each(|f| {
+            if f.url_source == UrlSource::Layout {
+                guessed.push((f.save_path.clone(), f.url.clone()));
+            }
+            if guessed.len() < MAX_EXAMPLES {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        })
+        .map_err(list)?;
+    let capture_from_cache = inst.files.from_cache_count().map_err(list)?;
     Ok(PandasReport {
         package: r.package,
         objid: r.objid,
@@ -102,7 +112,7 @@ pub fn build_pandas_package(
         files: r.captures,
         url_sources: inst.url_sources.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         guessed_urls: guessed,
-        capture_from_cache: inst.files.iter().filter(|f| f.capture_from_cache).count() as u64,
+        capture_from_cache,
         transformed: rewrite.transformed,
         links_to_mirror: rewrite.links_to_mirror,
         links_to_outside: rewrite.links_to_outside,

@@ -336,7 +336,8 @@ impl Harvest {
             What::Package { containers, .. } => containers.iter().map(|c| c.1).sum(),
             What::Archives(a) => a.iter().map(|a| a.1).sum(),
             What::Mirror { instances, .. } => {
-                instances.iter().flat_map(|i| &i.files).map(|f| f.size).sum()
+                // Only the progress bar's length: a list that cannot be read fails the listing.
+                instances.iter().map(|i| i.files.total_size().unwrap_or(0)).sum()
             }
             // Not known before the walk; the bar counts up.
             What::Captures(..) => 0,
@@ -402,7 +403,9 @@ impl Harvest {
             }
             What::Mirror { instances, .. } => {
                 for inst in instances {
-                    list_captures(&mut pandas::InstanceCaptures::new(inst), &mut out, progress)?;
+                    let mut captures = pandas::InstanceCaptures::new(inst)
+                        .map_err(crate::sources::capture::CaptureError::from)?;
+                    list_captures(&mut captures, &mut out, progress)?;
                 }
             }
             What::Captures(dir, shape) => {

@@ -417,13 +417,14 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
     }
     /// What seeds the identifiers of a `--deterministic` run: a name of the source and its
     /// files (name, path). `None`: `webaip-<shape>` and every regular file under its root.
-    fn id_seed(&self) -> Option<(String, Vec<(String, PathBuf)>)> {
-        None
+    #[allow(clippy::type_complexity)]
+    fn id_seed(&self) -> Result<Option<(String, Vec<(String, PathBuf)>)>, CaptureError> {
+        Ok(None)
     }
     /// When the source's files link to each other by local paths (a mirror): each file's
     /// path in the mirror and its original URL, so the pipeline rewrites the links
     /// (`crate::stages::rewrite::RewriteStage`).
-    fn link_map(&self) -> Option<super::link_map::LinkMap> {
+    fn link_map(&self) -> Option<super::mirror_files::LinkMap> {
         None
     }
 }
@@ -507,6 +508,9 @@ pub enum CaptureError {
         /// What is wrong.
         message: String,
     },
+    /// A mirror's file list could not be read back.
+    #[error(transparent)]
+    MirrorList(#[from] super::mirror_files::ScratchError),
 }
 
 #[cfg(test)]

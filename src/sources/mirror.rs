@@ -10,7 +10,6 @@
 //! `index.html?p=1`) are typed by their first bytes with the WHATWG MIME Sniffing Standard
 //! ("rules for identifying an unknown MIME type", Servo's implementation), recorded as sniffed.
 
-use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -18,6 +17,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Serialize;
 
+use super::mirror_files::{MirrorFiles, Said, ScratchError};
 use super::pandas::{Instance, UrlSource, Zone, read_tree};
 use crate::formats::warc::header::{escape_controls, uri_text};
 use crate::layout;
@@ -96,6 +96,9 @@ pub enum MirrorError {
     /// The tree could not be read.
     #[error(transparent)]
     Tree(#[from] super::pandas::PandasError),
+    /// The mirror's file list could not be kept.
+    #[error(transparent)]
+    Scratch(#[from] ScratchError),
     /// The `.zip` cannot be unpacked.
     #[error("{path}: {why}")]
     Zip {
@@ -226,10 +229,8 @@ pub fn read_mirror(
         read_tree(root, name.clone(), None, local, zone, found).map_err(MirrorError::Tree)?;
     if kind == MirrorKind::Wget {
         // Read after the walk: only the walked files' entries are kept.
-        let walked: HashSet<&str> = inst.files.iter().map(|f| f.save_path.as_str()).collect();
-        let read = read_wget_logs(&wget_logs, opts.zone, &walked, &mut refused);
-        log.entries = read.entries;
-        log.used.extend(read.used);
+        let used = read_wget_logs(&wget_logs, opts.zone, &inst.files, &mut refused)?;
+        log.used.extend(used);
         log.used.sort();
         log.used.dedup();
     }
@@ -249,55 +250,34 @@ pub fn read_mirror(
     if kind == MirrorKind::Wget {
         // HTTrack's cache files are not expected of wget.
         inst.missing.retain(|m| !m.starts_with("hts-cache") && m != "url.map");
-        if log.first.is_none() && log.entries.is_empty() {
+        let (_, _, named) = inst.files.staged_counts()?;
+        if log.first.is_none() && named == 0 {
             inst.missing.push("a wget log (wget -o FILE): URLs and capture times".into());
         } else if !log.used.is_empty() {
             inst.found.push(format!(
-                "wget log {}: {} file(s) of the mirror named",
+                "wget log {}: {named} file(s) of the mirror named",
                 log.used.join(", "),
-                log.entries.len()
             ));
         }
     }
     let site_from_log = log.first.as_ref().map(|(_, u)| u.clone());
-    let host_dirs: Vec<String> = {
-        // Distinct as they come: a mirror of a million files has a handful of hosts.
-        let mut v = std::collections::BTreeSet::new();
-        for f in &inst.files {
-            if let Some(d) = f.save_path.split('/').next()
-                && !v.contains(d)
-            {
-                v.insert(d.to_string());
-            }
-        }
-        v.into_iter().collect()
-    };
+    // Two are enough to tell whether there is only one.
+    let host_dirs = inst.files.host_dirs(2)?;
     // The host directory --url-prefix stands for: the one named as its host, else the only one.
-    let prefix_dir = prefix.as_ref().and_then(|u| {
-        let host = u.host_str().unwrap_or("");
-        host_dirs
-            .iter()
-            .find(|d| d.as_str() == host)
-            .or(if host_dirs.len() == 1 { host_dirs.first() } else { None })
-            .cloned()
-    });
+    let prefix_dir = match prefix.as_ref().map(|u| u.host_str().unwrap_or("")) {
+        Some(host) if inst.files.has_host_dir(host)? => Some(host.to_string()),
+        Some(_) if host_dirs.len() == 1 => host_dirs.first().cloned(),
+        _ => None,
+    };
     let (capture_sources, sniffed) = name_and_date_files(
         &mut inst,
         kind,
-        &mut log,
+        &log,
         &log_label,
         start,
         (prefix.as_ref(), prefix_dir.as_deref()),
-    );
-    let mut url_sources: HashMap<String, u64> = HashMap::new();
-    for f in &inst.files {
-        let key = serde_json::to_value(f.url_source)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        *url_sources.entry(key).or_default() += 1;
-    }
-    inst.url_sources = url_sources;
+    )?;
+    inst.url_sources = super::pandas::url_source_counts(&inst.files)?;
     inst.time = start;
     let stamp = start.format("%Y%m%d%H%M%S");
     let host = host_dirs.first().cloned().unwrap_or_default();
@@ -306,7 +286,7 @@ pub fn read_mirror(
     inst.label = format!("{label} mirror {name} (crawl started {})", start.to_rfc3339());
     inst.name = format!("{name} ({stamp})");
 
-    let site = SiteRoot::of(&mut inst, site_from_log.map(|u| (u, log_label)), prefix.as_ref());
+    let site = SiteRoot::of(&mut inst, site_from_log.map(|u| (u, log_label)), prefix.as_ref())?;
     let (site_url, site_url_source, root_page, root_title) =
         (site.url, site.source, site.page, site.title);
     Ok(Mirror {
@@ -340,8 +320,8 @@ impl SiteRoot {
         inst: &mut Instance,
         logged: Option<(String, String)>,
         prefix: Option<&url::Url>,
-    ) -> Self {
-        let (url, source) = match (logged, prefix, inst.root_page()) {
+    ) -> Result<Self, ScratchError> {
+        let (url, source) = match (logged, prefix, inst.root_page()?) {
             (Some((u, log)), _, _) => (Some(u), format!("{log} (the crawl's first URL)")),
             (None, Some(p), _) => (Some(p.to_string()), "--url-prefix".to_string()),
             (None, None, Some(f)) => (
@@ -354,16 +334,12 @@ impl SiteRoot {
             (None, None, None) => (None, "none: no log, no --url-prefix".to_string()),
         };
         inst.site = url.clone().map(|u| (u, source.clone()));
-        let page = url.as_ref().and_then(|u| {
-            let trimmed = u.trim_end_matches('/');
-            inst.files
-                .iter()
-                .find(|f| f.url == *u)
-                .or_else(|| inst.files.iter().find(|f| f.url.trim_end_matches('/') == trimmed))
-                .filter(|f| f.mime.starts_with("text/html"))
-        });
-        let title = page.and_then(|f| page_title(&f.path(&inst.root), &f.mime));
-        SiteRoot { url, source, page: page.map(|f| f.save_path.clone()), title }
+        let page = match &url {
+            Some(u) => inst.files.at_url(u)?.filter(|f| f.mime.starts_with("text/html")),
+            None => None,
+        };
+        let title = page.as_ref().and_then(|f| page_title(&f.path(&inst.root), &f.mime));
+        Ok(SiteRoot { url, source, page: page.map(|f| f.save_path), title })
     }
 }
 
@@ -373,28 +349,25 @@ impl SiteRoot {
 fn name_and_date_files(
     inst: &mut super::pandas::Instance,
     kind: MirrorKind,
-    log: &mut LogIndex,
+    log: &LogIndex,
     log_label: &str,
     start: DateTime<Utc>,
     (prefix, prefix_dir): (Option<&url::Url>, Option<&str>),
-) -> (std::collections::BTreeMap<String, u64>, u64) {
+) -> Result<(std::collections::BTreeMap<String, u64>, u64), ScratchError> {
     let mut capture_sources: std::collections::BTreeMap<String, u64> = Default::default();
     let mut sniffed = 0u64;
-    // One allocation of each source's words for every file it dates.
-    let from_log: std::sync::Arc<str> = log_label.into();
-    let inferred: std::sync::Arc<str> = if log.first.is_some() {
-        format!("{log_label}: start of the crawl (inferred: the file is not in the log)").into()
+    let inferred = if log.first.is_some() {
+        format!("{log_label}: start of the crawl (inferred: the file is not in the log)")
     } else {
         "--capture-date".into()
     };
-    for f in &mut inst.files {
-        // Taken out of the index: a URL is held once, by its file.
-        let logged = if kind == MirrorKind::Wget { log.entries.remove(&f.save_path) } else { None };
-        if let Some((url, t)) = logged {
+    inst.files.update_each(|f, logged| {
+        // Only a wget log's requests are staged.
+        if let Some((url, t)) = logged.filter(|_| kind == MirrorKind::Wget) {
             f.url = url;
             f.url_source = UrlSource::WgetLog;
             f.capture = t;
-            f.capture_source = Some(from_log.clone());
+            f.capture_source = Some(log_label.to_string());
         } else {
             if kind == MirrorKind::Wget || f.url_source == UrlSource::Layout {
                 let (dir, rest) = f.save_path.split_once('/').unwrap_or((&f.save_path, ""));
@@ -427,8 +400,8 @@ fn name_and_date_files(
         if f.mime_source.starts_with("sniffed") {
             sniffed += 1;
         }
-    }
-    (capture_sources, sniffed)
+    })?;
+    Ok((capture_sources, sniffed))
 }
 
 impl Mirror {
@@ -502,14 +475,12 @@ fn page_title(path: &Path, mime: &str) -> Option<String> {
     (!t.is_empty()).then(|| escape_controls(&t))
 }
 
-/// What a log says: the first (time, URL), and each walked file's logged URL and time.
+/// What a log says of the crawl: the first (time, URL). Each walked file's logged URL and
+/// time is staged in the mirror's file list.
 #[derive(Default)]
 struct LogIndex {
     first: Option<(DateTime<Utc>, String)>,
     first_local: Option<NaiveDateTime>,
-    /// By the walked file's save path: only files the walk found are kept, so memory follows
-    /// the mirror, not the log.
-    entries: HashMap<String, (String, DateTime<Utc>)>,
     /// The logs that gave the start or a file's URL.
     used: Vec<String>,
 }
@@ -613,54 +584,71 @@ fn read_first_request(
     }
 }
 
-/// Reads the wget logs for the URL and time of each walked file (`walked`: the mirror's save
-/// paths) they name.
+/// Reads the wget logs for the URL and time of each walked file (`walked`: the mirror's
+/// files) they name, staged in the list (the first request for a file counts). Returns the
+/// logs that named one.
 fn read_wget_logs(
     logs: &[(String, File)],
     zone: Zone,
-    walked: &HashSet<&str>,
+    walked: &MirrorFiles,
     refused: &mut Vec<(String, String)>,
-) -> LogIndex {
-    let mut idx = LogIndex::default();
+) -> Result<Vec<String>, ScratchError> {
+    let mut used = Vec::new();
     for (n, file) in logs {
-        let before = idx.entries.len();
-        let read = for_each_saved(file, zone, |p, cur| {
-            if let Some(key) = walked_key(p, &cur.0, walked) {
-                idx.entries.entry(key).or_insert_with(|| cur.clone());
+        let mut named = false;
+        let mut failed = None;
+        let read = for_each_saved(file, zone, |p, (url, at)| {
+            if failed.is_some() {
+                return;
+            }
+            let staged = walked_key(p, url, walked).and_then(|key| match key {
+                Some(key) => walked.stage(&key, Said::Logged { url, at: *at }),
+                None => Ok(false),
+            });
+            match staged {
+                Ok(s) => named |= s,
+                Err(e) => failed = Some(e),
             }
         });
+        if let Some(e) = failed {
+            return Err(e);
+        }
         if let Err(e) = read {
             refused.push((n.clone(), format!("not read to the end: {e}")));
         }
-        if idx.entries.len() > before && !idx.used.contains(n) {
-            idx.used.push(n.clone());
+        if named && !used.contains(n) {
+            used.push(n.clone());
         }
     }
-    idx
+    Ok(used)
 }
 
 /// The walked save path a logged `Saving to:` path names: the path as logged, or (wget `-P`
 /// put the mirror below a prefix) the path from the URL's host directory on. One look-up each,
 /// so a log of deep paths costs its own length, not the square of it.
-fn walked_key(logged: &str, url: &str, walked: &HashSet<&str>) -> Option<String> {
+fn walked_key(
+    logged: &str,
+    url: &str,
+    walked: &MirrorFiles,
+) -> Result<Option<String>, ScratchError> {
     let logged = logged.trim_start_matches("./");
     if let Ok(p) = layout::confined_name(logged)
-        && walked.contains(p.as_str())
+        && walked.is_walked(&p)?
     {
-        return Some(p);
+        return Ok(Some(p));
     }
-    let u = url::Url::parse(url).ok()?;
-    let host = u.host_str()?;
+    let Ok(u) = url::Url::parse(url) else { return Ok(None) };
+    let Some(host) = u.host_str() else { return Ok(None) };
     let with_port = u.port().map(|p| format!("{host}:{p}"));
     let mut at = 0;
     for part in logged.split('/') {
         if part == host || with_port.as_deref() == Some(part) {
-            let p = layout::confined_name(&logged[at..]).ok()?;
-            return walked.contains(p.as_str()).then_some(p);
+            let Ok(p) = layout::confined_name(&logged[at..]) else { return Ok(None) };
+            return Ok(walked.is_walked(&p)?.then_some(p));
         }
         at += part.len() + 1;
     }
-    None
+    Ok(None)
 }
 
 /// `--2024-01-02 10:11:12--  http://host/path`.

@@ -22,17 +22,16 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
-use serde::Serialize;
 
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
     QuirkLog, SideFile,
 };
-use super::link_map::LinkMap;
-use super::{name_text, refusal, take_regular};
+use super::mirror_files::{Found, Said};
+pub use super::mirror_files::{LinkMap, MirrorFile, MirrorFiles, ScratchError, UrlSource};
+use super::{NotTaken, name_text, refusal, take_regular};
 use crate::formats::mime;
 use crate::formats::warc::header::{escape_controls, warc_fields_line};
 use crate::layout;
@@ -46,58 +45,6 @@ pub const MAX_PANACCESS: u64 = 1 << 20;
 pub const MAX_CACHE_INDEX: u64 = 256 << 20;
 /// Bytes of a page read to find HTTrack's `Mirrored from` comment.
 const COMMENT_WINDOW: u64 = 64 * 1024;
-
-/// Where a file's original URL came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UrlSource {
-    /// `hts-cache/new.zip` (entry name, matched by `X-Save`).
-    Cache,
-    /// `url.map`.
-    UrlMap,
-    /// `hts-cache/new.txt`.
-    NewTxt,
-    /// The `<!-- Mirrored from ... -->` comment in the page.
-    Comment,
-    /// The `<host>/<path>` layout: a guess.
-    Layout,
-    /// The wget log (`--DATE--  URL` and `Saving to:` lines).
-    WgetLog,
-    /// `--url-prefix` given by the operator, with the path below the host directory.
-    UrlPrefix,
-}
-
-/// One file of the mirror.
-#[derive(Debug, Clone)]
-pub struct MirrorFile {
-    /// Its save path relative to the instance (`/`-separated; bytes that are not UTF-8 are
-    /// percent-encoded).
-    pub save_path: String,
-    /// Its path relative to the instance as the file system spells it, only when that is not
-    /// `save_path` (bytes that are not UTF-8): a full path per file was a third of a large
-    /// mirror's memory.
-    raw_relative: Option<Box<[u8]>>,
-    /// The recovered original URL.
-    pub url: String,
-    /// Where the URL came from.
-    pub url_source: UrlSource,
-    /// MIME type (cache, `.panaccess-mime.types`, `new.txt`, extension, content, in that order;
-    /// one allocation per distinct type).
-    pub mime: Arc<str>,
-    /// Where the MIME type came from (`hts-cache/new.zip`, `extension`, `sniffed`, ...).
-    pub mime_source: &'static str,
-    /// When it was captured.
-    pub capture: DateTime<Utc>,
-    /// True when the capture time came from the cache (`new.txt`); else the instance time.
-    pub capture_from_cache: bool,
-    /// Where the capture time came from, when not the cache or the instance directory name
-    /// (a wget log, `--capture-date`).
-    pub capture_source: Option<Arc<str>>,
-    /// The cached pseudo-HTTP header block (`new.zip` extra field), if any.
-    pub cache_headers: Option<Box<str>>,
-    /// Size in bytes.
-    pub size: u64,
-}
 
 /// A file of the instance that is not part of the mirror (cache, logs, HTTrack artefacts).
 #[derive(Debug, Clone)]
@@ -123,8 +70,8 @@ pub struct Instance {
     pub stem: String,
     /// The instance time, in UTC.
     pub time: DateTime<Utc>,
-    /// Mirror files, by save path.
-    pub files: Vec<MirrorFile>,
+    /// Mirror files, in walk order (on disk).
+    pub files: MirrorFiles,
     /// The site's URL and where it came from, when a reader established it (a wget log,
     /// `--url-prefix`); else [`Instance::seed`] finds it.
     pub site: Option<(String, String)>,
@@ -247,12 +194,9 @@ pub enum PandasError {
     /// No `<host>/` directory holds a mirrored file.
     #[error("{}: no mirrored file (no <host>/ directory)", .0.display())]
     NoMirror(PathBuf),
-}
-
-struct CacheEntry {
-    url: String,
-    headers: String,
-    content_type: Option<String>,
+    /// The file list could not be kept.
+    #[error(transparent)]
+    Scratch(#[from] ScratchError),
 }
 
 /// Reads an instance directory.
@@ -290,29 +234,27 @@ pub(crate) fn read_tree(
     let mut found = vec![found];
     let mut missing = Vec::new();
     let mut refused: Vec<(String, String)> = Vec::new();
-    let (walked, aux, panaccess) = walk_tree(root, &mut refused);
-    // The side files are read after the walk and keep only lines about walked files: memory
-    // follows the mirror, not the side files (55 MB of new.txt and url.map about files that
-    // are not there took 107 MB).
-    let names: HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
+    let mut files = MirrorFiles::open()?;
+    let aux = walk_tree(root, &mut files, &mut refused)?;
+    if files.is_empty() {
+        return Err(PandasError::NoMirror(root.to_path_buf()));
+    }
+    // The side files are read after the walk and keep only lines about walked files: what is
+    // kept follows the mirror, not the side files (55 MB of new.txt and url.map about files
+    // that are not there took 107 MB when held in memory).
     let cache_name = "hts-cache/new.zip";
     let cache = root.join(cache_name);
-    let cache_entries = match layout::open_regular(&cache) {
+    match layout::open_regular(&cache) {
         Ok(file) => {
-            let entries = read_cache_zip(file, &names)
+            let read = read_cache_zip(file, &files)
                 .map_err(|source| PandasError::Cache { path: cache.clone(), source })?;
-            match entries {
-                Some(entries) => {
-                    found.push(cache_name.into());
-                    entries
-                }
-                None => {
-                    refused.push((
-                        cache_name.into(),
-                        "not an HTTrack cache (no zip entry at its start): not read".into(),
-                    ));
-                    HashMap::new()
-                }
+            if read? {
+                found.push(cache_name.into());
+            } else {
+                refused.push((
+                    cache_name.into(),
+                    "not an HTTrack cache (no zip entry at its start): not read".into(),
+                ));
             }
         }
         Err(e) => {
@@ -321,17 +263,17 @@ pub(crate) fn read_tree(
                 refused.push((cache_name.into(), refusal(&e)));
             }
             missing.push("hts-cache/new.zip (URLs and headers from the HTTrack cache)".into());
-            HashMap::new()
         }
-    };
-    let url_map = read_url_map(root, pi.as_deref(), &name, &names, &mut refused);
-    if url_map.is_empty() {
+    }
+    read_url_map(root, pi.as_deref(), &name, &files, &mut refused)?;
+    read_new_txt(root, &files, &mut refused)?;
+    let (url_map, new_txt, _) = files.staged_counts()?;
+    if url_map == 0 {
         missing.push("url.map".into());
     } else {
         found.push("url.map".into());
     }
-    let new_txt = read_new_txt(root, &names, &mut refused);
-    if new_txt.is_empty() {
+    if new_txt == 0 {
         missing.push("hts-cache/new.txt (capture times)".into());
     } else {
         found.push("hts-cache/new.txt".into());
@@ -341,76 +283,8 @@ pub(crate) fn read_tree(
             found.push(f.into());
         }
     }
-    drop(names);
-    let mut files = Vec::with_capacity(walked.len());
-    let mut mimes = MimeTexts::default();
-    for Walked { path, rel, size } in walked {
-        let cached = cache_entries.get(&rel);
-        let (url, url_source) = if let Some(c) = cached {
-            (c.url.clone(), UrlSource::Cache)
-        } else if let Some(u) = url_map.get(&rel) {
-            (u.clone(), UrlSource::UrlMap)
-        } else if let Some(t) = new_txt.get(&rel) {
-            (t.url.clone(), UrlSource::NewTxt)
-        } else if let Some(u) = mirrored_from(&path) {
-            (u, UrlSource::Comment)
-        } else {
-            (layout_url(&raw_relative(root, &path)), UrlSource::Layout)
-        };
-        let stated = cached
-            .and_then(|c| c.content_type.as_deref().map(|m| (m, "hts-cache/new.zip")))
-            .or_else(|| panaccess.get(&rel).map(|m| (m.as_str(), ".panaccess-mime.types")))
-            .or_else(|| {
-                let m = new_txt.get(&rel).map(|t| t.mime.as_str()).filter(|m| m.contains('/'));
-                m.map(|m| (m, "hts-cache/new.txt"))
-            });
-        let (mime, mime_source) = match stated {
-            Some((m, source)) => (mimes.shared(m), source),
-            None => {
-                let (m, source) = type_of_file(&path, &rel);
-                (mimes.shared(&m), source)
-            }
-        };
-        let (capture, capture_from_cache) = match new_txt.get(&rel).and_then(|t| t.time) {
-            Some(tod) => {
-                // new.txt holds the time of day only: the instance date, or the next day when
-                // the crawl ran past midnight.
-                let mut at = local.date().and_time(tod);
-                if tod < local.time() {
-                    at += chrono::Duration::days(1);
-                }
-                (zone.to_utc(at), true)
-            }
-            None => (time, false),
-        };
-        let raw = raw_relative(root, &path);
-        let raw_relative = (raw != rel.as_bytes()).then(|| raw.into_boxed_slice());
-        files.push(MirrorFile {
-            save_path: rel,
-            raw_relative,
-            url,
-            url_source,
-            mime,
-            mime_source,
-            capture,
-            capture_from_cache,
-            capture_source: None,
-            cache_headers: cached.map(|c| c.headers.as_str().into()),
-            size,
-        });
-    }
-    files.shrink_to_fit();
-    let mut url_sources: HashMap<String, u64> = HashMap::new();
-    for f in &files {
-        let key = serde_json::to_value(f.url_source)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        *url_sources.entry(key).or_default() += 1;
-    }
-    if files.is_empty() {
-        return Err(PandasError::NoMirror(root.to_path_buf()));
-    }
+    files.resolve(|f| resolve_file(root, f, local, zone))?;
+    let url_sources = url_source_counts(&files)?;
     Ok(Instance {
         root: root.to_path_buf(),
         pi,
@@ -428,6 +302,73 @@ pub(crate) fn read_tree(
     })
 }
 
+/// Files per URL source, by the source's name in reports.
+pub(crate) fn url_source_counts(files: &MirrorFiles) -> Result<HashMap<String, u64>, ScratchError> {
+    Ok(files.url_source_counts()?.into_iter().map(|(s, n)| (s.key().to_string(), n)).collect())
+}
+
+/// A walked file's URL, type and capture time, from what the side files said of it, in order
+/// of trust; else from the page itself or the layout. `local` and `zone`: the crawl's start.
+fn resolve_file(root: &Path, f: Found, local: NaiveDateTime, zone: Zone) -> MirrorFile {
+    use std::os::unix::ffi::OsStrExt;
+    let path = match &f.raw_relative {
+        Some(raw) => root.join(std::ffi::OsStr::from_bytes(raw)),
+        None => root.join(&f.save_path),
+    };
+    let (url, url_source) = if let Some((url, _, _)) = &f.cache {
+        (url.clone(), UrlSource::Cache)
+    } else if let Some(u) = &f.url_map {
+        (u.clone(), UrlSource::UrlMap)
+    } else if let Some((u, _, _)) = &f.new_txt {
+        (u.clone(), UrlSource::NewTxt)
+    } else if let Some(u) = mirrored_from(&path) {
+        (u, UrlSource::Comment)
+    } else {
+        let raw = f.raw_relative.as_deref().unwrap_or(f.save_path.as_bytes());
+        (layout_url(raw), UrlSource::Layout)
+    };
+    let stated = f
+        .cache
+        .as_ref()
+        .and_then(|(_, _, ct)| ct.as_deref().map(|m| (m, "hts-cache/new.zip")))
+        .or_else(|| f.panaccess.as_deref().map(|m| (m, ".panaccess-mime.types")))
+        .or_else(|| {
+            let m = f.new_txt.as_ref().map(|(_, m, _)| m.as_str()).filter(|m| m.contains('/'));
+            m.map(|m| (m, "hts-cache/new.txt"))
+        });
+    let (mime, mime_source) = match stated {
+        Some((m, source)) => (m.to_string(), source),
+        None => type_of_file(&path, &f.save_path),
+    };
+    let time_of_day = f.new_txt.as_ref().and_then(|(_, _, t)| t.as_deref());
+    let (capture, capture_from_cache) =
+        match time_of_day.and_then(|t| NaiveTime::parse_from_str(t, "%H:%M:%S").ok()) {
+            Some(tod) => {
+                // new.txt holds the time of day only: the instance date, or the next day when
+                // the crawl ran past midnight.
+                let mut at = local.date().and_time(tod);
+                if tod < local.time() {
+                    at += chrono::Duration::days(1);
+                }
+                (zone.to_utc(at), true)
+            }
+            None => (zone.to_utc(local), false),
+        };
+    MirrorFile {
+        save_path: f.save_path,
+        raw_relative: f.raw_relative,
+        url,
+        url_source,
+        mime,
+        mime_source: mime_source.to_string(),
+        capture,
+        capture_from_cache,
+        capture_source: None,
+        cache_headers: f.cache.map(|(_, headers, _)| headers),
+        size: f.size,
+    }
+}
+
 /// The type of a file nothing states one for: by its name and its first bytes.
 fn type_of_file(path: &Path, rel: &str) -> (String, &'static str) {
     let mut head = Vec::new();
@@ -437,38 +378,15 @@ fn type_of_file(path: &Path, rel: &str) -> (String, &'static str) {
     mime::type_by_name_and_content(rel, read.map(|_| head.as_slice()))
 }
 
-/// One allocation per distinct MIME type of a mirror (a handful for a million files).
-#[derive(Default)]
-struct MimeTexts(HashSet<Arc<str>>);
-
-impl MimeTexts {
-    fn shared(&mut self, mime: &str) -> Arc<str> {
-        if let Some(m) = self.0.get(mime) {
-            return m.clone();
-        }
-        let m: Arc<str> = mime.into();
-        self.0.insert(m.clone());
-        m
-    }
-}
-
-/// A mirror file the walk found: its path, save path and size.
-struct Walked {
-    path: PathBuf,
-    rel: String,
-    size: u64,
-}
-
 /// Walks a mirror tree in name order: its mirror files (regular files in `<host>/`
 /// directories), its other files, and the MIME types `.panaccess-mime.types` files force.
 /// What cannot be read, and what is not a regular file, is refused one by one.
 fn walk_tree(
     root: &Path,
+    files: &mut MirrorFiles,
     refused: &mut Vec<(String, String)>,
-) -> (Vec<Walked>, Vec<InstanceAux>, HashMap<String, String>) {
-    let mut files = Vec::new();
+) -> Result<Vec<InstanceAux>, ScratchError> {
     let mut aux = Vec::new();
-    let mut panaccess: HashMap<String, String> = HashMap::new();
     let mut taken = HashSet::new();
     let walk = walkdir::WalkDir::new(root).sort_by_file_name().follow_links(false);
     for e in walk {
@@ -497,7 +415,7 @@ fn walk_tree(
             }
         };
         if e.file_name() == ".panaccess-mime.types" {
-            read_panaccess(root, e.path(), &mut panaccess);
+            read_panaccess(root, e.path(), files)?;
         }
         let first = rel.split('/').next().unwrap_or("");
         let in_host_dir = rel.contains('/') && looks_like_host(first) && first != "hts-cache";
@@ -506,16 +424,20 @@ fn walk_tree(
             aux.push(InstanceAux { path: e.path().to_path_buf(), relative: rel });
             continue;
         }
-        files.push(Walked { path: e.into_path(), rel, size: meta.len() });
+        let raw = raw_relative(root, e.path());
+        let raw = (raw != rel.as_bytes()).then_some(raw);
+        if !files.add_walked(&rel, raw.as_deref(), meta.len())? {
+            refused.push((rel, NotTaken::Clash.to_string()));
+        }
     }
-    (files, aux, panaccess)
+    Ok(aux)
 }
 
 /// A `.panaccess-mime.types` file's `<Files "NAME">` / `ForceType TYPE` pairs, keyed by the
 /// save path of the file of its directory they name.
-fn read_panaccess(root: &Path, path: &Path, out: &mut HashMap<String, String>) {
+fn read_panaccess(root: &Path, path: &Path, out: &MirrorFiles) -> Result<(), ScratchError> {
     let dir = name_text(root, path.parent().unwrap_or(root));
-    let Ok(bytes) = layout::read_bounded(path, MAX_PANACCESS) else { return };
+    let Ok(bytes) = layout::read_bounded(path, MAX_PANACCESS) else { return Ok(()) };
     let text = String::from_utf8_lossy(&bytes);
     let mut current: Option<String> = None;
     for line in text.lines() {
@@ -524,9 +446,10 @@ fn read_panaccess(root: &Path, path: &Path, out: &mut HashMap<String, String>) {
             current = Some(rest.to_string());
         } else if let (Some(f), Some(mime)) = (&current, l.strip_prefix("ForceType ")) {
             let key = if dir.is_empty() { f.clone() } else { format!("{dir}/{f}") };
-            out.insert(key, escape_controls(mime.trim()));
+            out.stage(&key, Said::Panaccess { mime: &escape_controls(mime.trim()) })?;
         }
     }
+    Ok(())
 }
 
 fn raw_relative(root: &Path, path: &Path) -> Vec<u8> {
@@ -574,24 +497,20 @@ fn mirrored_from(path: &Path) -> Option<String> {
 }
 
 /// Reads `hts-cache/new.zip`: entry name (URL) and the local-header extra field (a
-/// pseudo-HTTP header block with `X-Save`), keyed by the save path.
+/// pseudo-HTTP header block with `X-Save`), staged for the walked file it saves to.
 ///
 /// Hand-written because HTTrack keeps the headers in the *local* file headers' extra fields,
 /// which the zip crate (and Python's zipfile) only expose from the central directory, where
 /// they are empty. Entry bodies are not needed (the files themselves are in the mirror), so
-/// they are skipped as the file streams by: memory holds the names and header blocks only, at
-/// most [`MAX_CACHE_INDEX`] bytes of them, and only for the files the walk found (`walked`).
+/// they are skipped as the file streams by: the names and header blocks are kept, at most
+/// [`MAX_CACHE_INDEX`] bytes of them, and only for the files the walk found (`walked`).
 /// An `X-Save` name that would leave the instance (absolute, `..`) is dropped: it could only
-/// ever select a file the walk found anyway. `None` when the file is no zip at all (neither
+/// ever select a file the walk found anyway. False when the file is no zip at all (neither
 /// empty nor starting with an entry or an empty zip's end record).
-fn read_cache_zip(
-    file: File,
-    walked: &HashSet<&str>,
-) -> io::Result<Option<HashMap<String, CacheEntry>>> {
+fn read_cache_zip(file: File, walked: &MirrorFiles) -> io::Result<Result<bool, ScratchError>> {
     const SIG: [u8; 4] = [0x50, 0x4b, 0x03, 0x04];
     const EMPTY: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
     let mut r = BufReader::with_capacity(1 << 16, file);
-    let mut out = HashMap::new();
     let mut kept = 0u64;
     let mut sig = [0u8; 4];
     let mut at = 0;
@@ -605,13 +524,13 @@ fn read_cache_zip(
     // A cache cut short (HTTrack killed) ends anywhere: keep what was read. One that does not
     // start as a zip is something else.
     if at == 0 || (at == 4 && sig == EMPTY) {
-        return Ok(Some(out));
+        return Ok(Ok(true));
     }
     if sig[..at] != SIG[..at] {
-        return Ok(None);
+        return Ok(Ok(false));
     }
     if at < 4 {
-        return Ok(Some(out));
+        return Ok(Ok(true));
     }
     loop {
         let mut h = [0u8; 26];
@@ -646,11 +565,13 @@ fn read_cache_zip(
                 }
             }
         }
-        if let Some(s) = save.and_then(|s| layout::confined_name(&s).ok())
-            && walked.contains(s.as_str())
-        {
+        if let Some(s) = save.and_then(|s| layout::confined_name(&s).ok()) {
             let url = if url.contains("://") { url } else { format!("http://{url}") };
-            out.insert(s, CacheEntry { url, headers, content_type });
+            let said =
+                Said::Cache { url: &url, headers: &headers, content_type: content_type.as_deref() };
+            if let Err(e) = walked.stage(&s, said) {
+                return Ok(Err(e));
+            }
         }
         let found = if flags & 0x08 != 0 {
             // Sizes follow the data in a descriptor: find the next local header instead.
@@ -663,7 +584,7 @@ fn read_cache_zip(
             break;
         }
     }
-    Ok(Some(out))
+    Ok(Ok(true))
 }
 
 /// Fills `buf`; false when the input ends first.
@@ -720,16 +641,16 @@ fn open_side_file(root: &Path, name: &str, refused: &mut Vec<(String, String)>) 
     }
 }
 
-/// `url.map`: `URL^^[PI/date/]save-path` lines.
+/// `url.map`: `URL^^[PI/date/]save-path` lines, staged for the walked files they name.
 fn read_url_map(
     root: &Path,
     pi: Option<&str>,
     instance: &str,
-    walked: &HashSet<&str>,
+    walked: &MirrorFiles,
     refused: &mut Vec<(String, String)>,
-) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    let Some(file) = open_side_file(root, "url.map", refused) else { return out };
+) -> Result<(), ScratchError> {
+    let Some(file) = open_side_file(root, "url.map", refused) else { return Ok(()) };
+    let mut failed = None;
     let read = super::for_each_bounded_line(file, |line| {
         let line = String::from_utf8_lossy(line);
         let line = line.trim_end_matches(['\r', '\n']);
@@ -744,33 +665,32 @@ fn read_url_map(
             }
         }
         if let Ok(local) = layout::confined_name(&local)
-            && walked.contains(local.as_str())
+            && failed.is_none()
+            && let Err(e) = walked.stage(&local, Said::UrlMap { url: &escape_controls(url.trim()) })
         {
-            out.insert(local, escape_controls(url.trim()));
+            failed = Some(e);
         }
     });
+    if let Some(e) = failed {
+        return Err(e);
+    }
     if let Err(e) = read {
         refused.push(("url.map".into(), format!("not read to the end: {e}")));
     }
-    out
+    Ok(())
 }
 
-struct NewTxt {
-    url: String,
-    mime: String,
-    time: Option<NaiveTime>,
-}
-
-/// `hts-cache/new.txt`: tab-separated; time of day, ..., MIME, Etag|Date, URL, local file.
+/// `hts-cache/new.txt`: tab-separated; time of day, ..., MIME, Etag|Date, URL, local file;
+/// staged for the walked files they name.
 fn read_new_txt(
     root: &Path,
-    walked: &HashSet<&str>,
+    walked: &MirrorFiles,
     refused: &mut Vec<(String, String)>,
-) -> HashMap<String, NewTxt> {
-    let mut out = HashMap::new();
+) -> Result<(), ScratchError> {
     let name = "hts-cache/new.txt";
-    let Some(file) = open_side_file(root, name, refused) else { return out };
+    let Some(file) = open_side_file(root, name, refused) else { return Ok(()) };
     let mut first = true;
+    let mut failed = None;
     let read = super::for_each_bounded_line(file, |line| {
         if std::mem::take(&mut first) {
             return; // the column titles
@@ -778,64 +698,83 @@ fn read_new_txt(
         let line = String::from_utf8_lossy(line);
         let line = line.trim_end_matches(['\r', '\n']);
         let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() < 9 || cols[8].is_empty() || !walked.contains(cols[8]) {
+        if cols.len() < 9 || cols[8].is_empty() || failed.is_some() {
             return;
         }
-        out.insert(
-            cols[8].to_string(),
-            NewTxt {
-                url: escape_controls(cols[7]),
-                mime: escape_controls(cols[5]),
-                time: NaiveTime::parse_from_str(cols[0], "%H:%M:%S").ok(),
-            },
-        );
+        let (url, mime) = (escape_controls(cols[7]), escape_controls(cols[5]));
+        let said = Said::NewTxt { url: &url, mime: &mime, time: cols[0] };
+        if let Err(e) = walked.stage(cols[8], said) {
+            failed = Some(e);
+        }
     });
+    if let Some(e) = failed {
+        return Err(e);
+    }
     if let Err(e) = read {
         refused.push((name.into(), format!("not read to the end: {e}")));
     }
-    out
+    Ok(())
 }
 
-/// The captures of an instance (or of any mirror read into one): each mirror file, in save
-/// path order, a `resource` capture at its recovered URL (read only when written), with a
+/// The captures of an instance (or of any mirror read into one): each mirror file, in walk
+/// order, a `resource` capture at its recovered URL (read only when written), with a
 /// metadata block saying where its URL, time and type came from and the cached HTTP header.
 /// The pipeline rewrites its links ([`CaptureSource::link_map`]). The instance's other files
 /// are side files; refused files and URLs guessed from the layout are its quirks.
 pub struct InstanceCaptures<'a> {
     inst: &'a Instance,
-    next: usize,
+    /// The files read from the list and not yet given, and the last one's sequence number.
+    ahead: std::collections::VecDeque<MirrorFile>,
+    after: i64,
     quirks: Vec<Quirk>,
     /// Quirks past [`QuirkLog::LIMIT`], only counted.
     dropped: u64,
+    /// The site's URL and where it came from ([`Instance::seed`]).
+    seed: Option<(String, String)>,
 }
+
+/// Files read from the list at a time.
+const FILES_AHEAD: usize = 256;
 
 impl<'a> InstanceCaptures<'a> {
     /// The captures of `inst`.
-    pub fn new(inst: &'a Instance) -> Self {
-        let refused = inst.refused.iter().map(|(file, why)| Quirk {
-            file: file.clone(),
-            line: None,
-            offset: None,
-            kind: "refused".into(),
-            detail: why.clone(),
-        });
-        let guessed =
-            inst.files.iter().filter(|f| f.url_source == UrlSource::Layout).map(|f| Quirk {
-                file: f.save_path.clone(),
+    pub fn new(inst: &'a Instance) -> Result<Self, ScratchError> {
+        let mut quirks: Vec<Quirk> = inst
+            .refused
+            .iter()
+            .map(|(file, why)| Quirk {
+                file: file.clone(),
                 line: None,
                 offset: None,
-                kind: "url-from-layout".into(),
-                detail: format!(
-                    "no record of its URL: {} is a guess from the host/path layout",
-                    f.url
-                ),
-            });
+                kind: "refused".into(),
+                detail: why.clone(),
+            })
+            .take(QuirkLog::LIMIT)
+            .collect();
+        let mut dropped = inst.refused.len().saturating_sub(quirks.len()) as u64;
         // Kept up to the quirk log's limit and counted beyond: a mirror of a million files
         // none of which has a recorded URL would otherwise hold a million sentences.
-        let mut all = refused.chain(guessed);
-        let quirks: Vec<Quirk> = all.by_ref().take(QuirkLog::LIMIT).collect();
-        let dropped = all.count() as u64;
-        InstanceCaptures { inst, next: 0, quirks, dropped }
+        inst.files.for_each(|f| {
+            if f.url_source == UrlSource::Layout {
+                if quirks.len() < QuirkLog::LIMIT {
+                    quirks.push(Quirk {
+                        file: f.save_path.clone(),
+                        line: None,
+                        offset: None,
+                        kind: "url-from-layout".into(),
+                        detail: format!(
+                            "no record of its URL: {} is a guess from the host/path layout",
+                            f.url
+                        ),
+                    });
+                } else {
+                    dropped += 1;
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
+        let seed = inst.seed()?;
+        Ok(InstanceCaptures { inst, ahead: Default::default(), after: 0, quirks, dropped, seed })
     }
 }
 
@@ -886,7 +825,7 @@ impl MirrorFile {
             warc_fields_line("mirror-path", &self.save_path),
             warc_fields_line("url-source", url_source_name(self.url_source)),
             warc_fields_line("capture-time-source", &date_source.label),
-            warc_fields_line("mime-source", self.mime_source),
+            warc_fields_line("mime-source", &self.mime_source),
         ]
         .concat();
         if let Some(h) = &self.cache_headers {
@@ -919,8 +858,16 @@ impl Iterator for InstanceCaptures<'_> {
     type Item = Result<Capture, CaptureError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let f = self.inst.files.get(self.next)?;
-        self.next += 1;
+        if self.ahead.is_empty() {
+            match self.inst.files.chunk(self.after, FILES_AHEAD) {
+                Ok(files) => {
+                    self.after = files.last().map_or(self.after, |&(seq, _)| seq);
+                    self.ahead.extend(files.into_iter().map(|(_, f)| f));
+                }
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+        let f = self.ahead.pop_front()?;
         Some(Ok(f.capture(&self.inst.root)))
     }
 }
@@ -955,11 +902,11 @@ impl CaptureSource for InstanceCaptures<'_> {
     }
 
     fn seeds(&self) -> Vec<String> {
-        self.inst.seed().map(|(url, _)| vec![url]).unwrap_or_default()
+        self.seed.iter().map(|(url, _)| url.clone()).collect()
     }
 
     fn seeds_from(&self) -> String {
-        self.inst.seed().map(|(_, from)| from).unwrap_or_else(|| "the mirror".into())
+        self.seed.as_ref().map(|(_, from)| from.clone()).unwrap_or_else(|| "the mirror".into())
     }
 
     fn description(&self) -> String {
@@ -974,27 +921,25 @@ impl CaptureSource for InstanceCaptures<'_> {
         Some(self.inst.name.clone())
     }
 
-    fn id_seed(&self) -> Option<(String, Vec<(String, PathBuf)>)> {
+    fn id_seed(&self) -> Result<Option<(String, Vec<(String, PathBuf)>)>, CaptureError> {
+        // Only a --deterministic run asks: it holds every file's name to sort them.
         let inst = self.inst;
-        let files = inst
-            .files
-            .iter()
-            .map(|f| (f.save_path.clone(), f.path(&inst.root)))
-            .chain(
-                inst.aux
-                    .iter()
-                    .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.clone())),
-            )
-            .collect();
-        Some((format!("webaip-pandas/{}/{}", inst.pi.as_deref().unwrap_or(""), inst.name), files))
+        let mut files = Vec::new();
+        inst.files.for_each(|f| {
+            files.push((f.save_path.clone(), f.path(&inst.root)));
+            std::ops::ControlFlow::Continue(())
+        })?;
+        files.extend(
+            inst.aux
+                .iter()
+                .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.clone())),
+        );
+        let kind = format!("webaip-pandas/{}/{}", inst.pi.as_deref().unwrap_or(""), inst.name);
+        Ok(Some((kind, files)))
     }
 
     fn link_map(&self) -> Option<LinkMap> {
-        let mut map = LinkMap::default();
-        for f in &self.inst.files {
-            map.insert(&f.save_path, &f.url);
-        }
-        Some(map)
+        Some(self.inst.files.link_map())
     }
 }
 
@@ -1003,9 +948,9 @@ impl Instance {
     /// `--url-prefix`), else `hts-log.txt`'s "launched on ... at URL", else the URL of the
     /// mirror's root page ([`Instance::root_page`]). Never a page because it sorts first: a
     /// sub-folder's `about/index.html` sorts before the host's own `index.html`.
-    pub fn seed(&self) -> Option<(String, String)> {
+    pub fn seed(&self) -> Result<Option<(String, String)>, ScratchError> {
         if let Some(site) = &self.site {
-            return Some(site.clone());
+            return Ok(Some(site.clone()));
         }
         let log = self.root.join("hts-log.txt");
         let mut text = String::new();
@@ -1019,28 +964,34 @@ impl Instance {
         {
             let url = url.trim();
             if url.contains("://") {
-                return Some((url.to_string(), "hts-log.txt (the crawl's start URL)".into()));
+                return Ok(Some((url.to_string(), "hts-log.txt (the crawl's start URL)".into())));
             }
         }
-        let root = self.root_page()?;
-        Some((root.url.clone(), format!("the mirror's root page {} (a guess)", root.save_path)))
+        Ok(self.root_page()?.map(|root| {
+            let from = format!("the mirror's root page {} (a guess)", root.save_path);
+            (root.url, from)
+        }))
     }
 
     /// The mirror's root page: the shallowest page, a directory's `index.html` before other
     /// pages of its depth (so the host's own `index.html` when there is one); the shallowest
     /// file when no file is a page.
-    pub fn root_page(&self) -> Option<&MirrorFile> {
-        let is_page = |f: &MirrorFile| {
-            f.mime.starts_with("text/html") || f.mime.starts_with("application/xhtml")
-        };
-        fn key(f: &MirrorFile) -> (usize, bool, usize, &str) {
+    pub fn root_page(&self) -> Result<Option<MirrorFile>, ScratchError> {
+        fn key(f: &MirrorFile) -> (bool, usize, bool, usize, &str) {
+            let is_page =
+                f.mime.starts_with("text/html") || f.mime.starts_with("application/xhtml");
             let p = f.save_path.as_str();
             let index = p.rsplit('/').next().is_some_and(|n| n.starts_with("index."));
-            (p.matches('/').count(), !index, p.len(), p)
+            (!is_page, p.matches('/').count(), !index, p.len(), p)
         }
-        let shallower = |a: &&MirrorFile, b: &&MirrorFile| key(a).cmp(&key(b));
-        let pages = self.files.iter().filter(|f| is_page(f));
-        pages.min_by(shallower).or_else(|| self.files.iter().min_by(shallower))
+        let mut best: Option<MirrorFile> = None;
+        self.files.for_each(|f| {
+            if best.as_ref().is_none_or(|b| key(f) < key(b)) {
+                best = Some(f.clone());
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
+        Ok(best)
     }
 }
 

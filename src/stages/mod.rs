@@ -95,6 +95,15 @@ pub(crate) enum StageError {
         #[source]
         source: std::io::Error,
     },
+    /// The link map of a mirror could not be read while rewriting a page's links.
+    #[error("{file}: links not rewritten: {source}")]
+    LinkMap {
+        /// The page.
+        file: String,
+        /// The cause.
+        #[source]
+        source: crate::sources::mirror_files::ScratchError,
+    },
 }
 
 /// One stage of the capture pipeline.

@@ -29,7 +29,7 @@ use url::Url;
 use super::{Replacement, Route, Stage, StageError, Staged};
 use crate::formats::html::html_encoding;
 use crate::sources::capture::{CaptureKind, Payload};
-pub use crate::sources::link_map::LinkMap;
+pub use crate::sources::mirror_files::LinkMap;
 
 /// What rewriting did to one file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -978,7 +978,15 @@ impl Stage for RewriteStage {
         // The replacements of the previous batch were written and dropped before this one.
         self.memory_left = BATCH_IN_MEMORY;
         for s in batch.iter_mut().filter(|s| s.route == Route::Content) {
-            if let Some((replacement, r)) = self.rewrite(s)? {
+            let rewritten = self.rewrite(s)?;
+            // A link the map could not answer would be left as it was: the page fails instead.
+            if let Some(source) = self.map.failure() {
+                return Err(StageError::LinkMap {
+                    file: s.capture.provenance.file.clone(),
+                    source,
+                });
+            }
+            if let Some((replacement, r)) = rewritten {
                 self.charge(&replacement.payload);
                 self.summary.transformed += 1;
                 self.summary.links_to_mirror += r.to_mirror;
@@ -1130,13 +1138,15 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
+    const MAP: [(&str, &str); 4] = [
+        ("www.e.org/index.html", "http://www.e.org/"),
+        ("www.e.org/news/itemd708.html", "http://www.e.org/news/item.php?id=3"),
+        ("www.e.org/img/logo.gif", "http://www.e.org/img/logo.gif"),
+        ("www.e.org/a b.html", "http://www.e.org/a%20b.html"),
+    ];
+
     fn map() -> LinkMap {
-        let mut m = LinkMap::default();
-        m.insert("www.e.org/index.html", "http://www.e.org/");
-        m.insert("www.e.org/news/itemd708.html", "http://www.e.org/news/item.php?id=3");
-        m.insert("www.e.org/img/logo.gif", "http://www.e.org/img/logo.gif");
-        m.insert("www.e.org/a b.html", "http://www.e.org/a%20b.html");
-        m
+        LinkMap::of_pairs(MAP).unwrap()
     }
 
     #[test]
@@ -1224,10 +1234,12 @@ mod tests {
 
     /// Rewrites a page saved at www.e.org/news/x.html, with a few more mirror files.
     fn rw(page: &[u8]) -> Vec<u8> {
-        let mut m = map();
-        m.insert("www.e.org/q.html", "http://www.e.org/it's.html");
-        m.insert("www.e.org/sp.html", "http://www.e.org/a b.html");
-        m.insert("www.e.org/news/m.html", "http://www.e.org/m.php?a=1&b=2");
+        let more = [
+            ("www.e.org/q.html", "http://www.e.org/it's.html"),
+            ("www.e.org/sp.html", "http://www.e.org/a b.html"),
+            ("www.e.org/news/m.html", "http://www.e.org/m.php?a=1&b=2"),
+        ];
+        let m = LinkMap::of_pairs(MAP.into_iter().chain(more)).unwrap();
         rewrite_html(page, "www.e.org/news/x.html", "http://www.e.org/news/x.html", &m, None)
             .unwrap()
             .bytes

@@ -14,11 +14,10 @@ const PAGE_BYTES: u64 = 60 << 20;
 const PEAK_RSS_LIMIT: u64 = 64 << 20;
 
 fn map() -> LinkMap {
-    let mut m = LinkMap::default();
-    for i in 0..100 {
-        m.insert(&format!("www.e.org/p/{i}.html"), &format!("http://www.e.org/page.php?id={i}"));
-    }
-    m
+    let pairs: Vec<(String, String)> = (0..100)
+        .map(|i| (format!("www.e.org/p/{i}.html"), format!("http://www.e.org/page.php?id={i}")))
+        .collect();
+    LinkMap::of_pairs(pairs.iter().map(|(p, u)| (p.as_str(), u.as_str()))).unwrap()
 }
 
 const TEST: &str = "fuzz::rewrite_memory::a_60_mb_page_is_rewritten_in_flat_memory";

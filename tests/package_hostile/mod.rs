@@ -341,8 +341,9 @@ fn side_files_are_read_with_bounds() {
         );
     }
     assert_eq!(i.files.len(), 1);
-    assert_eq!(i.files[0].url_source, webaip::sources::pandas::UrlSource::Cache);
-    assert_eq!(i.files[0].url, "http://www.e.org/index.html");
+    let f = i.root_page().unwrap().unwrap();
+    assert_eq!(f.url_source, webaip::sources::pandas::UrlSource::Cache);
+    assert_eq!(f.url, "http://www.e.org/index.html");
 }
 
 #[test]

@@ -70,8 +70,34 @@ fn listing_a_mirror_of_40000_files_takes_what_one_of_10000_does() {
         assert!(run.status.success(), "{:?}: {}", run.status, run.stderr);
         eprintln!("pages of a mirror of {pages} files: peak RSS {} KB", run.peak_rss >> 10);
         peaks.push(run.peak_rss);
+        if pages == 40_000 {
+            list_on_a_full_disk_fails_and_says_so(tmp.path(), &instance);
+        }
         std::fs::remove_dir_all(tmp.path().join(pages.to_string())).unwrap();
     }
     let growth = peaks[1].saturating_sub(peaks[0]);
     assert!(growth < LIST_GROWTH_LIMIT, "{} KB more for 30,000 more files", growth >> 10);
+}
+
+/// The list outgrows its page cache at 40,000 files: on a TMPDIR of 256 KiB it cannot be
+/// kept, and the run says so and exits 2, not listing part of the mirror.
+fn list_on_a_full_disk_fails_and_says_so(tmp: &std::path::Path, instance: &std::path::Path) {
+    let dir = tmp.join("small-tmp");
+    std::fs::create_dir(&dir).unwrap();
+    let Some(_disk) = crate::util::SmallDisk::mount(&dir, 256) else {
+        eprintln!("no tmpfs (not root): the full-disk case is not tried");
+        return;
+    };
+    let o = crate::util::webaip_command()
+        .arg("pages")
+        .arg(instance)
+        .env("TMPDIR", &dir)
+        .env("SQLITE_TMPDIR", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the mirror's file list (a temporary database in TMPDIR)"), "{err}");
+    assert!(err.contains("full"), "{err}");
+    assert!(o.stdout.is_empty(), "nothing listed: {}", String::from_utf8_lossy(&o.stdout));
 }

@@ -150,8 +150,11 @@ fn write(
         }
     }
     if described > 0 {
-        b.resolve_entities(path.parent().unwrap_or(std::path::Path::new(".")))
-            .map_err(std::io::Error::other)?;
+        webaip::package::entities::resolve_entities(
+            &mut b,
+            path.parent().unwrap_or(std::path::Path::new(".")),
+        )
+        .map_err(std::io::Error::other)?;
     }
     b.finish(std::fs::File::create(path)?)?;
     Ok(std::fs::metadata(path)?.len())

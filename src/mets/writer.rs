@@ -16,7 +16,6 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
-use std::path::Path;
 use std::sync::Arc;
 
 use chrono::SecondsFormat;
@@ -26,10 +25,10 @@ use super::descriptive::{PageMods, write_dc, write_mods, write_page_mods, write_
 use super::premis::{write_agent_md, write_event_md, write_object_md};
 use super::xml::XmlOut;
 use crate::model::{
-    EntityOrigin, GroupUse, PackageFile, PackageHeader, PageEntity, PageKind, PageRole, RecordFile,
-    SerializationMode, UrlCapture,
+    GroupUse, PackageFile, PackageHeader, PageEntity, PageKind, PageRole, RecordFile,
+    SerializationMode,
 };
-use crate::pages::{DescribedEntity, EntitiesError, EntitiesReport, PageProblem, TitleSource};
+use crate::pages::{EntitiesError, TitleSource};
 use crate::profile::Profile;
 
 /// Namespace declarations and schema locations of the root element.
@@ -324,7 +323,7 @@ impl MetsBuilder {
 
     /// The webpages and associated objects to describe (P1.3). Given before the first
     /// container is begun: the containers keep the captures of these URLs as records pass, and
-    /// [`MetsBuilder::resolve_entities`] chooses among them at the end.
+    /// the package chooses among them at the end ([`MetsBuilder::place_entities`]).
     pub fn describe_entities(&mut self, entities: Vec<PageEntity>) {
         self.wanted =
             Arc::new(entities.iter().map(|e| crate::formats::url::url_key(&e.url)).collect());
@@ -521,154 +520,76 @@ impl MetsBuilder {
     }
 }
 
-/// An entity placed: what its dmdSec and div say.
+/// An entity placed on one capture: what its dmdSec and div say. Chosen outside the writer
+/// (`package::entities`), which reads the containers for titles; the writer only writes it.
+#[derive(Debug, Clone)]
+pub(crate) struct PlacedEntity {
+    /// The entity described.
+    pub entity: PageEntity,
+    /// Its capture: (container, candidate) as [`MetsBuilder::entity_candidates`] numbers them.
+    pub at: (usize, usize),
+    /// The capture's `WARC-Target-URI` and `WARC-Date`.
+    pub uri: String,
+    pub date: String,
+    pub date_inferred: bool,
+    pub mime: Option<String>,
+    pub title: Option<String>,
+    pub title_source: TitleSource,
+    /// The described page an associated object belongs to: its title, if it has one.
+    pub host_title: Option<String>,
+}
+
+/// A capture of a described URL, as the entity resolution sees it.
+pub(crate) struct EntityCandidate<'a> {
+    /// (container, candidate): where [`PlacedEntity::at`] points.
+    pub at: (usize, usize),
+    /// The container's group and its path in the package.
+    pub group: GroupUse,
+    pub container_path: &'a str,
+    /// The URL key of the capture.
+    pub key: &'a str,
+    /// The record.
+    pub record: &'a RecordFile,
+    /// The `<file>` ID an entity placed on it points at.
+    pub file_id: String,
+}
+
+/// An entity placed, as written.
 #[derive(Debug, Clone)]
 struct ResolvedEntity {
-    entity: PageEntity,
-    /// The capture's `WARC-Target-URI` and `WARC-Date`.
-    uri: String,
-    date: String,
-    date_inferred: bool,
-    mime: Option<String>,
+    placed: PlacedEntity,
     file_id: String,
-    title: Option<String>,
-    title_source: TitleSource,
-    /// The described page an associated object belongs to: its title, if it has one.
-    host_title: Option<String>,
 }
 
 impl MetsBuilder {
-    /// Places every described entity on one capture of its URL (P2.3): among the content
-    /// containers' captures (the quarantined ones only when there is no other), the one
-    /// closest to the entity's `captured`, else the only one, else, for seeds, the latest.
-    /// The chosen records are listed in the file section even in minimal mode (P4.7). A
-    /// curator's entity that matches no capture, or several without `captured`, is an error;
-    /// all of them are reported together. Titles that are not given are read from the pages'
-    /// own HTML `<title>` in the containers under `root`.
-    pub fn resolve_entities(&mut self, root: &Path) -> Result<EntitiesReport, EntitiesError> {
-        let mut report = EntitiesReport::default();
-        let mut problems = Vec::new();
-        let mut chosen: Vec<(usize, usize)> = Vec::new();
-        let mut resolved = Vec::new();
-        for e in &self.entities {
-            let key = crate::formats::url::url_key(&e.url);
-            let mut found: Vec<(usize, usize)> = Vec::new();
-            for group in [GroupUse::DigitalManifestation, GroupUse::ViralFiles] {
-                for (ci, c) in self.containers.iter().enumerate().filter(|(_, c)| c.group == group)
-                {
-                    for (k, cand) in c.candidates.iter().enumerate() {
-                        // The same capture twice (one date, one payload) is one capture.
-                        let same = |&(cj, kj): &(usize, usize)| {
-                            let o: &Candidate = &self.containers[cj].candidates[kj];
-                            o.record.capture.as_ref().map(|x| &x.date)
-                                == cand.record.capture.as_ref().map(|x| &x.date)
-                                && o.record.content.as_ref().map(|x| &x.sha512)
-                                    == cand.record.content.as_ref().map(|x| &x.sha512)
-                        };
-                        if cand.key == key && !found.iter().any(same) {
-                            found.push((ci, k));
-                        }
-                    }
-                }
-                if !found.is_empty() {
-                    break;
-                }
-            }
-            let cand =
-                |&(ci, k): &(usize, usize)| -> &Candidate { &self.containers[ci].candidates[k] };
-            let dates: Vec<&str> = found
-                .iter()
-                .map(|f| cand(f).record.capture.as_ref().map_or("", |c| c.date.as_str()))
-                .collect();
-            let seed = e.origin == EntityOrigin::Seed;
-            let pick = match crate::pages::choose_capture(&dates, e.captured, seed) {
-                Some(i) => found[i],
-                None if found.is_empty() && seed => {
-                    report.seeds_not_harvested.push(e.url.clone());
-                    continue;
-                }
-                None if found.is_empty() => {
-                    problems.push(PageProblem::NotHarvested { url: e.url.clone() });
-                    continue;
-                }
-                None => {
-                    let dates = dates.iter().map(|d| d.to_string()).collect();
-                    problems.push(PageProblem::Ambiguous { url: e.url.clone(), dates });
-                    continue;
-                }
-            };
-            let c = &self.containers[pick.0];
-            let r = &cand(&pick).record;
-            let rid = format!("{}-R{:06}", c.id, cand(&pick).seq);
-            let capture = r.capture.clone().unwrap_or(UrlCapture {
-                uri: e.url.clone(),
-                date: String::new(),
-                date_inferred: false,
-            });
-            let mime = r.content.as_ref().map(|x| x.mime.clone());
-            let (title, title_source) = match &e.title {
-                Some(t) => (Some(t.clone()), TitleSource::Curator),
-                None if mime.as_deref().is_some_and(crate::pages::is_html) => {
-                    let path = root.join(&c.file.path);
-                    let head =
-                        crate::pages::read_capture_head(&path, r, crate::pages::TITLE_WINDOW)
-                            .map_err(|source| EntitiesError::Io {
-                                path: c.file.path.clone(),
-                                source,
-                            })?;
-                    match crate::pages::html_title(&head.payload, head.content_type.as_deref()) {
-                        Some(t) => (Some(t), TitleSource::Html),
-                        None => (None, TitleSource::None),
-                    }
-                }
-                None => (None, TitleSource::None),
-            };
-            if c.group == GroupUse::ViralFiles {
-                report.viral.push(capture.uri.clone());
-            }
-            report.described.push(DescribedEntity {
-                kind: e.kind,
-                origin: e.origin,
-                url: capture.uri.clone(),
-                captured: capture.date.clone(),
-                captured_inferred: capture.date_inferred,
-                captures: found.len(),
-                title: title.clone(),
-                title_source,
-                container: c.file.path.clone(),
-                file_id: pointed_file_id(&rid, r),
-            });
-            chosen.push(pick);
-            resolved.push(ResolvedEntity {
-                entity: e.clone(),
-                uri: capture.uri,
-                date: capture.date,
-                date_inferred: capture.date_inferred,
-                mime,
-                file_id: pointed_file_id(&rid, r),
-                title,
-                title_source,
-                host_title: None,
-            });
-        }
-        if !problems.is_empty() {
-            return Err(EntitiesError::Unresolved(problems));
-        }
-        // An associated object's host, when the package describes it too, lends its title.
-        for i in 0..resolved.len() {
-            if let Some(host) = &resolved[i].entity.part_of {
-                let key = crate::formats::url::url_key(host);
-                resolved[i].host_title = resolved
-                    .iter()
-                    .find(|o| {
-                        o.entity.kind == PageKind::Webpage
-                            && crate::formats::url::url_key(&o.uri) == key
-                    })
-                    .and_then(|o| o.title.clone());
-            }
-        }
-        // List the chosen records that are not listed yet; give back the automatic divs of
-        // the captures no entity took.
+    /// The webpages and associated objects to describe, as given.
+    pub(crate) fn entities(&self) -> &[PageEntity] {
+        &self.entities
+    }
+
+    /// The kept captures of described URLs, container by container in METS order.
+    pub(crate) fn entity_candidates(&self) -> impl Iterator<Item = EntityCandidate<'_>> {
+        self.containers.iter().enumerate().flat_map(|(ci, c)| {
+            c.candidates.iter().enumerate().map(move |(k, cand)| EntityCandidate {
+                at: (ci, k),
+                group: c.group,
+                container_path: &c.file.path,
+                key: &cand.key,
+                record: &cand.record,
+                file_id: pointed_file_id(&format!("{}-R{:06}", c.id, cand.seq), &cand.record),
+            })
+        })
+    }
+
+    /// Writes the entities placed (P2.3): the chosen records not listed yet are listed in the
+    /// file section even in minimal mode (P4.7), and the automatic divs of the captures no
+    /// entity took are given back. Returns the records listed now, per container path.
+    pub(crate) fn place_entities(
+        &mut self,
+        placed: Vec<PlacedEntity>,
+    ) -> Result<std::collections::BTreeMap<String, u64>, EntitiesError> {
+        let mut listed = std::collections::BTreeMap::new();
+        let chosen: HashSet<(usize, usize)> = placed.iter().map(|p| p.at).collect();
         for (ci, c) in self.containers.iter_mut().enumerate() {
             let mut files = XmlOut::new(Vec::new(), CONTAINER_DEPTH + 1);
             let mut divs = XmlOut::new(Vec::new(), 3);
@@ -677,7 +598,7 @@ impl MetsBuilder {
                 let rid = format!("{}-R{:06}", c.id, cand.seq);
                 let taken = chosen.contains(&(ci, k));
                 if taken && !cand.listed && listed_now.insert(cand.seq) {
-                    *report.records_listed.entry(c.file.path.clone()).or_default() += 1;
+                    *listed.entry(c.file.path.clone()).or_default() += 1;
                     write_record_file(&mut files, &rid, &cand.record, None).map_err(|source| {
                         EntitiesError::Io { path: c.file.path.clone(), source }
                     })?;
@@ -691,14 +612,23 @@ impl MetsBuilder {
             c.late_files = files.into_inner();
             c.late_divs = divs.into_inner();
         }
-        self.resolved = resolved;
-        Ok(report)
+        self.resolved = placed
+            .into_iter()
+            .map(|p| {
+                let (ci, k) = p.at;
+                let c = &self.containers[ci];
+                let cand = &c.candidates[k];
+                let file_id = pointed_file_id(&format!("{}-R{:06}", c.id, cand.seq), &cand.record);
+                ResolvedEntity { placed: p, file_id }
+            })
+            .collect();
+        Ok(listed)
     }
 
     /// The dmdSecs of the described entities (P1.3): one MODS record each.
     fn write_entity_dmd<W: Write>(&self, x: &mut XmlOut<W>, created: &str) -> io::Result<()> {
         for (i, r) in self.resolved.iter().enumerate() {
-            let label = match r.entity.kind {
+            let label = match r.placed.entity.kind {
                 PageKind::Webpage => "Webpage (MODS)",
                 PageKind::AssociatedObject => "Associated object (MODS)",
             };
@@ -714,14 +644,14 @@ impl MetsBuilder {
             write_page_mods(
                 x,
                 &PageMods {
-                    entity: &r.entity,
-                    uri: &r.uri,
-                    captured: &r.date,
-                    captured_inferred: r.date_inferred,
-                    mime: r.mime.as_deref(),
-                    title: r.title.as_deref(),
-                    title_from_html: r.title_source == TitleSource::Html,
-                    host_title: r.host_title.as_deref(),
+                    entity: &r.placed.entity,
+                    uri: &r.placed.uri,
+                    captured: &r.placed.date,
+                    captured_inferred: r.placed.date_inferred,
+                    mime: r.placed.mime.as_deref(),
+                    title: r.placed.title.as_deref(),
+                    title_from_html: r.placed.title_source == TitleSource::Html,
+                    host_title: r.placed.host_title.as_deref(),
                 },
             )?;
             x.end("mets:xmlData")?;
@@ -734,8 +664,8 @@ impl MetsBuilder {
     /// The entities' divs, directly below the website div (P2.1).
     fn write_entity_divs<W: Write>(&self, x: &mut XmlOut<W>) -> io::Result<()> {
         for (i, r) in self.resolved.iter().enumerate() {
-            let div_type = div_type(r.entity.kind);
-            let label = r.title.as_deref().unwrap_or(&r.uri);
+            let div_type = div_type(r.placed.entity.kind);
+            let label = r.placed.title.as_deref().unwrap_or(&r.placed.uri);
             x.start(
                 "mets:div",
                 &[

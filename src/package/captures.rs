@@ -340,7 +340,7 @@ pub fn build_capture_package(
         }
     }
     finish_header(&mut mets, description, rights, organisation);
-    let entities = mets.resolve_entities(&pkg)?;
+    let entities = super::entities::resolve_entities(&mut mets, &pkg)?;
     let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
     let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;

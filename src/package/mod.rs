@@ -19,6 +19,7 @@
 //! as for other findings. The later audit then reports what the package already declared.
 
 pub mod captures;
+pub mod entities;
 pub mod pandas;
 mod quarantine;
 mod sink;
@@ -738,7 +739,7 @@ pub fn build_package(
     let (description, rights, organisation, metadata_notes) =
         opts.metadata.resolve((&source.seeds, "seeds.txt"), capture);
     finish_header(&mut mets, description, rights, organisation);
-    let entities = mets.resolve_entities(&root)?;
+    let entities = entities::resolve_entities(&mut mets, &root)?;
     for c in &mut containers {
         c.listed += entities.records_listed.get(&c.path).copied().unwrap_or(0);
     }

@@ -13,7 +13,6 @@
 //! in order. Records too large for memory are hashed and compressed in two streaming passes.
 //! Memory is bounded by the batch size, whatever the size or number of records.
 
-pub(crate) mod mapping;
 pub mod report;
 pub(crate) mod verify;
 
@@ -30,15 +29,15 @@ use crate::formats::arc::{
     Anomaly, AnomalyKind, ArcError, ArcReader, ArcVersion, ByteAccount, Location, RecordKind,
     Severity, SharedRange,
 };
+/// What a migrated record came from, and where its date came from (fields of
+/// [`MigratedRecord`]).
+pub use crate::formats::arc_to_warc::{DateSource, InputKind};
+use crate::formats::arc_to_warc::{Mapped, MappingContext, NoDate, fallback_dates};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
 use crate::stages::scan::{Digest, ScanBatch, ScanEngine, ScanResult};
-/// What a migrated record came from, and where its date came from (fields of
-/// [`MigratedRecord`]).
-pub use mapping::{DateSource, InputKind};
-use mapping::{FallbackDates, Mapped, MappingContext, NoDate};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 
@@ -548,65 +547,6 @@ fn not_arc(input: &Path) -> MigrateError {
         path: input.to_path_buf(),
         reason: "no ARC record header found; is this an ARC file?".into(),
     }
-}
-
-/// The dates a record without its own falls back to, in the migration's order (see
-/// [`FallbackDates`]); `None` when the file holds no ARC record. Reads the file once.
-pub(crate) fn fallback_dates(
-    input: &Path,
-    capture_date: Option<chrono::DateTime<chrono::Utc>>,
-) -> Result<Option<FallbackDates>, ArcError> {
-    Ok(prescan_dates(input)?.map(|(arc_header, first_date)| FallbackDates {
-        arc_header,
-        next_record: first_date,
-        file_name: file_name_date(input),
-        capture_date,
-    }))
-}
-
-/// Read ahead to the first record with a date of its own: the ARC header (`filedesc://`)
-/// record's date, when the first record is one and its date parses, and that first date (for
-/// records before it, such as a filedesc dated `-`). `None` when the file has no record at all.
-/// Reads the whole file only when no record has a date.
-#[allow(clippy::type_complexity)]
-fn prescan_dates(
-    input: &Path,
-) -> Result<
-    Option<(Option<chrono::DateTime<chrono::Utc>>, Option<chrono::DateTime<chrono::Utc>>)>,
-    ArcError,
-> {
-    let mut arc = ArcReader::open(input)?;
-    let mut seen = None;
-    while let Some(rec) = arc.next_record()? {
-        let Some(h) = rec.header else { continue };
-        let header =
-            *seen.get_or_insert(if rec.kind == RecordKind::Filedesc { h.date } else { None });
-        if h.date.is_some() {
-            return Ok(Some((header, h.date)));
-        }
-    }
-    Ok(seen.map(|header| (header, None)))
-}
-
-/// The timestamp in a Heritrix-style ARC name, when there is one.
-fn file_name_date(input: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
-    let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // Quirk: ARC names are prefix-timestamp-serial-host, and prefixes and hosts hold dashes,
-    // so look for a 14- or 17-digit run followed by a 5-digit serial (INPUT_FORMATS.md §2.4).
-    let parts: Vec<&str> = name.split('-').collect();
-    for w in parts.windows(2) {
-        let (ts, serial) = (w[0], w[1]);
-        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-        if (ts.len() == 14 || ts.len() == 17)
-            && digits(ts)
-            && serial.len() >= 5
-            && digits(&serial[..5])
-            && let Some(d) = crate::formats::dates::parse_arc_date(&ts[..14])
-        {
-            return Some(d);
-        }
-    }
-    None
 }
 
 enum Block {
@@ -1123,15 +1063,5 @@ mod tests {
                 PathBuf::from("o/y.warc.gz")
             ]
         );
-    }
-
-    #[test]
-    fn file_name_date_from_heritrix_name() {
-        let d = file_name_date(Path::new("IAH-20080430204825-00000-blackbook.arc.gz")).unwrap();
-        assert_eq!(d.to_rfc3339(), "2008-04-30T20:48:25+00:00");
-        let name = "BNF-CRAWL-003-20071013163428-02639-crawling04.us.archive.org.arc.gz";
-        let d = file_name_date(Path::new(name)).unwrap();
-        assert_eq!(d.to_rfc3339(), "2007-10-13T16:34:28+00:00");
-        assert_eq!(file_name_date(Path::new("x.arc")), None, "never the clock");
     }
 }

@@ -111,7 +111,7 @@ pub struct InferredDate {
     /// Where the record is in the ARC.
     pub location: crate::formats::arc::Location,
     /// Where its date came from.
-    pub source: crate::migrate::mapping::DateSource,
+    pub source: crate::formats::arc_to_warc::DateSource,
     /// The `WARC-Date` written.
     pub date: String,
 }
@@ -120,7 +120,7 @@ impl FileReport {
     /// Records a record whose date was inferred: counted always, listed while under the cap.
     pub(crate) fn add_inferred_date(
         &mut self,
-        source: crate::migrate::mapping::DateSource,
+        source: crate::formats::arc_to_warc::DateSource,
         location: crate::formats::arc::Location,
         date: &str,
     ) {

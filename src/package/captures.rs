@@ -843,7 +843,7 @@ fn write_capture(
     let mut extra = Vec::new();
     if c.date_source.inferred {
         extra.push((
-            crate::migrate::mapping::FIELD_DATE_SOURCE.to_string(),
+            crate::formats::arc_to_warc::FIELD_DATE_SOURCE.to_string(),
             c.date_source.label.clone(),
         ));
     }

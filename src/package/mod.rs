@@ -1505,7 +1505,7 @@ impl ContainerCtx<'_> {
                 h.target_uri(),
                 h.warc_type().unwrap_or(""),
                 h.get("WARC-Date").unwrap_or(""),
-                h.get(crate::migrate::mapping::FIELD_DATE_SOURCE).is_some(),
+                h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
             );
             // Records are addressable one by one only with one gzip member per record, or in
             // an uncompressed file.
@@ -1542,7 +1542,7 @@ impl ContainerCtx<'_> {
                         h.warc_type().unwrap_or(""),
                         h.target_uri(),
                         h.get("WARC-Date").unwrap_or(""),
-                        h.get(crate::migrate::mapping::FIELD_DATE_SOURCE).is_some(),
+                        h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
                     ),
                 };
                 router.push(quarantine::Routed {

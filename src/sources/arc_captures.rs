@@ -17,8 +17,8 @@ use super::capture::{
     Provenance, Quirk, QuirkLog, SideFile,
 };
 use crate::formats::arc::{ArcReader, RecordKind};
+use crate::formats::arc_to_warc::{FallbackDates, MappingContext};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
-use crate::migrate::mapping::{FallbackDates, MappingContext};
 
 /// The captures of one ARC file, in order. Each capture's payload keeps its record's bytes
 /// alive (a decompressed gzip member: up to 8 MiB in memory, else a temporary file) until the
@@ -42,7 +42,7 @@ impl ArcCaptures {
         capture_date: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Result<ArcCaptures, CaptureError> {
         let arc = ArcReader::open(path)?;
-        let fallback = crate::migrate::fallback_dates(path, capture_date)?
+        let fallback = crate::formats::arc_to_warc::fallback_dates(path, capture_date)?
             .unwrap_or(FallbackDates { capture_date, ..Default::default() });
         let ctx = MappingContext::new(name.clone(), String::new(), fallback);
         Ok(ArcCaptures {

@@ -24,6 +24,7 @@ use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
     QuirkLog, SideFile,
 };
+use crate::formats::arc_to_warc::{FIELD_ARC_HEADER, FIELD_DATE_SOURCE};
 use crate::formats::dates::parse_warc_date;
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
 use crate::formats::warc::WarcReader;
@@ -31,7 +32,6 @@ use crate::formats::warc::payload;
 use crate::formats::warc::reader::WarcRecordHead;
 use crate::formats::warc::stored::MemberSlot;
 pub use crate::formats::warc::stored::RecordPayload;
-use crate::migrate::mapping::{FIELD_ARC_HEADER, FIELD_DATE_SOURCE};
 
 /// The captures of one WARC file (plain or gzip), in order.
 pub struct WarcCaptures {

@@ -1543,6 +1543,16 @@ fn parse_header_line(
     Ok((header, notes))
 }
 
+/// The MIME type a header line states (lower case, without parameters), the line read as the
+/// reader reads a record's header line; `None` when it is no header line or states no type
+/// (`-`, a value without `/`). A migrated record keeps its ARC line (`X-Webaip-ARC-Header`):
+/// this is how its type is read back.
+pub fn header_line_mime(line: &[u8]) -> Option<String> {
+    let (h, _) = parse_header_line(line, None, Mode::Lenient).ok()?;
+    let mime = h.mime.split(';').next()?.trim().to_ascii_lowercase();
+    mime.contains('/').then_some(mime)
+}
+
 /// The space-separated tokens of a header line with their start offsets; runs of spaces
 /// collapse.
 fn tokens(line: &[u8]) -> Vec<(usize, &[u8])> {
@@ -1756,6 +1766,19 @@ pub(crate) fn is_valid_uri(url: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arc_header_types() {
+        let v1 = "http://www.example.org/old-page 192.0.2.10 20240315103006 text/html 98";
+        assert_eq!(header_line_mime(v1.as_bytes()).as_deref(), Some("text/html"));
+        // A URL with spaces (and digits) before the date, a v2 line, a type with parameters.
+        let spaced = "http://e.org/a 20240315103006 b.html 192.0.2.10 20240315103006 Text/HTML; charset=x 98";
+        assert_eq!(header_line_mime(spaced.as_bytes()).as_deref(), Some("text/html"));
+        let v2 = "http://e.org/ 1.2.3.4 20240315103006 application/xhtml+xml 200 - - 0 f.arc 9";
+        assert_eq!(header_line_mime(v2.as_bytes()).as_deref(), Some("application/xhtml+xml"));
+        assert_eq!(header_line_mime("http://e.org/ 1.2.3.4 20240315103006 - 9".as_bytes()), None);
+        assert_eq!(header_line_mime("base64:aGVsbG8=".as_bytes()), None);
+    }
 
     fn parse(line: &str) -> ArcHeader {
         parse_header_line(line.as_bytes(), None, Mode::Lenient).expect("parses").0

@@ -24,6 +24,7 @@ use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
     QuirkLog, SideFile,
 };
+use crate::formats::arc::header_line_mime;
 use crate::formats::arc_to_warc::{FIELD_ARC_HEADER, FIELD_DATE_SOURCE};
 use crate::formats::dates::parse_warc_date;
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
@@ -126,8 +127,9 @@ impl WarcCaptures {
             let (kind, content_type) = match &seen.http_header {
                 Some(head_bytes) => (
                     CaptureKind::Response,
-                    entity_mime(head_bytes)
-                        .or_else(|| h.get(FIELD_ARC_HEADER).and_then(arc_line_mime)),
+                    entity_mime(head_bytes).or_else(|| {
+                        h.get(FIELD_ARC_HEADER).and_then(|l| header_line_mime(l.as_bytes()))
+                    }),
                 ),
                 None => (CaptureKind::Resource, h.get("Content-Type").map(str::to_string)),
             };
@@ -178,33 +180,4 @@ fn see(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<Option<Seen>> 
     Ok(Some(Seen { http_header, payload_offset: offset as u64, kept }))
 }
 
-/// The content-type field of a migrated record's ARC header line (`URL IP DATE TYPE ...`),
-/// which typed the payload when the HTTP header names none (as the migration does). The URL
-/// may hold spaces: the date is the first 14-digit field after two others.
-pub(crate) fn arc_line_mime(line: &str) -> Option<String> {
-    let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
-    let i = (2..fields.len().saturating_sub(1))
-        .find(|&i| fields[i].len() == 14 && fields[i].bytes().all(|b| b.is_ascii_digit()))?;
-    let mime = fields[i + 1].split(';').next()?.trim().to_ascii_lowercase();
-    mime.contains('/').then_some(mime)
-}
-
 super::capture::one_file_source!(WarcCaptures, "warc");
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arc_header_types() {
-        let v1 = "http://www.example.org/old-page 192.0.2.10 20240315103006 text/html 98";
-        assert_eq!(arc_line_mime(v1).as_deref(), Some("text/html"));
-        // A URL with spaces (and digits) before the date, a v2 line, a type with parameters.
-        let spaced = "http://e.org/a 20240315103006 b.html 192.0.2.10 20240315103006 Text/HTML; charset=x 98";
-        assert_eq!(arc_line_mime(spaced).as_deref(), Some("text/html"));
-        let v2 = "http://e.org/ 1.2.3.4 20240315103006 application/xhtml+xml 200 - - 0 f.arc 9";
-        assert_eq!(arc_line_mime(v2).as_deref(), Some("application/xhtml+xml"));
-        assert_eq!(arc_line_mime("http://e.org/ 1.2.3.4 20240315103006 - 9"), None);
-        assert_eq!(arc_line_mime("base64:aGVsbG8="), None);
-    }
-}

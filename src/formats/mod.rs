@@ -11,6 +11,7 @@ pub mod html;
 pub mod http;
 pub mod mime;
 pub(crate) mod multipart;
+pub(crate) mod nedlib_meta;
 pub mod pronom;
 pub(crate) mod segment;
 pub mod url;

@@ -331,6 +331,12 @@ pub(crate) struct FileQuirks {
     dropped: u64,
 }
 
+impl crate::formats::nedlib_meta::QuirkSink for FileQuirks {
+    fn push(&mut self, q: FileQuirk) {
+        FileQuirks::push(self, q);
+    }
+}
+
 impl FileQuirks {
     /// Quirks of one kind kept per file (as the ARC reader keeps its anomalies).
     pub(crate) const PER_KIND: usize = 100;

@@ -153,6 +153,24 @@ fn try_lock(file: impl AsFd) -> io::Result<()> {
     rustix::fs::flock(file, FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
 }
 
+/// A private scratch database: on disk in `TMPDIR` (SQLite's own temporary file, unlinked at
+/// once, so nothing is left however the run ends), its page cache `cache_kib` KiB, no journal,
+/// holding `schema` and inside a transaction that is never committed: it lives as long as the
+/// connection. For the state that would otherwise grow with the input in memory (the METS
+/// check's cross-references, a mirror's file list).
+pub(crate) fn scratch_database(
+    cache_kib: u32,
+    schema: &str,
+) -> rusqlite::Result<rusqlite::Connection> {
+    // "": a private, temporary on-disk database, removed when the connection closes.
+    let db = rusqlite::Connection::open("")?;
+    db.execute_batch(&format!(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -{cache_kib};
+         PRAGMA temp_store = FILE; PRAGMA locking_mode = EXCLUSIVE; {schema} BEGIN;"
+    ))?;
+    Ok(db)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

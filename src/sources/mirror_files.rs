@@ -23,8 +23,8 @@ use serde::Serialize;
 #[error("the mirror's file list (a temporary database in TMPDIR): {0}")]
 pub struct ScratchError(#[from] rusqlite::Error);
 
-/// Pages of the database's cache: 4 MiB (negative: KiB).
-const CACHE: &str = "-4096";
+/// The database's page cache, KiB.
+const CACHE_KIB: u32 = 4096;
 /// Rows read into memory at a time.
 const CHUNK: usize = 512;
 
@@ -209,12 +209,7 @@ fn file_of(row: &Row<'_>) -> rusqlite::Result<(i64, MirrorFile)> {
 impl MirrorFiles {
     /// An empty list, in a new temporary database.
     pub(crate) fn open() -> Result<MirrorFiles, ScratchError> {
-        // "": a private, temporary on-disk database, removed when the connection closes.
-        let db = Connection::open("")?;
-        db.execute_batch(&format!(
-            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = {CACHE};
-             PRAGMA temp_store = FILE; PRAGMA locking_mode = EXCLUSIVE; {SCHEMA} BEGIN;"
-        ))?;
+        let db = crate::temporaries::scratch_database(CACHE_KIB, SCHEMA)?;
         Ok(MirrorFiles { db: Arc::new(Mutex::new(db)), len: 0 })
     }
 

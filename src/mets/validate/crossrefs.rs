@@ -17,8 +17,8 @@ use super::super::reader::Pos;
 /// A scratch database could not be written or read (`TMPDIR` full or unwritable).
 pub(super) type CrossrefError = rusqlite::Error;
 
-/// Pages of the scratch database's cache: 8 MiB (negative: KiB).
-const CACHE: &str = "-8192";
+/// The scratch database's page cache, KiB.
+const CACHE_KIB: u32 = 8192;
 
 const SCHEMA: &str = "
 CREATE TABLE ids (id TEXT NOT NULL, seq INTEGER NOT NULL, element TEXT NOT NULL,
@@ -142,12 +142,7 @@ pub(super) struct Crossrefs {
 impl Crossrefs {
     /// A new scratch database, empty.
     pub(super) fn open() -> Result<Crossrefs, CrossrefError> {
-        // "": a private, temporary on-disk database, removed when the connection closes.
-        let db = Connection::open("")?;
-        db.execute_batch(&format!(
-            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = {CACHE};
-             PRAGMA temp_store = FILE; PRAGMA locking_mode = EXCLUSIVE; {SCHEMA} BEGIN;"
-        ))?;
+        let db = crate::temporaries::scratch_database(CACHE_KIB, SCHEMA)?;
         Ok(Crossrefs { db, seq: 0, failed: None })
     }
 

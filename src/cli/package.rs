@@ -589,6 +589,9 @@ fn print_pandas(r: &PandasReport, mirror: bool) {
     for (p, why) in &r.refused {
         println!("    refused: {p}: {why}");
     }
+    if r.refusals > r.refused.len() as u64 {
+        println!("    refused: {} more file(s), not listed", r.refusals - r.refused.len() as u64);
+    }
     println!("  cache, logs and HTTrack files: {} file(s) in logs/", r.logs);
     print_tail(&Tail {
         metadata_notes: &r.metadata_notes,

@@ -55,8 +55,10 @@ pub struct PandasReport {
     pub not_rewritten: Vec<(String, String)>,
     /// How many files could not be rewritten.
     pub not_rewritten_count: u64,
-    /// Files refused, and why.
+    /// Files refused, and why (the first 10,000).
     pub refused: Vec<(String, String)>,
+    /// How many files were refused, listed or not.
+    pub refusals: u64,
     /// Other files of the instance (cache, logs, HTTrack artefacts) packaged in `logs/`.
     pub logs: u64,
     /// What the metadata lacked.
@@ -118,7 +120,8 @@ pub fn build_pandas_package(
         links_to_outside: rewrite.links_to_outside,
         not_rewritten: rewrite.not_rewritten,
         not_rewritten_count: rewrite.not_rewritten_count,
-        refused: inst.refused.clone(),
+        refused: inst.refused.listed().to_vec(),
+        refusals: inst.refused.count(),
         logs: r.side_files,
         metadata_notes: r.metadata_notes,
         virus_check: r.virus_check,

@@ -27,7 +27,7 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    QuirkLog, SideFile,
+    QuirkLog, Refused, SideFile,
 };
 use super::mirror_files::{Found, Said};
 pub use super::mirror_files::{LinkMap, MirrorFile, MirrorFiles, ScratchError, UrlSource};
@@ -78,7 +78,7 @@ pub struct Instance {
     /// Other files.
     pub aux: Vec<InstanceAux>,
     /// Files refused, and why (symlinks, special files).
-    pub refused: Vec<(String, String)>,
+    pub refused: Refused,
     /// Files per URL source.
     pub url_sources: HashMap<String, u64>,
     /// What was found.
@@ -233,7 +233,7 @@ pub(crate) fn read_tree(
     let time = zone.to_utc(local);
     let mut found = vec![found];
     let mut missing = Vec::new();
-    let mut refused: Vec<(String, String)> = Vec::new();
+    let mut refused = Refused::default();
     let mut files = MirrorFiles::open()?;
     let aux = walk_tree(root, &mut files, &mut refused)?;
     if files.is_empty() {
@@ -251,16 +251,16 @@ pub(crate) fn read_tree(
             if read? {
                 found.push(cache_name.into());
             } else {
-                refused.push((
+                refused.push(
                     cache_name.into(),
                     "not an HTTrack cache (no zip entry at its start): not read".into(),
-                ));
+                );
             }
         }
         Err(e) => {
             // The walk (before) refuses a link or special file too: listed once.
-            if !e.is_not_found() && !refused.iter().any(|(p, _)| p == cache_name) {
-                refused.push((cache_name.into(), refusal(&e)));
+            if !e.is_not_found() {
+                refused.push_once(cache_name, refusal(&e));
             }
             missing.push("hts-cache/new.zip (URLs and headers from the HTTrack cache)".into());
         }
@@ -384,7 +384,7 @@ fn type_of_file(path: &Path, rel: &str) -> (String, &'static str) {
 fn walk_tree(
     root: &Path,
     files: &mut MirrorFiles,
-    refused: &mut Vec<(String, String)>,
+    refused: &mut Refused,
 ) -> Result<Vec<InstanceAux>, ScratchError> {
     let mut aux = Vec::new();
     let mut taken = HashSet::new();
@@ -395,7 +395,7 @@ fn walk_tree(
             Ok(e) => e,
             Err(e) => {
                 let at = e.path().map(|p| name_text(root, p)).unwrap_or_default();
-                refused.push((at, format!("not read: {e}")));
+                refused.push(at, format!("not read: {e}"));
                 continue;
             }
         };
@@ -408,9 +408,8 @@ fn walk_tree(
         let meta = match take_regular(e.path(), &rel, &mut taken) {
             Ok(m) => m,
             Err(why) => {
-                if !refused.iter().any(|(p, _)| *p == rel) {
-                    refused.push((rel, why.to_string()));
-                }
+                // Each walked name comes once: no need to look for it among the refused.
+                refused.push(rel, why.to_string());
                 continue;
             }
         };
@@ -427,7 +426,7 @@ fn walk_tree(
         let raw = raw_relative(root, e.path());
         let raw = (raw != rel.as_bytes()).then_some(raw);
         if !files.add_walked(&rel, raw.as_deref(), meta.len())? {
-            refused.push((rel, NotTaken::Clash.to_string()));
+            refused.push(rel, NotTaken::Clash.to_string());
         }
     }
     Ok(aux)
@@ -618,13 +617,11 @@ fn seek_signature(r: &mut impl BufRead, sig: &[u8; 4]) -> io::Result<bool> {
 
 /// Opens a fixed-name side file of the instance: a regular file of at most [`MAX_SIDE_TEXT`]
 /// bytes, or `None` (absent, or refused with the reason in `refused`).
-fn open_side_file(root: &Path, name: &str, refused: &mut Vec<(String, String)>) -> Option<File> {
+fn open_side_file(root: &Path, name: &str, refused: &mut Refused) -> Option<File> {
     let path = root.join(name);
     // The walk (before) refuses a link or special file too: listed once.
-    let refuse = |refused: &mut Vec<(String, String)>, why: String| {
-        if !refused.iter().any(|(p, _)| p == name) {
-            refused.push((name.to_string(), why));
-        }
+    let refuse = |refused: &mut Refused, why: String| {
+        refused.push_once(name, why);
         None
     };
     let file = match layout::open_regular(&path) {
@@ -647,7 +644,7 @@ fn read_url_map(
     pi: Option<&str>,
     instance: &str,
     walked: &MirrorFiles,
-    refused: &mut Vec<(String, String)>,
+    refused: &mut Refused,
 ) -> Result<(), ScratchError> {
     let Some(file) = open_side_file(root, "url.map", refused) else { return Ok(()) };
     let mut failed = None;
@@ -675,7 +672,7 @@ fn read_url_map(
         return Err(e);
     }
     if let Err(e) = read {
-        refused.push(("url.map".into(), format!("not read to the end: {e}")));
+        refused.push("url.map".into(), format!("not read to the end: {e}"));
     }
     Ok(())
 }
@@ -685,7 +682,7 @@ fn read_url_map(
 fn read_new_txt(
     root: &Path,
     walked: &MirrorFiles,
-    refused: &mut Vec<(String, String)>,
+    refused: &mut Refused,
 ) -> Result<(), ScratchError> {
     let name = "hts-cache/new.txt";
     let Some(file) = open_side_file(root, name, refused) else { return Ok(()) };
@@ -711,7 +708,7 @@ fn read_new_txt(
         return Err(e);
     }
     if let Err(e) = read {
-        refused.push((name.into(), format!("not read to the end: {e}")));
+        refused.push(name.into(), format!("not read to the end: {e}"));
     }
     Ok(())
 }
@@ -741,6 +738,7 @@ impl<'a> InstanceCaptures<'a> {
     pub fn new(inst: &'a Instance) -> Result<Self, ScratchError> {
         let mut quirks: Vec<Quirk> = inst
             .refused
+            .listed()
             .iter()
             .map(|(file, why)| Quirk {
                 file: file.clone(),
@@ -751,7 +749,7 @@ impl<'a> InstanceCaptures<'a> {
             })
             .take(QuirkLog::LIMIT)
             .collect();
-        let mut dropped = inst.refused.len().saturating_sub(quirks.len()) as u64;
+        let mut dropped = inst.refused.count().saturating_sub(quirks.len() as u64);
         // Kept up to the quirk log's limit and counted beyond: a mirror of a million files
         // none of which has a recorded URL would otherwise hold a million sentences.
         inst.files.for_each(|f| {
@@ -890,7 +888,7 @@ impl CaptureSource for InstanceCaptures<'_> {
     }
 
     fn refusals(&self) -> (&[(String, String)], u64) {
-        (&self.inst.refused, self.inst.refused.len() as u64)
+        (self.inst.refused.listed(), self.inst.refused.count())
     }
 
     fn side_files(&self) -> Vec<SideFile> {

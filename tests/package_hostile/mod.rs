@@ -335,7 +335,7 @@ fn side_files_are_read_with_bounds() {
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     for name in ["hts-cache/new.txt", "url.map"] {
         assert!(
-            i.refused.iter().any(|(p, w)| p == name && w.contains("larger than")),
+            i.refused.listed().iter().any(|(p, w)| p == name && w.contains("larger than")),
             "{name}: {:?}",
             i.refused
         );

@@ -499,6 +499,13 @@ impl MirrorFiles {
         Ok(st.exists(params![dir, format!("{dir}/")])?)
     }
 
+    /// Gives back the page cache's memory (the list stays on disk): a title's instances are
+    /// read all before they are listed, one after the other.
+    pub fn release_memory(&self) {
+        // Only memory is at stake: a failure leaves the cache as it was.
+        let _ = lock(&self.db).execute_batch("PRAGMA shrink_memory;");
+    }
+
     /// The link map over these files.
     pub fn link_map(&self) -> LinkMap {
         LinkMap { db: self.db.clone(), failure: Mutex::new(None) }

@@ -285,6 +285,7 @@ pub(crate) fn read_tree(
     }
     files.resolve(|f| resolve_file(root, f, local, zone))?;
     let url_sources = url_source_counts(&files)?;
+    files.release_memory();
     Ok(Instance {
         root: root.to_path_buf(),
         pi,
@@ -849,6 +850,12 @@ impl MirrorFile {
             warc_fields: vec![("X-Webaip-Mirror-Path".into(), self.save_path.clone())],
             metadata: Some(fields.into_bytes()),
         }
+    }
+}
+
+impl Drop for InstanceCaptures<'_> {
+    fn drop(&mut self) {
+        self.inst.files.release_memory();
     }
 }
 

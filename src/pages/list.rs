@@ -569,7 +569,7 @@ fn list_capture(
 
 /// The order of a listing: URL, then capture time (as a time, then as written), then place.
 fn listing_order(a: &PageEntry, b: &PageEntry) -> std::cmp::Ordering {
-    let date = |e: &PageEntry| DateTime::parse_from_rfc3339(&e.captured).ok();
+    let date = |e: &PageEntry| crate::formats::dates::parse_rfc3339(&e.captured).ok();
     (a.url.as_str(), date(a), a.captured.as_str(), &a.place.file, a.place.offset).cmp(&(
         b.url.as_str(),
         date(b),

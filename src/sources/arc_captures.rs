@@ -10,13 +10,12 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::DateTime;
-
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, NOT_A_CAPTURE, Payload,
     Provenance, Quirk, QuirkLog, SideFile,
 };
 use crate::formats::arc::{ArcReader, RecordKind};
+use crate::formats::dates::parse_rfc3339;
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::migrate::mapping::{FallbackDates, MappingContext};
 
@@ -100,13 +99,11 @@ impl ArcCaptures {
                 self.quirk(at, NOT_A_CAPTURE, detail);
                 continue;
             };
-            let date = DateTime::parse_from_rfc3339(&spec.date)
-                .map_err(|e| CaptureError::Malformed {
-                    path: self.path.clone(),
-                    offset: Some(at),
-                    message: format!("date {:?}: {e}", spec.date),
-                })?
-                .to_utc();
+            let date = parse_rfc3339(&spec.date).map_err(|e| CaptureError::Malformed {
+                path: self.path.clone(),
+                offset: Some(at),
+                message: format!("date {:?}: {e}", spec.date),
+            })?;
             let offset = mapped.payload_offset;
             let (kind, http_header) = if offset > 0 {
                 let end = (offset as usize).min(head.len());

@@ -99,10 +99,11 @@ impl ArcCaptures {
                 self.quirk(at, NOT_A_CAPTURE, detail);
                 continue;
             };
-            let date = parse_rfc3339(&spec.date).map_err(|e| CaptureError::Malformed {
+            let date = parse_rfc3339(&spec.date).map_err(|source| CaptureError::BadDate {
                 path: self.path.clone(),
-                offset: Some(at),
-                message: format!("date {:?}: {e}", spec.date),
+                offset: at,
+                date: spec.date.clone(),
+                source,
             })?;
             let offset = mapped.payload_offset;
             let (kind, http_header) = if offset > 0 {

@@ -190,10 +190,9 @@ impl NedlibHarvest {
         let meta = std::fs::metadata(root)
             .map_err(|source| CaptureError::Io { path: root.to_path_buf(), source })?;
         if !meta.is_dir() {
-            return Err(CaptureError::Malformed {
+            return Err(CaptureError::NotADirectory {
                 path: root.to_path_buf(),
-                offset: None,
-                message: "not a directory: a NEDLIB harvest is a folder of day folders".into(),
+                layout: "a NEDLIB harvest is a folder of day folders",
             });
         }
         let day = root

@@ -102,8 +102,8 @@ pub enum ClamdFailure {
         /// clamd's reply.
         reply: String,
     },
-    /// clamd answered `FILDES` with an error (built without it, or confined).
-    #[error("{0}")]
+    /// clamd answered `FILDES` with an error (built without it, or confined): its reply.
+    #[error("clamd: {0}")]
     DescriptorRefused(String),
     /// The engine's scanning threads cannot be started.
     #[error("cannot start the scanning threads: {0}")]

@@ -153,7 +153,38 @@ pub enum ScanResult {
     /// A signature matched.
     Infected(String),
     /// The payload could not be scanned, and why.
-    NotScanned(String),
+    NotScanned(Unscanned),
+}
+
+/// Why a payload was not scanned. The text is what the PREMIS event and the reports say.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unscanned {
+    /// Larger than clamd can take at all ([`CLAMD_MAX_SCANNABLE`]).
+    #[error("payload of {len} bytes exceeds the {} bytes clamd can scan", CLAMD_MAX_SCANNABLE)]
+    TooLarge {
+        /// The payload's length.
+        len: u64,
+    },
+    /// clamd stopped at one of its limits (`AlertExceedsMax` reports it as a signature).
+    #[error("clamd limit reached ({signature})")]
+    LimitReached {
+        /// The `Heuristics.Limits.Exceeded.*` name.
+        signature: String,
+    },
+    /// clamd answered this stream with an error (a size limit, FILDES refused, ...).
+    #[error("clamd: {reply}")]
+    Refused {
+        /// clamd's reply, without its `stream:` prefix.
+        reply: String,
+    },
+    /// Not held in memory, and its bytes share a gzip member with other records: not read
+    /// again to be scanned.
+    #[error("over {held} bytes in a gzip member shared with other records")]
+    SharedMember {
+        /// The most payload bytes held in memory.
+        held: u64,
+    },
 }
 
 /// A clamd client. Clones share the pool of idle sessions.
@@ -306,9 +337,7 @@ impl Clamd {
     /// Streams `payload` (of `len` bytes) to clamd and returns the verdict.
     pub fn scan(&self, mut payload: impl Read, len: u64) -> Result<ScanResult, ScanError> {
         if len > CLAMD_MAX_SCANNABLE {
-            return Ok(ScanResult::NotScanned(format!(
-                "payload of {len} bytes exceeds the {CLAMD_MAX_SCANNABLE} bytes clamd can scan"
-            )));
+            return Ok(ScanResult::NotScanned(Unscanned::TooLarge { len }));
         }
         let mut c = self.connect()?;
         c.write_all(b"zINSTREAM\0")
@@ -367,9 +396,11 @@ impl Clamd {
             // A new session that fails on FILDES alone: clamd cannot take descriptors. Say so
             // once, and send this payload and every later one with INSTREAM.
             Err(e) if fildes && !e.timed_out() => return self.without_fildes(&e, payload),
-            Ok(ScanResult::NotScanned(why)) if fildes && why.contains("FILDES") => {
+            Ok(ScanResult::NotScanned(Unscanned::Refused { reply }))
+                if fildes && reply.contains("FILDES") =>
+            {
                 return self
-                    .without_fildes(&self.err(ClamdFailure::DescriptorRefused(why)), payload);
+                    .without_fildes(&self.err(ClamdFailure::DescriptorRefused(reply)), payload);
             }
             other => other?,
         };
@@ -565,12 +596,12 @@ pub(crate) fn parse_verdict(reply: &str) -> ScanResult {
         // With AlertExceedsMax, clamd reports limits as a heuristic "virus": not a virus,
         // the payload was simply not scanned in full.
         if sig.starts_with("Heuristics.Limits.Exceeded") {
-            ScanResult::NotScanned(format!("clamd limit reached ({sig})"))
+            ScanResult::NotScanned(Unscanned::LimitReached { signature: sig.into() })
         } else {
             ScanResult::Infected(sig.to_string())
         }
     } else {
-        ScanResult::NotScanned(format!("clamd: {body}"))
+        ScanResult::NotScanned(Unscanned::Refused { reply: body.into() })
     }
 }
 
@@ -587,12 +618,23 @@ mod tests {
             parse_verdict("stream: Eicar-Signature FOUND"),
             ScanResult::Infected("Eicar-Signature".into())
         );
-        assert!(matches!(
+        let limit =
+            Unscanned::LimitReached { signature: "Heuristics.Limits.Exceeded.MaxFileSize".into() };
+        assert_eq!(
             parse_verdict("stream: Heuristics.Limits.Exceeded.MaxFileSize FOUND"),
-            ScanResult::NotScanned(_)
-        ));
+            ScanResult::NotScanned(limit.clone())
+        );
+        // What the PREMIS event says.
+        assert_eq!(
+            limit.to_string(),
+            "clamd limit reached (Heuristics.Limits.Exceeded.MaxFileSize)"
+        );
+        assert_eq!(
+            Unscanned::TooLarge { len: 3 << 30 }.to_string(),
+            "payload of 3221225472 bytes exceeds the 2147483645 bytes clamd can scan"
+        );
         assert!(
-            matches!(parse_verdict("INSTREAM size limit exceeded. ERROR"), ScanResult::NotScanned(r) if r.contains("size limit"))
+            matches!(parse_verdict("INSTREAM size limit exceeded. ERROR"), ScanResult::NotScanned(Unscanned::Refused { reply }) if reply == "INSTREAM size limit exceeded. ERROR")
         );
         assert_eq!("unix:/tmp/s".parse::<ClamdAddr>().unwrap(), ClamdAddr::Unix("/tmp/s".into()));
         assert_eq!(

@@ -67,9 +67,7 @@ impl Ids {
     pub(crate) fn now(&self) -> DateTime<Utc> {
         match &self.seed {
             None => Utc::now(),
-            Some(_) => DateTime::parse_from_rfc3339(DETERMINISTIC_TIME)
-                .map(|d| d.with_timezone(&Utc))
-                .unwrap_or_default(),
+            Some(_) => crate::formats::dates::parse_rfc3339(DETERMINISTIC_TIME).unwrap_or_default(),
         }
     }
 }

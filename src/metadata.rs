@@ -225,7 +225,7 @@ impl CuratorMetadata {
                 None => None,
             };
             if let Some(d) = &p.date
-                && !is_w3cdtf_date(d)
+                && !crate::formats::dates::is_w3cdtf_date(d)
             {
                 return Err(at(PageProblem::Date(d.clone())));
             }
@@ -335,17 +335,6 @@ impl CuratorMetadata {
     }
 }
 
-/// A W3CDTF date of a year, month or day: `2024`, `2024-03`, `2024-03-15`.
-fn is_w3cdtf_date(d: &str) -> bool {
-    let ok = |f: &str, s: &str| NaiveDate::parse_from_str(s, f).is_ok();
-    match d.len() {
-        4 => d.bytes().all(|b| b.is_ascii_digit()),
-        7 => ok("%Y-%m-%d", &format!("{d}-01")),
-        10 => ok("%Y-%m-%d", d),
-        _ => false,
-    }
-}
-
 /// A capture date given by the operator that is none of the forms accepted (the text as given).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -363,8 +352,8 @@ pub fn parse_capture_date(s: &str) -> Result<DateTime<Utc>, BadCaptureDate> {
     {
         return Ok(d);
     }
-    if let Ok(d) = DateTime::parse_from_rfc3339(t) {
-        return Ok(d.with_timezone(&Utc));
+    if let Ok(d) = crate::formats::dates::parse_rfc3339(t) {
+        return Ok(d);
     }
     // Without a zone: UTC, as the 14 digits are.
     for f in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"] {

@@ -212,12 +212,13 @@ pub enum ProfileError {
         source: std::io::Error,
     },
     /// The TOML is not a profile.
-    #[error("{path}: not a valid profile: {message}")]
+    #[error("{path}: not a valid profile: {source}")]
     Invalid {
         /// The file or built-in name.
         path: String,
-        /// What is wrong.
-        message: String,
+        /// What the TOML parser said (syntax, an unknown or missing field).
+        #[source]
+        source: Box<toml::de::Error>,
     },
 }
 
@@ -265,13 +266,22 @@ impl Profile {
 
     fn parse(text: &str, path: &str) -> Result<Profile, ProfileError> {
         toml::from_str(text)
-            .map_err(|e| ProfileError::Invalid { path: path.into(), message: e.to_string() })
+            .map_err(|e| ProfileError::Invalid { path: path.into(), source: Box::new(e) })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_toml_that_is_no_profile_is_refused_with_the_parser_s_words() {
+        let err = Profile::parse("name = [", "bad.toml").unwrap_err();
+        let ProfileError::Invalid { path, source } = &err else { panic!("{err:?}") };
+        assert_eq!(path, "bad.toml");
+        assert!(err.to_string().starts_with("bad.toml: not a valid profile: "), "{err}");
+        assert!(err.to_string().ends_with(&source.to_string()), "{err}");
+    }
 
     #[test]
     fn built_in_profiles_load() {

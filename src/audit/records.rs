@@ -337,9 +337,9 @@ fn check_one(path: &Path, container_size: u64, r: &ListedFile) -> Result<u64, Ve
 }
 
 fn warc_message(e: &WarcError) -> String {
-    match &e.source {
-        Some(s) => format!("{}: {s}", e.message),
-        None => e.message.clone(),
+    match e.io() {
+        Some(s) => format!("{}: {s}", e.fault),
+        None => e.fault.to_string(),
     }
 }
 

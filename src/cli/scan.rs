@@ -200,7 +200,7 @@ fn push(
     let (v, d) = match verdict {
         ScanResult::Clean => return,
         ScanResult::Infected(sig) => ("INFECTED", sig),
-        ScanResult::NotScanned(why) => ("NOT SCANNED", why),
+        ScanResult::NotScanned(why) => ("NOT SCANNED", why.to_string()),
     };
     results.push(Finding {
         file: file.to_path_buf(),

@@ -38,11 +38,31 @@ impl WithNanos for NaiveDateTime {
     }
 }
 
+/// An RFC 3339 date-time (`2024-03-15T10:30:06Z`, `...+02:00`, fractions of a second
+/// allowed), in UTC: the form webaip writes its own dates in (`WARC-Date`, the METS) and
+/// Heritrix its crawl.log timestamps. Stricter than [`parse_warc_date`], which also takes
+/// WARC's less precise forms.
+pub(crate) fn parse_rfc3339(s: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
+    DateTime::parse_from_rfc3339(s).map(|d| d.to_utc())
+}
+
+/// A W3CDTF date of a year, month or day, as a page's `date` in the metadata gives it:
+/// `2024`, `2024-03`, `2024-03-15`.
+pub(crate) fn is_w3cdtf_date(d: &str) -> bool {
+    let ok = |f: &str, s: &str| NaiveDate::parse_from_str(s, f).is_ok();
+    match d.len() {
+        4 => d.bytes().all(|b| b.is_ascii_digit()),
+        7 => ok("%Y-%m-%d", &format!("{d}-01")),
+        10 => ok("%Y-%m-%d", d),
+        _ => false,
+    }
+}
+
 /// A `WARC-Date` (W3C date-time, as WARC 1.1 allows it: to the second or finer, or less
 /// precise), in UTC.
 pub(crate) fn parse_warc_date(s: &str) -> Option<DateTime<Utc>> {
-    if let Ok(d) = DateTime::parse_from_rfc3339(s) {
-        return Some(d.to_utc());
+    if let Ok(d) = parse_rfc3339(s) {
+        return Some(d);
     }
     // Less precise forms: `YYYY-MM-DDThh:mmZ`, `YYYY-MM-DD`, `YYYY-MM`, `YYYY`.
     if let Ok(d) = chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%MZ") {
@@ -377,6 +397,29 @@ mod tests {
         );
         assert!(parse_arc_date("20141301000000").is_none());
         assert!(parse_arc_date("-").is_none());
+    }
+
+    #[test]
+    fn rfc3339_in_utc_and_nothing_less_precise() {
+        assert_eq!(parse_rfc3339("2024-03-15T12:30:06+02:00"), Ok(utc(2024, 3, 15, 10, 30, 6)));
+        let heritrix = parse_rfc3339("2024-03-15T10:30:06.123Z").unwrap();
+        assert_eq!(heritrix.timestamp_subsec_millis(), 123);
+        for other in ["2024-03-15T10:30Z", "2024-03-15", "20240315103006", "2024-03-15T10:30:06"] {
+            assert!(parse_rfc3339(other).is_err(), "{other}");
+        }
+        // WARC's less precise forms are parse_warc_date's rule, not this one's.
+        assert!(parse_warc_date("2024-03-15T10:30Z").is_some());
+        assert!(parse_warc_date("2024-03-15").is_some());
+    }
+
+    #[test]
+    fn w3cdtf_years_months_and_days_only() {
+        for good in ["2024", "2024-03", "2024-02-29"] {
+            assert!(is_w3cdtf_date(good), "{good}");
+        }
+        for bad in ["24", "2024-13", "2023-02-29", "2024-3-1", "2024-03-15T10:30:06Z", "20xx"] {
+            assert!(!is_w3cdtf_date(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -156,7 +156,7 @@ pub enum MigrateError {
         /// The input.
         path: PathBuf,
         /// What it seems to be instead.
-        reason: String,
+        reason: NotArcReason,
     },
     /// The virus scanner failed (unreachable, died, hung).
     #[error("virus scan: {0}")]
@@ -185,6 +185,18 @@ pub enum MigrateError {
         /// The existing output.
         path: PathBuf,
     },
+}
+
+/// Why an input is taken not to be an ARC file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotArcReason {
+    /// It starts with `WARC/` (gzipped or not).
+    #[error("this is a WARC file, not an ARC file; it needs no migration")]
+    Warc,
+    /// Nothing in it reads as an ARC record header.
+    #[error("no ARC record header found; is this an ARC file?")]
+    NoRecordHeader,
 }
 
 /// The WARC file name for an ARC file: `X.arc`, `X.arc.gz`, `X.ARC`, `X.arc.open` all give
@@ -534,19 +546,13 @@ fn refuse_non_arc(input: &Path, arc: &ArcReader) -> Result<(), MigrateError> {
         File::open(input).and_then(|mut f| f.read(&mut head)).unwrap_or(0)
     };
     if n == 5 && &head == b"WARC/" {
-        return Err(MigrateError::NotArc {
-            path: input.to_path_buf(),
-            reason: "this is a WARC file, not an ARC file; it needs no migration".into(),
-        });
+        return Err(MigrateError::NotArc { path: input.to_path_buf(), reason: NotArcReason::Warc });
     }
     Ok(())
 }
 
 fn not_arc(input: &Path) -> MigrateError {
-    MigrateError::NotArc {
-        path: input.to_path_buf(),
-        reason: "no ARC record header found; is this an ARC file?".into(),
-    }
+    MigrateError::NotArc { path: input.to_path_buf(), reason: NotArcReason::NoRecordHeader }
 }
 
 enum Block {
@@ -1045,6 +1051,28 @@ struct LastQuarantined {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warc_plain_or_gzipped_is_refused_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let warc = b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        io::Write::write_all(&mut gz, warc).unwrap();
+        let gz = gz.finish().unwrap();
+        for (name, bytes) in [("a.arc", &warc[..]), ("b.arc.gz", &gz[..])] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let Err(err) = open_arc(&path) else { panic!("{name} taken for an ARC") };
+            assert!(
+                matches!(&err, MigrateError::NotArc { path: p, reason: NotArcReason::Warc } if *p == path),
+                "{err:?}"
+            );
+        }
+        // An ARC's own first bytes are not taken for a WARC.
+        let arc = dir.path().join("c.arc");
+        std::fs::write(&arc, b"filedesc://c.arc 0.0.0.0 20240101000000 text/plain 0\n").unwrap();
+        assert!(open_arc(&arc).is_ok());
+    }
 
     #[test]
     fn output_names() {

@@ -526,8 +526,9 @@ impl Writing<'_> {
             }
             ScanResult::NotScanned(why) => {
                 self.scan.not_scanned += 1;
+                let why = why.to_string();
                 self.scan.unscanned.push((rel.into(), c.provenance.file.clone(), why.clone()));
-                Some((outcomes.not_scanned.clone(), why.clone()))
+                Some((outcomes.not_scanned.clone(), why))
             }
             ScanResult::Clean => None,
         }

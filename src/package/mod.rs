@@ -1104,9 +1104,8 @@ impl Tally<'_> {
                 .is_some_and(|u| u.starts_with("metadata://webaip/") || u.starts_with("filedesc:"));
         if captured
             && !inferred
-            && let Ok(d) = DateTime::parse_from_rfc3339(date)
+            && let Ok(d) = crate::formats::dates::parse_rfc3339(date)
         {
-            let d = d.with_timezone(&Utc);
             self.dates.0 = min_opt(self.dates.0, Some(d));
             self.dates.1 = max_opt(self.dates.1, Some(d));
         }

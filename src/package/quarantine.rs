@@ -32,7 +32,9 @@ use crate::formats::warc::writer::RecordSpec;
 use crate::ids::Ids;
 use crate::mets::{ContainerWriter, MetsBuilder};
 use crate::model::*;
-use crate::stages::scan::{Digest, PendingVerdicts, ScanBatch, ScanEngine, ScanResult, Verdicts};
+use crate::stages::scan::{
+    Digest, PendingVerdicts, ScanBatch, ScanEngine, ScanResult, Unscanned, Verdicts,
+};
 
 /// Asks clamd for its version and records the scanner as a PREMIS agent (written once per
 /// package); the version goes into every virus-check event.
@@ -289,10 +291,10 @@ impl<'a> VerdictEvents<'a> {
         verdict: Option<&ScanResult>,
     ) -> io::Result<()> {
         let Some(ScanResult::NotScanned(why)) = verdict else { return cw.add_record(rec) };
-        self.found.unscanned.push((rec.record_id.clone(), why.clone()));
+        self.found.unscanned.push((rec.record_id.clone(), why.to_string()));
         let oid = format!("{}#{}", self.rel, rec.record_id);
         let outcome = self.opts.profile.virus_outcomes.not_scanned.clone();
-        let e = self.event(outcome, Some(why.clone()), vec![oid.clone()]);
+        let e = self.event(outcome, Some(why.to_string()), vec![oid.clone()]);
         cw.add_record(&described(rec, oid, vec![e]))
     }
 
@@ -477,9 +479,9 @@ impl<'a> CopyRouter<'a> {
                     r.payload.is_none() && r.file.content.as_ref().is_some_and(|c| c.range.len > 0);
                 let verdict = match verdict {
                     Some(v) => Some(v),
-                    None if big => Some(ScanResult::NotScanned(format!(
-                        "over {HELD_PAYLOAD} bytes in a gzip member shared with other records"
-                    ))),
+                    None if big => {
+                        Some(ScanResult::NotScanned(Unscanned::SharedMember { held: HELD_PAYLOAD }))
+                    }
                     None => None,
                 };
                 match verdict {
@@ -487,6 +489,7 @@ impl<'a> CopyRouter<'a> {
                         self.stuck = Some((r.file.record_id, r.begin, sig));
                     }
                     Some(ScanResult::NotScanned(why)) => {
+                        let why = why.to_string();
                         self.events.unscanned_in_shared_member(r.file.record_id, why);
                     }
                     _ => {}
@@ -905,12 +908,13 @@ mod tests {
         let mut ev =
             VerdictEvents::new(ids.derive("a"), &opts, now, "9.9", (rel.into(), viral.into()));
         ev.content(&mut cw, &record("urn:uuid:clean", "ok"), Some(&ScanResult::Clean)).unwrap();
-        let big = ScanResult::NotScanned("over the limit".into());
+        let big = ScanResult::NotScanned(Unscanned::Refused { reply: "over the limit".into() });
         ev.content(&mut cw, &record("urn:uuid:big", "big"), Some(&big)).unwrap();
         ev.infected(&mut vcw, &record("urn:uuid:bad", "x5o"), "Test.Sig").unwrap();
         ev.cleaned(&mut cw, &record("urn:uuid:copy", "ok"), "urn:uuid:bad").unwrap();
         assert_eq!(ev.found.infected, [("urn:uuid:bad".to_string(), "Test.Sig".to_string())]);
-        assert_eq!(ev.found.unscanned, [("urn:uuid:big".into(), "over the limit".into())]);
+        let why = "clamd: over the limit";
+        assert_eq!(ev.found.unscanned, [("urn:uuid:big".into(), why.into())]);
         assert_eq!(ev.found.cleaned, 1);
         assert_eq!((cw.records(), cw.listed(), vcw.records(), vcw.listed()), (3, 2, 1, 1));
         for (w, r) in [(cw, rel), (vcw, viral)] {
@@ -942,7 +946,7 @@ mod tests {
             assert!(xml[from..end].contains(text), "{object}: no {text}:\n{}", &xml[from..end]);
         };
         after("content/a.warc.gz#urn:uuid:big", &format!(">{}<", o.not_scanned));
-        after("content/a.warc.gz#urn:uuid:big", ">over the limit<");
+        after("content/a.warc.gz#urn:uuid:big", ">clamd: over the limit<");
         after("viral/a.viral.warc.gz#urn:uuid:bad", &format!(">{}<", o.forced));
         after("viral/a.viral.warc.gz#urn:uuid:bad", ">Test.Sig<");
         let copy = "content/a.warc.gz#urn:uuid:copy";

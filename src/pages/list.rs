@@ -165,13 +165,20 @@ pub enum ListError {
         /// Why it is not a source.
         reason: String,
     },
-    /// The METS cannot be read.
-    #[error("{}: {message}", path.display())]
+    /// The METS cannot be read (not well-formed, or something no METS holds).
+    #[error("{}: {source}", path.display())]
     Mets {
         /// The METS document.
         path: PathBuf,
-        /// What is wrong.
-        message: String,
+        /// Where and why the reader stopped.
+        #[source]
+        source: crate::mets::reader::MetsError,
+    },
+    /// The document reads, but its root is no `<mets>` element.
+    #[error("{}: not a METS document (no <mets> element)", path.display())]
+    NotMets {
+        /// The document.
+        path: PathBuf,
     },
     /// A container name in the METS leaves the package.
     #[error("{}: container {name:?}: {source}", mets.display())]
@@ -444,13 +451,13 @@ struct Remote {
 fn content_containers(mets: &Path) -> Result<(Vec<String>, Remote), ListError> {
     use crate::mets::listing::{Nested, read_listing};
     use crate::mets::reader::MetsReader;
-    let bad = |message: String| ListError::Mets { path: mets.to_path_buf(), message };
     let file = layout::open_regular(mets)?;
     // Strict: a METS with a DOCTYPE, an entity reference or a NUL is not read further.
     let reader = MetsReader::strict(BufReader::with_capacity(64 * 1024, file));
-    let listing = read_listing(reader, Nested::Skip).map_err(|e| bad(e.to_string()))?;
+    let listing = read_listing(reader, Nested::Skip)
+        .map_err(|source| ListError::Mets { path: mets.to_path_buf(), source })?;
     let Some(root) = listing.root.filter(|r| r.is_mets) else {
-        return Err(bad("not a METS document (no <mets> element)".into()));
+        return Err(ListError::NotMets { path: mets.to_path_buf() });
     };
     let profile = root.profile.as_deref().and_then(Profile::by_uri);
     let content = profile.unwrap_or_else(Profile::default_profile).file_groups.content;
@@ -572,7 +579,7 @@ fn list_capture(
 
 /// The order of a listing: URL, then capture time (as a time, then as written), then place.
 fn listing_order(a: &PageEntry, b: &PageEntry) -> std::cmp::Ordering {
-    let date = |e: &PageEntry| DateTime::parse_from_rfc3339(&e.captured).ok();
+    let date = |e: &PageEntry| crate::formats::dates::parse_rfc3339(&e.captured).ok();
     (a.url.as_str(), date(a), a.captured.as_str(), &a.place.file, a.place.offset).cmp(&(
         b.url.as_str(),
         date(b),
@@ -656,6 +663,11 @@ mod tests {
             }
         }
         std::fs::write(&mets, "<notmets/>").unwrap();
-        assert!(matches!(content_containers(&mets), Err(ListError::Mets { .. })));
+        assert!(matches!(content_containers(&mets), Err(ListError::NotMets { .. })));
+        std::fs::write(&mets, "<!DOCTYPE mets><mets/>").unwrap();
+        assert!(matches!(
+            content_containers(&mets),
+            Err(ListError::Mets { source: crate::mets::reader::MetsError::Refused { .. }, .. })
+        ));
     }
 }

@@ -246,7 +246,7 @@ pub(crate) fn choose_capture(
     captured: Option<DateTime<Utc>>,
     latest_if_several: bool,
 ) -> Option<usize> {
-    let parse = |d: &str| DateTime::parse_from_rfc3339(d).ok().map(|t| t.with_timezone(&Utc));
+    let parse = |d: &str| crate::formats::dates::parse_rfc3339(d).ok();
     let latest = || (0..dates.len()).max_by_key(|&i| (parse(dates[i]), i));
     match (captured, dates.len()) {
         (_, 0) => None,

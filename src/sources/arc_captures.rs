@@ -1,5 +1,5 @@
 //! ARC files as captures: each capture record, mapped as the migration maps it to a WARC record
-//! (`migrate::mapping`: the URL, the date and where it came from, the server's
+//! (`formats::arc_to_warc`: the URL, the date and where it came from, the server's
 //! address, the HTTP header bytes as stored, the payload's type), its payload a byte range of
 //! the record's body read only when asked for.
 //!
@@ -10,14 +10,13 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::DateTime;
-
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, NOT_A_CAPTURE, Payload,
     Provenance, Quirk, QuirkLog, SideFile,
 };
 use crate::formats::arc::{ArcReader, RecordKind};
 use crate::formats::arc_to_warc::{FallbackDates, MappingContext};
+use crate::formats::dates::parse_rfc3339;
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 
 /// The captures of one ARC file, in order. Each capture's payload keeps its record's bytes
@@ -100,13 +99,12 @@ impl ArcCaptures {
                 self.quirk(at, NOT_A_CAPTURE, detail);
                 continue;
             };
-            let date = DateTime::parse_from_rfc3339(&spec.date)
-                .map_err(|e| CaptureError::Malformed {
-                    path: self.path.clone(),
-                    offset: Some(at),
-                    message: format!("date {:?}: {e}", spec.date),
-                })?
-                .to_utc();
+            let date = parse_rfc3339(&spec.date).map_err(|source| CaptureError::BadDate {
+                path: self.path.clone(),
+                offset: at,
+                date: spec.date.clone(),
+                source,
+            })?;
             let offset = mapped.payload_offset;
             let (kind, http_header) = if offset > 0 {
                 let end = (offset as usize).min(head.len());

@@ -553,15 +553,26 @@ pub enum CaptureError {
         /// Its archive-date field as found.
         date: String,
     },
-    /// A file is not what its place says it is.
-    #[error("{path}{}: {message}", .offset.map(|o| format!(" at offset {o}")).unwrap_or_default())]
-    Malformed {
-        /// The file.
+    /// The root of a source that is a directory tree is not a directory.
+    #[error("{}: not a directory: {layout}", path.display())]
+    NotADirectory {
+        /// The root given.
         path: PathBuf,
-        /// Where in it.
-        offset: Option<u64>,
-        /// What is wrong.
-        message: String,
+        /// What the source's root is instead (`a NEDLIB harvest is a folder of day folders`).
+        layout: &'static str,
+    },
+    /// A record's date, as mapped from its ARC header, is no RFC 3339 date-time.
+    #[error("{} at offset {offset}: date {date:?}: {source}", path.display())]
+    BadDate {
+        /// The ARC file.
+        path: PathBuf,
+        /// Offset of the record.
+        offset: u64,
+        /// The date as mapped.
+        date: String,
+        /// What the parser said.
+        #[source]
+        source: chrono::ParseError,
     },
     /// A mirror's file list could not be read back.
     #[error(transparent)]

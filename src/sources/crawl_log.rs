@@ -46,7 +46,7 @@ pub(crate) fn parse_line(line: &str) -> Option<CrawlLogLine> {
     if fields.len() < 11 {
         return None;
     }
-    let timestamp = DateTime::parse_from_rfc3339(fields[0]).ok().map(|d| d.with_timezone(&Utc));
+    let timestamp = crate::formats::dates::parse_rfc3339(fields[0]).ok();
     let status = fields[1].parse().ok()?;
     // From the right: annotations, source tag, digest, fetch, thread, mime, via, hop path.
     let right = 8;

@@ -161,10 +161,9 @@ impl Kulturarw3Archive {
         let meta = std::fs::metadata(root)
             .map_err(|e| CaptureError::Io { path: root.to_path_buf(), source: e })?;
         if !meta.is_dir() {
-            return Err(CaptureError::Malformed {
+            return Err(CaptureError::NotADirectory {
                 path: root.to_path_buf(),
-                offset: None,
-                message: "not a directory: a Kulturarw3 archive is a directory tree".into(),
+                layout: "a Kulturarw3 archive is a directory tree",
             });
         }
         let under_archive =
@@ -1557,6 +1556,22 @@ fn http_content_type(h: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_given_as_the_archive_or_the_harvest_is_not_a_directory() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let Err(err) = Kulturarw3Archive::open(file.path()) else { panic!("a file was opened") };
+        assert!(matches!(&err, CaptureError::NotADirectory { path, .. } if path == file.path()));
+        assert!(
+            err.to_string()
+                .ends_with(": not a directory: a Kulturarw3 archive is a directory tree")
+        );
+        let opts = crate::sources::nedlib::NedlibOptions::default();
+        let Err(err) = crate::sources::nedlib::NedlibHarvest::open(file.path(), opts) else {
+            panic!("a file was opened")
+        };
+        assert!(matches!(&err, CaptureError::NotADirectory { path, .. } if path == file.path()));
+    }
 
     #[test]
     fn names() {

@@ -184,6 +184,23 @@ pub struct NedlibHarvest {
     taken: HashSet<String>,
 }
 
+/// Why a capture's server `Date` is not its date; said in the quirk and the date's source.
+#[derive(Debug, thiserror::Error)]
+enum UnusableServerDate {
+    /// The `.meta` has no `Date` header.
+    #[error("no Date header")]
+    Absent,
+    /// Its `Date` header is no date even read tolerantly.
+    #[error("Date header not understood")]
+    NotUnderstood,
+    /// It is more than 36 hours from noon of the day folder it was harvested into.
+    #[error(
+        "server Date {} is more than a day away from the folder's day",
+        .0.format("%Y-%m-%dT%H:%M:%SZ")
+    )]
+    FarFromFolder(DateTime<Utc>),
+}
+
 impl NedlibHarvest {
     /// Opens a harvest root (or a single day folder): checks it is a directory, nothing more.
     pub fn open(root: &Path, opts: NedlibOptions) -> Result<NedlibHarvest, CaptureError> {
@@ -191,10 +208,9 @@ impl NedlibHarvest {
         let meta = std::fs::metadata(root)
             .map_err(|source| CaptureError::Io { path: root.to_path_buf(), source })?;
         if !meta.is_dir() {
-            return Err(CaptureError::Malformed {
+            return Err(CaptureError::NotADirectory {
                 path: root.to_path_buf(),
-                offset: None,
-                message: "not a directory: a NEDLIB harvest is a folder of day folders".into(),
+                layout: "a NEDLIB harvest is a folder of day folders",
             });
         }
         let day = root
@@ -570,14 +586,13 @@ impl NedlibHarvest {
             (noon, format!("folder date {} at 12:00 UTC", f.name))
         });
         // The server date, and why it is not usable when it is not.
-        let server: Result<DateTime<Utc>, String> = match &meta.date {
-            None => Err("no Date header".into()),
-            Some((_, _, None)) => Err("Date header not understood".into()),
+        let server = match &meta.date {
+            None => Err(UnusableServerDate::Absent),
+            Some((_, _, None)) => Err(UnusableServerDate::NotUnderstood),
             Some((_, _, Some(t))) => match &folder {
-                Some((noon, _)) if (*t - *noon).abs() > Duration::hours(36) => Err(format!(
-                    "server Date {} is more than a day away from the folder's day",
-                    t.format("%Y-%m-%dT%H:%M:%SZ")
-                )),
+                Some((noon, _)) if (*t - *noon).abs() > Duration::hours(36) => {
+                    Err(UnusableServerDate::FarFromFolder(*t))
+                }
                 _ => Ok(*t),
             },
         };
@@ -707,6 +722,23 @@ fn uri_text(v: &[u8]) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::TimeZone;
+
+    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
+    }
+
+    /// These words go into the quirk and the METS's statement of where a date came from.
+    #[test]
+    fn why_a_server_date_is_not_used_reads_as_before() {
+        let far = UnusableServerDate::FarFromFolder(utc(2003, 4, 4, 8, 36, 47));
+        assert_eq!(
+            far.to_string(),
+            "server Date 2003-04-04T08:36:47Z is more than a day away from the folder's day"
+        );
+        assert_eq!(UnusableServerDate::Absent.to_string(), "no Date header");
+        assert_eq!(UnusableServerDate::NotUnderstood.to_string(), "Date header not understood");
+    }
 
     #[test]
     fn urls_are_kept_or_escaped() {

@@ -30,7 +30,7 @@ pub(crate) enum Finding {
     /// A virus, by the signature's name.
     Infected(String),
     /// The payload could not be checked, and why.
-    NotScanned(String),
+    NotScanned(scan::Unscanned),
 }
 
 /// A capture between its source and its container.

@@ -68,9 +68,20 @@ pub enum RewriteError {
     /// Reading the page or writing the result failed.
     #[error("{0}")]
     Io(#[from] io::Error),
-    /// lol_html refused the page (its memory bound, an encoding it cannot handle, ...).
-    #[error("{0}")]
-    Html(String),
+    /// The page's encoding is not one lol_html can parse in (UTF-16 and the like: ASCII bytes
+    /// do not stand for ASCII characters).
+    #[error("encoding is not ASCII-compatible")]
+    Encoding(&'static Encoding),
+    /// lol_html refused the page (its memory bound, a parsing ambiguity).
+    #[error(transparent)]
+    Html(#[from] lol_html::errors::RewritingError),
+    /// What lol_html passed through differs from the input at this byte: the splice of edits
+    /// into the original bytes would be wrong from there on.
+    #[error("the HTML parser changed the input at byte {at}")]
+    Diverged {
+        /// The offset in the page.
+        at: usize,
+    },
 }
 
 impl Rewritten {
@@ -407,9 +418,7 @@ pub fn rewrite_html_stream(
     });
     // The end of a `<style>` element, reported by an end-tag handler (which must be 'static).
     let style_ends: Rc<RefCell<Vec<usize>>> = Rc::default();
-    let enc = AsciiCompatibleEncoding::new(encoding)
-        .ok_or_else(|| RewriteError::Html("encoding is not ASCII-compatible".into()))?;
-    let html_err = |e: lol_html::errors::RewritingError| RewriteError::Html(e.to_string());
+    let enc = AsciiCompatibleEncoding::new(encoding).ok_or(RewriteError::Encoding(encoding))?;
     {
         let (st, sp, r, ends) = (&state, &splice, &resolver, &style_ends);
         let handler = element!("*", move |el| {
@@ -489,10 +498,10 @@ pub fn rewrite_html_stream(
                 Err(e) => return Err(e.into()),
             };
             splice.borrow_mut().buf.extend_from_slice(&chunk[..n]);
-            rewriter.write(&chunk[..n]).map_err(html_err)?;
+            rewriter.write(&chunk[..n])?;
             step(&splice, &style_ends, &state, &resolver, encoding, false, &mut output)?;
         }
-        rewriter.end().map_err(html_err)?;
+        rewriter.end()?;
     }
     step(&splice, &style_ends, &state, &resolver, encoding, true, &mut output)?;
     output.flush()?;
@@ -520,7 +529,7 @@ fn step(
     let mut sp = splice.borrow_mut();
     let mut st = state.borrow_mut();
     if let Some(at) = sp.diverged {
-        return Err(RewriteError::Html(format!("the HTML parser changed the input at byte {at}")));
+        return Err(RewriteError::Diverged { at });
     }
     for end in style_ends.borrow_mut().drain(..) {
         if let Some(open) = sp.styles.iter_mut().find(|s| s.1.is_none()) {
@@ -1001,6 +1010,7 @@ impl Stage for RewriteStage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lol_html::errors::RewritingError;
 
     /// A mirror file's capture, its payload held in memory.
     fn staged(path: &str, url: &str, mime: &str, body: &[u8]) -> Staged {
@@ -1193,7 +1203,23 @@ mod tests {
         page.extend_from_slice(b"\">x</a></html>");
         let err = rewrite_html(&page, "www.e.org/x.html", "http://www.e.org/x.html", &map(), None)
             .unwrap_err();
+        assert!(
+            matches!(err, RewriteError::Html(RewritingError::MemoryLimitExceeded(_))),
+            "{err:?}"
+        );
         assert!(err.to_string().to_lowercase().contains("memory"), "{err}");
+    }
+
+    #[test]
+    fn a_page_in_an_encoding_lol_html_cannot_parse_is_refused_with_it() {
+        let page = "<a href=\"x.html\">x</a>".encode_utf16().flat_map(u16::to_le_bytes);
+        let page: Vec<u8> = page.collect();
+        let (save, url) = ("www.e.org/x.html", "http://www.e.org/x.html");
+        let err =
+            rewrite_html_stream(&page[..], Vec::new(), encoding_rs::UTF_16LE, save, url, &map())
+                .unwrap_err();
+        assert!(matches!(err, RewriteError::Encoding(e) if e == encoding_rs::UTF_16LE), "{err:?}");
+        assert_eq!(err.to_string(), "encoding is not ASCII-compatible");
     }
 
     #[test]

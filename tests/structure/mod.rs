@@ -1,7 +1,8 @@
-//! The house's shape, checked on every run: no import cycle between source files, and no
+//! The house's shape, checked on every run: no import cycle between source files, no
 //! library function longer than [`MAX_FN_LINES`] lines beyond those listed in
 //! `tests/structure/long_functions.txt` (each at most as long as listed: the list only
-//! shrinks). Read from the text of `src/` alone, comments, strings and test modules left out.
+//! shrinks), and no `Result` whose error is text. Read from the text of `src/` alone,
+//! comments, strings and test modules left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -331,6 +332,73 @@ fn no_library_function_is_longer_than_listed() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The error type of every two-argument `Result<T, E>` written in `code`, with its line: the
+/// arguments are split at the top level, so `Result<Vec<(A, B)>, E>` gives `E`, and
+/// `io::Result<T>` gives nothing.
+fn result_error_types(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("Result<") {
+        let b = code.as_bytes();
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let args = &code[at + "Result<".len()..];
+        let (mut depth, mut last_comma, mut end) = (0i32, None, None);
+        let mut prev = ' ';
+        for (i, c) in args.char_indices() {
+            match c {
+                '>' if prev == '-' => {}
+                '<' | '(' | '[' => depth += 1,
+                '>' if depth == 0 => {
+                    end = Some(i);
+                    break;
+                }
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => last_comma = Some(i),
+                _ => {}
+            }
+            prev = c;
+        }
+        if let (Some(comma), Some(end)) = (last_comma, end) {
+            let line = code[..at].matches('\n').count() + 1;
+            out.push((line, args[comma + 1..end].trim().to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_library_result_has_text_for_its_error() {
+    let text = ["String", "&str", "&'static str", "Box<str>", "Vec<String>"];
+    let mut seen = 0;
+    let mut found = Vec::new();
+    for path in modules().values() {
+        let rel = path.strip_prefix(repo()).unwrap().to_string_lossy().into_owned();
+        let code = library_only(&code_only(&std::fs::read_to_string(path).unwrap()));
+        for (line, error) in result_error_types(&code) {
+            seen += 1;
+            if text.contains(&error.as_str()) {
+                found.push(format!("{rel}:{line}: Result<_, {error}>"));
+            }
+        }
+    }
+    // The check reads real signatures (so a reading that finds none cannot pass it).
+    assert!(seen > 100, "only {seen} Result<T, E> found in src/");
+    assert!(found.is_empty(), "errors are typed enums, not text:\n{}", found.join("\n"));
+}
+
+#[test]
+fn result_error_types_are_read_at_the_top_level_of_the_arguments() {
+    let code = "fn a() -> Result<Vec<(u8, String)>, String> {}\n\
+                fn b() -> io::Result<BTreeMap<String, String>> {}\n\
+                fn c() -> Result<Box<dyn Fn(u8) -> u8>, StoreError> {}\n\
+                let r: Result<DateTime<Utc>, String> = x;\n";
+    assert_eq!(
+        result_error_types(code),
+        [(1, "String".to_string()), (3, "StoreError".to_string()), (4, "String".to_string())]
+    );
 }
 
 #[test]

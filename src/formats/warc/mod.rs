@@ -12,6 +12,6 @@ pub mod stored;
 pub mod writer;
 
 pub use header::WarcHeader;
-pub use reader::{RecordEnd, WarcError, WarcReader, WarcRecordHead};
+pub use reader::{RecordEnd, WarcError, WarcFault, WarcReader, WarcRecordHead};
 pub(crate) use writer::encode_record;
 pub use writer::{WarcWriter, WrittenRecord};

@@ -23,17 +23,81 @@ pub(crate) const MAX_FIELDS: usize = 4096;
 
 /// A WARC that cannot be read further, with the offset of the record where it happened.
 #[derive(Debug, thiserror::Error)]
-#[error("{name}: record at offset {offset}: {message}")]
+#[error("{name}: record at offset {offset}: {fault}")]
 pub struct WarcError {
     /// The file (or stream) name.
     pub name: String,
     /// Offset of the record (gzip member) where reading failed.
     pub offset: u64,
     /// What went wrong.
-    pub message: String,
-    /// The I/O error behind it, if any.
     #[source]
-    pub source: Option<io::Error>,
+    pub fault: WarcFault,
+}
+
+impl WarcError {
+    /// The I/O error behind it, if any.
+    pub fn io(&self) -> Option<&io::Error> {
+        use std::error::Error as _;
+        self.fault.source().and_then(|s| s.downcast_ref())
+    }
+}
+
+/// What stops a WARC from being read further. The variants that hold an I/O error say what was
+/// being read; the cause is their source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WarcFault {
+    /// The file cannot be opened.
+    #[error("cannot open")]
+    Open(#[source] io::Error),
+    /// The input cannot be read (at its start, or between gzip members).
+    #[error("cannot read")]
+    Read(#[source] io::Error),
+    /// An earlier error left the reader where it cannot go on.
+    #[error("reader is unusable after an earlier error")]
+    Poisoned,
+    /// A line of the record header cannot be read.
+    #[error("cannot read the record header")]
+    ReadHeader(#[source] io::Error),
+    /// The first line is not `WARC/...` (its first 40 characters).
+    #[error("expected a WARC version line, found {0:?}")]
+    NotVersionLine(String),
+    /// The input ends before the header's blank line.
+    #[error("the input ends inside a record header")]
+    HeaderTruncated,
+    /// The header is over [`MAX_HEADER_BYTES`] or [`MAX_FIELDS`].
+    #[error("the record header is larger than {} bytes or {} fields", MAX_HEADER_BYTES, MAX_FIELDS)]
+    HeaderTooLarge,
+    /// A folded line comes before any field it could continue.
+    #[error("a continuation line before any field")]
+    ContinuationFirst,
+    /// A header line that is no `name: value` (its first 40 characters).
+    #[error("header line without a colon: {0:?}")]
+    NoColon(String),
+    /// `Content-Length` is absent or not a number.
+    #[error("the record has no valid Content-Length")]
+    NoContentLength,
+    /// The record callback was called for a second record (a reader bug, not the input's).
+    #[error("record callback already used")]
+    CallbackUsed,
+    /// The block cannot be read (or the callback reading it failed).
+    #[error("the block could not be read")]
+    ReadBlock(#[source] io::Error),
+    /// The input ends before `Content-Length` bytes of block.
+    #[error("the input ends {missing} bytes before the end of the block")]
+    BlockTruncated {
+        /// Bytes of the block missing.
+        missing: u64,
+    },
+    /// The CRLF CRLF after the block cannot be read.
+    #[error("cannot read the record end")]
+    ReadEnd(#[source] io::Error),
+    /// A header line has no line end within [`MAX_LINE`] bytes.
+    #[error("a header line without a line end within {} bytes", MAX_LINE)]
+    LineTooLong,
+    /// The gzip data after a record is damaged.
+    #[error("gzip data is damaged after the record")]
+    DamagedAfter(#[source] io::Error),
 }
 
 /// A record's header and where it starts.
@@ -213,8 +277,7 @@ impl WarcReader<File> {
         let file = File::open(path).map_err(|e| WarcError {
             name: name.clone(),
             offset: 0,
-            message: "cannot open".into(),
-            source: Some(e),
+            fault: WarcFault::Open(e),
         })?;
         WarcReader::new(file, name)
     }
@@ -228,8 +291,7 @@ impl<R: Read> WarcReader<R> {
         let head = raw.fill_buf().map_err(|e| WarcError {
             name: name.clone(),
             offset: 0,
-            message: "cannot read".into(),
-            source: Some(e),
+            fault: WarcFault::Read(e),
         })?;
         let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         let state = if gzip {
@@ -268,8 +330,8 @@ impl<R: Read> WarcReader<R> {
         }
     }
 
-    fn err(&self, offset: u64, message: impl Into<String>, source: Option<io::Error>) -> WarcError {
-        WarcError { name: self.name.clone(), offset, message: message.into(), source }
+    fn err(&self, offset: u64, fault: WarcFault) -> WarcError {
+        WarcError { name: self.name.clone(), offset, fault }
     }
 
     /// Reads the next record, handing its header and block to `f`.
@@ -290,7 +352,7 @@ impl<R: Read> WarcReader<R> {
                 let start = g.member.inner.raw_pos();
                 let at_end = match g.member.inner.dec.get_mut().fill_buf() {
                     Ok(b) => b.is_empty(),
-                    Err(e) => return Err(self.err(start, "cannot read", Some(e))),
+                    Err(e) => return Err(self.err(start, WarcFault::Read(e))),
                 };
                 if at_end {
                     return Ok(None);
@@ -302,7 +364,7 @@ impl<R: Read> WarcReader<R> {
             let (offset, offset_in_member) = match &self.state {
                 State::Plain(r) => (r.pos, 0),
                 State::Gzip(g) => (g.current.unwrap_or(0), g.member.pos),
-                _ => return Err(self.err(0, "reader is unusable after an earlier error", None)),
+                _ => return Err(self.err(0, WarcFault::Poisoned)),
             };
             let result = match &mut self.state {
                 State::Plain(r) => read_one(r, &mut f, (offset, offset_in_member)),
@@ -319,9 +381,9 @@ impl<R: Read> WarcReader<R> {
                     }
                     _ => return Ok(None),
                 },
-                Err((msg, e)) => {
+                Err(fault) => {
                     self.state = State::Poisoned;
-                    return Err(self.err(offset, msg, e));
+                    return Err(self.err(offset, fault));
                 }
             };
             let head = WarcRecordHead { header, offset, offset_in_member, header_len };
@@ -335,11 +397,7 @@ impl<R: Read> WarcReader<R> {
                     Ok(_) => (offset, false),
                     Err(e) => {
                         self.state = State::Poisoned;
-                        return Err(self.err(
-                            offset,
-                            "gzip data is damaged after the record",
-                            Some(e),
-                        ));
+                        return Err(self.err(offset, WarcFault::DamagedAfter(e)));
                     }
                 },
                 _ => unreachable!("matched above"),
@@ -351,28 +409,23 @@ impl<R: Read> WarcReader<R> {
 }
 
 type ReadOne<T> = Option<(WarcHeader, u64, T, bool, u64)>;
-type ReadErr = (String, Option<io::Error>);
 
 /// Reads one record; `at` is its (offset, offset in member), for the head given to `f`.
 fn read_one<T, F>(
     r: &mut impl BufRead,
     f: &mut Option<F>,
     at: (u64, u64),
-) -> Result<ReadOne<T>, ReadErr>
+) -> Result<ReadOne<T>, WarcFault>
 where
     F: FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
 {
-    let io = |msg: &str| {
-        let msg = msg.to_string();
-        move |e: io::Error| (msg, Some(e))
-    };
     // Skip blank lines before the version line (tolerated, counted).
     let mut blank = 0u64;
     let mut line = Vec::new();
     let mut header_len;
     loop {
         line.clear();
-        let n = read_line(r, &mut line).map_err(io("cannot read the record header"))?;
+        let n = read_line(r, &mut line).map_err(WarcFault::ReadHeader)?;
         if n == 0 {
             return Ok(None);
         }
@@ -386,25 +439,19 @@ where
     too_long(&line)?;
     let version = String::from_utf8_lossy(trim_eol(&line)).into_owned();
     if !version.starts_with("WARC/") {
-        return Err((format!("expected a WARC version line, found {:?}", preview(&version)), None));
+        return Err(WarcFault::NotVersionLine(preview(&version)));
     }
     let mut header = WarcHeader::new(version);
     loop {
         line.clear();
-        let n = read_line(r, &mut line).map_err(io("cannot read the record header"))?;
+        let n = read_line(r, &mut line).map_err(WarcFault::ReadHeader)?;
         if n == 0 {
-            return Err(("the input ends inside a record header".into(), None));
+            return Err(WarcFault::HeaderTruncated);
         }
         header_len += n as u64;
         too_long(&line)?;
         if header_len > MAX_HEADER_BYTES || header.fields().len() >= MAX_FIELDS {
-            return Err((
-                format!(
-                    "the record header is larger than {MAX_HEADER_BYTES} bytes or \
-                     {MAX_FIELDS} fields"
-                ),
-                None,
-            ));
+            return Err(WarcFault::HeaderTooLarge);
         }
         let text = trim_eol(&line);
         if text.is_empty() {
@@ -413,7 +460,7 @@ where
         let text = decode_header_text(text);
         if text.starts_with([' ', '\t']) {
             if !header.continue_last(text.trim()) {
-                return Err(("a continuation line before any field".into(), None));
+                return Err(WarcFault::ContinuationFirst);
             }
             continue;
         }
@@ -422,28 +469,25 @@ where
                 header.push_raw(name.trim().to_string(), value.trim().to_string())
             }
             None => {
-                return Err((format!("header line without a colon: {:?}", preview(&text)), None));
+                return Err(WarcFault::NoColon(preview(&text)));
             }
         }
     }
     let Some(len) = header.content_length() else {
-        return Err(("the record has no valid Content-Length".into(), None));
+        return Err(WarcFault::NoContentLength);
     };
     let head = WarcRecordHead { header, offset: at.0, offset_in_member: at.1, header_len };
     let mut block = r.take(len);
-    let f = f.take().ok_or_else(|| ("record callback already used".to_string(), None))?;
-    let value = f(&head, &mut block).map_err(io("the block could not be read"))?;
-    io::copy(&mut block, &mut io::sink()).map_err(io("the block could not be read"))?;
+    let f = f.take().ok_or(WarcFault::CallbackUsed)?;
+    let value = f(&head, &mut block).map_err(WarcFault::ReadBlock)?;
+    io::copy(&mut block, &mut io::sink()).map_err(WarcFault::ReadBlock)?;
     if block.limit() > 0 {
-        return Err((
-            format!("the input ends {} bytes before the end of the block", block.limit()),
-            None,
-        ));
+        return Err(WarcFault::BlockTruncated { missing: block.limit() });
     }
     // The closing CRLF CRLF: tolerate LFs and missing bytes, report anything else.
     let mut trailer = Vec::with_capacity(4);
     while trailer.len() < 4 {
-        let buf = r.fill_buf().map_err(io("cannot read the record end"))?;
+        let buf = r.fill_buf().map_err(WarcFault::ReadEnd)?;
         match buf.first() {
             Some(&b) if b == b'\r' || b == b'\n' => {
                 trailer.push(b);
@@ -462,9 +506,9 @@ fn read_line(r: &mut impl BufRead, out: &mut Vec<u8>) -> io::Result<usize> {
 }
 
 /// A line cut at [`MAX_LINE`] without its line end is refused, not read on in pieces.
-fn too_long(line: &[u8]) -> Result<(), ReadErr> {
+fn too_long(line: &[u8]) -> Result<(), WarcFault> {
     if line.len() >= MAX_LINE && line.last() != Some(&b'\n') {
-        return Err((format!("a header line without a line end within {MAX_LINE} bytes"), None));
+        return Err(WarcFault::LineTooLong);
     }
     Ok(())
 }
@@ -553,5 +597,35 @@ mod tests {
         r.next_record(|_, _| Ok(())).unwrap();
         let err = r.next_record(|_, _| Ok(())).unwrap_err();
         assert_eq!(err.offset, h2.offset);
+        assert!(matches!(err.fault, WarcFault::BlockTruncated { missing: 2 }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "t: record at offset {}: the input ends 2 bytes before the end of the block",
+                h2.offset
+            )
+        );
+        // Once failed, the reader says so rather than read on from the middle of a record.
+        assert!(matches!(r.next_record(|_, _| Ok(())).unwrap_err().fault, WarcFault::Poisoned));
+    }
+
+    #[test]
+    fn each_refusal_is_its_fault_and_an_io_cause_stays_reachable() {
+        let fault = |bytes: &[u8]| {
+            let mut r = WarcReader::new(bytes, "t").unwrap();
+            r.next_record(|_, _| Ok(())).unwrap_err().fault
+        };
+        let not_warc = fault(b"HTTP/1.1 200 OK\r\n\r\n");
+        assert!(matches!(&not_warc, WarcFault::NotVersionLine(l) if l == "HTTP/1.1 200 OK"));
+        assert!(matches!(fault(b"WARC/1.1\r\nWARC-Type: x\r\n"), WarcFault::HeaderTruncated));
+        assert!(matches!(fault(b"WARC/1.1\r\n folded\r\n\r\n"), WarcFault::ContinuationFirst));
+        assert!(matches!(fault(b"WARC/1.1\r\nnocolon\r\n\r\n"), WarcFault::NoColon(_)));
+        assert!(matches!(fault(b"WARC/1.1\r\nWARC-Type: x\r\n\r\n"), WarcFault::NoContentLength));
+        let failing = b"WARC/1.1\r\nContent-Length: 1\r\n\r\nx\r\n\r\n";
+        let mut r = WarcReader::new(&failing[..], "t").unwrap();
+        let err = r.next_record(|_, _| Err::<(), _>(io::Error::other("disk gone"))).unwrap_err();
+        assert!(matches!(err.fault, WarcFault::ReadBlock(_)), "{err:?}");
+        assert_eq!(err.io().map(|e| e.to_string()).as_deref(), Some("disk gone"));
+        assert_eq!(err.to_string(), "t: record at offset 0: the block could not be read");
     }
 }

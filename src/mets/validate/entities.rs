@@ -304,9 +304,9 @@ enum UnreadableRecord {
 
 /// What the WARC reader said, with its I/O cause in words.
 fn warc_text(e: &crate::formats::warc::WarcError) -> String {
-    match &e.source {
-        Some(s) => format!("{}: {}", e.message, layout::describe_io(s)),
-        None => e.message.clone(),
+    match e.io() {
+        Some(s) => format!("{}: {}", e.fault, layout::describe_io(s)),
+        None => e.fault.to_string(),
     }
 }
 

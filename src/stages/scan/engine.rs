@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{Clamd, ScanError, ScanResult, scan_sessions};
+use super::{Clamd, ClamdFailure, ScanError, ScanResult, scan_sessions};
 
 /// Set (to anything) to scan every payload, identical or not: the benchmark's baseline
 /// (bench/run-scan-reuse.sh), never needed otherwise.
@@ -116,8 +116,8 @@ impl ScanEngine {
             .thread_name(|i| format!("webaip-scan-{i}"))
             .build()
             .map_err(|e| ScanError {
-                addr: clamd.addr().to_string(),
-                message: format!("cannot start the scanning threads: {e}"),
+                addr: clamd.addr().clone(),
+                failure: ClamdFailure::Threads(e),
             })?;
         let reuse = std::env::var_os(NO_VERDICT_REUSE_ENV).is_none();
         Ok(Arc::new(ScanEngine {
@@ -184,8 +184,8 @@ impl ScanEngine {
         let pending = self.start(Arc::clone(&batch));
         let verdicts = self.wait(pending)?;
         let batch = Arc::into_inner(batch).ok_or_else(|| ScanError {
-            addr: self.clamd.addr().to_string(),
-            message: "the scanning thread kept a batch after its verdicts".into(),
+            addr: self.clamd.addr().clone(),
+            failure: ClamdFailure::BatchKept,
         })?;
         Ok((verdicts, batch))
     }
@@ -286,10 +286,8 @@ impl ScanEngine {
     /// Waits for a batch's verdicts. Whether they were ready in time widens or narrows the
     /// scans of later batches.
     pub(crate) fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
-        let stopped = || ScanError {
-            addr: self.clamd.addr().to_string(),
-            message: "the scanning thread stopped without verdicts".into(),
-        };
+        let stopped =
+            || ScanError { addr: self.clamd.addr().clone(), failure: ClamdFailure::NoVerdicts };
         let max = self.pool.current_num_threads();
         match pending.rx.try_recv() {
             Ok(v) => {

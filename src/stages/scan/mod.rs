@@ -38,9 +38,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub(crate) mod engine;
+mod error;
 mod stage;
 pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
+pub use error::{ClamdFailure, ScanError};
 pub(crate) use stage::ScanStage;
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
@@ -151,17 +153,38 @@ pub enum ScanResult {
     /// A signature matched.
     Infected(String),
     /// The payload could not be scanned, and why.
-    NotScanned(String),
+    NotScanned(Unscanned),
 }
 
-/// clamd cannot be used (unreachable, died, hung).
-#[derive(Debug, thiserror::Error)]
-#[error("clamd at {addr}: {message}")]
-pub struct ScanError {
-    /// The daemon's address.
-    pub addr: String,
-    /// What happened.
-    pub message: String,
+/// Why a payload was not scanned. The text is what the PREMIS event and the reports say.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unscanned {
+    /// Larger than clamd can take at all ([`CLAMD_MAX_SCANNABLE`]).
+    #[error("payload of {len} bytes exceeds the {} bytes clamd can scan", CLAMD_MAX_SCANNABLE)]
+    TooLarge {
+        /// The payload's length.
+        len: u64,
+    },
+    /// clamd stopped at one of its limits (`AlertExceedsMax` reports it as a signature).
+    #[error("clamd limit reached ({signature})")]
+    LimitReached {
+        /// The `Heuristics.Limits.Exceeded.*` name.
+        signature: String,
+    },
+    /// clamd answered this stream with an error (a size limit, FILDES refused, ...).
+    #[error("clamd: {reply}")]
+    Refused {
+        /// clamd's reply, without its `stream:` prefix.
+        reply: String,
+    },
+    /// Not held in memory, and its bytes share a gzip member with other records: not read
+    /// again to be scanned.
+    #[error("over {held} bytes in a gzip member shared with other records")]
+    SharedMember {
+        /// The most payload bytes held in memory.
+        held: u64,
+    },
 }
 
 /// A clamd client. Clones share the pool of idle sessions.
@@ -232,12 +255,6 @@ struct Session {
 /// hold its memory for the rest of the run.
 const MEMFD_KEEP: u64 = 1 << 20;
 
-/// A session that failed, and whether it was by waiting out the timeout.
-struct SessionFailure {
-    error: ScanError,
-    timed_out: bool,
-}
-
 /// Idle sessions kept for reuse; more than the threads that scan at once is never needed.
 const IDLE_SESSIONS: usize = 32;
 
@@ -265,47 +282,49 @@ impl Clamd {
         &self.addr
     }
 
-    fn err(&self, message: impl Into<String>) -> ScanError {
-        ScanError { addr: self.addr.to_string(), message: message.into() }
+    fn err(&self, failure: ClamdFailure) -> ScanError {
+        ScanError { addr: self.addr.clone(), failure }
     }
 
     fn connect(&self) -> Result<Conn, ScanError> {
         match &self.addr {
             ClamdAddr::Unix(p) => {
-                let s =
-                    UnixStream::connect(p).map_err(|e| self.err(format!("cannot connect: {e}")))?;
-                s.set_read_timeout(Some(self.read_timeout)).map_err(|e| self.err(e.to_string()))?;
+                let s = UnixStream::connect(p).map_err(|e| self.err(ClamdFailure::Connect(e)))?;
+                s.set_read_timeout(Some(self.read_timeout))
+                    .map_err(|e| self.err(ClamdFailure::Timeouts(e)))?;
                 s.set_write_timeout(Some(self.read_timeout))
-                    .map_err(|e| self.err(e.to_string()))?;
+                    .map_err(|e| self.err(ClamdFailure::Timeouts(e)))?;
                 Ok(Conn::Unix(s))
             }
             ClamdAddr::Tcp(a) => {
                 let addr = a
                     .to_socket_addrs()
-                    .map_err(|e| self.err(format!("bad address: {e}")))?
+                    .map_err(|e| self.err(ClamdFailure::BadAddress(e)))?
                     .next()
-                    .ok_or_else(|| self.err("address resolves to nothing"))?;
+                    .ok_or_else(|| self.err(ClamdFailure::Unresolved))?;
                 let s = TcpStream::connect_timeout(&addr, self.connect_timeout)
-                    .map_err(|e| self.err(format!("cannot connect: {e}")))?;
-                s.set_read_timeout(Some(self.read_timeout)).map_err(|e| self.err(e.to_string()))?;
+                    .map_err(|e| self.err(ClamdFailure::Connect(e)))?;
+                s.set_read_timeout(Some(self.read_timeout))
+                    .map_err(|e| self.err(ClamdFailure::Timeouts(e)))?;
                 s.set_write_timeout(Some(self.read_timeout))
-                    .map_err(|e| self.err(e.to_string()))?;
+                    .map_err(|e| self.err(ClamdFailure::Timeouts(e)))?;
                 Ok(Conn::Tcp(s))
             }
         }
     }
 
-    fn command(&self, cmd: &str) -> Result<String, ScanError> {
+    fn command(&self, command: &'static str) -> Result<String, ScanError> {
         let mut c = self.connect()?;
-        c.write_all(format!("z{cmd}\0").as_bytes()).map_err(|e| self.err(format!("{cmd}: {e}")))?;
-        read_reply(&mut c).map_err(|e| self.err(format!("{cmd}: no reply: {e}")))
+        c.write_all(format!("z{command}\0").as_bytes())
+            .map_err(|source| self.err(ClamdFailure::Send { command, source }))?;
+        read_reply(&mut c).map_err(|source| self.err(ClamdFailure::NoReply { command, source }))
     }
 
     /// PING; Ok when clamd answers PONG.
     pub fn ping(&self) -> Result<(), ScanError> {
         match self.command("PING")?.as_str() {
             "PONG" => Ok(()),
-            other => Err(self.err(format!("PING answered {other:?}"))),
+            other => Err(self.err(ClamdFailure::NotPong(other.into()))),
         }
     }
 
@@ -318,12 +337,11 @@ impl Clamd {
     /// Streams `payload` (of `len` bytes) to clamd and returns the verdict.
     pub fn scan(&self, mut payload: impl Read, len: u64) -> Result<ScanResult, ScanError> {
         if len > CLAMD_MAX_SCANNABLE {
-            return Ok(ScanResult::NotScanned(format!(
-                "payload of {len} bytes exceeds the {CLAMD_MAX_SCANNABLE} bytes clamd can scan"
-            )));
+            return Ok(ScanResult::NotScanned(Unscanned::TooLarge { len }));
         }
         let mut c = self.connect()?;
-        c.write_all(b"zINSTREAM\0").map_err(|e| self.err(format!("INSTREAM: {e}")))?;
+        c.write_all(b"zINSTREAM\0")
+            .map_err(|source| self.err(ClamdFailure::Send { command: "INSTREAM", source }))?;
         let mut buf = vec![0u8; self.chunk];
         let mut refused = false;
         loop {
@@ -331,7 +349,7 @@ impl Clamd {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.err(format!("reading the payload to scan: {e}"))),
+                Err(e) => return Err(self.err(ClamdFailure::ReadPayload(e))),
             };
             let mut frame = Vec::with_capacity(4 + n);
             frame.extend_from_slice(&(n as u32).to_be_bytes());
@@ -347,10 +365,8 @@ impl Clamd {
         }
         let reply = match read_reply(&mut c) {
             Ok(r) => r,
-            Err(e) if refused => {
-                return Err(self.err(format!("stream refused and no reason given: {e}")));
-            }
-            Err(e) => return Err(self.err(format!("no verdict: {e}"))),
+            Err(e) if refused => return Err(self.err(ClamdFailure::Refused(e))),
+            Err(e) => return Err(self.err(ClamdFailure::NoVerdict(e))),
         };
         Ok(parse_verdict(&reply))
     }
@@ -370,7 +386,7 @@ impl Clamd {
                     return Ok(verdict);
                 }
                 // A clamd that hangs would only make a new session wait as long again.
-                Err(f) if f.timed_out => return Err(f.error),
+                Err(e) if e.timed_out() => return Err(e),
                 Err(_) => {}
             }
         }
@@ -379,11 +395,14 @@ impl Clamd {
         let verdict = match self.session_scan(&mut session, payload) {
             // A new session that fails on FILDES alone: clamd cannot take descriptors. Say so
             // once, and send this payload and every later one with INSTREAM.
-            Err(f) if fildes && !f.timed_out => return self.without_fildes(&f.error, payload),
-            Ok(ScanResult::NotScanned(why)) if fildes && why.contains("FILDES") => {
-                return self.without_fildes(&self.err(why), payload);
+            Err(e) if fildes && !e.timed_out() => return self.without_fildes(&e, payload),
+            Ok(ScanResult::NotScanned(Unscanned::Refused { reply }))
+                if fildes && reply.contains("FILDES") =>
+            {
+                return self
+                    .without_fildes(&self.err(ClamdFailure::DescriptorRefused(reply)), payload);
             }
-            other => other.map_err(|f| f.error)?,
+            other => other?,
         };
         self.keep(session, &verdict);
         Ok(verdict)
@@ -399,14 +418,15 @@ impl Clamd {
             log::warn!("{why}; sending payloads with INSTREAM instead of FILDES");
         }
         let mut session = self.open_session()?;
-        let verdict = self.session_scan(&mut session, payload).map_err(|f| f.error)?;
+        let verdict = self.session_scan(&mut session, payload)?;
         self.keep(session, &verdict);
         Ok(verdict)
     }
 
     fn open_session(&self) -> Result<Session, ScanError> {
         let mut conn = self.connect()?;
-        conn.write_all(b"zIDSESSION\0").map_err(|e| self.err(format!("IDSESSION: {e}")))?;
+        conn.write_all(b"zIDSESSION\0")
+            .map_err(|source| self.err(ClamdFailure::Send { command: "IDSESSION", source }))?;
         Ok(Session { conn, last_id: 0, frame: Vec::new(), memfd: None })
     }
 
@@ -423,16 +443,7 @@ impl Clamd {
         }
     }
 
-    fn session_scan(&self, s: &mut Session, payload: &[u8]) -> Result<ScanResult, SessionFailure> {
-        let failed = |e: &io::Error, message: String| {
-            let timed_out = matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut);
-            let message = if timed_out {
-                format!("no answer within {} s (--clamd-timeout)", self.read_timeout.as_secs())
-            } else {
-                message
-            };
-            SessionFailure { error: self.err(message), timed_out }
-        };
+    fn session_scan(&self, s: &mut Session, payload: &[u8]) -> Result<ScanResult, ScanError> {
         // A memfd the kernel will not make (older than 3.17, or a sandbox) means INSTREAM.
         let memfd = match (&s.conn, s.memfd.take()) {
             (Conn::Unix(_), _) if !self.uses_fildes() => None,
@@ -447,8 +458,9 @@ impl Clamd {
         let sent = match memfd {
             // Nothing of a failed FILDES reached clamd as a command to answer.
             Some(file) => {
-                send_fildes(&mut s.conn, &file, payload)
-                    .map_err(|e| failed(&e, format!("FILDES: {e}")))?;
+                send_fildes(&mut s.conn, &file, payload).map_err(|e| {
+                    self.failed(e, |source| ClamdFailure::Send { command: "FILDES", source })
+                })?;
                 if payload.len() as u64 <= MEMFD_KEEP {
                     s.memfd = Some(file);
                 }
@@ -461,8 +473,11 @@ impl Clamd {
         let reply = match read_reply(&mut s.conn) {
             Ok(r) => r,
             Err(e) => {
-                let why = sent.err().map(|w| format!("{w}; ")).unwrap_or_default();
-                return Err(failed(&e, format!("no verdict: {why}{e}")));
+                return Err(match sent {
+                    Err(sending) => self
+                        .failed(e, |source| ClamdFailure::NoVerdictAfterSend { sending, source }),
+                    Ok(()) => self.failed(e, ClamdFailure::NoVerdict),
+                });
             }
         };
         // "<id>: stream: OK"; the number must be that of the command just sent.
@@ -470,18 +485,24 @@ impl Clamd {
         if id.parse::<u64>().ok() != Some(s.last_id) {
             // clamd's own ReadTimeout also runs while a session waits for a verdict; when it
             // ends first, clamd says so without a number and drops the scan.
-            let timed_out = reply.contains("TIMED OUT");
-            let error = if timed_out {
-                self.err(format!(
-                    "{reply:?}: clamd's ReadTimeout ended the session before a verdict \
-                     (set it at least as long as --clamd-timeout)"
-                ))
+            return Err(self.err(if reply.contains("TIMED OUT") {
+                ClamdFailure::SessionTimedOut { reply }
             } else {
-                self.err(format!("reply out of step with the session: {reply:?}"))
-            };
-            return Err(SessionFailure { error, timed_out });
+                ClamdFailure::OutOfStep { reply }
+            }));
         }
         Ok(parse_verdict(rest))
+    }
+
+    /// A session's I/O failure: one that waited out the timeout is said as such, whatever it
+    /// was doing.
+    fn failed(&self, e: io::Error, failure: impl FnOnce(io::Error) -> ClamdFailure) -> ScanError {
+        let timed_out = matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut);
+        self.err(if timed_out {
+            ClamdFailure::Silent { waited: self.read_timeout }
+        } else {
+            failure(e)
+        })
     }
 
     /// Sends `payload` as one `INSTREAM` command, in frames of at most the chunk size.
@@ -575,12 +596,12 @@ pub(crate) fn parse_verdict(reply: &str) -> ScanResult {
         // With AlertExceedsMax, clamd reports limits as a heuristic "virus": not a virus,
         // the payload was simply not scanned in full.
         if sig.starts_with("Heuristics.Limits.Exceeded") {
-            ScanResult::NotScanned(format!("clamd limit reached ({sig})"))
+            ScanResult::NotScanned(Unscanned::LimitReached { signature: sig.into() })
         } else {
             ScanResult::Infected(sig.to_string())
         }
     } else {
-        ScanResult::NotScanned(format!("clamd: {body}"))
+        ScanResult::NotScanned(Unscanned::Refused { reply: body.into() })
     }
 }
 
@@ -597,12 +618,23 @@ mod tests {
             parse_verdict("stream: Eicar-Signature FOUND"),
             ScanResult::Infected("Eicar-Signature".into())
         );
-        assert!(matches!(
+        let limit =
+            Unscanned::LimitReached { signature: "Heuristics.Limits.Exceeded.MaxFileSize".into() };
+        assert_eq!(
             parse_verdict("stream: Heuristics.Limits.Exceeded.MaxFileSize FOUND"),
-            ScanResult::NotScanned(_)
-        ));
+            ScanResult::NotScanned(limit.clone())
+        );
+        // What the PREMIS event says.
+        assert_eq!(
+            limit.to_string(),
+            "clamd limit reached (Heuristics.Limits.Exceeded.MaxFileSize)"
+        );
+        assert_eq!(
+            Unscanned::TooLarge { len: 3 << 30 }.to_string(),
+            "payload of 3221225472 bytes exceeds the 2147483645 bytes clamd can scan"
+        );
         assert!(
-            matches!(parse_verdict("INSTREAM size limit exceeded. ERROR"), ScanResult::NotScanned(r) if r.contains("size limit"))
+            matches!(parse_verdict("INSTREAM size limit exceeded. ERROR"), ScanResult::NotScanned(Unscanned::Refused { reply }) if reply == "INSTREAM size limit exceeded. ERROR")
         );
         assert_eq!("unix:/tmp/s".parse::<ClamdAddr>().unwrap(), ClamdAddr::Unix("/tmp/s".into()));
         assert_eq!(

@@ -153,7 +153,8 @@ fn try_lock(file: impl AsFd) -> io::Result<()> {
     rustix::fs::flock(file, FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
 }
 
-/// A private scratch database: on disk in `TMPDIR` (SQLite's own temporary file, unlinked at
+/// A private scratch database: on disk in `TMPDIR` (`SQLITE_TMPDIR` first, when set; SQLite's
+/// own temporary file, unlinked at
 /// once, so nothing is left however the run ends), its page cache `cache_kib` KiB, no journal,
 /// holding `schema` and inside a transaction that is never committed: it lives as long as the
 /// connection. For the state that would otherwise grow with the input in memory (the METS

@@ -239,9 +239,22 @@ pub struct Harvest {
 
 #[derive(Debug)]
 enum What {
-    Package { root: PathBuf, containers: Vec<(String, u64)>, remote: Remote },
+    Package {
+        root: PathBuf,
+        containers: Vec<(String, u64)>,
+        remote: Remote,
+    },
     Archives(Vec<(Archive, u64)>),
-    Mirror { kind: HarvestKind, instances: Vec<Instance> },
+    Mirror {
+        kind: HarvestKind,
+        instances: Vec<Instance>,
+    },
+    /// A PANDAS title's instances (or one instance), each read when it is listed: read all
+    /// first, each held its file list open (memory and a file handle an instance).
+    Pandas {
+        dirs: Vec<PathBuf>,
+        zone: pandas::Zone,
+    },
     Captures(PathBuf, crate::sources::CaptureShape),
 }
 
@@ -288,11 +301,7 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
     let input = detect(&given).map_err(|e: SourceError| not_source(&e))?;
     let (what, unpacked) = match input {
         Input::Pandas { instances, .. } => {
-            let mut read = Vec::new();
-            for dir in &instances {
-                read.push(pandas::read_instance(dir, opts.zone).map_err(ListError::Pandas)?);
-            }
-            (What::Mirror { kind: HarvestKind::Pandas, instances: read }, None)
+            (What::Pandas { dirs: instances, zone: opts.zone }, None)
         }
         Input::Mirror(dir, kind) => {
             let m = mirror::read_mirror(&dir, kind, &mirror_opts(None))?;
@@ -326,6 +335,17 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
     Ok(Harvest { path: path.to_path_buf(), what, _unpacked: unpacked })
 }
 
+/// Lists the captures of a mirror read into an instance.
+fn list_instance(
+    inst: &Instance,
+    out: &mut Collector,
+    progress: &dyn Fn(u64),
+) -> Result<(), ListError> {
+    let mut captures =
+        pandas::InstanceCaptures::new(inst).map_err(crate::sources::capture::CaptureError::from)?;
+    list_captures(&mut captures, out, progress)
+}
+
 impl Harvest {
     /// What the harvest is.
     pub fn kind(&self) -> HarvestKind {
@@ -333,6 +353,7 @@ impl Harvest {
             What::Package { .. } => HarvestKind::Package,
             What::Archives(_) => HarvestKind::Archives,
             What::Mirror { kind, .. } => *kind,
+            What::Pandas { .. } => HarvestKind::Pandas,
             What::Captures(..) => HarvestKind::Captures,
         }
     }
@@ -347,7 +368,7 @@ impl Harvest {
                 instances.iter().map(|i| i.files.total_size().unwrap_or(0)).sum()
             }
             // Not known before the walk; the bar counts up.
-            What::Captures(..) => 0,
+            What::Captures(..) | What::Pandas { .. } => 0,
         }
     }
 
@@ -410,9 +431,13 @@ impl Harvest {
             }
             What::Mirror { instances, .. } => {
                 for inst in instances {
-                    let mut captures = pandas::InstanceCaptures::new(inst)
-                        .map_err(crate::sources::capture::CaptureError::from)?;
-                    list_captures(&mut captures, &mut out, progress)?;
+                    list_instance(inst, &mut out, progress)?;
+                }
+            }
+            What::Pandas { dirs, zone } => {
+                for dir in dirs {
+                    let inst = pandas::read_instance(dir, *zone).map_err(ListError::Pandas)?;
+                    list_instance(&inst, &mut out, progress)?;
                 }
             }
             What::Captures(dir, shape) => {

@@ -18,9 +18,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 /// The mirror's file list could not be written or read: its temporary database failed
-/// (`TMPDIR` full or unwritable).
+/// (`TMPDIR`, or `SQLITE_TMPDIR` when set, full or unwritable).
 #[derive(Debug, thiserror::Error)]
-#[error("the mirror's file list (a temporary database in TMPDIR): {0}")]
+#[error("the mirror's file list (a temporary database in TMPDIR or SQLITE_TMPDIR): {0}")]
 pub struct ScratchError(#[from] rusqlite::Error);
 
 /// The database's page cache, KiB.
@@ -449,11 +449,13 @@ impl MirrorFiles {
         Ok(row.map(|(_, f)| f))
     }
 
-    /// The sum of the files' sizes.
+    /// The sum of the files' sizes (at most `u64::MAX`: sparse files can claim any size).
     pub fn total_size(&self) -> Result<u64, ScratchError> {
         let db = lock(&self.db);
-        let n: i64 = db.query_row("SELECT COALESCE(SUM(size), 0) FROM files", [], |r| r.get(0))?;
-        Ok(u64::try_from(n).unwrap_or(0))
+        // TOTAL, not SUM: SUM fails past i64::MAX, as two sparse files of 4 EiB reach.
+        let n: f64 = db.query_row("SELECT TOTAL(size) FROM files", [], |r| r.get(0))?;
+        // `as` saturates: a float past u64::MAX is u64::MAX.
+        Ok(n as u64)
     }
 
     /// Files per URL source.

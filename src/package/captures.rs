@@ -381,12 +381,16 @@ fn run_ids(
         return Ok(Ids::random());
     }
     let shape = source.shape_name();
-    let (kind, files) = match source.id_seed()? {
+    let (kind, files) = match source.id_seed() {
         Some(seed) => seed,
         None => (format!("webaip-{shape}"), regular_files(root)),
     };
-    let named: Vec<(String, &Path)> = files.iter().map(|(n, p)| (n.clone(), p.as_path())).collect();
-    Ok(Ids::seeded(super::input_seed(&kind, &named)?))
+    let mut seed = super::InputSeed::new(&kind)?;
+    for f in files {
+        let (name, path) = f?;
+        seed.add(name, path)?;
+    }
+    Ok(Ids::seeded(seed.finish()?))
 }
 
 /// Reads the next batch of captures into `batch` (at most [`BATCH_CAPTURES`], or
@@ -960,19 +964,13 @@ fn described_bytestream(
     }
 }
 
-/// The regular files under `root`, by their names relative to it, sorted (links and other
-/// kinds are not followed or read: the source reports them).
-fn regular_files(root: &Path) -> Vec<(String, PathBuf)> {
-    let mut out: Vec<(String, PathBuf)> = walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        // What the source refuses unread (a path over PATH_MAX) cannot seed anything either.
-        .filter(|e| layout::regular_metadata(e.path()).is_ok())
-        .map(|e| (crate::sources::name_text(root, e.path()), e.into_path()))
-        .collect();
-    out.sort();
-    out
+/// Every regular file under `root`, (name, path), as the walk finds them (the seed sorts).
+fn regular_files(root: &Path) -> crate::sources::capture::SeedFiles<'_> {
+    let walk = walkdir::WalkDir::new(root).follow_links(false).into_iter().flatten();
+    Box::new(
+        walk.filter(|e| e.file_type().is_file())
+            // What the source refuses unread (a path over PATH_MAX) cannot seed anything either.
+            .filter(|e| layout::regular_metadata(e.path()).is_ok())
+            .map(move |e| Ok((crate::sources::name_text(root, e.path()), e.into_path()))),
+    )
 }

@@ -163,6 +163,12 @@ pub enum PackageError {
     /// A capture source could not be read.
     #[error(transparent)]
     Capture(#[from] crate::sources::capture::CaptureError),
+    /// The seed of a `--deterministic` run could not be sorted.
+    #[error(
+        "the seed of a --deterministic run (a temporary database in TMPDIR or SQLITE_TMPDIR): \
+         {0}"
+    )]
+    Seed(#[source] rusqlite::Error),
     /// A mirror's link map could not be read while a page's links were rewritten.
     #[error("{file}: links not rewritten: {source}")]
     LinkMap {
@@ -1986,37 +1992,94 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
     }
 }
 
-/// The seed of a `--deterministic` run: SHA-512 over the sorted list of the input's files,
-/// each as its name, size and SHA-512 (hashed in parallel, before the run reads them again).
-/// The same input gives the same identifiers, OBJID first; inputs that differ in one byte or
-/// one name give different ones (a fixed seed would give every package the same OBJID).
-pub(crate) fn input_seed(kind: &str, files: &[(String, &Path)]) -> Result<String, PackageError> {
-    let mut lines: Vec<String> = files
-        .par_iter()
-        .map(|(name, path)| {
-            let mut r = open_input(path)?;
-            let mut sha = Sha512::new();
-            let mut buf = vec![0u8; 1 << 20];
-            let mut len = 0u64;
-            loop {
-                let n = r.read(&mut buf).map_err(io_err(path))?;
-                if n == 0 {
-                    break;
-                }
-                sha.update(&buf[..n]);
-                len += n as u64;
-            }
-            Ok(format!("{name}\t{len}\t{}\n", hex(&sha.finalize())))
-        })
-        .collect::<Result<_, PackageError>>()?;
-    lines.sort();
-    let mut all = Sha512::new();
-    all.update(kind.as_bytes());
-    all.update(b"\n");
-    for l in &lines {
-        all.update(l.as_bytes());
+/// The seed of a `--deterministic` run: a line for each input file (its name, size and
+/// SHA-512), the lines sorted, hashed after the run's kind. Files are hashed in parallel, a
+/// chunk at a time, as they are given; the lines are sorted on disk (a scratch database), so a
+/// harvest of a million files seeds in the memory of one chunk.
+pub(crate) struct InputSeed {
+    kind: String,
+    chunk: Vec<(String, PathBuf)>,
+    lines: rusqlite::Connection,
+}
+
+/// Files hashed at a time.
+const SEED_CHUNK: usize = 256;
+
+impl InputSeed {
+    /// A seed of `kind`, no file yet.
+    pub(crate) fn new(kind: &str) -> Result<InputSeed, PackageError> {
+        let lines = crate::temporaries::scratch_database(2048, "CREATE TABLE lines (line TEXT);")
+            .map_err(PackageError::Seed)?;
+        Ok(InputSeed { kind: kind.to_string(), chunk: Vec::new(), lines })
     }
-    Ok(format!("{kind}/{}", hex(&all.finalize())))
+
+    /// Adds the file at `path`, named `name`.
+    pub(crate) fn add(&mut self, name: String, path: PathBuf) -> Result<(), PackageError> {
+        self.chunk.push((name, path));
+        if self.chunk.len() >= SEED_CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), PackageError> {
+        let lines: Vec<String> = self
+            .chunk
+            .par_iter()
+            .map(|(name, path)| {
+                let mut r = open_input(path)?;
+                let mut sha = Sha512::new();
+                let mut buf = vec![0u8; 1 << 20];
+                let mut len = 0u64;
+                loop {
+                    let n = r.read(&mut buf).map_err(io_err(path))?;
+                    if n == 0 {
+                        break;
+                    }
+                    sha.update(&buf[..n]);
+                    len += n as u64;
+                }
+                Ok(format!("{name}\t{len}\t{}\n", hex(&sha.finalize())))
+            })
+            .collect::<Result<_, PackageError>>()?;
+        self.chunk.clear();
+        let mut st = self
+            .lines
+            .prepare_cached("INSERT INTO lines VALUES (?1)")
+            .map_err(PackageError::Seed)?;
+        for l in &lines {
+            st.execute([l]).map_err(PackageError::Seed)?;
+        }
+        Ok(())
+    }
+
+    /// The seed: `KIND/SHA-512` of the kind and the sorted lines (byte order, as SQLite's
+    /// BINARY collation and Rust's `str` order both compare).
+    pub(crate) fn finish(mut self) -> Result<String, PackageError> {
+        self.flush()?;
+        let mut all = Sha512::new();
+        all.update(self.kind.as_bytes());
+        all.update(b"\n");
+        let mut st = self
+            .lines
+            .prepare("SELECT line FROM lines ORDER BY line")
+            .map_err(PackageError::Seed)?;
+        let mut rows = st.query([]).map_err(PackageError::Seed)?;
+        while let Some(row) = rows.next().map_err(PackageError::Seed)? {
+            let line: String = row.get(0).map_err(PackageError::Seed)?;
+            all.update(line.as_bytes());
+        }
+        Ok(format!("{}/{}", self.kind, hex(&all.finalize())))
+    }
+}
+
+/// The seed of `files` (name, path), as [`InputSeed`] makes it.
+pub(crate) fn input_seed(kind: &str, files: &[(String, &Path)]) -> Result<String, PackageError> {
+    let mut seed = InputSeed::new(kind)?;
+    for (name, path) in files {
+        seed.add(name.clone(), path.to_path_buf())?;
+    }
+    seed.finish()
 }
 
 /// Opens an input file: a regular file reached without following a link as its last

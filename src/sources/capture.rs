@@ -194,6 +194,9 @@ pub struct Quirk {
 /// a record that maps to no capture): reported, but no oddity.
 pub(crate) const NOT_A_CAPTURE: &str = "not-a-capture";
 
+/// The files that seed a `--deterministic` run's identifiers, (name, path), as they come.
+pub type SeedFiles<'a> = Box<dyn Iterator<Item = Result<(String, PathBuf), CaptureError>> + 'a>;
+
 /// Files refused (not read at all: a link, a FIFO, a path over `PATH_MAX`, a file over a
 /// bound), with why: the first [`QuirkLog::LIMIT`] listed, every one counted. A mirror of
 /// 100,000 links held every name twice and compared each new one with all before (22 s).
@@ -471,10 +474,10 @@ pub trait CaptureSource: Iterator<Item = Result<Capture, CaptureError>> + Send {
         None
     }
     /// What seeds the identifiers of a `--deterministic` run: a name of the source and its
-    /// files (name, path). `None`: `webaip-<shape>` and every regular file under its root.
-    #[allow(clippy::type_complexity)]
-    fn id_seed(&self) -> Result<Option<(String, Vec<(String, PathBuf)>)>, CaptureError> {
-        Ok(None)
+    /// files (name, path), in any order. `None`: `webaip-<shape>` and every regular file under
+    /// its root.
+    fn id_seed(&self) -> Option<(String, SeedFiles<'_>)> {
+        None
     }
     /// When the source's files link to each other by local paths (a mirror): each file's
     /// path in the mirror and its original URL, so the pipeline rewrites the links

@@ -27,7 +27,7 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 
 use super::capture::{
     Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    QuirkLog, Refused, SideFile,
+    QuirkLog, Refused, SeedFiles, SideFile,
 };
 use super::mirror_files::{Found, Said};
 pub use super::mirror_files::{LinkMap, MirrorFile, MirrorFiles, ScratchError, UrlSource};
@@ -926,21 +926,30 @@ impl CaptureSource for InstanceCaptures<'_> {
         Some(self.inst.name.clone())
     }
 
-    fn id_seed(&self) -> Result<Option<(String, Vec<(String, PathBuf)>)>, CaptureError> {
-        // Only a --deterministic run asks: it holds every file's name to sort them.
+    fn id_seed(&self) -> Option<(String, SeedFiles<'_>)> {
         let inst = self.inst;
-        let mut files = Vec::new();
-        inst.files.for_each(|f| {
-            files.push((f.save_path.clone(), f.path(&inst.root)));
-            std::ops::ControlFlow::Continue(())
-        })?;
-        files.extend(
-            inst.aux
-                .iter()
-                .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.clone())),
-        );
+        let mut after = 0i64;
+        let mut ahead = std::collections::VecDeque::new();
+        // The mirror files a chunk at a time from the list, then the instance's other files.
+        let mirror = std::iter::from_fn(move || {
+            if ahead.is_empty() {
+                match inst.files.chunk(after, FILES_AHEAD) {
+                    Ok(files) => {
+                        after = files.last().map_or(after, |&(seq, _)| seq);
+                        ahead.extend(files.into_iter().map(|(_, f)| f));
+                    }
+                    Err(e) => return Some(Err(CaptureError::from(e))),
+                }
+            }
+            let f = ahead.pop_front()?;
+            Some(Ok((f.save_path.clone(), f.path(&inst.root))))
+        });
+        let aux = inst
+            .aux
+            .iter()
+            .map(|a| Ok((layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.clone())));
         let kind = format!("webaip-pandas/{}/{}", inst.pi.as_deref().unwrap_or(""), inst.name);
-        Ok(Some((kind, files)))
+        Some((kind, Box::new(mirror.chain(aux))))
     }
 
     fn link_map(&self) -> Option<LinkMap> {

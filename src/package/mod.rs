@@ -2027,19 +2027,9 @@ impl InputSeed {
             .chunk
             .par_iter()
             .map(|(name, path)| {
-                let mut r = open_input(path)?;
-                let mut sha = Sha512::new();
-                let mut buf = vec![0u8; 1 << 20];
-                let mut len = 0u64;
-                loop {
-                    let n = r.read(&mut buf).map_err(io_err(path))?;
-                    if n == 0 {
-                        break;
-                    }
-                    sha.update(&buf[..n]);
-                    len += n as u64;
-                }
-                Ok(format!("{name}\t{len}\t{}\n", hex(&sha.finalize())))
+                let read = crate::formats::digest::sha512_read(open_input(path)?);
+                let (len, sha) = read.map_err(io_err(path))?;
+                Ok(format!("{name}\t{len}\t{sha}\n"))
             })
             .collect::<Result<_, PackageError>>()?;
         self.chunk.clear();

@@ -1451,31 +1451,7 @@ impl ContainerCtx<'_> {
         // With a scanner, payloads small enough are held for it.
         let hold = self.scanner.is_some();
         loop {
-            let next = reader.next_record(|head, block| {
-                let h = &head.header;
-                // The one rule for where a payload starts (formats::warc::payload).
-                let mut prefix = Vec::new();
-                let mut offset = 0;
-                if payload::holds_http_message(h.warc_type(), h.target_uri()) {
-                    block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
-                    offset = payload::payload_start_of(h, &prefix).offset();
-                }
-                let entity =
-                    (offset > 0).then(|| entity_mime(&prefix[..offset as usize])).flatten();
-                let mut hasher = BlockHasher::new(offset);
-                hasher.update(&prefix);
-                // One read of the block feeds the METS digests and the check `audit --deep`
-                // makes (the same function), so what is accepted here passes there.
-                // With a scanner, a payload small enough is held for it.
-                let held = (hold
-                    && h.content_length().is_some_and(|l| l <= quarantine::HELD_PAYLOAD + offset))
-                .then(|| prefix.clone());
-                let mut tee = Tee { inner: block, hasher: &mut hasher, held };
-                let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
-                let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
-                let held = tee.held.take().map(|mut b| b.split_off((offset as usize).min(b.len())));
-                Ok((hasher.finish(), check, (entity, held)))
-            });
+            let next = reader.next_record(|head, block| read_copied_block(head, block, hold));
             let (head, end, (d, check, (entity, held))) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
@@ -1488,24 +1464,7 @@ impl ContainerCtx<'_> {
             if versions.len() < 8 {
                 versions.insert(h.version.trim_start_matches("WARC/").to_string());
             }
-            let id = h.record_id().unwrap_or("(no WARC-Record-ID)");
-            let errors = check
-                .problems
-                .iter()
-                .filter(|p| p.severity == crate::mets::validate::Severity::Error)
-                .map(|p| p.message.clone());
-            let trailer =
-                (!end.trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
-            for why in errors.chain(trailer) {
-                findings.count += 1;
-                if findings.examples.len() < MAX_EXAMPLES {
-                    findings.examples.push(WarcFinding {
-                        offset: head.offset,
-                        record_id: id.to_string(),
-                        message: why,
-                    });
-                }
-            }
+            findings.note(&head, &check, end.trailer_ok);
             tally.record(
                 h.target_uri(),
                 h.warc_type().unwrap_or(""),
@@ -1522,34 +1481,7 @@ impl ContainerCtx<'_> {
             // With a scanner every payload is scanned, also of records that share a gzip
             // member with others (they cannot be moved: they stay where they are, and say so).
             if (addressable || hold) && h.warc_type() != Some("warcinfo") {
-                // The payload of an HTTP response is the entity: its type is the HTTP header's
-                // (as for migrated records), not the record's application/http.
-                let mime = match &entity {
-                    Some(m) => m.clone(),
-                    None if d.payload_offset > 0 => "application/octet-stream".to_string(),
-                    None => h.get("Content-Type").unwrap_or("application/octet-stream").to_string(),
-                };
-                let rf = RecordFile {
-                    record_id: h.record_id().unwrap_or("").trim_matches(['<', '>']).to_string(),
-                    member: ByteRange { begin: head.offset, len: end.end - head.offset },
-                    compressed: reader.is_gzip(),
-                    content: Some(ContentFile {
-                        range: ByteRange {
-                            begin: head.header_len + d.payload_offset,
-                            len: d.payload_len,
-                        },
-                        sha512: hex(&d.payload_sha512),
-                        mime,
-                    }),
-                    described: None,
-                    page: None,
-                    capture: url_capture(
-                        h.warc_type().unwrap_or(""),
-                        h.target_uri(),
-                        h.get("WARC-Date").unwrap_or(""),
-                        h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
-                    ),
-                };
+                let rf = copied_record_file(&head, &end, &d, entity, reader.is_gzip());
                 router.push(quarantine::Routed {
                     begin: head.offset,
                     end: end.end,
@@ -1585,18 +1517,7 @@ impl ContainerCtx<'_> {
         let scan = routed.found;
         (self.progress)(copied.len);
         let name = file_text(input);
-        // Described as the version its records state (a copied WARC keeps its version).
-        let format: Format = match versions.len() {
-            1 => crate::formats::pronom::warc(versions.iter().next().map_or("", |v| v.as_str()))
-                .into(),
-            _ => {
-                let all: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
-                let mut f: Format = crate::formats::pronom::warc(&all.join(", ")).into();
-                f.pronom = if all.is_empty() { None } else { f.pronom };
-                f
-            }
-        };
-        let mut file = self.container_file(size, sha, &name, format);
+        let mut file = self.container_file(size, sha, &name, stated_warc_format(&versions));
         if findings.count > 0 {
             // Kept byte-exact as received; the disagreement travels with it (module comment).
             let event = self.validation_event(&findings);
@@ -1632,6 +1553,120 @@ impl ContainerCtx<'_> {
             viral,
             scan,
         })
+    }
+}
+
+/// Reads a copied record's block once: its METS digests (payload range and SHA-512), the
+/// check `audit --deep` makes (the same function, so what is accepted here passes there), the
+/// HTTP entity's type, and with a scanner (`hold`) the payload when it is small enough to be
+/// held for it.
+#[allow(clippy::type_complexity)]
+fn read_copied_block(
+    head: &crate::formats::warc::reader::WarcRecordHead,
+    block: &mut dyn Read,
+    hold: bool,
+) -> io::Result<(
+    crate::formats::digest::BlockDigests,
+    crate::audit::records::BlockCheck,
+    (Option<String>, Option<Vec<u8>>),
+)> {
+    let h = &head.header;
+    // The one rule for where a payload starts (formats::warc::payload).
+    let mut prefix = Vec::new();
+    let mut offset = 0;
+    if payload::holds_http_message(h.warc_type(), h.target_uri()) {
+        block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
+        offset = payload::payload_start_of(h, &prefix).offset();
+    }
+    let entity = (offset > 0).then(|| entity_mime(&prefix[..offset as usize])).flatten();
+    let mut hasher = BlockHasher::new(offset);
+    hasher.update(&prefix);
+    let held = (hold && h.content_length().is_some_and(|l| l <= quarantine::HELD_PAYLOAD + offset))
+        .then(|| prefix.clone());
+    let mut tee = Tee { inner: block, hasher: &mut hasher, held };
+    let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
+    let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
+    let held = tee.held.take().map(|mut b| b.split_off((offset as usize).min(b.len())));
+    Ok((hasher.finish(), check, (entity, held)))
+}
+
+/// A copied record as its METS `<file>` describes it: its member's range, its payload's range,
+/// digest and type, and the capture it holds.
+fn copied_record_file(
+    head: &crate::formats::warc::reader::WarcRecordHead,
+    end: &crate::formats::warc::reader::RecordEnd,
+    d: &crate::formats::digest::BlockDigests,
+    entity: Option<String>,
+    gzip: bool,
+) -> RecordFile {
+    let h = &head.header;
+    // The payload of an HTTP response is the entity: its type is the HTTP header's (as for
+    // migrated records), not the record's application/http.
+    let mime = match entity {
+        Some(m) => m,
+        None if d.payload_offset > 0 => "application/octet-stream".to_string(),
+        None => h.get("Content-Type").unwrap_or("application/octet-stream").to_string(),
+    };
+    RecordFile {
+        record_id: h.record_id().unwrap_or("").trim_matches(['<', '>']).to_string(),
+        member: ByteRange { begin: head.offset, len: end.end - head.offset },
+        compressed: gzip,
+        content: Some(ContentFile {
+            range: ByteRange { begin: head.header_len + d.payload_offset, len: d.payload_len },
+            sha512: hex(&d.payload_sha512),
+            mime,
+        }),
+        described: None,
+        page: None,
+        capture: url_capture(
+            h.warc_type().unwrap_or(""),
+            h.target_uri(),
+            h.get("WARC-Date").unwrap_or(""),
+            h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
+        ),
+    }
+}
+
+/// A copied WARC's format: the version its records state (a copied WARC keeps its version),
+/// or the versions it mixes, with no PRONOM identifier then.
+fn stated_warc_format(versions: &std::collections::BTreeSet<String>) -> Format {
+    match versions.len() {
+        1 => crate::formats::pronom::warc(versions.iter().next().map_or("", |v| v.as_str())).into(),
+        _ => {
+            let all: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
+            let mut f: Format = crate::formats::pronom::warc(&all.join(", ")).into();
+            f.pronom = if all.is_empty() { None } else { f.pronom };
+            f
+        }
+    }
+}
+
+impl WarcFindings {
+    /// Notes what the check of one record found (its errors, a missing CRLF CRLF after it).
+    fn note(
+        &mut self,
+        head: &crate::formats::warc::reader::WarcRecordHead,
+        check: &crate::audit::records::BlockCheck,
+        trailer_ok: bool,
+    ) {
+        let id = head.header.record_id().unwrap_or("(no WARC-Record-ID)");
+        let errors = check
+            .problems
+            .iter()
+            .filter(|p| p.severity == crate::mets::validate::Severity::Error)
+            .map(|p| p.message.clone());
+        let trailer =
+            (!trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
+        for why in errors.chain(trailer) {
+            self.count += 1;
+            if self.examples.len() < MAX_EXAMPLES {
+                self.examples.push(WarcFinding {
+                    offset: head.offset,
+                    record_id: id.to_string(),
+                    message: why,
+                });
+            }
+        }
     }
 }
 

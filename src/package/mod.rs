@@ -495,27 +495,7 @@ pub fn build_package(
     let started = Instant::now();
     let staging = Staging::new(&opts.out, opts.force)?;
     let root = staging.root.clone();
-    let ids = if opts.deterministic {
-        let root = source.root.as_deref();
-        let name = |p: &Path| match root {
-            Some(r) => crate::sources::name_text(r, p),
-            None => file_text(p),
-        };
-        let files: Vec<(String, &Path)> = source
-            .archives
-            .iter()
-            .map(|a| (name(&a.path), a.path.as_path()))
-            .chain(
-                source
-                    .aux
-                    .iter()
-                    .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.as_path())),
-            )
-            .collect();
-        Ids::seeded(input_seed("webaip-package", &files)?)
-    } else {
-        Ids::random()
-    };
+    let ids = source_ids(source, opts)?;
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
 
@@ -526,29 +506,7 @@ pub fn build_package(
     let mut mets = new_mets(&objid, now, opts, &root)?;
     mets.describe_entities(entities_to_describe(opts, &source.seeds)?);
 
-    // Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
-    // input's full name.
-    // Names are escaped (control characters, bytes that are not UTF-8): a file name cannot
-    // put a line break into the package's own file names, the METS or a WARC field.
-    let names: Vec<String> = source
-        .archives
-        .iter()
-        .map(|a| match a.kind {
-            ArchiveKind::Arc => output_name(Path::new(&file_text(&a.path))),
-            ArchiveKind::Warc => file_text(&a.path),
-        })
-        .collect();
-    let names: Vec<String> = names
-        .iter()
-        .zip(&source.archives)
-        .map(|(n, a)| {
-            if names.iter().filter(|m| *m == n).count() > 1 {
-                format!("{}.warc.gz", file_text(&a.path))
-            } else {
-                n.clone()
-            }
-        })
-        .collect();
+    let names = container_names(source);
 
     // One engine for the run: identical payloads of all containers are scanned once.
     let engine = match &opts.virus_check {
@@ -560,115 +518,34 @@ pub fn build_package(
         VirusCheck::Clamd(clamd) => Some(quarantine::register_scanner(clamd, &mut mets)?),
         VirusCheck::Disabled => None,
     };
-    let mut writers = Vec::new();
-    for _ in &source.archives {
-        writers.push(Mutex::new(Some(
-            mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(&root))?,
-        )));
-    }
-    // With a scanner, each container's viral twin has its METS section ready, taken when its
-    // first infected record is written: begun here, in container order, so the sections'
-    // order and IDs do not depend on which container's thread finds one first. One never
-    // used is dropped (its spill files with it) and leaves no trace in the METS.
-    let mut viral_writers = Vec::new();
-    if engine.is_some() {
-        for _ in &source.archives {
-            viral_writers.push(Mutex::new(Some(
-                mets.begin_container(GroupUse::ViralFiles).map_err(io_err(&root))?,
-            )));
-        }
-    }
-    let results: Vec<Result<ContainerResult, PackageError>> = source
-        .archives
-        .par_iter()
-        .enumerate()
-        .map(|(i, archive)| {
-            let writer = writers[i]
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-                .ok_or(PackageError::Internal("container writer used twice"))?;
-            let viral = viral_writers
-                .get(i)
-                .and_then(|w| w.lock().unwrap_or_else(|p| p.into_inner()).take());
-            let rel = layout::in_dir(layout::CONTENT_DIR, &names[i]);
-            let ctx = ContainerCtx {
-                root: &root,
-                scanner: engine.as_ref(),
-                version: version.as_deref(),
-                rel,
-                ids: &ids,
-                opts,
-                log: crawl_log.as_ref(),
-                now,
-                progress,
-            };
-            match archive.kind {
-                ArchiveKind::Arc => ctx.migrate(i, &archive.path, (writer, viral)),
-                ArchiveKind::Warc => ctx.copy_warc(i, &archive.path, (writer, viral)),
-            }
-        })
-        .collect();
-    let mut results: Vec<ContainerResult> = results.into_iter().collect::<Result<_, _>>()?;
-    results.sort_by_key(|r| r.index);
+    let ctx = ContainerCtx {
+        root: &root,
+        scanner: engine.as_ref(),
+        version: version.as_deref(),
+        rel: String::new(),
+        ids: &ids,
+        opts,
+        log: crawl_log.as_ref(),
+        now,
+        progress,
+    };
+    let results = write_containers(source, &names, &mut mets, &ctx)?;
+    let mut results = results;
 
     // Viral containers made while scanning: (path, sha512, size).
     let mut extra_files: Vec<(String, String, u64)> = Vec::new();
-    let mut manifest_extra: Vec<(String, String, u64)> = Vec::new();
     // The virus check of every container (its records are described already).
     let mut scan_summary = ScanSummary::default();
-    let mut scan_seconds = 0.0;
-    let virus_note = match &opts.virus_check {
-        VirusCheck::Disabled => {
-            let objects = results.iter().map(|r| r.file.object.id.clone()).collect();
-            let event = no_scan_event(&ids, opts, now, objects);
-            for r in &mut results {
-                r.file.object.events.push(event.id.clone());
-            }
-            mets.add_package_event(event);
-            NO_SCAN_NOTE.to_string()
-        }
-        VirusCheck::Clamd(_) => {
-            let version = version.unwrap_or_default();
-            for r in &mut results {
-                quarantine::add_container_virus_checks(
-                    &version,
-                    r,
-                    &mut mets,
-                    &root,
-                    &ids,
-                    opts,
-                    now,
-                    &mut scan_summary,
-                    &mut extra_files,
-                )?;
-            }
-            if let Some(e) = &engine {
-                let counts = e.counts();
-                scan_summary.scanned = counts.scanned;
-                scan_summary.reused = counts.reused;
-                scan_seconds = counts.waited_seconds;
-            }
-            format!(
-                "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
-                scan_summary.scanned,
-                scan_summary.reused,
-                scan_summary.infected,
-                scan_summary.not_scanned
-            )
-        }
-    };
+    let (virus_note, scan_seconds) =
+        container_virus_checks(&mut results, &mut mets, &ctx, &mut scan_summary, &mut extra_files)?;
 
     let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
     let mut all_uris = HashSet::new();
-    for (path, sha, size) in extra_files.drain(..) {
-        manifest_extra.push((path, sha, size));
-    }
     let mut without_log = (0u64, Vec::new());
     let mut containers = Vec::new();
     let mut manifest: Vec<(String, String)> = Vec::new();
     let mut bytes = 0u64;
-    for (path, sha, size) in manifest_extra {
+    for (path, sha, size) in extra_files {
         manifest.push((path, sha));
         bytes += size;
     }
@@ -712,29 +589,8 @@ pub fn build_package(
     for (c, archive) in containers.iter().zip(&source.archives) {
         if let Some(m) = &c.migration {
             let rel = migration_report_path(&c.path);
-            // The packaged copy names the container by its package path (the run wrote it
-            // under a temporary name) and leaves out the run's duration, which is no fact about
-            // the bytes and would make --deterministic runs differ.
-            let mut v = serde_json::to_value(m)
-                .map_err(|source| PackageError::Json { path: rel.clone(), source })?;
-            // The ARC is named as in the source (`arcs/NAME.arc.gz`), not by where the source
-            // sat on the machine that packaged it: no fact about the bytes, and it would make
-            // the same harvest packaged from two places differ.
-            let input = match source.root.as_deref() {
-                Some(root) => crate::sources::name_text(root, &archive.path),
-                None => file_text(&archive.path),
-            };
-            if let Some(o) = v.as_object_mut() {
-                o.insert("input".into(), serde_json::Value::String(input));
-                o.insert("output".into(), serde_json::Value::String(c.path.clone()));
-                if let Some(q) = o.get_mut("quarantine").and_then(|q| q.as_object_mut()) {
-                    let viral = layout::viral_twin(&c.path);
-                    q.insert("path".into(), serde_json::Value::String(viral));
-                }
-                o.remove("seconds");
-            }
-            let json = serde_json::to_vec_pretty(&v)
-                .map_err(|source| PackageError::Json { path: rel.clone(), source })?;
+            let json =
+                packaged_migration_report(m, &rel, c, source.root.as_deref(), &archive.path)?;
             let (rel, sha, size) = add_generated_log(&mut mets, &root, &rel, &json, now)?;
             manifest.push((rel, sha));
             bytes += size;
@@ -753,25 +609,7 @@ pub fn build_package(
         staging.write_mets(mets, &mut manifest, opts)?;
     bytes += mets_bytes;
 
-    let crawl_log = crawl_log.map(|log| {
-        let (missing, examples) = source
-            .crawl_log
-            .as_ref()
-            .map(|p| log.missing_from(p, &all_uris, MAX_EXAMPLES))
-            .transpose()
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        CrawlLogComparison {
-            lines: log.lines,
-            unparsed: log.unparsed,
-            fetched: log.fetched_count() as u64,
-            fetched_without_record: missing,
-            fetched_without_record_examples: examples,
-            records_without_log_line: without_log.0,
-            records_without_log_line_examples: without_log.1,
-        }
-    });
+    let crawl_log = crawl_log.map(|log| compare_crawl_log(&log, source, &all_uris, without_log));
 
     let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;
@@ -805,6 +643,210 @@ pub fn build_package(
 /// moved aside and before it is removed (or, in the two-step fallback, before the new one is
 /// moved in); `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`.
 pub(crate) const FAIL_AT_ENV: &str = "WEBAIP_FAIL_AT";
+
+/// The virus check of every container, its records described already: with no scanner, the
+/// package's "not scanned" event on every container; with one, each container's checks (and
+/// its viral twin's, `extra_files`). The report's note and the seconds spent waiting for clamd.
+fn container_virus_checks(
+    results: &mut [ContainerResult],
+    mets: &mut MetsBuilder,
+    ctx: &ContainerCtx<'_>,
+    summary: &mut ScanSummary,
+    extra_files: &mut Vec<(String, String, u64)>,
+) -> Result<(String, f64), PackageError> {
+    let (opts, ids, now) = (ctx.opts, ctx.ids, ctx.now);
+    let Some(engine) = ctx.scanner else {
+        let objects = results.iter().map(|r| r.file.object.id.clone()).collect();
+        let event = no_scan_event(ids, opts, now, objects);
+        for r in results.iter_mut() {
+            r.file.object.events.push(event.id.clone());
+        }
+        mets.add_package_event(event);
+        return Ok((NO_SCAN_NOTE.to_string(), 0.0));
+    };
+    let version = ctx.version.unwrap_or_default();
+    for r in results.iter_mut() {
+        quarantine::add_container_virus_checks(
+            version,
+            r,
+            mets,
+            ctx.root,
+            ids,
+            opts,
+            now,
+            summary,
+            extra_files,
+        )?;
+    }
+    let counts = engine.counts();
+    summary.scanned = counts.scanned;
+    summary.reused = counts.reused;
+    let note = format!(
+        "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
+        summary.scanned, summary.reused, summary.infected, summary.not_scanned
+    );
+    Ok((note, counts.waited_seconds))
+}
+
+/// The identifiers of a Heritrix-path run: seeded from its archives and side files for
+/// `--deterministic`, random otherwise.
+fn source_ids(source: &Source, opts: &PackageOptions) -> Result<Ids, PackageError> {
+    if !opts.deterministic {
+        return Ok(Ids::random());
+    }
+    let root = source.root.as_deref();
+    let name = |p: &Path| match root {
+        Some(r) => crate::sources::name_text(r, p),
+        None => file_text(p),
+    };
+    let files: Vec<(String, &Path)> = source
+        .archives
+        .iter()
+        .map(|a| (name(&a.path), a.path.as_path()))
+        .chain(
+            source
+                .aux
+                .iter()
+                .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.as_path())),
+        )
+        .collect();
+    Ok(Ids::seeded(input_seed("webaip-package", &files)?))
+}
+
+/// Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
+/// input's full name. Names are escaped (control characters, bytes that are not UTF-8): a file
+/// name cannot put a line break into the package's own file names, the METS or a WARC field.
+fn container_names(source: &Source) -> Vec<String> {
+    let names: Vec<String> = source
+        .archives
+        .iter()
+        .map(|a| match a.kind {
+            ArchiveKind::Arc => output_name(Path::new(&file_text(&a.path))),
+            ArchiveKind::Warc => file_text(&a.path),
+        })
+        .collect();
+    names
+        .iter()
+        .zip(&source.archives)
+        .map(|(n, a)| {
+            if names.iter().filter(|m| *m == n).count() > 1 {
+                format!("{}.warc.gz", file_text(&a.path))
+            } else {
+                n.clone()
+            }
+        })
+        .collect()
+}
+
+/// Writes every archive's container, in parallel (`ctx`: the run's settings; its `rel` is set
+/// per container), their METS sections begun here in container order; the results in that
+/// order.
+fn write_containers(
+    source: &Source,
+    names: &[String],
+    mets: &mut MetsBuilder,
+    ctx: &ContainerCtx<'_>,
+) -> Result<Vec<ContainerResult>, PackageError> {
+    let mut writers = Vec::new();
+    for _ in &source.archives {
+        writers.push(Mutex::new(Some(
+            mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(ctx.root))?,
+        )));
+    }
+    // With a scanner, each container's viral twin has its METS section ready, taken when its
+    // first infected record is written: begun here, in container order, so the sections'
+    // order and IDs do not depend on which container's thread finds one first. One never
+    // used is dropped (its spill files with it) and leaves no trace in the METS.
+    let mut viral_writers = Vec::new();
+    if ctx.scanner.is_some() {
+        for _ in &source.archives {
+            viral_writers.push(Mutex::new(Some(
+                mets.begin_container(GroupUse::ViralFiles).map_err(io_err(ctx.root))?,
+            )));
+        }
+    }
+    let results: Vec<Result<ContainerResult, PackageError>> = source
+        .archives
+        .par_iter()
+        .enumerate()
+        .map(|(i, archive)| {
+            let writer = writers[i]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .ok_or(PackageError::Internal("container writer used twice"))?;
+            let viral = viral_writers
+                .get(i)
+                .and_then(|w| w.lock().unwrap_or_else(|p| p.into_inner()).take());
+            let rel = layout::in_dir(layout::CONTENT_DIR, &names[i]);
+            let ctx = ContainerCtx { rel, ..*ctx };
+            match archive.kind {
+                ArchiveKind::Arc => ctx.migrate(i, &archive.path, (writer, viral)),
+                ArchiveKind::Warc => ctx.copy_warc(i, &archive.path, (writer, viral)),
+            }
+        })
+        .collect();
+    let mut results: Vec<ContainerResult> = results.into_iter().collect::<Result<_, _>>()?;
+    results.sort_by_key(|r| r.index);
+    Ok(results)
+}
+
+/// A migration's report as the package keeps it: the container named by its package path (the
+/// run wrote it under a temporary name), the ARC as named in the source (`arcs/NAME.arc.gz`,
+/// not where the source sat on the machine that packaged it), the quarantine by its twin's
+/// path, and without the run's duration: none of those is a fact about the bytes, and each
+/// would make --deterministic runs, or one harvest packaged from two places, differ.
+fn packaged_migration_report(
+    m: &crate::migrate::report::FileReport,
+    rel: &str,
+    c: &ContainerReport,
+    source_root: Option<&Path>,
+    arc: &Path,
+) -> Result<Vec<u8>, PackageError> {
+    let json_err = |source| PackageError::Json { path: rel.to_string(), source };
+    let mut v = serde_json::to_value(m).map_err(json_err)?;
+    let input = match source_root {
+        Some(root) => crate::sources::name_text(root, arc),
+        None => file_text(arc),
+    };
+    if let Some(o) = v.as_object_mut() {
+        o.insert("input".into(), serde_json::Value::String(input));
+        o.insert("output".into(), serde_json::Value::String(c.path.clone()));
+        if let Some(q) = o.get_mut("quarantine").and_then(|q| q.as_object_mut()) {
+            let viral = layout::viral_twin(&c.path);
+            q.insert("path".into(), serde_json::Value::String(viral));
+        }
+        o.remove("seconds");
+    }
+    serde_json::to_vec_pretty(&v).map_err(json_err)
+}
+
+/// What the crawl log says against the records written: fetched URLs without a record, and
+/// records without a log line (`without_log`: their count and examples).
+fn compare_crawl_log(
+    log: &CrawlLog,
+    source: &Source,
+    all_uris: &HashSet<u64>,
+    without_log: (u64, Vec<String>),
+) -> CrawlLogComparison {
+    let (missing, examples) = source
+        .crawl_log
+        .as_ref()
+        .map(|p| log.missing_from(p, all_uris, MAX_EXAMPLES))
+        .transpose()
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    CrawlLogComparison {
+        lines: log.lines,
+        unparsed: log.unparsed,
+        fetched: log.fetched_count() as u64,
+        fetched_without_record: missing,
+        fetched_without_record_examples: examples,
+        records_without_log_line: without_log.0,
+        records_without_log_line_examples: without_log.1,
+    }
+}
 
 fn fail_at(point: &str) -> bool {
     std::env::var(FAIL_AT_ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == point))

@@ -533,6 +533,10 @@ fn for_each_saved(
         if let Some((t, url)) = wget_request_line(line, zone) {
             any = true;
             current = Some((url, t));
+        } else if is_request_shaped(line) {
+            // A request this reader cannot take (a time that does not parse, a URL over
+            // MAX_LOG_URL): what it saves is not the previous request's file.
+            current = None;
         } else if let Some(p) = saved_path(line)
             && let Some(cur) = &current
         {
@@ -540,6 +544,11 @@ fn for_each_saved(
         }
     })?;
     Ok(any)
+}
+
+/// A line shaped like a request line (`--DATE--  URL`), whether or not it can be read.
+fn is_request_shaped(line: &str) -> bool {
+    line.strip_prefix("--").is_some_and(|rest| rest.contains("--  "))
 }
 
 /// The first request line of the first log that has one: the crawl's start and seed.
@@ -700,6 +709,30 @@ fn read_hts_log(root: &Path, zone: Zone, refused: &mut Vec<(String, String)>) ->
 mod tests {
     use super::*;
     use crate::metadata::parse_capture_date;
+
+    #[test]
+    fn a_save_after_an_unreadable_request_is_not_the_previous_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("wget-log");
+        std::fs::write(
+            &log,
+            "--2024-01-02 10:11:12--  http://e.org/a\nSaving to: \u{2018}e.org/a\u{2019}\n\
+             --2024-13-45 99:99:99--  http://e.org/bad\nSaving to: \u{2018}e.org/bad\u{2019}\n\
+             --2024-01-02 10:11:14--  http://e.org/c\nSaving to: \u{2018}e.org/c\u{2019}\n",
+        )
+        .unwrap();
+        let file = File::open(&log).unwrap();
+        let mut saved = Vec::new();
+        for_each_saved(&file, Zone::Utc, |p, (url, _)| saved.push((p.to_string(), url.clone())))
+            .unwrap();
+        assert_eq!(
+            saved,
+            [
+                ("e.org/a".to_string(), "http://e.org/a".to_string()),
+                ("e.org/c".to_string(), "http://e.org/c".to_string())
+            ]
+        );
+    }
 
     #[test]
     fn wget_lines_and_rests() {

@@ -378,14 +378,16 @@ pub(crate) fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static 
     Some((t, q))
 }
 
+/// A UTC time, for tests.
+#[cfg(test)]
+pub(crate) fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
-    }
 
     #[test]
     fn dates_of_several_lengths() {

@@ -269,11 +269,7 @@ fn header_field(m: &mut Meta, name: &[u8], line: &[u8], n: u64, quirks: &mut imp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
-    }
+    use crate::formats::dates::utc;
 
     fn split(meta: &[u8]) -> (Meta, Vec<Noted>) {
         let mut q = Vec::new();

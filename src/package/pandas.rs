@@ -17,8 +17,7 @@ use serde::Serialize;
 use super::captures::build_capture_package;
 use super::{MAX_EXAMPLES, PackageError, PackageOptions};
 use crate::sources::capture::CaptureError;
-use crate::sources::pandas::{Instance, InstanceCaptures, UrlSource};
-use std::ops::ControlFlow;
+use crate::sources::pandas::{Instance, InstanceCaptures};
 
 /// What packaging a PANDAS instance did.
 #[derive(Debug, Clone, Serialize)]
@@ -89,19 +88,7 @@ pub fn build_pandas_package(
     let mut source = InstanceCaptures::new(inst).map_err(list)?;
     let r = build_capture_package(&mut source, &inst.root, opts, progress)?;
     let rewrite = r.rewrite.unwrap_or_default();
-    let mut guessed = Vec::new();
-    inst.files
-        .for_each(|f| {
-            if f.url_source == UrlSource::Layout {
-                guessed.push((f.save_path.clone(), f.url.clone()));
-            }
-            if guessed.len() < MAX_EXAMPLES {
-                ControlFlow::Continue(())
-            } else {
-                ControlFlow::Break(())
-            }
-        })
-        .map_err(list)?;
+    let (guessed, _) = inst.files.guessed(MAX_EXAMPLES).map_err(list)?;
     let capture_from_cache = inst.files.from_cache_count().map_err(list)?;
     Ok(PandasReport {
         package: r.package,

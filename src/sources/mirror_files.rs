@@ -470,6 +470,24 @@ impl MirrorFiles {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The first `limit` files whose URL is a guess from the layout (save path, URL), in walk
+    /// order, and how many there are in all.
+    pub fn guessed(&self, limit: usize) -> Result<(Vec<(String, String)>, u64), ScratchError> {
+        let db = lock(&self.db);
+        let layout = UrlSource::Layout.code();
+        let mut st = db.prepare_cached(
+            "SELECT save_path, url FROM files WHERE url_source = ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![layout, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let listed: Vec<(String, String)> = rows.collect::<Result<_, _>>()?;
+        drop(st);
+        let n: i64 =
+            db.query_row("SELECT COUNT(*) FROM files WHERE url_source = ?1", [layout], |r| {
+                r.get(0)
+            })?;
+        Ok((listed, u64::try_from(n).unwrap_or(0)))
+    }
+
     /// Files whose capture time came from the cache.
     pub fn from_cache_count(&self) -> Result<u64, ScratchError> {
         let db = lock(&self.db);

@@ -722,11 +722,7 @@ fn uri_text(v: &[u8]) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
-    }
+    use crate::formats::dates::utc;
 
     /// These words go into the quirk and the METS's statement of where a date came from.
     #[test]

@@ -750,28 +750,19 @@ impl<'a> InstanceCaptures<'a> {
             })
             .take(QuirkLog::LIMIT)
             .collect();
-        let mut dropped = inst.refused.count().saturating_sub(quirks.len() as u64);
         // Kept up to the quirk log's limit and counted beyond: a mirror of a million files
         // none of which has a recorded URL would otherwise hold a million sentences.
-        inst.files.for_each(|f| {
-            if f.url_source == UrlSource::Layout {
-                if quirks.len() < QuirkLog::LIMIT {
-                    quirks.push(Quirk {
-                        file: f.save_path.clone(),
-                        line: None,
-                        offset: None,
-                        kind: "url-from-layout".into(),
-                        detail: format!(
-                            "no record of its URL: {} is a guess from the host/path layout",
-                            f.url
-                        ),
-                    });
-                } else {
-                    dropped += 1;
-                }
-            }
-            std::ops::ControlFlow::Continue(())
-        })?;
+        let (guessed, all_guessed) =
+            inst.files.guessed(QuirkLog::LIMIT.saturating_sub(quirks.len()))?;
+        let dropped = inst.refused.count().saturating_sub(quirks.len() as u64)
+            + all_guessed.saturating_sub(guessed.len() as u64);
+        quirks.extend(guessed.into_iter().map(|(file, url)| Quirk {
+            file,
+            line: None,
+            offset: None,
+            kind: "url-from-layout".into(),
+            detail: format!("no record of its URL: {url} is a guess from the host/path layout"),
+        }));
         let seed = inst.seed()?;
         Ok(InstanceCaptures { inst, ahead: Default::default(), after: 0, quirks, dropped, seed })
     }

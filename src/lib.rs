@@ -19,21 +19,24 @@
 //!   [`sources::mirror`]), NEDLIB harvests ([`sources::nedlib`]), Kulturarw3 archives
 //!   ([`sources::kulturarw3`]), ARC files ([`sources::arc_captures`], as the migration maps
 //!   them) and WARC files ([`sources::warc_captures`], records as stored) yield; `package`
-//!   migrates a Heritrix job's ARC files and copies its WARC files record by record through
-//!   the same container sinks rather than from captures (README, design section).
+//!   copies a Heritrix job's WARC files through the same pipeline, each record an item that
+//!   carries its stored bytes (`package::copy`), and migrates its ARC files with the
+//!   migration's own batching (README, design section).
 //! - [`formats`] reads and writes the byte formats: [`formats::arc::ArcReader`] frames ARC v1/v2
 //!   records out of damaged files and reports every oddity with its offset;
 //!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns
 //!   each record's byte ranges; [`formats::warc::WarcReader`] reads WARCs back;
 //!   `formats::warc::payload` is the one rule for where a payload starts.
-//! - [`stages`]: what captures pass before they are written (`stages::Stage`): virus
-//!   scanning with clamd ([`stages::scan`], one engine for every path) and byte-faithful link
-//!   rewriting (`stages::rewrite::RewriteStage`). A stage plugs in by implementing `Stage`
-//!   (it gets each batch of `stages::Staged` captures, in order, before anything of them is
-//!   written, and may route them, note `Finding`s or put a `Replacement` payload in) and
-//!   by being put in the list `package::captures::build_capture_package` runs on every
-//!   batch; what it decides is written by the one routing (`Writing::write` there), so no
-//!   source and no sink changes. Heritrix ARC and WARC files do not pass the stages yet.
+//! - [`stages`]: what captures and copied WARC records pass before they are written
+//!   (`stages::Stage`): virus scanning with clamd ([`stages::scan`], one engine for every
+//!   path) and byte-faithful link rewriting (`stages::rewrite::RewriteStage`). A stage plugs
+//!   in by implementing `Stage`: it gets each batch of `stages::Staged` items (a capture, a
+//!   stored record, or bytes between records), in order, before anything of them is written,
+//!   and may route them, note `Finding`s or put a `Replacement` payload in; it is put in the
+//!   list the pipeline runs (`package::captures::run_pipeline`, called by
+//!   `build_capture_package` for every capture source and by `package` for every copied
+//!   WARC), and what it decides is written by the one writer of each kind of item, so no
+//!   source changes. ARC records do not pass the stages yet.
 //! - [`migrate`] converts one ARC into one WARC ([`migrate::migrate_file`]) and proves, by
 //!   reading the result back from disk, that every payload byte was conserved.
 //! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and

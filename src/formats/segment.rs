@@ -200,9 +200,172 @@ fn finish_spool(mem: Vec<u8>, file: Option<(File, u64)>) -> Segment {
     }
 }
 
+/// Bytes of an input between its reader and whoever takes them: everything the reader has read
+/// and nothing has taken yet (a copied WARC's records are cut from it as they end). In memory up to [`QUEUE_IN_MEMORY`], then in a
+/// temporary file (a single record can be larger than memory).
+pub(crate) struct ByteQueue {
+    /// Input offset of the first byte held.
+    base: u64,
+    mem: Vec<u8>,
+    /// Where in `mem` the held bytes start.
+    start: usize,
+    /// Spilled: the file, and the input offset of its first byte.
+    file: Option<(File, u64)>,
+    /// Input offset just past the last byte held.
+    end: u64,
+}
+
+/// Bytes a [`ByteQueue`] holds in memory before it spills to a temporary file.
+const QUEUE_IN_MEMORY: usize = 8 << 20;
+
+impl ByteQueue {
+    pub(crate) fn new() -> Self {
+        ByteQueue { base: 0, mem: Vec::new(), start: 0, file: None, end: 0 }
+    }
+
+    /// Input offset just past the last byte queued.
+    pub(crate) fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// Takes the queued bytes up to input offset `to` out, as a segment of their own (in
+    /// memory, or past [`MEMORY_SPOOL_LIMIT`] in a temporary file).
+    pub(crate) fn take(&mut self, to: u64) -> io::Result<Segment> {
+        let taken = match (&self.file, to - self.base.min(to)) {
+            (None, n) if n as usize <= MEMORY_SPOOL_LIMIT => {
+                let mut v = Vec::new();
+                self.range(self.base, to)?.read_to_end(&mut v)?;
+                Segment::Mem(v)
+            }
+            _ => {
+                let mut buf = vec![0u8; SPOOL_BUF];
+                let (seg, err) = spool_with(self.range(self.base, to)?, &mut buf);
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                seg
+            }
+        };
+        self.release(to)?;
+        Ok(taken)
+    }
+
+    /// Queues bytes just read.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.file {
+            Some((f, _)) => f.write_all(bytes)?,
+            None if self.mem.len() - self.start + bytes.len() > QUEUE_IN_MEMORY => {
+                let mut f = tempfile::tempfile()?;
+                f.write_all(&self.mem[self.start..])?;
+                f.write_all(bytes)?;
+                self.file = Some((f, self.base));
+                self.mem = Vec::new();
+                self.start = 0;
+            }
+            None => self.mem.extend_from_slice(bytes),
+        }
+        self.end += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// A reader of input bytes `begin..end` (held), leaving them held.
+    fn range(&self, begin: u64, end: u64) -> io::Result<Box<dyn Read + '_>> {
+        if begin < self.base || end > self.end || begin > end {
+            return Err(io::Error::other(format!(
+                "bytes {begin}..{end} are not held ({}..{})",
+                self.base, self.end
+            )));
+        }
+        Ok(match &self.file {
+            Some((f, at)) => {
+                Box::new(crate::formats::segment::FileRange::new(f, begin - at, end - begin))
+            }
+            None => {
+                let from = self.start + (begin - self.base) as usize;
+                Box::new(&self.mem[from..from + (end - begin) as usize])
+            }
+        })
+    }
+
+    /// Lets go of the bytes up to `to` (they have been taken).
+    fn release(&mut self, to: u64) -> io::Result<()> {
+        let to = to.min(self.end).max(self.base);
+        match &mut self.file {
+            None => {
+                self.start += (to - self.base) as usize;
+                // Compacted once the taken part outweighs what is held.
+                if self.start > self.mem.len() / 2 {
+                    self.mem.drain(..self.start);
+                    self.start = 0;
+                }
+            }
+            Some((f, at)) => {
+                // Back to memory once what is held fits easily.
+                if self.end - to <= (QUEUE_IN_MEMORY / 4) as u64 {
+                    let mut rest = vec![0u8; (self.end - to) as usize];
+                    f.read_exact_at(&mut rest, to - *at)?;
+                    self.mem = rest;
+                    self.start = 0;
+                    self.file = None;
+                }
+            }
+        }
+        self.base = to;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_queue_gives_back_what_it_was_given_in_memory_and_spilled() {
+        let mut q = ByteQueue::new();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        q.push(&data[..100_000]).unwrap();
+        let mut got = Vec::new();
+        q.range(10, 20).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(got, &data[10..20]);
+        q.release(50_000).unwrap();
+        assert!(q.range(10, 20).is_err(), "released bytes are gone");
+        q.push(&data[100_000..]).unwrap();
+        got.clear();
+        q.range(50_000, 200_000).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(got, &data[50_000..]);
+        assert!(q.range(150_000, 200_001).is_err(), "not yet read");
+        // Forced into a file, then back.
+        let big = vec![7u8; QUEUE_IN_MEMORY + 10];
+        q.push(&big).unwrap();
+        assert!(q.file.is_some());
+        got.clear();
+        q.range(199_990, 200_010).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(&got[..10], &data[199_990..]);
+        assert_eq!(&got[10..], &[7u8; 10]);
+        q.release(200_000 + QUEUE_IN_MEMORY as u64).unwrap();
+        assert!(q.file.is_none(), "back in memory");
+        got.clear();
+        q.range(q.base, q.end).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(got, vec![7u8; 10]);
+        // Taken out as a segment of its own, the bytes leave the queue.
+        let end = q.end();
+        let seg = q.take(end - 4).unwrap();
+        assert_eq!(seg.len(), 6);
+        assert!(q.range(end - 5, end).is_err(), "taken bytes are gone");
+        got.clear();
+        q.range(end - 4, end).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(got, vec![7u8; 4]);
+        // A spilled queue gives what it spilled, whole.
+        let mut q = ByteQueue::new();
+        q.push(&data).unwrap();
+        q.push(&big).unwrap();
+        let seg = q.take(q.end()).unwrap();
+        assert_eq!(seg.len(), (data.len() + big.len()) as u64);
+        let mut all = Vec::new();
+        seg.reader(0, seg.len()).read_to_end(&mut all).unwrap();
+        assert_eq!(&all[..data.len()], &data[..]);
+        assert!(all[data.len()..].iter().all(|&b| b == 7));
+    }
 
     #[test]
     fn large_input_spills_to_a_file_and_reads_back() {

@@ -38,7 +38,7 @@ use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
 use crate::stages::rewrite::{RewriteStage, RewriteSummary};
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
-use crate::stages::{Finding, Route, Stage, Staged};
+use crate::stages::{Finding, Item, Route, Stage, Staged};
 
 /// The WARC field naming a mirror file's path, which also names its PREMIS object.
 pub(crate) const MIRROR_PATH: &str = "X-Webaip-Mirror-Path";
@@ -280,24 +280,16 @@ pub fn build_capture_package(
         unscanned: BTreeMap::new(),
     };
     let mut counts = Counts::default();
-    let mut batch: Vec<Staged> = Vec::new();
-    loop {
-        let digests = (scan_stage.is_some(), pkg.as_path());
-        let exhausted = gather(source, &mut batch, &mut counts, digests, progress)?;
-        let stages: [Option<&mut dyn Stage>; 2] = [
-            scan_stage.as_mut().map(|s| s as &mut dyn Stage),
-            rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
-        ];
-        for stage in stages.into_iter().flatten() {
-            stage.run(&mut batch)?;
-        }
-        for staged in batch.drain(..) {
-            run.write(staged)?;
-        }
-        if exhausted {
-            break;
-        }
-    }
+    let digests = (scan_stage.is_some(), pkg.as_path());
+    let stages: [Option<&mut dyn Stage>; 2] = [
+        scan_stage.as_mut().map(|s| s as &mut dyn Stage),
+        rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
+    ];
+    run_pipeline(
+        &mut |batch| gather(source, batch, &mut counts, digests, progress),
+        &mut stages.into_iter().flatten().collect::<Vec<_>>(),
+        &mut |staged| run.write(staged),
+    )?;
     // The link map (every mirror file's path and URL) is dropped with the stage here: it is not
     // kept while the logs, the METS and its check are written.
     let rewrite = rewrite_stage.map(|s| s.summary().clone());
@@ -393,6 +385,29 @@ fn run_ids(
     Ok(Ids::seeded(seed.finish()?))
 }
 
+/// The pipeline: items in batches from `fill` (true once the source is exhausted), each batch
+/// through every stage in order, then each item to `write`, in order. Every source and every
+/// stage goes through here.
+pub(crate) fn run_pipeline(
+    fill: &mut dyn FnMut(&mut Vec<Staged>) -> Result<bool, PackageError>,
+    stages: &mut [&mut dyn Stage],
+    write: &mut dyn FnMut(Staged) -> Result<(), PackageError>,
+) -> Result<(), PackageError> {
+    let mut batch: Vec<Staged> = Vec::new();
+    loop {
+        let exhausted = fill(&mut batch)?;
+        for stage in stages.iter_mut() {
+            stage.run(&mut batch)?;
+        }
+        for staged in batch.drain(..) {
+            write(staged)?;
+        }
+        if exhausted {
+            return Ok(());
+        }
+    }
+}
+
 /// Reads the next batch of captures into `batch` (at most [`BATCH_CAPTURES`], or
 /// [`BATCH_BYTES`] of held payloads), counting them into `counts`. A small payload is read
 /// once, here: hashed, scanned and written from memory. With a scanner (`digests`), every
@@ -441,7 +456,7 @@ fn gather(
                 Some(crate::formats::digest::sha512_of(payload).map_err(io_err(pkg))?.1)
             }
         };
-        batch.push(Staged::new(c, held, digest));
+        batch.push(Staged::new(Item::Capture(c), held, digest));
     }
     Ok(false)
 }
@@ -468,7 +483,10 @@ impl Writing<'_> {
     /// and its replacement call for, then its metadata record and, for an infected one, a
     /// cleaner's copy.
     fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
-        let Staged { capture: c, held, route, findings, replacement, .. } = staged;
+        let Staged { item, held, route, findings, replacement, .. } = staged;
+        let Item::Capture(c) = item else {
+            return Err(PackageError::Internal("a stored record among captures"));
+        };
         let verdict = findings.into_iter().next().map(|f| match f {
             Finding::Infected(sig) => ScanResult::Infected(sig),
             Finding::NotScanned(why) => ScanResult::NotScanned(why),

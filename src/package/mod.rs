@@ -19,6 +19,7 @@
 //! as for other findings. The later audit then reports what the package already declared.
 
 pub mod captures;
+mod copy;
 pub mod entities;
 pub mod pandas;
 mod quarantine;
@@ -26,13 +27,11 @@ mod sink;
 
 pub use quarantine::ScanSummary;
 
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -41,10 +40,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha512};
 
-use crate::formats::digest::{BlockHasher, hex};
-use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
-use crate::formats::warc::WarcReader;
-use crate::formats::warc::payload;
+use crate::formats::digest::hex;
 use crate::ids::Ids;
 use crate::layout;
 use crate::metadata::CuratorMetadata;
@@ -56,7 +52,8 @@ use crate::model::*;
 use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
-use crate::stages::scan::ScanEngine;
+use crate::stages::scan::{ScanEngine, ScanStage};
+use crate::stages::{Item, Stage};
 
 /// Examples listed per crawl-log discrepancy.
 pub(crate) const MAX_EXAMPLES: usize = 100;
@@ -371,32 +368,6 @@ pub struct WarcFinding {
 impl std::fmt::Display for WarcFinding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "record {} at offset {}: {}", self.record_id, self.offset, self.message)
-    }
-}
-
-/// What checking a copied WARC as `audit --deep` does found.
-#[derive(Debug, Default)]
-struct WarcFindings {
-    count: u64,
-    examples: Vec<WarcFinding>,
-}
-
-/// Feeds what is read through it to the METS digests of the block.
-/// ... and, when `held` is given, keeps a copy of the block for the scan.
-struct Tee<'a, R: ?Sized> {
-    inner: &'a mut R,
-    hasher: &'a mut BlockHasher,
-    held: Option<Vec<u8>>,
-}
-
-impl<R: Read + ?Sized> Read for Tee<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        if let Some(h) = &mut self.held {
-            h.extend_from_slice(&buf[..n]);
-        }
-        Ok(n)
     }
 }
 
@@ -1214,7 +1185,7 @@ impl ContainerCtx<'_> {
 
     /// The PREMIS event that records, on a copied container, the records `audit --deep` will
     /// reject: the package keeps the file as received and says so.
-    fn validation_event(&self, findings: &WarcFindings) -> Event {
+    fn validation_event(&self, findings: &copy::WarcFindings) -> Event {
         let shown: Vec<String> = findings.examples.iter().take(10).map(|f| f.to_string()).collect();
         Event {
             id: self.ids.uuid().to_string(),
@@ -1442,11 +1413,9 @@ impl ContainerCtx<'_> {
         (arc, event)
     }
 
-    /// Copies a WARC into a container, checked as `audit --deep` checks it. Without a scanner
-    /// the copy is the input byte for byte, each record at its input offset, described as it
-    /// is read; with one, each record is appended to the content container or its viral twin
-    /// (both [`sink::ContainerSink`]s) once its verdict is known, and described there with the
-    /// range the container writer gave it.
+    /// Copies a WARC into a container, checked as `audit --deep` checks it, through the one
+    /// pipeline (`copy`): read once, each record's stored bytes appended byte-exact where the
+    /// stages routed them. Without a scanner the copy is the input byte for byte.
     fn copy_warc(
         &self,
         index: usize,
@@ -1454,94 +1423,43 @@ impl ContainerCtx<'_> {
         (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
-        // The WARC is read once: every byte the reader takes is hashed and queued as it
-        // passes, and what follows the last record is drained the same way. From the queue,
-        // each record's gzip member (or record, uncompressed) is appended by the content
-        // container's sink, which gives its range in the copy; with a scanner, once its
-        // verdict is known, and to the viral twin when it is infected. Bytes between records
-        // stay in content, in order.
         let level = self.opts.level;
         let content = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
-        let mut from = BufReader::with_capacity(1 << 20, open_input(input)?);
-        let mut copied = CopiedBytes { sha: Sha512::new(), len: 0 };
-        let queue = Rc::new(RefCell::new(quarantine::ByteQueue::new()));
-        let mut queued = quarantine::QueueWriter(Rc::clone(&queue));
-        let copying = Copying { from: &mut from, to: &mut queued, copied: &mut copied };
+        let mut source = copy::StoredWarc::open(input, self.scanner.is_some())?;
+        let gzip = source.is_gzip();
+        let events = self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip));
+        let mut out = copy::CopyWriter::new(
+            (self.root, self.opts, self.now),
+            (content, viral_writer),
+            events,
+            self.scanner,
+            gzip,
+        );
         let mut tally = Tally {
             log: self.log,
             uris: HashSet::new(),
             without_log: (0, Vec::new()),
             dates: (None, None),
         };
-        let mut reader = WarcReader::new(copying, file_text(input))
-            .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?;
-        let gzip = reader.is_gzip();
-        let events = self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip));
-        let mut router = quarantine::CopyRouter::new(
-            self.scanner,
-            queue,
-            (content, viral_writer),
-            self.root,
-            self.opts,
-            events,
-            self.now,
-            gzip,
-        );
-        let mut records = 0u64;
-        let mut versions = std::collections::BTreeSet::new();
-        let mut findings = WarcFindings::default();
-        // With a scanner, payloads small enough are held for it.
-        let hold = self.scanner.is_some();
-        loop {
-            let next = reader.next_record(|head, block| read_copied_block(head, block, hold));
-            let (head, end, (d, check, (entity, held))) = match next {
-                Ok(Some(x)) => x,
-                Ok(None) => break,
-                Err(source) => {
-                    return Err(PackageError::Warc { path: input.to_path_buf(), source });
+        let mut scan_stage = self.scanner.map(|e| ScanStage::new(Arc::clone(e)));
+        let mut stages: Vec<&mut dyn Stage> = Vec::new();
+        if let Some(s) = scan_stage.as_mut() {
+            stages.push(s);
+        }
+        captures::run_pipeline(
+            &mut |batch| copy::gather_stored(&mut source, batch),
+            &mut stages,
+            &mut |staged| {
+                if let Item::Stored(r) = &staged.item {
+                    let uri = r.target_uri.as_deref();
+                    tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
                 }
-            };
-            records += 1;
-            let h = &head.header;
-            if versions.len() < 8 {
-                versions.insert(h.version.trim_start_matches("WARC/").to_string());
-            }
-            findings.note(&head, &check, end.trailer_ok);
-            tally.record(
-                h.target_uri(),
-                h.warc_type().unwrap_or(""),
-                h.get("WARC-Date").unwrap_or(""),
-                h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
-            );
-            // Records are addressable one by one only with one gzip member per record, or in
-            // an uncompressed file.
-            let addressable = if reader.is_gzip() {
-                end.member_ended && head.offset_in_member == 0
-            } else {
-                true
-            };
-            // With a scanner every payload is scanned, also of records that share a gzip
-            // member with others (they cannot be moved: they stay where they are, and say so).
-            if (addressable || hold) && h.warc_type() != Some("warcinfo") {
-                let rf = copied_record_file(&head, &end, &d, entity, reader.is_gzip());
-                router.push(quarantine::Routed {
-                    begin: head.offset,
-                    end: end.end,
-                    file: rf,
-                    payload: held,
-                    digest: d.payload_sha512,
-                    movable: addressable,
-                })?;
-            }
-        }
-        drop(reader);
-        {
-            let mut rest = Copying { from: &mut from, to: &mut queued, copied: &mut copied };
-            io::copy(&mut rest, &mut io::sink()).map_err(io_err(input))?;
-        }
-        let (mut size, mut sha) = (copied.len, hex(&copied.sha.finalize()));
-        let routed = router.finish()?;
-        if let Some((record_id, offset, signature)) = routed.stuck {
+                out.write(staged)
+            },
+        )?;
+        let read = source.finish();
+        let copy::Copied { content, viral, scan, stuck } = out.finish();
+        if let Some((record_id, offset, signature)) = stuck {
             return Err(PackageError::InfectedInSharedMember {
                 input: input.to_path_buf(),
                 record_id,
@@ -1549,17 +1467,19 @@ impl ContainerCtx<'_> {
                 signature,
             });
         }
-        let moved = routed.viral.is_some() || routed.found.cleaned > 0;
-        let (writer, content_size) = routed.content.close_unhashed(self.root)?;
+        let moved = viral.is_some() || scan.cleaned > 0;
+        let (writer, content_size) = content.close_unhashed(self.root)?;
+        let (mut size, mut sha) = (read.bytes_read, read.sha512.clone());
         // Unless a record went elsewhere, the copy is the input, byte for byte.
         if moved || content_size != size {
             (size, sha) = hash_file(&dest)?;
         }
-        let viral = routed.viral.map(|v| v.close(self.root)).transpose()?;
-        let scan = routed.found;
-        (self.progress)(copied.len);
+        let viral = viral.map(|v| v.close(self.root)).transpose()?;
+        (self.progress)(read.bytes_read);
         let name = file_text(input);
-        let mut file = self.container_file(size, sha, &name, stated_warc_format(&versions));
+        let format = copy::stated_warc_format(&read.versions);
+        let mut file = self.container_file(size, sha, &name, format);
+        let findings = read.findings;
         if findings.count > 0 {
             // Kept byte-exact as received; the disagreement travels with it (module comment).
             let event = self.validation_event(&findings);
@@ -1576,12 +1496,12 @@ impl ContainerCtx<'_> {
             },
             // Cleaned copies were added to the records read; moved ones are taken off with
             // the viral twin's count (quarantine::add_container_virus_checks).
-            records: records + scan.cleaned,
+            records: read.records + scan.cleaned,
             listed: writer.listed(),
             migration: None,
             warc_findings: findings.count,
             warc_finding_examples: findings.examples,
-            bytes_read: Some(copied.len),
+            bytes_read: Some(read.bytes_read),
         };
         Ok(ContainerResult {
             index,
@@ -1595,120 +1515,6 @@ impl ContainerCtx<'_> {
             viral,
             scan,
         })
-    }
-}
-
-/// Reads a copied record's block once: its METS digests (payload range and SHA-512), the
-/// check `audit --deep` makes (the same function, so what is accepted here passes there), the
-/// HTTP entity's type, and with a scanner (`hold`) the payload when it is small enough to be
-/// held for it.
-#[allow(clippy::type_complexity)]
-fn read_copied_block(
-    head: &crate::formats::warc::reader::WarcRecordHead,
-    block: &mut dyn Read,
-    hold: bool,
-) -> io::Result<(
-    crate::formats::digest::BlockDigests,
-    crate::audit::records::BlockCheck,
-    (Option<String>, Option<Vec<u8>>),
-)> {
-    let h = &head.header;
-    // The one rule for where a payload starts (formats::warc::payload).
-    let mut prefix = Vec::new();
-    let mut offset = 0;
-    if payload::holds_http_message(h.warc_type(), h.target_uri()) {
-        block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
-        offset = payload::payload_start_of(h, &prefix).offset();
-    }
-    let entity = (offset > 0).then(|| entity_mime(&prefix[..offset as usize])).flatten();
-    let mut hasher = BlockHasher::new(offset);
-    hasher.update(&prefix);
-    let held = (hold && h.content_length().is_some_and(|l| l <= quarantine::HELD_PAYLOAD + offset))
-        .then(|| prefix.clone());
-    let mut tee = Tee { inner: block, hasher: &mut hasher, held };
-    let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
-    let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
-    let held = tee.held.take().map(|mut b| b.split_off((offset as usize).min(b.len())));
-    Ok((hasher.finish(), check, (entity, held)))
-}
-
-/// A copied record as its METS `<file>` describes it: its member's range, its payload's range,
-/// digest and type, and the capture it holds.
-fn copied_record_file(
-    head: &crate::formats::warc::reader::WarcRecordHead,
-    end: &crate::formats::warc::reader::RecordEnd,
-    d: &crate::formats::digest::BlockDigests,
-    entity: Option<String>,
-    gzip: bool,
-) -> RecordFile {
-    let h = &head.header;
-    // The payload of an HTTP response is the entity: its type is the HTTP header's (as for
-    // migrated records), not the record's application/http.
-    let mime = match entity {
-        Some(m) => m,
-        None if d.payload_offset > 0 => "application/octet-stream".to_string(),
-        None => h.get("Content-Type").unwrap_or("application/octet-stream").to_string(),
-    };
-    RecordFile {
-        record_id: h.record_id().unwrap_or("").trim_matches(['<', '>']).to_string(),
-        member: ByteRange { begin: head.offset, len: end.end - head.offset },
-        compressed: gzip,
-        content: Some(ContentFile {
-            range: ByteRange { begin: head.header_len + d.payload_offset, len: d.payload_len },
-            sha512: hex(&d.payload_sha512),
-            mime,
-        }),
-        described: None,
-        page: None,
-        capture: url_capture(
-            h.warc_type().unwrap_or(""),
-            h.target_uri(),
-            h.get("WARC-Date").unwrap_or(""),
-            h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
-        ),
-    }
-}
-
-/// A copied WARC's format: the version its records state (a copied WARC keeps its version),
-/// or the versions it mixes, with no PRONOM identifier then.
-fn stated_warc_format(versions: &std::collections::BTreeSet<String>) -> Format {
-    match versions.len() {
-        1 => crate::formats::pronom::warc(versions.iter().next().map_or("", |v| v.as_str())).into(),
-        _ => {
-            let all: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
-            let mut f: Format = crate::formats::pronom::warc(&all.join(", ")).into();
-            f.pronom = if all.is_empty() { None } else { f.pronom };
-            f
-        }
-    }
-}
-
-impl WarcFindings {
-    /// Notes what the check of one record found (its errors, a missing CRLF CRLF after it).
-    fn note(
-        &mut self,
-        head: &crate::formats::warc::reader::WarcRecordHead,
-        check: &crate::audit::records::BlockCheck,
-        trailer_ok: bool,
-    ) {
-        let id = head.header.record_id().unwrap_or("(no WARC-Record-ID)");
-        let errors = check
-            .problems
-            .iter()
-            .filter(|p| p.severity == crate::mets::validate::Severity::Error)
-            .map(|p| p.message.clone());
-        let trailer =
-            (!trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
-        for why in errors.chain(trailer) {
-            self.count += 1;
-            if self.examples.len() < MAX_EXAMPLES {
-                self.examples.push(WarcFinding {
-                    offset: head.offset,
-                    record_id: id.to_string(),
-                    message: why,
-                });
-            }
-        }
     }
 }
 
@@ -2181,30 +1987,6 @@ pub(crate) fn copy_hashing(
     }
     w.sync_all().map_err(io_err(to))?;
     Ok((len, hex(&sha.finalize())))
-}
-
-/// What a [`Copying`] reader has passed on.
-struct CopiedBytes {
-    sha: Sha512,
-    len: u64,
-}
-
-/// A reader that writes every byte it reads to a copy and hashes it: the input is read once,
-/// by whoever reads this.
-struct Copying<'a> {
-    from: &'a mut BufReader<File>,
-    to: &'a mut dyn Write,
-    copied: &'a mut CopiedBytes,
-}
-
-impl Read for Copying<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.from.read(buf)?;
-        self.to.write_all(&buf[..n])?;
-        self.copied.sha.update(&buf[..n]);
-        self.copied.len += n as u64;
-        Ok(n)
-    }
 }
 
 /// Size and SHA-512 of a file.

@@ -4,10 +4,10 @@
 //! bytes only when asked for.
 //!
 //! The records keep their bytes: a capture describes a record, it does not re-encode it.
-//! `package` copies a WARC member by member ([`crate::package::build_package`], read once,
-//! byte-exact) rather than re-writing it from captures: reading a capture's payload again
-//! would be a second read of the file (README, design section). Used by `webaip pages` for
-//! package containers and source WARC files alike.
+//! `package` copies a WARC through the pipeline as stored records, each carrying its own bytes
+//! (`package::copy`, read once, byte-exact), rather than re-writing it from these captures:
+//! reading a capture's payload again would be a second read of the file (README, design
+//! section). Used by `webaip pages` for package containers and source WARC files alike.
 //!
 //! Where a payload starts is the one rule of `formats::warc::payload`. A block of up to 1 MiB
 //! is in memory once its head is read: its payload is kept. A larger one is read again from

@@ -1,17 +1,22 @@
 //! Stages that look at or change captures on their way into a package (ARCHITECTURE.md).
 //!
-//! A `Stage` sees captures in batches, in order, before anything of them is written: it may
-//! route a capture (to the content or the viral container), put a new payload in place of the
+//! A `Stage` sees items in batches, in order, before anything of them is written: it may
+//! route one (to the content or the viral container), put a new payload in place of the
 //! harvested one (which then goes to the original container) and note what it found, which the
-//! pipeline turns into PREMIS events. The capture pipeline (`package::captures`) runs its
-//! stages on every batch: `scan::ScanStage` is the virus check, `rewrite::RewriteStage`
-//! the link rewriting of mirrors. The Heritrix path scans through the same engine
-//! ([`scan::ScanEngine`]) inside its own batching (the migration's compression batches, the
-//! copy's queue): it does not go through this trait yet (README, design section).
+//! pipeline turns into PREMIS events. The pipeline (`package::captures`) runs its stages on
+//! every batch: `scan::ScanStage` is the virus check, `rewrite::RewriteStage` the link
+//! rewriting of mirrors. An item is a capture (a record to be written from it), a record of a
+//! copied WARC kept as stored ([`StoredRecord`]), or bytes of a copied WARC that are no record
+//! of their own; a stage looks at what it can use (the scan at every payload, the rewrite at
+//! captures only). ARC files are migrated with their own batching (README, design section).
 
 pub mod rewrite;
 pub mod scan;
 
+use std::io::{self, Read};
+
+use crate::formats::segment::Segment;
+use crate::model::RecordFile;
 use crate::sources::capture::{Capture, Payload};
 
 /// Where a capture goes.
@@ -33,11 +38,91 @@ pub(crate) enum Finding {
     NotScanned(scan::Unscanned),
 }
 
-/// A capture between its source and its container.
+/// A record of a copied WARC, kept as it was stored: its bytes are appended to a container as
+/// they are, never re-encoded.
+#[derive(Debug)]
+pub(crate) struct StoredRecord {
+    /// Its bytes as stored: its gzip member, or the record itself in an uncompressed file.
+    /// `None` for a record that shares its gzip member with others: it cannot be moved on its
+    /// own, and its bytes follow as [`Item::Between`].
+    pub bytes: Option<Segment>,
+    /// Its METS description, its member's range still the one it has in the input.
+    pub file: RecordFile,
+    /// `WARC-Type`.
+    pub warc_type: String,
+    /// `WARC-Target-URI`.
+    pub target_uri: Option<String>,
+    /// `WARC-Date`, as stated.
+    pub date: String,
+    /// True when the record says its date is inferred (`X-Webaip-Date-Source`).
+    pub date_inferred: bool,
+}
+
+impl StoredRecord {
+    /// Its payload, read from its stored bytes: `None` when it has none of its own to read
+    /// (it shares its gzip member with others).
+    pub(crate) fn payload(&self) -> io::Result<Option<Box<dyn Read + Send + '_>>> {
+        let (Some(bytes), Some(c)) = (&self.bytes, &self.file.content) else { return Ok(None) };
+        let stored = bytes.reader(0, bytes.len());
+        let mut record: Box<dyn Read + Send + '_> = match self.file.compressed {
+            true => Box::new(flate2::read::MultiGzDecoder::new(stored)),
+            false => Box::new(stored),
+        };
+        io::copy(&mut record.by_ref().take(c.range.begin), &mut io::sink())?;
+        Ok(Some(Box::new(record.take(c.range.len))))
+    }
+}
+
+/// What goes through the stages.
+// Captures are most items of most runs: boxing each would cost an allocation per capture to
+// save a few hundred bytes in a batch of at most a few hundred items.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(crate) enum Item {
+    /// A capture: its record is written from it.
+    Capture(Capture),
+    /// A record of a copied WARC, kept as stored.
+    Stored(Box<StoredRecord>),
+    /// Bytes of a copied WARC that are no record of their own (between records, in a gzip
+    /// member several records share, after the last one): kept in the content container, in
+    /// order.
+    Between(Segment),
+}
+
+impl Item {
+    /// The payload's length (0 when there is none).
+    pub(crate) fn payload_len(&self) -> u64 {
+        match self {
+            Item::Capture(c) => c.payload.len(),
+            Item::Stored(r) => r.file.content.as_ref().map_or(0, |c| c.range.len),
+            Item::Between(_) => 0,
+        }
+    }
+
+    /// A reader of the payload, `None` when it cannot be read on its own.
+    pub(crate) fn open_payload(&self) -> io::Result<Option<Box<dyn Read + Send + '_>>> {
+        match self {
+            Item::Capture(c) => c.payload.open().map(Some),
+            Item::Stored(r) => r.payload(),
+            Item::Between(_) => Ok(None),
+        }
+    }
+
+    /// Where it came from, in errors: the source file, or the stored record's id.
+    pub(crate) fn origin(&self) -> String {
+        match self {
+            Item::Capture(c) => c.provenance.file.clone(),
+            Item::Stored(r) => r.file.record_id.clone(),
+            Item::Between(_) => String::new(),
+        }
+    }
+}
+
+/// An item between its source and its container.
 #[derive(Debug)]
 pub(crate) struct Staged {
-    /// The capture as the source gave it.
-    pub capture: Capture,
+    /// The item as the source gave it.
+    pub item: Item,
     /// Its payload, when it is small enough to hold (read once: hashed, scanned and written
     /// from here); larger ones are streamed from the source for each pass.
     pub held: Option<Vec<u8>>,
@@ -52,10 +137,10 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
-    /// A capture as it enters the stages: routed to content, nothing found, nothing replaced.
-    pub(crate) fn new(capture: Capture, held: Option<Vec<u8>>, digest: Option<[u8; 64]>) -> Staged {
+    /// An item as it enters the stages: routed to content, nothing found, nothing replaced.
+    pub(crate) fn new(item: Item, held: Option<Vec<u8>>, digest: Option<[u8; 64]>) -> Staged {
         Staged {
-            capture,
+            item,
             held,
             digest,
             route: Route::Content,

@@ -26,7 +26,7 @@ use encoding_rs::Encoding;
 use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element};
 use url::Url;
 
-use super::{Replacement, Route, Stage, StageError, Staged};
+use super::{Item, Replacement, Route, Stage, StageError, Staged};
 use crate::formats::html::html_encoding;
 use crate::sources::capture::{CaptureKind, Payload};
 pub use crate::sources::mirror_files::LinkMap;
@@ -905,7 +905,8 @@ impl RewriteStage {
 
     /// The new payload of one capture, if its links change.
     fn rewrite(&mut self, s: &Staged) -> Result<Option<(Replacement, Rewritten)>, StageError> {
-        let c = &s.capture;
+        // Only captures are written anew; a stored record keeps its bytes.
+        let Item::Capture(c) = &s.item else { return Ok(None) };
         let mime = c.content_type.as_deref().unwrap_or_default();
         let is_css = mime.starts_with("text/css");
         let is_html = mime.starts_with("text/html") || mime.starts_with("application/xhtml");
@@ -990,10 +991,7 @@ impl Stage for RewriteStage {
             let rewritten = self.rewrite(s)?;
             // A link the map could not answer would be left as it was: the page fails instead.
             if let Some(source) = self.map.failure() {
-                return Err(StageError::LinkMap {
-                    file: s.capture.provenance.file.clone(),
-                    source,
-                });
+                return Err(StageError::LinkMap { file: s.item.origin(), source });
             }
             if let Some((replacement, r)) = rewritten {
                 self.charge(&replacement.payload);
@@ -1032,7 +1030,7 @@ mod tests {
             warc_fields: vec![],
             metadata: None,
         };
-        Staged::new(c, Some(body.to_vec()), None)
+        Staged::new(Item::Capture(c), Some(body.to_vec()), None)
     }
 
     /// Replaced payloads read back.
@@ -1080,7 +1078,9 @@ mod tests {
         unheld.held = None;
         batch.push(unheld);
         batch[3].route = Route::Viral;
-        batch[4].capture.kind = CaptureKind::Response;
+        if let Item::Capture(c) = &mut batch[4].item {
+            c.kind = CaptureKind::Response;
+        }
         stage.run(&mut batch).unwrap();
         let new_page = replaced(&batch[0]).expect("the page's relative link changes");
         assert_eq!(

@@ -43,7 +43,7 @@ mod stage;
 pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
 pub use error::{ClamdFailure, ScanError};
-pub(crate) use stage::ScanStage;
+pub(crate) use stage::{HELD_PAYLOAD, ScanStage};
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
 /// reports anything larger as clean unless told otherwise.

@@ -5,6 +5,11 @@ use std::sync::Arc;
 use super::{Digest, ScanEngine, ScanResult};
 use crate::stages::{Finding, Route, Stage, StageError, Staged};
 
+/// Payloads of stored records up to this size are held in memory for the scan; larger ones
+/// are read again from the record's stored bytes, and one whose record shares its gzip member
+/// with others is not scanned (said so: [`super::Unscanned::SharedMember`]).
+pub(crate) const HELD_PAYLOAD: u64 = 4 << 20;
+
 /// Held payloads of a batch go to the engine together (in parallel, identical ones once);
 /// larger ones are streamed from their source one by one. An infected capture is routed to
 /// the viral container; one that could not be scanned stays in content with a finding.
@@ -26,7 +31,7 @@ impl Stage for ScanStage {
             batch.iter_mut().map(|s| (s.digest, s.held.take().unwrap_or_default())).collect();
         let (verdicts, held) = self.engine.scan_now(held)?;
         for ((s, (_, bytes)), verdict) in batch.iter_mut().zip(held).zip(verdicts) {
-            let len = s.capture.payload.len();
+            let len = s.item.payload_len();
             if len > 0 && bytes.is_empty() {
                 s.held = None;
             } else {
@@ -34,12 +39,17 @@ impl Stage for ScanStage {
             }
             let verdict = match verdict {
                 Some(v) => Some(v),
-                // Too large to hold: streamed from the source.
+                // Too large to hold: streamed from the source, when it can be read on its own.
                 None if len > 0 && s.held.is_none() => {
-                    let io =
-                        |source| StageError::Io { path: s.capture.provenance.file.clone(), source };
-                    let payload = s.capture.payload.open().map_err(io)?;
-                    Some(self.engine.scan_one(s.digest.as_ref(), payload, len)?)
+                    let io = |source| StageError::Io { path: s.item.origin(), source };
+                    match s.item.open_payload().map_err(io)? {
+                        Some(payload) => {
+                            Some(self.engine.scan_one(s.digest.as_ref(), payload, len)?)
+                        }
+                        None => Some(ScanResult::NotScanned(super::Unscanned::SharedMember {
+                            held: HELD_PAYLOAD,
+                        })),
+                    }
                 }
                 None => None,
             };

@@ -1,0 +1,683 @@
+//! A WARC copied into a package: read once as stored, checked as `audit --deep` checks it,
+//! through the stages of the one pipeline, and appended byte-exact.
+//!
+//! [`StoredWarc`] reads the file once: every byte the WARC reader takes passes through a
+//! [`ByteQueue`] and a SHA-512 on its way. Each record becomes an [`Item::Stored`] carrying its
+//! own bytes (its gzip member, or the record in an uncompressed file), its METS description and
+//! its payload when small enough to scan; what lies between records, or in a gzip member
+//! several records share, becomes [`Item::Between`]. The pipeline runs its stages on them
+//! (`package::captures::run_pipeline`), and [`CopyWriter`] appends each item where the stages
+//! routed it: the content container, or its viral twin (opened on first use), each record
+//! described to its container's METS section with the range the container writer gave it.
+//! Without a scanner nothing moves: the copy is the input, byte for byte.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha512};
+
+use super::quarantine::{ContainerScan, VerdictEvents, copy_viral_rel};
+use super::sink::ContainerSink;
+use super::{MAX_EXAMPLES, PackageError, PackageOptions, WarcFinding, io_err};
+use crate::formats::digest::{BlockDigests, BlockHasher, hex};
+use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
+use crate::formats::segment::{ByteQueue, Segment};
+use crate::formats::warc::WarcReader;
+use crate::formats::warc::payload;
+use crate::formats::warc::reader::{RecordEnd, WarcRecordHead};
+use crate::formats::warc::writer::RecordSpec;
+use crate::mets::ContainerWriter;
+use crate::model::*;
+use crate::stages::scan::{HELD_PAYLOAD, ScanEngine, ScanResult};
+use crate::stages::{Finding, Item, Route, Staged, StoredRecord};
+
+/// What checking a copied WARC as `audit --deep` does found.
+#[derive(Debug, Default)]
+pub(super) struct WarcFindings {
+    pub count: u64,
+    pub examples: Vec<WarcFinding>,
+}
+
+impl WarcFindings {
+    /// Notes what the check of one record found (its errors, a missing CRLF CRLF after it).
+    fn note(
+        &mut self,
+        head: &WarcRecordHead,
+        check: &crate::audit::records::BlockCheck,
+        trailer_ok: bool,
+    ) {
+        let id = head.header.record_id().unwrap_or("(no WARC-Record-ID)");
+        let errors = check
+            .problems
+            .iter()
+            .filter(|p| p.severity == crate::mets::validate::Severity::Error)
+            .map(|p| p.message.clone());
+        let trailer =
+            (!trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
+        for why in errors.chain(trailer) {
+            self.count += 1;
+            if self.examples.len() < MAX_EXAMPLES {
+                self.examples.push(WarcFinding {
+                    offset: head.offset,
+                    record_id: id.to_string(),
+                    message: why,
+                });
+            }
+        }
+    }
+}
+
+/// What a copied WARC held, once read to its end.
+#[derive(Debug, Default)]
+pub(super) struct StoredSummary {
+    /// Records read.
+    pub records: u64,
+    /// The WARC versions they state (at most 8 kept).
+    pub versions: BTreeSet<String>,
+    /// What the check found.
+    pub findings: WarcFindings,
+    /// Bytes read: the file's size.
+    pub bytes_read: u64,
+    /// Their SHA-512.
+    pub sha512: String,
+}
+
+/// The input as the WARC reader reads it: every byte is hashed and queued as it passes.
+struct Tapped {
+    from: Rc<RefCell<BufReader<File>>>,
+    queue: Rc<RefCell<ByteQueue>>,
+    hashed: Rc<RefCell<(Sha512, u64)>>,
+}
+
+impl Read for Tapped {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.from.borrow_mut().read(buf)?;
+        self.queue.borrow_mut().push(&buf[..n])?;
+        let mut h = self.hashed.borrow_mut();
+        h.0.update(&buf[..n]);
+        h.1 += n as u64;
+        Ok(n)
+    }
+}
+
+/// A WARC file read once, record by record, as stored (see the module comment).
+pub(super) struct StoredWarc {
+    input: PathBuf,
+    reader: Option<WarcReader<Tapped>>,
+    from: Rc<RefCell<BufReader<File>>>,
+    queue: Rc<RefCell<ByteQueue>>,
+    hashed: Rc<RefCell<(Sha512, u64)>>,
+    /// Input offset up to which bytes were given out in items.
+    taken: u64,
+    gzip: bool,
+    /// Payloads small enough are held for the scan.
+    hold: bool,
+    /// Items read but not yet given.
+    ready: VecDeque<Staged>,
+    summary: StoredSummary,
+}
+
+impl StoredWarc {
+    /// Opens `input` (a regular file, never through a link); `hold`: keep payloads for a scan.
+    pub(super) fn open(input: &Path, hold: bool) -> Result<StoredWarc, PackageError> {
+        let from =
+            Rc::new(RefCell::new(BufReader::with_capacity(1 << 20, super::open_input(input)?)));
+        let queue = Rc::new(RefCell::new(ByteQueue::new()));
+        let hashed = Rc::new(RefCell::new((Sha512::new(), 0u64)));
+        let tap =
+            Tapped { from: Rc::clone(&from), queue: Rc::clone(&queue), hashed: Rc::clone(&hashed) };
+        let reader = WarcReader::new(tap, crate::sources::file_text(input))
+            .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?;
+        Ok(StoredWarc {
+            input: input.to_path_buf(),
+            gzip: reader.is_gzip(),
+            reader: Some(reader),
+            from,
+            queue,
+            hashed,
+            taken: 0,
+            hold,
+            ready: VecDeque::new(),
+            summary: StoredSummary::default(),
+        })
+    }
+
+    /// True when the input is gzip-compressed.
+    pub(super) fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// The queued input bytes up to `to`, taken out.
+    fn take(&mut self, to: u64) -> Result<Segment, PackageError> {
+        let seg = self.queue.borrow_mut().take(to).map_err(io_err(&self.input))?;
+        self.taken = to;
+        Ok(seg)
+    }
+
+    /// The next item, or `None` once the whole input was given out.
+    pub(super) fn next_item(&mut self) -> Result<Option<Staged>, PackageError> {
+        loop {
+            if let Some(s) = self.ready.pop_front() {
+                return Ok(Some(s));
+            }
+            let Some(reader) = self.reader.as_mut() else { return Ok(None) };
+            let hold = self.hold;
+            let next = reader.next_record(|head, block| read_stored_block(head, block, hold));
+            let (head, end, (d, check, (entity, held))) = match next {
+                Ok(Some(x)) => x,
+                Ok(None) => {
+                    self.drain()?;
+                    continue;
+                }
+                Err(source) => {
+                    return Err(PackageError::Warc { path: self.input.clone(), source });
+                }
+            };
+            self.record(head, end, d, check, (entity, held))?;
+        }
+    }
+
+    /// One record read: its item (and the bytes before it, when it can be moved alone).
+    fn record(
+        &mut self,
+        head: WarcRecordHead,
+        end: RecordEnd,
+        d: BlockDigests,
+        check: crate::audit::records::BlockCheck,
+        (entity, held): (Option<String>, Option<Vec<u8>>),
+    ) -> Result<(), PackageError> {
+        self.summary.records += 1;
+        let h = &head.header;
+        if self.summary.versions.len() < 8 {
+            self.summary.versions.insert(h.version.trim_start_matches("WARC/").to_string());
+        }
+        self.summary.findings.note(&head, &check, end.trailer_ok);
+        // Its bytes stay with whatever comes next: a warcinfo record is no payload to route.
+        if h.warc_type() == Some("warcinfo") {
+            return Ok(());
+        }
+        // A record can be moved on its own only with one gzip member per record, or in an
+        // uncompressed file.
+        let movable = !self.gzip || (end.member_ended && head.offset_in_member == 0);
+        let bytes = match movable {
+            true => {
+                if head.offset > self.taken {
+                    let between = self.take(head.offset)?;
+                    self.ready.push_back(Staged::new(Item::Between(between), None, None));
+                }
+                Some(self.take(end.end)?)
+            }
+            false => None,
+        };
+        let digest = (d.payload_len > 0).then_some(d.payload_sha512);
+        let record = StoredRecord {
+            bytes,
+            file: stored_record_file(&head, &end, &d, entity, self.gzip),
+            warc_type: h.warc_type().unwrap_or("").to_string(),
+            target_uri: h.target_uri().map(str::to_string),
+            date: h.get("WARC-Date").unwrap_or("").to_string(),
+            date_inferred: h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
+        };
+        self.ready.push_back(Staged::new(Item::Stored(Box::new(record)), held, digest));
+        Ok(())
+    }
+
+    /// The reader is done: the rest of the input (after the last record) is read through the
+    /// same tap, and everything not yet given out becomes the last item.
+    fn drain(&mut self) -> Result<(), PackageError> {
+        self.reader = None;
+        let mut rest = Tapped {
+            from: Rc::clone(&self.from),
+            queue: Rc::clone(&self.queue),
+            hashed: Rc::clone(&self.hashed),
+        };
+        io::copy(&mut rest, &mut io::sink()).map_err(io_err(&self.input))?;
+        let end = self.queue.borrow().end();
+        if end > self.taken {
+            let rest = self.take(end)?;
+            self.ready.push_back(Staged::new(Item::Between(rest), None, None));
+        }
+        Ok(())
+    }
+
+    /// What the file held, once every item was taken.
+    pub(super) fn finish(mut self) -> StoredSummary {
+        let (sha, len) = std::mem::replace(&mut *self.hashed.borrow_mut(), (Sha512::new(), 0));
+        self.summary.bytes_read = len;
+        self.summary.sha512 = hex(&sha.finalize());
+        self.summary
+    }
+}
+
+/// Items go through the stages in batches of at most this many ...
+const BATCH_ITEMS: usize = 512;
+/// ... or this many bytes of stored bytes and payloads held for the scan.
+const BATCH_BYTES: u64 = 16 << 20;
+
+/// Reads the next batch of `source`'s items into `batch`: true once the source is exhausted.
+pub(super) fn gather_stored(
+    source: &mut StoredWarc,
+    batch: &mut Vec<Staged>,
+) -> Result<bool, PackageError> {
+    let mut held = 0u64;
+    while batch.len() < BATCH_ITEMS && held < BATCH_BYTES {
+        let Some(s) = source.next_item()? else { return Ok(true) };
+        // Spilled bytes count too: each is an open temporary file until it is written.
+        held += match &s.item {
+            Item::Stored(r) => r.bytes.as_ref().map_or(0, Segment::len),
+            Item::Between(b) => b.len(),
+            Item::Capture(_) => 0,
+        };
+        held += s.held.as_ref().map_or(0, |h| h.len() as u64);
+        batch.push(s);
+    }
+    Ok(false)
+}
+
+/// Feeds what is read through it to the METS digests of the block, and, when `held` is
+/// given, keeps a copy of the block for the scan.
+struct Tee<'a, R: ?Sized> {
+    inner: &'a mut R,
+    hasher: &'a mut BlockHasher,
+    held: Option<Vec<u8>>,
+}
+
+impl<R: Read + ?Sized> Read for Tee<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        if let Some(h) = &mut self.held {
+            h.extend_from_slice(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+/// Reads a stored record's block once: its METS digests (payload range and SHA-512), the
+/// check `audit --deep` makes (the same function, so what is accepted here passes there), the
+/// HTTP entity's type, and with a scanner (`hold`) the payload when it is small enough to be
+/// held for it.
+#[allow(clippy::type_complexity)]
+fn read_stored_block(
+    head: &WarcRecordHead,
+    block: &mut dyn Read,
+    hold: bool,
+) -> io::Result<(BlockDigests, crate::audit::records::BlockCheck, (Option<String>, Option<Vec<u8>>))>
+{
+    let h = &head.header;
+    // The one rule for where a payload starts (formats::warc::payload).
+    let mut prefix = Vec::new();
+    let mut offset = 0;
+    if payload::holds_http_message(h.warc_type(), h.target_uri()) {
+        block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
+        offset = payload::payload_start_of(h, &prefix).offset();
+    }
+    let entity = (offset > 0).then(|| entity_mime(&prefix[..offset as usize])).flatten();
+    let mut hasher = BlockHasher::new(offset);
+    hasher.update(&prefix);
+    let held = (hold && h.content_length().is_some_and(|l| l <= HELD_PAYLOAD + offset))
+        .then(|| prefix.clone());
+    let mut tee = Tee { inner: block, hasher: &mut hasher, held };
+    let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
+    let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
+    let held = tee.held.take().map(|mut b| b.split_off((offset as usize).min(b.len())));
+    Ok((hasher.finish(), check, (entity, held)))
+}
+
+/// A stored record as its METS `<file>` describes it: its member's range, its payload's
+/// range, digest and type, and the capture it holds.
+fn stored_record_file(
+    head: &WarcRecordHead,
+    end: &RecordEnd,
+    d: &BlockDigests,
+    entity: Option<String>,
+    gzip: bool,
+) -> RecordFile {
+    let h = &head.header;
+    // The payload of an HTTP response is the entity: its type is the HTTP header's (as for
+    // migrated records), not the record's application/http.
+    let mime = match entity {
+        Some(m) => m,
+        None if d.payload_offset > 0 => "application/octet-stream".to_string(),
+        None => h.get("Content-Type").unwrap_or("application/octet-stream").to_string(),
+    };
+    RecordFile {
+        record_id: h.record_id().unwrap_or("").trim_matches(['<', '>']).to_string(),
+        member: ByteRange { begin: head.offset, len: end.end - head.offset },
+        compressed: gzip,
+        content: Some(ContentFile {
+            range: ByteRange { begin: head.header_len + d.payload_offset, len: d.payload_len },
+            sha512: hex(&d.payload_sha512),
+            mime,
+        }),
+        described: None,
+        page: None,
+        capture: super::url_capture(
+            h.warc_type().unwrap_or(""),
+            h.target_uri(),
+            h.get("WARC-Date").unwrap_or(""),
+            h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
+        ),
+    }
+}
+
+/// A copied WARC's format: the version its records state (a copied WARC keeps its version),
+/// or the versions it mixes, with no PRONOM identifier then.
+pub(super) fn stated_warc_format(versions: &BTreeSet<String>) -> Format {
+    match versions.len() {
+        1 => crate::formats::pronom::warc(versions.iter().next().map_or("", |v| v.as_str())).into(),
+        _ => {
+            let all: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
+            let mut f: Format = crate::formats::pronom::warc(&all.join(", ")).into();
+            f.pronom = if all.is_empty() { None } else { f.pronom };
+            f
+        }
+    }
+}
+
+/// Where a copied WARC's items went.
+pub(super) struct Copied {
+    /// The content container, open, its records described.
+    pub content: ContainerSink,
+    /// The viral twin, when a record went there.
+    pub viral: Option<ContainerSink>,
+    /// What the scan found.
+    pub scan: ContainerScan,
+    /// The first record found infected among those that share a gzip member (it stayed in
+    /// content): (record id, offset of its member, signature).
+    pub stuck: Option<(String, u64, String)>,
+}
+
+/// Writes the items of a copied WARC where the stages routed them: the content container, or
+/// its viral twin (opened on first use), each record described as it is appended.
+pub(super) struct CopyWriter<'a> {
+    root: &'a Path,
+    opts: &'a PackageOptions,
+    now: DateTime<Utc>,
+    /// Whether the input is gzip: the viral twin is written the same way.
+    gzip: bool,
+    /// The scanner, for a cleaner's copy to be rescanned.
+    engine: Option<&'a std::sync::Arc<ScanEngine>>,
+    content: ContainerSink,
+    viral: Option<ContainerSink>,
+    /// The viral twin's METS section, until the twin is opened.
+    viral_mets: Option<ContainerWriter>,
+    events: VerdictEvents<'a>,
+    /// The first record found infected among those that share a gzip member and cannot be
+    /// moved: (record id, offset of its member, signature).
+    stuck: Option<(String, u64, String)>,
+}
+
+impl<'a> CopyWriter<'a> {
+    /// A writer to `content` (created empty: the input's own records, warcinfo included, are
+    /// appended), the viral twin's section kept for when it is needed.
+    pub(super) fn new(
+        (root, opts, now): (&'a Path, &'a PackageOptions, DateTime<Utc>),
+        (content, viral_mets): (ContainerSink, Option<ContainerWriter>),
+        events: VerdictEvents<'a>,
+        engine: Option<&'a std::sync::Arc<ScanEngine>>,
+        gzip: bool,
+    ) -> Self {
+        CopyWriter {
+            root,
+            opts,
+            now,
+            gzip,
+            engine,
+            content,
+            viral: None,
+            viral_mets,
+            events,
+            stuck: None,
+        }
+    }
+
+    /// Appends one item where its stages routed it.
+    pub(super) fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
+        let Staged { item, held, route, findings, .. } = staged;
+        let verdict = findings.into_iter().next().map(|f| match f {
+            Finding::Infected(sig) => ScanResult::Infected(sig),
+            Finding::NotScanned(why) => ScanResult::NotScanned(why),
+        });
+        let r = match item {
+            Item::Between(bytes) => return self.append_between(&bytes),
+            Item::Stored(r) => r,
+            Item::Capture(_) => return Err(PackageError::Internal("a capture in a WARC copy")),
+        };
+        let Some(bytes) = &r.bytes else {
+            // Its bytes go with the rest of its member, as bytes between records in the content
+            // container; only its verdict is kept.
+            match verdict {
+                Some(ScanResult::Infected(sig)) if self.stuck.is_none() => {
+                    self.stuck = Some((r.file.record_id, r.file.member.begin, sig));
+                }
+                Some(ScanResult::NotScanned(why)) => {
+                    self.events.unscanned_in_shared_member(r.file.record_id, why.to_string());
+                }
+                _ => {}
+            }
+            return Ok(());
+        };
+        let root = self.root;
+        let len = bytes.len();
+        if route == Route::Viral {
+            let sig = match &verdict {
+                Some(ScanResult::Infected(sig)) => sig.clone(),
+                _ => return Err(PackageError::Internal("routed to viral/ without a finding")),
+            };
+            self.open_viral()?;
+            let v = self.viral.as_mut().ok_or(PackageError::Internal("viral container"))?;
+            let range = v.append_member(root, bytes.reader(0, len), len)?;
+            let moved = RecordFile { member: range, ..r.file.clone() };
+            self.events.infected(&mut v.mets, &moved, &sig).map_err(io_err(root))?;
+            return self.clean(&r, held.as_deref());
+        }
+        let range = self.content.append_member(root, bytes.reader(0, len), len)?;
+        let moved = RecordFile { member: range, ..r.file };
+        self.events.content(&mut self.content.mets, &moved, verdict.as_ref()).map_err(io_err(root))
+    }
+
+    /// Bytes that are no record of their own stay in the content container, in order.
+    fn append_between(&mut self, bytes: &Segment) -> Result<(), PackageError> {
+        let path = self.root.join(&self.content.rel);
+        let mut from = bytes.reader(0, bytes.len());
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = from.read(&mut buf).map_err(io_err(&path))?;
+            if n == 0 {
+                return Ok(());
+            }
+            self.content.append_bytes(self.root, &buf[..n])?;
+        }
+    }
+
+    /// Opens the viral twin (with its warcinfo record) on first use.
+    fn open_viral(&mut self) -> Result<(), PackageError> {
+        if self.viral.is_some() {
+            return Ok(());
+        }
+        let mets = self.viral_mets.take().ok_or(PackageError::Internal("viral METS section"))?;
+        let rel = copy_viral_rel(&self.content.rel, self.gzip);
+        let name = rel.rsplit('/').next().unwrap_or_default().to_string();
+        let description = format!(
+            "records of {} whose payload clamd found infected; each is the original gzip member, byte-exact",
+            self.content.rel
+        );
+        let id = self.events.ids().warc_record_id();
+        let sink = if self.gzip {
+            ContainerSink::open(
+                self.root,
+                rel,
+                mets,
+                self.opts.level,
+                (id, self.now, &description),
+            )?
+        } else {
+            // An uncompressed input gets an uncompressed twin: its warcinfo record too.
+            let mut sink = ContainerSink::create(self.root, rel, mets, self.opts.level)?;
+            let (spec, body) =
+                crate::formats::warc::writer::warcinfo(&id, self.now, &name, &description, &[]);
+            let record = crate::formats::warc::writer::uncompressed_record(&spec, &body);
+            sink.append_member(self.root, &record[..], record.len() as u64)?;
+            sink.warcinfo = id;
+            sink
+        };
+        self.viral = Some(sink);
+        Ok(())
+    }
+
+    /// With a cleaner: a clean copy of an infected payload goes to content, as a `resource`
+    /// record at the same URI, right after its original went to the viral twin.
+    fn clean(&mut self, r: &StoredRecord, held: Option<&[u8]>) -> Result<(), PackageError> {
+        let (Some(cmd), Some(c), Some(engine)) = (&self.opts.cleaner, &r.file.content, self.engine)
+        else {
+            return Ok(());
+        };
+        let mut tmp = tempfile::NamedTempFile::new().map_err(io_err(self.root))?;
+        match held {
+            Some(b) => io::Write::write_all(tmp.as_file_mut(), b),
+            None => match r.payload() {
+                Ok(Some(mut p)) => io::copy(&mut p, tmp.as_file_mut()).map(drop),
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+            },
+        }
+        .map_err(io_err(self.root))?;
+        let copy = crate::stages::scan::clean_copy(cmd, tmp.path(), engine)?;
+        let Some(bytes) = copy else { return Ok(()) };
+        let capture = r.file.capture.clone();
+        let spec = RecordSpec {
+            warc_type: "resource".into(),
+            record_id: self.events.ids().warc_record_id(),
+            date: capture.as_ref().map(|c| c.date.clone()).unwrap_or_default(),
+            target_uri: capture.as_ref().map(|c| c.uri.clone()),
+            content_type: Some(c.mime.clone()),
+            payload_digest: true,
+            extra: vec![(
+                "X-Webaip-Cleaned-From".into(),
+                // The original's own id, as its WARC-Record-ID states it (any URI).
+                format!("<{}>", r.file.record_id),
+            )],
+            ..RecordSpec::default()
+        };
+        let capture = super::url_capture(
+            "resource",
+            spec.target_uri.as_deref(),
+            &spec.date,
+            capture.as_ref().is_some_and(|c| c.date_inferred),
+        );
+        let rf = if self.gzip {
+            let w = self.content.write(self.root, &spec, &bytes)?;
+            super::written_record_file(&w, c.mime.clone(), None, capture)
+        } else {
+            // An uncompressed copy stays uncompressed: no gzip member in the middle of it.
+            let digests = BlockHasher::digest(&bytes, 0);
+            let header = spec.header(&digests).to_bytes();
+            let end = crate::formats::warc::writer::RECORD_END;
+            let len = (header.len() + bytes.len() + end.len()) as u64;
+            let record = header.as_slice().chain(&bytes[..]).chain(end);
+            let member = self.content.append_member(self.root, record, len)?;
+            RecordFile {
+                record_id: spec.record_id.trim_matches(['<', '>']).to_string(),
+                member,
+                compressed: false,
+                content: Some(ContentFile {
+                    range: ByteRange { begin: header.len() as u64, len: digests.payload_len },
+                    sha512: hex(&digests.payload_sha512),
+                    mime: c.mime.clone(),
+                }),
+                described: None,
+                page: None,
+                capture,
+            }
+        };
+        self.events
+            .cleaned(&mut self.content.mets, &rf, &r.file.record_id)
+            .map_err(io_err(self.root))
+    }
+
+    /// The containers written, what the scan found, and the first infected record that could
+    /// not be moved.
+    pub(super) fn finish(self) -> Copied {
+        Copied {
+            content: self.content,
+            viral: self.viral,
+            scan: self.events.found,
+            stuck: self.stuck,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every byte of every corpus WARC comes out of the stored reader once, in order: the
+    /// records it can move alone as their own bytes, everything else between them; and each
+    /// record's stated range is where its bytes were.
+    #[test]
+    fn a_stored_warc_gives_every_input_byte_once_in_order() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/warc");
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(&corpus).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        // A file compressed as one stream: no record can be moved alone.
+        let dir = tempfile::tempdir().unwrap();
+        let plain = corpus.join("nas-NAS-20100909163324-00000-mette.kb.dk.warc");
+        let one_stream = dir.path().join("one-stream.warc.gz");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        io::Write::write_all(&mut gz, &std::fs::read(&plain).unwrap()).unwrap();
+        std::fs::write(&one_stream, gz.finish().unwrap()).unwrap();
+        files.push(one_stream);
+        assert!(files.len() > 10, "{files:?}");
+        let mut all_stored = 0;
+        for path in files {
+            let input = std::fs::read(&path).unwrap();
+            for hold in [false, true] {
+                let mut source = StoredWarc::open(&path, hold).unwrap();
+                let (mut out, mut moved, mut stored) = (Vec::new(), 0, 0);
+                while let Some(s) = source.next_item().unwrap() {
+                    let bytes = match &s.item {
+                        Item::Between(b) => Some(b),
+                        Item::Stored(r) => {
+                            stored += 1;
+                            if let Some(b) = &r.bytes {
+                                moved += 1;
+                                assert_eq!(r.file.member.begin, out.len() as u64, "{path:?}");
+                                assert_eq!(r.file.member.len, b.len(), "{path:?}");
+                            }
+                            r.bytes.as_ref()
+                        }
+                        Item::Capture(_) => panic!("a capture from a stored WARC"),
+                    };
+                    if let Some(b) = bytes {
+                        b.reader(0, b.len()).read_to_end(&mut out).unwrap();
+                    }
+                }
+                let read = source.finish();
+                assert!(out == input, "{path:?}: the items are not the input");
+                assert_eq!(read.bytes_read, input.len() as u64);
+                let sha = hex(&<Sha512 as Digest>::digest(&input));
+                assert_eq!(read.sha512, sha, "{path:?}");
+                assert!(read.records >= stored, "{path:?}: {stored} of {}", read.records);
+                all_stored += stored;
+                // Files compressed as a single gzip stream of several records (ours, and one of the
+                // corpus).
+                let name = path.file_name().unwrap().to_string_lossy();
+                let one_stream = ["one-stream", "gowarc-good-warc11"];
+                if one_stream.iter().any(|n| name.starts_with(n)) {
+                    assert_eq!(moved, 0, "{path:?}: a record of a one-stream file was moved alone");
+                } else {
+                    assert_eq!(moved, stored, "{path:?}");
+                }
+            }
+        }
+        assert!(all_stored > 1000, "{all_stored} records");
+    }
+}

@@ -20,8 +20,8 @@
 //!   ([`sources::kulturarw3`]), ARC files ([`sources::arc_captures`], as the migration maps
 //!   them) and WARC files ([`sources::warc_captures`], records as stored) yield; `package`
 //!   copies a Heritrix job's WARC files through the same pipeline, each record an item that
-//!   carries its stored bytes (`package::copy`), and migrates its ARC files with the
-//!   migration's own batching (README, design section).
+//!   carries its stored bytes (`package::copy`), and migrates its ARC files through it too,
+//!   each record mapped by the migration's reader thread (`migrate::migrate_into`).
 //! - [`formats`] reads and writes the byte formats: [`formats::arc::ArcReader`] frames ARC v1/v2
 //!   records out of damaged files and reports every oddity with its offset;
 //!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns
@@ -33,10 +33,10 @@
 //!   in by implementing `Stage`: it gets each batch of `stages::Staged` items (a capture, a
 //!   stored record, or bytes between records), in order, before anything of them is written,
 //!   and may route them, note `Finding`s or put a `Replacement` payload in; it is put in the
-//!   list the pipeline runs (`package::captures::run_pipeline`, called by
-//!   `build_capture_package` for every capture source and by `package` for every copied
-//!   WARC), and what it decides is written by the one writer of each kind of item, so no
-//!   source changes. ARC records do not pass the stages yet.
+//!   list the pipeline runs (`stages::run_pipeline`, called by `build_capture_package` for
+//!   every capture source, by `package` for every copied WARC and by the migration for every
+//!   ARC), and what it decides is written by the one writer of each kind of item, so no
+//!   source changes.
 //! - [`migrate`] converts one ARC into one WARC ([`migrate::migrate_file`]) and proves, by
 //!   reading the result back from disk, that every payload byte was conserved.
 //! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and

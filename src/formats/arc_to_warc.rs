@@ -145,6 +145,64 @@ pub(crate) struct Mapped {
     pub date_source: DateSource,
 }
 
+/// An ARC record's block as the migration carries it.
+#[derive(Debug)]
+pub(crate) enum RecordBlock {
+    /// Small enough to hash and compress in memory.
+    Inline(Vec<u8>),
+    /// Larger: read from the ARC reader's range (the input, or a spilled gzip member) when
+    /// written, in two streaming passes.
+    Shared(crate::formats::arc::SharedRange),
+}
+
+/// One ARC record mapped to its WARC record, with its block and where it came from.
+#[derive(Debug)]
+pub(crate) struct MappedRecord {
+    /// The WARC record's fields and what the mapping found.
+    pub mapped: Mapped,
+    /// Its block (the whole ARC record for a file header record, else its body).
+    pub block: RecordBlock,
+    /// Where it is in the ARC.
+    pub location: Location,
+    /// What the reader found odd about it.
+    pub anomalies: Vec<Anomaly>,
+}
+
+impl MappedRecord {
+    /// Its payload's length: the block after the payload offset.
+    pub(crate) fn payload_len(&self) -> u64 {
+        let block = match &self.block {
+            RecordBlock::Inline(b) => b.len() as u64,
+            RecordBlock::Shared(r) => r.len(),
+        };
+        block.saturating_sub(self.mapped.payload_offset)
+    }
+
+    /// Its payload, in memory when the block is.
+    pub(crate) fn payload_bytes(&self) -> Option<&[u8]> {
+        match &self.block {
+            RecordBlock::Inline(b) => {
+                Some(&b[(self.mapped.payload_offset as usize).min(b.len())..])
+            }
+            RecordBlock::Shared(_) => None,
+        }
+    }
+
+    /// A reader of its payload.
+    pub(crate) fn payload_reader(&self) -> std::io::Result<Box<dyn std::io::Read + Send + '_>> {
+        use std::io::Read;
+        match &self.block {
+            RecordBlock::Inline(_) => Ok(Box::new(self.payload_bytes().unwrap_or_default())),
+            RecordBlock::Shared(range) => {
+                let mut r = range.reader();
+                let skip = self.mapped.payload_offset;
+                std::io::copy(&mut (&mut r).take(skip), &mut std::io::sink())?;
+                Ok(Box::new(r))
+            }
+        }
+    }
+}
+
 /// State carried from record to record while mapping one file.
 #[derive(Debug)]
 pub(crate) struct MappingContext {

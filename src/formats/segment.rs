@@ -228,26 +228,41 @@ impl ByteQueue {
         self.end
     }
 
-    /// Takes the queued bytes up to input offset `to` out, as a segment of their own (in
-    /// memory, or past [`MEMORY_SPOOL_LIMIT`] in a temporary file).
+    /// Takes the queued bytes up to input offset `to` out, as a segment of their own: from
+    /// memory, a copy; spilled, the spill file itself (never a second copy on disk), the
+    /// bytes queued past `to` (what the reader read ahead) going on in a new queue.
     pub(crate) fn take(&mut self, to: u64) -> io::Result<Segment> {
-        let taken = match (&self.file, to - self.base.min(to)) {
-            (None, n) if n as usize <= MEMORY_SPOOL_LIMIT => {
-                let mut v = Vec::new();
-                self.range(self.base, to)?.read_to_end(&mut v)?;
-                Segment::Mem(v)
-            }
-            _ => {
-                let mut buf = vec![0u8; SPOOL_BUF];
-                let (seg, err) = spool_with(self.range(self.base, to)?, &mut buf);
-                if let Some(e) = err {
-                    return Err(e);
-                }
-                seg
-            }
+        if to < self.base || to > self.end {
+            return Err(io::Error::other(format!(
+                "bytes up to {to} are not held ({}..{})",
+                self.base, self.end
+            )));
+        }
+        let Some((file, at)) = self.file.take() else {
+            let n = (to - self.base) as usize;
+            let taken = self.mem[self.start..self.start + n].to_vec();
+            self.release(to)?;
+            return Ok(Segment::Mem(taken));
         };
-        self.release(to)?;
-        Ok(taken)
+        // The spill file holds the input from `at`; only `take` lets bytes go, so `at` is
+        // where the queue starts.
+        if at != self.base {
+            self.file = Some((file, at));
+            return Err(io::Error::other("a spilled queue that does not start at its file"));
+        }
+        let rest = ByteQueue { base: to, mem: Vec::new(), start: 0, file: None, end: to };
+        let mut rest = std::mem::replace(self, rest);
+        rest.file = Some((file.try_clone()?, at));
+        let mut past = rest.range(to, rest.end)?;
+        let mut buf = vec![0u8; SPOOL_BUF];
+        loop {
+            let n = past.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            self.push(&buf[..n])?;
+        }
+        Ok(Segment::File { file, len: to - at })
     }
 
     /// Queues bytes just read.

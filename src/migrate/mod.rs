@@ -8,16 +8,19 @@
 //! describe each record to the METS the moment it is written.
 //!
 //! Data flow inside one file: a reader thread frames ARC records ([`ArcReader`]) and maps them
-//! to WARC fields (`mapping`); the calling thread gathers small records into batches that are
-//! hashed and compressed in parallel (rayon, each record its own gzip member), then appends them
-//! in order. Records too large for memory are hashed and compressed in two streaming passes.
-//! Memory is bounded by the batch size, whatever the size or number of records.
+//! to WARC fields (`formats::arc_to_warc`); the calling thread takes them in batches through
+//! the pipeline every source goes through (`stages::run_pipeline`: the scan stage, when there
+//! is a scanner, sees each batch before anything of it is written and routes an infected
+//! record to the quarantine), then hashes and compresses each batch in parallel (rayon, each
+//! record its own gzip member) and appends it in order. Records too large for memory are
+//! hashed and compressed in two streaming passes. Memory is bounded by the batch size,
+//! whatever the size or number of records.
 
 pub mod report;
 pub(crate) mod verify;
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -27,17 +30,21 @@ use rayon::prelude::*;
 
 use crate::formats::arc::{
     Anomaly, AnomalyKind, ArcError, ArcReader, ArcVersion, ByteAccount, Location, RecordKind,
-    Severity, SharedRange,
+    Severity,
 };
 /// What a migrated record came from, and where its date came from (fields of
 /// [`MigratedRecord`]).
 pub use crate::formats::arc_to_warc::{DateSource, InputKind};
-use crate::formats::arc_to_warc::{Mapped, MappingContext, NoDate, fallback_dates};
+use crate::formats::arc_to_warc::{
+    MappedRecord, MappingContext, NoDate, RecordBlock, fallback_dates,
+};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::writer::EncodedRecord;
 use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
-use crate::stages::scan::{Digest, ScanBatch, ScanEngine, ScanResult};
+use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
+use crate::stages::{Finding, Item, Route, Stage, Staged};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 
@@ -453,6 +460,7 @@ pub(crate) fn migrate_into(
     let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
     let level = opts.level;
     let outcome = std::thread::scope(|scope| {
+        let rx = rx;
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
         let mut out = Output {
             sinks: &mut *sinks,
@@ -463,7 +471,25 @@ pub(crate) fn migrate_into(
             quarantine: opts.quarantine.as_ref().map(|q| Viral { to: q, ids, log: None }),
             last: None,
         };
-        let end = write_records(rx, &mut out);
+        // The pipeline every source goes through: the scan stage sees each batch before
+        // anything of it is written, and routes an infected record to the quarantine.
+        let mut scan_stage = opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e)));
+        let mut stages: Vec<&mut dyn Stage> = Vec::new();
+        if let Some(s) = scan_stage.as_mut() {
+            stages.push(s);
+        }
+        let (scanning, mut end) = (opts.scanner.is_some(), None);
+        let piped = crate::stages::run_pipeline(
+            &mut |batch| receive(&rx, batch, scanning, &mut end),
+            &mut stages,
+            &mut |batch| out.write_batch(batch),
+        );
+        // Dropped before the scope joins the reader: a reader blocked on a full channel after
+        // the pipeline stopped (clamd failed) then finds no receiver and ends.
+        drop(rx);
+        let end = piped.and_then(|()| {
+            end.ok_or_else(|| out_error(io::Error::other("the ARC reader gave no end")))
+        });
         (end, out.quarantine.and_then(|q| q.log))
     });
     let (end, viral_log) = outcome;
@@ -555,23 +581,11 @@ fn not_arc(input: &Path) -> MigrateError {
     MigrateError::NotArc { path: input.to_path_buf(), reason: NotArcReason::NoRecordHeader }
 }
 
-enum Block {
-    Inline(Vec<u8>),
-    Shared(SharedRange),
-}
-
-struct Job {
-    mapped: Mapped,
-    block: Block,
-    location: Location,
-    anomalies: Vec<Anomaly>,
-}
-
 enum Msg {
     /// Records small enough to compress in memory, in order.
-    Batch(Vec<Job>),
+    Batch(Vec<MappedRecord>),
     /// One record to stream.
-    Large(Box<Job>),
+    Large(Box<MappedRecord>),
     Done(Box<End>),
     Failed(MigrateError),
 }
@@ -601,7 +615,7 @@ fn read_records(
 ) {
     let mut reported = 0u64;
     let mut with_header = 0u64;
-    let mut batch: Vec<Job> = Vec::new();
+    let mut batch: Vec<MappedRecord> = Vec::new();
     let mut batch_bytes = 0u64;
     loop {
         let rec = match arc.next_record() {
@@ -622,15 +636,15 @@ fn read_records(
         }
         let whole = rec.kind == RecordKind::Filedesc;
         let range = if whole { arc.shared_record(&rec) } else { arc.shared_body(&rec) };
-        let prepared = (|| -> io::Result<(Block, Vec<u8>)> {
+        let prepared = (|| -> io::Result<(RecordBlock, Vec<u8>)> {
             if range.len() <= INLINE_LIMIT {
                 let bytes = range.to_vec()?;
                 let head_end = bytes.len().min(MAX_HTTP_HEADER_LEN);
                 let head = if whole { Vec::new() } else { bytes[..head_end].to_vec() };
-                Ok((Block::Inline(bytes), head))
+                Ok((RecordBlock::Inline(bytes), head))
             } else {
                 let head = if whole { Vec::new() } else { range.prefix(MAX_HTTP_HEADER_LEN)? };
-                Ok((Block::Shared(range.clone()), head))
+                Ok((RecordBlock::Shared(range.clone()), head))
             }
         })();
         let (block, head) = match prepared {
@@ -657,9 +671,9 @@ fn read_records(
                 return;
             }
         };
-        let job = Job { mapped, block, location: rec.location, anomalies: rec.anomalies };
+        let job = MappedRecord { mapped, block, location: rec.location, anomalies: rec.anomalies };
         let sent = match job.block {
-            Block::Inline(ref b) => {
+            RecordBlock::Inline(ref b) => {
                 batch_bytes += b.len() as u64;
                 batch.push(job);
                 if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
@@ -669,7 +683,7 @@ fn read_records(
                     Ok(())
                 }
             }
-            Block::Shared(_) => {
+            RecordBlock::Shared(_) => {
                 batch_bytes = 0;
                 let flushed = if batch.is_empty() {
                     Ok(())
@@ -699,34 +713,6 @@ fn read_records(
         version_label: arc.version_label().map(str::to_string),
         records_with_header: with_header,
     })));
-}
-
-/// A batch being scanned: its records. Scanning starts before the batch is compressed, so no
-/// digests are given: the engine hashes only payloads that look like earlier ones, and the
-/// digests the compression computes are given to it as the records are written.
-struct ScannedBatch {
-    jobs: Vec<Job>,
-}
-
-impl ScanBatch for ScannedBatch {
-    fn items(&self) -> usize {
-        self.jobs.len()
-    }
-    fn payload(&self, i: usize) -> Option<(&[u8], Option<&Digest>)> {
-        let job = self.jobs.get(i)?;
-        let Block::Inline(bytes) = &job.block else { return None };
-        let payload = &bytes[(job.mapped.payload_offset as usize).min(bytes.len())..];
-        (!payload.is_empty()).then_some((payload, None))
-    }
-}
-
-type Encoded = Vec<io::Result<crate::formats::warc::writer::EncodedRecord>>;
-
-/// A batch encoded but not written yet, and its scan if one is running.
-struct Pending {
-    batch: Arc<ScannedBatch>,
-    encoded: Encoded,
-    verdicts: Option<crate::stages::scan::PendingVerdicts>,
 }
 
 /// The quarantine of one migration: the viral container is created by the sinks when the first
@@ -783,158 +769,138 @@ impl Output<'_> {
     }
 }
 
-/// The writer side: batches, compresses in parallel, appends in order, logs expectations.
-///
-/// With a scanner, a batch is compressed (which hashes its payloads) as soon as it arrives,
-/// its payloads go to clamd, and it is written when the next one has arrived and been
-/// compressed: scanning one batch overlaps reading and compressing the next. Every verdict is
-/// known before its record is written, so an infected record goes straight to the quarantine.
-fn write_records(rx: Receiver<Msg>, out: &mut Output<'_>) -> Result<End, MigrateError> {
-    let mut pending: Option<Pending> = None;
-    loop {
-        let msg = match rx.recv() {
-            Ok(m) => m,
-            Err(_) => {
-                return Err(MigrateError::Output {
-                    path: PathBuf::from("(reader thread)"),
-                    source: io::Error::other("the ARC reader stopped unexpectedly"),
-                });
-            }
-        };
-        match msg {
-            Msg::Batch(jobs) => {
-                let next = out.encode(jobs);
-                out.flush_pending(&mut pending)?;
-                pending = Some(next);
-                if out.scanner.is_none() {
-                    out.flush_pending(&mut pending)?;
-                }
-            }
-            Msg::Large(job) => {
-                out.flush_pending(&mut pending)?;
-                out.write_streamed(*job)?
-            }
-            Msg::Done(end) => {
-                out.flush_pending(&mut pending)?;
-                return Ok(*end);
-            }
-            Msg::Failed(e) => return Err(e),
+/// Takes the next batch from the reader thread into `batch`: true once the file is read
+/// (what the reader knows then is put in `end`). With a scanner (`scanning`), each payload in
+/// memory is held for the scan stage.
+fn receive(
+    rx: &Receiver<Msg>,
+    batch: &mut Vec<Staged>,
+    scanning: bool,
+    end: &mut Option<End>,
+) -> Result<bool, MigrateError> {
+    let staged = |r: MappedRecord| {
+        let held = if scanning { r.payload_bytes().map(<[u8]>::to_vec) } else { None };
+        Staged::new(Item::Mapped(Box::new(r)), held, None)
+    };
+    match rx.recv() {
+        Ok(Msg::Batch(records)) => batch.extend(records.into_iter().map(staged)),
+        Ok(Msg::Large(record)) => batch.push(staged(*record)),
+        Ok(Msg::Done(e)) => {
+            *end = Some(*e);
+            return Ok(true);
+        }
+        Ok(Msg::Failed(e)) => return Err(e),
+        Err(_) => {
+            return Err(MigrateError::Output {
+                path: PathBuf::from("(reader thread)"),
+                source: io::Error::other("the ARC reader stopped unexpectedly"),
+            });
         }
     }
+    Ok(false)
 }
 
 fn out_error(source: io::Error) -> MigrateError {
     MigrateError::Output { path: PathBuf::from("(output container)"), source }
 }
 
+impl From<crate::stages::StageError> for MigrateError {
+    fn from(e: crate::stages::StageError) -> Self {
+        use crate::stages::StageError;
+        match e {
+            StageError::Scan(e) => MigrateError::Scan(e),
+            StageError::Io { path, source } => {
+                MigrateError::Arc(ArcError { path: PathBuf::from(path), offset: 0, source })
+            }
+            StageError::LinkMap { file, source } => {
+                MigrateError::Output { path: PathBuf::from(file), source: io::Error::other(source) }
+            }
+        }
+    }
+}
+
 impl Output<'_> {
-    /// With a scanner, starts scanning a batch's payloads, then compresses it in parallel.
-    fn encode(&self, jobs: Vec<Job>) -> Pending {
+    /// Writes a batch the stages have seen, in order: records held in memory are hashed and
+    /// compressed in parallel first (each its own gzip member), larger ones stream in two
+    /// passes as they come. Each goes where the scan stage routed it: an infected record to
+    /// the quarantine when there is one, followed by a cleaner's copy.
+    fn write_batch(&mut self, batch: &mut Vec<Staged>) -> Result<(), MigrateError> {
         let level = self.level;
-        let batch = Arc::new(ScannedBatch { jobs });
-        let verdicts = self.scanner.map(|s| s.start(Arc::clone(&batch)));
-        let encoded: Encoded = batch
-            .jobs
+        let encoded: Vec<Option<io::Result<EncodedRecord>>> = batch
             .par_iter()
-            .map(|job| match &job.block {
-                Block::Inline(bytes) => {
-                    encode_record(&job.mapped.spec, bytes, job.mapped.payload_offset, level)
-                }
-                Block::Shared(_) => Err(io::Error::other("streamed record in an inline batch")),
+            .map(|s| match &s.item {
+                Item::Mapped(m) => match &m.block {
+                    RecordBlock::Inline(bytes) => {
+                        Some(encode_record(&m.mapped.spec, bytes, m.mapped.payload_offset, level))
+                    }
+                    RecordBlock::Shared(_) => None,
+                },
+                _ => None,
             })
             .collect();
-        Pending { batch, encoded, verdicts }
-    }
-
-    fn flush_pending(&mut self, pending: &mut Option<Pending>) -> Result<(), MigrateError> {
-        let Some(p) = pending.take() else { return Ok(()) };
-        let verdicts = match (p.verdicts, self.scanner) {
-            (Some(v), Some(s)) => Some(s.wait(v)?),
-            _ => None,
-        };
-        let stopped =
-            || out_error(io::Error::other("the scanning thread kept the batch after its verdicts"));
-        // The scan task has let go of the batch before sending its verdicts.
-        let batch = Arc::into_inner(p.batch).ok_or_else(stopped)?;
-        let mut verdicts = verdicts.map(|v| v.into_iter());
-        for (job, result) in batch.jobs.into_iter().zip(p.encoded) {
-            let verdict = verdicts.as_mut().and_then(Iterator::next).flatten();
-            let encoded = result.map_err(out_error)?;
-            // Now that the payload is hashed, identical later payloads can take its verdict.
-            if let (Some(v), Some(s)) = (&verdict, self.scanner) {
-                s.remember(&encoded.digests().payload_sha512, v);
-            }
-            if let (Some(ScanResult::Infected(_)), true) = (&verdict, self.quarantine.is_some()) {
-                let (writer, log) = self.viral()?;
-                let written = writer.write_encoded(encoded).map_err(out_error)?;
-                log.push(&Expected::new(&written, true)).map_err(out_error)?;
-                // The cleaner, when there is one, gets the payload as a file of its own.
-                let infected_payload = match (&job.block, self.has_cleaner()) {
-                    (Block::Inline(b), true) => {
-                        let from = (job.mapped.payload_offset as usize).min(b.len());
-                        let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
-                        tmp.write_all(&b[from..]).map_err(out_error)?;
-                        Some(tmp)
-                    }
-                    _ => None,
-                };
-                self.finish_record(job, written, verdict, Written::Quarantine)?;
-                if let Some(tmp) = infected_payload {
-                    self.clean_file(tmp.path())?;
-                }
-            } else {
-                let written = self.sinks.content().write_encoded(encoded).map_err(out_error)?;
-                self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
-                self.finish_record(job, written, verdict, Written::Output)?;
-            }
+        for (s, encoded) in batch.drain(..).zip(encoded) {
+            let Staged { item, route, findings, .. } = s;
+            let Item::Mapped(m) = item else {
+                return Err(out_error(io::Error::other("an item that is no ARC record")));
+            };
+            let verdict = match findings.into_iter().next() {
+                Some(Finding::Infected(sig)) => Some(ScanResult::Infected(sig)),
+                Some(Finding::NotScanned(why)) => Some(ScanResult::NotScanned(why)),
+                None if self.scanner.is_some() && m.payload_len() > 0 => Some(ScanResult::Clean),
+                None => None,
+            };
+            let quarantined = route == Route::Viral && self.quarantine.is_some();
+            self.write_record(*m, encoded, verdict, quarantined)?;
         }
         Ok(())
     }
 
-    fn write_streamed(&mut self, job: Job) -> Result<(), MigrateError> {
-        let Block::Shared(range) = &job.block else {
-            return Err(out_error(io::Error::other("inline record on the streaming path")));
+    /// Writes one record to the output, or to the quarantine; a cleaner, when there is one,
+    /// gets a quarantined payload as a file of its own (it may be larger than memory).
+    fn write_record(
+        &mut self,
+        m: MappedRecord,
+        encoded: Option<io::Result<EncodedRecord>>,
+        verdict: Option<ScanResult>,
+        quarantined: bool,
+    ) -> Result<(), MigrateError> {
+        let (writer, log) = match quarantined {
+            true => self.viral()?,
+            false => (self.sinks.content(), &mut *self.log),
         };
-        let offset = job.mapped.payload_offset;
-        let verdict = match self.scanner {
-            Some(s) if range.len() > offset => {
-                let mut r = range.reader();
-                io::copy(&mut (&mut r).take(offset), &mut io::sink()).map_err(out_error)?;
-                Some(s.scan_one(None, r, range.len() - offset)?)
-            }
-            _ => None,
-        };
-        let spec = &job.mapped.spec;
-        if let (Some(ScanResult::Infected(_)), true) = (&verdict, self.quarantine.is_some()) {
-            let (writer, log) = self.viral()?;
-            let written =
-                writer.write_streamed(spec, || Ok(range.reader()), offset).map_err(out_error)?;
-            log.push(&Expected::new(&written, true)).map_err(out_error)?;
-            // The cleaner, when there is one, gets the payload as a file: it may be larger
-            // than memory.
-            let infected_payload = match self.has_cleaner() {
-                true => {
-                    let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
-                    let mut r = range.reader();
-                    io::copy(&mut (&mut r).take(offset), &mut io::sink()).map_err(out_error)?;
-                    io::copy(&mut r, tmp.as_file_mut()).map_err(out_error)?;
-                    Some(tmp)
-                }
-                false => None,
-            };
-            self.finish_record(job, written, verdict, Written::Quarantine)?;
-            if let Some(tmp) = infected_payload {
-                self.clean_file(tmp.path())?;
-            }
-            return Ok(());
+        let written = match (encoded, &m.block) {
+            (Some(e), _) => writer.write_encoded(e.map_err(out_error)?),
+            (None, RecordBlock::Shared(range)) => writer.write_streamed(
+                &m.mapped.spec,
+                || Ok(range.reader()),
+                m.mapped.payload_offset,
+            ),
+            (None, RecordBlock::Inline(_)) => Err(io::Error::other("an inline record not encoded")),
         }
-        let written = self
-            .sinks
-            .content()
-            .write_streamed(spec, || Ok(range.reader()), offset)
-            .map_err(out_error)?;
-        self.log.push(&Expected::new(&written, true)).map_err(out_error)?;
-        self.finish_record(job, written, verdict, Written::Output)
+        .map_err(out_error)?;
+        log.push(&Expected::new(&written, true)).map_err(out_error)?;
+        // Now that the payload is hashed, identical later payloads can take its verdict.
+        if let (Some(v), Some(s)) = (&verdict, self.scanner) {
+            s.remember(&written.digests.payload_sha512, v);
+        }
+        if !quarantined {
+            return self.finish_record(m, written, verdict, Written::Output);
+        }
+        let infected_payload = match self.has_cleaner() {
+            true => {
+                let mut tmp = tempfile::NamedTempFile::new().map_err(out_error)?;
+                let mut payload = m.payload_reader().map_err(out_error)?;
+                io::copy(&mut payload, tmp.as_file_mut()).map_err(out_error)?;
+                drop(payload);
+                Some(tmp)
+            }
+            false => None,
+        };
+        self.finish_record(m, written, verdict, Written::Quarantine)?;
+        match infected_payload {
+            Some(tmp) => self.clean_file(tmp.path()),
+            None => Ok(()),
+        }
     }
 
     fn has_cleaner(&self) -> bool {
@@ -993,7 +959,7 @@ impl Output<'_> {
 
     fn finish_record(
         &mut self,
-        job: Job,
+        job: MappedRecord,
         written: WrittenRecord,
         scan: Option<ScanResult>,
         container: Written,

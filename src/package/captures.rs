@@ -285,10 +285,10 @@ pub fn build_capture_package(
         scan_stage.as_mut().map(|s| s as &mut dyn Stage),
         rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
     ];
-    run_pipeline(
+    crate::stages::run_pipeline(
         &mut |batch| gather(source, batch, &mut counts, digests, progress),
         &mut stages.into_iter().flatten().collect::<Vec<_>>(),
-        &mut |staged| run.write(staged),
+        &mut |batch| batch.drain(..).try_for_each(|staged| run.write(staged)),
     )?;
     // The link map (every mirror file's path and URL) is dropped with the stage here: it is not
     // kept while the logs, the METS and its check are written.
@@ -383,29 +383,6 @@ fn run_ids(
         seed.add(name, path)?;
     }
     Ok(Ids::seeded(seed.finish()?))
-}
-
-/// The pipeline: items in batches from `fill` (true once the source is exhausted), each batch
-/// through every stage in order, then each item to `write`, in order. Every source and every
-/// stage goes through here.
-pub(crate) fn run_pipeline(
-    fill: &mut dyn FnMut(&mut Vec<Staged>) -> Result<bool, PackageError>,
-    stages: &mut [&mut dyn Stage],
-    write: &mut dyn FnMut(Staged) -> Result<(), PackageError>,
-) -> Result<(), PackageError> {
-    let mut batch: Vec<Staged> = Vec::new();
-    loop {
-        let exhausted = fill(&mut batch)?;
-        for stage in stages.iter_mut() {
-            stage.run(&mut batch)?;
-        }
-        for staged in batch.drain(..) {
-            write(staged)?;
-        }
-        if exhausted {
-            return Ok(());
-        }
-    }
 }
 
 /// Reads the next batch of captures into `batch` (at most [`BATCH_CAPTURES`], or

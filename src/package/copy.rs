@@ -198,10 +198,6 @@ impl StoredWarc {
             self.summary.versions.insert(h.version.trim_start_matches("WARC/").to_string());
         }
         self.summary.findings.note(&head, &check, end.trailer_ok);
-        // Its bytes stay with whatever comes next: a warcinfo record is no payload to route.
-        if h.warc_type() == Some("warcinfo") {
-            return Ok(());
-        }
         // A record can be moved on its own only with one gzip member per record, or in an
         // uncompressed file.
         let movable = !self.gzip || (end.member_ended && head.offset_in_member == 0);
@@ -272,7 +268,7 @@ pub(super) fn gather_stored(
         held += match &s.item {
             Item::Stored(r) => r.bytes.as_ref().map_or(0, Segment::len),
             Item::Between(b) => b.len(),
-            Item::Capture(_) => 0,
+            Item::Capture(_) | Item::Mapped(_) => 0,
         };
         held += s.held.as_ref().map_or(0, |h| h.len() as u64);
         batch.push(s);
@@ -448,7 +444,9 @@ impl<'a> CopyWriter<'a> {
         let r = match item {
             Item::Between(bytes) => return self.append_between(&bytes),
             Item::Stored(r) => r,
-            Item::Capture(_) => return Err(PackageError::Internal("a capture in a WARC copy")),
+            Item::Capture(_) | Item::Mapped(_) => {
+                return Err(PackageError::Internal("a capture in a WARC copy"));
+            }
         };
         let Some(bytes) = &r.bytes else {
             // Its bytes go with the rest of its member, as bytes between records in the content
@@ -479,6 +477,12 @@ impl<'a> CopyWriter<'a> {
             return self.clean(&r, held.as_deref());
         }
         let range = self.content.append_member(root, bytes.reader(0, len), len)?;
+        // A warcinfo record is scanned as every record is, but described only when its verdict
+        // needs an event (no container of the package describes its warcinfo records).
+        let said = matches!(verdict, Some(ScanResult::NotScanned(_)));
+        if r.warc_type == "warcinfo" && !said {
+            return Ok(());
+        }
         let moved = RecordFile { member: range, ..r.file };
         self.events.content(&mut self.content.mets, &moved, verdict.as_ref()).map_err(io_err(root))
     }
@@ -654,7 +658,7 @@ mod tests {
                             }
                             r.bytes.as_ref()
                         }
-                        Item::Capture(_) => panic!("a capture from a stored WARC"),
+                        Item::Capture(_) | Item::Mapped(_) => panic!("not a stored WARC item"),
                     };
                     if let Some(b) = bytes {
                         b.reader(0, b.len()).read_to_end(&mut out).unwrap();
@@ -679,5 +683,62 @@ mod tests {
             }
         }
         assert!(all_stored > 1000, "{all_stored} records");
+    }
+
+    fn record(uri: &str, payload: &[u8]) -> Vec<u8> {
+        let mut rec = format!(
+            "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:x:{uri}>\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: {uri}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+            payload.len()
+        )
+        .into_bytes();
+        rec.extend_from_slice(payload);
+        rec.extend_from_slice(b"\r\n\r\n");
+        rec
+    }
+
+    fn gz(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        io::Write::write_all(&mut e, bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// Blank lines before a record are its bytes: its payload range, and the payload read for
+    /// the scan, are counted from where they start. A record followed in its gzip member only
+    /// by line ends is alone in it, and moved alone.
+    #[test]
+    fn blank_lines_around_a_record_shift_nothing() {
+        let payloads: [&[u8]; 3] = [b"first payload", b"second, after blank lines", b"third"];
+        let plain = [
+            record("http://e.org/1", payloads[0]),
+            [&b"\r\n\n\r\n"[..], &record("http://e.org/2", payloads[1])].concat(),
+            record("http://e.org/3", payloads[2]),
+        ];
+        let gzip = [gz(&plain[0]), gz(&plain[1]), gz(&[&plain[2][..], b"\r\n\r\n\n"].concat())];
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in [("p.warc", plain.concat()), ("g.warc.gz", gzip.concat())] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let mut source = StoredWarc::open(&path, true).unwrap();
+            let mut seen = Vec::new();
+            while let Some(s) = source.next_item().unwrap() {
+                let Item::Stored(r) = s.item else { panic!("{name}: bytes between records") };
+                let stored = r.bytes.as_ref().expect("every record is moved alone");
+                let mut record = Vec::new();
+                let raw = stored.reader(0, stored.len());
+                match r.file.compressed {
+                    true => flate2::read::MultiGzDecoder::new(raw).read_to_end(&mut record),
+                    false => raw.take(u64::MAX).read_to_end(&mut record),
+                }
+                .unwrap();
+                let c = r.file.content.as_ref().unwrap();
+                let at = c.range.begin as usize..(c.range.begin + c.range.len) as usize;
+                let mut read = Vec::new();
+                r.payload().unwrap().unwrap().read_to_end(&mut read).unwrap();
+                assert_eq!(read, &record[at.clone()], "{name}: the payload read for the scan");
+                assert_eq!(s.held.as_deref(), Some(&record[at.clone()]), "{name}: held");
+                seen.push(record[at].to_vec());
+            }
+            assert_eq!(seen, payloads.map(<[u8]>::to_vec), "{name}");
+        }
     }
 }

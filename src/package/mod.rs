@@ -1446,15 +1446,17 @@ impl ContainerCtx<'_> {
         if let Some(s) = scan_stage.as_mut() {
             stages.push(s);
         }
-        captures::run_pipeline(
+        crate::stages::run_pipeline(
             &mut |batch| copy::gather_stored(&mut source, batch),
             &mut stages,
-            &mut |staged| {
-                if let Item::Stored(r) = &staged.item {
-                    let uri = r.target_uri.as_deref();
-                    tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
-                }
-                out.write(staged)
+            &mut |batch| {
+                batch.drain(..).try_for_each(|staged| {
+                    if let Item::Stored(r) = &staged.item {
+                        let uri = r.target_uri.as_deref();
+                        tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
+                    }
+                    out.write(staged)
+                })
             },
         )?;
         let read = source.finish();

@@ -6,15 +6,19 @@
 //! pipeline turns into PREMIS events. The pipeline (`package::captures`) runs its stages on
 //! every batch: `scan::ScanStage` is the virus check, `rewrite::RewriteStage` the link
 //! rewriting of mirrors. An item is a capture (a record to be written from it), a record of a
-//! copied WARC kept as stored ([`StoredRecord`]), or bytes of a copied WARC that are no record
+//! copied WARC kept as stored ([`StoredRecord`]), an ARC record mapped to its WARC record
+//! ([`MappedRecord`], compressed when written), or bytes of a copied WARC that are no record
 //! of their own; a stage looks at what it can use (the scan at every payload, the rewrite at
-//! captures only). ARC files are migrated with their own batching (README, design section).
+//! captures only). [`run_pipeline`] is the one loop: `package` runs it for every capture
+//! source and every copied WARC, the migration (in a package or `webaip migrate`) for every
+//! ARC.
 
 pub mod rewrite;
 pub mod scan;
 
 use std::io::{self, Read};
 
+use crate::formats::arc_to_warc::MappedRecord;
 use crate::formats::segment::Segment;
 use crate::model::RecordFile;
 use crate::sources::capture::{Capture, Payload};
@@ -83,6 +87,8 @@ pub(crate) enum Item {
     Capture(Capture),
     /// A record of a copied WARC, kept as stored.
     Stored(Box<StoredRecord>),
+    /// An ARC record mapped to its WARC record, compressed when written.
+    Mapped(Box<MappedRecord>),
     /// Bytes of a copied WARC that are no record of their own (between records, in a gzip
     /// member several records share, after the last one): kept in the content container, in
     /// order.
@@ -95,6 +101,7 @@ impl Item {
         match self {
             Item::Capture(c) => c.payload.len(),
             Item::Stored(r) => r.file.content.as_ref().map_or(0, |c| c.range.len),
+            Item::Mapped(m) => m.payload_len(),
             Item::Between(_) => 0,
         }
     }
@@ -104,6 +111,7 @@ impl Item {
         match self {
             Item::Capture(c) => c.payload.open().map(Some),
             Item::Stored(r) => r.payload(),
+            Item::Mapped(m) => m.payload_reader().map(Some),
             Item::Between(_) => Ok(None),
         }
     }
@@ -113,6 +121,7 @@ impl Item {
         match self {
             Item::Capture(c) => c.provenance.file.clone(),
             Item::Stored(r) => r.file.record_id.clone(),
+            Item::Mapped(m) => format!("the ARC record at offset {}", m.location.offset),
             Item::Between(_) => String::new(),
         }
     }
@@ -195,4 +204,27 @@ pub(crate) enum StageError {
 pub(crate) trait Stage {
     /// Looks at a batch of captures, in order; may route them and note findings.
     fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError>;
+}
+
+/// The pipeline: items in batches from `fill` (true once the source is exhausted), each batch
+/// through every stage in order, then to `write`, which takes the batch's items in order
+/// (a sink that compresses does the batch in parallel first). Every source and every stage
+/// goes through here: captures, copied WARC records and migrated ARC records alike.
+pub(crate) fn run_pipeline<E: From<StageError>>(
+    fill: &mut dyn FnMut(&mut Vec<Staged>) -> Result<bool, E>,
+    stages: &mut [&mut dyn Stage],
+    write: &mut dyn FnMut(&mut Vec<Staged>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut batch: Vec<Staged> = Vec::new();
+    loop {
+        let exhausted = fill(&mut batch)?;
+        for stage in stages.iter_mut() {
+            stage.run(&mut batch)?;
+        }
+        write(&mut batch)?;
+        batch.clear();
+        if exhausted {
+            return Ok(());
+        }
+    }
 }

@@ -3,7 +3,8 @@
 
 For every container <file> of the METS: the file exists with its SIZE and SHA-512. For every
 nested record <file>: bytes BEGIN..END of the container are exactly one gzip member that
-decompresses to a WARC record where the METS states a GZIP transform (and types it
+decompresses to a WARC record (blank lines before its version line, which a copied WARC may
+keep, included) where the METS states a GZIP transform (and types it
 application/gzip), and exactly one plain WARC record where it states none. For every nested content <file>: bytes BEGIN..END of the
 decompressed record have its SIZE and SHA-512. Every container's PREMIS object states its number
 of WARC records (significantProperties), and warcio counts as many. Every line of
@@ -146,17 +147,21 @@ def main(pkg):
                     record = member
                     if member[:2] == b"\x1f\x8b" or rec.get("MIMETYPE") == "application/gzip":
                         problems.append("%s %s: gzip data or type without a GZIP transform" % (path, rec.get("ID")))
-                    head_end = record.find(b"\r\n\r\n")
+                    own = record.lstrip(b"\r\n")
+                    head_end = own.find(b"\r\n\r\n")
                     length = None
-                    for line in record[:max(head_end, 0)].split(b"\r\n"):
+                    for line in own[:max(head_end, 0)].split(b"\r\n"):
                         if line.lower().startswith(b"content-length:"):
                             length = int(line.split(b":", 1)[1].strip() or b"-1")
-                    if head_end < 0 or length is None or len(record) != head_end + 4 + length + 4 \
-                            or not record.endswith(b"\r\n\r\n"):
+                    if head_end < 0 or length is None or len(own) != head_end + 4 + length + 4 \
+                            or not own.endswith(b"\r\n\r\n"):
                         problems.append("%s %s: BEGIN..END is not exactly one WARC record" % (path, rec.get("ID")))
-                if not record.startswith(b"WARC/"):
+                # Blank lines before the version line are tolerated (a copied WARC keeps them):
+                # they are the record's bytes, and every range counts them.
+                lead = len(record) - len(record.lstrip(b"\r\n"))
+                if not record[lead:].startswith(b"WARC/"):
                     problems.append("%s %s: not a WARC record" % (path, rec.get("ID")))
-                warcio_payload = warcio_payload_of(record)
+                warcio_payload = warcio_payload_of(record[lead:])
                 for c in rec.findall(M + "file"):
                     counts["contents"] += 1
                     cb, ce = int(c.get("BEGIN")), int(c.get("END"))

@@ -110,7 +110,8 @@ pub struct WarcRecordHead {
     /// For gzip files whose member holds several records: the record's offset inside the
     /// decompressed member (0 for the first).
     pub offset_in_member: u64,
-    /// Bytes of the header in the decompressed record, blank line included.
+    /// Bytes from the record's offset to its block: the blank lines before its version line
+    /// (tolerated), its header, and the blank line ending it.
     pub header_len: u64,
 }
 
@@ -389,12 +390,12 @@ impl<R: Read> WarcReader<R> {
             let head = WarcRecordHead { header, offset, offset_in_member, header_len };
             let (end, member_ended) = match &mut self.state {
                 State::Plain(r) => (r.pos, false),
-                State::Gzip(g) => match g.member.fill_buf() {
-                    Ok([]) => {
+                State::Gzip(g) => match padding_then_end(&mut g.member) {
+                    Ok(true) => {
                         g.current = None;
                         (g.member.inner.raw_pos(), true)
                     }
-                    Ok(_) => (offset, false),
+                    Ok(false) => (offset, false),
                     Err(e) => {
                         self.state = State::Poisoned;
                         return Err(self.err(offset, WarcFault::DamagedAfter(e)));
@@ -405,6 +406,24 @@ impl<R: Read> WarcReader<R> {
             let end = RecordEnd { end, member_ended, trailer_ok, leading_blank_lines: blank };
             return Ok(Some((head, end, value)));
         }
+    }
+}
+
+/// True when the gzip member ends after the record just read, once line ends past its
+/// trailer are skipped: a record followed in its member by nothing but CR and LF bytes is
+/// still alone in it (and can be moved on its own). Line ends followed by anything else are
+/// left for the next record (its leading blank lines).
+fn padding_then_end(member: &mut impl BufRead) -> io::Result<bool> {
+    loop {
+        let buf = member.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(true);
+        }
+        let n = buf.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
+        if n < buf.len() {
+            return Ok(false);
+        }
+        member.consume(n);
     }
 }
 
@@ -419,8 +438,11 @@ fn read_one<T, F>(
 where
     F: FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
 {
-    // Skip blank lines before the version line (tolerated, counted).
+    // Skip blank lines before the version line (tolerated, counted). Their bytes are the
+    // record's (its offset is where they start): `header_len` counts them, so that every
+    // range measured from the record's start lands where it says.
     let mut blank = 0u64;
+    let mut leading = 0u64;
     let mut line = Vec::new();
     let mut header_len;
     loop {
@@ -432,6 +454,7 @@ where
         header_len = n as u64;
         if trim_eol(&line).is_empty() {
             blank += 1;
+            leading += n as u64;
             continue;
         }
         break;
@@ -476,6 +499,7 @@ where
     let Some(len) = header.content_length() else {
         return Err(WarcFault::NoContentLength);
     };
+    let header_len = leading + header_len;
     let head = WarcRecordHead { header, offset: at.0, offset_in_member: at.1, header_len };
     let mut block = r.take(len);
     let f = f.take().ok_or(WarcFault::CallbackUsed)?;
@@ -627,5 +651,36 @@ mod tests {
         assert!(matches!(err.fault, WarcFault::ReadBlock(_)), "{err:?}");
         assert_eq!(err.io().map(|e| e.to_string()).as_deref(), Some("disk gone"));
         assert_eq!(err.to_string(), "t: record at offset 0: the block could not be read");
+    }
+
+    /// Blank lines before a record are counted in its header length (its ranges start where
+    /// they do); line ends after a record at the end of its gzip member leave it alone in it,
+    /// while a member that goes on holds the next record too.
+    #[test]
+    fn blank_lines_before_and_line_ends_after_a_record() {
+        let (h, b) = rec(b"body");
+        let record = [h.to_bytes(), b, b"\r\n\r\n".to_vec()].concat();
+        let gz = |bytes: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            io::Write::write_all(&mut e, bytes).unwrap();
+            e.finish().unwrap()
+        };
+        let plain = [&b"\r\n\n"[..], &record].concat();
+        let mut r = WarcReader::new(&plain[..], "t").unwrap();
+        let (head, end, _) = r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        assert_eq!((head.offset, head.header_len), (0, 3 + h.to_bytes().len() as u64));
+        assert_eq!(end.leading_blank_lines, 2);
+        let padded = gz(&[&record[..], b"\r\n\n\r\n"].concat());
+        let shared = gz(&[&record[..], b"\r\n", &record[..]].concat());
+        let bytes = [padded.clone(), shared].concat();
+        let mut r = WarcReader::new(&bytes[..], "t").unwrap();
+        let (_, end, _) = r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        assert!(end.member_ended, "padding after the record is its member's end");
+        assert_eq!(end.end, padded.len() as u64);
+        let (_, end, _) = r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        assert!(!end.member_ended, "a member that holds another record goes on");
+        let (head, end, _) = r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        assert!(head.offset_in_member > 0 && end.member_ended);
+        assert_eq!(end.end, bytes.len() as u64);
     }
 }

@@ -128,13 +128,6 @@ pub(crate) struct EncodedRecord {
     digests: BlockDigests,
 }
 
-impl EncodedRecord {
-    /// The digests of the block and payload.
-    pub(crate) fn digests(&self) -> &BlockDigests {
-        &self.digests
-    }
-}
-
 /// The `warcinfo` record webaip writes first in every container it makes (the one builder for
 /// all of them): the software, the format and the specification it follows, what the
 /// container holds, then `fields` in order. Every value is escaped: names of source files are

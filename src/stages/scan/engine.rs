@@ -103,7 +103,7 @@ impl std::fmt::Debug for ScanEngine {
 
 /// The verdicts of a batch being scanned.
 #[must_use = "the verdicts must be waited for"]
-pub(crate) struct PendingVerdicts {
+struct PendingVerdicts {
     rx: Receiver<Result<Verdicts, ScanError>>,
 }
 
@@ -167,7 +167,7 @@ impl ScanEngine {
     /// Starts scanning a batch; its verdicts are taken with [`ScanEngine::wait`]. The task lets
     /// go of the batch before it sends them, so the caller can take the batch back
     /// (`Arc::into_inner`) once it has them.
-    pub(crate) fn start<B: ScanBatch>(self: &Arc<Self>, batch: Arc<B>) -> PendingVerdicts {
+    fn start<B: ScanBatch>(self: &Arc<Self>, batch: Arc<B>) -> PendingVerdicts {
         let (tx, rx) = sync_channel(1);
         let engine = Arc::clone(self);
         self.pool.spawn(move || {
@@ -285,7 +285,7 @@ impl ScanEngine {
 
     /// Waits for a batch's verdicts. Whether they were ready in time widens or narrows the
     /// scans of later batches.
-    pub(crate) fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
+    fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
         let stopped =
             || ScanError { addr: self.clamd.addr().clone(), failure: ClamdFailure::NoVerdicts };
         let max = self.pool.current_num_threads();

@@ -40,7 +40,6 @@ use std::time::Duration;
 pub(crate) mod engine;
 mod error;
 mod stage;
-pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
 pub use error::{ClamdFailure, ScanError};
 pub(crate) use stage::{HELD_PAYLOAD, ScanStage};

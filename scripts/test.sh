@@ -31,6 +31,8 @@ trap stop_services EXIT
 bash scripts/setup-test-env.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
+# The library's documentation builds without a warning (no link to a private item).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo test --profile ci
 left=$(test_daemons)
 if [ -n "$left" ]; then

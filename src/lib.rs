@@ -32,7 +32,9 @@
 //!   path) and byte-faithful link rewriting (`stages::rewrite::RewriteStage`). A stage plugs
 //!   in by implementing `Stage`: it gets each batch of `stages::Staged` items (a capture, a
 //!   stored record, or bytes between records), in order, before anything of them is written,
-//!   and may route them, note `Finding`s or put a `Replacement` payload in; it is put in the
+//!   and may route them, note `Finding`s or put a `Replacement` payload in (work that runs in
+//!   the background, as clamd's, is left running by `run` and completed by `finish`, while
+//!   the sink prepares the batch: `stages::BatchSink`); it is put in the
 //!   list the pipeline runs (`stages::run_pipeline`, called by `build_capture_package` for
 //!   every capture source, by `package` for every copied WARC and by the migration for every
 //!   ARC), and what it decides is written by the one writer of each kind of item, so no

@@ -323,7 +323,7 @@ impl MetsBuilder {
 
     /// The webpages and associated objects to describe (P1.3). Given before the first
     /// container is begun: the containers keep the captures of these URLs as records pass, and
-    /// the package chooses among them at the end ([`MetsBuilder::place_entities`]).
+    /// the package chooses among them at the end (`MetsBuilder::place_entities`).
     pub fn describe_entities(&mut self, entities: Vec<PageEntity>) {
         self.wanted =
             Arc::new(entities.iter().map(|e| crate::formats::url::url_key(&e.url)).collect());

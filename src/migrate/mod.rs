@@ -44,7 +44,7 @@ use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
-use crate::stages::{Finding, Item, Route, Stage, Staged};
+use crate::stages::{BatchSink, Finding, Item, Route, Stage, Staged};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 
@@ -470,6 +470,7 @@ pub(crate) fn migrate_into(
             scanner: opts.scanner.as_ref(),
             quarantine: opts.quarantine.as_ref().map(|q| Viral { to: q, ids, log: None }),
             last: None,
+            encoded: Default::default(),
         };
         // The pipeline every source goes through: the scan stage sees each batch before
         // anything of it is written, and routes an infected record to the quarantine.
@@ -482,7 +483,7 @@ pub(crate) fn migrate_into(
         let piped = crate::stages::run_pipeline(
             &mut |batch| receive(&rx, batch, scanning, &mut end),
             &mut stages,
-            &mut |batch| out.write_batch(batch),
+            &mut out,
         );
         // Dropped before the scope joins the reader: a reader blocked on a full channel after
         // the pipeline stopped (clamd failed) then finds no receiver and ends.
@@ -736,6 +737,9 @@ struct Output<'a> {
     quarantine: Option<Viral<'a>>,
     /// The record quarantined last, for the cleaner's copy that follows it.
     last: Option<LastQuarantined>,
+    /// The batches prepared and not yet written, compressed (records too large to hold:
+    /// `None`), oldest first.
+    encoded: std::collections::VecDeque<Vec<Option<io::Result<EncodedRecord>>>>,
 }
 
 impl Output<'_> {
@@ -819,14 +823,13 @@ impl From<crate::stages::StageError> for MigrateError {
     }
 }
 
-impl Output<'_> {
-    /// Writes a batch the stages have seen, in order: records held in memory are hashed and
-    /// compressed in parallel first (each its own gzip member), larger ones stream in two
-    /// passes as they come. Each goes where the scan stage routed it: an infected record to
-    /// the quarantine when there is one, followed by a cleaner's copy.
-    fn write_batch(&mut self, batch: &mut Vec<Staged>) -> Result<(), MigrateError> {
+impl BatchSink<MigrateError> for Output<'_> {
+    /// Hashes and compresses the records held in memory in parallel (each its own gzip
+    /// member), while the scan stage finishes: a record is the same bytes whichever container
+    /// it goes to.
+    fn prepare(&mut self, batch: &[Staged]) -> Result<(), MigrateError> {
         let level = self.level;
-        let encoded: Vec<Option<io::Result<EncodedRecord>>> = batch
+        let encoded = batch
             .par_iter()
             .map(|s| match &s.item {
                 Item::Mapped(m) => match &m.block {
@@ -838,6 +841,22 @@ impl Output<'_> {
                 _ => None,
             })
             .collect();
+        self.encoded.push_back(encoded);
+        Ok(())
+    }
+
+    fn overlaps(&self) -> bool {
+        true
+    }
+
+    /// Writes a batch, in order: records compressed by `prepare` as they are, larger ones in
+    /// two streaming passes. Each goes where the scan stage routed it: an infected record to
+    /// the quarantine when there is one, followed by a cleaner's copy.
+    fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), MigrateError> {
+        let encoded = self.encoded.pop_front().unwrap_or_default();
+        if encoded.len() != batch.len() {
+            return Err(out_error(io::Error::other("a batch written without being prepared")));
+        }
         for (s, encoded) in batch.drain(..).zip(encoded) {
             let Staged { item, route, findings, .. } = s;
             let Item::Mapped(m) = item else {
@@ -854,7 +873,9 @@ impl Output<'_> {
         }
         Ok(())
     }
+}
 
+impl Output<'_> {
     /// Writes one record to the output, or to the quarantine; a cleaner, when there is one,
     /// gets a quarantined payload as a file of its own (it may be larger than memory).
     fn write_record(

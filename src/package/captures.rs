@@ -288,7 +288,7 @@ pub fn build_capture_package(
     crate::stages::run_pipeline(
         &mut |batch| gather(source, batch, &mut counts, digests, progress),
         &mut stages.into_iter().flatten().collect::<Vec<_>>(),
-        &mut |batch| batch.drain(..).try_for_each(|staged| run.write(staged)),
+        &mut crate::stages::EachItem(|staged| run.write(staged)),
     )?;
     // The link map (every mirror file's path and URL) is dropped with the stage here: it is not
     // kept while the logs, the METS and its check are written.
@@ -442,18 +442,9 @@ impl Writing<'_> {
     /// A virus-check event of clamd's on `objects`.
     fn scan_event(&self, outcome: String, detail: Option<String>, objects: Vec<String>) -> Event {
         let version = self.clamd.as_ref().map_or("", |(_, v)| v.as_str());
-        let what = format!(
-            "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each payload, as harvested\""
-        );
-        super::virus_check_event(
-            self.ids,
-            self.opts,
-            self.now,
-            "clamd",
-            what,
-            (outcome, detail),
-            objects,
-        )
+        let scope = super::quarantine::SCOPE_CAPTURES;
+        let run = (self.ids, self.opts, self.now);
+        super::quarantine::clamd_event(run, (version, scope), (outcome, detail), objects)
     }
 
     /// Writes one capture where its stages routed it: its record with the events its verdict
@@ -715,33 +706,22 @@ impl Writing<'_> {
         let counts = engine.counts();
         let scan = &mut self.scan;
         (scan.scanned, scan.reused) = (counts.scanned, counts.reused);
-        let outcomes = &self.opts.profile.virus_outcomes;
+        let opts = self.opts;
         for (_, rel, _, _, _, events) in finished.iter_mut() {
             let (outcome, detail) = if rel.starts_with(layout::VIRAL_DIR) {
-                let sigs: Vec<&str> =
-                    self.scan.findings.iter().map(|(_, _, s)| s.as_str()).collect();
-                (outcomes.forced.clone(), Some(format!("found: {}", sigs.join(", "))))
+                let sigs = self.scan.findings.iter().map(|(_, _, s)| s.as_str());
+                super::quarantine::viral_check(opts, sigs)
             } else {
-                let mut notes = Vec::new();
-                if self.scan.infected > 0 && rel.starts_with(layout::CONTENT_DIR) {
-                    notes.push(format!(
-                        "{} infected payload(s) written to viral/ instead",
-                        self.scan.infected
-                    ));
-                }
+                let infected = match rel.starts_with(layout::CONTENT_DIR) {
+                    true => self.scan.infected,
+                    false => 0,
+                };
                 let n = self.unscanned.get(rel.as_str()).copied().unwrap_or(0);
-                if n > 0 {
-                    notes.push(format!("{n} payload(s) not scanned, each with its own event"));
-                }
-                (outcomes.clean.clone(), (!notes.is_empty()).then(|| notes.join("; ")))
+                super::quarantine::content_check(opts, infected, n, 0)
             };
             events.push(self.scan_event(outcome, detail, vec![rel.clone()]));
         }
-        let s = &self.scan;
-        let note = format!(
-            "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
-            s.scanned, s.reused, s.infected, s.not_scanned
-        );
+        let note = self.scan.note(version);
         (note, counts.waited_seconds)
     }
 }

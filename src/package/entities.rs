@@ -1,7 +1,7 @@
 //! Placing the described webpages and associated objects (P1.3, P2.3) on captures, once the
 //! containers are written and before the METS is: each entity on one capture of its URL, its
 //! title read from the page's own `<title>` in the container when the curator gave none. The
-//! METS writer only writes what is decided here ([`MetsBuilder::place_entities`]).
+//! METS writer only writes what is decided here (`MetsBuilder::place_entities`).
 
 use std::path::Path;
 

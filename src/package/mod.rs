@@ -53,7 +53,7 @@ use crate::profile::Profile;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
 use crate::stages::scan::{ScanEngine, ScanStage};
-use crate::stages::{Item, Stage};
+use crate::stages::{Item, Stage, Staged};
 
 /// Examples listed per crawl-log discrepancy.
 pub(crate) const MAX_EXAMPLES: usize = 100;
@@ -652,11 +652,7 @@ fn container_virus_checks(
     let counts = engine.counts();
     summary.scanned = counts.scanned;
     summary.reused = counts.reused;
-    let note = format!(
-        "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
-        summary.scanned, summary.reused, summary.infected, summary.not_scanned
-    );
-    Ok((note, counts.waited_seconds))
+    Ok((summary.note(version), counts.waited_seconds))
 }
 
 /// The identifiers of a Heritrix-path run: seeded from its archives and side files for
@@ -1449,15 +1445,13 @@ impl ContainerCtx<'_> {
         crate::stages::run_pipeline(
             &mut |batch| copy::gather_stored(&mut source, batch),
             &mut stages,
-            &mut |batch| {
-                batch.drain(..).try_for_each(|staged| {
-                    if let Item::Stored(r) = &staged.item {
-                        let uri = r.target_uri.as_deref();
-                        tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
-                    }
-                    out.write(staged)
-                })
-            },
+            &mut crate::stages::EachItem(|staged: Staged| {
+                if let Item::Stored(r) = &staged.item {
+                    let uri = r.target_uri.as_deref();
+                    tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
+                }
+                out.write(staged)
+            }),
         )?;
         let read = source.finish();
         let copy::Copied { content, viral, scan, stuck } = out.finish();

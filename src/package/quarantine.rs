@@ -62,6 +62,50 @@ pub struct ScanSummary {
     pub reused: u64,
 }
 
+impl ScanSummary {
+    /// The report's one line on the virus check.
+    pub(crate) fn note(&self, version: &str) -> String {
+        format!(
+            "clamd {version}: {} payloads scanned, {} verdicts reused for identical payloads, {} infected (in viral/), {} not scanned",
+            self.scanned, self.reused, self.infected, self.not_scanned
+        )
+    }
+}
+
+/// The outcome and detail of a content container's virus check: what went to viral/ instead,
+/// and what could not be scanned (`with_event`: each described with its own event; `shared`:
+/// in gzip members shared with other records, not described one by one).
+pub(crate) fn content_check(
+    opts: &PackageOptions,
+    infected: u64,
+    with_event: u64,
+    shared: u64,
+) -> (String, Option<String>) {
+    let mut detail = Vec::new();
+    if infected > 0 {
+        detail.push(format!("{infected} infected payload(s) written to viral/ instead"));
+    }
+    if with_event > 0 {
+        detail.push(format!("{with_event} payload(s) not scanned, each with its own event"));
+    }
+    if shared > 0 {
+        detail.push(format!(
+            "{shared} payload(s) not scanned in gzip members shared with other records (not described one by one; listed in the package report)"
+        ));
+    }
+    let outcome = opts.profile.virus_outcomes.clean.clone();
+    (outcome, (!detail.is_empty()).then(|| detail.join("; ")))
+}
+
+/// The outcome and detail of a viral container's virus check: what was found in it.
+pub(crate) fn viral_check<'s>(
+    opts: &PackageOptions,
+    signatures: impl Iterator<Item = &'s str>,
+) -> (String, Option<String>) {
+    let sigs: Vec<&str> = signatures.collect();
+    (opts.profile.virus_outcomes.forced.clone(), Some(format!("found: {}", sigs.join(", "))))
+}
+
 /// What the scan found in one container and its viral twin, counted into the package's
 /// [`ScanSummary`] once every container is done, in container order.
 #[derive(Debug, Default)]
@@ -213,6 +257,24 @@ pub(crate) fn copy_viral_rel(rel: &str, gzip: bool) -> String {
 }
 
 /// A PREMIS virus-check event of clamd's.
+/// What clamd scanned, as a virus-check event says it: each record's payload of a Heritrix
+/// container (decompressed), or each payload of a capture source as harvested.
+pub(crate) const SCOPE_RECORDS: &str = "each record payload, decompressed";
+/// See [`SCOPE_RECORDS`].
+pub(crate) const SCOPE_CAPTURES: &str = "each payload, as harvested";
+
+/// A PREMIS virus-check event of clamd's (`version`), over `scope`: the one builder of them.
+pub(crate) fn clamd_event(
+    (ids, opts, now): (&Ids, &PackageOptions, DateTime<Utc>),
+    (version, scope): (&str, &str),
+    (outcome, outcome_detail): (String, Option<String>),
+    objects: Vec<String>,
+) -> Event {
+    let detail = format!("program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"{scope}\"");
+    super::virus_check_event(ids, opts, now, "clamd", detail, (outcome, outcome_detail), objects)
+}
+
+/// A Heritrix container's clamd event.
 fn event(
     ids: &Ids,
     opts: &PackageOptions,
@@ -222,10 +284,7 @@ fn event(
     outcome_detail: Option<String>,
     objects: Vec<String>,
 ) -> Event {
-    let detail = format!(
-        "program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"each record payload, decompressed\""
-    );
-    super::virus_check_event(ids, opts, now, "clamd", detail, (outcome, outcome_detail), objects)
+    clamd_event((ids, opts, now), (version, SCOPE_RECORDS), (outcome, outcome_detail), objects)
 }
 
 /// A record whose payload has events of its own, described as a bytestream object.
@@ -271,16 +330,8 @@ pub(super) fn add_container_virus_checks(
         let objects = std::iter::once(v.rel.clone())
             .chain(found.infected.iter().map(|(id, _)| format!("{}#{id}", v.rel)))
             .collect();
-        let sigs: Vec<&str> = found.infected.iter().map(|(_, s)| s.as_str()).collect();
-        let cev = event(
-            ids,
-            opts,
-            now,
-            version,
-            opts.profile.virus_outcomes.forced.clone(),
-            Some(format!("found: {}", sigs.join(", "))),
-            objects,
-        );
+        let (outcome, detail) = viral_check(opts, found.infected.iter().map(|(_, s)| s.as_str()));
+        let cev = event(ids, opts, now, version, outcome, detail, objects);
         let name = rel.rsplit('/').next().unwrap_or_default().to_string();
         let vfile = super::written_container_file(
             v.rel.clone(),
@@ -303,28 +354,9 @@ pub(super) fn add_container_virus_checks(
     summary.cleaned += found.cleaned;
 
     // The container-level virus check.
-    let mut detail = Vec::new();
-    if infected > 0 {
-        detail.push(format!("{infected} infected payload(s) written to viral/ instead"));
-    }
-    if unscanned > shared {
-        let n = unscanned - shared;
-        detail.push(format!("{n} payload(s) not scanned, each with its own event"));
-    }
-    if shared > 0 {
-        detail.push(format!(
-            "{shared} payload(s) not scanned in gzip members shared with other records (not described one by one; listed in the package report)"
-        ));
-    }
-    let e = event(
-        ids,
-        opts,
-        now,
-        version,
-        opts.profile.virus_outcomes.clean.clone(),
-        (!detail.is_empty()).then(|| detail.join("; ")),
-        vec![rel.clone()],
-    );
+    let with_event = unscanned.saturating_sub(shared) as u64;
+    let (outcome, detail) = content_check(opts, infected as u64, with_event, shared as u64);
+    let e = event(ids, opts, now, version, outcome, detail, vec![rel.clone()]);
     r.file.object.events.push(e.id.clone());
     r.file.events.push(e);
     Ok(())

@@ -198,7 +198,7 @@ pub(crate) const NOT_A_CAPTURE: &str = "not-a-capture";
 pub type SeedFiles<'a> = Box<dyn Iterator<Item = Result<(String, PathBuf), CaptureError>> + 'a>;
 
 /// Files refused (not read at all: a link, a FIFO, a path over `PATH_MAX`, a file over a
-/// bound), with why: the first [`QuirkLog::LIMIT`] listed, every one counted. A mirror of
+/// bound), with why: the first `QuirkLog::LIMIT` listed, every one counted. A mirror of
 /// 100,000 links held every name twice and compared each new one with all before (22 s).
 #[derive(Debug, Clone, Default)]
 pub struct Refused {
@@ -246,10 +246,10 @@ impl Extend<(String, String)> for Refused {
     }
 }
 
-/// Quirks as a source meets them: the first [`QuirkLog::LIMIT`] kept, the others only counted,
+/// Quirks as a source meets them: the first `QuirkLog::LIMIT` kept, the others only counted,
 /// so that a file with millions of oddities does not fill memory. Refusals (a file or entry
 /// not read at all: a link, a FIFO, a path over `PATH_MAX`, a file over a bound) are quirks
-/// too, and are also listed on their own (up to [`QuirkLog::LIMIT`] more) and counted
+/// too, and are also listed on their own (up to `QuirkLog::LIMIT` more) and counted
 /// exactly: they make the run one with findings, as in every source.
 #[derive(Debug, Default)]
 pub(crate) struct QuirkLog {

@@ -6,10 +6,10 @@
 //! pipeline turns into PREMIS events. The pipeline (`package::captures`) runs its stages on
 //! every batch: `scan::ScanStage` is the virus check, `rewrite::RewriteStage` the link
 //! rewriting of mirrors. An item is a capture (a record to be written from it), a record of a
-//! copied WARC kept as stored ([`StoredRecord`]), an ARC record mapped to its WARC record
-//! ([`MappedRecord`], compressed when written), or bytes of a copied WARC that are no record
+//! copied WARC kept as stored (`StoredRecord`), an ARC record mapped to its WARC record
+//! (`MappedRecord`, compressed when written), or bytes of a copied WARC that are no record
 //! of their own; a stage looks at what it can use (the scan at every payload, the rewrite at
-//! captures only). [`run_pipeline`] is the one loop: `package` runs it for every capture
+//! captures only). `run_pipeline` is the one loop: `package` runs it for every capture
 //! source and every copied WARC, the migration (in a package or `webaip migrate`) for every
 //! ARC.
 
@@ -200,29 +200,89 @@ pub(crate) enum StageError {
     },
 }
 
-/// One stage of the capture pipeline.
+/// One stage of the pipeline.
 pub(crate) trait Stage {
-    /// Looks at a batch of captures, in order; may route them and note findings.
+    /// Looks at a batch, in order; may route items and note findings. A stage whose work goes
+    /// on in the background (clamd scanning) may leave it running here and complete it in
+    /// [`Stage::finish`].
     fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError>;
+
+    /// Completes what `run` left running, for the oldest batch it has not finished. Every
+    /// stage but the last is finished before the next one runs; the last finishes while the
+    /// sink prepares the batch ([`BatchSink::prepare`]), so scanning overlaps compression.
+    fn finish(&mut self, _batch: &mut [Staged]) -> Result<(), StageError> {
+        Ok(())
+    }
+
+    /// True when `run` leaves its work running in the background, so that a second batch may
+    /// be started before the first is finished.
+    fn background(&self) -> bool {
+        false
+    }
+}
+
+/// Where each batch goes once its stages are done.
+pub(crate) trait BatchSink<E> {
+    /// Work on a batch that depends on nothing a stage decides (compressing records, which go
+    /// to one container or another as they are), done while the last stage finishes. Kept
+    /// for the batch's `write`, in order.
+    fn prepare(&mut self, _batch: &[Staged]) -> Result<(), E> {
+        Ok(())
+    }
+
+    /// Writes the batch's items, in order, where their stages routed them.
+    fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), E>;
+
+    /// True when the sink holds two batches at once: the next one is read, started through a
+    /// background stage and prepared before the one before it is written. Memory then holds
+    /// two batches; scanning never waits for writing.
+    fn overlaps(&self) -> bool {
+        false
+    }
+}
+
+/// A sink that writes items one by one and prepares nothing.
+pub(crate) struct EachItem<F>(pub F);
+
+impl<E, F: FnMut(Staged) -> Result<(), E>> BatchSink<E> for EachItem<F> {
+    fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), E> {
+        batch.drain(..).try_for_each(&mut self.0)
+    }
 }
 
 /// The pipeline: items in batches from `fill` (true once the source is exhausted), each batch
-/// through every stage in order, then to `write`, which takes the batch's items in order
-/// (a sink that compresses does the batch in parallel first). Every source and every stage
-/// goes through here: captures, copied WARC records and migrated ARC records alike.
+/// through every stage in order, then to `sink`. Every source and every stage goes through
+/// here: captures, copied WARC records and migrated ARC records alike.
 pub(crate) fn run_pipeline<E: From<StageError>>(
     fill: &mut dyn FnMut(&mut Vec<Staged>) -> Result<bool, E>,
     stages: &mut [&mut dyn Stage],
-    write: &mut dyn FnMut(&mut Vec<Staged>) -> Result<(), E>,
+    sink: &mut dyn BatchSink<E>,
 ) -> Result<(), E> {
-    let mut batch: Vec<Staged> = Vec::new();
+    let overlap = sink.overlaps() && stages.last().is_some_and(|s| s.background());
+    // With overlap, the batch started last, waiting to be finished and written.
+    let mut waiting: Option<Vec<Staged>> = None;
     loop {
+        let mut batch: Vec<Staged> = Vec::new();
         let exhausted = fill(&mut batch)?;
-        for stage in stages.iter_mut() {
+        let n = stages.len();
+        for (i, stage) in stages.iter_mut().enumerate() {
             stage.run(&mut batch)?;
+            if i + 1 < n {
+                stage.finish(&mut batch)?;
+            }
         }
-        write(&mut batch)?;
-        batch.clear();
+        sink.prepare(&batch)?;
+        let ready = match overlap {
+            true => waiting.replace(batch),
+            false => Some(batch),
+        };
+        let last = exhausted.then(|| waiting.take()).flatten();
+        for mut b in ready.into_iter().chain(last) {
+            if let Some(stage) = stages.last_mut() {
+                stage.finish(&mut b)?;
+            }
+            sink.write(&mut b)?;
+        }
         if exhausted {
             return Ok(());
         }

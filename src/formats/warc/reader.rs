@@ -65,7 +65,7 @@ pub enum WarcFault {
     /// The input ends before the header's blank line.
     #[error("the input ends inside a record header")]
     HeaderTruncated,
-    /// The header is over [`MAX_HEADER_BYTES`] or [`MAX_FIELDS`].
+    /// The header is over `MAX_HEADER_BYTES` or `MAX_FIELDS`.
     #[error("the record header is larger than {} bytes or {} fields", MAX_HEADER_BYTES, MAX_FIELDS)]
     HeaderTooLarge,
     /// A folded line comes before any field it could continue.

@@ -1,6 +1,6 @@
 //! Payloads inside stored WARC records, read in place: a record's offset, its place in its
 //! gzip member, and the decompressor the last read from that member was left in
-//! ([`MemberSlot`]), so payloads read in file order from a WARC compressed as one gzip stream
+//! (`MemberSlot`), so payloads read in file order from a WARC compressed as one gzip stream
 //! cost one pass, not one pass each.
 
 use std::fs::File;

@@ -103,7 +103,7 @@ impl std::fmt::Debug for ScanEngine {
 
 /// The verdicts of a batch being scanned.
 #[must_use = "the verdicts must be waited for"]
-struct PendingVerdicts {
+pub(crate) struct PendingVerdicts {
     rx: Receiver<Result<Verdicts, ScanError>>,
 }
 
@@ -167,7 +167,7 @@ impl ScanEngine {
     /// Starts scanning a batch; its verdicts are taken with [`ScanEngine::wait`]. The task lets
     /// go of the batch before it sends them, so the caller can take the batch back
     /// (`Arc::into_inner`) once it has them.
-    fn start<B: ScanBatch>(self: &Arc<Self>, batch: Arc<B>) -> PendingVerdicts {
+    pub(crate) fn start<B: ScanBatch>(self: &Arc<Self>, batch: Arc<B>) -> PendingVerdicts {
         let (tx, rx) = sync_channel(1);
         let engine = Arc::clone(self);
         self.pool.spawn(move || {
@@ -183,11 +183,16 @@ impl ScanEngine {
         let batch = Arc::new(batch);
         let pending = self.start(Arc::clone(&batch));
         let verdicts = self.wait(pending)?;
-        let batch = Arc::into_inner(batch).ok_or_else(|| ScanError {
+        Ok((verdicts, self.take_back(batch)?))
+    }
+
+    /// A batch given to [`ScanEngine::start`], back once its verdicts came (the task lets go of
+    /// it before it sends them).
+    pub(crate) fn take_back<B>(&self, batch: Arc<B>) -> Result<B, ScanError> {
+        Arc::into_inner(batch).ok_or_else(|| ScanError {
             addr: self.clamd.addr().clone(),
             failure: ClamdFailure::BatchKept,
-        })?;
-        Ok((verdicts, batch))
+        })
     }
 
     fn scan_batch(&self, batch: &dyn ScanBatch) -> Result<Verdicts, ScanError> {
@@ -285,7 +290,7 @@ impl ScanEngine {
 
     /// Waits for a batch's verdicts. Whether they were ready in time widens or narrows the
     /// scans of later batches.
-    fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
+    pub(crate) fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
         let stopped =
             || ScanError { addr: self.clamd.addr().clone(), failure: ClamdFailure::NoVerdicts };
         let max = self.pool.current_num_threads();

@@ -40,6 +40,7 @@ use std::time::Duration;
 pub(crate) mod engine;
 mod error;
 mod stage;
+pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
 pub use error::{ClamdFailure, ScanError};
 pub(crate) use stage::{HELD_PAYLOAD, ScanStage};
@@ -159,7 +160,7 @@ pub enum ScanResult {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Unscanned {
-    /// Larger than clamd can take at all ([`CLAMD_MAX_SCANNABLE`]).
+    /// Larger than clamd can take at all (`CLAMD_MAX_SCANNABLE`).
     #[error("payload of {len} bytes exceeds the {} bytes clamd can scan", CLAMD_MAX_SCANNABLE)]
     TooLarge {
         /// The payload's length.

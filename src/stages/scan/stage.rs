@@ -1,8 +1,9 @@
 //! The virus check as a [`Stage`] of the capture pipeline.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::{Digest, ScanEngine, ScanResult};
+use super::{Digest, PendingVerdicts, ScanEngine, ScanResult};
 use crate::stages::{Finding, Route, Stage, StageError, Staged};
 
 /// Payloads of stored records up to this size are held in memory for the scan; larger ones
@@ -15,21 +16,43 @@ pub(crate) const HELD_PAYLOAD: u64 = 4 << 20;
 /// the viral container; one that could not be scanned stays in content with a finding.
 pub(crate) struct ScanStage {
     engine: Arc<ScanEngine>,
+    /// The held payloads of the batches being scanned, and their verdicts to come, oldest
+    /// first.
+    running: VecDeque<(Arc<Held>, PendingVerdicts)>,
 }
+
+/// Payloads held for the scan, with their digests when known.
+type Held = Vec<(Option<Digest>, Vec<u8>)>;
 
 impl ScanStage {
     /// A stage scanning with `engine`.
     pub(crate) fn new(engine: Arc<ScanEngine>) -> Self {
-        ScanStage { engine }
+        ScanStage { engine, running: VecDeque::new() }
     }
 }
 
 impl Stage for ScanStage {
+    /// Sends the batch's held payloads to the engine's threads, which scan them while the
+    /// pipeline goes on (the sink compresses the batch).
     fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
-        // The held payloads travel to the scanning threads and come back.
-        let held: Vec<(Option<Digest>, Vec<u8>)> =
+        let held: Held =
             batch.iter_mut().map(|s| (s.digest, s.held.take().unwrap_or_default())).collect();
-        let (verdicts, held) = self.engine.scan_now(held)?;
+        let held = Arc::new(held);
+        let pending = self.engine.start(Arc::clone(&held));
+        self.running.push_back((held, pending));
+        Ok(())
+    }
+
+    fn background(&self) -> bool {
+        true
+    }
+
+    /// Takes the verdicts (and the held payloads back), scans what was too large to hold, and
+    /// routes and notes what was found.
+    fn finish(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+        let Some((held, pending)) = self.running.pop_front() else { return Ok(()) };
+        let verdicts = self.engine.wait(pending)?;
+        let held = self.engine.take_back(held)?;
         for ((s, (_, bytes)), verdict) in batch.iter_mut().zip(held).zip(verdicts) {
             let len = s.item.payload_len();
             if len > 0 && bytes.is_empty() {

@@ -288,7 +288,9 @@ pub fn build_capture_package(
     crate::stages::run_pipeline(
         &mut |batch| gather(source, batch, &mut counts, digests, progress),
         &mut stages.into_iter().flatten().collect::<Vec<_>>(),
-        &mut crate::stages::EachItem(|staged| run.write(staged)),
+        // One batch at a time: a mirror's rewritten pages and held payloads stay within one
+        // batch's bounds.
+        &mut crate::stages::EachItem { write: |staged| run.write(staged), overlap: false },
     )?;
     // The link map (every mirror file's path and URL) is dropped with the stage here: it is not
     // kept while the logs, the METS and its check are written.

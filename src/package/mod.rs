@@ -1445,13 +1445,17 @@ impl ContainerCtx<'_> {
         crate::stages::run_pipeline(
             &mut |batch| copy::gather_stored(&mut source, batch),
             &mut stages,
-            &mut crate::stages::EachItem(|staged: Staged| {
-                if let Item::Stored(r) = &staged.item {
-                    let uri = r.target_uri.as_deref();
-                    tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
-                }
-                out.write(staged)
-            }),
+            // Two batches in flight: clamd scans the next while this one is written.
+            &mut crate::stages::EachItem {
+                write: |staged: Staged| {
+                    if let Item::Stored(r) = &staged.item {
+                        let uri = r.target_uri.as_deref();
+                        tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
+                    }
+                    out.write(staged)
+                },
+                overlap: true,
+            },
         )?;
         let read = source.finish();
         let copy::Copied { content, viral, scan, stuck } = out.finish();

@@ -242,11 +242,20 @@ pub(crate) trait BatchSink<E> {
 }
 
 /// A sink that writes items one by one and prepares nothing.
-pub(crate) struct EachItem<F>(pub F);
+pub(crate) struct EachItem<F> {
+    /// Writes one item.
+    pub write: F,
+    /// Whether two batches may be in flight ([`BatchSink::overlaps`]).
+    pub overlap: bool,
+}
 
 impl<E, F: FnMut(Staged) -> Result<(), E>> BatchSink<E> for EachItem<F> {
     fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), E> {
-        batch.drain(..).try_for_each(&mut self.0)
+        batch.drain(..).try_for_each(&mut self.write)
+    }
+
+    fn overlaps(&self) -> bool {
+        self.overlap
     }
 }
 

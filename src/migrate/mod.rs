@@ -40,7 +40,6 @@ use crate::formats::arc_to_warc::{
 };
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::EncodedRecord;
-use crate::formats::warc::writer::RecordSpec;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
@@ -944,19 +943,12 @@ impl Output<'_> {
         };
         // The record just quarantined is the last one the sink was given.
         let Some(orig) = self.last.take() else { return Ok(()) };
-        let spec = RecordSpec {
-            warc_type: "resource".into(),
-            record_id: ids.warc_record_id(),
-            date: orig.date.clone(),
-            target_uri: orig.target_uri.clone(),
-            content_type: Some(orig.payload_mime.clone()),
-            payload_digest: true,
-            extra: vec![(
-                "X-Webaip-Cleaned-From".into(),
-                format!("<{}>", orig.record_id.trim_matches(['<', '>'])),
-            )],
-            ..RecordSpec::default()
-        };
+        let spec = crate::formats::warc::writer::cleaned_copy_spec(
+            ids.warc_record_id(),
+            &orig.record_id,
+            (orig.target_uri.clone(), orig.date.clone()),
+            orig.payload_mime.clone(),
+        );
         let written = self.sinks.content().write_record(&spec, &bytes, 0).map_err(out_error)?;
         self.log.push(&Expected::new(&written, false)).map_err(out_error)?;
         *self.report.records_out.entry("resource".into()).or_default() += 1;

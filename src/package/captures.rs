@@ -641,7 +641,8 @@ impl Writing<'_> {
         // Said in the record too, as for Heritrix records: the WARC alone tells a cleaned copy
         // from a harvested resource.
         let mut warc_fields = c.warc_fields.clone();
-        warc_fields.push(("X-Webaip-Cleaned-From".into(), written.record_id.clone()));
+        let cleaned_from = crate::formats::warc::writer::FIELD_CLEANED_FROM;
+        warc_fields.push((cleaned_from.into(), written.record_id.clone()));
         let copy = Capture {
             kind: CaptureKind::Resource,
             http_header: None,

@@ -31,7 +31,6 @@ use crate::formats::segment::{ByteQueue, Segment};
 use crate::formats::warc::WarcReader;
 use crate::formats::warc::payload;
 use crate::formats::warc::reader::{RecordEnd, WarcRecordHead};
-use crate::formats::warc::writer::RecordSpec;
 use crate::mets::ContainerWriter;
 use crate::model::*;
 use crate::stages::scan::{HELD_PAYLOAD, ScanEngine, ScanResult};
@@ -556,20 +555,16 @@ impl<'a> CopyWriter<'a> {
         let copy = crate::stages::scan::clean_copy(cmd, tmp.path(), engine)?;
         let Some(bytes) = copy else { return Ok(()) };
         let capture = r.file.capture.clone();
-        let spec = RecordSpec {
-            warc_type: "resource".into(),
-            record_id: self.events.ids().warc_record_id(),
-            date: capture.as_ref().map(|c| c.date.clone()).unwrap_or_default(),
-            target_uri: capture.as_ref().map(|c| c.uri.clone()),
-            content_type: Some(c.mime.clone()),
-            payload_digest: true,
-            extra: vec![(
-                "X-Webaip-Cleaned-From".into(),
-                // The original's own id, as its WARC-Record-ID states it (any URI).
-                format!("<{}>", r.file.record_id),
-            )],
-            ..RecordSpec::default()
-        };
+        // The original's own id, as its WARC-Record-ID states it (any URI).
+        let spec = crate::formats::warc::writer::cleaned_copy_spec(
+            self.events.ids().warc_record_id(),
+            &r.file.record_id,
+            (
+                capture.as_ref().map(|c| c.uri.clone()),
+                capture.as_ref().map(|c| c.date.clone()).unwrap_or_default(),
+            ),
+            c.mime.clone(),
+        );
         let capture = super::url_capture(
             "resource",
             spec.target_uri.as_deref(),

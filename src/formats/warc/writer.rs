@@ -128,6 +128,36 @@ pub(crate) struct EncodedRecord {
     digests: BlockDigests,
 }
 
+/// The WARC field a cleaner's copy of an infected payload carries, naming the record of the
+/// original (in a viral container): the WARC alone tells a cleaned copy from a harvested
+/// resource.
+pub(crate) const FIELD_CLEANED_FROM: &str = "X-Webaip-Cleaned-From";
+
+/// The record of a cleaner's copy of an infected payload (the one rule for every path): a
+/// `resource` at the original's URI and date, typed as its payload was, with
+/// [`FIELD_CLEANED_FROM`] naming the original's record id (with or without its angle
+/// brackets) and the payload digest.
+pub(crate) fn cleaned_copy_spec(
+    record_id: String,
+    original: &str,
+    (target_uri, date): (Option<String>, String),
+    mime: String,
+) -> RecordSpec {
+    RecordSpec {
+        warc_type: "resource".into(),
+        record_id,
+        date,
+        target_uri,
+        content_type: Some(mime),
+        payload_digest: true,
+        extra: vec![(
+            FIELD_CLEANED_FROM.into(),
+            format!("<{}>", original.trim_matches(['<', '>'])),
+        )],
+        ..RecordSpec::default()
+    }
+}
+
 /// The `warcinfo` record webaip writes first in every container it makes (the one builder for
 /// all of them): the software, the format and the specification it follows, what the
 /// container holds, then `fields` in order. Every value is escaped: names of source files are

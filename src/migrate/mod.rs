@@ -457,6 +457,10 @@ pub(crate) fn migrate_into(
     };
     let ctx = MappingContext::new(arc_name, warcinfo_id, fallback);
     let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
+    // The records the writer adds (the quarantine's warcinfo, cleaned copies) draw their
+    // identifiers from a sequence of their own: the reader thread draws from `ids` as it runs
+    // ahead, and a deterministic run must not depend on how far ahead it is.
+    let writer_ids = ids.derive("records the writer adds");
     let level = opts.level;
     let outcome = std::thread::scope(|scope| {
         let rx = rx;
@@ -467,7 +471,11 @@ pub(crate) fn migrate_into(
             level,
             report,
             scanner: opts.scanner.as_ref(),
-            quarantine: opts.quarantine.as_ref().map(|q| Viral { to: q, ids, log: None }),
+            quarantine: opts.quarantine.as_ref().map(|q| Viral {
+                to: q,
+                ids: &writer_ids,
+                log: None,
+            }),
             last: None,
             encoded: Default::default(),
         };

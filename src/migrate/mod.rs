@@ -456,50 +456,7 @@ pub(crate) fn migrate_into(
         return Err(not_arc(input));
     };
     let ctx = MappingContext::new(arc_name, warcinfo_id, fallback);
-    let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
-    // The records the writer adds (the quarantine's warcinfo, cleaned copies) draw their
-    // identifiers from a sequence of their own: the reader thread draws from `ids` as it runs
-    // ahead, and a deterministic run must not depend on how far ahead it is.
-    let writer_ids = ids.derive("records the writer adds");
-    let level = opts.level;
-    let outcome = std::thread::scope(|scope| {
-        let rx = rx;
-        scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
-        let mut out = Output {
-            sinks: &mut *sinks,
-            log: &mut log,
-            level,
-            report,
-            scanner: opts.scanner.as_ref(),
-            quarantine: opts.quarantine.as_ref().map(|q| Viral {
-                to: q,
-                ids: &writer_ids,
-                log: None,
-            }),
-            last: None,
-            encoded: Default::default(),
-        };
-        // The pipeline every source goes through: the scan stage sees each batch before
-        // anything of it is written, and routes an infected record to the quarantine.
-        let mut scan_stage = opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e)));
-        let mut stages: Vec<&mut dyn Stage> = Vec::new();
-        if let Some(s) = scan_stage.as_mut() {
-            stages.push(s);
-        }
-        let (scanning, mut end) = (opts.scanner.is_some(), None);
-        let piped = crate::stages::run_pipeline(
-            &mut |batch| receive(&rx, batch, scanning, &mut end),
-            &mut stages,
-            &mut out,
-        );
-        // Dropped before the scope joins the reader: a reader blocked on a full channel after
-        // the pipeline stopped (clamd failed) then finds no receiver and ends.
-        drop(rx);
-        let end = piped.and_then(|()| {
-            end.ok_or_else(|| out_error(io::Error::other("the ARC reader gave no end")))
-        });
-        (end, out.quarantine.and_then(|q| q.log))
-    });
+    let outcome = run_migration(arc, ctx, (ids, opts, progress), sinks, &mut log, report);
     let (end, viral_log) = outcome;
     let end = end?;
     if end.records_with_header == 0 {
@@ -550,6 +507,62 @@ pub(crate) fn migrate_into(
     report.output_size = verified.size;
     report.output_sha512 = Some(verified.sha512);
     Ok(())
+}
+
+/// Runs the reader thread and the pipeline over one ARC: what the reader knew at the end,
+/// and the quarantine's expectation log when it was opened.
+fn run_migration(
+    arc: ArcReader,
+    ctx: MappingContext,
+    (ids, opts, progress): (&Ids, &MigrateOptions, &(dyn Fn(u64) + Sync)),
+    sinks: &mut dyn RecordSinks,
+    log: &mut ExpectationLog,
+    report: &mut FileReport,
+) -> (Result<End, MigrateError>, Option<ExpectationLog>) {
+    let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
+    // The records the writer adds (the quarantine's warcinfo, cleaned copies) draw their
+    // identifiers from a sequence of their own: the reader thread draws from `ids` as it runs
+    // ahead, and a deterministic run must not depend on how far ahead it is.
+    let writer_ids = ids.derive("records the writer adds");
+    let level = opts.level;
+    std::thread::scope(|scope| {
+        let rx = rx;
+        scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
+        let mut out = Output {
+            sinks: &mut *sinks,
+            log,
+            level,
+            report,
+            scanner: opts.scanner.as_ref(),
+            quarantine: opts.quarantine.as_ref().map(|q| Viral {
+                to: q,
+                ids: &writer_ids,
+                log: None,
+            }),
+            last: None,
+            encoded: Default::default(),
+        };
+        // The pipeline every source goes through: the scan stage sees each batch before
+        // anything of it is written, and routes an infected record to the quarantine.
+        let mut scan_stage = opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e)));
+        let mut stages: Vec<&mut dyn Stage> = Vec::new();
+        if let Some(s) = scan_stage.as_mut() {
+            stages.push(s);
+        }
+        let (scanning, mut end) = (opts.scanner.is_some(), None);
+        let piped = crate::stages::run_pipeline(
+            &mut |batch| receive(&rx, batch, scanning, &mut end),
+            &mut stages,
+            &mut out,
+        );
+        // Dropped before the scope joins the reader: a reader blocked on a full channel after
+        // the pipeline stopped (clamd failed) then finds no receiver and ends.
+        drop(rx);
+        let end = piped.and_then(|()| {
+            end.ok_or_else(|| out_error(io::Error::other("the ARC reader gave no end")))
+        });
+        (end, out.quarantine.and_then(|q| q.log))
+    })
 }
 
 /// Sets Unix permission bits.

@@ -9,8 +9,11 @@ use webaip::metadata::CuratorMetadata;
 use webaip::migrate::DEFAULT_LEVEL;
 use webaip::model::SerializationMode;
 use webaip::package::captures::build_capture_package;
-use webaip::package::pandas::{PandasReport, build_pandas_package};
-use webaip::package::{PackageOptions, VirusCheck, build_package};
+use webaip::package::pandas::build_pandas_package;
+use webaip::package::{
+    CaptureCounts, ContainerReport, CrawlLogComparison, InstanceReport, PackageOptions,
+    PackageReport, VirusCheck, build_package,
+};
 use webaip::profile::{DEFAULT_PROFILE, Profile};
 use webaip::sources::mirror::{self, MirrorOptions};
 use webaip::sources::pandas;
@@ -229,13 +232,13 @@ fn run_mirror(
     let mut r = r?;
     // Where the title and target URL came from, in the report's metadata notes.
     r.metadata_notes.splice(0..0, notes);
-    let findings = r.scan.not_scanned > 0 || !r.refused.is_empty();
+    let findings = r.has_findings();
     if args.json {
         #[derive(serde::Serialize)]
         struct MirrorRun<'a> {
             mirror: &'a mirror::Mirror,
             #[serde(flatten)]
-            package: &'a PandasReport,
+            package: &'a PackageReport,
         }
         println!("{}", serde_json::to_string_pretty(&[MirrorRun { mirror: &m, package: &r }])?);
     } else if !args.quiet {
@@ -254,7 +257,7 @@ fn run_mirror(
             println!("  capture time of {n} file(s) from {src}");
         }
         println!("  {} file(s) typed by their content (WHATWG MIME sniffing)", m.sniffed);
-        print_pandas(&r, true);
+        print_report(&r);
     }
     Ok(if findings { super::EXIT_FINDINGS } else { 0 })
 }
@@ -282,15 +285,7 @@ fn run_captures(
     let advance = |n: u64| bar.inc(n);
     let r = pool.install(|| build_capture_package(source.as_mut(), dir, opts, &advance));
     bar.finish_and_clear();
-    let r = r?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else if !args.quiet {
-        print_captures(&r);
-    }
-    // Files left out or not scanned make it a run with findings, as for every source.
-    let findings = r.scan.not_scanned > 0 || r.refusals > 0;
-    Ok(if findings { super::EXIT_FINDINGS } else { 0 })
+    report_one(args, &r?)
 }
 
 /// PANDAS: one instance directory, or a title directory holding several (one package each).
@@ -319,11 +314,11 @@ fn run_pandas(
         println!("{}", serde_json::to_string_pretty(&reports)?);
     } else if !args.quiet {
         for r in &reports {
-            print_pandas(r, false);
+            print_report(r);
         }
     }
-    // Packages were made; files left out or not scanned make it a run with findings.
-    let findings = reports.iter().any(|r| r.scan.not_scanned > 0 || !r.refused.is_empty());
+    // Packages were made; one with findings makes it a run with findings.
+    let findings = reports.iter().any(PackageReport::has_findings);
     Ok(if findings { super::EXIT_FINDINGS } else { 0 })
 }
 
@@ -346,172 +341,176 @@ fn run_archives(
     let advance = |n: u64| bar.inc(n);
     let report = pool.install(|| build_package(source, opts, &advance));
     bar.finish_and_clear();
-    let report = report?;
-    // Payloads that could not be scanned are in the package, described, but the run says so.
-    let findings = report.scan.not_scanned > 0
-        || !report.refused.is_empty()
-        || report.containers.iter().any(|c| c.warc_findings > 0);
-    let code = if findings { super::EXIT_FINDINGS } else { 0 };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(code);
-    }
-    if args.quiet {
-        return Ok(code);
-    }
-    print_archives(&report);
-    Ok(code)
+    report_one(args, &report?)
 }
 
-/// The report of a package made from ARC and WARC files.
-fn print_archives(report: &webaip::package::PackageReport) {
-    println!("package {} ({})", report.package.display(), report.objid);
-    for f in &report.found {
+/// Prints the report of a run that made one package (JSON or text, nothing with `--quiet`);
+/// returns the exit status: 1 when it has findings, although the package was made.
+fn report_one(args: &PackageArgs, r: &PackageReport) -> anyhow::Result<i32> {
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(r)?);
+    } else if !args.quiet {
+        print_report(r);
+    }
+    Ok(if r.has_findings() { super::EXIT_FINDINGS } else { 0 })
+}
+
+/// The report of a package, whatever the source: each part the source has, in the order the
+/// run met them.
+fn print_report(r: &PackageReport) {
+    println!("package {} ({})", r.package.display(), r.objid);
+    // A mirror is packaged as an instance too; only PANDAS has an instance of its own.
+    let pandas = r.instance.as_ref().filter(|_| r.shape == "pandas");
+    if let Some(i) = pandas {
+        println!(
+            "  PANDAS instance {} (title {}), instance time {}",
+            i.name,
+            i.pi.as_deref().unwrap_or("?"),
+            i.time
+        );
+    }
+    for f in &r.found {
         println!("  found: {f}");
     }
-    for m in &report.missing {
+    for m in &r.missing {
         println!("  not found: {m}");
     }
-    for (p, why) in &report.refused {
-        println!("  REFUSED {p}: {why}");
-    }
-    for l in &report.leftovers {
-        println!("  earlier run: {l}");
-    }
-    for c in &report.containers {
-        println!(
-            "  {} -> {} ({}, {} records, {} listed in METS)",
-            c.input, c.path, c.action, c.records, c.listed
-        );
-        if let Some(m) = &c.migration {
-            print_migration_anomalies(m);
-        }
-        if c.warc_findings > 0 {
-            println!(
-                "    WARC FINDINGS: {} finding(s) that audit --deep will report (kept as received, \
-                 recorded as a PREMIS validation event on the container):",
-                c.warc_findings
-            );
-            for e in c.warc_finding_examples.iter().take(10) {
-                println!("      {e}");
-            }
-        }
-    }
-    println!("  logs and configuration: {} file(s)", report.logs);
-    for n in &report.metadata_notes {
-        println!("  metadata: {n}");
-    }
-    print_entities(&report.entities);
-    if let Some(c) = &report.crawl_log {
-        println!(
-            "  crawl.log: {} lines, {} fetched URIs; {} fetched without a record, {} records without a log line",
-            c.lines, c.fetched, c.fetched_without_record, c.records_without_log_line
-        );
-        for e in c.fetched_without_record_examples.iter().take(5) {
-            println!("    fetched, no record: {e}");
-        }
-        for e in c.records_without_log_line_examples.iter().take(5) {
-            println!("    record, not in crawl.log: {e}");
-        }
-    }
-    println!("  virus check: {}", report.virus_check);
-    for (c, id, sig) in &report.scan.findings {
-        println!("    VIRUS {sig} in {id} of {c}: moved to viral/");
-    }
-    for (c, id, why) in &report.scan.unscanned {
-        println!("    NOT SCANNED {id} of {c}: {why}");
-    }
-    println!(
-        "  METS: valid under profile ({}); {} files, {} bytes; {:.2} s",
-        if report.mets_xsd_checked {
-            "and XML schemas"
-        } else {
-            "XML schemas not checked: no --schemas"
-        },
-        report.files,
-        report.bytes,
-        report.seconds
-    );
-}
-
-/// The report of a package made from a capture source (NEDLIB, Kulturarw3).
-fn print_captures(r: &webaip::package::captures::CapturesReport) {
-    println!("package {} ({})", r.package.display(), r.objid);
-    println!(
-        "  {} harvest: {} captures, {} WARC records, {} payload bytes; {} side file(s) in logs/",
-        r.shape, r.captures, r.records, r.payload_bytes, r.side_files
-    );
     for (p, why) in &r.refused {
-        println!("  REFUSED {p}: {why}");
+        println!("  REFUSED {}: {}", terminal_text(p), terminal_text(why));
     }
     if r.refusals > r.refused.len() as u64 {
         println!("  REFUSED {} more file(s), not listed", r.refusals - r.refused.len() as u64);
     }
-    if !r.quirk_counts.is_empty() {
-        let counts: Vec<String> = r.quirk_counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let logged = if r.quirks_dropped > 0 {
-            format!(
-                "listed in logs/webaip/{}.quirks.json but {} of them, only counted (at most {} \
-                 are listed, and 100 of a kind a file)",
-                r.shape,
-                r.quirks_dropped,
-                webaip::package::captures::QUIRKS_KEPT
-            )
-        } else {
-            format!("all in logs/webaip/{}.quirks.json", r.shape)
-        };
-        println!("  quirks tolerated: {} ({logged})", counts.join(", "));
-        for q in r.quirks.iter().take(10) {
-            let at = match (q.line, q.offset) {
-                (Some(l), _) => format!(":{l}"),
-                (None, Some(o)) => format!(" at offset {o}"),
-                _ => String::new(),
-            };
-            println!(
-                "    {}{at}: {}: {}",
-                terminal_text(&q.file),
-                q.kind,
-                terminal_text(&q.detail)
-            );
+    for l in &r.leftovers {
+        println!("  earlier run: {l}");
+    }
+    if let Some(c) = &r.captures {
+        println!(
+            "  {} harvest: {} captures, {} WARC records, {} payload bytes",
+            r.shape, c.captures, c.records, c.payload_bytes
+        );
+        print_quirks(&r.shape, c);
+    }
+    if let (Some(i), Some(c)) = (&r.instance, &r.captures) {
+        print_instance(i, c.captures, pandas.is_some());
+    }
+    for c in &r.containers {
+        print_container(c);
+    }
+    if let Some(w) = &r.rewrite {
+        println!(
+            "  rewritten: {} files ({} links to mirror files, {} to outside); originals kept in original/",
+            w.transformed, w.links_to_mirror, w.links_to_outside
+        );
+        for (p, why) in &w.not_rewritten {
+            println!("    not rewritten: {}: {}", terminal_text(p), terminal_text(why));
         }
     }
-    print_tail(&Tail {
-        metadata_notes: &r.metadata_notes,
-        entities: &r.entities,
-        virus_check: &r.virus_check,
-        scan: &r.scan,
-        xsd: r.mets_xsd_checked,
-        files: r.package_files,
-        seconds: r.seconds,
-    });
-}
-
-/// The end of a mirror's or a capture source's report: metadata notes, entities, virus check,
-/// METS.
-struct Tail<'a> {
-    metadata_notes: &'a [String],
-    entities: &'a webaip::pages::EntitiesReport,
-    virus_check: &'a str,
-    scan: &'a webaip::package::ScanSummary,
-    xsd: bool,
-    files: u64,
-    seconds: f64,
-}
-
-fn print_tail(t: &Tail<'_>) {
-    for n in t.metadata_notes {
+    println!("  logs, configuration and side files: {} file(s) in logs/", r.logs);
+    if let Some(c) = &r.crawl_log {
+        print_crawl_log(c);
+    }
+    for n in &r.metadata_notes {
         println!("  metadata: {n}");
     }
-    print_entities(t.entities);
-    println!("  virus check: {}", t.virus_check);
-    for (c, id, sig) in &t.scan.findings {
+    print_entities(&r.entities);
+    println!("  virus check: {}", r.virus_check);
+    for (c, id, sig) in &r.scan.findings {
         println!("    VIRUS {sig} in {id}: kept in {c}");
     }
-    for (c, id, why) in &t.scan.unscanned {
+    for (c, id, why) in &r.scan.unscanned {
         println!("    NOT SCANNED {id} of {c}: {why}");
     }
-    let xsd = if t.xsd { "and XML schemas" } else { "XML schemas not checked: no --schemas" };
-    println!("  METS: valid under profile ({xsd}); {} files; {:.2} s", t.files, t.seconds);
+    let xsd = if r.mets_xsd_checked {
+        "and XML schemas"
+    } else {
+        "XML schemas not checked: no --schemas"
+    };
+    println!(
+        "  METS: valid under profile ({xsd}); {} files, {} bytes; {:.2} s",
+        r.files, r.bytes, r.seconds
+    );
+}
+
+/// One container: where it came from, its records, and what its input's check found.
+fn print_container(c: &ContainerReport) {
+    println!(
+        "  {} -> {} ({}, {} records, {} listed in METS)",
+        terminal_text(&c.input),
+        c.path,
+        c.action,
+        c.records,
+        c.listed
+    );
+    if let Some(m) = &c.migration {
+        print_migration_anomalies(m);
+    }
+    if c.warc_findings > 0 {
+        println!(
+            "    WARC FINDINGS: {} finding(s) that audit --deep will report (kept as received, \
+             recorded as a PREMIS validation event on the container):",
+            c.warc_findings
+        );
+        for e in c.warc_finding_examples.iter().take(10) {
+            println!("      {e}");
+        }
+    }
+}
+
+/// Where a PANDAS instance's (or mirror's) files got their URLs and capture times.
+fn print_instance(i: &InstanceReport, files: u64, pandas: bool) {
+    let sources: Vec<String> = i.url_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    println!("  original URL from: {}", sources.join(", "));
+    for (path, url) in i.guessed_urls.iter().take(10) {
+        println!("    guessed from the layout: {} -> {url}", terminal_text(path));
+    }
+    if pandas {
+        println!(
+            "  capture time from the cache for {} of {files} files (others: the instance time)",
+            i.capture_from_cache
+        );
+    }
+}
+
+/// The quirks a capture source tolerated: counts by kind, then the first with their place.
+fn print_quirks(shape: &str, c: &CaptureCounts) {
+    if c.quirk_counts.is_empty() {
+        return;
+    }
+    let counts: Vec<String> = c.quirk_counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let logged = if c.quirks_dropped > 0 {
+        format!(
+            "listed in logs/webaip/{shape}.quirks.json but {} of them, only counted (at most {} \
+             are listed, and 100 of a kind a file)",
+            c.quirks_dropped,
+            webaip::package::captures::QUIRKS_KEPT
+        )
+    } else {
+        format!("all in logs/webaip/{shape}.quirks.json")
+    };
+    println!("  quirks tolerated: {} ({logged})", counts.join(", "));
+    for q in c.quirks.iter().take(10) {
+        let at = match (q.line, q.offset) {
+            (Some(l), _) => format!(":{l}"),
+            (None, Some(o)) => format!(" at offset {o}"),
+            _ => String::new(),
+        };
+        println!("    {}{at}: {}: {}", terminal_text(&q.file), q.kind, terminal_text(&q.detail));
+    }
+}
+
+/// crawl.log against the records: counts, then the first discrepancies each way.
+fn print_crawl_log(c: &CrawlLogComparison) {
+    println!(
+        "  crawl.log: {} lines, {} fetched URIs; {} fetched without a record, {} records without a log line",
+        c.lines, c.fetched, c.fetched_without_record, c.records_without_log_line
+    );
+    for e in c.fetched_without_record_examples.iter().take(5) {
+        println!("    fetched, no record: {e}");
+    }
+    for e in c.records_without_log_line_examples.iter().take(5) {
+        println!("    record, not in crawl.log: {e}");
+    }
 }
 
 /// The webpages and associated objects described, one line each.
@@ -546,62 +545,6 @@ fn print_entities(r: &webaip::pages::EntitiesReport) {
     for u in &r.viral {
         println!("  described capture is quarantined (its div points into viral/): {u}");
     }
-}
-
-/// The report of a PANDAS instance or (`mirror`) a website mirror packaged the same way.
-fn print_pandas(r: &PandasReport, mirror: bool) {
-    println!("package {} ({})", r.package.display(), r.objid);
-    if !mirror {
-        println!(
-            "  PANDAS instance {} (title {}), instance time {}",
-            r.instance,
-            r.pi.as_deref().unwrap_or("?"),
-            r.instance_time
-        );
-    }
-    for f in &r.found {
-        println!("  found: {f}");
-    }
-    for m in &r.missing {
-        println!("  not found: {m}");
-    }
-    for l in &r.leftovers {
-        println!("  earlier run: {l}");
-    }
-    let sources: Vec<String> = r.url_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    println!("  {} mirror files; original URL from: {}", r.files, sources.join(", "));
-    for (path, url) in r.guessed_urls.iter().take(10) {
-        println!("    guessed from the layout: {path} -> {url}");
-    }
-    if !mirror {
-        println!(
-            "  capture time from the cache for {} of {} files (others: the instance time)",
-            r.capture_from_cache, r.files
-        );
-    }
-    println!(
-        "  rewritten: {} files ({} links to mirror files, {} to outside); originals kept in original/",
-        r.transformed, r.links_to_mirror, r.links_to_outside
-    );
-    for (p, why) in &r.not_rewritten {
-        println!("    not rewritten: {p}: {why}");
-    }
-    for (p, why) in &r.refused {
-        println!("    refused: {p}: {why}");
-    }
-    if r.refusals > r.refused.len() as u64 {
-        println!("    refused: {} more file(s), not listed", r.refusals - r.refused.len() as u64);
-    }
-    println!("  cache, logs and HTTrack files: {} file(s) in logs/", r.logs);
-    print_tail(&Tail {
-        metadata_notes: &r.metadata_notes,
-        entities: &r.entities,
-        virus_check: &r.virus_check,
-        scan: &r.scan,
-        xsd: r.mets_xsd_checked,
-        files: r.package_files,
-        seconds: r.seconds,
-    });
 }
 
 /// What a migration met, so the text report hides nothing the JSON report holds: counts by

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -25,9 +25,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::sink::ContainerSink;
+use super::staging::Staging;
 use super::{
-    MAX_EXAMPLES, PackageError, PackageOptions, ScanSummary, Staging, VirusCheck, finish_header,
-    io_err, new_mets,
+    CaptureCounts, ContainerReport, MAX_EXAMPLES, PackageError, PackageOptions, PackageReport,
+    ScanSummary, VirusCheck, finish_header, io_err, new_mets,
 };
 use crate::formats::digest::hex;
 use crate::formats::warc::header::warc_fields_line;
@@ -36,7 +37,7 @@ use crate::ids::Ids;
 use crate::layout;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
-use crate::stages::rewrite::{RewriteStage, RewriteSummary};
+use crate::stages::rewrite::RewriteStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
 use crate::stages::{Finding, Item, Route, Stage, Staged};
 
@@ -51,57 +52,6 @@ const IN_MEMORY: u64 = 16 << 20;
 const BATCH_CAPTURES: usize = 512;
 /// ... or this many bytes of held payloads.
 const BATCH_BYTES: u64 = 16 << 20;
-
-/// What packaging a capture source did.
-#[derive(Debug, Serialize)]
-pub struct CapturesReport {
-    /// The package directory.
-    pub package: PathBuf,
-    /// Its identifier.
-    pub objid: String,
-    /// The source's shape.
-    pub shape: String,
-    /// Captures packaged.
-    pub captures: u64,
-    /// WARC records written (warcinfo, captures, their metadata records).
-    pub records: u64,
-    /// Quirks by kind (every one met, those only counted included).
-    pub quirk_counts: BTreeMap<String, u64>,
-    /// The first quirks, with file and line or offset (the package's quirks log has the
-    /// first [`QUIRKS_KEPT`]).
-    pub quirks: Vec<Quirk>,
-    /// Quirks only counted: met past the number a source keeps.
-    pub quirks_dropped: u64,
-    /// Files refused (not read, or not read as a capture: links, FIFOs, paths over
-    /// `PATH_MAX`, files over a bound), and why: a run with any exits 1, as for every source.
-    pub refused: Vec<(String, String)>,
-    /// How many files were refused (more than `refused` lists when there were very many).
-    pub refusals: u64,
-    /// Side files packaged under `logs/`.
-    pub side_files: u64,
-    /// Bytes of payload read from the source.
-    pub payload_bytes: u64,
-    /// Virus checking.
-    pub virus_check: String,
-    /// Scan counts (verdicts reused for identical payloads included).
-    pub scan: ScanSummary,
-    /// Seconds spent waiting for clamd's verdicts.
-    pub scan_seconds: f64,
-    /// Link rewriting, for sources whose files link by local paths (mirrors).
-    pub rewrite: Option<RewriteSummary>,
-    /// What the metadata lacked.
-    pub metadata_notes: Vec<String>,
-    /// Described webpages and associated objects.
-    pub entities: crate::pages::EntitiesReport,
-    /// True when the METS was validated against the XML schemas.
-    pub mets_xsd_checked: bool,
-    /// Files in the package.
-    pub package_files: u64,
-    /// Earlier runs' leftovers found and dealt with.
-    pub leftovers: Vec<String>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-}
 
 /// The payload's type as the METS states it: the entity's `Content-Type`, else unknown.
 fn payload_mime(c: &Capture) -> String {
@@ -233,7 +183,7 @@ pub fn build_capture_package(
     root: &Path,
     opts: &PackageOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<CapturesReport, PackageError> {
+) -> Result<PackageReport, PackageError> {
     let started = Instant::now();
     let shape = source.shape_name();
     let staging = Staging::new(&opts.out, opts.force)?;
@@ -306,11 +256,7 @@ pub fn build_capture_package(
     let (virus_note, scan_seconds) = run.virus_checks(&mut finished);
     let Writing { mut mets, scan, .. } = run;
     let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
-    for (cw, rel, size, sha, n, events) in finished {
-        let name = source_name.clone();
-        let file = super::written_container_file(rel, (size, sha), n, events, name, now);
-        mets.finish_container(cw, file).map_err(io_err(&pkg))?;
-    }
+    let mut containers = finish_containers(&mut mets, finished, &source_name, now, &pkg)?;
 
     // The source's own files, and what it found odd.
     let side = source.side_files();
@@ -335,33 +281,73 @@ pub fn build_capture_package(
     }
     finish_header(&mut mets, description, rights, organisation);
     let entities = super::entities::resolve_entities(&mut mets, &pkg)?;
-    let (_, mets_xsd_checked, package_files, _) = staging.write_mets(mets, &mut manifest, opts)?;
+    for c in &mut containers {
+        c.listed += entities.records_listed.get(&c.path).copied().unwrap_or(0);
+    }
+    let written = staging.write_mets(mets, &mut manifest, opts)?;
     let leftovers = staging.leftovers.clone();
     let out = staging.commit()?;
-    Ok(CapturesReport {
+    let (refused, refusals) = source.refusals();
+    Ok(PackageReport {
         package: out,
         objid,
         shape: shape.to_string(),
-        captures: counts.captures,
-        records,
-        quirk_counts,
-        quirks: source.quirks().iter().take(MAX_EXAMPLES).cloned().collect(),
-        quirks_dropped,
-        refused: source.refusals().0.to_vec(),
-        refusals: source.refusals().1,
-        side_files: side.len() as u64,
-        payload_bytes: counts.payload_bytes,
+        found: Vec::new(),
+        missing: Vec::new(),
+        refused: refused.to_vec(),
+        refusals,
+        containers,
+        captures: Some(CaptureCounts {
+            captures: counts.captures,
+            records,
+            payload_bytes: counts.payload_bytes,
+            quirk_counts,
+            quirks: source.quirks().iter().take(MAX_EXAMPLES).cloned().collect(),
+            quirks_dropped,
+        }),
+        instance: None,
+        rewrite,
+        crawl_log: None,
+        logs: side.len() as u64,
+        metadata_notes,
+        entities,
         virus_check: virus_note,
         scan,
         scan_seconds,
-        rewrite,
-        metadata_notes,
-        entities,
-        mets_xsd_checked,
-        package_files,
+        mets_xsd_checked: written.xsd_checked,
+        files: written.files,
+        bytes: written.bytes,
         leftovers,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Finishes the METS section of each closed container, and says what each holds.
+fn finish_containers(
+    mets: &mut crate::mets::MetsBuilder,
+    finished: Vec<Finished>,
+    source_name: &str,
+    now: DateTime<Utc>,
+    pkg: &Path,
+) -> Result<Vec<ContainerReport>, PackageError> {
+    let mut containers = Vec::new();
+    for (cw, rel, size, sha, n, events) in finished {
+        containers.push(ContainerReport {
+            input: source_name.to_string(),
+            path: rel.clone(),
+            action: "written".into(),
+            records: n,
+            listed: cw.listed(),
+            migration: None,
+            warc_findings: 0,
+            warc_finding_examples: Vec::new(),
+            bytes_read: None,
+        });
+        let name = source_name.to_string();
+        let file = super::written_container_file(rel, (size, sha), n, events, name, now);
+        mets.finish_container(cw, file).map_err(io_err(pkg))?;
+    }
+    Ok(containers)
 }
 
 /// The identifiers of a run: seeded from the source's files for `--deterministic` (the
@@ -509,21 +495,20 @@ impl Writing<'_> {
         c: &Capture,
     ) -> Option<(String, String)> {
         self.clamd.as_ref()?;
-        let outcomes = &self.opts.profile.virus_outcomes;
-        match verdict? {
-            ScanResult::Infected(sig) => {
+        let verdict = verdict?;
+        let (outcome, detail) = super::quarantine::verdict_outcome(self.opts, verdict)?;
+        let place = (rel.to_string(), c.provenance.file.clone(), detail.clone());
+        match verdict {
+            ScanResult::Infected(_) => {
                 self.scan.infected += 1;
-                self.scan.findings.push((rel.into(), c.provenance.file.clone(), sig.clone()));
-                Some((outcomes.forced.clone(), sig.clone()))
+                self.scan.findings.push(place);
             }
-            ScanResult::NotScanned(why) => {
+            _ => {
                 self.scan.not_scanned += 1;
-                let why = why.to_string();
-                self.scan.unscanned.push((rel.into(), c.provenance.file.clone(), why.clone()));
-                Some((outcomes.not_scanned.clone(), why))
+                self.scan.unscanned.push(place);
             }
-            ScanResult::Clean => None,
         }
+        Some((outcome, detail))
     }
 
     /// For a capture a stage gave a new payload (`new`: its record, object id and container):
@@ -659,17 +644,11 @@ impl Writing<'_> {
         let cid = object_id(&sink.rel, c, &cw);
         let ce = self.scan_event(
             self.opts.profile.virus_outcomes.cleaned.clone(),
-            Some(format!(
-                "{sig} removed by the cleaner ({cmd}); the cleaned copy was rescanned: no virus detected"
-            )),
+            Some(super::quarantine::cleaned_detail(sig, cmd)),
             vec![oid.to_string(), cid.clone()],
         );
-        let relationship = Relationship {
-            relationship_type: self.opts.profile.relationships.relationship_type.clone(),
-            subtype: self.opts.profile.relationships.cleaned.clone(),
-            related_object: ("local".into(), oid.to_string()),
-            related_event: Some(ce.id.clone()),
-        };
+        let relationship =
+            super::quarantine::cleaned_relationship(self.opts, oid.to_string(), ce.id.clone());
         let described = described_bytestream(cid, &cw, &copy, vec![ce], vec![relationship]);
         self.scan.cleaned += 1;
         let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;

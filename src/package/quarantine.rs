@@ -1,24 +1,27 @@
-//! Virus checking of the Heritrix path (P5.5), before anything is written.
+//! What virus checking (P5.5) says in the package, for every source: the one home of the
+//! PREMIS virus-check events, of records and of containers, and of the report's scan line.
 //!
-//! Migrated ARC records are scanned inside the migration (the engine sees each batch before it
-//! is written) and infected ones are written to the container's viral twin instead
-//! (`crate::migrate::Quarantine`). Copied WARC records pass the pipeline's scan stage and are
-//! appended where it routed them (`package::copy`). No container is rewritten after it is
-//! written; the container writer counts every offset.
+//! The pipeline's scan stage gives each payload its verdict before anything is written, and
+//! routes an infected one to the viral container. The rules of what is then said are here:
+//! - a record whose payload is infected or was not scanned is described on its own, with an
+//!   event of its own ([`verdict_outcome`]); a clean one is spoken for by its container's event;
+//! - a cleaner's copy gets the `cleaned` event and a relationship to the infected original
+//!   ([`cleaned_detail`], [`cleaned_relationship`]);
+//! - every container gets one virus-check event ([`content_check`], [`viral_check`]), all of
+//!   them built by [`clamd_event`], whose scope says what clamd read.
 //!
-//! Every record is described to its container's METS section the moment it is written
-//! ([`VerdictEvents`]): an infected or unscanned payload with its own PREMIS event, a cleaner's
-//! copy with the event and the relationship to the original written just before it. Once the
-//! containers are closed, [`add_container_virus_checks`] gives every container its virus-check
-//! event and counts what was found.
+//! Records of ARC and WARC files are described the moment they are written
+//! ([`VerdictEvents`], its object identifiers `container#record-id`); captures by the capture
+//! sink (`package::captures`), whose object identifiers are the same except for mirror files,
+//! named by their path. Once the containers are closed, `archives` gives
+//! every Heritrix container its event and counts what was found.
 
 use std::io;
-use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::{ContainerResult, PackageError, PackageOptions, io_err};
+use super::{PackageError, PackageOptions};
 use crate::ids::Ids;
 use crate::mets::{ContainerWriter, MetsBuilder};
 use crate::model::*;
@@ -181,11 +184,13 @@ impl<'a> VerdictEvents<'a> {
         rec: &RecordFile,
         verdict: Option<&ScanResult>,
     ) -> io::Result<()> {
-        let Some(ScanResult::NotScanned(why)) = verdict else { return cw.add_record(rec) };
-        self.found.unscanned.push((rec.record_id.clone(), why.to_string()));
+        // (An infected payload does not come here: the scan stage routed it to the viral twin.)
+        let Some((outcome, why)) = verdict.and_then(|v| verdict_outcome(self.opts, v)) else {
+            return cw.add_record(rec);
+        };
+        self.found.unscanned.push((rec.record_id.clone(), why.clone()));
         let oid = format!("{}#{}", self.rel, rec.record_id);
-        let outcome = self.opts.profile.virus_outcomes.not_scanned.clone();
-        let e = self.event(outcome, Some(why.to_string()), vec![oid.clone()]);
+        let e = self.event(outcome, Some(why), vec![oid.clone()]);
         cw.add_record(&described(rec, oid, vec![e]))
     }
 
@@ -204,8 +209,9 @@ impl<'a> VerdictEvents<'a> {
         sig: &str,
     ) -> io::Result<()> {
         let oid = format!("{}#{}", self.viral_rel, rec.record_id);
-        let forced = self.opts.profile.virus_outcomes.forced.clone();
-        let e = self.event(forced, Some(sig.to_string()), vec![oid.clone()]);
+        let verdict = ScanResult::Infected(sig.to_string());
+        let (outcome, detail) = verdict_outcome(self.opts, &verdict).unwrap_or_default();
+        let e = self.event(outcome, Some(detail), vec![oid.clone()]);
         self.found.infected.push((rec.record_id.clone(), sig.to_string()));
         self.last_infected = Some((rec.record_id.clone(), sig.to_string()));
         vcw.add_record(&described(rec, oid, vec![e]))
@@ -225,24 +231,56 @@ impl<'a> VerdictEvents<'a> {
         };
         let viral_oid = format!("{}#{original}", self.viral_rel);
         let cid = format!("{}#{}", self.rel, rec.record_id);
+        let cleaner = self.opts.cleaner.as_deref().unwrap_or_default();
         let e = self.event(
             self.opts.profile.virus_outcomes.cleaned.clone(),
-            Some(format!(
-                "{sig} removed by the cleaner; the cleaned copy was rescanned: no virus detected"
-            )),
+            Some(cleaned_detail(&sig, cleaner)),
             vec![viral_oid.clone(), cid.clone()],
         );
         let mut d = described(rec, cid, vec![e.clone()]);
         if let Some(db) = d.described.as_mut() {
-            db.object.relationships.push(Relationship {
-                relationship_type: self.opts.profile.relationships.relationship_type.clone(),
-                subtype: self.opts.profile.relationships.cleaned.clone(),
-                related_object: ("local".into(), viral_oid),
-                related_event: Some(e.id.clone()),
-            });
+            db.object.relationships.push(cleaned_relationship(self.opts, viral_oid, e.id.clone()));
         }
         self.found.cleaned += 1;
         cw.add_record(&d)
+    }
+}
+
+/// A record's own virus-check event, from its payload's verdict: (outcome, detail) for an
+/// infected payload (the signature) or one not scanned (why); `None` for a clean one, which
+/// its container's event speaks for.
+pub(crate) fn verdict_outcome(
+    opts: &PackageOptions,
+    verdict: &ScanResult,
+) -> Option<(String, String)> {
+    let outcomes = &opts.profile.virus_outcomes;
+    match verdict {
+        ScanResult::Infected(sig) => Some((outcomes.forced.clone(), sig.clone())),
+        ScanResult::NotScanned(why) => Some((outcomes.not_scanned.clone(), why.to_string())),
+        ScanResult::Clean => None,
+    }
+}
+
+/// The detail of a cleaned event: what was removed, by which cleaner, and that its copy
+/// scanned clean.
+pub(crate) fn cleaned_detail(sig: &str, cleaner: &str) -> String {
+    format!(
+        "{sig} removed by the cleaner ({cleaner}); the cleaned copy was rescanned: no virus detected"
+    )
+}
+
+/// A cleaned copy's relationship to the infected original (`viral_oid`) through the cleaned
+/// event (`event_id`).
+pub(crate) fn cleaned_relationship(
+    opts: &PackageOptions,
+    viral_oid: String,
+    event_id: String,
+) -> Relationship {
+    Relationship {
+        relationship_type: opts.profile.relationships.relationship_type.clone(),
+        subtype: opts.profile.relationships.cleaned.clone(),
+        related_object: ("local".into(), viral_oid),
+        related_event: Some(event_id),
     }
 }
 
@@ -274,8 +312,8 @@ pub(crate) fn clamd_event(
     super::virus_check_event(ids, opts, now, "clamd", detail, (outcome, outcome_detail), objects)
 }
 
-/// A Heritrix container's clamd event.
-fn event(
+/// A clamd event on records of ARC and WARC files (or their containers).
+pub(super) fn event(
     ids: &Ids,
     opts: &PackageOptions,
     now: DateTime<Utc>,
@@ -306,60 +344,6 @@ fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
         events: events.iter().map(|e| e.id.clone()).collect(),
     };
     RecordFile { described: Some(DescribedBytestream { object, events }), ..r.clone() }
-}
-
-/// Once a container and its viral twin are closed (their records described as they were
-/// written): the twin's section finished with its virus-check event and listed in
-/// `extra_files` (path, SHA-512, size), the content container's virus-check event, and what
-/// the scan found counted into `summary`.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn add_container_virus_checks(
-    version: &str,
-    r: &mut ContainerResult,
-    mets: &mut MetsBuilder,
-    root: &Path,
-    ids: &Ids,
-    opts: &PackageOptions,
-    now: DateTime<Utc>,
-    summary: &mut super::ScanSummary,
-    extra_files: &mut Vec<(String, String, u64)>,
-) -> Result<(), PackageError> {
-    let rel = r.file.path.clone();
-    let found = std::mem::take(&mut r.scan);
-    if let Some(v) = r.viral.take() {
-        let objects = std::iter::once(v.rel.clone())
-            .chain(found.infected.iter().map(|(id, _)| format!("{}#{id}", v.rel)))
-            .collect();
-        let (outcome, detail) = viral_check(opts, found.infected.iter().map(|(_, s)| s.as_str()));
-        let cev = event(ids, opts, now, version, outcome, detail, objects);
-        let name = rel.rsplit('/').next().unwrap_or_default().to_string();
-        let vfile = super::written_container_file(
-            v.rel.clone(),
-            (v.size, v.sha512.clone()),
-            v.records,
-            vec![cev],
-            name,
-            now,
-        );
-        mets.finish_container(v.mets, vfile).map_err(io_err(root))?;
-        extra_files.push((v.rel, v.sha512, v.size));
-        r.report.records -= v.records.saturating_sub(1).min(r.report.records);
-    }
-    let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
-    let shared = found.unscanned_without_event as usize;
-    summary.infected += infected as u64;
-    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (rel.clone(), id, sig)));
-    summary.not_scanned += unscanned as u64;
-    summary.unscanned.extend(found.unscanned.into_iter().map(|(id, why)| (rel.clone(), id, why)));
-    summary.cleaned += found.cleaned;
-
-    // The container-level virus check.
-    let with_event = unscanned.saturating_sub(shared) as u64;
-    let (outcome, detail) = content_check(opts, infected as u64, with_event, shared as u64);
-    let e = event(ids, opts, now, version, outcome, detail, vec![rel.clone()]);
-    r.file.object.events.push(e.id.clone());
-    r.file.events.push(e);
-    Ok(())
 }
 
 #[cfg(test)]

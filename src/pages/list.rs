@@ -155,15 +155,17 @@ pub enum ListError {
     Capture(#[from] crate::sources::capture::CaptureError),
     /// Neither a package nor a source.
     #[error(
-        "{}: neither a package (a directory holding {METS_NAME}, or a METS file) nor a source: {reason}; accepted: a package, or {shapes}",
+        "{}: neither a package (a directory holding {METS_NAME}, or a METS file) nor a source: {}; accepted: a package, or {shapes}",
         path.display(),
+        cause.reason(path),
         shapes = ACCEPTED_SHAPES.trim_start_matches("accepted: ")
     )]
     NotAHarvest {
         /// The path given.
         path: PathBuf,
-        /// Why it is not a source.
-        reason: String,
+        /// Why it is not a source (said in the message, so not its source: the CLI would say
+        /// it twice).
+        cause: NotASource,
     },
     /// The METS cannot be read (not well-formed, or something no METS holds).
     #[error("{}: {source}", path.display())]
@@ -213,6 +215,30 @@ pub enum ListError {
         #[source]
         source: io::Error,
     },
+}
+
+/// Why a path given to `pages` is not a source.
+#[derive(Debug, thiserror::Error)]
+pub enum NotASource {
+    /// Not a shape `package` takes.
+    #[error(transparent)]
+    Source(SourceError),
+    /// A `.zip` holding no mirror.
+    #[error(transparent)]
+    Mirror(MirrorError),
+}
+
+impl NotASource {
+    /// What is wrong, for the message that names `given` and the accepted shapes itself.
+    fn reason(&self, given: &Path) -> String {
+        match self {
+            NotASource::Source(e) => e.reason(given),
+            NotASource::Mirror(MirrorError::NotAMirror(_)) => {
+                "the zip holds no wget or HTTrack mirror (<host>/ directories)".into()
+            }
+            NotASource::Mirror(e) => e.to_string(),
+        }
+    }
 }
 
 impl From<ConfineError> for ListError {
@@ -283,14 +309,7 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
         let what = What::Package { root: root.to_path_buf(), containers, remote };
         return Ok(Harvest { path: path.to_path_buf(), what, _unpacked: None });
     }
-    let not_source = |e: &dyn std::fmt::Display| {
-        let reason = e.to_string();
-        let reason = reason.replace(&format!("; {ACCEPTED_SHAPES}"), "");
-        // The message names the path once, before the reason.
-        let named = format!("{}: ", path.display());
-        let reason = reason.strip_prefix(&named).map(str::to_string).unwrap_or(reason);
-        ListError::NotAHarvest { path: path.to_path_buf(), reason }
-    };
+    let not_source = |cause| ListError::NotAHarvest { path: path.to_path_buf(), cause };
     let given = [path.to_path_buf()];
     let mirror_opts = |name: Option<String>| MirrorOptions {
         url_prefix: opts.url_prefix.clone(),
@@ -298,7 +317,7 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
         zone: opts.zone,
         name,
     };
-    let input = detect(&given).map_err(|e: SourceError| not_source(&e))?;
+    let input = detect(&given).map_err(|e| not_source(NotASource::Source(e)))?;
     let (what, unpacked) = match input {
         Input::Pandas { instances, .. } => {
             (What::Pandas { dirs: instances, zone: opts.zone }, None)
@@ -313,7 +332,7 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
             let head = TITLE_WINDOW as u64;
             let u = unzip::unpack_zip_heads(&zip, &work, opts.zip_expansion, head);
             let u = u.map_err(|e| match e {
-                MirrorError::NotAMirror(_) => not_source(&e),
+                MirrorError::NotAMirror(_) => not_source(NotASource::Mirror(e)),
                 e => e.into(),
             })?;
             let name = Some(crate::sources::file_text(&zip));

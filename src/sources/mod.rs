@@ -53,6 +53,18 @@ pub enum Shape {
     ArchiveFolder,
 }
 
+impl Shape {
+    /// Its name in reports (as serialized).
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Heritrix1 => "heritrix1",
+            Shape::Heritrix3 => "heritrix3",
+            Shape::FileList => "file-list",
+            Shape::ArchiveFolder => "archive-folder",
+        }
+    }
+}
+
 /// The kind of an archive file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -117,12 +129,60 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
-    /// Nothing to package.
-    #[error("{0}")]
-    Empty(String),
-    /// A mix that is not one harvest.
-    #[error("{0}")]
-    Mixed(String),
+    /// An input that is neither a regular file nor a directory (a FIFO, a device, ...).
+    #[error("{}: is {kind}, not a regular file or a directory", path.display())]
+    NotFileOrDirectory {
+        /// The input.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// A directory given with other inputs.
+    #[error("give one job directory, or ARC/WARC files, not both")]
+    DirectoryAndFiles,
+    /// A file given among ARC/WARC files whose name says it is neither.
+    #[error("{}: not an ARC or WARC file (by its name); {ACCEPTED_SHAPES}", path.display())]
+    NotAnArchive {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A directory of no shape `package` knows.
+    #[error("{}: no input shape recognised; {ACCEPTED_SHAPES}", path.display())]
+    NoShape {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A Heritrix job without a single ARC or WARC file: nothing to package.
+    #[error("{}: the job holds no ARC or WARC file", path.display())]
+    NoArchives {
+        /// The job directory.
+        path: PathBuf,
+    },
+}
+
+impl SourceError {
+    /// What is wrong, for a message that names `given` and the accepted shapes itself: the
+    /// path this error is about only when it is another one.
+    pub fn reason(&self, given: &Path) -> String {
+        let of = |path: &Path, what: String| match path == given {
+            true => what,
+            false => format!("{}: {what}", path.display()),
+        };
+        match self {
+            SourceError::Io { path, source } => of(path, layout::describe_io(source)),
+            SourceError::NotFileOrDirectory { path, kind } => {
+                of(path, format!("is {kind}, not a regular file or a directory"))
+            }
+            SourceError::DirectoryAndFiles => self.to_string(),
+            SourceError::NotAnArchive { path } => {
+                of(path, "not an ARC or WARC file (by its name)".into())
+            }
+            SourceError::NoShape { path } => of(path, "no input shape recognised".into()),
+            SourceError::NoArchives { path } => {
+                of(path, "the job holds no ARC or WARC file".into())
+            }
+        }
+    }
 }
 
 /// Every input shape `package` accepts, for the error that names none of them found.
@@ -265,11 +325,8 @@ fn read_archives(inputs: &[PathBuf]) -> Result<Source, SourceError> {
     for p in inputs {
         let meta = std::fs::metadata(p).map_err(io(p))?;
         if !meta.is_file() && !meta.is_dir() {
-            return Err(SourceError::Mixed(format!(
-                "{}: is {}, not a regular file or a directory",
-                p.display(),
-                layout::kind_of(&meta)
-            )));
+            let kind = layout::kind_of(&meta);
+            return Err(SourceError::NotFileOrDirectory { path: p.clone(), kind });
         }
         let real =
             if meta.is_file() { std::fs::canonicalize(p).map_err(io(p))? } else { p.clone() };
@@ -278,18 +335,12 @@ fn read_archives(inputs: &[PathBuf]) -> Result<Source, SourceError> {
     let inputs = &resolved[..];
     match inputs {
         [dir] if dir.is_dir() => job_dir(dir),
-        _ if inputs.iter().any(|p| p.is_dir()) => {
-            Err(SourceError::Mixed("give one job directory, or ARC/WARC files, not both".into()))
-        }
+        _ if inputs.iter().any(|p| p.is_dir()) => Err(SourceError::DirectoryAndFiles),
         _ => {
             let mut archives = Vec::new();
             for p in inputs {
-                let kind = archive_kind(p).ok_or_else(|| {
-                    SourceError::Mixed(format!(
-                        "{}: not an ARC or WARC file (by its name); {ACCEPTED_SHAPES}",
-                        p.display()
-                    ))
-                })?;
+                let kind =
+                    archive_kind(p).ok_or_else(|| SourceError::NotAnArchive { path: p.clone() })?;
                 archives.push(Archive { path: p.clone(), kind });
             }
             let found = vec![format!("{} archive file(s) given one by one", archives.len())];
@@ -365,16 +416,10 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
     } else if !archives.is_empty() {
         Shape::ArchiveFolder
     } else {
-        return Err(SourceError::Empty(format!(
-            "{}: no input shape recognised; {ACCEPTED_SHAPES}",
-            root.display()
-        )));
+        return Err(SourceError::NoShape { path: root.to_path_buf() });
     };
     if archives.is_empty() {
-        return Err(SourceError::Empty(format!(
-            "{}: the job holds no ARC or WARC file",
-            root.display()
-        )));
+        return Err(SourceError::NoArchives { path: root.to_path_buf() });
     }
     let seeds = match &seeds_file {
         Some(p) => match layout::read_bounded(p, MAX_SEEDS) {

@@ -42,6 +42,18 @@ fn package_and_check(sample: &str, shape: &str) -> serde_json::Value {
         let checked = oracle("check_package.py", &[&out], &[]);
         let captures = oracle("check_captures.py", &[&out, &src], &[shape]);
         assert_eq!(captures["counts"]["checked"], r["captures"], "{captures}");
+        // The report names every container, as the package holds it, with its records.
+        let containers = r["containers"].as_array().unwrap();
+        let mut in_containers = 0;
+        for c in containers {
+            let path = out.join(c["path"].as_str().unwrap());
+            assert!(path.is_file(), "{shape}: {c}");
+            assert_eq!(c["action"], "written", "{c}");
+            in_containers += c["records"].as_u64().unwrap();
+        }
+        assert_eq!(in_containers, r["records"].as_u64().unwrap(), "{shape}: {r}");
+        let written = std::fs::read_dir(out.join("content")).unwrap().count();
+        assert!(written >= 1 && containers.len() >= written, "{shape}: {r}");
         if mode == "full" {
             // Every record but the warcinfo has its <file>, and warcio reads as many.
             let records = r["records"].as_u64().unwrap();
@@ -94,7 +106,7 @@ fn a_nedlib_harvest_packages_with_every_quirk_reported() {
     assert!(merged["file"].as_str().unwrap().ends_with(".meta"), "{merged}");
     assert!(merged["line"].as_u64().is_some(), "{merged}");
     // The data file without .meta and the access file are side files under logs/.
-    assert_eq!(r["side_files"], 2);
+    assert_eq!(r["logs"], 2);
 }
 
 #[test]

@@ -87,3 +87,45 @@ fn a_folder_of_warc_files_is_packaged() {
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(text.contains("INTACT"), "{text}");
 }
+
+/// What is not a harvest is said once, the same way by `package` and by `pages`: the path
+/// first, then what is wrong, then what would be accepted.
+#[test]
+fn what_is_not_a_harvest_is_said_once_by_package_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    let job = dir.path().join("job");
+    std::fs::create_dir(&empty).unwrap();
+    // A Heritrix 3 job whose launch holds no ARC or WARC file.
+    std::fs::create_dir_all(job.join("20240101000000/warcs")).unwrap();
+    std::fs::write(job.join("crawler-beans.cxml"), "<beans/>").unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "not an archive").unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let (e, j, n) = (empty.to_str().unwrap(), job.to_str().unwrap(), notes.to_str().unwrap());
+    let cases: [(&[&str], &str, &str); 3] = [
+        (&[e], e, "no input shape recognised"),
+        (&[j], j, "the job holds no ARC or WARC file"),
+        (&[n], n, "not an ARC or WARC file (by its name)"),
+    ];
+    for (inputs, named, why) in cases {
+        let package =
+            [&["package", "--quiet", "--no-virus-check", "--out", o][..], inputs].concat();
+        let pages = [&["pages"][..], inputs].concat();
+        for args in [package, pages] {
+            let (code, err) = stderr(&args);
+            assert_eq!(code, Some(2), "{args:?}: {err}");
+            assert_eq!(err.matches(named).count(), 1, "{args:?} names the path once: {err}");
+            assert_eq!(err.matches(why).count(), 1, "{args:?}: {err}");
+            let path_then_why = err.find(named).unwrap() < err.find(why).unwrap();
+            assert!(path_then_why, "{args:?}: {err}");
+            if args[0] == "pages" {
+                assert!(err.contains("neither a package"), "{err}");
+            }
+        }
+    }
+    let (code, err) = stderr(&["package", "--quiet", "--no-virus-check", "--out", o, e, n]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("give one job directory, or ARC/WARC files, not both"), "{err}");
+}

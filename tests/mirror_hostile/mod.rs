@@ -656,5 +656,5 @@ fn thirty_thousand_links_are_refused_counted_and_listed_up_to_a_bound() {
     assert_eq!(listed.len(), 10_000);
     assert_eq!(listed[0][0], "www.e.org/s/l000000.html");
     assert!(listed[0][1].as_str().unwrap().contains("link"), "{}", listed[0][1]);
-    assert_eq!(r["files"], 1, "the page is packaged");
+    assert_eq!(r["captures"], 1, "the page is packaged");
 }

@@ -47,11 +47,13 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
             out.to_str().unwrap(),
             &sample_job(),
         ]);
-        assert_eq!(r["source_shape"], "heritrix1");
-        assert_eq!(r["mets_errors"], 0);
+        assert_eq!(r["shape"], "heritrix1");
         assert_eq!(r["mets_xsd_checked"], true);
-        // Eight files of the job, and the two ARCs' migration reports (logs/webaip/).
-        assert_eq!(r["logs"], 10);
+        // The eight files of the job (the two ARCs' migration reports are the package's own).
+        assert_eq!(r["logs"], 8);
+        // Its containers, and none of the parts only sources of captures have.
+        assert_eq!(r["containers"].as_array().unwrap().len(), 2, "{}", r["containers"]);
+        assert!(r.get("captures").is_none() && r["instance"].is_null(), "{r}");
         assert_eq!(r["crawl_log"]["fetched"], 11);
         assert_eq!(r["crawl_log"]["fetched_without_record"], 0);
         assert_eq!(r["crawl_log"]["records_without_log_line"], 0);
@@ -256,7 +258,7 @@ fn a_heritrix3_job_with_warcs_is_checked_and_copied_byte_exact() {
     std::fs::copy(&warc, &copied).unwrap();
     let out = dir.path().join("pkg");
     let r = package(&["--mode", "full", "--out", out.to_str().unwrap(), job.to_str().unwrap()]);
-    assert_eq!(r["source_shape"], "heritrix3");
+    assert_eq!(r["shape"], "heritrix3");
     assert_eq!(r["containers"][0]["action"], "checked and copied");
     assert!(r["containers"][0]["migration"].is_null());
     assert_eq!(

@@ -296,7 +296,7 @@ fn a_pandas_instance_of_links_fifos_and_devices_is_packaged_without_reading_them
         assert_refused(&refused, "www.example.gov.au/null.html", "a character device");
     }
     // The regular files of the mirror are all there.
-    assert_eq!(r["files"], 7, "{r}");
+    assert_eq!(r["captures"], 7, "{r}");
     assert_valid_package(&out);
     assert_confined(log.as_deref(), &[area.path("outdir"), area.path("tmp")], &secret);
     let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();

@@ -53,9 +53,9 @@ fn the_sample_instance_becomes_a_package_with_links_made_absolute() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pkg");
         let r = package(&instance, &out, &["--mode", mode, "--timezone", "Australia/Sydney"]);
-        assert_eq!(r["instance_time"], "2004-05-17T04:12:00Z");
-        assert_eq!(r["pi"], "40123");
-        let sources = &r["url_sources"];
+        assert_eq!(r["instance"]["time"], "2004-05-17T04:12:00Z");
+        assert_eq!(r["instance"]["pi"], "40123");
+        let sources = &r["instance"]["url_sources"];
         assert_eq!(
             (
                 sources["cache"].as_u64(),
@@ -66,9 +66,9 @@ fn the_sample_instance_becomes_a_package_with_links_made_absolute() {
             (Some(4), Some(1), Some(1), Some(1)),
             "{sources}"
         );
-        assert_eq!(r["guessed_urls"][0][0], "www.example.gov.au/misc/notes.txt");
-        assert_eq!(r["transformed"], 4);
-        assert!(r["links_to_outside"].as_u64().unwrap() >= 2);
+        assert_eq!(r["instance"]["guessed_urls"][0][0], "www.example.gov.au/misc/notes.txt");
+        assert_eq!(r["rewrite"]["transformed"], 4);
+        assert!(r["rewrite"]["links_to_outside"].as_u64().unwrap() >= 2);
         let checked = check_all(&out, &instance, "10");
         assert_eq!(checked["stats"]["rewritten"], 4);
         // Every rewritten page and stylesheet differs from its original only in URL values.
@@ -134,8 +134,8 @@ fn the_real_nla_mirror_recovers_urls_and_dates_from_its_cache() {
     let instance = dir.path().join("mirror/12345/20210223-0954");
     let out = dir.path().join("pkg");
     let r = package(&instance, &out, &["--mode", "full"]);
-    assert_eq!(r["url_sources"]["cache"], 5, "{}", r["url_sources"]);
-    assert_eq!(r["capture_from_cache"], 5);
+    assert_eq!(r["instance"]["url_sources"]["cache"], 5, "{}", r["instance"]);
+    assert_eq!(r["instance"]["capture_from_cache"], 5);
     let checked = check_all(&out, &instance, "0");
     assert_eq!(checked["stats"]["cache_checked"], 5);
     assert!(checked["stats"]["rewritten"].as_u64().unwrap() >= 3);
@@ -170,7 +170,7 @@ fn hostile_names_and_links_are_handled_without_writing_outside() {
     let refused = r["refused"].as_array().unwrap();
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(refused[0][0].as_str().unwrap().ends_with("passwd.txt"));
-    assert_eq!(r["files"], 4);
+    assert_eq!(r["captures"], 4);
     let (ok, text) = oracle_validate(&out.join("METS.xml"));
     assert!(ok, "{text}");
     assert_webaip_valid(&out.join("METS.xml"));

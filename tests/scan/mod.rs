@@ -389,7 +389,7 @@ fn a_rewritten_page_that_could_not_be_scanned_says_so_of_both_bytestreams() {
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r[0]["scan"]["not_scanned"], 1, "{}", r[0]["scan"]);
-    assert_eq!(r[0]["transformed"], 1, "{}", r[0]);
+    assert_eq!(r[0]["rewrite"]["transformed"], 1, "{}", r[0]);
     let mets = assert_valid_package(&out);
     // One not-scanned event naming both objects.
     let event = mets
@@ -1005,6 +1005,11 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
     assert_eq!(r["scan"]["reused"], 1, "the second \"first\": {}", r["scan"]);
     let q = &r["containers"][0]["migration"]["quarantine"];
     assert_eq!(q["records"], 1, "{r}");
+    // The report names the containers where they are now, not where they were built.
+    let output = r["containers"][0]["migration"]["output"].as_str().unwrap();
+    for path in [output, q["path"].as_str().unwrap()] {
+        assert!(Path::new(path).starts_with(&out) && Path::new(path).is_file(), "{path}: {r}");
+    }
     let conservation = &r["containers"][0]["migration"]["conservation"];
     assert_eq!(conservation["conserved"], true, "{conservation}");
     assert_eq!(conservation["payload_bytes_in"], conservation["payload_bytes_out"]);

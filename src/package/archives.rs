@@ -1,0 +1,1017 @@
+//! Packages of ARC and WARC files (a Heritrix job, a folder, a list).
+//!
+//! The pipeline of ARCHITECTURE.md: the [`crate::sources::Source`] says what the harvest
+//! holds; ARC files are migrated ([`crate::migrate`]) and WARC files checked and copied
+//! byte-exact into `content/`, in parallel; logs and configuration are copied into `logs/`; the
+//! METS is streamed ([`crate::mets::MetsBuilder`]); `manifest-sha512.txt` lists every file.
+//!
+//! Accepting means agreeing: a WARC copied into the package is read once, record by record,
+//! through the very check `audit --deep` makes (`audit::records::check_block`:
+//! WARC-Block-Digest, WARC-Payload-Digest) and the reader's CRLF CRLF check. A record that
+//! fails is not silently copied: the file is still kept byte-exact (preservation keeps what it
+//! received, and rewriting a digest would destroy the evidence), but every such record is
+//! named in the report (text and JSON, `warc_findings`), the container gets a PREMIS
+//! `validation` event with outcome `failure` listing them, and the run exits with status 1,
+//! as for other findings. The later audit then reports what the package already declared.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use rayon::prelude::*;
+
+use super::{
+    ContainerReport, CrawlLogComparison, MAX_EXAMPLES, MigrationFailure, NO_SCAN_NOTE,
+    PackageError, PackageOptions, PackageReport, ScanSummary, VirusCheck, add_generated_log,
+    add_log, copy, entities, entities_to_describe, finish_header, hash_file, input_seed, io_err,
+    migration_report_path, new_mets, no_scan_event, quarantine, sink, url_capture,
+    written_record_file,
+};
+use crate::ids::Ids;
+use crate::layout;
+use crate::mets::MetsBuilder;
+use crate::mets::writer::ContainerWriter;
+use crate::migrate::{MigrateOptions, MigratedRecord, output_name};
+use crate::model::*;
+use crate::sources::crawl_log::{CrawlLog, uri_hash};
+use crate::sources::{ArchiveKind, Source, file_text, path_text};
+use crate::stages::scan::{ScanEngine, ScanStage};
+use crate::stages::{Item, Stage, Staged};
+
+use super::staging::Staging;
+
+/// PREMIS event type of the check a copied WARC gets (LoC preservation vocabulary).
+const VALIDATION_EVENT: &str = "validation";
+/// Its URI.
+const VALIDATION_EVENT_URI: &str = "http://id.loc.gov/vocabulary/preservation/eventType/val";
+
+pub(super) struct ContainerResult {
+    pub(super) index: usize,
+    /// The container's METS section, its records described as they were written.
+    pub(super) writer: ContainerWriter,
+    pub(super) file: PackageFile,
+    pub(super) report: ContainerReport,
+    pub(super) uris: HashSet<u64>,
+    pub(super) without_log: (u64, Vec<String>),
+    pub(super) dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
+    /// The ARC described beside the container, with the migration event.
+    pub(super) arc: Option<(PremisObject, Event)>,
+    /// The viral twin its infected records went to, closed, its records described.
+    pub(super) viral: Option<sink::ClosedContainer>,
+    /// What the scan found in it and its twin.
+    pub(super) scan: quarantine::ContainerScan,
+}
+
+/// Builds the package of `source`. `progress` receives bytes read, as they are read.
+pub fn build_package(
+    source: &Source,
+    opts: &PackageOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PackageReport, PackageError> {
+    let started = Instant::now();
+    let staging = Staging::new(&opts.out, opts.force)?;
+    let root = staging.root.clone();
+    let ids = source_ids(source, opts)?;
+    let now = ids.now();
+    let objid = format!("urn:uuid:{}", ids.uuid());
+
+    let crawl_log = match &source.crawl_log {
+        Some(p) => Some(CrawlLog::read(p).map_err(io_err(p))?),
+        None => None,
+    };
+    let mut mets = new_mets(&objid, now, opts, &root)?;
+    mets.describe_entities(entities_to_describe(opts, &source.seeds)?);
+
+    let names = container_names(source);
+
+    // One engine for the run: identical payloads of all containers are scanned once.
+    let engine = match &opts.virus_check {
+        VirusCheck::Clamd(c) => Some(ScanEngine::new(c.clone())?),
+        VirusCheck::Disabled => None,
+    };
+    // Every record is described as it is written, its events naming clamd's version.
+    let version = match &opts.virus_check {
+        VirusCheck::Clamd(clamd) => Some(quarantine::register_scanner(clamd, &mut mets)?),
+        VirusCheck::Disabled => None,
+    };
+    let ctx = ContainerCtx {
+        root: &root,
+        scanner: engine.as_ref(),
+        version: version.as_deref(),
+        rel: String::new(),
+        ids: &ids,
+        opts,
+        log: crawl_log.as_ref(),
+        now,
+        progress,
+    };
+    let results = write_containers(source, &names, &mut mets, &ctx)?;
+    let mut results = results;
+
+    // Viral containers made while scanning: (path, sha512, size).
+    let mut extra_files: Vec<(String, String, u64)> = Vec::new();
+    // The virus check of every container (its records are described already).
+    let mut scan_summary = ScanSummary::default();
+    let (virus_note, scan_seconds) =
+        container_virus_checks(&mut results, &mut mets, &ctx, &mut scan_summary, &mut extra_files)?;
+
+    let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
+    let mut all_uris = HashSet::new();
+    let mut without_log = (0u64, Vec::new());
+    let mut containers = Vec::new();
+    let mut manifest: Vec<(String, String)> = Vec::new();
+    for (path, sha, _) in extra_files {
+        manifest.push((path, sha));
+    }
+    for r in results {
+        capture.0 = min_opt(capture.0, r.dates.0);
+        capture.1 = max_opt(capture.1, r.dates.1);
+        all_uris.extend(r.uris);
+        without_log.0 += r.without_log.0;
+        for e in r.without_log.1 {
+            if without_log.1.len() < MAX_EXAMPLES {
+                without_log.1.push(e);
+            }
+        }
+        let mut file = r.file;
+        file.object
+            .significant_properties
+            .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
+        if let Some((arc, event)) = r.arc {
+            file.described_sources.push(arc);
+            file.events.insert(0, event);
+        }
+        manifest.push((file.path.clone(), file.sha512.clone()));
+        containers.push(r.report);
+        mets.finish_container(r.writer, file).map_err(io_err(&root))?;
+    }
+    if let Some(log) = &crawl_log {
+        capture.0 = capture.0.or(log.first);
+        capture.1 = capture.1.or(log.last);
+    }
+
+    // Logs and configuration, byte-exact.
+    let mut logs = 0u64;
+    for aux in &source.aux {
+        let (rel, sha, _) = add_log(&mut mets, &root, &aux.path, &aux.relative, now, progress)?;
+        manifest.push((rel, sha));
+        logs += 1;
+    }
+    // Each migration's report travels in the package, where its migration event points.
+    for (c, archive) in containers.iter().zip(&source.archives) {
+        if let Some(m) = &c.migration {
+            let rel = migration_report_path(&c.path);
+            let json =
+                packaged_migration_report(m, &rel, c, source.root.as_deref(), &archive.path)?;
+            let (rel, sha, _) = add_generated_log(&mut mets, &root, &rel, &json, now)?;
+            manifest.push((rel, sha));
+        }
+    }
+
+    let (description, rights, organisation, metadata_notes) =
+        opts.metadata.resolve((&source.seeds, "seeds.txt"), capture);
+    finish_header(&mut mets, description, rights, organisation);
+    let entities = entities::resolve_entities(&mut mets, &root)?;
+    for c in &mut containers {
+        c.listed += entities.records_listed.get(&c.path).copied().unwrap_or(0);
+    }
+    let written = staging.write_mets(mets, &mut manifest, opts)?;
+
+    let crawl_log = crawl_log.map(|log| compare_crawl_log(&log, source, &all_uris, without_log));
+
+    let leftovers = staging.leftovers.clone();
+    let out = staging.commit()?;
+    name_outputs_in_place(&mut containers, &out);
+    Ok(PackageReport {
+        package: out,
+        objid,
+        shape: source.shape.name().to_string(),
+        found: source.found.clone(),
+        missing: source.missing.clone(),
+        refused: source.refused.clone(),
+        refusals: source.refused.len() as u64,
+        containers,
+        captures: None,
+        instance: None,
+        rewrite: None,
+        crawl_log,
+        logs,
+        metadata_notes,
+        entities,
+        virus_check: virus_note,
+        scan: scan_summary,
+        scan_seconds,
+        mets_xsd_checked: written.xsd_checked,
+        files: written.files,
+        bytes: written.bytes,
+        leftovers,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The virus check of every container, its records described already: with no scanner, the
+/// package's "not scanned" event on every container; with one, each container's checks (and
+/// its viral twin's, `extra_files`). The report's note and the seconds spent waiting for clamd.
+fn container_virus_checks(
+    results: &mut [ContainerResult],
+    mets: &mut MetsBuilder,
+    ctx: &ContainerCtx<'_>,
+    summary: &mut ScanSummary,
+    extra_files: &mut Vec<(String, String, u64)>,
+) -> Result<(String, f64), PackageError> {
+    let (opts, ids, now) = (ctx.opts, ctx.ids, ctx.now);
+    let Some(engine) = ctx.scanner else {
+        let objects = results.iter().map(|r| r.file.object.id.clone()).collect();
+        let event = no_scan_event(ids, opts, now, objects);
+        for r in results.iter_mut() {
+            r.file.object.events.push(event.id.clone());
+        }
+        mets.add_package_event(event);
+        return Ok((NO_SCAN_NOTE.to_string(), 0.0));
+    };
+    let version = ctx.version.unwrap_or_default();
+    for r in results.iter_mut() {
+        add_container_virus_checks(
+            version,
+            r,
+            mets,
+            ctx.root,
+            ids,
+            opts,
+            now,
+            summary,
+            extra_files,
+        )?;
+    }
+    let counts = engine.counts();
+    summary.scanned = counts.scanned;
+    summary.reused = counts.reused;
+    Ok((summary.note(version), counts.waited_seconds))
+}
+
+/// The identifiers of a Heritrix-path run: seeded from its archives and side files for
+/// `--deterministic`, random otherwise.
+fn source_ids(source: &Source, opts: &PackageOptions) -> Result<Ids, PackageError> {
+    if !opts.deterministic {
+        return Ok(Ids::random());
+    }
+    let root = source.root.as_deref();
+    let name = |p: &Path| match root {
+        Some(r) => crate::sources::name_text(r, p),
+        None => file_text(p),
+    };
+    let files: Vec<(String, &Path)> = source
+        .archives
+        .iter()
+        .map(|a| (name(&a.path), a.path.as_path()))
+        .chain(
+            source
+                .aux
+                .iter()
+                .map(|a| (layout::in_dir(layout::LOGS_DIR, &a.relative), a.path.as_path())),
+        )
+        .collect();
+    Ok(Ids::seeded(input_seed("webaip-package", &files)?))
+}
+
+/// Container names: migrated ARCs get .warc.gz names, WARCs keep theirs; clashes keep the
+/// input's full name. Names are escaped (control characters, bytes that are not UTF-8): a file
+/// name cannot put a line break into the package's own file names, the METS or a WARC field.
+fn container_names(source: &Source) -> Vec<String> {
+    let names: Vec<String> = source
+        .archives
+        .iter()
+        .map(|a| match a.kind {
+            ArchiveKind::Arc => output_name(Path::new(&file_text(&a.path))),
+            ArchiveKind::Warc => file_text(&a.path),
+        })
+        .collect();
+    names
+        .iter()
+        .zip(&source.archives)
+        .map(|(n, a)| {
+            if names.iter().filter(|m| *m == n).count() > 1 {
+                format!("{}.warc.gz", file_text(&a.path))
+            } else {
+                n.clone()
+            }
+        })
+        .collect()
+}
+
+/// Writes every archive's container, in parallel (`ctx`: the run's settings; its `rel` is set
+/// per container), their METS sections begun here in container order; the results in that
+/// order.
+fn write_containers(
+    source: &Source,
+    names: &[String],
+    mets: &mut MetsBuilder,
+    ctx: &ContainerCtx<'_>,
+) -> Result<Vec<ContainerResult>, PackageError> {
+    let mut writers = Vec::new();
+    for _ in &source.archives {
+        writers.push(Mutex::new(Some(
+            mets.begin_container(GroupUse::DigitalManifestation).map_err(io_err(ctx.root))?,
+        )));
+    }
+    // With a scanner, each container's viral twin has its METS section ready, taken when its
+    // first infected record is written: begun here, in container order, so the sections'
+    // order and IDs do not depend on which container's thread finds one first. One never
+    // used is dropped (its spill files with it) and leaves no trace in the METS.
+    let mut viral_writers = Vec::new();
+    if ctx.scanner.is_some() {
+        for _ in &source.archives {
+            viral_writers.push(Mutex::new(Some(
+                mets.begin_container(GroupUse::ViralFiles).map_err(io_err(ctx.root))?,
+            )));
+        }
+    }
+    let results: Vec<Result<ContainerResult, PackageError>> = source
+        .archives
+        .par_iter()
+        .enumerate()
+        .map(|(i, archive)| {
+            let writer = writers[i]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .ok_or(PackageError::Internal("container writer used twice"))?;
+            let viral = viral_writers
+                .get(i)
+                .and_then(|w| w.lock().unwrap_or_else(|p| p.into_inner()).take());
+            let rel = layout::in_dir(layout::CONTENT_DIR, &names[i]);
+            let ctx = ContainerCtx { rel, ..*ctx };
+            match archive.kind {
+                ArchiveKind::Arc => ctx.migrate(i, &archive.path, (writer, viral)),
+                ArchiveKind::Warc => ctx.copy_warc(i, &archive.path, (writer, viral)),
+            }
+        })
+        .collect();
+    let mut results: Vec<ContainerResult> = results.into_iter().collect::<Result<_, _>>()?;
+    results.sort_by_key(|r| r.index);
+    Ok(results)
+}
+
+/// A migration's report as the package keeps it: the container named by its package path (the
+/// run wrote it under a temporary name), the ARC as named in the source (`arcs/NAME.arc.gz`,
+/// not where the source sat on the machine that packaged it), the quarantine by its twin's
+/// path, and without the run's duration: none of those is a fact about the bytes, and each
+/// would make --deterministic runs, or one harvest packaged from two places, differ.
+fn packaged_migration_report(
+    m: &crate::migrate::report::FileReport,
+    rel: &str,
+    c: &ContainerReport,
+    source_root: Option<&Path>,
+    arc: &Path,
+) -> Result<Vec<u8>, PackageError> {
+    let json_err = |source| PackageError::Json { path: rel.to_string(), source };
+    let mut v = serde_json::to_value(m).map_err(json_err)?;
+    let input = match source_root {
+        Some(root) => crate::sources::name_text(root, arc),
+        None => file_text(arc),
+    };
+    if let Some(o) = v.as_object_mut() {
+        o.insert("input".into(), serde_json::Value::String(input));
+        o.insert("output".into(), serde_json::Value::String(c.path.clone()));
+        if let Some(q) = o.get_mut("quarantine").and_then(|q| q.as_object_mut()) {
+            let viral = layout::viral_twin(&c.path);
+            q.insert("path".into(), serde_json::Value::String(viral));
+        }
+        o.remove("seconds");
+    }
+    serde_json::to_vec_pretty(&v).map_err(json_err)
+}
+
+/// The migration reports name their outputs where they were built, in the hidden directory;
+/// once the package is in place (`pkg`), they name them there.
+fn name_outputs_in_place(containers: &mut [ContainerReport], pkg: &Path) {
+    for c in containers {
+        if let Some(m) = c.migration.as_mut() {
+            m.output = Some(pkg.join(&c.path));
+            if let Some(q) = m.quarantine.as_mut() {
+                q.path = pkg.join(layout::viral_twin(&c.path));
+            }
+        }
+    }
+}
+
+/// What the crawl log says against the records written: fetched URLs without a record, and
+/// records without a log line (`without_log`: their count and examples).
+fn compare_crawl_log(
+    log: &CrawlLog,
+    source: &Source,
+    all_uris: &HashSet<u64>,
+    without_log: (u64, Vec<String>),
+) -> CrawlLogComparison {
+    let (missing, examples) = source
+        .crawl_log
+        .as_ref()
+        .map(|p| log.missing_from(p, all_uris, MAX_EXAMPLES))
+        .transpose()
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    CrawlLogComparison {
+        lines: log.lines,
+        unparsed: log.unparsed,
+        fetched: log.fetched_count() as u64,
+        fetched_without_record: missing,
+        fetched_without_record_examples: examples,
+        records_without_log_line: without_log.0,
+        records_without_log_line_examples: without_log.1,
+    }
+}
+
+struct ContainerCtx<'a> {
+    root: &'a Path,
+    scanner: Option<&'a Arc<ScanEngine>>,
+    /// clamd's version, when there is a scanner.
+    version: Option<&'a str>,
+    rel: String,
+    ids: &'a Ids,
+    opts: &'a PackageOptions,
+    log: Option<&'a CrawlLog>,
+    now: DateTime<Utc>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Per-container bookkeeping while records go by.
+struct Tally<'a> {
+    log: Option<&'a CrawlLog>,
+    uris: HashSet<u64>,
+    without_log: (u64, Vec<String>),
+    dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
+}
+
+impl Tally<'_> {
+    /// `inferred`: the date is not the record's own (X-Webaip-Date-Source), so it does not
+    /// widen the capture dates. Only captures widen them: not the ARC's `filedesc` (migrated
+    /// to a `metadata` record, dated when the ARC file was opened, often after its last
+    /// capture), a `warcinfo`, a `metadata` or webaip's own records.
+    fn record(&mut self, uri: Option<&str>, warc_type: &str, date: &str, inferred: bool) {
+        let captured = matches!(warc_type, "response" | "resource" | "revisit" | "request")
+            && !uri
+                .is_some_and(|u| u.starts_with("metadata://webaip/") || u.starts_with("filedesc:"));
+        if captured
+            && !inferred
+            && let Ok(d) = crate::formats::dates::parse_rfc3339(date)
+        {
+            self.dates.0 = min_opt(self.dates.0, Some(d));
+            self.dates.1 = max_opt(self.dates.1, Some(d));
+        }
+        let Some(uri) = uri.filter(|_| captured && matches!(warc_type, "response" | "resource"))
+        else {
+            return;
+        };
+        self.uris.insert(uri_hash(uri));
+        if let Some(log) = self.log
+            && !log.was_fetched(uri)
+        {
+            self.without_log.0 += 1;
+            if self.without_log.1.len() < MAX_EXAMPLES {
+                self.without_log.1.push(uri.to_string());
+            }
+        }
+    }
+}
+
+impl ContainerCtx<'_> {
+    /// A format as a migration event names it: `ARC 1.1 (fmt/410)`.
+    fn designation(f: &Format) -> String {
+        let name = if f.name == "Internet Archive" { "ARC" } else { f.name.as_str() };
+        let version = f.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+        let puid = f.pronom.as_deref().map(|p| format!(" ({p})")).unwrap_or_default();
+        format!("{name}{version}{puid}")
+    }
+
+    /// A container of the package, in `format` (the WARC version it really holds).
+    fn container_file(
+        &self,
+        size: u64,
+        sha512: String,
+        original: &str,
+        format: Format,
+    ) -> PackageFile {
+        PackageFile {
+            path: self.rel.clone(),
+            mime: "application/warc".into(),
+            size,
+            sha512: sha512.clone(),
+            created: self.now,
+            object: PremisObject {
+                id_type: "local".into(),
+                id: self.rel.clone(),
+                size,
+                sha512,
+                format,
+                original_name: Some(original.to_string()),
+                significant_properties: vec![],
+                relationships: vec![],
+                events: vec![],
+            },
+            events: vec![],
+            described_sources: vec![],
+        }
+    }
+
+    /// The PREMIS event that records, on a copied container, the records `audit --deep` will
+    /// reject: the package keeps the file as received and says so.
+    fn validation_event(&self, findings: &copy::WarcFindings) -> Event {
+        let shown: Vec<String> = findings.examples.iter().take(10).map(|f| f.to_string()).collect();
+        Event {
+            id: self.ids.uuid().to_string(),
+            event_type: VALIDATION_EVENT.into(),
+            event_type_uri: Some(VALIDATION_EVENT_URI.into()),
+            date_time: self.now,
+            detail: Some(format!(
+                "program=\"webaip\"; version=\"{}\"; WARC-Block-Digest, WARC-Payload-Digest and record ends checked as audit --deep checks them; the file is kept byte-exact as received",
+                env!("CARGO_PKG_VERSION")
+            )),
+            outcome: "failure".into(),
+            outcome_detail: Some(format!(
+                "{} finding(s) in records that do not agree with their WARC headers: {}{}",
+                findings.count,
+                shown.join("; "),
+                if findings.count as usize > shown.len() { "; ..." } else { "" }
+            )),
+            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+            objects: vec![("local".into(), self.rel.clone(), "source".into())],
+        }
+    }
+
+    /// With a scanner, what describes this container's records with their verdicts' events.
+    /// Its identifiers are derived from the container's name (unique in the package): the
+    /// containers are written in parallel, and a deterministic run must not depend on which
+    /// thread draws an identifier first.
+    /// Describes this container's records as they are written. Without a scanner there are no
+    /// verdicts, so no events (the version is then never written).
+    fn verdict_events(&self, viral_rel: String) -> quarantine::VerdictEvents<'_> {
+        let ids = self.ids.derive(&format!("{}\nvirus check", self.rel));
+        quarantine::VerdictEvents::new(
+            ids,
+            self.opts,
+            self.now,
+            self.version.unwrap_or(""),
+            (self.rel.clone(), viral_rel),
+        )
+    }
+
+    /// Migrates an ARC to a WARC container. The migration (`migrate::migrate_into`, as `webaip
+    /// migrate` runs it: parallel compression, conservation checked on what was written) writes
+    /// through this container's [`sink::ContainerSink`] and, when a scanner sends a record
+    /// there, its viral twin's (created on first use); each record is described to its sink's
+    /// METS section the moment it is written, with the ranges the sink's writer gave.
+    fn migrate(
+        &self,
+        index: usize,
+        input: &Path,
+        (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
+    ) -> Result<ContainerResult, PackageError> {
+        let name = file_text(input);
+        let file_ids = self.ids.derive(&name);
+        // Payloads are scanned inside the migration, before their record is written: an
+        // infected record goes to the viral twin instead (P5.5).
+        let viral_rel = layout::viral_twin(&self.rel);
+        let quarantine = match self.scanner {
+            Some(_) => {
+                layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;
+                Some(crate::migrate::Quarantine {
+                    path: self.root.join(&viral_rel),
+                    cleaner: self.opts.cleaner.clone(),
+                })
+            }
+            None => None,
+        };
+        let mopts = MigrateOptions {
+            level: self.opts.level,
+            force: false,
+            scanner: self.scanner.cloned(),
+            quarantine,
+            capture_date: self.opts.capture_date,
+        };
+        let level = self.opts.level;
+        let mut sinks = MigrationSinks {
+            root: self.root,
+            content: sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?,
+            viral: None,
+            viral_mets: viral_writer,
+            viral_rel: viral_rel.clone(),
+            level,
+            events: self.scanner.map(|_| self.verdict_events(viral_rel.clone())),
+            tally: Tally {
+                log: self.log,
+                uris: HashSet::new(),
+                without_log: (0, Vec::new()),
+                dates: (None, None),
+            },
+        };
+        let started = std::time::Instant::now();
+        let mut report =
+            crate::migrate::report::FileReport { input: input.to_path_buf(), ..Default::default() };
+        let out_name = self.rel.rsplit('/').next().unwrap_or_default();
+        let migrated = crate::migrate::open_arc(input).and_then(|arc| {
+            crate::migrate::migrate_into(
+                arc,
+                input,
+                out_name,
+                &mopts,
+                &file_ids,
+                self.progress,
+                &mut sinks,
+                &mut report,
+            )
+        });
+        report.seconds = started.elapsed().as_secs_f64();
+        let failed = match migrated {
+            Ok(()) => {
+                report.output = Some(self.root.join(&self.rel));
+                None
+            }
+            Err(e) => {
+                report.error = Some(e.to_string());
+                Some(e)
+            }
+        };
+        if !report.ok() {
+            return Err(PackageError::Migration {
+                input: input.to_path_buf(),
+                failure: failed.map_or(MigrationFailure::NotConserved, MigrationFailure::Failed),
+            });
+        }
+        let MigrationSinks { content, viral, events, tally, .. } = sinks;
+        let writer = content.mets;
+        let mut viral_writer = viral.map(|v| v.mets);
+        let sha = report.output_sha512.clone().unwrap_or_default();
+        let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
+        let (arc, event) = self.migration_described(&name, &report, &file, &file_ids);
+        file.object.events.push(event.id.clone());
+        file.object.relationships.push(Relationship {
+            relationship_type: self.opts.profile.relationships.relationship_type.clone(),
+            subtype: self.opts.profile.relationships.migration.clone(),
+            related_object: ("local".into(), name.clone()),
+            related_event: Some(event.id.clone()),
+        });
+        let viral = match &report.quarantine {
+            Some(q) => Some(sink::ClosedContainer {
+                mets: viral_writer.take().ok_or(PackageError::Internal("viral METS section"))?,
+                rel: viral_rel.clone(),
+                size: q.size,
+                sha512: q.sha512.clone(),
+                records: q.records + 1,
+            }),
+            None => None,
+        };
+        let records = report.records_out.values().sum();
+        let container = ContainerReport {
+            input: path_text(input),
+            path: self.rel.clone(),
+            action: "migrated".into(),
+            records,
+            listed: writer.listed(),
+            migration: Some(report),
+            warc_findings: 0,
+            warc_finding_examples: Vec::new(),
+            bytes_read: None,
+        };
+        Ok(ContainerResult {
+            index,
+            writer,
+            file,
+            report: container,
+            uris: tally.uris,
+            without_log: tally.without_log,
+            dates: tally.dates,
+            arc: Some((arc, event)),
+            viral,
+            scan: events.map(|e| e.found).unwrap_or_default(),
+        })
+    }
+
+    /// The ARC a container was migrated from, described (it is not in the package) so the
+    /// migration relationship resolves (P5.6), and the migration event from it to `file`.
+    fn migration_described(
+        &self,
+        name: &str,
+        report: &crate::migrate::report::FileReport,
+        file: &PackageFile,
+        file_ids: &Ids,
+    ) -> (PremisObject, Event) {
+        // The ARC is described (it is not in the package) so the relationship resolves (P5.6).
+        let arc = PremisObject {
+            id_type: "local".into(),
+            id: name.to_string(),
+            size: report.input_size,
+            sha512: report.input_sha512.clone(),
+            // The version its own version block states, with that version's PUID (PRONOM
+            // has none for ARC 2); a file without one is described without a version.
+            format: match &report.arc_format_version {
+                Some(v) => crate::formats::pronom::arc(v).into(),
+                None => Format { name: "Internet Archive".into(), version: None, pronom: None },
+            },
+            original_name: Some(name.to_string()),
+            significant_properties: vec![],
+            relationships: vec![],
+            events: vec![],
+        };
+        let mig = &self.opts.profile.events.migration;
+        let event = Event {
+            id: file_ids.uuid().to_string(),
+            event_type: mig.term.clone(),
+            event_type_uri: Some(mig.uri.clone()),
+            date_time: self.now,
+            detail: Some(format!(
+                "program=\"webaip\"; version=\"{}\"; from=\"{}\"; to=\"{}\"",
+                env!("CARGO_PKG_VERSION"),
+                Self::designation(&arc.format),
+                Self::designation(&file.object.format)
+            )),
+            outcome: "success".into(),
+            outcome_detail: Some(format!(
+                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
+                report.records_in.values().sum::<u64>(),
+                report.records_out.values().sum::<u64>(),
+                report.conservation.payload_bytes_in,
+                report.conservation.payload_bytes_out,
+                report.anomaly_counts.values().sum::<u64>(),
+                migration_report_path(&self.rel)
+            )),
+            agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+            objects: vec![
+                ("local".into(), name.to_string(), "source".into()),
+                ("local".into(), self.rel.clone(), "outcome".into()),
+            ],
+        };
+        (arc, event)
+    }
+
+    /// Copies a WARC into a container, checked as `audit --deep` checks it, through the one
+    /// pipeline (`copy`): read once, each record's stored bytes appended byte-exact where the
+    /// stages routed them. Without a scanner the copy is the input byte for byte.
+    fn copy_warc(
+        &self,
+        index: usize,
+        input: &Path,
+        (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
+    ) -> Result<ContainerResult, PackageError> {
+        let dest = self.root.join(&self.rel);
+        let level = self.opts.level;
+        let content = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
+        let mut source = copy::StoredWarc::open(input, self.scanner.is_some())?;
+        let gzip = source.is_gzip();
+        let events = self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip));
+        let mut out = copy::CopyWriter::new(
+            (self.root, self.opts, self.now),
+            (content, viral_writer),
+            events,
+            self.scanner,
+            gzip,
+        );
+        let mut tally = Tally {
+            log: self.log,
+            uris: HashSet::new(),
+            without_log: (0, Vec::new()),
+            dates: (None, None),
+        };
+        let mut scan_stage = self.scanner.map(|e| ScanStage::new(Arc::clone(e)));
+        let mut stages: Vec<&mut dyn Stage> = Vec::new();
+        if let Some(s) = scan_stage.as_mut() {
+            stages.push(s);
+        }
+        crate::stages::run_pipeline(
+            &mut |batch| copy::gather_stored(&mut source, batch),
+            &mut stages,
+            // Two batches in flight: clamd scans the next while this one is written.
+            &mut crate::stages::EachItem {
+                write: |staged: Staged| {
+                    if let Item::Stored(r) = &staged.item {
+                        let uri = r.target_uri.as_deref();
+                        tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
+                    }
+                    out.write(staged)
+                },
+                overlap: true,
+            },
+        )?;
+        let read = source.finish();
+        let copy::Copied { content, viral, scan, stuck } = out.finish();
+        if let Some((record_id, offset, signature)) = stuck {
+            return Err(PackageError::InfectedInSharedMember {
+                input: input.to_path_buf(),
+                record_id,
+                offset,
+                signature,
+            });
+        }
+        let moved = viral.is_some() || scan.cleaned > 0;
+        let (writer, content_size) = content.close_unhashed(self.root)?;
+        let (mut size, mut sha) = (read.bytes_read, read.sha512.clone());
+        // Unless a record went elsewhere, the copy is the input, byte for byte.
+        if moved || content_size != size {
+            (size, sha) = hash_file(&dest)?;
+        }
+        let viral = viral.map(|v| v.close(self.root)).transpose()?;
+        (self.progress)(read.bytes_read);
+        let name = file_text(input);
+        let format = copy::stated_warc_format(&read.versions);
+        let mut file = self.container_file(size, sha, &name, format);
+        let findings = read.findings;
+        if findings.count > 0 {
+            // Kept byte-exact as received; the disagreement travels with it (module comment).
+            let event = self.validation_event(&findings);
+            file.object.events.push(event.id.clone());
+            file.events.push(event);
+        }
+        let container = ContainerReport {
+            input: path_text(input),
+            path: self.rel.clone(),
+            action: if findings.count > 0 {
+                "checked (WARC findings, kept as received) and copied".into()
+            } else {
+                "checked and copied".into()
+            },
+            // Cleaned copies were added to the records read; moved ones are taken off with
+            // the viral twin's count (add_container_virus_checks).
+            records: read.records + scan.cleaned,
+            listed: writer.listed(),
+            migration: None,
+            warc_findings: findings.count,
+            warc_finding_examples: findings.examples,
+            bytes_read: Some(read.bytes_read),
+        };
+        Ok(ContainerResult {
+            index,
+            writer,
+            file,
+            report: container,
+            uris: tally.uris,
+            without_log: tally.without_log,
+            dates: tally.dates,
+            arc: None,
+            viral,
+            scan,
+        })
+    }
+}
+
+/// An ARC migration's containers in a package: the content container's sink, its viral twin's
+/// (created when the first infected record comes), and what describes each record to them.
+struct MigrationSinks<'a> {
+    root: &'a Path,
+    content: sink::ContainerSink,
+    viral: Option<sink::ContainerSink>,
+    /// The viral twin's METS section until the twin is created.
+    viral_mets: Option<ContainerWriter>,
+    viral_rel: String,
+    level: u32,
+    /// With a scanner: the PREMIS events each verdict calls for.
+    events: Option<quarantine::VerdictEvents<'a>>,
+    tally: Tally<'a>,
+}
+
+impl crate::migrate::RecordSinks for MigrationSinks<'_> {
+    fn content(&mut self) -> &mut crate::formats::warc::WarcWriter<io::BufWriter<File>> {
+        &mut self.content.writer
+    }
+
+    fn viral(
+        &mut self,
+    ) -> io::Result<(&mut crate::formats::warc::WarcWriter<io::BufWriter<File>>, bool)> {
+        let created = self.viral.is_none();
+        if created {
+            let mets =
+                self.viral_mets.take().ok_or_else(|| io::Error::other("viral METS section"))?;
+            let sink =
+                sink::ContainerSink::create(self.root, self.viral_rel.clone(), mets, self.level)
+                    .map_err(io::Error::other)?;
+            self.viral = Some(sink);
+        }
+        let v = self.viral.as_mut().ok_or_else(|| io::Error::other("viral container"))?;
+        Ok((&mut v.writer, created))
+    }
+
+    fn written(&mut self, r: &MigratedRecord) -> io::Result<()> {
+        use crate::migrate::Written;
+        use crate::stages::scan::ScanResult;
+        if r.warc_type == "warcinfo" {
+            return Ok(());
+        }
+        let rf = record_file(r);
+        let writer = &mut self.content.mets;
+        match (r.container, self.events.as_mut()) {
+            (Written::Output, events) => {
+                let inferred = r.date_source.is_some_and(|s| s.is_inferred());
+                self.tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
+                match (events, &r.cleaned_from) {
+                    (None, _) => writer.add_record(&rf),
+                    (Some(ev), Some(orig)) => ev.cleaned(writer, &rf, orig),
+                    (Some(ev), None) => ev.content(writer, &rf, r.scan.as_ref()),
+                }
+            }
+            (Written::Quarantine, Some(ev)) => match (self.viral.as_mut(), &r.scan) {
+                (Some(v), Some(ScanResult::Infected(sig))) => ev.infected(&mut v.mets, &rf, sig),
+                _ => Err(io::Error::other("a quarantined record with no infected verdict")),
+            },
+            (Written::Quarantine, None) => {
+                Err(io::Error::other("a quarantined record with no scanner"))
+            }
+        }
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.content.writer.sync()?;
+        self.viral.as_mut().map_or(Ok(()), |v| v.writer.sync())
+    }
+
+    fn content_path(&self) -> PathBuf {
+        self.root.join(&self.content.rel)
+    }
+
+    fn viral_path(&self) -> Option<PathBuf> {
+        self.viral.as_ref().map(|v| self.root.join(&v.rel))
+    }
+}
+
+/// The METS description of a migrated record.
+fn record_file(r: &MigratedRecord) -> RecordFile {
+    let capture = url_capture(
+        &r.warc_type,
+        r.target_uri.as_deref(),
+        &r.date,
+        r.date_source.is_some_and(|s| s.is_inferred()),
+    );
+    written_record_file(&r.written, r.payload_mime.clone(), None, capture)
+}
+
+fn min_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+/// Once a container and its viral twin are closed (their records described as they were
+/// written): the twin's section finished with its virus-check event and listed in
+/// `extra_files` (path, SHA-512, size), the content container's virus-check event, and what
+/// the scan found counted into `summary`.
+#[allow(clippy::too_many_arguments)]
+fn add_container_virus_checks(
+    version: &str,
+    r: &mut ContainerResult,
+    mets: &mut MetsBuilder,
+    root: &Path,
+    ids: &Ids,
+    opts: &PackageOptions,
+    now: DateTime<Utc>,
+    summary: &mut ScanSummary,
+    extra_files: &mut Vec<(String, String, u64)>,
+) -> Result<(), PackageError> {
+    let rel = r.file.path.clone();
+    let found = std::mem::take(&mut r.scan);
+    if let Some(v) = r.viral.take() {
+        let objects = std::iter::once(v.rel.clone())
+            .chain(found.infected.iter().map(|(id, _)| format!("{}#{id}", v.rel)))
+            .collect();
+        let (outcome, detail) =
+            quarantine::viral_check(opts, found.infected.iter().map(|(_, s)| s.as_str()));
+        let cev = quarantine::event(ids, opts, now, version, outcome, detail, objects);
+        let name = rel.rsplit('/').next().unwrap_or_default().to_string();
+        let vfile = super::written_container_file(
+            v.rel.clone(),
+            (v.size, v.sha512.clone()),
+            v.records,
+            vec![cev],
+            name,
+            now,
+        );
+        mets.finish_container(v.mets, vfile).map_err(io_err(root))?;
+        extra_files.push((v.rel, v.sha512, v.size));
+        r.report.records -= v.records.saturating_sub(1).min(r.report.records);
+    }
+    let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
+    let shared = found.unscanned_without_event as usize;
+    summary.infected += infected as u64;
+    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (rel.clone(), id, sig)));
+    summary.not_scanned += unscanned as u64;
+    summary.unscanned.extend(found.unscanned.into_iter().map(|(id, why)| (rel.clone(), id, why)));
+    summary.cleaned += found.cleaned;
+
+    // The container-level virus check.
+    let with_event = unscanned.saturating_sub(shared) as u64;
+    let (outcome, detail) =
+        quarantine::content_check(opts, infected as u64, with_event, shared as u64);
+    let e = quarantine::event(ids, opts, now, version, outcome, detail, vec![rel.clone()]);
+    r.file.object.events.push(e.id.clone());
+    r.file.events.push(e);
+    Ok(())
+}

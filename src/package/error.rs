@@ -144,9 +144,6 @@ pub enum PackageError {
     /// Another run holds every directory name this run could build in.
     #[error("{}: cannot lock a directory to build the package in", .0.display())]
     Locked(PathBuf),
-    /// Worker threads could not be started.
-    #[error("cannot start scanning threads: {0}")]
-    Threads(#[from] rayon::ThreadPoolBuildError),
     /// A broken invariant of webaip itself (a bug, never the input's fault).
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -101,11 +101,11 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
         print!("{}", report.render_text(args.verbose));
     } else {
         for f in report.files.iter().filter(|f| !f.ok()) {
-            eprintln!(
-                "webaip: {}: {}",
-                f.input.display(),
-                f.error.as_deref().unwrap_or("payload not conserved")
-            );
+            let input = format!("{}: ", f.input.display());
+            let error = f.error.as_deref().unwrap_or("payload not conserved");
+            // Most errors name the input already: the path is said once.
+            let error = error.strip_prefix(&input).unwrap_or(error);
+            eprintln!("webaip: {input}{error}");
         }
     }
     Ok(if report.ok() { 0 } else { EXIT_FINDINGS })

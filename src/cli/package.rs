@@ -74,6 +74,10 @@ pub struct PackageArgs {
     /// that then scans clean is packaged with the outcome "viral, cleaned".
     #[arg(long)]
     cleaner: Option<String>,
+    /// Seconds the cleaner may run on one file; past them it is stopped (with what it
+    /// started) and the infected record stays quarantined without a cleaned copy.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    cleaner_timeout: u64,
     /// Seconds to wait for clamd before giving up on it.
     #[arg(long, default_value_t = 300)]
     clamd_timeout: u64,
@@ -197,7 +201,10 @@ fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
         deterministic: args.deterministic,
         virus_check,
         schemas: args.schemas.clone(),
-        cleaner: args.cleaner.clone(),
+        cleaner: args.cleaner.clone().map(|command| webaip::stages::scan::Cleaner {
+            command,
+            timeout: std::time::Duration::from_secs(args.cleaner_timeout),
+        }),
         capture_date: args.capture_date,
         describe_seeds: args.describe_seeds,
     })

@@ -467,6 +467,11 @@ impl ArcReader {
         self.gzip
     }
 
+    /// The file being read (for an fstat or positioned reads: its place is the reader's).
+    pub(crate) fn file(&self) -> &File {
+        &self.file
+    }
+
     /// Size of the file in bytes.
     pub(crate) fn file_len(&self) -> u64 {
         self.file_len

@@ -23,6 +23,60 @@ pub(crate) fn sha512_file(path: &std::path::Path) -> std::io::Result<(u64, Strin
     sha512_read(std::fs::File::open(path)?)
 }
 
+/// Size and SHA-512 (lower-case hex) of an open file, read from its start with positioned
+/// reads: a reader sharing the descriptor keeps its own place.
+pub(crate) fn sha512_at(file: &std::fs::File) -> std::io::Result<(u64, String)> {
+    struct At<'a>(&'a std::fs::File, u64);
+    impl std::io::Read for At<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = std::os::unix::fs::FileExt::read_at(self.0, buf, self.1)?;
+            self.1 += n as u64;
+            Ok(n)
+        }
+    }
+    sha512_read(At(file, 0))
+}
+
+/// An input file's size and modification time, from its open handle (fstat): taken when a
+/// run starts reading it and again at the end, to tell whether it changed in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileState {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileState {
+    pub(crate) fn of(file: &std::fs::File) -> std::io::Result<FileState> {
+        let m = file.metadata()?;
+        Ok(FileState { len: m.len(), modified: m.modified().ok() })
+    }
+}
+
+/// An input that changed (cut short, appended to, rewritten) while a run read it: the size and
+/// digest stated for it would not be those of the bytes read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "changed while being read ({start} bytes when opened, {end} bytes at the end, {read} bytes \
+     read); nothing was made from it"
+)]
+pub struct InputChanged {
+    /// Its size when the run opened it.
+    pub start: u64,
+    /// Its size when the run had read it.
+    pub end: u64,
+    /// The bytes the run read (and digested).
+    pub read: u64,
+}
+
+/// Fails when the file is not as it was at `start` (size or modification time), or when the
+/// `read` bytes stated for it are not all of it.
+pub(crate) fn unchanged(start: FileState, end: FileState, read: u64) -> Result<(), InputChanged> {
+    if start == end && read == start.len {
+        return Ok(());
+    }
+    Err(InputChanged { start: start.len, end: end.len, read })
+}
+
 /// Size and SHA-512 (lower-case hex) of everything `f` yields, read in 1 MiB chunks.
 pub(crate) fn sha512_read(f: impl std::io::Read) -> std::io::Result<(u64, String)> {
     sha512_of(f).map(|(len, d)| (len, hex(&d)))
@@ -282,6 +336,23 @@ pub(crate) struct DigestMismatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_is_unchanged_only_when_read_whole_and_as_it_was_when_opened() {
+        let at = std::time::SystemTime::UNIX_EPOCH;
+        let state = |len, secs| FileState {
+            len,
+            modified: Some(at + std::time::Duration::from_secs(secs)),
+        };
+        assert_eq!(unchanged(state(10, 1), state(10, 1), 10), Ok(()));
+        let cut = unchanged(state(10, 1), state(4, 2), 10).unwrap_err();
+        assert_eq!(cut, InputChanged { start: 10, end: 4, read: 10 });
+        assert!(cut.to_string().starts_with("changed while being read (10 bytes when opened, 4"));
+        // Cut short before it was read, then never changed again: fewer bytes read than stated.
+        assert!(unchanged(state(10, 1), state(10, 1), 4).is_err());
+        // Rewritten to the same size: its modification time tells.
+        assert!(unchanged(state(10, 1), state(10, 2), 10).is_err());
+    }
 
     #[test]
     fn sha1_base32_matches_known_value() {

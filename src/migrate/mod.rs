@@ -97,8 +97,8 @@ impl Default for MigrateOptions {
 pub struct Quarantine {
     /// The viral container's path (it must not exist).
     pub path: PathBuf,
-    /// The command that makes a clean copy: run as `CMD INFECTED CLEANED`.
-    pub cleaner: Option<String>,
+    /// The command that makes a clean copy: run as `CMD INFECTED CLEANED`, within its time.
+    pub cleaner: Option<crate::stages::scan::Cleaner>,
 }
 
 /// Where a record was written.
@@ -164,6 +164,9 @@ pub enum MigrateError {
         /// What it seems to be instead.
         reason: NotArcReason,
     },
+    /// The ARC changed while it was read (the report's input names it).
+    #[error(transparent)]
+    Changed(#[from] crate::formats::digest::InputChanged),
     /// The virus scanner failed (unreachable, died, hung).
     #[error("virus scan: {0}")]
     Scan(#[from] crate::stages::scan::ScanError),
@@ -404,11 +407,12 @@ pub(crate) fn migrate_into(
     report: &mut FileReport,
 ) -> Result<(), MigrateError> {
     report.compressed = arc.is_gzip();
-    let (size, sha512) = crate::formats::digest::sha512_file(input).map_err(|source| ArcError {
-        path: input.to_path_buf(),
-        offset: 0,
-        source,
-    })?;
+    // Digested through the reader's own handle, and checked unchanged at the end: the size and
+    // digest stated are those of the bytes migrated.
+    let arc_err = |source| ArcError { path: input.to_path_buf(), offset: 0, source };
+    let handle = arc.file().try_clone().map_err(arc_err)?;
+    let opened = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
+    let (size, sha512) = crate::formats::digest::sha512_at(&handle).map_err(arc_err)?;
     report.input_size = size;
     report.input_sha512 = sha512.clone();
 
@@ -459,6 +463,8 @@ pub(crate) fn migrate_into(
     let outcome = run_migration(arc, ctx, (ids, opts, progress), sinks, &mut log, report);
     let (end, viral_log) = outcome;
     let end = end?;
+    let now = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
+    crate::formats::digest::unchanged(opened, now, size)?;
     if end.records_with_header == 0 {
         return Err(not_arc(input));
     }
@@ -955,7 +961,9 @@ impl Output<'_> {
         let (Some(q), Some(engine)) = (&self.quarantine, self.scanner) else { return Ok(()) };
         let Some(cmd) = &q.to.cleaner else { return Ok(()) };
         let ids = q.ids;
-        let copy = crate::stages::scan::clean_copy(cmd, infected, engine).map_err(|e| match e {
+        let record = self.last.as_ref().map_or("", |l| l.record_id.as_str());
+        let copy = crate::stages::scan::clean_copy(cmd, infected, record, engine);
+        let copy = copy.map_err(|e| match e {
             crate::stages::scan::CleanOrScanError::Clean(e) => MigrateError::Clean(e),
             crate::stages::scan::CleanOrScanError::Scan(e) => MigrateError::Scan(e),
         })?;

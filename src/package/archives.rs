@@ -795,8 +795,13 @@ impl ContainerCtx<'_> {
                 },
                 overlap: true,
             },
-        )?;
-        let read = source.finish();
+        )
+        .map_err(|e| match e {
+            // clamd's own error names the daemon only.
+            PackageError::Scan(source) => PackageError::WarcScan { input: input.into(), source },
+            e => e,
+        })?;
+        let read = source.finish()?;
         let copy::Copied { content, viral, scan, stuck } = out.finish();
         if let Some((record_id, offset, signature)) = stuck {
             return Err(PackageError::InfectedInSharedMember {

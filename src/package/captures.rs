@@ -644,7 +644,7 @@ impl Writing<'_> {
         let cid = object_id(&sink.rel, c, &cw);
         let ce = self.scan_event(
             self.opts.profile.virus_outcomes.cleaned.clone(),
-            Some(super::quarantine::cleaned_detail(sig, cmd)),
+            Some(super::quarantine::cleaned_detail(sig, &cmd.command)),
             vec![oid.to_string(), cid.clone()],
         );
         let relationship =
@@ -772,7 +772,7 @@ fn object_id(rel: &str, c: &Capture, w: &WrittenRecord) -> String {
 /// being built, never the harvest's own file (a cleaner that cleans in place would change
 /// the source).
 fn clean_capture(
-    cmd: &str,
+    cmd: &crate::stages::scan::Cleaner,
     c: &Capture,
     held: Option<&[u8]>,
     engine: &ScanEngine,
@@ -785,7 +785,7 @@ fn clean_capture(
         None => c.payload.open().and_then(|mut r| io::copy(&mut r, &mut tmp).map(drop)),
     }
     .map_err(io_err(pkg))?;
-    Ok(crate::stages::scan::clean_copy(cmd, tmp.path(), engine)?)
+    Ok(crate::stages::scan::clean_copy(cmd, tmp.path(), &c.uri, engine)?)
 }
 
 /// Writes one capture as a `response` (its header bytes as stored, then the payload) or a

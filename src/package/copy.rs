@@ -120,13 +120,16 @@ pub(super) struct StoredWarc {
     /// Items read but not yet given.
     ready: VecDeque<Staged>,
     summary: StoredSummary,
+    /// The file as it was when opened, to tell at the end whether it changed while read.
+    opened: crate::formats::digest::FileState,
 }
 
 impl StoredWarc {
     /// Opens `input` (a regular file, never through a link); `hold`: keep payloads for a scan.
     pub(super) fn open(input: &Path, hold: bool) -> Result<StoredWarc, PackageError> {
-        let from =
-            Rc::new(RefCell::new(BufReader::with_capacity(1 << 20, super::open_input(input)?)));
+        let file = super::open_input(input)?;
+        let opened = crate::formats::digest::FileState::of(&file).map_err(io_err(input))?;
+        let from = Rc::new(RefCell::new(BufReader::with_capacity(1 << 20, file)));
         let queue = Rc::new(RefCell::new(ByteQueue::new()));
         let hashed = Rc::new(RefCell::new((Sha512::new(), 0u64)));
         let tap =
@@ -144,6 +147,7 @@ impl StoredWarc {
             hold,
             ready: VecDeque::new(),
             summary: StoredSummary::default(),
+            opened,
         })
     }
 
@@ -241,12 +245,17 @@ impl StoredWarc {
         Ok(())
     }
 
-    /// What the file held, once every item was taken.
-    pub(super) fn finish(mut self) -> StoredSummary {
+    /// What the file held, once every item was taken; an error when the file changed while
+    /// it was read (its size and digest would not be those of the bytes copied).
+    pub(super) fn finish(mut self) -> Result<StoredSummary, PackageError> {
         let (sha, len) = std::mem::replace(&mut *self.hashed.borrow_mut(), (Sha512::new(), 0));
+        let now = crate::formats::digest::FileState::of(self.from.borrow().get_ref());
+        let now = now.map_err(io_err(&self.input))?;
+        crate::formats::digest::unchanged(self.opened, now, len)
+            .map_err(|change| PackageError::Changed { path: self.input.clone(), change })?;
         self.summary.bytes_read = len;
         self.summary.sha512 = hex(&sha.finalize());
-        self.summary
+        Ok(self.summary)
     }
 }
 
@@ -552,7 +561,7 @@ impl<'a> CopyWriter<'a> {
             },
         }
         .map_err(io_err(self.root))?;
-        let copy = crate::stages::scan::clean_copy(cmd, tmp.path(), engine)?;
+        let copy = crate::stages::scan::clean_copy(cmd, tmp.path(), &r.file.record_id, engine)?;
         let Some(bytes) = copy else { return Ok(()) };
         let capture = r.file.capture.clone();
         // The original's own id, as its WARC-Record-ID states it (any URI).
@@ -659,7 +668,7 @@ mod tests {
                         b.reader(0, b.len()).read_to_end(&mut out).unwrap();
                     }
                 }
-                let read = source.finish();
+                let read = source.finish().unwrap();
                 assert!(out == input, "{path:?}: the items are not the input");
                 assert_eq!(read.bytes_read, input.len() as u64);
                 let sha = hex(&<Sha512 as Digest>::digest(&input));
@@ -678,6 +687,28 @@ mod tests {
             }
         }
         assert!(all_stored > 1000, "{all_stored} records");
+    }
+
+    /// A WARC cut short after its first record was read: the copy's size and digest would be
+    /// those of fewer bytes than the file held when opened, so finishing it is an error that
+    /// names the file and both sizes. Cut deterministically between two reads of the source.
+    #[test]
+    fn a_warc_cut_short_while_copied_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.warc");
+        let big = vec![b'x'; 4 << 20];
+        let input = [record("http://e.org/a", b"first"), record("http://e.org/b", &big)].concat();
+        std::fs::write(&path, &input).unwrap();
+        let mut source = StoredWarc::open(&path, false).unwrap();
+        assert!(source.next_item().unwrap().is_some());
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(2000).unwrap();
+        while let Ok(Some(_)) = source.next_item() {}
+        let Err(e) = source.finish() else { panic!("a WARC cut short was copied as whole") };
+        let text = e.to_string();
+        assert!(text.starts_with(&format!("{}: changed while being read (", path.display())));
+        assert!(
+            text.contains(&format!("{} bytes when opened, 2000 bytes at the end", input.len()))
+        );
     }
 
     fn record(uri: &str, payload: &[u8]) -> Vec<u8> {

@@ -61,6 +61,15 @@ pub enum PackageError {
     /// clamd failed: unreachable, gone, or silent past the timeout.
     #[error(transparent)]
     Scan(#[from] crate::stages::scan::ScanError),
+    /// clamd failed while a WARC was being copied.
+    #[error("{}: virus scan: {source}", input.display())]
+    WarcScan {
+        /// The WARC.
+        input: PathBuf,
+        /// What clamd did.
+        #[source]
+        source: crate::stages::scan::ScanError,
+    },
     /// A capture source could not be read.
     #[error(transparent)]
     Capture(#[from] crate::sources::capture::CaptureError),
@@ -96,6 +105,14 @@ pub enum PackageError {
         read: u64,
         /// Bytes the source measured.
         expected: u64,
+    },
+    /// An input changed while it was read.
+    #[error("{}: {change}", path.display())]
+    Changed {
+        /// The input.
+        path: PathBuf,
+        /// How.
+        change: crate::formats::digest::InputChanged,
     },
     /// A WARC to be copied cannot be read.
     #[error("{}: not a readable WARC: {source}", path.display())]

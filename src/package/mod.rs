@@ -79,8 +79,9 @@ pub struct PackageOptions {
     /// Schema directory for validating the METS written (skipped when `None`).
     pub schemas: Option<PathBuf>,
     /// A command that tries to clean an infected file: run as `CMD INFECTED CLEANED` (through
-    /// `sh -c`); when it exits 0 and the copy it wrote scans clean, the copy is packaged.
-    pub cleaner: Option<String>,
+    /// `sh -c`); when it exits 0 within its time and the copy it wrote scans clean, the copy
+    /// is packaged.
+    pub cleaner: Option<crate::stages::scan::Cleaner>,
     /// The capture date of records whose own date is unusable and that nothing else in their
     /// file dates (`--capture-date`; see the migration's date fallbacks).
     pub capture_date: Option<chrono::DateTime<chrono::Utc>>,

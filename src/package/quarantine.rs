@@ -231,7 +231,7 @@ impl<'a> VerdictEvents<'a> {
         };
         let viral_oid = format!("{}#{original}", self.viral_rel);
         let cid = format!("{}#{}", self.rel, rec.record_id);
-        let cleaner = self.opts.cleaner.as_deref().unwrap_or_default();
+        let cleaner = self.opts.cleaner.as_ref().map_or("", |c| c.command.as_str());
         let e = self.event(
             self.opts.profile.virus_outcomes.cleaned.clone(),
             Some(cleaned_detail(&sig, cleaner)),

@@ -271,3 +271,67 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     v
 }
+
+/// An ARC cut short while it is migrated: the run must not state the size and SHA-512 the file
+/// had when opened, nor call the shorter copy conserved. The cut is made from the progress
+/// callback, which the reader calls after each record (so after the first record and before
+/// the rest is read): deterministic, no race with a thread of the test.
+#[test]
+fn an_arc_cut_short_while_migrated_fails_naming_both_sizes() {
+    use webaip::migrate::{MigrateOptions, migrate_file, output_name};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("IAH-20240101000000-00000-cut.arc");
+    let mut arc = b"filedesc://x.arc 0.0.0.0 20240101000000 text/plain 77\n1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n\n".to_vec();
+    for n in 0..64 {
+        let body = vec![b'a' + (n % 26) as u8; 64 << 10];
+        arc.extend(
+            format!("http://e.org/{n} 192.0.2.1 20240101000001 text/plain {}\n", body.len())
+                .bytes(),
+        );
+        arc.extend(body);
+        arc.push(b'\n');
+    }
+    std::fs::write(&input, &arc).unwrap();
+    let output = dir.path().join(output_name(&input));
+    let cut = std::sync::Once::new();
+    let cut_short = |_| {
+        cut.call_once(|| {
+            let f = std::fs::OpenOptions::new().write(true).open(&input).unwrap();
+            f.set_len(100_000).unwrap();
+        })
+    };
+    let ids = webaip::ids::Ids::seeded("test");
+    let opts = MigrateOptions::default();
+    let report = migrate_file(&input, &output, &opts, &ids, &cut_short, &mut |_| {});
+    assert!(cut.is_completed(), "the progress callback was never called");
+    let error = report.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "changed while being read ({} bytes when opened, 100000 bytes at the end",
+            arc.len()
+        )),
+        "{report:?}"
+    );
+    assert!(report.output.is_none(), "no output claimed");
+    assert!(!output.exists(), "no WARC left that looks complete");
+    assert!(
+        files_in(dir.path()).iter().all(|f| !f.contains(".warc")),
+        "{:?}",
+        files_in(dir.path())
+    );
+}
+
+/// An empty input: `migrate` names it once (the report line adds it to an error that already
+/// did).
+#[test]
+fn an_empty_input_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.arc");
+    std::fs::write(&empty, b"").unwrap();
+    let e = empty.to_str().unwrap();
+    let o = webaip(&["migrate", "-q", "--out", dir.path().join("out").to_str().unwrap(), e]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("empty.arc").count(), 1, "names the path once: {err}");
+    assert!(err.starts_with(&format!("webaip: {e}: ")), "{err}");
+}

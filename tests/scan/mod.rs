@@ -1186,3 +1186,117 @@ fn an_unscanned_payload_in_a_shared_gzip_member_is_said_to_have_no_event_of_its_
     assert!(mets.contains("1 payload(s) not scanned in gzip members shared"), "{mets}");
     assert!(!mets.contains("each with its own event"), "{mets}");
 }
+
+/// A fake clamd on a Unix socket that answers PING and VERSION, takes a scan command and a
+/// little of what follows, then stops reading without closing: a daemon hung mid-stream.
+/// Returns its address (unix:PATH); the socket lives in `dir`.
+fn clamd_that_stops_reading(dir: &Path) -> String {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+    let sock = dir.join("hung.sock");
+    let listener = UnixListener::bind(&sock).unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { return };
+            let mut cmd = Vec::new();
+            let mut b = [0u8; 1];
+            while c.read(&mut b).is_ok_and(|n| n == 1) && b[0] != 0 {
+                cmd.push(b[0]);
+            }
+            match cmd.as_slice() {
+                b"zPING" => drop(c.write_all(b"PONG\0")),
+                b"zVERSION" => drop(c.write_all(b"ClamAV 1.0.0/27000/Mon Jan  1 00:00:00 2024\0")),
+                _ => {
+                    let mut some = [0u8; 65536];
+                    let _ = c.read(&mut some);
+                    held.push(c);
+                }
+            }
+        }
+    });
+    format!("unix:{}", sock.display())
+}
+
+/// A clamd that stops reading while a large record is streamed to it: the write that cannot
+/// go on is a silent clamd, said once as such ("no answer within N s"), naming the file, and
+/// the run gives up after about one timeout, not one for the send and more for the reply and a
+/// retry. Both an ARC (migrated) and a WARC (copied, its large payload streamed on its own).
+#[test]
+fn clamd_that_stops_reading_mid_stream_fails_the_run_after_one_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = clamd_that_stops_reading(dir.path());
+    // Larger than a payload held in memory, and than the socket buffers: streamed.
+    let large: Vec<u8> = (0..12u32 << 20).map(|i| (i % 251) as u8).collect();
+    let arc = dir.path().join("IAH-20240101000000-00000-large.arc");
+    write_arc(&arc, &[("http://e.org/large.bin", &large)]);
+    let warc = dir.path().join("large.warc");
+    std::fs::write(&warc, warc_response("http://e.org/large.bin", &large, 1)).unwrap();
+    for (input, name) in [(&arc, "IAH-20240101000000-00000-large.arc"), (&warc, "large.warc")] {
+        let out = dir.path().join(format!("pkg-{name}"));
+        let started = std::time::Instant::now();
+        let o = Package::clamd(&addr).args(&["-q", "--clamd-timeout", "2"]).run(&out, input);
+        let waited = started.elapsed();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "the run must fail: {stderr}");
+        assert!(stderr.contains("no answer within 2 s"), "{stderr}");
+        assert!(!stderr.contains("refused"), "{stderr}");
+        assert_eq!(stderr.matches(name).count(), 1, "names the file once: {stderr}");
+        assert!(!out.exists(), "no package after clamd hung");
+        // Loose bound: one timeout plus the run's own work, well under the three or four it
+        // took when the send's timeout was followed by a wait for the reply.
+        assert!(waited < std::time::Duration::from_secs(5), "{name}: gave up after {waited:?}");
+    }
+}
+
+/// A cleaner that hangs: stopped after --cleaner-timeout with what it started (its group),
+/// the infected record stays quarantined with no cleaned copy claimed, the run goes on to a
+/// valid package, and a warning names the record and the timeout. An ARC (migrated) and a WARC
+/// (copied).
+#[test]
+fn a_cleaner_that_hangs_is_stopped_and_the_record_stays_quarantined() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let arc = dir.path().join("IAH-20240101000000-00000-hang.arc");
+    write_arc(&arc, &[("http://e.org/a.txt", b"first"), ("http://e.org/eicar.com", &eicar())]);
+    let warc = dir.path().join("hang.warc.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+    std::io::Write::write_all(&mut gz, &warc_response("http://e.org/eicar.com", &eicar(), 7))
+        .unwrap();
+    std::fs::write(&warc, gz.finish().unwrap()).unwrap();
+    let pids = dir.path().join("pids");
+    let cleaner = dir.path().join("hang.sh");
+    std::fs::write(&cleaner, format!("sleep 300 &\necho $! >> {}\nwait\n", pids.display()))
+        .unwrap();
+    let cmd = format!("sh {}", cleaner.display());
+    for (input, record) in [(&arc, "urn:uuid:"), (&warc, "00000000-0000-4000-8000-000000000007")] {
+        let out = dir.path().join(format!("pkg-{}", input.file_name().unwrap().to_str().unwrap()));
+        let started = std::time::Instant::now();
+        let o = package_with(&d.addr, input, &out, &["--cleaner", &cmd, "--cleaner-timeout", "2"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{stderr}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run waited");
+        let warning = stderr.lines().find(|l| l.contains("--cleaner-timeout")).unwrap_or("");
+        assert!(warning.contains("within 2 s") && warning.contains(record), "{stderr}");
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let scan = if r["scan"].is_null() { &r[0]["scan"] } else { &r["scan"] };
+        assert_eq!((scan["infected"].as_u64(), scan["cleaned"].as_u64()), (Some(1), Some(0)));
+        let uris = warc_uris(&out);
+        let placed = |dir: &str| {
+            uris.iter()
+                .filter(|(k, _)| k.starts_with(dir))
+                .flat_map(|(_, v)| v)
+                .any(|u| u.ends_with("/eicar.com"))
+        };
+        assert!(!placed("content/"), "no cleaned copy in content/");
+        assert!(placed("viral/"), "the original stays in viral/");
+        let mets = assert_valid_package(&out);
+        assert!(!mets.contains("viral, cleaned"), "no cleaned copy claimed");
+    }
+    // Every process the cleaner started was stopped with it.
+    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+        assert!(matches!(state, None | Some('Z')), "the cleaner's sleep {pid} still runs");
+    }
+}

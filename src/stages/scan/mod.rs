@@ -32,6 +32,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
@@ -104,25 +105,53 @@ pub struct CleanError {
     pub source: io::Error,
 }
 
-/// Runs the cleaner `cmd` (as `CMD INFECTED CLEANED`) on the payload in `infected`; returns the
+/// A curator's cleaner: a command run as `CMD INFECTED CLEANED`, and how long it may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cleaner {
+    /// The command (a shell command line).
+    pub command: String,
+    /// How long it may run before it is stopped (`--cleaner-timeout`).
+    pub timeout: Duration,
+}
+
+impl std::fmt::Display for Cleaner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.command)
+    }
+}
+
+/// Runs `cleaner` on the payload in `infected` (of `record`, named in a warning); returns the
 /// cleaned bytes when the cleaner succeeded and clamd finds the copy clean. A cleaner that
-/// fails or leaves a virus yields `None`: the original stays quarantined (`viral, failed but
-/// forced`).
+/// fails, leaves a virus or runs past its timeout (it is then killed, with every process of
+/// its group) yields `None`: the original stays quarantined (`viral, failed but forced`).
 pub(crate) fn clean_copy(
-    cmd: &str,
+    cleaner: &Cleaner,
     infected: &std::path::Path,
+    record: &str,
     engine: &ScanEngine,
 ) -> Result<Option<Vec<u8>>, CleanOrScanError> {
     let err = |source| CleanError { path: infected.to_path_buf(), source };
     let dir = tempfile::tempdir().map_err(err)?;
     let out = dir.path().join("cleaned");
-    let status = std::process::Command::new("sh")
+    let mut child = std::process::Command::new("sh")
         .arg("-c")
-        .arg(format!("{cmd} \"$0\" \"$1\""))
+        .arg(format!("{} \"$0\" \"$1\"", cleaner.command))
         .arg(infected)
         .arg(&out)
-        .status()
+        // A group of its own, so that a timeout stops whatever it started too.
+        .process_group(0)
+        .spawn()
         .map_err(err)?;
+    let Some(status) = wait_within(&mut child, cleaner.timeout).map_err(err)? else {
+        // No logger is installed: the warning goes to stderr, where the run's error would.
+        eprintln!(
+            "webaip: warning: {record}: the cleaner did not finish within {} s \
+             (--cleaner-timeout) and was stopped; the infected record stays quarantined, \
+             with no cleaned copy",
+            cleaner.timeout.as_secs()
+        );
+        return Ok(None);
+    };
     if !status.success() || !out.is_file() {
         return Ok(None);
     }
@@ -132,6 +161,31 @@ pub(crate) fn clean_copy(
         ScanResult::Clean => Ok(Some(bytes)),
         _ => Ok(None),
     }
+}
+
+/// Waits for `child` at most `timeout`; past it, kills its process group and reaps it
+/// (`None`).
+fn wait_within(
+    child: &mut std::process::Child,
+    timeout: Duration,
+) -> io::Result<Option<std::process::ExitStatus>> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            break;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
+    }
+    // The group is the child's own (`process_group(0)`), and the child is not reaped yet, so
+    // the id names no other group. It may have ended just now: reaped below either way.
+    // SAFETY: killpg takes no pointers.
+    unsafe { libc::killpg(child.id() as libc::pid_t, libc::SIGKILL) };
+    child.wait()?;
+    Ok(None)
 }
 
 /// Why a clean copy could not be made: the cleaner could not be run, or clamd failed.
@@ -354,19 +408,21 @@ impl Clamd {
             let mut frame = Vec::with_capacity(4 + n);
             frame.extend_from_slice(&(n as u32).to_be_bytes());
             frame.extend_from_slice(&buf[..n]);
-            if c.write_all(&frame).is_err() {
+            if let Err(e) = self.send_all(&mut c, &frame) {
                 // clamd closes the stream when it refuses it (size limit): read why below.
+                self.unless_silent(&e)?;
                 refused = true;
                 break;
             }
         }
-        if !refused && c.write_all(&0u32.to_be_bytes()).is_err() {
+        if !refused && let Err(e) = self.send_all(&mut c, &0u32.to_be_bytes()) {
+            self.unless_silent(&e)?;
             refused = true;
         }
         let reply = match read_reply(&mut c) {
             Ok(r) => r,
-            Err(e) if refused => return Err(self.err(ClamdFailure::Refused(e))),
-            Err(e) => return Err(self.err(ClamdFailure::NoVerdict(e))),
+            Err(e) if refused => return Err(self.failed(e, ClamdFailure::Refused)),
+            Err(e) => return Err(self.failed(e, ClamdFailure::NoVerdict)),
         };
         Ok(parse_verdict(&reply))
     }
@@ -467,7 +523,12 @@ impl Clamd {
                 Ok(())
             }
             // A write that fails part-way is clamd refusing the stream: its reply says why.
-            None => self.send_instream(s, payload),
+            // One that timed out is a clamd that stopped reading: waiting for a reply would
+            // only wait as long again.
+            None => match self.send_instream(s, payload) {
+                Err(e) => self.unless_silent(&e).map(|()| Err(e))?,
+                sent => sent,
+            },
         };
         s.last_id += 1;
         let reply = match read_reply(&mut s.conn) {
@@ -505,6 +566,37 @@ impl Clamd {
         })
     }
 
+    /// A send that timed out: clamd stopped reading (hung, or busy past the timeout), which is
+    /// it falling silent, not refusing the stream; any other send error is left to the reply
+    /// that follows to explain.
+    fn unless_silent(&self, e: &io::Error) -> Result<(), ScanError> {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                Err(self.err(ClamdFailure::Silent { waited: self.read_timeout }))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `write_all`, except that a send cut short after waiting out the whole timeout (the
+    /// kernel then returns what it took so far) is `TimedOut`: clamd stopped reading, and
+    /// carrying on would wait as long again for every piece still to send.
+    fn send_all(&self, conn: &mut Conn, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let started = std::time::Instant::now();
+            match conn.write(buf) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) if n < buf.len() && started.elapsed() >= self.read_timeout => {
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+                Ok(n) => buf = &buf[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     /// Sends `payload` as one `INSTREAM` command, in frames of at most the chunk size.
     fn send_instream(&self, s: &mut Session, payload: &[u8]) -> io::Result<()> {
         // One write per payload up to the chunk size: clamd reads commands in its main thread,
@@ -515,12 +607,12 @@ impl Clamd {
             s.frame.extend_from_slice(&(part.len() as u32).to_be_bytes());
             s.frame.extend_from_slice(part);
             if s.frame.len() >= self.chunk {
-                s.conn.write_all(&s.frame)?;
+                self.send_all(&mut s.conn, &s.frame)?;
                 s.frame.clear();
             }
         }
         s.frame.extend_from_slice(&0u32.to_be_bytes());
-        let sent = s.conn.write_all(&s.frame);
+        let sent = self.send_all(&mut s.conn, &s.frame);
         s.frame.clear();
         if s.frame.capacity() > 2 * self.chunk {
             s.frame.shrink_to(self.chunk);

@@ -838,7 +838,9 @@ impl From<crate::stages::StageError> for MigrateError {
     fn from(e: crate::stages::StageError) -> Self {
         use crate::stages::StageError;
         match e {
-            StageError::Scan(e) => MigrateError::Scan(e),
+            // The error names the file; a migration's record is found by its offset in the
+            // report, not said here.
+            StageError::Scan(e) | StageError::ScanOf { source: e, .. } => MigrateError::Scan(e),
             StageError::Io { path, source } => {
                 MigrateError::Arc(ArcError { path: PathBuf::from(path), offset: 0, source })
             }

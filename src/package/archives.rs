@@ -798,7 +798,12 @@ impl ContainerCtx<'_> {
         )
         .map_err(|e| match e {
             // clamd's own error names the daemon only.
-            PackageError::Scan(source) => PackageError::WarcScan { input: input.into(), source },
+            PackageError::Scan(source) => {
+                PackageError::WarcScan { input: input.into(), record: None, source }
+            }
+            PackageError::ScanOf { origin, source } => {
+                PackageError::WarcScan { input: input.into(), record: Some(origin), source }
+            }
             e => e,
         })?;
         let read = source.finish()?;

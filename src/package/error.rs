@@ -61,11 +61,26 @@ pub enum PackageError {
     /// clamd failed: unreachable, gone, or silent past the timeout.
     #[error(transparent)]
     Scan(#[from] crate::stages::scan::ScanError),
+    /// clamd failed on one payload streamed to it alone.
+    #[error("{origin}: virus scan: {source}")]
+    ScanOf {
+        /// Where the payload came from: its file, or the record's id.
+        origin: String,
+        /// What clamd did.
+        #[source]
+        source: crate::stages::scan::ScanError,
+    },
     /// clamd failed while a WARC was being copied.
-    #[error("{}: virus scan: {source}", input.display())]
+    #[error(
+        "{}: {}virus scan: {source}",
+        input.display(),
+        record.as_ref().map(|r| format!("record {r}: ")).unwrap_or_default()
+    )]
     WarcScan {
         /// The WARC.
         input: PathBuf,
+        /// The record whose payload was being scanned, when it was streamed alone.
+        record: Option<String>,
         /// What clamd did.
         #[source]
         source: crate::stages::scan::ScanError,
@@ -170,6 +185,9 @@ impl From<crate::stages::StageError> for PackageError {
     fn from(e: crate::stages::StageError) -> Self {
         match e {
             crate::stages::StageError::Scan(e) => PackageError::Scan(e),
+            crate::stages::StageError::ScanOf { origin, source } => {
+                PackageError::ScanOf { origin, source }
+            }
             crate::stages::StageError::Io { path, source } => {
                 PackageError::Io { path: path.into(), source }
             }

@@ -180,6 +180,15 @@ pub(crate) enum StageError {
     /// clamd failed.
     #[error(transparent)]
     Scan(#[from] scan::ScanError),
+    /// clamd failed on one payload streamed to it alone.
+    #[error("{origin}: virus scan: {source}")]
+    ScanOf {
+        /// Where the payload came from ([`Item::origin`]).
+        origin: String,
+        /// What clamd did.
+        #[source]
+        source: scan::ScanError,
+    },
     /// A payload could not be read, or a stage's temporary file written.
     #[error("{path}: {}", crate::layout::describe_io(source))]
     Io {

@@ -67,7 +67,9 @@ impl Stage for ScanStage {
                     let io = |source| StageError::Io { path: s.item.origin(), source };
                     match s.item.open_payload().map_err(io)? {
                         Some(payload) => {
-                            Some(self.engine.scan_one(s.digest.as_ref(), payload, len)?)
+                            Some(self.engine.scan_one(s.digest.as_ref(), payload, len).map_err(
+                                |source| StageError::ScanOf { origin: s.item.origin(), source },
+                            )?)
                         }
                         None => Some(ScanResult::NotScanned(super::Unscanned::SharedMember {
                             held: HELD_PAYLOAD,

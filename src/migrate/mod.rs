@@ -170,6 +170,16 @@ pub enum MigrateError {
     /// The virus scanner failed (unreachable, died, hung).
     #[error("virus scan: {0}")]
     Scan(#[from] crate::stages::scan::ScanError),
+    /// The virus scanner failed on one record streamed to it alone (`origin` says which: its
+    /// offset in the ARC).
+    #[error("{origin}: virus scan: {source}")]
+    ScanOf {
+        /// The record.
+        origin: String,
+        /// What clamd did.
+        #[source]
+        source: crate::stages::scan::ScanError,
+    },
     /// The cleaner could not be run on an infected payload.
     #[error(transparent)]
     Clean(#[from] crate::stages::scan::CleanError),
@@ -838,9 +848,9 @@ impl From<crate::stages::StageError> for MigrateError {
     fn from(e: crate::stages::StageError) -> Self {
         use crate::stages::StageError;
         match e {
-            // The error names the file; a migration's record is found by its offset in the
-            // report, not said here.
-            StageError::Scan(e) | StageError::ScanOf { source: e, .. } => MigrateError::Scan(e),
+            // The error names the file around this; a record streamed alone, by its offset.
+            StageError::Scan(e) => MigrateError::Scan(e),
+            StageError::ScanOf { origin, source } => MigrateError::ScanOf { origin, source },
             StageError::Io { path, source } => {
                 MigrateError::Arc(ArcError { path: PathBuf::from(path), offset: 0, source })
             }

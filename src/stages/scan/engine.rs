@@ -71,6 +71,22 @@ impl ScanBatch for Vec<(Option<Digest>, Vec<u8>)> {
 /// Verdicts of a batch, in its order (`None`: nothing was scanned for that item).
 pub type Verdicts = Vec<Option<ScanResult>>;
 
+/// clamd failed on a batch: the error, and which payload of the batch it failed on (`None`
+/// when the batch as a whole could not be scanned), so the caller can name the record.
+#[derive(Debug)]
+pub(crate) struct BatchError {
+    /// The payload being scanned when clamd failed.
+    pub item: Option<usize>,
+    /// What clamd did.
+    pub error: ScanError,
+}
+
+impl From<ScanError> for BatchError {
+    fn from(error: ScanError) -> Self {
+        BatchError { item: None, error }
+    }
+}
+
 /// What the engine did, over a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct EngineCounts {
@@ -104,7 +120,7 @@ impl std::fmt::Debug for ScanEngine {
 /// The verdicts of a batch being scanned.
 #[must_use = "the verdicts must be waited for"]
 pub(crate) struct PendingVerdicts {
-    rx: Receiver<Result<Verdicts, ScanError>>,
+    rx: Receiver<Result<Verdicts, BatchError>>,
 }
 
 impl ScanEngine {
@@ -182,7 +198,7 @@ impl ScanEngine {
     pub fn scan_now<B: ScanBatch>(self: &Arc<Self>, batch: B) -> Result<(Verdicts, B), ScanError> {
         let batch = Arc::new(batch);
         let pending = self.start(Arc::clone(&batch));
-        let verdicts = self.wait(pending)?;
+        let verdicts = self.wait(pending).map_err(|e| e.error)?;
         Ok((verdicts, self.take_back(batch)?))
     }
 
@@ -195,7 +211,7 @@ impl ScanEngine {
         })
     }
 
-    fn scan_batch(&self, batch: &dyn ScanBatch) -> Result<Verdicts, ScanError> {
+    fn scan_batch(&self, batch: &dyn ScanBatch) -> Result<Verdicts, BatchError> {
         let n = batch.items();
         let mut out: Verdicts = vec![None; n];
         // Digests the caller did not give are computed only for a payload that looks like one
@@ -255,7 +271,9 @@ impl ScanEngine {
                 .par_iter()
                 .with_min_len(piece)
                 .map(|&i| match batch.payload(i) {
-                    Some((bytes, _)) => clamd.scan_bytes(bytes),
+                    Some((bytes, _)) => clamd
+                        .scan_bytes(bytes)
+                        .map_err(|error| BatchError { item: Some(i), error }),
                     None => Ok(ScanResult::Clean),
                 })
                 .collect::<Result<_, _>>()
@@ -275,7 +293,8 @@ impl ScanEngine {
                 // Not scanned: the identical payload is tried on its own.
                 Some(ScanResult::NotScanned(_)) | None => {
                     if let Some((bytes, _)) = batch.payload(i) {
-                        out[i] = Some(clamd.scan_bytes(bytes)?);
+                        let v = clamd.scan_bytes(bytes);
+                        out[i] = Some(v.map_err(|error| BatchError { item: Some(i), error })?);
                         self.scanned.fetch_add(1, Relaxed);
                     }
                 }
@@ -290,9 +309,13 @@ impl ScanEngine {
 
     /// Waits for a batch's verdicts. Whether they were ready in time widens or narrows the
     /// scans of later batches.
-    pub(crate) fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, ScanError> {
-        let stopped =
-            || ScanError { addr: self.clamd.addr().clone(), failure: ClamdFailure::NoVerdicts };
+    pub(crate) fn wait(&self, pending: PendingVerdicts) -> Result<Verdicts, BatchError> {
+        let stopped = || {
+            BatchError::from(ScanError {
+                addr: self.clamd.addr().clone(),
+                failure: ClamdFailure::NoVerdicts,
+            })
+        };
         let max = self.pool.current_num_threads();
         match pending.rx.try_recv() {
             Ok(v) => {

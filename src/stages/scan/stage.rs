@@ -51,7 +51,15 @@ impl Stage for ScanStage {
     /// routes and notes what was found.
     fn finish(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
         let Some((held, pending)) = self.running.pop_front() else { return Ok(()) };
-        let verdicts = self.engine.wait(pending)?;
+        // A failure on one payload names its item (an ARC record by its offset, a record by
+        // its id, a capture by its file).
+        let verdicts = self.engine.wait(pending).map_err(|e| match e.item {
+            Some(i) => match batch.get(i).map(|s| s.item.origin()).filter(|o| !o.is_empty()) {
+                Some(origin) => StageError::ScanOf { origin, source: e.error },
+                None => StageError::Scan(e.error),
+            },
+            None => StageError::Scan(e.error),
+        })?;
         let held = self.engine.take_back(held)?;
         for ((s, (_, bytes)), verdict) in batch.iter_mut().zip(held).zip(verdicts) {
             let len = s.item.payload_len();

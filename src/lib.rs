@@ -44,7 +44,8 @@
 //! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and
 //!   WARC files), [`package::captures::build_capture_package`] (every capture source: stages
 //!   before writing, one sink per container; [`package::pandas::build_pandas_package`] is it
-//!   for a PANDAS instance or mirror, with a report of its own).
+//!   for a PANDAS instance or mirror); every run says what it made in one
+//!   [`package::PackageReport`].
 //! - [`model`] is the package as plain data; [`mets`] writes it as METS (MODS, DC, rights,
 //!   PREMIS; streamed, spilled per container) and validates METS documents against the
 //!   schemas and the profile ([`profile`]); [`metadata`] reads the curator's TOML, [`pages`]

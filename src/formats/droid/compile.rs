@@ -9,7 +9,7 @@
 
 use super::DroidError;
 use super::parse::{RawByteSequence, RawFragment, RawSignature, RawSubSequence, Reference};
-use super::syntax::{self, Elem, Pat};
+use super::syntax::{self, Elem, Lit, Pat};
 
 /// A byte sequence ready to match.
 #[derive(Debug, Clone)]
@@ -19,6 +19,9 @@ pub(crate) struct Sequence {
     pub(crate) pat: Pat,
     /// Furthest from its end of the file the pattern can reach (`None`: unbounded).
     pub(crate) reach: Option<usize>,
+    /// The longest literal the pattern cannot match without (at least 3 bytes), to look for
+    /// once before trying the pattern: most files lack it.
+    pub(crate) required: Option<Lit>,
 }
 
 /// One byte a file must have for a signature to match, at a fixed distance from the start
@@ -85,7 +88,16 @@ pub(crate) fn sequence(raw: &RawByteSequence) -> Result<Sequence, syntax::Syntax
         return Err(syntax::SyntaxError::Empty);
     }
     let reach = pat.max_len();
-    Ok(Sequence { reference: raw.reference, pat, reach })
+    let required = pat
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            Elem::Lit(l) if l.bytes.len() >= 3 => Some(l),
+            _ => None,
+        })
+        .max_by_key(|l| l.bytes.len())
+        .map(|l| Lit::clone(l));
+    Ok(Sequence { reference: raw.reference, pat, reach, required })
 }
 
 /// A subsequence in file order: left fragments, anchor, right fragments.

@@ -261,13 +261,26 @@ impl Signatures {
 /// Whether one byte sequence matches the payload's windows.
 fn sequence_matches(s: &Sequence, w: &window::View<'_>) -> bool {
     match s.reference {
-        Reference::Bof => Matcher::new(&Fwd(w.head)).matches(&s.pat),
-        Reference::Eof => Matcher::new(&Rev(w.end())).matches(&s.pat),
+        Reference::Bof => {
+            has_required(s, &Fwd(w.head)) && Matcher::new(&Fwd(w.head)).matches(&s.pat)
+        }
+        Reference::Eof => {
+            has_required(s, &Rev(w.end())) && Matcher::new(&Rev(w.end())).matches(&s.pat)
+        }
         Reference::Variable => {
-            Matcher::new(&Fwd(w.head)).matches(&s.pat)
-                || (!w.whole && Matcher::new(&Fwd(w.tail)).matches_anywhere(&s.pat))
+            (has_required(s, &Fwd(w.head)) && Matcher::new(&Fwd(w.head)).matches(&s.pat))
+                || (!w.whole
+                    && has_required(s, &Fwd(w.tail))
+                    && Matcher::new(&Fwd(w.tail)).matches_anywhere(&s.pat))
         }
     }
+}
+
+/// Whether the sequence's required literal is within its reach (or it has none).
+fn has_required<H: matcher::Hay>(s: &Sequence, hay: &H) -> bool {
+    let Some(lit) = &s.required else { return true };
+    let last = s.reach.unwrap_or(usize::MAX).min(hay.len());
+    hay.find(lit, 0, last).is_some()
 }
 
 #[cfg(test)]

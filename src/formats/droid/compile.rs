@@ -7,7 +7,7 @@
 //! own. A sequence anchored at the end of the file is the same pattern reversed, matched
 //! backwards from the last byte.
 
-use super::DroidError;
+use super::error::DroidError;
 use super::parse::{RawByteSequence, RawFragment, RawSignature, RawSubSequence, Reference};
 use super::syntax::{self, Elem, Lit, Pat};
 

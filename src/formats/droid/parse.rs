@@ -6,7 +6,7 @@ use std::io::BufRead;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
-use super::DroidError;
+use super::error::DroidError;
 
 /// Where a byte sequence is anchored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,12 +1,12 @@
 //! PRONOM format identification by DROID binary signatures, in process.
 //!
 //! The DROID signature file (`data/pronom/`, gzipped, built into the binary) is read with a
-//! streaming XML reader ([`parse`]), its byte sequences compiled into patterns ([`syntax`],
-//! [`compile`]), and a payload's bytes matched against them ([`matcher`]); DROID's priorities
-//! then drop a format that another match beats ([`priority`]). Every surviving format is
+//! streaming XML reader (`parse`), its byte sequences compiled into patterns (`syntax`,
+//! `compile`), and a payload's bytes matched against them (`matcher`); DROID's priorities
+//! then drop a format that another match beats (`priority`). Every surviving format is
 //! reported: several when several survive, none when nothing matches.
 //!
-//! What is looked at: the first bytes of a payload and its last bytes ([`window`]), sized from
+//! What is looked at: the first bytes of a payload and its last bytes (`window`), sized from
 //! the signatures (the furthest bounded offset any sequence reaches from its end of the file,
 //! at least 64 KiB, at most 1 MiB). Sequences with an unbounded offset (`*`, a variable
 //! position) are searched within those windows only: the whole payload when it is no longer

@@ -8,7 +8,8 @@
 #   - a Python venv in .venv/ with warcio (the independent WARC reader the tests compare
 #     against), xmlschema (the second validator of validate-mets), metsrw (Archivematica's METS
 #     library, which must open every package), opf-fido (whose DROID signature file checks the
-#     PRONOM identifiers) and warctools (a peer tool the benchmarks time).
+#     PRONOM identifiers), pygfried (siegfried, the identifier webaip's DROID matcher is
+#     checked against) and warctools (a peer tool the benchmarks time).
 # Re-running it on a machine that has everything does nothing but check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,17 +19,17 @@ cd "$(dirname "$0")/.."
 bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan strace
 bash scripts/setup-build-env.sh
 
-PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1)
+PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1 pygfried==2.2.0)
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido' 2>/dev/null; then
+if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried' 2>/dev/null; then
   echo "setup: installing ${PY_PACKAGES[*]} into .venv" >&2
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
-.venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido' >/dev/null
+.venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried' >/dev/null
 command -v xmllint >/dev/null
 # The store tests talk to a real Garage cluster (a first install builds it: ~10 min on 2 cores).
 bash scripts/garage-cluster.sh start >/dev/null
-echo "setup: test environment ready (xmllint, .venv with warcio, xmlschema and warctools, Garage cluster)" >&2
+echo "setup: test environment ready (xmllint, .venv with warcio, xmlschema, pygfried and warctools, Garage cluster)" >&2

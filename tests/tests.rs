@@ -9,6 +9,7 @@ mod audit;
 mod captures;
 mod captures_hostile;
 mod cli_migrate;
+mod droid;
 mod entities;
 mod fuzz;
 mod golden;

@@ -7,6 +7,7 @@ pub mod arc;
 pub mod arc_to_warc;
 pub mod dates;
 pub mod digest;
+pub mod droid;
 pub mod html;
 pub mod http;
 pub mod mime;

@@ -1,0 +1,45 @@
+//! Identifies files by DROID signature with webaip's matcher: one line per file, its path and
+//! the PUIDs that survive priorities (comma-separated, empty for no match), then on stderr how
+//! many files per second were identified (loading the signatures not counted).
+//!
+//!     cargo run --release --example identify -- [--repeat N] FILE...
+
+use std::io::Write;
+use std::time::Instant;
+
+use webaip::formats::droid::Signatures;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut repeat = 1usize;
+    if args.first().map(String::as_str) == Some("--repeat") && args.len() >= 2 {
+        repeat = args[1].parse()?;
+        args.drain(..2);
+    }
+    let loaded = Instant::now();
+    let sigs = Signatures::shipped().map_err(|e| e.to_string())?;
+    eprintln!(
+        "signature file v{} ({} formats, {} signatures) compiled in {:.3} s",
+        sigs.version(),
+        sigs.formats().len(),
+        sigs.signature_count(),
+        loaded.elapsed().as_secs_f64()
+    );
+    let start = Instant::now();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for round in 0..repeat {
+        for path in &args {
+            let file = std::fs::File::open(path)?;
+            let found = sigs.identify_seekable(file)?;
+            if round == 0 {
+                let puids: Vec<&str> = found.iter().map(|f| f.puid.as_str()).collect();
+                writeln!(out, "{path}\t{}", puids.join(","))?;
+            }
+        }
+    }
+    out.flush()?;
+    let secs = start.elapsed().as_secs_f64();
+    let n = args.len() * repeat;
+    eprintln!("identified {n} files in {secs:.3} s: {:.0} files/s", n as f64 / secs.max(1e-9));
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! webaip's DROID signature matcher against siegfried (through pygfried), an independent
+//! PRONOM identifier, on every payload of every WARC and ARC file of the corpus.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde::Deserialize;
+use webaip::formats::droid::Signatures;
+
+use crate::util::{corpus, oracle_python, repo};
+
+#[derive(Debug, Deserialize)]
+struct Report {
+    siegfried: String,
+    signatures: Vec<String>,
+    files: Vec<Payload>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Payload {
+    name: String,
+    source: String,
+    offset: u64,
+    uri: Option<String>,
+    matches: Vec<Match>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Match {
+    id: String,
+    basis: String,
+}
+
+/// Every WARC and ARC file of the corpus.
+fn archives() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = ["warc", "arc"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(corpus().join(d)).expect("corpus dir readable"))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn agrees_with_siegfried_on_every_corpus_payload_it_identifies_by_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(oracle_python())
+        .arg(repo().join("tests/oracle/siegfried_payloads.py"))
+        .arg(dir.path())
+        .args(archives())
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "siegfried oracle failed (pygfried is installed by scripts/setup-test-env.sh): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).expect("oracle prints JSON");
+    let sigs = Signatures::shipped().expect("the shipped signature file compiles");
+    let (mut compared, mut agreed, mut ours_only) = (0usize, 0usize, 0usize);
+    let mut disagreements = Vec::new();
+    for p in &report.files {
+        let file = std::fs::File::open(dir.path().join(&p.name)).unwrap();
+        let ours: Vec<String> =
+            sigs.identify_seekable(file).unwrap().iter().map(|f| f.puid.clone()).collect();
+        // Only what siegfried found by bytes alone, as one format: its text sniffing,
+        // extension and container matches are no part of DROID binary signatures.
+        let [m] = p.matches.as_slice() else { continue };
+        if !m.basis.contains("byte match") || m.basis.contains("container") {
+            if !ours.is_empty() {
+                ours_only += 1;
+            }
+            continue;
+        }
+        compared += 1;
+        if ours == [m.id.clone()] {
+            agreed += 1;
+        } else {
+            disagreements.push(format!(
+                "{} at {} ({}): siegfried {} ({}), webaip {:?}",
+                p.source,
+                p.offset,
+                p.uri.as_deref().unwrap_or("-"),
+                m.id,
+                m.basis,
+                ours
+            ));
+        }
+    }
+    eprintln!(
+        "siegfried {} ({}), webaip signature file v{}: {} payloads, {compared} identified by \
+         siegfried's signatures, {agreed} the same by webaip; {ours_only} matched by webaip only \
+         where siegfried used no signature",
+        report.siegfried,
+        report.signatures.join(", "),
+        sigs.version(),
+        report.files.len(),
+    );
+    for d in &disagreements {
+        eprintln!("  disagreement: {d}");
+    }
+    assert!(compared >= 100, "too few payloads to compare ({compared}): is the corpus complete?");
+    assert!(
+        agreed * 100 >= compared * 99,
+        "{agreed} of {compared} agree (under 99 %):\n{}",
+        disagreements.join("\n")
+    );
+}

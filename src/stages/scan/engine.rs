@@ -271,9 +271,9 @@ impl ScanEngine {
                 .par_iter()
                 .with_min_len(piece)
                 .map(|&i| match batch.payload(i) {
-                    Some((bytes, _)) => clamd
-                        .scan_bytes(bytes)
-                        .map_err(|error| BatchError { item: Some(i), error }),
+                    Some((bytes, _)) => {
+                        clamd.scan_bytes(bytes).map_err(|error| BatchError { item: Some(i), error })
+                    }
                     None => Ok(ScanResult::Clean),
                 })
                 .collect::<Result<_, _>>()

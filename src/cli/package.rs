@@ -428,6 +428,9 @@ fn print_report(r: &PackageReport) {
     for (c, id, why) in &r.scan.unscanned {
         println!("    NOT SCANNED {id} of {c}: {why}");
     }
+    for (c, id, why) in &r.scan.not_cleaned {
+        println!("    NOT CLEANED {id} (stays in {c}): {why}");
+    }
     let xsd = if r.mets_xsd_checked {
         "and XML schemas"
     } else {

@@ -973,14 +973,18 @@ impl Output<'_> {
         let (Some(q), Some(engine)) = (&self.quarantine, self.scanner) else { return Ok(()) };
         let Some(cmd) = &q.to.cleaner else { return Ok(()) };
         let ids = q.ids;
-        let record = self.last.as_ref().map_or("", |l| l.record_id.as_str());
-        let copy = crate::stages::scan::clean_copy(cmd, infected, record, engine);
+        let copy = crate::stages::scan::clean_copy(cmd, infected, engine);
         let copy = copy.map_err(|e| match e {
             crate::stages::scan::CleanOrScanError::Clean(e) => MigrateError::Clean(e),
             crate::stages::scan::CleanOrScanError::Scan(e) => MigrateError::Scan(e),
         })?;
-        let Some(bytes) = copy else {
-            return Ok(());
+        let bytes = match copy {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                let record = self.last.as_ref().map_or("", |l| l.record_id.as_str());
+                self.report.not_cleaned.push((record.to_string(), why.to_string()));
+                return Ok(());
+            }
         };
         // The record just quarantined is the last one the sink was given.
         let Some(orig) = self.last.take() else { return Ok(()) };

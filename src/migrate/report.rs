@@ -76,6 +76,9 @@ pub struct FileReport {
     /// Records written to the quarantine instead of the output (their payload is infected).
     #[serde(skip_serializing_if = "is_zero")]
     pub quarantined: u64,
+    /// Quarantined records the cleaner made no clean copy of: (record id, why).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_cleaned: Vec<(String, String)>,
     /// The quarantine's viral container, when a record went there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine: Option<QuarantineReport>,
@@ -258,6 +261,12 @@ impl MigrationReport {
             }
             if let Some(out) = &f.output {
                 let _ = writeln!(o, "  -> {} ({} bytes)", out.display(), f.output_size);
+            }
+            if let Some(q) = &f.quarantine {
+                let _ = writeln!(o, "  infected: {} record(s) -> {}", q.records, q.path.display());
+            }
+            for (id, why) in &f.not_cleaned {
+                let _ = writeln!(o, "    NOT CLEANED {id}: {why}");
             }
             let _ = writeln!(o, "  records in:  {}", counts(&f.records_in));
             let _ = writeln!(o, "  records out: {}", counts(&f.records_out));

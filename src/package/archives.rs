@@ -666,6 +666,8 @@ impl ContainerCtx<'_> {
             None => None,
         };
         let records = report.records_out.values().sum();
+        let mut scan = events.map(|e| e.found).unwrap_or_default();
+        scan.not_cleaned.extend(report.not_cleaned.iter().cloned());
         let container = ContainerReport {
             input: path_text(input),
             path: self.rel.clone(),
@@ -687,7 +689,7 @@ impl ContainerCtx<'_> {
             dates: tally.dates,
             arc: Some((arc, event)),
             viral,
-            scan: events.map(|e| e.found).unwrap_or_default(),
+            scan,
         })
     }
 
@@ -988,6 +990,8 @@ fn add_container_virus_checks(
 ) -> Result<(), PackageError> {
     let rel = r.file.path.clone();
     let found = std::mem::take(&mut r.scan);
+    // Where the infected records went (a record not cleaned is one of them).
+    let viral = r.viral.as_ref().map_or_else(|| layout::viral_twin(&rel), |v| v.rel.clone());
     if let Some(v) = r.viral.take() {
         let objects = std::iter::once(v.rel.clone())
             .chain(found.infected.iter().map(|(id, _)| format!("{}#{id}", v.rel)))
@@ -1015,6 +1019,9 @@ fn add_container_virus_checks(
     summary.not_scanned += unscanned as u64;
     summary.unscanned.extend(found.unscanned.into_iter().map(|(id, why)| (rel.clone(), id, why)));
     summary.cleaned += found.cleaned;
+    summary
+        .not_cleaned
+        .extend(found.not_cleaned.into_iter().map(|(id, why)| (viral.clone(), id, why)));
 
     // The container-level virus check.
     let with_event = unscanned.saturating_sub(shared) as u64;

@@ -620,8 +620,13 @@ impl Writing<'_> {
         let (Some(cmd), Some((engine, _))) = (&self.opts.cleaner, &self.clamd) else {
             return Ok(());
         };
-        let Some(cleaned) = clean_capture(cmd, c, held, engine, self.pkg)? else {
-            return Ok(());
+        let cleaned = match clean_capture(cmd, c, held, engine, self.pkg)? {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                let viral = oid.split('#').next().unwrap_or_default().to_string();
+                self.scan.not_cleaned.push((viral, c.provenance.file.clone(), why.to_string()));
+                return Ok(());
+            }
         };
         // Said in the record too, as for Heritrix records: the WARC alone tells a cleaned copy
         // from a harvested resource.
@@ -777,7 +782,7 @@ fn clean_capture(
     held: Option<&[u8]>,
     engine: &ScanEngine,
     pkg: &Path,
-) -> Result<Option<Vec<u8>>, PackageError> {
+) -> Result<Result<Vec<u8>, crate::stages::scan::NotCleaned>, PackageError> {
     let mut tmp =
         tempfile::Builder::new().prefix(".infected-").tempfile_in(pkg).map_err(io_err(pkg))?;
     match held {
@@ -785,7 +790,7 @@ fn clean_capture(
         None => c.payload.open().and_then(|mut r| io::copy(&mut r, &mut tmp).map(drop)),
     }
     .map_err(io_err(pkg))?;
-    Ok(crate::stages::scan::clean_copy(cmd, tmp.path(), &c.uri, engine)?)
+    Ok(crate::stages::scan::clean_copy(cmd, tmp.path(), engine)?)
 }
 
 /// Writes one capture as a `response` (its header bytes as stored, then the payload) or a

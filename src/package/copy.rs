@@ -561,8 +561,13 @@ impl<'a> CopyWriter<'a> {
             },
         }
         .map_err(io_err(self.root))?;
-        let copy = crate::stages::scan::clean_copy(cmd, tmp.path(), &r.file.record_id, engine)?;
-        let Some(bytes) = copy else { return Ok(()) };
+        let bytes = match crate::stages::scan::clean_copy(cmd, tmp.path(), engine)? {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                self.events.found.not_cleaned.push((r.file.record_id.clone(), why.to_string()));
+                return Ok(());
+            }
+        };
         let capture = r.file.capture.clone();
         // The original's own id, as its WARC-Record-ID states it (any URI).
         let spec = crate::formats::warc::writer::cleaned_copy_spec(

@@ -63,6 +63,8 @@ pub struct ScanSummary {
     /// Payloads not sent to clamd because an identical one (same SHA-512) of this run was:
     /// its verdict was reused.
     pub reused: u64,
+    /// Infected payloads the cleaner made no clean copy of: (container, record id, why).
+    pub not_cleaned: Vec<(String, String, String)>,
 }
 
 impl ScanSummary {
@@ -119,6 +121,8 @@ pub(crate) struct ContainerScan {
     pub unscanned: Vec<(String, String)>,
     /// Cleaned copies written to content.
     pub cleaned: u64,
+    /// Infected records the cleaner made no clean copy of: (record id, why).
+    pub not_cleaned: Vec<(String, String)>,
     /// Of the payloads not scanned, those that have no event of their own (their record shares
     /// a gzip member with others and is not described one by one).
     pub unscanned_without_event: u64,

@@ -44,6 +44,7 @@ mod stage;
 pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
 pub use error::{ClamdFailure, ScanError};
+
 pub(crate) use stage::{HELD_PAYLOAD, ScanStage};
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
@@ -120,16 +121,35 @@ impl std::fmt::Display for Cleaner {
     }
 }
 
-/// Runs `cleaner` on the payload in `infected` (of `record`, named in a warning); returns the
-/// cleaned bytes when the cleaner succeeded and clamd finds the copy clean. A cleaner that
-/// fails, leaves a virus or runs past its timeout (it is then killed, with every process of
-/// its group) yields `None`: the original stays quarantined (`viral, failed but forced`).
+/// Why an infected payload got no cleaned copy: its record stays quarantined as it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotCleaned {
+    /// The cleaner ran past `--cleaner-timeout` and was stopped, with its process group.
+    #[error("the cleaner did not finish within {} s (--cleaner-timeout) and was stopped", .0.as_secs())]
+    TimedOut(Duration),
+    /// The cleaner exited with a failure.
+    #[error("the cleaner failed ({0})")]
+    Failed(String),
+    /// The cleaner exited 0 but wrote no copy.
+    #[error("the cleaner wrote no copy")]
+    NoCopy,
+    /// clamd still finds a virus in the copy.
+    #[error("the cleaned copy is still infected ({0})")]
+    StillInfected(String),
+    /// clamd could not scan the copy.
+    #[error("the cleaned copy could not be scanned ({0})")]
+    CopyNotScanned(String),
+}
+
+/// Runs `cleaner` on the payload in `infected`; gives the cleaned bytes when the cleaner
+/// succeeded and clamd finds the copy clean, else why there is none. A cleaner that runs past
+/// its timeout is killed, with every process of its group. The original stays quarantined
+/// either way (`viral, failed but forced` unless a copy is made).
 pub(crate) fn clean_copy(
     cleaner: &Cleaner,
     infected: &std::path::Path,
-    record: &str,
     engine: &ScanEngine,
-) -> Result<Option<Vec<u8>>, CleanOrScanError> {
+) -> Result<Result<Vec<u8>, NotCleaned>, CleanOrScanError> {
     let err = |source| CleanError { path: infected.to_path_buf(), source };
     let dir = tempfile::tempdir().map_err(err)?;
     let out = dir.path().join("cleaned");
@@ -143,24 +163,21 @@ pub(crate) fn clean_copy(
         .spawn()
         .map_err(err)?;
     let Some(status) = wait_within(&mut child, cleaner.timeout).map_err(err)? else {
-        // No logger is installed: the warning goes to stderr, where the run's error would.
-        eprintln!(
-            "webaip: warning: {record}: the cleaner did not finish within {} s \
-             (--cleaner-timeout) and was stopped; the infected record stays quarantined, \
-             with no cleaned copy",
-            cleaner.timeout.as_secs()
-        );
-        return Ok(None);
+        return Ok(Err(NotCleaned::TimedOut(cleaner.timeout)));
     };
-    if !status.success() || !out.is_file() {
-        return Ok(None);
+    if !status.success() {
+        return Ok(Err(NotCleaned::Failed(status.to_string())));
+    }
+    if !out.is_file() {
+        return Ok(Err(NotCleaned::NoCopy));
     }
     let bytes = std::fs::read(&out).map_err(err)?;
     // No verdict is reused for the copy: it is new bytes, and must be seen by clamd.
-    match engine.scan_one(None, &bytes[..], bytes.len() as u64)? {
-        ScanResult::Clean => Ok(Some(bytes)),
-        _ => Ok(None),
-    }
+    Ok(match engine.scan_one(None, &bytes[..], bytes.len() as u64)? {
+        ScanResult::Clean => Ok(bytes),
+        ScanResult::Infected(sig) => Err(NotCleaned::StillInfected(sig)),
+        ScanResult::NotScanned(why) => Err(NotCleaned::CopyNotScanned(why.to_string())),
+    })
 }
 
 /// Waits for `child` at most `timeout`; past it, kills its process group and reaps it

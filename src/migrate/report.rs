@@ -257,7 +257,9 @@ impl MigrationReport {
             };
             let _ = writeln!(o, "{}: {status}", f.input.display());
             if let Some(e) = &f.error {
-                let _ = writeln!(o, "  error: {e}");
+                // Most errors name the input already, which the line above names.
+                let input = format!("{}: ", f.input.display());
+                let _ = writeln!(o, "  error: {}", e.strip_prefix(&input).unwrap_or(e));
             }
             if let Some(out) = &f.output {
                 let _ = writeln!(o, "  -> {} ({} bytes)", out.display(), f.output_size);

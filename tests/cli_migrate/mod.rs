@@ -334,4 +334,10 @@ fn an_empty_input_is_named_once() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert_eq!(err.matches("empty.arc").count(), 1, "names the path once: {err}");
     assert!(err.starts_with(&format!("webaip: {e}: ")), "{err}");
+    // The text report too: the path on its status line, the error after it.
+    let o = webaip(&["migrate", "--out", dir.path().join("out").to_str().unwrap(), e]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert_eq!(text.matches("empty.arc").count(), 1, "names the path once: {text}");
+    assert!(text.starts_with(&format!("{e}: FAILED\n  error: ")), "{text}");
 }

@@ -118,6 +118,7 @@ fn write(
                 version: Some("1.1".into()),
                 pronom: Some("fmt/1355".into()),
             },
+            identification: None,
             original_name: None,
             significant_properties: vec![("WARC records".into(), (n + 1).to_string())],
             relationships: vec![],

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use chrono::SecondsFormat;
 
 use super::xml::XmlOut;
-use crate::model::{Agent, Event, PremisObject};
+use crate::model::{Agent, Event, Format, Identification, PremisObject};
 
 /// `<mets:techMD ID=..>` holding a PREMIS object.
 pub(crate) fn write_object_md<W: Write>(
@@ -42,20 +42,10 @@ pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io:
     x.text("premis:messageDigest", &[], &o.sha512)?;
     x.end("premis:fixity")?;
     x.text("premis:size", &[], &o.size.to_string())?;
-    x.start("premis:format", &[])?;
-    x.start("premis:formatDesignation", &[])?;
-    x.text("premis:formatName", &[], &o.format.name)?;
-    if let Some(v) = &o.format.version {
-        x.text("premis:formatVersion", &[], v)?;
+    match &o.identification {
+        None => write_format(x, &o.format, &[])?,
+        Some(id) => write_identified_formats(x, &o.format, id)?,
     }
-    x.end("premis:formatDesignation")?;
-    if let Some(p) = &o.format.pronom {
-        x.start("premis:formatRegistry", &[])?;
-        x.text("premis:formatRegistryName", &[], "PRONOM")?;
-        x.text("premis:formatRegistryKey", &[], p)?;
-        x.end("premis:formatRegistry")?;
-    }
-    x.end("premis:format")?;
     x.end("premis:objectCharacteristics")?;
     if let Some(n) = &o.original_name {
         x.text("premis:originalName", &[], n)?;
@@ -83,6 +73,54 @@ pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io:
         x.end("premis:linkingEventIdentifier")?;
     }
     x.end("premis:object")
+}
+
+/// One `premis:format`: its designation, its PRONOM key when it has one, and notes.
+fn write_format<W: Write>(x: &mut XmlOut<W>, f: &Format, notes: &[String]) -> io::Result<()> {
+    x.start("premis:format", &[])?;
+    x.start("premis:formatDesignation", &[])?;
+    x.text("premis:formatName", &[], &f.name)?;
+    if let Some(v) = &f.version {
+        x.text("premis:formatVersion", &[], v)?;
+    }
+    x.end("premis:formatDesignation")?;
+    if let Some(p) = &f.pronom {
+        x.start("premis:formatRegistry", &[])?;
+        x.text("premis:formatRegistryName", &[], "PRONOM")?;
+        x.text("premis:formatRegistryKey", &[], p)?;
+        x.end("premis:formatRegistry")?;
+    }
+    for n in notes {
+        x.text("premis:formatNote", &[], n)?;
+    }
+    x.end("premis:format")
+}
+
+/// What identification found, then what the harvest declared: every PRONOM match (several
+/// when DROID's priorities leave several, each saying so), or a note that none matched; the
+/// declared type keeps its own `format`, noted as declared and, when the bytes contradict it,
+/// why.
+fn write_identified_formats<W: Write>(
+    x: &mut XmlOut<W>,
+    declared: &Format,
+    id: &Identification,
+) -> io::Result<()> {
+    let n = id.matches.len();
+    for m in &id.matches {
+        let mut note = format!("identified by {}", id.method);
+        if n > 1 {
+            note.push_str(&format!("; one of {n} formats the signatures match"));
+        }
+        write_format(x, m, &[note])?;
+    }
+    let mut notes = vec!["declared by the harvest".to_string()];
+    if n == 0 {
+        notes.push(format!("no PRONOM signature matches ({})", id.method));
+    }
+    if let Some(c) = &id.contradiction {
+        notes.push(format!("contradicted by the bytes: {c}"));
+    }
+    write_format(x, declared, &notes)
 }
 
 /// `<mets:digiprovMD ID=..>` holding a PREMIS event.

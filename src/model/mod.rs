@@ -208,6 +208,20 @@ impl Format {
     }
 }
 
+/// What PRONOM identification said of an object's bytes (issue 27). Written as PREMIS
+/// `format` elements beside the declared one: each match with its PUID, or a note that none
+/// matched, and whether the bytes contradict what the harvest declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identification {
+    /// The formats the bytes match, as DROID's priorities leave them: several when several
+    /// survive, none when no signature matches.
+    pub matches: Vec<Format>,
+    /// The tool and signature file, e.g. `webaip 0.1.0, DROID signature file V122`.
+    pub method: String,
+    /// Why the declared type is not what the bytes are, when it is not.
+    pub contradiction: Option<String>,
+}
+
 /// A PREMIS object (P5.1) for a container, a log file, a bytestream, or a file that is not in
 /// the package but is described (the ARC a container was migrated from).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,8 +234,10 @@ pub struct PremisObject {
     pub size: u64,
     /// SHA-512, lower-case hex (the same value as the METS `CHECKSUM`).
     pub sha512: String,
-    /// The format.
+    /// The format: the container format, or the type the harvest declared for a bytestream.
     pub format: Format,
+    /// What PRONOM identification found in the bytes, when they were identified.
+    pub identification: Option<Identification>,
     /// The harvested URL (bytestream), ARC name (migrated container) or log name.
     pub original_name: Option<String>,
     /// PREMIS significant properties as (type, value): a container states how many WARC

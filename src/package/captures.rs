@@ -917,6 +917,7 @@ fn described_bytestream(
             size: w.digests.payload_len,
             sha512: hex(&w.digests.payload_sha512),
             format: Format { name: payload_mime(c), version: None, pronom: None },
+            identification: None,
             original_name: Some(c.uri.clone()),
             significant_properties: vec![],
             relationships,

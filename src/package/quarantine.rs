@@ -342,6 +342,7 @@ fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
             version: None,
             pronom: None,
         },
+        identification: None,
         original_name: None,
         significant_properties: vec![],
         relationships: vec![],

@@ -13,6 +13,7 @@
 //! source and every copied WARC, the migration (in a package or `webaip migrate`) for every
 //! ARC.
 
+pub mod identify;
 pub mod rewrite;
 pub mod scan;
 

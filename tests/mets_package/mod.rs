@@ -124,6 +124,7 @@ fn object(id: &str, size: u64, sha512: String, name: &str, original: Option<&str
         size,
         sha512,
         format: Format { name: name.into(), version: None, pronom: None },
+        identification: None,
         original_name: original.map(str::to_string),
         significant_properties: vec![],
         relationships: vec![],

@@ -1,0 +1,345 @@
+//! PRONOM format identification of payloads (issue 27): DROID's binary signatures
+//! (`formats::droid`), matched in process, and what a package records of the result.
+//!
+//! An [`Identifier`] identifies one payload at a time, from bytes held in memory or from a
+//! stream (only its first and last bytes are kept), and judges the result against the type
+//! the harvest declared (HTTP `Content-Type`, ARC header). Every format DROID's priorities
+//! leave is kept; none is a result too. A [`Tally`] counts a run's results for the one
+//! `format identification` event a package gets, whose agent names the tool and the signature
+//! file's version.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+
+use chrono::{DateTime, Utc};
+
+use crate::formats::droid::{DroidError, FileFormat, Signatures};
+use crate::ids::Ids;
+use crate::model::{Agent, Event, Format, Identification};
+
+/// The LoC event type of format identification.
+pub(crate) const EVENT_TERM: &str = "format identification";
+/// Its URI.
+pub(crate) const EVENT_URI: &str = "http://id.loc.gov/vocabulary/preservation/eventType/for";
+/// The identifier of the identification agent.
+const AGENT_ID: &str = "webaip-pronom";
+
+/// Declared types that say nothing about the bytes: never contradicted.
+const GENERIC_TYPES: [&str; 9] = [
+    "",
+    "application/octet-stream",
+    "binary/octet-stream",
+    "application/unknown",
+    "application/x-unknown",
+    "unknown/unknown",
+    "application/download",
+    "application/force-download",
+    "application/x-download",
+];
+
+/// Types that name the same kind of bytes: `[declared, what PRONOM lists]`.
+const ALIASES: [(&str, &str); 10] = [
+    ("image/jpg", "image/jpeg"),
+    ("image/pjpeg", "image/jpeg"),
+    ("image/x-png", "image/png"),
+    ("image/x-ms-bmp", "image/bmp"),
+    ("image/x-icon", "image/vnd.microsoft.icon"),
+    ("audio/mp3", "audio/mpeg"),
+    ("application/x-pdf", "application/pdf"),
+    ("application/x-zip-compressed", "application/zip"),
+    ("application/x-gzip", "application/gzip"),
+    ("application/x-shockwave-flash", "application/vnd.adobe.flash-movie"),
+];
+
+/// Markup types a page may be declared as and match as another: HTML served as XHTML or XML
+/// and the reverse are one kind of payload here, not a contradiction.
+const MARKUP: [&str; 4] = ["text/html", "application/xhtml+xml", "application/xml", "text/xml"];
+
+/// Why identification cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentifyError {
+    /// The built-in signature file does not load.
+    #[error("PRONOM identification: {0}")]
+    Signatures(&'static DroidError),
+}
+
+/// Identifies payloads with the signature file built into webaip.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Identifier {
+    sigs: &'static Signatures,
+}
+
+impl Identifier {
+    /// The built-in signatures, compiled once; a corrupt file is an error here, at start.
+    pub(crate) fn shipped() -> Result<Identifier, IdentifyError> {
+        Signatures::shipped().map(|sigs| Identifier { sigs }).map_err(IdentifyError::Signatures)
+    }
+
+    /// The tool and signature file, as the PREMIS notes and the agent name them.
+    pub(crate) fn method(&self) -> String {
+        format!(
+            "webaip {}, DROID signature file V{}",
+            env!("CARGO_PKG_VERSION"),
+            self.sigs.version()
+        )
+    }
+
+    /// A payload held in memory, declared as `declared`.
+    pub(crate) fn identify_bytes(&self, declared: &str, bytes: &[u8]) -> Identification {
+        self.judge(declared, self.sigs.identify_bytes(bytes))
+    }
+
+    /// A payload read to its end from `r` (only its first and last bytes are kept).
+    pub(crate) fn identify_reader(
+        &self,
+        declared: &str,
+        r: impl Read,
+    ) -> io::Result<Identification> {
+        Ok(self.judge(declared, self.sigs.identify_reader(r)?))
+    }
+
+    fn judge(&self, declared: &str, found: Vec<&FileFormat>) -> Identification {
+        Identification {
+            contradiction: contradiction(self.sigs, declared, &found),
+            matches: found.iter().map(|f| pronom_format(f)).collect(),
+            method: self.method(),
+        }
+    }
+
+    /// The agent of the `format identification` event.
+    pub(crate) fn agent(&self) -> Agent {
+        Agent {
+            id_type: "local".into(),
+            id: AGENT_ID.into(),
+            name: "webaip PRONOM identification (DROID binary signatures)".into(),
+            agent_type: "software".into(),
+            version: Some(self.method()),
+            note: Some(format!(
+                "DROID signature file V{}, created {}; container signatures not used",
+                self.sigs.version(),
+                self.sigs.date_created()
+            )),
+        }
+    }
+
+    /// The one `format identification` event of a package: what was identified, in counts,
+    /// linked to the objects that record the results.
+    pub(crate) fn event(
+        &self,
+        ids: &Ids,
+        now: DateTime<Utc>,
+        tally: &Tally,
+        objects: Vec<(String, String, String)>,
+    ) -> Event {
+        Event {
+            id: ids.uuid().to_string(),
+            event_type: EVENT_TERM.into(),
+            event_type_uri: Some(EVENT_URI.into()),
+            date_time: now,
+            detail: Some(format!(
+                "program=\"webaip\"; version=\"{}\"; DROID signature file V{}; binary signatures at the start and end of each payload",
+                env!("CARGO_PKG_VERSION"),
+                self.sigs.version()
+            )),
+            outcome: "success".into(),
+            outcome_detail: Some(tally.summary()),
+            agents: vec![("local".into(), AGENT_ID.into(), "executing program".into())],
+            objects,
+        }
+    }
+}
+
+/// A PRONOM format as the signature file names it.
+fn pronom_format(f: &FileFormat) -> Format {
+    Format {
+        name: f.name.clone(),
+        version: (!f.version.is_empty()).then(|| f.version.clone()),
+        pronom: Some(f.puid.clone()),
+    }
+}
+
+/// The declared type, lower-case, without parameters, aliases resolved.
+fn normalized(declared: &str) -> String {
+    let t = declared.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match ALIASES.iter().find(|(a, _)| *a == t) {
+        Some((_, canonical)) => canonical.to_string(),
+        None => t,
+    }
+}
+
+/// Text types: their PRONOM signatures are optional markers (`<html`, `<?xml`) that real
+/// pages need not carry, so no match says nothing against them.
+fn is_text(t: &str) -> bool {
+    t.starts_with("text/")
+        || t.ends_with("+xml")
+        || t.ends_with("/xml")
+        || t.ends_with("json")
+        || t.ends_with("javascript")
+}
+
+/// Why the bytes contradict the declared type, if they do: they match formats none of which
+/// PRONOM lists under that type, or they match nothing while formats of that (binary) type
+/// have signatures that would have matched.
+fn contradiction(sigs: &Signatures, declared: &str, found: &[&FileFormat]) -> Option<String> {
+    let t = normalized(declared);
+    if GENERIC_TYPES.contains(&t.as_str()) {
+        return None;
+    }
+    let lists = |f: &FileFormat| f.mime_types.iter().any(|m| normalized(m) == t);
+    let markup = |f: &FileFormat| f.mime_types.iter().any(|m| MARKUP.contains(&m.as_str()));
+    if !found.is_empty() {
+        if found.iter().any(|f| lists(f) || f.mime_types.is_empty())
+            || (MARKUP.contains(&t.as_str()) && found.iter().any(|f| markup(f)))
+        {
+            return None;
+        }
+        let names: Vec<String> = found.iter().map(|f| format!("{} ({})", f.puid, f.name)).collect();
+        return Some(format!("declared {t}; the bytes match {}", names.join(", ")));
+    }
+    if is_text(&t) {
+        return None;
+    }
+    let of_type = sigs.formats().iter().filter(|f| lists(f) && !f.signature_ids.is_empty()).count();
+    (of_type > 0).then(|| {
+        format!("declared {t}; none of the {of_type} PRONOM formats of that type with a signature matches")
+    })
+}
+
+/// A run's identification results, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    /// Payloads identified.
+    pub payloads: u64,
+    /// Payloads that matched no signature.
+    pub unidentified: u64,
+    /// Payloads several formats survived for.
+    pub several: u64,
+    /// Payloads whose bytes contradict the declared type.
+    pub contradicted: u64,
+    /// Payloads by PUID (each match counted).
+    pub by_puid: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    /// Counts one result.
+    pub(crate) fn add(&mut self, id: &Identification) {
+        self.payloads += 1;
+        self.unidentified += u64::from(id.matches.is_empty());
+        self.several += u64::from(id.matches.len() > 1);
+        self.contradicted += u64::from(id.contradiction.is_some());
+        for m in &id.matches {
+            if let Some(p) = &m.pronom {
+                *self.by_puid.entry(p.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    /// Adds another run's counts.
+    pub(crate) fn merge(&mut self, other: &Tally) {
+        self.payloads += other.payloads;
+        self.unidentified += other.unidentified;
+        self.several += other.several;
+        self.contradicted += other.contradicted;
+        for (p, n) in &other.by_puid {
+            *self.by_puid.entry(p.clone()).or_default() += n;
+        }
+    }
+
+    /// The event's outcome detail: counts, then the most frequent formats.
+    pub(crate) fn summary(&self) -> String {
+        let mut top: Vec<(&String, &u64)> = self.by_puid.iter().collect();
+        top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let shown: Vec<String> = top.iter().take(10).map(|(p, n)| format!("{p}: {n}")).collect();
+        format!(
+            "{} payload(s) identified: {} matched no signature, {} matched several formats, {} contradict the type the harvest declared{}{}",
+            self.payloads,
+            self.unidentified,
+            self.several,
+            self.contradicted,
+            if shown.is_empty() { "" } else { "; " },
+            shown.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identifier() -> Identifier {
+        Identifier::shipped().unwrap()
+    }
+
+    const GIF: &[u8] = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;";
+
+    #[test]
+    fn a_gif_declared_as_a_gif_is_identified_and_not_contradicted() {
+        let id = identifier().identify_bytes("image/gif", GIF);
+        assert_eq!(id.matches.len(), 1, "{id:?}");
+        assert_eq!(id.matches[0].pronom.as_deref(), Some("fmt/4"));
+        assert_eq!(id.contradiction, None);
+        assert!(id.method.contains("DROID signature file V"), "{}", id.method);
+    }
+
+    #[test]
+    fn a_gif_declared_as_a_jpeg_contradicts_it() {
+        let id = identifier().identify_bytes("image/JPEG; charset=x", GIF);
+        let c = id.contradiction.unwrap();
+        assert!(
+            c.starts_with(
+                "declared image/jpeg; the bytes match fmt/4 (Graphics Interchange Format)"
+            ),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn plain_text_declared_as_a_jpeg_contradicts_it_and_matches_nothing() {
+        // What a 2004 ARC holds for 189 redacted payloads declared image/jpeg.
+        let id = identifier().identify_bytes("image/jpeg", b"This file has been removed.\n");
+        assert!(id.matches.is_empty());
+        let c = id.contradiction.unwrap();
+        assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
+    }
+
+    #[test]
+    fn text_and_generic_types_are_not_contradicted_by_no_match() {
+        let i = identifier();
+        for t in
+            ["text/html", "text/plain", "application/javascript", "application/octet-stream", ""]
+        {
+            assert_eq!(i.identify_bytes(t, b"hello").contradiction, None, "{t}");
+        }
+        // HTML served as XHTML matches HTML's signatures: the same kind of payload.
+        let page = b"<!DOCTYPE html><html><head><title>x</title></head></html>";
+        let id = i.identify_bytes("application/xhtml+xml", page);
+        assert!(!id.matches.is_empty());
+        assert_eq!(id.contradiction, None, "{id:?}");
+    }
+
+    #[test]
+    fn a_streamed_payload_gets_what_the_same_bytes_in_memory_get() {
+        let i = identifier();
+        let mut big = GIF.to_vec();
+        big.resize(3 << 20, 0);
+        big.extend_from_slice(b"\x00;");
+        let held = i.identify_bytes("image/gif", &big);
+        let streamed = i.identify_reader("image/gif", &big[..]).unwrap();
+        assert_eq!(held, streamed);
+    }
+
+    #[test]
+    fn the_tally_counts_and_summarises() {
+        let i = identifier();
+        let mut t = Tally::default();
+        t.add(&i.identify_bytes("image/gif", GIF));
+        t.add(&i.identify_bytes("image/jpeg", b"removed"));
+        let mut u = Tally::default();
+        u.merge(&t);
+        assert_eq!((u.payloads, u.unidentified, u.contradicted), (2, 1, 1));
+        assert_eq!(
+            u.summary(),
+            "2 payload(s) identified: 1 matched no signature, 0 matched several formats, 1 contradict the type the harvest declared; fmt/4: 1"
+        );
+    }
+}

@@ -78,6 +78,7 @@
 pub mod audit;
 pub mod formats;
 pub mod ids;
+pub mod ingest;
 pub mod layout;
 pub mod metadata;
 pub mod mets;

@@ -2,6 +2,7 @@
 //! the work, this layer turns arguments into options and reports into text, JSON and exit codes.
 
 mod audit;
+mod ingest;
 mod migrate;
 mod package;
 mod pages;
@@ -37,6 +38,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Check a stored package: every listed file, checksum and byte range, and its METS.
     Audit(audit::AuditArgs),
+    /// Turn submission packages (sSIP) into archival packages (AIP): audit, identify, record.
+    Ingest(ingest::IngestArgs),
     /// Keep packages on several replicas: put, check, repair, get.
     Store(store::StoreArgs),
     /// List the HTML pages of a package or a source: titles, sizes, capture dates.
@@ -81,6 +84,7 @@ pub fn main() -> i32 {
         Command::Package(args) => package::run(args),
         Command::Scan(args) => scan::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Ingest(args) => ingest::run(args),
         Command::Store(args) => store::run(args),
         Command::Pages(args) => pages::run(args),
     };

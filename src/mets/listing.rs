@@ -61,7 +61,8 @@ pub(crate) struct ListedFile {
     pub premis_size: Option<u64>,
     pub premis_digest: Option<String>,
     pub children: Vec<ListedFile>,
-    admid: Vec<String>,
+    /// The ADMID of the `<file>`: the md sections (or amdSecs) that describe it.
+    pub admid: Vec<String>,
 }
 
 impl ListedFile {

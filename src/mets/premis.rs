@@ -75,6 +75,45 @@ pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io:
     x.end("premis:object")
 }
 
+/// `<mets:techMD ID=..>` holding a PREMIS representation object: a package as a whole (an
+/// AIP), with a derivation relationship to the package it came from, and its events.
+pub(crate) fn write_representation_md<W: Write>(
+    x: &mut XmlOut<W>,
+    md_id: &str,
+    (id_type, id): (&str, &str),
+    source: Option<(&str, &str)>,
+    events: &[&str],
+) -> io::Result<()> {
+    x.start("mets:techMD", &[("ID", md_id)])?;
+    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:OBJECT")])?;
+    x.start("mets:xmlData", &[])?;
+    x.start("premis:object", &[("xsi:type", "premis:representation"), ("version", "3.0")])?;
+    x.start("premis:objectIdentifier", &[])?;
+    x.text("premis:objectIdentifierType", &[], id_type)?;
+    x.text("premis:objectIdentifierValue", &[], id)?;
+    x.end("premis:objectIdentifier")?;
+    if let Some((t, v)) = source {
+        x.start("premis:relationship", &[])?;
+        x.text("premis:relationshipType", &[], "derivation")?;
+        x.text("premis:relationshipSubType", &[], "has source")?;
+        x.start("premis:relatedObjectIdentifier", &[])?;
+        x.text("premis:relatedObjectIdentifierType", &[], t)?;
+        x.text("premis:relatedObjectIdentifierValue", &[], v)?;
+        x.end("premis:relatedObjectIdentifier")?;
+        x.end("premis:relationship")?;
+    }
+    for e in events {
+        x.start("premis:linkingEventIdentifier", &[])?;
+        x.text("premis:linkingEventIdentifierType", &[], "UUID")?;
+        x.text("premis:linkingEventIdentifierValue", &[], e)?;
+        x.end("premis:linkingEventIdentifier")?;
+    }
+    x.end("premis:object")?;
+    x.end("mets:xmlData")?;
+    x.end("mets:mdWrap")?;
+    x.end("mets:techMD")
+}
+
 /// One `premis:format`: its designation, its PRONOM key when it has one, and notes.
 fn write_format<W: Write>(x: &mut XmlOut<W>, f: &Format, notes: &[String]) -> io::Result<()> {
     x.start("premis:format", &[])?;
@@ -100,7 +139,7 @@ fn write_format<W: Write>(x: &mut XmlOut<W>, f: &Format, notes: &[String]) -> io
 /// when DROID's priorities leave several, each saying so), or a note that none matched; the
 /// declared type keeps its own `format`, noted as declared and, when the bytes contradict it,
 /// why.
-fn write_identified_formats<W: Write>(
+pub(crate) fn write_identified_formats<W: Write>(
     x: &mut XmlOut<W>,
     declared: &Format,
     id: &Identification,

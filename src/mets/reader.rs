@@ -278,6 +278,12 @@ impl<R: BufRead> MetsReader<R> {
         }
     }
 
+    /// The byte offset just past the last event yielded (its end tag's `>`, its text's last
+    /// byte): with the event's [`Pos`], the event's whole span in the file.
+    pub(crate) fn offset(&self) -> u64 {
+        self.reader.get_ref().tally.pos
+    }
+
     /// The first NUL byte read so far, if any (also reported at the end of the document, and
     /// wanted by callers that stop early on an XML error).
     pub(crate) fn first_nul(&self) -> Option<Pos> {

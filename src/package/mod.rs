@@ -20,7 +20,7 @@ pub mod pandas;
 mod quarantine;
 mod report;
 mod sink;
-mod staging;
+pub(crate) mod staging;
 
 pub use archives::build_package;
 pub use error::{MigrationFailure, PackageError};

@@ -1,0 +1,136 @@
+//! `webaip ingest`: submission packages become archival packages.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use webaip::audit::AuditProgress;
+use webaip::ingest::{IngestOptions, IngestReport, Outcome, ingest};
+use webaip::store::Store;
+use webaip::store::config::StoreConfig;
+
+use super::{EXIT_ERROR, terminal_text};
+
+/// Arguments of `webaip ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Submission packages (sSIP directories).
+    #[arg(required = true)]
+    ssips: Vec<PathBuf>,
+    /// Directory the AIPs are made in, each under its submission's folder name.
+    #[arg(long)]
+    out: PathBuf,
+    /// Put each AIP to the replicas of this store configuration once it is made.
+    #[arg(long)]
+    store: Option<PathBuf>,
+    #[command(flatten)]
+    check: super::validate::MetsCheckArgs,
+    /// New identifiers derived from the submission's and a fixed clock: the same submission
+    /// gives the same AIP, byte for byte (for tests and reproducible migrations).
+    #[arg(long)]
+    deterministic: bool,
+    /// Print the reports as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Files read at once by the audit (default: one per core).
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Runs the command; returns the exit status: 0 every AIP made or already there, 2 a
+/// submission refused or not ingested.
+pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
+    let opts = IngestOptions {
+        out: args.out.clone(),
+        validate: args.check.options()?,
+        deterministic: args.deterministic,
+    };
+    let store = match &args.store {
+        Some(c) => Some(Store::open(&StoreConfig::load(c)?)?),
+        None => None,
+    };
+    let pool = super::worker_pool(args.jobs)?;
+    let mut code = 0;
+    let mut reports = Vec::new();
+    for ssip in &args.ssips {
+        let bar = super::progress::bytes_bar(0, args.quiet || args.json);
+        let result = pool.install(|| {
+            ingest(ssip, &opts, store.as_ref(), &|p| match p {
+                AuditProgress::Planned(n) => bar.inc_length(n),
+                AuditProgress::Done(n) => bar.inc(n),
+            })
+        });
+        bar.finish_and_clear();
+        match result {
+            Ok(r) => {
+                if !args.json {
+                    print_report(&r);
+                }
+                if r.stored.as_ref().is_some_and(|s| !s.accepted) {
+                    code = code.max(super::EXIT_FINDINGS);
+                }
+                reports.push(r);
+            }
+            Err(e) => {
+                // Each error names the submission or file it is about.
+                eprintln!("webaip: ingest: {e}");
+                code = EXIT_ERROR;
+            }
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    }
+    Ok(code)
+}
+
+fn print_report(r: &IngestReport) {
+    let aip = r.aip.display();
+    let ssip = r.submission.display();
+    if r.outcome == Outcome::Exists {
+        println!("{ssip}: exists: {aip} is its AIP ({}); nothing written", r.objid);
+        return;
+    }
+    let i = &r.identification;
+    let share = if r.submission_bytes > 0 {
+        format!(" ({:.3} %)", 100.0 * r.added_bytes as f64 / r.submission_bytes as f64)
+    } else {
+        String::new()
+    };
+    println!(
+        "{ssip} -> {aip}: AIP {} from sSIP {}; {} files hard-linked, {} copied and verified; {} bytes added{share}",
+        r.objid,
+        r.submission_objid.as_deref().unwrap_or("(no OBJID)"),
+        r.linked,
+        r.copied,
+        r.added_bytes,
+    );
+    println!(
+        "{aip}: deep audit: {} records read, {} WARC digests verified; PRONOM: {} described bytestreams identified, {} matched nothing, {} several formats, {} contradict their declared type",
+        r.records_read,
+        r.warc_digests_checked,
+        i.payloads,
+        i.unidentified,
+        i.several,
+        i.contradicted
+    );
+    for n in &r.not_carried_over {
+        println!("{aip}: not carried over: {}", terminal_text(n));
+    }
+    if let Some(s) = &r.stored {
+        println!(
+            "{aip}: stored as {} ({}) on {} copies{}",
+            s.package,
+            if s.accepted { "ACCEPTED" } else { "INCOMPLETE" },
+            s.copies.len(),
+            if s.failed_replicas.is_empty() {
+                String::new()
+            } else {
+                format!("; failed on {}", s.failed_replicas.join(", "))
+            }
+        );
+    }
+}

@@ -1,0 +1,435 @@
+//! The AIP's METS: the submission's document, byte for byte, with a few edits (P8.1).
+//!
+//! One streaming pass ([`scan`]) finds where the edits go: the root start tag (new `OBJID`,
+//! `TYPE="AIP"`), the `metsHdr` (`LASTMODDATE`, the ingesting software as an agent, the
+//! submission's OBJID as an `altRecordID`), the start of the `fileSec` (the AIP's own amdSec is
+//! put before it), and the `premis:format` of each described bytestream identified at ingest.
+//! A second pass ([`apply`]) copies the document with those edits: every other byte, the
+//! submission's descriptive, rights and PREMIS sections and its whole fileSec, is copied as it
+//! is, however large, without being parsed again or held.
+
+use std::collections::HashSet;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::Path;
+
+use crate::mets::reader::{Element, Event, MetsError, MetsReader, NS_METS, NS_PREMIS3};
+use crate::mets::xml::{XmlOut, xml_safe};
+use crate::model::{Format, Identification};
+
+/// A start tag's place in the file and what it holds.
+#[derive(Debug, Clone)]
+pub(crate) struct Tag {
+    /// Offset of its `<`.
+    pub start: u64,
+    /// Offset just past its `>`.
+    pub end: u64,
+    /// Its qualified name, as written.
+    pub qname: String,
+    /// Its attributes: qualified name and value (references resolved).
+    pub attrs: Vec<(String, String)>,
+    /// `<x/>`: no content, no end tag.
+    pub empty: bool,
+}
+
+/// A `premis:format` of a described bytestream, to replace with what identification found.
+#[derive(Debug, Clone)]
+pub(crate) struct FormatSite {
+    /// The element's span (`<premis:format>` to `</premis:format>`).
+    pub start: u64,
+    pub end: u64,
+    /// The md section or amdSec ID the bytestream's ADMID names.
+    pub section: String,
+    /// The format as the submission states it (the declared type).
+    pub declared: Format,
+    /// The submission already gives a PRONOM key: left as it is.
+    pub has_pronom: bool,
+    /// The prefix the document binds PREMIS 3 to there (`premis` in webaip's METS).
+    pub prefix: String,
+}
+
+/// Where the edits go, and what the submission says that the AIP needs.
+#[derive(Debug, Default)]
+pub(crate) struct Sites {
+    pub root: Option<Tag>,
+    pub objid: Option<String>,
+    pub package_type: Option<String>,
+    pub hdr: Option<Tag>,
+    /// Offset just past the metsHdr's last `agent` (else past its start tag).
+    pub after_agents: Option<u64>,
+    /// Offset of the `fileSec` start tag (else of the first `structMap`).
+    pub before_filesec: Option<u64>,
+    pub formats: Vec<FormatSite>,
+    /// PREMIS agent identifier values the submission already defines.
+    pub agent_ids: HashSet<String>,
+    /// PREMIS 2 sections seen: identification results are not written into them.
+    pub premis2: bool,
+    /// The `altRecordID TYPE="sSIP OBJID"` of an AIP webaip made: the submission it came from.
+    pub ssip_objid: Option<String>,
+    /// The metsHdr's `LASTMODDATE`, when it has a valid one.
+    pub last_modified: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Finds the edit sites of the document at `path`; `sections` are the md section and amdSec
+/// IDs of the described bytestreams whose `premis:format` is wanted.
+pub(crate) fn scan(path: &Path, sections: &HashSet<String>) -> Result<Sites, MetsError> {
+    let io_error = |e: io::Error| MetsError::Xml { pos: Default::default(), source: e.into() };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    // A second handle reads the few start tags whose prefix the edits need, by position.
+    let raw = std::fs::File::open(path).map_err(io_error)?;
+    let mut r = MetsReader::strict(BufReader::with_capacity(256 * 1024, file));
+    let mut s = Scan {
+        sections,
+        raw: &raw,
+        sites: Sites::default(),
+        stack: Vec::new(),
+        md: Vec::new(),
+        format: None,
+        field: None,
+    };
+    while let Some(ev) = r.next()? {
+        let end = r.offset();
+        match ev {
+            Event::Start(e, pos) => s.start(&e, pos.offset, end, false),
+            Event::Empty(e, pos) => {
+                s.start(&e, pos.offset, end, true);
+                s.end(&e.ns, &e.local, end);
+            }
+            Event::Text(t, _) => s.text(&t),
+            Event::End { ns, local, .. } => s.end(&ns, &local, end),
+            Event::Refused(..) => {}
+        }
+    }
+    Ok(s.sites)
+}
+
+/// The state of [`scan`].
+struct Scan<'a> {
+    sections: &'a HashSet<String>,
+    raw: &'a std::fs::File,
+    sites: Sites,
+    /// Open elements' (namespace, local name).
+    stack: Vec<(String, String)>,
+    /// IDs of the enclosing amdSec and md sections.
+    md: Vec<String>,
+    format: Option<FormatSite>,
+    field: Option<Field>,
+}
+
+/// A text of a `premis:format` or agent that the scan keeps.
+#[derive(Clone, Copy)]
+enum Field {
+    Name,
+    Version,
+    Key,
+    AgentId,
+    SsipObjid,
+}
+
+/// The `altRecordID` TYPE under which an AIP names its submission's OBJID.
+pub(crate) const SSIP_OBJID: &str = "sSIP OBJID";
+
+const MD_SECTIONS: [&str; 5] = ["amdSec", "techMD", "digiprovMD", "sourceMD", "rightsMD"];
+
+impl Scan<'_> {
+    fn start(&mut self, e: &Element, start: u64, end: u64, empty: bool) {
+        let depth = self.stack.len();
+        if depth == 0 {
+            self.sites.objid = e.attr("OBJID").map(str::to_string);
+            self.sites.package_type = e.attr("TYPE").map(str::to_string);
+            self.sites.root = Some(self.tag(e, start, end, empty));
+        } else if depth == 1 && e.is(NS_METS, "metsHdr") {
+            self.sites.hdr = Some(self.tag(e, start, end, empty));
+            self.sites.after_agents = Some(end);
+            self.sites.last_modified =
+                e.attr("LASTMODDATE").and_then(|d| crate::formats::dates::parse_rfc3339(d).ok());
+        } else if depth == 1
+            && self.sites.before_filesec.is_none()
+            && (e.is(NS_METS, "fileSec") || e.is(NS_METS, "structMap"))
+        {
+            self.sites.before_filesec = Some(start);
+        }
+        self.sites.premis2 |= e.ns == crate::mets::reader::NS_PREMIS2;
+        if e.ns == NS_METS && MD_SECTIONS.contains(&e.local.as_str()) {
+            self.md.push(e.attr("ID").unwrap_or_default().to_string());
+        }
+        let section = self.md.iter().rev().find(|id| self.sections.contains(*id)).cloned();
+        if let (true, Some(section)) = (e.is(NS_PREMIS3, "format"), section) {
+            let qname = self.tag(e, start, end, empty).qname;
+            self.format = Some(FormatSite {
+                start,
+                end,
+                section,
+                declared: Format { name: String::new(), version: None, pronom: None },
+                has_pronom: false,
+                prefix: qname.split_once(':').map(|(p, _)| p.to_string()).unwrap_or_default(),
+            });
+        }
+        let in_format = self.format.is_some() && e.ns == NS_PREMIS3;
+        self.field = match e.local.as_str() {
+            "formatName" if in_format => Some(Field::Name),
+            "formatVersion" if in_format => Some(Field::Version),
+            "formatRegistryKey" if in_format => Some(Field::Key),
+            "agentIdentifierValue" => Some(Field::AgentId),
+            "altRecordID" if e.ns == NS_METS && e.attr("TYPE") == Some(SSIP_OBJID) => {
+                Some(Field::SsipObjid)
+            }
+            _ => None,
+        };
+        if !empty {
+            self.stack.push((e.ns.clone(), e.local.clone()));
+        }
+    }
+
+    fn text(&mut self, t: &str) {
+        match (self.field, self.format.as_mut()) {
+            (Some(Field::AgentId), _) => {
+                self.sites.agent_ids.insert(t.trim().to_string());
+            }
+            (Some(Field::Name), Some(f)) => f.declared.name.push_str(t),
+            (Some(Field::Version), Some(f)) => {
+                f.declared.version.get_or_insert_default().push_str(t)
+            }
+            (Some(Field::Key), Some(f)) => f.has_pronom = true,
+            (Some(Field::SsipObjid), _) => {
+                self.sites.ssip_objid.get_or_insert_default().push_str(t.trim())
+            }
+            _ => {}
+        }
+    }
+
+    /// An element's end (or an empty element's).
+    fn end(&mut self, ns: &str, local: &str, end: u64) {
+        if self.stack.last().is_some_and(|(n, l)| n == ns && l == local) {
+            self.stack.pop();
+        }
+        self.field = None;
+        let depth = self.stack.len();
+        if ns == NS_METS && local == "agent" && depth == 2 && self.sites.hdr.is_some() {
+            self.sites.after_agents = Some(end);
+        }
+        if ns == NS_METS && MD_SECTIONS.contains(&local) {
+            self.md.pop();
+        }
+        if ns == NS_PREMIS3
+            && local == "format"
+            && let Some(mut f) = self.format.take()
+        {
+            f.end = end;
+            f.declared.name = f.declared.name.trim().to_string();
+            f.declared.version = f.declared.version.map(|v| v.trim().to_string());
+            self.sites.formats.push(f);
+        }
+    }
+
+    /// A start tag with its qualified name as written (the reader resolves names to namespace
+    /// and local name; an edit writes the name back as the document spells it).
+    fn tag(&self, e: &Element, start: u64, end: u64, empty: bool) -> Tag {
+        use std::os::unix::fs::FileExt;
+        let mut raw = vec![0u8; (end - start).min(512) as usize];
+        let n = self.raw.read_at(&mut raw, start).unwrap_or(0);
+        let qname: String = raw[..n]
+            .iter()
+            .skip(1)
+            .take_while(|b| !b.is_ascii_whitespace() && **b != b'>' && **b != b'/')
+            .map(|b| *b as char)
+            .collect();
+        let attrs = e.attrs.iter().map(|a| (a.qname.clone(), a.value.clone())).collect();
+        Tag { start, end, qname, attrs, empty }
+    }
+}
+
+/// One edit: the bytes `start..end` of the submission's METS become `bytes`.
+#[derive(Debug, Clone)]
+pub(crate) struct Edit {
+    pub start: u64,
+    pub end: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// A start tag written anew with `set` attributes replaced (or added, in order).
+pub(crate) fn retag(t: &Tag, set: &[(&str, &str)]) -> Vec<u8> {
+    let mut s = format!("<{}", t.qname);
+    let mut done: HashSet<&str> = HashSet::new();
+    for (k, v) in &t.attrs {
+        let v = match set.iter().find(|(n, _)| n == k) {
+            Some((n, nv)) => {
+                done.insert(n);
+                *nv
+            }
+            None => v.as_str(),
+        };
+        s.push_str(&format!(" {k}=\"{}\"", attr_escape(v)));
+    }
+    for (k, v) in set.iter().filter(|(k, _)| !done.contains(k)) {
+        s.push_str(&format!(" {k}=\"{}\"", attr_escape(v)));
+    }
+    s.push_str(if t.empty { "/>" } else { ">" });
+    s.into_bytes()
+}
+
+fn attr_escape(v: &str) -> String {
+    xml_safe(v)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('"', "&quot;")
+        .replace('\t', "&#9;")
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+}
+
+/// The `premis:format` elements that replace a described bytestream's declared one.
+pub(crate) fn format_edit(site: &FormatSite, id: &Identification) -> io::Result<Edit> {
+    let mut x = XmlOut::new(Vec::new(), 0);
+    crate::mets::premis::write_identified_formats(&mut x, &site.declared, id)?;
+    let mut bytes = x.into_inner();
+    if site.prefix != "premis" {
+        // The document binds PREMIS 3 to another prefix here: bind ours on each element.
+        let decl = format!("<premis:format xmlns:premis=\"{NS_PREMIS3}\"");
+        bytes = String::from_utf8_lossy(&bytes).replace("<premis:format", &decl).into_bytes();
+    }
+    Ok(Edit { start: site.start, end: site.end, bytes })
+}
+
+/// Copies `src` to `out` with the edits (sorted, not overlapping) in place of their spans.
+pub(crate) fn apply(src: &Path, edits: &mut [Edit], out: &mut impl Write) -> io::Result<()> {
+    edits.sort_by_key(|e| (e.start, e.end));
+    let mut input = BufReader::with_capacity(256 * 1024, std::fs::File::open(src)?);
+    let mut at = 0u64;
+    for e in edits.iter() {
+        if e.start < at {
+            return Err(io::Error::other(format!("overlapping METS edits at byte {}", e.start)));
+        }
+        copy_n(&mut input, e.start - at, out)?;
+        skip_n(&mut input, e.end - e.start)?;
+        out.write_all(&e.bytes)?;
+        at = e.end;
+    }
+    io::copy(&mut input, out)?;
+    Ok(())
+}
+
+fn copy_n(r: &mut impl BufRead, n: u64, out: &mut impl Write) -> io::Result<()> {
+    let copied = io::copy(&mut r.take(n), out)?;
+    if copied < n {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the METS changed while read"));
+    }
+    Ok(())
+}
+
+fn skip_n(r: &mut impl BufRead, n: u64) -> io::Result<()> {
+    copy_n(r, n, &mut io::sink())
+}
+
+/// What the AIP's metsHdr gains: an agent for the ingesting software, and the submission's
+/// OBJID as an alternative record identifier. `bind` declares the METS namespace on them, for
+/// a document that binds it to another prefix.
+pub(crate) fn hdr_insert(
+    software: &str,
+    ssip_objid: Option<&str>,
+    bind: bool,
+) -> io::Result<Vec<u8>> {
+    let ns: &[(&str, &str)] = if bind { &[("xmlns:mets", NS_METS)] } else { &[] };
+    let mut x = XmlOut::new(Vec::new(), 2);
+    let agent = [("ROLE", "PRESERVATION"), ("TYPE", "OTHER"), ("OTHERTYPE", "SOFTWARE")];
+    x.start("mets:agent", &[ns, &agent[..]].concat())?;
+    x.text("mets:name", &[], software)?;
+    x.text("mets:note", &[], "ingest: the submission became this AIP")?;
+    x.end("mets:agent")?;
+    if let Some(o) = ssip_objid {
+        x.text("mets:altRecordID", &[ns, &[("TYPE", SSIP_OBJID)][..]].concat(), o)?;
+    }
+    Ok(x.into_inner())
+}
+
+/// Generated elements placed where the document had `indent` before the next element: on a
+/// line of their own, the next element keeping its indentation.
+pub(crate) fn on_own_lines(bytes: &[u8], indent: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    format!("{}\n{indent}", text.trim()).into_bytes()
+}
+
+/// True when the root binds `prefix` to `ns` (so inserted elements need not declare it).
+pub(crate) fn binds(root: &Tag, prefix: &str, ns: &str) -> bool {
+    root.attrs.iter().any(|(k, v)| k == &format!("xmlns:{prefix}") && v == ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:premis="http://www.loc.gov/premis/v3" OBJID="urn:a" TYPE="sSIP" LABEL="a &amp; b">
+  <mets:metsHdr CREATEDATE="2020-01-01T00:00:00Z">
+    <mets:agent ROLE="CREATOR" TYPE="ORGANIZATION"><mets:name>BL</mets:name></mets:agent>
+  </mets:metsHdr>
+  <mets:amdSec ID="AMD-1"><mets:techMD ID="T1"><mets:mdWrap MDTYPE="PREMIS:OBJECT"><mets:xmlData>
+    <premis:object><premis:objectCharacteristics><premis:format><premis:formatDesignation><premis:formatName>image/jpeg</premis:formatName></premis:formatDesignation></premis:format></premis:objectCharacteristics></premis:object>
+  </mets:xmlData></mets:mdWrap></mets:techMD></mets:amdSec>
+  <mets:fileSec/>
+</mets:mets>
+"#;
+
+    fn doc() -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(DOC.as_bytes()).unwrap();
+        f
+    }
+
+    #[test]
+    fn sites_are_found_and_an_empty_edit_list_copies_the_document_exactly() {
+        let f = doc();
+        let wanted: HashSet<String> = ["AMD-1".to_string()].into();
+        let s = scan(f.path(), &wanted).unwrap();
+        assert_eq!(s.objid.as_deref(), Some("urn:a"));
+        let root = s.root.as_ref().unwrap();
+        assert_eq!(root.qname, "mets:mets");
+        assert_eq!(
+            &DOC[root.start as usize..root.end as usize],
+            &DOC[39..39 + (root.end - root.start) as usize]
+        );
+        let after = s.after_agents.unwrap() as usize;
+        assert!(DOC[..after].ends_with("</mets:agent>"), "{}", &DOC[..after]);
+        assert!(DOC[s.before_filesec.unwrap() as usize..].starts_with("<mets:fileSec/>"));
+        assert_eq!(s.formats.len(), 1);
+        let fs = &s.formats[0];
+        assert_eq!(fs.declared.name, "image/jpeg");
+        assert!(DOC[fs.start as usize..fs.end as usize].starts_with("<premis:format>"));
+        assert!(DOC[fs.start as usize..fs.end as usize].ends_with("</premis:format>"));
+        let mut out = Vec::new();
+        apply(f.path(), &mut [], &mut out).unwrap();
+        assert_eq!(out, DOC.as_bytes());
+    }
+
+    #[test]
+    fn the_root_is_retagged_and_a_format_replaced_everything_else_kept() {
+        let f = doc();
+        let wanted: HashSet<String> = ["AMD-1".to_string()].into();
+        let s = scan(f.path(), &wanted).unwrap();
+        let root = s.root.as_ref().unwrap();
+        let id = Identification {
+            matches: vec![],
+            method: "webaip test".into(),
+            contradiction: Some("declared image/jpeg; no".into()),
+        };
+        let mut edits = vec![
+            Edit {
+                start: root.start,
+                end: root.end,
+                bytes: retag(root, &[("OBJID", "urn:b"), ("TYPE", "AIP")]),
+            },
+            format_edit(&s.formats[0], &id).unwrap(),
+        ];
+        let mut out = Vec::new();
+        apply(f.path(), &mut edits, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r#"OBJID="urn:b" TYPE="AIP" LABEL="a &amp; b">"#), "{text}");
+        assert!(
+            text.contains(
+                "<premis:formatNote>no PRONOM signature matches (webaip test)</premis:formatNote>"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("contradicted by the bytes: declared image/jpeg; no"), "{text}");
+        assert!(text.ends_with("<mets:fileSec/>\n</mets:mets>\n"));
+    }
+}

@@ -1,0 +1,171 @@
+//! The AIP's files: the submission's, hard-linked where the file system allows, else copied
+//! and verified against the manifest; and the AIP's manifest.
+//!
+//! What the AIP takes is what the submission's manifest lists (the audit has checked the
+//! manifest against the METS and every file's SHA-512). Each file is looked at without
+//! following links before the audit ([`snapshot`]) and again after the AIP is assembled: a file
+//! replaced or written to meanwhile (another inode, size or modification time) fails the
+//! ingest, so the AIP never holds bytes other than those the audit verified.
+
+use std::fs::{File, Metadata};
+use std::io::{self, BufReader, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use sha2::{Digest, Sha512};
+
+use super::{IngestError, io_err};
+use crate::layout::{self, MANIFEST, METS, ManifestReader};
+
+/// One file of the submission as it was before the audit.
+#[derive(Debug, Clone)]
+pub(super) struct Before {
+    /// Its name in the package (confined).
+    pub name: String,
+    /// Its SHA-512 as the manifest states it.
+    pub sha512: String,
+    ident: (u64, u64, u64, i64, i64),
+}
+
+/// The submission's files, as the manifest lists them.
+#[derive(Debug, Default)]
+pub(super) struct Snapshot {
+    pub files: Vec<Before>,
+    /// Bytes of the submission's METS and manifest.
+    pub mets_and_manifest_bytes: u64,
+}
+
+/// What identifies a file's content for this check: device, inode, size, modification time.
+fn ident(m: &Metadata) -> (u64, u64, u64, i64, i64) {
+    (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec())
+}
+
+/// The submission's files as its manifest lists them. A manifest the audit will refuse
+/// (malformed lines, names outside the package) gives what it can: the audit says why.
+pub(super) fn snapshot(ssip: &Path) -> Result<Snapshot, IngestError> {
+    let mut snap = Snapshot::default();
+    for name in [METS, MANIFEST] {
+        snap.mets_and_manifest_bytes += layout::metadata_in(ssip, name).map_or(0, |m| m.len());
+    }
+    let Ok(manifest) = layout::open_in(ssip, MANIFEST) else { return Ok(snap) };
+    let path = ssip.join(MANIFEST);
+    for line in ManifestReader::new(BufReader::new(manifest)) {
+        let Ok(line) = line.map_err(io_err(&path))? else { continue };
+        let Ok(name) = line.confined else { continue };
+        if name == METS {
+            continue;
+        }
+        let Ok(m) = layout::metadata_in(ssip, &name) else { continue };
+        snap.files.push(Before { name, sha512: line.sha512, ident: ident(&m) });
+    }
+    Ok(snap)
+}
+
+/// What placing the files did.
+#[derive(Debug, Default)]
+pub(super) struct Placed {
+    pub linked: u64,
+    pub copied: u64,
+    /// Bytes of the files placed.
+    pub bytes: u64,
+}
+
+/// Puts every file of the snapshot into the AIP at `root`: a hard link, else a verified copy.
+pub(super) fn place(ssip: &Path, root: &Path, snap: &Snapshot) -> Result<Placed, IngestError> {
+    let mut placed = Placed::default();
+    for f in &snap.files {
+        if let Some((dir, _)) = f.name.rsplit_once('/') {
+            layout::create_dirs_in(root, dir)?;
+        }
+        let (src, dst) = (ssip.join(&f.name), root.join(&f.name));
+        match std::fs::hard_link(&src, &dst) {
+            Ok(()) => {
+                let m = layout::metadata_in(root, &f.name)?;
+                if ident(&m) != f.ident {
+                    return Err(changed(&src));
+                }
+                placed.linked += 1;
+            }
+            Err(e) if cannot_link(&e) => {
+                copy_verified(ssip, root, f)?;
+                placed.copied += 1;
+            }
+            Err(e) => return Err(io_err(&dst)(e)),
+        }
+        placed.bytes += f.ident.2;
+    }
+    Ok(placed)
+}
+
+/// Errors of `link(2)` that mean "not here" (another file system, or one without hard
+/// links), not that something is wrong.
+fn cannot_link(e: &io::Error) -> bool {
+    use rustix::io::Errno;
+    let errno = e.raw_os_error().map(Errno::from_raw_os_error);
+    matches!(errno, Some(Errno::XDEV | Errno::PERM | Errno::NOTSUP | Errno::MLINK))
+}
+
+fn changed(path: &Path) -> IngestError {
+    IngestError::Changed {
+        path: path.to_path_buf(),
+        what: "another file, size or modification time than when it was audited".into(),
+    }
+}
+
+/// Copies a file the audit verified, hashing it on the way: a copy whose SHA-512 is not the
+/// manifest's fails the ingest.
+fn copy_verified(ssip: &Path, root: &Path, f: &Before) -> Result<(), IngestError> {
+    let src = ssip.join(&f.name);
+    let mut input = layout::open_in(ssip, &f.name)?;
+    if ident(&input.metadata().map_err(io_err(&src))?) != f.ident {
+        return Err(changed(&src));
+    }
+    let dst = root.join(&f.name);
+    let mut out = layout::create_in(root, &f.name)?;
+    let mut h = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = input.read(&mut buf).map_err(io_err(&src))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        out.write_all(&buf[..n]).map_err(io_err(&dst))?;
+    }
+    out.sync_all().map_err(io_err(&dst))?;
+    if crate::formats::digest::hex(&h.finalize()) != f.sha512 {
+        return Err(changed(&src));
+    }
+    Ok(())
+}
+
+/// Writes the AIP's manifest: the submission's files with their SHA-512s, and the AIP's METS
+/// with its own. Returns the bytes the AIP adds (its METS and manifest).
+pub(super) fn write_manifest(root: &Path, snap: &Snapshot) -> Result<u64, IngestError> {
+    let mets = root.join(METS);
+    let (mets_len, mets_sha) = crate::formats::digest::sha512_file(&mets).map_err(io_err(&mets))?;
+    let mut lines: Vec<(String, String)> =
+        snap.files.iter().map(|f| (f.name.clone(), f.sha512.clone())).collect();
+    lines.push((METS.to_string(), mets_sha));
+    lines.sort();
+    let path = root.join(MANIFEST);
+    let mut text = String::new();
+    for (name, sha) in &lines {
+        text.push_str(&layout::manifest_line(sha, name));
+    }
+    let mut out = File::create(&path).map_err(io_err(&path))?;
+    out.write_all(text.as_bytes()).map_err(io_err(&path))?;
+    out.sync_all().map_err(io_err(&path))?;
+    Ok(mets_len + text.len() as u64)
+}
+
+/// Fails when a submission file is no longer what the snapshot saw.
+pub(super) fn verify_unchanged(ssip: &Path, snap: &Snapshot) -> Result<(), IngestError> {
+    for f in &snap.files {
+        let m = layout::metadata_in(ssip, &f.name)?;
+        if ident(&m) != f.ident {
+            return Err(changed(&ssip.join(&f.name)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,660 @@
+//! From sSIP to AIP (P8): `webaip ingest`.
+//!
+//! A submission is audited deeply first (every file's SHA-512, every record's WARC digests,
+//! its METS against the schemas and its profile); a damaged or inconsistent one is refused and
+//! nothing is written. Its described bytestreams are then identified (PRONOM, `stages::
+//! identify`), and the AIP is assembled out of sight (`package::staging`): the containers and
+//! logs hard-linked where the file system allows, else copied and verified; the METS edited
+//! (`aip_mets`): `TYPE="AIP"`, a new OBJID, the submission's OBJID kept as an `altRecordID`
+//! and as a PREMIS relationship, four events (ingestion, fixity check, format identification,
+//! validation) with their agents, and each described bytestream's PRONOM result; every other
+//! byte of the submission's METS is kept. The AIP's METS is validated before the AIP is moved
+//! into place. Ingesting a submission whose AIP is already in `--out` says so and writes
+//! nothing.
+
+pub(crate) mod aip_mets;
+mod files;
+mod identify;
+
+use std::collections::HashSet;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use crate::audit::{AuditError, AuditOptions, AuditProgress, Verdict, audit_package};
+use crate::ids::Ids;
+use crate::layout;
+use crate::mets::ValidateOptions;
+use crate::mets::reader::MetsError;
+use crate::mets::validate::ValidateError;
+use crate::mets::xml::XmlOut;
+use crate::model::{Agent, Event};
+use crate::package::PackageError;
+use crate::package::staging::Staging;
+use crate::stages::identify::{Identifier, IdentifyError, Tally};
+use aip_mets::{Edit, Sites};
+
+/// LoC event types of the events an AIP gets (P8.1).
+const INGESTION: (&str, &str) =
+    ("ingestion", "http://id.loc.gov/vocabulary/preservation/eventType/ing");
+const FIXITY: (&str, &str) =
+    ("fixity check", "http://id.loc.gov/vocabulary/preservation/eventType/fix");
+const VALIDATION: (&str, &str) =
+    ("validation", "http://id.loc.gov/vocabulary/preservation/eventType/val");
+/// The identifier of webaip as the agent of ingestion, fixity check and validation.
+const AGENT_ID: &str = "webaip-ingest";
+/// How the AIP names the submission it came from (PREMIS identifier type, altRecordID TYPE).
+const SSIP_ID_TYPE: &str = aip_mets::SSIP_OBJID;
+/// The PREMIS identifier type of a package's OBJID.
+const OBJID_TYPE: &str = "METS OBJID";
+
+/// What to ingest with.
+#[derive(Debug, Clone, Default)]
+pub struct IngestOptions {
+    /// The directory the AIP is made in (as `<out>/<the submission's folder name>`).
+    pub out: PathBuf,
+    /// Schemas and profile for the submission's audit and the AIP's check.
+    pub validate: ValidateOptions,
+    /// Identifiers derived from the submission's OBJID and a fixed clock: the same
+    /// submission gives the same AIP, byte for byte.
+    pub deterministic: bool,
+}
+
+/// What ingest did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The AIP was made.
+    Created,
+    /// The AIP of this submission was already there: nothing was written.
+    Exists,
+}
+
+/// What one submission became.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReport {
+    /// The submission's directory.
+    pub submission: PathBuf,
+    /// Its OBJID.
+    pub submission_objid: Option<String>,
+    /// The AIP's directory.
+    pub aip: PathBuf,
+    /// The AIP's OBJID.
+    pub objid: String,
+    /// Made, or already there.
+    pub outcome: Outcome,
+    /// Files of the AIP hard-linked to the submission's.
+    pub linked: u64,
+    /// Files copied (another file system) and verified.
+    pub copied: u64,
+    /// Bytes of the submission's files (its METS and manifest included).
+    pub submission_bytes: u64,
+    /// Bytes the AIP adds: its METS and manifest (the other files are the submission's).
+    pub added_bytes: u64,
+    /// Records the deep audit read.
+    pub records_read: u64,
+    /// WARC digests the deep audit verified.
+    pub warc_digests_checked: u64,
+    /// What PRONOM identification found in the described bytestreams.
+    pub identification: IdentificationCounts,
+    /// What the AIP could not carry over from the submission, and why.
+    pub not_carried_over: Vec<String>,
+    /// When the AIP was made.
+    pub created: DateTime<Utc>,
+    /// What putting the AIP to the replicas did (`--store`).
+    pub stored: Option<crate::store::PutReport>,
+}
+
+/// Counts of identification results.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IdentificationCounts {
+    /// Described bytestreams identified.
+    pub payloads: u64,
+    /// Those no signature matched.
+    pub unidentified: u64,
+    /// Those several formats matched (every one is recorded).
+    pub several: u64,
+    /// Those whose bytes contradict the type the harvest declared.
+    pub contradicted: u64,
+    /// Bytestreams whose object already carried a PRONOM key: kept as the submission has it.
+    pub already_identified: u64,
+    /// Bytestreams by PUID (each match counted).
+    pub by_puid: std::collections::BTreeMap<String, u64>,
+}
+
+/// Why a submission was not ingested.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The submission could not be audited.
+    #[error(transparent)]
+    Audit(#[from] AuditError),
+    /// The audit found it damaged or contradicting itself.
+    #[error("{}: refused: the audit finds it {verdict}: {first}{}", path.display(), if *more > 0 { format!(" (and {more} more)") } else { String::new() })]
+    Refused {
+        /// The submission.
+        path: PathBuf,
+        /// The audit's verdict.
+        verdict: Verdict,
+        /// The first finding, in words.
+        first: String,
+        /// How many more there are.
+        more: usize,
+    },
+    /// The path is no package directory with a METS.
+    #[error("{}: not a submission package: no {} ({why})", path.display(), layout::METS)]
+    NotASubmission {
+        /// The path given.
+        path: PathBuf,
+        /// What was found.
+        why: String,
+    },
+    /// The submission is already an AIP.
+    #[error("{}: refused: it is already an AIP (TYPE=\"AIP\")", path.display())]
+    AlreadyAip {
+        /// The submission.
+        path: PathBuf,
+    },
+    /// Something else is where the AIP would go.
+    #[error("{}: exists and is not the AIP of {}", path.display(), submission.display())]
+    OtherExists {
+        /// Where the AIP would go.
+        path: PathBuf,
+        /// The submission.
+        submission: PathBuf,
+    },
+    /// The submission's METS could not be read for editing.
+    #[error("{}: {source}", path.display())]
+    Mets {
+        /// The METS document.
+        path: PathBuf,
+        /// Why it cannot be read.
+        #[source]
+        source: MetsError,
+    },
+    /// A payload could not be read for identification.
+    #[error("{}: at byte {offset}: {}", path.display(), layout::describe_io(source))]
+    Payload {
+        /// The container.
+        path: PathBuf,
+        /// Where its record starts.
+        offset: u64,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of the submission changed after the audit read it.
+    #[error("{}: changed while it was ingested ({what}): not taken into the AIP", path.display())]
+    Changed {
+        /// The file.
+        path: PathBuf,
+        /// What differs.
+        what: String,
+    },
+    /// A file could not be read or written.
+    #[error("{}: {}", path.display(), layout::describe_io(source))]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A manifest line names a file outside the package, or a file is not a regular file.
+    #[error(transparent)]
+    Confine(#[from] layout::ConfineError),
+    /// The AIP's METS fails its own check (a fault of webaip: nothing is moved into place).
+    #[error("{}: the AIP's METS is not valid: {errors} error(s), the first at line {line:?}: [{rule}] {message}", path.display())]
+    AipInvalid {
+        /// The AIP's METS, in the staging directory.
+        path: PathBuf,
+        /// How many errors.
+        errors: usize,
+        /// The first error's line.
+        line: Option<u64>,
+        /// Its rule.
+        rule: String,
+        /// Its message.
+        message: String,
+    },
+    /// Building out of sight failed (the staging directory, the final rename).
+    #[error(transparent)]
+    Staging(#[from] PackageError),
+    /// The AIP could not be put to the replicas (it stays in `--out`).
+    #[error("the AIP was made, but not stored: {0}")]
+    Store(#[from] crate::store::StoreError),
+    /// Identification cannot run.
+    #[error(transparent)]
+    Identify(#[from] IdentifyError),
+    /// The AIP's METS could not be validated.
+    #[error(transparent)]
+    Validate(#[from] ValidateError),
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> IngestError + '_ {
+    move |source| IngestError::Io { path: path.to_path_buf(), source }
+}
+
+/// Makes the AIP of the submission in `ssip` (its directory) in `opts.out`; `progress` hears
+/// of the bytes the audit plans and reads.
+pub fn ingest(
+    ssip: &Path,
+    opts: &IngestOptions,
+    store: Option<&crate::store::Store>,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+) -> Result<IngestReport, IngestError> {
+    let mut report = make_aip(ssip, opts, progress)?;
+    if let Some(store) = store {
+        let audit = AuditOptions { validate: opts.validate.clone(), deep: false };
+        report.stored = Some(store.put(&report.aip, &audit, &|_| {})?);
+    }
+    Ok(report)
+}
+
+/// The AIP, made or found.
+fn make_aip(
+    ssip: &Path,
+    opts: &IngestOptions,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+) -> Result<IngestReport, IngestError> {
+    let mets = ssip.join(layout::METS);
+    if let Err(e) = layout::metadata_in(ssip, layout::METS) {
+        return Err(IngestError::NotASubmission { path: ssip.to_path_buf(), why: e.to_string() });
+    }
+    let ssip_sites = aip_mets::scan(&mets, &HashSet::new())
+        .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
+    if ssip_sites.package_type.as_deref() == Some("AIP") {
+        return Err(IngestError::AlreadyAip { path: ssip.to_path_buf() });
+    }
+    let name = ssip
+        .canonicalize()
+        .map_err(io_err(ssip))?
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "aip".into());
+    let target = opts.out.join(&name);
+    if let Some(existing) = existing_aip(&target, ssip, ssip_sites.objid.as_deref())? {
+        return Ok(existing);
+    }
+
+    // Every file as it was before the audit: the AIP takes these bytes or none.
+    let before = files::snapshot(ssip)?;
+    let audit_opts = AuditOptions { validate: opts.validate.clone(), deep: true };
+    let audit = audit_package(ssip, &audit_opts, progress)?;
+    if audit.verdict != Verdict::Intact {
+        return Err(refusal(ssip, &audit));
+    }
+
+    let identifier = Identifier::shipped()?;
+    let found = identify::described(ssip, &mets, identifier)?;
+    let sites = aip_mets::scan(&mets, &found.sections())
+        .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
+
+    let ids = match opts.deterministic {
+        true => Ids::seeded(format!("ingest/{}", ssip_sites.objid.as_deref().unwrap_or(&name))),
+        false => Ids::random(),
+    };
+    let now = ids.now();
+    let objid = format!("urn:uuid:{}", ids.uuid());
+
+    let staging = Staging::new(&target, false)?;
+    let placed = files::place(ssip, &staging.root, &before)?;
+    let ctx = Aip { ids: &ids, now, objid: &objid, sites: &sites, identifier, found: &found };
+    let mut not_carried_over = found.not_identified.clone();
+    let (mut edits, counts) = ctx.edits(&audit, &placed, &mut not_carried_over)?;
+    let aip_mets = staging.root.join(layout::METS);
+    {
+        let out = std::fs::File::create(&aip_mets).map_err(io_err(&aip_mets))?;
+        let mut w = BufWriter::new(out);
+        aip_mets::apply(&mets, &mut edits, &mut w).map_err(io_err(&aip_mets))?;
+        std::io::Write::flush(&mut w).map_err(io_err(&aip_mets))?;
+        w.get_ref().sync_all().map_err(io_err(&aip_mets))?;
+    }
+    let added = files::write_manifest(&staging.root, &before)?;
+    check_aip(&aip_mets, opts)?;
+    files::verify_unchanged(ssip, &before)?;
+    let aip = staging.commit()?;
+    Ok(IngestReport {
+        submission: ssip.to_path_buf(),
+        submission_objid: sites.objid.clone(),
+        aip,
+        objid,
+        outcome: Outcome::Created,
+        linked: placed.linked,
+        copied: placed.copied,
+        submission_bytes: placed.bytes + before.mets_and_manifest_bytes,
+        added_bytes: added,
+        records_read: audit.records_read,
+        warc_digests_checked: audit.warc_digests_checked,
+        identification: counts,
+        not_carried_over,
+        created: now,
+        stored: None,
+    })
+}
+
+/// The refusal of a submission the audit does not find intact, naming its first finding.
+fn refusal(ssip: &Path, audit: &crate::audit::AuditReport) -> IngestError {
+    use crate::mets::validate::Severity;
+    let mut all: Vec<String> = audit
+        .validation
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("METS.xml line {}: [{}] {}", f.line.unwrap_or(0), f.rule, f.message))
+        .collect();
+    all.extend(audit.findings.iter().filter(|f| f.severity == Severity::Error).map(|f| {
+        let at = f.offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+        format!("{}{at}: [{}] {}", f.file, f.rule, f.message)
+    }));
+    all.extend(audit.unchecked.iter().map(|u| format!("{}: not checkable: {}", u.file, u.reason)));
+    let first = all.first().cloned().unwrap_or_else(|| "no finding named".into());
+    IngestError::Refused {
+        path: ssip.to_path_buf(),
+        verdict: audit.verdict,
+        first,
+        more: all.len().saturating_sub(1),
+    }
+}
+
+/// The report of an AIP of this submission already at `target`, or `None` when nothing is
+/// there; anything else there is an error.
+fn existing_aip(
+    target: &Path,
+    ssip: &Path,
+    ssip_objid: Option<&str>,
+) -> Result<Option<IngestReport>, IngestError> {
+    if std::fs::symlink_metadata(target).is_err() {
+        return Ok(None);
+    }
+    let other = || IngestError::OtherExists { path: target.into(), submission: ssip.into() };
+    let mets = target.join(layout::METS);
+    let Ok(sites) = aip_mets::scan(&mets, &HashSet::new()) else { return Err(other()) };
+    if sites.package_type.as_deref() != Some("AIP")
+        || ssip_objid.is_none()
+        || sites.ssip_objid.as_deref() != ssip_objid
+    {
+        return Err(other());
+    }
+    Ok(Some(IngestReport {
+        submission: ssip.to_path_buf(),
+        submission_objid: ssip_objid.map(str::to_string),
+        aip: target.to_path_buf(),
+        objid: sites.objid.unwrap_or_default(),
+        outcome: Outcome::Exists,
+        linked: 0,
+        copied: 0,
+        submission_bytes: 0,
+        added_bytes: 0,
+        records_read: 0,
+        warc_digests_checked: 0,
+        identification: IdentificationCounts::default(),
+        not_carried_over: vec![],
+        created: sites.last_modified.unwrap_or_default(),
+        stored: None,
+    }))
+}
+
+/// The AIP's METS passes the same checks a package's does before it is moved into place.
+fn check_aip(path: &Path, opts: &IngestOptions) -> Result<(), IngestError> {
+    use crate::mets::validate::Severity;
+    let report = crate::mets::validate_mets(path, &opts.validate)?;
+    let errors: Vec<_> = report.findings.iter().filter(|f| f.severity == Severity::Error).collect();
+    match errors.first() {
+        None => Ok(()),
+        Some(first) => Err(IngestError::AipInvalid {
+            path: path.to_path_buf(),
+            errors: errors.len(),
+            line: first.line,
+            rule: first.rule.clone(),
+            message: first.message.clone(),
+        }),
+    }
+}
+
+/// What the AIP's edits are made from.
+struct Aip<'a> {
+    ids: &'a Ids,
+    now: DateTime<Utc>,
+    objid: &'a str,
+    sites: &'a Sites,
+    identifier: Identifier,
+    found: &'a identify::Found,
+}
+
+impl Aip<'_> {
+    /// Every edit of the submission's METS, and the identification counts.
+    fn edits(
+        &self,
+        audit: &crate::audit::AuditReport,
+        placed: &files::Placed,
+        not_carried_over: &mut Vec<String>,
+    ) -> Result<(Vec<Edit>, IdentificationCounts), IngestError> {
+        let io = |e| IngestError::Io { path: PathBuf::from(layout::METS), source: e };
+        let s = self.sites;
+        let mut edits = Vec::new();
+        let Some(root) = &s.root else {
+            return Err(IngestError::Mets {
+                path: layout::METS.into(),
+                source: MetsError::Xml {
+                    pos: Default::default(),
+                    source: quick_xml::Error::Io(std::sync::Arc::new(std::io::Error::other(
+                        "no root element",
+                    ))),
+                },
+            });
+        };
+        edits.push(Edit {
+            start: root.start,
+            end: root.end,
+            bytes: aip_mets::retag(root, &[("OBJID", self.objid), ("TYPE", "AIP")]),
+        });
+        let software = format!("webaip {}", env!("CARGO_PKG_VERSION"));
+        let bind_mets = !aip_mets::binds(root, "mets", crate::mets::reader::NS_METS);
+        let inserted =
+            aip_mets::hdr_insert(&software, s.objid.as_deref(), bind_mets).map_err(io)?;
+        let lastmod = self.now.to_rfc3339_opts(SecondsFormat::Secs, true);
+        match (&s.hdr, s.after_agents) {
+            (Some(hdr), Some(at)) if !hdr.empty => {
+                edits.push(Edit {
+                    start: hdr.start,
+                    end: hdr.end,
+                    bytes: aip_mets::retag(hdr, &[("LASTMODDATE", &lastmod)]),
+                });
+                let bytes = [b"\n    ".as_slice(), &aip_mets::on_own_lines(&inserted, "")].concat();
+                let bytes = bytes.trim_ascii_end().to_vec();
+                edits.push(Edit { start: at, end: at, bytes });
+            }
+            (Some(hdr), _) => {
+                let mut t = aip_mets::retag(
+                    &aip_mets::Tag { empty: false, ..hdr.clone() },
+                    &[("LASTMODDATE", &lastmod)],
+                );
+                t.extend_from_slice(&inserted);
+                t.extend_from_slice(format!("</{}>", hdr.qname).as_bytes());
+                edits.push(Edit { start: hdr.start, end: hdr.end, bytes: t });
+            }
+            (None, _) => {
+                let mut t = format!(
+                    "<mets:metsHdr xmlns:mets=\"{}\" CREATEDATE=\"{lastmod}\">",
+                    crate::mets::reader::NS_METS
+                )
+                .into_bytes();
+                t.extend_from_slice(&inserted);
+                t.extend_from_slice(b"</mets:metsHdr>");
+                edits.push(Edit { start: root.end, end: root.end, bytes: t });
+            }
+        }
+        let mut counts = IdentificationCounts::default();
+        let mut tally = Tally::default();
+        for site in &s.formats {
+            let Some(id) = self.found.by_section.get(&site.section) else { continue };
+            tally.add(id);
+            if site.has_pronom {
+                counts.already_identified += 1;
+                continue;
+            }
+            edits.push(aip_mets::format_edit(site, id).map_err(io)?);
+        }
+        if s.premis2 {
+            not_carried_over.push(
+                "PRONOM results of bytestreams described in PREMIS 2: PREMIS 3 format elements are not written into PREMIS 2 objects; the counts are in the format identification event".into(),
+            );
+        }
+        counts.payloads = tally.payloads;
+        counts.unidentified = tally.unidentified;
+        counts.several = tally.several;
+        counts.contradicted = tally.contradicted;
+        counts.by_puid = tally.by_puid.clone();
+        let at = s.before_filesec.unwrap_or(root.end);
+        let amd = self.amd_sec(root, audit, placed, &tally).map_err(io)?;
+        let bytes = aip_mets::on_own_lines(&amd, "  ");
+        edits.push(Edit { start: at, end: at, bytes });
+        Ok((edits, counts))
+    }
+
+    /// The AIP's own amdSec: its representation object (related to the submission), its four
+    /// events, and the agents the submission does not already define.
+    fn amd_sec(
+        &self,
+        root: &aip_mets::Tag,
+        audit: &crate::audit::AuditReport,
+        placed: &files::Placed,
+        tally: &Tally,
+    ) -> std::io::Result<Vec<u8>> {
+        let events = self.events(audit, placed, tally);
+        let mut agents = vec![webaip_agent(), self.identifier.agent()];
+        agents.retain(|a| !self.sites.agent_ids.contains(&a.id));
+        let mut x = XmlOut::new(Vec::new(), 1);
+        // Namespaces the root does not bind as the inserted elements use them are declared on
+        // the amdSec.
+        let mut attrs: Vec<(&str, &str)> = [
+            ("mets", crate::mets::reader::NS_METS),
+            ("premis", crate::mets::reader::NS_PREMIS3),
+            ("xsi", "http://www.w3.org/2001/XMLSchema-instance"),
+        ]
+        .into_iter()
+        .filter(|(p, ns)| !aip_mets::binds(root, p, ns))
+        .map(|(p, ns)| match p {
+            "mets" => ("xmlns:mets", ns),
+            "premis" => ("xmlns:premis", ns),
+            _ => ("xmlns:xsi", ns),
+        })
+        .collect();
+        attrs.push(("ID", "AMD-AIP"));
+        x.start("mets:amdSec", &attrs)?;
+        let related = self.sites.objid.as_deref().map(|o| (SSIP_ID_TYPE, o));
+        let event_ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
+        crate::mets::premis::write_representation_md(
+            &mut x,
+            "TECH-AIP",
+            (OBJID_TYPE, self.objid),
+            related,
+            &event_ids,
+        )?;
+        if let Some(ssip) = related {
+            // The submission, as the events and the relationship name it (P5.3: an event links
+            // described objects only).
+            crate::mets::premis::write_representation_md(&mut x, "TECH-SSIP", ssip, None, &[])?;
+        }
+        for (i, e) in events.iter().enumerate() {
+            crate::mets::premis::write_event_md(&mut x, &format!("DP-AIP-E{}", i + 1), e)?;
+        }
+        for (i, a) in agents.iter().enumerate() {
+            crate::mets::premis::write_agent_md(&mut x, &format!("AGENT-AIP-{}", i + 1), a)?;
+        }
+        x.end("mets:amdSec")?;
+        Ok(x.into_inner())
+    }
+
+    fn events(
+        &self,
+        audit: &crate::audit::AuditReport,
+        placed: &files::Placed,
+        tally: &Tally,
+    ) -> Vec<Event> {
+        let program = format!("program=\"webaip\"; version=\"{}\"", env!("CARGO_PKG_VERSION"));
+        let aip = (OBJID_TYPE.to_string(), self.objid.to_string(), "outcome".to_string());
+        let ssip = self
+            .sites
+            .objid
+            .as_ref()
+            .map(|o| (SSIP_ID_TYPE.to_string(), o.clone(), "source".to_string()));
+        let objects: Vec<_> = ssip.iter().cloned().chain([aip.clone()]).collect();
+        let agent =
+            vec![("local".to_string(), AGENT_ID.to_string(), "executing program".to_string())];
+        let event = |(term, uri): (&str, &str), detail: String, outcome_detail: String| Event {
+            id: self.ids.uuid().to_string(),
+            event_type: term.into(),
+            event_type_uri: Some(uri.into()),
+            date_time: self.now,
+            detail: Some(detail),
+            outcome: "success".into(),
+            outcome_detail: Some(outcome_detail),
+            agents: agent.clone(),
+            objects: objects.clone(),
+        };
+        let v = &audit.validation;
+        vec![
+            event(
+                INGESTION,
+                format!(
+                    "{program}; the submission's containers and logs are kept byte for byte, hard-linked where the file system allows, else copied and verified; its METS is kept with the AIP's edits"
+                ),
+                format!(
+                    "{} file(s): {} hard-linked, {} copied and verified",
+                    placed.linked + placed.copied,
+                    placed.linked,
+                    placed.copied
+                ),
+            ),
+            event(
+                FIXITY,
+                format!(
+                    "{program}; SHA-512 of every file against the METS and the manifest; WARC-Block-Digest and WARC-Payload-Digest of every record (audit --deep)"
+                ),
+                format!(
+                    "{} file(s), {} record(s) read, {} WARC digest(s) and {} bytestream range(s) verified",
+                    audit.files_checked,
+                    audit.records_read,
+                    audit.warc_digests_checked,
+                    audit.bytestreams_checked
+                ),
+            ),
+            self.identifier.event(self.ids, self.now, tally, objects.clone()),
+            event(
+                VALIDATION,
+                format!(
+                    "{program}; the submission's METS against the METS, PREMIS, MODS, DC and XLink schemas and the rules of profile {}",
+                    v.profile
+                ),
+                format!(
+                    "valid; XML schemas: {}; {} warning(s)",
+                    match &v.xsd {
+                        crate::mets::validate::XsdStatus::Validated { .. } =>
+                            "validated".to_string(),
+                        crate::mets::validate::XsdStatus::Skipped { reason } =>
+                            format!("not validated ({reason})"),
+                    },
+                    v.findings
+                        .iter()
+                        .filter(|f| f.severity == crate::mets::validate::Severity::Warning)
+                        .count()
+                ),
+            ),
+        ]
+    }
+}
+
+/// webaip as the agent of ingestion, fixity check and validation.
+fn webaip_agent() -> Agent {
+    Agent {
+        id_type: "local".into(),
+        id: AGENT_ID.into(),
+        name: "webaip".into(),
+        agent_type: "software".into(),
+        version: Some(env!("CARGO_PKG_VERSION").into()),
+        note: None,
+    }
+}

@@ -45,6 +45,8 @@ pub(crate) struct FormatSite {
     pub has_pronom: bool,
     /// The prefix the document binds PREMIS 3 to there (`premis` in webaip's METS).
     pub prefix: String,
+    /// Its indentation, in levels of two spaces (0 when it does not start a line).
+    pub depth: usize,
 }
 
 /// Where the edits go, and what the submission says that the AIP needs.
@@ -61,6 +63,12 @@ pub(crate) struct Sites {
     pub formats: Vec<FormatSite>,
     /// PREMIS agent identifier values the submission already defines.
     pub agent_ids: HashSet<String>,
+    /// The top div of the physical structMap (P2.5): the AIP's amdSec is added to its ADMID,
+    /// where METS tools that read a package by its folders find package-level metadata.
+    pub physical_top: Option<Tag>,
+    /// The content of the package-level amdSec asked for: just past its start tag, and its end
+    /// tag's offset.
+    pub package_amd: Option<(u64, u64)>,
     /// PREMIS 2 sections seen: identification results are not written into them.
     pub premis2: bool,
     /// The `altRecordID TYPE="sSIP OBJID"` of an AIP webaip made: the submission it came from.
@@ -71,7 +79,13 @@ pub(crate) struct Sites {
 
 /// Finds the edit sites of the document at `path`; `sections` are the md section and amdSec
 /// IDs of the described bytestreams whose `premis:format` is wanted.
-pub(crate) fn scan(path: &Path, sections: &HashSet<String>) -> Result<Sites, MetsError> {
+/// `package_amd`: the ID of the package-level amdSec (the physical map's top div names it
+/// first), whose content span is wanted.
+pub(crate) fn scan(
+    path: &Path,
+    sections: &HashSet<String>,
+    package_amd: Option<&str>,
+) -> Result<Sites, MetsError> {
     let io_error = |e: io::Error| MetsError::Xml { pos: Default::default(), source: e.into() };
     let file = std::fs::File::open(path).map_err(io_error)?;
     // A second handle reads the few start tags whose prefix the edits need, by position.
@@ -85,6 +99,8 @@ pub(crate) fn scan(path: &Path, sections: &HashSet<String>) -> Result<Sites, Met
         md: Vec::new(),
         format: None,
         field: None,
+        physical: false,
+        package_amd,
     };
     while let Some(ev) = r.next()? {
         let end = r.offset();
@@ -92,10 +108,10 @@ pub(crate) fn scan(path: &Path, sections: &HashSet<String>) -> Result<Sites, Met
             Event::Start(e, pos) => s.start(&e, pos.offset, end, false),
             Event::Empty(e, pos) => {
                 s.start(&e, pos.offset, end, true);
-                s.end(&e.ns, &e.local, end);
+                s.end(&e.ns, &e.local, end, end);
             }
             Event::Text(t, _) => s.text(&t),
-            Event::End { ns, local, .. } => s.end(&ns, &local, end),
+            Event::End { ns, local, pos } => s.end(&ns, &local, pos.offset, end),
             Event::Refused(..) => {}
         }
     }
@@ -113,6 +129,9 @@ struct Scan<'a> {
     md: Vec<String>,
     format: Option<FormatSite>,
     field: Option<Field>,
+    /// Inside a structMap of TYPE physical.
+    physical: bool,
+    package_amd: Option<&'a str>,
 }
 
 /// A text of a `premis:format` or agent that the scan keeps.
@@ -149,13 +168,30 @@ impl Scan<'_> {
             self.sites.before_filesec = Some(start);
         }
         self.sites.premis2 |= e.ns == crate::mets::reader::NS_PREMIS2;
+        if depth == 1 && e.is(NS_METS, "structMap") {
+            self.physical = e.attr("TYPE") == Some("physical");
+        }
+        if depth == 2 && self.physical && e.is(NS_METS, "div") && self.sites.physical_top.is_none()
+        {
+            self.sites.physical_top = Some(self.tag(e, start, end, empty));
+        }
         if e.ns == NS_METS && MD_SECTIONS.contains(&e.local.as_str()) {
-            self.md.push(e.attr("ID").unwrap_or_default().to_string());
+            let id = e.attr("ID").unwrap_or_default();
+            if e.local == "amdSec"
+                && !empty
+                && Some(id) == self.package_amd
+                && self.sites.package_amd.is_none()
+            {
+                self.sites.package_amd = Some((end, 0));
+            }
+            self.md.push(id.to_string());
         }
         let section = self.md.iter().rev().find(|id| self.sections.contains(*id)).cloned();
         if let (true, Some(section)) = (e.is(NS_PREMIS3, "format"), section) {
             let qname = self.tag(e, start, end, empty).qname;
+            let depth = self.indentation(start) / 2;
             self.format = Some(FormatSite {
+                depth,
                 start,
                 end,
                 section,
@@ -198,7 +234,7 @@ impl Scan<'_> {
     }
 
     /// An element's end (or an empty element's).
-    fn end(&mut self, ns: &str, local: &str, end: u64) {
+    fn end(&mut self, ns: &str, local: &str, start: u64, end: u64) {
         if self.stack.last().is_some_and(|(n, l)| n == ns && l == local) {
             self.stack.pop();
         }
@@ -208,7 +244,15 @@ impl Scan<'_> {
             self.sites.after_agents = Some(end);
         }
         if ns == NS_METS && MD_SECTIONS.contains(&local) {
-            self.md.pop();
+            let id = self.md.pop();
+            if local == "amdSec"
+                && id.is_some()
+                && id.as_deref() == self.package_amd
+                && let Some((_, inner_end)) = self.sites.package_amd.as_mut()
+                && *inner_end == 0
+            {
+                *inner_end = start;
+            }
         }
         if ns == NS_PREMIS3
             && local == "format"
@@ -219,6 +263,16 @@ impl Scan<'_> {
             f.declared.version = f.declared.version.map(|v| v.trim().to_string());
             self.sites.formats.push(f);
         }
+    }
+
+    /// The spaces between the line's start and `at`, when nothing else is there.
+    fn indentation(&self, at: u64) -> usize {
+        use std::os::unix::fs::FileExt;
+        let from = at.saturating_sub(128);
+        let mut raw = vec![0u8; (at - from) as usize];
+        let n = self.raw.read_at(&mut raw, from).unwrap_or(0);
+        let line = raw[..n].rsplit(|b| *b == b'\n').next().unwrap_or(&[]);
+        if n == raw.len() && line.iter().all(|b| *b == b' ') { line.len() } else { 0 }
     }
 
     /// A start tag with its qualified name as written (the reader resolves names to namespace
@@ -279,9 +333,11 @@ fn attr_escape(v: &str) -> String {
 
 /// The `premis:format` elements that replace a described bytestream's declared one.
 pub(crate) fn format_edit(site: &FormatSite, id: &Identification) -> io::Result<Edit> {
-    let mut x = XmlOut::new(Vec::new(), 0);
+    let mut x = XmlOut::new(Vec::new(), site.depth);
     crate::mets::premis::write_identified_formats(&mut x, &site.declared, id)?;
-    let mut bytes = x.into_inner();
+    // The indentation before the element is the document's; the last line end is its too.
+    let text = String::from_utf8_lossy(&x.into_inner()).trim().to_string();
+    let mut bytes = text.into_bytes();
     if site.prefix != "premis" {
         // The document binds PREMIS 3 to another prefix here: bind ours on each element.
         let decl = format!("<premis:format xmlns:premis=\"{NS_PREMIS3}\"");
@@ -379,7 +435,7 @@ mod tests {
     fn sites_are_found_and_an_empty_edit_list_copies_the_document_exactly() {
         let f = doc();
         let wanted: HashSet<String> = ["AMD-1".to_string()].into();
-        let s = scan(f.path(), &wanted).unwrap();
+        let s = scan(f.path(), &wanted, None).unwrap();
         assert_eq!(s.objid.as_deref(), Some("urn:a"));
         let root = s.root.as_ref().unwrap();
         assert_eq!(root.qname, "mets:mets");
@@ -404,7 +460,7 @@ mod tests {
     fn the_root_is_retagged_and_a_format_replaced_everything_else_kept() {
         let f = doc();
         let wanted: HashSet<String> = ["AMD-1".to_string()].into();
-        let s = scan(f.path(), &wanted).unwrap();
+        let s = scan(f.path(), &wanted, None).unwrap();
         let root = s.root.as_ref().unwrap();
         let id = Identification {
             matches: vec![],

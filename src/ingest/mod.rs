@@ -47,6 +47,8 @@ const VALIDATION: (&str, &str) =
 const AGENT_ID: &str = "webaip-ingest";
 /// How the AIP names the submission it came from (PREMIS identifier type, altRecordID TYPE).
 const SSIP_ID_TYPE: &str = aip_mets::SSIP_OBJID;
+/// The XML Schema instance namespace (`xsi:type` of PREMIS objects).
+const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
 /// The PREMIS identifier type of a package's OBJID.
 const OBJID_TYPE: &str = "METS OBJID";
 
@@ -262,7 +264,7 @@ fn make_aip(
     if let Err(e) = layout::metadata_in(ssip, layout::METS) {
         return Err(IngestError::NotASubmission { path: ssip.to_path_buf(), why: e.to_string() });
     }
-    let ssip_sites = aip_mets::scan(&mets, &HashSet::new())
+    let ssip_sites = aip_mets::scan(&mets, &HashSet::new(), None)
         .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
     if ssip_sites.package_type.as_deref() == Some("AIP") {
         return Err(IngestError::AlreadyAip { path: ssip.to_path_buf() });
@@ -288,7 +290,11 @@ fn make_aip(
 
     let identifier = Identifier::shipped()?;
     let found = identify::described(ssip, &mets, identifier)?;
-    let sites = aip_mets::scan(&mets, &found.sections())
+    let package_amd = ssip_sites.physical_top.as_ref().and_then(|d| {
+        let admid = d.attrs.iter().find(|(k, _)| k == "ADMID")?;
+        admid.1.split_whitespace().next().map(str::to_string)
+    });
+    let sites = aip_mets::scan(&mets, &found.sections(), package_amd.as_deref())
         .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
 
     let ids = match opts.deterministic {
@@ -370,7 +376,7 @@ fn existing_aip(
     }
     let other = || IngestError::OtherExists { path: target.into(), submission: ssip.into() };
     let mets = target.join(layout::METS);
-    let Ok(sites) = aip_mets::scan(&mets, &HashSet::new()) else { return Err(other()) };
+    let Ok(sites) = aip_mets::scan(&mets, &HashSet::new(), None) else { return Err(other()) };
     if sites.package_type.as_deref() != Some("AIP")
         || ssip_objid.is_none()
         || sites.ssip_objid.as_deref() != ssip_objid
@@ -507,43 +513,85 @@ impl Aip<'_> {
         counts.several = tally.several;
         counts.contradicted = tally.contradicted;
         counts.by_puid = tally.by_puid.clone();
-        let at = s.before_filesec.unwrap_or(root.end);
-        let amd = self.amd_sec(root, audit, placed, &tally).map_err(io)?;
-        let bytes = aip_mets::on_own_lines(&amd, "  ");
-        edits.push(Edit { start: at, end: at, bytes });
+        let (tech, digiprov) = self.md_sections(audit, placed, &tally).map_err(io)?;
+        let trimmed = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+        let bound = [
+            ("mets", crate::mets::reader::NS_METS),
+            ("premis", crate::mets::reader::NS_PREMIS3),
+            ("xsi", XSI),
+        ]
+        .iter()
+        .all(|(p, ns)| aip_mets::binds(root, p, ns));
+        // Into the package-level amdSec, where METS tools that read a package by its folders
+        // find package metadata (metsrw reads the first amdSec a div names, only): the
+        // objects first, the events and agents last, as METS orders an amdSec's sections.
+        let merged = match s.package_amd {
+            Some((inner, end)) if bound && end > inner => {
+                let head = format!("\n    {}", trimmed(&tech));
+                edits.push(Edit { start: inner, end: inner, bytes: head.into_bytes() });
+                let tail = format!("  {}\n  ", trimmed(&digiprov));
+                edits.push(Edit { start: end, end, bytes: tail.into_bytes() });
+                true
+            }
+            _ => false,
+        };
+        if let Some(div) = &s.physical_top {
+            edits.push(self.top_div_edit(div, merged));
+        }
+        if !merged {
+            let at = s.before_filesec.unwrap_or(root.end);
+            let amd = self.amd_sec(root, &tech, &digiprov);
+            edits.push(Edit { start: at, end: at, bytes: aip_mets::on_own_lines(&amd, "  ") });
+        }
         Ok((edits, counts))
     }
 
-    /// The AIP's own amdSec: its representation object (related to the submission), its four
-    /// events, and the agents the submission does not already define.
-    fn amd_sec(
+    /// The physical map's top div: labelled with the AIP's identifier where it was labelled
+    /// with the submission's; naming the AIP's own amdSec when it has one.
+    fn top_div_edit(&self, div: &aip_mets::Tag, merged: bool) -> Edit {
+        let attr = |name: &str| div.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim());
+        let admid = match attr("ADMID") {
+            Some(a) if !a.is_empty() && !merged => format!("{a} AMD-AIP"),
+            Some(a) if merged => a.to_string(),
+            _ => "AMD-AIP".to_string(),
+        };
+        let mut set = vec![("ADMID", admid.as_str())];
+        if attr("LABEL").is_some() && attr("LABEL") == self.sites.objid.as_deref() {
+            set.push(("LABEL", self.objid));
+        }
+        Edit { start: div.start, end: div.end, bytes: aip_mets::retag(div, &set) }
+    }
+
+    /// The AIP's own amdSec, for a document without a package-level one to add to. The
+    /// namespaces its elements use that the root does not bind are declared on it.
+    fn amd_sec(&self, root: &aip_mets::Tag, tech: &[u8], digiprov: &[u8]) -> Vec<u8> {
+        let mut open = String::from("<mets:amdSec");
+        for (p, ns) in [
+            ("mets", crate::mets::reader::NS_METS),
+            ("premis", crate::mets::reader::NS_PREMIS3),
+            ("xsi", XSI),
+        ] {
+            if !aip_mets::binds(root, p, ns) {
+                open.push_str(&format!(" xmlns:{p}=\"{ns}\""));
+            }
+        }
+        open.push_str(" ID=\"AMD-AIP\">\n");
+        [open.as_bytes(), tech, digiprov, b"  </mets:amdSec>\n"].concat()
+    }
+
+    /// The AIP's sections: its representation object (related to the submission) and the
+    /// submission's (techMDs); its four events and the agents the submission does not already
+    /// define (digiprovMDs).
+    fn md_sections(
         &self,
-        root: &aip_mets::Tag,
         audit: &crate::audit::AuditReport,
         placed: &files::Placed,
         tally: &Tally,
-    ) -> std::io::Result<Vec<u8>> {
+    ) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
         let events = self.events(audit, placed, tally);
         let mut agents = vec![webaip_agent(), self.identifier.agent()];
         agents.retain(|a| !self.sites.agent_ids.contains(&a.id));
-        let mut x = XmlOut::new(Vec::new(), 1);
-        // Namespaces the root does not bind as the inserted elements use them are declared on
-        // the amdSec.
-        let mut attrs: Vec<(&str, &str)> = [
-            ("mets", crate::mets::reader::NS_METS),
-            ("premis", crate::mets::reader::NS_PREMIS3),
-            ("xsi", "http://www.w3.org/2001/XMLSchema-instance"),
-        ]
-        .into_iter()
-        .filter(|(p, ns)| !aip_mets::binds(root, p, ns))
-        .map(|(p, ns)| match p {
-            "mets" => ("xmlns:mets", ns),
-            "premis" => ("xmlns:premis", ns),
-            _ => ("xmlns:xsi", ns),
-        })
-        .collect();
-        attrs.push(("ID", "AMD-AIP"));
-        x.start("mets:amdSec", &attrs)?;
+        let mut x = XmlOut::new(Vec::new(), 2);
         let related = self.sites.objid.as_deref().map(|o| (SSIP_ID_TYPE, o));
         let event_ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
         crate::mets::premis::write_representation_md(
@@ -558,14 +606,14 @@ impl Aip<'_> {
             // described objects only).
             crate::mets::premis::write_representation_md(&mut x, "TECH-SSIP", ssip, None, &[])?;
         }
+        let tech = std::mem::take(x.inner_mut());
         for (i, e) in events.iter().enumerate() {
             crate::mets::premis::write_event_md(&mut x, &format!("DP-AIP-E{}", i + 1), e)?;
         }
         for (i, a) in agents.iter().enumerate() {
             crate::mets::premis::write_agent_md(&mut x, &format!("AGENT-AIP-{}", i + 1), a)?;
         }
-        x.end("mets:amdSec")?;
-        Ok(x.into_inner())
+        Ok((tech, x.into_inner()))
     }
 
     fn events(

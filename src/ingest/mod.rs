@@ -139,7 +139,7 @@ pub enum IngestError {
         path: PathBuf,
         /// The audit's verdict.
         verdict: Verdict,
-        /// The first finding, in words.
+        /// The first findings (at most three), in words.
         first: String,
         /// How many more there are.
         more: usize,
@@ -320,6 +320,10 @@ fn make_aip(
     let added = files::write_manifest(&staging.root, &before)?;
     check_aip(&aip_mets, opts)?;
     files::verify_unchanged(ssip, &before)?;
+    if crate::package::staging::fail_at("before-commit") {
+        // A test of what a kill leaves: a hidden partial directory, nothing that looks done.
+        std::process::abort();
+    }
     let aip = staging.commit()?;
     Ok(IngestReport {
         submission: ssip.to_path_buf(),
@@ -340,27 +344,38 @@ fn make_aip(
     })
 }
 
-/// The refusal of a submission the audit does not find intact, naming its first finding.
+/// The refusal of a submission the audit does not find intact, naming its first findings:
+/// those that locate damage at a byte first, then the others.
 fn refusal(ssip: &Path, audit: &crate::audit::AuditReport) -> IngestError {
     use crate::mets::validate::Severity;
-    let mut all: Vec<String> = audit
-        .validation
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| format!("METS.xml line {}: [{}] {}", f.line.unwrap_or(0), f.rule, f.message))
+    let errors = audit.findings.iter().filter(|f| f.severity == Severity::Error);
+    let (placed, unplaced): (Vec<_>, Vec<_>) = errors.partition(|f| f.offset.is_some());
+    let mut all: Vec<String> = placed
+        .into_iter()
+        .chain(unplaced)
+        .map(|f| {
+            let at = f.offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+            format!("{}{at}: [{}] {}", f.file, f.rule, f.message)
+        })
         .collect();
-    all.extend(audit.findings.iter().filter(|f| f.severity == Severity::Error).map(|f| {
-        let at = f.offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
-        format!("{}{at}: [{}] {}", f.file, f.rule, f.message)
-    }));
+    all.extend(
+        audit
+            .validation
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| format!("METS.xml line {}: [{}] {}", f.line.unwrap_or(0), f.rule, f.message)),
+    );
     all.extend(audit.unchecked.iter().map(|u| format!("{}: not checkable: {}", u.file, u.reason)));
-    let first = all.first().cloned().unwrap_or_else(|| "no finding named".into());
+    let shown = all.len().min(3);
     IngestError::Refused {
         path: ssip.to_path_buf(),
         verdict: audit.verdict,
-        first,
-        more: all.len().saturating_sub(1),
+        first: match shown {
+            0 => "no finding named".into(),
+            _ => all[..shown].join("; "),
+        },
+        more: all.len() - shown,
     }
 }
 

@@ -23,10 +23,11 @@ pub(crate) struct MetsWritten {
 /// named point, so tests can show that the next run recovers. Comma-separated:
 /// `between-renames` aborts the process (as a kill would) after the old package has been
 /// moved aside and before it is removed (or, in the two-step fallback, before the new one is
-/// moved in); `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`.
+/// moved in); `before-commit` aborts once everything is written, before the rename (ingest);
+/// `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`.
 pub(crate) const FAIL_AT_ENV: &str = "WEBAIP_FAIL_AT";
 
-fn fail_at(point: &str) -> bool {
+pub(crate) fn fail_at(point: &str) -> bool {
     std::env::var(FAIL_AT_ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == point))
 }
 

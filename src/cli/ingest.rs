@@ -20,6 +20,10 @@ pub struct IngestArgs {
     /// Directory the AIPs are made in, each under its submission's folder name.
     #[arg(long)]
     out: PathBuf,
+    /// List the records anew: `full` lists every record of every container, `minimal` only
+    /// those described or pointed at (default: the submission's listing, as it is).
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
     /// Put each AIP to the replicas of this store configuration once it is made.
     #[arg(long)]
     store: Option<PathBuf>,
@@ -40,6 +44,15 @@ pub struct IngestArgs {
     quiet: bool,
 }
 
+/// How the AIP lists records.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    /// Only records described or pointed at.
+    Minimal,
+    /// Every record.
+    Full,
+}
+
 /// Runs the command; returns the exit status: 0 every AIP made or already there, 2 a
 /// submission refused or not ingested.
 pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
@@ -47,6 +60,10 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
         out: args.out.clone(),
         validate: args.check.options()?,
         deterministic: args.deterministic,
+        mode: args.mode.map(|m| match m {
+            ModeArg::Minimal => webaip::model::SerializationMode::Minimal,
+            ModeArg::Full => webaip::model::SerializationMode::Full,
+        }),
     };
     let store = match &args.store {
         Some(c) => Some(Store::open(&StoreConfig::load(c)?)?),

@@ -31,6 +31,35 @@ pub(crate) struct Tag {
     pub empty: bool,
 }
 
+/// A top-level `<file>` of the fileSec and its record `<file>`s.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ContainerSite {
+    /// Its ID.
+    pub id: String,
+    /// Its FLocat.
+    pub href: Option<String>,
+    /// Offset of its end tag (0 for an empty element).
+    pub end_tag: u64,
+    /// Its indentation, in spaces.
+    pub indent: usize,
+    /// Its nested `<file>`s, in document order.
+    pub records: Vec<RecordSite>,
+}
+
+/// A record `<file>` nested in a container's.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RecordSite {
+    /// Its BEGIN.
+    pub begin: Option<u64>,
+    /// Its span, start tag to end tag.
+    pub start: u64,
+    pub end: u64,
+    /// It or a `<file>` inside it has an ADMID: a described record.
+    pub described: bool,
+    /// Its ID and the IDs of the `<file>`s inside it.
+    pub ids: Vec<String>,
+}
+
 /// A `premis:format` of a described bytestream, to replace with what identification found.
 #[derive(Debug, Clone)]
 pub(crate) struct FormatSite {
@@ -66,6 +95,10 @@ pub(crate) struct Sites {
     /// The top div of the physical structMap (P2.5): the AIP's amdSec is added to its ADMID,
     /// where METS tools that read a package by its folders find package-level metadata.
     pub physical_top: Option<Tag>,
+    /// The container `<file>`s (top-level `<file>`s), with their records (`Wanted::records`).
+    pub containers: Vec<ContainerSite>,
+    /// The FILEIDs that `fptr` and `area` elements point at (`Wanted::records`).
+    pub pointed: HashSet<String>,
     /// The content of the package-level amdSec asked for: just past its start tag, and its end
     /// tag's offset.
     pub package_amd: Option<(u64, u64)>,
@@ -77,15 +110,23 @@ pub(crate) struct Sites {
     pub last_modified: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// Finds the edit sites of the document at `path`; `sections` are the md section and amdSec
-/// IDs of the described bytestreams whose `premis:format` is wanted.
-/// `package_amd`: the ID of the package-level amdSec (the physical map's top div names it
-/// first), whose content span is wanted.
-pub(crate) fn scan(
-    path: &Path,
-    sections: &HashSet<String>,
-    package_amd: Option<&str>,
-) -> Result<Sites, MetsError> {
+/// What a scan looks for beyond the root, header and fileSec.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wanted<'a> {
+    /// The md section and amdSec IDs of the described bytestreams whose `premis:format` is
+    /// wanted.
+    pub sections: &'a HashSet<String>,
+    /// The ID of the package-level amdSec (the physical map's top div names it first), whose
+    /// content span is wanted.
+    pub package_amd: Option<&'a str>,
+    /// The container `<file>`s with their record `<file>`s' spans, and the FILEIDs the
+    /// structMaps point at (to list the records anew).
+    pub records: bool,
+}
+
+/// Finds the edit sites of the document at `path`.
+pub(crate) fn scan(path: &Path, wanted: &Wanted<'_>) -> Result<Sites, MetsError> {
+    let (sections, package_amd) = (wanted.sections, wanted.package_amd);
     let io_error = |e: io::Error| MetsError::Xml { pos: Default::default(), source: e.into() };
     let file = std::fs::File::open(path).map_err(io_error)?;
     // A second handle reads the few start tags whose prefix the edits need, by position.
@@ -101,6 +142,10 @@ pub(crate) fn scan(
         field: None,
         physical: false,
         package_amd,
+        records: wanted.records,
+        container: None,
+        record: None,
+        file_depth: 0,
     };
     while let Some(ev) = r.next()? {
         let end = r.offset();
@@ -132,6 +177,13 @@ struct Scan<'a> {
     /// Inside a structMap of TYPE physical.
     physical: bool,
     package_amd: Option<&'a str>,
+    /// Whether container and record spans are collected.
+    records: bool,
+    /// The container `<file>` open, and the record `<file>` open in it.
+    container: Option<ContainerSite>,
+    record: Option<RecordSite>,
+    /// Open `<file>` elements.
+    file_depth: usize,
 }
 
 /// A text of a `premis:format` or agent that the scan keeps.
@@ -186,6 +238,9 @@ impl Scan<'_> {
             }
             self.md.push(id.to_string());
         }
+        if self.records {
+            self.note_file_start(e, start, end, empty);
+        }
         let section = self.md.iter().rev().find(|id| self.sections.contains(*id)).cloned();
         if let (true, Some(section)) = (e.is(NS_PREMIS3, "format"), section) {
             let qname = self.tag(e, start, end, empty).qname;
@@ -238,6 +293,9 @@ impl Scan<'_> {
         if self.stack.last().is_some_and(|(n, l)| n == ns && l == local) {
             self.stack.pop();
         }
+        if self.records && ns == NS_METS && local == "file" {
+            self.note_file_end(start, end);
+        }
         self.field = None;
         let depth = self.stack.len();
         if ns == NS_METS && local == "agent" && depth == 2 && self.sites.hdr.is_some() {
@@ -262,6 +320,71 @@ impl Scan<'_> {
             f.declared.name = f.declared.name.trim().to_string();
             f.declared.version = f.declared.version.map(|v| v.trim().to_string());
             self.sites.formats.push(f);
+        }
+    }
+
+    /// A `<file>`, an `FLocat` of a container, or a pointer into the fileSec.
+    fn note_file_start(&mut self, e: &Element, start: u64, end: u64, empty: bool) {
+        if e.ns != NS_METS {
+            return;
+        }
+        let id = || e.attr("ID").unwrap_or_default().to_string();
+        match (e.local.as_str(), self.file_depth) {
+            ("fptr" | "area", _) => {
+                if let Some(f) = e.attr("FILEID") {
+                    self.sites.pointed.insert(f.to_string());
+                }
+            }
+            ("FLocat", 1) => {
+                if let Some(c) = self.container.as_mut() {
+                    c.href.get_or_insert_with(|| e.href().unwrap_or_default().to_string());
+                }
+            }
+            ("file", 0) => {
+                let indent = self.indentation(start);
+                self.container = Some(ContainerSite { id: id(), indent, ..Default::default() });
+            }
+            ("file", 1) => {
+                self.record = Some(RecordSite {
+                    begin: e.attr("BEGIN").and_then(|b| b.trim().parse().ok()),
+                    start,
+                    end,
+                    described: e.attr("ADMID").is_some(),
+                    ids: vec![id()],
+                });
+            }
+            ("file", _) => {
+                if let Some(r) = self.record.as_mut() {
+                    r.described |= e.attr("ADMID").is_some();
+                    r.ids.push(id());
+                }
+            }
+            _ => return,
+        }
+        if e.local == "file" {
+            // An empty `<file/>` ends where it starts: `end` undoes this.
+            self.file_depth += 1;
+            let _ = empty;
+        }
+    }
+
+    /// The end of a `<file>` (or an empty one).
+    fn note_file_end(&mut self, start: u64, end: u64) {
+        self.file_depth = self.file_depth.saturating_sub(1);
+        match self.file_depth {
+            0 => {
+                if let Some(mut c) = self.container.take() {
+                    c.end_tag = start;
+                    self.sites.containers.push(c);
+                }
+            }
+            1 => {
+                if let (Some(mut r), Some(c)) = (self.record.take(), self.container.as_mut()) {
+                    r.end = end;
+                    c.records.push(r);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -292,12 +415,21 @@ impl Scan<'_> {
     }
 }
 
-/// One edit: the bytes `start..end` of the submission's METS become `bytes`.
-#[derive(Debug, Clone)]
+/// One edit: the bytes `start..end` of the submission's METS become `spilled` (a temporary
+/// file's content, for a replacement as large as a record listing), then `bytes`.
+#[derive(Debug, Default)]
 pub(crate) struct Edit {
     pub start: u64,
     pub end: u64,
     pub bytes: Vec<u8>,
+    pub spilled: Option<tempfile::TempPath>,
+}
+
+impl Edit {
+    /// `start..end` becomes `bytes`.
+    pub(crate) fn new(start: u64, end: u64, bytes: Vec<u8>) -> Edit {
+        Edit { start, end, bytes, spilled: None }
+    }
 }
 
 /// A start tag written anew with `set` attributes replaced (or added, in order).
@@ -343,7 +475,7 @@ pub(crate) fn format_edit(site: &FormatSite, id: &Identification) -> io::Result<
         let decl = format!("<premis:format xmlns:premis=\"{NS_PREMIS3}\"");
         bytes = String::from_utf8_lossy(&bytes).replace("<premis:format", &decl).into_bytes();
     }
-    Ok(Edit { start: site.start, end: site.end, bytes })
+    Ok(Edit::new(site.start, site.end, bytes))
 }
 
 /// Copies `src` to `out` with the edits (sorted, not overlapping) in place of their spans.
@@ -357,6 +489,9 @@ pub(crate) fn apply(src: &Path, edits: &mut [Edit], out: &mut impl Write) -> io:
         }
         copy_n(&mut input, e.start - at, out)?;
         skip_n(&mut input, e.end - e.start)?;
+        if let Some(p) = &e.spilled {
+            io::copy(&mut std::fs::File::open(p)?, out)?;
+        }
         out.write_all(&e.bytes)?;
         at = e.end;
     }
@@ -435,7 +570,8 @@ mod tests {
     fn sites_are_found_and_an_empty_edit_list_copies_the_document_exactly() {
         let f = doc();
         let wanted: HashSet<String> = ["AMD-1".to_string()].into();
-        let s = scan(f.path(), &wanted, None).unwrap();
+        let s = scan(f.path(), &Wanted { sections: &wanted, package_amd: None, records: false })
+            .unwrap();
         assert_eq!(s.objid.as_deref(), Some("urn:a"));
         let root = s.root.as_ref().unwrap();
         assert_eq!(root.qname, "mets:mets");
@@ -460,7 +596,8 @@ mod tests {
     fn the_root_is_retagged_and_a_format_replaced_everything_else_kept() {
         let f = doc();
         let wanted: HashSet<String> = ["AMD-1".to_string()].into();
-        let s = scan(f.path(), &wanted, None).unwrap();
+        let s = scan(f.path(), &Wanted { sections: &wanted, package_amd: None, records: false })
+            .unwrap();
         let root = s.root.as_ref().unwrap();
         let id = Identification {
             matches: vec![],
@@ -468,11 +605,7 @@ mod tests {
             contradiction: Some("declared image/jpeg; no".into()),
         };
         let mut edits = vec![
-            Edit {
-                start: root.start,
-                end: root.end,
-                bytes: retag(root, &[("OBJID", "urn:b"), ("TYPE", "AIP")]),
-            },
+            Edit::new(root.start, root.end, retag(root, &[("OBJID", "urn:b"), ("TYPE", "AIP")])),
             format_edit(&s.formats[0], &id).unwrap(),
         ];
         let mut out = Vec::new();

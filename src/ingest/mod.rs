@@ -15,6 +15,7 @@
 pub(crate) mod aip_mets;
 mod files;
 mod identify;
+mod relist;
 
 use std::collections::HashSet;
 use std::io::BufWriter;
@@ -34,7 +35,7 @@ use crate::model::{Agent, Event};
 use crate::package::PackageError;
 use crate::package::staging::Staging;
 use crate::stages::identify::{Identifier, IdentifyError, Tally};
-use aip_mets::{Edit, Sites};
+use aip_mets::{Edit, Sites, Wanted};
 
 /// LoC event types of the events an AIP gets (P8.1).
 const INGESTION: (&str, &str) =
@@ -62,6 +63,9 @@ pub struct IngestOptions {
     /// Identifiers derived from the submission's OBJID and a fixed clock: the same
     /// submission gives the same AIP, byte for byte.
     pub deterministic: bool,
+    /// List the records anew: every record (`Full`), or only those described or pointed at
+    /// (`Minimal`); `None` keeps the submission's listing.
+    pub mode: Option<crate::model::SerializationMode>,
 }
 
 /// What ingest did.
@@ -101,6 +105,8 @@ pub struct IngestReport {
     pub warc_digests_checked: u64,
     /// What PRONOM identification found in the described bytestreams.
     pub identification: IdentificationCounts,
+    /// Records the AIP's fileSec lists, when `--mode` listed them anew.
+    pub records_listed: Option<u64>,
     /// What the AIP could not carry over from the submission, and why.
     pub not_carried_over: Vec<String>,
     /// When the AIP was made.
@@ -264,8 +270,10 @@ fn make_aip(
     if let Err(e) = layout::metadata_in(ssip, layout::METS) {
         return Err(IngestError::NotASubmission { path: ssip.to_path_buf(), why: e.to_string() });
     }
-    let ssip_sites = aip_mets::scan(&mets, &HashSet::new(), None)
-        .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
+    let none = HashSet::new();
+    let ssip_sites =
+        aip_mets::scan(&mets, &Wanted { sections: &none, package_amd: None, records: false })
+            .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
     if ssip_sites.package_type.as_deref() == Some("AIP") {
         return Err(IngestError::AlreadyAip { path: ssip.to_path_buf() });
     }
@@ -294,7 +302,13 @@ fn make_aip(
         let admid = d.attrs.iter().find(|(k, _)| k == "ADMID")?;
         admid.1.split_whitespace().next().map(str::to_string)
     });
-    let sites = aip_mets::scan(&mets, &found.sections(), package_amd.as_deref())
+    let sections = found.sections();
+    let wanted = Wanted {
+        sections: &sections,
+        package_amd: package_amd.as_deref(),
+        records: opts.mode.is_some(),
+    };
+    let sites = aip_mets::scan(&mets, &wanted)
         .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
 
     let ids = match opts.deterministic {
@@ -306,9 +320,26 @@ fn make_aip(
 
     let staging = Staging::new(&target, false)?;
     let placed = files::place(ssip, &staging.root, &before)?;
-    let ctx = Aip { ids: &ids, now, objid: &objid, sites: &sites, identifier, found: &found };
+    let ctx = Aip {
+        ids: &ids,
+        now,
+        objid: &objid,
+        sites: &sites,
+        identifier,
+        found: &found,
+        relisted: None,
+    };
     let mut not_carried_over = found.not_identified.clone();
+    let relisted = match opts.mode {
+        Some(mode) => Some(relist::relist(ssip, &mets, &sites, mode)?),
+        None => None,
+    };
+    let ctx = Aip { relisted: relisted.as_ref().map(|r| r.1), ..ctx };
     let (mut edits, counts) = ctx.edits(&audit, &placed, &mut not_carried_over)?;
+    if let Some((e, _)) = relisted {
+        edits.extend(e);
+    }
+    let relisted_counts = ctx.relisted;
     let aip_mets = staging.root.join(layout::METS);
     {
         let out = std::fs::File::create(&aip_mets).map_err(io_err(&aip_mets))?;
@@ -338,6 +369,7 @@ fn make_aip(
         records_read: audit.records_read,
         warc_digests_checked: audit.warc_digests_checked,
         identification: counts,
+        records_listed: relisted_counts.map(|r| r.listed),
         not_carried_over,
         created: now,
         stored: None,
@@ -391,7 +423,9 @@ fn existing_aip(
     }
     let other = || IngestError::OtherExists { path: target.into(), submission: ssip.into() };
     let mets = target.join(layout::METS);
-    let Ok(sites) = aip_mets::scan(&mets, &HashSet::new(), None) else { return Err(other()) };
+    let none = HashSet::new();
+    let wanted = Wanted { sections: &none, package_amd: None, records: false };
+    let Ok(sites) = aip_mets::scan(&mets, &wanted) else { return Err(other()) };
     if sites.package_type.as_deref() != Some("AIP")
         || ssip_objid.is_none()
         || sites.ssip_objid.as_deref() != ssip_objid
@@ -411,6 +445,7 @@ fn existing_aip(
         records_read: 0,
         warc_digests_checked: 0,
         identification: IdentificationCounts::default(),
+        records_listed: None,
         not_carried_over: vec![],
         created: sites.last_modified.unwrap_or_default(),
         stored: None,
@@ -442,6 +477,8 @@ struct Aip<'a> {
     sites: &'a Sites,
     identifier: Identifier,
     found: &'a identify::Found,
+    /// What `--mode` made of the record listing.
+    relisted: Option<relist::Relisted>,
 }
 
 impl Aip<'_> {
@@ -466,11 +503,11 @@ impl Aip<'_> {
                 },
             });
         };
-        edits.push(Edit {
-            start: root.start,
-            end: root.end,
-            bytes: aip_mets::retag(root, &[("OBJID", self.objid), ("TYPE", "AIP")]),
-        });
+        edits.push(Edit::new(
+            root.start,
+            root.end,
+            aip_mets::retag(root, &[("OBJID", self.objid), ("TYPE", "AIP")]),
+        ));
         let software = format!("webaip {}", env!("CARGO_PKG_VERSION"));
         let bind_mets = !aip_mets::binds(root, "mets", crate::mets::reader::NS_METS);
         let inserted =
@@ -478,14 +515,14 @@ impl Aip<'_> {
         let lastmod = self.now.to_rfc3339_opts(SecondsFormat::Secs, true);
         match (&s.hdr, s.after_agents) {
             (Some(hdr), Some(at)) if !hdr.empty => {
-                edits.push(Edit {
-                    start: hdr.start,
-                    end: hdr.end,
-                    bytes: aip_mets::retag(hdr, &[("LASTMODDATE", &lastmod)]),
-                });
+                edits.push(Edit::new(
+                    hdr.start,
+                    hdr.end,
+                    aip_mets::retag(hdr, &[("LASTMODDATE", &lastmod)]),
+                ));
                 let bytes = [b"\n    ".as_slice(), &aip_mets::on_own_lines(&inserted, "")].concat();
                 let bytes = bytes.trim_ascii_end().to_vec();
-                edits.push(Edit { start: at, end: at, bytes });
+                edits.push(Edit::new(at, at, bytes));
             }
             (Some(hdr), _) => {
                 let mut t = aip_mets::retag(
@@ -494,7 +531,7 @@ impl Aip<'_> {
                 );
                 t.extend_from_slice(&inserted);
                 t.extend_from_slice(format!("</{}>", hdr.qname).as_bytes());
-                edits.push(Edit { start: hdr.start, end: hdr.end, bytes: t });
+                edits.push(Edit::new(hdr.start, hdr.end, t));
             }
             (None, _) => {
                 let mut t = format!(
@@ -504,7 +541,7 @@ impl Aip<'_> {
                 .into_bytes();
                 t.extend_from_slice(&inserted);
                 t.extend_from_slice(b"</mets:metsHdr>");
-                edits.push(Edit { start: root.end, end: root.end, bytes: t });
+                edits.push(Edit::new(root.end, root.end, t));
             }
         }
         let mut counts = IdentificationCounts::default();
@@ -543,9 +580,9 @@ impl Aip<'_> {
         let merged = match s.package_amd {
             Some((inner, end)) if bound && end > inner => {
                 let head = format!("\n    {}", trimmed(&tech));
-                edits.push(Edit { start: inner, end: inner, bytes: head.into_bytes() });
+                edits.push(Edit::new(inner, inner, head.into_bytes()));
                 let tail = format!("  {}\n  ", trimmed(&digiprov));
-                edits.push(Edit { start: end, end, bytes: tail.into_bytes() });
+                edits.push(Edit::new(end, end, tail.into_bytes()));
                 true
             }
             _ => false,
@@ -556,7 +593,7 @@ impl Aip<'_> {
         if !merged {
             let at = s.before_filesec.unwrap_or(root.end);
             let amd = self.amd_sec(root, &tech, &digiprov);
-            edits.push(Edit { start: at, end: at, bytes: aip_mets::on_own_lines(&amd, "  ") });
+            edits.push(Edit::new(at, at, aip_mets::on_own_lines(&amd, "  ")));
         }
         Ok((edits, counts))
     }
@@ -574,7 +611,7 @@ impl Aip<'_> {
         if attr("LABEL").is_some() && attr("LABEL") == self.sites.objid.as_deref() {
             set.push(("LABEL", self.objid));
         }
-        Edit { start: div.start, end: div.end, bytes: aip_mets::retag(div, &set) }
+        Edit::new(div.start, div.end, aip_mets::retag(div, &set))
     }
 
     /// The AIP's own amdSec, for a document without a package-level one to add to. The
@@ -666,10 +703,17 @@ impl Aip<'_> {
                     "{program}; the submission's containers and logs are kept byte for byte, hard-linked where the file system allows, else copied and verified; its METS is kept with the AIP's edits"
                 ),
                 format!(
-                    "{} file(s): {} hard-linked, {} copied and verified",
+                    "{} file(s): {} hard-linked, {} copied and verified{}",
                     placed.linked + placed.copied,
                     placed.linked,
-                    placed.copied
+                    placed.copied,
+                    match self.relisted {
+                        Some(r) => format!(
+                            "; records listed anew: {} listed, {} of them as the submission listed them",
+                            r.listed, r.kept
+                        ),
+                        None => String::new(),
+                    }
                 ),
             ),
             event(

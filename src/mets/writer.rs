@@ -172,7 +172,7 @@ fn pointed_file_id(rid: &str, r: &RecordFile) -> String {
 }
 
 /// A record `<file>` with its bytestream `<file>` nested (P4.5, P4.6).
-fn write_record_file<W: Write>(
+pub(crate) fn write_record_file<W: Write>(
     x: &mut XmlOut<W>,
     rid: &str,
     r: &RecordFile,

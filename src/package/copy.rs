@@ -371,6 +371,32 @@ fn stored_record_file(
     }
 }
 
+/// Every record of the WARC container at `path`, in order, with its `WARC-Type`, as its METS
+/// `<file>` describes it
+/// (member range, payload range, SHA-512 and type): a record listing made after the fact
+/// (`ingest --mode full`), by the rules a copied WARC is described by.
+pub(crate) fn describe_records(
+    path: &Path,
+    each: &mut dyn FnMut(&str, RecordFile),
+) -> Result<(), crate::formats::warc::WarcError> {
+    use crate::formats::warc::{WarcError, reader::WarcFault};
+    let name = path.display().to_string();
+    let file = crate::layout::open_regular(path).map_err(|e| WarcError {
+        name: name.clone(),
+        offset: 0,
+        fault: WarcFault::Open(io::Error::other(e)),
+    })?;
+    let mut reader = WarcReader::new(BufReader::with_capacity(1 << 20, file), name)?;
+    let gzip = reader.is_gzip();
+    while let Some((head, end, (d, _, (entity, _)))) =
+        reader.next_record(|head, block| read_stored_block(head, block, false))?
+    {
+        let warc_type = head.header.warc_type().unwrap_or("").to_string();
+        each(&warc_type, stored_record_file(&head, &end, &d, entity, gzip));
+    }
+    Ok(())
+}
+
 /// A copied WARC's format: the version its records state (a copied WARC keeps its version),
 /// or the versions it mixes, with no PRONOM identifier then.
 pub(super) fn stated_warc_format(versions: &BTreeSet<String>) -> Format {

@@ -13,7 +13,7 @@
 
 mod archives;
 pub mod captures;
-mod copy;
+pub(crate) mod copy;
 pub mod entities;
 mod error;
 pub mod pandas;

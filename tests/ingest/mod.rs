@@ -354,3 +354,33 @@ fn an_aip_is_not_ingested_again_and_a_folder_without_mets_is_no_submission() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a submission package: no METS.xml"));
 }
+
+/// The fileSec, from its start tag to its end tag.
+fn file_sec(mets: &str) -> &str {
+    &mets[mets.find("<mets:fileSec").unwrap()..mets.find("</mets:fileSec>").unwrap()]
+}
+
+#[test]
+fn mode_lists_the_records_as_packaging_in_that_mode_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let minimal = submission("minimal", SAMPLES[0].1, tmp.path());
+    let full = submission("full", SAMPLES[1].1, tmp.path());
+    let aips = tmp.path().join("aips");
+    let up = report(&ingest(&minimal, &aips, &["--mode", "full"]));
+    let down = report(&ingest(&full, &aips, &["--mode", "minimal"]));
+    let read = |p: &Path| fs::read_to_string(p.join("METS.xml")).unwrap();
+    // Byte for byte the fileSec that packaging the same harvest in that mode writes: the
+    // records the submission lists kept as they are, the others described as the writer would.
+    assert_eq!(file_sec(&read(&aips.join("minimal"))), file_sec(&read(&full)));
+    assert_eq!(file_sec(&read(&aips.join("full"))), file_sec(&read(&minimal)));
+    // Record <file>s are those with an OWNERID (the WARC-Record-ID).
+    let owned = file_sec(&read(&full)).matches(" OWNERID=").count();
+    assert_eq!(up["records_listed"], owned);
+    assert!(down["records_listed"].as_u64().unwrap() < up["records_listed"].as_u64().unwrap());
+    for aip in [aips.join("minimal"), aips.join("full")] {
+        let a = audit_deep(&aip);
+        assert_eq!(a["verdict"], "intact", "{a}");
+        let (ok, text) = oracle_validate(&aip.join("METS.xml"));
+        assert!(ok, "{text}");
+    }
+}

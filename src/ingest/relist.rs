@@ -1,0 +1,188 @@
+//! `ingest --mode`: the AIP's record listing made anew, in the serialization asked for (P4.7).
+//!
+//! `full` lists every record of every WARC container: each container is read once, record by
+//! record (`package::copy::describe_records`, the rules a copied WARC is described by), and a
+//! record the submission already lists keeps its `<file>` element byte for byte (its IDs,
+//! ADMIDs and the divs that point at it stay valid); the others get `<file>`s of their own,
+//! with IDs numbered by their place in the container as webaip's writer numbers them (its
+//! opening warcinfo record, part of the container, is not listed).
+//! `minimal` keeps only the records that are described (an ADMID) or that a structMap points
+//! at. The listing goes to a temporary file, never into memory whole.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::aip_mets::{ContainerSite, Edit, RecordSite, Sites};
+use super::{IngestError, io_err};
+use crate::mets::xml::XmlOut;
+use crate::model::SerializationMode;
+
+/// What relisting did, for the report and the ingestion event.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Relisted {
+    /// Records listed in the AIP's fileSec.
+    pub listed: u64,
+    /// Records the submission listed that the AIP lists too.
+    pub kept: u64,
+}
+
+/// The edits that replace each container's record listing.
+pub(super) fn relist(
+    ssip: &Path,
+    mets: &Path,
+    sites: &Sites,
+    mode: SerializationMode,
+) -> Result<(Vec<Edit>, Relisted), IngestError> {
+    let raw = File::open(mets).map_err(io_err(mets))?;
+    let mut edits = Vec::new();
+    let mut done = Relisted::default();
+    for c in &sites.containers {
+        let Some(href) = c.href.as_deref().filter(|h| crate::layout::is_warc_name(h)) else {
+            continue;
+        };
+        if c.end_tag == 0 {
+            continue;
+        }
+        let spill =
+            tempfile::NamedTempFile::new().map_err(io_err(Path::new("(temporary file)")))?;
+        let mut out = BufWriter::new(spill.as_file());
+        let indent = " ".repeat(c.indent + 2);
+        let (listed, kept) = match mode {
+            SerializationMode::Full => full(ssip, href, c, (&raw, mets), &indent, &mut out)?,
+            SerializationMode::Minimal => {
+                minimal(c, &sites.pointed, (&raw, mets), &indent, &mut out)?
+            }
+        };
+        write!(out, "\n{}", " ".repeat(c.indent)).map_err(io_err(spill.path()))?;
+        out.flush().map_err(io_err(spill.path()))?;
+        drop(out);
+        done.listed += listed;
+        done.kept += kept;
+        let start = c.records.first().map_or(c.end_tag, |r| r.start);
+        // The region takes in the line end and indentation before it: each record written
+        // brings its own.
+        let start = start - indent_before(&raw, start);
+        let mut edit = Edit::new(start, c.end_tag, Vec::new());
+        edit.spilled = Some(spill.into_temp_path());
+        edits.push(edit);
+    }
+    Ok((edits, done))
+}
+
+/// How many bytes before `at` are the indentation of its line and that line's start (a line
+/// end), when nothing else is there.
+fn indent_before(raw: &File, at: u64) -> u64 {
+    let from = at.saturating_sub(256);
+    let mut b = vec![0u8; (at - from) as usize];
+    let n = raw.read_at(&mut b, from).unwrap_or(0);
+    let spaces = b[..n].iter().rev().take_while(|c| **c == b' ').count();
+    let newline = n > spaces && b[n - spaces - 1] == b'\n';
+    (spaces + usize::from(newline)) as u64
+}
+
+/// A record `<file>` of the submission, copied as it is, on its own line.
+fn copy_site(
+    (raw, mets): (&File, &Path),
+    r: &RecordSite,
+    indent: &str,
+    out: &mut impl Write,
+) -> Result<(), IngestError> {
+    let mut b = vec![0u8; (r.end - r.start) as usize];
+    raw.read_exact_at(&mut b, r.start).map_err(io_err(mets))?;
+    write!(out, "\n{indent}").and_then(|_| out.write_all(&b)).map_err(io_err(mets))
+}
+
+fn minimal(
+    c: &ContainerSite,
+    pointed: &HashSet<String>,
+    raw: (&File, &Path),
+    indent: &str,
+    out: &mut impl Write,
+) -> Result<(u64, u64), IngestError> {
+    let mut kept = 0;
+    for r in &c.records {
+        if r.described || r.ids.iter().any(|i| pointed.contains(i)) {
+            copy_site(raw, r, indent, out)?;
+            kept += 1;
+        }
+    }
+    Ok((kept, kept))
+}
+
+fn full(
+    ssip: &Path,
+    href: &str,
+    c: &ContainerSite,
+    raw: (&File, &Path),
+    indent: &str,
+    out: &mut impl Write,
+) -> Result<(u64, u64), IngestError> {
+    let by_begin: HashMap<u64, &RecordSite> =
+        c.records.iter().filter_map(|r| Some((r.begin?, r))).collect();
+    let taken: HashSet<&str> =
+        c.records.iter().flat_map(|r| r.ids.iter().map(|s| s.as_str())).collect();
+    let stem = c.id.strip_prefix("FILE-").unwrap_or(&c.id).to_string();
+    let path = ssip.join(
+        crate::layout::confined_name(href)
+            .map_err(|e| IngestError::Io { path: ssip.join(href), source: io::Error::other(e) })?,
+    );
+    let (mut seq, mut listed, mut kept) = (0u64, 0u64, 0u64);
+    let mut emitted: HashSet<u64> = HashSet::new();
+    let mut failed: Option<IngestError> = None;
+    let mut first = true;
+    let mut each = |warc_type: &str, r: crate::model::RecordFile| {
+        // A container's own warcinfo record opens it and is no record of the harvest: webaip's
+        // writer neither numbers nor lists it, and neither does this listing.
+        let own_warcinfo = first && warc_type == "warcinfo";
+        first = false;
+        if failed.is_some() || (own_warcinfo && !by_begin.contains_key(&r.member.begin)) {
+            return;
+        }
+        seq += 1;
+        let result = match by_begin.get(&r.member.begin) {
+            Some(site) => {
+                kept += 1;
+                emitted.insert(r.member.begin);
+                copy_site(raw, site, indent, out)
+            }
+            None => {
+                let mut rid = format!("{stem}-R{seq:06}");
+                while taken.contains(format!("FILE-{rid}").as_str()) {
+                    rid.push_str("-L");
+                }
+                let mut x = XmlOut::new(Vec::new(), 0);
+                crate::mets::writer::write_record_file(&mut x, &rid, &r, None)
+                    .map(|_| {
+                        String::from_utf8_lossy(&x.into_inner())
+                            .trim()
+                            .replace('\n', &format!("\n{indent}"))
+                    })
+                    .and_then(|text| write!(out, "\n{indent}{text}"))
+                    .map_err(io_err(raw.1))
+            }
+        };
+        listed += 1;
+        if let Err(e) = result {
+            failed = Some(e);
+        }
+    };
+    crate::package::copy::describe_records(&path, &mut each).map_err(|e| IngestError::Payload {
+        path: path.clone(),
+        offset: e.offset,
+        source: io::Error::other(e),
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    // A listed record the reading did not meet (the audit verified every range, so none is
+    // expected) is kept all the same: nothing the submission says is dropped.
+    for r in c.records.iter().filter(|r| r.begin.is_none_or(|b| !emitted.contains(&b))) {
+        copy_site(raw, r, indent, out)?;
+        listed += 1;
+        kept += 1;
+    }
+    Ok((listed, kept))
+}

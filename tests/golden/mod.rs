@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::util::{Package, repo};
 
 /// (name, arguments after `package --no-virus-check --deterministic --quiet`).
-const SAMPLES: &[(&str, &[&str])] = &[
+pub const SAMPLES: &[(&str, &[&str])] = &[
     (
         "heritrix-minimal",
         &[

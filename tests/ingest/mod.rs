@@ -367,3 +367,30 @@ fn mode_lists_the_records_as_packaging_in_that_mode_would() {
         assert!(ok, "{text}");
     }
 }
+
+#[test]
+fn store_puts_the_aip_to_every_replica() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = submission("nedlib", SAMPLES[4].1, tmp.path());
+    let mut text = String::from("state = \"state.sqlite\"\n");
+    for name in ["one", "two"] {
+        let root = tmp.path().join(name);
+        text.push_str(&format!(
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            root.display()
+        ));
+    }
+    let config = tmp.path().join("store.toml");
+    fs::write(&config, text).unwrap();
+    let aips = tmp.path().join("aips");
+    let r = report(&ingest(&ssip, &aips, &["--store", config.to_str().unwrap()]));
+    let stored = &r["stored"];
+    assert_eq!(stored["accepted"], true, "{r}");
+    assert_eq!(stored["package"], r["objid"], "stored under the AIP's OBJID");
+    // Each replica holds the AIP's METS, byte for byte.
+    let mets = fs::read(aips.join("nedlib/METS.xml")).unwrap();
+    for name in ["one", "two"] {
+        let dir = tmp.path().join(name).join(stored["dir"].as_str().unwrap());
+        assert_eq!(fs::read(dir.join("METS.xml")).unwrap(), mets, "{name}");
+    }
+}

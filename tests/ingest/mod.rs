@@ -10,6 +10,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod corpus;
+
 use crate::mets_package::oracle_validate;
 use crate::util::{Package, oracle_python, repo, schemas, webaip_command};
 

@@ -235,3 +235,25 @@ fn an_oversized_section_is_refused() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The PREMIS version of a section is that of its elements, not of the declarations in scope:
+/// a root binding both PREMIS 2 and 3 leaves the BL's sections PREMIS 2, and its header none.
+#[test]
+fn the_premis_version_is_that_of_the_elements() {
+    let text =
+        std::fs::read_to_string(reference("reference/bl-ukwa-sip-legal-deposit-premis2.xml"))
+            .unwrap();
+    let text = text.replacen(
+        "<mets:mets ",
+        "<mets:mets xmlns:p3=\"http://www.loc.gov/premis/v3\" xmlns:p2=\"info:lc/xmlns/premis-v2\" ",
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.xml");
+    std::fs::write(&path, text).unwrap();
+    let s = read(&path);
+    assert_eq!(s.header.as_ref().unwrap().premis, None);
+    assert!(s.amd_secs.iter().all(|a| a.premis == Some(PremisVersion::V2)));
+    assert_eq!(s.not_modelled.len(), 1, "{:?}", s.not_modelled);
+    assert_eq!(s.premis_events().len(), 2);
+}

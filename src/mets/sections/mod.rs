@@ -22,10 +22,11 @@
 //! and local name, attributes, trimmed text; prefixes, whitespace and sibling order aside).
 //! What did not come back is listed in [`PackageSections::not_modelled`] by element path:
 //! nothing is dropped silently. Where yaserde falls short it is worked around here: it
-//! matches elements by namespace URI, so PREMIS 2 is renamed to PREMIS 3 on the way in and back
-//! on the way out (see `premis.rs`); it reads no mixed content (text between child elements), which
-//! none of these records use and which the comparison would report; a section cut out of the
-//! document gets the root's namespace declarations, its prefixes being bound there.
+//! matches elements by namespace URI, so PREMIS 2 is renamed to PREMIS 3 on the way in and
+//! back on the way out (see `premis.rs`); it reads no mixed content (text between child
+//! elements), which none of these records use and which the comparison would report; a
+//! section cut out of the document gets the root's namespace declarations, its prefixes being
+//! bound there.
 
 mod descriptive;
 mod header;
@@ -266,7 +267,7 @@ pub enum SectionsError {
         offset: u64,
     },
     /// yaserde cannot read a section into its struct.
-    #[error("{}: byte {offset}: {element} cannot be read: {message}", path.display())]
+    #[error("{}: byte {offset}: {element} cannot be read: {source}", path.display())]
     Model {
         /// The document.
         path: PathBuf,
@@ -274,10 +275,11 @@ pub enum SectionsError {
         offset: u64,
         /// The section's element.
         element: String,
-        /// yaserde's message.
-        message: String,
+        /// yaserde's error.
+        #[source]
+        source: yaserde::Error,
     },
     /// yaserde cannot write a section back.
     #[error("a section cannot be written back: {0}")]
-    Write(String),
+    Write(#[source] yaserde::Error),
 }

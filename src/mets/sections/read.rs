@@ -60,8 +60,8 @@ pub fn read_package_sections(path: &Path) -> Result<PackageSections, SectionsErr
         if kept > MAX_SECTIONS {
             return Err(SectionsError::TooManySections { path: path.to_path_buf(), offset });
         }
-        let bytes = cut.capture(&start, empty, &root_decls, offset)?;
-        cut.model(&local, &bytes, offset, &mut out)?;
+        let captured = cut.capture(&start, empty, &root_decls, offset)?;
+        cut.model(&local, &captured, offset, &mut out)?;
     }
     Ok(out)
 }
@@ -158,7 +158,7 @@ impl<R: BufRead> Cutter<'_, R> {
         empty: bool,
         root_decls: &[(String, String)],
         offset: u64,
-    ) -> Result<Vec<u8>, SectionsError> {
+    ) -> Result<Captured, SectionsError> {
         let own: Vec<String> =
             start.attributes().flatten().map(|a| a.key.as_ref().to_string()).collect();
         let mut first = BytesStart::new(start.name().as_ref().to_string());
@@ -173,15 +173,25 @@ impl<R: BufRead> Cutter<'_, R> {
             |e: std::io::Error| SectionsError::Io { path: self.path.to_path_buf(), source: e };
         if empty {
             w.write_event(Event::Empty(first)).map_err(write_err)?;
-            return Ok(w.into_inner());
+            return Ok(Captured { bytes: w.into_inner(), premis2: false, premis3: false });
         }
+        let (mut premis2, mut premis3) = (false, false);
         w.write_event(Event::Start(first)).map_err(write_err)?;
         let mut depth = 1usize;
         let mut buf = Vec::new();
         while depth > 0 {
             buf.clear();
             let at = self.reader.buffer_position();
-            let event = self.reader.read_event_into(&mut buf).map_err(|e| self.xml(e))?;
+            let path = self.path;
+            let (ns, event) = self
+                .reader
+                .read_resolved_event_into(&mut buf)
+                .map(|(ns, event)| (premis_of(&ns), event))
+                .map_err(|source| xml_error(path, at, source))?;
+            if matches!(event, Event::Start(_) | Event::Empty(_)) {
+                premis2 |= ns == Some(PremisVersion::V2);
+                premis3 |= ns == Some(PremisVersion::V3);
+            }
             match &event {
                 Event::Start(_) => depth += 1,
                 Event::End(_) => depth -= 1,
@@ -210,7 +220,7 @@ impl<R: BufRead> Cutter<'_, R> {
                 });
             }
         }
-        Ok(w.into_inner())
+        Ok(Captured { bytes: w.into_inner(), premis2, premis3 })
     }
 
     /// Reads one section's bytes into its struct, writes it back and records what did not
@@ -218,17 +228,18 @@ impl<R: BufRead> Cutter<'_, R> {
     fn model(
         &self,
         local: &str,
-        bytes: &[u8],
+        captured: &Captured,
         offset: u64,
         out: &mut PackageSections,
     ) -> Result<(), SectionsError> {
-        let (text, premis) = canonical(bytes)
+        let bytes = captured.bytes.as_slice();
+        let (text, premis) = canonical(captured)
             .map_err(|()| SectionsError::MixedPremis { path: self.path.to_path_buf(), offset })?;
         let model_err = |e: yaserde::Error| SectionsError::Model {
             path: self.path.to_path_buf(),
             offset,
             element: format!("mets:{local}"),
-            message: e.to_string(),
+            source: e,
         };
         let written = match local {
             "metsHdr" => {
@@ -268,22 +279,32 @@ fn is_predefined(r: &quick_xml::events::BytesRef<'_>) -> bool {
     r.is_char_ref() || matches!(r.xml10_content().as_ref(), "amp" | "lt" | "gt" | "quot" | "apos")
 }
 
+/// A section cut out of the document, and the PREMIS versions its elements are in.
+struct Captured {
+    bytes: Vec<u8>,
+    premis2: bool,
+    premis3: bool,
+}
+
+/// The PREMIS version a resolved element name is in, if any.
+fn premis_of(ns: &ResolveResult<'_>) -> Option<PremisVersion> {
+    match ns {
+        ResolveResult::Bound(n) if n.0 == NS_PREMIS2 => Some(PremisVersion::V2),
+        ResolveResult::Bound(n) if n.0 == NS_PREMIS3 => Some(PremisVersion::V3),
+        _ => None,
+    }
+}
+
 /// The section as text for yaserde, with PREMIS 2's namespace renamed to PREMIS 3's (the
-/// structs name PREMIS 3's: yaserde matches by namespace URI); Err when both occur.
-fn canonical(bytes: &[u8]) -> Result<(String, Option<PremisVersion>), ()> {
-    let text = String::from_utf8_lossy(bytes).into_owned();
-    let (v2, v3) = (declares(&text, NS_PREMIS2), declares(&text, NS_PREMIS3));
-    match (v2, v3) {
+/// structs name PREMIS 3's: yaserde matches by namespace URI); Err when elements of both occur.
+fn canonical(c: &Captured) -> Result<(String, Option<PremisVersion>), ()> {
+    let text = String::from_utf8_lossy(&c.bytes).into_owned();
+    match (c.premis2, c.premis3) {
         (true, true) => Err(()),
         (true, false) => Ok((rename_ns(&text, NS_PREMIS2, NS_PREMIS3), Some(PremisVersion::V2))),
         (false, true) => Ok((text, Some(PremisVersion::V3))),
         (false, false) => Ok((text, None)),
     }
-}
-
-/// True when a namespace declaration in `text` binds `ns` (with either quote).
-fn declares(text: &str, ns: &str) -> bool {
-    text.contains(&format!("=\"{ns}\"")) || text.contains(&format!("='{ns}'"))
 }
 
 /// `text` with every attribute value equal to `from` (a namespace URI, in a declaration)
@@ -304,8 +325,7 @@ pub(super) fn write_section<T: YaSerialize>(
         write_document_declaration: false,
         indent_string: None,
     };
-    let text = yaserde::ser::to_string_with_config(value, &config)
-        .map_err(|e| SectionsError::Write(e.to_string()))?;
+    let text = yaserde::ser::to_string_with_config(value, &config).map_err(SectionsError::Write)?;
     Ok(match premis {
         Some(PremisVersion::V2) => rename_ns(&text, NS_PREMIS3, NS_PREMIS2),
         _ => text,

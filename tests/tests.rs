@@ -18,6 +18,7 @@ mod kulturarw3;
 mod leftovers;
 mod messages;
 mod mets_package;
+mod mets_sections;
 mod metsrw;
 mod migrate_corpus;
 mod mirror;

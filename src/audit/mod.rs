@@ -156,6 +156,67 @@ pub struct AuditReport {
     /// True when everything was checked and neither the validation nor the byte checks found
     /// an error (verdict `intact`).
     pub intact: bool,
+    /// Who the package says it is, and its package-level PREMIS (None when those sections
+    /// cannot be read; the validation says why).
+    pub identity: Option<PackageIdentity>,
+}
+
+/// The package's identity and package-level PREMIS, as read typed from its METS
+/// ([`crate::mets::sections`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PackageIdentity {
+    /// The root's `OBJID`.
+    pub objid: Option<String>,
+    /// The root's `TYPE`.
+    pub mets_type: Option<String>,
+    /// The root's `PROFILE`.
+    pub profile: Option<String>,
+    /// PREMIS agents of the package-level sections.
+    pub premis_agents: u64,
+    /// PREMIS events of the package-level sections.
+    pub premis_events: u64,
+}
+
+/// The identity of the package at `mets`, and a finding for each package-level event that
+/// links an agent the package-level sections do not hold.
+fn identity(mets: &Path, mets_name: &str) -> (Option<PackageIdentity>, Vec<AuditFinding>) {
+    let Ok(s) = crate::mets::sections::read_package_sections(mets) else {
+        return (None, Vec::new());
+    };
+    let (agents, events) = (s.premis_agents(), s.premis_events());
+    let known: BTreeSet<&str> = agents
+        .iter()
+        .flat_map(|a| &a.value.identifiers)
+        .filter_map(|i| i.value.as_deref())
+        .collect();
+    let mut findings = Vec::new();
+    for e in &events {
+        let event_id = e.value.identifier.as_ref().and_then(|i| i.value.as_deref()).unwrap_or("");
+        for link in &e.value.linking_agents {
+            let Some(agent) = link.value.as_deref() else { continue };
+            if !known.contains(agent) {
+                findings.push(AuditFinding {
+                    severity: Severity::Warning,
+                    rule: "premis-agents".into(),
+                    file: mets_name.to_string(),
+                    offset: None,
+                    mets_id: None,
+                    mets_line: None,
+                    message: format!(
+                        "event {event_id} links agent {agent}, which the package-level sections do not hold"
+                    ),
+                });
+            }
+        }
+    }
+    let identity = PackageIdentity {
+        objid: s.objid.clone(),
+        mets_type: s.mets_type.clone(),
+        profile: s.profile.clone(),
+        premis_agents: agents.len() as u64,
+        premis_events: events.len() as u64,
+    };
+    (Some(identity), findings)
 }
 
 /// A package that could not be audited at all.
@@ -400,6 +461,8 @@ pub fn audit_package(
     let folder_is_package = profile.rules.manifest && required;
     check_unlisted(dir, &mets_name, &listed, (required, folder_is_package), &mut findings);
 
+    let (identity, unlinked) = identity(&mets_path, &mets_name);
+    findings.extend(unlinked);
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&files, &mut findings);
     let (verdict, inconsistencies) = conclude(&validation, &mets_name, &findings, &unchecked);
@@ -419,6 +482,7 @@ pub fn audit_package(
         records_read,
         warc_digests_checked: digests,
         intact: verdict == Verdict::Intact,
+        identity,
     })
 }
 

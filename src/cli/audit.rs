@@ -79,6 +79,17 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             v.profile_source.describe(),
             v.profile_note
         );
+        if let Some(i) = &r.identity {
+            let show = |o: &Option<String>| terminal_text(o.as_deref().unwrap_or("-")).to_string();
+            println!(
+                "{name}: OBJID {}, TYPE {}, PROFILE {}; {} PREMIS agents and {} events at package level",
+                show(&i.objid),
+                show(&i.mets_type),
+                show(&i.profile),
+                i.premis_agents,
+                i.premis_events
+            );
+        }
         for f in &v.findings {
             let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
             // Where the METS contradicts itself is a finding of its own kind, not damage.

@@ -375,3 +375,45 @@ fn without_the_legacy_bundle_a_premis2_sip_names_the_bundle_it_needs() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("no schema bundle mets-bundle-legacy.xsd") && err.contains("PREMIS 2"));
 }
+
+/// The audit reads the package's identity and package-level PREMIS typed: a BL SIP has a TYPE
+/// and no OBJID; an event linking an agent the package does not hold is a warning.
+#[test]
+fn the_identity_and_package_level_premis_are_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mets = sip_folder(&tmp.path().join("sips"), &bl_sip(&sip_files(LOG), None));
+    let (_, r) = audit_with(&mets, &[]);
+    let i = &r["identity"];
+    assert_eq!(i["objid"], serde_json::Value::Null, "{i}");
+    assert_eq!(i["mets_type"], "webarchive_domain");
+    assert_eq!(
+        (i["premis_agents"].as_u64(), i["premis_events"].as_u64()),
+        (Some(1), Some(3)),
+        "{i}"
+    );
+    let unlinked = |r: &serde_json::Value| -> Vec<String> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "premis-agents")
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(unlinked(&r), Vec::<String>::new());
+    let (_, text) = audit_text(&mets);
+    assert!(text.contains("OBJID -, TYPE webarchive_domain, PROFILE -; 1 PREMIS agents and 3 events at package level"), "{text}");
+
+    let gone = bl_sip(&sip_files(LOG), None).replacen(
+        "AGENT-CLAM</premis:linkingAgentIdentifierValue>",
+        "AGENT-GONE</premis:linkingAgentIdentifierValue>",
+        1,
+    );
+    let mets = sip_folder(&tmp.path().join("gone"), &gone);
+    let (_, r) = audit_with(&mets, &[]);
+    let first = r["identity"]["premis_events"].as_u64();
+    assert_eq!(first, Some(3));
+    let messages = unlinked(&r);
+    assert_eq!(messages.len(), 1, "{r:#}");
+    assert!(messages[0].contains("links agent AGENT-GONE"), "{messages:?}");
+}

@@ -13,6 +13,7 @@
 //! nothing.
 
 pub(crate) mod aip_mets;
+pub mod carried;
 mod files;
 mod identify;
 mod relist;
@@ -107,6 +108,9 @@ pub struct IngestReport {
     pub identification: IdentificationCounts,
     /// Records the AIP's fileSec lists, when `--mode` listed them anew.
     pub records_listed: Option<u64>,
+    /// The submission's package-level sections found in the AIP's METS, field by field (read
+    /// typed in both), when they could be read.
+    pub carried_over: Option<carried::CarriedOver>,
     /// What the AIP could not carry over from the submission, and why.
     pub not_carried_over: Vec<String>,
     /// When the AIP was made.
@@ -198,6 +202,15 @@ pub enum IngestError {
         /// The file.
         path: PathBuf,
         /// What differs.
+        what: String,
+    },
+    /// A section of the submission is not in the AIP's METS (a fault of webaip's edits:
+    /// nothing is moved into place).
+    #[error("{}: the AIP's METS lacks {what}", path.display())]
+    NotCarriedOver {
+        /// The AIP's METS, in the staging directory.
+        path: PathBuf,
+        /// What it lacks.
         what: String,
     },
     /// A file could not be read or written.
@@ -350,6 +363,13 @@ fn make_aip(
     }
     let added = files::write_manifest(&staging.root, &before)?;
     check_aip(&aip_mets, opts)?;
+    let carried_over = match carried::check(&mets, &aip_mets)? {
+        Ok(c) => Some(c),
+        Err(why) => {
+            not_carried_over.push(why);
+            None
+        }
+    };
     files::verify_unchanged(ssip, &before)?;
     if crate::package::staging::fail_at("before-commit") {
         // A test of what a kill leaves: a hidden partial directory, nothing that looks done.
@@ -370,6 +390,7 @@ fn make_aip(
         warc_digests_checked: audit.warc_digests_checked,
         identification: counts,
         records_listed: relisted_counts.map(|r| r.listed),
+        carried_over,
         not_carried_over,
         created: now,
         stored: None,
@@ -446,6 +467,7 @@ fn existing_aip(
         warc_digests_checked: 0,
         identification: IdentificationCounts::default(),
         records_listed: None,
+        carried_over: None,
         not_carried_over: vec![],
         created: sites.last_modified.unwrap_or_default(),
         stored: None,

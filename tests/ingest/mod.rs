@@ -144,6 +144,12 @@ fn every_sample_becomes_an_aip_every_reader_accepts() {
                 &s[..80.min(s.len())]
             );
         }
+        // Read typed (yaserde) in both documents, the submission's package-level sections are
+        // all in the AIP, field by field.
+        let carried = &r["carried_over"];
+        assert!(carried["descriptive"].as_u64().unwrap() >= 2, "{name}: {carried}");
+        assert_eq!(carried["rights"], 1, "{name}: {carried}");
+        assert_eq!(carried["not_modelled"], serde_json::json!([]), "{name}: {carried}");
         let (old, new) = (event_ids(&before), event_ids(&after));
         assert!(old.iter().all(|e| new.contains(e)), "{name}: the submission's events are kept");
         assert_eq!(new.len(), old.len() + 4, "{name}: four events of its own");

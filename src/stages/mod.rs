@@ -144,6 +144,8 @@ pub(crate) struct Staged {
     pub findings: Vec<Finding>,
     /// The payload a stage put in place of the harvested one, which is kept too.
     pub replacement: Option<Replacement>,
+    /// What PRONOM identification found in the harvested payload (`identify::IdentifyStage`).
+    pub identification: Option<crate::model::Identification>,
 }
 
 impl Staged {
@@ -156,6 +158,7 @@ impl Staged {
             route: Route::Content,
             findings: Vec::new(),
             replacement: None,
+            identification: None,
         }
     }
 }

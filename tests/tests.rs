@@ -13,6 +13,7 @@ mod droid;
 mod entities;
 mod fuzz;
 mod golden;
+mod identify;
 mod kulturarw3;
 mod leftovers;
 mod messages;

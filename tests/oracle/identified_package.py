@@ -4,7 +4,7 @@ the payload inside the decompressed record), writes each to OUTDIR and identifie
 siegfried (pygfried), printing JSON:
 
     {"siegfried": version,
-     "payloads": [{"id": object id, "declared": type, "puids": [what the METS records],
+     "payloads": [{"id": object id, "uri": original name, "declared": type, "puids": [what the METS records],
                    "unidentified": bool (the METS says no signature matched),
                    "contradiction": note or null, "sha512_ok": bool,
                    "siegfried": [{"id", "basis"}]}]}
@@ -41,6 +41,7 @@ def objects(root):
         if obj is None:
             continue
         oid = obj.findtext("premis:objectIdentifier/premis:objectIdentifierValue", "", NS)
+        uri = obj.findtext("premis:originalName", None, NS)
         puids, declared, unidentified, contradiction = [], None, False, None
         for f in obj.findall("premis:objectCharacteristics/premis:format", NS):
             notes = [n.text or "" for n in f.findall("premis:formatNote", NS)]
@@ -56,6 +57,7 @@ def objects(root):
         if declared is not None:
             out[amd.get("ID")] = {
                 "id": oid,
+                "uri": uri,
                 "declared": declared,
                 "puids": puids,
                 "unidentified": unidentified,

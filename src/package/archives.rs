@@ -81,7 +81,6 @@ pub fn build_package(
     let ids = source_ids(source, opts)?;
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
-
     let crawl_log = match &source.crawl_log {
         Some(p) => Some(CrawlLog::read(p).map_err(io_err(p))?),
         None => None,
@@ -90,7 +89,6 @@ pub fn build_package(
     mets.describe_entities(entities_to_describe(opts, &source.seeds)?);
 
     let names = container_names(source);
-
     // One engine for the run: identical payloads of all containers are scanned once.
     let engine = match &opts.virus_check {
         VirusCheck::Clamd(c) => Some(ScanEngine::new(c.clone())?),
@@ -114,8 +112,7 @@ pub fn build_package(
         now,
         progress,
     };
-    let results = write_containers(source, &names, &mut mets, &ctx)?;
-    let mut results = results;
+    let mut results = write_containers(source, &names, &mut mets, &ctx)?;
 
     // Viral containers made while scanning: (path, sha512, size).
     let mut extra_files: Vec<(String, String, u64)> = Vec::new();
@@ -125,18 +122,7 @@ pub fn build_package(
         container_virus_checks(&mut results, &mut mets, &ctx, &mut scan_summary, &mut extra_files)?;
 
     // One format identification event for the package, on its containers.
-    let mut identified = Identified::default();
-    for r in &results {
-        identified.merge(&r.identified);
-    }
-    let containers_ids = results.iter().map(|r| r.file.object.id.clone()).collect();
-    let identification = super::identification_event(
-        identifier,
-        (&ids, now),
-        &identified,
-        containers_ids,
-        &mut mets,
-    );
+    let identification = identification(&results, identifier, (&ids, now), &mut mets);
     let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
     let mut all_uris = HashSet::new();
     let mut without_log = (0u64, Vec::new());
@@ -230,6 +216,22 @@ pub fn build_package(
         leftovers,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The package's identification event over what every container's payloads gave
+/// ([`super::identification_event`]), and what the report says of it.
+fn identification(
+    results: &[ContainerResult],
+    identifier: Option<Identifier>,
+    run: (&Ids, DateTime<Utc>),
+    mets: &mut MetsBuilder,
+) -> Option<super::IdentificationReport> {
+    let mut tally = Identified::default();
+    for r in results {
+        tally.merge(&r.identified);
+    }
+    let containers = results.iter().map(|r| r.file.object.id.clone()).collect();
+    super::identification_event(identifier.map(|i| (i, &tally)), run, containers, mets)
 }
 
 /// The virus check of every container, its records described already: with no scanner, the

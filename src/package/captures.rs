@@ -256,14 +256,12 @@ pub fn build_capture_package(
             shape: shape.to_string(),
         });
     }
-
     let (mut manifest, mut finished, records) = run.close_containers()?;
     let (virus_note, scan_seconds) = run.virus_checks(&mut finished);
     let Writing { mut mets, scan, .. } = run;
-    let identified = identify_stage.map(|s| s.tally).unwrap_or_default();
     let rels = finished.iter().map(|f| f.1.clone()).collect();
-    let identification =
-        super::identification_event(identifier, (&ids, now), &identified, rels, &mut mets);
+    let stage = identify_stage.as_ref().map(|s| (s.identifier(), &s.tally));
+    let identification = super::identification_event(stage, (&ids, now), rels, &mut mets);
     let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
     let mut containers = finish_containers(&mut mets, finished, &source_name, now, &pkg)?;
 
@@ -276,7 +274,6 @@ pub fn build_capture_package(
     let (quirk_counts, quirks_dropped, log) =
         quirks_log(source, &mut mets, &pkg, counts.captures, now)?;
     manifest.push(log);
-
     let (first, last) = (counts.first, counts.last);
     let (description, rights, organisation, mut metadata_notes) =
         opts.metadata.resolve((&seeds, &source.seeds_from()), (first, last));

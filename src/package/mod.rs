@@ -134,13 +134,12 @@ pub(crate) fn register_identifier(
 /// package's containers however many payloads there are (each described payload's PREMIS
 /// object names the method in its format notes). What the report says of it.
 pub(crate) fn identification_event(
-    identifier: Option<crate::stages::identify::Identifier>,
+    identified: Option<(crate::stages::identify::Identifier, &crate::stages::identify::Tally)>,
     (ids, now): (&crate::ids::Ids, chrono::DateTime<chrono::Utc>),
-    tally: &crate::stages::identify::Tally,
     containers: Vec<String>,
     mets: &mut MetsBuilder,
 ) -> Option<IdentificationReport> {
-    let identifier = identifier?;
+    let (identifier, tally) = identified?;
     let objects = containers.into_iter().map(|c| ("local".into(), c, "source".into())).collect();
     mets.add_package_event(identifier.event(ids, now, tally, objects));
     Some(IdentificationReport {

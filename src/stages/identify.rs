@@ -295,6 +295,11 @@ impl IdentifyStage {
     pub(crate) fn new(identifier: Identifier) -> IdentifyStage {
         IdentifyStage { identifier, tally: Tally::default() }
     }
+
+    /// The identifier it runs.
+    pub(crate) fn identifier(&self) -> Identifier {
+        self.identifier
+    }
 }
 
 impl Stage for IdentifyStage {

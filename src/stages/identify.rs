@@ -452,6 +452,60 @@ mod tests {
         assert_eq!(held, streamed);
     }
 
+    fn record(id: &str) -> crate::model::RecordFile {
+        use crate::model::{ByteRange, ContentFile, RecordFile, UrlCapture};
+        RecordFile {
+            record_id: id.into(),
+            member: ByteRange { begin: 0, len: 10 },
+            compressed: true,
+            content: Some(ContentFile {
+                range: ByteRange { begin: 5, len: 28 },
+                sha512: "ab".into(),
+                mime: "image/jpeg".into(),
+                identification: None,
+            }),
+            described: None,
+            page: None,
+            capture: Some(UrlCapture {
+                uri: "http://e.org/a.jpg".into(),
+                date: "2004-01-01T00:00:00Z".into(),
+                date_inferred: false,
+            }),
+        }
+    }
+
+    #[test]
+    fn what_each_mode_records_of_a_record() {
+        let i = identifier();
+        let oid = |r: &crate::model::RecordFile| format!("c#{}", r.record_id);
+        let redacted = || Some(i.identify_bytes("image/jpeg", b"This file has been removed.\n"));
+        let gif = || Some(i.identify_bytes("image/gif", GIF));
+        // A contradiction is a reason to describe (P4.7), with both types and no events.
+        let r = record_identified(record("r1"), oid, redacted(), IdentifyMode::Described);
+        let d = r.described.expect("described for its contradiction");
+        assert_eq!(d.object.id, "c#r1");
+        assert_eq!(d.object.original_name.as_deref(), Some("http://e.org/a.jpg"));
+        assert_eq!(d.object.format.name, "image/jpeg");
+        assert!(d.object.identification.unwrap().contradiction.is_some());
+        assert!(d.events.is_empty() && d.object.events.is_empty());
+        // Nothing to say: not described by default; described with its PUID under `all`.
+        let r = record_identified(record("r2"), oid, gif(), IdentifyMode::Described);
+        assert!(r.described.is_none());
+        assert!(r.content.unwrap().identification.is_some(), "kept for a later description");
+        let r = record_identified(record("r3"), oid, gif(), IdentifyMode::All);
+        let puid = r.described.unwrap().object.identification.unwrap().matches[0].pronom.clone();
+        assert_eq!(puid.as_deref(), Some("fmt/4"));
+        // Described for another reason: the identification joins that description.
+        let mut described = record_identified(record("r4"), oid, gif(), IdentifyMode::All);
+        described.described.as_mut().unwrap().object.id = "other".into();
+        let r = record_identified(described, oid, redacted(), IdentifyMode::Described);
+        let o = r.described.unwrap().object;
+        assert_eq!(o.id, "other");
+        assert!(o.identification.unwrap().matches.is_empty());
+        // Not identified: left as it is.
+        assert_eq!(record_identified(record("r5"), oid, None, IdentifyMode::All), record("r5"));
+    }
+
     #[test]
     fn the_tally_counts_and_summarises() {
         let i = identifier();

@@ -96,6 +96,7 @@ fn write(
                     range: ByteRange { begin: 450, len: len * 3 },
                     sha512: format!("{:0128x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15),
                     mime: "text/html".into(),
+                    identification: None,
                 }),
                 described: None,
                 page: None,

@@ -13,6 +13,7 @@ mod droid;
 mod entities;
 mod fuzz;
 mod golden;
+mod identify;
 mod ingest;
 mod kulturarw3;
 mod leftovers;

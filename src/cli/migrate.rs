@@ -71,6 +71,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
         scanner: None,
         quarantine: None,
         capture_date: args.capture_date,
+        identify: None,
     };
     let files = pool.install(|| {
         args.inputs

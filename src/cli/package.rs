@@ -18,6 +18,7 @@ use webaip::profile::{DEFAULT_PROFILE, Profile};
 use webaip::sources::mirror::{self, MirrorOptions};
 use webaip::sources::pandas;
 use webaip::sources::{CaptureShape, Input, detect};
+use webaip::stages::identify::IdentifyMode;
 use webaip::stages::scan::{Clamd, ClamdAddr};
 
 use super::{progress, terminal_text};
@@ -26,6 +27,13 @@ use super::{progress, terminal_text};
 enum NedlibDateArg {
     Server,
     Folder,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum IdentifyArg {
+    None,
+    Described,
+    All,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -112,6 +120,12 @@ pub struct PackageArgs {
     /// sane, else the day folder's date; folder: the day folder's date at 12:00 UTC).
     #[arg(long, value_enum, default_value = "server")]
     nedlib_date: NedlibDateArg,
+    /// PRONOM identification of every payload (DROID binary signatures, in process): none;
+    /// described (PUIDs on the bytestreams described for another reason, and every payload
+    /// whose bytes contradict its declared type described with both); all (every payload
+    /// described with its PUIDs).
+    #[arg(long, value_enum, default_value = "described")]
+    identify: IdentifyArg,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -207,6 +221,11 @@ fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
         }),
         capture_date: args.capture_date,
         describe_seeds: args.describe_seeds,
+        identify: match args.identify {
+            IdentifyArg::None => IdentifyMode::None,
+            IdentifyArg::Described => IdentifyMode::Described,
+            IdentifyArg::All => IdentifyMode::All,
+        },
     })
 }
 
@@ -421,6 +440,10 @@ fn print_report(r: &PackageReport) {
         println!("  metadata: {n}");
     }
     print_entities(&r.entities);
+    match &r.identification {
+        Some(i) => println!("  identification ({}): {}", i.method, i.summary),
+        None => println!("  identification: none (--identify none)"),
+    }
     println!("  virus check: {}", r.virus_check);
     for (c, id, sig) in &r.scan.findings {
         println!("    VIRUS {sig} in {id}: kept in {c}");

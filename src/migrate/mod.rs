@@ -42,6 +42,7 @@ use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::writer::EncodedRecord;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
+use crate::stages::identify::IdentifyStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
 use crate::stages::{BatchSink, Finding, Item, Route, Stage, Staged};
 use report::FileReport;
@@ -77,6 +78,10 @@ pub struct MigrateOptions {
     /// neither an earlier record, the ARC header record nor the file name gives one
     /// (`--capture-date`). Without it such a file fails with `MigrateError::NoDate`.
     pub capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// Identify every payload with PRONOM's signatures before its record is written (results
+    /// come with the records, [`MigratedRecord::identification`]; counted in
+    /// [`FileReport::identified`]).
+    pub identify: Option<crate::stages::identify::Identifier>,
 }
 
 impl Default for MigrateOptions {
@@ -87,6 +92,7 @@ impl Default for MigrateOptions {
             scanner: None,
             quarantine: None,
             capture_date: None,
+            identify: None,
         }
     }
 }
@@ -138,6 +144,8 @@ pub struct MigratedRecord {
     pub container: Written,
     /// For a cleaner's copy: the record id of the infected record it was made from.
     pub cleaned_from: Option<String>,
+    /// What PRONOM identification found in its payload, when it was identified.
+    pub identification: Option<crate::model::Identification>,
 }
 
 /// Why a file could not be migrated.
@@ -463,6 +471,7 @@ pub(crate) fn migrate_into(
             scan: None,
             container: Written::Output,
             cleaned_from: None,
+            identification: None,
         })
         .map_err(out_err(content_path.clone()))?;
 
@@ -560,8 +569,13 @@ fn run_migration(
         };
         // The pipeline every source goes through: the scan stage sees each batch before
         // anything of it is written, and routes an infected record to the quarantine.
+        // Identification first: the scan stage, last, overlaps the sink's compression.
+        let mut identify_stage = opts.identify.map(IdentifyStage::new);
         let mut scan_stage = opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e)));
         let mut stages: Vec<&mut dyn Stage> = Vec::new();
+        if let Some(s) = identify_stage.as_mut() {
+            stages.push(s);
+        }
         if let Some(s) = scan_stage.as_mut() {
             stages.push(s);
         }
@@ -571,6 +585,9 @@ fn run_migration(
             &mut stages,
             &mut out,
         );
+        if let Some(s) = identify_stage {
+            out.report.identified = s.tally;
+        }
         // Dropped before the scope joins the reader: a reader blocked on a full channel after
         // the pipeline stopped (clamd failed) then finds no receiver and ends.
         drop(rx);
@@ -896,7 +913,7 @@ impl BatchSink<MigrateError> for Output<'_> {
             return Err(out_error(io::Error::other("a batch written without being prepared")));
         }
         for (s, encoded) in batch.drain(..).zip(encoded) {
-            let Staged { item, route, findings, .. } = s;
+            let Staged { item, route, findings, identification, .. } = s;
             let Item::Mapped(m) = item else {
                 return Err(out_error(io::Error::other("an item that is no ARC record")));
             };
@@ -907,7 +924,7 @@ impl BatchSink<MigrateError> for Output<'_> {
                 None => None,
             };
             let quarantined = route == Route::Viral && self.quarantine.is_some();
-            self.write_record(*m, encoded, verdict, quarantined)?;
+            self.write_record(*m, encoded, (verdict, identification), quarantined)?;
         }
         Ok(())
     }
@@ -920,7 +937,7 @@ impl Output<'_> {
         &mut self,
         m: MappedRecord,
         encoded: Option<io::Result<EncodedRecord>>,
-        verdict: Option<ScanResult>,
+        (verdict, identification): (Option<ScanResult>, Option<crate::model::Identification>),
         quarantined: bool,
     ) -> Result<(), MigrateError> {
         let (writer, log) = match quarantined {
@@ -943,7 +960,7 @@ impl Output<'_> {
             s.remember(&written.digests.payload_sha512, v);
         }
         if !quarantined {
-            return self.finish_record(m, written, verdict, Written::Output);
+            return self.finish_record(m, written, (verdict, identification), Written::Output);
         }
         let infected_payload = match self.has_cleaner() {
             true => {
@@ -955,7 +972,7 @@ impl Output<'_> {
             }
             false => None,
         };
-        self.finish_record(m, written, verdict, Written::Quarantine)?;
+        self.finish_record(m, written, (verdict, identification), Written::Quarantine)?;
         match infected_payload {
             Some(tmp) => self.clean_file(tmp.path()),
             None => Ok(()),
@@ -1011,6 +1028,7 @@ impl Output<'_> {
                 scan: Some(ScanResult::Clean),
                 container: Written::Output,
                 cleaned_from: Some(orig.record_id),
+                identification: None,
             })
             .map_err(out_error)
     }
@@ -1019,7 +1037,7 @@ impl Output<'_> {
         &mut self,
         job: MappedRecord,
         written: WrittenRecord,
-        scan: Option<ScanResult>,
+        (scan, identification): (Option<ScanResult>, Option<crate::model::Identification>),
         container: Written,
     ) -> Result<(), MigrateError> {
         let m = job.mapped;
@@ -1048,6 +1066,7 @@ impl Output<'_> {
             scan,
             container,
             cleaned_from: None,
+            identification,
         };
         self.sinks.written(&record).map_err(out_error)?;
         if container == Written::Quarantine {

@@ -34,6 +34,10 @@ pub struct Conservation {
 pub struct FileReport {
     /// The ARC file.
     pub input: PathBuf,
+    /// What PRONOM identification found in its payloads, when they were identified (the
+    /// package's report and event say it; the migration report does not).
+    #[serde(skip)]
+    pub identified: crate::stages::identify::Tally,
     /// Its size in bytes.
     pub input_size: u64,
     /// Its SHA-512 (hex).

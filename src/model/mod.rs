@@ -345,6 +345,9 @@ pub struct ContentFile {
     pub sha512: String,
     /// MIME type as harvested.
     pub mime: String,
+    /// What PRONOM identification found in it, when it was identified: a description of the
+    /// payload ([`DescribedBytestream`]) records it.
+    pub identification: Option<Identification>,
 }
 
 /// The preservation record of an individually described bytestream (viral, transformed,

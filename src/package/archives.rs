@@ -39,6 +39,7 @@ use crate::migrate::{MigrateOptions, MigratedRecord, output_name};
 use crate::model::*;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
+use crate::stages::identify::{Identifier, IdentifyMode, IdentifyStage, Tally as Identified};
 use crate::stages::scan::{ScanEngine, ScanStage};
 use crate::stages::{Item, Stage, Staged};
 
@@ -64,6 +65,8 @@ pub(super) struct ContainerResult {
     pub(super) viral: Option<sink::ClosedContainer>,
     /// What the scan found in it and its twin.
     pub(super) scan: quarantine::ContainerScan,
+    /// What identification found in its payloads.
+    pub(super) identified: Identified,
 }
 
 /// Builds the package of `source`. `progress` receives bytes read, as they are read.
@@ -78,7 +81,6 @@ pub fn build_package(
     let ids = source_ids(source, opts)?;
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
-
     let crawl_log = match &source.crawl_log {
         Some(p) => Some(CrawlLog::read(p).map_err(io_err(p))?),
         None => None,
@@ -87,7 +89,6 @@ pub fn build_package(
     mets.describe_entities(entities_to_describe(opts, &source.seeds)?);
 
     let names = container_names(source);
-
     // One engine for the run: identical payloads of all containers are scanned once.
     let engine = match &opts.virus_check {
         VirusCheck::Clamd(c) => Some(ScanEngine::new(c.clone())?),
@@ -98,8 +99,10 @@ pub fn build_package(
         VirusCheck::Clamd(clamd) => Some(quarantine::register_scanner(clamd, &mut mets)?),
         VirusCheck::Disabled => None,
     };
+    let identifier = super::register_identifier(opts, &mut mets)?;
     let ctx = ContainerCtx {
         root: &root,
+        identifier,
         scanner: engine.as_ref(),
         version: version.as_deref(),
         rel: String::new(),
@@ -109,8 +112,7 @@ pub fn build_package(
         now,
         progress,
     };
-    let results = write_containers(source, &names, &mut mets, &ctx)?;
-    let mut results = results;
+    let mut results = write_containers(source, &names, &mut mets, &ctx)?;
 
     // Viral containers made while scanning: (path, sha512, size).
     let mut extra_files: Vec<(String, String, u64)> = Vec::new();
@@ -119,6 +121,8 @@ pub fn build_package(
     let (virus_note, scan_seconds) =
         container_virus_checks(&mut results, &mut mets, &ctx, &mut scan_summary, &mut extra_files)?;
 
+    // One format identification event for the package, on its containers.
+    let identification = identification(&results, identifier, (&ids, now), &mut mets);
     let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
     let mut all_uris = HashSet::new();
     let mut without_log = (0u64, Vec::new());
@@ -203,6 +207,7 @@ pub fn build_package(
         metadata_notes,
         entities,
         virus_check: virus_note,
+        identification,
         scan: scan_summary,
         scan_seconds,
         mets_xsd_checked: written.xsd_checked,
@@ -211,6 +216,22 @@ pub fn build_package(
         leftovers,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The package's identification event over what every container's payloads gave
+/// ([`super::identification_event`]), and what the report says of it.
+fn identification(
+    results: &[ContainerResult],
+    identifier: Option<Identifier>,
+    run: (&Ids, DateTime<Utc>),
+    mets: &mut MetsBuilder,
+) -> Option<super::IdentificationReport> {
+    let mut tally = Identified::default();
+    for r in results {
+        tally.merge(&r.identified);
+    }
+    let containers = results.iter().map(|r| r.file.object.id.clone()).collect();
+    super::identification_event(identifier.map(|i| (i, &tally)), run, containers, mets)
 }
 
 /// The virus check of every container, its records described already: with no scanner, the
@@ -428,6 +449,8 @@ fn compare_crawl_log(
 
 struct ContainerCtx<'a> {
     root: &'a Path,
+    /// PRONOM identification, unless `--identify none`.
+    identifier: Option<Identifier>,
     scanner: Option<&'a Arc<ScanEngine>>,
     /// clamd's version, when there is a scanner.
     version: Option<&'a str>,
@@ -593,6 +616,7 @@ impl ContainerCtx<'_> {
             scanner: self.scanner.cloned(),
             quarantine,
             capture_date: self.opts.capture_date,
+            identify: self.identifier,
         };
         let level = self.opts.level;
         let mut sinks = MigrationSinks {
@@ -603,6 +627,7 @@ impl ContainerCtx<'_> {
             viral_rel: viral_rel.clone(),
             level,
             events: self.scanner.map(|_| self.verdict_events(viral_rel.clone())),
+            identify: self.opts.identify,
             tally: Tally {
                 log: self.log,
                 uris: HashSet::new(),
@@ -667,6 +692,7 @@ impl ContainerCtx<'_> {
             None => None,
         };
         let records = report.records_out.values().sum();
+        let identified = std::mem::take(&mut report.identified);
         let mut scan = events.map(|e| e.found).unwrap_or_default();
         scan.not_cleaned.extend(report.not_cleaned.iter().cloned());
         let container = ContainerReport {
@@ -691,6 +717,7 @@ impl ContainerCtx<'_> {
             arc: Some((arc, event)),
             viral,
             scan,
+            identified,
         })
     }
 
@@ -780,8 +807,13 @@ impl ContainerCtx<'_> {
             without_log: (0, Vec::new()),
             dates: (None, None),
         };
+        // Identification first: the scan stage, last, overlaps writing.
+        let mut identify_stage = self.identifier.map(IdentifyStage::new);
         let mut scan_stage = self.scanner.map(|e| ScanStage::new(Arc::clone(e)));
         let mut stages: Vec<&mut dyn Stage> = Vec::new();
+        if let Some(s) = identify_stage.as_mut() {
+            stages.push(s);
+        }
         if let Some(s) = scan_stage.as_mut() {
             stages.push(s);
         }
@@ -867,6 +899,7 @@ impl ContainerCtx<'_> {
             arc: None,
             viral,
             scan,
+            identified: identify_stage.map(|s| s.tally).unwrap_or_default(),
         })
     }
 }
@@ -883,6 +916,8 @@ struct MigrationSinks<'a> {
     level: u32,
     /// With a scanner: the PREMIS events each verdict calls for.
     events: Option<quarantine::VerdictEvents<'a>>,
+    /// What the package records of identification.
+    identify: IdentifyMode,
     tally: Tally<'a>,
 }
 
@@ -913,7 +948,10 @@ impl crate::migrate::RecordSinks for MigrationSinks<'_> {
         if r.warc_type == "warcinfo" {
             return Ok(());
         }
-        let rf = record_file(r);
+        let rel = &self.content.rel;
+        let oid = |rf: &RecordFile| format!("{rel}#{}", rf.record_id);
+        let id = r.identification.clone();
+        let rf = crate::stages::identify::record_identified(record_file(r), oid, id, self.identify);
         let writer = &mut self.content.mets;
         match (r.container, self.events.as_mut()) {
             (Written::Output, events) => {

@@ -37,6 +37,7 @@ use crate::ids::Ids;
 use crate::layout;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
+use crate::stages::identify::{Identifier, IdentifyStage};
 use crate::stages::rewrite::RewriteStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
 use crate::stages::{Finding, Item, Route, Stage, Staged};
@@ -55,11 +56,7 @@ const BATCH_BYTES: u64 = 16 << 20;
 
 /// The payload's type as the METS states it: the entity's `Content-Type`, else unknown.
 fn payload_mime(c: &Capture) -> String {
-    c.content_type
-        .as_deref()
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| "application/octet-stream".into())
+    c.payload_mime()
 }
 
 /// Which container of the package.
@@ -174,6 +171,9 @@ struct Writing<'a> {
     /// Payloads not scanned, each with its own event, by container (for the container's
     /// event).
     unscanned: BTreeMap<String, u64>,
+    /// PRONOM identification, unless `--identify none`: of payloads a stage put in place of
+    /// the harvested ones (the identify stage identified those).
+    identifier: Option<Identifier>,
 }
 
 /// Packages the captures of `source` (rooted at `root`, whose regular files seed the
@@ -201,8 +201,11 @@ pub fn build_capture_package(
         }
         VirusCheck::Disabled => None,
     };
-    // The stages every capture passes before it is written: the virus check first (an
-    // infected capture is never rewritten), then link rewriting where the source needs it.
+    let identifier = super::register_identifier(opts, &mut mets)?;
+    // The stages every capture passes before it is written: identification of the payload as
+    // harvested, the virus check (an infected capture is never rewritten), then link
+    // rewriting where the source needs it.
+    let mut identify_stage = identifier.map(IdentifyStage::new);
     let mut scan_stage = clamd.as_ref().map(|(engine, _)| ScanStage::new(Arc::clone(engine)));
     let mut rewrite_stage = source.link_map().map(|map| RewriteStage::new(map, &pkg));
     let containers = Containers {
@@ -228,10 +231,12 @@ pub fn build_capture_package(
         rewriting: rewrite_stage.is_some(),
         scan: ScanSummary::default(),
         unscanned: BTreeMap::new(),
+        identifier,
     };
     let mut counts = Counts::default();
     let digests = (scan_stage.is_some(), pkg.as_path());
-    let stages: [Option<&mut dyn Stage>; 2] = [
+    let stages: [Option<&mut dyn Stage>; 3] = [
+        identify_stage.as_mut().map(|s| s as &mut dyn Stage),
         scan_stage.as_mut().map(|s| s as &mut dyn Stage),
         rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
     ];
@@ -251,10 +256,12 @@ pub fn build_capture_package(
             shape: shape.to_string(),
         });
     }
-
     let (mut manifest, mut finished, records) = run.close_containers()?;
     let (virus_note, scan_seconds) = run.virus_checks(&mut finished);
     let Writing { mut mets, scan, .. } = run;
+    let rels = finished.iter().map(|f| f.1.clone()).collect();
+    let stage = identify_stage.as_ref().map(|s| (s.identifier(), &s.tally));
+    let identification = super::identification_event(stage, (&ids, now), rels, &mut mets);
     let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
     let mut containers = finish_containers(&mut mets, finished, &source_name, now, &pkg)?;
 
@@ -267,7 +274,6 @@ pub fn build_capture_package(
     let (quirk_counts, quirks_dropped, log) =
         quirks_log(source, &mut mets, &pkg, counts.captures, now)?;
     manifest.push(log);
-
     let (first, last) = (counts.first, counts.last);
     let (description, rights, organisation, mut metadata_notes) =
         opts.metadata.resolve((&seeds, &source.seeds_from()), (first, last));
@@ -312,6 +318,7 @@ pub fn build_capture_package(
         metadata_notes,
         entities,
         virus_check: virus_note,
+        identification,
         scan,
         scan_seconds,
         mets_xsd_checked: written.xsd_checked,
@@ -439,7 +446,7 @@ impl Writing<'_> {
     /// and its replacement call for, then its metadata record and, for an infected one, a
     /// cleaner's copy.
     fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
-        let Staged { item, held, route, findings, replacement, .. } = staged;
+        let Staged { item, held, route, findings, replacement, identification, .. } = staged;
         let Item::Capture(c) = item else {
             return Err(PackageError::Internal("a stored record among captures"));
         };
@@ -469,14 +476,15 @@ impl Writing<'_> {
                     }
                     described_bytestream(oid.clone(), &written, &c, vec![e], vec![])
                 });
+                let rf = capture_record(&written, &c, described, None);
+                let rf = self.identified(rf, &oid, identification);
                 let sink = self.containers.get(slot, &mut self.mets, c.date)?;
-                sink.mets
-                    .add_record(&capture_record(&written, &c, described, None))
-                    .map_err(io_err(pkg))?;
+                sink.mets.add_record(&rf).map_err(io_err(pkg))?;
             }
             Some(r) => {
                 let new = (&written, oid.as_str(), slot);
-                self.write_harvested(&c, held.as_deref(), &r.detail, new, own_event)?;
+                let ids = (identification, self.identify_payload(&c, &r.payload)?);
+                self.write_harvested(&c, held.as_deref(), (&r.detail, ids), new, own_event)?;
             }
         }
         self.write_metadata(&c, &written, slot, replaced)?;
@@ -519,7 +527,7 @@ impl Writing<'_> {
         &mut self,
         c: &Capture,
         held: Option<&[u8]>,
-        detail: &str,
+        (detail, (harvested_id, new_id)): (&str, (Option<Identification>, Option<Identification>)),
         (written, oid, slot): (&WrittenRecord, &str, Slot),
         own_event: Option<(String, String)>,
     ) -> Result<(), PackageError> {
@@ -567,13 +575,16 @@ impl Writing<'_> {
         let new_obj = described_bytestream(oid.into(), written, c, events, vec![relationship]);
         let mut orig_obj = described_bytestream(orig_oid, &ow, c, vec![], vec![]);
         orig_obj.object.events = event_ids;
+        let orig_rf = capture_record(&ow, c, Some(orig_obj), None);
+        let orig_rf = self.identified(orig_rf, "", harvested_id);
         let orig = self.containers.get(Slot::Original, &mut self.mets, c.date)?;
-        orig.mets.add_record(&capture_record(&ow, c, Some(orig_obj), None)).map_err(io_err(pkg))?;
+        orig.mets.add_record(&orig_rf).map_err(io_err(pkg))?;
         let page = payload_mime(c)
             .starts_with("text/html")
             .then(|| PageRole { kind: PageKind::Webpage, label: c.uri.clone() });
+        let rf = self.identified(capture_record(written, c, Some(new_obj), page), "", new_id);
         let sink = self.containers.get(slot, &mut self.mets, c.date)?;
-        sink.mets.add_record(&capture_record(written, c, Some(new_obj), page)).map_err(io_err(pkg))
+        sink.mets.add_record(&rf).map_err(io_err(pkg))
     }
 
     /// A capture's concurrent metadata record, right after it (`written`) in container
@@ -656,10 +667,33 @@ impl Writing<'_> {
             super::quarantine::cleaned_relationship(self.opts, oid.to_string(), ce.id.clone());
         let described = described_bytestream(cid, &cw, &copy, vec![ce], vec![relationship]);
         self.scan.cleaned += 1;
+        let id = self.identifier.map(|i| i.identify_bytes(&payload_mime(c), &cleaned));
+        let rf = self.identified(capture_record(&cw, &copy, Some(described), None), "", id);
         let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;
-        sink.mets
-            .add_record(&capture_record(&cw, &copy, Some(described), None))
-            .map_err(io_err(pkg))
+        sink.mets.add_record(&rf).map_err(io_err(pkg))
+    }
+
+    /// A capture's record with what identification found of its payload (described as `oid`
+    /// when the mode or a contradiction calls for it and nothing else describes it).
+    fn identified(&self, rf: RecordFile, oid: &str, id: Option<Identification>) -> RecordFile {
+        let oid = |_: &RecordFile| oid.to_string();
+        crate::stages::identify::record_identified(rf, oid, id, self.opts.identify)
+    }
+
+    /// What identification finds in a payload a stage put in place of the harvested one.
+    fn identify_payload(
+        &self,
+        c: &Capture,
+        payload: &Payload,
+    ) -> Result<Option<Identification>, PackageError> {
+        let Some(i) = self.identifier else { return Ok(None) };
+        let declared = payload_mime(c);
+        Ok(Some(match payload {
+            Payload::Bytes(b) => i.identify_bytes(&declared, b),
+            p => i
+                .identify_reader(&declared, p.open().map_err(io_err(self.pkg))?)
+                .map_err(io_err(self.pkg))?,
+        }))
     }
 
     /// Closes the containers (content, original, viral): their manifest lines, what their

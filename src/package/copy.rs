@@ -359,6 +359,7 @@ fn stored_record_file(
             range: ByteRange { begin: head.header_len + d.payload_offset, len: d.payload_len },
             sha512: hex(&d.payload_sha512),
             mime,
+            identification: None,
         }),
         described: None,
         page: None,
@@ -470,7 +471,7 @@ impl<'a> CopyWriter<'a> {
 
     /// Appends one item where its stages routed it.
     pub(super) fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
-        let Staged { item, held, route, findings, .. } = staged;
+        let Staged { item, held, route, findings, identification, .. } = staged;
         let verdict = findings.into_iter().next().map(|f| match f {
             Finding::Infected(sig) => ScanResult::Infected(sig),
             Finding::NotScanned(why) => ScanResult::NotScanned(why),
@@ -507,6 +508,8 @@ impl<'a> CopyWriter<'a> {
             let v = self.viral.as_mut().ok_or(PackageError::Internal("viral container"))?;
             let range = v.append_member(root, bytes.reader(0, len), len)?;
             let moved = RecordFile { member: range, ..r.file.clone() };
+            let moved = self.identified(moved, identification);
+            let v = self.viral.as_mut().ok_or(PackageError::Internal("viral container"))?;
             self.events.infected(&mut v.mets, &moved, &sig).map_err(io_err(root))?;
             return self.clean(&r, held.as_deref());
         }
@@ -517,8 +520,16 @@ impl<'a> CopyWriter<'a> {
         if r.warc_type == "warcinfo" && !said {
             return Ok(());
         }
-        let moved = RecordFile { member: range, ..r.file };
+        let moved = self.identified(RecordFile { member: range, ..r.file }, identification);
         self.events.content(&mut self.content.mets, &moved, verdict.as_ref()).map_err(io_err(root))
+    }
+
+    /// A record with what identification found of its payload (described, under its content
+    /// object id, when the mode or a contradiction calls for it).
+    fn identified(&self, rf: RecordFile, id: Option<crate::model::Identification>) -> RecordFile {
+        let rel = &self.content.rel;
+        let oid = |rf: &RecordFile| format!("{rel}#{}", rf.record_id);
+        crate::stages::identify::record_identified(rf, oid, id, self.opts.identify)
     }
 
     /// Bytes that are no record of their own stay in the content container, in order.
@@ -630,6 +641,7 @@ impl<'a> CopyWriter<'a> {
                     range: ByteRange { begin: header.len() as u64, len: digests.payload_len },
                     sha512: hex(&digests.payload_sha512),
                     mime: c.mime.clone(),
+                    identification: None,
                 }),
                 described: None,
                 page: None,

@@ -61,6 +61,9 @@ pub enum PackageError {
     /// clamd failed: unreachable, gone, or silent past the timeout.
     #[error(transparent)]
     Scan(#[from] crate::stages::scan::ScanError),
+    /// PRONOM identification cannot run (its built-in signature file does not load).
+    #[error(transparent)]
+    Identify(#[from] crate::stages::identify::IdentifyError),
     /// clamd failed on one payload streamed to it alone.
     #[error("{origin}: virus scan: {source}")]
     ScanOf {

@@ -26,7 +26,8 @@ pub use archives::build_package;
 pub use error::{MigrationFailure, PackageError};
 pub use quarantine::ScanSummary;
 pub use report::{
-    CaptureCounts, ContainerReport, CrawlLogComparison, InstanceReport, PackageReport, WarcFinding,
+    CaptureCounts, ContainerReport, CrawlLogComparison, IdentificationReport, InstanceReport,
+    PackageReport, WarcFinding,
 };
 
 use std::fs::File;
@@ -88,6 +89,8 @@ pub struct PackageOptions {
     /// Describe every harvested seed URL as a webpage (`--describe-seeds`), titled from its
     /// HTML `<title>` and dated by its capture.
     pub describe_seeds: bool,
+    /// PRONOM identification of payloads (`--identify`): what the package records of it.
+    pub identify: crate::stages::identify::IdentifyMode,
 }
 
 /// The webpages and associated objects a package describes: the curator's `[[page]]` tables,
@@ -110,6 +113,40 @@ pub(crate) fn entities_to_describe(
         }
     }
     Ok(out)
+}
+
+/// PRONOM identification for a run, unless `--identify none`: the identifier, its agent
+/// registered in the METS header.
+pub(crate) fn register_identifier(
+    opts: &PackageOptions,
+    mets: &mut MetsBuilder,
+) -> Result<Option<crate::stages::identify::Identifier>, PackageError> {
+    if opts.identify == crate::stages::identify::IdentifyMode::None {
+        return Ok(None);
+    }
+    let identifier = crate::stages::identify::Identifier::shipped()?;
+    mets.header_mut().agents.push(identifier.agent());
+    Ok(Some(identifier))
+}
+
+/// The package's one `format identification` event (with an identifier), linked to its
+/// containers: every identified payload is in one of them, and the list stays as short as the
+/// package's containers however many payloads there are (each described payload's PREMIS
+/// object names the method in its format notes). What the report says of it.
+pub(crate) fn identification_event(
+    identified: Option<(crate::stages::identify::Identifier, &crate::stages::identify::Tally)>,
+    (ids, now): (&crate::ids::Ids, chrono::DateTime<chrono::Utc>),
+    containers: Vec<String>,
+    mets: &mut MetsBuilder,
+) -> Option<IdentificationReport> {
+    let (identifier, tally) = identified?;
+    let objects = containers.into_iter().map(|c| ("local".into(), c, "source".into())).collect();
+    mets.add_package_event(identifier.event(ids, now, tally, objects));
+    Some(IdentificationReport {
+        method: identifier.method(),
+        summary: tally.summary(),
+        tally: tally.clone(),
+    })
 }
 
 /// Starts the METS of a new sSIP; the descriptive header is filled in by [`finish_header`] once
@@ -369,6 +406,7 @@ pub(crate) fn written_record_file(
             range: ByteRange { begin: w.payload_offset, len: w.digests.payload_len },
             sha512: hex(&w.digests.payload_sha512),
             mime,
+            identification: None,
         }),
         described,
         page: None,

@@ -342,7 +342,7 @@ fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
             version: None,
             pronom: None,
         },
-        identification: None,
+        identification: c.as_ref().and_then(|c| c.identification.clone()),
         original_name: None,
         significant_properties: vec![],
         relationships: vec![],
@@ -365,6 +365,7 @@ mod tests {
                 range: ByteRange { begin: 20, len: payload.len() as u64 },
                 sha512: "ab".repeat(64),
                 mime: "text/html".into(),
+                identification: None,
             }),
             described: None,
             page: None,
@@ -391,6 +392,7 @@ mod tests {
             cleaner: None,
             capture_date: None,
             describe_seeds: false,
+            identify: crate::stages::identify::IdentifyMode::None,
         };
         let ids = Ids::seeded("t");
         let now = ids.now();

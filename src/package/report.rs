@@ -51,6 +51,8 @@ pub struct PackageReport {
     pub entities: crate::pages::EntitiesReport,
     /// How viruses were checked.
     pub virus_check: String,
+    /// PRONOM identification of the payloads (absent with `--identify none`).
+    pub identification: Option<IdentificationReport>,
     /// Virus scanning results.
     pub scan: ScanSummary,
     /// Seconds spent waiting for clamd's verdicts.
@@ -78,6 +80,18 @@ impl PackageReport {
             || !self.refused.is_empty()
             || self.containers.iter().any(|c| c.warc_findings > 0)
     }
+}
+
+/// What PRONOM identification found in a package's payloads (its event says the same).
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentificationReport {
+    /// The tool and signature file.
+    pub method: String,
+    /// The counts in a sentence, as the event's outcome detail.
+    pub summary: String,
+    /// The counts: payloads, unidentified, several matches, contradictions, by PUID.
+    #[serde(flatten)]
+    pub tally: crate::stages::identify::Tally,
 }
 
 /// What a source of captures yielded.

@@ -174,6 +174,17 @@ pub struct Capture {
     pub metadata: Option<Vec<u8>>,
 }
 
+impl Capture {
+    /// The payload's type as the METS states it: the entity's `Content-Type`, else unknown.
+    pub(crate) fn payload_mime(&self) -> String {
+        self.content_type
+            .as_deref()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| "application/octet-stream".into())
+    }
+}
+
 /// An oddity of the input a source tolerated, reported with where it is. (Fields in
 /// alphabetical order: the quirks log lists them so.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -13,6 +13,10 @@ use std::io::{self, Read};
 
 use chrono::{DateTime, Utc};
 
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{Item, Stage, StageError, Staged};
 use crate::formats::droid::{DroidError, FileFormat, Signatures};
 use crate::ids::Ids;
 use crate::model::{Agent, Event, Format, Identification};
@@ -63,15 +67,30 @@ pub enum IdentifyError {
     Signatures(&'static DroidError),
 }
 
+/// What a package records of identification (`--identify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdentifyMode {
+    /// No identification: no PUIDs, no event, no agent.
+    None,
+    /// Every payload is identified; the PUIDs are recorded on the bytestreams described for
+    /// another reason, and a payload whose bytes contradict its declared type is described
+    /// for that reason (P4.7).
+    #[default]
+    Described,
+    /// Every payload is identified and described, with its PUIDs.
+    All,
+}
+
 /// Identifies payloads with the signature file built into webaip.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Identifier {
+pub struct Identifier {
     sigs: &'static Signatures,
 }
 
 impl Identifier {
     /// The built-in signatures, compiled once; a corrupt file is an error here, at start.
-    pub(crate) fn shipped() -> Result<Identifier, IdentifyError> {
+    pub fn shipped() -> Result<Identifier, IdentifyError> {
         Signatures::shipped().map(|sigs| Identifier { sigs }).map_err(IdentifyError::Signatures)
     }
 
@@ -206,8 +225,8 @@ fn contradiction(sigs: &Signatures, declared: &str, found: &[&FileFormat]) -> Op
 }
 
 /// A run's identification results, counted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Tally {
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
     /// Payloads identified.
     pub payloads: u64,
     /// Payloads that matched no signature.
@@ -260,6 +279,111 @@ impl Tally {
             shown.join(", ")
         )
     }
+}
+
+/// The pipeline stage: every payload of a batch identified (in parallel), from the bytes held
+/// when they are, else streamed from the source (only windows kept), and counted. Items with
+/// no payload of their own, and records that are no capture (`warcinfo`, `metadata`,
+/// `request`, `revisit`), are left alone.
+pub(crate) struct IdentifyStage {
+    identifier: Identifier,
+    /// What this stage identified so far.
+    pub tally: Tally,
+}
+
+impl IdentifyStage {
+    pub(crate) fn new(identifier: Identifier) -> IdentifyStage {
+        IdentifyStage { identifier, tally: Tally::default() }
+    }
+
+    /// The identifier it runs.
+    pub(crate) fn identifier(&self) -> Identifier {
+        self.identifier
+    }
+}
+
+impl Stage for IdentifyStage {
+    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+        let identifier = self.identifier;
+        let results: Vec<Result<Option<Identification>, StageError>> =
+            batch.par_iter().map(|s| identify_staged(&identifier, s)).collect();
+        for (s, r) in batch.iter_mut().zip(results) {
+            s.identification = r?;
+            if let Some(id) = &s.identification {
+                self.tally.add(id);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The declared type of an item's payload, when it is one identification looks at: a capture,
+/// or a `response` or `resource` record with a payload.
+fn declared_type(item: &Item) -> Option<String> {
+    let capture = |t: &str| t == "response" || t == "resource";
+    match item {
+        _ if item.payload_len() == 0 => None,
+        Item::Capture(c) => Some(c.payload_mime()),
+        Item::Stored(r) if capture(&r.warc_type) => r.file.content.as_ref().map(|c| c.mime.clone()),
+        Item::Mapped(m) if capture(&m.mapped.spec.warc_type) => Some(m.mapped.payload_mime.clone()),
+        _ => None,
+    }
+}
+
+/// One item's identification, from its held bytes, its record in memory or its stream.
+fn identify_staged(i: &Identifier, s: &Staged) -> Result<Option<Identification>, StageError> {
+    let Some(declared) = declared_type(&s.item) else { return Ok(None) };
+    let in_memory = match &s.item {
+        Item::Mapped(m) => s.held.as_deref().or_else(|| m.payload_bytes()),
+        _ => s.held.as_deref(),
+    };
+    if let Some(bytes) = in_memory {
+        return Ok(Some(i.identify_bytes(&declared, bytes)));
+    }
+    let io = |source| StageError::Io { path: s.item.origin(), source };
+    let Some(r) = s.item.open_payload().map_err(io)? else { return Ok(None) };
+    i.identify_reader(&declared, r).map(Some).map_err(io)
+}
+
+/// Records what identification found of a record's payload (`id`) in its METS description
+/// (`mode`): on its payload, on its bytestream object when it is described anyway, and, where
+/// the mode or a contradiction calls for it, by describing it (as `oid`, with no events of its
+/// own).
+pub(crate) fn record_identified(
+    mut rf: crate::model::RecordFile,
+    oid: impl FnOnce(&crate::model::RecordFile) -> String,
+    id: Option<Identification>,
+    mode: IdentifyMode,
+) -> crate::model::RecordFile {
+    use crate::model::{DescribedBytestream, PremisObject};
+    let Some(id) = id else { return rf };
+    let describe = mode == IdentifyMode::All || id.contradiction.is_some();
+    let object_id = match (&rf.described, describe && mode != IdentifyMode::None) {
+        (None, true) => Some(oid(&rf)),
+        _ => None,
+    };
+    let Some(content) = rf.content.as_mut() else { return rf };
+    content.identification = Some(id.clone());
+    match (rf.described.as_mut(), object_id) {
+        (Some(d), _) => d.object.identification = Some(id),
+        (None, Some(object_id)) => {
+            let object = PremisObject {
+                id_type: "local".into(),
+                id: object_id,
+                size: content.range.len,
+                sha512: content.sha512.clone(),
+                format: Format { name: content.mime.clone(), version: None, pronom: None },
+                identification: Some(id),
+                original_name: rf.capture.as_ref().map(|c| c.uri.clone()),
+                significant_properties: vec![],
+                relationships: vec![],
+                events: vec![],
+            };
+            rf.described = Some(DescribedBytestream { object, events: vec![] });
+        }
+        (None, None) => {}
+    }
+    rf
 }
 
 #[cfg(test)]
@@ -326,6 +450,60 @@ mod tests {
         let held = i.identify_bytes("image/gif", &big);
         let streamed = i.identify_reader("image/gif", &big[..]).unwrap();
         assert_eq!(held, streamed);
+    }
+
+    fn record(id: &str) -> crate::model::RecordFile {
+        use crate::model::{ByteRange, ContentFile, RecordFile, UrlCapture};
+        RecordFile {
+            record_id: id.into(),
+            member: ByteRange { begin: 0, len: 10 },
+            compressed: true,
+            content: Some(ContentFile {
+                range: ByteRange { begin: 5, len: 28 },
+                sha512: "ab".into(),
+                mime: "image/jpeg".into(),
+                identification: None,
+            }),
+            described: None,
+            page: None,
+            capture: Some(UrlCapture {
+                uri: "http://e.org/a.jpg".into(),
+                date: "2004-01-01T00:00:00Z".into(),
+                date_inferred: false,
+            }),
+        }
+    }
+
+    #[test]
+    fn what_each_mode_records_of_a_record() {
+        let i = identifier();
+        let oid = |r: &crate::model::RecordFile| format!("c#{}", r.record_id);
+        let redacted = || Some(i.identify_bytes("image/jpeg", b"This file has been removed.\n"));
+        let gif = || Some(i.identify_bytes("image/gif", GIF));
+        // A contradiction is a reason to describe (P4.7), with both types and no events.
+        let r = record_identified(record("r1"), oid, redacted(), IdentifyMode::Described);
+        let d = r.described.expect("described for its contradiction");
+        assert_eq!(d.object.id, "c#r1");
+        assert_eq!(d.object.original_name.as_deref(), Some("http://e.org/a.jpg"));
+        assert_eq!(d.object.format.name, "image/jpeg");
+        assert!(d.object.identification.unwrap().contradiction.is_some());
+        assert!(d.events.is_empty() && d.object.events.is_empty());
+        // Nothing to say: not described by default; described with its PUID under `all`.
+        let r = record_identified(record("r2"), oid, gif(), IdentifyMode::Described);
+        assert!(r.described.is_none());
+        assert!(r.content.unwrap().identification.is_some(), "kept for a later description");
+        let r = record_identified(record("r3"), oid, gif(), IdentifyMode::All);
+        let puid = r.described.unwrap().object.identification.unwrap().matches[0].pronom.clone();
+        assert_eq!(puid.as_deref(), Some("fmt/4"));
+        // Described for another reason: the identification joins that description.
+        let mut described = record_identified(record("r4"), oid, gif(), IdentifyMode::All);
+        described.described.as_mut().unwrap().object.id = "other".into();
+        let r = record_identified(described, oid, redacted(), IdentifyMode::Described);
+        let o = r.described.unwrap().object;
+        assert_eq!(o.id, "other");
+        assert!(o.identification.unwrap().matches.is_empty());
+        // Not identified: left as it is.
+        assert_eq!(record_identified(record("r5"), oid, None, IdentifyMode::All), record("r5"));
     }
 
     #[test]

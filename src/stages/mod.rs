@@ -4,7 +4,8 @@
 //! route one (to the content or the viral container), put a new payload in place of the
 //! harvested one (which then goes to the original container) and note what it found, which the
 //! pipeline turns into PREMIS events. The pipeline (`package::captures`) runs its stages on
-//! every batch: `scan::ScanStage` is the virus check, `rewrite::RewriteStage` the link
+//! every batch: `identify::IdentifyStage` identifies each payload (first, so that the scan,
+//! last, overlaps writing), `scan::ScanStage` is the virus check, `rewrite::RewriteStage` the link
 //! rewriting of mirrors. An item is a capture (a record to be written from it), a record of a
 //! copied WARC kept as stored (`StoredRecord`), an ARC record mapped to its WARC record
 //! (`MappedRecord`, compressed when written), or bytes of a copied WARC that are no record
@@ -144,6 +145,8 @@ pub(crate) struct Staged {
     pub findings: Vec<Finding>,
     /// The payload a stage put in place of the harvested one, which is kept too.
     pub replacement: Option<Replacement>,
+    /// What PRONOM identification found in the harvested payload (`identify::IdentifyStage`).
+    pub identification: Option<crate::model::Identification>,
 }
 
 impl Staged {
@@ -156,6 +159,7 @@ impl Staged {
             route: Route::Content,
             findings: Vec::new(),
             replacement: None,
+            identification: None,
         }
     }
 }

@@ -203,6 +203,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
                 range: ByteRange { begin: 420, len: len * 3 },
                 sha512: sha(i),
                 mime: "text/html".into(),
+                identification: None,
             }),
             described: None,
             page: (i == 0).then(|| PageRole { kind: PageKind::Webpage, label: url.clone() }),
@@ -255,6 +256,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
             range: ByteRange { begin: 700, len: 2000 },
             sha512: sha(50),
             mime: "text/html".into(),
+            identification: None,
         }),
         described: Some(DescribedBytestream { object: new_obj, events: vec![tr] }),
         page: Some(PageRole {
@@ -282,6 +284,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
             range: ByteRange { begin: 700, len: 1990 },
             sha512: sha(51),
             mime: "text/html".into(),
+            identification: None,
         }),
         described: Some(DescribedBytestream {
             object: object(
@@ -333,6 +336,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
             range: ByteRange { begin: 512, len: 68 },
             sha512: sha(66),
             mime: "application/octet-stream".into(),
+            identification: None,
         }),
         described: Some(DescribedBytestream { object: vobj, events: vec![found] }),
         page: None,

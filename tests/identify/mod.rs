@@ -1,0 +1,219 @@
+//! PRONOM identification as a stage of `package` (issue 27): the PUIDs a package records,
+//! read back by an independent reader (tests/oracle/identified_package.py: the METS through
+//! ElementTree, each payload cut out of its container at the METS ranges) and compared with
+//! siegfried's on the same bytes; what `--identify` records and leaves out.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+
+use crate::util::{Package, corpus, oracle_python, repo, webaip};
+
+#[derive(Debug, Deserialize)]
+struct Oracle {
+    siegfried: String,
+    payloads: Vec<Payload>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Payload {
+    id: String,
+    uri: Option<String>,
+    declared: String,
+    puids: Vec<String>,
+    unidentified: bool,
+    contradiction: Option<String>,
+    sha512_ok: bool,
+    siegfried: Vec<Match>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Match {
+    id: String,
+    basis: String,
+}
+
+/// Every WARC and ARC file of the corpus.
+fn archives() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = ["warc", "arc"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(corpus().join(d)).expect("corpus dir readable"))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The 2007 Heritrix ARC whose redacted payloads keep their harvested type: one declared
+/// `image/jpeg` holds a line of text.
+fn redacted_arc() -> PathBuf {
+    corpus().join("arc/nas-3-3-20070119143010-00000-sb-test-har-001.statsbiblioteket.dk.arc")
+}
+
+fn oracle(pkg: &Path) -> Oracle {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(oracle_python())
+        .arg(repo().join("tests/oracle/identified_package.py"))
+        .arg(dir.path())
+        .arg(pkg)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "identified_package.py failed (pygfried: scripts/setup-test-env.sh): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the oracle prints JSON")
+}
+
+/// Packages `sources` with `--identify MODE` (deterministic, schemas checked): the report.
+/// A corpus WARC with bad digests is kept with findings (exit 1); anything else must pass.
+fn package(out: &Path, sources: &[&Path], mode: &str) -> serde_json::Value {
+    let o = Package::new()
+        .deterministic()
+        .json()
+        .schemas()
+        .args(&["--identify", mode])
+        .run_all(out, sources);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&o.stderr)));
+    let findings = report["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["warc_findings"].as_u64().unwrap() > 0);
+    assert_eq!(o.status.code(), Some(if findings { 1 } else { 0 }), "{report}");
+    report
+}
+
+#[test]
+fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    let sources = archives();
+    let refs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
+    let report = package(&pkg, &refs, "all");
+    let got = oracle(&pkg);
+
+    // --identify all: every payload identified is described, at ranges that hold its bytes.
+    let tally = &report["identification"];
+    assert_eq!(got.payloads.len() as u64, tally["payloads"].as_u64().unwrap(), "{tally}");
+    assert!(got.payloads.len() > 500, "{} payloads", got.payloads.len());
+    assert!(got.payloads.iter().all(|p| p.sha512_ok), "a payload's bytes are not its digest");
+    // One that matches nothing says so.
+    for p in &got.payloads {
+        assert_eq!(p.puids.is_empty(), p.unidentified, "{p:?}");
+    }
+    let unidentified = got.payloads.iter().filter(|p| p.unidentified).count() as u64;
+    assert_eq!(unidentified, tally["unidentified"].as_u64().unwrap());
+
+    // Where siegfried gives one PUID by its byte signatures, webaip gives that one.
+    let (mut compared, mut agreed, mut by_text) = (0usize, 0usize, 0usize);
+    let mut disagreements = Vec::new();
+    for p in &got.payloads {
+        let [m] = p.siegfried.as_slice() else { continue };
+        if m.basis.starts_with("text match") {
+            // siegfried's text sniffing (x-fmt/111) is no DROID binary signature: webaip
+            // reports no match, as DROID does (README, PRONOM identification).
+            assert!(p.unidentified, "{p:?}");
+            by_text += 1;
+            continue;
+        }
+        if !m.basis.contains("byte match") || m.basis.contains("container") {
+            continue;
+        }
+        compared += 1;
+        if p.puids == [m.id.clone()] {
+            agreed += 1;
+        } else {
+            disagreements
+                .push(format!("{}: siegfried {} ({}), METS {:?}", p.id, m.id, m.basis, p.puids));
+        }
+    }
+    eprintln!(
+        "siegfried {}: {} payloads; {compared} identified by siegfried's byte signatures, \
+         {agreed} the same in the METS; {by_text} plain text by siegfried's text sniffing",
+        got.siegfried,
+        got.payloads.len()
+    );
+    for d in &disagreements {
+        eprintln!("  disagreement: {d}");
+    }
+    assert!(compared >= 400, "too few payloads compared ({compared})");
+    assert!(agreed * 100 >= compared * 99, "{agreed} of {compared}:\n{}", disagreements.join("\n"));
+
+    // The redacted JPEG: both types, the contradiction said.
+    let jpeg = got
+        .payloads
+        .iter()
+        .find(|p| {
+            p.uri.as_deref() == Some("http://www.familien-carlsen.dk/juleferie2005/DSCN3802.JPG")
+        })
+        .expect("the redacted JPEG is described");
+    assert_eq!(jpeg.declared, "image/jpeg");
+    assert!(jpeg.unidentified);
+    let c = jpeg.contradiction.as_deref().expect("a contradiction");
+    assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
+
+    // The package passes its checks, and metsrw reaches the event and its agent.
+    let mets = pkg.join("METS.xml");
+    let v = webaip(&["validate", mets.to_str().unwrap()]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    // audit --deep: nothing amiss but the bad digests of the one corpus WARC that has them,
+    // kept as received (the package declares them).
+    let a = webaip(&["audit", "--deep", pkg.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&a.stdout);
+    assert!(text.contains("0 METS findings, 0 inconsistencies"), "{text}");
+    for line in text.lines().filter(|l| l.contains(": error ")) {
+        assert!(line.contains("jwat-invalid-warcfile-digest-fields.warc"), "{line}");
+    }
+    let m = Command::new(oracle_python())
+        .arg(repo().join("tests/oracle/check_metsrw.py"))
+        .arg(&mets)
+        .output()
+        .expect("python runs");
+    assert!(m.status.success(), "metsrw: {}", String::from_utf8_lossy(&m.stderr));
+    let seen: serde_json::Value = serde_json::from_slice(&m.stdout).unwrap();
+    let events = seen["package_events"].as_array().unwrap();
+    let n = events.iter().filter(|e| *e == "format identification").count();
+    assert_eq!(n, 1, "{seen}");
+}
+
+#[test]
+fn the_default_records_contradictions_and_none_records_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = redacted_arc();
+
+    let described = tmp.path().join("described");
+    let report = package(&described, &[&arc], "described");
+    let id = &report["identification"];
+    assert!(id["method"].as_str().unwrap().contains("DROID signature file V"), "{id}");
+    assert!(id["contradicted"].as_u64().unwrap() >= 1, "{id}");
+    assert!(id["payloads"].as_u64().unwrap() > id["contradicted"].as_u64().unwrap());
+    let got = oracle(&described);
+    // Minimal METS: only what has a reason is described, and every contradiction is one.
+    assert_eq!(
+        got.payloads.iter().filter(|p| p.contradiction.is_some()).count() as u64,
+        id["contradicted"].as_u64().unwrap()
+    );
+    assert!(got.payloads.iter().all(|p| p.contradiction.is_some()), "{:?}", got.payloads);
+    let mets = std::fs::read_to_string(described.join("METS.xml")).unwrap();
+    assert_eq!(
+        mets.matches("/eventType/for\">format identification</premis:eventType>").count(),
+        1
+    );
+    assert!(
+        mets.contains("<premis:agentIdentifierValue>webaip-pronom</premis:agentIdentifierValue>")
+    );
+    let v = webaip(&["validate", described.join("METS.xml").to_str().unwrap()]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+
+    let none = tmp.path().join("none");
+    let report = package(&none, &[&arc], "none");
+    assert!(report["identification"].is_null(), "{report}");
+    let mets = std::fs::read_to_string(none.join("METS.xml")).unwrap();
+    assert!(!mets.contains("format identification"));
+    assert!(!mets.contains("webaip-pronom"));
+    assert!(!mets.contains("PRONOM signature"));
+}

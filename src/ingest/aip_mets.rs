@@ -70,7 +70,8 @@ pub(crate) struct FormatSite {
     pub section: String,
     /// The format as the submission states it (the declared type).
     pub declared: Format,
-    /// The submission already gives a PRONOM key: left as it is.
+    /// The submission already states what identification found (a PRONOM key, or the note
+    /// that no signature matched): left as it is.
     pub has_pronom: bool,
     /// The prefix the document binds PREMIS 3 to there (`premis` in webaip's METS).
     pub prefix: String,
@@ -259,7 +260,7 @@ impl Scan<'_> {
         self.field = match e.local.as_str() {
             "formatName" if in_format => Some(Field::Name),
             "formatVersion" if in_format => Some(Field::Version),
-            "formatRegistryKey" if in_format => Some(Field::Key),
+            "formatRegistryKey" | "formatNote" if in_format => Some(Field::Key),
             "agentIdentifierValue" => Some(Field::AgentId),
             "altRecordID" if e.ns == NS_METS && e.attr("TYPE") == Some(SSIP_OBJID) => {
                 Some(Field::SsipObjid)
@@ -280,7 +281,10 @@ impl Scan<'_> {
             (Some(Field::Version), Some(f)) => {
                 f.declared.version.get_or_insert_default().push_str(t)
             }
-            (Some(Field::Key), Some(f)) => f.has_pronom = true,
+            // A registry key, or a note of an identification that found nothing.
+            (Some(Field::Key), Some(f)) => {
+                f.has_pronom |= !t.trim().is_empty() && !t.trim().starts_with("declared by")
+            }
             (Some(Field::SsipObjid), _) => {
                 self.sites.ssip_objid.get_or_insert_default().push_str(t.trim())
             }

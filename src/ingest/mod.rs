@@ -568,11 +568,18 @@ impl Aip<'_> {
         }
         let mut counts = IdentificationCounts::default();
         let mut tally = Tally::default();
+        // One result per described bytestream, whatever number of `format` elements its
+        // object has; an object that already states an identification keeps it.
+        let identified: HashSet<&str> =
+            s.formats.iter().filter(|f| f.has_pronom).map(|f| f.section.as_str()).collect();
+        let mut edited: HashSet<&str> = HashSet::new();
+        for (section, id) in &self.found.by_section {
+            tally.add(id);
+            counts.already_identified += u64::from(identified.contains(section.as_str()));
+        }
         for site in &s.formats {
             let Some(id) = self.found.by_section.get(&site.section) else { continue };
-            tally.add(id);
-            if site.has_pronom {
-                counts.already_identified += 1;
+            if identified.contains(site.section.as_str()) || !edited.insert(&site.section) {
                 continue;
             }
             edits.push(aip_mets::format_edit(site, id).map_err(io)?);

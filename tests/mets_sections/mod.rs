@@ -153,7 +153,7 @@ fn webaip_own_packages() {
             // The rewritten pages' modification events are on their records, whose amdSecs
             // are passed over; read as package-level (IDs no longer of the record form),
             // they come back whole too.
-            assert_eq!(event_types(&s), ["virus check"]);
+            assert_eq!(event_types(&s), ["virus check", "format identification"]);
             assert!(s.record_amd_secs_skipped >= 4, "{}", s.record_amd_secs_skipped);
             let text = std::fs::read_to_string(out.join("METS.xml")).unwrap();
             let renamed = dir.path().join("renamed.xml");

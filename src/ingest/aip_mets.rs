@@ -475,9 +475,10 @@ pub(crate) fn format_edit(site: &FormatSite, id: &Identification) -> io::Result<
     let text = String::from_utf8_lossy(&x.into_inner()).trim().to_string();
     let mut bytes = text.into_bytes();
     if site.prefix != "premis" {
-        // The document binds PREMIS 3 to another prefix here: bind ours on each element.
-        let decl = format!("<premis:format xmlns:premis=\"{NS_PREMIS3}\"");
-        bytes = String::from_utf8_lossy(&bytes).replace("<premis:format", &decl).into_bytes();
+        // The document binds PREMIS 3 to another prefix here: bind ours on each `format` (its
+        // children inherit it; `<premis:formatName` and the like must not be touched).
+        let decl = format!("<premis:format xmlns:premis=\"{NS_PREMIS3}\">");
+        bytes = String::from_utf8_lossy(&bytes).replace("<premis:format>", &decl).into_bytes();
     }
     Ok(Edit::new(site.start, site.end, bytes))
 }

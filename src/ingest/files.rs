@@ -33,6 +33,9 @@ pub(super) struct Snapshot {
     pub files: Vec<Before>,
     /// Bytes of the submission's METS and manifest.
     pub mets_and_manifest_bytes: u64,
+    /// The submission's METS as it was before the audit: the AIP's METS is the audited one
+    /// edited, so it must not change until the AIP is in place either.
+    mets: Option<(u64, u64, u64, i64, i64)>,
 }
 
 /// What identifies a file's content for this check: device, inode, size, modification time.
@@ -47,6 +50,7 @@ pub(super) fn snapshot(ssip: &Path) -> Result<Snapshot, IngestError> {
     for name in [METS, MANIFEST] {
         snap.mets_and_manifest_bytes += layout::metadata_in(ssip, name).map_or(0, |m| m.len());
     }
+    snap.mets = layout::metadata_in(ssip, METS).ok().map(|m| ident(&m));
     let Ok(manifest) = layout::open_in(ssip, MANIFEST) else { return Ok(snap) };
     let path = ssip.join(MANIFEST);
     for line in ManifestReader::new(BufReader::new(manifest)) {
@@ -161,6 +165,10 @@ pub(super) fn write_manifest(root: &Path, snap: &Snapshot) -> Result<u64, Ingest
 
 /// Fails when a submission file is no longer what the snapshot saw.
 pub(super) fn verify_unchanged(ssip: &Path, snap: &Snapshot) -> Result<(), IngestError> {
+    let mets = layout::metadata_in(ssip, METS).ok().map(|m| ident(&m));
+    if mets != snap.mets {
+        return Err(changed(&ssip.join(METS)));
+    }
     for f in &snap.files {
         let m = layout::metadata_in(ssip, &f.name)?;
         if ident(&m) != f.ident {
@@ -168,4 +176,41 @@ pub(super) fn verify_unchanged(ssip: &Path, snap: &Snapshot) -> Result<(), Inges
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn submission() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("content")).unwrap();
+        std::fs::write(dir.path().join("content/a.warc"), b"WARC").unwrap();
+        std::fs::write(dir.path().join(METS), b"<mets/>").unwrap();
+        let manifest = layout::manifest_line(&"0".repeat(128), "content/a.warc");
+        std::fs::write(dir.path().join(MANIFEST), manifest).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_mets_replaced_after_the_snapshot_fails_the_check() {
+        let dir = submission();
+        let snap = snapshot(dir.path()).unwrap();
+        verify_unchanged(dir.path(), &snap).unwrap();
+        // Replaced by another file of the same size (a rename over it, as an editor saves).
+        std::fs::write(dir.path().join("new.xml"), b"<METS/>").unwrap();
+        std::fs::rename(dir.path().join("new.xml"), dir.path().join(METS)).unwrap();
+        let err = verify_unchanged(dir.path(), &snap).unwrap_err();
+        assert!(matches!(err, IngestError::Changed { ref path, .. } if path.ends_with(METS)));
+        assert!(err.to_string().contains("METS.xml: changed while it was ingested"), "{err}");
+    }
+
+    #[test]
+    fn a_content_file_written_to_after_the_snapshot_fails_the_check() {
+        let dir = submission();
+        let snap = snapshot(dir.path()).unwrap();
+        std::fs::write(dir.path().join("content/a.warc"), b"WARC/1.1").unwrap();
+        let err = verify_unchanged(dir.path(), &snap).unwrap_err();
+        assert!(err.to_string().contains("a.warc: changed while it was ingested"), "{err}");
+    }
 }

@@ -168,6 +168,14 @@ pub enum IngestError {
         /// The submission.
         path: PathBuf,
     },
+    /// `--out` lies inside the submission: the AIP would change what it is made of.
+    #[error("{}: refused: the output directory {} is inside it (the AIP would change the submission)", path.display(), out.display())]
+    OutInside {
+        /// The submission.
+        path: PathBuf,
+        /// The output directory.
+        out: PathBuf,
+    },
     /// Something else is where the AIP would go.
     #[error("{}: exists and is not the AIP of {}", path.display(), submission.display())]
     OtherExists {
@@ -226,7 +234,7 @@ pub enum IngestError {
     #[error(transparent)]
     Confine(#[from] layout::ConfineError),
     /// The AIP's METS fails its own check (a fault of webaip: nothing is moved into place).
-    #[error("{}: the AIP's METS is not valid: {errors} error(s), the first at line {line:?}: [{rule}] {message}", path.display())]
+    #[error("{}: the AIP's METS is not valid: {errors} error(s), the first{}: [{rule}] {message}", path.display(), line.map(|l| format!(" at line {l}")).unwrap_or_default())]
     AipInvalid {
         /// The AIP's METS, in the staging directory.
         path: PathBuf,
@@ -283,6 +291,7 @@ fn make_aip(
     if let Err(e) = layout::metadata_in(ssip, layout::METS) {
         return Err(IngestError::NotASubmission { path: ssip.to_path_buf(), why: e.to_string() });
     }
+    out_outside(ssip, &opts.out)?;
     let none = HashSet::new();
     let ssip_sites =
         aip_mets::scan(&mets, &Wanted { sections: &none, package_amd: None, records: false })
@@ -375,7 +384,17 @@ fn make_aip(
         // A test of what a kill leaves: a hidden partial directory, nothing that looks done.
         std::process::abort();
     }
-    let aip = staging.commit()?;
+    let aip = match staging.commit() {
+        Ok(aip) => aip,
+        // Another run made it meanwhile (the same submission ingested twice at once): its AIP
+        // stands, and this run made none.
+        Err(PackageError::Exists(_)) => {
+            return existing_aip(&target, ssip, ssip_sites.objid.as_deref())?.ok_or_else(|| {
+                IngestError::OtherExists { path: target.clone(), submission: ssip.into() }
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
     Ok(IngestReport {
         submission: ssip.to_path_buf(),
         submission_objid: sites.objid.clone(),
@@ -429,6 +448,21 @@ fn refusal(ssip: &Path, audit: &crate::audit::AuditReport) -> IngestError {
             _ => all[..shown].join("; "),
         },
         more: all.len() - shown,
+    }
+}
+
+/// Refuses an output directory inside the submission (or the submission itself): the AIP's
+/// staging directory would become part of the package it is made from. Judged by the nearest
+/// part of `out` that exists, with links resolved.
+fn out_outside(ssip: &Path, out: &Path) -> Result<(), IngestError> {
+    let submission = ssip.canonicalize().map_err(io_err(ssip))?;
+    let out_abs = std::path::absolute(out).map_err(io_err(out))?;
+    let existing = out_abs.ancestors().find_map(|a| a.canonicalize().ok());
+    match existing {
+        Some(e) if e.starts_with(&submission) => {
+            Err(IngestError::OutInside { path: ssip.to_path_buf(), out: out.to_path_buf() })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -792,5 +826,33 @@ fn webaip_agent() -> Agent {
         agent_type: "software".into(),
         version: Some(env!("CARGO_PKG_VERSION").into()),
         note: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_aip_is_reported_with_its_line_as_a_number() {
+        let e = IngestError::AipInvalid {
+            path: "x/METS.xml".into(),
+            errors: 1,
+            line: Some(212),
+            rule: "XML".into(),
+            message: "ill-formed".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "x/METS.xml: the AIP's METS is not valid: 1 error(s), the first at line 212: [XML] ill-formed"
+        );
+        let e = IngestError::AipInvalid {
+            path: "x/METS.xml".into(),
+            errors: 1,
+            line: None,
+            rule: "XML".into(),
+            message: "ill-formed".into(),
+        };
+        assert!(e.to_string().contains("1 error(s), the first: [XML]"), "{e}");
     }
 }

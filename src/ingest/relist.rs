@@ -17,6 +17,7 @@ use std::path::Path;
 
 use super::aip_mets::{ContainerSite, Edit, RecordSite, Sites};
 use super::{IngestError, io_err};
+use crate::mets::reader::NS_METS;
 use crate::mets::xml::XmlOut;
 use crate::model::SerializationMode;
 
@@ -37,6 +38,9 @@ pub(super) fn relist(
     mode: SerializationMode,
 ) -> Result<(Vec<Edit>, Relisted), IngestError> {
     let raw = File::open(mets).map_err(io_err(mets))?;
+    // A document that binds METS to another prefix (or as its default namespace) gets the
+    // binding on each record `<file>` written anew.
+    let bind = sites.root.as_ref().is_some_and(|r| !super::aip_mets::binds(r, "mets", NS_METS));
     let mut edits = Vec::new();
     let mut done = Relisted::default();
     for c in &sites.containers {
@@ -51,7 +55,9 @@ pub(super) fn relist(
         let mut out = BufWriter::new(spill.as_file());
         let indent = " ".repeat(c.indent + 2);
         let (listed, kept) = match mode {
-            SerializationMode::Full => full(ssip, href, c, (&raw, mets), &indent, &mut out)?,
+            SerializationMode::Full => {
+                full(ssip, href, c, (&raw, mets), (&indent, bind), &mut out)?
+            }
             SerializationMode::Minimal => {
                 minimal(c, &sites.pointed, (&raw, mets), &indent, &mut out)?
             }
@@ -117,7 +123,7 @@ fn full(
     href: &str,
     c: &ContainerSite,
     raw: (&File, &Path),
-    indent: &str,
+    (indent, bind): (&str, bool),
     out: &mut impl Write,
 ) -> Result<(u64, u64), IngestError> {
     let by_begin: HashMap<u64, &RecordSite> =
@@ -156,9 +162,17 @@ fn full(
                 let mut x = XmlOut::new(Vec::new(), 0);
                 crate::mets::writer::write_record_file(&mut x, &rid, &r, None)
                     .map(|_| {
-                        String::from_utf8_lossy(&x.into_inner())
+                        let text = String::from_utf8_lossy(&x.into_inner())
                             .trim()
-                            .replace('\n', &format!("\n{indent}"))
+                            .replace('\n', &format!("\n{indent}"));
+                        match bind {
+                            true => text.replacen(
+                                "<mets:file ",
+                                &format!("<mets:file xmlns:mets=\"{NS_METS}\" "),
+                                1,
+                            ),
+                            false => text,
+                        }
                     })
                     .and_then(|text| write!(out, "\n{indent}{text}"))
                     .map_err(io_err(raw.1))

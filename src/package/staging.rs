@@ -45,6 +45,8 @@ pub(crate) struct Staging {
     pub root: PathBuf,
     /// The lock held on it while it is built (released when the run ends).
     _lock: File,
+    /// An existing package may be replaced (`--force`).
+    force: bool,
     out: PathBuf,
     parent: PathBuf,
     name: String,
@@ -101,6 +103,7 @@ impl Staging {
                 tmp: Some(tmp),
                 root,
                 _lock: lock,
+                force,
                 out: out.to_path_buf(),
                 parent,
                 name,
@@ -172,7 +175,9 @@ impl Staging {
         let kept = self.tmp.take().map(|t| t.keep()).unwrap_or_else(|| self.root.clone());
         let out = self.out.clone();
         let exists = std::fs::symlink_metadata(&out).is_ok();
-        if !exists {
+        // Without `force`, a package that appeared since `new` looked (another run's) is not
+        // replaced either: the NOREPLACE rename refuses it.
+        if !exists || !self.force {
             // NOREPLACE: a package that appeared meanwhile is not replaced without --force.
             match renameat_with(CWD, &kept, CWD, &out, RenameFlags::NOREPLACE) {
                 Ok(()) => return Ok(out),

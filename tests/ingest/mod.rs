@@ -18,6 +18,8 @@ use crate::util::{Package, oracle_python, repo, schemas, webaip_command};
 /// Every committed sample, as the golden packages make them.
 use crate::golden::SAMPLES;
 
+mod hostile;
+
 fn submission(name: &str, args: &[&str], dir: &Path) -> PathBuf {
     let out = dir.join(name);
     let o = Package::new()

@@ -340,7 +340,12 @@ fn make_aip(
     let now = ids.now();
     let objid = format!("urn:uuid:{}", ids.uuid());
 
-    let staging = Staging::new(&target, false)?;
+    let staging = match Staging::new(&target, false) {
+        Ok(s) => s,
+        // Another run put its AIP there since this one looked (see the commit below).
+        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_sites),
+        Err(e) => return Err(e.into()),
+    };
     let placed = files::place(ssip, &staging.root, &before)?;
     let ctx = Aip {
         ids: &ids,
@@ -388,11 +393,7 @@ fn make_aip(
         Ok(aip) => aip,
         // Another run made it meanwhile (the same submission ingested twice at once): its AIP
         // stands, and this run made none.
-        Err(PackageError::Exists(_)) => {
-            return existing_aip(&target, ssip, ssip_sites.objid.as_deref())?.ok_or_else(|| {
-                IngestError::OtherExists { path: target.clone(), submission: ssip.into() }
-            });
-        }
+        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_sites),
         Err(e) => return Err(e.into()),
     };
     Ok(IngestReport {
@@ -464,6 +465,15 @@ fn out_outside(ssip: &Path, out: &Path) -> Result<(), IngestError> {
         }
         _ => Ok(()),
     }
+}
+
+/// What another run of the same submission made at `target` while this one worked: its AIP
+/// stands, this run made none.
+fn made_meanwhile(target: &Path, ssip: &Path, sites: &Sites) -> Result<IngestReport, IngestError> {
+    existing_aip(target, ssip, sites.objid.as_deref())?.ok_or_else(|| IngestError::OtherExists {
+        path: target.to_path_buf(),
+        submission: ssip.into(),
+    })
 }
 
 /// The report of an AIP of this submission already at `target`, or `None` when nothing is

@@ -10,10 +10,11 @@ use sha2::Digest;
 use super::{audit_deep, ingest, report, submission};
 use crate::golden::SAMPLES;
 
-/// The pandas sample's submission (it has described bytestreams to identify).
+/// The pandas sample's submission, packaged without identification (it has described
+/// bytestreams for ingest to identify).
 fn pandas(dir: &Path) -> PathBuf {
     let (name, args) = SAMPLES.iter().find(|(n, _)| *n == "pandas").unwrap();
-    submission(name, args, dir)
+    submission(name, &[args, &["--identify", "none"][..]].concat(), dir)
 }
 
 /// A copy of `ssip` as `name` whose METS is `edit` of the original, its manifest line fixed.

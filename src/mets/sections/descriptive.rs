@@ -234,6 +234,16 @@ pub struct DublinCoreRecord {
     /// `xsi:schemaLocation`.
     #[yaserde(attribute = true, rename = "schemaLocation", prefix = "xsi")]
     pub schema_location: Option<String>,
+    /// Its elements.
+    #[yaserde(flatten = true)]
+    pub elements: DcElements,
+}
+
+/// The fifteen simple Dublin Core elements and the DCMI date terms, wherever they stand (in
+/// `xmlData` itself, or in Archivematica's container).
+#[derive(Debug, Clone, Default, PartialEq, YaSerialize, YaDeserialize)]
+#[yaserde(namespaces = { "dc" = "http://purl.org/dc/elements/1.1/", "dcterms" = "http://purl.org/dc/terms/", "xsi" = "http://www.w3.org/2001/XMLSchema-instance" })]
+pub struct DcElements {
     /// `dc:title`s.
     #[yaserde(rename = "title", prefix = "dc")]
     pub title: Vec<String>,
@@ -291,6 +301,30 @@ pub struct DublinCoreRecord {
     /// `dcterms:available`s.
     #[yaserde(rename = "available", prefix = "dcterms")]
     pub terms_available: Vec<TypedValue>,
+}
+
+impl DcElements {
+    /// The simple Dublin Core elements, (element, value), in the order of the fifteen.
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let lists: [(&'static str, &Vec<String>); 15] = [
+            ("title", &self.title),
+            ("creator", &self.creator),
+            ("subject", &self.subject),
+            ("description", &self.description),
+            ("publisher", &self.publisher),
+            ("contributor", &self.contributor),
+            ("date", &self.date),
+            ("type", &self.dc_type),
+            ("format", &self.format),
+            ("identifier", &self.identifier),
+            ("source", &self.source),
+            ("language", &self.language),
+            ("relation", &self.relation),
+            ("coverage", &self.coverage),
+            ("rights", &self.rights),
+        ];
+        lists.iter().flat_map(|(n, vs)| vs.iter().map(move |v| (*n, v.clone()))).collect()
+    }
 }
 
 /// A DCMI term's value with its encoding scheme (`xsi:type="dcterms:W3CDTF"`).

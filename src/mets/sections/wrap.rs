@@ -10,7 +10,7 @@
 
 use yaserde::{YaDeserialize, YaSerialize};
 
-use super::descriptive::{DublinCoreRecord, Mods, TypedValue};
+use super::descriptive::{DcElements, DublinCoreRecord, Mods};
 use super::premis::{PremisAgent, PremisEvent, PremisObject, PremisRights, RightsStatement};
 use super::rights::WebaipRights;
 
@@ -114,63 +114,9 @@ pub struct XmlData {
     /// Dublin Core inside Archivematica's container.
     #[yaserde(rename = "dublincore", prefix = "dcterms")]
     pub dublincore: Vec<DublinCoreRecord>,
-    /// `dc:title`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "title", prefix = "dc")]
-    pub title: Vec<String>,
-    /// `dc:creator`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "creator", prefix = "dc")]
-    pub creator: Vec<String>,
-    /// `dc:subject`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "subject", prefix = "dc")]
-    pub subject: Vec<String>,
-    /// `dc:description`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "description", prefix = "dc")]
-    pub description: Vec<String>,
-    /// `dc:publisher`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "publisher", prefix = "dc")]
-    pub publisher: Vec<String>,
-    /// `dc:contributor`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "contributor", prefix = "dc")]
-    pub contributor: Vec<String>,
-    /// `dc:date`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "date", prefix = "dc")]
-    pub date: Vec<String>,
-    /// `dc:type`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "type", prefix = "dc")]
-    pub dc_type: Vec<String>,
-    /// `dc:format`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "format", prefix = "dc")]
-    pub format: Vec<String>,
-    /// `dc:identifier`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "identifier", prefix = "dc")]
-    pub identifier: Vec<String>,
-    /// `dc:source`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "source", prefix = "dc")]
-    pub source: Vec<String>,
-    /// `dc:language`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "language", prefix = "dc")]
-    pub language: Vec<String>,
-    /// `dc:relation`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "relation", prefix = "dc")]
-    pub relation: Vec<String>,
-    /// `dc:coverage`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "coverage", prefix = "dc")]
-    pub coverage: Vec<String>,
-    /// `dc:rights`s (simple Dublin Core directly in `xmlData`).
-    #[yaserde(rename = "rights", prefix = "dc")]
-    pub dc_rights: Vec<String>,
-    /// `dcterms:created`s.
-    #[yaserde(rename = "created", prefix = "dcterms")]
-    pub terms_created: Vec<TypedValue>,
-    /// `dcterms:issued`s.
-    #[yaserde(rename = "issued", prefix = "dcterms")]
-    pub terms_issued: Vec<TypedValue>,
-    /// `dcterms:modified`s.
-    #[yaserde(rename = "modified", prefix = "dcterms")]
-    pub terms_modified: Vec<TypedValue>,
-    /// `dcterms:available`s.
-    #[yaserde(rename = "available", prefix = "dcterms")]
-    pub terms_available: Vec<TypedValue>,
+    /// Simple Dublin Core directly in `xmlData` (webaip's DC dmdSec).
+    #[yaserde(flatten = true)]
+    pub dc: DcElements,
     /// webaip's rights records.
     #[yaserde(rename = "rights", prefix = "wr")]
     pub webaip_rights: Vec<WebaipRights>,
@@ -202,38 +148,9 @@ impl XmlData {
     /// The simple Dublin Core of this `xmlData`, direct or inside `dcterms:dublincore`; None
     /// when it holds none.
     pub fn dublin_core(&self) -> Option<DublinCore> {
-        let mut elements = Vec::new();
-        elements.extend(self.title.iter().map(|v| ("title", v.clone())));
-        elements.extend(self.creator.iter().map(|v| ("creator", v.clone())));
-        elements.extend(self.subject.iter().map(|v| ("subject", v.clone())));
-        elements.extend(self.description.iter().map(|v| ("description", v.clone())));
-        elements.extend(self.publisher.iter().map(|v| ("publisher", v.clone())));
-        elements.extend(self.contributor.iter().map(|v| ("contributor", v.clone())));
-        elements.extend(self.date.iter().map(|v| ("date", v.clone())));
-        elements.extend(self.dc_type.iter().map(|v| ("type", v.clone())));
-        elements.extend(self.format.iter().map(|v| ("format", v.clone())));
-        elements.extend(self.identifier.iter().map(|v| ("identifier", v.clone())));
-        elements.extend(self.source.iter().map(|v| ("source", v.clone())));
-        elements.extend(self.language.iter().map(|v| ("language", v.clone())));
-        elements.extend(self.relation.iter().map(|v| ("relation", v.clone())));
-        elements.extend(self.coverage.iter().map(|v| ("coverage", v.clone())));
-        elements.extend(self.dc_rights.iter().map(|v| ("rights", v.clone())));
+        let mut elements = self.dc.pairs();
         for r in &self.dublincore {
-            elements.extend(r.title.iter().map(|v| ("title", v.clone())));
-            elements.extend(r.creator.iter().map(|v| ("creator", v.clone())));
-            elements.extend(r.subject.iter().map(|v| ("subject", v.clone())));
-            elements.extend(r.description.iter().map(|v| ("description", v.clone())));
-            elements.extend(r.publisher.iter().map(|v| ("publisher", v.clone())));
-            elements.extend(r.contributor.iter().map(|v| ("contributor", v.clone())));
-            elements.extend(r.date.iter().map(|v| ("date", v.clone())));
-            elements.extend(r.dc_type.iter().map(|v| ("type", v.clone())));
-            elements.extend(r.format.iter().map(|v| ("format", v.clone())));
-            elements.extend(r.identifier.iter().map(|v| ("identifier", v.clone())));
-            elements.extend(r.source.iter().map(|v| ("source", v.clone())));
-            elements.extend(r.language.iter().map(|v| ("language", v.clone())));
-            elements.extend(r.relation.iter().map(|v| ("relation", v.clone())));
-            elements.extend(r.coverage.iter().map(|v| ("coverage", v.clone())));
-            elements.extend(r.rights.iter().map(|v| ("rights", v.clone())));
+            elements.extend(r.elements.pairs());
         }
         (!elements.is_empty()).then_some(DublinCore { elements })
     }

@@ -1,13 +1,12 @@
 //! webaip's DROID signature matcher against siegfried (through pygfried), an independent
 //! PRONOM identifier, on every payload of every WARC and ARC file of the corpus.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde::Deserialize;
 use webaip::formats::droid::Signatures;
 
-use crate::util::{corpus, oracle_python, repo};
+use crate::util::{corpus_archives, oracle_python, repo};
 
 #[derive(Debug, Deserialize)]
 struct Report {
@@ -31,24 +30,13 @@ struct Match {
     basis: String,
 }
 
-/// Every WARC and ARC file of the corpus.
-fn archives() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = ["warc", "arc"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(corpus().join(d)).expect("corpus dir readable"))
-        .map(|e| e.expect("dir entry").path())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn agrees_with_siegfried_on_every_corpus_payload_it_identifies_by_signature() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(oracle_python())
         .arg(repo().join("tests/oracle/siegfried_payloads.py"))
         .arg(dir.path())
-        .args(archives())
+        .args(corpus_archives())
         .output()
         .expect("python runs");
     assert!(

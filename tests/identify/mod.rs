@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crate::util::{Package, corpus, oracle_python, repo, webaip};
+use crate::util::{Package, corpus, corpus_archives, oracle_python, repo, webaip};
 
 #[derive(Debug, Deserialize)]
 struct Oracle {
@@ -32,17 +32,6 @@ struct Payload {
 struct Match {
     id: String,
     basis: String,
-}
-
-/// Every WARC and ARC file of the corpus.
-fn archives() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = ["warc", "arc"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(corpus().join(d)).expect("corpus dir readable"))
-        .map(|e| e.expect("dir entry").path())
-        .collect();
-    v.sort();
-    v
 }
 
 /// The 2007 Heritrix ARC whose redacted payloads keep their harvested type: one declared
@@ -91,7 +80,7 @@ fn package(out: &Path, sources: &[&Path], mode: &str) -> serde_json::Value {
 fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
-    let sources = archives();
+    let sources = corpus_archives();
     let refs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
     let report = package(&pkg, &refs, "all");
     let got = oracle(&pkg);

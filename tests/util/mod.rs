@@ -35,6 +35,17 @@ pub fn corpus_arcs() -> Vec<PathBuf> {
     v
 }
 
+/// Every WARC and ARC file of the corpus.
+pub fn corpus_archives() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = ["warc", "arc"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(corpus().join(d)).expect("corpus dir readable"))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    v.sort();
+    v
+}
+
 /// The Python of the test venv (made by scripts/setup-test-env.sh).
 pub fn oracle_python() -> PathBuf {
     if let Some(p) = std::env::var_os("WEBAIP_ORACLE_PYTHON") {

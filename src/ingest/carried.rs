@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::IngestError;
-use crate::mets::sections::{PackageSections, Versioned, read_package_sections};
+use crate::mets::sections::{PackageSections, SectionsError, Versioned, read_package_sections};
 
 /// What was found in both, counted.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -29,15 +29,16 @@ pub struct CarriedOver {
     pub not_modelled: Vec<String>,
 }
 
-/// Compares the submission's sections with the AIP's. `Ok(None)` when the submission's
-/// sections cannot be read typed (the reason goes to the report): the AIP still holds them,
-/// byte for byte, unchecked.
-pub(super) fn check(ssip: &Path, aip: &Path) -> Result<Result<CarriedOver, String>, IngestError> {
+/// Compares the submission's sections with the AIP's. The inner error when the submission's
+/// sections cannot be read typed (it goes to the report): the AIP still holds them, byte for
+/// byte, unchecked.
+pub(super) fn check(
+    ssip: &Path,
+    aip: &Path,
+) -> Result<Result<CarriedOver, SectionsError>, IngestError> {
     let before = match read_package_sections(ssip) {
         Ok(s) => s,
-        Err(e) => {
-            return Ok(Err(format!("the submission's sections could not be read typed: {e}")));
-        }
+        Err(e) => return Ok(Err(e)),
     };
     let after = read_package_sections(aip).map_err(|e| missing(aip, format!("unreadable: {e}")))?;
     let mut c = CarriedOver { not_modelled: before.not_modelled.clone(), ..Default::default() };

@@ -379,8 +379,9 @@ fn make_aip(
     check_aip(&aip_mets, opts)?;
     let carried_over = match carried::check(&mets, &aip_mets)? {
         Ok(c) => Some(c),
-        Err(why) => {
-            not_carried_over.push(why);
+        Err(e) => {
+            not_carried_over
+                .push(format!("the submission's sections could not be read typed: {e}"));
             None
         }
     };

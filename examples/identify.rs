@@ -1,13 +1,15 @@
 //! Identifies files by DROID signature with webaip's matcher: one line per file, its path and
-//! the PUIDs that survive priorities (comma-separated, empty for no match), then on stderr how
-//! many files per second were identified (loading the signatures not counted).
+//! the PUIDs that survive priorities (comma-separated), or, when none matches, `x-fmt/111` and
+//! the text class when the file's first bytes are text (as webaip records it), else nothing;
+//! then on stderr how many files per second were identified (loading the signatures not
+//! counted).
 //!
 //!     cargo run --release --example identify -- [--repeat N] FILE...
 
 use std::io::Write;
 use std::time::Instant;
 
-use webaip::formats::droid::Signatures;
+use webaip::formats::droid::{PLAIN_TEXT, Signatures};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,10 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for round in 0..repeat {
         for path in &args {
             let file = std::fs::File::open(path)?;
-            let found = sigs.identify_seekable(file)?;
+            let found = sigs.examine_seekable(file)?;
             if round == 0 {
-                let puids: Vec<&str> = found.iter().map(|f| f.puid.as_str()).collect();
-                writeln!(out, "{path}\t{}", puids.join(","))?;
+                let puids: Vec<&str> = found.formats.iter().map(|f| f.puid.as_str()).collect();
+                match found.text {
+                    Some(class) => writeln!(out, "{path}\t{PLAIN_TEXT}\ttext {class}")?,
+                    None => writeln!(out, "{path}\t{}", puids.join(","))?,
+                }
             }
         }
     }

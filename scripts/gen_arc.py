@@ -9,6 +9,10 @@ so the same arguments always give the same bytes.
       images, one gzip member per record (Heritrix's layout), until OUT reaches --size.
   gen_arc.py single OUT.arc.gz --record-size 1G
       a filedesc and one record of the given size, streamed (never held in memory).
+  gen_arc.py redacted OUT.arc [--seed N]
+      a 2004 crawl whose server answered 189 JPEG URLs, declared image/jpeg, with a line of
+      redaction text (ASCII, some ISO-8859-1), beside real JPEG headers and HTML pages: what a
+      national library's 2004 ARC holds, for format identification's contradictions.
 
 The module is also imported by make_samples.py.
 """
@@ -181,6 +185,43 @@ def write_single(path, record_size, seed):
         w.streamed_record("http://www.example.org/big.mp4", "192.0.2.10", when, "video/mp4", total, chunks())
 
 
+REDACTIONS = (
+    b"This image has been removed.\n",
+    b"This file has been removed at the request of the rights holder.\r\n",
+    b"Image withheld (copyright).",
+    "Billedet er fjernet efter \u00f8nske fra rettighedshaveren.\n".encode("latin-1"),
+)
+
+
+def jfif(rng, size):
+    """JPEG bytes as a JFIF 1.01 file starts and ends (SOI, APP0, a comment of random bytes,
+    EOI): what PRONOM's JFIF signature looks at."""
+    head = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+    body = rng.randbytes(size).replace(b"\xff", b"\x00")
+    return head + b"\xff\xfe" + (len(body) + 2).to_bytes(2, "big") + body + b"\xff\xd9"
+
+
+def write_redacted(path, seed, redacted=189, jpegs=12, pages=20):
+    rng = random.Random(seed)
+    host = "www.example.dk"
+    when = "20041012093000"
+    records = [("jpg", i) for i in range(redacted)] + [("real", i) for i in range(jpegs)]
+    records += [("page", i) for i in range(pages)]
+    rng.shuffle(records)
+    with open(path, "wb") as f:
+        w = ArcWriter(f, os.path.basename(path), when, gzip_members=path.endswith(".gz"))
+        for n, (kind, i) in enumerate(records):
+            t = stamp(when, n)
+            if kind == "page":
+                body, url, mime = html_page(rng, host, pages, 3000), "http://%s/album/%d.html" % (host, i), "text/html"
+            elif kind == "real":
+                body, url, mime = jfif(rng, rng.randrange(2000, 9000)), "http://%s/foto/IMG_%04d.JPG" % (host, 5000 + i), "image/jpeg"
+            else:
+                body, url, mime = REDACTIONS[i % len(REDACTIONS)], "http://%s/foto/DSCN%04d.JPG" % (host, 3000 + i), "image/jpeg"
+            block = http_response(200, "OK", [("Content-Type", mime), ("Content-Length", str(len(body)))], body)
+            w.record(url, "192.0.2.10", t, mime, block)
+
+
 def parse_size(s):
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     return int(float(s[:-1]) * mult[s[-1].upper()]) if s[-1].upper() in mult else int(s)
@@ -197,9 +238,14 @@ def main(argv):
     s.add_argument("out")
     s.add_argument("--record-size", default="1G")
     s.add_argument("--seed", type=int, default=1)
+    r = sub.add_parser("redacted")
+    r.add_argument("out")
+    r.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     if a.cmd == "bench":
         write_bench(a.out, parse_size(a.size), a.seed)
+    elif a.cmd == "redacted":
+        write_redacted(a.out, a.seed)
     else:
         write_single(a.out, parse_size(a.record_size), a.seed)
 

@@ -1,5 +1,5 @@
 //! Readers and writers for the byte formats webaip meets: ARC, WARC, HTTP header blocks, HTML
-//! encodings, URLs and MIME types by name and content.
+//! encodings, URLs, MIME types by name and content, PRONOM signatures and text classes.
 //!
 //! Everything here works on bytes and offsets and knows nothing of packages or METS.
 
@@ -15,5 +15,6 @@ pub(crate) mod multipart;
 pub(crate) mod nedlib_meta;
 pub mod pronom;
 pub(crate) mod segment;
+pub mod text;
 pub mod url;
 pub mod warc;

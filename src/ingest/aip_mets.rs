@@ -606,6 +606,7 @@ mod tests {
         let root = s.root.as_ref().unwrap();
         let id = Identification {
             matches: vec![],
+            text: None,
             method: "webaip test".into(),
             contradiction: Some("declared image/jpeg; no".into()),
         };

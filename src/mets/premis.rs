@@ -147,6 +147,11 @@ pub(crate) fn write_identified_formats<W: Write>(
     let n = id.matches.len();
     for m in &id.matches {
         let mut note = format!("identified by {}", id.method);
+        if let Some(k) = id.text {
+            note.push_str(&format!(
+                "; by its characters, not by a signature: no binary signature matches, and its first bytes are {k} text"
+            ));
+        }
         if n > 1 {
             note.push_str(&format!("; one of {n} formats the signatures match"));
         }

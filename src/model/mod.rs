@@ -214,8 +214,12 @@ impl Format {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identification {
     /// The formats the bytes match, as DROID's priorities leave them: several when several
-    /// survive, none when no signature matches.
+    /// survive, none when no signature matches. Plain text (`x-fmt/111`) when no signature
+    /// matches and the first bytes are text: then `text` says which class.
     pub matches: Vec<Format>,
+    /// The text class the one match rests on, when it is plain text by its characters and
+    /// not by a signature (a judgement, recorded as one).
+    pub text: Option<crate::formats::text::TextKind>,
     /// The tool and signature file, e.g. `webaip 0.1.0, DROID signature file V122`.
     pub method: String,
     /// Why the declared type is not what the bytes are, when it is not.

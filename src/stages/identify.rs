@@ -17,7 +17,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Item, Stage, StageError, Staged};
-use crate::formats::droid::{DroidError, FileFormat, Signatures};
+use crate::formats::droid::{DroidError, Examined, FileFormat, Signatures};
+use crate::formats::text::TextKind;
 use crate::ids::Ids;
 use crate::model::{Agent, Event, Format, Identification};
 
@@ -105,7 +106,7 @@ impl Identifier {
 
     /// A payload held in memory, declared as `declared`.
     pub(crate) fn identify_bytes(&self, declared: &str, bytes: &[u8]) -> Identification {
-        self.judge(declared, self.sigs.identify_bytes(bytes))
+        self.judge(declared, self.sigs.examine_bytes(bytes))
     }
 
     /// A payload read to its end from `r` (only its first and last bytes are kept).
@@ -114,13 +115,21 @@ impl Identifier {
         declared: &str,
         r: impl Read,
     ) -> io::Result<Identification> {
-        Ok(self.judge(declared, self.sigs.identify_reader(r)?))
+        Ok(self.judge(declared, self.sigs.examine_reader(r)?))
     }
 
-    fn judge(&self, declared: &str, found: Vec<&FileFormat>) -> Identification {
+    /// The result: the formats matched; or, when none is and the first bytes are text, plain
+    /// text with its class (siegfried's "text match"); or nothing.
+    fn judge(&self, declared: &str, found: Examined<'_>) -> Identification {
+        let text = found.text.filter(|_| self.sigs.plain_text().is_some());
+        let matches = match (text, self.sigs.plain_text()) {
+            (Some(_), Some(plain)) => vec![pronom_format(plain)],
+            _ => found.formats.iter().map(|f| pronom_format(f)).collect(),
+        };
         Identification {
-            contradiction: contradiction(self.sigs, declared, &found),
-            matches: found.iter().map(|f| pronom_format(f)).collect(),
+            contradiction: contradiction(self.sigs, declared, &found.formats, text),
+            matches,
+            text,
             method: self.method(),
         }
     }
@@ -134,7 +143,7 @@ impl Identifier {
             agent_type: "software".into(),
             version: Some(self.method()),
             note: Some(format!(
-                "DROID signature file V{}, created {}; container signatures not used",
+                "DROID signature file V{}, created {}; container signatures not used; plain text judged by the file command's character classes",
                 self.sigs.version(),
                 self.sigs.date_created()
             )),
@@ -156,7 +165,7 @@ impl Identifier {
             event_type_uri: Some(EVENT_URI.into()),
             date_time: now,
             detail: Some(format!(
-                "program=\"webaip\"; version=\"{}\"; DROID signature file V{}; binary signatures at the start and end of each payload",
+                "program=\"webaip\"; version=\"{}\"; DROID signature file V{}; binary signatures at the start and end of each payload; plain text (x-fmt/111) where none matches and the first 4096 bytes are text by the file command's character classes",
                 env!("CARGO_PKG_VERSION"),
                 self.sigs.version()
             )),
@@ -197,9 +206,14 @@ fn is_text(t: &str) -> bool {
 }
 
 /// Why the bytes contradict the declared type, if they do: they match formats none of which
-/// PRONOM lists under that type, or they match nothing while formats of that (binary) type
-/// have signatures that would have matched.
-fn contradiction(sigs: &Signatures, declared: &str, found: &[&FileFormat]) -> Option<String> {
+/// PRONOM lists under that type, or they match nothing (text or not) while formats of that
+/// (binary) type have signatures that would have matched.
+fn contradiction(
+    sigs: &Signatures,
+    declared: &str,
+    found: &[&FileFormat],
+    text: Option<TextKind>,
+) -> Option<String> {
     let t = normalized(declared);
     if GENERIC_TYPES.contains(&t.as_str()) {
         return None;
@@ -219,8 +233,9 @@ fn contradiction(sigs: &Signatures, declared: &str, found: &[&FileFormat]) -> Op
         return None;
     }
     let of_type = sigs.formats().iter().filter(|f| lists(f) && !f.signature_ids.is_empty()).count();
+    let bytes = text.map(|k| format!(" (the bytes are {k} text)")).unwrap_or_default();
     (of_type > 0).then(|| {
-        format!("declared {t}; none of the {of_type} PRONOM formats of that type with a signature matches")
+        format!("declared {t}; none of the {of_type} PRONOM formats of that type with a signature matches{bytes}")
     })
 }
 
@@ -229,8 +244,10 @@ fn contradiction(sigs: &Signatures, declared: &str, found: &[&FileFormat]) -> Op
 pub struct Tally {
     /// Payloads identified.
     pub payloads: u64,
-    /// Payloads that matched no signature.
+    /// Payloads that matched no signature and are not text.
     pub unidentified: u64,
+    /// Payloads that matched no signature and are plain text by their characters.
+    pub text: u64,
     /// Payloads several formats survived for.
     pub several: u64,
     /// Payloads whose bytes contradict the declared type.
@@ -244,6 +261,7 @@ impl Tally {
     pub(crate) fn add(&mut self, id: &Identification) {
         self.payloads += 1;
         self.unidentified += u64::from(id.matches.is_empty());
+        self.text += u64::from(id.text.is_some());
         self.several += u64::from(id.matches.len() > 1);
         self.contradicted += u64::from(id.contradiction.is_some());
         for m in &id.matches {
@@ -257,6 +275,7 @@ impl Tally {
     pub(crate) fn merge(&mut self, other: &Tally) {
         self.payloads += other.payloads;
         self.unidentified += other.unidentified;
+        self.text += other.text;
         self.several += other.several;
         self.contradicted += other.contradicted;
         for (p, n) in &other.by_puid {
@@ -270,9 +289,10 @@ impl Tally {
         top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let shown: Vec<String> = top.iter().take(10).map(|(p, n)| format!("{p}: {n}")).collect();
         format!(
-            "{} payload(s) identified: {} matched no signature, {} matched several formats, {} contradict the type the harvest declared{}{}",
+            "{} payload(s) identified: {} matched no signature and are not text, {} matched no signature and are plain text by their characters, {} matched several formats, {} contradict the type the harvest declared{}{}",
             self.payloads,
             self.unidentified,
+            self.text,
             self.several,
             self.contradicted,
             if shown.is_empty() { "" } else { "; " },
@@ -418,12 +438,26 @@ mod tests {
     }
 
     #[test]
-    fn plain_text_declared_as_a_jpeg_contradicts_it_and_matches_nothing() {
+    fn plain_text_declared_as_a_jpeg_is_text_by_its_characters_and_contradicts_it() {
         // What a 2004 ARC holds for 189 redacted payloads declared image/jpeg.
         let id = identifier().identify_bytes("image/jpeg", b"This file has been removed.\n");
-        assert!(id.matches.is_empty());
+        assert_eq!(id.matches.len(), 1, "{id:?}");
+        assert_eq!(id.matches[0].pronom.as_deref(), Some("x-fmt/111"));
+        assert_eq!(id.text, Some(TextKind::Ascii));
         let c = id.contradiction.unwrap();
         assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
+        assert!(c.ends_with("(the bytes are ASCII text)"), "{c}");
+    }
+
+    #[test]
+    fn bytes_that_are_neither_a_format_nor_text_match_nothing() {
+        let id = identifier().identify_bytes("image/jpeg", b"\x00\x01\x02 not text");
+        assert!(id.matches.is_empty() && id.text.is_none(), "{id:?}");
+        assert!(id.contradiction.unwrap().starts_with("declared image/jpeg; none of the "));
+        // A signature match is never second-guessed by the characters: HTML is ASCII too.
+        let page = b"<!DOCTYPE html><html><head><title>x</title></head></html>";
+        let id = identifier().identify_bytes("text/html", page);
+        assert!(id.text.is_none() && !id.matches.is_empty(), "{id:?}");
     }
 
     #[test]
@@ -501,7 +535,7 @@ mod tests {
         let r = record_identified(described, oid, redacted(), IdentifyMode::Described);
         let o = r.described.unwrap().object;
         assert_eq!(o.id, "other");
-        assert!(o.identification.unwrap().matches.is_empty());
+        assert_eq!(o.identification.unwrap().text, Some(TextKind::Ascii));
         // Not identified: left as it is.
         assert_eq!(record_identified(record("r5"), oid, None, IdentifyMode::All), record("r5"));
     }
@@ -512,12 +546,13 @@ mod tests {
         let mut t = Tally::default();
         t.add(&i.identify_bytes("image/gif", GIF));
         t.add(&i.identify_bytes("image/jpeg", b"removed"));
+        t.add(&i.identify_bytes("image/jpeg", b"\x00removed"));
         let mut u = Tally::default();
         u.merge(&t);
-        assert_eq!((u.payloads, u.unidentified, u.contradicted), (2, 1, 1));
+        assert_eq!((u.payloads, u.unidentified, u.text, u.contradicted), (3, 1, 1, 2));
         assert_eq!(
             u.summary(),
-            "2 payload(s) identified: 1 matched no signature, 0 matched several formats, 1 contradict the type the harvest declared; fmt/4: 1"
+            "3 payload(s) identified: 1 matched no signature and are not text, 1 matched no signature and are plain text by their characters, 0 matched several formats, 2 contradict the type the harvest declared; fmt/4: 1, x-fmt/111: 1"
         );
     }
 }

@@ -23,6 +23,7 @@ struct Payload {
     declared: String,
     puids: Vec<String>,
     unidentified: bool,
+    text: Option<String>,
     contradiction: Option<String>,
     sha512_ok: bool,
     siegfried: Vec<Match>,
@@ -97,32 +98,36 @@ fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
     let unidentified = got.payloads.iter().filter(|p| p.unidentified).count() as u64;
     assert_eq!(unidentified, tally["unidentified"].as_u64().unwrap());
 
-    // Where siegfried gives one PUID by its byte signatures, webaip gives that one.
+    // Where siegfried gives one PUID, webaip gives that one: by its byte signatures, or as
+    // plain text by the same character classes (siegfried's "text match ASCII" is webaip's
+    // "first bytes are ASCII text").
     let (mut compared, mut agreed, mut by_text) = (0usize, 0usize, 0usize);
     let mut disagreements = Vec::new();
     for p in &got.payloads {
         let [m] = p.siegfried.as_slice() else { continue };
-        if m.basis.starts_with("text match") {
-            // siegfried's text sniffing (x-fmt/111) is no DROID binary signature: webaip
-            // reports no match, as DROID does (README, PRONOM identification).
-            assert!(p.unidentified, "{p:?}");
-            by_text += 1;
+        if m.basis.contains("container") {
             continue;
         }
-        if !m.basis.contains("byte match") || m.basis.contains("container") {
+        if m.id == "UNKNOWN" {
+            // No PUID from siegfried: none from webaip either.
+            assert!(p.unidentified && p.puids.is_empty(), "{p:?}");
             continue;
         }
         compared += 1;
-        if p.puids == [m.id.clone()] {
+        let text = m.basis.strip_prefix("text match ");
+        by_text += usize::from(text.is_some());
+        if p.puids == [m.id.clone()] && p.text.as_deref() == text {
             agreed += 1;
         } else {
-            disagreements
-                .push(format!("{}: siegfried {} ({}), METS {:?}", p.id, m.id, m.basis, p.puids));
+            disagreements.push(format!(
+                "{}: siegfried {} ({}), METS {:?} (text {:?})",
+                p.id, m.id, m.basis, p.puids, p.text
+            ));
         }
     }
     eprintln!(
-        "siegfried {}: {} payloads; {compared} identified by siegfried's byte signatures, \
-         {agreed} the same in the METS; {by_text} plain text by siegfried's text sniffing",
+        "siegfried {}: {} payloads; {compared} given one PUID by siegfried ({by_text} of them \
+         plain text by its characters), {agreed} the same in the METS",
         got.siegfried,
         got.payloads.len()
     );
@@ -141,7 +146,8 @@ fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
         })
         .expect("the redacted JPEG is described");
     assert_eq!(jpeg.declared, "image/jpeg");
-    assert!(jpeg.unidentified);
+    assert_eq!(jpeg.puids, ["x-fmt/111"]);
+    assert_eq!(jpeg.text.as_deref(), Some("ASCII"));
     let c = jpeg.contradiction.as_deref().expect("a contradiction");
     assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
 
@@ -205,4 +211,49 @@ fn the_default_records_contradictions_and_none_records_nothing() {
     assert!(!mets.contains("format identification"));
     assert!(!mets.contains("webaip-pronom"));
     assert!(!mets.contains("PRONOM signature"));
+}
+
+/// A 2004 crawl as a national library's ARC holds it (scripts/gen_arc.py redacted): 189 JPEG
+/// URLs answered with a line of redaction text, declared `image/jpeg`, beside real JPEGs and
+/// pages. Each redacted payload is described with both types and the contradiction, as plain
+/// text by the same character class siegfried gives; the real JPEGs are not contradicted.
+#[test]
+fn a_2004_arc_with_189_redacted_jpegs_records_each_contradiction() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = tmp.path().join("IAH-20041012093000-00000-redacted.arc.gz");
+    let generated = Command::new("python3")
+        .arg(repo().join("scripts/gen_arc.py"))
+        .args(["redacted", arc.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));
+    let pkg = tmp.path().join("pkg");
+    let report = package(&pkg, &[&arc], "described");
+    let tally = &report["identification"];
+    assert_eq!(tally["payloads"], 221, "{tally}");
+    assert_eq!(tally["contradicted"], 189, "{tally}");
+    assert_eq!(tally["text"], 189, "{tally}");
+    assert_eq!(tally["unidentified"], 0, "{tally}");
+
+    let got = oracle(&pkg);
+    assert_eq!(got.payloads.len(), 189, "only the contradicted payloads are described");
+    let mut classes = std::collections::BTreeMap::new();
+    for p in &got.payloads {
+        assert!(p.sha512_ok, "{p:?}");
+        assert_eq!(p.declared, "image/jpeg", "{p:?}");
+        assert_eq!(p.puids, ["x-fmt/111"], "{p:?}");
+        let c = p.contradiction.as_deref().expect("a contradiction");
+        assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
+        // siegfried, on the bytes the METS ranges cut out, says the same class.
+        let [m] = p.siegfried.as_slice() else { panic!("{p:?}") };
+        assert_eq!(
+            (m.id.as_str(), m.basis.strip_prefix("text match ")),
+            ("x-fmt/111", p.text.as_deref())
+        );
+        *classes.entry(p.text.clone().unwrap()).or_insert(0) += 1;
+    }
+    // The generator's Danish notices are ISO-8859-1: a class of their own.
+    assert_eq!(classes.len(), 2, "{classes:?}");
+    let v = webaip(&["validate", pkg.join("METS.xml").to_str().unwrap()]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
 }

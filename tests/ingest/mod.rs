@@ -222,15 +222,16 @@ fn described_bytestreams_carry_the_puids_siegfried_gives_them() {
             assert_eq!(ours.is_empty(), f["unidentified_note"].as_bool().unwrap(), "{name}: {f}");
             let sf = f["siegfried"].as_array().unwrap();
             if let [m] = sf.as_slice() {
+                // By its signatures, or plain text by its characters: the same PUID.
                 let basis = m["basis"].as_str().unwrap();
-                if basis.contains("byte match") && !basis.contains("container") {
+                if m["id"] != "UNKNOWN" && !basis.contains("container") {
                     compared += 1;
                     assert_eq!(ours, [m["id"].as_str().unwrap()], "{name}: {f}");
                 }
             }
         }
     }
-    assert!(compared >= 4, "too few bytestreams identified by siegfried's signatures: {compared}");
+    assert!(compared >= 4, "too few bytestreams identified by siegfried: {compared}");
 }
 
 #[test]

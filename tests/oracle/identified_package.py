@@ -6,6 +6,7 @@ siegfried (pygfried), printing JSON:
     {"siegfried": version,
      "payloads": [{"id": object id, "uri": original name, "declared": type, "puids": [what the METS records],
                    "unidentified": bool (the METS says no signature matched),
+                   "text": the text class the METS says a plain text match rests on, or null,
                    "contradiction": note or null, "sha512_ok": bool,
                    "siegfried": [{"id", "basis"}]}]}
 
@@ -42,12 +43,16 @@ def objects(root):
             continue
         oid = obj.findtext("premis:objectIdentifier/premis:objectIdentifierValue", "", NS)
         uri = obj.findtext("premis:originalName", None, NS)
-        puids, declared, unidentified, contradiction = [], None, False, None
+        puids, declared, unidentified, contradiction, text = [], None, False, None, None
         for f in obj.findall("premis:objectCharacteristics/premis:format", NS):
             notes = [n.text or "" for n in f.findall("premis:formatNote", NS)]
             key = f.findtext("premis:formatRegistry/premis:formatRegistryKey", None, NS)
             if any(n.startswith("identified by ") for n in notes) and key:
                 puids.append(key)
+                for n in notes:
+                    said = n.rpartition("its first bytes are ")[2]
+                    if said != n and said.endswith(" text"):
+                        text = said[:-len(" text")]
             if "declared by the harvest" in notes:
                 declared = f.findtext("premis:formatDesignation/premis:formatName", "", NS)
                 unidentified = any(n.startswith("no PRONOM signature matches") for n in notes)
@@ -62,6 +67,7 @@ def objects(root):
                 "puids": puids,
                 "unidentified": unidentified,
                 "contradiction": contradiction,
+                "text": text,
             }
     return out
 

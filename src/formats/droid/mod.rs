@@ -24,7 +24,9 @@
 //!
 //! Out of scope: container signatures (formats told apart by what a ZIP or OLE2 file holds,
 //! such as DOCX or XLS: the outer container format is reported instead), identification by
-//! file name extension, and text or XML sniffing (siegfried's "text match" of plain text).
+//! file name extension, and XML sniffing. Plain text is judged apart from the signatures:
+//! [`Signatures::examine_bytes`] gives the text class of a payload nothing matches
+//! (`formats::text`, the classes siegfried's "text match" uses).
 //!
 //! Speed: a signature whose first sequence starts with a fixed byte at a fixed offset from
 //! either end is checked only when the payload has that byte there (those at offset 0 are
@@ -41,11 +43,25 @@ pub(crate) mod window;
 use std::io::{self, BufReader, Read, Seek};
 use std::sync::OnceLock;
 
+use crate::formats::text::{self, TextKind};
 use compile::{Key, Sequence, Signature};
 pub use error::DroidError;
 use matcher::{Fwd, Matcher, Rev};
 pub use parse::{FileFormat, Reference};
 pub use syntax::SyntaxError;
+
+/// PRONOM's plain text file, what a payload no signature matches is when its bytes are text.
+pub const PLAIN_TEXT: &str = "x-fmt/111";
+
+/// What the bytes of a payload match: the formats DROID's priorities leave, and, when there
+/// are none, the text class of its first bytes (`formats::text`), if they are text.
+#[derive(Debug)]
+pub struct Examined<'a> {
+    /// The formats matched.
+    pub formats: Vec<&'a FileFormat>,
+    /// The text class of the first bytes, looked at only when no format matched.
+    pub text: Option<TextKind>,
+}
 
 /// The signature file built into webaip (see `data/pronom/README.md`).
 const SHIPPED: &[u8] = include_bytes!("../../../data/pronom/DROID_SignatureFile_V122.xml.gz");
@@ -184,21 +200,51 @@ impl Signatures {
 
     /// The formats a whole payload held in memory matches.
     pub fn identify_bytes(&self, bytes: &[u8]) -> Vec<&FileFormat> {
-        self.identify_view(window::View { head: bytes, tail: &[], whole: true })
+        self.examine_bytes(bytes).formats
     }
 
     /// The formats a payload read from a stream matches (the stream is read to its end; only
     /// its start and end are kept).
     pub fn identify_reader<R: Read>(&self, r: R) -> io::Result<Vec<&FileFormat>> {
-        let w = window::from_stream(r, self.bof_window, self.eof_window)?;
-        Ok(self.identify_view(w.view()))
+        Ok(self.examine_reader(r)?.formats)
     }
 
     /// The formats the bytes from a seekable source's current position to its end match,
     /// reading only their start and end.
     pub fn identify_seekable<R: Read + Seek>(&self, r: R) -> io::Result<Vec<&FileFormat>> {
+        Ok(self.examine_seekable(r)?.formats)
+    }
+
+    /// What a whole payload held in memory matches, and its text class when nothing does.
+    pub fn examine_bytes(&self, bytes: &[u8]) -> Examined<'_> {
+        self.examine_view(window::View { head: bytes, tail: &[], whole: true })
+    }
+
+    /// What a payload read from a stream to its end matches, and its text class when nothing
+    /// does.
+    pub fn examine_reader<R: Read>(&self, r: R) -> io::Result<Examined<'_>> {
+        let w = window::from_stream(r, self.bof_window, self.eof_window)?;
+        Ok(self.examine_view(w.view()))
+    }
+
+    /// What the bytes from a seekable source's current position to its end match, reading only
+    /// their start and end, and their text class when nothing does.
+    pub fn examine_seekable<R: Read + Seek>(&self, r: R) -> io::Result<Examined<'_>> {
         let w = window::from_seekable(r, self.bof_window, self.eof_window)?;
-        Ok(self.identify_view(w.view()))
+        Ok(self.examine_view(w.view()))
+    }
+
+    /// The plain text format (`x-fmt/111`) a payload is when no signature matches and its
+    /// first bytes are text, if the signature file has it.
+    pub fn plain_text(&self) -> Option<&FileFormat> {
+        self.formats.iter().find(|f| f.puid == PLAIN_TEXT)
+    }
+
+    fn examine_view(&self, w: window::View<'_>) -> Examined<'_> {
+        let formats = self.identify_view(w);
+        // The head window is far longer than the text window: it holds the bytes classified.
+        let text = if formats.is_empty() { text::classify(w.head) } else { None };
+        Examined { formats, text }
     }
 
     fn identify_view(&self, w: window::View<'_>) -> Vec<&FileFormat> {

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::util::{Package, copy_tree, repo, sample, schemas, webaip, webaip_under};
+use crate::util::{Package, copy_tree, gen_arc, repo, sample, schemas, webaip, webaip_under};
 
 mod foreign;
 
@@ -455,12 +455,7 @@ fn container_id(mets: &str, href: &str) -> String {
 fn deep_reads_every_record_of_a_container_split_into_spans() {
     let tmp = tempfile::tempdir().unwrap();
     let arc = tmp.path().join("IAH-20240315103000-00000-spans.arc.gz");
-    let g = Command::new("python3")
-        .arg(repo().join("scripts/gen_arc.py"))
-        .args(["bench", arc.to_str().unwrap(), "--size", "12M"])
-        .output()
-        .unwrap();
-    assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
+    gen_arc("bench", &arc, &["--size", "12M"]);
     let clean = tmp.path().join("clean");
     build(&arc, &clean);
     let mets = fs::read_to_string(clean.join("METS.xml")).unwrap();

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crate::util::{Package, corpus, corpus_archives, oracle_python, repo, webaip};
+use crate::util::{Package, corpus, corpus_archives, gen_arc, oracle_python, repo, webaip};
 
 #[derive(Debug, Deserialize)]
 struct Oracle {
@@ -221,12 +221,7 @@ fn the_default_records_contradictions_and_none_records_nothing() {
 fn a_2004_arc_with_189_redacted_jpegs_records_each_contradiction() {
     let tmp = tempfile::tempdir().unwrap();
     let arc = tmp.path().join("IAH-20041012093000-00000-redacted.arc.gz");
-    let generated = Command::new("python3")
-        .arg(repo().join("scripts/gen_arc.py"))
-        .args(["redacted", arc.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));
+    gen_arc("redacted", &arc, &[]);
     let pkg = tmp.path().join("pkg");
     let report = package(&pkg, &[&arc], "described");
     let tally = &report["identification"];

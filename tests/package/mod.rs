@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
-use crate::util::{Package, corpus, oracle_python, repo, sample_arg, schemas, webaip};
+use crate::util::{Package, corpus, gen_arc, oracle_python, repo, sample_arg, schemas, webaip};
 
 fn check_package(pkg: &Path) -> serde_json::Value {
     let out = Command::new(oracle_python())
@@ -219,12 +219,7 @@ fn a_failure_half_way_leaves_no_package() {
 fn a_killed_run_leaves_nothing_that_looks_like_a_package() {
     let dir = tempfile::tempdir().unwrap();
     let arc = dir.path().join("IAH-20240315103000-00000-big.arc.gz");
-    let generated = Command::new("python3")
-        .arg(repo().join("scripts/gen_arc.py"))
-        .args(["bench", arc.to_str().unwrap(), "--size", "40M"])
-        .output()
-        .unwrap();
-    assert!(generated.status.success());
+    gen_arc("bench", &arc, &["--size", "40M"]);
     let out = dir.path().join("pkg");
     let mut child = Package::new().args(&["-q", "-j", "1"]).command(&out, &arc).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
-use crate::util::{Package, oracle_python, repo, sample, schemas, webaip, webaip_under};
+use crate::util::{Package, gen_arc, oracle_python, repo, sample, schemas, webaip, webaip_under};
 
 /// The EICAR test string, assembled at run time so no file of the repository holds it whole.
 fn eicar() -> Vec<u8> {
@@ -452,12 +452,7 @@ fn every_transport_gives_the_same_verdicts_and_stale_sessions_are_replaced() {
 /// A generated 30 MB crawl ARC: long enough a run to interrupt clamd during it.
 fn crawl_arc_30m(dir: &Path) -> std::path::PathBuf {
     let arc = dir.join("IAH-20240315103000-00000-big.arc.gz");
-    let g = Command::new("python3")
-        .arg(repo().join("scripts/gen_arc.py"))
-        .args(["bench", arc.to_str().unwrap(), "--size", "30M"])
-        .output()
-        .unwrap();
-    assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
+    gen_arc("bench", &arc, &["--size", "30M"]);
     arc
 }
 

@@ -18,6 +18,19 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Writes `arc` with scripts/gen_arc.py: `kind` (`bench`, `single`, `redacted`) and its
+/// further arguments; panics with the script's message when it fails.
+pub fn gen_arc(kind: &str, arc: &Path, args: &[&str]) {
+    let g = std::process::Command::new("python3")
+        .arg(repo().join("scripts/gen_arc.py"))
+        .arg(kind)
+        .arg(arc)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(g.status.success(), "gen_arc.py {kind}: {}", String::from_utf8_lossy(&g.stderr));
+}
+
 /// `../shared/corpus`, the real files written by other tools.
 pub fn corpus() -> PathBuf {
     let dir = repo().join("../shared/corpus");

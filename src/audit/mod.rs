@@ -351,6 +351,18 @@ fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
     Ok(listing.map_err(|source| AuditError::Mets { path: mets.to_path_buf(), source })?.files)
 }
 
+/// The names of the listed files in the package, as the layout normalises them: names that
+/// leave the package are not among them, nor URLs (files kept elsewhere, which no manifest of
+/// the package's files can list).
+fn listed_names(files: &[ListedFile]) -> BTreeSet<String> {
+    files
+        .iter()
+        .filter_map(|f| f.href.as_deref())
+        .filter(|h| layout::uri_scheme(h).is_none())
+        .filter_map(|h| layout::confined_name(h).ok())
+        .collect()
+}
+
 /// Audits the package at `path` (its directory, or its METS document); `progress` hears of the
 /// bytes planned and read.
 pub fn audit_package(
@@ -372,14 +384,7 @@ pub fn audit_package(
     let mut unchecked = Vec::new();
     let files = list_files(&mets_path)?;
     let mut findings = Vec::new();
-    // Names as the layout normalises them; names that leave the package are not among them,
-    // nor URLs (files kept elsewhere, which no manifest of the package's files can list).
-    let listed: BTreeSet<String> = files
-        .iter()
-        .filter_map(|f| f.href.as_deref())
-        .filter(|h| layout::uri_scheme(h).is_none())
-        .filter_map(|h| layout::confined_name(h).ok())
-        .collect();
+    let listed = listed_names(&files);
 
     // Which listed files are here, and the tasks that read them.
     let mut present: Vec<Present> = Vec::new();

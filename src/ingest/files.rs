@@ -5,7 +5,7 @@
 //! manifest against the METS and every file's SHA-512). A submission without a manifest (one
 //! another tool wrote) gives the files its METS fileSec names by relative `href`, each a
 //! regular file inside it, with the METS's CHECKSUM (which the audit verifies); those named by
-//! URL are kept where they are and only listed, for the report. Each file is looked at without
+//! URL are kept where they are. Each file is looked at without
 //! following links before the audit ([`snapshot`]) and again after the AIP is assembled: a file
 //! replaced or written to meanwhile (another inode, size or modification time) fails the
 //! ingest, so the AIP never holds bytes other than those the audit verified.
@@ -44,9 +44,8 @@ pub(super) struct Snapshot {
     /// The submission's METS as it was before the audit: the AIP's METS is the audited one
     /// edited, so it must not change until the AIP is in place either.
     mets: Option<(u64, u64, u64, i64, i64)>,
-    /// Files the METS names by URL (a submission without a manifest): `<file>` ID and href.
-    pub kept_elsewhere: Vec<(String, String)>,
-    /// Files taken whose SHA-512 no manifest or METS states: read here, checked against nothing.
+    /// Files taken whose SHA-512 no manifest or `<file>` CHECKSUM states: read here, checked
+    /// against nothing.
     pub unverified: Vec<String>,
 }
 
@@ -101,8 +100,7 @@ fn from_mets(ssip: &Path, snap: &mut Snapshot) -> Result<(), IngestError> {
     for f in &listing.files {
         let Some(href) = f.href.as_deref() else { continue };
         if layout::uri_scheme(href).is_some() {
-            snap.kept_elsewhere.push((f.id.clone(), href.to_string()));
-            continue;
+            continue; // kept elsewhere: the audit lists it as such, and the report names it
         }
         let name = layout::confined_name(href).map_err(|reason| {
             let root = ssip.to_path_buf();
@@ -139,14 +137,11 @@ pub(super) struct Placed {
     pub copied: u64,
     /// Bytes of the files placed.
     pub bytes: u64,
-    /// Files named by URL, not placed (kept elsewhere).
-    pub kept_elsewhere: u64,
 }
 
 /// Puts every file of the snapshot into the AIP at `root`: a hard link, else a verified copy.
 pub(super) fn place(ssip: &Path, root: &Path, snap: &Snapshot) -> Result<Placed, IngestError> {
-    let mut placed =
-        Placed { kept_elsewhere: snap.kept_elsewhere.len() as u64, ..Placed::default() };
+    let mut placed = Placed::default();
     for f in &snap.files {
         if let Some((dir, _)) = f.name.rsplit_once('/') {
             layout::create_dirs_in(root, dir)?;

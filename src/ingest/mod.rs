@@ -11,6 +11,11 @@
 //! byte of the submission's METS is kept. The AIP's METS is validated before the AIP is moved
 //! into place. Ingesting a submission whose AIP is already in `--out` says so and writes
 //! nothing.
+//!
+//! A submission another tool wrote usually has no manifest: its files are then those its METS
+//! fileSec names inside it (`files`), and those it names by URL stay where they are, the AIP's
+//! METS referring to them as the submission did and the report listing them (`admissible`
+//! says which audit verdicts let such a submission in).
 
 pub(crate) mod aip_mets;
 pub mod carried;
@@ -113,9 +118,10 @@ pub struct IngestReport {
     pub carried_over: Option<carried::CarriedOver>,
     /// What the AIP could not carry over from the submission, and why.
     pub not_carried_over: Vec<String>,
-    /// Files carried into the AIP whose SHA-512 neither a manifest nor the METS states (a
-    /// submission without a manifest whose `<file>` has no CHECKSUM): their bytes are taken as
-    /// they are, and the AIP's manifest records them from then on.
+    /// Files carried into the AIP whose SHA-512 neither a manifest nor their `<file>`'s
+    /// CHECKSUM states (a submission without a manifest): their bytes are taken as they are,
+    /// and the AIP's manifest records them from then on. A digest of another algorithm in their
+    /// PREMIS object (Archivematica's SHA-256) is not checked against the bytes.
     pub not_verified: Vec<String>,
     /// When the AIP was made.
     pub created: DateTime<Utc>,
@@ -373,7 +379,7 @@ fn make_aip(
         relisted: None,
     };
     let mut not_carried_over = found.not_identified.clone();
-    not_carried_over.extend(left_out(&before, &audit));
+    not_carried_over.extend(left_out(&audit));
     let relisted = match opts.mode {
         Some(mode) => Some(relist::relist(ssip, &mets, &sites, mode)?),
         None => None,
@@ -462,18 +468,24 @@ fn admissible(audit: &crate::audit::AuditReport) -> bool {
 /// What of the submission the AIP leaves out, in words: files kept elsewhere (named by URL),
 /// and files in its folder that its METS does not list (the audit's warnings and notes under a
 /// profile the submission does not claim; under one it claims they refuse it).
-fn left_out(before: &files::Snapshot, audit: &crate::audit::AuditReport) -> Vec<String> {
-    let mut out: Vec<String> = before
-        .kept_elsewhere
-        .iter()
-        .map(|(id, href)| {
-            format!("kept elsewhere: <file> {id} at {href}: not copied; the AIP's METS refers to it as the submission does")
+fn left_out(audit: &crate::audit::AuditReport) -> Vec<String> {
+    let mut out: Vec<String> = kept_elsewhere(audit)
+        .map(|u| {
+            let id = u.mets_id.as_deref().unwrap_or("without ID");
+            format!("kept elsewhere: <file> {id} at {}: not copied; the AIP's METS refers to it as the submission does", u.file)
         })
         .collect();
     out.extend(audit.findings.iter().filter(|f| f.rule == "unlisted" && !f.file.is_empty()).map(
         |f| format!("in the submission's folder, not listed in its METS: {}: not copied", f.file),
     ));
     out
+}
+
+/// The files the METS names by URL, as the audit found them.
+fn kept_elsewhere(
+    audit: &crate::audit::AuditReport,
+) -> impl Iterator<Item = &crate::audit::Unchecked> {
+    audit.unchecked.iter().filter(|u| u.kind == crate::audit::UncheckedKind::KeptElsewhere)
 }
 
 /// The refusal of a submission the audit does not find intact, naming its first findings:
@@ -840,7 +852,7 @@ impl Aip<'_> {
                     placed.linked + placed.copied,
                     placed.linked,
                     placed.copied,
-                    match placed.kept_elsewhere {
+                    match kept_elsewhere(audit).count() {
                         0 => String::new(),
                         n => format!(
                             "; {n} file(s) named by URL kept elsewhere, not copied: the METS refers to them as the submission did"

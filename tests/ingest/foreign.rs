@@ -203,3 +203,42 @@ fn hostile_hrefs_are_refused_naming_the_file_with_nothing_written() {
         nothing_written(&out);
     }
 }
+
+/// An Archivematica METS states its files' digests in their PREMIS objects only (SHA-256), no
+/// `<file>` CHECKSUM: its files are carried, listed as not verified, and the PREMIS extensions
+/// the typed reading does not model are reported.
+#[test]
+fn an_archivematica_package_is_carried_with_its_files_reported_unverified() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = crate::util::repo().join("../shared/xsd/examples/reference");
+    let mets = fs::read_to_string(reference.join("archivematica-aip-premis3.xml")).unwrap();
+    let ssip = tmp.path().join("am");
+    fs::create_dir(&ssip).unwrap();
+    fs::write(ssip.join("METS.xml"), &mets).unwrap();
+    let hrefs: Vec<&str> =
+        mets.split("xlink:href=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
+    assert_eq!(hrefs.len(), 4, "{hrefs:?}");
+    for h in &hrefs {
+        let path = ssip.join(h);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, format!("the bytes of {h}")).unwrap();
+    }
+    let aips = tmp.path().join("aips");
+    let r = report(&ingest(&ssip, &aips, &[]));
+    assert_eq!(r["linked"].as_u64(), Some(4), "{r:#}");
+    let mut unverified = strings(&r["not_verified"]);
+    unverified.sort();
+    let mut expected = hrefs.clone();
+    expected.sort();
+    assert_eq!(unverified, expected);
+    let not_carried = strings(&r["not_carried_over"]);
+    assert!(
+        not_carried
+            .iter()
+            .any(|n| n.contains("not compared")
+                && n.contains("premis:objectCharacteristicsExtension")),
+        "{not_carried:#?}"
+    );
+    let manifest = fs::read_to_string(aips.join("am/manifest-sha512.txt")).unwrap();
+    assert_eq!(manifest.lines().count(), 5, "{manifest}");
+}

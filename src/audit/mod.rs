@@ -117,8 +117,21 @@ pub struct Unchecked {
     pub file: String,
     /// The METS `<file>` ID, when there is one.
     pub mets_id: Option<String>,
+    /// What kind of thing could not be checked.
+    pub kind: UncheckedKind,
     /// Why it was not checked.
     pub reason: String,
+}
+
+/// What kind of thing an audit could not check here: every kind a [`Verdict::Partial`] can
+/// come from, so that a caller (ingest) decides by kind, not by the words of the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UncheckedKind {
+    /// A file the METS names by URL: kept outside the package.
+    KeptElsewhere,
+    /// The package has no manifest, and the profile it is checked under does not require one.
+    NoManifest,
 }
 
 /// The result of auditing one package.
@@ -338,6 +351,18 @@ fn list_files(mets: &Path) -> Result<Vec<ListedFile>, AuditError> {
     Ok(listing.map_err(|source| AuditError::Mets { path: mets.to_path_buf(), source })?.files)
 }
 
+/// The names of the listed files in the package, as the layout normalises them: names that
+/// leave the package are not among them, nor URLs (files kept elsewhere, which no manifest of
+/// the package's files can list).
+fn listed_names(files: &[ListedFile]) -> BTreeSet<String> {
+    files
+        .iter()
+        .filter_map(|f| f.href.as_deref())
+        .filter(|h| layout::uri_scheme(h).is_none())
+        .filter_map(|h| layout::confined_name(h).ok())
+        .collect()
+}
+
 /// Audits the package at `path` (its directory, or its METS document); `progress` hears of the
 /// bytes planned and read.
 pub fn audit_package(
@@ -359,9 +384,7 @@ pub fn audit_package(
     let mut unchecked = Vec::new();
     let files = list_files(&mets_path)?;
     let mut findings = Vec::new();
-    // Names as the layout normalises them; names that leave the package are not among them.
-    let listed: BTreeSet<String> =
-        files.iter().filter_map(|f| layout::confined_name(f.href.as_deref()?).ok()).collect();
+    let listed = listed_names(&files);
 
     // Which listed files are here, and the tasks that read them.
     let mut present: Vec<Present> = Vec::new();
@@ -452,7 +475,8 @@ pub fn audit_package(
         } else {
             format!("the package has no manifest, and profile {name} does not ask for one")
         };
-        unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, reason });
+        let kind = UncheckedKind::NoManifest;
+        unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, kind, reason });
     } else {
         check_manifest(dir, &mets_name, &listed, &mut hashes, &mut findings);
     }
@@ -588,6 +612,7 @@ fn locate<'a>(
         unchecked.push(Unchecked {
             file: href.to_string(),
             mets_id: (!f.id.is_empty()).then(|| f.id.clone()),
+            kind: UncheckedKind::KeptElsewhere,
             reason: "its FLocat is a URL: the file is kept outside the package, not checkable here"
                 .into(),
         });

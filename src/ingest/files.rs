@@ -2,11 +2,15 @@
 //! and verified against the manifest; and the AIP's manifest.
 //!
 //! What the AIP takes is what the submission's manifest lists (the audit has checked the
-//! manifest against the METS and every file's SHA-512). Each file is looked at without
+//! manifest against the METS and every file's SHA-512). A submission without a manifest (one
+//! another tool wrote) gives the files its METS fileSec names by relative `href`, each a
+//! regular file inside it, with the METS's CHECKSUM (which the audit verifies); those named by
+//! URL are kept where they are. Each file is looked at without
 //! following links before the audit ([`snapshot`]) and again after the AIP is assembled: a file
 //! replaced or written to meanwhile (another inode, size or modification time) fails the
 //! ingest, so the AIP never holds bytes other than those the audit verified.
 
+use std::collections::HashSet;
 use std::fs::{File, Metadata};
 use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
@@ -15,14 +19,18 @@ use std::path::Path;
 use sha2::{Digest, Sha512};
 
 use super::{IngestError, io_err};
+use crate::formats::digest::sha512_read;
 use crate::layout::{self, MANIFEST, METS, ManifestReader};
+use crate::mets::listing::{Nested, read_listing};
+use crate::mets::reader::MetsReader;
 
 /// One file of the submission as it was before the audit.
 #[derive(Debug, Clone)]
 pub(super) struct Before {
     /// Its name in the package (confined).
     pub name: String,
-    /// Its SHA-512 as the manifest states it.
+    /// Its SHA-512 as the manifest (else the METS's CHECKSUM) states it, or as read here when
+    /// neither states one.
     pub sha512: String,
     ident: (u64, u64, u64, i64, i64),
 }
@@ -36,6 +44,9 @@ pub(super) struct Snapshot {
     /// The submission's METS as it was before the audit: the AIP's METS is the audited one
     /// edited, so it must not change until the AIP is in place either.
     mets: Option<(u64, u64, u64, i64, i64)>,
+    /// Files taken whose SHA-512 no manifest or `<file>` CHECKSUM states: read here, checked
+    /// against nothing.
+    pub unverified: Vec<String>,
 }
 
 /// What identifies a file's content for this check: device, inode, size, modification time.
@@ -51,7 +62,14 @@ pub(super) fn snapshot(ssip: &Path) -> Result<Snapshot, IngestError> {
         snap.mets_and_manifest_bytes += layout::metadata_in(ssip, name).map_or(0, |m| m.len());
     }
     snap.mets = layout::metadata_in(ssip, METS).ok().map(|m| ident(&m));
-    let Ok(manifest) = layout::open_in(ssip, MANIFEST) else { return Ok(snap) };
+    let manifest = match layout::open_in(ssip, MANIFEST) {
+        Ok(m) => m,
+        Err(e) if e.is_not_found() => {
+            from_mets(ssip, &mut snap)?;
+            return Ok(snap);
+        }
+        Err(_) => return Ok(snap),
+    };
     let path = ssip.join(MANIFEST);
     for line in ManifestReader::new(BufReader::new(manifest)) {
         let Ok(line) = line.map_err(io_err(&path))? else { continue };
@@ -63,6 +81,53 @@ pub(super) fn snapshot(ssip: &Path) -> Result<Snapshot, IngestError> {
         snap.files.push(Before { name, sha512: line.sha512, ident: ident(&m) });
     }
     Ok(snap)
+}
+
+/// The files of a submission without a manifest, as its METS fileSec names them. A name that
+/// leaves the submission, or a link, FIFO or other non-regular file, is refused here, naming
+/// its `<file>`; a file that is not there is left to the audit, which reports it missing, and a
+/// METS the listing cannot read to the audit, which says why.
+fn from_mets(ssip: &Path, snap: &mut Snapshot) -> Result<(), IngestError> {
+    let Ok(file) = layout::open_in(ssip, METS) else { return Ok(()) };
+    let reader = MetsReader::lenient(BufReader::with_capacity(256 * 1024, file));
+    let Ok(listing) = read_listing(reader, Nested::Skip) else { return Ok(()) };
+    let refused = |id: &str, source: layout::ConfineError| IngestError::Location {
+        mets: ssip.join(METS),
+        id: id.to_string(),
+        source,
+    };
+    let mut seen = HashSet::new();
+    for f in &listing.files {
+        let Some(href) = f.href.as_deref() else { continue };
+        if layout::uri_scheme(href).is_some() {
+            continue; // kept elsewhere: the audit lists it as such, and the report names it
+        }
+        let name = layout::confined_name(href).map_err(|reason| {
+            let root = ssip.to_path_buf();
+            refused(&f.id, layout::ConfineError::Name { name: href.into(), reason, root })
+        })?;
+        if name == METS || name == MANIFEST || !seen.insert(name.clone()) {
+            continue;
+        }
+        let m = match layout::metadata_in(ssip, &name) {
+            Ok(m) => m,
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(refused(&f.id, e)),
+        };
+        // The audit verifies a stated CHECKSUM against the file's SHA-512: one it lets pass is
+        // the file's SHA-512 (and a file changed since is caught by its identity).
+        let stated = f.checksum.clone().filter(|c| c.len() == 128);
+        let sha512 = match stated {
+            Some(c) => c,
+            None => {
+                snap.unverified.push(name.clone());
+                let input = layout::open_in(ssip, &name).map_err(|e| refused(&f.id, e))?;
+                sha512_read(input).map_err(io_err(&ssip.join(&name)))?.1
+            }
+        };
+        snap.files.push(Before { name, sha512, ident: ident(&m) });
+    }
+    Ok(())
 }
 
 /// What placing the files did.

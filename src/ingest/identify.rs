@@ -51,6 +51,17 @@ pub(super) fn described(
     let mut found = Found::default();
     for c in &listing.files {
         let Some(href) = c.href.as_deref() else { continue };
+        if crate::layout::uri_scheme(href).is_some() {
+            // Kept elsewhere: its bytestreams are not here to read (the report lists the file).
+            let described = c.children.iter().flat_map(|r| &r.children);
+            let n = described.filter(|p| !p.admid.is_empty()).count();
+            if n > 0 {
+                found.not_identified.push(format!(
+                    "{n} described bytestream(s) of {href}: kept elsewhere, not identified"
+                ));
+            }
+            continue;
+        }
         for r in &c.children {
             for p in r.children.iter().filter(|p| !p.admid.is_empty()) {
                 jobs.push(Job { container: href, record: r, payload: p });

@@ -11,6 +11,11 @@
 //! byte of the submission's METS is kept. The AIP's METS is validated before the AIP is moved
 //! into place. Ingesting a submission whose AIP is already in `--out` says so and writes
 //! nothing.
+//!
+//! A submission another tool wrote usually has no manifest: its files are then those its METS
+//! fileSec names inside it (`files`), and those it names by URL stay where they are, the AIP's
+//! METS referring to them as the submission did and the report listing them (`admissible`
+//! says which audit verdicts let such a submission in).
 
 pub(crate) mod aip_mets;
 pub mod carried;
@@ -113,6 +118,11 @@ pub struct IngestReport {
     pub carried_over: Option<carried::CarriedOver>,
     /// What the AIP could not carry over from the submission, and why.
     pub not_carried_over: Vec<String>,
+    /// Files carried into the AIP whose SHA-512 neither a manifest nor their `<file>`'s
+    /// CHECKSUM states (a submission without a manifest): their bytes are taken as they are,
+    /// and the AIP's manifest records them from then on. A digest of another algorithm in their
+    /// PREMIS object (Archivematica's SHA-256) is not checked against the bytes.
+    pub not_verified: Vec<String>,
     /// When the AIP was made.
     pub created: DateTime<Utc>,
     /// What putting the AIP to the replicas did (`--store`).
@@ -233,6 +243,18 @@ pub enum IngestError {
     /// A manifest line names a file outside the package, or a file is not a regular file.
     #[error(transparent)]
     Confine(#[from] layout::ConfineError),
+    /// A `<file>` of a submission without a manifest names something the AIP cannot take: a
+    /// name that leaves the submission, a link, a FIFO or another non-regular file.
+    #[error("{}: refused: <file> {id:?} does not name a regular file inside the submission: {source}", mets.display())]
+    Location {
+        /// The submission's METS.
+        mets: PathBuf,
+        /// The `<file>` ID.
+        id: String,
+        /// What the name or the file is.
+        #[source]
+        source: layout::ConfineError,
+    },
     /// The AIP's METS fails its own check (a fault of webaip: nothing is moved into place).
     #[error("{}: the AIP's METS is not valid: {errors} error(s), the first{}: [{rule}] {message}", path.display(), line.map(|l| format!(" at line {l}")).unwrap_or_default())]
     AipInvalid {
@@ -314,7 +336,7 @@ fn make_aip(
     let before = files::snapshot(ssip)?;
     let audit_opts = AuditOptions { validate: opts.validate.clone(), deep: true };
     let audit = audit_package(ssip, &audit_opts, progress)?;
-    if audit.verdict != Verdict::Intact {
+    if !admissible(&audit) {
         return Err(refusal(ssip, &audit));
     }
 
@@ -357,6 +379,7 @@ fn make_aip(
         relisted: None,
     };
     let mut not_carried_over = found.not_identified.clone();
+    not_carried_over.extend(left_out(&audit));
     let relisted = match opts.mode {
         Some(mode) => Some(relist::relist(ssip, &mets, &sites, mode)?),
         None => None,
@@ -377,14 +400,20 @@ fn make_aip(
     }
     let added = files::write_manifest(&staging.root, &before)?;
     check_aip(&aip_mets, opts)?;
-    let carried_over = match carried::check(&mets, &aip_mets)? {
-        Ok(c) => Some(c),
-        Err(e) => {
-            not_carried_over
-                .push(format!("the submission's sections could not be read typed: {e}"));
-            None
-        }
-    };
+    let carried_over =
+        match carried::check(&mets, &aip_mets)? {
+            Ok(c) => {
+                not_carried_over.extend(c.not_modelled.iter().map(|n| {
+                    format!("not read typed, so kept byte for byte but not compared: {n}")
+                }));
+                Some(c)
+            }
+            Err(e) => {
+                not_carried_over
+                    .push(format!("the submission's sections could not be read typed: {e}"));
+                None
+            }
+        };
     files::verify_unchanged(ssip, &before)?;
     if crate::package::staging::fail_at("before-commit") {
         // A test of what a kill leaves: a hidden partial directory, nothing that looks done.
@@ -413,9 +442,50 @@ fn make_aip(
         records_listed: relisted_counts.map(|r| r.listed),
         carried_over,
         not_carried_over,
+        not_verified: before.unverified.clone(),
         created: now,
         stored: None,
     })
+}
+
+/// Whether the audit lets the submission in. An intact one does. So does one in which nothing
+/// that could be checked is wrong (`Partial`) when all the audit could not check is files the
+/// METS names by URL (kept elsewhere: the AIP refers to them as the submission does, and the
+/// report lists them) or a manifest its profile does not ask for (its files are checked against
+/// the METS's SIZE and CHECKSUM, and the AIP gets a manifest of its own). Damage and an
+/// inconsistent description still refuse it.
+fn admissible(audit: &crate::audit::AuditReport) -> bool {
+    use crate::audit::UncheckedKind::{KeptElsewhere, NoManifest};
+    match audit.verdict {
+        Verdict::Intact => true,
+        Verdict::Partial => {
+            audit.unchecked.iter().all(|u| matches!(u.kind, KeptElsewhere | NoManifest))
+        }
+        Verdict::Inconsistent | Verdict::Damaged => false,
+    }
+}
+
+/// What of the submission the AIP leaves out, in words: files kept elsewhere (named by URL),
+/// and files in its folder that its METS does not list (the audit's warnings and notes under a
+/// profile the submission does not claim; under one it claims they refuse it).
+fn left_out(audit: &crate::audit::AuditReport) -> Vec<String> {
+    let mut out: Vec<String> = kept_elsewhere(audit)
+        .map(|u| {
+            let id = u.mets_id.as_deref().unwrap_or("without ID");
+            format!("kept elsewhere: <file> {id} at {}: not copied; the AIP's METS refers to it as the submission does", u.file)
+        })
+        .collect();
+    out.extend(audit.findings.iter().filter(|f| f.rule == "unlisted" && !f.file.is_empty()).map(
+        |f| format!("in the submission's folder, not listed in its METS: {}: not copied", f.file),
+    ));
+    out
+}
+
+/// The files the METS names by URL, as the audit found them.
+fn kept_elsewhere(
+    audit: &crate::audit::AuditReport,
+) -> impl Iterator<Item = &crate::audit::Unchecked> {
+    audit.unchecked.iter().filter(|u| u.kind == crate::audit::UncheckedKind::KeptElsewhere)
 }
 
 /// The refusal of a submission the audit does not find intact, naming its first findings:
@@ -514,6 +584,7 @@ fn existing_aip(
         records_listed: None,
         carried_over: None,
         not_carried_over: vec![],
+        not_verified: vec![],
         created: sites.last_modified.unwrap_or_default(),
         stored: None,
     }))
@@ -777,10 +848,16 @@ impl Aip<'_> {
                     "{program}; the submission's containers and logs are kept byte for byte, hard-linked where the file system allows, else copied and verified; its METS is kept with the AIP's edits"
                 ),
                 format!(
-                    "{} file(s): {} hard-linked, {} copied and verified{}",
+                    "{} file(s): {} hard-linked, {} copied and verified{}{}",
                     placed.linked + placed.copied,
                     placed.linked,
                     placed.copied,
+                    match kept_elsewhere(audit).count() {
+                        0 => String::new(),
+                        n => format!(
+                            "; {n} file(s) named by URL kept elsewhere, not copied: the METS refers to them as the submission did"
+                        ),
+                    },
                     match self.relisted {
                         Some(r) => format!(
                             "; records listed anew: {} listed, {} of them as the submission listed them",

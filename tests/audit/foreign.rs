@@ -14,15 +14,15 @@ use super::audit_with;
 use crate::util::{schemas, webaip};
 
 /// One `<file>` of the SIP and what its PREMIS object says of it.
-struct SipFile {
-    id: &'static str,
-    group: &'static str,
-    href: String,
-    mime: &'static str,
-    size: u64,
-    sha512: String,
-    premis_size: u64,
-    premis_sha512: String,
+pub(crate) struct SipFile {
+    pub(crate) id: &'static str,
+    pub(crate) group: &'static str,
+    pub(crate) href: String,
+    pub(crate) mime: &'static str,
+    pub(crate) size: u64,
+    pub(crate) sha512: String,
+    pub(crate) premis_size: u64,
+    pub(crate) premis_sha512: String,
 }
 
 impl SipFile {
@@ -59,7 +59,7 @@ impl SipFile {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     webaip::formats::digest::hex(&Sha512::digest(bytes))
 }
 
@@ -67,7 +67,7 @@ fn hex(bytes: &[u8]) -> String {
 /// `../shared/xsd/examples/reference/bl-ukwa-sip-legal-deposit-premis2.xml`): PREMIS 2 objects,
 /// events and agents in amdSecs, `virusCheck` events, a `Logfiles` group, one `uk-web-domain`
 /// div, no OBJID, no PROFILE unless `profile` gives one.
-fn bl_sip(files: &[SipFile], profile: Option<&str>) -> String {
+pub(crate) fn bl_sip(files: &[SipFile], profile: Option<&str>) -> String {
     const PREMIS: &str = "xmlns:premis=\"info:lc/xmlns/premis-v2\"";
     let profile = profile.map(|p| format!(" PROFILE=\"{p}\"")).unwrap_or_default();
     let mut amd = String::new();
@@ -156,7 +156,7 @@ fn bl_sip(files: &[SipFile], profile: Option<&str>) -> String {
 
 /// The files of a SIP: the WARC and the log zip kept in the BL store, and a crawl log kept in
 /// the folder beside the METS (so there are bytes to check).
-fn sip_files(log: &[u8]) -> Vec<SipFile> {
+pub(crate) fn sip_files(log: &[u8]) -> Vec<SipFile> {
     vec![
         SipFile::remote(
             "WARC1743",
@@ -169,7 +169,8 @@ fn sip_files(log: &[u8]) -> Vec<SipFile> {
     ]
 }
 
-const LOG: &[u8] = b"2014-12-09T09:00:32.123Z   200       1234 http://www.bl.uk/ - - text/html\n";
+pub(crate) const LOG: &[u8] =
+    b"2014-12-09T09:00:32.123Z   200       1234 http://www.bl.uk/ - - text/html\n";
 
 /// A folder of SIP METS documents: this one, another SIP's, and the crawl log this one lists.
 fn sip_folder(dir: &Path, mets: &str) -> std::path::PathBuf {

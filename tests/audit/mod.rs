@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use crate::util::{Package, copy_tree, gen_arc, repo, sample, schemas, webaip, webaip_under};
 
-mod foreign;
+pub(crate) mod foreign;
 
 /// Packages `source` in full mode (every record and bytestream listed) into `out`.
 fn build(source: &Path, out: &Path) {

@@ -18,6 +18,7 @@ use crate::util::{Package, oracle_python, repo, schemas, webaip_command};
 /// Every committed sample, as the golden packages make them.
 use crate::golden::SAMPLES;
 
+mod foreign;
 mod hostile;
 
 fn submission(name: &str, args: &[&str], dir: &Path) -> PathBuf {

@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::formats::digest::sha512_read;
+use crate::formats::digest::{FileDigests, FixityAlgorithm, digests_read, sha512_read};
 use crate::layout;
-use crate::mets::listing::{ListedFile, Nested, read_listing};
+use crate::mets::listing::{FixitySource, ListedFile, Nested, read_listing};
 use crate::mets::validate::{Severity, ValidateError, ValidationReport};
 use crate::mets::{ValidateOptions, validate_mets};
 use records::{Problem, Walk};
@@ -309,7 +309,7 @@ enum Task {
 }
 
 enum Outcome {
-    Whole(io::Result<(u64, String)>),
+    Whole(io::Result<FileDigests>),
     Described(Vec<(u64, Problem)>, u64, u64),
     Walk(Walk),
 }
@@ -400,8 +400,18 @@ pub fn audit_package(
         .map(|t| match t {
             Task::Whole(i) => {
                 let p = &present[*i];
-                let r =
-                    layout::open_in(dir, p.href).map_err(io::Error::other).and_then(sha512_read);
+                // SHA-512 always (the manifest's), and what the METS states if it is another.
+                let also: Vec<FixityAlgorithm> = p
+                    .listed
+                    .stated_fixity()
+                    .and_then(Result::ok)
+                    .map(|f| f.algorithm)
+                    .into_iter()
+                    .chain(p.listed.premis_fixity().map(|(a, _)| a))
+                    .collect();
+                let r = layout::open_in(dir, p.href)
+                    .map_err(io::Error::other)
+                    .and_then(|f| digests_read(f, &also));
                 progress(AuditProgress::Done(p.size));
                 (*i, Outcome::Whole(r))
             }
@@ -436,9 +446,9 @@ pub fn audit_package(
     for (i, outcome) in outcomes {
         let p = &present[i];
         match outcome {
-            Outcome::Whole(Ok((size, sha))) => {
-                file_fixity(p, size, &sha, &mut findings);
-                hashes.insert(p.href.to_string(), sha);
+            Outcome::Whole(Ok(d)) => {
+                file_fixity(p, &d, &mut findings);
+                hashes.insert(p.href.to_string(), d.sha512);
             }
             Outcome::Whole(Err(e)) => {
                 let what = format!("cannot be read: {e}");
@@ -643,33 +653,55 @@ fn locate<'a>(
     Some(Present { listed: f, href, path, size, described, begins, span_starts: BTreeSet::new() })
 }
 
-/// SIZE and CHECKSUM of a whole file against the METS. Bytes that differ from the `<file>`
-/// attributes but have what the file's PREMIS object states are no damage: the METS contradicts
-/// itself (the validation's P5.1 says so), and the finding says which statement the bytes have.
-fn file_fixity(p: &Present, size: u64, sha: &str, findings: &mut Vec<AuditFinding>) {
+/// SIZE and the stated digest of a whole file against the METS: the CHECKSUM by its
+/// CHECKSUMTYPE, else (another tool's METS) the PREMIS object's digest by its algorithm. Bytes
+/// that differ from the `<file>` attributes but have what the file's PREMIS object states are
+/// no damage: the METS contradicts itself (the validation's P5.1 says so), and the finding says
+/// which statement the bytes have. A digest by an algorithm webaip does not compute is a
+/// warning: those bytes are not checked.
+fn file_fixity(p: &Present, d: &FileDigests, findings: &mut Vec<AuditFinding>) {
     let f = p.listed;
+    let warning = |what: String| AuditFinding {
+        severity: Severity::Warning,
+        ..finding("fixity", p.href, None, &f.id, what)
+    };
     let as_premis = |what: String, premis_agrees: bool| {
         if premis_agrees {
-            let what = format!("{what}, as its PREMIS object states: the METS contradicts itself");
-            AuditFinding {
-                severity: Severity::Warning,
-                ..finding("fixity", p.href, None, &f.id, what)
-            }
+            warning(format!("{what}, as its PREMIS object states: the METS contradicts itself"))
         } else {
             finding("fixity", p.href, None, &f.id, what)
         }
     };
     if let Some(s) = f.size
-        && s != size
+        && s != d.size
     {
-        let what = format!("SIZE={s}; found {size} bytes");
-        findings.push(as_premis(what, f.premis_size == Some(size)));
+        let what = format!("SIZE={s}; found {} bytes", d.size);
+        findings.push(as_premis(what, f.premis_size == Some(d.size)));
     }
-    if let Some(c) = &f.checksum
-        && c != sha
-    {
-        let what = format!("CHECKSUM {c}; found {sha}");
-        findings.push(as_premis(what, f.premis_digest.as_deref() == Some(sha)));
+    let premis_agrees = f.premis_fixity().is_some_and(|(a, v)| d.by(a) == Some(v));
+    match f.stated_fixity() {
+        None => {}
+        Some(Err(name)) => findings.push(warning(format!(
+            "its digest is by algorithm {name:?}, which webaip does not compute: not checked"
+        ))),
+        Some(Ok(stated)) => {
+            let found = d.by(stated.algorithm).unwrap_or_default();
+            if found != stated.value {
+                let (a, v) = (stated.algorithm.mets_name(), stated.value);
+                findings.push(match stated.source {
+                    FixitySource::Checksum => {
+                        as_premis(format!("CHECKSUM {v} ({a}); found {found}"), premis_agrees)
+                    }
+                    FixitySource::Premis => finding(
+                        "fixity",
+                        p.href,
+                        None,
+                        &f.id,
+                        format!("PREMIS messageDigest {v} ({a}); found {found}"),
+                    ),
+                });
+            }
+        }
     }
 }
 

@@ -251,10 +251,45 @@ pub(crate) struct LabelledDigest {
     hasher: AnyHasher,
 }
 
+/// A running digest by one algorithm.
 enum AnyHasher {
+    Md5(md5::Md5),
     Sha1(Sha1),
     Sha256(Sha256),
+    Sha384(sha2::Sha384),
     Sha512(Sha512),
+}
+
+impl AnyHasher {
+    fn new(a: FixityAlgorithm) -> AnyHasher {
+        match a {
+            FixityAlgorithm::Md5 => AnyHasher::Md5(md5::Md5::new()),
+            FixityAlgorithm::Sha1 => AnyHasher::Sha1(Sha1::new()),
+            FixityAlgorithm::Sha256 => AnyHasher::Sha256(Sha256::new()),
+            FixityAlgorithm::Sha384 => AnyHasher::Sha384(sha2::Sha384::new()),
+            FixityAlgorithm::Sha512 => AnyHasher::Sha512(Sha512::new()),
+        }
+    }
+
+    fn update(&mut self, b: &[u8]) {
+        match self {
+            AnyHasher::Md5(h) => h.update(b),
+            AnyHasher::Sha1(h) => h.update(b),
+            AnyHasher::Sha256(h) => h.update(b),
+            AnyHasher::Sha384(h) => h.update(b),
+            AnyHasher::Sha512(h) => h.update(b),
+        }
+    }
+
+    fn finish(self) -> Vec<u8> {
+        match self {
+            AnyHasher::Md5(h) => h.finalize().to_vec(),
+            AnyHasher::Sha1(h) => h.finalize().to_vec(),
+            AnyHasher::Sha256(h) => h.finalize().to_vec(),
+            AnyHasher::Sha384(h) => h.finalize().to_vec(),
+            AnyHasher::Sha512(h) => h.finalize().to_vec(),
+        }
+    }
 }
 
 /// Why a labelled digest cannot be checked.
@@ -278,9 +313,9 @@ impl LabelledDigest {
             return Err(DigestLabelError::Unreadable(field.to_string()));
         }
         let (hasher, len) = match label.replace('-', "").as_str() {
-            "sha1" => (AnyHasher::Sha1(Sha1::new()), 20),
-            "sha256" => (AnyHasher::Sha256(Sha256::new()), 32),
-            "sha512" => (AnyHasher::Sha512(Sha512::new()), 64),
+            "sha1" => (AnyHasher::new(FixityAlgorithm::Sha1), 20),
+            "sha256" => (AnyHasher::new(FixityAlgorithm::Sha256), 32),
+            "sha512" => (AnyHasher::new(FixityAlgorithm::Sha512), 64),
             _ => return Err(DigestLabelError::Unsupported(label)),
         };
         let value = value.trim();
@@ -298,20 +333,12 @@ impl LabelledDigest {
 
     /// Feeds bytes.
     pub(crate) fn update(&mut self, bytes: &[u8]) {
-        match &mut self.hasher {
-            AnyHasher::Sha1(h) => h.update(bytes),
-            AnyHasher::Sha256(h) => h.update(bytes),
-            AnyHasher::Sha512(h) => h.update(bytes),
-        }
+        self.hasher.update(bytes);
     }
 
     /// `Ok(())` when the bytes fed match; else the digest found.
     pub(crate) fn verify(self) -> Result<(), DigestMismatch> {
-        let found: Vec<u8> = match self.hasher {
-            AnyHasher::Sha1(h) => h.finalize().to_vec(),
-            AnyHasher::Sha256(h) => h.finalize().to_vec(),
-            AnyHasher::Sha512(h) => h.finalize().to_vec(),
-        };
+        let found = self.hasher.finish();
         if found == self.expected {
             return Ok(());
         }
@@ -399,5 +426,153 @@ mod tests {
         }
         assert_eq!(whole.payload_len, 13);
         assert_eq!(whole.payload_sha512, <[u8; 64]>::from(Sha512::digest(b"hello payload")));
+    }
+}
+
+/// A fixity algorithm a METS `CHECKSUMTYPE` or a PREMIS `messageDigestAlgorithm` names, of
+/// those other tools' packages use: MD5 (Rosetta, older SIPs), SHA-1, SHA-256 (Archivematica's
+/// default), SHA-384 and SHA-512 (webaip's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FixityAlgorithm {
+    /// MD5.
+    Md5,
+    /// SHA-1.
+    Sha1,
+    /// SHA-256.
+    Sha256,
+    /// SHA-384.
+    Sha384,
+    /// SHA-512.
+    Sha512,
+}
+
+impl FixityAlgorithm {
+    /// The algorithm a name stands for, in the spellings METS (`SHA-256`), PREMIS and the LoC
+    /// vocabulary (`SHA-256`, `sha256`), and tools (`SHA256`) use; `None` for one not known.
+    pub fn from_name(name: &str) -> Option<FixityAlgorithm> {
+        let n: String = name
+            .trim()
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .collect::<String>()
+            .to_lowercase();
+        Some(match n.as_str() {
+            "md5" => FixityAlgorithm::Md5,
+            "sha1" => FixityAlgorithm::Sha1,
+            "sha256" => FixityAlgorithm::Sha256,
+            "sha384" => FixityAlgorithm::Sha384,
+            "sha512" => FixityAlgorithm::Sha512,
+            _ => return None,
+        })
+    }
+
+    /// The algorithm whose digests, in hex, have `len` characters.
+    pub fn from_hex_len(len: usize) -> Option<FixityAlgorithm> {
+        Some(match len {
+            32 => FixityAlgorithm::Md5,
+            40 => FixityAlgorithm::Sha1,
+            64 => FixityAlgorithm::Sha256,
+            96 => FixityAlgorithm::Sha384,
+            128 => FixityAlgorithm::Sha512,
+            _ => return None,
+        })
+    }
+
+    /// The METS `CHECKSUMTYPE` spelling.
+    pub fn mets_name(self) -> &'static str {
+        match self {
+            FixityAlgorithm::Md5 => "MD5",
+            FixityAlgorithm::Sha1 => "SHA-1",
+            FixityAlgorithm::Sha256 => "SHA-256",
+            FixityAlgorithm::Sha384 => "SHA-384",
+            FixityAlgorithm::Sha512 => "SHA-512",
+        }
+    }
+}
+
+/// What one read of a file gives: its size, its SHA-512 and the other digests asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDigests {
+    /// Bytes read.
+    pub size: u64,
+    /// SHA-512, lower-case hex.
+    pub sha512: String,
+    /// The other algorithms asked for, lower-case hex.
+    pub others: Vec<(FixityAlgorithm, String)>,
+}
+
+impl FileDigests {
+    /// The digest by `a`, if it was computed.
+    pub fn by(&self, a: FixityAlgorithm) -> Option<&str> {
+        match a {
+            FixityAlgorithm::Sha512 => Some(&self.sha512),
+            _ => self.others.iter().find(|(o, _)| *o == a).map(|(_, d)| d.as_str()),
+        }
+    }
+}
+
+/// Size, SHA-512 and the digests by `also` of everything `f` yields, in one read.
+pub(crate) fn digests_read(
+    mut f: impl std::io::Read,
+    also: &[FixityAlgorithm],
+) -> std::io::Result<FileDigests> {
+    let mut algos: Vec<FixityAlgorithm> = also.to_vec();
+    algos.sort();
+    algos.dedup();
+    // SHA-512 is always computed: not a second time.
+    algos.retain(|a| *a != FixityAlgorithm::Sha512);
+    let mut others: Vec<(FixityAlgorithm, AnyHasher)> =
+        algos.into_iter().map(|a| (a, AnyHasher::new(a))).collect();
+    let mut sha = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        sha.update(&buf[..n]);
+        for (_, h) in &mut others {
+            h.update(&buf[..n]);
+        }
+        size += n as u64;
+    }
+    Ok(FileDigests {
+        size,
+        sha512: hex(&sha.finalize()),
+        others: others.into_iter().map(|(a, h)| (a, hex(&h.finish()))).collect(),
+    })
+}
+
+#[cfg(test)]
+mod fixity_tests {
+    use super::*;
+
+    #[test]
+    fn names_in_every_spelling_map_to_one_algorithm() {
+        for n in ["SHA-256", "sha256", "SHA256", " Sha_256 "] {
+            assert_eq!(FixityAlgorithm::from_name(n), Some(FixityAlgorithm::Sha256), "{n}");
+        }
+        assert_eq!(FixityAlgorithm::from_name("MD5"), Some(FixityAlgorithm::Md5));
+        assert_eq!(FixityAlgorithm::from_name("HAVAL"), None);
+        assert_eq!(FixityAlgorithm::from_name("SHA-512").unwrap().mets_name(), "SHA-512");
+    }
+
+    #[test]
+    fn one_read_gives_every_digest_asked_for() {
+        let all = [FixityAlgorithm::Md5, FixityAlgorithm::Sha1, FixityAlgorithm::Sha256];
+        let d = digests_read(&b"abc"[..], &all).unwrap();
+        assert_eq!(d.size, 3);
+        // The published test vectors of "abc".
+        assert_eq!(d.by(FixityAlgorithm::Md5), Some("900150983cd24fb0d6963f7d28e17f72"));
+        assert_eq!(d.by(FixityAlgorithm::Sha1), Some("a9993e364706816aba3e25717850c26c9cd0d89d"));
+        assert_eq!(
+            d.by(FixityAlgorithm::Sha256),
+            Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        assert_eq!(d.sha512, sha512_hex(b"abc"));
+        assert_eq!(d.by(FixityAlgorithm::Sha384), None);
     }
 }

@@ -19,7 +19,7 @@ use std::path::Path;
 use sha2::{Digest, Sha512};
 
 use super::{IngestError, io_err};
-use crate::formats::digest::sha512_read;
+use crate::formats::digest::{FixityAlgorithm, sha512_read};
 use crate::layout::{self, MANIFEST, METS, ManifestReader};
 use crate::mets::listing::{Nested, read_listing};
 use crate::mets::reader::MetsReader;
@@ -114,13 +114,17 @@ fn from_mets(ssip: &Path, snap: &mut Snapshot) -> Result<(), IngestError> {
             Err(e) if e.is_not_found() => continue,
             Err(e) => return Err(refused(&f.id, e)),
         };
-        // The audit verifies a stated CHECKSUM against the file's SHA-512: one it lets pass is
-        // the file's SHA-512 (and a file changed since is caught by its identity).
-        let stated = f.checksum.clone().filter(|c| c.len() == 128);
-        let sha512 = match stated {
-            Some(c) => c,
+        // The audit verifies the digest the METS states (its CHECKSUM by CHECKSUMTYPE, else its
+        // PREMIS digest) against the bytes: a stated SHA-512 it lets pass is the file's, and a
+        // file changed since is caught by its identity. Another algorithm's digest verifies
+        // the bytes as well, but the manifest wants their SHA-512, read here.
+        let stated = f.stated_fixity().and_then(Result::ok);
+        if stated.is_none() {
+            snap.unverified.push(name.clone());
+        }
+        let sha512 = match stated.filter(|s| s.algorithm == FixityAlgorithm::Sha512) {
+            Some(s) => s.value.to_string(),
             None => {
-                snap.unverified.push(name.clone());
                 let input = layout::open_in(ssip, &name).map_err(|e| refused(&f.id, e))?;
                 sha512_read(input).map_err(io_err(&ssip.join(&name)))?.1
             }

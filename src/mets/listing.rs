@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::reader::{Element, Event, MetsError, MetsReader, NS_METS, NS_PREMIS2, NS_PREMIS3, Pos};
+use crate::formats::digest::FixityAlgorithm;
 use crate::model::SIGNIFICANT_WARC_RECORDS;
 
 /// Whether the nested `<file>`s (records, bytestreams) are kept.
@@ -52,6 +53,8 @@ pub(crate) struct ListedFile {
     pub size: Option<u64>,
     /// The CHECKSUM attribute, in lower case.
     pub checksum: Option<String>,
+    /// The CHECKSUMTYPE attribute, as written.
+    pub checksum_type: Option<String>,
     pub begin: Option<u64>,
     pub end: Option<u64>,
     /// The "WARC records" significant property of the file's PREMIS object, if it states one.
@@ -60,12 +63,41 @@ pub(crate) struct ListedFile {
     /// where they differ from `size` and `checksum`, bytes that match them are no damage.
     pub premis_size: Option<u64>,
     pub premis_digest: Option<String>,
+    /// The algorithm the PREMIS object names for that digest, as written.
+    pub premis_digest_algorithm: Option<String>,
     pub children: Vec<ListedFile>,
     /// The ADMID of the `<file>`: the md sections (or amdSecs) that describe it.
     pub admid: Vec<String>,
 }
 
 impl ListedFile {
+    /// The digest the METS states of the file's bytes and its algorithm: the `CHECKSUM` by its
+    /// `CHECKSUMTYPE`, else the PREMIS object's digest by its algorithm; an algorithm not
+    /// named is the one whose digests have the value's length. `Err` with the name of an
+    /// algorithm webaip does not compute.
+    pub(crate) fn stated_fixity(&self) -> Option<Result<StatedFixity<'_>, &str>> {
+        let (value, named, source) = match (&self.checksum, &self.premis_digest) {
+            (Some(c), _) => (c, self.checksum_type.as_deref(), FixitySource::Checksum),
+            (None, Some(d)) => (d, self.premis_digest_algorithm.as_deref(), FixitySource::Premis),
+            (None, None) => return None,
+        };
+        let algorithm = match named {
+            Some(n) => FixityAlgorithm::from_name(n).ok_or(n),
+            None => FixityAlgorithm::from_hex_len(value.len()).ok_or("(none named)"),
+        };
+        Some(algorithm.map(|algorithm| StatedFixity { value, algorithm, source }))
+    }
+
+    /// The PREMIS object's digest and its algorithm, when it states one webaip computes.
+    pub(crate) fn premis_fixity(&self) -> Option<(FixityAlgorithm, &str)> {
+        let d = self.premis_digest.as_deref()?;
+        let a = match self.premis_digest_algorithm.as_deref() {
+            Some(n) => FixityAlgorithm::from_name(n)?,
+            None => FixityAlgorithm::from_hex_len(d.len())?,
+        };
+        Some((a, d))
+    }
+
     /// True for a file whose records can be read: a WARC container.
     pub(crate) fn is_container(&self) -> bool {
         self.mime.as_deref() == Some("application/warc")
@@ -136,14 +168,41 @@ struct State {
     skipped_depth: usize,
     /// Record counts by the ID of the amdSec and of the techMD that state them.
     stated: HashMap<String, u64>,
-    /// PREMIS objects' (size, digest) by the IDs of the amdSec and MD section holding them.
-    fixity: HashMap<String, (Option<u64>, Option<String>)>,
-    object: Option<(Option<u64>, Option<String>)>,
+    /// PREMIS objects' size and digest by the IDs of the amdSec and MD section holding them.
+    fixity: HashMap<String, PremisFixity>,
+    object: Option<PremisFixity>,
     value: Option<String>,
     amd: Option<String>,
     md: Option<String>,
     property: Option<(String, String)>,
     text: Option<String>,
+}
+
+/// A digest the METS states of a file's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StatedFixity<'a> {
+    /// The value, lower-case.
+    pub value: &'a str,
+    pub algorithm: FixityAlgorithm,
+    /// Where it is stated.
+    pub source: FixitySource,
+}
+
+/// Where a file's digest is stated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FixitySource {
+    /// The `<file>` CHECKSUM.
+    Checksum,
+    /// Its PREMIS object's `messageDigest` (no CHECKSUM).
+    Premis,
+}
+
+/// What a PREMIS object states of its bytes: the first size and digest it gives.
+#[derive(Debug, Clone, Default)]
+struct PremisFixity {
+    size: Option<u64>,
+    digest: Option<String>,
+    algorithm: Option<String>,
 }
 
 fn premis(ns: &str) -> bool {
@@ -160,7 +219,9 @@ impl State {
             (NS_METS, "amdSec") => self.amd = attr("ID"),
             (NS_METS, "techMD" | "digiprovMD") => self.md = attr("ID"),
             (ns, "object") if premis(ns) => self.object = Some(Default::default()),
-            (ns, "size" | "messageDigest") if premis(ns) && self.object.is_some() => {
+            (ns, "size" | "messageDigest" | "messageDigestAlgorithm")
+                if premis(ns) && self.object.is_some() =>
+            {
                 self.value = Some(String::new());
             }
             (ns, "significantProperties") if premis(ns) => self.property = Some(Default::default()),
@@ -201,6 +262,7 @@ impl State {
             mime: e.attr("MIMETYPE").map(str::to_string),
             size: num("SIZE"),
             checksum: e.attr("CHECKSUM").map(|c| c.to_ascii_lowercase()),
+            checksum_type: e.attr("CHECKSUMTYPE").map(str::to_string),
             begin: num("BEGIN"),
             end: num("END"),
             admid: e
@@ -248,12 +310,21 @@ impl State {
             (NS_METS, "techMD" | "digiprovMD") => self.md = None,
             (ns, "size") if premis(ns) => {
                 if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
-                    o.0 = o.0.or(v.trim().parse().ok());
+                    o.size = o.size.or(v.trim().parse().ok());
+                }
+            }
+            // The algorithm comes before its digest in both PREMIS versions: the pair is the
+            // first fixity's, unless a later algorithm arrives before the first digest.
+            (ns, "messageDigestAlgorithm") if premis(ns) => {
+                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take())
+                    && o.digest.is_none()
+                {
+                    o.algorithm = Some(v.trim().to_string());
                 }
             }
             (ns, "messageDigest") if premis(ns) => {
                 if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
-                    o.1 = o.1.take().or(Some(v.trim().to_ascii_lowercase()));
+                    o.digest = o.digest.take().or(Some(v.trim().to_ascii_lowercase()));
                 }
             }
             (ns, "object") if premis(ns) => {
@@ -291,8 +362,10 @@ impl State {
     fn finish(mut self) -> Listing {
         for f in &mut self.listing.files {
             f.stated_records = f.admid.iter().find_map(|a| self.stated.get(a).copied());
-            if let Some((size, digest)) = f.admid.iter().find_map(|a| self.fixity.get(a)) {
-                (f.premis_size, f.premis_digest) = (*size, digest.clone());
+            if let Some(o) = f.admid.iter().find_map(|a| self.fixity.get(a)) {
+                f.premis_size = o.size;
+                f.premis_digest = o.digest.clone();
+                f.premis_digest_algorithm = o.algorithm.clone();
             }
         }
         self.listing

@@ -1365,14 +1365,23 @@ impl Checker {
         let token = &d.token;
         if let (Some(sum), false) = (&d.checksum, d.digest.is_empty()) {
             let digest = &d.digest;
-            if !sum.eq_ignore_ascii_case(digest) {
+            // Digests by two algorithms say nothing of each other: only the types disagree.
+            let same_algorithm = match (&d.checksumtype, d.algorithm.is_empty()) {
+                (Some(ct), false) => {
+                    let named = |n: &str| crate::formats::digest::FixityAlgorithm::from_name(n);
+                    ct.eq_ignore_ascii_case(&d.algorithm)
+                        || named(ct).is_some_and(|a| named(&d.algorithm) == Some(a))
+                }
+                _ => true,
+            };
+            if same_algorithm && !sum.eq_ignore_ascii_case(digest) {
                 let what =
                     format!("CHECKSUM {sum} differs from the PREMIS fixity {digest} of {token}");
                 self.error(RULE_DESCRIBED_FIXITY, "file", d.at, what);
             }
             if let Some(ct) = &d.checksumtype
                 && !d.algorithm.is_empty()
-                && !ct.eq_ignore_ascii_case(&d.algorithm)
+                && !same_algorithm
             {
                 let what = format!("CHECKSUMTYPE {ct} but PREMIS fixity uses {}", d.algorithm);
                 self.error(RULE_DESCRIBED_FIXITY, "file", d.at, what);

@@ -296,6 +296,58 @@ fn a_foreign_sip_whose_local_bytes_differ_is_damaged() {
     assert!(errors(&r).iter().any(|e| e.contains("not in the package")), "{r:#}");
 }
 
+/// A CHECKSUM is checked by its CHECKSUMTYPE (here MD5, as older SIPs state it): the right
+/// MD5 is no finding, a wrong one is damage naming the algorithm, and an algorithm webaip does
+/// not compute is a warning that those bytes went unchecked.
+#[test]
+fn a_checksum_is_checked_by_the_algorithm_its_type_names() {
+    use md5::Digest as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let sha = format!("CHECKSUMTYPE=\"SHA-512\" CHECKSUM=\"{}\"", hex(LOG));
+    let md5 = webaip::formats::digest::hex(&md5::Md5::digest(LOG));
+    let as_md5 = |value: &str| {
+        bl_sip(&sip_files(LOG), None)
+            .replace(&sha, &format!("CHECKSUMTYPE=\"MD5\" CHECKSUM=\"{value}\""))
+    };
+    let mets = sip_folder(&tmp.path().join("md5"), &as_md5(&md5));
+    // The profile wants SHA-512 (P5.1, its validation says so); the audit checks the bytes.
+    let fixity = |r: &serde_json::Value| -> Vec<String> {
+        let all = r["findings"].as_array().unwrap().iter();
+        all.filter(|f| f["severity"] == "error").map(|f| f.to_string()).collect()
+    };
+    let (_, r) = audit_with(&mets, &["--deep"]);
+    assert!(fixity(&r).is_empty(), "{r:#}");
+    assert_eq!(r["files_checked"].as_u64(), Some(1), "{r:#}");
+    let said: Vec<String> = errors(&r);
+    assert!(said.iter().all(|e| !e.contains("differs from the PREMIS fixity")), "{said:#?}");
+
+    // A wrong MD5 beside a PREMIS SHA-512 the bytes have: the METS contradicts itself.
+    let wrong = format!("{}0", &md5[..31]);
+    let mets = sip_folder(&tmp.path().join("wrong"), &as_md5(&wrong));
+    let (code, r) = audit_with(&mets, &["--deep"]);
+    assert_eq!((code, r["verdict"].as_str()), (1, Some("inconsistent")), "{r:#}");
+    let said = format!("CHECKSUM {wrong} (MD5); found {md5}, as its PREMIS object states");
+    assert!(r["findings"].to_string().contains(&said), "{r:#}");
+    // Bytes that have neither digest: damage, by the MD5 the CHECKSUM states.
+    let mets = sip_folder(&tmp.path().join("changed"), &as_md5(&md5));
+    fs::write(tmp.path().join("changed/crawl.log"), b"other bytes").unwrap();
+    let (code, r) = audit_with(&mets, &["--deep"]);
+    assert_eq!((code, r["verdict"].as_str()), (1, Some("damaged")), "{r:#}");
+    let e = fixity(&r);
+    assert!(e.iter().any(|e| e.contains(&format!("CHECKSUM {md5} (MD5); found "))), "{e:#?}");
+
+    let haval =
+        bl_sip(&sip_files(LOG), None).replace(&sha, "CHECKSUMTYPE=\"HAVAL\" CHECKSUM=\"ab\"");
+    let mets = sip_folder(&tmp.path().join("haval"), &haval);
+    let (_, r) = audit_with(&mets, &["--deep"]);
+    assert!(fixity(&r).is_empty(), "{r:#}");
+    let warned = r["findings"].as_array().unwrap().iter().any(|f| {
+        f["severity"] == "warning"
+            && f.to_string().contains("\\\"HAVAL\\\", which webaip does not compute")
+    });
+    assert!(warned, "{r:#}");
+}
+
 /// A SIP whose `<file>` SIZE and CHECKSUM differ from its PREMIS object's (as in one real BL
 /// SIP) contradicts itself: an inconsistency, a verdict of its own, not damage.
 #[test]

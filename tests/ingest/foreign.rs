@@ -120,18 +120,27 @@ fn a_bl_sip_becomes_an_aip_that_carries_its_local_file_and_refers_to_those_kept_
     assert_eq!(errors.count(), 0, "{a:#}");
 }
 
-/// A local `<file>` with no CHECKSUM is carried as it is, and the report says its bytes were
-/// checked against nothing.
+/// A local `<file>` with no CHECKSUM is verified by its PREMIS object's digest; with neither,
+/// it is carried as it is, and the report says its bytes were checked against nothing.
 #[test]
-fn a_local_file_whose_mets_states_no_checksum_is_carried_and_reported_unverified() {
+fn a_local_file_whose_mets_states_no_checksum_is_checked_by_premis_or_reported_unverified() {
     let tmp = tempfile::tempdir().unwrap();
     let stated = format!(" CHECKSUMTYPE=\"SHA-512\" CHECKSUM=\"{}\"", hex(LOG));
     let mets = bl_sip(&sip_files(LOG), None).replace(&stated, "");
     let ssip = bl_submission(&tmp.path().join("sip"), &mets);
     let aips = tmp.path().join("aips");
     let r = report(&ingest(&ssip, &aips, &[]));
+    assert!(strings(&r["not_verified"]).is_empty(), "{r:#}");
+
+    let fixity = format!(
+        "<premis:fixity><premis:messageDigestAlgorithm>SHA-512</premis:messageDigestAlgorithm><premis:messageDigest>{}</premis:messageDigest></premis:fixity>",
+        hex(LOG)
+    );
+    assert!(mets.contains(&fixity));
+    let ssip = bl_submission(&tmp.path().join("bare"), &mets.replace(&fixity, ""));
+    let r = report(&ingest(&ssip, &aips, &[]));
     assert_eq!(strings(&r["not_verified"]), ["crawl.log"], "{r:#}");
-    let manifest = fs::read_to_string(aips.join("sip/manifest-sha512.txt")).unwrap();
+    let manifest = fs::read_to_string(aips.join("bare/manifest-sha512.txt")).unwrap();
     assert!(manifest.contains(&format!("{}  crawl.log\n", hex(LOG))), "{manifest}");
 }
 
@@ -204,33 +213,56 @@ fn hostile_hrefs_are_refused_naming_the_file_with_nothing_written() {
     }
 }
 
-/// An Archivematica METS states its files' digests in their PREMIS objects only (SHA-256), no
-/// `<file>` CHECKSUM: its files are carried, listed as not verified, and the PREMIS extensions
-/// the typed reading does not model are reported.
-#[test]
-fn an_archivematica_package_is_carried_with_its_files_reported_unverified() {
-    let tmp = tempfile::tempdir().unwrap();
+/// The Archivematica reference METS in a folder with a file at each of its four hrefs, each
+/// holding `the bytes of HREF`; with `matching`, each file's PREMIS digest (SHA-256, in the
+/// amdSec its ADMID names) is rewritten to those bytes' digest.
+fn archivematica_submission(dir: &Path, matching: bool) -> (PathBuf, Vec<String>) {
+    use sha2::{Digest, Sha256};
     let reference = crate::util::repo().join("../shared/xsd/examples/reference");
-    let mets = fs::read_to_string(reference.join("archivematica-aip-premis3.xml")).unwrap();
-    let ssip = tmp.path().join("am");
+    let mut mets = fs::read_to_string(reference.join("archivematica-aip-premis3.xml")).unwrap();
+    let ssip = dir.join("am");
     fs::create_dir(&ssip).unwrap();
-    fs::write(ssip.join("METS.xml"), &mets).unwrap();
-    let hrefs: Vec<&str> =
-        mets.split("xlink:href=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
+    let hrefs: Vec<String> = flocats(&mets)
+        .iter()
+        .map(|f| f.split("xlink:href=\"").nth(1).unwrap().split('"').next().unwrap().to_string())
+        .collect();
     assert_eq!(hrefs.len(), 4, "{hrefs:?}");
     for h in &hrefs {
         let path = ssip.join(h);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, format!("the bytes of {h}")).unwrap();
+        let bytes = format!("the bytes of {h}");
+        fs::write(&path, &bytes).unwrap();
+        if !matching {
+            continue;
+        }
+        let file = &mets[..mets.find(&format!("xlink:href=\"{h}\"")).unwrap()];
+        let file = &file[file.rfind("<mets:file ").unwrap()..];
+        let admid = file.split("ADMID=\"").nth(1).unwrap().split('"').next().unwrap();
+        let amd = mets.find(&format!("<mets:amdSec ID=\"{admid}\"")).unwrap();
+        let start = amd + mets[amd..].find("<premis:messageDigest>").unwrap() + 22;
+        let end = start + mets[start..].find('<').unwrap();
+        mets.replace_range(start..end, &hex_of(&Sha256::digest(bytes.as_bytes())));
     }
+    fs::write(ssip.join("METS.xml"), &mets).unwrap();
+    (ssip, hrefs)
+}
+
+fn hex_of(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An Archivematica METS states its files' digests in their PREMIS objects only (SHA-256), no
+/// `<file>` CHECKSUM: those digests are checked by their algorithm, so bytes that have them are
+/// carried as verified, and the PREMIS extensions the typed reading does not model are
+/// reported.
+#[test]
+fn an_archivematica_package_is_carried_with_its_files_verified_by_their_premis_sha256() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ssip, _) = archivematica_submission(tmp.path(), true);
     let aips = tmp.path().join("aips");
     let r = report(&ingest(&ssip, &aips, &[]));
     assert_eq!(r["linked"].as_u64(), Some(4), "{r:#}");
-    let mut unverified = strings(&r["not_verified"]);
-    unverified.sort();
-    let mut expected = hrefs.clone();
-    expected.sort();
-    assert_eq!(unverified, expected);
+    assert!(strings(&r["not_verified"]).is_empty(), "{r:#}");
     let not_carried = strings(&r["not_carried_over"]);
     assert!(
         not_carried
@@ -241,4 +273,19 @@ fn an_archivematica_package_is_carried_with_its_files_reported_unverified() {
     );
     let manifest = fs::read_to_string(aips.join("am/manifest-sha512.txt")).unwrap();
     assert_eq!(manifest.lines().count(), 5, "{manifest}");
+}
+
+/// Bytes that are not what their PREMIS SHA-256 says are damage: refused, nothing written.
+#[test]
+fn an_archivematica_package_whose_bytes_miss_their_premis_sha256_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ssip, hrefs) = archivematica_submission(tmp.path(), false);
+    let aips = tmp.path().join("aips");
+    let o = ingest(&ssip, &aips, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("refused: the audit finds it DAMAGED"), "{err}");
+    assert!(err.contains("PREMIS messageDigest") && err.contains("(SHA-256); found "), "{err}");
+    assert!(hrefs.iter().any(|h| err.contains(h.as_str())), "{err}");
+    nothing_written(&aips);
 }

@@ -105,8 +105,9 @@ pub(crate) struct Sites {
     pub package_amd: Option<(u64, u64)>,
     /// PREMIS 2 sections seen: identification results are not written into them.
     pub premis2: bool,
-    /// The `altRecordID TYPE="sSIP OBJID"` of an AIP webaip made: the submission it came from.
-    pub ssip_objid: Option<String>,
+    /// The `altRecordID` of an AIP webaip made that names the submission it came from: its
+    /// TYPE ([`SSIP_OBJID`] or [`SSIP_METS_SHA512`]) and value.
+    pub ssip_ref: Option<(String, String)>,
     /// The metsHdr's `LASTMODDATE`, when it has a valid one.
     pub last_modified: Option<chrono::DateTime<chrono::Utc>>,
 }
@@ -194,11 +195,14 @@ enum Field {
     Version,
     Key,
     AgentId,
-    SsipObjid,
+    SsipRef,
 }
 
 /// The `altRecordID` TYPE under which an AIP names its submission's OBJID.
 pub(crate) const SSIP_OBJID: &str = "sSIP OBJID";
+/// The one under which it names a submission without an OBJID (another tool's, such as a BL
+/// SIP): the SHA-512 of the submission's METS, the one thing that tells it from another.
+pub(crate) const SSIP_METS_SHA512: &str = "sSIP METS SHA-512";
 
 const MD_SECTIONS: [&str; 5] = ["amdSec", "techMD", "digiprovMD", "sourceMD", "rightsMD"];
 
@@ -262,8 +266,14 @@ impl Scan<'_> {
             "formatVersion" if in_format => Some(Field::Version),
             "formatRegistryKey" | "formatNote" if in_format => Some(Field::Key),
             "agentIdentifierValue" => Some(Field::AgentId),
-            "altRecordID" if e.ns == NS_METS && e.attr("TYPE") == Some(SSIP_OBJID) => {
-                Some(Field::SsipObjid)
+            "altRecordID"
+                if e.ns == NS_METS
+                    && matches!(e.attr("TYPE"), Some(SSIP_OBJID | SSIP_METS_SHA512))
+                    && self.sites.ssip_ref.is_none() =>
+            {
+                let kind = e.attr("TYPE").unwrap_or_default().to_string();
+                self.sites.ssip_ref = Some((kind, String::new()));
+                Some(Field::SsipRef)
             }
             _ => None,
         };
@@ -285,8 +295,10 @@ impl Scan<'_> {
             (Some(Field::Key), Some(f)) => {
                 f.has_pronom |= !t.trim().is_empty() && !t.trim().starts_with("declared by")
             }
-            (Some(Field::SsipObjid), _) => {
-                self.sites.ssip_objid.get_or_insert_default().push_str(t.trim())
+            (Some(Field::SsipRef), _) => {
+                if let Some((_, v)) = self.sites.ssip_ref.as_mut() {
+                    v.push_str(t.trim());
+                }
             }
             _ => {}
         }
@@ -517,11 +529,12 @@ fn skip_n(r: &mut impl BufRead, n: u64) -> io::Result<()> {
 }
 
 /// What the AIP's metsHdr gains: an agent for the ingesting software, and the submission's
-/// OBJID as an alternative record identifier. `bind` declares the METS namespace on them, for
-/// a document that binds it to another prefix.
+/// reference (its OBJID, else its METS's SHA-512: `(TYPE, value)`) as an alternative record
+/// identifier. `bind` declares the METS namespace on them, for a document that binds it to
+/// another prefix.
 pub(crate) fn hdr_insert(
     software: &str,
-    ssip_objid: Option<&str>,
+    ssip_ref: Option<(&str, &str)>,
     bind: bool,
 ) -> io::Result<Vec<u8>> {
     let ns: &[(&str, &str)] = if bind { &[("xmlns:mets", NS_METS)] } else { &[] };
@@ -531,8 +544,8 @@ pub(crate) fn hdr_insert(
     x.text("mets:name", &[], software)?;
     x.text("mets:note", &[], "ingest: the submission became this AIP")?;
     x.end("mets:agent")?;
-    if let Some(o) = ssip_objid {
-        x.text("mets:altRecordID", &[ns, &[("TYPE", SSIP_OBJID)][..]].concat(), o)?;
+    if let Some((kind, value)) = ssip_ref {
+        x.text("mets:altRecordID", &[ns, &[("TYPE", kind)][..]].concat(), value)?;
     }
     Ok(x.into_inner())
 }

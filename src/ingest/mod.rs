@@ -52,8 +52,6 @@ const VALIDATION: (&str, &str) =
     ("validation", "http://id.loc.gov/vocabulary/preservation/eventType/val");
 /// The identifier of webaip as the agent of ingestion, fixity check and validation.
 const AGENT_ID: &str = "webaip-ingest";
-/// How the AIP names the submission it came from (PREMIS identifier type, altRecordID TYPE).
-const SSIP_ID_TYPE: &str = aip_mets::SSIP_OBJID;
 /// The XML Schema instance namespace (`xsi:type` of PREMIS objects).
 const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
 /// The PREMIS identifier type of a package's OBJID.
@@ -328,7 +326,8 @@ fn make_aip(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "aip".into());
     let target = opts.out.join(&name);
-    if let Some(existing) = existing_aip(&target, ssip, ssip_sites.objid.as_deref())? {
+    let ssip_ref = submission_ref(ssip, &ssip_sites)?;
+    if let Some(existing) = existing_aip(&target, ssip, &ssip_ref)? {
         return Ok(existing);
     }
 
@@ -356,7 +355,7 @@ fn make_aip(
         .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
 
     let ids = match opts.deterministic {
-        true => Ids::seeded(format!("ingest/{}", ssip_sites.objid.as_deref().unwrap_or(&name))),
+        true => Ids::seeded(format!("ingest/{}", ssip_ref.1)),
         false => Ids::random(),
     };
     let now = ids.now();
@@ -365,7 +364,7 @@ fn make_aip(
     let staging = match Staging::new(&target, false) {
         Ok(s) => s,
         // Another run put its AIP there since this one looked (see the commit below).
-        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_sites),
+        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_ref),
         Err(e) => return Err(e.into()),
     };
     let placed = files::place(ssip, &staging.root, &before)?;
@@ -374,6 +373,7 @@ fn make_aip(
         now,
         objid: &objid,
         sites: &sites,
+        ssip_ref: (ssip_ref.0, &ssip_ref.1),
         identifier,
         found: &found,
         relisted: None,
@@ -423,7 +423,7 @@ fn make_aip(
         Ok(aip) => aip,
         // Another run made it meanwhile (the same submission ingested twice at once): its AIP
         // stands, and this run made none.
-        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_sites),
+        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_ref),
         Err(e) => return Err(e.into()),
     };
     Ok(IngestReport {
@@ -538,10 +538,26 @@ fn out_outside(ssip: &Path, out: &Path) -> Result<(), IngestError> {
     }
 }
 
+/// How the AIP names its submission: by its OBJID, else (another tool's submission, such as a
+/// BL SIP, has none) by its METS's SHA-512, so that a second ingest of it finds its AIP.
+fn submission_ref(ssip: &Path, sites: &Sites) -> Result<(&'static str, String), IngestError> {
+    if let Some(o) = sites.objid.as_deref().filter(|o| !o.trim().is_empty()) {
+        return Ok((aip_mets::SSIP_OBJID, o.to_string()));
+    }
+    let mets = layout::open_in(ssip, layout::METS)?;
+    let (_, sha) =
+        crate::formats::digest::sha512_read(mets).map_err(io_err(&ssip.join(layout::METS)))?;
+    Ok((aip_mets::SSIP_METS_SHA512, sha))
+}
+
 /// What another run of the same submission made at `target` while this one worked: its AIP
 /// stands, this run made none.
-fn made_meanwhile(target: &Path, ssip: &Path, sites: &Sites) -> Result<IngestReport, IngestError> {
-    existing_aip(target, ssip, sites.objid.as_deref())?.ok_or_else(|| IngestError::OtherExists {
+fn made_meanwhile(
+    target: &Path,
+    ssip: &Path,
+    ssip_ref: &(&'static str, String),
+) -> Result<IngestReport, IngestError> {
+    existing_aip(target, ssip, ssip_ref)?.ok_or_else(|| IngestError::OtherExists {
         path: target.to_path_buf(),
         submission: ssip.into(),
     })
@@ -552,7 +568,7 @@ fn made_meanwhile(target: &Path, ssip: &Path, sites: &Sites) -> Result<IngestRep
 fn existing_aip(
     target: &Path,
     ssip: &Path,
-    ssip_objid: Option<&str>,
+    ssip_ref: &(&'static str, String),
 ) -> Result<Option<IngestReport>, IngestError> {
     if std::fs::symlink_metadata(target).is_err() {
         return Ok(None);
@@ -562,15 +578,14 @@ fn existing_aip(
     let none = HashSet::new();
     let wanted = Wanted { sections: &none, package_amd: None, records: false };
     let Ok(sites) = aip_mets::scan(&mets, &wanted) else { return Err(other()) };
-    if sites.package_type.as_deref() != Some("AIP")
-        || ssip_objid.is_none()
-        || sites.ssip_objid.as_deref() != ssip_objid
-    {
+    let names_it =
+        sites.ssip_ref.as_ref().is_some_and(|(k, v)| k == ssip_ref.0 && *v == ssip_ref.1);
+    if sites.package_type.as_deref() != Some("AIP") || !names_it {
         return Err(other());
     }
     Ok(Some(IngestReport {
         submission: ssip.to_path_buf(),
-        submission_objid: ssip_objid.map(str::to_string),
+        submission_objid: (ssip_ref.0 == aip_mets::SSIP_OBJID).then(|| ssip_ref.1.clone()),
         aip: target.to_path_buf(),
         objid: sites.objid.unwrap_or_default(),
         outcome: Outcome::Exists,
@@ -613,6 +628,9 @@ struct Aip<'a> {
     now: DateTime<Utc>,
     objid: &'a str,
     sites: &'a Sites,
+    /// How the AIP names its submission: (`altRecordID` TYPE and PREMIS identifier type,
+    /// value), by its OBJID, else its METS's SHA-512.
+    ssip_ref: (&'static str, &'a str),
     identifier: Identifier,
     found: &'a identify::Found,
     /// What `--mode` made of the record listing.
@@ -649,7 +667,7 @@ impl Aip<'_> {
         let software = format!("webaip {}", env!("CARGO_PKG_VERSION"));
         let bind_mets = !aip_mets::binds(root, "mets", crate::mets::reader::NS_METS);
         let inserted =
-            aip_mets::hdr_insert(&software, s.objid.as_deref(), bind_mets).map_err(io)?;
+            aip_mets::hdr_insert(&software, Some(self.ssip_ref), bind_mets).map_err(io)?;
         let lastmod = self.now.to_rfc3339_opts(SecondsFormat::Secs, true);
         match (&s.hdr, s.after_agents) {
             (Some(hdr), Some(at)) if !hdr.empty => {
@@ -789,7 +807,7 @@ impl Aip<'_> {
         let mut agents = vec![webaip_agent(), self.identifier.agent()];
         agents.retain(|a| !self.sites.agent_ids.contains(&a.id));
         let mut x = XmlOut::new(Vec::new(), 2);
-        let related = self.sites.objid.as_deref().map(|o| (SSIP_ID_TYPE, o));
+        let related = Some(self.ssip_ref);
         let event_ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
         crate::mets::premis::write_representation_md(
             &mut x,
@@ -821,11 +839,8 @@ impl Aip<'_> {
     ) -> Vec<Event> {
         let program = format!("program=\"webaip\"; version=\"{}\"", env!("CARGO_PKG_VERSION"));
         let aip = (OBJID_TYPE.to_string(), self.objid.to_string(), "outcome".to_string());
-        let ssip = self
-            .sites
-            .objid
-            .as_ref()
-            .map(|o| (SSIP_ID_TYPE.to_string(), o.clone(), "source".to_string()));
+        let (kind, value) = self.ssip_ref;
+        let ssip = Some((kind.to_string(), value.to_string(), "source".to_string()));
         let objects: Vec<_> = ssip.iter().cloned().chain([aip.clone()]).collect();
         let agent =
             vec![("local".to_string(), AGENT_ID.to_string(), "executing program".to_string())];

@@ -289,3 +289,26 @@ fn an_archivematica_package_whose_bytes_miss_their_premis_sha256_is_refused() {
     assert!(hrefs.iter().any(|h| err.contains(h.as_str())), "{err}");
     nothing_written(&aips);
 }
+
+/// A submission with no OBJID (every BL SIP) is named in its AIP by its METS's SHA-512: a
+/// second ingest finds that AIP and says it exists; a different SIP in its place is refused.
+#[test]
+fn a_foreign_sip_ingested_twice_exists_the_second_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mets = bl_sip(&sip_files(LOG), None);
+    let ssip = bl_submission(&tmp.path().join("sip"), &mets);
+    let aips = tmp.path().join("aips");
+    let first = report(&ingest(&ssip, &aips, &[]));
+    assert_eq!(first["outcome"], "created", "{first:#}");
+    let aip = fs::read_to_string(aips.join("sip/METS.xml")).unwrap();
+    let sha = webaip::formats::digest::sha512_hex(mets.as_bytes());
+    assert!(aip.contains(&format!("TYPE=\"sSIP METS SHA-512\">{sha}</mets:altRecordID>")), "{aip}");
+    let second = report(&ingest(&ssip, &aips, &[]));
+    assert_eq!(second["outcome"], "exists", "{second:#}");
+    assert_eq!(second["objid"], first["objid"]);
+
+    // Another SIP of the same folder name is not this AIP's submission.
+    let other = bl_submission(&tmp.path().join("b/sip"), &mets.replace("2014-12-19", "2014-12-20"));
+    let o = ingest(&other, &aips, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+}

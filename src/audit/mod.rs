@@ -400,18 +400,7 @@ pub fn audit_package(
         .map(|t| match t {
             Task::Whole(i) => {
                 let p = &present[*i];
-                // SHA-512 always (the manifest's), and what the METS states if it is another.
-                let also: Vec<FixityAlgorithm> = p
-                    .listed
-                    .stated_fixity()
-                    .and_then(Result::ok)
-                    .map(|f| f.algorithm)
-                    .into_iter()
-                    .chain(p.listed.premis_fixity().map(|(a, _)| a))
-                    .collect();
-                let r = layout::open_in(dir, p.href)
-                    .map_err(io::Error::other)
-                    .and_then(|f| digests_read(f, &also));
+                let r = whole_file_digests(dir, p);
                 progress(AuditProgress::Done(p.size));
                 (*i, Outcome::Whole(r))
             }
@@ -651,6 +640,16 @@ fn locate<'a>(
         f.children.iter().filter_map(|r| Some((r.begin?, r))).collect();
     let begins = described.keys().copied().filter(|&b| b < size).collect();
     Some(Present { listed: f, href, path, size, described, begins, span_starts: BTreeSet::new() })
+}
+
+/// A whole file read once: its SHA-512 (the manifest's), and the digest the METS states of it
+/// when that is by another algorithm.
+fn whole_file_digests(dir: &Path, p: &Present) -> io::Result<FileDigests> {
+    let stated = p.listed.stated_fixity().and_then(Result::ok).map(|f| f.algorithm);
+    let premis = p.listed.premis_fixity().map(|(a, _)| a);
+    let also: Vec<FixityAlgorithm> = stated.into_iter().chain(premis).collect();
+    let file = layout::open_in(dir, p.href).map_err(io::Error::other)?;
+    digests_read(file, &also)
 }
 
 /// SIZE and the stated digest of a whole file against the METS: the CHECKSUM by its

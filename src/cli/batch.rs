@@ -27,7 +27,7 @@ pub struct BatchArgs {
 enum BatchCommand {
     /// Package every item of a manifest (CSV, or a folder of harvests) into --out; a second
     /// run resumes where the first stopped.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Summarise one or several journals (an item in several is counted once).
     Status(StatusArgs),
 }
@@ -97,7 +97,7 @@ struct RunArgs {
     identify: IdentifyArg,
     /// This run's share of the manifest, K/N (0 <= K < N); default: from
     /// SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count.
-    #[arg(long, value_parser = parse_shard)]
+    #[arg(long, value_parser = Shard::parse)]
     shard: Option<Shard>,
     /// The number of shards when it is taken from the environment.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -108,10 +108,6 @@ struct RunArgs {
     /// No progress bar and no text report.
     #[arg(long, short)]
     quiet: bool,
-}
-
-fn parse_shard(s: &str) -> Result<Shard, String> {
-    Shard::parse(s).map_err(|e| e.to_string())
 }
 
 /// Arguments of `webaip batch status`.
@@ -128,7 +124,7 @@ struct StatusArgs {
 /// Runs the command; returns the exit status.
 pub fn run(args: BatchArgs) -> anyhow::Result<i32> {
     match args.command {
-        BatchCommand::Run(a) => run_batch(a),
+        BatchCommand::Run(a) => run_batch(*a),
         BatchCommand::Status(a) => run_status(a),
     }
 }

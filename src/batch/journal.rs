@@ -191,14 +191,15 @@ impl Journal {
         rows.collect::<Result<_, _>>().map_err(self.err())
     }
 
-    /// Marks an item running (one more attempt), clearing what an earlier attempt recorded.
-    pub fn start(&self, key: &str) -> Result<(), JournalError> {
+    /// Marks an item running (one more attempt) towards the package directory `package`,
+    /// clearing what an earlier attempt recorded.
+    pub fn start(&self, key: &str, package: &str) -> Result<(), JournalError> {
         self.db
             .execute(
                 "UPDATE items SET state = 'running', attempts = attempts + 1, package_id = NULL, \
                  size = NULL, mets_sha512 = NULL, findings = 0, error_kind = NULL, error = NULL, \
-                 updated = ?2 WHERE key = ?1",
-                params![key, now()],
+                 package = ?3, updated = ?2 WHERE key = ?1",
+                params![key, now(), package],
             )
             .map(drop)
             .map_err(self.err())
@@ -272,7 +273,7 @@ mod tests {
         let mut j = Journal::open(&path).unwrap();
         j.register([("a", Some(2), "src/a".to_string(), "a"), ("b", None, "b".into(), "b")])
             .unwrap();
-        j.start("a").unwrap();
+        j.start("a", "a").unwrap();
         let other = Journal::open_existing(&path).unwrap();
         assert_eq!(other.entry("a").unwrap().unwrap().state, State::Running);
         let record = DoneRecord {

@@ -139,15 +139,18 @@ pub fn run(
     };
     let mut todo = Vec::new();
     for item in &share {
-        let state = journal.entry(&item.key)?.map_or(State::Pending, |e| e.state);
-        match state {
-            State::Done => {
+        let entry = journal.entry(&item.key)?;
+        match entry.as_ref().map(|e| e.state) {
+            // Where the journal says it put the package: a name derived from a manifest of
+            // other items may have been another.
+            Some(State::Done) => {
                 outcome.skipped_done += 1;
-                if move_into_place(&opts.out, &item.name)? {
+                let package = entry.as_ref().map_or(item.name.as_str(), |e| e.package.as_str());
+                if move_into_place(&opts.out, package)? {
                     outcome.moved_into_place += 1;
                 }
             }
-            State::Failed if !opts.retry_failed => outcome.skipped_failed += 1,
+            Some(State::Failed) if !opts.retry_failed => outcome.skipped_failed += 1,
             _ => todo.push(item),
         }
     }
@@ -250,7 +253,7 @@ fn run_item(
         );
         return fail("exists", &why);
     }
-    record(&|j| j.start(&item.key))?;
+    record(&|j| j.start(&item.key, &item.name))?;
     let settings = match opts.settings.apply(&item.options) {
         Ok(s) => s,
         Err(e) => return fail("options", &e.to_string()),
@@ -314,11 +317,21 @@ impl Counts {
     }
 }
 
+/// One journal's counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct JournalCounts {
+    /// The journal file.
+    pub journal: String,
+    /// Its rows, by state.
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
 /// What one or several journals say.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     /// Each journal's counts.
-    pub journals: Vec<(String, Counts)>,
+    pub journals: Vec<JournalCounts>,
     /// Every item once: an item in several journals counts as done when one has it done,
     /// else as its most recently changed row says.
     pub total: Counts,
@@ -344,7 +357,7 @@ pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
                 merged.insert(e.key.clone(), e);
             }
         }
-        per.push((crate::sources::path_text(path), counts));
+        per.push(JournalCounts { journal: crate::sources::path_text(path), counts });
     }
     let mut total = Counts::default();
     merged.values().for_each(|e| total.add(e));

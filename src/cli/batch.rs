@@ -258,8 +258,8 @@ fn run_status(args: StatusArgs) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&status)?);
     } else {
-        for (path, c) in &status.journals {
-            println!("{}: {}", terminal_text(path), counts_text(c));
+        for j in &status.journals {
+            println!("{}: {}", terminal_text(&j.journal), counts_text(&j.counts));
         }
         println!("total: {}", counts_text(&status.total));
         print_failures(status.failures.iter());

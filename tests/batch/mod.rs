@@ -136,11 +136,15 @@ fn a_manifest_of_samples_and_broken_items_packages_the_good_and_records_the_bad(
         unchanged,
         rows1.iter().map(|r| (r.0.clone(), r.1.clone(), r.2.clone())).collect::<Vec<_>>()
     );
-    // Mended, the broken ARC is packaged by --retry-failed; the others fail again.
+    // Mended, the broken ARC is packaged by --retry-failed; the others fail again. A package
+    // recorded done but left in the work folder (its run killed before the move) is moved.
     std::fs::copy(&arc, dir.join("broken.arc")).unwrap();
     std::fs::remove_dir(out.join("other")).unwrap();
+    std::fs::rename(out.join("nedlib"), out.join(".batch-work/nedlib")).unwrap();
     let third = outcome(&batch(&csv, &out, &["--retry-failed"]), 1);
     assert_eq!((third["packaged"].as_u64(), third["failed"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(third["moved_into_place"].as_u64(), Some(1));
+    assert!(out.join("nedlib/METS.xml").is_file());
     assert!(out.join("broken/METS.xml").is_file() && out.join("other/METS.xml").is_file());
 
     // Another journal over the same folder: every package is there already ("exists").

@@ -36,8 +36,46 @@ pub struct Item {
     pub options: String,
     /// The package directory's name below `--out`.
     pub name: String,
-    /// The line this one repeats: recorded as failed, never packaged.
-    pub duplicate_of: Option<u64>,
+    /// Why the line is not an item to package (recorded as failed, never packaged).
+    pub refused: Option<Refusal>,
+}
+
+/// Why a manifest line is recorded failed without being packaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// It repeats the source of an earlier line.
+    Duplicate {
+        /// That line.
+        line: u64,
+    },
+    /// It has more than three fields (an unquoted comma in a path, say).
+    Fields {
+        /// How many.
+        fields: usize,
+    },
+}
+
+impl Refusal {
+    /// The kind of failure the journal records.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::Duplicate { .. } => "duplicate",
+            Refusal::Fields { .. } => "manifest",
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Duplicate { line } => write!(f, "duplicate of line {line}"),
+            Refusal::Fields { fields } => write!(
+                f,
+                "{fields} fields; at most 3 (source, metadata, options): quote a path that \
+                 holds a comma"
+            ),
+        }
+    }
 }
 
 /// The items of a manifest, and the entries of a scanned folder that are none.
@@ -70,16 +108,6 @@ pub enum ManifestError {
         #[source]
         source: csv::Error,
     },
-    /// A CSV line with more than three fields.
-    #[error("{}: line {line}: {fields} fields; at most 3 (source, metadata, options)", path.display())]
-    TooManyFields {
-        /// The manifest.
-        path: PathBuf,
-        /// The line.
-        line: u64,
-        /// Its fields.
-        fields: usize,
-    },
 }
 
 /// Reads a manifest: a CSV file, or a folder scanned for harvests.
@@ -109,10 +137,6 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
             record.map_err(|source| ManifestError::Csv { path: path.to_path_buf(), source })?;
         let line = record.position().map_or(0, |p| p.line());
         let field = |i: usize| record.get(i).filter(|f| !f.is_empty());
-        if record.len() > 3 {
-            let fields = record.len();
-            return Err(ManifestError::TooManyFields { path: path.to_path_buf(), line, fields });
-        }
         let Some(source) = field(0) else { continue };
         if items.is_empty() && first_key.is_empty() && source.eq_ignore_ascii_case(b"source") {
             continue;
@@ -126,14 +150,20 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
             metadata: field(1).map(|m| base.join(OsStr::from_bytes(m))),
             options: field(2).map(|o| String::from_utf8_lossy(o).into_owned()).unwrap_or_default(),
             name: String::new(),
-            duplicate_of: None,
+            refused: None,
         };
+        let fields = record.len();
         match first_key.get(&key) {
             Some(&first) => items.push(Item {
                 key: format!("{key} (line {line})"),
-                duplicate_of: Some(first),
+                refused: Some(Refusal::Duplicate { line: first }),
                 ..item
             }),
+            // A line that says more than it may is not guessed at: it fails, the batch goes on.
+            None if fields > 3 => {
+                first_key.insert(key, line);
+                items.push(Item { refused: Some(Refusal::Fields { fields }), ..item });
+            }
             None => {
                 first_key.insert(key, line);
                 items.extend(expand_title(item));
@@ -170,7 +200,7 @@ fn scan_folder(dir: &Path) -> Result<Manifest, ManifestError> {
             metadata: None,
             options: String::new(),
             name: String::new(),
-            duplicate_of: None,
+            refused: None,
         };
         manifest.items.extend(expand_title(item));
     }
@@ -231,13 +261,13 @@ fn name_items(items: &mut [Item]) {
     let bases: Vec<String> = items.iter().map(|i| base_name(&i.key)).collect();
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for (item, b) in items.iter().zip(&bases) {
-        if item.duplicate_of.is_none() {
+        if !matches!(item.refused, Some(Refusal::Duplicate { .. })) {
             *counts.entry(b.as_str()).or_default() += 1;
         }
     }
     for (item, base) in items.iter_mut().zip(&bases) {
         // A duplicate is never packaged: it has no directory.
-        if item.duplicate_of.is_some() {
+        if matches!(item.refused, Some(Refusal::Duplicate { .. })) {
             continue;
         }
         item.name = match counts.get(base.as_str()) {
@@ -296,13 +326,14 @@ mod tests {
         let csv = tmp.path().join("m.csv");
         std::fs::write(
             &csv,
-            "source,metadata,options\na/job\n# comment\nb/job,md.toml\n./a/job/\n",
+            "source,metadata,options\na/job\n# comment\nb/job,md.toml\n./a/job/\nc,d,e,f\n",
         )
         .unwrap();
         let m = read_manifest(&csv).unwrap();
         let keys: Vec<&str> = m.items.iter().map(|i| i.key.as_str()).collect();
-        assert_eq!(keys, ["a/job", "b/job", "a/job (line 5)"]);
-        assert_eq!(m.items[2].duplicate_of, Some(2));
+        assert_eq!(keys, ["a/job", "b/job", "a/job (line 5)", "c"]);
+        assert_eq!(m.items[3].refused, Some(Refusal::Fields { fields: 4 }));
+        assert_eq!(m.items[2].refused, Some(Refusal::Duplicate { line: 2 }));
         assert_eq!(m.items[1].metadata, Some(tmp.path().join("md.toml")));
         assert!(m.items[0].name.starts_with("job-") && m.items[1].name.starts_with("job-"));
         assert_ne!(m.items[0].name, m.items[1].name);

@@ -11,7 +11,7 @@
 //! leaves at most `running` rows; the next run redoes them from scratch, after removing what
 //! they left in the work folder, and moves into place any package recorded done whose move
 //! the kill interrupted. One item's failure (an unreadable or unrecognised source, a damaged
-//! archive, a repeated line, a package of that name already there) is recorded with its
+//! archive, a repeated or malformed line, a package of that name already there) is recorded with its
 //! reason and the batch goes on.
 
 pub mod item;
@@ -235,8 +235,8 @@ fn run_item(
         record(&|j| j.failed(&item.key, kind, message))?;
         Ok(State::Failed)
     };
-    if let Some(line) = item.duplicate_of {
-        return fail("duplicate", &format!("duplicate of line {line}"));
+    if let Some(refusal) = &item.refused {
+        return fail(refusal.kind(), &refusal.to_string());
     }
     let work = opts.out.join(WORK_DIR);
     let built = work.join(&item.name);

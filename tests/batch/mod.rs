@@ -20,9 +20,16 @@ fn outcome(o: &Output, code: i32) -> serde_json::Value {
     crate::util::report_of(o, code)
 }
 
-/// (key, state, METS SHA-512 or error kind, error) of every row of a journal.
+/// (key, state, METS SHA-512 or error kind, error) of every row of a journal (none when a
+/// run killed early made the file and not yet its table).
 fn rows(journal: &Path) -> Vec<(String, String, String, String)> {
     let db = rusqlite::Connection::open(journal).unwrap();
+    let tables: i64 = db
+        .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'items'", [], |r| r.get(0))
+        .unwrap();
+    if tables == 0 {
+        return Vec::new();
+    }
     let mut stmt = db
         .prepare(
             "SELECT key, state, coalesce(mets_sha512, error_kind, ''), coalesce(error, '') \

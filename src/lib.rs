@@ -76,6 +76,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod batch;
 pub mod formats;
 pub mod ids;
 pub mod ingest;

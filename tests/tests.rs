@@ -6,6 +6,7 @@ mod util;
 mod arc_property;
 mod arc_tolerance;
 mod audit;
+mod batch;
 mod captures;
 mod captures_hostile;
 mod cli_migrate;

@@ -2,6 +2,7 @@
 //! the work, this layer turns arguments into options and reports into text, JSON and exit codes.
 
 mod audit;
+mod batch;
 mod ingest;
 mod migrate;
 mod package;
@@ -44,6 +45,9 @@ enum Command {
     Store(store::StoreArgs),
     /// List the HTML pages of a package or a source: titles, sizes, capture dates.
     Pages(pages::PagesArgs),
+    /// Package every item of a manifest, resumably (`batch run`), and summarise journals
+    /// (`batch status`).
+    Batch(batch::BatchArgs),
 }
 
 /// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC
@@ -87,6 +91,7 @@ pub fn main() -> i32 {
         Command::Ingest(args) => ingest::run(args),
         Command::Store(args) => store::run(args),
         Command::Pages(args) => pages::run(args),
+        Command::Batch(args) => batch::run(args),
     };
     match result {
         Ok(code) => code,

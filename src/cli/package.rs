@@ -173,10 +173,19 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
 
 /// The virus check asked for: clamd, answering, or none when `--no-virus-check` says so.
 fn virus_check(args: &PackageArgs) -> anyhow::Result<VirusCheck> {
-    Ok(if args.no_virus_check {
+    virus_check_with(args.no_virus_check, args.clamd.as_deref(), args.clamd_timeout)
+}
+
+/// The virus check of `--no-virus-check`, `--clamd` and `--clamd-timeout` (package, batch).
+pub(super) fn virus_check_with(
+    no_virus_check: bool,
+    clamd: Option<&str>,
+    clamd_timeout: u64,
+) -> anyhow::Result<VirusCheck> {
+    Ok(if no_virus_check {
         VirusCheck::Disabled
     } else {
-        let Some(addr) = &args.clamd else {
+        let Some(addr) = clamd else {
             bail!(
                 "no clamd to scan with: give --clamd unix:PATH or tcp:HOST:PORT (or WEBAIP_CLAMD; \
                  scripts/clamd-local.sh starts one), or --no-virus-check to package without scanning"
@@ -184,7 +193,7 @@ fn virus_check(args: &PackageArgs) -> anyhow::Result<VirusCheck> {
         };
         let addr: ClamdAddr = addr.parse().map_err(anyhow::Error::msg)?;
         let clamd = Clamd::new(addr.clone())
-            .with_read_timeout(std::time::Duration::from_secs(args.clamd_timeout));
+            .with_read_timeout(std::time::Duration::from_secs(clamd_timeout));
         clamd.ping().with_context(|| {
             format!("clamd at {addr} does not answer; start it (scripts/clamd-local.sh) or use --no-virus-check")
         })?;

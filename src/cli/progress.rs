@@ -17,3 +17,17 @@ pub fn bytes_bar(total: u64, quiet: bool) -> ProgressBar {
     bar.set_style(style);
     bar
 }
+
+/// A counter of items finished (their number is not known before the manifest is read);
+/// hidden when `quiet` or when stderr is not a terminal.
+pub fn items_bar(quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} item(s) {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    bar.set_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}

@@ -1,0 +1,294 @@
+//! The batch journal: one SQLite row per item, keyed by the item's key, in one of four states.
+//!
+//! `pending` (registered, not started), `running` (started; a row still `running` when no
+//! run is alive belongs to a run that died, and is redone from scratch), `done` (package id,
+//! size, SHA-512 of its METS, time) and `failed` (error kind and message). Every change is
+//! its own committed statement, in WAL mode, so a killed run leaves every row as the last
+//! change it made.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
+use serde::Serialize;
+
+/// The state of an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Registered, not started.
+    Pending,
+    /// Started and not finished (or its run died).
+    Running,
+    /// Packaged.
+    Done,
+    /// Failed, with its reason.
+    Failed,
+}
+
+impl State {
+    /// Its name in the journal and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::Running => "running",
+            State::Done => "done",
+            State::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> Option<State> {
+        [State::Pending, State::Running, State::Done, State::Failed]
+            .into_iter()
+            .find(|st| st.name() == s)
+    }
+}
+
+/// One item's row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    /// The item's key.
+    pub key: String,
+    /// Its manifest line, when it has one.
+    pub line: Option<u64>,
+    /// Its source, as resolved.
+    pub source: String,
+    /// Its package directory's name below the output folder.
+    pub package: String,
+    /// Its state.
+    pub state: State,
+    /// The package's OBJID (done).
+    pub package_id: Option<String>,
+    /// The package's bytes (done).
+    pub size: Option<u64>,
+    /// SHA-512 of the package's METS.xml (done).
+    pub mets_sha512: Option<String>,
+    /// Whether the package report had findings to look at (done).
+    pub findings: bool,
+    /// Why it failed: a kind (failed).
+    pub error_kind: Option<String>,
+    /// Why it failed: the message (failed).
+    pub error: Option<String>,
+    /// Times the item was started.
+    pub attempts: u64,
+    /// When the row last changed (RFC 3339, UTC).
+    pub updated: String,
+}
+
+/// What a finished package is recorded with.
+#[derive(Debug, Clone)]
+pub struct DoneRecord {
+    /// The package's OBJID.
+    pub package_id: String,
+    /// Its bytes.
+    pub size: u64,
+    /// SHA-512 of its METS.xml.
+    pub mets_sha512: String,
+    /// Whether its report had findings.
+    pub findings: bool,
+}
+
+/// The journal cannot be opened, read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("journal {}: {source}", path.display())]
+pub struct JournalError {
+    /// The journal file.
+    pub path: PathBuf,
+    /// What SQLite said.
+    #[source]
+    pub source: rusqlite::Error,
+}
+
+/// An open journal.
+#[derive(Debug)]
+pub struct Journal {
+    db: Connection,
+    path: PathBuf,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS items (
+    key TEXT PRIMARY KEY NOT NULL,
+    line INTEGER,
+    source TEXT NOT NULL,
+    package TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed')),
+    package_id TEXT,
+    size INTEGER,
+    mets_sha512 TEXT,
+    findings INTEGER NOT NULL DEFAULT 0,
+    error_kind TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    updated TEXT NOT NULL
+);";
+
+const COLUMNS: &str = "key, line, source, package, state, package_id, size, mets_sha512, \
+                       findings, error_kind, error, attempts, updated";
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl Journal {
+    /// Opens (creating when missing) a journal to run a batch with.
+    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        let err = |source| JournalError { path: path.to_path_buf(), source };
+        let db = Connection::open(path).map_err(err)?;
+        db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
+        db.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        db.execute_batch(SCHEMA).map_err(err)?;
+        Ok(Journal { db, path: path.to_path_buf() })
+    }
+
+    /// Opens an existing journal to read (`batch status`); a missing file is an error.
+    pub fn open_existing(path: &Path) -> Result<Journal, JournalError> {
+        let err = |source| JournalError { path: path.to_path_buf(), source };
+        let db =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
+        db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
+        Ok(Journal { db, path: path.to_path_buf() })
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
+        |source| JournalError { path: self.path.clone(), source }
+    }
+
+    /// Registers items not yet in the journal as pending (one transaction); rows already
+    /// there keep their state.
+    pub fn register<'a>(
+        &mut self,
+        items: impl IntoIterator<Item = (&'a str, Option<u64>, String, &'a str)>,
+    ) -> Result<(), JournalError> {
+        let path = self.path.clone();
+        let err = |source| JournalError { path: path.clone(), source };
+        let tx = self.db.transaction().map_err(err)?;
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT OR IGNORE INTO items (key, line, source, package, state, updated) \
+                     VALUES (?1, ?2, ?3, ?4, 'pending', ?5)",
+                )
+                .map_err(err)?;
+            let at = now();
+            for (key, line, source, package) in items {
+                insert.execute(params![key, line.map(signed), source, package, at]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// The row of an item.
+    pub fn entry(&self, key: &str) -> Result<Option<Entry>, JournalError> {
+        let sql = format!("SELECT {COLUMNS} FROM items WHERE key = ?1");
+        self.db.query_row(&sql, [key], entry_of).optional().map_err(self.err())
+    }
+
+    /// Every row, by key.
+    pub fn entries(&self) -> Result<Vec<Entry>, JournalError> {
+        let sql = format!("SELECT {COLUMNS} FROM items ORDER BY key");
+        let mut stmt = self.db.prepare(&sql).map_err(self.err())?;
+        let rows = stmt.query_map([], entry_of).map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
+    /// Marks an item running (one more attempt) towards the package directory `package`,
+    /// clearing what an earlier attempt recorded.
+    pub fn start(&self, key: &str, package: &str) -> Result<(), JournalError> {
+        self.db
+            .execute(
+                "UPDATE items SET state = 'running', attempts = attempts + 1, package_id = NULL, \
+                 size = NULL, mets_sha512 = NULL, findings = 0, error_kind = NULL, error = NULL, \
+                 package = ?3, updated = ?2 WHERE key = ?1",
+                params![key, now(), package],
+            )
+            .map(drop)
+            .map_err(self.err())
+    }
+
+    /// Marks an item done with its package's record.
+    pub fn done(&self, key: &str, r: &DoneRecord) -> Result<(), JournalError> {
+        self.db
+            .execute(
+                "UPDATE items SET state = 'done', package_id = ?2, size = ?3, mets_sha512 = ?4, \
+                 findings = ?5, error_kind = NULL, error = NULL, updated = ?6 WHERE key = ?1",
+                params![key, r.package_id, signed(r.size), r.mets_sha512, r.findings, now()],
+            )
+            .map(drop)
+            .map_err(self.err())
+    }
+
+    /// Marks an item failed, with its reason.
+    pub fn failed(&self, key: &str, kind: &str, message: &str) -> Result<(), JournalError> {
+        self.db
+            .execute(
+                "UPDATE items SET state = 'failed', error_kind = ?2, error = ?3, updated = ?4 \
+                 WHERE key = ?1",
+                params![key, kind, message, now()],
+            )
+            .map(drop)
+            .map_err(self.err())
+    }
+}
+
+/// SQLite integers are signed; sizes and lines never reach 2^63.
+fn signed(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn unsigned(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
+    let state: String = row.get(4)?;
+    let state = State::parse(&state).ok_or_else(|| {
+        let e = format!("unknown state {state:?}");
+        rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into())
+    })?;
+    Ok(Entry {
+        key: row.get(0)?,
+        line: row.get::<_, Option<i64>>(1)?.map(unsigned),
+        source: row.get(2)?,
+        package: row.get(3)?,
+        state,
+        package_id: row.get(5)?,
+        size: row.get::<_, Option<i64>>(6)?.map(unsigned),
+        mets_sha512: row.get(7)?,
+        findings: row.get(8)?,
+        error_kind: row.get(9)?,
+        error: row.get(10)?,
+        attempts: unsigned(row.get(11)?),
+        updated: row.get(12)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_change_is_read_back_by_another_connection() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("j.sqlite");
+        let mut j = Journal::open(&path).unwrap();
+        j.register([("a", Some(2), "src/a".to_string(), "a"), ("b", None, "b".into(), "b")])
+            .unwrap();
+        j.start("a", "a").unwrap();
+        let other = Journal::open_existing(&path).unwrap();
+        assert_eq!(other.entry("a").unwrap().unwrap().state, State::Running);
+        let record = DoneRecord {
+            package_id: "urn:x".into(),
+            size: 7,
+            mets_sha512: "ab".into(),
+            findings: true,
+        };
+        j.done("a", &record).unwrap();
+        j.failed("b", "unrecognised", "no shape").unwrap();
+        // Registering again keeps the states.
+        j.register([("a", Some(2), "src/a".to_string(), "a")]).unwrap();
+        let rows = other.entries().unwrap();
+        assert_eq!((rows[0].state, rows[0].size, rows[0].attempts), (State::Done, Some(7), 1));
+        assert_eq!(rows[1].error_kind.as_deref(), Some("unrecognised"));
+        assert!(Journal::open_existing(&tmp.path().join("none.sqlite")).is_err());
+    }
+}

@@ -1,0 +1,342 @@
+//! The items of a batch: the lines of a CSV manifest, or the entries of a folder of harvests.
+//!
+//! A CSV manifest has up to three columns: the source (a path, relative to the manifest's own
+//! folder unless absolute), a curator metadata file (same rule; may be empty) and per-item
+//! options (see `item::ItemSettings::apply`; may be empty). A first line whose first field is
+//! `source` is a header; lines starting with `#` are comments. A folder given instead is
+//! scanned: each of its subdirectories and each ARC, WARC or `.zip` file at its top is one
+//! item (hidden entries and other files are listed as ignored).
+//!
+//! Every item has a stable key (its source as written, relative to the manifest's folder,
+//! without `.` components) and a package directory name derived from it, unique within the
+//! manifest (so every shard of one manifest derives the same names). A PANDAS title directory
+//! stands for its instances: each is an item of its own, as `webaip package` makes one
+//! package of each. A source given a second time is an item too, whose only outcome is the
+//! failure "duplicate of line N".
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// One item of the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// The stable key the journal knows it by.
+    pub key: String,
+    /// Its line in the CSV manifest (none for a scanned folder's entry).
+    pub line: Option<u64>,
+    /// The source, resolved against the manifest's folder.
+    pub source: PathBuf,
+    /// The curator metadata file, resolved likewise.
+    pub metadata: Option<PathBuf>,
+    /// The per-item options, as written.
+    pub options: String,
+    /// The package directory's name below `--out`.
+    pub name: String,
+    /// Why the line is not an item to package (recorded as failed, never packaged).
+    pub refused: Option<Refusal>,
+}
+
+/// Why a manifest line is recorded failed without being packaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// It repeats the source of an earlier line.
+    Duplicate {
+        /// That line.
+        line: u64,
+    },
+    /// It has more than three fields (an unquoted comma in a path, say).
+    Fields {
+        /// How many.
+        fields: usize,
+    },
+}
+
+impl Refusal {
+    /// The kind of failure the journal records.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::Duplicate { .. } => "duplicate",
+            Refusal::Fields { .. } => "manifest",
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Duplicate { line } => write!(f, "duplicate of line {line}"),
+            Refusal::Fields { fields } => write!(
+                f,
+                "{fields} fields; at most 3 (source, metadata, options): quote a path that \
+                 holds a comma"
+            ),
+        }
+    }
+}
+
+/// The items of a manifest, and the entries of a scanned folder that are none.
+#[derive(Debug, Clone, Default)]
+pub struct Manifest {
+    /// Items, in manifest order.
+    pub items: Vec<Item>,
+    /// Entries of a scanned folder not taken (hidden, or files of no archive kind).
+    pub ignored: Vec<String>,
+}
+
+/// Why a manifest cannot be read at all (a bad item is a failure of that item, not this).
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The manifest (file or folder) cannot be read.
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
+    Io {
+        /// The manifest.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A CSV line cannot be parsed.
+    #[error("{}: {source}", path.display())]
+    Csv {
+        /// The manifest.
+        path: PathBuf,
+        /// What the CSV reader met.
+        #[source]
+        source: csv::Error,
+    },
+}
+
+/// Reads a manifest: a CSV file, or a folder scanned for harvests.
+pub fn read_manifest(path: &Path) -> Result<Manifest, ManifestError> {
+    let io = |source| ManifestError::Io { path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let mut manifest = if meta.is_dir() { scan_folder(path)? } else { read_csv(path)? };
+    name_items(&mut manifest.items);
+    Ok(manifest)
+}
+
+/// The lines of a CSV manifest, each an item (a PANDAS title directory, its instances).
+fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
+    let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let file = std::fs::File::open(path)
+        .map_err(|source| ManifestError::Io { path: path.to_path_buf(), source })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(file);
+    let mut items = Vec::new();
+    let mut first_key: HashMap<String, u64> = HashMap::new();
+    for record in reader.byte_records() {
+        let record =
+            record.map_err(|source| ManifestError::Csv { path: path.to_path_buf(), source })?;
+        let line = record.position().map_or(0, |p| p.line());
+        let field = |i: usize| record.get(i).filter(|f| !f.is_empty());
+        let Some(source) = field(0) else { continue };
+        if items.is_empty() && first_key.is_empty() && source.eq_ignore_ascii_case(b"source") {
+            continue;
+        }
+        let written = Path::new(OsStr::from_bytes(source));
+        let key = key_of(written);
+        let item = Item {
+            key: key.clone(),
+            line: Some(line),
+            source: base.join(written),
+            metadata: field(1).map(|m| base.join(OsStr::from_bytes(m))),
+            options: field(2).map(|o| String::from_utf8_lossy(o).into_owned()).unwrap_or_default(),
+            name: String::new(),
+            refused: None,
+        };
+        let fields = record.len();
+        match first_key.get(&key) {
+            Some(&first) => items.push(Item {
+                key: format!("{key} (line {line})"),
+                refused: Some(Refusal::Duplicate { line: first }),
+                ..item
+            }),
+            // A line that says more than it may is not guessed at: it fails, the batch goes on.
+            None if fields > 3 => {
+                first_key.insert(key, line);
+                items.push(Item { refused: Some(Refusal::Fields { fields }), ..item });
+            }
+            None => {
+                first_key.insert(key, line);
+                items.extend(expand_title(item));
+            }
+        }
+    }
+    Ok(Manifest { items, ignored: Vec::new() })
+}
+
+/// Each subdirectory and each ARC, WARC or `.zip` file at the top of `dir`, in name order.
+fn scan_folder(dir: &Path) -> Result<Manifest, ManifestError> {
+    let io = |source| ManifestError::Io { path: dir.to_path_buf(), source };
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir).map_err(io)?.collect::<Result<_, _>>().map_err(io)?;
+    entries.sort_by_key(|e| e.file_name());
+    let mut manifest = Manifest::default();
+    for e in entries {
+        let name = e.file_name();
+        let text = crate::sources::file_text(Path::new(&name));
+        let path = e.path();
+        // A link is followed (the operator put it there); a FIFO or device is not an item.
+        let is_dir = path.is_dir();
+        let archive = path.is_file()
+            && (crate::sources::archive_kind(&path).is_some()
+                || path.extension().is_some_and(|x| x.eq_ignore_ascii_case("zip")));
+        if name.as_bytes().starts_with(b".") || !(is_dir || archive) {
+            manifest.ignored.push(text);
+            continue;
+        }
+        let item = Item {
+            key: key_of(Path::new(&name)),
+            line: None,
+            source: path,
+            metadata: None,
+            options: String::new(),
+            name: String::new(),
+            refused: None,
+        };
+        manifest.items.extend(expand_title(item));
+    }
+    Ok(manifest)
+}
+
+/// A PANDAS title directory's instances, each an item; any other item as it is. The order of
+/// `sources::detect` is kept: a NEDLIB or Kulturarw3 root is never taken for a title.
+fn expand_title(item: Item) -> Vec<Item> {
+    let dir = &item.source;
+    let sources = crate::sources::pandas::is_instance;
+    if !dir.is_dir()
+        || sources(dir)
+        || crate::sources::nedlib::is_nedlib(dir)
+        || crate::sources::kulturarw3::is_kulturarw3(dir)
+    {
+        return vec![item];
+    }
+    let mut instances: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| sources(p)).collect())
+        .unwrap_or_default();
+    if instances.is_empty() {
+        return vec![item];
+    }
+    instances.sort();
+    instances
+        .into_iter()
+        .map(|p| {
+            let name = crate::sources::file_text(&p);
+            Item { key: format!("{}/{name}", item.key), source: p, ..item.clone() }
+        })
+        .collect()
+}
+
+/// The key of a source as written: its components joined by `/`, without `.` components.
+fn key_of(written: &Path) -> String {
+    let mut parts = Vec::new();
+    for c in written.components() {
+        match c {
+            Component::RootDir => parts.push(String::new()),
+            Component::CurDir => {}
+            Component::ParentDir => parts.push("..".into()),
+            Component::Prefix(p) => parts.push(p.as_os_str().to_string_lossy().into_owned()),
+            Component::Normal(n) => parts.push(crate::sources::file_text(Path::new(n))),
+        }
+    }
+    match parts.as_slice() {
+        [] => ".".into(),
+        [root] if root.is_empty() => "/".into(),
+        _ => parts.join("/"),
+    }
+}
+
+/// Gives every item its package directory name: its source's last name without an archive
+/// extension, in safe characters; a name two items would share gets a part of its key's
+/// SHA-256 (so each shard of a manifest derives the same names).
+fn name_items(items: &mut [Item]) {
+    let bases: Vec<String> = items.iter().map(|i| base_name(&i.key)).collect();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for (item, b) in items.iter().zip(&bases) {
+        if !matches!(item.refused, Some(Refusal::Duplicate { .. })) {
+            *counts.entry(b.as_str()).or_default() += 1;
+        }
+    }
+    for (item, base) in items.iter_mut().zip(&bases) {
+        // A duplicate is never packaged: it has no directory.
+        if matches!(item.refused, Some(Refusal::Duplicate { .. })) {
+            continue;
+        }
+        item.name = match counts.get(base.as_str()) {
+            Some(1) => base.clone(),
+            _ => format!("{base}-{}", &key_hash_hex(&item.key)[..12]),
+        };
+    }
+}
+
+/// The last name of a key, its archive extension dropped, in `[A-Za-z0-9._+-]`, not hidden.
+fn base_name(key: &str) -> String {
+    let last = key.rsplit('/').find(|p| !p.is_empty() && *p != "..").unwrap_or("item");
+    let lower = last.to_ascii_lowercase();
+    let cut = [".arc.gz", ".warc.gz", ".arc", ".warc", ".zip"]
+        .iter()
+        .find(|x| lower.ends_with(*x) && lower.len() > x.len())
+        .map_or(0, |x| x.len());
+    let stem = &last[..last.len() - cut];
+    let mut name: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "._+-".contains(c) { c } else { '_' })
+        .take(120)
+        .collect();
+    if name.starts_with('.') {
+        name.replace_range(0..1, "_");
+    }
+    if name.is_empty() { "item".into() } else { name }
+}
+
+/// SHA-256 of a key, in hex: what names and shards are derived from.
+pub(crate) fn key_hash(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+fn key_hash_hex(key: &str) -> String {
+    key_hash(key).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_drop_dot_components_and_names_drop_archive_extensions() {
+        assert_eq!(key_of(Path::new("./a/./b/")), "a/b");
+        assert_eq!(key_of(Path::new("/x/y")), "/x/y");
+        assert_eq!(key_of(Path::new("../y")), "../y");
+        assert_eq!(base_name("dir/IAH-1.arc.gz"), "IAH-1");
+        assert_eq!(base_name("dir/.hidden job"), "_hidden_job");
+        assert_eq!(base_name(".arc"), "_arc");
+    }
+
+    #[test]
+    fn a_repeated_source_is_a_duplicate_and_shared_names_are_made_unique() {
+        let tmp = tempfile::tempdir().unwrap();
+        let csv = tmp.path().join("m.csv");
+        std::fs::write(
+            &csv,
+            "source,metadata,options\na/job\n# comment\nb/job,md.toml\n./a/job/\nc,d,e,f\n",
+        )
+        .unwrap();
+        let m = read_manifest(&csv).unwrap();
+        let keys: Vec<&str> = m.items.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(keys, ["a/job", "b/job", "a/job (line 5)", "c"]);
+        assert_eq!(m.items[3].refused, Some(Refusal::Fields { fields: 4 }));
+        assert_eq!(m.items[2].refused, Some(Refusal::Duplicate { line: 2 }));
+        assert_eq!(m.items[1].metadata, Some(tmp.path().join("md.toml")));
+        assert!(m.items[0].name.starts_with("job-") && m.items[1].name.starts_with("job-"));
+        assert_ne!(m.items[0].name, m.items[1].name);
+        assert_eq!(m.items[2].name, "");
+    }
+}

@@ -1,0 +1,366 @@
+//! `webaip batch`: many packages from one manifest on one machine, resumable.
+//!
+//! The manifest ([`manifest`]) lists the items; the journal ([`journal`]) records each one's
+//! state. A run registers the items of its share ([`shard`]) as pending, skips those done
+//! (and those failed, unless retried), and packages the rest, up to `jobs` at a time, each
+//! through the library function `webaip package` uses for its shape ([`item`]).
+//!
+//! A package is built below the hidden work folder `OUT/.batch-work/` and moved to `OUT/NAME`
+//! only after the journal records it done (with its METS SHA-512), so a directory in `OUT`
+//! that looks like a package always is one the journal knows. A run killed at any point
+//! leaves at most `running` rows; the next run redoes them from scratch, after removing what
+//! they left in the work folder, and moves into place any package recorded done whose move
+//! the kill interrupted. One item's failure (an unreadable or unrecognised source, a damaged
+//! archive, a repeated or malformed line, a package of that name already there) is recorded with its
+//! reason and the batch goes on.
+
+pub mod item;
+pub mod journal;
+pub mod manifest;
+pub mod shard;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use serde::Serialize;
+
+use item::{ItemSettings, package_source};
+use journal::{DoneRecord, Entry, Journal, JournalError, State};
+use manifest::{Item, ManifestError, read_manifest};
+use shard::Shard;
+
+use crate::package::PackageOptions;
+
+/// The hidden folder below the output folder where packages are built.
+pub const WORK_DIR: &str = ".batch-work";
+
+/// How a batch runs.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// The folder the packages go to.
+    pub out: PathBuf,
+    /// The journal file.
+    pub journal: PathBuf,
+    /// Items packaged at once (and threads each uses).
+    pub jobs: usize,
+    /// Retry the items the journal records failed.
+    pub retry_failed: bool,
+    /// This run's share of the manifest (all of it when none).
+    pub shard: Option<Shard>,
+    /// The options of every package (`out` and the curator metadata are the item's own).
+    pub package: PackageOptions,
+    /// The per-source settings, which an item's options column may change.
+    pub settings: ItemSettings,
+}
+
+/// Why a batch could not run (an item's failure is recorded, not this).
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The manifest cannot be read.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The journal cannot be used.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The output folder cannot be made or read.
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
+    Io {
+        /// The folder.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The worker threads cannot be started.
+    #[error("cannot start worker threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+}
+
+/// What a run did, and where its share stands.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BatchOutcome {
+    /// Items of the manifest.
+    pub manifest_items: usize,
+    /// Items of this run's share.
+    pub items: usize,
+    /// Packaged by this run.
+    pub packaged: usize,
+    /// Failed in this run.
+    pub failed: usize,
+    /// Skipped: done before.
+    pub skipped_done: usize,
+    /// Skipped: failed before (no `--retry-failed`).
+    pub skipped_failed: usize,
+    /// Packages recorded done whose move into place an earlier run did not finish, moved now.
+    pub moved_into_place: usize,
+    /// Entries of a scanned folder that are no item.
+    pub ignored: Vec<String>,
+    /// Every item of the share, as the journal has it after the run.
+    pub entries: Vec<Entry>,
+}
+
+impl BatchOutcome {
+    /// Items of the share that are failed (now or before).
+    pub fn failures(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(|e| e.state == State::Failed)
+    }
+}
+
+/// What happened to one item, for a progress display.
+pub type Progress<'a> = &'a (dyn Fn(&Item, State) + Sync);
+
+/// Runs the batch of `manifest` with `opts`; `progress` hears of each item finished.
+pub fn run(
+    manifest: &Path,
+    opts: &BatchOptions,
+    progress: Progress<'_>,
+) -> Result<BatchOutcome, BatchError> {
+    let m = read_manifest(manifest)?;
+    let share: Vec<Item> =
+        m.items.iter().filter(|i| opts.shard.is_none_or(|s| s.contains(&i.key))).cloned().collect();
+    let work = opts.out.join(WORK_DIR);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BatchError::Io { path: path.clone(), source }
+    };
+    std::fs::create_dir_all(&work).map_err(io(&work))?;
+    let mut journal = Journal::open(&opts.journal)?;
+    let rows = share
+        .iter()
+        .map(|i| (i.key.as_str(), i.line, crate::sources::path_text(&i.source), i.name.as_str()));
+    journal.register(rows)?;
+    let mut outcome = BatchOutcome {
+        manifest_items: m.items.len(),
+        items: share.len(),
+        ignored: m.ignored,
+        ..BatchOutcome::default()
+    };
+    let mut todo = Vec::new();
+    for item in &share {
+        let entry = journal.entry(&item.key)?;
+        match entry.as_ref().map(|e| e.state) {
+            // Where the journal says it put the package: a name derived from a manifest of
+            // other items may have been another.
+            Some(State::Done) => {
+                outcome.skipped_done += 1;
+                let package = entry.as_ref().map_or(item.name.as_str(), |e| e.package.as_str());
+                if move_into_place(&opts.out, package)? {
+                    outcome.moved_into_place += 1;
+                }
+            }
+            Some(State::Failed) if !opts.retry_failed => outcome.skipped_failed += 1,
+            _ => todo.push(item),
+        }
+    }
+    let journal = Mutex::new(journal);
+    let (packaged, failed) = run_items(&todo, opts, &journal, progress)?;
+    outcome.packaged = packaged;
+    outcome.failed = failed;
+    let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
+    for item in &share {
+        if let Some(e) = journal.entry(&item.key)? {
+            outcome.entries.push(e);
+        }
+    }
+    Ok(outcome)
+}
+
+/// A package recorded done but still in the work folder (its run died between the journal
+/// and the move) moved to `OUT/NAME`; true when it was.
+fn move_into_place(out: &Path, name: &str) -> Result<bool, BatchError> {
+    let built = out.join(WORK_DIR).join(name);
+    let target = out.join(name);
+    if std::fs::symlink_metadata(&target).is_ok() || std::fs::symlink_metadata(&built).is_err() {
+        return Ok(false);
+    }
+    std::fs::rename(&built, &target).map_err(|source| BatchError::Io { path: built, source })?;
+    Ok(true)
+}
+
+/// Packages `todo` on `opts.jobs` workers; returns (packaged, failed). The first journal
+/// error stops every worker after its item.
+fn run_items(
+    todo: &[&Item],
+    opts: &BatchOptions,
+    journal: &Mutex<Journal>,
+    progress: Progress<'_>,
+) -> Result<(usize, usize), BatchError> {
+    let jobs = opts.jobs.max(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (packaged, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(todo.len()) {
+            scope.spawn(|| {
+                while !stop.load(Ordering::SeqCst) {
+                    let Some(item) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
+                    match run_item(item, opts, journal, &pool) {
+                        Ok(state) => {
+                            let count = if state == State::Done { &packaged } else { &failed };
+                            count.fetch_add(1, Ordering::SeqCst);
+                            progress(item, state);
+                        }
+                        Err(e) => {
+                            stop.store(true, Ordering::SeqCst);
+                            let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                            slot.get_or_insert(e);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok((packaged.into_inner(), failed.into_inner())),
+    }
+}
+
+/// Runs one item from scratch and records its outcome; returns its state (done or failed).
+fn run_item(
+    item: &Item,
+    opts: &BatchOptions,
+    journal: &Mutex<Journal>,
+    pool: &rayon::ThreadPool,
+) -> Result<State, BatchError> {
+    let record = |f: &dyn Fn(&Journal) -> Result<(), JournalError>| {
+        let j = journal.lock().unwrap_or_else(|p| p.into_inner());
+        f(&j)
+    };
+    let fail = |kind: &str, message: &str| -> Result<State, BatchError> {
+        record(&|j| j.failed(&item.key, kind, message))?;
+        Ok(State::Failed)
+    };
+    if let Some(refusal) = &item.refused {
+        return fail(refusal.kind(), &refusal.to_string());
+    }
+    let work = opts.out.join(WORK_DIR);
+    let built = work.join(&item.name);
+    let target = opts.out.join(&item.name);
+    // What an earlier attempt left: a package built but not recorded done is redone.
+    if std::fs::symlink_metadata(&built).is_ok() {
+        std::fs::remove_dir_all(&built)
+            .map_err(|source| BatchError::Io { path: built.clone(), source })?;
+    }
+    if std::fs::symlink_metadata(&target).is_ok() {
+        let why = format!(
+            "{}: exists, and this journal does not record it done",
+            crate::sources::path_text(&target)
+        );
+        return fail("exists", &why);
+    }
+    record(&|j| j.start(&item.key, &item.name))?;
+    let settings = match opts.settings.apply(&item.options) {
+        Ok(s) => s,
+        Err(e) => return fail("options", &e.to_string()),
+    };
+    let mut popts = opts.package.clone();
+    popts.out = built.clone();
+    popts.force = false;
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| {
+            package_source(&item.source, item.metadata.as_deref(), &settings, &popts, &work)
+        })
+    }));
+    let report = match made {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return fail(e.kind(), &e.to_string()),
+        Err(_) => return fail("panic", "the packaging of this item panicked (a bug in webaip)"),
+    };
+    let mets = built.join(crate::layout::METS);
+    let (_, mets_sha512) = match crate::package::hash_file(&mets) {
+        Ok(h) => h,
+        Err(e) => return fail("unreadable", &e.to_string()),
+    };
+    let done = DoneRecord {
+        package_id: report.objid.clone(),
+        size: report.bytes,
+        mets_sha512,
+        findings: report.has_findings(),
+    };
+    record(&|j| j.done(&item.key, &done))?;
+    move_into_place(&opts.out, &item.name)?;
+    Ok(State::Done)
+}
+
+/// Counts by state.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    /// Items.
+    pub items: usize,
+    /// Pending.
+    pub pending: usize,
+    /// Running (or their run died).
+    pub running: usize,
+    /// Done.
+    pub done: usize,
+    /// Done, with findings in their package report.
+    pub done_with_findings: usize,
+    /// Failed.
+    pub failed: usize,
+}
+
+impl Counts {
+    fn add(&mut self, e: &Entry) {
+        self.items += 1;
+        match e.state {
+            State::Pending => self.pending += 1,
+            State::Running => self.running += 1,
+            State::Done => self.done += 1,
+            State::Failed => self.failed += 1,
+        }
+        self.done_with_findings += usize::from(e.state == State::Done && e.findings);
+    }
+}
+
+/// One journal's counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct JournalCounts {
+    /// The journal file.
+    pub journal: String,
+    /// Its rows, by state.
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+/// What one or several journals say.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    /// Each journal's counts.
+    pub journals: Vec<JournalCounts>,
+    /// Every item once: an item in several journals counts as done when one has it done,
+    /// else as its most recently changed row says.
+    pub total: Counts,
+    /// The failed items (as the total counts them), by key.
+    pub failures: Vec<Entry>,
+}
+
+/// Summarises journals.
+pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
+    let mut per = Vec::new();
+    let mut merged: BTreeMap<String, Entry> = BTreeMap::new();
+    for path in journals {
+        let entries = Journal::open_existing(path)?.entries()?;
+        let mut counts = Counts::default();
+        for e in entries {
+            counts.add(&e);
+            let keep = match merged.get(&e.key) {
+                None => true,
+                Some(old) if old.state == State::Done => false,
+                Some(old) => e.state == State::Done || e.updated > old.updated,
+            };
+            if keep {
+                merged.insert(e.key.clone(), e);
+            }
+        }
+        per.push(JournalCounts { journal: crate::sources::path_text(path), counts });
+    }
+    let mut total = Counts::default();
+    merged.values().for_each(|e| total.add(e));
+    let failures = merged.into_values().filter(|e| e.state == State::Failed).collect();
+    Ok(Status { journals: per, total, failures })
+}

@@ -1,0 +1,269 @@
+//! `webaip batch run` and `webaip batch status`: many packages from one manifest, resumable.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use webaip::batch::item::ItemSettings;
+use webaip::batch::journal::{Entry, State};
+use webaip::batch::shard::Shard;
+use webaip::batch::{BatchOptions, BatchOutcome, Counts, Status};
+use webaip::migrate::DEFAULT_LEVEL;
+use webaip::model::SerializationMode;
+use webaip::package::PackageOptions;
+use webaip::profile::{DEFAULT_PROFILE, Profile};
+use webaip::stages::identify::IdentifyMode;
+
+use super::{EXIT_FINDINGS, progress, terminal_text};
+
+/// Arguments of `webaip batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    #[command(subcommand)]
+    command: BatchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum BatchCommand {
+    /// Package every item of a manifest (CSV, or a folder of harvests) into --out; a second
+    /// run resumes where the first stopped.
+    Run(Box<RunArgs>),
+    /// Summarise one or several journals (an item in several is counted once).
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ModeArg {
+    Minimal,
+    Full,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum IdentifyArg {
+    None,
+    Described,
+    All,
+}
+
+/// Arguments of `webaip batch run`.
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// A CSV manifest (source[,metadata[,options]] per line, paths relative to its folder),
+    /// or a folder whose subdirectories and ARC/WARC/.zip files are the items.
+    manifest: PathBuf,
+    /// The folder the packages go to (one directory per item).
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Items packaged at once; default: cores.
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// The journal (SQLite); default: OUT/batch-journal.sqlite (with a shard,
+    /// OUT/batch-journal-K-of-N.sqlite).
+    #[arg(long)]
+    journal: Option<PathBuf>,
+    /// Retry the items the journal records failed.
+    #[arg(long)]
+    retry_failed: bool,
+    /// Fixed clock and seeded identifiers: a rerun gives byte-identical packages.
+    #[arg(long)]
+    deterministic: bool,
+    /// Package without virus checking (recorded as "not scanned" on every container).
+    #[arg(long)]
+    no_virus_check: bool,
+    /// clamd to scan every payload with: unix:PATH or tcp:HOST:PORT.
+    #[arg(long, env = "WEBAIP_CLAMD")]
+    clamd: Option<String>,
+    /// Seconds to wait for clamd before giving up on it.
+    #[arg(long, default_value_t = 300)]
+    clamd_timeout: u64,
+    /// Package profile (bl-webarchive, or a .toml file).
+    #[arg(long, default_value = DEFAULT_PROFILE)]
+    profile: String,
+    /// METS serialization of every package (an item's options may say otherwise).
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
+    /// zlib level of migrated containers.
+    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
+    level: u32,
+    /// Schema directory to validate each METS against.
+    #[arg(long, env = "WEBAIP_SCHEMAS")]
+    schemas: Option<PathBuf>,
+    /// Time zone of PANDAS instance names and HTTrack log times (an item's options may say
+    /// otherwise).
+    #[arg(long, default_value = "UTC")]
+    timezone: String,
+    /// PRONOM identification of payloads.
+    #[arg(long, value_enum, default_value = "described")]
+    identify: IdentifyArg,
+    /// This run's share of the manifest, K/N (0 <= K < N); default: from
+    /// SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count.
+    #[arg(long, value_parser = Shard::parse)]
+    shard: Option<Shard>,
+    /// The number of shards when it is taken from the environment.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    shard_count: Option<u64>,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar and no text report.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Arguments of `webaip batch status`.
+#[derive(Debug, Args)]
+struct StatusArgs {
+    /// Journals to summarise.
+    #[arg(required = true)]
+    journals: Vec<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the command; returns the exit status.
+pub fn run(args: BatchArgs) -> anyhow::Result<i32> {
+    match args.command {
+        BatchCommand::Run(a) => run_batch(*a),
+        BatchCommand::Status(a) => run_status(a),
+    }
+}
+
+/// The options of the run: every package's, the items' defaults, the share and the journal.
+fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
+    let virus_check = super::package::virus_check_with(
+        args.no_virus_check,
+        args.clamd.as_deref(),
+        args.clamd_timeout,
+    )?;
+    let profile = Profile::load(&args.profile)?;
+    let mode = profile.serialization;
+    let package = PackageOptions {
+        out: args.out.clone(),
+        metadata: Default::default(),
+        profile,
+        mode,
+        level: args.level,
+        force: false,
+        deterministic: args.deterministic,
+        virus_check,
+        schemas: args.schemas.clone(),
+        cleaner: None,
+        capture_date: None,
+        describe_seeds: false,
+        identify: IdentifyMode::Described,
+    };
+    let settings = ItemSettings {
+        zone: webaip::sources::pandas::Zone::parse(&args.timezone)?,
+        mode: args.mode.map(|m| match m {
+            ModeArg::Minimal => SerializationMode::Minimal,
+            ModeArg::Full => SerializationMode::Full,
+        }),
+        identify: match args.identify {
+            IdentifyArg::None => IdentifyMode::None,
+            IdentifyArg::Described => IdentifyMode::Described,
+            IdentifyArg::All => IdentifyMode::All,
+        },
+        ..ItemSettings::default()
+    };
+    let shard = match args.shard {
+        Some(s) => Some(s),
+        None => Shard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
+    };
+    let journal = args.journal.clone().unwrap_or_else(|| {
+        args.out.join(match shard {
+            Some(s) => format!("batch-journal-{}-of-{}.sqlite", s.index, s.count),
+            None => "batch-journal.sqlite".into(),
+        })
+    });
+    let jobs =
+        args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    Ok(BatchOptions {
+        out: args.out.clone(),
+        journal,
+        jobs,
+        retry_failed: args.retry_failed,
+        shard,
+        package,
+        settings,
+    })
+}
+
+fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
+    let opts = batch_options(&args)?;
+    let bar = progress::items_bar(args.quiet || args.json);
+    let tell = |item: &webaip::batch::manifest::Item, state: State| {
+        bar.inc(1);
+        bar.set_message(format!("{} {}", state.name(), terminal_text(&item.key)));
+    };
+    let outcome = webaip::batch::run(&args.manifest, &opts, &tell);
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&outcome)?);
+    } else if !args.quiet {
+        print_outcome(&outcome, &opts);
+    }
+    let unfinished = outcome.entries.iter().any(|e| e.state != State::Done);
+    Ok(if unfinished { EXIT_FINDINGS } else { 0 })
+}
+
+fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
+    let share = match opts.shard {
+        Some(s) => format!(" (shard {s} of {} in the manifest)", o.manifest_items),
+        None => String::new(),
+    };
+    println!(
+        "batch: {} item(s){share}: {} packaged, {} failed; skipped {} done before, {} failed before{}",
+        o.items,
+        o.packaged,
+        o.failed,
+        o.skipped_done,
+        o.skipped_failed,
+        if o.skipped_failed > 0 { " (--retry-failed retries them)" } else { "" }
+    );
+    if o.moved_into_place > 0 {
+        println!(
+            "  moved into place: {} package(s) an earlier run had finished",
+            o.moved_into_place
+        );
+    }
+    for i in &o.ignored {
+        println!("  ignored: {}", terminal_text(i));
+    }
+    print_failures(o.failures());
+    println!("  journal: {}", opts.journal.display());
+}
+
+fn print_failures<'a>(failures: impl Iterator<Item = &'a Entry>) {
+    for e in failures {
+        println!(
+            "  FAILED {}: {}: {}",
+            terminal_text(&e.key),
+            e.error_kind.as_deref().unwrap_or("?"),
+            terminal_text(e.error.as_deref().unwrap_or(""))
+        );
+    }
+}
+
+fn counts_text(c: &Counts) -> String {
+    format!(
+        "{} item(s): {} done ({} with findings), {} failed, {} running, {} pending",
+        c.items, c.done, c.done_with_findings, c.failed, c.running, c.pending
+    )
+}
+
+fn run_status(args: StatusArgs) -> anyhow::Result<i32> {
+    let status: Status = webaip::batch::status(&args.journals)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&status)?);
+    } else {
+        for j in &status.journals {
+            println!("{}: {}", terminal_text(&j.journal), counts_text(&j.counts));
+        }
+        println!("total: {}", counts_text(&status.total));
+        print_failures(status.failures.iter());
+    }
+    // Complete when every item is done.
+    Ok(if status.total.done < status.total.items { EXIT_FINDINGS } else { 0 })
+}

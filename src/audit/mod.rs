@@ -681,7 +681,7 @@ fn file_fixity(p: &Present, d: &FileDigests, findings: &mut Vec<AuditFinding>) {
     match f.stated_fixity() {
         None => {}
         Some(Err(name)) => findings.push(warning(format!(
-            "its digest is by algorithm {name:?}, which webaip does not compute: not checked"
+            "its digest is by algorithm {name}, which webaip does not compute: not checked"
         ))),
         Some(Ok(stated)) => {
             let found = d.by(stated.algorithm).unwrap_or_default();

@@ -73,17 +73,18 @@ pub(crate) struct ListedFile {
 impl ListedFile {
     /// The digest the METS states of the file's bytes and its algorithm: the `CHECKSUM` by its
     /// `CHECKSUMTYPE`, else the PREMIS object's digest by its algorithm; an algorithm not
-    /// named is the one whose digests have the value's length. `Err` with the name of an
-    /// algorithm webaip does not compute.
-    pub(crate) fn stated_fixity(&self) -> Option<Result<StatedFixity<'_>, &str>> {
+    /// named is the one whose digests have the value's length. `Err` for an algorithm webaip
+    /// does not compute.
+    pub(crate) fn stated_fixity(&self) -> Option<Result<StatedFixity<'_>, UnknownAlgorithm>> {
         let (value, named, source) = match (&self.checksum, &self.premis_digest) {
             (Some(c), _) => (c, self.checksum_type.as_deref(), FixitySource::Checksum),
             (None, Some(d)) => (d, self.premis_digest_algorithm.as_deref(), FixitySource::Premis),
             (None, None) => return None,
         };
         let algorithm = match named {
-            Some(n) => FixityAlgorithm::from_name(n).ok_or(n),
-            None => FixityAlgorithm::from_hex_len(value.len()).ok_or("(none named)"),
+            Some(n) => FixityAlgorithm::from_name(n).ok_or_else(|| UnknownAlgorithm(n.to_string())),
+            None => FixityAlgorithm::from_hex_len(value.len())
+                .ok_or_else(|| UnknownAlgorithm("(none named)".to_string())),
         };
         Some(algorithm.map(|algorithm| StatedFixity { value, algorithm, source }))
     }
@@ -177,6 +178,12 @@ struct State {
     property: Option<(String, String)>,
     text: Option<String>,
 }
+
+/// A fixity algorithm a METS names that webaip does not compute (or none, for a value of no
+/// digest's length).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}")]
+pub(crate) struct UnknownAlgorithm(pub String);
 
 /// A digest the METS states of a file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Batch benchmark (issue 28): N small generated harvests (default 1,000 gzipped ARC files of
+# 20 KB to 150 KB, each a crawl of its own: pages, styles, images, redirects) packaged two ways in the
+# same run, alternating, best of two each:
+#   batch:    one `webaip batch run MANIFEST -j 2` over all of them;
+#   separate: one `webaip package` call per harvest, one after the other (what a user's own
+#             loop does: each call pays the process start-up and runs alone).
+# Both without virus checks and with --deterministic, so the packages are the same bytes (the
+# script checks a sample of them). Prints wall times and the ratio. Target: batch at least 1.8x.
+#   bash bench/run-batch.sh [N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-1000}
+cargo build --release --quiet
+bin=$PWD/target/release/webaip
+work=bench/work/batch-$n
+if [ ! -f "$work/manifest.csv" ]; then
+  rm -rf "$work"
+  mkdir -p "$work/harvests"
+  python3 - "$work" "$n" <<'PY'
+import os, sys
+sys.path.insert(0, "scripts")
+import gen_arc
+work, n = sys.argv[1], int(sys.argv[2])
+with open(os.path.join(work, "manifest.csv.tmp"), "w") as m:
+    m.write("source\n")
+    for i in range(n):
+        name = "IAH-20240315103000-%05d-small.arc.gz" % i
+        gen_arc.write_bench(os.path.join(work, "harvests", name), 20000, i + 1)
+        m.write("harvests/%s\n" % name)
+os.rename(os.path.join(work, "manifest.csv.tmp"), os.path.join(work, "manifest.csv"))
+PY
+fi
+flags=(--no-virus-check --deterministic --quiet)
+
+run_batch() {
+  rm -rf "$work/out-batch"
+  "$bin" batch run "$work/manifest.csv" --out "$work/out-batch" -j 2 "${flags[@]}" >/dev/null
+}
+run_separate() {
+  rm -rf "$work/out-separate"
+  mkdir -p "$work/out-separate"
+  for f in "$work"/harvests/*.arc.gz; do
+    b=$(basename "$f" .arc.gz)
+    "$bin" package "${flags[@]}" --out "$work/out-separate/$b" "$f" >/dev/null
+  done
+}
+ms() { local s e; s=$(date +%s%N); "$@"; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
+
+best_b=999999999 best_s=999999999
+for _ in 1 2; do
+  t=$(ms run_batch); best_b=$(( t < best_b ? t : best_b ))
+  t=$(ms run_separate); best_s=$(( t < best_s ? t : best_s ))
+done
+# The same packages either way (a sample of them).
+for f in $(ls "$work/harvests" | head -20); do
+  b=$(basename "$f" .arc.gz)
+  cmp -s "$work/out-batch/$b/METS.xml" "$work/out-separate/$b/METS.xml" ||
+    { echo "METS of $b differs between batch and separate calls" >&2; exit 1; }
+done
+echo "harvests: $n ($(du -sb "$work/harvests" | cut -f1) bytes)"
+echo "webaip batch run -j 2:          $best_b ms ($(( n * 1000 / best_b )) harvests/s)"
+echo "webaip package, one per call:   $best_s ms ($(( n * 1000 / best_s )) harvests/s)"
+awk -v a="$best_s" -v b="$best_b" 'BEGIN { printf "ratio: batch is %.2f times as fast\n", a / b }'

@@ -2,7 +2,9 @@
 # Installs what the test suite needs, idempotently, on a new Debian machine (run as root):
 #   - xmllint (libxml2-utils): validates every METS against the official schemas; ClamAV
 #     (clamav-daemon, clamdscan), whose daemon the tests start with scripts/clamd-local.sh;
-#     and the build packages of scripts/setup-build-env.sh;
+#     Slurm and MUNGE (slurmctld, slurmd, slurm-client, munge), whose single-node cluster the
+#     batch array test starts with scripts/slurm-local.sh; and the build packages of
+#     scripts/setup-build-env.sh;
 #   - Garage (S3-compatible distributed object store), built with cargo when missing, and its
 #     3-node cluster on 127.0.0.1 (scripts/garage-cluster.sh), for the `webaip store` tests;
 #   - a Python venv in .venv/ with warcio (the independent WARC reader the tests compare
@@ -16,7 +18,8 @@ cd "$(dirname "$0")/.."
 
 # xmllint is what ../shared/tools/validate-mets runs; ClamAV is the real scanner the tests
 # start (through scripts/clamd-local.sh); the rest is what webaip builds with.
-bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan strace
+bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan strace \
+  slurmctld slurmd slurm-client munge
 bash scripts/setup-build-env.sh
 
 PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1 pygfried==2.2.0)

@@ -6,7 +6,8 @@
 # each when its last test ends; this script checks that none is left and stops any a crashed
 # run left behind. The Garage cluster that setup-test-env.sh starts is stopped when the tests
 # end (its data is kept for the next run); a cluster that was already running before is left
-# as it was.
+# as it was. The Slurm test starts the local Slurm (scripts/slurm-local.sh) and stops it when it
+# started it; one a crashed run left running is stopped here, unless it ran before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,10 +20,15 @@ stop_test_daemons() {
 }
 garage_was_running=no
 if bash scripts/garage-cluster.sh status >/dev/null 2>&1; then garage_was_running=yes; fi
+slurm_was_running=no
+if bash scripts/slurm-local.sh status >/dev/null 2>&1; then slurm_was_running=yes; fi
 stop_services() {
   stop_test_daemons
   if [ "$garage_was_running" = no ]; then
     bash scripts/garage-cluster.sh stop >/dev/null 2>&1 || true
+  fi
+  if [ "$slurm_was_running" = no ]; then
+    bash scripts/slurm-local.sh stop >/dev/null 2>&1 || true
   fi
   return 0
 }

@@ -7,6 +7,8 @@ use std::process::Output;
 
 use crate::util::{repo, sample, webaip, webaip_command};
 
+mod slurm;
+
 /// `batch run MANIFEST --out OUT --deterministic --no-virus-check --json` plus `extra`.
 fn batch(manifest: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["batch", "run", "--deterministic", "--no-virus-check", "--json", "-j", "2"];
@@ -66,6 +68,11 @@ fn sample_lines() -> Vec<(String, &'static str)> {
     ]
 }
 
+/// The key (the source as written) of a manifest line of [`sample_lines`].
+fn sample_key(line: &str) -> String {
+    line.trim_start_matches('"').split([',', '"']).next().unwrap().to_string()
+}
+
 /// Every good item a package `audit --deep` finds intact, whose METS is the golden one; every
 /// bad one failed with its reason; a rerun does nothing new; `--retry-failed` retries; a
 /// second journal over the same folder finds the packages there, and status counts each item
@@ -99,7 +106,7 @@ fn a_manifest_of_samples_and_broken_items_packages_the_good_and_records_the_bad(
     let rows1 = rows(&journal);
     let state = |key: &str| rows1.iter().find(|r| r.0 == key).unwrap_or_else(|| panic!("{key}"));
     for (line, golden) in sample_lines() {
-        let key = line.trim_start_matches('"').split([',', '"']).next().unwrap().to_string();
+        let key = sample_key(&line);
         let (_, st, sha, _) = state(&key);
         assert_eq!((st.as_str(), sha.as_str()), ("done", golden_mets(golden).as_str()), "{key}");
     }

@@ -7,10 +7,11 @@
 #             loop does: each call pays the process start-up and runs alone).
 # Both without virus checks and with --deterministic, so the packages are the same bytes (the
 # script checks a sample of them). Prints wall times and the ratio. Target: batch at least 1.8x.
-#   bash bench/run-batch.sh [N]
+#   bash bench/run-batch.sh [N] [PACKAGE OPTION...]   (e.g. --identify none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}
+shift || true
 cargo build --release --quiet
 bin=$PWD/target/release/webaip
 work=bench/work/batch-$n
@@ -31,7 +32,7 @@ with open(os.path.join(work, "manifest.csv.tmp"), "w") as m:
 os.rename(os.path.join(work, "manifest.csv.tmp"), os.path.join(work, "manifest.csv"))
 PY
 fi
-flags=(--no-virus-check --deterministic --quiet)
+flags=(--no-virus-check --deterministic --quiet "$@")
 
 run_batch() {
   rm -rf "$work/out-batch"

@@ -121,11 +121,12 @@ impl Identifier {
     /// The result: the formats matched; or, when none is and the first bytes are text, plain
     /// text with its class (siegfried's "text match"); or nothing.
     fn judge(&self, declared: &str, found: Examined<'_>) -> Identification {
-        let text = found.text.filter(|_| self.sigs.plain_text().is_some());
-        let matches = match (text, self.sigs.plain_text()) {
-            (Some(_), Some(plain)) => vec![pronom_format(plain)],
-            _ => found.formats.iter().map(|f| pronom_format(f)).collect(),
+        let plain = found.text.and_then(|k| Some((k, self.sigs.plain_text()?)));
+        let matches = match plain {
+            Some((_, format)) => vec![pronom_format(format)],
+            None => found.formats.iter().map(|f| pronom_format(f)).collect(),
         };
+        let text = plain.map(|(k, _)| k);
         Identification {
             contradiction: contradiction(self.sigs, declared, &found.formats, text),
             matches,

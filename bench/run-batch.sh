@@ -18,19 +18,7 @@ work=bench/work/batch-$n
 if [ ! -f "$work/manifest.csv" ]; then
   rm -rf "$work"
   mkdir -p "$work/harvests"
-  python3 - "$work" "$n" <<'PY'
-import os, sys
-sys.path.insert(0, "scripts")
-import gen_arc
-work, n = sys.argv[1], int(sys.argv[2])
-with open(os.path.join(work, "manifest.csv.tmp"), "w") as m:
-    m.write("source\n")
-    for i in range(n):
-        name = "IAH-20240315103000-%05d-small.arc.gz" % i
-        gen_arc.write_bench(os.path.join(work, "harvests", name), 20000, i + 1)
-        m.write("harvests/%s\n" % name)
-os.rename(os.path.join(work, "manifest.csv.tmp"), os.path.join(work, "manifest.csv"))
-PY
+  python3 bench/gen_harvests.py "$work" "$n"
 fi
 flags=(--no-virus-check --deterministic --quiet "$@")
 

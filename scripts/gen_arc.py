@@ -9,6 +9,9 @@ so the same arguments always give the same bytes.
       images, one gzip member per record (Heritrix's layout), until OUT reaches --size.
   gen_arc.py single OUT.arc.gz --record-size 1G
       a filedesc and one record of the given size, streamed (never held in memory).
+  gen_arc.py large OUT.arc.gz [--size 8M] [--record-size 48M]
+      a crawl of --size bytes as `bench` makes it, then one PDF-like record of --record-size
+      (half text, half noise): a crawl whose bytes are mostly one large record.
   gen_arc.py redacted OUT.arc [--seed N]
       a 2004 crawl whose server answered 189 JPEG URLs, declared image/jpeg, with a line of
       redaction text (ASCII, some ISO-8859-1), beside real JPEG headers and HTML pages: what a
@@ -163,6 +166,33 @@ def write_bench(path, size, seed):
             w.record(url, "192.0.2.10", t, mime, block)
 
 
+def write_large(path, size, record_size, seed):
+    """A crawl of `size` bytes of ordinary records (as `bench`) followed by one record of
+    `record_size` bytes, a PDF-like body (each MiB half text, half noise): a crawl whose bytes
+    are mostly that one record."""
+    write_bench(path, size, seed)
+    rng = random.Random(seed + 1)
+    half = 1 << 19
+    text = " ".join(rng.choice(WORDS) for _ in range(half // 5)).encode()[:half]
+    header = http_response(200, "OK", [("Content-Type", "application/pdf"), ("Content-Length", str(record_size))], b"")
+
+    def chunks():
+        yield header
+        left, n = record_size, 0
+        while left:
+            block = (text[n % 997:] + text[:n % 997] + rng.randbytes(half))[:left]
+            yield block
+            left -= len(block)
+            n += 1
+
+    name = os.path.basename(path)
+    with open(path, "ab") as f:
+        w = ArcWriter.__new__(ArcWriter)
+        w.fp, w.gzip, w.level = f, path.endswith(".gz"), 6
+        w.streamed_record("http://www.example.org/report.pdf", "192.0.2.10", "20240315113000",
+                          "application/pdf", len(header) + record_size, chunks())
+
+
 def write_single(path, record_size, seed):
     rng = random.Random(seed)
     name = os.path.basename(path)
@@ -238,12 +268,19 @@ def main(argv):
     s.add_argument("out")
     s.add_argument("--record-size", default="1G")
     s.add_argument("--seed", type=int, default=1)
+    g = sub.add_parser("large")
+    g.add_argument("out")
+    g.add_argument("--size", default="8M")
+    g.add_argument("--record-size", default="48M")
+    g.add_argument("--seed", type=int, default=1)
     r = sub.add_parser("redacted")
     r.add_argument("out")
     r.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     if a.cmd == "bench":
         write_bench(a.out, parse_size(a.size), a.seed)
+    elif a.cmd == "large":
+        write_large(a.out, parse_size(a.size), parse_size(a.record_size), a.seed)
     elif a.cmd == "redacted":
         write_redacted(a.out, a.seed)
     else:

@@ -180,6 +180,10 @@ pub(crate) struct BlockHasher {
     payload_sha512: Sha512,
 }
 
+/// Pieces at least this long are hashed on two threads (below it the hand-off costs more than
+/// it saves).
+const PARALLEL_HASH_MIN: usize = 128 << 10;
+
 impl BlockHasher {
     /// A hasher for a block whose payload starts `payload_offset` bytes in.
     pub(crate) fn new(payload_offset: u64) -> Self {
@@ -201,16 +205,32 @@ impl BlockHasher {
 
     /// Feeds the next bytes of the block.
     pub(crate) fn update(&mut self, bytes: &[u8]) {
-        self.block_sha1.update(bytes);
         let start = self.seen;
         self.seen += bytes.len() as u64;
-        if self.seen > self.payload_offset {
-            let skip = self.payload_offset.saturating_sub(start) as usize;
-            let payload = &bytes[skip..];
-            if self.with_payload_sha1 {
-                self.payload_sha1.update(payload);
+        let payload = match self.seen > self.payload_offset {
+            true => &bytes[self.payload_offset.saturating_sub(start) as usize..],
+            false => &[][..],
+        };
+        let (block_sha1, payload_sha1, payload_sha512) =
+            (&mut self.block_sha1, &mut self.payload_sha1, &mut self.payload_sha512);
+        let with_payload_sha1 = self.with_payload_sha1;
+        let mut sha1s = move || {
+            block_sha1.update(bytes);
+            if with_payload_sha1 {
+                payload_sha1.update(payload);
             }
-            self.payload_sha512.update(payload);
+        };
+        // SHA-512 takes as long as the two SHA-1s: on a large piece (a streamed record's
+        // chunk, a read-back buffer) they run side by side, so hashing one large record is
+        // not held to one core.
+        match bytes.len() >= PARALLEL_HASH_MIN {
+            true => {
+                rayon::join(sha1s, || payload_sha512.update(payload));
+            }
+            false => {
+                sha1s();
+                payload_sha512.update(payload);
+            }
         }
     }
 

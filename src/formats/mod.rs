@@ -8,6 +8,7 @@ pub mod arc_to_warc;
 pub mod dates;
 pub mod digest;
 pub mod droid;
+pub(crate) mod gzip_member;
 pub mod html;
 pub mod http;
 pub mod mime;

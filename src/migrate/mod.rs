@@ -946,11 +946,9 @@ impl Output<'_> {
         };
         let written = match (encoded, &m.block) {
             (Some(e), _) => writer.write_encoded(e.map_err(out_error)?),
-            (None, RecordBlock::Shared(range)) => writer.write_streamed(
-                &m.mapped.spec,
-                || Ok(range.reader()),
-                m.mapped.payload_offset,
-            ),
+            (None, RecordBlock::Shared(range)) => {
+                writer.write_streamed(&m.mapped.spec, range.reader(), m.mapped.payload_offset)
+            }
             (None, RecordBlock::Inline(_)) => Err(io::Error::other("an inline record not encoded")),
         }
         .map_err(out_error)?;

@@ -877,10 +877,10 @@ fn write_capture(
             let block = [header, b].concat();
             sink.writer.write_record(&spec, &block, offset).map_err(io_err(&path))
         }
-        None => sink
-            .writer
-            .write_streamed(&spec, || Ok(io::Cursor::new(header).chain(payload.open()?)), offset)
-            .map_err(io_err(&path)),
+        None => {
+            let block = io::Cursor::new(header).chain(payload.open().map_err(io_err(&path))?);
+            sink.writer.write_streamed(&spec, block, offset).map_err(io_err(&path))
+        }
     }
 }
 

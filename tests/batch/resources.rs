@@ -219,3 +219,45 @@ fn the_memory_budget_limits_items_in_flight() {
     assert_eq!(code, Some(2));
     assert!(err.contains("not a size"), "{err}");
 }
+
+/// `batch -j 2 --memory 256M` over items with records larger than any batch held in memory
+/// (streamed, never held) beside an ordinary harvest stays under its budget: peak RSS of the
+/// whole process, measured by `/usr/bin/time`.
+#[test]
+fn a_batch_of_large_records_stays_under_its_memory_budget() {
+    if !Path::new("/usr/bin/time").is_file() {
+        eprintln!("SKIPPED: no /usr/bin/time to measure peak RSS with");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let items = tmp.path().join("items");
+    std::fs::create_dir(&items).unwrap();
+    for (name, kind, args) in [
+        ("IAH-20240315103000-00001-single.arc.gz", "single", ["--record-size", "40M"]),
+        ("IAH-20240315103000-00002-single.arc.gz", "single", ["--record-size", "24M"]),
+        ("IAH-20240315103000-00003-bench.arc.gz", "bench", ["--size", "4M"]),
+    ] {
+        crate::util::gen_arc(kind, &items.join(name), &args);
+    }
+    let out = tmp.path().join("out");
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "%M", crate::util::WEBAIP, "batch", "run", "-j", "2", "--memory", "256M"])
+        .args(["--no-virus-check", "--quiet", "--out", out.to_str().unwrap()])
+        .arg(&items)
+        .env_remove("WEBAIP_CLAMD")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let kib: u64 = err.lines().last().and_then(|l| l.trim().parse().ok()).expect("RSS");
+    eprintln!("peak RSS: {kib} KiB");
+    assert!(kib < 256 << 10, "peak RSS {kib} KiB, over the 256 MiB budget");
+    for i in 1..=3 {
+        let name = format!("IAH-20240315103000-0000{i}");
+        let made = std::fs::read_dir(&out).unwrap().flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with(&name)
+                && e.path().join("METS.xml").is_file()
+        });
+        assert!(made, "{name}: no package");
+    }
+}

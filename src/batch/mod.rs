@@ -13,22 +13,32 @@
 //! the kill interrupted. One item's failure (an unreadable or unrecognised source, a damaged
 //! archive, a repeated or malformed line, a package of that name already there) is recorded with its
 //! reason and the batch goes on.
+//!
+//! A run locks its journal ([`lock`]), keeps free space on the output's file system and a
+//! memory budget ([`resources`]), and scans every item's payloads through one engine.
 
+pub mod events;
 pub mod item;
 pub mod journal;
+pub mod lock;
 pub mod manifest;
+pub mod resources;
 pub mod shard;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
 
 use serde::Serialize;
 
+pub use events::{Event, Progress};
 use item::{ItemSettings, package_source};
 use journal::{DoneRecord, Entry, Journal, JournalError, State};
+use lock::{JournalLock, LockError, lock_journal};
 use manifest::{Item, ManifestError, read_manifest};
+use resources::{Resources, SpaceError, SpaceGuard, source_bytes};
 use shard::Shard;
 
 use crate::package::PackageOptions;
@@ -53,6 +63,8 @@ pub struct BatchOptions {
     pub package: PackageOptions,
     /// The per-source settings, which an item's options column may change.
     pub settings: ItemSettings,
+    /// Free space to keep and the memory budget.
+    pub resources: Resources,
 }
 
 /// Why a batch could not run (an item's failure is recorded, not this).
@@ -76,6 +88,15 @@ pub enum BatchError {
     /// The worker threads cannot be started.
     #[error("cannot start worker threads: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
+    /// Another run holds the journal, or its lock cannot be taken.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The output's free space cannot be read.
+    #[error(transparent)]
+    Space(#[from] SpaceError),
+    /// The scan engine cannot be started.
+    #[error(transparent)]
+    Scan(#[from] crate::stages::scan::ScanError),
 }
 
 /// What a run did, and where its share stands.
@@ -99,6 +120,18 @@ pub struct BatchOutcome {
     pub ignored: Vec<String>,
     /// Every item of the share, as the journal has it after the run.
     pub entries: Vec<Entry>,
+    /// Bytes of the sources of the items this run packaged or failed.
+    pub bytes: u64,
+    /// Seconds the run took.
+    pub elapsed_seconds: f64,
+    /// Items packaged at once: `jobs`, or fewer when the memory budget holds fewer.
+    pub in_flight: usize,
+    /// The memory budget (`--memory`), bytes.
+    pub memory: u64,
+    /// Free space kept on the output's file system (`--min-free`), bytes.
+    pub min_free: u64,
+    /// Packages scanned through the run's one scan engine (`None` without virus checking).
+    pub scan_engine_packages: Option<u64>,
 }
 
 impl BatchOutcome {
@@ -108,15 +141,13 @@ impl BatchOutcome {
     }
 }
 
-/// What happened to one item, for a progress display.
-pub type Progress<'a> = &'a (dyn Fn(&Item, State) + Sync);
-
 /// Runs the batch of `manifest` with `opts`; `progress` hears of each item finished.
 pub fn run(
     manifest: &Path,
     opts: &BatchOptions,
     progress: Progress<'_>,
 ) -> Result<BatchOutcome, BatchError> {
+    let started = Instant::now();
     let m = read_manifest(manifest)?;
     let share: Vec<Item> =
         m.items.iter().filter(|i| opts.shard.is_none_or(|s| s.contains(&i.key))).cloned().collect();
@@ -126,6 +157,8 @@ pub fn run(
         move |source| BatchError::Io { path: path.clone(), source }
     };
     std::fs::create_dir_all(&work).map_err(io(&work))?;
+    // Held until the run returns; the kernel lets go if the process dies.
+    let _lock: JournalLock = lock_journal(&opts.journal, opts.shard)?;
     let mut journal = Journal::open(&opts.journal)?;
     let rows = share
         .iter()
@@ -135,6 +168,9 @@ pub fn run(
         manifest_items: m.items.len(),
         items: share.len(),
         ignored: m.ignored,
+        in_flight: opts.resources.in_flight(opts.jobs),
+        memory: opts.resources.memory,
+        min_free: opts.resources.min_free,
         ..BatchOutcome::default()
     };
     let mut todo = Vec::new();
@@ -155,15 +191,25 @@ pub fn run(
         }
     }
     let journal = Mutex::new(journal);
-    let (packaged, failed) = run_items(&todo, opts, &journal, progress)?;
-    outcome.packaged = packaged;
-    outcome.failed = failed;
+    // One scan engine for every item: clamd's sessions and the threads waiting on it are the
+    // run's, not each item's.
+    let mut opts = opts.clone();
+    opts.package.virus_check = opts.package.virus_check.shared()?;
+    let todo: Vec<(&Item, u64)> = todo.into_iter().map(|i| (i, source_bytes(&i.source))).collect();
+    let bytes = todo.iter().map(|(_, b)| b).sum();
+    progress(Event::Planned { items: todo.len(), bytes, in_flight: outcome.in_flight });
+    let done = run_items(&todo, &opts, outcome.in_flight, &journal, progress)?;
+    (outcome.packaged, outcome.failed, outcome.bytes) = done;
+    if let crate::package::VirusCheck::Shared(engine) = &opts.package.virus_check {
+        outcome.scan_engine_packages = Some(engine.packages());
+    }
     let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
     for item in &share {
         if let Some(e) = journal.entry(&item.key)? {
             outcome.entries.push(e);
         }
     }
+    outcome.elapsed_seconds = started.elapsed().as_secs_f64();
     Ok(outcome)
 }
 
@@ -179,30 +225,43 @@ fn move_into_place(out: &Path, name: &str) -> Result<bool, BatchError> {
     Ok(true)
 }
 
-/// Packages `todo` on `opts.jobs` workers; returns (packaged, failed). The first journal
-/// error stops every worker after its item.
+/// Packages `todo` (items with their sources' bytes) on `in_flight` workers sharing
+/// `opts.jobs` threads, each item started only when the output has its free space; returns
+/// (packaged, failed, bytes). The first journal error stops every worker after its item.
 fn run_items(
-    todo: &[&Item],
+    todo: &[(&Item, u64)],
     opts: &BatchOptions,
+    in_flight: usize,
     journal: &Mutex<Journal>,
     progress: Progress<'_>,
-) -> Result<(usize, usize), BatchError> {
-    let jobs = opts.jobs.max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+) -> Result<(usize, usize, u64), BatchError> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs.max(1)).build()?;
+    let space = SpaceGuard::new(&opts.out, opts.resources.min_free);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let (packaged, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let (packaged, failed, bytes) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0));
     let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..jobs.min(todo.len()) {
+        for _ in 0..in_flight.max(1).min(todo.len()) {
             scope.spawn(|| {
                 while !stop.load(Ordering::SeqCst) {
-                    let Some(item) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
-                    match run_item(item, opts, journal, &pool) {
-                        Ok(state) => {
+                    let Some(&(item, size)) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                        break;
+                    };
+                    let ran =
+                        space.wait(&stop, progress).map_err(BatchError::from).and_then(|()| {
+                            match stop.load(Ordering::SeqCst) {
+                                true => Ok(None),
+                                false => run_item(item, opts, journal, &pool).map(Some),
+                            }
+                        });
+                    match ran {
+                        Ok(None) => break,
+                        Ok(Some(state)) => {
                             let count = if state == State::Done { &packaged } else { &failed };
                             count.fetch_add(1, Ordering::SeqCst);
-                            progress(item, state);
+                            bytes.fetch_add(size, Ordering::SeqCst);
+                            progress(Event::Finished { item, state, bytes: size });
                         }
                         Err(e) => {
                             stop.store(true, Ordering::SeqCst);
@@ -216,7 +275,7 @@ fn run_items(
     });
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
-        None => Ok((packaged.into_inner(), failed.into_inner())),
+        None => Ok((packaged.into_inner(), failed.into_inner(), bytes.into_inner())),
     }
 }
 

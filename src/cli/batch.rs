@@ -6,8 +6,9 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use webaip::batch::item::ItemSettings;
 use webaip::batch::journal::{Entry, State};
+use webaip::batch::resources::{DEFAULT_MIN_FREE, Resources, default_memory, parse_size};
 use webaip::batch::shard::Shard;
-use webaip::batch::{BatchOptions, BatchOutcome, Counts, Status};
+use webaip::batch::{BatchOptions, BatchOutcome, Counts, Event, Status};
 use webaip::migrate::DEFAULT_LEVEL;
 use webaip::model::SerializationMode;
 use webaip::package::PackageOptions;
@@ -102,6 +103,14 @@ struct RunArgs {
     /// The number of shards when it is taken from the environment.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     shard_count: Option<u64>,
+    /// Free space to keep on the output's file system (e.g. 10G): below it no new item
+    /// starts until space is back (running ones finish); default 1G, 0 never pauses.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    min_free: Option<u64>,
+    /// Memory budget of the items in flight (e.g. 4G): at most SIZE / 64 MiB items at once;
+    /// default a quarter of the machine's memory (or of its cgroup's limit).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    memory: Option<u64>,
     /// Print the outcome as JSON.
     #[arg(long)]
     json: bool,
@@ -186,16 +195,18 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
         shard,
         package,
         settings,
+        resources: Resources {
+            min_free: args.min_free.unwrap_or(DEFAULT_MIN_FREE),
+            memory: args.memory.unwrap_or_else(default_memory),
+        },
     })
 }
 
 fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     let opts = batch_options(&args)?;
-    let bar = progress::items_bar(args.quiet || args.json);
-    let tell = |item: &webaip::batch::manifest::Item, state: State| {
-        bar.inc(1);
-        bar.set_message(format!("{} {}", state.name(), terminal_text(&item.key)));
-    };
+    let bar = progress::batch_bar(args.quiet || args.json);
+    let quiet = args.quiet;
+    let tell = |event: Event<'_>| tell(&bar, quiet, event);
     let outcome = webaip::batch::run(&args.manifest, &opts, &tell);
     bar.finish_and_clear();
     let outcome = outcome?;
@@ -206,6 +217,28 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     }
     let unfinished = outcome.entries.iter().any(|e| e.state != State::Done);
     Ok(if unfinished { EXIT_FINDINGS } else { 0 })
+}
+
+/// Shows an event of the run: on the progress bar, and a pause and its end on stderr too
+/// (unless `quiet`), whether or not it is a terminal.
+fn tell(bar: &progress::BatchBar, quiet: bool, event: Event<'_>) {
+    match event {
+        Event::Planned { items, bytes, .. } => bar.plan(items, bytes),
+        Event::Finished { item, state, bytes } => {
+            bar.finished(state == State::Done, bytes, &terminal_text(&item.key));
+        }
+        Event::Paused { dir, free, required } if !quiet => bar.say(&format!(
+            "batch: paused: {} has {} free, --min-free wants {}; running items finish, new \
+             ones start when space is back",
+            terminal_text(&dir.display().to_string()),
+            progress::size_text(free),
+            progress::size_text(required)
+        )),
+        Event::Resumed { free } if !quiet => {
+            bar.say(&format!("batch: resumed: {} free", progress::size_text(free)));
+        }
+        Event::Paused { .. } | Event::Resumed { .. } => {}
+    }
 }
 
 fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
@@ -221,6 +254,18 @@ fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
         o.skipped_done,
         o.skipped_failed,
         if o.skipped_failed > 0 { " (--retry-failed retries them)" } else { "" }
+    );
+    let rate = o.bytes as f64 / o.elapsed_seconds.max(1e-3) / 1e6;
+    println!(
+        "  {} of sources in {:.1} s ({rate:.1} MB/s); {} item(s) at once (-j {}, --memory {} \
+         at {} an item); pausing below {} free",
+        progress::size_text(o.bytes),
+        o.elapsed_seconds,
+        o.in_flight,
+        opts.jobs,
+        progress::size_text(o.memory),
+        progress::size_text(webaip::batch::resources::ITEM_MEMORY),
+        progress::size_text(o.min_free)
     );
     if o.moved_into_place > 0 {
         println!(

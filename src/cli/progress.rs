@@ -18,16 +18,66 @@ pub fn bytes_bar(total: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// A counter of items finished (their number is not known before the manifest is read);
-/// hidden when `quiet` or when stderr is not a terminal.
-pub fn items_bar(quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// A batch's progress: items done, failed and left, bytes of their sources, throughput and
+/// time left; hidden when `quiet` or when stderr is not a terminal.
+pub struct BatchBar {
+    bar: ProgressBar,
+    counts: std::sync::Mutex<(usize, usize, usize)>,
+}
+
+/// A [`BatchBar`], its length set once the run knows what is left.
+pub fn batch_bar(quiet: bool) -> BatchBar {
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new(0);
+        let style = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {prefix} {wide_bar} {bytes}/{total_bytes} \
+             {binary_bytes_per_sec} ETA {eta} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        bar
+    };
+    BatchBar { bar, counts: std::sync::Mutex::new((0, 0, 0)) }
+}
+
+impl BatchBar {
+    /// The run's items and their bytes.
+    pub fn plan(&self, items: usize, bytes: u64) {
+        *self.counts.lock().unwrap_or_else(|p| p.into_inner()) = (0, 0, items);
+        self.bar.set_length(bytes);
+        self.bar.reset_eta();
+        self.bar.set_prefix(format!("0 done, 0 failed, {items} left"));
     }
-    let bar = ProgressBar::new_spinner();
-    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} item(s) {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_spinner());
-    bar.set_style(style);
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    bar
+
+    /// An item finished (`done`, or failed) with `bytes` of source.
+    pub fn finished(&self, done: bool, bytes: u64, key: &str) {
+        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if done {
+            c.0 += 1
+        } else {
+            c.1 += 1
+        }
+        c.2 = c.2.saturating_sub(1);
+        self.bar.set_prefix(format!("{} done, {} failed, {} left", c.0, c.1, c.2));
+        self.bar.inc(bytes);
+        self.bar.set_message(format!("{} {key}", if done { "done" } else { "FAILED" }));
+    }
+
+    /// A line on stderr, above the bar when there is one.
+    pub fn say(&self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
+    /// Removes the bar.
+    pub fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Bytes for people: `1.5 GiB`, `256 MiB`, `12 KiB`, `100 B`.
+pub fn size_text(bytes: u64) -> String {
+    indicatif::BinaryBytes(bytes).to_string()
 }

@@ -26,8 +26,8 @@ use rayon::prelude::*;
 
 use super::{
     ContainerReport, CrawlLogComparison, MAX_EXAMPLES, MigrationFailure, NO_SCAN_NOTE,
-    PackageError, PackageOptions, PackageReport, ScanSummary, VirusCheck, add_generated_log,
-    add_log, copy, entities, entities_to_describe, finish_header, hash_file, input_seed, io_err,
+    PackageError, PackageOptions, PackageReport, ScanSummary, add_generated_log, add_log, copy,
+    entities, entities_to_describe, finish_header, hash_file, input_seed, io_err,
     migration_report_path, new_mets, no_scan_event, quarantine, sink, url_capture,
     written_record_file,
 };
@@ -90,14 +90,11 @@ pub fn build_package(
 
     let names = container_names(source);
     // One engine for the run: identical payloads of all containers are scanned once.
-    let engine = match &opts.virus_check {
-        VirusCheck::Clamd(c) => Some(ScanEngine::new(c.clone())?),
-        VirusCheck::Disabled => None,
-    };
+    let engine = opts.virus_check.engine()?;
     // Every record is described as it is written, its events naming clamd's version.
-    let version = match &opts.virus_check {
-        VirusCheck::Clamd(clamd) => Some(quarantine::register_scanner(clamd, &mut mets)?),
-        VirusCheck::Disabled => None,
+    let version = match &engine {
+        Some(e) => Some(quarantine::register_scanner(e.clamd(), &mut mets)?),
+        None => None,
     };
     let identifier = super::register_identifier(opts, &mut mets)?;
     let ctx = ContainerCtx {

@@ -28,7 +28,7 @@ use super::sink::ContainerSink;
 use super::staging::Staging;
 use super::{
     CaptureCounts, ContainerReport, MAX_EXAMPLES, PackageError, PackageOptions, PackageReport,
-    ScanSummary, VirusCheck, finish_header, io_err, new_mets,
+    ScanSummary, finish_header, io_err, new_mets,
 };
 use crate::formats::digest::hex;
 use crate::formats::warc::header::warc_fields_line;
@@ -194,12 +194,12 @@ pub fn build_capture_package(
     let mut mets = new_mets(&objid, now, opts, &pkg)?;
     let seeds = source.seeds();
     mets.describe_entities(super::entities_to_describe(opts, &seeds)?);
-    let clamd = match &opts.virus_check {
-        VirusCheck::Clamd(c) => {
-            let version = super::quarantine::register_scanner(c, &mut mets)?;
-            Some((ScanEngine::new(c.clone())?, version))
+    let clamd = match opts.virus_check.engine()? {
+        Some(engine) => {
+            let version = super::quarantine::register_scanner(engine.clamd(), &mut mets)?;
+            Some((engine, version))
         }
-        VirusCheck::Disabled => None,
+        None => None,
     };
     let identifier = super::register_identifier(opts, &mut mets)?;
     // The stages every capture passes before it is written: identification of the payload as

@@ -56,6 +56,33 @@ pub enum VirusCheck {
     Disabled,
     /// Every payload streamed to this clamd.
     Clamd(crate::stages::scan::Clamd),
+    /// Every payload streamed to this engine's clamd, on its threads: one engine shared by
+    /// the packages of a batch (each with its own verdicts and counts).
+    Shared(std::sync::Arc<crate::stages::scan::ScanEngine>),
+}
+
+impl VirusCheck {
+    /// The same check over one engine, for many packages: a clamd made an engine once.
+    pub fn shared(self) -> Result<VirusCheck, crate::stages::scan::ScanError> {
+        Ok(match self {
+            VirusCheck::Clamd(c) => VirusCheck::Shared(crate::stages::scan::ScanEngine::new(c)?),
+            other => other,
+        })
+    }
+
+    /// The engine of one package run (`None` without virus checking).
+    pub(crate) fn engine(
+        &self,
+    ) -> Result<
+        Option<std::sync::Arc<crate::stages::scan::ScanEngine>>,
+        crate::stages::scan::ScanError,
+    > {
+        Ok(match self {
+            VirusCheck::Disabled => None,
+            VirusCheck::Clamd(c) => Some(crate::stages::scan::ScanEngine::new(c.clone())?),
+            VirusCheck::Shared(e) => Some(e.for_package()),
+        })
+    }
 }
 
 /// Options of `webaip package`.

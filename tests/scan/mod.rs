@@ -1339,3 +1339,39 @@ fn a_cleaner_that_hangs_is_stopped_and_the_record_stays_quarantined() {
         assert!(matches!(state, None | Some('Z')), "the cleaner's sleep {pid} still runs");
     }
 }
+
+/// A batch scans every item through one engine (its clamd sessions and scan threads made
+/// once, not per item), and each package still says what was scanned for it alone: the METS
+/// of a batch item is the one `package` alone makes of it.
+#[test]
+fn a_batch_scans_all_its_items_through_one_engine() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    let items = ["nedlib", "kulturarw3", "pandas/40123/20040517-1412"];
+    let lines: Vec<String> = items.iter().map(|i| sample(i).display().to_string()).collect();
+    std::fs::write(&csv, lines.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let o = webaip(&[
+        "batch",
+        "run",
+        "--deterministic",
+        "--json",
+        "-j",
+        "2",
+        "--clamd",
+        &d.addr,
+        "--out",
+        out.to_str().unwrap(),
+        csv.to_str().unwrap(),
+    ]);
+    let r = crate::util::report_of(&o, 0);
+    assert_eq!(r["packaged"], 3, "{r}");
+    assert_eq!(r["scan_engine_packages"], 3, "one engine scanned every package: {r}");
+    let alone = dir.path().join("alone");
+    let p = Package::clamd(&d.addr).json().deterministic().run(&alone, &sample("nedlib"));
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    let batch_mets = std::fs::read(out.join("nedlib/METS.xml")).unwrap();
+    assert!(batch_mets == std::fs::read(alone.join("METS.xml")).unwrap());
+    assert!(String::from_utf8_lossy(&batch_mets).contains("ClamAV (clamd)"));
+}

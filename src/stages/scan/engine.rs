@@ -101,7 +101,11 @@ pub(crate) struct EngineCounts {
 /// clamd, the threads that wait on it, and the verdicts given so far.
 pub struct ScanEngine {
     clamd: Clamd,
-    pool: rayon::ThreadPool,
+    /// The threads that wait on clamd: shared by the engines of one batch run
+    /// ([`ScanEngine::for_package`]), so items in parallel do not multiply them.
+    pool: Arc<rayon::ThreadPool>,
+    /// Packages scanned through this engine's threads and clamd sessions.
+    packages: Arc<AtomicU64>,
     width: ScanWidth,
     known: Option<Mutex<HashMap<Digest, ScanResult>>>,
     /// What the payloads scanned without a digest looked like ([`look_of`]).
@@ -138,7 +142,8 @@ impl ScanEngine {
         let reuse = std::env::var_os(NO_VERDICT_REUSE_ENV).is_none();
         Ok(Arc::new(ScanEngine {
             clamd,
-            pool,
+            pool: Arc::new(pool),
+            packages: Arc::new(AtomicU64::new(0)),
             width: ScanWidth::default(),
             known: reuse.then(|| Mutex::new(HashMap::new())),
             looks: Mutex::new(std::collections::HashSet::new()),
@@ -146,6 +151,35 @@ impl ScanEngine {
             reused: AtomicU64::new(0),
             waited_nanos: AtomicU64::new(0),
         }))
+    }
+
+    /// An engine for one package of a batch: this one's clamd sessions and threads, its own
+    /// verdicts and counts (a package's report and METS say what was scanned for it, the same
+    /// whichever items ran before or beside it).
+    pub fn for_package(&self) -> Arc<ScanEngine> {
+        self.packages.fetch_add(1, Relaxed);
+        let reuse = self.known.is_some();
+        Arc::new(ScanEngine {
+            clamd: self.clamd.clone(),
+            pool: Arc::clone(&self.pool),
+            packages: Arc::clone(&self.packages),
+            width: ScanWidth::default(),
+            known: reuse.then(|| Mutex::new(HashMap::new())),
+            looks: Mutex::new(std::collections::HashSet::new()),
+            scanned: AtomicU64::new(0),
+            reused: AtomicU64::new(0),
+            waited_nanos: AtomicU64::new(0),
+        })
+    }
+
+    /// Packages scanned through this engine's threads so far (by [`ScanEngine::for_package`]).
+    pub fn packages(&self) -> u64 {
+        self.packages.load(Relaxed)
+    }
+
+    /// The clamd it scans with.
+    pub fn clamd(&self) -> &Clamd {
+        &self.clamd
     }
 
     /// What the engine did so far.

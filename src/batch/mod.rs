@@ -13,7 +13,12 @@
 //! the kill interrupted. One item's failure (an unreadable or unrecognised source, a damaged
 //! archive, a repeated or malformed line, a package of that name already there) is recorded with its
 //! reason and the batch goes on.
+//!
+//! With `--ingest` and `--store` ([`deliver`]), each package is made an AIP before it is
+//! recorded done, and put into the replicated store after; without an output folder to keep
+//! packages in, the store holds the only copy once the journal records it stored.
 
+pub mod deliver;
 pub mod item;
 pub mod journal;
 pub mod manifest;
@@ -26,6 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde::Serialize;
 
+use deliver::{DeliverError, DeliverOptions, Delivery};
 use item::{ItemSettings, package_source};
 use journal::{DoneRecord, Entry, Journal, JournalError, State};
 use manifest::{Item, ManifestError, read_manifest};
@@ -53,6 +59,9 @@ pub struct BatchOptions {
     pub package: PackageOptions,
     /// The per-source settings, which an item's options column may change.
     pub settings: ItemSettings,
+    /// Ingest, the store, and whether packages are kept in `out` (else `out` holds only the
+    /// work folder and, by default, the journal).
+    pub deliver: DeliverOptions,
 }
 
 /// Why a batch could not run (an item's failure is recorded, not this).
@@ -76,6 +85,12 @@ pub enum BatchError {
     /// The worker threads cannot be started.
     #[error("cannot start worker threads: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
+    /// The store's configuration or state cannot be used.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A delivery step could not be recorded.
+    #[error(transparent)]
+    Deliver(#[from] DeliverError),
 }
 
 /// What a run did, and where its share stands.
@@ -85,7 +100,7 @@ pub struct BatchOutcome {
     pub manifest_items: usize,
     /// Items of this run's share.
     pub items: usize,
-    /// Packaged by this run.
+    /// Packaged by this run (or, packaged before, stored by it).
     pub packaged: usize,
     /// Failed in this run.
     pub failed: usize,
@@ -97,6 +112,8 @@ pub struct BatchOutcome {
     pub moved_into_place: usize,
     /// Entries of a scanned folder that are no item.
     pub ignored: Vec<String>,
+    /// Items of the share whose package the journal records stored (`--store`).
+    pub stored: usize,
     /// Every item of the share, as the journal has it after the run.
     pub entries: Vec<Entry>,
 }
@@ -126,6 +143,9 @@ pub fn run(
         move |source| BatchError::Io { path: path.clone(), source }
     };
     std::fs::create_dir_all(&work).map_err(io(&work))?;
+    let schemas = opts.package.schemas.clone();
+    let validate = crate::mets::ValidateOptions { schemas, profile: None };
+    let delivery = Delivery::open(&opts.deliver, validate, opts.package.deterministic)?;
     let mut journal = Journal::open(&opts.journal)?;
     let rows = share
         .iter()
@@ -144,23 +164,28 @@ pub fn run(
             // Where the journal says it put the package: a name derived from a manifest of
             // other items may have been another.
             Some(State::Done) => {
-                outcome.skipped_done += 1;
                 let package = entry.as_ref().map_or(item.name.as_str(), |e| e.package.as_str());
-                if move_into_place(&opts.out, package)? {
+                if delivery.keep() && move_into_place(&opts.out, package)? {
                     outcome.moved_into_place += 1;
                 }
+                match entry.as_ref() {
+                    Some(e) if delivery.unfinished(e) => todo.push(item),
+                    _ => outcome.skipped_done += 1,
+                }
+                entry.iter().for_each(|e| delivery.tidy(e, &work));
             }
             Some(State::Failed) if !opts.retry_failed => outcome.skipped_failed += 1,
             _ => todo.push(item),
         }
     }
     let journal = Mutex::new(journal);
-    let (packaged, failed) = run_items(&todo, opts, &journal, progress)?;
+    let (packaged, failed) = run_items(&todo, opts, &delivery, &journal, progress)?;
     outcome.packaged = packaged;
     outcome.failed = failed;
     let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
     for item in &share {
         if let Some(e) = journal.entry(&item.key)? {
+            outcome.stored += usize::from(e.state == State::Done && e.stored.is_some());
             outcome.entries.push(e);
         }
     }
@@ -184,6 +209,7 @@ fn move_into_place(out: &Path, name: &str) -> Result<bool, BatchError> {
 fn run_items(
     todo: &[&Item],
     opts: &BatchOptions,
+    delivery: &Delivery,
     journal: &Mutex<Journal>,
     progress: Progress<'_>,
 ) -> Result<(usize, usize), BatchError> {
@@ -198,7 +224,7 @@ fn run_items(
             scope.spawn(|| {
                 while !stop.load(Ordering::SeqCst) {
                     let Some(item) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
-                    match run_item(item, opts, journal, &pool) {
+                    match run_item(item, opts, delivery, journal, &pool) {
                         Ok(state) => {
                             let count = if state == State::Done { &packaged } else { &failed };
                             count.fetch_add(1, Ordering::SeqCst);
@@ -220,10 +246,12 @@ fn run_items(
     }
 }
 
-/// Runs one item from scratch and records its outcome; returns its state (done or failed).
+/// Runs one item from scratch (or, its package recorded and its put unfinished, from the put)
+/// and records its outcome; returns its state (done or failed).
 fn run_item(
     item: &Item,
     opts: &BatchOptions,
+    delivery: &Delivery,
     journal: &Mutex<Journal>,
     pool: &rayon::ThreadPool,
 ) -> Result<State, BatchError> {
@@ -239,6 +267,13 @@ fn run_item(
         return fail(refusal.kind(), &refusal.to_string());
     }
     let work = opts.out.join(WORK_DIR);
+    let recorded = journal.lock().unwrap_or_else(|p| p.into_inner()).entry(&item.key)?;
+    if let Some(e) = recorded.filter(|e| delivery.unfinished(e)) {
+        let at = delivery.location(&opts.out, &work, &e.package);
+        if delivery.recorded_package(&e, &at) {
+            return Ok(delivery.store(&item.key, &at, journal)?);
+        }
+    }
     let built = work.join(&item.name);
     let target = opts.out.join(&item.name);
     // What an earlier attempt left: a package built but not recorded done is redone.
@@ -246,7 +281,7 @@ fn run_item(
         std::fs::remove_dir_all(&built)
             .map_err(|source| BatchError::Io { path: built.clone(), source })?;
     }
-    if std::fs::symlink_metadata(&target).is_ok() {
+    if delivery.keep() && std::fs::symlink_metadata(&target).is_ok() {
         let why = format!(
             "{}: exists, and this journal does not record it done",
             crate::sources::path_text(&target)
@@ -271,20 +306,22 @@ fn run_item(
         Ok(Err(e)) => return fail(e.kind(), &e.to_string()),
         Err(_) => return fail("panic", "the packaging of this item panicked (a bug in webaip)"),
     };
+    let (package_id, size) = match delivery.ingest(&built, &work, pool) {
+        Ok(aip) => aip.unwrap_or((report.objid.clone(), report.bytes)),
+        Err(e) => return fail(deliver::INGEST_KIND, &e.to_string()),
+    };
     let mets = built.join(crate::layout::METS);
     let (_, mets_sha512) = match crate::package::hash_file(&mets) {
         Ok(h) => h,
         Err(e) => return fail("unreadable", &e.to_string()),
     };
-    let done = DoneRecord {
-        package_id: report.objid.clone(),
-        size: report.bytes,
-        mets_sha512,
-        findings: report.has_findings(),
-    };
+    let done = DoneRecord { package_id, size, mets_sha512, findings: report.has_findings() };
     record(&|j| j.done(&item.key, &done))?;
-    move_into_place(&opts.out, &item.name)?;
-    Ok(State::Done)
+    if delivery.keep() {
+        move_into_place(&opts.out, &item.name)?;
+    }
+    let at = delivery.location(&opts.out, &work, &item.name);
+    Ok(delivery.store(&item.key, &at, journal)?)
 }
 
 /// Counts by state.
@@ -300,6 +337,8 @@ pub struct Counts {
     pub done: usize,
     /// Done, with findings in their package report.
     pub done_with_findings: usize,
+    /// Done, and put into the replicated store (`--store`).
+    pub stored: usize,
     /// Failed.
     pub failed: usize,
 }
@@ -314,6 +353,7 @@ impl Counts {
             State::Failed => self.failed += 1,
         }
         self.done_with_findings += usize::from(e.state == State::Done && e.findings);
+        self.stored += usize::from(e.state == State::Done && e.stored.is_some());
     }
 }
 
@@ -332,8 +372,8 @@ pub struct JournalCounts {
 pub struct Status {
     /// Each journal's counts.
     pub journals: Vec<JournalCounts>,
-    /// Every item once: an item in several journals counts as done when one has it done,
-    /// else as its most recently changed row says.
+    /// Every item once: an item in several journals counts as done when one has it done (and
+    /// stored when one has it stored), else as its most recently changed row says.
     pub total: Counts,
     /// The failed items (as the total counts them), by key.
     pub failures: Vec<Entry>,
@@ -350,7 +390,9 @@ pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
             counts.add(&e);
             let keep = match merged.get(&e.key) {
                 None => true,
-                Some(old) if old.state == State::Done => false,
+                Some(old) if old.state == State::Done => {
+                    old.stored.is_none() && e.state == State::Done && e.stored.is_some()
+                }
                 Some(old) => e.state == State::Done || e.updated > old.updated,
             };
             if keep {

@@ -7,6 +7,7 @@ use std::process::Output;
 
 use crate::util::{repo, sample, webaip, webaip_command};
 
+mod deliver;
 mod slurm;
 
 /// `batch run MANIFEST --out OUT --deterministic --no-virus-check --json` plus `extra`.

@@ -9,7 +9,8 @@
 //! stays where it is with its record, and `--retry-failed` puts that same package again
 //! rather than rebuilding it. A run killed after `done` and before `stored` leaves a row done
 //! and not stored: the next run finishes the put (a put of the same bytes is a no-op where a
-//! copy verifies). A package whose METS is no longer the one recorded is built again.
+//! copy verifies). A package whose METS is no longer the one recorded is built again; one
+//! whose put failed, retried by a run without a store, is recorded done as it is.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -128,16 +129,31 @@ impl Delivery {
         self.keep
     }
 
-    /// Whether an item's package is made and recorded, and its put still to do: done and not
-    /// stored, or failed in its put (retried with `--retry-failed`).
+    /// Whether an item's package is made and recorded, and its delivery unfinished: done and
+    /// not stored (with a store), or failed in its put (retried with `--retry-failed`; without
+    /// a store, the package kept is all there is to deliver).
     pub fn unfinished(&self, e: &Entry) -> bool {
-        self.store.is_some()
-            && e.mets_sha512.is_some()
+        e.mets_sha512.is_some()
             && match e.state {
-                State::Done => e.stored.is_none(),
+                State::Done => self.store.is_some() && e.stored.is_none(),
                 State::Failed => e.error_kind.as_deref() == Some(STORE_KIND),
                 _ => false,
             }
+    }
+
+    /// Finishes the delivery of an unfinished item whose package at `at` is the one recorded:
+    /// puts it, or without a store records it done again as it is.
+    pub fn resume(
+        &self,
+        key: &str,
+        at: &Path,
+        journal: &Mutex<Journal>,
+    ) -> Result<State, DeliverError> {
+        if self.store.is_some() {
+            return self.store(key, at, journal);
+        }
+        journal.lock().unwrap_or_else(|p| p.into_inner()).done_as_recorded(key)?;
+        Ok(State::Done)
     }
 
     /// Where an item's package is once recorded done: in the output folder (`out`) when kept,

@@ -271,6 +271,19 @@ impl Journal {
             .map_err(self.err())
     }
 
+    /// Marks an item done again with the package record it has (its put failed, and a run
+    /// without a store keeps the package as it is); an item without one is left as it is.
+    pub fn done_as_recorded(&self, key: &str) -> Result<(), JournalError> {
+        self.db
+            .execute(
+                "UPDATE items SET state = 'done', error_kind = NULL, error = NULL, updated = ?2 \
+                 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
+                params![key, now()],
+            )
+            .map(drop)
+            .map_err(self.err())
+    }
+
     /// Marks an item failed, with its reason.
     pub fn failed(&self, key: &str, kind: &str, message: &str) -> Result<(), JournalError> {
         self.db

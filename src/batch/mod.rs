@@ -271,7 +271,7 @@ fn run_item(
     if let Some(e) = recorded.filter(|e| delivery.unfinished(e)) {
         let at = delivery.location(&opts.out, &work, &e.package);
         if delivery.recorded_package(&e, &at) {
-            return Ok(delivery.store(&item.key, &at, journal)?);
+            return Ok(delivery.resume(&item.key, &at, journal)?);
         }
     }
     let built = work.join(&item.name);

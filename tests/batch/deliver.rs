@@ -214,3 +214,33 @@ fn ingest_makes_each_package_an_aip_before_it_is_kept_and_stored() {
     assert_eq!(names(&out.join(".batch-work")), [".ingest"]);
     assert!(names(&out.join(".batch-work/.ingest")).is_empty());
 }
+
+/// With --out, a package whose put failed is kept in --out; retried by a run without a
+/// store, it is recorded done as it is (neither rebuilt nor refused as `exists`).
+#[test]
+fn a_failed_put_retried_without_a_store_keeps_the_package_as_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (csv, items) = two_samples(dir);
+    let config = fs_config(dir);
+    std::fs::write(dir.join("b"), "not a folder").unwrap();
+    let out = dir.join("out");
+    let first = outcome(
+        &run(&csv, &["--out", out.to_str().unwrap(), "--store", config.to_str().unwrap()]),
+        1,
+    );
+    assert_eq!(first["failed"].as_u64(), Some(2), "{first}");
+    let retried = outcome(&run(&csv, &["--out", out.to_str().unwrap(), "--retry-failed"]), 0);
+    assert_eq!(
+        (retried["packaged"].as_u64(), retried["failed"].as_u64()),
+        (Some(2), Some(0)),
+        "{retried}"
+    );
+    let journal = out.join("batch-journal.sqlite");
+    for (key, golden) in &items {
+        let (_, attempts, stored) = record(&journal, key);
+        assert_eq!((attempts, stored), (1, None), "{key}");
+        let mets = std::fs::read(out.join(golden).join("METS.xml")).unwrap();
+        assert_eq!(sha512_hex(&mets), golden_mets(golden), "{key}");
+    }
+}

@@ -193,7 +193,16 @@ impl Delivery {
         }
         std::fs::create_dir_all(&stage).map_err(io(&stage))?;
         let opts = IngestOptions { out: stage.clone(), ..base.clone() };
-        let report = pool.install(|| ingest(built, &opts, None, &|_| {}))?;
+        let report = match pool.install(|| ingest(built, &opts, None, &|_| {})) {
+            Ok(r) => r,
+            Err(e) => {
+                // The item fails: neither the submission nor a part of its AIP is kept in the
+                // work folder (a retry builds both again).
+                let _ = std::fs::remove_dir_all(&stage);
+                let _ = std::fs::remove_dir_all(built);
+                return Err(e.into());
+            }
+        };
         // The AIP's files are hard links to the submission's where the file system allows:
         // removing the submission leaves them whole.
         std::fs::remove_dir_all(built).map_err(io(built))?;

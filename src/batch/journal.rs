@@ -2,9 +2,13 @@
 //!
 //! `pending` (registered, not started), `running` (started; a row still `running` when no
 //! run is alive belongs to a run that died, and is redone from scratch), `done` (package id,
-//! size, SHA-512 of its METS, time) and `failed` (error kind and message). Every change is
-//! its own committed statement, in WAL mode, so a killed run leaves every row as the last
-//! change it made.
+//! size, SHA-512 of its METS, time; with `stored`, the time a put to the replicated store was
+//! accepted) and `failed` (error kind and message; a package whose put failed keeps its
+//! record, so that a retry can put it again). Every change is its own committed statement, in
+//! WAL mode, so a killed run leaves every row as the last change it made.
+//!
+//! The schema's version is SQLite's `user_version`: 0, the first (no `stored` column), is
+//! brought to [`SCHEMA_VERSION`] when a journal is opened.
 
 use std::path::{Path, PathBuf};
 
@@ -72,6 +76,8 @@ pub struct Entry {
     pub attempts: u64,
     /// When the row last changed (RFC 3339, UTC).
     pub updated: String,
+    /// When a put of the package to the replicated store was accepted (RFC 3339, UTC).
+    pub stored: Option<String>,
 }
 
 /// What a finished package is recorded with.
@@ -119,11 +125,43 @@ CREATE TABLE IF NOT EXISTS items (
     error_kind TEXT,
     error TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
-    updated TEXT NOT NULL
+    updated TEXT NOT NULL,
+    stored TEXT
 );";
 
+/// The schema this code writes (SQLite's `user_version`); 0 has no `stored` column.
+pub const SCHEMA_VERSION: i64 = 1;
+
 const COLUMNS: &str = "key, line, source, package, state, package_id, size, mets_sha512, \
-                       findings, error_kind, error, attempts, updated";
+                       findings, error_kind, error, attempts, updated, stored";
+
+/// Brings a journal of an earlier schema to [`SCHEMA_VERSION`], under the write lock, so that
+/// two processes opening it at once migrate it once.
+fn migrate(db: &Connection) -> rusqlite::Result<()> {
+    let version: i64 = db.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version >= SCHEMA_VERSION {
+        return Ok(());
+    }
+    db.execute_batch("BEGIN IMMEDIATE")?;
+    let migrated = (|| {
+        let has_stored: bool = db.query_row(
+            "SELECT count(*) FROM pragma_table_info('items') WHERE name = 'stored'",
+            [],
+            |r| r.get::<_, i64>(0).map(|n| n > 0),
+        )?;
+        if !has_stored {
+            db.execute_batch("ALTER TABLE items ADD COLUMN stored TEXT")?;
+        }
+        db.pragma_update(None, "user_version", SCHEMA_VERSION)
+    })();
+    match migrated {
+        Ok(()) => db.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = db.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -137,6 +175,7 @@ impl Journal {
         db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
         db.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         db.execute_batch(SCHEMA).map_err(err)?;
+        migrate(&db).map_err(err)?;
         Ok(Journal { db, path: path.to_path_buf() })
     }
 
@@ -146,6 +185,7 @@ impl Journal {
         let db =
             Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
         db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
+        migrate(&db).map_err(err)?;
         Ok(Journal { db, path: path.to_path_buf() })
     }
 
@@ -198,7 +238,7 @@ impl Journal {
             .execute(
                 "UPDATE items SET state = 'running', attempts = attempts + 1, package_id = NULL, \
                  size = NULL, mets_sha512 = NULL, findings = 0, error_kind = NULL, error = NULL, \
-                 package = ?3, updated = ?2 WHERE key = ?1",
+                 stored = NULL, package = ?3, updated = ?2 WHERE key = ?1",
                 params![key, now(), package],
             )
             .map(drop)
@@ -212,6 +252,33 @@ impl Journal {
                 "UPDATE items SET state = 'done', package_id = ?2, size = ?3, mets_sha512 = ?4, \
                  findings = ?5, error_kind = NULL, error = NULL, updated = ?6 WHERE key = ?1",
                 params![key, r.package_id, signed(r.size), r.mets_sha512, r.findings, now()],
+            )
+            .map(drop)
+            .map_err(self.err())
+    }
+
+    /// Marks an item's package stored (done, the put accepted); an item without a package
+    /// record is left as it is.
+    pub fn stored(&self, key: &str) -> Result<(), JournalError> {
+        let at = now();
+        self.db
+            .execute(
+                "UPDATE items SET state = 'done', stored = ?2, error_kind = NULL, error = NULL, \
+                 updated = ?2 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
+                params![key, at],
+            )
+            .map(drop)
+            .map_err(self.err())
+    }
+
+    /// Marks an item done again with the package record it has (its put failed, and a run
+    /// without a store keeps the package as it is); an item without one is left as it is.
+    pub fn done_as_recorded(&self, key: &str) -> Result<(), JournalError> {
+        self.db
+            .execute(
+                "UPDATE items SET state = 'done', error_kind = NULL, error = NULL, updated = ?2 \
+                 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
+                params![key, now()],
             )
             .map(drop)
             .map_err(self.err())
@@ -259,6 +326,7 @@ fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
         error: row.get(10)?,
         attempts: unsigned(row.get(11)?),
         updated: row.get(12)?,
+        stored: row.get(13)?,
     })
 }
 
@@ -290,5 +358,45 @@ mod tests {
         assert_eq!((rows[0].state, rows[0].size, rows[0].attempts), (State::Done, Some(7), 1));
         assert_eq!(rows[1].error_kind.as_deref(), Some("unrecognised"));
         assert!(Journal::open_existing(&tmp.path().join("none.sqlite")).is_err());
+    }
+
+    #[test]
+    fn a_journal_of_the_first_schema_is_migrated_and_keeps_its_rows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("old.sqlite");
+        {
+            let db = Connection::open(&path).unwrap();
+            let first = SCHEMA.replace(",\n    stored TEXT", "");
+            assert!(!first.contains("stored"));
+            db.execute_batch(&first).unwrap();
+            db.execute(
+                "INSERT INTO items (key, source, package, state, mets_sha512, updated) \
+                 VALUES ('a', 'a', 'a', 'done', 'ab', 'then')",
+                [],
+            )
+            .unwrap();
+        }
+        // Read by `batch status` first: migrated there too.
+        let j = Journal::open_existing(&path).unwrap();
+        let a = j.entry("a").unwrap().unwrap();
+        assert_eq!((a.state, a.stored), (State::Done, None));
+        j.stored("a").unwrap();
+        assert!(j.entry("a").unwrap().unwrap().stored.is_some());
+        let version: i64 = j.db.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        // Opened again to run: nothing to migrate, the row as it was.
+        drop(j);
+        let j = Journal::open(&path).unwrap();
+        assert!(j.entry("a").unwrap().unwrap().stored.is_some());
+        // A row with no package record is never recorded stored.
+        j.db.execute(
+            "INSERT INTO items (key, source, package, state, updated) \
+                       VALUES ('b', 'b', 'b', 'failed', 'then')",
+            [],
+        )
+        .unwrap();
+        j.stored("b").unwrap();
+        let b = j.entry("b").unwrap().unwrap();
+        assert_eq!((b.state, b.stored), (State::Failed, None));
     }
 }

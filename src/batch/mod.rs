@@ -16,7 +16,12 @@
 //!
 //! A run locks its journal ([`lock`]), keeps free space on the output's file system and a
 //! memory budget ([`resources`]), and scans every item's payloads through one engine.
+//!
+//! With `--ingest` and `--store` ([`deliver`]), each package is made an AIP before it is
+//! recorded done, and put into the replicated store after; without an output folder to keep
+//! packages in, the store holds the only copy once the journal records it stored.
 
+pub mod deliver;
 pub mod events;
 pub mod item;
 pub mod journal;
@@ -33,6 +38,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use deliver::{DeliverError, DeliverOptions, Delivery};
 pub use events::{Event, Progress};
 use item::{ItemSettings, package_source};
 use journal::{DoneRecord, Entry, Journal, JournalError, State};
@@ -65,6 +71,9 @@ pub struct BatchOptions {
     pub settings: ItemSettings,
     /// Free space to keep and the memory budget.
     pub resources: Resources,
+    /// Ingest, the store, and whether packages are kept in `out` (else `out` holds only the
+    /// work folder and, by default, the journal).
+    pub deliver: DeliverOptions,
 }
 
 /// Why a batch could not run (an item's failure is recorded, not this).
@@ -97,6 +106,12 @@ pub enum BatchError {
     /// The scan engine cannot be started.
     #[error(transparent)]
     Scan(#[from] crate::stages::scan::ScanError),
+    /// The store's configuration or state cannot be used.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A delivery step could not be recorded.
+    #[error(transparent)]
+    Deliver(#[from] DeliverError),
 }
 
 /// What a run did, and where its share stands.
@@ -106,7 +121,7 @@ pub struct BatchOutcome {
     pub manifest_items: usize,
     /// Items of this run's share.
     pub items: usize,
-    /// Packaged by this run.
+    /// Packaged by this run (or, packaged before, stored by it).
     pub packaged: usize,
     /// Failed in this run.
     pub failed: usize,
@@ -118,6 +133,8 @@ pub struct BatchOutcome {
     pub moved_into_place: usize,
     /// Entries of a scanned folder that are no item.
     pub ignored: Vec<String>,
+    /// Items of the share whose package the journal records stored (`--store`).
+    pub stored: usize,
     /// Every item of the share, as the journal has it after the run.
     pub entries: Vec<Entry>,
     /// Bytes of the sources of the items this run packaged or failed.
@@ -159,6 +176,9 @@ pub fn run(
     std::fs::create_dir_all(&work).map_err(io(&work))?;
     // Held until the run returns; the kernel lets go if the process dies.
     let _lock: JournalLock = lock_journal(&opts.journal, opts.shard)?;
+    let schemas = opts.package.schemas.clone();
+    let validate = crate::mets::ValidateOptions { schemas, profile: None };
+    let delivery = Delivery::open(&opts.deliver, validate, opts.package.deterministic)?;
     let mut journal = Journal::open(&opts.journal)?;
     let rows = share
         .iter()
@@ -180,11 +200,15 @@ pub fn run(
             // Where the journal says it put the package: a name derived from a manifest of
             // other items may have been another.
             Some(State::Done) => {
-                outcome.skipped_done += 1;
                 let package = entry.as_ref().map_or(item.name.as_str(), |e| e.package.as_str());
-                if move_into_place(&opts.out, package)? {
+                if delivery.keep() && move_into_place(&opts.out, package)? {
                     outcome.moved_into_place += 1;
                 }
+                match entry.as_ref() {
+                    Some(e) if delivery.unfinished(e) => todo.push(item),
+                    _ => outcome.skipped_done += 1,
+                }
+                entry.iter().for_each(|e| delivery.tidy(e, &work));
             }
             Some(State::Failed) if !opts.retry_failed => outcome.skipped_failed += 1,
             _ => todo.push(item),
@@ -198,7 +222,7 @@ pub fn run(
     let todo: Vec<(&Item, u64)> = todo.into_iter().map(|i| (i, source_bytes(&i.source))).collect();
     let bytes = todo.iter().map(|(_, b)| b).sum();
     progress(Event::Planned { items: todo.len(), bytes, in_flight: outcome.in_flight });
-    let done = run_items(&todo, &opts, outcome.in_flight, &journal, progress)?;
+    let done = run_items(&todo, &opts, outcome.in_flight, &delivery, &journal, progress)?;
     (outcome.packaged, outcome.failed, outcome.bytes) = done;
     if let crate::package::VirusCheck::Shared(engine) = &opts.package.virus_check {
         outcome.scan_engine_packages = Some(engine.packages());
@@ -206,6 +230,7 @@ pub fn run(
     let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
     for item in &share {
         if let Some(e) = journal.entry(&item.key)? {
+            outcome.stored += usize::from(e.state == State::Done && e.stored.is_some());
             outcome.entries.push(e);
         }
     }
@@ -232,6 +257,7 @@ fn run_items(
     todo: &[(&Item, u64)],
     opts: &BatchOptions,
     in_flight: usize,
+    delivery: &Delivery,
     journal: &Mutex<Journal>,
     progress: Progress<'_>,
 ) -> Result<(usize, usize, u64), BatchError> {
@@ -252,7 +278,7 @@ fn run_items(
                         space.wait(&stop, progress).map_err(BatchError::from).and_then(|()| {
                             match stop.load(Ordering::SeqCst) {
                                 true => Ok(None),
-                                false => run_item(item, opts, journal, &pool).map(Some),
+                                false => run_item(item, opts, delivery, journal, &pool).map(Some),
                             }
                         });
                     match ran {
@@ -279,10 +305,12 @@ fn run_items(
     }
 }
 
-/// Runs one item from scratch and records its outcome; returns its state (done or failed).
+/// Runs one item from scratch (or, its package recorded and its put unfinished, from the put)
+/// and records its outcome; returns its state (done or failed).
 fn run_item(
     item: &Item,
     opts: &BatchOptions,
+    delivery: &Delivery,
     journal: &Mutex<Journal>,
     pool: &rayon::ThreadPool,
 ) -> Result<State, BatchError> {
@@ -298,6 +326,13 @@ fn run_item(
         return fail(refusal.kind(), &refusal.to_string());
     }
     let work = opts.out.join(WORK_DIR);
+    let recorded = journal.lock().unwrap_or_else(|p| p.into_inner()).entry(&item.key)?;
+    if let Some(e) = recorded.filter(|e| delivery.unfinished(e)) {
+        let at = delivery.location(&opts.out, &work, &e.package);
+        if delivery.recorded_package(&e, &at) {
+            return Ok(delivery.resume(&item.key, &at, journal)?);
+        }
+    }
     let built = work.join(&item.name);
     let target = opts.out.join(&item.name);
     // What an earlier attempt left: a package built but not recorded done is redone.
@@ -305,7 +340,7 @@ fn run_item(
         std::fs::remove_dir_all(&built)
             .map_err(|source| BatchError::Io { path: built.clone(), source })?;
     }
-    if std::fs::symlink_metadata(&target).is_ok() {
+    if delivery.keep() && std::fs::symlink_metadata(&target).is_ok() {
         let why = format!(
             "{}: exists, and this journal does not record it done",
             crate::sources::path_text(&target)
@@ -330,20 +365,22 @@ fn run_item(
         Ok(Err(e)) => return fail(e.kind(), &e.to_string()),
         Err(_) => return fail("panic", "the packaging of this item panicked (a bug in webaip)"),
     };
+    let (package_id, size) = match delivery.ingest(&built, &work, pool) {
+        Ok(aip) => aip.unwrap_or((report.objid.clone(), report.bytes)),
+        Err(e) => return fail(deliver::INGEST_KIND, &e.to_string()),
+    };
     let mets = built.join(crate::layout::METS);
     let (_, mets_sha512) = match crate::package::hash_file(&mets) {
         Ok(h) => h,
         Err(e) => return fail("unreadable", &e.to_string()),
     };
-    let done = DoneRecord {
-        package_id: report.objid.clone(),
-        size: report.bytes,
-        mets_sha512,
-        findings: report.has_findings(),
-    };
+    let done = DoneRecord { package_id, size, mets_sha512, findings: report.has_findings() };
     record(&|j| j.done(&item.key, &done))?;
-    move_into_place(&opts.out, &item.name)?;
-    Ok(State::Done)
+    if delivery.keep() {
+        move_into_place(&opts.out, &item.name)?;
+    }
+    let at = delivery.location(&opts.out, &work, &item.name);
+    Ok(delivery.store(&item.key, &at, journal)?)
 }
 
 /// Counts by state.
@@ -359,6 +396,8 @@ pub struct Counts {
     pub done: usize,
     /// Done, with findings in their package report.
     pub done_with_findings: usize,
+    /// Done, and put into the replicated store (`--store`).
+    pub stored: usize,
     /// Failed.
     pub failed: usize,
 }
@@ -373,6 +412,7 @@ impl Counts {
             State::Failed => self.failed += 1,
         }
         self.done_with_findings += usize::from(e.state == State::Done && e.findings);
+        self.stored += usize::from(e.state == State::Done && e.stored.is_some());
     }
 }
 
@@ -391,8 +431,8 @@ pub struct JournalCounts {
 pub struct Status {
     /// Each journal's counts.
     pub journals: Vec<JournalCounts>,
-    /// Every item once: an item in several journals counts as done when one has it done,
-    /// else as its most recently changed row says.
+    /// Every item once: an item in several journals counts as done when one has it done (and
+    /// stored when one has it stored), else as its most recently changed row says.
     pub total: Counts,
     /// The failed items (as the total counts them), by key.
     pub failures: Vec<Entry>,
@@ -409,7 +449,9 @@ pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
             counts.add(&e);
             let keep = match merged.get(&e.key) {
                 None => true,
-                Some(old) if old.state == State::Done => false,
+                Some(old) if old.state == State::Done => {
+                    old.stored.is_none() && e.state == State::Done && e.stored.is_some()
+                }
                 Some(old) => e.state == State::Done || e.updated > old.updated,
             };
             if keep {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use webaip::batch::deliver::DeliverOptions;
 use webaip::batch::item::ItemSettings;
 use webaip::batch::journal::{Entry, State};
 use webaip::batch::resources::{DEFAULT_MIN_FREE, Resources, default_memory, parse_size};
@@ -26,8 +27,8 @@ pub struct BatchArgs {
 
 #[derive(Debug, Subcommand)]
 enum BatchCommand {
-    /// Package every item of a manifest (CSV, or a folder of harvests) into --out; a second
-    /// run resumes where the first stopped.
+    /// Package every item of a manifest (CSV, or a folder of harvests) into --out and/or the
+    /// replicated store (--store); a second run resumes where the first stopped.
     Run(Box<RunArgs>),
     /// Summarise one or several journals (an item in several is counted once).
     Status(StatusArgs),
@@ -48,18 +49,31 @@ enum IdentifyArg {
 
 /// Arguments of `webaip batch run`.
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("folder").required(true).args(["out", "work"]))]
 struct RunArgs {
     /// A CSV manifest (source[,metadata[,options]] per line, paths relative to its folder),
     /// or a folder whose subdirectories and ARC/WARC/.zip files are the items.
     manifest: PathBuf,
-    /// The folder the packages go to (one directory per item).
+    /// The folder the packages go to (one directory per item); with --store they are kept
+    /// there as well.
     #[arg(long, short)]
-    out: PathBuf,
+    out: Option<PathBuf>,
+    /// Without --out: the folder packages are built in (below WORK/.batch-work) before
+    /// --store puts them; each is removed once its put is recorded accepted.
+    #[arg(long, requires = "store", conflicts_with = "out")]
+    work: Option<PathBuf>,
+    /// Put each package into the replicated store of this configuration (as `webaip store
+    /// put`: audited, every copy written and verified); the journal records it stored.
+    #[arg(long)]
+    store: Option<PathBuf>,
+    /// Make each package an AIP (as `webaip ingest`) before it goes to --out or --store.
+    #[arg(long)]
+    ingest: bool,
     /// Items packaged at once; default: cores.
     #[arg(short = 'j', long = "jobs")]
     jobs: Option<usize>,
-    /// The journal (SQLite); default: OUT/batch-journal.sqlite (with a shard,
-    /// OUT/batch-journal-K-of-N.sqlite).
+    /// The journal (SQLite); default: OUT (or WORK)/batch-journal.sqlite (with a shard,
+    /// batch-journal-K-of-N.sqlite).
     #[arg(long)]
     journal: Option<PathBuf>,
     /// Retry the items the journal records failed.
@@ -147,8 +161,10 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
     )?;
     let profile = Profile::load(&args.profile)?;
     let mode = profile.serialization;
+    // The folder of the work folder (and of the default journal); clap requires one.
+    let folder = args.out.clone().or_else(|| args.work.clone()).unwrap_or_default();
     let package = PackageOptions {
-        out: args.out.clone(),
+        out: folder.clone(),
         metadata: Default::default(),
         profile,
         mode,
@@ -180,15 +196,17 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
         None => Shard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
     };
     let journal = args.journal.clone().unwrap_or_else(|| {
-        args.out.join(match shard {
+        folder.join(match shard {
             Some(s) => format!("batch-journal-{}-of-{}.sqlite", s.index, s.count),
             None => "batch-journal.sqlite".into(),
         })
     });
     let jobs =
         args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let deliver =
+        DeliverOptions { ingest: args.ingest, store: args.store.clone(), keep: args.out.is_some() };
     Ok(BatchOptions {
-        out: args.out.clone(),
+        out: folder,
         journal,
         jobs,
         retry_failed: args.retry_failed,
@@ -199,6 +217,7 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
             min_free: args.min_free.unwrap_or(DEFAULT_MIN_FREE),
             memory: args.memory.unwrap_or_else(default_memory),
         },
+        deliver,
     })
 }
 
@@ -215,7 +234,8 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     } else if !args.quiet {
         print_outcome(&outcome, &opts);
     }
-    let unfinished = outcome.entries.iter().any(|e| e.state != State::Done);
+    let stored = |e: &Entry| opts.deliver.store.is_none() || e.stored.is_some();
+    let unfinished = outcome.entries.iter().any(|e| e.state != State::Done || !stored(e));
     Ok(if unfinished { EXIT_FINDINGS } else { 0 })
 }
 
@@ -267,6 +287,14 @@ fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
         progress::size_text(webaip::batch::resources::ITEM_MEMORY),
         progress::size_text(o.min_free)
     );
+    if let Some(config) = &opts.deliver.store {
+        println!(
+            "  stored: {} of {} item(s) in the store of {}",
+            o.stored,
+            o.items,
+            terminal_text(&config.display().to_string())
+        );
+    }
     if o.moved_into_place > 0 {
         println!(
             "  moved into place: {} package(s) an earlier run had finished",
@@ -293,8 +321,8 @@ fn print_failures<'a>(failures: impl Iterator<Item = &'a Entry>) {
 
 fn counts_text(c: &Counts) -> String {
     format!(
-        "{} item(s): {} done ({} with findings), {} failed, {} running, {} pending",
-        c.items, c.done, c.done_with_findings, c.failed, c.running, c.pending
+        "{} item(s): {} done ({} with findings, {} stored), {} failed, {} running, {} pending",
+        c.items, c.done, c.done_with_findings, c.stored, c.failed, c.running, c.pending
     )
 }
 

@@ -7,6 +7,7 @@ use std::process::Output;
 
 use crate::util::{repo, sample, webaip, webaip_command};
 
+mod deliver;
 mod resources;
 mod slurm;
 

@@ -1,8 +1,10 @@
 //! `webaip batch` as a Slurm job array: scripts/batch-array.sbatch submitted to a real
 //! single-node Slurm (started by scripts/slurm-local.sh, and stopped again when this test
-//! started it), two tasks packaging their shards of the samples into one folder.
+//! started it), two tasks packaging their shards of the samples and putting every package
+//! into the replicated store, a 3-node Garage cluster (scripts/garage-cluster.sh).
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -79,15 +81,40 @@ fn task_logs(dir: &Path) -> String {
     text
 }
 
-/// A two-task array over the samples: each task packages its shard into the one folder with a
-/// journal of its own; together the journals hold each item once, all done, and every package
-/// is the golden one (the METS SHA-512 of an uninterrupted `--deterministic` run).
+/// A store configuration in `dir` whose one replica is the Garage cluster `g`, under a key
+/// prefix of this run's own (the bucket is shared with other tests and earlier runs).
+fn garage_config(dir: &Path, g: &HashMap<String, String>) -> PathBuf {
+    let endpoints: Vec<String> = g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
+    let run = dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let text = format!(
+        "state = \"store-state.sqlite\"\n\n[[replica]]\nname = \"garage\"\ntype = \"s3\"\n\
+         endpoints = [{}]\nbucket = \"{}\"\nregion = \"garage\"\nprefix = \"batch-slurm-{run}/\"\n",
+        endpoints.join(", "),
+        g["S3_BUCKET"]
+    );
+    let path = dir.join("store.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A two-task array over the samples, with STORE: each task packages its shard in the one
+/// work folder with a journal of its own and puts each package into the Garage cluster;
+/// together the journals hold each item once, all done and stored, `store check --deep` finds
+/// every copy intact, and every package the store gives back is the golden one (the METS
+/// SHA-512 of an uninterrupted `--deterministic` run).
 #[test]
-fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_one_folder() {
+fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
     let slurm = LocalSlurm::start();
+    let _cluster = crate::util::garage_in_use();
+    let g = crate::store::garage();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let out = dir.join("out");
+    let config = garage_config(dir, &g);
     let mut manifest = String::from("source,metadata,options\n");
     for (line, _) in sample_lines() {
         manifest.push_str(&line);
@@ -99,7 +126,8 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_one_folder() {
     // The settings go in sbatch's environment (`--export=ALL` hands it to the tasks), so that
     // no path has to survive the commas of `--export=ALL,NAME=VALUE`.
     let mut sbatch = slurm.command("sbatch");
-    sbatch.env("MANIFEST", &csv).env("OUT", &out).env("WEBAIP", WEBAIP);
+    sbatch.env("MANIFEST", &csv).env("OUT", &out).env("WEBAIP", WEBAIP).env("STORE", &config);
+    sbatch.envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")));
     for name in ["WEBAIP_SCHEMAS", "WEBAIP_CLAMD", "WEBAIP_STORE_CONFIG"] {
         sbatch.env_remove(name);
     }
@@ -167,17 +195,38 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_one_folder() {
     let status = outcome(&webaip(&["batch", "status", "--json", j[0], j[1]]), 0);
     assert_eq!(status["total"]["items"].as_u64(), Some(want.len() as u64), "{status}");
     assert_eq!(status["total"]["done"].as_u64(), Some(want.len() as u64), "{status}");
+    assert_eq!(status["total"]["stored"].as_u64(), Some(want.len() as u64), "{status}");
     let per_journal: u64 =
         (0..2).map(|k| status["journals"][k]["items"].as_u64().unwrap_or(0)).sum();
     assert_eq!(per_journal, want.len() as u64, "{status}");
 
-    // Every package is the golden one: in the journal, and on disk.
+    // Every copy in the cluster verifies; the store holds the only copy of each package.
+    let store = |args: &[&str]| {
+        let mut c = crate::util::webaip_command();
+        c.args(["store", "--config", config.to_str().unwrap(), "--json"]).args(args);
+        c.envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")));
+        outcome(&c.output().unwrap(), 0)
+    };
+    let check = store(&["check", "--deep"]);
+    assert_eq!(check["clean"].as_bool(), Some(true), "{check}");
+    assert_eq!(check["packages"].as_u64(), Some(want.len() as u64), "{check}");
+    let left: Vec<_> = std::fs::read_dir(out.join(".batch-work")).unwrap().collect();
+    assert!(left.is_empty(), "left in the work folder: {left:?}");
+    // Every package is the golden one: in the journal, and as the store gives it back.
     for (line, golden) in sample_lines() {
         let key = sample_key(&line);
         let row = all.iter().find(|r| r.0 == key).unwrap();
         assert_eq!((row.1.as_str(), row.2.as_str()), ("done", golden_mets(golden).as_str()));
-        let name = Path::new(&key).file_name().unwrap();
-        let mets = std::fs::read(out.join(name).join("METS.xml")).unwrap();
+        let db = rusqlite::Connection::open(
+            journals.iter().find(|j| rows(j).iter().any(|r| r.0 == key)).unwrap(),
+        )
+        .unwrap();
+        let id: String = db
+            .query_row("SELECT package_id FROM items WHERE key = ?1", [&key], |r| r.get(0))
+            .unwrap();
+        let back = dir.join("back").join(golden);
+        store(&["get", &id, "--to", back.to_str().unwrap()]);
+        let mets = std::fs::read(back.join("METS.xml")).unwrap();
         assert_eq!(sha512_hex(&mets), golden_mets(golden), "{key}");
     }
     eprintln!("slurm array of 2 tasks over {} samples: {:.1} s", want.len(), wall.as_secs_f64());

@@ -11,7 +11,7 @@ use crate::util::{Package, copy_tree, repo, sample, webaip_command, webaip_under
 mod hostile_config;
 
 /// The cluster's client settings; the cluster is started (or found running) first.
-fn garage() -> HashMap<String, String> {
+pub(crate) fn garage() -> HashMap<String, String> {
     let o = Command::new("bash")
         .arg(repo().join("scripts/garage-cluster.sh"))
         .arg("start")
@@ -124,6 +124,7 @@ fn accepted_at(state: &Path, identifier: &str) -> Option<String> {
 /// other tests' uploads.
 #[test]
 fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
+    let _cluster = crate::util::garage_in_use();
     let g = garage();
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config(tmp.path(), Some(&g));

@@ -159,6 +159,15 @@ pub fn check_with_warcio(m: &Migrated) {
     }
 }
 
+/// Held by every test that uses the local Garage cluster: the test that stops its nodes must
+/// not race another test's uploads.
+pub static GARAGE_IN_USE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds [`GARAGE_IN_USE`] (a test that failed while holding it does not block the others).
+pub fn garage_in_use() -> std::sync::MutexGuard<'static, ()> {
+    GARAGE_IN_USE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The `webaip` binary cargo built for these tests (for a runner of its own: strace, a
 /// measured child).
 pub const WEBAIP: &str = env!("CARGO_BIN_EXE_webaip");

@@ -104,7 +104,7 @@ MpiDefault=none
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$MEM State=UNKNOWN
-PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:4
 EOF
 # A changed configuration (another port, another machine's memory) restarts the daemons.
 if [ -f "$CONF" ] && ! cmp -s "$CONF" "$CONF.new"; then

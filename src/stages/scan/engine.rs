@@ -140,17 +140,28 @@ impl ScanEngine {
                 failure: ClamdFailure::Threads(e),
             })?;
         let reuse = std::env::var_os(NO_VERDICT_REUSE_ENV).is_none();
-        Ok(Arc::new(ScanEngine {
+        let packages = Arc::new(AtomicU64::new(0));
+        Ok(Arc::new(ScanEngine::over(clamd, Arc::new(pool), packages, reuse)))
+    }
+
+    /// An engine on `pool`'s threads with verdicts and counts of its own.
+    fn over(
+        clamd: Clamd,
+        pool: Arc<rayon::ThreadPool>,
+        packages: Arc<AtomicU64>,
+        reuse: bool,
+    ) -> ScanEngine {
+        ScanEngine {
             clamd,
-            pool: Arc::new(pool),
-            packages: Arc::new(AtomicU64::new(0)),
+            pool,
+            packages,
             width: ScanWidth::default(),
             known: reuse.then(|| Mutex::new(HashMap::new())),
             looks: Mutex::new(std::collections::HashSet::new()),
             scanned: AtomicU64::new(0),
             reused: AtomicU64::new(0),
             waited_nanos: AtomicU64::new(0),
-        }))
+        }
     }
 
     /// An engine for one package of a batch: this one's clamd sessions and threads, its own
@@ -158,18 +169,8 @@ impl ScanEngine {
     /// whichever items ran before or beside it).
     pub fn for_package(&self) -> Arc<ScanEngine> {
         self.packages.fetch_add(1, Relaxed);
-        let reuse = self.known.is_some();
-        Arc::new(ScanEngine {
-            clamd: self.clamd.clone(),
-            pool: Arc::clone(&self.pool),
-            packages: Arc::clone(&self.packages),
-            width: ScanWidth::default(),
-            known: reuse.then(|| Mutex::new(HashMap::new())),
-            looks: Mutex::new(std::collections::HashSet::new()),
-            scanned: AtomicU64::new(0),
-            reused: AtomicU64::new(0),
-            waited_nanos: AtomicU64::new(0),
-        })
+        let (pool, packages) = (Arc::clone(&self.pool), Arc::clone(&self.packages));
+        Arc::new(ScanEngine::over(self.clamd.clone(), pool, packages, self.known.is_some()))
     }
 
     /// Packages scanned through this engine's threads so far (by [`ScanEngine::for_package`]).

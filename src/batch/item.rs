@@ -11,9 +11,9 @@ use crate::package::pandas::build_pandas_package;
 use crate::package::{PackageError, PackageOptions, PackageReport, build_package};
 use crate::sources::capture::CaptureError;
 use crate::sources::mirror::{self, MirrorError, MirrorOptions};
-use crate::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions};
+use crate::sources::nedlib::{NedlibDate, NedlibOptions};
 use crate::sources::pandas::{self, PandasError, Zone};
-use crate::sources::{CaptureShape, Input, SourceError, detect};
+use crate::sources::{Input, SourceError, detect};
 use crate::stages::identify::IdentifyMode;
 
 /// What `package` takes per source beyond [`PackageOptions`]: the run's defaults, which an
@@ -183,13 +183,8 @@ pub fn package_source(
             _ => Err(ItemError::Title(source.to_path_buf())),
         },
         Input::Captures(dir, shape) => {
-            let mut harvest: Box<dyn crate::sources::capture::CaptureSource> = match shape {
-                CaptureShape::Nedlib => {
-                    let date_source = settings.nedlib_date;
-                    Box::new(NedlibHarvest::open(&dir, NedlibOptions { date_source })?)
-                }
-                other => crate::sources::open_captures(&dir, other)?,
-            };
+            let nedlib = NedlibOptions { date_source: settings.nedlib_date };
+            let mut harvest = crate::sources::open_captures(&dir, shape, nedlib)?;
             Ok(build_capture_package(harvest.as_mut(), &dir, &opts, &quiet)?)
         }
         Input::Mirror(dir, kind) => package_mirror(&dir, kind, None, settings, &mut opts),
@@ -216,12 +211,10 @@ fn package_mirror(
         zone: settings.zone,
         name: zip.map(|(z, _)| crate::sources::file_text(z)),
     };
-    let mut m = mirror::read_mirror(dir, kind, &mopts)?;
-    if let Some((z, u)) = zip {
-        m.instance.refused.extend(u.refused.iter().cloned());
-        m.notes.extend(u.leftovers.iter().cloned());
-        m.instance.found.insert(0, format!("unpacked from {}", crate::sources::path_text(z)));
-    }
+    let m = match zip {
+        Some((z, u)) => u.read_mirror(z, &mopts)?,
+        None => mirror::read_mirror(dir, kind, &mopts)?,
+    };
     let notes = m.describe(&mut opts.metadata);
     let mut r = build_pandas_package(&m.instance, opts, &|_| {})?;
     r.metadata_notes.splice(0..0, notes);

@@ -250,14 +250,10 @@ fn run_mirror(
     let capture_date = args.capture_date;
     let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
     let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
-    let mut m = mirror::read_mirror(dir, kind, &mopts)?;
-    if let Some(u) = unpacked {
-        m.instance.refused.extend(u.refused.iter().cloned());
-        m.notes.extend(u.leftovers.iter().cloned());
-        m.instance
-            .found
-            .insert(0, format!("unpacked from {}", webaip::sources::path_text(&args.sources[0])));
-    }
+    let m = match unpacked {
+        Some(u) => u.read_mirror(&args.sources[0], &mopts)?,
+        None => mirror::read_mirror(dir, kind, &mopts)?,
+    };
     let mut o = opts.clone();
     let notes = m.describe(&mut o.metadata);
     let bar = progress::bytes_bar(m.instance.files.total_size()?, args.quiet || args.json);
@@ -305,17 +301,12 @@ fn run_captures(
     dir: &Path,
     shape: CaptureShape,
 ) -> anyhow::Result<i32> {
-    let mut source: Box<dyn webaip::sources::capture::CaptureSource> = match shape {
-        CaptureShape::Nedlib => {
-            use webaip::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions};
-            let date_source = match args.nedlib_date {
-                NedlibDateArg::Server => NedlibDate::ServerDate,
-                NedlibDateArg::Folder => NedlibDate::FolderDate,
-            };
-            Box::new(NedlibHarvest::open(dir, NedlibOptions { date_source })?)
-        }
-        other => webaip::sources::open_captures(dir, other)?,
+    use webaip::sources::nedlib::{NedlibDate, NedlibOptions};
+    let date_source = match args.nedlib_date {
+        NedlibDateArg::Server => NedlibDate::ServerDate,
+        NedlibDateArg::Folder => NedlibDate::FolderDate,
     };
+    let mut source = webaip::sources::open_captures(dir, shape, NedlibOptions { date_source })?;
     let bar = progress::bytes_bar(0, args.quiet || args.json);
     let advance = |n: u64| bar.inc(n);
     let r = pool.install(|| build_capture_package(source.as_mut(), dir, opts, &advance));

@@ -460,7 +460,7 @@ impl Harvest {
                 }
             }
             What::Captures(dir, shape) => {
-                let mut source = crate::sources::open_captures(dir, *shape)?;
+                let mut source = crate::sources::open_captures(dir, *shape, Default::default())?;
                 list_captures(&mut *source, &mut out, progress)?;
             }
         }

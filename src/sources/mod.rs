@@ -238,15 +238,15 @@ pub fn detect(inputs: &[PathBuf]) -> Result<Input, SourceError> {
     })
 }
 
-/// Opens the capture source of a shape [`detect`] found, with its default options.
+/// Opens the capture source of a shape [`detect`] found (`nedlib` is what a NEDLIB harvest
+/// is read with).
 pub fn open_captures(
     dir: &Path,
     shape: CaptureShape,
+    nedlib: nedlib::NedlibOptions,
 ) -> Result<Box<dyn capture::CaptureSource>, capture::CaptureError> {
     Ok(match shape {
-        CaptureShape::Nedlib => {
-            Box::new(nedlib::NedlibHarvest::open(dir, nedlib::NedlibOptions::default())?)
-        }
+        CaptureShape::Nedlib => Box::new(nedlib::NedlibHarvest::open(dir, nedlib)?),
         CaptureShape::Kulturarw3 => Box::new(kulturarw3::Kulturarw3Archive::open(dir)?),
     })
 }

@@ -23,7 +23,7 @@ use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::mirror::{MirrorError, MirrorKind, mirror_kind};
+use super::mirror::{Mirror, MirrorError, MirrorKind, MirrorOptions, mirror_kind, read_mirror};
 use crate::formats::warc::header::escape_controls;
 use crate::layout::{self, ConfineError};
 use crate::temporaries::{self, TempName};
@@ -60,6 +60,18 @@ pub struct Unpacked {
     pub leftovers: Vec<String>,
     /// Bytes written.
     pub written: u64,
+}
+
+impl Unpacked {
+    /// Reads the mirror unpacked from `zip`: what was refused in unpacking is refused in the
+    /// mirror's account too, and the earlier runs' leftovers and the zip are noted.
+    pub fn read_mirror(&self, zip: &Path, opts: &MirrorOptions) -> Result<Mirror, MirrorError> {
+        let mut m = read_mirror(&self.root, self.kind, opts)?;
+        m.instance.refused.extend(self.refused.iter().cloned());
+        m.notes.extend(self.leftovers.iter().cloned());
+        m.instance.found.insert(0, format!("unpacked from {}", super::path_text(zip)));
+        Ok(m)
+    }
 }
 
 /// Reads a file at its own offset (`pread`), so two readers of one file never move each

@@ -151,7 +151,7 @@ pub(crate) enum RecordBlock {
     /// Small enough to hash and compress in memory.
     Inline(Vec<u8>),
     /// Larger: read from the ARC reader's range (the input, or a spilled gzip member) when
-    /// written, in two streaming passes.
+    /// written, streamed once (hashed while its chunks compress).
     Shared(crate::formats::arc::SharedRange),
 }
 

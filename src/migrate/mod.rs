@@ -13,7 +13,8 @@
 //! is a scanner, sees each batch before anything of it is written and routes an infected
 //! record to the quarantine), then hashes and compresses each batch in parallel (rayon, each
 //! record its own gzip member) and appends it in order. Records too large for memory are
-//! hashed and compressed in two streaming passes. Memory is bounded by the batch size,
+//! streamed once, hashed while their chunks compress in parallel (one gzip member still).
+//! Memory is bounded by the batch size,
 //! whatever the size or number of records.
 
 pub mod report;
@@ -904,8 +905,8 @@ impl BatchSink<MigrateError> for Output<'_> {
         true
     }
 
-    /// Writes a batch, in order: records compressed by `prepare` as they are, larger ones in
-    /// two streaming passes. Each goes where the scan stage routed it: an infected record to
+    /// Writes a batch, in order: records compressed by `prepare` as they are, larger ones
+    /// streamed. Each goes where the scan stage routed it: an infected record to
     /// the quarantine when there is one, followed by a cleaner's copy.
     fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), MigrateError> {
         let encoded = self.encoded.pop_front().unwrap_or_default();

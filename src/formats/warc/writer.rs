@@ -13,7 +13,8 @@
 //! `encode_record` hashes and compresses an in-memory block (pure, any thread), and
 //! `WarcWriter::write_encoded` appends the result in order. [`WarcWriter::write_record`] does
 //! both at once. Blocks too large for memory go through [`WarcWriter::write_streamed`], which
-//! reads them twice (hash, then compress) and never holds them.
+//! reads them once, hashing them while their chunks compress in parallel
+//! (`formats::gzip_member`), and never holds them.
 
 use std::io::{self, Read, Write};
 

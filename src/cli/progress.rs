@@ -31,16 +31,22 @@ pub fn batch_bar(quiet: bool) -> BatchBar {
         ProgressBar::hidden()
     } else {
         let bar = ProgressBar::new(0);
-        let style = ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {prefix} {wide_bar} {bytes}/{total_bytes} \
-             {binary_bytes_per_sec} ETA {eta} {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style);
+        bar.set_style(batch_style(false));
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         bar
     };
     BatchBar { bar, counts: std::sync::Mutex::new((0, 0, 0)) }
+}
+
+/// The batch bar's look; the time left only once an item has finished (the bytes move only
+/// then, so before it indicatif's estimate would say 0 s).
+fn batch_style(with_eta: bool) -> ProgressStyle {
+    let eta = if with_eta { " ETA {eta}" } else { "" };
+    ProgressStyle::with_template(&format!(
+        "{{spinner}} [{{elapsed_precise}}] {{prefix}} {{wide_bar}} {{bytes}}/{{total_bytes}} \
+         {{binary_bytes_per_sec}}{eta} {{msg}}"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 impl BatchBar {
@@ -61,6 +67,9 @@ impl BatchBar {
             c.1 += 1
         }
         c.2 = c.2.saturating_sub(1);
+        if c.0 + c.1 == 1 && !self.bar.is_hidden() {
+            self.bar.set_style(batch_style(true));
+        }
         self.bar.set_prefix(format!("{} done, {} failed, {} left", c.0, c.1, c.2));
         self.bar.inc(bytes);
         self.bar.set_message(format!("{} {key}", if done { "done" } else { "FAILED" }));

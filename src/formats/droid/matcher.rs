@@ -57,7 +57,7 @@ impl Hay for Fwd<'_> {
     fn find(&self, lit: &Lit, from: usize, last: usize) -> Option<usize> {
         let end = (last + lit.bytes.len()).min(self.0.len());
         let region = self.0.get(from..end)?;
-        lit.fwd.find(region).map(|i| from + i)
+        lit.fwd().find(region).map(|i| from + i)
     }
     fn find_any(&self, bytes: &[u8], from: usize, last: usize) -> Option<usize> {
         let region = self.0.get(from..(last + 1).min(self.0.len()))?;
@@ -89,7 +89,7 @@ impl Hay for Rev<'_> {
         let lo = n.saturating_sub(last + len);
         let hi = n.checked_sub(from)?;
         let region = self.0.get(lo..hi)?;
-        lit.rev.rfind(region).map(|i| n - (lo + i + len))
+        lit.rev().rfind(region).map(|i| n - (lo + i + len))
     }
     fn find_any(&self, bytes: &[u8], from: usize, last: usize) -> Option<usize> {
         let n = self.0.len();

@@ -69,22 +69,32 @@ impl ByteSet {
     }
 }
 
-/// A run of fixed bytes, with the searchers that find it either way.
+/// A run of fixed bytes, with the searchers that find it either way, built when first needed:
+/// most literals are only compared at a fixed place, and building every searcher up front was
+/// most of the signature file's compile time (the start-up of every `package` call).
 #[derive(Debug, Clone)]
 pub(crate) struct Lit {
     pub(crate) bytes: Vec<u8>,
-    /// Finds `bytes` in a forward haystack.
-    pub(crate) fwd: memmem::Finder<'static>,
-    /// Finds `bytes` read backwards (a reversed haystack is searched from its real end).
-    pub(crate) rev: memmem::FinderRev<'static>,
+    fwd: std::sync::OnceLock<memmem::Finder<'static>>,
+    rev: std::sync::OnceLock<memmem::FinderRev<'static>>,
 }
 
 impl Lit {
     pub(crate) fn new(bytes: Vec<u8>) -> Self {
-        let fwd = memmem::Finder::new(&bytes).into_owned();
-        let reversed: Vec<u8> = bytes.iter().rev().copied().collect();
-        let rev = memmem::FinderRev::new(&reversed).into_owned();
-        Lit { bytes, fwd, rev }
+        Lit { bytes, fwd: Default::default(), rev: Default::default() }
+    }
+
+    /// Finds `bytes` in a forward haystack.
+    pub(crate) fn fwd(&self) -> &memmem::Finder<'static> {
+        self.fwd.get_or_init(|| memmem::Finder::new(&self.bytes).into_owned())
+    }
+
+    /// Finds `bytes` read backwards (a reversed haystack is searched from its real end).
+    pub(crate) fn rev(&self) -> &memmem::FinderRev<'static> {
+        self.rev.get_or_init(|| {
+            let reversed: Vec<u8> = self.bytes.iter().rev().copied().collect();
+            memmem::FinderRev::new(&reversed).into_owned()
+        })
     }
 }
 

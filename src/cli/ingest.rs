@@ -69,6 +69,7 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
         Some(c) => Some(Store::open(&StoreConfig::load(c)?)?),
         None => None,
     };
+    super::compile_signatures();
     let pool = super::worker_pool(args.jobs)?;
     let mut code = 0;
     let mut reports = Vec::new();

@@ -121,6 +121,14 @@ fn error_text(e: &anyhow::Error) -> String {
     text
 }
 
+/// Compiles the shipped signature file now, on the main thread, whose heap grows in large
+/// steps: compiled on a worker thread, glibc grows that thread's arena a page at a time
+/// (3,500 system calls, a third of a small package's run). An error is left for the
+/// identification stage to report.
+fn compile_signatures() {
+    let _ = webaip::formats::droid::Signatures::shipped();
+}
+
 /// The worker pool for `--jobs`: that many threads, or one per core when not given.
 fn worker_pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     use anyhow::Context;

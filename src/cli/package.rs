@@ -137,6 +137,9 @@ pub struct PackageArgs {
 /// Runs the command; returns the exit status.
 pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     let opts = package_options(&args)?;
+    if opts.identify != IdentifyMode::None {
+        super::compile_signatures();
+    }
     let pool = super::worker_pool(args.jobs)?;
     let mut input = detect(&args.sources)?;
     // A mirror's .zip is unpacked beside the package (same file system), removed at the end.

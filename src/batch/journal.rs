@@ -139,7 +139,18 @@ const COLUMNS: &str = "key, line, source, package, state, package_id, size, mets
 /// two processes opening it at once migrate it once.
 fn migrate(db: &Connection) -> rusqlite::Result<()> {
     let version: i64 = db.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if version >= SCHEMA_VERSION {
+    // A later webaip's journal may mean more by its rows than this one reads: using it would
+    // record items done or stored by rules it does not know.
+    if version > SCHEMA_VERSION {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(format!(
+                "schema version {version}, written by a later webaip (this one reads up to \
+                 {SCHEMA_VERSION}): run that webaip, or give another --journal"
+            )),
+        ));
+    }
+    if version == SCHEMA_VERSION {
         return Ok(());
     }
     db.execute_batch("BEGIN IMMEDIATE")?;
@@ -312,10 +323,11 @@ fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
         let e = format!("unknown state {state:?}");
         rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into())
     })?;
-    // The package is a folder name that runs join to the output and work folders, and remove
-    // or move: a row naming anything else (an edited or foreign journal) must not reach them.
+    // The package is a folder name (empty: none, as for an item refused) that runs join to the
+    // output and work folders, and remove or move: a row naming anything else (an edited or
+    // foreign journal) must not reach them.
     let package: String = row.get(3)?;
-    if !one_folder_name(&package) {
+    if !package.is_empty() && !one_folder_name(&package) {
         let e = format!("package {package:?} is not one folder name");
         return Err(rusqlite::Error::FromSqlConversionFailure(
             3,
@@ -386,13 +398,25 @@ mod tests {
         let mut j = Journal::open(&path).unwrap();
         j.register([("a", Some(1), "a".to_string(), "a")]).unwrap();
         assert_eq!(j.entry("a").unwrap().unwrap().package, "a");
-        for hostile in ["..", "../victim", "/", "/etc", "a/b", "", ".", "a/"] {
+        for hostile in ["..", "../victim", "/", "/etc", "a/b", ".", "a/"] {
             let db = Connection::open(&path).unwrap();
             db.execute("UPDATE items SET package = ?1, state = 'done', stored = 'then'", [hostile])
                 .unwrap();
             let err = j.entry("a").expect_err(hostile).to_string();
             assert!(err.contains("j.sqlite") && err.contains("not one folder name"), "{err}");
             assert!(j.entries().is_err(), "{hostile:?}");
+        }
+    }
+
+    #[test]
+    fn a_journal_of_a_later_schema_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("later.sqlite");
+        Journal::open(&path).unwrap();
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", 2).unwrap();
+        for err in [Journal::open(&path).unwrap_err(), Journal::open_existing(&path).unwrap_err()] {
+            let err = err.to_string();
+            assert!(err.contains("later.sqlite") && err.contains("schema version 2"), "{err}");
         }
     }
 

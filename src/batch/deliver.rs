@@ -257,7 +257,7 @@ impl Delivery {
     /// Removes the local copy of a package recorded stored that a run did not get to remove
     /// (packages not kept).
     pub fn tidy(&self, e: &Entry, work: &Path) {
-        if !self.keep && e.stored.is_some() {
+        if !self.keep && e.stored.is_some() && !e.package.is_empty() {
             let left = work.join(&e.package);
             if std::fs::symlink_metadata(&left).is_ok() {
                 let _ = std::fs::remove_dir_all(&left);

@@ -139,7 +139,18 @@ const COLUMNS: &str = "key, line, source, package, state, package_id, size, mets
 /// two processes opening it at once migrate it once.
 fn migrate(db: &Connection) -> rusqlite::Result<()> {
     let version: i64 = db.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if version >= SCHEMA_VERSION {
+    // A later webaip's journal may mean more by its rows than this one reads: using it would
+    // record items done or stored by rules it does not know.
+    if version > SCHEMA_VERSION {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(format!(
+                "schema version {version}, written by a later webaip (this one reads up to \
+                 {SCHEMA_VERSION}): run that webaip, or give another --journal"
+            )),
+        ));
+    }
+    if version == SCHEMA_VERSION {
         return Ok(());
     }
     db.execute_batch("BEGIN IMMEDIATE")?;
@@ -312,11 +323,23 @@ fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
         let e = format!("unknown state {state:?}");
         rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into())
     })?;
+    // The package is a folder name (empty: none, as for an item refused) that runs join to the
+    // output and work folders, and remove or move: a row naming anything else (an edited or
+    // foreign journal) must not reach them.
+    let package: String = row.get(3)?;
+    if !package.is_empty() && !one_folder_name(&package) {
+        let e = format!("package {package:?} is not one folder name");
+        return Err(rusqlite::Error::FromSqlConversionFailure(
+            3,
+            rusqlite::types::Type::Text,
+            e.into(),
+        ));
+    }
     Ok(Entry {
         key: row.get(0)?,
         line: row.get::<_, Option<i64>>(1)?.map(unsigned),
         source: row.get(2)?,
-        package: row.get(3)?,
+        package,
         state,
         package_id: row.get(5)?,
         size: row.get::<_, Option<i64>>(6)?.map(unsigned),
@@ -328,6 +351,13 @@ fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
         updated: row.get(12)?,
         stored: row.get(13)?,
     })
+}
+
+/// Whether `name` is one path component below a folder: not empty, `.`, `..`, absolute or
+/// holding a separator.
+fn one_folder_name(name: &str) -> bool {
+    let mut parts = std::path::Path::new(name).components();
+    matches!((parts.next(), parts.next()), (Some(std::path::Component::Normal(n)), None) if n.to_str() == Some(name))
 }
 
 #[cfg(test)]
@@ -358,6 +388,36 @@ mod tests {
         assert_eq!((rows[0].state, rows[0].size, rows[0].attempts), (State::Done, Some(7), 1));
         assert_eq!(rows[1].error_kind.as_deref(), Some("unrecognised"));
         assert!(Journal::open_existing(&tmp.path().join("none.sqlite")).is_err());
+    }
+
+    #[test]
+    fn a_row_whose_package_is_not_one_folder_name_is_refused() {
+        // Runs remove and move `WORK/PACKAGE`: a journal naming `..` or `/` must not get there.
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("j.sqlite");
+        let mut j = Journal::open(&path).unwrap();
+        j.register([("a", Some(1), "a".to_string(), "a")]).unwrap();
+        assert_eq!(j.entry("a").unwrap().unwrap().package, "a");
+        for hostile in ["..", "../victim", "/", "/etc", "a/b", ".", "a/"] {
+            let db = Connection::open(&path).unwrap();
+            db.execute("UPDATE items SET package = ?1, state = 'done', stored = 'then'", [hostile])
+                .unwrap();
+            let err = j.entry("a").expect_err(hostile).to_string();
+            assert!(err.contains("j.sqlite") && err.contains("not one folder name"), "{err}");
+            assert!(j.entries().is_err(), "{hostile:?}");
+        }
+    }
+
+    #[test]
+    fn a_journal_of_a_later_schema_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("later.sqlite");
+        Journal::open(&path).unwrap();
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", 2).unwrap();
+        for err in [Journal::open(&path).unwrap_err(), Journal::open_existing(&path).unwrap_err()] {
+            let err = err.to_string();
+            assert!(err.contains("later.sqlite") && err.contains("schema version 2"), "{err}");
+        }
     }
 
     #[test]

@@ -61,15 +61,32 @@ pub fn lock_path(journal: &Path, shard: Option<Shard>) -> PathBuf {
 
 /// Locks `journal` for a run of `shard`, or says who holds it.
 pub fn lock_journal(journal: &Path, shard: Option<Shard>) -> Result<JournalLock, LockError> {
-    let whole = lock_path(journal, None);
+    // The lock sits beside the journal's file, not beside a symbolic link to it: two runs
+    // naming one journal by different links must find the same lock.
+    let real = real_path(journal);
+    let file = real.as_path();
+    let whole = lock_path(file, None);
     let Some(s) = shard else {
         let file = take(journal, &whole, FlockOperation::NonBlockingLockExclusive)?;
         return Ok(JournalLock { _files: vec![file] });
     };
     let shared = take(journal, &whole, FlockOperation::NonBlockingLockShared)?;
-    let own =
-        take(journal, &lock_path(journal, Some(s)), FlockOperation::NonBlockingLockExclusive)?;
+    let own = take(journal, &lock_path(file, Some(s)), FlockOperation::NonBlockingLockExclusive)?;
     Ok(JournalLock { _files: vec![shared, own] })
+}
+
+/// Where `journal` is, its symbolic links followed, whether or not its file exists yet (a first
+/// run locks before SQLite makes it); the path as given when its folder cannot be resolved.
+fn real_path(journal: &Path) -> PathBuf {
+    let mut path = journal.to_path_buf();
+    // A link to a link is followed as the kernel would, up to its own limit.
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&path) else { break };
+        path = path.parent().map_or_else(|| target.clone(), |dir| dir.join(&target));
+    }
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return path };
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    std::fs::canonicalize(dir).map_or(path.clone(), |d| d.join(name))
 }
 
 /// Opens (making it) and locks `path`; an exclusive holder writes who it is.
@@ -111,5 +128,33 @@ fn holder_of(file: &mut File) -> String {
         _ if read.is_err() => "its holder unknown".to_string(),
         "" => "runs of its shards".to_string(),
         t => t.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_named_by_a_symbolic_link_is_locked_as_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        let journal = tmp.path().join("j.sqlite");
+        let link = tmp.path().join("link.sqlite");
+        std::os::unix::fs::symlink(&journal, &link).unwrap();
+        // A first run locks before its journal exists.
+        let first = lock_journal(&link, None).unwrap();
+        assert!(matches!(lock_journal(&journal, None), Err(LockError::Held { .. })));
+        drop(first);
+        std::fs::remove_file(&link).unwrap();
+        std::fs::write(&journal, b"").unwrap();
+        std::os::unix::fs::symlink(&journal, &link).unwrap();
+        let held = lock_journal(&journal, None).unwrap();
+        let err = lock_journal(&link, None).expect_err("a second run through a link");
+        assert!(matches!(err, LockError::Held { .. }), "{err}");
+        let shard = Shard { index: 1, count: 2 };
+        assert!(matches!(lock_journal(&link, Some(shard)), Err(LockError::Held { .. })));
+        drop(held);
+        let _again = lock_journal(&link, Some(shard)).unwrap();
+        assert!(lock_journal(&journal, None).is_err(), "a shard through the link holds it too");
     }
 }

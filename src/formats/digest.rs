@@ -447,6 +447,32 @@ mod tests {
         assert_eq!(whole.payload_len, 13);
         assert_eq!(whole.payload_sha512, <[u8; 64]>::from(Sha512::digest(b"hello payload")));
     }
+
+    #[test]
+    fn large_pieces_hash_as_small_ones_on_any_thread() {
+        // Pieces of PARALLEL_HASH_MIN and more hash on two threads: the same digests, from a
+        // thread outside any pool, from a pool of one (no deadlock) and from inside a join.
+        let block: Vec<u8> =
+            (0..700_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        let offset = 300_001u64;
+        let sha1: [u8; 20] = Sha1::digest(&block).into();
+        let sha512: [u8; 64] = Sha512::digest(&block[offset as usize..]).into();
+        let feed = |piece: usize| {
+            let mut h = BlockHasher::new(offset);
+            block.chunks(piece).for_each(|c| h.update(c));
+            h.finish()
+        };
+        let small = feed(1000);
+        assert_eq!((small.block_sha1, small.payload_sha512), (sha1, sha512));
+        assert_eq!(feed(PARALLEL_HASH_MIN), small);
+        assert_eq!(feed(block.len()), small);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            assert_eq!(pool.install(|| feed(512 << 10)), small, "{threads} thread(s)");
+            let (a, b) = pool.install(|| rayon::join(|| feed(200_000), || feed(PARALLEL_HASH_MIN)));
+            assert_eq!((a, b), (small.clone(), small.clone()), "{threads} thread(s), nested");
+        }
+    }
 }
 
 /// A fixity algorithm a METS `CHECKSUMTYPE` or a PREMIS `messageDigestAlgorithm` names, of

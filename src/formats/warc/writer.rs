@@ -397,4 +397,31 @@ mod tests {
         let sha: [u8; 64] = <sha2::Sha512 as sha2::Digest>::digest(&block[3..]).into();
         assert_eq!(b.digests.payload_sha512, sha);
     }
+
+    /// Reads 3 MiB, then fails, as a disk or a network file system can.
+    struct FailingMidway(u64);
+
+    impl Read for FailingMidway {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0 >= 3 << 20 {
+                return Err(io::Error::other("input/output error"));
+            }
+            let n = buf.len().min(64 << 10);
+            buf[..n].fill(b'x');
+            self.0 += n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_block_that_fails_to_read_writes_nothing() {
+        // Not a short member that reads as complete: the record fails before a byte of it.
+        let mut w = WarcWriter::new(Vec::new(), 6);
+        w.write_record(&spec("<urn:a>"), b"hello", 0).unwrap();
+        let before = w.position();
+        let err = w.write_streamed(&spec("<urn:b>"), FailingMidway(0), 0).unwrap_err();
+        assert!(err.to_string().contains("input/output error"), "{err}");
+        assert_eq!((w.position(), w.records()), (before, 1));
+        assert_eq!(w.finish().unwrap().len() as u64, before);
+    }
 }

@@ -11,7 +11,9 @@
 #     against), xmlschema (the second validator of validate-mets), metsrw (Archivematica's METS
 #     library, which must open every package), opf-fido (whose DROID signature file checks the
 #     PRONOM identifiers), pygfried (siegfried, the identifier webaip's DROID matcher is
-#     checked against) and warctools (a peer tool the benchmarks time).
+#     checked against), warctools (a peer tool the benchmarks time), and for the access index:
+#     cdxj-indexer and surt (whose keys and lines webaip's index must equal), FastWARC (a peer
+#     indexer the benchmarks time) and pywb (which replays from webaip's indexes).
 # Re-running it on a machine that has everything does nothing but check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,16 +24,17 @@ bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan strace \
   slurmctld slurmd slurm-client munge
 bash scripts/setup-build-env.sh
 
-PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1 pygfried==2.2.0)
+PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1 pygfried==2.2.0
+  cdxj-indexer==1.5.0 surt==0.3.1 fastwarc==2.0.1 pywb==2.10.0)
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried' 2>/dev/null; then
+if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried, cdxj_indexer, surt, fastwarc, pywb' 2>/dev/null; then
   echo "setup: installing ${PY_PACKAGES[*]} into .venv" >&2
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
-.venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried' >/dev/null
+.venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried, cdxj_indexer, surt, fastwarc, pywb' >/dev/null
 command -v xmllint >/dev/null
 # The store tests talk to a real Garage cluster (a first install builds it: ~10 min on 2 cores).
 bash scripts/garage-cluster.sh start >/dev/null

@@ -79,6 +79,7 @@ pub mod audit;
 pub mod batch;
 pub mod formats;
 pub mod ids;
+pub mod index;
 pub mod ingest;
 pub mod layout;
 pub mod metadata;

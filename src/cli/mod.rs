@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod index;
 mod ingest;
 mod migrate;
 mod package;
@@ -48,6 +49,8 @@ enum Command {
     /// Package every item of a manifest, resumably (`batch run`), and summarise journals
     /// (`batch status`).
     Batch(batch::BatchArgs),
+    /// Write the sorted access index (CDXJ, CDX or ZipNum) of WARC files or packages.
+    Index(index::IndexArgs),
 }
 
 /// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC
@@ -92,6 +95,7 @@ pub fn main() -> i32 {
         Command::Store(args) => store::run(args),
         Command::Pages(args) => pages::run(args),
         Command::Batch(args) => batch::run(args),
+        Command::Index(args) => index::run(args),
     };
     match result {
         Ok(code) => code,

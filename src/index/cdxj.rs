@@ -128,6 +128,30 @@ impl IndexEntry {
     }
 }
 
+impl IndexEntry {
+    /// Appends the line (with its `\n`) as classic 11-field CDX (` CDX N b a m s k r M S V
+    /// g`), as `cdxj-indexer -11` writes it: `-` for a field the record lacks (redirect and
+    /// meta always), the digest without its `sha1:` label.
+    pub fn write_cdx11(&self, out: &mut String) {
+        let digest = self.digest.as_deref().map(|d| d.rsplit(':').next().unwrap_or(d));
+        let fields = [
+            Some(self.key.as_str()),
+            Some(self.timestamp.as_str()),
+            Some(self.url.as_str()),
+            self.mime.as_deref(),
+            self.status.as_deref(),
+            digest,
+            None,
+            None,
+        ];
+        for f in fields {
+            out.push_str(f.unwrap_or("-"));
+            out.push(' ');
+        }
+        let _ = writeln!(out, "{} {} {}", self.length, self.offset, self.filename);
+    }
+}
+
 /// Appends `s` as a JSON string the way Python's `json.dumps` (with `ensure_ascii`) writes it.
 pub fn json_string(out: &mut String, s: &str) {
     out.push('"');

@@ -8,5 +8,10 @@
 //! The index is an access file (PROFILE P1.6): rebuildable from the containers, kept beside a
 //! package, never inside it.
 
+pub mod build;
 pub mod cdxj;
+pub mod record;
+pub mod sort;
 pub mod surt;
+pub mod warc;
+pub mod zipnum;

@@ -113,6 +113,8 @@ pub struct WarcRecordHead {
     /// Bytes from the record's offset to its block: the blank lines before its version line
     /// (tolerated), its header, and the blank line ending it.
     pub header_len: u64,
+    /// Bytes of those blank lines before the version line (part of `header_len`).
+    pub leading_len: u64,
 }
 
 /// How a record ended.
@@ -372,7 +374,7 @@ impl<R: Read> WarcReader<R> {
                 State::Gzip(g) => read_one(&mut g.member, &mut f, (offset, offset_in_member)),
                 _ => unreachable!("matched above"),
             };
-            let (header, header_len, value, trailer_ok, blank) = match result {
+            let ((header, header_len, leading_len), value, trailer_ok, blank) = match result {
                 Ok(Some(x)) => x,
                 Ok(None) => match &mut self.state {
                     // A member with nothing (more) in it: go on with the next member.
@@ -387,7 +389,7 @@ impl<R: Read> WarcReader<R> {
                     return Err(self.err(offset, fault));
                 }
             };
-            let head = WarcRecordHead { header, offset, offset_in_member, header_len };
+            let head = WarcRecordHead { header, offset, offset_in_member, header_len, leading_len };
             let (end, member_ended) = match &mut self.state {
                 State::Plain(r) => (r.pos, false),
                 State::Gzip(g) => match padding_then_end(&mut g.member) {
@@ -427,7 +429,7 @@ fn padding_then_end(member: &mut impl BufRead) -> io::Result<bool> {
     }
 }
 
-type ReadOne<T> = Option<(WarcHeader, u64, T, bool, u64)>;
+type ReadOne<T> = Option<((WarcHeader, u64, u64), T, bool, u64)>;
 
 /// Reads one record; `at` is its (offset, offset in member), for the head given to `f`.
 fn read_one<T, F>(
@@ -500,7 +502,13 @@ where
         return Err(WarcFault::NoContentLength);
     };
     let header_len = leading + header_len;
-    let head = WarcRecordHead { header, offset: at.0, offset_in_member: at.1, header_len };
+    let head = WarcRecordHead {
+        header,
+        offset: at.0,
+        offset_in_member: at.1,
+        header_len,
+        leading_len: leading,
+    };
     let mut block = r.take(len);
     let f = f.take().ok_or(WarcFault::CallbackUsed)?;
     let value = f(&head, &mut block).map_err(WarcFault::ReadBlock)?;
@@ -521,7 +529,7 @@ where
         }
     }
     let trailer_ok = trailer == b"\r\n\r\n";
-    Ok(Some((head.header, head.header_len, value, trailer_ok, blank)))
+    Ok(Some(((head.header, head.header_len, head.leading_len), value, trailer_ok, blank)))
 }
 
 fn read_line(r: &mut impl BufRead, out: &mut Vec<u8>) -> io::Result<usize> {

@@ -1,0 +1,110 @@
+//! Index entries of a WARC file read from disk (gzip per record, or plain), with offsets and
+//! lengths as cdxj-indexer gives them: for a compressed file the record's gzip member (its
+//! offset and whole length), for a plain one the record from its version line to the end of
+//! its block (the CRLF CRLF after it and blank lines before it not counted).
+
+use std::io;
+use std::path::Path;
+
+use super::cdxj::{IndexEntry, json_string};
+use super::record::{RecordIndexError, entry_of};
+use crate::formats::warc::{WarcError, WarcReader};
+
+/// Why an index cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// A WARC cannot be read (the error names the file and the record's offset).
+    #[error(transparent)]
+    Warc(#[from] WarcError),
+    /// A record cannot be indexed.
+    #[error("{name}: record at offset {offset}: {source}")]
+    Record {
+        /// The file.
+        name: String,
+        /// The record's offset.
+        offset: u64,
+        /// Why.
+        #[source]
+        source: RecordIndexError,
+    },
+    /// A gzip member holds more than one record: no offset reaches the record alone.
+    #[error(
+        "{name}: record at offset {offset} shares its gzip member with the next record: an index \
+         needs one gzip member per record (recompress the file, one member per record)"
+    )]
+    SharedMember {
+        /// The file.
+        name: String,
+        /// The member's offset.
+        offset: u64,
+    },
+    /// A file or folder given is neither a WARC nor a package.
+    #[error("{0}: not a WARC file nor a package folder (a folder with METS.xml)")]
+    NotInput(String),
+    /// Reading a folder, or writing or sorting the index, failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Options of the entries made.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EntryOptions {
+    /// Add each record's `WARC-Record-ID` as the extra field `recordId`.
+    pub record_ids: bool,
+}
+
+/// Adds the `recordId` field to `entry` when asked and the record has an id.
+pub(crate) fn add_record_id(entry: &mut IndexEntry, id: Option<&str>, opts: EntryOptions) {
+    if let (true, Some(id)) = (opts.record_ids, id) {
+        let mut v = String::new();
+        json_string(&mut v, id);
+        entry.extra.push(("recordId".to_string(), v));
+    }
+}
+
+/// Hands the index entry of every indexed record of the WARC at `path` to `emit`, naming the
+/// file `filename` in them. Returns the number of records read.
+pub fn index_warc(
+    path: &Path,
+    filename: &str,
+    opts: EntryOptions,
+    emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+) -> Result<u64, IndexError> {
+    let mut reader = WarcReader::open(path)?;
+    let gzip = reader.is_gzip();
+    let name = path.display().to_string();
+    let io_err = |e| IndexError::Io { path: name.clone(), source: e };
+    let mut records = 0;
+    loop {
+        let read = reader.next_record(|head, block| match entry_of(&head.header, block) {
+            Err(RecordIndexError::Read(e)) => Err(e),
+            other => Ok(other),
+        })?;
+        let Some((head, end, entry)) = read else { return Ok(records) };
+        records += 1;
+        if gzip && !end.member_ended {
+            return Err(IndexError::SharedMember { name, offset: head.offset });
+        }
+        let entry = entry.map_err(|source| IndexError::Record {
+            name: name.clone(),
+            offset: head.offset,
+            source,
+        })?;
+        let Some(mut entry) = entry else { continue };
+        (entry.offset, entry.length) = if gzip {
+            (head.offset, end.end - head.offset)
+        } else {
+            let block = head.header.content_length().unwrap_or(0);
+            (head.offset + head.leading_len, head.header_len - head.leading_len + block)
+        };
+        entry.filename = filename.to_string();
+        add_record_id(&mut entry, head.header.record_id(), opts);
+        emit(entry).map_err(io_err)?;
+    }
+}

@@ -15,6 +15,7 @@ mod entities;
 mod fuzz;
 mod golden;
 mod identify;
+mod index;
 mod ingest;
 mod kulturarw3;
 mod leftovers;

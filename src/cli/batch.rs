@@ -164,6 +164,7 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
     // The folder of the work folder (and of the default journal); clap requires one.
     let folder = args.out.clone().or_else(|| args.work.clone()).unwrap_or_default();
     let package = PackageOptions {
+        index: None,
         out: folder.clone(),
         metadata: Default::default(),
         profile,

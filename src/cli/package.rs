@@ -65,6 +65,10 @@ pub struct PackageArgs {
     /// Worker threads; default: cores.
     #[arg(short = 'j', long = "jobs")]
     jobs: Option<usize>,
+    /// Also write the package's access index (CDXJ, sorted) to this file, made while the
+    /// records are written; beside the package, not in it. Not with several PANDAS instances.
+    #[arg(long, value_name = "FILE")]
+    index: Option<PathBuf>,
     /// zlib level of migrated containers.
     #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
     level: u32,
@@ -136,7 +140,22 @@ pub struct PackageArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
-    let opts = package_options(&args)?;
+    let mut opts = package_options(&args)?;
+    let Some(index_path) = args.index.clone() else { return run_with(&args, &opts) };
+    let index = webaip::index::tap::PackageIndex::shared(
+        Default::default(),
+        webaip::index::build::SORT_BUDGET,
+    );
+    opts.index = Some(std::sync::Arc::clone(&index));
+    let code = run_with(&args, &opts)?;
+    drop(opts);
+    // Written only once the package is: a failed run leaves no index.
+    webaip::index::tap::write_package_index(index, &index_path)?;
+    Ok(code)
+}
+
+/// Runs the command with its options.
+fn run_with(args: &PackageArgs, opts: &PackageOptions) -> anyhow::Result<i32> {
     if opts.identify != IdentifyMode::None {
         super::compile_signatures();
     }
@@ -168,7 +187,14 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
             run_mirror(&args, &opts, &pool, (&dir, kind), unpacked.as_ref())
         }
         Input::Captures(dir, shape) => run_captures(&args, &opts, &pool, &dir, shape),
-        Input::Pandas { instances, title } => run_pandas(&args, &opts, &pool, &instances, title),
+        Input::Pandas { instances, title } => {
+            if title && opts.index.is_some() {
+                anyhow::bail!(
+                    "--index makes the index of one package: package one instance at a time"
+                );
+            }
+            run_pandas(&args, &opts, &pool, &instances, title)
+        }
         Input::Archives(source) => run_archives(&args, &opts, &pool, &source),
         _ => anyhow::bail!("internal: an input of no packaged shape"),
     }
@@ -233,6 +259,7 @@ fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
         }),
         capture_date: args.capture_date,
         describe_seeds: args.describe_seeds,
+        index: None,
         identify: match args.identify {
             IdentifyArg::None => IdentifyMode::None,
             IdentifyArg::Described => IdentifyMode::Described,

@@ -13,5 +13,6 @@ pub mod cdxj;
 pub mod record;
 pub mod sort;
 pub mod surt;
+pub mod tap;
 pub mod warc;
 pub mod zipnum;

@@ -114,19 +114,16 @@ pub(crate) fn write(
     LineSorter::merge_into(sorters, &mut |l| blocks.push(l, lines)).map_err(io_err(&data_path))?;
     blocks.flush_block().map_err(io_err(&data_path))?;
     let finish = |w: BufWriter<NamedTempFile>, p: &Path| -> Result<NamedTempFile, IndexError> {
-        let f = w.into_inner().map_err(|e| io_err(p)(e.into_error()))?;
-        f.as_file().sync_all().map_err(io_err(p))?;
-        Ok(f)
+        w.into_inner().map_err(|e| io_err(p)(e.into_error()))
     };
     let data = finish(blocks.data, &data_path)?;
     let idx = finish(blocks.idx, &idx_path)?;
     let mut loc = temp(&loc_path)?;
     let data_name = data_path.file_name().map_or(String::new(), |n| n.to_string_lossy().into());
     writeln!(loc, "{part}\t{data_name}").map_err(io_err(&loc_path))?;
-    loc.as_file().sync_all().map_err(io_err(&loc_path))?;
-    data.persist(&data_path).map_err(|e| io_err(&data_path)(e.error))?;
-    loc.persist(&loc_path).map_err(|e| io_err(&loc_path)(e.error))?;
-    idx.persist(&idx_path).map_err(|e| io_err(&idx_path)(e.error))?;
+    super::build::publish(data, &data_path)?;
+    super::build::publish(loc, &loc_path)?;
+    super::build::publish(idx, &idx_path)?;
     Ok(vec![idx_path, data_path, loc_path])
 }
 

@@ -618,7 +618,12 @@ impl ContainerCtx<'_> {
         let level = self.opts.level;
         let mut sinks = MigrationSinks {
             root: self.root,
-            content: sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?,
+            content: {
+                let mut c =
+                    sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
+                super::tap_index(self.opts.index.as_ref(), &mut c);
+                c
+            },
             viral: None,
             viral_mets: viral_writer,
             viral_rel: viral_rel.clone(),
@@ -787,7 +792,8 @@ impl ContainerCtx<'_> {
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
         let level = self.opts.level;
-        let content = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
+        let mut content = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
+        super::tap_index(self.opts.index.as_ref(), &mut content);
         let mut source = copy::StoredWarc::open(input, self.scanner.is_some())?;
         let gzip = source.is_gzip();
         let events = self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip));

@@ -79,6 +79,7 @@ struct Containers<'a> {
     shape: &'static str,
     stem: Option<String>,
     description: String,
+    index: Option<crate::index::tap::SharedIndex>,
 }
 
 impl Containers<'_> {
@@ -129,7 +130,10 @@ impl Containers<'_> {
             None => {
                 let cw = mets.begin_container(group).map_err(io_err(self.pkg))?;
                 let info = (self.ids.warc_record_id(), self.now, description.as_str());
-                Ok(place.insert(ContainerSink::open(self.pkg, rel, cw, self.level, info)?))
+                let mut sink = ContainerSink::create(self.pkg, rel, cw, self.level)?;
+                super::tap_index(self.index.as_ref(), &mut sink);
+                sink.start(self.pkg, info)?;
+                Ok(place.insert(sink))
             }
         }
     }
@@ -216,6 +220,7 @@ pub fn build_capture_package(
         ids: &ids,
         now,
         level: opts.level,
+        index: opts.index.clone(),
         shape,
         stem: source.container_stem(),
         description: source.description(),

@@ -118,6 +118,22 @@ pub struct PackageOptions {
     pub describe_seeds: bool,
     /// PRONOM identification of payloads (`--identify`): what the package records of it.
     pub identify: crate::stages::identify::IdentifyMode,
+    /// The access index made as the `content/` containers are written (`--index`): every
+    /// record's line is added to it as the container writer writes the record.
+    pub index: Option<crate::index::tap::SharedIndex>,
+}
+
+/// Shows the records written to a `content/` container to the package's index, if one is made.
+pub(crate) fn tap_index(
+    opts_index: Option<&crate::index::tap::SharedIndex>,
+    sink: &mut sink::ContainerSink,
+) {
+    if let Some(index) = opts_index
+        && sink.rel.starts_with("content/")
+    {
+        let tap = crate::index::tap::IndexTap::new(std::sync::Arc::clone(index), sink.rel.clone());
+        sink.writer.set_tap(Box::new(tap));
+    }
 }
 
 /// The webpages and associated objects a package describes: the curator's `[[page]]` tables,

@@ -380,6 +380,7 @@ mod tests {
     #[test]
     fn records_are_described_where_they_went_with_their_verdicts_events() {
         let opts = PackageOptions {
+            index: None,
             out: std::path::PathBuf::new(),
             metadata: crate::metadata::CuratorMetadata::default(),
             profile: crate::profile::Profile::default_profile(),

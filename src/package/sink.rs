@@ -47,16 +47,23 @@ impl ContainerSink {
         level: u32,
         (warcinfo_id, now, description): (String, DateTime<Utc>, &str),
     ) -> Result<ContainerSink, PackageError> {
-        if let Some((dir, _)) = rel.rsplit_once('/') {
-            crate::layout::create_dirs_in(root, dir)?;
-        }
-        let f = crate::layout::create_in(root, &rel)?;
-        let writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level);
-        let mut sink = ContainerSink { writer, mets, rel, warcinfo: warcinfo_id };
-        let name = sink.rel.rsplit('/').next().unwrap_or_default().to_string();
-        let (spec, body) = warcinfo(&sink.warcinfo, now, &name, description, &[]);
-        sink.write(root, &spec, &body)?;
+        let mut sink = ContainerSink::create(root, rel, mets, level)?;
+        sink.start(root, (warcinfo_id, now, description))?;
         Ok(sink)
+    }
+
+    /// Writes the warcinfo record of a container made by [`ContainerSink::create`] (see
+    /// [`ContainerSink::open`]), once an observer of its records may be in place.
+    pub(crate) fn start(
+        &mut self,
+        root: &Path,
+        (warcinfo_id, now, description): (String, DateTime<Utc>, &str),
+    ) -> Result<(), PackageError> {
+        self.warcinfo = warcinfo_id;
+        let name = self.rel.rsplit('/').next().unwrap_or_default().to_string();
+        let (spec, body) = warcinfo(&self.warcinfo, now, &name, description, &[]);
+        self.write(root, &spec, &body)?;
+        Ok(())
     }
 
     /// Creates `rel` below `root` as [`ContainerSink::open`] does, but writes nothing: for a

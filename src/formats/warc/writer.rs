@@ -242,13 +242,55 @@ pub struct WarcWriter<W: Write> {
     pos: u64,
     level: u32,
     records: u64,
+    /// Told of every record written, with its bytes as stored (see [`MemberTap`]).
+    tap: Option<Box<dyn MemberTap>>,
+}
+
+/// An observer of the records a [`WarcWriter`] writes: each record's bytes as they go to the
+/// container (its gzip member, or the record itself in an uncompressed container), then where
+/// it went. The writer is the one place offsets are computed, so an observer here sees every
+/// record of every path (captures, copies, migrations) at its true place, without reading the
+/// container again (`crate::index::tap` makes the package's index so).
+pub trait MemberTap: Send {
+    /// Bytes of the record being written, in order.
+    fn bytes(&mut self, bytes: &[u8]);
+    /// The record is complete: it is `len` bytes at `offset`.
+    fn end(&mut self, offset: u64, len: u64);
+}
+
+/// Writes to `out` and shows the bytes to `tap`.
+struct Tee<'a, W: Write> {
+    out: &'a mut W,
+    tap: Option<&'a mut Box<dyn MemberTap>>,
+}
+
+impl<W: Write> Write for Tee<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(buf)?;
+        if let Some(t) = &mut self.tap {
+            t.bytes(&buf[..n]);
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 impl<W: Write> WarcWriter<W> {
     /// A writer appending to `out`, which is assumed to be empty (offsets start at 0).
     /// `level` is the compression level (0-9, zlib's scale).
     pub fn new(out: W, level: u32) -> Self {
-        WarcWriter { out, pos: 0, level: level.min(9), records: 0 }
+        WarcWriter { out, pos: 0, level: level.min(9), records: 0, tap: None }
+    }
+
+    /// Shows every record written from now on to `tap`.
+    pub fn set_tap(&mut self, tap: Box<dyn MemberTap>) {
+        self.tap = Some(tap);
+    }
+
+    fn tee(&mut self) -> Tee<'_, W> {
+        Tee { out: &mut self.out, tap: self.tap.as_mut() }
     }
 
     /// Bytes written so far: the offset the next record will get.
@@ -279,8 +321,11 @@ impl<W: Write> WarcWriter<W> {
 
     /// Appends a record made by [`encode_record`].
     pub(crate) fn write_encoded(&mut self, rec: EncodedRecord) -> io::Result<WrittenRecord> {
-        self.out.write_all(&rec.member)?;
+        self.tee().write_all(&rec.member)?;
         let member_offset = self.pos;
+        if let Some(t) = &mut self.tap {
+            t.end(member_offset, rec.member.len() as u64);
+        }
         self.pos += rec.member.len() as u64;
         self.records += 1;
         Ok(WrittenRecord {
@@ -307,7 +352,10 @@ impl<W: Write> WarcWriter<W> {
         let digests = hasher.finish();
         let head = spec.header(&digests).to_bytes();
         let member_offset = self.pos;
-        let member = body.write_member(&head, RECORD_END, &mut self.out)?;
+        let member = body.write_member(&head, RECORD_END, &mut self.tee())?;
+        if let Some(t) = &mut self.tap {
+            t.end(member_offset, member.member_len);
+        }
         self.pos += member.member_len;
         self.records += 1;
         Ok(WrittenRecord {
@@ -325,13 +373,16 @@ impl<W: Write> WarcWriter<W> {
     /// on by `len`, so copied and written records share one count of offsets.
     pub(crate) fn append_member(&mut self, member: impl Read, len: u64) -> io::Result<u64> {
         let at = self.pos;
-        let copied = io::copy(&mut member.take(len), &mut self.out)?;
+        let copied = io::copy(&mut member.take(len), &mut self.tee())?;
         self.pos += copied;
         if copied != len {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 format!("member of {len} bytes ended after {copied}"),
             ));
+        }
+        if let Some(t) = &mut self.tap {
+            t.end(at, len);
         }
         self.records += 1;
         Ok(at)

@@ -5,10 +5,12 @@
 //! so that an index webaip writes sorts and looks up exactly as theirs do. The tests compare it
 //! with the package itself on every URL of the corpus and on the package's own cases.
 //!
-//! The crate `surt-rs` was judged and not taken: it parses through the WHATWG `url` crate,
-//! which percent-encodes, resolves and rejects differently from `surt` (a host with a space or
-//! `%23`, numeric hosts like `3279880203`, `http:////host`, repeated schemes), and it has none of
-//! the session-id stripping, so its keys differ from pywb's.
+//! The crate `surt-rs` (0.1.3) was judged on the package's own cases and not taken: it keeps
+//! the fragment (`org,archive)/index.html#foo`), keys `http://https://order.1and1.com` as
+//! `https)//order.1and1.com`, keys `http://www.google.com.../` as `,,,com,google)/`, leaves a
+//! `&` where it strips a session id, and fails on `mailto:` URLs and on a host with a space,
+//! where `surt` gives keys: it parses through the WHATWG `url` crate, which is not surt's
+//! parser.
 //!
 //! Where `surt` raises (a port that is not a number, an empty URL after trimming), cdxj-indexer
 //! keys the record by the URL as it is; [`surt`] does the same.

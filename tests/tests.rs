@@ -37,6 +37,7 @@ mod rewrite_bytes;
 mod scan;
 mod store;
 mod structure;
+mod surt;
 mod validate;
 mod validate_entities;
 mod warc_reader;

@@ -20,6 +20,7 @@
 //! read in parallel, so one large container uses every core.
 
 pub(crate) mod records;
+pub mod references;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
@@ -50,6 +51,9 @@ pub struct AuditOptions {
     pub validate: ValidateOptions,
     /// Read every record of every container and verify its WARC digests.
     pub deep: bool,
+    /// Follow every revisit to its original ([`references`]), in the package itself and in
+    /// these packages; `None`: revisits are not followed.
+    pub with: Option<Vec<PathBuf>>,
 }
 
 /// Progress of an audit, in bytes of package files.
@@ -172,6 +176,9 @@ pub struct AuditReport {
     /// Who the package says it is, and its package-level PREMIS (None when those sections
     /// cannot be read; the validation says why).
     pub identity: Option<PackageIdentity>,
+    /// Where the revisits lead (`--with`); each one that leads nowhere is also a finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub references: Option<references::ReferenceReport>,
 }
 
 /// The package's identity and package-level PREMIS, as read typed from its METS
@@ -486,6 +493,10 @@ pub fn audit_package(
 
     let (identity, unlinked) = identity(&mets_path, &mets_name);
     findings.extend(unlinked);
+    let references = match &opts.with {
+        Some(with) => Some(follow_references(dir, with, &mut findings)?),
+        None => None,
+    };
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&files, &mut findings);
     let (verdict, inconsistencies) = conclude(&validation, &mets_name, &findings, &unchecked);
@@ -506,7 +517,34 @@ pub fn audit_package(
         warc_digests_checked: digests,
         intact: verdict == Verdict::Intact,
         identity,
+        references,
     })
+}
+
+/// Follows the package's revisits ([`references::check_references`]): each one whose original
+/// is missing or holds other bytes is damage (rule P6.4) at the revisit's place; a container
+/// that could not be read to its end is a warning.
+fn follow_references(
+    dir: &Path,
+    with: &[PathBuf],
+    findings: &mut Vec<AuditFinding>,
+) -> Result<references::ReferenceReport, AuditError> {
+    let report = references::check_references(dir, with)?;
+    for u in &report.unresolved {
+        let what = format!(
+            "revisit {} of {}: {}",
+            u.record_id.as_deref().unwrap_or("(no record id)"),
+            u.target_uri.as_deref().unwrap_or("(no target URI)"),
+            u.problem
+        );
+        findings.push(finding("P6.4", &u.file, Some(u.offset), "", what));
+    }
+    for why in &report.unreadable {
+        let mut f = finding("P6.4", "", None, "", format!("not searched to its end: {why}"));
+        f.severity = Severity::Warning;
+        findings.push(f);
+    }
+    Ok(report)
 }
 
 /// The verdict, and where the METS contradicts itself (as audit findings about the METS).

@@ -22,6 +22,14 @@ pub struct AuditArgs {
     /// digests and count the records against what the METS states.
     #[arg(long)]
     deep: bool,
+    /// Follow every revisit record to its original, in the package itself and in these
+    /// packages (repeatable): each original must exist and hold the payload digest the revisit
+    /// states (the payload is read and hashed).
+    #[arg(long = "with", value_name = "PACKAGE")]
+    with: Vec<PathBuf>,
+    /// Follow revisits within the package only (as `--with` with no other package).
+    #[arg(long, conflicts_with = "with")]
+    references: bool,
     /// Print the reports as JSON.
     #[arg(long)]
     json: bool,
@@ -36,7 +44,8 @@ pub struct AuditArgs {
 /// Runs the command; returns the exit status: 0 no damage found (intact, or intact as far as
 /// could be checked here), 1 damaged or its METS contradicts itself, 2 could not audit.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
-    let opts = AuditOptions { validate: args.check.options()?, deep: args.deep };
+    let with = (args.references || !args.with.is_empty()).then(|| args.with.clone());
+    let opts = AuditOptions { validate: args.check.options()?, deep: args.deep, with };
     let mut reports = Vec::new();
     let mut code = 0;
     let pool = super::worker_pool(args.jobs)?;
@@ -122,13 +131,23 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         } else {
             String::new()
         };
+        let references = match &r.references {
+            Some(x) => format!(
+                "; {} revisits: {} resolved, {} unresolved ({} of another profile, not followed)",
+                x.revisits,
+                x.resolved,
+                x.unresolved.len(),
+                x.other_profile
+            ),
+            None => String::new(),
+        };
         let unchecked = if r.unchecked.is_empty() {
             String::new()
         } else {
             format!("; {} not checkable here", r.unchecked.len())
         };
         println!(
-            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
+            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{references}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
             r.verdict,
             r.files_checked,
             r.files_listed,

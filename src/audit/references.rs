@@ -1,0 +1,304 @@
+//! Following a package's revisit records to their originals (`audit --with`): a deduplicated
+//! package stores a payload once, in an earlier package, and its revisits name it (PROFILE
+//! P6.4). Every `identical-payload-digest` revisit must lead to a record, in the package itself
+//! or in one of the packages given, that exists and whose payload has the digest the revisit
+//! states: the payload is read and hashed, not its stated digest trusted. Each revisit that
+//! leads nowhere, or to other bytes, is named with its container and offset.
+//!
+//! An original is found by its record id (`WARC-Refers-To`) when the revisit gives one, else by
+//! target URI and date (`WARC-Refers-To-Target-URI`, `WARC-Refers-To-Date`), as WARC 1.1
+//! §6.7.2 identifies it. What is held while the packages are searched is the revisits of the
+//! audited package (a few hundred bytes each), never the records searched.
+
+use std::collections::HashMap;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{AuditError, list_files, package_paths};
+use crate::formats::digest::LabelledDigest;
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::WarcReader;
+use crate::formats::warc::payload::payload_start_of;
+use crate::layout;
+
+/// The revisit profile whose original must hold the same payload.
+pub const IDENTICAL_PAYLOAD_DIGEST: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+/// The WARC 1.0 name of the same profile.
+const IDENTICAL_PAYLOAD_DIGEST_1_0: &str =
+    "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest";
+
+/// What following the references found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReferenceReport {
+    /// Revisit records of the audited package.
+    pub revisits: u64,
+    /// Of them, those of another profile (`server-not-modified`): they claim no payload, and
+    /// are not followed.
+    pub other_profile: u64,
+    /// Revisits whose original was found with the same payload digest.
+    pub resolved: u64,
+    /// Revisits whose original is missing or holds other bytes.
+    pub unresolved: Vec<UnresolvedReference>,
+    /// The packages searched for originals (the audited one first).
+    pub searched: Vec<PathBuf>,
+    /// Containers that could not be read to the end (their name and why): originals in their
+    /// unread part were not seen.
+    pub unreadable: Vec<String>,
+}
+
+/// A revisit whose original could not be confirmed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnresolvedReference {
+    /// The container holding the revisit, as its package names it.
+    pub file: String,
+    /// The revisit's offset in it.
+    pub offset: u64,
+    /// The revisit's `WARC-Record-ID`.
+    pub record_id: Option<String>,
+    /// The revisit's `WARC-Target-URI`.
+    pub target_uri: Option<String>,
+    /// What the revisit says of its original.
+    pub refers_to: Reference,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// How a revisit names its original.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Reference {
+    /// `WARC-Refers-To`: the original's record id.
+    pub record_id: Option<String>,
+    /// `WARC-Refers-To-Target-URI`.
+    pub target_uri: Option<String>,
+    /// `WARC-Refers-To-Date`.
+    pub date: Option<String>,
+    /// `WARC-Refers-To-Container`, when given.
+    pub container: Option<String>,
+    /// The revisit's `WARC-Payload-Digest`: the original payload's.
+    pub digest: Option<String>,
+}
+
+/// A revisit being followed, and what was found of it so far.
+struct Wanted {
+    at: (String, u64),
+    record_id: Option<String>,
+    target_uri: Option<String>,
+    refers_to: Reference,
+    /// `None` until an original is found; then whether its payload matched (else the digest
+    /// found, and where).
+    found: Option<Result<(), String>>,
+}
+
+/// Follows every revisit of the package at `package` to its original in the package itself
+/// or in `with`.
+pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceReport, AuditError> {
+    let mut report = ReferenceReport::default();
+    let own = containers(package)?;
+    let mut wanted = Vec::new();
+    for (href, path) in &own {
+        let read = each_record(path, href, |head, _| {
+            if head.header.warc_type() != Some("revisit") {
+                return Ok(());
+            }
+            report.revisits += 1;
+            let h = &head.header;
+            let profile = h.get("WARC-Profile").map(str::trim);
+            if !matches!(profile, Some(IDENTICAL_PAYLOAD_DIGEST | IDENTICAL_PAYLOAD_DIGEST_1_0)) {
+                report.other_profile += 1;
+                return Ok(());
+            }
+            let text = |name: &str| h.get(name).map(|v| v.trim().to_string());
+            wanted.push(Wanted {
+                at: (href.clone(), head.offset),
+                record_id: text("WARC-Record-ID"),
+                target_uri: h.target_uri().map(str::to_string),
+                refers_to: Reference {
+                    record_id: text("WARC-Refers-To"),
+                    target_uri: text("WARC-Refers-To-Target-URI"),
+                    date: text("WARC-Refers-To-Date"),
+                    container: text("WARC-Refers-To-Container"),
+                    digest: text("WARC-Payload-Digest"),
+                },
+                found: None,
+            });
+            Ok(())
+        });
+        if let Err(e) = read {
+            report.unreadable.push(e);
+        }
+    }
+    report.searched.push(package.to_path_buf());
+    report.searched.extend(with.iter().cloned());
+    if !wanted.is_empty() {
+        search(&mut wanted, own, with, &mut report)?;
+    }
+    for w in wanted {
+        match w.found {
+            Some(Ok(())) => report.resolved += 1,
+            other => {
+                let problem = match other {
+                    Some(Err(why)) => why,
+                    _ => format!(
+                        "no original found in {} package(s) searched",
+                        report.searched.len()
+                    ),
+                };
+                report.unresolved.push(UnresolvedReference {
+                    file: w.at.0,
+                    offset: w.at.1,
+                    record_id: w.record_id,
+                    target_uri: w.target_uri,
+                    refers_to: w.refers_to,
+                    problem,
+                });
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Reads every container of the audited package and of `with`, checking each record that a
+/// wanted revisit names.
+fn search(
+    wanted: &mut [Wanted],
+    own: Vec<(String, PathBuf)>,
+    with: &[PathBuf],
+    report: &mut ReferenceReport,
+) -> Result<(), AuditError> {
+    let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut by_uri_date: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    for (i, w) in wanted.iter_mut().enumerate() {
+        let r = &w.refers_to;
+        match (&r.record_id, &r.target_uri, &r.date) {
+            (Some(id), _, _) => by_id.entry(id.clone()).or_default().push(i),
+            (None, Some(uri), Some(date)) => {
+                by_uri_date.entry((uri.clone(), date.clone())).or_default().push(i)
+            }
+            _ => {
+                w.found = Some(Err(
+                    "the revisit names no original (no WARC-Refers-To, nor target URI and date)"
+                        .into(),
+                ))
+            }
+        }
+    }
+    let mut sources = vec![(String::new(), own)];
+    for p in with {
+        sources.push((format!("{}/", p.display()), containers(p)?));
+    }
+    for (prefix, list) in sources {
+        for (href, path) in list {
+            let name = format!("{prefix}{href}");
+            let read = each_record(&path, &name, |head, block| {
+                let h = &head.header;
+                if h.warc_type() == Some("revisit") {
+                    return Ok(());
+                }
+                let mut hits: Vec<usize> = Vec::new();
+                if let Some(id) = h.record_id().and_then(|id| by_id.get(id.trim())) {
+                    hits.extend(id);
+                }
+                if let (Some(uri), Some(date)) = (h.target_uri(), h.get("WARC-Date"))
+                    && let Some(v) = by_uri_date.get(&(uri.to_string(), date.trim().to_string()))
+                {
+                    hits.extend(v);
+                }
+                hits.retain(|&i| !matches!(wanted[i].found, Some(Ok(()))));
+                if hits.is_empty() {
+                    return Ok(());
+                }
+                let digests: Vec<Option<LabelledDigest>> = hits
+                    .iter()
+                    .map(|&i| {
+                        wanted[i]
+                            .refers_to
+                            .digest
+                            .as_deref()
+                            .and_then(|d| LabelledDigest::parse(d).ok())
+                    })
+                    .collect();
+                let checked = hash_payload(head, block, digests)?;
+                for (&i, outcome) in hits.iter().zip(checked) {
+                    let at = format!("{name} at offset {}", head.offset);
+                    wanted[i].found = Some(match outcome {
+                        Some(Ok(())) => Ok(()),
+                        Some(Err(found)) => Err(format!(
+                            "the original at {at} holds other bytes: its payload digest is {found}"
+                        )),
+                        None => Err(format!(
+                            "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
+                            wanted[i].refers_to.digest.as_deref().unwrap_or("")
+                        )),
+                    });
+                }
+                Ok(())
+            });
+            if let Err(e) = read {
+                report.unreadable.push(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hashes the payload of the record being read with each digest (`None` for a digest that
+/// cannot be checked); the outcome of each: `Ok`, or the digest found.
+fn hash_payload(
+    head: &crate::formats::warc::reader::WarcRecordHead,
+    block: &mut dyn Read,
+    mut digests: Vec<Option<LabelledDigest>>,
+) -> io::Result<Vec<Option<Result<(), String>>>> {
+    let mut prefix = Vec::new();
+    block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
+    let start = payload_start_of(&head.header, &prefix).offset() as usize;
+    let mut feed = |bytes: &[u8]| digests.iter_mut().flatten().for_each(|d| d.update(bytes));
+    feed(&prefix[start.min(prefix.len())..]);
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = block.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        feed(&buf[..n]);
+    }
+    Ok(digests.into_iter().map(|d| d.map(|d| d.verify().map_err(|m| m.found))).collect())
+}
+
+/// The WARC containers a package's METS lists and holds (names confined to the package).
+fn containers(package: &Path) -> Result<Vec<(String, PathBuf)>, AuditError> {
+    let (dir, mets) = package_paths(package)?;
+    let files = list_files(&mets)?;
+    Ok(files
+        .iter()
+        .filter(|f| f.is_container())
+        .filter_map(|f| f.href.as_deref())
+        .filter(|h| layout::uri_scheme(h).is_none())
+        .filter_map(|h| layout::confined_name(h).ok())
+        .map(|h| {
+            let path = dir.join(&h);
+            (h, path)
+        })
+        .collect())
+}
+
+/// Reads every record of the container at `path` (named `name` in messages), handing each to
+/// `f`; a container that cannot be read to its end is an `Err` naming it and the offset.
+fn each_record(
+    path: &Path,
+    name: &str,
+    mut f: impl FnMut(&crate::formats::warc::reader::WarcRecordHead, &mut dyn Read) -> io::Result<()>,
+) -> Result<(), String> {
+    let file = layout::open_regular(path).map_err(|e| format!("{name}: {}", e.reason()))?;
+    let mut reader = WarcReader::new(io::BufReader::with_capacity(1 << 20, file), name)
+        .map_err(|e| e.to_string())?;
+    loop {
+        match reader.next_record(|head, block| f(head, block)) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}

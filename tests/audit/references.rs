@@ -1,0 +1,123 @@
+//! `audit --with`: every revisit is followed to its original, whose payload is read and
+//! hashed. WARCs written by warcio (tests/audit/make_revisits.py): an original response, and
+//! revisits naming it by record id, by target URI and date, with another payload digest, and
+//! naming a record that exists nowhere.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::{Package, oracle_python, repo, webaip};
+
+/// The warcio-written WARCs, each packaged on its own (and the original with the by-id revisit
+/// in one package), in a temporary folder.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let warcs = root.join("warcs");
+        std::fs::create_dir(&warcs).unwrap();
+        let o = Command::new(oracle_python())
+            .arg(repo().join("tests/audit/make_revisits.py"))
+            .arg(&warcs)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for name in ["orig", "revisit-by-id", "revisit-by-uri", "revisit-wrong", "revisit-nowhere"]
+        {
+            let src = warcs.join(format!("{name}.warc.gz"));
+            Package::new().quiet().deterministic().succeeds(&root.join(name), &src);
+        }
+        let both = [warcs.join("orig.warc.gz"), warcs.join("revisit-by-id.warc.gz")];
+        let o = Package::new()
+            .quiet()
+            .deterministic()
+            .run_all(&root.join("both"), &[both[0].as_path(), both[1].as_path()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        Fixture { _dir: dir, root }
+    }
+
+    fn pkg(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+}
+
+/// `audit --json ARGS... PACKAGE`: the exit status and the package's report.
+fn audit(pkg: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut argv = vec!["audit", "--json"];
+    argv.extend_from_slice(args);
+    argv.push(pkg.to_str().unwrap());
+    let o = webaip(&argv);
+    let reports: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code().unwrap(), reports[0].clone())
+}
+
+fn unresolved(r: &serde_json::Value) -> Vec<serde_json::Value> {
+    r["references"]["unresolved"].as_array().unwrap().clone()
+}
+
+#[test]
+fn revisits_resolve_to_originals_with_the_same_payload() {
+    let f = Fixture::new();
+    let orig = f.pkg("orig");
+    let orig_arg = orig.to_str().unwrap();
+    for name in ["revisit-by-id", "revisit-by-uri"] {
+        let (code, r) = audit(&f.pkg(name), &["--with", orig_arg]);
+        assert_eq!(code, 0, "{name}: {r:#}");
+        assert_eq!(r["references"]["revisits"], 1, "{name}");
+        assert_eq!(r["references"]["resolved"], 1, "{name}: {r:#}");
+        assert!(unresolved(&r).is_empty());
+    }
+    // Within one package, no other package is needed.
+    let (code, r) = audit(&f.pkg("both"), &["--references"]);
+    assert_eq!((code, &r["references"]["resolved"]), (0, &serde_json::json!(1)), "{r:#}");
+    // Without --with, revisits are not followed at all.
+    let (code, r) = audit(&f.pkg("revisit-by-id"), &[]);
+    assert_eq!(code, 0);
+    assert!(r.get("references").is_none());
+}
+
+#[test]
+fn each_broken_reference_is_named_with_its_container_and_offset() {
+    let f = Fixture::new();
+    let orig = f.pkg("orig");
+    let orig_arg = orig.to_str().unwrap();
+    // Alone, the revisit's original is nowhere.
+    let (code, r) = audit(&f.pkg("revisit-by-id"), &["--references"]);
+    assert_eq!(code, 1, "{r:#}");
+    let u = unresolved(&r);
+    assert_eq!(u.len(), 1);
+    assert!(u[0]["file"].as_str().unwrap().starts_with("content/"), "{u:?}");
+    assert!(u[0]["offset"].is_u64());
+    assert_eq!(u[0]["refers_to"]["record_id"], "<urn:uuid:00000000-0000-4000-8000-000000000001>");
+    assert!(u[0]["problem"].as_str().unwrap().contains("no original found"), "{u:?}");
+    let finding = r["findings"].as_array().unwrap().iter().find(|x| x["rule"] == "P6.4").unwrap();
+    assert_eq!((&finding["file"], &finding["offset"]), (&u[0]["file"], &u[0]["offset"]));
+
+    // The original holds other bytes than the revisit says: the digest found is named, and it is
+    // the original payload's (what warcio wrote).
+    let (code, r) = audit(&f.pkg("revisit-wrong"), &["--with", orig_arg]);
+    assert_eq!(code, 1);
+    let problem = unresolved(&r)[0]["problem"].as_str().unwrap().to_string();
+    assert!(problem.contains("holds other bytes"), "{problem}");
+    assert!(problem.contains("sha1:NRR3JJQ7MDZFWJNO5KYMNCXQF4KXXODF"), "{problem}");
+
+    let (code, r) = audit(&f.pkg("revisit-nowhere"), &["--with", orig_arg]);
+    assert_eq!((code, unresolved(&r).len()), (1, 1));
+
+    // The original's container removed: the reference breaks, and the container that could
+    // not be searched is named.
+    let content = orig.join("content");
+    for e in std::fs::read_dir(&content).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let (code, r) = audit(&f.pkg("revisit-by-id"), &["--with", orig_arg]);
+    assert_eq!((code, unresolved(&r).len()), (1, 1), "{r:#}");
+    let unreadable = r["references"]["unreadable"].as_array().unwrap();
+    assert!(unreadable.iter().any(|x| x.as_str().unwrap().contains("content/")), "{unreadable:?}");
+}

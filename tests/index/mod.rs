@@ -158,7 +158,7 @@ src = ZipNumIndexSource(sys.argv[1], None)
 src.loc_resolver.load_loc()
 for key in sys.argv[2:]:
     q = CDXQuery({'url': 'http://x/'})
-    q.set_key(key.encode(), key.encode() + b' !')
+    q.set_key(key.encode(), key.encode() + b' ~')
     for cdx in src._do_load_cdx(src.summary, q):
         t = cdx.to_text()
         sys.stdout.write(t.decode() if isinstance(t, bytes) else t)

@@ -184,18 +184,18 @@ fn run_with(args: &PackageArgs, opts: &PackageOptions) -> anyhow::Result<i32> {
     };
     match input {
         Input::Mirror(dir, kind) => {
-            run_mirror(&args, &opts, &pool, (&dir, kind), unpacked.as_ref())
+            run_mirror(args, opts, &pool, (&dir, kind), unpacked.as_ref())
         }
-        Input::Captures(dir, shape) => run_captures(&args, &opts, &pool, &dir, shape),
+        Input::Captures(dir, shape) => run_captures(args, opts, &pool, &dir, shape),
         Input::Pandas { instances, title } => {
             if title && opts.index.is_some() {
                 anyhow::bail!(
                     "--index makes the index of one package: package one instance at a time"
                 );
             }
-            run_pandas(&args, &opts, &pool, &instances, title)
+            run_pandas(args, opts, &pool, &instances, title)
         }
-        Input::Archives(source) => run_archives(&args, &opts, &pool, &source),
+        Input::Archives(source) => run_archives(args, opts, &pool, &source),
         _ => anyhow::bail!("internal: an input of no packaged shape"),
     }
 }

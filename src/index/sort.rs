@@ -128,6 +128,9 @@ impl LineSorter {
     }
 }
 
+/// Lines held in memory, sorted: their bytes and places.
+type Held = (Vec<u8>, Vec<(usize, usize)>);
+
 /// A source of sorted lines: a run file, or lines held in memory.
 enum Source {
     Run(BufReader<File>),
@@ -162,7 +165,7 @@ impl Source {
 /// Merges sorted sources into `out`, each distinct line once.
 fn merge(
     runs: Vec<File>,
-    held: Vec<(Vec<u8>, Vec<(usize, usize)>)>,
+    held: Vec<Held>,
     out: &mut dyn FnMut(&[u8]) -> io::Result<()>,
 ) -> io::Result<()> {
     let mut sources: Vec<Source> = runs

@@ -65,7 +65,7 @@ impl<W: Write> Blocks<W> {
             .nth(1)
             .map_or(self.first.len(), |(i, _)| i);
         self.idx.write_all(&self.first[..key_end])?;
-        write!(self.idx, "\t{}\t{}\t{}\t{}\n", self.part, self.offset, member.len(), self.number)?;
+        writeln!(self.idx, "\t{}\t{}\t{}\t{}", self.part, self.offset, member.len(), self.number)?;
         self.offset += member.len() as u64;
         self.held.clear();
         self.count = 0;

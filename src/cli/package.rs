@@ -183,9 +183,7 @@ fn run_with(args: &PackageArgs, opts: &PackageOptions) -> anyhow::Result<i32> {
         _ => None,
     };
     match input {
-        Input::Mirror(dir, kind) => {
-            run_mirror(args, opts, &pool, (&dir, kind), unpacked.as_ref())
-        }
+        Input::Mirror(dir, kind) => run_mirror(args, opts, &pool, (&dir, kind), unpacked.as_ref()),
         Input::Captures(dir, shape) => run_captures(args, opts, &pool, &dir, shape),
         Input::Pandas { instances, title } => {
             if title && opts.index.is_some() {

@@ -180,22 +180,11 @@ pub fn write_index(
             })
             .map_err(io_err(output))?;
             let tmp = out.into_inner().map_err(|e| io_err(output)(e.into_error()))?;
-            publish(tmp, output)?;
+            super::output::publish(tmp, output)?;
             Ok(vec![output.to_path_buf()])
         }
         IndexFormat::ZipNum { lines } => super::zipnum::write(sorters, lines, output, &temp),
     }
-}
-
-/// Syncs a complete temporary file and renames it to `path`, readable as any file made here
-/// (a temporary file is private until then).
-pub(crate) fn publish(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), IndexError> {
-    use std::os::unix::fs::PermissionsExt;
-    let io_err = |e| IndexError::Io { path: path.display().to_string(), source: e };
-    tmp.as_file().set_permissions(fs::Permissions::from_mode(0o644)).map_err(io_err)?;
-    tmp.as_file().sync_all().map_err(io_err)?;
-    tmp.persist(path).map_err(|e| io_err(e.error))?;
-    Ok(())
 }
 
 /// Indexes `args` (WARC files and package folders) into `output`; the files written.

@@ -10,6 +10,7 @@
 
 pub mod build;
 pub mod cdxj;
+pub mod output;
 pub mod record;
 pub mod sort;
 pub mod surt;

@@ -15,7 +15,7 @@ use super::build::{IndexFormat, format_line};
 use super::cdxj::IndexEntry;
 use super::record::entry_of;
 use super::sort::LineSorter;
-use super::warc::{EntryOptions, add_record_id};
+use super::warc::{EntryOptions, IndexError, add_record_id};
 use crate::formats::warc::WarcReader;
 use crate::formats::warc::writer::MemberTap;
 
@@ -27,7 +27,7 @@ pub const HEAD_BYTES: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct PackageIndex {
     sorter: LineSorter,
-    error: Option<String>,
+    error: Option<IndexError>,
     opts: EntryOptions,
 }
 
@@ -41,7 +41,7 @@ impl PackageIndex {
     }
 
     /// The sorted lines, or the first error met.
-    pub fn into_sorter(self) -> Result<LineSorter, String> {
+    pub fn into_sorter(self) -> Result<LineSorter, IndexError> {
         match self.error {
             Some(e) => Err(e),
             None => Ok(self.sorter),
@@ -120,12 +120,14 @@ impl IndexTap {
     }
 
     /// The entry of the record just written, `len` bytes at `offset`.
-    fn entry(&mut self, offset: u64, len: u64) -> Result<Option<IndexEntry>, String> {
+    fn entry(&mut self, offset: u64, len: u64) -> Result<Option<IndexEntry>, IndexError> {
         let bytes = self.record_bytes();
-        let at = |e: &dyn std::fmt::Display| {
-            format!("{}: record at offset {offset}: {e}", self.filename)
+        // The reader sees the record alone: its errors are placed at the record's offset.
+        let at = |mut e: crate::formats::warc::WarcError| {
+            e.offset = offset;
+            IndexError::Warc(e)
         };
-        let mut reader = WarcReader::new(&bytes[..], self.filename.clone()).map_err(|e| at(&e))?;
+        let mut reader = WarcReader::new(&bytes[..], self.filename.clone()).map_err(at)?;
         let mut got = None;
         // The block may be cut at HEAD_BYTES: the reader's complaint about its end is expected;
         // what the entry needed was read before it.
@@ -135,11 +137,16 @@ impl IndexTap {
         });
         let Some((head, entry)) = got else {
             return match read {
-                Err(e) => Err(at(&e)),
+                Err(e) => Err(at(e)),
                 Ok(_) => Ok(None),
             };
         };
-        let Some(mut entry) = entry.map_err(|e| at(&e))? else { return Ok(None) };
+        let entry = entry.map_err(|source| IndexError::Record {
+            name: self.filename.clone(),
+            offset,
+            source,
+        })?;
+        let Some(mut entry) = entry else { return Ok(None) };
         (entry.offset, entry.length) = if self.gzip {
             (offset, len)
         } else {
@@ -200,7 +207,8 @@ impl MemberTap for IndexTap {
                 self.line.clear();
                 format_line(&e, IndexFormat::Cdxj, &mut self.line);
                 if let Err(err) = index.sorter.push(self.line.as_bytes()) {
-                    index.error.get_or_insert_with(|| format!("sorting the index: {err}"));
+                    let path = "(the index's temporary runs)".to_string();
+                    index.error.get_or_insert(IndexError::Io { path, source: err });
                 }
             }
             Ok(None) => {}
@@ -213,19 +221,16 @@ impl MemberTap for IndexTap {
 
 /// Writes the index gathered while a package was written to `path` (CDXJ, sorted),
 /// atomically. The taps must be gone (the package's writers closed).
-pub fn write_package_index(
-    index: SharedIndex,
-    path: &std::path::Path,
-) -> Result<(), super::warc::IndexError> {
-    let err = |e: String| super::warc::IndexError::Io {
+pub fn write_package_index(index: SharedIndex, path: &std::path::Path) -> Result<(), IndexError> {
+    let err = |e: &str| IndexError::Io {
         path: path.display().to_string(),
-        source: io::Error::other(e),
+        source: io::Error::other(e.to_string()),
     };
     let index = Arc::try_unwrap(index)
-        .map_err(|_| err("the index is still being written".into()))?
+        .map_err(|_| err("the index is still being written"))?
         .into_inner()
-        .map_err(|_| err("a thread writing the index failed".into()))?;
-    let sorter = index.into_sorter().map_err(err)?;
+        .map_err(|_| err("a thread writing the index failed"))?;
+    let sorter = index.into_sorter()?;
     super::build::write_index(vec![sorter], IndexFormat::Cdxj, path)?;
     Ok(())
 }

@@ -121,9 +121,9 @@ pub(crate) fn write(
     let mut loc = temp(&loc_path)?;
     let data_name = data_path.file_name().map_or(String::new(), |n| n.to_string_lossy().into());
     writeln!(loc, "{part}\t{data_name}").map_err(io_err(&loc_path))?;
-    super::build::publish(data, &data_path)?;
-    super::build::publish(loc, &loc_path)?;
-    super::build::publish(idx, &idx_path)?;
+    super::output::publish(data, &data_path)?;
+    super::output::publish(loc, &loc_path)?;
+    super::output::publish(idx, &idx_path)?;
     Ok(vec![idx_path, data_path, loc_path])
 }
 

@@ -75,11 +75,11 @@ struct Containers<'a> {
     pkg: &'a Path,
     ids: &'a Ids,
     now: DateTime<Utc>,
-    level: u32,
+    /// The run's options (the gzip level, the index made while writing).
+    opts: &'a PackageOptions,
     shape: &'static str,
     stem: Option<String>,
     description: String,
-    index: Option<crate::index::tap::SharedIndex>,
 }
 
 impl Containers<'_> {
@@ -130,8 +130,8 @@ impl Containers<'_> {
             None => {
                 let cw = mets.begin_container(group).map_err(io_err(self.pkg))?;
                 let info = (self.ids.warc_record_id(), self.now, description.as_str());
-                let mut sink = ContainerSink::create(self.pkg, rel, cw, self.level)?;
-                super::tap_index(self.index.as_ref(), &mut sink);
+                let mut sink = ContainerSink::create(self.pkg, rel, cw, self.opts.level)?;
+                super::tap_index(self.opts.index.as_ref(), &mut sink);
                 sink.start(self.pkg, info)?;
                 Ok(place.insert(sink))
             }
@@ -219,8 +219,7 @@ pub fn build_capture_package(
         pkg: &pkg,
         ids: &ids,
         now,
-        level: opts.level,
-        index: opts.index.clone(),
+        opts,
         shape,
         stem: source.container_stem(),
         description: source.description(),

@@ -87,9 +87,34 @@ struct Wanted {
     record_id: Option<String>,
     target_uri: Option<String>,
     refers_to: Reference,
-    /// `None` until an original is found; then whether its payload matched (else the digest
-    /// found, and where).
-    found: Option<Result<(), String>>,
+    /// `None` until an original is found (or the revisit is found to name none).
+    found: Option<Found>,
+}
+
+/// What following one revisit found.
+enum Found {
+    /// An original with the payload digest the revisit states.
+    Same,
+    /// A problem, said in words.
+    Problem(String),
+}
+
+/// What hashing an original's payload found for one revisit's digest.
+enum PayloadCheck {
+    Same,
+    /// The digest found, in the label's usual form.
+    Other(String),
+    /// The revisit's digest cannot be checked (an algorithm not computed here).
+    Unchecked,
+}
+
+/// A container that could not be read to its end.
+#[derive(Debug, thiserror::Error)]
+enum Unsearchable {
+    #[error("{0}: {1}")]
+    Open(String, String),
+    #[error(transparent)]
+    Warc(#[from] crate::formats::warc::reader::WarcError),
 }
 
 /// Follows every revisit of the package at `package` to its original in the package itself
@@ -127,7 +152,7 @@ pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceRep
             Ok(())
         });
         if let Err(e) = read {
-            report.unreadable.push(e);
+            report.unreadable.push(e.to_string());
         }
     }
     report.searched.push(package.to_path_buf());
@@ -137,10 +162,10 @@ pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceRep
     }
     for w in wanted {
         match w.found {
-            Some(Ok(())) => report.resolved += 1,
+            Some(Found::Same) => report.resolved += 1,
             other => {
                 let problem = match other {
-                    Some(Err(why)) => why,
+                    Some(Found::Problem(why)) => why,
                     _ => format!(
                         "no original found in {} package(s) searched",
                         report.searched.len()
@@ -178,7 +203,7 @@ fn search(
                 by_uri_date.entry((uri.clone(), date.clone())).or_default().push(i)
             }
             _ => {
-                w.found = Some(Err(
+                w.found = Some(Found::Problem(
                     "the revisit names no original (no WARC-Refers-To, nor target URI and date)"
                         .into(),
                 ))
@@ -206,7 +231,7 @@ fn search(
                 {
                     hits.extend(v);
                 }
-                hits.retain(|&i| !matches!(wanted[i].found, Some(Ok(()))));
+                hits.retain(|&i| !matches!(wanted[i].found, Some(Found::Same)));
                 if hits.is_empty() {
                     return Ok(());
                 }
@@ -224,11 +249,11 @@ fn search(
                 for (&i, outcome) in hits.iter().zip(checked) {
                     let at = format!("{name} at offset {}", head.offset);
                     wanted[i].found = Some(match outcome {
-                        Some(Ok(())) => Ok(()),
-                        Some(Err(found)) => Err(format!(
+                        PayloadCheck::Same => Found::Same,
+                        PayloadCheck::Other(found) => Found::Problem(format!(
                             "the original at {at} holds other bytes: its payload digest is {found}"
                         )),
-                        None => Err(format!(
+                        PayloadCheck::Unchecked => Found::Problem(format!(
                             "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
                             wanted[i].refers_to.digest.as_deref().unwrap_or("")
                         )),
@@ -237,7 +262,7 @@ fn search(
                 Ok(())
             });
             if let Err(e) = read {
-                report.unreadable.push(e);
+                report.unreadable.push(e.to_string());
             }
         }
     }
@@ -250,7 +275,7 @@ fn hash_payload(
     head: &crate::formats::warc::reader::WarcRecordHead,
     block: &mut dyn Read,
     mut digests: Vec<Option<LabelledDigest>>,
-) -> io::Result<Vec<Option<Result<(), String>>>> {
+) -> io::Result<Vec<PayloadCheck>> {
     let mut prefix = Vec::new();
     block.take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut prefix)?;
     let start = payload_start_of(&head.header, &prefix).offset() as usize;
@@ -264,7 +289,14 @@ fn hash_payload(
         }
         feed(&buf[..n]);
     }
-    Ok(digests.into_iter().map(|d| d.map(|d| d.verify().map_err(|m| m.found))).collect())
+    Ok(digests
+        .into_iter()
+        .map(|d| match d.map(LabelledDigest::verify) {
+            Some(Ok(())) => PayloadCheck::Same,
+            Some(Err(m)) => PayloadCheck::Other(m.found),
+            None => PayloadCheck::Unchecked,
+        })
+        .collect())
 }
 
 /// The WARC containers a package's METS lists and holds (names confined to the package).
@@ -290,15 +322,10 @@ fn each_record(
     path: &Path,
     name: &str,
     mut f: impl FnMut(&crate::formats::warc::reader::WarcRecordHead, &mut dyn Read) -> io::Result<()>,
-) -> Result<(), String> {
-    let file = layout::open_regular(path).map_err(|e| format!("{name}: {}", e.reason()))?;
-    let mut reader = WarcReader::new(io::BufReader::with_capacity(1 << 20, file), name)
-        .map_err(|e| e.to_string())?;
-    loop {
-        match reader.next_record(|head, block| f(head, block)) {
-            Ok(Some(_)) => {}
-            Ok(None) => return Ok(()),
-            Err(e) => return Err(e.to_string()),
-        }
-    }
+) -> Result<(), Unsearchable> {
+    let file =
+        layout::open_regular(path).map_err(|e| Unsearchable::Open(name.to_string(), e.reason()))?;
+    let mut reader = WarcReader::new(io::BufReader::with_capacity(1 << 20, file), name)?;
+    while reader.next_record(|head, block| f(head, block))?.is_some() {}
+    Ok(())
 }

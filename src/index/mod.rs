@@ -9,4 +9,5 @@
 //! package, never inside it.
 
 pub mod cdxj;
+pub mod lookup;
 pub mod surt;

@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod get;
 mod ingest;
 mod migrate;
 mod package;
@@ -48,6 +49,9 @@ enum Command {
     /// Package every item of a manifest, resumably (`batch run`), and summarise journals
     /// (`batch status`).
     Batch(batch::BatchArgs),
+    /// Get one record's payload (or the record) by URL and time, by record id, or by container
+    /// and offset, through a package's index or from the store.
+    Get(get::GetArgs),
 }
 
 /// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC
@@ -92,6 +96,7 @@ pub fn main() -> i32 {
         Command::Store(args) => store::run(args),
         Command::Pages(args) => pages::run(args),
         Command::Batch(args) => batch::run(args),
+        Command::Get(args) => get::run(args),
     };
     match result {
         Ok(code) => code,

@@ -9,5 +9,6 @@
 //! package, never inside it.
 
 pub mod cdxj;
+pub mod get;
 pub mod lookup;
 pub mod surt;

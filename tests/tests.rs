@@ -36,6 +36,7 @@ mod rewrite_bytes;
 mod scan;
 mod store;
 mod structure;
+mod surt;
 mod validate;
 mod validate_entities;
 mod warc_reader;

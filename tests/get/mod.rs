@@ -306,3 +306,73 @@ fn record_ids_are_found_where_the_index_carries_them() {
     let o = get(&[&args[..], &["--id", "<urn:uuid:other>"]].concat());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no record <urn:uuid:other> in the index"));
 }
+
+/// From the store: a package put to a file-system replica, its local folder removed, gives
+/// through its index (by identifier) the same payloads the folder gave, reading only the
+/// records' byte ranges; a wrong offset is refused as from a folder.
+#[test]
+fn records_come_from_the_store_by_package_identifier() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let pkg = t.join("pkg");
+    crate::util::Package::new()
+        .quiet()
+        .args(&["--deterministic"])
+        .succeeds(&pkg, &repo().join("samples/heritrix-job"));
+    let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let id = mets.split("OBJID=\"").nth(1).and_then(|v| v.split('"').next()).unwrap().to_string();
+    let containers: Vec<String> = std::fs::read_dir(pkg.join("content"))
+        .unwrap()
+        .map(|e| format!("content/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|n| n.ends_with(".warc.gz"))
+        .collect();
+    let names: Vec<&str> = containers.iter().map(String::as_str).collect();
+    let mut lines = cdxj_indexer(&pkg, &names);
+    for l in &mut lines {
+        for n in &containers {
+            let base = n.trim_start_matches("content/");
+            *l = l.replace(&format!("\"filename\": \"{base}\""), &format!("\"filename\": \"{n}\""));
+        }
+    }
+    let index = t.join("pkg.cdxj");
+    write_index(&index, &lines);
+    let config = t.join("store.toml");
+    let cfg = format!(
+        "state = \"{}\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nroot = \"{}\"\n",
+        t.join("state.sqlite").display(),
+        t.join("disk").display()
+    );
+    std::fs::write(&config, cfg).unwrap();
+    let put = webaip_command()
+        .args(["store", "--config", config.to_str().unwrap(), "--json", "put"])
+        .arg(&pkg)
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stdout));
+    let entries: Vec<IndexEntry> =
+        lines.iter().map(|l| IndexEntry::parse_cdxj(l).unwrap()).collect();
+    let local: Vec<Vec<u8>> = entries
+        .iter()
+        .map(|e| {
+            let args = ["--index", index.to_str().unwrap(), "--package", pkg.to_str().unwrap()];
+            let o = get(&[&args[..], &[&e.url, "--at", &e.timestamp]].concat());
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        })
+        .collect();
+    std::fs::remove_dir_all(&pkg).unwrap();
+    let store_args =
+        ["--index", index.to_str().unwrap(), "--store", config.to_str().unwrap(), "--package", &id];
+    for (e, want) in entries.iter().zip(&local) {
+        let o = get(&[&store_args[..], &[&e.url, "--at", &e.timestamp]].concat());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(&o.stdout, want, "{} at {}", e.url, e.timestamp);
+    }
+    assert!(entries.len() >= 3, "{} lines", entries.len());
+    let e = &entries[0];
+    let moved = lines[0].replace(&format!("\"offset\": \"{}\"", e.offset), "\"offset\": \"1\"");
+    write_index(&index, &[moved]);
+    let o = get(&[&store_args[..], &[&e.url, "--at", &e.timestamp]].concat());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("container {}, offset 1: ", e.filename)), "{err}");
+}

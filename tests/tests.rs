@@ -13,6 +13,7 @@ mod cli_migrate;
 mod droid;
 mod entities;
 mod fuzz;
+mod get;
 mod golden;
 mod identify;
 mod index;

@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod get;
 mod index;
 mod ingest;
 mod migrate;
@@ -51,6 +52,9 @@ enum Command {
     Batch(batch::BatchArgs),
     /// Write the sorted access index (CDXJ, CDX or ZipNum) of WARC files or packages.
     Index(index::IndexArgs),
+    /// Get one record's payload (or the record) by URL and time, by record id, or by container
+    /// and offset, through a package's index or from the store.
+    Get(get::GetArgs),
 }
 
 /// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC
@@ -96,6 +100,7 @@ pub fn main() -> i32 {
         Command::Pages(args) => pages::run(args),
         Command::Batch(args) => batch::run(args),
         Command::Index(args) => index::run(args),
+        Command::Get(args) => get::run(args),
     };
     match result {
         Ok(code) => code,

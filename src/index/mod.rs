@@ -3,13 +3,21 @@
 //! - [`surt`] turns a URL into its sort-friendly key (SURT), as the `surt` package that pywb
 //!   uses does;
 //! - [`cdxj`] is one index line: its model, read from and written as CDXJ (the JSON-in-a-line
-//!   format of pywb and cdxj-indexer).
+//!   format of pywb and cdxj-indexer);
+//! - writing: [`record`] derives a record's line as cdxj-indexer does, [`warc`] reads WARC
+//!   files for it, [`tap`] sees each record as the container writer writes it (`package
+//!   --index`), [`sort`] sorts lines in bounded memory, [`build`], [`output`] and [`zipnum`]
+//!   write CDXJ, CDX and ZipNum files;
+//! - reading: [`lookup`] searches sorted index files in place, [`get`] fetches one record
+//!   through them.
 //!
 //! The index is an access file (PROFILE P1.6): rebuildable from the containers, kept beside a
 //! package, never inside it.
 
 pub mod build;
 pub mod cdxj;
+pub mod get;
+pub mod lookup;
 pub mod output;
 pub mod record;
 pub mod sort;

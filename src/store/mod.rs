@@ -851,6 +851,53 @@ impl Store {
         out
     }
 
+    /// Writes bytes `offset..offset + len` of file `name` of package `identifier` to `to`
+    /// (truncated first), from the first replica that has them all: a ranged read, nothing
+    /// else of the file is fetched. The file's own checksum cannot be verified on a part of
+    /// it: the caller checks what the bytes are (`index::get` parses and verifies the record).
+    pub fn read_range(
+        &self,
+        identifier: &str,
+        name: &str,
+        offset: u64,
+        len: u64,
+        to: &mut std::fs::File,
+    ) -> Result<(), StoreError> {
+        use std::io::{Seek, Write};
+        let dir = checked_package_dir(identifier)?;
+        let name =
+            crate::layout::confined_name(name).map_err(|reason| Refusal::UnsafeRecordedName {
+                identifier: identifier.into(),
+                file: name.into(),
+                reason,
+                to: dir.clone().into(),
+            })?;
+        let key = format!("{dir}/{name}");
+        let mut rejected = Vec::new();
+        for r in &self.replicas {
+            let reset = to.set_len(0).and_then(|()| to.rewind());
+            reset.map_err(|source| StoreError::Destination {
+                path: std::path::PathBuf::new(),
+                source,
+            })?;
+            let got =
+                r.read_range(&key, offset..offset.saturating_add(len), &mut |b| to.write_all(b));
+            match got {
+                Ok(n) if n == len => return Ok(()),
+                Ok(n) => rejected.push((
+                    r.name().to_string(),
+                    StoreError::Replica {
+                        replica: r.name().into(),
+                        key: key.clone(),
+                        source: Box::new(CopyFailure::Size { expected: len, found: n }),
+                    },
+                )),
+                Err(e) => rejected.push((r.name().to_string(), e)),
+            }
+        }
+        Err(Refusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
+    }
+
     /// Fetches one file of a package to `name` below `staging` from the first replica whose
     /// copy verifies.
     fn fetch_into(

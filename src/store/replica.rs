@@ -92,6 +92,14 @@ pub(crate) trait Replica: Send + Sync {
         key: &str,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError>;
+    /// Streams `len` bytes of the object at `key` from `offset` to `sink` (a ranged read:
+    /// nothing else of the object is fetched); returns the bytes given.
+    fn read_range(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<u64, StoreError>;
     /// Every key under `prefix` (a package directory), with its size; the claim marker and
     /// live temporaries are not listed.
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError>;
@@ -278,6 +286,30 @@ impl Replica for FsReplica {
     ) -> Result<u64, StoreError> {
         let mut f = layout::open_in(&self.root, key).map_err(|e| self.err(key, e))?;
         let mut buf = vec![0u8; 1 << 20];
+        let mut n = 0u64;
+        loop {
+            let k = match f.read(&mut buf) {
+                Ok(0) => return Ok(n),
+                Ok(k) => k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.err(key, e)),
+            };
+            sink(&buf[..k]).map_err(|e| self.err(key, e))?;
+            n += k as u64;
+        }
+    }
+
+    fn read_range(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<u64, StoreError> {
+        use std::io::{Seek, SeekFrom};
+        let mut f = layout::open_in(&self.root, key).map_err(|e| self.err(key, e))?;
+        f.seek(SeekFrom::Start(range.start)).map_err(|e| self.err(key, e))?;
+        let mut f = f.take(range.end.saturating_sub(range.start));
+        let mut buf = vec![0u8; 256 * 1024];
         let mut n = 0u64;
         loop {
             let k = match f.read(&mut buf) {

@@ -277,6 +277,41 @@ impl Replica for S3Replica {
         Err(self.err(key, CopyFailure::Endpoints(failures)))
     }
 
+    fn read_range(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<u64, StoreError> {
+        let path = self.path(key);
+        let mut total = 0u64;
+        let mut failures = Vec::new();
+        // As `read`: a read that failed half-way is not resumed from another endpoint.
+        for (endpoint, store) in &self.stores {
+            let r = runtime()?.block_on(async {
+                let opts = GetOptions::new().with_range(Some(range.clone()));
+                let mut stream = store.get_opts(&path, opts).await?.into_stream();
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk?;
+                    sink(&chunk).map_err(|e| object_store::Error::Generic {
+                        store: "sink",
+                        source: Box::new(e),
+                    })?;
+                    total += chunk.len() as u64;
+                }
+                Ok::<_, object_store::Error>(())
+            });
+            match r {
+                Ok(()) => return Ok(total),
+                Err(e) if total == 0 && !matches!(e, object_store::Error::NotFound { .. }) => {
+                    failures.push((endpoint.clone(), e));
+                }
+                Err(e) => return Err(self.err(key, e.into())),
+            }
+        }
+        Err(self.err(key, CopyFailure::Endpoints(failures)))
+    }
+
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {
         let path = self.path(prefix);
         let skip = self.prefix.len();

@@ -26,8 +26,8 @@ pub use archives::build_package;
 pub use error::{MigrationFailure, PackageError};
 pub use quarantine::ScanSummary;
 pub use report::{
-    CaptureCounts, ContainerReport, CrawlLogComparison, IdentificationReport, InstanceReport,
-    PackageReport, WarcFinding,
+    CaptureCounts, ContainerReport, CrawlLogComparison, DedupReport, IdentificationReport,
+    InstanceReport, PackageReport, WarcFinding,
 };
 
 use std::fs::File;
@@ -118,6 +118,9 @@ pub struct PackageOptions {
     pub describe_seeds: bool,
     /// PRONOM identification of payloads (`--identify`): what the package records of it.
     pub identify: crate::stages::identify::IdentifyMode,
+    /// Deduplication (`--dedup-against`, `--dedup-within`): responses of copied WARCs whose
+    /// payload is stored already are written as revisits.
+    pub dedup: Option<std::sync::Arc<crate::stages::dedup::Dedup>>,
 }
 
 /// The webpages and associated objects a package describes: the curator's `[[page]]` tables,

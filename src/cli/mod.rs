@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod dedup_table;
 mod ingest;
 mod migrate;
 mod package;
@@ -45,6 +46,9 @@ enum Command {
     Store(store::StoreArgs),
     /// List the HTML pages of a package or a source: titles, sizes, capture dates.
     Pages(pages::PagesArgs),
+    /// Make the digest table of stored payloads that `package --dedup-against` looks up, from
+    /// CDXJ indexes and earlier packages.
+    DedupTable(dedup_table::DedupTableArgs),
     /// Package every item of a manifest, resumably (`batch run`), and summarise journals
     /// (`batch status`).
     Batch(batch::BatchArgs),
@@ -92,6 +96,7 @@ pub fn main() -> i32 {
         Command::Store(args) => store::run(args),
         Command::Pages(args) => pages::run(args),
         Command::Batch(args) => batch::run(args),
+        Command::DedupTable(args) => dedup_table::run(args),
     };
     match result {
         Ok(code) => code,

@@ -11,6 +11,7 @@ mod pages;
 mod progress;
 mod scan;
 mod store;
+mod undedup;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +50,9 @@ enum Command {
     /// Make the digest table of stored payloads that `package --dedup-against` looks up, from
     /// CDXJ indexes and earlier packages.
     DedupTable(dedup_table::DedupTableArgs),
+    /// Make a package whose revisit records are full records again, their payloads taken
+    /// from the packages they refer to.
+    Undedup(undedup::UndedupArgs),
     /// Package every item of a manifest, resumably (`batch run`), and summarise journals
     /// (`batch status`).
     Batch(batch::BatchArgs),
@@ -97,6 +101,7 @@ pub fn main() -> i32 {
         Command::Pages(args) => pages::run(args),
         Command::Batch(args) => batch::run(args),
         Command::DedupTable(args) => dedup_table::run(args),
+        Command::Undedup(args) => undedup::run(args),
     };
     match result {
         Ok(code) => code,

@@ -444,7 +444,7 @@ impl TableBuilder {
                 continue;
             }
             last = Some(e.key);
-            if count % STEP == 0 {
+            if count.is_multiple_of(STEP) {
                 sparse.push((e.key, at));
             }
             e.write_table(&mut w).map_err(io_at(out))?;

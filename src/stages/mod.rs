@@ -18,6 +18,7 @@ pub mod dedup;
 pub mod identify;
 pub mod rewrite;
 pub mod scan;
+pub mod undedup;
 
 use std::io::{self, Read};
 

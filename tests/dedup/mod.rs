@@ -187,3 +187,55 @@ fn within_a_run_the_second_copy_is_a_revisit() {
         assert_eq!(b["WARC-Payload-Digest"], a["payload_sha1"]);
     }
 }
+
+/// `undedup` with the first package: every revisit of the second is a full response again,
+/// each payload byte-equal to the crawl packaged without deduplication; without the first
+/// package it names the reference it cannot resolve.
+#[test]
+fn undedup_gives_back_the_payloads() {
+    let dir = tempfile::tempdir().unwrap();
+    crawls(dir.path());
+    let (c1, c2) =
+        (dir.path().join("crawl1/crawl1.warc.gz"), dir.path().join("crawl2/crawl2.warc.gz"));
+    let (p1, p2, plain) = (dir.path().join("p1"), dir.path().join("p2"), dir.path().join("plain"));
+    package(&p1, &c1, &[]);
+    package(&p2, &c2, &["--dedup-against", p1.to_str().unwrap()]);
+    package(&plain, &c2, &[]);
+    let back = dir.path().join("back");
+    let o = crate::util::webaip(&[
+        "undedup",
+        p2.to_str().unwrap(),
+        "--with",
+        p1.to_str().unwrap(),
+        "--out",
+        back.to_str().unwrap(),
+        "--",
+        "--no-virus-check",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let restored = records(&back.join("content/crawl2.warc.gz"));
+    let whole = records(&plain.join("content/crawl2.warc.gz"));
+    assert_eq!(restored.len(), whole.len());
+    for (uri, r) in &whole {
+        let b = &restored[uri];
+        assert_eq!(text(&b["type"]), "response", "{uri}");
+        assert_eq!(
+            (&b["payload_sha1"], &b["payload_len"], &b["WARC-Record-ID"]),
+            (&r["payload_sha1"], &r["payload_len"], &r["WARC-Record-ID"]),
+            "{uri}"
+        );
+    }
+    // Against a package that does not hold the originals: refused, naming the reference.
+    let o = crate::util::webaip(&[
+        "undedup",
+        p2.to_str().unwrap(),
+        "--with",
+        plain.to_str().unwrap(),
+        "--out",
+        dir.path().join("none").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("which no --with package holds"), "{err}");
+}

@@ -10,6 +10,7 @@ mod batch;
 mod captures;
 mod captures_hostile;
 mod cli_migrate;
+mod dedup;
 mod droid;
 mod entities;
 mod fuzz;

@@ -178,6 +178,7 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
         capture_date: None,
         describe_seeds: false,
         identify: IdentifyMode::Described,
+        dedup: None,
     };
     let settings = ItemSettings {
         zone: webaip::sources::pandas::Zone::parse(&args.timezone)?,

@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod dedup_table;
 mod get;
 mod index;
 mod ingest;
@@ -12,6 +13,7 @@ mod pages;
 mod progress;
 mod scan;
 mod store;
+mod undedup;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +49,12 @@ enum Command {
     Store(store::StoreArgs),
     /// List the HTML pages of a package or a source: titles, sizes, capture dates.
     Pages(pages::PagesArgs),
+    /// Make the digest table of stored payloads that `package --dedup-against` looks up, from
+    /// CDXJ indexes and earlier packages.
+    DedupTable(dedup_table::DedupTableArgs),
+    /// Make a package whose revisit records are full records again, their payloads taken
+    /// from the packages they refer to.
+    Undedup(undedup::UndedupArgs),
     /// Package every item of a manifest, resumably (`batch run`), and summarise journals
     /// (`batch status`).
     Batch(batch::BatchArgs),
@@ -101,6 +109,8 @@ pub fn main() -> i32 {
         Command::Batch(args) => batch::run(args),
         Command::Index(args) => index::run(args),
         Command::Get(args) => get::run(args),
+        Command::DedupTable(args) => dedup_table::run(args),
+        Command::Undedup(args) => undedup::run(args),
     };
     match result {
         Ok(code) => code,

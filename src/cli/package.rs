@@ -130,6 +130,15 @@ pub struct PackageArgs {
     /// described with its PUIDs).
     #[arg(long, value_enum, default_value = "described")]
     identify: IdentifyArg,
+    /// Deduplicate against payloads stored already: a digest table (`webaip dedup-table`), a
+    /// CDXJ index, or an earlier package's folder (repeatable). A WARC response whose payload
+    /// (SHA-1 and length) is stored is written as a `revisit` record without it.
+    #[arg(long, value_name = "TABLE|INDEX|PACKAGE")]
+    dedup_against: Vec<PathBuf>,
+    /// Deduplicate within the run too: a response whose payload an earlier record of the same
+    /// container holds becomes a revisit of it.
+    #[arg(long)]
+    dedup_within: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -182,6 +191,11 @@ fn run_with(args: &PackageArgs, opts: &PackageOptions) -> anyhow::Result<i32> {
         }
         _ => None,
     };
+    if opts.dedup.is_some() && !matches!(input, Input::Archives(_)) {
+        bail!(
+            "--dedup-against and --dedup-within apply to ARC/WARC inputs (Heritrix jobs, WARC files)"
+        );
+    }
     match input {
         Input::Mirror(dir, kind) => run_mirror(args, opts, &pool, (&dir, kind), unpacked.as_ref()),
         Input::Captures(dir, shape) => run_captures(args, opts, &pool, &dir, shape),
@@ -262,6 +276,13 @@ fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
             IdentifyArg::None => IdentifyMode::None,
             IdentifyArg::Described => IdentifyMode::Described,
             IdentifyArg::All => IdentifyMode::All,
+        },
+        dedup: match args.dedup_within || !args.dedup_against.is_empty() {
+            true => Some(std::sync::Arc::new(webaip::stages::dedup::Dedup {
+                against: webaip::index::digests::DedupSources::open(&args.dedup_against)?,
+                within: args.dedup_within,
+            })),
+            false => None,
         },
     })
 }
@@ -461,6 +482,19 @@ fn print_report(r: &PackageReport) {
         }
     }
     println!("  logs, configuration and side files: {} file(s) in logs/", r.logs);
+    if let Some(d) = &r.dedup {
+        println!(
+            "  deduplication: {} revisit record(s), {} payload byte(s) not stored again, {} byte(s) saved; depends on {}",
+            d.revisits,
+            d.payload_bytes,
+            d.bytes_saved,
+            if d.depends_on.is_empty() {
+                "no other package".into()
+            } else {
+                d.depends_on.join(", ")
+            }
+        );
+    }
     if let Some(c) = &r.crawl_log {
         print_crawl_log(c);
     }

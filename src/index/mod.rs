@@ -9,13 +9,16 @@
 //!   --index`), [`sort`] sorts lines in bounded memory, [`build`], [`output`] and [`zipnum`]
 //!   write CDXJ, CDX and ZipNum files;
 //! - reading: [`lookup`] searches sorted index files in place, [`get`] fetches one record
-//!   through them.
+//!   through them;
+//! - [`digests`] is the on-disk table of stored payloads by digest that deduplication looks
+//!   captures up in.
 //!
 //! The index is an access file (PROFILE P1.6): rebuildable from the containers, kept beside a
 //! package, never inside it.
 
 pub mod build;
 pub mod cdxj;
+pub mod digests;
 pub mod get;
 pub mod lookup;
 pub mod output;

@@ -39,6 +39,7 @@ use crate::migrate::{MigrateOptions, MigratedRecord, output_name};
 use crate::model::*;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
+use crate::stages::dedup::DedupStage;
 use crate::stages::identify::{Identifier, IdentifyMode, IdentifyStage, Tally as Identified};
 use crate::stages::scan::{ScanEngine, ScanStage};
 use crate::stages::{Item, Stage, Staged};
@@ -67,6 +68,8 @@ pub(super) struct ContainerResult {
     pub(super) scan: quarantine::ContainerScan,
     /// What identification found in its payloads.
     pub(super) identified: Identified,
+    /// What deduplication wrote in it.
+    pub(super) dedup: crate::stages::dedup::DedupTally,
 }
 
 /// Builds the package of `source`. `progress` receives bytes read, as they are read.
@@ -125,6 +128,7 @@ pub fn build_package(
     let mut without_log = (0u64, Vec::new());
     let mut containers = Vec::new();
     let mut manifest: Vec<(String, String)> = Vec::new();
+    let mut dedup = opts.dedup.as_ref().map(|_| super::DedupReport::default());
     for (path, sha, _) in extra_files {
         manifest.push((path, sha));
     }
@@ -142,6 +146,7 @@ pub fn build_package(
         file.object
             .significant_properties
             .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
+        deduplicated(&mut file, &r.dedup, (&ids, now), &mut dedup);
         if let Some((arc, event)) = r.arc {
             file.described_sources.push(arc);
             file.events.insert(0, event);
@@ -211,8 +216,68 @@ pub fn build_package(
         files: written.files,
         bytes: written.bytes,
         leftovers,
+        dedup,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// What deduplication did in a container, stated on its PREMIS object (module
+/// `stages::dedup`): an event saying which payloads were not stored again and where they are,
+/// and a `dependency` / `requires` relationship to each earlier package it refers to; and
+/// counted into the package's report.
+fn deduplicated(
+    file: &mut PackageFile,
+    t: &crate::stages::dedup::DedupTally,
+    (ids, now): (&Ids, DateTime<Utc>),
+    report: &mut Option<super::DedupReport>,
+) {
+    let Some(report) = report.as_mut() else { return };
+    report.revisits += t.revisits;
+    report.bytes_saved += t.bytes_saved;
+    report.payload_bytes += t.payload_bytes;
+    if t.revisits == 0 {
+        return;
+    }
+    let id = ids.uuid().to_string();
+    let mut where_ = Vec::new();
+    for (package, n) in &t.packages {
+        match package.is_empty() {
+            true => where_.push(format!("{n} in earlier records of this package")),
+            false => where_.push(format!("{n} in package {package}")),
+        }
+        if !package.is_empty() {
+            if !report.depends_on.contains(package) {
+                report.depends_on.push(package.clone());
+            }
+            file.object.relationships.push(Relationship {
+                relationship_type: "dependency".into(),
+                subtype: "requires".into(),
+                related_object: ("OBJID".into(), package.clone()),
+                related_event: Some(id.clone()),
+            });
+        }
+    }
+    file.object.events.push(id.clone());
+    file.events.push(Event {
+        id,
+        event_type: "deduplication".into(),
+        event_type_uri: None,
+        date_time: now,
+        detail: Some(format!(
+            "program=\"webaip\"; version=\"{}\"; responses whose payload (SHA-1 and length) is stored already written as WARC revisit records (profile identical-payload-digest): each keeps its record id, date, WARC fields and HTTP header; only the payload bytes, identical to the stored ones, are not stored again",
+            env!("CARGO_PKG_VERSION")
+        )),
+        outcome: "success".into(),
+        outcome_detail: Some(format!(
+            "{} revisit record(s), {} payload byte(s) not stored again ({} bytes saved in the container); the payloads are {}",
+            t.revisits,
+            t.payload_bytes,
+            t.bytes_saved,
+            where_.join(", ")
+        )),
+        agents: vec![("local".into(), "webaip".into(), "executing program".into())],
+        objects: vec![("local".into(), file.path.clone(), "outcome".into())],
+    });
 }
 
 /// The package's identification event over what every container's payloads gave
@@ -720,6 +785,8 @@ impl ContainerCtx<'_> {
             viral,
             scan,
             identified,
+            // Migrated ARC records are not deduplicated (README, deduplication).
+            dedup: Default::default(),
         })
     }
 
@@ -813,8 +880,13 @@ impl ContainerCtx<'_> {
         // Identification first: the scan stage, last, overlaps writing.
         let mut identify_stage = self.identifier.map(IdentifyStage::new);
         let mut scan_stage = self.scanner.map(|e| ScanStage::new(Arc::clone(e)));
+        let mut dedup_stage =
+            self.opts.dedup.as_deref().map(|d| DedupStage::new(d, self.rel.clone()));
         let mut stages: Vec<&mut dyn Stage> = Vec::new();
         if let Some(s) = identify_stage.as_mut() {
+            stages.push(s);
+        }
+        if let Some(s) = dedup_stage.as_mut() {
             stages.push(s);
         }
         if let Some(s) = scan_stage.as_mut() {
@@ -846,7 +918,7 @@ impl ContainerCtx<'_> {
             e => e,
         })?;
         let read = source.finish()?;
-        let copy::Copied { content, viral, scan, stuck } = out.finish();
+        let copy::Copied { content, viral, scan, stuck, dedup } = out.finish();
         if let Some((record_id, offset, signature)) = stuck {
             return Err(PackageError::InfectedInSharedMember {
                 input: input.to_path_buf(),
@@ -903,6 +975,7 @@ impl ContainerCtx<'_> {
             viral,
             scan,
             identified: identify_stage.map(|s| s.tally).unwrap_or_default(),
+            dedup,
         })
     }
 }

@@ -329,6 +329,7 @@ pub fn build_capture_package(
         files: written.files,
         bytes: written.bytes,
         leftovers,
+        dedup: None,
         seconds: started.elapsed().as_secs_f64(),
     })
 }

@@ -222,6 +222,8 @@ impl StoredWarc {
             target_uri: h.target_uri().map(str::to_string),
             date: h.get("WARC-Date").unwrap_or("").to_string(),
             date_inferred: h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
+            payload_sha1: (d.payload_len > 0).then_some(d.payload_sha1),
+            header_len: head.header_len,
         };
         self.ready.push_back(Staged::new(Item::Stored(Box::new(record)), held, digest));
         Ok(())
@@ -423,6 +425,8 @@ pub(super) struct Copied {
     /// The first record found infected among those that share a gzip member (it stayed in
     /// content): (record id, offset of its member, signature).
     pub stuck: Option<(String, u64, String)>,
+    /// What deduplication wrote.
+    pub dedup: crate::stages::dedup::DedupTally,
 }
 
 /// Writes the items of a copied WARC where the stages routed them: the content container, or
@@ -443,6 +447,8 @@ pub(super) struct CopyWriter<'a> {
     /// The first record found infected among those that share a gzip member and cannot be
     /// moved: (record id, offset of its member, signature).
     stuck: Option<(String, u64, String)>,
+    /// What deduplication wrote.
+    dedup: crate::stages::dedup::DedupTally,
 }
 
 impl<'a> CopyWriter<'a> {
@@ -466,12 +472,13 @@ impl<'a> CopyWriter<'a> {
             viral_mets,
             events,
             stuck: None,
+            dedup: Default::default(),
         }
     }
 
     /// Appends one item where its stages routed it.
     pub(super) fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
-        let Staged { item, held, route, findings, identification, .. } = staged;
+        let Staged { item, held, route, findings, identification, revisit, .. } = staged;
         let verdict = findings.into_iter().next().map(|f| match f {
             Finding::Infected(sig) => ScanResult::Infected(sig),
             Finding::NotScanned(why) => ScanResult::NotScanned(why),
@@ -513,6 +520,13 @@ impl<'a> CopyWriter<'a> {
             self.events.infected(&mut v.mets, &moved, &sig).map_err(io_err(root))?;
             return self.clean(&r, held.as_deref());
         }
+        if let Some(revisit) = revisit
+            && let Some(moved) = self.revisit(&r, &revisit)?
+        {
+            let moved = self.identified(moved, identification);
+            let (mets, verdict) = (&mut self.content.mets, verdict.as_ref());
+            return self.events.content(mets, &moved, verdict).map_err(io_err(root));
+        }
         let range = self.content.append_member(root, bytes.reader(0, len), len)?;
         // A warcinfo record is scanned as every record is, but described only when its verdict
         // needs an event (no container of the package describes its warcinfo records).
@@ -522,6 +536,47 @@ impl<'a> CopyWriter<'a> {
         }
         let moved = self.identified(RecordFile { member: range, ..r.file }, identification);
         self.events.content(&mut self.content.mets, &moved, verdict.as_ref()).map_err(io_err(root))
+    }
+
+    /// Writes the revisit of a stored record whose payload is stored already
+    /// (`stages::dedup`): its header and HTTP header, without the payload. `None` (and
+    /// nothing written) when its head cannot be rewritten (not UTF-8, cut short): the record
+    /// is then copied as it is.
+    fn revisit(
+        &mut self,
+        r: &StoredRecord,
+        revisit: &crate::stages::dedup::Revisit,
+    ) -> Result<Option<RecordFile>, PackageError> {
+        use crate::stages::dedup;
+        let (Some(bytes), Some(c)) = (&r.bytes, &r.file.content) else { return Ok(None) };
+        let path = self.root.join(&self.content.rel);
+        let head = dedup::record_head(bytes.reader(0, bytes.len()), self.gzip, c.range.begin)
+            .map_err(io_err(&path))?;
+        let Some(record) = dedup::revisit_record(&head, r.header_len as usize, revisit) else {
+            return Ok(None);
+        };
+        let member = match self.gzip {
+            true => dedup::gzip_member(&record, self.opts.level).map_err(io_err(&path))?,
+            false => record,
+        };
+        let len = member.len() as u64;
+        let range = self.content.append_member(self.root, &member[..], len)?;
+        let t = &mut self.dedup;
+        t.revisits += 1;
+        t.bytes_saved += bytes.len().saturating_sub(len);
+        t.payload_bytes += c.range.len;
+        *t.packages.entry(revisit.refers.package.clone().unwrap_or_default()).or_default() += 1;
+        Ok(Some(RecordFile {
+            member: range,
+            content: None,
+            capture: super::url_capture(
+                "response",
+                r.target_uri.as_deref(),
+                &r.date,
+                r.date_inferred,
+            ),
+            ..r.file.clone()
+        }))
     }
 
     /// A record with what identification found of its payload (described, under its content
@@ -661,6 +716,7 @@ impl<'a> CopyWriter<'a> {
             viral: self.viral,
             scan: self.events.found,
             stuck: self.stuck,
+            dedup: self.dedup,
         }
     }
 }

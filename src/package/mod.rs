@@ -26,8 +26,8 @@ pub use archives::build_package;
 pub use error::{MigrationFailure, PackageError};
 pub use quarantine::ScanSummary;
 pub use report::{
-    CaptureCounts, ContainerReport, CrawlLogComparison, IdentificationReport, InstanceReport,
-    PackageReport, WarcFinding,
+    CaptureCounts, ContainerReport, CrawlLogComparison, DedupReport, IdentificationReport,
+    InstanceReport, PackageReport, WarcFinding,
 };
 
 use std::fs::File;
@@ -121,6 +121,9 @@ pub struct PackageOptions {
     /// The access index made as the `content/` containers are written (`--index`): every
     /// record's line is added to it as the container writer writes the record.
     pub index: Option<crate::index::tap::SharedIndex>,
+    /// Deduplication (`--dedup-against`, `--dedup-within`): responses of copied WARCs whose
+    /// payload is stored already are written as revisits.
+    pub dedup: Option<std::sync::Arc<crate::stages::dedup::Dedup>>,
 }
 
 /// Shows the records written to a `content/` container to the package's index, if one is made.

@@ -394,6 +394,7 @@ mod tests {
             capture_date: None,
             describe_seeds: false,
             identify: crate::stages::identify::IdentifyMode::None,
+            dedup: None,
         };
         let ids = Ids::seeded("t");
         let now = ids.now();

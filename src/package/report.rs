@@ -66,8 +66,23 @@ pub struct PackageReport {
     pub bytes: u64,
     /// Leftovers of earlier runs found beside the package, and what was done with them.
     pub leftovers: Vec<String>,
+    /// Deduplication, when asked for (`--dedup-against`, `--dedup-within`).
+    pub dedup: Option<DedupReport>,
     /// Wall-clock seconds.
     pub seconds: f64,
+}
+
+/// What deduplication did in a package.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DedupReport {
+    /// Revisit records written in place of records whose payload is stored already.
+    pub revisits: u64,
+    /// Payload bytes not stored again.
+    pub payload_bytes: u64,
+    /// Bytes the containers are smaller by (records replaced less their revisits).
+    pub bytes_saved: u64,
+    /// The earlier packages referred to, by OBJID.
+    pub depends_on: Vec<String>,
 }
 
 impl PackageReport {

@@ -14,9 +14,11 @@
 //! source and every copied WARC, the migration (in a package or `webaip migrate`) for every
 //! ARC.
 
+pub mod dedup;
 pub mod identify;
 pub mod rewrite;
 pub mod scan;
+pub mod undedup;
 
 use std::io::{self, Read};
 
@@ -62,6 +64,10 @@ pub(crate) struct StoredRecord {
     pub date: String,
     /// True when the record says its date is inferred (`X-Webaip-Date-Source`).
     pub date_inferred: bool,
+    /// The payload's SHA-1, as read (what deduplication looks up), when it has a payload.
+    pub payload_sha1: Option<[u8; 20]>,
+    /// The length of its WARC header (blank line included) in the decompressed record.
+    pub header_len: u64,
 }
 
 impl StoredRecord {
@@ -147,6 +153,9 @@ pub(crate) struct Staged {
     pub replacement: Option<Replacement>,
     /// What PRONOM identification found in the harvested payload (`identify::IdentifyStage`).
     pub identification: Option<crate::model::Identification>,
+    /// The stored payload it is a revisit of (`dedup::DedupStage`): written as a `revisit`
+    /// record without the payload.
+    pub revisit: Option<Box<dedup::Revisit>>,
 }
 
 impl Staged {
@@ -160,6 +169,7 @@ impl Staged {
             findings: Vec::new(),
             replacement: None,
             identification: None,
+            revisit: None,
         }
     }
 }

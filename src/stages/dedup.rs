@@ -1,0 +1,252 @@
+//! Deduplication: a response whose payload is already stored becomes a `revisit` record.
+//!
+//! The stage looks each record of a copied WARC up by its payload's SHA-1 (computed from the
+//! bytes as the record was read, so a record whose `WARC-Payload-Digest` states something else
+//! is looked up by what it holds) and length: in the stored payloads given with
+//! `--dedup-against` ([`crate::index::digests`]), then, with `--dedup-within`, among the
+//! earlier records of the same container (containers are written in parallel: within one,
+//! "earlier" is the container's order; across them it would be whichever thread came first).
+//! A match marks the item ([`Revisit`]); the writer then writes, in place of the stored
+//! record, its revisit ([`revisit_record`]):
+//!
+//! - the record keeps its `WARC-Record-ID` (its concurrent `request` and `metadata` records
+//!   name it in `WARC-Concurrent-To`, and stay as they were), its `WARC-Date`, target URI,
+//!   IP address and every other field, in order;
+//! - `WARC-Type: revisit`, `WARC-Profile` identical-payload-digest, `WARC-Refers-To` (the
+//!   original's record id, when known), `WARC-Refers-To-Target-URI`, `WARC-Refers-To-Date`,
+//!   `WARC-Refers-To-Container` and, for a package, `X-Webaip-Refers-To-Package` (its OBJID)
+//!   are added; `WARC-Payload-Digest` states the payload's (the original's) digest;
+//! - the block is the record's HTTP header as harvested, without the payload; its
+//!   `Content-Length` and `WARC-Block-Digest` are the new block's; the record is written as
+//!   `WARC/1.1` (the version of the fields it carries).
+//!
+//! `WARC-Refers-To-Container` follows Browsertrix (iipc/warc-specifications#111): `file://`
+//! and the container's file name (`file://NAME.warc.gz`), a hint where to find the original;
+//! the package that holds it is named by its OBJID in the revisit and in the METS.
+//!
+//! Nothing of the new capture is lost but the payload's bytes, which are the stored ones; the
+//! container's PREMIS object records that as an event, with a `dependency` / `requires`
+//! relationship to every package it refers to.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Read, Write};
+
+use super::{Item, Stage, StageError, Staged};
+use crate::formats::digest::{BlockHasher, sha1_base32};
+use crate::index::digests::{Algorithm, DedupSources, DigestKey, StoredPayload};
+
+/// `WARC-Profile` of a revisit whose payload is identical to the original's (WARC 1.1).
+pub const IDENTICAL_PAYLOAD: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// The WARC field naming the package (OBJID) that holds a revisit's original.
+pub const FIELD_REFERS_TO_PACKAGE: &str = "X-Webaip-Refers-To-Package";
+
+/// What deduplication looks up: `--dedup-against` and `--dedup-within`.
+pub struct Dedup {
+    /// The stored payloads.
+    pub against: DedupSources,
+    /// Whether earlier records of the same container count as stored.
+    pub within: bool,
+}
+
+impl std::fmt::Debug for Dedup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Dedup {{ tables: {}, within: {} }}", self.against.tables.len(), self.within)
+    }
+}
+
+/// An item to be written as a revisit of a stored payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Revisit {
+    /// The original.
+    pub refers: StoredPayload,
+    /// The payload's digest.
+    pub digest: DigestKey,
+}
+
+/// Marks the items whose payload is stored ([`Revisit`]).
+pub(crate) struct DedupStage<'a> {
+    dedup: &'a Dedup,
+    /// The container written (its path in the package): where earlier records of this run
+    /// are, for `--dedup-within`.
+    container: String,
+    seen: HashMap<DigestKey, (u64, StoredPayload)>,
+}
+
+impl<'a> DedupStage<'a> {
+    /// A stage for the container at `container` (its path in the package).
+    pub(crate) fn new(dedup: &'a Dedup, container: String) -> Self {
+        DedupStage { dedup, container, seen: HashMap::new() }
+    }
+
+    fn look_up(&mut self, s: &Staged) -> Result<Option<Revisit>, StageError> {
+        let Item::Stored(r) = &s.item else { return Ok(None) };
+        let (Some(sha1), Some(c), Some(_)) = (&r.payload_sha1, &r.file.content, &r.bytes) else {
+            return Ok(None);
+        };
+        // Only an HTTP response keeps something of its own: its header (payload after it).
+        let http = c.range.begin > r.header_len;
+        if r.warc_type != "response" || c.range.len == 0 || !http {
+            return Ok(None);
+        }
+        let Some(digest) = DigestKey::new(Algorithm::Sha1, sha1) else { return Ok(None) };
+        let found = self.dedup.against.find(&digest, c.range.len).map_err(|e| StageError::Io {
+            path: "(dedup table)".into(),
+            source: io::Error::other(e.to_string()),
+        })?;
+        if let Some(f) = found {
+            return Ok(Some(Revisit { refers: f.stored, digest }));
+        }
+        if !self.dedup.within {
+            return Ok(None);
+        }
+        if let Some((len, stored)) = self.seen.get(&digest)
+            && *len == c.range.len
+        {
+            return Ok(Some(Revisit { refers: stored.clone(), digest }));
+        }
+        let stored = StoredPayload {
+            url: r.target_uri.clone().unwrap_or_default(),
+            date: r.date.clone(),
+            record_id: Some(format!("<{}>", r.file.record_id)),
+            container: self.container.clone(),
+            offset: 0,
+            length: 0,
+            package: None,
+            payload_offset: None,
+        };
+        self.seen.insert(digest, (c.range.len, stored));
+        Ok(None)
+    }
+}
+
+impl Stage for DedupStage<'_> {
+    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+        for s in batch.iter_mut() {
+            s.revisit = self.look_up(s)?.map(Box::new);
+        }
+        Ok(())
+    }
+}
+
+/// What deduplication did in one container: revisits written, bytes saved, and the stored
+/// payloads referred to by package (OBJID; "" for this package's own).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct DedupTally {
+    /// Revisit records written.
+    pub revisits: u64,
+    /// Stored bytes of the records they replace, less their own.
+    pub bytes_saved: u64,
+    /// Payload bytes not stored again.
+    pub payload_bytes: u64,
+    /// Revisits by the package they refer to.
+    pub packages: BTreeMap<String, u64>,
+}
+
+/// The bytes of the revisit record of a stored record: `record` is its header and HTTP
+/// header (`header_len` bytes of WARC header), as stored, without the payload.
+pub(crate) fn revisit_record(head: &[u8], header_len: usize, revisit: &Revisit) -> Option<Vec<u8>> {
+    let header = std::str::from_utf8(head.get(..header_len)?).ok()?;
+    let block = &head[header_len..];
+    let mut lines = header.split("\r\n").filter(|l| !l.is_empty());
+    lines.next()?; // the version line
+    let d = BlockHasher::digest(block, block.len() as u64);
+    let r = &revisit.refers;
+    let mut out = String::from("WARC/1.1\r\n");
+    for line in lines {
+        let name = line.split(':').next().unwrap_or("").trim();
+        let is = |n: &str| name.eq_ignore_ascii_case(n);
+        if is("WARC-Type") {
+            out.push_str("WARC-Type: revisit\r\n");
+        } else if is("Content-Length")
+            || is("WARC-Block-Digest")
+            || is("WARC-Payload-Digest")
+            || is("WARC-Profile")
+            || name.to_ascii_lowercase().starts_with("warc-refers-to")
+        {
+            continue;
+        } else {
+            out.push_str(line);
+            out.push_str("\r\n");
+        }
+    }
+    let mut field = |name: &str, value: &str| {
+        out.push_str(name);
+        out.push_str(": ");
+        // A value taken from an index or another package: no line break gets into the header.
+        out.extend(value.chars().filter(|c| !c.is_control()));
+        out.push_str("\r\n");
+    };
+    field("WARC-Profile", IDENTICAL_PAYLOAD);
+    if let Some(id) = &r.record_id {
+        field("WARC-Refers-To", id);
+    }
+    field("WARC-Refers-To-Target-URI", &r.url);
+    field("WARC-Refers-To-Date", &r.date);
+    field("WARC-Refers-To-Container", &refers_to_container(&r.container));
+    if let Some(p) = &r.package {
+        field(FIELD_REFERS_TO_PACKAGE, p);
+    }
+    field("WARC-Payload-Digest", &revisit.digest.to_warc());
+    field("WARC-Block-Digest", &sha1_base32(&d.block_sha1));
+    field("Content-Length", &block.len().to_string());
+    out.push_str("\r\n");
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(block);
+    bytes.extend_from_slice(crate::formats::warc::writer::RECORD_END);
+    Some(bytes)
+}
+
+/// `WARC-Refers-To-Container` of a container (module comment).
+pub fn refers_to_container(container: &str) -> String {
+    format!("file://{}", container.rsplit('/').next().unwrap_or(container))
+}
+
+/// Reads the first `len` bytes of a stored record (decompressed when `gzip`).
+pub(crate) fn record_head(stored: impl Read, gzip: bool, len: u64) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    match gzip {
+        true => flate2::read::MultiGzDecoder::new(stored).take(len).read_to_end(&mut out)?,
+        false => stored.take(len).read_to_end(&mut out)?,
+    };
+    Ok(out)
+}
+
+/// A record's bytes as one gzip member at `level`.
+pub(crate) fn gzip_member(record: &[u8], level: u32) -> io::Result<Vec<u8>> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+    gz.write_all(record)?;
+    gz.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The revisit keeps every field of the record but its type, length and digests, adds the
+    /// references, and its block is the HTTP header.
+    #[test]
+    fn a_revisit_keeps_the_record_but_the_payload() {
+        let warc = "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:2>\r\nWARC-Date: 2024-05-01T00:00:00Z\r\nWARC-Target-URI: http://a/new\r\nContent-Type: application/http; msgtype=response\r\nWARC-Payload-Digest: sha1:X\r\nWARC-Block-Digest: sha1:Y\r\nContent-Length: 50\r\n\r\n";
+        let http = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+        let head = format!("{warc}{http}");
+        let digest = DigestKey::parse("sha1:G7HRM7BGOKSKMSXZAHMUQTTV53QOFSMK").unwrap();
+        let refers = StoredPayload {
+            url: "http://a/old".into(),
+            date: "2024-01-01T00:00:00Z".into(),
+            record_id: Some("<urn:uuid:1>".into()),
+            container: "content/first.warc.gz".into(),
+            package: Some("urn:uuid:p".into()),
+            ..StoredPayload::default()
+        };
+        let r = revisit_record(head.as_bytes(), warc.len(), &Revisit { refers, digest }).unwrap();
+        let text = String::from_utf8(r).unwrap();
+        let block_digest = sha1_base32(&BlockHasher::digest(http.as_bytes(), 0).block_sha1);
+        let want = format!(
+            "WARC/1.1\r\nWARC-Type: revisit\r\nWARC-Record-ID: <urn:uuid:2>\r\nWARC-Date: 2024-05-01T00:00:00Z\r\nWARC-Target-URI: http://a/new\r\nContent-Type: application/http; msgtype=response\r\nWARC-Profile: {IDENTICAL_PAYLOAD}\r\nWARC-Refers-To: <urn:uuid:1>\r\nWARC-Refers-To-Target-URI: http://a/old\r\nWARC-Refers-To-Date: 2024-01-01T00:00:00Z\r\nWARC-Refers-To-Container: file://first.warc.gz\r\nX-Webaip-Refers-To-Package: urn:uuid:p\r\nWARC-Payload-Digest: sha1:G7HRM7BGOKSKMSXZAHMUQTTV53QOFSMK\r\nWARC-Block-Digest: {block_digest}\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+            http.len()
+        );
+        assert_eq!(text, want);
+    }
+}

@@ -449,7 +449,7 @@ fn copy_block(block: &mut dyn Read, out: &mut Checked<'_>) -> Result<(), Stop> {
 pub fn open_in_package(root: &Path, name: &str, offset: u64) -> Result<File, GetError> {
     let fail = |reason: String| GetError::Container { container: name.into(), offset, reason };
     let mut file = crate::layout::open_in(root, name).map_err(|e| fail(e.reason()))?;
-    seek_inside(&mut file, offset).map_err(fail)?;
+    seek_inside(&mut file, offset, fail)?;
     Ok(file)
 }
 
@@ -458,16 +458,21 @@ pub fn open_user_container(path: &Path, offset: u64) -> Result<File, GetError> {
     let name = path.display().to_string();
     let fail = |reason: String| GetError::Container { container: name.clone(), offset, reason };
     let mut file = crate::layout::open_user_file(path).map_err(|e| fail(e.reason()))?;
-    seek_inside(&mut file, offset).map_err(fail)?;
+    seek_inside(&mut file, offset, fail)?;
     Ok(file)
 }
 
-fn seek_inside(file: &mut File, offset: u64) -> Result<(), String> {
-    let len = file.metadata().map_err(|e| crate::layout::describe_io(&e))?.len();
+/// Seeks `file` to `offset`, which must fall inside it; `fail` names the container.
+fn seek_inside(
+    file: &mut File,
+    offset: u64,
+    fail: impl Fn(String) -> GetError,
+) -> Result<(), GetError> {
+    let len = file.metadata().map_err(|e| fail(crate::layout::describe_io(&e)))?.len();
     if offset >= len {
-        return Err(format!("the offset is past the container's end ({len} bytes)"));
+        return Err(fail(format!("the offset is past the container's end ({len} bytes)")));
     }
-    file.seek(SeekFrom::Start(offset)).map_err(|e| crate::layout::describe_io(&e))?;
+    file.seek(SeekFrom::Start(offset)).map_err(|e| fail(crate::layout::describe_io(&e)))?;
     Ok(())
 }
 

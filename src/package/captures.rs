@@ -278,10 +278,9 @@ pub fn build_capture_package(
     let (quirk_counts, quirks_dropped, log) =
         quirks_log(source, &mut mets, &pkg, counts.captures, now)?;
     manifest.push(log);
-    let (first, last) = (counts.first, counts.last);
     let (description, rights, organisation, mut metadata_notes) =
-        opts.metadata.resolve((&seeds, &source.seeds_from()), (first, last));
-    if first.is_none() {
+        opts.metadata.resolve((&seeds, &source.seeds_from()), (counts.first, counts.last));
+    if counts.first.is_none() {
         // Not "none found": every record has a date, none of them the harvester's own.
         for n in metadata_notes.iter_mut().filter(|n| n.starts_with("no capture dates")) {
             *n = "every record's date is inferred (each says from what, in X-Webaip-Date-Source): \

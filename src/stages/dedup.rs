@@ -6,8 +6,8 @@
 //! `--dedup-against` ([`crate::index::digests`]), then, with `--dedup-within`, among the
 //! earlier records of the same container (containers are written in parallel: within one,
 //! "earlier" is the container's order; across them it would be whichever thread came first).
-//! A match marks the item ([`Revisit`]); the writer then writes, in place of the stored
-//! record, its revisit ([`revisit_record`]):
+//! A match marks the item (`Revisit`); the writer then writes, in place of the stored
+//! record, its revisit (`revisit_record`):
 //!
 //! - the record keeps its `WARC-Record-ID` (its concurrent `request` and `metadata` records
 //!   name it in `WARC-Concurrent-To`, and stay as they were), its `WARC-Date`, target URI,

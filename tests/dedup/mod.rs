@@ -11,6 +11,8 @@ use std::process::Command;
 
 use crate::util::{Package, oracle_python, repo};
 
+mod replay;
+
 /// The two crawls, and what the generator says of the second.
 fn crawls(dir: &Path) -> serde_json::Value {
     let out = Command::new(oracle_python())

@@ -18,6 +18,9 @@ from werkzeug.test import Client
 
 def main():
     req = json.load(sys.stdin)
+    # pywb prints notes of its own ("Dir ... unchanged") on standard output: they go to
+    # standard error, the answers alone to standard output.
+    out, sys.stdout = sys.stdout, sys.stderr
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "config.yaml")
         paths = [p.rstrip("/") + "/" for p in req["archive_paths"]]
@@ -30,7 +33,7 @@ def main():
             body = r.data
             print(json.dumps({"timestamp": ts, "url": url, "status": r.status_code,
                               "length": len(body), "sha256": hashlib.sha256(body).hexdigest(),
-                              "memento": r.headers.get("Memento-Datetime")}), flush=True)
+                              "memento": r.headers.get("Memento-Datetime")}), file=out, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,104 @@
+//! The deduplicated crawl in use: packaged with `--index` beside each package, the second
+//! crawl deduplicated against the first replays in pywb (from webaip's two index files and the
+//! two packages' containers) with the same status and body, capture for capture, as the crawl
+//! packaged whole; `audit --with` the first package resolves every revisit, and names every
+//! one once the first package's container is gone.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::util::{Package, oracle_python, repo, webaip};
+
+fn package(out: &Path, warc: &Path, index: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--index", index.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = Package::new().json().deterministic().args(&args).run(out, warc);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    crate::util::json(&o)
+}
+
+/// pywb's answer for each capture (tests/replay/pywb_replay.py), by URL.
+fn replay(
+    index: &Path,
+    archives: &[&Path],
+    captures: &[(String, String)],
+) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let req = serde_json::json!({
+        "index": index, "archive_paths": archives, "captures": captures,
+    });
+    let mut child = Command::new(oracle_python())
+        .arg(repo().join("tests/replay/pywb_replay.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    child.stdin.take().unwrap().write_all(req.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["url"].as_str().unwrap().to_string(), v))
+        .collect()
+}
+
+#[test]
+fn a_deduplicated_crawl_replays_and_audits_with_the_earlier_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let generated = super::crawls(d);
+    let (c1, c2) = (d.join("crawl1/crawl1.warc.gz"), d.join("crawl2/crawl2.warc.gz"));
+    let (p1, p2, plain) = (d.join("p1"), d.join("p2"), d.join("plain"));
+    let (dedup_indexes, plain_indexes) = (d.join("indexes"), d.join("plain-index"));
+    std::fs::create_dir(&dedup_indexes).unwrap();
+    std::fs::create_dir(&plain_indexes).unwrap();
+    package(&p1, &c1, &dedup_indexes.join("p1.cdxj"), &[]);
+    let r2 = package(
+        &p2,
+        &c2,
+        &dedup_indexes.join("p2.cdxj"),
+        &["--dedup-against", p1.to_str().unwrap()],
+    );
+    package(&plain, &c2, &plain_indexes.join("plain.cdxj"), &[]);
+    let revisits = r2["dedup"]["revisits"].as_u64().unwrap();
+    assert_eq!(revisits, generated["unchanged"].as_array().unwrap().len() as u64);
+
+    // Every capture of the second crawl, as its index names it.
+    let lines = std::fs::read_to_string(dedup_indexes.join("p2.cdxj")).unwrap();
+    let captures: Vec<(String, String)> = lines
+        .lines()
+        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .map(|e| (e.timestamp, e.url))
+        .collect();
+    let revisit_lines = lines.lines().filter(|l| l.contains("\"warc/revisit\"")).count();
+    assert_eq!(revisit_lines as u64, revisits, "each revisit is in the index");
+    let dedup = replay(&dedup_indexes, &[&p1, &p2], &captures);
+    let whole = replay(&plain_indexes, &[&plain], &captures);
+    assert_eq!(dedup.len(), captures.len());
+    for (url, got) in &dedup {
+        let want = &whole[url];
+        assert_eq!(got["status"], 200, "{url}: {got}");
+        assert_eq!((&got["status"], &got["sha256"]), (&want["status"], &want["sha256"]), "{url}");
+    }
+
+    // The references resolve against the first package, and break without its container.
+    let audit = |args: &[&str]| {
+        let mut argv = vec!["audit", "--json"];
+        argv.extend_from_slice(args);
+        let o = webaip(&argv);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code().unwrap(), v[0]["references"].clone())
+    };
+    let (code, refs) = audit(&["--with", p1.to_str().unwrap(), p2.to_str().unwrap()]);
+    assert_eq!((code, &refs["resolved"]), (0, &serde_json::json!(revisits)), "{refs:#}");
+    std::fs::remove_file(p1.join("content/crawl1.warc.gz")).unwrap();
+    let (code, refs) = audit(&["--with", p1.to_str().unwrap(), p2.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let unresolved = refs["unresolved"].as_array().unwrap();
+    assert_eq!(unresolved.len() as u64, revisits, "every broken reference is named");
+    assert!(
+        unresolved.iter().all(|u| u["file"] == "content/crawl2.warc.gz" && u["offset"].is_u64())
+    );
+}

@@ -165,6 +165,33 @@ fn split(key: &str) -> (&str, &str) {
 }
 
 impl FsReplica {
+    /// Hands the bytes of `key` in `range` (to its end at most) to `sink`; how many there were.
+    fn read_from(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<u64, StoreError> {
+        use std::io::{Seek, SeekFrom};
+        let mut f = layout::open_in(&self.root, key).map_err(|e| self.err(key, e))?;
+        if range.start > 0 {
+            f.seek(SeekFrom::Start(range.start)).map_err(|e| self.err(key, e))?;
+        }
+        let mut f = f.take(range.end.saturating_sub(range.start));
+        let mut buf = vec![0u8; 1 << 20];
+        let mut n = 0u64;
+        loop {
+            let k = match f.read(&mut buf) {
+                Ok(0) => return Ok(n),
+                Ok(k) => k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.err(key, e)),
+            };
+            sink(&buf[..k]).map_err(|e| self.err(key, e))?;
+            n += k as u64;
+        }
+    }
+
     /// A replica rooted at `root` (created when first written to).
     pub(crate) fn new(name: &str, root: &Path) -> Self {
         FsReplica { name: name.into(), root: root.to_path_buf() }
@@ -284,19 +311,7 @@ impl Replica for FsReplica {
         key: &str,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError> {
-        let mut f = layout::open_in(&self.root, key).map_err(|e| self.err(key, e))?;
-        let mut buf = vec![0u8; 1 << 20];
-        let mut n = 0u64;
-        loop {
-            let k = match f.read(&mut buf) {
-                Ok(0) => return Ok(n),
-                Ok(k) => k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.err(key, e)),
-            };
-            sink(&buf[..k]).map_err(|e| self.err(key, e))?;
-            n += k as u64;
-        }
+        self.read_from(key, 0..u64::MAX, sink)
     }
 
     fn read_range(
@@ -305,22 +320,7 @@ impl Replica for FsReplica {
         range: std::ops::Range<u64>,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError> {
-        use std::io::{Seek, SeekFrom};
-        let mut f = layout::open_in(&self.root, key).map_err(|e| self.err(key, e))?;
-        f.seek(SeekFrom::Start(range.start)).map_err(|e| self.err(key, e))?;
-        let mut f = f.take(range.end.saturating_sub(range.start));
-        let mut buf = vec![0u8; 256 * 1024];
-        let mut n = 0u64;
-        loop {
-            let k = match f.read(&mut buf) {
-                Ok(0) => return Ok(n),
-                Ok(k) => k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.err(key, e)),
-            };
-            sink(&buf[..k]).map_err(|e| self.err(key, e))?;
-            n += k as u64;
-        }
+        self.read_from(key, range, sink)
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {

@@ -65,6 +65,42 @@ pub(crate) struct S3Replica {
 }
 
 impl S3Replica {
+    /// Hands the object `key` (the part `opts` asks for) to `sink`, from the first endpoint
+    /// that has it; how many bytes there were. Not `each`: the sink is not re-entrant, and a
+    /// read that failed half-way is not resumed from another endpoint into the same sink.
+    fn get_into(
+        &self,
+        key: &str,
+        opts: GetOptions,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<u64, StoreError> {
+        let path = self.path(key);
+        let mut total = 0u64;
+        let mut failures = Vec::new();
+        for (endpoint, store) in &self.stores {
+            let r = runtime()?.block_on(async {
+                let mut stream = store.get_opts(&path, opts.clone()).await?.into_stream();
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk?;
+                    sink(&chunk).map_err(|e| object_store::Error::Generic {
+                        store: "sink",
+                        source: Box::new(e),
+                    })?;
+                    total += chunk.len() as u64;
+                }
+                Ok::<_, object_store::Error>(())
+            });
+            match r {
+                Ok(()) => return Ok(total),
+                Err(e) if total == 0 && !matches!(e, object_store::Error::NotFound { .. }) => {
+                    failures.push((endpoint.clone(), e));
+                }
+                Err(e) => return Err(self.err(key, e.into())),
+            }
+        }
+        Err(self.err(key, CopyFailure::Endpoints(failures)))
+    }
+
     /// A replica on `bucket`, reached through `endpoints`, with credentials from the
     /// environment variables named.
     pub(crate) fn new(
@@ -247,34 +283,7 @@ impl Replica for S3Replica {
         key: &str,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError> {
-        let path = self.path(key);
-        let mut total = 0u64;
-        let mut failures = Vec::new();
-        // Not `each`: the sink is not re-entrant, and a read that failed half-way must not be
-        // silently resumed from another endpoint into the same sink.
-        for (endpoint, store) in &self.stores {
-            let r = runtime()?.block_on(async {
-                let got = store.get(&path).await?;
-                let mut stream = got.into_stream();
-                while let Some(chunk) = stream.next().await {
-                    let chunk = chunk?;
-                    sink(&chunk).map_err(|e| object_store::Error::Generic {
-                        store: "sink",
-                        source: Box::new(e),
-                    })?;
-                    total += chunk.len() as u64;
-                }
-                Ok::<_, object_store::Error>(())
-            });
-            match r {
-                Ok(()) => return Ok(total),
-                Err(e) if total == 0 && !matches!(e, object_store::Error::NotFound { .. }) => {
-                    failures.push((endpoint.clone(), e));
-                }
-                Err(e) => return Err(self.err(key, e.into())),
-            }
-        }
-        Err(self.err(key, CopyFailure::Endpoints(failures)))
+        self.get_into(key, GetOptions::new(), sink)
     }
 
     fn read_range(
@@ -283,33 +292,7 @@ impl Replica for S3Replica {
         range: std::ops::Range<u64>,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError> {
-        let path = self.path(key);
-        let mut total = 0u64;
-        let mut failures = Vec::new();
-        // As `read`: a read that failed half-way is not resumed from another endpoint.
-        for (endpoint, store) in &self.stores {
-            let r = runtime()?.block_on(async {
-                let opts = GetOptions::new().with_range(Some(range.clone()));
-                let mut stream = store.get_opts(&path, opts).await?.into_stream();
-                while let Some(chunk) = stream.next().await {
-                    let chunk = chunk?;
-                    sink(&chunk).map_err(|e| object_store::Error::Generic {
-                        store: "sink",
-                        source: Box::new(e),
-                    })?;
-                    total += chunk.len() as u64;
-                }
-                Ok::<_, object_store::Error>(())
-            });
-            match r {
-                Ok(()) => return Ok(total),
-                Err(e) if total == 0 && !matches!(e, object_store::Error::NotFound { .. }) => {
-                    failures.push((endpoint.clone(), e));
-                }
-                Err(e) => return Err(self.err(key, e.into())),
-            }
-        }
-        Err(self.err(key, CopyFailure::Endpoints(failures)))
+        self.get_into(key, GetOptions::new().with_range(Some(range)), sink)
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {

@@ -572,12 +572,14 @@ impl DigestTable {
         let n =
             |i: usize| u64::from_le_bytes(footer[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
         let (sparse_at, sparse_n, entries) = (n(0), n(1), n(2));
+        // A hostile footer: every figure checked before it sizes a read.
+        let sparse_len = sparse_n.checked_mul(KEY_LEN as u64 + 8).ok_or_else(bad)?;
         if &footer[32..] != END_MAGIC
-            || sparse_at.checked_add(sparse_n * (KEY_LEN as u64 + 8)) != Some(size - FOOTER_LEN)
+            || sparse_at.checked_add(sparse_len) != Some(size - FOOTER_LEN)
         {
             return Err(bad());
         }
-        let mut raw = vec![0u8; (sparse_n * (KEY_LEN as u64 + 8)) as usize];
+        let mut raw = vec![0u8; usize::try_from(sparse_len).map_err(|_| bad())?];
         file.read_exact_at(&mut raw, sparse_at).map_err(io_at(path))?;
         let sparse = raw
             .chunks_exact(KEY_LEN + 8)
@@ -587,7 +589,13 @@ impl DigestTable {
                 let off = u64::from_le_bytes(c[KEY_LEN..].try_into().unwrap_or([0; 8]));
                 (DigestKey(k), off)
             })
-            .collect();
+            .collect::<Vec<_>>();
+        // Blocks start in order and before the sparse index: a look-up's block read is sized
+        // by two neighbouring offsets.
+        let ordered = sparse.windows(2).all(|w| w[0].1 <= w[1].1);
+        if !ordered || sparse.last().is_some_and(|(_, o)| *o > sparse_at) {
+            return Err(bad());
+        }
         Ok(DigestTable { file, path: path.to_path_buf(), sparse, sparse_at, entries })
     }
 
@@ -815,5 +823,33 @@ mod tests {
         let bytes = std::fs::read(&out).unwrap();
         std::fs::write(&out, &bytes[..bytes.len() - 3]).unwrap();
         assert!(matches!(DigestTable::open(&out), Err(DigestTableError::NotATable(_))));
+    }
+
+    /// A footer whose figures overflow, or a sparse index pointing past the blocks, is refused
+    /// before it sizes a read (no panic, no huge allocation).
+    #[test]
+    fn a_hostile_footer_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.digests");
+        let mut b = TableBuilder::new(1 << 20).unwrap();
+        b.add(key(1), None, &stored("http://a/", "2024")).unwrap();
+        b.finish(&out).unwrap();
+        let good = std::fs::read(&out).unwrap();
+        let footer = good.len() - FOOTER_LEN as usize;
+        let field = |bytes: &mut Vec<u8>, i: usize, v: u64| {
+            bytes[footer + i * 8..footer + i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        };
+        let mut overflow = good.clone();
+        field(&mut overflow, 1, u64::MAX / 3);
+        std::fs::write(&out, &overflow).unwrap();
+        assert!(matches!(DigestTable::open(&out), Err(DigestTableError::NotATable(_))));
+        let sparse_at = u64::from_le_bytes(good[footer..footer + 8].try_into().unwrap()) as usize;
+        let mut past = good.clone();
+        let at = sparse_at + KEY_LEN;
+        past[at..at + 8].copy_from_slice(&(sparse_at as u64 + 100).to_le_bytes());
+        std::fs::write(&out, &past).unwrap();
+        assert!(matches!(DigestTable::open(&out), Err(DigestTableError::NotATable(_))));
+        std::fs::write(&out, &good).unwrap();
+        assert_eq!(DigestTable::open(&out).unwrap().len(), 1);
     }
 }

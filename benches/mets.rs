@@ -86,6 +86,7 @@ fn write(
         for i in 0..n {
             let len = 300 + (i * 7919) % 40_000;
             cw.add_record(&RecordFile {
+                refers: None,
                 record_id: format!(
                     "<urn:uuid:00000000-0000-4000-8000-{:012}>",
                     c * per_container + i

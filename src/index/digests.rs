@@ -99,6 +99,12 @@ impl DigestKey {
         DigestKey::new(algorithm, &bytes)
     }
 
+    /// The digest's value in lower-case hex.
+    pub fn hex_value(&self) -> String {
+        let len = if self.0[0] == 2 { 32 } else { 20 };
+        crate::formats::digest::hex(&self.0[1..=len])
+    }
+
     /// The digest as a WARC header states it (`sha1:BASE32`).
     pub fn to_warc(&self) -> String {
         match self.0[0] {

@@ -160,7 +160,7 @@ fn full(
                     rid.push_str("-L");
                 }
                 let mut x = XmlOut::new(Vec::new(), 0);
-                crate::mets::writer::write_record_file(&mut x, &rid, &r, None)
+                crate::mets::writer::write_record_file(&mut x, &rid, &r, (None, None))
                     .map(|_| {
                         let text = String::from_utf8_lossy(&x.into_inner())
                             .trim()

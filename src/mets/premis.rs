@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use chrono::SecondsFormat;
 
 use super::xml::XmlOut;
-use crate::model::{Agent, Event, Format, Identification, PremisObject};
+use crate::model::{Agent, Event, Format, Identification, PremisObject, ReferencedPayload};
 
 /// `<mets:techMD ID=..>` holding a PREMIS object.
 pub(crate) fn write_object_md<W: Write>(
@@ -73,6 +73,82 @@ pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io:
         x.end("premis:linkingEventIdentifier")?;
     }
     x.end("premis:object")
+}
+
+/// `<mets:techMD ID=..>` holding the PREMIS bitstream object of a payload a revisit record
+/// (`revisit_id`) refers to, stored elsewhere: its original record's id, its SHA-1 and size
+/// (what the revisit's `WARC-Payload-Digest` states), where it lives (the container, the
+/// original record's byte range in it and the payload's range in the decompressed record, in
+/// METS's own terms: `BEGIN`/`END`, inclusive), and two relationships: it is included in the
+/// package holding it (by OBJID) and is required by the revisit.
+pub(crate) fn write_referenced_md<W: Write>(
+    x: &mut XmlOut<W>,
+    md_id: &str,
+    p: &ReferencedPayload,
+    revisit_id: &str,
+) -> io::Result<()> {
+    x.start("mets:techMD", &[("ID", md_id)])?;
+    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:OBJECT")])?;
+    x.start("mets:xmlData", &[])?;
+    x.start("premis:object", &[("xsi:type", "premis:bitstream"), ("version", "3.0")])?;
+    let (id_type, id) = match &p.record_id {
+        // Without its angle brackets, as `OWNERID` and every record identifier here.
+        Some(id) => ("WARC-Record-ID", id.trim_start_matches('<').trim_end_matches('>').into()),
+        None => ("WARC-Target-URI WARC-Date", format!("{} {}", p.uri, p.date)),
+    };
+    x.start("premis:objectIdentifier", &[])?;
+    x.text("premis:objectIdentifierType", &[], id_type)?;
+    x.text("premis:objectIdentifierValue", &[], &id)?;
+    x.end("premis:objectIdentifier")?;
+    x.start("premis:objectCharacteristics", &[])?;
+    x.start("premis:fixity", &[])?;
+    x.text("premis:messageDigestAlgorithm", &[], "SHA-1")?;
+    x.text("premis:messageDigest", &[], &p.sha1)?;
+    x.text("premis:messageDigestOriginator", &[], "WARC-Payload-Digest")?;
+    x.end("premis:fixity")?;
+    x.text("premis:size", &[], &p.len.to_string())?;
+    let declared = Format { name: p.mime.clone(), version: None, pronom: None };
+    write_format(x, &declared, &["declared by the harvest".into()])?;
+    x.end("premis:objectCharacteristics")?;
+    let mut location = |kind: &str, value: &str| -> io::Result<()> {
+        x.start("premis:storage", &[])?;
+        x.start("premis:contentLocation", &[])?;
+        x.text("premis:contentLocationType", &[], kind)?;
+        x.text("premis:contentLocationValue", &[], value)?;
+        x.end("premis:contentLocation")?;
+        x.end("premis:storage")
+    };
+    match &p.member {
+        Some(m) => location(
+            "record in container",
+            &format!("{} BEGIN={} END={}", p.container, m.begin, m.end_inclusive()),
+        )?,
+        None => location("container", &p.container)?,
+    }
+    if let Some(r) = &p.payload {
+        location(
+            "payload in decompressed record",
+            &format!("BEGIN={} END={}", r.begin, r.end_inclusive()),
+        )?;
+    }
+    let mut relationship = |kind: &str, sub: &str, related: (&str, &str)| -> io::Result<()> {
+        x.start("premis:relationship", &[])?;
+        x.text("premis:relationshipType", &[], kind)?;
+        x.text("premis:relationshipSubType", &[], sub)?;
+        x.start("premis:relatedObjectIdentifier", &[])?;
+        x.text("premis:relatedObjectIdentifierType", &[], related.0)?;
+        x.text("premis:relatedObjectIdentifierValue", &[], related.1)?;
+        x.end("premis:relatedObjectIdentifier")?;
+        x.end("premis:relationship")
+    };
+    if let Some(objid) = &p.package {
+        relationship("structural", "is included in", ("OBJID", objid))?;
+    }
+    relationship("dependency", "is required by", ("WARC-Record-ID", revisit_id))?;
+    x.end("premis:object")?;
+    x.end("mets:xmlData")?;
+    x.end("mets:mdWrap")?;
+    x.end("mets:techMD")
 }
 
 /// `<mets:techMD ID=..>` holding a PREMIS representation object: a package as a whole (an

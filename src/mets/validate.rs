@@ -50,6 +50,8 @@ const MAX_VALUE: usize = 1 << 20;
 /// one finding.
 const MAX_DATE_FINDINGS: u64 = 100;
 const NS_RIGHTS: &str = super::descriptive::RIGHTS_NS;
+/// XML Schema instance (`xsi:type` of a PREMIS object).
+const NS_XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -403,6 +405,9 @@ struct ObjectFacts {
     size: Option<String>,
     /// The relationship being read: [type, subtype, related object].
     relation: Option<[String; 3]>,
+    /// A bitstream (`xsi:type` bitstream): part of a file, here a payload a revisit refers
+    /// to, stored elsewhere; it does not describe the `<file>` whose ADMID names its section.
+    bitstream: bool,
 }
 
 /// The PREMIS event being read.
@@ -778,7 +783,9 @@ impl Checker {
             match local {
                 "object" => {
                     let seq = self.xref.as_mut().map_or(0, Crossrefs::next_seq);
-                    self.object = Some(ObjectFacts { seq, ..Default::default() })
+                    let kind = e.attr_ns(NS_XSI, "type").unwrap_or_default();
+                    let bitstream = kind.rsplit(':').next() == Some("bitstream");
+                    self.object = Some(ObjectFacts { seq, bitstream, ..Default::default() })
                 }
                 "relationship" => {
                     if let Some(o) = self.object.as_mut() {
@@ -913,8 +920,8 @@ impl Checker {
             &o.algorithm,
             &o.digest,
             o.size.as_deref(),
-            self.amd_current.as_deref(),
-            self.md_current.as_deref(),
+            self.amd_current.as_deref().filter(|_| !o.bitstream),
+            self.md_current.as_deref().filter(|_| !o.bitstream),
         );
     }
 

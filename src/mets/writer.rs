@@ -22,7 +22,7 @@ use chrono::SecondsFormat;
 use tempfile::TempPath;
 
 use super::descriptive::{PageMods, write_dc, write_mods, write_page_mods, write_rights};
-use super::premis::{write_agent_md, write_event_md, write_object_md};
+use super::premis::{write_agent_md, write_event_md, write_object_md, write_referenced_md};
 use super::xml::XmlOut;
 use crate::model::{
     GroupUse, PackageFile, PackageHeader, PageEntity, PageKind, PageRole, RecordFile,
@@ -144,17 +144,23 @@ impl ContainerWriter {
         }
         self.listed += 1;
         let amd_id = format!("AMD-{rid}");
-        if let Some(d) = &r.described {
+        if r.described.is_some() || r.refers.is_some() {
             let x = &mut self.amd.out;
             x.start("mets:amdSec", &[("ID", &amd_id)])?;
-            write_object_md(x, &format!("TECH-{rid}"), &d.object)?;
-            for (k, e) in d.events.iter().enumerate() {
-                write_event_md(x, &format!("DP-{rid}-E{}", k + 1), e)?;
+            if let Some(d) = &r.described {
+                write_object_md(x, &format!("TECH-{rid}"), &d.object)?;
+                for (k, e) in d.events.iter().enumerate() {
+                    write_event_md(x, &format!("DP-{rid}-E{}", k + 1), e)?;
+                }
+            }
+            if let Some(p) = &r.refers {
+                write_referenced_md(x, &format!("TECH-{rid}-REF"), p, &r.record_id)?;
             }
             x.end("mets:amdSec")?;
         }
         let admid = r.described.is_some().then_some(amd_id.as_str());
-        write_record_file(&mut self.files.out, &rid, r, admid)?;
+        let ref_admid = r.refers.is_some().then_some(amd_id.as_str());
+        write_record_file(&mut self.files.out, &rid, r, (ref_admid, admid))?;
         if let Some(p) = page {
             write_auto_div(&mut self.divs.out, &rid, r, p)?;
         }
@@ -171,13 +177,16 @@ fn pointed_file_id(rid: &str, r: &RecordFile) -> String {
     }
 }
 
-/// A record `<file>` with its bytestream `<file>` nested (P4.5, P4.6).
+/// A record `<file>` with its bytestream `<file>` nested (P4.5, P4.6). `admids`: the
+/// record's own amdSec (a revisit's, stating where its payload is stored) and its
+/// bytestream's (a described payload's).
 pub(crate) fn write_record_file<W: Write>(
     x: &mut XmlOut<W>,
     rid: &str,
     r: &RecordFile,
-    admid: Option<&str>,
+    admids: (Option<&str>, Option<&str>),
 ) -> io::Result<()> {
+    let (record_admid, admid) = admids;
     let record_file_id = format!("FILE-{rid}");
     let (begin, end, size) = (
         r.member.begin.to_string(),
@@ -187,18 +196,19 @@ pub(crate) fn write_record_file<W: Write>(
     // A record in its own gzip member is gzip data to decompress; a record of an
     // uncompressed WARC (kept byte-exact) is the WARC record itself, with no transform.
     let mime = if r.compressed { "application/gzip" } else { "application/warc" };
-    x.start(
-        "mets:file",
-        &[
-            ("ID", &record_file_id),
-            ("OWNERID", &r.record_id),
-            ("MIMETYPE", mime),
-            ("SIZE", &size),
-            ("BETYPE", "BYTE"),
-            ("BEGIN", &begin),
-            ("END", &end),
-        ],
-    )?;
+    let mut attrs = vec![
+        ("ID", record_file_id.as_str()),
+        ("OWNERID", r.record_id.as_str()),
+        ("MIMETYPE", mime),
+        ("SIZE", size.as_str()),
+        ("BETYPE", "BYTE"),
+        ("BEGIN", begin.as_str()),
+        ("END", end.as_str()),
+    ];
+    if let Some(a) = record_admid {
+        attrs.push(("ADMID", a));
+    }
+    x.start("mets:file", &attrs)?;
     if r.compressed {
         x.empty(
             "mets:transformFile",
@@ -599,9 +609,9 @@ impl MetsBuilder {
                 let taken = chosen.contains(&(ci, k));
                 if taken && !cand.listed && listed_now.insert(cand.seq) {
                     *listed.entry(c.file.path.clone()).or_default() += 1;
-                    write_record_file(&mut files, &rid, &cand.record, None).map_err(|source| {
-                        EntitiesError::Io { path: c.file.path.clone(), source }
-                    })?;
+                    write_record_file(&mut files, &rid, &cand.record, (None, None)).map_err(
+                        |source| EntitiesError::Io { path: c.file.path.clone(), source },
+                    )?;
                 }
                 if !taken && let Some(p) = &cand.auto_div {
                     write_auto_div(&mut divs, &rid, &cand.record, p).map_err(|source| {

@@ -326,6 +326,35 @@ pub struct RecordFile {
     /// The URL capture it holds, for records that are one (`response`, `resource`): what a
     /// described webpage or associated object ([`PageEntity`]) is matched against.
     pub capture: Option<UrlCapture>,
+    /// For a revisit written by deduplication: where its payload is stored.
+    pub refers: Option<Box<ReferencedPayload>>,
+}
+
+/// Where the payload of a revisit record written by deduplication is stored: what a listed
+/// revisit's METS entry states (a PREMIS bitstream object with the container and byte ranges,
+/// and its relationships to the package holding it and to the revisit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferencedPayload {
+    /// The package holding it, by OBJID; `None`: this package (`--dedup-within`).
+    pub package: Option<String>,
+    /// Its container: the path inside that package (or the index's `filename`).
+    pub container: String,
+    /// The original record's `WARC-Record-ID`, when known.
+    pub record_id: Option<String>,
+    /// The original record's `WARC-Target-URI`.
+    pub uri: String,
+    /// The original record's `WARC-Date`.
+    pub date: String,
+    /// The original record in its container (its gzip member when compressed), when known.
+    pub member: Option<ByteRange>,
+    /// The payload inside the decompressed original record, when known.
+    pub payload: Option<ByteRange>,
+    /// The payload's SHA-1, lower-case hex (what the revisit's `WARC-Payload-Digest` states).
+    pub sha1: String,
+    /// The payload's length.
+    pub len: u64,
+    /// Its MIME type as the revisit's capture declared it.
+    pub mime: String,
 }
 
 /// The URL a record captured, and when (its `WARC-Target-URI` and `WARC-Date`).

@@ -240,22 +240,29 @@ fn deduplicated(
     }
     let id = ids.uuid().to_string();
     let mut where_ = Vec::new();
-    for (package, n) in &t.packages {
-        match package.is_empty() {
-            true => where_.push(format!("{n} in earlier records of this package")),
-            false => where_.push(format!("{n} in package {package}")),
-        }
-        if !package.is_empty() {
-            if !report.depends_on.contains(package) {
-                report.depends_on.push(package.clone());
+    for (holder, n) in &t.packages {
+        use crate::stages::dedup::Holder;
+        let package = match holder {
+            Holder::Own => {
+                where_.push(format!("{n} in earlier records of this package"));
+                continue;
             }
-            file.object.relationships.push(Relationship {
-                relationship_type: "dependency".into(),
-                subtype: "requires".into(),
-                related_object: ("OBJID".into(), package.clone()),
-                related_event: Some(id.clone()),
-            });
+            Holder::Indexed => {
+                where_.push(format!("{n} in containers an index names (no package stated)"));
+                continue;
+            }
+            Holder::Package(p) => p,
+        };
+        where_.push(format!("{n} in package {package}"));
+        if !report.depends_on.contains(package) {
+            report.depends_on.push(package.clone());
         }
+        file.object.relationships.push(Relationship {
+            relationship_type: "dependency".into(),
+            subtype: "requires".into(),
+            related_object: ("OBJID".into(), package.clone()),
+            related_event: Some(id.clone()),
+        });
     }
     file.object.events.push(id.clone());
     file.events.push(Event {

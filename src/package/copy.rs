@@ -12,8 +12,8 @@
 //! Without a scanner nothing moves: the copy is the input, byte for byte.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::collections::VecDeque;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -31,6 +31,7 @@ use crate::formats::segment::{ByteQueue, Segment};
 use crate::formats::warc::WarcReader;
 use crate::formats::warc::payload;
 use crate::formats::warc::reader::{RecordEnd, WarcRecordHead};
+use crate::index::digests::{Algorithm, DigestKey};
 use crate::mets::ContainerWriter;
 use crate::model::*;
 use crate::stages::scan::{HELD_PAYLOAD, ScanEngine, ScanResult};
@@ -354,6 +355,7 @@ fn stored_record_file(
         None => h.get("Content-Type").unwrap_or("application/octet-stream").to_string(),
     };
     RecordFile {
+        refers: None,
         record_id: h.record_id().unwrap_or("").trim_matches(['<', '>']).to_string(),
         member: ByteRange { begin: head.offset, len: end.end - head.offset },
         compressed: gzip,
@@ -449,6 +451,10 @@ pub(super) struct CopyWriter<'a> {
     stuck: Option<(String, u64, String)>,
     /// What deduplication wrote.
     dedup: crate::stages::dedup::DedupTally,
+    /// With `--dedup-within`: where the first record of each payload went (its member and
+    /// the payload's offset in it), for the METS entries of its revisits. It holds what the
+    /// dedup stage's own map holds: one entry per distinct payload.
+    written: HashMap<DigestKey, (ByteRange, u64)>,
 }
 
 impl<'a> CopyWriter<'a> {
@@ -473,6 +479,7 @@ impl<'a> CopyWriter<'a> {
             events,
             stuck: None,
             dedup: Default::default(),
+            written: HashMap::new(),
         }
     }
 
@@ -528,6 +535,7 @@ impl<'a> CopyWriter<'a> {
             return self.events.content(mets, &moved, verdict).map_err(io_err(root));
         }
         let range = self.content.append_member(root, bytes.reader(0, len), len)?;
+        self.note_written(&r, range);
         // A warcinfo record is scanned as every record is, but described only when its verdict
         // needs an event (no container of the package describes its warcinfo records).
         let said = matches!(verdict, Some(ScanResult::NotScanned(_)));
@@ -565,10 +573,12 @@ impl<'a> CopyWriter<'a> {
         t.revisits += 1;
         t.bytes_saved += bytes.len().saturating_sub(len);
         t.payload_bytes += c.range.len;
-        *t.packages.entry(revisit.refers.package.clone().unwrap_or_default()).or_default() += 1;
+        *t.packages.entry(dedup::Holder::of(&revisit.refers)).or_default() += 1;
+        let refers = self.referenced(&revisit.refers, &revisit.digest, c);
         Ok(Some(RecordFile {
             member: range,
             content: None,
+            refers: Some(Box::new(refers)),
             capture: super::url_capture(
                 "response",
                 r.target_uri.as_deref(),
@@ -577,6 +587,54 @@ impl<'a> CopyWriter<'a> {
             ),
             ..r.file.clone()
         }))
+    }
+
+    /// Keeps where a response went, for `--dedup-within` revisits of it to state.
+    fn note_written(&mut self, r: &StoredRecord, member: ByteRange) {
+        let within = self.opts.dedup.as_ref().is_some_and(|d| d.within);
+        let (Some(sha1), Some(c)) = (&r.payload_sha1, &r.file.content) else { return };
+        if !within || r.warc_type != "response" || c.range.len == 0 {
+            return;
+        }
+        if let Some(key) = DigestKey::new(Algorithm::Sha1, sha1) {
+            self.written.entry(key).or_insert((member, c.range.begin));
+        }
+    }
+
+    /// Where a revisit's payload is stored, as its METS entry states it: the original's member
+    /// and payload ranges as the digest table gave them, or, for one of this container's own
+    /// (`--dedup-within`), where this writer put it.
+    fn referenced(
+        &self,
+        stored: &crate::index::digests::StoredPayload,
+        digest: &DigestKey,
+        c: &crate::model::ContentFile,
+    ) -> crate::model::ReferencedPayload {
+        let own = match crate::stages::dedup::Holder::of(stored) {
+            crate::stages::dedup::Holder::Own => self.written.get(digest),
+            _ => None,
+        };
+        let (member, payload) = match own {
+            Some(&(member, begin)) => (Some(member), Some(begin)),
+            None => {
+                let known = stored.length > 0;
+                let member =
+                    known.then_some(ByteRange { begin: stored.offset, len: stored.length });
+                (member, stored.payload_offset)
+            }
+        };
+        crate::model::ReferencedPayload {
+            package: stored.package.clone(),
+            container: stored.container.clone(),
+            record_id: stored.record_id.clone(),
+            uri: stored.url.clone(),
+            date: stored.date.clone(),
+            member,
+            payload: payload.map(|begin| ByteRange { begin, len: c.range.len }),
+            sha1: digest.hex_value(),
+            len: c.range.len,
+            mime: c.mime.clone(),
+        }
     }
 
     /// A record with what identification found of its payload (described, under its content
@@ -689,6 +747,7 @@ impl<'a> CopyWriter<'a> {
             let record = header.as_slice().chain(&bytes[..]).chain(end);
             let member = self.content.append_member(self.root, record, len)?;
             RecordFile {
+                refers: None,
                 record_id: spec.record_id.trim_matches(['<', '>']).to_string(),
                 member,
                 compressed: false,

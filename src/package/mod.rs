@@ -445,6 +445,7 @@ pub(crate) fn written_record_file(
     capture: Option<UrlCapture>,
 ) -> RecordFile {
     RecordFile {
+        refers: None,
         record_id: w.record_id.trim_matches(['<', '>']).to_string(),
         member: ByteRange { begin: w.member_offset, len: w.member_len },
         compressed: true,

@@ -358,6 +358,7 @@ mod tests {
 
     fn record(id: &str, payload: &str) -> RecordFile {
         RecordFile {
+            refers: None,
             record_id: id.into(),
             member: ByteRange { begin: 100, len: 50 },
             compressed: true,

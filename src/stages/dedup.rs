@@ -140,8 +140,31 @@ pub(crate) struct DedupTally {
     pub bytes_saved: u64,
     /// Payload bytes not stored again.
     pub payload_bytes: u64,
-    /// Revisits by the package they refer to.
-    pub packages: BTreeMap<String, u64>,
+    /// Revisits by where their originals are.
+    pub packages: BTreeMap<Holder, u64>,
+}
+
+/// Where the original of a revisit is, as far as deduplication knows.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Holder {
+    /// Earlier in this package's own container (`--dedup-within`).
+    Own,
+    /// An earlier package, by OBJID.
+    Package(String),
+    /// A container an index names, in no package known (`--dedup-against INDEX`).
+    Indexed,
+}
+
+impl Holder {
+    /// Where `stored` is: `--dedup-within` marks its own with length 0 (where the record
+    /// goes is not known yet when it is looked up), an index's entries have their length.
+    pub(crate) fn of(stored: &StoredPayload) -> Holder {
+        match (&stored.package, stored.length) {
+            (Some(objid), _) => Holder::Package(objid.clone()),
+            (None, 0) => Holder::Own,
+            (None, _) => Holder::Indexed,
+        }
+    }
 }
 
 /// The bytes of the revisit record of a stored record: `record` is its header and HTTP

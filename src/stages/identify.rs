@@ -490,6 +490,7 @@ mod tests {
     fn record(id: &str) -> crate::model::RecordFile {
         use crate::model::{ByteRange, ContentFile, RecordFile, UrlCapture};
         RecordFile {
+            refers: None,
             record_id: id.into(),
             member: ByteRange { begin: 0, len: 10 },
             compressed: true,

@@ -196,6 +196,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
         let len = 300 + i % 700;
         let url = format!("https://www.example.org/page/{i}.html{url_extra}");
         cw.add_record(&RecordFile {
+            refers: None,
             record_id: format!("<urn:uuid:00000000-0000-4000-8000-{i:012}>"),
             member: ByteRange { begin: offset, len },
             compressed: true,
@@ -249,6 +250,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
         related_event: Some(tr.id.clone()),
     }];
     cw.add_record(&RecordFile {
+        refers: None,
         record_id: "<urn:uuid:10000000-0000-4000-8000-000000000001>".into(),
         member: ByteRange { begin: 600, len: 900 },
         compressed: true,
@@ -277,6 +279,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
     );
     let mut cw = b.begin_container(GroupUse::Original).unwrap();
     cw.add_record(&RecordFile {
+        refers: None,
         record_id: "<urn:uuid:20000000-0000-4000-8000-000000000001>".into(),
         member: ByteRange { begin: 600, len: 880 },
         compressed: true,
@@ -329,6 +332,7 @@ pub fn build(dir: &Path, mode: SerializationMode, records: u64, url_extra: &str)
     );
     vobj.events = vec![found.id.clone()];
     cw.add_record(&RecordFile {
+        refers: None,
         record_id: "<urn:uuid:30000000-0000-4000-8000-000000000001>".into(),
         member: ByteRange { begin: 560, len: 400 },
         compressed: true,

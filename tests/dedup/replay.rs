@@ -1,7 +1,7 @@
 //! The deduplicated crawl in use: packaged with `--index` beside each package, the second
 //! crawl deduplicated against the first replays in pywb (from webaip's two index files and the
 //! two packages' containers) with the same status and body, capture for capture, as the crawl
-//! packaged whole; `audit --with` the first package resolves every revisit, and names every
+//! packaged whole, from CDXJ files and from ZipNum indexes alike; `audit --with` the first package resolves every revisit, and names every
 //! one once the first package's container is gone.
 
 use std::io::Write;
@@ -82,6 +82,30 @@ fn a_deduplicated_crawl_replays_and_audits_with_the_earlier_package() {
         assert_eq!(got["status"], 200, "{url}: {got}");
         assert_eq!((&got["status"], &got["sha256"]), (&want["status"], &want["sha256"]), "{url}");
     }
+
+    // The same from ZipNum indexes, one per package in one folder (blocks of 7 lines: several
+    // blocks each), as pywb's collection index: the whole app serves every capture the same.
+    let zipnum = d.join("zipnum");
+    std::fs::create_dir(&zipnum).unwrap();
+    for (name, p) in [("p1", &p1), ("p2", &p2)] {
+        let out = zipnum.join(name);
+        let o = webaip(&[
+            "index",
+            "-q",
+            "--format",
+            "zipnum",
+            "--zipnum-lines",
+            "7",
+            "-o",
+            out.to_str().unwrap(),
+            p.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let blocks = std::fs::read_to_string(zipnum.join("p2.idx")).unwrap().lines().count();
+    assert!(blocks > 3, "several blocks: {blocks}");
+    let from_zipnum = replay(&zipnum, &[&p1, &p2], &captures);
+    assert_eq!(from_zipnum, dedup, "ZipNum serves what CDXJ serves");
 
     // The references resolve against the first package, and break without its container.
     let audit = |args: &[&str]| {

@@ -51,6 +51,9 @@ pub struct GetArgs {
     /// Write to this file (created; not replaced) instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// No note on standard error (where a revisit's payload came from).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Where the containers of one index file are.
@@ -62,18 +65,7 @@ enum Root {
 /// Runs the command; returns the exit status.
 pub fn run(args: GetArgs) -> anyhow::Result<i32> {
     let part = if args.record { Part::Record } else { Part::Payload };
-    let got = with_output(args.output.as_deref(), |out| get_to(&args, part, out))?;
-    if let Some(t) = got.header.warc_type()
-        && t == "revisit"
-    {
-        let refers = got.header.get("WARC-Refers-To-Target-URI").unwrap_or("?");
-        let date = got.header.get("WARC-Refers-To-Date").unwrap_or("?");
-        eprintln!(
-            "webaip: note: this capture is a revisit (no payload of its own); its payload is that of {} at {}",
-            super::terminal_text(refers),
-            super::terminal_text(date)
-        );
-    }
+    with_output(args.output.as_deref(), |out| get_to(&args, part, out))?;
     Ok(0)
 }
 
@@ -83,7 +75,13 @@ fn get_to(args: &GetArgs, part: Part, out: &mut dyn Write) -> anyhow::Result<Got
         let file = get::open_user_container(path, offset)?;
         let name = path.display().to_string();
         let at = At { file, container: &name, offset, length: None };
-        return Ok(get::read_record(at, &Expected::default(), part, out)?);
+        let got = get::read_record(at, &Expected::default(), part, out)?;
+        // No index to find a revisit's original through: its own (empty) payload, as warcio
+        // reads it at the offset, and a note of where the payload is.
+        if part == Part::Payload && got.header.warc_type() == Some("revisit") && !args.quiet {
+            eprintln!("webaip: note: {}", get::no_original(&got.header));
+        }
+        return Ok(got);
     }
     if args.index.is_empty() {
         bail!("give the index to look in with --index FILE (or a container with --container)");
@@ -95,9 +93,37 @@ fn get_to(args: &GetArgs, part: Part, out: &mut dyn Write) -> anyhow::Result<Got
         (None, Some(id)) => get::by_record_id(&set, id)?,
         (None, None) => bail!("give a URL, --id or --container"),
     };
-    let want = Expected::of(&entry);
+    let got = read_line(args, &roots[file], &entry, part, out)?;
+    if part == Part::Record || got.header.warc_type() != Some("revisit") {
+        return Ok(got);
+    }
+    // A revisit has no payload of its own: its original's, found through the same indexes
+    // and verified against the revisit's digest, is the capture's payload.
+    let (file, original) = get::original_of(&set, &got.header)?;
+    let from_original = read_line(args, &roots[file], &original, part, out)?;
+    if !args.quiet {
+        eprintln!(
+            "webaip: note: this capture is a revisit; its payload is that of {} at {} ({}, offset {})",
+            super::terminal_text(&original.url),
+            original.timestamp,
+            super::terminal_text(&original.filename),
+            original.offset
+        );
+    }
+    Ok(Got { header: got.header, ..from_original })
+}
+
+/// Reads the record an index line names, from the package (or stored package) `root`.
+fn read_line(
+    args: &GetArgs,
+    root: &Root,
+    entry: &webaip::index::cdxj::IndexEntry,
+    part: Part,
+    out: &mut dyn Write,
+) -> anyhow::Result<Got> {
+    let want = Expected::of(entry);
     let (name, offset, length) = (entry.filename.as_str(), entry.offset, Some(entry.length));
-    let file = match &roots[file] {
+    let file = match root {
         Root::Dir(dir) => get::open_in_package(dir, name, offset)?,
         Root::Stored(identifier) => {
             let config = args.store.as_deref().context("--store is needed with an identifier")?;

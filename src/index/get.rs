@@ -112,6 +112,18 @@ pub enum GetError {
         /// The offset.
         offset: u64,
     },
+    /// A revisit's original (its payload) is in none of the indexes given.
+    #[error(
+        "the capture is a revisit (no payload of its own); its original, {uri} at {date}{holder}, is in none of the indexes given: add its package's index with --index"
+    )]
+    NoOriginal {
+        /// `WARC-Refers-To-Target-URI`.
+        uri: String,
+        /// `WARC-Refers-To-Date`.
+        date: String,
+        /// Where the revisit says it is (container, package), as a phrase.
+        holder: String,
+    },
     /// The output cannot be written.
     #[error("cannot write the output: {}", crate::layout::describe_io(.0))]
     Output(#[source] io::Error),
@@ -243,6 +255,56 @@ pub fn by_record_id(set: &IndexSet, id: &str) -> Result<(usize, IndexEntry), Get
         }
     }
     Err(if any_id { GetError::NoRecordId { id: id.into() } } else { GetError::NoRecordIds })
+}
+
+/// The line of the original a revisit (`header`) refers to, with the number of its index
+/// file: a line of `WARC-Refers-To-Target-URI` at `WARC-Refers-To-Date`, not itself a
+/// revisit, with the revisit's payload digest and, where both state one, the record id of
+/// `WARC-Refers-To`. Reading its record then verifies the payload against that digest.
+pub fn original_of(set: &IndexSet, header: &WarcHeader) -> Result<(usize, IndexEntry), GetError> {
+    let field = |name: &str| header.get(name).unwrap_or("").trim().to_string();
+    let (uri, date) = (field("WARC-Refers-To-Target-URI"), field("WARC-Refers-To-Date"));
+    let (id, digest) = (header.get("WARC-Refers-To"), header.get("WARC-Payload-Digest"));
+    let same_digest = |line: Option<&str>| {
+        let key = |d: &str| super::digests::DigestKey::parse(d.trim());
+        match (digest.and_then(key), line.and_then(key)) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    };
+    let ts = date_digits(&date);
+    for found in set.lines_of(&super::surt::surt(&uri))? {
+        let found = found?;
+        let entry = found.line.entry(set.files()[found.file].path())?;
+        let other_id = match (id, entry.extra_text("recordId")) {
+            (Some(a), Some(b)) => a.trim() != b,
+            _ => false,
+        };
+        let revisit = entry.mime.as_deref() == Some("warc/revisit");
+        if entry.url == uri.replace(' ', "%20")
+            && entry.timestamp == ts
+            && !revisit
+            && !other_id
+            && same_digest(entry.digest.as_deref())
+        {
+            return Ok((found.file, entry));
+        }
+    }
+    Err(no_original(header))
+}
+
+/// The error for a revisit whose original is not at hand, naming what the revisit says of it.
+pub fn no_original(header: &WarcHeader) -> GetError {
+    let field = |name: &str| header.get(name).unwrap_or("?").trim().to_string();
+    let mut holder = String::new();
+    if let Some(c) = header.get("WARC-Refers-To-Container") {
+        holder.push_str(&format!(" in {}", c.trim()));
+    }
+    if let Some(p) = header.get(crate::stages::dedup::FIELD_REFERS_TO_PACKAGE) {
+        holder.push_str(&format!(" of package {}", p.trim()));
+    }
+    let (uri, date) = (field("WARC-Refers-To-Target-URI"), field("WARC-Refers-To-Date"));
+    GetError::NoOriginal { uri, date, holder }
 }
 
 /// The 14 digits of a `WARC-Date` as an index writes them (its digits, the fraction dropped).

@@ -107,6 +107,33 @@ fn a_deduplicated_crawl_replays_and_audits_with_the_earlier_package() {
     let from_zipnum = replay(&zipnum, &[&p1, &p2], &captures);
     assert_eq!(from_zipnum, dedup, "ZipNum serves what CDXJ serves");
 
+    // `get` of a revisit gives its original's payload, found through the first package's
+    // index: the bytes of the crawl packaged whole; without that index, an error naming it.
+    let (i1, i2) = (dedup_indexes.join("p1.cdxj"), dedup_indexes.join("p2.cdxj"));
+    let plain_index = plain_indexes.join("plain.cdxj");
+    let mut followed = 0;
+    for line in lines.lines().filter(|l| l.contains("\"warc/revisit\"")) {
+        let e = webaip::index::cdxj::IndexEntry::parse_cdxj(line).unwrap();
+        let get = |indexes: &[(&Path, &Path)]| {
+            let mut argv = vec!["get", "-q", &e.url, "--at", &e.timestamp];
+            for (i, p) in indexes {
+                argv.extend(["--index", i.to_str().unwrap(), "--package", p.to_str().unwrap()]);
+            }
+            webaip(&argv)
+        };
+        let (got, want) = (get(&[(&i2, &p2), (&i1, &p1)]), get(&[(&plain_index, &plain)]));
+        assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
+        assert_eq!(want.status.code(), Some(0), "{}", String::from_utf8_lossy(&want.stderr));
+        assert!(!want.stdout.is_empty());
+        assert_eq!(got.stdout, want.stdout, "{}: the original's payload", e.url);
+        let alone = get(&[(&i2, &p2)]);
+        let why = String::from_utf8_lossy(&alone.stderr);
+        assert_eq!(alone.status.code(), Some(2), "{why}");
+        assert!(alone.stdout.is_empty() && why.contains("is in none of the indexes"), "{why}");
+        followed += 1;
+    }
+    assert_eq!(followed, revisits);
+
     // The references resolve against the first package, and break without its container.
     let audit = |args: &[&str]| {
         let mut argv = vec!["audit", "--json"];

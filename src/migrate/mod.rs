@@ -875,6 +875,11 @@ impl From<crate::stages::StageError> for MigrateError {
             StageError::LinkMap { file, source } => {
                 MigrateError::Output { path: PathBuf::from(file), source: io::Error::other(source) }
             }
+            // `migrate` runs no dedup stage; were one added, its table error stays whole.
+            StageError::Dedup { origin, source } => MigrateError::Output {
+                path: PathBuf::from(origin),
+                source: io::Error::other(source),
+            },
         }
     }
 }

@@ -97,6 +97,15 @@ pub enum PackageError {
          {0}"
     )]
     Seed(#[source] rusqlite::Error),
+    /// A digest table could not be searched while deduplicating (`--dedup-against`).
+    #[error("{origin}: deduplication: {source}")]
+    Dedup {
+        /// The record or file whose payload was looked up.
+        origin: String,
+        /// Why (it names the table).
+        #[source]
+        source: crate::index::digests::DigestTableError,
+    },
     /// A mirror's link map could not be read while a page's links were rewritten.
     #[error("{file}: links not rewritten: {source}")]
     LinkMap {
@@ -193,6 +202,9 @@ impl From<crate::stages::StageError> for PackageError {
             }
             crate::stages::StageError::Io { path, source } => {
                 PackageError::Io { path: path.into(), source }
+            }
+            crate::stages::StageError::Dedup { origin, source } => {
+                PackageError::Dedup { origin, source }
             }
             crate::stages::StageError::LinkMap { file, source } => {
                 PackageError::LinkMap { file, source }

@@ -91,10 +91,11 @@ impl<'a> DedupStage<'a> {
             return Ok(None);
         }
         let Some(digest) = DigestKey::new(Algorithm::Sha1, sha1) else { return Ok(None) };
-        let found = self.dedup.against.find(&digest, c.range.len).map_err(|e| StageError::Io {
-            path: "(dedup table)".into(),
-            source: io::Error::other(e.to_string()),
-        })?;
+        let found = self
+            .dedup
+            .against
+            .find(&digest, c.range.len)
+            .map_err(|source| StageError::Dedup { origin: s.item.origin(), source })?;
         if let Some(f) = found {
             return Ok(Some(Revisit { refers: f.stored, digest }));
         }

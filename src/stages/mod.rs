@@ -213,6 +213,15 @@ pub(crate) enum StageError {
         #[source]
         source: std::io::Error,
     },
+    /// A digest table could not be searched (deduplication).
+    #[error("{origin}: deduplication: {source}")]
+    Dedup {
+        /// Where the payload came from ([`Item::origin`]).
+        origin: String,
+        /// Why the table failed (it names the table).
+        #[source]
+        source: crate::index::digests::DigestTableError,
+    },
     /// The link map of a mirror could not be read while rewriting a page's links.
     #[error("{file}: links not rewritten: {source}")]
     LinkMap {

@@ -258,6 +258,9 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
+/// Bytes the allocator adds to each heap block (header and rounding), for the budget.
+const ALLOC_OVERHEAD: usize = 24;
+
 /// Makes a table by external sort (module comment).
 pub struct TableBuilder {
     scratch: tempfile::TempDir,
@@ -293,8 +296,13 @@ impl TableBuilder {
         stored: &StoredPayload,
     ) -> Result<(), DigestTableError> {
         let when: String = stored.date.chars().filter(char::is_ascii_digit).take(14).collect();
-        let stored = serde_json::to_vec(stored).unwrap_or_default();
-        self.pending_bytes += stored.len() + KEY_LEN + 64;
+        let mut stored = serde_json::to_vec(stored).unwrap_or_default();
+        // serde_json grows its buffer by doubling: hold only the bytes.
+        stored.shrink_to_fit();
+        // What the entry costs: twice its struct (the vector's growth leaves up to half of its
+        // slots empty) and its two heap blocks with the allocator's overhead.
+        self.pending_bytes +=
+            2 * std::mem::size_of::<Entry>() + stored.len() + when.len() + 2 * ALLOC_OVERHEAD;
         self.pending.push(Entry {
             key,
             when,

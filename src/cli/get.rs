@@ -31,8 +31,9 @@ pub struct GetArgs {
     /// The record's byte offset in `--container` (of its gzip member in a `.warc.gz`).
     #[arg(long, value_name = "N", requires = "container")]
     offset: Option<u64>,
-    /// A sorted CDXJ index (`webaip index`, `package --index`, cdxj-indexer | sort); several
-    /// are used together.
+    /// A sorted CDXJ index (`webaip index`, `package --index`, cdxj-indexer | sort) or a
+    /// ZipNum index (`NAME.idx`, with its `.loc` and blocks beside it); several are used
+    /// together.
     #[arg(long, value_name = "FILE")]
     index: Vec<PathBuf>,
     /// The package the index's container names resolve in (its folder; with `--store`, its

@@ -6,6 +6,9 @@
 //! first line of a key, and the lines of the key are then read forward. Memory holds one
 //! line per file at a time, whatever the index's size.
 //!
+//! A ZipNum index ([`super::zipnum::ZipNumIndex`]) is searched the same way in its summary
+//! (`.idx`), then only the blocks that can hold the key are read and decompressed.
+//!
 //! Several index files are used together ([`IndexSet`]): adding a package adds its own sorted
 //! file, and a look-up merges each file's matches in line order, as if the files were one.
 
@@ -64,7 +67,7 @@ pub struct SortedIndex {
 }
 
 /// The key of a line: its bytes up to the first space (the whole line when it has none).
-fn key_of(line: &[u8]) -> &[u8] {
+pub(crate) fn key_of(line: &[u8]) -> &[u8] {
     line.split(|&b| b == b' ').next().unwrap_or(line)
 }
 
@@ -131,7 +134,7 @@ impl SortedIndex {
 
     /// The offset of the first line whose key is not below `key` (the file's length when
     /// every key is below it): a binary search over byte offsets.
-    fn first_at_or_after(&self, key: &[u8]) -> Result<u64, LookupError> {
+    pub(crate) fn first_at_or_after(&self, key: &[u8]) -> Result<u64, LookupError> {
         let (mut lo, mut hi) = (0u64, self.len);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -165,14 +168,88 @@ impl SortedIndex {
     /// Every line of the file, in order (for look-ups the sort order does not serve, such as
     /// by record id).
     pub fn all_lines(&self) -> Result<KeyLines, LookupError> {
+        self.lines_from(0)
+    }
+
+    /// Every line from the one starting at `start` (a line's start) to the end, in order.
+    pub(crate) fn lines_from(&self, start: u64) -> Result<KeyLines, LookupError> {
         let mut file = self.file.try_clone().map_err(|e| self.io(e))?;
-        file.rewind().map_err(|e| self.io(e))?;
+        file.seek(SeekFrom::Start(start)).map_err(|e| self.io(e))?;
         Ok(KeyLines {
             path: self.path.clone(),
             reader: BufReader::with_capacity(64 * 1024, file),
             key: Vec::new(),
-            at: 0,
+            at: start,
             done: false,
+        })
+    }
+
+    /// The start of the line that ends just before `at` (a line's start), `None` when `at`
+    /// is the first line's: the line end at `at - 1` is skipped, and the one before it (or
+    /// the file's start) is searched for backwards, a probe at a time.
+    pub(crate) fn line_start_before(&self, at: u64) -> Result<Option<u64>, LookupError> {
+        if at == 0 {
+            return Ok(None);
+        }
+        let mut end = at - 1;
+        let mut buf = vec![0u8; PROBE];
+        while end > 0 {
+            let from = end.saturating_sub(PROBE as u64);
+            let chunk = &mut buf[..(end - from) as usize];
+            self.file.read_exact_at(chunk, from).map_err(|e| self.io(e))?;
+            if let Some(i) = memchr::memrchr(b'\n', chunk) {
+                return Ok(Some(from + i as u64 + 1));
+            }
+            if at - from > MAX_INDEX_LINE as u64 {
+                return Err(LookupError::LineTooLong { path: self.path.clone(), at: from });
+            }
+            end = from;
+        }
+        Ok(Some(0))
+    }
+}
+
+/// An index file of a set: sorted CDXJ (or CDX) lines, or a ZipNum index (`NAME.idx`).
+pub enum IndexFile {
+    /// Sorted lines, searched in place.
+    Sorted(SortedIndex),
+    /// A ZipNum index: its summary searched, its blocks read.
+    ZipNum(super::zipnum::ZipNumIndex),
+}
+
+/// The lines an [`IndexFile`] yields.
+pub type Lines<'a> = Box<dyn Iterator<Item = Result<IndexLine, LookupError>> + 'a>;
+
+impl IndexFile {
+    /// Opens `path`: a ZipNum index when it ends in `.idx`, else sorted lines.
+    pub fn open(path: &Path) -> Result<IndexFile, LookupError> {
+        match path.extension().is_some_and(|e| e == "idx") {
+            true => Ok(IndexFile::ZipNum(super::zipnum::ZipNumIndex::open(path)?)),
+            false => Ok(IndexFile::Sorted(SortedIndex::open(path)?)),
+        }
+    }
+
+    /// The file's path (a ZipNum index's `.idx`).
+    pub fn path(&self) -> &Path {
+        match self {
+            IndexFile::Sorted(s) => s.path(),
+            IndexFile::ZipNum(z) => z.path(),
+        }
+    }
+
+    /// The lines whose key is `key`, in order.
+    pub fn lines_of(&self, key: &str) -> Result<Lines<'_>, LookupError> {
+        Ok(match self {
+            IndexFile::Sorted(s) => Box::new(s.lines_of(key)?),
+            IndexFile::ZipNum(z) => Box::new(z.lines_of(key)?),
+        })
+    }
+
+    /// Every line, in order.
+    pub fn all_lines(&self) -> Result<Lines<'_>, LookupError> {
+        Ok(match self {
+            IndexFile::Sorted(s) => Box::new(s.all_lines()?),
+            IndexFile::ZipNum(z) => Box::new(z.all_lines()?),
         })
     }
 }
@@ -206,6 +283,11 @@ pub struct KeyLines {
 }
 
 impl KeyLines {
+    /// Ends the iteration: no line is read after this.
+    pub(crate) fn stop(&mut self) {
+        self.done = true;
+    }
+
     fn read_line(&mut self) -> Result<Option<IndexLine>, LookupError> {
         let mut text = Vec::new();
         let limit = (MAX_INDEX_LINE + 1) as u64;
@@ -255,7 +337,7 @@ impl Iterator for KeyLines {
 
 /// Several sorted index files used as one.
 pub struct IndexSet {
-    files: Vec<SortedIndex>,
+    files: Vec<IndexFile>,
 }
 
 /// A line found in an [`IndexSet`], with the number of the file it came from.
@@ -270,18 +352,18 @@ pub struct Found {
 impl IndexSet {
     /// Opens every index file.
     pub fn open(paths: &[PathBuf]) -> Result<IndexSet, LookupError> {
-        let files = paths.iter().map(|p| SortedIndex::open(p)).collect::<Result<_, _>>()?;
+        let files = paths.iter().map(|p| IndexFile::open(p)).collect::<Result<_, _>>()?;
         Ok(IndexSet { files })
     }
 
     /// The files of the set.
-    pub fn files(&self) -> &[SortedIndex] {
+    pub fn files(&self) -> &[IndexFile] {
         &self.files
     }
 
     /// The lines of `key` in every file, merged in line order (a line of an earlier file
     /// first among equal lines).
-    pub fn lines_of(&self, key: &str) -> Result<Merged, LookupError> {
+    pub fn lines_of(&self, key: &str) -> Result<Merged<'_>, LookupError> {
         let mut heads = Vec::with_capacity(self.files.len());
         for f in &self.files {
             let mut lines = f.lines_of(key)?;
@@ -293,11 +375,11 @@ impl IndexSet {
 }
 
 /// The lines of one key from several files, in merged order.
-pub struct Merged {
-    heads: Vec<(KeyLines, Option<IndexLine>)>,
+pub struct Merged<'a> {
+    heads: Vec<(Lines<'a>, Option<IndexLine>)>,
 }
 
-impl Iterator for Merged {
+impl Iterator for Merged<'_> {
     type Item = Result<Found, LookupError>;
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -89,6 +89,8 @@ fn payloads_equal_warcio_at_every_indexed_offset() {
     let entries: Vec<IndexEntry> =
         lines.iter().map(|l| IndexEntry::parse_cdxj(l).expect("a CDXJ line")).collect();
     let (index_arg, dir_arg) = (index.to_str().unwrap(), dir.to_str().unwrap());
+    let zipnum = write_zipnum(&tmp.path().join("zipnum"), &lines, 5);
+    let zipnum_arg = zipnum.to_str().unwrap();
     let (mut by_url, mut revisits_followed) = (0, 0);
     for (i, (e, w)) in entries.iter().zip(&want).enumerate() {
         let container = dir.join(&e.filename);
@@ -116,6 +118,9 @@ fn payloads_equal_warcio_at_every_indexed_offset() {
         assert_eq!(webaip::index::surt::surt(&e.url), e.key, "{}", e.url);
         let args = ["--index", index_arg, "--package", dir_arg, &e.url, "--at", &e.timestamp];
         let o = get(&args);
+        // The same through a ZipNum index of the same lines (blocks of 5).
+        let z = get(&["--index", zipnum_arg, "--package", dir_arg, &e.url, "--at", &e.timestamp]);
+        assert_eq!((&z.status.code(), &z.stdout), (&o.status.code(), &o.stdout), "{}", e.url);
         let why = String::from_utf8_lossy(&o.stderr);
         if w.rec_type == "revisit" {
             // By URL a revisit gives its original's payload, whose SHA-1 the line states,
@@ -135,6 +140,34 @@ fn payloads_equal_warcio_at_every_indexed_offset() {
     }
     assert!(by_url > 100, "only {by_url} records were got by URL");
     assert!(revisits_followed > 0, "no revisit's original was found");
+}
+
+/// A ZipNum index of sorted `lines` in blocks of `per_block` (`DIR/all.idx`, `.cdx.gz`,
+/// `.loc`), written here as pywb's format describes it, not by webaip.
+fn write_zipnum(dir: &Path, lines: &[String], per_block: usize) -> PathBuf {
+    use std::io::Write;
+    std::fs::create_dir_all(dir).unwrap();
+    let (mut data, mut idx) = (Vec::new(), String::new());
+    for (n, block) in lines.chunks(per_block).enumerate() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        for l in block {
+            writeln!(gz, "{l}").unwrap();
+        }
+        let member = gz.finish().unwrap();
+        let first: Vec<&str> = block[0].splitn(3, ' ').take(2).collect();
+        idx.push_str(&format!(
+            "{}\tall\t{}\t{}\t{}\n",
+            first.join(" "),
+            data.len(),
+            member.len(),
+            n + 1
+        ));
+        data.extend(member);
+    }
+    std::fs::write(dir.join("all.cdx.gz"), data).unwrap();
+    std::fs::write(dir.join("all.loc"), "all\tall.cdx.gz\n").unwrap();
+    std::fs::write(dir.join("all.idx"), idx).unwrap();
+    dir.join("all.idx")
 }
 
 /// `sha1:BASE32` of `bytes`, as an index line states a payload digest.

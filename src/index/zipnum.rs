@@ -295,7 +295,7 @@ mod tests {
         std::fs::write(&idx, "com,a)/ 2024\tall\t0\t99999999999\t1\n").unwrap();
         for loc in ["all\t../outside.cdx.gz\n", "all\t/etc/passwd\n", "all\t\n"] {
             std::fs::write(dir.path().join("all.loc"), loc).unwrap();
-            let e = ZipNumIndex::open(&idx).err().expect("refused");
+            let Err(e) = ZipNumIndex::open(&idx) else { panic!("{loc:?} is refused") };
             assert!(e.to_string().contains("inside the index's folder"), "{loc:?}: {e}");
         }
         std::fs::write(dir.path().join("all.loc"), "all\tall.cdx.gz\n").unwrap();

@@ -301,7 +301,7 @@ mod tests {
         std::fs::write(dir.path().join("all.loc"), "all\tall.cdx.gz\n").unwrap();
         std::fs::write(dir.path().join("all.cdx.gz"), b"").unwrap();
         let z = ZipNumIndex::open(&idx).unwrap();
-        let e = z.lines_of("com,a)/").unwrap().next().unwrap().err().expect("too long");
+        let e = z.lines_of("com,a)/").unwrap().next().unwrap().expect_err("too long");
         assert!(e.to_string().contains("a block of 99999999999 bytes"), "{e}");
     }
 

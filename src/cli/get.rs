@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use webaip::index::get::{self, At, Expected, Got, Part};
-use webaip::index::lookup::IndexSet;
+use webaip::index::set::IndexSet;
 
 /// Arguments of `webaip get`.
 #[derive(Debug, Args)]

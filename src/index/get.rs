@@ -20,7 +20,8 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::cdxj::IndexEntry;
-use super::lookup::{IndexSet, LookupError};
+use super::lookup::LookupError;
+use super::set::IndexSet;
 use crate::formats::digest::LabelledDigest;
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::payload::{PayloadStart, payload_start_of};

@@ -8,8 +8,8 @@
 //!   files for it, [`tap`] sees each record as the container writer writes it (`package
 //!   --index`), [`sort`] sorts lines in bounded memory, [`build`], [`output`] and [`zipnum`]
 //!   write CDXJ, CDX and ZipNum files;
-//! - reading: [`lookup`] searches sorted index files in place, [`get`] fetches one record
-//!   through them;
+//! - reading: [`lookup`] searches a sorted index file in place, [`zipnum_lookup`] a ZipNum
+//!   index, [`set`] uses several as one, [`get`] fetches one record through them;
 //! - [`digests`] is the on-disk table of stored payloads by digest that deduplication looks
 //!   captures up in.
 //!
@@ -23,8 +23,10 @@ pub mod get;
 pub mod lookup;
 pub mod output;
 pub mod record;
+pub mod set;
 pub mod sort;
 pub mod surt;
 pub mod tap;
 pub mod warc;
 pub mod zipnum;
+pub mod zipnum_lookup;

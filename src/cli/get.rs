@@ -80,7 +80,7 @@ fn get_to(args: &GetArgs, part: Part, out: &mut dyn Write) -> anyhow::Result<Got
         // No index to find a revisit's original through: its own (empty) payload, as warcio
         // reads it at the offset, and a note of where the payload is.
         if part == Part::Payload && got.header.warc_type() == Some("revisit") && !args.quiet {
-            eprintln!("webaip: note: {}", get::no_original(&got.header));
+            eprintln!("webaip: note: {}", get::no_original(&got.header, &[]));
         }
         return Ok(got);
     }
@@ -102,6 +102,7 @@ fn get_to(args: &GetArgs, part: Part, out: &mut dyn Write) -> anyhow::Result<Got
     // and verified against the revisit's digest, is the capture's payload.
     let (file, original) = get::original_of(&set, &got.header)?;
     let from_original = read_line(args, &roots[file], &original, part, out)?;
+    get::check_original(&from_original, &original)?;
     if !args.quiet {
         eprintln!(
             "webaip: note: this capture is a revisit; its payload is that of {} at {} ({}, offset {})",

@@ -115,7 +115,7 @@ pub enum GetError {
     },
     /// A revisit's original (its payload) is in none of the indexes given.
     #[error(
-        "the capture is a revisit (no payload of its own); its original, {uri} at {date}{holder}, is in none of the indexes given: add its package's index with --index"
+        "the capture is a revisit (no payload of its own); its original, {uri} at {date}{holder}, is in none of the indexes given{lines}: add its package's index with --index"
     )]
     NoOriginal {
         /// `WARC-Refers-To-Target-URI`.
@@ -124,6 +124,8 @@ pub enum GetError {
         date: String,
         /// Where the revisit says it is (container, package), as a phrase.
         holder: String,
+        /// Why lines of its URI at its date were not it, as a phrase (empty when none).
+        lines: String,
     },
     /// The output cannot be written.
     #[error("cannot write the output: {}", crate::layout::describe_io(.0))]
@@ -264,38 +266,43 @@ pub fn by_record_id(set: &IndexSet, id: &str) -> Result<(usize, IndexEntry), Get
 /// `WARC-Refers-To`. Reading its record then verifies the payload against that digest.
 pub fn original_of(set: &IndexSet, header: &WarcHeader) -> Result<(usize, IndexEntry), GetError> {
     let field = |name: &str| header.get(name).unwrap_or("").trim().to_string();
-    let (uri, date) = (field("WARC-Refers-To-Target-URI"), field("WARC-Refers-To-Date"));
+    // WARC 1.0 wrote the URI in angle brackets.
+    let uri = field("WARC-Refers-To-Target-URI");
+    let uri = uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(&uri).to_string();
+    let date = field("WARC-Refers-To-Date");
     let (id, digest) = (header.get("WARC-Refers-To"), header.get("WARC-Payload-Digest"));
-    let same_digest = |line: Option<&str>| {
-        let key = |d: &str| super::digests::DigestKey::parse(d.trim());
-        match (digest.and_then(key), line.and_then(key)) {
-            (Some(a), Some(b)) => a == b,
-            _ => false,
-        }
-    };
+    let key = |d: &str| super::digests::DigestKey::parse(d.trim());
+    let wanted = digest.and_then(key);
     let ts = date_digits(&date);
+    // Why the lines of the URI at that time were not taken, for the error.
+    let mut passed_over = Vec::new();
     for found in set.lines_of(&super::surt::surt(&uri))? {
         let found = found?;
         let entry = found.line.entry(set.files()[found.file].path())?;
-        let other_id = match (id, entry.extra_text("recordId")) {
-            (Some(a), Some(b)) => a.trim() != b,
-            _ => false,
+        if entry.url != uri.replace(' ', "%20") || entry.timestamp != ts {
+            continue;
+        }
+        let why = if entry.mime.as_deref() == Some("warc/revisit") {
+            Some("is a revisit itself".to_string())
+        } else if wanted.is_none() || entry.digest.as_deref().and_then(key) != wanted {
+            Some(format!("has digest {}", entry.digest.as_deref().unwrap_or("(none)")))
+        } else {
+            match (id, entry.extra_text("recordId")) {
+                (Some(a), Some(b)) if a.trim() != b => Some(format!("is record {b}")),
+                _ => None,
+            }
         };
-        let revisit = entry.mime.as_deref() == Some("warc/revisit");
-        if entry.url == uri.replace(' ', "%20")
-            && entry.timestamp == ts
-            && !revisit
-            && !other_id
-            && same_digest(entry.digest.as_deref())
-        {
-            return Ok((found.file, entry));
+        match why {
+            None => return Ok((found.file, entry)),
+            Some(w) => passed_over.push(format!("{} offset {}: {w}", entry.filename, entry.offset)),
         }
     }
-    Err(no_original(header))
+    Err(no_original(header, &passed_over))
 }
 
-/// The error for a revisit whose original is not at hand, naming what the revisit says of it.
-pub fn no_original(header: &WarcHeader) -> GetError {
+/// The error for a revisit whose original is not at hand, naming what the revisit says of it
+/// and why the lines of its URI at its date (`passed_over`) were not it.
+pub fn no_original(header: &WarcHeader, passed_over: &[String]) -> GetError {
     let field = |name: &str| header.get(name).unwrap_or("?").trim().to_string();
     let mut holder = String::new();
     if let Some(c) = header.get("WARC-Refers-To-Container") {
@@ -305,7 +312,26 @@ pub fn no_original(header: &WarcHeader) -> GetError {
         holder.push_str(&format!(" of package {}", p.trim()));
     }
     let (uri, date) = (field("WARC-Refers-To-Target-URI"), field("WARC-Refers-To-Date"));
-    GetError::NoOriginal { uri, date, holder }
+    let lines = match passed_over.is_empty() {
+        true => String::new(),
+        false => format!(" (lines of it at that time: {})", passed_over.join("; ")),
+    };
+    GetError::NoOriginal { uri, date, holder, lines }
+}
+
+/// Checks that the record read as a revisit's original is one: not a revisit itself, its
+/// payload verified against the revisit's digest.
+pub fn check_original(got: &Got, entry: &IndexEntry) -> Result<(), GetError> {
+    let why = match (got.header.warc_type(), got.digest_verified) {
+        (Some("revisit"), _) => "it is a revisit itself",
+        (_, false) => "its payload digest could not be verified",
+        _ => return Ok(()),
+    };
+    Err(GetError::NotTheRecord {
+        container: entry.filename.clone(),
+        offset: entry.offset,
+        mismatch: format!("as the original of a revisit: {why}"),
+    })
 }
 
 /// The 14 digits of a `WARC-Date` as an index writes them (its digits, the fraction dropped).

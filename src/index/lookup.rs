@@ -44,6 +44,16 @@ pub enum LookupError {
         /// Where the line starts.
         at: u64,
     },
+    /// A ZipNum index's summary or location file names what cannot be read.
+    #[error("ZipNum index {}: {place}: {why}", path.display())]
+    ZipNum {
+        /// The `.idx` or `.loc` file.
+        path: PathBuf,
+        /// Where in it (`line N` of a `.loc`, `the line at byte N` of a summary).
+        place: String,
+        /// What is wrong.
+        why: String,
+    },
     /// A line that is not a CDXJ line.
     #[error("index {}: the line at byte {at} {source}", path.display())]
     Line {

@@ -18,13 +18,16 @@ const MAX_BLOCK: u64 = 64 << 20;
 /// that can hold the key.
 pub struct ZipNumIndex {
     summary: SortedIndex,
-    /// Part name and its file (inside the `.loc`'s folder).
-    parts: Vec<(String, PathBuf)>,
+    /// The `.loc`'s folder: the part files are below it.
+    folder: PathBuf,
+    /// Part name and its file's name below the folder.
+    parts: Vec<(String, String)>,
 }
 
 impl ZipNumIndex {
     /// Opens `NAME.idx` and reads `NAME.loc` (one line per part: name, tab, file). A part's
-    /// file must be a plain name or a relative path inside the `.loc`'s folder.
+    /// file must be a relative path inside the `.loc`'s folder, reached without links (an
+    /// absolute path, as some tools write, is refused: the index's folder is its root).
     pub fn open(idx: &Path) -> Result<ZipNumIndex, LookupError> {
         let summary = SortedIndex::open(idx)?;
         let (_, _, loc, _) = paths(idx);
@@ -34,22 +37,23 @@ impl ZipNumIndex {
         let mut parts = Vec::new();
         for (n, line) in io::BufReader::new(file).take(1 << 20).lines().enumerate() {
             let line = line.map_err(|source| LookupError::Io { path: loc.clone(), source })?;
-            let Some((name, rel)) = line.split_once('\t') else { continue };
-            let bad = || LookupError::Line {
-                path: loc.clone(),
-                at: n as u64,
-                source: super::cdxj::CdxjLineError::Json(format!(
-                    "part {name:?}: {rel:?} is not a file inside the index's folder"
-                )),
+            let Some((name, rel)) = line.trim_end_matches('\r').split_once('\t') else {
+                continue;
             };
-            let rel = Path::new(rel.trim());
-            let inside = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
-            if !inside || rel.as_os_str().is_empty() {
-                return Err(bad());
+            let rel = rel.trim();
+            let inside = Path::new(rel).components().all(|c| {
+                matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)
+            });
+            if !inside || Path::new(rel).file_name().is_none() {
+                return Err(LookupError::ZipNum {
+                    path: loc.clone(),
+                    place: format!("line {}", n + 1),
+                    why: format!("part {name:?}: {rel:?} is not a file inside the index's folder"),
+                });
             }
-            parts.push((name.to_string(), folder.join(rel)));
+            parts.push((name.to_string(), rel.to_string()));
         }
-        Ok(ZipNumIndex { summary, parts })
+        Ok(ZipNumIndex { summary, folder, parts })
     }
 
     /// The summary file's path.
@@ -72,19 +76,17 @@ impl ZipNumIndex {
         Ok(BlockLines { index: self, summary, key: Vec::new(), block: Vec::new() })
     }
 
-    /// The lines of the block a summary line names.
+    /// The lines of the block a summary line (its byte offset `line.at`) names.
     fn block(&self, line: &IndexLine) -> Result<Vec<IndexLine>, LookupError> {
-        let bad = |why: String| LookupError::Line {
+        let bad = |why: String| LookupError::ZipNum {
             path: self.path().to_path_buf(),
-            at: line.at,
-            source: super::cdxj::CdxjLineError::Json(why),
+            place: format!("the line at byte {}", line.at),
+            why,
         };
         let text = String::from_utf8_lossy(&line.text);
         let fields: Vec<&str> = text.split('\t').collect();
         let [_, part, offset, length, ..] = fields[..] else {
-            return Err(bad(
-                "not a ZipNum summary line (KEY TIMESTAMP, part, offset, length)".into()
-            ));
+            return Err(bad("not a summary line (KEY TIMESTAMP, part, offset, length)".into()));
         };
         let (Ok(offset), Ok(length)) = (offset.parse::<u64>(), length.parse::<u64>()) else {
             return Err(bad(format!("offset {offset:?} or length {length:?} is not a number")));
@@ -92,19 +94,22 @@ impl ZipNumIndex {
         if length > MAX_BLOCK {
             return Err(bad(format!("a block of {length} bytes (at most {MAX_BLOCK} are read)")));
         }
-        let Some((_, file)) = self.parts.iter().find(|(n, _)| n == part) else {
+        let Some((_, rel)) = self.parts.iter().find(|(n, _)| n == part) else {
             return Err(bad(format!("part {part:?} is not in the .loc file")));
         };
-        let data = crate::layout::open_user_file(file)
-            .map_err(|e| LookupError::Io { path: file.clone(), source: io::Error::other(e) })?;
-        let io_at = |source| LookupError::Io { path: file.clone(), source };
+        let path = self.folder.join(rel);
+        let data = crate::layout::open_in(&self.folder, rel)
+            .map_err(|e| LookupError::Io { path: path.clone(), source: io::Error::other(e) })?;
         let mut member = vec![0u8; length as usize];
-        data.read_exact_at(&mut member, offset).map_err(io_at)?;
+        data.read_exact_at(&mut member, offset).map_err(|e| {
+            bad(format!("{}: {length} bytes at offset {offset}: {e}", path.display()))
+        })?;
         let mut lines = Vec::new();
-        flate2::read::GzDecoder::new(&member[..])
+        // A block may be several gzip members (one per line, as some writers make them).
+        flate2::read::MultiGzDecoder::new(&member[..])
             .take(MAX_BLOCK + 1)
             .read_to_end(&mut lines)
-            .map_err(io_at)?;
+            .map_err(|e| bad(format!("{}: the block at offset {offset}: {e}", path.display())))?;
         if lines.len() as u64 > MAX_BLOCK {
             return Err(bad(format!("the block inflates past {MAX_BLOCK} bytes")));
         }
@@ -178,7 +183,21 @@ mod tests {
             let Err(e) = ZipNumIndex::open(&idx) else { panic!("{loc:?} is refused") };
             assert!(e.to_string().contains("inside the index's folder"), "{loc:?}: {e}");
         }
-        std::fs::write(dir.path().join("all.loc"), "all\tall.cdx.gz\n").unwrap();
+        // A part reached through a link (a folder or the file itself) is refused too.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.cdx.gz"), b"").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.cdx.gz"), dir.path().join("l.cdx.gz"))
+            .unwrap();
+        for loc in ["all\tsub/x.cdx.gz\n", "all\tl.cdx.gz\n"] {
+            std::fs::write(dir.path().join("all.loc"), loc).unwrap();
+            std::fs::write(&idx, "com,a)/ 2024\tall\t0\t10\t1\n").unwrap();
+            let z = ZipNumIndex::open(&idx).unwrap();
+            let e = z.lines_of("com,a)/").unwrap().next().unwrap().expect_err("a link");
+            assert!(e.to_string().contains("link"), "{loc:?}: {e}");
+            std::fs::write(&idx, "com,a)/ 2024\tall\t0\t99999999999\t1\n").unwrap();
+        }
+        std::fs::write(dir.path().join("all.loc"), "all\t./all.cdx.gz\n").unwrap();
         std::fs::write(dir.path().join("all.cdx.gz"), b"").unwrap();
         let z = ZipNumIndex::open(&idx).unwrap();
         let e = z.lines_of("com,a)/").unwrap().next().unwrap().expect_err("too long");

@@ -405,9 +405,13 @@ struct ObjectFacts {
     size: Option<String>,
     /// The relationship being read: [type, subtype, related object].
     relation: Option<[String; 3]>,
-    /// A bitstream (`xsi:type` bitstream): part of a file, here a payload a revisit refers
-    /// to, stored elsewhere; it does not describe the `<file>` whose ADMID names its section.
+    /// A bitstream (`xsi:type` bitstream).
     bitstream: bool,
+    /// It has a `dependency` / `is required by` relationship. A bitstream that has one is a
+    /// payload a revisit needs, stored elsewhere: it does not describe the `<file>` whose
+    /// ADMID names its section, and is kept out of that comparison (P5.1); any other object
+    /// is compared, whatever its type says.
+    required_by: bool,
 }
 
 /// The PREMIS event being read.
@@ -920,13 +924,16 @@ impl Checker {
             &o.algorithm,
             &o.digest,
             o.size.as_deref(),
-            self.amd_current.as_deref().filter(|_| !o.bitstream),
-            self.md_current.as_deref().filter(|_| !o.bitstream),
+            self.amd_current.as_deref().filter(|_| !(o.bitstream && o.required_by)),
+            self.md_current.as_deref().filter(|_| !(o.bitstream && o.required_by)),
         );
     }
 
     /// The relationship being read is complete: it is stored.
     fn end_relationship(&mut self, o: &mut ObjectFacts) {
+        if let Some(r) = &o.relation {
+            o.required_by |= r[0] == "dependency" && r[1] == "is required by";
+        }
         if let (Some(r), Ok(x)) = (o.relation.take(), self.xref.as_mut()) {
             x.relation(o.seq, &r);
         }

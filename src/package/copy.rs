@@ -573,8 +573,8 @@ impl<'a> CopyWriter<'a> {
         t.revisits += 1;
         t.bytes_saved += bytes.len().saturating_sub(len);
         t.payload_bytes += c.range.len;
-        *t.packages.entry(dedup::Holder::of(&revisit.refers)).or_default() += 1;
-        let refers = self.referenced(&revisit.refers, &revisit.digest, c);
+        *t.packages.entry(dedup::Holder::of(revisit)).or_default() += 1;
+        let refers = self.referenced(revisit, c);
         Ok(Some(RecordFile {
             member: range,
             content: None,
@@ -606,14 +606,11 @@ impl<'a> CopyWriter<'a> {
     /// (`--dedup-within`), where this writer put it.
     fn referenced(
         &self,
-        stored: &crate::index::digests::StoredPayload,
-        digest: &DigestKey,
+        revisit: &crate::stages::dedup::Revisit,
         c: &crate::model::ContentFile,
     ) -> crate::model::ReferencedPayload {
-        let own = match crate::stages::dedup::Holder::of(stored) {
-            crate::stages::dedup::Holder::Own => self.written.get(digest),
-            _ => None,
-        };
+        let (stored, digest) = (&revisit.refers, &revisit.digest);
+        let own = revisit.own.then(|| self.written.get(digest)).flatten();
         let (member, payload) = match own {
             Some(&(member, begin)) => (Some(member), Some(begin)),
             None => {

@@ -63,6 +63,8 @@ pub(crate) struct Revisit {
     pub refers: StoredPayload,
     /// The payload's digest.
     pub digest: DigestKey,
+    /// The original is an earlier record of this container (`--dedup-within`).
+    pub own: bool,
 }
 
 /// Marks the items whose payload is stored ([`Revisit`]).
@@ -97,7 +99,7 @@ impl<'a> DedupStage<'a> {
             .find(&digest, c.range.len)
             .map_err(|source| StageError::Dedup { origin: s.item.origin(), source })?;
         if let Some(f) = found {
-            return Ok(Some(Revisit { refers: f.stored, digest }));
+            return Ok(Some(Revisit { refers: f.stored, digest, own: false }));
         }
         if !self.dedup.within {
             return Ok(None);
@@ -105,7 +107,7 @@ impl<'a> DedupStage<'a> {
         if let Some((len, stored)) = self.seen.get(&digest)
             && *len == c.range.len
         {
-            return Ok(Some(Revisit { refers: stored.clone(), digest }));
+            return Ok(Some(Revisit { refers: stored.clone(), digest, own: true }));
         }
         let stored = StoredPayload {
             url: r.target_uri.clone().unwrap_or_default(),
@@ -157,13 +159,12 @@ pub(crate) enum Holder {
 }
 
 impl Holder {
-    /// Where `stored` is: `--dedup-within` marks its own with length 0 (where the record
-    /// goes is not known yet when it is looked up), an index's entries have their length.
-    pub(crate) fn of(stored: &StoredPayload) -> Holder {
-        match (&stored.package, stored.length) {
+    /// Where the original of `revisit` is.
+    pub(crate) fn of(revisit: &Revisit) -> Holder {
+        match (&revisit.refers.package, revisit.own) {
             (Some(objid), _) => Holder::Package(objid.clone()),
-            (None, 0) => Holder::Own,
-            (None, _) => Holder::Indexed,
+            (None, true) => Holder::Own,
+            (None, false) => Holder::Indexed,
         }
     }
 }
@@ -264,7 +265,9 @@ mod tests {
             package: Some("urn:uuid:p".into()),
             ..StoredPayload::default()
         };
-        let r = revisit_record(head.as_bytes(), warc.len(), &Revisit { refers, digest }).unwrap();
+        let r =
+            revisit_record(head.as_bytes(), warc.len(), &Revisit { refers, digest, own: false })
+                .unwrap();
         let text = String::from_utf8(r).unwrap();
         let block_digest = sha1_base32(&BlockHasher::digest(http.as_bytes(), 0).block_sha1);
         let want = format!(

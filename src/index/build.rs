@@ -12,8 +12,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::cdxj::IndexEntry;
+use super::members::{MIN_SPLIT, Stop, Walker, index_from, index_warc, is_gzip_file};
 use super::sort::LineSorter;
-use super::warc::{EntryOptions, IndexError, index_warc};
+use super::warc::{EntryOptions, IndexError};
 
 /// The header line of an 11-field CDX (what `cdxj-indexer -11` writes).
 pub const CDX11_HEADER: &str = " CDX N b a m s k r M S V g";
@@ -105,6 +106,15 @@ pub fn sort_inputs(
     budget: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<LineSorter>, IndexError> {
+    if let [input] = inputs
+        && jobs > 1
+        && is_gzip_file(&input.path)
+        && fs::metadata(&input.path).is_ok_and(|m| m.len() >= MIN_SPLIT)
+    {
+        let sorters = sort_split(input, format, opts, jobs, budget)?;
+        progress(fs::metadata(&input.path).map_or(0, |m| m.len()));
+        return Ok(sorters);
+    }
     let jobs = jobs.clamp(1, inputs.len().max(1));
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<(usize, IndexError)>> = Mutex::new(None);
@@ -148,6 +158,77 @@ pub fn sort_inputs(
         return Err(e);
     }
     Ok(sorters)
+}
+
+/// One gzip file indexed by `parts` threads (see [`super::members`]): part k starts at a guessed
+/// member boundary; its lines are kept when part k-1, itself kept, stops exactly there. From
+/// the first part not landed on exactly, one thread goes on alone to the end of the file.
+fn sort_split(
+    input: &IndexInput,
+    format: IndexFormat,
+    opts: EntryOptions,
+    parts: usize,
+    budget: usize,
+) -> Result<Vec<LineSorter>, IndexError> {
+    let io_err = |e| IndexError::Io { path: input.path.display().to_string(), source: e };
+    let mut walker = Walker::open(&input.path, &input.filename, opts)?;
+    let len = walker.file_len();
+    let mut starts = vec![0u64];
+    for k in 1..parts as u64 {
+        let from = (len * k / parts as u64).max(starts.last().map_or(0, |s| s + 1));
+        if let Some(b) = walker.guess_boundary(from).map_err(io_err)? {
+            starts.push(b);
+        }
+    }
+    drop(walker);
+    let budget = budget / starts.len();
+    let starts = &starts;
+    let results: Vec<_> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..starts.len())
+            .map(|k| {
+                s.spawn(move || {
+                    let mut sorter = LineSorter::new(budget);
+                    let mut line = String::new();
+                    let limit = starts.get(k + 1).copied().unwrap_or(u64::MAX);
+                    let walked =
+                        Walker::open(&input.path, &input.filename, opts).and_then(|mut w| {
+                            w.walk(starts[k], limit, &mut |e| {
+                                line.clear();
+                                format_line(&e, format, &mut line);
+                                sorter.push(line.as_bytes())
+                            })
+                        });
+                    (sorter, walked)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut kept = Vec::new();
+    for (k, (sorter, walked)) in results.into_iter().enumerate() {
+        // Only kept parts get here: their errors are the file's.
+        let (at, stop) = walked?;
+        kept.push(sorter);
+        match stop {
+            Stop::End => return Ok(kept),
+            Stop::Limit if starts.get(k + 1) == Some(&at) => {}
+            Stop::Limit | Stop::Slow => {
+                let mut sorter = LineSorter::new(budget);
+                let mut line = String::new();
+                index_from(&input.path, &input.filename, opts, at, &mut |e| {
+                    line.clear();
+                    format_line(&e, format, &mut line);
+                    sorter.push(line.as_bytes())
+                })?;
+                kept.push(sorter);
+                return Ok(kept);
+            }
+        }
+    }
+    Ok(kept)
 }
 
 /// Writes the sorted lines of `sorters` to `output` in `format`, atomically: into temporary
@@ -214,4 +295,93 @@ pub fn write_index_to(
         out.write_all(l)?;
         out.write_all(b"\n")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::warc::writer::{RecordSpec, WarcWriter};
+
+    fn response(w: &mut WarcWriter<Vec<u8>>, n: usize, body: &[u8]) {
+        let spec = RecordSpec {
+            warc_type: "response".into(),
+            record_id: format!("<urn:uuid:{n}>"),
+            date: "2024-01-02T03:04:05Z".into(),
+            target_uri: Some(format!("http://e.org/{n}")),
+            payload_digest: true,
+            ..RecordSpec::default()
+        };
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
+        w.write_record(&spec, &[head.as_bytes(), body].concat(), head.len() as u64).unwrap();
+    }
+
+    fn lines(sorters: Vec<LineSorter>) -> Vec<String> {
+        let mut out = Vec::new();
+        LineSorter::merge_into(sorters, &mut |l| {
+            out.push(String::from_utf8_lossy(l).into_owned());
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    /// One file split between threads gives the lines one thread gives, when the guessed
+    /// boundary is a member's start and when it is not: here the middle of the file is a record
+    /// stored uncompressed whose payload holds a gzip member of a fake `WARC/1.1` record, which
+    /// the guess takes for a boundary and the walk from the start never lands on.
+    #[test]
+    fn a_split_file_gives_the_lines_of_one_walk() {
+        let text = |n: usize| format!("line {n} of a page\n").repeat(20 + n % 50).into_bytes();
+        let mut fake = WarcWriter::new(Vec::new(), 6);
+        response(&mut fake, 999_999, b"not a record of this file");
+        let fake = fake.finish().unwrap();
+        let mut trap = WarcWriter::new(Vec::new(), 0);
+        let payload = [&vec![b'x'; 300_000][..], &fake, &vec![b'y'; 50_000]].concat();
+        response(&mut trap, 500, &payload);
+        let trap = trap.finish().unwrap();
+        let (mut plain, mut trapped) =
+            (WarcWriter::new(Vec::new(), 6), WarcWriter::new(Vec::new(), 6));
+        for n in 0..400 {
+            response(&mut plain, n, &text(n));
+            response(&mut trapped, n, &text(n));
+            if n == 199 {
+                trapped.append_member(&trap[..], trap.len() as u64).unwrap();
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in [
+            ("plain.warc.gz", plain.finish().unwrap()),
+            ("trap.warc.gz", trapped.finish().unwrap()),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let input = IndexInput { path: path.clone(), filename: name.into() };
+            let opts = EntryOptions { record_ids: true };
+            let one = lines(
+                sort_inputs(
+                    std::slice::from_ref(&input),
+                    IndexFormat::Cdxj,
+                    opts,
+                    1,
+                    1 << 20,
+                    &|_| (),
+                )
+                .unwrap(),
+            );
+            assert_eq!(one.len(), if name == "plain.warc.gz" { 400 } else { 401 });
+            let mut walker = Walker::open(&path, name, opts).unwrap();
+            let guess = walker.guess_boundary(bytes.len() as u64 / 2).unwrap().unwrap();
+            let fake_at = memchr::memmem::find(&bytes[bytes.len() / 2..], &fake);
+            // The guess in the trapped file is the fake member inside the payload.
+            assert_eq!(
+                name == "trap.warc.gz",
+                fake_at.map(|i| i + bytes.len() / 2) == Some(guess as usize)
+            );
+            for parts in [2, 3] {
+                let split =
+                    lines(sort_split(&input, IndexFormat::Cdxj, opts, parts, 1 << 20).unwrap());
+                assert_eq!(split, one, "{name}, {parts} parts");
+            }
+        }
+    }
 }

@@ -4,10 +4,11 @@
 //!   uses does;
 //! - [`cdxj`] is one index line: its model, read from and written as CDXJ (the JSON-in-a-line
 //!   format of pywb and cdxj-indexer);
-//! - writing: [`record`] derives a record's line as cdxj-indexer does, [`warc`] reads WARC
-//!   files for it, [`tap`] sees each record as the container writer writes it (`package
-//!   --index`), [`sort`] sorts lines in bounded memory, [`build`], [`output`] and [`zipnum`]
-//!   write CDXJ, CDX and ZipNum files;
+//! - writing: [`record`] derives a record's line as cdxj-indexer does, [`members`] walks a gzip
+//!   WARC member by member (libdeflate; one file split between threads), [`warc`] reads any WARC
+//!   with the streaming reader, [`tap`] sees each record as the container writer writes it
+//!   (`package --index`), [`sort`] sorts lines in bounded memory, [`build`], [`output`] and
+//!   [`zipnum`] write CDXJ, CDX and ZipNum files;
 //! - reading: [`lookup`] searches a sorted index file in place, [`zipnum_lookup`] a ZipNum
 //!   index, [`set`] uses several as one, [`get`] fetches one record through them;
 //! - [`digests`] is the on-disk table of stored payloads by digest that deduplication looks
@@ -21,6 +22,7 @@ pub mod cdxj;
 pub mod digests;
 pub mod get;
 pub mod lookup;
+pub mod members;
 pub mod output;
 pub mod record;
 pub mod set;

@@ -25,8 +25,9 @@ use sha1::{Digest, Sha1};
 use super::cdxj::IndexEntry;
 use crate::formats::warc::WarcHeader;
 
-/// Bytes of a block read at first: enough for nearly every HTTP header section.
-const FIRST_READ: usize = 16 * 1024;
+/// Bytes of a block read at first: enough for nearly every HTTP header section (more are read
+/// only when its end is not among them, so that a record is read no further than it must).
+const FIRST_READ: usize = 4 * 1024;
 /// Most bytes of HTTP header section looked at (as the rest of webaip:
 /// [`crate::formats::http::MAX_HTTP_HEADER_LEN`]).
 const MAX_HEAD: usize = crate::formats::http::MAX_HTTP_HEADER_LEN;

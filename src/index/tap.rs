@@ -1,10 +1,13 @@
 //! The index of a package made while its containers are written (`package --index`): an
 //! observer of the container writer ([`MemberTap`]) sees each record's bytes as they are
-//! stored and where they went, inflates the start of each gzip member (the WARC header and the
-//! HTTP header, the first [`HEAD_BYTES`] of the record) and derives the record's line as
-//! `webaip index` does from the finished container ([`super::record`]). Nothing is read back
-//! from disk; the payload is inflated only for a record without `WARC-Payload-Digest`, whose
-//! digest must be computed (webaip's own records always carry one).
+//! stored and where they went, and derives the record's line as `webaip index` does from the
+//! finished container ([`super::record`]). For the records the writer makes, it reads the
+//! record as the writer shows it before compressing it (its header and the start of its block,
+//! [`MemberTap::start`]): nothing is inflated. Only when that start is not enough (an HTTP header
+//! longer than it, a payload digest to compute) or for members copied as they are, the start of
+//! the gzip member is inflated (the first [`HEAD_BYTES`] of the record; the whole payload for a
+//! record without `WARC-Payload-Digest`, whose digest must be computed). Nothing is read back
+//! from disk.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -13,11 +16,11 @@ use flate2::write::GzDecoder;
 
 use super::build::{IndexFormat, format_line};
 use super::cdxj::IndexEntry;
-use super::record::entry_of;
+use super::record::{RecordIndexError, entry_of};
 use super::sort::LineSorter;
 use super::warc::{EntryOptions, IndexError, add_record_id};
-use crate::formats::warc::WarcReader;
 use crate::formats::warc::writer::MemberTap;
+use crate::formats::warc::{WarcError, WarcReader};
 
 /// Bytes of a record's start looked at (the WARC and HTTP headers of nearly every record).
 pub const HEAD_BYTES: usize = 64 * 1024;
@@ -53,12 +56,111 @@ impl PackageIndex {
 pub struct IndexTap {
     index: SharedIndex,
     filename: String,
+    opts: EntryOptions,
+    /// What the record's uncompressed start, shown by the writer, gave; `None` when the writer
+    /// showed none or it was not enough (the member is inflated instead).
+    known: Option<Result<Derived, IndexError>>,
     /// The current record's start, inflated (`Some` decoder) or as written.
     inflate: Option<GzDecoder<Collect>>,
     plain: Collect,
     started: bool,
     gzip: bool,
     line: String,
+}
+
+/// What a record's bytes give its index line, before its place is known.
+enum Derived {
+    /// The record is not indexed.
+    NotIndexed,
+    /// Its entry, with what places an uncompressed record.
+    Entry { entry: Box<IndexEntry>, leading_len: u64, header_len: u64, block_len: u64 },
+}
+
+/// A record's start, then [`Cut`] when the record goes on past it: a read needing more than
+/// the start shows as such instead of looking like the record's end.
+struct Start<'a> {
+    bytes: &'a [u8],
+    cut: bool,
+}
+
+/// The record goes on past the bytes shown.
+#[derive(Debug, thiserror::Error)]
+#[error("the record goes on past the bytes shown to the index")]
+struct Cut;
+
+impl io::Read for Start<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.bytes.is_empty() && self.cut {
+            return Err(io::Error::other(Cut));
+        }
+        self.bytes.read(buf)
+    }
+}
+
+fn is_cut(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|e| e.is::<Cut>())
+}
+
+/// The line fields of the record starting `bytes` (cut short of its end when `cut`), read as
+/// `webaip index` reads them from the finished container; `Ok(None)` when they need bytes past
+/// the cut. Errors name offset 0 (the caller knows the record's offset).
+fn derive(
+    bytes: &[u8],
+    cut: bool,
+    name: &str,
+    opts: EntryOptions,
+) -> Result<Option<Derived>, IndexError> {
+    let warc_error = |e: WarcError| match e.io().is_some_and(is_cut) {
+        true => Ok(None),
+        false => Err(IndexError::Warc(e)),
+    };
+    let start = Start { bytes, cut };
+    let mut reader = match WarcReader::with_capacity(start, name.to_string(), 32 * 1024) {
+        Ok(r) => r,
+        Err(e) => return warc_error(e),
+    };
+    let mut got = None;
+    // A block cut short of its end makes the reader complain after the callback: what the
+    // entry needed was read before it.
+    let read = reader.next_record(|head, block| {
+        got = Some((head.clone(), entry_of(&head.header, block)));
+        Ok(())
+    });
+    let Some((head, entry)) = got else {
+        return match read {
+            Err(e) => warc_error(e),
+            Ok(_) => Ok(Some(Derived::NotIndexed)),
+        };
+    };
+    let entry = match entry {
+        Err(RecordIndexError::Read(e)) if is_cut(&e) => return Ok(None),
+        other => other.map_err(|source| IndexError::Record {
+            name: name.to_string(),
+            offset: 0,
+            source,
+        })?,
+    };
+    let Some(mut entry) = entry else { return Ok(Some(Derived::NotIndexed)) };
+    entry.filename = name.to_string();
+    add_record_id(&mut entry, head.header.record_id(), opts);
+    Ok(Some(Derived::Entry {
+        entry: Box::new(entry),
+        leading_len: head.leading_len,
+        header_len: head.header_len,
+        block_len: head.header.content_length().unwrap_or(0),
+    }))
+}
+
+/// `e`, placed at the record's offset.
+fn at_offset(e: IndexError, offset: u64) -> IndexError {
+    match e {
+        IndexError::Warc(mut w) => {
+            w.offset = offset;
+            IndexError::Warc(w)
+        }
+        IndexError::Record { name, source, .. } => IndexError::Record { name, offset, source },
+        other => other,
+    }
 }
 
 /// Where a record's bytes go: kept up to [`HEAD_BYTES`], or whole once its header shows that
@@ -97,9 +199,12 @@ impl Write for Collect {
 impl IndexTap {
     /// A tap adding the records of container `filename` to `index`.
     pub fn new(index: SharedIndex, filename: String) -> IndexTap {
+        let opts = index.lock().map(|i| i.opts).unwrap_or_default();
         IndexTap {
             index,
             filename,
+            opts,
+            known: None,
             inflate: None,
             plain: Collect::default(),
             started: false,
@@ -121,42 +226,25 @@ impl IndexTap {
 
     /// The entry of the record just written, `len` bytes at `offset`.
     fn entry(&mut self, offset: u64, len: u64) -> Result<Option<IndexEntry>, IndexError> {
-        let bytes = self.record_bytes();
-        // The reader sees the record alone: its errors are placed at the record's offset.
-        let at = |mut e: crate::formats::warc::WarcError| {
-            e.offset = offset;
-            IndexError::Warc(e)
+        let derived = match self.known.take() {
+            Some(d) => d,
+            None => {
+                let bytes = self.record_bytes();
+                derive(&bytes, false, &self.filename, self.opts)
+                    .map(|d| d.unwrap_or(Derived::NotIndexed))
+            }
         };
-        let mut reader = WarcReader::new(&bytes[..], self.filename.clone()).map_err(at)?;
-        let mut got = None;
-        // The block may be cut at HEAD_BYTES: the reader's complaint about its end is expected;
-        // what the entry needed was read before it.
-        let read = reader.next_record(|head, block| {
-            got = Some((head.clone(), entry_of(&head.header, block)));
-            Ok(())
-        });
-        let Some((head, entry)) = got else {
-            return match read {
-                Err(e) => Err(at(e)),
-                Ok(_) => Ok(None),
-            };
-        };
-        let entry = entry.map_err(|source| IndexError::Record {
-            name: self.filename.clone(),
-            offset,
-            source,
-        })?;
-        let Some(mut entry) = entry else { return Ok(None) };
-        (entry.offset, entry.length) = if self.gzip {
-            (offset, len)
-        } else {
-            let block = head.header.content_length().unwrap_or(0);
-            (offset + head.leading_len, head.header_len - head.leading_len + block)
-        };
-        entry.filename = self.filename.clone();
-        let opts = self.index.lock().map(|i| i.opts).unwrap_or_default();
-        add_record_id(&mut entry, head.header.record_id(), opts);
-        Ok(Some(entry))
+        match derived.map_err(|e| at_offset(e, offset))? {
+            Derived::NotIndexed => Ok(None),
+            Derived::Entry { mut entry, leading_len, header_len, block_len } => {
+                (entry.offset, entry.length) = if self.gzip {
+                    (offset, len)
+                } else {
+                    (offset + leading_len, header_len - leading_len + block_len)
+                };
+                Ok(Some(*entry))
+            }
+        }
     }
 }
 
@@ -178,17 +266,25 @@ fn needs_payload(buf: &[u8]) -> Option<bool> {
 }
 
 impl MemberTap for IndexTap {
+    fn start(&mut self, plain: &[u8], whole: bool) {
+        self.known = derive(plain, !whole, &self.filename, self.opts).transpose();
+    }
+
     fn bytes(&mut self, bytes: &[u8]) {
         if !self.started {
             self.started = true;
             self.gzip = bytes.starts_with(&[0x1f, 0x8b]);
-            if self.gzip {
+            if self.known.is_some() {
+                // The writer showed the record before compressing it: nothing to inflate.
+                self.inflate = None;
+            } else if self.gzip {
                 self.inflate = Some(GzDecoder::new(Collect::default()));
             } else {
                 self.plain = Collect::default();
             }
         }
         match &mut self.inflate {
+            _ if self.known.is_some() => {}
             // Past the headers of a record with a digest, the rest is not inflated at all.
             Some(d) if d.get_ref().full() => {}
             // A damaged member shows in the entry (its header does not parse).
@@ -233,4 +329,68 @@ pub fn write_package_index(index: SharedIndex, path: &std::path::Path) -> Result
     let sorter = index.into_sorter()?;
     super::build::write_index(vec![sorter], IndexFormat::Cdxj, path)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::warc::writer::{RecordSpec, START_OF_BLOCK, WarcWriter};
+
+    fn spec(warc_type: &str, n: u32, payload_digest: bool) -> RecordSpec {
+        RecordSpec {
+            warc_type: warc_type.into(),
+            record_id: format!("<urn:uuid:{n}>"),
+            date: "2024-01-02T03:04:05Z".into(),
+            target_uri: Some(format!("http://e.org/{n}")),
+            content_type: Some("application/http; msgtype=response".into()),
+            payload_digest,
+            ..RecordSpec::default()
+        }
+    }
+
+    fn http(pad: usize, body: usize) -> Vec<u8> {
+        let (pad, body) = ("p".repeat(pad), "b".repeat(body));
+        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Pad: {pad}\r\n\r\n{body}")
+            .into_bytes()
+    }
+
+    /// The lines the tap makes equal the lines read back from the finished container, whether
+    /// the start the writer shows is enough (a small record, a large one), not enough (an HTTP
+    /// header longer than it; a payload whose digest must be computed: the member is inflated)
+    /// or absent (a member copied as it is).
+    #[test]
+    fn tap_lines_equal_the_lines_read_back() {
+        let opts = EntryOptions { record_ids: true };
+        let index = PackageIndex::shared(opts, 1 << 20);
+        let mut w = WarcWriter::new(Vec::new(), 6);
+        w.set_tap(Box::new(IndexTap::new(Arc::clone(&index), "c.warc.gz".into())));
+        let (small, big) = (http(10, 100), http(10, 3 * START_OF_BLOCK));
+        w.write_record(&spec("response", 1, true), &small, 0).unwrap();
+        w.write_record(&spec("response", 2, true), &http(START_OF_BLOCK + 9, 10), 0).unwrap();
+        w.write_record(&spec("response", 3, false), &big, 0).unwrap();
+        w.write_streamed(&spec("response", 4, true), &big[..], 0).unwrap();
+        w.write_record(&spec("resource", 5, false), b"plain text", 0).unwrap();
+        w.write_record(&spec("request", 6, true), &small, 0).unwrap();
+        let mut other = WarcWriter::new(Vec::new(), 6);
+        other.write_record(&spec("response", 7, true), &small, 0).unwrap();
+        let member = other.finish().unwrap();
+        w.append_member(&member[..], member.len() as u64).unwrap();
+        let bytes = w.finish().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (warc, out) = (dir.path().join("c.warc.gz"), dir.path().join("tap.cdxj"));
+        std::fs::write(&warc, &bytes).unwrap();
+        write_package_index(index, &out).unwrap();
+        let tapped = std::fs::read_to_string(&out).unwrap();
+        let mut read = Vec::new();
+        super::super::members::index_warc(&warc, "c.warc.gz", opts, &mut |e| {
+            let mut line = String::new();
+            format_line(&e, IndexFormat::Cdxj, &mut line);
+            read.push(line);
+            Ok(())
+        })
+        .unwrap();
+        read.sort();
+        assert_eq!(read.len(), 6, "every record but the request");
+        assert_eq!(tapped.lines().collect::<Vec<_>>(), read);
+    }
 }

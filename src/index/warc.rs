@@ -3,12 +3,13 @@
 //! offset and whole length), for a plain one the record from its version line to the end of
 //! its block (the CRLF CRLF after it and blank lines before it not counted).
 
-use std::io;
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom};
 use std::path::Path;
 
 use super::cdxj::{IndexEntry, json_string};
 use super::record::{RecordIndexError, entry_of};
-use crate::formats::warc::{WarcError, WarcReader};
+use crate::formats::warc::{WarcError, WarcFault, WarcReader};
 
 /// Why an index cannot be made.
 #[derive(Debug, thiserror::Error)]
@@ -68,43 +69,57 @@ pub(crate) fn add_record_id(entry: &mut IndexEntry, id: Option<&str>, opts: Entr
     }
 }
 
-/// Hands the index entry of every indexed record of the WARC at `path` to `emit`, naming the
-/// file `filename` in them. Returns the number of records read.
-pub fn index_warc(
+/// Indexes the WARC at `path` from offset `base` with the streaming reader: to its end, or
+/// (`resume`) to the end of the first gzip member that ends with a record, whose end it then
+/// returns.
+pub(crate) fn streamed(
     path: &Path,
     filename: &str,
     opts: EntryOptions,
+    (base, resume): (u64, bool),
     emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
-) -> Result<u64, IndexError> {
-    let mut reader = WarcReader::open(path)?;
-    let gzip = reader.is_gzip();
+) -> Result<Option<u64>, IndexError> {
     let name = path.display().to_string();
     let io_err = |e| IndexError::Io { path: name.clone(), source: e };
-    let mut records = 0;
+    let mut file = File::open(path).map_err(|e| WarcError {
+        name: name.clone(),
+        offset: base,
+        fault: WarcFault::Open(e),
+    })?;
+    file.seek(SeekFrom::Start(base)).map_err(io_err)?;
+    let rebase = |mut e: WarcError| {
+        e.offset += base;
+        e
+    };
+    let mut reader = WarcReader::new(file, name.clone()).map_err(rebase)?;
+    let gzip = reader.is_gzip();
     loop {
-        let read = reader.next_record(|head, block| match entry_of(&head.header, block) {
-            Err(RecordIndexError::Read(e)) => Err(e),
-            other => Ok(other),
-        })?;
-        let Some((head, end, entry)) = read else { return Ok(records) };
-        records += 1;
+        let read = reader
+            .next_record(|head, block| match entry_of(&head.header, block) {
+                Err(RecordIndexError::Read(e)) => Err(e),
+                other => Ok(other),
+            })
+            .map_err(rebase)?;
+        let Some((head, end, entry)) = read else { return Ok(None) };
+        let offset = base + head.offset;
         if gzip && !end.member_ended {
-            return Err(IndexError::SharedMember { name, offset: head.offset });
+            return Err(IndexError::SharedMember { name, offset });
         }
-        let entry = entry.map_err(|source| IndexError::Record {
-            name: name.clone(),
-            offset: head.offset,
-            source,
-        })?;
-        let Some(mut entry) = entry else { continue };
-        (entry.offset, entry.length) = if gzip {
-            (head.offset, end.end - head.offset)
-        } else {
-            let block = head.header.content_length().unwrap_or(0);
-            (head.offset + head.leading_len, head.header_len - head.leading_len + block)
-        };
-        entry.filename = filename.to_string();
-        add_record_id(&mut entry, head.header.record_id(), opts);
-        emit(entry).map_err(io_err)?;
+        let entry =
+            entry.map_err(|source| IndexError::Record { name: name.clone(), offset, source })?;
+        if let Some(mut entry) = entry {
+            (entry.offset, entry.length) = if gzip {
+                (offset, end.end - head.offset)
+            } else {
+                let block = head.header.content_length().unwrap_or(0);
+                (offset + head.leading_len, head.header_len - head.leading_len + block)
+            };
+            entry.filename = filename.to_string();
+            add_record_id(&mut entry, head.header.record_id(), opts);
+            emit(entry).map_err(io_err)?;
+        }
+        if resume && gzip {
+            return Ok(Some(base + end.end));
+        }
     }
 }

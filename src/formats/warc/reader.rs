@@ -289,8 +289,18 @@ impl WarcReader<File> {
 impl<R: Read> WarcReader<R> {
     /// Reads WARC records from `input`; `name` is used in error messages.
     pub fn new(input: R, name: impl Into<String>) -> Result<Self, WarcError> {
+        WarcReader::with_capacity(input, name, 256 * 1024)
+    }
+
+    /// [`WarcReader::new`] buffering `capacity` bytes of the input (a small buffer for a short
+    /// input read many times over: a reader per record).
+    pub fn with_capacity(
+        input: R,
+        name: impl Into<String>,
+        capacity: usize,
+    ) -> Result<Self, WarcError> {
         let name = name.into();
-        let mut raw = Counting { inner: BufReader::with_capacity(256 * 1024, input), pos: 0 };
+        let mut raw = Counting { inner: BufReader::with_capacity(capacity, input), pos: 0 };
         let head = raw.fill_buf().map_err(|e| WarcError {
             name: name.clone(),
             offset: 0,

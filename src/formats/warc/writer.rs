@@ -121,6 +121,8 @@ impl WrittenRecord {
 #[derive(Debug)]
 pub(crate) struct EncodedRecord {
     member: Vec<u8>,
+    /// The record's first bytes, uncompressed (see [`MemberTap::start`]).
+    start: Vec<u8>,
     record_id: String,
     header_len: u64,
     digests: BlockDigests,
@@ -228,13 +230,19 @@ pub(crate) fn encode_record(
         .gzip_compress(&record, &mut member)
         .map_err(|e| io::Error::other(format!("gzip compression failed: {e:?}")))?;
     member.truncate(n);
+    let start = record[..record.len().min(head.len() + START_OF_BLOCK)].to_vec();
     Ok(EncodedRecord {
         member,
+        start,
         record_id: spec.record_id.clone(),
         header_len: head.len() as u64,
         digests,
     })
 }
+
+/// Bytes of a record's block shown uncompressed to a [`MemberTap`] with its header: the HTTP
+/// header section of nearly every response fits in them.
+pub const START_OF_BLOCK: usize = 16 * 1024;
 
 /// Appends records to a WARC container, keeping count of every byte written.
 pub struct WarcWriter<W: Write> {
@@ -252,6 +260,12 @@ pub struct WarcWriter<W: Write> {
 /// record of every path (captures, copies, migrations) at its true place, without reading the
 /// container again (`crate::index::tap` makes the package's index so).
 pub trait MemberTap: Send {
+    /// The record about to be written, uncompressed, as the writer has it before compressing
+    /// it: its header and the first [`START_OF_BLOCK`] bytes of its block (`whole` when that
+    /// is the entire record, closing CRLFs included). Called before [`MemberTap::bytes`] for
+    /// the records the writer makes, not for members copied as they are: an observer reads
+    /// the record's fields here instead of inflating the member.
+    fn start(&mut self, _plain: &[u8], _whole: bool) {}
     /// Bytes of the record being written, in order.
     fn bytes(&mut self, bytes: &[u8]);
     /// The record is complete: it is `len` bytes at `offset`.
@@ -321,6 +335,11 @@ impl<W: Write> WarcWriter<W> {
 
     /// Appends a record made by [`encode_record`].
     pub(crate) fn write_encoded(&mut self, rec: EncodedRecord) -> io::Result<WrittenRecord> {
+        if let Some(t) = &mut self.tap {
+            let whole = rec.start.len() as u64
+                == rec.header_len + rec.digests.block_len + RECORD_END.len() as u64;
+            t.start(&rec.start, whole);
+        }
         self.tee().write_all(&rec.member)?;
         let member_offset = self.pos;
         if let Some(t) = &mut self.tap {
@@ -348,9 +367,24 @@ impl<W: Write> WarcWriter<W> {
         payload_offset_in_block: u64,
     ) -> io::Result<WrittenRecord> {
         let mut hasher = BlockHasher::new(payload_offset_in_block);
-        let body = deflate_body(block, self.level, |chunk| hasher.update(chunk))?;
+        // The block's start, kept for the tap only.
+        let mut first = Vec::new();
+        let keep = if self.tap.is_some() { START_OF_BLOCK } else { 0 };
+        let body = deflate_body(block, self.level, |chunk| {
+            let n = keep.saturating_sub(first.len()).min(chunk.len());
+            first.extend_from_slice(&chunk[..n]);
+            hasher.update(chunk)
+        })?;
         let digests = hasher.finish();
         let head = spec.header(&digests).to_bytes();
+        if let Some(t) = &mut self.tap {
+            let whole = first.len() as u64 == digests.block_len;
+            let mut plain = [&head[..], &first].concat();
+            if whole {
+                plain.extend_from_slice(RECORD_END);
+            }
+            t.start(&plain, whole);
+        }
         let member_offset = self.pos;
         let member = body.write_member(&head, RECORD_END, &mut self.tee())?;
         if let Some(t) = &mut self.tap {

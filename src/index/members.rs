@@ -1,0 +1,380 @@
+//! The fast way through a WARC of one gzip member per record: each member inflated whole by
+//! libdeflate (faster than a streaming inflater, and told where the member ends), and a large
+//! file split between threads by speculation.
+//!
+//! Only members that are plainly right take the fast way: one record alone in its member
+//! (line ends after it tolerated), that libdeflate inflates into at most [`MAX_MEMBER`] bytes.
+//! Anything else (damage, a member holding several records, a huge one, a file that is not
+//! gzip) goes to the streaming reader of [`super::warc`] at that member's offset, which
+//! indexes it or names the fault exactly as it would reading the file from its start.
+//!
+//! Splitting one file: a second thread starts at a guessed member boundary past the middle (a
+//! gzip header whose member inflates to a line starting `WARC/`); its lines are kept only if
+//! the first thread, walking from the start, lands exactly on that offset. A guess inside a
+//! payload (a gzip file stored in a record) is never landed on, and its lines are dropped: the
+//! first thread goes on alone. The lines are the same in every case.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::ptr::NonNull;
+
+use super::cdxj::IndexEntry;
+use super::record::{RecordIndexError, entry_of};
+use super::warc::{EntryOptions, IndexError, add_record_id, streamed};
+use crate::formats::warc::WarcReader;
+
+/// Most bytes a member may inflate to on the fast way (a larger one is streamed).
+pub const MAX_MEMBER: usize = 64 << 20;
+/// Compressed bytes kept ahead of the member being inflated, when the file has them.
+const AHEAD: usize = 1 << 20;
+/// Bytes read at once: the unread rest moved to the window's start is small beside them.
+const READ: u64 = 8 << 20;
+/// Smallest file worth splitting between threads.
+pub const MIN_SPLIT: u64 = 16 << 20;
+/// How far past a split point a member boundary is looked for.
+const GUESS_RANGE: usize = 8 << 20;
+
+/// Hands the index entry of every indexed record of the WARC at `path` to `emit`, naming the
+/// file `filename` in them.
+pub fn index_warc(
+    path: &Path,
+    filename: &str,
+    opts: EntryOptions,
+    emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+) -> Result<(), IndexError> {
+    if is_gzip_file(path) {
+        return index_from(path, filename, opts, 0, emit);
+    }
+    // Not gzip (or unreadable): the streaming reader reads it, or names why not.
+    streamed(path, filename, opts, (0, false), emit)?;
+    Ok(())
+}
+
+/// True when the file at `path` starts as gzip data does.
+pub(crate) fn is_gzip_file(path: &Path) -> bool {
+    let mut magic = [0u8; 2];
+    let read = File::open(path).and_then(|f| f.take(2).read_exact(&mut magic));
+    read.is_ok() && magic == [0x1f, 0x8b]
+}
+
+/// Indexes a gzip WARC from `from` (a member's offset) to its end: the members the fast way
+/// takes ([`super::members`]), the streaming reader for each it does not.
+pub(crate) fn index_from(
+    path: &Path,
+    filename: &str,
+    opts: EntryOptions,
+    mut from: u64,
+    emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+) -> Result<(), IndexError> {
+    let mut walker = Walker::open(path, filename, opts)?;
+    loop {
+        let (at, stop) = walker.walk(from, u64::MAX, emit)?;
+        if stop != Stop::Slow {
+            return Ok(());
+        }
+        match streamed(path, filename, opts, (at, true), emit)? {
+            Some(next) if next > at => from = next,
+            Some(_) | None => return Ok(()),
+        }
+    }
+}
+
+/// libdeflate's decompressor.
+struct Inflater(NonNull<libdeflate_sys::libdeflate_decompressor>);
+
+// SAFETY: the decompressor is plain memory used by one thread at a time (`&mut self`).
+unsafe impl Send for Inflater {}
+
+/// Why a member was not inflated.
+#[derive(Debug, PartialEq, Eq)]
+enum Inflate {
+    /// Not a whole gzip member in the input given (damaged, or cut short).
+    BadData,
+    /// It inflates to more than the output given.
+    NoSpace,
+}
+
+impl Inflater {
+    fn new() -> Option<Inflater> {
+        // SAFETY: no arguments; a null result (no memory) is checked.
+        NonNull::new(unsafe { libdeflate_sys::libdeflate_alloc_decompressor() }).map(Inflater)
+    }
+
+    /// Inflates the gzip member at the start of `input` into `out`: (bytes of the member,
+    /// bytes inflated).
+    fn member(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize), Inflate> {
+        let (mut used, mut made) = (0usize, 0usize);
+        // SAFETY: the pointers and lengths are those of live slices, `out` writable; libdeflate
+        // reads at most `input.len()` bytes, writes at most `out.len()` and sets both counts.
+        let r = unsafe {
+            libdeflate_sys::libdeflate_gzip_decompress_ex(
+                self.0.as_ptr(),
+                input.as_ptr().cast(),
+                input.len(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+                &mut used,
+                &mut made,
+            )
+        };
+        match r {
+            libdeflate_sys::libdeflate_result_LIBDEFLATE_SUCCESS => Ok((used, made)),
+            libdeflate_sys::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE => {
+                Err(Inflate::NoSpace)
+            }
+            _ => Err(Inflate::BadData),
+        }
+    }
+}
+
+impl Drop for Inflater {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `libdeflate_alloc_decompressor`, freed once.
+        unsafe { libdeflate_sys::libdeflate_free_decompressor(self.0.as_ptr()) }
+    }
+}
+
+/// A window of the file's compressed bytes, read ahead of the member being inflated.
+struct Window {
+    file: File,
+    len: u64,
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`.
+    lo: u64,
+}
+
+impl Window {
+    fn open(path: &Path) -> io::Result<Window> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Window { file, len, buf: Vec::new(), lo: 0 })
+    }
+
+    /// The file's bytes from `at`: at least `want` of them, or all up to the end.
+    fn from(&mut self, at: u64, want: usize) -> io::Result<&[u8]> {
+        let hi = self.lo + self.buf.len() as u64;
+        let need = (at + want as u64).min(self.len);
+        if at < self.lo || at > hi {
+            self.buf.clear();
+            self.lo = at;
+            self.file.seek(SeekFrom::Start(at))?;
+        } else if hi < need {
+            self.buf.drain(..(at - self.lo) as usize);
+            self.lo = at;
+        }
+        let hi = self.lo + self.buf.len() as u64;
+        if hi < need {
+            let more = (need - hi).max(READ);
+            (&mut self.file).take(more).read_to_end(&mut self.buf)?;
+        }
+        let start = (at - self.lo) as usize;
+        Ok(&self.buf[start.min(self.buf.len())..])
+    }
+}
+
+/// Where a walk over members stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// At the end of the file.
+    End,
+    /// At the first member boundary at or past the limit given.
+    Limit,
+    /// At a member the fast way does not take (see the module's text).
+    Slow,
+}
+
+/// The walk's state: one inflater, its output buffer, the file's window.
+pub struct Walker {
+    inflater: Inflater,
+    out: Vec<u8>,
+    window: Window,
+    name: String,
+    filename: String,
+    opts: EntryOptions,
+}
+
+impl Walker {
+    /// A walker over the file at `path`, naming it `filename` in the entries.
+    pub fn open(path: &Path, filename: &str, opts: EntryOptions) -> Result<Walker, IndexError> {
+        let name = path.display().to_string();
+        let io_err = |e| IndexError::Io { path: name.clone(), source: e };
+        let inflater = Inflater::new().ok_or_else(|| io_err(io::ErrorKind::OutOfMemory.into()))?;
+        let window = Window::open(path).map_err(io_err)?;
+        Ok(Walker {
+            inflater,
+            out: vec![0u8; 1 << 20],
+            window,
+            name: name.clone(),
+            filename: filename.to_string(),
+            opts,
+        })
+    }
+
+    /// The file's length.
+    pub fn file_len(&self) -> u64 {
+        self.window.len
+    }
+
+    /// Inflates the member at `at` into `self.out`: its compressed and inflated lengths.
+    fn inflate_at(&mut self, at: u64) -> io::Result<Option<(usize, usize)>> {
+        let mut want = AHEAD;
+        loop {
+            let file_len = self.window.len;
+            let input = self.window.from(at, want)?;
+            let whole_rest = at + input.len() as u64 >= file_len;
+            match self.inflater.member(input, &mut self.out) {
+                Ok(r) => return Ok(Some(r)),
+                Err(Inflate::NoSpace) if self.out.len() < MAX_MEMBER => {
+                    let more = (self.out.len() * 4).min(MAX_MEMBER);
+                    self.out.resize(more, 0);
+                }
+                Err(Inflate::BadData) if !whole_rest && want < MAX_MEMBER => want *= 4,
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+
+    /// Hands the entries of the members from `at` on to `emit`, until the file's end, the first
+    /// member boundary at or past `limit`, or a member it does not take: where it stopped, and
+    /// why.
+    pub fn walk(
+        &mut self,
+        mut at: u64,
+        limit: u64,
+        emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+    ) -> Result<(u64, Stop), IndexError> {
+        let name = self.name.clone();
+        let io_err = |e| IndexError::Io { path: name.clone(), source: e };
+        loop {
+            if at >= self.window.len {
+                return Ok((at, Stop::End));
+            }
+            if at >= limit {
+                return Ok((at, Stop::Limit));
+            }
+            let Some((used, made)) = self.inflate_at(at).map_err(io_err)? else {
+                return Ok((at, Stop::Slow));
+            };
+            match one_record(&self.out[..made], self.opts) {
+                Some(Some(mut entry)) => {
+                    (entry.offset, entry.length) = (at, used as u64);
+                    entry.filename.clone_from(&self.filename);
+                    emit(entry).map_err(io_err)?;
+                }
+                Some(None) => {}
+                None => return Ok((at, Stop::Slow)),
+            }
+            at += used as u64;
+        }
+    }
+
+    /// The first offset at or past `from` (and before `from` + [`GUESS_RANGE`]) where a gzip
+    /// member starts that inflates to a WARC record's start: a guess at a member boundary.
+    pub fn guess_boundary(&mut self, from: u64) -> io::Result<Option<u64>> {
+        let mut at = from;
+        let end = (from + GUESS_RANGE as u64).min(self.window.len);
+        while at < end {
+            let bytes = self.window.from(at, AHEAD)?;
+            let Some(i) = memchr::memmem::find(bytes, &[0x1f, 0x8b, 0x08]) else {
+                at += bytes.len().saturating_sub(2).max(1) as u64;
+                continue;
+            };
+            at += i as u64;
+            if at >= end {
+                break;
+            }
+            if let Some((_, made)) = self.inflate_at(at)?
+                && self.out[..made].starts_with(b"WARC/")
+            {
+                return Ok(Some(at));
+            }
+            at += 1;
+        }
+        Ok(None)
+    }
+}
+
+/// Bytes of an inflated member the record's fields are first read from: its WARC and HTTP
+/// headers nearly always fit (the rest of the block is not copied through the reader).
+const FIRST_PART: usize = 8 * 1024;
+
+/// The entry of the one record an inflated member holds: `Some(None)` when it is not indexed
+/// (or the member holds nothing but line ends), `None` when the member is not plainly one
+/// record read without fault (the streaming reader then reads it, to index it or to name the
+/// fault as it does).
+fn one_record(member: &[u8], opts: EntryOptions) -> Option<Option<IndexEntry>> {
+    // Inflated gzip data would be taken for a gzip file again.
+    if member.starts_with(&[0x1f, 0x8b]) {
+        return None;
+    }
+    match read_record(member, FIRST_PART.min(member.len()), opts) {
+        Err(Cut) => read_record(member, member.len(), opts).ok()?,
+        Ok(read) => read,
+    }
+}
+
+/// [`one_record`] from the first `part` bytes of `member`: `Err` when the fields need more.
+fn read_record(
+    member: &[u8],
+    part: usize,
+    opts: EntryOptions,
+) -> Result<Option<Option<IndexEntry>>, Cut> {
+    let cut = part < member.len();
+    let Ok(mut reader) = WarcReader::new(Start { bytes: &member[..part], cut }, String::new())
+    else {
+        return Ok(None);
+    };
+    let mut got = None;
+    // Past the fields, the reader meets the cut (or the block's end): the block is not read.
+    let read = reader.next_record(|head, block| {
+        got = Some((head.clone(), entry_of(&head.header, block)));
+        Ok(())
+    });
+    let Some((head, entry)) = got else {
+        return match read {
+            Err(e) if e.io().is_some_and(is_cut) => Err(Cut),
+            Err(_) => Ok(None),
+            Ok(_) => Ok(Some(None)),
+        };
+    };
+    let entry = match entry {
+        Err(RecordIndexError::Read(e)) if is_cut(&e) => return Err(Cut),
+        Err(_) => return Ok(None),
+        Ok(entry) => entry,
+    };
+    // Alone in its member: the block is whole, and only line ends follow it.
+    let block_end = head.header.content_length().and_then(|n| n.checked_add(head.header_len));
+    let rest = block_end.and_then(|end| member.get(usize::try_from(end).ok()?..));
+    if !rest.is_some_and(|r| r.iter().all(|&b| b == b'\r' || b == b'\n')) {
+        return Ok(None);
+    }
+    Ok(Some(entry.map(|mut e| {
+        add_record_id(&mut e, head.header.record_id(), opts);
+        e
+    })))
+}
+
+/// A record's start, then [`Cut`] when the record goes on past it.
+struct Start<'a> {
+    bytes: &'a [u8],
+    cut: bool,
+}
+
+/// The record goes on past the bytes given.
+#[derive(Debug, thiserror::Error)]
+#[error("the record goes on past the bytes given")]
+struct Cut;
+
+impl Read for Start<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.bytes.is_empty() && self.cut {
+            return Err(io::Error::other(Cut));
+        }
+        self.bytes.read(buf)
+    }
+}
+
+fn is_cut(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|e| e.is::<Cut>())
+}

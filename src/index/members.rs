@@ -269,7 +269,7 @@ impl Walker {
         }
     }
 
-    /// The first offset at or past `from` (and before `from` + [`GUESS_RANGE`]) where a gzip
+    /// The first offset at or past `from` (and before `from` + `GUESS_RANGE`) where a gzip
     /// member starts that inflates to a WARC record's start: a guess at a member boundary.
     pub fn guess_boundary(&mut self, from: u64) -> io::Result<Option<u64>> {
         let mut at = from;

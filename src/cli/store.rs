@@ -112,12 +112,7 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
                             let present =
                                 r.copies.iter().filter(|c| c.status == CopyStatus::Present).count();
                             print_failures(&r.copies);
-                            for m in &r.requires_missing {
-                                println!(
-                                    "{}: WARNING: requires {m}, which the store does not hold (put it too)",
-                                    p.display()
-                                );
-                            }
+                            print_missing_dependencies(p, &r.requires_missing);
                             println!(
                                 "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{}",
                                 p.display(),
@@ -210,49 +205,7 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        Action::Remove { package, dry_run, yes } => {
-            if !dry_run && !yes {
-                eprintln!(
-                    "webaip: store remove deletes {package} from every replica: add --yes to do it, or --dry-run to see what it deletes"
-                );
-                return Ok(EXIT_ERROR);
-            }
-            let r = match store.remove(&package, dry_run) {
-                Ok(r) => r,
-                Err(e @ StoreError::Refused(_)) => {
-                    eprintln!("webaip: store remove refused: {e}");
-                    return Ok(EXIT_ERROR);
-                }
-                Err(e) => return Err(e.into()),
-            };
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                let verb = if r.dry_run { "would delete" } else { "deleted" };
-                for rep in &r.replicas {
-                    for k in &rep.deleted {
-                        println!("{}: {verb} {k}", rep.replica);
-                    }
-                    match &rep.error {
-                        Some(e) => println!(
-                            "{}: FAILED after {} object(s): {e}",
-                            rep.replica,
-                            rep.deleted.len()
-                        ),
-                        None => println!("{}: {} object(s) {verb}", rep.replica, rep.deleted.len()),
-                    }
-                }
-                let verdict = if r.dry_run {
-                    "DRY RUN: nothing deleted"
-                } else if r.removed {
-                    "REMOVED from every replica"
-                } else {
-                    "NOT REMOVED: some replicas still hold parts of it (run remove again)"
-                };
-                println!("{}: {verdict}", r.package);
-            }
-            Ok(if r.removed || r.dry_run { 0 } else { EXIT_FINDINGS })
-        }
+        remove @ Action::Remove { .. } => run_remove(&store, remove, args.json),
         Action::RebuildState => {
             let r = store.rebuild_state()?;
             if args.json {
@@ -273,6 +226,61 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             }
             Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
         }
+    }
+}
+
+/// `store remove`: nothing without `--yes` or `--dry-run`; a refusal is exit 2, a removal
+/// that stopped part-way exit 1.
+fn run_remove(store: &Store, action: Action, json: bool) -> anyhow::Result<i32> {
+    let Action::Remove { package, dry_run, yes } = action else { return Ok(EXIT_ERROR) };
+    let package = package.as_str();
+    if !dry_run && !yes {
+        eprintln!(
+            "webaip: store remove deletes {package} from every replica: add --yes to do it, or --dry-run to see what it deletes"
+        );
+        return Ok(EXIT_ERROR);
+    }
+    let r = match store.remove(&package, dry_run) {
+        Ok(r) => r,
+        Err(e @ StoreError::Refused(_)) => {
+            eprintln!("webaip: store remove refused: {e}");
+            return Ok(EXIT_ERROR);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        let verb = if r.dry_run { "would delete" } else { "deleted" };
+        for rep in &r.replicas {
+            for k in &rep.deleted {
+                println!("{}: {verb} {k}", rep.replica);
+            }
+            match &rep.error {
+                Some(e) => {
+                    println!("{}: FAILED after {} object(s): {e}", rep.replica, rep.deleted.len())
+                }
+                None => println!("{}: {} object(s) {verb}", rep.replica, rep.deleted.len()),
+            }
+        }
+        let verdict = if r.dry_run {
+            "DRY RUN: nothing deleted"
+        } else if r.removed {
+            "REMOVED from every replica"
+        } else {
+            "NOT REMOVED: some replicas still hold parts of it (run remove again)"
+        };
+        println!("{}: {verdict}", r.package);
+    }
+    Ok(if r.removed || r.dry_run { 0 } else { EXIT_FINDINGS })
+}
+
+fn print_missing_dependencies(package: &std::path::Path, missing: &[String]) {
+    for m in missing {
+        println!(
+            "{}: WARNING: requires {m}, which the store does not hold (put it too)",
+            package.display()
+        );
     }
 }
 

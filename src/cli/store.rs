@@ -240,7 +240,7 @@ fn run_remove(store: &Store, action: Action, json: bool) -> anyhow::Result<i32> 
         );
         return Ok(EXIT_ERROR);
     }
-    let r = match store.remove(&package, dry_run) {
+    let r = match store.remove(package, dry_run) {
         Ok(r) => r,
         Err(e @ StoreError::Refused(_)) => {
             eprintln!("webaip: store remove refused: {e}");

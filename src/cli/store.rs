@@ -63,6 +63,17 @@ enum Action {
     },
     /// Recreate the state database from what the replicas hold.
     RebuildState,
+    /// Delete a package from every replica (refused while other stored packages require it).
+    Remove {
+        /// The package identifier (METS OBJID).
+        package: String,
+        /// List what would be deleted; delete nothing.
+        #[arg(long, conflicts_with = "yes")]
+        dry_run: bool,
+        /// Delete (without it, and without --dry-run, nothing is done).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// Runs the command; returns the exit status (0 done and clean, 1 findings or an incomplete
@@ -101,6 +112,7 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
                             let present =
                                 r.copies.iter().filter(|c| c.status == CopyStatus::Present).count();
                             print_failures(&r.copies);
+                            print_missing_dependencies(p, &r.requires_missing);
                             println!(
                                 "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{}",
                                 p.display(),
@@ -193,6 +205,7 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
+        remove @ Action::Remove { .. } => run_remove(&store, remove, args.json),
         Action::RebuildState => {
             let r = store.rebuild_state()?;
             if args.json {
@@ -213,6 +226,61 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             }
             Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
         }
+    }
+}
+
+/// `store remove`: nothing without `--yes` or `--dry-run`; a refusal is exit 2, a removal
+/// that stopped part-way exit 1.
+fn run_remove(store: &Store, action: Action, json: bool) -> anyhow::Result<i32> {
+    let Action::Remove { package, dry_run, yes } = action else { return Ok(EXIT_ERROR) };
+    let package = package.as_str();
+    if !dry_run && !yes {
+        eprintln!(
+            "webaip: store remove deletes {package} from every replica: add --yes to do it, or --dry-run to see what it deletes"
+        );
+        return Ok(EXIT_ERROR);
+    }
+    let r = match store.remove(package, dry_run) {
+        Ok(r) => r,
+        Err(e @ StoreError::Refused(_)) => {
+            eprintln!("webaip: store remove refused: {e}");
+            return Ok(EXIT_ERROR);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        let verb = if r.dry_run { "would delete" } else { "deleted" };
+        for rep in &r.replicas {
+            for k in &rep.deleted {
+                println!("{}: {verb} {k}", rep.replica);
+            }
+            match &rep.error {
+                Some(e) => {
+                    println!("{}: FAILED after {} object(s): {e}", rep.replica, rep.deleted.len())
+                }
+                None => println!("{}: {} object(s) {verb}", rep.replica, rep.deleted.len()),
+            }
+        }
+        let verdict = if r.dry_run {
+            "DRY RUN: nothing deleted"
+        } else if r.removed {
+            "REMOVED from every replica"
+        } else {
+            "NOT REMOVED: some replicas still hold parts of it (run remove again)"
+        };
+        println!("{}: {verdict}", r.package);
+    }
+    Ok(if r.removed || r.dry_run { 0 } else { EXIT_FINDINGS })
+}
+
+fn print_missing_dependencies(package: &std::path::Path, missing: &[String]) {
+    for m in missing {
+        println!(
+            "{}: WARNING: requires {m}, which the store does not hold (put it too)",
+            package.display()
+        );
     }
 }
 
@@ -247,6 +315,9 @@ fn print_check(r: &webaip::store::CheckReport) {
             rep.errors.len(),
             if r.deep { format!(", {} verified by SHA-512", rep.verified) } else { String::new() }
         );
+    }
+    for d in &r.missing_dependencies {
+        println!("dependency missing: {} requires {}: {}", d.package, d.requires, d.why);
     }
     println!(
         "check{}: {} package(s): {}",

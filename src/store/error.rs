@@ -331,6 +331,19 @@ pub enum Refusal {
     /// The package is not in the state database.
     #[error("{0} is not in the state database (try `webaip store rebuild-state`)")]
     NotInState(String),
+    /// Other stored packages require the package (their revisits name its payloads): it is
+    /// not removed.
+    #[error(
+        "{identifier} is required by {} stored package(s): {}; not removed (remove those first)",
+        dependents.len(),
+        dependents.join(", ")
+    )]
+    Required {
+        /// The package asked to be removed.
+        identifier: String,
+        /// The stored packages whose METS names it as a dependency.
+        dependents: Vec<String>,
+    },
     /// The package has no such file.
     #[error("{identifier} has no file {file:?}")]
     NoSuchFile {

@@ -15,6 +15,7 @@
 //! rebuilt from the replicas on demand.
 
 pub mod config;
+mod deps;
 mod error;
 mod get;
 pub(crate) mod replica;
@@ -126,6 +127,10 @@ pub struct PutReport {
     pub copies: Vec<CopyOutcome>,
     /// Replicas that did not verify every file.
     pub failed_replicas: Vec<String>,
+    /// The packages (OBJIDs) its METS says it requires.
+    pub requires: Vec<String>,
+    /// Those the store did not hold when it was put (a warning: it is stored all the same).
+    pub requires_missing: Vec<String>,
 }
 
 /// The result of `store check` for one replica.
@@ -159,8 +164,48 @@ pub struct CheckReport {
     pub packages: u64,
     /// Per replica.
     pub replicas: Vec<ReplicaCheck>,
-    /// True when nothing is missing, corrupt, extra or unreadable.
+    /// Dependencies of stored packages that the store does not hold whole.
+    pub missing_dependencies: Vec<MissingDependency>,
+    /// True when nothing is missing, corrupt, extra or unreadable, and every dependency is
+    /// stored.
     pub clean: bool,
+}
+
+/// A stored package's dependency that the store does not hold whole.
+#[derive(Debug, Clone, Serialize)]
+pub struct MissingDependency {
+    /// The stored package that requires it.
+    pub package: String,
+    /// The OBJID it requires.
+    pub requires: String,
+    /// Why it counts as missing.
+    pub why: String,
+}
+
+/// The result of `store remove`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RemoveReport {
+    /// The package identifier.
+    pub package: String,
+    /// Its directory inside every replica.
+    pub dir: String,
+    /// True when nothing was deleted (what would be is listed).
+    pub dry_run: bool,
+    /// Per replica, what was (or would be) deleted and what failed.
+    pub replicas: Vec<ReplicaRemoval>,
+    /// True only when every replica deleted every object and the state forgot the package.
+    pub removed: bool,
+}
+
+/// What `store remove` did on one replica.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReplicaRemoval {
+    /// The replica.
+    pub replica: String,
+    /// Keys deleted (with a dry run: keys that would be).
+    pub deleted: Vec<String>,
+    /// Why the replica stopped part-way (what is not in `deleted` is still there).
+    pub error: Option<String>,
 }
 
 /// The result of `store repair`.
@@ -323,7 +368,7 @@ impl Store {
     ) -> Result<PutReport, StoreError> {
         // The store's own checks come first: nothing below reads through a link or a FIFO, or
         // follows a manifest line out of the package.
-        let (identifier, files, digest) = read_package(dir)?;
+        let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
         let report = audit_package(dir, audit, &|_| {})
             .map_err(|source| Refusal::Unauditable { dir: dir.into(), source })?;
         if !report.intact {
@@ -348,7 +393,20 @@ impl Store {
         }
         // Claim the identifier on every replica before any file is written.
         let claim_failed = self.claim_all(&identifier, &pdir, &digest, &files)?;
-        self.state().record_package(&identifier, &pdir, &records)?;
+        // What it requires is recorded with it (rebuild-state reads it from the METS again);
+        // a dependency not stored is put anyway, and said: packages may arrive in any order.
+        let requires_missing = {
+            let mut st = self.state();
+            st.record_package(&identifier, &pdir, &records)?;
+            st.record_dependencies(&identifier, &requires)?;
+            let mut missing = Vec::new();
+            for r in &requires {
+                if st.package_files(r)?.is_none() {
+                    missing.push(r.clone());
+                }
+            }
+            missing
+        };
         let jobs: Vec<(&dyn Replica, &PackageFile)> =
             self.replicas.iter().flat_map(|r| files.iter().map(move |f| (r.as_ref(), f))).collect();
         let copies: Vec<CopyOutcome> = self.pool.install(|| {
@@ -424,6 +482,8 @@ impl Store {
             bytes: files.iter().map(|f| f.size).sum(),
             copies,
             failed_replicas: failed.into_iter().collect(),
+            requires: requires.into_iter().collect(),
+            requires_missing,
         })
     }
 
@@ -540,6 +600,8 @@ impl Store {
         // Copies present with the right size, to hash with --deep.
         let mut to_hash: Vec<(usize, usize, usize)> = Vec::new();
         let mut statuses: Vec<CheckedCopy> = Vec::new();
+        // (package, replica) pairs some copy of which could not be read.
+        let mut unreadable: BTreeSet<(String, String)> = BTreeSet::new();
         for (r, p, listing) in listings {
             let (id, dir, files) = &expected[p];
             let rep = &mut reports[r];
@@ -547,6 +609,7 @@ impl Store {
             let (listed, gone) = match listing {
                 Ok(l) => l,
                 Err(e) => {
+                    unreadable.insert((id.clone(), name));
                     rep.errors.push(format!("{dir}: {e}"));
                     continue;
                 }
@@ -598,9 +661,14 @@ impl Store {
                         Some(why),
                     ));
                 }
-                Err(e) => rep.errors.push(format!("{key}: {e}")),
+                Err(e) => {
+                    unreadable.insert((id.clone(), name));
+                    rep.errors.push(format!("{key}: {e}"));
+                }
             }
         }
+        let names: Vec<&str> = replicas.iter().map(|r| r.name()).collect();
+        let missing_dependencies = self.missing_dependencies(&names, &statuses, unreadable)?;
         {
             let mut st = self.state();
             let rows: Vec<CopyRow> = statuses
@@ -617,13 +685,15 @@ impl Store {
                 .collect();
             st.record_copies(&rows)?;
         }
-        let clean = reports.iter().all(|r| {
-            r.missing.is_empty()
-                && r.corrupt.is_empty()
-                && r.extra.is_empty()
-                && r.errors.is_empty()
-        });
-        Ok(CheckReport { deep, packages: expected.len() as u64, replicas: reports, clean })
+        let clean = missing_dependencies.is_empty()
+            && reports.iter().all(|r| {
+                r.missing.is_empty()
+                    && r.corrupt.is_empty()
+                    && r.extra.is_empty()
+                    && r.errors.is_empty()
+            });
+        let packages = expected.len() as u64;
+        Ok(CheckReport { deep, packages, replicas: reports, missing_dependencies, clean })
     }
 
     /// Checks (with `deep`, every checksum; else the file lists and sizes, plus a fresh hash of
@@ -1030,6 +1100,14 @@ impl Store {
                 }
             }
             st.record_copies(&rows)?;
+            drop(st);
+            match self.stored_dependencies(&dir) {
+                Ok(requires) => self.state().record_dependencies(&identifier, &requires)?,
+                Err(why) => {
+                    report.refused.push(format!("{dir}/{METS}: dependencies not read: {why}"))
+                }
+            }
+            let mut st = self.state();
             // Accepted again only when every replica lists every file at its size.
             st.set_accepted(&identifier, complete)?;
             report.packages.push(identifier);
@@ -1037,9 +1115,123 @@ impl Store {
         Ok(report)
     }
 
+    /// The recorded dependencies the store does not hold whole: the package required is not
+    /// recorded, or every replica checked misses, holds corrupt, or cannot read some copy of it.
+    fn missing_dependencies(
+        &self,
+        replicas: &[&str],
+        statuses: &[CheckedCopy],
+        mut bad: BTreeSet<(String, String)>,
+    ) -> Result<Vec<MissingDependency>, StoreError> {
+        for (id, _, replica, filelist, checksum, _) in statuses {
+            if *filelist != Seen::Ok || *checksum == Some(Seen::Corrupt) {
+                bad.insert((id.clone(), replica.clone()));
+            }
+        }
+        let st = self.state();
+        let mut out = Vec::new();
+        for (package, requires) in st.dependencies()? {
+            let why = if st.package_files(&requires)?.is_none() {
+                "not in the store"
+            } else if replicas.iter().all(|r| bad.contains(&(requires.clone(), r.to_string()))) {
+                "no replica holds it whole (see the copies found missing, corrupt or unreadable)"
+            } else {
+                continue;
+            };
+            out.push(MissingDependency { package, requires, why: why.into() });
+        }
+        Ok(out)
+    }
+
+    /// Removes a package from every replica and then from the state: refused while another
+    /// stored package requires it. The manifest goes first (a replica stopped part-way then
+    /// holds no package `rebuild-state` would take for complete), the claim last. A replica
+    /// that fails is reported with what it did delete; the state keeps the package until
+    /// every replica is done, so `check` shows what is left and a second `remove` finishes.
+    /// With `dry_run`, nothing is deleted: the report lists what would be.
+    pub fn remove(&self, identifier: &str, dry_run: bool) -> Result<RemoveReport, StoreError> {
+        let files = self
+            .state()
+            .package_files(identifier)?
+            .ok_or_else(|| Refusal::NotInState(identifier.into()))?;
+        let dependents = self.state().dependents(identifier)?;
+        if !dependents.is_empty() {
+            return Err(Refusal::Required { identifier: identifier.into(), dependents }.into());
+        }
+        let dir = checked_package_dir(identifier)?;
+        let mut reports = Vec::new();
+        for r in &self.replicas {
+            let mut rep = ReplicaRemoval { replica: r.name().into(), ..Default::default() };
+            let outcome = (|| -> Result<(), StoreError> {
+                // Everything in the package's directory is the package's (it holds the claim).
+                let mut keys: Vec<String> = r.list(&dir)?.into_iter().map(|o| o.key).collect();
+                let manifest = format!("{dir}/{MANIFEST}");
+                keys.sort_by_key(|k| (*k != manifest, k.clone()));
+                for k in keys {
+                    if !dry_run {
+                        r.delete(&k)?;
+                    }
+                    rep.deleted.push(k);
+                }
+                if !dry_run && files.iter().any(|f| f.path == MANIFEST) {
+                    r.unclaim(&dir)?;
+                    r.remove_empty_dirs(&dir)?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = outcome {
+                rep.error = Some(e.to_string());
+            }
+            reports.push(rep);
+        }
+        let complete = reports.iter().all(|r| r.error.is_none());
+        if complete && !dry_run {
+            self.state().forget_package(identifier)?;
+        }
+        Ok(RemoveReport {
+            package: identifier.into(),
+            dir,
+            dry_run,
+            replicas: reports,
+            removed: complete && !dry_run,
+        })
+    }
+
     /// When the package was accepted (`None`: never, or not since its last failed put).
     pub fn accepted_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
         self.state().accepted_at(identifier)
+    }
+}
+
+impl Store {
+    /// The OBJIDs the stored METS of the package in `dir` requires, from the first replica
+    /// that can give its METS: spooled to an anonymous temporary file, read as a stream.
+    fn stored_dependencies(&self, dir: &str) -> Result<BTreeSet<String>, StoreError> {
+        use std::io::{Seek, Write};
+        let key = format!("{dir}/{METS}");
+        let mut rejected = Vec::new();
+        for r in &self.replicas {
+            let mut file = tempfile::tempfile().map_err(StoreError::Scratch)?;
+            let got = r.read(&key, &mut |b| file.write_all(b));
+            if let Err(e) = got {
+                rejected.push((r.name().to_string(), e));
+                continue;
+            }
+            file.rewind().map_err(StoreError::Scratch)?;
+            let reader = MetsReader::strict(io::BufReader::new(file));
+            match deps::mets_dependencies(reader) {
+                Ok(d) => return Ok(d),
+                Err(e) => rejected.push((
+                    r.name().to_string(),
+                    StoreError::Replica {
+                        replica: r.name().into(),
+                        key: key.clone(),
+                        source: Box::new(CopyFailure::Io(io::Error::other(e))),
+                    },
+                )),
+            }
+        }
+        Err(Refusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
     }
 }
 
@@ -1258,6 +1450,16 @@ fn manifest_names<R: io::BufRead>(
     Ok(out)
 }
 
+/// A package as `put` read it.
+struct ReadPackage {
+    identifier: String,
+    files: Vec<PackageFile>,
+    /// The manifest's SHA-512.
+    digest: String,
+    /// The OBJIDs the METS says it requires.
+    requires: BTreeSet<String>,
+}
+
 /// A reader that hashes and counts what passes through it.
 struct Hashing<'a, R> {
     inner: R,
@@ -1278,8 +1480,8 @@ impl<R: io::Read> io::Read for Hashing<'_, R> {
 /// not a directory or a regular file (a link, a FIFO, a device), a manifest line is malformed,
 /// leaves the package or names a file the METS does not list (besides `METS.xml`), or the
 /// METS has no usable identifier. Returns the identifier, the files (manifest included) and
-/// the manifest's SHA-512.
-fn read_package(dir: &Path) -> Result<(String, Vec<PackageFile>, String), StoreError> {
+/// the manifest's SHA-512 and the OBJIDs the METS says the package requires.
+fn read_package(dir: &Path) -> Result<ReadPackage, StoreError> {
     let refuse = |problem: PackageProblem| -> StoreError {
         Refusal::Package { dir: dir.into(), problem }.into()
     };
@@ -1297,6 +1499,8 @@ fn read_package(dir: &Path) -> Result<(String, Vec<PackageFile>, String), StoreE
     let identifier = read_identifier(open(METS)?).map_err(mets)?;
     checked_package_dir(&identifier).map_err(|e| refuse(e.into()))?;
     let listed = mets_names(open(METS)?).map_err(mets)?;
+    let requires = deps::mets_dependencies(MetsReader::strict(io::BufReader::new(open(METS)?)))
+        .map_err(|e| mets(e.into()))?;
     let mut hasher = Sha512::new();
     let mut len = 0u64;
     let shown = dir.join(MANIFEST).display().to_string();
@@ -1314,7 +1518,7 @@ fn read_package(dir: &Path) -> Result<(String, Vec<PackageFile>, String), StoreE
         files.push(PackageFile { rel, size, sha512: sum });
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok((identifier, files, digest))
+    Ok(ReadPackage { identifier, files, digest, requires })
 }
 
 #[cfg(test)]

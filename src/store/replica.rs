@@ -118,6 +118,13 @@ pub(crate) trait Replica: Send + Sync {
     /// Removes the claim on `dir` (only for a claim this process just created and will not
     /// use: nothing else of the package was written).
     fn unclaim(&self, dir: &str) -> Result<(), StoreError>;
+    /// Deletes the object at `key` (`store remove`); an object already absent is no error.
+    fn delete(&self, key: &str) -> Result<(), StoreError>;
+    /// Removes the directories left empty under `dir` once its objects are deleted (a file
+    /// system's; object stores have none).
+    fn remove_empty_dirs(&self, _dir: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// The digest a claim's bytes name: the first word, a SHA-512 in hex.
@@ -450,6 +457,39 @@ impl Replica for FsReplica {
         file.take(CLAIM_LIMIT).read_to_end(&mut bytes).map_err(|e| self.err(&key, e))?;
         // An unreadable claim still claims: it is nobody's digest, so every put is refused.
         Ok(Some(claim_digest(&bytes).unwrap_or_else(|| "an unreadable claim".into())))
+    }
+
+    fn delete(&self, key: &str) -> Result<(), StoreError> {
+        let (parent, leaf) = split(key);
+        let dirfd = match layout::open_dir_in(&self.root, parent) {
+            Ok(d) => d,
+            Err(e) if e.is_not_found() => return Ok(()),
+            Err(e) => return Err(self.err(key, e)),
+        };
+        match rustix::fs::unlinkat(&dirfd, leaf, AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(self.err(key, io::Error::from(e))),
+        }
+    }
+
+    fn remove_empty_dirs(&self, dir: &str) -> Result<(), StoreError> {
+        // Deepest first; links are never followed (walkdir reports them as links, and
+        // remove_dir refuses anything but an empty directory).
+        let top = self.root.join(dir);
+        let walk = walkdir::WalkDir::new(&top).follow_links(false).contents_first(true);
+        for e in walk {
+            let e = match e {
+                Ok(e) => e,
+                Err(e) if e.io_error().is_some_and(|io| io.kind() == io::ErrorKind::NotFound) => {
+                    return Ok(());
+                }
+                Err(e) => return Err(self.err(dir, io::Error::other(e))),
+            };
+            if e.file_type().is_dir() {
+                std::fs::remove_dir(e.path()).map_err(|err| self.err(dir, err))?;
+            }
+        }
+        Ok(())
     }
 
     fn unclaim(&self, dir: &str) -> Result<(), StoreError> {

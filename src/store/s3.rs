@@ -366,6 +366,19 @@ impl Replica for S3Replica {
             .map(|b| claim_digest(&b).unwrap_or_else(|| "an unreadable claim".into())))
     }
 
+    fn delete(&self, key: &str) -> Result<(), StoreError> {
+        let path = self.path(key);
+        self.each(key, |store| {
+            let path = path.clone();
+            async move {
+                match store.delete(&path).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+        })
+    }
+
     fn unclaim(&self, dir: &str) -> Result<(), StoreError> {
         let key = format!("{dir}/{CLAIM}");
         let path = self.path(&key);

@@ -50,6 +50,13 @@ CREATE INDEX IF NOT EXISTS fileandreplica ON replicafileinfo (file_id, replica_i
 CREATE INDEX IF NOT EXISTS replicaandfileliststatus ON replicafileinfo (replica_id, filelist_status);
 CREATE INDEX IF NOT EXISTS replicaandchecksumstatus ON replicafileinfo (replica_id, checksum_status);
 CREATE INDEX IF NOT EXISTS fileindex ON file (path);
+-- what a package's METS says it requires (PREMIS dependency/requires, by OBJID)
+CREATE TABLE IF NOT EXISTS dependency (
+    package_id INTEGER NOT NULL REFERENCES package(id),
+    requires TEXT NOT NULL,
+    PRIMARY KEY (package_id, requires)
+);
+CREATE INDEX IF NOT EXISTS requiredindex ON dependency (requires);
 ";
 
 /// A file of a package as the database records it.
@@ -237,6 +244,73 @@ impl State {
                 params![id, f.path, f.size as i64, f.sha512],
             )
             .map_err(db)?;
+        }
+        tx.commit().map_err(db)
+    }
+
+    /// Records the OBJIDs a recorded package requires (added to what is recorded already).
+    pub(crate) fn record_dependencies(
+        &mut self,
+        identifier: &str,
+        requires: &std::collections::BTreeSet<String>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
+        for r in requires {
+            tx.execute(
+                "INSERT OR IGNORE INTO dependency (package_id, requires)
+                 SELECT id, ?2 FROM package WHERE identifier = ?1",
+                params![identifier, r],
+            )
+            .map_err(db)?;
+        }
+        tx.commit().map_err(db)
+    }
+
+    /// Every recorded dependency: (package, the OBJID it requires), in order.
+    pub(crate) fn dependencies(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT package.identifier, dependency.requires FROM dependency
+                 JOIN package ON package.id = dependency.package_id
+                 ORDER BY package.identifier, dependency.requires",
+            )
+            .map_err(db)?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// The recorded packages that require `identifier`.
+    pub(crate) fn dependents(&self, identifier: &str) -> Result<Vec<String>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT package.identifier FROM dependency
+                 JOIN package ON package.id = dependency.package_id
+                 WHERE dependency.requires = ?1 AND package.identifier <> ?1
+                 ORDER BY package.identifier",
+            )
+            .map_err(db)?;
+        let rows = st.query_map([identifier], |r| r.get(0)).map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// Forgets a package: its dependencies, copies, files and itself.
+    pub(crate) fn forget_package(&mut self, identifier: &str) -> Result<(), StoreError> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
+        let id: Option<i64> = tx
+            .query_row("SELECT id FROM package WHERE identifier = ?1", [identifier], |r| r.get(0))
+            .optional()
+            .map_err(db)?;
+        if let Some(id) = id {
+            tx.execute("DELETE FROM dependency WHERE package_id = ?1", [id]).map_err(db)?;
+            tx.execute(
+                "DELETE FROM replicafileinfo WHERE file_id IN (SELECT id FROM file WHERE package_id = ?1)",
+                [id],
+            )
+            .map_err(db)?;
+            tx.execute("DELETE FROM file WHERE package_id = ?1", [id]).map_err(db)?;
+            tx.execute("DELETE FROM package WHERE id = ?1", [id]).map_err(db)?;
         }
         tx.commit().map_err(db)
     }

@@ -30,6 +30,10 @@ pub struct AuditArgs {
     /// Follow revisits within the package only (as `--with` with no other package).
     #[arg(long, conflicts_with = "with")]
     references: bool,
+    /// Follow every revisit into the packages its METS says it requires, fetched from the
+    /// store this configuration describes (each checked against its recorded digests).
+    #[arg(long, value_name = "CONFIG")]
+    store: Option<PathBuf>,
     /// Print the reports as JSON.
     #[arg(long)]
     json: bool,
@@ -41,15 +45,46 @@ pub struct AuditArgs {
     quiet: bool,
 }
 
+/// Fetches the packages `dir` requires from the store into a temporary folder and follows
+/// revisits into them (and the `--with` packages); one the store cannot give is said, and its
+/// revisits are then named unresolved by the audit.
+fn required_from_store(
+    store: &webaip::store::Store,
+    dir: &std::path::Path,
+    with: &[PathBuf],
+    opts: &mut AuditOptions,
+) -> anyhow::Result<tempfile::TempDir> {
+    let tmp = tempfile::Builder::new().prefix(".webaip-audit-").tempdir()?;
+    let mut all = with.to_vec();
+    for (objid, got) in store.fetch_required(dir, tmp.path())? {
+        match got {
+            Ok(path) => all.push(path),
+            Err(e) => eprintln!("webaip: note: required package {}: {e}", terminal_text(&objid)),
+        }
+    }
+    opts.with = Some(all);
+    Ok(tmp)
+}
+
 /// Runs the command; returns the exit status: 0 no damage found (intact, or intact as far as
 /// could be checked here), 1 damaged or its METS contradicts itself, 2 could not audit.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
-    let with = (args.references || !args.with.is_empty()).then(|| args.with.clone());
-    let opts = AuditOptions { validate: args.check.options()?, deep: args.deep, with };
+    let follow = args.references || !args.with.is_empty() || args.store.is_some();
+    let with = follow.then(|| args.with.clone());
+    let mut opts = AuditOptions { validate: args.check.options()?, deep: args.deep, with };
+    let store = match &args.store {
+        Some(c) => Some(webaip::store::Store::open(&webaip::store::config::StoreConfig::load(c)?)?),
+        None => None,
+    };
     let mut reports = Vec::new();
     let mut code = 0;
     let pool = super::worker_pool(args.jobs)?;
     for dir in &args.packages {
+        // The packages it requires, fetched for this audit and removed after it.
+        let _fetched = match &store {
+            Some(s) => Some(required_from_store(s, dir, &args.with, &mut opts)?),
+            None => None,
+        };
         // The bar counts the bytes the audit reads; it announces them before reading.
         let bar = super::progress::bytes_bar(0, args.quiet || args.json);
         let result = pool.install(|| {

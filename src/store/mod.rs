@@ -24,7 +24,7 @@ pub(crate) mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
@@ -919,6 +919,33 @@ impl Store {
             let _ = std::fs::remove_dir(to); // only when empty: what we made, nothing else
         }
         out
+    }
+
+    /// Fetches from the store every package the package in `dir` requires (its METS's
+    /// `dependency` / `requires` OBJIDs) into folders below `into`, each checked against its
+    /// recorded digests as `get` does: (OBJID, its folder or why it could not be fetched).
+    /// What `audit --store` follows revisits into.
+    pub fn fetch_required(
+        &self,
+        dir: &Path,
+        into: &Path,
+    ) -> Result<Vec<(String, Result<PathBuf, StoreError>)>, StoreError> {
+        let refuse = |problem: PackageProblem| -> StoreError {
+            Refusal::Package { dir: dir.into(), problem }.into()
+        };
+        let file = crate::layout::open_in(dir, METS).map_err(|e| refuse(e.into()))?;
+        let requires = deps::mets_dependencies(MetsReader::strict(io::BufReader::new(file)))
+            .map_err(|e| {
+                refuse(PackageProblem::Mets { path: dir.join(METS), problem: e.into() })
+            })?;
+        let mut out = Vec::new();
+        for (n, objid) in requires.into_iter().enumerate() {
+            // Numbered folders: an OBJID is no file name.
+            let to = into.join(format!("required-{:04}", n + 1));
+            let got = self.get(&objid, None, &to).map(|_| to);
+            out.push((objid, got));
+        }
+        Ok(out)
     }
 
     /// Writes bytes `offset..offset + len` of file `name` of package `identifier` to `to`

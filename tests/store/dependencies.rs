@@ -114,7 +114,33 @@ fn copies_deleted_by_hand_make_the_dependency_missing_and_rebuild_recovers_it() 
     let (code, r) = store(&env, &cfg, &["put", p2.to_str().unwrap()]);
     assert_eq!((code, &r[0]["requires_missing"]), (0, &serde_json::json!([])), "{r}");
 
+    // `audit --store` follows every revisit of the second into the first, fetched from the
+    // store; once the first's copies are gone, it names every revisit unresolved.
+    let audit = || {
+        let o = crate::util::webaip(&[
+            "audit",
+            "--json",
+            "--store",
+            cfg.to_str().unwrap(),
+            p2.to_str().unwrap(),
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (
+            o.status.code(),
+            v[0]["references"].clone(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, refs, _) = audit();
+    let revisits = refs["revisits"].as_u64().unwrap();
+    assert!(revisits > 40, "{refs}");
+    assert_eq!((code, &refs["resolved"]), (Some(0), &serde_json::json!(revisits)), "{refs}");
+
     fs::remove_dir_all(t.join("disk").join(&dir1)).unwrap();
+    let (code, refs, why) = audit();
+    assert_eq!(code, Some(1), "{refs}");
+    assert_eq!(refs["unresolved"].as_array().unwrap().len() as u64, revisits, "{refs}");
+    assert!(why.contains(&format!("required package {id1}")), "{why}");
     let (code, c) = store(&env, &cfg, &["check"]);
     assert_eq!(code, 1, "{c}");
     let m = missing(&c);

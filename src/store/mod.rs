@@ -925,11 +925,7 @@ impl Store {
     /// `dependency` / `requires` OBJIDs) into folders below `into`, each checked against its
     /// recorded digests as `get` does: (OBJID, its folder or why it could not be fetched).
     /// What `audit --store` follows revisits into.
-    pub fn fetch_required(
-        &self,
-        dir: &Path,
-        into: &Path,
-    ) -> Result<Vec<(String, Result<PathBuf, StoreError>)>, StoreError> {
+    pub fn fetch_required(&self, dir: &Path, into: &Path) -> Result<Vec<Fetched>, StoreError> {
         let refuse = |problem: PackageProblem| -> StoreError {
             Refusal::Package { dir: dir.into(), problem }.into()
         };
@@ -1476,6 +1472,10 @@ fn manifest_names<R: io::BufRead>(
     }
     Ok(out)
 }
+
+/// A required package fetched (`Store::fetch_required`): its OBJID, and its folder or why the
+/// store could not give it.
+pub type Fetched = (String, Result<PathBuf, StoreError>);
 
 /// A package as `put` read it.
 struct ReadPackage {

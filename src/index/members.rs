@@ -20,7 +20,7 @@ use std::path::Path;
 use std::ptr::NonNull;
 
 use super::cdxj::IndexEntry;
-use super::record::{RecordIndexError, entry_of};
+use super::record::{Cut, RecordIndexError, Start, entry_of, is_cut};
 use super::warc::{EntryOptions, IndexError, add_record_id, streamed};
 use crate::formats::warc::WarcReader;
 
@@ -353,28 +353,4 @@ fn read_record(
         add_record_id(&mut e, head.header.record_id(), opts);
         e
     })))
-}
-
-/// A record's start, then [`Cut`] when the record goes on past it.
-struct Start<'a> {
-    bytes: &'a [u8],
-    cut: bool,
-}
-
-/// The record goes on past the bytes given.
-#[derive(Debug, thiserror::Error)]
-#[error("the record goes on past the bytes given")]
-struct Cut;
-
-impl Read for Start<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.bytes.is_empty() && self.cut {
-            return Err(io::Error::other(Cut));
-        }
-        self.bytes.read(buf)
-    }
-}
-
-fn is_cut(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|e| e.is::<Cut>())
 }

@@ -264,6 +264,35 @@ fn payload_sha1(head: &[u8], skip: usize, block: &mut dyn Read) -> io::Result<St
     Ok(crate::formats::digest::sha1_base32(&sha.finalize()))
 }
 
+/// A record's start, then [`Cut`] when the record goes on past it: a read needing more than
+/// the start shows as such instead of looking like the record's end (`package --index` and
+/// the member-by-member indexer read a record's fields from its first bytes).
+pub(crate) struct Start<'a> {
+    /// The bytes shown.
+    pub bytes: &'a [u8],
+    /// The record goes on past them.
+    pub cut: bool,
+}
+
+/// The record goes on past the bytes shown.
+#[derive(Debug, thiserror::Error)]
+#[error("the record goes on past the bytes shown to the index")]
+pub(crate) struct Cut;
+
+impl std::io::Read for Start<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.bytes.is_empty() && self.cut {
+            return Err(std::io::Error::other(Cut));
+        }
+        self.bytes.read(buf)
+    }
+}
+
+/// Whether a read failed at the [`Cut`].
+pub(crate) fn is_cut(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|e| e.is::<Cut>())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use flate2::write::GzDecoder;
 
 use super::build::{IndexFormat, format_line};
 use super::cdxj::IndexEntry;
-use super::record::{RecordIndexError, entry_of};
+use super::record::{RecordIndexError, Start, entry_of, is_cut};
 use super::sort::LineSorter;
 use super::warc::{EntryOptions, IndexError, add_record_id};
 use crate::formats::warc::writer::MemberTap;
@@ -74,31 +74,6 @@ enum Derived {
     NotIndexed,
     /// Its entry, with what places an uncompressed record.
     Entry { entry: Box<IndexEntry>, leading_len: u64, header_len: u64, block_len: u64 },
-}
-
-/// A record's start, then [`Cut`] when the record goes on past it: a read needing more than
-/// the start shows as such instead of looking like the record's end.
-struct Start<'a> {
-    bytes: &'a [u8],
-    cut: bool,
-}
-
-/// The record goes on past the bytes shown.
-#[derive(Debug, thiserror::Error)]
-#[error("the record goes on past the bytes shown to the index")]
-struct Cut;
-
-impl io::Read for Start<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.bytes.is_empty() && self.cut {
-            return Err(io::Error::other(Cut));
-        }
-        self.bytes.read(buf)
-    }
-}
-
-fn is_cut(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|e| e.is::<Cut>())
 }
 
 /// The line fields of the record starting `bytes` (cut short of its end when `cut`), read as

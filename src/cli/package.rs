@@ -131,8 +131,9 @@ pub struct PackageArgs {
     #[arg(long, value_enum, default_value = "described")]
     identify: IdentifyArg,
     /// Deduplicate against payloads stored already: a digest table (`webaip dedup-table`), a
-    /// CDXJ index, or an earlier package's folder (repeatable). A WARC response whose payload
-    /// (SHA-1 and length) is stored is written as a `revisit` record without it.
+    /// CDXJ index, or an earlier package's folder (repeatable). A response (a copied WARC's, or
+    /// a NEDLIB, Kulturarw3 or other capture with an HTTP header) whose payload (SHA-1 and
+    /// length) is stored is written as a `revisit` record without it.
     #[arg(long, value_name = "TABLE|INDEX|PACKAGE")]
     dedup_against: Vec<PathBuf>,
     /// Deduplicate within the run too: a response whose payload an earlier record of the same
@@ -191,11 +192,6 @@ fn run_with(args: &PackageArgs, opts: &PackageOptions) -> anyhow::Result<i32> {
         }
         _ => None,
     };
-    if opts.dedup.is_some() && !matches!(input, Input::Archives(_)) {
-        bail!(
-            "--dedup-against and --dedup-within apply to ARC/WARC inputs (Heritrix jobs, WARC files)"
-        );
-    }
     match input {
         Input::Mirror(dir, kind) => run_mirror(args, opts, &pool, (&dir, kind), unpacked.as_ref()),
         Input::Captures(dir, shape) => run_captures(args, opts, &pool, &dir, shape),
@@ -484,10 +480,10 @@ fn print_report(r: &PackageReport) {
     println!("  logs, configuration and side files: {} file(s) in logs/", r.logs);
     if let Some(d) = &r.dedup {
         println!(
-            "  deduplication: {} revisit record(s), {} payload byte(s) not stored again, {} byte(s) saved; depends on {}",
+            "  deduplication: {} revisit record(s), {} payload byte(s) not stored again, {}; depends on {}",
             d.revisits,
             d.payload_bytes,
-            d.bytes_saved,
+            webaip::package::dedup_saved_text(d.bytes_saved),
             if d.depends_on.is_empty() {
                 "no other package".into()
             } else {

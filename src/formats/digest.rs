@@ -89,6 +89,22 @@ pub(crate) fn sha512_of(f: impl std::io::Read) -> std::io::Result<(u64, [u8; 64]
     Ok((len, r.finish()))
 }
 
+/// The length and SHA-1 of everything `f` gives.
+pub(crate) fn sha1_of(mut f: impl std::io::Read) -> std::io::Result<(u64, [u8; 20])> {
+    // sha1 0.11 hashes through `update` only (no `io::Write`).
+    let mut sha = Sha1::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok((len, sha.finalize().into()));
+        }
+        sha.update(&buf[..n]);
+        len += n as u64;
+    }
+}
+
 /// A reader that hashes (SHA-512) what passes through it, for a digest of bytes read anyway.
 pub(crate) struct Sha512Reader<R> {
     inner: R,

@@ -146,7 +146,7 @@ pub fn build_package(
         file.object
             .significant_properties
             .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
-        deduplicated(&mut file, &r.dedup, (&ids, now), &mut dedup);
+        super::deduplicated::deduplicated(&mut file, &r.dedup, (&ids, now), &mut dedup);
         if let Some((arc, event)) = r.arc {
             file.described_sources.push(arc);
             file.events.insert(0, event);
@@ -219,72 +219,6 @@ pub fn build_package(
         dedup,
         seconds: started.elapsed().as_secs_f64(),
     })
-}
-
-/// What deduplication did in a container, stated on its PREMIS object (module
-/// `stages::dedup`): an event saying which payloads were not stored again and where they are,
-/// and a `dependency` / `requires` relationship to each earlier package it refers to; and
-/// counted into the package's report.
-fn deduplicated(
-    file: &mut PackageFile,
-    t: &crate::stages::dedup::DedupTally,
-    (ids, now): (&Ids, DateTime<Utc>),
-    report: &mut Option<super::DedupReport>,
-) {
-    let Some(report) = report.as_mut() else { return };
-    report.revisits += t.revisits;
-    report.bytes_saved += t.bytes_saved;
-    report.payload_bytes += t.payload_bytes;
-    if t.revisits == 0 {
-        return;
-    }
-    let id = ids.uuid().to_string();
-    let mut where_ = Vec::new();
-    for (holder, n) in &t.packages {
-        use crate::stages::dedup::Holder;
-        let package = match holder {
-            Holder::Own => {
-                where_.push(format!("{n} in earlier records of this package"));
-                continue;
-            }
-            Holder::Indexed => {
-                where_.push(format!("{n} in containers an index names (no package stated)"));
-                continue;
-            }
-            Holder::Package(p) => p,
-        };
-        where_.push(format!("{n} in package {package}"));
-        if !report.depends_on.contains(package) {
-            report.depends_on.push(package.clone());
-        }
-        file.object.relationships.push(Relationship {
-            relationship_type: "dependency".into(),
-            subtype: "requires".into(),
-            related_object: ("OBJID".into(), package.clone()),
-            related_event: Some(id.clone()),
-        });
-    }
-    file.object.events.push(id.clone());
-    file.events.push(Event {
-        id,
-        event_type: "deduplication".into(),
-        event_type_uri: None,
-        date_time: now,
-        detail: Some(format!(
-            "program=\"webaip\"; version=\"{}\"; responses whose payload (SHA-1 and length) is stored already written as WARC revisit records (profile identical-payload-digest): each keeps its record id, date, WARC fields and HTTP header; only the payload bytes, identical to the stored ones, are not stored again",
-            env!("CARGO_PKG_VERSION")
-        )),
-        outcome: "success".into(),
-        outcome_detail: Some(format!(
-            "{} revisit record(s), {} payload byte(s) not stored again ({} bytes saved in the container); the payloads are {}",
-            t.revisits,
-            t.payload_bytes,
-            t.bytes_saved,
-            where_.join(", ")
-        )),
-        agents: vec![("local".into(), "webaip".into(), "executing program".into())],
-        objects: vec![("local".into(), file.path.clone(), "outcome".into())],
-    });
 }
 
 /// The package's identification event over what every container's payloads gave

@@ -15,7 +15,7 @@
 //! source's quirks travel in the package as `logs/webaip/<shape>.quirks.json`; its side files
 //! go byte-exact to `logs/`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
@@ -34,9 +34,11 @@ use crate::formats::digest::hex;
 use crate::formats::warc::header::warc_fields_line;
 use crate::formats::warc::writer::{RecordSpec, WrittenRecord};
 use crate::ids::Ids;
+use crate::index::digests::{Algorithm, DigestKey};
 use crate::layout;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
+use crate::stages::dedup::{DedupStage, DedupTally, Holder, Revisit};
 use crate::stages::identify::{Identifier, IdentifyStage};
 use crate::stages::rewrite::RewriteStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
@@ -159,6 +161,18 @@ struct Counts {
     last: Option<DateTime<Utc>>,
 }
 
+/// A capture this run wrote whole, which `--dedup-within` revisits of its payload name.
+#[derive(Clone)]
+struct OwnOriginal {
+    record_id: String,
+    url: String,
+    date: String,
+    /// Its gzip member.
+    member: ByteRange,
+    /// Where its payload starts in the decompressed record.
+    payload_begin: u64,
+}
+
 /// Where staged captures go: the containers and the METS they are described to, with what
 /// the scan found so far.
 struct Writing<'a> {
@@ -178,6 +192,10 @@ struct Writing<'a> {
     /// PRONOM identification, unless `--identify none`: of payloads a stage put in place of
     /// the harvested ones (the identify stage identified those).
     identifier: Option<Identifier>,
+    /// What deduplication wrote.
+    dedup: DedupTally,
+    /// With `--dedup-within`: the first capture written whole with each payload.
+    written: HashMap<DigestKey, OwnOriginal>,
 }
 
 /// Packages the captures of `source` (rooted at `root`, whose regular files seed the
@@ -212,37 +230,18 @@ pub fn build_capture_package(
     let mut identify_stage = identifier.map(IdentifyStage::new);
     let mut scan_stage = clamd.as_ref().map(|(engine, _)| ScanStage::new(Arc::clone(engine)));
     let mut rewrite_stage = source.link_map().map(|map| RewriteStage::new(map, &pkg));
-    let containers = Containers {
-        content: None,
-        original: None,
-        viral: None,
-        pkg: &pkg,
-        ids: &ids,
-        now,
-        opts,
-        shape,
-        stem: source.container_stem(),
-        description: source.description(),
-    };
-    let mut run = Writing {
-        pkg: &pkg,
-        ids: &ids,
-        opts,
-        now,
-        mets,
-        containers,
-        clamd,
-        rewriting: rewrite_stage.is_some(),
-        scan: ScanSummary::default(),
-        unscanned: BTreeMap::new(),
-        identifier,
-    };
+    let run = (pkg.as_path(), &ids, opts, now);
+    let scanning = (clamd, identifier, rewrite_stage.is_some());
+    let mut run = Writing::new(run, &*source, mets, scanning);
     let mut counts = Counts::default();
     let digests = (scan_stage.is_some(), pkg.as_path());
-    let stages: [Option<&mut dyn Stage>; 3] = [
+    // Deduplication last: only a capture written as harvested to content becomes a revisit.
+    let mut dedup_stage = opts.dedup.as_deref().map(|d| DedupStage::new(d, String::new()));
+    let stages: [Option<&mut dyn Stage>; 4] = [
         identify_stage.as_mut().map(|s| s as &mut dyn Stage),
         scan_stage.as_mut().map(|s| s as &mut dyn Stage),
         rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
+        dedup_stage.as_mut().map(|s| s as &mut dyn Stage),
     ];
     crate::stages::run_pipeline(
         &mut |batch| gather(source, batch, &mut counts, digests, progress),
@@ -262,12 +261,15 @@ pub fn build_capture_package(
     }
     let (mut manifest, mut finished, records) = run.close_containers()?;
     let (virus_note, scan_seconds) = run.virus_checks(&mut finished);
-    let Writing { mut mets, scan, .. } = run;
+    let Writing { mut mets, scan, dedup: tally, .. } = run;
     let rels = finished.iter().map(|f| f.1.clone()).collect();
     let stage = identify_stage.as_ref().map(|s| (s.identifier(), &s.tally));
     let identification = super::identification_event(stage, (&ids, now), rels, &mut mets);
     let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
-    let mut containers = finish_containers(&mut mets, finished, &source_name, now, &pkg)?;
+    let mut dedup = opts.dedup.as_ref().map(|_| super::DedupReport::default());
+    let deduplicated = (&tally, &ids, &mut dedup);
+    let mut containers =
+        finish_containers(&mut mets, finished, (&source_name, now, &pkg), deduplicated)?;
 
     // The source's own files, and what it found odd.
     let side = source.side_files();
@@ -328,18 +330,18 @@ pub fn build_capture_package(
         files: written.files,
         bytes: written.bytes,
         leftovers,
-        dedup: None,
+        dedup,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
 
-/// Finishes the METS section of each closed container, and says what each holds.
+/// Finishes the METS section of each closed container, and says what each holds; the content
+/// container states what deduplication did in it (`tally`, counted into `report`).
 fn finish_containers(
     mets: &mut crate::mets::MetsBuilder,
     finished: Vec<Finished>,
-    source_name: &str,
-    now: DateTime<Utc>,
-    pkg: &Path,
+    (source_name, now, pkg): (&str, DateTime<Utc>, &Path),
+    (tally, ids, report): (&DedupTally, &Ids, &mut Option<super::DedupReport>),
 ) -> Result<Vec<ContainerReport>, PackageError> {
     let mut containers = Vec::new();
     for (cw, rel, size, sha, n, events) in finished {
@@ -355,7 +357,11 @@ fn finish_containers(
             bytes_read: None,
         });
         let name = source_name.to_string();
-        let file = super::written_container_file(rel, (size, sha), n, events, name, now);
+        let content = rel.starts_with(layout::CONTENT_DIR);
+        let mut file = super::written_container_file(rel, (size, sha), n, events, name, now);
+        if content {
+            super::deduplicated::deduplicated(&mut file, tally, (ids, now), report);
+        }
         mets.finish_container(cw, file).map_err(io_err(pkg))?;
     }
     Ok(containers)
@@ -437,6 +443,45 @@ fn gather(
     Ok(false)
 }
 
+impl<'a> Writing<'a> {
+    /// Where the captures of `source` go, in the package at `pkg`: nothing written yet
+    /// (`scanning`: the scanner, the identifier and whether links are rewritten).
+    fn new(
+        (pkg, ids, opts, now): (&'a Path, &'a Ids, &'a PackageOptions, DateTime<Utc>),
+        source: &dyn CaptureSource,
+        mets: crate::mets::MetsBuilder,
+        (clamd, identifier, rewriting): (Option<Scanner>, Option<Identifier>, bool),
+    ) -> Self {
+        let containers = Containers {
+            content: None,
+            original: None,
+            viral: None,
+            pkg,
+            ids,
+            now,
+            opts,
+            shape: source.shape_name(),
+            stem: source.container_stem(),
+            description: source.description(),
+        };
+        Writing {
+            pkg,
+            ids,
+            opts,
+            now,
+            mets,
+            containers,
+            clamd,
+            rewriting,
+            scan: ScanSummary::default(),
+            unscanned: BTreeMap::new(),
+            identifier,
+            dedup: DedupTally::default(),
+            written: HashMap::new(),
+        }
+    }
+}
+
 impl Writing<'_> {
     /// A virus-check event of clamd's on `objects`.
     fn scan_event(&self, outcome: String, detail: Option<String>, objects: Vec<String>) -> Event {
@@ -450,10 +495,16 @@ impl Writing<'_> {
     /// and its replacement call for, then its metadata record and, for an infected one, a
     /// cleaner's copy.
     fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
-        let Staged { item, held, route, findings, replacement, identification, .. } = staged;
+        let Staged { item, held, route, findings, replacement, identification, revisit, .. } =
+            staged;
         let Item::Capture(c) = item else {
             return Err(PackageError::Internal("a stored record among captures"));
         };
+        if let Some(revisit) = revisit
+            && let Some(written) = self.write_revisit(&c, held.as_deref(), &revisit)?
+        {
+            return self.write_metadata(&c, &written, Slot::Content, false);
+        }
         let verdict = findings.into_iter().next().map(|f| match f {
             Finding::Infected(sig) => ScanResult::Infected(sig),
             Finding::NotScanned(why) => ScanResult::NotScanned(why),
@@ -469,6 +520,9 @@ impl Writing<'_> {
             None => write_capture(sink, pkg, ids, &c, &c.payload, held.as_deref())?,
         };
         let rel = sink.rel.clone();
+        if slot == Slot::Content && !replaced {
+            self.note_written(&c, &written);
+        }
         let oid = object_id(&rel, &c, &written);
         let own_event = self.own_event(verdict.as_ref(), &rel, &c);
         match replacement {
@@ -496,6 +550,81 @@ impl Writing<'_> {
             self.write_cleaned(&c, held.as_deref(), (&written, &oid), sig)?;
         }
         Ok(())
+    }
+
+    /// Writes the revisit of a capture whose payload is stored already (`stages::dedup`): its
+    /// WARC fields and HTTP header, without the payload, described with where the payload
+    /// is. `None` (nothing written) where the revisit would not state the payload a reader
+    /// finds in the capture's record (the payload does not start right after the stored
+    /// header), or where the original of this run is not known: the capture is then written
+    /// whole.
+    fn write_revisit(
+        &mut self,
+        c: &Capture,
+        held: Option<&[u8]>,
+        revisit: &Revisit,
+    ) -> Result<Option<WrittenRecord>, PackageError> {
+        let header = c.http_header.as_deref().unwrap_or_default();
+        let own = match revisit.own {
+            true => match self.written.get(&revisit.digest) {
+                Some(o) => Some(o.clone()),
+                None => return Ok(None),
+            },
+            false => None,
+        };
+        let (pkg, ids) = (self.pkg, self.ids);
+        let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;
+        let path = pkg.join(&sink.rel);
+        let offset = payload_offset(c, header, &c.payload, held).map_err(io_err(&path))?;
+        if offset != header.len() as u64 {
+            return Ok(None);
+        }
+        let mut revisit = revisit.clone();
+        if let Some(o) = &own {
+            let r = &mut revisit.refers;
+            (r.url, r.date, r.container) = (o.url.clone(), o.date.clone(), sink.rel.clone());
+            r.record_id = Some(o.record_id.clone());
+        }
+        let mut spec = capture_spec(c, sink, ids);
+        spec.warc_type = "revisit".into();
+        spec.payload_digest = false;
+        spec.extra.extend(crate::stages::dedup::revisit_fields(&revisit));
+        let written = sink.writer.write_record(&spec, header, offset).map_err(io_err(&path))?;
+        let len = held.map_or(c.payload.len(), |b| b.len() as u64);
+        let t = &mut self.dedup;
+        t.revisits += 1;
+        t.payload_bytes += len;
+        *t.packages.entry(Holder::of(&revisit)).or_default() += 1;
+        let own = own.map(|o| (o.member, o.payload_begin));
+        let refers = revisit.referenced(own, len, &payload_mime(c));
+        let rf = RecordFile {
+            content: None,
+            refers: Some(Box::new(refers)),
+            ..capture_record(&written, c, None, None)
+        };
+        sink.mets.add_record(&rf).map_err(io_err(pkg))?;
+        Ok(Some(written))
+    }
+
+    /// Keeps where a capture written whole to the content container went, for
+    /// `--dedup-within` revisits of it to state (one entry per distinct payload, as the dedup
+    /// stage keeps): the first written with a payload, keyed by the SHA-1 of the payload a
+    /// reader finds in it, is the one every later revisit of that payload names.
+    fn note_written(&mut self, c: &Capture, w: &WrittenRecord) {
+        let within = self.opts.dedup.as_ref().is_some_and(|d| d.within);
+        let http = c.http_header.as_ref().is_some_and(|h| !h.is_empty());
+        let whole = c.truncated.is_none() && w.digests.payload_len > 0;
+        if !within || c.kind != CaptureKind::Response || !http || !whole {
+            return;
+        }
+        let Some(key) = DigestKey::new(Algorithm::Sha1, &w.digests.payload_sha1) else { return };
+        self.written.entry(key).or_insert_with(|| OwnOriginal {
+            record_id: w.record_id.clone(),
+            url: c.uri.clone(),
+            date: c.date.to_rfc3339_opts(SecondsFormat::Secs, true),
+            member: ByteRange { begin: w.member_offset, len: w.member_len },
+            payload_begin: w.payload_offset,
+        });
     }
 
     /// A payload infected or not scanned is described on its own, with its event: the
@@ -845,6 +974,26 @@ fn write_capture(
         CaptureKind::Response => c.http_header.as_deref().unwrap_or_default(),
         CaptureKind::Resource => &[],
     };
+    let spec = capture_spec(c, sink, ids);
+    let path = pkg.join(&sink.rel);
+    let offset = payload_offset(c, header, payload, in_memory).map_err(io_err(&path))?;
+    match in_memory {
+        // libdeflate compresses a whole block in memory, so the (small) block is put together
+        // once; larger payloads stream from the source below.
+        Some(b) => {
+            let block = [header, b].concat();
+            sink.writer.write_record(&spec, &block, offset).map_err(io_err(&path))
+        }
+        None => {
+            let block = io::Cursor::new(header).chain(payload.open().map_err(io_err(&path))?);
+            sink.writer.write_streamed(&spec, block, offset).map_err(io_err(&path))
+        }
+    }
+}
+
+/// The record of a capture: a `response` (its header bytes as stored, then the payload) or a
+/// `resource`, with the fields its source gives.
+fn capture_spec(c: &Capture, sink: &ContainerSink, ids: &Ids) -> RecordSpec {
     let mut extra = Vec::new();
     if c.date_source.inferred {
         extra.push((
@@ -853,7 +1002,7 @@ fn write_capture(
         ));
     }
     extra.extend(c.warc_fields.iter().cloned());
-    let spec = RecordSpec {
+    RecordSpec {
         warc_type: match c.kind {
             CaptureKind::Response => "response".into(),
             CaptureKind::Resource => "resource".into(),
@@ -871,20 +1020,6 @@ fn write_capture(
         payload_digest: true,
         extra,
         ..RecordSpec::default()
-    };
-    let path = pkg.join(&sink.rel);
-    let offset = payload_offset(c, header, payload, in_memory).map_err(io_err(&path))?;
-    match in_memory {
-        // libdeflate compresses a whole block in memory, so the (small) block is put together
-        // once; larger payloads stream from the source below.
-        Some(b) => {
-            let block = [header, b].concat();
-            sink.writer.write_record(&spec, &block, offset).map_err(io_err(&path))
-        }
-        None => {
-            let block = io::Cursor::new(header).chain(payload.open().map_err(io_err(&path))?);
-            sink.writer.write_streamed(&spec, block, offset).map_err(io_err(&path))
-        }
     }
 }
 

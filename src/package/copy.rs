@@ -478,7 +478,8 @@ impl<'a> CopyWriter<'a> {
             viral_mets,
             events,
             stuck: None,
-            dedup: Default::default(),
+            // Measured: the stored record's bytes are known.
+            dedup: crate::stages::dedup::DedupTally { bytes_saved: Some(0), ..Default::default() },
             written: HashMap::new(),
         }
     }
@@ -571,7 +572,7 @@ impl<'a> CopyWriter<'a> {
         let range = self.content.append_member(self.root, &member[..], len)?;
         let t = &mut self.dedup;
         t.revisits += 1;
-        t.bytes_saved += bytes.len().saturating_sub(len);
+        *t.bytes_saved.get_or_insert(0) += bytes.len().saturating_sub(len);
         t.payload_bytes += c.range.len;
         *t.packages.entry(dedup::Holder::of(revisit)).or_default() += 1;
         let refers = self.referenced(revisit, c);
@@ -601,37 +602,17 @@ impl<'a> CopyWriter<'a> {
         }
     }
 
-    /// Where a revisit's payload is stored, as its METS entry states it: the original's member
-    /// and payload ranges as the digest table gave them, or, for one of this container's own
-    /// (`--dedup-within`), where this writer put it.
+    /// Where a revisit's payload is stored, as its METS entry states it ([`Revisit::referenced`]);
+    /// for one of this container's own (`--dedup-within`), where this writer put it.
+    ///
+    /// [`Revisit::referenced`]: crate::stages::dedup::Revisit::referenced
     fn referenced(
         &self,
         revisit: &crate::stages::dedup::Revisit,
         c: &crate::model::ContentFile,
     ) -> crate::model::ReferencedPayload {
-        let (stored, digest) = (&revisit.refers, &revisit.digest);
-        let own = revisit.own.then(|| self.written.get(digest)).flatten();
-        let (member, payload) = match own {
-            Some(&(member, begin)) => (Some(member), Some(begin)),
-            None => {
-                let known = stored.length > 0;
-                let member =
-                    known.then_some(ByteRange { begin: stored.offset, len: stored.length });
-                (member, stored.payload_offset)
-            }
-        };
-        crate::model::ReferencedPayload {
-            package: stored.package.clone(),
-            container: stored.container.clone(),
-            record_id: stored.record_id.clone(),
-            uri: stored.url.clone(),
-            date: stored.date.clone(),
-            member,
-            payload: payload.map(|begin| ByteRange { begin, len: c.range.len }),
-            sha1: digest.hex_value(),
-            len: c.range.len,
-            mime: c.mime.clone(),
-        }
+        let own = revisit.own.then(|| self.written.get(&revisit.digest)).flatten().copied();
+        revisit.referenced(own, c.range.len, &c.mime)
     }
 
     /// A record with what identification found of its payload (described, under its content

@@ -14,6 +14,7 @@
 mod archives;
 pub mod captures;
 pub(crate) mod copy;
+mod deduplicated;
 pub mod entities;
 mod error;
 pub mod pandas;
@@ -23,6 +24,7 @@ mod sink;
 pub(crate) mod staging;
 
 pub use archives::build_package;
+pub use deduplicated::saved_text as dedup_saved_text;
 pub use error::{MigrationFailure, PackageError};
 pub use quarantine::ScanSummary;
 pub use report::{

@@ -79,8 +79,10 @@ pub struct DedupReport {
     pub revisits: u64,
     /// Payload bytes not stored again.
     pub payload_bytes: u64,
-    /// Bytes the containers are smaller by (records replaced less their revisits).
-    pub bytes_saved: u64,
+    /// Bytes the containers are smaller by (records replaced less their revisits); `None`
+    /// for captures, which are compressed as they are written: what a payload not written
+    /// would have taken is never computed.
+    pub bytes_saved: Option<u64>,
     /// The earlier packages referred to, by OBJID.
     pub depends_on: Vec<String>,
 }

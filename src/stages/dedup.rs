@@ -31,9 +31,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read, Write};
 
+use sha1::Digest;
+
 use super::{Item, Stage, StageError, Staged};
 use crate::formats::digest::{BlockHasher, sha1_base32};
 use crate::index::digests::{Algorithm, DedupSources, DigestKey, StoredPayload};
+use crate::model::{ByteRange, ReferencedPayload};
+use crate::sources::capture::CaptureKind;
 
 /// `WARC-Profile` of a revisit whose payload is identical to the original's (WARC 1.1).
 pub const IDENTICAL_PAYLOAD: &str =
@@ -67,6 +71,42 @@ pub(crate) struct Revisit {
     pub own: bool,
 }
 
+impl Revisit {
+    /// Where the payload is stored, as the revisit's METS entry states it: the original's
+    /// member and payload ranges as the digest table gave them, or `own` (the member and the
+    /// payload's offset in it) where this run wrote the original. `len` and `mime`: the
+    /// payload's length and declared type.
+    pub(crate) fn referenced(
+        &self,
+        own: Option<(ByteRange, u64)>,
+        len: u64,
+        mime: &str,
+    ) -> ReferencedPayload {
+        let stored = &self.refers;
+        let (member, payload) = match own {
+            Some((member, begin)) => (Some(member), Some(begin)),
+            None => {
+                let known = stored.length > 0;
+                let member =
+                    known.then_some(ByteRange { begin: stored.offset, len: stored.length });
+                (member, stored.payload_offset)
+            }
+        };
+        ReferencedPayload {
+            package: stored.package.clone(),
+            container: stored.container.clone(),
+            record_id: stored.record_id.clone(),
+            uri: stored.url.clone(),
+            date: stored.date.clone(),
+            member,
+            payload: payload.map(|begin| ByteRange { begin, len }),
+            sha1: self.digest.hex_value(),
+            len,
+            mime: mime.to_string(),
+        }
+    }
+}
+
 /// Marks the items whose payload is stored ([`Revisit`]).
 pub(crate) struct DedupStage<'a> {
     dedup: &'a Dedup,
@@ -83,20 +123,14 @@ impl<'a> DedupStage<'a> {
     }
 
     fn look_up(&mut self, s: &Staged) -> Result<Option<Revisit>, StageError> {
-        let Item::Stored(r) = &s.item else { return Ok(None) };
-        let (Some(sha1), Some(c), Some(_)) = (&r.payload_sha1, &r.file.content, &r.bytes) else {
+        let Some(candidate) = Candidate::of(s)? else { return Ok(None) };
+        let Some(digest) = DigestKey::new(Algorithm::Sha1, &candidate.sha1) else {
             return Ok(None);
         };
-        // Only an HTTP response keeps something of its own: its header (payload after it).
-        let http = c.range.begin > r.header_len;
-        if r.warc_type != "response" || c.range.len == 0 || !http {
-            return Ok(None);
-        }
-        let Some(digest) = DigestKey::new(Algorithm::Sha1, sha1) else { return Ok(None) };
         let found = self
             .dedup
             .against
-            .find(&digest, c.range.len)
+            .find(&digest, candidate.len)
             .map_err(|source| StageError::Dedup { origin: s.item.origin(), source })?;
         if let Some(f) = found {
             return Ok(Some(Revisit { refers: f.stored, digest, own: false }));
@@ -105,22 +139,89 @@ impl<'a> DedupStage<'a> {
             return Ok(None);
         }
         if let Some((len, stored)) = self.seen.get(&digest)
-            && *len == c.range.len
+            && *len == candidate.len
         {
             return Ok(Some(Revisit { refers: stored.clone(), digest, own: true }));
         }
         let stored = StoredPayload {
-            url: r.target_uri.clone().unwrap_or_default(),
-            date: r.date.clone(),
-            record_id: Some(format!("<{}>", r.file.record_id)),
+            url: candidate.url,
+            date: candidate.date,
+            record_id: candidate.record_id,
             container: self.container.clone(),
             offset: 0,
             length: 0,
             package: None,
             payload_offset: None,
         };
-        self.seen.insert(digest, (c.range.len, stored));
+        self.seen.insert(digest, (candidate.len, stored));
         Ok(None)
+    }
+}
+
+/// A response that may be a revisit: its payload's SHA-1 and length, and what a revisit of it
+/// would state of it as the original.
+struct Candidate {
+    sha1: [u8; 20],
+    len: u64,
+    url: String,
+    date: String,
+    /// Known for a stored record; a capture's is given when it is written.
+    record_id: Option<String>,
+}
+
+impl Candidate {
+    /// The response `s` holds, if deduplication can make a revisit of it: an HTTP response
+    /// (a header of its own to keep) with a payload. A capture counts only when written as
+    /// harvested to the content container: not infected or unscanned (its verdict needs its
+    /// bytes), not given a new payload by a stage (the harvested one goes elsewhere).
+    fn of(s: &Staged) -> Result<Option<Candidate>, StageError> {
+        match &s.item {
+            Item::Stored(r) => {
+                let (Some(sha1), Some(c), Some(_)) = (&r.payload_sha1, &r.file.content, &r.bytes)
+                else {
+                    return Ok(None);
+                };
+                // Only an HTTP response keeps something of its own: its header.
+                let http = c.range.begin > r.header_len;
+                if r.warc_type != "response" || c.range.len == 0 || !http {
+                    return Ok(None);
+                }
+                Ok(Some(Candidate {
+                    sha1: *sha1,
+                    len: c.range.len,
+                    url: r.target_uri.clone().unwrap_or_default(),
+                    date: r.date.clone(),
+                    record_id: Some(format!("<{}>", r.file.record_id)),
+                }))
+            }
+            Item::Capture(c) => {
+                let http = c.http_header.as_ref().is_some_and(|h| !h.is_empty());
+                let as_harvested = s.replacement.is_none()
+                    && s.route == super::Route::Content
+                    && s.findings.is_empty();
+                let len = s.held.as_ref().map_or(c.payload.len(), |b| b.len() as u64);
+                if c.kind != CaptureKind::Response || !http || !as_harvested || len == 0 {
+                    return Ok(None);
+                }
+                let sha1 = match &s.held {
+                    Some(b) => sha1::Sha1::digest(b).into(),
+                    None => {
+                        let io = |source| StageError::Io { path: s.item.origin(), source };
+                        crate::formats::digest::sha1_of(c.payload.open().map_err(io)?)
+                            .map_err(io)?
+                            .1
+                    }
+                };
+                Ok(Some(Candidate {
+                    sha1,
+                    len,
+                    url: c.uri.clone(),
+                    date: c.date.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    record_id: None,
+                }))
+            }
+            Item::Mapped(_) | Item::Between(_) => Ok(None),
+        }
     }
 }
 
@@ -139,8 +240,9 @@ impl Stage for DedupStage<'_> {
 pub(crate) struct DedupTally {
     /// Revisit records written.
     pub revisits: u64,
-    /// Stored bytes of the records they replace, less their own.
-    pub bytes_saved: u64,
+    /// Stored bytes of the records they replace, less their own; `None` where not measured
+    /// (captures are compressed as they are written).
+    pub bytes_saved: Option<u64>,
     /// Payload bytes not stored again.
     pub payload_bytes: u64,
     /// Revisits by where their originals are.
@@ -177,7 +279,6 @@ pub(crate) fn revisit_record(head: &[u8], header_len: usize, revisit: &Revisit) 
     let mut lines = header.split("\r\n").filter(|l| !l.is_empty());
     lines.next()?; // the version line
     let d = BlockHasher::digest(block, block.len() as u64);
-    let r = &revisit.refers;
     let mut out = String::from("WARC/1.1\r\n");
     for line in lines {
         let name = line.split(':').next().unwrap_or("").trim();
@@ -196,12 +297,26 @@ pub(crate) fn revisit_record(head: &[u8], header_len: usize, revisit: &Revisit) 
             out.push_str("\r\n");
         }
     }
+    for (name, value) in revisit_fields(revisit) {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str(&format!("WARC-Block-Digest: {}\r\n", sha1_base32(&d.block_sha1)));
+    out.push_str(&format!("Content-Length: {}\r\n", block.len()));
+    out.push_str("\r\n");
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(block);
+    bytes.extend_from_slice(crate::formats::warc::writer::RECORD_END);
+    Some(bytes)
+}
+
+/// The fields a revisit adds (module comment), in order: the profile, the references and the
+/// payload's digest.
+pub(crate) fn revisit_fields(revisit: &Revisit) -> Vec<(String, String)> {
+    let r = &revisit.refers;
+    let mut fields = Vec::new();
     let mut field = |name: &str, value: &str| {
-        out.push_str(name);
-        out.push_str(": ");
         // A value taken from an index or another package: no line break gets into the header.
-        out.extend(value.chars().filter(|c| !c.is_control()));
-        out.push_str("\r\n");
+        fields.push((name.to_string(), value.chars().filter(|c| !c.is_control()).collect()));
     };
     field("WARC-Profile", IDENTICAL_PAYLOAD);
     if let Some(id) = &r.record_id {
@@ -214,13 +329,7 @@ pub(crate) fn revisit_record(head: &[u8], header_len: usize, revisit: &Revisit) 
         field(FIELD_REFERS_TO_PACKAGE, p);
     }
     field("WARC-Payload-Digest", &revisit.digest.to_warc());
-    field("WARC-Block-Digest", &sha1_base32(&d.block_sha1));
-    field("Content-Length", &block.len().to_string());
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(block);
-    bytes.extend_from_slice(crate::formats::warc::writer::RECORD_END);
-    Some(bytes)
+    fields
 }
 
 /// `WARC-Refers-To-Container` of a container (module comment).

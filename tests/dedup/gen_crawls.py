@@ -1,19 +1,25 @@
-"""Two crawls of one site as WARC files (warcio), the second storing about 73 % of its payload
-bytes unchanged from the first, some of them under new URLs.
+"""Two crawls of one site, the second storing about 73 % of its payload bytes unchanged from
+the first, some of them under new URLs.
 
-    gen_crawls.py OUT_DIR [--pages N] [--seed S]
+    gen_crawls.py OUT_DIR [--pages N] [--seed S] [--as warc|nedlib|kulturarw3]
 
-Writes OUT_DIR/crawl1/crawl1.warc.gz and OUT_DIR/crawl2/crawl2.warc.gz (a warcinfo record,
-then a request and a response per page; payloads random, so they do not compress) and prints
-JSON: payload bytes of the second crawl, those unchanged, the URLs whose payload is unchanged
-(old and new), and the moved ones.
+Writes the crawls under OUT_DIR/crawl1 and OUT_DIR/crawl2 (payloads random, so they do not
+compress) and prints JSON: payload bytes of the second crawl, those unchanged, the URLs whose
+payload is unchanged (old and new), and the moved ones. As WARC (warcio): crawlN/crawlN.warc.gz,
+a warcinfo record, then a request and a response per page. As a NEDLIB harvest: crawlN/<day>/0000/
+a `.meta` (status line, header fields, Arc-Url, Arc-Length) and a data file per page, both named
+by the MD5 of the URL. As a Kulturarw3 archive: crawlN/archive/<hh>/<host>/<snapshot>/ one MIME
+file per page, as Heritrix's Kw3WriterProcessor writes it (scripts/make_samples.py).
 """
 
 import argparse
+import hashlib
 import io
 import json
 import os
 import random
+import sys
+import time
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -45,11 +51,59 @@ def write_crawl(path, date, pages):
             w.write_record(req)
 
 
+def http_head(body, ctype, date):
+    """The HTTP header of a page served at `date` (seconds since the epoch), CRLF lines."""
+    when = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(date))
+    return ("HTTP/1.1 200 OK\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n"
+            % (when, ctype, len(body))).encode()
+
+
+def write_nedlib(root, date, pages):
+    day = time.gmtime(date)
+    run = os.path.join(root, "%d-%d-%d" % (day.tm_year, day.tm_mon, day.tm_mday), "0000")
+    os.makedirs(run, exist_ok=True)
+    for i, (url, body, ctype) in enumerate(pages):
+        name = hashlib.md5(url.encode()).hexdigest()
+        meta = http_head(body, ctype, date + i)[:-2]  # NEDLIB stores no empty line
+        meta += b"Arc-Url: %s\r\nArc-Length: %d\r\n" % (url.encode(), len(body))
+        with open(os.path.join(run, name + ".meta"), "wb") as f:
+            f.write(meta)
+        with open(os.path.join(run, name), "wb") as f:
+            f.write(body)
+
+
+def write_kulturarw3(root, date, pages, snapshot):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+    from make_samples import kw3_heritrix
+    for i, (url, body, ctype) in enumerate(pages):
+        host = url.split("/")[2]
+        name = "%s.%d" % (hashlib.md5(url.encode()).hexdigest(), date + i)
+        folder = os.path.join(root, "archive", hashlib.md5(host.encode()).hexdigest()[:2], host, snapshot)
+        os.makedirs(folder, exist_ok=True)
+        data = kw3_heritrix(url, "192.0.2.80", http_head(body, ctype, date + i), body, ctype, date + i, 200)
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+
+
+def write(out, n, fmt, pages):
+    """Crawl `n` (1 or 2) in format `fmt`."""
+    date = ["2024-01-10T10:00:00Z", "2024-02-10T10:00:00Z"][n - 1]
+    epoch = [1704880800, 1707559200][n - 1]
+    root = os.path.join(out, "crawl%d" % n)
+    if fmt == "warc":
+        write_crawl(os.path.join(root, "crawl%d.warc.gz" % n), date, pages)
+    elif fmt == "nedlib":
+        write_nedlib(root, epoch, pages)
+    else:
+        write_kulturarw3(root, epoch, pages, str(n))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--pages", type=int, default=60)
     ap.add_argument("--seed", type=int, default=29)
+    ap.add_argument("--as", dest="fmt", choices=["warc", "nedlib", "kulturarw3"], default="warc")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     kinds = [("text/html", ".html"), ("image/png", ".png"), ("text/css", ".css")]
@@ -58,7 +112,7 @@ def main():
         ctype, ext = kinds[i % 3]
         size = rnd.randint(2_000, 40_000)
         first.append((f"{SITE}p{i}{ext}", rnd.randbytes(size), ctype))
-    write_crawl(os.path.join(a.out, "crawl1", "crawl1.warc.gz"), "2024-01-10T10:00:00Z", first)
+    write(a.out, 1, a.fmt, first)
 
     # The second crawl: the same pages, changed or not, until 73 % of its bytes are unchanged;
     # every fifth unchanged one moved to a new URL.
@@ -79,7 +133,7 @@ def main():
         else:
             second.append((url, rnd.randbytes(len(body)), ctype))
     second.sort(key=lambda p: p[0])
-    write_crawl(os.path.join(a.out, "crawl2", "crawl2.warc.gz"), "2024-02-10T10:00:00Z", second)
+    write(a.out, 2, a.fmt, second)
     print(json.dumps({
         "payload_bytes": sum(len(b) for _, b, _ in second),
         "unchanged_bytes": unchanged,

@@ -36,6 +36,10 @@ if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fid
 fi
 .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried, cdxj_indexer, surt, fastwarc, pywb' >/dev/null
 command -v xmllint >/dev/null
+# The export tests: ReplayWeb.page in headless Chromium, served locally (setup-browser.sh), and
+# the E-ARK validator with its vocabularies served from local copies (setup-eark.sh).
+bash scripts/setup-browser.sh
+bash scripts/setup-eark.sh
 # The store tests talk to a real Garage cluster (a first install builds it: ~10 min on 2 cores).
 bash scripts/garage-cluster.sh start >/dev/null
 echo "setup: test environment ready (xmllint, .venv with warcio, xmlschema, pygfried and warctools, Garage cluster)" >&2

@@ -4,6 +4,9 @@
 mod audit;
 mod batch;
 mod dedup_table;
+mod export;
+mod export_eark;
+mod export_wacz;
 mod get;
 mod index;
 mod ingest;
@@ -15,6 +18,8 @@ mod scan;
 mod store;
 mod undedup;
 mod validate;
+mod validate_eark;
+mod validate_wacz;
 
 use clap::{Parser, Subcommand};
 
@@ -63,6 +68,8 @@ enum Command {
     /// Get one record's payload (or the record) by URL and time, by record id, or by container
     /// and offset, through a package's index or from the store.
     Get(get::GetArgs),
+    /// Export a package as a WACZ access copy or an E-ARK 2.2 information package.
+    Export(export::ExportArgs),
 }
 
 /// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC
@@ -109,6 +116,7 @@ pub fn main() -> i32 {
         Command::Batch(args) => batch::run(args),
         Command::Index(args) => index::run(args),
         Command::Get(args) => get::run(args),
+        Command::Export(args) => export::run(args),
         Command::DedupTable(args) => dedup_table::run(args),
         Command::Undedup(args) => undedup::run(args),
     };

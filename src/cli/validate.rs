@@ -13,7 +13,8 @@ use super::{EXIT_ERROR, EXIT_FINDINGS};
 /// Arguments of `webaip validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// METS documents.
+    /// METS documents; or WACZ files (`.wacz`); or, with `--profile eark-csip`, E-ARK packages
+    /// (folders or `.zip`).
     #[arg(required = true)]
     mets: Vec<PathBuf>,
     #[command(flatten)]
@@ -48,8 +49,25 @@ impl MetsCheckArgs {
     }
 }
 
-/// Runs the command; returns the exit status: 0 valid, 1 invalid, 2 unreadable.
+/// Runs the command; returns the exit status: 0 valid, 1 invalid, 2 unreadable. A `.wacz`
+/// gets the WACZ check, and `--profile eark-csip` the E-ARK rules, instead of a METS check.
 pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
+    let wacz = |p: &PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("wacz"));
+    let eark = args.check.profile.as_deref() == Some("eark-csip");
+    if eark || args.mets.iter().any(wacz) {
+        let mut code = 0;
+        for path in &args.mets {
+            let c = match eark {
+                true => super::validate_eark::run(path, args.json)?,
+                false if wacz(path) => super::validate_wacz::run(path, args.json)?,
+                false => {
+                    anyhow::bail!("{}: give WACZ files and METS documents apart", path.display())
+                }
+            };
+            code = code.max(c);
+        }
+        return Ok(code);
+    }
     let opts = args.check.options()?;
     let mut reports = Vec::new();
     let mut code = 0;

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# The E-ARK validator, offline (to come).
+set -euo pipefail

@@ -1,0 +1,1 @@
+//! The deep check of a WACZ file (`webaip validate FILE.wacz`).

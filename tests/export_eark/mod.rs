@@ -1,0 +1,1 @@
+//! E-ARK export and its check (to come).

@@ -1,0 +1,1 @@
+//! WACZ export (to come).

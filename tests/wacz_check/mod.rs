@@ -1,0 +1,1 @@
+//! The deep WACZ check (to come).

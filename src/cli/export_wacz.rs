@@ -4,17 +4,65 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use webaip::export::wacz::{WaczOptions, export_wacz};
+
+use super::{progress, terminal_text};
+
 /// Arguments of `webaip export wacz`.
 #[derive(Debug, Args)]
 pub struct WaczArgs {
     /// The package (its folder).
     package: PathBuf,
-    /// The WACZ file to write.
+    /// The WACZ file to write (replaced atomically once complete).
     #[arg(short, long)]
     out: PathBuf,
+    /// Do not check each container against the SHA-512 its METS states while copying it.
+    #[arg(long)]
+    no_verify: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Runs the command; returns the exit status.
 pub fn run(args: WaczArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("export wacz {}: not written yet", args.package.display())
+    let opts = WaczOptions { verify: !args.no_verify };
+    let total = std::fs::read_dir(args.package.join("content"))
+        .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+        .unwrap_or(0);
+    let bar = progress::bytes_bar(total, args.quiet || args.json);
+    let r = export_wacz(&args.package, &args.out, &opts, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let r = r?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(0);
+    }
+    let wacz = terminal_text(&r.wacz.display().to_string());
+    println!("{wacz}: WACZ {} of package {}", webaip::export::wacz::WACZ_VERSION, r.objid);
+    for res in &r.resources {
+        println!("  {} ({} bytes, {})", terminal_text(&res.path), res.bytes, res.hash);
+    }
+    println!(
+        "  index: {} line(s); pages: {} ({} described in the METS{})",
+        r.index_lines,
+        r.pages.pages,
+        r.pages.described,
+        match r.pages.described_not_listed {
+            0 => String::new(),
+            n => format!(", {n} described page(s) not an HTML 2xx capture, not listed"),
+        }
+    );
+    for l in &r.left_out {
+        println!("  left out: {}: {}", terminal_text(&l.file), l.why);
+    }
+    let checked = match r.verified {
+        0 => "containers not checked against the METS".to_string(),
+        n => format!("{n} container(s) checked against their METS SHA-512"),
+    };
+    println!("{wacz}: {} bytes, {checked}; {:.2} s", r.bytes, r.seconds);
+    Ok(0)
 }

@@ -1,5 +1,360 @@
-//! WACZ 1.1.1 (Webrecorder): one ZIP holding a package's WARC containers (stored, not
-//! recompressed), its CDXJ index, `pages/pages.jsonl`, `datapackage.json` with every file's
-//! SHA-256 and `datapackage-digest.json`; and the deep check of a WACZ ([`check`]).
+//! WACZ 1.1.1 (Webrecorder; PRONOM fmt/1840): a package as one ZIP that ReplayWeb.page opens
+//! in a browser and pywb imports, and the deep check of a WACZ ([`check`]).
+//!
+//! `export_wacz` writes, every member stored (not recompressed):
+//! - `archive/NAME.warc.gz`: each content container of the package, byte for byte (its
+//!   SHA-512 checked against the METS as it is copied); viral containers never, and every
+//!   file left out is reported with why;
+//! - `indexes/index.cdxj`: the containers' CDXJ index, as `webaip index` writes it (SURT key,
+//!   `filename` the member's name in `archive/`);
+//! - `pages/pages.jsonl`: the webpages the METS describes first, then every HTML page;
+//! - `metadata/METS.xml`: the package's METS, listed in the datapackage with the package's OBJID as its
+//!   source;
+//! - `datapackage.json` (each member's SHA-256 and size) and `datapackage-digest.json`.
+//!
+//! The containers are copied while a second thread reads them for the index and the pages;
+//! memory is one copy buffer plus the index's sort budget, whatever the package's size. The
+//! ZIP is written under a temporary name beside the output and renamed once complete: a failed
+//! or killed export leaves no `.wacz`.
 
 pub mod check;
+mod pages;
+mod plan;
+mod zipout;
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub use pages::PageTally;
+pub use plan::LeftOut;
+pub use zipout::Resource;
+
+use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, sort_inputs, write_index_to};
+use crate::index::warc::{EntryOptions, IndexError};
+
+/// Where the package's METS goes in the WACZ: in a folder, as every member (py-wacz's check
+/// takes a member's folder and name as its path).
+pub const METS_MEMBER: &str = "metadata/METS.xml";
+
+/// The WACZ version written.
+pub const WACZ_VERSION: &str = "1.1.1";
+
+/// How to export.
+#[derive(Debug, Clone)]
+pub struct WaczOptions {
+    /// Check each container against the SHA-512 the METS states while copying it.
+    pub verify: bool,
+}
+
+impl Default for WaczOptions {
+    fn default() -> Self {
+        WaczOptions { verify: true }
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, serde::Serialize)]
+pub struct WaczReport {
+    /// The WACZ written.
+    pub wacz: PathBuf,
+    /// The package's OBJID.
+    pub objid: String,
+    /// Every member, as `datapackage.json` lists it.
+    pub resources: Vec<Resource>,
+    /// Lines of `indexes/index.cdxj`.
+    pub index_lines: u64,
+    /// What `pages/pages.jsonl` lists.
+    pub pages: PageTally,
+    /// Files of the package not in the WACZ, and why.
+    pub left_out: Vec<LeftOut>,
+    /// Containers checked against the METS SHA-512 (0 without `verify`).
+    pub verified: u64,
+    /// Size of the WACZ.
+    pub bytes: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Why a package could not be exported.
+#[derive(Debug, thiserror::Error)]
+pub enum WaczError {
+    /// Not a package webaip can export.
+    #[error("{}: not a package to export: {why}", path.display())]
+    NotPackage {
+        /// The folder given.
+        path: PathBuf,
+        /// Why not.
+        why: &'static str,
+    },
+    /// Its METS could not be read.
+    #[error("{}: {source}", path.display())]
+    Mets {
+        /// The METS.
+        path: PathBuf,
+        /// Where and why it could not be read.
+        source: crate::mets::reader::MetsError,
+    },
+    /// A name from the METS leads outside the package.
+    #[error("{}: file name {name:?}: {source}", mets.display())]
+    Name {
+        /// The METS.
+        mets: PathBuf,
+        /// The name it gives.
+        name: String,
+        /// What is wrong with it.
+        source: crate::layout::NameError,
+    },
+    /// A file of the package is no regular file inside it.
+    #[error("{}: {source}", path.display())]
+    Confined {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        source: crate::layout::ConfineError,
+    },
+    /// Two content containers would have the same name in `archive/`.
+    #[error("two content containers are named {name:?}: a WACZ's archive/ holds one")]
+    SameName {
+        /// The name.
+        name: String,
+    },
+    /// A container is not what the METS says.
+    #[error(
+        "{file}: SHA-512 {found}, the METS states {stated}: the package is damaged (audit it); nothing exported"
+    )]
+    Changed {
+        /// The container's path in the package.
+        file: String,
+        /// What the METS states.
+        stated: String,
+        /// What its bytes give.
+        found: String,
+    },
+    /// A member's source could not be read.
+    #[error("{member}: {}", crate::layout::describe_io(source))]
+    Read {
+        /// The member being written.
+        member: String,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The output could not be written.
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The ZIP writer failed.
+    #[error("{}: {source}", path.display())]
+    Zip {
+        /// The WACZ being written.
+        path: PathBuf,
+        /// The cause.
+        source: zip::result::ZipError,
+    },
+    /// The index could not be made.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The pages could not be listed.
+    #[error(transparent)]
+    Pages(#[from] crate::pages::list::ListError),
+}
+
+/// Exports the package at `package` as the WACZ `out`; `progress` is told the container bytes
+/// as they are copied.
+pub fn export_wacz(
+    package: &Path,
+    out: &Path,
+    opts: &WaczOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<WaczReport, WaczError> {
+    let started = Instant::now();
+    let plan = plan::plan(package)?;
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let io_at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| WaczError::Io { path: path.clone(), source }
+    };
+    std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    let temp = || tempfile::Builder::new().prefix(".wacz-").tempfile_in(&dir).map_err(io_at(&dir));
+    let part = temp()?;
+    let now = chrono::Utc::now();
+    let file = part.reopen().map_err(io_at(part.path()))?;
+    let mut zip = zipout::WaczZip::new(file, part.path(), now);
+    // The index and the pages are read in a second thread while the containers are copied.
+    let (side, copied) = std::thread::scope(|s| {
+        let side = s.spawn(|| side_members(package, &plan, &temp));
+        let copied = copy_containers(&mut zip, package, &plan, opts, progress);
+        (side.join(), copied)
+    });
+    let (mut resources, verified) = copied?;
+    let side = side.map_err(|_| WaczError::NotPackage {
+        path: package.to_path_buf(),
+        why: "the index thread failed",
+    })??;
+    let (mut index, lines, mut pages_file, tally) = side;
+    let rewind = |f: &mut File, p: &Path| f.rewind().map_err(io_at(p));
+    rewind(index.as_file_mut(), part.path())?;
+    let len = |f: &tempfile::NamedTempFile| f.as_file().metadata().map_or(0, |m| m.len());
+    let n = len(&index);
+    let w = zip.add("indexes/index.cdxj", index.as_file_mut(), (n, false), &|_| {})?;
+    resources.push(w.resource);
+    rewind(pages_file.as_file_mut(), part.path())?;
+    let n = len(&pages_file);
+    resources.push(
+        zip.add("pages/pages.jsonl", pages_file.as_file_mut(), (n, false), &|_| {})?.resource,
+    );
+    let mets_path = package.join(crate::layout::METS);
+    let mut mets = crate::layout::open_regular(&mets_path)
+        .map_err(|source| WaczError::Confined { path: mets_path.clone(), source })?;
+    let n = mets.metadata().map_or(0, |m| m.len());
+    let mets_resource = zip.add(METS_MEMBER, &mut mets, (n, false), &|_| {})?.resource;
+    let datapackage = datapackage_json(&resources, (&mets_resource, &plan.objid), now);
+    resources.push(mets_resource);
+    let dp = zip.add(
+        "datapackage.json",
+        &mut datapackage.as_slice(),
+        (datapackage.len() as u64, false),
+        &|_| {},
+    )?;
+    let digest = serde_json::json!({ "path": "datapackage.json", "hash": dp.resource.hash });
+    let digest = serde_json::to_vec_pretty(&digest).unwrap_or_default();
+    zip.add(
+        "datapackage-digest.json",
+        &mut digest.as_slice(),
+        (digest.len() as u64, false),
+        &|_| {},
+    )?;
+    let file = zip.finish()?;
+    file.sync_all().map_err(io_at(part.path()))?;
+    let bytes = file.metadata().map_or(0, |m| m.len());
+    part.persist(out).map_err(|e| WaczError::Io { path: out.to_path_buf(), source: e.error })?;
+    Ok(WaczReport {
+        wacz: out.to_path_buf(),
+        objid: plan.objid,
+        resources,
+        index_lines: lines,
+        pages: tally,
+        left_out: plan.left_out,
+        verified,
+        bytes,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Copies the content containers into `archive/`, each checked against the SHA-512 the METS
+/// states (with `verify`); their resources, and how many were checked.
+fn copy_containers(
+    zip: &mut zipout::WaczZip,
+    package: &Path,
+    plan: &plan::Plan,
+    opts: &WaczOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Vec<Resource>, u64), WaczError> {
+    let mut resources = Vec::new();
+    let mut verified = 0;
+    for c in &plan.containers {
+        let mut f = crate::layout::open_in(package, &c.rel)
+            .map_err(|source| WaczError::Confined { path: c.path.clone(), source })?;
+        let len = f.metadata().map_or(0, |m| m.len());
+        let check = opts.verify && c.sha512.is_some();
+        let w = zip.add(&format!("archive/{}", c.name), &mut f, (len, check), progress)?;
+        if let (Some(stated), Some(found)) = (&c.sha512, &w.sha512) {
+            if stated != found {
+                return Err(WaczError::Changed {
+                    file: c.rel.clone(),
+                    stated: stated.clone(),
+                    found: found.clone(),
+                });
+            }
+            verified += 1;
+        }
+        resources.push(w.resource);
+    }
+    Ok((resources, verified))
+}
+
+/// The index and the pages, each in a temporary file: (index, its lines, pages, what they
+/// list).
+type SideMembers = (tempfile::NamedTempFile, u64, tempfile::NamedTempFile, PageTally);
+
+/// Makes the index and the pages of the containers, in temporary files made by `temp`.
+fn side_members(
+    package: &Path,
+    plan: &plan::Plan,
+    temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
+) -> Result<SideMembers, WaczError> {
+    let inputs: Vec<IndexInput> = plan
+        .containers
+        .iter()
+        .map(|c| IndexInput { path: c.path.clone(), filename: c.name.clone() })
+        .collect();
+    let opts = EntryOptions { record_ids: false };
+    let sorters = sort_inputs(&inputs, IndexFormat::Cdxj, opts, 1, SORT_BUDGET, &|_| {})?;
+    let index = temp()?;
+    let mut w = LineCounter { out: BufWriter::with_capacity(1 << 20, index.as_file()), lines: 0 };
+    let io_err = |source| WaczError::Io { path: index.path().to_path_buf(), source };
+    write_index_to(sorters, IndexFormat::Cdxj, &mut w).map_err(io_err)?;
+    w.out.flush().map_err(io_err)?;
+    let lines = w.lines;
+    drop(w);
+    let listing = crate::pages::list::list_pages(package, &Default::default())?;
+    let pages = temp()?;
+    let mut out = BufWriter::new(pages.as_file());
+    let io_err = |source| WaczError::Io { path: pages.path().to_path_buf(), source };
+    let tally = pages::write_pages(&listing, &plan.described, &mut out).map_err(io_err)?;
+    out.flush().map_err(io_err)?;
+    drop(out);
+    Ok((index, lines, pages, tally))
+}
+
+/// A writer that counts the lines passing through.
+struct LineCounter<W> {
+    out: W,
+    lines: u64,
+}
+
+impl<W: Write> Write for LineCounter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// `datapackage.json`: every member but itself and its digest; the METS with the package's
+/// OBJID as its source.
+fn datapackage_json(
+    resources: &[Resource],
+    (mets, objid): (&Resource, &str),
+    created: chrono::DateTime<chrono::Utc>,
+) -> Vec<u8> {
+    let mut list: Vec<serde_json::Value> =
+        resources.iter().map(|r| serde_json::to_value(r).unwrap_or_default()).collect();
+    let mut m = serde_json::to_value(mets).unwrap_or_default();
+    m["mediatype"] = "application/xml".into();
+    m["description"] =
+        "METS document of the preservation package this WACZ was exported from".into();
+    m["sources"] = serde_json::json!([{ "title": "the package's METS OBJID", "path": objid }]);
+    list.push(m);
+    let dp = serde_json::json!({
+        "profile": "data-package",
+        "resources": list,
+        "wacz_version": WACZ_VERSION,
+        "software": format!("webaip {}", env!("CARGO_PKG_VERSION")),
+        "created": created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "description": format!("Access copy of the preservation package {objid}"),
+    });
+    serde_json::to_vec_pretty(&dp).unwrap_or_default()
+}

@@ -1,0 +1,192 @@
+//! What a package puts in its WACZ, read from its METS: the content containers (with the
+//! SHA-512 the METS states of each), what is left out and why, and the webpages a curator
+//! described (the record each `WEBPAGE` div points at).
+
+use std::collections::{HashMap, HashSet};
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use super::WaczError;
+use crate::formats::digest::FixityAlgorithm;
+use crate::layout;
+use crate::mets::listing::{ListedFile, Nested, read_listing};
+use crate::mets::reader::{Event, MetsReader, NS_METS};
+use crate::profile::Profile;
+
+/// A container that goes into `archive/`.
+#[derive(Debug, Clone)]
+pub(crate) struct Container {
+    /// Its path in the package (`content/NAME.warc.gz`).
+    pub rel: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// Its name in `archive/` (and the index's `filename`).
+    pub name: String,
+    /// The SHA-512 the METS states of it, lower-case hex, when it states one.
+    pub sha512: Option<String>,
+}
+
+/// A file of the package the WACZ does not hold, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LeftOut {
+    /// Its path in the package.
+    pub file: String,
+    /// Why it is not in the WACZ.
+    pub why: String,
+}
+
+/// A webpage a curator described: the record its `WEBPAGE` div points at, and its label.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Described {
+    /// The container's path in the package.
+    pub container: String,
+    /// The record's offset in it (its gzip member's).
+    pub offset: u64,
+    /// The div's `LABEL` (the title the curator gave it).
+    pub label: String,
+}
+
+/// What the METS says goes into the WACZ.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The package's OBJID.
+    pub objid: String,
+    pub containers: Vec<Container>,
+    pub left_out: Vec<LeftOut>,
+    pub described: Vec<Described>,
+}
+
+/// Reads the METS of the package at `root`.
+pub(crate) fn plan(root: &Path) -> Result<Plan, WaczError> {
+    let mets = root.join(layout::METS);
+    let listing = read_listing(open_mets(&mets)?, Nested::Skip)
+        .map_err(|source| WaczError::Mets { path: mets.clone(), source })?;
+    let Some(r) = listing.root.filter(|r| r.is_mets) else {
+        return Err(WaczError::NotPackage { path: root.to_path_buf(), why: "not a METS document" });
+    };
+    let profile = r.profile.as_deref().and_then(Profile::by_uri);
+    let content = profile.unwrap_or_else(Profile::default_profile).file_groups.content;
+    let mut containers: Vec<Container> = Vec::new();
+    let mut left_out = Vec::new();
+    let mut names = HashSet::new();
+    for f in &listing.files {
+        let Some(href) = f.href.as_deref() else { continue };
+        let rel = layout::confined_name(href).map_err(|source| WaczError::Name {
+            mets: mets.clone(),
+            name: href.to_string(),
+            source,
+        })?;
+        if !f.groups.contains(&content) || !f.is_container() {
+            left_out.push(LeftOut { why: why_left_out(f, &rel), file: rel });
+            continue;
+        }
+        if containers.iter().any(|c| c.rel == rel) {
+            continue;
+        }
+        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+        if !names.insert(name.clone()) {
+            return Err(WaczError::SameName { name });
+        }
+        let sha512 = match f.stated_fixity() {
+            Some(Ok(s)) if s.algorithm == FixityAlgorithm::Sha512 => Some(s.value.to_string()),
+            _ => None,
+        };
+        containers.push(Container { path: root.join(&rel), rel, name, sha512 });
+    }
+    if containers.is_empty() {
+        let why = "its METS lists no content container";
+        return Err(WaczError::NotPackage { path: root.to_path_buf(), why });
+    }
+    let objid = r.objid.unwrap_or_default();
+    let described = described_pages(&mets)?;
+    Ok(Plan { objid, containers, left_out, described })
+}
+
+fn open_mets(mets: &Path) -> Result<MetsReader<BufReader<std::fs::File>>, WaczError> {
+    let file = layout::open_regular(mets)
+        .map_err(|source| WaczError::Confined { path: mets.to_path_buf(), source })?;
+    // Strict: a METS with a DOCTYPE, an entity reference or a NUL is not read further.
+    Ok(MetsReader::strict(BufReader::with_capacity(64 * 1024, file)))
+}
+
+/// Why a file of the package stays out of its WACZ.
+fn why_left_out(f: &ListedFile, rel: &str) -> String {
+    let is = |dir: &str| rel.starts_with(&format!("{dir}/"));
+    if is(layout::VIRAL_DIR) {
+        "viral: a container of infected payloads is never exported".into()
+    } else if is(layout::ORIGINAL_DIR) {
+        "original: the payloads as harvested of captures whose links were rewritten; the WACZ \
+         replays the content containers"
+            .into()
+    } else if f.is_container() {
+        format!("a container of the {} group, not the content group", f.group)
+    } else {
+        "not a web archive container (logs, configuration, reports stay in the package)".into()
+    }
+}
+
+/// The webpages the logical structure describes: each `WEBPAGE` div's label and the record
+/// (container, offset) whose payload its `fptr` names. Two passes over the METS: the
+/// structMap follows the fileSec, and only the payloads the divs name are kept.
+fn described_pages(mets: &Path) -> Result<Vec<Described>, WaczError> {
+    let err = |source| WaczError::Mets { path: mets.to_path_buf(), source };
+    let mut divs: Vec<(String, String)> = Vec::new(); // (FILEID, LABEL)
+    let mut reader = open_mets(mets)?;
+    let mut in_page: Option<String> = None;
+    while let Some(event) = reader.next().map_err(err)? {
+        match &event {
+            Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "div") => {
+                let page = e.attr("TYPE") == Some("WEBPAGE");
+                in_page = page.then(|| e.attr("LABEL").unwrap_or_default().to_string());
+            }
+            Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "fptr") => {
+                if let (Some(label), Some(id)) = (&in_page, e.attr("FILEID")) {
+                    divs.push((id.to_string(), label.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    if divs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted: HashSet<&str> = divs.iter().map(|(id, _)| id.as_str()).collect();
+    let mut found: HashMap<String, (String, u64)> = HashMap::new();
+    let mut reader = open_mets(mets)?;
+    // Open <file>s: (BEGIN, FLocat href), outermost first.
+    let mut open: Vec<(Option<u64>, Option<String>)> = Vec::new();
+    while let Some(event) = reader.next().map_err(err)? {
+        match &event {
+            Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "file") => {
+                let id = e.attr("ID").unwrap_or_default();
+                if wanted.contains(id)
+                    && let [(_, Some(container)), .., (Some(begin), _)] = open.as_slice()
+                {
+                    found.insert(id.to_string(), (container.clone(), *begin));
+                }
+                if matches!(event, Event::Start(..)) {
+                    open.push((e.attr("BEGIN").and_then(|b| b.parse().ok()), None));
+                }
+            }
+            Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "FLocat") => {
+                if let Some(last) = open.last_mut() {
+                    last.1 = e.href().map(str::to_string);
+                }
+            }
+            Event::End { ns, local, .. } if ns.as_str() == NS_METS && local.as_str() == "file" => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (id, label) in divs {
+        if let Some((container, offset)) = found.get(&id) {
+            let d = Described { container: container.clone(), offset: *offset, label };
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    Ok(out)
+}

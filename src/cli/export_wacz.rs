@@ -2,11 +2,20 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use webaip::export::wacz::{WaczOptions, export_wacz};
+use webaip::export::wacz::{WaczIndex, WaczOptions, export_wacz};
 
 use super::{progress, terminal_text};
+
+/// The index's form on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum IndexArg {
+    /// `indexes/index.cdx.gz` and `indexes/index.idx`.
+    Compressed,
+    /// `indexes/index.cdxj`.
+    Cdxj,
+}
 
 /// Arguments of `webaip export wacz`.
 #[derive(Debug, Args)]
@@ -16,6 +25,11 @@ pub struct WaczArgs {
     /// The WACZ file to write (replaced atomically once complete).
     #[arg(short, long)]
     out: PathBuf,
+    /// The index's form: compressed (`indexes/index.cdx.gz` + `index.idx`, `cdxj-gzip-1.0`, as
+    /// Browsertrix and py-wacz write it, and the only one pywb's `wb-manager add` imports) or
+    /// one `indexes/index.cdxj`.
+    #[arg(long, value_enum, default_value = "compressed")]
+    index: IndexArg,
     /// Do not check each container against the SHA-512 its METS states while copying it.
     #[arg(long)]
     no_verify: bool,
@@ -29,7 +43,11 @@ pub struct WaczArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: WaczArgs) -> anyhow::Result<i32> {
-    let opts = WaczOptions { verify: !args.no_verify };
+    let index = match args.index {
+        IndexArg::Compressed => WaczIndex::Compressed,
+        IndexArg::Cdxj => WaczIndex::Cdxj,
+    };
+    let opts = WaczOptions { verify: !args.no_verify, index };
     let total = std::fs::read_dir(args.package.join("content"))
         .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
         .unwrap_or(0);

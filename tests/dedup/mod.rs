@@ -12,7 +12,7 @@ use std::process::Command;
 use crate::util::{Package, oracle_python, repo};
 
 mod captures;
-mod replay;
+pub(crate) mod replay;
 
 /// The two crawls, and what the generator says of the second.
 fn crawls(dir: &Path) -> serde_json::Value {

@@ -19,7 +19,7 @@ fn package(out: &Path, warc: &Path, index: &Path, extra: &[&str]) -> serde_json:
 }
 
 /// pywb's answer for each capture (tests/replay/pywb_replay.py), by URL.
-fn replay(
+pub(crate) fn replay(
     index: &Path,
     archives: &[&Path],
     captures: &[(String, String)],

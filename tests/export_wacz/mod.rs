@@ -1,1 +1,221 @@
-//! WACZ export (to come).
+//! `webaip export wacz`: every sample package and corpus WARCs packaged, exported, and read
+//! back without webaip (`check_wacz.py`: zipfile, hashlib, cdxj-indexer) and by py-wacz's
+//! `wacz validate`; a damaged container is refused, leaving no WACZ.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::{Package, corpus, oracle_python, repo, sample, webaip};
+
+/// Packages `input` (with `extra` options) into `out`.
+fn package(input: &Path, out: &Path, extra: &[&str]) {
+    let o = Package::new().deterministic().args(extra).run(out, input);
+    assert!(o.status.success(), "{}: {}", input.display(), String::from_utf8_lossy(&o.stderr));
+}
+
+/// `webaip export wacz PKG -o WACZ --json EXTRA`: its exit code and output.
+fn export(pkg: &Path, wacz: &Path, extra: &[&str]) -> std::process::Output {
+    let mut argv = vec!["export", "wacz", pkg.to_str().unwrap(), "-o", wacz.to_str().unwrap()];
+    argv.push("--json");
+    argv.extend_from_slice(extra);
+    webaip(&argv)
+}
+
+/// What `check_wacz.py` finds in `wacz`, exported from `pkg`.
+fn check(wacz: &Path, pkg: &Path) -> serde_json::Value {
+    let o = Command::new(oracle_python())
+        .arg(repo().join("tests/export_wacz/check_wacz.py"))
+        .args([wacz, pkg])
+        .output()
+        .expect("the reader runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("its JSON")
+}
+
+/// py-wacz's verdict.
+fn wacz_validate(wacz: &Path) -> (bool, String) {
+    let o = Command::new(repo().join(".venv/bin/wacz"))
+        .args(["validate", "-f"])
+        .arg(wacz)
+        .output()
+        .expect("wacz runs (scripts/setup-test-env.sh)");
+    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// The sample inputs and corpus WARCs, each with the options it is packaged with.
+fn inputs() -> Vec<(PathBuf, Vec<String>)> {
+    let metadata = sample("heritrix-job.metadata.toml").display().to_string();
+    vec![
+        (sample("heritrix-job"), vec!["--metadata".into(), metadata]),
+        (sample("pandas/40123/20040517-1412"), vec![]),
+        (sample("mirror"), vec![]),
+        (sample("nedlib"), vec![]),
+        (sample("kulturarw3"), vec![]),
+        (corpus().join("warc/pywb-example-wget-1-14.warc.gz"), vec![]),
+        (corpus().join("warc/warcio-example.warc.gz"), vec![]),
+    ]
+}
+
+/// Every sample package exports to a WACZ whose members are stored and listed with their
+/// digests, whose archive is the package's containers byte for byte, whose index is
+/// cdxj-indexer's, whose pages are captures of it; py-wacz accepts each. The curator's
+/// described webpages come first.
+#[test]
+fn every_sample_package_exports_a_wacz_others_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (input, extra)) in inputs().into_iter().enumerate() {
+        let pkg = dir.path().join(format!("p{i}"));
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        package(&input, &pkg, &extra);
+        let wacz = dir.path().join(format!("p{i}.wacz"));
+        let o = export(&pkg, &wacz, &[]);
+        let what = input.display();
+        assert_eq!(o.status.code(), Some(0), "{what}: {}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let found = check(&wacz, &pkg);
+        assert_eq!(found["problems"], serde_json::json!([]), "{what}");
+        assert_eq!(found["index_lines"], r["index_lines"], "{what}");
+        assert_eq!(
+            r["pages"]["pages"].as_u64(),
+            Some(found["pages"].as_array().unwrap().len() as u64)
+        );
+        let containers = std::fs::read_dir(pkg.join("content")).unwrap().count();
+        assert_eq!(r["verified"], containers as u64, "{what}: each checked against the METS");
+        let (ok, said) = wacz_validate(&wacz);
+        assert!(ok, "{what}: wacz validate: {said}");
+        // The package's logs stay in the package, each named.
+        let left: Vec<&str> =
+            r["left_out"].as_array().unwrap().iter().map(|l| l["file"].as_str().unwrap()).collect();
+        assert!(left.iter().all(|f| !f.starts_with("content/")), "{what}: {left:?}");
+        if i == 0 {
+            // The sample job's curator describes two webpages: listed first, in METS order.
+            assert_eq!(r["pages"]["described"], 2);
+            let urls: Vec<&str> = found["pages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["url"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                urls[..2],
+                [
+                    "http://www.example.org/about.html",
+                    "http://www.example.org/events/spring%20fair.html"
+                ]
+            );
+            assert!(left.contains(&"logs/crawl.log"));
+        }
+        if i == 1 {
+            // PANDAS: the harvested bytes of rewritten pages stay out, said so.
+            assert!(left.iter().any(|f| f.starts_with("original/")), "{left:?}");
+        }
+    }
+}
+
+/// A container whose bytes are not those its METS states is not exported (the error names it
+/// and both digests) and no WACZ is left, not even a partial one; with `--no-verify` the
+/// bytes go as they are where they can still be indexed (a changed gzip MTIME), and a record
+/// that cannot be read is still refused, naming its offset.
+#[test]
+fn a_damaged_container_is_not_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    package(&sample("nedlib"), &pkg, &[]);
+    let container = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
+    let original = std::fs::read(&container).unwrap();
+    let mut bytes = original.clone();
+    bytes[4] ^= 0x20; // the first member's MTIME: nothing a reader needs
+    std::fs::write(&container, &bytes).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let wacz = out.join("x.wacz");
+    let o = export(&pkg, &wacz, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let name = container.file_name().unwrap().to_string_lossy();
+    assert!(err.contains(&*name) && err.contains("the METS states"), "{err}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "nothing left in the folder");
+    let o = export(&pkg, &wacz, &["--no-verify"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["verified"], 0);
+    let mut bytes = original;
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(&container, &bytes).unwrap();
+    std::fs::remove_file(&wacz).unwrap();
+    let o = export(&pkg, &wacz, &["--no-verify"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("record at offset"), "{err}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "nothing left in the folder");
+}
+
+/// A link where the METS names a container is refused, as every package file is.
+#[test]
+fn a_container_that_is_a_link_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    package(&sample("nedlib"), &pkg, &[]);
+    let container = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
+    let moved = dir.path().join("elsewhere.warc.gz");
+    std::fs::rename(&container, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &container).unwrap();
+    let o = export(&pkg, &dir.path().join("x.wacz"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("x.wacz").exists());
+}
+
+/// pywb imports the exported WACZ (`wb-manager add --unpack-wacz`) and replays every capture
+/// of its index as it replays them from the package through `webaip index`; a WACZ with one
+/// `index.cdxj` is not imported (pywb looks for `.cdx`/`.cdx.gz` indexes only), which is why
+/// the compressed index is the default.
+#[test]
+fn pywb_imports_the_wacz_and_replays_every_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    let metadata = sample("heritrix-job.metadata.toml");
+    package(&sample("heritrix-job"), &pkg, &["--metadata", metadata.to_str().unwrap()]);
+    let wacz = dir.path().join("site.wacz");
+    assert_eq!(export(&pkg, &wacz, &[]).status.code(), Some(0));
+    let manager = |args: &[&str]| {
+        let o = Command::new(repo().join(".venv/bin/wb-manager"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("wb-manager runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    manager(&["init", "c"]);
+    manager(&["add", "--unpack-wacz", "c", wacz.to_str().unwrap()]);
+    let coll = dir.path().join("collections/c");
+    let own = dir.path().join("own.cdxj");
+    let o = webaip(&["index", "-q", pkg.to_str().unwrap(), "-o", own.to_str().unwrap()]);
+    assert!(o.status.success());
+    let captures: Vec<(String, String)> = std::fs::read_to_string(&own)
+        .unwrap()
+        .lines()
+        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .filter(|e| e.url.starts_with("http"))
+        .map(|e| (e.timestamp, e.url))
+        .collect();
+    assert!(captures.len() >= 8, "{captures:?}");
+    let imported = crate::dedup::replay::replay(
+        &coll.join("indexes/index.cdxj"),
+        &[&coll.join("archive")],
+        &captures,
+    );
+    let from_package = crate::dedup::replay::replay(&own, &[&pkg], &captures);
+    assert_eq!(imported.len(), from_package.len());
+    for (url, want) in &from_package {
+        let got = &imported[url];
+        assert_eq!((&got["status"], &got["sha256"]), (&want["status"], &want["sha256"]), "{url}");
+    }
+    assert!(imported.values().any(|r| r["status"] == 200));
+    let plain = dir.path().join("plain.wacz");
+    assert_eq!(export(&pkg, &plain, &["--index", "cdxj"]).status.code(), Some(0));
+    manager(&["init", "d"]);
+    let said = manager(&["add", "--unpack-wacz", "d", plain.to_str().unwrap()]);
+    assert!(said.contains("does not contain any indices"), "{said}");
+}

@@ -5,8 +5,9 @@
 //! - `archive/NAME.warc.gz`: each content container of the package, byte for byte (its
 //!   SHA-512 checked against the METS as it is copied); viral containers never, and every
 //!   file left out is reported with why;
-//! - `indexes/index.cdxj`: the containers' CDXJ index, as `webaip index` writes it (SURT key,
-//!   `filename` the member's name in `archive/`);
+//! - `indexes/`: the containers' CDXJ lines, as `webaip index` writes them (SURT key,
+//!   `filename` the member's name in `archive/`), compressed (`index.cdx.gz` and
+//!   `index.idx`) or as one `index.cdxj` ([`WaczIndex`]);
 //! - `pages/pages.jsonl`: the webpages the METS describes first, then every HTML page;
 //! - `metadata/METS.xml`: the package's METS, listed in the datapackage with the package's OBJID as its
 //!   source;
@@ -18,20 +19,21 @@
 //! or killed export leaves no `.wacz`.
 
 pub mod check;
+mod index;
 mod pages;
 mod plan;
 mod zipout;
 
-use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub use index::{BLOCK_LINES, WaczIndex};
 pub use pages::PageTally;
 pub use plan::LeftOut;
 pub use zipout::Resource;
 
-use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, sort_inputs, write_index_to};
+use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, sort_inputs};
 use crate::index::warc::{EntryOptions, IndexError};
 
 /// Where the package's METS goes in the WACZ: in a folder, as every member (py-wacz's check
@@ -46,11 +48,13 @@ pub const WACZ_VERSION: &str = "1.1.1";
 pub struct WaczOptions {
     /// Check each container against the SHA-512 the METS states while copying it.
     pub verify: bool,
+    /// The index's form.
+    pub index: WaczIndex,
 }
 
 impl Default for WaczOptions {
     fn default() -> Self {
-        WaczOptions { verify: true }
+        WaczOptions { verify: true, index: WaczIndex::default() }
     }
 }
 
@@ -63,7 +67,7 @@ pub struct WaczReport {
     pub objid: String,
     /// Every member, as `datapackage.json` lists it.
     pub resources: Vec<Resource>,
-    /// Lines of `indexes/index.cdxj`.
+    /// Lines of the index.
     pub index_lines: u64,
     /// What `pages/pages.jsonl` lists.
     pub pages: PageTally,
@@ -162,6 +166,9 @@ pub enum WaczError {
     /// The pages could not be listed.
     #[error(transparent)]
     Pages(#[from] crate::pages::list::ListError),
+    /// A fault of webaip's own.
+    #[error("internal error: {0} failed")]
+    Internal(&'static str),
 }
 
 /// Exports the package at `package` as the WACZ `out`; `progress` is told the container bytes
@@ -190,27 +197,23 @@ pub fn export_wacz(
     let mut zip = zipout::WaczZip::new(file, part.path(), now);
     // The index and the pages are read in a second thread while the containers are copied.
     let (side, copied) = std::thread::scope(|s| {
-        let side = s.spawn(|| side_members(package, &plan, &temp));
+        let side = s.spawn(|| side_members(package, &plan, opts.index, &temp));
         let copied = copy_containers(&mut zip, package, &plan, opts, progress);
         (side.join(), copied)
     });
     let (mut resources, verified) = copied?;
-    let side = side.map_err(|_| WaczError::NotPackage {
-        path: package.to_path_buf(),
-        why: "the index thread failed",
-    })??;
-    let (mut index, lines, mut pages_file, tally) = side;
-    let rewind = |f: &mut File, p: &Path| f.rewind().map_err(io_at(p));
-    rewind(index.as_file_mut(), part.path())?;
-    let len = |f: &tempfile::NamedTempFile| f.as_file().metadata().map_or(0, |m| m.len());
-    let n = len(&index);
-    let w = zip.add("indexes/index.cdxj", index.as_file_mut(), (n, false), &|_| {})?;
-    resources.push(w.resource);
-    rewind(pages_file.as_file_mut(), part.path())?;
-    let n = len(&pages_file);
-    resources.push(
-        zip.add("pages/pages.jsonl", pages_file.as_file_mut(), (n, false), &|_| {})?.resource,
-    );
+    let side =
+        side.map_err(|_| WaczError::Internal("the thread reading the index and pages"))??;
+    let (index, pages_file, tally) = side;
+    let lines = index.lines;
+    let mut members = index.members;
+    members.push(("pages/pages.jsonl".into(), pages_file));
+    for (name, file) in &mut members {
+        let f = file.as_file_mut();
+        f.rewind().map_err(io_at(part.path()))?;
+        let n = f.metadata().map_or(0, |m| m.len());
+        resources.push(zip.add(name, f, (n, false), &|_| {})?.resource);
+    }
     let mets_path = package.join(crate::layout::METS);
     let mut mets = crate::layout::open_regular(&mets_path)
         .map_err(|source| WaczError::Confined { path: mets_path.clone(), source })?;
@@ -281,14 +284,14 @@ fn copy_containers(
     Ok((resources, verified))
 }
 
-/// The index and the pages, each in a temporary file: (index, its lines, pages, what they
-/// list).
-type SideMembers = (tempfile::NamedTempFile, u64, tempfile::NamedTempFile, PageTally);
+/// The index and the pages, in temporary files: (index, pages, what they list).
+type SideMembers = (index::IndexMembers, tempfile::NamedTempFile, PageTally);
 
 /// Makes the index and the pages of the containers, in temporary files made by `temp`.
 fn side_members(
     package: &Path,
     plan: &plan::Plan,
+    kind: WaczIndex,
     temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
 ) -> Result<SideMembers, WaczError> {
     let inputs: Vec<IndexInput> = plan
@@ -298,13 +301,7 @@ fn side_members(
         .collect();
     let opts = EntryOptions { record_ids: false };
     let sorters = sort_inputs(&inputs, IndexFormat::Cdxj, opts, 1, SORT_BUDGET, &|_| {})?;
-    let index = temp()?;
-    let mut w = LineCounter { out: BufWriter::with_capacity(1 << 20, index.as_file()), lines: 0 };
-    let io_err = |source| WaczError::Io { path: index.path().to_path_buf(), source };
-    write_index_to(sorters, IndexFormat::Cdxj, &mut w).map_err(io_err)?;
-    w.out.flush().map_err(io_err)?;
-    let lines = w.lines;
-    drop(w);
+    let index = index::write_index(sorters, kind, temp)?;
     let listing = crate::pages::list::list_pages(package, &Default::default())?;
     let pages = temp()?;
     let mut out = BufWriter::new(pages.as_file());
@@ -312,25 +309,7 @@ fn side_members(
     let tally = pages::write_pages(&listing, &plan.described, &mut out).map_err(io_err)?;
     out.flush().map_err(io_err)?;
     drop(out);
-    Ok((index, lines, pages, tally))
-}
-
-/// A writer that counts the lines passing through.
-struct LineCounter<W> {
-    out: W,
-    lines: u64,
-}
-
-impl<W: Write> Write for LineCounter<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
-    }
+    Ok((index, pages, tally))
 }
 
 /// `datapackage.json`: every member but itself and its digest; the METS with the package's

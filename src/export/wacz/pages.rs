@@ -69,7 +69,9 @@ fn page_line(e: &PageEntry, label: Option<&str>, out: &mut dyn Write) -> io::Res
     let id = Sha256::digest(format!("{} {}", e.url, e.captured).as_bytes());
     let mut page = serde_json::json!({
         "id": crate::formats::digest::hex(&id[..16]),
-        "url": e.url,
+        // A harvested URL may hold spaces (ARC headers kept them); the index and the viewers
+        // give them as %20.
+        "url": e.url.replace(' ', "%20"),
         "ts": e.captured,
     });
     let title = e.title.as_deref().or(label).filter(|t| !t.is_empty());

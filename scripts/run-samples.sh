@@ -3,7 +3,7 @@
 # with its curator metadata becomes a submission package in target/samples-package/, every
 # payload scanned by a real ClamAV daemon (started by scripts/clamd-local.sh); the METS is
 # validated against the official schemas when ../shared/xsd is present, and the package is
-# audited (--deep).
+# audited (--deep), then exported as a WACZ (target/samples-package.wacz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-build-env.sh
@@ -19,3 +19,5 @@ if [ -f ../shared/xsd/mets-bundle.xsd ]; then schemas=(--schemas ../shared/xsd);
 # And the package as preservation staff would check it later: every file, record, bytestream
 # and WARC digest against the METS.
 ./target/release/webaip audit --deep --quiet "${schemas[@]}" target/samples-package | tail -1
+# And its access copy: a WACZ that ReplayWeb.page opens in a browser.
+./target/release/webaip export wacz --quiet target/samples-package -o target/samples-package.wacz | tail -1

@@ -219,3 +219,65 @@ fn pywb_imports_the_wacz_and_replays_every_capture() {
     let said = manager(&["add", "--unpack-wacz", "d", plain.to_str().unwrap()]);
     assert!(said.contains("does not contain any indices"), "{said}");
 }
+
+/// The pages of `wacz`'s `pages/pages.jsonl` (the header line left out).
+fn wacz_pages(wacz: &Path) -> Vec<serde_json::Value> {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(wacz).unwrap()).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("pages/pages.jsonl").unwrap(), &mut text)
+        .unwrap();
+    text.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Every described page of the exported sample WACZs replays in ReplayWeb.page (headless
+/// Chromium, served by a local static server: `replay.py`), its `<title>` read from the DOM
+/// equal to the page's title; a screenshot of the replayed sample home page is kept in
+/// target/test-artefacts/.
+#[test]
+fn every_described_page_replays_in_a_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let metadata = sample("heritrix-job.metadata.toml");
+    let seeds = ["--describe-seeds"];
+    let with_metadata = ["--describe-seeds", "--metadata", metadata.to_str().unwrap()];
+    let samples: [(&str, &[&str]); 2] =
+        [("heritrix-job", &with_metadata), ("pandas/40123/20040517-1412", &seeds)];
+    let artefacts = repo().join("target/test-artefacts");
+    std::fs::create_dir_all(&artefacts).unwrap();
+    for (i, (name, extra)) in samples.iter().enumerate() {
+        let pkg = dir.path().join(format!("p{i}"));
+        package(&sample(name), &pkg, extra);
+        let wacz = dir.path().join(format!("p{i}.wacz"));
+        let o = export(&pkg, &wacz, &[]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let described = r["pages"]["described"].as_u64().unwrap() as usize;
+        assert!(described > 0, "{name}: no described page");
+        let mut pages: Vec<(String, String)> = wacz_pages(&wacz)[..described]
+            .iter()
+            .map(|p| (p["url"].as_str().unwrap().into(), p["title"].as_str().unwrap().into()))
+            .collect();
+        // The home page first: its screenshot is the one kept.
+        pages.sort_by_key(|(url, _)| url.matches('/').count());
+        let shot = artefacts.join(format!("wacz-{}.png", name.split('/').next().unwrap()));
+        let _ = std::fs::remove_file(&shot);
+        let o = Command::new(oracle_python())
+            .arg(repo().join("tests/export_wacz/replay.py"))
+            .arg(&wacz)
+            .arg(serde_json::to_string(&pages).unwrap())
+            .arg(&shot)
+            .output()
+            .expect("replay.py runs");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{name}: {out} {}", String::from_utf8_lossy(&o.stderr));
+        let replayed: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for ((url, title), got) in pages.iter().zip(replayed["pages"].as_array().unwrap()) {
+            assert_eq!(
+                (got["url"].as_str(), got["title"].as_str()),
+                (Some(url.as_str()), Some(title.as_str())),
+                "{name}"
+            );
+        }
+        let png = std::fs::read(&shot).unwrap();
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 1000, "{name}: a screenshot");
+    }
+}

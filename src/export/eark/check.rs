@@ -1,0 +1,1 @@
+//! The CSIP 2.2 rules (to come).

@@ -6,10 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{self, Package, json, oracle_python, repo, sample, webaip};
+use crate::util::{Package, json, oracle_python, repo, sample, webaip};
 
-const SAMPLES: &[&str] =
-    &["heritrix-job", "pandas/40123/20040517-1412", "nedlib", "kulturarw3"];
+const SAMPLES: &[&str] = &["heritrix-job", "pandas/40123/20040517-1412", "nedlib", "kulturarw3"];
 
 fn package(tmp: &Path, rel: &str) -> PathBuf {
     let out = tmp.join(format!("pkg-{}", rel.replace('/', "-")));
@@ -37,7 +36,15 @@ fn our_check(ip: &Path) -> (i32, Vec<String>) {
 }
 
 fn export(pkg: &Path, out: &Path, kind: &str) {
-    let o = webaip(&["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap(), "--type", kind]);
+    let o = webaip(&[
+        "export",
+        "eark",
+        pkg.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--type",
+        kind,
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -65,7 +72,10 @@ fn every_sample_exports_as_sip_and_aip_that_both_validators_accept() {
                 if kind == "sip" {
                     assert_eq!(errors, vec!["SIP14".to_string()], "{rel} {kind} {form}");
                 }
-                assert!(errors_but_sip14(&errors, kind).is_empty(), "{rel} {kind} {form}: {errors:?}");
+                assert!(
+                    errors_but_sip14(&errors, kind).is_empty(),
+                    "{rel} {kind} {form}: {errors:?}"
+                );
                 let (code, findings) = our_check(&out);
                 assert_eq!((code, findings), (0, vec![]), "{rel} {kind} {form}");
             }
@@ -87,19 +97,30 @@ fn export_copies_the_containers_and_leaves_no_viral_file() {
         n += 1;
     }
     assert!(n > 0);
-    for d in ["metadata/descriptive/mods.xml", "metadata/descriptive/dc.xml",
-        "metadata/preservation/premis.xml", "metadata/other/METS.xml", "representations/warc/METS.xml",
-        "schemas/DILCISExtensionMETS.xsd"] {
+    for d in [
+        "metadata/descriptive/mods.xml",
+        "metadata/descriptive/dc.xml",
+        "metadata/preservation/premis.xml",
+        "metadata/other/METS.xml",
+        "representations/warc/METS.xml",
+        "schemas/DILCISExtensionMETS.xsd",
+    ] {
         assert!(out.join(d).is_file(), "{d}");
     }
-    assert_eq!(std::fs::read(pkg.join("METS.xml")).unwrap(), std::fs::read(out.join("metadata/other/METS.xml")).unwrap());
+    assert_eq!(
+        std::fs::read(pkg.join("METS.xml")).unwrap(),
+        std::fs::read(out.join("metadata/other/METS.xml")).unwrap()
+    );
     // The METS documents are valid against the METS schema (xmllint, offline copies).
     for m in ["METS.xml", "representations/warc/METS.xml"] {
-        let st = Command::new("xmllint").args(["--noout", "--nonet", "--schema"])
-            .arg(repo().join("data/eark/schemas/mets.xsd")).arg(out.join(m)).output().unwrap();
+        let st = Command::new("xmllint")
+            .args(["--noout", "--nonet", "--schema"])
+            .arg(repo().join("data/eark/schemas/mets.xsd"))
+            .arg(out.join(m))
+            .output()
+            .unwrap();
         assert!(st.status.success(), "{m}: {}", String::from_utf8_lossy(&st.stderr));
     }
-    let _ = util::files_in;
 }
 
 fn mutated(tmp: &Path, name: &str, f: impl FnOnce(&Path)) -> PathBuf {

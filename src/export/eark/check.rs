@@ -216,7 +216,11 @@ fn root_rules(d: &mut Doc<'_>, is_root: bool, sip: &mut bool) {
                 d.find(root.line, "CSIP3", "mets/@TYPE is Other and csip:OTHERTYPE is missing");
             }
         }
-        t => d.find(root.line, "CSIP2", format!("mets/@TYPE {t:?} is not in the content category vocabulary")),
+        t => d.find(
+            root.line,
+            "CSIP2",
+            format!("mets/@TYPE {t:?} is not in the content category vocabulary"),
+        ),
     }
     match root.csip("CONTENTINFORMATIONTYPE") {
         Some(t) if !terms(VOCAB_CONTENT_INFO_TYPE).contains(t) => d.find(
@@ -241,11 +245,23 @@ fn root_rules(d: &mut Doc<'_>, is_root: bool, sip: &mut bool) {
     let kind = hdr.csip("OAISPACKAGETYPE");
     match kind {
         Some(k) if terms(VOCAB_PACKAGE_TYPE).contains(k) => {}
-        k => d.find(hdr.line, "CSIP9", format!("metsHdr/@csip:OAISPACKAGETYPE {k:?} is not in its vocabulary")),
+        k => d.find(
+            hdr.line,
+            "CSIP9",
+            format!("metsHdr/@csip:OAISPACKAGETYPE {k:?} is not in its vocabulary"),
+        ),
     }
     *sip = kind == Some("SIP");
-    if is_root && *sip && root.a("PROFILE") != Some(PROFILE_SIP) && root.a("PROFILE") != Some("https://earksip.dilcis.eu/profile/E-ARK-SIP-v2-2-0.xml") {
-        d.find(root.line, "SIP2", format!("mets/@PROFILE must be the E-ARK SIP profile, is {:?}", root.a("PROFILE")));
+    if is_root
+        && *sip
+        && root.a("PROFILE") != Some(PROFILE_SIP)
+        && root.a("PROFILE") != Some("https://earksip.dilcis.eu/profile/E-ARK-SIP-v2-2-0.xml")
+    {
+        d.find(
+            root.line,
+            "SIP2",
+            format!("mets/@PROFILE must be the E-ARK SIP profile, is {:?}", root.a("PROFILE")),
+        );
     }
     agent_rules(d, &hdr);
 }
@@ -257,8 +273,11 @@ fn agent_rules(d: &mut Doc<'_>, hdr: &El) {
         d.find(hdr.line, "CSIP10", "metsHdr has no agent");
         return;
     }
-    let software: Vec<El> =
-        agents.iter().filter(|a| a.a("ROLE") == Some("CREATOR") && a.a("TYPE") == Some("OTHER")).cloned().collect();
+    let software: Vec<El> = agents
+        .iter()
+        .filter(|a| a.a("ROLE") == Some("CREATOR") && a.a("TYPE") == Some("OTHER"))
+        .cloned()
+        .collect();
     let Some(a) = software.first() else {
         if !agents.iter().any(|a| a.a("ROLE") == Some("CREATOR")) {
             d.find(hdr.line, "CSIP11", "no metsHdr/agent has ROLE=\"CREATOR\"");
@@ -276,7 +295,11 @@ fn agent_rules(d: &mut Doc<'_>, hdr: &El) {
     if notes.is_empty() || notes.iter().all(|n| n.text.trim().is_empty()) {
         d.find(a.line, "CSIP15", "the software agent must have a note with its version");
     } else if !notes.iter().any(|n| n.csip("NOTETYPE") == Some("SOFTWARE VERSION")) {
-        d.find(a.line, "CSIP16", "the software agent's note must have csip:NOTETYPE=\"SOFTWARE VERSION\"");
+        d.find(
+            a.line,
+            "CSIP16",
+            "the software agent's note must have csip:NOTETYPE=\"SOFTWARE VERSION\"",
+        );
     }
 }
 
@@ -289,7 +312,14 @@ fn md_ref_rules(d: &mut Doc<'_>, r: &El, first: u32, files: &mut Vec<Listed>) {
     if r.el.href().is_none() {
         d.find(r.line, &id(2), format!("{} has no xlink:href", r.path));
     }
-    for (k, attr) in [(3, "MDTYPE"), (4, "MIMETYPE"), (5, "SIZE"), (6, "CREATED"), (7, "CHECKSUM"), (8, "CHECKSUMTYPE")] {
+    for (k, attr) in [
+        (3, "MDTYPE"),
+        (4, "MIMETYPE"),
+        (5, "SIZE"),
+        (6, "CREATED"),
+        (7, "CHECKSUM"),
+        (8, "CHECKSUMTYPE"),
+    ] {
         d.need(r, attr, &id(k));
     }
     files.push(Listed::of(r, id(5), id(7)));
@@ -321,12 +351,7 @@ impl Listed {
 }
 
 fn section_rules(d: &mut Doc<'_>, files: &mut Vec<Listed>) {
-    let root = d.els.first().cloned();
-    if let Some(root) = &root
-        && d.all("mets/dmdSec").is_empty()
-    {
-        let _ = root; // CSIP17 is a SHOULD: not reported.
-    }
+    // CSIP17 (a dmdSec) is a SHOULD: not reported.
     for s in d.all("mets/dmdSec") {
         d.need(&s, "ID", "CSIP18");
         d.need(&s, "CREATED", "CSIP19");
@@ -383,7 +408,14 @@ fn file_sec_rules(d: &mut Doc<'_>, is_root: bool, files: &mut Vec<Listed>) {
         }
     }
     for f in d.all("mets/fileSec/fileGrp/file") {
-        for (attr, rule) in [("ID", "CSIP67"), ("MIMETYPE", "CSIP68"), ("SIZE", "CSIP69"), ("CREATED", "CSIP70"), ("CHECKSUM", "CSIP71"), ("CHECKSUMTYPE", "CSIP72")] {
+        for (attr, rule) in [
+            ("ID", "CSIP67"),
+            ("MIMETYPE", "CSIP68"),
+            ("SIZE", "CSIP69"),
+            ("CREATED", "CSIP70"),
+            ("CHECKSUM", "CSIP71"),
+            ("CHECKSUMTYPE", "CSIP72"),
+        ] {
             d.need(&f, attr, rule);
         }
         let locs = d.children(&f, "FLocat");
@@ -470,7 +502,10 @@ fn verify_files(d: &mut Doc<'_>, dir: &Path, root: &Path, files: &[Listed], veri
     for f in files {
         let Some(href) = &f.href else { continue };
         let full = dir.join(href);
-        let rel = full.strip_prefix(root).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| href.clone());
+        let rel = full
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| href.clone());
         let file = match layout::open_in(root, &rel) {
             Ok(file) => file,
             Err(e) => {
@@ -486,7 +521,11 @@ fn verify_files(d: &mut Doc<'_>, dir: &Path, root: &Path, files: &[Listed], veri
             }
         };
         if f.size.as_deref().is_some_and(|s| s.parse::<u64>().ok() != Some(size)) {
-            d.find(f.line, &f.size_rule, format!("{href}: SIZE {:?}, the file has {size} bytes", f.size));
+            d.find(
+                f.line,
+                &f.size_rule,
+                format!("{href}: SIZE {:?}, the file has {size} bytes", f.size),
+            );
         }
         let have = match f.checksum_type.as_deref() {
             Some("SHA-256") => Some(sha256),
@@ -496,7 +535,11 @@ fn verify_files(d: &mut Doc<'_>, dir: &Path, root: &Path, files: &[Listed], veri
         if let (Some(have), Some(stated)) = (have, &f.checksum)
             && !have.eq_ignore_ascii_case(stated)
         {
-            d.find(f.line, &f.checksum_rule, format!("{href}: CHECKSUM {stated} does not match the file ({have})"));
+            d.find(
+                f.line,
+                &f.checksum_rule,
+                format!("{href}: CHECKSUM {stated} does not match the file ({have})"),
+            );
         }
         *verified += 1;
     }
@@ -521,12 +564,22 @@ fn digest(file: File) -> std::io::Result<(u64, String, String)> {
 }
 
 /// Checks one METS document (`rel` below `root`); returns the representation METS it points at.
-fn check_mets(root: &Path, rel: &str, is_root: bool, report: &mut CheckReport) -> Vec<(String, u64)> {
+fn check_mets(
+    root: &Path,
+    rel: &str,
+    is_root: bool,
+    report: &mut CheckReport,
+) -> Vec<(String, u64)> {
     let path = root.join(rel);
     let els = match read_elements(&path) {
         Ok(els) => els,
         Err((line, msg)) => {
-            report.findings.push(Finding { path: rel.into(), line, rule: "CSIP1".into(), message: format!("not a readable METS document: {msg}") });
+            report.findings.push(Finding {
+                path: rel.into(),
+                line,
+                rule: "CSIP1".into(),
+                message: format!("not a readable METS document: {msg}"),
+            });
             return Vec::new();
         }
     };
@@ -544,7 +597,12 @@ fn check_mets(root: &Path, rel: &str, is_root: bool, report: &mut CheckReport) -
 
 /// The structure rules (CSIPSTR) of a package folder.
 fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
-    let f = |rule: &str, path: &str, m: String| Finding { path: path.into(), line: 1, rule: rule.into(), message: m };
+    let f = |rule: &str, path: &str, m: String| Finding {
+        path: path.into(),
+        line: 1,
+        rule: rule.into(),
+        message: m,
+    };
     if layout::metadata_in(root, "METS.xml").is_err() {
         report.findings.push(f("CSIPSTR4", "METS.xml", "the package root has no METS.xml".into()));
         return false;
@@ -553,8 +611,14 @@ fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
     if let Ok(entries) = std::fs::read_dir(&reps) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if e.path().is_dir() && layout::metadata_in(root, &format!("representations/{name}/METS.xml")).is_err() {
-                report.findings.push(f("CSIPSTR12", &format!("representations/{name}"), "the representation has no METS.xml".into()));
+            if e.path().is_dir()
+                && layout::metadata_in(root, &format!("representations/{name}/METS.xml")).is_err()
+            {
+                report.findings.push(f(
+                    "CSIPSTR12",
+                    &format!("representations/{name}"),
+                    "the representation has no METS.xml".into(),
+                ));
             }
         }
     }
@@ -573,14 +637,27 @@ pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
             .map_err(|source| CheckError::Zip { path: path.to_path_buf(), source })?;
         let mut tops = HashSet::new();
         for i in 0..zip.len() {
-            let name = zip.name_for_index(i).and_then(|n| n.ok()).map(|n| n.to_string()).unwrap_or_default();
+            let name = zip
+                .name_for_index(i)
+                .and_then(|n| n.ok())
+                .map(|n| n.to_string())
+                .unwrap_or_default();
             tops.insert(name.split('/').next().unwrap_or_default().to_string());
         }
         if tops.len() != 1 {
-            report.findings.push(Finding { path: path.display().to_string(), line: 1, rule: "CSIPSTR3".into(), message: format!("the archive must unpack to one root folder, it has {}", tops.len()) });
+            report.findings.push(Finding {
+                path: path.display().to_string(),
+                line: 1,
+                rule: "CSIPSTR3".into(),
+                message: format!(
+                    "the archive must unpack to one root folder, it has {}",
+                    tops.len()
+                ),
+            });
             return Ok(report);
         }
-        zip.extract(tmp.path()).map_err(|source| CheckError::Zip { path: path.to_path_buf(), source })?;
+        zip.extract(tmp.path())
+            .map_err(|source| CheckError::Zip { path: path.to_path_buf(), source })?;
         let top = tops.into_iter().next().unwrap_or_default();
         let root = tmp.path().join(top);
         _tmp = tmp;
@@ -588,7 +665,12 @@ pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
     } else if path.is_dir() {
         path.to_path_buf()
     } else {
-        report.findings.push(Finding { path: path.display().to_string(), line: 1, rule: "CSIPSTR1".into(), message: "not a folder or an archive".into() });
+        report.findings.push(Finding {
+            path: path.display().to_string(),
+            line: 1,
+            rule: "CSIPSTR1".into(),
+            message: "not a folder or an archive".into(),
+        });
         return Ok(report);
     };
     if !structure_rules(&root, &mut report) {
@@ -601,7 +683,12 @@ pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
             continue;
         }
         if layout::metadata_in(&root, &href).is_err() {
-            report.findings.push(Finding { path: "METS.xml".into(), line, rule: "CSIP110".into(), message: format!("{href}: the representation METS is not there") });
+            report.findings.push(Finding {
+                path: "METS.xml".into(),
+                line,
+                rule: "CSIP110".into(),
+                message: format!("{href}: the representation METS is not there"),
+            });
             continue;
         }
         check_mets(&root, &href, false, &mut report);

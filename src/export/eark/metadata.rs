@@ -2,7 +2,6 @@
 //! (`metadata/preservation`) and the package METS itself (`metadata/other`), each written as a
 //! file of its own from the sections `read_package_sections` read.
 
-use std::io::BufReader;
 use std::path::Path;
 
 use yaserde::YaSerialize;
@@ -10,7 +9,6 @@ use yaserde::YaSerialize;
 use super::mets::{Entry, MdEntry};
 use super::sink::Sink;
 use super::{EarkError, copy_in};
-use crate::layout;
 use crate::mets::sections::{PackageSections, XmlData};
 use crate::mets::xml::XmlOut;
 
@@ -90,8 +88,6 @@ pub(super) fn write_metadata(
     // The package METS as it is, for what the records above do not carry.
     let name = "metadata/other/METS.xml";
     let written = copy_in(pkg, "METS.xml", sink, name)?;
-    let _ = layout::metadata_in;
-    let _ = BufReader::<&[u8]>::new;
     let entry = Entry { href: name.into(), mime: "application/xml".into(), written };
     digiprov.push(MdEntry {
         id: "digiprov-package-mets".into(),

@@ -5,7 +5,7 @@
 use std::io;
 
 use super::sink::Written;
-use super::{PackageType, PROFILE_AIP, PROFILE_CSIP, PROFILE_SIP};
+use super::{PROFILE_AIP, PROFILE_SIP, PackageType};
 use crate::mets::xml::XmlOut;
 
 /// The CSIP extension namespace.
@@ -55,7 +55,6 @@ fn root_attrs<'a>(head: &'a Head<'a>, schemas: &'a str) -> Vec<(&'a str, &'a str
         PackageType::Sip => PROFILE_SIP,
         PackageType::Aip => PROFILE_AIP,
     };
-    let _ = PROFILE_CSIP;
     let mut attrs = vec![
         ("xmlns:mets", "http://www.loc.gov/METS/"),
         ("xmlns:xlink", "http://www.w3.org/1999/xlink"),
@@ -168,7 +167,10 @@ pub(crate) fn root_mets(head: &Head<'_>, c: &RootContent<'_>) -> io::Result<Vec<
     x.start("mets:mets", &root_attrs(head, &schemas))?;
     header(&mut x, head)?;
     for md in c.dmd {
-        x.start("mets:dmdSec", &[("ID", &md.id), ("CREATED", head.created), ("STATUS", "CURRENT")])?;
+        x.start(
+            "mets:dmdSec",
+            &[("ID", &md.id), ("CREATED", head.created), ("STATUS", "CURRENT")],
+        )?;
         md_ref(&mut x, md, head.created)?;
         x.end("mets:dmdSec")?;
     }
@@ -235,7 +237,10 @@ fn root_struct_map<W: io::Write>(
     head: &Head<'_>,
     c: &RootContent<'_>,
 ) -> io::Result<()> {
-    x.start("mets:structMap", &[("ID", "structmap-csip"), ("TYPE", "PHYSICAL"), ("LABEL", "CSIP")])?;
+    x.start(
+        "mets:structMap",
+        &[("ID", "structmap-csip"), ("TYPE", "PHYSICAL"), ("LABEL", "CSIP")],
+    )?;
     x.start("mets:div", &[("ID", "div-root"), ("LABEL", head.objid)])?;
     let dmdid: Vec<&str> = c.dmd.iter().map(|m| m.id.as_str()).collect();
     let admid: Vec<&str> = c.digiprov.iter().map(|m| m.id.as_str()).collect();
@@ -304,7 +309,10 @@ pub(crate) fn rep_mets(head: &Head<'_>, files: &[Entry]) -> io::Result<Vec<u8>> 
     }
     x.end("mets:fileGrp")?;
     x.end("mets:fileSec")?;
-    x.start("mets:structMap", &[("ID", "structmap-csip"), ("TYPE", "PHYSICAL"), ("LABEL", "CSIP")])?;
+    x.start(
+        "mets:structMap",
+        &[("ID", "structmap-csip"), ("TYPE", "PHYSICAL"), ("LABEL", "CSIP")],
+    )?;
     x.start("mets:div", &[("ID", "div-root"), ("LABEL", head.objid)])?;
     x.start("mets:div", &[("ID", "div-data"), ("LABEL", "Data")])?;
     x.empty("mets:fptr", &[("FILEID", "filegrp-data")])?;

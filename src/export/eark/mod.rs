@@ -10,21 +10,20 @@
 //! copied; the METS documents are written last, from what was measured.
 
 pub mod check;
-mod mets;
 mod metadata;
+mod mets;
 mod sink;
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use mets::{Entry, Head, MdEntry, RepRef, RootContent};
+use mets::{Entry, Head, RepRef, RootContent};
 use sink::Sink;
 
 use crate::layout::{self, ConfineError};
 use crate::mets::listing::{Nested, read_listing};
 use crate::mets::reader::{MetsError, MetsReader};
 use crate::mets::sections::{SectionsError, read_package_sections};
-
 
 pub use mets::{NS_CSIP, NS_SIP};
 
@@ -159,7 +158,12 @@ fn below_first(href: &str) -> &str {
 }
 
 /// Copies one file of the package to `name` in the output.
-fn copy_in(pkg: &Path, href: &str, sink: &mut Sink, name: &str) -> Result<sink::Written, EarkError> {
+fn copy_in(
+    pkg: &Path,
+    href: &str,
+    sink: &mut Sink,
+    name: &str,
+) -> Result<sink::Written, EarkError> {
     let file = layout::open_in(pkg, href).map_err(EarkError::Confine)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut input = BufReader::with_capacity(1 << 20, file);
@@ -181,10 +185,10 @@ pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary
     let mut reps: Vec<(&'static str, Vec<Entry>)> = Vec::new();
     let mut documentation = Vec::new();
     for f in &listing.files {
-        let href = f.href.as_deref().ok_or_else(|| EarkError::NoLocation {
-            mets: mets_path.clone(),
-            id: f.id.clone(),
-        })?;
+        let href = f
+            .href
+            .as_deref()
+            .ok_or_else(|| EarkError::NoLocation { mets: mets_path.clone(), id: f.id.clone() })?;
         let mime = f.mime.clone().unwrap_or_else(|| "application/octet-stream".into());
         match place_of(&f.group) {
             Place::LeftOut => summary.left_out_viral.push(href.to_string()),
@@ -195,7 +199,8 @@ pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary
             }
             Place::Rep(rep) => {
                 let rel = format!("data/{}", below_first(href));
-                let written = copy_in(pkg, href, &mut sink, &format!("representations/{rep}/{rel}"))?;
+                let written =
+                    copy_in(pkg, href, &mut sink, &format!("representations/{rep}/{rel}"))?;
                 summary.data_files += 1;
                 summary.data_bytes += written.size;
                 match reps.iter_mut().find(|(r, _)| *r == rep) {
@@ -231,7 +236,8 @@ pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary
     let mut rep_refs = Vec::new();
     for (rep, files) in &reps {
         let content_type = rep_content_type(rep);
-        let head = Head { objid: rep, label: None, kind, now: &now, created: &created, content_type };
+        let head =
+            Head { objid: rep, label: None, kind, now: &now, created: &created, content_type };
         let doc = mets::rep_mets(&head, files).map_err(|e| EarkError::io(out, e))?;
         let href = format!("representations/{rep}/METS.xml");
         let written = sink.add_bytes(&href, &doc)?;
@@ -266,6 +272,3 @@ fn rep_content_type(rep: &str) -> &'static str {
         _ => "Harvested files",
     }
 }
-
-#[allow(unused_imports)]
-use MdEntry as _;

@@ -62,7 +62,8 @@ impl Sink {
             Sink::Dir(root) => {
                 let out = layout::create_in(root, name).map_err(EarkError::Confine)?;
                 let mut out = BufWriter::with_capacity(1 << 20, out);
-                let w = hash_copy(input, &mut out).map_err(|e| EarkError::io(&root.join(name), e))?;
+                let w =
+                    hash_copy(input, &mut out).map_err(|e| EarkError::io(&root.join(name), e))?;
                 out.flush().map_err(|e| EarkError::io(&root.join(name), e))?;
                 Ok(w)
             }
@@ -71,7 +72,8 @@ impl Sink {
                     .compression_method(zip::CompressionMethod::Stored)
                     .large_file(size_hint >= u32::MAX as u64);
                 let entry = format!("{root}/{name}");
-                zip.start_file(entry, opts).map_err(|e| EarkError::Zip { path: path.clone(), source: e })?;
+                zip.start_file(entry, opts)
+                    .map_err(|e| EarkError::Zip { path: path.clone(), source: e })?;
                 hash_copy(input, zip).map_err(|e| EarkError::io(path, e))
             }
         }
@@ -85,7 +87,8 @@ impl Sink {
     /// Closes the output (the ZIP's central directory).
     pub(crate) fn finish(self) -> Result<(), EarkError> {
         if let Sink::Zip { zip, path, .. } = self {
-            let mut out = zip.finish().map_err(|e| EarkError::Zip { path: path.clone(), source: e })?;
+            let mut out =
+                zip.finish().map_err(|e| EarkError::Zip { path: path.clone(), source: e })?;
             out.flush().map_err(|e| EarkError::io(&path, e))?;
         }
         Ok(())
@@ -109,9 +112,4 @@ fn hash_copy(input: &mut dyn Read, out: &mut dyn Write) -> io::Result<Written> {
         size += n as u64;
     }
     Ok(Written { size, sha256: data_encoding::HEXUPPER.encode(&hasher.finalize()) })
-}
-
-/// SHA-256 (upper-case hex) and size of what `input` yields.
-pub(crate) fn hash_reader(input: &mut dyn Read) -> io::Result<Written> {
-    hash_copy(input, &mut io::sink())
 }

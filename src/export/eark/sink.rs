@@ -23,7 +23,7 @@ pub(crate) struct Written {
 /// The output: a folder (the package root) or a ZIP whose entries are below `root/`.
 pub(crate) enum Sink {
     Dir(PathBuf),
-    Zip { zip: ZipWriter<BufWriter<File>>, root: String, path: PathBuf },
+    Zip { zip: Box<ZipWriter<BufWriter<File>>>, root: String, path: PathBuf },
 }
 
 impl Sink {
@@ -33,7 +33,7 @@ impl Sink {
         if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
             let root = out.file_stem().and_then(|s| s.to_str()).unwrap_or("package").to_string();
             let file = File::options().write(true).create_new(true).open(out).map_err(io_err)?;
-            let zip = ZipWriter::new(BufWriter::new(file));
+            let zip = Box::new(ZipWriter::new(BufWriter::new(file)));
             return Ok(Sink::Zip { zip, root, path: out.to_path_buf() });
         }
         if out.exists() && std::fs::read_dir(out).map_err(io_err)?.next().is_some() {

@@ -59,6 +59,14 @@ pub enum CheckError {
         /// The error.
         source: std::io::Error,
     },
+    /// A ZIP entry would land outside the folder, or is a link.
+    #[error("{}: entry {name:?} leaves the package or is a link", path.display())]
+    Unsafe {
+        /// The file.
+        path: PathBuf,
+        /// The entry's name.
+        name: String,
+    },
     /// The ZIP cannot be read.
     #[error("{}: {source}", path.display())]
     Zip {
@@ -637,6 +645,15 @@ pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
             .map_err(|source| CheckError::Zip { path: path.to_path_buf(), source })?;
         let mut tops = HashSet::new();
         for i in 0..zip.len() {
+            // Hostile archives: nothing outside the folder, no links.
+            let entry = zip
+                .by_index(i)
+                .map_err(|source| CheckError::Zip { path: path.to_path_buf(), source })?;
+            if entry.enclosed_name().is_none() || entry.is_symlink() {
+                let name = entry.name().map(|n| n.to_string()).unwrap_or_default();
+                return Err(CheckError::Unsafe { path: path.to_path_buf(), name });
+            }
+            drop(entry);
             let name = zip
                 .name_for_index(i)
                 .and_then(|n| n.ok())

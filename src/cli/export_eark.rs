@@ -2,19 +2,55 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
+
+use webaip::export::eark::{self, PackageType};
 
 /// Arguments of `webaip export eark`.
 #[derive(Debug, Args)]
 pub struct EarkArgs {
     /// The package (its folder).
     package: PathBuf,
-    /// The E-ARK package to write: a folder, or a `.zip`.
+    /// The E-ARK package to write: a folder (new or empty), or a `.zip`.
     #[arg(short, long)]
     out: PathBuf,
+    /// The OAIS type of the package made.
+    #[arg(long = "type", value_enum, default_value_t = Kind::Sip)]
+    kind: Kind,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Kind {
+    Sip,
+    Aip,
 }
 
 /// Runs the command; returns the exit status.
 pub fn run(args: EarkArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("export eark {}: not written yet", args.package.display())
+    let kind = match args.kind {
+        Kind::Sip => PackageType::Sip,
+        Kind::Aip => PackageType::Aip,
+    };
+    let s = eark::export(&args.package, &args.out, kind)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(0);
+    }
+    println!(
+        "{}: E-ARK {} {} ({} data files, {} bytes; {} documentation, {} metadata files)",
+        args.out.display(),
+        kind.as_str(),
+        s.objid,
+        s.data_files,
+        s.data_bytes,
+        s.documentation_files,
+        s.metadata_files
+    );
+    for v in &s.left_out_viral {
+        println!("left out (quarantined): {v}");
+    }
+    Ok(0)
 }

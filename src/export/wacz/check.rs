@@ -243,12 +243,12 @@ fn list_members(file: &File, path: &str) -> Result<Vec<Result<Member, String>>, 
 
 /// True when a member name leads nowhere outside the WACZ's root.
 fn safe_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('/')
-        && !name.contains('\\')
-        && !name.contains('\0')
-        && !name.split('/').any(|part| part == "..")
-        && !(name.len() > 1 && name.as_bytes()[1] == b':')
+    let unsafe_name = name.is_empty()
+        || name.starts_with('/')
+        || name.contains(['\\', '\0'])
+        || name.split('/').any(|part| part == "..")
+        || (name.len() > 1 && name.as_bytes()[1] == b':');
+    !unsafe_name
 }
 
 impl Check {

@@ -73,17 +73,16 @@ impl Check {
         }
         let reader = match self.open(m) {
             Ok(r) => r,
-            Err(e) => return Ok(self.error(RULE_WARC, &m.name, format!("cannot be read: {e}"))),
+            Err(e) => {
+                self.error(RULE_WARC, &m.name, format!("cannot be read: {e}"));
+                return Ok(());
+            }
         };
         let mut reader = match WarcReader::new(reader, m.name.clone()) {
             Ok(r) => r,
             Err(e) => {
-                return Ok(self.error_at(
-                    RULE_WARC,
-                    &m.name,
-                    (None, Some(e.offset)),
-                    e.fault.to_string(),
-                ));
+                self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), e.fault.to_string());
+                return Ok(());
             }
         };
         let gzip = reader.is_gzip();
@@ -98,7 +97,10 @@ impl Check {
                 Ok(None) => return Ok(()),
                 Err(e) => {
                     let msg = format!("cannot be read further: {}", e.fault);
-                    return Ok(self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), msg));
+                    {
+                        self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), msg);
+                        return Ok(());
+                    }
                 }
             };
             let mut entry = match entry {
@@ -139,7 +141,10 @@ impl Check {
     ) -> io::Result<()> {
         let raw = match self.open(m) {
             Ok(r) => BufReader::new(r),
-            Err(e) => return Ok(self.error(RULE_INDEX, &m.name, format!("cannot be read: {e}"))),
+            Err(e) => {
+                self.error(RULE_INDEX, &m.name, format!("cannot be read: {e}"));
+                return Ok(());
+            }
         };
         let mut reader: Box<dyn BufRead> = if m.name.ends_with(".gz") {
             Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(raw)))

@@ -1,1 +1,298 @@
-//! The deep WACZ check (to come).
+//! `webaip validate FILE.wacz`, the deep WACZ check: WACZ files written by py-wacz (the
+//! reference implementation) from corpus and sample WARCs are valid; each damage, written by
+//! Python's zipfile (tests/wacz_check/mutate.py), is found with its rule and the member (and
+//! line) named, where py-wacz's own `wacz validate` is recorded beside it; hostile ZIPs give a
+//! clear error. The ReplayWeb.page harness (tests/export_wacz/replay.py) replays a py-wacz WACZ
+//! in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::{corpus, json, oracle_python, repo, webaip};
+
+/// The heritrix sample's two WARCs, as `webaip package` writes them.
+const HERITRIX_WARCS: [&str; 2] = [
+    "IAH-20240315103000-00000-crawler.example.warc.gz",
+    "IAH-20240315103000-00001-crawler.example.warc.gz",
+];
+
+fn venv_bin(name: &str) -> PathBuf {
+    oracle_python().parent().expect("venv bin").join(name)
+}
+
+/// `wacz create` (py-wacz) of `warcs` into `out`, with `pages` (a pages.jsonl) or detected ones.
+fn py_wacz(warcs: &[PathBuf], pages: Option<&Path>, out: &Path) {
+    let mut c = Command::new(venv_bin("wacz"));
+    c.arg("create").arg("-o").arg(out);
+    match pages {
+        Some(p) => c.arg("-p").arg(p),
+        None => c.arg("--detect-pages"),
+    };
+    let o = c.args(warcs).output().expect("wacz runs");
+    assert!(o.status.success(), "wacz create: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// py-wacz's verdict: `wacz validate` accepts the file.
+fn py_wacz_accepts(wacz: &Path) -> bool {
+    let o = Command::new(venv_bin("wacz"))
+        .arg("validate")
+        .arg("-f")
+        .arg(wacz)
+        .output()
+        .expect("wacz runs");
+    o.status.success()
+}
+
+/// The check's JSON report and exit status.
+fn check(wacz: &Path) -> (Option<i32>, serde_json::Value) {
+    let o = webaip(&["validate", "--json", &wacz.display().to_string()]);
+    (o.status.code(), json(&o))
+}
+
+/// Error findings of `rule` in a report.
+fn errors_of<'a>(report: &'a serde_json::Value, rule: &str) -> Vec<&'a serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == rule && f["severity"] == "error")
+        .collect()
+}
+
+/// The heritrix sample packaged, and a py-wacz WACZ of its WARCs with two pages.
+fn heritrix_wacz(dir: &Path) -> PathBuf {
+    let pkg = dir.join("pkg");
+    let o = webaip(&[
+        "package",
+        "--no-virus-check",
+        "--out",
+        &pkg.display().to_string(),
+        &repo().join("samples/heritrix-job").display().to_string(),
+    ]);
+    assert!(o.status.success(), "package: {}", String::from_utf8_lossy(&o.stderr));
+    let pages = dir.join("pages.jsonl");
+    std::fs::write(
+        &pages,
+        concat!(
+            "{\"format\": \"json-pages-1.0\", \"id\": \"pages\", \"title\": \"All Pages\"}\n",
+            "{\"id\": \"p1\", \"url\": \"http://www.example.org/\", \"ts\": \"2024-03-15T10:30:03Z\", \"title\": \"Example Heritage Society\"}\n",
+            "{\"id\": \"p2\", \"url\": \"http://www.example.org/about.html\", \"ts\": \"2024-03-15T10:30:07Z\", \"title\": \"About - Example Heritage Society\"}\n",
+        ),
+    )
+    .expect("pages written");
+    let warcs: Vec<PathBuf> = HERITRIX_WARCS.iter().map(|w| pkg.join("content").join(w)).collect();
+    let wacz = dir.join("heritrix.wacz");
+    py_wacz(&warcs, Some(&pages), &wacz);
+    wacz
+}
+
+/// A damaged copy of `wacz` (see mutate.py for each damage).
+fn mutate(wacz: &Path, out: &Path, damage: &[&str]) -> PathBuf {
+    let o = Command::new(oracle_python())
+        .arg(repo().join("tests/wacz_check/mutate.py"))
+        .arg(wacz)
+        .arg(out)
+        .args(damage)
+        .output()
+        .expect("python runs");
+    assert!(o.status.success(), "mutate {damage:?}: {}", String::from_utf8_lossy(&o.stderr));
+    out.to_path_buf()
+}
+
+#[test]
+fn py_wacz_files_of_corpus_and_sample_warcs_are_valid() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut waczs = vec![heritrix_wacz(dir.path())];
+    for name in ["warcio-example.warc.gz", "jwat-IAH-20080430204825-00000-blackbook.warc.gz"] {
+        let out = dir.path().join(format!("{name}.wacz"));
+        py_wacz(&[corpus().join("warc").join(name)], None, &out);
+        waczs.push(out);
+    }
+    for wacz in &waczs {
+        assert!(py_wacz_accepts(wacz), "py-wacz rejects {}", wacz.display());
+        let (code, report) = check(wacz);
+        assert_eq!(code, Some(0), "{report:#}");
+        assert_eq!(report["valid"], true);
+        assert!(report["index_lines"].as_u64() > Some(0), "{report:#}");
+        assert_eq!(report["index_lines"], report["records"], "{report:#}");
+        assert!(report["pages"].as_u64() > Some(0), "{report:#}");
+    }
+    // The text form names the file and says VALID.
+    let o = webaip(&["validate", &waczs[0].display().to_string()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().last().is_some_and(|l| l.contains("heritrix.wacz: VALID")), "{text}");
+}
+
+#[test]
+fn a_wacz_without_pages_is_invalid_though_py_wacz_accepts_it() {
+    // py-wacz writes no pages/pages.jsonl when it detects no page, which WACZ 1.1.1 requires.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wacz = dir.path().join("wget.wacz");
+    py_wacz(&[corpus().join("warc/pywb-example-wget-1-14.warc.gz")], None, &wacz);
+    assert!(py_wacz_accepts(&wacz));
+    let (code, report) = check(&wacz);
+    assert_eq!(code, Some(1), "{report:#}");
+    let layout = errors_of(&report, "WACZ-LAYOUT");
+    assert_eq!(layout.len(), 1, "{report:#}");
+    assert_eq!(layout[0]["member"], "pages/pages.jsonl");
+}
+
+/// One damage: the rule, member and line the check must name, and py-wacz's verdict.
+struct Damage {
+    args: Vec<String>,
+    rule: &'static str,
+    member: &'static str,
+    line: Option<u64>,
+    py_wacz_accepts: bool,
+}
+
+#[test]
+fn each_damage_is_found_with_its_rule_and_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wacz = heritrix_wacz(dir.path());
+    let warc1 = format!("archive/{}", HERITRIX_WARCS[1]);
+    let damages = [
+        // Every index offset shifted by 7 bytes (index, idx and manifest made consistent).
+        Damage {
+            args: vec!["shift-offsets".into(), "7".into()],
+            rule: "WACZ-INDEX",
+            member: "indexes/index.cdx.gz",
+            line: Some(1),
+            py_wacz_accepts: true,
+        },
+        Damage {
+            args: vec!["deflate".into(), warc1.clone()],
+            rule: "WACZ-STORED",
+            member: Box::leak(warc1.clone().into_boxed_str()),
+            line: None,
+            py_wacz_accepts: true,
+        },
+        Damage {
+            args: vec!["flip-byte".into(), warc1.clone(), "1000".into()],
+            rule: "WACZ-DATAPACKAGE",
+            member: "datapackage.json",
+            line: None,
+            py_wacz_accepts: false,
+        },
+        // The same byte changed, the manifest rewritten to match: the records themselves tell.
+        Damage {
+            args: vec!["flip-byte-fixed".into(), warc1.clone(), "1000".into()],
+            rule: "WACZ-WARC",
+            member: Box::leak(warc1.clone().into_boxed_str()),
+            line: None,
+            py_wacz_accepts: false,
+        },
+        Damage {
+            args: vec!["digest".into(), "pages/pages.jsonl".into()],
+            rule: "WACZ-DATAPACKAGE",
+            member: "datapackage.json",
+            line: None,
+            py_wacz_accepts: false,
+        },
+        Damage {
+            args: vec!["drop-capture".into(), "http://www.example.org/about.html".into()],
+            rule: "WACZ-PAGES",
+            member: "pages/pages.jsonl",
+            line: Some(3),
+            py_wacz_accepts: true,
+        },
+    ];
+    let mut table = Vec::new();
+    for (i, d) in damages.iter().enumerate() {
+        let args: Vec<&str> = d.args.iter().map(String::as_str).collect();
+        let out = mutate(&wacz, &dir.path().join(format!("damage-{i}.wacz")), &args);
+        let (code, report) = check(&out);
+        assert_eq!(code, Some(1), "{:?}: {report:#}", d.args);
+        assert_eq!(report["valid"], false);
+        let found = errors_of(&report, d.rule);
+        assert!(
+            found.iter().any(|f| f["member"] == d.member
+                && d.line.is_none_or(|l| f["line"].as_u64().is_some_and(|fl| fl >= l))),
+            "{:?}: no {} error on {}: {report:#}",
+            d.args,
+            d.rule,
+            d.member
+        );
+        let py = py_wacz_accepts(&out);
+        assert_eq!(py, d.py_wacz_accepts, "py-wacz's verdict on {:?} changed", d.args);
+        table.push(format!(
+            "{:?}: webaip {} ({} errors); py-wacz {}",
+            d.args[0],
+            d.rule,
+            report["errors"],
+            if py { "accepts" } else { "rejects" }
+        ));
+    }
+    println!("{}", table.join("\n"));
+    // The shifted index: every line is named, not only the first.
+    let (_, shifted) = check(&dir.path().join("damage-0.wacz"));
+    assert_eq!(
+        errors_of(&shifted, "WACZ-INDEX").len() as u64,
+        shifted["index_lines"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn hostile_zips_give_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wacz = heritrix_wacz(dir.path());
+    // A member named ../evil.txt: named, never read outside.
+    let evil = mutate(&wacz, &dir.path().join("evil.wacz"), &["evil-name"]);
+    let (code, report) = check(&evil);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert!(
+        errors_of(&report, "WACZ-ZIP").iter().any(|f| f["member"] == "../evil.txt"),
+        "{report:#}"
+    );
+    // Truncated: no central directory; exit 2 with the reason.
+    let bytes = std::fs::read(&wacz).expect("wacz read");
+    for cut in [bytes.len() / 2, bytes.len() - 10, 10] {
+        let t = dir.path().join("trunc.wacz");
+        std::fs::write(&t, &bytes[..cut]).expect("written");
+        let o = webaip(&["validate", &t.display().to_string()]);
+        assert_eq!(o.status.code(), Some(2), "cut at {cut}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("trunc.wacz") && err.contains("not a readable ZIP"), "{err}");
+    }
+    // Central directory declaring a member far past the file's end.
+    let mut big = bytes.clone();
+    let cd = memchr_last(&big, b"PK\x01\x02").expect("a central directory entry");
+    big[cd + 20..cd + 24].copy_from_slice(&u32::MAX.to_le_bytes()); // compressed size
+    big[cd + 24..cd + 28].copy_from_slice(&u32::MAX.to_le_bytes()); // size
+    let huge = dir.path().join("huge.wacz");
+    std::fs::write(&huge, &big).expect("written");
+    let o = webaip(&["validate", "--json", &huge.display().to_string()]);
+    assert!(matches!(o.status.code(), Some(1 | 2)), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+}
+
+fn memchr_last(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).rposition(|w| w == needle)
+}
+
+#[test]
+fn replay_harness_replays_a_py_wacz_file_in_chromium() {
+    let browser = repo().join(".browser/replaywebpage/sw.js");
+    assert!(browser.exists(), "run scripts/setup-browser.sh first");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wacz = heritrix_wacz(dir.path());
+    let pairs = serde_json::json!([
+        ["http://www.example.org/", "Example Heritage Society"],
+        ["http://www.example.org/about.html", "About - Example Heritage Society"],
+    ]);
+    let png = dir.path().join("first.png");
+    let o = Command::new(oracle_python())
+        .arg(repo().join("tests/export_wacz/replay.py"))
+        .arg(&wacz)
+        .arg(pairs.to_string())
+        .arg(&png)
+        .output()
+        .expect("replay.py runs");
+    let out = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{out:#} {}", String::from_utf8_lossy(&o.stderr));
+    for page in out["pages"].as_array().expect("pages") {
+        assert_eq!(page["ok"], true, "{out:#}");
+    }
+    let shot = std::fs::read(&png).expect("screenshot");
+    assert!(shot.starts_with(b"\x89PNG") && shot.len() > 5_000, "{} bytes", shot.len());
+}

@@ -1,0 +1,571 @@
+//! The cross-references of a WACZ: index lines against the WARC records they point at, a
+//! ZipNum index against its blocks, pages against the index's captures. Each side is sorted
+//! on disk and the two merged, so memory does not grow with the number of lines.
+
+use super::*;
+
+/// Sort-key separator (a tab: it sorts before every printable character).
+const TAB: char = '\t';
+
+/// Findings of one kind counted past [`MAX_SAME`].
+#[derive(Default)]
+struct Capped {
+    seen: usize,
+    hidden_errors: usize,
+}
+
+impl Capped {
+    /// True while error findings of this kind are still listed one by one.
+    fn list(&mut self) -> bool {
+        self.list_as(Severity::Error)
+    }
+
+    /// True while findings of this kind are still listed one by one.
+    fn list_as(&mut self, severity: Severity) -> bool {
+        self.seen += 1;
+        if self.seen > MAX_SAME && severity == Severity::Error {
+            self.hidden_errors += 1;
+        }
+        self.seen <= MAX_SAME
+    }
+
+    fn summary(&self, rule: &'static str, member: &str, what: &str) -> Option<Finding> {
+        (self.seen > MAX_SAME).then(|| Finding {
+            severity: if self.hidden_errors > 0 { Severity::Error } else { Severity::Warning },
+            rule,
+            member: member.to_string(),
+            line: None,
+            offset: None,
+            message: format!("{} more {what} not listed", self.seen - MAX_SAME),
+        })
+    }
+}
+
+impl Check {
+    /// Walks each WARC once and each index once, then merges them by (WARC, offset); the
+    /// index's captures (URL keys) go to `captures` for the pages.
+    pub(super) fn index(&mut self, captures: &mut LineSorter) -> io::Result<()> {
+        let warcs: Vec<Member> =
+            self.members.iter().filter(|m| is_warc(&m.name)).cloned().collect();
+        let names: BTreeSet<String> =
+            warcs.iter().map(|m| m.name["archive/".len()..].to_string()).collect();
+        let mut derived = LineSorter::new(SORT_BUDGET);
+        for m in &warcs {
+            self.derive(m, &mut derived)?;
+        }
+        let indexes: Vec<Member> =
+            self.members.iter().filter(|m| is_index(&m.name)).cloned().collect();
+        let mut listed = LineSorter::new(SORT_BUDGET);
+        for (i, m) in indexes.iter().enumerate() {
+            self.read_index(i, m, &names, &mut listed, captures)?;
+        }
+        self.zipnum()?;
+        self.compare(derived, listed, &indexes)
+    }
+
+    /// Pushes the derived line of every indexed record of WARC member `m` to `out`, keyed by
+    /// (file name, offset); a record that cannot be read is a finding, and ends the walk.
+    fn derive(&mut self, m: &Member, out: &mut LineSorter) -> io::Result<()> {
+        let filename = &m.name["archive/".len()..];
+        if filename.contains(['\t', '\n']) {
+            self.error(RULE_WARC, &m.name, "WARC name holds a tab or line end".into());
+            return Ok(());
+        }
+        let reader = match self.open(m) {
+            Ok(r) => r,
+            Err(e) => {
+                self.error(RULE_WARC, &m.name, format!("cannot be read: {e}"));
+                return Ok(());
+            }
+        };
+        let mut reader = match WarcReader::new(reader, m.name.clone()) {
+            Ok(r) => r,
+            Err(e) => {
+                self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), e.fault.to_string());
+                return Ok(());
+            }
+        };
+        let gzip = reader.is_gzip();
+        let mut line = String::new();
+        loop {
+            let read = reader.next_record(|head, block| match entry_of(&head.header, block) {
+                Err(RecordIndexError::Read(e)) => Err(e),
+                other => Ok(other),
+            });
+            let (head, end, entry) = match read {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    let msg = format!("cannot be read further: {}", e.fault);
+                    {
+                        self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), msg);
+                        return Ok(());
+                    }
+                }
+            };
+            let mut entry = match entry {
+                Ok(Some(entry)) => entry,
+                Ok(None) => continue,
+                Err(e) => {
+                    let msg = format!("record cannot be indexed: {e}");
+                    self.error_at(RULE_WARC, &m.name, (None, Some(head.offset)), msg);
+                    continue;
+                }
+            };
+            (entry.offset, entry.length) = if gzip {
+                (head.offset, end.end - head.offset)
+            } else {
+                let block = head.header.content_length().unwrap_or(0);
+                (head.offset + head.leading_len, head.header_len - head.leading_len + block)
+            };
+            entry.filename = filename.to_string();
+            self.report_counts.0 += 1;
+            line.clear();
+            line.push_str(&format!("{filename}{TAB}{:020}{TAB}D{TAB}", entry.offset));
+            entry.write_cdxj(&mut line);
+            line.pop();
+            out.push(line.as_bytes())?;
+        }
+    }
+
+    /// Reads index member `m` (number `i` of the index members): each line parsed, its WARC
+    /// known, the lines sorted; pushed to `out` keyed by (file name, offset), and its URL to
+    /// `captures`.
+    fn read_index(
+        &mut self,
+        i: usize,
+        m: &Member,
+        names: &BTreeSet<String>,
+        out: &mut LineSorter,
+        captures: &mut LineSorter,
+    ) -> io::Result<()> {
+        let raw = match self.open(m) {
+            Ok(r) => BufReader::new(r),
+            Err(e) => {
+                self.error(RULE_INDEX, &m.name, format!("cannot be read: {e}"));
+                return Ok(());
+            }
+        };
+        let mut reader: Box<dyn BufRead> = if m.name.ends_with(".gz") {
+            Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(raw)))
+        } else {
+            Box::new(raw)
+        };
+        let (mut buf, mut prev, mut no, mut bad) =
+            (Vec::new(), Vec::new(), 0u64, Capped::default());
+        let mut unsorted = false;
+        loop {
+            match read_line(&mut reader, &mut buf) {
+                Ok(Some(())) => no += 1,
+                Ok(None) => break,
+                Err(e) => {
+                    let msg = format!("cannot be read past line {no}: {e}");
+                    self.error_at(RULE_INDEX, &m.name, (Some(no + 1), None), msg);
+                    break;
+                }
+            }
+            if buf.is_empty() || buf[0] == b'!' {
+                continue;
+            }
+            if buf < prev && !unsorted {
+                unsorted = true;
+                let msg = "index lines are not sorted (a reader's binary search misses lines)";
+                self.error_at(RULE_INDEX, &m.name, (Some(no), None), msg.into());
+            }
+            std::mem::swap(&mut prev, &mut buf);
+            let text = String::from_utf8_lossy(&prev);
+            let entry = match IndexEntry::parse_cdxj(&text) {
+                Ok(e) => e,
+                Err(e) => {
+                    if bad.list() {
+                        self.error_at(RULE_INDEX, &m.name, (Some(no), None), e.to_string());
+                    }
+                    continue;
+                }
+            };
+            self.report_counts.1 += 1;
+            if !names.contains(&entry.filename) {
+                if bad.list() {
+                    let msg =
+                        format!("names WARC `{}`, which is not under archive/", entry.filename);
+                    self.error_at(RULE_INDEX, &m.name, (Some(no), None), msg);
+                }
+                continue;
+            }
+            let key =
+                format!("{}{TAB}{:020}{TAB}I{TAB}{i}{TAB}{no}{TAB}", entry.filename, entry.offset);
+            out.push(&[key.as_bytes(), &prev].concat())?;
+            let mut url = String::new();
+            json_string(&mut url, &entry.url);
+            captures.push(format!("{url}{TAB}0").as_bytes())?;
+        }
+        self.findings.extend(bad.summary(RULE_INDEX, &m.name, "bad index lines"));
+        Ok(())
+    }
+
+    /// Merges the derived and the listed lines: each index line must meet a record at its
+    /// (WARC, offset) whose fields it repeats.
+    fn compare(
+        &mut self,
+        derived: LineSorter,
+        listed: LineSorter,
+        indexes: &[Member],
+    ) -> io::Result<()> {
+        let mut last: Option<(String, IndexEntry)> = None;
+        let mut found = Vec::new();
+        let mut capped = Capped::default();
+        LineSorter::merge_into(vec![derived, listed], &mut |line| {
+            let line = String::from_utf8_lossy(line);
+            let mut parts = line.splitn(4, TAB);
+            let (Some(file), Some(offset), Some(tag), Some(rest)) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                return Ok(());
+            };
+            let place = format!("{file}{TAB}{offset}");
+            if tag == "D" {
+                last = IndexEntry::parse_cdxj(rest).ok().map(|e| (place, e));
+                return Ok(());
+            }
+            let mut p = rest.splitn(3, TAB);
+            let (Some(i), Some(no), Some(text)) = (p.next(), p.next(), p.next()) else {
+                return Ok(());
+            };
+            let member = i.parse::<usize>().ok().and_then(|i| indexes.get(i));
+            let (Some(member), Ok(listed)) = (member, IndexEntry::parse_cdxj(text)) else {
+                return Ok(());
+            };
+            let why = match &last {
+                Some((at, record)) if *at == place => differences(&listed, record),
+                _ => Some((
+                    Severity::Error,
+                    format!("no indexed record starts at offset {} of `{file}`", listed.offset),
+                )),
+            };
+            if let Some((severity, why)) = why
+                && capped.list_as(severity)
+            {
+                found.push(Finding {
+                    severity,
+                    rule: RULE_INDEX,
+                    member: member.name.clone(),
+                    line: no.parse().ok(),
+                    offset: None,
+                    message: why,
+                });
+            }
+            Ok(())
+        })?;
+        self.findings.extend(found);
+        self.findings.extend(capped.summary(
+            RULE_INDEX,
+            "indexes/",
+            "index lines that differ from their record",
+        ));
+        Ok(())
+    }
+
+    /// A ZipNum index (`indexes/*.idx`): each block line's offset and length inside the
+    /// `.cdx.gz` it names, its digest, and the block's first key equal to the line's.
+    fn zipnum(&mut self) -> io::Result<()> {
+        let idxs: Vec<Member> = self
+            .members
+            .iter()
+            .filter(|m| m.name.starts_with("indexes/") && m.name.ends_with(".idx"))
+            .cloned()
+            .collect();
+        for idx in idxs {
+            let raw = match self.open(&idx) {
+                Ok(r) => BufReader::new(r),
+                Err(e) => {
+                    self.error(RULE_ZIPNUM, &idx.name, format!("cannot be read: {e}"));
+                    continue;
+                }
+            };
+            self.zipnum_one(&idx, Box::new(raw))?;
+        }
+        Ok(())
+    }
+
+    fn zipnum_one(&mut self, idx: &Member, mut reader: Box<dyn BufRead>) -> io::Result<()> {
+        let default = idx.name.trim_end_matches(".idx").to_string() + ".cdx.gz";
+        let mut cdx = default;
+        let (mut buf, mut no, mut next_start, mut capped) =
+            (Vec::new(), 0u64, 0u64, Capped::default());
+        loop {
+            match read_line(&mut reader, &mut buf) {
+                Ok(Some(())) => no += 1,
+                Ok(None) => break,
+                Err(e) => {
+                    self.error_at(RULE_ZIPNUM, &idx.name, (Some(no + 1), None), e.to_string());
+                    break;
+                }
+            }
+            let text = String::from_utf8_lossy(&buf).into_owned();
+            let mut parts = text.splitn(3, ' ');
+            let (Some(key), Some(ts), Some(json)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let Ok(fields) = serde_json::from_str::<serde_json::Value>(json) else {
+                self.error_at(
+                    RULE_ZIPNUM,
+                    &idx.name,
+                    (Some(no), None),
+                    "JSON fields do not parse".into(),
+                );
+                continue;
+            };
+            if key == "!meta" {
+                if let Some(f) = fields.get("filename").and_then(|v| v.as_str()) {
+                    cdx = format!("indexes/{f}");
+                }
+                continue;
+            }
+            let num = |n: &str| {
+                fields.get(n).and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
+            };
+            let (Some(offset), Some(length)) = (num("offset"), num("length")) else {
+                self.error_at(
+                    RULE_ZIPNUM,
+                    &idx.name,
+                    (Some(no), None),
+                    "`offset` or `length` missing".into(),
+                );
+                continue;
+            };
+            let digest = fields.get("digest").and_then(|v| v.as_str()).map(str::to_string);
+            let why = self.zipnum_block(
+                &cdx,
+                (offset, length),
+                digest.as_deref(),
+                &format!("{key} {ts} "),
+            );
+            let why = why.or_else(|| {
+                (offset != next_start).then(|| {
+                    format!("block starts at {offset}, the one before ends at {next_start}")
+                })
+            });
+            next_start = offset.saturating_add(length);
+            if let Some(why) = why
+                && capped.list()
+            {
+                self.error_at(RULE_ZIPNUM, &idx.name, (Some(no), None), why);
+            }
+        }
+        self.findings.extend(capped.summary(RULE_ZIPNUM, &idx.name, "bad block lines"));
+        Ok(())
+    }
+
+    /// What is wrong with one ZipNum block, if anything.
+    fn zipnum_block(
+        &mut self,
+        cdx: &str,
+        (offset, length): (u64, u64),
+        digest: Option<&str>,
+        first: &str,
+    ) -> Option<String> {
+        let Some(&i) = self.by_name.get(cdx) else {
+            return Some(format!("names `{cdx}`, which the WACZ does not hold"));
+        };
+        let m = self.members[i].clone();
+        if !m.stored {
+            return Some(format!("`{cdx}` is compressed in the ZIP: its blocks cannot be reached"));
+        }
+        if offset.checked_add(length).is_none_or(|end| end > m.size) || length > MAX_JSON {
+            return Some(format!(
+                "block {offset}+{length} lies outside `{cdx}` ({} bytes)",
+                m.size
+            ));
+        }
+        let mut block = vec![0u8; length as usize];
+        let read = self.file.try_clone().and_then(|mut f| {
+            f.seek(SeekFrom::Start(m.data_start + offset))?;
+            f.read_exact(&mut block)
+        });
+        if let Err(e) = read {
+            return Some(format!("block {offset}+{length} cannot be read: {e}"));
+        }
+        if let Some(want) = digest {
+            let have = format!("sha256:{}", hex(&Sha256::digest(&block)));
+            if want.starts_with("sha256:") && !have.eq_ignore_ascii_case(want) {
+                return Some(format!(
+                    "block {offset}+{length}: digest {want}, its bytes' is {have}"
+                ));
+            }
+        }
+        let mut head = Vec::new();
+        let mut gz = BufReader::new(flate2::bufread::MultiGzDecoder::new(&block[..]));
+        if let Err(e) = read_line(&mut gz, &mut head) {
+            return Some(format!("block {offset}+{length} does not inflate: {e}"));
+        }
+        (!head.starts_with(first.as_bytes())).then(|| {
+            format!(
+                "block {offset}+{length} starts with `{}`, not with the line's key `{}`",
+                String::from_utf8_lossy(&head[..head.len().min(120)]),
+                first.trim_end()
+            )
+        })
+    }
+}
+
+/// SHA-1 of no bytes, as an index line's digest: what py-wacz's indexer writes for a record
+/// whose payload it does not read (a metadata record, say).
+const EMPTY_SHA1: &str = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ";
+
+/// The fields of index line `listed` that differ from those derived from its record: an error,
+/// or a warning when only the digest differs and the line's is that of no payload (the record
+/// is still reached, and replays).
+fn differences(listed: &IndexEntry, record: &IndexEntry) -> Option<(Severity, String)> {
+    let mut out = Vec::new();
+    let mut cmp = |name: &str, a: Option<&str>, b: Option<&str>| {
+        if a != b {
+            out.push(format!(
+                "{name} {:?} but the record's is {:?}",
+                a.unwrap_or("-"),
+                b.unwrap_or("-")
+            ));
+        }
+    };
+    cmp("url", Some(&listed.url), Some(&record.url));
+    cmp("timestamp", Some(&listed.timestamp), Some(&record.timestamp));
+    cmp("mime", listed.mime.as_deref(), record.mime.as_deref());
+    cmp("status", listed.status.as_deref(), record.status.as_deref());
+    cmp("digest", listed.digest.as_deref(), record.digest.as_deref());
+    let (a, b) = (listed.length.to_string(), record.length.to_string());
+    cmp("length", Some(&a), Some(&b));
+    if out.is_empty() {
+        return None;
+    }
+    let empty = out.len() == 1
+        && listed.digest.as_deref() == Some(EMPTY_SHA1)
+        && listed.digest != record.digest;
+    let severity = if empty { Severity::Warning } else { Severity::Error };
+    let mut msg = format!("record at offset {}: {}", listed.offset, out.join("; "));
+    if empty {
+        msg.push_str(" (the line's digest is that of no payload)");
+    }
+    Some((severity, msg))
+}
+
+impl Check {
+    /// Every `pages/*.jsonl`: its header line, each page's `url` and `ts`, and a capture of
+    /// each page's URL in the index.
+    pub(super) fn pages(&mut self, captures: LineSorter) -> io::Result<()> {
+        let pages: Vec<Member> = self
+            .members
+            .iter()
+            .filter(|m| m.name.starts_with("pages/") && m.name.ends_with(".jsonl"))
+            .cloned()
+            .collect();
+        let mut listed = LineSorter::new(SORT_BUDGET);
+        for (i, m) in pages.iter().enumerate() {
+            let reader = match self.open(m) {
+                Ok(r) => BufReader::new(r),
+                Err(e) => {
+                    self.error(RULE_PAGES, &m.name, format!("cannot be read: {e}"));
+                    continue;
+                }
+            };
+            self.read_pages(i, m, Box::new(reader), &mut listed)?;
+        }
+        let mut capture: Option<Vec<u8>> = None;
+        let mut found = Vec::new();
+        let mut capped = Capped::default();
+        LineSorter::merge_into(vec![captures, listed], &mut |line| {
+            let mut parts = line.rsplitn(4, |&b| b == b'\t');
+            let fields: Vec<&[u8]> = parts.by_ref().collect();
+            match fields.as_slice() {
+                [b"0", url] => capture = Some(url.to_vec()),
+                [no, i, b"1", url] if capture.as_deref() != Some(*url) => {
+                    let i: usize = String::from_utf8_lossy(i).parse().unwrap_or(usize::MAX);
+                    if let Some(m) = pages.get(i)
+                        && capped.list()
+                    {
+                        found.push(Finding {
+                            severity: Severity::Error,
+                            rule: RULE_PAGES,
+                            member: m.name.clone(),
+                            line: String::from_utf8_lossy(no).parse().ok(),
+                            offset: None,
+                            message: format!(
+                                "page {} has no capture in the index",
+                                String::from_utf8_lossy(url)
+                            ),
+                        });
+                    }
+                }
+                _ => {}
+            }
+            Ok(())
+        })?;
+        self.findings.extend(found);
+        self.findings.extend(capped.summary(RULE_PAGES, "pages/", "pages without a capture"));
+        Ok(())
+    }
+
+    fn read_pages(
+        &mut self,
+        i: usize,
+        m: &Member,
+        mut reader: Box<dyn BufRead>,
+        out: &mut LineSorter,
+    ) -> io::Result<()> {
+        let (mut buf, mut no, mut capped) = (Vec::new(), 0u64, Capped::default());
+        loop {
+            match read_line(&mut reader, &mut buf) {
+                Ok(Some(())) => no += 1,
+                Ok(None) => break,
+                Err(e) => {
+                    self.error_at(RULE_PAGES, &m.name, (Some(no + 1), None), e.to_string());
+                    break;
+                }
+            }
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let why = match serde_json::from_slice::<serde_json::Value>(&buf) {
+                Err(e) => Some(format!("not JSON: {e}")),
+                Ok(v) if no == 1 => (v.get("format").and_then(|f| f.as_str())
+                    != Some("json-pages-1.0"))
+                .then(|| {
+                    "the first line is not the header {\"format\": \"json-pages-1.0\", ...}"
+                        .to_string()
+                }),
+                Ok(v) => self.page(&v, (i, no), out)?,
+            };
+            if let Some(why) = why
+                && capped.list()
+            {
+                self.error_at(RULE_PAGES, &m.name, (Some(no), None), why);
+            }
+        }
+        if no == 0 {
+            self.error(RULE_PAGES, &m.name, "empty: the header line is missing".into());
+        }
+        self.findings.extend(capped.summary(RULE_PAGES, &m.name, "bad pages"));
+        Ok(())
+    }
+
+    /// One page line: what is wrong with it, or its URL pushed to `out`.
+    fn page(
+        &mut self,
+        v: &serde_json::Value,
+        (i, no): (usize, u64),
+        out: &mut LineSorter,
+    ) -> io::Result<Option<String>> {
+        let Some(url) = v.get("url").and_then(|u| u.as_str()) else {
+            return Ok(Some("page has no `url` string".into()));
+        };
+        let Some(ts) = v.get("ts").and_then(|t| t.as_str()) else {
+            return Ok(Some("page has no `ts` string".into()));
+        };
+        self.report_counts.2 += 1;
+        let mut key = String::new();
+        json_string(&mut key, url);
+        out.push(format!("{key}{TAB}1{TAB}{i}{TAB}{no}").as_bytes())?;
+        Ok(chrono::DateTime::parse_from_rfc3339(ts)
+            .is_err()
+            .then(|| format!("`ts` {ts:?} is not an RFC 3339 date")))
+    }
+}

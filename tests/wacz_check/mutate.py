@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Writes a damaged copy of a WACZ made by py-wacz, one damage at a time, with Python's zipfile
+(an implementation independent of webaip's). Unless the damage is to the manifest itself, the
+manifest is made consistent again (datapackage.json's hashes and sizes, datapackage-digest.json),
+so only the damage named is left for a check to find.
+
+usage: mutate.py IN.wacz OUT.wacz DAMAGE [ARG]
+  shift-offsets N     every index line's offset moved by N bytes (index and idx rewritten)
+  deflate MEMBER      MEMBER compressed (DEFLATE) instead of stored
+  flip-byte MEMBER AT one byte of MEMBER changed at offset AT (manifest left as it was)
+  flip-byte-fixed MEMBER AT   the same, with the manifest updated to the changed bytes
+  digest MEMBER       datapackage.json's hash of MEMBER changed (digest file updated)
+  drop-capture URL    the index lines of URL removed (the page of URL left)
+  evil-name           a member named ../evil.txt added
+"""
+import gzip, hashlib, json, sys, zipfile
+
+
+def sha256(b):
+    return "sha256:" + hashlib.sha256(b).hexdigest()
+
+
+def rewrite_index(members, edit):
+    """Applies edit(lines) -> lines to indexes/index.cdx.gz (one block) and rewrites index.idx."""
+    lines = gzip.decompress(members["indexes/index.cdx.gz"][1]).decode().splitlines()
+    lines = edit(lines)
+    block = gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0)
+    members["indexes/index.cdx.gz"][1] = block
+    if "indexes/index.idx" in members:
+        first = lines[0].split(" ", 2)
+        meta = {"format": "cdxj-gzip-1.0", "filename": "index.cdx.gz"}
+        idx = "!meta 0 " + json.dumps(meta) + "\n"
+        idx += f"{first[0]} {first[1]} " + json.dumps({"offset": 0, "length": len(block), "digest": sha256(block)}) + "\n"
+        members["indexes/index.idx"][1] = idx.encode()
+
+
+def refresh(members, skip=None):
+    dp = json.loads(members["datapackage.json"][1])
+    for r in dp["resources"]:
+        if r["path"] != skip:
+            data = members[r["path"]][1]
+            r["hash"], r["bytes"] = sha256(data), len(data)
+    members["datapackage.json"][1] = json.dumps(dp, indent=2).encode()
+    refresh_digest(members)
+
+
+def refresh_digest(members):
+    if "datapackage-digest.json" in members:
+        d = json.loads(members["datapackage-digest.json"][1])
+        d["hash"] = sha256(members["datapackage.json"][1])
+        members["datapackage-digest.json"][1] = json.dumps(d, indent=2).encode()
+
+
+def main():
+    src, dst, damage, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    with zipfile.ZipFile(src) as z:
+        members = {i.filename: [i.compress_type, z.read(i)] for i in z.infolist()}
+    extra = []
+    if damage == "shift-offsets":
+        n = int(args[0])
+
+        def shift(lines):
+            out = []
+            for line in lines:
+                key, ts, js = line.split(" ", 2)
+                d = json.loads(js)
+                d["offset"] = str(int(d["offset"]) + n)
+                out.append(f"{key} {ts} {json.dumps(d)}")
+            return out
+
+        rewrite_index(members, shift)
+        refresh(members)
+    elif damage == "deflate":
+        members[args[0]][0] = zipfile.ZIP_DEFLATED
+    elif damage in ("flip-byte", "flip-byte-fixed"):
+        data = bytearray(members[args[0]][1])
+        data[int(args[1])] ^= 0x01
+        members[args[0]][1] = bytes(data)
+        if damage == "flip-byte-fixed":
+            refresh(members)
+    elif damage == "digest":
+        dp = json.loads(members["datapackage.json"][1])
+        for r in dp["resources"]:
+            if r["path"] == args[0]:
+                r["hash"] = "sha256:" + "0" * 64
+        members["datapackage.json"][1] = json.dumps(dp, indent=2).encode()
+        refresh_digest(members)
+    elif damage == "drop-capture":
+        rewrite_index(members, lambda lines: [l for l in lines if json.loads(l.split(" ", 2)[2])["url"] != args[0]])
+        refresh(members)
+    elif damage == "evil-name":
+        extra.append(("../evil.txt", b"outside\n"))
+    else:
+        sys.exit(f"unknown damage {damage}")
+    with zipfile.ZipFile(dst, "w") as z:
+        for name, (method, data) in members.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data, compress_type=method)
+        for name, data in extra:
+            z.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
+
+
+if __name__ == "__main__":
+    main()

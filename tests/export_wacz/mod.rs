@@ -83,6 +83,11 @@ fn every_sample_package_exports_a_wacz_others_read() {
         assert_eq!(r["verified"], containers as u64, "{what}: each checked against the METS");
         let (ok, said) = wacz_validate(&wacz);
         assert!(ok, "{what}: wacz validate: {said}");
+        // And webaip's own deep check (every index line re-derived from the WARCs).
+        let o = webaip(&["validate", wacz.to_str().unwrap()]);
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{what}: webaip validate: {said}");
+        assert!(said.contains("VALID (0 errors, 0 warnings"), "{what}: {said}");
         // The package's logs stay in the package, each named.
         let left: Vec<&str> =
             r["left_out"].as_array().unwrap().iter().map(|l| l["file"].as_str().unwrap()).collect();

@@ -125,32 +125,12 @@ fn read_elements(path: &Path) -> Result<Vec<El>, (u64, String)> {
             Ok(None) => break,
             Err(e) => return Err((e.pos().line, e.to_string())),
         };
-        match event {
-            Event::Start(el, pos) | Event::Empty(el, pos) if el.ns != NS_METS => {
-                let _ = pos;
-                stack.push(None);
-            }
-            Event::Start(el, pos) => {
-                let parent = stack.iter().rev().flatten().next().copied();
-                let path = match parent {
-                    Some(p) => format!("{}/{}", out[p].path, el.local),
-                    None => el.local.clone(),
-                };
-                let idx = out.len();
-                out.push(El { path, el, line: pos.line, text: String::new(), parent, idx });
-                stack.push(Some(out.len() - 1));
-            }
-            Event::Empty(el, pos) => {
-                let parent = stack.iter().rev().flatten().next().copied();
-                let path = match parent {
-                    Some(p) => format!("{}/{}", out[p].path, el.local),
-                    None => el.local.clone(),
-                };
-                let idx = out.len();
-                out.push(El { path, el, line: pos.line, text: String::new(), parent, idx });
-            }
+        let (el, pos, open) = match event {
+            Event::Start(el, pos) => (el, pos, true),
+            Event::Empty(el, pos) => (el, pos, false),
             Event::End { .. } => {
                 stack.pop();
+                continue;
             }
             Event::Text(t, _) => {
                 if let Some(Some(i)) = stack.last()
@@ -159,13 +139,30 @@ fn read_elements(path: &Path) -> Result<Vec<El>, (u64, String)> {
                 {
                     out[*i].text.push_str(&t);
                 }
+                continue;
             }
             Event::Refused(r, pos) => return Err((pos.line, format!("{r:?}"))),
+        };
+        // An empty element has no end event: only an open one goes on the stack.
+        if el.ns != NS_METS {
+            if open {
+                stack.push(None);
+            }
+            continue;
+        }
+        let parent = stack.iter().rev().flatten().next().copied();
+        let path = match parent {
+            Some(p) => format!("{}/{}", out[p].path, el.local),
+            None => el.local.clone(),
+        };
+        let idx = out.len();
+        out.push(El { path, el, line: pos.line, text: String::new(), parent, idx });
+        if open {
+            stack.push(Some(idx));
         }
     }
     Ok(out)
 }
-
 /// Collects findings for one document.
 struct Doc<'a> {
     name: String,

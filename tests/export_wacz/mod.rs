@@ -169,6 +169,31 @@ fn a_container_that_is_a_link_is_refused() {
     let o = export(&pkg, &dir.path().join("x.wacz"), &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!dir.path().join("x.wacz").exists());
+    // A FIFO in its place is refused too, at once (a reader that opened it would block).
+    std::fs::remove_file(&container).unwrap();
+    rustix::fs::mkfifoat(rustix::fs::CWD, &container, rustix::fs::Mode::from(0o600)).unwrap();
+    let o = export(&pkg, &dir.path().join("x.wacz"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains(&*container.file_name().unwrap().to_string_lossy())
+    );
+}
+
+/// The WACZ is never written into the package (over its METS, a container, or beside them).
+#[test]
+fn the_output_never_goes_into_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    package(&sample("nedlib"), &pkg, &[]);
+    let mets = std::fs::read(pkg.join("METS.xml")).unwrap();
+    for out in [pkg.join("METS.xml"), pkg.join("x.wacz"), pkg.join("content/x.wacz")] {
+        let o = export(&pkg, &out, &[]);
+        assert_eq!(o.status.code(), Some(2), "{}", out.display());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("inside the package"));
+    }
+    assert_eq!(std::fs::read(pkg.join("METS.xml")).unwrap(), mets);
+    assert_eq!(crate::util::files_in(&pkg), ["METS.xml", "content", "logs", "manifest-sha512.txt"]);
 }
 
 /// pywb imports the exported WACZ (`wb-manager add --unpack-wacz`) and replays every capture

@@ -646,8 +646,14 @@ pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
             let entry = zip
                 .by_index(i)
                 .map_err(|source| CheckError::Zip { path: path.to_path_buf(), source })?;
-            if entry.enclosed_name().is_none() || entry.is_symlink() {
-                let name = entry.name().map(|n| n.to_string()).unwrap_or_default();
+            let raw = entry.name().map(|n| n.to_string()).unwrap_or_default();
+            // A name the crate would normalise (`a/../b`, `./a`, `/a`, `a\b`) is refused, not
+            // normalised: its raw form leads elsewhere for other readers.
+            let odd = raw.starts_with('/')
+                || raw.contains('\\')
+                || raw.split('/').any(|part| part == ".." || part == ".");
+            if odd || entry.enclosed_name().is_none() || entry.is_symlink() {
+                let name = raw;
                 return Err(CheckError::Unsafe { path: path.to_path_buf(), name });
             }
             drop(entry);

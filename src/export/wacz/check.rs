@@ -212,8 +212,17 @@ fn open_regular(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 
+/// A member the `zip` crate could not read: its name (empty when unreadable too) and why.
+struct Unreadable {
+    name: String,
+    why: String,
+}
+
 /// Reads the central directory and each member's local header (through the `zip` crate).
-fn list_members(file: &File, path: &str) -> Result<Vec<Result<Member, String>>, WaczCheckError> {
+fn list_members(
+    file: &File,
+    path: &str,
+) -> Result<Vec<Result<Member, Unreadable>>, WaczCheckError> {
     let reader =
         file.try_clone().map_err(|source| WaczCheckError::Io { path: path.to_string(), source })?;
     let mut zip = zip::ZipArchive::new(BufReader::new(reader))
@@ -234,7 +243,7 @@ fn list_members(file: &File, path: &str) -> Result<Vec<Result<Member, String>>, 
                 compressed: f.compressed_size(),
                 size: f.size(),
             }),
-            Err(e) => Err(format!("{name}\u{0}{e}")),
+            Err(e) => Err(Unreadable { name, why: e.to_string() }),
         };
         out.push(member);
     }
@@ -302,14 +311,13 @@ impl Check {
 
     /// Keeps the members that are safe to read: named safely, inside the file, not
     /// overlapping; each one kept that breaks a rule is a finding.
-    fn structure(&mut self, listed: Vec<Result<Member, String>>) {
+    fn structure(&mut self, listed: Vec<Result<Member, Unreadable>>) {
         let mut spans = Vec::new();
         for m in listed {
             let m = match m {
                 Ok(m) => m,
                 Err(e) => {
-                    let (name, why) = e.split_once('\u{0}').unwrap_or(("", &e));
-                    self.error(RULE_ZIP, name, format!("the member cannot be read: {why}"));
+                    self.error(RULE_ZIP, &e.name, format!("the member cannot be read: {}", e.why));
                     continue;
                 }
             };

@@ -166,6 +166,12 @@ pub enum WaczError {
     /// The pages could not be listed.
     #[error(transparent)]
     Pages(#[from] crate::pages::list::ListError),
+    /// The output is inside the package.
+    #[error("{}: inside the package exported; a WACZ is written outside it", out.display())]
+    OutputInPackage {
+        /// The output asked for.
+        out: PathBuf,
+    },
     /// A fault of webaip's own.
     #[error("internal error: {0} failed")]
     Internal(&'static str),
@@ -190,6 +196,15 @@ pub fn export_wacz(
         move |source| WaczError::Io { path: path.clone(), source }
     };
     std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    // Never into the package: the WACZ (or its temporary file) would replace or add a file
+    // the METS does not list.
+    let inside = |d: &Path, p: &Path| match (d.canonicalize(), p.canonicalize()) {
+        (Ok(d), Ok(p)) => d.starts_with(p),
+        _ => false,
+    };
+    if inside(&dir, package) {
+        return Err(WaczError::OutputInPackage { out: out.to_path_buf() });
+    }
     let temp = || tempfile::Builder::new().prefix(".wacz-").tempfile_in(&dir).map_err(io_at(&dir));
     let part = temp()?;
     let now = chrono::Utc::now();

@@ -32,11 +32,14 @@ pub(crate) fn write_pages(
 ) -> io::Result<PageTally> {
     let at = |e: &PageEntry| (e.place.file.clone(), e.place.offset.unwrap_or(u64::MAX));
     let mut first: Vec<Option<PageEntry>> = vec![None; described.len()];
+    let mut wanted: std::collections::HashMap<(String, u64), Vec<usize>> = Default::default();
+    for (i, d) in described.iter().enumerate() {
+        wanted.entry((d.container.clone(), d.offset)).or_default().push(i);
+    }
     for e in listing.entries.iter() {
         let e = e?;
-        let place = at(&e);
-        if let Some(i) = described.iter().position(|d| (d.container.clone(), d.offset) == place) {
-            first[i] = Some(e);
+        for &i in wanted.get(&at(&e)).into_iter().flatten() {
+            first[i] = Some(e.clone());
         }
     }
     writeln!(out, "{HEADER}")?;

@@ -91,6 +91,10 @@ pub(crate) fn plan(root: &Path) -> Result<Plan, WaczError> {
             Some(Ok(s)) if s.algorithm == FixityAlgorithm::Sha512 => Some(s.value.to_string()),
             _ => None,
         };
+        // Refused here, before any thread reads it: a link, a FIFO or a device (a FIFO would
+        // block the reader that opened it).
+        layout::open_in(root, &rel)
+            .map_err(|source| WaczError::Confined { path: root.join(&rel), source })?;
         containers.push(Container { path: root.join(&rel), rel, name, sha512 });
     }
     if containers.is_empty() {
@@ -169,8 +173,10 @@ fn described_pages(mets: &Path) -> Result<Vec<Described>, WaczError> {
                 }
             }
             Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "FLocat") => {
+                // As the container list names it (`./content/x` is `content/x`).
+                let href = e.href().and_then(|h| layout::confined_name(h).ok());
                 if let Some(last) = open.last_mut() {
-                    last.1 = e.href().map(str::to_string);
+                    last.1 = href;
                 }
             }
             Event::End { ns, local, .. } if ns.as_str() == NS_METS && local.as_str() == "file" => {
@@ -180,10 +186,11 @@ fn described_pages(mets: &Path) -> Result<Vec<Described>, WaczError> {
         }
     }
     let mut out = Vec::new();
+    let mut seen = HashSet::new();
     for (id, label) in divs {
         if let Some((container, offset)) = found.get(&id) {
             let d = Described { container: container.clone(), offset: *offset, label };
-            if !out.contains(&d) {
+            if seen.insert(d.clone()) {
                 out.push(d);
             }
         }

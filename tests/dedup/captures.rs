@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use super::{in_order, package, records, size, text};
+use super::{follow, in_order, package, records, size, text};
 use crate::util::{oracle_python, repo, webaip};
 
 /// The two crawls written as `shape`, and what the generator says of the second.
@@ -31,18 +31,6 @@ fn container(pkg: &Path) -> std::path::PathBuf {
         .collect();
     assert_eq!(found.len(), 1, "{found:?}");
     found.pop().unwrap()
-}
-
-/// What `references.py` (lxml, zlib, warcio) finds following the METS of `pkg`.
-fn follow(pkg: &Path, earlier: &[&Path]) -> serde_json::Value {
-    let out = Command::new(oracle_python())
-        .arg(repo().join("tests/dedup/references.py"))
-        .arg(pkg)
-        .args(earlier)
-        .output()
-        .expect("the reader runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("its JSON")
 }
 
 fn second_crawl_against_first(shape: &str) {

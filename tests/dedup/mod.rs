@@ -50,6 +50,18 @@ fn package(out: &Path, warc: &Path, extra: &[&str]) -> serde_json::Value {
     crate::util::json(&o)
 }
 
+/// What `references.py` (lxml, zlib, warcio) finds following the METS of `pkg`.
+fn follow(pkg: &Path, earlier: &[&Path]) -> serde_json::Value {
+    let out = Command::new(oracle_python())
+        .arg(repo().join("tests/dedup/references.py"))
+        .arg(pkg)
+        .args(earlier)
+        .output()
+        .expect("the reader runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("its JSON")
+}
+
 fn size(p: &Path) -> u64 {
     std::fs::metadata(p).expect("the container").len()
 }
@@ -260,16 +272,6 @@ fn full_mode_states_where_each_referenced_payload_lives() {
     let (p1, p2) = (dir.path().join("p1"), dir.path().join("p2"));
     package(&p1, &c1, &["--mode", "full"]);
     package(&p2, &c2, &["--mode", "full", "--dedup-against", p1.to_str().unwrap()]);
-    let follow = |pkg: &Path, earlier: &[&Path]| -> serde_json::Value {
-        let out = Command::new(oracle_python())
-            .arg(repo().join("tests/dedup/references.py"))
-            .arg(pkg)
-            .args(earlier)
-            .output()
-            .expect("the reader runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).expect("its JSON")
-    };
     let unchanged = generated["unchanged"].as_array().unwrap().len() as u64;
     let found = follow(&p2, &[&p1]);
     assert_eq!(found["revisits"], unchanged, "one object per revisit");

@@ -13,7 +13,9 @@
 //!   source;
 //! - `datapackage.json` (each member's SHA-256 and size) and `datapackage-digest.json`.
 //!
-//! The containers are copied while a second thread reads them for the index and the pages;
+//! The containers are copied (hashed with SHA-256 and SHA-512 in the same read) while a second
+//! thread reads them for the index and the pages, in one pass: each gzip member is inflated
+//! once, for its index line and, when it is an HTML page, its title;
 //! memory is one copy buffer plus the index's sort budget, whatever the package's size. The
 //! ZIP is written under a temporary name beside the output and renamed once complete: a failed
 //! or killed export leaves no `.wacz`.

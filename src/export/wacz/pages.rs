@@ -37,8 +37,8 @@ const FIRST_PART: usize = 64 * 1024;
 /// `None` for any other record. The same rules as the listing's reader (its capture's HTTP
 /// header, type, payload and title), from bytes inflated once for the index.
 pub(crate) fn page_of_member(member: &[u8], offset: u64, file: &str) -> Option<PageEntry> {
-    let head = record_head(&member[..member.len().min(FIRST_PART)])
-        .or_else(|| record_head(member))?;
+    let head =
+        record_head(&member[..member.len().min(FIRST_PART)]).or_else(|| record_head(member))?;
     let h = &head.header;
     let kind = h.warc_type();
     if !matches!(kind, Some("response" | "resource")) || h.target_uri().is_none_or(str::is_empty) {
@@ -165,4 +165,67 @@ fn page_line(e: &PageEntry, label: Option<&str>, out: &mut dyn Write) -> io::Res
     }
     serde_json::to_writer(&mut *out, &page)?;
     out.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::warc::writer::{RecordSpec, WarcWriter};
+    use crate::index::members::{Stop, Walker};
+    use crate::index::warc::EntryOptions;
+
+    fn record(w: &mut WarcWriter<Vec<u8>>, n: usize, kind: &str, head: &str, body: &[u8]) {
+        let spec = RecordSpec {
+            warc_type: kind.into(),
+            record_id: format!("<urn:uuid:{n}>"),
+            date: format!("2024-01-02T03:04:{:02}Z", n % 60),
+            target_uri: Some(format!("http://e.org/{n}")),
+            content_type: Some(
+                if head.is_empty() { "text/html" } else { "application/http" }.into(),
+            ),
+            payload_digest: true,
+            ..RecordSpec::default()
+        };
+        w.write_record(&spec, &[head.as_bytes(), body].concat(), head.len() as u64).unwrap();
+    }
+
+    /// The pages read from the members the index's walker inflates are those `webaip pages`
+    /// lists of the same WARC with its own reader: HTML 2xx responses and HTML resources, with
+    /// their titles (charset from the HTTP header, a page longer than a MiB), nothing else.
+    #[test]
+    fn pages_from_inflated_members_are_those_the_listing_gives() {
+        let mut w = WarcWriter::new(Vec::new(), 6);
+        let html = |charset: &str| {
+            format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset={charset}\r\n\r\n")
+        };
+        record(&mut w, 1, "response", &html("utf-8"), b"<title>Caf\xc3\xa9 &amp; co</title>");
+        record(&mut w, 2, "response", &html("windows-1252"), b"<title>Caf\xe9</title>");
+        let big = [&b"<title>Big</title>"[..], &vec![b'x'; 3 << 20]].concat();
+        record(&mut w, 3, "response", &html("utf-8"), &big);
+        let missing = "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n";
+        record(&mut w, 4, "response", missing, b"<title>Gone</title>");
+        let css = "HTTP/1.1 200 OK\r\nContent-Type: text/css\r\n\r\n";
+        record(&mut w, 5, "response", css, b"p {}");
+        record(&mut w, 6, "resource", "", b"<title>A resource</title>");
+        record(&mut w, 7, "request", "", b"GET / HTTP/1.1\r\n\r\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.warc.gz");
+        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        let listing = crate::pages::list::list_pages(&path, &Default::default()).unwrap();
+        let want: Vec<PageEntry> = listing.entries.iter().map(Result::unwrap).collect();
+        let name = want[0].place.file.clone();
+        let mut got = new_pages();
+        let mut walker = Walker::open(&path, "t.warc.gz", EntryOptions::default()).unwrap();
+        let mut seen = |at, member: &[u8]| match page_of_member(member, at, &name) {
+            Some(p) => got.push(p),
+            None => Ok(()),
+        };
+        let (_, stop) = walker.walk_seeing(0, u64::MAX, &mut |_| Ok(()), &mut seen).unwrap();
+        assert_eq!(stop, Stop::End);
+        got.finish();
+        let got: Vec<PageEntry> = got.iter().map(Result::unwrap).collect();
+        assert_eq!(got, want);
+        let titles: Vec<_> = got.iter().map(|p| p.title.as_deref().unwrap_or("-")).collect();
+        assert_eq!(titles, ["Café & co", "Café", "Big", "A resource"]);
+    }
 }

@@ -224,12 +224,15 @@ fn each_damage_is_found_with_its_rule_and_place() {
         ));
     }
     println!("{}", table.join("\n"));
-    // The shifted index: every line is named, not only the first.
+    // The shifted index: every line is named, not only the first, and every record is left
+    // without a line.
     let (_, shifted) = check(&dir.path().join("damage-0.wacz"));
-    assert_eq!(
-        errors_of(&shifted, "WACZ-INDEX").len() as u64,
-        shifted["index_lines"].as_u64().unwrap()
-    );
+    let on = |member: &str| {
+        errors_of(&shifted, "WACZ-INDEX").iter().filter(|f| f["member"] == member).count() as u64
+    };
+    assert_eq!(on("indexes/index.cdx.gz"), shifted["index_lines"].as_u64().unwrap());
+    let unlisted: u64 = HERITRIX_WARCS.iter().map(|w| on(&format!("archive/{w}"))).sum();
+    assert_eq!(unlisted, shifted["records"].as_u64().unwrap());
 }
 
 #[test]

@@ -242,14 +242,17 @@ fn a_large_mets_is_checked_in_bounded_memory() {
         let mut big = String::with_capacity(s.len() + 32_000_000);
         big.push_str(&s[..end]);
         for i in 0..480_000 {
-            big.push_str(&format!("\n<mets:fptr FILEID=\"uuid-pointer-number-{i:08}-of-the-test\"/>"));
+            big.push_str(&format!(
+                "\n<mets:fptr FILEID=\"uuid-pointer-number-{i:08}-of-the-test\"/>"
+            ));
         }
         big.push_str(&s[end..]);
         std::fs::write(&p, big).unwrap();
     });
     let size = std::fs::metadata(out.join("METS.xml")).unwrap().len();
     assert!(size > 28_000_000, "{size} bytes");
-    let run = launch_webaip(&["validate", "--profile", "eark-csip", out.to_str().unwrap()], tmp.path());
+    let run =
+        launch_webaip(&["validate", "--profile", "eark-csip", out.to_str().unwrap()], tmp.path());
     eprintln!("METS of {} MB: peak RSS {} MB", size >> 20, run.peak_rss >> 20);
     assert!(run.status.success(), "{:?} {}", run.status, run.stderr);
     assert!(run.peak_rss < 64 << 20, "peak RSS {} MB", run.peak_rss >> 20);

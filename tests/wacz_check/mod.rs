@@ -309,7 +309,9 @@ fn findings_on<'a>(
 ) -> Vec<&'a serde_json::Value> {
     errors_of(report, rule)
         .into_iter()
-        .filter(|f| f["member"] == member && f["message"].as_str().is_some_and(|m| m.contains(text)))
+        .filter(|f| {
+            f["member"] == member && f["message"].as_str().is_some_and(|m| m.contains(text))
+        })
         .collect()
 }
 
@@ -349,11 +351,17 @@ fn records_without_an_index_line_are_named_by_member_and_offset() {
         .filter(|f| f["message"].as_str().is_some_and(|m| m.ends_with("has no index line")))
         .collect();
     assert_eq!(unlisted.len() as u64, records, "{report:#}");
-    assert!(unlisted.iter().all(|f| f["offset"].is_u64()
-        && f["member"].as_str().is_some_and(|m| m.starts_with("archive/"))));
-    let total = findings_on(&report, "WACZ-INDEX", "indexes/", &format!("{records} indexed records"));
+    assert!(
+        unlisted.iter().all(|f| f["offset"].is_u64()
+            && f["member"].as_str().is_some_and(|m| m.starts_with("archive/")))
+    );
+    let total =
+        findings_on(&report, "WACZ-INDEX", "indexes/", &format!("{records} indexed records"));
     assert_eq!(total.len(), 1, "{report:#}");
-    println!("py-wacz on the emptied index: {}", if py_wacz_accepts(&empty) { "accepts" } else { "rejects" });
+    println!(
+        "py-wacz on the emptied index: {}",
+        if py_wacz_accepts(&empty) { "accepts" } else { "rejects" }
+    );
 }
 
 #[test]
@@ -369,14 +377,18 @@ fn duplicate_names_and_local_headers_unlike_the_directory_are_found() {
     let o = webaip(&["validate", &dup.display().to_string()]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.lines().any(|l| l.starts_with(&format!("{}:pages/pages.jsonl: error [WACZ-ZIP]", dup.display()))),
+        text.lines()
+            .any(|l| l
+                .starts_with(&format!("{}:pages/pages.jsonl: error [WACZ-ZIP]", dup.display()))),
         "{text}"
     );
     // A local header whose name differs from the central directory's.
-    let renamed = mutate(&wacz, &dir.path().join("local-name.wacz"), &["local-name", "pages/pages.jsonl"]);
+    let renamed =
+        mutate(&wacz, &dir.path().join("local-name.wacz"), &["local-name", "pages/pages.jsonl"]);
     let (code, report) = check(&renamed);
     assert_eq!(code, Some(1), "{report:#}");
-    let found = findings_on(&report, "WACZ-ZIP", "pages/pages.jsonl", "its name is `pages/pages.jsonX`");
+    let found =
+        findings_on(&report, "WACZ-ZIP", "pages/pages.jsonl", "its name is `pages/pages.jsonX`");
     assert_eq!(found.len(), 1, "{report:#}");
     // A local header whose CRC-32 differs (the data and the directory agree).
     let crc = mutate(&wacz, &dir.path().join("local-crc.wacz"), &["local-crc", "datapackage.json"]);

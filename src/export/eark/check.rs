@@ -95,7 +95,8 @@ struct Listed {
 
 impl Listed {
     fn of(el: &Element, line: u64, size_rule: String, checksum_rule: String) -> Listed {
-        let attr = |local: &str| el.attr(local).filter(|v| !v.trim().is_empty()).map(str::to_string);
+        let attr =
+            |local: &str| el.attr(local).filter(|v| !v.trim().is_empty()).map(str::to_string);
         Listed {
             href: el.href().map(str::to_string),
             size: attr("SIZE"),

@@ -288,7 +288,8 @@ impl Check {
                 self.error(RULE_ZIP, &e.name, why.clone());
             }
             let Some(data_start) = e.data_start else {
-                let msg = format!("the local header at byte {} lies outside the file", e.header_start);
+                let msg =
+                    format!("the local header at byte {} lies outside the file", e.header_start);
                 self.error(RULE_ZIP, &e.name, msg);
                 continue;
             };

@@ -69,7 +69,11 @@ enum Role {
     MainDiv(bool),
     /// A division of the main div: whether it is a representation's, the rule its `fptr`s
     /// follow, and its `mptr`s counted.
-    SubDiv { rep: bool, fptr: Option<&'static str>, mptrs: u64 },
+    SubDiv {
+        rep: bool,
+        fptr: Option<&'static str>,
+        mptrs: u64,
+    },
 }
 
 /// The parent's role, as far as a child's rules depend on it.
@@ -267,8 +271,11 @@ impl<'a> Rules<'a> {
                 Role::Other
             }
             "mets/amdSec/digiprovMD" | "mets/amdSec/rightsMD" => {
-                let (id, status) =
-                    if el.local == "rightsMD" { ("CSIP46", "CSIP47") } else { ("CSIP33", "CSIP34") };
+                let (id, status) = if el.local == "rightsMD" {
+                    ("CSIP46", "CSIP47")
+                } else {
+                    ("CSIP33", "CSIP34")
+                };
                 self.need(el, at, "ID", id);
                 self.status_rule(el, at, status);
                 Role::Other

@@ -120,8 +120,8 @@ pub(super) fn unpack(
         let size = entry.size();
         let mut target = File::create_new(&out).map_err(io)?;
         // One byte more than declared: a member that inflates further is caught, not written.
-        let written = io::copy(&mut (&mut entry).take(size.saturating_add(1)), &mut target)
-            .map_err(io)?;
+        let written =
+            io::copy(&mut (&mut entry).take(size.saturating_add(1)), &mut target).map_err(io)?;
         if written > size {
             let name = entry.name().map(|n| n.to_string()).unwrap_or_default();
             return Err(refused(Refusal::Inflated { name, declared: size }));

@@ -3,8 +3,8 @@
 //! METS documents list (present, of the size and SHA-256/SHA-512 they state).
 //!
 //! Each METS document streams once through the METS reader, the rules applied as it passes
-//! ([`rules`]): memory grows with the number of files it lists, not with its size. A ZIP is
-//! unpacked to a temporary folder first, within a cap on members and bytes ([`unzip`]).
+//! (`check::rules`): memory grows with the number of files it lists, not with its size. A ZIP is
+//! unpacked to a temporary folder first, within a cap on members and bytes (`check::unzip`).
 
 use std::collections::HashSet;
 use std::fs::File;

@@ -20,7 +20,7 @@ pub const MAX_RATIO: u64 = 1000;
 /// Why a ZIP is not unpacked.
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
-    /// More members than [`MAX_MEMBERS`].
+    /// More members than `MAX_MEMBERS`.
     #[error("it has {count} members, more than the {max} unpacked at most")]
     Members {
         /// Members in the central directory.

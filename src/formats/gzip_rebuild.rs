@@ -36,8 +36,8 @@
 //! Level 0 (stored blocks) is the one level whose bytes depend on how the writer fed zlib (its
 //! block sizes follow the buffers), so both [`probe`] and [`MemberWriter`] feed zlib in the same
 //! fixed pieces, whatever the caller's writes: what `probe` finds, `MemberWriter` writes. Those
-//! pieces give the blocks of a writer that compresses the member in one call (Python's
-//! `zlib.compress`).
+//! pieces give 65,535-byte blocks; Python's `zlib` cuts them where its output buffers end, so
+//! its level 0 members are not reproduced.
 
 // Until migration and unmigrate call it, only the tests below do.
 #![cfg_attr(not(test), allow(dead_code))]
@@ -86,7 +86,9 @@ pub(crate) enum GzipHeaderError {
     ReservedFlags(u8),
     #[error("gzip header ends past the {available} bytes given (at least {needed} needed)")]
     Truncated { available: usize, needed: usize },
-    #[error("gzip header longer than {MAX_HEADER} bytes (its extra field, name or comment runs on)")]
+    #[error(
+        "gzip header longer than {MAX_HEADER} bytes (its extra field, name or comment runs on)"
+    )]
     TooLong,
 }
 
@@ -264,7 +266,8 @@ impl FromStr for DeflateParams {
             let (key, value) = field.split_once('=').unwrap_or((field, ""));
             match key {
                 "mem" if mem_level.is_none() => {
-                    let m = one_digit(value).ok_or_else(|| DeflateParamsError::MemLevel(clip(value)))?;
+                    let m = one_digit(value)
+                        .ok_or_else(|| DeflateParamsError::MemLevel(clip(value)))?;
                     mem_level = Some(m);
                 }
                 "strategy" if strategy.is_none() => {
@@ -277,7 +280,11 @@ impl FromStr for DeflateParams {
                 _ => return Err(DeflateParamsError::Field(clip(field))),
             }
         }
-        DeflateParams::new(level, mem_level.unwrap_or(Self::DEFAULT_MEM_LEVEL), strategy.unwrap_or(0))
+        DeflateParams::new(
+            level,
+            mem_level.unwrap_or(Self::DEFAULT_MEM_LEVEL),
+            strategy.unwrap_or(0),
+        )
     }
 }
 
@@ -320,7 +327,12 @@ pub(crate) fn probe(
 
 /// Whether `params` compress `decompressed` to exactly `compressed`, stopping at the first byte
 /// that differs.
-fn reproduces(params: DeflateParams, compressed: &[u8], decompressed: &[u8], room: &mut [u8]) -> bool {
+fn reproduces(
+    params: DeflateParams,
+    compressed: &[u8],
+    decompressed: &[u8],
+    room: &mut [u8],
+) -> bool {
     /// Why a comparison ended before the stream did.
     enum Stop {
         Differs,
@@ -580,7 +592,6 @@ unsafe extern "C" fn zlib_free(_opaque: *mut c_void, address: *mut c_void) {
     unsafe { libc::free(address) }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,7 +623,8 @@ mod tests {
                 decompressed.reserve(64 << 10);
                 let before = (inflate.total_in(), inflate.total_out());
                 let input = &file[deflate_start + inflate.total_in() as usize..];
-                let status = inflate.decompress_vec(input, &mut decompressed, FlushDecompress::None);
+                let status =
+                    inflate.decompress_vec(input, &mut decompressed, FlushDecompress::None);
                 if status.unwrap() == Status::StreamEnd {
                     break;
                 }
@@ -638,7 +650,12 @@ mod tests {
     }
 
     /// `decompressed` written as a member, in writes of the sizes `splits` gives in turn.
-    fn rebuild(header: &[u8], params: DeflateParams, decompressed: &[u8], splits: &[usize]) -> Vec<u8> {
+    fn rebuild(
+        header: &[u8],
+        params: DeflateParams,
+        decompressed: &[u8],
+        splits: &[usize],
+    ) -> Vec<u8> {
         let mut writer = MemberWriter::new(Vec::new(), header, params).unwrap();
         let mut rest = decompressed;
         for &size in splits.iter().cycle() {
@@ -659,7 +676,8 @@ mod tests {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("../shared/corpus/arc"))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .chain([root.join("samples/heritrix-job/arcs/IAH-20240315103000-00000-crawler.example.arc.gz")])
+            .chain([root
+                .join("samples/heritrix-job/arcs/IAH-20240315103000-00000-crawler.example.arc.gz")])
             .filter(|p| p.to_string_lossy().ends_with(".arc.gz"))
             .collect();
         files.sort();
@@ -693,11 +711,14 @@ mod tests {
             let mut previous = None;
             for m in &members {
                 let params = probe(&file[m.deflate.clone()], &m.decompressed, previous)
-                    .unwrap_or_else(|| panic!("{}: member at {} not reproduced", path.display(), m.start));
+                    .unwrap_or_else(|| {
+                        panic!("{}: member at {} not reproduced", path.display(), m.start)
+                    });
                 previous = Some(params);
                 *by_params.entry(params.to_string()).or_insert(0) += 1;
                 let began = Instant::now();
-                let rebuilt = rebuild(m.header.bytes(), params, &m.decompressed, &[8 << 10, 1, 100_000]);
+                let rebuilt =
+                    rebuild(m.header.bytes(), params, &m.decompressed, &[8 << 10, 1, 100_000]);
                 write_time += began.elapsed();
                 write_bytes += m.decompressed.len();
                 assert!(
@@ -708,7 +729,12 @@ mod tests {
                 );
             }
             assert_eq!(members.last().unwrap().end, file.len());
-            eprintln!("{}: {} of {} members rebuilt, {by_params:?}", path.display(), members.len(), members.len());
+            eprintln!(
+                "{}: {} of {} members rebuilt, {by_params:?}",
+                path.display(),
+                members.len(),
+                members.len()
+            );
             all += members.len();
         }
         // Seven files: 2 + 2 + 2 + 300 + 9 + 2 + 9 members.
@@ -728,7 +754,11 @@ mod tests {
             \x20   for mem in (8, 9):\n\
             \x20       c = zlib.compressobj(level, zlib.DEFLATED, -15, mem)\n\
             \x20       open('%s/%d-%d' % (sys.argv[1], level, mem), 'wb').write(c.compress(d) + c.flush())\n";
-        let run = std::process::Command::new("python3").args(["-c", script]).arg(dir.path()).output().unwrap();
+        let run = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(dir.path())
+            .output()
+            .unwrap();
         assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
         (0..10u8)
             .flat_map(|level| [8u8, 9].map(|mem| (level, mem)))
@@ -743,14 +773,23 @@ mod tests {
     const PYTHON_HEADER: &[u8] = b"\x1f\x8b\x08\x08\x00\x09\x6e\x49\x00\xffrecord.arc\x00";
 
     /// python's zlib at every level and memory level, on 300 KB of crawl (several of the
-    /// pieces zlib is fed in): each stream is found and rebuilt, level 0's stored blocks too.
+    /// pieces zlib is fed in): each stream of levels 1-9 is found and rebuilt.
     #[test]
     fn python_zlib_streams_at_every_setting_are_found_and_rebuilt() {
         let data = crawl_bytes(300_000);
         let streams = python_zlib_streams(&data);
-        let distinct: std::collections::HashSet<&Vec<u8>> = streams.iter().map(|(_, s)| s).collect();
+        let distinct: std::collections::HashSet<&Vec<u8>> =
+            streams.iter().map(|(_, s)| s).collect();
         assert!(distinct.len() >= 10, "only {} distinct streams", distinct.len());
         for ((level, mem), stream) in &streams {
+            if *level == 0 {
+                // Python's level 0 cuts its stored blocks where its growing output buffers end
+                // (65,531 then 32,773 bytes, then 65,535): not the one-call blocks made here.
+                if *mem == 8 {
+                    assert_eq!(probe(stream, &data, None), None);
+                }
+                continue;
+            }
             let found = probe(stream, &data, None)
                 .unwrap_or_else(|| panic!("python zlib level {level} mem {mem} not found"));
             // Settings may coincide on this input (level 6 and 7, say): the bytes must not.
@@ -787,7 +826,8 @@ mod tests {
     #[test]
     fn a_zlib_rs_member_is_not_reproduced_by_madler_zlib() {
         let data = crawl_bytes(300_000);
-        let mut deflate = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        let mut deflate =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
         deflate.write_all(&data).unwrap();
         let zlib_rs = deflate.finish().unwrap();
         assert_eq!(probe(&zlib_rs, &data, None), None);
@@ -823,7 +863,10 @@ mod tests {
         let rle = DeflateParams::new(1, 8, 3).unwrap();
         assert_eq!((rle.level(), rle.mem_level(), rle.strategy()), (1, 8, 3));
         assert_eq!(rle.to_string(), "zlib:1:strategy=rle");
-        assert_eq!(DeflateParams::new(0, 1, 2).unwrap().to_string(), "zlib:0:mem=1:strategy=huffman");
+        assert_eq!(
+            DeflateParams::new(0, 1, 2).unwrap().to_string(),
+            "zlib:0:mem=1:strategy=huffman"
+        );
         for level in 0..=9 {
             for mem in 1..=9 {
                 for strategy in 0..5 {
@@ -896,7 +939,10 @@ mod tests {
         let mut gz = flate2::bufread::GzDecoder::new(&member[..]);
         let _ = io::Read::read(&mut gz, &mut [0u8; 16]);
         let read = gz.header().expect("flate2 reads the header");
-        assert_eq!((read.filename(), read.comment()), (Some(&b"name.arc"[..]), Some(&b"a comment"[..])));
+        assert_eq!(
+            (read.filename(), read.comment()),
+            (Some(&b"name.arc"[..]), Some(&b"a comment"[..]))
+        );
         assert_eq!(read.extra(), Some(&b"LX\x02\x00ab"[..]));
     }
 
@@ -904,9 +950,18 @@ mod tests {
     fn a_header_that_is_not_one_or_runs_on_is_refused() {
         use GzipHeaderError as E;
         assert_eq!(GzipHeader::parse(b"").unwrap_err(), E::Truncated { available: 0, needed: 10 });
-        assert_eq!(GzipHeader::parse(b"\x1f").unwrap_err(), E::Truncated { available: 1, needed: 10 });
-        assert_eq!(GzipHeader::parse(b"PK\x03\x04").unwrap_err(), E::NotGzip { found: b"PK".to_vec() });
-        assert_eq!(GzipHeader::parse(b"\x1f\x9d").unwrap_err(), E::NotGzip { found: b"\x1f\x9d".to_vec() });
+        assert_eq!(
+            GzipHeader::parse(b"\x1f").unwrap_err(),
+            E::Truncated { available: 1, needed: 10 }
+        );
+        assert_eq!(
+            GzipHeader::parse(b"PK\x03\x04").unwrap_err(),
+            E::NotGzip { found: b"PK".to_vec() }
+        );
+        assert_eq!(
+            GzipHeader::parse(b"\x1f\x9d").unwrap_err(),
+            E::NotGzip { found: b"\x1f\x9d".to_vec() }
+        );
         let plain = b"\x1f\x8b\x08\x00\0\0\0\0\0\x03";
         assert_eq!(GzipHeader::parse(plain).map(|(_, len)| len), Ok(10));
         let mut other = *plain;
@@ -925,7 +980,10 @@ mod tests {
         endless.resize(1 << 20, b'n');
         assert_eq!(GzipHeader::parse(&endless).unwrap_err(), E::TooLong);
         endless.truncate(1000);
-        assert_eq!(GzipHeader::parse(&endless).unwrap_err(), E::Truncated { available: 1000, needed: 1001 });
+        assert_eq!(
+            GzipHeader::parse(&endless).unwrap_err(),
+            E::Truncated { available: 1000, needed: 1001 }
+        );
         // The longest header accepted, exactly 64 KiB: extra field and a name ending at the limit.
         let longest = full_header(&[b'x'; 65_000], &[b'n'; MAX_HEADER - 65_000 - 16], b"");
         assert_eq!(longest.len(), MAX_HEADER);
@@ -935,7 +993,9 @@ mod tests {
     #[test]
     fn the_writer_refuses_what_is_not_exactly_a_header() {
         let params = DeflateParams::with_level(6, 8);
-        for bad in [&b""[..], b"\x1f\x8b\x08\x00\0\0\0\0\0", b"\x1f\x8b\x08\x00\0\0\0\0\0\x03\x03\x00"] {
+        for bad in
+            [&b""[..], b"\x1f\x8b\x08\x00\0\0\0\0\0", b"\x1f\x8b\x08\x00\0\0\0\0\0\x03\x03\x00"]
+        {
             let refused = MemberWriter::new(Vec::new(), bad, params).err().expect("refused");
             assert_eq!(refused.kind(), io::ErrorKind::InvalidInput, "{bad:?}");
         }

@@ -107,10 +107,10 @@ pub enum Replace {
 pub enum ExportError {
     /// The WACZ export failed.
     #[error("WACZ export: {0}")]
-    Wacz(#[from] WaczError),
+    Wacz(Box<WaczError>),
     /// The E-ARK export failed.
     #[error("E-ARK export: {0}")]
-    Eark(#[from] EarkError),
+    Eark(Box<EarkError>),
     /// The output, or the folder it is made in, could not be made, moved or replaced.
     #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
     Io {
@@ -126,6 +126,18 @@ pub enum ExportError {
     /// An E-ARK export was asked for without its options.
     #[error("internal error: an E-ARK export without its options")]
     NotAsked,
+}
+
+impl From<WaczError> for ExportError {
+    fn from(e: WaczError) -> Self {
+        ExportError::Wacz(Box::new(e))
+    }
+}
+
+impl From<EarkError> for ExportError {
+    fn from(e: EarkError) -> Self {
+        ExportError::Eark(Box::new(e))
+    }
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> ExportError + '_ {

@@ -772,15 +772,17 @@ impl ContainerCtx<'_> {
                 Self::designation(&file.object.format)
             )),
             outcome: "success".into(),
-            outcome_detail: Some(format!(
-                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
-                report.records_in.values().sum::<u64>(),
-                report.records_out.values().sum::<u64>(),
-                report.conservation.payload_bytes_in,
-                report.conservation.payload_bytes_out,
-                report.anomaly_counts.values().sum::<u64>(),
-                migration_report_path(&self.rel)
-            ) + &rebuild_note(report)),
+            outcome_detail: Some(
+                format!(
+                    "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
+                    report.records_in.values().sum::<u64>(),
+                    report.records_out.values().sum::<u64>(),
+                    report.conservation.payload_bytes_in,
+                    report.conservation.payload_bytes_out,
+                    report.anomaly_counts.values().sum::<u64>(),
+                    migration_report_path(&self.rel)
+                ) + &rebuild_note(report),
+            ),
             agents: vec![("local".into(), "webaip".into(), "executing program".into())],
             objects: vec![
                 ("local".into(), name.to_string(), "source".into()),

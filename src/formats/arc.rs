@@ -729,7 +729,7 @@ impl ArcReader {
             self.account.members += 1;
             self.account.member_bytes += end - start;
             if let Some(d) = self.stream.as_mut() {
-                d.segment(&state.data).map_err(|e| self.io_err(start, e))?;
+                d.segment(&state.data, 0, state.data.len());
                 let settings = self.member_settings.member(
                     &self.file,
                     (start, end),
@@ -790,21 +790,7 @@ impl ArcReader {
         })?;
         let seg = Arc::new(Segment::File { file, len: end });
         if let Some(d) = self.stream.as_mut() {
-            let mut buf = vec![0u8; (end - start).min(1 << 20) as usize];
-            let mut at = start;
-            while at < end {
-                let want = ((end - at) as usize).min(buf.len());
-                let n = seg.read_full_at(at, &mut buf[..want]).map_err(|source| ArcError {
-                    path: self.path.clone(),
-                    offset: at,
-                    source,
-                })?;
-                if n == 0 {
-                    break;
-                }
-                d.bytes(&buf[..n]);
-                at += n as u64;
-            }
+            d.segment(&seg, start, end);
         }
         self.raw_segment = Some(seg);
         self.account.raw_bytes += end - start;
@@ -980,10 +966,17 @@ impl ArcReader {
     /// Once the file is read: the record-less members after the last record, why the ARC
     /// cannot be rebuilt (empty: it can), and for gzip input the stream's length and SHA-512.
     pub(crate) fn rebuild_end(&mut self) -> RebuildEnd {
+        let stream = self.stream.take().and_then(|d| match d.finish() {
+            Ok(x) => Some(x),
+            Err(e) => {
+                self.rebuild_problems.add(format!("the stream's digest failed: {e}"));
+                None
+            }
+        });
         RebuildEnd {
             post: self.orphans.take(),
             reasons: self.rebuild_problems.reasons(),
-            stream: self.stream.take().map(StreamDigest::finish),
+            stream,
             defaults: self.member_settings.defaults(),
         }
     }

@@ -195,42 +195,77 @@ impl Orphans {
     }
 }
 
+/// Segments queued for the digest thread at most: each is at most a spooled member (memory
+/// or a spill file), so the queue bounds the memory held for it.
+const DIGEST_QUEUE: usize = 4;
+
 /// The SHA-512 and length of the stream (`docs/arc-rebuild.md`: intact members decompressed,
-/// other regions as found).
-#[derive(Default, Clone)]
+/// other regions as found), computed on a thread of its own: the reader's thread is the
+/// migration's busiest, and the digest costs as much as a second pass over the stream.
 pub(crate) struct StreamDigest {
-    hasher: Sha512,
-    len: u64,
+    tx: Option<std::sync::mpsc::SyncSender<(std::sync::Arc<Segment>, u64, u64)>>,
+    thread: Option<std::thread::JoinHandle<io::Result<(u64, [u8; 64])>>>,
+}
+
+impl Default for StreamDigest {
+    fn default() -> Self {
+        let (tx, rx) =
+            std::sync::mpsc::sync_channel::<(std::sync::Arc<Segment>, u64, u64)>(DIGEST_QUEUE);
+        let thread = std::thread::spawn(move || {
+            let mut hasher = Sha512::new();
+            let mut len = 0u64;
+            let mut buf = Vec::new();
+            for (seg, start, end) in rx {
+                if let Some(all) = seg.slice(start, end) {
+                    hasher.update(all);
+                    len += all.len() as u64;
+                    continue;
+                }
+                buf.resize(1 << 20, 0);
+                let mut at = start;
+                while at < end {
+                    let want = ((end - at) as usize).min(buf.len());
+                    let n = seg.read_full_at(at, &mut buf[..want])?;
+                    if n == 0 {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!("stream digest: bytes {at}..{end} could not be read"),
+                        ));
+                    }
+                    hasher.update(&buf[..n]);
+                    len += n as u64;
+                    at += n as u64;
+                }
+            }
+            Ok((len, hasher.finalize().into()))
+        });
+        StreamDigest { tx: Some(tx), thread: Some(thread) }
+    }
 }
 
 impl StreamDigest {
-    /// Adds a whole segment.
-    pub(crate) fn segment(&mut self, data: &Segment) -> io::Result<()> {
-        if let Some(all) = data.slice(0, data.len()) {
-            self.bytes(all);
-            return Ok(());
+    /// Adds `start..end` of `data`, in order.
+    pub(crate) fn segment(&mut self, data: &std::sync::Arc<Segment>, start: u64, end: u64) {
+        // A closed channel means the thread failed; `finish` reports why.
+        if let Some(tx) = &self.tx {
+            let _ = tx.send((std::sync::Arc::clone(data), start, end));
         }
-        let mut buf = vec![0u8; 1 << 20];
-        let mut at = 0;
-        loop {
-            let n = data.read_full_at(at, &mut buf)?;
-            if n == 0 {
-                return Ok(());
-            }
-            self.bytes(&buf[..n]);
-            at += n as u64;
-        }
-    }
-
-    /// Adds bytes.
-    pub(crate) fn bytes(&mut self, b: &[u8]) {
-        self.hasher.update(b);
-        self.len += b.len() as u64;
     }
 
     /// Length and hex digest.
-    pub(crate) fn finish(self) -> (u64, String) {
-        (self.len, super::digest::hex(&self.hasher.finalize()))
+    pub(crate) fn finish(mut self) -> io::Result<(u64, String)> {
+        self.tx = None;
+        let thread = self.thread.take().ok_or_else(|| io::Error::other("digest finished twice"))?;
+        let (len, digest) =
+            thread.join().map_err(|_| io::Error::other("the stream digest thread panicked"))??;
+        Ok((len, super::digest::hex(&digest)))
+    }
+}
+
+impl Drop for StreamDigest {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread; it is not waited for.
+        self.tx = None;
     }
 }
 

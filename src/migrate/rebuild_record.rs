@@ -16,8 +16,13 @@ pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> Reb
     let crate::formats::arc::RebuildEnd { post, reasons, stream, defaults } =
         std::mem::take(&mut end.rebuild);
     let (gzip_header, deflate) = defaults;
-    // A plain file is its own stream.
-    let (stream_length, stream_sha512) = stream.unwrap_or((size, sha512.clone()));
+    // A plain file is its own stream; a gzip file's digest is missing only when it failed
+    // (a reason says so).
+    let (stream_length, stream_sha512) = match (end.gzip, stream) {
+        (_, Some(s)) => s,
+        (false, None) => (size, sha512.clone()),
+        (true, None) => (0, "-".into()),
+    };
     RebuildSummary {
         file_name: name,
         file_length: size,

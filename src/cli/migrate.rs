@@ -43,6 +43,10 @@ pub struct MigrateArgs {
     /// Fixed clock and seeded record identifiers: identical input gives identical output.
     #[arg(long)]
     deterministic: bool,
+    /// Leave out what rebuilding the ARC byte for byte needs (the `X-Webaip-ARC-Rebuild`
+    /// fields and the rebuild record); only to measure what keeping it costs.
+    #[arg(long, hide = true)]
+    no_rebuild_data: bool,
     /// Capture date for records with no usable date when no earlier record, ARC header
     /// record or file-name timestamp gives one (RFC 3339 or 14 digits, UTC). Such records
     /// say so in X-Webaip-Date-Source: capture-date.
@@ -72,6 +76,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
         quarantine: None,
         capture_date: args.capture_date,
         identify: None,
+        rebuild_data: !args.no_rebuild_data,
     };
     let files = pool.install(|| {
         args.inputs

@@ -31,6 +31,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::arc_framing::{self, Framed, Orphans, Problems, StreamDigest};
+use super::arc_rebuild::{OrphanMembers, RebuildField};
 use super::dates::parse_arc_date;
 use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
 
@@ -154,6 +156,9 @@ pub enum AnomalyKind {
     /// The header line's content type is not a MIME type (`html`, `-`) or differs from the
     /// HTTP header's; the payload is typed by the HTTP header, the ARC's value kept here.
     ArcTypeNotEntityType,
+    /// What the package keeps cannot give back this ARC byte for byte (a gap too irregular or
+    /// a record-less member too large to keep): see the migration report's `rebuild`.
+    NotRebuildable,
 }
 
 /// One tolerated oddity, with where it was found.
@@ -246,6 +251,8 @@ pub struct ArcRecord {
     pub anomalies: Vec<Anomaly>,
     /// True when the record ends before its declared length.
     pub truncated: bool,
+    /// What the record's bytes in the stream hold besides its block (`docs/arc-rebuild.md`).
+    pub(crate) rebuild: RebuildField,
     raw: bool,
 }
 
@@ -360,6 +367,14 @@ struct SegmentState {
     records: u64,
     /// A raw (compressed-file) remainder to emit after this segment.
     pending_raw: Option<(u64, u64, String)>,
+    /// Bytes given to records so far (their lead, bytes and tail).
+    claimed: u64,
+    /// Records (and remainders) framed in this segment.
+    framed: u64,
+    /// The member is damaged: its raw bytes are kept, and its records are skipped by a rebuild.
+    damaged: bool,
+    /// Where the member ends in the compressed file.
+    member_end: u64,
 }
 
 /// Reads records out of one ARC file.
@@ -380,6 +395,12 @@ pub struct ArcReader {
     account: ByteAccount,
     gzip: bool,
     done: bool,
+    /// Why the ARC could not be rebuilt from what its records keep.
+    rebuild_problems: Problems,
+    /// Record-less gzip members since the last record.
+    orphans: Orphans,
+    /// The stream's digest (gzip input: a plain file is its own stream).
+    stream: Option<StreamDigest>,
 }
 
 /// The segment being framed is gone: a broken invariant of the reader, reported as an error at
@@ -454,6 +475,9 @@ impl ArcReader {
             account: ByteAccount { input: file_len, ..ByteAccount::default() },
             gzip,
             done: false,
+            rebuild_problems: Problems::default(),
+            orphans: Orphans::default(),
+            stream: gzip.then(StreamDigest::default),
         })
     }
 
@@ -579,11 +603,13 @@ impl ArcReader {
             }
             if self.seg.is_some() {
                 if let Some(rec) = self.next_in_segment()? {
-                    return Ok(Some(rec));
+                    return Ok(Some(self.with_orphans(rec)));
                 }
+                self.segment_ended()?;
                 let seg = self.seg.as_mut().map(|s| s.pending_raw.take());
                 if let Some(Some((start, end, why))) = seg {
-                    return Ok(Some(self.raw_remainder(start, end, why)?));
+                    let rec = self.raw_remainder(start, end, why)?;
+                    return Ok(Some(self.with_orphans(rec)));
                 }
             }
             match &self.input {
@@ -594,7 +620,7 @@ impl ArcReader {
                 }
                 Input::Gzip { .. } => {
                     if let Some(rec) = self.load_next_member()? {
-                        return Ok(Some(rec));
+                        return Ok(Some(self.with_orphans(rec)));
                     }
                 }
             }
@@ -643,7 +669,9 @@ impl ArcReader {
         let end = dec.get_ref().pos();
         self.account.decompressed_bytes += data.len();
         let mut state = SegmentState::new(data, Some(start));
+        state.member_end = end;
         if let Some(e) = error {
+            state.damaged = true;
             if e.kind() != io::ErrorKind::InvalidInput
                 && e.kind() != io::ErrorKind::InvalidData
                 && e.kind() != io::ErrorKind::UnexpectedEof
@@ -666,6 +694,8 @@ impl ArcReader {
             });
             state.pending_raw = Some((start, resume, why));
         } else if state.data.is_empty() {
+            // Record-less: kept as found for the rebuild, before the next record.
+            self.orphan_member(start, end)?;
             self.account.members += 1;
             self.account.member_bytes += end - start;
             self.account.empty_members += 1;
@@ -679,6 +709,9 @@ impl ArcReader {
         } else {
             self.account.members += 1;
             self.account.member_bytes += end - start;
+            if let Some(d) = self.stream.as_mut() {
+                d.segment(&state.data).map_err(|e| self.io_err(start, e))?;
+            }
         }
         self.seg = Some(state);
         Ok(None)
@@ -729,7 +762,25 @@ impl ArcReader {
             offset: start,
             source,
         })?;
-        self.raw_segment = Some(Arc::new(Segment::File { file, len: end }));
+        let seg = Arc::new(Segment::File { file, len: end });
+        if let Some(d) = self.stream.as_mut() {
+            let mut buf = vec![0u8; (end - start).min(1 << 20) as usize];
+            let mut at = start;
+            while at < end {
+                let want = ((end - at) as usize).min(buf.len());
+                let n = seg.read_full_at(at, &mut buf[..want]).map_err(|source| ArcError {
+                    path: self.path.clone(),
+                    offset: at,
+                    source,
+                })?;
+                if n == 0 {
+                    break;
+                }
+                d.bytes(&buf[..n]);
+                at += n as u64;
+            }
+        }
+        self.raw_segment = Some(seg);
         self.account.raw_bytes += end - start;
         let location = Location { member: None, offset: start };
         Ok(ArcRecord {
@@ -746,6 +797,7 @@ impl ArcReader {
                 detail: why,
             }],
             truncated: false,
+            rebuild: RebuildField { raw: true, ..RebuildField::default() },
             raw: true,
         })
     }
@@ -793,6 +845,11 @@ impl ArcReader {
             self.version = Some(read_version(&data, body_start));
             self.version_label = read_version_label(&data, body_start);
         }
+        // A filedesc's block holds its header line; a capture's does not.
+        let eol_len = line.consumed - line.text.len() as u64;
+        let header_line = (!is_filedesc).then_some((&line.text[..], eol_len));
+        let separator_from = padding_end.unwrap_or(body_end);
+        let rebuild = self.frame_record(&data, pos, header_line, body_end, separator_from)?;
         self.advance_past(pos, body_end, padding_end, is_filedesc)?;
         Ok(Some(ArcRecord {
             kind,
@@ -803,8 +860,103 @@ impl ArcReader {
             body_end,
             anomalies,
             truncated,
+            rebuild,
             raw: false,
         }))
+    }
+
+    /// Describes the record framed at `start` for the rebuild, and gives it the bytes up to
+    /// the end of the blank lines after it.
+    fn frame_record(
+        &mut self,
+        data: &Segment,
+        start: u64,
+        header_line: Option<(&[u8], u64)>,
+        block_end: u64,
+        separator_from: u64,
+    ) -> Result<RebuildField, ArcError> {
+        let Some(seg) = self.seg.as_ref() else { return Err(lost_segment(&self.path, start)) };
+        let (claimed, member, damaged) = (seg.claimed, seg.member, seg.damaged);
+        let at = |off: u64| match member {
+            Some(m) => format!("offset {off} of the gzip member at {m}"),
+            None => format!("offset {off}"),
+        };
+        let framed = Framed { claimed, start, header_line, block_end, separator_from };
+        let framing = arc_framing::frame(data, framed, &mut self.rebuild_problems, &at);
+        let (mut field, tail_end) = framing.map_err(|e| self.io_err(start, e))?;
+        field.damaged = damaged;
+        let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, start)) };
+        seg.claimed = tail_end;
+        seg.framed += 1;
+        Ok(field)
+    }
+
+    /// The current segment has no more records: bytes no record was given are kept as a
+    /// record-less member, or (never expected) reported as what stops a rebuild.
+    fn segment_ended(&mut self) -> Result<(), ArcError> {
+        let Some(seg) = self.seg.as_mut() else { return Ok(()) };
+        let len = seg.data.len();
+        if seg.damaged || seg.claimed >= len {
+            return Ok(());
+        }
+        let (member, framed, claimed, member_end) =
+            (seg.member, seg.framed, seg.claimed, seg.member_end);
+        // Given now, so a second call finds nothing left.
+        seg.claimed = len;
+        match member {
+            Some(m) if framed == 0 => self.orphan_member(m, member_end),
+            _ => {
+                let inside = member.map(|m| format!(" of the gzip member at {m}"));
+                self.rebuild_problems.add(format!(
+                    "bytes {claimed}..{len}{} belong to no record",
+                    inside.unwrap_or_default()
+                ));
+                Ok(())
+            }
+        }
+    }
+
+    /// Keeps the bytes of the record-less gzip member `start..end`, for the next record.
+    fn orphan_member(&mut self, start: u64, end: u64) -> Result<(), ArcError> {
+        let len = end.saturating_sub(start);
+        if len > crate::formats::arc_rebuild::MAX_ORPHAN_MEMBER as u64 {
+            self.rebuild_problems
+                .add(format!("record-less gzip member at offset {start} ({len} bytes) not kept"));
+            return Ok(());
+        }
+        let mut bytes = vec![0u8; len as usize];
+        let n = self.file.read_at_full(start, &mut bytes).map_err(|source| ArcError {
+            path: self.path.clone(),
+            offset: start,
+            source,
+        })?;
+        bytes.truncate(n);
+        self.orphans.push(start, bytes, &mut self.rebuild_problems);
+        Ok(())
+    }
+
+    /// Whether to digest the stream of a gzip file (on by default: the rebuild record states
+    /// it).
+    pub(crate) fn set_stream_digest(&mut self, on: bool) {
+        if !on {
+            self.stream = None;
+        }
+    }
+
+    /// Gives `rec` the record-less members met before it.
+    fn with_orphans(&mut self, mut rec: ArcRecord) -> ArcRecord {
+        rec.rebuild.pre = self.orphans.take();
+        rec
+    }
+
+    /// Once the file is read: the record-less members after the last record, why the ARC
+    /// cannot be rebuilt (empty: it can), and for gzip input the stream's length and SHA-512.
+    pub(crate) fn rebuild_end(
+        &mut self,
+    ) -> (Vec<OrphanMembers>, Vec<String>, Option<(u64, String)>) {
+        let post = self.orphans.take();
+        let stream = self.stream.take().map(StreamDigest::finish);
+        (post, self.rebuild_problems.reasons(), stream)
     }
 
     /// Reads the blank lines before the next record and judges their count against the one
@@ -899,6 +1051,7 @@ impl ArcReader {
             ),
         });
         self.account.record_bytes += end - pos;
+        let rebuild = self.frame_record(data, pos, None, end, end)?;
         let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, pos)) };
         seg.pos = end;
         seg.expected_separators = 0;
@@ -911,6 +1064,7 @@ impl ArcReader {
             body_end: end,
             anomalies,
             truncated: false,
+            rebuild,
             raw: false,
         })
     }
@@ -1290,6 +1444,10 @@ impl SegmentState {
             expected_separators: 0,
             records: 0,
             pending_raw: None,
+            claimed: 0,
+            framed: 0,
+            damaged: false,
+            member_end: 0,
         }
     }
 }

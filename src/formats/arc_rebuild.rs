@@ -436,15 +436,9 @@ mod tests {
 
     #[test]
     fn gaps_round_trip() {
-        for gap in [
-            &b""[..],
-            b"\n",
-            b"\r\n",
-            b"\n\n\n\n\n",
-            b"\r\n\r\n\r",
-            b"  \t\r\r\n \x00\xff",
-            b"\rn",
-        ] {
+        for gap in
+            [&b""[..], b"\n", b"\r\n", b"\n\n\n\n\n", b"\r\n\r\n\r", b"  \t\r\r\n \x00\xff", b"\rn"]
+        {
             let enc = encode_gap(gap).unwrap();
             assert_eq!(expand(&enc), gap, "{enc}");
         }

@@ -20,6 +20,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use crate::formats::arc::{
     Anomaly, AnomalyKind, ArcError, ArcHeader, ArcReader, ArcRecord, Location, RecordKind, Severity,
 };
+use crate::formats::arc_rebuild::FIELD_ARC_REBUILD;
 use crate::formats::http::{HttpHead, entity_mime, response_head};
 use crate::formats::warc::header::uri_text;
 use crate::formats::warc::writer::RecordSpec;
@@ -212,13 +213,24 @@ pub(crate) struct MappingContext {
     pub warcinfo_id: String,
     /// Dates for records with no usable date of their own (after the previous record's).
     pub fallback: FallbackDates,
+    /// Write each record's `X-Webaip-ARC-Rebuild` field.
+    pub rebuild_data: bool,
+    /// Bytes of those fields written (names, values, separators and line ends).
+    pub rebuild_field_bytes: u64,
     last_date: Option<DateTime<Utc>>,
 }
 
 impl MappingContext {
     /// A context for one ARC file.
     pub(crate) fn new(arc_name: String, warcinfo_id: String, fallback: FallbackDates) -> Self {
-        MappingContext { arc_name, warcinfo_id, fallback, last_date: None }
+        MappingContext {
+            arc_name,
+            warcinfo_id,
+            fallback,
+            rebuild_data: true,
+            rebuild_field_bytes: 0,
+            last_date: None,
+        }
     }
 
     /// Maps `rec`; `head` holds the first bytes of its body (enough to find HTTP headers).
@@ -231,6 +243,11 @@ impl MappingContext {
     ) -> Result<Mapped, NoDate> {
         let mut anomalies = Vec::new();
         let mut extra = vec![(FIELD_ARC_OFFSET.to_string(), offset_field(&rec.location))];
+        if self.rebuild_data {
+            let value = rec.rebuild.to_string();
+            self.rebuild_field_bytes += (FIELD_ARC_REBUILD.len() + 4 + value.len()) as u64;
+            extra.push((FIELD_ARC_REBUILD.to_string(), value));
+        }
         let (date, date_source) = self.date_for(rec)?;
         if date_source.is_inferred() {
             extra.push((FIELD_DATE_SOURCE.to_string(), date_source.as_str().to_string()));
@@ -402,8 +419,13 @@ pub(crate) fn offset_field(loc: &Location) -> String {
 
 /// The URI naming bytes at `loc` of `arc_name` that belong to no record.
 pub(crate) fn remainder_uri(arc_name: &str, loc: &Location) -> String {
-    let name: String = arc_name
-        .bytes()
+    let name = uri_component(arc_name);
+    format!("{REMAINDER_URI_PREFIX}?file={name}&offset={}", offset_field(loc))
+}
+
+/// `text` percent-encoded for a URI query value (unreserved characters kept).
+pub(crate) fn uri_component(text: &str) -> String {
+    text.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
                 (b as char).to_string()
@@ -411,8 +433,7 @@ pub(crate) fn remainder_uri(arc_name: &str, loc: &Location) -> String {
                 format!("%{b:02X}")
             }
         })
-        .collect();
-    format!("{REMAINDER_URI_PREFIX}?file={name}&offset={}", offset_field(loc))
+        .collect()
 }
 
 fn header_line_field(line: &[u8]) -> String {

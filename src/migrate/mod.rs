@@ -18,6 +18,7 @@
 //! whatever the size or number of records.
 
 pub mod rebuild;
+mod rebuild_record;
 pub mod report;
 pub(crate) mod verify;
 
@@ -34,6 +35,7 @@ use crate::formats::arc::{
     Anomaly, AnomalyKind, ArcError, ArcReader, ArcVersion, ByteAccount, Location, RecordKind,
     Severity,
 };
+use crate::formats::arc_rebuild::OrphanMembers;
 /// What a migrated record came from, and where its date came from (fields of
 /// [`MigratedRecord`]).
 pub use crate::formats::arc_to_warc::{DateSource, InputKind};
@@ -47,6 +49,7 @@ use crate::ids::Ids;
 use crate::stages::identify::IdentifyStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
 use crate::stages::{BatchSink, Finding, Item, Route, Stage, Staged};
+use rebuild_record::{rebuild_report, rebuild_summary, write_rebuild_record};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 
@@ -84,6 +87,9 @@ pub struct MigrateOptions {
     /// come with the records, [`MigratedRecord::identification`]; counted in
     /// [`FileReport::identified`]).
     pub identify: Option<crate::stages::identify::Identifier>,
+    /// Keep what rebuilding the ARC byte for byte needs (`docs/arc-rebuild.md`): on by
+    /// default; off only to measure what it costs.
+    pub rebuild_data: bool,
 }
 
 impl Default for MigrateOptions {
@@ -95,6 +101,7 @@ impl Default for MigrateOptions {
             quarantine: None,
             capture_date: None,
             identify: None,
+            rebuild_data: true,
         }
     }
 }
@@ -480,14 +487,34 @@ pub(crate) fn migrate_into(
     let Some(fallback) = fallback_dates(input, opts.capture_date)? else {
         return Err(not_arc(input));
     };
-    let ctx = MappingContext::new(arc_name, warcinfo_id, fallback);
+    let mut arc = arc;
+    arc.set_stream_digest(opts.rebuild_data);
+    let mut ctx = MappingContext::new(arc_name.clone(), warcinfo_id.clone(), fallback);
+    ctx.rebuild_data = opts.rebuild_data;
     let outcome = run_migration(arc, ctx, (ids, opts, progress), sinks, &mut log, report);
     let (end, viral_log) = outcome;
-    let end = end?;
+    let mut end = end?;
     let now = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
     crate::formats::digest::unchanged(opened, now, size)?;
     if end.records_with_header == 0 {
         return Err(not_arc(input));
+    }
+    if opts.rebuild_data {
+        let file = (arc_name, size, sha512.clone());
+        let summary = rebuild_summary(file, &mut end);
+        let ids_date = (ids, info.0.date.as_str());
+        let written = write_rebuild_record(&summary, &warcinfo_id, ids_date, sinks, &mut log)
+            .map_err(out_err(content_path.clone()))?;
+        *report.records_out.entry("metadata".into()).or_default() += 1;
+        report.rebuild = Some(rebuild_report(&summary, end.rebuild_field_bytes + written));
+        if !summary.rebuildable() {
+            report.add_anomaly(Anomaly {
+                location: Location { member: None, offset: 0 },
+                kind: AnomalyKind::NotRebuildable,
+                severity: Severity::Warning,
+                detail: format!("the ARC cannot be rebuilt: {}", summary.reasons.join("; ")),
+            });
+        }
     }
     report.arc_version = end.version.map(|v| match v {
         ArcVersion::V1 => 1,
@@ -659,6 +686,11 @@ struct End {
     /// The version as the version block states it ("1.0", "1.1", "2").
     version_label: Option<String>,
     records_with_header: u64,
+    /// Record-less members after the last record, why the ARC cannot be rebuilt, and the
+    /// stream's length and SHA-512 (gzip input).
+    rebuild: (Vec<OrphanMembers>, Vec<String>, Option<(u64, String)>),
+    /// Bytes of `X-Webaip-ARC-Rebuild` fields written.
+    rebuild_field_bytes: u64,
 }
 
 /// The reader thread: frames and maps records, sends them on in order.
@@ -760,7 +792,10 @@ fn read_records(
     if consumed > reported {
         progress(consumed - reported);
     }
+    let rebuild = arc.rebuild_end();
     let _ = tx.send(Msg::Done(Box::new(End {
+        rebuild,
+        rebuild_field_bytes: ctx.rebuild_field_bytes,
         file_anomalies: arc.file_anomalies().to_vec(),
         unlisted: arc.unlisted_file_anomalies().iter().map(|(k, (s, n))| (*k, *s, *n)).collect(),
         bytes: arc.byte_account().clone(),

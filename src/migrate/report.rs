@@ -86,6 +86,10 @@ pub struct FileReport {
     /// The quarantine's viral container, when a record went there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine: Option<QuarantineReport>,
+    /// What the package keeps to rebuild the ARC (`docs/arc-rebuild.md`); absent when the
+    /// migration failed or was run without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<RebuildReport>,
     /// Wall-clock seconds spent on this file.
     pub seconds: f64,
     /// Why the file could not be migrated, if it could not.
@@ -107,6 +111,28 @@ pub struct QuarantineReport {
     pub size: u64,
     /// Its SHA-512 (hex).
     pub sha512: String,
+}
+
+/// What a migration kept so that its ARC can be rebuilt.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RebuildReport {
+    /// Length of the ARC's stream (the decompressed members and raw regions of an `.arc.gz`;
+    /// the file itself otherwise).
+    pub stream_length: u64,
+    /// Its SHA-512 (hex).
+    pub stream_sha512: String,
+    /// True when everything needed to rebuild the stream is kept.
+    pub rebuildable: bool,
+    /// Why not, when it is not (with offsets).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+    /// The deflate settings recovered for the gzip members (`zlib:6`), `?` when none
+    /// reproduced the first members, absent for an uncompressed ARC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deflate: Option<String>,
+    /// Bytes of rebuild data written, before compression: the `X-Webaip-ARC-Rebuild` fields
+    /// and the rebuild record.
+    pub bytes_written: u64,
 }
 
 /// Inferred dates listed one by one per file; the rest are only counted.

@@ -620,6 +620,7 @@ impl ContainerCtx<'_> {
             quarantine,
             capture_date: self.opts.capture_date,
             identify: self.identifier,
+            rebuild_data: true,
         };
         let level = self.opts.level;
         let mut sinks = MigrationSinks {

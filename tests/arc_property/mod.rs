@@ -112,7 +112,7 @@ proptest! {
         let (_dir, path) = write(&bytes);
         let m = migrate(&path);
         prop_assert!(m.report.ok(), "{:?} {:?}", m.report.error, m.report.conservation.mismatches);
-        prop_assert_eq!(m.records.len(), records.len() + 2);
+        prop_assert_eq!(m.records.len(), records.len() + 3);
         for (g, w) in records.iter().zip(&m.records[2..]) {
             let payload = if w.warc_type == "response" {
                 &g.body[w.written.digests.payload_offset as usize..]

@@ -77,8 +77,35 @@ fn check(name: &str, bytes: &[u8]) -> Framed {
     let framed = frame(&f);
     let m = migrate(&f.path);
     check_with_warcio(&m);
-    assert_eq!(m.records.len(), framed.records.len() + 1, "one WARC record per ARC record");
+    assert_eq!(
+        m.records.len(),
+        framed.records.len() + 2,
+        "warcinfo, one WARC record per ARC record, the rebuild record"
+    );
+    check_rebuild(&f.path, &m.output);
     framed
+}
+
+/// The ARC's stream rebuilt from the WARC by an independent reader (warcio and zlib,
+/// `rebuild_check.py`, following docs/arc-rebuild.md) equals the original's, with the same gzip
+/// member boundaries, every record's CRC matching and the stated digests right.
+pub(crate) fn check_rebuild(arc: &std::path::Path, warc: &std::path::Path) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/arc_tolerance/rebuild_check.py");
+    let o = std::process::Command::new(crate::util::oracle_python())
+        .arg(script)
+        .arg(arc)
+        .arg(warc)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "rebuild_check: {}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let name = arc.display();
+    assert_eq!(v["equal"], true, "{name}: rebuilt stream differs: {v}");
+    assert_ne!(v["bounds_equal"], false, "{name}: member boundaries differ: {v}");
+    assert_eq!(v["crc_failures"], serde_json::json!([]), "{name}: {v}");
+    assert_eq!(v["stated_stream_sha512_ok"], true, "{name}: {v}");
+    assert_eq!(v["stated_file_sha512_ok"], true, "{name}: {v}");
+    assert_eq!(v["rebuildable"], "yes", "{name}: {v}");
 }
 
 fn concat(parts: &[&[u8]]) -> Vec<u8> {
@@ -222,7 +249,8 @@ fn truncated_last_record_keeps_what_is_there_and_says_so() {
     while let Some((h, _, _)) = r.next_record(|_, _| Ok(())).unwrap() {
         truncated.push(h.header.get("WARC-Truncated").map(str::to_string));
     }
-    assert_eq!(truncated, vec![None, None, Some("unspecified".to_string())]);
+    assert_eq!(truncated, vec![None, None, Some("unspecified".to_string()), None]);
+    check_rebuild(&f.path, &m.output);
 }
 
 #[test]
@@ -273,7 +301,7 @@ fn bodies_without_http_headers_and_http_0_9() {
     let m = migrate(&f.path);
     check_with_warcio(&m);
     let types: Vec<_> = m.records.iter().map(|r| r.warc_type.as_str()).collect();
-    assert_eq!(types, ["warcinfo", "metadata", "resource", "resource", "resource"]);
+    assert_eq!(types, ["warcinfo", "metadata", "resource", "resource", "resource", "metadata"]);
     assert_eq!(m.records[2].written.digests.payload_len, redacted.len() as u64);
     assert_eq!(m.records[3].written.digests.payload_len, http09.len() as u64);
     assert_eq!(m.records[4].written.digests.payload_len, truncated_head.len() as u64);
@@ -292,7 +320,7 @@ fn non_http_schemes_become_resource_records() {
     let f = fixture("schemes.arc", &bytes);
     let m = migrate(&f.path);
     check_with_warcio(&m);
-    let got: Vec<_> = m.records[2..]
+    let got: Vec<_> = m.records[2..m.records.len() - 1]
         .iter()
         .map(|r| (r.warc_type.as_str(), r.content_type.as_deref().unwrap()))
         .collect();
@@ -590,7 +618,8 @@ fn the_file_name_timestamp_comes_after_the_header() {
     let m = migrate(&f.path);
     check_with_warcio(&m);
     let got = warcio_dates(&m.output);
-    for g in &got[1..] {
+    // Between the warcinfo and the rebuild record, both dated when written.
+    for g in &got[1..got.len() - 1] {
         assert_eq!((g.1.as_str(), g.2.as_deref()), ("2001-01-01T00:00:00Z", Some("file-name")));
     }
     // `webaip pages` on the ARC dates the page as its package will.
@@ -623,9 +652,10 @@ fn a_file_with_no_date_anywhere_needs_a_capture_date() {
     let m = crate::util::migrate_with(&f.path, &opts);
     check_with_warcio(&m);
     let got = warcio_dates(&m.output);
-    assert_eq!(got.len(), 4);
+    assert_eq!(got.len(), 5);
     assert_eq!(got[0].2, None, "warcinfo: dated when written");
-    for g in &got[1..] {
+    assert_eq!(got[4].2, None, "the rebuild record: dated when written");
+    for g in &got[1..4] {
         assert_eq!((g.1.as_str(), g.2.as_deref()), ("2005-01-01T12:00:00Z", Some("capture-date")));
     }
     assert_eq!(m.report.date_sources.get("capture-date"), Some(&3));
@@ -713,9 +743,10 @@ fn r25_a_crlf_filedesc_with_an_unreadable_length_keeps_its_line_end_whole() {
         }
         let m = migrate(&f.path);
         check_with_warcio(&m);
-        assert_eq!(m.records.len(), 4, "{name}: warcinfo and one record per ARC record");
+        assert_eq!(m.records.len(), 5, "{name}: warcinfo, the ARC's records, the rebuild record");
+        check_rebuild(&f.path, &m.output);
         let blocks = warcio_metadata_blocks(&m.output);
-        assert_eq!(blocks.len(), 1, "{name}");
+        assert_eq!(blocks.len(), 2, "{name}: the filedesc's and the rebuild record");
         assert_eq!(blocks[0], block, "{name}: the filedesc's metadata block keeps CR LF");
         // Every byte: in a record (header lines and bodies) or between records (the three
         // CR LF separators), nothing unaccounted.

@@ -1,0 +1,297 @@
+//! The ARC reader's account of the bytes around each record, kept so the ARC can be rebuilt
+//! (`docs/arc-rebuild.md`): the separator bytes before and after a record, its header line's
+//! end, a CRC-32 over those, the record-less gzip members, and the SHA-512 of the stream.
+//!
+//! The reader frames records; this module only looks at the bytes it already framed, so a
+//! change here never changes which records are found.
+
+use std::io;
+
+use flate2::Crc;
+use sha2::{Digest, Sha512};
+
+use super::arc_rebuild::{GapEncoder, MAX_ORPHAN_MEMBER, OrphanMembers, RebuildField};
+use super::segment::Segment;
+
+/// Problems kept in full; later ones are only counted.
+const MAX_LISTED_PROBLEMS: usize = 20;
+
+/// Bytes of pending record-less members held before the ARC is called not rebuildable.
+const MAX_PENDING_ORPHAN_BYTES: usize = 64 << 10;
+
+/// End of the run of blank lines (LF, CR LF) that starts at `from`: what the reader's
+/// separator scan consumes next.
+pub(crate) fn blank_run_end(data: &Segment, from: u64) -> io::Result<u64> {
+    let len = data.len();
+    let mut pos = from;
+    let mut buf = [0u8; 4096];
+    'outer: while pos < len {
+        let n = data.read_at(pos, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        let mut i = 0;
+        while i < n {
+            match buf[i] {
+                b'\n' => i += 1,
+                b'\r' if i + 1 < n => {
+                    if buf[i + 1] != b'\n' {
+                        pos += i as u64;
+                        break 'outer;
+                    }
+                    i += 2;
+                }
+                b'\r' => {
+                    // The CR ends the chunk: decide with the next byte.
+                    if data.byte_at(pos + i as u64 + 1)? != Some(b'\n') {
+                        pos += i as u64;
+                        break 'outer;
+                    }
+                    i += 2;
+                }
+                _ => {
+                    pos += i as u64;
+                    break 'outer;
+                }
+            }
+        }
+        pos += i as u64;
+    }
+    Ok(pos.min(len))
+}
+
+/// Encodes `start..end` of `data` (a lead or tail) and adds it to `crc`. `None` when the
+/// encoding grows too long to keep.
+fn encode_range(data: &Segment, start: u64, end: u64, crc: &mut Crc) -> io::Result<Option<String>> {
+    let mut enc = GapEncoder::default();
+    let mut buf = vec![0u8; (end.saturating_sub(start)).min(64 << 10) as usize];
+    let mut at = start;
+    while at < end {
+        let want = ((end - at) as usize).min(buf.len());
+        let n = data.read_full_at(at, &mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        crc.update(&buf[..n]);
+        enc.push(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(enc.finish())
+}
+
+/// What one framed record is in the stream.
+pub(crate) struct Framed<'a> {
+    /// Where the bytes not yet given to any record start.
+    pub claimed: u64,
+    /// Where the record starts.
+    pub start: u64,
+    /// The header line and its end, when they are not in the block (captures).
+    pub header_line: Option<(&'a [u8], u64)>,
+    /// Where the block ends.
+    pub block_end: u64,
+    /// Where the separator scan will start (the block's end, or the end of padding).
+    pub separator_from: u64,
+}
+
+/// Describes a framed record: its field and where the next unclaimed byte is. Adds a problem
+/// to `problems` when a gap cannot be kept.
+pub(crate) fn frame(
+    data: &Segment,
+    f: Framed<'_>,
+    problems: &mut Problems,
+    at: &dyn Fn(u64) -> String,
+) -> io::Result<(RebuildField, u64)> {
+    let mut crc = Crc::new();
+    let mut field = RebuildField::default();
+    let mut keep = |enc: Option<String>, what: &str, off: u64| -> Option<String> {
+        if enc.is_none() {
+            problems.add(format!("{what} at {} too irregular to keep", at(off)));
+        }
+        enc
+    };
+    if f.start > f.claimed {
+        let lead = encode_range(data, f.claimed, f.start, &mut crc)?;
+        field.lead = keep(lead, "blank lines", f.claimed);
+    }
+    if let Some((line, eol_len)) = f.header_line {
+        crc.update(line);
+        let eol_at = f.start + line.len() as u64;
+        let eol = encode_range(data, eol_at, eol_at + eol_len, &mut crc)?;
+        field.eol = keep(eol, "header line end", eol_at).filter(|e| e != "n");
+    }
+    let tail_end = blank_run_end(data, f.separator_from)?;
+    let tail = encode_range(data, f.block_end, tail_end, &mut crc)?;
+    field.tail = keep(tail, "separator", f.block_end).filter(|t| t != "n");
+    field.crc = crc.sum();
+    Ok((field, tail_end))
+}
+
+/// Why an ARC cannot be rebuilt: the first few in full, then a count.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Problems {
+    pub listed: Vec<String>,
+    pub more: u64,
+}
+
+impl Problems {
+    pub(crate) fn add(&mut self, what: String) {
+        if self.listed.len() < MAX_LISTED_PROBLEMS {
+            self.listed.push(what);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The reasons as the rebuild record states them.
+    pub(crate) fn reasons(&self) -> Vec<String> {
+        let mut r = self.listed.clone();
+        if self.more > 0 {
+            r.push(format!("{} more", self.more));
+        }
+        r
+    }
+}
+
+/// Record-less gzip members met since the last record, identical neighbours counted once.
+#[derive(Default)]
+pub(crate) struct Orphans {
+    pending: Vec<OrphanMembers>,
+    pending_bytes: usize,
+    overflowed: bool,
+}
+
+impl Orphans {
+    /// Notes the member at `offset` whose bytes are `bytes`.
+    pub(crate) fn push(&mut self, offset: u64, bytes: Vec<u8>, problems: &mut Problems) {
+        if let Some(last) = self.pending.last_mut()
+            && last.bytes == bytes
+            && last.offset + last.count * bytes.len() as u64 == offset
+        {
+            last.count += 1;
+            return;
+        }
+        if bytes.len() > MAX_ORPHAN_MEMBER
+            || self.pending_bytes + bytes.len() > MAX_PENDING_ORPHAN_BYTES
+        {
+            if !self.overflowed || bytes.len() > MAX_ORPHAN_MEMBER {
+                problems.add(format!(
+                    "record-less gzip member at offset {offset} ({} bytes) not kept",
+                    bytes.len()
+                ));
+            }
+            self.overflowed = true;
+            return;
+        }
+        self.pending_bytes += bytes.len();
+        self.pending.push(OrphanMembers { offset, bytes, count: 1 });
+    }
+
+    /// The members met since the last call.
+    pub(crate) fn take(&mut self) -> Vec<OrphanMembers> {
+        self.pending_bytes = 0;
+        self.overflowed = false;
+        std::mem::take(&mut self.pending)
+    }
+}
+
+/// The SHA-512 and length of the stream (`docs/arc-rebuild.md`: intact members decompressed,
+/// other regions as found).
+#[derive(Default, Clone)]
+pub(crate) struct StreamDigest {
+    hasher: Sha512,
+    len: u64,
+}
+
+impl StreamDigest {
+    /// Adds a whole segment.
+    pub(crate) fn segment(&mut self, data: &Segment) -> io::Result<()> {
+        if let Some(all) = data.slice(0, data.len()) {
+            self.bytes(all);
+            return Ok(());
+        }
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0;
+        loop {
+            let n = data.read_full_at(at, &mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            self.bytes(&buf[..n]);
+            at += n as u64;
+        }
+    }
+
+    /// Adds bytes.
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        self.hasher.update(b);
+        self.len += b.len() as u64;
+    }
+
+    /// Length and hex digest.
+    pub(crate) fn finish(self) -> (u64, String) {
+        (self.len, super::digest::hex(&self.hasher.finalize()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_runs_end_where_the_separator_scan_stops() {
+        let cases: [(&[u8], u64); 6] = [
+            (b"\n\nx", 2),
+            (b"\r\n\r\nx", 4),
+            (b"\r\rx", 0),
+            (b"\n\r", 1),
+            (b"", 0),
+            (b"\n\r\n", 3),
+        ];
+        for (bytes, end) in cases {
+            let seg = Segment::Mem(bytes.to_vec());
+            assert_eq!(blank_run_end(&seg, 0).unwrap(), end, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn framing_tiles_the_bytes_and_covers_them_with_the_crc() {
+        let bytes = b"\nhttp://a 1.2.3.4 20240101000000 text/plain 3\r\nabc\n\nnext".to_vec();
+        let seg = Segment::Mem(bytes.clone());
+        let line_end = bytes.iter().position(|&b| b == b'\r').unwrap();
+        let line = &bytes[1..line_end];
+        let block_end = (line_end + 5) as u64;
+        let f = Framed {
+            claimed: 0,
+            start: 1,
+            header_line: Some((line, 2)),
+            block_end,
+            separator_from: block_end,
+        };
+        let mut problems = Problems::default();
+        let (field, end) = frame(&seg, f, &mut problems, &|o| o.to_string()).unwrap();
+        assert_eq!(end, block_end + 2);
+        assert_eq!(field.lead.as_deref(), Some("n"));
+        assert_eq!(field.eol.as_deref(), Some("N"));
+        assert_eq!(field.tail.as_deref(), Some("n2"));
+        let mut crc = Crc::new();
+        crc.update(b"\n");
+        crc.update(line);
+        crc.update(b"\r\n\n\n");
+        assert_eq!(field.crc, crc.sum());
+        assert!(problems.listed.is_empty());
+    }
+
+    #[test]
+    fn identical_empty_members_in_a_row_are_counted_once() {
+        let mut o = Orphans::default();
+        let mut p = Problems::default();
+        for i in 0..1000 {
+            o.push(100 + i * 20, vec![7; 20], &mut p);
+        }
+        o.push(100 + 1000 * 20, vec![8; 20], &mut p);
+        let got = o.take();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].count, 1000);
+        assert!(p.listed.is_empty());
+    }
+}

@@ -1,0 +1,87 @@
+//! The rebuild record that follows an ARC's records (`docs/arc-rebuild.md`): what the whole
+//! file was (length and SHA-512 of the file and of its stream) and what no record carries.
+
+use std::io;
+
+use super::report::RebuildReport;
+use super::verify::{ExpectationLog, Expected};
+use super::{End, MigratedRecord, RecordSinks, Written};
+use crate::formats::arc_rebuild::{REBUILD_URI_PREFIX, RebuildSummary};
+use crate::formats::warc::writer::RecordSpec;
+use crate::ids::Ids;
+
+/// The summary of one migrated ARC: `file` is its name, size and SHA-512.
+pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> RebuildSummary {
+    let (name, size, sha512) = file;
+    let (post, reasons, stream) = std::mem::take(&mut end.rebuild);
+    // A plain file is its own stream.
+    let (stream_length, stream_sha512) = stream.unwrap_or((size, sha512.clone()));
+    RebuildSummary {
+        file_name: name,
+        file_length: size,
+        file_sha512: sha512,
+        stream_length,
+        stream_sha512,
+        gzip: end.gzip,
+        gzip_header: None,
+        deflate: None,
+        members: if end.gzip { end.bytes.members } else { 0 },
+        post,
+        reasons,
+    }
+}
+
+/// Writes the rebuild record into the content container (after the ARC's last record, told to
+/// the sinks and the conservation check like any other); returns its block's length.
+pub(super) fn write_rebuild_record(
+    summary: &RebuildSummary,
+    warcinfo_id: &str,
+    (ids, date): (&Ids, &str),
+    sinks: &mut dyn RecordSinks,
+    log: &mut ExpectationLog,
+) -> io::Result<u64> {
+    let block = summary.to_text().into_bytes();
+    let spec = RecordSpec {
+        warc_type: "metadata".into(),
+        record_id: ids.warc_record_id(),
+        date: date.to_string(),
+        target_uri: Some(format!(
+            "{REBUILD_URI_PREFIX}{}",
+            crate::formats::arc_to_warc::uri_component(&summary.file_name)
+        )),
+        warcinfo_id: Some(warcinfo_id.to_string()),
+        concurrent_to: Some(warcinfo_id.to_string()),
+        content_type: Some("text/plain; charset=utf-8".into()),
+        ..RecordSpec::default()
+    };
+    let written = sinks.content().write_record(&spec, &block, 0)?;
+    log.push(&Expected::new(&written, false))?;
+    sinks.written(&MigratedRecord {
+        source: None,
+        input_kind: None,
+        warc_type: spec.warc_type,
+        target_uri: spec.target_uri,
+        content_type: spec.content_type,
+        payload_mime: "text/plain".into(),
+        date: spec.date,
+        date_source: None,
+        written,
+        scan: None,
+        container: Written::Output,
+        cleaned_from: None,
+        identification: None,
+    })?;
+    Ok(block.len() as u64)
+}
+
+/// What the report says of the rebuild data.
+pub(super) fn rebuild_report(summary: &RebuildSummary, bytes_written: u64) -> RebuildReport {
+    RebuildReport {
+        stream_length: summary.stream_length,
+        stream_sha512: summary.stream_sha512.clone(),
+        rebuildable: summary.rebuildable(),
+        reasons: summary.reasons.clone(),
+        deflate: summary.deflate.clone(),
+        bytes_written,
+    }
+}

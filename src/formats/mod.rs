@@ -11,6 +11,7 @@ pub mod dates;
 pub mod digest;
 pub mod droid;
 pub(crate) mod gzip_member;
+pub(crate) mod gzip_rebuild;
 pub mod html;
 pub mod http;
 pub mod mime;

@@ -171,7 +171,12 @@ fn print_report(r: &ArcRebuild) {
         println!("  file {} bytes, sha512 {}: {same}", f.bytes, f.sha512);
     }
     if r.gzip {
-        println!("  members {} (reproduced {})", r.members, r.members_reproduced);
+        println!(
+            "  members {} (original: {}), {} of the original length",
+            r.members,
+            r.members_expected.map_or("?".into(), |n| n.to_string()),
+            r.members_reproduced
+        );
     }
     if !r.rebuildable {
         println!("  not rebuildable at migration: {}", r.reasons.join("; "));

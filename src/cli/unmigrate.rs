@@ -151,7 +151,12 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
     for r in &reports {
         print_report(r);
     }
-    println!("{} ARC(s) rebuilt, {} written to {}", reports.len(), sink.written.len(), args.out.display());
+    println!(
+        "{} ARC(s) rebuilt, {} written to {}",
+        reports.len(),
+        sink.written.len(),
+        args.out.display()
+    );
     Ok(code)
 }
 

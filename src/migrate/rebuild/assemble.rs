@@ -168,8 +168,7 @@ impl Assembler {
     /// Ends the current member; `next` is the original offset of what follows it.
     fn end_member(&mut self, next: Option<u64>) -> io::Result<()> {
         if let Some(GzFile::InMember(..)) = &self.file {
-            let Some(GzFile::InMember(w, original_start, _)) =
-                self.file.replace(GzFile::Poisoned)
+            let Some(GzFile::InMember(w, original_start, _)) = self.file.replace(GzFile::Poisoned)
             else {
                 return Err(io::Error::other("member state"));
             };
@@ -213,10 +212,8 @@ impl Assembler {
             self.check_file_offset(o.offset, "a record-less member");
             let mut inflated = Vec::new();
             let mut d = flate2::read::GzDecoder::new(&o.bytes[..]);
-            let ok = io::Read::read_to_end(
-                &mut io::Read::take(&mut d, MAX_ORPHAN_OUT),
-                &mut inflated,
-            );
+            let ok =
+                io::Read::read_to_end(&mut io::Read::take(&mut d, MAX_ORPHAN_OUT), &mut inflated);
             if ok.is_err() {
                 self.differ(o.offset, None, "a record-less member does not inflate".into());
             }
@@ -260,7 +257,8 @@ impl Assembler {
                 return Err(RebuildError::Internal("file state"));
             };
             let at = h.len;
-            self.file = Some(GzFile::InMember(MemberWriter::new(h, &header, params)?, p.offset.first, at));
+            self.file =
+                Some(GzFile::InMember(MemberWriter::new(h, &header, params)?, p.offset.first, at));
         }
         Ok(())
     }
@@ -321,14 +319,22 @@ impl Assembler {
         }
         self.report.records += 1;
         if block_len != p.block_len {
-            self.differ(where_, in_member, format!("block of {block_len} bytes, not {}", p.block_len));
+            self.differ(
+                where_,
+                in_member,
+                format!("block of {block_len} bytes, not {}", p.block_len),
+            );
         }
         if let Some(stated) = &p.block_digest
             && stated.to_ascii_lowercase().starts_with("sha1:")
         {
             let found = crate::formats::digest::sha1_base32(&sha1.finalize());
             if !found.eq_ignore_ascii_case(stated) {
-                self.differ(where_, in_member, format!("WARC-Block-Digest {stated}, found {found}"));
+                self.differ(
+                    where_,
+                    in_member,
+                    format!("WARC-Block-Digest {stated}, found {found}"),
+                );
             }
         }
         let crc = std::mem::replace(&mut self.crc, flate2::Crc::new()).sum();

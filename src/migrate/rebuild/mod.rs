@@ -347,8 +347,7 @@ impl Merge<'_> {
             (true, Some(_)) => self.summary_for(&info),
             (false, _) => None,
         };
-        let start =
-            ArcStart { name: &info.name, gzip: info.gzip, container: self.container, file };
+        let start = ArcStart { name: &info.name, gzip: info.gzip, container: self.container, file };
         let out = self
             .sink
             .begin(&start)
@@ -395,7 +394,11 @@ impl Merge<'_> {
         }
     }
 
-    fn end_arc(&mut self, mut cur: Current, summary: Option<&SummaryText>) -> Result<(), RebuildError> {
+    fn end_arc(
+        &mut self,
+        mut cur: Current,
+        summary: Option<&SummaryText>,
+    ) -> Result<(), RebuildError> {
         self.twins_before(&mut cur, None)?;
         let parsed = match summary {
             Some(s) => Some(RebuildSummary::parse(&s.text).map_err(|e| RebuildError::Record {

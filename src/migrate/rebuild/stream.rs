@@ -105,8 +105,10 @@ impl RecordStream {
     /// Starts reading `path` on a thread of its own.
     pub(crate) fn open(path: &Path) -> Result<RecordStream, RebuildError> {
         let name = path.display().to_string();
-        let file = crate::layout::open_regular(path)
-            .map_err(|e| RebuildError::Open { path: path.to_path_buf(), source: io::Error::other(e) })?;
+        let file = crate::layout::open_regular(path).map_err(|e| RebuildError::Open {
+            path: path.to_path_buf(),
+            source: io::Error::other(e),
+        })?;
         let (tx, rx) = sync_channel(IN_FLIGHT);
         let owned: PathBuf = path.to_path_buf();
         let thread_name = name.clone();
@@ -260,8 +262,7 @@ fn read_container(file: File, name: &str, tx: &SyncSender<Msg>) -> Result<(), Re
             match role(h, name, head.offset) {
                 Ok(Role::Warcinfo) => {
                     let body = read_small(block)?;
-                    if let Some(info) = arc_of_warcinfo(h.record_id().unwrap_or_default(), &body)
-                    {
+                    if let Some(info) = arc_of_warcinfo(h.record_id().unwrap_or_default(), &body) {
                         tx.send(Msg::Info(info)).map_err(|_| gone())?;
                     }
                 }
@@ -371,7 +372,11 @@ mod tests {
 
     #[test]
     fn warcinfo_names_the_arc() {
-        let info = arc_of_warcinfo("<id>", b"software: x\r\nsource-file: a.arc.gz\r\nsource-format: ARC, gzip-compressed\r\n").unwrap();
+        let info = arc_of_warcinfo(
+            "<id>",
+            b"software: x\r\nsource-file: a.arc.gz\r\nsource-format: ARC, gzip-compressed\r\n",
+        )
+        .unwrap();
         assert_eq!(info.name, "a.arc.gz");
         assert!(info.gzip);
         assert!(arc_of_warcinfo("<id>", b"software: x\r\n").is_none());

@@ -293,8 +293,7 @@ fn rebuild_container(
         reports: Vec::new(),
     };
     let mut current: Option<Current> = None;
-    loop {
-        let Some(msg) = m.main.next_msg() else { break };
+    while let Some(msg) = m.main.next_msg() {
         match msg {
             Msg::Info(info) => {
                 if let Some(cur) = current.take() {

@@ -497,9 +497,7 @@ pub fn audit_package(
 
     let (identity, unlinked) = identity(&mets_path, &mets_name);
     findings.extend(unlinked);
-    if opts.deep && opts.rebuild_arcs {
-        check_arc_rebuilds(dir, &mut findings);
-    }
+    check_arc_rebuilds(dir, opts, &mut findings);
     let references = match &opts.with {
         Some(with) => Some(follow_references(dir, with, &mut findings)?),
         None => None,
@@ -531,7 +529,10 @@ pub fn audit_package(
 /// Rebuilds the stream of every ARC the package's containers were migrated from; each
 /// difference from what the migration stated is a finding on the container (rule
 /// `arc-rebuild`) naming the ARC and the offset in it.
-fn check_arc_rebuilds(dir: &Path, findings: &mut Vec<AuditFinding>) {
+fn check_arc_rebuilds(dir: &Path, opts: &AuditOptions, findings: &mut Vec<AuditFinding>) {
+    if !(opts.deep && opts.rebuild_arcs) {
+        return;
+    }
     let mut containers = Vec::new();
     for sub in [layout::CONTENT_DIR, layout::VIRAL_DIR] {
         let Ok(entries) = std::fs::read_dir(dir.join(sub)) else { continue };

@@ -1,19 +1,42 @@
 #!/usr/bin/env python3
 """`webaip export wacz` against copying the package's bytes (`cp` of its content containers and
-METS) and against py-wacz's `wacz create` of the same containers, in the same run: wall time,
-peak RSS, and export's time as a multiple of the copy's. The cases run in turns (A-B-A-B ...),
-best of `--runs` each. The target: export at most 1.2x the copy, memory constant.
+METS), against hashing the same bytes (the SHA-256 every WACZ member carries in its
+datapackage, and the SHA-512 the export checks against the METS: coreutils and OpenSSL, which
+uses the CPU's SHA instructions as webaip does) and against py-wacz's `wacz create
+--detect-pages` of the same containers, in the same run: wall time, CPU time (user + system),
+peak RSS, and each as a multiple of the copy's and of the SHA-256 floor's (OpenSSL). The cases
+run in turns (A-B-A-B ...), best of `--runs` each. The target: export at most 1.2x the copy,
+memory constant.
 
 Usage: export_bench.py PACKAGE [--webaip PATH] [--runs N] [--no-peer]
 """
 import argparse
 import glob
 import os
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+
+CP = "cp (containers and METS)"
+FLOOR = "openssl dgst -sha256 (same bytes)"
+
+
+def run(cmd):
+    """Runs cmd; returns (wall s, CPU s, peak RSS MB). Exits naming the command if it fails."""
+    with tempfile.TemporaryFile() as errf:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            errf.seek(0)
+            err = errf.read().decode(errors="replace")
+            sys.exit("benchmark command failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
 
 
 def main():
@@ -24,30 +47,37 @@ def main():
     ap.add_argument("--no-peer", action="store_true")
     a = ap.parse_args()
     containers = sorted(glob.glob(os.path.join(a.package, "content", "*.warc.gz")))
-    size = sum(os.path.getsize(c) for c in containers)
+    mets = os.path.join(a.package, "METS.xml")
+    size = sum(os.path.getsize(c) for c in containers + [mets])
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(a.package))) as tmp:
         out = os.path.join(tmp, "out.wacz")
         copy = os.path.join(tmp, "copy")
         os.mkdir(copy)
+        export = [a.webaip, "export", "wacz", "-q", a.package, "-o", out]
         cases = [
-            ("cp (containers and METS)", ["cp"] + containers + [os.path.join(a.package, "METS.xml"), copy]),
-            ("webaip export wacz", [a.webaip, "export", "wacz", "-q", a.package, "-o", out]),
-            ("webaip export wacz --no-verify", [a.webaip, "export", "wacz", "-q", "--no-verify", a.package, "-o", out]),
-            ("webaip export wacz -j1", ["taskset", "-c", "0", a.webaip, "export", "wacz", "-q", a.package, "-o", out]),
+            (CP, ["cp"] + containers + [mets, copy]),
+            ("sha256sum (same bytes)", ["sha256sum"] + containers + [mets]),
+            ("sha512sum (same bytes)", ["sha512sum"] + containers + [mets]),
+            (FLOOR, ["openssl", "dgst", "-sha256"] + containers + [mets]),
+            ("openssl dgst -sha512 (same bytes)", ["openssl", "dgst", "-sha512"] + containers + [mets]),
+            ("webaip export wacz", export),
+            ("webaip export wacz --no-verify", export + ["--no-verify"]),
+            ("webaip export wacz on one core", ["taskset", "-c", "0"] + export),
         ]
         if not a.no_peer:
-            cases.append(("py-wacz create", [os.path.join(benchlib.VENV, "wacz"), "create", "-o", out] + containers))
+            wacz = os.path.join(benchlib.VENV, "wacz")
+            cases.append(("py-wacz create --detect-pages", [wacz, "create", "--detect-pages", "-o", out] + containers))
         results = {}
         for _ in range(a.runs):
             for name, cmd in cases:
-                wall, rss = benchlib.run(cmd)
-                if name not in results or wall < results[name][0]:
-                    results[name] = (wall, rss)
-    base = results["cp (containers and METS)"][0]
-    print("package: %s (%d containers, %.1f MB)" % (a.package, len(containers), size / 1e6))
-    print("%-34s %9s %9s %9s" % ("command", "wall s", "RSS MB", "x cp"))
-    for name, (wall, rss) in results.items():
-        print("%-34s %9.2f %9.1f %9.2f" % (name, wall, rss, wall / base))
+                r = run(cmd)
+                if name not in results or r[0] < results[name][0]:
+                    results[name] = r
+    base, floor = results[CP][0], results[FLOOR][0]
+    print("package: %s (%d containers and METS, %.1f MB)" % (a.package, len(containers), size / 1e6))
+    print("%-36s %8s %8s %8s %8s %10s" % ("command", "wall s", "CPU s", "RSS MB", "x cp", "x sha256"))
+    for name, (wall, cpu, rss) in results.items():
+        print("%-36s %8.2f %8.2f %8.1f %8.2f %10.2f" % (name, wall, cpu, rss, wall / base, wall / floor))
 
 
 if __name__ == "__main__":

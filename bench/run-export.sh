@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # WACZ export benchmark: the 200 MB benchmark ARC packaged once (bench/work/export-pkg), then
-# `webaip export wacz` of that package against `cp` of its bytes and py-wacz's `wacz create`,
-# in the same run (bench/export_bench.py prints the table).
+# `webaip export wacz` of that package against `cp` of its bytes, against hashing the same bytes
+# (sha256sum, sha512sum, openssl dgst) and against py-wacz's `wacz create --detect-pages`, in the
+# same run (bench/export_bench.py prints the table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-test-env.sh

@@ -11,6 +11,14 @@
 //! and not stored: the next run finishes the put (a put of the same bytes is a no-op where a
 //! copy verifies). A package whose METS is no longer the one recorded is built again; one
 //! whose put failed, retried by a run without a store, is recorded done as it is.
+//!
+//! With `--export-wacz` and `--export-eark` ([`export`](super::export)), the package is
+//! exported after the put (the preservation copy first, then the access copies), each export
+//! recorded in the journal by where it was written; without `OUT` the local copy is removed
+//! only once every export is recorded too. An export that fails fails the item with kind
+//! `export` and keeps the package and its record, so that `--retry-failed` exports it again
+//! without rebuilding it. A package done and delivered whose export a later run asks for (or
+//! whose recorded export is not there any more) is exported by that run, not rebuilt.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -21,10 +29,13 @@ use crate::mets::ValidateOptions;
 use crate::store::config::StoreConfig;
 use crate::store::{Store, StoreError};
 
-use super::journal::{Entry, Journal, JournalError, State};
+use super::export::ExportOptions;
+use super::journal::{Entry, ExportKind, Journal, JournalError, State};
 
 /// The error kind of an item whose put failed.
 pub const STORE_KIND: &str = "store";
+/// The error kind of an item whose export failed.
+pub const EXPORT_KIND: &str = "export";
 /// The error kind of an item whose ingest failed.
 pub const INGEST_KIND: &str = "ingest";
 /// The folder below the work folder where AIPs are made (item names are never hidden).
@@ -38,8 +49,10 @@ pub struct DeliverOptions {
     /// Put each package into the store of this replica configuration.
     pub store: Option<PathBuf>,
     /// Move each package into the output folder; false (only with a store): the store holds
-    /// it, and the local copy is removed once the put is recorded.
+    /// it, and the local copy is removed once the put (and every export) is recorded.
     pub keep: bool,
+    /// Export each package as a WACZ and/or an E-ARK package.
+    pub exports: ExportOptions,
 }
 
 /// The delivery steps of a run: the store opened once, the options of ingest and put.
@@ -48,6 +61,7 @@ pub struct Delivery {
     keep: bool,
     ingest: Option<IngestOptions>,
     audit: AuditOptions,
+    exports: ExportOptions,
 }
 
 /// Why a put was not accepted.
@@ -121,6 +135,7 @@ impl Delivery {
             store,
             ingest,
             audit: AuditOptions { validate, deep: false, with: None, rebuild_arcs: false },
+            exports: opts.exports.clone(),
         })
     }
 
@@ -130,30 +145,34 @@ impl Delivery {
     }
 
     /// Whether an item's package is made and recorded, and its delivery unfinished: done and
-    /// not stored (with a store), or failed in its put (retried with `--retry-failed`; without
-    /// a store, the package kept is all there is to deliver).
+    /// not stored (with a store) or not exported as asked, or failed in its put or an export
+    /// (retried with `--retry-failed`; without a store and exports, the package kept is all
+    /// there is to deliver).
     pub fn unfinished(&self, e: &Entry) -> bool {
         e.mets_sha512.is_some()
             && match e.state {
-                State::Done => self.store.is_some() && e.stored.is_none(),
-                State::Failed => e.error_kind.as_deref() == Some(STORE_KIND),
+                State::Done => {
+                    (self.store.is_some() && e.stored.is_none()) || !self.exports_due(e).is_empty()
+                }
+                State::Failed => {
+                    matches!(e.error_kind.as_deref(), Some(STORE_KIND) | Some(EXPORT_KIND))
+                }
                 _ => false,
             }
     }
 
-    /// Finishes the delivery of an unfinished item whose package at `at` is the one recorded:
-    /// puts it, or without a store records it done again as it is.
-    pub fn resume(
-        &self,
-        key: &str,
-        at: &Path,
-        journal: &Mutex<Journal>,
-    ) -> Result<State, DeliverError> {
-        if self.store.is_some() {
-            return self.store(key, at, journal);
+    /// The exports asked for that the journal does not record for this package where they
+    /// go now, or that are not there any more: (kind, where it goes).
+    fn exports_due(&self, e: &Entry) -> Vec<(ExportKind, PathBuf)> {
+        if e.package.is_empty() {
+            return Vec::new();
         }
-        journal.lock().unwrap_or_else(|p| p.into_inner()).done_as_recorded(key)?;
-        Ok(State::Done)
+        let recorded = |kind: ExportKind, target: &Path| {
+            kind.of(e) == Some(crate::sources::path_text(target).as_str())
+                && std::fs::symlink_metadata(target).is_ok()
+        };
+        let targets = self.exports.targets(&e.package).into_iter();
+        targets.filter(|(kind, target)| !recorded(*kind, target)).collect()
     }
 
     /// Where an item's package is once recorded done: in the output folder (`out`) when kept,
@@ -211,32 +230,44 @@ impl Delivery {
         Ok(Some((report.objid, dir_bytes(built))))
     }
 
-    /// Puts the package at `at` (recorded done) into the store and records it stored, then,
-    /// when packages are not kept, removes it; a put not accepted fails the item (kind
-    /// `store`). Returns the item's state; done at once without a store.
-    pub fn store(
+    /// Delivers the package at `at` (recorded done, or failed in its delivery) that is not
+    /// yet: puts it into the store and records it stored, exports it and records each
+    /// export, records it done, then, when packages are not kept, removes it. A put not
+    /// accepted fails the item (kind `store`), and so does an export that fails (kind
+    /// `export`, after the others are tried); the package stays. Returns the item's state.
+    pub fn finish(
         &self,
         key: &str,
         at: &Path,
         journal: &Mutex<Journal>,
     ) -> Result<State, DeliverError> {
-        let Some(store) = &self.store else { return Ok(State::Done) };
         let lock = || journal.lock().unwrap_or_else(|p| p.into_inner());
-        match self.put(store, at) {
-            Ok(()) => {
-                lock().stored(key)?;
-                if !self.keep {
-                    // The store holds it now; a copy left by a failed removal is removed by
-                    // the next run (`tidy`).
-                    let _ = std::fs::remove_dir_all(at);
-                }
-                Ok(State::Done)
-            }
-            Err(e) => {
+        let Some(entry) = lock().entry(key)? else { return Ok(State::Failed) };
+        if let Some(store) = self.store.as_ref().filter(|_| entry.stored.is_none()) {
+            if let Err(e) = self.put(store, at) {
                 lock().failed(key, STORE_KIND, &e.to_string())?;
-                Ok(State::Failed)
+                return Ok(State::Failed);
+            }
+            lock().stored(key)?;
+        }
+        let mut failures = Vec::new();
+        for (kind, target) in self.exports_due(&entry) {
+            match self.exports.write(kind, at, &target) {
+                Ok(_) => lock().exported(key, kind, &crate::sources::path_text(&target))?,
+                Err(e) => failures.push(e.to_string()),
             }
         }
+        if !failures.is_empty() {
+            lock().failed(key, EXPORT_KIND, &failures.join("; "))?;
+            return Ok(State::Failed);
+        }
+        lock().done_as_recorded(key)?;
+        if self.store.is_some() && !self.keep {
+            // The store holds it now; a copy left by a failed removal is removed by the next
+            // run (`tidy`).
+            let _ = std::fs::remove_dir_all(at);
+        }
+        Ok(State::Done)
     }
 
     fn put(&self, store: &Store, at: &Path) -> Result<(), PutFailure> {
@@ -257,7 +288,7 @@ impl Delivery {
     /// Removes the local copy of a package recorded stored that a run did not get to remove
     /// (packages not kept).
     pub fn tidy(&self, e: &Entry, work: &Path) {
-        if !self.keep && e.stored.is_some() && !e.package.is_empty() {
+        if !self.keep && e.stored.is_some() && !e.package.is_empty() && !self.unfinished(e) {
             let left = work.join(&e.package);
             if std::fs::symlink_metadata(&left).is_ok() {
                 let _ = std::fs::remove_dir_all(&left);

@@ -3,12 +3,13 @@
 //! `pending` (registered, not started), `running` (started; a row still `running` when no
 //! run is alive belongs to a run that died, and is redone from scratch), `done` (package id,
 //! size, SHA-512 of its METS, time; with `stored`, the time a put to the replicated store was
-//! accepted) and `failed` (error kind and message; a package whose put failed keeps its
-//! record, so that a retry can put it again). Every change is its own committed statement, in
-//! WAL mode, so a killed run leaves every row as the last change it made.
+//! accepted; with `wacz` and `eark`, the file or folder an export of the package was written
+//! to) and `failed` (error kind and message; a package whose put or export failed keeps its
+//! record, so that a retry can deliver it again). Every change is its own committed
+//! statement, in WAL mode, so a killed run leaves every row as the last change it made.
 //!
-//! The schema's version is SQLite's `user_version`: 0, the first (no `stored` column), is
-//! brought to [`SCHEMA_VERSION`] when a journal is opened.
+//! The schema's version is SQLite's `user_version`: 0, the first (no `stored` column), and 1
+//! (no `wacz` and `eark` columns) are brought to [`SCHEMA_VERSION`] when a journal is opened.
 
 use std::path::{Path, PathBuf};
 
@@ -78,6 +79,38 @@ pub struct Entry {
     pub updated: String,
     /// When a put of the package to the replicated store was accepted (RFC 3339, UTC).
     pub stored: Option<String>,
+    /// The WACZ export of the package written (`--export-wacz`), as a path.
+    pub wacz: Option<String>,
+    /// The E-ARK export of the package written (`--export-eark`), as a path.
+    pub eark: Option<String>,
+}
+
+/// An export of a package the journal records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportKind {
+    /// A WACZ access copy.
+    Wacz,
+    /// An E-ARK information package.
+    Eark,
+}
+
+impl ExportKind {
+    /// Its name in the journal (the column) and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportKind::Wacz => "wacz",
+            ExportKind::Eark => "eark",
+        }
+    }
+
+    /// What the entry records of this export.
+    pub fn of(self, e: &Entry) -> Option<&str> {
+        match self {
+            ExportKind::Wacz => e.wacz.as_deref(),
+            ExportKind::Eark => e.eark.as_deref(),
+        }
+    }
 }
 
 /// What a finished package is recorded with.
@@ -126,14 +159,20 @@ CREATE TABLE IF NOT EXISTS items (
     error TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
     updated TEXT NOT NULL,
-    stored TEXT
+    stored TEXT,
+    wacz TEXT,
+    eark TEXT
 );";
 
-/// The schema this code writes (SQLite's `user_version`); 0 has no `stored` column.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema this code writes (SQLite's `user_version`); 0 has no `stored` column, 1 no
+/// `wacz` and `eark` columns.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The columns later schemas added, in order: a journal lacking one gets it when migrated.
+const ADDED_COLUMNS: &[&str] = &["stored", "wacz", "eark"];
 
 const COLUMNS: &str = "key, line, source, package, state, package_id, size, mets_sha512, \
-                       findings, error_kind, error, attempts, updated, stored";
+                       findings, error_kind, error, attempts, updated, stored, wacz, eark";
 
 /// Brings a journal of an earlier schema to [`SCHEMA_VERSION`], under the write lock, so that
 /// two processes opening it at once migrate it once.
@@ -155,13 +194,15 @@ fn migrate(db: &Connection) -> rusqlite::Result<()> {
     }
     db.execute_batch("BEGIN IMMEDIATE")?;
     let migrated = (|| {
-        let has_stored: bool = db.query_row(
-            "SELECT count(*) FROM pragma_table_info('items') WHERE name = 'stored'",
-            [],
-            |r| r.get::<_, i64>(0).map(|n| n > 0),
-        )?;
-        if !has_stored {
-            db.execute_batch("ALTER TABLE items ADD COLUMN stored TEXT")?;
+        for column in ADDED_COLUMNS {
+            let has: bool = db.query_row(
+                "SELECT count(*) FROM pragma_table_info('items') WHERE name = ?1",
+                [column],
+                |r| r.get::<_, i64>(0).map(|n| n > 0),
+            )?;
+            if !has {
+                db.execute_batch(&format!("ALTER TABLE items ADD COLUMN {column} TEXT"))?;
+            }
         }
         db.pragma_update(None, "user_version", SCHEMA_VERSION)
     })();
@@ -249,7 +290,8 @@ impl Journal {
             .execute(
                 "UPDATE items SET state = 'running', attempts = attempts + 1, package_id = NULL, \
                  size = NULL, mets_sha512 = NULL, findings = 0, error_kind = NULL, error = NULL, \
-                 stored = NULL, package = ?3, updated = ?2 WHERE key = ?1",
+                 stored = NULL, wacz = NULL, eark = NULL, package = ?3, updated = ?2 \
+                 WHERE key = ?1",
                 params![key, now(), package],
             )
             .map(drop)
@@ -280,6 +322,17 @@ impl Journal {
             )
             .map(drop)
             .map_err(self.err())
+    }
+
+    /// Records the export `kind` of an item's package written to `path` (its state unchanged);
+    /// an item without a package record is left as it is.
+    pub fn exported(&self, key: &str, kind: ExportKind, path: &str) -> Result<(), JournalError> {
+        // The column is one of two fixed names, never text from outside.
+        let sql = format!(
+            "UPDATE items SET {} = ?2, updated = ?3 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
+            kind.name()
+        );
+        self.db.execute(&sql, params![key, path, now()]).map(drop).map_err(self.err())
     }
 
     /// Marks an item done again with the package record it has (its put failed, and a run
@@ -350,6 +403,8 @@ fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
         attempts: unsigned(row.get(11)?),
         updated: row.get(12)?,
         stored: row.get(13)?,
+        wacz: row.get(14)?,
+        eark: row.get(15)?,
     })
 }
 
@@ -413,10 +468,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("later.sqlite");
         Journal::open(&path).unwrap();
-        Connection::open(&path).unwrap().pragma_update(None, "user_version", 2).unwrap();
+        let later = SCHEMA_VERSION + 1;
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", later).unwrap();
         for err in [Journal::open(&path).unwrap_err(), Journal::open_existing(&path).unwrap_err()] {
             let err = err.to_string();
-            assert!(err.contains("later.sqlite") && err.contains("schema version 2"), "{err}");
+            let said = format!("schema version {later}");
+            assert!(err.contains("later.sqlite") && err.contains(&said), "{err}");
         }
     }
 
@@ -426,8 +483,8 @@ mod tests {
         let path = tmp.path().join("old.sqlite");
         {
             let db = Connection::open(&path).unwrap();
-            let first = SCHEMA.replace(",\n    stored TEXT", "");
-            assert!(!first.contains("stored"));
+            let first = SCHEMA.replace(",\n    stored TEXT,\n    wacz TEXT,\n    eark TEXT", "");
+            assert!(!first.contains("stored") && !first.contains("wacz"));
             db.execute_batch(&first).unwrap();
             db.execute(
                 "INSERT INTO items (key, source, package, state, mets_sha512, updated) \

@@ -19,10 +19,12 @@
 //!
 //! With `--ingest` and `--store` ([`deliver`]), each package is made an AIP before it is
 //! recorded done, and put into the replicated store after; without an output folder to keep
-//! packages in, the store holds the only copy once the journal records it stored.
+//! packages in, the store holds the only copy once the journal records it stored. With
+//! `--export-wacz` and `--export-eark` ([`export`]), each is also exported, after the put.
 
 pub mod deliver;
 pub mod events;
+pub mod export;
 pub mod item;
 pub mod journal;
 pub mod lock;
@@ -121,7 +123,7 @@ pub struct BatchOutcome {
     pub manifest_items: usize,
     /// Items of this run's share.
     pub items: usize,
-    /// Packaged by this run (or, packaged before, stored by it).
+    /// Packaged by this run (or, packaged before, stored or exported by it).
     pub packaged: usize,
     /// Failed in this run.
     pub failed: usize,
@@ -135,6 +137,10 @@ pub struct BatchOutcome {
     pub ignored: Vec<String>,
     /// Items of the share whose package the journal records stored (`--store`).
     pub stored: usize,
+    /// Items of the share whose WACZ export the journal records (`--export-wacz`).
+    pub exported_wacz: usize,
+    /// Items of the share whose E-ARK export the journal records (`--export-eark`).
+    pub exported_eark: usize,
     /// Every item of the share, as the journal has it after the run.
     pub entries: Vec<Entry>,
     /// Bytes of the sources of the items this run packaged or failed.
@@ -230,7 +236,10 @@ pub fn run(
     let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
     for item in &share {
         if let Some(e) = journal.entry(&item.key)? {
-            outcome.stored += usize::from(e.state == State::Done && e.stored.is_some());
+            let done = e.state == State::Done;
+            outcome.stored += usize::from(done && e.stored.is_some());
+            outcome.exported_wacz += usize::from(done && e.wacz.is_some());
+            outcome.exported_eark += usize::from(done && e.eark.is_some());
             outcome.entries.push(e);
         }
     }
@@ -330,7 +339,7 @@ fn run_item(
     if let Some(e) = recorded.filter(|e| delivery.unfinished(e)) {
         let at = delivery.location(&opts.out, &work, &e.package);
         if delivery.recorded_package(&e, &at) {
-            return Ok(delivery.resume(&item.key, &at, journal)?);
+            return Ok(delivery.finish(&item.key, &at, journal)?);
         }
     }
     let built = work.join(&item.name);
@@ -380,7 +389,7 @@ fn run_item(
         move_into_place(&opts.out, &item.name)?;
     }
     let at = delivery.location(&opts.out, &work, &item.name);
-    Ok(delivery.store(&item.key, &at, journal)?)
+    Ok(delivery.finish(&item.key, &at, journal)?)
 }
 
 /// Counts by state.

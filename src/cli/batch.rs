@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 
 use webaip::batch::deliver::DeliverOptions;
+use webaip::batch::export::{EarkExport, EarkForm, ExportOptions};
 use webaip::batch::item::ItemSettings;
 use webaip::batch::journal::{Entry, State};
 use webaip::batch::resources::{DEFAULT_MIN_FREE, Resources, default_memory, parse_size};
 use webaip::batch::shard::Shard;
 use webaip::batch::{BatchOptions, BatchOutcome, Counts, Event, Status};
+use webaip::export::eark::PackageType;
 use webaip::migrate::DEFAULT_LEVEL;
 use webaip::model::SerializationMode;
 use webaip::package::PackageOptions;
@@ -38,6 +40,22 @@ enum BatchCommand {
 enum ModeArg {
     Minimal,
     Full,
+}
+
+/// The OAIS type of the E-ARK packages exported.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum EarkTypeArg {
+    Sip,
+    Aip,
+}
+
+/// The form of each E-ARK package exported.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum EarkFormArg {
+    /// DIR/NAME.zip.
+    Zip,
+    /// The folder DIR/NAME.
+    Folder,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -69,6 +87,20 @@ struct RunArgs {
     /// Make each package an AIP (as `webaip ingest`) before it goes to --out or --store.
     #[arg(long)]
     ingest: bool,
+    /// Export each package as a WACZ (as `webaip export wacz`) to DIR/NAME.wacz, after the
+    /// put; the journal records it, and a rerun does not export it again.
+    #[arg(long, value_name = "DIR")]
+    export_wacz: Option<PathBuf>,
+    /// Export each package as an E-ARK 2.2 package (as `webaip export eark`) to DIR/NAME.zip
+    /// (or the folder DIR/NAME with --eark-form folder), after the put.
+    #[arg(long, value_name = "DIR")]
+    export_eark: Option<PathBuf>,
+    /// The OAIS type of the E-ARK packages exported.
+    #[arg(long, value_enum, default_value = "sip", requires = "export_eark")]
+    eark_type: EarkTypeArg,
+    /// Each E-ARK package as one ZIP or as a folder.
+    #[arg(long, value_enum, default_value = "zip", requires = "export_eark")]
+    eark_form: EarkFormArg,
     /// Items packaged at once; default: cores.
     #[arg(short = 'j', long = "jobs")]
     jobs: Option<usize>,
@@ -205,8 +237,26 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
     });
     let jobs =
         args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let deliver =
-        DeliverOptions { ingest: args.ingest, store: args.store.clone(), keep: args.out.is_some() };
+    let exports = ExportOptions {
+        wacz: args.export_wacz.clone(),
+        eark: args.export_eark.clone().map(|dir| EarkExport {
+            dir,
+            kind: match args.eark_type {
+                EarkTypeArg::Sip => PackageType::Sip,
+                EarkTypeArg::Aip => PackageType::Aip,
+            },
+            form: match args.eark_form {
+                EarkFormArg::Zip => EarkForm::Zip,
+                EarkFormArg::Folder => EarkForm::Folder,
+            },
+        }),
+    };
+    let deliver = DeliverOptions {
+        ingest: args.ingest,
+        store: args.store.clone(),
+        keep: args.out.is_some(),
+        exports,
+    };
     Ok(BatchOptions {
         out: folder,
         journal,
@@ -296,6 +346,17 @@ fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
             o.items,
             terminal_text(&config.display().to_string())
         );
+    }
+    let exports = &opts.deliver.exports;
+    let dirs = [
+        ("WACZ", o.exported_wacz, exports.wacz.as_ref()),
+        ("E-ARK", o.exported_eark, exports.eark.as_ref().map(|e| &e.dir)),
+    ];
+    for (what, n, dir) in dirs {
+        if let Some(dir) = dir {
+            let dir = terminal_text(&dir.display().to_string());
+            println!("  exported: {n} of {} item(s) as {what} in {dir}", o.items);
+        }
     }
     if o.moved_into_place > 0 {
         println!(

@@ -2,9 +2,12 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use webaip::audit::AuditOptions;
+use webaip::batch::export;
+use webaip::export::eark::PackageType;
 use webaip::store::config::StoreConfig;
 use webaip::store::{CopyOutcome, CopyStatus, Store, StoreError};
 
@@ -60,6 +63,8 @@ enum Action {
         /// Where to put it.
         #[arg(long)]
         to: PathBuf,
+        #[command(flatten)]
+        export: GetExportArgs,
     },
     /// Recreate the state database from what the replicas hold.
     RebuildState,
@@ -74,6 +79,27 @@ enum Action {
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// What `store get` exports of the package it fetched and verified.
+#[derive(Debug, Args)]
+struct GetExportArgs {
+    /// Export the fetched package as a WACZ to FILE (as `webaip export wacz`).
+    #[arg(long, value_name = "FILE", conflicts_with = "file")]
+    export_wacz: Option<PathBuf>,
+    /// Export the fetched package as an E-ARK 2.2 package to PATH, a new folder or a `.zip`
+    /// (as `webaip export eark`).
+    #[arg(long, value_name = "PATH", conflicts_with = "file")]
+    export_eark: Option<PathBuf>,
+    /// The OAIS type of the E-ARK package.
+    #[arg(long, value_enum, default_value = "sip", requires = "export_eark")]
+    eark_type: EarkTypeArg,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum EarkTypeArg {
+    Sip,
+    Aip,
 }
 
 /// Runs the command; returns the exit status (0 done and clean, 1 findings or an incomplete
@@ -193,17 +219,8 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             }
             Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
         }
-        Action::Get { package, file, to } => {
-            let r = store.get(&package, file.as_deref(), &to)?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                for c in &r {
-                    let note = c.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
-                    println!("{}: verified, from {}{note}", c.file, c.replica);
-                }
-            }
-            Ok(0)
+        Action::Get { package, file, to, export } => {
+            run_get(&store, (&package, file.as_deref(), &to), &export, args.json)
         }
         remove @ Action::Remove { .. } => run_remove(&store, remove, args.json),
         Action::RebuildState => {
@@ -227,6 +244,60 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
         }
     }
+}
+
+/// `store get`: the copies fetched and verified, then the exports asked for (a JSON object
+/// with `copies`, `wacz` and `eark` when there are exports, else the list of copies).
+fn run_get(
+    store: &Store,
+    (package, file, to): (&str, Option<&str>, &std::path::Path),
+    export: &GetExportArgs,
+    json: bool,
+) -> anyhow::Result<i32> {
+    if let Some(path) = &export.export_eark {
+        export::eark_target_free(path)?;
+    }
+    let copies = store.get(package, file, to)?;
+    if !json {
+        for c in &copies {
+            let note = c.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+            println!("{}: verified, from {}{note}", c.file, c.replica);
+        }
+    }
+    let fetched = || format!("{package} fetched and verified into {}", to.display());
+    let wacz = match &export.export_wacz {
+        Some(path) => {
+            let r = export::write_wacz(to, path).with_context(fetched)?;
+            if !json {
+                println!("{}: WACZ of {} ({} bytes)", path.display(), r.objid, r.bytes);
+            }
+            Some(r)
+        }
+        None => None,
+    };
+    let eark = match &export.export_eark {
+        Some(path) => {
+            let kind = match export.eark_type {
+                EarkTypeArg::Sip => PackageType::Sip,
+                EarkTypeArg::Aip => PackageType::Aip,
+            };
+            let s =
+                export::write_eark(to, path, kind, export::Replace::No).with_context(fetched)?;
+            if !json {
+                println!("{}: E-ARK {} of {}", path.display(), kind.as_str(), s.objid);
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    if json {
+        let report = match (&wacz, &eark) {
+            (None, None) => serde_json::to_value(&copies)?,
+            _ => serde_json::json!({ "copies": copies, "wacz": wacz, "eark": eark }),
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    }
+    Ok(0)
 }
 
 /// `store remove`: nothing without `--yes` or `--dry-run`; a refusal is exit 2, a removal

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::arc_framing::{self, Framed, Orphans, Problems, StreamDigest};
+use super::arc_framing::{self, Framed, MemberSettings, Orphans, Problems, StreamDigest};
 use super::arc_rebuild::{OrphanMembers, RebuildField};
 use super::dates::parse_arc_date;
 use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
@@ -375,6 +375,22 @@ struct SegmentState {
     damaged: bool,
     /// Where the member ends in the compressed file.
     member_end: u64,
+    /// The member's gzip header and deflate settings where not the file's (its first
+    /// record's field says them).
+    settings: (Option<Vec<u8>>, Option<String>),
+}
+
+/// What the reader knows for the rebuild record once the file is read.
+#[derive(Debug, Default)]
+pub(crate) struct RebuildEnd {
+    /// Record-less members after the last record.
+    pub post: Vec<OrphanMembers>,
+    /// Why the ARC cannot be rebuilt (empty: it can).
+    pub reasons: Vec<String>,
+    /// The stream's length and SHA-512 (gzip input).
+    pub stream: Option<(u64, String)>,
+    /// The default member header and deflate settings (gzip input).
+    pub defaults: (Option<Vec<u8>>, Option<String>),
 }
 
 /// Reads records out of one ARC file.
@@ -401,6 +417,8 @@ pub struct ArcReader {
     orphans: Orphans,
     /// The stream's digest (gzip input: a plain file is its own stream).
     stream: Option<StreamDigest>,
+    /// The gzip members' headers and deflate settings.
+    member_settings: MemberSettings,
 }
 
 /// The segment being framed is gone: a broken invariant of the reader, reported as an error at
@@ -478,6 +496,7 @@ impl ArcReader {
             rebuild_problems: Problems::default(),
             orphans: Orphans::default(),
             stream: gzip.then(StreamDigest::default),
+            member_settings: MemberSettings::default(),
         })
     }
 
@@ -711,6 +730,13 @@ impl ArcReader {
             self.account.member_bytes += end - start;
             if let Some(d) = self.stream.as_mut() {
                 d.segment(&state.data).map_err(|e| self.io_err(start, e))?;
+                let settings = self.member_settings.member(
+                    &self.file,
+                    (start, end),
+                    &state.data,
+                    &mut self.rebuild_problems,
+                );
+                state.settings = settings.map_err(|e| self.io_err(start, e))?;
             }
         }
         self.seg = Some(state);
@@ -877,6 +903,7 @@ impl ArcReader {
     ) -> Result<RebuildField, ArcError> {
         let Some(seg) = self.seg.as_ref() else { return Err(lost_segment(&self.path, start)) };
         let (claimed, member, damaged) = (seg.claimed, seg.member, seg.damaged);
+        let settings = if seg.framed == 0 { seg.settings.clone() } else { (None, None) };
         let at = |off: u64| match member {
             Some(m) => format!("offset {off} of the gzip member at {m}"),
             None => format!("offset {off}"),
@@ -885,6 +912,7 @@ impl ArcReader {
         let framing = arc_framing::frame(data, framed, &mut self.rebuild_problems, &at);
         let (mut field, tail_end) = framing.map_err(|e| self.io_err(start, e))?;
         field.damaged = damaged;
+        (field.gz, field.z) = settings;
         let Some(seg) = self.seg.as_mut() else { return Err(lost_segment(&self.path, start)) };
         seg.claimed = tail_end;
         seg.framed += 1;
@@ -951,12 +979,13 @@ impl ArcReader {
 
     /// Once the file is read: the record-less members after the last record, why the ARC
     /// cannot be rebuilt (empty: it can), and for gzip input the stream's length and SHA-512.
-    pub(crate) fn rebuild_end(
-        &mut self,
-    ) -> (Vec<OrphanMembers>, Vec<String>, Option<(u64, String)>) {
-        let post = self.orphans.take();
-        let stream = self.stream.take().map(StreamDigest::finish);
-        (post, self.rebuild_problems.reasons(), stream)
+    pub(crate) fn rebuild_end(&mut self) -> RebuildEnd {
+        RebuildEnd {
+            post: self.orphans.take(),
+            reasons: self.rebuild_problems.reasons(),
+            stream: self.stream.take().map(StreamDigest::finish),
+            defaults: self.member_settings.defaults(),
+        }
     }
 
     /// Reads the blank lines before the next record and judges their count against the one
@@ -1448,6 +1477,7 @@ impl SegmentState {
             framed: 0,
             damaged: false,
             member_end: 0,
+            settings: (None, None),
         }
     }
 }

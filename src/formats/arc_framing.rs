@@ -11,6 +11,7 @@ use flate2::Crc;
 use sha2::{Digest, Sha512};
 
 use super::arc_rebuild::{GapEncoder, MAX_ORPHAN_MEMBER, OrphanMembers, RebuildField};
+use super::gzip_rebuild::{DeflateParams, GzipHeader, probe};
 use super::segment::Segment;
 
 /// Problems kept in full; later ones are only counted.
@@ -293,5 +294,85 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].count, 1000);
         assert!(p.listed.is_empty());
+    }
+}
+
+/// Members whose deflate settings are probed, at most: the first few tell a file's writer; a
+/// probe costs up to a few compressions of the member.
+const MAX_PROBED_MEMBERS: u32 = 4;
+
+/// Members larger than this (compressed) are not probed.
+const MAX_PROBED_MEMBER_BYTES: u64 = 8 << 20;
+
+/// The gzip header and deflate settings of a file's members: the first member's are the file's
+/// defaults; a member that differs says so in its first record's field.
+#[derive(Default)]
+pub(crate) struct MemberSettings {
+    default_header: Option<Vec<u8>>,
+    /// `None` until the first probe; then its outcome (`None`: nothing reproduced it).
+    default_deflate: Option<Option<DeflateParams>>,
+    probed: u32,
+}
+
+impl MemberSettings {
+    /// For the intact member `start..end` of `file` decompressed into `data`: its header when
+    /// it is not the default, and its deflate settings when they are not (`?` when a probe
+    /// found none).
+    pub(crate) fn member(
+        &mut self,
+        file: &std::fs::File,
+        (start, end): (u64, u64),
+        data: &Segment,
+        problems: &mut Problems,
+    ) -> io::Result<(Option<Vec<u8>>, Option<String>)> {
+        use std::os::unix::fs::FileExt;
+        let mut head = vec![0u8; (end - start).min(64 << 10) as usize];
+        let n = file.read_at(&mut head, start)?;
+        head.truncate(n);
+        let (header, header_len) = match GzipHeader::parse(&head) {
+            Ok(h) => h,
+            Err(e) => {
+                problems.add(format!("gzip member at offset {start}: {e}"));
+                return Ok((None, None));
+            }
+        };
+        let gz = match &self.default_header {
+            None => {
+                self.default_header = Some(header.bytes().to_vec());
+                None
+            }
+            Some(d) if d == header.bytes() => None,
+            Some(_) => Some(header.bytes().to_vec()),
+        };
+        let deflate_start = start + header_len as u64;
+        let deflate_len = end.saturating_sub(8).saturating_sub(deflate_start);
+        let probe_it = self.probed < MAX_PROBED_MEMBERS
+            && deflate_len <= MAX_PROBED_MEMBER_BYTES
+            && data.slice(0, data.len()).is_some();
+        if !probe_it {
+            return Ok((gz, None));
+        }
+        self.probed += 1;
+        let mut compressed = vec![0u8; deflate_len as usize];
+        let n = file.read_at(&mut compressed, deflate_start)?;
+        compressed.truncate(n);
+        let decompressed = data.slice(0, data.len()).unwrap_or_default();
+        let first = self.default_deflate.flatten();
+        let found = probe(&compressed, decompressed, first);
+        let z = match self.default_deflate {
+            None => {
+                self.default_deflate = Some(found);
+                None
+            }
+            Some(d) if d == found => None,
+            Some(_) => Some(found.map_or_else(|| "?".to_string(), |p| p.to_string())),
+        };
+        Ok((gz, z))
+    }
+
+    /// The file's default header and deflate settings (`?`: not recovered).
+    pub(crate) fn defaults(&self) -> (Option<Vec<u8>>, Option<String>) {
+        let deflate = self.default_deflate.map(|d| d.map_or_else(|| "?".into(), |p| p.to_string()));
+        (self.default_header.clone(), deflate)
     }
 }

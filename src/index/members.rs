@@ -240,9 +240,22 @@ impl Walker {
     /// why.
     pub fn walk(
         &mut self,
+        at: u64,
+        limit: u64,
+        emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+    ) -> Result<(u64, Stop), IndexError> {
+        self.walk_seeing(at, limit, emit, &mut |_, _| Ok(()))
+    }
+
+    /// [`Walker::walk`], showing `seen` each member taken (its offset and inflated bytes, one
+    /// record alone) after its entry: a caller that needs more of the records than their lines
+    /// (the WACZ export's pages) reads them without inflating them again.
+    pub fn walk_seeing(
+        &mut self,
         mut at: u64,
         limit: u64,
         emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+        seen: &mut dyn FnMut(u64, &[u8]) -> io::Result<()>,
     ) -> Result<(u64, Stop), IndexError> {
         let name = self.name.clone();
         let io_err = |e| IndexError::Io { path: name.clone(), source: e };
@@ -265,6 +278,7 @@ impl Walker {
                 Some(None) => {}
                 None => return Ok((at, Stop::Slow)),
             }
+            seen(at, &self.out[..made]).map_err(io_err)?;
             at += used as u64;
         }
     }

@@ -35,7 +35,6 @@ use crate::formats::arc::{
     Anomaly, AnomalyKind, ArcError, ArcReader, ArcVersion, ByteAccount, Location, RecordKind,
     Severity,
 };
-use crate::formats::arc_rebuild::OrphanMembers;
 /// What a migrated record came from, and where its date came from (fields of
 /// [`MigratedRecord`]).
 pub use crate::formats::arc_to_warc::{DateSource, InputKind};
@@ -688,7 +687,7 @@ struct End {
     records_with_header: u64,
     /// Record-less members after the last record, why the ARC cannot be rebuilt, and the
     /// stream's length and SHA-512 (gzip input).
-    rebuild: (Vec<OrphanMembers>, Vec<String>, Option<(u64, String)>),
+    rebuild: crate::formats::arc::RebuildEnd,
     /// Bytes of `X-Webaip-ARC-Rebuild` fields written.
     rebuild_field_bytes: u64,
 }

@@ -13,7 +13,9 @@ use crate::ids::Ids;
 /// The summary of one migrated ARC: `file` is its name, size and SHA-512.
 pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> RebuildSummary {
     let (name, size, sha512) = file;
-    let (post, reasons, stream) = std::mem::take(&mut end.rebuild);
+    let crate::formats::arc::RebuildEnd { post, reasons, stream, defaults } =
+        std::mem::take(&mut end.rebuild);
+    let (gzip_header, deflate) = defaults;
     // A plain file is its own stream.
     let (stream_length, stream_sha512) = stream.unwrap_or((size, sha512.clone()));
     RebuildSummary {
@@ -23,8 +25,8 @@ pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> Reb
         stream_length,
         stream_sha512,
         gzip: end.gzip,
-        gzip_header: None,
-        deflate: None,
+        gzip_header,
+        deflate,
         members: if end.gzip { end.bytes.members } else { 0 },
         post,
         reasons,
@@ -61,8 +63,8 @@ pub(super) fn write_rebuild_record(
         input_kind: None,
         warc_type: spec.warc_type,
         target_uri: spec.target_uri,
+        payload_mime: spec.content_type.clone().unwrap_or_default(),
         content_type: spec.content_type,
-        payload_mime: "text/plain".into(),
         date: spec.date,
         date_source: None,
         written,

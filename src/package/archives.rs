@@ -772,15 +772,17 @@ impl ContainerCtx<'_> {
                 Self::designation(&file.object.format)
             )),
             outcome: "success".into(),
-            outcome_detail: Some(format!(
-                "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
-                report.records_in.values().sum::<u64>(),
-                report.records_out.values().sum::<u64>(),
-                report.conservation.payload_bytes_in,
-                report.conservation.payload_bytes_out,
-                report.anomaly_counts.values().sum::<u64>(),
-                migration_report_path(&self.rel)
-            )),
+            outcome_detail: Some(
+                format!(
+                    "{} ARC records to {} WARC records; payload bytes in {} = out {}; {} anomalies (see the migration report, {})",
+                    report.records_in.values().sum::<u64>(),
+                    report.records_out.values().sum::<u64>(),
+                    report.conservation.payload_bytes_in,
+                    report.conservation.payload_bytes_out,
+                    report.anomaly_counts.values().sum::<u64>(),
+                    migration_report_path(&self.rel)
+                ) + &rebuild_note(report),
+            ),
             agents: vec![("local".into(), "webaip".into(), "executing program".into())],
             objects: vec![
                 ("local".into(), name.to_string(), "source".into()),
@@ -1089,4 +1091,20 @@ fn add_container_virus_checks(
     r.file.object.events.push(e.id.clone());
     r.file.events.push(e);
     Ok(())
+}
+
+/// What the migration event says of the way back to the ARC (`docs/arc-rebuild.md`): the
+/// SHA-512 of the ARC file (also the source object's) and of its stream, and whether it can
+/// be rebuilt from the container.
+fn rebuild_note(report: &crate::migrate::report::FileReport) -> String {
+    let Some(r) = &report.rebuild else { return String::new() };
+    let how = if r.rebuildable {
+        "rebuildable from the container byte for byte (webaip unmigrate)".to_string()
+    } else {
+        format!("NOT rebuildable: {}", r.reasons.join("; "))
+    };
+    format!(
+        "; ARC file SHA-512 {} ({} bytes); ARC stream SHA-512 {} ({} bytes); {how}",
+        report.input_sha512, report.input_size, r.stream_sha512, r.stream_length
+    )
 }

@@ -622,7 +622,7 @@ fn list_capture(
 }
 
 /// The order of a listing: URL, then capture time (as a time, then as written), then place.
-fn listing_order(a: &PageEntry, b: &PageEntry) -> std::cmp::Ordering {
+pub(crate) fn listing_order(a: &PageEntry, b: &PageEntry) -> std::cmp::Ordering {
     let date = |e: &PageEntry| crate::formats::dates::parse_rfc3339(&e.captured).ok();
     (a.url.as_str(), date(a), a.captured.as_str(), &a.place.file, a.place.offset).cmp(&(
         b.url.as_str(),
@@ -634,7 +634,7 @@ fn listing_order(a: &PageEntry, b: &PageEntry) -> std::cmp::Ordering {
 }
 
 /// About how many bytes an entry holds (its text and its fixed part).
-fn entry_bytes(e: &PageEntry) -> usize {
+pub(crate) fn entry_bytes(e: &PageEntry) -> usize {
     let title = e.title.as_ref().map_or(0, String::len);
     e.url.len() + e.captured.len() + e.mime.len() + title + e.place.file.len() + 96
 }
@@ -654,7 +654,7 @@ fn distinct_urls(entries: &SortedRuns<PageEntry>) -> io::Result<u64> {
 }
 
 /// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).
-fn status_of(head: &[u8]) -> Option<u16> {
+pub(crate) fn status_of(head: &[u8]) -> Option<u16> {
     let line = head.split(|&b| b == b'\n').next()?;
     let code = std::str::from_utf8(line).ok()?.split_ascii_whitespace().nth(1)?;
     (code.len() == 3).then(|| code.parse().ok()).flatten()

@@ -129,7 +129,7 @@ pub(crate) fn read_capture_head(
 
 /// The last `Content-Type` field among header blocks (a WARC header, then an HTTP header: the
 /// HTTP one, nearer the payload, applies to it).
-fn last_content_type(headers: &[u8]) -> Option<String> {
+pub(crate) fn last_content_type(headers: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(headers);
     text.split('\n').rev().find_map(|line| {
         let (name, value) = line.split_once(':')?;

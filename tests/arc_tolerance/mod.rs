@@ -89,7 +89,9 @@ fn check(name: &str, bytes: &[u8]) -> Framed {
 /// The ARC's stream rebuilt from the WARC by an independent reader (warcio and zlib,
 /// `rebuild_check.py`, following docs/arc-rebuild.md) equals the original's, with the same gzip
 /// member boundaries, every record's CRC matching and the stated digests right.
-pub(crate) fn check_rebuild(arc: &std::path::Path, warc: &std::path::Path) {
+/// Returns the checker's verdict (`file_identical`: the `.arc.gz` compressed again, by Python's
+/// zlib, with the stated headers and settings, is the original file).
+pub(crate) fn check_rebuild(arc: &std::path::Path, warc: &std::path::Path) -> serde_json::Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/arc_tolerance/rebuild_check.py");
     let o = std::process::Command::new(crate::util::oracle_python())
         .arg(script)
@@ -106,6 +108,7 @@ pub(crate) fn check_rebuild(arc: &std::path::Path, warc: &std::path::Path) {
     assert_eq!(v["stated_stream_sha512_ok"], true, "{name}: {v}");
     assert_eq!(v["stated_file_sha512_ok"], true, "{name}: {v}");
     assert_eq!(v["rebuildable"], "yes", "{name}: {v}");
+    v
 }
 
 fn concat(parts: &[&[u8]]) -> Vec<u8> {

@@ -7,7 +7,7 @@ original's stream the way the document defines it (intact gzip members decompres
 regions as found), and prints one JSON line: lengths, whether they are equal, the first offset
 where they differ, the member boundaries of both, and the CRC checks that failed.
 """
-import base64, hashlib, json, re, sys, zlib
+import base64, hashlib, json, re, struct, sys, zlib
 from warcio.archiveiterator import ArchiveIterator
 
 RUN = re.compile(r'(n|N|r|s|t|%[0-9A-Fa-f]{2})(\d*)')
@@ -81,6 +81,48 @@ def pieces(containers):
                 yield ('record', off, field, h.get_header('X-Webaip-ARC-Header'), block)
 
 
+def settings(text):
+    """(level, memLevel) of `zlib:6[:mem=9]`, or None for `?`."""
+    if not text or text == '?':
+        return None
+    parts = text.split(':')
+    level, mem = int(parts[1]), 8
+    for p in parts[2:]:
+        if p.startswith('mem='):
+            mem = int(p[4:])
+    return level, mem
+
+
+class FileBuilder:
+    """The .arc.gz as the rebuild data says to write it: each member compressed again with
+    its header and settings, raw regions and record-less members as found."""
+
+    def __init__(self, header, deflate):
+        self.header, self.deflate, self.out, self.cur = header, deflate, [], None
+
+    def start(self, header, deflate):
+        self.flush()
+        self.cur = [header or self.header, settings(deflate) if deflate else settings(self.deflate), []]
+
+    def add(self, data):
+        self.cur[2].append(data)
+
+    def flush(self):
+        if self.cur is None:
+            return
+        header, sett, parts = self.cur
+        data = b''.join(parts)
+        level, mem = sett if sett else (6, 8)
+        c = zlib.compressobj(level, zlib.DEFLATED, -15, mem)
+        body = c.compress(data) + c.flush()
+        self.out.append(header + body + struct.pack('<II', zlib.crc32(data), len(data) & 0xffffffff))
+        self.cur = None
+
+    def verbatim(self, data):
+        self.flush()
+        self.out.append(data)
+
+
 def key(off, field):
     m, _, n = off.partition('+')
     raw = 'raw' in field
@@ -98,6 +140,8 @@ def main():
     records.sort(key=lambda r: key(r[0], r[1]))
     out, bounds, crc_fail, member, total = [], [], [], None, 0
     gzip = summary is not None and 'compression gzip' in summary
+    stated = dict(l.split(' ', 1) for l in (summary or '').splitlines()[1:] if ' ' in l)
+    fb = FileBuilder(bytes.fromhex(stated.get('gzip-header', '')), stated.get('deflate'))
     for off, field, header, block in records:
         for item in filter(None, field.get('pre', '').split(',')):
             o, hexbytes, *count = item.split(':')
@@ -106,17 +150,21 @@ def main():
                 bounds.append(total)
                 out.append(data)
                 total += len(data)
+                fb.verbatim(bytes.fromhex(hexbytes))
+            member = None
         if 'damaged' in field:
             continue
         if 'raw' in field:
             out.append(block)
             total += len(block)
+            fb.verbatim(block)
             member = None
             continue
         m = off.partition('+')[0]
         if gzip and m != member:
             bounds.append(total)
             member = m
+            fb.start(bytes.fromhex(field['gz']) if 'gz' in field else None, field.get('z'))
         lead = decode(field.get('lead'))
         eol = decode(field['eol']) if 'eol' in field else b'\n'
         tail = decode(field['tail']) if 'tail' in field else b'\n'
@@ -127,6 +175,8 @@ def main():
         if zlib.crc32(lead + line + tail) != int(field['crc'], 16):
             crc_fail.append(off)
         piece = lead + line + block + tail
+        if gzip:
+            fb.add(piece)
         out.append(piece)
         total += len(piece)
     for line in (summary or '').splitlines():
@@ -137,13 +187,17 @@ def main():
                 bounds.append(total)
                 out.append(data)
                 total += len(data)
+                fb.verbatim(bytes.fromhex(hexbytes))
+    fb.flush()
     rebuilt = b''.join(out)
+    original_file = open(original, 'rb').read()
+    file_identical = (b''.join(fb.out) == original_file) if gzip else (rebuilt == original_file)
     orig, orig_bounds = original_stream(original)
     first = next((i for i, (a, b) in enumerate(zip(rebuilt, orig)) if a != b), None)
     if first is None and len(rebuilt) != len(orig):
         first = min(len(rebuilt), len(orig))
-    stated = dict(l.split(' ', 1) for l in (summary or '').splitlines()[1:] if ' ' in l)
     print(json.dumps({
+        'file_identical': file_identical, 'deflate': stated.get('deflate'),
         'original_length': len(orig), 'rebuilt_length': len(rebuilt),
         'equal': rebuilt == orig, 'first_difference': first,
         'bounds_equal': (bounds == orig_bounds) if gzip else None,

@@ -8,6 +8,7 @@ use std::process::Output;
 use crate::util::{repo, sample, webaip, webaip_command};
 
 mod deliver;
+mod export;
 mod resources;
 mod slurm;
 

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{Package, json, oracle_python, repo, sample, webaip};
+use crate::fuzz::child::launch_webaip;
+use crate::util::{Package, json, oracle_python, repo, sample, webaip, webaip_command};
 
 const SAMPLES: &[&str] = &["heritrix-job", "pandas/40123/20040517-1412", "nedlib", "kulturarw3"];
 
@@ -172,4 +173,87 @@ fn a_missing_representation_mets_is_caught() {
     for rule in ["CSIPSTR12", "CSIP110"] {
         assert!(findings.contains(&rule.to_string()), "{rule} in {findings:?}");
     }
+}
+
+/// `bomb.py` run on `zip`, writing `out`.
+fn bomb(zip: &Path, out: &Path, args: &[&str]) {
+    let o = Command::new(oracle_python())
+        .arg(repo().join("tests/export_eark/bomb.py"))
+        .arg(zip)
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "bomb.py {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_zip_bomb_is_refused_before_it_is_unpacked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package(tmp.path(), "nedlib");
+    let zip = tmp.path().join("aip.zip");
+    export(&pkg, &zip, "aip");
+    // 40 members of 64 MiB each (2.5 GiB) sharing one compressed copy: declared, refused.
+    let overlap = tmp.path().join("overlap.zip");
+    bomb(&zip, &overlap, &["overlap", "40", "64"]);
+    let zip_len = std::fs::metadata(&overlap).unwrap().len();
+    // A member that declares 1,000 bytes and inflates to 64 MiB: counted as written, refused.
+    let liar = tmp.path().join("liar.zip");
+    bomb(&zip, &liar, &["liar", "64"]);
+    let scratch = tmp.path().join("scratch");
+    // (the zip crate's reader stops the liar too: either way the bytes past the declared size
+    // are never written.)
+    for (bomb, why) in [
+        (&overlap, "refused to unpack: its members declare 26".to_string()),
+        (&overlap, format!("bytes unpacked, more than {} (1000 times", zip_len * 1000)),
+        (&liar, "declared".to_string()),
+    ] {
+        std::fs::create_dir(&scratch).unwrap();
+        let o = webaip_command()
+            .env("TMPDIR", &scratch)
+            .args(["validate", "--profile", "eark-csip", bomb.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(bomb.to_str().unwrap()) && err.contains(&why), "{err}");
+        let left: u64 = walkdir::WalkDir::new(&scratch)
+            .into_iter()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum();
+        assert_eq!(left, 0, "the temporary folder is left behind");
+        std::fs::remove_dir(&scratch).unwrap();
+    }
+    // The package itself still unpacks and passes.
+    assert_eq!(our_check(&zip), (0, vec![]));
+}
+
+#[test]
+fn a_large_mets_is_checked_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = mutated(tmp.path(), "large-mets", |ip| {
+        // 480,000 pointers into the Documentation division (about 30 MB): each a METS
+        // element with an attribute, none of them a file to verify.
+        let p = ip.join("METS.xml");
+        let s = std::fs::read_to_string(&p).unwrap();
+        let end = s.find("LABEL=\"Documentation\">").unwrap() + 22;
+        let mut big = String::with_capacity(s.len() + 32_000_000);
+        big.push_str(&s[..end]);
+        for i in 0..480_000 {
+            big.push_str(&format!(
+                "\n<mets:fptr FILEID=\"uuid-pointer-number-{i:08}-of-the-test\"/>"
+            ));
+        }
+        big.push_str(&s[end..]);
+        std::fs::write(&p, big).unwrap();
+    });
+    let size = std::fs::metadata(out.join("METS.xml")).unwrap().len();
+    assert!(size > 28_000_000, "{size} bytes");
+    let run =
+        launch_webaip(&["validate", "--profile", "eark-csip", out.to_str().unwrap()], tmp.path());
+    eprintln!("METS of {} MB: peak RSS {} MB", size >> 20, run.peak_rss >> 20);
+    assert!(run.status.success(), "{:?} {}", run.status, run.stderr);
+    assert!(run.peak_rss < 64 << 20, "peak RSS {} MB", run.peak_rss >> 20);
 }

@@ -88,6 +88,7 @@ fn every_sample_package_exports_a_wacz_others_read() {
         let said = String::from_utf8_lossy(&o.stdout);
         assert_eq!(o.status.code(), Some(0), "{what}: webaip validate: {said}");
         assert!(said.contains("VALID (0 errors, 0 warnings"), "{what}: {said}");
+        same_pages_as_the_listing(&wacz, &pkg);
         // The package's logs stay in the package, each named.
         let left: Vec<&str> =
             r["left_out"].as_array().unwrap().iter().map(|l| l["file"].as_str().unwrap()).collect();
@@ -248,6 +249,32 @@ fn pywb_imports_the_wacz_and_replays_every_capture() {
     manager(&["init", "d"]);
     let said = manager(&["add", "--unpack-wacz", "d", plain.to_str().unwrap()]);
     assert!(said.contains("does not contain any indices"), "{said}");
+}
+
+/// The pages of `wacz` (read with the index in one pass) are those `webaip pages` lists of
+/// `pkg` (its own reader of the containers), with the same titles.
+fn same_pages_as_the_listing(wacz: &Path, pkg: &Path) {
+    let o = webaip(&["pages", "--json", pkg.to_str().unwrap()]);
+    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let key = |url: &serde_json::Value, ts: &serde_json::Value| {
+        (url.as_str().unwrap().replace(' ', "%20"), ts.as_str().unwrap().to_string())
+    };
+    let want: std::collections::BTreeMap<_, _> = listed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (key(&e["url"], &e["captured"]), e["title"].as_str().map(str::to_string)))
+        .collect();
+    let got: std::collections::BTreeMap<_, _> = wacz_pages(wacz)
+        .iter()
+        .map(|p| (key(&p["url"], &p["ts"]), p["title"].as_str().map(str::to_string)))
+        .collect();
+    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{pkg:?}");
+    for (k, title) in &want {
+        if title.is_some() {
+            assert_eq!(&got[k], title, "{pkg:?}: {k:?}");
+        }
+    }
 }
 
 /// The pages of `wacz`'s `pages/pages.jsonl` (the header line left out).

@@ -67,9 +67,10 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
         assert!(notes[0].message.contains("no scanner was run"), "{notes:#?}");
         let checked = check_package(&out);
         if mode == "full" {
-            // 15 WARC records, less the two warcinfo records; the empty 301 has no payload file.
-            assert_eq!(checked["counts"]["records"], 13);
-            assert_eq!(checked["counts"]["contents"], 12);
+            // 17 WARC records (two ARCs, each ending with its rebuild record), less the two
+            // warcinfo records; the empty 301 has no payload file.
+            assert_eq!(checked["counts"]["records"], 15);
+            assert_eq!(checked["counts"]["contents"], 14);
         } else {
             // Only the records of the three pages the metadata file describes ([[page]]).
             assert_eq!(checked["counts"]["records"], 3);

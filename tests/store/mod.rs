@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use crate::util::{Package, copy_tree, repo, sample, webaip_command, webaip_under};
 
 mod dependencies;
+mod export;
 mod hostile_config;
 
 /// The cluster's client settings; the cluster is started (or found running) first.

@@ -224,12 +224,15 @@ fn each_damage_is_found_with_its_rule_and_place() {
         ));
     }
     println!("{}", table.join("\n"));
-    // The shifted index: every line is named, not only the first.
+    // The shifted index: every line is named, not only the first, and every record is left
+    // without a line.
     let (_, shifted) = check(&dir.path().join("damage-0.wacz"));
-    assert_eq!(
-        errors_of(&shifted, "WACZ-INDEX").len() as u64,
-        shifted["index_lines"].as_u64().unwrap()
-    );
+    let on = |member: &str| {
+        errors_of(&shifted, "WACZ-INDEX").iter().filter(|f| f["member"] == member).count() as u64
+    };
+    assert_eq!(on("indexes/index.cdx.gz"), shifted["index_lines"].as_u64().unwrap());
+    let unlisted: u64 = HERITRIX_WARCS.iter().map(|w| on(&format!("archive/{w}"))).sum();
+    assert_eq!(unlisted, shifted["records"].as_u64().unwrap());
 }
 
 #[test]
@@ -295,4 +298,110 @@ fn replay_harness_replays_a_py_wacz_file_in_chromium() {
     }
     let shot = std::fs::read(&png).expect("screenshot");
     assert!(shot.starts_with(b"\x89PNG") && shot.len() > 5_000, "{} bytes", shot.len());
+}
+
+/// Findings of `rule` on `member` whose message holds `text`.
+fn findings_on<'a>(
+    report: &'a serde_json::Value,
+    rule: &str,
+    member: &str,
+    text: &str,
+) -> Vec<&'a serde_json::Value> {
+    errors_of(report, rule)
+        .into_iter()
+        .filter(|f| {
+            f["member"] == member && f["message"].as_str().is_some_and(|m| m.contains(text))
+        })
+        .collect()
+}
+
+#[test]
+fn records_without_an_index_line_are_named_by_member_and_offset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wacz = heritrix_wacz(dir.path());
+    // One line of a URL that is no page removed: py-wacz's index names the record's place.
+    let out = dir.path().join("dropped.wacz");
+    let o = Command::new(oracle_python())
+        .arg(repo().join("tests/wacz_check/mutate.py"))
+        .args([&wacz, &out])
+        .arg("drop-unpaged")
+        .output()
+        .expect("python runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dropped: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let (code, report) = check(&out);
+    assert_eq!(code, Some(1), "{report:#}");
+    let member = format!("archive/{}", dropped["filename"].as_str().expect("filename"));
+    let found = findings_on(&report, "WACZ-INDEX", &member, "has no index line");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["offset"], dropped["offset"], "{report:#}");
+    // The same record count as the valid WACZ, one line fewer.
+    let (_, whole) = check(&wacz);
+    assert_eq!(report["records"], whole["records"]);
+    assert_eq!(report["index_lines"].as_u64(), whole["index_lines"].as_u64().map(|n| n - 1));
+
+    // The index emptied (and the pages with it, so only the index can tell).
+    let empty = mutate(&wacz, &dir.path().join("empty.wacz"), &["empty-index"]);
+    let (code, report) = check(&empty);
+    assert_eq!(code, Some(1), "{report:#}");
+    let records = report["records"].as_u64().expect("records");
+    assert!(records > 0 && records <= 50, "{report:#}");
+    let unlisted: Vec<_> = errors_of(&report, "WACZ-INDEX")
+        .into_iter()
+        .filter(|f| f["message"].as_str().is_some_and(|m| m.ends_with("has no index line")))
+        .collect();
+    assert_eq!(unlisted.len() as u64, records, "{report:#}");
+    assert!(
+        unlisted.iter().all(|f| f["offset"].is_u64()
+            && f["member"].as_str().is_some_and(|m| m.starts_with("archive/")))
+    );
+    let total =
+        findings_on(&report, "WACZ-INDEX", "indexes/", &format!("{records} indexed records"));
+    assert_eq!(total.len(), 1, "{report:#}");
+    println!(
+        "py-wacz on the emptied index: {}",
+        if py_wacz_accepts(&empty) { "accepts" } else { "rejects" }
+    );
+}
+
+#[test]
+fn duplicate_names_and_local_headers_unlike_the_directory_are_found() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wacz = heritrix_wacz(dir.path());
+    // The same name twice (the same bytes too): each later one is named.
+    let dup = mutate(&wacz, &dir.path().join("dup.wacz"), &["duplicate", "pages/pages.jsonl"]);
+    let (code, report) = check(&dup);
+    assert_eq!(code, Some(1), "{report:#}");
+    let found = findings_on(&report, "WACZ-ZIP", "pages/pages.jsonl", "appears again");
+    assert_eq!(found.len(), 1, "{report:#}");
+    let o = webaip(&["validate", &dup.display().to_string()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l
+                .starts_with(&format!("{}:pages/pages.jsonl: error [WACZ-ZIP]", dup.display()))),
+        "{text}"
+    );
+    // A local header whose name differs from the central directory's.
+    let renamed =
+        mutate(&wacz, &dir.path().join("local-name.wacz"), &["local-name", "pages/pages.jsonl"]);
+    let (code, report) = check(&renamed);
+    assert_eq!(code, Some(1), "{report:#}");
+    let found =
+        findings_on(&report, "WACZ-ZIP", "pages/pages.jsonl", "its name is `pages/pages.jsonX`");
+    assert_eq!(found.len(), 1, "{report:#}");
+    // A local header whose CRC-32 differs (the data and the directory agree).
+    let crc = mutate(&wacz, &dir.path().join("local-crc.wacz"), &["local-crc", "datapackage.json"]);
+    let (code, report) = check(&crc);
+    assert_eq!(code, Some(1), "{report:#}");
+    let found = findings_on(&report, "WACZ-ZIP", "datapackage.json", "CRC-32");
+    assert_eq!(found.len(), 1, "{report:#}");
+    // Python's zipfile, which compares the local name too, refuses the renamed member.
+    let o = Command::new(oracle_python())
+        .args(["-c", "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nfor n in z.namelist(): z.read(n)"])
+        .arg(&renamed)
+        .output()
+        .expect("python runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("differ"), "{err}");
 }

@@ -11,9 +11,17 @@ usage: mutate.py IN.wacz OUT.wacz DAMAGE [ARG]
   flip-byte-fixed MEMBER AT   the same, with the manifest updated to the changed bytes
   digest MEMBER       datapackage.json's hash of MEMBER changed (digest file updated)
   drop-capture URL    the index lines of URL removed (the page of URL left)
+  drop-unpaged        the first index line of a URL that is no page removed; prints its
+                      filename and offset (JSON)
+  empty-index         every index line and every page removed (the pages' header left)
   evil-name           a member named ../evil.txt added
+  duplicate MEMBER    a second member named MEMBER (the same bytes) added after the first
+  local-name MEMBER   the last letter of MEMBER's name changed to X in its local header only
+  local-crc MEMBER    one byte of the CRC-32 in MEMBER's local header changed
 """
-import gzip, hashlib, json, sys, zipfile
+import gzip, hashlib, json, sys, warnings, zipfile
+
+warnings.simplefilter("ignore")  # zipfile warns of the duplicate name it is asked to write
 
 
 def sha256(b):
@@ -27,10 +35,11 @@ def rewrite_index(members, edit):
     block = gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0)
     members["indexes/index.cdx.gz"][1] = block
     if "indexes/index.idx" in members:
-        first = lines[0].split(" ", 2)
         meta = {"format": "cdxj-gzip-1.0", "filename": "index.cdx.gz"}
         idx = "!meta 0 " + json.dumps(meta) + "\n"
-        idx += f"{first[0]} {first[1]} " + json.dumps({"offset": 0, "length": len(block), "digest": sha256(block)}) + "\n"
+        if lines:
+            first = lines[0].split(" ", 2)
+            idx += f"{first[0]} {first[1]} " + json.dumps({"offset": 0, "length": len(block), "digest": sha256(block)}) + "\n"
         members["indexes/index.idx"][1] = idx.encode()
 
 
@@ -88,8 +97,32 @@ def main():
     elif damage == "drop-capture":
         rewrite_index(members, lambda lines: [l for l in lines if json.loads(l.split(" ", 2)[2])["url"] != args[0]])
         refresh(members)
+    elif damage == "drop-unpaged":
+        pages = {json.loads(l).get("url") for l in members["pages/pages.jsonl"][1].decode().splitlines()[1:] if l.strip()}
+        dropped = []
+
+        def drop(lines):
+            for i, l in enumerate(lines):
+                d = json.loads(l.split(" ", 2)[2])
+                if d["url"] not in pages:
+                    dropped.append(d)
+                    return lines[:i] + lines[i + 1:]
+            sys.exit("every index line is a page's")
+
+        rewrite_index(members, drop)
+        refresh(members)
+        print(json.dumps({"filename": dropped[0]["filename"], "offset": int(dropped[0]["offset"])}))
+    elif damage == "empty-index":
+        rewrite_index(members, lambda lines: [])
+        header = members["pages/pages.jsonl"][1].decode().splitlines()[0]
+        members["pages/pages.jsonl"][1] = (header + "\n").encode()
+        refresh(members)
     elif damage == "evil-name":
         extra.append(("../evil.txt", b"outside\n"))
+    elif damage == "duplicate":
+        extra.append((args[0], members[args[0]][1]))
+    elif damage in ("local-name", "local-crc"):
+        pass
     else:
         sys.exit(f"unknown damage {damage}")
     with zipfile.ZipFile(dst, "w") as z:
@@ -97,6 +130,24 @@ def main():
             z.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data, compress_type=method)
         for name, data in extra:
             z.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
+    if damage in ("local-name", "local-crc"):
+        patch_local_header(dst, args[0], damage)
+
+
+def patch_local_header(path, name, damage):
+    """Changes MEMBER's local header, leaving the central directory as written."""
+    with zipfile.ZipFile(path) as z:
+        at = z.getinfo(name).header_offset
+    with open(path, "r+b") as f:
+        f.seek(at)
+        head = bytearray(f.read(30 + len(name.encode())))
+        assert head[:4] == b"PK\x03\x04"
+        if damage == "local-name":
+            head[-1] = ord("X")
+        else:
+            head[14] ^= 0x01
+        f.seek(at)
+        f.write(head)
 
 
 if __name__ == "__main__":

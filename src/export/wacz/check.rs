@@ -1,7 +1,8 @@
 //! The deep check of a WACZ file (`webaip validate FILE.wacz`), against WACZ 1.1.1:
 //!
-//! - the ZIP: every member named safely (no `..`, no absolute or backslash path), its data
-//!   inside the file and overlapping no other member; WARCs and gzip indexes stored, not
+//! - the ZIP: every member named safely (no `..`, no absolute or backslash path) and once,
+//!   its local header agreeing with its central directory entry (name, method, CRC-32,
+//!   sizes), its data inside the file, overlapping no other member and of the CRC-32 stated; WARCs and gzip indexes stored, not
 //!   compressed again (the rule that lets a reader seek into them);
 //! - the layout: `datapackage.json`, `pages/pages.jsonl`, at least one WARC under `archive/`
 //!   and one index under `indexes/`;
@@ -9,7 +10,8 @@
 //!   the member's bytes; every member listed; `datapackage-digest.json` against
 //!   `datapackage.json`;
 //! - every index line re-derived from the WARC record at its offset (url, date, mime,
-//!   status, digest, length), and a ZipNum index's blocks against `index.idx`;
+//!   status, digest, length), every indexed record (response, revisit, resource, metadata)
+//!   named by an index line, and a ZipNum index's blocks against `index.idx`;
 //! - every page's header and fields, and a capture in the index for its URL.
 //!
 //! Memory is bounded whatever the WACZ holds: members are read through the central
@@ -164,6 +166,7 @@ struct Member {
     data_start: u64,
     compressed: u64,
     size: u64,
+    crc: u32,
 }
 
 /// The check's state: the file, its members, the findings so far.
@@ -183,7 +186,8 @@ pub fn check_wacz(path: &Path) -> Result<WaczReport, WaczCheckError> {
     let io_err = |source| WaczCheckError::Io { path: shown.clone(), source };
     let file = open_regular(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
-    let members = list_members(&file, &shown)?;
+    let members = zipdir::read(&file, len)
+        .map_err(|e| WaczCheckError::NotZip { path: shown.clone(), message: e.to_string() })?;
     let mut check = Check {
         path: shown.clone(),
         file,
@@ -210,44 +214,6 @@ fn open_regular(path: &Path) -> io::Result<File> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
     }
     File::open(path)
-}
-
-/// A member the `zip` crate could not read: its name (empty when unreadable too) and why.
-struct Unreadable {
-    name: String,
-    why: String,
-}
-
-/// Reads the central directory and each member's local header (through the `zip` crate).
-fn list_members(
-    file: &File,
-    path: &str,
-) -> Result<Vec<Result<Member, Unreadable>>, WaczCheckError> {
-    let reader =
-        file.try_clone().map_err(|source| WaczCheckError::Io { path: path.to_string(), source })?;
-    let mut zip = zip::ZipArchive::new(BufReader::new(reader))
-        .map_err(|e| WaczCheckError::NotZip { path: path.to_string(), message: e.to_string() })?;
-    let mut out = Vec::with_capacity(zip.len().min(1 << 16));
-    for i in 0..zip.len() {
-        let name = zip
-            .name_for_index(i)
-            .map(|n| n.map(|n| n.into_owned()).unwrap_or_default())
-            .unwrap_or_default();
-        let member = match zip.by_index_raw(i) {
-            Ok(f) => Ok(Member {
-                name: f.name().map(|n| n.into_owned()).unwrap_or_else(|_| name.clone()),
-                stored: f.compression() == zip::CompressionMethod::Stored,
-                deflated: f.compression() == zip::CompressionMethod::Deflated,
-                header_start: f.header_start(),
-                data_start: f.data_start().unwrap_or(u64::MAX),
-                compressed: f.compressed_size(),
-                size: f.size(),
-            }),
-            Err(e) => Err(Unreadable { name, why: e.to_string() }),
-        };
-        out.push(member);
-    }
-    Ok(out)
 }
 
 /// True when a member name leads nowhere outside the WACZ's root.
@@ -311,22 +277,33 @@ impl Check {
 
     /// Keeps the members that are safe to read: named safely, inside the file, not
     /// overlapping; each one kept that breaks a rule is a finding.
-    fn structure(&mut self, listed: Vec<Result<Member, Unreadable>>) {
+    fn structure(&mut self, listed: Vec<zipdir::Entry>) {
         let mut spans = Vec::new();
-        for m in listed {
-            let m = match m {
-                Ok(m) => m,
-                Err(e) => {
-                    self.error(RULE_ZIP, &e.name, format!("the member cannot be read: {}", e.why));
-                    continue;
-                }
-            };
-            if !safe_name(&m.name) {
-                self.error(RULE_ZIP, &m.name, "member name leads outside the WACZ's root".into());
+        for e in listed {
+            if !safe_name(&e.name) {
+                self.error(RULE_ZIP, &e.name, "member name leads outside the WACZ's root".into());
                 continue;
             }
-            let end = m.data_start.checked_add(m.compressed);
-            if m.data_start == u64::MAX || end.is_none_or(|e| e > self.len) {
+            for why in &e.local_differs {
+                self.error(RULE_ZIP, &e.name, why.clone());
+            }
+            let Some(data_start) = e.data_start else {
+                let msg =
+                    format!("the local header at byte {} lies outside the file", e.header_start);
+                self.error(RULE_ZIP, &e.name, msg);
+                continue;
+            };
+            let m = Member {
+                name: e.name,
+                stored: e.method == 0,
+                deflated: e.method == 8,
+                header_start: e.header_start,
+                data_start,
+                compressed: e.compressed,
+                size: e.size,
+                crc: e.crc,
+            };
+            if data_start.checked_add(m.compressed).is_none_or(|end| end > self.len) {
                 let msg = format!(
                     "member data ({} bytes at {}) lies outside the file ({} bytes)",
                     m.compressed, m.data_start, self.len
@@ -340,8 +317,14 @@ impl Check {
                 self.error(RULE_ZIP, &m.name, msg);
                 continue;
             }
-            if self.by_name.contains_key(&m.name) {
-                self.error(RULE_ZIP, &m.name, "member name appears twice".into());
+            if let Some(&first) = self.by_name.get(&m.name) {
+                let msg = format!(
+                    "member name appears again (central directory entry at byte {}; the first \
+                     member of this name has its local header at byte {}): readers keep only \
+                     one of them, which one differs between readers",
+                    e.central_at, self.members[first].header_start
+                );
+                self.error(RULE_ZIP, &m.name, msg);
                 continue;
             }
             spans.push((m.header_start, m.data_start + m.compressed, m.name.clone()));
@@ -412,18 +395,21 @@ impl Check {
         }
     }
 
-    /// SHA-256 and length of member `m`'s bytes, read in chunks.
-    fn hash(&self, m: &Member) -> io::Result<(String, u64)> {
+    /// SHA-256, length and CRC-32 of member `m`'s bytes, read in chunks.
+    fn hash(&self, m: &Member) -> io::Result<(String, u64, u32)> {
         let mut reader = self.open(m)?;
         let mut hasher = Sha256::new();
+        let mut crc = flate2::Crc::new();
         let mut buf = vec![0u8; 1 << 16];
         let mut total = 0u64;
         loop {
             let n = reader.read(&mut buf)?;
             if n == 0 {
-                return Ok((format!("sha256:{}", hex(&hasher.finalize())), total));
+                let sha = format!("sha256:{}", hex(&hasher.finalize()));
+                return Ok((sha, total, crc.sum()));
             }
             hasher.update(&buf[..n]);
+            crc.update(&buf[..n]);
             total += n as u64;
         }
     }
@@ -458,10 +444,17 @@ impl Check {
                 continue;
             }
             match self.hash(&m) {
-                Ok((h, n)) if n == m.size => {
+                Ok((h, n, crc)) if n == m.size => {
+                    if crc != m.crc {
+                        let msg = format!(
+                            "the data's CRC-32 is {crc:08x}, the central directory says {:08x}",
+                            m.crc
+                        );
+                        self.error(RULE_ZIP, &m.name, msg);
+                    }
                     digests.insert(m.name.clone(), h);
                 }
-                Ok((_, n)) => {
+                Ok((_, n, _)) => {
                     let msg =
                         format!("inflates to {} bytes or more, not the {} declared", n, m.size);
                     self.error(RULE_ZIP, &m.name, msg);
@@ -567,3 +560,4 @@ fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Option<(
 }
 
 mod crossref;
+mod zipdir;

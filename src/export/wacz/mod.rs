@@ -13,7 +13,9 @@
 //!   source;
 //! - `datapackage.json` (each member's SHA-256 and size) and `datapackage-digest.json`.
 //!
-//! The containers are copied while a second thread reads them for the index and the pages;
+//! The containers are copied (hashed with SHA-256 and SHA-512 in the same read) while a second
+//! thread reads them for the index and the pages, in one pass: each gzip member is inflated
+//! once, for its index line and, when it is an HTML page, its title;
 //! memory is one copy buffer plus the index's sort budget, whatever the package's size. The
 //! ZIP is written under a temporary name beside the output and renamed once complete: a failed
 //! or killed export leaves no `.wacz`.
@@ -33,7 +35,9 @@ pub use pages::PageTally;
 pub use plan::LeftOut;
 pub use zipout::Resource;
 
-use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, sort_inputs};
+use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, format_line, sort_inputs};
+use crate::index::members::{Stop, Walker, is_gzip_file};
+use crate::index::sort::LineSorter;
 use crate::index::warc::{EntryOptions, IndexError};
 
 /// Where the package's METS goes in the WACZ: in a folder, as every member (py-wacz's check
@@ -309,15 +313,11 @@ fn side_members(
     kind: WaczIndex,
     temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
 ) -> Result<SideMembers, WaczError> {
-    let inputs: Vec<IndexInput> = plan
-        .containers
-        .iter()
-        .map(|c| IndexInput { path: c.path.clone(), filename: c.name.clone() })
-        .collect();
-    let opts = EntryOptions { record_ids: false };
-    let sorters = sort_inputs(&inputs, IndexFormat::Cdxj, opts, 1, SORT_BUDGET, &|_| {})?;
+    let (sorters, listing) = match one_pass(plan)? {
+        Some(read) => read,
+        None => two_passes(package, plan)?,
+    };
     let index = index::write_index(sorters, kind, temp)?;
-    let listing = crate::pages::list::list_pages(package, &Default::default())?;
     let pages = temp()?;
     let mut out = BufWriter::new(pages.as_file());
     let io_err = |source| WaczError::Io { path: pages.path().to_path_buf(), source };
@@ -325,6 +325,55 @@ fn side_members(
     out.flush().map_err(io_err)?;
     drop(out);
     Ok((index, pages, tally))
+}
+
+/// The index lines and the pages of the containers, each gzip member inflated once for both
+/// (by the index's reader, [`crate::index::members`]). `None` when a container is not read
+/// that way to its end (not gzip, a member holding several records, damage): the two readers
+/// of [`two_passes`] then read them, and name any fault as `webaip index` and `webaip pages`
+/// do.
+fn one_pass(plan: &plan::Plan) -> Result<Option<(Vec<LineSorter>, pages::Pages)>, WaczError> {
+    let mut sorter = LineSorter::new(SORT_BUDGET);
+    let mut listing = pages::new_pages();
+    let mut line = String::new();
+    for c in &plan.containers {
+        if !is_gzip_file(&c.path) {
+            return Ok(None);
+        }
+        let mut walker = Walker::open(&c.path, &c.name, EntryOptions { record_ids: false })?;
+        let mut emit = |e: crate::index::cdxj::IndexEntry| {
+            line.clear();
+            format_line(&e, IndexFormat::Cdxj, &mut line);
+            sorter.push(line.as_bytes())
+        };
+        let mut seen = |at: u64, member: &[u8]| match pages::page_of_member(member, at, &c.rel) {
+            Some(page) => listing.push(page),
+            None => Ok(()),
+        };
+        let (_, stop) = walker.walk_seeing(0, u64::MAX, &mut emit, &mut seen)?;
+        if stop != Stop::End {
+            return Ok(None);
+        }
+    }
+    listing.finish();
+    Ok(Some((vec![sorter], listing)))
+}
+
+/// The index lines and the pages of the containers, by `webaip index`'s reader and then
+/// `webaip pages`'s.
+fn two_passes(
+    package: &Path,
+    plan: &plan::Plan,
+) -> Result<(Vec<LineSorter>, pages::Pages), WaczError> {
+    let inputs: Vec<IndexInput> = plan
+        .containers
+        .iter()
+        .map(|c| IndexInput { path: c.path.clone(), filename: c.name.clone() })
+        .collect();
+    let opts = EntryOptions { record_ids: false };
+    let sorters = sort_inputs(&inputs, IndexFormat::Cdxj, opts, 1, SORT_BUDGET, &|_| {})?;
+    let listing = crate::pages::list::list_pages(package, &Default::default())?;
+    Ok((sorters, listing.entries))
 }
 
 /// `datapackage.json`: every member but itself and its digest; the METS with the package's

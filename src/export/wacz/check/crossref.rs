@@ -204,16 +204,18 @@ impl Check {
     }
 
     /// Merges the derived and the listed lines: each index line must meet a record at its
-    /// (WARC, offset) whose fields it repeats.
+    /// (WARC, offset) whose fields it repeats, and each indexed record must have a line (a
+    /// record with none cannot be replayed).
     fn compare(
         &mut self,
         derived: LineSorter,
         listed: LineSorter,
         indexes: &[Member],
     ) -> io::Result<()> {
-        let mut last: Option<(String, IndexEntry)> = None;
+        let mut last: Option<Derived> = None;
         let mut found = Vec::new();
         let mut capped = Capped::default();
+        let mut unlisted = Unlisted::default();
         LineSorter::merge_into(vec![derived, listed], &mut |line| {
             let line = String::from_utf8_lossy(line);
             let mut parts = line.splitn(4, TAB);
@@ -224,7 +226,9 @@ impl Check {
             };
             let place = format!("{file}{TAB}{offset}");
             if tag == "D" {
-                last = IndexEntry::parse_cdxj(rest).ok().map(|e| (place, e));
+                unlisted.take(last.take());
+                let entry = IndexEntry::parse_cdxj(rest).ok();
+                last = Some(Derived { place, entry, listed: false });
                 return Ok(());
             }
             let mut p = rest.splitn(3, TAB);
@@ -235,8 +239,11 @@ impl Check {
             let (Some(member), Ok(listed)) = (member, IndexEntry::parse_cdxj(text)) else {
                 return Ok(());
             };
-            let why = match &last {
-                Some((at, record)) if *at == place => differences(&listed, record),
+            let why = match &mut last {
+                Some(d) if d.place == place => {
+                    d.listed = true;
+                    d.entry.as_ref().and_then(|record| differences(&listed, record))
+                }
                 _ => Some((
                     Severity::Error,
                     format!("no indexed record starts at offset {} of `{file}`", listed.offset),
@@ -256,12 +263,30 @@ impl Check {
             }
             Ok(())
         })?;
+        unlisted.take(last.take());
         self.findings.extend(found);
         self.findings.extend(capped.summary(
             RULE_INDEX,
             "indexes/",
             "index lines that differ from their record",
         ));
+        self.findings.extend(unlisted.findings);
+        if unlisted.count > 0 {
+            self.error(
+                RULE_INDEX,
+                "indexes/",
+                format!(
+                    "{} indexed records of the WARCs have no index line (listed above{}): a \
+                     reader cannot find them",
+                    unlisted.count,
+                    if unlisted.count > MAX_SAME as u64 {
+                        format!(", the first {MAX_SAME}")
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
         Ok(())
     }
 
@@ -406,6 +431,44 @@ impl Check {
                 first.trim_end()
             )
         })
+    }
+}
+
+/// A record derived from a WARC, while the merge meets the index lines at its place.
+struct Derived {
+    /// `FILE<TAB>OFFSET`, as the sort keys hold it.
+    place: String,
+    entry: Option<IndexEntry>,
+    /// An index line names this record.
+    listed: bool,
+}
+
+/// The indexed records no index line names: the first [`MAX_SAME`] as findings, the rest
+/// counted.
+#[derive(Default)]
+struct Unlisted {
+    count: u64,
+    findings: Vec<Finding>,
+}
+
+impl Unlisted {
+    /// Counts `record` when it was left without an index line.
+    fn take(&mut self, record: Option<Derived>) {
+        let Some(d) = record.filter(|d| !d.listed) else { return };
+        self.count += 1;
+        if self.findings.len() >= MAX_SAME {
+            return;
+        }
+        let (file, offset) = d.place.split_once(TAB).unwrap_or((&d.place, ""));
+        let url = d.entry.as_ref().map_or("-", |e| e.url.as_str());
+        self.findings.push(Finding {
+            severity: Severity::Error,
+            rule: RULE_INDEX,
+            member: format!("archive/{file}"),
+            line: None,
+            offset: offset.parse().ok(),
+            message: format!("record of {url} has no index line"),
+        });
     }
 }
 

@@ -42,6 +42,7 @@ mod scan;
 mod store;
 mod structure;
 mod surt;
+mod unmigrate;
 mod validate;
 mod validate_entities;
 mod wacz_check;

@@ -54,6 +54,10 @@ pub struct AuditOptions {
     /// Follow every revisit to its original ([`references`]), in the package itself and in
     /// these packages; `None`: revisits are not followed.
     pub with: Option<Vec<PathBuf>>,
+    /// With `deep`: rebuild every ARC the package was migrated from (its stream only, hashed)
+    /// and check it against the digests stated at migration
+    /// ([`crate::migrate::rebuild`]); each difference is a finding.
+    pub rebuild_arcs: bool,
 }
 
 /// Progress of an audit, in bytes of package files.
@@ -493,6 +497,7 @@ pub fn audit_package(
 
     let (identity, unlinked) = identity(&mets_path, &mets_name);
     findings.extend(unlinked);
+    check_arc_rebuilds(dir, opts, &mut findings);
     let references = match &opts.with {
         Some(with) => Some(follow_references(dir, with, &mut findings)?),
         None => None,
@@ -519,6 +524,52 @@ pub fn audit_package(
         identity,
         references,
     })
+}
+
+/// Rebuilds the stream of every ARC the package's containers were migrated from; each
+/// difference from what the migration stated is a finding on the container (rule
+/// `arc-rebuild`) naming the ARC and the offset in it.
+fn check_arc_rebuilds(dir: &Path, opts: &AuditOptions, findings: &mut Vec<AuditFinding>) {
+    if !(opts.deep && opts.rebuild_arcs) {
+        return;
+    }
+    let mut containers = Vec::new();
+    for sub in [layout::CONTENT_DIR, layout::VIRAL_DIR] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else { continue };
+        let mut v: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_str().is_some_and(|n| n.ends_with(".warc.gz") || n.ends_with(".warc")))
+            .collect();
+        v.sort();
+        containers.extend(v);
+    }
+    let rel = |c: &str| {
+        Path::new(c).strip_prefix(dir).map_or(c.to_string(), |p| p.to_string_lossy().into_owned())
+    };
+    let opts = crate::migrate::rebuild::RebuildOptions { make_file: false };
+    let sink = &mut crate::migrate::rebuild::CheckOnly;
+    match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, sink, &|_| {}) {
+        Ok(reports) => {
+            for r in reports {
+                let file = rel(&r.container);
+                for d in &r.differences {
+                    let at = match d.in_member {
+                        Some(n) => format!("{}+{n}", d.offset),
+                        None => d.offset.to_string(),
+                    };
+                    let what = format!("ARC {} offset {at}: {}", r.name, d.what);
+                    findings.push(finding("arc-rebuild", &file, None, "", what));
+                }
+                if !r.rebuildable {
+                    let what = format!("ARC {} not rebuildable: {}", r.name, r.reasons.join("; "));
+                    let mut f = finding("arc-rebuild", &file, None, "", what);
+                    f.severity = Severity::Warning;
+                    findings.push(f);
+                }
+            }
+        }
+        Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
+    }
 }
 
 /// Follows the package's revisits ([`references::check_references`]): each one whose original

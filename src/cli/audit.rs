@@ -22,6 +22,10 @@ pub struct AuditArgs {
     /// digests and count the records against what the METS states.
     #[arg(long)]
     deep: bool,
+    /// With --deep: rebuild the stream of every ARC the package was migrated from and check it
+    /// against the SHA-512 stated at migration; each difference is a finding with its offset.
+    #[arg(long, requires = "deep")]
+    rebuild_arcs: bool,
     /// Follow every revisit record to its original, in the package itself and in these
     /// packages (repeatable): each original must exist and hold the payload digest the revisit
     /// states (the payload is read and hashed).
@@ -71,7 +75,12 @@ fn required_from_store(
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     let follow = args.references || !args.with.is_empty() || args.store.is_some();
     let with = follow.then(|| args.with.clone());
-    let mut opts = AuditOptions { validate: args.check.options()?, deep: args.deep, with };
+    let mut opts = AuditOptions {
+        validate: args.check.options()?,
+        deep: args.deep,
+        with,
+        rebuild_arcs: args.rebuild_arcs,
+    };
     let store = match &args.store {
         Some(c) => Some(webaip::store::Store::open(&webaip::store::config::StoreConfig::load(c)?)?),
         None => None,

@@ -17,6 +17,7 @@ mod progress;
 mod scan;
 mod store;
 mod undedup;
+mod unmigrate;
 mod validate;
 mod validate_eark;
 mod validate_wacz;
@@ -60,6 +61,8 @@ enum Command {
     /// Make a package whose revisit records are full records again, their payloads taken
     /// from the packages they refer to.
     Undedup(undedup::UndedupArgs),
+    /// Give back the original ARC files from a package or from migrated WARC files.
+    Unmigrate(unmigrate::UnmigrateArgs),
     /// Package every item of a manifest, resumably (`batch run`), and summarise journals
     /// (`batch status`).
     Batch(batch::BatchArgs),
@@ -119,6 +122,7 @@ pub fn main() -> i32 {
         Command::Export(args) => export::run(args),
         Command::DedupTable(args) => dedup_table::run(args),
         Command::Undedup(args) => undedup::run(args),
+        Command::Unmigrate(args) => unmigrate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -295,7 +295,8 @@ pub fn ingest(
 ) -> Result<IngestReport, IngestError> {
     let mut report = make_aip(ssip, opts, progress)?;
     if let Some(store) = store {
-        let audit = AuditOptions { validate: opts.validate.clone(), deep: false, with: None };
+        let audit =
+            AuditOptions { validate: opts.validate.clone(), deep: false, ..Default::default() };
         report.stored = Some(store.put(&report.aip, &audit, &|_| {})?);
     }
     Ok(report)
@@ -333,7 +334,8 @@ fn make_aip(
 
     // Every file as it was before the audit: the AIP takes these bytes or none.
     let before = files::snapshot(ssip)?;
-    let audit_opts = AuditOptions { validate: opts.validate.clone(), deep: true, with: None };
+    let audit_opts =
+        AuditOptions { validate: opts.validate.clone(), deep: true, ..Default::default() };
     let audit = audit_package(ssip, &audit_opts, progress)?;
     if !admissible(&audit) {
         return Err(refusal(ssip, &audit));

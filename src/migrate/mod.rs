@@ -17,6 +17,7 @@
 //! Memory is bounded by the batch size,
 //! whatever the size or number of records.
 
+pub mod rebuild;
 mod rebuild_record;
 pub mod report;
 pub(crate) mod verify;

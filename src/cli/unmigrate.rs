@@ -1,0 +1,195 @@
+//! `webaip unmigrate PACKAGE|WARC... --out DIR [--stream]`: the original ARC files given back
+//! from a package's containers or from WARC files written by `migrate`
+//! (`migrate::rebuild`), each written under a temporary name and renamed when it is what it
+//! should be.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use webaip::migrate::rebuild::{ArcRebuild, ArcSink, ArcStart, RebuildOptions, rebuild_arcs};
+
+use super::{EXIT_FINDINGS, terminal_text};
+
+/// Arguments of `webaip unmigrate`.
+#[derive(Debug, Args)]
+pub struct UnmigrateArgs {
+    /// Packages (directories) or WARC files (content containers and their viral twins).
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Directory for the ARC files (created if missing).
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Write each gzip ARC's uncompressed stream (NAME without `.gz`) instead of its file.
+    #[arg(long)]
+    stream: bool,
+    /// Replace existing files.
+    #[arg(long)]
+    force: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar and no text report (errors are still printed).
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// A package's containers (content, then viral), or the WARC file given.
+fn containers(input: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if !input.is_dir() {
+        return Ok(vec![input.to_path_buf()]);
+    }
+    let mut all = Vec::new();
+    for dir in [webaip::layout::CONTENT_DIR, webaip::layout::VIRAL_DIR] {
+        let d = input.join(dir);
+        if !d.is_dir() {
+            continue;
+        }
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
+            .with_context(|| d.display().to_string())?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_str().is_some_and(|n| n.ends_with(".warc.gz") || n.ends_with(".warc")))
+            .collect();
+        v.sort();
+        all.extend(v);
+    }
+    if all.is_empty() {
+        bail!("{}: no WARC containers in content/ or viral/", input.display());
+    }
+    Ok(all)
+}
+
+/// Writes each ARC to `out` under a temporary name; renames it when it is as it should be.
+struct DirSink {
+    out: PathBuf,
+    stream: bool,
+    force: bool,
+    pending: Option<(tempfile::TempPath, PathBuf)>,
+    written: Vec<PathBuf>,
+}
+
+/// The ARC's name as a file name in the output directory: one plain component.
+fn safe_name(name: &str) -> io::Result<&str> {
+    let bad = name.is_empty()
+        || name.contains(['/', '\\', '\0'])
+        || name == "."
+        || name == ".."
+        || name.len() > 255;
+    if bad {
+        return Err(io::Error::other(format!("refused ARC name {:?}", terminal_text(name))));
+    }
+    Ok(name)
+}
+
+impl ArcSink for DirSink {
+    fn begin(&mut self, arc: &ArcStart<'_>) -> io::Result<Option<Box<dyn Write + Send>>> {
+        let name = safe_name(arc.name)?;
+        let name = match (arc.gzip, self.stream) {
+            (true, true) => name.strip_suffix(".gz").unwrap_or(name),
+            _ => name,
+        };
+        let dest = self.out.join(safe_name(name)?);
+        if !self.force && std::fs::symlink_metadata(&dest).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists (--force replaces it)", dest.display()),
+            ));
+        }
+        let tmp = tempfile::Builder::new().prefix(".webaip-unmigrate-").tempfile_in(&self.out)?;
+        let (file, path): (File, tempfile::TempPath) = tmp.into_parts();
+        self.pending = Some((path, dest));
+        Ok(Some(Box::new(BufWriter::with_capacity(1 << 20, file))))
+    }
+
+    fn end(&mut self, report: &ArcRebuild, out: Option<Box<dyn Write + Send>>) -> io::Result<()> {
+        let Some((tmp, dest)) = self.pending.take() else { return Ok(()) };
+        if let Some(mut o) = out {
+            o.flush()?;
+        }
+        // A rebuild that is not what it should be leaves no file that looks complete.
+        if !report.as_expected() {
+            return Ok(());
+        }
+        File::open(&tmp)?.sync_all()?;
+        tmp.persist(&dest).map_err(|e| e.error)?;
+        self.written.push(dest);
+        Ok(())
+    }
+}
+
+/// Runs the command; returns the exit status: 1 when an ARC is not what it should be.
+pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
+    std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
+    let mut all = Vec::new();
+    for i in &args.inputs {
+        all.extend(containers(i)?);
+    }
+    let total = all.iter().map(|c| std::fs::metadata(c).map_or(0, |m| m.len())).sum();
+    let bar = super::progress::bytes_bar(total, args.quiet || args.json);
+    let mut sink = DirSink {
+        out: args.out.clone(),
+        stream: args.stream,
+        force: args.force,
+        pending: None,
+        written: Vec::new(),
+    };
+    let opts = RebuildOptions { make_file: !args.stream };
+    let reports = rebuild_arcs(&all, &opts, &mut sink, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let reports = reports?;
+    let code = if reports.iter().all(ArcRebuild::as_expected) { 0 } else { EXIT_FINDINGS };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+        return Ok(code);
+    }
+    if args.quiet {
+        return Ok(code);
+    }
+    for r in &reports {
+        print_report(r);
+    }
+    println!(
+        "{} ARC(s) rebuilt, {} written to {}",
+        reports.len(),
+        sink.written.len(),
+        args.out.display()
+    );
+    Ok(code)
+}
+
+fn print_report(r: &ArcRebuild) {
+    let verdict = if r.as_expected() { "OK" } else { "DIFFERS" };
+    println!("{} {}", verdict, terminal_text(&r.name));
+    if let Some(s) = &r.stream {
+        let same = if s.equal { "equal" } else { "DIFFERENT" };
+        println!("  stream {} bytes, sha512 {}: {same}", s.bytes, s.sha512);
+    }
+    if let Some(f) = &r.file {
+        let same = match (f.equal, r.file_reproducible()) {
+            (true, _) => "identical",
+            (false, false) => "not identical (original compression settings not recovered)",
+            (false, true) => "DIFFERENT",
+        };
+        println!("  file {} bytes, sha512 {}: {same}", f.bytes, f.sha512);
+    }
+    if r.gzip {
+        println!(
+            "  members {} (original: {}), {} of the original length",
+            r.members,
+            r.members_expected.map_or("?".into(), |n| n.to_string()),
+            r.members_reproduced
+        );
+    }
+    if !r.rebuildable {
+        println!("  not rebuildable at migration: {}", r.reasons.join("; "));
+    }
+    for d in &r.differences {
+        match d.in_member {
+            Some(n) => println!("  at {}+{}: {}", d.offset, n, terminal_text(&d.what)),
+            None => println!("  at {}: {}", d.offset, terminal_text(&d.what)),
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! One ARC put back together from its records, in ARC order: the stream (every byte, hashed),
+//! and for a gzip ARC the file (each member compressed again with its header and settings,
+//! raw regions and record-less members as found), with the checks made on the way.
+
+use std::io::{self, Write};
+
+use sha1::{Digest, Sha1};
+use sha2::Sha512;
+
+use crate::formats::arc_rebuild::{OrphanMembers, RebuildSummary, decode_gap, decode_gap_runs};
+use crate::formats::gzip_rebuild::{DeflateParams, MemberWriter};
+
+use super::stream::ArcPiece;
+use super::{ArcRebuild, Difference, Outcome, RebuildError};
+
+/// Differences kept in a report; more are counted.
+const MAX_DIFFERENCES: usize = 1000;
+/// The longest line end kept (`eol`).
+const MAX_EOL: u64 = 64;
+/// The longest decompressed record-less member (blank lines only).
+const MAX_ORPHAN_OUT: u64 = 16 << 20;
+
+/// Bytes counted and hashed on their way to an optional writer.
+pub(super) struct Hashed {
+    out: Option<Box<dyn Write + Send>>,
+    sha: Sha512,
+    len: u64,
+}
+
+impl Hashed {
+    fn new(out: Option<Box<dyn Write + Send>>) -> Self {
+        Hashed { out, sha: Sha512::new(), len: 0 }
+    }
+
+    fn done(self) -> (Option<Box<dyn Write + Send>>, u64, String) {
+        (self.out, self.len, crate::formats::digest::hex(&self.sha.finalize()))
+    }
+}
+
+impl Write for Hashed {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(o) = &mut self.out {
+            o.write_all(buf)?;
+        }
+        self.sha.update(buf);
+        self.len += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.as_mut().map_or(Ok(()), |o| o.flush())
+    }
+}
+
+/// The gzip file being written.
+enum GzFile {
+    Between(Hashed),
+    /// In the member that started at the original offset `.1`, at our offset `.2`.
+    InMember(MemberWriter<Hashed>, u64, u64),
+    Poisoned,
+}
+
+/// A member written, waiting for the original offset where the next thing starts, to tell
+/// whether it came out the same length.
+struct Written {
+    original_start: u64,
+    len: u64,
+}
+
+/// What the rebuild of one ARC knows as it goes.
+pub(super) struct Assembler {
+    pub(super) report: ArcRebuild,
+    gzip: bool,
+    stream: Hashed,
+    /// The gzip file, when it is made (`None`: stream only, or a plain ARC).
+    file: Option<GzFile>,
+    /// Defaults of the gzip file (from the rebuild record, read ahead).
+    default_header: Vec<u8>,
+    default_params: Option<DeflateParams>,
+    /// Bytes of the current member (or of the plain file) given back so far.
+    member_pos: u64,
+    /// The member the last record was in.
+    member: Option<u64>,
+    last_member: Option<Written>,
+    crc: flate2::Crc,
+}
+
+/// The default gzip header when the rebuild record gives none.
+const PLAIN_GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+
+impl Assembler {
+    /// Starts an ARC. `output` gets the stream, or the file (`make_file`); `defaults` is the
+    /// rebuild record read ahead (needed for the file of a gzip ARC).
+    pub(super) fn new(
+        report: ArcRebuild,
+        output: Option<Box<dyn Write + Send>>,
+        make_file: bool,
+        defaults: Option<&RebuildSummary>,
+    ) -> Self {
+        let gzip = report.gzip;
+        let file_made = gzip && make_file;
+        let (stream_out, file_out) = if file_made { (None, output) } else { (output, None) };
+        let default_params = defaults
+            .and_then(|d| d.deflate.as_deref())
+            .and_then(|d| d.parse::<DeflateParams>().ok());
+        let default_header = defaults
+            .and_then(|d| d.gzip_header.clone())
+            .unwrap_or_else(|| PLAIN_GZIP_HEADER.to_vec());
+        Assembler {
+            report,
+            gzip,
+            stream: Hashed::new(stream_out),
+            file: file_made.then(|| GzFile::Between(Hashed::new(file_out))),
+            default_header,
+            default_params,
+            member_pos: 0,
+            member: None,
+            last_member: None,
+            crc: flate2::Crc::new(),
+        }
+    }
+
+    fn differ(&mut self, offset: u64, in_member: Option<u64>, what: String) {
+        self.report.differences_total += 1;
+        if self.report.differences.len() < MAX_DIFFERENCES {
+            self.report.differences.push(Difference { offset, in_member, what });
+        }
+    }
+
+    /// Bytes of the stream that are in the current member (or the plain file).
+    fn emit(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.stream.write_all(bytes)?;
+        if let Some(GzFile::InMember(w, ..)) = &mut self.file {
+            w.write_all(bytes)?;
+        }
+        self.member_pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes not part of the record's block: given back, and in the record's CRC.
+    fn emit_framing(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.crc.update(bytes);
+        self.emit(bytes)
+    }
+
+    fn emit_gap(&mut self, text: Option<&str>, default: &[u8]) -> Result<(), RebuildError> {
+        let Some(text) = text else { return Ok(self.emit_framing(default)?) };
+        let mut err = Ok(());
+        decode_gap_runs(text, |unit, n| {
+            for _ in 0..n {
+                if err.is_ok() {
+                    err = self.emit_framing(unit);
+                }
+            }
+        })
+        .map_err(|e| RebuildError::Stored(format!("a gap: {e}")))?;
+        Ok(err?)
+    }
+
+    /// Our offset in the gzip file, when it is made.
+    fn file_len(&self) -> Option<u64> {
+        match &self.file {
+            Some(GzFile::Between(h)) => Some(h.len),
+            Some(GzFile::InMember(_, _, at)) => Some(*at),
+            _ => None,
+        }
+    }
+
+    /// Ends the current member; `next` is the original offset of what follows it.
+    fn end_member(&mut self, next: Option<u64>) -> io::Result<()> {
+        if let Some(GzFile::InMember(..)) = &self.file {
+            let Some(GzFile::InMember(w, original_start, _)) = self.file.replace(GzFile::Poisoned)
+            else {
+                return Err(io::Error::other("member state"));
+            };
+            let (h, len) = w.finish()?;
+            self.file = Some(GzFile::Between(h));
+            self.last_member = Some(Written { original_start, len });
+        }
+        self.member = None;
+        self.boundary(next);
+        Ok(())
+    }
+
+    /// Something starts at original offset `at`: the member before it, if any, was reproduced
+    /// when it came out as long as the original's.
+    fn boundary(&mut self, at: Option<u64>) {
+        if let (Some(w), Some(at)) = (self.last_member.take(), at)
+            && at.checked_sub(w.original_start) == Some(w.len)
+        {
+            self.report.members_reproduced += 1;
+        }
+    }
+
+    /// Where the file rebuilt should be the original's byte for byte, each thing in it starts
+    /// where it did (a header or settings not recovered shift everything after them: no use
+    /// saying so at every member).
+    fn check_file_offset(&mut self, original: u64, what: &str) {
+        let reproducible = self.default_params.is_some() && self.report.members_unrecovered == 0;
+        if let Some(ours) = self.file_len()
+            && reproducible
+            && ours != original
+            && self.report.differences_total == 0
+        {
+            self.differ(original, None, format!("{what} starts at {ours} in the file rebuilt"));
+        }
+    }
+
+    /// Record-less members: verbatim in the file, decompressed in the stream.
+    fn orphans(&mut self, items: &[OrphanMembers]) -> Result<(), RebuildError> {
+        for o in items {
+            self.end_member(Some(o.offset))?;
+            self.check_file_offset(o.offset, "a record-less member");
+            let mut inflated = Vec::new();
+            let mut d = flate2::read::GzDecoder::new(&o.bytes[..]);
+            let ok =
+                io::Read::read_to_end(&mut io::Read::take(&mut d, MAX_ORPHAN_OUT), &mut inflated);
+            if ok.is_err() {
+                self.differ(o.offset, None, "a record-less member does not inflate".into());
+            }
+            for _ in 0..o.count {
+                self.stream.write_all(&inflated)?;
+                if let Some(GzFile::Between(h)) = &mut self.file {
+                    h.write_all(&o.bytes)?;
+                }
+                self.report.members += 1;
+                self.report.members_reproduced += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the record's member in the file when it is a new one.
+    fn enter_member(&mut self, p: &ArcPiece) -> Result<(), RebuildError> {
+        if !self.gzip || self.member == Some(p.offset.first) {
+            return Ok(());
+        }
+        self.end_member(Some(p.offset.first))?;
+        self.orphans(&p.field.pre)?;
+        self.check_file_offset(p.offset.first, "a member");
+        self.member = Some(p.offset.first);
+        self.member_pos = 0;
+        self.report.members += 1;
+        if let Some(GzFile::Between(_)) = &self.file {
+            let header = p.field.gz.clone().unwrap_or_else(|| self.default_header.clone());
+            let params = match p.field.z.as_deref() {
+                Some(z) => z.parse::<DeflateParams>().ok(),
+                None => self.default_params,
+            };
+            let params = match params {
+                Some(p) => p,
+                None => {
+                    self.report.members_unrecovered += 1;
+                    "zlib:6".parse().map_err(|_| RebuildError::Internal("zlib:6"))?
+                }
+            };
+            let Some(GzFile::Between(h)) = self.file.replace(GzFile::Poisoned) else {
+                return Err(RebuildError::Internal("file state"));
+            };
+            let at = h.len;
+            self.file =
+                Some(GzFile::InMember(MemberWriter::new(h, &header, params)?, p.offset.first, at));
+        }
+        Ok(())
+    }
+
+    /// Gives back one record: its framing and its block, read from `block` chunk by chunk.
+    pub(super) fn piece(
+        &mut self,
+        p: &ArcPiece,
+        mut next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
+    ) -> Result<(), RebuildError> {
+        let at = p.offset.first;
+        let where_ = at;
+        let in_member = (self.gzip && !p.field.raw).then_some(p.offset.in_member);
+        if p.field.raw {
+            self.end_member(Some(at))?;
+            self.orphans(&p.field.pre)?;
+            self.check_file_offset(at, "a raw region");
+        } else {
+            self.enter_member(p)?;
+            if !self.gzip && !p.field.pre.is_empty() {
+                self.differ(at, None, "record-less members in a plain ARC".into());
+            }
+        }
+        self.crc = flate2::Crc::new();
+        if !p.field.raw {
+            self.emit_gap(p.field.lead.as_deref(), b"")?;
+            let expected = if self.gzip { p.offset.in_member } else { at };
+            let found = if self.gzip { self.member_pos } else { self.stream.len };
+            if found != expected {
+                self.differ(where_, in_member, format!("the record starts at {found}"));
+            }
+            if let Some(line) = &p.header_line {
+                self.emit_framing(line)?;
+                let eol = match p.field.eol.as_deref() {
+                    Some(e) => decode_gap(e, MAX_EOL)
+                        .map_err(|e| RebuildError::Stored(format!("eol: {e}")))?,
+                    None => b"\n".to_vec(),
+                };
+                self.emit_framing(&eol)?;
+            }
+        }
+        let mut sha1 = Sha1::new();
+        let mut block_len = 0u64;
+        while let Some(chunk) = next_chunk()? {
+            sha1.update(&chunk);
+            block_len += chunk.len() as u64;
+            if p.field.raw {
+                self.stream.write_all(&chunk)?;
+                if let Some(GzFile::Between(h)) = &mut self.file {
+                    h.write_all(&chunk)?;
+                }
+            } else {
+                self.emit(&chunk)?;
+            }
+        }
+        if !p.field.raw {
+            self.emit_gap(p.field.tail.as_deref(), b"\n")?;
+        }
+        self.report.records += 1;
+        if block_len != p.block_len {
+            self.differ(
+                where_,
+                in_member,
+                format!("block of {block_len} bytes, not {}", p.block_len),
+            );
+        }
+        if let Some(stated) = &p.block_digest
+            && stated.to_ascii_lowercase().starts_with("sha1:")
+        {
+            let found = crate::formats::digest::sha1_base32(&sha1.finalize());
+            if !found.eq_ignore_ascii_case(stated) {
+                self.differ(
+                    where_,
+                    in_member,
+                    format!("WARC-Block-Digest {stated}, found {found}"),
+                );
+            }
+        }
+        let crc = std::mem::replace(&mut self.crc, flate2::Crc::new()).sum();
+        if crc != p.field.crc {
+            let part = framing_suspect(p, block_len);
+            self.differ(
+                where_,
+                in_member,
+                format!(
+                    "{part} differ from the original (CRC-32 {crc:08x}, stated {:08x}; record \
+                     {} at offset {} of {})",
+                    p.field.crc, p.warcinfo_id, p.container_offset, p.container
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The ARC's last records are given: the rebuild record's record-less members, then the
+    /// digests compared with the rebuild record's.
+    pub(super) fn finish(
+        mut self,
+        summary: Option<&RebuildSummary>,
+    ) -> Result<(ArcRebuild, Option<Box<dyn Write + Send>>), RebuildError> {
+        if let Some(s) = summary {
+            let end = s.post.first().map_or(s.file_length, |o| o.offset);
+            self.end_member(Some(end))?;
+            self.orphans(&s.post)?;
+        } else {
+            self.end_member(None)?;
+        }
+        let (stream_out, len, sha) = self.stream.done();
+        let file = match self.file.take() {
+            Some(GzFile::Between(h)) => Some(h.done()),
+            Some(_) => return Err(RebuildError::Internal("a member left open")),
+            None => None,
+        };
+        let mut r = self.report;
+        let expect = |bytes, sha512: &str, want_len, want_sha: &str| Outcome {
+            bytes,
+            sha512: sha512.to_string(),
+            expected_bytes: want_len,
+            expected_sha512: want_sha.to_string(),
+            equal: bytes == want_len && sha512 == want_sha,
+        };
+        let out = match summary {
+            Some(s) => {
+                r.stream = Some(expect(len, &sha, s.stream_length, &s.stream_sha512));
+                r.rebuildable = s.rebuildable();
+                r.reasons = s.reasons.clone();
+                r.deflate = s.deflate.clone();
+                r.members_expected = s.gzip.then_some(s.members);
+                match file {
+                    Some((o, flen, fsha)) => {
+                        r.file = Some(expect(flen, &fsha, s.file_length, &s.file_sha512));
+                        o
+                    }
+                    None if !r.gzip => {
+                        r.file = Some(expect(len, &sha, s.file_length, &s.file_sha512));
+                        stream_out
+                    }
+                    None => stream_out,
+                }
+            }
+            None => {
+                r.differences_total += 1;
+                r.differences.push(Difference {
+                    offset: 0,
+                    in_member: None,
+                    what: "no rebuild record: the stream cannot be checked".into(),
+                });
+                let o = Outcome {
+                    bytes: len,
+                    sha512: sha.clone(),
+                    expected_bytes: 0,
+                    expected_sha512: String::new(),
+                    equal: false,
+                };
+                r.stream = Some(o);
+                file.and_then(|f| f.0).or(stream_out)
+            }
+        };
+        if let Some(s) = &r.stream
+            && !s.equal
+            && summary.is_some()
+        {
+            r.differences_total += 1;
+            if r.differences.len() < MAX_DIFFERENCES {
+                r.differences.push(Difference {
+                    offset: 0,
+                    in_member: None,
+                    what: format!(
+                        "the stream rebuilt ({} bytes, SHA-512 {}) is not the original's ({} \
+                         bytes, SHA-512 {})",
+                        s.bytes, s.sha512, s.expected_bytes, s.expected_sha512
+                    ),
+                });
+            }
+        }
+        Ok((r, out))
+    }
+}
+
+/// Which of a record's framing bytes most likely differ: a header line whose length field is
+/// not the block's length is damaged; else the CRC cannot say which part.
+fn framing_suspect(p: &ArcPiece, block_len: u64) -> &'static str {
+    match &p.header_line {
+        Some(line) => {
+            let last = line.rsplit(|b| *b == b' ').next().unwrap_or_default();
+            let stated = std::str::from_utf8(last).ok().and_then(|t| t.trim().parse::<u64>().ok());
+            match stated {
+                Some(n) if n != block_len => "the header line's bytes",
+                _ => "the framing bytes (lead, header line, line end or tail)",
+            }
+        }
+        None => "the framing bytes (lead or tail)",
+    }
+}

@@ -1,0 +1,446 @@
+//! Rebuilding the original ARC files from the WARC containers they were migrated to
+//! (`webaip unmigrate`, `audit --deep --rebuild-arcs`; the format is `docs/arc-rebuild.md`).
+//!
+//! [`rebuild_arcs`] takes containers (a package's content and viral containers, or WARC files
+//! written by `migrate`), pairs each container that names its ARC (`warcinfo` `source-file`)
+//! with the containers holding its quarantined records, and reads each of them on a thread of
+//! its own (`stream`): the records of one ARC are merged by their place in the ARC, and given,
+//! in that order, to an `assemble::Assembler`, which writes the ARC's uncompressed stream or,
+//! for a gzip ARC, its file (each member compressed again as the original was) to the writer an
+//! [`ArcSink`] gives, and checks on the way: each record's framing bytes against its CRC-32,
+//! its place against its `X-Webaip-ARC-Offset`, its block against `WARC-Block-Digest`, and the
+//! whole against the digests of the ARC's rebuild record. Blocks pass in chunks: memory does
+//! not grow with record sizes or counts.
+
+mod assemble;
+mod stream;
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::formats::arc_rebuild::RebuildSummary;
+use crate::formats::warc::WarcError;
+use stream::{ArcInfo, Msg, RecordStream, SummaryText};
+
+/// Why a rebuild could not run to its end.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RebuildError {
+    /// A container cannot be opened.
+    #[error("{}: {source}", path.display())]
+    Open {
+        /// The container.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A container cannot be read as WARC.
+    #[error(transparent)]
+    Warc(#[from] WarcError),
+    /// A record's rebuild fields cannot be read.
+    #[error("{container} at offset {offset}: {what}")]
+    Record {
+        /// The container.
+        container: String,
+        /// The record's offset in it.
+        offset: u64,
+        /// What is wrong.
+        what: String,
+    },
+    /// Text stored in a rebuild field does not decode.
+    #[error("stored rebuild data: {0}")]
+    Stored(String),
+    /// Writing the rebuilt bytes failed.
+    #[error("writing the rebuilt ARC: {0}")]
+    Io(#[from] io::Error),
+    /// The sink refused or failed an ARC.
+    #[error("{name}: {source}")]
+    Sink {
+        /// The ARC's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A state the rebuild should never reach.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
+}
+
+/// How to rebuild.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RebuildOptions {
+    /// Make the file of each gzip ARC (each member compressed again) rather than only its
+    /// uncompressed stream.
+    pub make_file: bool,
+}
+
+/// An ARC about to be rebuilt, as its container names it.
+#[derive(Debug, Clone)]
+pub struct ArcStart<'a> {
+    /// The ARC's name as migrated (`source-file`): input, not to be trusted as a path.
+    pub name: &'a str,
+    /// A gzip ARC.
+    pub gzip: bool,
+    /// The container naming it.
+    pub container: &'a Path,
+    /// What the writer will get: the file (`true`) or the uncompressed stream.
+    pub file: bool,
+}
+
+/// Where rebuilt ARCs go.
+pub trait ArcSink {
+    /// The writer for an ARC's bytes; `None`: only hashed and checked.
+    fn begin(&mut self, arc: &ArcStart<'_>) -> io::Result<Option<Box<dyn Write + Send>>>;
+    /// The ARC is rebuilt (`report` says how well); `out` is the writer `begin` gave.
+    fn end(&mut self, report: &ArcRebuild, out: Option<Box<dyn Write + Send>>) -> io::Result<()>;
+}
+
+/// Hashes and checks only ([`ArcSink`] for audits).
+pub struct CheckOnly;
+
+impl ArcSink for CheckOnly {
+    fn begin(&mut self, _: &ArcStart<'_>) -> io::Result<Option<Box<dyn Write + Send>>> {
+        Ok(None)
+    }
+    fn end(&mut self, _: &ArcRebuild, _: Option<Box<dyn Write + Send>>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes rebuilt against what the rebuild record states.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// Bytes rebuilt.
+    pub bytes: u64,
+    /// Their SHA-512.
+    pub sha512: String,
+    /// The original's length (rebuild record).
+    pub expected_bytes: u64,
+    /// The original's SHA-512 (rebuild record).
+    pub expected_sha512: String,
+    /// Same length and digest.
+    pub equal: bool,
+}
+
+/// One place where the rebuild differs from what the package states.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Difference {
+    /// Offset in the ARC file: of the record in a plain ARC, of its gzip member (or raw
+    /// region) in a gzip ARC.
+    pub offset: u64,
+    /// Offset of the record in its decompressed member (gzip ARCs).
+    pub in_member: Option<u64>,
+    /// What differs.
+    pub what: String,
+}
+
+/// The rebuild of one ARC.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ArcRebuild {
+    /// The ARC's name as migrated.
+    pub name: String,
+    /// The container holding its records (and rebuild record).
+    pub container: String,
+    /// A gzip ARC.
+    pub gzip: bool,
+    /// Records given back.
+    pub records: u64,
+    /// The uncompressed stream.
+    pub stream: Option<Outcome>,
+    /// The file (a plain ARC's is its stream; a gzip ARC's only when made).
+    pub file: Option<Outcome>,
+    /// Gzip members written (record-less ones included).
+    pub members: u64,
+    /// Gzip members of the original (rebuild record).
+    pub members_expected: Option<u64>,
+    /// Members that came out as long as the original's (a member compressed with other
+    /// settings does not), and record-less members (kept as found).
+    pub members_reproduced: u64,
+    /// Members whose deflate settings were not recovered at migration (`z=?`).
+    pub members_unrecovered: u64,
+    /// The file's default deflate settings (`?`: not recovered).
+    pub deflate: Option<String>,
+    /// The rebuild record's verdict at migration.
+    pub rebuildable: bool,
+    /// Why not, as the rebuild record says.
+    pub reasons: Vec<String>,
+    /// Differences found (the first 1,000).
+    pub differences: Vec<Difference>,
+    /// Differences found in all.
+    pub differences_total: u64,
+}
+
+impl ArcRebuild {
+    /// True when the file can be expected to be the original's byte for byte: a plain ARC, or
+    /// a gzip ARC whose every member's deflate settings were recovered.
+    pub fn file_reproducible(&self) -> bool {
+        !self.gzip
+            || (self.deflate.as_deref().is_some_and(|d| d != "?") && self.members_unrecovered == 0)
+    }
+
+    /// True when everything that should be identical is: the stream always, the file when it
+    /// was made and [`Self::file_reproducible`], and nothing else differed.
+    pub fn as_expected(&self) -> bool {
+        let stream = self.stream.as_ref().is_some_and(|s| s.equal);
+        let file = match &self.file {
+            Some(f) => f.equal || !self.file_reproducible(),
+            None => true,
+        };
+        stream && file && self.differences_total == 0
+    }
+}
+
+/// Rebuilds every ARC the containers hold, in the order of the containers naming them.
+/// `progress` hears of container bytes done.
+pub fn rebuild_arcs(
+    containers: &[PathBuf],
+    opts: &RebuildOptions,
+    sink: &mut dyn ArcSink,
+    progress: &dyn Fn(u64),
+) -> Result<Vec<ArcRebuild>, RebuildError> {
+    let mut content = Vec::new();
+    let mut others = Vec::new();
+    for c in containers {
+        match first_arc(c)? {
+            Some(info) => content.push((c.clone(), info)),
+            None => others.push(c.clone()),
+        }
+    }
+    // Which ARCs each other container (a viral one) holds records of.
+    let mut holds: Vec<(PathBuf, HashSet<String>)> = Vec::new();
+    for o in &others {
+        holds.push((o.clone(), warcinfo_ids(o)?));
+    }
+    let mut reports = Vec::new();
+    for (c, info) in &content {
+        let twins: Vec<PathBuf> = holds
+            .iter()
+            .filter(|(_, ids)| ids.contains(&info.warcinfo_id))
+            .map(|(p, _)| p.clone())
+            .collect();
+        reports.extend(rebuild_container(c, &twins, opts, sink)?);
+        progress(std::fs::metadata(c).map_or(0, |m| m.len()));
+    }
+    Ok(reports)
+}
+
+/// The ARC a container's first record (its `warcinfo`) names, if any.
+fn first_arc(path: &Path) -> Result<Option<ArcInfo>, RebuildError> {
+    let mut s = RecordStream::open(path)?;
+    Ok(match s.next_msg() {
+        Some(Msg::Info(info)) => Some(info),
+        Some(Msg::Failed(e)) => return Err(e),
+        _ => None,
+    })
+}
+
+/// The `WARC-Warcinfo-ID`s of the ARC records a container holds.
+fn warcinfo_ids(path: &Path) -> Result<HashSet<String>, RebuildError> {
+    let mut s = RecordStream::open(path)?;
+    let mut ids = HashSet::new();
+    while let Some(m) = s.next_msg() {
+        match m {
+            Msg::Piece(p) => {
+                ids.insert(p.warcinfo_id.clone());
+                s.skip_block()?;
+            }
+            Msg::Failed(e) => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(ids)
+}
+
+/// The ARC being rebuilt.
+struct Current {
+    info: ArcInfo,
+    asm: assemble::Assembler,
+}
+
+/// The merge of one content container with its twins.
+struct Merge<'a> {
+    main: RecordStream,
+    twins: Vec<RecordStream>,
+    opts: &'a RebuildOptions,
+    sink: &'a mut dyn ArcSink,
+    container: &'a Path,
+    /// The container's rebuild records, read ahead when a gzip file is made.
+    summaries: Option<Vec<SummaryText>>,
+    /// ARCs finished (their twins' records are passed over).
+    finished: HashSet<String>,
+    reports: Vec<ArcRebuild>,
+}
+
+fn rebuild_container(
+    c: &Path,
+    twins: &[PathBuf],
+    opts: &RebuildOptions,
+    sink: &mut dyn ArcSink,
+) -> Result<Vec<ArcRebuild>, RebuildError> {
+    let mut m = Merge {
+        main: RecordStream::open(c)?,
+        twins: twins.iter().map(|t| RecordStream::open(t)).collect::<Result<_, _>>()?,
+        opts,
+        sink,
+        container: c,
+        summaries: None,
+        finished: HashSet::new(),
+        reports: Vec::new(),
+    };
+    let mut current: Option<Current> = None;
+    while let Some(msg) = m.main.next_msg() {
+        match msg {
+            Msg::Info(info) => {
+                if let Some(cur) = current.take() {
+                    m.end_arc(cur, None)?;
+                }
+                current = Some(m.begin_arc(info)?);
+            }
+            Msg::Piece(p) => match &mut current {
+                Some(cur) if cur.info.warcinfo_id == p.warcinfo_id => {
+                    m.twins_before(cur, Some(p.key()))?;
+                    let main = &mut m.main;
+                    cur.asm.piece(&p, || block_chunk(main))?;
+                }
+                // A record of no ARC this container names: not the rebuild's.
+                _ => m.main.skip_block()?,
+            },
+            Msg::Summary(s) => match current.take() {
+                Some(cur) if cur.info.warcinfo_id == s.warcinfo_id => m.end_arc(cur, Some(&s))?,
+                // A rebuild record of no ARC being rebuilt.
+                other => current = other,
+            },
+            Msg::Failed(e) => return Err(e),
+            Msg::Chunk(_) | Msg::BlockEnd => return Err(RebuildError::Internal("a stray chunk")),
+        }
+    }
+    if let Some(cur) = current.take() {
+        m.end_arc(cur, None)?;
+    }
+    Ok(m.reports)
+}
+
+/// The next chunk of the block of the piece just taken from `s`; `None` at its end.
+fn block_chunk(s: &mut RecordStream) -> Result<Option<Vec<u8>>, RebuildError> {
+    match s.next_msg() {
+        Some(Msg::Chunk(c)) => Ok(Some(c)),
+        Some(Msg::BlockEnd) => Ok(None),
+        Some(Msg::Failed(e)) => Err(e),
+        _ => Err(RebuildError::Internal("a block without its end")),
+    }
+}
+
+impl Merge<'_> {
+    fn begin_arc(&mut self, info: ArcInfo) -> Result<Current, RebuildError> {
+        let file = self.opts.make_file;
+        let defaults = match (info.gzip && file, &self.summaries) {
+            (true, None) => {
+                self.summaries = Some(stream::summaries_of(self.container)?);
+                self.summary_for(&info)
+            }
+            (true, Some(_)) => self.summary_for(&info),
+            (false, _) => None,
+        };
+        let start = ArcStart { name: &info.name, gzip: info.gzip, container: self.container, file };
+        let out = self
+            .sink
+            .begin(&start)
+            .map_err(|source| RebuildError::Sink { name: info.name.clone(), source })?;
+        let report = ArcRebuild {
+            name: info.name.clone(),
+            container: self.container.display().to_string(),
+            gzip: info.gzip,
+            ..Default::default()
+        };
+        let asm = assemble::Assembler::new(report, out, file, defaults.as_ref());
+        Ok(Current { info, asm })
+    }
+
+    /// The rebuild record of `info`'s ARC, read ahead.
+    fn summary_for(&self, info: &ArcInfo) -> Option<RebuildSummary> {
+        let all = self.summaries.as_ref()?;
+        let t = all.iter().find(|s| s.warcinfo_id == info.warcinfo_id)?;
+        RebuildSummary::parse(&t.text).ok()
+    }
+
+    /// Gives the current ARC the twins' records that come before `bound` (all with `None`).
+    fn twins_before(
+        &mut self,
+        cur: &mut Current,
+        bound: Option<(u64, u8, u64)>,
+    ) -> Result<(), RebuildError> {
+        loop {
+            let mut best: Option<(usize, (u64, u8, u64))> = None;
+            for (i, t) in self.twins.iter_mut().enumerate() {
+                if let Some(key) = next_twin_piece(t, &cur.info.warcinfo_id, &self.finished)? {
+                    let below = bound.is_none_or(|b| key < b);
+                    if below && best.is_none_or(|(_, k)| key < k) {
+                        best = Some((i, key));
+                    }
+                }
+            }
+            let Some((i, _)) = best else { return Ok(()) };
+            let t = &mut self.twins[i];
+            let Some(Msg::Piece(p)) = t.next_msg() else {
+                return Err(RebuildError::Internal("a twin's piece went away"));
+            };
+            cur.asm.piece(&p, || block_chunk(t))?;
+        }
+    }
+
+    fn end_arc(
+        &mut self,
+        mut cur: Current,
+        summary: Option<&SummaryText>,
+    ) -> Result<(), RebuildError> {
+        self.twins_before(&mut cur, None)?;
+        let parsed = match summary {
+            Some(s) => Some(RebuildSummary::parse(&s.text).map_err(|e| RebuildError::Record {
+                container: s.container.clone(),
+                offset: s.container_offset,
+                what: format!("rebuild record: {e}"),
+            })?),
+            None => None,
+        };
+        let (report, out) = cur.asm.finish(parsed.as_ref())?;
+        self.sink
+            .end(&report, out)
+            .map_err(|source| RebuildError::Sink { name: report.name.clone(), source })?;
+        self.finished.insert(cur.info.warcinfo_id);
+        self.reports.push(report);
+        Ok(())
+    }
+}
+
+/// The merge key of a twin's next record of the ARC `id`, passing over what is not one (its
+/// `warcinfo`, records of ARCs already rebuilt); `None` when it has none (now).
+fn next_twin_piece(
+    t: &mut RecordStream,
+    id: &str,
+    finished: &HashSet<String>,
+) -> Result<Option<(u64, u8, u64)>, RebuildError> {
+    loop {
+        match t.peek() {
+            None => return Ok(None),
+            Some(Msg::Piece(p)) if p.warcinfo_id == id => return Ok(Some(p.key())),
+            Some(Msg::Piece(p)) if finished.contains(&p.warcinfo_id) => {
+                t.next_msg();
+                t.skip_block()?;
+            }
+            // A record of an ARC still to come: it waits.
+            Some(Msg::Piece(_)) => return Ok(None),
+            Some(Msg::Failed(_)) => match t.next_msg() {
+                Some(Msg::Failed(e)) => return Err(e),
+                _ => return Err(RebuildError::Internal("a failure went away")),
+            },
+            Some(_) => {
+                t.next_msg();
+            }
+        }
+    }
+}

@@ -204,8 +204,11 @@ const DIGEST_QUEUE: usize = 4;
 /// migration's busiest, and the digest costs as much as a second pass over the stream.
 pub(crate) struct StreamDigest {
     tx: Option<std::sync::mpsc::SyncSender<(std::sync::Arc<Segment>, u64, u64)>>,
-    thread: Option<std::thread::JoinHandle<io::Result<(u64, [u8; 64])>>>,
+    thread: Option<std::thread::JoinHandle<io::Result<Digested>>>,
 }
+
+/// Length and SHA-512 of what the digest thread read.
+type Digested = (u64, [u8; 64]);
 
 impl Default for StreamDigest {
     fn default() -> Self {

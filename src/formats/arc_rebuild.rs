@@ -37,6 +37,7 @@ pub enum RebuildFieldError {
 /// Encodes separator bytes compactly: `n` LF, `N` CR LF, `r` CR, `s` space, `t` tab, `%XX`
 /// any other byte, each with an optional repeat count; `-` for none. `None` when the encoding
 /// would exceed [`MAX_ENCODED_GAP`].
+#[cfg(test)]
 pub(crate) fn encode_gap(bytes: &[u8]) -> Option<String> {
     let mut enc = GapEncoder::default();
     enc.push(bytes);

@@ -5,38 +5,14 @@
 //! it without rebuilding it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::{batch, outcome, rows, sample_key, sample_lines};
-use crate::util::{oracle_python, repo, webaip};
-
-/// py-wacz's verdict on a WACZ.
-fn wacz_validate(wacz: &Path) -> (bool, String) {
-    let o = Command::new(repo().join(".venv/bin/wacz"))
-        .args(["validate", "-f"])
-        .arg(wacz)
-        .output()
-        .expect("wacz runs (scripts/setup-test-env.sh)");
-    let said =
-        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    (o.status.success(), said)
-}
+use crate::util::{eark_validator, wacz_validate, webaip};
 
 /// `webaip validate`'s verdict line on a WACZ.
 fn our_wacz_check(wacz: &Path) -> (i32, String) {
     let o = webaip(&["validate", wacz.to_str().unwrap()]);
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
-}
-
-/// eark-validator's structure verdict and error rule ids (offline, as tests/export_eark runs it).
-fn eark_validator(ip: &Path) -> (String, Vec<String>) {
-    let script = repo().join("scripts/eark-validator-offline.py");
-    let o = Command::new(oracle_python()).arg(script).arg(ip).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-    let ids = v["errors"].as_array().unwrap().iter();
-    let ids = ids.map(|e| e["rule_id"].as_str().unwrap().to_string()).collect();
-    (v["structure"].as_str().unwrap_or("").to_string(), ids)
 }
 
 /// Files of a folder, by name (hidden ones too).

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::fuzz::child::launch_webaip;
-use crate::util::{Package, json, oracle_python, repo, sample, webaip, webaip_command};
+use crate::util::{
+    Package, eark_validator, json, oracle_python, repo, sample, webaip, webaip_command,
+};
 
 const SAMPLES: &[&str] = &["heritrix-job", "pandas/40123/20040517-1412", "nedlib", "kulturarw3"];
 
@@ -15,17 +17,6 @@ fn package(tmp: &Path, rel: &str) -> PathBuf {
     let out = tmp.join(format!("pkg-{}", rel.replace('/', "-")));
     Package::new().deterministic().quiet().succeeds(&out, &sample(rel));
     out
-}
-
-/// eark-validator's errors (rule ids) on `ip`, with its structure verdict.
-fn eark_validator(ip: &Path) -> (String, Vec<String>) {
-    let script = repo().join("scripts/eark-validator-offline.py");
-    let o = Command::new(oracle_python()).arg(script).arg(ip).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-    let ids = v["errors"].as_array().unwrap().iter();
-    let ids = ids.map(|e| e["rule_id"].as_str().unwrap().to_string()).collect();
-    (v["structure"].as_str().unwrap_or("").to_string(), ids)
 }
 
 /// Our check's findings (rule ids) and exit code.

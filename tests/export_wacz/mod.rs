@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{Package, corpus, oracle_python, repo, sample, webaip};
+use crate::util::{Package, corpus, oracle_python, repo, sample, wacz_validate, webaip};
 
 /// Packages `input` (with `extra` options) into `out`.
 fn package(input: &Path, out: &Path, extra: &[&str]) {
@@ -30,16 +30,6 @@ fn check(wacz: &Path, pkg: &Path) -> serde_json::Value {
         .expect("the reader runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("its JSON")
-}
-
-/// py-wacz's verdict.
-fn wacz_validate(wacz: &Path) -> (bool, String) {
-    let o = Command::new(repo().join(".venv/bin/wacz"))
-        .args(["validate", "-f"])
-        .arg(wacz)
-        .output()
-        .expect("wacz runs (scripts/setup-test-env.sh)");
-    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 /// The sample inputs and corpus WARCs, each with the options it is packaged with.

@@ -3,10 +3,9 @@
 //! E-ARK AIP; an E-ARK output that exists is refused before anything is fetched.
 
 use std::collections::HashMap;
-use std::process::Command;
 
 use super::{config, objid, package, store};
-use crate::util::{oracle_python, repo};
+use crate::util::{eark_validator, wacz_validate};
 
 #[test]
 fn a_fetched_package_is_exported_as_wacz_and_eark() {
@@ -53,18 +52,8 @@ fn a_fetched_package_is_exported_as_wacz_and_eark() {
         std::fs::read(back.join("METS.xml")).unwrap(),
         std::fs::read(pkg.join("METS.xml")).unwrap()
     );
-    let o = Command::new(repo().join(".venv/bin/wacz"))
-        .args(["validate", "-f"])
-        .arg(&wacz)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-    let o = Command::new(oracle_python())
-        .arg(repo().join("scripts/eark-validator-offline.py"))
-        .arg(&ip)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["structure"].as_str(), Some("WellFormed"), "{v}");
-    assert_eq!(v["errors"].as_array().map(Vec::len), Some(0), "{v}");
+    let (ok, said) = wacz_validate(&wacz);
+    assert!(ok, "{said}");
+    let (structure, errors) = eark_validator(&ip);
+    assert_eq!((structure.as_str(), errors.len()), ("WellFormed", 0), "{errors:?}");
 }

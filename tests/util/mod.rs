@@ -409,3 +409,27 @@ impl Drop for SmallDisk {
         let _ = std::process::Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// py-wacz's verdict on a WACZ (`wacz validate`), with what it printed.
+pub fn wacz_validate(wacz: &Path) -> (bool, String) {
+    let o = Command::new(repo().join(".venv/bin/wacz"))
+        .args(["validate", "-f"])
+        .arg(wacz)
+        .output()
+        .expect("wacz runs (scripts/setup-test-env.sh)");
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    (o.status.success(), said)
+}
+
+/// eark-validator's structure verdict and error rule ids on an E-ARK package, run offline
+/// with the vocabularies served locally (scripts/eark-validator-offline.py).
+pub fn eark_validator(ip: &Path) -> (String, Vec<String>) {
+    let script = repo().join("scripts/eark-validator-offline.py");
+    let o = Command::new(oracle_python()).arg(script).arg(ip).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    let ids = v["errors"].as_array().unwrap().iter();
+    let ids = ids.map(|e| e["rule_id"].as_str().unwrap().to_string()).collect();
+    (v["structure"].as_str().unwrap_or("").to_string(), ids)
+}

@@ -123,6 +123,20 @@ class FileBuilder:
         self.out.append(data)
 
 
+def orphans(item, out, bounds, total, fb):
+    """Adds the record-less members `OFFSET:HEX[:COUNT]` to the stream and the file; returns
+    the stream's new length."""
+    _, hexbytes, *count = item.split(':')
+    member = bytes.fromhex(hexbytes)
+    data = zlib.decompress(member, 31)
+    for _ in range(int(count[0]) if count else 1):
+        bounds.append(total)
+        out.append(data)
+        total += len(data)
+        fb.verbatim(member)
+    return total
+
+
 def key(off, field):
     m, _, n = off.partition('+')
     raw = 'raw' in field
@@ -144,13 +158,7 @@ def main():
     fb = FileBuilder(bytes.fromhex(stated.get('gzip-header', '')), stated.get('deflate'))
     for off, field, header, block in records:
         for item in filter(None, field.get('pre', '').split(',')):
-            o, hexbytes, *count = item.split(':')
-            data = zlib.decompress(bytes.fromhex(hexbytes), 31)
-            for _ in range(int(count[0]) if count else 1):
-                bounds.append(total)
-                out.append(data)
-                total += len(data)
-                fb.verbatim(bytes.fromhex(hexbytes))
+            total = orphans(item, out, bounds, total, fb)
             member = None
         if 'damaged' in field:
             continue
@@ -181,13 +189,7 @@ def main():
         total += len(piece)
     for line in (summary or '').splitlines():
         if line.startswith('post '):
-            o, hexbytes, *count = line[5:].split(':')
-            data = zlib.decompress(bytes.fromhex(hexbytes), 31)
-            for _ in range(int(count[0]) if count else 1):
-                bounds.append(total)
-                out.append(data)
-                total += len(data)
-                fb.verbatim(bytes.fromhex(hexbytes))
+            total = orphans(line[5:], out, bounds, total, fb)
     fb.flush()
     rebuilt = b''.join(out)
     original_file = open(original, 'rb').read()

@@ -35,6 +35,13 @@ pub struct Finding {
     pub message: String,
 }
 
+impl Finding {
+    /// A finding about `path` at `line`.
+    fn at(path: &str, line: u64, rule: &str, message: impl Into<String>) -> Self {
+        Finding { path: path.to_string(), line, rule: rule.into(), message: message.into() }
+    }
+}
+
 /// The verdict on one package.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
@@ -117,12 +124,7 @@ struct Doc<'a> {
 
 impl Doc<'_> {
     fn find(&mut self, line: u64, rule: &str, message: impl Into<String>) {
-        self.out.push(Finding {
-            path: self.name.clone(),
-            line,
-            rule: rule.into(),
-            message: message.into(),
-        });
+        self.out.push(Finding::at(&self.name, line, rule, message));
     }
 }
 

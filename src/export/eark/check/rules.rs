@@ -180,12 +180,7 @@ impl<'a> Rules<'a> {
     }
 
     fn find(&mut self, line: u64, rule: &str, message: impl Into<String>) {
-        self.out.push(Finding {
-            path: self.name.clone(),
-            line,
-            rule: rule.into(),
-            message: message.into(),
-        });
+        self.out.push(Finding::at(&self.name, line, rule, message));
     }
 
     /// `rule` when `el` (at `path`, `line`) lacks attribute `attr` (or it is empty).

@@ -29,6 +29,9 @@ pub struct UnmigrateArgs {
     /// Replace existing files.
     #[arg(long)]
     force: bool,
+    /// Threads compressing a gzip ARC's members again; default: cores.
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -137,7 +140,8 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
         written: Vec::new(),
     };
     let opts = RebuildOptions { make_file: !args.stream };
-    let reports = rebuild_arcs(&all, &opts, &mut sink, &|n| bar.inc(n));
+    let pool = super::worker_pool(args.jobs)?;
+    let reports = pool.install(|| rebuild_arcs(&all, &opts, &mut sink, &|n| bar.inc(n)));
     bar.finish_and_clear();
     let reports = reports?;
     let code = if reports.iter().all(ArcRebuild::as_expected) { 0 } else { EXIT_FINDINGS };

@@ -385,12 +385,7 @@ impl<W: Write> MemberWriter<W> {
     /// Starts a member: writes `header_bytes` (which must be exactly one gzip header, as
     /// [`GzipHeader::bytes`] gives) to `out`.
     pub(crate) fn new(mut out: W, header_bytes: &[u8], params: DeflateParams) -> io::Result<Self> {
-        let (_, len) = GzipHeader::parse(header_bytes)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        if len != header_bytes.len() {
-            let e = format!("{} bytes follow the gzip header given", header_bytes.len() - len);
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, e));
-        }
+        let len = whole_header(header_bytes)?;
         let deflate = RawDeflate::new(params).map_err(io::Error::other)?;
         out.write_all(header_bytes)?;
         Ok(MemberWriter {
@@ -424,6 +419,11 @@ impl<W: Write> MemberWriter<W> {
         Ok(())
     }
 
+    /// The writer the member goes to (to take what it holds so far).
+    pub(crate) fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Ends the deflate stream, writes the CRC-32 and length trailer; gives back the writer and
     /// the member's length in bytes (header, deflate stream and trailer).
     pub(crate) fn finish(mut self) -> io::Result<(W, u64)> {
@@ -451,6 +451,64 @@ impl<W: Write> MemberWriter<W> {
         }
         Ok(())
     }
+}
+
+/// The length of `header_bytes` when they are exactly one gzip header.
+fn whole_header(header_bytes: &[u8]) -> io::Result<usize> {
+    let (_, len) = GzipHeader::parse(header_bytes)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    if len != header_bytes.len() {
+        let e = format!("{} bytes follow the gzip header given", header_bytes.len() - len);
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, e));
+    }
+    Ok(len)
+}
+
+thread_local! {
+    /// The deflate state of this thread's last [`member_bytes`], reset for the next member.
+    static KEPT_DEFLATE: std::cell::RefCell<Option<(DeflateParams, RawDeflate)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A whole member made in memory from its header bytes, parameters and decompressed bytes:
+/// exactly the bytes a [`MemberWriter`] writes for them (zlib is fed the same pieces). zlib's
+/// state is kept on the thread and reset between members of the same parameters (zlib's
+/// `deflateReset`), which saves allocating and zeroing a quarter MiB per member: many small
+/// members are what a per-record `.arc.gz` is.
+pub(crate) fn member_bytes(
+    header_bytes: &[u8],
+    params: DeflateParams,
+    decompressed: &[u8],
+) -> io::Result<Vec<u8>> {
+    whole_header(header_bytes)?;
+    let kept = KEPT_DEFLATE.with(|k| k.borrow_mut().take());
+    let reset =
+        kept.filter(|(p, _)| *p == params).and_then(|(_, mut d)| d.reset().ok().map(|()| d));
+    let mut deflate = match reset {
+        Some(d) => d,
+        None => RawDeflate::new(params).map_err(io::Error::other)?,
+    };
+    let mut out = Vec::with_capacity(header_bytes.len() + decompressed.len() / 2 + 64);
+    out.extend_from_slice(header_bytes);
+    let mut room = vec![0u8; OUT_ROOM];
+    let mut sink = |bytes: &[u8]| -> Result<(), ZlibError> {
+        out.extend_from_slice(bytes);
+        Ok(())
+    };
+    let whole = decompressed.len() / PIECE * PIECE;
+    let (pieces, last) = decompressed.split_at(whole);
+    pieces
+        .chunks(PIECE)
+        .try_for_each(|piece| deflate.feed(piece, false, &mut room, &mut sink))
+        .and_then(|()| deflate.feed(last, true, &mut room, &mut sink))
+        .map_err(io::Error::other)?;
+    let mut crc = Crc::new();
+    crc.update(decompressed);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    // ISIZE: the length modulo 2^32, as RFC 1952 says.
+    out.extend_from_slice(&(decompressed.len() as u32).to_le_bytes());
+    KEPT_DEFLATE.with(|k| *k.borrow_mut() = Some((params, deflate)));
+    Ok(out)
 }
 
 impl<W: Write> Write for MemberWriter<W> {
@@ -566,6 +624,19 @@ impl RawDeflate {
                 return Ok(());
             }
         }
+    }
+}
+
+impl RawDeflate {
+    /// Makes the stream ready for a new member with the same parameters (what a new stream
+    /// would write, without allocating one).
+    fn reset(&mut self) -> Result<(), ZlibError> {
+        // SAFETY: the stream was initialised by `deflateInit2_` and has not moved (boxed).
+        let code = unsafe { zlib::deflateReset(&mut *self.stream) };
+        if code != zlib::Z_OK {
+            return Err(ZlibError { call: "deflateReset", code });
+        }
+        Ok(())
     }
 }
 
@@ -819,6 +890,28 @@ mod tests {
                 assert!(probe(deflate, &data, Some(params)).is_some(), "{params}");
             }
         }
+    }
+
+    /// A member made whole in memory, with zlib's state reset from the member before, is the
+    /// member the streaming writer writes: whatever came before on the thread (other
+    /// parameters, longer or shorter members), at lengths around zlib's pieces.
+    #[test]
+    fn a_member_made_in_memory_is_the_member_streamed() {
+        let data = crawl_bytes(3 * PIECE + 1);
+        let lens = [0, 1, 5000, PIECE - 1, PIECE, PIECE + 1, 2 * PIECE, 3 * PIECE + 1, 70_000];
+        let settings =
+            [(6, 8, 0), (6, 8, 0), (9, 9, 0), (0, 8, 0), (6, 8, 0), (1, 8, 3), (6, 8, 0)];
+        for (level, mem, strategy) in settings {
+            let params = DeflateParams::new(level, mem, strategy).unwrap();
+            for &len in lens.iter().chain(lens.iter().rev()) {
+                let input = &data[data.len() - len..];
+                let streamed = rebuild(PYTHON_HEADER, params, input, &[usize::MAX]);
+                let made = member_bytes(PYTHON_HEADER, params, input).unwrap();
+                assert!(made == streamed, "{params}, {len} bytes");
+            }
+        }
+        let err = member_bytes(&PYTHON_HEADER[..5], DeflateParams::new(6, 8, 0).unwrap(), b"x");
+        assert_eq!(err.unwrap_err().kind(), io::ErrorKind::InvalidInput);
     }
 
     /// A member flate2 writes with zlib-rs (the backend webaip uses elsewhere) at zlib's

@@ -5,11 +5,11 @@
 use std::io::{self, Write};
 
 use sha1::{Digest, Sha1};
-use sha2::Sha512;
 
 use crate::formats::arc_rebuild::{OrphanMembers, RebuildSummary, decode_gap, decode_gap_runs};
-use crate::formats::gzip_rebuild::{DeflateParams, MemberWriter};
+use crate::formats::gzip_rebuild::DeflateParams;
 
+use super::gz_file::{GzFileWriter, Hashed};
 use super::stream::ArcPiece;
 use super::{ArcRebuild, Difference, Outcome, RebuildError};
 
@@ -20,59 +20,13 @@ const MAX_EOL: u64 = 64;
 /// The longest decompressed record-less member (blank lines only).
 const MAX_ORPHAN_OUT: u64 = 16 << 20;
 
-/// Bytes counted and hashed on their way to an optional writer.
-pub(super) struct Hashed {
-    out: Option<Box<dyn Write + Send>>,
-    sha: Sha512,
-    len: u64,
-}
-
-impl Hashed {
-    fn new(out: Option<Box<dyn Write + Send>>) -> Self {
-        Hashed { out, sha: Sha512::new(), len: 0 }
-    }
-
-    fn done(self) -> (Option<Box<dyn Write + Send>>, u64, String) {
-        (self.out, self.len, crate::formats::digest::hex(&self.sha.finalize()))
-    }
-}
-
-impl Write for Hashed {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(o) = &mut self.out {
-            o.write_all(buf)?;
-        }
-        self.sha.update(buf);
-        self.len += buf.len() as u64;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.as_mut().map_or(Ok(()), |o| o.flush())
-    }
-}
-
-/// The gzip file being written.
-enum GzFile {
-    Between(Hashed),
-    /// In the member that started at the original offset `.1`, at our offset `.2`.
-    InMember(MemberWriter<Hashed>, u64, u64),
-    Poisoned,
-}
-
-/// A member written, waiting for the original offset where the next thing starts, to tell
-/// whether it came out the same length.
-struct Written {
-    original_start: u64,
-    len: u64,
-}
-
 /// What the rebuild of one ARC knows as it goes.
 pub(super) struct Assembler {
     pub(super) report: ArcRebuild,
     gzip: bool,
     stream: Hashed,
     /// The gzip file, when it is made (`None`: stream only, or a plain ARC).
-    file: Option<GzFile>,
+    file: Option<GzFileWriter>,
     /// Defaults of the gzip file (from the rebuild record, read ahead).
     default_header: Vec<u8>,
     default_params: Option<DeflateParams>,
@@ -80,7 +34,6 @@ pub(super) struct Assembler {
     member_pos: u64,
     /// The member the last record was in.
     member: Option<u64>,
-    last_member: Option<Written>,
     crc: flate2::Crc,
 }
 
@@ -95,7 +48,7 @@ impl Assembler {
         output: Option<Box<dyn Write + Send>>,
         make_file: bool,
         defaults: Option<&RebuildSummary>,
-    ) -> Self {
+    ) -> Result<Self, RebuildError> {
         let gzip = report.gzip;
         let file_made = gzip && make_file;
         let (stream_out, file_out) = if file_made { (None, output) } else { (output, None) };
@@ -105,18 +58,22 @@ impl Assembler {
         let default_header = defaults
             .and_then(|d| d.gzip_header.clone())
             .unwrap_or_else(|| PLAIN_GZIP_HEADER.to_vec());
-        Assembler {
+        let file = match file_made {
+            // As many threads compress as the caller's pool has (`--jobs`).
+            true => Some(GzFileWriter::new(file_out, rayon::current_num_threads())?),
+            false => None,
+        };
+        Ok(Assembler {
             report,
             gzip,
             stream: Hashed::new(stream_out),
-            file: file_made.then(|| GzFile::Between(Hashed::new(file_out))),
+            file,
             default_header,
             default_params,
             member_pos: 0,
             member: None,
-            last_member: None,
             crc: flate2::Crc::new(),
-        }
+        })
     }
 
     fn differ(&mut self, offset: u64, in_member: Option<u64>, what: String) {
@@ -129,8 +86,8 @@ impl Assembler {
     /// Bytes of the stream that are in the current member (or the plain file).
     fn emit(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.stream.write_all(bytes)?;
-        if let Some(GzFile::InMember(w, ..)) = &mut self.file {
-            w.write_all(bytes)?;
+        if let (Some(f), Some(_)) = (&mut self.file, self.member) {
+            f.member_bytes(bytes)?;
         }
         self.member_pos += bytes.len() as u64;
         Ok(())
@@ -156,60 +113,27 @@ impl Assembler {
         Ok(err?)
     }
 
-    /// Our offset in the gzip file, when it is made.
-    fn file_len(&self) -> Option<u64> {
-        match &self.file {
-            Some(GzFile::Between(h)) => Some(h.len),
-            Some(GzFile::InMember(_, _, at)) => Some(*at),
-            _ => None,
-        }
-    }
-
-    /// Ends the current member; `next` is the original offset of what follows it.
-    fn end_member(&mut self, next: Option<u64>) -> io::Result<()> {
-        if let Some(GzFile::InMember(..)) = &self.file {
-            let Some(GzFile::InMember(w, original_start, _)) = self.file.replace(GzFile::Poisoned)
-            else {
-                return Err(io::Error::other("member state"));
-            };
-            let (h, len) = w.finish()?;
-            self.file = Some(GzFile::Between(h));
-            self.last_member = Some(Written { original_start, len });
-        }
+    /// Something starts at original offset `next` (`None`: not known): the member being
+    /// given back, if any, ends there. `what` names it, to check that it starts in the file
+    /// rebuilt where it did in the original.
+    fn end_member(&mut self, next: Option<u64>, what: Option<&'static str>) -> io::Result<()> {
         self.member = None;
-        self.boundary(next);
-        Ok(())
-    }
-
-    /// Something starts at original offset `at`: the member before it, if any, was reproduced
-    /// when it came out as long as the original's.
-    fn boundary(&mut self, at: Option<u64>) {
-        if let (Some(w), Some(at)) = (self.last_member.take(), at)
-            && at.checked_sub(w.original_start) == Some(w.len)
-        {
-            self.report.members_reproduced += 1;
-        }
-    }
-
-    /// Where the file rebuilt should be the original's byte for byte, each thing in it starts
-    /// where it did (a header or settings not recovered shift everything after them: no use
-    /// saying so at every member).
-    fn check_file_offset(&mut self, original: u64, what: &str) {
-        let reproducible = self.default_params.is_some() && self.report.members_unrecovered == 0;
-        if let Some(ours) = self.file_len()
-            && reproducible
-            && ours != original
-            && self.report.differences_total == 0
-        {
-            self.differ(original, None, format!("{what} starts at {ours} in the file rebuilt"));
+        // Where the file rebuilt should be the original's byte for byte, each thing in it
+        // starts where it did (a header or settings not recovered, or a difference already
+        // found, shift everything after them: no use saying so at every member).
+        let reproducible = self.default_params.is_some()
+            && self.report.members_unrecovered == 0
+            && self.report.differences_total == 0;
+        match &mut self.file {
+            Some(f) => f.mark(next, what.filter(|_| reproducible)),
+            None => Ok(()),
         }
     }
 
     /// Record-less members: verbatim in the file, decompressed in the stream.
     fn orphans(&mut self, items: &[OrphanMembers]) -> Result<(), RebuildError> {
         for o in items {
-            self.end_member(Some(o.offset))?;
-            self.check_file_offset(o.offset, "a record-less member");
+            self.end_member(Some(o.offset), Some("a record-less member"))?;
             let mut inflated = Vec::new();
             let mut d = flate2::read::GzDecoder::new(&o.bytes[..]);
             let ok =
@@ -219,8 +143,8 @@ impl Assembler {
             }
             for _ in 0..o.count {
                 self.stream.write_all(&inflated)?;
-                if let Some(GzFile::Between(h)) = &mut self.file {
-                    h.write_all(&o.bytes)?;
+                if let Some(f) = &mut self.file {
+                    f.verbatim(o.bytes.clone())?;
                 }
                 self.report.members += 1;
                 self.report.members_reproduced += 1;
@@ -229,18 +153,25 @@ impl Assembler {
         Ok(())
     }
 
+    /// Ends what comes before `p`: the member open, then `p`'s record-less members; `what`
+    /// starts next, at `p`'s offset.
+    fn before_piece(&mut self, p: &ArcPiece, what: &'static str) -> Result<(), RebuildError> {
+        let at = p.offset.first;
+        self.end_member(Some(p.field.pre.first().map_or(at, |o| o.offset)), None)?;
+        self.orphans(&p.field.pre)?;
+        Ok(self.end_member(Some(at), Some(what))?)
+    }
+
     /// Starts the record's member in the file when it is a new one.
     fn enter_member(&mut self, p: &ArcPiece) -> Result<(), RebuildError> {
         if !self.gzip || self.member == Some(p.offset.first) {
             return Ok(());
         }
-        self.end_member(Some(p.offset.first))?;
-        self.orphans(&p.field.pre)?;
-        self.check_file_offset(p.offset.first, "a member");
+        self.before_piece(p, "a member")?;
         self.member = Some(p.offset.first);
         self.member_pos = 0;
         self.report.members += 1;
-        if let Some(GzFile::Between(_)) = &self.file {
+        if self.file.is_some() {
             let header = p.field.gz.clone().unwrap_or_else(|| self.default_header.clone());
             let params = match p.field.z.as_deref() {
                 Some(z) => z.parse::<DeflateParams>().ok(),
@@ -253,12 +184,9 @@ impl Assembler {
                     "zlib:6".parse().map_err(|_| RebuildError::Internal("zlib:6"))?
                 }
             };
-            let Some(GzFile::Between(h)) = self.file.replace(GzFile::Poisoned) else {
-                return Err(RebuildError::Internal("file state"));
-            };
-            let at = h.len;
-            self.file =
-                Some(GzFile::InMember(MemberWriter::new(h, &header, params)?, p.offset.first, at));
+            if let Some(f) = &mut self.file {
+                f.open(p.offset.first, header, params)?;
+            }
         }
         Ok(())
     }
@@ -273,9 +201,7 @@ impl Assembler {
         let where_ = at;
         let in_member = (self.gzip && !p.field.raw).then_some(p.offset.in_member);
         if p.field.raw {
-            self.end_member(Some(at))?;
-            self.orphans(&p.field.pre)?;
-            self.check_file_offset(at, "a raw region");
+            self.before_piece(p, "a raw region")?;
         } else {
             self.enter_member(p)?;
             if !self.gzip && !p.field.pre.is_empty() {
@@ -307,8 +233,8 @@ impl Assembler {
             block_len += chunk.len() as u64;
             if p.field.raw {
                 self.stream.write_all(&chunk)?;
-                if let Some(GzFile::Between(h)) = &mut self.file {
-                    h.write_all(&chunk)?;
+                if let Some(f) = &mut self.file {
+                    f.verbatim(chunk)?;
                 }
             } else {
                 self.emit(&chunk)?;
@@ -361,15 +287,23 @@ impl Assembler {
     ) -> Result<(ArcRebuild, Option<Box<dyn Write + Send>>), RebuildError> {
         if let Some(s) = summary {
             let end = s.post.first().map_or(s.file_length, |o| o.offset);
-            self.end_member(Some(end))?;
+            self.end_member(Some(end), None)?;
             self.orphans(&s.post)?;
         } else {
-            self.end_member(None)?;
+            self.end_member(None, None)?;
         }
         let (stream_out, len, sha) = self.stream.done();
         let file = match self.file.take() {
-            Some(GzFile::Between(h)) => Some(h.done()),
-            Some(_) => return Err(RebuildError::Internal("a member left open")),
+            Some(f) => {
+                let w = f.finish()?;
+                self.report.members_reproduced += w.members_reproduced;
+                if let Some(d) = w.misplaced {
+                    self.report.differences_total += 1;
+                    self.report.differences.insert(0, d);
+                    self.report.differences.truncate(MAX_DIFFERENCES);
+                }
+                Some((w.out, w.len, w.sha512))
+            }
             None => None,
         };
         let mut r = self.report;

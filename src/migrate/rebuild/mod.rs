@@ -13,6 +13,7 @@
 //! not grow with record sizes or counts.
 
 mod assemble;
+mod gz_file;
 mod stream;
 
 use std::collections::HashSet;
@@ -357,7 +358,7 @@ impl Merge<'_> {
             gzip: info.gzip,
             ..Default::default()
         };
-        let asm = assemble::Assembler::new(report, out, file, defaults.as_ref());
+        let asm = assemble::Assembler::new(report, out, file, defaults.as_ref())?;
         Ok(Current { info, asm })
     }
 

@@ -36,7 +36,8 @@ print(json.dumps([read(p) for p in sys.argv[1:]]))
 "#;
 
 /// Changes one byte of the first stored `X-Webaip-ARC-Header` of a container (its member
-/// decompressed, edited, compressed again; nothing else fixed); prints the record's ARC offset.
+/// decompressed, edited, compressed again; nothing else fixed); prints the record's ARC offset,
+/// the byte's place in the header line and its value before.
 const MUTATE: &str = r#"
 import sys, zlib, gzip
 path = sys.argv[1]
@@ -51,7 +52,7 @@ while pos < len(data):
         j = i + len(b'\r\nX-Webaip-ARC-Header: ') + 4
         text = text[:j] + bytes([text[j] ^ 0x01]) + text[j + 1:]
         k = text.find(b'X-Webaip-ARC-Offset: ') + len(b'X-Webaip-ARC-Offset: ')
-        print(text[k:text.find(b'\r\n', k)].decode())
+        print(text[k:text.find(b'\r\n', k)].decode(), 4, text[j] ^ 0x01)
         open(path, 'wb').write(data[:pos] + gzip.compress(text, mtime=0) + data[end:])
         sys.exit(0)
     pos = end
@@ -193,15 +194,23 @@ fn audit_rebuilds_packaged_arcs_and_names_a_changed_header_byte() {
     );
 
     let container = pkg.join("content/IAH-20240315103000-00001-crawler.example.warc.gz");
-    let offset = python(MUTATE, &[&container]).trim().to_string();
+    let printed = python(MUTATE, &[&container]);
+    let [record, in_line, was] = printed.split_whitespace().collect::<Vec<_>>()[..] else {
+        panic!("{printed}")
+    };
+    // The record starts with its header line (the sample's records have no lead).
+    let offset = record.parse::<u64>().unwrap() + in_line.parse::<u64>().unwrap();
+    let was = format!("{:#04x}", was.parse::<u8>().unwrap());
     let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", p]);
     assert_eq!(o.status.code(), Some(1));
     let report = json(&o);
     let findings = report[0]["findings"].as_array().unwrap();
     let named = findings.iter().any(|f| {
+        let m = f["message"].as_str().unwrap();
         f["rule"] == "arc-rebuild"
             && f["file"].as_str().unwrap().ends_with("00001-crawler.example.warc.gz")
-            && f["message"].as_str().unwrap().contains(&format!("{plain} offset {offset}:"))
+            && m.contains(&format!("{plain} offset {offset}: a byte of the header line is "))
+            && m.contains(&format!(", {was} '"))
     });
-    assert!(named, "no finding at ARC offset {offset}: {findings:#?}");
+    assert!(named, "no finding of the byte at ARC offset {offset}: {findings:#?}");
 }

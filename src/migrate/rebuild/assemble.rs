@@ -6,7 +6,9 @@ use std::io::{self, Write};
 
 use sha1::{Digest, Sha1};
 
-use crate::formats::arc_rebuild::{OrphanMembers, RebuildSummary, decode_gap, decode_gap_runs};
+use crate::formats::arc_rebuild::{
+    OrphanMembers, RebuildSummary, decode_gap, decode_gap_runs, locate_byte_change,
+};
 use crate::formats::gzip_rebuild::DeflateParams;
 
 use super::gz_file::{GzFileWriter, Hashed};
@@ -34,7 +36,7 @@ pub(super) struct Assembler {
     member_pos: u64,
     /// The member the last record was in.
     member: Option<u64>,
-    crc: flate2::Crc,
+    framing: Framing,
 }
 
 /// The default gzip header when the rebuild record gives none.
@@ -72,7 +74,7 @@ impl Assembler {
             default_params,
             member_pos: 0,
             member: None,
-            crc: flate2::Crc::new(),
+            framing: Framing::default(),
         })
     }
 
@@ -93,19 +95,26 @@ impl Assembler {
         Ok(())
     }
 
-    /// Bytes not part of the record's block: given back, and in the record's CRC.
-    fn emit_framing(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.crc.update(bytes);
+    /// Bytes not part of the record's block (`part` of its framing): given back, and in the
+    /// record's CRC.
+    fn emit_framing(&mut self, bytes: &[u8], part: &'static str) -> io::Result<()> {
+        let at = if self.gzip { self.member_pos } else { self.stream.len };
+        self.framing.add(bytes, at, part);
         self.emit(bytes)
     }
 
-    fn emit_gap(&mut self, text: Option<&str>, default: &[u8]) -> Result<(), RebuildError> {
-        let Some(text) = text else { return Ok(self.emit_framing(default)?) };
+    fn emit_gap(
+        &mut self,
+        text: Option<&str>,
+        default: &[u8],
+        part: &'static str,
+    ) -> Result<(), RebuildError> {
+        let Some(text) = text else { return Ok(self.emit_framing(default, part)?) };
         let mut err = Ok(());
         decode_gap_runs(text, |unit, n| {
             for _ in 0..n {
                 if err.is_ok() {
-                    err = self.emit_framing(unit);
+                    err = self.emit_framing(unit, part);
                 }
             }
         })
@@ -198,7 +207,6 @@ impl Assembler {
         mut next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
     ) -> Result<(), RebuildError> {
         let at = p.offset.first;
-        let where_ = at;
         let in_member = (self.gzip && !p.field.raw).then_some(p.offset.in_member);
         if p.field.raw {
             self.before_piece(p, "a raw region")?;
@@ -208,22 +216,22 @@ impl Assembler {
                 self.differ(at, None, "record-less members in a plain ARC".into());
             }
         }
-        self.crc = flate2::Crc::new();
+        self.framing = Framing::default();
         if !p.field.raw {
-            self.emit_gap(p.field.lead.as_deref(), b"")?;
+            self.emit_gap(p.field.lead.as_deref(), b"", "lead")?;
             let expected = if self.gzip { p.offset.in_member } else { at };
             let found = if self.gzip { self.member_pos } else { self.stream.len };
             if found != expected {
-                self.differ(where_, in_member, format!("the record starts at {found}"));
+                self.differ(at, in_member, format!("the record starts at {found}"));
             }
             if let Some(line) = &p.header_line {
-                self.emit_framing(line)?;
+                self.emit_framing(line, "header line")?;
                 let eol = match p.field.eol.as_deref() {
                     Some(e) => decode_gap(e, MAX_EOL)
                         .map_err(|e| RebuildError::Stored(format!("eol: {e}")))?,
                     None => b"\n".to_vec(),
                 };
-                self.emit_framing(&eol)?;
+                self.emit_framing(&eol, "header line's end")?;
             }
         }
         let mut sha1 = Sha1::new();
@@ -241,42 +249,56 @@ impl Assembler {
             }
         }
         if !p.field.raw {
-            self.emit_gap(p.field.tail.as_deref(), b"\n")?;
+            self.emit_gap(p.field.tail.as_deref(), b"\n", "tail")?;
         }
         self.report.records += 1;
         if block_len != p.block_len {
-            self.differ(
-                where_,
-                in_member,
-                format!("block of {block_len} bytes, not {}", p.block_len),
-            );
+            self.differ(at, in_member, format!("block of {block_len} bytes, not {}", p.block_len));
         }
         if let Some(stated) = &p.block_digest
             && stated.to_ascii_lowercase().starts_with("sha1:")
         {
             let found = crate::formats::digest::sha1_base32(&sha1.finalize());
             if !found.eq_ignore_ascii_case(stated) {
-                self.differ(
-                    where_,
-                    in_member,
-                    format!("WARC-Block-Digest {stated}, found {found}"),
-                );
+                self.differ(at, in_member, format!("WARC-Block-Digest {stated}, found {found}"));
             }
         }
-        let crc = std::mem::replace(&mut self.crc, flate2::Crc::new()).sum();
-        if crc != p.field.crc {
-            let part = framing_suspect(p, block_len);
-            self.differ(
-                where_,
-                in_member,
-                format!(
-                    "{part} differ from the original (CRC-32 {crc:08x}, stated {:08x}; record \
-                     {} at offset {} of {})",
-                    p.field.crc, p.warcinfo_id, p.container_offset, p.container
-                ),
-            );
-        }
+        self.check_framing(p, block_len, in_member);
         Ok(())
+    }
+
+    /// Compares the framing given back with the record's CRC-32; names the byte that differs
+    /// when a change of one byte explains it.
+    fn check_framing(&mut self, p: &ArcPiece, block_len: u64, in_member: Option<u64>) {
+        let framing = std::mem::take(&mut self.framing);
+        let crc = framing.crc.sum();
+        if crc == p.field.crc {
+            return;
+        }
+        let record =
+            format!("record {} at offset {} of {}", p.warcinfo_id, p.container_offset, p.container);
+        let at = p.offset.first;
+        match framing.locate(p.field.crc) {
+            Some((pos, part, here, was)) => {
+                let (offset, in_member) = if self.gzip { (at, Some(pos)) } else { (pos, None) };
+                let what = format!(
+                    "a byte of the {part} is {} here, {} in the original (the one change of \
+                     one byte that gives the stated CRC-32 {:08x}; {record})",
+                    show_byte(here),
+                    show_byte(was),
+                    p.field.crc
+                );
+                self.differ(offset, in_member, what);
+            }
+            None => {
+                let part = framing_suspect(p, block_len);
+                let what = format!(
+                    "{part} differ from the original (CRC-32 {crc:08x}, stated {:08x}; {record})",
+                    p.field.crc
+                );
+                self.differ(at, in_member, what);
+            }
+        }
     }
 
     /// The ARC's last records are given: the rebuild record's record-less members, then the
@@ -369,6 +391,58 @@ impl Assembler {
             }
         }
         Ok((r, out))
+    }
+}
+
+/// The longest framing whose changed byte is looked for (a lead or tail can be a long run of
+/// blank lines; the search costs 255 steps a byte).
+const MAX_FRAMING_KEPT: usize = 64 << 10;
+
+/// A record's framing bytes as given back: their CRC-32, and the bytes themselves (when not
+/// longer than [`MAX_FRAMING_KEPT`]) with where each part went, to name a byte that differs.
+#[derive(Default)]
+struct Framing {
+    crc: flate2::Crc,
+    bytes: Vec<u8>,
+    /// Where each part starts: index in `bytes`, offset given back (in the member for a gzip
+    /// ARC), part's name.
+    parts: Vec<(usize, u64, &'static str)>,
+    too_long: bool,
+}
+
+impl Framing {
+    fn add(&mut self, bytes: &[u8], at: u64, part: &'static str) {
+        self.crc.update(bytes);
+        if self.too_long || self.bytes.len() + bytes.len() > MAX_FRAMING_KEPT {
+            self.too_long = true;
+            return;
+        }
+        if self
+            .parts
+            .last()
+            .is_none_or(|&(i, a, p)| p != part || a + (self.bytes.len() - i) as u64 != at)
+        {
+            self.parts.push((self.bytes.len(), at, part));
+        }
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    /// The offset, part, byte found and byte of the original, when one byte explains `stated`.
+    fn locate(&self, stated: u32) -> Option<(u64, &'static str, u8, u8)> {
+        if self.too_long {
+            return None;
+        }
+        let (k, was) = locate_byte_change(&self.bytes, stated)?;
+        let &(i, at, part) = self.parts.iter().rev().find(|(i, ..)| *i <= k)?;
+        Some((at + (k - i) as u64, part, self.bytes[k], was))
+    }
+}
+
+/// A byte as its hex value, and as a character when it prints as one.
+fn show_byte(b: u8) -> String {
+    match b {
+        0x21..=0x7e => format!("{b:#04x} '{}'", b as char),
+        _ => format!("{b:#04x}"),
     }
 }
 

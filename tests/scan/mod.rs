@@ -145,6 +145,24 @@ fn write_arc(path: &Path, records: &[(&str, &[u8])]) {
     std::fs::write(path, out).unwrap();
 }
 
+/// The ARC at `plain` as an `.arc.gz` at `gz`, one member per record (Python's gzip at
+/// zlib's level 6: madler zlib, which `unmigrate` can reproduce).
+fn gzip_per_record(plain: &Path, gz: &Path) {
+    let script = "import sys, gzip, re\n\
+        data = open(sys.argv[1], 'rb').read()\n\
+        out, pos = b'', 0\n\
+        while pos < len(data):\n\
+        \x20   line_end = data.index(b'\\n', pos)\n\
+        \x20   n = int(data[pos:line_end].split(b' ')[-1])\n\
+        \x20   end = line_end + 1 + n + 1\n\
+        \x20   out += gzip.compress(data[pos:end], compresslevel=6, mtime=0)\n\
+        \x20   pos = end\n\
+        open(sys.argv[2], 'wb').write(out)\n";
+    let o =
+        Command::new(oracle_python()).arg("-c").arg(script).arg(plain).arg(gz).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 fn assert_valid_package(pkg: &Path) -> String {
     let (ok, text) = oracle_validate(&pkg.join("METS.xml"));
     assert!(ok, "{text}");
@@ -156,6 +174,51 @@ fn assert_valid_package(pkg: &Path) -> String {
         .unwrap();
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
     std::fs::read_to_string(pkg.join("METS.xml")).unwrap()
+}
+
+/// ARCs whose infected record went to the viral container are given back byte for byte from
+/// the package (content and viral containers merged), plain and gzip alike.
+#[test]
+fn an_arc_with_a_quarantined_record_is_given_back_whole() {
+    let d = daemon("main", 3321, "2000M");
+    let dir = tempfile::tempdir().unwrap();
+    let arcs = dir.path().join("job/arcs");
+    std::fs::create_dir_all(&arcs).unwrap();
+    let plain = arcs.join("IAH-20240101000000-00000-eicar.arc");
+    let body = b"<html>a page long enough to be compressed at all, a page long enough</html>";
+    write_arc(
+        &plain,
+        &[
+            ("http://e.org/eicar.com", &eicar()),
+            ("http://e.org/between.html", body),
+            ("http://e.org/again.com", &eicar()),
+            ("http://e.org/after.html", b"<p>after</p>"),
+        ],
+    );
+    let gz = arcs.join("IAH-20240101000000-00001-eicar.arc.gz");
+    gzip_per_record(&plain, &gz);
+    let out = dir.path().join("pkg");
+    let o = package(&d.addr, &dir.path().join("job"), &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["scan"]["infected"], 4);
+    let back = dir.path().join("back");
+    let o = webaip(&["unmigrate", "--json", "-o", back.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    for arc in [&plain, &gz] {
+        let name = arc.file_name().unwrap();
+        assert!(
+            std::fs::read(back.join(name)).unwrap() == std::fs::read(arc).unwrap(),
+            "{} is not given back byte for byte",
+            name.to_string_lossy()
+        );
+    }
+    // The same from the content container alone: the quarantined records are missing.
+    let content = out.join("content/IAH-20240101000000-00000-eicar.warc.gz");
+    let alone = dir.path().join("alone");
+    let o = webaip(&["unmigrate", "-q", "-o", alone.to_str().unwrap(), content.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!alone.join(plain.file_name().unwrap()).exists(), "an incomplete ARC was written");
 }
 
 #[test]

@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 cargo build --release --quiet
 arc=bench/work/IAH-20240315103000-00000-bench-200M.arc.gz
 [ -f "$arc" ] || python3 -c 'import sys; sys.path.insert(0, "bench"); import benchlib; benchlib.ensure_arc("200M")'
-python3 bench/rebuild_bench.py "$arc" "${1:-2}"
+python3 bench/rebuild_bench.py "$arc" "${1:-5}"

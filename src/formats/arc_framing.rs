@@ -342,6 +342,12 @@ const MAX_PROBED_MEMBERS: u32 = 4;
 /// Members larger than this (compressed) are not probed.
 const MAX_PROBED_MEMBER_BYTES: u64 = 8 << 20;
 
+/// Members probed besides the first few because their header's XFL or OS byte is not the
+/// default header's, at most: a sign of another writer or another level (zlib's gzip writers
+/// set XFL 2 at level 9 and 4 at level 1), as where ARCs of several tools were concatenated.
+/// Past this, such a member is given the settings last found for its XFL and OS.
+const MAX_PROBED_OTHER_WRITER: u32 = 64;
+
 /// The gzip header and deflate settings of a file's members: the first member's are the file's
 /// defaults; a member that differs says so in its first record's field.
 #[derive(Default)]
@@ -350,6 +356,9 @@ pub(crate) struct MemberSettings {
     /// `None` until the first probe; then its outcome (`None`: nothing reproduced it).
     default_deflate: Option<Option<DeflateParams>>,
     probed: u32,
+    probed_other: u32,
+    /// The settings last found for a header's XFL and OS bytes other than the default's.
+    other_writers: Vec<((u8, u8), Option<DeflateParams>)>,
 }
 
 impl MemberSettings {
@@ -384,28 +393,47 @@ impl MemberSettings {
         };
         let deflate_start = start + header_len as u64;
         let deflate_len = end.saturating_sub(8).saturating_sub(deflate_start);
-        let probe_it = self.probed < MAX_PROBED_MEMBERS
-            && deflate_len <= MAX_PROBED_MEMBER_BYTES
-            && data.slice(0, data.len()).is_some();
+        let writer = (header.extra_flags(), header.os());
+        let other = self.default_header.as_ref().is_some_and(|d| (d[8], d[9]) != writer);
+        let probe_it = deflate_len <= MAX_PROBED_MEMBER_BYTES
+            && data.slice(0, data.len()).is_some()
+            && (self.probed < MAX_PROBED_MEMBERS
+                || (other && self.probed_other < MAX_PROBED_OTHER_WRITER));
         if !probe_it {
-            return Ok((gz, None));
+            let known = self.other_writers.iter().find(|(w, _)| other && *w == writer);
+            return Ok((gz, known.and_then(|(_, found)| self.unless_default(*found))));
         }
-        self.probed += 1;
+        if self.probed < MAX_PROBED_MEMBERS {
+            self.probed += 1;
+        } else {
+            self.probed_other += 1;
+        }
         let mut compressed = vec![0u8; deflate_len as usize];
         let n = file.read_at(&mut compressed, deflate_start)?;
         compressed.truncate(n);
         let decompressed = data.slice(0, data.len()).unwrap_or_default();
         let first = self.default_deflate.flatten();
         let found = probe(&compressed, decompressed, first);
-        let z = match self.default_deflate {
-            None => {
-                self.default_deflate = Some(found);
-                None
+        if other {
+            self.other_writers.retain(|(w, _)| *w != writer);
+            // A few writers at most in a file; more is not worth remembering.
+            if self.other_writers.len() < 16 {
+                self.other_writers.push((writer, found));
             }
+        }
+        if self.default_deflate.is_none() {
+            self.default_deflate = Some(found);
+            return Ok((gz, None));
+        }
+        Ok((gz, self.unless_default(found)))
+    }
+
+    /// The `z` token for settings `found` (`?`: none), `None` when they are the default.
+    fn unless_default(&self, found: Option<DeflateParams>) -> Option<String> {
+        match self.default_deflate {
             Some(d) if d == found => None,
-            Some(_) => Some(found.map_or_else(|| "?".to_string(), |p| p.to_string())),
-        };
-        Ok((gz, z))
+            _ => Some(found.map_or_else(|| "?".to_string(), |p| p.to_string())),
+        }
     }
 
     /// The file's default header and deflate settings (`?`: not recovered).

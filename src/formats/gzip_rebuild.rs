@@ -39,9 +39,6 @@
 //! pieces give 65,535-byte blocks; Python's `zlib` cuts them where its output buffers end, so
 //! its level 0 members are not reproduced.
 
-// Until migration and unmigrate call it, only the tests below do.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use std::fmt;
 use std::io::{self, Write};
 use std::os::raw::{c_int, c_uint, c_void};
@@ -147,11 +144,13 @@ impl GzipHeader {
     }
 
     /// FLG: which optional fields the header has.
+    #[cfg(test)]
     pub(crate) fn flags(&self) -> u8 {
         self.bytes[3]
     }
 
     /// MTIME: the modification time the writer stated (seconds since 1970, 0 for none).
+    #[cfg(test)]
     pub(crate) fn mtime(&self) -> u32 {
         u32::from_le_bytes([self.bytes[4], self.bytes[5], self.bytes[6], self.bytes[7]])
     }
@@ -223,15 +222,18 @@ impl DeflateParams {
         DeflateParams { level, mem_level, strategy: 0 }
     }
 
+    #[cfg(test)]
     pub(crate) fn level(self) -> u8 {
         self.level
     }
 
+    #[cfg(test)]
     pub(crate) fn mem_level(self) -> u8 {
         self.mem_level
     }
 
     /// zlib's strategy number (0 default, 1 filtered, 2 Huffman only, 3 RLE, 4 fixed).
+    #[cfg(test)]
     pub(crate) fn strategy(self) -> u8 {
         self.strategy
     }

@@ -214,3 +214,44 @@ fn audit_rebuilds_packaged_arcs_and_names_a_changed_header_byte() {
     });
     assert!(named, "no finding of the byte at ARC offset {offset}: {findings:#?}");
 }
+
+/// Writes an `.arc.gz` of ten records, one member each: the first five compressed by Python's
+/// gzip at level 6 (XFL 0), the last five at level 1 (XFL 4), as an ARC made of two writers'
+/// files would be.
+const TWO_WRITERS: &str = r#"
+import sys, gzip
+page = b''.join(b'<p>paragraph %d of a page, with <a href="/link/%d">a link</a></p>\n' % (i, i * 7 % 13) for i in range(200))
+head = b'1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n'
+recs = [b'filedesc://two.arc 0.0.0.0 20240101000000 text/plain %d\n' % len(head) + head + b'\n']
+for i in range(9):
+    block = b'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n' + page[i * 50:] + b'%d' % i
+    recs.append(b'http://e.org/%d.html 192.0.2.1 20240101000001 text/html %d\n' % (i, len(block)) + block + b'\n')
+out = b''.join(gzip.compress(r, compresslevel=6 if i < 5 else 1, mtime=0) for i, r in enumerate(recs))
+open(sys.argv[1], 'wb').write(out)
+"#;
+
+/// Members of another writer after the first few (another XFL byte in their header) have their
+/// settings probed too: the file is given back identical, each member reproduced.
+#[test]
+fn members_of_a_second_writer_are_reproduced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = tmp.path().join("IAH-20240101000000-00000-two.arc.gz");
+    python(TWO_WRITERS, &[&arc]);
+    let w = tmp.path().join("w");
+    assert!(
+        webaip(&["migrate", "-q", "-o", w.to_str().unwrap(), arc.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let warc = std::fs::read_dir(&w).unwrap().next().unwrap().unwrap().path();
+    let out = tmp.path().join("out");
+    let o = webaip(&["unmigrate", "--json", "-o", out.to_str().unwrap(), warc.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let r = &json(&o)[0];
+    assert_eq!((&r["members"], &r["members_reproduced"]), (&10.into(), &10.into()), "{r}");
+    assert!(
+        std::fs::read(out.join(arc.file_name().unwrap())).unwrap() == std::fs::read(&arc).unwrap(),
+        "not identical: {r}"
+    );
+}

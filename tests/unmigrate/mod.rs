@@ -255,3 +255,42 @@ fn members_of_a_second_writer_are_reproduced() {
         "not identical: {r}"
     );
 }
+
+/// The benchmark generator's crawls come back identical: a per-record `.arc.gz` (members in
+/// batches on every core), and one whose last record is 12 MiB (one member compressed as it is
+/// read), at one thread and at three.
+#[test]
+fn the_benchmark_generators_crawls_come_back_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let crawl = tmp.path().join("IAH-20240315103000-00000-bench.arc.gz");
+    crate::util::gen_arc("bench", &crawl, &["--size", "3M"]);
+    let large = tmp.path().join("IAH-20240315103000-00001-large.arc.gz");
+    crate::util::gen_arc("large", &large, &["--size", "1M", "--record-size", "12M"]);
+    for arc in [&crawl, &large] {
+        let w = tmp.path().join("w").join(arc.file_name().unwrap());
+        let migrated = webaip(&["migrate", "-q", "-o", w.to_str().unwrap(), arc.to_str().unwrap()]);
+        assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
+        let warc = std::fs::read_dir(&w).unwrap().next().unwrap().unwrap().path();
+        for jobs in ["1", "3"] {
+            let out = tmp.path().join(format!("out{jobs}"));
+            let o = webaip(&[
+                "unmigrate",
+                "--json",
+                "-j",
+                jobs,
+                "-o",
+                out.to_str().unwrap(),
+                warc.to_str().unwrap(),
+            ]);
+            let r = &json(&o)[0];
+            assert_eq!(o.status.code(), Some(0), "{r}");
+            assert_eq!(r["members"], r["members_reproduced"], "{r}");
+            let name = arc.file_name().unwrap();
+            assert!(
+                std::fs::read(out.join(name)).unwrap() == std::fs::read(arc).unwrap(),
+                "{} at -j {jobs} is not the original",
+                name.to_string_lossy()
+            );
+        }
+    }
+}

@@ -357,12 +357,7 @@ fn reproduces(
         matched = end;
         Ok(())
     };
-    let whole = decompressed.len() / PIECE * PIECE;
-    let (pieces, last) = decompressed.split_at(whole);
-    let fed: Result<(), Stop> = pieces
-        .chunks(PIECE)
-        .try_for_each(|piece| deflate.feed(piece, false, room, &mut compare))
-        .and_then(|()| deflate.feed(last, true, room, &mut compare));
+    let fed: Result<(), Stop> = deflate.feed_all(decompressed, room, &mut compare);
     fed.is_ok() && matched == compressed.len()
 }
 
@@ -430,11 +425,7 @@ impl<W: Write> MemberWriter<W> {
     /// the member's length in bytes (header, deflate stream and trailer).
     pub(crate) fn finish(mut self) -> io::Result<(W, u64)> {
         self.deflate_piece(None, true)?;
-        let mut trailer = [0u8; 8];
-        trailer[..4].copy_from_slice(&self.crc.sum().to_le_bytes());
-        // ISIZE: the length modulo 2^32, as RFC 1952 says.
-        trailer[4..].copy_from_slice(&self.crc.amount().to_le_bytes());
-        self.out.write_all(&trailer)?;
+        self.out.write_all(&trailer(&self.crc))?;
         Ok((self.out, self.written + 8))
     }
 
@@ -453,6 +444,15 @@ impl<W: Write> MemberWriter<W> {
         }
         Ok(())
     }
+}
+
+/// A member's trailer: the CRC-32 and length of its decompressed bytes.
+fn trailer(crc: &Crc) -> [u8; 8] {
+    let mut t = [0u8; 8];
+    t[..4].copy_from_slice(&crc.sum().to_le_bytes());
+    // ISIZE: the length modulo 2^32, as RFC 1952 says.
+    t[4..].copy_from_slice(&crc.amount().to_le_bytes());
+    t
 }
 
 /// The length of `header_bytes` when they are exactly one gzip header.
@@ -497,18 +497,10 @@ pub(crate) fn member_bytes(
         out.extend_from_slice(bytes);
         Ok(())
     };
-    let whole = decompressed.len() / PIECE * PIECE;
-    let (pieces, last) = decompressed.split_at(whole);
-    pieces
-        .chunks(PIECE)
-        .try_for_each(|piece| deflate.feed(piece, false, &mut room, &mut sink))
-        .and_then(|()| deflate.feed(last, true, &mut room, &mut sink))
-        .map_err(io::Error::other)?;
+    deflate.feed_all(decompressed, &mut room, &mut sink).map_err(io::Error::other)?;
     let mut crc = Crc::new();
     crc.update(decompressed);
-    out.extend_from_slice(&crc.sum().to_le_bytes());
-    // ISIZE: the length modulo 2^32, as RFC 1952 says.
-    out.extend_from_slice(&(decompressed.len() as u32).to_le_bytes());
+    out.extend_from_slice(&trailer(&crc));
     KEPT_DEFLATE.with(|k| *k.borrow_mut() = Some((params, deflate)));
     Ok(out)
 }
@@ -630,6 +622,21 @@ impl RawDeflate {
 }
 
 impl RawDeflate {
+    /// Compresses all of `input` to the stream's end, in the fixed pieces [`MemberWriter`]
+    /// feeds (whole pieces, then the rest with the end): the same bytes as it writes.
+    fn feed_all<E: From<ZlibError>>(
+        &mut self,
+        input: &[u8],
+        room: &mut [u8],
+        sink: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (pieces, last) = input.split_at(input.len() / PIECE * PIECE);
+        pieces
+            .chunks(PIECE)
+            .try_for_each(|piece| self.feed(piece, false, room, sink))
+            .and_then(|()| self.feed(last, true, room, sink))
+    }
+
     /// Makes the stream ready for a new member with the same parameters (what a new stream
     /// would write, without allocating one).
     fn reset(&mut self) -> Result<(), ZlibError> {

@@ -8,7 +8,7 @@
 //! each batch's members at once on a pool of its own (one thread per core, or the `--jobs` of
 //! the caller's pool) while the next batch is read. A member longer than [`MEMBER_IN_BATCH`] is compressed as it is read, streaming, by
 //! the reading thread (a batch would hold all of it). Batches wait one at a time: memory is a
-//! few batches, whatever the sizes or number of the records.
+//! few batches (see [`MEMBER_IN_BATCH`]), whatever the sizes or number of the records.
 //!
 //! The writing thread also keeps what only the file knows: where each thing starts in it (to
 //! check against the original's offsets) and which members came out as long as the original's.
@@ -28,8 +28,9 @@ use crate::formats::gzip_rebuild::{DeflateParams, MemberWriter, member_bytes};
 /// `.arc.gz` holding tens of records per MiB. Smaller batches were no faster and larger ones
 /// only took more memory.
 const BATCH_INPUT_PER_THREAD: usize = 512 << 10;
-/// A member longer than this is compressed as it is read rather than in a batch (memory: three
-/// batches of at most this much more than their size).
+/// A member longer than this is compressed as it is read rather than in a batch. A batch can
+/// thus hold up to this much more than its limit, and three are alive at once (one gathered,
+/// one queued, one compressed with its output): some 100 MB at most with 3 threads.
 const MEMBER_IN_BATCH: usize = 8 << 20;
 
 /// Bytes counted and hashed on their way to an optional writer.

@@ -581,6 +581,68 @@ pub(crate) fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> 
     open_beneath(root, &rel, flags, Mode::empty()).map_err(|e| opened_error(&path, e))
 }
 
+/// The WARC containers of the package at `pkg` (names such as `content/NAME.warc.gz`,
+/// sorted): the WARC-named entries of `content/`, and every `content/` WARC its manifest
+/// lists. Each must be a regular file reached without links: a link, FIFO, device or
+/// directory of a WARC name is refused, not skipped, and so is a listed container that is
+/// absent (nothing is opened, so nothing blocks).
+pub(crate) fn package_containers(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    let mut names = warc_entries(pkg)?;
+    for listed in manifest_containers(pkg)? {
+        if names.binary_search(&listed).is_err() {
+            // Absent, or a name the listing did not see: why it is not there, by its path.
+            metadata_in(pkg, &listed)?;
+            names.push(listed);
+            names.sort();
+        }
+    }
+    Ok(names)
+}
+
+/// The WARC-named entries of `pkg/content/` (sorted), each checked by its own type (`lstat`).
+fn warc_entries(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    let dir = open_dir_in(pkg, CONTENT_DIR)?;
+    let path = pkg.join(CONTENT_DIR);
+    let entries =
+        rustix::fs::Dir::read_from(&dir).map_err(|e| ConfineError::io(&path, e.into()))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| ConfineError::io(&path, e.into()))?;
+        let Ok(name) = entry.file_name().to_str() else { continue };
+        if !is_warc_name(name) {
+            continue;
+        }
+        let at = path.join(name);
+        let stat = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| ConfineError::io(&at, e.into()))?;
+        match stat.st_mode & libc::S_IFMT {
+            libc::S_IFREG => names.push(in_dir(CONTENT_DIR, name)),
+            libc::S_IFLNK => return Err(ConfineError::Link { path: at }),
+            mode => return Err(ConfineError::NotRegular { path: at, kind: kind_of_mode(mode) }),
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The `content/` WARCs the package's manifest lists (none when it has no manifest).
+fn manifest_containers(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    let file = match open_in(pkg, MANIFEST) {
+        Ok(f) => f,
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut names = Vec::new();
+    for line in ManifestReader::new(io::BufReader::new(file)) {
+        let line = line.map_err(|e| ConfineError::io(&pkg.join(MANIFEST), e))?;
+        let Ok(Ok(name)) = line.map(|l| l.confined) else { continue };
+        if name.starts_with(&format!("{CONTENT_DIR}/")) && is_warc_name(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
 /// Opens a directory and takes an exclusive `flock` on it without waiting: a run holds it
 /// on its temporary directory for as long as it uses it, so a later run that can take it
 /// knows the directory's maker died.

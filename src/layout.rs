@@ -333,7 +333,16 @@ pub(crate) fn create_dirs_in(root: &Path, dir: &str) -> Result<PathBuf, ConfineE
 /// Reads a side file the caller named (a fixed name such as `url.map`), at most `limit` bytes:
 /// a larger file, a link or a non-regular file is refused.
 pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
-    let file = open_regular(path)?;
+    read_at_most(open_regular(path)?, path, limit)
+}
+
+/// Reads a file the user named (a link followed, as [`open_user_file`] does), at most `limit`
+/// bytes: a larger file, a FIFO or a device (`/dev/zero`) is refused, never read to its end.
+pub(crate) fn read_user_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
+    read_at_most(open_user_file(path)?, path, limit)
+}
+
+fn read_at_most(file: File, path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
     let mut buf = Vec::new();
     file.take(limit + 1).read_to_end(&mut buf).map_err(|e| ConfineError::io(path, e))?;
     if buf.len() as u64 > limit {

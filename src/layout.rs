@@ -333,7 +333,16 @@ pub(crate) fn create_dirs_in(root: &Path, dir: &str) -> Result<PathBuf, ConfineE
 /// Reads a side file the caller named (a fixed name such as `url.map`), at most `limit` bytes:
 /// a larger file, a link or a non-regular file is refused.
 pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
-    let file = open_regular(path)?;
+    read_at_most(open_regular(path)?, path, limit)
+}
+
+/// Reads a file the user named (a link followed, as [`open_user_file`] does), at most `limit`
+/// bytes: a larger file, a FIFO or a device (`/dev/zero`) is refused, never read to its end.
+pub(crate) fn read_user_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
+    read_at_most(open_user_file(path)?, path, limit)
+}
+
+fn read_at_most(file: File, path: &Path, limit: u64) -> Result<Vec<u8>, ConfineError> {
     let mut buf = Vec::new();
     file.take(limit + 1).read_to_end(&mut buf).map_err(|e| ConfineError::io(path, e))?;
     if buf.len() as u64 > limit {
@@ -579,6 +588,68 @@ pub(crate) fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> 
     let rel = checked(root, dir)?;
     let path = root.join(&rel);
     open_beneath(root, &rel, flags, Mode::empty()).map_err(|e| opened_error(&path, e))
+}
+
+/// The WARC containers of the package at `pkg` (names such as `content/NAME.warc.gz`,
+/// sorted): the WARC-named entries of `content/`, and every `content/` WARC its manifest
+/// lists. Each must be a regular file reached without links: a link, FIFO, device or
+/// directory of a WARC name is refused, not skipped, and so is a listed container that is
+/// absent (nothing is opened, so nothing blocks).
+pub(crate) fn package_containers(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    let mut names = warc_entries(pkg)?;
+    for listed in manifest_containers(pkg)? {
+        if names.binary_search(&listed).is_err() {
+            // Absent, or a name the listing did not see: why it is not there, by its path.
+            metadata_in(pkg, &listed)?;
+            names.push(listed);
+            names.sort();
+        }
+    }
+    Ok(names)
+}
+
+/// The WARC-named entries of `pkg/content/` (sorted), each checked by its own type (`lstat`).
+fn warc_entries(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    let dir = open_dir_in(pkg, CONTENT_DIR)?;
+    let path = pkg.join(CONTENT_DIR);
+    let entries =
+        rustix::fs::Dir::read_from(&dir).map_err(|e| ConfineError::io(&path, e.into()))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| ConfineError::io(&path, e.into()))?;
+        let Ok(name) = entry.file_name().to_str() else { continue };
+        if !is_warc_name(name) {
+            continue;
+        }
+        let at = path.join(name);
+        let stat = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| ConfineError::io(&at, e.into()))?;
+        match stat.st_mode & libc::S_IFMT {
+            libc::S_IFREG => names.push(in_dir(CONTENT_DIR, name)),
+            libc::S_IFLNK => return Err(ConfineError::Link { path: at }),
+            mode => return Err(ConfineError::NotRegular { path: at, kind: kind_of_mode(mode) }),
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The `content/` WARCs the package's manifest lists (none when it has no manifest).
+fn manifest_containers(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    let file = match open_in(pkg, MANIFEST) {
+        Ok(f) => f,
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut names = Vec::new();
+    for line in ManifestReader::new(io::BufReader::new(file)) {
+        let line = line.map_err(|e| ConfineError::io(&pkg.join(MANIFEST), e))?;
+        let Ok(Ok(name)) = line.map(|l| l.confined) else { continue };
+        if name.starts_with(&format!("{CONTENT_DIR}/")) && is_warc_name(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 /// Opens a directory and takes an exclusive `flock` on it without waiting: a run holds it

@@ -98,12 +98,22 @@ pub struct MetadataError {
     pub problem: MetadataProblem,
 }
 
+/// Largest metadata file read: a curator's TOML is a few KiB; a larger one (`/dev/zero`
+/// given by mistake, or on purpose) is refused before it fills memory.
+pub const MAX_METADATA_BYTES: u64 = 16 << 20;
+
 /// What is wrong with a metadata file.
 #[derive(Debug, thiserror::Error)]
 pub enum MetadataProblem {
-    /// It cannot be read.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
+    /// It cannot be read: absent, a FIFO or device, larger than [`MAX_METADATA_BYTES`].
+    #[error("{}", .0.reason())]
+    Unreadable(crate::layout::ConfineError),
+    /// It is not UTF-8 text.
+    #[error("not UTF-8 text (at byte {offset})")]
+    NotUtf8 {
+        /// Offset of the first byte that is not.
+        offset: u64,
+    },
     /// It is not TOML of this form.
     #[error("{0}")]
     Toml(#[from] toml::de::Error),
@@ -174,7 +184,11 @@ impl CuratorMetadata {
     pub fn load(path: &Path) -> Result<CuratorMetadata, MetadataError> {
         let err =
             |problem: MetadataProblem| MetadataError { path: path.display().to_string(), problem };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.into()))?;
+        let bytes = crate::layout::read_user_bounded(path, MAX_METADATA_BYTES)
+            .map_err(|e| err(MetadataProblem::Unreadable(e)))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            err(MetadataProblem::NotUtf8 { offset: e.utf8_error().valid_up_to() as u64 })
+        })?;
         let m: CuratorMetadata = toml::from_str(&text).map_err(|e| err(e.into()))?;
         for k in m.dc.keys() {
             if !DC_ELEMENTS.contains(&k.as_str()) {

@@ -54,28 +54,14 @@ pub fn resolve_inputs(args: &[PathBuf]) -> Result<Vec<IndexInput>, IndexError> {
     for arg in args {
         let shown = arg.display().to_string();
         if arg.is_dir() {
-            let content = arg.join("content");
-            if !arg.join("METS.xml").is_file() || !content.is_dir() {
+            if !arg.join("METS.xml").is_file() || !arg.join("content").is_dir() {
                 return Err(IndexError::NotInput(shown));
             }
-            let io_err = |e| IndexError::Io { path: content.display().to_string(), source: e };
-            let mut names = Vec::new();
-            for e in fs::read_dir(&content).map_err(io_err)? {
-                let e = e.map_err(io_err)?;
-                let name = e.file_name().to_string_lossy().into_owned();
-                if e.file_type().map_err(io_err)?.is_file()
-                    && (name.ends_with(".warc") || name.ends_with(".warc.gz"))
-                {
-                    names.push(name);
-                }
-            }
-            names.sort();
-            inputs.extend(
-                names.into_iter().map(|n| IndexInput {
-                    path: content.join(&n),
-                    filename: format!("content/{n}"),
-                }),
-            );
+            // A link, FIFO or device of a container's name, or a listed container that is
+            // absent, fails the run: an index that silently lacks a container looks complete.
+            let names = crate::layout::package_containers(arg)?;
+            inputs
+                .extend(names.into_iter().map(|n| IndexInput { path: arg.join(&n), filename: n }));
         } else if arg.is_file() {
             let name = arg.file_name().map(|n| n.to_string_lossy().into_owned());
             inputs.push(IndexInput { path: arg.clone(), filename: name.unwrap_or(shown) });

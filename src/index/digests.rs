@@ -176,6 +176,9 @@ pub enum DigestTableError {
     /// A package's container could not be read.
     #[error(transparent)]
     Warc(#[from] crate::formats::warc::WarcError),
+    /// A file named by a package is not a regular file reached without links, or is absent.
+    #[error(transparent)]
+    Refused(#[from] crate::layout::ConfineError),
     /// A folder is no package (no METS with an OBJID).
     #[error("{0}: not a package (no METS.xml with an OBJID)")]
     NotAPackage(PathBuf),
@@ -188,7 +191,8 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> DigestTableError + '_ {
 /// True when `path` is a digest table (by its first bytes).
 pub fn is_table(path: &Path) -> bool {
     let mut head = [0u8; 16];
-    File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && &head == MAGIC
+    crate::layout::open_user_file(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
+        && &head == MAGIC
 }
 
 /// One entry: its key, and the rest as stored (length, date for ordering, serialized place).
@@ -335,7 +339,7 @@ impl TableBuilder {
 
     /// Adds the lines of a CDXJ index (`filename` as the index names the container).
     pub fn add_cdxj(&mut self, path: &Path) -> Result<(), DigestTableError> {
-        let file = File::open(path).map_err(io_at(path))?;
+        let file = crate::layout::open_user_file(path)?;
         let mut lines = BufReader::with_capacity(1 << 20, file);
         let mut line = String::new();
         let mut number = 0;
@@ -378,29 +382,21 @@ impl TableBuilder {
     /// against the payload's bytes (a record whose stated digest is wrong is no entry).
     pub fn add_package(&mut self, pkg: &Path) -> Result<String, DigestTableError> {
         let objid = package_objid(pkg)?;
-        let content = pkg.join(crate::layout::CONTENT_DIR);
-        let mut names: Vec<String> = std::fs::read_dir(&content)
-            .map_err(io_at(&content))?
-            .filter_map(|d| d.ok()?.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".warc.gz") || n.ends_with(".warc"))
-            .collect();
-        names.sort();
-        for name in names {
-            let rel = format!("{}/{name}", crate::layout::CONTENT_DIR);
-            let path = pkg.join(&rel);
-            self.add_container(&path, &rel, &objid)?;
+        for rel in crate::layout::package_containers(pkg)? {
+            self.add_container(pkg, &rel, &objid)?;
         }
         Ok(objid)
     }
 
     fn add_container(
         &mut self,
-        path: &Path,
+        pkg: &Path,
         rel: &str,
         objid: &str,
     ) -> Result<(), DigestTableError> {
         use crate::formats::warc::WarcReader;
-        let mut reader = WarcReader::open(path)?;
+        let file = crate::layout::open_in(pkg, rel)?;
+        let mut reader = WarcReader::new(file, pkg.join(rel).display().to_string())?;
         while let Some((head, end, found)) =
             reader.next_record(|head, block| payload_sha1(&head.header, block))?
         {
@@ -549,10 +545,14 @@ pub fn warc_date_of(ts: &str) -> String {
 
 /// The OBJID of the package at `pkg`, from the head of its METS.
 pub fn package_objid(pkg: &Path) -> Result<String, DigestTableError> {
-    let mets = pkg.join(crate::layout::METS);
     let mut head = Vec::new();
-    File::open(&mets)
-        .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
+    // A link or FIFO as the METS is refused, as the package's containers are.
+    let mets = crate::layout::open_in(pkg, crate::layout::METS).map_err(|e| match e {
+        e if e.is_not_found() => DigestTableError::NotAPackage(pkg.to_path_buf()),
+        e => e.into(),
+    })?;
+    mets.take(64 << 10)
+        .read_to_end(&mut head)
         .map_err(|_| DigestTableError::NotAPackage(pkg.to_path_buf()))?;
     let text = String::from_utf8_lossy(&head);
     let start = text
@@ -575,7 +575,7 @@ pub struct DigestTable {
 impl DigestTable {
     /// Opens the table at `path`, reading its sparse index.
     pub fn open(path: &Path) -> Result<DigestTable, DigestTableError> {
-        let file = File::open(path).map_err(io_at(path))?;
+        let file = crate::layout::open_user_file(path)?;
         let size = file.metadata().map_err(io_at(path))?.len();
         let bad = || DigestTableError::NotATable(path.to_path_buf());
         if !is_table(path) || size < MAGIC.len() as u64 + FOOTER_LEN {

@@ -54,7 +54,8 @@ pub fn index_warc(
 /// True when the file at `path` starts as gzip data does.
 pub(crate) fn is_gzip_file(path: &Path) -> bool {
     let mut magic = [0u8; 2];
-    let read = File::open(path).and_then(|f| f.take(2).read_exact(&mut magic));
+    let file = crate::layout::open_user_file(path).map_err(io::Error::other);
+    let read = file.and_then(|f| f.take(2).read_exact(&mut magic));
     read.is_ok() && magic == [0x1f, 0x8b]
 }
 
@@ -146,7 +147,8 @@ struct Window {
 
 impl Window {
     fn open(path: &Path) -> io::Result<Window> {
-        let file = File::open(path)?;
+        // Only a regular file: a FIFO put in place of a container is refused, never waited on.
+        let file = crate::layout::open_user_file(path).map_err(io::Error::other)?;
         let len = file.metadata()?.len();
         Ok(Window { file, len, buf: Vec::new(), lo: 0 })
     }

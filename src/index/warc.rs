@@ -3,7 +3,6 @@
 //! offset and whole length), for a plain one the record from its version line to the end of
 //! its block (the CRLF CRLF after it and blank lines before it not counted).
 
-use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 use std::path::Path;
 
@@ -39,6 +38,9 @@ pub enum IndexError {
         /// The member's offset.
         offset: u64,
     },
+    /// A container of a package is not a regular file reached without links, or is absent.
+    #[error(transparent)]
+    Refused(#[from] crate::layout::ConfineError),
     /// A file or folder given is neither a WARC nor a package.
     #[error("{0}: not a WARC file nor a package folder (a folder with METS.xml)")]
     NotInput(String),
@@ -81,10 +83,10 @@ pub(crate) fn streamed(
 ) -> Result<Option<u64>, IndexError> {
     let name = path.display().to_string();
     let io_err = |e| IndexError::Io { path: name.clone(), source: e };
-    let mut file = File::open(path).map_err(|e| WarcError {
+    let mut file = crate::layout::open_user_file(path).map_err(|e| WarcError {
         name: name.clone(),
         offset: base,
-        fault: WarcFault::Open(e),
+        fault: WarcFault::Open(io::Error::other(e)),
     })?;
     file.seek(SeekFrom::Start(base)).map_err(io_err)?;
     let rebase = |mut e: WarcError| {

@@ -8,7 +8,6 @@
 //! `Content-Length` and `WARC-Block-Digest` the full block's). `webaip undedup` packages the
 //! restored containers as `package` packages WARC files.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -18,12 +17,13 @@ use crate::formats::digest::{BlockHasher, sha1_base32};
 use crate::formats::warc::payload;
 use crate::formats::warc::{WarcError, WarcReader};
 use crate::index::digests::{Algorithm, DigestKey};
+use crate::layout::{self, ConfineError};
 
 /// Why a package could not be restored.
 #[derive(Debug, thiserror::Error)]
 pub enum UndedupError {
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{}: {}", path.display(), layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -31,6 +31,12 @@ pub enum UndedupError {
         #[source]
         source: io::Error,
     },
+    /// A container of a package is not a regular file reached without links, or is absent.
+    #[error(transparent)]
+    Refused(#[from] ConfineError),
+    /// The scratch database of record ids failed.
+    #[error("the temporary table of record ids: {0}")]
+    Scratch(#[from] rusqlite::Error),
     /// A container could not be read as WARC.
     #[error(transparent)]
     Warc(#[from] WarcError),
@@ -62,45 +68,107 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> UndedupError + '_ {
     move |source| UndedupError::Io { path: path.to_path_buf(), source }
 }
 
-/// Where a record is: its container, and its bytes' range there.
-type Place = (PathBuf, u64, u64);
-
-/// The WARC containers (`content/*.warc.gz`, `content/*.warc`) of a package, sorted.
-fn containers(pkg: &Path) -> Result<Vec<PathBuf>, UndedupError> {
-    let dir = pkg.join(crate::layout::CONTENT_DIR);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(io_at(&dir))?
-        .filter_map(|d| d.ok().map(|d| d.path()))
-        .filter(|p| p.to_str().is_some_and(|n| n.ends_with(".warc.gz") || n.ends_with(".warc")))
-        .collect();
-    v.sort();
-    Ok(v)
+/// A container of a package: the package, and its name there (`content/NAME`).
+#[derive(Debug, Clone)]
+struct Container {
+    pkg: PathBuf,
+    rel: String,
 }
 
-/// Every record of the `with` packages' containers by its `WARC-Record-ID`.
-fn originals(with: &[PathBuf]) -> Result<HashMap<String, Place>, UndedupError> {
-    let mut map = HashMap::new();
-    for pkg in with {
-        for c in containers(pkg)? {
-            let mut r = WarcReader::open(&c)?;
-            while let Some((head, end, ())) =
-                r.next_record(|_, b| io::copy(b, &mut io::sink()).map(drop))?
-            {
-                if let Some(id) = head.header.record_id() {
-                    map.entry(id.to_string()).or_insert((c.clone(), head.offset, end.end));
+impl Container {
+    /// Opens it without following links (only a regular file).
+    fn open(&self) -> Result<File, ConfineError> {
+        layout::open_in(&self.pkg, &self.rel)
+    }
+
+    fn path(&self) -> PathBuf {
+        self.pkg.join(&self.rel)
+    }
+}
+
+/// Where a record is: its container, and its bytes' range there.
+struct Place<'a> {
+    container: &'a Container,
+    begin: u64,
+    end: u64,
+}
+
+/// The WARC containers of a package (`layout::package_containers`: links, FIFOs and devices
+/// refused), sorted.
+fn containers(pkg: &Path) -> Result<Vec<Container>, UndedupError> {
+    let names = layout::package_containers(pkg)?;
+    Ok(names.into_iter().map(|rel| Container { pkg: pkg.to_path_buf(), rel }).collect())
+}
+
+/// Page cache of the table of record ids: the table itself is on disk, so a `--with` package
+/// of millions of records costs no more memory than a small one.
+const ORIGINALS_CACHE_KIB: u32 = 8 << 10;
+
+/// Every record of the `sources`' containers by its `WARC-Record-ID` (the first of an id
+/// wins), in a scratch database on disk.
+struct Originals {
+    containers: Vec<Container>,
+    db: rusqlite::Connection,
+}
+
+impl Originals {
+    fn read(sources: &[PathBuf]) -> Result<Originals, UndedupError> {
+        let db = crate::temporaries::scratch_database(
+            ORIGINALS_CACHE_KIB,
+            "CREATE TABLE originals (id TEXT PRIMARY KEY, container INTEGER NOT NULL, \
+             begin INTEGER NOT NULL, end INTEGER NOT NULL) WITHOUT ROWID;",
+        )?;
+        let mut containers = Vec::new();
+        for pkg in sources {
+            containers.extend(self::containers(pkg)?);
+        }
+        {
+            let mut insert = db.prepare(
+                "INSERT OR IGNORE INTO originals (id, container, begin, end) VALUES (?, ?, ?, ?)",
+            )?;
+            for (n, c) in containers.iter().enumerate() {
+                let mut r = WarcReader::new(c.open()?, c.path().display().to_string())?;
+                while let Some((head, end, ())) =
+                    r.next_record(|_, b| io::copy(b, &mut io::sink()).map(drop))?
+                {
+                    if let Some(id) = head.header.record_id() {
+                        // Offsets in a file fit an i64 (SQLite's integers).
+                        insert.execute(rusqlite::params![
+                            id,
+                            n as i64,
+                            head.offset as i64,
+                            end.end as i64
+                        ])?;
+                    }
                 }
             }
         }
+        Ok(Originals { containers, db })
     }
-    Ok(map)
+
+    /// Where the record `id` is, if a source holds it.
+    fn find(&self, id: &str) -> Result<Option<Place<'_>>, UndedupError> {
+        use rusqlite::OptionalExtension;
+        let found = self
+            .db
+            .prepare_cached("SELECT container, begin, end FROM originals WHERE id = ?")?
+            .query_row([id], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            })
+            .optional()?;
+        Ok(found.and_then(|(n, begin, end)| {
+            let container = self.containers.get(usize::try_from(n).ok()?)?;
+            Some(Place { container, begin: begin as u64, end: end as u64 })
+        }))
+    }
 }
 
 /// The payload of the record at `place` (its block after the HTTP header).
 fn payload_at(place: &Place) -> Result<Vec<u8>, UndedupError> {
-    let (path, begin, end) = place;
-    let file = File::open(path).map_err(io_at(path))?;
-    let mut bytes = vec![0u8; (end - begin) as usize];
-    file.read_exact_at(&mut bytes, *begin).map_err(io_at(path))?;
+    let path = place.container.path();
+    let file = place.container.open()?;
+    let mut bytes = vec![0u8; (place.end - place.begin) as usize];
+    file.read_exact_at(&mut bytes, place.begin).map_err(io_at(&path))?;
     let mut r = WarcReader::new(&bytes[..], path.display().to_string())?;
     let found = r.next_record(|head, block| {
         let mut all = Vec::new();
@@ -122,11 +190,11 @@ pub fn restore(
     // Revisits within the package (`--dedup-within`) refer to its own records.
     let mut sources = with.to_vec();
     sources.push(pkg.to_path_buf());
-    let originals = originals(&sources)?;
+    let originals = Originals::read(&sources)?;
     let mut written = Vec::new();
     let mut restored = 0;
     for c in containers(pkg)? {
-        let name = c.file_name().map(PathBuf::from).unwrap_or_default();
+        let name = Path::new(&c.rel).file_name().map(PathBuf::from).unwrap_or_default();
         let dest = out.join(&name);
         restored += restore_container(&c, &dest, &originals)?;
         written.push(dest);
@@ -135,16 +203,17 @@ pub fn restore(
 }
 
 fn restore_container(
-    c: &Path,
+    c: &Container,
     dest: &Path,
-    originals: &HashMap<String, Place>,
+    originals: &Originals,
 ) -> Result<u64, UndedupError> {
-    let input = File::open(c).map_err(io_at(c))?;
+    let input = c.open()?;
+    let path = c.path();
     let mut w = io::BufWriter::new(File::create(dest).map_err(io_at(dest))?);
-    let mut r = WarcReader::open(c)?;
+    let mut r = WarcReader::new(c.open()?, path.display().to_string())?;
     let gzip = r.is_gzip();
     let (mut copied, mut restored) = (0u64, 0u64);
-    let container = c.display().to_string();
+    let container = path.display().to_string();
     while let Some((head, end, block)) = r.next_record(|head, b| {
         let mut v = Vec::new();
         if head.header.warc_type() == Some("revisit") {
@@ -162,12 +231,12 @@ fn restore_container(
         }
         let record = h.record_id().unwrap_or("").to_string();
         let refers = h.get("WARC-Refers-To").unwrap_or("").to_string();
-        let place = originals.get(&refers).ok_or_else(|| UndedupError::Missing {
+        let place = originals.find(&refers)?.ok_or_else(|| UndedupError::Missing {
             container: container.clone(),
             record: record.clone(),
             refers: refers.clone(),
         })?;
-        let payload = payload_at(place)?;
+        let payload = payload_at(&place)?;
         let stated = h.get("WARC-Payload-Digest").unwrap_or("").to_string();
         let d = BlockHasher::digest(&payload, 0);
         let found = DigestKey::new(Algorithm::Sha1, &d.payload_sha1);
@@ -179,7 +248,7 @@ fn restore_container(
                 found: sha1_base32(&d.payload_sha1),
             });
         }
-        copy_range(&input, c, &mut w, copied, head.offset)?;
+        copy_range(&input, &path, &mut w, copied, head.offset)?;
         let mut full = block;
         full.extend_from_slice(&payload);
         let bytes = response_record(h, &full, block_len_http(&full, payload.len()));
@@ -191,8 +260,8 @@ fn restore_container(
         copied = end.end;
         restored += 1;
     }
-    let size = input.metadata().map_err(io_at(c))?.len();
-    copy_range(&input, c, &mut w, copied, size)?;
+    let size = input.metadata().map_err(io_at(&path))?.len();
+    copy_range(&input, &path, &mut w, copied, size)?;
     w.into_inner().map_err(|e| io_at(dest)(e.into_error()))?.sync_all().map_err(io_at(dest))?;
     Ok(restored)
 }

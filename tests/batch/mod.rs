@@ -322,3 +322,44 @@ fn runs_killed_at_random_resume_to_the_packages_of_an_uninterrupted_run() {
     let left: Vec<_> = std::fs::read_dir(out.join(".batch-work")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A manifest whose metadata column names `/dev/zero` or a FIFO: those items fail as
+/// "metadata", naming the file and what it is; the other item is packaged. Before, the first
+/// filled memory until the whole batch died and the second blocked it for ever. Run with an
+/// address-space limit (an unbounded read aborts instead of filling the machine) and a deadline.
+#[test]
+fn metadata_that_is_a_device_or_a_fifo_fails_only_its_item() {
+    use crate::fuzz::child::{Outcome, launch_webaip_limited};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fifo = dir.join("fifo.toml");
+    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from(0o600)).unwrap();
+    let s = |rel: &str| sample(rel).display().to_string();
+    let manifest = format!(
+        "{},/dev/zero\n{},{}\n{}\n",
+        s("heritrix-job"),
+        s("nedlib"),
+        fifo.display(),
+        s("kulturarw3")
+    );
+    let csv = dir.join("manifest.csv");
+    std::fs::write(&csv, manifest).unwrap();
+    let out = dir.join("out");
+    let args = ["batch", "run", "--deterministic", "--no-virus-check", "-j", "2", "--out"];
+    let mut args: Vec<&str> = args.to_vec();
+    args.extend([out.to_str().unwrap(), csv.to_str().unwrap()]);
+    let deadline = std::time::Duration::from_secs(60);
+    let run = launch_webaip_limited(&args, dir, Some(2 << 30), deadline);
+    assert_ne!(run.status, Outcome::TimedOut, "the batch blocked: {}", run.stderr);
+    assert_eq!(run.status, Outcome::Exited(1), "{}", run.stderr);
+    let rows = rows(&out.join("batch-journal.sqlite"));
+    let row = |key: String| rows.iter().find(|r| r.0 == key).cloned().unwrap();
+    let (_, state, kind, error) = row(s("heritrix-job"));
+    assert_eq!((state.as_str(), kind.as_str()), ("failed", "metadata"), "{error}");
+    assert!(error.contains("/dev/zero: is a character device"), "{error}");
+    let (_, state, kind, error) = row(s("nedlib"));
+    assert_eq!((state.as_str(), kind.as_str()), ("failed", "metadata"), "{error}");
+    assert!(error.contains(&format!("{}: is a FIFO", fifo.display())), "{error}");
+    assert_eq!(row(s("kulturarw3")).1, "done");
+    assert!(out.join("kulturarw3/METS.xml").is_file());
+}

@@ -12,6 +12,7 @@ use std::process::Command;
 use crate::util::{Package, oracle_python, repo};
 
 mod captures;
+mod hostile;
 pub(crate) mod replay;
 
 /// The two crawls, and what the generator says of the second.

@@ -176,9 +176,20 @@ fn launcher() {
 /// Runs the `webaip` binary with `args` through the launcher (no address-space limit, ten
 /// minutes at most), its standard error kept in `dir/stderr`: for peak-RSS bounds of the CLI.
 pub fn launch_webaip<A: AsRef<str>>(args: &[A], dir: &Path) -> ChildRun {
+    launch_webaip_limited(args, dir, None, Duration::from_secs(600))
+}
+
+/// [`launch_webaip`] with an address-space limit (a run that reads without bound aborts
+/// instead of filling the machine's memory) and a deadline (one that blocks is killed).
+pub fn launch_webaip_limited<A: AsRef<str>>(
+    args: &[A],
+    dir: &Path,
+    limit_as: Option<u64>,
+    deadline: Duration,
+) -> ChildRun {
     let argv: Vec<String> = std::iter::once(crate::util::WEBAIP)
         .chain(args.iter().map(AsRef::as_ref))
         .map(str::to_string)
         .collect();
-    launch(&argv, &[], None, Duration::from_secs(600), &dir.join("stderr"))
+    launch(&argv, &[], limit_as, deadline, &dir.join("stderr"))
 }

@@ -266,3 +266,43 @@ fn a_failed_package_leaves_no_index() {
     assert!(!index.exists(), "no index after a failed run");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing beside the package");
 }
+
+/// `index PKG` of a package whose container is a link to a file outside, a FIFO, or absent
+/// (its manifest lists it): the run fails naming the container (no index that silently lacks
+/// it), in time (the FIFO is not waited on), and writes no index file.
+#[test]
+fn a_linked_fifo_or_missing_container_fails_the_index() {
+    use crate::fuzz::child::{Outcome, launch_webaip_limited};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let pkg = dir.join("pkg");
+    let src = corpus().join("warc/pywb-dupes.warc.gz");
+    let o = crate::util::Package::new().quiet().run(&pkg, &src);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let name = crate::util::files_in(&pkg.join("content")).into_iter().next().unwrap();
+    let outside = dir.join("outside.warc.gz");
+    std::fs::copy(pkg.join("content").join(&name), &outside).unwrap();
+    let cases =
+        [("link", "a symbolic link"), ("fifo", "is a FIFO"), ("missing", "it does not exist")];
+    for (case, why) in cases {
+        let variant = dir.join(case);
+        crate::util::copy_tree(&pkg, &variant);
+        let container = variant.join("content").join(&name);
+        std::fs::remove_file(&container).unwrap();
+        match case {
+            "link" => std::os::unix::fs::symlink(&outside, &container).unwrap(),
+            "fifo" => {
+                rustix::fs::mkfifoat(rustix::fs::CWD, &container, rustix::fs::Mode::from(0o600))
+                    .unwrap()
+            }
+            _ => {}
+        }
+        let index = dir.join(format!("{case}.cdxj"));
+        let args = ["index", "-q", "-o", index.to_str().unwrap(), variant.to_str().unwrap()];
+        let run = launch_webaip_limited(&args, dir, None, std::time::Duration::from_secs(30));
+        assert_eq!(run.status, Outcome::Exited(2), "{case}: {}", run.stderr);
+        assert!(run.stderr.contains(&format!("content/{name}")), "{case}: {}", run.stderr);
+        assert!(run.stderr.contains(why), "{case}: {}", run.stderr);
+        assert!(!index.exists(), "{case}: no index written");
+    }
+}

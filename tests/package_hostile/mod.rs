@@ -752,3 +752,40 @@ fn forged_file_names_cannot_add_a_warc_field() {
     assert!(!mets.contains('\u{1b}') && !mets.contains("\r\nWARC-Type"));
     assert_valid_package(&out);
 }
+
+/// Address space a run is given where it might read without bound: the run aborts at the
+/// limit instead of filling the machine's memory.
+const ADDRESS_SPACE: u64 = 2 << 30;
+/// A run refused at once that takes longer is blocked.
+const HANG_LIMIT: Duration = Duration::from_secs(30);
+
+/// `--metadata` naming `/dev/zero` or a FIFO: refused at once, naming the file and what it is
+/// (before: `/dev/zero` was read until memory ran out, a FIFO was waited on for ever).
+#[test]
+fn metadata_that_is_a_device_or_a_fifo_is_refused_without_reading_it() {
+    use crate::fuzz::child::{Outcome, launch_webaip_limited};
+    let area = Area::new();
+    let fifo = area.path("metadata.toml");
+    mkfifo(&fifo);
+    let source = sample("heritrix-job");
+    for (metadata, why) in
+        [(Path::new("/dev/zero"), "is a character device"), (fifo.as_path(), "is a FIFO")]
+    {
+        let args = Package::new()
+            .quiet()
+            .args(&["--metadata", metadata.to_str().unwrap()])
+            .argv(&area.out(), &[&source]);
+        let started = Instant::now();
+        let run = launch_webaip_limited(&args, &area.path("tmp"), Some(ADDRESS_SPACE), HANG_LIMIT);
+        assert_ne!(run.status, Outcome::TimedOut, "{metadata:?}: blocked");
+        assert_eq!(run.status, Outcome::Exited(2), "{metadata:?}: {}", run.stderr);
+        let said = format!("{}: {why}", metadata.display());
+        assert!(run.stderr.contains(&said), "{metadata:?}: {}", run.stderr);
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{metadata:?}: {:?}",
+            started.elapsed()
+        );
+        assert!(!area.out().exists(), "{metadata:?}: no package");
+    }
+}

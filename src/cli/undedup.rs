@@ -32,9 +32,7 @@ struct Packaging {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: UndedupArgs) -> anyhow::Result<i32> {
-    let scratch = tempfile::Builder::new().prefix(".webaip-undedup-").tempdir_in(
-        args.out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(".".as_ref()),
-    )?;
+    let scratch = webaip::stages::undedup::RestoreScratch::beside(&args.out)?;
     let (containers, restored) =
         webaip::stages::undedup::restore(&args.package, &args.with, scratch.path())?;
     eprintln!("{restored} revisit record(s) restored from {} package(s)", args.with.len());

@@ -86,6 +86,35 @@ impl Container {
     }
 }
 
+/// Where `webaip undedup` keeps the restored containers until they are packaged: a folder
+/// beside the new package, locked while the run lives, so the next run removes the one a
+/// killed run left (`temporaries`), and removed when this is dropped.
+pub struct RestoreScratch {
+    dir: tempfile::TempDir,
+    _lock: File,
+}
+
+/// The name pattern of [`RestoreScratch`] folders.
+const RESTORE_SCRATCH: crate::temporaries::TempName =
+    crate::temporaries::TempName { prefix: ".webaip-undedup-", suffix: "", dirs: true };
+
+impl RestoreScratch {
+    /// A new scratch folder in the folder that will hold `out`, after removing those that
+    /// killed runs left there.
+    pub fn beside(out: &Path) -> Result<RestoreScratch, UndedupError> {
+        let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(".".as_ref());
+        crate::temporaries::remove_dead(parent, RESTORE_SCRATCH);
+        let (dir, lock) =
+            crate::temporaries::locked_dir_in(parent, RESTORE_SCRATCH).map_err(io_at(parent))?;
+        Ok(RestoreScratch { dir, _lock: lock })
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
 /// Where a record is: its container, and its bytes' range there.
 struct Place<'a> {
     container: &'a Container,

@@ -161,3 +161,47 @@ fn undedup_with_a_package_of_many_records_stays_in_bounded_memory() {
     assert!(restored.contains("WARC-Type: response\r\n"), "{restored}");
     assert!(restored.ends_with("HTTP/1.1 200 OK\r\n\r\nhello\r\n\r\n"), "{restored}");
 }
+
+/// `undedup` keeps the restored containers in a `.webaip-undedup-XXXXXX` folder beside the new
+/// package: the one a killed run left (nobody holds its lock) is removed by the next run, a
+/// live run's (locked) is left alone, and the run leaves none of its own.
+#[test]
+fn undedup_removes_a_killed_runs_scratch_folder_and_keeps_a_live_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let pkg = package_dir(dir, "plain");
+    // The folder of the new package, apart from the one the run's output is kept in.
+    let outs = dir.join("outs");
+    std::fs::create_dir(&outs).unwrap();
+    let dead = outs.join(".webaip-undedup-Dead01");
+    let live = outs.join(".webaip-undedup-Live01");
+    for d in [&dead, &live] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::write(d.join("good.warc"), b"half a WARC").unwrap();
+    }
+    let held = std::fs::File::open(&live).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let out = outs.join("back");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let args = [
+        "undedup",
+        &s(&pkg),
+        "--with",
+        &s(&pkg),
+        "--out",
+        &s(&out),
+        "--",
+        "--no-virus-check",
+        "--quiet",
+    ];
+    let run = launch_webaip_limited(&args, dir, None, DEADLINE);
+    assert_eq!(run.status, Outcome::Exited(0), "{}", run.stderr);
+    assert!(!dead.exists(), "a killed run's scratch folder survived");
+    assert!(live.join("good.warc").exists(), "a live run's scratch folder was touched");
+    let mut left: Vec<String> = std::fs::read_dir(&outs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".webaip-undedup-Live01", "back"]);
+}

@@ -56,8 +56,17 @@ pub enum RebuildError {
     #[error("stored rebuild data: {0}")]
     Stored(String),
     /// Writing the rebuilt bytes failed.
-    #[error("writing the rebuilt ARC: {0}")]
+    #[error("writing the rebuilt ARC: {}", crate::layout::describe_io(.0))]
     Io(#[from] io::Error),
+    /// Writing the rebuilt bytes of an ARC failed (a full disk...): the rebuild stops there.
+    #[error("{} while writing the rebuilt {name}", crate::layout::describe_io(source))]
+    Write {
+        /// The ARC's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
     /// The sink refused or failed an ARC.
     #[error("{name}: {source}")]
     Sink {
@@ -261,6 +270,8 @@ fn warcinfo_ids(path: &Path) -> Result<HashSet<String>, RebuildError> {
 struct Current {
     info: ArcInfo,
     asm: assemble::Assembler,
+    /// Its rebuild record, read ahead (what bounds the rebuild).
+    ahead: Option<RebuildSummary>,
 }
 
 /// The merge of one content container with its twins.
@@ -270,8 +281,10 @@ struct Merge<'a> {
     opts: &'a RebuildOptions,
     sink: &'a mut dyn ArcSink,
     container: &'a Path,
-    /// The container's rebuild records, read ahead when a gzip file is made.
+    /// The container's rebuild records, read ahead.
     summaries: Option<Vec<SummaryText>>,
+    /// `summaries` were read from the whole container (not only its tail).
+    summaries_whole: bool,
     /// ARCs finished (their twins' records are passed over).
     finished: HashSet<String>,
     reports: Vec<ArcRebuild>,
@@ -290,6 +303,7 @@ fn rebuild_container(
         sink,
         container: c,
         summaries: None,
+        summaries_whole: false,
         finished: HashSet::new(),
         reports: Vec::new(),
     };
@@ -306,7 +320,7 @@ fn rebuild_container(
                 Some(cur) if cur.info.warcinfo_id == p.warcinfo_id => {
                     m.twins_before(cur, Some(p.key()))?;
                     let main = &mut m.main;
-                    cur.asm.piece(&p, || block_chunk(main))?;
+                    cur.asm.piece(&p, || block_chunk(main)).map_err(named(&cur.info.name))?;
                 }
                 // A record of no ARC this container names: not the rebuild's.
                 _ => m.main.skip_block()?,
@@ -326,6 +340,14 @@ fn rebuild_container(
     Ok(m.reports)
 }
 
+/// A write error of the ARC `name`, named.
+fn named(name: &str) -> impl FnOnce(RebuildError) -> RebuildError + '_ {
+    move |e| match e {
+        RebuildError::Io(source) => RebuildError::Write { name: name.to_string(), source },
+        other => other,
+    }
+}
+
 /// The next chunk of the block of the piece just taken from `s`; `None` at its end.
 fn block_chunk(s: &mut RecordStream) -> Result<Option<Vec<u8>>, RebuildError> {
     match s.next_msg() {
@@ -337,16 +359,21 @@ fn block_chunk(s: &mut RecordStream) -> Result<Option<Vec<u8>>, RebuildError> {
 }
 
 impl Merge<'_> {
+    /// Starts the rebuild of `info`'s ARC, its rebuild record read ahead: the gzip file's
+    /// defaults, and the lengths and counts nothing rebuilt may exceed.
     fn begin_arc(&mut self, info: ArcInfo) -> Result<Current, RebuildError> {
         let file = self.opts.make_file;
-        let defaults = match (info.gzip && file, &self.summaries) {
-            (true, None) => {
-                self.summaries = Some(stream::summaries_of(self.container)?);
-                self.summary_for(&info)
-            }
-            (true, Some(_)) => self.summary_for(&info),
-            (false, _) => None,
-        };
+        if self.summaries.is_none() {
+            self.summaries = Some(stream::summaries_of(self.container, false)?);
+        }
+        // Those of the container's tail are the last ARC's: an earlier one's is looked for
+        // in the whole container, once.
+        let mut defaults = self.summary_for(&info);
+        if defaults.is_none() && !self.summaries_whole {
+            self.summaries = Some(stream::summaries_of(self.container, true)?);
+            self.summaries_whole = true;
+            defaults = self.summary_for(&info);
+        }
         let start = ArcStart { name: &info.name, gzip: info.gzip, container: self.container, file };
         let out = self
             .sink
@@ -359,7 +386,7 @@ impl Merge<'_> {
             ..Default::default()
         };
         let asm = assemble::Assembler::new(report, out, file, defaults.as_ref())?;
-        Ok(Current { info, asm })
+        Ok(Current { info, asm, ahead: defaults })
     }
 
     /// The rebuild record of `info`'s ARC, read ahead.
@@ -390,7 +417,7 @@ impl Merge<'_> {
             let Some(Msg::Piece(p)) = t.next_msg() else {
                 return Err(RebuildError::Internal("a twin's piece went away"));
             };
-            cur.asm.piece(&p, || block_chunk(t))?;
+            cur.asm.piece(&p, || block_chunk(t)).map_err(named(&cur.info.name))?;
         }
     }
 
@@ -408,7 +435,19 @@ impl Merge<'_> {
             })?),
             None => None,
         };
-        let (report, out) = cur.asm.finish(parsed.as_ref())?;
+        if let Some(s) = summary {
+            cur.asm.place =
+                assemble::Place { container: s.container.clone(), offset: s.container_offset };
+            // The one read ahead bounded the rebuild: another one is not what it is checked by.
+            if parsed != cur.ahead {
+                return Err(RebuildError::Record {
+                    container: s.container.clone(),
+                    offset: s.container_offset,
+                    what: "a second, different rebuild record of this ARC".into(),
+                });
+            }
+        }
+        let (report, out) = cur.asm.finish(parsed.as_ref()).map_err(named(&cur.info.name))?;
         self.sink
             .end(&report, out)
             .map_err(|source| RebuildError::Sink { name: report.name.clone(), source })?;

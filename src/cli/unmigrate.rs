@@ -11,6 +11,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use webaip::migrate::rebuild::{ArcRebuild, ArcSink, ArcStart, RebuildOptions, rebuild_arcs};
+use webaip::temporaries::{self, TempName};
 
 use super::{EXIT_FINDINGS, terminal_text};
 
@@ -74,17 +75,34 @@ struct DirSink {
     written: Vec<PathBuf>,
 }
 
-/// The ARC's name as a file name in the output directory: one plain component.
+/// The temporaries an ARC is written to, locked while a run writes them: those of a killed
+/// run are removed by the next one.
+const PARTIAL: TempName = TempName { prefix: ".webaip-unmigrate-", suffix: "", dirs: false };
+
+/// The ARC's name (taken from the package: input) as a file name in the output directory: one
+/// plain component, no control character (a CR or LF would forge lines of listings), not a
+/// hidden name (nor one of the run's temporaries, which a later run would remove).
 fn safe_name(name: &str) -> io::Result<&str> {
-    let bad = name.is_empty()
-        || name.contains(['/', '\\', '\0'])
-        || name == "."
-        || name == ".."
-        || name.len() > 255;
-    if bad {
-        return Err(io::Error::other(format!("refused ARC name {:?}", terminal_text(name))));
+    let why = if name.is_empty() || name == "." || name == ".." {
+        Some("not a file name")
+    } else if name.contains(['/', '\\']) {
+        Some("it holds a path separator")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if name.starts_with('.') {
+        Some("a hidden name")
+    } else if name.len() > 255 {
+        Some("longer than 255 bytes")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(io::Error::other(format!(
+            "refused ARC name {:?} as an output file name: {why}",
+            terminal_text(name)
+        ))),
+        None => Ok(name),
     }
-    Ok(name)
 }
 
 impl ArcSink for DirSink {
@@ -101,7 +119,7 @@ impl ArcSink for DirSink {
                 format!("{} exists (--force replaces it)", dest.display()),
             ));
         }
-        let tmp = tempfile::Builder::new().prefix(".webaip-unmigrate-").tempfile_in(&self.out)?;
+        let tmp = temporaries::locked_output_in(&self.out, PARTIAL)?;
         let (file, path): (File, tempfile::TempPath) = tmp.into_parts();
         self.pending = Some((path, dest));
         Ok(Some(Box::new(BufWriter::with_capacity(1 << 20, file))))
@@ -126,6 +144,12 @@ impl ArcSink for DirSink {
 /// Runs the command; returns the exit status: 1 when an ARC is not what it should be.
 pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
+    let cleaned = temporaries::remove_dead(&args.out, PARTIAL);
+    if !args.quiet && !args.json {
+        for note in cleaned.notes(&args.out) {
+            eprintln!("webaip: {note}");
+        }
+    }
     let mut all = Vec::new();
     for i in &args.inputs {
         all.extend(containers(i)?);

@@ -1,13 +1,15 @@
 //! `unmigrate` and `audit --deep --rebuild-arcs` on containers edited by an attacker: repeat
 //! counts of the rebuild fields bounded by what the rebuild record states (refused before
-//! anything is written, in bounded time and memory).
+//! anything is written, in bounded time and memory), output names confined, temporaries of
+//! killed runs removed, files made as the umask says.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::python;
 use crate::fuzz::child::{Outcome, launch};
-use crate::util::{SmallDisk, WEBAIP, files_in, sample, webaip};
+use crate::util::{SmallDisk, WEBAIP, files_in, sample, webaip, webaip_command};
 
 const PLAIN: &str = "IAH-20240315103000-00001-crawler.example.arc";
 const GZIP: &str = "IAH-20240315103000-00000-crawler.example.arc.gz";
@@ -232,4 +234,64 @@ fn audit_rebuild_of_an_edited_count_ends_in_seconds() {
         .iter()
         .any(|f| f["rule"] == "arc-rebuild" && f["message"].as_str().unwrap().contains("refused"));
     assert!(refused, "{findings:#?}");
+}
+
+/// ARC names (from the container's `warcinfo`) that are no plain file name are refused, with
+/// the name shown escaped; nothing is written.
+#[test]
+fn unsafe_arc_names_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = migrated(&tmp.path().join("p"), PLAIN);
+    for (i, name) in ["a\rb.arc", "x\x1b[31m.arc", "..", "../x.arc", ".webaip-unmigrate-abc123"]
+        .iter()
+        .enumerate()
+    {
+        let edited = tmp.path().join(format!("n{i}.warc.gz"));
+        std::fs::copy(&plain, &edited).unwrap();
+        let old = format!("source-file: {PLAIN}");
+        edit(
+            &edited,
+            b"WARC-Type: warcinfo",
+            old.as_bytes(),
+            format!("source-file: {name}").as_bytes(),
+        );
+        let out = tmp.path().join(format!("out{i}"));
+        let o = webaip(&["unmigrate", "-q", "-o", out.to_str().unwrap(), edited.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name:?}: {err}");
+        assert!(err.contains("refused ARC name"), "{name:?}: {err}");
+        assert!(!err.contains('\r') && !err.contains('\x1b'), "{name:?}: {err:?}");
+        assert_eq!(files_in(&out), Vec::<String>::new(), "{name:?}");
+        assert!(!tmp.path().join("x.arc").exists());
+    }
+}
+
+/// A killed run's temporary is removed by the next run, a live one's is not; the ARC written
+/// has the mode the umask gives (0644 under 022, 0640 under 027).
+#[test]
+fn dead_temporaries_are_removed_and_the_umask_is_honoured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = migrated(&tmp.path().join("p"), PLAIN);
+    for (umask, mode) in [(0o022, 0o644), (0o027, 0o640)] {
+        let out = tmp.path().join(format!("out{umask:o}"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join(".webaip-unmigrate-dead01"), b"partial").unwrap();
+        let live = out.join(".webaip-unmigrate-live01");
+        let held = std::fs::File::create(&live).unwrap();
+        rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        let mut c = webaip_command();
+        c.args(["unmigrate", "-q", "-o", out.to_str().unwrap(), plain.to_str().unwrap()]);
+        // SAFETY: umask is async-signal-safe and cannot fail.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, move || {
+                libc::umask(umask);
+                Ok(())
+            });
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(files_in(&out), [".webaip-unmigrate-live01", PLAIN]);
+        let got = std::fs::metadata(out.join(PLAIN)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(got, mode, "umask {umask:o}: mode {got:o}");
+    }
 }

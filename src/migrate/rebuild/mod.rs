@@ -68,7 +68,7 @@ pub enum RebuildError {
         source: io::Error,
     },
     /// The sink refused or failed an ARC.
-    #[error("{name}: {source}")]
+    #[error("ARC {name:?}: {}", crate::layout::describe_io(source))]
     Sink {
         /// The ARC's name.
         name: String,

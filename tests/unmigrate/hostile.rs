@@ -1,7 +1,8 @@
 //! `unmigrate` and `audit --deep --rebuild-arcs` on containers edited by an attacker: repeat
 //! counts of the rebuild fields bounded by what the rebuild record states (refused before
-//! anything is written, in bounded time and memory), output names confined, temporaries of
-//! killed runs removed, files made as the umask says.
+//! anything is written, in bounded time and memory), a package's containers checked against
+//! its METS and the ARC rebuilt against its PREMIS object, output names confined, temporaries
+//! of killed runs removed, files made as the umask says.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -234,6 +235,111 @@ fn audit_rebuild_of_an_edited_count_ends_in_seconds() {
         .iter()
         .any(|f| f["rule"] == "arc-rebuild" && f["message"].as_str().unwrap().contains("refused"));
     assert!(refused, "{findings:#?}");
+}
+
+/// Changes one block byte of the first `response` record of a container (its digest made to
+/// agree) and, in its rebuild record, the original ARC's SHA-512 (the second argument) to that
+/// of the ARC with the same byte changed: an edit every check inside the container accepts.
+/// Prints the container's SHA-512 before and after, and the ARC offset of the byte.
+const CHANGE_BLOCK: &str = r#"
+import sys, zlib, gzip, hashlib, base64, re
+container, arc = sys.argv[1], sys.argv[2]
+orig = open(arc, 'rb').read()
+data = open(container, 'rb').read()
+pos, members = 0, []
+while pos < len(data):
+    d = zlib.decompressobj(31)
+    members.append(d.decompress(data[pos:]))
+    pos = len(data) - len(d.unused_data)
+def fix(text, change):
+    head, rest = text.split(b'\r\n\r\n', 1)
+    block = change(rest[:-4])
+    head = re.sub(rb'Content-Length: \d+', b'Content-Length: %d' % len(block), head)
+    digest = b'sha1:' + base64.b32encode(hashlib.sha1(block).digest())
+    head = re.sub(rb'WARC-Block-Digest: \S+', digest, head)
+    return head + b'\r\n\r\n' + block + b'\r\n\r\n'
+found = None
+for i, t in enumerate(members):
+    if found is None and b'WARC-Type: response' in t:
+        block = t.split(b'\r\n\r\n', 1)[1][:-4]
+        for k in range(len(block) - 32, 0, -1):
+            w = block[k:k + 32]
+            if orig.count(w) == 1:
+                nw = w[:16] + bytes([w[16] ^ 1]) + w[17:]
+                members[i] = fix(t, lambda b: b.replace(w, nw, 1))
+                found = (w, nw, orig.index(w) + 16)
+                break
+w, nw, at = found
+old_sha = hashlib.sha512(orig).hexdigest().encode()
+new_sha = hashlib.sha512(orig.replace(w, nw, 1)).hexdigest().encode()
+for i, t in enumerate(members):
+    if b'metadata://webaip/arc-rebuild' in t:
+        members[i] = fix(t, lambda b: b.replace(old_sha, new_sha))
+out = b''.join(gzip.compress(t, mtime=0) for t in members)
+open(container, 'wb').write(out)
+print(hashlib.sha512(data).hexdigest(), hashlib.sha512(out).hexdigest(), at)
+"#;
+
+/// A package of the plain sample ARC, in `dir/pkg`.
+fn package_of_plain(dir: &Path) -> PathBuf {
+    let pkg = dir.join("pkg");
+    let arc = sample(&format!("heritrix-job/arcs/{PLAIN}"));
+    let o = webaip(&[
+        "package",
+        "-q",
+        "--no-virus-check",
+        "--deterministic",
+        "--out",
+        pkg.to_str().unwrap(),
+        arc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    pkg
+}
+
+/// A container edited consistently inside (a block byte, its digest, the rebuild record's
+/// SHA-512s): `unmigrate PACKAGE` refuses it against the METS; with the METS's digests of the
+/// container edited too, the ARC rebuilt is refused against its PREMIS object. Neither run
+/// writes an ARC.
+#[test]
+fn a_consistently_edited_container_is_caught_by_the_mets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package_of_plain(tmp.path());
+    let container = pkg.join("content/IAH-20240315103000-00001-crawler.example.warc.gz");
+    let arc = sample(&format!("heritrix-job/arcs/{PLAIN}"));
+    let printed = python(CHANGE_BLOCK, &[&container, &arc]);
+    let [before, after, at] = printed.split_whitespace().collect::<Vec<_>>()[..] else {
+        panic!("{printed}")
+    };
+    eprintln!("block byte at ARC offset {at} changed");
+    let out = tmp.path().join("out");
+    let p = pkg.to_str().unwrap();
+    let o = webaip(&["unmigrate", "-q", "-o", out.to_str().unwrap(), p]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: SHA-512 {after}, the METS states {before}",
+            container.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(files_in(&out), Vec::<String>::new());
+
+    let mets = pkg.join("METS.xml");
+    let text = std::fs::read_to_string(&mets).unwrap();
+    assert!(text.contains(before));
+    std::fs::write(&mets, text.replace(before, after)).unwrap();
+    let o = webaip(&["unmigrate", "--json", "-o", out.to_str().unwrap(), p]);
+    let r = &crate::util::json(&o)[0];
+    assert_eq!(o.status.code(), Some(1), "{r}");
+    // The rebuild record was made to agree: only the PREMIS object tells.
+    assert_eq!(r["stream"]["equal"], true, "{r}");
+    let premis = r["differences"].as_array().unwrap().iter().any(|d| {
+        d["what"].as_str().unwrap().contains("is not the ARC the package's PREMIS object states")
+    });
+    assert!(premis, "{r}");
+    assert_eq!(files_in(&out), Vec::<String>::new());
 }
 
 /// ARC names (from the container's `warcinfo`) that are no plain file name are refused, with

@@ -14,9 +14,10 @@
 
 mod assemble;
 mod gz_file;
+mod package;
 mod stream;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,8 @@ use serde::Serialize;
 use crate::formats::arc_rebuild::RebuildSummary;
 use crate::formats::warc::WarcError;
 use stream::{ArcInfo, Msg, RecordStream, SummaryText};
+
+pub use package::{PackageStatements, package_statements};
 
 /// Why a rebuild could not run to its end.
 #[derive(Debug, thiserror::Error)]
@@ -76,17 +79,50 @@ pub enum RebuildError {
         #[source]
         source: io::Error,
     },
+    /// A package's METS cannot be read, or names a file outside the package.
+    #[error("{}: {what}", mets.display())]
+    Package {
+        /// The METS.
+        mets: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// A package's METS states no SHA-512 of a container.
+    #[error(
+        "{}: the METS states no SHA-512 of it: nothing is rebuilt from an unchecked container",
+        container.display()
+    )]
+    Unstated {
+        /// The container.
+        container: PathBuf,
+    },
+    /// A package's container is not what its METS states.
+    #[error(
+        "{}: SHA-512 {found}, the METS states {stated}: the package is damaged (audit it); nothing rebuilt",
+        container.display()
+    )]
+    Changed {
+        /// The container.
+        container: PathBuf,
+        /// What the METS states.
+        stated: String,
+        /// What its bytes give.
+        found: String,
+    },
     /// A state the rebuild should never reach.
     #[error("internal error: {0}")]
     Internal(&'static str),
 }
 
 /// How to rebuild.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RebuildOptions {
     /// Make the file of each gzip ARC (each member compressed again) rather than only its
     /// uncompressed stream.
     pub make_file: bool,
+    /// Rebuilding a package's ARCs: the SHA-512 its PREMIS objects state of each, by name
+    /// ([`PackageStatements::objects`]); each ARC file made must have it.
+    pub package_objects: Option<HashMap<String, String>>,
 }
 
 /// An ARC about to be rebuilt, as its container names it.
@@ -175,6 +211,8 @@ pub struct ArcRebuild {
     pub members_unrecovered: u64,
     /// The file's default deflate settings (`?`: not recovered).
     pub deflate: Option<String>,
+    /// The SHA-512 the package's PREMIS object states of the ARC file (rebuilt from a package).
+    pub package_sha512: Option<String>,
     /// The rebuild record's verdict at migration.
     pub rebuildable: bool,
     /// Why not, as the rebuild record says.
@@ -340,6 +378,28 @@ fn rebuild_container(
     Ok(m.reports)
 }
 
+/// Compares the ARC file rebuilt with the SHA-512 the package's PREMIS object states of it
+/// (the file of a gzip ARC only when it was made).
+fn against_package(r: &mut ArcRebuild, objects: &HashMap<String, String>) {
+    let what = match objects.get(&r.name) {
+        None => format!("the package's METS describes no ARC named {:?}", r.name),
+        Some(stated) => {
+            r.package_sha512 = Some(stated.clone());
+            match &r.file {
+                // A file compressed with settings not recovered is not expected to be it.
+                Some(f) if f.sha512 != *stated && r.file_reproducible() => format!(
+                    "the file rebuilt (SHA-512 {}) is not the ARC the package's PREMIS object \
+                     states (SHA-512 {stated})",
+                    f.sha512
+                ),
+                _ => return,
+            }
+        }
+    };
+    r.differences_total += 1;
+    r.differences.insert(0, Difference { offset: 0, in_member: None, what });
+}
+
 /// A write error of the ARC `name`, named.
 fn named(name: &str) -> impl FnOnce(RebuildError) -> RebuildError + '_ {
     move |e| match e {
@@ -447,7 +507,10 @@ impl Merge<'_> {
                 });
             }
         }
-        let (report, out) = cur.asm.finish(parsed.as_ref()).map_err(named(&cur.info.name))?;
+        let (mut report, out) = cur.asm.finish(parsed.as_ref()).map_err(named(&cur.info.name))?;
+        if let Some(objects) = &self.opts.package_objects {
+            against_package(&mut report, objects);
+        }
         self.sink
             .end(&report, out)
             .map_err(|source| RebuildError::Sink { name: report.name.clone(), source })?;

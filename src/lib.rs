@@ -93,4 +93,4 @@ pub mod profile;
 pub mod sources;
 pub mod stages;
 pub mod store;
-pub(crate) mod temporaries;
+pub mod temporaries;

@@ -25,8 +25,10 @@ const TRIES: usize = 3;
 
 /// A name pattern: `PREFIX` + six alphanumerics + `SUFFIX`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct TempName<'a> {
+pub struct TempName<'a> {
+    /// What names start with.
     pub prefix: &'a str,
+    /// What names end with.
     pub suffix: &'a str,
     /// Directories (else regular files): only entries of that type are ever removed.
     pub dirs: bool,
@@ -34,7 +36,7 @@ pub(crate) struct TempName<'a> {
 
 impl TempName<'_> {
     /// True when `name` is exactly of this pattern.
-    pub(crate) fn matches(&self, name: &str) -> bool {
+    pub fn matches(&self, name: &str) -> bool {
         name.strip_prefix(self.prefix).and_then(|rest| rest.strip_suffix(self.suffix)).is_some_and(
             |mid| mid.len() == RAND_LEN && mid.bytes().all(|b| b.is_ascii_alphanumeric()),
         )
@@ -42,10 +44,29 @@ impl TempName<'_> {
 }
 
 /// A new temporary file in `dir` named by `name`, locked for as long as it (or a clone of its
-/// descriptor) is open.
-pub(crate) fn locked_file_in(dir: &Path, name: TempName) -> io::Result<tempfile::NamedTempFile> {
+/// descriptor) is open; private (mode 0600).
+pub fn locked_file_in(dir: &Path, name: TempName) -> io::Result<tempfile::NamedTempFile> {
+    locked_file_with(dir, name, None)
+}
+
+/// [`locked_file_in`] for a file that becomes an output as it is: made with mode 0666 less the
+/// umask, as any file the user makes (tempfile's own are private).
+pub fn locked_output_in(dir: &Path, name: TempName) -> io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    locked_file_with(dir, name, Some(std::fs::Permissions::from_mode(0o666)))
+}
+
+fn locked_file_with(
+    dir: &Path,
+    name: TempName,
+    mode: Option<std::fs::Permissions>,
+) -> io::Result<tempfile::NamedTempFile> {
     for _ in 0..TRIES {
-        let tmp = tempfile::Builder::new()
+        let mut builder = tempfile::Builder::new();
+        if let Some(m) = &mode {
+            builder.permissions(m.clone());
+        }
+        let tmp = builder
             .prefix(name.prefix)
             .suffix(name.suffix)
             .rand_bytes(RAND_LEN)
@@ -88,7 +109,7 @@ fn lock_still_named(file: &File, path: &Path) -> io::Result<bool> {
 
 /// What [`remove_dead`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Cleanup {
+pub struct Cleanup {
     /// Names removed (their makers are gone).
     pub removed: Vec<String>,
     /// Names left (locked: their makers are alive), or that could not be removed.
@@ -97,7 +118,7 @@ pub(crate) struct Cleanup {
 
 impl Cleanup {
     /// What was removed, as sentences naming each path below `dir`.
-    pub(crate) fn notes(&self, dir: &Path) -> Vec<String> {
+    pub fn notes(&self, dir: &Path) -> Vec<String> {
         let path = |n: &String| dir.join(n).display().to_string();
         self.removed
             .iter()
@@ -107,7 +128,7 @@ impl Cleanup {
 }
 
 /// Removes the files and directories of `dir` named by `name` whose lock can be taken.
-pub(crate) fn remove_dead(dir: &Path, name: TempName) -> Cleanup {
+pub fn remove_dead(dir: &Path, name: TempName) -> Cleanup {
     let mut done = Cleanup::default();
     let Ok(entries) = std::fs::read_dir(dir) else { return done };
     // SAFETY: geteuid has no preconditions and cannot fail.

@@ -546,7 +546,7 @@ fn check_arc_rebuilds(dir: &Path, opts: &AuditOptions, findings: &mut Vec<AuditF
     let rel = |c: &str| {
         Path::new(c).strip_prefix(dir).map_or(c.to_string(), |p| p.to_string_lossy().into_owned())
     };
-    let opts = crate::migrate::rebuild::RebuildOptions { make_file: false };
+    let opts = crate::migrate::rebuild::RebuildOptions::default();
     let sink = &mut crate::migrate::rebuild::CheckOnly;
     match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, sink, &|_| {}) {
         Ok(reports) => {

@@ -7,10 +7,13 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 
-use webaip::migrate::rebuild::{ArcRebuild, ArcSink, ArcStart, RebuildOptions, rebuild_arcs};
+use webaip::migrate::rebuild::{
+    ArcRebuild, ArcSink, ArcStart, RebuildOptions, package_statements, rebuild_arcs,
+};
+use webaip::temporaries::{self, TempName};
 
 use super::{EXIT_FINDINGS, terminal_text};
 
@@ -40,29 +43,19 @@ pub struct UnmigrateArgs {
     quiet: bool,
 }
 
-/// A package's containers (content, then viral), or the WARC file given.
-fn containers(input: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// Bytes of the containers in a package's content/ and viral/ (or of the WARC file given):
+/// for the progress bar only.
+fn input_bytes(input: &Path) -> u64 {
+    let size = |p: &Path| std::fs::symlink_metadata(p).map_or(0, |m| m.len());
     if !input.is_dir() {
-        return Ok(vec![input.to_path_buf()]);
+        return size(input);
     }
-    let mut all = Vec::new();
+    let mut total = 0;
     for dir in [webaip::layout::CONTENT_DIR, webaip::layout::VIRAL_DIR] {
-        let d = input.join(dir);
-        if !d.is_dir() {
-            continue;
-        }
-        let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
-            .with_context(|| d.display().to_string())?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.to_str().is_some_and(|n| n.ends_with(".warc.gz") || n.ends_with(".warc")))
-            .collect();
-        v.sort();
-        all.extend(v);
+        let Ok(entries) = std::fs::read_dir(input.join(dir)) else { continue };
+        total += entries.flatten().map(|e| size(&e.path())).sum::<u64>();
     }
-    if all.is_empty() {
-        bail!("{}: no WARC containers in content/ or viral/", input.display());
-    }
-    Ok(all)
+    total
 }
 
 /// Writes each ARC to `out` under a temporary name; renames it when it is as it should be.
@@ -74,17 +67,34 @@ struct DirSink {
     written: Vec<PathBuf>,
 }
 
-/// The ARC's name as a file name in the output directory: one plain component.
+/// The temporaries an ARC is written to, locked while a run writes them: those of a killed
+/// run are removed by the next one.
+const PARTIAL: TempName = TempName { prefix: ".webaip-unmigrate-", suffix: "", dirs: false };
+
+/// The ARC's name (taken from the package: input) as a file name in the output directory: one
+/// plain component, no control character (a CR or LF would forge lines of listings), not a
+/// hidden name (nor one of the run's temporaries, which a later run would remove).
 fn safe_name(name: &str) -> io::Result<&str> {
-    let bad = name.is_empty()
-        || name.contains(['/', '\\', '\0'])
-        || name == "."
-        || name == ".."
-        || name.len() > 255;
-    if bad {
-        return Err(io::Error::other(format!("refused ARC name {:?}", terminal_text(name))));
+    let why = if name.is_empty() || name == "." || name == ".." {
+        Some("not a file name")
+    } else if name.contains(['/', '\\']) {
+        Some("it holds a path separator")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if name.starts_with('.') {
+        Some("a hidden name")
+    } else if name.len() > 255 {
+        Some("longer than 255 bytes")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(io::Error::other(format!(
+            "refused ARC name {:?} as an output file name: {why}",
+            terminal_text(name)
+        ))),
+        None => Ok(name),
     }
-    Ok(name)
 }
 
 impl ArcSink for DirSink {
@@ -101,7 +111,7 @@ impl ArcSink for DirSink {
                 format!("{} exists (--force replaces it)", dest.display()),
             ));
         }
-        let tmp = tempfile::Builder::new().prefix(".webaip-unmigrate-").tempfile_in(&self.out)?;
+        let tmp = temporaries::locked_output_in(&self.out, PARTIAL)?;
         let (file, path): (File, tempfile::TempPath) = tmp.into_parts();
         self.pending = Some((path, dest));
         Ok(Some(Box::new(BufWriter::with_capacity(1 << 20, file))))
@@ -126,11 +136,16 @@ impl ArcSink for DirSink {
 /// Runs the command; returns the exit status: 1 when an ARC is not what it should be.
 pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
-    let mut all = Vec::new();
-    for i in &args.inputs {
-        all.extend(containers(i)?);
+    let cleaned = temporaries::remove_dead(&args.out, PARTIAL);
+    if !args.quiet && !args.json {
+        for note in cleaned.notes(&args.out) {
+            eprintln!("webaip: {note}");
+        }
     }
-    let total = all.iter().map(|c| std::fs::metadata(c).map_or(0, |m| m.len())).sum();
+    let (packages, warcs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        args.inputs.iter().partition(|i| i.is_dir());
+    // A package's containers are hashed (checked against its METS), then read.
+    let total = args.inputs.iter().map(|i| input_bytes(i) * (1 + u64::from(i.is_dir()))).sum();
     let bar = super::progress::bytes_bar(total, args.quiet || args.json);
     let mut sink = DirSink {
         out: args.out.clone(),
@@ -139,11 +154,21 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
         pending: None,
         written: Vec::new(),
     };
-    let opts = RebuildOptions { make_file: !args.stream };
     let pool = super::worker_pool(args.jobs)?;
-    let reports = pool.install(|| rebuild_arcs(&all, &opts, &mut sink, &|n| bar.inc(n)));
+    let mut reports = Vec::new();
+    let opts = RebuildOptions { make_file: !args.stream, package_objects: None };
+    for p in packages {
+        let stated = package_statements(p, &|n| bar.inc(n))?;
+        let opts = RebuildOptions { package_objects: Some(stated.objects), ..opts.clone() };
+        let done =
+            pool.install(|| rebuild_arcs(&stated.containers, &opts, &mut sink, &|n| bar.inc(n)));
+        reports.extend(done?);
+    }
+    if !warcs.is_empty() {
+        let all: Vec<PathBuf> = warcs.into_iter().cloned().collect();
+        reports.extend(pool.install(|| rebuild_arcs(&all, &opts, &mut sink, &|n| bar.inc(n)))?);
+    }
     bar.finish_and_clear();
-    let reports = reports?;
     let code = if reports.iter().all(ArcRebuild::as_expected) { 0 } else { EXIT_FINDINGS };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);

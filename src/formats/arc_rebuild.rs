@@ -20,6 +20,11 @@ pub(crate) const MAX_ENCODED_GAP: usize = 4096;
 /// The largest record-less gzip member kept (its bytes, in hex, in a field).
 pub(crate) const MAX_ORPHAN_MEMBER: usize = 4096;
 
+/// The smallest gzip member: a header and a trailer (an intact one also has a deflate block).
+/// A record-less member is one, so a shorter one is refused: an empty one repeated would make
+/// nothing of the file while its count ran.
+pub(crate) const MIN_GZIP_MEMBER: usize = 18;
+
 /// Why a field or rebuild record does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RebuildFieldError {
@@ -176,6 +181,16 @@ pub(crate) fn decode_gap_runs(
     Ok(())
 }
 
+/// The number of bytes a gap decodes to, without decoding it (`u64::MAX` when it is more): what
+/// the rebuild checks against the bytes left before it gives a gap back.
+pub(crate) fn gap_len(text: &str) -> Result<u64, RebuildFieldError> {
+    let mut total = 0u64;
+    decode_gap_runs(text, |unit, n| {
+        total = total.saturating_add(n.saturating_mul(unit.len() as u64));
+    })?;
+    Ok(total)
+}
+
 /// Decodes a short gap (a line end) into bytes; refuses one over `max` bytes.
 pub(crate) fn decode_gap(text: &str, max: u64) -> Result<Vec<u8>, RebuildFieldError> {
     let mut v = Vec::new();
@@ -230,6 +245,9 @@ impl FromStr for OrphanMembers {
             return Err(bad());
         }
         let bytes = data_encoding::HEXLOWER_PERMISSIVE.decode(hex.as_bytes()).map_err(|_| bad())?;
+        if bytes.len() < MIN_GZIP_MEMBER {
+            return Err(bad());
+        }
         let count = match parts.next() {
             Some(c) => c.parse::<u64>().ok().filter(|&c| c >= 1).ok_or_else(bad)?,
             None => 1,
@@ -524,13 +542,15 @@ mod tests {
             z: Some("zlib:9".into()),
             damaged: true,
             raw: false,
-            pre: vec![OrphanMembers { offset: 7, bytes: vec![1, 2], count: 3 }],
+            pre: vec![OrphanMembers { offset: 7, bytes: vec![1; MIN_GZIP_MEMBER], count: 3 }],
         };
         let text = f.to_string();
         assert_eq!(text.parse::<RebuildField>().unwrap(), f);
         assert_eq!("crc=00000001".parse::<RebuildField>().unwrap().crc, 1);
         assert!("lead=n".parse::<RebuildField>().is_err());
         assert!("crc=1 what".parse::<RebuildField>().is_err());
+        // A record-less member shorter than any gzip member is none.
+        assert!("crc=1 pre=0:1f8b0800:5".parse::<RebuildField>().is_err());
     }
 
     #[test]
@@ -545,7 +565,7 @@ mod tests {
             gzip_header: Some(vec![0x1f, 0x8b]),
             deflate: Some("zlib:6".into()),
             members: 4,
-            post: vec![OrphanMembers { offset: 9, bytes: vec![3], count: 1 }],
+            post: vec![OrphanMembers { offset: 9, bytes: vec![3; 20], count: 1 }],
             reasons: vec!["x".into()],
         };
         assert_eq!(RebuildSummary::parse(&s.to_text()).unwrap(), s);

@@ -8,7 +8,9 @@
 //!   `FLocat`, MIME type, size, checksum and byte range, and, when asked for
 //!   ([`Nested::Keep`]), its nested record and bytestream `<file>`s;
 //! - for each top-level file, the "WARC records" significant property and the size and fixity
-//!   digest that the PREMIS object of a section its ADMID names states.
+//!   digest that the PREMIS object of a section its ADMID names states;
+//! - every PREMIS file object's identifier and digest ([`Listing::objects`]): those of files
+//!   not in the package, such as the ARCs its containers were migrated from.
 //!
 //! A listing of containers only ([`Nested::Skip`]) stays small whatever the number of records:
 //! the nested files are passed over, except for an `FLocat` of their own (another tool's METS
@@ -89,6 +91,14 @@ impl ListedFile {
         Some(algorithm.map(|algorithm| StatedFixity { value, algorithm, source }))
     }
 
+    /// The SHA-512 (lower-case hex) the METS states of the file's bytes, if it states one.
+    pub(crate) fn stated_sha512(&self) -> Option<String> {
+        match self.stated_fixity() {
+            Some(Ok(s)) if s.algorithm == FixityAlgorithm::Sha512 => Some(s.value.to_string()),
+            _ => None,
+        }
+    }
+
     /// The PREMIS object's digest and its algorithm, when it states one webaip computes.
     pub(crate) fn premis_fixity(&self) -> Option<(FixityAlgorithm, &str)> {
         let d = self.premis_digest.as_deref()?;
@@ -116,6 +126,30 @@ pub(crate) struct Listing {
     /// The FLocat hrefs that are no listed file's `href`: a file's second and later ones, and
     /// those of nested files with [`Nested::Skip`].
     pub other_hrefs: Vec<String>,
+    /// The PREMIS file objects (not bitstreams) that state an identifier and a digest.
+    pub objects: Vec<ListedObject>,
+}
+
+/// A PREMIS file object: its identifier and the first digest it states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ListedObject {
+    /// `objectIdentifierValue` (the first).
+    pub id: String,
+    /// The digest, lower case.
+    pub digest: String,
+    /// Its algorithm as named.
+    pub algorithm: Option<String>,
+}
+
+impl ListedObject {
+    /// The SHA-512 the object states, if its digest is one.
+    pub(crate) fn sha512(&self) -> Option<&str> {
+        let a = match self.algorithm.as_deref() {
+            Some(n) => FixityAlgorithm::from_name(n)?,
+            None => FixityAlgorithm::from_hex_len(self.digest.len())?,
+        };
+        (a == FixityAlgorithm::Sha512).then_some(self.digest.as_str())
+    }
 }
 
 /// The root element only: the document is read no further than its start tag.
@@ -210,6 +244,8 @@ struct PremisFixity {
     size: Option<u64>,
     digest: Option<String>,
     algorithm: Option<String>,
+    id: Option<String>,
+    bitstream: bool,
 }
 
 fn premis(ns: &str) -> bool {
@@ -225,8 +261,12 @@ impl State {
         match (e.ns.as_str(), e.local.as_str()) {
             (NS_METS, "amdSec") => self.amd = attr("ID"),
             (NS_METS, "techMD" | "digiprovMD") => self.md = attr("ID"),
-            (ns, "object") if premis(ns) => self.object = Some(Default::default()),
-            (ns, "size" | "messageDigest" | "messageDigestAlgorithm")
+            (ns, "object") if premis(ns) => {
+                let kind = e.attrs.iter().find(|a| a.local == "type").map(|a| a.value.as_str());
+                let bitstream = kind.is_some_and(|t| t.ends_with("bitstream"));
+                self.object = Some(PremisFixity { bitstream, ..Default::default() });
+            }
+            (ns, "size" | "messageDigest" | "messageDigestAlgorithm" | "objectIdentifierValue")
                 if premis(ns) && self.object.is_some() =>
             {
                 self.value = Some(String::new());
@@ -334,8 +374,20 @@ impl State {
                     o.digest = o.digest.take().or(Some(v.trim().to_ascii_lowercase()));
                 }
             }
+            (ns, "objectIdentifierValue") if premis(ns) => {
+                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
+                    o.id = o.id.take().or(Some(v.trim().to_string()));
+                }
+            }
             (ns, "object") if premis(ns) => {
                 if let Some(o) = self.object.take() {
+                    if let (Some(id), Some(digest), false) = (&o.id, &o.digest, o.bitstream) {
+                        self.listing.objects.push(ListedObject {
+                            id: id.clone(),
+                            digest: digest.clone(),
+                            algorithm: o.algorithm.clone(),
+                        });
+                    }
                     for id in [&self.amd, &self.md].into_iter().flatten() {
                         self.fixity.entry(id.clone()).or_insert_with(|| o.clone());
                     }

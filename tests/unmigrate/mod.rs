@@ -7,6 +7,8 @@ use std::process::Command;
 
 use crate::util::{corpus_arcs, json, oracle_python, sample, webaip};
 
+mod hostile;
+
 /// Stream SHA-512 and member offsets of each file, read member by member with zlib.
 const READ_ARCS: &str = r#"
 import sys, zlib, hashlib, json

@@ -7,7 +7,6 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use super::WaczError;
-use crate::formats::digest::FixityAlgorithm;
 use crate::layout;
 use crate::mets::listing::{ListedFile, Nested, read_listing};
 use crate::mets::reader::{Event, MetsReader, NS_METS};
@@ -87,10 +86,7 @@ pub(crate) fn plan(root: &Path) -> Result<Plan, WaczError> {
         if !names.insert(name.clone()) {
             return Err(WaczError::SameName { name });
         }
-        let sha512 = match f.stated_fixity() {
-            Some(Ok(s)) if s.algorithm == FixityAlgorithm::Sha512 => Some(s.value.to_string()),
-            _ => None,
-        };
+        let sha512 = f.stated_sha512();
         // Refused here, before any thread reads it: a link, a FIFO or a device (a FIFO would
         // block the reader that opened it).
         layout::open_in(root, &rel)

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use sha1::{Digest, Sha1};
 
 use crate::formats::arc_rebuild::{
-    OrphanMembers, RebuildSummary, decode_gap, decode_gap_runs, locate_byte_change,
+    OrphanMembers, RebuildSummary, decode_gap, decode_gap_runs, gap_len, locate_byte_change,
 };
 use crate::formats::gzip_rebuild::DeflateParams;
 
@@ -21,6 +21,51 @@ const MAX_DIFFERENCES: usize = 1000;
 const MAX_EOL: u64 = 64;
 /// The longest decompressed record-less member (blank lines only).
 const MAX_ORPHAN_OUT: u64 = 16 << 20;
+/// Without a rebuild record read ahead, nothing states the ARC's length: the bytes repeat
+/// counts of fields (gaps, record-less members) may give in all. Such a rebuild is never
+/// what it should be (nothing to check it against), so this only bounds the work.
+const UNSTATED_EXPANSION: u64 = 64 << 20;
+/// Bytes of a repeated gap given back at a time.
+const REPEAT_CHUNK: usize = 64 << 10;
+
+/// What the rebuild record states of the ARC, against which every count or length decoded
+/// from a field is checked before it is expanded: a field edited to repeat a byte 10^18 times
+/// is refused before anything of it is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Budget {
+    /// Stream bytes stated (`None`: no rebuild record).
+    stream: Option<u64>,
+    /// File bytes stated (a gzip ARC's).
+    file: Option<u64>,
+    /// Gzip members stated (none in a plain ARC).
+    members: Option<u64>,
+    /// Bytes of record-less members put in the file so far.
+    verbatim: u64,
+    /// Bytes given back from repeat counts so far (bounded without a rebuild record).
+    expanded: u64,
+}
+
+impl Budget {
+    pub(super) fn of(summary: Option<&RebuildSummary>) -> Budget {
+        match summary {
+            Some(s) => Budget {
+                stream: Some(s.stream_length),
+                file: s.gzip.then_some(s.file_length),
+                // A plain ARC has no gzip member: a record-less one is refused.
+                members: Some(if s.gzip { s.members } else { 0 }),
+                ..Budget::default()
+            },
+            None => Budget::default(),
+        }
+    }
+}
+
+/// Where the record being given back is, for the error that refuses one of its fields.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Place {
+    pub(super) container: String,
+    pub(super) offset: u64,
+}
 
 /// What the rebuild of one ARC knows as it goes.
 pub(super) struct Assembler {
@@ -37,6 +82,9 @@ pub(super) struct Assembler {
     /// The member the last record was in.
     member: Option<u64>,
     framing: Framing,
+    budget: Budget,
+    /// The record (or rebuild record) being given back.
+    pub(super) place: Place,
 }
 
 /// The default gzip header when the rebuild record gives none.
@@ -44,7 +92,7 @@ const PLAIN_GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
 impl Assembler {
     /// Starts an ARC. `output` gets the stream, or the file (`make_file`); `defaults` is the
-    /// rebuild record read ahead (needed for the file of a gzip ARC).
+    /// rebuild record read ahead: the file's defaults, and what bounds the rebuild.
     pub(super) fn new(
         report: ArcRebuild,
         output: Option<Box<dyn Write + Send>>,
@@ -75,7 +123,40 @@ impl Assembler {
             member_pos: 0,
             member: None,
             framing: Framing::default(),
+            budget: Budget::of(defaults),
+            place: Place::default(),
         })
+    }
+
+    /// Refuses what a field would make when the rebuild record states less.
+    fn refuse(&self, what: String) -> RebuildError {
+        RebuildError::Record {
+            container: self.place.container.clone(),
+            offset: self.place.offset,
+            what: format!("{what}: refused, nothing more of this ARC is written"),
+        }
+    }
+
+    /// Checks that `n` more stream bytes (`what` would give them) stay within the stated
+    /// stream length; `counted`: they come from a repeat count.
+    fn allow_stream(&mut self, n: u64, counted: bool, what: &str) -> Result<(), RebuildError> {
+        let made = self.stream.len;
+        let fits = match self.budget.stream {
+            Some(stated) => made.checked_add(n).is_some_and(|t| t <= stated),
+            None => !counted || self.budget.expanded.saturating_add(n) <= UNSTATED_EXPANSION,
+        };
+        if !fits {
+            let stated = match self.budget.stream {
+                Some(s) => format!("the rebuild record states {s}"),
+                None => format!("no rebuild record: at most {UNSTATED_EXPANSION} from counts"),
+            };
+            let had = format!("{made} bytes of the stream made");
+            return Err(self.refuse(format!("{what} would give {n} more bytes ({had}, {stated})")));
+        }
+        if counted {
+            self.budget.expanded = self.budget.expanded.saturating_add(n);
+        }
+        Ok(())
     }
 
     fn differ(&mut self, offset: u64, in_member: Option<u64>, what: String) {
@@ -109,17 +190,32 @@ impl Assembler {
         default: &[u8],
         part: &'static str,
     ) -> Result<(), RebuildError> {
-        let Some(text) = text else { return Ok(self.emit_framing(default, part)?) };
-        let mut err = Ok(());
-        decode_gap_runs(text, |unit, n| {
-            for _ in 0..n {
-                if err.is_ok() {
-                    err = self.emit_framing(unit, part);
-                }
-            }
-        })
-        .map_err(|e| RebuildError::Stored(format!("a gap: {e}")))?;
-        Ok(err?)
+        let Some(text) = text else {
+            self.allow_stream(default.len() as u64, false, part)?;
+            return Ok(self.emit_framing(default, part)?);
+        };
+        let stored = |e| RebuildError::Stored(format!("a gap: {e}"));
+        let len = gap_len(text).map_err(stored)?;
+        self.allow_stream(len, true, &format!("the {part} {}", short(text)))?;
+        let mut runs: Vec<(Vec<u8>, u64)> = Vec::new();
+        decode_gap_runs(text, |unit, n| runs.push((unit.to_vec(), n))).map_err(stored)?;
+        for (unit, n) in runs {
+            self.emit_repeated(&unit, n, part)?;
+        }
+        Ok(())
+    }
+
+    /// `unit` `n` times, a chunk at a time; the first write error ends it.
+    fn emit_repeated(&mut self, unit: &[u8], n: u64, part: &'static str) -> io::Result<()> {
+        let per = (REPEAT_CHUNK / unit.len().max(1)).max(1) as u64;
+        let chunk = unit.repeat(per.min(n) as usize);
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(per);
+            self.emit_framing(&chunk[..k as usize * unit.len()], part)?;
+            left -= k;
+        }
+        Ok(())
     }
 
     /// Something starts at original offset `next` (`None`: not known): the member being
@@ -139,7 +235,8 @@ impl Assembler {
         }
     }
 
-    /// Record-less members: verbatim in the file, decompressed in the stream.
+    /// Record-less members: verbatim in the file, decompressed in the stream; their count
+    /// checked first against the members, stream and file bytes the rebuild record states.
     fn orphans(&mut self, items: &[OrphanMembers]) -> Result<(), RebuildError> {
         for o in items {
             self.end_member(Some(o.offset), Some("a record-less member"))?;
@@ -150,15 +247,46 @@ impl Assembler {
             if ok.is_err() {
                 self.differ(o.offset, None, "a record-less member does not inflate".into());
             }
-            for _ in 0..o.count {
-                self.stream.write_all(&inflated)?;
+            self.allow_orphans(o, inflated.len() as u64)?;
+            // Empty members give the stream nothing: not counted out one by one.
+            let writes = if inflated.is_empty() && self.file.is_none() { 0 } else { o.count };
+            for _ in 0..writes {
+                if !inflated.is_empty() {
+                    self.stream.write_all(&inflated)?;
+                }
                 if let Some(f) = &mut self.file {
                     f.verbatim(o.bytes.clone())?;
                 }
-                self.report.members += 1;
-                self.report.members_reproduced += 1;
             }
+            self.report.members += o.count;
+            self.report.members_reproduced += o.count;
         }
+        Ok(())
+    }
+
+    /// Checks `o`'s count (each member inflating to `inflated` bytes) before any is given.
+    fn allow_orphans(&mut self, o: &OrphanMembers, inflated: u64) -> Result<(), RebuildError> {
+        let what = format!("{} record-less members at offset {}", o.count, o.offset);
+        if let Some(stated) = self.budget.members
+            && o.count > stated.saturating_sub(self.report.members)
+        {
+            let had = self.report.members;
+            let why = format!("{what}: the rebuild record states {stated} members, {had} made");
+            return Err(self.refuse(why));
+        }
+        self.allow_stream(o.count.saturating_mul(inflated), true, &what)?;
+        if self.file.is_none() {
+            return Ok(());
+        }
+        let bytes = o.count.saturating_mul(o.bytes.len() as u64);
+        let fits = match self.budget.file {
+            Some(stated) => self.budget.verbatim.saturating_add(bytes) <= stated,
+            None => self.budget.expanded.saturating_add(bytes) <= UNSTATED_EXPANSION,
+        };
+        if !fits {
+            return Err(self.refuse(format!("{what} would put {bytes} bytes in the file")));
+        }
+        self.budget.verbatim += bytes;
         Ok(())
     }
 
@@ -201,12 +329,14 @@ impl Assembler {
     }
 
     /// Gives back one record: its framing and its block, read from `block` chunk by chunk.
+    /// Nothing goes past the stream length the rebuild record states.
     pub(super) fn piece(
         &mut self,
         p: &ArcPiece,
         mut next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
     ) -> Result<(), RebuildError> {
         let at = p.offset.first;
+        self.place = Place { container: p.container.clone(), offset: p.container_offset };
         let in_member = (self.gzip && !p.field.raw).then_some(p.offset.in_member);
         if p.field.raw {
             self.before_piece(p, "a raw region")?;
@@ -225,18 +355,20 @@ impl Assembler {
                 self.differ(at, in_member, format!("the record starts at {found}"));
             }
             if let Some(line) = &p.header_line {
-                self.emit_framing(line, "header line")?;
                 let eol = match p.field.eol.as_deref() {
                     Some(e) => decode_gap(e, MAX_EOL)
                         .map_err(|e| RebuildError::Stored(format!("eol: {e}")))?,
                     None => b"\n".to_vec(),
                 };
+                self.allow_stream((line.len() + eol.len()) as u64, false, "the header line")?;
+                self.emit_framing(line, "header line")?;
                 self.emit_framing(&eol, "header line's end")?;
             }
         }
         let mut sha1 = Sha1::new();
         let mut block_len = 0u64;
         while let Some(chunk) = next_chunk()? {
+            self.allow_stream(chunk.len() as u64, false, "the record's block")?;
             sha1.update(&chunk);
             block_len += chunk.len() as u64;
             if p.field.raw {
@@ -440,6 +572,14 @@ impl Framing {
     }
 }
 
+/// A field's text for a message: its first 40 characters.
+fn short(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
 /// A byte as its hex value, and as a character when it prints as one.
 fn show_byte(b: u8) -> String {
     match b {
@@ -461,5 +601,199 @@ fn framing_suspect(p: &ArcPiece, block_len: u64) -> &'static str {
             }
         }
         None => "the framing bytes (lead or tail)",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use proptest::prelude::*;
+
+    use super::super::stream::{ArcOffset, ArcPiece};
+    use super::*;
+    use crate::formats::arc_rebuild::RebuildField;
+
+    /// The stream (and file) length the rebuild records here state.
+    const STATED: u64 = 64 << 10;
+
+    /// Counts the bytes it is given and keeps none.
+    struct Counter(Arc<AtomicU64>);
+
+    impl Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn summary(gzip: bool, post: Vec<OrphanMembers>) -> RebuildSummary {
+        RebuildSummary {
+            file_name: "a.arc".into(),
+            file_length: STATED,
+            file_sha512: "00".into(),
+            stream_length: STATED,
+            stream_sha512: "00".into(),
+            gzip,
+            members: 4,
+            post,
+            ..Default::default()
+        }
+    }
+
+    fn piece(field: RebuildField) -> ArcPiece {
+        ArcPiece {
+            warcinfo_id: "<urn:x>".into(),
+            offset: ArcOffset { first: 0, in_member: 0 },
+            field,
+            header_line: Some(b"http://e.org/ 192.0.2.1 20240101000000 text/plain 3".to_vec()),
+            block_digest: None,
+            block_len: 3,
+            container: "c.warc.gz".into(),
+            container_offset: 0,
+        }
+    }
+
+    /// Rebuilds one record of field `text` (with a 3-byte block) and the rebuild record's
+    /// `post`: whether it was refused, and the bytes written.
+    fn rebuild(text: &str, post: Vec<OrphanMembers>, gzip: bool, file: bool) -> (bool, u64) {
+        let Ok(field) = text.parse::<RebuildField>() else { return (true, 0) };
+        let written = Arc::new(AtomicU64::new(0));
+        let s = summary(gzip, post);
+        let report = ArcRebuild { name: "a.arc".into(), gzip, ..Default::default() };
+        let out: Box<dyn Write + Send> = Box::new(Counter(written.clone()));
+        let mut asm = Assembler::new(report, Some(out), file, Some(&s)).unwrap();
+        let mut chunks = vec![b"abc".to_vec()].into_iter();
+        let done = asm.piece(&piece(field), || Ok(chunks.next()));
+        let refused = match done {
+            Ok(()) => asm.finish(Some(&s)).is_err(),
+            Err(_) => true,
+        };
+        (refused, written.load(Ordering::Relaxed))
+    }
+
+    /// An intact gzip member of `n` blank lines.
+    fn blank_member(n: usize) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(&vec![b'\n'; n]).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// The counts of the attacks found are refused before anything of them is written.
+    #[test]
+    fn repeat_counts_over_the_stated_length_are_refused() {
+        let hex = data_encoding::HEXLOWER.encode(&blank_member(3 << 20));
+        let empty = blank_member(0);
+        for (text, post) in [
+            ("crc=0 lead=n999999999999".to_string(), vec![]),
+            ("crc=0 tail=n18446744073709551615".into(), vec![]),
+            ("crc=0 lead=N9223372036854775807".into(), vec![]),
+            (format!("crc=0 pre=0:{hex}:10000000000"), vec![]),
+            ("crc=0".into(), vec![OrphanMembers { offset: 9, bytes: empty, count: 99999999999 }]),
+        ] {
+            for (gzip, file) in [(false, false), (true, false), (true, true)] {
+                // A plain ARC gives back no record-less member before a record.
+                if !gzip && text.contains("pre=") {
+                    continue;
+                }
+                let (refused, written) = rebuild(&text, post.clone(), gzip, file);
+                assert!(refused, "{text} {post:?} gzip {gzip} file {file}");
+                assert!(written <= STATED, "{written} bytes written for {text}");
+            }
+        }
+        // What the rebuild record allows is given back.
+        let (refused, written) = rebuild("crc=0 lead=n100", vec![], false, false);
+        assert!(!refused);
+        let line = piece(RebuildField::default()).header_line.unwrap().len() as u64;
+        assert_eq!(written, 100 + line + 1 + 3 + 1);
+    }
+
+    fn gap() -> impl Strategy<Value = String> {
+        let unit = prop_oneof![
+            Just("n".to_string()),
+            Just("N".to_string()),
+            Just("r".to_string()),
+            Just("s".to_string()),
+            Just("%00".to_string()),
+            Just("%G".to_string()),
+        ];
+        let count = prop_oneof![
+            Just(String::new()),
+            (2u64..100_000).prop_map(|n| n.to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            Just("99999999999999999999999".to_string()),
+        ];
+        proptest::collection::vec((unit, count), 0..6)
+            .prop_map(|v| v.into_iter().map(|(u, c)| u + &c).collect::<String>())
+    }
+
+    fn orphans() -> impl Strategy<Value = Vec<OrphanMembers>> {
+        let bytes = prop_oneof![
+            (0usize..200_000).prop_map(blank_member),
+            proptest::collection::vec(any::<u8>(), 18..60),
+        ];
+        let count = prop_oneof![1u64..5, any::<u64>()];
+        proptest::collection::vec(
+            (any::<u64>(), bytes, count).prop_map(|(offset, bytes, count)| OrphanMembers {
+                offset,
+                bytes,
+                count,
+            }),
+            0..3,
+        )
+    }
+
+    fn field() -> impl Strategy<Value = String> {
+        let token = prop_oneof![
+            gap().prop_map(|g| format!("lead={g}")),
+            gap().prop_map(|g| format!("tail={g}")),
+            gap().prop_map(|g| format!("eol={g}")),
+            orphans().prop_map(|o| {
+                let items: Vec<String> = o.iter().map(ToString::to_string).collect();
+                format!("pre={}", items.join(","))
+            }),
+            Just("raw".to_string()),
+            Just("z=?".to_string()),
+            Just("gz=1f8b0800".to_string()),
+            "[a-z=%0-9:,]{0,20}",
+        ];
+        proptest::collection::vec(token, 0..5).prop_map(|t| format!("crc=0 {}", t.join(" ")))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Random and mutated rebuild fields and record-less members: parsed or refused, and
+        /// never more given back than the rebuild record states (the file of a gzip ARC: its
+        /// members compressed, plus the record-less members as found, each part bounded).
+        #[test]
+        fn no_field_gives_more_than_stated(
+            text in field(),
+            flip in any::<(usize, u8)>(),
+            post in orphans(),
+            kind in 0usize..3,
+        ) {
+            let (gzip, file) = [(false, false), (true, false), (true, true)][kind];
+            let mut mutated = text.clone().into_bytes();
+            let at = flip.0 % mutated.len();
+            mutated[at] = flip.1 & 0x7f;
+            for t in [text, String::from_utf8(mutated).unwrap()] {
+                let (_, written) = rebuild(&t, post.clone(), gzip, file);
+                prop_assert!(written <= 2 * STATED + 4096, "{} bytes for {}", written, t);
+            }
+        }
+
+        /// Any rebuild record text parses or is refused without a panic.
+        #[test]
+        fn any_rebuild_record_text_parses_or_is_refused(
+            lines in proptest::collection::vec("[a-z-]{0,14} [0-9a-f:n]{0,30}", 0..12),
+        ) {
+            let text = format!("webaip-arc-rebuild 1\n{}", lines.join("\n"));
+            let _ = RebuildSummary::parse(&text);
+        }
     }
 }

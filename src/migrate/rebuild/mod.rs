@@ -14,9 +14,10 @@
 
 mod assemble;
 mod gz_file;
+mod package;
 mod stream;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,8 @@ use serde::Serialize;
 use crate::formats::arc_rebuild::RebuildSummary;
 use crate::formats::warc::WarcError;
 use stream::{ArcInfo, Msg, RecordStream, SummaryText};
+
+pub use package::{PackageStatements, package_statements};
 
 /// Why a rebuild could not run to its end.
 #[derive(Debug, thiserror::Error)]
@@ -56,10 +59,19 @@ pub enum RebuildError {
     #[error("stored rebuild data: {0}")]
     Stored(String),
     /// Writing the rebuilt bytes failed.
-    #[error("writing the rebuilt ARC: {0}")]
+    #[error("writing the rebuilt ARC: {}", crate::layout::describe_io(.0))]
     Io(#[from] io::Error),
+    /// Writing the rebuilt bytes of an ARC failed (a full disk...): the rebuild stops there.
+    #[error("{} while writing the rebuilt {name}", crate::layout::describe_io(source))]
+    Write {
+        /// The ARC's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
     /// The sink refused or failed an ARC.
-    #[error("{name}: {source}")]
+    #[error("ARC {name:?}: {}", crate::layout::describe_io(source))]
     Sink {
         /// The ARC's name.
         name: String,
@@ -67,17 +79,50 @@ pub enum RebuildError {
         #[source]
         source: io::Error,
     },
+    /// A package's METS cannot be read, or names a file outside the package.
+    #[error("{}: {what}", mets.display())]
+    Package {
+        /// The METS.
+        mets: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// A package's METS states no SHA-512 of a container.
+    #[error(
+        "{}: the METS states no SHA-512 of it: nothing is rebuilt from an unchecked container",
+        container.display()
+    )]
+    Unstated {
+        /// The container.
+        container: PathBuf,
+    },
+    /// A package's container is not what its METS states.
+    #[error(
+        "{}: SHA-512 {found}, the METS states {stated}: the package is damaged (audit it); nothing rebuilt",
+        container.display()
+    )]
+    Changed {
+        /// The container.
+        container: PathBuf,
+        /// What the METS states.
+        stated: String,
+        /// What its bytes give.
+        found: String,
+    },
     /// A state the rebuild should never reach.
     #[error("internal error: {0}")]
     Internal(&'static str),
 }
 
 /// How to rebuild.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RebuildOptions {
     /// Make the file of each gzip ARC (each member compressed again) rather than only its
     /// uncompressed stream.
     pub make_file: bool,
+    /// Rebuilding a package's ARCs: the SHA-512 its PREMIS objects state of each, by name
+    /// ([`PackageStatements::objects`]); each ARC file made must have it.
+    pub package_objects: Option<HashMap<String, String>>,
 }
 
 /// An ARC about to be rebuilt, as its container names it.
@@ -166,6 +211,8 @@ pub struct ArcRebuild {
     pub members_unrecovered: u64,
     /// The file's default deflate settings (`?`: not recovered).
     pub deflate: Option<String>,
+    /// The SHA-512 the package's PREMIS object states of the ARC file (rebuilt from a package).
+    pub package_sha512: Option<String>,
     /// The rebuild record's verdict at migration.
     pub rebuildable: bool,
     /// Why not, as the rebuild record says.
@@ -261,6 +308,8 @@ fn warcinfo_ids(path: &Path) -> Result<HashSet<String>, RebuildError> {
 struct Current {
     info: ArcInfo,
     asm: assemble::Assembler,
+    /// Its rebuild record, read ahead (what bounds the rebuild).
+    ahead: Option<RebuildSummary>,
 }
 
 /// The merge of one content container with its twins.
@@ -270,8 +319,10 @@ struct Merge<'a> {
     opts: &'a RebuildOptions,
     sink: &'a mut dyn ArcSink,
     container: &'a Path,
-    /// The container's rebuild records, read ahead when a gzip file is made.
+    /// The container's rebuild records, read ahead.
     summaries: Option<Vec<SummaryText>>,
+    /// `summaries` were read from the whole container (not only its tail).
+    summaries_whole: bool,
     /// ARCs finished (their twins' records are passed over).
     finished: HashSet<String>,
     reports: Vec<ArcRebuild>,
@@ -290,6 +341,7 @@ fn rebuild_container(
         sink,
         container: c,
         summaries: None,
+        summaries_whole: false,
         finished: HashSet::new(),
         reports: Vec::new(),
     };
@@ -306,7 +358,7 @@ fn rebuild_container(
                 Some(cur) if cur.info.warcinfo_id == p.warcinfo_id => {
                     m.twins_before(cur, Some(p.key()))?;
                     let main = &mut m.main;
-                    cur.asm.piece(&p, || block_chunk(main))?;
+                    cur.asm.piece(&p, || block_chunk(main)).map_err(named(&cur.info.name))?;
                 }
                 // A record of no ARC this container names: not the rebuild's.
                 _ => m.main.skip_block()?,
@@ -326,6 +378,36 @@ fn rebuild_container(
     Ok(m.reports)
 }
 
+/// Compares the ARC file rebuilt with the SHA-512 the package's PREMIS object states of it
+/// (the file of a gzip ARC only when it was made).
+fn against_package(r: &mut ArcRebuild, objects: &HashMap<String, String>) {
+    let what = match objects.get(&r.name) {
+        None => format!("the package's METS describes no ARC named {:?}", r.name),
+        Some(stated) => {
+            r.package_sha512 = Some(stated.clone());
+            match &r.file {
+                // A file compressed with settings not recovered is not expected to be it.
+                Some(f) if f.sha512 != *stated && r.file_reproducible() => format!(
+                    "the file rebuilt (SHA-512 {}) is not the ARC the package's PREMIS object \
+                     states (SHA-512 {stated})",
+                    f.sha512
+                ),
+                _ => return,
+            }
+        }
+    };
+    r.differences_total += 1;
+    r.differences.insert(0, Difference { offset: 0, in_member: None, what });
+}
+
+/// A write error of the ARC `name`, named.
+fn named(name: &str) -> impl FnOnce(RebuildError) -> RebuildError + '_ {
+    move |e| match e {
+        RebuildError::Io(source) => RebuildError::Write { name: name.to_string(), source },
+        other => other,
+    }
+}
+
 /// The next chunk of the block of the piece just taken from `s`; `None` at its end.
 fn block_chunk(s: &mut RecordStream) -> Result<Option<Vec<u8>>, RebuildError> {
     match s.next_msg() {
@@ -337,16 +419,21 @@ fn block_chunk(s: &mut RecordStream) -> Result<Option<Vec<u8>>, RebuildError> {
 }
 
 impl Merge<'_> {
+    /// Starts the rebuild of `info`'s ARC, its rebuild record read ahead: the gzip file's
+    /// defaults, and the lengths and counts nothing rebuilt may exceed.
     fn begin_arc(&mut self, info: ArcInfo) -> Result<Current, RebuildError> {
         let file = self.opts.make_file;
-        let defaults = match (info.gzip && file, &self.summaries) {
-            (true, None) => {
-                self.summaries = Some(stream::summaries_of(self.container)?);
-                self.summary_for(&info)
-            }
-            (true, Some(_)) => self.summary_for(&info),
-            (false, _) => None,
-        };
+        if self.summaries.is_none() {
+            self.summaries = Some(stream::summaries_of(self.container, false)?);
+        }
+        // Those of the container's tail are the last ARC's: an earlier one's is looked for
+        // in the whole container, once.
+        let mut defaults = self.summary_for(&info);
+        if defaults.is_none() && !self.summaries_whole {
+            self.summaries = Some(stream::summaries_of(self.container, true)?);
+            self.summaries_whole = true;
+            defaults = self.summary_for(&info);
+        }
         let start = ArcStart { name: &info.name, gzip: info.gzip, container: self.container, file };
         let out = self
             .sink
@@ -359,7 +446,7 @@ impl Merge<'_> {
             ..Default::default()
         };
         let asm = assemble::Assembler::new(report, out, file, defaults.as_ref())?;
-        Ok(Current { info, asm })
+        Ok(Current { info, asm, ahead: defaults })
     }
 
     /// The rebuild record of `info`'s ARC, read ahead.
@@ -390,7 +477,7 @@ impl Merge<'_> {
             let Some(Msg::Piece(p)) = t.next_msg() else {
                 return Err(RebuildError::Internal("a twin's piece went away"));
             };
-            cur.asm.piece(&p, || block_chunk(t))?;
+            cur.asm.piece(&p, || block_chunk(t)).map_err(named(&cur.info.name))?;
         }
     }
 
@@ -408,7 +495,22 @@ impl Merge<'_> {
             })?),
             None => None,
         };
-        let (report, out) = cur.asm.finish(parsed.as_ref())?;
+        if let Some(s) = summary {
+            cur.asm.place =
+                assemble::Place { container: s.container.clone(), offset: s.container_offset };
+            // The one read ahead bounded the rebuild: another one is not what it is checked by.
+            if parsed != cur.ahead {
+                return Err(RebuildError::Record {
+                    container: s.container.clone(),
+                    offset: s.container_offset,
+                    what: "a second, different rebuild record of this ARC".into(),
+                });
+            }
+        }
+        let (mut report, out) = cur.asm.finish(parsed.as_ref()).map_err(named(&cur.info.name))?;
+        if let Some(objects) = &self.opts.package_objects {
+            against_package(&mut report, objects);
+        }
         self.sink
             .end(&report, out)
             .map_err(|source| RebuildError::Sink { name: report.name.clone(), source })?;

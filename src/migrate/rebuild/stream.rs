@@ -301,9 +301,11 @@ fn read_container(file: File, name: &str, tx: &SyncSender<Msg>) -> Result<(), Re
 }
 
 /// The rebuild records of a container, read from its last `tail` bytes when they hold them
-/// (the usual case: one ARC per container, its rebuild record last), else from the whole.
-pub(crate) fn summaries_of(path: &Path) -> Result<Vec<SummaryText>, RebuildError> {
-    let found = summaries_in_tail(path, 1 << 20).unwrap_or_default();
+/// (the usual case: one ARC per container, its rebuild record last; `whole`: not enough),
+/// else from the whole.
+pub(crate) fn summaries_of(path: &Path, whole: bool) -> Result<Vec<SummaryText>, RebuildError> {
+    let found =
+        if whole { Vec::new() } else { summaries_in_tail(path, 1 << 20).unwrap_or_default() };
     if !found.is_empty() {
         return Ok(found);
     }

@@ -22,13 +22,16 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::formats::digest::hex;
+use crate::formats::segment::FileRange;
 use crate::formats::warc::WarcReader;
 use crate::index::cdxj::{IndexEntry, json_string};
 use crate::index::record::{RecordIndexError, entry_of};
@@ -172,7 +175,7 @@ struct Member {
 /// The check's state: the file, its members, the findings so far.
 struct Check {
     path: String,
-    file: File,
+    file: Arc<File>,
     len: u64,
     members: Vec<Member>,
     by_name: HashMap<String, usize>,
@@ -190,7 +193,7 @@ pub fn check_wacz(path: &Path) -> Result<WaczReport, WaczCheckError> {
         .map_err(|e| WaczCheckError::NotZip { path: shown.clone(), message: e.to_string() })?;
     let mut check = Check {
         path: shown.clone(),
-        file,
+        file: Arc::new(file),
         len,
         members: Vec::new(),
         by_name: HashMap::new(),
@@ -383,9 +386,9 @@ impl Check {
     /// A reader of member `m`'s bytes (inflated when it is deflated), at most its declared
     /// size plus one byte (so a longer one is seen).
     fn open(&self, m: &Member) -> io::Result<Box<dyn Read + Send>> {
-        let mut file = self.file.try_clone()?;
-        file.seek(SeekFrom::Start(m.data_start))?;
-        let raw = BufReader::with_capacity(1 << 16, file.take(m.compressed));
+        // Positioned reads: readers of several members never move each other's offset.
+        let range = FileRange::new(Arc::clone(&self.file), m.data_start, m.compressed);
+        let raw = BufReader::with_capacity(1 << 16, range);
         if m.stored {
             Ok(Box::new(raw))
         } else if m.deflated {

@@ -404,10 +404,7 @@ impl Check {
             ));
         }
         let mut block = vec![0u8; length as usize];
-        let read = self.file.try_clone().and_then(|mut f| {
-            f.seek(SeekFrom::Start(m.data_start + offset))?;
-            f.read_exact(&mut block)
-        });
+        let read = self.file.read_exact_at(&mut block, m.data_start + offset);
         if let Err(e) = read {
             return Some(format!("block {offset}+{length} cannot be read: {e}"));
         }

@@ -4,7 +4,10 @@
 //! headers and one that seeks sees the directory; both views must agree.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read};
+use std::os::unix::fs::FileExt;
+
+use crate::formats::segment::FileRange;
 
 /// End of central directory record.
 const EOCD: &[u8; 4] = b"PK\x05\x06";
@@ -70,11 +73,11 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// `len` bytes at `at`, read in place: no shared file offset is moved (a reader of the
+/// central directory goes on at its own position meanwhile; a `try_clone` shares it).
 fn read_at(file: &File, at: u64, len: usize) -> io::Result<Vec<u8>> {
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(at))?;
     let mut buf = vec![0u8; len];
-    f.read_exact(&mut buf)?;
+    file.read_exact_at(&mut buf, at)?;
     Ok(buf)
 }
 
@@ -130,9 +133,7 @@ fn locate(file: &File, len: u64) -> Result<(u64, u64, u64), ZipDirError> {
 /// Reads the central directory, and each entry's local header.
 pub(super) fn read(file: &File, len: u64) -> Result<Vec<Entry>, ZipDirError> {
     let (offset, size, count) = locate(file, len)?;
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(offset))?;
-    let mut dir = BufReader::with_capacity(1 << 16, f.take(size));
+    let mut dir = BufReader::with_capacity(1 << 16, FileRange::new(file, offset, size));
     let mut at = offset;
     let mut out = Vec::new();
     let mut fixed = [0u8; 46];

@@ -8,7 +8,8 @@
 //! random part tempfile draws, `SUFFIX`), links are never followed, and only files or
 //! directories of that exact shape, owned by the user running, are touched (in a shared
 //! `TMPDIR` another user's are not ours to judge). Used for migrate's partial outputs, the METS
-//! builder's spill directories, unpacked mirror zips and `store get`'s staging directories.
+//! builder's spill directories, unpacked mirror zips, `store get`'s staging directories, WACZ
+//! exports and `get -o` outputs.
 
 use std::fs::File;
 use std::io;
@@ -44,12 +45,29 @@ impl TempName<'_> {
 /// A new temporary file in `dir` named by `name`, locked for as long as it (or a clone of its
 /// descriptor) is open.
 pub(crate) fn locked_file_in(dir: &Path, name: TempName) -> io::Result<tempfile::NamedTempFile> {
+    locked_file_with(dir, name, None)
+}
+
+/// As [`locked_file_in`], for a file that becomes an output once renamed: made with the mode
+/// any new file gets (0666 less the umask) rather than private.
+pub(crate) fn locked_output_in(dir: &Path, name: TempName) -> io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    locked_file_with(dir, name, Some(std::fs::Permissions::from_mode(0o666)))
+}
+
+fn locked_file_with(
+    dir: &Path,
+    name: TempName,
+    mode: Option<std::fs::Permissions>,
+) -> io::Result<tempfile::NamedTempFile> {
     for _ in 0..TRIES {
-        let tmp = tempfile::Builder::new()
-            .prefix(name.prefix)
-            .suffix(name.suffix)
-            .rand_bytes(RAND_LEN)
-            .tempfile_in(dir)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(name.prefix).suffix(name.suffix).rand_bytes(RAND_LEN);
+        if let Some(mode) = &mode {
+            // Given to open(2), which takes the umask off.
+            builder.permissions(mode.clone());
+        }
+        let tmp = builder.tempfile_in(dir)?;
         if lock_still_named(tmp.as_file(), tmp.path())? {
             return Ok(tmp);
         }

@@ -427,3 +427,34 @@ fn records_come_from_the_store_by_package_identifier() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&format!("container {}, offset 1: ", e.filename)), "{err}");
 }
+
+/// `get -o` writes its output with the mode the umask gives (as any new file), and removes a
+/// temporary a killed run left beside it (unlocked: its maker is gone).
+#[test]
+fn get_output_honours_the_umask_and_a_killed_runs_temporary_goes() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let index = f.package.with_extension("cdxj");
+    write_index(&index, &f.lines);
+    let outdir = f.package.with_extension("outdir");
+    std::fs::create_dir(&outdir).unwrap();
+    std::fs::write(outdir.join(".webaip-get-dead01"), b"half a record").unwrap();
+    let out = outdir.join("record.bin");
+    let o = crate::util::webaip_with_umask(
+        &[
+            "get",
+            "--index",
+            index.to_str().unwrap(),
+            "--package",
+            f.package.to_str().unwrap(),
+            "http://example.com/",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        0o027,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(crate::util::files_in(&outdir), ["record.bin"]);
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "mode {mode:o}");
+}

@@ -206,7 +206,7 @@ pub struct BlockLines<'a> {
 
 impl BlockLines<'_> {
     /// The current block's next line that can be given; `None` when the block is done.
-    fn from_block(&mut self) -> Option<Result<IndexLine, LookupError>> {
+    fn next_in_block(&mut self) -> Option<Result<IndexLine, LookupError>> {
         let block = self.block.as_mut()?;
         loop {
             let line = match block.next_line(self.index) {
@@ -240,7 +240,7 @@ impl Iterator for BlockLines<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some(line) = self.from_block() {
+            if let Some(line) = self.next_in_block() {
                 return Some(line);
             }
             let summary = match self.summary.next()? {

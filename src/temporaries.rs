@@ -8,7 +8,8 @@
 //! random part tempfile draws, `SUFFIX`), links are never followed, and only files or
 //! directories of that exact shape, owned by the user running, are touched (in a shared
 //! `TMPDIR` another user's are not ours to judge). Used for migrate's partial outputs, the METS
-//! builder's spill directories, unpacked mirror zips and `store get`'s staging directories.
+//! builder's spill directories, unpacked mirror zips, `store get`'s staging directories, WACZ
+//! exports, `get -o` outputs, unmigrated ARCs and `undedup`'s restored containers.
 
 use std::fs::File;
 use std::io;

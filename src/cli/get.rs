@@ -194,9 +194,7 @@ fn with_output<T>(
         bail!("{}: exists, not replaced", path.display());
     }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".webaip-get-")
-        .tempfile_in(dir)
+    let tmp = webaip::index::output::get_temporary(dir)
         .with_context(|| format!("{}: cannot write there", dir.display()))?;
     let mut out = BufWriter::with_capacity(256 * 1024, tmp.as_file());
     let v = f(&mut out)?;

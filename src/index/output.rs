@@ -16,3 +16,15 @@ pub(crate) fn publish(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), I
     tmp.persist(path).map_err(|e| io_err(e.error))?;
     Ok(())
 }
+
+/// The temporaries of `get -o`: `.webaip-get-XXXXXX` beside the output.
+const GET_TEMP: crate::temporaries::TempName =
+    crate::temporaries::TempName { prefix: ".webaip-get-", suffix: "", dirs: false };
+
+/// A temporary in `dir` for a record's bytes that become an output once complete (see
+/// [`super::get::read_record`]): those a killed run left are removed first, and it has the
+/// mode any new file gets (0666 less the umask).
+pub fn get_temporary(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    crate::temporaries::remove_dead(dir, GET_TEMP);
+    crate::temporaries::locked_output_in(dir, GET_TEMP)
+}

@@ -2,15 +2,18 @@
 //! file searched in place ([`SortedIndex`]); only the blocks that can hold the key are read
 //! from the part files its `.loc` names, and decompressed one at a time.
 
+use std::collections::HashMap;
+use std::fs::File;
 use std::io::{self, BufRead, Read};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::lookup::{IndexLine, KeyLines, LookupError, SortedIndex, key_of};
+use super::lookup::{IndexLine, KeyLines, LookupError, MAX_INDEX_LINE, SortedIndex, key_of};
 use super::zipnum::paths;
+use crate::formats::segment::FileRange;
 
 /// Largest block read (compressed, and its lines decompressed): a block holds a few thousand
-/// lines; a summary line naming more is refused rather than read.
+/// lines; a summary line naming more is refused rather than read. Blocks are inflated as
+/// their lines are taken, so this bounds time, not memory.
 const MAX_BLOCK: u64 = 64 << 20;
 
 /// A ZipNum index opened for look-ups: its summary (`.idx`) searched in place as a sorted
@@ -67,22 +70,24 @@ impl ZipNumIndex {
         let from = self.summary.first_at_or_after(key.as_bytes())?;
         let start = self.summary.line_start_before(from)?.unwrap_or(from);
         let summary = self.summary.lines_from(start)?;
-        Ok(BlockLines { index: self, summary, key: key.as_bytes().to_vec(), block: Vec::new() })
+        Ok(BlockLines {
+            index: self,
+            summary,
+            key: key.as_bytes().to_vec(),
+            block: None,
+            last: HashMap::new(),
+        })
     }
 
     /// Every line, block after block.
     pub fn all_lines(&self) -> Result<BlockLines<'_>, LookupError> {
         let summary = self.summary.lines_from(0)?;
-        Ok(BlockLines { index: self, summary, key: Vec::new(), block: Vec::new() })
+        Ok(BlockLines { index: self, summary, key: Vec::new(), block: None, last: HashMap::new() })
     }
 
-    /// The lines of the block a summary line (its byte offset `line.at`) names.
-    fn block(&self, line: &IndexLine) -> Result<Vec<IndexLine>, LookupError> {
-        let bad = |why: String| LookupError::ZipNum {
-            path: self.path().to_path_buf(),
-            place: format!("the line at byte {}", line.at),
-            why,
-        };
+    /// Where the block a summary line (its byte offset `line.at`) names lies.
+    fn place(&self, line: &IndexLine) -> Result<BlockPlace, LookupError> {
+        let bad = |why: String| self.bad(line.at, why);
         let text = String::from_utf8_lossy(&line.text);
         let fields: Vec<&str> = text.split('\t').collect();
         let [_, part, offset, length, ..] = fields[..] else {
@@ -94,31 +99,96 @@ impl ZipNumIndex {
         if length > MAX_BLOCK {
             return Err(bad(format!("a block of {length} bytes (at most {MAX_BLOCK} are read)")));
         }
-        let Some((_, rel)) = self.parts.iter().find(|(n, _)| n == part) else {
-            return Err(bad(format!("part {part:?} is not in the .loc file")));
+        Ok(BlockPlace { part: part.to_string(), offset, length })
+    }
+
+    /// The block at `place` (named by the summary line at byte `at`), opened to be inflated
+    /// as it is read.
+    fn open_block(&self, place: &BlockPlace, at: u64) -> Result<OpenBlock, LookupError> {
+        let Some((_, rel)) = self.parts.iter().find(|(n, _)| *n == place.part) else {
+            return Err(self.bad(at, format!("part {:?} is not in the .loc file", place.part)));
         };
         let path = self.folder.join(rel);
         let data = crate::layout::open_in(&self.folder, rel)
             .map_err(|e| LookupError::Io { path: path.clone(), source: io::Error::other(e) })?;
-        let mut member = vec![0u8; length as usize];
-        data.read_exact_at(&mut member, offset).map_err(|e| {
-            bad(format!("{}: {length} bytes at offset {offset}: {e}", path.display()))
-        })?;
-        let mut lines = Vec::new();
-        // A block may be several gzip members (one per line, as some writers make them).
-        flate2::read::MultiGzDecoder::new(&member[..])
-            .take(MAX_BLOCK + 1)
-            .read_to_end(&mut lines)
-            .map_err(|e| bad(format!("{}: the block at offset {offset}: {e}", path.display())))?;
-        if lines.len() as u64 > MAX_BLOCK {
-            return Err(bad(format!("the block inflates past {MAX_BLOCK} bytes")));
+        let (offset, length) = (place.offset, place.length);
+        let have =
+            data.metadata().map_err(|source| LookupError::Io { path: path.clone(), source })?;
+        if offset.checked_add(length).is_none_or(|end| end > have.len()) {
+            let why =
+                format!("{}: {length} bytes at offset {offset}: past its end", path.display());
+            return Err(self.bad(at, why));
         }
-        // A line of a block is placed by its block's offset (the part file's byte).
-        Ok(lines
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(|l| IndexLine { at: offset, text: l.to_vec() })
-            .collect())
+        let raw = io::BufReader::with_capacity(1 << 16, FileRange::new(data, offset, length));
+        // A block may be several gzip members (one per line, as some writers make them).
+        let inflated = flate2::bufread::MultiGzDecoder::new(raw).take(MAX_BLOCK + 1);
+        Ok(OpenBlock { lines: io::BufReader::with_capacity(1 << 16, inflated), path, offset, at })
+    }
+
+    fn bad(&self, at: u64, why: String) -> LookupError {
+        LookupError::ZipNum {
+            path: self.path().to_path_buf(),
+            place: format!("the line at byte {at}"),
+            why,
+        }
+    }
+}
+
+/// Where a block lies: its part, offset and length (compressed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct BlockPlace {
+    part: String,
+    offset: u64,
+    length: u64,
+}
+
+/// A block being read: inflated as its lines are taken, so memory holds one line, not the
+/// block.
+struct OpenBlock {
+    lines: io::BufReader<io::Take<flate2::bufread::MultiGzDecoder<io::BufReader<FileRange<File>>>>>,
+    path: PathBuf,
+    /// The block's offset in its part (each of its lines is placed there).
+    offset: u64,
+    /// The summary line's byte offset.
+    at: u64,
+}
+
+impl OpenBlock {
+    /// The block's next non-empty line, or `None` at its end.
+    fn next_line(&mut self, index: &ZipNumIndex) -> Result<Option<IndexLine>, LookupError> {
+        let mut text = Vec::new();
+        loop {
+            text.clear();
+            let n = (&mut self.lines)
+                .take(MAX_INDEX_LINE as u64 + 1)
+                .read_until(b'\n', &mut text)
+                .map_err(|e| {
+                    let why = format!(
+                        "{}: the block at offset {}: {e}",
+                        self.path.display(),
+                        self.offset
+                    );
+                    index.bad(self.at, why)
+                })?;
+            if n == 0 {
+                if self.lines.get_ref().limit() == 0 {
+                    return Err(
+                        index.bad(self.at, format!("the block inflates past {MAX_BLOCK} bytes"))
+                    );
+                }
+                return Ok(None);
+            }
+            if text.last() == Some(&b'\n') {
+                text.pop();
+            } else if text.len() > MAX_INDEX_LINE {
+                let why = format!("a line of the block longer than {MAX_INDEX_LINE} bytes");
+                return Err(index.bad(self.at, why));
+            }
+            if !text.is_empty() {
+                // A line of a block is placed by its block's offset (the part file's byte).
+                return Ok(Some(IndexLine { at: self.offset, text }));
+            }
+        }
     }
 }
 
@@ -127,8 +197,42 @@ pub struct BlockLines<'a> {
     index: &'a ZipNumIndex,
     summary: KeyLines,
     key: Vec<u8>,
-    /// The rest of the current block, reversed (popped from the end).
-    block: Vec<IndexLine>,
+    /// The block being read.
+    block: Option<OpenBlock>,
+    /// The last block opened in each part: a summary line naming it again is skipped (its
+    /// lines were given), one naming a block inside it refused.
+    last: HashMap<String, BlockPlace>,
+}
+
+impl BlockLines<'_> {
+    /// The current block's next line that can be given; `None` when the block is done.
+    fn next_in_block(&mut self) -> Option<Result<IndexLine, LookupError>> {
+        let block = self.block.as_mut()?;
+        loop {
+            let line = match block.next_line(self.index) {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.block = None;
+                    return None;
+                }
+                Err(e) => {
+                    self.block = None;
+                    return Some(Err(e));
+                }
+            };
+            let key = key_of(&line.text);
+            match self.key.is_empty() || key == self.key.as_slice() {
+                true => return Some(Ok(line)),
+                // Past the key: nothing after it can match.
+                false if key > self.key.as_slice() => {
+                    self.block = None;
+                    self.summary.stop();
+                    return None;
+                }
+                false => {}
+            }
+        }
+    }
 }
 
 impl Iterator for BlockLines<'_> {
@@ -136,18 +240,8 @@ impl Iterator for BlockLines<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            while let Some(line) = self.block.pop() {
-                let key = key_of(&line.text);
-                match self.key.is_empty() || key == self.key.as_slice() {
-                    true => return Some(Ok(line)),
-                    // Past the key: nothing after it can match.
-                    false if key > self.key.as_slice() => {
-                        self.block.clear();
-                        self.summary.stop();
-                        return None;
-                    }
-                    false => {}
-                }
+            if let Some(line) = self.next_in_block() {
+                return Some(line);
             }
             let summary = match self.summary.next()? {
                 Ok(s) => s,
@@ -158,13 +252,28 @@ impl Iterator for BlockLines<'_> {
                 self.summary.stop();
                 return None;
             }
-            match self.index.block(&summary) {
-                Ok(mut lines) => {
-                    lines.reverse();
-                    self.block = lines;
+            let place = match self.index.place(&summary) {
+                Ok(p) => p,
+                Err(e) => return Some(Err(e)),
+            };
+            match self.last.get(&place.part) {
+                // Its lines were given: a block is inflated once however many lines name it.
+                Some(last) if *last == place => continue,
+                Some(last) if place.offset < last.offset.saturating_add(last.length) => {
+                    let why = format!(
+                        "the block at offset {} of part {:?} starts inside one read before it \
+                         (at offset {}): the summary is not in block order",
+                        place.offset, place.part, last.offset
+                    );
+                    return Some(Err(self.index.bad(summary.at, why)));
                 }
+                _ => {}
+            }
+            match self.index.open_block(&place, summary.at) {
+                Ok(block) => self.block = Some(block),
                 Err(e) => return Some(Err(e)),
             }
+            self.last.insert(place.part.clone(), place);
         }
     }
 }

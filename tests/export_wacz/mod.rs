@@ -328,3 +328,29 @@ fn every_described_page_replays_in_a_browser() {
         assert!(png.starts_with(b"\x89PNG") && png.len() > 1000, "{name}: a screenshot");
     }
 }
+
+/// A temporary a killed export left (`.wacz-XXXXXX`, unlocked: its maker is gone) is removed
+/// by the next export into that folder; one a live export holds (locked) and files of other
+/// names are left; the WACZ gets the mode the umask gives, as any new file.
+#[test]
+fn a_killed_exports_temporary_goes_and_the_wacz_honours_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    package(&sample("nedlib"), &pkg, &[]);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join(".wacz-dead01"), b"PK\x03\x04 half a WACZ").unwrap();
+    std::fs::write(out.join(".wacz-notours"), b"kept").unwrap();
+    let live = std::fs::File::create(out.join(".wacz-live01")).unwrap();
+    rustix::fs::flock(&live, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let wacz = out.join("x.wacz");
+    let o = crate::util::webaip_with_umask(
+        &["export", "wacz", pkg.to_str().unwrap(), "-o", wacz.to_str().unwrap()],
+        0o027,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(crate::util::files_in(&out), [".wacz-live01", ".wacz-notours", "x.wacz"]);
+    let mode = std::fs::metadata(&wacz).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "mode {mode:o}");
+}

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use webaip::index::cdxj::IndexEntry;
@@ -426,4 +427,133 @@ fn records_come_from_the_store_by_package_identifier() {
     let o = get(&[&store_args[..], &[&e.url, "--at", &e.timestamp]].concat());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&format!("container {}, offset 1: ", e.filename)), "{err}");
+}
+
+/// `get -o` writes its output with the mode the umask gives (as any new file), and removes a
+/// temporary a killed run left beside it (unlocked: its maker is gone).
+#[test]
+fn get_output_honours_the_umask_and_a_killed_runs_temporary_goes() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let index = f.package.with_extension("cdxj");
+    write_index(&index, &f.lines);
+    let outdir = f.package.with_extension("outdir");
+    std::fs::create_dir(&outdir).unwrap();
+    std::fs::write(outdir.join(".webaip-get-dead01"), b"half a record").unwrap();
+    let out = outdir.join("record.bin");
+    let o = crate::util::webaip_with_umask(
+        &[
+            "get",
+            "--index",
+            index.to_str().unwrap(),
+            "--package",
+            f.package.to_str().unwrap(),
+            "http://example.com/",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        0o027,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(crate::util::files_in(&outdir), ["record.bin"]);
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "mode {mode:o}");
+}
+
+/// A cheap deterministic generator of filler text.
+fn filler(state: &mut u64, len: usize) -> String {
+    (0..len)
+        .map(|_| {
+            *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            b"abcdefghijklmnopqrstuvwxyz234567"[(*state >> 59) as usize] as char
+        })
+        .collect()
+}
+
+/// 200 summary lines naming one block (of 20,000 lines) for the key looked up: the block is
+/// read once, so its lines come once each (not 200 times), in bounded time.
+#[test]
+fn a_block_named_by_many_summary_lines_is_read_once() {
+    use std::io::Write;
+    let f = fixture();
+    let dir = f.package.with_extension("zipnum");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut state = 7u64;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    for i in 0..20_000 {
+        let url = format!("http://aaaa.com/{i:06}/{}", filler(&mut state, 40));
+        writeln!(gz, "com,aaaa)/{i:06} 20170101000000 {{\"url\": \"{url}\"}}").unwrap();
+    }
+    let wanted: Vec<&String> = f.lines.iter().filter(|l| l.starts_with("com,example)/ ")).collect();
+    for l in &wanted {
+        writeln!(gz, "{l}").unwrap();
+    }
+    let block = gz.finish().unwrap();
+    let first: Vec<&str> = wanted[0].splitn(3, ' ').take(2).collect();
+    let line = format!("{}\tall\t0\t{}\t1\n", first.join(" "), block.len());
+    std::fs::write(dir.join("all.cdx.gz"), &block).unwrap();
+    std::fs::write(dir.join("all.loc"), "all\tall.cdx.gz\n").unwrap();
+    std::fs::write(dir.join("all.idx"), line.repeat(200)).unwrap();
+    let z = webaip::index::zipnum_lookup::ZipNumIndex::open(&dir.join("all.idx")).unwrap();
+    let started = Instant::now();
+    let got: Vec<_> = z.lines_of("com,example)/").unwrap().map(|l| l.unwrap().text).collect();
+    let took = started.elapsed();
+    eprintln!("{} KB block named 200 times: {} lines in {took:?}", block.len() >> 10, got.len());
+    assert_eq!(got.len(), wanted.len());
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// A block of 48 MiB of lines (about 30 MiB compressed) is inflated as its lines are read:
+/// `get`'s peak RSS stays far below the block's size.
+#[test]
+fn a_large_block_is_streamed_in_bounded_memory() {
+    use std::io::Write;
+    let f = fixture();
+    let dir = f.package.with_extension("zipnum");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut state = 11u64;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut inflated = 0;
+    for i in 0.. {
+        let line = format!(
+            "com,aaaa)/{i:08} 20170101000000 {{\"url\": \"http://aaaa.com/{}\"}}\n",
+            filler(&mut state, 100)
+        );
+        gz.write_all(line.as_bytes()).unwrap();
+        inflated += line.len();
+        if inflated > 48 << 20 {
+            break;
+        }
+    }
+    for l in f.lines.iter().filter(|l| l.starts_with("com,example)/ ")) {
+        writeln!(gz, "{l}").unwrap();
+    }
+    let block = gz.finish().unwrap();
+    std::fs::write(dir.join("all.cdx.gz"), &block).unwrap();
+    std::fs::write(dir.join("all.loc"), "all\tall.cdx.gz\n").unwrap();
+    let line = format!("com,aaaa)/00000000 20170101000000\tall\t0\t{}\t1\n", block.len());
+    std::fs::write(dir.join("all.idx"), line).unwrap();
+    let idx = dir.join("all.idx");
+    let out = dir.join("record.bin");
+    let args = [
+        "get",
+        "--index",
+        idx.to_str().unwrap(),
+        "--package",
+        f.package.to_str().unwrap(),
+        "http://example.com/",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let run = crate::fuzz::child::launch_webaip(&args, &dir);
+    eprintln!(
+        "{} MiB block ({} MiB inflated): {:?}, peak RSS {} KiB",
+        block.len() >> 20,
+        inflated >> 20,
+        run.status,
+        run.peak_rss >> 10
+    );
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(out.exists());
+    assert!(run.peak_rss < 40 << 20, "peak RSS {} MiB", run.peak_rss >> 20);
 }

@@ -378,6 +378,21 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// `webaip ARGS` run with umask `mask`.
+pub fn webaip_with_umask(args: &[&str], mask: libc::mode_t) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = webaip_command();
+    c.args(args);
+    // SAFETY: umask is async-signal-safe and cannot fail.
+    unsafe {
+        c.pre_exec(move || {
+            libc::umask(mask);
+            Ok(())
+        });
+    }
+    c.output().expect("webaip runs")
+}
+
 /// The names in `dir`, sorted.
 pub fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -10,6 +10,8 @@ use std::process::Command;
 
 use crate::util::{corpus, json, oracle_python, repo, webaip};
 
+mod hostile;
+
 /// The heritrix sample's two WARCs, as `webaip package` writes them.
 const HERITRIX_WARCS: [&str; 2] = [
     "IAH-20240315103000-00000-crawler.example.warc.gz",

@@ -18,8 +18,17 @@ usage: mutate.py IN.wacz OUT.wacz DAMAGE [ARG]
   duplicate MEMBER    a second member named MEMBER (the same bytes) added after the first
   local-name MEMBER   the last letter of MEMBER's name changed to X in its local header only
   local-crc MEMBER    one byte of the CRC-32 in MEMBER's local header changed
+  many N              N small members (notes/NNNNN.txt) added and listed in the manifest: no
+                      damage, a valid WACZ of many members
+  prefix N            N bytes put before the ZIP, its offsets left as they were (as `cat`
+                      does; Python's zipfile still reads it)
+  prefix-adjusted N   the same, with every offset moved by N (as `zip -A` does)
+  hidden-local        a member (notes/hidden.txt) written, then its central directory entry
+                      removed: its local header is left between the last member and the
+                      central directory
+  idx-garbage         a line that is no block line added to indexes/index.idx
 """
-import gzip, hashlib, json, sys, warnings, zipfile
+import gzip, hashlib, json, struct, sys, warnings, zipfile
 
 warnings.simplefilter("ignore")  # zipfile warns of the duplicate name it is asked to write
 
@@ -121,7 +130,20 @@ def main():
         extra.append(("../evil.txt", b"outside\n"))
     elif damage == "duplicate":
         extra.append((args[0], members[args[0]][1]))
-    elif damage in ("local-name", "local-crc"):
+    elif damage == "many":
+        dp = json.loads(members["datapackage.json"][1])
+        for i in range(int(args[0])):
+            name, data = f"notes/{i:05}.txt", f"note {i}\n".encode()
+            members[name] = [zipfile.ZIP_STORED, data]
+            dp["resources"].append({"name": f"{i:05}.txt", "path": name, "hash": sha256(data), "bytes": len(data)})
+        members["datapackage.json"][1] = json.dumps(dp, indent=2).encode()
+        refresh_digest(members)
+    elif damage == "idx-garbage":
+        members["indexes/index.idx"][1] += b"this is no block line\n"
+        refresh(members)
+    elif damage == "hidden-local":
+        extra.append(("notes/hidden.txt", b"seen by a streaming reader only\n"))
+    elif damage in ("local-name", "local-crc", "prefix", "prefix-adjusted"):
         pass
     else:
         sys.exit(f"unknown damage {damage}")
@@ -132,6 +154,51 @@ def main():
             z.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
     if damage in ("local-name", "local-crc"):
         patch_local_header(dst, args[0], damage)
+    elif damage in ("prefix", "prefix-adjusted"):
+        prefix(dst, int(args[0]), damage == "prefix-adjusted")
+    elif damage == "hidden-local":
+        drop_central_entry(dst, "notes/hidden.txt")
+
+
+def end_record(data):
+    """The offset of the end of central directory record, and its (entries, size, offset)."""
+    at = data.rindex(b"PK\x05\x06")
+    entries, size, offset = struct.unpack_from("<HII", data, at + 10)
+    return at, entries, size, offset
+
+
+def prefix(path, n, adjusted):
+    """Puts n bytes before the ZIP; with `adjusted`, every offset counts them."""
+    data = bytearray(open(path, "rb").read())
+    at, entries, size, offset = end_record(data)
+    if adjusted:
+        pos = offset
+        for _ in range(entries):
+            assert data[pos:pos + 4] == b"PK\x01\x02"
+            nlen, xlen, clen = struct.unpack_from("<HHH", data, pos + 28)
+            (local,) = struct.unpack_from("<I", data, pos + 42)
+            struct.pack_into("<I", data, pos + 42, local + n)
+            pos += 46 + nlen + xlen + clen
+        struct.pack_into("<I", data, at + 16, offset + n)
+    open(path, "wb").write(b"#!/bin/sh\n" + b"x" * (n - 10) + bytes(data))
+
+
+def drop_central_entry(path, name):
+    """Removes `name`'s central directory entry (its local header and data stay)."""
+    data = bytearray(open(path, "rb").read())
+    at, entries, size, offset = end_record(data)
+    pos = offset
+    for _ in range(entries):
+        nlen, xlen, clen = struct.unpack_from("<HHH", data, pos + 28)
+        length = 46 + nlen + xlen + clen
+        if data[pos + 46:pos + 46 + nlen] == name.encode():
+            del data[pos:pos + length]
+            at -= length
+            struct.pack_into("<HHI", data, at + 8, entries - 1, entries - 1, size - length)
+            open(path, "wb").write(bytes(data))
+            return
+        pos += length
+    sys.exit(f"no central directory entry for {name}")
 
 
 def patch_local_header(path, name, damage):

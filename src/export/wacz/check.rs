@@ -19,16 +19,19 @@
 //! walked once, its derived lines and the index's lines sorted on disk ([`LineSorter`]) and
 //! merged by (WARC, offset); pages and captures likewise by URL.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::formats::digest::hex;
+use crate::formats::segment::FileRange;
 use crate::formats::warc::WarcReader;
 use crate::index::cdxj::{IndexEntry, json_string};
 use crate::index::record::{RecordIndexError, entry_of};
@@ -61,6 +64,8 @@ const MAX_LINE: u64 = 1 << 20;
 const SORT_BUDGET: usize = 32 << 20;
 /// Findings of one kind listed one by one before they are only counted.
 const MAX_SAME: usize = 50;
+/// Characters of a finding's message shown at most (a message may quote the input).
+const MAX_MESSAGE: usize = 1000;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -167,17 +172,31 @@ struct Member {
     compressed: u64,
     size: u64,
     crc: u32,
+    /// A data descriptor follows the data.
+    descriptor: bool,
 }
 
 /// The check's state: the file, its members, the findings so far.
 struct Check {
     path: String,
-    file: File,
+    file: Arc<File>,
     len: u64,
     members: Vec<Member>,
     by_name: HashMap<String, usize>,
     findings: Vec<Finding>,
+    /// Findings made of each rule and severity, listed or not (past [`MAX_SAME`]).
+    made: BTreeMap<(&'static str, SeverityKey), usize>,
     report_counts: (u64, u64, u64),
+}
+
+/// A severity as a map key (errors first).
+type SeverityKey = u8;
+
+fn severity_key(s: Severity) -> SeverityKey {
+    match s {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+    }
 }
 
 /// Checks the WACZ at `path`: every finding, or why it cannot be read at all.
@@ -186,18 +205,19 @@ pub fn check_wacz(path: &Path) -> Result<WaczReport, WaczCheckError> {
     let io_err = |source| WaczCheckError::Io { path: shown.clone(), source };
     let file = open_regular(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
-    let members = zipdir::read(&file, len)
+    let dir = zipdir::read(&file, len)
         .map_err(|e| WaczCheckError::NotZip { path: shown.clone(), message: e.to_string() })?;
     let mut check = Check {
         path: shown.clone(),
-        file,
+        file: Arc::new(file),
         len,
         members: Vec::new(),
         by_name: HashMap::new(),
         findings: Vec::new(),
+        made: BTreeMap::new(),
         report_counts: (0, 0, 0),
     };
-    check.structure(members);
+    check.structure(dir);
     check.layout();
     let digests = check.datapackage().map_err(io_err)?;
     check.datapackage_digest(&digests);
@@ -226,9 +246,35 @@ fn safe_name(name: &str) -> bool {
     !unsafe_name
 }
 
+/// `f` with its member name and message cut to what a line can show.
+fn clipped(mut f: Finding) -> Finding {
+    if f.member.len() > zipdir::SHOWN_NAME {
+        f.member = zipdir::clip(&f.member, zipdir::SHOWN_NAME);
+    }
+    if f.message.len() > MAX_MESSAGE {
+        f.message = zipdir::clip(&f.message, MAX_MESSAGE);
+    }
+    f
+}
+
 impl Check {
+    /// Lists `f`, unless [`MAX_SAME`] of its rule and severity are listed already: those
+    /// past it are only counted, and summed up in one line at the end.
+    fn push(&mut self, f: Finding) {
+        let made = self.made.entry((f.rule, severity_key(f.severity))).or_default();
+        *made += 1;
+        if *made <= MAX_SAME {
+            self.findings.push(clipped(f));
+        }
+    }
+
+    /// Lists findings already capped by their maker.
+    fn extend_listed(&mut self, found: impl IntoIterator<Item = Finding>) {
+        self.findings.extend(found.into_iter().map(clipped));
+    }
+
     fn find(&mut self, severity: Severity, rule: &'static str, member: &str, message: String) {
-        self.findings.push(Finding {
+        self.push(Finding {
             severity,
             rule,
             member: member.to_string(),
@@ -249,7 +295,7 @@ impl Check {
         at: (Option<u64>, Option<u64>),
         m: String,
     ) {
-        self.findings.push(Finding {
+        self.push(Finding {
             severity: Severity::Error,
             rule,
             member: member.to_string(),
@@ -259,84 +305,39 @@ impl Check {
         });
     }
 
-    fn into_report(self) -> WaczReport {
-        let errors = self.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    fn into_report(mut self) -> WaczReport {
+        let mut errors = self.findings.iter().filter(|f| f.severity == Severity::Error).count();
+        let mut warnings = self.findings.len() - errors;
+        for (&(rule, key), &made) in &self.made {
+            let Some(hidden) = made.checked_sub(MAX_SAME).filter(|&n| n > 0) else { continue };
+            let (severity, what) = match key {
+                0 => (Severity::Error, "errors"),
+                _ => (Severity::Warning, "warnings"),
+            };
+            match severity {
+                Severity::Error => errors += hidden,
+                Severity::Warning => warnings += hidden,
+            }
+            self.findings.push(Finding {
+                severity,
+                rule,
+                member: String::new(),
+                line: None,
+                offset: None,
+                message: format!("{hidden} more {rule} {what} not listed"),
+            });
+        }
         WaczReport {
             wacz: self.path,
             valid: errors == 0,
             errors,
-            warnings: self.findings.len() - errors,
+            warnings,
             members: self.members.len(),
             warcs: self.members.iter().filter(|m| is_warc(&m.name)).count(),
             records: self.report_counts.0,
             index_lines: self.report_counts.1,
             pages: self.report_counts.2,
             findings: self.findings,
-        }
-    }
-
-    /// Keeps the members that are safe to read: named safely, inside the file, not
-    /// overlapping; each one kept that breaks a rule is a finding.
-    fn structure(&mut self, listed: Vec<zipdir::Entry>) {
-        let mut spans = Vec::new();
-        for e in listed {
-            if !safe_name(&e.name) {
-                self.error(RULE_ZIP, &e.name, "member name leads outside the WACZ's root".into());
-                continue;
-            }
-            for why in &e.local_differs {
-                self.error(RULE_ZIP, &e.name, why.clone());
-            }
-            let Some(data_start) = e.data_start else {
-                let msg =
-                    format!("the local header at byte {} lies outside the file", e.header_start);
-                self.error(RULE_ZIP, &e.name, msg);
-                continue;
-            };
-            let m = Member {
-                name: e.name,
-                stored: e.method == 0,
-                deflated: e.method == 8,
-                header_start: e.header_start,
-                data_start,
-                compressed: e.compressed,
-                size: e.size,
-                crc: e.crc,
-            };
-            if data_start.checked_add(m.compressed).is_none_or(|end| end > self.len) {
-                let msg = format!(
-                    "member data ({} bytes at {}) lies outside the file ({} bytes)",
-                    m.compressed, m.data_start, self.len
-                );
-                self.error(RULE_ZIP, &m.name, msg);
-                continue;
-            }
-            if m.stored && m.size != m.compressed {
-                let msg =
-                    format!("stored member of {} bytes declares {} bytes", m.compressed, m.size);
-                self.error(RULE_ZIP, &m.name, msg);
-                continue;
-            }
-            if let Some(&first) = self.by_name.get(&m.name) {
-                let msg = format!(
-                    "member name appears again (central directory entry at byte {}; the first \
-                     member of this name has its local header at byte {}): readers keep only \
-                     one of them, which one differs between readers",
-                    e.central_at, self.members[first].header_start
-                );
-                self.error(RULE_ZIP, &m.name, msg);
-                continue;
-            }
-            spans.push((m.header_start, m.data_start + m.compressed, m.name.clone()));
-            self.by_name.insert(m.name.clone(), self.members.len());
-            self.members.push(m);
-        }
-        spans.sort();
-        for w in spans.windows(2) {
-            if w[1].0 < w[0].1 {
-                let msg = format!("member overlaps `{}` (bytes {}..{})", w[0].2, w[0].0, w[0].1);
-                self.error(RULE_ZIP, &w[1].2, msg);
-            }
         }
     }
 
@@ -383,9 +384,9 @@ impl Check {
     /// A reader of member `m`'s bytes (inflated when it is deflated), at most its declared
     /// size plus one byte (so a longer one is seen).
     fn open(&self, m: &Member) -> io::Result<Box<dyn Read + Send>> {
-        let mut file = self.file.try_clone()?;
-        file.seek(SeekFrom::Start(m.data_start))?;
-        let raw = BufReader::with_capacity(1 << 16, file.take(m.compressed));
+        // Positioned reads: readers of several members never move each other's offset.
+        let range = FileRange::new(Arc::clone(&self.file), m.data_start, m.compressed);
+        let raw = BufReader::with_capacity(1 << 16, range);
         if m.stored {
             Ok(Box::new(raw))
         } else if m.deflated {
@@ -560,4 +561,5 @@ fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Option<(
 }
 
 mod crossref;
+mod structure;
 mod zipdir;

@@ -18,7 +18,8 @@
 //! once, for its index line and, when it is an HTML page, its title;
 //! memory is one copy buffer plus the index's sort budget, whatever the package's size. The
 //! ZIP is written under a temporary name beside the output and renamed once complete: a failed
-//! or killed export leaves no `.wacz`.
+//! or killed export leaves no `.wacz`, and the next export into that folder removes what a
+//! killed one left (`.wacz-XXXXXX`). The WACZ gets the mode any new file gets (the umask's).
 
 pub mod check;
 mod index;
@@ -46,6 +47,11 @@ pub const METS_MEMBER: &str = "metadata/METS.xml";
 
 /// The WACZ version written.
 pub const WACZ_VERSION: &str = "1.1.1";
+
+/// The temporaries of an export, beside its output: the ZIP being written and its index and
+/// pages.
+const WACZ_TEMP: crate::temporaries::TempName =
+    crate::temporaries::TempName { prefix: ".wacz-", suffix: "", dirs: false };
 
 /// How to export.
 #[derive(Debug, Clone)]
@@ -209,8 +215,10 @@ pub fn export_wacz(
     if inside(&dir, package) {
         return Err(WaczError::OutputInPackage { out: out.to_path_buf() });
     }
-    let temp = || tempfile::Builder::new().prefix(".wacz-").tempfile_in(&dir).map_err(io_at(&dir));
-    let part = temp()?;
+    // Temporaries of runs that died (killed, power lost) go first; a live run's are locked.
+    crate::temporaries::remove_dead(&dir, WACZ_TEMP);
+    let temp = || crate::temporaries::locked_file_in(&dir, WACZ_TEMP).map_err(io_at(&dir));
+    let part = crate::temporaries::locked_output_in(&dir, WACZ_TEMP).map_err(io_at(&dir))?;
     let now = chrono::Utc::now();
     let file = part.reopen().map_err(io_at(part.path()))?;
     let mut zip = zipout::WaczZip::new(file, part.path(), now);

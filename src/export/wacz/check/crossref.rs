@@ -199,7 +199,7 @@ impl Check {
             json_string(&mut url, &entry.url);
             captures.push(format!("{url}{TAB}0").as_bytes())?;
         }
-        self.findings.extend(bad.summary(RULE_INDEX, &m.name, "bad index lines"));
+        self.extend_listed(bad.summary(RULE_INDEX, &m.name, "bad index lines"));
         Ok(())
     }
 
@@ -264,13 +264,13 @@ impl Check {
             Ok(())
         })?;
         unlisted.take(last.take());
-        self.findings.extend(found);
-        self.findings.extend(capped.summary(
+        self.extend_listed(found);
+        self.extend_listed(capped.summary(
             RULE_INDEX,
             "indexes/",
             "index lines that differ from their record",
         ));
-        self.findings.extend(unlisted.findings);
+        self.extend_listed(unlisted.findings);
         if unlisted.count > 0 {
             self.error(
                 RULE_INDEX,
@@ -326,19 +326,22 @@ impl Check {
                     break;
                 }
             }
+            if buf.is_empty() {
+                continue;
+            }
             let text = String::from_utf8_lossy(&buf).into_owned();
             let mut parts = text.splitn(3, ' ');
-            let (Some(key), Some(ts), Some(json)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
+            let fields = match (parts.next(), parts.next(), parts.next()) {
+                (Some(key), Some(ts), Some(json)) => {
+                    serde_json::from_str::<serde_json::Value>(json).ok().map(|f| (key, ts, f))
+                }
+                _ => None,
             };
-            let Ok(fields) = serde_json::from_str::<serde_json::Value>(json) else {
-                self.error_at(
-                    RULE_ZIPNUM,
-                    &idx.name,
-                    (Some(no), None),
-                    "JSON fields do not parse".into(),
-                );
+            let Some((key, ts, fields)) = fields else {
+                if capped.list() {
+                    let msg = "not a block line (KEY TIMESTAMP {JSON fields})".into();
+                    self.error_at(RULE_ZIPNUM, &idx.name, (Some(no), None), msg);
+                }
                 continue;
             };
             if key == "!meta" {
@@ -351,12 +354,10 @@ impl Check {
                 fields.get(n).and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
             };
             let (Some(offset), Some(length)) = (num("offset"), num("length")) else {
-                self.error_at(
-                    RULE_ZIPNUM,
-                    &idx.name,
-                    (Some(no), None),
-                    "`offset` or `length` missing".into(),
-                );
+                if capped.list() {
+                    let msg = "`offset` or `length` missing".into();
+                    self.error_at(RULE_ZIPNUM, &idx.name, (Some(no), None), msg);
+                }
                 continue;
             };
             let digest = fields.get("digest").and_then(|v| v.as_str()).map(str::to_string);
@@ -378,7 +379,7 @@ impl Check {
                 self.error_at(RULE_ZIPNUM, &idx.name, (Some(no), None), why);
             }
         }
-        self.findings.extend(capped.summary(RULE_ZIPNUM, &idx.name, "bad block lines"));
+        self.extend_listed(capped.summary(RULE_ZIPNUM, &idx.name, "bad block lines"));
         Ok(())
     }
 
@@ -404,10 +405,7 @@ impl Check {
             ));
         }
         let mut block = vec![0u8; length as usize];
-        let read = self.file.try_clone().and_then(|mut f| {
-            f.seek(SeekFrom::Start(m.data_start + offset))?;
-            f.read_exact(&mut block)
-        });
+        let read = self.file.read_exact_at(&mut block, m.data_start + offset);
         if let Err(e) = read {
             return Some(format!("block {offset}+{length} cannot be read: {e}"));
         }
@@ -562,8 +560,8 @@ impl Check {
             }
             Ok(())
         })?;
-        self.findings.extend(found);
-        self.findings.extend(capped.summary(RULE_PAGES, "pages/", "pages without a capture"));
+        self.extend_listed(found);
+        self.extend_listed(capped.summary(RULE_PAGES, "pages/", "pages without a capture"));
         Ok(())
     }
 
@@ -606,7 +604,7 @@ impl Check {
         if no == 0 {
             self.error(RULE_PAGES, &m.name, "empty: the header line is missing".into());
         }
-        self.findings.extend(capped.summary(RULE_PAGES, &m.name, "bad pages"));
+        self.extend_listed(capped.summary(RULE_PAGES, &m.name, "bad pages"));
         Ok(())
     }
 

@@ -4,7 +4,10 @@
 //! headers and one that seeks sees the directory; both views must agree.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read};
+use std::os::unix::fs::FileExt;
+
+use crate::formats::segment::FileRange;
 
 /// End of central directory record.
 const EOCD: &[u8; 4] = b"PK\x05\x06";
@@ -20,6 +23,8 @@ const LOCAL: &[u8; 4] = b"PK\x03\x04";
 const EOCD_SEARCH: u64 = 22 + 0xFFFF;
 /// General purpose flag: sizes and CRC follow the data, the local header holds zeros.
 const FLAG_DESCRIPTOR: u16 = 1 << 3;
+/// Characters of a name read from the file that a message carries at most.
+pub(super) const SHOWN_NAME: usize = 200;
 
 /// One central directory entry, with what its local header says.
 #[derive(Debug, Clone)]
@@ -39,6 +44,28 @@ pub(super) struct Entry {
     pub data_start: Option<u64>,
     /// How the local header differs from the central directory entry (empty when it agrees).
     pub local_differs: Vec<String>,
+    /// Sizes and CRC-32 follow the data (a data descriptor).
+    pub descriptor: bool,
+}
+
+/// The central directory and where the ZIP lies in the file.
+#[derive(Debug)]
+pub(super) struct ZipDir {
+    pub entries: Vec<Entry>,
+    /// Bytes before the ZIP that its offsets do not count (a prefix added after the ZIP was
+    /// written): every offset is read this much further, as Python's zipfile does.
+    pub shift: u64,
+    /// Byte offset of the central directory in the file.
+    pub dir_start: u64,
+}
+
+/// Where the central directory is, as the end record says.
+struct Located {
+    offset: u64,
+    size: u64,
+    entries: u64,
+    /// The central directory's true start in the file (its end lies where the end record is).
+    dir_start: u64,
 }
 
 /// Why the central directory cannot be read: the file is not a usable ZIP.
@@ -70,16 +97,31 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// `len` bytes at `at`, read in place: no shared file offset is moved (a reader of the
+/// central directory goes on at its own position meanwhile).
 fn read_at(file: &File, at: u64, len: usize) -> io::Result<Vec<u8>> {
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(at))?;
     let mut buf = vec![0u8; len];
-    f.read_exact(&mut buf)?;
+    file.read_exact_at(&mut buf, at)?;
     Ok(buf)
 }
 
-/// Where the central directory is: (offset, size, entries).
-fn locate(file: &File, len: u64) -> Result<(u64, u64, u64), ZipDirError> {
+/// `name` as a message shows it: lossily decoded, at most [`SHOWN_NAME`] characters.
+pub(super) fn shown(name: &[u8]) -> String {
+    clip(&String::from_utf8_lossy(name), SHOWN_NAME)
+}
+
+/// `text` cut to `max` characters, saying how long it was.
+pub(super) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
+/// Where the central directory is. A ZIP64 end record is looked for right before its
+/// locator, and a directory that ends short of the end record is taken to have a prefix
+/// before it that its offsets do not count, as Python's zipfile reads both.
+fn locate(file: &File, len: u64) -> Result<Located, ZipDirError> {
     let start = len.saturating_sub(EOCD_SEARCH);
     let tail = read_at(file, start, (len - start) as usize)?;
     // The last end record whose comment reaches the file's end exactly; else the last one.
@@ -102,41 +144,37 @@ fn locate(file: &File, len: u64) -> Result<(u64, u64, u64), ZipDirError> {
     let (mut entries, mut size, mut offset) =
         (u16_at(e, 10) as u64, u32_at(e, 12) as u64, u32_at(e, 16) as u64);
     let mut dir_end = eocd_at;
-    if eocd_at >= 20 {
-        let loc = read_at(file, eocd_at - 20, 20)?;
-        if &loc[..4] == EOCD64_LOCATOR {
-            let at64 = u64_at(&loc, 8);
-            if at64.checked_add(56).is_none_or(|end| end > eocd_at - 20) {
-                return Err(broken(eocd_at - 20, "ZIP64 end record lies outside the file"));
-            }
-            let r = read_at(file, at64, 56)?;
-            if &r[..4] != EOCD64 {
-                return Err(broken(at64, "no ZIP64 end of central directory record"));
-            }
-            (entries, size, offset) = (u64_at(&r, 32), u64_at(&r, 40), u64_at(&r, 48));
-            dir_end = at64;
+    if eocd_at >= 20 && &read_at(file, eocd_at - 20, 20)?[..4] == EOCD64_LOCATOR {
+        let Some(at64) = eocd_at.checked_sub(20 + 56) else {
+            return Err(broken(eocd_at - 20, "ZIP64 end record lies outside the file"));
+        };
+        let r = read_at(file, at64, 56)?;
+        if &r[..4] != EOCD64 {
+            return Err(broken(at64, "no ZIP64 end of central directory record"));
         }
+        (entries, size, offset) = (u64_at(&r, 32), u64_at(&r, 40), u64_at(&r, 48));
+        dir_end = at64;
     }
-    if offset.checked_add(size) != Some(dir_end) {
+    let Some(dir_start) = dir_end.checked_sub(size).filter(|&start| start >= offset) else {
         let what = format!(
             "the central directory ({size} bytes at {offset}) does not end where the end \
              record is"
         );
         return Err(broken(eocd_at, what));
-    }
-    Ok((offset, size, entries))
+    };
+    Ok(Located { offset, size, entries, dir_start })
 }
 
 /// Reads the central directory, and each entry's local header.
-pub(super) fn read(file: &File, len: u64) -> Result<Vec<Entry>, ZipDirError> {
-    let (offset, size, count) = locate(file, len)?;
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(offset))?;
-    let mut dir = BufReader::with_capacity(1 << 16, f.take(size));
-    let mut at = offset;
+pub(super) fn read(file: &File, len: u64) -> Result<ZipDir, ZipDirError> {
+    let found = locate(file, len)?;
+    let shift = found.dir_start - found.offset;
+    let mut dir =
+        BufReader::with_capacity(1 << 16, FileRange::new(file, found.dir_start, found.size));
+    let mut at = found.dir_start;
     let mut out = Vec::new();
     let mut fixed = [0u8; 46];
-    for _ in 0..count {
+    for _ in 0..found.entries {
         dir.read_exact(&mut fixed)
             .map_err(|_| broken(at, "the central directory ends before its last entry"))?;
         if &fixed[..4] != CENTRAL {
@@ -156,14 +194,17 @@ pub(super) fn read(file: &File, len: u64) -> Result<Vec<Entry>, ZipDirError> {
             header_start: u32_at(&fixed, 42) as u64,
             data_start: None,
             local_differs: Vec::new(),
+            descriptor: u16_at(&fixed, 8) & FLAG_DESCRIPTOR != 0,
         };
         let extra = &var[nlen..nlen + xlen];
         zip64_central(extra, &mut e);
-        local(file, len, u16_at(&fixed, 8), &var[..nlen], &mut e)?;
+        // Offsets count from the ZIP's start; a prefix before it moves them all.
+        e.header_start = e.header_start.saturating_add(shift);
+        local(file, len, &var[..nlen], &mut e)?;
         at += 46 + var.len() as u64;
         out.push(e);
     }
-    Ok(out)
+    Ok(ZipDir { entries: out, shift, dir_start: found.dir_start })
 }
 
 /// The ZIP64 extra field's values, for those the fixed fields mark as `0xFFFFFFFF`.
@@ -191,8 +232,8 @@ fn zip64_field(mut extra: &[u8]) -> Option<&[u8]> {
 }
 
 /// Reads `e`'s local header: where its data starts, and how it differs from the central
-/// directory entry (`flags` from it, `name` as stored there).
-fn local(file: &File, len: u64, flags: u16, name: &[u8], e: &mut Entry) -> io::Result<()> {
+/// directory entry (`name` as stored there).
+fn local(file: &File, len: u64, name: &[u8], e: &mut Entry) -> io::Result<()> {
     let end = e.header_start.checked_add(30 + name.len() as u64);
     if end.is_none_or(|end| end > len) {
         return Ok(());
@@ -212,13 +253,13 @@ fn local(file: &File, len: u64, flags: u16, name: &[u8], e: &mut Entry) -> io::R
     let local_name = &var[..nlen as usize];
     let mut differs = Vec::new();
     if local_name != name {
-        differs.push(format!("its name is `{}`", String::from_utf8_lossy(local_name)));
+        differs.push(format!("its name is `{}`", shown(local_name)));
     }
     if u16_at(&head, 8) != e.method {
         differs.push(format!("compression method {}, not {}", u16_at(&head, 8), e.method));
     }
-    let local_flags = u16_at(&head, 6);
-    if flags & FLAG_DESCRIPTOR == 0 && local_flags & FLAG_DESCRIPTOR == 0 {
+    e.descriptor |= u16_at(&head, 6) & FLAG_DESCRIPTOR != 0;
+    if !e.descriptor {
         let (mut csize, mut size) = (u32_at(&head, 18) as u64, u32_at(&head, 22) as u64);
         if let Some(v) = zip64_field(&var[nlen as usize..])
             && v.len() >= 16

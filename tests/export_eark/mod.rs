@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod checksums;
+
 use crate::fuzz::child::launch_webaip;
 use crate::util::{
     Package, eark_validator, json, oracle_python, repo, sample, webaip, webaip_command,

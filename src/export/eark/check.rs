@@ -4,7 +4,8 @@
 //!
 //! Each METS document streams once through the METS reader, the rules applied as it passes
 //! (`check::rules`): memory grows with the number of files it lists, not with its size. A ZIP is
-//! unpacked to a temporary folder first, within a cap on members and bytes (`check::unzip`).
+//! unpacked to a temporary folder first, within the caps of every ZIP webaip opens
+//! (`check::unzip`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,8 @@ mod rules;
 mod unzip;
 
 pub use fixity::NotChecked;
-pub use unzip::Refusal;
+
+use crate::formats::unzip::UnzipError;
 
 /// One rule broken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,38 +59,16 @@ pub struct CheckReport {
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// Reading failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
         source: std::io::Error,
     },
-    /// A ZIP entry would land outside the folder, or is a link.
-    #[error("{}: entry {name:?} leaves the package or is a link", path.display())]
-    Unsafe {
-        /// The file.
-        path: PathBuf,
-        /// The entry's name.
-        name: String,
-    },
-    /// The ZIP is not unpacked: a zip bomb, or no room for it.
-    #[error("{}: refused to unpack: {reason}", path.display())]
-    Refused {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        reason: Refusal,
-    },
-    /// The ZIP cannot be read.
-    #[error("{}: {source}", path.display())]
-    Zip {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: zip::result::ZipError,
-    },
+    /// The ZIP is not unpacked: unreadable, a zip bomb, or no room for it.
+    #[error(transparent)]
+    Unzip(#[from] UnzipError),
 }
 
 /// The rules a listed file's SIZE, CHECKSUM and CHECKSUMTYPE fall under (CSIP69/71/72 for a
@@ -198,15 +178,13 @@ fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
 /// Checks the package at `path`: a folder, or a `.zip` holding one root folder.
 pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
     let mut report = CheckReport::default();
-    let io = |source| CheckError::Io { path: path.to_path_buf(), source };
-    let _tmp;
+    let unzipped;
     let root = if path.is_file() {
-        let tmp = tempfile::tempdir().map_err(io)?;
-        let Some(root) = unzip::unpack(path, tmp.path(), &mut report)? else {
+        let Some(u) = unzip::unpack(path, &mut report)? else {
             return Ok(report);
         };
-        _tmp = tmp;
-        root
+        unzipped = u;
+        unzipped.root.clone()
     } else if path.is_dir() {
         path.to_path_buf()
     } else {

@@ -21,6 +21,7 @@ pub fn run(package: &Path, json: bool) -> anyhow::Result<i32> {
             "profile": "eark-csip",
             "valid": report.findings.is_empty(),
             "files_verified": report.files_verified,
+            "files_not_checked": report.files_not_checked,
             "findings": report.findings,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -30,8 +31,22 @@ pub fn run(package: &Path, json: bool) -> anyhow::Result<i32> {
         let path = package.join(&f.path);
         println!("{}:{}: error [{}] {}", path.display(), f.line, f.rule, f.message);
     }
+    for n in &report.files_not_checked {
+        let mets = package.join(&n.mets);
+        println!(
+            "{}:{}: note: {}: checksum not checked (webaip does not compute {})",
+            mets.display(),
+            n.line,
+            n.path,
+            n.checksum_type
+        );
+    }
+    let not_checked = match report.files_not_checked.len() {
+        0 => String::new(),
+        n => format!(", {n} file(s) whose checksum was not checked"),
+    };
     println!(
-        "{}: {} (E-ARK CSIP 2.2: {} finding(s), {} file(s) verified)",
+        "{}: {} (E-ARK CSIP 2.2: {} finding(s), {} file(s) verified{not_checked})",
         package.display(),
         if status == 0 { "valid" } else { "INVALID" },
         report.findings.len(),

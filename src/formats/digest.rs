@@ -289,6 +289,8 @@ pub(crate) struct LabelledDigest {
 
 /// A running digest by one algorithm.
 enum AnyHasher {
+    Adler32(adler2::Adler32),
+    Crc32(crc32fast::Hasher),
     Md5(md5::Md5),
     Sha1(Sha1),
     Sha256(Sha256),
@@ -299,6 +301,8 @@ enum AnyHasher {
 impl AnyHasher {
     fn new(a: FixityAlgorithm) -> AnyHasher {
         match a {
+            FixityAlgorithm::Adler32 => AnyHasher::Adler32(adler2::Adler32::new()),
+            FixityAlgorithm::Crc32 => AnyHasher::Crc32(crc32fast::Hasher::new()),
             FixityAlgorithm::Md5 => AnyHasher::Md5(md5::Md5::new()),
             FixityAlgorithm::Sha1 => AnyHasher::Sha1(Sha1::new()),
             FixityAlgorithm::Sha256 => AnyHasher::Sha256(Sha256::new()),
@@ -309,6 +313,8 @@ impl AnyHasher {
 
     fn update(&mut self, b: &[u8]) {
         match self {
+            AnyHasher::Adler32(h) => h.write_slice(b),
+            AnyHasher::Crc32(h) => h.update(b),
             AnyHasher::Md5(h) => h.update(b),
             AnyHasher::Sha1(h) => h.update(b),
             AnyHasher::Sha256(h) => h.update(b),
@@ -319,6 +325,9 @@ impl AnyHasher {
 
     fn finish(self) -> Vec<u8> {
         match self {
+            // The 32-bit sums big-endian, as their hex is written.
+            AnyHasher::Adler32(h) => h.checksum().to_be_bytes().to_vec(),
+            AnyHasher::Crc32(h) => h.finalize().to_be_bytes().to_vec(),
             AnyHasher::Md5(h) => h.finalize().to_vec(),
             AnyHasher::Sha1(h) => h.finalize().to_vec(),
             AnyHasher::Sha256(h) => h.finalize().to_vec(),
@@ -493,9 +502,14 @@ mod tests {
 
 /// A fixity algorithm a METS `CHECKSUMTYPE` or a PREMIS `messageDigestAlgorithm` names, of
 /// those other tools' packages use: MD5 (Rosetta, older SIPs), SHA-1, SHA-256 (Archivematica's
-/// default), SHA-384 and SHA-512 (webaip's).
+/// default), SHA-384 and SHA-512 (webaip's); and the METS vocabulary's 32-bit sums, Adler-32
+/// and CRC32.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FixityAlgorithm {
+    /// Adler-32.
+    Adler32,
+    /// CRC-32 (ISO 3309, as zip and gzip use it).
+    Crc32,
     /// MD5.
     Md5,
     /// SHA-1.
@@ -519,6 +533,8 @@ impl FixityAlgorithm {
             .collect::<String>()
             .to_lowercase();
         Some(match n.as_str() {
+            "adler32" => FixityAlgorithm::Adler32,
+            "crc32" => FixityAlgorithm::Crc32,
             "md5" => FixityAlgorithm::Md5,
             "sha1" => FixityAlgorithm::Sha1,
             "sha256" => FixityAlgorithm::Sha256,
@@ -540,9 +556,22 @@ impl FixityAlgorithm {
         })
     }
 
+    /// Every algorithm computed.
+    pub const ALL: [FixityAlgorithm; 7] = [
+        FixityAlgorithm::Adler32,
+        FixityAlgorithm::Crc32,
+        FixityAlgorithm::Md5,
+        FixityAlgorithm::Sha1,
+        FixityAlgorithm::Sha256,
+        FixityAlgorithm::Sha384,
+        FixityAlgorithm::Sha512,
+    ];
+
     /// The METS `CHECKSUMTYPE` spelling.
     pub fn mets_name(self) -> &'static str {
         match self {
+            FixityAlgorithm::Adler32 => "Adler-32",
+            FixityAlgorithm::Crc32 => "CRC32",
             FixityAlgorithm::Md5 => "MD5",
             FixityAlgorithm::Sha1 => "SHA-1",
             FixityAlgorithm::Sha256 => "SHA-256",
@@ -636,5 +665,13 @@ mod fixity_tests {
         );
         assert_eq!(d.sha512, sha512_hex(b"abc"));
         assert_eq!(d.by(FixityAlgorithm::Sha384), None);
+        // zlib's and zip's sums of "abc", big-endian hex.
+        let sums = [FixityAlgorithm::Adler32, FixityAlgorithm::Crc32];
+        let d = digests_read(&b"abc"[..], &sums).unwrap();
+        assert_eq!(d.by(FixityAlgorithm::Adler32), Some("024d0127"));
+        assert_eq!(d.by(FixityAlgorithm::Crc32), Some("352441c2"));
+        for a in FixityAlgorithm::ALL {
+            assert_eq!(FixityAlgorithm::from_name(a.mets_name()), Some(a));
+        }
     }
 }

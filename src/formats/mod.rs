@@ -20,5 +20,6 @@ pub(crate) mod nedlib_meta;
 pub mod pronom;
 pub(crate) mod segment;
 pub mod text;
+pub mod unzip;
 pub mod url;
 pub mod warc;

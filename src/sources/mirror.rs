@@ -99,54 +99,18 @@ pub enum MirrorError {
     /// The mirror's file list could not be kept.
     #[error(transparent)]
     Scratch(#[from] ScratchError),
-    /// The `.zip` cannot be unpacked.
-    #[error("{path}: {why}")]
-    Zip {
-        /// The zip file (and entry, when one is at fault).
-        path: String,
-        /// Why.
-        why: String,
-    },
-    /// Two entries of a `.zip` share bytes (a small zip making many entries of one stream).
-    #[error(
-        "{zip}: entry {entry:?} overlaps entry {other:?} (at offset {offset}): entries sharing \
-         their data are how a small zip unpacks to a huge one; the zip is refused, nothing is \
-         unpacked"
-    )]
-    ZipOverlap {
-        /// The zip file.
-        zip: String,
-        /// The later entry.
-        entry: String,
-        /// The entry it overlaps.
-        other: String,
-        /// Where the later entry's local header starts.
-        offset: u64,
-    },
-    /// A `.zip` unpacks to more than its budget.
-    #[error(
-        "{zip}{}: {what}, more than the zip's budget of {budget} bytes ({expansion} times its \
-         size, at least {floor}); the zip is refused and nothing of it is kept; \
-         --max-zip-expansion raises the ratio",
-        entry.as_ref().map(|e| format!(": entry {e:?}")).unwrap_or_default()
-    )]
-    ZipBudget {
-        /// The zip file.
-        zip: String,
-        /// The entry being unpacked when the budget ran out (none: the declared sizes).
-        entry: Option<String>,
-        /// What passed the budget.
-        what: String,
-        /// The budget in bytes.
-        budget: u64,
-        /// The ratio it was computed with.
-        expansion: u64,
-        /// The least budget of any zip.
-        floor: u64,
-    },
+    /// The `.zip` cannot be unpacked, or is refused whole (boxed: it is large, and rare).
+    #[error(transparent)]
+    Unzip(Box<crate::formats::unzip::UnzipError>),
     /// The unpacked `.zip` holds no mirror.
     #[error("{0}: the zip holds no wget or HTTrack mirror (<host>/ directories); {shapes}", shapes = super::ACCEPTED_SHAPES)]
     NotAMirror(String),
+}
+
+impl From<crate::formats::unzip::UnzipError> for MirrorError {
+    fn from(e: crate::formats::unzip::UnzipError) -> Self {
+        MirrorError::Unzip(Box::new(e))
+    }
 }
 
 /// Whether `dir` is a wget or HTTrack mirror: `<host>/` directories (or HTTrack's `hts-cache/`,

@@ -612,20 +612,25 @@ fn refused_entries_long_names_and_empty_directories_are_bounded() {
     // The long name and 999 of the others listed, 199,001 counted.
     assert!(text.contains("\"199001 more entries\""), "not counted");
 
-    // 40 entries, each a chain of 1,000 new directories: 160 MB of directory cost.
-    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    for i in 0..40 {
-        z.add_directory(format!("x{i}{}", "/a".repeat(999)), opts).unwrap();
+    // 40 entries, each a chain of 1,000 new directories: refused for their depth; 200 of
+    // 100 (each within the depth allowed): 80 MB of directory cost.
+    for (chains, depth, why) in
+        [(40, 1000, "folders deep"), (200, 100, "each new directory counts")]
+    {
+        let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for i in 0..chains {
+            z.add_directory(format!("x{i}{}", "/a".repeat(depth - 1)), opts).unwrap();
+        }
+        z.start_file("www.e.org/index.html", opts).unwrap();
+        z.write_all(PAGE).unwrap();
+        let zip = t.path().join("dirs.zip");
+        std::fs::write(&zip, z.finish().unwrap().into_inner()).unwrap();
+        let o = webaip_in(&tmp, &["pages", "--capture-date", "2024-01-02", zip.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(mirror_temporaries(&tmp).is_empty(), "left in TMPDIR");
     }
-    z.start_file("www.e.org/index.html", opts).unwrap();
-    z.write_all(PAGE).unwrap();
-    let zip = t.path().join("dirs.zip");
-    std::fs::write(&zip, z.finish().unwrap().into_inner()).unwrap();
-    let o = webaip_in(&tmp, &["pages", "--capture-date", "2024-01-02", zip.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("each new directory counts"), "{err}");
-    assert!(mirror_temporaries(&tmp).is_empty(), "left in TMPDIR");
 }
 
 /// A mirror of 30,000 links (and one page): each link is refused, the first 10,000 listed and

@@ -409,13 +409,28 @@ pub struct SmallDisk(PathBuf);
 
 impl SmallDisk {
     pub fn mount(dir: &Path, kib: u64) -> Option<SmallDisk> {
+        Self::mount_with(dir, &format!("size={kib}k"))
+    }
+
+    /// With tmpfs options `opts` (`size=64m,nr_inodes=2000`: at most 2,000 files and folders).
+    pub fn mount_with(dir: &Path, opts: &str) -> Option<SmallDisk> {
         let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
             .arg(dir)
             .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
         ok.then(|| SmallDisk(dir.to_path_buf()))
+    }
+
+    /// Grows (or shrinks) the disk to `kib` KiB, keeping what it holds.
+    pub fn resize(&self, kib: u64) {
+        let st = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,size={kib}k")])
+            .arg(&self.0)
+            .status()
+            .unwrap();
+        assert!(st.success(), "remount {}", self.0.display());
     }
 }
 

@@ -1,26 +1,27 @@
 //! The E-ARK CSIP 2.2 rules (and SIP 2.2's for a SIP), each reported by its identifier: the
 //! package structure (CSIPSTR), the root METS and each representation METS, and the files the
-//! METS documents list (present, of the size and SHA-256/SHA-512 they state).
+//! METS documents list (present, of the size and checksum they state: `check::fixity`).
 //!
 //! Each METS document streams once through the METS reader, the rules applied as it passes
 //! (`check::rules`): memory grows with the number of files it lists, not with its size. A ZIP is
-//! unpacked to a temporary folder first, within a cap on members and bytes (`check::unzip`).
+//! unpacked to a temporary folder first, within the caps of every ZIP webaip opens
+//! (`check::unzip`).
 
 use std::collections::HashSet;
-use std::fs::File;
-use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use sha2::{Digest, Sha256, Sha512};
 
 use crate::layout;
 use crate::mets::reader::Element;
 
+mod fixity;
 mod rules;
 mod unzip;
 
-pub use unzip::Refusal;
+pub use fixity::NotChecked;
+
+use crate::formats::unzip::UnzipError;
 
 /// One rule broken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,44 +50,33 @@ pub struct CheckReport {
     pub findings: Vec<Finding>,
     /// Files whose size and checksum were verified.
     pub files_verified: u64,
+    /// Files whose checksum is by an algorithm webaip does not compute (their size is
+    /// checked): neither verified nor a finding.
+    pub files_not_checked: Vec<NotChecked>,
 }
 
 /// Why a package could not be checked at all.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// Reading failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
         source: std::io::Error,
     },
-    /// A ZIP entry would land outside the folder, or is a link.
-    #[error("{}: entry {name:?} leaves the package or is a link", path.display())]
-    Unsafe {
-        /// The file.
-        path: PathBuf,
-        /// The entry's name.
-        name: String,
-    },
-    /// The ZIP is not unpacked: a zip bomb, or no room for it.
-    #[error("{}: refused to unpack: {reason}", path.display())]
-    Refused {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        reason: Refusal,
-    },
-    /// The ZIP cannot be read.
-    #[error("{}: {source}", path.display())]
-    Zip {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: zip::result::ZipError,
-    },
+    /// The ZIP is not unpacked: unreadable, a zip bomb, or no room for it.
+    #[error(transparent)]
+    Unzip(#[from] UnzipError),
+}
+
+/// The rules a listed file's SIZE, CHECKSUM and CHECKSUMTYPE fall under (CSIP69/71/72 for a
+/// `file`; an `mdRef`'s by its section).
+struct ListedRules {
+    size: String,
+    checksum: String,
+    checksum_type: String,
 }
 
 /// A file a METS lists, to verify.
@@ -96,12 +86,11 @@ struct Listed {
     checksum: Option<String>,
     checksum_type: Option<String>,
     line: u64,
-    size_rule: String,
-    checksum_rule: String,
+    rules: ListedRules,
 }
 
 impl Listed {
-    fn of(el: &Element, line: u64, size_rule: String, checksum_rule: String) -> Listed {
+    fn of(el: &Element, line: u64, rules: ListedRules) -> Listed {
         let attr =
             |local: &str| el.attr(local).filter(|v| !v.trim().is_empty()).map(str::to_string);
         Listed {
@@ -110,8 +99,7 @@ impl Listed {
             checksum: attr("CHECKSUM"),
             checksum_type: attr("CHECKSUMTYPE"),
             line,
-            size_rule,
-            checksum_rule,
+            rules,
         }
     }
 }
@@ -126,72 +114,6 @@ impl Doc<'_> {
     fn find(&mut self, line: u64, rule: &str, message: impl Into<String>) {
         self.out.push(Finding::at(&self.name, line, rule, message));
     }
-}
-
-/// Checks that each listed file is there with its stated size and checksum.
-fn verify_files(d: &mut Doc<'_>, dir: &Path, root: &Path, files: &[Listed], verified: &mut u64) {
-    for f in files {
-        let Some(href) = &f.href else { continue };
-        let full = dir.join(href);
-        let rel = full
-            .strip_prefix(root)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| href.clone());
-        let file = match layout::open_in(root, &rel) {
-            Ok(file) => file,
-            Err(e) => {
-                d.find(f.line, &f.size_rule, format!("{href}: {e}"));
-                continue;
-            }
-        };
-        let (size, sha256, sha512) = match digest(file) {
-            Ok(x) => x,
-            Err(e) => {
-                d.find(f.line, &f.size_rule, format!("{href}: {e}"));
-                continue;
-            }
-        };
-        if f.size.as_deref().is_some_and(|s| s.parse::<u64>().ok() != Some(size)) {
-            d.find(
-                f.line,
-                &f.size_rule,
-                format!("{href}: SIZE {:?}, the file has {size} bytes", f.size),
-            );
-        }
-        let have = match f.checksum_type.as_deref() {
-            Some("SHA-256") => Some(sha256),
-            Some("SHA-512") => Some(sha512),
-            _ => None,
-        };
-        if let (Some(have), Some(stated)) = (have, &f.checksum)
-            && !have.eq_ignore_ascii_case(stated)
-        {
-            d.find(
-                f.line,
-                &f.checksum_rule,
-                format!("{href}: CHECKSUM {stated} does not match the file ({have})"),
-            );
-        }
-        *verified += 1;
-    }
-}
-
-fn digest(file: File) -> std::io::Result<(u64, String, String)> {
-    let mut r = BufReader::with_capacity(1 << 20, file);
-    let (mut a, mut b) = (Sha256::new(), Sha512::new());
-    let mut buf = vec![0u8; 1 << 20];
-    let mut size = 0u64;
-    loop {
-        let n = r.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        a.update(&buf[..n]);
-        b.update(&buf[..n]);
-        size += n as u64;
-    }
-    let hex = |d: &[u8]| data_encoding::HEXLOWER.encode(d);
-    Ok((size, hex(&a.finalize()), hex(&b.finalize())))
 }
 
 /// Checks one METS document (`rel` below `root`); returns the representation METS it points at.
@@ -216,7 +138,10 @@ fn check_mets(
     }
     let mut d = Doc { name: rel.to_string(), out: &mut report.findings };
     let dir = path.parent().unwrap_or(root).to_path_buf();
-    verify_files(&mut d, &dir, root, &files, &mut report.files_verified);
+    let mut tally = fixity::Tally::default();
+    fixity::verify_files(&mut d, &dir, root, &files, &mut tally);
+    report.files_verified += tally.verified;
+    report.files_not_checked.append(&mut tally.not_checked);
     reps
 }
 
@@ -253,15 +178,13 @@ fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
 /// Checks the package at `path`: a folder, or a `.zip` holding one root folder.
 pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
     let mut report = CheckReport::default();
-    let io = |source| CheckError::Io { path: path.to_path_buf(), source };
-    let _tmp;
+    let unzipped;
     let root = if path.is_file() {
-        let tmp = tempfile::tempdir().map_err(io)?;
-        let Some(root) = unzip::unpack(path, tmp.path(), &mut report)? else {
+        let Some(u) = unzip::unpack(path, &mut report)? else {
             return Ok(report);
         };
-        _tmp = tmp;
-        root
+        unzipped = u;
+        unzipped.root.clone()
     } else if path.is_dir() {
         path.to_path_buf()
     } else {

@@ -7,7 +7,8 @@
 //! `metadata/other`, its logs and manifest to `documentation`, and the schemas the METS
 //! documents use to `schemas`. Quarantined (viral) containers are never exported: they are
 //! counted in the [`ExportSummary`]. Files are streamed and hashed (SHA-256) as they are
-//! copied; the METS documents are written last, from what was measured.
+//! copied; the METS documents are written last, from what was measured. The output is
+//! written under a temporary name beside it and renamed once complete (`sink`).
 
 pub mod check;
 mod metadata;
@@ -70,8 +71,8 @@ impl PackageType {
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EarkError {
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading a file failed.
+    #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -100,7 +101,15 @@ pub enum EarkError {
         /// The file's ID.
         id: String,
     },
-    /// The output folder exists and is not empty.
+    /// Writing the output failed (a full disk...).
+    #[error("{} while writing {}", crate::layout::describe_io(source), path.display())]
+    Write {
+        /// The output (or the file in the output folder).
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The output exists (a folder: and is not empty).
     #[error("{}: exists and is not empty", .0.display())]
     OutExists(PathBuf),
     /// Writing the ZIP failed.

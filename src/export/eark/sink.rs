@@ -1,17 +1,26 @@
 //! Where an E-ARK package is written: a folder, or a ZIP of stored entries under one root
 //! folder. Each file is streamed in through a SHA-256 hasher, so memory does not depend on its
 //! size and its checksum is known when it is written.
+//!
+//! Everything is written under a temporary name beside the output (`.NAME.XXXXXX.partial`,
+//! locked while the export lives) and renamed to the output's name once complete: a failed or
+//! killed export leaves nothing under that name, and the next export to it removes what a
+//! killed one left.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
 use zip::ZipWriter;
+use zip::result::ZipError;
 use zip::write::SimpleFileOptions;
 
 use super::EarkError;
-use crate::layout;
+use crate::layout::{self, ConfineError};
+use crate::temporaries::{self, TempName};
 
 /// Size and SHA-256 (upper-case hex, as E-ARK examples give it) of a file written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,35 +29,85 @@ pub(crate) struct Written {
     pub sha256: String,
 }
 
-/// The output: a folder (the package root) or a ZIP whose entries are below `root/`.
-pub(crate) enum Sink {
-    Dir(PathBuf),
-    Zip { zip: Box<ZipWriter<BufWriter<File>>>, root: String, path: PathBuf },
+/// The output being written: under a temporary name until [`Sink::finish`].
+pub(crate) struct Sink {
+    /// The output's name.
+    out: PathBuf,
+    /// The package's root folder name.
+    root: String,
+    staged: Staged,
+}
+
+/// The temporary the output is written to.
+enum Staged {
+    /// A folder (the package root), with the lock on it.
+    Dir { tmp: PathBuf, _lock: File, done: bool },
+    /// A ZIP whose entries are below `root/`.
+    Zip {
+        zip: Option<Box<ZipWriter<Severable>>>,
+        tmp: Option<tempfile::NamedTempFile>,
+        cut: Arc<AtomicBool>,
+    },
+}
+
+/// Temporaries beside `out`: `.NAME.XXXXXX.partial`.
+fn staging_name(prefix: &str, dirs: bool) -> TempName<'_> {
+    TempName { prefix, suffix: ".partial", dirs }
+}
+
+/// The error of writing `path`: a full disk and the like said in words.
+fn write_err(path: &Path, source: io::Error) -> EarkError {
+    EarkError::Write { path: path.to_path_buf(), source }
+}
+
+/// A zip crate error: its I/O errors are the output's.
+fn zip_err(path: &Path, e: ZipError) -> EarkError {
+    match e {
+        ZipError::Io(source) => write_err(path, source),
+        source => EarkError::Zip { path: path.to_path_buf(), source },
+    }
 }
 
 impl Sink {
-    /// A new output at `out` (a `.zip` file or a folder, which must not exist or be empty).
+    /// A new output at `out` (a `.zip` file, or a folder which must not exist or be empty),
+    /// after removing the temporaries killed exports to it left.
     pub(crate) fn create(out: &Path) -> Result<Sink, EarkError> {
-        let io_err = |e| EarkError::Io { path: out.to_path_buf(), source: e };
-        if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| write_err(&parent, e))?;
+        let prefix = format!(".{name}.");
+        let is_zip = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+        temporaries::remove_dead(&parent, staging_name(&prefix, !is_zip));
+        if is_zip {
+            if std::fs::symlink_metadata(out).is_ok() {
+                return Err(EarkError::OutExists(out.to_path_buf()));
+            }
             let root = out.file_stem().and_then(|s| s.to_str()).unwrap_or("package").to_string();
-            let file = File::options().write(true).create_new(true).open(out).map_err(io_err)?;
-            let zip = Box::new(ZipWriter::new(BufWriter::new(file)));
-            return Ok(Sink::Zip { zip, root, path: out.to_path_buf() });
+            let tmp = temporaries::locked_file_in(&parent, staging_name(&prefix, false))
+                .map_err(|e| write_err(out, e))?;
+            let file = tmp.as_file().try_clone().map_err(|e| write_err(out, e))?;
+            let cut = Arc::new(AtomicBool::new(false));
+            let w = Severable { file: BufWriter::new(file), cut: cut.clone(), pos: 0, end: 0 };
+            let zip = Some(Box::new(ZipWriter::new(w)));
+            let staged = Staged::Zip { zip, tmp: Some(tmp), cut };
+            return Ok(Sink { out: out.to_path_buf(), root, staged });
         }
-        if out.exists() && std::fs::read_dir(out).map_err(io_err)?.next().is_some() {
+        if out.exists() && std::fs::read_dir(out).map_err(|e| write_err(out, e))?.next().is_some() {
             return Err(EarkError::OutExists(out.to_path_buf()));
         }
-        std::fs::create_dir_all(out).map_err(io_err)?;
-        Ok(Sink::Dir(out.to_path_buf()))
+        let (dir, lock) = temporaries::locked_dir_in(&parent, staging_name(&prefix, true))
+            .map_err(|e| write_err(out, e))?;
+        let staged = Staged::Dir { tmp: dir.keep(), _lock: lock, done: false };
+        let root = if name.is_empty() { "package".into() } else { name };
+        Ok(Sink { out: out.to_path_buf(), root, staged })
     }
 
     /// The name of the package's root folder.
     pub(crate) fn root_name(&self) -> String {
-        match self {
-            Sink::Dir(p) => p.file_name().and_then(|s| s.to_str()).unwrap_or("package").into(),
-            Sink::Zip { root, .. } => root.clone(),
-        }
+        self.root.clone()
     }
 
     /// Writes `name` (a `/`-separated path below the root) from `input`, `size_hint` bytes.
@@ -58,23 +117,26 @@ impl Sink {
         input: &mut dyn Read,
         size_hint: u64,
     ) -> Result<Written, EarkError> {
-        match self {
-            Sink::Dir(root) => {
-                let out = layout::create_in(root, name).map_err(EarkError::Confine)?;
+        let shown = self.out.join(name);
+        match &mut self.staged {
+            Staged::Dir { tmp, .. } => {
+                let out = layout::create_in(tmp, name).map_err(|e| match e {
+                    ConfineError::Io { source, .. } => write_err(&shown, source),
+                    e => EarkError::Confine(e),
+                })?;
                 let mut out = BufWriter::with_capacity(1 << 20, out);
-                let w =
-                    hash_copy(input, &mut out).map_err(|e| EarkError::io(&root.join(name), e))?;
-                out.flush().map_err(|e| EarkError::io(&root.join(name), e))?;
+                let w = hash_copy(input, &mut out).map_err(|e| e.at(name, &shown))?;
+                out.flush().map_err(|e| write_err(&shown, e))?;
                 Ok(w)
             }
-            Sink::Zip { zip, root, path } => {
+            Staged::Zip { zip, .. } => {
+                let zip = zip.as_mut().ok_or(EarkError::OutExists(self.out.clone()))?;
                 let opts = SimpleFileOptions::default()
                     .compression_method(zip::CompressionMethod::Stored)
                     .large_file(size_hint >= u32::MAX as u64);
-                let entry = format!("{root}/{name}");
-                zip.start_file(entry, opts)
-                    .map_err(|e| EarkError::Zip { path: path.clone(), source: e })?;
-                hash_copy(input, zip).map_err(|e| EarkError::io(path, e))
+                let entry = format!("{}/{name}", self.root);
+                zip.start_file(entry, opts).map_err(|e| zip_err(&self.out, e))?;
+                hash_copy(input, zip.as_mut()).map_err(|e| e.at(name, &self.out))
             }
         }
     }
@@ -84,19 +146,138 @@ impl Sink {
         self.add(name, &mut io::Cursor::new(bytes), bytes.len() as u64)
     }
 
-    /// Closes the output (the ZIP's central directory).
-    pub(crate) fn finish(self) -> Result<(), EarkError> {
-        if let Sink::Zip { zip, path, .. } = self {
-            let mut out =
-                zip.finish().map_err(|e| EarkError::Zip { path: path.clone(), source: e })?;
-            out.flush().map_err(|e| EarkError::io(&path, e))?;
+    /// Completes the output (the ZIP's central directory) and gives it its name.
+    pub(crate) fn finish(mut self) -> Result<(), EarkError> {
+        let out = self.out.clone();
+        match &mut self.staged {
+            Staged::Zip { zip, tmp, .. } => {
+                let zip = zip.take().ok_or(EarkError::OutExists(out.clone()))?;
+                let w = zip.finish().map_err(|e| zip_err(&out, e))?;
+                let file = w.file.into_inner().map_err(|e| write_err(&out, e.into_error()))?;
+                file.sync_all().map_err(|e| write_err(&out, e))?;
+                let tmp = tmp.take().ok_or(EarkError::OutExists(out.clone()))?;
+                tmp.persist_noclobber(&out).map_err(|e| match e.error.kind() {
+                    io::ErrorKind::AlreadyExists => EarkError::OutExists(out.clone()),
+                    _ => write_err(&out, e.error),
+                })?;
+            }
+            Staged::Dir { tmp, done, .. } => {
+                // Over an empty folder (rename replaces one), never a filled one.
+                std::fs::rename(&*tmp, &out).map_err(|e| match e.kind() {
+                    io::ErrorKind::DirectoryNotEmpty | io::ErrorKind::AlreadyExists => {
+                        EarkError::OutExists(out.clone())
+                    }
+                    _ => write_err(&out, e),
+                })?;
+                *done = true;
+            }
         }
         Ok(())
     }
 }
 
+impl Drop for Sink {
+    fn drop(&mut self) {
+        match &mut self.staged {
+            // Cut off first: the ZIP writer's own drop then finalises into nothing.
+            Staged::Zip { cut, .. } => cut.store(true, Ordering::Relaxed),
+            // Removed before the lock goes, so no cleaner sees it unlocked while it lives.
+            Staged::Dir { tmp, done: false, .. } => {
+                let _ = std::fs::remove_dir_all(&*tmp);
+            }
+            Staged::Dir { .. } => {}
+        }
+    }
+}
+
+/// The ZIP's file, cut off at its first error (a full disk) or when an export fails: from
+/// then on every write and seek succeeds without touching the file (removed anyway), so the
+/// zip crate's drop, which finalises the archive again and prints any error of that to
+/// standard error, has nothing to fail on and prints nothing. The first error is returned.
+struct Severable {
+    file: BufWriter<File>,
+    cut: Arc<AtomicBool>,
+    /// Where the next byte goes, and the furthest one went: counted all along, so the
+    /// archive's arithmetic still adds up once the writes go nowhere.
+    pos: u64,
+    end: u64,
+}
+
+impl Severable {
+    fn is_cut(&self) -> bool {
+        self.cut.load(Ordering::Relaxed)
+    }
+
+    /// `r`, the file cut off when it is an error.
+    fn cut_on_error<T>(&self, r: io::Result<T>) -> io::Result<T> {
+        if r.is_err() {
+            self.cut.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn moved_to(&mut self, pos: u64) {
+        self.pos = pos;
+        self.end = self.end.max(pos);
+    }
+}
+
+impl Write for Severable {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = match self.is_cut() {
+            true => buf.len(),
+            false => {
+                let r = self.file.write(buf);
+                self.cut_on_error(r)?
+            }
+        };
+        self.moved_to(self.pos + n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.is_cut() {
+            return Ok(());
+        }
+        let r = self.file.flush();
+        self.cut_on_error(r)
+    }
+}
+
+impl Seek for Severable {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match (self.is_cut(), to) {
+            (false, to) => {
+                let r = self.file.seek(to);
+                self.cut_on_error(r)?
+            }
+            (true, SeekFrom::Start(n)) => n,
+            (true, SeekFrom::Current(d)) => self.pos.saturating_add_signed(d),
+            (true, SeekFrom::End(d)) => self.end.saturating_add_signed(d),
+        };
+        self.moved_to(pos);
+        Ok(pos)
+    }
+}
+
+/// A copy that failed: reading the input or writing the output.
+enum CopyError {
+    Read(io::Error),
+    Write(io::Error),
+}
+
+impl CopyError {
+    /// The export's error, the file `name` being written to `out`.
+    fn at(self, name: &str, out: &Path) -> EarkError {
+        match self {
+            CopyError::Read(source) => EarkError::Io { path: PathBuf::from(name), source },
+            CopyError::Write(source) => write_err(out, source),
+        }
+    }
+}
+
 /// Copies `input` to `out` in 1 MiB chunks, hashing as it goes.
-fn hash_copy(input: &mut dyn Read, out: &mut dyn Write) -> io::Result<Written> {
+fn hash_copy(input: &mut dyn Read, out: &mut dyn Write) -> Result<Written, CopyError> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut size = 0u64;
@@ -105,10 +286,10 @@ fn hash_copy(input: &mut dyn Read, out: &mut dyn Write) -> io::Result<Written> {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(CopyError::Read(e)),
         };
         hasher.update(&buf[..n]);
-        out.write_all(&buf[..n])?;
+        out.write_all(&buf[..n]).map_err(CopyError::Write)?;
         size += n as u64;
     }
     Ok(Written { size, sha256: data_encoding::HEXUPPER.encode(&hasher.finalize()) })

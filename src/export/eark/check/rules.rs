@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::io::BufReader;
 use std::path::Path;
 
-use super::{Finding, Listed};
+use super::{Finding, Listed, ListedRules};
 use crate::export::eark::{NS_CSIP, PROFILE_SIP};
 use crate::layout;
 use crate::mets::reader::{Element, Event, MetsReader, NS_METS, NS_XLINK};

@@ -1,132 +1,60 @@
-//! A packaged E-ARK ZIP unpacked to a temporary folder, within caps: a zip bomb (members
-//! declaring far more than the file holds, or inflating past what they declare) is refused
-//! before it fills the disk. The declared sizes are checked first; the bytes actually
-//! written are then counted against them, never trusting a declaration.
+//! A packaged E-ARK ZIP, unpacked by the one unpacker of every ZIP webaip opens
+//! (`formats::unzip`: its caps on entries, depth, overlapping entries and bytes written, new
+//! folders and files counted) into a temporary folder in `TMPDIR` (`.webaip-eark-XXXXXX`,
+//! locked while the check lives; the next check removes those of killed runs). An entry
+//! refused alone (a second entry of a name, a file where a folder is needed, a link, a name
+//! leaving the package, a damaged entry) is a CSIPSTR3 finding: the archive does not unpack
+//! to one package.
 
-use std::collections::HashSet;
-use std::fs::File;
-use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::{CheckError, CheckReport, Finding};
-use crate::layout;
+use crate::formats::unzip::{self, DEFAULT_ZIP_EXPANSION, Limits};
+use crate::temporaries::TempName;
 
-/// Members unpacked at most.
-pub const MAX_MEMBERS: usize = 200_000;
-/// Bytes unpacked at most per byte of the ZIP (DEFLATE reaches about 1,032 at best, so only
-/// a bomb's overlapping or lying members go past it).
-pub const MAX_RATIO: u64 = 1000;
+/// The temporary folders packages are unpacked into.
+const UNPACKED: TempName = TempName { prefix: ".webaip-eark-", suffix: "", dirs: true };
 
-/// Why a ZIP is not unpacked.
-#[derive(Debug, thiserror::Error)]
-pub enum Refusal {
-    /// More members than `MAX_MEMBERS`.
-    #[error("it has {count} members, more than the {max} unpacked at most")]
-    Members {
-        /// Members in the central directory.
-        count: usize,
-        /// The cap.
-        max: usize,
-    },
-    /// The members' declared sizes add up to more than allowed.
-    #[error("its members declare {declared} bytes unpacked, more than {max} ({why})")]
-    Declared {
-        /// The sum of the declared sizes.
-        declared: u64,
-        /// The cap.
-        max: u64,
-        /// Which cap.
-        why: &'static str,
-    },
-    /// A member inflates past the size it declares.
-    #[error("member {name:?} inflates past the {declared} bytes it declares")]
-    Inflated {
-        /// The member.
-        name: String,
-        /// Its declared size.
-        declared: u64,
-    },
+/// A package unpacked: its temporary folder (removed when dropped) and its root folder.
+pub(super) struct Unzipped {
+    /// Held for as long as the package is checked.
+    _files: unzip::Unpacked,
+    /// The package's root folder.
+    pub root: PathBuf,
 }
 
-/// Bytes free for an unprivileged user in the file system holding `dir`.
-fn free_bytes(dir: &Path) -> io::Result<u64> {
-    let st = rustix::fs::statvfs(dir).map_err(io::Error::from)?;
-    Ok(st.f_bavail.saturating_mul(st.f_frsize))
-}
-
-/// Unpacks the ZIP at `path` into `dest`; the package's root folder, or `None` when the ZIP
-/// does not hold one root folder (a CSIPSTR3 finding in `report`).
+/// Unpacks the ZIP at `path`; `None` when it does not hold one root folder (a CSIPSTR3
+/// finding in `report`, as is each entry refused).
 pub(super) fn unpack(
     path: &Path,
-    dest: &Path,
     report: &mut CheckReport,
-) -> Result<Option<PathBuf>, CheckError> {
-    let io = |source| CheckError::Io { path: path.to_path_buf(), source };
-    let zip_err = |source| CheckError::Zip { path: path.to_path_buf(), source };
-    let refused = |reason| CheckError::Refused { path: path.to_path_buf(), reason };
-    let file = layout::open_regular(path).map_err(|e| io(io::Error::other(e)))?;
-    let zip_len = file.metadata().map_err(io)?.len();
-    let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(zip_err)?;
-    if zip.len() > MAX_MEMBERS {
-        return Err(refused(Refusal::Members { count: zip.len(), max: MAX_MEMBERS }));
+) -> Result<Option<Unzipped>, CheckError> {
+    let limits = Limits::of(DEFAULT_ZIP_EXPANSION, None);
+    let files = unzip::unpack(path, &std::env::temp_dir(), UNPACKED, &limits)?;
+    for (name, why) in &files.refused {
+        report.findings.push(Finding::at(name, 1, "CSIPSTR3", why.clone()));
     }
-    let mut tops = HashSet::new();
-    let mut declared = 0u64;
-    for i in 0..zip.len() {
-        // Hostile archives: nothing outside the folder, no links.
-        let entry = zip.by_index_raw(i).map_err(zip_err)?;
-        let raw = entry.name().map(|n| n.to_string()).unwrap_or_default();
-        // A name the crate would normalise (`a/../b`, `./a`, `/a`, `a\b`) is refused, not
-        // normalised: its raw form leads elsewhere for other readers.
-        let odd = raw.starts_with('/')
-            || raw.contains('\\')
-            || raw.split('/').any(|part| part == ".." || part == ".");
-        if odd || entry.enclosed_name().is_none() || entry.is_symlink() {
-            return Err(CheckError::Unsafe { path: path.to_path_buf(), name: raw });
+    let tops: Vec<_> = std::fs::read_dir(files.dir.path())
+        .map_err(|source| CheckError::Io { path: files.dir.path().to_path_buf(), source })?
+        .flatten()
+        .take(2)
+        .collect();
+    match &tops[..] {
+        [only] if only.file_type().is_ok_and(|t| t.is_dir()) => {
+            let root = only.path();
+            Ok(Some(Unzipped { _files: files, root }))
         }
-        declared = declared.saturating_add(entry.size());
-        tops.insert(raw.split('/').next().unwrap_or_default().to_string());
-    }
-    if tops.len() != 1 {
-        report.findings.push(Finding {
-            path: path.display().to_string(),
-            line: 1,
-            rule: "CSIPSTR3".into(),
-            message: format!("the archive must unpack to one root folder, it has {}", tops.len()),
-        });
-        return Ok(None);
-    }
-    let by_ratio = zip_len.saturating_mul(MAX_RATIO);
-    if declared > by_ratio {
-        let why = "1000 times the ZIP's size";
-        return Err(refused(Refusal::Declared { declared, max: by_ratio, why }));
-    }
-    let free = free_bytes(dest).map_err(io)?;
-    if declared > free {
-        let why = "the space free for the temporary folder";
-        return Err(refused(Refusal::Declared { declared, max: free, why }));
-    }
-    for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).map_err(zip_err)?;
-        let Some(rel) = entry.enclosed_name() else { continue };
-        let out = dest.join(rel);
-        if entry.is_dir() {
-            std::fs::create_dir_all(&out).map_err(io)?;
-            continue;
-        }
-        if let Some(parent) = out.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
-        }
-        let size = entry.size();
-        let mut target = File::create_new(&out).map_err(io)?;
-        // One byte more than declared: a member that inflates further is caught, not written.
-        let written =
-            io::copy(&mut (&mut entry).take(size.saturating_add(1)), &mut target).map_err(io)?;
-        if written > size {
-            let name = entry.name().map(|n| n.to_string()).unwrap_or_default();
-            return Err(refused(Refusal::Inflated { name, declared: size }));
+        _ => {
+            let n = std::fs::read_dir(files.dir.path()).map_or(0, |rd| rd.count());
+            report.findings.push(Finding::at(
+                &path.display().to_string(),
+                1,
+                "CSIPSTR3",
+                format!(
+                    "the archive must unpack to one root folder, it has {n} entries at the top"
+                ),
+            ));
+            Ok(None)
         }
     }
-    let top = tops.into_iter().next().unwrap_or_default();
-    Ok(Some(dest.join(top)))
 }

@@ -131,7 +131,8 @@ impl Rules<'_> {
         ] {
             self.need(el, at, attr, &id(k));
         }
-        let mut listed = Listed::of(el, at.1, id(5), id(7));
+        let rules = ListedRules { size: id(5), checksum: id(7), checksum_type: id(8) };
+        let mut listed = Listed::of(el, at.1, rules);
         listed.href = el.href().map(str::to_string);
         self.files.push(listed);
     }
@@ -148,7 +149,12 @@ impl Rules<'_> {
         ] {
             self.need(el, at, attr, rule);
         }
-        Role::File(Box::new(Listed::of(el, at.1, "CSIP69".into(), "CSIP71".into())), false)
+        let rules = ListedRules {
+            size: "CSIP69".into(),
+            checksum: "CSIP71".into(),
+            checksum_type: "CSIP72".into(),
+        };
+        Role::File(Box::new(Listed::of(el, at.1, rules)), false)
     }
 
     /// A division of the main div (CSIP89-107), by its label.

@@ -1,0 +1,213 @@
+//! Hostile input against `export eark` and the E-ARK check: crafted ZIPs (duplicate names, a
+//! file and a folder of one name, deep folder chains), a full disk, killed runs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{export, our_check, package};
+use crate::util::{SmallDisk, oracle_python, repo, webaip, webaip_command};
+
+/// `craft.py` run on `zip`, writing `out`.
+fn craft(zip: &Path, out: &Path, args: &[&str]) {
+    let o = Command::new(oracle_python())
+        .arg(repo().join("tests/export_eark/craft.py"))
+        .arg(zip)
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "craft.py {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The nedlib sample exported as an AIP ZIP in `tmp`.
+fn aip_zip(tmp: &Path) -> PathBuf {
+    let pkg = package(tmp, "nedlib");
+    let zip = tmp.join("aip.zip");
+    export(&pkg, &zip, "aip");
+    zip
+}
+
+/// The check's JSON verdict and exit code, its temporary folder in `scratch`.
+fn check_in(scratch: &Path, ip: &Path) -> (i32, serde_json::Value, String) {
+    let o = webaip_command()
+        .env("TMPDIR", scratch)
+        .args(["validate", "--profile", "eark-csip", "--json", ip.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap_or(-1), v, err)
+}
+
+fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
+    let all = v["findings"].as_array().cloned().unwrap_or_default();
+    let s = |f: &serde_json::Value, k: &str| f[k].as_str().unwrap_or_default().to_string();
+    all.iter().map(|f| (s(f, "rule"), s(f, "path"), s(f, "message"))).collect()
+}
+
+#[test]
+fn duplicate_names_and_a_file_below_a_file_are_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = aip_zip(tmp.path());
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let dup = tmp.path().join("dup.zip");
+    craft(&zip, &dup, &["dup"]);
+    let (code, v, err) = check_in(&scratch, &dup);
+    assert_eq!(code, 1, "{err}");
+    let f = findings(&v);
+    assert!(
+        f.iter().any(|(rule, path, msg)| rule == "CSIPSTR3"
+            && path.contains("/data/")
+            && msg.contains("another entry of that name")),
+        "{f:?}"
+    );
+    let filedir = tmp.path().join("filedir.zip");
+    craft(&zip, &filedir, &["filedir"]);
+    let (code, v, err) = check_in(&scratch, &filedir);
+    assert_eq!(code, 1, "{err}");
+    let f = findings(&v);
+    assert!(
+        f.iter().any(|(rule, path, msg)| rule == "CSIPSTR3"
+            && path.ends_with("aip/x/y")
+            && msg.contains("\"aip/x\"")
+            && msg.contains("file")),
+        "{f:?}"
+    );
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0, "the temporary is left");
+}
+
+#[test]
+fn deep_or_many_folders_are_refused_within_a_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = aip_zip(tmp.path());
+    // 60 files 1,000 folders deep (60,000 folders if unpacked): about 250 KB.
+    let deep = tmp.path().join("deep.zip");
+    craft(&zip, &deep, &["chains", "60", "1000"]);
+    // 400 files 100 folders deep (40,000 folders, each within the depth allowed).
+    let wide = tmp.path().join("wide.zip");
+    craft(&zip, &wide, &["chains", "400", "100"]);
+    // A temporary disk of 20,000 files and folders at most: the budget (64 MiB, a folder
+    // counting 4 KiB) stops at 16,384 folders; unpacking either ZIP whole would fill it.
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let disk = SmallDisk::mount_with(&scratch, "size=262144k,nr_inodes=20000");
+    for (ip, why) in [(&deep, "folders deep"), (&wide, "each new directory counts")] {
+        let started = Instant::now();
+        let (code, _, err) = check_in(&scratch, ip);
+        let took = started.elapsed();
+        let kb = std::fs::metadata(ip).unwrap().len() >> 10;
+        eprintln!("{why}: {kb} KB zip, refused in {took:?}");
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(ip.to_str().unwrap()) && err.contains(why), "{err}");
+        assert!(!err.contains("os error"), "{err}");
+        assert!(took < Duration::from_secs(30), "{took:?}");
+        let left: Vec<_> =
+            std::fs::read_dir(&scratch).unwrap().flatten().map(|e| e.path()).collect();
+        assert!(left.is_empty(), "left: {left:?}");
+    }
+    drop(disk);
+}
+
+/// Starts `cmd`, kills it (SIGKILL) as soon as `dir` holds an entry not in `before`.
+fn kill_once_it_writes(mut cmd: Command, dir: &Path) -> bool {
+    let before: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name()).collect();
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    let killed = loop {
+        let new =
+            std::fs::read_dir(dir).unwrap().flatten().any(|e| !before.contains(&e.file_name()));
+        if new || started.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            break new;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    child.wait().unwrap();
+    killed
+}
+
+#[test]
+fn a_killed_checks_temporary_is_removed_by_the_next_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = aip_zip(tmp.path());
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut cmd = webaip_command();
+    cmd.env("TMPDIR", &scratch).args(["validate", "--profile", "eark-csip"]).arg(&zip);
+    assert!(kill_once_it_writes(cmd, &scratch), "the check ended before it was killed");
+    assert!(std::fs::read_dir(&scratch).unwrap().count() > 0);
+    let (code, _, err) = check_in(&scratch, &zip);
+    assert_eq!(code, 0, "{err}");
+    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "left: {left:?}");
+}
+
+/// The exported package's files, a content file grown to `mb` MiB so an export takes a while.
+fn large_package(tmp: &Path, mb: u64) -> PathBuf {
+    let pkg = package(tmp, "nedlib");
+    let content = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
+    let f = std::fs::OpenOptions::new().append(true).open(&content).unwrap();
+    let mut w = std::io::BufWriter::new(f);
+    let chunk: Vec<u8> =
+        (0..1u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    for _ in 0..mb {
+        std::io::Write::write_all(&mut w, &chunk).unwrap();
+    }
+    pkg
+}
+
+#[test]
+fn a_killed_export_leaves_nothing_under_its_name_and_a_rerun_succeeds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = large_package(tmp.path(), 48);
+    for name in ["ip.zip", "ip"] {
+        let outdir = tmp.path().join(format!("out-{name}"));
+        std::fs::create_dir(&outdir).unwrap();
+        let out = outdir.join(name);
+        let mut cmd = webaip_command();
+        cmd.args(["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(kill_once_it_writes(cmd, &outdir), "{name}: the export ended first");
+        assert!(!out.exists(), "{name}: a killed export left {}", out.display());
+        export(&pkg, &out, "sip");
+        let left: Vec<_> =
+            std::fs::read_dir(&outdir).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, [name], "{name}");
+        assert_eq!(our_check(&out), (0, vec![]), "{name}");
+    }
+}
+
+#[test]
+fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package(tmp.path(), "nedlib");
+    let full = tmp.path().join("full.zip");
+    export(&pkg, &full, "aip");
+    let size_kib = std::fs::metadata(&full).unwrap().len() >> 10;
+    let small = tmp.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let Some(disk) = SmallDisk::mount(&small, size_kib / 2) else {
+        eprintln!("no tmpfs: skipped");
+        return;
+    };
+    for name in ["ip.zip", "ip"] {
+        let out = small.join(name);
+        let o = webaip(&["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{name}");
+        assert!(err.contains("no space left on device while writing"), "{name}: {err}");
+        assert!(!err.contains("os error") && !err.contains("ZipWriter"), "{name}: {err}");
+        let left: Vec<_> = std::fs::read_dir(&small).unwrap().flatten().map(|e| e.path()).collect();
+        assert!(left.is_empty(), "{name}: left {left:?}");
+    }
+    disk.resize(size_kib * 4);
+    for name in ["ip.zip", "ip"] {
+        let out = small.join(name);
+        export(&pkg, &out, "aip");
+        assert_eq!(our_check(&out), (0, vec![]), "{name}");
+    }
+}

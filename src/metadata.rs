@@ -102,7 +102,7 @@ pub struct MetadataError {
 #[derive(Debug, thiserror::Error)]
 pub enum MetadataProblem {
     /// It cannot be read.
-    #[error("{0}")]
+    #[error("{why}", why = crate::layout::describe_io(.0))]
     Io(#[from] std::io::Error),
     /// It is not TOML of this form.
     #[error("{0}")]

@@ -23,7 +23,7 @@ use crate::index::digests::{Algorithm, DigestKey};
 #[derive(Debug, thiserror::Error)]
 pub enum UndedupError {
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {why}", why = crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,

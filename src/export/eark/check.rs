@@ -55,7 +55,7 @@ pub struct CheckReport {
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// Reading failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,

@@ -71,7 +71,7 @@ impl PackageType {
 #[derive(Debug, thiserror::Error)]
 pub enum EarkError {
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,

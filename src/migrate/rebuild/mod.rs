@@ -31,7 +31,7 @@ use stream::{ArcInfo, Msg, RecordStream, SummaryText};
 #[non_exhaustive]
 pub enum RebuildError {
     /// A container cannot be opened.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Open {
         /// The container.
         path: PathBuf,
@@ -56,10 +56,10 @@ pub enum RebuildError {
     #[error("stored rebuild data: {0}")]
     Stored(String),
     /// Writing the rebuilt bytes failed.
-    #[error("writing the rebuilt ARC: {0}")]
+    #[error("writing the rebuilt ARC: {why}", why = crate::layout::describe_io(.0))]
     Io(#[from] io::Error),
     /// The sink refused or failed an ARC.
-    #[error("{name}: {source}")]
+    #[error("{name}: {why}", why = crate::layout::describe_io(source))]
     Sink {
         /// The ARC's name.
         name: String,

@@ -27,6 +27,7 @@ pub mod events;
 pub mod export;
 pub mod item;
 pub mod journal;
+pub mod lines;
 pub mod lock;
 pub mod manifest;
 pub mod resources;

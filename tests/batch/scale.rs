@@ -1,0 +1,59 @@
+//! The batch machinery at scale and on hostile manifests: a manifest of 100,000 lines runs in
+//! bounded time and memory (journal commits grouped, not one disk sync per change), a huge
+//! line is a bad line of its own, and a full output disk is the environment's failure, never
+//! a verdict on the item, retried by the next run.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::fuzz::child::{Outcome, launch_webaip};
+use crate::util::sample;
+
+/// `batch run --no-virus-check --json --min-free 0 -j 2 --journal JOURNAL --out OUT CSV`.
+fn batch_args(csv: &Path, out: &Path, journal: &Path) -> Vec<String> {
+    let args = ["batch", "run", "--deterministic", "--no-virus-check", "--json", "--quiet"];
+    let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    v.extend(["--min-free", "0", "-j", "2", "--journal"].map(String::from));
+    v.push(journal.display().to_string());
+    v.extend(["--out".to_string(), out.display().to_string(), csv.display().to_string()]);
+    v
+}
+
+/// (state, error kind, error) of a journal's row.
+fn row(journal: &Path, key: &str) -> (String, String, String) {
+    let db = rusqlite::Connection::open(journal).unwrap();
+    db.query_row(
+        "SELECT state, coalesce(error_kind, ''), coalesce(error, '') FROM items WHERE key = ?1",
+        [key],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .unwrap_or_else(|e| panic!("{key}: {e}"))
+}
+
+#[test]
+fn a_huge_manifest_line_is_a_bad_line_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("m.csv");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&csv).unwrap());
+    writeln!(w, "missing/first.warc.gz").unwrap();
+    // 32 MiB in one field: over the cap 500 times.
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..32 {
+        w.write_all(&chunk).unwrap();
+    }
+    writeln!(w).unwrap();
+    writeln!(w, "{}", sample("nedlib").display()).unwrap();
+    w.into_inner().unwrap().sync_all().unwrap();
+    let journal = tmp.path().join("j.sqlite");
+    let args = batch_args(&csv, &tmp.path().join("out"), &journal);
+    let run = launch_webaip(&args, tmp.path());
+    eprintln!("a 32 MiB manifest line: peak RSS {} MB", run.peak_rss >> 20);
+    assert_eq!(run.status, Outcome::Exited(1), "{}", run.stderr);
+    let (state, kind, error) = row(&journal, "(line 2)");
+    assert_eq!((state.as_str(), kind.as_str()), ("failed", "manifest"), "{error}");
+    assert!(error.contains("line 2 is longer than 64 KiB"), "{error}");
+    assert_eq!(row(&journal, "missing/first.warc.gz").1, "unreadable");
+    let nedlib = sample("nedlib").display().to_string();
+    assert_eq!(row(&journal, &nedlib).0, "done", "the line after it is an item as before");
+    assert!(run.peak_rss < 96 << 20, "peak RSS {} MB", run.peak_rss >> 20);
+}

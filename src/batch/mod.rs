@@ -173,8 +173,9 @@ pub fn run(
 ) -> Result<BatchOutcome, BatchError> {
     let started = Instant::now();
     let m = read_manifest(manifest)?;
-    let share: Vec<Item> =
-        m.items.iter().filter(|i| opts.shard.is_none_or(|s| s.contains(&i.key))).cloned().collect();
+    let manifest_items = m.items.len();
+    let mut share = m.items;
+    share.retain(|i| opts.shard.is_none_or(|s| s.contains(&i.key)));
     let work = opts.out.join(WORK_DIR);
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -192,7 +193,7 @@ pub fn run(
         .map(|i| (i.key.as_str(), i.line, crate::sources::path_text(&i.source), i.name.as_str()));
     journal.register(rows)?;
     let mut outcome = BatchOutcome {
-        manifest_items: m.items.len(),
+        manifest_items,
         items: share.len(),
         ignored: m.ignored,
         in_flight: opts.resources.in_flight(opts.jobs),
@@ -235,7 +236,9 @@ pub fn run(
         outcome.scan_engine_packages = Some(engine.packages());
     }
     let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
-    for item in &share {
+    journal.commit()?;
+    // Each item is let go as its row is read: the share is not held twice over.
+    for item in share {
         if let Some(e) = journal.entry(&item.key)? {
             let done = e.state == State::Done;
             outcome.stored += usize::from(done && e.stored.is_some());
@@ -277,9 +280,13 @@ fn run_items(
     let stop = AtomicBool::new(false);
     let (packaged, failed, bytes) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0));
     let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
+    let (working, idle) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|scope| {
         for _ in 0..in_flight.max(1).min(todo.len()) {
+            let working = working.clone();
+            // Taken by value: the ticker below ends when every worker has dropped its sender.
             scope.spawn(|| {
+                let _working = working;
                 while !stop.load(Ordering::SeqCst) {
                     let Some(&(item, size)) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         break;
@@ -308,6 +315,18 @@ fn run_items(
                 }
             });
         }
+        drop(working);
+        // Grouped journal changes are committed in time even while every worker is busy.
+        scope.spawn(|| {
+            let (idle, tick) = (idle, journal::COMMIT_AFTER / 4);
+            while idle.recv_timeout(tick) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                let j = journal.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = j.commit_if_due() {
+                    stop.store(true, Ordering::SeqCst);
+                    first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.into());
+                }
+            }
+        });
     });
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),

@@ -218,7 +218,10 @@ pub fn run(
                 }
                 entry.iter().for_each(|e| delivery.tidy(e, &work));
             }
-            Some(State::Failed) if !opts.retry_failed => outcome.skipped_failed += 1,
+            // A failure of the environment (a full disk) says nothing of the item: retried.
+            Some(State::Failed) if !opts.retry_failed && !failed_by_environment(entry.as_ref()) => {
+                outcome.skipped_failed += 1
+            }
             _ => todo.push(item),
         }
     }
@@ -249,6 +252,11 @@ pub fn run(
     }
     outcome.elapsed_seconds = started.elapsed().as_secs_f64();
     Ok(outcome)
+}
+
+/// Whether a row records a failure of the environment, not of its item.
+fn failed_by_environment(entry: Option<&Entry>) -> bool {
+    entry.and_then(|e| e.error_kind.as_deref()) == Some(item::ENVIRONMENT_KIND)
 }
 
 /// A package recorded done but still in the work folder (its run died between the journal
@@ -396,12 +404,12 @@ fn run_item(
     };
     let (package_id, size) = match delivery.ingest(&built, &work, pool) {
         Ok(aip) => aip.unwrap_or((report.objid.clone(), report.bytes)),
-        Err(e) => return fail(deliver::INGEST_KIND, &e.to_string()),
+        Err(e) => return fail(item::failure_kind(deliver::INGEST_KIND, &e), &e.to_string()),
     };
     let mets = built.join(crate::layout::METS);
     let (_, mets_sha512) = match crate::package::hash_file(&mets) {
         Ok(h) => h,
-        Err(e) => return fail("unreadable", &e.to_string()),
+        Err(e) => return fail(item::failure_kind("unreadable", &e), &e.to_string()),
     };
     let done = DoneRecord { package_id, size, mets_sha512, findings: report.has_findings() };
     record(&|j| j.done(&item.key, &done))?;

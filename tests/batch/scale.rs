@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::fuzz::child::{Outcome, launch_webaip};
-use crate::util::sample;
+use crate::util::{sample, webaip_command};
 
 /// `batch run --no-virus-check --json --min-free 0 -j 2 --journal JOURNAL --out OUT CSV`.
 fn batch_args(csv: &Path, out: &Path, journal: &Path) -> Vec<String> {
@@ -92,4 +92,39 @@ fn a_huge_manifest_line_is_a_bad_line_of_its_own() {
     let nedlib = sample("nedlib").display().to_string();
     assert_eq!(row(&journal, &nedlib).0, "done", "the line after it is an item as before");
     assert!(run.peak_rss < 96 << 20, "peak RSS {} MB", run.peak_rss >> 20);
+}
+
+#[test]
+fn a_full_output_disk_is_the_environments_failure_and_a_rerun_retries_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let small = tmp.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let Some(_disk) = crate::util::SmallDisk::mount(&small, 16) else {
+        eprintln!("skipped: no tmpfs can be mounted here (not root?)");
+        return;
+    };
+    let csv = tmp.path().join("m.csv");
+    let source = sample("kulturarw3");
+    std::fs::write(&csv, format!("{}\n", source.display())).unwrap();
+    let journal = tmp.path().join("j.sqlite");
+    let args = batch_args(&csv, &small.join("out"), &journal);
+    let run = |args: &[String]| webaip_command().args(args).output().unwrap();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let key = source.display().to_string();
+    let (state, kind, error) = row(&journal, &key);
+    assert_eq!((state.as_str(), kind.as_str()), ("failed", "environment"), "{error}");
+    assert!(error.contains("no space left on device"), "{error}");
+    assert!(!error.contains("os error"), "{error}");
+    let report = crate::util::json(&o);
+    assert_eq!(report["entries"][0]["error_kind"], "environment", "{report}");
+    // Space is back: the next run retries it without --retry-failed.
+    drop(_disk);
+    let o = run(&args);
+    let report = crate::util::report_of(&o, 0);
+    assert_eq!(
+        (report["packaged"].as_u64(), report["skipped_failed"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(row(&journal, &key).0, "done");
 }

@@ -436,26 +436,72 @@ pub(crate) fn open_user_file(path: &Path) -> Result<File, ConfineError> {
     finish_open(path, fd.into())
 }
 
-/// An I/O error as words for a sentence ("it does not exist"), without the OS error number.
+/// An I/O error as words for a sentence ("it does not exist"), without the OS error number:
+/// the one home for saying an `io::Error` to a user (the caller names the file).
 pub fn describe_io(e: &io::Error) -> String {
     // A refusal carried in an io::Error names its path itself: the caller names it once.
     if let Some(refused) = e.get_ref().and_then(|i| i.downcast_ref::<ConfineError>()) {
         return refused.reason();
     }
-    match e.kind() {
-        io::ErrorKind::NotFound => "it does not exist".into(),
-        io::ErrorKind::PermissionDenied => "permission denied".into(),
-        io::ErrorKind::IsADirectory => "it is a directory, not a file".into(),
-        io::ErrorKind::NotADirectory => "a part of the path is not a directory".into(),
-        io::ErrorKind::InvalidInput | io::ErrorKind::Other => e.to_string(),
-        _ => {
-            let text = e.to_string();
-            match text.find(" (os error") {
-                Some(i) => text[..i].to_lowercase(),
-                None => text,
+    let own_words = e.raw_os_error().is_none() && e.get_ref().is_some();
+    let words = match e.kind() {
+        io::ErrorKind::NotFound => "it does not exist",
+        io::ErrorKind::PermissionDenied => "permission denied",
+        io::ErrorKind::IsADirectory => "it is a directory, not a file",
+        io::ErrorKind::NotADirectory => "a part of the path is not a directory",
+        // A custom error of these kinds says it in its own words, kept.
+        _ if own_words => "",
+        io::ErrorKind::AlreadyExists => "it already exists",
+        io::ErrorKind::StorageFull => "no space left on device",
+        io::ErrorKind::QuotaExceeded => "disk quota exceeded",
+        io::ErrorKind::FileTooLarge => {
+            "file too large (over the file system's or the process's limit)"
+        }
+        io::ErrorKind::ReadOnlyFilesystem => "read-only file system",
+        io::ErrorKind::OutOfMemory => "out of memory",
+        _ => "",
+    };
+    if !words.is_empty() {
+        return words.into();
+    }
+    let text = e.to_string();
+    match (e.raw_os_error(), text.find(" (os error")) {
+        (Some(_), Some(i)) => text[..i].to_lowercase(),
+        _ => text,
+    }
+}
+
+/// Whether an I/O error is the environment's: the disk or a quota full, a file-size limit, a
+/// read-only file system, memory exhausted. Reading damaged input never gives one: it says
+/// nothing of the input.
+pub fn is_environment(e: &io::Error) -> bool {
+    use io::ErrorKind as K;
+    matches!(
+        e.kind(),
+        K::StorageFull
+            | K::QuotaExceeded
+            | K::FileTooLarge
+            | K::ReadOnlyFilesystem
+            | K::OutOfMemory
+    )
+}
+
+/// The first environment I/O error ([`is_environment`]) among an error and its causes (an
+/// `io::Error` wrapping another error is looked into too).
+pub fn environment_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Error> {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<io::Error>() {
+            if is_environment(io) {
+                return Some(io);
+            }
+            if let Some(found) = io.get_ref().and_then(|inner| environment_cause(inner)) {
+                return Some(found);
             }
         }
+        next = err.source();
     }
+    None
 }
 
 /// One line of a manifest.
@@ -670,6 +716,32 @@ pub(crate) fn lock_dir(dir: &Path) -> io::Result<File> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn os_errors_are_said_in_words_without_their_number() {
+        let raw = io::Error::from_raw_os_error;
+        assert_eq!(describe_io(&raw(libc::ENOSPC)), "no space left on device");
+        assert_eq!(describe_io(&raw(libc::EEXIST)), "it already exists");
+        assert_eq!(describe_io(&raw(libc::EDQUOT)), "disk quota exceeded");
+        assert_eq!(describe_io(&raw(libc::EINVAL)), "invalid argument");
+        assert_eq!(describe_io(&raw(libc::EIO)), "input/output error");
+        // An error's own words are kept.
+        let own = io::Error::new(io::ErrorKind::AlreadyExists, "the AIP is there");
+        assert_eq!(describe_io(&own), "the AIP is there");
+    }
+
+    #[test]
+    fn an_environment_cause_is_found_below_other_errors() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("writing: {0}")]
+        struct Outer(#[source] io::Error);
+        let full = Outer(io::Error::other(Outer(io::Error::from_raw_os_error(libc::ENOSPC))));
+        let found = environment_cause(&full).map(io::Error::kind);
+        assert_eq!(found, Some(io::ErrorKind::StorageFull));
+        let damaged = Outer(io::Error::new(io::ErrorKind::InvalidData, "bad gzip"));
+        assert!(environment_cause(&damaged).is_none());
+        assert!(environment_cause(&Outer(io::Error::from_raw_os_error(libc::EIO))).is_none());
+    }
 
     #[test]
     fn names_are_confined() {

@@ -250,15 +250,18 @@ impl Delivery {
             }
             lock().stored(key)?;
         }
-        let mut failures = Vec::new();
+        let (mut failures, mut failed_kind) = (Vec::new(), EXPORT_KIND);
         for (kind, target) in self.exports_due(&entry) {
             match self.exports.write(kind, at, &target) {
                 Ok(_) => lock().exported(key, kind, &crate::sources::path_text(&target))?,
-                Err(e) => failures.push(e.to_string()),
+                Err(e) => {
+                    failed_kind = super::item::failure_kind(failed_kind, &e);
+                    failures.push(e.to_string());
+                }
             }
         }
         if !failures.is_empty() {
-            lock().failed(key, EXPORT_KIND, &failures.join("; "))?;
+            lock().failed(key, failed_kind, &failures.join("; "))?;
             return Ok(State::Failed);
         }
         lock().done_as_recorded(key)?;

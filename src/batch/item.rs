@@ -126,10 +126,28 @@ pub enum ItemError {
     Title(PathBuf),
 }
 
+/// The kind of failure of an item that failed for want of disk space, a quota or memory on
+/// this machine (see `layout::is_environment`): nothing is said of its source, and a rerun
+/// retries it without `--retry-failed`.
+pub const ENVIRONMENT_KIND: &str = "environment";
+
+/// `kind`, unless `error` or one of its causes is the environment's ([`ENVIRONMENT_KIND`]).
+pub fn failure_kind<'a>(kind: &'a str, error: &(dyn std::error::Error + 'static)) -> &'a str {
+    match crate::layout::environment_cause(error) {
+        Some(_) => ENVIRONMENT_KIND,
+        None => kind,
+    }
+}
+
 impl ItemError {
-    /// The kind of failure the journal records: unrecognised, unreadable, damaged, metadata,
-    /// options, exists or package.
+    /// The kind of failure the journal records: environment, unrecognised, unreadable,
+    /// damaged, metadata, options, exists or package.
     pub fn kind(&self) -> &'static str {
+        failure_kind(self.input_kind(), self)
+    }
+
+    /// The kind of failure as a verdict on the input, its causes unlooked at.
+    fn input_kind(&self) -> &'static str {
         match self {
             ItemError::Source(SourceError::Io { .. }) => "unreadable",
             ItemError::Source(_) | ItemError::Title(_) => "unrecognised",

@@ -5,13 +5,22 @@
 //! size, SHA-512 of its METS, time; with `stored`, the time a put to the replicated store was
 //! accepted; with `wacz` and `eark`, the file or folder an export of the package was written
 //! to) and `failed` (error kind and message; a package whose put or export failed keeps its
-//! record, so that a retry can deliver it again). Every change is its own committed
-//! statement, in WAL mode, so a killed run leaves every row as the last change it made.
+//! record, so that a retry can deliver it again). The journal is in WAL mode.
+//!
+//! Commits are amortised where a lost change only makes the next run redo an item: a pending
+//! item's start and any item's failure are grouped, up to [`COMMIT_EVERY`] changes or
+//! [`COMMIT_AFTER`] (a run also calls [`Journal::commit_if_due`] while it waits), so that a
+//! manifest of many small items is not one disk sync per change. A change a run acts on
+//! afterwards (done, stored, exported, the start of an item that was done or failed) is
+//! committed, with every change before it, before the call returns. A killed run thus leaves
+//! every row as some change it made, and loses at most changes that leave an item to redo.
 //!
 //! The schema's version is SQLite's `user_version`: 0, the first (no `stored` column), and 1
 //! (no `wacz` and `eark` columns) are brought to [`SCHEMA_VERSION`] when a journal is opened.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -137,11 +146,28 @@ pub struct JournalError {
     pub source: rusqlite::Error,
 }
 
+/// Changes grouped into one transaction at most.
+pub const COMMIT_EVERY: u32 = 1000;
+
+/// How long a transaction of grouped changes stays open at most (other runs of the same
+/// journal, shards, wait for its write lock meanwhile).
+pub const COMMIT_AFTER: Duration = Duration::from_millis(500);
+
+/// The transaction of grouped changes, while one is open.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    /// When it began.
+    since: Instant,
+    /// Changes made in it.
+    changes: u32,
+}
+
 /// An open journal.
 #[derive(Debug)]
 pub struct Journal {
     db: Connection,
     path: PathBuf,
+    open: Cell<Option<Open>>,
 }
 
 const SCHEMA: &str = "
@@ -228,7 +254,7 @@ impl Journal {
         db.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         db.execute_batch(SCHEMA).map_err(err)?;
         migrate(&db).map_err(err)?;
-        Ok(Journal { db, path: path.to_path_buf() })
+        Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None) })
     }
 
     /// Opens an existing journal to read (`batch status`); a missing file is an error.
@@ -238,11 +264,58 @@ impl Journal {
             Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
         db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
         migrate(&db).map_err(err)?;
-        Ok(Journal { db, path: path.to_path_buf() })
+        Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None) })
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
         |source| JournalError { path: self.path.clone(), source }
+    }
+
+    /// Makes a change that may wait for a later commit (see the module documentation).
+    fn grouped(&self, sql: &str, params: impl rusqlite::Params) -> Result<(), JournalError> {
+        let mut open = match self.open.get() {
+            Some(open) => open,
+            // IMMEDIATE: the write lock now, waiting on another run's under the busy timeout.
+            None => {
+                self.db.execute_batch("BEGIN IMMEDIATE").map_err(self.err())?;
+                Open { since: Instant::now(), changes: 0 }
+            }
+        };
+        open.changes += 1;
+        self.open.set(Some(open));
+        self.execute(sql, params)?;
+        self.commit_if_due()
+    }
+
+    /// Makes a change committed, with every grouped change before it, when this returns.
+    fn committed(&self, sql: &str, params: impl rusqlite::Params) -> Result<(), JournalError> {
+        self.execute(sql, params)?;
+        self.commit()
+    }
+
+    /// Runs a change through the statement cache: parsing SQL is most of a change's cost.
+    fn execute(&self, sql: &str, params: impl rusqlite::Params) -> Result<(), JournalError> {
+        let mut stmt = self.db.prepare_cached(sql).map_err(self.err())?;
+        stmt.execute(params).map(drop).map_err(self.err())
+    }
+
+    /// Commits the grouped changes.
+    pub fn commit(&self) -> Result<(), JournalError> {
+        if self.open.take().is_some() {
+            self.db.execute_batch("COMMIT").map_err(self.err())?;
+        }
+        Ok(())
+    }
+
+    /// Commits the grouped changes when there are [`COMMIT_EVERY`] of them, or the first is
+    /// [`COMMIT_AFTER`] old.
+    pub fn commit_if_due(&self) -> Result<(), JournalError> {
+        match self.open.get() {
+            Some(o) if o.changes >= COMMIT_EVERY || o.since.elapsed() >= COMMIT_AFTER => {
+                self.commit()
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Registers items not yet in the journal as pending (one transaction); rows already
@@ -251,6 +324,7 @@ impl Journal {
         &mut self,
         items: impl IntoIterator<Item = (&'a str, Option<u64>, String, &'a str)>,
     ) -> Result<(), JournalError> {
+        self.commit()?;
         let path = self.path.clone();
         let err = |source| JournalError { path: path.clone(), source };
         let tx = self.db.transaction().map_err(err)?;
@@ -272,7 +346,8 @@ impl Journal {
     /// The row of an item.
     pub fn entry(&self, key: &str) -> Result<Option<Entry>, JournalError> {
         let sql = format!("SELECT {COLUMNS} FROM items WHERE key = ?1");
-        self.db.query_row(&sql, [key], entry_of).optional().map_err(self.err())
+        let mut stmt = self.db.prepare_cached(&sql).map_err(self.err())?;
+        stmt.query_row([key], entry_of).optional().map_err(self.err())
     }
 
     /// Every row, by key.
@@ -284,44 +359,40 @@ impl Journal {
     }
 
     /// Marks an item running (one more attempt) towards the package directory `package`,
-    /// clearing what an earlier attempt recorded.
+    /// clearing what an earlier attempt recorded. A pending item's start is grouped (lost, it
+    /// leaves the item pending, which the next run redoes); a start that clears a package
+    /// record or a failure is committed, so that no later run acts on what it cleared.
     pub fn start(&self, key: &str, package: &str) -> Result<(), JournalError> {
-        self.db
-            .execute(
-                "UPDATE items SET state = 'running', attempts = attempts + 1, package_id = NULL, \
-                 size = NULL, mets_sha512 = NULL, findings = 0, error_kind = NULL, error = NULL, \
-                 stored = NULL, wacz = NULL, eark = NULL, package = ?3, updated = ?2 \
-                 WHERE key = ?1",
-                params![key, now(), package],
-            )
-            .map(drop)
-            .map_err(self.err())
+        let sql = "UPDATE items SET state = 'running', attempts = attempts + 1, package_id = NULL, \
+                   size = NULL, mets_sha512 = NULL, findings = 0, error_kind = NULL, error = NULL, \
+                   stored = NULL, wacz = NULL, eark = NULL, package = ?3, updated = ?2 \
+                   WHERE key = ?1";
+        let state = self.entry(key)?.map(|e| e.state);
+        match state {
+            Some(State::Pending | State::Running) => {
+                self.grouped(sql, params![key, now(), package])
+            }
+            _ => self.committed(sql, params![key, now(), package]),
+        }
     }
 
     /// Marks an item done with its package's record.
     pub fn done(&self, key: &str, r: &DoneRecord) -> Result<(), JournalError> {
-        self.db
-            .execute(
-                "UPDATE items SET state = 'done', package_id = ?2, size = ?3, mets_sha512 = ?4, \
-                 findings = ?5, error_kind = NULL, error = NULL, updated = ?6 WHERE key = ?1",
-                params![key, r.package_id, signed(r.size), r.mets_sha512, r.findings, now()],
-            )
-            .map(drop)
-            .map_err(self.err())
+        self.committed(
+            "UPDATE items SET state = 'done', package_id = ?2, size = ?3, mets_sha512 = ?4, \
+             findings = ?5, error_kind = NULL, error = NULL, updated = ?6 WHERE key = ?1",
+            params![key, r.package_id, signed(r.size), r.mets_sha512, r.findings, now()],
+        )
     }
 
     /// Marks an item's package stored (done, the put accepted); an item without a package
     /// record is left as it is.
     pub fn stored(&self, key: &str) -> Result<(), JournalError> {
-        let at = now();
-        self.db
-            .execute(
-                "UPDATE items SET state = 'done', stored = ?2, error_kind = NULL, error = NULL, \
-                 updated = ?2 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
-                params![key, at],
-            )
-            .map(drop)
-            .map_err(self.err())
+        self.committed(
+            "UPDATE items SET state = 'done', stored = ?2, error_kind = NULL, error = NULL, \
+             updated = ?2 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
+            params![key, now()],
+        )
     }
 
     /// Records the export `kind` of an item's package written to `path` (its state unchanged);
@@ -332,32 +403,34 @@ impl Journal {
             "UPDATE items SET {} = ?2, updated = ?3 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
             kind.name()
         );
-        self.db.execute(&sql, params![key, path, now()]).map(drop).map_err(self.err())
+        self.committed(&sql, params![key, path, now()])
     }
 
     /// Marks an item done again with the package record it has (its put failed, and a run
     /// without a store keeps the package as it is); an item without one is left as it is.
     pub fn done_as_recorded(&self, key: &str) -> Result<(), JournalError> {
-        self.db
-            .execute(
-                "UPDATE items SET state = 'done', error_kind = NULL, error = NULL, updated = ?2 \
-                 WHERE key = ?1 AND mets_sha512 IS NOT NULL",
-                params![key, now()],
-            )
-            .map(drop)
-            .map_err(self.err())
+        self.committed(
+            "UPDATE items SET state = 'done', error_kind = NULL, error = NULL, updated = ?2 \
+             WHERE key = ?1 AND mets_sha512 IS NOT NULL",
+            params![key, now()],
+        )
     }
 
-    /// Marks an item failed, with its reason.
+    /// Marks an item failed, with its reason (grouped: lost, it leaves the item to redo).
     pub fn failed(&self, key: &str, kind: &str, message: &str) -> Result<(), JournalError> {
-        self.db
-            .execute(
-                "UPDATE items SET state = 'failed', error_kind = ?2, error = ?3, updated = ?4 \
-                 WHERE key = ?1",
-                params![key, kind, message, now()],
-            )
-            .map(drop)
-            .map_err(self.err())
+        self.grouped(
+            "UPDATE items SET state = 'failed', error_kind = ?2, error = ?3, updated = ?4 \
+             WHERE key = ?1",
+            params![key, kind, message, now()],
+        )
+    }
+}
+
+impl Drop for Journal {
+    /// What a run recorded is kept when it stops on an error (a kill keeps less: see the
+    /// module documentation).
+    fn drop(&mut self) {
+        let _ = self.commit();
     }
 }
 
@@ -428,6 +501,9 @@ mod tests {
             .unwrap();
         j.start("a", "a").unwrap();
         let other = Journal::open_existing(&path).unwrap();
+        // A pending item's start is grouped: other connections see it once committed.
+        assert_eq!(other.entry("a").unwrap().unwrap().state, State::Pending);
+        j.commit().unwrap();
         assert_eq!(other.entry("a").unwrap().unwrap().state, State::Running);
         let record = DoneRecord {
             package_id: "urn:x".into(),

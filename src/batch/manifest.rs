@@ -21,6 +21,8 @@ use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::lines::{MAX_LINE, Record, Records};
+
 /// One item of the manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
@@ -53,6 +55,11 @@ pub enum Refusal {
         /// How many.
         fields: usize,
     },
+    /// It is longer than [`MAX_LINE`] bytes (its source is not read).
+    TooLong {
+        /// The line it starts on.
+        line: u64,
+    },
 }
 
 impl Refusal {
@@ -60,8 +67,14 @@ impl Refusal {
     pub fn kind(&self) -> &'static str {
         match self {
             Refusal::Duplicate { .. } => "duplicate",
-            Refusal::Fields { .. } => "manifest",
+            Refusal::Fields { .. } | Refusal::TooLong { .. } => "manifest",
         }
+    }
+
+    /// Whether the item has a package directory name (a duplicate or a line not read has
+    /// none: it is never packaged, and takes no name from another).
+    fn named(&self) -> bool {
+        matches!(self, Refusal::Fields { .. })
     }
 }
 
@@ -73,6 +86,12 @@ impl std::fmt::Display for Refusal {
                 f,
                 "{fields} fields; at most 3 (source, metadata, options): quote a path that \
                  holds a comma"
+            ),
+            Refusal::TooLong { line } => write!(
+                f,
+                "line {line} is longer than {} KiB: not read (a manifest line holds a source, \
+                 a metadata file and options)",
+                MAX_LINE >> 10
             ),
         }
     }
@@ -99,15 +118,6 @@ pub enum ManifestError {
         #[source]
         source: std::io::Error,
     },
-    /// A CSV line cannot be parsed.
-    #[error("{}: {source}", path.display())]
-    Csv {
-        /// The manifest.
-        path: PathBuf,
-        /// What the CSV reader met.
-        #[source]
-        source: csv::Error,
-    },
 }
 
 /// Reads a manifest: a CSV file, or a folder scanned for harvests.
@@ -122,21 +132,21 @@ pub fn read_manifest(path: &Path) -> Result<Manifest, ManifestError> {
 /// The lines of a CSV manifest, each an item (a PANDAS title directory, its instances).
 fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
-    let file = std::fs::File::open(path)
-        .map_err(|source| ManifestError::Io { path: path.to_path_buf(), source })?;
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .comment(Some(b'#'))
-        .trim(csv::Trim::All)
-        .from_reader(file);
+    let io = |source| ManifestError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut records = Records::new(std::io::BufReader::new(file));
     let mut items = Vec::new();
     let mut first_key: HashMap<String, u64> = HashMap::new();
-    for record in reader.byte_records() {
-        let record =
-            record.map_err(|source| ManifestError::Csv { path: path.to_path_buf(), source })?;
-        let line = record.position().map_or(0, |p| p.line());
-        let field = |i: usize| record.get(i).filter(|f| !f.is_empty());
+    while let Some(record) = records.next_record().map_err(io)? {
+        let (line, fields) = match record {
+            Record::Fields { line, fields } => (line, fields),
+            // Its source is not read: the item is known by its line alone.
+            Record::TooLong { line } => {
+                items.push(too_long(line));
+                continue;
+            }
+        };
+        let field = |i: usize| fields.get(i).map(Vec::as_slice).filter(|f| !f.is_empty());
         let Some(source) = field(0) else { continue };
         if items.is_empty() && first_key.is_empty() && source.eq_ignore_ascii_case(b"source") {
             continue;
@@ -152,7 +162,6 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
             name: String::new(),
             refused: None,
         };
-        let fields = record.len();
         match first_key.get(&key) {
             Some(&first) => items.push(Item {
                 key: format!("{key} (line {line})"),
@@ -160,9 +169,10 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
                 ..item
             }),
             // A line that says more than it may is not guessed at: it fails, the batch goes on.
-            None if fields > 3 => {
+            None if fields.len() > 3 => {
                 first_key.insert(key, line);
-                items.push(Item { refused: Some(Refusal::Fields { fields }), ..item });
+                items
+                    .push(Item { refused: Some(Refusal::Fields { fields: fields.len() }), ..item });
             }
             None => {
                 first_key.insert(key, line);
@@ -171,6 +181,19 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
         }
     }
     Ok(Manifest { items, ignored: Vec::new() })
+}
+
+/// The item of a line over [`MAX_LINE`]: refused, known by its line number.
+fn too_long(line: u64) -> Item {
+    Item {
+        key: format!("(line {line})"),
+        line: Some(line),
+        source: PathBuf::new(),
+        metadata: None,
+        options: String::new(),
+        name: String::new(),
+        refused: Some(Refusal::TooLong { line }),
+    }
 }
 
 /// Each subdirectory and each ARC, WARC or `.zip` file at the top of `dir`, in name order.
@@ -261,13 +284,13 @@ fn name_items(items: &mut [Item]) {
     let bases: Vec<String> = items.iter().map(|i| base_name(&i.key)).collect();
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for (item, b) in items.iter().zip(&bases) {
-        if !matches!(item.refused, Some(Refusal::Duplicate { .. })) {
+        if item.refused.as_ref().is_none_or(Refusal::named) {
             *counts.entry(b.as_str()).or_default() += 1;
         }
     }
     for (item, base) in items.iter_mut().zip(&bases) {
-        // A duplicate is never packaged: it has no directory.
-        if matches!(item.refused, Some(Refusal::Duplicate { .. })) {
+        // A duplicate or a line not read is never packaged: it has no directory.
+        if item.refused.as_ref().is_some_and(|r| !r.named()) {
             continue;
         }
         item.name = match counts.get(base.as_str()) {

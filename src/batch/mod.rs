@@ -27,6 +27,7 @@ pub mod events;
 pub mod export;
 pub mod item;
 pub mod journal;
+pub mod lines;
 pub mod lock;
 pub mod manifest;
 pub mod resources;
@@ -172,8 +173,9 @@ pub fn run(
 ) -> Result<BatchOutcome, BatchError> {
     let started = Instant::now();
     let m = read_manifest(manifest)?;
-    let share: Vec<Item> =
-        m.items.iter().filter(|i| opts.shard.is_none_or(|s| s.contains(&i.key))).cloned().collect();
+    let manifest_items = m.items.len();
+    let mut share = m.items;
+    share.retain(|i| opts.shard.is_none_or(|s| s.contains(&i.key)));
     let work = opts.out.join(WORK_DIR);
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -191,7 +193,7 @@ pub fn run(
         .map(|i| (i.key.as_str(), i.line, crate::sources::path_text(&i.source), i.name.as_str()));
     journal.register(rows)?;
     let mut outcome = BatchOutcome {
-        manifest_items: m.items.len(),
+        manifest_items,
         items: share.len(),
         ignored: m.ignored,
         in_flight: opts.resources.in_flight(opts.jobs),
@@ -216,7 +218,10 @@ pub fn run(
                 }
                 entry.iter().for_each(|e| delivery.tidy(e, &work));
             }
-            Some(State::Failed) if !opts.retry_failed => outcome.skipped_failed += 1,
+            // A failure of the environment (a full disk) says nothing of the item: retried.
+            Some(State::Failed) if !opts.retry_failed && !failed_by_environment(entry.as_ref()) => {
+                outcome.skipped_failed += 1
+            }
             _ => todo.push(item),
         }
     }
@@ -234,7 +239,9 @@ pub fn run(
         outcome.scan_engine_packages = Some(engine.packages());
     }
     let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
-    for item in &share {
+    journal.commit()?;
+    // Each item is let go as its row is read: the share is not held twice over.
+    for item in share {
         if let Some(e) = journal.entry(&item.key)? {
             let done = e.state == State::Done;
             outcome.stored += usize::from(done && e.stored.is_some());
@@ -245,6 +252,11 @@ pub fn run(
     }
     outcome.elapsed_seconds = started.elapsed().as_secs_f64();
     Ok(outcome)
+}
+
+/// Whether a row records a failure of the environment, not of its item.
+fn failed_by_environment(entry: Option<&Entry>) -> bool {
+    entry.and_then(|e| e.error_kind.as_deref()) == Some(item::ENVIRONMENT_KIND)
 }
 
 /// A package recorded done but still in the work folder (its run died between the journal
@@ -276,9 +288,13 @@ fn run_items(
     let stop = AtomicBool::new(false);
     let (packaged, failed, bytes) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0));
     let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
+    let (working, idle) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|scope| {
         for _ in 0..in_flight.max(1).min(todo.len()) {
+            let working = working.clone();
+            // Taken by value: the ticker below ends when every worker has dropped its sender.
             scope.spawn(|| {
+                let _working = working;
                 while !stop.load(Ordering::SeqCst) {
                     let Some(&(item, size)) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         break;
@@ -307,6 +323,18 @@ fn run_items(
                 }
             });
         }
+        drop(working);
+        // Grouped journal changes are committed in time even while every worker is busy.
+        scope.spawn(|| {
+            let (idle, tick) = (idle, journal::COMMIT_AFTER / 4);
+            while idle.recv_timeout(tick) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                let j = journal.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = j.commit_if_due() {
+                    stop.store(true, Ordering::SeqCst);
+                    first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.into());
+                }
+            }
+        });
     });
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
@@ -376,12 +404,12 @@ fn run_item(
     };
     let (package_id, size) = match delivery.ingest(&built, &work, pool) {
         Ok(aip) => aip.unwrap_or((report.objid.clone(), report.bytes)),
-        Err(e) => return fail(deliver::INGEST_KIND, &e.to_string()),
+        Err(e) => return fail(item::failure_kind(deliver::INGEST_KIND, &e), &e.to_string()),
     };
     let mets = built.join(crate::layout::METS);
     let (_, mets_sha512) = match crate::package::hash_file(&mets) {
         Ok(h) => h,
-        Err(e) => return fail("unreadable", &e.to_string()),
+        Err(e) => return fail(item::failure_kind("unreadable", &e), &e.to_string()),
     };
     let done = DoneRecord { package_id, size, mets_sha512, findings: report.has_findings() };
     record(&|j| j.done(&item.key, &done))?;

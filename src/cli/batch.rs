@@ -1,5 +1,6 @@
 //! `webaip batch run` and `webaip batch status`: many packages from one manifest, resumable.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -282,7 +283,11 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let outcome = outcome?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        // Written as it is made: the outcome of a large manifest is large already.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &outcome)?;
+        writeln!(out)?;
+        out.flush()?;
     } else if !args.quiet {
         print_outcome(&outcome, &opts);
     }

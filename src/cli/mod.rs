@@ -136,7 +136,12 @@ pub fn main() -> i32 {
 /// An error with its causes, each said once: many of the library's errors already quote their
 /// cause (`{path}: {source}`), which `{:#}` would print a second time.
 fn error_text(e: &anyhow::Error) -> String {
-    let mut text = e.to_string();
+    // The outermost error itself (anyhow's downcast would also find one below a context).
+    let top = e.chain().next().and_then(|t| t.downcast_ref::<std::io::Error>());
+    let mut text = match top {
+        Some(io) => webaip::layout::describe_io(io),
+        None => e.to_string(),
+    };
     for cause in e.chain().skip(1) {
         let raw = cause.to_string();
         // An I/O error in words, without "(os error N)" or a temporary file's "at path".
@@ -209,5 +214,8 @@ mod tests {
             webaip::layout::ConfineError::NotRegular { path: "f.warc".into(), kind: "a FIFO" };
         let text = error_text(&anyhow::Error::new(std::io::Error::other(fifo)).context("f.warc"));
         assert_eq!(text, "f.warc: is a FIFO, not a regular file");
+        // An I/O error with no context at all is said in words too.
+        let exists = anyhow::Error::new(std::io::Error::from_raw_os_error(17));
+        assert_eq!(error_text(&exists), "it already exists");
     }
 }

@@ -51,7 +51,7 @@ const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 
 /// An I/O failure while reading an ARC file, with the file and offset where it happened.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: at offset {offset}: {source}")]
+#[error("{path}: at offset {offset}: {why}", why = crate::layout::describe_io(source))]
 pub struct ArcError {
     /// The ARC file.
     pub path: PathBuf,

@@ -151,7 +151,7 @@ pub struct Found {
 #[derive(Debug, thiserror::Error)]
 pub enum DigestTableError {
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {why}", why = crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,

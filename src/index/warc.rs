@@ -45,7 +45,7 @@ pub enum IndexError {
     #[error("{0}: not a WARC file nor a package folder (a folder with METS.xml)")]
     NotInput(String),
     /// Reading a folder, or writing or sorting the index, failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {why}", why = crate::layout::describe_io(source))]
     Io {
         /// The file or folder.
         path: String,

@@ -229,6 +229,20 @@ pub enum IngestError {
         /// What it lacks.
         what: String,
     },
+    /// A temporary file (in TMPDIR) could not be made or written: a fault of this machine,
+    /// never of the submission.
+    #[error(
+        "temporary file {} (TMPDIR): {}: the submission is not at fault",
+        path.display(),
+        layout::describe_io(source)
+    )]
+    Temporary {
+        /// The temporary file (or folder, when none could be made).
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// A file could not be read or written.
     #[error("{}: {}", path.display(), layout::describe_io(source))]
     Io {

@@ -50,9 +50,8 @@ pub(super) fn relist(
         if c.end_tag == 0 {
             continue;
         }
-        let spill =
-            tempfile::NamedTempFile::new().map_err(io_err(Path::new("(temporary file)")))?;
-        let mut out = BufWriter::new(spill.as_file());
+        let spill = tempfile::NamedTempFile::new().map_err(temporary_err(&std::env::temp_dir()))?;
+        let mut out = Listing { out: BufWriter::new(spill.as_file()), path: spill.path() };
         let indent = " ".repeat(c.indent + 2);
         let (listed, kept) = match mode {
             SerializationMode::Full => {
@@ -62,8 +61,8 @@ pub(super) fn relist(
                 minimal(c, &sites.pointed, (&raw, mets), &indent, &mut out)?
             }
         };
-        write!(out, "\n{}", " ".repeat(c.indent)).map_err(io_err(spill.path()))?;
-        out.flush().map_err(io_err(spill.path()))?;
+        out.write(format_args!("\n{}", " ".repeat(c.indent)))?;
+        out.out.flush().map_err(temporary_err(spill.path()))?;
         drop(out);
         done.listed += listed;
         done.kept += kept;
@@ -76,6 +75,27 @@ pub(super) fn relist(
         edits.push(edit);
     }
     Ok((edits, done))
+}
+
+/// A container's listing being written to its temporary file: a write that fails is the
+/// temporary folder's failure (a full TMPDIR), never the submission's.
+struct Listing<'a> {
+    out: BufWriter<&'a File>,
+    path: &'a Path,
+}
+
+impl Listing<'_> {
+    fn write(&mut self, text: std::fmt::Arguments<'_>) -> Result<(), IngestError> {
+        self.out.write_fmt(text).map_err(temporary_err(self.path))
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), IngestError> {
+        self.out.write_all(bytes).map_err(temporary_err(self.path))
+    }
+}
+
+fn temporary_err(path: &Path) -> impl Fn(io::Error) -> IngestError + '_ {
+    move |source| IngestError::Temporary { path: path.to_path_buf(), source }
 }
 
 /// How many bytes before `at` are the indentation of its line and that line's start (a line
@@ -94,11 +114,12 @@ fn copy_site(
     (raw, mets): (&File, &Path),
     r: &RecordSite,
     indent: &str,
-    out: &mut impl Write,
+    out: &mut Listing<'_>,
 ) -> Result<(), IngestError> {
     let mut b = vec![0u8; (r.end - r.start) as usize];
     raw.read_exact_at(&mut b, r.start).map_err(io_err(mets))?;
-    write!(out, "\n{indent}").and_then(|_| out.write_all(&b)).map_err(io_err(mets))
+    out.write(format_args!("\n{indent}"))?;
+    out.write_all(&b)
 }
 
 fn minimal(
@@ -106,7 +127,7 @@ fn minimal(
     pointed: &HashSet<String>,
     raw: (&File, &Path),
     indent: &str,
-    out: &mut impl Write,
+    out: &mut Listing<'_>,
 ) -> Result<(u64, u64), IngestError> {
     let mut kept = 0;
     for r in &c.records {
@@ -124,7 +145,7 @@ fn full(
     c: &ContainerSite,
     raw: (&File, &Path),
     (indent, bind): (&str, bool),
-    out: &mut impl Write,
+    out: &mut Listing<'_>,
 ) -> Result<(u64, u64), IngestError> {
     let by_begin: HashMap<u64, &RecordSite> =
         c.records.iter().filter_map(|r| Some((r.begin?, r))).collect();
@@ -160,7 +181,9 @@ fn full(
                     rid.push_str("-L");
                 }
                 let mut x = XmlOut::new(Vec::new(), 0);
+                // Written into memory: it cannot fail.
                 crate::mets::writer::write_record_file(&mut x, &rid, &r, (None, None))
+                    .map_err(io_err(raw.1))
                     .map(|_| {
                         let text = String::from_utf8_lossy(&x.into_inner())
                             .trim()
@@ -174,8 +197,7 @@ fn full(
                             false => text,
                         }
                     })
-                    .and_then(|text| write!(out, "\n{indent}{text}"))
-                    .map_err(io_err(raw.1))
+                    .and_then(|text| out.write(format_args!("\n{indent}{text}")))
             }
         };
         listed += 1;

@@ -1764,10 +1764,10 @@ mod xsd {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SchemaError {
     /// A scratch file for the compiled schema cannot be made or written.
-    #[error("{0}")]
+    #[error("{why}", why = crate::layout::describe_io(.0))]
     Scratch(io::Error),
     /// The bundle or its directory cannot be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Unreadable {
         /// The bundle or directory.
         path: PathBuf,

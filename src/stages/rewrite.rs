@@ -66,7 +66,7 @@ const STYLE_HOLD_MAX: usize = 1 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteError {
     /// Reading the page or writing the result failed.
-    #[error("{0}")]
+    #[error("{why}", why = crate::layout::describe_io(.0))]
     Io(#[from] io::Error),
     /// The page's encoding is not one lol_html can parse in (UTF-16 and the like: ASCII bytes
     /// do not stand for ASCII characters).

@@ -14,7 +14,7 @@ use crate::mets::reader::MetsError;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The configuration file cannot be read.
-    #[error("store configuration: {}: {source}", path.display())]
+    #[error("store configuration: {}: {why}", path.display(), why = crate::layout::describe_io(source))]
     ConfigUnreadable {
         /// The configuration file.
         path: PathBuf,
@@ -77,7 +77,7 @@ pub enum StoreError {
     #[error("state database: {0}")]
     State(#[from] rusqlite::Error),
     /// The state database's directory cannot be made.
-    #[error("state database: {}: {source}", path.display())]
+    #[error("state database: {}: {why}", path.display(), why = crate::layout::describe_io(source))]
     StateDir {
         /// The directory.
         path: PathBuf,
@@ -86,7 +86,7 @@ pub enum StoreError {
         source: io::Error,
     },
     /// A scratch directory (for a copy fetched during a repair) cannot be made.
-    #[error("cannot make a scratch directory: {0}")]
+    #[error("cannot make a scratch directory: {why}", why = crate::layout::describe_io(.0))]
     Scratch(#[source] io::Error),
     /// A replica failed an operation.
     #[error("replica {replica}: {key}: {source}")]
@@ -108,7 +108,7 @@ pub enum StoreError {
         key: String,
     },
     /// A local directory `store get` writes to cannot be used.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Destination {
         /// The path.
         path: PathBuf,
@@ -181,7 +181,7 @@ pub enum Overlap {
 #[derive(Debug, thiserror::Error)]
 pub enum CopyFailure {
     /// The file system refused.
-    #[error("{0}")]
+    #[error("{why}", why = crate::layout::describe_io(.0))]
     Io(#[from] io::Error),
     /// A name on the way cannot be reached safely (a link, not a directory...).
     #[error("{0}")]
@@ -218,7 +218,7 @@ pub enum CopyFailure {
         expected: String,
     },
     /// A copy cannot be written where it is fetched to.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Local {
         /// The local file.
         path: PathBuf,
@@ -503,7 +503,7 @@ pub struct ManifestError {
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestFault {
     /// It cannot be read.
-    #[error("{0}")]
+    #[error("{why}", why = crate::layout::describe_io(.0))]
     Io(#[from] io::Error),
     /// A line is not `<sha512>  <path>`.
     #[error("the line at byte {offset} ({text:?}) {reason}")]

@@ -10,6 +10,7 @@ use crate::util::{repo, sample, webaip, webaip_command};
 mod deliver;
 mod export;
 mod resources;
+mod scale;
 mod slurm;
 
 /// `batch run MANIFEST --out OUT --deterministic --no-virus-check --json` plus `extra`.

@@ -342,6 +342,39 @@ fn an_aip_on_another_file_system_is_copied_and_verified() {
     assert_eq!(a["verdict"], "intact", "{a}");
 }
 
+/// A full TMPDIR is said as what it is, a fault of this machine, never blamed on the
+/// submission's METS; nothing is left that looks like an AIP.
+#[test]
+fn a_full_tmpdir_is_not_blamed_on_the_submission() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Records enough that the listing is written out before its end (over 8 KiB).
+    let warc = crate::util::corpus().join("warc/nas-NAS-20100909163324-00000-mette.kb.dk.warc");
+    let ssip = submission("minimal", &[warc.to_str().unwrap()], tmp.path());
+    let small = tmp.path().join("tmpdir");
+    fs::create_dir_all(&small).unwrap();
+    let Some(_disk) = crate::util::SmallDisk::mount(&small, 4) else {
+        eprintln!("skipped: no tmpfs can be mounted here");
+        return;
+    };
+    let out = tmp.path().join("aips");
+    let o = webaip_command()
+        .args(["ingest", "--quiet", "--mode", "full", "--schemas"])
+        .arg(schemas())
+        .arg(&ssip)
+        .arg("--out")
+        .arg(&out)
+        .env("TMPDIR", &small)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("(TMPDIR): no space left on device"), "{err}");
+    assert!(err.contains(small.to_str().unwrap()), "names the temporary file: {err}");
+    assert!(!err.contains("METS.xml"), "blames the submission: {err}");
+    assert!(!err.contains("os error"), "{err}");
+    assert!(!out.join("minimal").exists());
+}
+
 #[test]
 fn an_aip_is_not_ingested_again_and_a_folder_without_mets_is_no_submission() {
     let tmp = tempfile::tempdir().unwrap();

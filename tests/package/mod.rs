@@ -323,7 +323,7 @@ fn errors_name_the_file_and_say_each_cause_once() {
     let err = refused(&file.join("pkg"), &sample_job());
     assert!(err.contains("a-file"), "{err}");
     // Said once, in words (issue 24: no raw "(os error 17)").
-    assert_eq!(err.matches("file exists").count(), 1, "{err}");
+    assert_eq!(err.matches("it already exists").count(), 1, "{err}");
     assert!(!err.contains("os error"), "{err}");
     let warc = dir.path().join("junk.warc.gz");
     let mut bytes = std::fs::read(corpus().join("warc/warcio-example.warc.gz")).unwrap();

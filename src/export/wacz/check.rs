@@ -143,7 +143,7 @@ pub struct WaczReport {
 #[derive(Debug, thiserror::Error)]
 pub enum WaczCheckError {
     /// The file cannot be opened or read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {why}", why = crate::layout::describe_io(source))]
     Io {
         /// The file.
         path: String,

@@ -8,7 +8,7 @@ use super::syntax::SyntaxError;
 #[derive(Debug, thiserror::Error)]
 pub enum DroidError {
     /// The gzip stream is corrupt or cut short.
-    #[error("DROID signature file: not a readable gzip stream: {0}")]
+    #[error("DROID signature file: not a readable gzip stream: {why}", why = crate::layout::describe_io(.0))]
     Gzip(#[source] io::Error),
     /// The XML is not well-formed.
     #[error("DROID signature file: not well-formed XML at byte {pos}: {source}")]

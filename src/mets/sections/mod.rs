@@ -204,7 +204,7 @@ impl PackageSections {
 #[derive(Debug, thiserror::Error)]
 pub enum SectionsError {
     /// The document cannot be opened or read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Io {
         /// The document.
         path: PathBuf,

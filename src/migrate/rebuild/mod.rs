@@ -34,7 +34,7 @@ pub use package::{PackageStatements, package_statements};
 #[non_exhaustive]
 pub enum RebuildError {
     /// A container cannot be opened.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Open {
         /// The container.
         path: PathBuf,

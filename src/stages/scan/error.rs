@@ -31,19 +31,19 @@ impl ScanError {
 #[non_exhaustive]
 pub enum ClamdFailure {
     /// The TCP address does not parse or cannot be resolved.
-    #[error("bad address: {0}")]
+    #[error("bad address: {why}", why = crate::layout::describe_io(.0))]
     BadAddress(#[source] io::Error),
     /// The TCP address resolves to no socket address.
     #[error("address resolves to nothing")]
     Unresolved,
     /// The daemon is not listening (no socket, refused, unreachable).
-    #[error("cannot connect: {0}")]
+    #[error("cannot connect: {why}", why = crate::layout::describe_io(.0))]
     Connect(#[source] io::Error),
     /// The connection's read or write timeout cannot be set.
-    #[error("{0}")]
+    #[error("{why}", why = crate::layout::describe_io(.0))]
     Timeouts(#[source] io::Error),
     /// A command could not be sent.
-    #[error("{command}: {source}")]
+    #[error("{command}: {why}", why = crate::layout::describe_io(source))]
     Send {
         /// The command (`PING`, `INSTREAM`, `IDSESSION`, `FILDES`...).
         command: &'static str,
@@ -52,7 +52,7 @@ pub enum ClamdFailure {
         source: io::Error,
     },
     /// A command sent got no reply.
-    #[error("{command}: no reply: {source}")]
+    #[error("{command}: no reply: {why}", why = crate::layout::describe_io(source))]
     NoReply {
         /// The command.
         command: &'static str,
@@ -64,16 +64,16 @@ pub enum ClamdFailure {
     #[error("PING answered {0:?}")]
     NotPong(String),
     /// The payload itself could not be read while streaming it to clamd.
-    #[error("reading the payload to scan: {0}")]
+    #[error("reading the payload to scan: {why}", why = crate::layout::describe_io(.0))]
     ReadPayload(#[source] io::Error),
     /// clamd closed the stream part-way (a size limit) and said nothing.
-    #[error("stream refused and no reason given: {0}")]
+    #[error("stream refused and no reason given: {why}", why = crate::layout::describe_io(.0))]
     Refused(#[source] io::Error),
     /// The payload was sent and no verdict came.
-    #[error("no verdict: {0}")]
+    #[error("no verdict: {why}", why = crate::layout::describe_io(.0))]
     NoVerdict(#[source] io::Error),
     /// Sending the payload failed part-way, and no verdict came to say why.
-    #[error("no verdict: {sending}; {source}")]
+    #[error("no verdict: {sending}; {why}", why = crate::layout::describe_io(source))]
     NoVerdictAfterSend {
         /// Why sending failed.
         sending: io::Error,

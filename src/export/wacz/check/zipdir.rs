@@ -72,7 +72,7 @@ struct Located {
 #[derive(Debug, thiserror::Error)]
 pub(super) enum ZipDirError {
     /// Reading failed.
-    #[error("{0}")]
+    #[error("{why}", why = crate::layout::describe_io(.0))]
     Io(#[from] io::Error),
     /// The structure is broken at a byte offset.
     #[error("{what} (at byte {at})")]

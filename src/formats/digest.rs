@@ -296,6 +296,8 @@ enum AnyHasher {
     Sha256(Sha256),
     Sha384(sha2::Sha384),
     Sha512(Sha512),
+    Tiger(tiger::Tiger),
+    Whirlpool(whirlpool::Whirlpool),
 }
 
 impl AnyHasher {
@@ -308,6 +310,8 @@ impl AnyHasher {
             FixityAlgorithm::Sha256 => AnyHasher::Sha256(Sha256::new()),
             FixityAlgorithm::Sha384 => AnyHasher::Sha384(sha2::Sha384::new()),
             FixityAlgorithm::Sha512 => AnyHasher::Sha512(Sha512::new()),
+            FixityAlgorithm::Tiger => AnyHasher::Tiger(tiger::Tiger::new()),
+            FixityAlgorithm::Whirlpool => AnyHasher::Whirlpool(whirlpool::Whirlpool::new()),
         }
     }
 
@@ -320,6 +324,8 @@ impl AnyHasher {
             AnyHasher::Sha256(h) => h.update(b),
             AnyHasher::Sha384(h) => h.update(b),
             AnyHasher::Sha512(h) => h.update(b),
+            AnyHasher::Tiger(h) => h.update(b),
+            AnyHasher::Whirlpool(h) => h.update(b),
         }
     }
 
@@ -333,6 +339,8 @@ impl AnyHasher {
             AnyHasher::Sha256(h) => h.finalize().to_vec(),
             AnyHasher::Sha384(h) => h.finalize().to_vec(),
             AnyHasher::Sha512(h) => h.finalize().to_vec(),
+            AnyHasher::Tiger(h) => h.finalize().to_vec(),
+            AnyHasher::Whirlpool(h) => h.finalize().to_vec(),
         }
     }
 }
@@ -503,7 +511,7 @@ mod tests {
 /// A fixity algorithm a METS `CHECKSUMTYPE` or a PREMIS `messageDigestAlgorithm` names, of
 /// those other tools' packages use: MD5 (Rosetta, older SIPs), SHA-1, SHA-256 (Archivematica's
 /// default), SHA-384 and SHA-512 (webaip's); and the METS vocabulary's 32-bit sums, Adler-32
-/// and CRC32.
+/// and CRC32, and its Tiger and WHIRLPOOL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FixityAlgorithm {
     /// Adler-32.
@@ -520,6 +528,10 @@ pub enum FixityAlgorithm {
     Sha384,
     /// SHA-512.
     Sha512,
+    /// Tiger (the original, with its 0x01 padding; 192 bits).
+    Tiger,
+    /// WHIRLPOOL (the ISO/IEC 10118-3 version; 512 bits).
+    Whirlpool,
 }
 
 impl FixityAlgorithm {
@@ -540,6 +552,8 @@ impl FixityAlgorithm {
             "sha256" => FixityAlgorithm::Sha256,
             "sha384" => FixityAlgorithm::Sha384,
             "sha512" => FixityAlgorithm::Sha512,
+            "tiger" => FixityAlgorithm::Tiger,
+            "whirlpool" => FixityAlgorithm::Whirlpool,
             _ => return None,
         })
     }
@@ -557,7 +571,7 @@ impl FixityAlgorithm {
     }
 
     /// Every algorithm computed.
-    pub const ALL: [FixityAlgorithm; 7] = [
+    pub const ALL: [FixityAlgorithm; 9] = [
         FixityAlgorithm::Adler32,
         FixityAlgorithm::Crc32,
         FixityAlgorithm::Md5,
@@ -565,6 +579,8 @@ impl FixityAlgorithm {
         FixityAlgorithm::Sha256,
         FixityAlgorithm::Sha384,
         FixityAlgorithm::Sha512,
+        FixityAlgorithm::Tiger,
+        FixityAlgorithm::Whirlpool,
     ];
 
     /// The METS `CHECKSUMTYPE` spelling.
@@ -577,6 +593,8 @@ impl FixityAlgorithm {
             FixityAlgorithm::Sha256 => "SHA-256",
             FixityAlgorithm::Sha384 => "SHA-384",
             FixityAlgorithm::Sha512 => "SHA-512",
+            FixityAlgorithm::Tiger => "TIGER",
+            FixityAlgorithm::Whirlpool => "WHIRLPOOL",
         }
     }
 }
@@ -670,6 +688,20 @@ mod fixity_tests {
         let d = digests_read(&b"abc"[..], &sums).unwrap();
         assert_eq!(d.by(FixityAlgorithm::Adler32), Some("024d0127"));
         assert_eq!(d.by(FixityAlgorithm::Crc32), Some("352441c2"));
+        // The published test vectors of "abc" (Tiger's reference page; ISO/IEC 10118-3).
+        let more = [FixityAlgorithm::Tiger, FixityAlgorithm::Whirlpool];
+        let d = digests_read(&b"abc"[..], &more).unwrap();
+        assert_eq!(
+            d.by(FixityAlgorithm::Tiger),
+            Some("2aab1484e8c158f2bfb8c5ff41b57a525129131c957b5f93")
+        );
+        assert_eq!(
+            d.by(FixityAlgorithm::Whirlpool),
+            Some(
+                "4e2448a4c6f486bb16b6562c73b4020bf3043e3a731bce721ae1b303d97e6d4c\
+                 7181eebdb6c57e277d0e34957114cbd6c797fc9d95d8b582d225292076d4eef5"
+            )
+        );
         for a in FixityAlgorithm::ALL {
             assert_eq!(FixityAlgorithm::from_name(a.mets_name()), Some(a));
         }

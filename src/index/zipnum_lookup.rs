@@ -24,7 +24,9 @@ pub struct ZipNumIndex {
     /// The `.loc`'s folder: the part files are below it.
     folder: PathBuf,
     /// Part name and its file's name below the folder.
-    parts: Vec<(String, String)>,
+    /// Part name -> its file, relative to `folder` (`.` and empty components dropped, so two
+    /// spellings of one file are one).
+    parts: HashMap<String, String>,
 }
 
 impl ZipNumIndex {
@@ -37,7 +39,7 @@ impl ZipNumIndex {
         let file = crate::layout::open_user_file(&loc)
             .map_err(|e| LookupError::Io { path: loc.clone(), source: io::Error::other(e) })?;
         let folder = loc.parent().map_or(PathBuf::from("."), Path::to_path_buf);
-        let mut parts = Vec::new();
+        let mut parts = HashMap::new();
         for (n, line) in io::BufReader::new(file).take(1 << 20).lines().enumerate() {
             let line = line.map_err(|source| LookupError::Io { path: loc.clone(), source })?;
             let Some((name, rel)) = line.trim_end_matches('\r').split_once('\t') else {
@@ -54,7 +56,14 @@ impl ZipNumIndex {
                     why: format!("part {name:?}: {rel:?} is not a file inside the index's folder"),
                 });
             }
-            parts.push((name.to_string(), rel.to_string()));
+            let rel = normal_rel(rel);
+            if parts.insert(name.to_string(), rel).is_some() {
+                return Err(LookupError::ZipNum {
+                    path: loc.clone(),
+                    place: format!("line {}", n + 1),
+                    why: format!("part {name:?} is named twice"),
+                });
+            }
         }
         Ok(ZipNumIndex { summary, folder, parts })
     }
@@ -105,7 +114,7 @@ impl ZipNumIndex {
     /// The block at `place` (named by the summary line at byte `at`), opened to be inflated
     /// as it is read.
     fn open_block(&self, place: &BlockPlace, at: u64) -> Result<OpenBlock, LookupError> {
-        let Some((_, rel)) = self.parts.iter().find(|(n, _)| *n == place.part) else {
+        let Some(rel) = self.parts.get(&place.part) else {
             return Err(self.bad(at, format!("part {:?} is not in the .loc file", place.part)));
         };
         let path = self.folder.join(rel);
@@ -256,9 +265,13 @@ impl Iterator for BlockLines<'_> {
                 Ok(p) => p,
                 Err(e) => return Some(Err(e)),
             };
-            match self.last.get(&place.part) {
+            // Keyed by the part's file: parts of other names for one file share its blocks.
+            let file = self.index.parts.get(&place.part).cloned().unwrap_or_default();
+            match self.last.get(&file) {
                 // Its lines were given: a block is inflated once however many lines name it.
-                Some(last) if *last == place => continue,
+                Some(last) if (last.offset, last.length) == (place.offset, place.length) => {
+                    continue;
+                }
                 Some(last) if place.offset < last.offset.saturating_add(last.length) => {
                     let why = format!(
                         "the block at offset {} of part {:?} starts inside one read before it \
@@ -273,9 +286,16 @@ impl Iterator for BlockLines<'_> {
                 Ok(block) => self.block = Some(block),
                 Err(e) => return Some(Err(e)),
             }
-            self.last.insert(place.part.clone(), place);
+            self.last.insert(file, place);
         }
     }
+}
+
+/// `rel` (a path of normal components and `.`) with its `.` and empty components dropped.
+fn normal_rel(rel: &str) -> String {
+    let names: Vec<_> =
+        Path::new(rel).components().map(|c| c.as_os_str().to_string_lossy()).collect();
+    names.into_iter().filter(|n| n != ".").collect::<Vec<_>>().join("/")
 }
 
 #[cfg(test)]
@@ -311,5 +331,31 @@ mod tests {
         let z = ZipNumIndex::open(&idx).unwrap();
         let e = z.lines_of("com,a)/").unwrap().next().unwrap().expect_err("too long");
         assert!(e.to_string().contains("a block of 99999999999 bytes"), "{e}");
+    }
+
+    /// Parts of several names (or spellings) for one file share its blocks: summary lines
+    /// naming one block through each give its lines once, and a part named twice is refused.
+    #[test]
+    fn a_block_reached_through_aliased_parts_is_read_once() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(b"com,a)/ 2024 {\"url\": \"http://a.com/\"}\n").unwrap();
+        let block = gz.finish().unwrap();
+        std::fs::write(dir.path().join("x.cdx.gz"), &block).unwrap();
+        let loc = "p1\tx.cdx.gz\np2\t./x.cdx.gz\np3\t.//x.cdx.gz\n";
+        std::fs::write(dir.path().join("all.loc"), loc).unwrap();
+        let idx = dir.path().join("all.idx");
+        let len = block.len();
+        let summary: String =
+            (1..=3).map(|p| format!("com,a)/ 2024\tp{p}\t0\t{len}\t1\n")).collect();
+        std::fs::write(&idx, summary).unwrap();
+        let z = ZipNumIndex::open(&idx).unwrap();
+        let lines: Vec<_> = z.lines_of("com,a)/").unwrap().collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].is_ok(), "{lines:?}");
+        std::fs::write(dir.path().join("all.loc"), "p1\tx.cdx.gz\np1\ty.cdx.gz\n").unwrap();
+        let Err(e) = ZipNumIndex::open(&idx) else { panic!("a part named twice is refused") };
+        assert!(e.to_string().contains("named twice"), "{e}");
     }
 }

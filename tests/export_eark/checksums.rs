@@ -29,6 +29,8 @@ fn digest(name: &str, b: &[u8]) -> String {
         "SHA-256" => hex(&sha2::Sha256::digest(b)),
         "SHA-384" => hex(&sha2::Sha384::digest(b)),
         "SHA-512" => hex(&sha2::Sha512::digest(b)),
+        "TIGER" => hex(&tiger::Tiger::digest(b)),
+        "WHIRLPOOL" => hex(&whirlpool::Whirlpool::digest(b)),
         // Not computed by webaip: any value.
         _ => "00112233445566778899aabbccddeeff".into(),
     }
@@ -86,7 +88,17 @@ fn every_checksum_type_is_compared_or_said_not_checked() {
     let ip = mutated(tmp.path(), "sums", |_| {});
     let all = verdict(&ip)["files_verified"].as_u64().unwrap();
     assert!(all > 1, "{all}");
-    let computed = ["Adler-32", "CRC32", "MD5", "SHA-1", "SHA-256", "SHA-384", "SHA-512"];
+    let computed = [
+        "Adler-32",
+        "CRC32",
+        "MD5",
+        "SHA-1",
+        "SHA-256",
+        "SHA-384",
+        "SHA-512",
+        "TIGER",
+        "WHIRLPOOL",
+    ];
     for name in computed {
         let file = restate(&ip, name);
         let v = verdict(&ip);
@@ -98,7 +110,7 @@ fn every_checksum_type_is_compared_or_said_not_checked() {
         assert_eq!(v["files_verified"].as_u64(), Some(all - 1), "{name}");
         corrupt(&file); // back as it was
     }
-    for name in ["HAVAL", "MNP", "TIGER", "WHIRLPOOL"] {
+    for name in ["HAVAL", "MNP"] {
         let file = restate(&ip, name);
         corrupt(&file);
         let v = verdict(&ip);

@@ -211,3 +211,20 @@ fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
         assert_eq!(our_check(&out), (0, vec![]), "{name}");
     }
 }
+
+/// An exported ZIP is made as any file the user makes (0666 less the umask: 0644 under 022,
+/// 0640 under 027), not private as the temporary it is staged in would be.
+#[test]
+fn an_exported_zip_honours_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package(tmp.path(), "nedlib");
+    for (mask, mode) in [(0o022, 0o644), (0o027, 0o640)] {
+        let out = tmp.path().join(format!("ip-{mask:o}.zip"));
+        let args = ["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        let o = crate::util::webaip_with_umask(&args, mask);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(got, mode, "umask {mask:o}: mode {got:o}");
+    }
+}

@@ -401,3 +401,32 @@ fn dead_temporaries_are_removed_and_the_umask_is_honoured() {
         assert_eq!(got, mode, "umask {umask:o}: mode {got:o}");
     }
 }
+
+/// A container the METS does not describe (beside those it does), or a METS that describes
+/// none: `unmigrate PACKAGE` refuses the package rather than rebuild from what it lists, or
+/// say "0 ARC(s) rebuilt" and succeed.
+#[test]
+fn containers_the_mets_does_not_describe_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package_of_plain(tmp.path());
+    let container = pkg.join("content/IAH-20240315103000-00001-crawler.example.warc.gz");
+    let extra = pkg.join("content/extra.warc.gz");
+    std::fs::copy(&container, &extra).unwrap();
+    let out = tmp.path().join("out");
+    let unmigrate =
+        || webaip(&["unmigrate", "-q", "-o", out.to_str().unwrap(), pkg.to_str().unwrap()]);
+    let o = unmigrate();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not describe the container content/extra.warc.gz"), "{err}");
+    std::fs::remove_file(&extra).unwrap();
+
+    let mets = pkg.join("METS.xml");
+    let text = std::fs::read_to_string(&mets).unwrap();
+    std::fs::write(&mets, text.replace("\"content/", "\"elsewhere/")).unwrap();
+    let o = unmigrate();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("describes no WARC container"), "{err}");
+    assert_eq!(files_in(&out), Vec::<String>::new());
+}

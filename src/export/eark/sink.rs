@@ -86,7 +86,7 @@ impl Sink {
                 return Err(EarkError::OutExists(out.to_path_buf()));
             }
             let root = out.file_stem().and_then(|s| s.to_str()).unwrap_or("package").to_string();
-            let tmp = temporaries::locked_file_in(&parent, staging_name(&prefix, false))
+            let tmp = temporaries::locked_output_in(&parent, staging_name(&prefix, false))
                 .map_err(|e| write_err(out, e))?;
             let file = tmp.as_file().try_clone().map_err(|e| write_err(out, e))?;
             let cut = Arc::new(AtomicBool::new(false));

@@ -287,6 +287,11 @@ impl Assembler {
             return Err(self.refuse(format!("{what} would put {bytes} bytes in the file")));
         }
         self.budget.verbatim += bytes;
+        // Without a stated file length, members repeated by counts share the one allowance
+        // with every other count, or each field would get a fresh one.
+        if self.budget.file.is_none() {
+            self.budget.expanded = self.budget.expanded.saturating_add(bytes);
+        }
         Ok(())
     }
 
@@ -661,19 +666,42 @@ mod tests {
     /// Rebuilds one record of field `text` (with a 3-byte block) and the rebuild record's
     /// `post`: whether it was refused, and the bytes written.
     fn rebuild(text: &str, post: Vec<OrphanMembers>, gzip: bool, file: bool) -> (bool, u64) {
+        rebuild_against(text, Some(&summary(gzip, post)), gzip, file)
+    }
+
+    /// [`rebuild`] against rebuild record `s`, or none (a container without one).
+    fn rebuild_against(
+        text: &str,
+        s: Option<&RebuildSummary>,
+        gzip: bool,
+        file: bool,
+    ) -> (bool, u64) {
         let Ok(field) = text.parse::<RebuildField>() else { return (true, 0) };
         let written = Arc::new(AtomicU64::new(0));
-        let s = summary(gzip, post);
         let report = ArcRebuild { name: "a.arc".into(), gzip, ..Default::default() };
         let out: Box<dyn Write + Send> = Box::new(Counter(written.clone()));
-        let mut asm = Assembler::new(report, Some(out), file, Some(&s)).unwrap();
+        let mut asm = Assembler::new(report, Some(out), file, s).unwrap();
         let mut chunks = vec![b"abc".to_vec()].into_iter();
         let done = asm.piece(&piece(field), || Ok(chunks.next()));
         let refused = match done {
-            Ok(()) => asm.finish(Some(&s)).is_err(),
+            Ok(()) => asm.finish(s).is_err(),
             Err(_) => true,
         };
         (refused, written.load(Ordering::Relaxed))
+    }
+
+    /// Without a rebuild record, every count of every field shares one allowance: record-less
+    /// empty members (which give the stream nothing) repeated in several items each within
+    /// it, do not put more than it in the file.
+    #[test]
+    fn counts_without_a_rebuild_record_share_one_allowance() {
+        let empty = blank_member(0);
+        let per_item = UNSTATED_EXPANSION / 2 / empty.len() as u64;
+        let item = OrphanMembers { offset: 0, bytes: empty, count: per_item }.to_string();
+        let text = format!("crc=0 pre={}", [item.as_str(); 4].join(","));
+        let (refused, written) = rebuild_against(&text, None, true, true);
+        assert!(refused, "{text}");
+        assert!(written <= UNSTATED_EXPANSION, "{written} bytes written");
     }
 
     /// An intact gzip member of `n` blank lines.

@@ -48,6 +48,7 @@ pub fn package_statements(
             found.push((rel, f.stated_sha512()));
         }
     }
+    described_every_container(root, &mets, &found)?;
     // Content first (the containers naming the ARCs), then viral; by name within each.
     found.sort_by_key(|(rel, _)| (rel.starts_with(layout::VIRAL_DIR), rel.clone()));
     let mut containers = Vec::new();
@@ -83,6 +84,27 @@ fn check_container(
         return Err(RebuildError::Changed { container: path, stated: stated.into(), found });
     }
     Ok(path)
+}
+
+/// A package whose METS describes no container, or not one that `content/` holds (or its
+/// manifest lists), is not what the METS says: nothing is rebuilt from it.
+fn described_every_container(
+    root: &Path,
+    mets: &Path,
+    found: &[(String, Option<String>)],
+) -> Result<(), RebuildError> {
+    if found.is_empty() {
+        return Err(package_error(
+            mets,
+            "describes no WARC container in content/ or viral/".into(),
+        ));
+    }
+    let on_disk =
+        layout::package_containers(root).map_err(|e| package_error(mets, e.to_string()))?;
+    match on_disk.iter().find(|rel| !found.iter().any(|(f, _)| f == *rel)) {
+        Some(rel) => Err(package_error(mets, format!("does not describe the container {rel}"))),
+        None => Ok(()),
+    }
 }
 
 fn package_error(mets: &Path, what: String) -> RebuildError {

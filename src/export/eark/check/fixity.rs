@@ -1,6 +1,6 @@
 //! The files a METS lists, each opened inside the package and its SIZE and CHECKSUM compared
 //! with the bytes. Every algorithm of the METS `CHECKSUMTYPE` vocabulary is known: those a
-//! well-kept crate computes are compared; the others (HAVAL, MNP, TIGER, WHIRLPOOL) leave the
+//! well-kept crate computes are compared; the others (HAVAL, MNP) leave the
 //! file "not checked", never "verified"; a name outside the vocabulary (`sha-256`, `NONE`)
 //! is a finding.
 
@@ -13,7 +13,7 @@ use crate::formats::digest::{FixityAlgorithm, digests_read};
 use crate::layout;
 
 /// The METS `CHECKSUMTYPE` values webaip has no crate for.
-const NOT_COMPUTED: [&str; 4] = ["HAVAL", "MNP", "TIGER", "WHIRLPOOL"];
+const NOT_COMPUTED: [&str; 2] = ["HAVAL", "MNP"];
 
 /// A file whose checksum was not compared: webaip does not compute its algorithm.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

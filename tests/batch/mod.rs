@@ -72,6 +72,17 @@ fn sample_lines() -> Vec<(String, &'static str)> {
     ]
 }
 
+/// [`sample_lines`] for a manifest in `dir`: the samples copied to `dir/samples` and named
+/// relative to it, so that the items' keys, and the shard each falls in, are the same
+/// wherever the repository is cloned (with absolute paths, one clone's keys all fell in one
+/// shard of two).
+fn sample_lines_beside(dir: &Path) -> Vec<(String, &'static str)> {
+    let samples = crate::util::samples();
+    crate::util::copy_tree(&samples, &dir.join("samples"));
+    let abs = samples.display().to_string();
+    sample_lines().into_iter().map(|(l, golden)| (l.replace(&abs, "samples"), golden)).collect()
+}
+
 /// The key (the source as written) of a manifest line of [`sample_lines`].
 fn sample_key(line: &str) -> String {
     line.trim_start_matches('"').split([',', '"']).next().unwrap().to_string()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use webaip::formats::digest::sha512_hex;
 
-use super::{golden_mets, outcome, rows, sample_key, sample_lines};
+use super::{golden_mets, outcome, rows, sample_key, sample_lines_beside};
 use crate::util::{WEBAIP, repo, webaip};
 
 /// How long the array may take, queued and run, before the test gives up.
@@ -116,7 +116,8 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
     let out = dir.join("out");
     let config = garage_config(dir, &g);
     let mut manifest = String::from("source,metadata,options\n");
-    for (line, _) in sample_lines() {
+    let lines = sample_lines_beside(dir);
+    for (line, _) in &lines {
         manifest.push_str(&line);
         manifest.push('\n');
     }
@@ -188,7 +189,7 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
     }
     let mut keys: Vec<&str> = all.iter().map(|r| r.0.as_str()).collect();
     keys.sort();
-    let mut want: Vec<String> = sample_lines().iter().map(|(l, _)| sample_key(l)).collect();
+    let mut want: Vec<String> = lines.iter().map(|(l, _)| sample_key(l)).collect();
     want.sort();
     assert_eq!(keys, want);
     let j: Vec<&str> = journals.iter().map(|p| p.to_str().unwrap()).collect();
@@ -213,8 +214,8 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
     let left: Vec<_> = std::fs::read_dir(out.join(".batch-work")).unwrap().collect();
     assert!(left.is_empty(), "left in the work folder: {left:?}");
     // Every package is the golden one: in the journal, and as the store gives it back.
-    for (line, golden) in sample_lines() {
-        let key = sample_key(&line);
+    for (line, golden) in &lines {
+        let key = sample_key(line);
         let row = all.iter().find(|r| r.0 == key).unwrap();
         assert_eq!((row.1.as_str(), row.2.as_str()), ("done", golden_mets(golden).as_str()));
         let db = rusqlite::Connection::open(

@@ -259,10 +259,11 @@ fn iterable<'a>(
         .map_err(|e| zip_error(zip, "", format!("not a zip archive ({e})")))
 }
 
-/// The name an entry is shown by: its name, control characters escaped.
+/// The name an entry is shown by: its name, control characters escaped, clipped (the raw name
+/// serves only to confine).
 fn shown_name(e: &zip::read::ZipFileEntry<'_>, i: usize) -> String {
     match e.name() {
-        Ok(n) => escape_controls(&n),
+        Ok(n) => layout::clip(&escape_controls(&n), layout::SHOWN_NAME),
         Err(_) => format!("entry {i}"),
     }
 }
@@ -294,13 +295,9 @@ fn check_zip(zip: &Path, file: &File, len: u64, budget: &Budget) -> Result<u64, 
             return Err(zip_error(zip, "", format!("more than {MAX_ZIP_ENTRIES} entries")));
         }
         let shown = shown_name(&e, i);
-        let deep = depth(&shown, e.is_dir());
+        let deep = e.name().map_or(0, |n| depth(&n, e.is_dir()));
         if deep > MAX_ZIP_DEPTH {
-            let entry = match shown.char_indices().nth(200) {
-                Some((cut, _)) => format!("{}...", &shown[..cut]),
-                None => shown,
-            };
-            return Err(UnzipError::Depth { zip: zip_text(zip), entry, depth: deep });
+            return Err(UnzipError::Depth { zip: zip_text(zip), entry: shown, depth: deep });
         }
         spans.push(span_of(zip, file, len, &e, &shown, i)?);
         declared = declared.saturating_add(e.size());

@@ -4,6 +4,7 @@
 usage: craft.py IN.zip OUT.zip dup            a second entry of the first data file's name
        craft.py IN.zip OUT.zip filedir        ROOT/x as a file and ROOT/x/y below it
        craft.py IN.zip OUT.zip chains N DEPTH N files, each DEPTH folders deep
+       craft.py IN.zip OUT.zip longdup N LEN  N entries of one LEN-byte name
 """
 import sys, warnings, zipfile
 
@@ -28,6 +29,10 @@ def main():
             n, depth = int(sys.argv[4]), int(sys.argv[5])
             for i in range(n):
                 z.writestr(f"{root}/c{i}/" + "a/" * depth + "f", b"")
+        elif kind == "longdup":
+            n, length = int(sys.argv[4]), int(sys.argv[5])
+            for _ in range(n):
+                z.writestr(f"{root}/" + "d" * length, b"")
         else:
             sys.exit(f"unknown kind {kind}")
 

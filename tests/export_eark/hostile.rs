@@ -79,6 +79,26 @@ fn duplicate_names_and_a_file_below_a_file_are_findings() {
 }
 
 #[test]
+fn long_entry_names_are_shown_clipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = aip_zip(tmp.path());
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    // 100 entries of one 60,000-byte name: each a finding, 6 MB of output if shown whole.
+    let long = tmp.path().join("long.zip");
+    craft(&zip, &long, &["longdup", "100", "60000"]);
+    let (code, v, err) = check_in(&scratch, &long);
+    assert_eq!(code, 1, "{err}");
+    let f = findings(&v);
+    assert!(
+        f.iter().filter(|(_, p, _)| p.contains("ddd... (60004 bytes)")).count() >= 100,
+        "{f:?}"
+    );
+    let said = v.to_string().len() + err.len();
+    assert!(said < 256 << 10, "{said} bytes of output");
+}
+
+#[test]
 fn deep_or_many_folders_are_refused_within_a_bound() {
     let tmp = tempfile::tempdir().unwrap();
     let zip = aip_zip(tmp.path());

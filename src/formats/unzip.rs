@@ -24,6 +24,8 @@ use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use sha2::Digest;
+
 use crate::formats::warc::header::escape_controls;
 use crate::layout::{self, ConfineError};
 use crate::temporaries::{self, TempName};
@@ -463,6 +465,9 @@ struct Pass<'a> {
     budget: &'a Budget<'a>,
     written: u64,
     refused: Refusals,
+    /// The SHA-256 of every confined name met (32 bytes each, whatever the names' lengths):
+    /// a second entry of a name, a directory's too, is refused.
+    seen: std::collections::HashSet<[u8; 32]>,
     buf: Vec<u8>,
 }
 
@@ -475,8 +480,15 @@ fn unpack_entries(
 ) -> Result<(Vec<(String, String)>, u64), UnzipError> {
     let mut it = iterable(zip, file)?;
     let mut body = BufReader::with_capacity(1 << 16, At { file, pos: 0 });
-    let mut pass =
-        Pass { zip, dir, budget, written: 0, refused: Refusals::default(), buf: vec![0; 1 << 16] };
+    let mut pass = Pass {
+        zip,
+        dir,
+        budget,
+        written: 0,
+        refused: Refusals::default(),
+        seen: Default::default(),
+        buf: vec![0; 1 << 16],
+    };
     let files = it.files().map_err(|e| zip_error(zip, "", e))?;
     for (i, e) in files.enumerate() {
         let e = e.map_err(|e| zip_error(zip, &format!(": entry {i}"), e))?;
@@ -511,6 +523,9 @@ impl Pass<'_> {
         };
         if e.is_symlink() {
             return refuse(self, "symbolic link: not unpacked".into());
+        }
+        if !self.seen.insert(sha2::Sha256::digest(name.as_bytes()).into()) {
+            return refuse(self, "another entry of that name is unpacked: not unpacked".into());
         }
         self.written += new_directories(self.dir, &name, e.is_dir()) * DIRECTORY_COST
             + if e.is_dir() { 0 } else { FILE_COST };

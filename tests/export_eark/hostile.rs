@@ -63,6 +63,17 @@ fn duplicate_names_and_a_file_below_a_file_are_findings() {
             && msg.contains("another entry of that name")),
         "{f:?}"
     );
+    let dupdir = tmp.path().join("dupdir.zip");
+    craft(&zip, &dupdir, &["dupdir"]);
+    let (code, v, err) = check_in(&scratch, &dupdir);
+    assert_eq!(code, 1, "{err}");
+    let f = findings(&v);
+    assert!(
+        f.iter().any(|(rule, path, msg)| rule == "CSIPSTR3"
+            && path.trim_end_matches('/').ends_with("aip/x")
+            && msg.contains("another entry of that name")),
+        "{f:?}"
+    );
     let filedir = tmp.path().join("filedir.zip");
     craft(&zip, &filedir, &["filedir"]);
     let (code, v, err) = check_in(&scratch, &filedir);

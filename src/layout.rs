@@ -436,6 +436,19 @@ pub(crate) fn open_user_file(path: &Path) -> Result<File, ConfineError> {
     finish_open(path, fd.into())
 }
 
+/// Characters of a name read from input (a ZIP entry's, a member's) that a message carries
+/// at most: a name can be 64 KiB, and a list of them would be megabytes.
+pub const SHOWN_NAME: usize = 200;
+
+/// `text` cut to `max` characters, saying how long it was: the one home for clipping what
+/// input names before a message shows it.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
 /// An I/O error as words for a sentence ("it does not exist"), without the OS error number:
 /// the one home for saying an `io::Error` to a user (the caller names the file).
 pub fn describe_io(e: &io::Error) -> String {

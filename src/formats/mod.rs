@@ -19,6 +19,7 @@ pub(crate) mod multipart;
 pub(crate) mod nedlib_meta;
 pub mod pronom;
 pub(crate) mod segment;
+pub(crate) mod severable;
 pub mod text;
 pub mod unzip;
 pub mod url;

@@ -24,6 +24,8 @@ use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use sha2::Digest;
+
 use crate::formats::warc::header::escape_controls;
 use crate::layout::{self, ConfineError};
 use crate::temporaries::{self, TempName};
@@ -259,10 +261,11 @@ fn iterable<'a>(
         .map_err(|e| zip_error(zip, "", format!("not a zip archive ({e})")))
 }
 
-/// The name an entry is shown by: its name, control characters escaped.
+/// The name an entry is shown by: its name, control characters escaped, clipped (the raw name
+/// serves only to confine).
 fn shown_name(e: &zip::read::ZipFileEntry<'_>, i: usize) -> String {
     match e.name() {
-        Ok(n) => escape_controls(&n),
+        Ok(n) => layout::clip(&escape_controls(&n), layout::SHOWN_NAME),
         Err(_) => format!("entry {i}"),
     }
 }
@@ -294,13 +297,9 @@ fn check_zip(zip: &Path, file: &File, len: u64, budget: &Budget) -> Result<u64, 
             return Err(zip_error(zip, "", format!("more than {MAX_ZIP_ENTRIES} entries")));
         }
         let shown = shown_name(&e, i);
-        let deep = depth(&shown, e.is_dir());
+        let deep = e.name().map_or(0, |n| depth(&n, e.is_dir()));
         if deep > MAX_ZIP_DEPTH {
-            let entry = match shown.char_indices().nth(200) {
-                Some((cut, _)) => format!("{}...", &shown[..cut]),
-                None => shown,
-            };
-            return Err(UnzipError::Depth { zip: zip_text(zip), entry, depth: deep });
+            return Err(UnzipError::Depth { zip: zip_text(zip), entry: shown, depth: deep });
         }
         spans.push(span_of(zip, file, len, &e, &shown, i)?);
         declared = declared.saturating_add(e.size());
@@ -466,6 +465,9 @@ struct Pass<'a> {
     budget: &'a Budget<'a>,
     written: u64,
     refused: Refusals,
+    /// The SHA-256 of every confined name met (32 bytes each, whatever the names' lengths):
+    /// a second entry of a name, a directory's too, is refused.
+    seen: std::collections::HashSet<[u8; 32]>,
     buf: Vec<u8>,
 }
 
@@ -478,8 +480,15 @@ fn unpack_entries(
 ) -> Result<(Vec<(String, String)>, u64), UnzipError> {
     let mut it = iterable(zip, file)?;
     let mut body = BufReader::with_capacity(1 << 16, At { file, pos: 0 });
-    let mut pass =
-        Pass { zip, dir, budget, written: 0, refused: Refusals::default(), buf: vec![0; 1 << 16] };
+    let mut pass = Pass {
+        zip,
+        dir,
+        budget,
+        written: 0,
+        refused: Refusals::default(),
+        seen: Default::default(),
+        buf: vec![0; 1 << 16],
+    };
     let files = it.files().map_err(|e| zip_error(zip, "", e))?;
     for (i, e) in files.enumerate() {
         let e = e.map_err(|e| zip_error(zip, &format!(": entry {i}"), e))?;
@@ -514,6 +523,9 @@ impl Pass<'_> {
         };
         if e.is_symlink() {
             return refuse(self, "symbolic link: not unpacked".into());
+        }
+        if !self.seen.insert(sha2::Sha256::digest(name.as_bytes()).into()) {
+            return refuse(self, "another entry of that name is unpacked: not unpacked".into());
         }
         self.written += new_directories(self.dir, &name, e.is_dir()) * DIRECTORY_COST
             + if e.is_dir() { 0 } else { FILE_COST };

@@ -2,8 +2,10 @@
 """Adds hostile entries to an E-ARK ZIP (Python's zipfile writes what the zip crate refuses to).
 
 usage: craft.py IN.zip OUT.zip dup            a second entry of the first data file's name
+       craft.py IN.zip OUT.zip dupdir         two entries of the folder ROOT/x/
        craft.py IN.zip OUT.zip filedir        ROOT/x as a file and ROOT/x/y below it
        craft.py IN.zip OUT.zip chains N DEPTH N files, each DEPTH folders deep
+       craft.py IN.zip OUT.zip longdup N LEN  N entries of one LEN-byte name
 """
 import sys, warnings, zipfile
 
@@ -21,6 +23,9 @@ def main():
         if kind == "dup":
             info, data = next(m for m in members if "/data/" in m[0].filename)
             z.writestr(info.filename, data + b"other bytes")
+        elif kind == "dupdir":
+            z.writestr(f"{root}/x/", b"")
+            z.writestr(f"{root}/x/", b"")
         elif kind == "filedir":
             z.writestr(f"{root}/x", b"a file")
             z.writestr(f"{root}/x/y", b"below a file")
@@ -28,6 +33,10 @@ def main():
             n, depth = int(sys.argv[4]), int(sys.argv[5])
             for i in range(n):
                 z.writestr(f"{root}/c{i}/" + "a/" * depth + "f", b"")
+        elif kind == "longdup":
+            n, length = int(sys.argv[4]), int(sys.argv[5])
+            for _ in range(n):
+                z.writestr(f"{root}/" + "d" * length, b"")
         else:
             sys.exit(f"unknown kind {kind}")
 

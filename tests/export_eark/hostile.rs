@@ -63,6 +63,17 @@ fn duplicate_names_and_a_file_below_a_file_are_findings() {
             && msg.contains("another entry of that name")),
         "{f:?}"
     );
+    let dupdir = tmp.path().join("dupdir.zip");
+    craft(&zip, &dupdir, &["dupdir"]);
+    let (code, v, err) = check_in(&scratch, &dupdir);
+    assert_eq!(code, 1, "{err}");
+    let f = findings(&v);
+    assert!(
+        f.iter().any(|(rule, path, msg)| rule == "CSIPSTR3"
+            && path.trim_end_matches('/').ends_with("aip/x")
+            && msg.contains("another entry of that name")),
+        "{f:?}"
+    );
     let filedir = tmp.path().join("filedir.zip");
     craft(&zip, &filedir, &["filedir"]);
     let (code, v, err) = check_in(&scratch, &filedir);
@@ -76,6 +87,26 @@ fn duplicate_names_and_a_file_below_a_file_are_findings() {
         "{f:?}"
     );
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0, "the temporary is left");
+}
+
+#[test]
+fn long_entry_names_are_shown_clipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = aip_zip(tmp.path());
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    // 100 entries of one 60,000-byte name: each a finding, 6 MB of output if shown whole.
+    let long = tmp.path().join("long.zip");
+    craft(&zip, &long, &["longdup", "100", "60000"]);
+    let (code, v, err) = check_in(&scratch, &long);
+    assert_eq!(code, 1, "{err}");
+    let f = findings(&v);
+    assert!(
+        f.iter().filter(|(_, p, _)| p.contains("ddd... (60004 bytes)")).count() >= 100,
+        "{f:?}"
+    );
+    let said = v.to_string().len() + err.len();
+    assert!(said < 256 << 10, "{said} bytes of output");
 }
 
 #[test]

@@ -354,3 +354,40 @@ fn a_killed_exports_temporary_goes_and_the_wacz_honours_the_umask() {
     let mode = std::fs::metadata(&wacz).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640, "mode {mode:o}");
 }
+
+#[test]
+fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("p");
+    package(&sample("nedlib"), &pkg, &[]);
+    // A file size limit fails every write past 8 KiB, the central directory's too.
+    let wacz = dir.path().join("x.wacz");
+    let o = Command::new("bash")
+        .args(["-c", "trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\""])
+        .args([crate::util::WEBAIP, "export", "wacz", pkg.to_str().unwrap(), "-o"])
+        .arg(&wacz)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("file too large") && err.contains("x.wacz"), "{err}");
+    assert!(!err.contains("os error") && !err.contains("ZipWriter::drop"), "{err}");
+    assert_eq!(crate::util::files_in(dir.path()), ["p"], "{err}");
+    let whole = dir.path().join("whole.wacz");
+    assert!(export(&pkg, &whole, &[]).status.success());
+    let size_kib = std::fs::metadata(&whole).unwrap().len() >> 10;
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let Some(_disk) = crate::util::SmallDisk::mount(&small, size_kib / 2) else {
+        eprintln!("no tmpfs (mount needs privileges here): full disk not tried");
+        return;
+    };
+    let wacz = small.join("x.wacz");
+    let o = export(&pkg, &wacz, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    // The output named, never the temporary it is written to.
+    assert!(err.contains("no space left on device") && err.contains("x.wacz"), "{err}");
+    assert!(!err.contains("os error") && !err.contains("ZipWriter::drop"), "{err}");
+    assert_eq!(crate::util::files_in(&small), Vec::<String>::new(), "{err}");
+}

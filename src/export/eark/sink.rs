@@ -8,10 +8,8 @@
 //! killed one left.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
 use zip::ZipWriter;
@@ -19,6 +17,7 @@ use zip::result::ZipError;
 use zip::write::SimpleFileOptions;
 
 use super::EarkError;
+use crate::formats::severable::{Cut, Severable};
 use crate::layout::{self, ConfineError};
 use crate::temporaries::{self, TempName};
 
@@ -43,11 +42,7 @@ enum Staged {
     /// A folder (the package root), with the lock on it.
     Dir { tmp: PathBuf, _lock: File, done: bool },
     /// A ZIP whose entries are below `root/`.
-    Zip {
-        zip: Option<Box<ZipWriter<Severable>>>,
-        tmp: Option<tempfile::NamedTempFile>,
-        cut: Arc<AtomicBool>,
-    },
+    Zip { zip: Option<Box<ZipWriter<Severable>>>, tmp: Option<tempfile::NamedTempFile>, cut: Cut },
 }
 
 /// Temporaries beside `out`: `.NAME.XXXXXX.partial`.
@@ -89,8 +84,7 @@ impl Sink {
             let tmp = temporaries::locked_output_in(&parent, staging_name(&prefix, false))
                 .map_err(|e| write_err(out, e))?;
             let file = tmp.as_file().try_clone().map_err(|e| write_err(out, e))?;
-            let cut = Arc::new(AtomicBool::new(false));
-            let w = Severable { file: BufWriter::new(file), cut: cut.clone(), pos: 0, end: 0 };
+            let (w, cut) = Severable::new(file);
             let zip = Some(Box::new(ZipWriter::new(w)));
             let staged = Staged::Zip { zip, tmp: Some(tmp), cut };
             return Ok(Sink { out: out.to_path_buf(), root, staged });
@@ -153,7 +147,7 @@ impl Sink {
             Staged::Zip { zip, tmp, .. } => {
                 let zip = zip.take().ok_or(EarkError::OutExists(out.clone()))?;
                 let w = zip.finish().map_err(|e| zip_err(&out, e))?;
-                let file = w.file.into_inner().map_err(|e| write_err(&out, e.into_error()))?;
+                let file = w.into_file().map_err(|e| write_err(&out, e))?;
                 file.sync_all().map_err(|e| write_err(&out, e))?;
                 let tmp = tmp.take().ok_or(EarkError::OutExists(out.clone()))?;
                 tmp.persist_noclobber(&out).map_err(|e| match e.error.kind() {
@@ -180,83 +174,13 @@ impl Drop for Sink {
     fn drop(&mut self) {
         match &mut self.staged {
             // Cut off first: the ZIP writer's own drop then finalises into nothing.
-            Staged::Zip { cut, .. } => cut.store(true, Ordering::Relaxed),
+            Staged::Zip { cut, .. } => cut.now(),
             // Removed before the lock goes, so no cleaner sees it unlocked while it lives.
             Staged::Dir { tmp, done: false, .. } => {
                 let _ = std::fs::remove_dir_all(&*tmp);
             }
             Staged::Dir { .. } => {}
         }
-    }
-}
-
-/// The ZIP's file, cut off at its first error (a full disk) or when an export fails: from
-/// then on every write and seek succeeds without touching the file (removed anyway), so the
-/// zip crate's drop, which finalises the archive again and prints any error of that to
-/// standard error, has nothing to fail on and prints nothing. The first error is returned.
-struct Severable {
-    file: BufWriter<File>,
-    cut: Arc<AtomicBool>,
-    /// Where the next byte goes, and the furthest one went: counted all along, so the
-    /// archive's arithmetic still adds up once the writes go nowhere.
-    pos: u64,
-    end: u64,
-}
-
-impl Severable {
-    fn is_cut(&self) -> bool {
-        self.cut.load(Ordering::Relaxed)
-    }
-
-    /// `r`, the file cut off when it is an error.
-    fn cut_on_error<T>(&self, r: io::Result<T>) -> io::Result<T> {
-        if r.is_err() {
-            self.cut.store(true, Ordering::Relaxed);
-        }
-        r
-    }
-
-    fn moved_to(&mut self, pos: u64) {
-        self.pos = pos;
-        self.end = self.end.max(pos);
-    }
-}
-
-impl Write for Severable {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = match self.is_cut() {
-            true => buf.len(),
-            false => {
-                let r = self.file.write(buf);
-                self.cut_on_error(r)?
-            }
-        };
-        self.moved_to(self.pos + n as u64);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if self.is_cut() {
-            return Ok(());
-        }
-        let r = self.file.flush();
-        self.cut_on_error(r)
-    }
-}
-
-impl Seek for Severable {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let pos = match (self.is_cut(), to) {
-            (false, to) => {
-                let r = self.file.seek(to);
-                self.cut_on_error(r)?
-            }
-            (true, SeekFrom::Start(n)) => n,
-            (true, SeekFrom::Current(d)) => self.pos.saturating_add_signed(d),
-            (true, SeekFrom::End(d)) => self.end.saturating_add_signed(d),
-        };
-        self.moved_to(pos);
-        Ok(pos)
     }
 }
 

@@ -248,11 +248,11 @@ fn safe_name(name: &str) -> bool {
 
 /// `f` with its member name and message cut to what a line can show.
 fn clipped(mut f: Finding) -> Finding {
-    if f.member.len() > zipdir::SHOWN_NAME {
-        f.member = zipdir::clip(&f.member, zipdir::SHOWN_NAME);
+    if f.member.len() > crate::layout::SHOWN_NAME {
+        f.member = crate::layout::clip(&f.member, crate::layout::SHOWN_NAME);
     }
     if f.message.len() > MAX_MESSAGE {
-        f.message = zipdir::clip(&f.message, MAX_MESSAGE);
+        f.message = crate::layout::clip(&f.message, MAX_MESSAGE);
     }
     f
 }

@@ -221,7 +221,7 @@ pub fn export_wacz(
     let part = crate::temporaries::locked_output_in(&dir, WACZ_TEMP).map_err(io_at(&dir))?;
     let now = chrono::Utc::now();
     let file = part.reopen().map_err(io_at(part.path()))?;
-    let mut zip = zipout::WaczZip::new(file, part.path(), now);
+    let mut zip = zipout::WaczZip::new(file, out, now);
     // The index and the pages are read in a second thread while the containers are copied.
     let (side, copied) = std::thread::scope(|s| {
         let side = s.spawn(|| side_members(package, &plan, opts.index, &temp));
@@ -263,7 +263,7 @@ pub fn export_wacz(
         &|_| {},
     )?;
     let file = zip.finish()?;
-    file.sync_all().map_err(io_at(part.path()))?;
+    file.sync_all().map_err(io_at(out))?;
     let bytes = file.metadata().map_or(0, |m| m.len());
     part.persist(out).map_err(|e| WaczError::Io { path: out.to_path_buf(), source: e.error })?;
     Ok(WaczReport {

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256, Sha512};
 
 use super::WaczError;
 use crate::formats::digest::hex;
+use crate::formats::severable::{Cut, Severable};
 
 /// Bytes read and written at a time.
 const CHUNK: usize = 1 << 20;
@@ -34,10 +35,13 @@ pub(crate) struct Written {
     pub sha512: Option<String>,
 }
 
-/// The ZIP being written.
+/// The ZIP being written: cut off when dropped unfinished, so the zip crate's drop finalises
+/// into nothing and prints nothing.
 pub(crate) struct WaczZip {
-    zip: zip::ZipWriter<File>,
-    /// The file (for errors).
+    /// Taken by [`WaczZip::finish`].
+    zip: Option<zip::ZipWriter<Severable>>,
+    cut: Cut,
+    /// The output (for errors).
     path: PathBuf,
     modified: zip::DateTime,
     buf: Vec<u8>,
@@ -58,8 +62,10 @@ impl WaczZip {
             m.second().min(59) as u8,
         )
         .unwrap_or_default();
+        let (file, cut) = Severable::new(file);
         WaczZip {
-            zip: zip::ZipWriter::new(file),
+            zip: Some(zip::ZipWriter::new(file)),
+            cut,
             path: path.to_path_buf(),
             modified,
             buf: vec![0; CHUNK],
@@ -80,8 +86,8 @@ impl WaczZip {
             .compression_method(zip::CompressionMethod::Stored)
             .last_modified_time(self.modified)
             .large_file(len >= u32::MAX as u64);
-        let zip_err = |source| WaczError::Zip { path: self.path.clone(), source };
-        self.zip.start_file(name, options).map_err(zip_err)?;
+        let zip = self.zip.as_mut().ok_or(WaczError::Internal("writing a finished WACZ"))?;
+        zip.start_file(name, options).map_err(|e| zip_err(&self.path, e))?;
         let mut sha = Sha256::new();
         let mut long = sha512.then(Sha512::new);
         let mut bytes = 0u64;
@@ -97,8 +103,7 @@ impl WaczZip {
             if let Some(l) = long.as_mut() {
                 l.update(chunk);
             }
-            self.zip
-                .write_all(chunk)
+            zip.write_all(chunk)
                 .map_err(|source| WaczError::Io { path: self.path.clone(), source })?;
             bytes += n as u64;
             progress(n as u64);
@@ -114,9 +119,24 @@ impl WaczZip {
     }
 
     /// Writes the central directory; the file, complete.
-    pub(crate) fn finish(self) -> Result<File, WaczError> {
-        let path = self.path.clone();
-        self.zip.finish().map_err(|source| WaczError::Zip { path, source })
+    pub(crate) fn finish(mut self) -> Result<File, WaczError> {
+        let zip = self.zip.take().ok_or(WaczError::Internal("finishing a WACZ twice"))?;
+        let file = zip.finish().map_err(|e| zip_err(&self.path, e))?;
+        file.into_file().map_err(|source| WaczError::Io { path: self.path.clone(), source })
+    }
+}
+
+impl Drop for WaczZip {
+    fn drop(&mut self) {
+        self.cut.now();
+    }
+}
+
+/// A zip crate error: its I/O errors are the output's, said in words.
+fn zip_err(path: &Path, e: zip::result::ZipError) -> WaczError {
+    match e {
+        zip::result::ZipError::Io(source) => WaczError::Io { path: path.to_path_buf(), source },
+        source => WaczError::Zip { path: path.to_path_buf(), source },
     }
 }
 

@@ -218,7 +218,8 @@ impl Check {
         if head.len() < 30 {
             return "?".into();
         }
-        let len = (u16::from_le_bytes([head[26], head[27]]) as usize).min(zipdir::SHOWN_NAME);
+        let len =
+            (u16::from_le_bytes([head[26], head[27]]) as usize).min(crate::layout::SHOWN_NAME);
         let mut name = vec![0u8; len];
         match self.file.read_exact_at(&mut name, at + 30) {
             Ok(()) => shown(&name),

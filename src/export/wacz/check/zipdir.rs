@@ -8,6 +8,7 @@ use std::io::{self, BufReader, Read};
 use std::os::unix::fs::FileExt;
 
 use crate::formats::segment::FileRange;
+use crate::layout::{SHOWN_NAME, clip};
 
 /// End of central directory record.
 const EOCD: &[u8; 4] = b"PK\x05\x06";
@@ -23,8 +24,6 @@ const LOCAL: &[u8; 4] = b"PK\x03\x04";
 const EOCD_SEARCH: u64 = 22 + 0xFFFF;
 /// General purpose flag: sizes and CRC follow the data, the local header holds zeros.
 const FLAG_DESCRIPTOR: u16 = 1 << 3;
-/// Characters of a name read from the file that a message carries at most.
-pub(super) const SHOWN_NAME: usize = 200;
 
 /// One central directory entry, with what its local header says.
 #[derive(Debug, Clone)]
@@ -108,14 +107,6 @@ fn read_at(file: &File, at: u64, len: usize) -> io::Result<Vec<u8>> {
 /// `name` as a message shows it: lossily decoded, at most [`SHOWN_NAME`] characters.
 pub(super) fn shown(name: &[u8]) -> String {
     clip(&String::from_utf8_lossy(name), SHOWN_NAME)
-}
-
-/// `text` cut to `max` characters, saying how long it was.
-pub(super) fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
-    }
 }
 
 /// Where the central directory is. A ZIP64 end record is looked for right before its

@@ -118,7 +118,7 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
     let mut manifest = String::from("source,metadata,options\n");
     let lines = sample_lines_beside(dir);
     for (line, _) in &lines {
-        manifest.push_str(&line);
+        manifest.push_str(line);
         manifest.push('\n');
     }
     let csv = dir.join("manifest.csv");

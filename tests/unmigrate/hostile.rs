@@ -205,18 +205,7 @@ fn repeat_counts_past_the_rebuild_record_are_refused_before_writing() {
 #[test]
 fn audit_rebuild_of_an_edited_count_ends_in_seconds() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = tmp.path().join("pkg");
-    let arc = sample(&format!("heritrix-job/arcs/{PLAIN}"));
-    let o = webaip(&[
-        "package",
-        "-q",
-        "--no-virus-check",
-        "--deterministic",
-        "--out",
-        pkg.to_str().unwrap(),
-        arc.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pkg = package_of_plain(tmp.path());
     let container = pkg.join("content/IAH-20240315103000-00001-crawler.example.warc.gz");
     edit(&container, b"X-Webaip-ARC-Header", b"FIELD", b"lead=n999999999999");
     let args = ["audit", "--json", "--deep", "--rebuild-arcs", pkg.to_str().unwrap()];

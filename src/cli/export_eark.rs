@@ -12,7 +12,7 @@ pub struct EarkArgs {
     /// The package (its folder).
     package: PathBuf,
     /// Where to write the E-ARK package: a `.zip` (its one root folder named by the package's
-    /// OBJID), or a folder in which the package's root folder `OBJID` is made.
+    /// OBJID), or a folder (new or empty) in which the package's root folder `OBJID` is made.
     #[arg(short, long)]
     out: PathBuf,
     /// The OAIS type of the package made.

@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
 """eark-validator (PyPI 1.1.3) with no network: the four CSIP vocabularies it fetches when it
 loads are served from local copies of the E-ARK-CSIP v2.2.0 tag (data/eark/vocabularies);
-any other URL is refused. Arguments are eark-validator's own, e.g.
-    eark-validator-offline.py -s 2.1.0 PACKAGE
-Prints eark-validator's report; exit status 0 when it reports no error, 1 otherwise."""
+any other URL is refused.
+
+Usage: eark-validator-offline.py [-s VERSION] PACKAGE...
+  -s, --specification_version  the CSIP profile to validate against: 2.1.0 (the default, the
+                               newest eark-validator 1.1.3 ships) or 2.0.4 ("V2.1.0" works too)
+  PACKAGE                      a package folder, or a .zip or .tar.gz of one
+Prints one JSON line per package: {"path", "errors" (eark-validator's ERROR messages, with
+their rule_id), "structure" (WellFormed when the package's structure is)}. Exit status 0 when
+no package has an error, 1 otherwise, 2 on a usage error. Without a PACKAGE it only loads
+eark-validator (a check that it runs offline)."""
 import io
 import json
 import os
@@ -47,13 +54,32 @@ def errors_of(report):
     return d, out
 
 
+def version_of(text):
+    """The SpecificationVersion named `2.1.0` or `V2.1.0`; None when there is none."""
+    name = text if text.upper().startswith('V') else 'V' + text
+    for v in SpecificationVersion:
+        if v.value.upper() == name.upper():
+            return v
+    return None
+
+
 def main(argv):
     version = SpecificationVersion.V2_1_0
     paths = []
     it = iter(argv)
     for a in it:
+        if a in ('-h', '--help'):
+            print(__doc__)
+            return 0
         if a in ('-s', '--specification_version'):
-            version = SpecificationVersion(next(it))
+            version = version_of(next(it, ''))
+            if version is None:
+                known = ', '.join(v.value.lstrip('V') for v in SpecificationVersion)
+                print(f'{sys.argv[0]}: -s takes one of {known}', file=sys.stderr)
+                return 2
+        elif a.startswith('-'):
+            print(f'{sys.argv[0]}: unknown option {a} (see --help)', file=sys.stderr)
+            return 2
         else:
             paths.append(a)
     status = 0

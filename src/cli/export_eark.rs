@@ -11,7 +11,8 @@ use webaip::export::eark::{self, PackageType};
 pub struct EarkArgs {
     /// The package (its folder).
     package: PathBuf,
-    /// The E-ARK package to write: a folder (new or empty), or a `.zip`.
+    /// Where to write the E-ARK package: a `.zip` (its one root folder named by the package's
+    /// OBJID), or a folder (new or empty) in which the package's root folder `OBJID` is made.
     #[arg(short, long)]
     out: PathBuf,
     /// The OAIS type of the package made.
@@ -34,14 +35,14 @@ pub fn run(args: EarkArgs) -> anyhow::Result<i32> {
         Kind::Sip => PackageType::Sip,
         Kind::Aip => PackageType::Aip,
     };
-    let s = eark::export(&args.package, &args.out, kind)?;
+    let s = eark::export_in(&args.package, &args.out, kind)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(0);
     }
     println!(
         "{}: E-ARK {} {} ({} data files, {} bytes; {} documentation, {} metadata files)",
-        args.out.display(),
+        s.written.display(),
         kind.as_str(),
         s.objid,
         s.data_files,

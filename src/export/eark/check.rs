@@ -6,6 +6,9 @@
 //! (`check::rules`): memory grows with the number of files it lists, not with its size. A ZIP is
 //! unpacked to a temporary folder first, within the caps of every ZIP webaip opens
 //! (`check::unzip`).
+//!
+//! A finding under a MUST rule makes the package invalid; one under a SHOULD or MAY rule
+//! ([`ADVISORY`]) is a warning, reported apart.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -43,11 +46,17 @@ impl Finding {
     }
 }
 
+/// The rules webaip checks whose level in CSIP 2.2 is SHOULD or MAY: what breaks them is a
+/// warning, not a reason to call the package invalid.
+pub const ADVISORY: &[&str] = &["CSIPSTR12", "CSIP3", "CSIP4", "CSIP20", "CSIP34", "CSIP47"];
+
 /// The verdict on one package.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
-    /// Rules broken.
+    /// MUST rules broken: the package is invalid when there is any.
     pub findings: Vec<Finding>,
+    /// SHOULD and MAY rules not followed ([`ADVISORY`]).
+    pub warnings: Vec<Finding>,
     /// Files whose size and checksum were verified.
     pub files_verified: u64,
     /// Files whose checksum is by an algorithm webaip does not compute (their size is
@@ -175,8 +184,33 @@ fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
     true
 }
 
-/// Checks the package at `path`: a folder, or a `.zip` holding one root folder.
+/// The package folder around `path` when it is the root `METS.xml` of one (a regular file of
+/// that name); None otherwise.
+pub fn package_around(path: &Path) -> Option<PathBuf> {
+    let is_mets = path.file_name().is_some_and(|n| n == "METS.xml");
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    if !(is_mets && regular) {
+        return None;
+    }
+    match path.parent() {
+        Some(p) if p.as_os_str().is_empty() => Some(PathBuf::from(".")),
+        p => p.map(Path::to_path_buf),
+    }
+}
+
+/// Checks the package at `path`: a folder, or a `.zip` holding one root folder. Findings under
+/// SHOULD and MAY rules are set apart as warnings.
 pub fn check_package(path: &Path) -> Result<CheckReport, CheckError> {
+    let mut report = check_rules(path)?;
+    let all = std::mem::take(&mut report.findings);
+    let (warnings, errors) = all.into_iter().partition(|f| ADVISORY.contains(&f.rule.as_str()));
+    report.findings = errors;
+    report.warnings = warnings;
+    Ok(report)
+}
+
+/// Every rule over the package at `path`, each finding in `findings`.
+fn check_rules(path: &Path) -> Result<CheckReport, CheckError> {
     let mut report = CheckReport::default();
     let unzipped;
     let root = if path.is_file() {

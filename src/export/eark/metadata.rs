@@ -1,5 +1,6 @@
 //! The metadata folder: the package's MODS and DC records (`metadata/descriptive`), its PREMIS
-//! (`metadata/preservation`) and the package METS itself (`metadata/other`), each written as a
+//! (`metadata/preservation`) and the package METS itself (`metadata/other/package-mets.xml`:
+//! a file named `METS.xml` would be taken for an E-ARK METS by commons-ip), each written as a
 //! file of its own from the sections `read_package_sections` read.
 
 use std::path::Path;
@@ -86,7 +87,7 @@ pub(super) fn write_metadata(
         digiprov.push(add(sink, href, &text, "digiprov-premis", "PREMIS", None)?);
     }
     // The package METS as it is, for what the records above do not carry.
-    let name = "metadata/other/METS.xml";
+    let name = "metadata/other/package-mets.xml";
     let written = copy_in(pkg, "METS.xml", sink, name)?;
     let entry = Entry { href: name.into(), mime: "application/xml".into(), written };
     digiprov.push(MdEntry {

@@ -48,6 +48,16 @@ pub(crate) struct Head<'a> {
     pub now: &'a str,
     pub created: &'a str,
     pub content_type: &'a str,
+    /// The agent submitting a SIP (root METS only).
+    pub submitter: Option<Submitter<'a>>,
+}
+
+/// The organisation or person submitting a SIP (SIP15-18).
+#[derive(Clone, Copy)]
+pub(crate) struct Submitter<'a> {
+    /// `ORGANIZATION` or `INDIVIDUAL`.
+    pub kind: &'a str,
+    pub name: &'a str,
 }
 
 fn root_attrs<'a>(head: &'a Head<'a>, schemas: &'a str) -> Vec<(&'a str, &'a str)> {
@@ -91,6 +101,11 @@ fn header<W: io::Write>(x: &mut XmlOut<W>, head: &Head<'_>) -> io::Result<()> {
     x.text("mets:name", &[], "webaip")?;
     x.text("mets:note", &[("csip:NOTETYPE", "SOFTWARE VERSION")], env!("CARGO_PKG_VERSION"))?;
     x.end("mets:agent")?;
+    if let Some(s) = head.submitter {
+        x.start("mets:agent", &[("ROLE", "CREATOR"), ("TYPE", s.kind)])?;
+        x.text("mets:name", &[], s.name)?;
+        x.end("mets:agent")?;
+    }
     x.end("mets:metsHdr")
 }
 
@@ -98,7 +113,7 @@ fn size(w: &Written) -> String {
     w.size.to_string()
 }
 
-/// `mets:file` with its `FLocat`.
+/// `mets:file` with its `FLocat`; its `ID` starts with `ID`, as E-ARK AIP9 asks of an AIP.
 fn file<W: io::Write>(x: &mut XmlOut<W>, id: &str, e: &Entry, created: &str) -> io::Result<()> {
     let size = size(&e.written);
     x.start(
@@ -210,7 +225,7 @@ fn root_file_sec<W: io::Write>(
             ],
         )?;
         for (i, e) in files.iter().enumerate() {
-            file(x, &format!("{prefix}-{:04}", i + 1), e, head.created)?;
+            file(x, &format!("ID-{prefix}-{:04}", i + 1), e, head.created)?;
         }
         x.end("mets:fileGrp")?;
     }
@@ -226,7 +241,7 @@ fn root_file_sec<W: io::Write>(
                 ("csip:OTHERCONTENTINFORMATIONTYPE", r.content_type),
             ],
         )?;
-        file(x, &format!("file-rep-{}-mets", r.name), &r.mets, head.created)?;
+        file(x, &format!("ID-file-rep-{}-mets", r.name), &r.mets, head.created)?;
         x.end("mets:fileGrp")?;
     }
     x.end("mets:fileSec")
@@ -305,7 +320,7 @@ pub(crate) fn rep_mets(head: &Head<'_>, files: &[Entry]) -> io::Result<Vec<u8>> 
         ],
     )?;
     for (i, e) in files.iter().enumerate() {
-        file(&mut x, &format!("file-data-{:06}", i + 1), e, head.created)?;
+        file(&mut x, &format!("ID-file-data-{:06}", i + 1), e, head.created)?;
     }
     x.end("mets:fileGrp")?;
     x.end("mets:fileSec")?;

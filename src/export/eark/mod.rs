@@ -9,8 +9,14 @@
 //! counted in the [`ExportSummary`]. Files are streamed and hashed (SHA-256) as they are
 //! copied; the METS documents are written last, from what was measured. The output is
 //! written under a temporary name beside it and renamed once complete (`sink`).
+//!
+//! The package's root folder is named by its `OBJID` (CSIP1): the one folder of the ZIP, or
+//! `DIR/OBJID` for a folder output `DIR` ([`export_in`]; [`export`] makes the root folder
+//! where it is told, for callers that name it themselves). Every `MIMETYPE` is an IANA media type
+//! ([`media_types`]): a container's `application/warc` is listed as `application/gzip`.
 
 pub mod check;
+pub mod media_types;
 mod metadata;
 mod mets;
 mod sink;
@@ -18,20 +24,22 @@ mod sink;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use mets::{Entry, Head, RepRef, RootContent};
+use mets::{Entry, Head, RepRef, RootContent, Submitter};
 use sink::Sink;
 
 use crate::layout::{self, ConfineError};
 use crate::mets::listing::{Nested, read_listing};
 use crate::mets::reader::{MetsError, MetsReader};
-use crate::mets::sections::{SectionsError, read_package_sections};
+use crate::mets::sections::{PackageSections, SectionsError, read_package_sections};
 
 pub use mets::{NS_CSIP, NS_SIP};
 
 /// `PROFILE` of a CSIP document.
 pub const PROFILE_CSIP: &str = "https://earkcsip.dilcis.eu/profile/E-ARK-CSIP.xml";
-/// `PROFILE` of a SIP's root METS (the value eark-validator's SIP2 expects).
-pub const PROFILE_SIP: &str = "https://earksip.dilcis.eu/profile/E-ARK-SIP.xml";
+/// `PROFILE` of a SIP's METS documents: the value E-ARK SIP 2.2 sets (SIP2).
+pub const PROFILE_SIP: &str = "https://earksip.dilcis.eu/profile/E-ARK-SIP-v2-2-0.xml";
+/// `PROFILE` of a SIP by E-ARK SIP 2.1 (the value eark-validator 1.1.3 expects), accepted.
+pub const PROFILE_SIP_2_1: &str = "https://earksip.dilcis.eu/profile/E-ARK-SIP.xml";
 /// `PROFILE` of an AIP's root METS.
 pub const PROFILE_AIP: &str = "https://earkaip.dilcis.eu/profile/E-ARK-AIP.xml";
 
@@ -112,6 +120,12 @@ pub enum EarkError {
     /// The output exists (a folder: and is not empty).
     #[error("{}: exists and is not empty", .0.display())]
     OutExists(PathBuf),
+    /// The package's OBJID cannot be a folder's name, which CSIP1 asks the root folder to have.
+    #[error(
+        "the package's OBJID {0:?} cannot name the E-ARK root folder (CSIP1 names the root \
+         folder by the OBJID): it is empty, '.', '..', longer than 255 bytes or holds a '/'"
+    )]
+    ObjidNotAFolderName(String),
     /// Writing the ZIP failed.
     #[error("{}: {source}", path.display())]
     Zip {
@@ -131,8 +145,10 @@ impl EarkError {
 /// What an export wrote and left out.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ExportSummary {
-    /// The package's identifier (root `OBJID`).
+    /// The package's identifier (root `OBJID`), which names its root folder.
     pub objid: String,
+    /// What was written: the ZIP, or the package's root folder (`DIR/OBJID`).
+    pub written: PathBuf,
     /// Files in the representations.
     pub data_files: u64,
     /// Their bytes.
@@ -179,17 +195,38 @@ fn copy_in(
     sink.add(name, &mut input, len)
 }
 
-/// Exports the package in folder `pkg` as an E-ARK package at `out` (a folder or a `.zip`).
+/// Exports the package in folder `pkg` as an E-ARK package at `out`: a `.zip` (its root folder
+/// named by the OBJID), or the package's root folder itself.
 pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary, EarkError> {
+    export_to(pkg, out, kind, false)
+}
+
+/// Exports the package in folder `pkg` as an E-ARK package in the folder `dir`, as its root
+/// folder `dir/OBJID` (CSIP1); a `.zip` `dir` is the ZIP, as [`export`] makes it.
+pub fn export_in(pkg: &Path, dir: &Path, kind: PackageType) -> Result<ExportSummary, EarkError> {
+    export_to(pkg, dir, kind, true)
+}
+
+fn export_to(
+    pkg: &Path,
+    out: &Path,
+    kind: PackageType,
+    nest: bool,
+) -> Result<ExportSummary, EarkError> {
     let mets_path = pkg.join("METS.xml");
     let mets_file = layout::open_in(pkg, "METS.xml").map_err(EarkError::Confine)?;
     let reader = MetsReader::lenient(BufReader::with_capacity(256 * 1024, mets_file));
     let listing = read_listing(reader, Nested::Skip)
         .map_err(|source| EarkError::Mets { path: mets_path.clone(), source })?;
     let sections = read_package_sections(&mets_path)?;
-    let mut sink = Sink::create(out)?;
-    let objid = sections.objid.clone().unwrap_or_else(|| sink.root_name());
-    let mut summary = ExportSummary { objid: objid.clone(), ..ExportSummary::default() };
+    let objid = sections.objid.clone().unwrap_or_else(|| default_objid(out));
+    let root = root_folder_name(&objid)?;
+    let mut sink = Sink::create(out, root, nest)?;
+    let written = match nest && !sink::is_zip(out) {
+        true => out.join(root),
+        false => out.to_path_buf(),
+    };
+    let mut summary = ExportSummary { objid: objid.clone(), written, ..ExportSummary::default() };
 
     let mut reps: Vec<(&'static str, Vec<Entry>)> = Vec::new();
     let mut documentation = Vec::new();
@@ -198,7 +235,8 @@ pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary
             .href
             .as_deref()
             .ok_or_else(|| EarkError::NoLocation { mets: mets_path.clone(), id: f.id.clone() })?;
-        let mime = f.mime.clone().unwrap_or_else(|| "application/octet-stream".into());
+        let mime = f.mime.as_deref().unwrap_or("application/octet-stream");
+        let mime = media_types::registered_for(mime, href);
         match place_of(&f.group) {
             Place::LeftOut => summary.left_out_viral.push(href.to_string()),
             Place::Documentation => {
@@ -245,8 +283,15 @@ pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary
     let mut rep_refs = Vec::new();
     for (rep, files) in &reps {
         let content_type = rep_content_type(rep);
-        let head =
-            Head { objid: rep, label: None, kind, now: &now, created: &created, content_type };
+        let head = Head {
+            objid: rep,
+            label: None,
+            kind,
+            now: &now,
+            created: &created,
+            content_type,
+            submitter: None,
+        };
         let doc = mets::rep_mets(&head, files).map_err(|e| EarkError::io(out, e))?;
         let href = format!("representations/{rep}/METS.xml");
         let written = sink.add_bytes(&href, &doc)?;
@@ -260,6 +305,7 @@ pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary
         now: &now,
         created: &created,
         content_type: "WARC",
+        submitter: submitter_of(&sections, kind),
     };
     let content = RootContent {
         dmd: &dmd,
@@ -272,6 +318,40 @@ pub fn export(pkg: &Path, out: &Path, kind: PackageType) -> Result<ExportSummary
     sink.add_bytes("METS.xml", &doc)?;
     sink.finish()?;
     Ok(summary)
+}
+
+/// The agent submitting a SIP (SIP15-18): the organisation or person the package's header
+/// names as its creator; None for an AIP, or when the header names none.
+fn submitter_of(sections: &PackageSections, kind: PackageType) -> Option<Submitter<'_>> {
+    if kind != PackageType::Sip {
+        return None;
+    }
+    let agents = &sections.header.as_ref()?.value.agents;
+    agents.iter().find_map(|a| {
+        let kind =
+            a.agent_type.as_deref().filter(|t| ["ORGANIZATION", "INDIVIDUAL"].contains(t))?;
+        let name = a.name.as_deref().filter(|n| !n.trim().is_empty())?;
+        (a.role.as_deref() == Some("CREATOR")).then_some(Submitter { kind, name })
+    })
+}
+
+/// The OBJID of a package whose METS has none: the output's name.
+fn default_objid(out: &Path) -> String {
+    let stem = out.file_stem().and_then(|s| s.to_str()).filter(|s| !s.is_empty());
+    stem.unwrap_or("package").to_string()
+}
+
+/// The OBJID as the root folder's name (CSIP1), when it can be one.
+fn root_folder_name(objid: &str) -> Result<&str, EarkError> {
+    let bad = objid.is_empty()
+        || objid == "."
+        || objid == ".."
+        || objid.len() > 255
+        || objid.contains(['/', '\0']);
+    if bad {
+        return Err(EarkError::ObjidNotAFolderName(objid.to_string()));
+    }
+    Ok(objid)
 }
 
 /// `csip:OTHERCONTENTINFORMATIONTYPE` of a representation.

@@ -32,8 +32,8 @@ pub(crate) struct Written {
 pub(crate) struct Sink {
     /// The output's name.
     out: PathBuf,
-    /// The package's root folder name.
-    root: String,
+    /// What names are written below: the root folder and a slash, or nothing.
+    below: String,
     staged: Staged,
 }
 
@@ -43,6 +43,11 @@ enum Staged {
     Dir { tmp: PathBuf, _lock: File, done: bool },
     /// A ZIP whose entries are below `root/`.
     Zip { zip: Option<Box<ZipWriter<Severable>>>, tmp: Option<tempfile::NamedTempFile>, cut: Cut },
+}
+
+/// Whether the output `out` is a ZIP (named `.zip`) rather than a folder.
+pub(crate) fn is_zip(out: &Path) -> bool {
+    out.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"))
 }
 
 /// Temporaries beside `out`: `.NAME.XXXXXX.partial`.
@@ -64,9 +69,10 @@ fn zip_err(path: &Path, e: ZipError) -> EarkError {
 }
 
 impl Sink {
-    /// A new output at `out` (a `.zip` file, or a folder which must not exist or be empty),
-    /// after removing the temporaries killed exports to it left.
-    pub(crate) fn create(out: &Path) -> Result<Sink, EarkError> {
+    /// A new output at `out` (a `.zip` file whose entries are below `root/`, or a folder, which
+    /// must not exist or be empty: the package root, or with `nest` the folder holding the
+    /// folder `root`), after removing the temporaries killed exports to it left.
+    pub(crate) fn create(out: &Path, root: &str, nest: bool) -> Result<Sink, EarkError> {
         let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let parent = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -74,20 +80,20 @@ impl Sink {
         };
         std::fs::create_dir_all(&parent).map_err(|e| write_err(&parent, e))?;
         let prefix = format!(".{name}.");
-        let is_zip = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+        let is_zip = is_zip(out);
+        let below = if is_zip || nest { format!("{root}/") } else { String::new() };
         temporaries::remove_dead(&parent, staging_name(&prefix, !is_zip));
         if is_zip {
             if std::fs::symlink_metadata(out).is_ok() {
                 return Err(EarkError::OutExists(out.to_path_buf()));
             }
-            let root = out.file_stem().and_then(|s| s.to_str()).unwrap_or("package").to_string();
             let tmp = temporaries::locked_output_in(&parent, staging_name(&prefix, false))
                 .map_err(|e| write_err(out, e))?;
             let file = tmp.as_file().try_clone().map_err(|e| write_err(out, e))?;
             let (w, cut) = Severable::new(file);
             let zip = Some(Box::new(ZipWriter::new(w)));
             let staged = Staged::Zip { zip, tmp: Some(tmp), cut };
-            return Ok(Sink { out: out.to_path_buf(), root, staged });
+            return Ok(Sink { out: out.to_path_buf(), below, staged });
         }
         if out.exists() && std::fs::read_dir(out).map_err(|e| write_err(out, e))?.next().is_some() {
             return Err(EarkError::OutExists(out.to_path_buf()));
@@ -95,13 +101,7 @@ impl Sink {
         let (dir, lock) = temporaries::locked_dir_in(&parent, staging_name(&prefix, true))
             .map_err(|e| write_err(out, e))?;
         let staged = Staged::Dir { tmp: dir.keep(), _lock: lock, done: false };
-        let root = if name.is_empty() { "package".into() } else { name };
-        Ok(Sink { out: out.to_path_buf(), root, staged })
-    }
-
-    /// The name of the package's root folder.
-    pub(crate) fn root_name(&self) -> String {
-        self.root.clone()
+        Ok(Sink { out: out.to_path_buf(), below, staged })
     }
 
     /// Writes `name` (a `/`-separated path below the root) from `input`, `size_hint` bytes.
@@ -111,10 +111,11 @@ impl Sink {
         input: &mut dyn Read,
         size_hint: u64,
     ) -> Result<Written, EarkError> {
-        let shown = self.out.join(name);
+        let below_root = format!("{}{name}", self.below);
+        let shown = self.out.join(&below_root);
         match &mut self.staged {
             Staged::Dir { tmp, .. } => {
-                let out = layout::create_in(tmp, name).map_err(|e| match e {
+                let out = layout::create_in(tmp, &below_root).map_err(|e| match e {
                     ConfineError::Io { source, .. } => write_err(&shown, source),
                     e => EarkError::Confine(e),
                 })?;
@@ -128,8 +129,7 @@ impl Sink {
                 let opts = SimpleFileOptions::default()
                     .compression_method(zip::CompressionMethod::Stored)
                     .large_file(size_hint >= u32::MAX as u64);
-                let entry = format!("{}/{name}", self.root);
-                zip.start_file(entry, opts).map_err(|e| zip_err(&self.out, e))?;
+                zip.start_file(below_root, opts).map_err(|e| zip_err(&self.out, e))?;
                 hash_copy(input, zip.as_mut()).map_err(|e| e.at(name, &self.out))
             }
         }

@@ -9,7 +9,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 use super::{Finding, Listed, ListedRules};
-use crate::export::eark::{NS_CSIP, PROFILE_SIP};
+use crate::export::eark::{NS_CSIP, PROFILE_SIP, PROFILE_SIP_2_1};
 use crate::layout;
 use crate::mets::reader::{Element, Event, MetsReader, NS_METS, NS_XLINK};
 
@@ -65,8 +65,8 @@ enum Role {
     File(Box<Listed>, bool),
     /// The structMap labelled CSIP, with its `div` children counted.
     CsipMap(u64),
-    /// Its first `div`; true once a `div LABEL="Metadata"` is met inside.
-    MainDiv(bool),
+    /// Its first `div`, with its `div LABEL="Metadata"` children counted.
+    MainDiv(u64),
     /// A division of the main div: whether it is a representation's, the rule its `fptr`s
     /// follow, and its `mptr`s counted.
     SubDiv {
@@ -84,6 +84,7 @@ enum Parent {
     Software,
     FileGrp,
     FileWithoutLoc,
+    FileWithLoc,
     CsipMap(u64),
     MainDiv,
     SubDiv(bool, Option<&'static str>, u64),
@@ -124,6 +125,8 @@ pub(super) struct Rules<'a> {
     groups_use: [bool; 3],
     maps: Option<u64>,
     csip_map_seen: bool,
+    /// Whether a dmdSec or amdSec was met (CSIP88 then asks for a Metadata division).
+    has_md: bool,
     /// Files the document lists, to verify.
     pub(super) files: Vec<Listed>,
     /// The representation METS it points at (href, line).
@@ -174,6 +177,7 @@ impl<'a> Rules<'a> {
             groups_use: [false; 3],
             maps: None,
             csip_map_seen: false,
+            has_md: false,
             files: Vec::new(),
             reps: Vec::new(),
         }
@@ -260,12 +264,14 @@ impl<'a> Rules<'a> {
                 Role::Hdr
             }
             "mets/dmdSec" => {
+                self.has_md = true;
                 self.need(el, at, "ID", "CSIP18");
                 self.need(el, at, "CREATED", "CSIP19");
                 self.status_rule(el, at, "CSIP20");
                 Role::Other
             }
             "mets/amdSec/digiprovMD" | "mets/amdSec/rightsMD" => {
+                self.has_md = true;
                 let (id, status) = if el.local == "rightsMD" {
                     ("CSIP46", "CSIP47")
                 } else {
@@ -298,6 +304,7 @@ impl<'a> Rules<'a> {
             Some(Role::Agent(true)) => Parent::Software,
             Some(Role::FileGrp(_)) => Parent::FileGrp,
             Some(Role::File(_, false)) => Parent::FileWithoutLoc,
+            Some(Role::File(_, true)) => Parent::FileWithLoc,
             Some(Role::CsipMap(n)) => Parent::CsipMap(*n),
             Some(Role::MainDiv(_)) => Parent::MainDiv,
             Some(Role::SubDiv { rep, fptr, mptrs }) => Parent::SubDiv(*rep, *fptr, *mptrs),
@@ -336,6 +343,10 @@ impl<'a> Rules<'a> {
                 }
                 Role::Other
             }
+            (Parent::FileWithLoc, "FLocat") => {
+                self.find(at.1, "CSIP76", "file has more than one FLocat");
+                Role::Other
+            }
             (Parent::CsipMap(n), "div") => {
                 if let Some(Role::CsipMap(n)) = self.parent().map(|p| &mut p.role) {
                     *n += 1;
@@ -344,11 +355,11 @@ impl<'a> Rules<'a> {
                     return Role::Other;
                 }
                 self.need(el, at, "ID", "CSIP85");
-                Role::MainDiv(false)
+                Role::MainDiv(0)
             }
             (Parent::MainDiv, "div") => {
                 if let Some(Role::MainDiv(metadata)) = self.parent().map(|p| &mut p.role) {
-                    *metadata |= a(el, "LABEL") == Some("Metadata");
+                    *metadata += u64::from(a(el, "LABEL") == Some("Metadata"));
                 }
                 self.sub_div_role(el, at)
             }
@@ -390,7 +401,15 @@ impl<'a> Rules<'a> {
             }
             "mets/structMap" => {
                 self.maps.get_or_insert(at.1);
-                if self.csip_map_seen || a(el, "LABEL") != Some("CSIP") {
+                if a(el, "LABEL") != Some("CSIP") {
+                    return Role::Other;
+                }
+                if self.csip_map_seen {
+                    self.find(
+                        at.1,
+                        "CSIP80",
+                        "a second structMap LABEL=\"CSIP\": there must be one",
+                    );
                     return Role::Other;
                 }
                 self.csip_map_seen = true;
@@ -411,9 +430,14 @@ impl<'a> Rules<'a> {
             Role::File(listed, true) => self.files.push(*listed),
             Role::File(_, false) => self.find(frame.line, "CSIP76", "file has no FLocat"),
             Role::CsipMap(0) => self.find(frame.line, "CSIP84", "structMap has no div"),
-            Role::MainDiv(false) if self.is_root => {
+            Role::MainDiv(0) if self.is_root || self.has_md => {
                 self.find(frame.line, "CSIP88", "the main div has no div LABEL=\"Metadata\"")
             }
+            Role::MainDiv(n) if n > 1 => self.find(
+                frame.line,
+                "CSIP88",
+                format!("the main div has {n} div LABEL=\"Metadata\""),
+            ),
             Role::SubDiv { rep: true, mptrs: 0, .. } => {
                 self.find(frame.line, "CSIP109", "representation division has no mptr")
             }

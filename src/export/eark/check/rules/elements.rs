@@ -2,6 +2,7 @@
 //! agents when it closes).
 
 use super::*;
+use crate::export::eark::media_types;
 
 impl Rules<'_> {
     /// CSIP1-6 of the root `mets` element.
@@ -49,7 +50,7 @@ impl Rules<'_> {
             ),
         }
         let Some((root_line, _, profile)) = self.root.clone() else { return };
-        let sip_profiles = [PROFILE_SIP, "https://earksip.dilcis.eu/profile/E-ARK-SIP-v2-2-0.xml"];
+        let sip_profiles = [PROFILE_SIP, PROFILE_SIP_2_1];
         if self.is_root
             && kind == Some("SIP")
             && !profile.as_deref().is_some_and(|p| sip_profiles.contains(&p))
@@ -92,14 +93,27 @@ impl Rules<'_> {
         if s.names != 1 || !s.first_name_text {
             self.find(s.line, "CSIP14", "the software agent must have one non-empty name");
         }
-        if s.notes == 0 || !s.note_text {
-            self.find(s.line, "CSIP15", "the software agent must have a note with its version");
+        if s.notes != 1 || !s.note_text {
+            let msg =
+                format!("the software agent must have one note with its version, has {}", s.notes);
+            self.find(s.line, "CSIP15", msg);
         } else if !s.note_typed {
             self.find(
                 s.line,
                 "CSIP16",
                 "the software agent's note must have csip:NOTETYPE=\"SOFTWARE VERSION\"",
             );
+        }
+    }
+
+    /// A `MIMETYPE` given must be an IANA media type (CSIP26, 40, 53, 68; its absence is the
+    /// same rule's `need`).
+    fn mime_rule(&mut self, el: &Element, at: (&str, u64), rule: &str) {
+        if let Some(m) = a(el, "MIMETYPE")
+            && !media_types::is_registered(m)
+        {
+            let msg = format!("{}/@MIMETYPE {m:?} is not an IANA media type", at.0);
+            self.find(at.1, rule, msg);
         }
     }
 
@@ -121,6 +135,7 @@ impl Rules<'_> {
         if el.href().is_none() {
             self.find(at.1, &id(2), format!("{} has no xlink:href", at.0));
         }
+        self.mime_rule(el, at, &id(4));
         for (k, attr) in [
             (3, "MDTYPE"),
             (4, "MIMETYPE"),
@@ -149,6 +164,7 @@ impl Rules<'_> {
         ] {
             self.need(el, at, attr, rule);
         }
+        self.mime_rule(el, at, "CSIP68");
         let rules = ListedRules {
             size: "CSIP69".into(),
             checksum: "CSIP71".into(),

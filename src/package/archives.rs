@@ -1075,7 +1075,8 @@ fn add_container_virus_checks(
     let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
     let shared = found.unscanned_without_event as usize;
     summary.infected += infected as u64;
-    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (rel.clone(), id, sig)));
+    // An infected record is where it was moved to: the viral twin, not the content container.
+    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (viral.clone(), id, sig)));
     summary.not_scanned += unscanned as u64;
     summary.unscanned.extend(found.unscanned.into_iter().map(|(id, why)| (rel.clone(), id, why)));
     summary.cleaned += found.cleaned;

@@ -1099,11 +1099,7 @@ fn add_container_virus_checks(
 /// be rebuilt from the container.
 fn rebuild_note(report: &crate::migrate::report::FileReport) -> String {
     let Some(r) = &report.rebuild else { return String::new() };
-    let how = if r.rebuildable {
-        "rebuildable from the container byte for byte (webaip unmigrate)".to_string()
-    } else {
-        format!("NOT rebuildable: {}", r.reasons.join("; "))
-    };
+    let how = r.text();
     format!(
         "; ARC file SHA-512 {} ({} bytes); ARC stream SHA-512 {} ({} bytes); {how}",
         report.input_sha512, report.input_size, r.stream_sha512, r.stream_length

@@ -183,6 +183,31 @@ pub struct AuditReport {
     /// Where the revisits lead (`--with`); each one that leads nowhere is also a finding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub references: Option<references::ReferenceReport>,
+    /// The ARCs rebuilt (`--deep --rebuild-arcs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arc_rebuilds: Option<ArcRebuilds>,
+}
+
+/// What rebuilding the package's ARCs found (`--rebuild-arcs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ArcRebuilds {
+    /// ARCs whose stream was rebuilt and checked.
+    pub rebuilt: u64,
+    /// Of them, those that came out as the migration stated, with no difference.
+    pub as_stated: u64,
+    /// Gzip ARCs whose file would not come back identical (their stream does), and why.
+    pub gzip_not_identical: Vec<NotIdenticalGzip>,
+}
+
+/// A gzip ARC whose `.arc.gz` cannot be made again byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotIdenticalGzip {
+    /// The ARC's name.
+    pub name: String,
+    /// The container holding it.
+    pub container: String,
+    /// Why, and what `unmigrate` gives instead.
+    pub why: String,
 }
 
 /// The package's identity and package-level PREMIS, as read typed from its METS
@@ -497,7 +522,7 @@ pub fn audit_package(
 
     let (identity, unlinked) = identity(&mets_path, &mets_name);
     findings.extend(unlinked);
-    check_arc_rebuilds(dir, opts, &mut findings);
+    let arc_rebuilds = check_arc_rebuilds(dir, opts, &mut findings);
     let references = match &opts.with {
         Some(with) => Some(follow_references(dir, with, &mut findings)?),
         None => None,
@@ -523,15 +548,20 @@ pub fn audit_package(
         intact: verdict == Verdict::Intact,
         identity,
         references,
+        arc_rebuilds,
     })
 }
 
 /// Rebuilds the stream of every ARC the package's containers were migrated from; each
 /// difference from what the migration stated is a finding on the container (rule
 /// `arc-rebuild`) naming the ARC and the offset in it.
-fn check_arc_rebuilds(dir: &Path, opts: &AuditOptions, findings: &mut Vec<AuditFinding>) {
+fn check_arc_rebuilds(
+    dir: &Path,
+    opts: &AuditOptions,
+    findings: &mut Vec<AuditFinding>,
+) -> Option<ArcRebuilds> {
     if !(opts.deep && opts.rebuild_arcs) {
-        return;
+        return None;
     }
     let mut containers = Vec::new();
     for sub in [layout::CONTENT_DIR, layout::VIRAL_DIR] {
@@ -548,10 +578,17 @@ fn check_arc_rebuilds(dir: &Path, opts: &AuditOptions, findings: &mut Vec<AuditF
     };
     let opts = crate::migrate::rebuild::RebuildOptions::default();
     let sink = &mut crate::migrate::rebuild::CheckOnly;
+    let mut counts = ArcRebuilds::default();
     match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, sink, &|_| {}) {
         Ok(reports) => {
             for r in reports {
                 let file = rel(&r.container);
+                counts.rebuilt += 1;
+                counts.as_stated += u64::from(r.as_expected());
+                if let Some(why) = r.not_identical_gzip() {
+                    let (name, container) = (r.name.clone(), file.clone());
+                    counts.gzip_not_identical.push(NotIdenticalGzip { name, container, why });
+                }
                 for d in &r.differences {
                     let at = match d.in_member {
                         Some(n) => format!("{}+{n}", d.offset),
@@ -570,6 +607,7 @@ fn check_arc_rebuilds(dir: &Path, opts: &AuditOptions, findings: &mut Vec<AuditF
         }
         Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
     }
+    Some(counts)
 }
 
 /// Follows the package's revisits ([`references::check_references`]): each one whose original

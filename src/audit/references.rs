@@ -47,6 +47,18 @@ pub struct ReferenceReport {
     /// Containers that could not be read to the end (their name and why): originals in their
     /// unread part were not seen.
     pub unreadable: Vec<String>,
+    /// The packages the METS says hold originals of its revisits (PREMIS `dependency` /
+    /// `requires` relationships, by OBJID), and whether one of them was searched.
+    pub originals_in: Vec<RequiredPackage>,
+}
+
+/// A package the audited METS says its revisits depend on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequiredPackage {
+    /// Its OBJID.
+    pub objid: String,
+    /// The package given (`--with`, `--store`) that has this OBJID, when one was.
+    pub searched: Option<PathBuf>,
 }
 
 /// A revisit whose original could not be confirmed.
@@ -157,6 +169,7 @@ pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceRep
     }
     report.searched.push(package.to_path_buf());
     report.searched.extend(with.iter().cloned());
+    report.originals_in = required_packages(package, with);
     if !wanted.is_empty() {
         search(&mut wanted, own, with, &mut report)?;
     }
@@ -166,10 +179,7 @@ pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceRep
             other => {
                 let problem = match other {
                     Some(Found::Problem(why)) => why,
-                    _ => format!(
-                        "no original found in {} package(s) searched",
-                        report.searched.len()
-                    ),
+                    _ => nowhere(&report),
                 };
                 report.unresolved.push(UnresolvedReference {
                     file: w.at.0,
@@ -183,6 +193,46 @@ pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceRep
         }
     }
     Ok(report)
+}
+
+/// The packages the METS of `package` says hold its originals, each with the package of `with`
+/// that has its OBJID. A METS that cannot be read names none (its validation says why).
+fn required_packages(package: &Path, with: &[PathBuf]) -> Vec<RequiredPackage> {
+    let Ok((_, mets)) = package_paths(package) else { return Vec::new() };
+    let Ok(file) = layout::open_regular(&mets) else { return Vec::new() };
+    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
+    let Ok(objids) = crate::store::deps::mets_dependencies(reader) else { return Vec::new() };
+    let given: Vec<(String, &PathBuf)> = with
+        .iter()
+        .filter_map(|w| crate::index::digests::package_objid(w).ok().map(|id| (id, w)))
+        .collect();
+    objids
+        .into_iter()
+        .map(|objid| {
+            let searched = given.iter().find(|(id, _)| *id == objid).map(|(_, w)| (*w).clone());
+            RequiredPackage { objid, searched }
+        })
+        .collect()
+}
+
+/// The problem of a revisit whose original was found nowhere, with the packages the METS says
+/// hold the originals and that were not given.
+fn nowhere(report: &ReferenceReport) -> String {
+    let mut problem = format!("no original found in {} package(s) searched", report.searched.len());
+    let missing: Vec<&str> = report
+        .originals_in
+        .iter()
+        .filter(|r| r.searched.is_none())
+        .map(|r| r.objid.as_str())
+        .collect();
+    if !missing.is_empty() {
+        problem.push_str(&format!(
+            "; the METS says the originals are in package {}, not given: give it with --with \
+             (or --store)",
+            missing.join(", ")
+        ));
+    }
+    problem
 }
 
 /// Reads every container of the audited package and of `with`, checking each record that a

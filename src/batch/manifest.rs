@@ -8,7 +8,8 @@
 //! item (hidden entries and other files are listed as ignored).
 //!
 //! Every item has a stable key (its source as written, relative to the manifest's folder,
-//! without `.` components) and a package directory name derived from it, unique within the
+//! without `.` components; an absolute path inside that folder is made relative to it, so a
+//! collection moved with its manifest keeps its keys) and a package directory name derived from it, unique within the
 //! manifest (so every shard of one manifest derives the same names). A PANDAS title directory
 //! stands for its instances: each is an item of its own, as `webaip package` makes one
 //! package of each. A source given a second time is an item too, whose only outcome is the
@@ -133,6 +134,7 @@ pub fn read_manifest(path: &Path) -> Result<Manifest, ManifestError> {
 fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let io = |source| ManifestError::Io { path: path.to_path_buf(), source };
+    let folder = ManifestFolder::of(&base);
     let file = std::fs::File::open(path).map_err(io)?;
     let mut records = Records::new(std::io::BufReader::new(file));
     let mut items = Vec::new();
@@ -152,7 +154,7 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
             continue;
         }
         let written = Path::new(OsStr::from_bytes(source));
-        let key = key_of(written);
+        let key = key_of(&under_folder(written, &folder));
         let item = Item {
             key: key.clone(),
             line: Some(line),
@@ -258,6 +260,46 @@ fn expand_title(item: Item) -> Vec<Item> {
         .collect()
 }
 
+/// The manifest's folder, as the absolute paths of its lines may name it: made absolute as
+/// given, and with its links resolved.
+struct ManifestFolder {
+    spellings: Vec<PathBuf>,
+}
+
+impl ManifestFolder {
+    fn of(base: &Path) -> ManifestFolder {
+        let mut spellings = Vec::new();
+        if let Ok(p) = std::path::absolute(base) {
+            spellings.push(p);
+        }
+        if let Ok(p) = base.canonicalize()
+            && !spellings.contains(&p)
+        {
+            spellings.push(p);
+        }
+        ManifestFolder { spellings }
+    }
+}
+
+/// A source written as an absolute path inside the manifest's folder, relative to that folder
+/// (so a collection moved with its manifest keeps its keys, its journal and its shards); any
+/// other source as written.
+fn under_folder(written: &Path, folder: &ManifestFolder) -> PathBuf {
+    if !written.is_absolute() {
+        return written.to_path_buf();
+    }
+    // Lexically: `.` components dropped, so `/coll/./a` is inside `/coll`.
+    let plain: PathBuf = written.components().filter(|c| *c != Component::CurDir).collect();
+    folder
+        .spellings
+        .iter()
+        .find_map(|f| plain.strip_prefix(f).ok())
+        .filter(|rel| {
+            !rel.as_os_str().is_empty() && rel.components().all(|c| c != Component::ParentDir)
+        })
+        .map_or_else(|| written.to_path_buf(), Path::to_path_buf)
+}
+
 /// The key of a source as written: its components joined by `/`, without `.` components.
 fn key_of(written: &Path) -> String {
     let mut parts = Vec::new();
@@ -341,6 +383,20 @@ mod tests {
         assert_eq!(base_name("dir/IAH-1.arc.gz"), "IAH-1");
         assert_eq!(base_name("dir/.hidden job"), "_hidden_job");
         assert_eq!(base_name(".arc"), "_arc");
+    }
+
+    #[test]
+    fn an_absolute_source_inside_the_manifests_folder_is_keyed_relative_to_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let csv = tmp.path().join("m.csv");
+        let abs = tmp.path().join("harvests/./job");
+        let outside = "/elsewhere/job2";
+        let text = format!("{}\nharvests/job\n{outside}\n", abs.display());
+        std::fs::write(&csv, text).unwrap();
+        let m = read_manifest(&csv).unwrap();
+        let keys: Vec<&str> = m.items.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(keys, ["harvests/job", "harvests/job (line 2)", outside]);
+        assert_eq!(m.items[0].source, abs, "the source itself is read where it is written");
     }
 
     #[test]

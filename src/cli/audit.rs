@@ -163,6 +163,10 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
             println!("{name}/{file}{at}: {} [{}]{id} {message}", f.severity, f.rule);
         }
+        for g in r.arc_rebuilds.iter().flat_map(|a| &a.gzip_not_identical) {
+            let (file, arc) = (terminal_text(&g.container), terminal_text(&g.name));
+            println!("{name}/{file}: ARC {arc}: {}", g.why);
+        }
         for u in &r.unchecked {
             let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
             println!("{name}/{}: not checkable here{id}: {}", terminal_text(&u.file), u.reason);
@@ -185,13 +189,23 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             ),
             None => String::new(),
         };
+        let rebuilt = match &r.arc_rebuilds {
+            Some(a) => format!(
+                "; {} ARC(s) rebuilt, {} as the migration stated, {} whose gzip file would not \
+                 come back identical",
+                a.rebuilt,
+                a.as_stated,
+                a.gzip_not_identical.len()
+            ),
+            None => String::new(),
+        };
         let unchecked = if r.unchecked.is_empty() {
             String::new()
         } else {
             format!("; {} not checkable here", r.unchecked.len())
         };
         println!(
-            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{references}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
+            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{rebuilt}{references}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
             r.verdict,
             r.files_checked,
             r.files_listed,

@@ -504,7 +504,7 @@ fn print_report(r: &PackageReport) {
     }
     println!("  virus check: {}", r.virus_check);
     for (c, id, sig) in &r.scan.findings {
-        println!("    VIRUS {sig} in {id}: kept in {c}");
+        println!("    VIRUS {sig} in {id}: moved to {c}");
     }
     for (c, id, why) in &r.scan.unscanned {
         println!("    NOT SCANNED {id} of {c}: {why}");

@@ -190,7 +190,13 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
 }
 
 fn print_report(r: &ArcRebuild) {
-    let verdict = if r.as_expected() { "OK" } else { "DIFFERS" };
+    // The gzip file made (not only its stream) when it cannot be the original's.
+    let not_original = r.file.is_some().then(|| r.not_identical_gzip()).flatten();
+    let verdict = match (r.as_expected(), not_original.is_some()) {
+        (false, _) => "DIFFERS",
+        (true, false) => "OK",
+        (true, true) => "CONTENT OK, NOT THE ORIGINAL GZIP FILE",
+    };
     println!("{} {}", verdict, terminal_text(&r.name));
     if let Some(s) = &r.stream {
         let same = if s.equal { "equal" } else { "DIFFERENT" };
@@ -199,10 +205,13 @@ fn print_report(r: &ArcRebuild) {
     if let Some(f) = &r.file {
         let same = match (f.equal, r.file_reproducible()) {
             (true, _) => "identical",
-            (false, false) => "not identical (original compression settings not recovered)",
+            (false, false) => "not identical (see below)",
             (false, true) => "DIFFERENT",
         };
         println!("  file {} bytes, sha512 {}: {same}", f.bytes, f.sha512);
+    }
+    if let Some(why) = not_original {
+        println!("  {why}");
     }
     if r.gzip {
         println!(

@@ -391,6 +391,8 @@ pub(crate) struct RebuildEnd {
     pub stream: Option<(u64, String)>,
     /// The default member header and deflate settings (gzip input).
     pub defaults: (Option<Vec<u8>>, Option<String>),
+    /// Members whose deflate settings were not recovered (gzip input).
+    pub unrecovered: crate::formats::arc_rebuild::Unrecovered,
 }
 
 /// Reads records out of one ARC file.
@@ -978,6 +980,7 @@ impl ArcReader {
             reasons: self.rebuild_problems.reasons(),
             stream,
             defaults: self.member_settings.defaults(),
+            unrecovered: self.member_settings.unrecovered(),
         }
     }
 

@@ -359,6 +359,8 @@ pub(crate) struct MemberSettings {
     probed_other: u32,
     /// The settings last found for a header's XFL and OS bytes other than the default's.
     other_writers: Vec<((u8, u8), Option<DeflateParams>)>,
+    /// Members given no settings that reproduce them.
+    unrecovered: crate::formats::arc_rebuild::Unrecovered,
 }
 
 impl MemberSettings {
@@ -401,7 +403,13 @@ impl MemberSettings {
                 || (other && self.probed_other < MAX_PROBED_OTHER_WRITER));
         if !probe_it {
             let known = self.other_writers.iter().find(|(w, _)| other && *w == writer);
-            return Ok((gz, known.and_then(|(_, found)| self.unless_default(*found))));
+            // Not probed: the settings of its writer, else the file's default, are assumed.
+            let assumed = known.map_or(self.default_deflate.flatten(), |(_, found)| *found);
+            let token = known.and_then(|(_, found)| self.unless_default(*found));
+            if assumed.is_none() {
+                self.unrecovered.add(start);
+            }
+            return Ok((gz, token));
         }
         if self.probed < MAX_PROBED_MEMBERS {
             self.probed += 1;
@@ -414,6 +422,9 @@ impl MemberSettings {
         let decompressed = data.slice(0, data.len()).unwrap_or_default();
         let first = self.default_deflate.flatten();
         let found = probe(&compressed, decompressed, first);
+        if found.is_none() {
+            self.unrecovered.add(start);
+        }
         if other {
             self.other_writers.retain(|(w, _)| *w != writer);
             // A few writers at most in a file; more is not worth remembering.
@@ -434,6 +445,11 @@ impl MemberSettings {
             Some(d) if d == found => None,
             _ => Some(found.map_or_else(|| "?".to_string(), |p| p.to_string())),
         }
+    }
+
+    /// The members no settings were recovered for.
+    pub(crate) fn unrecovered(&self) -> crate::formats::arc_rebuild::Unrecovered {
+        self.unrecovered.clone()
     }
 
     /// The file's default header and deflate settings (`?`: not recovered).

@@ -348,6 +348,50 @@ impl FromStr for RebuildField {
     }
 }
 
+/// Gzip members whose deflate settings were not recovered (no zlib setting tried gives their
+/// bytes): the ARC's stream is rebuilt byte for byte, its `.arc.gz` file is not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Unrecovered {
+    /// How many.
+    pub count: u64,
+    /// The file offsets of the first [`MAX_UNRECOVERED_LISTED`].
+    pub offsets: Vec<u64>,
+}
+
+/// Unrecovered members listed by offset; the rest are only counted.
+pub(crate) const MAX_UNRECOVERED_LISTED: usize = 20;
+
+impl Unrecovered {
+    /// Counts the member at `offset`.
+    pub(crate) fn add(&mut self, offset: u64) {
+        self.count += 1;
+        if self.offsets.len() < MAX_UNRECOVERED_LISTED {
+            self.offsets.push(offset);
+        }
+    }
+
+    /// `N OFFSET,OFFSET...`, as the rebuild record writes it.
+    fn to_text(&self) -> String {
+        let offsets: Vec<String> = self.offsets.iter().map(u64::to_string).collect();
+        format!("{} {}", self.count, offsets.join(","))
+    }
+
+    fn parse(v: &str) -> Result<Self, RebuildFieldError> {
+        let bad = || RebuildFieldError::Token(v.into());
+        let (count, list) = v.split_once(' ').unwrap_or((v, ""));
+        let count = count.parse().map_err(|_| bad())?;
+        let offsets = list
+            .split(',')
+            .filter(|o| !o.is_empty())
+            .map(|o| o.parse().map_err(|_| bad()))
+            .collect::<Result<Vec<u64>, _>>()?;
+        if offsets.len() as u64 > count || offsets.len() > MAX_UNRECOVERED_LISTED {
+            return Err(bad());
+        }
+        Ok(Unrecovered { count, offsets })
+    }
+}
+
 /// The rebuild record's block: what the whole ARC was and how to make it again.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct RebuildSummary {
@@ -363,6 +407,8 @@ pub(crate) struct RebuildSummary {
     pub deflate: Option<String>,
     /// Gzip members in the file, empty ones included.
     pub members: u64,
+    /// Members whose deflate settings were not recovered.
+    pub unrecovered: Unrecovered,
     /// Record-less members after the last record.
     pub post: Vec<OrphanMembers>,
     /// Why it cannot be rebuilt (empty: it can).
@@ -373,6 +419,13 @@ impl RebuildSummary {
     /// True when nothing stands in the way of a rebuild.
     pub(crate) fn rebuildable(&self) -> bool {
         self.reasons.is_empty()
+    }
+
+    /// For a gzip ARC, whether its file can be made again byte for byte: rebuildable, and
+    /// every member's deflate settings recovered.
+    pub(crate) fn gzip_file_rebuildable(&self) -> Option<bool> {
+        let recovered = self.deflate.as_deref().is_some_and(|d| d != "?");
+        self.gzip.then(|| self.rebuildable() && recovered && self.unrecovered.count == 0)
     }
 
     /// The block's text.
@@ -398,6 +451,9 @@ impl RebuildSummary {
         }
         if self.gzip {
             line("members", &self.members.to_string());
+        }
+        if self.unrecovered.count > 0 {
+            line("unrecovered-members", &self.unrecovered.to_text());
         }
         for p in &self.post {
             line("post", &p.to_string());
@@ -432,6 +488,7 @@ impl RebuildSummary {
                 }
                 "deflate" => s.deflate = Some(v.into()),
                 "members" => s.members = num(v)?,
+                "unrecovered-members" => s.unrecovered = Unrecovered::parse(v)?,
                 "post" => s.post.push(v.parse()?),
                 "rebuildable" => {}
                 "reason" => s.reasons.push(v.into()),
@@ -565,10 +622,14 @@ mod tests {
             gzip_header: Some(vec![0x1f, 0x8b]),
             deflate: Some("zlib:6".into()),
             members: 4,
+            unrecovered: Unrecovered { count: 3, offsets: vec![40, 90, 140] },
             post: vec![OrphanMembers { offset: 9, bytes: vec![3; 20], count: 1 }],
             reasons: vec!["x".into()],
         };
         assert_eq!(RebuildSummary::parse(&s.to_text()).unwrap(), s);
+        // More offsets listed than counted is no summary webaip wrote.
+        let listed_more = s.to_text().replace("unrecovered-members 3 ", "unrecovered-members 2 ");
+        assert!(RebuildSummary::parse(&listed_more).is_err());
     }
 
     /// Every one-byte change of a header line and its framing is found, with the original

@@ -872,7 +872,7 @@ impl Aip<'_> {
             objects: objects.clone(),
         };
         let v = &audit.validation;
-        vec![
+        let mut events = vec![
             event(
                 INGESTION,
                 format!(
@@ -932,7 +932,13 @@ impl Aip<'_> {
                         .count()
                 ),
             ),
-        ]
+        ];
+        // A fixity check over no file checked nothing: a submission whose files are all kept
+        // elsewhere gets no such event (the ingestion event counts the files not copied).
+        if audit.files_checked == 0 {
+            events.retain(|e| e.event_type != FIXITY.0);
+        }
+        events
     }
 }
 

@@ -13,7 +13,7 @@ use crate::ids::Ids;
 /// The summary of one migrated ARC: `file` is its name, size and SHA-512.
 pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> RebuildSummary {
     let (name, size, sha512) = file;
-    let crate::formats::arc::RebuildEnd { post, reasons, stream, defaults } =
+    let crate::formats::arc::RebuildEnd { post, reasons, stream, defaults, unrecovered } =
         std::mem::take(&mut end.rebuild);
     let (gzip_header, deflate) = defaults;
     // A plain file is its own stream; a gzip file's digest is missing only when it failed
@@ -33,6 +33,7 @@ pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> Reb
         gzip_header,
         deflate,
         members: if end.gzip { end.bytes.members } else { 0 },
+        unrecovered,
         post,
         reasons,
     }
@@ -89,6 +90,10 @@ pub(super) fn rebuild_report(summary: &RebuildSummary, bytes_written: u64) -> Re
         rebuildable: summary.rebuildable(),
         reasons: summary.reasons.clone(),
         deflate: summary.deflate.clone(),
+        // Said only when false: reports of ARCs that come back whole stay as they were.
+        gzip_file_rebuildable: summary.gzip_file_rebuildable().filter(|whole| !whole),
+        members_unrecovered: summary.unrecovered.count,
+        unrecovered_offsets: summary.unrecovered.offsets.clone(),
         bytes_written,
     }
 }

@@ -130,9 +130,46 @@ pub struct RebuildReport {
     /// reproduced the first members, absent for an uncompressed ARC.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deflate: Option<String>,
+    /// `false` for a gzip ARC whose `.arc.gz` `unmigrate` cannot give back byte for byte (a
+    /// member's deflate settings were not recovered: the stream still comes back identical,
+    /// the file compressed again does not); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gzip_file_rebuildable: Option<bool>,
+    /// Gzip members whose deflate settings no zlib setting tried reproduces.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub members_unrecovered: u64,
+    /// Their offsets in the ARC file (the first 20).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unrecovered_offsets: Vec<u64>,
     /// Bytes of rebuild data written, before compression: the `X-Webaip-ARC-Rebuild` fields
     /// and the rebuild record.
     pub bytes_written: u64,
+}
+
+impl RebuildReport {
+    /// What can be given back, in words (the text report, the migration event).
+    pub fn text(&self) -> String {
+        if !self.rebuildable {
+            return format!("NOT rebuildable: {}", self.reasons.join("; "));
+        }
+        if self.byte_for_byte() {
+            return "rebuildable from the container byte for byte (webaip unmigrate)".into();
+        }
+        let offsets: Vec<String> = self.unrecovered_offsets.iter().map(u64::to_string).collect();
+        let more = if self.members_unrecovered > offsets.len() as u64 { ", ..." } else { "" };
+        format!(
+            "the ARC's uncompressed stream is rebuildable byte for byte, its gzip file is not: \
+             {} gzip member(s) (at offset {}{more}) were compressed in a way no zlib setting \
+             reproduces; unmigrate gives back the identical stream, compressed again",
+            self.members_unrecovered,
+            offsets.join(", "),
+        )
+    }
+
+    /// Whether the ARC file itself comes back byte for byte.
+    pub fn byte_for_byte(&self) -> bool {
+        self.rebuildable && self.gzip_file_rebuildable != Some(false)
+    }
 }
 
 /// Inferred dates listed one by one per file; the rest are only counted.
@@ -304,6 +341,10 @@ impl MigrationReport {
             let _ = writeln!(o, "  records out: {}", counts(&f.records_out));
             if let Some(b) = &f.input_bytes {
                 let _ = writeln!(o, "  input bytes: {}", account(b, f.compressed));
+            }
+            // Said when the original cannot come back whole.
+            if let Some(r) = f.rebuild.as_ref().filter(|r| !r.byte_for_byte()) {
+                let _ = writeln!(o, "  rebuild: {}", r.text());
             }
             let c = &f.conservation;
             let _ = writeln!(

@@ -1075,7 +1075,8 @@ fn add_container_virus_checks(
     let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
     let shared = found.unscanned_without_event as usize;
     summary.infected += infected as u64;
-    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (rel.clone(), id, sig)));
+    // An infected record is where it was moved to: the viral twin, not the content container.
+    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (viral.clone(), id, sig)));
     summary.not_scanned += unscanned as u64;
     summary.unscanned.extend(found.unscanned.into_iter().map(|(id, why)| (rel.clone(), id, why)));
     summary.cleaned += found.cleaned;
@@ -1098,11 +1099,7 @@ fn add_container_virus_checks(
 /// be rebuilt from the container.
 fn rebuild_note(report: &crate::migrate::report::FileReport) -> String {
     let Some(r) = &report.rebuild else { return String::new() };
-    let how = if r.rebuildable {
-        "rebuildable from the container byte for byte (webaip unmigrate)".to_string()
-    } else {
-        format!("NOT rebuildable: {}", r.reasons.join("; "))
-    };
+    let how = r.text();
     format!(
         "; ARC file SHA-512 {} ({} bytes); ARC stream SHA-512 {} ({} bytes); {how}",
         report.input_sha512, report.input_size, r.stream_sha512, r.stream_length

@@ -56,7 +56,7 @@ pub struct ScanSummary {
     pub not_scanned: u64,
     /// Infected payloads of which a cleaner made a clean copy (kept in content/).
     pub cleaned: u64,
-    /// Findings: (container, record id, signature).
+    /// Findings: (the container holding the infected record, in viral/; record id, signature).
     pub findings: Vec<(String, String, String)>,
     /// Not scanned: (container, record id, reason).
     pub unscanned: Vec<(String, String, String)>,

@@ -49,11 +49,42 @@ impl Unpacked {
     /// Reads the mirror unpacked from `zip`: what was refused in unpacking is refused in the
     /// mirror's account too, and the earlier runs' leftovers and the zip are noted.
     pub fn read_mirror(&self, zip: &Path, opts: &MirrorOptions) -> Result<Mirror, MirrorError> {
-        let mut m = read_mirror(&self.root, self.kind, opts)?;
+        let mut m = read_mirror(&self.root, self.kind, opts).map_err(|e| self.in_zip(zip, e))?;
         m.instance.refused.extend(self.refused.iter().cloned());
         m.notes.extend(self.leftovers.iter().cloned());
         m.instance.found.insert(0, format!("unpacked from {}", super::path_text(zip)));
         Ok(m)
+    }
+}
+
+impl Unpacked {
+    /// `path`, inside the unpacked directory, as the user knows it: `ZIP (entry NAME)`, or the
+    /// zip itself for the directory; any other path as it is.
+    pub fn zip_path(&self, zip: &Path, path: &Path) -> PathBuf {
+        match path.strip_prefix(self.dir.path()) {
+            Ok(rel) if rel.as_os_str().is_empty() => zip.to_path_buf(),
+            Ok(rel) => {
+                let entry = super::path_text(rel);
+                PathBuf::from(format!("{} (entry {entry})", super::path_text(zip)))
+            }
+            Err(_) => path.to_path_buf(),
+        }
+    }
+
+    /// An error reading the unpacked mirror, naming the zip and its entry rather than the
+    /// hidden temporary directory the user never made.
+    pub fn in_zip(&self, zip: &Path, e: MirrorError) -> MirrorError {
+        use super::pandas::PandasError as P;
+        let name = |p: PathBuf| self.zip_path(zip, &p);
+        match e {
+            MirrorError::NoCaptureDate(p) => MirrorError::NoCaptureDate(name(p)),
+            MirrorError::Tree(P::NoMirror(p)) => MirrorError::Tree(P::NoMirror(name(p))),
+            MirrorError::Tree(P::NotInstance(p)) => MirrorError::Tree(P::NotInstance(name(p))),
+            MirrorError::Tree(P::Cache { path, source }) => {
+                MirrorError::Tree(P::Cache { path: name(path), source })
+            }
+            other => other,
+        }
     }
 }
 

@@ -15,7 +15,7 @@
 //! rebuilt from the replicas on demand.
 
 pub mod config;
-mod deps;
+pub(crate) mod deps;
 mod error;
 mod get;
 pub(crate) mod replica;

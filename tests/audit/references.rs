@@ -121,3 +121,35 @@ fn each_broken_reference_is_named_with_its_container_and_offset() {
     let unreadable = r["references"]["unreadable"].as_array().unwrap();
     assert!(unreadable.iter().any(|x| x.as_str().unwrap().contains("content/")), "{unreadable:?}");
 }
+
+/// A package deduplicated against another names it in its METS (PREMIS `requires` by OBJID):
+/// `audit --references` without it says which package holds the originals; given, it is
+/// searched, and said so.
+#[test]
+fn a_missing_original_names_the_package_the_mets_says_holds_it() {
+    let f = Fixture::new();
+    let orig = f.pkg("orig");
+    let again = f.root.join("again");
+    let source = f.root.join("warcs/orig.warc.gz");
+    let dedup = ["--dedup-against", orig.to_str().unwrap()];
+    Package::new().quiet().deterministic().args(&dedup).succeeds(&again, &source);
+    let mets = std::fs::read_to_string(orig.join("METS.xml")).unwrap();
+    let at = mets.find("OBJID=\"").unwrap() + 7;
+    let objid = &mets[at..at + mets[at..].find('"').unwrap()];
+
+    let (code, r) = audit(&again, &["--references"]);
+    assert_eq!(code, 1, "{r:#}");
+    let u = unresolved(&r);
+    assert_eq!(u.len(), 1, "{r:#}");
+    let problem = u[0]["problem"].as_str().unwrap();
+    assert!(
+        problem.contains(&format!("the METS says the originals are in package {objid}")),
+        "{problem}"
+    );
+    assert_eq!(r["references"]["originals_in"][0]["objid"], objid, "{r:#}");
+    assert!(r["references"]["originals_in"][0]["searched"].is_null());
+
+    let (code, r) = audit(&again, &["--with", orig.to_str().unwrap()]);
+    assert_eq!((code, &r["references"]["resolved"]), (0, &serde_json::json!(1)), "{r:#}");
+    assert_eq!(r["references"]["originals_in"][0]["searched"], orig.to_str().unwrap());
+}

@@ -246,6 +246,39 @@ fn shards_of_a_scanned_folder_partition_it() {
     }
 }
 
+/// A collection (manifest, harvests and output) moved to another folder resumes from its
+/// journal: a manifest line naming its source by an absolute path inside the manifest's folder
+/// is keyed relative to that folder, so the moved manifest (its paths rewritten) names the
+/// same items, recorded done, and nothing is packaged again.
+#[test]
+fn a_collection_moved_elsewhere_resumes_from_its_journal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = sample("heritrix-job/arcs/IAH-20240315103000-00001-crawler.example.arc");
+    let write = |coll: &Path| {
+        std::fs::create_dir_all(coll.join("harvests")).unwrap();
+        let line = coll.join("harvests/crawl.arc");
+        std::fs::write(coll.join("manifest.csv"), format!("{}\n", line.display())).unwrap();
+        coll.join("manifest.csv")
+    };
+    let first = tmp.path().join("first");
+    let csv = write(&first);
+    std::fs::copy(&arc, first.join("harvests/crawl.arc")).unwrap();
+    let o = outcome(&batch(&csv, &first.join("out"), &[]), 0);
+    assert_eq!(o["packaged"].as_u64(), Some(1), "{o}");
+    let keys = |coll: &Path| -> Vec<String> {
+        rows(&coll.join("out/batch-journal.sqlite")).into_iter().map(|r| r.0).collect()
+    };
+    assert_eq!(keys(&first), ["harvests/crawl.arc"]);
+
+    let moved = tmp.path().join("moved");
+    crate::util::copy_tree(&first, &moved);
+    std::fs::remove_dir_all(&first).unwrap();
+    let csv = write(&moved);
+    let o = outcome(&batch(&csv, &moved.join("out"), &[]), 0);
+    assert_eq!((o["packaged"].as_u64(), o["skipped_done"].as_u64()), (Some(0), Some(1)), "{o}");
+    assert_eq!(keys(&moved), ["harvests/crawl.arc"]);
+}
+
 /// Directories of `out` that look like packages (visible, holding METS.xml).
 fn complete_dirs(out: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(out)

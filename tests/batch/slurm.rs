@@ -177,15 +177,14 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
         task_logs(dir)
     );
 
-    // One journal per task, each with a share of its own: together every item exactly once.
+    // One journal per task, each with a share of its own: together every item exactly once
+    // (which task gets which item is the keys' hash: nothing is assumed of it).
     let journals: Vec<_> =
         (0..2).map(|k| out.join(format!("batch-journal-{k}-of-2.sqlite"))).collect();
     let mut all = Vec::new();
     for j in &journals {
         assert!(j.is_file(), "{} missing\n{}", j.display(), task_logs(dir));
-        let share = rows(j);
-        assert!(!share.is_empty(), "{}: no item\n{}", j.display(), task_logs(dir));
-        all.extend(share);
+        all.extend(rows(j));
     }
     let mut keys: Vec<&str> = all.iter().map(|r| r.0.as_str()).collect();
     keys.sort();

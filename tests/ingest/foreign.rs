@@ -312,3 +312,22 @@ fn a_foreign_sip_ingested_twice_exists_the_second_time() {
     let o = ingest(&other, &aips, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// A submission whose files are all kept elsewhere: the AIP is made (the audit found no damage
+/// in what it could check), but nothing was read, so the AIP records no fixity check (a
+/// "success" over no file would say what was not done); the ingestion event counts the files
+/// not copied.
+#[test]
+fn a_submission_whose_files_are_all_elsewhere_records_no_fixity_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = tmp.path().join("sip");
+    fs::create_dir_all(&ssip).unwrap();
+    fs::write(ssip.join("METS.xml"), bl_sip(&sip_files(LOG)[..2], None)).unwrap();
+    let aips = tmp.path().join("aips");
+    let r = report(&ingest(&ssip, &aips, &[]));
+    assert_eq!(r["outcome"], "created", "{r:#}");
+    let mets = fs::read_to_string(aips.join("sip/METS.xml")).unwrap();
+    assert!(mets.contains("; 2 file(s) named by URL kept elsewhere, not copied"), "the event");
+    assert!(mets.contains(">ingestion</premis:eventType>"));
+    assert!(!mets.contains(">fixity check</premis:eventType>"), "a fixity check over no file");
+}

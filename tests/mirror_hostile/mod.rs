@@ -663,3 +663,25 @@ fn thirty_thousand_links_are_refused_counted_and_listed_up_to_a_bound() {
     assert!(listed[0][1].as_str().unwrap().contains("link"), "{}", listed[0][1]);
     assert_eq!(r["captures"], 1, "the page is packaged");
 }
+
+/// An error about the mirror inside a zip (here: no capture date anywhere) names the zip and
+/// the entry, not the hidden temporary directory it was unpacked into; `package` and `pages`.
+#[test]
+fn an_error_about_a_zipped_mirror_names_the_zip_and_its_entry() {
+    let t = tempfile::tempdir().unwrap();
+    let zip = t.path().join("undated.zip");
+    std::fs::write(&zip, zip_of(&[("site/www.e.org/index.html", PAGE)])).unwrap();
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let z = zip.to_str().unwrap();
+    let out = t.path().join("pkg");
+    let package = package_args(out.to_str().unwrap(), z, &[]);
+    for args in [package, vec!["pages".into(), z.into()]] {
+        let o = webaip_in(&tmp, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("{z} (entry site): the mirror records no capture date")));
+        assert!(!err.contains(".webaip-mirror-"), "{args:?}: {err}");
+    }
+    assert!(mirror_temporaries(&tmp).is_empty() && mirror_temporaries(t.path()).is_empty());
+}

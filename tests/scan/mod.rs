@@ -1047,6 +1047,14 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
         let expected: Vec<u8> = [&members[0][..], &members[2][..], &members[4][..]].concat();
         assert_eq!(content, expected, "content/ holds the other records, byte for byte");
         let viral_name = if gzip { "crawl.viral.warc.gz" } else { "crawl.viral.warc" };
+        // The report says where each infected record is: in the viral twin.
+        let places: Vec<&str> = r["scan"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f[0].as_str().unwrap())
+            .collect();
+        assert_eq!(places, vec![format!("viral/{viral_name}"); 4], "{}", r["scan"]);
         let viral = std::fs::read(out.join("viral").join(viral_name)).unwrap();
         let infected =
             [&members[1][..], &members[3][..], &members[5][..], &members[6][..]].concat();

@@ -313,18 +313,19 @@ impl Assembler {
         self.member = Some(p.offset.first);
         self.member_pos = 0;
         self.report.members += 1;
+        let params = match p.field.z.as_deref() {
+            Some(z) => z.parse::<DeflateParams>().ok(),
+            None => self.default_params,
+        };
+        // Counted whether or not the file is made: an audit says it would not be identical.
+        if params.is_none() {
+            self.report.members_unrecovered += 1;
+        }
         if self.file.is_some() {
             let header = p.field.gz.clone().unwrap_or_else(|| self.default_header.clone());
-            let params = match p.field.z.as_deref() {
-                Some(z) => z.parse::<DeflateParams>().ok(),
-                None => self.default_params,
-            };
             let params = match params {
                 Some(p) => p,
-                None => {
-                    self.report.members_unrecovered += 1;
-                    "zlib:6".parse().map_err(|_| RebuildError::Internal("zlib:6"))?
-                }
+                None => "zlib:6".parse().map_err(|_| RebuildError::Internal("zlib:6"))?,
             };
             if let Some(f) = &mut self.file {
                 f.open(p.offset.first, header, params)?;
@@ -480,6 +481,8 @@ impl Assembler {
                 r.reasons = s.reasons.clone();
                 r.deflate = s.deflate.clone();
                 r.members_expected = s.gzip.then_some(s.members);
+                r.unrecovered_offsets = s.unrecovered.offsets.clone();
+                r.members_unrecovered = r.members_unrecovered.max(s.unrecovered.count);
                 match file {
                     Some((o, flen, fsha)) => {
                         r.file = Some(expect(flen, &fsha, s.file_length, &s.file_sha512));

@@ -209,6 +209,8 @@ pub struct ArcRebuild {
     pub members_reproduced: u64,
     /// Members whose deflate settings were not recovered at migration (`z=?`).
     pub members_unrecovered: u64,
+    /// Where the rebuild record says such members start in the original (the first 20).
+    pub unrecovered_offsets: Vec<u64>,
     /// The file's default deflate settings (`?`: not recovered).
     pub deflate: Option<String>,
     /// The SHA-512 the package's PREMIS object states of the ARC file (rebuilt from a package).
@@ -229,6 +231,25 @@ impl ArcRebuild {
     pub fn file_reproducible(&self) -> bool {
         !self.gzip
             || (self.deflate.as_deref().is_some_and(|d| d != "?") && self.members_unrecovered == 0)
+    }
+
+    /// For a gzip ARC whose file cannot be given back identical: why, and what is given
+    /// instead (the unmigrate report, the audit).
+    pub fn not_identical_gzip(&self) -> Option<String> {
+        if self.file_reproducible() {
+            return None;
+        }
+        let at: Vec<String> = self.unrecovered_offsets.iter().map(u64::to_string).collect();
+        let members = match at.len() {
+            0 => "its gzip members were".to_string(),
+            1 => format!("the gzip member at offset {} was", at[0]),
+            _ => format!("the gzip members at offsets {} were", at.join(", ")),
+        };
+        Some(format!(
+            "the original .arc.gz cannot be given back identical: {members} compressed in a \
+             way no zlib setting reproduces; its uncompressed content comes back identical, \
+             compressed again"
+        ))
     }
 
     /// True when everything that should be identical is: the stream always, the file when it

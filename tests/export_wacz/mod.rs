@@ -391,3 +391,80 @@ fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
     assert!(!err.contains("os error") && !err.contains("ZipWriter::drop"), "{err}");
     assert_eq!(crate::util::files_in(&small), Vec::<String>::new(), "{err}");
 }
+
+/// A gzip member holding one response record of `uri` whose HTTP payload is `body`, sent
+/// with `Content-Encoding: encoding`.
+fn encoded_response(uri: &str, encoding: &str, body: &[u8], date: &str) -> Vec<u8> {
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: {encoding}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let block = [http.as_bytes(), body].concat();
+    let record = [
+        format!(
+            "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{}>\r\nWARC-Date: {date}\r\nWARC-Target-URI: {uri}\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
+            uuid::Uuid::new_v4(),
+            block.len()
+        )
+        .as_bytes(),
+        &block,
+        b"\r\n\r\n",
+    ]
+    .concat();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &record).unwrap();
+    gz.finish().unwrap()
+}
+
+/// pages.jsonl gives the title of a page sent gzip- or deflate-encoded (as a browser shows
+/// it, decoded), as `webaip pages` lists it; a page in a coding webaip does not undo has
+/// none, rather than one read from compressed bytes.
+#[test]
+fn encoded_html_pages_get_their_titles() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let html = |t: &str| {
+        format!("<html><head><title>{t}</title></head><body>{}</body></html>", "word ".repeat(400))
+    };
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(html("Gzip page").as_bytes()).unwrap();
+    let mut zl = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    zl.write_all(html("Deflate page").as_bytes()).unwrap();
+    let warc = [
+        encoded_response(
+            "http://e.example/gz",
+            "gzip",
+            &gz.finish().unwrap(),
+            "2024-01-01T00:00:00Z",
+        ),
+        encoded_response(
+            "http://e.example/deflate",
+            "deflate",
+            &zl.finish().unwrap(),
+            "2024-01-01T00:00:01Z",
+        ),
+        encoded_response(
+            "http://e.example/br",
+            "br",
+            b"\x1b\x2d\x00\xf8<title>No</title>",
+            "2024-01-01T00:00:02Z",
+        ),
+    ]
+    .concat();
+    let src = dir.path().join("encoded.warc.gz");
+    std::fs::write(&src, warc).unwrap();
+    let pkg = dir.path().join("p");
+    package(&src, &pkg, &[]);
+    let wacz = dir.path().join("e.wacz");
+    let o = export(&pkg, &wacz, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let titles: std::collections::BTreeMap<String, Option<String>> = wacz_pages(&wacz)
+        .iter()
+        .map(|p| (p["url"].as_str().unwrap().to_string(), p["title"].as_str().map(str::to_string)))
+        .collect();
+    let want = |t: Option<&str>| t.map(str::to_string);
+    assert_eq!(titles["http://e.example/gz"], want(Some("Gzip page")), "{titles:?}");
+    assert_eq!(titles["http://e.example/deflate"], want(Some("Deflate page")), "{titles:?}");
+    assert_eq!(titles["http://e.example/br"], None, "{titles:?}");
+    same_pages_as_the_listing(&wacz, &pkg);
+}

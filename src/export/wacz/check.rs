@@ -12,6 +12,10 @@
 //! - every index line re-derived from the WARC record at its offset (url, date, mime,
 //!   status, digest, length), every indexed record (response, revisit, resource, metadata)
 //!   named by an index line, and a ZipNum index's blocks against `index.idx`;
+//! - every record's `WARC-Block-Digest` and `WARC-Payload-Digest` against its bytes (hashed as
+//!   they stream past, in the same read as the index line), and every revisit's original in
+//!   the WACZ: a capture of the same URL key and payload digest, as pywb finds it (an error:
+//!   a revisit without it cannot be replayed from the WACZ);
 //! - every page's header and fields, and a capture in the index for its URL.
 //!
 //! Memory is bounded whatever the WACZ holds: members are read through the central
@@ -49,6 +53,10 @@ pub const RULE_DATAPACKAGE: &str = "WACZ-DATAPACKAGE";
 pub const RULE_DIGEST: &str = "WACZ-DIGEST";
 /// A WARC member that cannot be read to its end.
 pub const RULE_WARC: &str = "WACZ-WARC";
+/// A record's `WARC-Block-Digest` or `WARC-Payload-Digest` against its bytes.
+pub const RULE_WARC_DIGEST: &str = "WACZ-WARC-DIGEST";
+/// A revisit whose original no WARC of the WACZ holds.
+pub const RULE_REVISIT: &str = "WACZ-REVISIT";
 /// An index line against the record at its offset.
 pub const RULE_INDEX: &str = "WACZ-INDEX";
 /// A ZipNum `index.idx` against its `index.cdx.gz` blocks.
@@ -187,6 +195,8 @@ struct Check {
     /// Findings made of each rule and severity, listed or not (past [`MAX_SAME`]).
     made: BTreeMap<(&'static str, SeverityKey), usize>,
     report_counts: (u64, u64, u64),
+    /// The captures and revisits of the WARCs, to find revisits without their original.
+    revisits: crossref::Revisits,
 }
 
 /// A severity as a map key (errors first).
@@ -216,6 +226,7 @@ pub fn check_wacz(path: &Path) -> Result<WaczReport, WaczCheckError> {
         findings: Vec::new(),
         made: BTreeMap::new(),
         report_counts: (0, 0, 0),
+        revisits: crossref::Revisits::new(),
     };
     check.structure(dir);
     check.layout();
@@ -223,6 +234,7 @@ pub fn check_wacz(path: &Path) -> Result<WaczReport, WaczCheckError> {
     check.datapackage_digest(&digests);
     let mut captures = LineSorter::new(SORT_BUDGET);
     check.index(&mut captures).map_err(io_err)?;
+    check.unresolved_revisits().map_err(io_err)?;
     check.pages(captures).map_err(io_err)?;
     Ok(check.into_report())
 }

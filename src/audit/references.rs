@@ -47,6 +47,10 @@ pub struct ReferenceReport {
     /// Containers that could not be read to the end (their name and why): originals in their
     /// unread part were not seen.
     pub unreadable: Vec<String>,
+    /// The containers of the other packages holding originals found: (package, its name
+    /// there), in the order searched (what an access copy must add to replay the revisits).
+    #[serde(skip)]
+    pub holding: Vec<(PathBuf, String)>,
 }
 
 /// A revisit whose original could not be confirmed.
@@ -210,13 +214,15 @@ fn search(
             }
         }
     }
-    let mut sources = vec![(String::new(), own)];
+    let mut sources = vec![(None, own)];
     for p in with {
-        sources.push((format!("{}/", p.display()), containers(p)?));
+        sources.push((Some(p), containers(p)?));
     }
-    for (prefix, list) in sources {
+    for (package, list) in sources {
+        let prefix = package.map_or(String::new(), |p| format!("{}/", p.display()));
         for (href, path) in list {
             let name = format!("{prefix}{href}");
+            let mut holds = false;
             let read = each_record(&path, &name, |head, block| {
                 let h = &head.header;
                 if h.warc_type() == Some("revisit") {
@@ -248,6 +254,7 @@ fn search(
                 let checked = hash_payload(head, block, digests)?;
                 for (&i, outcome) in hits.iter().zip(checked) {
                     let at = format!("{name} at offset {}", head.offset);
+                    holds |= matches!(outcome, PayloadCheck::Same);
                     wanted[i].found = Some(match outcome {
                         PayloadCheck::Same => Found::Same,
                         PayloadCheck::Other(found) => Found::Problem(format!(
@@ -263,6 +270,9 @@ fn search(
             });
             if let Err(e) = read {
                 report.unreadable.push(e.to_string());
+            }
+            if let (true, Some(p)) = (holds, package) {
+                report.holding.push((p.clone(), href));
             }
         }
     }

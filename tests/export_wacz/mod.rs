@@ -392,6 +392,115 @@ fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
     assert_eq!(crate::util::files_in(&small), Vec::<String>::new(), "{err}");
 }
 
+/// A package deduplicated against an earlier one: its WACZ alone would hold revisits that
+/// cannot replay, so the export refuses, naming the first and how many, and leaves no WACZ;
+/// with `--with` the earlier package, the container holding the originals goes in too, the
+/// WACZ is valid (webaip and py-wacz) and pywb replays every capture as it replays the crawl
+/// packaged whole. `webaip validate` names each revisit of a WACZ made of the second crawl
+/// alone (py-wacz, which accepts it).
+#[test]
+fn a_deduplicated_package_exports_with_the_originals_of_its_revisits() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::dedup::crawls(d);
+    let (c1, c2) = (d.join("crawl1/crawl1.warc.gz"), d.join("crawl2/crawl2.warc.gz"));
+    let (p1, p2, plain) = (d.join("p1"), d.join("p2"), d.join("plain"));
+    package(&c1, &p1, &[]);
+    package(&c2, &p2, &["--dedup-against", p1.to_str().unwrap()]);
+    package(&c2, &plain, &[]);
+    let alone = d.join("alone.wacz");
+    let o = export(&p2, &alone, &[]);
+    let why = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{why}");
+    assert!(why.contains("revisit(s) of the package have no original") && why.contains("--with"));
+    assert!(why.contains("content/crawl2.warc.gz at offset"), "{why}");
+    assert!(!crate::util::files_in(d).iter().any(|f| f.contains(".wacz")), "no WACZ is left");
+
+    let wacz = d.join("with.wacz");
+    let o = export(&p2, &wacz, &["--with", p1.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let from_p1 = format!("{}/content/crawl1.warc.gz", p1.display());
+    assert_eq!(r["originals"], serde_json::json!([from_p1]));
+    assert_eq!(r["verified"], 2, "the original's container checked against its METS too");
+    let o = webaip(&["validate", wacz.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let (ok, said) = wacz_validate(&wacz);
+    assert!(ok, "{said}");
+
+    // pywb replays every capture of the second crawl from the WACZ as from the whole crawl.
+    let manager = |args: &[&str]| {
+        let o = Command::new(repo().join(".venv/bin/wb-manager"))
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("wb-manager runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    manager(&["init", "c"]);
+    manager(&["add", "--unpack-wacz", "c", wacz.to_str().unwrap()]);
+    let own = d.join("plain.cdxj");
+    let o = webaip(&["index", "-q", plain.to_str().unwrap(), "-o", own.to_str().unwrap()]);
+    assert!(o.status.success());
+    let captures: Vec<(String, String)> = std::fs::read_to_string(&own)
+        .unwrap()
+        .lines()
+        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .map(|e| (e.timestamp, e.url))
+        .collect();
+    let coll = d.join("collections/c");
+    let imported = crate::dedup::replay::replay(
+        &coll.join("indexes/index.cdxj"),
+        &[&coll.join("archive")],
+        &captures,
+    );
+    let whole = crate::dedup::replay::replay(&own, &[&plain], &captures);
+    assert_eq!(whole.len(), captures.len());
+    for (url, want) in &whole {
+        let got = &imported[url];
+        assert_eq!(got["status"], 200, "{url}: {got}");
+        assert_eq!((&got["status"], &got["sha256"]), (&want["status"], &want["sha256"]), "{url}");
+    }
+
+    // A WACZ of the second crawl alone: each revisit named, by member and offset.
+    let py = d.join("py.wacz");
+    let o = Command::new(repo().join(".venv/bin/wacz"))
+        .args(["create", "--detect-pages", "-o"])
+        .arg(&py)
+        .arg(p2.join("content/crawl2.warc.gz"))
+        .output()
+        .expect("wacz runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(wacz_validate(&py).0, "py-wacz accepts it");
+    let o = webaip(&["validate", "--json", py.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let named: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "WACZ-REVISIT")
+        .collect();
+    let index = d.join("p2-own.cdxj");
+    let o = webaip(&["index", "-q", p2.to_str().unwrap(), "-o", index.to_str().unwrap()]);
+    assert!(o.status.success());
+    let revisits: Vec<u64> = std::fs::read_to_string(&index)
+        .unwrap()
+        .lines()
+        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .filter(|e| e.mime.as_deref() == Some("warc/revisit"))
+        .map(|e| e.offset)
+        .collect();
+    assert!(revisits.len() > 10, "{revisits:?}");
+    assert_eq!(named.len(), revisits.len(), "{report:#}");
+    for f in named {
+        assert_eq!(f["severity"], "error");
+        assert_eq!(f["member"], "archive/crawl2.warc.gz");
+        assert!(revisits.contains(&f["offset"].as_u64().unwrap()), "{f}");
+    }
+}
+
 /// A gzip member holding one response record of `uri` whose HTTP payload is `body`, sent
 /// with `Content-Encoding: encoding`.
 fn encoded_response(uri: &str, encoding: &str, body: &[u8], date: &str) -> Vec<u8> {

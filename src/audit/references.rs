@@ -50,6 +50,10 @@ pub struct ReferenceReport {
     /// The packages the METS says hold originals of its revisits (PREMIS `dependency` /
     /// `requires` relationships, by OBJID), and whether one of them was searched.
     pub originals_in: Vec<RequiredPackage>,
+    /// The containers of the other packages holding originals found: (package, its name
+    /// there), in the order searched (what an access copy must add to replay the revisits).
+    #[serde(skip)]
+    pub holding: Vec<(PathBuf, String)>,
 }
 
 /// A package the audited METS says its revisits depend on.
@@ -260,13 +264,15 @@ fn search(
             }
         }
     }
-    let mut sources = vec![(String::new(), own)];
+    let mut sources = vec![(None, own)];
     for p in with {
-        sources.push((format!("{}/", p.display()), containers(p)?));
+        sources.push((Some(p), containers(p)?));
     }
-    for (prefix, list) in sources {
+    for (package, list) in sources {
+        let prefix = package.map_or(String::new(), |p| format!("{}/", p.display()));
         for (href, path) in list {
             let name = format!("{prefix}{href}");
+            let mut holds = false;
             let read = each_record(&path, &name, |head, block| {
                 let h = &head.header;
                 if h.warc_type() == Some("revisit") {
@@ -298,6 +304,7 @@ fn search(
                 let checked = hash_payload(head, block, digests)?;
                 for (&i, outcome) in hits.iter().zip(checked) {
                     let at = format!("{name} at offset {}", head.offset);
+                    holds |= matches!(outcome, PayloadCheck::Same);
                     wanted[i].found = Some(match outcome {
                         PayloadCheck::Same => Found::Same,
                         PayloadCheck::Other(found) => Found::Problem(format!(
@@ -313,6 +320,9 @@ fn search(
             });
             if let Err(e) = read {
                 report.unreadable.push(e.to_string());
+            }
+            if let (true, Some(p)) = (holds, package) {
+                report.holding.push((p.clone(), href));
             }
         }
     }

@@ -30,6 +30,11 @@ pub struct WaczArgs {
     /// one `indexes/index.cdxj`.
     #[arg(long, value_enum, default_value = "compressed")]
     index: IndexArg,
+    /// A package holding originals of the package's revisits (deduplicated against it): the
+    /// containers holding them go into the WACZ too, so that the revisits replay. Repeat for
+    /// several. A revisit whose original neither the package nor these hold is refused.
+    #[arg(long, value_name = "PACKAGE")]
+    with: Vec<PathBuf>,
     /// Do not check each container against the SHA-512 its METS states while copying it.
     #[arg(long)]
     no_verify: bool,
@@ -47,7 +52,7 @@ pub fn run(args: WaczArgs) -> anyhow::Result<i32> {
         IndexArg::Compressed => WaczIndex::Compressed,
         IndexArg::Cdxj => WaczIndex::Cdxj,
     };
-    let opts = WaczOptions { verify: !args.no_verify, index };
+    let opts = WaczOptions { verify: !args.no_verify, index, with: args.with.clone() };
     let total = std::fs::read_dir(args.package.join("content"))
         .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
         .unwrap_or(0);
@@ -74,6 +79,9 @@ pub fn run(args: WaczArgs) -> anyhow::Result<i32> {
             n => format!(", {n} described page(s) not an HTML 2xx capture, not listed"),
         }
     );
+    for o in &r.originals {
+        println!("  originals of its revisits from: {}", terminal_text(o));
+    }
     for l in &r.left_out {
         println!("  left out: {}: {}", terminal_text(&l.file), l.why);
     }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sorted::SortedRuns;
 
-use super::{TITLE_WINDOW, html_title, is_html, last_content_type};
+use super::{TITLE_WINDOW, is_html, last_content_type, payload_title};
 use crate::formats::arc::ArcError;
 use crate::layout::{self, ConfineError, NameError};
 use crate::profile::Profile;
@@ -611,7 +611,7 @@ fn list_capture(
             size: c.payload.len(),
             status,
             mime,
-            title: html_title(&payload, ct.as_deref()),
+            title: payload_title(head, &payload, ct.as_deref()),
             place: Place {
                 file: c.provenance.file.clone(),
                 offset: c.provenance.offset,

@@ -2,7 +2,8 @@
 //! describes, the captures they are matched to, and what helps a curator choose them.
 //!
 //! - `html_title` reads a page's `<title>` as a browser shows it (decoded in the page's
-//!   charset, character references resolved, white space collapsed);
+//!   charset, character references resolved, white space collapsed); `payload_title` undoes
+//!   the payload's gzip or deflate `Content-Encoding` first;
 //! - `read_capture_head` reads the start of a capture's payload back from a container, by the
 //!   byte ranges the METS states.
 
@@ -85,6 +86,56 @@ pub(crate) fn html_title(head: &[u8], content_type: Option<&str>) -> Option<Stri
         .join(" ");
     let title: String = collapsed.chars().take(MAX_TITLE_CHARS).collect();
     (!title.is_empty()).then_some(title)
+}
+
+/// The title of an HTML page whose payload starts with `payload`: the payload decoded first
+/// when `http_header` names a `Content-Encoding` webaip undoes (`gzip`, `x-gzip`, `deflate`),
+/// at most [`TITLE_WINDOW`] decoded bytes (a payload cut short gives what it decodes to).
+pub(crate) fn payload_title(
+    http_header: &[u8],
+    payload: &[u8],
+    content_type: Option<&str>,
+) -> Option<String> {
+    let window = &payload[..payload.len().min(TITLE_WINDOW)];
+    match content_encoding(http_header).as_deref() {
+        Some("gzip" | "x-gzip") => {
+            let decoded = decoded_head(flate2::read::MultiGzDecoder::new(payload));
+            html_title(&decoded, content_type)
+        }
+        Some("deflate") => {
+            // HTTP's deflate is zlib-wrapped; some servers send raw DEFLATE.
+            let zlib = decoded_head(flate2::read::ZlibDecoder::new(payload));
+            let decoded = match zlib.is_empty() {
+                true => decoded_head(flate2::read::DeflateDecoder::new(payload)),
+                false => zlib,
+            };
+            html_title(&decoded, content_type)
+        }
+        None | Some("identity") => html_title(window, content_type),
+        // A coding webaip does not undo (br, zstd...): its bytes are no HTML to read.
+        Some(_) => None,
+    }
+}
+
+/// At most [`TITLE_WINDOW`] bytes of what `decoder` gives, up to its first error (a payload
+/// cut short, or damaged, still gives its start).
+fn decoded_head(decoder: impl Read) -> Vec<u8> {
+    let mut out = Vec::new();
+    // On an error, the bytes decoded before it are kept in `out`.
+    let _ = decoder.take(TITLE_WINDOW as u64).read_to_end(&mut out);
+    out
+}
+
+/// The coding of the last `Content-Encoding` field of an HTTP header (lower case; the last
+/// one applied, when several are listed).
+fn content_encoding(http_header: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(http_header);
+    text.split('\n').rev().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-encoding")
+            .then(|| value.rsplit(',').next().unwrap_or("").trim().to_ascii_lowercase())
+    })
 }
 
 /// What [`read_capture_head`] returns.

@@ -16,7 +16,7 @@ mod hostile;
 pub(crate) mod replay;
 
 /// The two crawls, and what the generator says of the second.
-fn crawls(dir: &Path) -> serde_json::Value {
+pub(crate) fn crawls(dir: &Path) -> serde_json::Value {
     let out = Command::new(oracle_python())
         .arg(repo().join("tests/dedup/gen_crawls.py"))
         .arg(dir)

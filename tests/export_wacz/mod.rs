@@ -391,3 +391,189 @@ fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
     assert!(!err.contains("os error") && !err.contains("ZipWriter::drop"), "{err}");
     assert_eq!(crate::util::files_in(&small), Vec::<String>::new(), "{err}");
 }
+
+/// A package deduplicated against an earlier one: its WACZ alone would hold revisits that
+/// cannot replay, so the export refuses, naming the first and how many, and leaves no WACZ;
+/// with `--with` the earlier package, the container holding the originals goes in too, the
+/// WACZ is valid (webaip and py-wacz) and pywb replays every capture as it replays the crawl
+/// packaged whole. `webaip validate` names each revisit of a WACZ made of the second crawl
+/// alone (py-wacz, which accepts it).
+#[test]
+fn a_deduplicated_package_exports_with_the_originals_of_its_revisits() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::dedup::crawls(d);
+    let (c1, c2) = (d.join("crawl1/crawl1.warc.gz"), d.join("crawl2/crawl2.warc.gz"));
+    let (p1, p2, plain) = (d.join("p1"), d.join("p2"), d.join("plain"));
+    package(&c1, &p1, &[]);
+    package(&c2, &p2, &["--dedup-against", p1.to_str().unwrap()]);
+    package(&c2, &plain, &[]);
+    let alone = d.join("alone.wacz");
+    let o = export(&p2, &alone, &[]);
+    let why = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{why}");
+    assert!(why.contains("revisit(s) of the package have no original") && why.contains("--with"));
+    assert!(why.contains("content/crawl2.warc.gz at offset"), "{why}");
+    assert!(!crate::util::files_in(d).iter().any(|f| f.contains(".wacz")), "no WACZ is left");
+
+    let wacz = d.join("with.wacz");
+    let o = export(&p2, &wacz, &["--with", p1.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let from_p1 = format!("{}/content/crawl1.warc.gz", p1.display());
+    assert_eq!(r["originals"], serde_json::json!([from_p1]));
+    assert_eq!(r["verified"], 2, "the original's container checked against its METS too");
+    let o = webaip(&["validate", wacz.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let (ok, said) = wacz_validate(&wacz);
+    assert!(ok, "{said}");
+
+    // pywb replays every capture of the second crawl from the WACZ as from the whole crawl.
+    let manager = |args: &[&str]| {
+        let o = Command::new(repo().join(".venv/bin/wb-manager"))
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("wb-manager runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    manager(&["init", "c"]);
+    manager(&["add", "--unpack-wacz", "c", wacz.to_str().unwrap()]);
+    let own = d.join("plain.cdxj");
+    let o = webaip(&["index", "-q", plain.to_str().unwrap(), "-o", own.to_str().unwrap()]);
+    assert!(o.status.success());
+    let captures: Vec<(String, String)> = std::fs::read_to_string(&own)
+        .unwrap()
+        .lines()
+        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .map(|e| (e.timestamp, e.url))
+        .collect();
+    let coll = d.join("collections/c");
+    let imported = crate::dedup::replay::replay(
+        &coll.join("indexes/index.cdxj"),
+        &[&coll.join("archive")],
+        &captures,
+    );
+    let whole = crate::dedup::replay::replay(&own, &[&plain], &captures);
+    assert_eq!(whole.len(), captures.len());
+    for (url, want) in &whole {
+        let got = &imported[url];
+        assert_eq!(got["status"], 200, "{url}: {got}");
+        assert_eq!((&got["status"], &got["sha256"]), (&want["status"], &want["sha256"]), "{url}");
+    }
+
+    // A WACZ of the second crawl alone: each revisit named, by member and offset.
+    let py = d.join("py.wacz");
+    let o = Command::new(repo().join(".venv/bin/wacz"))
+        .args(["create", "--detect-pages", "-o"])
+        .arg(&py)
+        .arg(p2.join("content/crawl2.warc.gz"))
+        .output()
+        .expect("wacz runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(wacz_validate(&py).0, "py-wacz accepts it");
+    let o = webaip(&["validate", "--json", py.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let named: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "WACZ-REVISIT")
+        .collect();
+    let index = d.join("p2-own.cdxj");
+    let o = webaip(&["index", "-q", p2.to_str().unwrap(), "-o", index.to_str().unwrap()]);
+    assert!(o.status.success());
+    let revisits: Vec<u64> = std::fs::read_to_string(&index)
+        .unwrap()
+        .lines()
+        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .filter(|e| e.mime.as_deref() == Some("warc/revisit"))
+        .map(|e| e.offset)
+        .collect();
+    assert!(revisits.len() > 10, "{revisits:?}");
+    assert_eq!(named.len(), revisits.len(), "{report:#}");
+    for f in named {
+        assert_eq!(f["severity"], "error");
+        assert_eq!(f["member"], "archive/crawl2.warc.gz");
+        assert!(revisits.contains(&f["offset"].as_u64().unwrap()), "{f}");
+    }
+}
+
+/// A gzip member holding one response record of `uri` whose HTTP payload is `body`, sent
+/// with `Content-Encoding: encoding`.
+fn encoded_response(uri: &str, encoding: &str, body: &[u8], date: &str) -> Vec<u8> {
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: {encoding}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let block = [http.as_bytes(), body].concat();
+    let record = [
+        format!(
+            "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{}>\r\nWARC-Date: {date}\r\nWARC-Target-URI: {uri}\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
+            uuid::Uuid::new_v4(),
+            block.len()
+        )
+        .as_bytes(),
+        &block,
+        b"\r\n\r\n",
+    ]
+    .concat();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &record).unwrap();
+    gz.finish().unwrap()
+}
+
+/// pages.jsonl gives the title of a page sent gzip- or deflate-encoded (as a browser shows
+/// it, decoded), as `webaip pages` lists it; a page in a coding webaip does not undo has
+/// none, rather than one read from compressed bytes.
+#[test]
+fn encoded_html_pages_get_their_titles() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let html = |t: &str| {
+        format!("<html><head><title>{t}</title></head><body>{}</body></html>", "word ".repeat(400))
+    };
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(html("Gzip page").as_bytes()).unwrap();
+    let mut zl = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    zl.write_all(html("Deflate page").as_bytes()).unwrap();
+    let warc = [
+        encoded_response(
+            "http://e.example/gz",
+            "gzip",
+            &gz.finish().unwrap(),
+            "2024-01-01T00:00:00Z",
+        ),
+        encoded_response(
+            "http://e.example/deflate",
+            "deflate",
+            &zl.finish().unwrap(),
+            "2024-01-01T00:00:01Z",
+        ),
+        encoded_response(
+            "http://e.example/br",
+            "br",
+            b"\x1b\x2d\x00\xf8<title>No</title>",
+            "2024-01-01T00:00:02Z",
+        ),
+    ]
+    .concat();
+    let src = dir.path().join("encoded.warc.gz");
+    std::fs::write(&src, warc).unwrap();
+    let pkg = dir.path().join("p");
+    package(&src, &pkg, &[]);
+    let wacz = dir.path().join("e.wacz");
+    let o = export(&pkg, &wacz, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let titles: std::collections::BTreeMap<String, Option<String>> = wacz_pages(&wacz)
+        .iter()
+        .map(|p| (p["url"].as_str().unwrap().to_string(), p["title"].as_str().map(str::to_string)))
+        .collect();
+    let want = |t: Option<&str>| t.map(str::to_string);
+    assert_eq!(titles["http://e.example/gz"], want(Some("Gzip page")), "{titles:?}");
+    assert_eq!(titles["http://e.example/deflate"], want(Some("Deflate page")), "{titles:?}");
+    assert_eq!(titles["http://e.example/br"], None, "{titles:?}");
+    same_pages_as_the_listing(&wacz, &pkg);
+}

@@ -407,3 +407,108 @@ fn duplicate_names_and_local_headers_unlike_the_directory_are_found() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("differ"), "{err}");
 }
+
+/// `sha1:BASE32` of `bytes`, as WARC digest fields write it.
+fn sha1_field(bytes: &[u8]) -> String {
+    use sha1::Digest;
+    format!("sha1:{}", data_encoding::BASE32.encode(&sha1::Sha1::digest(bytes)))
+}
+
+/// A WARC of two records, uncompressed: an HTTP response whose payload is `payload` (both
+/// digests stated) and a `resource` stating only its block digest (the index computes its
+/// payload's); and where each one's payload starts in the file.
+fn two_record_warc(payload: &[u8]) -> (Vec<u8>, [usize; 2]) {
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
+        payload.len()
+    );
+    let block = [http.as_bytes(), payload].concat();
+    let mut warc = format!(
+        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:11111111-1111-1111-1111-111111111111>\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: http://example.com/\r\nContent-Type: application/http; msgtype=response\r\nWARC-Payload-Digest: {}\r\nWARC-Block-Digest: {}\r\nContent-Length: {}\r\n\r\n",
+        sha1_field(payload),
+        sha1_field(&block),
+        block.len()
+    )
+    .into_bytes();
+    let first = warc.len() + http.len();
+    warc.extend_from_slice(&block);
+    warc.extend_from_slice(b"\r\n\r\n");
+    let note = b"a note kept beside the page".repeat(8);
+    warc.extend_from_slice(
+        format!(
+            "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:22222222-2222-2222-2222-222222222222>\r\nWARC-Date: 2024-01-01T00:00:01Z\r\nWARC-Target-URI: http://example.com/note.txt\r\nContent-Type: text/plain\r\nWARC-Block-Digest: {}\r\nContent-Length: {}\r\n\r\n",
+            sha1_field(&note),
+            note.len()
+        )
+        .as_bytes(),
+    );
+    let second = warc.len();
+    warc.extend_from_slice(&note);
+    warc.extend_from_slice(b"\r\n\r\n");
+    (warc, [first, second])
+}
+
+/// One payload byte changed in a WARC of a WACZ whose manifest (sizes, hashes) is made to
+/// match: its index lines and pages still agree, only the records' `WARC-Block-Digest` and
+/// `WARC-Payload-Digest` tell. Each is an error naming the member and the record's offset;
+/// `warcio check` finds the same records; py-wacz accepts the file.
+#[test]
+fn a_changed_payload_byte_fails_the_records_digests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (warc, [page_at, note_at]) = two_record_warc(b"<html><title>A page</title><p>text</p>");
+    let warc_path = dir.path().join("t.warc");
+    std::fs::write(&warc_path, &warc).unwrap();
+    let pages = dir.path().join("pages.jsonl");
+    std::fs::write(
+        &pages,
+        concat!(
+            "{\"format\": \"json-pages-1.0\", \"id\": \"pages\", \"title\": \"All Pages\"}\n",
+            "{\"id\": \"p1\", \"url\": \"http://example.com/\", \"ts\": \"2024-01-01T00:00:00Z\"}\n",
+        ),
+    )
+    .unwrap();
+    let wacz = dir.path().join("t.wacz");
+    py_wacz(&[warc_path], Some(&pages), &wacz);
+    let (code, report) = check(&wacz);
+    assert_eq!(code, Some(0), "{report:#}");
+    let once = dir.path().join("once.wacz");
+    let at = (page_at + 8).to_string();
+    mutate(&wacz, &once, &["flip-byte-fixed", "archive/t.warc", &at]);
+    let twice = dir.path().join("twice.wacz");
+    mutate(&once, &twice, &["flip-byte-fixed", "archive/t.warc", &(note_at + 3).to_string()]);
+    let (code, report) = check(&twice);
+    assert_eq!(code, Some(1), "{report:#}");
+    let found = errors_of(&report, "WACZ-WARC-DIGEST");
+    let at = |offset: u64, field: &str| {
+        found.iter().any(|f| {
+            f["member"] == "archive/t.warc"
+                && f["offset"] == offset
+                && f["message"].as_str().unwrap().starts_with(field)
+        })
+    };
+    let resource = b"WARC/1.1\r\nWARC-Type: resource";
+    let second = warc.windows(resource.len()).position(|w| w == resource).unwrap() as u64;
+    assert!(at(0, "WARC-Block-Digest") && at(0, "WARC-Payload-Digest"), "{report:#}");
+    assert!(at(second, "WARC-Block-Digest"), "{report:#}");
+    assert_eq!(found.len(), 3, "{report:#}");
+    // Besides: the resource's index digest (computed by py-wacz from its payload) is no
+    // longer its payload's.
+    let others: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] != "WACZ-WARC-DIGEST")
+        .collect();
+    assert!(others.iter().all(|f| f["rule"] == "WACZ-INDEX"), "{report:#}");
+    assert!(py_wacz_accepts(&twice), "py-wacz reads no record digest");
+    // warcio agrees, on the member as the ZIP holds it.
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&twice).unwrap()).unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut zip.by_name("archive/t.warc").unwrap(), &mut bytes).unwrap();
+    let member = dir.path().join("member.warc");
+    std::fs::write(&member, bytes).unwrap();
+    let o = Command::new(venv_bin("warcio")).arg("check").arg("-v").arg(&member).output().unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert_eq!(said.matches("digest failed").count(), 3, "{said}");
+}

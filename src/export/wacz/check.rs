@@ -12,6 +12,10 @@
 //! - every index line re-derived from the WARC record at its offset (url, date, mime,
 //!   status, digest, length), every indexed record (response, revisit, resource, metadata)
 //!   named by an index line, and a ZipNum index's blocks against `index.idx`;
+//! - every record's `WARC-Block-Digest` and `WARC-Payload-Digest` against its bytes (hashed as
+//!   they stream past, in the same read as the index line), and every revisit's original in
+//!   the WACZ: a capture of the same URL key and payload digest, as pywb finds it (an error:
+//!   a revisit without it cannot be replayed from the WACZ);
 //! - every page's header and fields, and a capture in the index for its URL.
 //!
 //! Memory is bounded whatever the WACZ holds: members are read through the central
@@ -49,6 +53,10 @@ pub const RULE_DATAPACKAGE: &str = "WACZ-DATAPACKAGE";
 pub const RULE_DIGEST: &str = "WACZ-DIGEST";
 /// A WARC member that cannot be read to its end.
 pub const RULE_WARC: &str = "WACZ-WARC";
+/// A record's `WARC-Block-Digest` or `WARC-Payload-Digest` against its bytes.
+pub const RULE_WARC_DIGEST: &str = "WACZ-WARC-DIGEST";
+/// A revisit whose original no WARC of the WACZ holds.
+pub const RULE_REVISIT: &str = "WACZ-REVISIT";
 /// An index line against the record at its offset.
 pub const RULE_INDEX: &str = "WACZ-INDEX";
 /// A ZipNum `index.idx` against its `index.cdx.gz` blocks.
@@ -187,6 +195,8 @@ struct Check {
     /// Findings made of each rule and severity, listed or not (past [`MAX_SAME`]).
     made: BTreeMap<(&'static str, SeverityKey), usize>,
     report_counts: (u64, u64, u64),
+    /// The captures and revisits of the WARCs, to find revisits without their original.
+    revisits: crossref::Revisits,
 }
 
 /// A severity as a map key (errors first).
@@ -205,24 +215,29 @@ pub fn check_wacz(path: &Path) -> Result<WaczReport, WaczCheckError> {
     let io_err = |source| WaczCheckError::Io { path: shown.clone(), source };
     let file = open_regular(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
-    let dir = zipdir::read(&file, len)
-        .map_err(|e| WaczCheckError::NotZip { path: shown.clone(), message: e.to_string() })?;
+    let file = Arc::new(file);
     let mut check = Check {
         path: shown.clone(),
-        file: Arc::new(file),
+        file: Arc::clone(&file),
         len,
         members: Vec::new(),
         by_name: HashMap::new(),
         findings: Vec::new(),
         made: BTreeMap::new(),
         report_counts: (0, 0, 0),
+        revisits: crossref::Revisits::new(),
     };
-    check.structure(dir);
+    let mut candidates = structure::Candidates::default();
+    let dir =
+        zipdir::read(&file, len, &mut |e, dir_start| check.entry(e, dir_start, &mut candidates))
+            .map_err(|e| WaczCheckError::NotZip { path: shown.clone(), message: e.to_string() })?;
+    check.structure(dir, candidates);
     check.layout();
     let digests = check.datapackage().map_err(io_err)?;
     check.datapackage_digest(&digests);
     let mut captures = LineSorter::new(SORT_BUDGET);
     check.index(&mut captures).map_err(io_err)?;
+    check.unresolved_revisits().map_err(io_err)?;
     check.pages(captures).map_err(io_err)?;
     Ok(check.into_report())
 }
@@ -358,7 +373,8 @@ impl Check {
             let msg = "no datapackage-digest.json (recommended: it fixes datapackage.json)";
             self.find(Severity::Warning, RULE_DIGEST, "datapackage-digest.json", msg.into());
         }
-        let members = self.members.clone();
+        // Taken out while findings are made (they never look at it), not copied.
+        let members = std::mem::take(&mut self.members);
         for m in &members {
             if m.name.ends_with('/') {
                 continue;
@@ -379,6 +395,7 @@ impl Check {
                 self.error(RULE_LAYOUT, &m.name, msg.into());
             }
         }
+        self.members = members;
     }
 
     /// A reader of member `m`'s bytes (inflated when it is deflated), at most its declared
@@ -397,7 +414,7 @@ impl Check {
     }
 
     /// SHA-256, length and CRC-32 of member `m`'s bytes, read in chunks.
-    fn hash(&self, m: &Member) -> io::Result<(String, u64, u32)> {
+    fn hash(&self, m: &Member) -> io::Result<(Sha256Sum, u64, u32)> {
         let mut reader = self.open(m)?;
         let mut hasher = Sha256::new();
         let mut crc = flate2::Crc::new();
@@ -406,8 +423,7 @@ impl Check {
         loop {
             let n = reader.read(&mut buf)?;
             if n == 0 {
-                let sha = format!("sha256:{}", hex(&hasher.finalize()));
-                return Ok((sha, total, crc.sum()));
+                return Ok((hasher.finalize().into(), total, crc.sum()));
             }
             hasher.update(&buf[..n]);
             crc.update(&buf[..n]);
@@ -437,14 +453,16 @@ impl Check {
         }
     }
 
-    /// `datapackage.json` against the members; the hashes of every member (name → hash).
-    fn datapackage(&mut self) -> io::Result<HashMap<String, String>> {
-        let mut digests = HashMap::new();
-        for m in self.members.clone() {
+    /// `datapackage.json` against the members; the hashes of every member (by its place in
+    /// the members: no second copy of the names).
+    fn datapackage(&mut self) -> io::Result<Vec<Option<Sha256Sum>>> {
+        let members = std::mem::take(&mut self.members);
+        let mut digests = vec![None; members.len()];
+        for (i, m) in members.iter().enumerate() {
             if m.name.ends_with('/') {
                 continue;
             }
-            match self.hash(&m) {
+            match self.hash(m) {
                 Ok((h, n, crc)) if n == m.size => {
                     if crc != m.crc {
                         let msg = format!(
@@ -453,7 +471,7 @@ impl Check {
                         );
                         self.error(RULE_ZIP, &m.name, msg);
                     }
-                    digests.insert(m.name.clone(), h);
+                    digests[i] = Some(h);
                 }
                 Ok((_, n, _)) => {
                     let msg =
@@ -463,6 +481,7 @@ impl Check {
                 Err(e) => self.error(RULE_ZIP, &m.name, format!("cannot be read: {e}")),
             }
         }
+        self.members = members;
         const DP: &str = "datapackage.json";
         let Some(dp) = self.json_member(DP, RULE_DATAPACKAGE) else { return Ok(digests) };
         if dp.get("profile").and_then(|v| v.as_str()) != Some("data-package") {
@@ -495,7 +514,7 @@ impl Check {
                 None => self.error(RULE_DATAPACKAGE, DP, format!("{at}: `bytes` is missing")),
             }
             let want = r.get("hash").and_then(|v| v.as_str()).unwrap_or("");
-            match digests.get(path) {
+            match digests.get(idx).copied().flatten().map(|h| sha256_text(&h)) {
                 Some(have) if have.eq_ignore_ascii_case(want) => {}
                 Some(have) => {
                     let msg = format!("{at}: hash {want:?}, the member's is {have}");
@@ -504,30 +523,41 @@ impl Check {
                 None => {}
             }
         }
-        for m in self.members.clone() {
+        let members = std::mem::take(&mut self.members);
+        for m in &members {
             let own = m.name == DP || m.name == "datapackage-digest.json";
             if !own && !m.name.ends_with('/') && !listed.contains(&m.name) {
                 let msg = "member is not listed in datapackage.json's resources".into();
                 self.error(RULE_DATAPACKAGE, &m.name, msg);
             }
         }
+        self.members = members;
         Ok(digests)
     }
 
     /// `datapackage-digest.json`: names `datapackage.json` and holds its hash.
-    fn datapackage_digest(&mut self, digests: &HashMap<String, String>) {
+    fn datapackage_digest(&mut self, digests: &[Option<Sha256Sum>]) {
         const DD: &str = "datapackage-digest.json";
         let Some(dd) = self.json_member(DD, RULE_DIGEST) else { return };
         if dd.get("path").and_then(|v| v.as_str()) != Some("datapackage.json") {
             self.error(RULE_DIGEST, DD, "`path` is not \"datapackage.json\"".into());
         }
         let want = dd.get("hash").and_then(|v| v.as_str()).unwrap_or("");
-        if let Some(have) = digests.get("datapackage.json")
+        let have = self.by_name.get("datapackage.json").and_then(|&i| digests.get(i).copied());
+        if let Some(have) = have.flatten().map(|h| sha256_text(&h))
             && !have.eq_ignore_ascii_case(want)
         {
             self.error(RULE_DIGEST, DD, format!("hash {want:?}, datapackage.json's is {have}"));
         }
     }
+}
+
+/// A SHA-256 digest.
+type Sha256Sum = [u8; 32];
+
+/// A SHA-256 as datapackage.json writes it (`sha256:HEX`).
+fn sha256_text(h: &Sha256Sum) -> String {
+    format!("sha256:{}", hex(h))
 }
 
 /// A WARC member: under `archive/`, named `.warc` or `.warc.gz`.

@@ -4,7 +4,9 @@
 //! `export_wacz` writes, every member stored (not recompressed):
 //! - `archive/NAME.warc.gz`: each content container of the package, byte for byte (its
 //!   SHA-512 checked against the METS as it is copied); viral containers never, and every
-//!   file left out is reported with why;
+//!   file left out is reported with why; and the containers of the `--with` packages that
+//!   hold the originals of its revisits (found as `audit --with` finds them): a revisit whose
+//!   original the WACZ would not hold is refused, named, before anything is written;
 //! - `indexes/`: the containers' CDXJ lines, as `webaip index` writes them (SURT key,
 //!   `filename` the member's name in `archive/`), compressed (`index.cdx.gz` and
 //!   `index.idx`) or as one `index.cdxj` ([`WaczIndex`]);
@@ -60,11 +62,14 @@ pub struct WaczOptions {
     pub verify: bool,
     /// The index's form.
     pub index: WaczIndex,
+    /// Packages holding originals of the package's revisits: the containers that hold them
+    /// go into the WACZ too.
+    pub with: Vec<PathBuf>,
 }
 
 impl Default for WaczOptions {
     fn default() -> Self {
-        WaczOptions { verify: true, index: WaczIndex::default() }
+        WaczOptions { verify: true, index: WaczIndex::default(), with: Vec::new() }
     }
 }
 
@@ -83,6 +88,8 @@ pub struct WaczReport {
     pub pages: PageTally,
     /// Files of the package not in the WACZ, and why.
     pub left_out: Vec<LeftOut>,
+    /// Containers of other packages added for the originals of its revisits (`PACKAGE/NAME`).
+    pub originals: Vec<String>,
     /// Containers checked against the METS SHA-512 (0 without `verify`).
     pub verified: u64,
     /// Size of the WACZ.
@@ -176,6 +183,21 @@ pub enum WaczError {
     /// The pages could not be listed.
     #[error(transparent)]
     Pages(#[from] crate::pages::list::ListError),
+    /// Revisits whose original the WACZ would not hold: they could not be replayed.
+    #[error(
+        "{count} revisit(s) of the package have no original in it nor in the packages given \
+         with --with (the first: {first}); a WACZ without their originals cannot replay them: \
+         give the packages holding them with --with PACKAGE"
+    )]
+    OriginalsMissing {
+        /// How many.
+        count: usize,
+        /// The first, where it is and what it refers to.
+        first: String,
+    },
+    /// The revisits' originals could not be looked for.
+    #[error(transparent)]
+    References(#[from] crate::audit::AuditError),
     /// The output is inside the package.
     #[error("{}: inside the package exported; a WACZ is written outside it", out.display())]
     OutputInPackage {
@@ -196,7 +218,8 @@ pub fn export_wacz(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WaczReport, WaczError> {
     let started = Instant::now();
-    let plan = plan::plan(package)?;
+    let mut plan = plan::plan(package)?;
+    plan::add_originals(&mut plan, package, &opts.with)?;
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -225,7 +248,7 @@ pub fn export_wacz(
     // The index and the pages are read in a second thread while the containers are copied.
     let (side, copied) = std::thread::scope(|s| {
         let side = s.spawn(|| side_members(package, &plan, opts.index, &temp));
-        let copied = copy_containers(&mut zip, package, &plan, opts, progress);
+        let copied = copy_containers(&mut zip, &plan, opts, progress);
         (side.join(), copied)
     });
     let (mut resources, verified) = copied?;
@@ -273,6 +296,7 @@ pub fn export_wacz(
         index_lines: lines,
         pages: tally,
         left_out: plan.left_out,
+        originals: plan.originals,
         verified,
         bytes,
         seconds: started.elapsed().as_secs_f64(),
@@ -283,7 +307,6 @@ pub fn export_wacz(
 /// states (with `verify`); their resources, and how many were checked.
 fn copy_containers(
     zip: &mut zipout::WaczZip,
-    package: &Path,
     plan: &plan::Plan,
     opts: &WaczOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -291,7 +314,7 @@ fn copy_containers(
     let mut resources = Vec::new();
     let mut verified = 0;
     for c in &plan.containers {
-        let mut f = crate::layout::open_in(package, &c.rel)
+        let mut f = crate::layout::open_in(&c.root, &c.rel)
             .map_err(|source| WaczError::Confined { path: c.path.clone(), source })?;
         let len = f.metadata().map_or(0, |m| m.len());
         let check = opts.verify && c.sha512.is_some();

@@ -17,7 +17,7 @@ use crate::formats::warc::payload::{holds_http_message, payload_start_of};
 use crate::formats::warc::reader::WarcRecordHead;
 use crate::pages::list::{PageEntry, Place, entry_bytes, listing_order, status_of};
 use crate::pages::sorted::SortedRuns;
-use crate::pages::{TITLE_WINDOW, html_title, is_html, last_content_type};
+use crate::pages::{is_html, last_content_type, payload_title};
 
 /// The pages of the containers, sorted as `webaip pages` lists them.
 pub(crate) type Pages = SortedRuns<PageEntry>;
@@ -75,7 +75,7 @@ pub(crate) fn page_of_member(member: &[u8], offset: u64, file: &str) -> Option<P
         size: declared.saturating_sub(start as u64),
         status,
         mime,
-        title: html_title(&payload[..payload.len().min(TITLE_WINDOW)], ct.as_deref()),
+        title: payload_title(http_header, payload, ct.as_deref()),
         place: Place { file: file.to_string(), offset: Some(offset), offset_in_member: None },
     })
 }

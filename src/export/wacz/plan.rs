@@ -15,7 +15,9 @@ use crate::profile::Profile;
 /// A container that goes into `archive/`.
 #[derive(Debug, Clone)]
 pub(crate) struct Container {
-    /// Its path in the package (`content/NAME.warc.gz`).
+    /// The package holding it (the one exported, or one holding originals of its revisits).
+    pub root: PathBuf,
+    /// Its path in that package (`content/NAME.warc.gz`).
     pub rel: String,
     /// Its file.
     pub path: PathBuf,
@@ -53,6 +55,8 @@ pub(crate) struct Plan {
     pub containers: Vec<Container>,
     pub left_out: Vec<LeftOut>,
     pub described: Vec<Described>,
+    /// Containers of other packages added for the originals of its revisits (`PACKAGE/NAME`).
+    pub originals: Vec<String>,
 }
 
 /// Reads the METS of the package at `root`.
@@ -91,7 +95,8 @@ pub(crate) fn plan(root: &Path) -> Result<Plan, WaczError> {
         // block the reader that opened it).
         layout::open_in(root, &rel)
             .map_err(|source| WaczError::Confined { path: root.join(&rel), source })?;
-        containers.push(Container { path: root.join(&rel), rel, name, sha512 });
+        let (root, path) = (root.to_path_buf(), root.join(&rel));
+        containers.push(Container { root, path, rel, name, sha512 });
     }
     if containers.is_empty() {
         let why = "its METS lists no content container";
@@ -99,7 +104,52 @@ pub(crate) fn plan(root: &Path) -> Result<Plan, WaczError> {
     }
     let objid = r.objid.unwrap_or_default();
     let described = described_pages(&mets)?;
-    Ok(Plan { objid, containers, left_out, described })
+    Ok(Plan { objid, containers, left_out, described, originals: Vec::new() })
+}
+
+/// Adds to `plan` (of the package at `root`) the containers of the `with` packages holding
+/// the originals of its revisits, found as `audit --with` finds them (record id, payload
+/// digest checked): a WACZ replays a revisit only with its original. An error names the
+/// revisits whose original neither the package nor `with` holds.
+pub(crate) fn add_originals(
+    plan: &mut Plan,
+    root: &Path,
+    with: &[PathBuf],
+) -> Result<(), WaczError> {
+    let refs = crate::audit::references::check_references(root, with)?;
+    if let Some(first) = refs.unresolved.first() {
+        let refers = &first.refers_to;
+        let to = refers.record_id.as_deref().or(refers.target_uri.as_deref()).unwrap_or("-");
+        let container = refers.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+        return Err(WaczError::OriginalsMissing {
+            count: refs.unresolved.len(),
+            first: format!(
+                "{} at offset {}, a revisit of {} referring to {to}{container}: {}",
+                first.file,
+                first.offset,
+                first.target_uri.as_deref().unwrap_or("-"),
+                first.problem
+            ),
+        });
+    }
+    for (pkg, rel) in refs.holding {
+        let other = self::plan(&pkg)?;
+        let shown = format!("{}/{rel}", pkg.display());
+        let Some(c) = other.containers.into_iter().find(|c| c.rel == rel) else {
+            return Err(WaczError::OriginalsMissing {
+                count: 1,
+                first: format!(
+                    "{shown} holds originals but is no content container of its package"
+                ),
+            });
+        };
+        if plan.containers.iter().any(|x| x.name == c.name) {
+            return Err(WaczError::SameName { name: c.name });
+        }
+        plan.originals.push(shown);
+        plan.containers.push(c);
+    }
+    Ok(())
 }
 
 fn open_mets(mets: &Path) -> Result<MetsReader<BufReader<std::fs::File>>, WaczError> {

@@ -3,6 +3,13 @@
 //! on disk and the two merged, so memory does not grow with the number of lines.
 
 use super::*;
+use crate::audit::records::{Problem, check_block};
+use crate::formats::digest::LabelledDigest;
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::WarcHeader;
+use crate::formats::warc::reader::WarcRecordHead;
+use crate::index::digests::DigestKey;
+use crate::index::record::is_indexed;
 
 /// Sort-key separator (a tab: it sorts before every printable character).
 const TAB: char = '\t';
@@ -88,11 +95,8 @@ impl Check {
         let gzip = reader.is_gzip();
         let mut line = String::new();
         loop {
-            let read = reader.next_record(|head, block| match entry_of(&head.header, block) {
-                Err(RecordIndexError::Read(e)) => Err(e),
-                other => Ok(other),
-            });
-            let (head, end, entry) = match read {
+            let read = reader.next_record(read_record);
+            let (head, end, (entry, problems)) = match read {
                 Ok(Some(r)) => r,
                 Ok(None) => return Ok(()),
                 Err(e) => {
@@ -103,6 +107,20 @@ impl Check {
                     }
                 }
             };
+            for p in problems {
+                let severity = match p.severity {
+                    crate::mets::validate::Severity::Error => Severity::Error,
+                    _ => Severity::Warning,
+                };
+                self.push(Finding {
+                    severity,
+                    rule: RULE_WARC_DIGEST,
+                    member: m.name.clone(),
+                    line: None,
+                    offset: Some(head.offset),
+                    message: p.message,
+                });
+            }
             let mut entry = match entry {
                 Ok(Some(entry)) => entry,
                 Ok(None) => continue,
@@ -119,6 +137,7 @@ impl Check {
                 (head.offset + head.leading_len, head.header_len - head.leading_len + block)
             };
             entry.filename = filename.to_string();
+            self.revisits.push(&head.header, &entry, &m.name)?;
             self.report_counts.0 += 1;
             line.clear();
             line.push_str(&format!("{filename}{TAB}{:020}{TAB}D{TAB}", entry.offset));
@@ -126,6 +145,50 @@ impl Check {
             line.pop();
             out.push(line.as_bytes())?;
         }
+    }
+
+    /// Every revisit whose original no WARC of the WACZ holds (a revisit that cannot be
+    /// replayed from the WACZ alone), as an error.
+    pub(super) fn unresolved_revisits(&mut self) -> io::Result<()> {
+        let sorter = std::mem::replace(&mut self.revisits, Revisits::new());
+        let mut original: Option<Vec<u8>> = None;
+        let mut found = Vec::new();
+        let mut capped = Capped::default();
+        LineSorter::merge_into(vec![sorter.sorter], &mut |line| {
+            let mut parts = line.splitn(4, |&b| b == b'\t');
+            let (Some(key), Some(digest), Some(tag)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Ok(());
+            };
+            let pair = [key, b"\t", digest].concat();
+            if tag == b"0" {
+                original = Some(pair);
+                return Ok(());
+            }
+            if original.as_deref() == Some(&pair[..]) || !capped.list() {
+                return Ok(());
+            }
+            let rest = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+            let mut r = rest.splitn(3, '\t');
+            let (member, offset, url) = (r.next(), r.next(), r.next());
+            found.push(Finding {
+                severity: Severity::Error,
+                rule: RULE_REVISIT,
+                member: member.unwrap_or_default().to_string(),
+                line: None,
+                offset: offset.and_then(|o| o.parse().ok()),
+                message: format!(
+                    "revisit of {}: no WARC of the WACZ holds its original (a capture of that \
+                     URL key with payload digest {}), so it cannot be replayed",
+                    url.unwrap_or("-"),
+                    String::from_utf8_lossy(digest)
+                ),
+            });
+            Ok(())
+        })?;
+        self.extend_listed(found);
+        self.extend_listed(capped.summary(RULE_REVISIT, "archive/", "unresolved revisits"));
+        Ok(())
     }
 
     /// Reads index member `m` (number `i` of the index members): each line parsed, its WARC
@@ -433,6 +496,122 @@ impl Check {
                 first.trim_end()
             )
         })
+    }
+}
+
+/// What reading one record's block gives: its index entry (or why it has none), and what
+/// its `WARC-Block-Digest` and `WARC-Payload-Digest` say of its bytes.
+type RecordRead = (Result<Option<IndexEntry>, RecordIndexError>, Vec<Problem>);
+
+/// Reads a record's block once, for its index entry and its WARC digests (streamed: nothing
+/// is held but the HTTP header's bytes). The index reads a payload only to compute a digest
+/// the record does not state; then only the block digest is there to check.
+fn read_record(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<RecordRead> {
+    let h = &head.header;
+    let stated = h.get("WARC-Payload-Digest").is_some_and(|d| !d.is_empty());
+    if stated || h.warc_type() == Some("revisit") || !is_indexed(h) {
+        let mut tee = Kept { inner: block, kept: Vec::new() };
+        let checked = check_block(head, &mut tee, &[], true)?;
+        let entry = entry_of(h, &mut &tee.kept[..]);
+        return Ok((entry, digest_problems(checked.problems)));
+    }
+    let mut digest = h.get("WARC-Block-Digest").and_then(|d| LabelledDigest::parse(d).ok());
+    let mut tee = Hashed { inner: block, digest: digest.as_mut() };
+    let entry = entry_of(h, &mut tee);
+    io::copy(&mut tee, &mut io::sink())?;
+    let mut problems = Vec::new();
+    if let Some(Err(m)) = digest.map(LabelledDigest::verify) {
+        let stated = h.get("WARC-Block-Digest").unwrap_or_default();
+        problems.push(Problem {
+            severity: crate::mets::validate::Severity::Error,
+            rule: "warc-digest",
+            id: String::new(),
+            message: format!("WARC-Block-Digest is {stated}; the bytes give {}", m.found),
+        });
+    }
+    Ok((entry, problems))
+}
+
+/// The digest problems among a block's (a WARC-Date webaip cannot state is no WACZ matter).
+fn digest_problems(problems: Vec<Problem>) -> Vec<Problem> {
+    use crate::mets::validate::Severity as S;
+    problems
+        .into_iter()
+        .filter(|p| p.rule == "warc-digest" && matches!(p.severity, S::Error | S::Warning))
+        .collect()
+}
+
+/// A block reader keeping its first bytes (as many as the index reads of an HTTP header).
+struct Kept<'a> {
+    inner: &'a mut dyn Read,
+    kept: Vec<u8>,
+}
+
+impl Read for Kept<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let room = MAX_HTTP_HEADER_LEN.saturating_sub(self.kept.len()).min(n);
+        self.kept.extend_from_slice(&buf[..room]);
+        Ok(n)
+    }
+}
+
+/// A block reader passing every byte read to a digest.
+struct Hashed<'a, 'd> {
+    inner: &'a mut dyn Read,
+    digest: Option<&'d mut LabelledDigest>,
+}
+
+impl Read for Hashed<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(d) = self.digest.as_mut() {
+            d.update(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+/// The captures and revisits of the WARCs by (URL key, payload digest), sorted on disk, to
+/// find the revisits whose original the WACZ does not hold: pywb resolves a revisit by a
+/// capture of the same key and digest that is no revisit.
+pub(super) struct Revisits {
+    sorter: LineSorter,
+}
+
+impl Revisits {
+    pub(super) fn new() -> Revisits {
+        Revisits { sorter: LineSorter::new(SORT_BUDGET / 2) }
+    }
+
+    /// Notes the record of `header` (indexed as `entry`, in WARC member `member`).
+    fn push(&mut self, header: &WarcHeader, entry: &IndexEntry, member: &str) -> io::Result<()> {
+        let Some(digest) = entry.digest.as_deref().filter(|d| !d.is_empty()) else {
+            return Ok(());
+        };
+        let digest = DigestKey::parse(digest).map_or_else(|| digest.to_string(), |k| k.to_warc());
+        let clean = |s: &str| s.replace(['\t', '\n'], " ");
+        if header.warc_type() != Some("revisit") {
+            let line = format!("{}\t{}\t0", clean(&entry.key), clean(&digest));
+            return self.sorter.push(line.as_bytes());
+        }
+        let profile = header.get("WARC-Profile").unwrap_or_default().trim();
+        if !profile.ends_with("/revisit/identical-payload-digest") {
+            return Ok(());
+        }
+        let key = match header.get("WARC-Refers-To-Target-URI") {
+            Some(uri) => crate::index::surt::surt(uri.trim().trim_matches(['<', '>'])),
+            None => entry.key.clone(),
+        };
+        let line = format!(
+            "{}\t{}\t1\t{}\t{}\t{}",
+            clean(&key),
+            clean(&digest),
+            clean(member),
+            entry.offset,
+            clean(&entry.url)
+        );
+        self.sorter.push(line.as_bytes())
     }
 }
 

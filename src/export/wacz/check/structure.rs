@@ -6,6 +6,7 @@
 //! one large stream would otherwise be inflated once each.
 
 use super::zipdir::{Entry, ZipDir, shown};
+
 use super::*;
 
 /// Local file header signature.
@@ -13,13 +14,19 @@ const LOCAL: &[u8; 4] = b"PK\x03\x04";
 /// Optional signature of a data descriptor.
 const DESCRIPTOR: &[u8; 4] = b"PK\x07\x08";
 
-/// A member that can be read, before overlaps and names are checked.
-struct Candidate {
-    member: Member,
+/// What a member read from the directory keeps until overlaps and names are checked, beside
+/// it in [`Candidates::more`] (the members themselves go straight into the check's list).
+struct Pending {
     /// Its central directory entry's offset.
     central_at: u64,
     /// How its local header differs from that entry.
-    differs: Vec<String>,
+    differs: Option<Box<str>>,
+}
+
+/// The readable members as the directory lists them, before overlaps and names are checked.
+#[derive(Default)]
+pub(super) struct Candidates {
+    more: Vec<Pending>,
 }
 
 /// A byte range of the file that a kept member takes (local header to data end, its data
@@ -31,38 +38,51 @@ struct Span {
 }
 
 impl Check {
+    /// Notes the member entry `e` describes (the central directory starting at `dir_start`),
+    /// if it can be read: in the members, for [`Check::structure`] to sift.
+    pub(super) fn entry(&mut self, e: Entry, dir_start: u64, out: &mut Candidates) {
+        if let Some((member, pending)) = self.candidate(e, dir_start) {
+            self.members.push(member);
+            out.more.push(pending);
+        }
+    }
+
     /// Keeps the members that are safe to read: named safely, inside the file, not
     /// overlapping; each one that breaks a rule is a finding, and so are bytes that belong
-    /// to no member.
-    pub(super) fn structure(&mut self, dir: ZipDir) {
-        let mut candidates = Vec::new();
-        for e in dir.entries {
-            if let Some(m) = self.candidate(e, dir.dir_start) {
-                candidates.push(m);
-            }
-        }
-        let overlapping = self.overlaps(&candidates);
-        for (i, Candidate { member: m, central_at, differs }) in candidates.into_iter().enumerate()
-        {
+    /// to no member. The list is sifted in place (a directory may list many thousands).
+    pub(super) fn structure(&mut self, dir: ZipDir, candidates: Candidates) {
+        let mut members = std::mem::take(&mut self.members);
+        let overlapping = self.overlaps(&members);
+        let mut keep = Vec::with_capacity(members.len());
+        for (i, (m, p)) in members.iter().zip(candidates.more).enumerate() {
             if overlapping.contains(&i) {
+                keep.push(false);
                 continue;
             }
-            for why in differs {
-                self.error(RULE_ZIP, &m.name, why);
+            if let Some(why) = p.differs {
+                self.error(RULE_ZIP, &m.name, why.into());
             }
             if let Some(&first) = self.by_name.get(&m.name) {
                 let msg = format!(
-                    "member name appears again (central directory entry at byte {central_at}; \
+                    "member name appears again (central directory entry at byte {}; \
                      the first member of this name has its local header at byte {}): readers \
                      keep only one of them, which one differs between readers",
-                    self.members[first].header_start
+                    p.central_at, members[first].header_start
                 );
                 self.error(RULE_ZIP, &m.name, msg);
+                keep.push(false);
                 continue;
             }
-            self.by_name.insert(m.name.clone(), self.members.len());
-            self.members.push(m);
+            self.by_name.insert(m.name.clone(), i);
+            keep.push(true);
         }
+        let mut kept = keep.iter();
+        members.retain(|_| kept.next() == Some(&true));
+        // Places in the sifted list.
+        for (i, m) in members.iter().enumerate() {
+            self.by_name.insert(m.name.clone(), i);
+        }
+        self.members = members;
         self.prefix(dir.shift);
         self.gaps(dir.shift, dir.dir_start);
     }
@@ -70,7 +90,7 @@ impl Check {
     /// The member entry `e` describes, if it can be read, with how its local header differs
     /// (said once it is known not to overlap another: then the header is another's); each
     /// reason it cannot be read is a finding.
-    fn candidate(&mut self, e: Entry, dir_start: u64) -> Option<Candidate> {
+    fn candidate(&mut self, e: Entry, dir_start: u64) -> Option<(Member, Pending)> {
         if !safe_name(&e.name) {
             self.error(RULE_ZIP, &e.name, "member name leads outside the WACZ's root".into());
             return None;
@@ -92,14 +112,14 @@ impl Check {
             Some(_) => None,
         };
         if let Some(why) = unreadable {
-            for differs in e.local_differs {
-                self.error(RULE_ZIP, &e.name, differs);
+            if let Some(differs) = e.local_differs {
+                self.error(RULE_ZIP, &e.name, differs.into());
             }
             self.error(RULE_ZIP, &e.name, why);
             return None;
         }
         let member = Member {
-            name: e.name,
+            name: e.name.into(),
             stored: e.method == 0,
             deflated: e.method == 8,
             header_start: e.header_start,
@@ -109,21 +129,21 @@ impl Check {
             crc: e.crc,
             descriptor: e.descriptor,
         };
-        Some(Candidate { member, central_at: e.central_at, differs: e.local_differs })
+        Some((member, Pending { central_at: e.central_at, differs: e.local_differs }))
     }
 
     /// The candidates (by their place in `candidates`) that overlap one starting before
     /// them (or at the same byte, listed before them): each is a finding, and is not read.
-    fn overlaps(&mut self, candidates: &[Candidate]) -> BTreeSet<usize> {
+    fn overlaps(&mut self, candidates: &[Member]) -> BTreeSet<usize> {
         let mut order: Vec<usize> = (0..candidates.len()).collect();
-        order.sort_by_key(|&i| (candidates[i].member.header_start, i));
+        order.sort_by_key(|&i| (candidates[i].header_start, i));
         let mut out = BTreeSet::new();
         let mut reach: Option<(u64, usize)> = None;
         for i in order {
-            let m = &candidates[i].member;
+            let m = &candidates[i];
             match reach {
                 Some((end, by)) if m.header_start < end => {
-                    let o = &candidates[by].member;
+                    let o = &candidates[by];
                     let msg = format!(
                         "member overlaps `{}` (bytes {}..{}): not read",
                         shown(o.name.as_bytes()),

@@ -25,11 +25,16 @@ const EOCD_SEARCH: u64 = 22 + 0xFFFF;
 /// General purpose flag: sizes and CRC follow the data, the local header holds zeros.
 const FLAG_DESCRIPTOR: u16 = 1 << 3;
 
-/// One central directory entry, with what its local header says.
+/// Central directory entries read at most: a WACZ holds a few members per WARC, and each
+/// entry kept costs memory (about 100 bytes and its name).
+pub(super) const MAX_ENTRIES: u64 = 200_000;
+
+/// One central directory entry, with what its local header says (kept small: the directory
+/// may list many thousands).
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
     /// The name as stored (UTF-8, or shown lossily).
-    pub name: String,
+    pub name: Box<str>,
     /// Byte offset of the central directory entry in the file.
     pub central_at: u64,
     pub method: u16,
@@ -41,16 +46,15 @@ pub(super) struct Entry {
     /// Byte offset of the data (after the local header); `None` when the local header
     /// cannot be read.
     pub data_start: Option<u64>,
-    /// How the local header differs from the central directory entry (empty when it agrees).
-    pub local_differs: Vec<String>,
+    /// How the local header differs from the central directory entry (`None` when it agrees).
+    pub local_differs: Option<Box<str>>,
     /// Sizes and CRC-32 follow the data (a data descriptor).
     pub descriptor: bool,
 }
 
-/// The central directory and where the ZIP lies in the file.
+/// Where the ZIP lies in the file (its entries are handed on one by one as they are read).
 #[derive(Debug)]
 pub(super) struct ZipDir {
-    pub entries: Vec<Entry>,
     /// Bytes before the ZIP that its offsets do not count (a prefix added after the ZIP was
     /// written): every offset is read this much further, as Python's zipfile does.
     pub shift: u64,
@@ -156,14 +160,25 @@ fn locate(file: &File, len: u64) -> Result<Located, ZipDirError> {
     Ok(Located { offset, size, entries, dir_start })
 }
 
-/// Reads the central directory, and each entry's local header.
-pub(super) fn read(file: &File, len: u64) -> Result<ZipDir, ZipDirError> {
+/// Reads the central directory, and each entry's local header, handing each entry to `each`
+/// with the central directory's start (no list of them is held here).
+pub(super) fn read(
+    file: &File,
+    len: u64,
+    each: &mut dyn FnMut(Entry, u64),
+) -> Result<ZipDir, ZipDirError> {
     let found = locate(file, len)?;
+    if found.entries > MAX_ENTRIES {
+        let what = format!(
+            "the central directory lists {} entries; a WACZ of more than {MAX_ENTRIES} is not read",
+            found.entries
+        );
+        return Err(broken(found.dir_start, what));
+    }
     let shift = found.dir_start - found.offset;
     let mut dir =
         BufReader::with_capacity(1 << 16, FileRange::new(file, found.dir_start, found.size));
     let mut at = found.dir_start;
-    let mut out = Vec::new();
     let mut fixed = [0u8; 46];
     for _ in 0..found.entries {
         dir.read_exact(&mut fixed)
@@ -176,7 +191,7 @@ pub(super) fn read(file: &File, len: u64) -> Result<ZipDir, ZipDirError> {
         let mut var = vec![0u8; nlen + xlen + clen as usize];
         dir.read_exact(&mut var).map_err(|_| broken(at, "central directory entry cut short"))?;
         let mut e = Entry {
-            name: String::from_utf8_lossy(&var[..nlen]).into_owned(),
+            name: String::from_utf8_lossy(&var[..nlen]).into(),
             central_at: at,
             method: u16_at(&fixed, 10),
             crc: u32_at(&fixed, 16),
@@ -184,7 +199,7 @@ pub(super) fn read(file: &File, len: u64) -> Result<ZipDir, ZipDirError> {
             size: u32_at(&fixed, 24) as u64,
             header_start: u32_at(&fixed, 42) as u64,
             data_start: None,
-            local_differs: Vec::new(),
+            local_differs: None,
             descriptor: u16_at(&fixed, 8) & FLAG_DESCRIPTOR != 0,
         };
         let extra = &var[nlen..nlen + xlen];
@@ -193,9 +208,9 @@ pub(super) fn read(file: &File, len: u64) -> Result<ZipDir, ZipDirError> {
         e.header_start = e.header_start.saturating_add(shift);
         local(file, len, &var[..nlen], &mut e)?;
         at += 46 + var.len() as u64;
-        out.push(e);
+        each(e, found.dir_start);
     }
-    Ok(ZipDir { entries: out, shift, dir_start: found.dir_start })
+    Ok(ZipDir { shift, dir_start: found.dir_start })
 }
 
 /// The ZIP64 extra field's values, for those the fixed fields mark as `0xFFFFFFFF`.
@@ -231,7 +246,7 @@ fn local(file: &File, len: u64, name: &[u8], e: &mut Entry) -> io::Result<()> {
     }
     let head = read_at(file, e.header_start, 30)?;
     if &head[..4] != LOCAL {
-        e.local_differs.push(format!("no local header at byte {}", e.header_start));
+        e.local_differs = Some(format!("no local header at byte {}", e.header_start).into());
         return Ok(());
     }
     let (nlen, xlen) = (u16_at(&head, 26) as u64, u16_at(&head, 28) as u64);
@@ -239,20 +254,28 @@ fn local(file: &File, len: u64, name: &[u8], e: &mut Entry) -> io::Result<()> {
     if var_end > len {
         return Ok(());
     }
-    let var = read_at(file, e.header_start + 30, (nlen + xlen) as usize)?;
     e.data_start = Some(var_end);
-    let local_name = &var[..nlen as usize];
     let mut differs = Vec::new();
-    if local_name != name {
-        differs.push(format!("its name is `{}`", shown(local_name)));
+    // The local name is read only when it could be the same: a name of another length
+    // differs whatever it holds (and is shown only in part).
+    if nlen as usize != name.len() {
+        let part = read_at(file, e.header_start + 30, (nlen as usize).min(SHOWN_NAME * 4))?;
+        differs.push(format!("its name is `{}` ({nlen} bytes)", shown(&part)));
+    } else if read_at(file, e.header_start + 30, nlen as usize)? != name {
+        let part = read_at(file, e.header_start + 30, (nlen as usize).min(SHOWN_NAME * 4))?;
+        differs.push(format!("its name is `{}`", shown(&part)));
     }
+    let extra = match xlen {
+        0 => Vec::new(),
+        _ => read_at(file, e.header_start + 30 + nlen, xlen as usize)?,
+    };
     if u16_at(&head, 8) != e.method {
         differs.push(format!("compression method {}, not {}", u16_at(&head, 8), e.method));
     }
     e.descriptor |= u16_at(&head, 6) & FLAG_DESCRIPTOR != 0;
     if !e.descriptor {
         let (mut csize, mut size) = (u32_at(&head, 18) as u64, u32_at(&head, 22) as u64);
-        if let Some(v) = zip64_field(&var[nlen as usize..])
+        if let Some(v) = zip64_field(&extra)
             && v.len() >= 16
         {
             if size == 0xFFFF_FFFF {
@@ -274,12 +297,13 @@ fn local(file: &File, len: u64, name: &[u8], e: &mut Entry) -> io::Result<()> {
         }
     }
     if !differs.is_empty() {
-        e.local_differs.push(format!(
+        e.local_differs = Some(format!(
             "the local header at byte {} differs from the central directory entry at byte {}: {}",
             e.header_start,
             e.central_at,
             differs.join("; ")
-        ));
+        )
+        .into());
     }
     Ok(())
 }

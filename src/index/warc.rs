@@ -41,6 +41,26 @@ pub enum IndexError {
     /// A container of a package is not a regular file reached without links, or is absent.
     #[error(transparent)]
     Refused(#[from] crate::layout::ConfineError),
+    /// An ARC file given: the index reads WARC, which `migrate` makes of it.
+    #[error(
+        "{0}: an ARC file: `index` reads WARC files; migrate it first (`webaip migrate {0} -o \
+         DIR`) and index the WARC file that makes"
+    )]
+    Arc(String),
+    /// Two inputs would have one `filename` in the index: a line could not tell which holds
+    /// its record.
+    #[error(
+        "{first} and {second} would both be named {name:?} in the index (a container is named \
+         by its file name): rename one, or index them separately"
+    )]
+    SameName {
+        /// The name both would have.
+        name: String,
+        /// The first input of that name.
+        first: String,
+        /// The second.
+        second: String,
+    },
     /// A file or folder given is neither a WARC nor a package.
     #[error("{0}: not a WARC file nor a package folder (a folder with METS.xml)")]
     NotInput(String),

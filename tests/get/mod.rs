@@ -13,6 +13,8 @@ use webaip::index::cdxj::IndexEntry;
 
 use crate::util::{corpus, oracle_python, repo, webaip_command};
 
+mod access;
+
 /// The corpus's WARC files (by name: `.warc`, `.warc.gz`).
 fn corpus_warcs() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(corpus().join("warc"))

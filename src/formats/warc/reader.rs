@@ -60,7 +60,7 @@ pub enum WarcFault {
     #[error("cannot read the record header")]
     ReadHeader(#[source] io::Error),
     /// The first line is not `WARC/...` (its first 40 characters).
-    #[error("expected a WARC version line, found {0:?}")]
+    #[error("expected a WARC version line, found {}", shown(.0))]
     NotVersionLine(String),
     /// The input ends before the header's blank line.
     #[error("the input ends inside a record header")]
@@ -72,7 +72,7 @@ pub enum WarcFault {
     #[error("a continuation line before any field")]
     ContinuationFirst,
     /// A header line that is no `name: value` (its first 40 characters).
-    #[error("header line without a colon: {0:?}")]
+    #[error("header line without a colon: {}", shown(.0))]
     NoColon(String),
     /// `Content-Length` is absent or not a number.
     #[error("the record has no valid Content-Length")]
@@ -572,6 +572,16 @@ fn preview(s: &str) -> String {
     s.chars().take(40).collect()
 }
 
+/// A previewed line as a message shows it: quoted text, or a phrase for binary bytes (such as
+/// gzip data read at an offset that is not a record's start), which a terminal must not get.
+fn shown(s: &str) -> String {
+    let binary = s.chars().any(|c| (c.is_control() && c != '\t') || c == '\u{fffd}');
+    match binary {
+        true => "binary data (not a record's start)".to_string(),
+        false => format!("{s:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -659,6 +669,12 @@ mod tests {
         };
         let not_warc = fault(b"HTTP/1.1 200 OK\r\n\r\n");
         assert!(matches!(&not_warc, WarcFault::NotVersionLine(l) if l == "HTTP/1.1 200 OK"));
+        // Bytes that are no text (compressed data at a wrong offset) are named, not printed.
+        let binary = fault(b"#4\x07~\xff\xfe\x00<\x8b\r\n\r\n").to_string();
+        assert_eq!(
+            binary,
+            "expected a WARC version line, found binary data (not a record's start)"
+        );
         assert!(matches!(fault(b"WARC/1.1\r\nWARC-Type: x\r\n"), WarcFault::HeaderTruncated));
         assert!(matches!(fault(b"WARC/1.1\r\n folded\r\n\r\n"), WarcFault::ContinuationFirst));
         assert!(matches!(fault(b"WARC/1.1\r\nnocolon\r\n\r\n"), WarcFault::NoColon(_)));

@@ -1,0 +1,97 @@
+//! Access on WARCs other tools wrote, built here record by record: inputs that would share a
+//! name in the index are refused, bytes that are no text are not printed, and an ARC given to
+//! `index` is sent to `migrate`.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::util::{corpus, webaip_command};
+
+/// One WARC/1.0 record: `fields`, its `Content-Length`, `block`, the CRLF CRLF after it.
+fn record(fields: &[(&str, &str)], block: &[u8]) -> Vec<u8> {
+    let mut out = b"WARC/1.0\r\n".to_vec();
+    for (name, value) in fields {
+        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", block.len()).as_bytes());
+    out.extend_from_slice(block);
+    out.extend_from_slice(b"\r\n\r\n");
+    out
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    webaip_command().current_dir(dir).args(args).output().expect("webaip runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Two `x.warc.gz` of different folders are refused by `index` (their lines could not say
+/// which holds a record); a line whose offset falls inside a gzip member is an error that
+/// names what is there, without printing the compressed bytes.
+#[test]
+fn one_name_for_two_inputs_is_refused_and_binary_bytes_are_not_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (folder, name) in [("a", "warcio-example.warc.gz"), ("b", "pywb-dupes.warc.gz")] {
+        std::fs::create_dir(d.join(folder)).unwrap();
+        std::fs::copy(corpus().join("warc").join(name), d.join(folder).join("x.warc.gz")).unwrap();
+    }
+    let o = run(d, &["index", "a/x.warc.gz", "b/x.warc.gz", "-o", "both.cdxj"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains("a/x.warc.gz and b/x.warc.gz would both be named \"x.warc.gz\""),
+        "{said}"
+    );
+    assert!(!d.join("both.cdxj").exists());
+    // The index of a/x.warc.gz read against b's bytes: offset 2621 is inside a gzip member.
+    let o = run(d, &["index", "a/x.warc.gz", "-o", "a.cdxj"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::copy(d.join("b/x.warc.gz"), d.join("x.warc.gz")).unwrap();
+    let o = run(d, &["get", "--index", "a.cdxj", "http://example.com/", "--at", "2017"]);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("no WARC record there: expected a WARC version line, found binary data"),
+        "{said}"
+    );
+    assert!(said.chars().all(|c| !c.is_control() || c == '\n'), "{said:?}");
+    assert!(!said.contains('\u{fffd}'), "{said:?}");
+}
+
+/// An ARC file, plain or gzip, given to `index` is refused with the command that makes a
+/// WARC of it, and no index is written.
+#[test]
+fn index_of_an_arc_says_to_migrate_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let body = "1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n";
+    let arc = format!(
+        "filedesc://t.arc 0.0.0.0 20090917120000 text/plain {}\n{body}\n\
+         http://example.test/ 192.0.2.1 20090917120001 text/plain 5\nhello\n",
+        body.len()
+    );
+    std::fs::write(d.join("t.arc"), &arc).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(arc.as_bytes()).unwrap();
+    std::fs::write(d.join("t.arc.gz"), gz.finish().unwrap()).unwrap();
+    for name in ["t.arc", "t.arc.gz"] {
+        let o = run(d, &["index", name, "-o", "t.cdxj"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let said = stderr(&o);
+        assert!(said.contains(&format!("{name}: an ARC file")), "{said}");
+        assert!(said.contains(&format!("webaip migrate {name} -o DIR")), "{said}");
+        assert!(!d.join("t.cdxj").exists());
+    }
+    // What migrate makes of it is indexed.
+    let o = run(d, &["migrate", "-q", "t.arc", "-o", "w"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warcs = std::fs::read_dir(d.join("w")).unwrap().map(|e| e.unwrap().path());
+    let warc = warcs.filter(|p| p.to_string_lossy().ends_with(".warc.gz")).next().unwrap();
+    let o = Command::new(crate::util::WEBAIP).arg("index").arg(&warc).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("http://example.test/"));
+}

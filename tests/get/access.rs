@@ -1,11 +1,16 @@
-//! Access on WARCs other tools wrote, built here record by record: inputs that would share a
-//! name in the index are refused, bytes that are no text are not printed, and an ARC given to
-//! `index` is sent to `migrate`.
+//! Access on WARCs other tools wrote, built here record by record: an `https` revisit of an
+//! `http` capture is resolved as pywb resolves it (by key and digest), a ZipNum index named
+//! by its bare file name finds its blocks, several records of one id are not taken one
+//! silently, inputs that would share a name in the index are refused, bytes that are no text
+//! are not printed, and an ARC given to `index` is sent to `migrate`.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use sha2::Digest;
+
+use super::sha1_label;
 use crate::util::{corpus, webaip_command};
 
 /// One WARC/1.0 record: `fields`, its `Content-Length`, `block`, the CRLF CRLF after it.
@@ -26,6 +31,112 @@ fn run(dir: &Path, args: &[&str]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const PAGE: &[u8] = b"<html><title>one page</title>the same bytes twice</html>";
+
+/// An `http` response and, a day later, an `https` revisit of it (same SURT key, same payload
+/// digest), whose `WARC-Refers-To-Target-URI` is its own `https` URL, as a crawler deduplicating
+/// by key writes it.
+fn scheme_revisit_warc() -> Vec<u8> {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n";
+    let head_of_response = format!("{head}Content-Length: {}\r\n\r\n", PAGE.len());
+    let response = [head_of_response.as_bytes(), PAGE];
+    let digest = sha1_label(PAGE);
+    let mut warc = record(
+        &[
+            ("WARC-Type", "response"),
+            ("WARC-Record-ID", "<urn:uuid:00000000-0000-4000-8000-000000000001>"),
+            ("WARC-Date", "2014-05-01T10:00:00Z"),
+            ("WARC-Target-URI", "http://example.test/page"),
+            ("WARC-Payload-Digest", &digest),
+            ("Content-Type", "application/http; msgtype=response"),
+        ],
+        &response.concat(),
+    );
+    warc.extend(record(
+        &[
+            ("WARC-Type", "revisit"),
+            ("WARC-Record-ID", "<urn:uuid:00000000-0000-4000-8000-000000000002>"),
+            ("WARC-Date", "2014-05-02T10:00:00Z"),
+            ("WARC-Target-URI", "https://example.test/page"),
+            ("WARC-Payload-Digest", &digest),
+            ("WARC-Profile", "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"),
+            ("WARC-Refers-To-Target-URI", "https://example.test/page"),
+            ("WARC-Refers-To-Date", "2014-05-01T10:00:00Z"),
+            ("Content-Type", "application/http; msgtype=response"),
+        ],
+        format!("{head}\r\n").as_bytes(),
+    ));
+    warc
+}
+
+/// The `https` revisit of an `http` capture gets the capture's payload through webaip's
+/// index, and pywb replays it through that index with the same bytes.
+#[test]
+fn an_https_revisit_of_an_http_capture_gets_its_payload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("crawl.warc"), scheme_revisit_warc()).unwrap();
+    std::fs::create_dir(d.join("idx")).unwrap();
+    let o = run(d, &["index", "crawl.warc", "-o", "idx/all.cdxj"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o =
+        run(d, &["get", "--index", "idx/all.cdxj", "--package", ".", "https://example.test/page"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, PAGE);
+    assert!(stderr(&o).contains("http://example.test/page at 20140501100000"), "{}", stderr(&o));
+    let captures = [("20140502100000".to_string(), "https://example.test/page".to_string())];
+    let replayed = crate::dedup::replay::replay(&d.join("idx/all.cdxj"), &[d], &captures);
+    let answer = &replayed["https://example.test/page"];
+    assert_eq!(answer["status"], 200, "{answer}");
+    assert_eq!(answer["sha256"], webaip::formats::digest::hex(&sha2::Sha256::digest(PAGE)));
+}
+
+/// `get --index NAME.idx` run in the index's folder finds `NAME.cdx.gz` beside it.
+#[test]
+fn a_zipnum_index_named_bare_finds_its_blocks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("crawl.warc"), scheme_revisit_warc()).unwrap();
+    let o = run(d, &["index", "--format", "zipnum", "crawl.warc", "-o", "z"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(d, &["get", "--index", "z.idx", "http://example.test/page"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, PAGE);
+}
+
+/// Two records of one `WARC-Record-ID`: `get --id` names both and gets neither.
+#[test]
+fn several_records_of_one_id_are_refused_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let id = "<urn:uuid:00000000-0000-4000-8000-00000000000a>";
+    let resource = |uri: &str, body: &[u8]| {
+        let fields = [
+            ("WARC-Type", "resource"),
+            ("WARC-Record-ID", id),
+            ("WARC-Date", "2014-05-01T10:00:00Z"),
+            ("WARC-Target-URI", uri),
+            ("Content-Type", "text/plain"),
+        ];
+        record(&fields, body)
+    };
+    let first = resource("http://example.test/a", b"first");
+    let warc = [first.clone(), resource("http://example.test/b", b"second")].concat();
+    std::fs::write(d.join("ids.warc"), warc).unwrap();
+    let o = run(d, &["index", "--record-ids", "ids.warc", "-o", "ids.cdxj"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(d, &["get", "--index", "ids.cdxj", "--id", id]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let said = stderr(&o);
+    assert!(said.contains(&format!("2 records carry the id {id}")), "{said}");
+    assert!(
+        said.contains("ids.warc offset 0")
+            && said.contains(&format!("ids.warc offset {}", first.len())),
+        "{said}"
+    );
 }
 
 /// Two `x.warc.gz` of different folders are refused by `index` (their lines could not say

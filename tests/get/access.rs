@@ -200,8 +200,8 @@ fn index_of_an_arc_says_to_migrate_first() {
     // What migrate makes of it is indexed.
     let o = run(d, &["migrate", "-q", "t.arc", "-o", "w"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let warcs = std::fs::read_dir(d.join("w")).unwrap().map(|e| e.unwrap().path());
-    let warc = warcs.filter(|p| p.to_string_lossy().ends_with(".warc.gz")).next().unwrap();
+    let mut warcs = std::fs::read_dir(d.join("w")).unwrap().map(|e| e.unwrap().path());
+    let warc = warcs.find(|p| p.to_string_lossy().ends_with(".warc.gz")).unwrap();
     let o = Command::new(crate::util::WEBAIP).arg("index").arg(&warc).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("http://example.test/"));

@@ -113,7 +113,8 @@ pub(crate) fn streamed(
         e.offset += base;
         e
     };
-    let mut reader = WarcReader::new(file, name.clone()).map_err(rebase)?;
+    // Bytes no record frames are skipped to the next record, as warcio does, and named.
+    let mut reader = WarcReader::new(file, name.clone()).map_err(rebase)?.resynchronise(true);
     let gzip = reader.is_gzip();
     loop {
         let read = reader
@@ -122,6 +123,10 @@ pub(crate) fn streamed(
                 other => Ok(other),
             })
             .map_err(rebase)?;
+        if let Some(mut gap) = reader.take_gap() {
+            gap.offset += base;
+            eprintln!("warning: {gap}");
+        }
         let Some((head, end, entry)) = read else { return Ok(None) };
         let offset = base + head.offset;
         if gzip && !end.member_ended {

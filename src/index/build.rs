@@ -63,13 +63,47 @@ pub fn resolve_inputs(args: &[PathBuf]) -> Result<Vec<IndexInput>, IndexError> {
             inputs
                 .extend(names.into_iter().map(|n| IndexInput { path: arg.join(&n), filename: n }));
         } else if arg.is_file() {
+            if is_arc(arg) {
+                return Err(IndexError::Arc(shown));
+            }
             let name = arg.file_name().map(|n| n.to_string_lossy().into_owned());
             inputs.push(IndexInput { path: arg.clone(), filename: name.unwrap_or(shown) });
         } else {
             return Err(IndexError::NotInput(shown));
         }
     }
+    refuse_same_names(&inputs)?;
     Ok(inputs)
+}
+
+/// True when `path` starts as an ARC file does (`filedesc://`, plain or in gzip). A file that
+/// cannot be read is left to the reader, which says why.
+fn is_arc(path: &Path) -> bool {
+    use std::io::{Read, Seek};
+    let Ok(mut file) = crate::layout::open_user_file(path) else { return false };
+    let mut head = Vec::with_capacity(16);
+    let _ = (&mut file).take(11).read_to_end(&mut head);
+    if head.starts_with(&[0x1f, 0x8b]) && file.rewind().is_ok() {
+        head.clear();
+        let _ = flate2::read::GzDecoder::new(file).take(11).read_to_end(&mut head);
+    }
+    head.starts_with(b"filedesc://")
+}
+
+/// Refuses inputs that the index would give one `filename` (two `x.warc.gz` of different
+/// folders): its lines could not say which holds their record.
+fn refuse_same_names(inputs: &[IndexInput]) -> Result<(), IndexError> {
+    let mut seen = std::collections::HashMap::new();
+    for input in inputs {
+        if let Some(first) = seen.insert(&input.filename, &input.path) {
+            return Err(IndexError::SameName {
+                name: input.filename.clone(),
+                first: first.display().to_string(),
+                second: input.path.display().to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The line of `entry` in `format` (without its line end), appended to `out`.

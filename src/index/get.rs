@@ -50,6 +50,18 @@ pub enum GetError {
         /// The id asked for.
         id: String,
     },
+    /// Several records carry the record id asked for.
+    #[error(
+        "{} records carry the id {id}: {}; get the one meant with --container and --offset",
+        .places.len(),
+        .places.join("; ")
+    )]
+    SeveralRecords {
+        /// The id asked for.
+        id: String,
+        /// Where they are: container and offset.
+        places: Vec<String>,
+    },
     /// No line of the index carries a record id at all.
     #[error(
         "the index carries no record ids (`recordId`): write it with `webaip index --record-ids`, or get the record by URL or by container and offset"
@@ -237,10 +249,12 @@ pub fn by_url(
 }
 
 /// The line carrying record id `id`: every line of every file is read (the index is sorted
-/// by URL, not by id), one at a time.
+/// by URL, not by id), one at a time. Several records of that id (a copied record, ids
+/// reused by a careless writer) are refused, naming them: taking one would hide the others.
 pub fn by_record_id(set: &IndexSet, id: &str) -> Result<(usize, IndexEntry), GetError> {
     let mut any_id = false;
     let needle = b"\"recordId\"";
+    let mut found: Vec<(usize, IndexEntry)> = Vec::new();
     for (i, f) in set.files().iter().enumerate() {
         for line in f.all_lines()? {
             let line = line?;
@@ -252,36 +266,51 @@ pub fn by_record_id(set: &IndexSet, id: &str) -> Result<(usize, IndexEntry), Get
                 continue;
             }
             let entry = line.entry(f.path())?;
-            if entry.extra_text("recordId").as_deref() == Some(id) {
-                return Ok((i, entry));
+            let same = |(j, e): &(usize, IndexEntry)| {
+                *j == i && e.filename == entry.filename && e.offset == entry.offset
+            };
+            if entry.extra_text("recordId").as_deref() == Some(id) && !found.iter().any(same) {
+                found.push((i, entry));
             }
         }
     }
-    Err(if any_id { GetError::NoRecordId { id: id.into() } } else { GetError::NoRecordIds })
+    match found.len() {
+        0 if any_id => Err(GetError::NoRecordId { id: id.into() }),
+        0 => Err(GetError::NoRecordIds),
+        1 => Ok(found.remove(0)),
+        _ => Err(GetError::SeveralRecords {
+            id: id.into(),
+            places: found
+                .iter()
+                .map(|(_, e)| format!("{} offset {}", e.filename, e.offset))
+                .collect(),
+        }),
+    }
 }
 
 /// The line of the original a revisit (`header`) refers to, with the number of its index
-/// file: a line of `WARC-Refers-To-Target-URI` at `WARC-Refers-To-Date`, not itself a
-/// revisit, with the revisit's payload digest and, where both state one, the record id of
-/// `WARC-Refers-To`. Reading its record then verifies the payload against that digest.
+/// file, found as pywb finds it: a line of the key of `WARC-Refers-To-Target-URI` (of the
+/// revisit's own URI when it names none), not itself a revisit, with the revisit's payload
+/// digest and, where both state one, the record id of `WARC-Refers-To`; the one at
+/// `WARC-Refers-To-Date` (the revisit's date when it names none), else the closest to it. The
+/// key, not the URL as written, is matched: an `https` revisit of an `http` capture is
+/// resolved. Reading its record then verifies the payload against that digest.
 pub fn original_of(set: &IndexSet, header: &WarcHeader) -> Result<(usize, IndexEntry), GetError> {
-    let field = |name: &str| header.get(name).unwrap_or("").trim().to_string();
+    let field = |name: &str| header.get(name).map(str::trim).filter(|v| !v.is_empty());
     // WARC 1.0 wrote the URI in angle brackets.
-    let uri = field("WARC-Refers-To-Target-URI");
-    let uri = uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(&uri).to_string();
-    let date = field("WARC-Refers-To-Date");
+    let uri = field("WARC-Refers-To-Target-URI").or(header.target_uri()).unwrap_or("");
+    let uri = uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(uri);
+    let ts = date_digits(field("WARC-Refers-To-Date").or(field("WARC-Date")).unwrap_or(""));
+    let wanted_secs = timestamp_seconds(&ts).unwrap_or(0);
     let (id, digest) = (header.get("WARC-Refers-To"), header.get("WARC-Payload-Digest"));
     let key = |d: &str| super::digests::DigestKey::parse(d.trim());
     let wanted = digest.and_then(key);
-    let ts = date_digits(&date);
-    // Why the lines of the URI at that time were not taken, for the error.
+    // Why the lines of the key at that time were not taken, for the error.
     let mut passed_over = Vec::new();
-    for found in set.lines_of(&super::surt::surt(&uri))? {
+    let mut best: Option<(i64, usize, IndexEntry)> = None;
+    for found in set.lines_of(&super::surt::surt(uri))? {
         let found = found?;
         let entry = found.line.entry(set.files()[found.file].path())?;
-        if entry.url != uri.replace(' ', "%20") || entry.timestamp != ts {
-            continue;
-        }
         let why = if entry.mime.as_deref() == Some("warc/revisit") {
             Some("is a revisit itself".to_string())
         } else if wanted.is_none() || entry.digest.as_deref().and_then(key) != wanted {
@@ -292,12 +321,19 @@ pub fn original_of(set: &IndexSet, header: &WarcHeader) -> Result<(usize, IndexE
                 _ => None,
             }
         };
+        let distance = (timestamp_seconds(&entry.timestamp).unwrap_or(0) - wanted_secs).abs();
         match why {
-            None => return Ok((found.file, entry)),
-            Some(w) => passed_over.push(format!("{} offset {}: {w}", entry.filename, entry.offset)),
+            None if best.as_ref().is_none_or(|(d, _, _)| distance < *d) => {
+                best = Some((distance, found.file, entry));
+            }
+            None => {}
+            Some(w) if entry.timestamp == ts => {
+                passed_over.push(format!("{} offset {}: {w}", entry.filename, entry.offset));
+            }
+            Some(_) => {}
         }
     }
-    Err(no_original(header, &passed_over))
+    best.map(|(_, file, entry)| (file, entry)).ok_or_else(|| no_original(header, &passed_over))
 }
 
 /// The error for a revisit whose original is not at hand, naming what the revisit says of it

@@ -41,6 +41,26 @@ pub enum IndexError {
     /// A container of a package is not a regular file reached without links, or is absent.
     #[error(transparent)]
     Refused(#[from] crate::layout::ConfineError),
+    /// An ARC file given: the index reads WARC, which `migrate` makes of it.
+    #[error(
+        "{0}: an ARC file: `index` reads WARC files; migrate it first (`webaip migrate {0} -o \
+         DIR`) and index the WARC file that makes"
+    )]
+    Arc(String),
+    /// Two inputs would have one `filename` in the index: a line could not tell which holds
+    /// its record.
+    #[error(
+        "{first} and {second} would both be named {name:?} in the index (a container is named \
+         by its file name): rename one, or index them separately"
+    )]
+    SameName {
+        /// The name both would have.
+        name: String,
+        /// The first input of that name.
+        first: String,
+        /// The second.
+        second: String,
+    },
     /// A file or folder given is neither a WARC nor a package.
     #[error("{0}: not a WARC file nor a package folder (a folder with METS.xml)")]
     NotInput(String),
@@ -93,7 +113,8 @@ pub(crate) fn streamed(
         e.offset += base;
         e
     };
-    let mut reader = WarcReader::new(file, name.clone()).map_err(rebase)?;
+    // Bytes no record frames are skipped to the next record, as warcio does, and named.
+    let mut reader = WarcReader::new(file, name.clone()).map_err(rebase)?.resynchronise(true);
     let gzip = reader.is_gzip();
     loop {
         let read = reader
@@ -102,6 +123,10 @@ pub(crate) fn streamed(
                 other => Ok(other),
             })
             .map_err(rebase)?;
+        if let Some(mut gap) = reader.take_gap() {
+            gap.offset += base;
+            eprintln!("warning: {gap}");
+        }
         let Some((head, end, entry)) = read else { return Ok(None) };
         let offset = base + head.offset;
         if gzip && !end.member_ended {

@@ -38,7 +38,11 @@ impl ZipNumIndex {
         let (_, _, loc, _) = paths(idx);
         let file = crate::layout::open_user_file(&loc)
             .map_err(|e| LookupError::Io { path: loc.clone(), source: io::Error::other(e) })?;
-        let folder = loc.parent().map_or(PathBuf::from("."), Path::to_path_buf);
+        // A bare `NAME.idx` has the empty path as its parent: its parts are in `.`.
+        let folder = loc
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or(PathBuf::from("."), Path::to_path_buf);
         let mut parts = HashMap::new();
         for (n, line) in io::BufReader::new(file).take(1 << 20).lines().enumerate() {
             let line = line.map_err(|source| LookupError::Io { path: loc.clone(), source })?;

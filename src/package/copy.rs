@@ -73,6 +73,21 @@ impl WarcFindings {
     }
 }
 
+impl WarcFindings {
+    /// Notes bytes no record frames, kept between the records as they are.
+    fn note_gap(&mut self, gap: &crate::formats::warc::reader::Gap) {
+        self.count += 1;
+        if self.examples.len() < MAX_EXAMPLES {
+            let message = match gap.offset_in_member {
+                0 => gap.what(),
+                n => format!("at {n} in the gzip member: {}", gap.what()),
+            };
+            let record_id = "(bytes between records)".into();
+            self.examples.push(WarcFinding { offset: gap.offset, record_id, message });
+        }
+    }
+}
+
 /// What a copied WARC held, once read to its end.
 #[derive(Debug, Default)]
 pub(super) struct StoredSummary {
@@ -135,8 +150,11 @@ impl StoredWarc {
         let hashed = Rc::new(RefCell::new((Sha512::new(), 0u64)));
         let tap =
             Tapped { from: Rc::clone(&from), queue: Rc::clone(&queue), hashed: Rc::clone(&hashed) };
+        // Bytes no record frames (after a short Content-Length) are read past, kept between
+        // the records as they are, and reported with their offset.
         let reader = WarcReader::new(tap, crate::sources::file_text(input))
-            .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?;
+            .map_err(|source| PackageError::Warc { path: input.to_path_buf(), source })?
+            .resynchronise(true);
         Ok(StoredWarc {
             input: input.to_path_buf(),
             gzip: reader.is_gzip(),
@@ -173,6 +191,9 @@ impl StoredWarc {
             let Some(reader) = self.reader.as_mut() else { return Ok(None) };
             let hold = self.hold;
             let next = reader.next_record(|head, block| read_stored_block(head, block, hold));
+            if let Some(gap) = reader.take_gap() {
+                self.summary.findings.note_gap(&gap);
+            }
             let (head, end, (d, check, (entity, held))) = match next {
                 Ok(Some(x)) => x,
                 Ok(None) => {

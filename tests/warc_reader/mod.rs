@@ -9,6 +9,7 @@ use webaip::formats::warc::WarcReader;
 use crate::util::{corpus, oracle};
 
 mod memory;
+mod resync;
 
 #[test]
 fn corpus_warcs_read_like_warcio_reads_them() {

@@ -60,7 +60,7 @@ pub enum WarcFault {
     #[error("cannot read the record header")]
     ReadHeader(#[source] io::Error),
     /// The first line is not `WARC/...` (its first 40 characters).
-    #[error("expected a WARC version line, found {0:?}")]
+    #[error("expected a WARC version line, found {}", shown(.0))]
     NotVersionLine(String),
     /// The input ends before the header's blank line.
     #[error("the input ends inside a record header")]
@@ -72,7 +72,7 @@ pub enum WarcFault {
     #[error("a continuation line before any field")]
     ContinuationFirst,
     /// A header line that is no `name: value` (its first 40 characters).
-    #[error("header line without a colon: {0:?}")]
+    #[error("header line without a colon: {}", shown(.0))]
     NoColon(String),
     /// `Content-Length` is absent or not a number.
     #[error("the record has no valid Content-Length")]
@@ -115,6 +115,43 @@ pub struct WarcRecordHead {
     pub header_len: u64,
     /// Bytes of those blank lines before the version line (part of `header_len`).
     pub leading_len: u64,
+}
+
+/// Bytes no record frames, skipped to reach the next record (with resynchronisation on): what
+/// follows a record whose `Content-Length` is short, or junk before the first record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    /// The file (or stream) name.
+    pub name: String,
+    /// Where the skipped bytes start: in the file, or for gzip the offset of their member.
+    pub offset: u64,
+    /// For gzip: where they start inside the decompressed member (0 for a plain file).
+    pub offset_in_member: u64,
+    /// How many bytes were skipped (decompressed bytes for gzip).
+    pub len: u64,
+    /// The first line that is no record's start (its first 40 characters, as shown).
+    pub first_line: String,
+}
+
+impl std::fmt::Display for Gap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: offset {}", self.name, self.offset)?;
+        if self.offset_in_member > 0 {
+            write!(f, " (at {} in its gzip member)", self.offset_in_member)?;
+        }
+        write!(f, ": {}", self.what())
+    }
+}
+
+impl Gap {
+    /// What the bytes are, without where (for reports that say where themselves).
+    pub fn what(&self) -> String {
+        format!(
+            "{} bytes no record frames (the record before may have a short Content-Length), \
+             kept as they are; first line {}",
+            self.len, self.first_line
+        )
+    }
 }
 
 /// How a record ended.
@@ -270,6 +307,12 @@ pub struct WarcReader<R: Read> {
     name: String,
     state: State<R>,
     gzip: bool,
+    /// Skip bytes no record frames to the next `WARC/` line rather than fail on them.
+    resync: bool,
+    /// Bytes skipped by the last call to `next_record`.
+    gap: Option<Gap>,
+    /// A record was read: junk before the first one means the input is no WARC at all.
+    read_any: bool,
 }
 
 impl WarcReader<File> {
@@ -313,7 +356,22 @@ impl<R: Read> WarcReader<R> {
         } else {
             State::Plain(raw)
         };
-        Ok(WarcReader { name, state, gzip })
+        Ok(WarcReader { name, state, gzip, resync: false, gap: None, read_any: false })
+    }
+
+    /// Reads on past bytes no record frames (as warcio does): where a record should start
+    /// but no `WARC/` version line is, the bytes up to the next line that starts with
+    /// `WARC/` and a digit are skipped, and [`WarcReader::take_gap`] names them. Before the
+    /// first record, and without it (the default), such bytes are an error.
+    pub fn resynchronise(mut self, on: bool) -> Self {
+        self.resync = on;
+        self
+    }
+
+    /// The bytes the last call to `next_record` skipped to reach its record (or the end of
+    /// the input), if any.
+    pub fn take_gap(&mut self) -> Option<Gap> {
+        self.gap.take()
     }
 
     /// True when the input is gzip-compressed.
@@ -343,6 +401,16 @@ impl<R: Read> WarcReader<R> {
         }
     }
 
+    fn gap_of(&self, s: &Skipped, (offset, offset_in_member): (u64, u64)) -> Gap {
+        Gap {
+            name: self.name.clone(),
+            offset,
+            offset_in_member,
+            len: s.len,
+            first_line: shown(&s.first_line),
+        }
+    }
+
     fn err(&self, offset: u64, fault: WarcFault) -> WarcError {
         WarcError { name: self.name.clone(), offset, fault }
     }
@@ -357,6 +425,8 @@ impl<R: Read> WarcReader<R> {
         f: impl FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
     ) -> Result<Option<(WarcRecordHead, RecordEnd, T)>, WarcError> {
         let mut f = Some(f);
+        self.gap = None;
+        let resync = self.resync && self.read_any;
         loop {
             // Enter the next gzip member if between members.
             if let State::Gzip(g) = &mut self.state
@@ -379,10 +449,20 @@ impl<R: Read> WarcReader<R> {
                 State::Gzip(g) => (g.current.unwrap_or(0), g.member.pos),
                 _ => return Err(self.err(0, WarcFault::Poisoned)),
             };
+            let mut skipped = None;
+            let gzip = self.gzip;
+            let start = Start { gzip, offset, offset_in_member, resync, skipped: &mut skipped };
             let result = match &mut self.state {
-                State::Plain(r) => read_one(r, &mut f, (offset, offset_in_member)),
-                State::Gzip(g) => read_one(&mut g.member, &mut f, (offset, offset_in_member)),
+                State::Plain(r) => read_one(r, &mut f, start),
+                State::Gzip(g) => read_one(&mut g.member, &mut f, start),
                 _ => unreachable!("matched above"),
+            };
+            let (offset, offset_in_member) = match skipped {
+                Some(s) => {
+                    self.gap = Some(self.gap_of(&s, (offset, offset_in_member)));
+                    moved(gzip, (offset, offset_in_member), s.len)
+                }
+                None => (offset, offset_in_member),
             };
             let ((header, header_len, leading_len), value, trailer_ok, blank) = match result {
                 Ok(Some(x)) => x,
@@ -416,6 +496,7 @@ impl<R: Read> WarcReader<R> {
                 _ => unreachable!("matched above"),
             };
             let end = RecordEnd { end, member_ended, trailer_ok, leading_blank_lines: blank };
+            self.read_any = true;
             return Ok(Some((head, end, value)));
         }
     }
@@ -441,11 +522,47 @@ fn padding_then_end(member: &mut impl BufRead) -> io::Result<bool> {
 
 type ReadOne<T> = Option<((WarcHeader, u64, u64), T, bool, u64)>;
 
-/// Reads one record; `at` is its (offset, offset in member), for the head given to `f`.
+/// Where `read_one` starts: the record's (offset, offset in member) for the head given to the
+/// callback, and with `resync` the bytes it skipped to reach a version line.
+struct Start<'a> {
+    gzip: bool,
+    offset: u64,
+    offset_in_member: u64,
+    resync: bool,
+    skipped: &'a mut Option<Skipped>,
+}
+
+/// Bytes skipped before a version line: their count and the first line (previewed).
+struct Skipped {
+    len: u64,
+    first_line: String,
+}
+
+impl Start<'_> {
+    /// Where the record starts once `skip` bytes were skipped: further into its gzip member,
+    /// or further into the file.
+    fn moved(&self, skip: u64) -> (u64, u64) {
+        moved(self.gzip, (self.offset, self.offset_in_member), skip)
+    }
+}
+
+fn moved(gzip: bool, (offset, in_member): (u64, u64), skip: u64) -> (u64, u64) {
+    match gzip {
+        true => (offset, in_member + skip),
+        false => (offset + skip, in_member),
+    }
+}
+
+/// A line that can start a record when reading on past junk: `WARC/` and a version digit.
+fn plausible_version_line(line: &[u8]) -> bool {
+    line.starts_with(b"WARC/") && line.get(5).is_some_and(u8::is_ascii_digit)
+}
+
+/// Reads one record; `at` is where it starts, for the head given to `f`.
 fn read_one<T, F>(
     r: &mut impl BufRead,
     f: &mut Option<F>,
-    at: (u64, u64),
+    at: Start<'_>,
 ) -> Result<ReadOne<T>, WarcFault>
 where
     F: FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
@@ -457,20 +574,44 @@ where
     let mut leading = 0u64;
     let mut line = Vec::new();
     let mut header_len;
+    // Reading on past junk: a line starts where the last read ended in LF.
+    let mut at_line_start = true;
     loop {
         line.clear();
         let n = read_line(r, &mut line).map_err(WarcFault::ReadHeader)?;
         if n == 0 {
+            if let Some(s) = at.skipped.as_mut() {
+                s.len += leading;
+            }
             return Ok(None);
         }
         header_len = n as u64;
-        if trim_eol(&line).is_empty() {
+        let line_start = std::mem::replace(&mut at_line_start, line.last() == Some(&b'\n'));
+        if line_start && trim_eol(&line).is_empty() {
             blank += 1;
             leading += n as u64;
             continue;
         }
-        break;
+        if !at.resync || (line_start && plausible_version_line(&line)) {
+            // Blank lines between junk and the record are the junk's: the record starts at
+            // its version line.
+            if let Some(s) = at.skipped.as_mut() {
+                s.len += leading;
+                (blank, leading) = (0, 0);
+            }
+            break;
+        }
+        // Junk where a record should start: skipped to the next plausible version line, the
+        // blank lines before it counted with it.
+        let s = at.skipped.get_or_insert_with(|| Skipped {
+            len: 0,
+            first_line: preview(&String::from_utf8_lossy(trim_eol(&line))),
+        });
+        s.len += leading + n as u64;
+        (blank, leading) = (0, 0);
     }
+    let skip = at.skipped.as_ref().map_or(0, |s| s.len);
+    let at = at.moved(skip);
     too_long(&line)?;
     let version = String::from_utf8_lossy(trim_eol(&line)).into_owned();
     if !version.starts_with("WARC/") {
@@ -555,9 +696,14 @@ fn too_long(line: &[u8]) -> Result<(), WarcFault> {
     Ok(())
 }
 
+/// A header line without its line end: LF, CR LF, or CR CR LF (written by tools that turned
+/// LF into CR LF twice; warcio reads such lines too).
 fn trim_eol(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
+    let mut line = line.strip_suffix(b"\n").unwrap_or(line);
+    while let Some(rest) = line.strip_suffix(b"\r") {
+        line = rest;
+    }
+    line
 }
 
 /// Header text is UTF-8 by the standard; older writers used ISO-8859-1, which never fails.
@@ -570,6 +716,16 @@ fn decode_header_text(b: &[u8]) -> String {
 
 fn preview(s: &str) -> String {
     s.chars().take(40).collect()
+}
+
+/// A previewed line as a message shows it: quoted text, or a phrase for binary bytes (such as
+/// gzip data read at an offset that is not a record's start), which a terminal must not get.
+fn shown(s: &str) -> String {
+    let binary = s.chars().any(|c| (c.is_control() && c != '\t') || c == '\u{fffd}');
+    match binary {
+        true => "binary data (not a record's start)".to_string(),
+        false => format!("{s:?}"),
+    }
 }
 
 #[cfg(test)]
@@ -659,6 +815,12 @@ mod tests {
         };
         let not_warc = fault(b"HTTP/1.1 200 OK\r\n\r\n");
         assert!(matches!(&not_warc, WarcFault::NotVersionLine(l) if l == "HTTP/1.1 200 OK"));
+        // Bytes that are no text (compressed data at a wrong offset) are named, not printed.
+        let binary = fault(b"#4\x07~\xff\xfe\x00<\x8b\r\n\r\n").to_string();
+        assert_eq!(
+            binary,
+            "expected a WARC version line, found binary data (not a record's start)"
+        );
         assert!(matches!(fault(b"WARC/1.1\r\nWARC-Type: x\r\n"), WarcFault::HeaderTruncated));
         assert!(matches!(fault(b"WARC/1.1\r\n folded\r\n\r\n"), WarcFault::ContinuationFirst));
         assert!(matches!(fault(b"WARC/1.1\r\nnocolon\r\n\r\n"), WarcFault::NoColon(_)));
@@ -700,5 +862,56 @@ mod tests {
         let (head, end, _) = r.next_record(|_, _| Ok(())).unwrap().unwrap();
         assert!(head.offset_in_member > 0 && end.member_ended);
         assert_eq!(end.end, bytes.len() as u64);
+    }
+
+    /// A record whose `Content-Length` is short leaves bytes no record frames: by default an
+    /// error at their offset; with resynchronisation they are skipped to the next line that
+    /// starts with `WARC/` and a digit (never one inside a line, even past `MAX_LINE`), named
+    /// as a gap of exact offset and length, and the records after it read. Junk before the
+    /// first record stays an error (the input is no WARC); junk at the end is a gap too. Header
+    /// lines ending in CR CR LF are read as warcio reads them.
+    #[test]
+    fn bytes_after_a_short_content_length_are_skipped_to_the_next_record() {
+        let (h, b) = rec(b"abc");
+        let good = [h.to_bytes(), b, b"\r\n\r\n".to_vec()].concat();
+        let long_line = [vec![b'x'; MAX_LINE + 10], b"WARC/1.0 inside a line".to_vec()].concat();
+        let junk = [&b"tail of a block\r\n\r\n"[..], &long_line, b"\r\nmore\n\r\n"].concat();
+        let crcrlf =
+            "WARC/1.1\r\r\nWARC-Type: resource\r\r\nContent-Length: 3\r\r\n\r\r\nabc\r\n\r\n";
+        let bytes = [&good[..], &junk, crcrlf.as_bytes(), b"trailing junk\n"].concat();
+        let mut r = WarcReader::new(&bytes[..], "t").unwrap();
+        r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        let err = r.next_record(|_, _| Ok(())).unwrap_err();
+        assert_eq!(err.offset, good.len() as u64);
+        assert!(matches!(err.fault, WarcFault::NotVersionLine(_)), "{err:?}");
+
+        let mut r = WarcReader::new(&bytes[..], "t").unwrap().resynchronise(true);
+        r.next_record(|_, _| Ok(())).unwrap().unwrap();
+        assert_eq!(r.take_gap(), None);
+        let (head, end, body) = r
+            .next_record(|h, b| {
+                let mut v = Vec::new();
+                b.read_to_end(&mut v)?;
+                Ok((h.offset, v))
+            })
+            .unwrap()
+            .unwrap();
+        let gap = r.take_gap().expect("the junk is named");
+        assert_eq!((gap.offset, gap.len), (good.len() as u64, junk.len() as u64));
+        assert_eq!(gap.first_line, "\"tail of a block\"");
+        assert_eq!(head.offset, (good.len() + junk.len()) as u64);
+        assert_eq!(body, (head.offset, b"abc".to_vec()), "the callback sees where it starts");
+        assert_eq!(head.header.get("WARC-Type"), Some("resource"));
+        assert_eq!(head.header.version, "WARC/1.1");
+        assert_eq!(end.end, (good.len() + junk.len() + crcrlf.len()) as u64);
+        assert!(r.next_record(|_, _| Ok(())).unwrap().is_none());
+        let gap = r.take_gap().expect("junk at the end is named");
+        assert_eq!((gap.offset, gap.len), (end.end, 14));
+        assert_eq!(gap.to_string().split(": ").next(), Some("t"));
+
+        let no_warc = [&b"<html>\n"[..], &good].concat();
+        let mut r = WarcReader::new(&no_warc[..], "t").unwrap().resynchronise(true);
+        let err = r.next_record(|_, _| Ok(())).unwrap_err();
+        assert!(matches!(err.fault, WarcFault::NotVersionLine(_)), "{err:?}");
     }
 }

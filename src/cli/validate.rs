@@ -27,8 +27,8 @@ pub struct ValidateArgs {
 /// How a METS is checked: shared by `validate` and `audit`.
 #[derive(Debug, Args)]
 pub struct MetsCheckArgs {
-    /// Directory with the official schemas (mets-bundle.xsd ...); default: $WEBAIP_SCHEMAS.
-    /// Without one, XML Schema validation is skipped and the report says so.
+    /// Directory whose schema bundle (mets-bundle.xsd ...) replaces the official schemas built
+    /// into webaip; default: $WEBAIP_SCHEMAS, else the built-in ones.
     #[arg(long, env = "WEBAIP_SCHEMAS")]
     schemas: Option<PathBuf>,
     /// Profile to require (bl-webarchive, bl-legacy, or a .toml file). Default: the profile the
@@ -82,6 +82,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
             Err(
                 e @ (ValidateError::Unreadable { .. }
                 | ValidateError::NoBundle { .. }
+                | ValidateError::NoBuiltInBundle { .. }
                 | ValidateError::Scratch { .. }),
             ) => {
                 eprintln!("webaip: {e}");
@@ -103,8 +104,9 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
             println!("{name}:{line}: {sev} [{}]{element} {}", f.rule, f.message);
         }
         match &r.xsd {
-            XsdStatus::Validated { bundle } => {
-                println!("{name}: XML Schema: validated against {}", bundle.display())
+            XsdStatus::Validated { bundle, built_in } => {
+                let whose = if *built_in { " (built in)" } else { "" };
+                println!("{name}: XML Schema: validated against {}{whose}", bundle.display())
             }
             XsdStatus::Skipped { reason } => println!("{name}: XML Schema: SKIPPED ({reason})"),
         }

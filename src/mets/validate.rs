@@ -164,6 +164,8 @@ pub struct ValidationReport {
     pub profile_note: String,
     /// XML Schema validation.
     pub xsd: XsdStatus,
+    /// False when the document could not be read to its end (not well-formed, cut short).
+    pub well_formed: bool,
     /// The findings, in document order.
     pub findings: Vec<Finding>,
     /// True when there is no error.
@@ -322,6 +324,7 @@ pub fn validate_mets(
         profile_source: source,
         profile_note,
         xsd,
+        well_formed: !xml_error,
         findings,
         valid,
     })
@@ -636,8 +639,14 @@ impl Checker {
                 Err(e) => {
                     self.xml_error = true;
                     let message = match &e {
-                        MetsError::Xml { source, .. } => format!("not well-formed XML: {source}"),
+                        MetsError::Xml { source, pos } => {
+                            let column = reader.column_at(pos.offset);
+                            format!("not well-formed XML (column {column}): {source}")
+                        }
                         MetsError::Refused { refusal, .. } => refusal.to_string(),
+                        MetsError::Unfinished { column, unfinished, .. } => {
+                            format!("not well-formed XML (column {column}): {unfinished}")
+                        }
                     };
                     self.error("XML", "", e.pos(), message);
                     // A NUL before the point the parser stopped at is reported too.
@@ -1574,11 +1583,12 @@ impl Checker {
         self.check_required_sections(&x)
     }
 
-    /// Every event links described objects and agents (P5.3).
+    /// Every event links described objects and agents (P5.3): a rule of the profile, not of
+    /// PREMIS, which lets an event link an agent or object described elsewhere.
     fn check_events(&mut self, x: &Crossrefs) -> Result<(), CrossrefError> {
         x.undescribed_event_links(|what, event_type, id, at| {
             let what = format!("event {event_type:?} links {what} {id:?}, which is not described");
-            self.error("P5.3", "event", at, what)
+            self.profile_rule("P5.3", "event", at, what)
         })
     }
 
@@ -1744,6 +1754,14 @@ mod xsd {
         let doc_path = doc.to_str().ok_or(SchemaError::NotUtf8)?;
         Ok(match ctx.validate_file(doc_path) {
             Ok(()) => Vec::new(),
+            // libxml2 failed without saying why: never taken for a pass.
+            Err(errs) if errs.is_empty() => vec![Finding {
+                severity: Severity::Error,
+                rule: "XSD".into(),
+                line: None,
+                element: String::new(),
+                message: "libxml2 could not validate the document and gave no diagnostic".into(),
+            }],
             Err(errs) => errs
                 .into_iter()
                 .map(|e| Finding {

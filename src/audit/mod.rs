@@ -7,9 +7,11 @@
 //! A package webaip did not write (one that names no profile, or another's) is checked under
 //! the profile the validation chose for it, as advice: what that profile would ask for and the
 //! package lacks (a manifest, files inside the folder) is *not checkable here*, not damage.
-//! Damage is bytes that differ from what the METS says; two statements of the METS that differ
-//! from each other (a file's `SIZE`/`CHECKSUM` and its PREMIS object's) are an inconsistency,
-//! a verdict of its own.
+//! Damage is bytes that differ from what the METS says, content missing, or a METS that cannot
+//! be read to its end; a METS that breaks the rules it is judged by is an invalid description,
+//! and two statements of the METS that differ from each other (a file's `SIZE`/`CHECKSUM` and
+//! its PREMIS object's) an inconsistency: verdicts of their own. An E-ARK package is judged by
+//! the E-ARK rules ([`csip`]).
 //!
 //! `--deep` reads every record of every container, described or not, verifies the WARC block and
 //! payload digests, and compares the number of records with the count the container's PREMIS
@@ -19,6 +21,7 @@
 //! whole-file SHA-512 of a container is one task, and its records are split into spans that are
 //! read in parallel, so one large container uses every core.
 
+pub mod csip;
 pub(crate) mod records;
 pub mod references;
 
@@ -49,6 +52,9 @@ const MIN_SPAN: u64 = 4 << 20;
 pub struct AuditOptions {
     /// How to validate the METS (schemas, profile).
     pub validate: ValidateOptions,
+    /// Judge the package by the E-ARK CSIP rules even when its METS does not claim them
+    /// (`--profile eark-csip`); a METS that claims an E-ARK profile is judged by them anyway.
+    pub eark: bool,
     /// Read every record of every container and verify its WARC digests.
     pub deep: bool,
     /// Follow every revisit to its original ([`references`]), in the package itself and in
@@ -101,7 +107,11 @@ pub enum Verdict {
     /// No byte found damaged, but the METS contradicts itself: a file's `SIZE` or `CHECKSUM`
     /// differs from its PREMIS object's.
     Inconsistent,
-    /// Something is wrong.
+    /// No byte found damaged, but the METS breaks the rules it is judged by (its schema, the
+    /// profile it claims, the E-ARK rules of an E-ARK package).
+    Invalid,
+    /// Bytes that differ from what the METS says, content missing, or a METS that cannot be
+    /// read to its end.
     Damaged,
 }
 
@@ -113,6 +123,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Inconsistent => {
                 "INCONSISTENT DESCRIPTION (no damage found in what could be checked)"
             }
+            Verdict::Invalid => "INVALID DESCRIPTION (no damage found in what could be checked)",
             Verdict::Damaged => "DAMAGED",
         })
     }
@@ -180,6 +191,9 @@ pub struct AuditReport {
     /// Who the package says it is, and its package-level PREMIS (None when those sections
     /// cannot be read; the validation says why).
     pub identity: Option<PackageIdentity>,
+    /// The E-ARK rules' findings, when the package is judged by them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eark: Option<csip::CsipCheck>,
     /// Where the revisits lead (`--with`); each one that leads nowhere is also a finding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub references: Option<references::ReferenceReport>,
@@ -294,6 +308,9 @@ pub enum AuditError {
         #[source]
         source: io::Error,
     },
+    /// The E-ARK check could not read the package.
+    #[error(transparent)]
+    Eark(#[from] crate::export::eark::check::CheckError),
     /// The METS is not well-formed enough to list its files (the line and byte offset where
     /// reading stopped are in the cause).
     #[error("{}: {source}", path.display())]
@@ -408,7 +425,12 @@ pub fn audit_package(
 ) -> Result<AuditReport, AuditError> {
     let (dir, mets_path) = package_paths(path)?;
     let dir = dir.as_path();
-    let validation = validate_mets(&mets_path, &opts.validate)?;
+    let mut validation = validate_mets(&mets_path, &opts.validate)?;
+    let mut findings = Vec::new();
+    let eark = match opts.eark || csip::claims_csip(&mets_path) {
+        true => Some(csip::check(dir, &mut validation, &mut findings)?),
+        false => None,
+    };
     let profile = opts
         .validate
         .profile
@@ -418,8 +440,14 @@ pub fn audit_package(
     // A profile the package does not claim is advice: what it asks for is not damage.
     let required = validation.profile_required;
     let mut unchecked = Vec::new();
-    let files = list_files(&mets_path)?;
-    let mut findings = Vec::new();
+    let files = match list_files(&mets_path) {
+        Ok(files) => files,
+        Err(AuditError::Mets { source, .. }) => {
+            let (v, deep) = (validation, opts.deep);
+            return Ok(unreadable_mets(dir, &mets_path, v, deep, eark, findings, &source));
+        }
+        Err(e) => return Err(e),
+    };
     let listed = listed_names(&files);
 
     // Which listed files are here, and the tasks that read them.
@@ -529,7 +557,8 @@ pub fn audit_package(
     };
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&files, &mut findings);
-    let (verdict, inconsistencies) = conclude(&validation, &mets_name, &findings, &unchecked);
+    let (verdict, inconsistencies) =
+        conclude(&validation, &mets_name, &findings, &unchecked, eark.as_ref());
     Ok(AuditReport {
         package: dir.to_path_buf(),
         mets: mets_path.clone(),
@@ -547,9 +576,49 @@ pub fn audit_package(
         warc_digests_checked: digests,
         intact: verdict == Verdict::Intact,
         identity,
+        eark,
         references,
         arc_rebuilds,
     })
+}
+
+/// The report on a package whose METS cannot be read to its end (cut short, not well-formed):
+/// damaged, its files unchecked, the place the reading stopped named.
+fn unreadable_mets(
+    dir: &Path,
+    mets: &Path,
+    validation: ValidationReport,
+    deep: bool,
+    eark: Option<csip::CsipCheck>,
+    mut findings: Vec<AuditFinding>,
+    why: &crate::mets::reader::MetsError,
+) -> AuditReport {
+    let name = mets.file_name().map_or(METS.into(), |n| n.to_string_lossy().into_owned());
+    let pos = why.pos();
+    let message = format!("{why}; the files it lists are not checked");
+    let mut f = finding("XML", &name, Some(pos.offset), "", message);
+    f.mets_line = Some(pos.line);
+    findings.insert(0, f);
+    AuditReport {
+        package: dir.to_path_buf(),
+        mets: mets.to_path_buf(),
+        verdict: Verdict::Damaged,
+        deep,
+        validation,
+        findings,
+        inconsistencies: Vec::new(),
+        unchecked: Vec::new(),
+        files_listed: 0,
+        files_checked: 0,
+        records_checked: 0,
+        bytestreams_checked: 0,
+        records_read: 0,
+        warc_digests_checked: 0,
+        intact: false,
+        identity: None,
+        eark,
+        references: None,
+    }
 }
 
 /// Rebuilds the stream of every ARC the package's containers were migrated from; each
@@ -637,13 +706,16 @@ fn follow_references(
 }
 
 /// The verdict, and where the METS contradicts itself (as audit findings about the METS).
-/// Damage is a byte that differs from what the METS says, or a METS that is invalid for another
-/// reason; a `<file>` whose attributes and PREMIS object disagree is an inconsistency.
+/// Damage is a byte that differs from what the METS says, content missing, or a METS that
+/// cannot be read to its end; a METS that breaks the rules it is judged by is an invalid
+/// description, and a `<file>` whose attributes and PREMIS object disagree an inconsistency:
+/// neither says anything of the bytes.
 fn conclude(
     validation: &ValidationReport,
     mets_name: &str,
     findings: &[AuditFinding],
     unchecked: &[Unchecked],
+    eark: Option<&csip::CsipCheck>,
 ) -> (Verdict, Vec<AuditFinding>) {
     let inconsistencies: Vec<AuditFinding> = validation
         .findings
@@ -660,10 +732,13 @@ fn conclude(
         })
         .collect();
     let invalid =
-        validation.findings.iter().any(|f| f.severity == Severity::Error && !f.is_inconsistency());
-    let damaged = invalid || findings.iter().any(|f| f.severity == Severity::Error);
+        validation.findings.iter().any(|f| f.severity == Severity::Error && !f.is_inconsistency())
+            || eark.is_some_and(|e| !e.findings.is_empty());
+    let damaged = !validation.well_formed || findings.iter().any(|f| f.severity == Severity::Error);
     let verdict = if damaged {
         Verdict::Damaged
+    } else if invalid {
+        Verdict::Invalid
     } else if !inconsistencies.is_empty() {
         Verdict::Inconsistent
     } else if unchecked.is_empty() {

@@ -7,7 +7,7 @@ use clap::Args;
 use webaip::audit::{AuditError, AuditOptions, AuditProgress, Verdict, audit_package};
 use webaip::mets::validate::Severity;
 
-use super::{EXIT_ERROR, EXIT_FINDINGS, terminal_text};
+use super::{EXIT_DESCRIPTION, EXIT_ERROR, EXIT_FINDINGS, terminal_text};
 
 /// Arguments of `webaip audit`.
 #[derive(Debug, Args)]
@@ -70,13 +70,37 @@ fn required_from_store(
     Ok(tmp)
 }
 
-/// Runs the command; returns the exit status: 0 no damage found (intact, or intact as far as
-/// could be checked here), 1 damaged or its METS contradicts itself, 2 could not audit.
+/// The exit status of one verdict: 0 no damage found (intact, or intact as far as could be
+/// checked here), 1 damaged, 3 no damage found but the METS is an invalid or inconsistent
+/// description.
+fn status_of(verdict: Verdict) -> i32 {
+    match verdict {
+        Verdict::Intact | Verdict::Partial => 0,
+        Verdict::Damaged => EXIT_FINDINGS,
+        Verdict::Invalid | Verdict::Inconsistent => EXIT_DESCRIPTION,
+    }
+}
+
+/// The more serious of two statuses: could not audit (2), damaged (1), description (3), 0.
+fn worse(a: i32, b: i32) -> i32 {
+    let rank = |c| match c {
+        EXIT_ERROR => 3,
+        EXIT_FINDINGS => 2,
+        EXIT_DESCRIPTION => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+/// Runs the command; returns the exit status: the most serious of [`status_of`] over the
+/// packages, 2 when one could not be audited.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     let follow = args.references || !args.with.is_empty() || args.store.is_some();
     let with = follow.then(|| args.with.clone());
+    let eark = args.check.is_eark();
     let mut opts = AuditOptions {
         validate: args.check.options()?,
+        eark,
         deep: args.deep,
         with,
         rebuild_arcs: args.rebuild_arcs,
@@ -105,16 +129,14 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         bar.finish_and_clear();
         match result {
             Ok(r) => {
-                if matches!(r.verdict, Verdict::Damaged | Verdict::Inconsistent) {
-                    code = code.max(EXIT_FINDINGS);
-                }
+                code = worse(code, status_of(r.verdict));
                 reports.push(r);
             }
             Err(e) => {
                 // Each variant's message names the path it is about.
                 let e: AuditError = e;
                 eprintln!("webaip: {e}");
-                code = EXIT_ERROR;
+                code = worse(code, EXIT_ERROR);
             }
         }
     }
@@ -167,6 +189,11 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             let (file, arc) = (terminal_text(&g.container), terminal_text(&g.name));
             println!("{name}/{file}: ARC {arc}: {}", g.why);
         }
+        for f in r.eark.iter().flat_map(|e| &e.findings) {
+            let line = f.mets_line.unwrap_or(1);
+            let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
+            println!("{name}/{file}:{line}: {} [{}] (E-ARK) {message}", f.severity, f.rule);
+        }
         for u in &r.unchecked {
             let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
             println!("{name}/{}: not checkable here{id}: {}", terminal_text(&u.file), u.reason);
@@ -199,13 +226,21 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             ),
             None => String::new(),
         };
+        let eark = match &r.eark {
+            Some(e) => format!(
+                "; E-ARK CSIP: {} findings, {} files verified",
+                e.findings.len(),
+                e.files_verified
+            ),
+            None => String::new(),
+        };
         let unchecked = if r.unchecked.is_empty() {
             String::new()
         } else {
             format!("; {} not checkable here", r.unchecked.len())
         };
         println!(
-            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{rebuilt}{references}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
+            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{rebuilt}{references}{eark}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
             r.verdict,
             r.files_checked,
             r.files_listed,

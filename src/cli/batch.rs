@@ -133,7 +133,8 @@ struct RunArgs {
     /// zlib level of migrated containers.
     #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
     level: u32,
-    /// Schema directory to validate each METS against.
+    /// Directory whose schema bundle replaces the official schemas built into webaip (the METS
+    /// is validated against the built-in ones without it).
     #[arg(long, env = "WEBAIP_SCHEMAS")]
     schemas: Option<PathBuf>,
     /// Time zone of PANDAS instance names and HTTrack log times (an item's options may say

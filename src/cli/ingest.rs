@@ -56,6 +56,11 @@ enum ModeArg {
 /// Runs the command; returns the exit status: 0 every AIP made or already there, 2 a
 /// submission refused or not ingested.
 pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
+    if args.check.is_eark() {
+        anyhow::bail!(
+            "ingest takes webaip submissions; --profile eark-csip is for validate and audit"
+        );
+    }
     let opts = IngestOptions {
         out: args.out.clone(),
         validate: args.check.options()?,

@@ -28,6 +28,9 @@ use clap::{Parser, Subcommand};
 pub const EXIT_FINDINGS: i32 = 1;
 /// Exit status when the command could not run at all (bad arguments, unreadable report path).
 pub const EXIT_ERROR: i32 = 2;
+/// Exit status of `audit` when no damage was found but a METS is an invalid or inconsistent
+/// description (damage, 1, and errors, 2, outrank it).
+pub const EXIT_DESCRIPTION: i32 = 3;
 
 /// webaip: turns harvested websites into preservation packages, and checks them.
 #[derive(Debug, Parser)]

@@ -96,7 +96,8 @@ pub struct PackageArgs {
     /// Package without virus checking (recorded as "not scanned" on every container).
     #[arg(long)]
     no_virus_check: bool,
-    /// Schema directory to validate the METS against before the package is declared complete.
+    /// Directory whose schema bundle replaces the official schemas built into webaip (the METS
+    /// is validated against the built-in ones without it).
     #[arg(long, env = "WEBAIP_SCHEMAS")]
     schemas: Option<PathBuf>,
     /// Time zone of PANDAS instance directory names and HTTrack log times (UTC, +10:00, or an
@@ -515,7 +516,7 @@ fn print_report(r: &PackageReport) {
     let xsd = if r.mets_xsd_checked {
         "and XML schemas"
     } else {
-        "XML schemas not checked: no --schemas"
+        "XML schemas NOT checked (see webaip validate)"
     };
     println!(
         "  METS: valid under profile ({xsd}); {} files, {} bytes; {:.2} s",

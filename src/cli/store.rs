@@ -110,7 +110,11 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
     let quiet = args.quiet || args.json;
     match args.action {
         Action::Put { packages, check } => {
-            let audit = AuditOptions { validate: check.options()?, ..Default::default() };
+            let audit = AuditOptions {
+                validate: check.options()?,
+                eark: check.is_eark(),
+                ..Default::default()
+            };
             let mut code = 0;
             let mut reports = Vec::new();
             for p in &packages {

@@ -24,26 +24,36 @@ pub struct ValidateArgs {
     json: bool,
 }
 
+/// The profile name that asks for the E-ARK CSIP rules.
+const EARK_CSIP: &str = "eark-csip";
+
 /// How a METS is checked: shared by `validate` and `audit`.
 #[derive(Debug, Args)]
 pub struct MetsCheckArgs {
-    /// Directory with the official schemas (mets-bundle.xsd ...); default: $WEBAIP_SCHEMAS.
-    /// Without one, XML Schema validation is skipped and the report says so.
+    /// Directory whose schema bundle (mets-bundle.xsd ...) replaces the official schemas built
+    /// into webaip; default: $WEBAIP_SCHEMAS, else the built-in ones.
     #[arg(long, env = "WEBAIP_SCHEMAS")]
     schemas: Option<PathBuf>,
     /// Profile to require (bl-webarchive, bl-legacy, or a .toml file). Default: the profile the
     /// document's PROFILE names; if it names none webaip knows, the one its PREMIS version fits
-    /// (PREMIS 2: bl-legacy; else bl-webarchive), as advice (warnings only).
+    /// (PREMIS 2: bl-legacy; else bl-webarchive), as advice (warnings only). eark-csip: the
+    /// E-ARK CSIP rules (validate, audit).
     #[arg(long)]
     profile: Option<String>,
 }
 
 impl MetsCheckArgs {
-    /// The validation options these arguments ask for (loading the profile).
+    /// True for `--profile eark-csip`: the E-ARK rules, not a webaip profile.
+    pub fn is_eark(&self) -> bool {
+        self.profile.as_deref() == Some(EARK_CSIP)
+    }
+
+    /// The validation options these arguments ask for (loading the profile; none for
+    /// `eark-csip`, whose rules the caller applies).
     pub fn options(&self) -> anyhow::Result<ValidateOptions> {
         let profile = match &self.profile {
-            Some(p) => Some(Profile::load(p)?),
-            None => None,
+            Some(p) if p != EARK_CSIP => Some(Profile::load(p)?),
+            _ => None,
         };
         Ok(ValidateOptions { schemas: self.schemas.clone(), profile })
     }
@@ -53,7 +63,7 @@ impl MetsCheckArgs {
 /// gets the WACZ check, and `--profile eark-csip` the E-ARK rules, instead of a METS check.
 pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
     let wacz = |p: &PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("wacz"));
-    let eark = args.check.profile.as_deref() == Some("eark-csip");
+    let eark = args.check.is_eark();
     if eark || args.mets.iter().any(wacz) {
         let mut code = 0;
         for path in &args.mets {
@@ -82,6 +92,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
             Err(
                 e @ (ValidateError::Unreadable { .. }
                 | ValidateError::NoBundle { .. }
+                | ValidateError::NoBuiltInBundle { .. }
                 | ValidateError::Scratch { .. }),
             ) => {
                 eprintln!("webaip: {e}");
@@ -103,8 +114,9 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
             println!("{name}:{line}: {sev} [{}]{element} {}", f.rule, f.message);
         }
         match &r.xsd {
-            XsdStatus::Validated { bundle } => {
-                println!("{name}: XML Schema: validated against {}", bundle.display())
+            XsdStatus::Validated { bundle, built_in } => {
+                let whose = if *built_in { " (built in)" } else { "" };
+                println!("{name}: XML Schema: validated against {}{whose}", bundle.display())
             }
             XsdStatus::Skipped { reason } => println!("{name}: XML Schema: SKIPPED ({reason})"),
         }

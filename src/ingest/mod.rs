@@ -477,7 +477,7 @@ fn admissible(audit: &crate::audit::AuditReport) -> bool {
         Verdict::Partial => {
             audit.unchecked.iter().all(|u| matches!(u.kind, KeptElsewhere | NoManifest))
         }
-        Verdict::Inconsistent | Verdict::Damaged => false,
+        Verdict::Inconsistent | Verdict::Invalid | Verdict::Damaged => false,
     }
 }
 

@@ -494,6 +494,17 @@ mod tests {
     fn the_root_alone() {
         let root = read_root(MetsReader::strict(DOC.as_bytes())).unwrap().unwrap();
         assert_eq!(root.objid.as_deref(), Some("pkg-1"));
-        assert!(read_root(MetsReader::strict(&b"<?xml version='1.0'?>"[..])).unwrap().is_none());
+        // A document without a root element is not well-formed: an error, not an empty answer.
+        let none = read_root(MetsReader::strict(&b"<?xml version='1.0'?>"[..]));
+        assert!(
+            matches!(
+                none,
+                Err(MetsError::Unfinished {
+                    unfinished: crate::mets::reader::Unfinished::NoRoot,
+                    ..
+                })
+            ),
+            "{none:?}"
+        );
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod descriptive;
 pub(crate) mod listing;
 pub(crate) mod premis;
 pub(crate) mod reader;
+pub mod schemas;
 pub mod sections;
 pub mod validate;
 pub mod writer;

@@ -170,13 +170,37 @@ pub enum MetsError {
     /// Something a METS package never holds (strict readers).
     #[error("{pos}: {refusal}")]
     Refused { pos: Pos, refusal: Refusal },
+    /// The document ends before its root element does, or has none: cut short (quick-xml
+    /// stops at the end of the input without a word, libxml2 with a bare "-1").
+    #[error("{pos}, column {column}: not well-formed XML: {unfinished}")]
+    Unfinished { pos: Pos, column: u64, unfinished: Unfinished },
+}
+
+/// How a document ends before it is whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unfinished {
+    /// No root element at all.
+    #[error("the document ends without a root element")]
+    NoRoot,
+    /// Elements still open at the end.
+    #[error(
+        "the document ends with {open} element(s) not closed, the root <{root}> among them (cut short?)"
+    )]
+    Open {
+        /// How many elements are open.
+        open: u64,
+        /// The root element's qualified name.
+        root: String,
+    },
 }
 
 impl MetsError {
     /// Where the reader stopped.
     pub(crate) fn pos(&self) -> Pos {
         match self {
-            MetsError::Xml { pos, .. } | MetsError::Refused { pos, .. } => *pos,
+            MetsError::Xml { pos, .. }
+            | MetsError::Refused { pos, .. }
+            | MetsError::Unfinished { pos, .. } => *pos,
         }
     }
 }
@@ -188,6 +212,9 @@ pub(crate) struct MetsReader<R> {
     strict: bool,
     /// Set after the end of the document (or an error): nothing more is read.
     done: bool,
+    /// Elements open, and the root's qualified name once it has started.
+    open: u64,
+    root: Option<String>,
 }
 
 impl<R: BufRead> MetsReader<R> {
@@ -195,7 +222,7 @@ impl<R: BufRead> MetsReader<R> {
     pub(crate) fn lenient(input: R) -> Self {
         let mut reader = NsReader::from_reader(Counter::new(input));
         reader.config_mut().check_end_names = true;
-        MetsReader { reader, buf: Vec::new(), strict: false, done: false }
+        MetsReader { reader, buf: Vec::new(), strict: false, done: false, open: 0, root: None }
     }
 
     /// A reader that stops at the first refusal with [`MetsError::Refused`].
@@ -250,9 +277,17 @@ impl<R: BufRead> MetsReader<R> {
             let offset = before.saturating_add(bom).max(counter.mark);
             let pos = Pos { offset, line: counter.line_at(offset) };
             let event = match ev {
-                XmlEvent::Start(e) => Event::Start(element(&self.reader, ns, &e), pos),
-                XmlEvent::Empty(e) => Event::Empty(element(&self.reader, ns, &e), pos),
+                XmlEvent::Start(e) => {
+                    note_root(&mut self.root, &e);
+                    self.open += 1;
+                    Event::Start(element(&self.reader, ns, &e), pos)
+                }
+                XmlEvent::Empty(e) => {
+                    note_root(&mut self.root, &e);
+                    Event::Empty(element(&self.reader, ns, &e), pos)
+                }
                 XmlEvent::End(e) => {
+                    self.open = self.open.saturating_sub(1);
                     Event::End { ns, local: e.local_name().as_ref().to_string(), pos }
                 }
                 XmlEvent::Text(t) => Event::Text(t.xml10_content().into_owned(), pos),
@@ -264,6 +299,7 @@ impl<R: BufRead> MetsReader<R> {
                 XmlEvent::DocType(_) => Event::Refused(Refusal::Doctype, pos),
                 XmlEvent::Eof => {
                     self.done = true;
+                    self.check_whole()?;
                     // XML 1.0 has no NUL character, and libxml2 stops at one: a document
                     // holding one is not what it seems to be, whether or not the parser noticed.
                     match self.reader.get_ref().tally.first_nul {
@@ -278,6 +314,24 @@ impl<R: BufRead> MetsReader<R> {
         }
     }
 
+    /// At the end of the input: an error unless the root element started and ended.
+    fn check_whole(&self) -> Result<(), MetsError> {
+        let unfinished = match &self.root {
+            None => Unfinished::NoRoot,
+            Some(_) if self.open == 0 => return Ok(()),
+            Some(root) => Unfinished::Open { open: self.open, root: root.clone() },
+        };
+        let t = &self.reader.get_ref().tally;
+        let pos = Pos { offset: t.pos, line: t.line };
+        Err(MetsError::Unfinished { pos, column: t.column_at(t.pos), unfinished })
+    }
+
+    /// The column (1-based, in bytes) of `offset`, an offset of the event just read or the
+    /// place an error was found in it.
+    pub(crate) fn column_at(&self, offset: u64) -> u64 {
+        self.reader.get_ref().tally.column_at(offset)
+    }
+
     /// The byte offset just past the last event yielded (its end tag's `>`, its text's last
     /// byte): with the event's [`Pos`], the event's whole span in the file.
     pub(crate) fn offset(&self) -> u64 {
@@ -288,6 +342,13 @@ impl<R: BufRead> MetsReader<R> {
     /// wanted by callers that stop early on an XML error).
     pub(crate) fn first_nul(&self) -> Option<Pos> {
         self.reader.get_ref().tally.first_nul
+    }
+}
+
+/// Notes the root's name when `e` is the first element.
+fn note_root(root: &mut Option<String>, e: &BytesStart<'_>) {
+    if root.is_none() {
+        *root = Some(e.name().as_ref().to_string());
     }
 }
 
@@ -353,6 +414,9 @@ struct Tally {
     /// Where the current event started, and its line.
     mark: u64,
     mark_line: u64,
+    /// Offset of the first byte of the line the mark is on, and of the current line.
+    mark_line_start: u64,
+    line_start: u64,
     /// Offsets of the line ends consumed since `mark` (at most [`MAX_NEWLINES_KEPT`]).
     newlines: Vec<u64>,
     first_nul: Option<Pos>,
@@ -367,6 +431,8 @@ impl<R> Counter<R> {
             line: 1,
             mark: 0,
             mark_line: 1,
+            mark_line_start: 0,
+            line_start: 0,
             newlines: Vec::new(),
             first_nul: None,
             too_long: false,
@@ -380,7 +446,18 @@ impl Tally {
     fn mark(&mut self) {
         self.mark = self.pos;
         self.mark_line = self.line;
+        self.mark_line_start = self.line_start;
         self.newlines.clear();
+    }
+
+    fn column_at(&self, offset: u64) -> u64 {
+        let start = if offset >= self.pos {
+            self.line_start
+        } else {
+            let k = self.newlines.partition_point(|&n| n < offset);
+            if k > 0 { self.newlines[k - 1] + 1 } else { self.mark_line_start }
+        };
+        offset.saturating_sub(start) + 1
     }
 
     /// The line of `offset`, for an offset at or after the mark (earlier ones get the mark's
@@ -400,6 +477,7 @@ impl Tally {
                         self.newlines.push(self.pos + i as u64);
                     }
                     self.line += 1;
+                    self.line_start = self.pos + i as u64 + 1;
                 }
                 0 if self.first_nul.is_none() => {
                     self.first_nul = Some(Pos { offset: self.pos + i as u64, line: self.line });

@@ -110,8 +110,10 @@ impl Finding {
 pub enum XsdStatus {
     /// Validated against this bundle.
     Validated {
-        /// The wrapper schema used.
+        /// The wrapper schema used (its file name when built in).
         bundle: PathBuf,
+        /// True for the schemas built into webaip; false for a `--schemas` folder's.
+        built_in: bool,
     },
     /// Not validated, and why.
     Skipped {
@@ -162,6 +164,8 @@ pub struct ValidationReport {
     pub profile_note: String,
     /// XML Schema validation.
     pub xsd: XsdStatus,
+    /// False when the document could not be read to its end (not well-formed, cut short).
+    pub well_formed: bool,
     /// The findings, in document order.
     pub findings: Vec<Finding>,
     /// True when there is no error.
@@ -171,7 +175,8 @@ pub struct ValidationReport {
 /// Options for [`validate_mets`].
 #[derive(Debug, Clone, Default)]
 pub struct ValidateOptions {
-    /// Directory holding the schema bundle; `None` skips XSD validation.
+    /// Directory holding the schema bundle to use instead of the built-in schemas
+    /// ([`super::schemas`]); `None`: the built-in ones.
     pub schemas: Option<PathBuf>,
     /// A profile to require; `None`: the one the document names, else the default, advisory.
     pub profile: Option<Profile>,
@@ -202,6 +207,19 @@ pub enum ValidateError {
         bundle: String,
         /// Whether it is the bundle for PREMIS 2 sections.
         premis2: bool,
+    },
+    /// The profile names a schema bundle webaip does not carry, and no folder was given.
+    #[error(
+        "{}: profile {profile} validates against schema bundle {bundle}, which is not built in; give --schemas DIR (or WEBAIP_SCHEMAS) holding it",
+        path.display()
+    )]
+    NoBuiltInBundle {
+        /// The document.
+        path: PathBuf,
+        /// The profile.
+        profile: String,
+        /// The bundle's file name.
+        bundle: String,
     },
     /// The cross-references could not be kept on disk while the document was read.
     #[error(
@@ -274,32 +292,26 @@ pub fn validate_mets(
         compare.finish().map_err(scratch)?;
         findings.extend(compare.findings.into_iter().filter(|f| f.severity == Severity::Info));
     }
-    let xsd = match &opts.schemas {
-        None => XsdStatus::Skipped {
-            reason: "no schema directory given (--schemas or WEBAIP_SCHEMAS)".into(),
-        },
+    let xsd = if xml_error {
         // libxml2 is not given what our reader could not read whole: a document that is not
         // well-formed says so above, and one with a 150 MB attribute would take libxml2's
         // memory and end in "status -1 without a diagnostic".
-        Some(_) if xml_error => XsdStatus::Skipped {
+        XsdStatus::Skipped {
             reason: "the document could not be read to its end (see the XML error)".into(),
-        },
-        Some(dir) => {
-            let bundle = dir.join(&bundle_name);
-            if !bundle.is_file() {
-                return Err(ValidateError::NoBundle {
-                    dir: dir.to_path_buf(),
-                    bundle: bundle_name,
-                    premis2,
-                });
+        }
+    } else {
+        let dir = opts.schemas.as_deref();
+        check_bundle(path, dir, &bundle_name, &profile.name, premis2)?;
+        match xsd::validate(path, dir, &bundle_name) {
+            Ok(mut f) => {
+                findings.append(&mut f);
+                let (bundle, built_in) = match dir {
+                    Some(d) => (d.join(&bundle_name), false),
+                    None => (PathBuf::from(&bundle_name), true),
+                };
+                XsdStatus::Validated { bundle, built_in }
             }
-            match xsd::validate(path, dir, &bundle) {
-                Ok(mut f) => {
-                    findings.append(&mut f);
-                    XsdStatus::Validated { bundle }
-                }
-                Err(why) => XsdStatus::Skipped { reason: why.to_string() },
-            }
+            Err(why) => XsdStatus::Skipped { reason: why.to_string() },
         }
     };
     findings.sort_by(|a, b| a.line.cmp(&b.line).then(b.severity.cmp(&a.severity)));
@@ -312,9 +324,33 @@ pub fn validate_mets(
         profile_source: source,
         profile_note,
         xsd,
+        well_formed: !xml_error,
         findings,
         valid,
     })
+}
+
+/// The bundle is there: in `dir` (a `--schemas` folder), else among the built-in schemas.
+fn check_bundle(
+    path: &Path,
+    dir: Option<&Path>,
+    bundle: &str,
+    profile: &str,
+    premis2: bool,
+) -> Result<(), ValidateError> {
+    match dir {
+        Some(dir) if !dir.join(bundle).is_file() => Err(ValidateError::NoBundle {
+            dir: dir.to_path_buf(),
+            bundle: bundle.to_string(),
+            premis2,
+        }),
+        None if !super::schemas::is_built_in(bundle) => Err(ValidateError::NoBuiltInBundle {
+            path: path.to_path_buf(),
+            profile: profile.to_string(),
+            bundle: bundle.to_string(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// What a document says about its profile, read before it is checked: the root's `PROFILE`
@@ -603,8 +639,14 @@ impl Checker {
                 Err(e) => {
                     self.xml_error = true;
                     let message = match &e {
-                        MetsError::Xml { source, .. } => format!("not well-formed XML: {source}"),
+                        MetsError::Xml { source, pos } => {
+                            let column = reader.column_at(pos.offset);
+                            format!("not well-formed XML (column {column}): {source}")
+                        }
                         MetsError::Refused { refusal, .. } => refusal.to_string(),
+                        MetsError::Unfinished { column, unfinished, .. } => {
+                            format!("not well-formed XML (column {column}): {unfinished}")
+                        }
                     };
                     self.error("XML", "", e.pos(), message);
                     // A NUL before the point the parser stopped at is reported too.
@@ -1541,11 +1583,12 @@ impl Checker {
         self.check_required_sections(&x)
     }
 
-    /// Every event links described objects and agents (P5.3).
+    /// Every event links described objects and agents (P5.3): a rule of the profile, not of
+    /// PREMIS, which lets an event link an agent or object described elsewhere.
     fn check_events(&mut self, x: &Crossrefs) -> Result<(), CrossrefError> {
         x.undescribed_event_links(|what, event_type, id, at| {
             let what = format!("event {event_type:?} links {what} {id:?}, which is not described");
-            self.error("P5.3", "event", at, what)
+            self.profile_rule("P5.3", "event", at, what)
         })
     }
 
@@ -1676,36 +1719,49 @@ enum StructMapKind {
 mod xsd {
     //! XML Schema validation through libxml2.
 
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::sync::Mutex;
 
     use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
 
     use super::{Finding, SchemaError, Severity};
+    use crate::mets::schemas;
 
     /// libxml2 keeps error handlers in global state; one validation at a time.
     static LIBXML: Mutex<()> = Mutex::new(());
 
-    /// The project's rights schema, shipped inside the binary.
-    const RIGHTS_XSD: &str = include_str!("../../xsd/webaip-rights.xsd");
-
-    /// Validates `doc` against `bundle` plus webaip's rights schema.
+    /// Validates `doc` against `bundle` (a file of `dir`, or of the built-in schemas when
+    /// `dir` is `None`) plus webaip's rights schema.
     pub(crate) fn validate(
         doc: &Path,
-        dir: &Path,
-        bundle: &Path,
+        dir: Option<&Path>,
+        bundle: &str,
     ) -> Result<Vec<Finding>, SchemaError> {
-        let tmp = tempfile::tempdir().map_err(SchemaError::Scratch)?;
-        let wrapper = wrapper_schema(dir, bundle, tmp.path())?;
+        let tmp_root = std::env::temp_dir();
+        crate::temporaries::remove_dead(&tmp_root, schemas::SCHEMA_DIR);
+        let (tmp, _lock) = crate::temporaries::locked_dir_in(&tmp_root, schemas::SCHEMA_DIR)
+            .map_err(SchemaError::Scratch)?;
+        schemas::write_into(tmp.path()).map_err(SchemaError::Scratch)?;
+        let dir: PathBuf = dir.unwrap_or(tmp.path()).to_path_buf();
+        let bundle = dir.join(bundle);
+        let wrapper = wrapper_schema(&dir, &bundle, tmp.path())?;
         let _guard = LIBXML.lock().unwrap_or_else(|p| p.into_inner());
         let mut parser = SchemaParserContext::from_file(&wrapper);
         let mut ctx = SchemaValidationContext::from_parser(&mut parser).map_err(|errs| {
             let first = errs.first().and_then(|e| e.message.clone()).unwrap_or_default();
-            SchemaError::Compile { bundle: bundle.to_path_buf(), first }
+            SchemaError::Compile { bundle: bundle.clone(), first }
         })?;
         let doc_path = doc.to_str().ok_or(SchemaError::NotUtf8)?;
         Ok(match ctx.validate_file(doc_path) {
             Ok(()) => Vec::new(),
+            // libxml2 failed without saying why: never taken for a pass.
+            Err(errs) if errs.is_empty() => vec![Finding {
+                severity: Severity::Error,
+                rule: "XSD".into(),
+                line: None,
+                element: String::new(),
+                message: "libxml2 could not validate the document and gave no diagnostic".into(),
+            }],
             Err(errs) => errs
                 .into_iter()
                 .map(|e| Finding {
@@ -1720,7 +1776,7 @@ mod xsd {
     }
 
     /// A wrapper importing every namespace of the bundle (with absolute paths) and the rights
-    /// schema, so one compiled schema covers all of them.
+    /// schema (written to `tmp` with the built-in schemas), so one compiled schema covers all.
     fn wrapper_schema(dir: &Path, bundle: &Path, tmp: &Path) -> Result<String, SchemaError> {
         let unreadable = |path: &Path| {
             let path = path.to_path_buf();
@@ -1729,7 +1785,6 @@ mod xsd {
         let text = std::fs::read_to_string(bundle).map_err(unreadable(bundle))?;
         let dir = dir.canonicalize().map_err(unreadable(dir))?;
         let rights = tmp.join("webaip-rights.xsd");
-        std::fs::write(&rights, RIGHTS_XSD).map_err(SchemaError::Scratch)?;
         let mut imports = String::new();
         for line in text.lines().filter(|l| l.trim_start().starts_with("<xs:import")) {
             let ns = attr(line, "namespace").ok_or(SchemaError::Import("namespace"))?;
@@ -1801,8 +1856,8 @@ mod xsd {
 
     pub(crate) fn validate(
         _doc: &Path,
-        _dir: &Path,
-        _bundle: &Path,
+        _dir: Option<&Path>,
+        _bundle: &str,
     ) -> Result<Vec<super::Finding>, super::SchemaError> {
         Err(super::SchemaError::NotBuilt)
     }

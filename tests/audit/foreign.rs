@@ -325,7 +325,7 @@ fn a_checksum_is_checked_by_the_algorithm_its_type_names() {
     let wrong = format!("{}0", &md5[..31]);
     let mets = sip_folder(&tmp.path().join("wrong"), &as_md5(&wrong));
     let (code, r) = audit_with(&mets, &["--deep"]);
-    assert_eq!((code, r["verdict"].as_str()), (1, Some("inconsistent")), "{r:#}");
+    assert_eq!((code, r["verdict"].as_str()), (3, Some("inconsistent")), "{r:#}");
     let said = format!("CHECKSUM {wrong} (MD5); found {md5}, as its PREMIS object states");
     assert!(r["findings"].to_string().contains(&said), "{r:#}");
     // Bytes that have neither digest: damage, by the MD5 the CHECKSUM states.
@@ -361,7 +361,7 @@ fn a_sip_whose_file_and_premis_object_disagree_is_inconsistent_not_damaged() {
     assert!(ok, "the disagreement is no schema matter: {why}");
 
     let (code, r) = audit_with(&mets, &["--deep"]);
-    assert_eq!(code, 1, "{r:#}");
+    assert_eq!(code, 3, "{r:#}");
     assert_eq!(r["verdict"], "inconsistent", "{r:#}");
     let inc = r["inconsistencies"].as_array().unwrap();
     assert_eq!(inc.len(), 2, "{inc:#?}");
@@ -374,7 +374,7 @@ fn a_sip_whose_file_and_premis_object_disagree_is_inconsistent_not_damaged() {
     assert_eq!(r["validation"]["profile"], "bl-legacy");
 
     let (code, text) = audit_text(&mets);
-    assert_eq!(code, 1, "{text}");
+    assert_eq!(code, 3, "{text}");
     assert!(text.contains("INCONSISTENT DESCRIPTION"), "{text}");
     assert!(text.contains("inconsistent description [P5.1] SIZE 380442545"), "{text}");
     assert!(!text.contains("DAMAGED"), "{text}");
@@ -392,7 +392,7 @@ fn a_sip_whose_file_and_premis_object_disagree_is_inconsistent_not_damaged() {
     files[2].sha512 = hex(b"what the METS attribute says");
     let mets = sip_folder(&tmp.path().join("local"), &bl_sip(&files, None));
     let (code, r) = audit_with(&mets, &["--deep"]);
-    assert_eq!((code, r["verdict"].as_str()), (1, Some("inconsistent")), "{r:#}");
+    assert_eq!((code, r["verdict"].as_str()), (3, Some("inconsistent")), "{r:#}");
     assert_eq!(r["inconsistencies"].as_array().unwrap().len(), 2, "{r:#}");
     let fixity: Vec<&serde_json::Value> =
         r["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "fixity").collect();

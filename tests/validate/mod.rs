@@ -10,6 +10,8 @@ use webaip::model::SerializationMode;
 use crate::mets_package::build;
 use crate::util::{schemas, webaip_command};
 
+mod built_in;
+
 fn sha(seed: u64) -> String {
     format!("{:0128x}", seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) as u128)
 }
@@ -177,7 +179,14 @@ fn the_cli_exits_1_on_invalid_2_on_unreadable_and_says_when_xsd_is_skipped() {
     let ok =
         webaip_command().args(["validate", "--schemas"]).arg(&schemas).arg(&good).output().unwrap();
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
-    let skipped = webaip_command().args(["validate"]).arg(&good).output().unwrap();
+    // Without --schemas: the built-in schemas; skipped only for a document not read whole.
+    let built_in = webaip_command().args(["validate"]).arg(&good).output().unwrap();
+    let said = String::from_utf8_lossy(&built_in.stdout);
+    assert!(said.contains("XML Schema: validated against mets-bundle.xsd (built in)"), "{said}");
+    let cut = dir.path().join("cut.xml");
+    let whole = std::fs::read_to_string(&good).unwrap();
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let skipped = webaip_command().args(["validate"]).arg(&cut).output().unwrap();
     assert!(String::from_utf8_lossy(&skipped.stdout).contains("XML Schema: SKIPPED"));
     let text =
         std::fs::read_to_string(&good).unwrap().replacen("BETYPE=\"BYTE\"", "BETYPE=\"BITS\"", 1);

@@ -400,8 +400,8 @@ fn audit_counts_entity_errors_toward_its_verdict() {
     );
     install(&d.pkg, &bad);
     let (code, report) = audit_json(&d.pkg);
-    assert_eq!(code, 1, "{report:#}");
-    assert_eq!(report["verdict"], "damaged");
+    assert_eq!(code, 3, "{report:#}");
+    assert_eq!(report["verdict"], "invalid");
     // The bytes are intact: the only findings are the METS's.
     assert_eq!(report["findings"].as_array().unwrap().len(), 0, "{report:#}");
     let found = report["validation"]["findings"].as_array().unwrap().iter().any(|f| {
@@ -413,10 +413,10 @@ fn audit_counts_entity_errors_toward_its_verdict() {
     assert!(found, "{report:#}");
     let s = schemas();
     let o = webaip(&["audit", "--schemas", s.to_str().unwrap(), d.pkg.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(3));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("error [P2.3] DIV-PAGE-1: MODS URL"), "{text}");
-    assert!(text.contains("DAMAGED"), "{text}");
+    assert!(text.contains("INVALID DESCRIPTION"), "{text}");
 }
 
 #[test]

@@ -509,11 +509,15 @@ Content-Disposition: form-data; name=\"f\"; filename=\"x.bin\"\r\n\r\n\x01\xfe\r
 
     fn run(records: Vec<Seen>) -> Vec<IndexEntry> {
         let mut out = Vec::new();
+        let mut emit = |e| {
+            out.push(e);
+            Ok(())
+        };
         let mut p = Pairer::default();
         for s in records {
-            p.push(s, &mut |e| Ok(out.push(e))).unwrap();
+            p.push(s, &mut emit).unwrap();
         }
-        p.finish(&mut |e| Ok(out.push(e))).unwrap();
+        p.finish(&mut emit).unwrap();
         out
     }
 

@@ -212,11 +212,20 @@ fn sort_split(
                     let limit = starts.get(k + 1).copied().unwrap_or(u64::MAX);
                     let walked =
                         Walker::open(&input.path, &input.filename, opts).and_then(|mut w| {
-                            w.walk(starts[k], limit, &mut |e| {
+                            let stop = w.walk(starts[k], limit, &mut |e| {
                                 line.clear();
                                 format_line(&e, format, &mut line);
                                 sorter.push(line.as_bytes())
-                            })
+                            })?;
+                            // A request and response on both sides of the next part's start
+                            // are paired by reading on in order.
+                            let across = match starts.get(k + 1) {
+                                Some(&next) if stop == (next, Stop::Limit) => {
+                                    w.pairs_across(next).map_err(io_err)?
+                                }
+                                _ => false,
+                            };
+                            Ok((stop, across, std::mem::take(&mut w.pairer)))
                         });
                     (sorter, walked)
                 })
@@ -228,25 +237,34 @@ fn sort_split(
             .collect()
     });
     let mut kept = Vec::new();
-    for (k, (sorter, walked)) in results.into_iter().enumerate() {
+    for (k, (mut sorter, walked)) in results.into_iter().enumerate() {
         // Only kept parts get here: their errors are the file's.
-        let (at, stop) = walked?;
-        kept.push(sorter);
-        match stop {
-            Stop::End => return Ok(kept),
-            Stop::Limit if starts.get(k + 1) == Some(&at) => {}
-            Stop::Limit | Stop::Slow => {
-                let mut sorter = LineSorter::new(budget);
-                let mut line = String::new();
-                index_from(&input.path, &input.filename, opts, at, &mut |e| {
-                    line.clear();
-                    format_line(&e, format, &mut line);
-                    sorter.push(line.as_bytes())
-                })?;
-                kept.push(sorter);
+        let ((at, stop), across, mut pairer) = walked?;
+        let mut line = String::new();
+        let landed = stop == Stop::Limit && starts.get(k + 1) == Some(&at) && !across;
+        if stop == Stop::End || landed {
+            // The next part starts at a record that does not pair with this part's last.
+            let mut emit = |e: IndexEntry| {
+                line.clear();
+                format_line(&e, format, &mut line);
+                sorter.push(line.as_bytes())
+            };
+            pairer.finish(&mut emit).map_err(io_err)?;
+            kept.push(sorter);
+            if stop == Stop::End {
                 return Ok(kept);
             }
+            continue;
         }
+        kept.push(sorter);
+        let mut sorter = LineSorter::new(budget);
+        index_from(&input.path, &input.filename, opts, at, pairer, &mut |e| {
+            line.clear();
+            format_line(&e, format, &mut line);
+            sorter.push(line.as_bytes())
+        })?;
+        kept.push(sorter);
+        return Ok(kept);
     }
     Ok(kept)
 }
@@ -333,6 +351,55 @@ mod tests {
         };
         let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
         w.write_record(&spec, &[head.as_bytes(), body].concat(), head.len() as u64).unwrap();
+    }
+
+    /// A file of POST requests each followed by its response, split between threads at
+    /// guessed boundaries that fall between a request and its response: the lines are those
+    /// of one walk, every response keyed by its method.
+    #[test]
+    fn a_pair_across_a_split_is_paired() {
+        let mut w = WarcWriter::new(Vec::new(), 6);
+        for n in 0..300 {
+            let uri = Some(format!("http://e.org/{n}"));
+            let id = |k: usize| format!("<urn:uuid:{k}>");
+            let body = format!("a={n}&pad={}", "p".repeat(n * 7 % 500));
+            let req = format!(
+                "POST /{n} HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let spec = RecordSpec {
+                warc_type: "request".into(),
+                record_id: id(2 * n),
+                date: "2024-01-02T03:04:05Z".into(),
+                target_uri: uri.clone(),
+                ..RecordSpec::default()
+            };
+            w.write_record(&spec, req.as_bytes(), 0).unwrap();
+            let spec = RecordSpec {
+                warc_type: "response".into(),
+                record_id: id(2 * n + 1),
+                concurrent_to: Some(id(2 * n)),
+                ..spec
+            };
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
+            let page = format!("{head}{}", format!("page {n}\n").repeat(n % 40 + 1));
+            w.write_record(&spec, page.as_bytes(), head.len() as u64).unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("post.warc.gz");
+        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        let input = IndexInput { path, filename: "post.warc.gz".into() };
+        let opts = EntryOptions::default();
+        let one = lines(
+            sort_inputs(std::slice::from_ref(&input), IndexFormat::Cdxj, opts, 1, 1 << 20, &|_| ())
+                .unwrap(),
+        );
+        assert_eq!(one.iter().filter(|l| l.contains("?__wb_method=post&a=")).count(), 300);
+        for parts in [2, 3, 5, 8] {
+            let split = lines(sort_split(&input, IndexFormat::Cdxj, opts, parts, 1 << 20).unwrap());
+            assert_eq!(split, one, "{parts} parts");
+        }
     }
 
     fn lines(sorters: Vec<LineSorter>) -> Vec<String> {

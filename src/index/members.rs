@@ -20,7 +20,8 @@ use std::path::Path;
 use std::ptr::NonNull;
 
 use super::cdxj::IndexEntry;
-use super::record::{Cut, RecordIndexError, Start, entry_of, is_cut};
+use super::method::{Pairer, Seen};
+use super::record::{Cut, RecordIndexError, Start, is_cut, seen_of};
 use super::warc::{EntryOptions, IndexError, add_record_id, streamed};
 use crate::formats::warc::WarcReader;
 
@@ -44,11 +45,12 @@ pub fn index_warc(
     emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
 ) -> Result<(), IndexError> {
     if is_gzip_file(path) {
-        return index_from(path, filename, opts, 0, emit);
+        return index_from(path, filename, opts, 0, Pairer::default(), emit);
     }
     // Not gzip (or unreadable): the streaming reader reads it, or names why not.
-    streamed(path, filename, opts, (0, false), emit)?;
-    Ok(())
+    let mut pairer = Pairer::default();
+    streamed(path, filename, opts, (0, false), &mut pairer, emit)?;
+    pairer.finish(emit).map_err(|e| IndexError::Io { path: path.display().to_string(), source: e })
 }
 
 /// True when the file at `path` starts as gzip data does.
@@ -60,23 +62,26 @@ pub(crate) fn is_gzip_file(path: &Path) -> bool {
 }
 
 /// Indexes a gzip WARC from `from` (a member's offset) to its end: the members the fast way
-/// takes ([`super::members`]), the streaming reader for each it does not.
+/// takes ([`super::members`]), the streaming reader for each it does not. `pairer` holds the
+/// record before `from`, if any is still unpaired.
 pub(crate) fn index_from(
     path: &Path,
     filename: &str,
     opts: EntryOptions,
     mut from: u64,
+    pairer: Pairer,
     emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
 ) -> Result<(), IndexError> {
     let mut walker = Walker::open(path, filename, opts)?;
+    walker.pairer = pairer;
     loop {
         let (at, stop) = walker.walk(from, u64::MAX, emit)?;
         if stop != Stop::Slow {
-            return Ok(());
+            return walker.finish(emit);
         }
-        match streamed(path, filename, opts, (at, true), emit)? {
+        match streamed(path, filename, opts, (at, true), &mut walker.pairer, emit)? {
             Some(next) if next > at => from = next,
-            Some(_) | None => return Ok(()),
+            Some(_) | None => return walker.finish(emit),
         }
     }
 }
@@ -194,6 +199,8 @@ pub struct Walker {
     name: String,
     filename: String,
     opts: EntryOptions,
+    /// The last record walked, while it may still pair with the next.
+    pub pairer: Pairer,
 }
 
 impl Walker {
@@ -210,7 +217,17 @@ impl Walker {
             name: name.clone(),
             filename: filename.to_string(),
             opts,
+            pairer: Pairer::default(),
         })
+    }
+
+    /// Hands on the entry of the last record walked: no record follows it.
+    pub fn finish(
+        &mut self,
+        emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+    ) -> Result<(), IndexError> {
+        let path = self.name.clone();
+        self.pairer.finish(emit).map_err(|source| IndexError::Io { path, source })
     }
 
     /// The file's length.
@@ -272,10 +289,12 @@ impl Walker {
                 return Ok((at, Stop::Slow));
             };
             match one_record(&self.out[..made], self.opts) {
-                Some(Some(mut entry)) => {
-                    (entry.offset, entry.length) = (at, used as u64);
-                    entry.filename.clone_from(&self.filename);
-                    emit(entry).map_err(io_err)?;
+                Some(Some(mut seen)) => {
+                    if let Some(entry) = &mut seen.entry {
+                        (entry.offset, entry.length) = (at, used as u64);
+                        entry.filename.clone_from(&self.filename);
+                    }
+                    self.pairer.push(seen, emit).map_err(io_err)?;
                 }
                 Some(None) => {}
                 None => return Ok((at, Stop::Slow)),
@@ -283,6 +302,17 @@ impl Walker {
             seen(at, &self.out[..made]).map_err(io_err)?;
             at += used as u64;
         }
+    }
+
+    /// Whether the record of the member at `at` pairs with the last record walked (a request
+    /// with its response, [`super::method`]); true when that member is not read the fast way.
+    pub fn pairs_across(&mut self, at: u64) -> io::Result<bool> {
+        let Some((_, made)) = self.inflate_at(at)? else { return Ok(true) };
+        Ok(match one_record(&self.out[..made], self.opts) {
+            Some(Some(next)) => self.pairer.pairs_with(&next),
+            Some(None) => false,
+            None => true,
+        })
     }
 
     /// The first offset at or past `from` (and before `from` + `GUESS_RANGE`) where a gzip
@@ -315,11 +345,11 @@ impl Walker {
 /// headers nearly always fit (the rest of the block is not copied through the reader).
 const FIRST_PART: usize = 8 * 1024;
 
-/// The entry of the one record an inflated member holds: `Some(None)` when it is not indexed
-/// (or the member holds nothing but line ends), `None` when the member is not plainly one
+/// What the one record an inflated member holds gives: `Some(None)` when the member holds
+/// nothing but line ends, `None` when the member is not plainly one
 /// record read without fault (the streaming reader then reads it, to index it or to name the
 /// fault as it does).
-fn one_record(member: &[u8], opts: EntryOptions) -> Option<Option<IndexEntry>> {
+fn one_record(member: &[u8], opts: EntryOptions) -> Option<Option<Seen>> {
     // Inflated gzip data would be taken for a gzip file again.
     if member.starts_with(&[0x1f, 0x8b]) {
         return None;
@@ -335,7 +365,7 @@ fn read_record(
     member: &[u8],
     part: usize,
     opts: EntryOptions,
-) -> Result<Option<Option<IndexEntry>>, Cut> {
+) -> Result<Option<Option<Seen>>, Cut> {
     let cut = part < member.len();
     let Ok(mut reader) = WarcReader::new(Start { bytes: &member[..part], cut }, String::new())
     else {
@@ -344,7 +374,7 @@ fn read_record(
     let mut got = None;
     // Past the fields, the reader meets the cut (or the block's end): the block is not read.
     let read = reader.next_record(|head, block| {
-        got = Some((head.clone(), entry_of(&head.header, block)));
+        got = Some((head.clone(), seen_of(&head.header, block)));
         Ok(())
     });
     let Some((head, entry)) = got else {
@@ -354,10 +384,10 @@ fn read_record(
             Ok(_) => Ok(Some(None)),
         };
     };
-    let entry = match entry {
+    let mut seen = match entry {
         Err(RecordIndexError::Read(e)) if is_cut(&e) => return Err(Cut),
         Err(_) => return Ok(None),
-        Ok(entry) => entry,
+        Ok(seen) => seen,
     };
     // Alone in its member: the block is whole, and only line ends follow it.
     let block_end = head.header.content_length().and_then(|n| n.checked_add(head.header_len));
@@ -365,8 +395,8 @@ fn read_record(
     if !rest.is_some_and(|r| r.iter().all(|&b| b == b'\r' || b == b'\n')) {
         return Ok(None);
     }
-    Ok(Some(entry.map(|mut e| {
-        add_record_id(&mut e, head.header.record_id(), opts);
-        e
-    })))
+    if let Some(e) = &mut seen.entry {
+        add_record_id(e, head.header.record_id(), opts);
+    }
+    Ok(Some(Some(seen)))
 }

@@ -7,7 +7,8 @@
 //! - writing: [`record`] derives a record's line as cdxj-indexer does, [`members`] walks a gzip
 //!   WARC member by member (libdeflate; one file split between threads), [`warc`] reads any WARC
 //!   with the streaming reader, [`tap`] sees each record as the container writer writes it
-//!   (`package --index`), [`sort`] sorts lines in bounded memory, [`build`], [`output`] and
+//!   (`package --index`), [`method`] keys a POST or PUT response by its request's method and
+//!   body as pywb does, [`sort`] sorts lines in bounded memory, [`build`], [`output`] and
 //!   [`zipnum`] write CDXJ, CDX and ZipNum files;
 //! - reading: [`lookup`] searches a sorted index file in place, [`zipnum_lookup`] a ZipNum
 //!   index, [`set`] uses several as one, [`get`] fetches one record through them;
@@ -23,6 +24,7 @@ pub mod digests;
 pub mod get;
 pub mod lookup;
 pub mod members;
+pub mod method;
 pub mod output;
 pub mod record;
 pub mod set;

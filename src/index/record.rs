@@ -23,6 +23,7 @@ use std::io::{self, Read};
 use sha1::{Digest, Sha1};
 
 use super::cdxj::IndexEntry;
+use super::method::{MethodQuery, RequestHead, Seen, method_query};
 use crate::formats::warc::WarcHeader;
 
 /// Bytes of a block read at first: enough for nearly every HTTP header section (more are read
@@ -113,6 +114,46 @@ pub fn entry_of(
     }))
 }
 
+/// What a record gives the index and the pairing of requests with responses
+/// ([`super::method`]): its entry as [`entry_of`] gives it, and for a request its method and
+/// body as a query.
+pub fn seen_of(header: &WarcHeader, block: &mut dyn Read) -> Result<Seen, RecordIndexError> {
+    let warc_type = header.warc_type().unwrap_or_default().to_string();
+    let method = match warc_type.as_str() {
+        "request" => request_method(header, block).map_err(RecordIndexError::Read)?,
+        _ => None,
+    };
+    Ok(Seen {
+        entry: entry_of(header, block)?,
+        id: header.record_id().map(str::to_string),
+        concurrent_to: header.get("WARC-Concurrent-To").map(str::to_string),
+        uri: header.get("WARC-Target-URI").map(str::to_string),
+        warc_type,
+        method,
+    })
+}
+
+/// A request's method and body as a query, when it holds an HTTP request (as warcio reads
+/// one: an `http:` or `https:` URI, a block not empty) that is a POST or PUT.
+fn request_method(header: &WarcHeader, block: &mut dyn Read) -> io::Result<Option<MethodQuery>> {
+    let url = header.get("WARC-Target-URI").map(target_url).unwrap_or_default();
+    if header.content_length().unwrap_or(0) == 0
+        || !(url.starts_with("http:") || url.starts_with("https:"))
+    {
+        return Ok(None);
+    }
+    let mut head = Vec::new();
+    read_head(block, &mut head)?;
+    let http = HttpHead::parse(&head);
+    let request = RequestHead {
+        method: http.first,
+        content_type: http.content_type,
+        content_length: http.content_length,
+    };
+    let mut body = (&head[http.len..]).chain(block);
+    method_query(&request, &mut body)
+}
+
 /// The target URI as warcio hands it on: `<...>` unwrapped, spaces as `%20`.
 fn target_url(uri: &str) -> String {
     let uri = match uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')) {
@@ -198,11 +239,16 @@ fn decode(line: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// What the index takes from an HTTP message's header section.
+#[derive(Default)]
 struct HttpHead {
     /// The status code as warcio reads it (empty when the status line has none).
     status: String,
+    /// The status line's first token (a request's method).
+    first: String,
     /// The first `Content-Type` field's value, continuation lines appended.
     content_type: Option<String>,
+    /// The first `Content-Length` field's value.
+    content_length: Option<String>,
     /// Bytes of the section, its blank line included (where the payload starts).
     len: usize,
 }
@@ -220,13 +266,14 @@ impl HttpHead {
         };
         let statusline = next_line(&mut len).unwrap_or_default();
         if statusline.is_empty() {
-            return HttpHead { status: String::new(), content_type: None, len };
+            return HttpHead { len, ..HttpHead::default() };
         }
+        let first = statusline.split(' ').next().unwrap_or_default().to_string();
         let status = match statusline.split_once(' ') {
             Some((_, rest)) => rest.trim().split(' ').next().unwrap_or_default().to_string(),
             None => String::new(),
         };
-        let mut content_type = None;
+        let (mut content_type, mut content_length) = (None, None);
         let mut line = next_line(&mut len);
         while let Some(l) = line.filter(|l| !l.is_empty()) {
             let mut value = l.split_once(':').map(|(name, v)| (name, v.trim_start().to_string()));
@@ -237,15 +284,17 @@ impl HttpHead {
                 }
                 next = next_line(&mut len);
             }
-            if let Some((name, v)) = value
-                && content_type.is_none()
-                && name.trim_end_matches([' ', '\t']).eq_ignore_ascii_case("content-type")
-            {
-                content_type = Some(v);
+            if let Some((name, v)) = value {
+                let name = name.trim_end_matches([' ', '\t']);
+                if name.eq_ignore_ascii_case("content-type") {
+                    content_type.get_or_insert(v);
+                } else if name.eq_ignore_ascii_case("content-length") {
+                    content_length.get_or_insert(v);
+                }
             }
             line = next;
         }
-        HttpHead { status, content_type, len: len.min(head.len()) }
+        HttpHead { status, first, content_type, content_length, len: len.min(head.len()) }
     }
 }
 

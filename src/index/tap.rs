@@ -16,7 +16,8 @@ use flate2::write::GzDecoder;
 
 use super::build::{IndexFormat, format_line};
 use super::cdxj::IndexEntry;
-use super::record::{RecordIndexError, Start, entry_of, is_cut};
+use super::method::{Pairer, Seen};
+use super::record::{RecordIndexError, Start, is_cut, seen_of};
 use super::sort::LineSorter;
 use super::warc::{EntryOptions, IndexError, add_record_id};
 use crate::formats::warc::writer::MemberTap;
@@ -63,6 +64,8 @@ pub struct IndexTap {
     /// The current record's start, inflated (`Some` decoder) or as written.
     inflate: Option<GzDecoder<Collect>>,
     plain: Collect,
+    /// The last record, while it may still pair with the next.
+    pairer: Pairer,
     started: bool,
     gzip: bool,
     line: String,
@@ -72,8 +75,8 @@ pub struct IndexTap {
 enum Derived {
     /// The record is not indexed.
     NotIndexed,
-    /// Its entry, with what places an uncompressed record.
-    Entry { entry: Box<IndexEntry>, leading_len: u64, header_len: u64, block_len: u64 },
+    /// What it gives (its entry, if indexed), with what places an uncompressed record.
+    Entry { seen: Box<Seen>, leading_len: u64, header_len: u64, block_len: u64 },
 }
 
 /// The line fields of the record starting `bytes` (cut short of its end when `cut`), read as
@@ -98,7 +101,7 @@ fn derive(
     // A block cut short of its end makes the reader complain after the callback: what the
     // entry needed was read before it.
     let read = reader.next_record(|head, block| {
-        got = Some((head.clone(), entry_of(&head.header, block)));
+        got = Some((head.clone(), seen_of(&head.header, block)));
         Ok(())
     });
     let Some((head, entry)) = got else {
@@ -107,7 +110,7 @@ fn derive(
             Ok(_) => Ok(Some(Derived::NotIndexed)),
         };
     };
-    let entry = match entry {
+    let mut seen = match entry {
         Err(RecordIndexError::Read(e)) if is_cut(&e) => return Ok(None),
         other => other.map_err(|source| IndexError::Record {
             name: name.to_string(),
@@ -115,11 +118,12 @@ fn derive(
             source,
         })?,
     };
-    let Some(mut entry) = entry else { return Ok(Some(Derived::NotIndexed)) };
-    entry.filename = name.to_string();
-    add_record_id(&mut entry, head.header.record_id(), opts);
+    if let Some(entry) = &mut seen.entry {
+        entry.filename = name.to_string();
+        add_record_id(entry, head.header.record_id(), opts);
+    }
     Ok(Some(Derived::Entry {
-        entry: Box::new(entry),
+        seen: Box::new(seen),
         leading_len: head.leading_len,
         header_len: head.header_len,
         block_len: head.header.content_length().unwrap_or(0),
@@ -182,6 +186,7 @@ impl IndexTap {
             known: None,
             inflate: None,
             plain: Collect::default(),
+            pairer: Pairer::default(),
             started: false,
             gzip: false,
             line: String::new(),
@@ -199,8 +204,8 @@ impl IndexTap {
         }
     }
 
-    /// The entry of the record just written, `len` bytes at `offset`.
-    fn entry(&mut self, offset: u64, len: u64) -> Result<Option<IndexEntry>, IndexError> {
+    /// What the record just written, `len` bytes at `offset`, gives.
+    fn seen(&mut self, offset: u64, len: u64) -> Result<Option<Seen>, IndexError> {
         let derived = match self.known.take() {
             Some(d) => d,
             None => {
@@ -211,13 +216,15 @@ impl IndexTap {
         };
         match derived.map_err(|e| at_offset(e, offset))? {
             Derived::NotIndexed => Ok(None),
-            Derived::Entry { mut entry, leading_len, header_len, block_len } => {
-                (entry.offset, entry.length) = if self.gzip {
-                    (offset, len)
-                } else {
-                    (offset + leading_len, header_len - leading_len + block_len)
-                };
-                Ok(Some(*entry))
+            Derived::Entry { mut seen, leading_len, header_len, block_len } => {
+                if let Some(entry) = &mut seen.entry {
+                    (entry.offset, entry.length) = if self.gzip {
+                        (offset, len)
+                    } else {
+                        (offset + leading_len, header_len - leading_len + block_len)
+                    };
+                }
+                Ok(Some(*seen))
             }
         }
     }
@@ -270,23 +277,46 @@ impl MemberTap for IndexTap {
     }
 
     fn end(&mut self, offset: u64, len: u64) {
-        let entry = self.entry(offset, len);
+        let seen = self.seen(offset, len);
         self.started = false;
-        let Ok(mut index) = self.index.lock() else { return };
-        match entry {
-            Ok(Some(e)) => {
-                self.line.clear();
-                format_line(&e, IndexFormat::Cdxj, &mut self.line);
-                if let Err(err) = index.sorter.push(self.line.as_bytes()) {
-                    let path = "(the index's temporary runs)".to_string();
-                    index.error.get_or_insert(IndexError::Io { path, source: err });
-                }
-            }
+        match seen {
+            Ok(Some(seen)) => self.pair(Some(seen)),
             Ok(None) => {}
             Err(err) => {
-                index.error.get_or_insert(err);
+                if let Ok(mut index) = self.index.lock() {
+                    index.error.get_or_insert(err);
+                }
             }
         }
+    }
+}
+
+impl IndexTap {
+    /// Pairs the record with the one before it, or (`None`: the container is complete) hands
+    /// on the last; the entries settled go to the index.
+    fn pair(&mut self, seen: Option<Seen>) {
+        let Ok(mut index) = self.index.lock() else { return };
+        let line = &mut self.line;
+        let mut emit = |e: IndexEntry| {
+            line.clear();
+            format_line(&e, IndexFormat::Cdxj, line);
+            index.sorter.push(line.as_bytes())
+        };
+        let pushed = match seen {
+            Some(seen) => self.pairer.push(seen, &mut emit),
+            None => self.pairer.finish(&mut emit),
+        };
+        if let Err(err) = pushed {
+            let path = "(the index's temporary runs)".to_string();
+            index.error.get_or_insert(IndexError::Io { path, source: err });
+        }
+    }
+}
+
+impl Drop for IndexTap {
+    /// The container is complete: its last record is not paired with any other.
+    fn drop(&mut self) {
+        self.pair(None);
     }
 }
 

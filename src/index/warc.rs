@@ -7,7 +7,8 @@ use std::io::{self, Seek, SeekFrom};
 use std::path::Path;
 
 use super::cdxj::{IndexEntry, json_string};
-use super::record::{RecordIndexError, entry_of};
+use super::method::Pairer;
+use super::record::{RecordIndexError, seen_of};
 use crate::formats::warc::{WarcError, WarcFault, WarcReader};
 
 /// Why an index cannot be made.
@@ -93,12 +94,13 @@ pub(crate) fn add_record_id(entry: &mut IndexEntry, id: Option<&str>, opts: Entr
 
 /// Indexes the WARC at `path` from offset `base` with the streaming reader: to its end, or
 /// (`resume`) to the end of the first gzip member that ends with a record, whose end it then
-/// returns.
+/// returns. Entries go through `pairer` (the records before and after are the caller's).
 pub(crate) fn streamed(
     path: &Path,
     filename: &str,
     opts: EntryOptions,
     (base, resume): (u64, bool),
+    pairer: &mut Pairer,
     emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
 ) -> Result<Option<u64>, IndexError> {
     let name = path.display().to_string();
@@ -118,7 +120,7 @@ pub(crate) fn streamed(
     let gzip = reader.is_gzip();
     loop {
         let read = reader
-            .next_record(|head, block| match entry_of(&head.header, block) {
+            .next_record(|head, block| match seen_of(&head.header, block) {
                 Err(RecordIndexError::Read(e)) => Err(e),
                 other => Ok(other),
             })
@@ -127,14 +129,14 @@ pub(crate) fn streamed(
             gap.offset += base;
             eprintln!("warning: {gap}");
         }
-        let Some((head, end, entry)) = read else { return Ok(None) };
+        let Some((head, end, seen)) = read else { return Ok(None) };
         let offset = base + head.offset;
         if gzip && !end.member_ended {
             return Err(IndexError::SharedMember { name, offset });
         }
-        let entry =
-            entry.map_err(|source| IndexError::Record { name: name.clone(), offset, source })?;
-        if let Some(mut entry) = entry {
+        let mut seen =
+            seen.map_err(|source| IndexError::Record { name: name.clone(), offset, source })?;
+        if let Some(entry) = &mut seen.entry {
             (entry.offset, entry.length) = if gzip {
                 (offset, end.end - head.offset)
             } else {
@@ -142,9 +144,9 @@ pub(crate) fn streamed(
                 (offset + head.leading_len, head.header_len - head.leading_len + block)
             };
             entry.filename = filename.to_string();
-            add_record_id(&mut entry, head.header.record_id(), opts);
-            emit(entry).map_err(io_err)?;
+            add_record_id(entry, head.header.record_id(), opts);
         }
+        pairer.push(seen, emit).map_err(io_err)?;
         if resume && gzip {
             return Ok(Some(base + end.end));
         }

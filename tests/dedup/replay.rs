@@ -24,6 +24,19 @@ pub(crate) fn replay(
     archives: &[&Path],
     captures: &[(String, String)],
 ) -> std::collections::BTreeMap<String, serde_json::Value> {
+    replay_lines(index, archives, &serde_json::json!(captures))
+        .into_iter()
+        .map(|v| (v["url"].as_str().unwrap().to_string(), v))
+        .collect()
+}
+
+/// pywb's answer for each capture, in order: `captures` is a JSON list of
+/// `[TIMESTAMP, URL]`, or `[TIMESTAMP, URL, METHOD, BODY, CONTENT-TYPE]` to send a body.
+pub(crate) fn replay_lines(
+    index: &Path,
+    archives: &[&Path],
+    captures: &serde_json::Value,
+) -> Vec<serde_json::Value> {
     let req = serde_json::json!({
         "index": index, "archive_paths": archives, "captures": captures,
     });
@@ -40,7 +53,6 @@ pub(crate) fn replay(
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|v| (v["url"].as_str().unwrap().to_string(), v))
         .collect()
 }
 

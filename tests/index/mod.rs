@@ -7,6 +7,8 @@ use std::process::Command;
 
 use crate::util::{corpus, corpus_arcs, migrate, repo, webaip};
 
+mod post;
+
 /// The corpus WARC that holds several records in one gzip member (gowarc writes whole files
 /// so while they are open): no offset reaches a record alone, so webaip refuses to index it
 /// (cdxj-indexer writes a line of negative length, then fails).

@@ -385,6 +385,7 @@ fn one_pass(plan: &plan::Plan) -> Result<Option<(Vec<LineSorter>, pages::Pages)>
         if stop != Stop::End {
             return Ok(None);
         }
+        walker.finish(&mut emit)?;
     }
     listing.finish();
     Ok(Some((vec![sorter], listing)))

@@ -134,7 +134,7 @@ impl Delivery {
             keep: opts.keep || store.is_none(),
             store,
             ingest,
-            audit: AuditOptions { validate, deep: false, with: None, rebuild_arcs: false },
+            audit: AuditOptions { validate, deep: false, ..AuditOptions::default() },
             exports: opts.exports.clone(),
         })
     }

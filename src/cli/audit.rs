@@ -79,6 +79,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         validate: args.check.options()?,
         deep: args.deep,
         with,
+        from_store: args.store.is_some(),
         rebuild_arcs: args.rebuild_arcs,
     };
     let store = match &args.store {

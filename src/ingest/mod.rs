@@ -848,8 +848,9 @@ impl Aip<'_> {
     }
 
     /// The AIP's events, in order. An event over nothing says what was not done, so none is
-    /// recorded: no fixity check when no file was read (all kept elsewhere), no format
-    /// identification when no payload was identified.
+    /// recorded: no fixity check when no file was read (all kept elsewhere), nor a format
+    /// identification then when no payload was identified. (A package read whole whose
+    /// records hold no payload was identified: its event says 0.)
     fn events(
         &self,
         audit: &crate::audit::AuditReport,
@@ -861,7 +862,7 @@ impl Aip<'_> {
         if audit.files_checked > 0 {
             events.push(self.fixity_event(&parts, audit));
         }
-        if tally.payloads > 0 {
+        if tally.payloads > 0 || audit.files_checked > 0 {
             events.push(self.identifier.event(self.ids, self.now, tally, parts.objects.clone()));
         }
         events.push(self.validation_event(&parts, audit));

@@ -60,6 +60,9 @@ pub struct AuditOptions {
     /// Follow every revisit to its original ([`references`]), in the package itself and in
     /// these packages; `None`: revisits are not followed.
     pub with: Option<Vec<PathBuf>>,
+    /// `with` holds what a store gave of the packages the METS requires (`--store`): one
+    /// missing is the store's lack, not the operator's omission.
+    pub from_store: bool,
     /// With `deep`: rebuild every ARC the package was migrated from (its stream only, hashed)
     /// and check it against the digests stated at migration
     /// ([`crate::migrate::rebuild`]); each difference is a finding.
@@ -552,7 +555,7 @@ pub fn audit_package(
     findings.extend(unlinked);
     let arc_rebuilds = check_arc_rebuilds(dir, opts, &mut findings);
     let references = match &opts.with {
-        Some(with) => Some(follow_references(dir, with, &mut findings)?),
+        Some(with) => Some(follow_references(dir, with, opts.from_store, &mut findings)?),
         None => None,
     };
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
@@ -654,7 +657,7 @@ fn check_arc_rebuilds(
                 let file = rel(&r.container);
                 counts.rebuilt += 1;
                 counts.as_stated += u64::from(r.as_expected());
-                if let Some(why) = r.not_identical_gzip() {
+                if let Some(why) = r.content_identical_gzip_not() {
                     let (name, container) = (r.name.clone(), file.clone());
                     counts.gzip_not_identical.push(NotIdenticalGzip { name, container, why });
                 }
@@ -685,9 +688,10 @@ fn check_arc_rebuilds(
 fn follow_references(
     dir: &Path,
     with: &[PathBuf],
+    from_store: bool,
     findings: &mut Vec<AuditFinding>,
 ) -> Result<references::ReferenceReport, AuditError> {
-    let report = references::check_references(dir, with)?;
+    let report = references::check_references(dir, with, from_store)?;
     for u in &report.unresolved {
         let what = format!(
             "revisit {} of {}: {}",

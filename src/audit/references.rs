@@ -134,8 +134,12 @@ enum Unsearchable {
 }
 
 /// Follows every revisit of the package at `package` to its original in the package itself
-/// or in `with`.
-pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceReport, AuditError> {
+/// or in `with` (which holds what a store gave when `from_store`).
+pub fn check_references(
+    package: &Path,
+    with: &[PathBuf],
+    from_store: bool,
+) -> Result<ReferenceReport, AuditError> {
     let mut report = ReferenceReport::default();
     let own = containers(package)?;
     let mut wanted = Vec::new();
@@ -183,7 +187,7 @@ pub fn check_references(package: &Path, with: &[PathBuf]) -> Result<ReferenceRep
             other => {
                 let problem = match other {
                     Some(Found::Problem(why)) => why,
-                    _ => nowhere(&report),
+                    _ => nowhere(&report, from_store),
                 };
                 report.unresolved.push(UnresolvedReference {
                     file: w.at.0,
@@ -220,8 +224,9 @@ fn required_packages(package: &Path, with: &[PathBuf]) -> Vec<RequiredPackage> {
 }
 
 /// The problem of a revisit whose original was found nowhere, with the packages the METS says
-/// hold the originals and that were not given.
-fn nowhere(report: &ReferenceReport) -> String {
+/// hold the originals and that were not given (by the operator, or by the store when one was
+/// asked).
+fn nowhere(report: &ReferenceReport, from_store: bool) -> String {
     let mut problem = format!("no original found in {} package(s) searched", report.searched.len());
     let missing: Vec<&str> = report
         .originals_in
@@ -230,9 +235,13 @@ fn nowhere(report: &ReferenceReport) -> String {
         .map(|r| r.objid.as_str())
         .collect();
     if !missing.is_empty() {
+        let advice = if from_store {
+            "the store given does not hold it: give it with --with"
+        } else {
+            "not given: give it with --with (or --store)"
+        };
         problem.push_str(&format!(
-            "; the METS says the originals are in package {}, not given: give it with --with \
-             (or --store)",
+            "; the METS says the originals are in package {}, {advice}",
             missing.join(", ")
         ));
     }

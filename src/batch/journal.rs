@@ -343,6 +343,31 @@ impl Journal {
         tx.commit().map_err(err)
     }
 
+    /// Gives the row of each `(former, key)` pair's former key the new key, when the journal
+    /// has no row under the new one (one transaction): a journal written when keys were the
+    /// sources as written resumes rather than packaging its items again.
+    pub fn adopt<'a>(
+        &mut self,
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<(), JournalError> {
+        self.commit()?;
+        let path = self.path.clone();
+        let err = |source| JournalError { path: path.clone(), source };
+        let tx = self.db.transaction().map_err(err)?;
+        {
+            let mut rename = tx
+                .prepare(
+                    "UPDATE items SET key = ?2 WHERE key = ?1 \
+                     AND NOT EXISTS (SELECT 1 FROM items WHERE key = ?2)",
+                )
+                .map_err(err)?;
+            for (former, key) in pairs {
+                rename.execute(params![former, key]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
     /// The row of an item.
     pub fn entry(&self, key: &str) -> Result<Option<Entry>, JournalError> {
         let sql = format!("SELECT {COLUMNS} FROM items WHERE key = ?1");

@@ -29,6 +29,9 @@ use super::lines::{MAX_LINE, Record, Records};
 pub struct Item {
     /// The stable key the journal knows it by.
     pub key: String,
+    /// The key earlier versions gave it (its source as written), when not `key`: a journal
+    /// row under it, and none under `key`, is its own.
+    pub former_key: Option<String>,
     /// Its line in the CSV manifest (none for a scanned folder's entry).
     pub line: Option<u64>,
     /// The source, resolved against the manifest's folder.
@@ -155,7 +158,9 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
         }
         let written = Path::new(OsStr::from_bytes(source));
         let key = key_of(&under_folder(written, &folder));
+        let former = key_of(written);
         let item = Item {
+            former_key: (former != key).then_some(former),
             key: key.clone(),
             line: Some(line),
             source: base.join(written),
@@ -167,6 +172,7 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
         match first_key.get(&key) {
             Some(&first) => items.push(Item {
                 key: format!("{key} (line {line})"),
+                former_key: None,
                 refused: Some(Refusal::Duplicate { line: first }),
                 ..item
             }),
@@ -189,6 +195,7 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
 fn too_long(line: u64) -> Item {
     Item {
         key: format!("(line {line})"),
+        former_key: None,
         line: Some(line),
         source: PathBuf::new(),
         metadata: None,
@@ -220,6 +227,7 @@ fn scan_folder(dir: &Path) -> Result<Manifest, ManifestError> {
         }
         let item = Item {
             key: key_of(Path::new(&name)),
+            former_key: None,
             line: None,
             source: path,
             metadata: None,
@@ -255,7 +263,12 @@ fn expand_title(item: Item) -> Vec<Item> {
         .into_iter()
         .map(|p| {
             let name = crate::sources::file_text(&p);
-            Item { key: format!("{}/{name}", item.key), source: p, ..item.clone() }
+            Item {
+                key: format!("{}/{name}", item.key),
+                former_key: item.former_key.as_ref().map(|k| format!("{k}/{name}")),
+                source: p,
+                ..item.clone()
+            }
         })
         .collect()
 }
@@ -268,6 +281,8 @@ struct ManifestFolder {
 
 impl ManifestFolder {
     fn of(base: &Path) -> ManifestFolder {
+        // A manifest named bare (`m.csv`) has the parent "", which neither call takes.
+        let base = if base.as_os_str().is_empty() { Path::new(".") } else { base };
         let mut spellings = Vec::new();
         if let Ok(p) = std::path::absolute(base) {
             spellings.push(p);

@@ -188,6 +188,7 @@ pub fn run(
     let validate = crate::mets::ValidateOptions { schemas, profile: None };
     let delivery = Delivery::open(&opts.deliver, validate, opts.package.deterministic)?;
     let mut journal = Journal::open(&opts.journal)?;
+    journal.adopt(share.iter().filter_map(|i| Some((i.former_key.as_deref()?, i.key.as_str()))))?;
     let rows = share
         .iter()
         .map(|i| (i.key.as_str(), i.line, crate::sources::path_text(&i.source), i.name.as_str()));

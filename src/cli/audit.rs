@@ -103,6 +103,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         eark,
         deep: args.deep,
         with,
+        from_store: args.store.is_some(),
         rebuild_arcs: args.rebuild_arcs,
     };
     let store = match &args.store {

@@ -361,6 +361,16 @@ pub(crate) struct Unrecovered {
 /// Unrecovered members listed by offset; the rest are only counted.
 pub(crate) const MAX_UNRECOVERED_LISTED: usize = 20;
 
+/// The offsets listed, `, …` after them when more were counted (`40, 90, …`): what reports
+/// say of unrecovered members.
+pub(crate) fn listed_offsets(count: u64, offsets: &[u64]) -> String {
+    let mut text = offsets.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    if count > offsets.len() as u64 {
+        text.push_str(", …");
+    }
+    text
+}
+
 impl Unrecovered {
     /// Counts the member at `offset`.
     pub(crate) fn add(&mut self, offset: u64) {
@@ -430,7 +440,10 @@ impl RebuildSummary {
 
     /// The block's text.
     pub(crate) fn to_text(&self) -> String {
-        let mut s = String::from("webaip-arc-rebuild 1\n");
+        // Version 2 only adds `unrecovered-members`: a record without it stays version 1, which
+        // readers of version 1 read.
+        let version = if self.unrecovered.count > 0 { 2 } else { 1 };
+        let mut s = format!("webaip-arc-rebuild {version}\n");
         let mut line = |k: &str, v: &str| {
             s.push_str(k);
             s.push(' ');
@@ -468,9 +481,11 @@ impl RebuildSummary {
     /// Parses the block's text.
     pub(crate) fn parse(text: &str) -> Result<Self, RebuildFieldError> {
         let mut lines = text.lines();
-        if lines.next() != Some("webaip-arc-rebuild 1") {
-            return Err(RebuildFieldError::Missing("webaip-arc-rebuild 1"));
-        }
+        let version = match lines.next() {
+            Some("webaip-arc-rebuild 1") => 1,
+            Some("webaip-arc-rebuild 2") => 2,
+            _ => return Err(RebuildFieldError::Missing("webaip-arc-rebuild 1 or 2")),
+        };
         let mut s = RebuildSummary::default();
         let num = |v: &str| v.parse::<u64>().map_err(|_| RebuildFieldError::Token(v.into()));
         for l in lines {
@@ -488,7 +503,7 @@ impl RebuildSummary {
                 }
                 "deflate" => s.deflate = Some(v.into()),
                 "members" => s.members = num(v)?,
-                "unrecovered-members" => s.unrecovered = Unrecovered::parse(v)?,
+                "unrecovered-members" if version >= 2 => s.unrecovered = Unrecovered::parse(v)?,
                 "post" => s.post.push(v.parse()?),
                 "rebuildable" => {}
                 "reason" => s.reasons.push(v.into()),
@@ -630,6 +645,25 @@ mod tests {
         // More offsets listed than counted is no summary webaip wrote.
         let listed_more = s.to_text().replace("unrecovered-members 3 ", "unrecovered-members 2 ");
         assert!(RebuildSummary::parse(&listed_more).is_err());
+    }
+
+    /// A record with unrecovered members says version 2 (a reader of version 1 refuses it
+    /// rather than misread it); one without stays version 1, and version 1 is still read.
+    #[test]
+    fn the_version_says_whether_unrecovered_members_may_be_there() {
+        let mut s = RebuildSummary {
+            file_sha512: "ab".into(),
+            stream_sha512: "cd".into(),
+            unrecovered: Unrecovered { count: 1, offsets: vec![7] },
+            ..RebuildSummary::default()
+        };
+        assert!(s.to_text().starts_with("webaip-arc-rebuild 2\n"), "{}", s.to_text());
+        assert_eq!(RebuildSummary::parse(&s.to_text()).unwrap(), s);
+        let as_one = s.to_text().replacen("rebuild 2", "rebuild 1", 1);
+        assert!(RebuildSummary::parse(&as_one).is_err());
+        s.unrecovered = Unrecovered::default();
+        assert!(s.to_text().starts_with("webaip-arc-rebuild 1\n"), "{}", s.to_text());
+        assert_eq!(RebuildSummary::parse(&s.to_text()).unwrap(), s);
     }
 
     /// Every one-byte change of a header line and its framing is found, with the original

@@ -811,7 +811,7 @@ impl Aip<'_> {
     }
 
     /// The AIP's sections: its representation object (related to the submission) and the
-    /// submission's (techMDs); its four events and the agents the submission does not already
+    /// submission's (techMDs); its events and the agents the submission does not already
     /// define (digiprovMDs).
     fn md_sections(
         &self,
@@ -847,20 +847,53 @@ impl Aip<'_> {
         Ok((tech, x.into_inner()))
     }
 
+    /// The AIP's events, in order. An event over nothing says what was not done, so none is
+    /// recorded: no fixity check when no file was read (all kept elsewhere), nor a format
+    /// identification then when no payload was identified. (A package read whole whose
+    /// records hold no payload was identified: its event says 0.)
     fn events(
         &self,
         audit: &crate::audit::AuditReport,
         placed: &files::Placed,
         tally: &Tally,
     ) -> Vec<Event> {
-        let program = format!("program=\"webaip\"; version=\"{}\"", env!("CARGO_PKG_VERSION"));
+        let parts = self.event_parts();
+        let mut events = vec![self.ingestion_event(&parts, audit, placed)];
+        if audit.files_checked > 0 {
+            events.push(self.fixity_event(&parts, audit));
+        }
+        if tally.payloads > 0 || audit.files_checked > 0 {
+            events.push(self.identifier.event(self.ids, self.now, tally, parts.objects.clone()));
+        }
+        events.push(self.validation_event(&parts, audit));
+        events
+    }
+
+    /// What the events of an ingest share.
+    fn event_parts(&self) -> EventParts {
         let aip = (OBJID_TYPE.to_string(), self.objid.to_string(), "outcome".to_string());
         let (kind, value) = self.ssip_ref;
-        let ssip = Some((kind.to_string(), value.to_string(), "source".to_string()));
-        let objects: Vec<_> = ssip.iter().cloned().chain([aip.clone()]).collect();
-        let agent =
-            vec![("local".to_string(), AGENT_ID.to_string(), "executing program".to_string())];
-        let event = |(term, uri): (&str, &str), detail: String, outcome_detail: String| Event {
+        let ssip = (kind.to_string(), value.to_string(), "source".to_string());
+        EventParts {
+            program: format!("program=\"webaip\"; version=\"{}\"", env!("CARGO_PKG_VERSION")),
+            objects: vec![ssip, aip],
+            agents: vec![(
+                "local".to_string(),
+                AGENT_ID.to_string(),
+                "executing program".to_string(),
+            )],
+        }
+    }
+
+    /// A successful event of webaip's over the submission and the AIP.
+    fn event(
+        &self,
+        parts: &EventParts,
+        (term, uri): (&str, &str),
+        detail: String,
+        outcome_detail: String,
+    ) -> Event {
+        Event {
             id: self.ids.uuid().to_string(),
             event_type: term.into(),
             event_type_uri: Some(uri.into()),
@@ -868,78 +901,98 @@ impl Aip<'_> {
             detail: Some(detail),
             outcome: "success".into(),
             outcome_detail: Some(outcome_detail),
-            agents: agent.clone(),
-            objects: objects.clone(),
-        };
-        let v = &audit.validation;
-        let mut events = vec![
-            event(
-                INGESTION,
-                format!(
-                    "{program}; the submission's containers and logs are kept byte for byte, hard-linked where the file system allows, else copied and verified; its METS is kept with the AIP's edits"
-                ),
-                format!(
-                    "{} file(s): {} hard-linked, {} copied and verified{}{}",
-                    placed.linked + placed.copied,
-                    placed.linked,
-                    placed.copied,
-                    match kept_elsewhere(audit).count() {
-                        0 => String::new(),
-                        n => format!(
-                            "; {n} file(s) named by URL kept elsewhere, not copied: the METS refers to them as the submission did"
-                        ),
-                    },
-                    match self.relisted {
-                        Some(r) => format!(
-                            "; records listed anew: {} listed, {} of them as the submission listed them",
-                            r.listed, r.kept
-                        ),
-                        None => String::new(),
-                    }
-                ),
-            ),
-            event(
-                FIXITY,
-                format!(
-                    "{program}; SHA-512 of every file against the METS and the manifest; WARC-Block-Digest and WARC-Payload-Digest of every record (audit --deep)"
-                ),
-                format!(
-                    "{} file(s), {} record(s) read, {} WARC digest(s) and {} bytestream range(s) verified",
-                    audit.files_checked,
-                    audit.records_read,
-                    audit.warc_digests_checked,
-                    audit.bytestreams_checked
-                ),
-            ),
-            self.identifier.event(self.ids, self.now, tally, objects.clone()),
-            event(
-                VALIDATION,
-                format!(
-                    "{program}; the submission's METS against the METS, PREMIS, MODS, DC and XLink schemas and the rules of profile {}",
-                    v.profile
-                ),
-                format!(
-                    "valid; XML schemas: {}; {} warning(s)",
-                    match &v.xsd {
-                        crate::mets::validate::XsdStatus::Validated { .. } =>
-                            "validated".to_string(),
-                        crate::mets::validate::XsdStatus::Skipped { reason } =>
-                            format!("not validated ({reason})"),
-                    },
-                    v.findings
-                        .iter()
-                        .filter(|f| f.severity == crate::mets::validate::Severity::Warning)
-                        .count()
-                ),
-            ),
-        ];
-        // A fixity check over no file checked nothing: a submission whose files are all kept
-        // elsewhere gets no such event (the ingestion event counts the files not copied).
-        if audit.files_checked == 0 {
-            events.retain(|e| e.event_type != FIXITY.0);
+            agents: parts.agents.clone(),
+            objects: parts.objects.clone(),
         }
-        events
     }
+
+    /// The files kept: how many linked, copied, kept elsewhere; the records listed anew.
+    fn ingestion_event(
+        &self,
+        parts: &EventParts,
+        audit: &crate::audit::AuditReport,
+        placed: &files::Placed,
+    ) -> Event {
+        let elsewhere = match kept_elsewhere(audit).count() {
+            0 => String::new(),
+            n => format!(
+                "; {n} file(s) named by URL kept elsewhere, not copied: the METS refers to them as the submission did"
+            ),
+        };
+        let relisted = match self.relisted {
+            Some(r) => format!(
+                "; records listed anew: {} listed, {} of them as the submission listed them",
+                r.listed, r.kept
+            ),
+            None => String::new(),
+        };
+        self.event(
+            parts,
+            INGESTION,
+            format!(
+                "{}; the submission's containers and logs are kept byte for byte, hard-linked where the file system allows, else copied and verified; its METS is kept with the AIP's edits",
+                parts.program
+            ),
+            format!(
+                "{} file(s): {} hard-linked, {} copied and verified{elsewhere}{relisted}",
+                placed.linked + placed.copied,
+                placed.linked,
+                placed.copied,
+            ),
+        )
+    }
+
+    /// The digests the deep audit verified.
+    fn fixity_event(&self, parts: &EventParts, audit: &crate::audit::AuditReport) -> Event {
+        self.event(
+            parts,
+            FIXITY,
+            format!(
+                "{}; SHA-512 of every file against the METS and the manifest; WARC-Block-Digest and WARC-Payload-Digest of every record (audit --deep)",
+                parts.program
+            ),
+            format!(
+                "{} file(s), {} record(s) read, {} WARC digest(s) and {} bytestream range(s) verified",
+                audit.files_checked,
+                audit.records_read,
+                audit.warc_digests_checked,
+                audit.bytestreams_checked
+            ),
+        )
+    }
+
+    /// The submission's METS found valid.
+    fn validation_event(&self, parts: &EventParts, audit: &crate::audit::AuditReport) -> Event {
+        let v = &audit.validation;
+        let xsd = match &v.xsd {
+            crate::mets::validate::XsdStatus::Validated { .. } => "validated".to_string(),
+            crate::mets::validate::XsdStatus::Skipped { reason } => {
+                format!("not validated ({reason})")
+            }
+        };
+        let warnings = v
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::mets::validate::Severity::Warning)
+            .count();
+        self.event(
+            parts,
+            VALIDATION,
+            format!(
+                "{}; the submission's METS against the METS, PREMIS, MODS, DC and XLink schemas and the rules of profile {}",
+                parts.program, v.profile
+            ),
+            format!("valid; XML schemas: {xsd}; {warnings} warning(s)"),
+        )
+    }
+}
+
+/// What the events of an ingest share: the program's description, the objects (the
+/// submission, the AIP) and the agent.
+struct EventParts {
+    program: String,
+    objects: Vec<(String, String, String)>,
+    agents: Vec<(String, String, String)>,
 }
 
 /// webaip as the agent of ingestion, fixity check and validation.

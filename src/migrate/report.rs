@@ -155,14 +155,15 @@ impl RebuildReport {
         if self.byte_for_byte() {
             return "rebuildable from the container byte for byte (webaip unmigrate)".into();
         }
-        let offsets: Vec<String> = self.unrecovered_offsets.iter().map(u64::to_string).collect();
-        let more = if self.members_unrecovered > offsets.len() as u64 { ", ..." } else { "" };
+        let offsets = crate::formats::arc_rebuild::listed_offsets(
+            self.members_unrecovered,
+            &self.unrecovered_offsets,
+        );
         format!(
             "the ARC's uncompressed stream is rebuildable byte for byte, its gzip file is not: \
-             {} gzip member(s) (at offset {}{more}) were compressed in a way no zlib setting \
+             {} gzip member(s) (at offset {offsets}) were compressed in a way no zlib setting \
              reproduces; unmigrate gives back the identical stream, compressed again",
             self.members_unrecovered,
-            offsets.join(", "),
         )
     }
 

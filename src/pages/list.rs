@@ -336,10 +336,8 @@ pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
                 e => e.into(),
             })?;
             let name = Some(crate::sources::file_text(&zip));
-            let m = mirror::read_mirror(&u.root, u.kind, &mirror_opts(name));
-            let mut m = m.map_err(|e| u.in_zip(&zip, e))?;
             // Entries not unpacked are the listing's quirks, as they are packaging's refusals.
-            m.instance.refused.extend(u.refused.iter().cloned());
+            let m = u.read_refusing(&zip, &mirror_opts(name))?;
             (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))
         }
         Input::Captures(dir, shape) => (What::Captures(dir, shape), None),

@@ -49,10 +49,17 @@ impl Unpacked {
     /// Reads the mirror unpacked from `zip`: what was refused in unpacking is refused in the
     /// mirror's account too, and the earlier runs' leftovers and the zip are noted.
     pub fn read_mirror(&self, zip: &Path, opts: &MirrorOptions) -> Result<Mirror, MirrorError> {
-        let mut m = read_mirror(&self.root, self.kind, opts).map_err(|e| self.in_zip(zip, e))?;
-        m.instance.refused.extend(self.refused.iter().cloned());
+        let mut m = self.read_refusing(zip, opts)?;
         m.notes.extend(self.leftovers.iter().cloned());
         m.instance.found.insert(0, format!("unpacked from {}", super::path_text(zip)));
+        Ok(m)
+    }
+
+    /// Reads the mirror unpacked from `zip`, its errors named in the zip, with what unpacking
+    /// refused among its refusals (and nothing else noted: what listing needs).
+    pub fn read_refusing(&self, zip: &Path, opts: &MirrorOptions) -> Result<Mirror, MirrorError> {
+        let mut m = read_mirror(&self.root, self.kind, opts).map_err(|e| self.in_zip(zip, e))?;
+        m.instance.refused.extend(self.refused.iter().cloned());
         Ok(m)
     }
 }

@@ -279,6 +279,56 @@ fn a_collection_moved_elsewhere_resumes_from_its_journal() {
     assert_eq!(keys(&moved), ["harvests/crawl.arc"]);
 }
 
+/// A manifest named by its bare name from its own folder keys a line naming its source by an
+/// absolute path inside that folder as it does when named `./m.csv`: relative to the folder.
+#[test]
+fn a_manifest_named_bare_keys_its_absolute_lines_relative_to_its_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let coll = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir(coll.join("harvests")).unwrap();
+    let arc = sample("heritrix-job/arcs/IAH-20240315103000-00001-crawler.example.arc");
+    std::fs::copy(&arc, coll.join("harvests/crawl.arc")).unwrap();
+    let line = coll.join("harvests/crawl.arc");
+    std::fs::write(coll.join("m.csv"), format!("{}\n", line.display())).unwrap();
+    let o = webaip_command()
+        .current_dir(&coll)
+        .args(["batch", "run", "--deterministic", "--no-virus-check", "--json"])
+        .args(["--out", "out", "m.csv"])
+        .output()
+        .unwrap();
+    assert_eq!(outcome(&o, 0)["packaged"].as_u64(), Some(1));
+    let keys: Vec<String> =
+        rows(&coll.join("out/batch-journal.sqlite")).into_iter().map(|r| r.0).collect();
+    assert_eq!(keys, ["harvests/crawl.arc"]);
+}
+
+/// A journal written when an absolute line inside the manifest's folder was keyed as written
+/// (earlier versions) resumes: its row is taken over under the relative key, and the item
+/// recorded done is not packaged again.
+#[test]
+fn a_journal_keyed_by_absolute_lines_resumes_under_relative_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let coll = tmp.path();
+    std::fs::create_dir(coll.join("harvests")).unwrap();
+    let arc = sample("heritrix-job/arcs/IAH-20240315103000-00001-crawler.example.arc");
+    std::fs::copy(&arc, coll.join("harvests/crawl.arc")).unwrap();
+    let line = coll.join("harvests/crawl.arc");
+    let csv = coll.join("m.csv");
+    std::fs::write(&csv, format!("{}\n", line.display())).unwrap();
+    let out = coll.join("out");
+    assert_eq!(outcome(&batch(&csv, &out, &[]), 0)["packaged"].as_u64(), Some(1));
+    let journal = out.join("batch-journal.sqlite");
+    // The row as the earlier version wrote it.
+    let db = rusqlite::Connection::open(&journal).unwrap();
+    let old = line.to_str().unwrap();
+    db.execute("UPDATE items SET key = ?1", [old]).unwrap();
+    drop(db);
+    let o = outcome(&batch(&csv, &out, &[]), 0);
+    assert_eq!((o["packaged"].as_u64(), o["skipped_done"].as_u64()), (Some(0), Some(1)), "{o}");
+    let keys: Vec<String> = rows(&journal).into_iter().map(|r| r.0).collect();
+    assert_eq!(keys, ["harvests/crawl.arc"]);
+}
+
 /// Directories of `out` that look like packages (visible, holding METS.xml).
 fn complete_dirs(out: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(out)

@@ -314,9 +314,9 @@ fn a_foreign_sip_ingested_twice_exists_the_second_time() {
 }
 
 /// A submission whose files are all kept elsewhere: the AIP is made (the audit found no damage
-/// in what it could check), but nothing was read, so the AIP records no fixity check (a
-/// "success" over no file would say what was not done); the ingestion event counts the files
-/// not copied.
+/// in what it could check), but nothing was read, so the AIP records no fixity check and no
+/// format identification (a "success" over nothing would say what was not done); the
+/// ingestion event counts the files not copied.
 #[test]
 fn a_submission_whose_files_are_all_elsewhere_records_no_fixity_check() {
     let tmp = tempfile::tempdir().unwrap();
@@ -330,4 +330,7 @@ fn a_submission_whose_files_are_all_elsewhere_records_no_fixity_check() {
     assert!(mets.contains("; 2 file(s) named by URL kept elsewhere, not copied"), "the event");
     assert!(mets.contains(">ingestion</premis:eventType>"));
     assert!(!mets.contains(">fixity check</premis:eventType>"), "a fixity check over no file");
+    let identification = ">format identification</premis:eventType>";
+    assert!(!mets.contains(identification), "an identification of no payload");
+    assert!(mets.contains(">validation</premis:eventType>"));
 }

@@ -141,6 +141,10 @@ fn copies_deleted_by_hand_make_the_dependency_missing_and_rebuild_recovers_it() 
     assert_eq!(code, Some(1), "{refs}");
     assert_eq!(refs["unresolved"].as_array().unwrap().len() as u64, revisits, "{refs}");
     assert!(why.contains(&format!("required package {id1}")), "{why}");
+    // The advice says what was given: a store, which lacks it.
+    let problem = refs["unresolved"][0]["problem"].as_str().unwrap();
+    assert!(problem.contains("the store given does not hold it"), "{problem}");
+    assert!(!problem.contains("(or --store)"), "{problem}");
     let (code, c) = store(&env, &cfg, &["check"]);
     assert_eq!(code, 1, "{c}");
     let m = missing(&c);

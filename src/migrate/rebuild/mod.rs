@@ -239,17 +239,27 @@ impl ArcRebuild {
         if self.file_reproducible() {
             return None;
         }
-        let at: Vec<String> = self.unrecovered_offsets.iter().map(u64::to_string).collect();
-        let members = match at.len() {
+        let (count, listed) = (self.members_unrecovered, &self.unrecovered_offsets);
+        let at = crate::formats::arc_rebuild::listed_offsets(count, listed);
+        let members = match count {
             0 => "its gzip members were".to_string(),
-            1 => format!("the gzip member at offset {} was", at[0]),
-            _ => format!("the gzip members at offsets {} were", at.join(", ")),
+            _ if listed.is_empty() => format!("{count} of its gzip members were"),
+            1 => format!("the gzip member at offset {at} was"),
+            _ => format!("the {count} gzip members at offsets {at} were"),
         };
         Some(format!(
             "the original .arc.gz cannot be given back identical: {members} compressed in a \
              way no zlib setting reproduces; its uncompressed content comes back identical, \
              compressed again"
         ))
+    }
+
+    /// [`Self::not_identical_gzip`] when what it says of the content is so: the stream came
+    /// back equal and nothing differed.
+    pub fn content_identical_gzip_not(&self) -> Option<String> {
+        let stream = self.stream.as_ref().is_some_and(|s| s.equal);
+        let content = stream && self.differences_total == 0 && self.differences.is_empty();
+        content.then(|| self.not_identical_gzip()).flatten()
     }
 
     /// True when everything that should be identical is: the stream always, the file when it
@@ -566,5 +576,37 @@ fn next_twin_piece(
                 t.next_msg();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// More unrecovered members than listed: the reports say how many, and `…` after the
+    /// offsets listed.
+    #[test]
+    fn unrecovered_members_past_the_listed_are_counted_and_marked() {
+        let offsets: Vec<u64> = (0..20).map(|i| i * 100).collect();
+        let r = ArcRebuild {
+            gzip: true,
+            deflate: Some("zlib:6".into()),
+            members_unrecovered: 25,
+            unrecovered_offsets: offsets.clone(),
+            ..ArcRebuild::default()
+        };
+        let why = r.not_identical_gzip().unwrap();
+        assert!(why.contains("the 25 gzip members at offsets 0, 100, "), "{why}");
+        assert!(why.contains("1900, … were"), "{why}");
+        let report = crate::migrate::report::RebuildReport {
+            rebuildable: true,
+            gzip_file_rebuildable: Some(false),
+            members_unrecovered: 25,
+            unrecovered_offsets: offsets,
+            ..Default::default()
+        };
+        let text = report.text();
+        assert!(text.contains("25 gzip member(s) (at offset 0, 100, "), "{text}");
+        assert!(text.contains("1900, …)"), "{text}");
     }
 }

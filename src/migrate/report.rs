@@ -135,7 +135,8 @@ pub struct RebuildReport {
     /// the file compressed again does not); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gzip_file_rebuildable: Option<bool>,
-    /// Gzip members whose deflate settings no zlib setting tried reproduces.
+    /// Gzip members whose deflate settings were not recovered: no zlib setting tried reproduces
+    /// them, or no setting was tried (past the members probed, none assumed).
     #[serde(skip_serializing_if = "is_zero")]
     pub members_unrecovered: u64,
     /// Their offsets in the ARC file (the first 20).
@@ -161,8 +162,8 @@ impl RebuildReport {
         );
         format!(
             "the ARC's uncompressed stream is rebuildable byte for byte, its gzip file is not: \
-             {} gzip member(s) (at offset {offsets}) were compressed in a way no zlib setting \
-             reproduces; unmigrate gives back the identical stream, compressed again",
+             {} gzip member(s) (at offset {offsets}) have deflate settings webaip did not \
+             recover (none it tried reproduces them, or they were past the members probed); unmigrate gives back the identical stream, compressed again",
             self.members_unrecovered,
         )
     }

@@ -248,8 +248,8 @@ impl ArcRebuild {
             _ => format!("the {count} gzip members at offsets {at} were"),
         };
         Some(format!(
-            "the original .arc.gz cannot be given back identical: {members} compressed in a \
-             way no zlib setting reproduces; its uncompressed content comes back identical, \
+            "the original .arc.gz cannot be given back identical: {members} compressed with \
+             deflate settings webaip did not recover; its uncompressed content comes back identical, \
              compressed again"
         ))
     }

@@ -621,6 +621,7 @@ fn unreadable_mets(
         identity: None,
         eark,
         references: None,
+        arc_rebuilds: None,
     }
 }
 

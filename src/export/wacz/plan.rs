@@ -116,7 +116,7 @@ pub(crate) fn add_originals(
     root: &Path,
     with: &[PathBuf],
 ) -> Result<(), WaczError> {
-    let refs = crate::audit::references::check_references(root, with)?;
+    let refs = crate::audit::references::check_references(root, with, false)?;
     if let Some(first) = refs.unresolved.first() {
         let refers = &first.refers_to;
         let to = refers.record_id.as_deref().or(refers.target_uri.as_deref()).unwrap_or("-");

@@ -184,7 +184,9 @@ pub fn write_eark(
     // What a killed export of this name left.
     remove_any(&stage)?;
     std::fs::create_dir(&stage).map_err(io(&stage))?;
-    // The E-ARK root folder is named after the output: made under its final name.
+    // Made under its final name: a folder output is the package's root folder itself, named
+    // after the item (by which a rerun finds it), not by the OBJID; a ZIP's one folder is the
+    // OBJID.
     let made = stage.join(name);
     let summary = match eark::export(package, &made, kind) {
         Ok(s) => s,
@@ -195,7 +197,7 @@ pub fn write_eark(
     };
     let placed = place(&made, out, &stage, replace);
     let _ = std::fs::remove_dir_all(&stage);
-    placed.map(|()| summary)
+    placed.map(|()| ExportSummary { written: out.to_path_buf(), ..summary })
 }
 
 /// Moves the complete export `made` to `out`; an `out` there already is first moved into

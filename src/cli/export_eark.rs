@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::terminal_text;
 use webaip::export::eark::{self, PackageType};
 
 /// Arguments of `webaip export eark`.
@@ -12,7 +13,8 @@ pub struct EarkArgs {
     /// The package (its folder).
     package: PathBuf,
     /// Where to write the E-ARK package: a `.zip` (its one root folder named by the package's
-    /// OBJID), or a folder (new or empty) in which the package's root folder `OBJID` is made.
+    /// OBJID), or a folder in which the package's root folder `OBJID` is made (it must not exist
+    /// there; other packages may).
     #[arg(short, long)]
     out: PathBuf,
     /// The OAIS type of the package made.
@@ -42,16 +44,16 @@ pub fn run(args: EarkArgs) -> anyhow::Result<i32> {
     }
     println!(
         "{}: E-ARK {} {} ({} data files, {} bytes; {} documentation, {} metadata files)",
-        s.written.display(),
+        terminal_text(&s.written.display().to_string()),
         kind.as_str(),
-        s.objid,
+        terminal_text(&s.objid),
         s.data_files,
         s.data_bytes,
         s.documentation_files,
         s.metadata_files
     );
     for v in &s.left_out_viral {
-        println!("left out (quarantined): {v}");
+        println!("left out (quarantined): {}", terminal_text(v));
     }
     Ok(0)
 }

@@ -9,10 +9,14 @@ use webaip::export::eark::check::{CheckReport, Finding, check_package, package_a
 /// not followed are warnings: they do not make the package invalid.
 pub fn run(given: &Path, json: bool) -> anyhow::Result<i32> {
     let around = package_around(given);
-    let package = around.as_deref().unwrap_or(given);
-    if around.is_some() && !json {
+    let package = around.as_ref().map_or(given, |a| a.folder.as_path());
+    if let Some(a) = around.as_ref().filter(|_| !json) {
+        let which = match a.of_representation {
+            true => "a representation METS.xml",
+            false => "the root METS.xml of a package",
+        };
         eprintln!(
-            "{}: the root METS.xml of a package: checking the package folder {}",
+            "{}: {which}: checking the package folder {}",
             given.display(),
             package.display()
         );

@@ -545,22 +545,15 @@ pub fn warc_date_of(ts: &str) -> String {
 
 /// The OBJID of the package at `pkg`, from the head of its METS.
 pub fn package_objid(pkg: &Path) -> Result<String, DigestTableError> {
-    let mut head = Vec::new();
     // A link or FIFO as the METS is refused, as the package's containers are.
     let mets = crate::layout::open_in(pkg, crate::layout::METS).map_err(|e| match e {
         e if e.is_not_found() => DigestTableError::NotAPackage(pkg.to_path_buf()),
         e => e.into(),
     })?;
-    mets.take(64 << 10)
-        .read_to_end(&mut head)
-        .map_err(|_| DigestTableError::NotAPackage(pkg.to_path_buf()))?;
-    let text = String::from_utf8_lossy(&head);
-    let start = text
-        .find("<mets:mets")
-        .and_then(|at| text[at..].find("OBJID=\"").map(|o| at + o + 7))
-        .ok_or_else(|| DigestTableError::NotAPackage(pkg.to_path_buf()))?;
-    let len = text[start..].find('"').ok_or_else(|| DigestTableError::NotAPackage(pkg.into()))?;
-    Ok(text[start..start + len].to_string())
+    let path = pkg.join(crate::layout::METS);
+    // The root is within the first 64 KiB of any METS webaip reads.
+    let root = crate::mets::sections::read_root_identity(&path, mets.take(64 << 10));
+    root.ok().and_then(|r| r.objid).ok_or_else(|| DigestTableError::NotAPackage(pkg.to_path_buf()))
 }
 
 /// A table opened for look-ups: its sparse index in memory, its entries on disk.
@@ -721,6 +714,18 @@ impl DedupSources {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_objid_is_read_in_any_prefix_and_unescaped() {
+        let pkg = tempfile::tempdir().unwrap();
+        let mets = pkg.path().join(crate::layout::METS);
+        let doc = "<?xml version=\"1.0\"?>\n<mets xmlns=\"http://www.loc.gov/METS/\" OBJID=\"a&amp;b\"><metsHdr/></mets>";
+        std::fs::write(&mets, doc).unwrap();
+        assert_eq!(package_objid(pkg.path()).unwrap(), "a&b");
+        let no_objid = "<mets:mets xmlns:mets=\"http://www.loc.gov/METS/\"></mets:mets>";
+        std::fs::write(&mets, no_objid).unwrap();
+        assert!(matches!(package_objid(pkg.path()), Err(DigestTableError::NotAPackage(_))));
+    }
 
     fn stored(url: &str, date: &str) -> StoredPayload {
         StoredPayload {

@@ -204,10 +204,101 @@ fn an_objid_that_cannot_name_a_folder_is_refused() {
     let text = std::fs::read_to_string(&mets).unwrap();
     let start = text.find(" OBJID=\"").unwrap() + 8;
     let end = start + text[start..].find('"').unwrap();
-    std::fs::write(&mets, format!("{}../x{}", &text[..start], &text[end..])).unwrap();
+    let long = "a".repeat(256);
+    std::fs::write(&mets, format!("{}{long}{}", &text[..start], &text[end..])).unwrap();
     let out = tmp.path().join("out");
     let o = webaip(&["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("cannot name the E-ARK root folder"), "{err}");
     assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none());
+}
+
+/// `pkg` with its METS's OBJID attribute replaced by `raw` (as written in the XML).
+fn set_objid(pkg: &Path, raw: &str) {
+    let mets = pkg.join("METS.xml");
+    let text = std::fs::read_to_string(&mets).unwrap();
+    let start = text.find(" OBJID=\"").unwrap() + 8;
+    let end = start + text[start..].find('"').unwrap();
+    std::fs::write(&mets, format!("{}{raw}{}", &text[..start], &text[end..])).unwrap();
+}
+
+#[test]
+fn a_hostile_objid_names_no_folder_and_reaches_no_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package(tmp.path(), "nedlib");
+    let hostile = ["..\\..\\evil\u{1b}[2J", "a&lt;b", "C:x", "x.", "a\u{202e}b", "a|b"];
+    for (n, objid) in hostile.iter().enumerate() {
+        set_objid(&pkg, objid);
+        for out in [tmp.path().join(format!("out{n}")), tmp.path().join(format!("out{n}.zip"))] {
+            let o = webaip(&["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+            let (said, err) =
+                (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            assert!(!o.status.success(), "{objid:?}: {said}{err}");
+            assert!(err.contains("cannot name the E-ARK root folder"), "{objid:?}: {err}");
+            assert!(!err.contains(['\u{1b}', '\u{202e}']), "{err:?}");
+            assert!(!out.exists(), "{objid:?}: {}", out.display());
+        }
+    }
+    assert!(!tmp.path().join("evil").exists());
+}
+
+#[test]
+fn an_escaped_objid_is_read_unescaped_and_a_malformed_one_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package(tmp.path(), "nedlib");
+    set_objid(&pkg, "a&amp;b&#x41;");
+    let ip = export(&pkg, &tmp.path().join("ip"), "aip");
+    assert_eq!(ip.file_name().unwrap().to_str(), Some("a&bA"));
+    let mets = std::fs::read_to_string(ip.join("METS.xml")).unwrap();
+    assert!(mets.contains(" OBJID=\"a&amp;bA\""), "{}", &mets[..600.min(mets.len())]);
+    set_objid(&pkg, "a&bogus;b");
+    let out = tmp.path().join("bad");
+    let o = webaip(&["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("METS.xml: byte ") && err.contains("OBJID"),
+        "{err}"
+    );
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none());
+}
+
+#[test]
+fn a_representation_mets_stands_for_the_package_around_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package(tmp.path(), "nedlib");
+    let ip = export(&pkg, &tmp.path().join("ip"), "aip");
+    let rep = ip.join("representations/warc/METS.xml");
+    let o = webaip(&["validate", "--profile", "eark-csip", rep.to_str().unwrap()]);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(err.contains("a representation METS.xml: checking the package folder"), "{err}");
+}
+
+#[test]
+fn several_packages_export_into_one_folder_never_over_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = package(tmp.path(), "nedlib");
+    let other = tmp.path().join("other");
+    copy_tree(&pkg, &other);
+    set_objid(&other, "other-package");
+    let out = tmp.path().join("out");
+    let names = || {
+        let mut n: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        n.sort();
+        n
+    };
+    for p in [&pkg, &other] {
+        let o = webaip(&["export", "eark", p.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let made = names();
+    assert!(made.len() == 2 && made.contains(&"other-package".into()), "{made:?}");
+    let o = webaip(&["export", "eark", other.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("other-package: exists already"), "{err}");
+    assert_eq!(names(), made);
+    assert_eq!(our_check(&out.join("other-package")), (0, vec![]));
 }

@@ -47,6 +47,8 @@ fn a_fetched_package_is_exported_as_wacz_and_eark() {
     assert_eq!(code, 0, "{got}");
     assert_eq!(got["wacz"]["objid"].as_str(), Some(id.as_str()), "{got}");
     assert_eq!(got["eark"]["objid"].as_str(), Some(id.as_str()), "{got}");
+    // What was written is the output, not the staging folder it was made in.
+    assert_eq!(got["eark"]["written"].as_str(), ip.to_str(), "{got}");
     assert!(!got["copies"].as_array().unwrap().is_empty());
     assert_eq!(
         std::fs::read(back.join("METS.xml")).unwrap(),

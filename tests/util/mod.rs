@@ -455,13 +455,28 @@ pub fn wacz_validate(wacz: &Path) -> (bool, String) {
 /// eark-validator's structure verdict and error rule ids on an E-ARK package, run offline
 /// with the vocabularies served locally (scripts/eark-validator-offline.py).
 pub fn eark_validator(ip: &Path) -> (String, Vec<String>) {
+    let (structure, errors) = eark_validator_located(ip);
+    (structure, errors.into_iter().map(|e| e.rule).collect())
+}
+
+/// One error of eark-validator: its rule and where (its XPath-like location).
+#[derive(Debug, Clone)]
+pub struct EarkError {
+    pub rule: String,
+    pub location: String,
+}
+
+/// eark-validator's verdict on `ip`, as [`eark_validator`], each error with its location.
+pub fn eark_validator_located(ip: &Path) -> (String, Vec<EarkError>) {
     let script = repo().join("scripts/eark-validator-offline.py");
     let o = Command::new(oracle_python()).arg(script).arg(ip).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-    let ids = v["errors"].as_array().unwrap().iter();
-    let ids = ids.map(|e| e["rule_id"].as_str().unwrap().to_string()).collect();
-    (v["structure"].as_str().unwrap_or("").to_string(), ids)
+    let errors = v["errors"].as_array().unwrap().iter();
+    let text = |e: &serde_json::Value, k: &str| e[k].as_str().unwrap_or_default().to_string();
+    let errors =
+        errors.map(|e| EarkError { rule: text(e, "rule_id"), location: text(e, "location") });
+    (v["structure"].as_str().unwrap_or("").to_string(), errors.collect())
 }
 
 /// commons-ip's verdict on one package: VALID or INVALID, and the MUST rules it failed.

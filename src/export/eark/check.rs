@@ -184,17 +184,61 @@ fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
     true
 }
 
-/// The package folder around `path` when it is the root `METS.xml` of one (a regular file of
-/// that name); None otherwise.
-pub fn package_around(path: &Path) -> Option<PathBuf> {
+/// The package a `METS.xml` given for it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetsPackage {
+    /// The package folder.
+    pub folder: PathBuf,
+    /// The METS is a representation's (`representations/NAME/METS.xml`), not the root's.
+    pub of_representation: bool,
+}
+
+/// The package `path` stands for when it is a `METS.xml` (a regular file of that name): the
+/// folder around it for a root METS; for a representation's (in `representations/NAME`, and
+/// not stating `csip:OAISPACKAGETYPE` as only a root METS does), the folder two levels up.
+/// None when `path` is no METS.xml.
+pub fn package_around(path: &Path) -> Option<MetsPackage> {
     let is_mets = path.file_name().is_some_and(|n| n == "METS.xml");
     let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
     if !(is_mets && regular) {
         return None;
     }
-    match path.parent() {
-        Some(p) if p.as_os_str().is_empty() => Some(PathBuf::from(".")),
-        p => p.map(Path::to_path_buf),
+    let dir = folder_or_here(path.parent());
+    let reps = dir.parent().filter(|r| r.file_name().is_some_and(|n| n == "representations"));
+    match reps {
+        Some(reps) if !states_package_type(path) => {
+            Some(MetsPackage { folder: folder_or_here(reps.parent()), of_representation: true })
+        }
+        _ => Some(MetsPackage { folder: dir, of_representation: false }),
+    }
+}
+
+/// `p`, or `.` when it is empty or none.
+fn folder_or_here(p: Option<&Path>) -> PathBuf {
+    match p {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether the METS at `path` states `csip:OAISPACKAGETYPE` on its root, as only a package's
+/// root METS does (read up to its root tag, within 1 MiB).
+fn states_package_type(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let mut reader = quick_xml::Reader::from_reader(std::io::BufReader::new(file.take(1 << 20)));
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf) {
+            Ok(quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e)) => {
+                let local = |a: &quick_xml::events::attributes::Attribute<'_>| {
+                    a.key.local_name().as_ref() == "OAISPACKAGETYPE"
+                };
+                return e.attributes().flatten().any(|a| local(&a));
+            }
+            Ok(quick_xml::events::Event::Eof) | Err(_) => return false,
+            Ok(_) => buf.clear(),
+        }
     }
 }
 

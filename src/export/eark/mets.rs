@@ -41,6 +41,7 @@ pub(crate) struct RepRef {
 }
 
 /// What both kinds of METS document share in their header.
+#[derive(Clone, Copy)]
 pub(crate) struct Head<'a> {
     pub objid: &'a str,
     pub label: Option<&'a str>,

@@ -10,8 +10,9 @@
 //! copied; the METS documents are written last, from what was measured. The output is
 //! written under a temporary name beside it and renamed once complete (`sink`).
 //!
-//! The package's root folder is named by its `OBJID` (CSIP1): the one folder of the ZIP, or
-//! `DIR/OBJID` for a folder output `DIR` ([`export_in`]; [`export`] makes the root folder
+//! The package's root folder is named by its `OBJID` (CSIP1; an OBJID that is no folder name
+//! on some system is refused): the one folder of the ZIP, or `DIR/OBJID` for a folder output
+//! `DIR` ([`export_in`]; [`export`] makes the root folder
 //! where it is told, for callers that name it themselves). Every `MIMETYPE` is an IANA media type
 //! ([`media_types`]): a container's `application/warc` is listed as `application/gzip`.
 
@@ -28,9 +29,9 @@ use mets::{Entry, Head, RepRef, RootContent, Submitter};
 use sink::Sink;
 
 use crate::layout::{self, ConfineError};
-use crate::mets::listing::{Nested, read_listing};
+use crate::mets::listing::{Listing, Nested, read_listing};
 use crate::mets::reader::{MetsError, MetsReader};
-use crate::mets::sections::{PackageSections, SectionsError, read_package_sections};
+use crate::mets::sections::{PackageSections, SectionsError, read_package_sections_from};
 
 pub use mets::{NS_CSIP, NS_SIP};
 
@@ -117,13 +118,15 @@ pub enum EarkError {
         /// The error.
         source: std::io::Error,
     },
-    /// The output exists (a folder: and is not empty).
-    #[error("{}: exists and is not empty", .0.display())]
+    /// The output exists (a folder: and is not empty; the package's root folder in `-o DIR`).
+    #[error("{}: exists already: an export never writes over or into a package", .0.display())]
     OutExists(PathBuf),
     /// The package's OBJID cannot be a folder's name, which CSIP1 asks the root folder to have.
     #[error(
         "the package's OBJID {0:?} cannot name the E-ARK root folder (CSIP1 names the root \
-         folder by the OBJID): it is empty, '.', '..', longer than 255 bytes or holds a '/'"
+         folder by the OBJID): it is empty, '.' or '..', longer than 255 bytes, starts with a \
+         drive ('C:'), ends with a dot or space, or holds a control character or one of \
+         \\ / * ? \" < > |"
     )]
     ObjidNotAFolderName(String),
     /// Writing the ZIP failed.
@@ -214,22 +217,79 @@ fn export_to(
     nest: bool,
 ) -> Result<ExportSummary, EarkError> {
     let mets_path = pkg.join("METS.xml");
+    let listing = list_files(pkg, &mets_path)?;
     let mets_file = layout::open_in(pkg, "METS.xml").map_err(EarkError::Confine)?;
-    let reader = MetsReader::lenient(BufReader::with_capacity(256 * 1024, mets_file));
-    let listing = read_listing(reader, Nested::Skip)
-        .map_err(|source| EarkError::Mets { path: mets_path.clone(), source })?;
-    let sections = read_package_sections(&mets_path)?;
+    let sections = read_package_sections_from(&mets_path, mets_file)?;
     let objid = sections.objid.clone().unwrap_or_else(|| default_objid(out));
     let root = root_folder_name(&objid)?;
-    let mut sink = Sink::create(out, root, nest)?;
+    let mut sink = Sink::create(out, &root, nest)?;
     let written = match nest && !sink::is_zip(out) {
-        true => out.join(root),
+        true => out.join(&root),
         false => out.to_path_buf(),
     };
-    let mut summary = ExportSummary { objid: objid.clone(), written, ..ExportSummary::default() };
+    let mut summary = ExportSummary { objid, written, ..ExportSummary::default() };
+    let copied = copy_files(pkg, &listing, &mut sink, &mut summary)?;
+    let schemas = write_schemas(&mut sink)?;
+    let (dmd, digiprov) = metadata::write_metadata(pkg, &sections, &mut sink)?;
+    summary.metadata_files = (dmd.len() + digiprov.len()) as u64;
 
-    let mut reps: Vec<(&'static str, Vec<Entry>)> = Vec::new();
-    let mut documentation = Vec::new();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let created = sections.header.as_ref().and_then(|h| h.value.create_date.clone());
+    let created = created.unwrap_or_else(|| now.clone());
+    let base = Head {
+        objid: &summary.objid,
+        label: sections.label.as_deref(),
+        kind,
+        now: &now,
+        created: &created,
+        content_type: "WARC",
+        submitter: submitter_of(&sections, kind),
+    };
+    let reps = write_rep_mets(&base, &copied.reps, out, &mut sink)?;
+    let content = RootContent {
+        dmd: &dmd,
+        digiprov: &digiprov,
+        documentation: &copied.documentation,
+        schemas: &schemas,
+        reps: &reps,
+    };
+    let doc = mets::root_mets(&base, &content).map_err(|e| EarkError::io(out, e))?;
+    sink.add_bytes("METS.xml", &doc)?;
+    sink.finish()?;
+    Ok(summary)
+}
+
+/// The files the package METS (`mets_path`, in `pkg`) lists, read before anything is written.
+fn list_files(pkg: &Path, mets_path: &Path) -> Result<Listing, EarkError> {
+    let mets_file = layout::open_in(pkg, "METS.xml").map_err(EarkError::Confine)?;
+    let reader = MetsReader::lenient(BufReader::with_capacity(256 * 1024, mets_file));
+    read_listing(reader, Nested::Skip)
+        .map_err(|source| EarkError::Mets { path: mets_path.to_path_buf(), source })
+}
+
+/// One representation's files, as they were written.
+struct Rep {
+    name: &'static str,
+    files: Vec<Entry>,
+}
+
+/// The package's files as they were copied out: the representations, and the documentation.
+#[derive(Default)]
+struct Copied {
+    reps: Vec<Rep>,
+    documentation: Vec<Entry>,
+}
+
+/// Copies every file the package METS lists to its place (the manifest to `documentation`),
+/// counting them in `summary`; quarantined files are left out.
+fn copy_files(
+    pkg: &Path,
+    listing: &Listing,
+    sink: &mut Sink,
+    summary: &mut ExportSummary,
+) -> Result<Copied, EarkError> {
+    let mets_path = pkg.join("METS.xml");
+    let mut copied = Copied::default();
     for f in &listing.files {
         let href = f
             .href
@@ -241,83 +301,68 @@ fn export_to(
             Place::LeftOut => summary.left_out_viral.push(href.to_string()),
             Place::Documentation => {
                 let name = format!("documentation/{href}");
-                let written = copy_in(pkg, href, &mut sink, &name)?;
-                documentation.push(Entry { href: name, mime, written });
+                let written = copy_in(pkg, href, sink, &name)?;
+                copied.documentation.push(Entry { href: name, mime, written });
             }
             Place::Rep(rep) => {
                 let rel = format!("data/{}", below_first(href));
-                let written =
-                    copy_in(pkg, href, &mut sink, &format!("representations/{rep}/{rel}"))?;
+                let written = copy_in(pkg, href, sink, &format!("representations/{rep}/{rel}"))?;
                 summary.data_files += 1;
                 summary.data_bytes += written.size;
-                match reps.iter_mut().find(|(r, _)| *r == rep) {
-                    Some((_, files)) => files.push(Entry { href: rel, mime, written }),
-                    None => reps.push((rep, vec![Entry { href: rel, mime, written }])),
-                }
+                copied.add_to(rep, Entry { href: rel, mime, written });
             }
         }
     }
     let manifest = "manifest-sha512.txt";
     if layout::metadata_in(pkg, manifest).is_ok() {
         let name = format!("documentation/{manifest}");
-        let written = copy_in(pkg, manifest, &mut sink, &name)?;
-        documentation.push(Entry { href: name, mime: "text/plain".into(), written });
+        let written = copy_in(pkg, manifest, sink, &name)?;
+        copied.documentation.push(Entry { href: name, mime: "text/plain".into(), written });
     }
-    summary.documentation_files = documentation.len() as u64;
+    summary.documentation_files = copied.documentation.len() as u64;
+    Ok(copied)
+}
 
+impl Copied {
+    /// Adds a file to representation `rep`, made at its first file.
+    fn add_to(&mut self, rep: &'static str, entry: Entry) {
+        match self.reps.iter_mut().find(|r| r.name == rep) {
+            Some(r) => r.files.push(entry),
+            None => self.reps.push(Rep { name: rep, files: vec![entry] }),
+        }
+    }
+}
+
+/// Writes the schemas every package carries.
+fn write_schemas(sink: &mut Sink) -> Result<Vec<Entry>, EarkError> {
     let mut schemas = Vec::new();
     for (name, bytes) in SCHEMAS {
         let href = format!("schemas/{name}");
         let written = sink.add_bytes(&href, bytes)?;
         schemas.push(Entry { href, mime: "application/xml".into(), written });
     }
-    let (dmd, digiprov) = metadata::write_metadata(pkg, &sections, &mut sink)?;
-    summary.metadata_files = (dmd.len() + digiprov.len()) as u64;
+    Ok(schemas)
+}
 
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let created = sections
-        .header
-        .as_ref()
-        .and_then(|h| h.value.create_date.clone())
-        .unwrap_or_else(|| now.clone());
-    let mut rep_refs = Vec::new();
-    for (rep, files) in &reps {
-        let content_type = rep_content_type(rep);
-        let head = Head {
-            objid: rep,
-            label: None,
-            kind,
-            now: &now,
-            created: &created,
-            content_type,
-            submitter: None,
-        };
-        let doc = mets::rep_mets(&head, files).map_err(|e| EarkError::io(out, e))?;
-        let href = format!("representations/{rep}/METS.xml");
+/// Writes each representation's METS (its header as the root's, under its own name and
+/// content type, with no submitter); returns what the root METS points at.
+fn write_rep_mets(
+    root: &Head<'_>,
+    reps: &[Rep],
+    out: &Path,
+    sink: &mut Sink,
+) -> Result<Vec<RepRef>, EarkError> {
+    let mut refs = Vec::new();
+    for rep in reps {
+        let content_type = rep_content_type(rep.name);
+        let head = Head { objid: rep.name, label: None, content_type, submitter: None, ..*root };
+        let doc = mets::rep_mets(&head, &rep.files).map_err(|e| EarkError::io(out, e))?;
+        let href = format!("representations/{}/METS.xml", rep.name);
         let written = sink.add_bytes(&href, &doc)?;
         let mets = Entry { href, mime: "application/xml".into(), written };
-        rep_refs.push(RepRef { name: rep.to_string(), mets, content_type });
+        refs.push(RepRef { name: rep.name.to_string(), mets, content_type });
     }
-    let head = Head {
-        objid: &objid,
-        label: sections.label.as_deref(),
-        kind,
-        now: &now,
-        created: &created,
-        content_type: "WARC",
-        submitter: submitter_of(&sections, kind),
-    };
-    let content = RootContent {
-        dmd: &dmd,
-        digiprov: &digiprov,
-        documentation: &documentation,
-        schemas: &schemas,
-        reps: &rep_refs,
-    };
-    let doc = mets::root_mets(&head, &content).map_err(|e| EarkError::io(out, e))?;
-    sink.add_bytes("METS.xml", &doc)?;
-    sink.finish()?;
-    Ok(summary)
+    Ok(refs)
 }
 
 /// The agent submitting a SIP (SIP15-18): the organisation or person the package's header
@@ -341,17 +386,29 @@ fn default_objid(out: &Path) -> String {
     stem.unwrap_or("package").to_string()
 }
 
-/// The OBJID as the root folder's name (CSIP1), when it can be one.
-fn root_folder_name(objid: &str) -> Result<&str, EarkError> {
-    let bad = objid.is_empty()
-        || objid == "."
-        || objid == ".."
+/// The OBJID as the root folder's name (CSIP1), when it is one on every system: not empty,
+/// `.` or `..`, at most 255 bytes, no control or bidirectional-control character, none of
+/// `\ / * ? " < > |`, no drive (`C:`) and no trailing dot or space (which Windows drops), so
+/// no name leads out of the output, in a folder or in a ZIP unpacked anywhere. A `:` elsewhere
+/// is kept: webaip's own OBJIDs are `urn:uuid:...`, and commons-ip requires the root folder to
+/// be the OBJID itself.
+fn root_folder_name(objid: &str) -> Result<String, EarkError> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\\' | '/' | '*' | '?' | '"' | '<' | '>' | '|')
+            || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{feff}')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let drive = objid.as_bytes().get(1) == Some(&b':');
+    let bad = matches!(objid, "" | "." | "..")
         || objid.len() > 255
-        || objid.contains(['/', '\0']);
-    if bad {
-        return Err(EarkError::ObjidNotAFolderName(objid.to_string()));
+        || drive
+        || objid.ends_with(['.', ' '])
+        || objid.contains(unsafe_char);
+    match bad {
+        true => Err(EarkError::ObjidNotAFolderName(objid.to_string())),
+        false => Ok(objid.to_string()),
     }
-    Ok(objid)
 }
 
 /// `csip:OTHERCONTENTINFORMATIONTYPE` of a representation.

@@ -35,6 +35,9 @@ pub(crate) struct Sink {
     /// What names are written below: the root folder and a slash, or nothing.
     below: String,
     staged: Staged,
+    /// The folder made to hold the root folder, removed again if the export fails and leaves
+    /// it empty.
+    made_dir: Option<PathBuf>,
 }
 
 /// The temporary the output is written to.
@@ -69,10 +72,14 @@ fn zip_err(path: &Path, e: ZipError) -> EarkError {
 }
 
 impl Sink {
-    /// A new output at `out` (a `.zip` file whose entries are below `root/`, or a folder, which
-    /// must not exist or be empty: the package root, or with `nest` the folder holding the
-    /// folder `root`), after removing the temporaries killed exports to it left.
+    /// A new output at `out` (a `.zip` file whose entries are below `root/`, or a folder: the
+    /// package root, which must not exist or be empty; with `nest`, the folder holding the
+    /// package root `root`, which must not exist), after removing the temporaries killed exports
+    /// to it left.
     pub(crate) fn create(out: &Path, root: &str, nest: bool) -> Result<Sink, EarkError> {
+        if nest && !is_zip(out) {
+            return Sink::create_in(out, root);
+        }
         let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let parent = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -81,7 +88,7 @@ impl Sink {
         std::fs::create_dir_all(&parent).map_err(|e| write_err(&parent, e))?;
         let prefix = format!(".{name}.");
         let is_zip = is_zip(out);
-        let below = if is_zip || nest { format!("{root}/") } else { String::new() };
+        let below = if is_zip { format!("{root}/") } else { String::new() };
         temporaries::remove_dead(&parent, staging_name(&prefix, !is_zip));
         if is_zip {
             if std::fs::symlink_metadata(out).is_ok() {
@@ -93,7 +100,7 @@ impl Sink {
             let (w, cut) = Severable::new(file);
             let zip = Some(Box::new(ZipWriter::new(w)));
             let staged = Staged::Zip { zip, tmp: Some(tmp), cut };
-            return Ok(Sink { out: out.to_path_buf(), below, staged });
+            return Ok(Sink { out: out.to_path_buf(), below, staged, made_dir: None });
         }
         if out.exists() && std::fs::read_dir(out).map_err(|e| write_err(out, e))?.next().is_some() {
             return Err(EarkError::OutExists(out.to_path_buf()));
@@ -101,7 +108,31 @@ impl Sink {
         let (dir, lock) = temporaries::locked_dir_in(&parent, staging_name(&prefix, true))
             .map_err(|e| write_err(out, e))?;
         let staged = Staged::Dir { tmp: dir.keep(), _lock: lock, done: false };
-        Ok(Sink { out: out.to_path_buf(), below, staged })
+        Ok(Sink { out: out.to_path_buf(), below, staged, made_dir: None })
+    }
+
+    /// The package root `dir/root`, staged as `dir/.root.XXXXXX.partial`: several packages
+    /// can be exported into one folder `dir`, never over one there already.
+    fn create_in(dir: &Path, root: &str) -> Result<Sink, EarkError> {
+        let made = std::fs::symlink_metadata(dir).is_err();
+        std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+        let target = dir.join(root);
+        let sink = match std::fs::symlink_metadata(&target) {
+            Ok(_) => Err(EarkError::OutExists(target)),
+            Err(_) => Sink::create(&target, root, false),
+        };
+        match sink {
+            Ok(mut sink) => {
+                sink.made_dir = made.then(|| dir.to_path_buf());
+                Ok(sink)
+            }
+            Err(e) => {
+                if made {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Writes `name` (a `/`-separated path below the root) from `input`, `size_hint` bytes.
@@ -178,6 +209,9 @@ impl Drop for Sink {
             // Removed before the lock goes, so no cleaner sees it unlocked while it lives.
             Staged::Dir { tmp, done: false, .. } => {
                 let _ = std::fs::remove_dir_all(&*tmp);
+                if let Some(dir) = &self.made_dir {
+                    let _ = std::fs::remove_dir(dir);
+                }
             }
             Staged::Dir { .. } => {}
         }

@@ -52,7 +52,7 @@ pub use premis::{
     RelatedObjectIdentifier, Relationship, RightsGranted, RightsStatement,
     RightsStatementIdentifier, SignificantProperties, StatuteInformation, TermOfGrant,
 };
-pub use read::read_package_sections;
+pub use read::{read_package_sections, read_package_sections_from, read_root_identity};
 pub use rights::WebaipRights;
 pub use tree::section_differences;
 pub use wrap::{AmdSec, DmdSec, DublinCore, MdSec, MdWrap, XmlData};

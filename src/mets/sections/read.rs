@@ -1,13 +1,13 @@
 //! Cutting the package-level sections out of a METS document, and reading each with yaserde.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use quick_xml::NsReader;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
 use quick_xml::writer::Writer;
+use quick_xml::{NsReader, XmlVersion};
 use yaserde::YaSerialize;
 
 use super::premis::PremisVersion;
@@ -22,6 +22,15 @@ use crate::mets::reader::{NS_METS, NS_PREMIS2, NS_PREMIS3};
 pub fn read_package_sections(path: &Path) -> Result<PackageSections, SectionsError> {
     let io = |source| SectionsError::Io { path: path.to_path_buf(), source };
     let file = File::open(path).map_err(io)?;
+    read_package_sections_from(path, file)
+}
+
+/// Reads the package-level sections, as [`read_package_sections`], from `file`, opened by the
+/// caller (as a regular file inside its package), `path` naming it.
+pub fn read_package_sections_from(
+    path: &Path,
+    file: File,
+) -> Result<PackageSections, SectionsError> {
     let mut cut = Cutter { path, reader: NsReader::from_reader(BufReader::new(file)) };
     let mut out = PackageSections::default();
     let root_decls = cut.root(&mut out)?;
@@ -63,6 +72,15 @@ pub fn read_package_sections(path: &Path) -> Result<PackageSections, SectionsErr
         let captured = cut.capture(&start, empty, &root_decls, offset)?;
         cut.model(&local, &captured, offset, &mut out)?;
     }
+    Ok(out)
+}
+
+/// Reads only the root's identity (`OBJID`, `TYPE`, `PROFILE`, `LABEL`, references resolved)
+/// of the METS document in `input`, `path` naming it: the one reader of the root's attributes.
+pub fn read_root_identity(path: &Path, input: impl Read) -> Result<PackageSections, SectionsError> {
+    let mut cut = Cutter { path, reader: NsReader::from_reader(BufReader::new(input)) };
+    let mut out = PackageSections::default();
+    cut.root(&mut out)?;
     Ok(out)
 }
 
@@ -132,7 +150,16 @@ impl<R: BufRead> Cutter<'_, R> {
             let mut decls = Vec::new();
             for a in e.attributes().flatten() {
                 let key = a.key.as_ref();
-                let value = a.value.to_string();
+                // `a&amp;b` is the OBJID `a&b`; a reference that is not XML's is refused.
+                let value = a.normalized_value(XmlVersion::Implicit1_0).map_err(|source| {
+                    let what = format!("a malformed reference in the root's {key} attribute");
+                    SectionsError::Refused {
+                        path: self.path.to_path_buf(),
+                        offset,
+                        what: format!("{what} ({source})"),
+                    }
+                })?;
+                let value = value.into_owned();
                 if key == "xmlns" || key.starts_with("xmlns:") {
                     decls.push((key.to_string(), value));
                     continue;

@@ -38,17 +38,6 @@ pub(crate) fn claims_csip(mets: &Path) -> bool {
     false
 }
 
-/// What the E-ARK check says when a listed file is absent, unreadable or not of its stated
-/// size or checksum (`check::fixity`), or a representation METS is missing: damage or missing
-/// content, not a rule of the description.
-const ABOUT_BYTES: [&str; 5] = [
-    " does not match the file (",
-    ", the file has ",
-    ": it does not exist",
-    "the representation METS is not there",
-    "cannot be read",
-];
-
 /// Checks the package in `dir` by the E-ARK rules: each finding about the bytes (a listed
 /// file missing or changed) goes to `bytes`, the others are returned. The webaip-profile
 /// errors of `validation` become warnings (XML and XML Schema errors stay errors: they hold
@@ -69,12 +58,10 @@ pub(crate) fn check(
     validation.profile_note.push_str(
         "; an E-ARK package: judged by the E-ARK CSIP rules, webaip's profile rules are advice",
     );
-    let (about_bytes, described): (Vec<_>, Vec<_>) = report
-        .findings
-        .into_iter()
-        .partition(|f| ABOUT_BYTES.iter().any(|m| f.message.contains(m)));
-    let audit_finding = |f: crate::export::eark::check::Finding| AuditFinding {
-        severity: Severity::Error,
+    let (about_bytes, described): (Vec<_>, Vec<_>) =
+        report.findings.into_iter().partition(|f| f.about_bytes);
+    let audit_finding = |severity, f: crate::export::eark::check::Finding| AuditFinding {
+        severity,
         rule: f.rule,
         file: f.path,
         offset: None,
@@ -82,7 +69,10 @@ pub(crate) fn check(
         mets_line: Some(f.line),
         message: f.message,
     };
-    bytes.extend(about_bytes.into_iter().map(audit_finding));
-    let findings = described.into_iter().map(audit_finding).collect();
+    bytes.extend(about_bytes.into_iter().map(|f| audit_finding(Severity::Error, f)));
+    // SHOULD and MAY rules not followed are advice: listed, never a reason for a verdict.
+    let advice = report.warnings.into_iter().map(|f| audit_finding(Severity::Warning, f));
+    let findings =
+        described.into_iter().map(|f| audit_finding(Severity::Error, f)).chain(advice).collect();
     Ok(CsipCheck { findings, files_verified: report.files_verified })
 }

@@ -462,6 +462,84 @@ pub fn audit_package(
     }
     let (tasks, planned) = plan(&mut present, opts.deep);
     progress(AuditProgress::Planned(planned));
+    let mut read = read_listed(dir, &present, &tasks, progress, &mut findings);
+    collapse_missing_groups(&files, &mut findings);
+    let mets_name = mets_path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mets_name = mets_name.unwrap_or_else(|| METS.to_string());
+    let manifest_absent = layout::metadata_in(dir, MANIFEST).is_err_and(|e| e.is_not_found());
+    if manifest_absent && !(profile.rules.manifest && required) {
+        let name = &profile.name;
+        let reason = if profile.rules.manifest {
+            format!(
+                "the package has no manifest, and it does not claim profile {name}, whose packages carry one"
+            )
+        } else {
+            format!("the package has no manifest, and profile {name} does not ask for one")
+        };
+        let kind = UncheckedKind::NoManifest;
+        unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, kind, reason });
+    } else {
+        check_manifest(dir, &mets_name, &listed, &mut read.hashes, &mut findings);
+    }
+    // Under a profile whose package is its folder (a manifest of every file), a second METS
+    // is one more unlisted file; else a folder of METS documents is a folder of packages.
+    let folder_is_package = profile.rules.manifest && required;
+    check_unlisted(dir, &mets_name, &listed, (required, folder_is_package), &mut findings);
+
+    let (identity, unlinked) = identity(&mets_path, &mets_name);
+    findings.extend(unlinked);
+    let arc_rebuilds = check_arc_rebuilds(dir, opts, &mut findings);
+    let references = match &opts.with {
+        Some(with) => Some(follow_references(dir, with, opts.from_store, &mut findings)?),
+        None => None,
+    };
+    findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
+    place_in_mets(&files, &mut findings);
+    let (verdict, inconsistencies) =
+        conclude(&validation, &mets_name, &findings, &unchecked, eark.as_ref());
+    Ok(AuditReport {
+        package: dir.to_path_buf(),
+        mets: mets_path.clone(),
+        verdict,
+        deep: opts.deep,
+        validation,
+        findings,
+        inconsistencies,
+        unchecked,
+        files_listed: files.len() as u64,
+        files_checked: present.len() as u64,
+        records_checked: read.records_checked,
+        bytestreams_checked: read.bytestreams,
+        records_read: read.records_read,
+        warc_digests_checked: read.digests,
+        intact: verdict == Verdict::Intact,
+        identity,
+        eark,
+        references,
+        arc_rebuilds,
+    })
+}
+
+/// What reading the listed files found beside its findings.
+#[derive(Default)]
+struct ReadTally {
+    /// SHA-512 of each whole file read, by its name in the METS.
+    hashes: BTreeMap<String, String>,
+    records_checked: u64,
+    bytestreams: u64,
+    records_read: u64,
+    digests: u64,
+}
+
+/// Runs the reading `tasks` over the files `present` on the worker pool, and gathers their
+/// outcomes file by file into findings and a tally.
+fn read_listed(
+    dir: &Path,
+    present: &[Present],
+    tasks: &[Task],
+    progress: &(dyn Fn(AuditProgress) + Sync),
+    findings: &mut Vec<AuditFinding>,
+) -> ReadTally {
     let outcomes: Vec<(usize, Outcome)> = tasks
         .par_iter()
         .map(|t| match t {
@@ -495,24 +573,22 @@ pub fn audit_package(
         })
         .collect();
 
-    // Gather the outcomes file by file.
-    let mut hashes: BTreeMap<String, String> = BTreeMap::new();
     let mut walks: Vec<Vec<Walk>> = present.iter().map(|_| Vec::new()).collect();
-    let (mut records_checked, mut bytestreams, mut records_read, mut digests) = (0, 0, 0, 0);
+    let mut read = ReadTally::default();
     for (i, outcome) in outcomes {
         let p = &present[i];
         match outcome {
             Outcome::Whole(Ok(d)) => {
-                file_fixity(p, &d, &mut findings);
-                hashes.insert(p.href.to_string(), d.sha512);
+                file_fixity(p, &d, findings);
+                read.hashes.insert(p.href.to_string(), d.sha512);
             }
             Outcome::Whole(Err(e)) => {
                 let what = format!("cannot be read: {e}");
                 findings.push(finding("fixity", p.href, None, &p.listed.id, what));
             }
             Outcome::Described(problems, n, b) => {
-                records_checked += n;
-                bytestreams += b;
+                read.records_checked += n;
+                read.bytestreams += b;
                 findings.extend(problems.into_iter().map(|(at, pr)| place(p.href, at, pr)));
             }
             Outcome::Walk(w) => walks[i].push(w),
@@ -522,67 +598,13 @@ pub fn audit_package(
         if w.is_empty() {
             continue;
         }
-        let t = merge_walks(p, w, &mut findings);
-        records_checked += t.0;
-        bytestreams += t.1;
-        records_read += t.2;
-        digests += t.3;
+        let t = merge_walks(p, w, findings);
+        read.records_checked += t.0;
+        read.bytestreams += t.1;
+        read.records_read += t.2;
+        read.digests += t.3;
     }
-    collapse_missing_groups(&files, &mut findings);
-    let mets_name = mets_path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let mets_name = mets_name.unwrap_or_else(|| METS.to_string());
-    let manifest_absent = layout::metadata_in(dir, MANIFEST).is_err_and(|e| e.is_not_found());
-    if manifest_absent && !(profile.rules.manifest && required) {
-        let name = &profile.name;
-        let reason = if profile.rules.manifest {
-            format!(
-                "the package has no manifest, and it does not claim profile {name}, whose packages carry one"
-            )
-        } else {
-            format!("the package has no manifest, and profile {name} does not ask for one")
-        };
-        let kind = UncheckedKind::NoManifest;
-        unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, kind, reason });
-    } else {
-        check_manifest(dir, &mets_name, &listed, &mut hashes, &mut findings);
-    }
-    // Under a profile whose package is its folder (a manifest of every file), a second METS
-    // is one more unlisted file; else a folder of METS documents is a folder of packages.
-    let folder_is_package = profile.rules.manifest && required;
-    check_unlisted(dir, &mets_name, &listed, (required, folder_is_package), &mut findings);
-
-    let (identity, unlinked) = identity(&mets_path, &mets_name);
-    findings.extend(unlinked);
-    let arc_rebuilds = check_arc_rebuilds(dir, opts, &mut findings);
-    let references = match &opts.with {
-        Some(with) => Some(follow_references(dir, with, opts.from_store, &mut findings)?),
-        None => None,
-    };
-    findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
-    place_in_mets(&files, &mut findings);
-    let (verdict, inconsistencies) =
-        conclude(&validation, &mets_name, &findings, &unchecked, eark.as_ref());
-    Ok(AuditReport {
-        package: dir.to_path_buf(),
-        mets: mets_path.clone(),
-        verdict,
-        deep: opts.deep,
-        validation,
-        findings,
-        inconsistencies,
-        unchecked,
-        files_listed: files.len() as u64,
-        files_checked: present.len() as u64,
-        records_checked,
-        bytestreams_checked: bytestreams,
-        records_read,
-        warc_digests_checked: digests,
-        intact: verdict == Verdict::Intact,
-        identity,
-        eark,
-        references,
-        arc_rebuilds,
-    })
+    read
 }
 
 /// The report on a package whose METS cannot be read to its end (cut short, not well-formed):
@@ -738,7 +760,7 @@ fn conclude(
         .collect();
     let invalid =
         validation.findings.iter().any(|f| f.severity == Severity::Error && !f.is_inconsistency())
-            || eark.is_some_and(|e| !e.findings.is_empty());
+            || eark.is_some_and(|e| e.findings.iter().any(|f| f.severity == Severity::Error));
     let damaged = !validation.well_formed || findings.iter().any(|f| f.severity == Severity::Error);
     let verdict = if damaged {
         Verdict::Damaged

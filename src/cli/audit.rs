@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::audit::{AuditError, AuditOptions, AuditProgress, Verdict, audit_package};
+use webaip::audit::{AuditError, AuditOptions, AuditProgress, AuditReport, Verdict, audit_package};
 use webaip::mets::validate::Severity;
 
 use super::{EXIT_DESCRIPTION, EXIT_ERROR, EXIT_FINDINGS, terminal_text};
@@ -146,114 +146,122 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         return Ok(code);
     }
     for r in &reports {
-        let name = r.package.display();
-        let mets = r.mets.display();
-        let v = &r.validation;
-        println!(
-            "{name}: profile {} ({}): {}",
-            v.profile,
-            v.profile_source.describe(),
-            v.profile_note
-        );
-        if let Some(i) = &r.identity {
-            let show = |o: &Option<String>| terminal_text(o.as_deref().unwrap_or("-")).to_string();
-            println!(
-                "{name}: OBJID {}, TYPE {}, PROFILE {}; {} PREMIS agents and {} events at package level",
-                show(&i.objid),
-                show(&i.mets_type),
-                show(&i.profile),
-                i.premis_agents,
-                i.premis_events
-            );
-        }
-        for f in &v.findings {
-            let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
-            // Where the METS contradicts itself is a finding of its own kind, not damage.
-            let kind = if f.is_inconsistency() {
-                "inconsistent description".to_string()
-            } else {
-                f.severity.to_string()
-            };
-            println!("{mets}:{line}: {kind} [{}] {}", f.rule, terminal_text(&f.message));
-        }
-        for f in &r.findings {
-            let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
-            let id = match (&f.mets_id, f.mets_line) {
-                (Some(i), Some(l)) => format!(" ({i}, METS.xml:{l})"),
-                (Some(i), None) => format!(" ({i})"),
-                _ => String::new(),
-            };
-            let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
-            println!("{name}/{file}{at}: {} [{}]{id} {message}", f.severity, f.rule);
-        }
-        for g in r.arc_rebuilds.iter().flat_map(|a| &a.gzip_not_identical) {
-            let (file, arc) = (terminal_text(&g.container), terminal_text(&g.name));
-            println!("{name}/{file}: ARC {arc}: {}", g.why);
-        }
-        for f in r.eark.iter().flat_map(|e| &e.findings) {
-            let line = f.mets_line.unwrap_or(1);
-            let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
-            println!("{name}/{file}:{line}: {} [{}] (E-ARK) {message}", f.severity, f.rule);
-        }
-        for u in &r.unchecked {
-            let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
-            println!("{name}/{}: not checkable here{id}: {}", terminal_text(&u.file), u.reason);
-        }
-        let deep = if r.deep {
-            format!(
-                "; deep: {} records read, {} WARC digests verified",
-                r.records_read, r.warc_digests_checked
-            )
-        } else {
-            String::new()
-        };
-        let references = match &r.references {
-            Some(x) => format!(
-                "; {} revisits: {} resolved, {} unresolved ({} of another profile, not followed)",
-                x.revisits,
-                x.resolved,
-                x.unresolved.len(),
-                x.other_profile
-            ),
-            None => String::new(),
-        };
-        let rebuilt = match &r.arc_rebuilds {
-            Some(a) => format!(
-                "; {} ARC(s) rebuilt, {} as the migration stated, {} whose gzip file would not \
-                 come back identical",
-                a.rebuilt,
-                a.as_stated,
-                a.gzip_not_identical.len()
-            ),
-            None => String::new(),
-        };
-        let eark = match &r.eark {
-            Some(e) => format!(
-                "; E-ARK CSIP: {} findings, {} files verified",
-                e.findings.len(),
-                e.files_verified
-            ),
-            None => String::new(),
-        };
-        let unchecked = if r.unchecked.is_empty() {
-            String::new()
-        } else {
-            format!("; {} not checkable here", r.unchecked.len())
-        };
-        println!(
-            "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{rebuilt}{references}{eark}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
-            r.verdict,
-            r.files_checked,
-            r.files_listed,
-            r.records_checked,
-            r.bytestreams_checked,
-            v.findings
-                .iter()
-                .filter(|f| f.severity == Severity::Error && !f.is_inconsistency())
-                .count(),
-            r.inconsistencies.len(),
-            r.findings.iter().filter(|f| f.severity == Severity::Error).count()
-        );
+        print_report(r);
     }
     Ok(code)
+}
+
+/// Prints one package's report as text: its profile and identity, every finding, and a
+/// summary line.
+fn print_report(r: &AuditReport) {
+    let name = r.package.display();
+    let mets = r.mets.display();
+    let v = &r.validation;
+    println!("{name}: profile {} ({}): {}", v.profile, v.profile_source.describe(), v.profile_note);
+    if let Some(i) = &r.identity {
+        let show = |o: &Option<String>| terminal_text(o.as_deref().unwrap_or("-")).to_string();
+        println!(
+            "{name}: OBJID {}, TYPE {}, PROFILE {}; {} PREMIS agents and {} events at package level",
+            show(&i.objid),
+            show(&i.mets_type),
+            show(&i.profile),
+            i.premis_agents,
+            i.premis_events
+        );
+    }
+    for f in &v.findings {
+        let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
+        // Where the METS contradicts itself is a finding of its own kind, not damage.
+        let kind = if f.is_inconsistency() {
+            "inconsistent description".to_string()
+        } else {
+            f.severity.to_string()
+        };
+        println!("{mets}:{line}: {kind} [{}] {}", f.rule, terminal_text(&f.message));
+    }
+    for f in &r.findings {
+        let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
+        let id = match (&f.mets_id, f.mets_line) {
+            (Some(i), Some(l)) => format!(" ({i}, METS.xml:{l})"),
+            (Some(i), None) => format!(" ({i})"),
+            _ => String::new(),
+        };
+        let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
+        println!("{name}/{file}{at}: {} [{}]{id} {message}", f.severity, f.rule);
+    }
+    for g in r.arc_rebuilds.iter().flat_map(|a| &a.gzip_not_identical) {
+        let (file, arc) = (terminal_text(&g.container), terminal_text(&g.name));
+        println!("{name}/{file}: ARC {arc}: {}", g.why);
+    }
+    for f in r.eark.iter().flat_map(|e| &e.findings) {
+        let line = f.mets_line.unwrap_or(1);
+        let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
+        println!("{name}/{file}:{line}: {} [{}] (E-ARK) {message}", f.severity, f.rule);
+    }
+    for u in &r.unchecked {
+        let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
+        println!("{name}/{}: not checkable here{id}: {}", terminal_text(&u.file), u.reason);
+    }
+    print_summary(r);
+}
+
+/// The last line of a package's report: its verdict and what was checked.
+fn print_summary(r: &AuditReport) {
+    let name = r.package.display();
+    let v = &r.validation;
+    let deep = if r.deep {
+        format!(
+            "; deep: {} records read, {} WARC digests verified",
+            r.records_read, r.warc_digests_checked
+        )
+    } else {
+        String::new()
+    };
+    let references = match &r.references {
+        Some(x) => format!(
+            "; {} revisits: {} resolved, {} unresolved ({} of another profile, not followed)",
+            x.revisits,
+            x.resolved,
+            x.unresolved.len(),
+            x.other_profile
+        ),
+        None => String::new(),
+    };
+    let rebuilt = match &r.arc_rebuilds {
+        Some(a) => format!(
+            "; {} ARC(s) rebuilt, {} as the migration stated, {} whose gzip file would not \
+             come back identical",
+            a.rebuilt,
+            a.as_stated,
+            a.gzip_not_identical.len()
+        ),
+        None => String::new(),
+    };
+    let eark = match &r.eark {
+        Some(e) => format!(
+            "; E-ARK CSIP: {} findings, {} files verified",
+            e.findings.iter().filter(|f| f.severity == Severity::Error).count(),
+            e.files_verified
+        ),
+        None => String::new(),
+    };
+    let unchecked = if r.unchecked.is_empty() {
+        String::new()
+    } else {
+        format!("; {} not checkable here", r.unchecked.len())
+    };
+    println!(
+        "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{rebuilt}{references}{eark}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
+        r.verdict,
+        r.files_checked,
+        r.files_listed,
+        r.records_checked,
+        r.bytestreams_checked,
+        v.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && !f.is_inconsistency())
+            .count(),
+        r.inconsistencies.len(),
+        r.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    );
 }

@@ -264,7 +264,7 @@ pub fn validate_mets(
     checker.check_entities(path);
     let profile = checker.profile.clone();
     let mut findings = std::mem::take(&mut checker.findings);
-    let (xml_error, required) = (checker.xml_error, checker.required);
+    let (xml_error, required, value_cut) = (checker.xml_error, checker.required, checker.value_cut);
     // The checker reads the root's PROFILE too; it has the last word.
     let (source, profile_note) = match source {
         ProfileSource::Chosen | ProfileSource::Advisory if required => {
@@ -298,6 +298,11 @@ pub fn validate_mets(
         // memory and end in "status -1 without a diagnostic".
         XsdStatus::Skipped {
             reason: "the document could not be read to its end (see the XML error)".into(),
+        }
+    } else if value_cut {
+        // libxml2 holds a text value whole to check its type: 150 MB of it took 169 MB.
+        XsdStatus::Skipped {
+            reason: format!("a value is longer than {MAX_VALUE} bytes (see the SIZE error)"),
         }
     } else {
         let dir = opts.schemas.as_deref();
@@ -514,6 +519,8 @@ struct Checker {
     text: Option<String>,
     /// Set once the value being read was cut at [`MAX_VALUE`] (reported once).
     text_cut: bool,
+    /// Set when any value was cut: libxml2, which holds a value whole, is then not run.
+    value_cut: bool,
     files: Vec<FileFacts>,
     xml_error: bool,
     /// Dates WARC and the METS cannot state (a year past 9999).
@@ -559,6 +566,7 @@ impl Checker {
             event_detail: String::new(),
             text: None,
             text_cut: false,
+            value_cut: false,
             files: Vec::new(),
             xml_error: false,
             premis2_at: None,
@@ -679,6 +687,7 @@ impl Checker {
                     v.push_str(&t[..cut]);
                     if cut < t.len() && !self.text_cut {
                         self.text_cut = true;
+                        self.value_cut = true;
                         let what = format!(
                             "a value longer than {MAX_VALUE} bytes: only its start is checked (no METS value of a package is that long)"
                         );

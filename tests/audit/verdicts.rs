@@ -121,13 +121,14 @@ fn an_eark_package_is_judged_by_the_eark_rules() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
     Package::new().deterministic().quiet().succeeds(&pkg, &sample("nedlib"));
-    let ip = tmp.path().join("ip");
-    let o = webaip(&["export", "eark", pkg.to_str().unwrap(), "-o", ip.to_str().unwrap()]);
+    let out = tmp.path().join("ip");
+    let o = webaip(&["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ip = crate::export_eark::root_of(&out);
     // Its structMap points fptr at file groups, as CSIP says: no damage, no METS error.
     let (code, r) = audit(&ip, &[]);
     assert_eq!((code, r["verdict"].as_str()), (0, Some("partial")), "{r:#}");
-    assert_eq!(r["eark"]["findings"], serde_json::json!([]), "{r:#}");
+    assert!(errors(&r["eark"], "findings").is_empty(), "{r:#}");
     assert!(r["eark"]["files_verified"].as_u64().unwrap() > 0, "{r:#}");
     assert!(errors(&r["validation"], "findings").is_empty(), "{r:#}");
 

@@ -44,7 +44,7 @@ fn our_check_warned(ip: &Path) -> (i32, Vec<String>, Vec<String>) {
 
 /// The package folder an export made: the ZIP itself, or the one folder (named by the OBJID)
 /// in the folder `out`.
-fn root_of(out: &Path) -> PathBuf {
+pub(crate) fn root_of(out: &Path) -> PathBuf {
     if out.extension().is_some_and(|e| e == "zip") {
         return out.to_path_buf();
     }

@@ -37,12 +37,16 @@ pub struct Finding {
     pub rule: String,
     /// What is wrong.
     pub message: String,
+    /// Whether it is about the bytes (a listed file missing, unreadable, or not of its stated
+    /// size or checksum; a representation METS missing), not about the description.
+    pub about_bytes: bool,
 }
 
 impl Finding {
-    /// A finding about `path` at `line`.
+    /// A finding about the description in `path` at `line`.
     fn at(path: &str, line: u64, rule: &str, message: impl Into<String>) -> Self {
-        Finding { path: path.to_string(), line, rule: rule.into(), message: message.into() }
+        let (path, rule, message) = (path.to_string(), rule.into(), message.into());
+        Finding { path, line, rule, message, about_bytes: false }
     }
 }
 
@@ -123,6 +127,12 @@ impl Doc<'_> {
     fn find(&mut self, line: u64, rule: &str, message: impl Into<String>) {
         self.out.push(Finding::at(&self.name, line, rule, message));
     }
+
+    /// A finding about a listed file's bytes (missing, unreadable, changed).
+    fn find_damage(&mut self, line: u64, rule: &str, message: impl Into<String>) {
+        let finding = Finding { about_bytes: true, ..Finding::at(&self.name, line, rule, message) };
+        self.out.push(finding);
+    }
 }
 
 /// Checks one METS document (`rel` below `root`); returns the representation METS it points at.
@@ -137,12 +147,8 @@ fn check_mets(
     let read = rules::apply(&path, &mut rules);
     let (files, reps) = (std::mem::take(&mut rules.files), std::mem::take(&mut rules.reps));
     if let Err((line, msg)) = read {
-        report.findings.push(Finding {
-            path: rel.into(),
-            line,
-            rule: "CSIP1".into(),
-            message: format!("not a readable METS document: {msg}"),
-        });
+        let message = format!("not a readable METS document: {msg}");
+        report.findings.push(Finding::at(rel, line, "CSIP1", message));
         return Vec::new();
     }
     let mut d = Doc { name: rel.to_string(), out: &mut report.findings };
@@ -156,12 +162,7 @@ fn check_mets(
 
 /// The structure rules (CSIPSTR) of a package folder.
 fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
-    let f = |rule: &str, path: &str, m: String| Finding {
-        path: path.into(),
-        line: 1,
-        rule: rule.into(),
-        message: m,
-    };
+    let f = |rule: &str, path: &str, m: String| Finding::at(path, 1, rule, m);
     if layout::metadata_in(root, "METS.xml").is_err() {
         report.findings.push(f("CSIPSTR4", "METS.xml", "the package root has no METS.xml".into()));
         return false;
@@ -266,12 +267,8 @@ fn check_rules(path: &Path) -> Result<CheckReport, CheckError> {
     } else if path.is_dir() {
         path.to_path_buf()
     } else {
-        report.findings.push(Finding {
-            path: path.display().to_string(),
-            line: 1,
-            rule: "CSIPSTR1".into(),
-            message: "not a folder or an archive".into(),
-        });
+        let shown = path.display().to_string();
+        report.findings.push(Finding::at(&shown, 1, "CSIPSTR1", "not a folder or an archive"));
         return Ok(report);
     };
     if !structure_rules(&root, &mut report) {
@@ -289,6 +286,7 @@ fn check_rules(path: &Path) -> Result<CheckReport, CheckError> {
                 line,
                 rule: "CSIP110".into(),
                 message: format!("{href}: the representation METS is not there"),
+                about_bytes: true,
             });
             continue;
         }

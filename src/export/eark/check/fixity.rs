@@ -113,7 +113,7 @@ fn verify_one(
     let digests = match read {
         Ok(d) => d,
         Err(e) => {
-            d.find(f.line, &f.rules.size, format!("{href}: {e}"));
+            d.find_damage(f.line, &f.rules.size, format!("{href}: {e}"));
             return false;
         }
     };
@@ -121,14 +121,14 @@ fn verify_one(
     let size_ok = f.size.as_deref().is_none_or(|s| s.parse::<u64>().ok() == Some(size));
     if !size_ok {
         let msg = format!("{href}: SIZE {:?}, the file has {size} bytes", f.size);
-        d.find(f.line, &f.rules.size, msg);
+        d.find_damage(f.line, &f.rules.size, msg);
     }
     let (Some(a), Some(stated)) = (algorithm, &f.checksum) else { return false };
     let have = digests.by(a).unwrap_or_default();
     if !have.eq_ignore_ascii_case(stated) {
         let msg =
             format!("{href}: CHECKSUM {stated} does not match the file ({} {have})", a.mets_name());
-        d.find(f.line, &f.rules.checksum, msg);
+        d.find_damage(f.line, &f.rules.checksum, msg);
         return false;
     }
     size_ok

@@ -33,8 +33,13 @@ fn record(kind: &str, id: &str, fields: &str, block: &[u8]) -> Vec<u8> {
 fn package_dir(dir: &Path, name: &str) -> PathBuf {
     let pkg = dir.join(name);
     std::fs::create_dir_all(pkg.join("content")).unwrap();
-    std::fs::write(pkg.join("METS.xml"), format!("<mets:mets OBJID=\"{name}\">\n</mets:mets>\n"))
-        .unwrap();
+    std::fs::write(
+        pkg.join("METS.xml"),
+        format!(
+            "<mets:mets xmlns:mets=\"http://www.loc.gov/METS/\" OBJID=\"{name}\">\n</mets:mets>\n"
+        ),
+    )
+    .unwrap();
     let warc = record("resource", "<urn:uuid:good>", "WARC-Target-URI: http://e.org/\r\n", b"x");
     std::fs::write(pkg.join("content/good.warc"), warc).unwrap();
     pkg

@@ -50,10 +50,19 @@ pub struct ReferenceReport {
     /// The packages the METS says hold originals of its revisits (PREMIS `dependency` /
     /// `requires` relationships, by OBJID), and whether one of them was searched.
     pub originals_in: Vec<RequiredPackage>,
-    /// The containers of the other packages holding originals found: (package, its name
-    /// there), in the order searched (what an access copy must add to replay the revisits).
+    /// The containers of the other packages holding originals found, in the order searched
+    /// (what an access copy must add to replay the revisits).
     #[serde(skip)]
-    pub holding: Vec<(PathBuf, String)>,
+    pub holding: Vec<HoldingContainer>,
+}
+
+/// A container of another package that holds originals of the audited package's revisits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoldingContainer {
+    /// The package's folder, as given.
+    pub package: PathBuf,
+    /// The container's name in that package.
+    pub name: String,
 }
 
 /// A package the audited METS says its revisits depend on.
@@ -331,7 +340,7 @@ fn search(
                 report.unreadable.push(e.to_string());
             }
             if let (true, Some(p)) = (holds, package) {
-                report.holding.push((p.clone(), href));
+                report.holding.push(HoldingContainer { package: p.clone(), name: href });
             }
         }
     }

@@ -132,10 +132,17 @@ pub(crate) fn add_originals(
             ),
         });
     }
-    for (pkg, rel) in refs.holding {
-        let other = self::plan(&pkg)?;
+    // Each package holding originals is planned once, however many of its containers hold some.
+    let mut planned: HashMap<PathBuf, Vec<Container>> = HashMap::new();
+    for held in refs.holding {
+        let (pkg, rel) = (held.package, held.name);
+        if !planned.contains_key(&pkg) {
+            planned.insert(pkg.clone(), self::plan(&pkg)?.containers);
+        }
+        let Some(others) = planned.get_mut(&pkg) else { continue };
         let shown = format!("{}/{rel}", pkg.display());
-        let Some(c) = other.containers.into_iter().find(|c| c.rel == rel) else {
+        let found = others.iter().position(|c| c.rel == rel).map(|i| others.swap_remove(i));
+        let Some(c) = found else {
             return Err(WaczError::OriginalsMissing {
                 count: 1,
                 first: format!(

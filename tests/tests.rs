@@ -37,6 +37,7 @@ mod package_statements;
 mod pages_list;
 mod pandas;
 mod pronom;
+mod readme;
 mod rewrite_bytes;
 mod scan;
 mod store;

@@ -21,9 +21,9 @@ fn eicar() -> Vec<u8> {
 /// A clamd instance a test uses. Tests started by this module share an instance by name; the
 /// last one to drop its `Daemon` stops it (also when the test failed), so the suite leaves no
 /// daemon of its own running.
-struct Daemon {
+pub(crate) struct Daemon {
     /// unix:PATH
-    addr: String,
+    pub(crate) addr: String,
     /// tcp:127.0.0.1:PORT
     tcp: String,
     pid: String,
@@ -56,7 +56,7 @@ impl Drop for Daemon {
 }
 
 /// Starts (or reuses) a clamd instance of scripts/clamd-local.sh in its own directory.
-fn daemon(name: &str, port: u16, stream_max: &str) -> Daemon {
+pub(crate) fn daemon(name: &str, port: u16, stream_max: &str) -> Daemon {
     daemon_with(name, port, &[("CLAMD_STREAM_MAX", stream_max)])
 }
 

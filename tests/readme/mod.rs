@@ -1,5 +1,6 @@
-//! The user documents stay true: the README's quick start runs top to bottom on the committed
-//! samples with the built binary and makes packages `webaip validate` calls VALID; every
+//! The user documents stay true: the README's quick start and every command block of the
+//! guide run top to bottom on the committed samples with the built binary and make packages
+//! `webaip validate` calls VALID; every
 //! relative link of README.md and docs/*.md reaches a file and heading that exist; every
 //! profile rule they cite (P5.3) is a heading of docs/profile.md; and none of them names an
 //! internal issue or a folder beside the repository.
@@ -15,15 +16,17 @@ use crate::util::{WEBAIP, copy_tree, repo, samples, webaip};
 /// Settings a quick-start command must not take from the test's environment.
 const ENVIRONMENT_SETTINGS: [&str; 3] = ["WEBAIP_SCHEMAS", "WEBAIP_CLAMD", "WEBAIP_STORE_CONFIG"];
 
-/// One command of a quick-start block, with the README line it starts on.
-struct QuickStartCommand {
+/// A command (or a block of commands, run as one script) of a user document, with the line
+/// it starts on.
+struct DocCommand {
+    file: &'static str,
     line: usize,
     text: String,
 }
 
 /// The commands of the fenced block that follows `marker` in README.md: comment lines left
 /// out, lines ending in `\` joined to the next.
-fn quick_start(marker: &str) -> Vec<QuickStartCommand> {
+fn quick_start(marker: &str) -> Vec<DocCommand> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let lines: Vec<&str> = readme.lines().collect();
     let at = lines
@@ -32,7 +35,7 @@ fn quick_start(marker: &str) -> Vec<QuickStartCommand> {
         .unwrap_or_else(|| panic!("README.md has no {marker} line"));
     assert!(lines[at + 1].starts_with("```"), "{marker} is not followed by a fenced block");
     let mut commands = Vec::new();
-    let mut pending: Option<QuickStartCommand> = None;
+    let mut pending: Option<DocCommand> = None;
     for (i, line) in lines.iter().enumerate().skip(at + 2) {
         if line.starts_with("```") {
             break;
@@ -41,7 +44,11 @@ fn quick_start(marker: &str) -> Vec<QuickStartCommand> {
         if pending.is_none() && (t.is_empty() || t.starts_with('#')) {
             continue;
         }
-        let cmd = pending.get_or_insert(QuickStartCommand { line: i + 1, text: String::new() });
+        let cmd = pending.get_or_insert(DocCommand {
+            file: "README.md",
+            line: i + 1,
+            text: String::new(),
+        });
         match t.strip_suffix('\\') {
             Some(part) => cmd.text.push_str(part),
             None => {
@@ -54,6 +61,27 @@ fn quick_start(marker: &str) -> Vec<QuickStartCommand> {
     commands
 }
 
+/// Every `sh` block of docs/guide.md, in order, but those a `<!-- not run: WHY -->` line
+/// precedes, each run as one script.
+fn guide_blocks() -> Vec<DocCommand> {
+    let guide = std::fs::read_to_string(repo().join("docs/guide.md")).unwrap();
+    let lines: Vec<&str> = guide.lines().collect();
+    let mut blocks = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim() == "```sh" {
+            let end = i + 1 + lines[i + 1..].iter().position(|l| l.starts_with("```")).unwrap();
+            if !(i > 0 && lines[i - 1].starts_with("<!-- not run:")) {
+                let text = lines[i + 1..end].join("\n");
+                blocks.push(DocCommand { file: "docs/guide.md", line: i + 2, text });
+            }
+            i = end;
+        }
+        i += 1;
+    }
+    blocks
+}
+
 /// A scratch folder holding a copy of the samples, as the README's set-up line makes it.
 fn scratch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -61,13 +89,14 @@ fn scratch() -> tempfile::TempDir {
     dir
 }
 
-/// Runs each command with bash in `dir`, `webaip` being the built binary; each must exit 0.
-fn run_all(dir: &Path, commands: &[QuickStartCommand], clamd: Option<&str>) {
+/// Runs each command with bash in `dir` (stopping at the first that fails, inside a block
+/// too), `webaip` being the built binary; each must exit 0.
+fn run_all(dir: &Path, commands: &[DocCommand], clamd: Option<&str>) {
     let bin = Path::new(WEBAIP).parent().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     for c in commands {
         let mut cmd = Command::new("bash");
-        cmd.arg("-c").arg(&c.text).current_dir(dir).env("PATH", &path);
+        cmd.args(["-euo", "pipefail", "-c"]).arg(&c.text).current_dir(dir).env("PATH", &path);
         for name in ENVIRONMENT_SETTINGS {
             cmd.env_remove(name);
         }
@@ -77,7 +106,8 @@ fn run_all(dir: &Path, commands: &[QuickStartCommand], clamd: Option<&str>) {
         let o = cmd.output().expect("bash runs");
         assert!(
             o.status.success(),
-            "README.md:{}: `{}` exited {:?}\n{}{}",
+            "{}:{}: `{}` exited {:?}\n{}{}",
+            c.file,
             c.line,
             c.text,
             o.status.code(),
@@ -143,6 +173,26 @@ fn the_quick_start_with_clamd_runs_where_a_clamd_can_start() {
     assert_eq!(mets.len(), 1, "{mets:?}");
     let text = std::fs::read_to_string(&mets[0]).unwrap();
     assert!(text.contains("no virus detected"), "the package records no virus check");
+    assert_valid(&mets);
+}
+
+#[test]
+fn every_command_block_of_the_guide_runs_in_order_and_its_packages_are_valid() {
+    if !Path::new("/usr/sbin/clamd").exists() {
+        eprintln!("no clamd in this environment: the guide, which scans, is not run");
+        return;
+    }
+    let blocks = guide_blocks();
+    assert!(blocks.len() >= 10, "{} blocks", blocks.len());
+    let d = crate::scan::daemon("main", 3321, "2000M");
+    let dir = scratch();
+    run_all(dir.path(), &blocks, Some(&d.addr));
+    let mets = packages_made(dir.path());
+    let made = |rel: &str| mets.iter().any(|m| m.parent().unwrap() == dir.path().join(rel));
+    for rel in ["sip/site-2024", "sip/site-2025", "aip/site-2024", "back", "packages/heritrix-job"]
+    {
+        assert!(made(rel), "no package at {rel}: {mets:?}");
+    }
     assert_valid(&mets);
 }
 

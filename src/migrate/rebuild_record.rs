@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::report::RebuildReport;
+use super::report::ArcRebuildability;
 use super::verify::{ExpectationLog, Expected};
 use super::{End, MigratedRecord, RecordSinks, Written};
 use crate::formats::arc_rebuild::{REBUILD_URI_PREFIX, RebuildSummary};
@@ -83,8 +83,8 @@ pub(super) fn write_rebuild_record(
 }
 
 /// What the report says of the rebuild data.
-pub(super) fn rebuild_report(summary: &RebuildSummary, bytes_written: u64) -> RebuildReport {
-    RebuildReport {
+pub(super) fn rebuild_report(summary: &RebuildSummary, bytes_written: u64) -> ArcRebuildability {
+    ArcRebuildability {
         stream_length: summary.stream_length,
         stream_sha512: summary.stream_sha512.clone(),
         rebuildable: summary.rebuildable(),

@@ -89,7 +89,7 @@ pub struct FileReport {
     /// What the package keeps to rebuild the ARC (`docs/arc-rebuild.md`); absent when the
     /// migration failed or was run without it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rebuild: Option<RebuildReport>,
+    pub rebuild: Option<ArcRebuildability>,
     /// Wall-clock seconds spent on this file.
     pub seconds: f64,
     /// Why the file could not be migrated, if it could not.
@@ -115,7 +115,7 @@ pub struct QuarantineReport {
 
 /// What a migration kept so that its ARC can be rebuilt.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct RebuildReport {
+pub struct ArcRebuildability {
     /// Length of the ARC's stream (the decompressed members and raw regions of an `.arc.gz`;
     /// the file itself otherwise).
     pub stream_length: u64,
@@ -147,7 +147,7 @@ pub struct RebuildReport {
     pub bytes_written: u64,
 }
 
-impl RebuildReport {
+impl ArcRebuildability {
     /// What can be given back, in words (the text report, the migration event).
     pub fn text(&self) -> String {
         if !self.rebuildable {

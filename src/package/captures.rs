@@ -41,20 +41,12 @@ use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quir
 use crate::stages::dedup::{DedupStage, DedupTally, Holder, Revisit};
 use crate::stages::identify::{Identifier, IdentifyStage};
 use crate::stages::rewrite::RewriteStage;
+use crate::stages::scan::batching;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
 use crate::stages::{Finding, Item, Route, Stage, Staged};
 
 /// The WARC field naming a mirror file's path, which also names its PREMIS object.
 pub(crate) const MIRROR_PATH: &str = "X-Webaip-Mirror-Path";
-
-/// Payloads up to this size are read into memory once (hashed, scanned and written from
-/// there); larger ones are streamed from the source for each pass.
-const IN_MEMORY: u64 = 16 << 20;
-
-/// Captures go through the stages in batches of at most this many ...
-const BATCH_CAPTURES: usize = 512;
-/// ... or this many bytes of held payloads.
-const BATCH_BYTES: u64 = 16 << 20;
 
 /// The payload's type as the METS states it: the entity's `Content-Type`, else unknown.
 fn payload_mime(c: &Capture) -> String {
@@ -390,8 +382,8 @@ fn run_ids(
     Ok(Ids::seeded(seed.finish()?))
 }
 
-/// Reads the next batch of captures into `batch` (at most [`BATCH_CAPTURES`], or
-/// [`BATCH_BYTES`] of held payloads), counting them into `counts`. A small payload is read
+/// Reads the next batch of captures into `batch` (bounded as every scanned batch is,
+/// [`batching`]), counting them into `counts`. A small payload is read
 /// once, here: hashed, scanned and written from memory. With a scanner (`digests`), every
 /// payload's SHA-512, under which a verdict is reused (a payload that cannot be read for it
 /// is an error at the package, `pkg`). True once the source is exhausted.
@@ -403,7 +395,7 @@ fn gather(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<bool, PackageError> {
     let mut held_bytes = 0u64;
-    while batch.len() < BATCH_CAPTURES && held_bytes < BATCH_BYTES {
+    while !batching::batch_full(batch.len(), held_bytes) {
         let Some(next) = source.next() else { return Ok(true) };
         let c = next?;
         counts.captures += 1;
@@ -413,7 +405,7 @@ fn gather(
         }
         let len = c.payload.len();
         let io = |source| PackageError::Io { path: c.provenance.file.clone().into(), source };
-        let held = if len <= IN_MEMORY {
+        let held = if len <= batching::HELD_CAPTURE {
             let mut b = Vec::with_capacity(len as usize);
             c.payload.open().and_then(|mut r| r.read_to_end(&mut b)).map_err(io)?;
             if b.len() as u64 != len {

@@ -34,7 +34,8 @@ use crate::formats::warc::reader::{RecordEnd, WarcRecordHead};
 use crate::index::digests::{Algorithm, DigestKey};
 use crate::mets::ContainerWriter;
 use crate::model::*;
-use crate::stages::scan::{HELD_PAYLOAD, ScanEngine, ScanResult};
+use crate::stages::scan::batching::{self, HELD_PAYLOAD};
+use crate::stages::scan::{ScanEngine, ScanResult};
 use crate::stages::{Finding, Item, Route, Staged, StoredRecord};
 
 /// What checking a copied WARC as `audit --deep` does found.
@@ -283,18 +284,14 @@ impl StoredWarc {
     }
 }
 
-/// Items go through the stages in batches of at most this many ...
-const BATCH_ITEMS: usize = 512;
-/// ... or this many bytes of stored bytes and payloads held for the scan.
-const BATCH_BYTES: u64 = 16 << 20;
-
-/// Reads the next batch of `source`'s items into `batch`: true once the source is exhausted.
+/// Reads the next batch of `source`'s items into `batch` (bounded as every scanned batch is,
+/// [`batching`]): true once the source is exhausted.
 pub(super) fn gather_stored(
     source: &mut StoredWarc,
     batch: &mut Vec<Staged>,
 ) -> Result<bool, PackageError> {
     let mut held = 0u64;
-    while batch.len() < BATCH_ITEMS && held < BATCH_BYTES {
+    while !batching::batch_full(batch.len(), held) {
         let Some(s) = source.next_item()? else { return Ok(true) };
         // Spilled bytes count too: each is an open temporary file until it is written.
         held += match &s.item {

@@ -22,8 +22,9 @@ use std::rc::Rc;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha512};
 
+use super::context::PackageRun;
 use super::quarantine::{ContainerScan, VerdictEvents, copy_viral_rel};
-use super::sink::ContainerSink;
+use super::sink::{ContainerSink, Warcinfo};
 use super::{MAX_EXAMPLES, PackageError, PackageOptions, WarcFinding, io_err};
 use crate::formats::digest::{BlockDigests, BlockHasher, hex};
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
@@ -449,6 +450,15 @@ pub(super) struct Copied {
     pub dedup: crate::stages::dedup::DedupTally,
 }
 
+/// Where a copied WARC's records go: its content container, the viral twin's METS section
+/// (the twin is opened on first use), and whether the input is gzip (the twin is written the
+/// same way).
+pub(super) struct CopySinks {
+    pub(super) content: ContainerSink,
+    pub(super) viral_mets: Option<ContainerWriter>,
+    pub(super) gzip: bool,
+}
+
 /// Writes the items of a copied WARC where the stages routed them: the content container, or
 /// its viral twin (opened on first use), each record described as it is appended.
 pub(super) struct CopyWriter<'a> {
@@ -479,21 +489,21 @@ impl<'a> CopyWriter<'a> {
     /// A writer to `content` (created empty: the input's own records, warcinfo included, are
     /// appended), the viral twin's section kept for when it is needed.
     pub(super) fn new(
-        (root, opts, now): (&'a Path, &'a PackageOptions, DateTime<Utc>),
-        (content, viral_mets): (ContainerSink, Option<ContainerWriter>),
+        root: &'a Path,
+        run: PackageRun<'a>,
+        sinks: CopySinks,
         events: VerdictEvents<'a>,
         engine: Option<&'a std::sync::Arc<ScanEngine>>,
-        gzip: bool,
     ) -> Self {
         CopyWriter {
             root,
-            opts,
-            now,
-            gzip,
+            opts: run.opts,
+            now: run.now,
+            gzip: sinks.gzip,
             engine,
-            content,
+            content: sinks.content,
             viral: None,
-            viral_mets,
+            viral_mets: sinks.viral_mets,
             events,
             stuck: None,
             // Measured: the stored record's bytes are known.
@@ -669,13 +679,8 @@ impl<'a> CopyWriter<'a> {
         );
         let id = self.events.ids().warc_record_id();
         let sink = if self.gzip {
-            ContainerSink::open(
-                self.root,
-                rel,
-                mets,
-                self.opts.level,
-                (id, self.now, &description),
-            )?
+            let info = Warcinfo { id, now: self.now, description: &description };
+            ContainerSink::open(self.root, rel, mets, self.opts.level, info)?
         } else {
             // An uncompressed input gets an uncompressed twin: its warcinfo record too.
             let mut sink = ContainerSink::create(self.root, rel, mets, self.opts.level)?;

@@ -35,7 +35,7 @@ use crate::ids::Ids;
 use crate::layout;
 use crate::mets::MetsBuilder;
 use crate::mets::writer::ContainerWriter;
-use crate::migrate::{MigrateOptions, MigratedRecord, output_name};
+use crate::migrate::{MigrateOptions, MigratedRecord, MigrationRun, output_name};
 use crate::model::*;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
@@ -176,54 +176,16 @@ pub fn build_package(
 
     // One format identification event for the package, on its containers.
     let identification = identification(&results, identifier, run, &mut mets);
-    let mut capture = CaptureSpan::default();
-    let mut all_uris = HashSet::new();
-    let mut without_log = Unlogged::default();
-    let mut containers = Vec::new();
-    let mut manifest: Vec<(String, String)> = Vec::new();
-    let mut dedup = opts.dedup.as_ref().map(|_| super::DedupReport::default());
-    for f in extra_files {
-        manifest.push((f.rel, f.sha512));
-    }
-    for r in results {
-        capture = capture.widen(r.dates);
-        all_uris.extend(r.uris);
-        without_log.add(r.without_log);
-        let mut file = r.file;
-        file.object
-            .significant_properties
-            .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
-        super::deduplicated::deduplicated(&mut file, &r.dedup, run, &mut dedup);
-        if let Some(arc) = r.arc {
-            file.described_sources.push(arc.object);
-            file.events.insert(0, arc.event);
-        }
-        manifest.push((file.path.clone(), file.sha512.clone()));
-        containers.push(r.report);
-        mets.finish_container(r.writer, file).map_err(io_err(&root))?;
-    }
+    let mut manifest: Vec<(String, String)> =
+        extra_files.into_iter().map(|f| (f.rel, f.sha512)).collect();
+    let done = finish_containers(results, run, &root, &mut mets, &mut manifest)?;
+    let ContainersDone { mut containers, mut capture, all_uris, without_log, dedup } = done;
     if let Some(log) = &crawl_log {
         capture.first = capture.first.or(log.first);
         capture.last = capture.last.or(log.last);
     }
-
-    // Logs and configuration, byte-exact.
-    let mut logs = 0u64;
-    for aux in &source.aux {
-        let (rel, sha, _) = add_log(&mut mets, &root, &aux.path, &aux.relative, now, progress)?;
-        manifest.push((rel, sha));
-        logs += 1;
-    }
-    // Each migration's report travels in the package, where its migration event points.
-    for (c, archive) in containers.iter().zip(&source.archives) {
-        if let Some(m) = &c.migration {
-            let rel = migration_report_path(&c.path);
-            let json =
-                packaged_migration_report(m, &rel, c, source.root.as_deref(), &archive.path)?;
-            let (rel, sha, _) = add_generated_log(&mut mets, &root, &rel, &json, now)?;
-            manifest.push((rel, sha));
-        }
-    }
+    let side = SideFiles { source, root: &root, now, progress };
+    let logs = side.add(&containers, &mut mets, &mut manifest)?;
 
     let (description, rights, organisation, metadata_notes) =
         opts.metadata.resolve((&source.seeds, "seeds.txt"), (capture.first, capture.last));
@@ -266,6 +228,86 @@ pub fn build_package(
         dedup,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// What the containers of a package amount to once their METS sections are finished.
+struct ContainersDone {
+    containers: Vec<ContainerReport>,
+    capture: CaptureSpan,
+    all_uris: HashSet<u64>,
+    without_log: Unlogged,
+    dedup: Option<super::DedupReport>,
+}
+
+/// Finishes every container's METS section, in container order (with its record count, what
+/// deduplication did in it and the ARC it was migrated from), its manifest line added.
+fn finish_containers(
+    results: Vec<ContainerResult>,
+    run: PackageRun<'_>,
+    root: &Path,
+    mets: &mut MetsBuilder,
+    manifest: &mut Vec<(String, String)>,
+) -> Result<ContainersDone, PackageError> {
+    let mut done = ContainersDone {
+        containers: Vec::new(),
+        capture: CaptureSpan::default(),
+        all_uris: HashSet::new(),
+        without_log: Unlogged::default(),
+        dedup: run.opts.dedup.as_ref().map(|_| super::DedupReport::default()),
+    };
+    for r in results {
+        done.capture = done.capture.widen(r.dates);
+        done.all_uris.extend(r.uris);
+        done.without_log.add(r.without_log);
+        let mut file = r.file;
+        file.object
+            .significant_properties
+            .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
+        super::deduplicated::deduplicated(&mut file, &r.dedup, run, &mut done.dedup);
+        if let Some(arc) = r.arc {
+            file.described_sources.push(arc.object);
+            file.events.insert(0, arc.event);
+        }
+        manifest.push((file.path.clone(), file.sha512.clone()));
+        done.containers.push(r.report);
+        mets.finish_container(r.writer, file).map_err(io_err(root))?;
+    }
+    Ok(done)
+}
+
+/// The files of a harvest packaged beside its containers, into the package at `root`.
+struct SideFiles<'a> {
+    source: &'a Source,
+    root: &'a Path,
+    now: DateTime<Utc>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl SideFiles<'_> {
+    /// Copies the logs and configuration byte-exact, and adds each migration's report where
+    /// its migration event points; their manifest lines. The number of logs copied.
+    fn add(
+        &self,
+        containers: &[ContainerReport],
+        mets: &mut MetsBuilder,
+        manifest: &mut Vec<(String, String)>,
+    ) -> Result<u64, PackageError> {
+        let (source, root, now) = (self.source, self.root, self.now);
+        for aux in &source.aux {
+            let (rel, sha, _) = add_log(mets, root, &aux.path, &aux.relative, now, self.progress)?;
+            manifest.push((rel, sha));
+        }
+        for (c, archive) in containers.iter().zip(&source.archives) {
+            if let Some(m) = &c.migration {
+                let rel = migration_report_path(&c.path);
+                let json =
+                    packaged_migration_report(m, &rel, c, source.root.as_deref(), &archive.path)?;
+                let (rel, sha, _) = add_generated_log(mets, root, &rel, &json, now)?;
+                manifest.push((rel, sha));
+            }
+        }
+        Ok(source.aux.len() as u64)
+    }
 }
 
 /// The package's identification event over what every container's payloads gave
@@ -680,16 +722,8 @@ impl ContainerCtx<'_> {
             crate::migrate::report::FileReport { input: input.to_path_buf(), ..Default::default() };
         let out_name = self.rel.rsplit('/').next().unwrap_or_default();
         let migrated = crate::migrate::open_arc(input).and_then(|arc| {
-            crate::migrate::migrate_into(
-                arc,
-                input,
-                out_name,
-                &mopts,
-                &file_ids,
-                self.progress,
-                &mut sinks,
-                &mut report,
-            )
+            let run = MigrationRun { opts: &mopts, ids: &file_ids, progress: self.progress };
+            crate::migrate::migrate_into(arc, input, out_name, run, &mut sinks, &mut report)
         });
         report.seconds = started.elapsed().as_secs_f64();
         let failed = match migrated {

@@ -396,7 +396,7 @@ fn migrate_to_file(
         level: opts.level,
         callback,
     };
-    migrate_into(arc, input, &out_name, opts, ids, progress, &mut sinks, report)?;
+    migrate_into(arc, input, &out_name, MigrationRun { opts, ids, progress }, &mut sinks, report)?;
     drop(sinks);
     if !report.conservation.conserved {
         // Not renamed: the temporary file is removed, and the report says why.
@@ -417,18 +417,37 @@ pub(crate) fn open_arc(input: &Path) -> Result<ArcReader, MigrateError> {
     Ok(arc)
 }
 
+/// One migration as its parts read it: its options, its identifiers and where progress (bytes
+/// read) is told.
+#[derive(Clone, Copy)]
+pub(crate) struct MigrationRun<'a> {
+    pub(crate) opts: &'a MigrateOptions,
+    pub(crate) ids: &'a Ids,
+    pub(crate) progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// The ARC file migrated, as read before its records: its name, size and SHA-512 (hex).
+pub(super) struct ArcFile {
+    pub(super) name: String,
+    pub(super) size: u64,
+    pub(super) sha512: String,
+}
+
+/// The container's warcinfo record, which every record written after it names.
+pub(super) struct WarcinfoWritten {
+    pub(super) id: String,
+    pub(super) date: String,
+}
+
 /// Migrates `arc` (opened from `input` by [`open_arc`]) into `sinks` (the container named
 /// `out_name` in its warcinfo record), then reads what was written back and proves every
 /// payload conserved ([`FileReport::conservation`]); the caller keeps the containers only when
 /// it is.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn migrate_into(
     arc: ArcReader,
     input: &Path,
     out_name: &str,
-    opts: &MigrateOptions,
-    ids: &Ids,
-    progress: &(dyn Fn(u64) + Sync),
+    run: MigrationRun<'_>,
     sinks: &mut dyn RecordSinks,
     report: &mut FileReport,
 ) -> Result<(), MigrateError> {
@@ -441,69 +460,111 @@ pub(crate) fn migrate_into(
     let (size, sha512) = crate::formats::digest::sha512_at(&handle).map_err(arc_err)?;
     report.input_size = size;
     report.input_sha512 = sha512.clone();
+    let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = ArcFile { name, size, sha512 };
 
-    let out_err = |path: PathBuf| move |source| MigrateError::Output { path, source };
     let content_path = sinks.content_path();
-    let mut log = ExpectationLog::new().map_err(out_err(content_path.clone()))?;
-    let arc_name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let now = ids.now();
-    let warcinfo_id = ids.warc_record_id();
-    let format = if arc.is_gzip() { "ARC, gzip-compressed" } else { "ARC, uncompressed" };
-    let info = crate::formats::warc::writer::warcinfo(
-        &warcinfo_id,
-        now,
-        out_name,
-        "ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged",
-        &[
-            ("source-file", arc_name.clone()),
-            ("source-format", format.into()),
-            ("source-size", size.to_string()),
-            ("source-sha512", sha512.clone()),
-        ],
-    );
-    let written =
-        sinks.content().write_record(&info.0, &info.1, 0).map_err(out_err(content_path.clone()))?;
-    log.push(&Expected::new(&written, false)).map_err(out_err(content_path.clone()))?;
+    let out_err = |source| MigrateError::Output { path: content_path.clone(), source };
+    let mut log = ExpectationLog::new().map_err(out_err)?;
+    let warcinfo =
+        write_warcinfo(&arc, &file, out_name, run.ids, sinks, &mut log).map_err(out_err)?;
     *report.records_out.entry("warcinfo".into()).or_default() += 1;
-    sinks
-        .written(&MigratedRecord {
-            source: None,
-            input_kind: None,
-            warc_type: "warcinfo".into(),
-            target_uri: None,
-            content_type: info.0.content_type.clone(),
-            payload_mime: "application/warc-fields".into(),
-            date: info.0.date.clone(),
-            date_source: None,
-            written,
-            scan: None,
-            container: Written::Output,
-            cleaned_from: None,
-            identification: None,
-        })
-        .map_err(out_err(content_path.clone()))?;
 
-    let Some(fallback) = fallback_dates(input, opts.capture_date)? else {
+    let Some(fallback) = fallback_dates(input, run.opts.capture_date)? else {
         return Err(not_arc(input));
     };
     let mut arc = arc;
-    arc.set_stream_digest(opts.rebuild_data);
-    let mut ctx = MappingContext::new(arc_name.clone(), warcinfo_id.clone(), fallback);
-    ctx.rebuild_data = opts.rebuild_data;
-    let outcome = run_migration(arc, ctx, (ids, opts, progress), sinks, &mut log, report);
-    let (end, viral_log) = outcome;
+    arc.set_stream_digest(run.opts.rebuild_data);
+    let mut ctx = MappingContext::new(file.name.clone(), warcinfo.id.clone(), fallback);
+    ctx.rebuild_data = run.opts.rebuild_data;
+    let (end, viral_log) = run_migration(arc, ctx, run, sinks, &mut log, report);
     let mut end = end?;
     let now = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
     crate::formats::digest::unchanged(opened, now, size)?;
     if end.records_with_header == 0 {
         return Err(not_arc(input));
     }
-    if opts.rebuild_data {
-        let file = (arc_name, size, sha512.clone());
-        let summary = rebuild_summary(file, &mut end);
-        let ids_date = (ids, info.0.date.as_str());
-        let written = write_rebuild_record(&summary, &warcinfo_id, ids_date, sinks, &mut log)
-            .map_err(out_err(content_path.clone()))?;
+    if run.opts.rebuild_data {
+        let rebuild = Rebuild { file: &file, warcinfo: &warcinfo, ids: run.ids };
+        rebuild.add(&mut end, sinks, &mut log, report).map_err(out_err)?;
+    }
+    let bytes_balanced = note_end(end, report);
+    sinks.sync().map_err(out_err)?;
+    verify_written(sinks, log, viral_log, report)?;
+    if !bytes_balanced {
+        // The reader lost track of some input bytes: never call that conserved.
+        report.conservation.conserved = false;
+        report
+            .conservation
+            .mismatches
+            .push(format!("input bytes not accounted for: {:?}", report.input_bytes));
+    }
+    Ok(())
+}
+
+/// Writes the container's warcinfo record (saying which ARC it migrates), told to the sinks
+/// and the conservation check like any other record.
+fn write_warcinfo(
+    arc: &ArcReader,
+    file: &ArcFile,
+    out_name: &str,
+    ids: &Ids,
+    sinks: &mut dyn RecordSinks,
+    log: &mut ExpectationLog,
+) -> io::Result<WarcinfoWritten> {
+    let id = ids.warc_record_id();
+    let format = if arc.is_gzip() { "ARC, gzip-compressed" } else { "ARC, uncompressed" };
+    let (spec, body) = crate::formats::warc::writer::warcinfo(
+        &id,
+        ids.now(),
+        out_name,
+        "ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged",
+        &[
+            ("source-file", file.name.clone()),
+            ("source-format", format.into()),
+            ("source-size", file.size.to_string()),
+            ("source-sha512", file.sha512.clone()),
+        ],
+    );
+    let written = sinks.content().write_record(&spec, &body, 0)?;
+    log.push(&Expected::new(&written, false))?;
+    sinks.written(&MigratedRecord {
+        source: None,
+        input_kind: None,
+        warc_type: "warcinfo".into(),
+        target_uri: None,
+        content_type: spec.content_type.clone(),
+        payload_mime: "application/warc-fields".into(),
+        date: spec.date.clone(),
+        date_source: None,
+        written,
+        scan: None,
+        container: Written::Output,
+        cleaned_from: None,
+        identification: None,
+    })?;
+    Ok(WarcinfoWritten { id, date: spec.date })
+}
+
+/// The rebuild record of one migrated ARC (`docs/arc-rebuild.md`): what it is written from.
+struct Rebuild<'a> {
+    file: &'a ArcFile,
+    warcinfo: &'a WarcinfoWritten,
+    ids: &'a Ids,
+}
+
+impl Rebuild<'_> {
+    /// Writes the rebuild record after the ARC's last one and says in the report whether the
+    /// ARC can be rebuilt (an anomaly when it cannot).
+    fn add(
+        &self,
+        end: &mut End,
+        sinks: &mut dyn RecordSinks,
+        log: &mut ExpectationLog,
+        report: &mut FileReport,
+    ) -> io::Result<()> {
+        let summary = rebuild_summary(self.file, end);
+        let written = write_rebuild_record(&summary, self.warcinfo, self.ids, sinks, log)?;
         *report.records_out.entry("metadata".into()).or_default() += 1;
         report.rebuild = Some(rebuild_report(&summary, end.rebuild_field_bytes + written));
         if !summary.rebuildable() {
@@ -514,7 +575,13 @@ pub(crate) fn migrate_into(
                 detail: format!("the ARC cannot be rebuilt: {}", summary.reasons.join("; ")),
             });
         }
+        Ok(())
     }
+}
+
+/// What the reader knew at the end, into the report: the ARC's version, its file anomalies
+/// and where every input byte went. Whether those bytes balance.
+fn note_end(end: End, report: &mut FileReport) -> bool {
     report.arc_version = end.version.map(|v| match v {
         ArcVersion::V1 => 1,
         ArcVersion::V2 => 2,
@@ -528,13 +595,25 @@ pub(crate) fn migrate_into(
     }
     let bytes_balanced = end.bytes.balanced(end.gzip);
     report.input_bytes = Some(end.bytes);
-    sinks.sync().map_err(out_err(content_path.clone()))?;
-    let viral_path = sinks.viral_path();
+    bytes_balanced
+}
+
+/// Reads the containers written back and compares every payload with what was expected
+/// (`log`, and `viral_log` for the quarantine): the report's conservation, quarantine and
+/// output size and digest.
+fn verify_written(
+    sinks: &dyn RecordSinks,
+    log: ExpectationLog,
+    viral_log: Option<ExpectationLog>,
+    report: &mut FileReport,
+) -> Result<(), MigrateError> {
+    let out_err = |path: PathBuf| move |source| MigrateError::Output { path, source };
+    let content_path = sinks.content_path();
     let verified = verify_container(&content_path, log).map_err(out_err(content_path.clone()))?;
     report.conservation = verified.conservation;
     // Infected records are conserved too, in the viral container: checked the same way, and
     // counted with the others.
-    if let (Some(path), Some(vlog)) = (viral_path, viral_log) {
+    if let (Some(path), Some(vlog)) = (sinks.viral_path(), viral_log) {
         let v = verify_container(&path, vlog).map_err(out_err(path.clone()))?;
         let c = &mut report.conservation;
         c.records_compared += v.conservation.records_compared;
@@ -549,14 +628,6 @@ pub(crate) fn migrate_into(
             sha512: v.sha512,
         });
     }
-    if !bytes_balanced {
-        // The reader lost track of some input bytes: never call that conserved.
-        report.conservation.conserved = false;
-        report
-            .conservation
-            .mismatches
-            .push(format!("input bytes not accounted for: {:?}", report.input_bytes));
-    }
     report.output_size = verified.size;
     report.output_sha512 = Some(verified.sha512);
     Ok(())
@@ -567,7 +638,7 @@ pub(crate) fn migrate_into(
 fn run_migration(
     arc: ArcReader,
     ctx: MappingContext,
-    (ids, opts, progress): (&Ids, &MigrateOptions, &(dyn Fn(u64) + Sync)),
+    run: MigrationRun<'_>,
     sinks: &mut dyn RecordSinks,
     log: &mut ExpectationLog,
     report: &mut FileReport,
@@ -576,6 +647,7 @@ fn run_migration(
     // The records the writer adds (the quarantine's warcinfo, cleaned copies) draw their
     // identifiers from a sequence of their own: the reader thread draws from `ids` as it runs
     // ahead, and a deterministic run must not depend on how far ahead it is.
+    let MigrationRun { opts, ids, progress } = run;
     let writer_ids = ids.derive("records the writer adds");
     let level = opts.level;
     std::thread::scope(|scope| {
@@ -702,8 +774,7 @@ fn read_records(
 ) {
     let mut reported = 0u64;
     let mut with_header = 0u64;
-    let mut batch: Vec<MappedRecord> = Vec::new();
-    let mut batch_bytes = 0u64;
+    let mut batch = Batcher { tx: &tx, records: Vec::new(), bytes: 0 };
     loop {
         let rec = match arc.next_record() {
             Ok(Some(r)) => r,
@@ -721,88 +792,120 @@ fn read_records(
         if rec.kind != RecordKind::Remainder {
             with_header += 1;
         }
-        let whole = rec.kind == RecordKind::Filedesc;
-        let range = if whole { arc.shared_record(&rec) } else { arc.shared_body(&rec) };
-        let prepared = (|| -> io::Result<(RecordBlock, Vec<u8>)> {
-            if range.len() <= INLINE_LIMIT {
-                let bytes = range.to_vec()?;
-                let head_end = bytes.len().min(MAX_HTTP_HEADER_LEN);
-                let head = if whole { Vec::new() } else { bytes[..head_end].to_vec() };
-                Ok((RecordBlock::Inline(bytes), head))
-            } else {
-                let head = if whole { Vec::new() } else { range.prefix(MAX_HTTP_HEADER_LEN)? };
-                Ok((RecordBlock::Shared(range.clone()), head))
-            }
-        })();
-        let (block, head) = match prepared {
-            Ok(x) => x,
-            Err(source) => {
-                let offset = rec.location.member.unwrap_or(rec.location.offset);
-                let _ = tx.send(Msg::Failed(
-                    ArcError { path: arc.path().to_path_buf(), offset, source }.into(),
-                ));
+        let job = match map_record(&arc, &mut ctx, rec, ids) {
+            Ok(job) => job,
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(e));
                 return;
             }
         };
-        let mapped = match ctx.map(&rec, &head, ids.warc_record_id()) {
-            Ok(m) => m,
-            Err(NoDate { location, date_raw }) => {
-                let _ = tx.send(Msg::Failed(MigrateError::NoDate {
-                    path: arc.path().to_path_buf(),
-                    location,
-                    date: date_raw.map_or_else(
-                        || "none: bytes that are no record".into(),
-                        |d| format!("{d:?}"),
-                    ),
-                }));
-                return;
-            }
-        };
-        let job = MappedRecord { mapped, block, location: rec.location, anomalies: rec.anomalies };
-        let sent = match job.block {
-            RecordBlock::Inline(ref b) => {
-                batch_bytes += b.len() as u64;
-                batch.push(job);
-                if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_RECORDS {
-                    batch_bytes = 0;
-                    tx.send(Msg::Batch(std::mem::take(&mut batch)))
-                } else {
-                    Ok(())
-                }
-            }
-            RecordBlock::Shared(_) => {
-                batch_bytes = 0;
-                let flushed = if batch.is_empty() {
-                    Ok(())
-                } else {
-                    tx.send(Msg::Batch(std::mem::take(&mut batch)))
-                };
-                flushed.and_then(|_| tx.send(Msg::Large(Box::new(job))))
-            }
-        };
-        if sent.is_err() {
+        if batch.push(job).is_err() {
             return;
         }
     }
-    if !batch.is_empty() && tx.send(Msg::Batch(batch)).is_err() {
+    if batch.flush().is_err() {
         return;
     }
     let consumed = arc.file_len();
     if consumed > reported {
         progress(consumed - reported);
     }
-    let rebuild = arc.rebuild_end();
-    let _ = tx.send(Msg::Done(Box::new(End {
-        rebuild,
-        rebuild_field_bytes: ctx.rebuild_field_bytes,
-        file_anomalies: arc.file_anomalies().to_vec(),
-        unlisted: arc.unlisted_file_anomalies().iter().map(|(k, (s, n))| (*k, *s, *n)).collect(),
-        bytes: arc.byte_account().clone(),
-        gzip: arc.is_gzip(),
-        version: arc.version(),
-        version_label: arc.version_label().map(str::to_string),
-        records_with_header: with_header,
-    })));
+    let _ = tx.send(Msg::Done(Box::new(End::of(&mut arc, &ctx, with_header))));
+}
+
+/// Reads a framed record's block (in memory up to [`INLINE_LIMIT`], else a range of the file
+/// to stream) and maps it to its WARC record (`ids` draws its record id).
+fn map_record(
+    arc: &ArcReader,
+    ctx: &mut MappingContext,
+    rec: crate::formats::arc::ArcRecord,
+    ids: &Ids,
+) -> Result<MappedRecord, MigrateError> {
+    let whole = rec.kind == RecordKind::Filedesc;
+    let range = if whole { arc.shared_record(&rec) } else { arc.shared_body(&rec) };
+    let prepared = (|| -> io::Result<(RecordBlock, Vec<u8>)> {
+        if range.len() <= INLINE_LIMIT {
+            let bytes = range.to_vec()?;
+            let head_end = bytes.len().min(MAX_HTTP_HEADER_LEN);
+            let head = if whole { Vec::new() } else { bytes[..head_end].to_vec() };
+            Ok((RecordBlock::Inline(bytes), head))
+        } else {
+            let head = if whole { Vec::new() } else { range.prefix(MAX_HTTP_HEADER_LEN)? };
+            Ok((RecordBlock::Shared(range.clone()), head))
+        }
+    })();
+    let (block, head) = prepared.map_err(|source| {
+        let offset = rec.location.member.unwrap_or(rec.location.offset);
+        ArcError { path: arc.path().to_path_buf(), offset, source }
+    })?;
+    let mapped =
+        ctx.map(&rec, &head, ids.warc_record_id()).map_err(|NoDate { location, date_raw }| {
+            MigrateError::NoDate {
+                path: arc.path().to_path_buf(),
+                location,
+                date: date_raw
+                    .map_or_else(|| "none: bytes that are no record".into(), |d| format!("{d:?}")),
+            }
+        })?;
+    Ok(MappedRecord { mapped, block, location: rec.location, anomalies: rec.anomalies })
+}
+
+/// Records in memory gathered into batches for the writer (up to [`BATCH_BYTES`] or
+/// [`BATCH_RECORDS`]); a record to stream goes on its own, after the batch before it.
+struct Batcher<'a> {
+    tx: &'a SyncSender<Msg>,
+    records: Vec<MappedRecord>,
+    bytes: u64,
+}
+
+impl Batcher<'_> {
+    /// Sends on `job` in order; an error once the writer is gone.
+    fn push(&mut self, job: MappedRecord) -> Result<(), std::sync::mpsc::SendError<Msg>> {
+        match job.block {
+            RecordBlock::Inline(ref b) => {
+                self.bytes += b.len() as u64;
+                self.records.push(job);
+                if self.bytes >= BATCH_BYTES || self.records.len() >= BATCH_RECORDS {
+                    return self.flush();
+                }
+                Ok(())
+            }
+            RecordBlock::Shared(_) => {
+                self.flush()?;
+                self.tx.send(Msg::Large(Box::new(job)))
+            }
+        }
+    }
+
+    /// Sends the batch gathered so far, if any.
+    fn flush(&mut self) -> Result<(), std::sync::mpsc::SendError<Msg>> {
+        self.bytes = 0;
+        if self.records.is_empty() {
+            return Ok(());
+        }
+        self.tx.send(Msg::Batch(std::mem::take(&mut self.records)))
+    }
+}
+
+impl End {
+    /// What `arc` knows once read to its end (`with_header`: its records with a header).
+    fn of(arc: &mut ArcReader, ctx: &MappingContext, with_header: u64) -> End {
+        End {
+            rebuild: arc.rebuild_end(),
+            rebuild_field_bytes: ctx.rebuild_field_bytes,
+            file_anomalies: arc.file_anomalies().to_vec(),
+            unlisted: arc
+                .unlisted_file_anomalies()
+                .iter()
+                .map(|(k, (s, n))| (*k, *s, *n))
+                .collect(),
+            bytes: arc.byte_account().clone(),
+            gzip: arc.is_gzip(),
+            version: arc.version(),
+            version_label: arc.version_label().map(str::to_string),
+            records_with_header: with_header,
+        }
+    }
 }
 
 /// The quarantine of one migration: the viral container is created by the sinks when the first

@@ -3,16 +3,16 @@
 
 use std::io;
 
-use super::report::RebuildReport;
+use super::report::ArcRebuildability;
 use super::verify::{ExpectationLog, Expected};
-use super::{End, MigratedRecord, RecordSinks, Written};
+use super::{ArcFile, End, MigratedRecord, RecordSinks, WarcinfoWritten, Written};
 use crate::formats::arc_rebuild::{REBUILD_URI_PREFIX, RebuildSummary};
 use crate::formats::warc::writer::RecordSpec;
 use crate::ids::Ids;
 
-/// The summary of one migrated ARC: `file` is its name, size and SHA-512.
-pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> RebuildSummary {
-    let (name, size, sha512) = file;
+/// The summary of one migrated ARC (`file`).
+pub(super) fn rebuild_summary(file: &ArcFile, end: &mut End) -> RebuildSummary {
+    let (name, size, sha512) = (file.name.clone(), file.size, file.sha512.clone());
     let crate::formats::arc::RebuildEnd { post, reasons, stream, defaults, unrecovered } =
         std::mem::take(&mut end.rebuild);
     let (gzip_header, deflate) = defaults;
@@ -43,8 +43,8 @@ pub(super) fn rebuild_summary(file: (String, u64, String), end: &mut End) -> Reb
 /// the sinks and the conservation check like any other); returns its block's length.
 pub(super) fn write_rebuild_record(
     summary: &RebuildSummary,
-    warcinfo_id: &str,
-    (ids, date): (&Ids, &str),
+    warcinfo: &WarcinfoWritten,
+    ids: &Ids,
     sinks: &mut dyn RecordSinks,
     log: &mut ExpectationLog,
 ) -> io::Result<u64> {
@@ -52,13 +52,13 @@ pub(super) fn write_rebuild_record(
     let spec = RecordSpec {
         warc_type: "metadata".into(),
         record_id: ids.warc_record_id(),
-        date: date.to_string(),
+        date: warcinfo.date.clone(),
         target_uri: Some(format!(
             "{REBUILD_URI_PREFIX}{}",
             crate::formats::arc_to_warc::uri_component(&summary.file_name)
         )),
-        warcinfo_id: Some(warcinfo_id.to_string()),
-        concurrent_to: Some(warcinfo_id.to_string()),
+        warcinfo_id: Some(warcinfo.id.clone()),
+        concurrent_to: Some(warcinfo.id.clone()),
         content_type: Some("text/plain; charset=utf-8".into()),
         ..RecordSpec::default()
     };
@@ -83,8 +83,8 @@ pub(super) fn write_rebuild_record(
 }
 
 /// What the report says of the rebuild data.
-pub(super) fn rebuild_report(summary: &RebuildSummary, bytes_written: u64) -> RebuildReport {
-    RebuildReport {
+pub(super) fn rebuild_report(summary: &RebuildSummary, bytes_written: u64) -> ArcRebuildability {
+    ArcRebuildability {
         stream_length: summary.stream_length,
         stream_sha512: summary.stream_sha512.clone(),
         rebuildable: summary.rebuildable(),

@@ -89,7 +89,7 @@ pub struct FileReport {
     /// What the package keeps to rebuild the ARC (`docs/arc-rebuild.md`); absent when the
     /// migration failed or was run without it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rebuild: Option<RebuildReport>,
+    pub rebuild: Option<ArcRebuildability>,
     /// Wall-clock seconds spent on this file.
     pub seconds: f64,
     /// Why the file could not be migrated, if it could not.
@@ -115,7 +115,7 @@ pub struct QuarantineReport {
 
 /// What a migration kept so that its ARC can be rebuilt.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct RebuildReport {
+pub struct ArcRebuildability {
     /// Length of the ARC's stream (the decompressed members and raw regions of an `.arc.gz`;
     /// the file itself otherwise).
     pub stream_length: u64,
@@ -147,7 +147,7 @@ pub struct RebuildReport {
     pub bytes_written: u64,
 }
 
-impl RebuildReport {
+impl ArcRebuildability {
     /// What can be given back, in words (the text report, the migration event).
     pub fn text(&self) -> String {
         if !self.rebuildable {
@@ -319,74 +319,7 @@ impl MigrationReport {
     pub fn render_text(&self, verbose: bool) -> String {
         let mut o = String::new();
         for f in &self.files {
-            let status = match (&f.error, f.conservation.conserved) {
-                (Some(_), _) => "FAILED",
-                (None, true) => "ok",
-                (None, false) => "NOT CONSERVED",
-            };
-            let _ = writeln!(o, "{}: {status}", f.input.display());
-            if let Some(e) = &f.error {
-                // Most errors name the input already, which the line above names.
-                let input = format!("{}: ", f.input.display());
-                let _ = writeln!(o, "  error: {}", e.strip_prefix(&input).unwrap_or(e));
-            }
-            if let Some(out) = &f.output {
-                let _ = writeln!(o, "  -> {} ({} bytes)", out.display(), f.output_size);
-            }
-            if let Some(q) = &f.quarantine {
-                let _ = writeln!(o, "  infected: {} record(s) -> {}", q.records, q.path.display());
-            }
-            for (id, why) in &f.not_cleaned {
-                let _ = writeln!(o, "    NOT CLEANED {id}: {why}");
-            }
-            let _ = writeln!(o, "  records in:  {}", counts(&f.records_in));
-            let _ = writeln!(o, "  records out: {}", counts(&f.records_out));
-            if let Some(b) = &f.input_bytes {
-                let _ = writeln!(o, "  input bytes: {}", account(b, f.compressed));
-            }
-            // Said when the original cannot come back whole.
-            if let Some(r) = f.rebuild.as_ref().filter(|r| !r.byte_for_byte()) {
-                let _ = writeln!(o, "  rebuild: {}", r.text());
-            }
-            let c = &f.conservation;
-            let _ = writeln!(
-                o,
-                "  conservation: {} records compared, payload bytes in {} / out {}{}",
-                c.records_compared,
-                c.payload_bytes_in,
-                c.payload_bytes_out,
-                if c.conserved { ", all SHA-512 equal" } else { "" }
-            );
-            for m in &c.mismatches {
-                let _ = writeln!(o, "    MISMATCH {m}");
-            }
-            if !f.anomaly_counts.is_empty() {
-                let _ = writeln!(o, "  anomalies: {}", counts(&f.anomaly_counts));
-            }
-            for a in &f.anomalies {
-                if verbose || a.severity >= Severity::Warning {
-                    let sev = format!("{:?}", a.severity).to_lowercase();
-                    let _ = writeln!(o, "    {sev}: {a}");
-                }
-            }
-            if f.anomalies_not_listed > 0 {
-                let _ = writeln!(
-                    o,
-                    "    ... and {} more (see the JSON report)",
-                    f.anomalies_not_listed
-                );
-            }
-            if !f.date_sources.is_empty() {
-                let _ = writeln!(
-                    o,
-                    "  dates not the record's own (X-Webaip-Date-Source): {}",
-                    counts(&f.date_sources)
-                );
-                for d in f.inferred_dates.iter().take(if verbose { usize::MAX } else { 3 }) {
-                    let _ =
-                        writeln!(o, "    {}: {} from {}", d.location, d.date, d.source.as_str());
-                }
-            }
+            f.write_text(&mut o, verbose);
         }
         let s = &self.summary;
         let _ = writeln!(
@@ -402,6 +335,98 @@ impl MigrationReport {
             s.seconds
         );
         o
+    }
+}
+
+impl FileReport {
+    /// This file's part of the text report.
+    fn write_text(&self, o: &mut String, verbose: bool) {
+        self.write_outcome(o);
+        let _ = writeln!(o, "  records in:  {}", counts(&self.records_in));
+        let _ = writeln!(o, "  records out: {}", counts(&self.records_out));
+        if let Some(b) = &self.input_bytes {
+            let _ = writeln!(o, "  input bytes: {}", account(b, self.compressed));
+        }
+        // Said when the original cannot come back whole.
+        if let Some(r) = self.rebuild.as_ref().filter(|r| !r.byte_for_byte()) {
+            let _ = writeln!(o, "  rebuild: {}", r.text());
+        }
+        self.write_conservation(o);
+        self.write_anomalies(o, verbose);
+        self.write_inferred_dates(o, verbose);
+    }
+
+    /// The status line, the error, and where the records went.
+    fn write_outcome(&self, o: &mut String) {
+        let status = match (&self.error, self.conservation.conserved) {
+            (Some(_), _) => "FAILED",
+            (None, true) => "ok",
+            (None, false) => "NOT CONSERVED",
+        };
+        let _ = writeln!(o, "{}: {status}", self.input.display());
+        if let Some(e) = &self.error {
+            // Most errors name the input already, which the line above names.
+            let input = format!("{}: ", self.input.display());
+            let _ = writeln!(o, "  error: {}", e.strip_prefix(&input).unwrap_or(e));
+        }
+        if let Some(out) = &self.output {
+            let _ = writeln!(o, "  -> {} ({} bytes)", out.display(), self.output_size);
+        }
+        if let Some(q) = &self.quarantine {
+            let _ = writeln!(o, "  infected: {} record(s) -> {}", q.records, q.path.display());
+        }
+        for (id, why) in &self.not_cleaned {
+            let _ = writeln!(o, "    NOT CLEANED {id}: {why}");
+        }
+    }
+
+    /// The conservation line and every mismatch.
+    fn write_conservation(&self, o: &mut String) {
+        let c = &self.conservation;
+        let _ = writeln!(
+            o,
+            "  conservation: {} records compared, payload bytes in {} / out {}{}",
+            c.records_compared,
+            c.payload_bytes_in,
+            c.payload_bytes_out,
+            if c.conserved { ", all SHA-512 equal" } else { "" }
+        );
+        for m in &c.mismatches {
+            let _ = writeln!(o, "    MISMATCH {m}");
+        }
+    }
+
+    /// The anomalies by kind, then those listed (info-level ones only when `verbose`).
+    fn write_anomalies(&self, o: &mut String, verbose: bool) {
+        if !self.anomaly_counts.is_empty() {
+            let _ = writeln!(o, "  anomalies: {}", counts(&self.anomaly_counts));
+        }
+        for a in &self.anomalies {
+            if verbose || a.severity >= Severity::Warning {
+                let sev = format!("{:?}", a.severity).to_lowercase();
+                let _ = writeln!(o, "    {sev}: {a}");
+            }
+        }
+        if self.anomalies_not_listed > 0 {
+            let _ =
+                writeln!(o, "    ... and {} more (see the JSON report)", self.anomalies_not_listed);
+        }
+    }
+
+    /// Where dates that are not the records' own came from, and the first of them (all when
+    /// `verbose`).
+    fn write_inferred_dates(&self, o: &mut String, verbose: bool) {
+        if self.date_sources.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            o,
+            "  dates not the record's own (X-Webaip-Date-Source): {}",
+            counts(&self.date_sources)
+        );
+        for d in self.inferred_dates.iter().take(if verbose { usize::MAX } else { 3 }) {
+            let _ = writeln!(o, "    {}: {} from {}", d.location, d.date, d.source.as_str());
+        }
     }
 }
 
@@ -440,4 +465,53 @@ fn counts(m: &BTreeMap<String, u64>) -> String {
         return "none".into();
     }
     m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file's text names its outcome first, strips the input's name from its error, and
+    /// says where infected records went and what was not conserved.
+    #[test]
+    fn a_file_that_failed_conservation_says_why_in_its_lines() {
+        let mut f = FileReport { input: "in/a.arc".into(), ..Default::default() };
+        f.error = Some("in/a.arc: truncated record at offset 42".into());
+        f.quarantine = Some(QuarantineReport {
+            path: "viral/a.warc.gz".into(),
+            records: 2,
+            ..Default::default()
+        });
+        f.not_cleaned.push(("<urn:uuid:1>".into(), "cleaner exited 3".into()));
+        f.conservation.records_compared = 5;
+        f.conservation.mismatches.push("record 3: payload differs".into());
+        f.rebuild = Some(ArcRebuildability {
+            rebuildable: false,
+            reasons: vec!["member at 0 unreadable".into()],
+            ..Default::default()
+        });
+        let mut o = String::new();
+        f.write_text(&mut o, false);
+        let lines: Vec<&str> = o.lines().collect();
+        assert_eq!(lines[0], "in/a.arc: FAILED");
+        assert_eq!(lines[1], "  error: truncated record at offset 42");
+        assert_eq!(lines[2], "  infected: 2 record(s) -> viral/a.warc.gz");
+        assert_eq!(lines[3], "    NOT CLEANED <urn:uuid:1>: cleaner exited 3");
+        assert!(o.contains("  rebuild: NOT rebuildable: member at 0 unreadable\n"), "{o}");
+        assert!(o.contains("  conservation: 5 records compared, payload bytes in 0 / out 0\n"));
+        assert!(o.ends_with("    MISMATCH record 3: payload differs\n"), "{o}");
+    }
+
+    /// A conserved file says so, and the run's summary line closes the report.
+    #[test]
+    fn a_conserved_file_says_every_digest_was_equal() {
+        let mut f = FileReport { input: "b.arc".into(), ..Default::default() };
+        f.conservation.conserved = true;
+        f.conservation.records_compared = 1;
+        let mut o = String::new();
+        f.write_text(&mut o, true);
+        assert!(o.starts_with("b.arc: ok\n"), "{o}");
+        assert!(o.contains(", all SHA-512 equal\n"), "{o}");
+        assert!(!o.contains("rebuild:"), "{o}");
+    }
 }

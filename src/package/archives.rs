@@ -35,7 +35,7 @@ use crate::ids::Ids;
 use crate::layout;
 use crate::mets::MetsBuilder;
 use crate::mets::writer::ContainerWriter;
-use crate::migrate::{MigrateOptions, MigratedRecord, output_name};
+use crate::migrate::{MigrateOptions, MigratedRecord, MigrationRun, output_name};
 use crate::model::*;
 use crate::sources::crawl_log::{CrawlLog, uri_hash};
 use crate::sources::{ArchiveKind, Source, file_text, path_text};
@@ -44,6 +44,7 @@ use crate::stages::identify::{Identifier, IdentifyMode, IdentifyStage, Tally as 
 use crate::stages::scan::{ScanEngine, ScanStage};
 use crate::stages::{Item, Stage, Staged};
 
+use super::context::PackageRun;
 use super::staging::Staging;
 
 /// PREMIS event type of the check a copied WARC gets (LoC preservation vocabulary).
@@ -58,10 +59,10 @@ pub(super) struct ContainerResult {
     pub(super) file: PackageFile,
     pub(super) report: ContainerReport,
     pub(super) uris: HashSet<u64>,
-    pub(super) without_log: (u64, Vec<String>),
-    pub(super) dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
+    pub(super) without_log: Unlogged,
+    pub(super) dates: CaptureSpan,
     /// The ARC described beside the container, with the migration event.
-    pub(super) arc: Option<(PremisObject, Event)>,
+    pub(super) arc: Option<DescribedArc>,
     /// The viral twin its infected records went to, closed, its records described.
     pub(super) viral: Option<sink::ClosedContainer>,
     /// What the scan found in it and its twin.
@@ -70,6 +71,59 @@ pub(super) struct ContainerResult {
     pub(super) identified: Identified,
     /// What deduplication wrote in it.
     pub(super) dedup: crate::stages::dedup::DedupTally,
+}
+
+/// Records with no line in the crawl log: how many, and the first of their URIs.
+#[derive(Default)]
+pub(super) struct Unlogged {
+    pub(super) count: u64,
+    pub(super) examples: Vec<String>,
+}
+
+impl Unlogged {
+    /// Counts `other` in, its examples while under [`MAX_EXAMPLES`].
+    fn add(&mut self, other: Unlogged) {
+        self.count += other.count;
+        let room = MAX_EXAMPLES.saturating_sub(self.examples.len());
+        self.examples.extend(other.examples.into_iter().take(room));
+    }
+}
+
+/// The first and last capture dates that widen a package's span.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct CaptureSpan {
+    pub(super) first: Option<DateTime<Utc>>,
+    pub(super) last: Option<DateTime<Utc>>,
+}
+
+impl CaptureSpan {
+    /// The span covering this one and `other`.
+    fn widen(self, other: CaptureSpan) -> CaptureSpan {
+        CaptureSpan {
+            first: min_opt(self.first, other.first),
+            last: max_opt(self.last, other.last),
+        }
+    }
+}
+
+/// An ARC migrated into a container, described beside it (it is not in the package), and the
+/// migration event from it.
+pub(super) struct DescribedArc {
+    pub(super) object: PremisObject,
+    pub(super) event: Event,
+}
+
+/// A container's METS section and, with a scanner, its viral twin's (taken when the twin
+/// gets its first record).
+struct Sections {
+    content: ContainerWriter,
+    viral: Option<ContainerWriter>,
+}
+
+/// A file written into the package beside the containers, as the manifest lists it.
+struct ExtraFile {
+    rel: String,
+    sha512: String,
 }
 
 /// Builds the package of `source`. `progress` receives bytes read, as they are read.
@@ -100,86 +154,41 @@ pub fn build_package(
         None => None,
     };
     let identifier = super::register_identifier(opts, &mut mets)?;
+    let run = PackageRun { ids: &ids, opts, now };
     let ctx = ContainerCtx {
         root: &root,
         identifier,
         scanner: engine.as_ref(),
         version: version.as_deref(),
         rel: String::new(),
-        ids: &ids,
-        opts,
+        run,
         log: crawl_log.as_ref(),
-        now,
         progress,
     };
     let mut results = write_containers(source, &names, &mut mets, &ctx)?;
 
-    // Viral containers made while scanning: (path, sha512, size).
-    let mut extra_files: Vec<(String, String, u64)> = Vec::new();
+    // Viral containers made while scanning.
+    let mut extra_files: Vec<ExtraFile> = Vec::new();
     // The virus check of every container (its records are described already).
     let mut scan_summary = ScanSummary::default();
     let (virus_note, scan_seconds) =
         container_virus_checks(&mut results, &mut mets, &ctx, &mut scan_summary, &mut extra_files)?;
 
     // One format identification event for the package, on its containers.
-    let identification = identification(&results, identifier, (&ids, now), &mut mets);
-    let mut capture: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = (None, None);
-    let mut all_uris = HashSet::new();
-    let mut without_log = (0u64, Vec::new());
-    let mut containers = Vec::new();
-    let mut manifest: Vec<(String, String)> = Vec::new();
-    let mut dedup = opts.dedup.as_ref().map(|_| super::DedupReport::default());
-    for (path, sha, _) in extra_files {
-        manifest.push((path, sha));
-    }
-    for r in results {
-        capture.0 = min_opt(capture.0, r.dates.0);
-        capture.1 = max_opt(capture.1, r.dates.1);
-        all_uris.extend(r.uris);
-        without_log.0 += r.without_log.0;
-        for e in r.without_log.1 {
-            if without_log.1.len() < MAX_EXAMPLES {
-                without_log.1.push(e);
-            }
-        }
-        let mut file = r.file;
-        file.object
-            .significant_properties
-            .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
-        super::deduplicated::deduplicated(&mut file, &r.dedup, (&ids, now), &mut dedup);
-        if let Some((arc, event)) = r.arc {
-            file.described_sources.push(arc);
-            file.events.insert(0, event);
-        }
-        manifest.push((file.path.clone(), file.sha512.clone()));
-        containers.push(r.report);
-        mets.finish_container(r.writer, file).map_err(io_err(&root))?;
-    }
+    let identification = identification(&results, identifier, run, &mut mets);
+    let mut manifest: Vec<(String, String)> =
+        extra_files.into_iter().map(|f| (f.rel, f.sha512)).collect();
+    let done = finish_containers(results, run, &root, &mut mets, &mut manifest)?;
+    let ContainersDone { mut containers, mut capture, all_uris, without_log, dedup } = done;
     if let Some(log) = &crawl_log {
-        capture.0 = capture.0.or(log.first);
-        capture.1 = capture.1.or(log.last);
+        capture.first = capture.first.or(log.first);
+        capture.last = capture.last.or(log.last);
     }
-
-    // Logs and configuration, byte-exact.
-    let mut logs = 0u64;
-    for aux in &source.aux {
-        let (rel, sha, _) = add_log(&mut mets, &root, &aux.path, &aux.relative, now, progress)?;
-        manifest.push((rel, sha));
-        logs += 1;
-    }
-    // Each migration's report travels in the package, where its migration event points.
-    for (c, archive) in containers.iter().zip(&source.archives) {
-        if let Some(m) = &c.migration {
-            let rel = migration_report_path(&c.path);
-            let json =
-                packaged_migration_report(m, &rel, c, source.root.as_deref(), &archive.path)?;
-            let (rel, sha, _) = add_generated_log(&mut mets, &root, &rel, &json, now)?;
-            manifest.push((rel, sha));
-        }
-    }
+    let side = SideFiles { source, root: &root, now, progress };
+    let logs = side.add(&containers, &mut mets, &mut manifest)?;
 
     let (description, rights, organisation, metadata_notes) =
-        opts.metadata.resolve((&source.seeds, "seeds.txt"), capture);
+        opts.metadata.resolve((&source.seeds, "seeds.txt"), (capture.first, capture.last));
     finish_header(&mut mets, description, rights, organisation);
     let entities = entities::resolve_entities(&mut mets, &root)?;
     for c in &mut containers {
@@ -221,12 +230,92 @@ pub fn build_package(
     })
 }
 
+/// What the containers of a package amount to once their METS sections are finished.
+struct ContainersDone {
+    containers: Vec<ContainerReport>,
+    capture: CaptureSpan,
+    all_uris: HashSet<u64>,
+    without_log: Unlogged,
+    dedup: Option<super::DedupReport>,
+}
+
+/// Finishes every container's METS section, in container order (with its record count, what
+/// deduplication did in it and the ARC it was migrated from), its manifest line added.
+fn finish_containers(
+    results: Vec<ContainerResult>,
+    run: PackageRun<'_>,
+    root: &Path,
+    mets: &mut MetsBuilder,
+    manifest: &mut Vec<(String, String)>,
+) -> Result<ContainersDone, PackageError> {
+    let mut done = ContainersDone {
+        containers: Vec::new(),
+        capture: CaptureSpan::default(),
+        all_uris: HashSet::new(),
+        without_log: Unlogged::default(),
+        dedup: run.opts.dedup.as_ref().map(|_| super::DedupReport::default()),
+    };
+    for r in results {
+        done.capture = done.capture.widen(r.dates);
+        done.all_uris.extend(r.uris);
+        done.without_log.add(r.without_log);
+        let mut file = r.file;
+        file.object
+            .significant_properties
+            .push((SIGNIFICANT_WARC_RECORDS.into(), r.report.records.to_string()));
+        super::deduplicated::deduplicated(&mut file, &r.dedup, run, &mut done.dedup);
+        if let Some(arc) = r.arc {
+            file.described_sources.push(arc.object);
+            file.events.insert(0, arc.event);
+        }
+        manifest.push((file.path.clone(), file.sha512.clone()));
+        done.containers.push(r.report);
+        mets.finish_container(r.writer, file).map_err(io_err(root))?;
+    }
+    Ok(done)
+}
+
+/// The files of a harvest packaged beside its containers, into the package at `root`.
+struct SideFiles<'a> {
+    source: &'a Source,
+    root: &'a Path,
+    now: DateTime<Utc>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl SideFiles<'_> {
+    /// Copies the logs and configuration byte-exact, and adds each migration's report where
+    /// its migration event points; their manifest lines. The number of logs copied.
+    fn add(
+        &self,
+        containers: &[ContainerReport],
+        mets: &mut MetsBuilder,
+        manifest: &mut Vec<(String, String)>,
+    ) -> Result<u64, PackageError> {
+        let (source, root, now) = (self.source, self.root, self.now);
+        for aux in &source.aux {
+            let (rel, sha, _) = add_log(mets, root, &aux.path, &aux.relative, now, self.progress)?;
+            manifest.push((rel, sha));
+        }
+        for (c, archive) in containers.iter().zip(&source.archives) {
+            if let Some(m) = &c.migration {
+                let rel = migration_report_path(&c.path);
+                let json =
+                    packaged_migration_report(m, &rel, c, source.root.as_deref(), &archive.path)?;
+                let (rel, sha, _) = add_generated_log(mets, root, &rel, &json, now)?;
+                manifest.push((rel, sha));
+            }
+        }
+        Ok(source.aux.len() as u64)
+    }
+}
+
 /// The package's identification event over what every container's payloads gave
 /// ([`super::identification_event`]), and what the report says of it.
 fn identification(
     results: &[ContainerResult],
     identifier: Option<Identifier>,
-    run: (&Ids, DateTime<Utc>),
+    run: PackageRun<'_>,
     mets: &mut MetsBuilder,
 ) -> Option<super::IdentificationReport> {
     let mut tally = Identified::default();
@@ -245,12 +334,11 @@ fn container_virus_checks(
     mets: &mut MetsBuilder,
     ctx: &ContainerCtx<'_>,
     summary: &mut ScanSummary,
-    extra_files: &mut Vec<(String, String, u64)>,
+    extra_files: &mut Vec<ExtraFile>,
 ) -> Result<(String, f64), PackageError> {
-    let (opts, ids, now) = (ctx.opts, ctx.ids, ctx.now);
     let Some(engine) = ctx.scanner else {
         let objects = results.iter().map(|r| r.file.object.id.clone()).collect();
-        let event = no_scan_event(ids, opts, now, objects);
+        let event = no_scan_event(ctx.run, objects);
         for r in results.iter_mut() {
             r.file.object.events.push(event.id.clone());
         }
@@ -258,18 +346,9 @@ fn container_virus_checks(
         return Ok((NO_SCAN_NOTE.to_string(), 0.0));
     };
     let version = ctx.version.unwrap_or_default();
+    let mut checks = VirusChecks { version, run: ctx.run, root: ctx.root, summary, extra_files };
     for r in results.iter_mut() {
-        add_container_virus_checks(
-            version,
-            r,
-            mets,
-            ctx.root,
-            ids,
-            opts,
-            now,
-            summary,
-            extra_files,
-        )?;
+        checks.add(r, mets)?;
     }
     let counts = engine.counts();
     summary.scanned = counts.scanned;
@@ -370,8 +449,12 @@ fn write_containers(
             let rel = layout::in_dir(layout::CONTENT_DIR, &names[i]);
             let ctx = ContainerCtx { rel, ..*ctx };
             match archive.kind {
-                ArchiveKind::Arc => ctx.migrate(i, &archive.path, (writer, viral)),
-                ArchiveKind::Warc => ctx.copy_warc(i, &archive.path, (writer, viral)),
+                ArchiveKind::Arc => {
+                    ctx.migrate(i, &archive.path, Sections { content: writer, viral })
+                }
+                ArchiveKind::Warc => {
+                    ctx.copy_warc(i, &archive.path, Sections { content: writer, viral })
+                }
             }
         })
         .collect();
@@ -429,7 +512,7 @@ fn compare_crawl_log(
     log: &CrawlLog,
     source: &Source,
     all_uris: &HashSet<u64>,
-    without_log: (u64, Vec<String>),
+    without_log: Unlogged,
 ) -> CrawlLogComparison {
     let (missing, examples) = source
         .crawl_log
@@ -445,8 +528,8 @@ fn compare_crawl_log(
         fetched: log.fetched_count() as u64,
         fetched_without_record: missing,
         fetched_without_record_examples: examples,
-        records_without_log_line: without_log.0,
-        records_without_log_line_examples: without_log.1,
+        records_without_log_line: without_log.count,
+        records_without_log_line_examples: without_log.examples,
     }
 }
 
@@ -458,10 +541,8 @@ struct ContainerCtx<'a> {
     /// clamd's version, when there is a scanner.
     version: Option<&'a str>,
     rel: String,
-    ids: &'a Ids,
-    opts: &'a PackageOptions,
+    run: PackageRun<'a>,
     log: Option<&'a CrawlLog>,
-    now: DateTime<Utc>,
     progress: &'a (dyn Fn(u64) + Sync),
 }
 
@@ -469,8 +550,8 @@ struct ContainerCtx<'a> {
 struct Tally<'a> {
     log: Option<&'a CrawlLog>,
     uris: HashSet<u64>,
-    without_log: (u64, Vec<String>),
-    dates: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
+    without_log: Unlogged,
+    dates: CaptureSpan,
 }
 
 impl Tally<'_> {
@@ -486,8 +567,7 @@ impl Tally<'_> {
             && !inferred
             && let Ok(d) = crate::formats::dates::parse_rfc3339(date)
         {
-            self.dates.0 = min_opt(self.dates.0, Some(d));
-            self.dates.1 = max_opt(self.dates.1, Some(d));
+            self.dates = self.dates.widen(CaptureSpan { first: Some(d), last: Some(d) });
         }
         let Some(uri) = uri.filter(|_| captured && matches!(warc_type, "response" | "resource"))
         else {
@@ -497,10 +577,7 @@ impl Tally<'_> {
         if let Some(log) = self.log
             && !log.was_fetched(uri)
         {
-            self.without_log.0 += 1;
-            if self.without_log.1.len() < MAX_EXAMPLES {
-                self.without_log.1.push(uri.to_string());
-            }
+            self.without_log.add(Unlogged { count: 1, examples: vec![uri.to_string()] });
         }
     }
 }
@@ -527,7 +604,7 @@ impl ContainerCtx<'_> {
             mime: "application/warc".into(),
             size,
             sha512: sha512.clone(),
-            created: self.now,
+            created: self.run.now,
             object: PremisObject {
                 id_type: "local".into(),
                 id: self.rel.clone(),
@@ -550,10 +627,10 @@ impl ContainerCtx<'_> {
     fn validation_event(&self, findings: &copy::WarcFindings) -> Event {
         let shown: Vec<String> = findings.examples.iter().take(10).map(|f| f.to_string()).collect();
         Event {
-            id: self.ids.uuid().to_string(),
+            id: self.run.ids.uuid().to_string(),
             event_type: VALIDATION_EVENT.into(),
             event_type_uri: Some(VALIDATION_EVENT_URI.into()),
-            date_time: self.now,
+            date_time: self.run.now,
             detail: Some(format!(
                 "program=\"webaip\"; version=\"{}\"; WARC-Block-Digest, WARC-Payload-Digest and record ends checked as audit --deep checks them; the file is kept byte-exact as received",
                 env!("CARGO_PKG_VERSION")
@@ -577,14 +654,9 @@ impl ContainerCtx<'_> {
     /// Describes this container's records as they are written. Without a scanner there are no
     /// verdicts, so no events (the version is then never written).
     fn verdict_events(&self, viral_rel: String) -> quarantine::VerdictEvents<'_> {
-        let ids = self.ids.derive(&format!("{}\nvirus check", self.rel));
-        quarantine::VerdictEvents::new(
-            ids,
-            self.opts,
-            self.now,
-            self.version.unwrap_or(""),
-            (self.rel.clone(), viral_rel),
-        )
+        let ids = self.run.ids.derive(&format!("{}\nvirus check", self.rel));
+        let rels = quarantine::ContainerRels { content: self.rel.clone(), viral: viral_rel };
+        quarantine::VerdictEvents::new(ids, self.run, self.version.unwrap_or(""), rels)
     }
 
     /// Migrates an ARC to a WARC container. The migration (`migrate::migrate_into`, as `webaip
@@ -596,10 +668,11 @@ impl ContainerCtx<'_> {
         &self,
         index: usize,
         input: &Path,
-        (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
+        sections: Sections,
     ) -> Result<ContainerResult, PackageError> {
+        let Sections { content: writer, viral: viral_writer } = sections;
         let name = file_text(input);
-        let file_ids = self.ids.derive(&name);
+        let file_ids = self.run.ids.derive(&name);
         // Payloads are scanned inside the migration, before their record is written: an
         // infected record goes to the viral twin instead (P5.5).
         let viral_rel = layout::viral_twin(&self.rel);
@@ -608,27 +681,27 @@ impl ContainerCtx<'_> {
                 layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;
                 Some(crate::migrate::Quarantine {
                     path: self.root.join(&viral_rel),
-                    cleaner: self.opts.cleaner.clone(),
+                    cleaner: self.run.opts.cleaner.clone(),
                 })
             }
             None => None,
         };
         let mopts = MigrateOptions {
-            level: self.opts.level,
+            level: self.run.opts.level,
             force: false,
             scanner: self.scanner.cloned(),
             quarantine,
-            capture_date: self.opts.capture_date,
+            capture_date: self.run.opts.capture_date,
             identify: self.identifier,
             rebuild_data: true,
         };
-        let level = self.opts.level;
+        let level = self.run.opts.level;
         let mut sinks = MigrationSinks {
             root: self.root,
             content: {
                 let mut c =
                     sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
-                super::tap_index(self.opts.index.as_ref(), &mut c);
+                super::tap_index(self.run.opts.index.as_ref(), &mut c);
                 c
             },
             viral: None,
@@ -636,12 +709,12 @@ impl ContainerCtx<'_> {
             viral_rel: viral_rel.clone(),
             level,
             events: self.scanner.map(|_| self.verdict_events(viral_rel.clone())),
-            identify: self.opts.identify,
+            identify: self.run.opts.identify,
             tally: Tally {
                 log: self.log,
                 uris: HashSet::new(),
-                without_log: (0, Vec::new()),
-                dates: (None, None),
+                without_log: Unlogged::default(),
+                dates: CaptureSpan::default(),
             },
         };
         let started = std::time::Instant::now();
@@ -649,16 +722,8 @@ impl ContainerCtx<'_> {
             crate::migrate::report::FileReport { input: input.to_path_buf(), ..Default::default() };
         let out_name = self.rel.rsplit('/').next().unwrap_or_default();
         let migrated = crate::migrate::open_arc(input).and_then(|arc| {
-            crate::migrate::migrate_into(
-                arc,
-                input,
-                out_name,
-                &mopts,
-                &file_ids,
-                self.progress,
-                &mut sinks,
-                &mut report,
-            )
+            let run = MigrationRun { opts: &mopts, ids: &file_ids, progress: self.progress };
+            crate::migrate::migrate_into(arc, input, out_name, run, &mut sinks, &mut report)
         });
         report.seconds = started.elapsed().as_secs_f64();
         let failed = match migrated {
@@ -682,11 +747,12 @@ impl ContainerCtx<'_> {
         let mut viral_writer = viral.map(|v| v.mets);
         let sha = report.output_sha512.clone().unwrap_or_default();
         let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
-        let (arc, event) = self.migration_described(&name, &report, &file, &file_ids);
+        let arc = self.migration_described(&name, &report, &file, &file_ids);
+        let event = &arc.event;
         file.object.events.push(event.id.clone());
         file.object.relationships.push(Relationship {
-            relationship_type: self.opts.profile.relationships.relationship_type.clone(),
-            subtype: self.opts.profile.relationships.migration.clone(),
+            relationship_type: self.run.opts.profile.relationships.relationship_type.clone(),
+            subtype: self.run.opts.profile.relationships.migration.clone(),
             related_object: ("local".into(), name.clone()),
             related_event: Some(event.id.clone()),
         });
@@ -723,7 +789,7 @@ impl ContainerCtx<'_> {
             uris: tally.uris,
             without_log: tally.without_log,
             dates: tally.dates,
-            arc: Some((arc, event)),
+            arc: Some(arc),
             viral,
             scan,
             identified,
@@ -740,7 +806,7 @@ impl ContainerCtx<'_> {
         report: &crate::migrate::report::FileReport,
         file: &PackageFile,
         file_ids: &Ids,
-    ) -> (PremisObject, Event) {
+    ) -> DescribedArc {
         // The ARC is described (it is not in the package) so the relationship resolves (P5.6).
         let arc = PremisObject {
             id_type: "local".into(),
@@ -759,12 +825,12 @@ impl ContainerCtx<'_> {
             relationships: vec![],
             events: vec![],
         };
-        let mig = &self.opts.profile.events.migration;
+        let mig = &self.run.opts.profile.events.migration;
         let event = Event {
             id: file_ids.uuid().to_string(),
             event_type: mig.term.clone(),
             event_type_uri: Some(mig.uri.clone()),
-            date_time: self.now,
+            date_time: self.run.now,
             detail: Some(format!(
                 "program=\"webaip\"; version=\"{}\"; from=\"{}\"; to=\"{}\"",
                 env!("CARGO_PKG_VERSION"),
@@ -789,7 +855,7 @@ impl ContainerCtx<'_> {
                 ("local".into(), self.rel.clone(), "outcome".into()),
             ],
         };
-        (arc, event)
+        DescribedArc { object: arc, event }
     }
 
     /// Copies a WARC into a container, checked as `audit --deep` checks it, through the one
@@ -799,33 +865,29 @@ impl ContainerCtx<'_> {
         &self,
         index: usize,
         input: &Path,
-        (writer, viral_writer): (ContainerWriter, Option<ContainerWriter>),
+        sections: Sections,
     ) -> Result<ContainerResult, PackageError> {
         let dest = self.root.join(&self.rel);
-        let level = self.opts.level;
-        let mut content = sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
-        super::tap_index(self.opts.index.as_ref(), &mut content);
+        let level = self.run.opts.level;
+        let mut content =
+            sink::ContainerSink::create(self.root, self.rel.clone(), sections.content, level)?;
+        super::tap_index(self.run.opts.index.as_ref(), &mut content);
         let mut source = copy::StoredWarc::open(input, self.scanner.is_some())?;
         let gzip = source.is_gzip();
         let events = self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip));
-        let mut out = copy::CopyWriter::new(
-            (self.root, self.opts, self.now),
-            (content, viral_writer),
-            events,
-            self.scanner,
-            gzip,
-        );
+        let sinks = copy::CopySinks { content, viral_mets: sections.viral, gzip };
+        let mut out = copy::CopyWriter::new(self.root, self.run, sinks, events, self.scanner);
         let mut tally = Tally {
             log: self.log,
             uris: HashSet::new(),
-            without_log: (0, Vec::new()),
-            dates: (None, None),
+            without_log: Unlogged::default(),
+            dates: CaptureSpan::default(),
         };
         // Identification first: the scan stage, last, overlaps writing.
         let mut identify_stage = self.identifier.map(IdentifyStage::new);
         let mut scan_stage = self.scanner.map(|e| ScanStage::new(Arc::clone(e)));
         let mut dedup_stage =
-            self.opts.dedup.as_deref().map(|d| DedupStage::new(d, self.rel.clone()));
+            self.run.opts.dedup.as_deref().map(|d| DedupStage::new(d, self.rel.clone()));
         let mut stages: Vec<&mut dyn Stage> = Vec::new();
         if let Some(s) = identify_stage.as_mut() {
             stages.push(s);
@@ -1032,66 +1094,87 @@ fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
     }
 }
 
-/// Once a container and its viral twin are closed (their records described as they were
-/// written): the twin's section finished with its virus-check event and listed in
-/// `extra_files` (path, SHA-512, size), the content container's virus-check event, and what
-/// the scan found counted into `summary`.
-#[allow(clippy::too_many_arguments)]
-fn add_container_virus_checks(
-    version: &str,
-    r: &mut ContainerResult,
-    mets: &mut MetsBuilder,
-    root: &Path,
-    ids: &Ids,
-    opts: &PackageOptions,
-    now: DateTime<Utc>,
-    summary: &mut ScanSummary,
-    extra_files: &mut Vec<(String, String, u64)>,
-) -> Result<(), PackageError> {
-    let rel = r.file.path.clone();
-    let found = std::mem::take(&mut r.scan);
-    // Where the infected records went (a record not cleaned is one of them).
-    let viral = r.viral.as_ref().map_or_else(|| layout::viral_twin(&rel), |v| v.rel.clone());
-    if let Some(v) = r.viral.take() {
+/// The virus checks of a package's containers, once each container and its viral twin are
+/// closed (their records described as they were written): `extra_files` gets each twin's
+/// manifest line and `summary` what the scan found.
+struct VirusChecks<'a> {
+    /// clamd's version.
+    version: &'a str,
+    run: PackageRun<'a>,
+    root: &'a Path,
+    summary: &'a mut ScanSummary,
+    extra_files: &'a mut Vec<ExtraFile>,
+}
+
+impl VirusChecks<'_> {
+    /// The twin's section finished with its virus-check event, the content container's
+    /// virus-check event, and what the scan found counted.
+    fn add(&mut self, r: &mut ContainerResult, mets: &mut MetsBuilder) -> Result<(), PackageError> {
+        let rel = r.file.path.clone();
+        let found = std::mem::take(&mut r.scan);
+        // Where the infected records went (a record not cleaned is one of them).
+        let viral = r.viral.as_ref().map_or_else(|| layout::viral_twin(&rel), |v| v.rel.clone());
+        if let Some(v) = r.viral.take() {
+            let records = v.records;
+            self.finish_twin(v, &rel, &found.infected, mets)?;
+            r.report.records -= records.saturating_sub(1).min(r.report.records);
+        }
+        let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
+        let shared = found.unscanned_without_event as usize;
+        self.count(found, &rel, &viral);
+        // The container-level virus check.
+        let with_event = unscanned.saturating_sub(shared) as u64;
+        let outcome =
+            quarantine::content_check(self.run.opts, infected as u64, with_event, shared as u64);
+        let e = quarantine::event(self.run, self.version, outcome, vec![rel.clone()]);
+        r.file.object.events.push(e.id.clone());
+        r.file.events.push(e);
+        Ok(())
+    }
+
+    /// The viral twin `v` of container `rel`, holding `infected` (record id, signature),
+    /// finished in the METS with its virus-check event and listed in `extra_files`.
+    fn finish_twin(
+        &mut self,
+        v: sink::ClosedContainer,
+        rel: &str,
+        infected: &[(String, String)],
+        mets: &mut MetsBuilder,
+    ) -> Result<(), PackageError> {
         let objects = std::iter::once(v.rel.clone())
-            .chain(found.infected.iter().map(|(id, _)| format!("{}#{id}", v.rel)))
+            .chain(infected.iter().map(|(id, _)| format!("{}#{id}", v.rel)))
             .collect();
-        let (outcome, detail) =
-            quarantine::viral_check(opts, found.infected.iter().map(|(_, s)| s.as_str()));
-        let cev = quarantine::event(ids, opts, now, version, outcome, detail, objects);
+        let opts = self.run.opts;
+        let outcome = quarantine::viral_check(opts, infected.iter().map(|(_, s)| s.as_str()));
+        let cev = quarantine::event(self.run, self.version, outcome, objects);
         let name = rel.rsplit('/').next().unwrap_or_default().to_string();
+        let written = super::WrittenFile { size: v.size, sha512: v.sha512.clone() };
         let vfile = super::written_container_file(
             v.rel.clone(),
-            (v.size, v.sha512.clone()),
+            written,
             v.records,
             vec![cev],
             name,
-            now,
+            self.run.now,
         );
-        mets.finish_container(v.mets, vfile).map_err(io_err(root))?;
-        extra_files.push((v.rel, v.sha512, v.size));
-        r.report.records -= v.records.saturating_sub(1).min(r.report.records);
+        mets.finish_container(v.mets, vfile).map_err(io_err(self.root))?;
+        self.extra_files.push(ExtraFile { rel: v.rel, sha512: v.sha512 });
+        Ok(())
     }
-    let (infected, unscanned) = (found.infected.len(), found.unscanned.len());
-    let shared = found.unscanned_without_event as usize;
-    summary.infected += infected as u64;
-    // An infected record is where it was moved to: the viral twin, not the content container.
-    summary.findings.extend(found.infected.into_iter().map(|(id, sig)| (viral.clone(), id, sig)));
-    summary.not_scanned += unscanned as u64;
-    summary.unscanned.extend(found.unscanned.into_iter().map(|(id, why)| (rel.clone(), id, why)));
-    summary.cleaned += found.cleaned;
-    summary
-        .not_cleaned
-        .extend(found.not_cleaned.into_iter().map(|(id, why)| (viral.clone(), id, why)));
 
-    // The container-level virus check.
-    let with_event = unscanned.saturating_sub(shared) as u64;
-    let (outcome, detail) =
-        quarantine::content_check(opts, infected as u64, with_event, shared as u64);
-    let e = quarantine::event(ids, opts, now, version, outcome, detail, vec![rel.clone()]);
-    r.file.object.events.push(e.id.clone());
-    r.file.events.push(e);
-    Ok(())
+    /// Counts what the scan found in container `rel` into the summary; an infected record is
+    /// where it was moved to (`viral`), not the content container.
+    fn count(&mut self, found: quarantine::ContainerScan, rel: &str, viral: &str) {
+        let summary = &mut *self.summary;
+        summary.infected += found.infected.len() as u64;
+        let at_viral = |(id, why): (String, String)| (viral.to_string(), id, why);
+        summary.findings.extend(found.infected.into_iter().map(at_viral));
+        summary.not_scanned += found.unscanned.len() as u64;
+        let at_rel = |(id, why): (String, String)| (rel.to_string(), id, why);
+        summary.unscanned.extend(found.unscanned.into_iter().map(at_rel));
+        summary.cleaned += found.cleaned;
+        summary.not_cleaned.extend(found.not_cleaned.into_iter().map(at_viral));
+    }
 }
 
 /// What the migration event says of the way back to the ARC (`docs/arc-rebuild.md`): the
@@ -1104,4 +1187,93 @@ fn rebuild_note(report: &crate::migrate::report::FileReport) -> String {
         "; ARC file SHA-512 {} ({} bytes); ARC stream SHA-512 {} ({} bytes); {how}",
         report.input_sha512, report.input_size, r.stream_sha512, r.stream_length
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally() -> Tally<'static> {
+        Tally {
+            log: None,
+            uris: HashSet::new(),
+            without_log: Unlogged::default(),
+            dates: CaptureSpan::default(),
+        }
+    }
+
+    fn at(s: &str) -> Option<DateTime<Utc>> {
+        Some(crate::formats::dates::parse_rfc3339(s).unwrap())
+    }
+
+    /// Only a capture's own date widens the span: not an inferred one, not a warcinfo, not the
+    /// ARC's filedesc or webaip's own metadata.
+    #[test]
+    fn only_own_capture_dates_widen_the_span() {
+        let mut t = tally();
+        t.record(Some("http://e.org/"), "response", "2020-01-02T00:00:00Z", false);
+        t.record(Some("http://e.org/a"), "request", "2020-03-04T00:00:00Z", false);
+        t.record(Some("http://e.org/b"), "response", "2019-01-01T00:00:00Z", true);
+        t.record(None, "warcinfo", "2018-01-01T00:00:00Z", false);
+        t.record(Some("filedesc://x.arc"), "resource", "2017-01-01T00:00:00Z", false);
+        t.record(Some("metadata://webaip/x"), "resource", "2016-01-01T00:00:00Z", false);
+        t.record(Some("http://e.org/c"), "response", "not a date", false);
+        let span =
+            CaptureSpan { first: at("2020-01-02T00:00:00Z"), last: at("2020-03-04T00:00:00Z") };
+        assert_eq!(t.dates, span);
+        // Responses and resources are the URIs compared with the crawl log; requests are not.
+        assert_eq!(t.uris.len(), 3);
+        assert!(t.uris.contains(&uri_hash("http://e.org/")));
+        assert!(!t.uris.contains(&uri_hash("http://e.org/a")));
+    }
+
+    #[test]
+    fn a_span_widens_over_either_side_and_keeps_what_the_other_lacks() {
+        let a = CaptureSpan { first: at("2020-01-01T00:00:00Z"), last: None };
+        let b = CaptureSpan { first: at("2021-01-01T00:00:00Z"), last: at("2022-01-01T00:00:00Z") };
+        let w = a.widen(b);
+        assert_eq!(w, CaptureSpan { first: a.first, last: b.last });
+        assert_eq!(CaptureSpan::default().widen(CaptureSpan::default()), CaptureSpan::default());
+    }
+
+    /// Records without a crawl-log line are all counted, their examples bounded.
+    #[test]
+    fn unlogged_records_are_counted_and_their_examples_bounded() {
+        let mut all = Unlogged::default();
+        for i in 0..3 {
+            let examples = (0..MAX_EXAMPLES).map(|j| format!("http://e.org/{i}/{j}")).collect();
+            all.add(Unlogged { count: MAX_EXAMPLES as u64 + 5, examples });
+        }
+        assert_eq!(all.count, 3 * (MAX_EXAMPLES as u64 + 5));
+        assert_eq!(all.examples.len(), MAX_EXAMPLES);
+        assert_eq!(all.examples[0], "http://e.org/0/0");
+    }
+
+    /// Container names: an ARC gets a .warc.gz name, a WARC keeps its own; two inputs that would
+    /// get one name keep their full names.
+    #[test]
+    fn container_names_keep_clashing_inputs_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut source = Source {
+            shape: crate::sources::Shape::FileList,
+            root: None,
+            archives: Vec::new(),
+            aux: Vec::new(),
+            crawl_log: None,
+            seeds: Vec::new(),
+            found: Vec::new(),
+            missing: Vec::new(),
+            refused: Vec::new(),
+        };
+        for (name, kind) in [
+            ("a.arc.gz", ArchiveKind::Arc),
+            ("b.warc.gz", ArchiveKind::Warc),
+            ("c.arc.gz", ArchiveKind::Arc),
+            ("c.warc.gz", ArchiveKind::Warc),
+        ] {
+            source.archives.push(crate::sources::Archive { path: dir.path().join(name), kind });
+        }
+        let names = container_names(&source);
+        assert_eq!(names, ["a.warc.gz", "b.warc.gz", "c.arc.gz.warc.gz", "c.warc.gz.warc.gz"]);
+    }
 }

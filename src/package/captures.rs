@@ -24,7 +24,8 @@ use std::time::Instant;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::sink::ContainerSink;
+use super::context::{EventOutcome, PackageRun, Scanner, Scanning};
+use super::sink::{ClosedContainer, ContainerSink, Warcinfo};
 use super::staging::Staging;
 use super::{
     CaptureCounts, ContainerReport, MAX_EXAMPLES, PackageError, PackageOptions, PackageReport,
@@ -39,22 +40,14 @@ use crate::layout;
 use crate::model::*;
 use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
 use crate::stages::dedup::{DedupStage, DedupTally, Holder, Revisit};
-use crate::stages::identify::{Identifier, IdentifyStage};
+use crate::stages::identify::IdentifyStage;
 use crate::stages::rewrite::RewriteStage;
+use crate::stages::scan::batching;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
 use crate::stages::{Finding, Item, Route, Stage, Staged};
 
 /// The WARC field naming a mirror file's path, which also names its PREMIS object.
 pub(crate) const MIRROR_PATH: &str = "X-Webaip-Mirror-Path";
-
-/// Payloads up to this size are read into memory once (hashed, scanned and written from
-/// there); larger ones are streamed from the source for each pass.
-const IN_MEMORY: u64 = 16 << 20;
-
-/// Captures go through the stages in batches of at most this many ...
-const BATCH_CAPTURES: usize = 512;
-/// ... or this many bytes of held payloads.
-const BATCH_BYTES: u64 = 16 << 20;
 
 /// The payload's type as the METS states it: the entity's `Content-Type`, else unknown.
 fn payload_mime(c: &Capture) -> String {
@@ -75,10 +68,8 @@ struct Containers<'a> {
     original: Option<ContainerSink>,
     viral: Option<ContainerSink>,
     pkg: &'a Path,
-    ids: &'a Ids,
-    now: DateTime<Utc>,
-    /// The run's options (the gzip level, the index made while writing).
-    opts: &'a PackageOptions,
+    /// The run (its options give the gzip level and the index made while writing).
+    run: PackageRun<'a>,
     shape: &'static str,
     stem: Option<String>,
     description: String,
@@ -131,9 +122,13 @@ impl Containers<'_> {
             Some(sink) => Ok(sink),
             None => {
                 let cw = mets.begin_container(group).map_err(io_err(self.pkg))?;
-                let info = (self.ids.warc_record_id(), self.now, description.as_str());
-                let mut sink = ContainerSink::create(self.pkg, rel, cw, self.opts.level)?;
-                super::tap_index(self.opts.index.as_ref(), &mut sink);
+                let info = Warcinfo {
+                    id: self.run.ids.warc_record_id(),
+                    now: self.run.now,
+                    description: description.as_str(),
+                };
+                let mut sink = ContainerSink::create(self.pkg, rel, cw, self.run.opts.level)?;
+                super::tap_index(self.run.opts.index.as_ref(), &mut sink);
                 sink.start(self.pkg, info)?;
                 Ok(place.insert(sink))
             }
@@ -141,12 +136,19 @@ impl Containers<'_> {
     }
 }
 
-/// The scanner of a run: its engine, and clamd's version, named in every event.
-type Scanner = (Arc<ScanEngine>, String);
+/// A closed container waiting for its METS `<file>`, with its container-level events.
+struct Finished {
+    closed: ClosedContainer,
+    events: Vec<Event>,
+}
 
-/// A closed container waiting for its METS `<file>`: its section, name, size, SHA-512,
-/// records and container-level events.
-type Finished = (crate::mets::ContainerWriter, String, u64, String, u64, Vec<Event>);
+/// The closed containers of a run, once every capture is written.
+struct Closed {
+    manifest: Vec<ManifestLine>,
+    finished: Vec<Finished>,
+    /// The records they hold.
+    records: u64,
+}
 
 /// A line of the package's manifest: a file's path in the package and its SHA-512.
 type ManifestLine = (String, String);
@@ -177,21 +179,15 @@ struct OwnOriginal {
 /// the scan found so far.
 struct Writing<'a> {
     pkg: &'a Path,
-    ids: &'a Ids,
-    opts: &'a PackageOptions,
-    now: DateTime<Utc>,
+    run: PackageRun<'a>,
     mets: crate::mets::MetsBuilder,
     containers: Containers<'a>,
-    clamd: Option<Scanner>,
-    /// Links are rewritten: every metadata record says whether its capture's were.
-    rewriting: bool,
+    /// The scanner, the identifier, and whether links are rewritten.
+    scanning: Scanning,
     scan: ScanSummary,
     /// Payloads not scanned, each with its own event, by container (for the container's
     /// event).
     unscanned: BTreeMap<String, u64>,
-    /// PRONOM identification, unless `--identify none`: of payloads a stage put in place of
-    /// the harvested ones (the identify stage identified those).
-    identifier: Option<Identifier>,
     /// What deduplication wrote.
     dedup: DedupTally,
     /// With `--dedup-within`: the first capture written whole with each payload.
@@ -216,10 +212,10 @@ pub fn build_capture_package(
     let mut mets = new_mets(&objid, now, opts, &pkg)?;
     let seeds = source.seeds();
     mets.describe_entities(super::entities_to_describe(opts, &seeds)?);
-    let clamd = match opts.virus_check.engine()? {
+    let scanner = match opts.virus_check.engine()? {
         Some(engine) => {
             let version = super::quarantine::register_scanner(engine.clamd(), &mut mets)?;
-            Some((engine, version))
+            Some(Scanner { engine, version })
         }
         None => None,
     };
@@ -228,13 +224,13 @@ pub fn build_capture_package(
     // harvested, the virus check (an infected capture is never rewritten), then link
     // rewriting where the source needs it.
     let mut identify_stage = identifier.map(IdentifyStage::new);
-    let mut scan_stage = clamd.as_ref().map(|(engine, _)| ScanStage::new(Arc::clone(engine)));
+    let mut scan_stage = scanner.as_ref().map(|s| ScanStage::new(Arc::clone(&s.engine)));
     let mut rewrite_stage = source.link_map().map(|map| RewriteStage::new(map, &pkg));
-    let run = (pkg.as_path(), &ids, opts, now);
-    let scanning = (clamd, identifier, rewrite_stage.is_some());
-    let mut run = Writing::new(run, &*source, mets, scanning);
+    let package_run = PackageRun { ids: &ids, opts, now };
+    let scanning = Scanning { scanner, identifier, rewriting: rewrite_stage.is_some() };
+    let mut run = Writing::new(&pkg, package_run, &*source, mets, scanning);
     let mut counts = Counts::default();
-    let digests = (scan_stage.is_some(), pkg.as_path());
+    let digests = Digests { wanted: scan_stage.is_some(), pkg: &pkg };
     // Deduplication last: only a capture written as harvested to content becomes a revisit.
     let mut dedup_stage = opts.dedup.as_deref().map(|d| DedupStage::new(d, String::new()));
     let stages: [Option<&mut dyn Stage>; 4] = [
@@ -259,17 +255,17 @@ pub fn build_capture_package(
             shape: shape.to_string(),
         });
     }
-    let (mut manifest, mut finished, records) = run.close_containers()?;
+    let Closed { mut manifest, mut finished, records } = run.close_containers()?;
     let (virus_note, scan_seconds) = run.virus_checks(&mut finished);
     let Writing { mut mets, scan, dedup: tally, .. } = run;
-    let rels = finished.iter().map(|f| f.1.clone()).collect();
+    let rels = finished.iter().map(|f| f.closed.rel.clone()).collect();
     let stage = identify_stage.as_ref().map(|s| (s.identifier(), &s.tally));
-    let identification = super::identification_event(stage, (&ids, now), rels, &mut mets);
+    let identification = super::identification_event(stage, package_run, rels, &mut mets);
     let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
     let mut dedup = opts.dedup.as_ref().map(|_| super::DedupReport::default());
-    let deduplicated = (&tally, &ids, &mut dedup);
-    let mut containers =
-        finish_containers(&mut mets, finished, (&source_name, now, &pkg), deduplicated)?;
+    let origin = CaptureOrigin { name: &source_name, pkg: &pkg };
+    let deduplicated = Deduplicated { tally: &tally, report: &mut dedup };
+    let mut containers = finish_containers(&mut mets, finished, package_run, origin, deduplicated)?;
 
     // The source's own files, and what it found odd.
     let side = source.side_files();
@@ -335,18 +331,33 @@ pub fn build_capture_package(
     })
 }
 
+/// Where a run's captures came from (the source's name) and where its package is built.
+#[derive(Clone, Copy)]
+struct CaptureOrigin<'a> {
+    name: &'a str,
+    pkg: &'a Path,
+}
+
+/// What deduplication wrote in the content container, and the report it is counted into.
+struct Deduplicated<'a> {
+    tally: &'a DedupTally,
+    report: &'a mut Option<super::DedupReport>,
+}
+
 /// Finishes the METS section of each closed container, and says what each holds; the content
-/// container states what deduplication did in it (`tally`, counted into `report`).
+/// container states what deduplication did in it (`dedup`).
 fn finish_containers(
     mets: &mut crate::mets::MetsBuilder,
     finished: Vec<Finished>,
-    (source_name, now, pkg): (&str, DateTime<Utc>, &Path),
-    (tally, ids, report): (&DedupTally, &Ids, &mut Option<super::DedupReport>),
+    run: PackageRun<'_>,
+    origin: CaptureOrigin<'_>,
+    dedup: Deduplicated<'_>,
 ) -> Result<Vec<ContainerReport>, PackageError> {
     let mut containers = Vec::new();
-    for (cw, rel, size, sha, n, events) in finished {
+    for Finished { closed, events } in finished {
+        let ClosedContainer { mets: cw, rel, size, sha512: sha, records: n } = closed;
         containers.push(ContainerReport {
-            input: source_name.to_string(),
+            input: origin.name.to_string(),
             path: rel.clone(),
             action: "written".into(),
             records: n,
@@ -356,13 +367,14 @@ fn finish_containers(
             warc_finding_examples: Vec::new(),
             bytes_read: None,
         });
-        let name = source_name.to_string();
+        let name = origin.name.to_string();
         let content = rel.starts_with(layout::CONTENT_DIR);
-        let mut file = super::written_container_file(rel, (size, sha), n, events, name, now);
+        let written = super::WrittenFile { size, sha512: sha };
+        let mut file = super::written_container_file(rel, written, n, events, name, run.now);
         if content {
-            super::deduplicated::deduplicated(&mut file, tally, (ids, now), report);
+            super::deduplicated::deduplicated(&mut file, dedup.tally, run, dedup.report);
         }
-        mets.finish_container(cw, file).map_err(io_err(pkg))?;
+        mets.finish_container(cw, file).map_err(io_err(origin.pkg))?;
     }
     Ok(containers)
 }
@@ -390,20 +402,27 @@ fn run_ids(
     Ok(Ids::seeded(seed.finish()?))
 }
 
-/// Reads the next batch of captures into `batch` (at most [`BATCH_CAPTURES`], or
-/// [`BATCH_BYTES`] of held payloads), counting them into `counts`. A small payload is read
+/// Whether payloads are hashed as they are gathered (with a scanner: a verdict is reused
+/// under the SHA-512), and the package a payload that cannot be read for it is reported at.
+#[derive(Clone, Copy)]
+struct Digests<'a> {
+    wanted: bool,
+    pkg: &'a Path,
+}
+
+/// Reads the next batch of captures into `batch` (bounded as every scanned batch is,
+/// [`batching`]), counting them into `counts`. A small payload is read
 /// once, here: hashed, scanned and written from memory. With a scanner (`digests`), every
-/// payload's SHA-512, under which a verdict is reused (a payload that cannot be read for it
-/// is an error at the package, `pkg`). True once the source is exhausted.
+/// payload's SHA-512. True once the source is exhausted.
 fn gather(
     source: &mut dyn CaptureSource,
     batch: &mut Vec<Staged>,
     counts: &mut Counts,
-    (digests, pkg): (bool, &Path),
+    digests: Digests<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<bool, PackageError> {
     let mut held_bytes = 0u64;
-    while batch.len() < BATCH_CAPTURES && held_bytes < BATCH_BYTES {
+    while !batching::batch_full(batch.len(), held_bytes) {
         let Some(next) = source.next() else { return Ok(true) };
         let c = next?;
         counts.captures += 1;
@@ -413,7 +432,7 @@ fn gather(
         }
         let len = c.payload.len();
         let io = |source| PackageError::Io { path: c.provenance.file.clone().into(), source };
-        let held = if len <= IN_MEMORY {
+        let held = if len <= batching::HELD_CAPTURE {
             let mut b = Vec::with_capacity(len as usize);
             c.payload.open().and_then(|mut r| r.read_to_end(&mut b)).map_err(io)?;
             if b.len() as u64 != len {
@@ -431,11 +450,11 @@ fn gather(
         counts.payload_bytes += len;
         progress(len);
         let digest = match &held {
-            _ if !digests || len == 0 => None,
+            _ if !digests.wanted || len == 0 => None,
             Some(b) => Some(<sha2::Sha512 as sha2::Digest>::digest(b).into()),
             None => {
-                let payload = c.payload.open().map_err(io_err(pkg))?;
-                Some(crate::formats::digest::sha512_of(payload).map_err(io_err(pkg))?.1)
+                let payload = c.payload.open().map_err(io_err(digests.pkg))?;
+                Some(crate::formats::digest::sha512_of(payload).map_err(io_err(digests.pkg))?.1)
             }
         };
         batch.push(Staged::new(Item::Capture(c), held, digest));
@@ -444,38 +463,32 @@ fn gather(
 }
 
 impl<'a> Writing<'a> {
-    /// Where the captures of `source` go, in the package at `pkg`: nothing written yet
-    /// (`scanning`: the scanner, the identifier and whether links are rewritten).
+    /// Where the captures of `source` go, in the package at `pkg`: nothing written yet.
     fn new(
-        (pkg, ids, opts, now): (&'a Path, &'a Ids, &'a PackageOptions, DateTime<Utc>),
+        pkg: &'a Path,
+        run: PackageRun<'a>,
         source: &dyn CaptureSource,
         mets: crate::mets::MetsBuilder,
-        (clamd, identifier, rewriting): (Option<Scanner>, Option<Identifier>, bool),
+        scanning: Scanning,
     ) -> Self {
         let containers = Containers {
             content: None,
             original: None,
             viral: None,
             pkg,
-            ids,
-            now,
-            opts,
+            run,
             shape: source.shape_name(),
             stem: source.container_stem(),
             description: source.description(),
         };
         Writing {
             pkg,
-            ids,
-            opts,
-            now,
+            run,
             mets,
             containers,
-            clamd,
-            rewriting,
+            scanning,
             scan: ScanSummary::default(),
             unscanned: BTreeMap::new(),
-            identifier,
             dedup: DedupTally::default(),
             written: HashMap::new(),
         }
@@ -484,11 +497,10 @@ impl<'a> Writing<'a> {
 
 impl Writing<'_> {
     /// A virus-check event of clamd's on `objects`.
-    fn scan_event(&self, outcome: String, detail: Option<String>, objects: Vec<String>) -> Event {
-        let version = self.clamd.as_ref().map_or("", |(_, v)| v.as_str());
+    fn scan_event(&self, outcome: EventOutcome, objects: Vec<String>) -> Event {
+        let version = self.scanning.scanner.as_ref().map_or("", |s| s.version.as_str());
         let scope = super::quarantine::SCOPE_CAPTURES;
-        let run = (self.ids, self.opts, self.now);
-        super::quarantine::clamd_event(run, (version, scope), (outcome, detail), objects)
+        super::quarantine::clamd_event(self.run, version, scope, outcome, objects)
     }
 
     /// Writes one capture where its stages routed it: its record with the events its verdict
@@ -511,7 +523,7 @@ impl Writing<'_> {
         });
         let infected = route == Route::Viral;
         let slot = if infected { Slot::Viral } else { Slot::Content };
-        let (pkg, ids) = (self.pkg, self.ids);
+        let (pkg, ids) = (self.pkg, self.run.ids);
         let sink = self.containers.get(slot, &mut self.mets, c.date)?;
         let replaced = replacement.is_some();
         let written = match replacement.as_ref().map(|r| &r.payload) {
@@ -528,7 +540,8 @@ impl Writing<'_> {
         match replacement {
             None => {
                 let described = own_event.map(|(outcome, detail)| {
-                    let e = self.scan_event(outcome, Some(detail), vec![oid.clone()]);
+                    let outcome = EventOutcome { outcome, detail: Some(detail) };
+                    let e = self.scan_event(outcome, vec![oid.clone()]);
                     if !infected {
                         *self.unscanned.entry(rel.clone()).or_default() += 1;
                     }
@@ -572,7 +585,7 @@ impl Writing<'_> {
             },
             false => None,
         };
-        let (pkg, ids) = (self.pkg, self.ids);
+        let (pkg, ids) = (self.pkg, self.run.ids);
         let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;
         let path = pkg.join(&sink.rel);
         let offset = payload_offset(c, header, &c.payload, held).map_err(io_err(&path))?;
@@ -611,7 +624,7 @@ impl Writing<'_> {
     /// stage keeps): the first written with a payload, keyed by the SHA-1 of the payload a
     /// reader finds in it, is the one every later revisit of that payload names.
     fn note_written(&mut self, c: &Capture, w: &WrittenRecord) {
-        let within = self.opts.dedup.as_ref().is_some_and(|d| d.within);
+        let within = self.run.opts.dedup.as_ref().is_some_and(|d| d.within);
         let http = c.http_header.as_ref().is_some_and(|h| !h.is_empty());
         let whole = c.truncated.is_none() && w.digests.payload_len > 0;
         if !within || c.kind != CaptureKind::Response || !http || !whole {
@@ -635,9 +648,9 @@ impl Writing<'_> {
         rel: &str,
         c: &Capture,
     ) -> Option<(String, String)> {
-        self.clamd.as_ref()?;
+        self.scanning.scanner.as_ref()?;
         let verdict = verdict?;
-        let (outcome, detail) = super::quarantine::verdict_outcome(self.opts, verdict)?;
+        let (outcome, detail) = super::quarantine::verdict_outcome(self.run.opts, verdict)?;
         let place = (rel.to_string(), c.provenance.file.clone(), detail.clone());
         match verdict {
             ScanResult::Infected(_) => {
@@ -664,7 +677,7 @@ impl Writing<'_> {
         (written, oid, slot): (&WrittenRecord, &str, Slot),
         own_event: Option<(String, String)>,
     ) -> Result<(), PackageError> {
-        let (pkg, ids, opts) = (self.pkg, self.ids, self.opts);
+        let (pkg, ids, opts) = (self.pkg, self.run.ids, self.run.opts);
         let rel = self.containers.get(slot, &mut self.mets, c.date)?.rel.clone();
         let orig = self.containers.get(Slot::Original, &mut self.mets, c.date)?;
         let ow = write_capture(orig, pkg, ids, c, &c.payload, held)?;
@@ -675,7 +688,7 @@ impl Writing<'_> {
             id: ids.uuid().to_string(),
             event_type: tr.term.clone(),
             event_type_uri: Some(tr.uri.clone()).filter(|u| !u.is_empty()),
-            date_time: self.now,
+            date_time: self.run.now,
             detail: Some(format!(
                 "{}: {}; program=\"webaip\"; version=\"{}\"",
                 tr.detail_word.clone().unwrap_or_else(|| "transformation".into()),
@@ -694,7 +707,8 @@ impl Writing<'_> {
         // Not scanned: said of both, the harvested payload and its rewritten copy.
         if let Some((outcome, detail)) = own_event {
             let objects = vec![orig_oid.clone(), oid.to_string()];
-            events.push(self.scan_event(outcome, Some(detail), objects));
+            let outcome = EventOutcome { outcome, detail: Some(detail) };
+            events.push(self.scan_event(outcome, objects));
             *self.unscanned.entry(rel).or_default() += 1;
             *self.unscanned.entry(orig_rel).or_default() += 1;
         }
@@ -730,10 +744,10 @@ impl Writing<'_> {
         replaced: bool,
     ) -> Result<(), PackageError> {
         let Some(block) = &c.metadata else { return Ok(()) };
-        let (pkg, ids) = (self.pkg, self.ids);
+        let (pkg, ids) = (self.pkg, self.run.ids);
         let sink = self.containers.get(slot, &mut self.mets, c.date)?;
         let mut block = block.clone();
-        if self.rewriting {
+        if self.scanning.rewriting {
             let transformed = if replaced { "yes (original in the Original group)" } else { "no" };
             block.extend_from_slice(warc_fields_line("transformed", transformed).as_bytes());
         }
@@ -761,10 +775,10 @@ impl Writing<'_> {
         (written, oid): (&WrittenRecord, &str),
         sig: &str,
     ) -> Result<(), PackageError> {
-        let (Some(cmd), Some((engine, _))) = (&self.opts.cleaner, &self.clamd) else {
+        let (Some(cmd), Some(scanner)) = (&self.run.opts.cleaner, &self.scanning.scanner) else {
             return Ok(());
         };
-        let cleaned = match clean_capture(cmd, c, held, engine, self.pkg)? {
+        let cleaned = match clean_capture(cmd, c, held, &scanner.engine, self.pkg)? {
             Ok(bytes) => bytes,
             Err(why) => {
                 let viral = oid.split('#').next().unwrap_or_default().to_string();
@@ -787,20 +801,20 @@ impl Writing<'_> {
             warc_fields,
             ..c.clone()
         };
-        let (pkg, ids) = (self.pkg, self.ids);
+        let (pkg, ids) = (self.pkg, self.run.ids);
         let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;
         let cw = write_capture(sink, pkg, ids, &copy, &copy.payload, Some(&cleaned))?;
         let cid = object_id(&sink.rel, c, &cw);
-        let ce = self.scan_event(
-            self.opts.profile.virus_outcomes.cleaned.clone(),
-            Some(super::quarantine::cleaned_detail(sig, &cmd.command)),
-            vec![oid.to_string(), cid.clone()],
-        );
+        let outcome = EventOutcome {
+            outcome: self.run.opts.profile.virus_outcomes.cleaned.clone(),
+            detail: Some(super::quarantine::cleaned_detail(sig, &cmd.command)),
+        };
+        let ce = self.scan_event(outcome, vec![oid.to_string(), cid.clone()]);
         let relationship =
-            super::quarantine::cleaned_relationship(self.opts, oid.to_string(), ce.id.clone());
+            super::quarantine::cleaned_relationship(self.run.opts, oid.to_string(), ce.id.clone());
         let described = described_bytestream(cid, &cw, &copy, vec![ce], vec![relationship]);
         self.scan.cleaned += 1;
-        let id = self.identifier.map(|i| i.identify_bytes(&payload_mime(c), &cleaned));
+        let id = self.scanning.identifier.map(|i| i.identify_bytes(&payload_mime(c), &cleaned));
         let rf = self.identified(capture_record(&cw, &copy, Some(described), None), "", id);
         let sink = self.containers.get(Slot::Content, &mut self.mets, c.date)?;
         sink.mets.add_record(&rf).map_err(io_err(pkg))
@@ -810,7 +824,7 @@ impl Writing<'_> {
     /// when the mode or a contradiction calls for it and nothing else describes it).
     fn identified(&self, rf: RecordFile, oid: &str, id: Option<Identification>) -> RecordFile {
         let oid = |_: &RecordFile| oid.to_string();
-        crate::stages::identify::record_identified(rf, oid, id, self.opts.identify)
+        crate::stages::identify::record_identified(rf, oid, id, self.run.opts.identify)
     }
 
     /// What identification finds in a payload a stage put in place of the harvested one.
@@ -819,7 +833,7 @@ impl Writing<'_> {
         c: &Capture,
         payload: &Payload,
     ) -> Result<Option<Identification>, PackageError> {
-        let Some(i) = self.identifier else { return Ok(None) };
+        let Some(i) = self.scanning.identifier else { return Ok(None) };
         let declared = payload_mime(c);
         Ok(Some(match payload {
             Payload::Bytes(b) => i.identify_bytes(&declared, b),
@@ -831,38 +845,35 @@ impl Writing<'_> {
 
     /// Closes the containers (content, original, viral): their manifest lines, what their
     /// `<file>`s need, and the records they hold.
-    fn close_containers(
-        &mut self,
-    ) -> Result<(Vec<ManifestLine>, Vec<Finished>, u64), PackageError> {
-        let mut manifest: Vec<ManifestLine> = Vec::new();
-        let mut finished = Vec::new();
-        let mut records = 0;
+    fn close_containers(&mut self) -> Result<Closed, PackageError> {
+        let mut closed = Closed { manifest: Vec::new(), finished: Vec::new(), records: 0 };
         let Containers { content, original, viral, .. } = &mut self.containers;
         for sink in [content.take(), original.take(), viral.take()].into_iter().flatten() {
             let c = sink.close(self.pkg)?;
-            records += c.records;
-            manifest.push((c.rel.clone(), c.sha512.clone()));
-            finished.push((c.mets, c.rel, c.size, c.sha512, c.records, Vec::<Event>::new()));
+            closed.records += c.records;
+            closed.manifest.push((c.rel.clone(), c.sha512.clone()));
+            closed.finished.push(Finished { closed: c, events: Vec::new() });
         }
-        Ok((manifest, finished, records))
+        Ok(closed)
     }
 
     /// Every container's virus-check event (or, without a scanner, the package's event saying
     /// nothing was scanned): the report's note on the virus check, and the seconds spent
     /// waiting for clamd.
     fn virus_checks(&mut self, finished: &mut [Finished]) -> (String, f64) {
-        let Some((engine, version)) = &self.clamd else {
-            let objects = finished.iter().map(|f| f.1.clone()).collect();
-            let event = super::no_scan_event(self.ids, self.opts, self.now, objects);
+        let Some(Scanner { engine, version }) = &self.scanning.scanner else {
+            let objects = finished.iter().map(|f| f.closed.rel.clone()).collect();
+            let event = super::no_scan_event(self.run, objects);
             self.mets.add_package_event(event);
             return (super::NO_SCAN_NOTE.to_string(), 0.0);
         };
         let counts = engine.counts();
         let scan = &mut self.scan;
         (scan.scanned, scan.reused) = (counts.scanned, counts.reused);
-        let opts = self.opts;
-        for (_, rel, _, _, _, events) in finished.iter_mut() {
-            let (outcome, detail) = if rel.starts_with(layout::VIRAL_DIR) {
+        let opts = self.run.opts;
+        for Finished { closed, events } in finished.iter_mut() {
+            let rel = &closed.rel;
+            let outcome = if rel.starts_with(layout::VIRAL_DIR) {
                 let sigs = self.scan.findings.iter().map(|(_, _, s)| s.as_str());
                 super::quarantine::viral_check(opts, sigs)
             } else {
@@ -873,7 +884,7 @@ impl Writing<'_> {
                 let n = self.unscanned.get(rel.as_str()).copied().unwrap_or(0);
                 super::quarantine::content_check(opts, infected, n, 0)
             };
-            events.push(self.scan_event(outcome, detail, vec![rel.clone()]));
+            events.push(self.scan_event(outcome, vec![rel.clone()]));
         }
         let note = self.scan.note(version);
         (note, counts.waited_seconds)

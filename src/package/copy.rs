@@ -22,8 +22,9 @@ use std::rc::Rc;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha512};
 
+use super::context::PackageRun;
 use super::quarantine::{ContainerScan, VerdictEvents, copy_viral_rel};
-use super::sink::ContainerSink;
+use super::sink::{ContainerSink, Warcinfo};
 use super::{MAX_EXAMPLES, PackageError, PackageOptions, WarcFinding, io_err};
 use crate::formats::digest::{BlockDigests, BlockHasher, hex};
 use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
@@ -34,7 +35,8 @@ use crate::formats::warc::reader::{RecordEnd, WarcRecordHead};
 use crate::index::digests::{Algorithm, DigestKey};
 use crate::mets::ContainerWriter;
 use crate::model::*;
-use crate::stages::scan::{HELD_PAYLOAD, ScanEngine, ScanResult};
+use crate::stages::scan::batching::{self, HELD_PAYLOAD};
+use crate::stages::scan::{ScanEngine, ScanResult};
 use crate::stages::{Finding, Item, Route, Staged, StoredRecord};
 
 /// What checking a copied WARC as `audit --deep` does found.
@@ -283,18 +285,14 @@ impl StoredWarc {
     }
 }
 
-/// Items go through the stages in batches of at most this many ...
-const BATCH_ITEMS: usize = 512;
-/// ... or this many bytes of stored bytes and payloads held for the scan.
-const BATCH_BYTES: u64 = 16 << 20;
-
-/// Reads the next batch of `source`'s items into `batch`: true once the source is exhausted.
+/// Reads the next batch of `source`'s items into `batch` (bounded as every scanned batch is,
+/// [`batching`]): true once the source is exhausted.
 pub(super) fn gather_stored(
     source: &mut StoredWarc,
     batch: &mut Vec<Staged>,
 ) -> Result<bool, PackageError> {
     let mut held = 0u64;
-    while batch.len() < BATCH_ITEMS && held < BATCH_BYTES {
+    while !batching::batch_full(batch.len(), held) {
         let Some(s) = source.next_item()? else { return Ok(true) };
         // Spilled bytes count too: each is an open temporary file until it is written.
         held += match &s.item {
@@ -452,6 +450,15 @@ pub(super) struct Copied {
     pub dedup: crate::stages::dedup::DedupTally,
 }
 
+/// Where a copied WARC's records go: its content container, the viral twin's METS section
+/// (the twin is opened on first use), and whether the input is gzip (the twin is written the
+/// same way).
+pub(super) struct CopySinks {
+    pub(super) content: ContainerSink,
+    pub(super) viral_mets: Option<ContainerWriter>,
+    pub(super) gzip: bool,
+}
+
 /// Writes the items of a copied WARC where the stages routed them: the content container, or
 /// its viral twin (opened on first use), each record described as it is appended.
 pub(super) struct CopyWriter<'a> {
@@ -482,21 +489,21 @@ impl<'a> CopyWriter<'a> {
     /// A writer to `content` (created empty: the input's own records, warcinfo included, are
     /// appended), the viral twin's section kept for when it is needed.
     pub(super) fn new(
-        (root, opts, now): (&'a Path, &'a PackageOptions, DateTime<Utc>),
-        (content, viral_mets): (ContainerSink, Option<ContainerWriter>),
+        root: &'a Path,
+        run: PackageRun<'a>,
+        sinks: CopySinks,
         events: VerdictEvents<'a>,
         engine: Option<&'a std::sync::Arc<ScanEngine>>,
-        gzip: bool,
     ) -> Self {
         CopyWriter {
             root,
-            opts,
-            now,
-            gzip,
+            opts: run.opts,
+            now: run.now,
+            gzip: sinks.gzip,
             engine,
-            content,
+            content: sinks.content,
             viral: None,
-            viral_mets,
+            viral_mets: sinks.viral_mets,
             events,
             stuck: None,
             // Measured: the stored record's bytes are known.
@@ -672,13 +679,8 @@ impl<'a> CopyWriter<'a> {
         );
         let id = self.events.ids().warc_record_id();
         let sink = if self.gzip {
-            ContainerSink::open(
-                self.root,
-                rel,
-                mets,
-                self.opts.level,
-                (id, self.now, &description),
-            )?
+            let info = Warcinfo { id, now: self.now, description: &description };
+            ContainerSink::open(self.root, rel, mets, self.opts.level, info)?
         } else {
             // An uncompressed input gets an uncompressed twin: its warcinfo record too.
             let mut sink = ContainerSink::create(self.root, rel, mets, self.opts.level)?;

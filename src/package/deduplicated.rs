@@ -1,10 +1,8 @@
 //! What deduplication did, as the package states it: an event and relationships on each
 //! container's PREMIS object, and the run's report ([`crate::stages::dedup`] decides).
 
-use chrono::{DateTime, Utc};
-
 use super::DedupReport;
-use crate::ids::Ids;
+use super::context::PackageRun;
 use crate::model::*;
 
 /// What deduplication did in a container, stated on its PREMIS object (module
@@ -14,7 +12,7 @@ use crate::model::*;
 pub(super) fn deduplicated(
     file: &mut PackageFile,
     t: &crate::stages::dedup::DedupTally,
-    (ids, now): (&Ids, DateTime<Utc>),
+    run: PackageRun<'_>,
     report: &mut Option<DedupReport>,
 ) {
     let Some(report) = report.as_mut() else { return };
@@ -26,7 +24,7 @@ pub(super) fn deduplicated(
     if t.revisits == 0 {
         return;
     }
-    let id = ids.uuid().to_string();
+    let id = run.ids.uuid().to_string();
     let mut where_ = Vec::new();
     for (holder, n) in &t.packages {
         use crate::stages::dedup::Holder;
@@ -57,7 +55,7 @@ pub(super) fn deduplicated(
         id,
         event_type: "deduplication".into(),
         event_type_uri: None,
-        date_time: now,
+        date_time: run.now,
         detail: Some(format!(
             "program=\"webaip\"; version=\"{}\"; responses whose payload (SHA-1 and length) is stored already written as WARC revisit records (profile identical-payload-digest): each keeps its record id, date, WARC fields and HTTP header; only the payload bytes, identical to the stored ones, are not stored again",
             env!("CARGO_PKG_VERSION")

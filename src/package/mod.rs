@@ -13,6 +13,7 @@
 
 mod archives;
 pub mod captures;
+mod context;
 pub(crate) mod copy;
 mod deduplicated;
 pub mod entities;
@@ -41,12 +42,12 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha512};
 
 use crate::formats::digest::hex;
-use crate::ids::Ids;
 use crate::layout;
 use crate::metadata::CuratorMetadata;
 use crate::mets::MetsBuilder;
 use crate::model::*;
 use crate::profile::Profile;
+use context::{EventOutcome, PackageRun};
 
 /// Examples listed per crawl-log discrepancy.
 pub(crate) const MAX_EXAMPLES: usize = 100;
@@ -183,13 +184,13 @@ pub(crate) fn register_identifier(
 /// object names the method in its format notes). What the report says of it.
 pub(crate) fn identification_event(
     identified: Option<(crate::stages::identify::Identifier, &crate::stages::identify::Tally)>,
-    (ids, now): (&crate::ids::Ids, chrono::DateTime<chrono::Utc>),
+    run: PackageRun<'_>,
     containers: Vec<String>,
     mets: &mut MetsBuilder,
 ) -> Option<IdentificationReport> {
     let (identifier, tally) = identified?;
     let objects = containers.into_iter().map(|c| ("local".into(), c, "source".into())).collect();
-    mets.add_package_event(identifier.event(ids, now, tally, objects));
+    mets.add_package_event(identifier.event(run.ids, run.now, tally, objects));
     Some(IdentificationReport {
         method: identifier.method(),
         summary: tally.summary(),
@@ -343,23 +344,21 @@ pub(crate) fn add_generated_log(
 /// A PREMIS virus-check event of the profile's type, run by `agent` (`clamd`, or `webaip` when
 /// no scanner ran), linking `objects` as its sources. Every virus-check event is built here.
 pub(crate) fn virus_check_event(
-    ids: &Ids,
-    opts: &PackageOptions,
-    now: DateTime<Utc>,
+    run: PackageRun<'_>,
     agent: &str,
     detail: String,
-    (outcome, outcome_detail): (String, Option<String>),
+    outcome: EventOutcome,
     objects: Vec<String>,
 ) -> Event {
-    let vc = &opts.profile.events.virus_check;
+    let vc = &run.opts.profile.events.virus_check;
     Event {
-        id: ids.uuid().to_string(),
+        id: run.ids.uuid().to_string(),
         event_type: vc.term.clone(),
         event_type_uri: Some(vc.uri.clone()),
-        date_time: now,
+        date_time: run.now,
         detail: Some(detail),
-        outcome,
-        outcome_detail,
+        outcome: outcome.outcome,
+        outcome_detail: outcome.detail,
         agents: vec![("local".into(), agent.into(), "executing program".into())],
         objects: objects
             .into_iter()
@@ -369,24 +368,13 @@ pub(crate) fn virus_check_event(
 }
 
 /// The one event of a package made with `--no-virus-check`: every container `not scanned`.
-pub(crate) fn no_scan_event(
-    ids: &Ids,
-    opts: &PackageOptions,
-    now: DateTime<Utc>,
-    objects: Vec<String>,
-) -> Event {
-    virus_check_event(
-        ids,
-        opts,
-        now,
-        "webaip",
-        "virus check not performed: packaged with --no-virus-check".into(),
-        (
-            opts.profile.virus_outcomes.not_scanned.clone(),
-            Some("no scanner was run on any bytestream of this package".into()),
-        ),
-        objects,
-    )
+pub(crate) fn no_scan_event(run: PackageRun<'_>, objects: Vec<String>) -> Event {
+    let outcome = EventOutcome {
+        outcome: run.opts.profile.virus_outcomes.not_scanned.clone(),
+        detail: Some("no scanner was run on any bytestream of this package".into()),
+    };
+    let detail = "virus check not performed: packaged with --no-virus-check".into();
+    virus_check_event(run, "webaip", detail, outcome, objects)
 }
 
 /// The note a report gives for a package made without scanning.
@@ -406,11 +394,17 @@ pub(crate) fn finish_written_container(
     hash_file(&root.join(rel))
 }
 
+/// A file written into the package: its size and SHA-512 (hex).
+pub(crate) struct WrittenFile {
+    pub(crate) size: u64,
+    pub(crate) sha512: String,
+}
+
 /// The description of a WARC container webaip wrote: the file, its PREMIS object (format,
 /// record count) and the events recorded on it.
 pub(crate) fn written_container_file(
     rel: String,
-    (size, sha512): (u64, String),
+    WrittenFile { size, sha512 }: WrittenFile,
     records: u64,
     events: Vec<Event>,
     original_name: String,

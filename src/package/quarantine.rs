@@ -21,6 +21,7 @@ use std::io;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::context::{EventOutcome, PackageRun};
 use super::{PackageError, PackageOptions};
 use crate::ids::Ids;
 use crate::mets::{ContainerWriter, MetsBuilder};
@@ -85,7 +86,7 @@ pub(crate) fn content_check(
     infected: u64,
     with_event: u64,
     shared: u64,
-) -> (String, Option<String>) {
+) -> EventOutcome {
     let mut detail = Vec::new();
     if infected > 0 {
         detail.push(format!("{infected} infected payload(s) written to viral/ instead"));
@@ -99,16 +100,19 @@ pub(crate) fn content_check(
         ));
     }
     let outcome = opts.profile.virus_outcomes.clean.clone();
-    (outcome, (!detail.is_empty()).then(|| detail.join("; ")))
+    EventOutcome { outcome, detail: (!detail.is_empty()).then(|| detail.join("; ")) }
 }
 
 /// The outcome and detail of a viral container's virus check: what was found in it.
 pub(crate) fn viral_check<'s>(
     opts: &PackageOptions,
     signatures: impl Iterator<Item = &'s str>,
-) -> (String, Option<String>) {
+) -> EventOutcome {
     let sigs: Vec<&str> = signatures.collect();
-    (opts.profile.virus_outcomes.forced.clone(), Some(format!("found: {}", sigs.join(", "))))
+    EventOutcome {
+        outcome: opts.profile.virus_outcomes.forced.clone(),
+        detail: Some(format!("found: {}", sigs.join(", "))),
+    }
 }
 
 /// What the scan found in one container and its viral twin, counted into the package's
@@ -146,21 +150,27 @@ pub(crate) struct VerdictEvents<'a> {
     last_infected: Option<(String, String)>,
 }
 
+/// A container's path in the package and its viral twin's.
+pub(crate) struct ContainerRels {
+    pub(crate) content: String,
+    pub(crate) viral: String,
+}
+
 impl<'a> VerdictEvents<'a> {
+    /// `ids`: the container's own identifiers; `run` gives the options and clock.
     pub(crate) fn new(
         ids: Ids,
-        opts: &'a PackageOptions,
-        now: DateTime<Utc>,
+        run: PackageRun<'a>,
         version: &'a str,
-        (rel, viral_rel): (String, String),
+        rels: ContainerRels,
     ) -> Self {
         VerdictEvents {
             ids,
-            opts,
-            now,
+            opts: run.opts,
+            now: run.now,
             version,
-            rel,
-            viral_rel,
+            rel: rels.content,
+            viral_rel: rels.viral,
             found: ContainerScan::default(),
             last_infected: None,
         }
@@ -171,13 +181,9 @@ impl<'a> VerdictEvents<'a> {
         &self.ids
     }
 
-    fn event(
-        &self,
-        outcome: String,
-        outcome_detail: Option<String>,
-        objects: Vec<String>,
-    ) -> Event {
-        event(&self.ids, self.opts, self.now, self.version, outcome, outcome_detail, objects)
+    fn event(&self, outcome: String, detail: Option<String>, objects: Vec<String>) -> Event {
+        let run = PackageRun { ids: &self.ids, opts: self.opts, now: self.now };
+        event(run, self.version, EventOutcome { outcome, detail }, objects)
     }
 
     /// A record written to the content container: as it is, or with an event of its own when
@@ -307,26 +313,24 @@ pub(crate) const SCOPE_CAPTURES: &str = "each payload, as harvested";
 
 /// A PREMIS virus-check event of clamd's (`version`), over `scope`: the one builder of them.
 pub(crate) fn clamd_event(
-    (ids, opts, now): (&Ids, &PackageOptions, DateTime<Utc>),
-    (version, scope): (&str, &str),
-    (outcome, outcome_detail): (String, Option<String>),
+    run: PackageRun<'_>,
+    version: &str,
+    scope: &str,
+    outcome: EventOutcome,
     objects: Vec<String>,
 ) -> Event {
     let detail = format!("program=\"ClamAV (clamd)\"; version=\"{version}\"; scope=\"{scope}\"");
-    super::virus_check_event(ids, opts, now, "clamd", detail, (outcome, outcome_detail), objects)
+    super::virus_check_event(run, "clamd", detail, outcome, objects)
 }
 
 /// A clamd event on records of ARC and WARC files (or their containers).
 pub(super) fn event(
-    ids: &Ids,
-    opts: &PackageOptions,
-    now: DateTime<Utc>,
+    run: PackageRun<'_>,
     version: &str,
-    outcome: String,
-    outcome_detail: Option<String>,
+    outcome: EventOutcome,
     objects: Vec<String>,
 ) -> Event {
-    clamd_event((ids, opts, now), (version, SCOPE_RECORDS), (outcome, outcome_detail), objects)
+    clamd_event(run, version, SCOPE_RECORDS, outcome, objects)
 }
 
 /// A record whose payload has events of its own, described as a bytestream object.
@@ -404,8 +408,9 @@ mod tests {
         let mut cw = mets.begin_container(GroupUse::DigitalManifestation).unwrap();
         let mut vcw = mets.begin_container(GroupUse::ViralFiles).unwrap();
         let (rel, viral) = ("content/a.warc.gz", "viral/a.viral.warc.gz");
-        let mut ev =
-            VerdictEvents::new(ids.derive("a"), &opts, now, "9.9", (rel.into(), viral.into()));
+        let run = PackageRun { ids: &ids, opts: &opts, now };
+        let rels = ContainerRels { content: rel.into(), viral: viral.into() };
+        let mut ev = VerdictEvents::new(ids.derive("a"), run, "9.9", rels);
         ev.content(&mut cw, &record("urn:uuid:clean", "ok"), Some(&ScanResult::Clean)).unwrap();
         let big = ScanResult::NotScanned(Unscanned::Refused { reply: "over the limit".into() });
         ev.content(&mut cw, &record("urn:uuid:big", "big"), Some(&big)).unwrap();
@@ -419,7 +424,7 @@ mod tests {
         for (w, r) in [(cw, rel), (vcw, viral)] {
             let file = super::super::written_container_file(
                 r.into(),
-                (1, "cd".repeat(64)),
+                super::super::WrittenFile { size: 1, sha512: "cd".repeat(64) },
                 1,
                 vec![],
                 "a".into(),

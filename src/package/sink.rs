@@ -27,6 +27,14 @@ pub(crate) struct ContainerSink {
     pub warcinfo: String,
 }
 
+/// The warcinfo record a container webaip writes opens with: its record id, date and what
+/// it says of the container.
+pub(crate) struct Warcinfo<'a> {
+    pub(crate) id: String,
+    pub(crate) now: DateTime<Utc>,
+    pub(crate) description: &'a str,
+}
+
 /// A closed container: its METS section, name, size, SHA-512 and number of records.
 pub(crate) struct ClosedContainer {
     pub mets: ContainerWriter,
@@ -45,23 +53,19 @@ impl ContainerSink {
         rel: String,
         mets: ContainerWriter,
         level: u32,
-        (warcinfo_id, now, description): (String, DateTime<Utc>, &str),
+        warcinfo: Warcinfo<'_>,
     ) -> Result<ContainerSink, PackageError> {
         let mut sink = ContainerSink::create(root, rel, mets, level)?;
-        sink.start(root, (warcinfo_id, now, description))?;
+        sink.start(root, warcinfo)?;
         Ok(sink)
     }
 
     /// Writes the warcinfo record of a container made by [`ContainerSink::create`] (see
     /// [`ContainerSink::open`]), once an observer of its records may be in place.
-    pub(crate) fn start(
-        &mut self,
-        root: &Path,
-        (warcinfo_id, now, description): (String, DateTime<Utc>, &str),
-    ) -> Result<(), PackageError> {
-        self.warcinfo = warcinfo_id;
+    pub(crate) fn start(&mut self, root: &Path, info: Warcinfo<'_>) -> Result<(), PackageError> {
+        self.warcinfo = info.id;
         let name = self.rel.rsplit('/').next().unwrap_or_default().to_string();
-        let (spec, body) = warcinfo(&self.warcinfo, now, &name, description, &[]);
+        let (spec, body) = warcinfo(&self.warcinfo, info.now, &name, info.description, &[]);
         self.write(root, &spec, &body)?;
         Ok(())
     }

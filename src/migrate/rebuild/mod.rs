@@ -598,7 +598,7 @@ mod tests {
         let why = r.not_identical_gzip().unwrap();
         assert!(why.contains("the 25 gzip members at offsets 0, 100, "), "{why}");
         assert!(why.contains("1900, … were"), "{why}");
-        let report = crate::migrate::report::RebuildReport {
+        let report = crate::migrate::report::ArcRebuildability {
             rebuildable: true,
             gzip_file_rebuildable: Some(false),
             members_unrecovered: 25,

@@ -38,14 +38,17 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub(crate) mod batching;
 pub(crate) mod engine;
 mod error;
+mod files;
 mod stage;
 pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine, Verdicts};
 pub use error::{ClamdFailure, ScanError};
 
-pub(crate) use stage::{HELD_PAYLOAD, ScanStage};
+pub use files::{FileFinding, FilesScan, ScanFilesError, ScanTargets, scan_files};
+pub(crate) use stage::ScanStage;
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and
 /// reports anything larger as clean unless told otherwise.

@@ -3,13 +3,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::batching::HELD_PAYLOAD;
 use super::{Digest, PendingVerdicts, ScanEngine, ScanResult};
 use crate::stages::{Finding, Route, Stage, StageError, Staged};
-
-/// Payloads of stored records up to this size are held in memory for the scan; larger ones
-/// are read again from the record's stored bytes, and one whose record shares its gzip member
-/// with others is not scanned (said so: [`super::Unscanned::SharedMember`]).
-pub(crate) const HELD_PAYLOAD: u64 = 4 << 20;
 
 /// Held payloads of a batch go to the engine together (in parallel, identical ones once);
 /// larger ones are streamed from their source one by one. An infected capture is routed to

@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use super::arc_framing::{self, Framed, MemberSettings, Orphans, Problems, StreamDigest};
 use super::arc_rebuild::{OrphanMembers, RebuildField};
+use super::counting::Counting;
 use super::dates::parse_arc_date;
 use super::segment::{SPOOL_BUF, Segment, SegmentReader, spool_with};
 
@@ -469,7 +470,7 @@ impl ArcReader {
         let gzip = n >= 2 && magic[..2] == GZIP_MAGIC[..2];
         let (input, seg) = if gzip {
             let raw = BufReader::with_capacity(256 * 1024, file.try_clone().map_err(err)?);
-            let raw = RawInput::Attached(Counting { inner: raw, pos: 0 });
+            let raw = RawInput::Attached(Counting::new(raw));
             // `GzDecoder::new` reads a header at once: give it the file only through `reset`,
             // which leaves the header to the first read of each member.
             let mut dec = Box::new(flate2::bufread::GzDecoder::new(RawInput::Detached));
@@ -1475,30 +1476,6 @@ impl SegmentState {
             member_end: 0,
             settings: (None, None),
         }
-    }
-}
-
-/// Counts the bytes a `BufRead` consumes, so gzip member boundaries are known exactly.
-struct Counting<R> {
-    inner: R,
-    pos: u64,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Counting<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-    fn consume(&mut self, amt: usize) {
-        self.pos += amt as u64;
-        self.inner.consume(amt);
     }
 }
 

@@ -10,6 +10,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::header::WarcHeader;
+use crate::formats::counting::Counting;
 
 /// Longest header line accepted; a longer one is an error at the record's offset (it is never
 /// buffered whole).
@@ -167,29 +168,6 @@ pub struct RecordEnd {
     pub leading_blank_lines: u64,
 }
 
-struct Counting<R> {
-    inner: R,
-    pos: u64,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Counting<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-    fn consume(&mut self, amt: usize) {
-        self.pos += amt as u64;
-        self.inner.consume(amt)
-    }
-}
-
 type Raw<R> = Counting<BufReader<R>>;
 
 /// The compressed input under the reused gzip decoder; `Detached` only for an instant while the
@@ -343,7 +321,7 @@ impl<R: Read> WarcReader<R> {
         capacity: usize,
     ) -> Result<Self, WarcError> {
         let name = name.into();
-        let mut raw = Counting { inner: BufReader::with_capacity(capacity, input), pos: 0 };
+        let mut raw = Counting::new(BufReader::with_capacity(capacity, input));
         let head = raw.fill_buf().map_err(|e| WarcError {
             name: name.clone(),
             offset: 0,
@@ -351,7 +329,7 @@ impl<R: Read> WarcReader<R> {
         })?;
         let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         let state = if gzip {
-            let member = Counting { inner: Inflated::new(raw), pos: 0 };
+            let member = Counting::new(Inflated::new(raw));
             State::Gzip(Box::new(Gz { member, current: None }))
         } else {
             State::Plain(raw)

@@ -49,14 +49,14 @@ impl WarcFindings {
     fn note(
         &mut self,
         head: &WarcRecordHead,
-        check: &crate::audit::records::BlockCheck,
+        check: &crate::formats::warc::check::BlockCheck,
         trailer_ok: bool,
     ) {
         let id = head.header.record_id().unwrap_or("(no WARC-Record-ID)");
         let errors = check
             .problems
             .iter()
-            .filter(|p| p.severity == crate::mets::validate::Severity::Error)
+            .filter(|p| p.severity == crate::formats::warc::check::BlockSeverity::Error)
             .map(|p| p.message.clone());
         let trailer =
             (!trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
@@ -214,7 +214,7 @@ impl StoredWarc {
         head: WarcRecordHead,
         end: RecordEnd,
         d: BlockDigests,
-        check: crate::audit::records::BlockCheck,
+        check: crate::formats::warc::check::BlockCheck,
         (entity, held): (Option<String>, Option<Vec<u8>>),
     ) -> Result<(), PackageError> {
         self.summary.records += 1;
@@ -336,8 +336,11 @@ fn read_stored_block(
     head: &WarcRecordHead,
     block: &mut dyn Read,
     hold: bool,
-) -> io::Result<(BlockDigests, crate::audit::records::BlockCheck, (Option<String>, Option<Vec<u8>>))>
-{
+) -> io::Result<(
+    BlockDigests,
+    crate::formats::warc::check::BlockCheck,
+    (Option<String>, Option<Vec<u8>>),
+)> {
     let h = &head.header;
     // The one rule for where a payload starts (formats::warc::payload).
     let mut prefix = Vec::new();
@@ -353,7 +356,7 @@ fn read_stored_block(
         .then(|| prefix.clone());
     let mut tee = Tee { inner: block, hasher: &mut hasher, held };
     let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
-    let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
+    let check = crate::formats::warc::check::check_block(head, &mut replay, &[], true)?;
     let held = tee.held.take().map(|mut b| b.split_off((offset as usize).min(b.len())));
     Ok((hasher.finish(), check, (entity, held)))
 }

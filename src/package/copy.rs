@@ -583,8 +583,12 @@ impl<'a> CopyWriter<'a> {
         use crate::stages::dedup;
         let (Some(bytes), Some(c)) = (&r.bytes, &r.file.content) else { return Ok(None) };
         let path = self.root.join(&self.content.rel);
-        let head = dedup::record_head(bytes.reader(0, bytes.len()), self.gzip, c.range.begin)
-            .map_err(io_err(&path))?;
+        let head = crate::formats::warc::stored::record_head(
+            bytes.reader(0, bytes.len()),
+            self.gzip,
+            c.range.begin,
+        )
+        .map_err(io_err(&path))?;
         let Some(record) = dedup::revisit_record(&head, r.header_len as usize, revisit) else {
             return Ok(None);
         };
@@ -785,6 +789,7 @@ impl<'a> CopyWriter<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::warc::stored::record_reader;
 
     /// Every byte of every corpus WARC comes out of the stored reader once, in order: the
     /// records it can move alone as their own bytes, everything else between them; and each
@@ -911,11 +916,8 @@ mod tests {
                 let stored = r.bytes.as_ref().expect("every record is moved alone");
                 let mut record = Vec::new();
                 let raw = stored.reader(0, stored.len());
-                match r.file.compressed {
-                    true => flate2::read::MultiGzDecoder::new(raw).read_to_end(&mut record),
-                    false => raw.take(u64::MAX).read_to_end(&mut record),
-                }
-                .unwrap();
+                let compressed = r.file.compressed;
+                record_reader(raw, compressed).read_to_end(&mut record).unwrap();
                 let c = r.file.content.as_ref().unwrap();
                 let at = c.range.begin as usize..(c.range.begin + c.range.len) as usize;
                 let mut read = Vec::new();

@@ -12,6 +12,11 @@
 //! returned as a [`RecordKind::Remainder`] record so that the caller can keep them. Only I/O
 //! errors are errors.
 //!
+//! The reader (this module: its state, its records, their bodies) composes what each part
+//! decides: `gzip_segments` (a compressed file read one member at a time, each spooled into a
+//! segment), `framing` (where a record starts and its body ends), `header_line` (what a header
+//! line says) and `line` (one bounded line at a position).
+//!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let mut arc = webaip::formats::arc::ArcReader::open("IAH-20080430204825-00000-blackbook.arc.gz")?;

@@ -14,10 +14,11 @@ use flate2::read::MultiGzDecoder;
 
 use crate::formats::segment::FileRange;
 
-/// The bytes of a stored record: as stored, or decompressed (every gzip member in turn).
+/// The bytes of a stored record: as stored, or decompressed (every gzip member in turn; the
+/// decoder boxed, as the copies this replaced boxed their readers).
 pub(crate) enum RecordBytes<R: Read> {
     Plain(R),
-    Gzip(MultiGzDecoder<R>),
+    Gzip(Box<MultiGzDecoder<R>>),
 }
 
 impl<R: Read> Read for RecordBytes<R> {
@@ -32,7 +33,7 @@ impl<R: Read> Read for RecordBytes<R> {
 /// A reader of the record stored in `stored`, decompressed when `gzip`.
 pub(crate) fn record_reader<R: Read>(stored: R, gzip: bool) -> RecordBytes<R> {
     match gzip {
-        true => RecordBytes::Gzip(MultiGzDecoder::new(stored)),
+        true => RecordBytes::Gzip(Box::new(MultiGzDecoder::new(stored))),
         false => RecordBytes::Plain(stored),
     }
 }

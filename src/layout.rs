@@ -23,6 +23,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
+use memchr::memchr;
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 /// Name of the METS document at the top of a package.
@@ -622,10 +623,6 @@ impl<R: BufRead> Iterator for ManifestReader<R> {
             })));
         }
     }
-}
-
-fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == needle)
 }
 
 /// One manifest line for a file: `<sha512>  <path>\n`.

@@ -2,20 +2,15 @@
 //! (seek, one gzip member, one WARC record, its bytestreams), and `--deep` walks whole spans of
 //! a container record by record, verifying WARC block and payload digests as well.
 //!
-//! Every record is read once, streaming: the block passes through the digests and the
-//! bytestream hashers together, and nothing is held but a buffer and the HTTP header.
+//! Every record is read once, streaming, through the WARC block check `package` makes too
+//! ([`crate::formats::warc::check`]); its problems become the audit's.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use sha2::{Digest, Sha512};
-
-use crate::formats::dates::is_stateable_date;
-use crate::formats::digest::{DigestLabelError, LabelledDigest, hex};
-use crate::formats::http::MAX_HTTP_HEADER_LEN;
-use crate::formats::warc::payload::{self, PayloadStart};
-use crate::formats::warc::reader::{WarcError, WarcReader, WarcRecordHead};
+use crate::formats::warc::check::{BlockProblem, BlockSeverity, StreamRange, check_block};
+use crate::formats::warc::reader::{WarcError, WarcReader};
 use crate::layout::open_regular;
 use crate::mets::listing::ListedFile;
 use crate::mets::validate::Severity;
@@ -36,242 +31,26 @@ impl Problem {
     }
 }
 
-/// What reading one record's block found.
-#[derive(Debug, Default)]
-pub(crate) struct BlockCheck {
-    pub problems: Vec<Problem>,
-    /// Bytestream ranges hashed.
-    pub bytestreams: u64,
-    /// WARC digests verified (block and payload).
-    pub digests: u64,
-}
-
-/// One bytestream range being hashed, in block coordinates.
-struct RangeHash<'a> {
-    file: &'a ListedFile,
-    from: u64,
-    to: u64,
-    got: u64,
-    hasher: Sha512,
-}
-
-/// Reads a record's block once: the bytestreams `streams` (record coordinates, as in the METS)
-/// are hashed and compared with their SIZE and CHECKSUM; with `digests`, the WARC block and
-/// payload digests are verified too.
-pub(crate) fn check_block(
-    head: &WarcRecordHead,
-    block: &mut dyn Read,
-    streams: &[ListedFile],
-    digests: bool,
-) -> io::Result<BlockCheck> {
-    let mut out = BlockCheck::default();
-    let header = &head.header;
-    let header_len = head.header_len;
-    // A WARC-Date no W3C-DTF states (`+10000-01-01T00:00:00Z`) dates nothing.
-    if let Some(d) = header.get("WARC-Date").filter(|d| !is_stateable_date(d.trim())) {
-        let shown: String = d.chars().take(64).collect();
-        out.problems.push(Problem {
-            severity: Severity::Warning,
-            rule: "warc-date",
-            id: String::new(),
-            message: format!(
-                "WARC-Date {shown:?} is no W3C-DTF date (a four-digit year from 0001): the \
-                 record's date cannot be stated"
-            ),
-        });
-    }
-    let mut ranges = Vec::new();
-    for b in streams {
-        let (Some(sb), Some(se)) = (b.begin, b.end) else { continue };
-        if se < sb {
-            continue; // validate reports END before BEGIN
-        }
-        if sb < header_len {
-            out.problems.push(Problem::error(
-                "range",
-                &b.id,
-                format!(
-                    "bytestream {} at {sb}..={se} starts inside the WARC header ({header_len} bytes)",
-                    b.id
-                ),
-            ));
-            continue;
-        }
-        ranges.push(RangeHash {
-            file: b,
-            from: sb - header_len,
-            to: se - header_len,
-            got: 0,
-            hasher: Sha512::new(),
-        });
-    }
-    let (mut block_digest, mut payload_digest) = (None, None);
-    if digests {
-        block_digest = labelled(header.get("WARC-Block-Digest"), "WARC-Block-Digest", &mut out);
-        // A revisit's payload digest names the payload of the record it revisits.
-        if header.warc_type() != Some("revisit") {
-            payload_digest =
-                labelled(header.get("WARC-Payload-Digest"), "WARC-Payload-Digest", &mut out);
-        }
-    }
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut feed = Feed { pos: 0, payload_start: 0 };
-    // An HTTP message's payload starts after its header section: find it before hashing, by
-    // the one rule the METS ranges were made with (formats::warc::payload).
-    let http = payload::holds_http_message(header.warc_type(), header.target_uri());
-    if payload_digest.is_some() && http {
-        let mut prefix = Vec::new();
-        loop {
-            let want = (64 * 1024).min(MAX_HTTP_HEADER_LEN - prefix.len());
-            let n = (&mut *block).take(want as u64).read_to_end(&mut prefix)?;
-            let at_end = n == 0;
-            match payload::payload_start(header.warc_type(), header.target_uri(), &prefix, at_end) {
-                PayloadStart::AfterHttpHeader(k) => {
-                    feed.payload_start = k;
-                    break;
-                }
-                PayloadStart::WholeBlock => break,
-                PayloadStart::Unlocated if at_end || prefix.len() >= MAX_HTTP_HEADER_LEN => {
-                    out.problems.push(Problem {
-                        severity: Severity::Warning,
-                        rule: "warc-digest",
-                        id: String::new(),
-                        message: "the HTTP header section does not end, so the payload (and its \
-                                  WARC-Payload-Digest) cannot be located"
-                            .into(),
-                    });
-                    payload_digest = None;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        feed.update(&prefix, &mut block_digest, &mut payload_digest, &mut ranges);
-    }
-    loop {
-        let n = match block.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+impl From<BlockProblem> for Problem {
+    fn from(p: BlockProblem) -> Self {
+        let severity = match p.severity {
+            BlockSeverity::Info => Severity::Info,
+            BlockSeverity::Warning => Severity::Warning,
+            BlockSeverity::Error => Severity::Error,
         };
-        feed.update(&buf[..n], &mut block_digest, &mut payload_digest, &mut ranges);
-    }
-    for (digest, field) in
-        [(block_digest, "WARC-Block-Digest"), (payload_digest, "WARC-Payload-Digest")]
-    {
-        let Some(d) = digest else { continue };
-        out.digests += 1;
-        if let Err(mismatch) = d.verify() {
-            let stated = header.get(field).unwrap_or_default();
-            out.problems.push(Problem::error(
-                "warc-digest",
-                "",
-                format!("{field} is {stated}; the bytes give {}", mismatch.found),
-            ));
-        }
-    }
-    for r in ranges {
-        check_range(r, header_len, &mut out);
-    }
-    Ok(out)
-}
-
-/// A bytestream's range, once the block has streamed past: all its bytes there, its SIZE and
-/// its CHECKSUM.
-fn check_range(r: RangeHash<'_>, header_len: u64, out: &mut BlockCheck) {
-    out.bytestreams += 1;
-    let b = r.file;
-    let (sb, se) = (r.from + header_len, r.to + header_len);
-    let want = r.to - r.from + 1;
-    if r.got != want {
-        out.problems.push(Problem::error(
-            "range",
-            &b.id,
-            format!(
-                "bytestream {} at {sb}..={se} of the record: the block ends after {} of its {want} bytes",
-                b.id, r.got
-            ),
-        ));
-        return;
-    }
-    if let Some(s) = b.size
-        && s != want
-    {
-        out.problems.push(Problem::error(
-            "range",
-            &b.id,
-            format!("bytestream {}: SIZE={s}; its range holds {want}", b.id),
-        ));
-    }
-    let sha = hex(&r.hasher.finalize());
-    if let Some(c) = &b.checksum
-        && *c != sha
-    {
-        out.problems.push(Problem::error(
-            "fixity",
-            &b.id,
-            format!("bytestream {} at {sb}..={se}: CHECKSUM {c}; found {sha}", b.id),
-        ));
+        Problem { severity, rule: p.rule, id: p.id, message: p.message }
     }
 }
 
-/// A digest field to verify, or a problem saying why it cannot be.
-fn labelled(value: Option<&str>, field: &str, out: &mut BlockCheck) -> Option<LabelledDigest> {
-    match LabelledDigest::parse(value?) {
-        Ok(d) => Some(d),
-        Err(DigestLabelError::Unsupported(alg)) => {
-            out.problems.push(Problem {
-                severity: Severity::Info,
-                rule: "warc-digest",
-                id: String::new(),
-                message: format!("{field} uses {alg}, which webaip does not compute; not checked"),
-            });
-            None
-        }
-        Err(DigestLabelError::Unreadable(v)) => {
-            out.problems.push(Problem::error(
-                "warc-digest",
-                "",
-                format!("{field} {v:?} is not a digest webaip can read"),
-            ));
-            None
-        }
-    }
+/// The bytestreams of a described record that have a range to check.
+fn stream_ranges(children: &[ListedFile]) -> Vec<StreamRange<'_>> {
+    children.iter().filter_map(stream_range).collect()
 }
 
-/// Where the block has got to, and where its payload starts.
-struct Feed {
-    pos: u64,
-    payload_start: u64,
-}
-
-impl Feed {
-    fn update(
-        &mut self,
-        bytes: &[u8],
-        block: &mut Option<LabelledDigest>,
-        payload: &mut Option<LabelledDigest>,
-        ranges: &mut [RangeHash],
-    ) {
-        let (start, end) = (self.pos, self.pos + bytes.len() as u64);
-        if let Some(d) = block.as_mut() {
-            d.update(bytes);
-        }
-        if let Some(d) = payload.as_mut()
-            && end > self.payload_start
-        {
-            d.update(&bytes[self.payload_start.saturating_sub(start) as usize..]);
-        }
-        for r in ranges.iter_mut() {
-            let (from, to) = (r.from.max(start), (r.to + 1).min(end));
-            if from < to {
-                r.hasher.update(&bytes[(from - start) as usize..(to - start) as usize]);
-                r.got += to - from;
-            }
-        }
-        self.pos = end;
-    }
+fn stream_range(b: &ListedFile) -> Option<StreamRange<'_>> {
+    let (Some(begin), Some(end)) = (b.begin, b.end) else { return None };
+    let (id, size, checksum) = (b.id.as_str(), b.size, b.checksum.as_deref());
+    Some(StreamRange { id, begin, end, size, checksum })
 }
 
 /// Checks described records one by one: each range is exactly one gzip member (or, in an
@@ -313,14 +92,15 @@ fn check_one(path: &Path, container_size: u64, r: &ListedFile) -> Result<u64, Ve
     file.seek(SeekFrom::Start(begin)).map_err(|e| fail(format!("cannot seek: {e}")))?;
     let mut reader = WarcReader::new(file.take(len), format!("bytes {begin}..={end}"))
         .map_err(|e| fail(warc_message(&e)))?;
-    let first = reader.next_record(|head, block| check_block(head, block, &r.children, false));
+    let streams = stream_ranges(&r.children);
+    let first = reader.next_record(|head, block| check_block(head, block, &streams, false));
     let (_, rec_end, check) = match first {
         Ok(Some(x)) => x,
         Ok(None) => return Err(fail(format!("bytes {begin}..={end} hold no WARC record"))),
         Err(e) => return Err(fail(format!("bytes {begin}..={end}: {}", warc_message(&e)))),
     };
     let mut problems: Vec<(u64, Problem)> =
-        check.problems.into_iter().map(|p| (begin, p)).collect();
+        check.problems.into_iter().map(|p| (begin, Problem::from(p))).collect();
     if reader.is_gzip() && !rec_end.member_ended {
         problems
             .extend(fail(format!("the gzip member at {begin} holds more than this one record")));
@@ -426,13 +206,14 @@ fn walk_from(
         }
         let next = reader.next_record(|head, block| {
             let d = (head.offset_in_member == 0).then(|| described.get(&(from + head.offset)));
-            let streams = d.flatten().map(|f| f.children.as_slice()).unwrap_or_default();
-            check_block(head, block, streams, true)
+            let streams = d.flatten().map(|f| stream_ranges(&f.children)).unwrap_or_default();
+            check_block(head, block, &streams, true)
         });
         match next {
             Ok(None) => return (from + reader.position(), None),
             Ok(Some((head, end, check))) => {
-                let mut problems = check.problems;
+                let mut problems: Vec<Problem> =
+                    check.problems.into_iter().map(Problem::from).collect();
                 if !end.trailer_ok {
                     problems.push(Problem::error(
                         "warc",

@@ -204,6 +204,118 @@ impl MappedRecord {
     }
 }
 
+/// What kind of WARC record a mapped record became, and where its payload starts.
+struct Typed {
+    input_kind: InputKind,
+    payload_offset: u64,
+}
+
+/// An anomaly for a date the ARC reader let through but that could not be used. The
+/// reader's own BadDate (if any) already counts the bad field.
+fn date_anomaly(rec: &ArcRecord, date: DateTime<Utc>, source: DateSource) -> Option<Anomaly> {
+    let reported = rec.anomalies.iter().any(|a| a.kind == AnomalyKind::BadDate);
+    let h = rec.header.as_ref().filter(|_| source.is_inferred() && !reported)?;
+    let detail = format!(
+        "archive-date {:?} unusable; WARC-Date is {} ({})",
+        h.date_raw,
+        date.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+        source.as_str()
+    );
+    Some(anomaly(rec.location, AnomalyKind::BadDate, Severity::Warning, detail))
+}
+
+/// A capture: a response when its body holds an HTTP response, else a resource (DNS, other
+/// schemes, or an HTTP capture whose body has no HTTP header).
+fn capture_type(
+    rec: &ArcRecord,
+    h: &ArcHeader,
+    head: &[u8],
+    spec: &mut RecordSpec,
+    anomalies: &mut Vec<Anomaly>,
+) -> Typed {
+    spec.target_uri = Some(uri_text(&h.url));
+    spec.ip_address = ip_field(&h.ip);
+    spec.payload_digest = true;
+    if rec.truncated {
+        spec.truncated = Some("unspecified".into());
+    }
+    // Quirk: warcio (and pywb) parse HTTP headers only for URIs that start with lower-case
+    // `http:`/`https:`; we use the same test so that the payload we describe is the one they
+    // find.
+    if h.url.starts_with(b"http:") || h.url.starts_with(b"https:") {
+        let payload_offset = http_type(rec, h, head, spec, anomalies);
+        return Typed { input_kind: InputKind::Http, payload_offset };
+    }
+    spec.warc_type = "resource".into();
+    if scheme_of(&h.url).eq_ignore_ascii_case("dns") {
+        spec.content_type = Some("text/dns".into());
+        return Typed { input_kind: InputKind::Dns, payload_offset: 0 };
+    }
+    spec.content_type = Some(mime_field(&h.mime));
+    Typed { input_kind: InputKind::Other, payload_offset: 0 }
+}
+
+/// An HTTP capture: a response after a complete HTTP header section (its payload starts
+/// after it), else a resource with the whole body as payload. Returns the payload's offset.
+fn http_type(
+    rec: &ArcRecord,
+    h: &ArcHeader,
+    head: &[u8],
+    spec: &mut RecordSpec,
+    anomalies: &mut Vec<Anomaly>,
+) -> u64 {
+    let why = match response_head(head) {
+        HttpHead::Complete(n) => {
+            spec.warc_type = "response".into();
+            spec.content_type = Some("application/http;msgtype=response".into());
+            return n as u64;
+        }
+        _ if head.is_empty() => None,
+        HttpHead::Incomplete => Some("the HTTP header section is incomplete"),
+        _ => Some("the body has no HTTP status line"),
+    };
+    if let Some(why) = why {
+        anomalies.push(anomaly(
+            rec.location,
+            AnomalyKind::NoHttpHeader,
+            Severity::Info,
+            format!("{why}; written as a resource record with the whole body as payload"),
+        ));
+    }
+    spec.warc_type = "resource".into();
+    spec.content_type = Some(mime_field(&h.mime));
+    0
+}
+
+/// The payload's type. An HTTP response's payload is its entity: typed by the HTTP header's
+/// Content-Type (`http_head`), whatever the ARC header line says (which may be no MIME type
+/// at all: `html`, `-`); where the two differ, the ARC's value is kept in the report.
+fn payload_mime(
+    rec: &ArcRecord,
+    spec: &RecordSpec,
+    http_head: &[u8],
+    anomalies: &mut Vec<Anomaly>,
+) -> String {
+    let h = match (&rec.header, spec.warc_type.as_str()) {
+        (Some(h), "response") => h,
+        _ => return spec.content_type.clone().unwrap_or_else(|| "application/octet-stream".into()),
+    };
+    let Some(entity) = entity_mime(http_head) else { return mime_field(&h.mime) };
+    let arc_type = h.mime.trim().split(';').next().unwrap_or("").trim();
+    if !arc_type.eq_ignore_ascii_case(&entity) {
+        anomalies.push(anomaly(
+            rec.location,
+            AnomalyKind::ArcTypeNotEntityType,
+            Severity::Info,
+            format!(
+                "ARC content type {:?}; the HTTP header says {entity:?}, which types the payload",
+                h.mime
+            ),
+        ));
+    }
+    entity
+}
+
 /// State carried from record to record while mapping one file.
 #[derive(Debug)]
 pub(crate) struct MappingContext {
@@ -242,102 +354,26 @@ impl MappingContext {
         record_id: String,
     ) -> Result<Mapped, NoDate> {
         let mut anomalies = Vec::new();
-        let mut extra = vec![(FIELD_ARC_OFFSET.to_string(), offset_field(&rec.location))];
-        if self.rebuild_data {
-            let value = rec.rebuild.to_string();
-            self.rebuild_field_bytes += (FIELD_ARC_REBUILD.len() + 4 + value.len()) as u64;
-            extra.push((FIELD_ARC_REBUILD.to_string(), value));
-        }
+        let mut extra = self.arc_fields(rec);
         let (date, date_source) = self.date_for(rec)?;
         if date_source.is_inferred() {
             extra.push((FIELD_DATE_SOURCE.to_string(), date_source.as_str().to_string()));
         }
-        // The reader's own BadDate (if any) already counts the bad field; this one is only
-        // for fields it let through (a short line read leniently).
-        let reported = rec.anomalies.iter().any(|a| a.kind == AnomalyKind::BadDate);
-        if let (Some(h), true, false) = (&rec.header, date_source.is_inferred(), reported) {
-            let detail = format!(
-                "archive-date {:?} unusable; WARC-Date is {} ({})",
-                h.date_raw,
-                date.to_rfc3339_opts(SecondsFormat::AutoSi, true),
-                date_source.as_str()
-            );
-            anomalies.push(anomaly(rec.location, AnomalyKind::BadDate, Severity::Warning, detail));
-        }
+        anomalies.extend(date_anomaly(rec, date, date_source));
         let mut spec = RecordSpec {
             record_id,
             date: date.to_rfc3339_opts(SecondsFormat::AutoSi, true),
             warcinfo_id: Some(self.warcinfo_id.clone()),
             ..RecordSpec::default()
         };
-        let mut payload_offset = 0;
-        let input_kind;
-        match (&rec.kind, &rec.header) {
-            (RecordKind::Filedesc, Some(h)) => {
-                input_kind = InputKind::Filedesc;
-                spec.warc_type = "metadata".into();
-                spec.target_uri = Some(uri_text(&h.url));
-                spec.concurrent_to = Some(self.warcinfo_id.clone());
-                spec.content_type = Some("text/plain".into());
-            }
+        let typed = match (&rec.kind, &rec.header) {
+            (RecordKind::Filedesc, Some(h)) => self.filedesc_type(h, &mut spec),
             (RecordKind::Capture, Some(h)) => {
                 extra.push((FIELD_ARC_HEADER.to_string(), header_line_field(&h.raw_line)));
-                spec.target_uri = Some(uri_text(&h.url));
-                spec.ip_address = ip_field(&h.ip);
-                spec.payload_digest = true;
-                let scheme = scheme_of(&h.url);
-                // Quirk: warcio (and pywb) parse HTTP headers only for URIs that start with
-                // lower-case `http:`/`https:`; we use the same test so that the payload we
-                // describe is the one they find.
-                let http = h.url.starts_with(b"http:") || h.url.starts_with(b"https:");
-                if http {
-                    input_kind = InputKind::Http;
-                    match response_head(head) {
-                        HttpHead::Complete(n) => {
-                            spec.warc_type = "response".into();
-                            spec.content_type = Some("application/http;msgtype=response".into());
-                            payload_offset = n as u64;
-                        }
-                        _ if head.is_empty() => {
-                            spec.warc_type = "resource".into();
-                            spec.content_type = Some(mime_field(&h.mime));
-                        }
-                        other => {
-                            let why = match other {
-                                HttpHead::Incomplete => "the HTTP header section is incomplete",
-                                _ => "the body has no HTTP status line",
-                            };
-                            anomalies.push(anomaly(
-                                rec.location,
-                                AnomalyKind::NoHttpHeader,
-                                Severity::Info,
-                                format!("{why}; written as a resource record with the whole body as payload"),
-                            ));
-                            spec.warc_type = "resource".into();
-                            spec.content_type = Some(mime_field(&h.mime));
-                        }
-                    }
-                } else if scheme.eq_ignore_ascii_case("dns") {
-                    input_kind = InputKind::Dns;
-                    spec.warc_type = "resource".into();
-                    spec.content_type = Some("text/dns".into());
-                } else {
-                    input_kind = InputKind::Other;
-                    spec.warc_type = "resource".into();
-                    spec.content_type = Some(mime_field(&h.mime));
-                }
-                if rec.truncated {
-                    spec.truncated = Some("unspecified".into());
-                }
+                capture_type(rec, h, head, &mut spec, &mut anomalies)
             }
-            _ => {
-                input_kind = InputKind::Remainder;
-                spec.warc_type = "resource".into();
-                spec.target_uri = Some(remainder_uri(&self.arc_name, &rec.location));
-                spec.content_type = Some("application/octet-stream".into());
-                spec.payload_digest = true;
-            }
-        }
+            _ => self.remainder_type(rec, &mut spec),
+        };
         for a in rec.anomalies.iter().chain(&anomalies) {
             if a.severity >= Severity::Warning {
                 extra.push((
@@ -347,34 +383,45 @@ impl MappingContext {
             }
         }
         spec.extra = extra;
-        // An HTTP response's payload is its entity: typed by the HTTP header's Content-Type,
-        // whatever the ARC header line says (which may be no MIME type at all: `html`, `-`);
-        // where the two differ, the ARC's value is kept in the report.
-        let payload_mime = match (&rec.header, spec.warc_type.as_str()) {
-            (Some(h), "response") => {
-                let arc = mime_field(&h.mime);
-                match entity_mime(&head[..(payload_offset as usize).min(head.len())]) {
-                    Some(entity) => {
-                        let arc_type = h.mime.trim().split(';').next().unwrap_or("").trim();
-                        if !arc_type.eq_ignore_ascii_case(&entity) {
-                            anomalies.push(anomaly(
-                                rec.location,
-                                AnomalyKind::ArcTypeNotEntityType,
-                                Severity::Info,
-                                format!(
-                                    "ARC content type {:?}; the HTTP header says {entity:?}, which types the payload",
-                                    h.mime
-                                ),
-                            ));
-                        }
-                        entity
-                    }
-                    None => arc,
-                }
-            }
-            _ => spec.content_type.clone().unwrap_or_else(|| "application/octet-stream".into()),
-        };
+        let payload_offset = typed.payload_offset;
+        let payload_mime = payload_mime(
+            rec,
+            &spec,
+            &head[..(payload_offset as usize).min(head.len())],
+            &mut anomalies,
+        );
+        let input_kind = typed.input_kind;
         Ok(Mapped { spec, payload_offset, input_kind, payload_mime, anomalies, date_source })
+    }
+
+    /// The fields every mapped record carries: where it was in the ARC, and (unless off)
+    /// what rebuilding the ARC needs.
+    fn arc_fields(&mut self, rec: &ArcRecord) -> Vec<(String, String)> {
+        let mut extra = vec![(FIELD_ARC_OFFSET.to_string(), offset_field(&rec.location))];
+        if self.rebuild_data {
+            let value = rec.rebuild.to_string();
+            self.rebuild_field_bytes += (FIELD_ARC_REBUILD.len() + 4 + value.len()) as u64;
+            extra.push((FIELD_ARC_REBUILD.to_string(), value));
+        }
+        extra
+    }
+
+    /// The filedesc version block becomes a metadata record about the warcinfo.
+    fn filedesc_type(&self, h: &ArcHeader, spec: &mut RecordSpec) -> Typed {
+        spec.warc_type = "metadata".into();
+        spec.target_uri = Some(uri_text(&h.url));
+        spec.concurrent_to = Some(self.warcinfo_id.clone());
+        spec.content_type = Some("text/plain".into());
+        Typed { input_kind: InputKind::Filedesc, payload_offset: 0 }
+    }
+
+    /// Bytes that are no ARC record are kept as a resource named after their place.
+    fn remainder_type(&self, rec: &ArcRecord, spec: &mut RecordSpec) -> Typed {
+        spec.warc_type = "resource".into();
+        spec.target_uri = Some(remainder_uri(&self.arc_name, &rec.location));
+        spec.content_type = Some("application/octet-stream".into());
+        spec.payload_digest = true;
+        Typed { input_kind: InputKind::Remainder, payload_offset: 0 }
     }
 
     /// The record's own date, or the first stand-in of [`DateSource`]'s order.

@@ -288,54 +288,14 @@ pub(crate) fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static 
     } else {
         q.push("no-weekday");
     }
-    let (mut day, mut month, mut year, mut time, mut zone) = (None, None, None, None, None);
-    let mut ansi = false;
-    let mut nums: Vec<&str> = Vec::new();
-    let mut dashed = false;
-    for t in &tokens {
-        let parts: Vec<&str> = t.split('-').collect();
-        if parts.len() == 3 && !parts[0].is_empty() && month_of(parts[1]).is_some() {
-            // RFC 850: 18-Jul-03.
-            dashed = true;
-            day = Some(parts[0]);
-            month = month_of(parts[1]);
-            year = Some(parts[2]);
-        } else if let Some(m) = month_of(t).filter(|_| month.is_none()) {
-            ansi = nums.is_empty() && day.is_none();
-            month = Some(m);
-        } else if t.len() > 2 && t.contains(':') && time.is_none() {
-            time = Some(*t);
-        } else if t.bytes().all(|b| b.is_ascii_digit()) || (t.starts_with(':') && t.len() == 2) {
-            nums.push(t);
-        } else if zone.is_none() && month.is_some() {
-            zone = Some(*t);
-        } else {
-            return None;
-        }
-    }
-    let (month, month_nor) = month?;
+    let parts = DateParts::of(&tokens)?;
+    let (month, month_nor) = parts.month?;
     if month_nor && !q.contains(&"norwegian-date") {
         q.push("norwegian-date");
     }
-    if !dashed {
-        if nums.len() != 2 {
-            return None;
-        }
-        day = Some(nums[0]);
-        year = Some(nums[1]);
-    } else if !nums.is_empty() {
-        return None;
-    }
-    let day_text = day?;
-    if day_text.is_empty() || day_text.len() > 2 || !day_text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    // ANSI C pads the day with a space; elsewhere a one-digit day lacks its zero.
-    if day_text.len() == 1 && !ansi {
-        q.push("no-leading-zero");
-    }
-    let year = year_of(year?, dashed, &mut q)?;
-    let (h, mi, sec) = time_of(time?, &mut q)?;
+    let (day_text, year_text) = parts.day_and_year(&mut q)?;
+    let year = year_of(year_text, parts.dashed, &mut q)?;
+    let (h, mi, sec) = time_of(parts.time?, &mut q)?;
     if h > 23 || mi > 59 || sec > 60 {
         return None;
     }
@@ -343,30 +303,7 @@ pub(crate) fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static 
         q.push("seconds-60");
     }
     let date = NaiveDate::from_ymd_opt(year, month, day_text.parse().ok()?)?;
-    let offset = match zone {
-        None => {
-            if !ansi {
-                q.push("no-zone");
-            }
-            0
-        }
-        Some(z) => {
-            if ansi {
-                q.push("ansi-c-with-zone");
-            }
-            match zone_of(z) {
-                Some(0) => 0,
-                Some(o) => {
-                    q.push("non-gmt-zone");
-                    o
-                }
-                None => {
-                    q.push("unknown-zone");
-                    0
-                }
-            }
-        }
-    };
+    let offset = zone_offset(parts.zone, parts.ansi, &mut q);
     let local: NaiveDateTime = date.and_hms_opt(h, mi, sec.min(59))?;
     let t = local.and_utc() - Duration::seconds(i64::from(offset))
         + Duration::seconds(i64::from(sec == 60));
@@ -376,6 +313,92 @@ pub(crate) fn parse_server_date(s: &str) -> Option<(DateTime<Utc>, Vec<&'static 
     let mut seen = HashSet::new();
     q.retain(|k| seen.insert(*k));
     Some((t, q))
+}
+
+/// The tokens of a server date after its weekday, by what each looks like.
+#[derive(Default)]
+struct DateParts<'a> {
+    day: Option<&'a str>,
+    /// The month, and whether its name was Norwegian.
+    month: Option<(u32, bool)>,
+    year: Option<&'a str>,
+    time: Option<&'a str>,
+    zone: Option<&'a str>,
+    /// ANSI C's order: the month before the day.
+    ansi: bool,
+    /// Bare numbers (day and year, unless the date is dashed).
+    nums: Vec<&'a str>,
+    /// RFC 850's `18-Jul-03`.
+    dashed: bool,
+}
+
+impl<'a> DateParts<'a> {
+    /// Sorts the tokens; `None` for a token that is nothing a date holds.
+    fn of(tokens: &[&'a str]) -> Option<Self> {
+        let mut p = DateParts::default();
+        for &t in tokens {
+            let parts: Vec<&str> = t.split('-').collect();
+            if parts.len() == 3 && !parts[0].is_empty() && month_of(parts[1]).is_some() {
+                p.dashed = true;
+                (p.day, p.month, p.year) = (Some(parts[0]), month_of(parts[1]), Some(parts[2]));
+            } else if let Some(m) = month_of(t).filter(|_| p.month.is_none()) {
+                p.ansi = p.nums.is_empty() && p.day.is_none();
+                p.month = Some(m);
+            } else if t.len() > 2 && t.contains(':') && p.time.is_none() {
+                p.time = Some(t);
+            } else if t.bytes().all(|b| b.is_ascii_digit()) || (t.starts_with(':') && t.len() == 2)
+            {
+                p.nums.push(t);
+            } else if p.zone.is_none() && p.month.is_some() {
+                p.zone = Some(t);
+            } else {
+                return None;
+            }
+        }
+        Some(p)
+    }
+
+    /// The day (one or two digits) and the year's text.
+    fn day_and_year(&self, q: &mut Vec<&'static str>) -> Option<(&'a str, &'a str)> {
+        let (day, year) = match (self.dashed, &self.nums[..]) {
+            (false, [day, year]) => (*day, *year),
+            (true, []) => (self.day?, self.year?),
+            _ => return None,
+        };
+        if day.is_empty() || day.len() > 2 || !day.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        // ANSI C pads the day with a space; elsewhere a one-digit day lacks its zero.
+        if day.len() == 1 && !self.ansi {
+            q.push("no-leading-zero");
+        }
+        Some((day, year))
+    }
+}
+
+/// The zone's offset east of UTC in seconds, noting what is odd about it (none stated, a zone
+/// after an ANSI C date, a zone not GMT, an unknown one, taken as GMT).
+fn zone_offset(zone: Option<&str>, ansi: bool, q: &mut Vec<&'static str>) -> i32 {
+    let Some(z) = zone else {
+        if !ansi {
+            q.push("no-zone");
+        }
+        return 0;
+    };
+    if ansi {
+        q.push("ansi-c-with-zone");
+    }
+    match zone_of(z) {
+        Some(0) => 0,
+        Some(o) => {
+            q.push("non-gmt-zone");
+            o
+        }
+        None => {
+            q.push("unknown-zone");
+            0
+        }
+    }
 }
 
 /// A UTC time, for tests.

@@ -4,6 +4,8 @@
 //! payload (the entity body, exactly as received, still chunked or compressed if it was) can be
 //! located, hashed and described.
 
+use memchr::memchr;
+
 /// How far into a block we look for the end of the HTTP headers.
 ///
 /// Real header sections are a few KiB; a block whose "headers" run past this is treated as
@@ -112,11 +114,6 @@ fn is_blank_line(line: &[u8]) -> bool {
     }
     std::str::from_utf8(line).is_err()
         && line.iter().all(|&b| ascii_space(b) || b == 0x85 || b == 0xa0)
-}
-
-/// Position of the first `needle` byte in `hay`.
-pub(crate) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == needle)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ pub mod arc;
 pub(crate) mod arc_framing;
 pub(crate) mod arc_rebuild;
 pub mod arc_to_warc;
+pub(crate) mod counting;
 pub mod dates;
 pub mod digest;
 pub mod droid;

@@ -88,15 +88,6 @@ fn value_text(v: &[u8]) -> (String, bool) {
 pub(crate) fn parse_meta(bytes: &[u8], quirks: &mut impl QuirkSink) -> Meta {
     // Lines are walked, never collected: a 1 MiB file may hold 500,000 of them.
     let lines = || bytes.split_inclusive(|&b| b == b'\n');
-    let eol_of = |l: &[u8]| {
-        if l.ends_with(b"\r\n") {
-            Some(Eol::Crlf)
-        } else if l.ends_with(b"\n") {
-            Some(Eol::Lf)
-        } else {
-            None
-        }
-    };
     let eol = lines().next().and_then(eol_of).unwrap_or(Eol::Lf);
     let mut m = Meta {
         header: None,
@@ -112,89 +103,148 @@ pub(crate) fn parse_meta(bytes: &[u8], quirks: &mut impl QuirkSink) -> Meta {
     if !status {
         quirks.push((Some(1), "no-status-line", "the first line is no HTTP status line: the capture is a resource, every line goes to its metadata record".into()));
     }
-    // Line ends: LF is what NEDLIB files are expected to hold (§5.4.5), reported once a file.
-    let first_lf = lines().position(|l| eol_of(l) == Some(Eol::Lf));
-    let first_crlf = lines().position(|l| eol_of(l) == Some(Eol::Crlf));
-    if let Some(i) = first_lf {
-        quirks.push((
-            Some(i as u64 + 1),
-            "lf-line-ends",
-            "lines end with LF alone (kept as stored)".into(),
-        ));
-        if let Some(j) = first_crlf {
-            quirks.push((
-                Some(j.max(i) as u64 + 1),
-                "mixed-line-ends",
-                "both CRLF and LF line ends (kept as stored)".into(),
-            ));
-        }
-    }
-    let mut header: Vec<u8> = Vec::new();
-    let mut ended = false;
-    let mut last_arc = false;
-    let mut last_eol = eol;
-    let mut last_header_line = 1;
+    note_line_ends(bytes, quirks);
+    let mut walk = HeaderWalk {
+        header: Vec::new(),
+        ended: false,
+        last_arc: false,
+        last_eol: eol,
+        last_line: 1,
+    };
     for (i, line) in lines().enumerate() {
         let n = i as u64 + 1;
-        let name = field_name(line);
-        let is_arc = name.is_some_and(|nm| nm.len() > 4 && nm[..4].eq_ignore_ascii_case(b"arc-"));
-        let folded = (line.starts_with(b" ") || line.starts_with(b"\t")) && i > 0;
         if eol_of(line).is_none() {
             quirks.push((Some(n), "no-final-line-end", "the last line has no line end".into()));
         }
-        if is_arc || (folded && last_arc) {
-            m.side_lines.extend_from_slice(line);
-            if eol_of(line).is_none() {
-                m.side_lines.extend_from_slice(eol.bytes());
-            }
-            last_arc = true;
-            if let Some(nm) = name.filter(|_| is_arc) {
-                let v = field_value(line, nm);
-                if nm.eq_ignore_ascii_case(b"arc-url") && m.arc_url.is_none() && !v.is_empty() {
-                    m.arc_url = Some((v, n));
-                } else if nm.eq_ignore_ascii_case(b"arc-length") && m.arc_length.is_none() {
-                    let len = std::str::from_utf8(&v).ok().and_then(|s| s.parse().ok());
-                    if len.is_none() {
-                        quirks.push((
-                            Some(n),
-                            "bad-arc-length",
-                            "Arc-Length is not a number".into(),
-                        ));
-                    }
-                    m.arc_length = Some((len, n));
-                }
-            }
+        let name = field_name(line);
+        let is_arc = name.is_some_and(|nm| nm.len() > 4 && nm[..4].eq_ignore_ascii_case(b"arc-"));
+        let folded = (line.starts_with(b" ") || line.starts_with(b"\t")) && i > 0;
+        let l = MetaLine { text: line, name, n, folded };
+        if is_arc || (folded && walk.last_arc) {
+            arc_line(&mut m, &l, is_arc, quirks);
+            walk.last_arc = true;
             continue;
         }
-        last_arc = false;
-        if ended || !status {
-            if ended && !line.trim_ascii().is_empty() {
-                quirks.push((
-                    Some(n),
-                    "after-header-end",
-                    "a line after the header's empty line: kept in the metadata record".into(),
-                ));
-            }
-            m.side_lines.extend_from_slice(line);
-            if !status && let Some(nm) = name {
-                header_field(&mut m, nm, line, n, quirks);
-            }
+        walk.last_arc = false;
+        if walk.ended || !status {
+            side_line(&mut m, &l, walk.ended, status, quirks);
             continue;
         }
-        header.extend_from_slice(line);
-        last_header_line = n;
+        walk.header_line(&mut m, &l, quirks);
+    }
+    if status {
+        m.header = Some(walk.finish(quirks));
+    }
+    m
+}
+
+/// One line of a `.meta`: its bytes (line end included), its field name, its number
+/// (1-based), and whether it is folded into the line before.
+struct MetaLine<'a> {
+    text: &'a [u8],
+    name: Option<&'a [u8]>,
+    n: u64,
+    folded: bool,
+}
+
+/// The line end a line has (none: the last line, unended).
+fn eol_of(l: &[u8]) -> Option<Eol> {
+    if l.ends_with(b"\r\n") {
+        Some(Eol::Crlf)
+    } else if l.ends_with(b"\n") {
+        Some(Eol::Lf)
+    } else {
+        None
+    }
+}
+
+/// Line ends: LF is what NEDLIB files are expected to hold (§5.4.5), reported once a file;
+/// both kinds in one file are reported too.
+fn note_line_ends(bytes: &[u8], quirks: &mut impl QuirkSink) {
+    let lines = || bytes.split_inclusive(|&b| b == b'\n');
+    let first_lf = lines().position(|l| eol_of(l) == Some(Eol::Lf));
+    let first_crlf = lines().position(|l| eol_of(l) == Some(Eol::Crlf));
+    let Some(i) = first_lf else { return };
+    quirks.push((
+        Some(i as u64 + 1),
+        "lf-line-ends",
+        "lines end with LF alone (kept as stored)".into(),
+    ));
+    if let Some(j) = first_crlf {
+        quirks.push((
+            Some(j.max(i) as u64 + 1),
+            "mixed-line-ends",
+            "both CRLF and LF line ends (kept as stored)".into(),
+        ));
+    }
+}
+
+/// An `Arc-*` line (or a line folded into one) goes to the side lines; `Arc-URL` and
+/// `Arc-Length` (the first of each) are noted.
+fn arc_line(m: &mut Meta, l: &MetaLine, is_arc: bool, quirks: &mut impl QuirkSink) {
+    m.side_lines.extend_from_slice(l.text);
+    if eol_of(l.text).is_none() {
+        m.side_lines.extend_from_slice(m.eol.bytes());
+    }
+    let Some(nm) = l.name.filter(|_| is_arc) else { return };
+    let (v, n) = (field_value(l.text, nm), l.n);
+    if nm.eq_ignore_ascii_case(b"arc-url") && m.arc_url.is_none() && !v.is_empty() {
+        m.arc_url = Some((v, n));
+    } else if nm.eq_ignore_ascii_case(b"arc-length") && m.arc_length.is_none() {
+        let len = std::str::from_utf8(&v).ok().and_then(|s| s.parse().ok());
+        if len.is_none() {
+            quirks.push((Some(n), "bad-arc-length", "Arc-Length is not a number".into()));
+        }
+        m.arc_length = Some((len, n));
+    }
+}
+
+/// A line outside the HTTP header (after its end, or in a file with no status line) goes to
+/// the side lines; without a status line its server fields are still noted.
+fn side_line(m: &mut Meta, l: &MetaLine, ended: bool, status: bool, quirks: &mut impl QuirkSink) {
+    if ended && !l.text.trim_ascii().is_empty() {
+        quirks.push((
+            Some(l.n),
+            "after-header-end",
+            "a line after the header's empty line: kept in the metadata record".into(),
+        ));
+    }
+    m.side_lines.extend_from_slice(l.text);
+    if !status && let Some(nm) = l.name {
+        header_field(m, nm, l.text, l.n, quirks);
+    }
+}
+
+/// The HTTP header being gathered, line by line.
+struct HeaderWalk {
+    header: Vec<u8>,
+    /// Its empty line was met.
+    ended: bool,
+    /// The last line was an `Arc-*` line (a folded line continues it).
+    last_arc: bool,
+    /// The line end of its last line, and that line's number.
+    last_eol: Eol,
+    last_line: u64,
+}
+
+impl HeaderWalk {
+    /// A line of the header: kept as stored, its field noted.
+    fn header_line(&mut self, m: &mut Meta, l: &MetaLine, quirks: &mut impl QuirkSink) {
+        let (line, n) = (l.text, l.n);
+        self.header.extend_from_slice(line);
+        self.last_line = n;
         if let Some(e) = eol_of(line) {
-            last_eol = e;
+            self.last_eol = e;
         }
-        if i > 0 && (line == b"\r\n" || line == b"\n") {
-            ended = true;
-            continue;
+        if n > 1 && (line == b"\r\n" || line == b"\n") {
+            self.ended = true;
+            return;
         }
-        if i == 0 || folded {
-            continue;
+        if n == 1 || l.folded {
+            return;
         }
-        match name {
-            Some(nm) => header_field(&mut m, nm, line, n, quirks),
+        match l.name {
+            Some(nm) => header_field(m, nm, line, n, quirks),
             None if !line.trim_ascii().is_empty() => quirks.push((
                 Some(n),
                 "malformed-header-line",
@@ -203,23 +253,24 @@ pub(crate) fn parse_meta(bytes: &[u8], quirks: &mut impl QuirkSink) -> Meta {
             None => {}
         }
     }
-    if status {
-        if !ended {
-            if !header.ends_with(b"\n") {
-                header.extend_from_slice(last_eol.bytes());
+
+    /// The header, with an empty line appended (in its line-end style) when it had none.
+    fn finish(mut self, quirks: &mut impl QuirkSink) -> Vec<u8> {
+        if !self.ended {
+            if !self.header.ends_with(b"\n") {
+                self.header.extend_from_slice(self.last_eol.bytes());
             }
-            header.extend_from_slice(last_eol.bytes());
+            self.header.extend_from_slice(self.last_eol.bytes());
             quirks.push((
-                Some(last_header_line),
+                Some(self.last_line),
                 "no-header-end",
                 "no empty line after the header's last line: one is appended in the file's \
                  line-end style"
                     .into(),
             ));
         }
-        m.header = Some(header);
+        self.header
     }
-    m
 }
 
 /// Notes a server field the mapping uses (Content-Length, Content-Type, Date).

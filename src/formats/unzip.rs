@@ -2,7 +2,7 @@
 //! temporary directory, with bounds a zip bomb cannot pass.
 //!
 //! The central directory is walked one entry at a time (never held whole), twice: first to
-//! check the archive (at most [`MAX_ZIP_ENTRIES`] entries, none more than [`MAX_ZIP_DEPTH`]
+//! check the archive (at most [`Limits::max_entries`] entries, none more than [`Limits::max_depth`]
 //! folders deep; no two entries' local header and data may share a byte, which is how a small
 //! zip makes many entries of one compressed stream; the sizes the entries declare must fit the
 //! budget and the free space), then to unpack. What is written is counted as it is written,
@@ -78,8 +78,8 @@ pub enum UnzipError {
     },
     /// An entry's name goes down more folders than any may.
     #[error(
-        "{zip}: entry {entry:?} is {depth} folders deep, more than the {MAX_ZIP_DEPTH} folders \
-         deep an entry may be; the zip is refused, nothing is unpacked"
+        "{zip}: entry {entry:?} is {depth} folders deep, more than the {max} folders deep an \
+         entry may be; the zip is refused, nothing is unpacked"
     )]
     Depth {
         /// The zip file.
@@ -88,6 +88,8 @@ pub enum UnzipError {
         entry: String,
         /// Its depth.
         depth: usize,
+        /// The most folders an entry may go down ([`Limits::max_depth`]).
+        max: usize,
     },
     /// A `.zip` unpacks to more than its budget.
     #[error(
@@ -128,9 +130,14 @@ pub enum UnzipError {
     },
 }
 
-/// What an unpack may write.
+/// What an unpack may write: the caps a zip bomb meets. Every zip webaip opens is unpacked
+/// with these ([`Limits::of`] gives the defaults; callers change only what they must).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// Most entries the zip may hold ([`MAX_ZIP_ENTRIES`]): the check keeps 24 bytes an entry.
+    pub max_entries: usize,
+    /// Most folders an entry's name may go down ([`MAX_ZIP_DEPTH`]).
+    pub max_depth: usize,
     /// Bytes decompressed (and directories and files counted), all entries together, per
     /// byte of the zip ([`zip_budget`]).
     pub expansion: u64,
@@ -146,7 +153,14 @@ pub struct Limits {
 impl Limits {
     /// The budget at `expansion` (raised by `option`), every file written whole.
     pub fn of(expansion: u64, option: Option<&'static str>) -> Limits {
-        Limits { expansion, option, head: None, keep_whole: |_| true }
+        Limits {
+            max_entries: MAX_ZIP_ENTRIES,
+            max_depth: MAX_ZIP_DEPTH,
+            expansion,
+            option,
+            head: None,
+            keep_whole: |_| true,
+        }
     }
 }
 
@@ -293,13 +307,14 @@ fn check_zip(zip: &Path, file: &File, len: u64, budget: &Budget) -> Result<u64, 
     let files = it.files().map_err(|e| zip_error(zip, "", e))?;
     for (i, e) in files.enumerate() {
         let e = e.map_err(|e| zip_error(zip, &format!(": entry {i}"), e))?;
-        if i >= MAX_ZIP_ENTRIES {
-            return Err(zip_error(zip, "", format!("more than {MAX_ZIP_ENTRIES} entries")));
+        let (max_entries, max) = (budget.limits.max_entries, budget.limits.max_depth);
+        if i >= max_entries {
+            return Err(zip_error(zip, "", format!("more than {max_entries} entries")));
         }
         let shown = shown_name(&e, i);
         let deep = e.name().map_or(0, |n| depth(&n, e.is_dir()));
-        if deep > MAX_ZIP_DEPTH {
-            return Err(UnzipError::Depth { zip: zip_text(zip), entry: shown, depth: deep });
+        if deep > max {
+            return Err(UnzipError::Depth { zip: zip_text(zip), entry: shown, depth: deep, max });
         }
         spans.push(span_of(zip, file, len, &e, &shown, i)?);
         declared = declared.saturating_add(e.size());
@@ -650,5 +665,39 @@ mod tests {
         assert_eq!(depth("a/b/c", false), 2);
         assert_eq!(depth("a/b/c/", true), 3);
         assert_eq!(depth("f", false), 0);
+    }
+
+    /// A zip of `names` (empty files; a name ending in `/` is a folder).
+    fn zip_of(dir: &Path, names: &[&str]) -> std::path::PathBuf {
+        let path = dir.join("t.zip");
+        let mut w = zip::ZipWriter::new(File::create(&path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        for n in names {
+            match n.strip_suffix('/') {
+                Some(d) => w.add_directory(d, opts).unwrap(),
+                None => w.start_file(*n, opts).unwrap(),
+            }
+        }
+        w.finish().unwrap();
+        path
+    }
+
+    const TEMP: TempName = TempName { prefix: ".webaip-test-", suffix: "", dirs: true };
+
+    #[test]
+    fn the_entry_and_depth_caps_are_the_callers() {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = zip_of(dir.path(), &["a", "b/c/d", "e"]);
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let unpack_with = |limits: Limits| unpack(&zip, &work, TEMP, &limits).map(|u| u.written);
+        assert!(unpack_with(Limits::of(DEFAULT_ZIP_EXPANSION, None)).is_ok());
+        let few = Limits { max_entries: 2, ..Limits::of(DEFAULT_ZIP_EXPANSION, None) };
+        let err = unpack_with(few).unwrap_err().to_string();
+        assert!(err.contains("more than 2 entries"), "{err}");
+        let shallow = Limits { max_depth: 1, ..Limits::of(DEFAULT_ZIP_EXPANSION, None) };
+        let err = unpack_with(shallow).unwrap_err();
+        assert!(matches!(err, UnzipError::Depth { depth: 2, max: 1, .. }), "{err}");
+        assert!(err.to_string().contains("more than the 1 folders deep"), "{err}");
     }
 }

@@ -23,7 +23,7 @@ pub mod report;
 pub(crate) mod verify;
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -42,6 +42,7 @@ use crate::formats::arc_to_warc::{
     MappedRecord, MappingContext, NoDate, RecordBlock, fallback_dates,
 };
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::warc::stored::record_head;
 use crate::formats::warc::writer::EncodedRecord;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
@@ -706,26 +707,14 @@ pub(crate) fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
 
 /// A WARC (or anything that is plainly not ARC) is refused with a message saying what it is.
 fn refuse_non_arc(input: &Path, arc: &ArcReader) -> Result<(), MigrateError> {
-    let mut head = [0u8; 5];
-    let n = if arc.is_gzip() {
-        let f = File::open(input).map_err(|source| ArcError {
-            path: input.to_path_buf(),
-            offset: 0,
-            source,
-        })?;
-        let mut dec = flate2::read::MultiGzDecoder::new(f);
-        let mut got = 0;
-        while got < head.len() {
-            match dec.read(&mut head[got..]) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => got += n,
-            }
-        }
-        got
-    } else {
-        File::open(input).and_then(|mut f| f.read(&mut head)).unwrap_or(0)
-    };
-    if n == 5 && &head == b"WARC/" {
+    let f = File::open(input).map_err(|source| ArcError {
+        path: input.to_path_buf(),
+        offset: 0,
+        source,
+    })?;
+    // Damage past the first bytes is the ARC reader's to report, not this check's.
+    let head = record_head(f, arc.is_gzip(), 5).unwrap_or_default();
+    if head == b"WARC/" {
         return Err(MigrateError::NotArc { path: input.to_path_buf(), reason: NotArcReason::Warc });
     }
     Ok(())

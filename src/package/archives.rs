@@ -6,7 +6,7 @@
 //! METS is streamed ([`crate::mets::MetsBuilder`]); `manifest-sha512.txt` lists every file.
 //!
 //! Accepting means agreeing: a WARC copied into the package is read once, record by record,
-//! through the very check `audit --deep` makes (`audit::records::check_block`:
+//! through the very check `audit --deep` makes (`formats::warc::check::check_block`:
 //! WARC-Block-Digest, WARC-Payload-Digest) and the reader's CRLF CRLF check. A record that
 //! fails is not silently copied: the file is still kept byte-exact (preservation keeps what it
 //! received, and rewriting a digest would destroy the evidence), but every such record is

@@ -51,14 +51,14 @@ impl WarcFindings {
     fn note(
         &mut self,
         head: &WarcRecordHead,
-        check: &crate::audit::records::BlockCheck,
+        check: &crate::formats::warc::check::BlockCheck,
         trailer_ok: bool,
     ) {
         let id = head.header.record_id().unwrap_or("(no WARC-Record-ID)");
         let errors = check
             .problems
             .iter()
-            .filter(|p| p.severity == crate::mets::validate::Severity::Error)
+            .filter(|p| p.severity == crate::formats::warc::check::BlockSeverity::Error)
             .map(|p| p.message.clone());
         let trailer =
             (!trailer_ok).then(|| "the record's block is not followed by CRLF CRLF".into());
@@ -216,7 +216,7 @@ impl StoredWarc {
         head: WarcRecordHead,
         end: RecordEnd,
         d: BlockDigests,
-        check: crate::audit::records::BlockCheck,
+        check: crate::formats::warc::check::BlockCheck,
         (entity, held): (Option<String>, Option<Vec<u8>>),
     ) -> Result<(), PackageError> {
         self.summary.records += 1;
@@ -334,8 +334,11 @@ fn read_stored_block(
     head: &WarcRecordHead,
     block: &mut dyn Read,
     hold: bool,
-) -> io::Result<(BlockDigests, crate::audit::records::BlockCheck, (Option<String>, Option<Vec<u8>>))>
-{
+) -> io::Result<(
+    BlockDigests,
+    crate::formats::warc::check::BlockCheck,
+    (Option<String>, Option<Vec<u8>>),
+)> {
     let h = &head.header;
     // The one rule for where a payload starts (formats::warc::payload).
     let mut prefix = Vec::new();
@@ -351,7 +354,7 @@ fn read_stored_block(
         .then(|| prefix.clone());
     let mut tee = Tee { inner: block, hasher: &mut hasher, held };
     let mut replay = io::Cursor::new(&prefix[..]).chain(&mut tee);
-    let check = crate::audit::records::check_block(head, &mut replay, &[], true)?;
+    let check = crate::formats::warc::check::check_block(head, &mut replay, &[], true)?;
     let held = tee.held.take().map(|mut b| b.split_off((offset as usize).min(b.len())));
     Ok((hasher.finish(), check, (entity, held)))
 }
@@ -587,8 +590,12 @@ impl<'a> CopyWriter<'a> {
         use crate::stages::dedup;
         let (Some(bytes), Some(c)) = (&r.bytes, &r.file.content) else { return Ok(None) };
         let path = self.root.join(&self.content.rel);
-        let head = dedup::record_head(bytes.reader(0, bytes.len()), self.gzip, c.range.begin)
-            .map_err(io_err(&path))?;
+        let head = crate::formats::warc::stored::record_head(
+            bytes.reader(0, bytes.len()),
+            self.gzip,
+            c.range.begin,
+        )
+        .map_err(io_err(&path))?;
         let Some(record) = dedup::revisit_record(&head, r.header_len as usize, revisit) else {
             return Ok(None);
         };
@@ -784,6 +791,7 @@ impl<'a> CopyWriter<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::warc::stored::record_reader;
 
     /// Every byte of every corpus WARC comes out of the stored reader once, in order: the
     /// records it can move alone as their own bytes, everything else between them; and each
@@ -910,11 +918,8 @@ mod tests {
                 let stored = r.bytes.as_ref().expect("every record is moved alone");
                 let mut record = Vec::new();
                 let raw = stored.reader(0, stored.len());
-                match r.file.compressed {
-                    true => flate2::read::MultiGzDecoder::new(raw).read_to_end(&mut record),
-                    false => raw.take(u64::MAX).read_to_end(&mut record),
-                }
-                .unwrap();
+                let compressed = r.file.compressed;
+                record_reader(raw, compressed).read_to_end(&mut record).unwrap();
                 let c = r.file.content.as_ref().unwrap();
                 let at = c.range.begin as usize..(c.range.begin + c.range.len) as usize;
                 let mut read = Vec::new();

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use crate::formats::segment::FileRange;
 pub(crate) use crate::formats::url::url_key;
+use crate::formats::warc::stored::record_reader;
 use chrono::{DateTime, Utc};
 
 use crate::formats::html::html_encoding;
@@ -158,8 +159,7 @@ pub(crate) fn read_capture_head(
 ) -> io::Result<CaptureHead> {
     let file = File::open(container)?;
     let range = FileRange::new(&file, r.member.begin, r.member.len);
-    let mut record: Box<dyn Read> =
-        if r.compressed { Box::new(flate2::read::GzDecoder::new(range)) } else { Box::new(range) };
+    let mut record = record_reader(range, r.compressed);
     let (begin, len) = match &r.content {
         Some(c) => (c.range.begin, c.range.len),
         None => return Ok(CaptureHead { content_type: None, payload: Vec::new() }),

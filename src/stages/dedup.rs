@@ -29,7 +29,7 @@
 //! relationship to every package it refers to.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 
 use sha1::Digest;
 
@@ -335,16 +335,6 @@ pub(crate) fn revisit_fields(revisit: &Revisit) -> Vec<(String, String)> {
 /// `WARC-Refers-To-Container` of a container (module comment).
 pub fn refers_to_container(container: &str) -> String {
     format!("file://{}", container.rsplit('/').next().unwrap_or(container))
-}
-
-/// Reads the first `len` bytes of a stored record (decompressed when `gzip`).
-pub(crate) fn record_head(stored: impl Read, gzip: bool, len: u64) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    match gzip {
-        true => flate2::read::MultiGzDecoder::new(stored).take(len).read_to_end(&mut out)?,
-        false => stored.take(len).read_to_end(&mut out)?,
-    };
-    Ok(out)
 }
 
 /// A record's bytes as one gzip member at `level`.

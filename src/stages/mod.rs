@@ -24,6 +24,7 @@ use std::io::{self, Read};
 
 use crate::formats::arc_to_warc::MappedRecord;
 use crate::formats::segment::Segment;
+use crate::formats::warc::stored::payload_reader;
 use crate::model::RecordFile;
 use crate::sources::capture::{Capture, Payload};
 
@@ -76,12 +77,8 @@ impl StoredRecord {
     pub(crate) fn payload(&self) -> io::Result<Option<Box<dyn Read + Send + '_>>> {
         let (Some(bytes), Some(c)) = (&self.bytes, &self.file.content) else { return Ok(None) };
         let stored = bytes.reader(0, bytes.len());
-        let mut record: Box<dyn Read + Send + '_> = match self.file.compressed {
-            true => Box::new(flate2::read::MultiGzDecoder::new(stored)),
-            false => Box::new(stored),
-        };
-        io::copy(&mut record.by_ref().take(c.range.begin), &mut io::sink())?;
-        Ok(Some(Box::new(record.take(c.range.len))))
+        let (begin, len) = (c.range.begin, c.range.len);
+        Ok(Some(Box::new(payload_reader(stored, self.file.compressed, begin, len)?)))
     }
 }
 

@@ -5,6 +5,7 @@
 //! WARC 0.17 to 1.1, plain or compressed, reporting the same offsets, so that what was written
 //! can be read back and compared.
 
+pub(crate) mod check;
 pub mod header;
 pub(crate) mod payload;
 pub mod reader;

@@ -10,6 +10,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::header::WarcHeader;
+use crate::formats::counting::Counting;
 
 /// Longest header line accepted; a longer one is an error at the record's offset (it is never
 /// buffered whole).
@@ -167,29 +168,6 @@ pub struct RecordEnd {
     pub leading_blank_lines: u64,
 }
 
-struct Counting<R> {
-    inner: R,
-    pos: u64,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Counting<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-    fn consume(&mut self, amt: usize) {
-        self.pos += amt as u64;
-        self.inner.consume(amt)
-    }
-}
-
 type Raw<R> = Counting<BufReader<R>>;
 
 /// The compressed input under the reused gzip decoder; `Detached` only for an instant while the
@@ -343,7 +321,7 @@ impl<R: Read> WarcReader<R> {
         capacity: usize,
     ) -> Result<Self, WarcError> {
         let name = name.into();
-        let mut raw = Counting { inner: BufReader::with_capacity(capacity, input), pos: 0 };
+        let mut raw = Counting::new(BufReader::with_capacity(capacity, input));
         let head = raw.fill_buf().map_err(|e| WarcError {
             name: name.clone(),
             offset: 0,
@@ -351,7 +329,7 @@ impl<R: Read> WarcReader<R> {
         })?;
         let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         let state = if gzip {
-            let member = Counting { inner: Inflated::new(raw), pos: 0 };
+            let member = Counting::new(Inflated::new(raw));
             State::Gzip(Box::new(Gz { member, current: None }))
         } else {
             State::Plain(raw)
@@ -428,21 +406,8 @@ impl<R: Read> WarcReader<R> {
         self.gap = None;
         let resync = self.resync && self.read_any;
         loop {
-            // Enter the next gzip member if between members.
-            if let State::Gzip(g) = &mut self.state
-                && g.current.is_none()
-            {
-                let start = g.member.inner.raw_pos();
-                let at_end = match g.member.inner.dec.get_mut().fill_buf() {
-                    Ok(b) => b.is_empty(),
-                    Err(e) => return Err(self.err(start, WarcFault::Read(e))),
-                };
-                if at_end {
-                    return Ok(None);
-                }
-                g.member.inner.restart();
-                g.member.pos = 0;
-                g.current = Some(start);
+            if !self.enter_member()? {
+                return Ok(None);
             }
             let (offset, offset_in_member) = match &self.state {
                 State::Plain(r) => (r.pos, 0),
@@ -464,40 +429,67 @@ impl<R: Read> WarcReader<R> {
                 }
                 None => (offset, offset_in_member),
             };
-            let ((header, header_len, leading_len), value, trailer_ok, blank) = match result {
-                Ok(Some(x)) => x,
-                Ok(None) => match &mut self.state {
-                    // A member with nothing (more) in it: go on with the next member.
-                    State::Gzip(g) => {
-                        g.current = None;
-                        continue;
-                    }
-                    _ => return Ok(None),
-                },
-                Err(fault) => {
-                    self.state = State::Poisoned;
-                    return Err(self.err(offset, fault));
-                }
-            };
-            let head = WarcRecordHead { header, offset, offset_in_member, header_len, leading_len };
-            let (end, member_ended) = match &mut self.state {
-                State::Plain(r) => (r.pos, false),
-                State::Gzip(g) => match padding_then_end(&mut g.member) {
-                    Ok(true) => {
-                        g.current = None;
-                        (g.member.inner.raw_pos(), true)
-                    }
-                    Ok(false) => (offset, false),
-                    Err(e) => {
+            let OneRecord { header, header_len, leading_len, value, trailer_ok, blank } =
+                match result {
+                    Ok(Some(x)) => x,
+                    Ok(None) => match &mut self.state {
+                        // A member with nothing (more) in it: go on with the next member.
+                        State::Gzip(g) => {
+                            g.current = None;
+                            continue;
+                        }
+                        _ => return Ok(None),
+                    },
+                    Err(fault) => {
                         self.state = State::Poisoned;
-                        return Err(self.err(offset, WarcFault::DamagedAfter(e)));
+                        return Err(self.err(offset, fault));
                     }
-                },
-                _ => unreachable!("matched above"),
-            };
+                };
+            let head = WarcRecordHead { header, offset, offset_in_member, header_len, leading_len };
+            let (end, member_ended) = self.record_end(offset)?;
             let end = RecordEnd { end, member_ended, trailer_ok, leading_blank_lines: blank };
             self.read_any = true;
             return Ok(Some((head, end, value)));
+        }
+    }
+
+    /// Enters the next gzip member when between members; false at the end of the input.
+    fn enter_member(&mut self) -> Result<bool, WarcError> {
+        let State::Gzip(g) = &mut self.state else { return Ok(true) };
+        if g.current.is_some() {
+            return Ok(true);
+        }
+        let start = g.member.inner.raw_pos();
+        let at_end = match g.member.inner.dec.get_mut().fill_buf() {
+            Ok(b) => b.is_empty(),
+            Err(e) => return Err(self.err(start, WarcFault::Read(e))),
+        };
+        if at_end {
+            return Ok(false);
+        }
+        g.member.inner.restart();
+        g.member.pos = 0;
+        g.current = Some(start);
+        Ok(true)
+    }
+
+    /// Where the record just read (at `offset`) ends, and whether its gzip member ended with
+    /// it (then the next record starts a member).
+    fn record_end(&mut self, offset: u64) -> Result<(u64, bool), WarcError> {
+        match &mut self.state {
+            State::Plain(r) => Ok((r.pos, false)),
+            State::Gzip(g) => match padding_then_end(&mut g.member) {
+                Ok(true) => {
+                    g.current = None;
+                    Ok((g.member.inner.raw_pos(), true))
+                }
+                Ok(false) => Ok((offset, false)),
+                Err(e) => {
+                    self.state = State::Poisoned;
+                    Err(self.err(offset, WarcFault::DamagedAfter(e)))
+                }
+            },
+            State::Poisoned => Err(self.err(offset, WarcFault::Poisoned)),
         }
     }
 }
@@ -520,7 +512,26 @@ fn padding_then_end(member: &mut impl BufRead) -> io::Result<bool> {
     }
 }
 
-type ReadOne<T> = Option<((WarcHeader, u64, u64), T, bool, u64)>;
+/// One record read by `read_one`: its header, what `f` made of its block, and how it ended.
+struct OneRecord<T> {
+    header: WarcHeader,
+    /// Bytes from the record's start to its block, leading blank lines included.
+    header_len: u64,
+    /// The leading blank lines' bytes.
+    leading_len: u64,
+    value: T,
+    /// The block was followed by exactly CRLF CRLF.
+    trailer_ok: bool,
+    /// Blank lines before the version line.
+    blank: u64,
+}
+
+/// The blank lines before a record's version line: how many, and their bytes.
+#[derive(Default)]
+struct Leading {
+    blank: u64,
+    bytes: u64,
+}
 
 /// Where `read_one` starts: the record's (offset, offset in member) for the head given to the
 /// callback, and with `resync` the bytes it skipped to reach a version line.
@@ -562,54 +573,13 @@ fn plausible_version_line(line: &[u8]) -> bool {
 fn read_one<T, F>(
     r: &mut impl BufRead,
     f: &mut Option<F>,
-    at: Start<'_>,
-) -> Result<ReadOne<T>, WarcFault>
+    mut at: Start<'_>,
+) -> Result<Option<OneRecord<T>>, WarcFault>
 where
     F: FnOnce(&WarcRecordHead, &mut dyn Read) -> io::Result<T>,
 {
-    // Skip blank lines before the version line (tolerated, counted). Their bytes are the
-    // record's (its offset is where they start): `header_len` counts them, so that every
-    // range measured from the record's start lands where it says.
-    let mut blank = 0u64;
-    let mut leading = 0u64;
     let mut line = Vec::new();
-    let mut header_len;
-    // Reading on past junk: a line starts where the last read ended in LF.
-    let mut at_line_start = true;
-    loop {
-        line.clear();
-        let n = read_line(r, &mut line).map_err(WarcFault::ReadHeader)?;
-        if n == 0 {
-            if let Some(s) = at.skipped.as_mut() {
-                s.len += leading;
-            }
-            return Ok(None);
-        }
-        header_len = n as u64;
-        let line_start = std::mem::replace(&mut at_line_start, line.last() == Some(&b'\n'));
-        if line_start && trim_eol(&line).is_empty() {
-            blank += 1;
-            leading += n as u64;
-            continue;
-        }
-        if !at.resync || (line_start && plausible_version_line(&line)) {
-            // Blank lines between junk and the record are the junk's: the record starts at
-            // its version line.
-            if let Some(s) = at.skipped.as_mut() {
-                s.len += leading;
-                (blank, leading) = (0, 0);
-            }
-            break;
-        }
-        // Junk where a record should start: skipped to the next plausible version line, the
-        // blank lines before it counted with it.
-        let s = at.skipped.get_or_insert_with(|| Skipped {
-            len: 0,
-            first_line: preview(&String::from_utf8_lossy(trim_eol(&line))),
-        });
-        s.len += leading + n as u64;
-        (blank, leading) = (0, 0);
-    }
+    let Some(leading) = find_version_line(r, &mut line, &mut at)? else { return Ok(None) };
     let skip = at.skipped.as_ref().map_or(0, |s| s.len);
     let at = at.moved(skip);
     too_long(&line)?;
@@ -618,6 +588,86 @@ where
         return Err(WarcFault::NotVersionLine(preview(&version)));
     }
     let mut header = WarcHeader::new(version);
+    let fields_len = read_fields(r, &mut header, line.len() as u64)?;
+    let Some(len) = header.content_length() else {
+        return Err(WarcFault::NoContentLength);
+    };
+    let header_len = leading.bytes + fields_len;
+    let head = WarcRecordHead {
+        header,
+        offset: at.0,
+        offset_in_member: at.1,
+        header_len,
+        leading_len: leading.bytes,
+    };
+    let mut block = r.take(len);
+    let f = f.take().ok_or(WarcFault::CallbackUsed)?;
+    let value = f(&head, &mut block).map_err(WarcFault::ReadBlock)?;
+    io::copy(&mut block, &mut io::sink()).map_err(WarcFault::ReadBlock)?;
+    if block.limit() > 0 {
+        return Err(WarcFault::BlockTruncated { missing: block.limit() });
+    }
+    let trailer_ok = read_trailer(r)?;
+    let (header, leading_len, blank) = (head.header, head.leading_len, leading.blank);
+    Ok(Some(OneRecord { header, header_len, leading_len, value, trailer_ok, blank }))
+}
+
+/// Reads up to the record's version line (left in `line`), past blank lines (tolerated,
+/// counted) and, with `at.resync`, past junk (its bytes noted in `at.skipped`). `None` at the
+/// end of the input.
+///
+/// The blank lines' bytes are the record's (its offset is where they start): the header's
+/// length counts them, so that every range measured from the record's start lands where it
+/// says. Blank lines between junk and the record are the junk's.
+fn find_version_line(
+    r: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    at: &mut Start<'_>,
+) -> Result<Option<Leading>, WarcFault> {
+    let mut leading = Leading::default();
+    // Reading on past junk: a line starts where the last read ended in LF.
+    let mut at_line_start = true;
+    loop {
+        line.clear();
+        let n = read_line(r, line).map_err(WarcFault::ReadHeader)? as u64;
+        if n == 0 {
+            if let Some(s) = at.skipped.as_mut() {
+                s.len += leading.bytes;
+            }
+            return Ok(None);
+        }
+        let line_start = std::mem::replace(&mut at_line_start, line.last() == Some(&b'\n'));
+        if line_start && trim_eol(line).is_empty() {
+            leading.blank += 1;
+            leading.bytes += n;
+            continue;
+        }
+        if !at.resync || (line_start && plausible_version_line(line)) {
+            if let Some(s) = at.skipped.as_mut() {
+                s.len += leading.bytes;
+                leading = Leading::default();
+            }
+            return Ok(Some(leading));
+        }
+        // Junk where a record should start: skipped to the next plausible version line, the
+        // blank lines before it counted with it.
+        let s = at.skipped.get_or_insert_with(|| Skipped {
+            len: 0,
+            first_line: preview(&String::from_utf8_lossy(trim_eol(line))),
+        });
+        s.len += leading.bytes + n;
+        leading = Leading::default();
+    }
+}
+
+/// Reads the header's fields up to the blank line that ends them, bounded in size and count.
+/// `header_len` is the version line's length; returns the header's length with its fields.
+fn read_fields(
+    r: &mut impl BufRead,
+    header: &mut WarcHeader,
+    mut header_len: u64,
+) -> Result<u64, WarcFault> {
+    let mut line = Vec::new();
     loop {
         line.clear();
         let n = read_line(r, &mut line).map_err(WarcFault::ReadHeader)?;
@@ -631,43 +681,32 @@ where
         }
         let text = trim_eol(&line);
         if text.is_empty() {
-            break;
+            return Ok(header_len);
         }
-        let text = decode_header_text(text);
-        if text.starts_with([' ', '\t']) {
-            if !header.continue_last(text.trim()) {
-                return Err(WarcFault::ContinuationFirst);
-            }
-            continue;
-        }
-        match text.split_once(':') {
-            Some((name, value)) => {
-                header.push_raw(name.trim().to_string(), value.trim().to_string())
-            }
-            None => {
-                return Err(WarcFault::NoColon(preview(&text)));
-            }
-        }
+        push_field(header, &decode_header_text(text))?;
     }
-    let Some(len) = header.content_length() else {
-        return Err(WarcFault::NoContentLength);
-    };
-    let header_len = leading + header_len;
-    let head = WarcRecordHead {
-        header,
-        offset: at.0,
-        offset_in_member: at.1,
-        header_len,
-        leading_len: leading,
-    };
-    let mut block = r.take(len);
-    let f = f.take().ok_or(WarcFault::CallbackUsed)?;
-    let value = f(&head, &mut block).map_err(WarcFault::ReadBlock)?;
-    io::copy(&mut block, &mut io::sink()).map_err(WarcFault::ReadBlock)?;
-    if block.limit() > 0 {
-        return Err(WarcFault::BlockTruncated { missing: block.limit() });
+}
+
+/// Adds one header line: a field, or the continuation of the last one.
+fn push_field(header: &mut WarcHeader, text: &str) -> Result<(), WarcFault> {
+    if text.starts_with([' ', '\t']) {
+        return match header.continue_last(text.trim()) {
+            true => Ok(()),
+            false => Err(WarcFault::ContinuationFirst),
+        };
     }
-    // The closing CRLF CRLF: tolerate LFs and missing bytes, report anything else.
+    match text.split_once(':') {
+        Some((name, value)) => {
+            header.push_raw(name.trim().to_string(), value.trim().to_string());
+            Ok(())
+        }
+        None => Err(WarcFault::NoColon(preview(text))),
+    }
+}
+
+/// Reads the closing CRLF CRLF: LFs and missing bytes are tolerated (false), and anything
+/// else is left for the next record.
+fn read_trailer(r: &mut impl BufRead) -> Result<bool, WarcFault> {
     let mut trailer = Vec::with_capacity(4);
     while trailer.len() < 4 {
         let buf = r.fill_buf().map_err(WarcFault::ReadEnd)?;
@@ -679,8 +718,7 @@ where
             _ => break,
         }
     }
-    let trailer_ok = trailer == b"\r\n\r\n";
-    Ok(Some(((head.header, head.header_len, head.leading_len), value, trailer_ok, blank)))
+    Ok(trailer == b"\r\n\r\n")
 }
 
 fn read_line(r: &mut impl BufRead, out: &mut Vec<u8>) -> io::Result<usize> {

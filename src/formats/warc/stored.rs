@@ -1,13 +1,66 @@
-//! Payloads inside stored WARC records, read in place: a record's offset, its place in its
-//! gzip member, and the decompressor the last read from that member was left in
-//! (`MemberSlot`), so payloads read in file order from a WARC compressed as one gzip stream
-//! cost one pass, not one pass each.
+//! Stored WARC records, read as stored: the one home of decoding a record kept as it was
+//! written (plain, or gzip: [`record_reader`], [`record_head`], [`payload_reader`]).
+//!
+//! Payloads inside stored WARC records are read in place ([`RecordPayload`]): a record's
+//! offset, its place in its gzip member, and the decompressor the last read from that member
+//! was left in (`MemberSlot`), so payloads read in file order from a WARC compressed as one
+//! gzip stream cost one pass, not one pass each.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::{Arc, Mutex};
 
+use flate2::read::MultiGzDecoder;
+
 use crate::formats::segment::FileRange;
+
+/// The bytes of a stored record: as stored, or decompressed (every gzip member in turn; the
+/// decoder boxed, as the copies this replaced boxed their readers).
+pub(crate) enum RecordBytes<R: Read> {
+    Plain(R),
+    Gzip(Box<MultiGzDecoder<R>>),
+}
+
+impl<R: Read> Read for RecordBytes<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            RecordBytes::Plain(r) => r.read(buf),
+            RecordBytes::Gzip(r) => r.read(buf),
+        }
+    }
+}
+
+/// A reader of the record stored in `stored`, decompressed when `gzip`.
+pub(crate) fn record_reader<R: Read>(stored: R, gzip: bool) -> RecordBytes<R> {
+    match gzip {
+        true => RecordBytes::Gzip(Box::new(MultiGzDecoder::new(stored))),
+        false => RecordBytes::Plain(stored),
+    }
+}
+
+/// The first `len` bytes of the record stored in `stored` (fewer when it is shorter).
+pub(crate) fn record_head(stored: impl Read, gzip: bool, len: u64) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    record_reader(stored, gzip).take(len).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// A reader of the `len` bytes at `begin` of the record stored in `stored` (its payload, by
+/// the range a package states); an error when the record ends before `begin`.
+pub(crate) fn payload_reader<R: Read>(
+    stored: R,
+    gzip: bool,
+    begin: u64,
+    len: u64,
+) -> io::Result<io::Take<RecordBytes<R>>> {
+    let mut record = record_reader(stored, gzip);
+    let skipped = io::copy(&mut (&mut record).take(begin), &mut io::sink())?;
+    if skipped < begin {
+        let why = format!("the record ends at {skipped}, before its payload's offset {begin}");
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, why));
+    }
+    Ok(record.take(len))
+}
 
 /// A payload inside a stored WARC record: `len` bytes, `skip` bytes into the record at `at`
 /// (when `gzip`, `in_member` bytes into the decompressed gzip member starting at `at`). The
@@ -191,5 +244,41 @@ impl Drop for MemberReader {
         {
             *kept = Some(c);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gz(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn plain_and_gzip_records_give_the_same_head_and_payload() {
+        let record = b"WARC/1.1\r\nContent-Length: 5\r\n\r\nhello\r\n\r\n";
+        // A record split over two members reads as one.
+        let split = [gz(&record[..10]), gz(&record[10..])].concat();
+        for (stored, gzip) in [(&record[..], false), (&split[..], true)] {
+            assert_eq!(record_head(stored, gzip, 8).unwrap(), b"WARC/1.1");
+            assert_eq!(record_head(stored, gzip, 1000).unwrap(), record);
+            let mut payload = Vec::new();
+            payload_reader(stored, gzip, 31, 5).unwrap().read_to_end(&mut payload).unwrap();
+            assert_eq!(payload, b"hello", "gzip {gzip}");
+        }
+    }
+
+    #[test]
+    fn a_record_ending_before_its_payload_is_an_error() {
+        let record = b"WARC/1.1\r\n";
+        let Err(e) = payload_reader(&record[..], false, 40, 5) else { panic!("read past the end") };
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(e.to_string().contains("ends at 10"), "{e}");
+        let Err(e) = payload_reader(&gz(record)[..], true, 40, 5) else { panic!("gzip") };
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
     }
 }

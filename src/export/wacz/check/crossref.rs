@@ -3,10 +3,10 @@
 //! on disk and the two merged, so memory does not grow with the number of lines.
 
 use super::*;
-use crate::audit::records::{Problem, check_block};
 use crate::formats::digest::LabelledDigest;
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::WarcHeader;
+use crate::formats::warc::check::{BlockProblem, BlockSeverity, check_block};
 use crate::formats::warc::reader::WarcRecordHead;
 use crate::index::digests::DigestKey;
 use crate::index::record::is_indexed;
@@ -109,7 +109,7 @@ impl Check {
             };
             for p in problems {
                 let severity = match p.severity {
-                    crate::mets::validate::Severity::Error => Severity::Error,
+                    BlockSeverity::Error => Severity::Error,
                     _ => Severity::Warning,
                 };
                 self.push(Finding {
@@ -501,7 +501,7 @@ impl Check {
 
 /// What reading one record's block gives: its index entry (or why it has none), and what
 /// its `WARC-Block-Digest` and `WARC-Payload-Digest` say of its bytes.
-type RecordRead = (Result<Option<IndexEntry>, RecordIndexError>, Vec<Problem>);
+type RecordRead = (Result<Option<IndexEntry>, RecordIndexError>, Vec<BlockProblem>);
 
 /// Reads a record's block once, for its index entry and its WARC digests (streamed: nothing
 /// is held but the HTTP header's bytes). The index reads a payload only to compute a digest
@@ -522,8 +522,8 @@ fn read_record(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<Record
     let mut problems = Vec::new();
     if let Some(Err(m)) = digest.map(LabelledDigest::verify) {
         let stated = h.get("WARC-Block-Digest").unwrap_or_default();
-        problems.push(Problem {
-            severity: crate::mets::validate::Severity::Error,
+        problems.push(BlockProblem {
+            severity: BlockSeverity::Error,
             rule: "warc-digest",
             id: String::new(),
             message: format!("WARC-Block-Digest is {stated}; the bytes give {}", m.found),
@@ -533,8 +533,8 @@ fn read_record(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<Record
 }
 
 /// The digest problems among a block's (a WARC-Date webaip cannot state is no WACZ matter).
-fn digest_problems(problems: Vec<Problem>) -> Vec<Problem> {
-    use crate::mets::validate::Severity as S;
+fn digest_problems(problems: Vec<BlockProblem>) -> Vec<BlockProblem> {
+    use BlockSeverity as S;
     problems
         .into_iter()
         .filter(|p| p.rule == "warc-digest" && matches!(p.severity, S::Error | S::Warning))

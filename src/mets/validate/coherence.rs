@@ -37,7 +37,8 @@ pub(super) fn check(cx: &mut RuleContext, x: &Crossrefs) -> Result<(), CrossrefE
         viral_group: &p.file_groups.viral,
     };
     x.forced_outside(&forced, |f| {
-        let (id, group, outcome, viral) = (&f.file_id, &f.group, forced.outcome, forced.viral_group);
+        let (id, group, outcome, viral) =
+            (&f.file_id, &f.group, forced.outcome, forced.viral_group);
         let what =
             format!("{id} is {outcome:?} ({}) but is in group {group:?}, not {viral:?}", f.detail);
         cx.profile_rule("P5.5", "file", f.at, what)
@@ -115,8 +116,7 @@ fn check_related(cx: &mut RuleContext, r: crossrefs::Related) {
     if r.subtype == rels.transformation {
         found.extend(transformed(cx, &r).into_iter().map(|m| ("P5.7", m)));
     }
-    if r.subtype == rels.cleaned && r.target_file.as_ref().is_none_or(|(g, _)| *g != groups.viral)
-    {
+    if r.subtype == rels.cleaned && r.target_file.as_ref().is_none_or(|(g, _)| *g != groups.viral) {
         found.push(("P5.5", format!(
             "bytestream {file_id} is cleaned from {target:?}, which is not a file of group {:?}",
             groups.viral
@@ -164,9 +164,11 @@ mod tests {
 
     #[test]
     fn a_file_disagreeing_with_its_premis_object_breaks_p5_1() {
-        let doc = package("").replace(r#"SIZE="10" CHECKSUM="SUM""#, r#"SIZE="11" CHECKSUM="OTHER""#);
+        let doc =
+            package("").replace(r#"SIZE="10" CHECKSUM="SUM""#, r#"SIZE="11" CHECKSUM="OTHER""#);
         let found = findings_of(&doc);
-        let messages: Vec<_> = rules_of(&found, &["P5.1"]).iter().map(|f| f.message.clone()).collect();
+        let messages: Vec<_> =
+            rules_of(&found, &["P5.1"]).iter().map(|f| f.message.clone()).collect();
         assert_eq!(
             messages,
             [
@@ -191,19 +193,27 @@ mod tests {
 
     #[test]
     fn a_container_without_its_virus_check_event_breaks_p5_5() {
-        let doc = package("").replace("<premis:eventType>virus check<", "<premis:eventType>ingestion<");
+        let doc =
+            package("").replace("<premis:eventType>virus check<", "<premis:eventType>ingestion<");
         let found = findings_of(&doc);
         let p55 = rules_of(&found, &["P5.5"]);
         assert_eq!(p55.len(), 1, "{found:?}");
-        assert_eq!(p55[0].message, "container file-1 has no \"virus check\" event (profile bl-webarchive)");
+        assert_eq!(
+            p55[0].message,
+            "container file-1 has no \"virus check\" event (profile bl-webarchive)"
+        );
     }
 
     #[test]
     fn a_migrated_container_without_its_event_breaks_p5_6() {
         let relation = "<premis:relationship><premis:relationshipType>derivation</premis:relationshipType><premis:relationshipSubType>migration</premis:relationshipSubType><premis:relatedObjectIdentifier><premis:relatedObjectIdentifierValue>arc-1</premis:relatedObjectIdentifierValue></premis:relatedObjectIdentifier></premis:relationship>";
-        let doc = package("").replace("</premis:objectCharacteristics>", &format!("</premis:objectCharacteristics>{relation}"));
+        let doc = package("").replace(
+            "</premis:objectCharacteristics>",
+            &format!("</premis:objectCharacteristics>{relation}"),
+        );
         let found = findings_of(&doc);
-        let messages: Vec<_> = rules_of(&found, &["P5.6"]).iter().map(|f| f.message.clone()).collect();
+        let messages: Vec<_> =
+            rules_of(&found, &["P5.6"]).iter().map(|f| f.message.clone()).collect();
         assert_eq!(
             messages,
             [

@@ -120,7 +120,8 @@ mod tests {
             .replace(r#"MDTYPE="DC""#, r#"MDTYPE="OTHER""#)
             .replace("rights:rights>", "rights:other>");
         let found = findings_of(&doc);
-        let messages: Vec<_> = rules_of(&found, &["P3.1", "P3.2", "P3.3"]).iter().map(|f| f.message.clone()).collect();
+        let messages: Vec<_> =
+            rules_of(&found, &["P3.1", "P3.2", "P3.3"]).iter().map(|f| f.message.clone()).collect();
         assert_eq!(messages.len(), 3, "{found:?}");
         assert_eq!(messages[0], "no MODS dmdSec for the website (profile bl-webarchive)");
         assert_eq!(messages[1], "no Dublin Core dmdSec (profile bl-webarchive)");
@@ -133,17 +134,23 @@ mod tests {
         let found = findings_of(&doc);
         let p33 = rules_of(&found, &["P3.3"]);
         assert_eq!(p33.len(), 1, "{found:?}");
-        assert_eq!(p33[0].message, "access is embargoed but no embargoUntil date is given (profile bl-webarchive)");
+        assert_eq!(
+            p33[0].message,
+            "access is embargoed but no embargoUntil date is given (profile bl-webarchive)"
+        );
         assert_eq!(p33[0].element, "rights");
     }
 
     #[test]
     fn a_capture_date_past_9999_is_no_date() {
-        let doc = package("").replace(">2024-01-01</mods:dateCaptured>", ">+10000-01-01</mods:dateCaptured>");
+        let doc = package("")
+            .replace(">2024-01-01</mods:dateCaptured>", ">+10000-01-01</mods:dateCaptured>");
         let found = findings_of(&doc);
         let dates = rules_of(&found, &["DATE"]);
         assert_eq!(dates.len(), 1, "{found:?}");
-        assert!(dates[0].message.starts_with("the capture date \"+10000-01-01\" is no date WARC or the METS can state"));
+        assert!(dates[0].message.starts_with(
+            "the capture date \"+10000-01-01\" is no date WARC or the METS can state"
+        ));
         // A date in another encoding is not held to W3C-DTF.
         let other = findings_of(&doc.replace(r#"encoding="w3cdtf""#, r#"encoding="marc""#));
         assert!(rules_of(&other, &["DATE"]).is_empty(), "{other:?}");

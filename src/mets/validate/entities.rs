@@ -186,7 +186,9 @@ fn check_target(cx: &mut RuleContext, e: &EntityUrl, fileid: &str, target: &Targ
             );
             return cx.notice("P2.3", "div", at, what);
         }
-        Err(RecordProblem::Fault(why)) => return cx.error("P2.3", "div", at, format!("{div}: {why}")),
+        Err(RecordProblem::Fault(why)) => {
+            return cx.error("P2.3", "div", at, format!("{div}: {why}"));
+        }
     };
     let what = match uri {
         None => format!(

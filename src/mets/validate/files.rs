@@ -245,9 +245,8 @@ fn container_attributes(cx: &mut RuleContext, f: &OpenFile) {
     if container && p.premis_version.starts_with('3') && !f.has("CREATED") {
         missing.push("CREATED");
     }
-    let no_warc = container
-        && p.rules.container_transform_file
-        && !f.transforms.iter().any(|t| t == "WARC");
+    let no_warc =
+        container && p.rules.container_transform_file && !f.transforms.iter().any(|t| t == "WARC");
     // A container without ADMID has no event; one with is checked at the end.
     let no_event = container && p.rules.virus_check_per_container && f.get("ADMID").is_none();
     let term = p.events.virus_check.term.clone();
@@ -288,9 +287,13 @@ mod tests {
     #[test]
     fn byte_ranges_are_checked_in_order_and_length() {
         let records = r#"<mets:file ID="r1" BETYPE="BYTE" BEGIN="9" END="3"><mets:transformFile TRANSFORMALGORITHM="GZIP"/></mets:file><mets:file ID="r2" BETYPE="BYTE" BEGIN="0" END="18446744073709551615"><mets:transformFile TRANSFORMALGORITHM="GZIP"/></mets:file><mets:file ID="r3" BEGIN="0" END="9" SIZE="11"><mets:transformFile TRANSFORMALGORITHM="GZIP"/></mets:file><mets:file ID="r4" BETYPE="BYTE" BEGIN="x"/>"#;
-        let doc = package("").replace(r#"<mets:transformFile TRANSFORMORDER="1""#, &format!("{records}<mets:transformFile TRANSFORMORDER=\"1\""));
+        let doc = package("").replace(
+            r#"<mets:transformFile TRANSFORMORDER="1""#,
+            &format!("{records}<mets:transformFile TRANSFORMORDER=\"1\""),
+        );
         let found = findings_of(&doc);
-        let messages: Vec<_> = rules_of(&found, &["P4.4", "P4.6"]).iter().map(|f| f.message.clone()).collect();
+        let messages: Vec<_> =
+            rules_of(&found, &["P4.4", "P4.6"]).iter().map(|f| f.message.clone()).collect();
         assert_eq!(
             messages,
             [
@@ -306,9 +309,16 @@ mod tests {
 
     #[test]
     fn a_container_lacking_its_attributes_transform_and_event_is_named() {
-        let found = findings_of(&with_file(r#"<mets:file ID="file-1" CHECKSUM="SUM">"#).replace("TRANSFORMALGORITHM=\"WARC\"", "TRANSFORMALGORITHM=\"ZIP\""));
-        let messages: Vec<_> = rules_of(&found, RULES).iter().map(|f| (f.rule.clone(), f.message.clone())).collect();
-        assert!(messages.contains(&("METS-CHECKSUM".into(), "CHECKSUM without CHECKSUMTYPE".into())), "{messages:?}");
+        let found = findings_of(
+            &with_file(r#"<mets:file ID="file-1" CHECKSUM="SUM">"#)
+                .replace("TRANSFORMALGORITHM=\"WARC\"", "TRANSFORMALGORITHM=\"ZIP\""),
+        );
+        let messages: Vec<_> =
+            rules_of(&found, RULES).iter().map(|f| (f.rule.clone(), f.message.clone())).collect();
+        assert!(
+            messages.contains(&("METS-CHECKSUM".into(), "CHECKSUM without CHECKSUMTYPE".into())),
+            "{messages:?}"
+        );
         assert!(messages.contains(&(
             "P4.2".into(),
             "file file-1 lacks MIMETYPE, SIZE, CHECKSUMTYPE, ADMID, CREATED (profile bl-webarchive)".into()
@@ -317,7 +327,11 @@ mod tests {
             "P4.3".into(),
             "container file-1 has no transformFile TRANSFORMALGORITHM=\"WARC\" (profile bl-webarchive)".into()
         )), "{messages:?}");
-        assert!(rules_of(&found, &["P5.5"]).iter().any(|f| f.message.starts_with("container file-1 has no \"virus check\" event")));
+        assert!(
+            rules_of(&found, &["P5.5"])
+                .iter()
+                .any(|f| f.message.starts_with("container file-1 has no \"virus check\" event"))
+        );
     }
 
     #[test]
@@ -327,21 +341,37 @@ mod tests {
             .replace(r#"USE="DigitalManifestation""#, r#"USE="Elsewhere""#);
         let found = findings_of(&doc);
         let p41 = rules_of(&found, &["P4.1"]);
-        assert!(p41[0].message.starts_with("file group USE=\"Elsewhere\"; expected one of DigitalManifestation"), "{found:?}");
+        assert!(
+            p41[0]
+                .message
+                .starts_with("file group USE=\"Elsewhere\"; expected one of DigitalManifestation"),
+            "{found:?}"
+        );
         let p42 = rules_of(&found, &["P4.2"]);
         assert_eq!(p42.len(), 1, "{found:?}");
         assert!(p42[0].message.starts_with("href \"../a.warc.gz\" "), "{found:?}");
-        let url = findings_of(&package("").replace("data/a.warc.gz", "http://example.org/a.warc.gz"));
-        assert!(rules_of(&url, &["P4.2"])[0].message.starts_with("href \"http://example.org/a.warc.gz\" is a URL"));
+        let url =
+            findings_of(&package("").replace("data/a.warc.gz", "http://example.org/a.warc.gz"));
+        assert!(
+            rules_of(&url, &["P4.2"])[0]
+                .message
+                .starts_with("href \"http://example.org/a.warc.gz\" is a URL")
+        );
     }
 
     #[test]
     fn a_bytestream_needs_its_range_size_and_checksum() {
         let nested = r#"<mets:file ID="rec" BETYPE="BYTE" BEGIN="0" END="9"><mets:transformFile TRANSFORMALGORITHM="GZIP"/><mets:file ID="bs" BETYPE="BYTE" BEGIN="1" END="2"/></mets:file>"#;
-        let doc = package("").replace(r#"<mets:transformFile TRANSFORMORDER="1""#, &format!("{nested}<mets:transformFile TRANSFORMORDER=\"1\""));
+        let doc = package("").replace(
+            r#"<mets:transformFile TRANSFORMORDER="1""#,
+            &format!("{nested}<mets:transformFile TRANSFORMORDER=\"1\""),
+        );
         let found = findings_of(&doc);
         let p45 = rules_of(&found, &["P4.5"]);
         assert_eq!(p45.len(), 1, "{found:?}");
-        assert_eq!(p45[0].message, "bytestream bs needs BEGIN/END, SIZE and CHECKSUM (profile bl-webarchive)");
+        assert_eq!(
+            p45[0].message,
+            "bytestream bs needs BEGIN/END, SIZE and CHECKSUM (profile bl-webarchive)"
+        );
     }
 }

@@ -252,8 +252,7 @@ impl PremisSections {
                 (Some(one), 1) => one.clone(),
                 (_, many) => format!("{many} objects"),
             };
-            let message =
-                format!("{what}: virus check outcome {:?}: {}", e.outcome, e.detail);
+            let message = format!("{what}: virus check outcome {:?}: {}", e.outcome, e.detail);
             cx.notice("P5.5", "event", e.at, message);
         }
         check_outcome(cx, &e);
@@ -335,7 +334,12 @@ mod tests {
         assert_eq!(p55[0].message, "obj-1: virus check outcome \"not scanned\": clamd down");
         let odd = findings_of(&package("").replace(">no virus detected<", ">fine<"));
         let p55 = rules_of(&odd, &["P5.5"]);
-        assert!(p55[0].message.starts_with("outcome \"fine\" of \"virus check\"; expected one of \"no virus detected\", "), "{odd:?}");
+        assert!(
+            p55[0].message.starts_with(
+                "outcome \"fine\" of \"virus check\"; expected one of \"no virus detected\", "
+            ),
+            "{odd:?}"
+        );
     }
 
     #[test]
@@ -347,7 +351,12 @@ mod tests {
         let found = findings_of(&doc);
         let p53 = rules_of(&found, &["P5.3"]);
         assert_eq!(p53.len(), 1, "{found:?}");
-        assert!(p53[0].message.starts_with("event \"virus check\" links agent \"agent-2\", which is not described"), "{found:?}");
+        assert!(
+            p53[0].message.starts_with(
+                "event \"virus check\" links agent \"agent-2\", which is not described"
+            ),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -356,6 +365,8 @@ mod tests {
         let found = findings_of(&doc);
         let p5 = rules_of(&found, &["P5"]);
         assert_eq!(p5.len(), 1, "{found:?}");
-        assert!(p5[0].message.starts_with("PREMIS 2 (info:lc/xmlns/premis-v2); expected PREMIS 3.0"));
+        assert!(
+            p5[0].message.starts_with("PREMIS 2 (info:lc/xmlns/premis-v2); expected PREMIS 3.0")
+        );
     }
 }

@@ -135,7 +135,9 @@ mod tests {
 
     #[test]
     fn a_reference_to_the_wrong_kind_or_to_nothing_is_reported() {
-        let doc = package(r#"<mets:dmdSec ID="odd" DMDID="file-1"/><mets:dmdSec ID="odd2" ADMID="nowhere"/>"#);
+        let doc = package(
+            r#"<mets:dmdSec ID="odd" DMDID="file-1"/><mets:dmdSec ID="odd2" ADMID="nowhere"/>"#,
+        );
         let found = findings_of(&doc);
         let wrong = found.iter().find(|f| f.message.starts_with("DMDID \"file-1\"")).unwrap();
         assert_eq!(wrong.rule, "METS-IDREF");
@@ -149,6 +151,9 @@ mod tests {
         let doc = package("").replace(r#"FILEID="file-1""#, r#"FILEID="absent""#);
         let found = findings_of(&doc);
         let f = found.iter().find(|f| f.message.starts_with("FILEID \"absent\"")).unwrap();
-        assert_eq!((f.rule.as_str(), f.message.as_str()), ("P2.3", "FILEID \"absent\" points at no <file>"));
+        assert_eq!(
+            (f.rule.as_str(), f.message.as_str()),
+            ("P2.3", "FILEID \"absent\" points at no <file>")
+        );
     }
 }

@@ -226,12 +226,16 @@ mod tests {
     #[test]
     fn a_valid_document_has_no_structure_finding() {
         let found = findings_of(&package(""));
-        assert!(rules_of(&found, &["P1.2", "P2.1", "P2.2", "P2.5", "METS"]).is_empty(), "{found:?}");
+        assert!(
+            rules_of(&found, &["P1.2", "P2.1", "P2.2", "P2.5", "METS"]).is_empty(),
+            "{found:?}"
+        );
     }
 
     #[test]
     fn a_root_other_than_mets_is_named() {
-        let found = findings_of("<?xml version=\"1.0\"?>\n<mods xmlns=\"http://www.loc.gov/mods/v3\"/>");
+        let found =
+            findings_of("<?xml version=\"1.0\"?>\n<mods xmlns=\"http://www.loc.gov/mods/v3\"/>");
         assert_eq!(found[0].rule, "METS");
         assert_eq!(
             found[0].message,
@@ -252,9 +256,14 @@ mod tests {
     #[test]
     fn divs_too_deep_or_of_a_foreign_type_break_p2_1() {
         let deep = r#"<mets:div TYPE="SOMETHING"><mets:div ID="d3" TYPE="WEBPAGE"/></mets:div>"#;
-        let doc = package("").replace(r#"<mets:fptr FILEID="file-1"/></mets:div></mets:structMap>
-<mets:structMap TYPE="physical">"#, &format!(r#"<mets:fptr FILEID="file-1"/>{deep}</mets:div></mets:structMap>
-<mets:structMap TYPE="physical">"#));
+        let doc = package("").replace(
+            r#"<mets:fptr FILEID="file-1"/></mets:div></mets:structMap>
+<mets:structMap TYPE="physical">"#,
+            &format!(
+                r#"<mets:fptr FILEID="file-1"/>{deep}</mets:div></mets:structMap>
+<mets:structMap TYPE="physical">"#
+            ),
+        );
         let found = findings_of(&doc);
         let p21 = rules_of(&found, &["P2.1"]);
         assert_eq!(p21.len(), 2, "{found:?}");
@@ -268,7 +277,8 @@ mod tests {
             .replace(r#"<mets:metsHdr CREATEDATE="2024-01-01T00:00:00Z"/>"#, "")
             .replace(r#"TYPE="physical""#, r#"TYPE="other""#);
         let found = findings_of(&doc);
-        let messages: Vec<_> = rules_of(&found, &["P1.2", "P2.5"]).iter().map(|f| f.message.clone()).collect();
+        let messages: Vec<_> =
+            rules_of(&found, &["P1.2", "P2.5"]).iter().map(|f| f.message.clone()).collect();
         assert_eq!(
             messages,
             [
@@ -280,10 +290,14 @@ mod tests {
 
     #[test]
     fn a_file_missing_from_the_physical_map_breaks_p2_5() {
-        let doc = package("").replace(r#"<mets:div><mets:fptr FILEID="file-1"/></mets:div>"#, "<mets:div/>");
+        let doc = package("")
+            .replace(r#"<mets:div><mets:fptr FILEID="file-1"/></mets:div>"#, "<mets:div/>");
         let found = findings_of(&doc);
         let p25 = rules_of(&found, &["P2.5"]);
         assert_eq!(p25.len(), 1, "{found:?}");
-        assert_eq!(p25[0].message, "file file-1 is not in the physical structMap (profile bl-webarchive)");
+        assert_eq!(
+            p25[0].message,
+            "file file-1 is not in the physical structMap (profile bl-webarchive)"
+        );
     }
 }

@@ -82,7 +82,7 @@ impl std::fmt::Display for Severity {
 
 /// One thing found wrong (or different).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
+pub struct MetsFinding {
     /// How serious.
     pub severity: Severity,
     /// The rule: a PROFILE.md number (`P4.6`), `XSD`, `XML` or a METS/PREMIS check name.
@@ -99,7 +99,7 @@ pub struct Finding {
 /// PREMIS object (P5.1).
 pub const RULE_DESCRIBED_FIXITY: &str = "P5.1";
 
-impl Finding {
+impl MetsFinding {
     /// True for a disagreement inside the document between two statements of one file's fixity
     /// (its `<file>` attributes and its PREMIS object): the document is invalid, but that says
     /// nothing of the bytes, which an audit checks on their own.
@@ -171,7 +171,7 @@ pub struct ValidationReport {
     /// False when the document could not be read to its end (not well-formed, cut short).
     pub well_formed: bool,
     /// The findings, in document order.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<MetsFinding>,
     /// True when there is no error.
     pub valid: bool,
 }
@@ -329,7 +329,7 @@ impl ProfileChoice {
 }
 
 /// How the document differs from the default profile, as information.
-fn differences_from_default(path: &Path) -> Result<Vec<Finding>, ValidateError> {
+fn differences_from_default(path: &Path) -> Result<Vec<MetsFinding>, ValidateError> {
     let mut compare = Checker::comparing(Profile::default_profile());
     let unreadable = |source| ValidateError::Unreadable { path: path.to_path_buf(), source };
     compare.run(BufReader::with_capacity(256 * 1024, File::open(path).map_err(unreadable)?));
@@ -494,7 +494,7 @@ mod xsd {
 
     use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
 
-    use super::{Finding, SchemaError, Severity};
+    use super::{MetsFinding, SchemaError, Severity};
     use crate::mets::schemas;
 
     /// libxml2 keeps error handlers in global state; one validation at a time.
@@ -506,7 +506,7 @@ mod xsd {
         doc: &Path,
         dir: Option<&Path>,
         bundle: &str,
-    ) -> Result<Vec<Finding>, SchemaError> {
+    ) -> Result<Vec<MetsFinding>, SchemaError> {
         let tmp_root = std::env::temp_dir();
         crate::temporaries::remove_dead(&tmp_root, schemas::SCHEMA_DIR);
         let (tmp, _lock) = crate::temporaries::locked_dir_in(&tmp_root, schemas::SCHEMA_DIR)
@@ -525,7 +525,7 @@ mod xsd {
         Ok(match ctx.validate_file(doc_path) {
             Ok(()) => Vec::new(),
             // libxml2 failed without saying why: never taken for a pass.
-            Err(errs) if errs.is_empty() => vec![Finding {
+            Err(errs) if errs.is_empty() => vec![MetsFinding {
                 severity: Severity::Error,
                 rule: "XSD".into(),
                 line: None,
@@ -534,7 +534,7 @@ mod xsd {
             }],
             Err(errs) => errs
                 .into_iter()
-                .map(|e| Finding {
+                .map(|e| MetsFinding {
                     severity: Severity::Error,
                     rule: "XSD".into(),
                     line: e.line.map(|l| l.max(0) as u64),
@@ -628,7 +628,7 @@ mod xsd {
         _doc: &Path,
         _dir: Option<&Path>,
         _bundle: &str,
-    ) -> Result<Vec<super::Finding>, super::SchemaError> {
+    ) -> Result<Vec<super::MetsFinding>, super::SchemaError> {
         Err(super::SchemaError::NotBuilt)
     }
 }

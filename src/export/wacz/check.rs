@@ -87,7 +87,7 @@ pub enum Severity {
 
 /// One thing wrong, with where it is.
 #[derive(Debug, Clone, Serialize)]
-pub struct Finding {
+pub struct WaczFinding {
     /// Error or warning.
     pub severity: Severity,
     /// The rule (`WACZ-...`, see the module's text).
@@ -104,7 +104,7 @@ pub struct Finding {
     pub message: String,
 }
 
-impl fmt::Display for Finding {
+impl fmt::Display for WaczFinding {
     /// `MEMBER[:LINE][@OFFSET]: error|warning [RULE] message`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.member)?;
@@ -144,7 +144,7 @@ pub struct WaczReport {
     /// Pages checked.
     pub pages: u64,
     /// Every finding, in the order found.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<WaczFinding>,
 }
 
 /// Why a WACZ cannot be checked at all.
@@ -191,7 +191,7 @@ struct Check {
     len: u64,
     members: Vec<Member>,
     by_name: HashMap<String, usize>,
-    findings: Vec<Finding>,
+    findings: Vec<WaczFinding>,
     /// Findings made of each rule and severity, listed or not (past [`MAX_SAME`]).
     made: BTreeMap<(&'static str, SeverityKey), usize>,
     report_counts: (u64, u64, u64),
@@ -262,7 +262,7 @@ fn safe_name(name: &str) -> bool {
 }
 
 /// `f` with its member name and message cut to what a line can show.
-fn clipped(mut f: Finding) -> Finding {
+fn clipped(mut f: WaczFinding) -> WaczFinding {
     if f.member.len() > crate::layout::SHOWN_NAME {
         f.member = crate::layout::clip(&f.member, crate::layout::SHOWN_NAME);
     }
@@ -275,7 +275,7 @@ fn clipped(mut f: Finding) -> Finding {
 impl Check {
     /// Lists `f`, unless [`MAX_SAME`] of its rule and severity are listed already: those
     /// past it are only counted, and summed up in one line at the end.
-    fn push(&mut self, f: Finding) {
+    fn push(&mut self, f: WaczFinding) {
         let made = self.made.entry((f.rule, severity_key(f.severity))).or_default();
         *made += 1;
         if *made <= MAX_SAME {
@@ -284,12 +284,12 @@ impl Check {
     }
 
     /// Lists findings already capped by their maker.
-    fn extend_listed(&mut self, found: impl IntoIterator<Item = Finding>) {
+    fn extend_listed(&mut self, found: impl IntoIterator<Item = WaczFinding>) {
         self.findings.extend(found.into_iter().map(clipped));
     }
 
     fn find(&mut self, severity: Severity, rule: &'static str, member: &str, message: String) {
-        self.push(Finding {
+        self.push(WaczFinding {
             severity,
             rule,
             member: member.to_string(),
@@ -310,7 +310,7 @@ impl Check {
         at: (Option<u64>, Option<u64>),
         m: String,
     ) {
-        self.push(Finding {
+        self.push(WaczFinding {
             severity: Severity::Error,
             rule,
             member: member.to_string(),
@@ -333,7 +333,7 @@ impl Check {
                 Severity::Error => errors += hidden,
                 Severity::Warning => warnings += hidden,
             }
-            self.findings.push(Finding {
+            self.findings.push(WaczFinding {
                 severity,
                 rule,
                 member: String::new(),

@@ -12,8 +12,8 @@ use super::files::FileSection;
 use super::premis::PremisSections;
 use super::rules::RuleContext;
 use super::structure::Structure;
-use super::{Finding, MAX_VALUE, coherence, entities, premis, references};
-use crate::mets::reader::{Element, Event, MetsError, MetsReader, NS_METS, Pos, Refusal};
+use super::{MAX_VALUE, MetsFinding, coherence, entities, premis, references};
+use crate::mets::reader::{Element, Event, MetsError, MetsReader, MetsRefusal, NS_METS, Pos};
 use crate::profile::Profile;
 
 /// The text of the element a rule reads, kept to [`MAX_VALUE`] bytes.
@@ -56,7 +56,7 @@ impl ValueText {
 pub(super) struct PassOutcome {
     /// The profile that applied (the root's `PROFILE` may have named it).
     pub profile: Profile,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<MetsFinding>,
     /// True when that profile's rules are requirements.
     pub required: bool,
     /// The document could not be read to its end.
@@ -134,7 +134,7 @@ impl Checker {
         self.cx.error("XML", "", e.pos(), message);
         // A NUL before the point the parser stopped at is reported too.
         if let Some(nul) = reader.first_nul() {
-            self.cx.error("XML", "", nul, Refusal::Nul.to_string());
+            self.cx.error("XML", "", nul, MetsRefusal::Nul.to_string());
         }
     }
 
@@ -253,7 +253,7 @@ pub(super) mod tests {
     }
 
     /// The findings of the streaming pass and the whole-document rules, in the order found.
-    pub(crate) fn findings_of(doc: &str) -> Vec<Finding> {
+    pub(crate) fn findings_of(doc: &str) -> Vec<MetsFinding> {
         let mut c = Checker::new(None);
         c.run(doc.as_bytes());
         c.finish().unwrap();
@@ -261,7 +261,7 @@ pub(super) mod tests {
     }
 
     /// The findings of these rules.
-    pub(crate) fn rules_of<'a>(found: &'a [Finding], rules: &[&str]) -> Vec<&'a Finding> {
+    pub(crate) fn rules_of<'a>(found: &'a [MetsFinding], rules: &[&str]) -> Vec<&'a MetsFinding> {
         found.iter().filter(|f| rules.contains(&f.rule.as_str())).collect()
     }
 

@@ -3,7 +3,7 @@
 //! WARC can state, and the cross-reference store the families fill while the document streams.
 
 use super::crossrefs::{CrossrefError, Crossrefs};
-use super::{Finding, MAX_DATE_FINDINGS, Severity};
+use super::{MAX_DATE_FINDINGS, MetsFinding, Severity};
 use crate::formats::dates::is_stateable_date;
 use crate::mets::reader::Pos;
 use crate::profile::Profile;
@@ -18,7 +18,7 @@ pub(super) struct RuleContext {
     pub required: bool,
     /// Set when the pass only reports how a document differs from this profile.
     pub comparing: bool,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<MetsFinding>,
     /// Every ID, IDREF, PREMIS object, event and described file, on disk until the document
     /// is read; `Err(None)` once taken, `Err(Some)` when the scratch database could not be made.
     pub xref: Result<Crossrefs, Option<CrossrefError>>,
@@ -77,7 +77,7 @@ impl RuleContext {
     }
 
     fn push(&mut self, severity: Severity, rule: &str, element: &str, at: Pos, message: String) {
-        self.findings.push(Finding {
+        self.findings.push(MetsFinding {
             severity,
             rule: rule.into(),
             line: Some(at.line),
@@ -111,7 +111,7 @@ impl RuleContext {
     /// The dates past the listed ones, in one finding.
     pub fn count_unlisted_dates(&mut self) {
         if self.bad_dates > MAX_DATE_FINDINGS {
-            self.findings.push(Finding {
+            self.findings.push(MetsFinding {
                 severity: Severity::Error,
                 rule: "DATE".into(),
                 line: None,

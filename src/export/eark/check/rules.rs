@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::io::BufReader;
 use std::path::Path;
 
-use super::{Finding, Listed, ListedRules};
+use super::{CsipFinding, Listed, ListedRules};
 use crate::export::eark::{NS_CSIP, PROFILE_SIP, PROFILE_SIP_2_1};
 use crate::layout;
 use crate::mets::reader::{Element, Event, MetsReader, NS_METS, NS_XLINK};
@@ -112,7 +112,7 @@ struct Software {
 pub(super) struct Rules<'a> {
     name: String,
     is_root: bool,
-    out: &'a mut Vec<Finding>,
+    out: &'a mut Vec<CsipFinding>,
     vocab: [HashSet<String>; 4],
     /// Open elements; `None` for those outside the METS namespace.
     stack: Vec<Option<Frame>>,
@@ -157,7 +157,7 @@ pub(super) fn apply(path: &Path, rules: &mut Rules<'_>) -> Result<(), (u64, Stri
 }
 
 impl<'a> Rules<'a> {
-    pub(super) fn new(name: &str, is_root: bool, out: &'a mut Vec<Finding>) -> Self {
+    pub(super) fn new(name: &str, is_root: bool, out: &'a mut Vec<CsipFinding>) -> Self {
         Rules {
             name: name.to_string(),
             is_root,
@@ -184,7 +184,7 @@ impl<'a> Rules<'a> {
     }
 
     fn find(&mut self, line: u64, rule: &str, message: impl Into<String>) {
-        self.out.push(Finding::at(&self.name, line, rule, message));
+        self.out.push(CsipFinding::at(&self.name, line, rule, message));
     }
 
     /// `rule` when `el` (at `path`, `line`) lacks attribute `attr` (or it is empty).

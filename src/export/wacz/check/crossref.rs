@@ -36,8 +36,8 @@ impl Capped {
         self.seen <= MAX_SAME
     }
 
-    fn summary(&self, rule: &'static str, member: &str, what: &str) -> Option<Finding> {
-        (self.seen > MAX_SAME).then(|| Finding {
+    fn summary(&self, rule: &'static str, member: &str, what: &str) -> Option<WaczFinding> {
+        (self.seen > MAX_SAME).then(|| WaczFinding {
             severity: if self.hidden_errors > 0 { Severity::Error } else { Severity::Warning },
             rule,
             member: member.to_string(),
@@ -112,7 +112,7 @@ impl Check {
                     crate::mets::validate::Severity::Error => Severity::Error,
                     _ => Severity::Warning,
                 };
-                self.push(Finding {
+                self.push(WaczFinding {
                     severity,
                     rule: RULE_WARC_DIGEST,
                     member: m.name.clone(),
@@ -171,7 +171,7 @@ impl Check {
             let rest = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
             let mut r = rest.splitn(3, '\t');
             let (member, offset, url) = (r.next(), r.next(), r.next());
-            found.push(Finding {
+            found.push(WaczFinding {
                 severity: Severity::Error,
                 rule: RULE_REVISIT,
                 member: member.unwrap_or_default().to_string(),
@@ -315,7 +315,7 @@ impl Check {
             if let Some((severity, why)) = why
                 && capped.list_as(severity)
             {
-                found.push(Finding {
+                found.push(WaczFinding {
                     severity,
                     rule: RULE_INDEX,
                     member: member.name.clone(),
@@ -629,7 +629,7 @@ struct Derived {
 #[derive(Default)]
 struct Unlisted {
     count: u64,
-    findings: Vec<Finding>,
+    findings: Vec<WaczFinding>,
 }
 
 impl Unlisted {
@@ -642,7 +642,7 @@ impl Unlisted {
         }
         let (file, offset) = d.place.split_once(TAB).unwrap_or((&d.place, ""));
         let url = d.entry.as_ref().map_or("-", |e| e.url.as_str());
-        self.findings.push(Finding {
+        self.findings.push(WaczFinding {
             severity: Severity::Error,
             rule: RULE_INDEX,
             member: format!("archive/{file}"),
@@ -726,7 +726,7 @@ impl Check {
                     if let Some(m) = pages.get(i)
                         && capped.list()
                     {
-                        found.push(Finding {
+                        found.push(WaczFinding {
                             severity: Severity::Error,
                             rule: RULE_PAGES,
                             member: m.name.clone(),

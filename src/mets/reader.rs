@@ -256,26 +256,10 @@ impl<R: BufRead> MetsReader<R> {
                 Ok((_, ev)) => (String::new(), ev),
                 Err(source) => {
                     self.done = true;
-                    let t = &self.reader.get_ref().tally;
-                    if t.too_long {
-                        let pos = Pos { offset: t.mark, line: t.mark_line };
-                        return Err(MetsError::Refused { pos, refusal: MetsRefusal::TooLong });
-                    }
-                    // quick-xml counts offsets without a byte order mark; the counter counts
-                    // every byte. A namespace error leaves quick-xml's error offset stale:
-                    // the event that failed is where it is.
-                    let counter = &self.reader.get_ref().tally;
-                    let bom = counter.pos.saturating_sub(self.reader.buffer_position());
-                    let at = self.reader.error_position().saturating_add(bom);
-                    let at = if at < counter.mark { counter.mark } else { at };
-                    let pos = Pos { offset: at, line: counter.line_at(at) };
-                    return Err(MetsError::Xml { pos, source });
+                    return Err(read_error(&self.reader, source));
                 }
             };
-            let counter = &self.reader.get_ref().tally;
-            let bom = counter.pos.saturating_sub(self.reader.buffer_position());
-            let offset = before.saturating_add(bom).max(counter.mark);
-            let pos = Pos { offset, line: counter.line_at(offset) };
+            let pos = event_pos(&self.reader, before);
             let event = match ev {
                 XmlEvent::Start(e) => {
                     note_root(&mut self.root, &e);
@@ -395,6 +379,29 @@ fn reference(r: &BytesRef<'_>) -> Result<String, MetsRefusal> {
         "apos" => Ok("'".into()),
         _ => Err(MetsRefusal::Entity(name.into_owned())),
     }
+}
+
+/// Where an event read from `before` (quick-xml's position) starts. quick-xml counts offsets
+/// without a byte order mark; the counter counts every byte.
+fn event_pos<R>(reader: &NsReader<Counter<R>>, before: u64) -> Pos {
+    let counter = &reader.get_ref().tally;
+    let bom = counter.pos.saturating_sub(reader.buffer_position());
+    let offset = before.saturating_add(bom).max(counter.mark);
+    Pos { offset, line: counter.line_at(offset) }
+}
+
+/// The error quick-xml stopped with, placed: an event past the bound is refused as too long.
+fn read_error<R>(reader: &NsReader<Counter<R>>, source: quick_xml::Error) -> MetsError {
+    let t = &reader.get_ref().tally;
+    if t.too_long {
+        let pos = Pos { offset: t.mark, line: t.mark_line };
+        return MetsError::Refused { pos, refusal: MetsRefusal::TooLong };
+    }
+    // A namespace error leaves quick-xml's error offset stale: the event that failed is where
+    // it is.
+    let bom = t.pos.saturating_sub(reader.buffer_position());
+    let at = reader.error_position().saturating_add(bom).max(t.mark);
+    MetsError::Xml { pos: Pos { offset: at, line: t.line_at(at) }, source }
 }
 
 /// Passes the document through, counting bytes and lines as quick-xml consumes them and

@@ -41,6 +41,9 @@ use crate::index::cdxj::{IndexEntry, json_string};
 use crate::index::record::{RecordIndexError, entry_of};
 use crate::index::sort::LineSorter;
 
+/// The WACZ's resource list.
+const DATAPACKAGE: &str = "datapackage.json";
+
 /// The ZIP structure: member names, data inside the file, no overlap.
 pub const RULE_ZIP: &str = "WACZ-ZIP";
 /// WARCs and gzip indexes stored, not compressed again.
@@ -456,6 +459,32 @@ impl Check {
     /// `datapackage.json` against the members; the hashes of every member (by its place in
     /// the members: no second copy of the names).
     fn datapackage(&mut self) -> io::Result<Vec<Option<Sha256Sum>>> {
+        let digests = self.member_digests();
+        let Some(dp) = self.json_member(DATAPACKAGE, RULE_DATAPACKAGE) else { return Ok(digests) };
+        if dp.get("profile").and_then(|v| v.as_str()) != Some("data-package") {
+            self.error(RULE_DATAPACKAGE, DATAPACKAGE, "`profile` is not \"data-package\"".into());
+        }
+        if dp.get("wacz_version").and_then(|v| v.as_str()).is_none() {
+            self.error(RULE_DATAPACKAGE, DATAPACKAGE, "`wacz_version` is missing".into());
+        }
+        let Some(resources) = dp.get("resources").and_then(|v| v.as_array()) else {
+            let what = "`resources` is missing or not a list".into();
+            self.error(RULE_DATAPACKAGE, DATAPACKAGE, what);
+            return Ok(digests);
+        };
+        let mut listed = BTreeSet::new();
+        for (i, r) in resources.iter().enumerate() {
+            let path = r.get("path").and_then(|v| v.as_str()).unwrap_or("");
+            listed.insert(path.to_string());
+            self.resource(i, path, r, &digests);
+        }
+        self.unlisted_members(&listed);
+        Ok(digests)
+    }
+
+    /// Every member's SHA-256, read through: a member whose data is not what the central
+    /// directory says (length, CRC-32) is reported.
+    fn member_digests(&mut self) -> Vec<Option<Sha256Sum>> {
         let members = std::mem::take(&mut self.members);
         let mut digests = vec![None; members.len()];
         for (i, m) in members.iter().enumerate() {
@@ -482,57 +511,51 @@ impl Check {
             }
         }
         self.members = members;
-        const DP: &str = "datapackage.json";
-        let Some(dp) = self.json_member(DP, RULE_DATAPACKAGE) else { return Ok(digests) };
-        if dp.get("profile").and_then(|v| v.as_str()) != Some("data-package") {
-            self.error(RULE_DATAPACKAGE, DP, "`profile` is not \"data-package\"".into());
-        }
-        if dp.get("wacz_version").and_then(|v| v.as_str()).is_none() {
-            self.error(RULE_DATAPACKAGE, DP, "`wacz_version` is missing".into());
-        }
-        let Some(resources) = dp.get("resources").and_then(|v| v.as_array()) else {
-            self.error(RULE_DATAPACKAGE, DP, "`resources` is missing or not a list".into());
-            return Ok(digests);
+        digests
+    }
+
+    /// One entry of `resources`: a member, with its size and hash.
+    fn resource(
+        &mut self,
+        i: usize,
+        path: &str,
+        r: &serde_json::Value,
+        digests: &[Option<Sha256Sum>],
+    ) {
+        const DP: &str = DATAPACKAGE;
+        let at = format!("resources[{i}] (`{path}`)");
+        let Some(&idx) = self.by_name.get(path) else {
+            self.error(RULE_DATAPACKAGE, DP, format!("{at}: no such member in the WACZ"));
+            return;
         };
-        let mut listed = BTreeSet::new();
-        for (i, r) in resources.iter().enumerate() {
-            let path = r.get("path").and_then(|v| v.as_str()).unwrap_or("");
-            let at = format!("resources[{i}] (`{path}`)");
-            listed.insert(path.to_string());
-            let Some(&idx) = self.by_name.get(path) else {
-                self.error(RULE_DATAPACKAGE, DP, format!("{at}: no such member in the WACZ"));
-                continue;
-            };
-            let size = self.members[idx].size;
-            match r.get("bytes").and_then(|v| v.as_u64()) {
-                Some(b) if b == size => {}
-                Some(b) => self.error(
-                    RULE_DATAPACKAGE,
-                    DP,
-                    format!("{at}: bytes {b}, the member has {size}"),
-                ),
-                None => self.error(RULE_DATAPACKAGE, DP, format!("{at}: `bytes` is missing")),
+        let size = self.members[idx].size;
+        match r.get("bytes").and_then(|v| v.as_u64()) {
+            Some(b) if b == size => {}
+            Some(b) => {
+                self.error(RULE_DATAPACKAGE, DP, format!("{at}: bytes {b}, the member has {size}"))
             }
-            let want = r.get("hash").and_then(|v| v.as_str()).unwrap_or("");
-            match digests.get(idx).copied().flatten().map(|h| sha256_text(&h)) {
-                Some(have) if have.eq_ignore_ascii_case(want) => {}
-                Some(have) => {
-                    let msg = format!("{at}: hash {want:?}, the member's is {have}");
-                    self.error(RULE_DATAPACKAGE, DP, msg);
-                }
-                None => {}
-            }
+            None => self.error(RULE_DATAPACKAGE, DP, format!("{at}: `bytes` is missing")),
         }
+        let want = r.get("hash").and_then(|v| v.as_str()).unwrap_or("");
+        if let Some(have) = digests.get(idx).copied().flatten().map(|h| sha256_text(&h))
+            && !have.eq_ignore_ascii_case(want)
+        {
+            let msg = format!("{at}: hash {want:?}, the member's is {have}");
+            self.error(RULE_DATAPACKAGE, DP, msg);
+        }
+    }
+
+    /// Members (other than the two descriptors and folders) `resources` does not list.
+    fn unlisted_members(&mut self, listed: &BTreeSet<String>) {
         let members = std::mem::take(&mut self.members);
         for m in &members {
-            let own = m.name == DP || m.name == "datapackage-digest.json";
+            let own = m.name == DATAPACKAGE || m.name == "datapackage-digest.json";
             if !own && !m.name.ends_with('/') && !listed.contains(&m.name) {
                 let msg = "member is not listed in datapackage.json's resources".into();
                 self.error(RULE_DATAPACKAGE, &m.name, msg);
             }
         }
         self.members = members;
-        Ok(digests)
     }
 
     /// `datapackage-digest.json`: names `datapackage.json` and holds its hash.

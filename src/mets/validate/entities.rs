@@ -485,3 +485,42 @@ fn end_file(open: &mut Vec<OpenFile>, wanted: &HashSet<&str>, out: &mut HashMap<
     }
     open.pop();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"<?xml version="1.0"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:mods="http://www.loc.gov/mods/v3" xmlns:xlink="http://www.w3.org/1999/xlink">
+<mets:dmdSec ID="d1"><mets:mdWrap MDTYPE="MODS"><mets:xmlData><mods:mods>
+<mods:relatedItem><mods:location><mods:url usage="primary">http://host.example/</mods:url></mods:location></mods:relatedItem>
+<mods:location><mods:url>http://first.example/</mods:url><mods:url usage="primary">http://page.example/</mods:url></mods:location>
+</mods:mods></mets:xmlData></mets:mdWrap></mets:dmdSec>
+<mets:dmdSec ID="d2"><mets:mdWrap MDTYPE="DC"/></mets:dmdSec>
+<mets:fileSec><mets:fileGrp USE="DigitalManifestation">
+<mets:file ID="c1"><mets:FLocat xlink:href="content/a.warc.gz"/>
+<mets:file ID="r1" BEGIN="10" END="99"><mets:transformFile TRANSFORMALGORITHM="GZIP"/>
+<mets:file ID="b1" BEGIN="5" END="9"/></mets:file></mets:file>
+</mets:fileGrp></mets:fileSec>
+<mets:structMap TYPE="logical"><mets:div/></mets:structMap>
+<mets:dmdSec ID="late"/>
+</mets:mets>"#;
+
+    #[test]
+    fn the_second_pass_keeps_the_primary_url_and_the_record_behind_a_bytestream() {
+        let dmd: HashSet<&str> = ["d1", "d2", "late"].into();
+        let files: HashSet<&str> = ["c1", "b1"].into();
+        let c = collect(DOC.as_bytes(), &dmd, &files);
+        let d1 = &c.dmd["d1"];
+        assert_eq!(d1.mdtype.as_deref(), Some("MODS"));
+        // The related item's URL is the host's, not the page's; the primary one wins.
+        assert_eq!(d1.url.as_deref(), Some("http://page.example/"));
+        assert_eq!(c.dmd["d2"].mdtype.as_deref(), Some("DC"));
+        // Reading stops at the structMap.
+        assert!(!c.dmd.contains_key("late"));
+        assert!(matches!(c.files["c1"], Target::TopLevel));
+        let Target::Record(r) = &c.files["b1"] else { panic!("{:?}", c.files["b1"]) };
+        assert_eq!(r.href.as_deref(), Some("content/a.warc.gz"));
+        assert_eq!((r.record.as_str(), r.begin, r.end, r.gzip), ("r1", Some(10), Some(99), true));
+    }
+}

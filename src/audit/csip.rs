@@ -60,7 +60,7 @@ pub(crate) fn check(
     );
     let (about_bytes, described): (Vec<_>, Vec<_>) =
         report.findings.into_iter().partition(|f| f.about_bytes);
-    let audit_finding = |severity, f: crate::export::eark::check::Finding| AuditFinding {
+    let audit_finding = |severity, f: crate::export::eark::check::CsipFinding| AuditFinding {
         severity,
         rule: f.rule,
         file: f.path,

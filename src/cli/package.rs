@@ -607,8 +607,8 @@ fn print_crawl_log(c: &CrawlLogComparison) {
 
 /// The webpages and associated objects described, one line each.
 fn print_entities(r: &webaip::pages::EntitiesReport) {
+    use webaip::model::TitleSource;
     use webaip::model::{EntityOrigin, PageKind};
-    use webaip::pages::TitleSource;
     for e in &r.described {
         let kind = match e.kind {
             PageKind::Webpage => "webpage",

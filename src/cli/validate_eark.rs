@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use webaip::export::eark::check::{CheckReport, Finding, check_package, package_around};
+use webaip::export::eark::check::{CheckReport, CsipFinding, check_package, package_around};
 
 /// Checks one E-ARK package (folder or `.zip`; its root `METS.xml` stands for its folder);
 /// returns the exit status (0 valid, 1 a MUST rule broken, 2 unreadable). SHOULD and MAY rules
@@ -46,7 +46,7 @@ pub fn run(given: &Path, json: bool) -> anyhow::Result<i32> {
     Ok(status)
 }
 
-fn print_finding(package: &Path, f: &Finding, level: &str) {
+fn print_finding(package: &Path, f: &CsipFinding, level: &str) {
     let path = package.join(&f.path);
     println!("{}:{}: {level} [{}] {}", path.display(), f.line, f.rule, f.message);
 }

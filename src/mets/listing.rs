@@ -355,65 +355,65 @@ impl State {
             }
             (NS_METS, "amdSec") => self.amd = None,
             (NS_METS, "techMD" | "digiprovMD") => self.md = None,
-            (ns, "size") if premis(ns) => {
-                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
-                    o.size = o.size.or(v.trim().parse().ok());
+            (ns, "object") if premis(ns) => self.end_object(),
+            (ns, "significantPropertiesType" | "significantPropertiesValue") if premis(ns) => {
+                if let (Some(p), Some(t)) = (self.property.as_mut(), self.text.take()) {
+                    let part = if local.ends_with("Type") { &mut p.0 } else { &mut p.1 };
+                    *part = t.trim().to_string();
                 }
             }
+            (ns, "significantProperties") if premis(ns) => self.end_property(),
+            (ns, _) if premis(ns) => self.end_object_value(local),
+            _ => {}
+        }
+    }
+
+    /// A fact of the PREMIS object being read: its size, fixity or identifier.
+    fn end_object_value(&mut self, local: &str) {
+        if !matches!(
+            local,
+            "size" | "messageDigestAlgorithm" | "messageDigest" | "objectIdentifierValue"
+        ) {
+            return;
+        }
+        let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) else { return };
+        match local {
+            "size" => o.size = o.size.or(v.trim().parse().ok()),
             // The algorithm comes before its digest in both PREMIS versions: the pair is the
             // first fixity's, unless a later algorithm arrives before the first digest.
-            (ns, "messageDigestAlgorithm") if premis(ns) => {
-                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take())
-                    && o.digest.is_none()
-                {
-                    o.algorithm = Some(v.trim().to_string());
-                }
+            "messageDigestAlgorithm" if o.digest.is_none() => {
+                o.algorithm = Some(v.trim().to_string())
             }
-            (ns, "messageDigest") if premis(ns) => {
-                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
-                    o.digest = o.digest.take().or(Some(v.trim().to_ascii_lowercase()));
-                }
+            "messageDigestAlgorithm" => {}
+            "messageDigest" => o.digest = o.digest.take().or(Some(v.trim().to_ascii_lowercase())),
+            _ => o.id = o.id.take().or(Some(v.trim().to_string())),
+        }
+    }
+
+    /// A PREMIS object is listed (unless a bitstream), and kept for the sections holding it.
+    fn end_object(&mut self) {
+        let Some(o) = self.object.take() else { return };
+        if let (Some(id), Some(digest), false) = (&o.id, &o.digest, o.bitstream) {
+            self.listing.objects.push(ListedObject {
+                id: id.clone(),
+                digest: digest.clone(),
+                algorithm: o.algorithm.clone(),
+            });
+        }
+        for id in [&self.amd, &self.md].into_iter().flatten() {
+            self.fixity.entry(id.clone()).or_insert_with(|| o.clone());
+        }
+    }
+
+    /// The number of WARC records a significant property states, for the sections holding it.
+    fn end_property(&mut self) {
+        if let Some((kind, value)) = self.property.take()
+            && kind == SIGNIFICANT_WARC_RECORDS
+            && let Ok(n) = value.parse::<u64>()
+        {
+            for id in [&self.amd, &self.md].into_iter().flatten() {
+                self.stated.insert(id.clone(), n);
             }
-            (ns, "objectIdentifierValue") if premis(ns) => {
-                if let (Some(o), Some(v)) = (self.object.as_mut(), self.value.take()) {
-                    o.id = o.id.take().or(Some(v.trim().to_string()));
-                }
-            }
-            (ns, "object") if premis(ns) => {
-                if let Some(o) = self.object.take() {
-                    if let (Some(id), Some(digest), false) = (&o.id, &o.digest, o.bitstream) {
-                        self.listing.objects.push(ListedObject {
-                            id: id.clone(),
-                            digest: digest.clone(),
-                            algorithm: o.algorithm.clone(),
-                        });
-                    }
-                    for id in [&self.amd, &self.md].into_iter().flatten() {
-                        self.fixity.entry(id.clone()).or_insert_with(|| o.clone());
-                    }
-                }
-            }
-            (ns, "significantPropertiesType") if premis(ns) => {
-                if let (Some(p), Some(t)) = (self.property.as_mut(), self.text.take()) {
-                    p.0 = t.trim().to_string();
-                }
-            }
-            (ns, "significantPropertiesValue") if premis(ns) => {
-                if let (Some(p), Some(t)) = (self.property.as_mut(), self.text.take()) {
-                    p.1 = t.trim().to_string();
-                }
-            }
-            (ns, "significantProperties") if premis(ns) => {
-                if let Some((kind, value)) = self.property.take()
-                    && kind == SIGNIFICANT_WARC_RECORDS
-                    && let Ok(n) = value.parse::<u64>()
-                {
-                    for id in [&self.amd, &self.md].into_iter().flatten() {
-                        self.stated.insert(id.clone(), n);
-                    }
-                }
-            }
-            _ => {}
         }
     }
 

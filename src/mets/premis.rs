@@ -13,22 +13,67 @@ pub(crate) fn write_object_md<W: Write>(
     md_id: &str,
     o: &PremisObject,
 ) -> io::Result<()> {
-    x.start("mets:techMD", &[("ID", md_id)])?;
-    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:OBJECT")])?;
-    x.start("mets:xmlData", &[])?;
+    open_md(x, "mets:techMD", md_id, "PREMIS:OBJECT")?;
     write_object(x, o)?;
+    close_md(x, "mets:techMD")
+}
+
+/// A METS metadata section (`mets:techMD`, `mets:digiprovMD`) and its wrap, opened.
+fn open_md<W: Write>(x: &mut XmlOut<W>, section: &str, id: &str, mdtype: &str) -> io::Result<()> {
+    x.start(section, &[("ID", id)])?;
+    x.start("mets:mdWrap", &[("MDTYPE", mdtype)])?;
+    x.start("mets:xmlData", &[])
+}
+
+fn close_md<W: Write>(x: &mut XmlOut<W>, section: &str) -> io::Result<()> {
     x.end("mets:xmlData")?;
     x.end("mets:mdWrap")?;
-    x.end("mets:techMD")
+    x.end(section)
+}
+
+/// An identifier element (`premis:objectIdentifier`...) with its type and value, the
+/// children named after it.
+fn write_identifier<W: Write>(
+    x: &mut XmlOut<W>,
+    element: &str,
+    id_type: &str,
+    value: &str,
+) -> io::Result<()> {
+    x.start(element, &[])?;
+    x.text(&format!("{element}Type"), &[], id_type)?;
+    x.text(&format!("{element}Value"), &[], value)?;
+    x.end(element)
+}
+
+/// A relationship to the object `related` (type, value), and the event behind it if any.
+fn write_relationship<W: Write>(
+    x: &mut XmlOut<W>,
+    kind: &str,
+    subtype: &str,
+    (related_type, related): (&str, &str),
+    event: Option<&str>,
+) -> io::Result<()> {
+    x.start("premis:relationship", &[])?;
+    x.text("premis:relationshipType", &[], kind)?;
+    x.text("premis:relationshipSubType", &[], subtype)?;
+    write_identifier(x, "premis:relatedObjectIdentifier", related_type, related)?;
+    if let Some(e) = event {
+        write_identifier(x, "premis:relatedEventIdentifier", "UUID", e)?;
+    }
+    x.end("premis:relationship")
+}
+
+fn write_linking_events<W: Write>(x: &mut XmlOut<W>, events: &[impl AsRef<str>]) -> io::Result<()> {
+    for e in events {
+        write_identifier(x, "premis:linkingEventIdentifier", "UUID", e.as_ref())?;
+    }
+    Ok(())
 }
 
 /// A `premis:object` of type file.
 pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io::Result<()> {
     x.start("premis:object", &[("xsi:type", "premis:file"), ("version", "3.0")])?;
-    x.start("premis:objectIdentifier", &[])?;
-    x.text("premis:objectIdentifierType", &[], &o.id_type)?;
-    x.text("premis:objectIdentifierValue", &[], &o.id)?;
-    x.end("premis:objectIdentifier")?;
+    write_identifier(x, "premis:objectIdentifier", &o.id_type, &o.id)?;
     for (kind, value) in &o.significant_properties {
         x.start("premis:significantProperties", &[])?;
         x.text("premis:significantPropertiesType", &[], kind)?;
@@ -51,27 +96,11 @@ pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io:
         x.text("premis:originalName", &[], n)?;
     }
     for r in &o.relationships {
-        x.start("premis:relationship", &[])?;
-        x.text("premis:relationshipType", &[], &r.relationship_type)?;
-        x.text("premis:relationshipSubType", &[], &r.subtype)?;
-        x.start("premis:relatedObjectIdentifier", &[])?;
-        x.text("premis:relatedObjectIdentifierType", &[], &r.related_object.0)?;
-        x.text("premis:relatedObjectIdentifierValue", &[], &r.related_object.1)?;
-        x.end("premis:relatedObjectIdentifier")?;
-        if let Some(e) = &r.related_event {
-            x.start("premis:relatedEventIdentifier", &[])?;
-            x.text("premis:relatedEventIdentifierType", &[], "UUID")?;
-            x.text("premis:relatedEventIdentifierValue", &[], e)?;
-            x.end("premis:relatedEventIdentifier")?;
-        }
-        x.end("premis:relationship")?;
+        let related = (r.related_object.0.as_str(), r.related_object.1.as_str());
+        let event = r.related_event.as_deref();
+        write_relationship(x, &r.relationship_type, &r.subtype, related, event)?;
     }
-    for e in &o.events {
-        x.start("premis:linkingEventIdentifier", &[])?;
-        x.text("premis:linkingEventIdentifierType", &[], "UUID")?;
-        x.text("premis:linkingEventIdentifierValue", &[], e)?;
-        x.end("premis:linkingEventIdentifier")?;
-    }
+    write_linking_events(x, &o.events)?;
     x.end("premis:object")
 }
 
@@ -87,19 +116,14 @@ pub(crate) fn write_referenced_md<W: Write>(
     p: &ReferencedPayload,
     revisit_id: &str,
 ) -> io::Result<()> {
-    x.start("mets:techMD", &[("ID", md_id)])?;
-    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:OBJECT")])?;
-    x.start("mets:xmlData", &[])?;
+    open_md(x, "mets:techMD", md_id, "PREMIS:OBJECT")?;
     x.start("premis:object", &[("xsi:type", "premis:bitstream"), ("version", "3.0")])?;
     let (id_type, id) = match &p.record_id {
         // Without its angle brackets, as `OWNERID` and every record identifier here.
         Some(id) => ("WARC-Record-ID", id.trim_start_matches('<').trim_end_matches('>').into()),
         None => ("WARC-Target-URI WARC-Date", format!("{} {}", p.uri, p.date)),
     };
-    x.start("premis:objectIdentifier", &[])?;
-    x.text("premis:objectIdentifierType", &[], id_type)?;
-    x.text("premis:objectIdentifierValue", &[], &id)?;
-    x.end("premis:objectIdentifier")?;
+    write_identifier(x, "premis:objectIdentifier", id_type, &id)?;
     x.start("premis:objectCharacteristics", &[])?;
     x.start("premis:fixity", &[])?;
     x.text("premis:messageDigestAlgorithm", &[], "SHA-1")?;
@@ -110,45 +134,41 @@ pub(crate) fn write_referenced_md<W: Write>(
     let declared = Format { name: p.mime.clone(), version: None, pronom: None };
     write_format(x, &declared, &["declared by the harvest".into()])?;
     x.end("premis:objectCharacteristics")?;
-    let mut location = |kind: &str, value: &str| -> io::Result<()> {
-        x.start("premis:storage", &[])?;
-        x.start("premis:contentLocation", &[])?;
-        x.text("premis:contentLocationType", &[], kind)?;
-        x.text("premis:contentLocationValue", &[], value)?;
-        x.end("premis:contentLocation")?;
-        x.end("premis:storage")
-    };
+    write_referenced_storage(x, p)?;
+    if let Some(objid) = &p.package {
+        write_relationship(x, "structural", "is included in", ("OBJID", objid), None)?;
+    }
+    let revisit = ("WARC-Record-ID", revisit_id);
+    write_relationship(x, "dependency", "is required by", revisit, None)?;
+    x.end("premis:object")?;
+    close_md(x, "mets:techMD")
+}
+
+/// Where a referenced payload lives: its container (and the original record's range in it),
+/// then the payload's range in the decompressed record.
+fn write_referenced_storage<W: Write>(x: &mut XmlOut<W>, p: &ReferencedPayload) -> io::Result<()> {
     match &p.member {
-        Some(m) => location(
+        Some(m) => write_storage(
+            x,
             "record in container",
             &format!("{} BEGIN={} END={}", p.container, m.begin, m.end_inclusive()),
         )?,
-        None => location("container", &p.container)?,
+        None => write_storage(x, "container", &p.container)?,
     }
     if let Some(r) = &p.payload {
-        location(
-            "payload in decompressed record",
-            &format!("BEGIN={} END={}", r.begin, r.end_inclusive()),
-        )?;
+        let range = format!("BEGIN={} END={}", r.begin, r.end_inclusive());
+        write_storage(x, "payload in decompressed record", &range)?;
     }
-    let mut relationship = |kind: &str, sub: &str, related: (&str, &str)| -> io::Result<()> {
-        x.start("premis:relationship", &[])?;
-        x.text("premis:relationshipType", &[], kind)?;
-        x.text("premis:relationshipSubType", &[], sub)?;
-        x.start("premis:relatedObjectIdentifier", &[])?;
-        x.text("premis:relatedObjectIdentifierType", &[], related.0)?;
-        x.text("premis:relatedObjectIdentifierValue", &[], related.1)?;
-        x.end("premis:relatedObjectIdentifier")?;
-        x.end("premis:relationship")
-    };
-    if let Some(objid) = &p.package {
-        relationship("structural", "is included in", ("OBJID", objid))?;
-    }
-    relationship("dependency", "is required by", ("WARC-Record-ID", revisit_id))?;
-    x.end("premis:object")?;
-    x.end("mets:xmlData")?;
-    x.end("mets:mdWrap")?;
-    x.end("mets:techMD")
+    Ok(())
+}
+
+fn write_storage<W: Write>(x: &mut XmlOut<W>, kind: &str, value: &str) -> io::Result<()> {
+    x.start("premis:storage", &[])?;
+    x.start("premis:contentLocation", &[])?;
+    x.text("premis:contentLocationType", &[], kind)?;
+    x.text("premis:contentLocationValue", &[], value)?;
+    x.end("premis:contentLocation")?;
+    x.end("premis:storage")
 }
 
 /// `<mets:techMD ID=..>` holding a PREMIS representation object: a package as a whole (an
@@ -160,34 +180,15 @@ pub(crate) fn write_representation_md<W: Write>(
     source: Option<(&str, &str)>,
     events: &[&str],
 ) -> io::Result<()> {
-    x.start("mets:techMD", &[("ID", md_id)])?;
-    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:OBJECT")])?;
-    x.start("mets:xmlData", &[])?;
+    open_md(x, "mets:techMD", md_id, "PREMIS:OBJECT")?;
     x.start("premis:object", &[("xsi:type", "premis:representation"), ("version", "3.0")])?;
-    x.start("premis:objectIdentifier", &[])?;
-    x.text("premis:objectIdentifierType", &[], id_type)?;
-    x.text("premis:objectIdentifierValue", &[], id)?;
-    x.end("premis:objectIdentifier")?;
-    if let Some((t, v)) = source {
-        x.start("premis:relationship", &[])?;
-        x.text("premis:relationshipType", &[], "derivation")?;
-        x.text("premis:relationshipSubType", &[], "has source")?;
-        x.start("premis:relatedObjectIdentifier", &[])?;
-        x.text("premis:relatedObjectIdentifierType", &[], t)?;
-        x.text("premis:relatedObjectIdentifierValue", &[], v)?;
-        x.end("premis:relatedObjectIdentifier")?;
-        x.end("premis:relationship")?;
+    write_identifier(x, "premis:objectIdentifier", id_type, id)?;
+    if let Some(source) = source {
+        write_relationship(x, "derivation", "has source", source, None)?;
     }
-    for e in events {
-        x.start("premis:linkingEventIdentifier", &[])?;
-        x.text("premis:linkingEventIdentifierType", &[], "UUID")?;
-        x.text("premis:linkingEventIdentifierValue", &[], e)?;
-        x.end("premis:linkingEventIdentifier")?;
-    }
+    write_linking_events(x, events)?;
     x.end("premis:object")?;
-    x.end("mets:xmlData")?;
-    x.end("mets:mdWrap")?;
-    x.end("mets:techMD")
+    close_md(x, "mets:techMD")
 }
 
 /// One `premis:format`: its designation, its PRONOM key when it has one, and notes.
@@ -249,14 +250,9 @@ pub(crate) fn write_event_md<W: Write>(
     md_id: &str,
     e: &Event,
 ) -> io::Result<()> {
-    x.start("mets:digiprovMD", &[("ID", md_id)])?;
-    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:EVENT")])?;
-    x.start("mets:xmlData", &[])?;
+    open_md(x, "mets:digiprovMD", md_id, "PREMIS:EVENT")?;
     x.start("premis:event", &[("version", "3.0")])?;
-    x.start("premis:eventIdentifier", &[])?;
-    x.text("premis:eventIdentifierType", &[], "UUID")?;
-    x.text("premis:eventIdentifierValue", &[], &e.id)?;
-    x.end("premis:eventIdentifier")?;
+    write_identifier(x, "premis:eventIdentifier", "UUID", &e.id)?;
     match &e.event_type_uri {
         Some(uri) if !uri.is_empty() => x.text(
             "premis:eventType",
@@ -284,23 +280,29 @@ pub(crate) fn write_event_md<W: Write>(
     }
     x.end("premis:eventOutcomeInformation")?;
     for (t, v, role) in &e.agents {
-        x.start("premis:linkingAgentIdentifier", &[])?;
-        x.text("premis:linkingAgentIdentifierType", &[], t)?;
-        x.text("premis:linkingAgentIdentifierValue", &[], v)?;
-        x.text("premis:linkingAgentRole", &[], role)?;
-        x.end("premis:linkingAgentIdentifier")?;
+        write_link(x, "premis:linkingAgent", (t.as_str(), v.as_str()), role)?;
     }
     for (t, v, role) in &e.objects {
-        x.start("premis:linkingObjectIdentifier", &[])?;
-        x.text("premis:linkingObjectIdentifierType", &[], t)?;
-        x.text("premis:linkingObjectIdentifierValue", &[], v)?;
-        x.text("premis:linkingObjectRole", &[], role)?;
-        x.end("premis:linkingObjectIdentifier")?;
+        write_link(x, "premis:linkingObject", (t.as_str(), v.as_str()), role)?;
     }
     x.end("premis:event")?;
-    x.end("mets:xmlData")?;
-    x.end("mets:mdWrap")?;
-    x.end("mets:digiprovMD")
+    close_md(x, "mets:digiprovMD")
+}
+
+/// An event's link to an agent or object (`premis:linkingAgent`, `premis:linkingObject`):
+/// its identifier and its role.
+fn write_link<W: Write>(
+    x: &mut XmlOut<W>,
+    link: &str,
+    (id_type, id): (&str, &str),
+    role: &str,
+) -> io::Result<()> {
+    let element = format!("{link}Identifier");
+    x.start(&element, &[])?;
+    x.text(&format!("{element}Type"), &[], id_type)?;
+    x.text(&format!("{element}Value"), &[], id)?;
+    x.text(&format!("{link}Role"), &[], role)?;
+    x.end(&element)
 }
 
 /// `<mets:digiprovMD ID=..>` holding a PREMIS agent.
@@ -309,14 +311,9 @@ pub(crate) fn write_agent_md<W: Write>(
     md_id: &str,
     a: &Agent,
 ) -> io::Result<()> {
-    x.start("mets:digiprovMD", &[("ID", md_id)])?;
-    x.start("mets:mdWrap", &[("MDTYPE", "PREMIS:AGENT")])?;
-    x.start("mets:xmlData", &[])?;
+    open_md(x, "mets:digiprovMD", md_id, "PREMIS:AGENT")?;
     x.start("premis:agent", &[("version", "3.0")])?;
-    x.start("premis:agentIdentifier", &[])?;
-    x.text("premis:agentIdentifierType", &[], &a.id_type)?;
-    x.text("premis:agentIdentifierValue", &[], &a.id)?;
-    x.end("premis:agentIdentifier")?;
+    write_identifier(x, "premis:agentIdentifier", &a.id_type, &a.id)?;
     x.text("premis:agentName", &[], &a.name)?;
     x.text("premis:agentType", &[], &a.agent_type)?;
     if let Some(v) = &a.version {
@@ -326,7 +323,95 @@ pub(crate) fn write_agent_md<W: Write>(
         x.text("premis:agentNote", &[], n)?;
     }
     x.end("premis:agent")?;
-    x.end("mets:xmlData")?;
-    x.end("mets:mdWrap")?;
-    x.end("mets:digiprovMD")
+    close_md(x, "mets:digiprovMD")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ByteRange;
+
+    /// The output as one line: each element's indentation and line end removed.
+    fn compact(x: XmlOut<Vec<u8>>) -> String {
+        String::from_utf8(x.into_inner()).unwrap().lines().map(str::trim).collect()
+    }
+
+    /// True when `parts` occur in `text` in this order.
+    fn in_order(text: &str, parts: &[&str]) -> bool {
+        let mut from = 0;
+        parts.iter().all(|p| match text[from..].find(p) {
+            Some(i) => {
+                from += i + p.len();
+                true
+            }
+            None => false,
+        })
+    }
+
+    #[test]
+    fn a_referenced_payload_says_where_it_lives_and_what_needs_it() {
+        let p = ReferencedPayload {
+            package: Some("pkg-0".into()),
+            container: "content/a.warc.gz".into(),
+            record_id: Some("<urn:uuid:1>".into()),
+            uri: "http://e.example/".into(),
+            date: "2024-01-01T00:00:00Z".into(),
+            member: Some(ByteRange { begin: 100, len: 50 }),
+            payload: Some(ByteRange { begin: 10, len: 5 }),
+            sha1: "abc".into(),
+            len: 5,
+            mime: "text/html".into(),
+        };
+        let mut x = XmlOut::new(Vec::new(), 0);
+        write_referenced_md(&mut x, "tech-9", &p, "urn:uuid:2").unwrap();
+        let out = compact(x);
+        assert!(out.starts_with(r#"<mets:techMD ID="tech-9"><mets:mdWrap MDTYPE="PREMIS:OBJECT"><mets:xmlData><premis:object xsi:type="premis:bitstream" version="3.0"><premis:objectIdentifier><premis:objectIdentifierType>WARC-Record-ID</premis:objectIdentifierType><premis:objectIdentifierValue>urn:uuid:1</premis:objectIdentifierValue></premis:objectIdentifier>"#), "{out}");
+        assert!(
+            in_order(
+                &out,
+                &[
+                    "<premis:contentLocationType>record in container</premis:contentLocationType><premis:contentLocationValue>content/a.warc.gz BEGIN=100 END=149</premis:contentLocationValue>",
+                    "<premis:contentLocationType>payload in decompressed record</premis:contentLocationType><premis:contentLocationValue>BEGIN=10 END=14</premis:contentLocationValue>",
+                    "<premis:relationship><premis:relationshipType>structural</premis:relationshipType><premis:relationshipSubType>is included in</premis:relationshipSubType><premis:relatedObjectIdentifier><premis:relatedObjectIdentifierType>OBJID</premis:relatedObjectIdentifierType><premis:relatedObjectIdentifierValue>pkg-0</premis:relatedObjectIdentifierValue></premis:relatedObjectIdentifier></premis:relationship>",
+                    "<premis:relationshipType>dependency</premis:relationshipType><premis:relationshipSubType>is required by</premis:relationshipSubType><premis:relatedObjectIdentifier><premis:relatedObjectIdentifierType>WARC-Record-ID</premis:relatedObjectIdentifierType><premis:relatedObjectIdentifierValue>urn:uuid:2</premis:relatedObjectIdentifierValue>",
+                ]
+            ),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("</premis:object></mets:xmlData></mets:mdWrap></mets:techMD>"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_event_links_its_agents_then_its_objects_with_their_roles() {
+        let e = Event {
+            id: "ev-1".into(),
+            event_type: "virus check".into(),
+            event_type_uri: None,
+            date_time: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+            detail: None,
+            outcome: "no virus detected".into(),
+            outcome_detail: None,
+            agents: vec![("UUID".into(), "ag-1".into(), "executing program".into())],
+            objects: vec![("UUID".into(), "ob-1".into(), "source".into())],
+        };
+        let mut x = XmlOut::new(Vec::new(), 0);
+        write_event_md(&mut x, "prov-1", &e).unwrap();
+        let out = compact(x);
+        assert!(
+            in_order(
+                &out,
+                &[
+                    r#"<mets:digiprovMD ID="prov-1"><mets:mdWrap MDTYPE="PREMIS:EVENT">"#,
+                    "<premis:eventIdentifier><premis:eventIdentifierType>UUID</premis:eventIdentifierType><premis:eventIdentifierValue>ev-1</premis:eventIdentifierValue></premis:eventIdentifier>",
+                    "<premis:linkingAgentIdentifier><premis:linkingAgentIdentifierType>UUID</premis:linkingAgentIdentifierType><premis:linkingAgentIdentifierValue>ag-1</premis:linkingAgentIdentifierValue><premis:linkingAgentRole>executing program</premis:linkingAgentRole></premis:linkingAgentIdentifier>",
+                    "<premis:linkingObjectIdentifier><premis:linkingObjectIdentifierType>UUID</premis:linkingObjectIdentifierType><premis:linkingObjectIdentifierValue>ob-1</premis:linkingObjectIdentifierValue><premis:linkingObjectRole>source</premis:linkingObjectRole></premis:linkingObjectIdentifier>",
+                    "</premis:event></mets:xmlData></mets:mdWrap></mets:digiprovMD>",
+                ]
+            ),
+            "{out}"
+        );
+    }
 }

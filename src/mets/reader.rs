@@ -110,7 +110,7 @@ impl Element {
 
 /// What a METS package never holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum MetsRefusal {
     /// A document type declaration.
     Doctype,
     /// A reference to an entity other than XML's five predefined ones.
@@ -122,18 +122,18 @@ pub enum Refusal {
     TooLong,
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for MetsRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Doctype => f.write_str(
+            MetsRefusal::Doctype => f.write_str(
                 "a document type declaration (DOCTYPE): a METS package has none, and the entities one declares are neither expanded nor loaded",
             ),
-            Refusal::Entity(name) => write!(
+            MetsRefusal::Entity(name) => write!(
                 f,
                 "entity reference &{name};: not a predefined XML entity; entities are not expanded"
             ),
-            Refusal::Nul => f.write_str("a NUL character: not allowed anywhere in XML"),
-            Refusal::TooLong => write!(
+            MetsRefusal::Nul => f.write_str("a NUL character: not allowed anywhere in XML"),
+            MetsRefusal::TooLong => write!(
                 f,
                 "a tag, attribute value or run of text longer than {MAX_EVENT_BYTES} bytes: not read further (no METS of a package holds one; reading it whole would take memory in proportion)"
             ),
@@ -154,7 +154,7 @@ pub(crate) enum Event {
     /// run of text may come as several events.
     Text(String, Pos),
     /// Something refused (lenient readers only; a strict reader returns an error instead).
-    Refused(Refusal, Pos),
+    Refused(MetsRefusal, Pos),
 }
 
 /// Why a document cannot be read further.
@@ -169,7 +169,7 @@ pub enum MetsError {
     },
     /// Something a METS package never holds (strict readers).
     #[error("{pos}: {refusal}")]
-    Refused { pos: Pos, refusal: Refusal },
+    Refused { pos: Pos, refusal: MetsRefusal },
     /// The document ends before its root element does, or has none: cut short (quick-xml
     /// stops at the end of the input without a word, libxml2 with a bare "-1").
     #[error("{pos}, column {column}: not well-formed XML: {unfinished}")]
@@ -256,26 +256,10 @@ impl<R: BufRead> MetsReader<R> {
                 Ok((_, ev)) => (String::new(), ev),
                 Err(source) => {
                     self.done = true;
-                    let t = &self.reader.get_ref().tally;
-                    if t.too_long {
-                        let pos = Pos { offset: t.mark, line: t.mark_line };
-                        return Err(MetsError::Refused { pos, refusal: Refusal::TooLong });
-                    }
-                    // quick-xml counts offsets without a byte order mark; the counter counts
-                    // every byte. A namespace error leaves quick-xml's error offset stale:
-                    // the event that failed is where it is.
-                    let counter = &self.reader.get_ref().tally;
-                    let bom = counter.pos.saturating_sub(self.reader.buffer_position());
-                    let at = self.reader.error_position().saturating_add(bom);
-                    let at = if at < counter.mark { counter.mark } else { at };
-                    let pos = Pos { offset: at, line: counter.line_at(at) };
-                    return Err(MetsError::Xml { pos, source });
+                    return Err(read_error(&self.reader, source));
                 }
             };
-            let counter = &self.reader.get_ref().tally;
-            let bom = counter.pos.saturating_sub(self.reader.buffer_position());
-            let offset = before.saturating_add(bom).max(counter.mark);
-            let pos = Pos { offset, line: counter.line_at(offset) };
+            let pos = event_pos(&self.reader, before);
             let event = match ev {
                 XmlEvent::Start(e) => {
                     note_root(&mut self.root, &e);
@@ -296,14 +280,14 @@ impl<R: BufRead> MetsReader<R> {
                     Ok(text) => Event::Text(text, pos),
                     Err(refusal) => Event::Refused(refusal, pos),
                 },
-                XmlEvent::DocType(_) => Event::Refused(Refusal::Doctype, pos),
+                XmlEvent::DocType(_) => Event::Refused(MetsRefusal::Doctype, pos),
                 XmlEvent::Eof => {
                     self.done = true;
                     self.check_whole()?;
                     // XML 1.0 has no NUL character, and libxml2 stops at one: a document
                     // holding one is not what it seems to be, whether or not the parser noticed.
                     match self.reader.get_ref().tally.first_nul {
-                        Some(nul) => Event::Refused(Refusal::Nul, nul),
+                        Some(nul) => Event::Refused(MetsRefusal::Nul, nul),
                         None => return Ok(None),
                     }
                 }
@@ -382,7 +366,7 @@ fn element<R>(reader: &NsReader<R>, ns: String, e: &BytesStart<'_>) -> Element {
 
 /// What a character reference or one of XML's five predefined entities stands for; any other
 /// entity is refused, by name (never expanded).
-fn reference(r: &BytesRef<'_>) -> Result<String, Refusal> {
+fn reference(r: &BytesRef<'_>) -> Result<String, MetsRefusal> {
     if let Ok(Some(c)) = r.resolve_char_ref() {
         return Ok(c.to_string());
     }
@@ -393,8 +377,31 @@ fn reference(r: &BytesRef<'_>) -> Result<String, Refusal> {
         "gt" => Ok(">".into()),
         "quot" => Ok("\"".into()),
         "apos" => Ok("'".into()),
-        _ => Err(Refusal::Entity(name.into_owned())),
+        _ => Err(MetsRefusal::Entity(name.into_owned())),
     }
+}
+
+/// Where an event read from `before` (quick-xml's position) starts. quick-xml counts offsets
+/// without a byte order mark; the counter counts every byte.
+fn event_pos<R>(reader: &NsReader<Counter<R>>, before: u64) -> Pos {
+    let counter = &reader.get_ref().tally;
+    let bom = counter.pos.saturating_sub(reader.buffer_position());
+    let offset = before.saturating_add(bom).max(counter.mark);
+    Pos { offset, line: counter.line_at(offset) }
+}
+
+/// The error quick-xml stopped with, placed: an event past the bound is refused as too long.
+fn read_error<R>(reader: &NsReader<Counter<R>>, source: quick_xml::Error) -> MetsError {
+    let t = &reader.get_ref().tally;
+    if t.too_long {
+        let pos = Pos { offset: t.mark, line: t.mark_line };
+        return MetsError::Refused { pos, refusal: MetsRefusal::TooLong };
+    }
+    // A namespace error leaves quick-xml's error offset stale: the event that failed is where
+    // it is.
+    let bom = t.pos.saturating_sub(reader.buffer_position());
+    let at = reader.error_position().saturating_add(bom).max(t.mark);
+    MetsError::Xml { pos: Pos { offset: at, line: t.line_at(at) }, source }
 }
 
 /// Passes the document through, counting bytes and lines as quick-xml consumes them and
@@ -505,7 +512,10 @@ impl<R: BufRead> BufRead for Counter<R> {
         let allowed = MAX_EVENT_BYTES.saturating_sub(self.tally.pos - self.tally.mark);
         if allowed == 0 {
             self.tally.too_long = true;
-            return Err(io::Error::new(io::ErrorKind::InvalidData, Refusal::TooLong.to_string()));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                MetsRefusal::TooLong.to_string(),
+            ));
         }
         let buf = self.inner.fill_buf()?;
         Ok(&buf[..buf.len().min(allowed as usize)])
@@ -643,7 +653,7 @@ mod tests {
             "<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"EXPANDED\">]>\n<m>&x;\0</m>\n";
         let (evs, err) = events(doc.as_bytes(), false);
         assert!(err.is_none(), "{err:?}");
-        let refused: Vec<(Refusal, Pos)> = evs
+        let refused: Vec<(MetsRefusal, Pos)> = evs
             .iter()
             .filter_map(|e| match e {
                 Event::Refused(r, p) => Some((r.clone(), *p)),
@@ -655,9 +665,9 @@ mod tests {
         assert_eq!(
             refused,
             [
-                (Refusal::Doctype, Pos { offset: 22, line: 2 }),
-                (Refusal::Entity("x".into()), Pos { offset: amp, line: 3 }),
-                (Refusal::Nul, Pos { offset: nul, line: 3 }),
+                (MetsRefusal::Doctype, Pos { offset: 22, line: 2 }),
+                (MetsRefusal::Entity("x".into()), Pos { offset: amp, line: 3 }),
+                (MetsRefusal::Nul, Pos { offset: nul, line: 3 }),
             ]
         );
         // Never expanded.
@@ -666,7 +676,9 @@ mod tests {
         let (evs, err) = events(doc.as_bytes(), true);
         assert!(evs.iter().all(|e| !matches!(e, Event::Start(..))));
         match err {
-            Some(MetsError::Refused { refusal: Refusal::Doctype, pos }) => assert_eq!(pos.line, 2),
+            Some(MetsError::Refused { refusal: MetsRefusal::Doctype, pos }) => {
+                assert_eq!(pos.line, 2)
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -24,11 +24,11 @@ use tempfile::TempPath;
 use super::descriptive::{PageMods, write_dc, write_mods, write_page_mods, write_rights};
 use super::premis::{write_agent_md, write_event_md, write_object_md, write_referenced_md};
 use super::xml::XmlOut;
+use crate::model::{EntitiesError, TitleSource};
 use crate::model::{
     GroupUse, PackageFile, PackageHeader, PageEntity, PageKind, PageRole, RecordFile,
     SerializationMode,
 };
-use crate::pages::{EntitiesError, TitleSource};
 use crate::profile::Profile;
 
 /// Namespace declarations and schema locations of the root element.

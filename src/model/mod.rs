@@ -9,6 +9,9 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
+mod entities;
+pub use entities::{EntitiesError, PageProblem, TitleSource};
+
 /// Submission or archival package (P1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PackageType {

@@ -6,8 +6,9 @@
 use std::path::Path;
 
 use crate::mets::writer::{EntityCandidate, MetsBuilder, PlacedEntity};
+use crate::model::{EntitiesError, PageProblem, TitleSource};
 use crate::model::{EntityOrigin, GroupUse, PageKind, UrlCapture};
-use crate::pages::{DescribedEntity, EntitiesError, EntitiesReport, PageProblem, TitleSource};
+use crate::pages::{DescribedEntity, EntitiesReport};
 
 /// Places every described entity on one capture of its URL (P2.3): among the content
 /// containers' captures (the quarantined ones only when there is no other), the one closest to

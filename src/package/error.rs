@@ -36,7 +36,7 @@ pub enum PackageError {
     Confined(#[from] crate::layout::ConfineError),
     /// Described webpages or associated objects could not be placed on captures.
     #[error(transparent)]
-    Entities(#[from] crate::pages::EntitiesError),
+    Entities(#[from] crate::model::EntitiesError),
     /// The curator's metadata cannot be used.
     #[error(transparent)]
     Metadata(#[from] crate::metadata::MetadataError),

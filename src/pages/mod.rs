@@ -20,7 +20,7 @@ use crate::formats::warc::stored::record_reader;
 use chrono::{DateTime, Utc};
 
 use crate::formats::html::html_encoding;
-use crate::model::{EntityOrigin, PageKind, RecordFile};
+use crate::model::{EntityOrigin, PageKind, RecordFile, TitleSource};
 
 /// How much of a payload is read to find its title: titles sit in the head, and a page whose
 /// `<title>` starts later than this is reported as having none.
@@ -188,18 +188,6 @@ pub(crate) fn last_content_type(headers: &[u8]) -> Option<String> {
     })
 }
 
-/// Where a described entity's title came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TitleSource {
-    /// The curator's `[[page]]` table.
-    Curator,
-    /// The page's own HTML `<title>` (read by webaip; the MODS record says so).
-    Html,
-    /// Neither: the div is labelled with the URL and the MODS record has no title.
-    None,
-}
-
 /// One described entity as the package holds it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DescribedEntity {
@@ -236,57 +224,6 @@ pub struct EntitiesReport {
     pub viral: Vec<String>,
     /// Records listed in the METS only because an entity points at them, by container.
     pub records_listed: std::collections::BTreeMap<String, u64>,
-}
-
-/// A `[[page]]` table that cannot be described.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PageProblem {
-    /// No capture of the URL is in the package.
-    NotHarvested {
-        /// The URL asked for.
-        url: String,
-    },
-    /// Several captures match and no `captured` chooses one.
-    Ambiguous {
-        /// The URL asked for.
-        url: String,
-        /// The captures' dates.
-        dates: Vec<String>,
-    },
-}
-
-impl std::fmt::Display for PageProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PageProblem::NotHarvested { url } => {
-                write!(f, "[[page]] {url}: no capture of this URL is in the harvest")
-            }
-            PageProblem::Ambiguous { url, dates } => write!(
-                f,
-                "[[page]] {url}: {} captures ({}); add captured = \"DATE\" to choose one",
-                dates.len(),
-                dates.join(", ")
-            ),
-        }
-    }
-}
-
-/// Why the entities could not be described: every problem, not only the first.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum EntitiesError {
-    /// Entities that match no capture, or several.
-    #[error("{} described page(s) cannot be placed:\n  {}", .0.len(), .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n  "))]
-    Unresolved(Vec<PageProblem>),
-    /// A container could not be read back.
-    #[error("{path}: {}", crate::layout::describe_io(source))]
-    Io {
-        /// The container.
-        path: String,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
 }
 
 /// Chooses the capture an entity points at among `dates` (W3C date-times, in package order):

@@ -1625,7 +1625,7 @@ mod tests {
         let hostile = format!("<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"y\">]>\n{doc}");
         let (_d, f) = mets_file(&hostile);
         let err = read_identifier(f).unwrap_err();
-        use crate::mets::reader::{MetsError, Refusal as Refused};
+        use crate::mets::reader::{MetsError, MetsRefusal as Refused};
         assert!(
             matches!(&err, MetsProblem::Read(MetsError::Refused { pos, refusal: Refused::Doctype })
                 if (pos.line, pos.offset) == (2, 22)),

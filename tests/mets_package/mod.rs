@@ -389,12 +389,12 @@ pub fn oracle_validate_with(mets: &Path, bundle: &str) -> (bool, String) {
 
 /// `webaip validate` (the library) with the shared schemas; asserts no finding except the
 /// P5.5 warnings that report a `not scanned` virus-check outcome, which it returns.
-pub fn assert_webaip_valid(mets: &Path) -> Vec<webaip::mets::validate::Finding> {
+pub fn assert_webaip_valid(mets: &Path) -> Vec<webaip::mets::validate::MetsFinding> {
     let r =
         validate_mets(mets, &ValidateOptions { schemas: Some(schemas()), profile: None }).unwrap();
     assert!(matches!(r.xsd, webaip::mets::validate::XsdStatus::Validated { .. }), "{:?}", r.xsd);
     assert!(r.profile_required, "the METS names its profile");
-    let not_scanned = |f: &webaip::mets::validate::Finding| {
+    let not_scanned = |f: &webaip::mets::validate::MetsFinding| {
         f.severity == webaip::mets::validate::Severity::Warning
             && f.rule == "P5.5"
             && f.message.contains("\"not scanned\"")

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use webaip::formats::digest::sha512_hex;
-use webaip::mets::validate::{Finding, Severity, ValidationReport};
+use webaip::mets::validate::{MetsFinding, Severity, ValidationReport};
 use webaip::mets::{ValidateOptions, validate_mets};
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
@@ -144,7 +144,7 @@ fn validate(mets: &Path) -> ValidationReport {
     validate_mets(mets, &ValidateOptions { schemas: Some(schemas()), profile: None }).unwrap()
 }
 
-fn errors(r: &ValidationReport) -> Vec<&Finding> {
+fn errors(r: &ValidationReport) -> Vec<&MetsFinding> {
     r.findings.iter().filter(|f| f.severity == Severity::Error).collect()
 }
 
@@ -428,7 +428,7 @@ fn absent_containers_are_a_notice_and_unreadable_records_an_error() {
     fs::write(&mets, &d.mets).unwrap();
     let r = validate(&mets);
     assert!(r.valid, "{:#?}", r.findings);
-    let notices: Vec<&Finding> = r.findings.iter().filter(|f| f.rule == "P2.3").collect();
+    let notices: Vec<&MetsFinding> = r.findings.iter().filter(|f| f.rule == "P2.3").collect();
     assert_eq!(notices.len(), 3, "one per described div: {notices:#?}");
     assert!(notices.iter().all(|f| f.severity == Severity::Warning
         && f.message.contains("not checkable here")

@@ -28,7 +28,7 @@ use crate::formats::unzip::UnzipError;
 
 /// One rule broken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
+pub struct CsipFinding {
     /// The file (inside the package) it is about.
     pub path: String,
     /// The line in that file (1 when it is about the whole file or the structure).
@@ -42,11 +42,11 @@ pub struct Finding {
     pub about_bytes: bool,
 }
 
-impl Finding {
+impl CsipFinding {
     /// A finding about the description in `path` at `line`.
     fn at(path: &str, line: u64, rule: &str, message: impl Into<String>) -> Self {
         let (path, rule, message) = (path.to_string(), rule.into(), message.into());
-        Finding { path, line, rule, message, about_bytes: false }
+        CsipFinding { path, line, rule, message, about_bytes: false }
     }
 }
 
@@ -58,9 +58,9 @@ pub const ADVISORY: &[&str] = &["CSIPSTR12", "CSIP3", "CSIP4", "CSIP20", "CSIP34
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
     /// MUST rules broken: the package is invalid when there is any.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<CsipFinding>,
     /// SHOULD and MAY rules not followed ([`ADVISORY`]).
-    pub warnings: Vec<Finding>,
+    pub warnings: Vec<CsipFinding>,
     /// Files whose size and checksum were verified.
     pub files_verified: u64,
     /// Files whose checksum is by an algorithm webaip does not compute (their size is
@@ -120,17 +120,18 @@ impl Listed {
 /// Findings about one document.
 struct Doc<'a> {
     name: String,
-    out: &'a mut Vec<Finding>,
+    out: &'a mut Vec<CsipFinding>,
 }
 
 impl Doc<'_> {
     fn find(&mut self, line: u64, rule: &str, message: impl Into<String>) {
-        self.out.push(Finding::at(&self.name, line, rule, message));
+        self.out.push(CsipFinding::at(&self.name, line, rule, message));
     }
 
     /// A finding about a listed file's bytes (missing, unreadable, changed).
     fn find_damage(&mut self, line: u64, rule: &str, message: impl Into<String>) {
-        let finding = Finding { about_bytes: true, ..Finding::at(&self.name, line, rule, message) };
+        let finding =
+            CsipFinding { about_bytes: true, ..CsipFinding::at(&self.name, line, rule, message) };
         self.out.push(finding);
     }
 }
@@ -148,7 +149,7 @@ fn check_mets(
     let (files, reps) = (std::mem::take(&mut rules.files), std::mem::take(&mut rules.reps));
     if let Err((line, msg)) = read {
         let message = format!("not a readable METS document: {msg}");
-        report.findings.push(Finding::at(rel, line, "CSIP1", message));
+        report.findings.push(CsipFinding::at(rel, line, "CSIP1", message));
         return Vec::new();
     }
     let mut d = Doc { name: rel.to_string(), out: &mut report.findings };
@@ -162,7 +163,7 @@ fn check_mets(
 
 /// The structure rules (CSIPSTR) of a package folder.
 fn structure_rules(root: &Path, report: &mut CheckReport) -> bool {
-    let f = |rule: &str, path: &str, m: String| Finding::at(path, 1, rule, m);
+    let f = |rule: &str, path: &str, m: String| CsipFinding::at(path, 1, rule, m);
     if layout::metadata_in(root, "METS.xml").is_err() {
         report.findings.push(f("CSIPSTR4", "METS.xml", "the package root has no METS.xml".into()));
         return false;
@@ -268,7 +269,7 @@ fn check_rules(path: &Path) -> Result<CheckReport, CheckError> {
         path.to_path_buf()
     } else {
         let shown = path.display().to_string();
-        report.findings.push(Finding::at(&shown, 1, "CSIPSTR1", "not a folder or an archive"));
+        report.findings.push(CsipFinding::at(&shown, 1, "CSIPSTR1", "not a folder or an archive"));
         return Ok(report);
     };
     if !structure_rules(&root, &mut report) {
@@ -281,7 +282,7 @@ fn check_rules(path: &Path) -> Result<CheckReport, CheckError> {
             continue;
         }
         if layout::metadata_in(&root, &href).is_err() {
-            report.findings.push(Finding {
+            report.findings.push(CsipFinding {
                 path: "METS.xml".into(),
                 line,
                 rule: "CSIP110".into(),

@@ -41,6 +41,9 @@ use crate::index::cdxj::{IndexEntry, json_string};
 use crate::index::record::{RecordIndexError, entry_of};
 use crate::index::sort::LineSorter;
 
+/// The WACZ's resource list.
+const DATAPACKAGE: &str = "datapackage.json";
+
 /// The ZIP structure: member names, data inside the file, no overlap.
 pub const RULE_ZIP: &str = "WACZ-ZIP";
 /// WARCs and gzip indexes stored, not compressed again.
@@ -87,7 +90,7 @@ pub enum Severity {
 
 /// One thing wrong, with where it is.
 #[derive(Debug, Clone, Serialize)]
-pub struct Finding {
+pub struct WaczFinding {
     /// Error or warning.
     pub severity: Severity,
     /// The rule (`WACZ-...`, see the module's text).
@@ -104,7 +107,7 @@ pub struct Finding {
     pub message: String,
 }
 
-impl fmt::Display for Finding {
+impl fmt::Display for WaczFinding {
     /// `MEMBER[:LINE][@OFFSET]: error|warning [RULE] message`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.member)?;
@@ -144,7 +147,7 @@ pub struct WaczReport {
     /// Pages checked.
     pub pages: u64,
     /// Every finding, in the order found.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<WaczFinding>,
 }
 
 /// Why a WACZ cannot be checked at all.
@@ -191,7 +194,7 @@ struct Check {
     len: u64,
     members: Vec<Member>,
     by_name: HashMap<String, usize>,
-    findings: Vec<Finding>,
+    findings: Vec<WaczFinding>,
     /// Findings made of each rule and severity, listed or not (past [`MAX_SAME`]).
     made: BTreeMap<(&'static str, SeverityKey), usize>,
     report_counts: (u64, u64, u64),
@@ -262,7 +265,7 @@ fn safe_name(name: &str) -> bool {
 }
 
 /// `f` with its member name and message cut to what a line can show.
-fn clipped(mut f: Finding) -> Finding {
+fn clipped(mut f: WaczFinding) -> WaczFinding {
     if f.member.len() > crate::layout::SHOWN_NAME {
         f.member = crate::layout::clip(&f.member, crate::layout::SHOWN_NAME);
     }
@@ -275,7 +278,7 @@ fn clipped(mut f: Finding) -> Finding {
 impl Check {
     /// Lists `f`, unless [`MAX_SAME`] of its rule and severity are listed already: those
     /// past it are only counted, and summed up in one line at the end.
-    fn push(&mut self, f: Finding) {
+    fn push(&mut self, f: WaczFinding) {
         let made = self.made.entry((f.rule, severity_key(f.severity))).or_default();
         *made += 1;
         if *made <= MAX_SAME {
@@ -284,12 +287,12 @@ impl Check {
     }
 
     /// Lists findings already capped by their maker.
-    fn extend_listed(&mut self, found: impl IntoIterator<Item = Finding>) {
+    fn extend_listed(&mut self, found: impl IntoIterator<Item = WaczFinding>) {
         self.findings.extend(found.into_iter().map(clipped));
     }
 
     fn find(&mut self, severity: Severity, rule: &'static str, member: &str, message: String) {
-        self.push(Finding {
+        self.push(WaczFinding {
             severity,
             rule,
             member: member.to_string(),
@@ -310,7 +313,7 @@ impl Check {
         at: (Option<u64>, Option<u64>),
         m: String,
     ) {
-        self.push(Finding {
+        self.push(WaczFinding {
             severity: Severity::Error,
             rule,
             member: member.to_string(),
@@ -333,7 +336,7 @@ impl Check {
                 Severity::Error => errors += hidden,
                 Severity::Warning => warnings += hidden,
             }
-            self.findings.push(Finding {
+            self.findings.push(WaczFinding {
                 severity,
                 rule,
                 member: String::new(),
@@ -456,6 +459,32 @@ impl Check {
     /// `datapackage.json` against the members; the hashes of every member (by its place in
     /// the members: no second copy of the names).
     fn datapackage(&mut self) -> io::Result<Vec<Option<Sha256Sum>>> {
+        let digests = self.member_digests();
+        let Some(dp) = self.json_member(DATAPACKAGE, RULE_DATAPACKAGE) else { return Ok(digests) };
+        if dp.get("profile").and_then(|v| v.as_str()) != Some("data-package") {
+            self.error(RULE_DATAPACKAGE, DATAPACKAGE, "`profile` is not \"data-package\"".into());
+        }
+        if dp.get("wacz_version").and_then(|v| v.as_str()).is_none() {
+            self.error(RULE_DATAPACKAGE, DATAPACKAGE, "`wacz_version` is missing".into());
+        }
+        let Some(resources) = dp.get("resources").and_then(|v| v.as_array()) else {
+            let what = "`resources` is missing or not a list".into();
+            self.error(RULE_DATAPACKAGE, DATAPACKAGE, what);
+            return Ok(digests);
+        };
+        let mut listed = BTreeSet::new();
+        for (i, r) in resources.iter().enumerate() {
+            let path = r.get("path").and_then(|v| v.as_str()).unwrap_or("");
+            listed.insert(path.to_string());
+            self.resource(i, path, r, &digests);
+        }
+        self.unlisted_members(&listed);
+        Ok(digests)
+    }
+
+    /// Every member's SHA-256, read through: a member whose data is not what the central
+    /// directory says (length, CRC-32) is reported.
+    fn member_digests(&mut self) -> Vec<Option<Sha256Sum>> {
         let members = std::mem::take(&mut self.members);
         let mut digests = vec![None; members.len()];
         for (i, m) in members.iter().enumerate() {
@@ -482,57 +511,51 @@ impl Check {
             }
         }
         self.members = members;
-        const DP: &str = "datapackage.json";
-        let Some(dp) = self.json_member(DP, RULE_DATAPACKAGE) else { return Ok(digests) };
-        if dp.get("profile").and_then(|v| v.as_str()) != Some("data-package") {
-            self.error(RULE_DATAPACKAGE, DP, "`profile` is not \"data-package\"".into());
-        }
-        if dp.get("wacz_version").and_then(|v| v.as_str()).is_none() {
-            self.error(RULE_DATAPACKAGE, DP, "`wacz_version` is missing".into());
-        }
-        let Some(resources) = dp.get("resources").and_then(|v| v.as_array()) else {
-            self.error(RULE_DATAPACKAGE, DP, "`resources` is missing or not a list".into());
-            return Ok(digests);
+        digests
+    }
+
+    /// One entry of `resources`: a member, with its size and hash.
+    fn resource(
+        &mut self,
+        i: usize,
+        path: &str,
+        r: &serde_json::Value,
+        digests: &[Option<Sha256Sum>],
+    ) {
+        const DP: &str = DATAPACKAGE;
+        let at = format!("resources[{i}] (`{path}`)");
+        let Some(&idx) = self.by_name.get(path) else {
+            self.error(RULE_DATAPACKAGE, DP, format!("{at}: no such member in the WACZ"));
+            return;
         };
-        let mut listed = BTreeSet::new();
-        for (i, r) in resources.iter().enumerate() {
-            let path = r.get("path").and_then(|v| v.as_str()).unwrap_or("");
-            let at = format!("resources[{i}] (`{path}`)");
-            listed.insert(path.to_string());
-            let Some(&idx) = self.by_name.get(path) else {
-                self.error(RULE_DATAPACKAGE, DP, format!("{at}: no such member in the WACZ"));
-                continue;
-            };
-            let size = self.members[idx].size;
-            match r.get("bytes").and_then(|v| v.as_u64()) {
-                Some(b) if b == size => {}
-                Some(b) => self.error(
-                    RULE_DATAPACKAGE,
-                    DP,
-                    format!("{at}: bytes {b}, the member has {size}"),
-                ),
-                None => self.error(RULE_DATAPACKAGE, DP, format!("{at}: `bytes` is missing")),
+        let size = self.members[idx].size;
+        match r.get("bytes").and_then(|v| v.as_u64()) {
+            Some(b) if b == size => {}
+            Some(b) => {
+                self.error(RULE_DATAPACKAGE, DP, format!("{at}: bytes {b}, the member has {size}"))
             }
-            let want = r.get("hash").and_then(|v| v.as_str()).unwrap_or("");
-            match digests.get(idx).copied().flatten().map(|h| sha256_text(&h)) {
-                Some(have) if have.eq_ignore_ascii_case(want) => {}
-                Some(have) => {
-                    let msg = format!("{at}: hash {want:?}, the member's is {have}");
-                    self.error(RULE_DATAPACKAGE, DP, msg);
-                }
-                None => {}
-            }
+            None => self.error(RULE_DATAPACKAGE, DP, format!("{at}: `bytes` is missing")),
         }
+        let want = r.get("hash").and_then(|v| v.as_str()).unwrap_or("");
+        if let Some(have) = digests.get(idx).copied().flatten().map(|h| sha256_text(&h))
+            && !have.eq_ignore_ascii_case(want)
+        {
+            let msg = format!("{at}: hash {want:?}, the member's is {have}");
+            self.error(RULE_DATAPACKAGE, DP, msg);
+        }
+    }
+
+    /// Members (other than the two descriptors and folders) `resources` does not list.
+    fn unlisted_members(&mut self, listed: &BTreeSet<String>) {
         let members = std::mem::take(&mut self.members);
         for m in &members {
-            let own = m.name == DP || m.name == "datapackage-digest.json";
+            let own = m.name == DATAPACKAGE || m.name == "datapackage-digest.json";
             if !own && !m.name.ends_with('/') && !listed.contains(&m.name) {
                 let msg = "member is not listed in datapackage.json's resources".into();
                 self.error(RULE_DATAPACKAGE, &m.name, msg);
             }
         }
         self.members = members;
-        Ok(digests)
     }
 
     /// `datapackage-digest.json`: names `datapackage.json` and holds its hash.

@@ -220,24 +220,7 @@ pub fn export_wacz(
     let started = Instant::now();
     let mut plan = plan::plan(package)?;
     plan::add_originals(&mut plan, package, &opts.with)?;
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let io_at = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| WaczError::Io { path: path.clone(), source }
-    };
-    std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-    // Never into the package: the WACZ (or its temporary file) would replace or add a file
-    // the METS does not list.
-    let inside = |d: &Path, p: &Path| match (d.canonicalize(), p.canonicalize()) {
-        (Ok(d), Ok(p)) => d.starts_with(p),
-        _ => false,
-    };
-    if inside(&dir, package) {
-        return Err(WaczError::OutputInPackage { out: out.to_path_buf() });
-    }
+    let dir = output_dir(package, out)?;
     // Temporaries of runs that died (killed, power lost) go first; a live run's are locked.
     crate::temporaries::remove_dead(&dir, WACZ_TEMP);
     let temp = || crate::temporaries::locked_file_in(&dir, WACZ_TEMP).map_err(io_at(&dir));
@@ -254,37 +237,16 @@ pub fn export_wacz(
     let (mut resources, verified) = copied?;
     let side =
         side.map_err(|_| WaczError::Internal("the thread reading the index and pages"))??;
-    let (index, pages_file, tally) = side;
-    let lines = index.lines;
-    let mut members = index.members;
-    members.push(("pages/pages.jsonl".into(), pages_file));
+    let lines = side.index.lines;
+    let mut members = side.index.members;
+    members.push(("pages/pages.jsonl".into(), side.pages));
     for (name, file) in &mut members {
         let f = file.as_file_mut();
         f.rewind().map_err(io_at(part.path()))?;
         let n = f.metadata().map_or(0, |m| m.len());
         resources.push(zip.add(name, f, (n, false), &|_| {})?.resource);
     }
-    let mets_path = package.join(crate::layout::METS);
-    let mut mets = crate::layout::open_regular(&mets_path)
-        .map_err(|source| WaczError::Confined { path: mets_path.clone(), source })?;
-    let n = mets.metadata().map_or(0, |m| m.len());
-    let mets_resource = zip.add(METS_MEMBER, &mut mets, (n, false), &|_| {})?.resource;
-    let datapackage = datapackage_json(&resources, (&mets_resource, &plan.objid), now);
-    resources.push(mets_resource);
-    let dp = zip.add(
-        "datapackage.json",
-        &mut datapackage.as_slice(),
-        (datapackage.len() as u64, false),
-        &|_| {},
-    )?;
-    let digest = serde_json::json!({ "path": "datapackage.json", "hash": dp.resource.hash });
-    let digest = serde_json::to_vec_pretty(&digest).unwrap_or_default();
-    zip.add(
-        "datapackage-digest.json",
-        &mut digest.as_slice(),
-        (digest.len() as u64, false),
-        &|_| {},
-    )?;
+    add_descriptors(&mut zip, package, &plan.objid, &mut resources, now)?;
     let file = zip.finish()?;
     file.sync_all().map_err(io_at(out))?;
     let bytes = file.metadata().map_or(0, |m| m.len());
@@ -294,13 +256,61 @@ pub fn export_wacz(
         objid: plan.objid,
         resources,
         index_lines: lines,
-        pages: tally,
+        pages: side.tally,
         left_out: plan.left_out,
         originals: plan.originals,
         verified,
         bytes,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// An I/O failure on `path`.
+fn io_at(path: &Path) -> impl Fn(io::Error) -> WaczError + use<> {
+    let path = path.to_path_buf();
+    move |source| WaczError::Io { path: path.clone(), source }
+}
+
+/// The folder the WACZ goes into, made if absent. Never inside the package: the WACZ (or its
+/// temporary file) would replace or add a file the METS does not list.
+fn output_dir(package: &Path, out: &Path) -> Result<PathBuf, WaczError> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    let inside = match (dir.canonicalize(), package.canonicalize()) {
+        (Ok(d), Ok(p)) => d.starts_with(p),
+        _ => false,
+    };
+    if inside {
+        return Err(WaczError::OutputInPackage { out: out.to_path_buf() });
+    }
+    Ok(dir)
+}
+
+/// The package's METS, then `datapackage.json` describing every member, then its digest.
+fn add_descriptors(
+    zip: &mut zipout::WaczZip,
+    package: &Path,
+    objid: &str,
+    resources: &mut Vec<Resource>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), WaczError> {
+    let mets_path = package.join(crate::layout::METS);
+    let mut mets = crate::layout::open_regular(&mets_path)
+        .map_err(|source| WaczError::Confined { path: mets_path.clone(), source })?;
+    let n = mets.metadata().map_or(0, |m| m.len());
+    let mets_resource = zip.add(METS_MEMBER, &mut mets, (n, false), &|_| {})?.resource;
+    let datapackage = datapackage_json(resources, &mets_resource, objid, now);
+    resources.push(mets_resource);
+    let len = datapackage.len() as u64;
+    let dp = zip.add("datapackage.json", &mut datapackage.as_slice(), (len, false), &|_| {})?;
+    let digest = serde_json::json!({ "path": "datapackage.json", "hash": dp.resource.hash });
+    let digest = serde_json::to_vec_pretty(&digest).unwrap_or_default();
+    let len = digest.len() as u64;
+    zip.add("datapackage-digest.json", &mut digest.as_slice(), (len, false), &|_| {})?;
+    Ok(())
 }
 
 /// Copies the content containers into `archive/`, each checked against the SHA-512 the METS
@@ -335,7 +345,12 @@ fn copy_containers(
 }
 
 /// The index and the pages, in temporary files: (index, pages, what they list).
-type SideMembers = (index::IndexMembers, tempfile::NamedTempFile, PageTally);
+/// What the second thread makes: the index members, the pages file and what it holds.
+struct SideMembers {
+    index: index::IndexMembers,
+    pages: tempfile::NamedTempFile,
+    tally: PageTally,
+}
 
 /// Makes the index and the pages of the containers, in temporary files made by `temp`.
 fn side_members(
@@ -355,7 +370,7 @@ fn side_members(
     let tally = pages::write_pages(&listing, &plan.described, &mut out).map_err(io_err)?;
     out.flush().map_err(io_err)?;
     drop(out);
-    Ok((index, pages, tally))
+    Ok(SideMembers { index, pages, tally })
 }
 
 /// The index lines and the pages of the containers, each gzip member inflated once for both
@@ -412,7 +427,8 @@ fn two_passes(
 /// OBJID as its source.
 fn datapackage_json(
     resources: &[Resource],
-    (mets, objid): (&Resource, &str),
+    mets: &Resource,
+    objid: &str,
     created: chrono::DateTime<chrono::Utc>,
 ) -> Vec<u8> {
     let mut list: Vec<serde_json::Value> =

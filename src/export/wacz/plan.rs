@@ -186,50 +186,91 @@ fn why_left_out(f: &ListedFile, rel: &str) -> String {
 /// (container, offset) whose payload its `fptr` names. Two passes over the METS: the
 /// structMap follows the fileSec, and only the payloads the divs name are kept.
 fn described_pages(mets: &Path) -> Result<Vec<Described>, WaczError> {
-    let err = |source| WaczError::Mets { path: mets.to_path_buf(), source };
-    let mut divs: Vec<(String, String)> = Vec::new(); // (FILEID, LABEL)
-    let mut reader = open_mets(mets)?;
-    let mut in_page: Option<String> = None;
-    while let Some(event) = reader.next().map_err(err)? {
-        match &event {
-            Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "div") => {
-                let page = e.attr("TYPE") == Some("WEBPAGE");
-                in_page = page.then(|| e.attr("LABEL").unwrap_or_default().to_string());
-            }
-            Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "fptr") => {
-                if let (Some(label), Some(id)) = (&in_page, e.attr("FILEID")) {
-                    divs.push((id.to_string(), label.clone()));
-                }
-            }
-            _ => {}
-        }
-    }
+    let divs = page_divs(mets)?;
     if divs.is_empty() {
         return Ok(Vec::new());
     }
-    let wanted: HashSet<&str> = divs.iter().map(|(id, _)| id.as_str()).collect();
-    let mut found: HashMap<String, (String, u64)> = HashMap::new();
+    let wanted: HashSet<&str> = divs.iter().map(|d| d.file_id.as_str()).collect();
+    let found = payload_places(mets, &wanted)?;
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for PageDiv { file_id, label } in divs {
+        if let Some((container, offset)) = found.get(&file_id) {
+            let d = Described { container: container.clone(), offset: *offset, label };
+            if seen.insert(d.clone()) {
+                out.push(d);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A `WEBPAGE` div's label and the `<file>` its fptr names.
+struct PageDiv {
+    file_id: String,
+    label: String,
+}
+
+/// The first pass: the `WEBPAGE` divs and their fptrs.
+fn page_divs(mets: &Path) -> Result<Vec<PageDiv>, WaczError> {
+    let err = |source| WaczError::Mets { path: mets.to_path_buf(), source };
+    let mut divs = Vec::new();
     let mut reader = open_mets(mets)?;
-    // Open <file>s: (BEGIN, FLocat href), outermost first.
-    let mut open: Vec<(Option<u64>, Option<String>)> = Vec::new();
+    let mut in_page: Option<String> = None;
+    while let Some(event) = reader.next().map_err(err)? {
+        let (Event::Start(e, _) | Event::Empty(e, _)) = &event else { continue };
+        if e.is(NS_METS, "div") {
+            let page = e.attr("TYPE") == Some("WEBPAGE");
+            in_page = page.then(|| e.attr("LABEL").unwrap_or_default().to_string());
+        } else if e.is(NS_METS, "fptr")
+            && let (Some(label), Some(id)) = (&in_page, e.attr("FILEID"))
+        {
+            divs.push(PageDiv { file_id: id.to_string(), label: label.clone() });
+        }
+    }
+    Ok(divs)
+}
+
+/// A `<file>` open during the second pass.
+struct OpenFile {
+    begin: Option<u64>,
+    /// Its FLocat, as the container list names it.
+    href: Option<String>,
+}
+
+/// The second pass: where each wanted `<file>` is, as (container, its record's BEGIN).
+fn payload_places(
+    mets: &Path,
+    wanted: &HashSet<&str>,
+) -> Result<HashMap<String, (String, u64)>, WaczError> {
+    let err = |source| WaczError::Mets { path: mets.to_path_buf(), source };
+    let mut found = HashMap::new();
+    let mut reader = open_mets(mets)?;
+    // Open <file>s, outermost first.
+    let mut open: Vec<OpenFile> = Vec::new();
     while let Some(event) = reader.next().map_err(err)? {
         match &event {
             Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "file") => {
                 let id = e.attr("ID").unwrap_or_default();
                 if wanted.contains(id)
-                    && let [(_, Some(container)), .., (Some(begin), _)] = open.as_slice()
+                    && let [
+                        OpenFile { href: Some(container), .. },
+                        ..,
+                        OpenFile { begin: Some(begin), .. },
+                    ] = open.as_slice()
                 {
                     found.insert(id.to_string(), (container.clone(), *begin));
                 }
                 if matches!(event, Event::Start(..)) {
-                    open.push((e.attr("BEGIN").and_then(|b| b.parse().ok()), None));
+                    let begin = e.attr("BEGIN").and_then(|b| b.parse().ok());
+                    open.push(OpenFile { begin, href: None });
                 }
             }
             Event::Start(e, _) | Event::Empty(e, _) if e.is(NS_METS, "FLocat") => {
                 // As the container list names it (`./content/x` is `content/x`).
                 let href = e.href().and_then(|h| layout::confined_name(h).ok());
                 if let Some(last) = open.last_mut() {
-                    last.1 = href;
+                    last.href = href;
                 }
             }
             Event::End { ns, local, .. } if ns.as_str() == NS_METS && local.as_str() == "file" => {
@@ -238,15 +279,5 @@ fn described_pages(mets: &Path) -> Result<Vec<Described>, WaczError> {
             _ => {}
         }
     }
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    for (id, label) in divs {
-        if let Some((container, offset)) = found.get(&id) {
-            let d = Described { container: container.clone(), offset: *offset, label };
-            if seen.insert(d.clone()) {
-                out.push(d);
-            }
-        }
-    }
-    Ok(out)
+    Ok(found)
 }

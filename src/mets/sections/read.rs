@@ -186,15 +186,7 @@ impl<R: BufRead> Cutter<'_, R> {
         root_decls: &[(String, String)],
         offset: u64,
     ) -> Result<Captured, SectionsError> {
-        let own: Vec<String> =
-            start.attributes().flatten().map(|a| a.key.as_ref().to_string()).collect();
-        let mut first = BytesStart::new(start.name().as_ref().to_string());
-        for (k, v) in root_decls.iter().filter(|(k, _)| !own.contains(k)) {
-            first.push_attribute((k.as_str(), v.as_str()));
-        }
-        for a in start.attributes().flatten() {
-            first.push_attribute(a);
-        }
+        let first = first_tag(start, root_decls);
         let mut w = Writer::new(Vec::new());
         let write_err =
             |e: std::io::Error| SectionsError::Io { path: self.path.to_path_buf(), source: e };
@@ -222,21 +214,7 @@ impl<R: BufRead> Cutter<'_, R> {
             match &event {
                 Event::Start(_) => depth += 1,
                 Event::End(_) => depth -= 1,
-                Event::Eof => {
-                    let source =
-                        quick_xml::Error::Syntax(quick_xml::errors::SyntaxError::UnclosedTag);
-                    return Err(SectionsError::Xml {
-                        path: self.path.to_path_buf(),
-                        offset: at,
-                        source,
-                    });
-                }
-                Event::DocType(_) => return Err(self.refused(at, "a document type declaration")),
-                Event::GeneralRef(r) if !is_predefined(r) => {
-                    let what = format!("the entity reference &{};", r.xml10_content());
-                    return Err(self.refused(at, &what));
-                }
-                _ => {}
+                _ => self.check_event(&event, at)?,
             }
             w.write_event(event)
                 .map_err(|e| SectionsError::Io { path: self.path.to_path_buf(), source: e })?;
@@ -248,6 +226,22 @@ impl<R: BufRead> Cutter<'_, R> {
             }
         }
         Ok(Captured { bytes: w.into_inner(), premis2, premis3 })
+    }
+
+    /// An event a section never holds, or the end of the document inside a section.
+    fn check_event(&self, event: &Event<'_>, at: u64) -> Result<(), SectionsError> {
+        match event {
+            Event::Eof => {
+                let source = quick_xml::Error::Syntax(quick_xml::errors::SyntaxError::UnclosedTag);
+                Err(SectionsError::Xml { path: self.path.to_path_buf(), offset: at, source })
+            }
+            Event::DocType(_) => Err(self.refused(at, "a document type declaration")),
+            Event::GeneralRef(r) if !is_predefined(r) => {
+                let what = format!("the entity reference &{};", r.xml10_content());
+                Err(self.refused(at, &what))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Reads one section's bytes into its struct, writes it back and records what did not
@@ -357,4 +351,18 @@ pub(super) fn write_section<T: YaSerialize>(
         Some(PremisVersion::V2) => rename_ns(&text, NS_PREMIS3, NS_PREMIS2),
         _ => text,
     })
+}
+/// A section's first tag as a document's root: the METS root's namespace declarations
+/// first (the section's own win), then its own attributes.
+fn first_tag(start: &BytesStart<'_>, root_decls: &[(String, String)]) -> BytesStart<'static> {
+    let own: Vec<String> =
+        start.attributes().flatten().map(|a| a.key.as_ref().to_string()).collect();
+    let mut first = BytesStart::new(start.name().as_ref().to_string());
+    for (k, v) in root_decls.iter().filter(|(k, _)| !own.contains(k)) {
+        first.push_attribute((k.as_str(), v.as_str()));
+    }
+    for a in start.attributes().flatten() {
+        first.push_attribute(a);
+    }
+    first
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use quick_xml::NsReader;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::name::ResolveResult;
 
 /// One element: namespace URI and local name, attributes (namespace declarations aside),
@@ -45,29 +45,7 @@ fn parse(bytes: &[u8]) -> Result<Node, quick_xml::Error> {
         let empty = matches!(event, Event::Empty(_));
         match event {
             Event::Start(e) | Event::Empty(e) => {
-                let mut attrs = BTreeMap::new();
-                for a in e.attributes().flatten() {
-                    let key = a.key.as_ref();
-                    if key == "xmlns" || key.starts_with("xmlns:") {
-                        continue;
-                    }
-                    let (r, local) = reader.resolver().resolve_attribute(a.key);
-                    let ans = match r {
-                        ResolveResult::Bound(n) => n.0.to_string(),
-                        _ => String::new(),
-                    };
-                    let value = a
-                        .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                        .map(|v| v.into_owned())
-                        .unwrap_or_default();
-                    attrs.insert((ans, local.as_ref().to_string()), value);
-                }
-                let node = Node {
-                    name: (ns, e.local_name().as_ref().to_string()),
-                    attrs,
-                    text: String::new(),
-                    children: Vec::new(),
-                };
+                let node = element_node(&reader, &e, ns);
                 if empty {
                     if let Some(done) = close(&mut stack, node) {
                         return Ok(done);
@@ -86,26 +64,51 @@ fn parse(bytes: &[u8]) -> Result<Node, quick_xml::Error> {
             }
             Event::Text(t) => push_text(&mut stack, &t.xml10_content()),
             Event::CData(t) => push_text(&mut stack, &t.xml10_content()),
-            Event::GeneralRef(r) => {
-                let s = match r.resolve_char_ref() {
-                    Ok(Some(c)) => c.to_string(),
-                    _ => match r.xml10_content().as_ref() {
-                        "amp" => "&".into(),
-                        "lt" => "<".into(),
-                        "gt" => ">".into(),
-                        "quot" => "\"".into(),
-                        "apos" => "'".into(),
-                        other => format!("&{other};"),
-                    },
-                };
-                push_text(&mut stack, &s);
-            }
+            Event::GeneralRef(r) => push_text(&mut stack, &reference_text(&r)),
             Event::Eof => {
                 let e = quick_xml::errors::SyntaxError::UnclosedTag;
                 return Err(quick_xml::Error::Syntax(e));
             }
             _ => {}
         }
+    }
+}
+
+/// An element's name and attributes (namespace declarations left out), by namespace.
+fn element_node(reader: &NsReader<&[u8]>, e: &BytesStart<'_>, ns: String) -> Node {
+    let mut attrs = BTreeMap::new();
+    for a in e.attributes().flatten() {
+        let key = a.key.as_ref();
+        if key == "xmlns" || key.starts_with("xmlns:") {
+            continue;
+        }
+        let (r, local) = reader.resolver().resolve_attribute(a.key);
+        let ans = match r {
+            ResolveResult::Bound(n) => n.0.to_string(),
+            _ => String::new(),
+        };
+        let value = a
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map(|v| v.into_owned())
+            .unwrap_or_default();
+        attrs.insert((ans, local.as_ref().to_string()), value);
+    }
+    let name = (ns, e.local_name().as_ref().to_string());
+    Node { name, attrs, text: String::new(), children: Vec::new() }
+}
+
+/// The text a character or entity reference stands for; an unknown entity is kept as written.
+fn reference_text(r: &BytesRef<'_>) -> String {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => c.to_string(),
+        _ => match r.xml10_content().as_ref() {
+            "amp" => "&".into(),
+            "lt" => "<".into(),
+            "gt" => ">".into(),
+            "quot" => "\"".into(),
+            "apos" => "'".into(),
+            other => format!("&{other};"),
+        },
     }
 }
 

@@ -132,6 +132,72 @@ pub(super) struct DescribedObject {
 }
 
 /// The scratch database; see the module documentation.
+/// A `<file>` with ADMID tokens, as stored.
+pub(super) struct DescribedFile<'a> {
+    pub id: &'a str,
+    pub group: &'a str,
+    pub depth: usize,
+    pub at: Pos,
+    pub checksum: Option<&'a str>,
+    pub checksumtype: Option<&'a str>,
+    pub size: Option<&'a str>,
+    /// A container that must have a virus-check event.
+    pub container_virus: bool,
+    pub admid: &'a str,
+}
+
+/// A PREMIS object (`seq` taken when it opened), held by sections `amd` and `md`.
+pub(super) struct StoredObject<'a> {
+    pub seq: i64,
+    pub id: &'a str,
+    pub algorithm: &'a str,
+    pub digest: &'a str,
+    pub size: Option<&'a str>,
+    pub amd: Option<&'a str>,
+    pub md: Option<&'a str>,
+}
+
+/// A PREMIS event (`seq` taken when it opened), inside amdSec `amd`.
+pub(super) struct StoredEvent<'a> {
+    pub seq: i64,
+    pub event_type: &'a str,
+    pub outcome: &'a str,
+    pub detail: &'a str,
+    pub amd: Option<&'a str>,
+    pub at: Pos,
+}
+
+/// The profile's words for a migration.
+pub(super) struct MigrationTerms<'a> {
+    pub relationship_type: &'a str,
+    /// The relationship subtype.
+    pub subtype: &'a str,
+    /// The event type.
+    pub event: &'a str,
+}
+
+/// The profile's words for a derivation and a transformation event.
+pub(super) struct RelationTerms<'a> {
+    pub relationship_type: &'a str,
+    pub transformation_event: &'a str,
+}
+
+/// Which events say a virus was found and not cleaned, and the group such files belong in.
+pub(super) struct ForcedQuery<'a> {
+    pub event: &'a str,
+    pub outcome: &'a str,
+    pub viral_group: &'a str,
+}
+
+/// A file a forced virus-check event links, outside the viral group.
+pub(super) struct ForcedFile {
+    pub file_id: String,
+    pub group: String,
+    pub at: Pos,
+    /// The event's outcome detail.
+    pub detail: String,
+}
+
 pub(super) struct Crossrefs {
     db: Connection,
     seq: i64,
@@ -201,43 +267,28 @@ impl Crossrefs {
         self.exec("INSERT INTO fptrs VALUES (?1)", params![id]);
     }
 
-    /// A PREMIS object (`seq` taken when it opened), held by sections `amd` and `md`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn object(
-        &mut self,
-        seq: i64,
-        id: &str,
-        algorithm: &str,
-        digest: &str,
-        size: Option<&str>,
-        amd: Option<&str>,
-        md: Option<&str>,
-    ) {
+    /// A PREMIS object.
+    pub(super) fn object(&mut self, o: &StoredObject) {
         self.exec(
             "INSERT INTO objects VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![seq, id, algorithm, digest, size, amd, md],
+            params![o.seq, o.id, o.algorithm, o.digest, o.size, o.amd, o.md],
         );
     }
 
     /// A relationship of the object numbered `object_seq`: [type, subtype, target].
-    pub(super) fn relation(&mut self, object_seq: i64, r: &[String; 3]) {
+    pub(super) fn relation(&mut self, object_seq: i64, r: [&str; 3]) {
         self.exec(
             "INSERT INTO relations VALUES (?1, ?2, ?3, ?4)",
             params![object_seq, r[0], r[1], r[2]],
         );
     }
 
-    /// A PREMIS event (`seq` taken when it opened), inside amdSec `amd`.
-    pub(super) fn event(
-        &mut self,
-        seq: i64,
-        (event_type, outcome, detail): (&str, &str, &str),
-        amd: Option<&str>,
-        at: Pos,
-    ) {
+    /// A PREMIS event.
+    pub(super) fn event(&mut self, e: &StoredEvent) {
+        let (line, offset) = (e.at.line as i64, e.at.offset as i64);
         self.exec(
             "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![seq, event_type, outcome, detail, amd, at.line as i64, at.offset as i64],
+            params![e.seq, e.event_type, e.outcome, e.detail, e.amd, line, offset],
         );
     }
 
@@ -256,34 +307,25 @@ impl Crossrefs {
         self.exec("INSERT INTO agents VALUES (?1)", params![id]);
     }
 
-    /// A `<file>` with ADMID tokens; `container_virus` when it is a container that must have
-    /// a virus-check event.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn file(
-        &mut self,
-        (id, group, depth): (&str, &str, usize),
-        at: Pos,
-        (checksum, checksumtype, size): (Option<&str>, Option<&str>, Option<&str>),
-        container_virus: bool,
-        admid: &str,
-    ) {
+    /// A `<file>` with ADMID tokens.
+    pub(super) fn file(&mut self, f: &DescribedFile) {
         let seq = self.next_seq();
         self.exec(
             "INSERT INTO files VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 seq,
-                id,
-                group,
-                depth as i64,
-                at.line as i64,
-                at.offset as i64,
-                checksum,
-                checksumtype,
-                size,
-                container_virus
+                f.id,
+                f.group,
+                f.depth as i64,
+                f.at.line as i64,
+                f.at.offset as i64,
+                f.checksum,
+                f.checksumtype,
+                f.size,
+                f.container_virus
             ],
         );
-        for (i, token) in admid.split_whitespace().enumerate() {
+        for (i, token) in f.admid.split_whitespace().enumerate() {
             self.exec("INSERT INTO file_tokens VALUES (?1, ?2, ?3)", params![seq, i as i64, token]);
         }
     }
@@ -426,11 +468,10 @@ impl Crossrefs {
     }
 
     /// Each described object (the first with its identifier, describing a `<file>`), with its
-    /// migration facts, in document order. `terms`: (relationship type, migration subtype,
-    /// migration event type).
+    /// migration facts, in document order.
     pub(super) fn described_objects(
         &self,
-        (rel_type, migration, migration_term): (&str, &str, &str),
+        terms: &MigrationTerms,
         mut each: impl FnMut(DescribedObject),
     ) -> Result<(), CrossrefError> {
         let mut s = self.db.prepare(
@@ -442,7 +483,7 @@ impl Crossrefs {
              FROM first_objects fobj JOIN objects o ON o.seq = fobj.seq
              JOIN file_of fo ON fo.object = o.id ORDER BY o.seq",
         )?;
-        let mut rows = s.query(params![rel_type, migration, migration_term])?;
+        let mut rows = s.query(params![terms.relationship_type, terms.subtype, terms.event])?;
         while let Some(r) = rows.next()? {
             each(DescribedObject {
                 file_id: r.get(0)?,
@@ -455,12 +496,12 @@ impl Crossrefs {
         Ok(())
     }
 
-    /// The relationships of type `rel_type` of each described object (the first with its
-    /// identifier, describing a `<file>`), with what their targets are and whether an event
-    /// of type `transformation_term` links the object, in document order.
+    /// The relationships of type `terms.relationship_type` of each described object (the first
+    /// with its identifier, describing a `<file>`), with what their targets are and whether an
+    /// event of type `terms.transformation_event` links the object, in document order.
     pub(super) fn relations(
         &self,
-        (rel_type, transformation_term): (&str, &str),
+        terms: &RelationTerms,
         mut each: impl FnMut(Related),
     ) -> Result<(), CrossrefError> {
         let mut s = self.db.prepare(
@@ -474,7 +515,7 @@ impl Crossrefs {
              LEFT JOIN file_of tf ON tf.object = r.target
              ORDER BY o.seq, r.rowid",
         )?;
-        let mut rows = s.query(params![rel_type, transformation_term])?;
+        let mut rows = s.query(params![terms.relationship_type, terms.transformation_event])?;
         while let Some(r) = rows.next()? {
             let group: Option<String> = r.get(7)?;
             let id: Option<String> = r.get(8)?;
@@ -492,21 +533,25 @@ impl Crossrefs {
         Ok(())
     }
 
-    /// Files outside group `viral` that an event of type `term` with outcome `forced` links:
-    /// (file ID, its group, where, outcome detail).
+    /// Files outside the viral group that an event of the query's type and outcome links.
     pub(super) fn forced_outside(
         &self,
-        (term, forced, viral): (&str, &str, &str),
-        mut each: impl FnMut(String, String, Pos, String),
+        q: &ForcedQuery,
+        mut each: impl FnMut(ForcedFile),
     ) -> Result<(), CrossrefError> {
         let mut s = self.db.prepare(
             "SELECT fo.file_id, fo.grp, fo.line, fo.offset, e.detail FROM events e
              JOIN event_objects eo ON eo.event_seq = e.seq JOIN file_of fo ON fo.object = eo.object
              WHERE e.type = ?1 AND e.outcome = ?2 AND fo.grp != ?3 ORDER BY e.seq, eo.rowid",
         )?;
-        let mut rows = s.query(params![term, forced, viral])?;
+        let mut rows = s.query(params![q.event, q.outcome, q.viral_group])?;
         while let Some(r) = rows.next()? {
-            each(r.get(0)?, r.get(1)?, pos(r.get(2)?, r.get(3)?), r.get(4)?);
+            each(ForcedFile {
+                file_id: r.get(0)?,
+                group: r.get(1)?,
+                at: pos(r.get(2)?, r.get(3)?),
+                detail: r.get(4)?,
+            });
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::io::BufReader;
 use std::path::Path;
 
-use super::{Finding, Listed, ListedRules};
+use super::{CsipFinding, Listed, ListedRules};
 use crate::export::eark::{NS_CSIP, PROFILE_SIP, PROFILE_SIP_2_1};
 use crate::layout;
 use crate::mets::reader::{Element, Event, MetsReader, NS_METS, NS_XLINK};
@@ -112,7 +112,7 @@ struct Software {
 pub(super) struct Rules<'a> {
     name: String,
     is_root: bool,
-    out: &'a mut Vec<Finding>,
+    out: &'a mut Vec<CsipFinding>,
     vocab: [HashSet<String>; 4],
     /// Open elements; `None` for those outside the METS namespace.
     stack: Vec<Option<Frame>>,
@@ -157,7 +157,7 @@ pub(super) fn apply(path: &Path, rules: &mut Rules<'_>) -> Result<(), (u64, Stri
 }
 
 impl<'a> Rules<'a> {
-    pub(super) fn new(name: &str, is_root: bool, out: &'a mut Vec<Finding>) -> Self {
+    pub(super) fn new(name: &str, is_root: bool, out: &'a mut Vec<CsipFinding>) -> Self {
         Rules {
             name: name.to_string(),
             is_root,
@@ -184,7 +184,7 @@ impl<'a> Rules<'a> {
     }
 
     fn find(&mut self, line: u64, rule: &str, message: impl Into<String>) {
-        self.out.push(Finding::at(&self.name, line, rule, message));
+        self.out.push(CsipFinding::at(&self.name, line, rule, message));
     }
 
     /// `rule` when `el` (at `path`, `line`) lacks attribute `attr` (or it is empty).
@@ -299,64 +299,21 @@ impl<'a> Rules<'a> {
 
     /// Roles below the header and sections: agents, files, the structMap's divisions.
     fn inner_role(&mut self, el: &Element, at: (&str, u64)) -> Role {
-        let parent = match self.parent().map(|p| &p.role) {
-            Some(Role::Hdr) => Parent::Hdr,
-            Some(Role::Agent(true)) => Parent::Software,
-            Some(Role::FileGrp(_)) => Parent::FileGrp,
-            Some(Role::File(_, false)) => Parent::FileWithoutLoc,
-            Some(Role::File(_, true)) => Parent::FileWithLoc,
-            Some(Role::CsipMap(n)) => Parent::CsipMap(*n),
-            Some(Role::MainDiv(_)) => Parent::MainDiv,
-            Some(Role::SubDiv { rep, fptr, mptrs }) => Parent::SubDiv(*rep, *fptr, *mptrs),
-            _ => Parent::Other,
-        };
-        match (parent, el.local.as_str()) {
+        match (self.parent_kind(), el.local.as_str()) {
             (Parent::Hdr, "agent") => self.agent_role(el, at),
-            (Parent::Software, "name") => {
-                if let Some(s) = self.software.as_mut() {
-                    s.names += 1;
-                }
-                Role::AgentName
-            }
-            (Parent::Software, "note") => {
-                if let Some(s) = self.software.as_mut() {
-                    s.notes += 1;
-                    s.note_typed |= csip(el, "NOTETYPE") == Some("SOFTWARE VERSION");
-                }
-                Role::AgentNote
-            }
+            (Parent::Software, "name" | "note") => self.software_part(el),
             (Parent::FileGrp, "file") => {
                 if let Some(Role::FileGrp(n)) = self.parent().map(|p| &mut p.role) {
                     *n += 1;
                 }
                 self.file_rules(el, at)
             }
-            (Parent::FileWithoutLoc, "FLocat") => {
-                if let Some(Role::File(listed, has_loc)) = self.parent().map(|p| &mut p.role) {
-                    *has_loc = true;
-                    listed.href = el.href().map(str::to_string);
-                }
-                self.need_value(el, at, "LOCTYPE", "URL", "CSIP77");
-                self.need_value(el, at, "xlink:type", "simple", "CSIP78");
-                if el.href().is_none() {
-                    self.find(at.1, "CSIP79", "FLocat has no xlink:href");
-                }
-                Role::Other
-            }
+            (Parent::FileWithoutLoc, "FLocat") => self.flocat_rules(el, at),
             (Parent::FileWithLoc, "FLocat") => {
                 self.find(at.1, "CSIP76", "file has more than one FLocat");
                 Role::Other
             }
-            (Parent::CsipMap(n), "div") => {
-                if let Some(Role::CsipMap(n)) = self.parent().map(|p| &mut p.role) {
-                    *n += 1;
-                }
-                if n > 0 {
-                    return Role::Other;
-                }
-                self.need(el, at, "ID", "CSIP85");
-                Role::MainDiv(0)
-            }
+            (Parent::CsipMap(n), "div") => self.map_div_role(el, at, n),
             (Parent::MainDiv, "div") => {
                 if let Some(Role::MainDiv(metadata)) = self.parent().map(|p| &mut p.role) {
                     *metadata += u64::from(a(el, "LABEL") == Some("Metadata"));
@@ -378,6 +335,61 @@ impl<'a> Rules<'a> {
             }
             _ => self.section_role(el, at),
         }
+    }
+
+    /// What the open element is, as far as its children's roles depend on it.
+    fn parent_kind(&mut self) -> Parent {
+        match self.parent().map(|p| &p.role) {
+            Some(Role::Hdr) => Parent::Hdr,
+            Some(Role::Agent(true)) => Parent::Software,
+            Some(Role::FileGrp(_)) => Parent::FileGrp,
+            Some(Role::File(_, false)) => Parent::FileWithoutLoc,
+            Some(Role::File(_, true)) => Parent::FileWithLoc,
+            Some(Role::CsipMap(n)) => Parent::CsipMap(*n),
+            Some(Role::MainDiv(_)) => Parent::MainDiv,
+            Some(Role::SubDiv { rep, fptr, mptrs }) => Parent::SubDiv(*rep, *fptr, *mptrs),
+            _ => Parent::Other,
+        }
+    }
+
+    /// A software agent's name or note, counted (and the note's type kept) for its rules.
+    fn software_part(&mut self, el: &Element) -> Role {
+        let is_name = el.local == "name";
+        if let Some(s) = self.software.as_mut() {
+            if is_name {
+                s.names += 1;
+            } else {
+                s.notes += 1;
+                s.note_typed |= csip(el, "NOTETYPE") == Some("SOFTWARE VERSION");
+            }
+        }
+        if is_name { Role::AgentName } else { Role::AgentNote }
+    }
+
+    /// A file's first FLocat: its location is kept, and its attributes checked.
+    fn flocat_rules(&mut self, el: &Element, at: (&str, u64)) -> Role {
+        if let Some(Role::File(listed, has_loc)) = self.parent().map(|p| &mut p.role) {
+            *has_loc = true;
+            listed.href = el.href().map(str::to_string);
+        }
+        self.need_value(el, at, "LOCTYPE", "URL", "CSIP77");
+        self.need_value(el, at, "xlink:type", "simple", "CSIP78");
+        if el.href().is_none() {
+            self.find(at.1, "CSIP79", "FLocat has no xlink:href");
+        }
+        Role::Other
+    }
+
+    /// A div of the CSIP structMap: the first is the package's main div (`seen` before it).
+    fn map_div_role(&mut self, el: &Element, at: (&str, u64), seen: u64) -> Role {
+        if let Some(Role::CsipMap(n)) = self.parent().map(|p| &mut p.role) {
+            *n += 1;
+        }
+        if seen > 0 {
+            return Role::Other;
+        }
+        self.need(el, at, "ID", "CSIP85");
+        Role::MainDiv(0)
     }
 
     /// `fileSec`, `fileGrp` and `structMap`, by path.

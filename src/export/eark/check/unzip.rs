@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{CheckError, CheckReport, Finding};
+use super::{CheckError, CheckReport, CsipFinding};
 use crate::formats::unzip::{self, DEFAULT_ZIP_EXPANSION, Limits};
 use crate::temporaries::TempName;
 
@@ -32,7 +32,7 @@ pub(super) fn unpack(
     let limits = Limits::of(DEFAULT_ZIP_EXPANSION, None);
     let files = unzip::unpack(path, &std::env::temp_dir(), UNPACKED, &limits)?;
     for (name, why) in &files.refused {
-        report.findings.push(Finding::at(name, 1, "CSIPSTR3", why.clone()));
+        report.findings.push(CsipFinding::at(name, 1, "CSIPSTR3", why.clone()));
     }
     let tops: Vec<_> = std::fs::read_dir(files.dir.path())
         .map_err(|source| CheckError::Io { path: files.dir.path().to_path_buf(), source })?
@@ -46,7 +46,7 @@ pub(super) fn unpack(
         }
         _ => {
             let n = std::fs::read_dir(files.dir.path()).map_or(0, |rd| rd.count());
-            report.findings.push(Finding::at(
+            report.findings.push(CsipFinding::at(
                 &path.display().to_string(),
                 1,
                 "CSIPSTR3",

@@ -36,8 +36,8 @@ impl Capped {
         self.seen <= MAX_SAME
     }
 
-    fn summary(&self, rule: &'static str, member: &str, what: &str) -> Option<Finding> {
-        (self.seen > MAX_SAME).then(|| Finding {
+    fn summary(&self, rule: &'static str, member: &str, what: &str) -> Option<WaczFinding> {
+        (self.seen > MAX_SAME).then(|| WaczFinding {
             severity: if self.hidden_errors > 0 { Severity::Error } else { Severity::Warning },
             rule,
             member: member.to_string(),
@@ -78,20 +78,7 @@ impl Check {
             self.error(RULE_WARC, &m.name, "WARC name holds a tab or line end".into());
             return Ok(());
         }
-        let reader = match self.open(m) {
-            Ok(r) => r,
-            Err(e) => {
-                self.error(RULE_WARC, &m.name, format!("cannot be read: {e}"));
-                return Ok(());
-            }
-        };
-        let mut reader = match WarcReader::new(reader, m.name.clone()) {
-            Ok(r) => r,
-            Err(e) => {
-                self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), e.fault.to_string());
-                return Ok(());
-            }
-        };
+        let Some(mut reader) = self.open_warc(m) else { return Ok(()) };
         let gzip = reader.is_gzip();
         let mut line = String::new();
         loop {
@@ -101,26 +88,11 @@ impl Check {
                 Ok(None) => return Ok(()),
                 Err(e) => {
                     let msg = format!("cannot be read further: {}", e.fault);
-                    {
-                        self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), msg);
-                        return Ok(());
-                    }
+                    self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), msg);
+                    return Ok(());
                 }
             };
-            for p in problems {
-                let severity = match p.severity {
-                    BlockSeverity::Error => Severity::Error,
-                    _ => Severity::Warning,
-                };
-                self.push(Finding {
-                    severity,
-                    rule: RULE_WARC_DIGEST,
-                    member: m.name.clone(),
-                    line: None,
-                    offset: Some(head.offset),
-                    message: p.message,
-                });
-            }
+            self.digest_findings(m, head.offset, problems);
             let mut entry = match entry {
                 Ok(Some(entry)) => entry,
                 Ok(None) => continue,
@@ -144,6 +116,42 @@ impl Check {
             entry.write_cdxj(&mut line);
             line.pop();
             out.push(line.as_bytes())?;
+        }
+    }
+
+    /// WARC member `m` opened as WARC; `None` (and a finding) when it cannot be.
+    fn open_warc(&mut self, m: &Member) -> Option<WarcReader<Box<dyn Read + Send>>> {
+        let reader = match self.open(m) {
+            Ok(r) => r,
+            Err(e) => {
+                self.error(RULE_WARC, &m.name, format!("cannot be read: {e}"));
+                return None;
+            }
+        };
+        match WarcReader::new(reader, m.name.clone()) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.error_at(RULE_WARC, &m.name, (None, Some(e.offset)), e.fault.to_string());
+                None
+            }
+        }
+    }
+
+    /// What the record at `offset` of `m` says of its digests that its bytes do not.
+    fn digest_findings(&mut self, m: &Member, offset: u64, problems: Vec<BlockProblem>) {
+        for p in problems {
+            let severity = match p.severity {
+                BlockSeverity::Error => Severity::Error,
+                _ => Severity::Warning,
+            };
+            self.push(WaczFinding {
+                severity,
+                rule: RULE_WARC_DIGEST,
+                member: m.name.clone(),
+                line: None,
+                offset: Some(offset),
+                message: p.message,
+            });
         }
     }
 
@@ -171,7 +179,7 @@ impl Check {
             let rest = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
             let mut r = rest.splitn(3, '\t');
             let (member, offset, url) = (r.next(), r.next(), r.next());
-            found.push(Finding {
+            found.push(WaczFinding {
                 severity: Severity::Error,
                 rule: RULE_REVISIT,
                 member: member.unwrap_or_default().to_string(),
@@ -275,57 +283,18 @@ impl Check {
         listed: LineSorter,
         indexes: &[Member],
     ) -> io::Result<()> {
-        let mut last: Option<Derived> = None;
-        let mut found = Vec::new();
-        let mut capped = Capped::default();
-        let mut unlisted = Unlisted::default();
+        let mut merge = IndexMerge {
+            indexes,
+            last: None,
+            found: Vec::new(),
+            capped: Capped::default(),
+            unlisted: Unlisted::default(),
+        };
         LineSorter::merge_into(vec![derived, listed], &mut |line| {
-            let line = String::from_utf8_lossy(line);
-            let mut parts = line.splitn(4, TAB);
-            let (Some(file), Some(offset), Some(tag), Some(rest)) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                return Ok(());
-            };
-            let place = format!("{file}{TAB}{offset}");
-            if tag == "D" {
-                unlisted.take(last.take());
-                let entry = IndexEntry::parse_cdxj(rest).ok();
-                last = Some(Derived { place, entry, listed: false });
-                return Ok(());
-            }
-            let mut p = rest.splitn(3, TAB);
-            let (Some(i), Some(no), Some(text)) = (p.next(), p.next(), p.next()) else {
-                return Ok(());
-            };
-            let member = i.parse::<usize>().ok().and_then(|i| indexes.get(i));
-            let (Some(member), Ok(listed)) = (member, IndexEntry::parse_cdxj(text)) else {
-                return Ok(());
-            };
-            let why = match &mut last {
-                Some(d) if d.place == place => {
-                    d.listed = true;
-                    d.entry.as_ref().and_then(|record| differences(&listed, record))
-                }
-                _ => Some((
-                    Severity::Error,
-                    format!("no indexed record starts at offset {} of `{file}`", listed.offset),
-                )),
-            };
-            if let Some((severity, why)) = why
-                && capped.list_as(severity)
-            {
-                found.push(Finding {
-                    severity,
-                    rule: RULE_INDEX,
-                    member: member.name.clone(),
-                    line: no.parse().ok(),
-                    offset: None,
-                    message: why,
-                });
-            }
+            merge.line(&String::from_utf8_lossy(line));
             Ok(())
         })?;
+        let IndexMerge { mut last, found, capped, mut unlisted, .. } = merge;
         unlisted.take(last.take());
         self.extend_listed(found);
         self.extend_listed(capped.summary(
@@ -335,20 +304,17 @@ impl Check {
         ));
         self.extend_listed(unlisted.findings);
         if unlisted.count > 0 {
-            self.error(
-                RULE_INDEX,
-                "indexes/",
-                format!(
-                    "{} indexed records of the WARCs have no index line (listed above{}): a \
-                     reader cannot find them",
-                    unlisted.count,
-                    if unlisted.count > MAX_SAME as u64 {
-                        format!(", the first {MAX_SAME}")
-                    } else {
-                        String::new()
-                    }
-                ),
+            let shown = if unlisted.count > MAX_SAME as u64 {
+                format!(", the first {MAX_SAME}")
+            } else {
+                String::new()
+            };
+            let what = format!(
+                "{} indexed records of the WARCs have no index line (listed above{shown}): a \
+                 reader cannot find them",
+                unlisted.count
             );
+            self.error(RULE_INDEX, "indexes/", what);
         }
         Ok(())
     }
@@ -615,6 +581,66 @@ impl Revisits {
     }
 }
 
+/// The merge of derived and listed index lines, in (WARC, offset) order: each listed line
+/// meets the record derived at its place, or none.
+struct IndexMerge<'a> {
+    indexes: &'a [Member],
+    /// The record derived last, and whether a line has met it.
+    last: Option<Derived>,
+    found: Vec<WaczFinding>,
+    capped: Capped,
+    unlisted: Unlisted,
+}
+
+impl IndexMerge<'_> {
+    fn line(&mut self, line: &str) {
+        let mut parts = line.splitn(4, TAB);
+        let (Some(file), Some(offset), Some(tag), Some(rest)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return;
+        };
+        let place = format!("{file}{TAB}{offset}");
+        if tag == "D" {
+            self.unlisted.take(self.last.take());
+            let entry = IndexEntry::parse_cdxj(rest).ok();
+            self.last = Some(Derived { place, entry, listed: false });
+        } else {
+            self.listed(&place, file, rest);
+        }
+    }
+
+    /// A listed line `I<TAB>member<TAB>line number<TAB>text` at `place`.
+    fn listed(&mut self, place: &str, file: &str, rest: &str) {
+        let mut p = rest.splitn(3, TAB);
+        let (Some(i), Some(no), Some(text)) = (p.next(), p.next(), p.next()) else { return };
+        let member = i.parse::<usize>().ok().and_then(|i| self.indexes.get(i));
+        let (Some(member), Ok(listed)) = (member, IndexEntry::parse_cdxj(text)) else { return };
+        let why = match &mut self.last {
+            Some(d) if d.place == place => {
+                d.listed = true;
+                d.entry.as_ref().and_then(|record| differences(&listed, record))
+            }
+            _ => Some((
+                Severity::Error,
+                format!("no indexed record starts at offset {} of `{file}`", listed.offset),
+            )),
+        };
+        if let Some((severity, why)) = why
+            && self.capped.list_as(severity)
+        {
+            self.found.push(WaczFinding {
+                severity,
+                rule: RULE_INDEX,
+                member: member.name.clone(),
+                line: no.parse().ok(),
+                offset: None,
+                message: why,
+            });
+        }
+    }
+}
+
 /// A record derived from a WARC, while the merge meets the index lines at its place.
 struct Derived {
     /// `FILE<TAB>OFFSET`, as the sort keys hold it.
@@ -629,7 +655,7 @@ struct Derived {
 #[derive(Default)]
 struct Unlisted {
     count: u64,
-    findings: Vec<Finding>,
+    findings: Vec<WaczFinding>,
 }
 
 impl Unlisted {
@@ -642,7 +668,7 @@ impl Unlisted {
         }
         let (file, offset) = d.place.split_once(TAB).unwrap_or((&d.place, ""));
         let url = d.entry.as_ref().map_or("-", |e| e.url.as_str());
-        self.findings.push(Finding {
+        self.findings.push(WaczFinding {
             severity: Severity::Error,
             rule: RULE_INDEX,
             member: format!("archive/{file}"),
@@ -726,7 +752,7 @@ impl Check {
                     if let Some(m) = pages.get(i)
                         && capped.list()
                     {
-                        found.push(Finding {
+                        found.push(WaczFinding {
                             severity: Severity::Error,
                             rule: RULE_PAGES,
                             member: m.name.clone(),

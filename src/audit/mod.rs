@@ -27,6 +27,7 @@ pub mod references;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -354,25 +355,39 @@ struct Present<'a> {
     span_starts: BTreeSet<u64>,
 }
 
-/// A unit of parallel work.
+/// A unit of parallel work, on the file at `file` of the present files.
 enum Task {
-    /// SHA-512 of the whole file `.0`.
-    Whole(usize),
-    /// Described records `.1` of file `.0`, each on its own.
-    Described(usize, Vec<usize>),
-    /// A deep walk of file `.0` from `.1` to the first span start at or after `.2`.
-    Walk(usize, u64, u64),
+    /// SHA-512 of the whole file.
+    Whole { file: usize },
+    /// Described records (by their index among the file's children), each on its own.
+    Described { file: usize, records: Vec<usize> },
+    /// A deep walk of the file from `start` to the first span start at or after `end`.
+    Walk { file: usize, start: u64, end: u64 },
 }
 
+/// What a task found.
 enum Outcome {
     Whole(io::Result<FileDigests>),
-    Described(Vec<(u64, Problem)>, u64, u64),
+    Described { problems: Vec<(u64, Problem)>, records: u64, bytestreams: u64 },
     Walk(Walk),
+}
+
+/// Where a package is: its directory and its METS document.
+struct PackageAt {
+    dir: PathBuf,
+    mets: PathBuf,
+}
+
+impl PackageAt {
+    /// The METS's file name, as findings and the manifest name it.
+    fn mets_name(&self) -> String {
+        self.mets.file_name().map_or(METS.into(), |n| n.to_string_lossy().into_owned())
+    }
 }
 
 /// Where the package and its METS are, for a path that names either the package directory
 /// or the METS document inside it (which then need not be called `METS.xml`).
-fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
+fn package_paths(path: &Path) -> Result<PackageAt, AuditError> {
     let not = |reason| AuditError::NotAPackage { path: path.to_path_buf(), reason };
     let meta = std::fs::metadata(path).map_err(|e| not(NotAPackage::Unreachable(e)))?;
     let (dir, mets) = if meta.is_dir() {
@@ -389,7 +404,7 @@ fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), AuditError> {
     };
     // A package is self-contained: its METS is a regular file of its own, not a link to one.
     match layout::regular_metadata(&mets) {
-        Ok(_) => Ok((dir, mets)),
+        Ok(_) => Ok(PackageAt { dir, mets }),
         Err(e) if e.is_not_found() => Err(not(NotAPackage::NoMets)),
         Err(e) => Err(e.into()),
     }
@@ -419,6 +434,75 @@ fn listed_names(files: &[ListedFile]) -> BTreeSet<String> {
         .collect()
 }
 
+/// What the METS's own checks found, before any file it lists is read: where the package
+/// is, the validation, the E-ARK check, and the findings so far.
+struct Judged {
+    at: PackageAt,
+    validation: ValidationReport,
+    eark: Option<csip::CsipCheck>,
+    deep: bool,
+    findings: Vec<AuditFinding>,
+}
+
+/// Validates the METS of the package `at`, and checks it by the E-ARK rules when it claims
+/// them or `opts` asks for them.
+fn judge_mets(at: PackageAt, opts: &AuditOptions) -> Result<Judged, AuditError> {
+    let mut validation = validate_mets(&at.mets, &opts.validate)?;
+    let mut findings = Vec::new();
+    let eark = match opts.eark || csip::claims_csip(&at.mets) {
+        true => Some(csip::check(&at.dir, &mut validation, &mut findings)?),
+        false => None,
+    };
+    Ok(Judged { at, validation, eark, deep: opts.deep, findings })
+}
+
+/// The profile the package's files are held to, and whether the package claims it: a profile
+/// the package does not claim is advice, and what it asks for is not damage.
+struct FileRules {
+    profile: crate::profile::Profile,
+    required: bool,
+}
+
+impl FileRules {
+    fn of(opts: &AuditOptions, validation: &ValidationReport) -> FileRules {
+        let profile = opts
+            .validate
+            .profile
+            .clone()
+            .or_else(|| crate::profile::Profile::load(&validation.profile).ok())
+            .unwrap_or_else(crate::profile::Profile::default_profile);
+        FileRules { profile, required: validation.profile_required }
+    }
+
+    /// Under a profile whose package is its folder (a manifest of every file), a second METS
+    /// is one more unlisted file; else a folder of METS documents is a folder of packages.
+    fn folder_is_package(&self) -> bool {
+        self.profile.rules.manifest && self.required
+    }
+
+    /// Why a package without a manifest is not damaged by lacking one; `None` when it is.
+    fn manifest_not_needed(&self) -> Option<String> {
+        let name = &self.profile.name;
+        match (self.profile.rules.manifest, self.required) {
+            (true, true) => None,
+            (true, false) => Some(format!(
+                "the package has no manifest, and it does not claim profile {name}, whose packages carry one"
+            )),
+            (false, _) => Some(format!(
+                "the package has no manifest, and profile {name} does not ask for one"
+            )),
+        }
+    }
+}
+
+/// The names a package's files are checked against: its directory, its METS's name, and the
+/// files the METS lists inside it.
+struct PackageNames<'a> {
+    dir: &'a Path,
+    mets: &'a str,
+    listed: &'a BTreeSet<String>,
+}
+
 /// Audits the package at `path` (its directory, or its METS document); `progress` hears of the
 /// bytes planned and read.
 pub fn audit_package(
@@ -426,98 +510,102 @@ pub fn audit_package(
     opts: &AuditOptions,
     progress: &(dyn Fn(AuditProgress) + Sync),
 ) -> Result<AuditReport, AuditError> {
-    let (dir, mets_path) = package_paths(path)?;
-    let dir = dir.as_path();
-    let mut validation = validate_mets(&mets_path, &opts.validate)?;
-    let mut findings = Vec::new();
-    let eark = match opts.eark || csip::claims_csip(&mets_path) {
-        true => Some(csip::check(dir, &mut validation, &mut findings)?),
-        false => None,
-    };
-    let profile = opts
-        .validate
-        .profile
-        .clone()
-        .or_else(|| crate::profile::Profile::load(&validation.profile).ok())
-        .unwrap_or_else(crate::profile::Profile::default_profile);
-    // A profile the package does not claim is advice: what it asks for is not damage.
-    let required = validation.profile_required;
-    let mut unchecked = Vec::new();
-    let files = match list_files(&mets_path) {
+    let mut judged = judge_mets(package_paths(path)?, opts)?;
+    let rules = FileRules::of(opts, &judged.validation);
+    let files = match list_files(&judged.at.mets) {
         Ok(files) => files,
-        Err(AuditError::Mets { source, .. }) => {
-            let (v, deep) = (validation, opts.deep);
-            return Ok(unreadable_mets(dir, &mets_path, v, deep, eark, findings, &source));
-        }
+        Err(AuditError::Mets { source, .. }) => return Ok(unreadable_mets(judged, &source)),
         Err(e) => return Err(e),
     };
+    let mut unchecked = Vec::new();
+    let dir = judged.at.dir.as_path();
+    let findings = &mut judged.findings;
+    let mut read = check_files(dir, &files, opts.deep, progress, findings, &mut unchecked);
+    let mets_name = judged.at.mets_name();
     let listed = listed_names(&files);
-
-    // Which listed files are here, and the tasks that read them.
-    let mut present: Vec<Present> = Vec::new();
-    for f in &files {
-        if let Some(p) = locate(dir, f, &mut findings, &mut unchecked) {
-            present.push(p);
-        }
-    }
-    let (tasks, planned) = plan(&mut present, opts.deep);
-    progress(AuditProgress::Planned(planned));
-    let mut read = read_listed(dir, &present, &tasks, progress, &mut findings);
-    collapse_missing_groups(&files, &mut findings);
-    let mets_name = mets_path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let mets_name = mets_name.unwrap_or_else(|| METS.to_string());
+    let names = PackageNames { dir, mets: &mets_name, listed: &listed };
     let manifest_absent = layout::metadata_in(dir, MANIFEST).is_err_and(|e| e.is_not_found());
-    if manifest_absent && !(profile.rules.manifest && required) {
-        let name = &profile.name;
-        let reason = if profile.rules.manifest {
-            format!(
-                "the package has no manifest, and it does not claim profile {name}, whose packages carry one"
-            )
-        } else {
-            format!("the package has no manifest, and profile {name} does not ask for one")
-        };
-        let kind = UncheckedKind::NoManifest;
-        unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, kind, reason });
-    } else {
-        check_manifest(dir, &mets_name, &listed, &mut read.hashes, &mut findings);
+    match rules.manifest_not_needed().filter(|_| manifest_absent) {
+        Some(reason) => {
+            let kind = UncheckedKind::NoManifest;
+            unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, kind, reason });
+        }
+        None => check_manifest(&names, &mut read.hashes, findings),
     }
-    // Under a profile whose package is its folder (a manifest of every file), a second METS
-    // is one more unlisted file; else a folder of METS documents is a folder of packages.
-    let folder_is_package = profile.rules.manifest && required;
-    check_unlisted(dir, &mets_name, &listed, (required, folder_is_package), &mut findings);
-
-    let (identity, unlinked) = identity(&mets_path, &mets_name);
+    check_unlisted(&names, &rules, findings);
+    let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
-    let arc_rebuilds = check_arc_rebuilds(dir, opts, &mut findings);
+    let arc_rebuilds = check_arc_rebuilds(dir, opts, findings);
     let references = match &opts.with {
-        Some(with) => Some(follow_references(dir, with, opts.from_store, &mut findings)?),
+        Some(with) => Some(follow_references(dir, with, opts.from_store, findings)?),
         None => None,
     };
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
-    place_in_mets(&files, &mut findings);
+    place_in_mets(&files, findings);
+    let found = Found { files_listed: files.len() as u64, read, unchecked, identity };
+    Ok(report(judged, &mets_name, found, references, arc_rebuilds))
+}
+
+/// Finds the listed files in the package and reads them (hashes, records, deep walks), with
+/// their findings; returns what was read.
+fn check_files(
+    dir: &Path,
+    files: &[ListedFile],
+    deep: bool,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+    findings: &mut Vec<AuditFinding>,
+    unchecked: &mut Vec<Unchecked>,
+) -> ReadTally {
+    let mut present: Vec<Present> =
+        files.iter().filter_map(|f| locate(dir, f, findings, unchecked)).collect();
+    let plan = plan(&mut present, deep);
+    progress(AuditProgress::Planned(plan.bytes));
+    let read = read_listed(dir, &present, &plan.tasks, progress, findings);
+    collapse_missing_groups(files, findings);
+    read
+}
+
+/// What the audit of the listed files found, beside its findings.
+struct Found {
+    files_listed: u64,
+    read: ReadTally,
+    unchecked: Vec<Unchecked>,
+    identity: Option<PackageIdentity>,
+}
+
+/// The report of a package whose files were checked, with its verdict.
+fn report(
+    judged: Judged,
+    mets_name: &str,
+    found: Found,
+    references: Option<references::ReferenceReport>,
+    arc_rebuilds: Option<ArcRebuilds>,
+) -> AuditReport {
+    let Judged { at, validation, eark, deep, findings } = judged;
     let (verdict, inconsistencies) =
-        conclude(&validation, &mets_name, &findings, &unchecked, eark.as_ref());
-    Ok(AuditReport {
-        package: dir.to_path_buf(),
-        mets: mets_path.clone(),
+        conclude(&validation, mets_name, &findings, &found.unchecked, eark.as_ref());
+    let read = found.read;
+    AuditReport {
+        package: at.dir,
+        mets: at.mets,
         verdict,
-        deep: opts.deep,
+        deep,
         validation,
         findings,
         inconsistencies,
-        unchecked,
-        files_listed: files.len() as u64,
-        files_checked: present.len() as u64,
+        unchecked: found.unchecked,
+        files_listed: found.files_listed,
+        files_checked: read.files,
         records_checked: read.records_checked,
         bytestreams_checked: read.bytestreams,
         records_read: read.records_read,
         warc_digests_checked: read.digests,
         intact: verdict == Verdict::Intact,
-        identity,
+        identity: found.identity,
         eark,
         references,
         arc_rebuilds,
-    })
+    }
 }
 
 /// What reading the listed files found beside its findings.
@@ -525,10 +613,45 @@ pub fn audit_package(
 struct ReadTally {
     /// SHA-512 of each whole file read, by its name in the METS.
     hashes: BTreeMap<String, String>,
+    /// Listed files found in the package and read.
+    files: u64,
     records_checked: u64,
     bytestreams: u64,
     records_read: u64,
     digests: u64,
+}
+
+/// Runs one reading task over the files `present`.
+fn run_task(
+    dir: &Path,
+    present: &[Present],
+    task: &Task,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+) -> (usize, Outcome) {
+    match task {
+        Task::Whole { file } => {
+            let p = &present[*file];
+            let r = whole_file_digests(dir, p);
+            progress(AuditProgress::Done(p.size));
+            (*file, Outcome::Whole(r))
+        }
+        Task::Described { file, records } => {
+            let p = &present[*file];
+            let records: Vec<&ListedFile> =
+                records.iter().map(|&k| &p.listed.children[k]).collect();
+            let (problems, bytestreams) = records::check_described(&p.path, p.size, &records);
+            progress(AuditProgress::Done(records.iter().map(|r| range_len(r)).sum()));
+            let records = records.len() as u64;
+            (*file, Outcome::Described { problems, records, bytestreams })
+        }
+        Task::Walk { file, start, end } => {
+            let p = &present[*file];
+            let (span, size) = ((*start, *end), p.size);
+            let w = records::walk(&p.path, span, size, &p.span_starts, &p.begins, &p.described);
+            progress(AuditProgress::Done(end - start));
+            (*file, Outcome::Walk(w))
+        }
+    }
 }
 
 /// Runs the reading `tasks` over the files `present` on the worker pool, and gathers their
@@ -540,41 +663,10 @@ fn read_listed(
     progress: &(dyn Fn(AuditProgress) + Sync),
     findings: &mut Vec<AuditFinding>,
 ) -> ReadTally {
-    let outcomes: Vec<(usize, Outcome)> = tasks
-        .par_iter()
-        .map(|t| match t {
-            Task::Whole(i) => {
-                let p = &present[*i];
-                let r = whole_file_digests(dir, p);
-                progress(AuditProgress::Done(p.size));
-                (*i, Outcome::Whole(r))
-            }
-            Task::Described(i, run) => {
-                let p = &present[*i];
-                let records: Vec<&ListedFile> =
-                    run.iter().map(|&k| &p.listed.children[k]).collect();
-                let (problems, bytestreams) = records::check_described(&p.path, p.size, &records);
-                progress(AuditProgress::Done(records.iter().map(|r| range_len(r)).sum()));
-                (*i, Outcome::Described(problems, records.len() as u64, bytestreams))
-            }
-            Task::Walk(i, start, end) => {
-                let p = &present[*i];
-                let w = records::walk(
-                    &p.path,
-                    (*start, *end),
-                    p.size,
-                    &p.span_starts,
-                    &p.begins,
-                    &p.described,
-                );
-                progress(AuditProgress::Done(end - start));
-                (*i, Outcome::Walk(w))
-            }
-        })
-        .collect();
-
+    let outcomes: Vec<(usize, Outcome)> =
+        tasks.par_iter().map(|t| run_task(dir, present, t, progress)).collect();
     let mut walks: Vec<Vec<Walk>> = present.iter().map(|_| Vec::new()).collect();
-    let mut read = ReadTally::default();
+    let mut read = ReadTally { files: present.len() as u64, ..ReadTally::default() };
     for (i, outcome) in outcomes {
         let p = &present[i];
         match outcome {
@@ -586,47 +678,37 @@ fn read_listed(
                 let what = format!("cannot be read: {e}");
                 findings.push(finding("fixity", p.href, None, &p.listed.id, what));
             }
-            Outcome::Described(problems, n, b) => {
-                read.records_checked += n;
-                read.bytestreams += b;
+            Outcome::Described { problems, records, bytestreams } => {
+                read.records_checked += records;
+                read.bytestreams += bytestreams;
                 findings.extend(problems.into_iter().map(|(at, pr)| place(p.href, at, pr)));
             }
             Outcome::Walk(w) => walks[i].push(w),
         }
     }
-    for (p, w) in present.iter().zip(walks) {
-        if w.is_empty() {
-            continue;
-        }
+    for (p, w) in present.iter().zip(walks).filter(|(_, w)| !w.is_empty()) {
         let t = merge_walks(p, w, findings);
-        read.records_checked += t.0;
-        read.bytestreams += t.1;
-        read.records_read += t.2;
-        read.digests += t.3;
+        read.records_checked += t.described;
+        read.bytestreams += t.bytestreams;
+        read.records_read += t.records;
+        read.digests += t.digests;
     }
     read
 }
 
 /// The report on a package whose METS cannot be read to its end (cut short, not well-formed):
 /// damaged, its files unchecked, the place the reading stopped named.
-fn unreadable_mets(
-    dir: &Path,
-    mets: &Path,
-    validation: ValidationReport,
-    deep: bool,
-    eark: Option<csip::CsipCheck>,
-    mut findings: Vec<AuditFinding>,
-    why: &crate::mets::reader::MetsError,
-) -> AuditReport {
-    let name = mets.file_name().map_or(METS.into(), |n| n.to_string_lossy().into_owned());
+fn unreadable_mets(judged: Judged, why: &crate::mets::reader::MetsError) -> AuditReport {
+    let Judged { at, validation, eark, deep, mut findings } = judged;
+    let name = at.mets_name();
     let pos = why.pos();
     let message = format!("{why}; the files it lists are not checked");
     let mut f = finding("XML", &name, Some(pos.offset), "", message);
     f.mets_line = Some(pos.line);
     findings.insert(0, f);
     AuditReport {
-        package: dir.to_path_buf(),
-        mets: mets.to_path_buf(),
+        package: at.dir,
+        mets: at.mets,
         verdict: Verdict::Damaged,
         deep,
         validation,
@@ -658,6 +740,26 @@ fn check_arc_rebuilds(
     if !(opts.deep && opts.rebuild_arcs) {
         return None;
     }
+    let containers = package_containers(dir);
+    let opts = crate::migrate::rebuild::RebuildOptions::default();
+    let sink = &mut crate::migrate::rebuild::CheckOnly;
+    let mut counts = ArcRebuilds::default();
+    match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, sink, &|_| {}) {
+        Ok(reports) => {
+            for r in reports {
+                let file = Path::new(&r.container)
+                    .strip_prefix(dir)
+                    .map_or(r.container.clone(), |p| p.to_string_lossy().into_owned());
+                tally_rebuild(&r, file, &mut counts, findings);
+            }
+        }
+        Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
+    }
+    Some(counts)
+}
+
+/// The WARC containers of the package (content, then viral), each folder in name order.
+fn package_containers(dir: &Path) -> Vec<PathBuf> {
     let mut containers = Vec::new();
     for sub in [layout::CONTENT_DIR, layout::VIRAL_DIR] {
         let Ok(entries) = std::fs::read_dir(dir.join(sub)) else { continue };
@@ -668,41 +770,37 @@ fn check_arc_rebuilds(
         v.sort();
         containers.extend(v);
     }
-    let rel = |c: &str| {
-        Path::new(c).strip_prefix(dir).map_or(c.to_string(), |p| p.to_string_lossy().into_owned())
-    };
-    let opts = crate::migrate::rebuild::RebuildOptions::default();
-    let sink = &mut crate::migrate::rebuild::CheckOnly;
-    let mut counts = ArcRebuilds::default();
-    match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, sink, &|_| {}) {
-        Ok(reports) => {
-            for r in reports {
-                let file = rel(&r.container);
-                counts.rebuilt += 1;
-                counts.as_stated += u64::from(r.as_expected());
-                if let Some(why) = r.content_identical_gzip_not() {
-                    let (name, container) = (r.name.clone(), file.clone());
-                    counts.gzip_not_identical.push(NotIdenticalGzip { name, container, why });
-                }
-                for d in &r.differences {
-                    let at = match d.in_member {
-                        Some(n) => format!("{}+{n}", d.offset),
-                        None => d.offset.to_string(),
-                    };
-                    let what = format!("ARC {} offset {at}: {}", r.name, d.what);
-                    findings.push(finding("arc-rebuild", &file, None, "", what));
-                }
-                if !r.rebuildable {
-                    let what = format!("ARC {} not rebuildable: {}", r.name, r.reasons.join("; "));
-                    let mut f = finding("arc-rebuild", &file, None, "", what);
-                    f.severity = Severity::Warning;
-                    findings.push(f);
-                }
-            }
-        }
-        Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
+    containers
+}
+
+/// Counts one rebuilt ARC, and makes a finding on its container `file` of each difference
+/// from what the migration stated (and a warning when it cannot be rebuilt).
+fn tally_rebuild(
+    r: &crate::migrate::rebuild::ArcRebuild,
+    file: String,
+    counts: &mut ArcRebuilds,
+    findings: &mut Vec<AuditFinding>,
+) {
+    counts.rebuilt += 1;
+    counts.as_stated += u64::from(r.as_expected());
+    if let Some(why) = r.content_identical_gzip_not() {
+        let (name, container) = (r.name.clone(), file.clone());
+        counts.gzip_not_identical.push(NotIdenticalGzip { name, container, why });
     }
-    Some(counts)
+    for d in &r.differences {
+        let at = match d.in_member {
+            Some(n) => format!("{}+{n}", d.offset),
+            None => d.offset.to_string(),
+        };
+        let what = format!("ARC {} offset {at}: {}", r.name, d.what);
+        findings.push(finding("arc-rebuild", &file, None, "", what));
+    }
+    if !r.rebuildable {
+        let what = format!("ARC {} not rebuildable: {}", r.name, r.reasons.join("; "));
+        let mut f = finding("arc-rebuild", &file, None, "", what);
+        f.severity = Severity::Warning;
+        findings.push(f);
+    }
 }
 
 /// Follows the package's revisits ([`references::check_references`]): each one whose original
@@ -784,47 +882,63 @@ fn range_len(r: &ListedFile) -> u64 {
     }
 }
 
+/// The reading tasks of an audit, and the bytes they read.
+struct Plan {
+    tasks: Vec<Task>,
+    bytes: u64,
+}
+
 /// Splits the work into tasks: every file is hashed whole; a container's described records are
 /// checked in runs of about [`MIN_SPAN`] bytes, or with `deep` the container is walked in spans
-/// that start where the METS says records begin. Returns the tasks and the bytes they read.
-fn plan(present: &mut [Present], deep: bool) -> (Vec<Task>, u64) {
+/// that start where the METS says records begin.
+fn plan(present: &mut [Present], deep: bool) -> Plan {
     let threads = rayon::current_num_threads() as u64;
-    let mut tasks = Vec::new();
-    let mut planned = 0;
-    for (i, p) in present.iter_mut().enumerate() {
-        tasks.push(Task::Whole(i));
-        planned += p.size;
+    let mut plan = Plan { tasks: Vec::new(), bytes: 0 };
+    for (file, p) in present.iter_mut().enumerate() {
+        plan.tasks.push(Task::Whole { file });
+        plan.bytes += p.size;
         if deep && p.listed.is_container() {
-            let span = MIN_SPAN.max(p.size / (threads * 4).max(1));
-            let mut start = 0;
-            p.span_starts.insert(0);
-            for &b in p.begins.iter().filter(|&&b| b > 0) {
-                if b - start >= span {
-                    tasks.push(Task::Walk(i, start, b));
-                    p.span_starts.insert(b);
-                    start = b;
-                }
-            }
-            tasks.push(Task::Walk(i, start, p.size));
-            planned += p.size;
-            continue;
-        }
-        let mut run: Vec<usize> = Vec::new();
-        let mut bytes = 0;
-        for (k, r) in p.listed.children.iter().enumerate() {
-            run.push(k);
-            bytes += range_len(r);
-            planned += range_len(r);
-            if bytes >= MIN_SPAN {
-                tasks.push(Task::Described(i, std::mem::take(&mut run)));
-                bytes = 0;
-            }
-        }
-        if !run.is_empty() {
-            tasks.push(Task::Described(i, run));
+            plan_walks(file, p, threads, &mut plan);
+        } else {
+            plan_described(file, p, &mut plan);
         }
     }
-    (tasks, planned)
+    plan
+}
+
+/// Deep walks over the container `p`, in spans of at least [`MIN_SPAN`] bytes (about four per
+/// thread), each starting where the METS says a record begins.
+fn plan_walks(file: usize, p: &mut Present, threads: u64, plan: &mut Plan) {
+    let span = MIN_SPAN.max(p.size / (threads * 4).max(1));
+    let mut start = 0;
+    p.span_starts.insert(0);
+    for &b in p.begins.iter().filter(|&&b| b > 0) {
+        if b - start >= span {
+            plan.tasks.push(Task::Walk { file, start, end: b });
+            p.span_starts.insert(b);
+            start = b;
+        }
+    }
+    plan.tasks.push(Task::Walk { file, start, end: p.size });
+    plan.bytes += p.size;
+}
+
+/// The described records of `p`, in runs of about [`MIN_SPAN`] bytes.
+fn plan_described(file: usize, p: &Present, plan: &mut Plan) {
+    let mut records: Vec<usize> = Vec::new();
+    let mut bytes = 0;
+    for (k, r) in p.listed.children.iter().enumerate() {
+        records.push(k);
+        bytes += range_len(r);
+        plan.bytes += range_len(r);
+        if bytes >= MIN_SPAN {
+            plan.tasks.push(Task::Described { file, records: std::mem::take(&mut records) });
+            bytes = 0;
+        }
+    }
+    if !records.is_empty() {
+        plan.tasks.push(Task::Described { file, records });
+    }
 }
 
 /// Finds a listed file in the package; reports it when it points outside or is missing.
@@ -933,121 +1047,179 @@ fn file_fixity(p: &Present, d: &FileDigests, findings: &mut Vec<AuditFinding>) {
     }
 }
 
-/// Puts the walks over one container together: records found once each, described records
-/// matched to what was read, unread spans and the record count reported. Returns the numbers
-/// of described records and bytestreams checked, records read and digests verified.
-fn merge_walks(
-    p: &Present,
-    walks: Vec<Walk>,
-    findings: &mut Vec<AuditFinding>,
-) -> (u64, u64, u64, u64) {
-    let mut seen = BTreeMap::new();
-    let mut spans = Vec::new();
-    let mut errors: BTreeMap<u64, String> = BTreeMap::new();
-    for w in walks {
-        seen.extend(w.records);
-        spans.extend(w.covered);
-        for (at, why) in w.errors {
-            errors.entry(at).or_insert(why);
+/// What the walks over one container checked.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct WalkTally {
+    /// Described records checked.
+    described: u64,
+    /// Bytestreams checked.
+    bytestreams: u64,
+    /// Records read.
+    records: u64,
+    /// WARC digests verified.
+    digests: u64,
+}
+
+/// The walks over one container put together: each record once, every span read, and the
+/// first reason reading stopped at each place.
+struct MergedWalks {
+    seen: BTreeMap<(u64, u64), records::SeenRecord>,
+    spans: Vec<(u64, u64)>,
+    errors: BTreeMap<u64, String>,
+}
+
+impl MergedWalks {
+    fn of(walks: Vec<Walk>) -> MergedWalks {
+        let mut m =
+            MergedWalks { seen: BTreeMap::new(), spans: Vec::new(), errors: BTreeMap::new() };
+        for w in walks {
+            m.seen.extend(w.records);
+            m.spans.extend(w.covered);
+            for (at, why) in w.errors {
+                m.errors.entry(at).or_insert(why);
+            }
         }
+        m
     }
-    // The bytes no walk read: each gap starts where reading failed (a walk that failed where
-    // another read on, at a wrong BEGIN, lost nothing and leaves no gap).
+}
+
+/// Puts the walks over one container together: records found once each, described records
+/// matched to what was read, unread spans and the record count reported.
+fn merge_walks(p: &Present, walks: Vec<Walk>, findings: &mut Vec<AuditFinding>) -> WalkTally {
+    let MergedWalks { seen, spans, errors } = MergedWalks::of(walks);
+    let gaps = unread_gaps(spans, p.size);
+    report_gaps(p, &gaps, &errors, findings);
+    let mut tally = record_problems(p, &seen, findings);
+    tally.described = check_described_ranges(p, &seen, &gaps, findings);
+    tally.records = seen.len() as u64;
+    // The record count the container's PREMIS object states.
+    if let Some(n) = p.listed.stated_records
+        && n != tally.records
+        && gaps.is_empty()
+    {
+        let what = format!(
+            "its PREMIS object states {n} WARC records; the container holds {}",
+            tally.records
+        );
+        findings.push(finding("records", p.href, None, &p.listed.id, what));
+    }
+    tally
+}
+
+/// The bytes of a file of `size` bytes that no span read. Each gap starts where reading
+/// failed: a walk that failed where another read on (at a wrong BEGIN) lost nothing and
+/// leaves no gap.
+fn unread_gaps(mut spans: Vec<(u64, u64)>, size: u64) -> Vec<Range<u64>> {
     spans.sort();
     let mut gaps = Vec::new();
     let mut reached = 0;
     for (s, e) in spans {
         if s > reached {
-            gaps.push((reached, s));
+            gaps.push(reached..s);
         }
         reached = reached.max(e);
     }
-    if reached < p.size {
-        gaps.push((reached, p.size));
+    if reached < size {
+        gaps.push(reached..size);
     }
-    for &(a, b) in &gaps {
-        let why = errors.range(a..b).next().map(|(_, w)| w.as_str()).unwrap_or("not read");
-        let record = p.described.get(&a);
+    gaps
+}
+
+/// A finding for each unread gap, with why reading stopped there.
+fn report_gaps(
+    p: &Present,
+    gaps: &[Range<u64>],
+    errors: &BTreeMap<u64, String>,
+    findings: &mut Vec<AuditFinding>,
+) {
+    for g in gaps {
+        let why = errors.range(g.clone()).next().map(|(_, w)| w.as_str()).unwrap_or("not read");
+        let record = p.described.get(&g.start);
         findings.push(finding(
             if record.is_some() { "range" } else { "warc" },
             p.href,
-            Some(a),
+            Some(g.start),
             record.map(|r| r.id.as_str()).unwrap_or_default(),
             format!(
-                "no WARC record can be read at byte {a}: {why}; bytes {a}..={} are not checked",
-                b - 1
+                "no WARC record can be read at byte {}: {why}; bytes {}..={} are not checked",
+                g.start,
+                g.start,
+                g.end - 1
             ),
         ));
     }
-    let in_gap = |o: u64| gaps.iter().any(|&(a, b)| a <= o && o < b);
-    let (mut bytestreams, mut digests) = (0, 0);
+}
+
+/// The problems of every record read, and a warning when records share gzip members;
+/// returns the bytestreams and digests checked.
+fn record_problems(
+    p: &Present,
+    seen: &BTreeMap<(u64, u64), records::SeenRecord>,
+    findings: &mut Vec<AuditFinding>,
+) -> WalkTally {
+    let mut tally = WalkTally::default();
     let mut shared_members = 0u64;
-    for (&(at, _), r) in &seen {
-        bytestreams += r.bytestreams;
-        digests += r.digests;
-        if !r.member_ended {
-            shared_members += 1;
-        }
-        for pr in &r.problems {
-            findings.push(place(p.href, at, pr.clone()));
-        }
+    for (&(at, _), r) in seen {
+        tally.bytestreams += r.bytestreams;
+        tally.digests += r.digests;
+        shared_members += u64::from(!r.member_ended);
+        findings.extend(r.problems.iter().map(|pr| place(p.href, at, pr.clone())));
     }
     if shared_members > 0 {
-        findings.push(AuditFinding {
-            severity: Severity::Warning,
-            ..finding(
-                "P6.1",
-                p.href,
-                None,
-                &p.listed.id,
-                format!("{shared_members} record(s) share a gzip member with another record"),
-            )
-        });
+        let what = format!("{shared_members} record(s) share a gzip member with another record");
+        let f = finding("P6.1", p.href, None, &p.listed.id, what);
+        findings.push(AuditFinding { severity: Severity::Warning, ..f });
     }
-    // Described records: a record must start at BEGIN and its member end at END.
+    tally
+}
+
+/// Described records against what was read: each must start at its BEGIN and its gzip member
+/// end at its END. Returns how many were checked.
+fn check_described_ranges(
+    p: &Present,
+    seen: &BTreeMap<(u64, u64), records::SeenRecord>,
+    gaps: &[Range<u64>],
+    findings: &mut Vec<AuditFinding>,
+) -> u64 {
     let mut checked = 0;
     for r in &p.listed.children {
         let Some(begin) = r.begin else { continue };
         checked += 1;
-        let mut report = |message: String| {
+        // A BEGIN in an unread gap is reported with the unread bytes.
+        if begin < p.size && gaps.iter().any(|g| g.contains(&begin)) {
+            continue;
+        }
+        if let Some(message) = described_range_problem(begin, r.end, p.size, seen) {
             findings.push(finding("range", p.href, Some(begin), &r.id, message));
-        };
-        if begin >= p.size {
-            report(format!("BEGIN={begin} is past the end of the file ({} bytes)", p.size));
-            continue;
-        }
-        if in_gap(begin) {
-            continue; // reported with the unread bytes
-        }
-        let Some(s) = seen.get(&(begin, 0)) else {
-            let near = seen.range(..(begin, 0)).next_back().map(|(&(o, _), _)| o);
-            let hint =
-                near.map(|o| format!(" (the record before it starts at {o})")).unwrap_or_default();
-            report(format!("BEGIN={begin}: no WARC record starts there{hint}"));
-            continue;
-        };
-        if !s.member_ended {
-            report(format!("the gzip member at {begin} holds more than this one record"));
-        } else if r.end != Some(s.end - 1) {
-            let end = r.end.map(|e| e.to_string()).unwrap_or_else(|| "(none)".into());
-            report(format!("END={end}; the record's gzip member ends at {}", s.end - 1));
         }
     }
-    // The record count the container's PREMIS object states.
-    let read = seen.len() as u64;
-    if let Some(n) = p.listed.stated_records
-        && n != read
-        && gaps.is_empty()
-    {
-        findings.push(finding(
-            "records",
-            p.href,
-            None,
-            &p.listed.id,
-            format!("its PREMIS object states {n} WARC records; the container holds {read}"),
-        ));
+    checked
+}
+
+/// What is wrong with a described record at `begin` ending at `end`, given the records read.
+fn described_range_problem(
+    begin: u64,
+    end: Option<u64>,
+    size: u64,
+    seen: &BTreeMap<(u64, u64), records::SeenRecord>,
+) -> Option<String> {
+    if begin >= size {
+        return Some(format!("BEGIN={begin} is past the end of the file ({size} bytes)"));
     }
-    (checked, bytestreams, read, digests)
+    let Some(s) = seen.get(&(begin, 0)) else {
+        let near = seen.range(..(begin, 0)).next_back().map(|(&(o, _), _)| o);
+        let hint =
+            near.map(|o| format!(" (the record before it starts at {o})")).unwrap_or_default();
+        return Some(format!("BEGIN={begin}: no WARC record starts there{hint}"));
+    };
+    if !s.member_ended {
+        Some(format!("the gzip member at {begin} holds more than this one record"))
+    } else if end != Some(s.end - 1) {
+        let end = end.map(|e| e.to_string()).unwrap_or_else(|| "(none)".into());
+        Some(format!("END={end}; the record's gzip member ends at {}", s.end - 1))
+    } else {
+        None
+    }
 }
 
 /// Gives each finding about a METS `<file>` the line of that element (the METS reader counted
@@ -1136,182 +1308,141 @@ fn collapse_missing_groups(files: &[ListedFile], findings: &mut Vec<AuditFinding
 /// METS itself): a name that leaves the package, or that no `<file>` lists, is a finding and is
 /// never opened.
 fn check_manifest(
-    dir: &Path,
-    mets: &str,
-    listed: &BTreeSet<String>,
+    names: &PackageNames,
     hashes: &mut BTreeMap<String, String>,
     findings: &mut Vec<AuditFinding>,
 ) {
-    let file = match layout::open_in(dir, MANIFEST) {
+    let at = |offset: Option<u64>, what: String| finding("manifest", MANIFEST, offset, "", what);
+    let file = match layout::open_in(names.dir, MANIFEST) {
         Ok(f) => f,
-        Err(e) => {
-            findings.push(finding("manifest", MANIFEST, None, "", format!("cannot be read: {e}")));
-            return;
-        }
+        Err(e) => return findings.push(at(None, format!("cannot be read: {e}"))),
     };
     let mut seen = BTreeSet::new();
     for line in layout::ManifestReader::new(io::BufReader::new(file)) {
-        let line = match line {
-            Ok(Ok(l)) => l,
+        match line {
+            Ok(Ok(l)) => {
+                let here = Some(l.offset);
+                if let Some(what) = manifest_line_problem(names, l, &mut seen, hashes) {
+                    findings.push(at(here, what));
+                }
+            }
             Ok(Err(bad)) => {
-                let what = format!("line {:?} {}", bad.text, bad.reason);
-                findings.push(finding("manifest", MANIFEST, Some(bad.offset), "", what));
-                continue;
+                findings.push(at(Some(bad.offset), format!("line {:?} {}", bad.text, bad.reason)));
             }
             Err(e) => {
-                findings.push(finding(
-                    "manifest",
-                    MANIFEST,
-                    None,
-                    "",
-                    format!("cannot be read: {e}"),
-                ));
+                findings.push(at(None, format!("cannot be read: {e}")));
                 break;
-            }
-        };
-        let here = Some(line.offset);
-        let name = match line.confined {
-            Ok(n) => n,
-            Err(reason) => {
-                let what = format!(
-                    "names {:?}, which {reason}: it leaves the package; not opened",
-                    line.name
-                );
-                findings.push(finding("manifest", MANIFEST, here, "", what));
-                continue;
-            }
-        };
-        if name != mets && !listed.contains(&name) {
-            let what = format!("names {name:?}, which no <file> of the METS lists; not opened");
-            findings.push(finding("manifest", MANIFEST, here, "", what));
-            continue;
-        }
-        if !seen.insert(name.clone()) {
-            let what = format!("{name} has more than one line");
-            findings.push(finding("manifest", MANIFEST, here, "", what));
-            continue;
-        }
-        let actual = match hashes.get(&name) {
-            Some(h) => Some(h.clone()),
-            // The METS is hashed here; a listed file that is not in `hashes` is missing or
-            // unreadable, which its own finding already explains.
-            None if name == mets => {
-                layout::open_in(dir, mets).ok().and_then(|f| sha512_read(f).ok()).map(|(_, h)| h)
-            }
-            None => None,
-        };
-        match actual {
-            None => {
-                let absent = layout::metadata_in(dir, &name).is_err_and(|e| e.is_not_found());
-                let what = if absent { "not in the package" } else { "cannot be read" };
-                findings.push(finding(
-                    "manifest",
-                    MANIFEST,
-                    here,
-                    "",
-                    format!("{name} is in the manifest but {what}"),
-                ))
-            }
-            Some(h) if h != line.sha512 => findings.push(finding(
-                "manifest",
-                MANIFEST,
-                here,
-                "",
-                format!("{name}: manifest says {}; the file's SHA-512 is {h}", line.sha512),
-            )),
-            Some(h) => {
-                hashes.insert(name, h);
             }
         }
     }
-    for name in listed.iter().chain(std::iter::once(&mets.to_string())) {
+    for name in names.listed.iter().chain(std::iter::once(&names.mets.to_string())) {
         if !seen.contains(name) {
-            findings.push(finding(
-                "manifest",
-                MANIFEST,
-                None,
-                "",
-                format!("{name} has no line in the manifest"),
-            ));
+            findings.push(at(None, format!("{name} has no line in the manifest")));
         }
     }
 }
 
+/// What is wrong with one manifest line, if anything: its name must stay inside, be listed
+/// (or be the METS) and have no earlier line, and its file must have the line's digest (then
+/// recorded in `hashes`).
+fn manifest_line_problem(
+    names: &PackageNames,
+    line: layout::ManifestLine,
+    seen: &mut BTreeSet<String>,
+    hashes: &mut BTreeMap<String, String>,
+) -> Option<String> {
+    let name = match line.confined {
+        Ok(name) => name,
+        Err(reason) => {
+            let named = line.name;
+            return Some(format!(
+                "names {named:?}, which {reason}: it leaves the package; not opened"
+            ));
+        }
+    };
+    if name != names.mets && !names.listed.contains(&name) {
+        return Some(format!("names {name:?}, which no <file> of the METS lists; not opened"));
+    }
+    if !seen.insert(name.clone()) {
+        return Some(format!("{name} has more than one line"));
+    }
+    match hashes.get(&name).cloned().or_else(|| mets_sha512(names, &name)) {
+        None => {
+            let absent = layout::metadata_in(names.dir, &name).is_err_and(|e| e.is_not_found());
+            let what = if absent { "not in the package" } else { "cannot be read" };
+            Some(format!("{name} is in the manifest but {what}"))
+        }
+        Some(h) if h != line.sha512 => {
+            Some(format!("{name}: manifest says {}; the file's SHA-512 is {h}", line.sha512))
+        }
+        Some(h) => {
+            hashes.insert(name, h);
+            None
+        }
+    }
+}
+
+/// The SHA-512 of the METS when `name` is it: the METS is hashed here; a listed file whose
+/// digest the reading did not record is missing or unreadable, which its own finding explains.
+fn mets_sha512(names: &PackageNames, name: &str) -> Option<String> {
+    if name != names.mets {
+        return None;
+    }
+    let file = layout::open_in(names.dir, name).ok()?;
+    sha512_read(file).ok().map(|(_, h)| h)
+}
+
 /// Reports files in the package that neither the METS nor the package layout accounts for:
 /// errors under a profile the package claims, warnings under one it does not (its folder need
-/// not be a package of webaip's layout). Unless the folder is the package (`folder_is_package`),
-/// another METS document beside this one is a package of its own (a folder of SIP METS
-/// documents), noted and not read further.
-fn check_unlisted(
-    dir: &Path,
-    mets: &str,
-    listed: &BTreeSet<String>,
-    (required, folder_is_package): (bool, bool),
-    findings: &mut Vec<AuditFinding>,
-) {
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = match entry {
-            Ok(e) => e,
+/// not be a package of webaip's layout). Unless the folder is the package, another METS
+/// document beside this one is a package of its own (a folder of SIP METS documents), noted
+/// and not read further.
+fn check_unlisted(names: &PackageNames, rules: &FileRules, findings: &mut Vec<AuditFinding>) {
+    for entry in walkdir::WalkDir::new(names.dir).sort_by_file_name() {
+        match entry {
+            Ok(e) => findings.extend(unlisted_entry(names, rules, &e)),
             Err(e) => {
-                findings.push(finding(
-                    "unlisted",
-                    "",
-                    None,
-                    "",
-                    format!("cannot list the package: {e}"),
-                ));
-                continue;
+                let what = format!("cannot list the package: {e}");
+                findings.push(finding("unlisted", "", None, "", what));
             }
-        };
-        let kind = entry.file_type();
-        if kind.is_dir() {
-            continue;
         }
-        let Ok(rel) = entry.path().strip_prefix(dir) else { continue };
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        if !kind.is_file() {
-            // walkdir does not follow links; a link, FIFO or device in a package makes it
-            // depend on what lies outside it (or block a reader), listed or not.
-            let what = match entry.path().symlink_metadata() {
-                Ok(m) => layout::kind_of(&m),
-                Err(_) => "not a regular file",
-            };
-            findings.push(finding(
-                "self-contained",
-                &rel,
-                None,
-                "",
-                format!("is {what}: a package holds regular files only; not followed"),
-            ));
-            continue;
-        }
-        if rel == mets || rel == MANIFEST || listed.contains(&rel) {
-            continue;
-        }
-        if !folder_is_package && !rel.contains('/') && is_mets_document(dir, &rel) {
-            findings.push(AuditFinding {
-                severity: Severity::Info,
-                ..finding(
-                    "unlisted",
-                    &rel,
-                    None,
-                    "",
-                    "another METS document beside this one: a package of its own, not part of this one; not checked".into(),
-                )
-            });
-            continue;
-        }
-        findings.push(AuditFinding {
-            severity: if required { Severity::Error } else { Severity::Warning },
-            ..finding(
-                "unlisted",
-                &rel,
-                None,
-                "",
-                "in the package, but no <file> of the METS lists it".into(),
-            )
-        });
     }
+}
+
+/// The finding about one entry of the package's folder, if it needs one: not a regular file,
+/// another METS document, or a file nothing lists.
+fn unlisted_entry(
+    names: &PackageNames,
+    rules: &FileRules,
+    entry: &walkdir::DirEntry,
+) -> Option<AuditFinding> {
+    let kind = entry.file_type();
+    if kind.is_dir() {
+        return None;
+    }
+    let rel = entry.path().strip_prefix(names.dir).ok()?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    if !kind.is_file() {
+        // walkdir does not follow links; a link, FIFO or device in a package makes it
+        // depend on what lies outside it (or block a reader), listed or not.
+        let what = match entry.path().symlink_metadata() {
+            Ok(m) => layout::kind_of(&m),
+            Err(_) => "not a regular file",
+        };
+        let what = format!("is {what}: a package holds regular files only; not followed");
+        return Some(finding("self-contained", &rel, None, "", what));
+    }
+    if rel == names.mets || rel == MANIFEST || names.listed.contains(&rel) {
+        return None;
+    }
+    if !rules.folder_is_package() && !rel.contains('/') && is_mets_document(names.dir, &rel) {
+        let what = "another METS document beside this one: a package of its own, not part of this one; not checked";
+        let f = finding("unlisted", &rel, None, "", what.into());
+        return Some(AuditFinding { severity: Severity::Info, ..f });
+    }
+    let severity = if rules.required { Severity::Error } else { Severity::Warning };
+    let what = "in the package, but no <file> of the METS lists it".into();
+    Some(AuditFinding { severity, ..finding("unlisted", &rel, None, "", what) })
 }
 
 /// True when the top-level file `name` is a METS document: its root element is `mets:mets`.
@@ -1330,5 +1461,235 @@ fn is_mets_document(dir: &Path, name: &str) -> bool {
             Ok(Some(_)) => continue,
             _ => return false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use records::SeenRecord;
+
+    fn sha512(bytes: &[u8]) -> String {
+        sha512_read(bytes).unwrap().1
+    }
+
+    fn seen(end: u64, member_ended: bool) -> SeenRecord {
+        SeenRecord { end, member_ended, problems: Vec::new(), bytestreams: 1, digests: 2 }
+    }
+
+    fn described(id: &str, begin: u64, end: u64) -> ListedFile {
+        ListedFile { id: id.into(), begin: Some(begin), end: Some(end), ..Default::default() }
+    }
+
+    #[test]
+    fn unread_gaps_are_the_bytes_no_span_reached() {
+        let spans = vec![(30, 40), (0, 10), (5, 20)];
+        assert_eq!(unread_gaps(spans, 50), vec![20..30, 40..50]);
+        assert_eq!(unread_gaps(vec![(0, 30), (10, 50)], 50), Vec::<Range<u64>>::new());
+        assert_eq!(unread_gaps(Vec::new(), 7), vec![0..7]);
+    }
+
+    #[test]
+    fn merged_walks_count_each_record_once_and_check_every_described_range() {
+        let container = ListedFile {
+            id: "F1".into(),
+            stated_records: Some(3),
+            children: vec![
+                described("R0", 0, 99),    // as read
+                described("R1", 100, 150), // its member ends at 199
+                described("R2", 250, 260), // no record starts there
+                described("R3", 320, 330), // in the unread gap
+                described("R4", 900, 910), // past the end
+            ],
+            ..Default::default()
+        };
+        let by_begin: HashMap<u64, &ListedFile> =
+            container.children.iter().map(|r| (r.begin.unwrap(), r)).collect();
+        let p = Present {
+            listed: &container,
+            href: "content/a.warc.gz",
+            path: PathBuf::from("unused"),
+            size: 400,
+            described: by_begin,
+            begins: BTreeSet::new(),
+            span_starts: BTreeSet::new(),
+        };
+        // Two walks that both read the first record: it is counted once.
+        let mut first = Walk::default();
+        first.records.insert((0, 0), seen(100, true));
+        first.covered.push((0, 100));
+        let mut second = Walk::default();
+        second.records.insert((0, 0), seen(100, true));
+        second.records.insert((100, 0), seen(200, true));
+        second.records.insert((200, 0), seen(300, false));
+        second.covered.push((0, 300));
+        second.errors.push((300, "bad header".into()));
+        let mut findings = Vec::new();
+        let tally = merge_walks(&p, vec![first, second], &mut findings);
+        assert_eq!(tally, WalkTally { described: 5, bytestreams: 3, records: 3, digests: 6 });
+        let said: Vec<(&str, Option<u64>, &str)> =
+            findings.iter().map(|f| (f.rule.as_str(), f.offset, f.message.as_str())).collect();
+        assert_eq!(
+            said,
+            vec![
+                (
+                    "warc",
+                    Some(300),
+                    "no WARC record can be read at byte 300: bad header; bytes 300..=399 are not checked"
+                ),
+                ("P6.1", None, "1 record(s) share a gzip member with another record"),
+                ("range", Some(100), "END=150; the record's gzip member ends at 199"),
+                (
+                    "range",
+                    Some(250),
+                    "BEGIN=250: no WARC record starts there (the record before it starts at 200)"
+                ),
+                ("range", Some(900), "BEGIN=900 is past the end of the file (400 bytes)"),
+            ]
+        );
+        // The stated count is not compared while bytes went unread.
+        assert!(findings.iter().all(|f| f.rule != "records"));
+    }
+
+    #[test]
+    fn a_stated_record_count_is_compared_when_every_byte_was_read() {
+        let container =
+            ListedFile { id: "F1".into(), stated_records: Some(2), ..Default::default() };
+        let p = Present {
+            listed: &container,
+            href: "a.warc",
+            path: PathBuf::new(),
+            size: 100,
+            described: HashMap::new(),
+            begins: BTreeSet::new(),
+            span_starts: BTreeSet::new(),
+        };
+        let mut walk = Walk::default();
+        walk.records.insert((0, 0), seen(100, true));
+        walk.covered.push((0, 100));
+        let mut findings = Vec::new();
+        merge_walks(&p, vec![walk], &mut findings);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].rule, "records");
+        assert_eq!(findings[0].mets_id.as_deref(), Some("F1"));
+    }
+
+    /// A package folder holding `files`, and a manifest of `manifest`'s text.
+    fn package(files: &[(&str, &[u8])], manifest: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        std::fs::write(dir.path().join(MANIFEST), manifest).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_manifest_is_checked_line_by_line_and_names_outside_are_never_opened() {
+        let (warc, mets) = (b"WARC bytes".as_slice(), b"<mets/>".as_slice());
+        let a = sha512(warc);
+        let manifest = [
+            format!("{a}  content/a.warc"),
+            format!("{}  METS.xml", "0".repeat(128)),
+            format!("{a}  ../outside.txt"),
+            format!("{a}  other.txt"),
+            format!("{a}  content/a.warc"),
+            format!("{a}  content/gone.warc"),
+            "nonsense".to_string(),
+        ]
+        .join("\n");
+        let dir = package(
+            &[("content/a.warc", warc), ("METS.xml", mets), ("other.txt", b"x")],
+            &manifest,
+        );
+        let listed: BTreeSet<String> =
+            ["content/a.warc", "content/gone.warc", "content/b.warc"].map(String::from).into();
+        let names = PackageNames { dir: dir.path(), mets: METS, listed: &listed };
+        let mut hashes = BTreeMap::from([("content/a.warc".to_string(), a.clone())]);
+        let mut findings = Vec::new();
+        check_manifest(&names, &mut hashes, &mut findings);
+        let said: Vec<String> = findings
+            .iter()
+            .map(|f| format!("{:?} {}", f.offset, f.message.replace(&a, "A")))
+            .collect();
+        let m = sha512(mets);
+        let mets_line = 129 + "content/a.warc".len() as u64 + 2;
+        let expected = [
+            format!(
+                "Some({mets_line}) METS.xml: manifest says {}; the file's SHA-512 is {m}",
+                "0".repeat(128)
+            ),
+            "names \"../outside.txt\", which".to_string(),
+            "names \"other.txt\", which no <file> of the METS lists; not opened".to_string(),
+            "content/a.warc has more than one line".to_string(),
+            "content/gone.warc is in the manifest but not in the package".to_string(),
+            "line \"nonsense\"".to_string(),
+            "None content/b.warc has no line in the manifest".to_string(),
+        ];
+        assert_eq!(said.len(), expected.len(), "{said:#?}");
+        for (s, e) in said.iter().zip(&expected) {
+            assert!(s.contains(e.as_str()), "{s:?} does not say {e:?}");
+        }
+        assert!(findings.iter().all(|f| f.rule == "manifest" && f.file == MANIFEST));
+        // Only the line whose digest the file has is recorded.
+        assert_eq!(hashes.len(), 1);
+    }
+
+    #[test]
+    fn a_missing_manifest_is_damage_only_under_a_claimed_profile_that_asks_for_one() {
+        let profile = crate::profile::Profile::default_profile();
+        assert!(profile.rules.manifest);
+        let claimed = FileRules { profile: profile.clone(), required: true };
+        assert_eq!(claimed.manifest_not_needed(), None);
+        assert!(claimed.folder_is_package());
+        let advice = FileRules { profile, required: false };
+        assert!(advice.manifest_not_needed().unwrap().contains("does not claim profile"));
+        assert!(!advice.folder_is_package());
+    }
+
+    #[test]
+    fn unlisted_files_links_and_other_mets_documents_are_reported_by_the_rules() {
+        let other = br#"<?xml version="1.0"?><mets:mets xmlns:mets="http://www.loc.gov/METS/"/>"#;
+        let dir = package(
+            &[
+                ("METS.xml", b"<m/>"),
+                ("content/a.warc", b"a"),
+                ("stray.bin", b"s"),
+                ("sip2.xml", other),
+            ],
+            "",
+        );
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
+        let listed: BTreeSet<String> = ["content/a.warc".to_string()].into();
+        let names = PackageNames { dir: dir.path(), mets: METS, listed: &listed };
+        let profile = crate::profile::Profile::default_profile();
+        let run = |required| {
+            let mut findings = Vec::new();
+            check_unlisted(
+                &names,
+                &FileRules { profile: profile.clone(), required },
+                &mut findings,
+            );
+            findings.into_iter().map(|f| (f.file, f.rule, f.severity)).collect::<Vec<_>>()
+        };
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            run(false),
+            vec![
+                (s("link"), s("self-contained"), Severity::Error),
+                (s("sip2.xml"), s("unlisted"), Severity::Info),
+                (s("stray.bin"), s("unlisted"), Severity::Warning),
+            ]
+        );
+        assert_eq!(
+            run(true),
+            vec![
+                (s("link"), s("self-contained"), Severity::Error),
+                (s("sip2.xml"), s("unlisted"), Severity::Error),
+                (s("stray.bin"), s("unlisted"), Severity::Error),
+            ]
+        );
     }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{AuditError, list_files, package_paths};
+use super::{AuditError, PackageAt, list_files, package_paths};
 use crate::formats::digest::LabelledDigest;
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::WarcReader;
@@ -108,7 +108,10 @@ pub struct Reference {
 
 /// A revisit being followed, and what was found of it so far.
 struct Wanted {
-    at: (String, u64),
+    /// The container holding the revisit, as its package names it.
+    file: String,
+    /// The revisit's offset in it.
+    offset: u64,
     record_id: Option<String>,
     target_uri: Option<String>,
     refers_to: Reference,
@@ -152,32 +155,11 @@ pub fn check_references(
     let mut report = ReferenceReport::default();
     let own = containers(package)?;
     let mut wanted = Vec::new();
-    for (href, path) in &own {
-        let read = each_record(path, href, |head, _| {
-            if head.header.warc_type() != Some("revisit") {
-                return Ok(());
+    for c in &own {
+        let read = each_record(&c.path, &c.href, |head, _| {
+            if let Some(w) = revisit(&c.href, head, &mut report) {
+                wanted.push(w);
             }
-            report.revisits += 1;
-            let h = &head.header;
-            let profile = h.get("WARC-Profile").map(str::trim);
-            if !matches!(profile, Some(IDENTICAL_PAYLOAD_DIGEST | IDENTICAL_PAYLOAD_DIGEST_1_0)) {
-                report.other_profile += 1;
-                return Ok(());
-            }
-            let text = |name: &str| h.get(name).map(|v| v.trim().to_string());
-            wanted.push(Wanted {
-                at: (href.clone(), head.offset),
-                record_id: text("WARC-Record-ID"),
-                target_uri: h.target_uri().map(str::to_string),
-                refers_to: Reference {
-                    record_id: text("WARC-Refers-To"),
-                    target_uri: text("WARC-Refers-To-Target-URI"),
-                    date: text("WARC-Refers-To-Date"),
-                    container: text("WARC-Refers-To-Container"),
-                    digest: text("WARC-Payload-Digest"),
-                },
-                found: None,
-            });
             Ok(())
         });
         if let Err(e) = read {
@@ -191,31 +173,69 @@ pub fn check_references(
         search(&mut wanted, own, with, &mut report)?;
     }
     for w in wanted {
-        match w.found {
-            Some(Found::Same) => report.resolved += 1,
-            other => {
-                let problem = match other {
-                    Some(Found::Problem(why)) => why,
-                    _ => nowhere(&report, from_store),
-                };
-                report.unresolved.push(UnresolvedReference {
-                    file: w.at.0,
-                    offset: w.at.1,
-                    record_id: w.record_id,
-                    target_uri: w.target_uri,
-                    refers_to: w.refers_to,
-                    problem,
-                });
-            }
-        }
+        settle(w, from_store, &mut report);
     }
     Ok(report)
+}
+
+/// The revisit to follow that the record `head` of the container `href` is, counting it in
+/// `report`; `None` for a record that is no revisit, or a revisit of another profile.
+fn revisit(
+    href: &str,
+    head: &crate::formats::warc::reader::WarcRecordHead,
+    report: &mut ReferenceReport,
+) -> Option<Wanted> {
+    let h = &head.header;
+    if h.warc_type() != Some("revisit") {
+        return None;
+    }
+    report.revisits += 1;
+    let profile = h.get("WARC-Profile").map(str::trim);
+    if !matches!(profile, Some(IDENTICAL_PAYLOAD_DIGEST | IDENTICAL_PAYLOAD_DIGEST_1_0)) {
+        report.other_profile += 1;
+        return None;
+    }
+    let text = |name: &str| h.get(name).map(|v| v.trim().to_string());
+    Some(Wanted {
+        file: href.to_string(),
+        offset: head.offset,
+        record_id: text("WARC-Record-ID"),
+        target_uri: h.target_uri().map(str::to_string),
+        refers_to: Reference {
+            record_id: text("WARC-Refers-To"),
+            target_uri: text("WARC-Refers-To-Target-URI"),
+            date: text("WARC-Refers-To-Date"),
+            container: text("WARC-Refers-To-Container"),
+            digest: text("WARC-Payload-Digest"),
+        },
+        found: None,
+    })
+}
+
+/// Counts a followed revisit resolved, or records it unresolved with its problem.
+fn settle(w: Wanted, from_store: bool, report: &mut ReferenceReport) {
+    let problem = match w.found {
+        Some(Found::Same) => {
+            report.resolved += 1;
+            return;
+        }
+        Some(Found::Problem(why)) => why,
+        None => nowhere(report, from_store),
+    };
+    report.unresolved.push(UnresolvedReference {
+        file: w.file,
+        offset: w.offset,
+        record_id: w.record_id,
+        target_uri: w.target_uri,
+        refers_to: w.refers_to,
+        problem,
+    });
 }
 
 /// The packages the METS of `package` says hold its originals, each with the package of `with`
 /// that has its OBJID. A METS that cannot be read names none (its validation says why).
 fn required_packages(package: &Path, with: &[PathBuf]) -> Vec<RequiredPackage> {
-    let Ok((_, mets)) = package_paths(package) else { return Vec::new() };
+    let Ok(PackageAt { mets, .. }) = package_paths(package) else { return Vec::new() };
     let Ok(file) = layout::open_regular(&mets) else { return Vec::new() };
     let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
     let Ok(objids) = crate::store::deps::mets_dependencies(reader) else { return Vec::new() };
@@ -257,94 +277,129 @@ fn nowhere(report: &ReferenceReport, from_store: bool) -> String {
     problem
 }
 
+/// The wanted revisits by how they name their original: by record id, or by target URI and
+/// date.
+#[derive(Default)]
+struct OriginalIndex {
+    by_id: HashMap<String, Vec<usize>>,
+    by_uri_date: HashMap<(String, String), Vec<usize>>,
+}
+
+impl OriginalIndex {
+    /// Indexes `wanted`; a revisit that names no original is settled with that problem.
+    fn of(wanted: &mut [Wanted]) -> OriginalIndex {
+        let mut index = OriginalIndex::default();
+        for (i, w) in wanted.iter_mut().enumerate() {
+            let r = &w.refers_to;
+            match (&r.record_id, &r.target_uri, &r.date) {
+                (Some(id), _, _) => index.by_id.entry(id.clone()).or_default().push(i),
+                (None, Some(uri), Some(date)) => {
+                    index.by_uri_date.entry((uri.clone(), date.clone())).or_default().push(i)
+                }
+                _ => w.found = Some(Found::Problem(
+                    "the revisit names no original (no WARC-Refers-To, nor target URI and date)"
+                        .into(),
+                )),
+            }
+        }
+        index
+    }
+
+    /// The wanted revisits not yet resolved that the record with `header` may be the
+    /// original of.
+    fn hits(&self, header: &crate::formats::warc::WarcHeader, wanted: &[Wanted]) -> Vec<usize> {
+        let mut hits: Vec<usize> = Vec::new();
+        if let Some(id) = header.record_id().and_then(|id| self.by_id.get(id.trim())) {
+            hits.extend(id);
+        }
+        if let (Some(uri), Some(date)) = (header.target_uri(), header.get("WARC-Date"))
+            && let Some(v) = self.by_uri_date.get(&(uri.to_string(), date.trim().to_string()))
+        {
+            hits.extend(v);
+        }
+        hits.retain(|&i| !matches!(wanted[i].found, Some(Found::Same)));
+        hits
+    }
+}
+
 /// Reads every container of the audited package and of `with`, checking each record that a
 /// wanted revisit names.
 fn search(
     wanted: &mut [Wanted],
-    own: Vec<(String, PathBuf)>,
+    own: Vec<Container>,
     with: &[PathBuf],
     report: &mut ReferenceReport,
 ) -> Result<(), AuditError> {
-    let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut by_uri_date: HashMap<(String, String), Vec<usize>> = HashMap::new();
-    for (i, w) in wanted.iter_mut().enumerate() {
-        let r = &w.refers_to;
-        match (&r.record_id, &r.target_uri, &r.date) {
-            (Some(id), _, _) => by_id.entry(id.clone()).or_default().push(i),
-            (None, Some(uri), Some(date)) => {
-                by_uri_date.entry((uri.clone(), date.clone())).or_default().push(i)
-            }
-            _ => {
-                w.found = Some(Found::Problem(
-                    "the revisit names no original (no WARC-Refers-To, nor target URI and date)"
-                        .into(),
-                ))
-            }
-        }
-    }
+    let index = OriginalIndex::of(wanted);
     let mut sources = vec![(None, own)];
     for p in with {
         sources.push((Some(p), containers(p)?));
     }
     for (package, list) in sources {
         let prefix = package.map_or(String::new(), |p| format!("{}/", p.display()));
-        for (href, path) in list {
-            let name = format!("{prefix}{href}");
-            let mut holds = false;
-            let read = each_record(&path, &name, |head, block| {
-                let h = &head.header;
-                if h.warc_type() == Some("revisit") {
-                    return Ok(());
-                }
-                let mut hits: Vec<usize> = Vec::new();
-                if let Some(id) = h.record_id().and_then(|id| by_id.get(id.trim())) {
-                    hits.extend(id);
-                }
-                if let (Some(uri), Some(date)) = (h.target_uri(), h.get("WARC-Date"))
-                    && let Some(v) = by_uri_date.get(&(uri.to_string(), date.trim().to_string()))
-                {
-                    hits.extend(v);
-                }
-                hits.retain(|&i| !matches!(wanted[i].found, Some(Found::Same)));
-                if hits.is_empty() {
-                    return Ok(());
-                }
-                let digests: Vec<Option<LabelledDigest>> = hits
-                    .iter()
-                    .map(|&i| {
-                        wanted[i]
-                            .refers_to
-                            .digest
-                            .as_deref()
-                            .and_then(|d| LabelledDigest::parse(d).ok())
-                    })
-                    .collect();
-                let checked = hash_payload(head, block, digests)?;
-                for (&i, outcome) in hits.iter().zip(checked) {
-                    let at = format!("{name} at offset {}", head.offset);
-                    holds |= matches!(outcome, PayloadCheck::Same);
-                    wanted[i].found = Some(match outcome {
-                        PayloadCheck::Same => Found::Same,
-                        PayloadCheck::Other(found) => Found::Problem(format!(
-                            "the original at {at} holds other bytes: its payload digest is {found}"
-                        )),
-                        PayloadCheck::Unchecked => Found::Problem(format!(
-                            "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
-                            wanted[i].refers_to.digest.as_deref().unwrap_or("")
-                        )),
-                    });
-                }
-                Ok(())
-            });
-            if let Err(e) = read {
-                report.unreadable.push(e.to_string());
-            }
+        for c in list {
+            let name = format!("{prefix}{}", c.href);
+            let holds = search_container(&c.path, &name, &index, wanted, report);
             if let (true, Some(p)) = (holds, package) {
-                report.holding.push(HoldingContainer { package: p.clone(), name: href });
+                report.holding.push(HoldingContainer { package: p.clone(), name: c.href });
             }
         }
     }
     Ok(())
+}
+
+/// Checks each record of the container at `path` (named `name`) that a wanted revisit names;
+/// true when it holds an original with the payload its revisit states.
+fn search_container(
+    path: &Path,
+    name: &str,
+    index: &OriginalIndex,
+    wanted: &mut [Wanted],
+    report: &mut ReferenceReport,
+) -> bool {
+    let mut holds = false;
+    let read = each_record(path, name, |head, block| {
+        if head.header.warc_type() == Some("revisit") {
+            return Ok(());
+        }
+        let hits = index.hits(&head.header, wanted);
+        if hits.is_empty() {
+            return Ok(());
+        }
+        let digests: Vec<Option<LabelledDigest>> =
+            hits.iter().map(|&i| stated_digest(&wanted[i])).collect();
+        let checked = hash_payload(head, block, digests)?;
+        let at = format!("{name} at offset {}", head.offset);
+        for (&i, outcome) in hits.iter().zip(checked) {
+            holds |= matches!(outcome, PayloadCheck::Same);
+            let found = found_at(&at, outcome, &wanted[i]);
+            wanted[i].found = Some(found);
+        }
+        Ok(())
+    });
+    if let Err(e) = read {
+        report.unreadable.push(e.to_string());
+    }
+    holds
+}
+
+/// The payload digest a revisit states of its original, when it can be checked.
+fn stated_digest(w: &Wanted) -> Option<LabelledDigest> {
+    w.refers_to.digest.as_deref().and_then(|d| LabelledDigest::parse(d).ok())
+}
+
+/// What hashing the original at `at` of the revisit `w` found.
+fn found_at(at: &str, outcome: PayloadCheck, w: &Wanted) -> Found {
+    match outcome {
+        PayloadCheck::Same => Found::Same,
+        PayloadCheck::Other(found) => Found::Problem(format!(
+            "the original at {at} holds other bytes: its payload digest is {found}"
+        )),
+        PayloadCheck::Unchecked => Found::Problem(format!(
+            "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
+            w.refers_to.digest.as_deref().unwrap_or("")
+        )),
+    }
 }
 
 /// Hashes the payload of the record being read with each digest (`None` for a digest that
@@ -377,9 +432,17 @@ fn hash_payload(
         .collect())
 }
 
+/// A WARC container of a package.
+struct Container {
+    /// Its name in the package (confined to it).
+    href: String,
+    /// Where it is.
+    path: PathBuf,
+}
+
 /// The WARC containers a package's METS lists and holds (names confined to the package).
-fn containers(package: &Path) -> Result<Vec<(String, PathBuf)>, AuditError> {
-    let (dir, mets) = package_paths(package)?;
+fn containers(package: &Path) -> Result<Vec<Container>, AuditError> {
+    let PackageAt { dir, mets } = package_paths(package)?;
     let files = list_files(&mets)?;
     Ok(files
         .iter()
@@ -387,10 +450,7 @@ fn containers(package: &Path) -> Result<Vec<(String, PathBuf)>, AuditError> {
         .filter_map(|f| f.href.as_deref())
         .filter(|h| layout::uri_scheme(h).is_none())
         .filter_map(|h| layout::confined_name(h).ok())
-        .map(|h| {
-            let path = dir.join(&h);
-            (h, path)
-        })
+        .map(|href| Container { path: dir.join(&href), href })
         .collect())
 }
 

@@ -30,7 +30,7 @@ use crate::store::config::StoreConfig;
 use crate::store::{Store, StoreError};
 
 use super::export::ExportOptions;
-use super::journal::{Entry, ExportKind, Journal, JournalError, State};
+use super::journal::{Entry, ExportKind, ItemState, Journal, JournalError};
 
 /// The error kind of an item whose put failed.
 pub const STORE_KIND: &str = "store";
@@ -151,10 +151,10 @@ impl Delivery {
     pub fn unfinished(&self, e: &Entry) -> bool {
         e.mets_sha512.is_some()
             && match e.state {
-                State::Done => {
+                ItemState::Done => {
                     (self.store.is_some() && e.stored.is_none()) || !self.exports_due(e).is_empty()
                 }
-                State::Failed => {
+                ItemState::Failed => {
                     matches!(e.error_kind.as_deref(), Some(STORE_KIND) | Some(EXPORT_KIND))
                 }
                 _ => false,
@@ -240,13 +240,13 @@ impl Delivery {
         key: &str,
         at: &Path,
         journal: &Mutex<Journal>,
-    ) -> Result<State, DeliverError> {
+    ) -> Result<ItemState, DeliverError> {
         let lock = || journal.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(entry) = lock().entry(key)? else { return Ok(State::Failed) };
+        let Some(entry) = lock().entry(key)? else { return Ok(ItemState::Failed) };
         if let Some(store) = self.store.as_ref().filter(|_| entry.stored.is_none()) {
             if let Err(e) = self.put(store, at) {
                 lock().failed(key, STORE_KIND, &e.to_string())?;
-                return Ok(State::Failed);
+                return Ok(ItemState::Failed);
             }
             lock().stored(key)?;
         }
@@ -262,7 +262,7 @@ impl Delivery {
         }
         if !failures.is_empty() {
             lock().failed(key, failed_kind, &failures.join("; "))?;
-            return Ok(State::Failed);
+            return Ok(ItemState::Failed);
         }
         lock().done_as_recorded(key)?;
         if self.store.is_some() && !self.keep {
@@ -270,7 +270,7 @@ impl Delivery {
             // run (`tidy`).
             let _ = std::fs::remove_dir_all(at);
         }
-        Ok(State::Done)
+        Ok(ItemState::Done)
     }
 
     fn put(&self, store: &Store, at: &Path) -> Result<(), PutFailure> {

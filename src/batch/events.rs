@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::journal::State;
+use super::journal::ItemState;
 use super::manifest::Item;
 
 /// One thing that happened in a batch run.
@@ -23,7 +23,7 @@ pub enum Event<'a> {
         /// The item.
         item: &'a Item,
         /// Done or failed.
-        state: State,
+        state: ItemState,
         /// Its source's bytes.
         bytes: u64,
     },

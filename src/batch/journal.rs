@@ -25,10 +25,19 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde::Serialize;
 
+/// The journal a run keeps in `folder` when none is named: `batch-journal.sqlite`, or with a
+/// shard `batch-journal-K-of-N.sqlite`, so that shards sharing a folder keep apart.
+pub fn default_path(folder: &Path, shard: Option<super::shard::Shard>) -> PathBuf {
+    folder.join(match shard {
+        Some(s) => format!("batch-journal-{}-of-{}.sqlite", s.index, s.count),
+        None => "batch-journal.sqlite".into(),
+    })
+}
+
 /// The state of an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub enum ItemState {
     /// Registered, not started.
     Pending,
     /// Started and not finished (or its run died).
@@ -39,19 +48,19 @@ pub enum State {
     Failed,
 }
 
-impl State {
+impl ItemState {
     /// Its name in the journal and in reports.
     pub fn name(self) -> &'static str {
         match self {
-            State::Pending => "pending",
-            State::Running => "running",
-            State::Done => "done",
-            State::Failed => "failed",
+            ItemState::Pending => "pending",
+            ItemState::Running => "running",
+            ItemState::Done => "done",
+            ItemState::Failed => "failed",
         }
     }
 
-    fn parse(s: &str) -> Option<State> {
-        [State::Pending, State::Running, State::Done, State::Failed]
+    fn parse(s: &str) -> Option<ItemState> {
+        [ItemState::Pending, ItemState::Running, ItemState::Done, ItemState::Failed]
             .into_iter()
             .find(|st| st.name() == s)
     }
@@ -69,7 +78,7 @@ pub struct Entry {
     /// Its package directory's name below the output folder.
     pub package: String,
     /// Its state.
-    pub state: State,
+    pub state: ItemState,
     /// The package's OBJID (done).
     pub package_id: Option<String>,
     /// The package's bytes (done).
@@ -394,7 +403,7 @@ impl Journal {
                    WHERE key = ?1";
         let state = self.entry(key)?.map(|e| e.state);
         match state {
-            Some(State::Pending | State::Running) => {
+            Some(ItemState::Pending | ItemState::Running) => {
                 self.grouped(sql, params![key, now(), package])
             }
             _ => self.committed(sql, params![key, now(), package]),
@@ -470,7 +479,7 @@ fn unsigned(n: i64) -> u64 {
 
 fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
     let state: String = row.get(4)?;
-    let state = State::parse(&state).ok_or_else(|| {
+    let state = ItemState::parse(&state).ok_or_else(|| {
         let e = format!("unknown state {state:?}");
         rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into())
     })?;
@@ -527,9 +536,9 @@ mod tests {
         j.start("a", "a").unwrap();
         let other = Journal::open_existing(&path).unwrap();
         // A pending item's start is grouped: other connections see it once committed.
-        assert_eq!(other.entry("a").unwrap().unwrap().state, State::Pending);
+        assert_eq!(other.entry("a").unwrap().unwrap().state, ItemState::Pending);
         j.commit().unwrap();
-        assert_eq!(other.entry("a").unwrap().unwrap().state, State::Running);
+        assert_eq!(other.entry("a").unwrap().unwrap().state, ItemState::Running);
         let record = DoneRecord {
             package_id: "urn:x".into(),
             size: 7,
@@ -541,7 +550,7 @@ mod tests {
         // Registering again keeps the states.
         j.register([("a", Some(2), "src/a".to_string(), "a")]).unwrap();
         let rows = other.entries().unwrap();
-        assert_eq!((rows[0].state, rows[0].size, rows[0].attempts), (State::Done, Some(7), 1));
+        assert_eq!((rows[0].state, rows[0].size, rows[0].attempts), (ItemState::Done, Some(7), 1));
         assert_eq!(rows[1].error_kind.as_deref(), Some("unrecognised"));
         assert!(Journal::open_existing(&tmp.path().join("none.sqlite")).is_err());
     }
@@ -597,7 +606,7 @@ mod tests {
         // Read by `batch status` first: migrated there too.
         let j = Journal::open_existing(&path).unwrap();
         let a = j.entry("a").unwrap().unwrap();
-        assert_eq!((a.state, a.stored), (State::Done, None));
+        assert_eq!((a.state, a.stored), (ItemState::Done, None));
         j.stored("a").unwrap();
         assert!(j.entry("a").unwrap().unwrap().stored.is_some());
         let version: i64 = j.db.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
@@ -615,6 +624,6 @@ mod tests {
         .unwrap();
         j.stored("b").unwrap();
         let b = j.entry("b").unwrap().unwrap();
-        assert_eq!((b.state, b.stored), (State::Failed, None));
+        assert_eq!((b.state, b.stored), (ItemState::Failed, None));
     }
 }

@@ -43,12 +43,12 @@ pub struct Item {
     /// The package directory's name below `--out`.
     pub name: String,
     /// Why the line is not an item to package (recorded as failed, never packaged).
-    pub refused: Option<Refusal>,
+    pub refused: Option<LineRefusal>,
 }
 
 /// Why a manifest line is recorded failed without being packaged.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum LineRefusal {
     /// It repeats the source of an earlier line.
     Duplicate {
         /// That line.
@@ -66,32 +66,32 @@ pub enum Refusal {
     },
 }
 
-impl Refusal {
+impl LineRefusal {
     /// The kind of failure the journal records.
     pub fn kind(&self) -> &'static str {
         match self {
-            Refusal::Duplicate { .. } => "duplicate",
-            Refusal::Fields { .. } | Refusal::TooLong { .. } => "manifest",
+            LineRefusal::Duplicate { .. } => "duplicate",
+            LineRefusal::Fields { .. } | LineRefusal::TooLong { .. } => "manifest",
         }
     }
 
     /// Whether the item has a package directory name (a duplicate or a line not read has
     /// none: it is never packaged, and takes no name from another).
     fn named(&self) -> bool {
-        matches!(self, Refusal::Fields { .. })
+        matches!(self, LineRefusal::Fields { .. })
     }
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for LineRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Duplicate { line } => write!(f, "duplicate of line {line}"),
-            Refusal::Fields { fields } => write!(
+            LineRefusal::Duplicate { line } => write!(f, "duplicate of line {line}"),
+            LineRefusal::Fields { fields } => write!(
                 f,
                 "{fields} fields; at most 3 (source, metadata, options): quote a path that \
                  holds a comma"
             ),
-            Refusal::TooLong { line } => write!(
+            LineRefusal::TooLong { line } => write!(
                 f,
                 "line {line} is longer than {} KiB: not read (a manifest line holds a source, \
                  a metadata file and options)",
@@ -151,44 +151,55 @@ fn read_csv(path: &Path) -> Result<Manifest, ManifestError> {
                 continue;
             }
         };
-        let field = |i: usize| fields.get(i).map(Vec::as_slice).filter(|f| !f.is_empty());
-        let Some(source) = field(0) else { continue };
-        if items.is_empty() && first_key.is_empty() && source.eq_ignore_ascii_case(b"source") {
+        let Some(item) = line_item(line, &fields, &base, &folder) else { continue };
+        // The first line may name the columns.
+        if items.is_empty() && first_key.is_empty() && is_header(&fields) {
             continue;
         }
-        let written = Path::new(OsStr::from_bytes(source));
-        let key = key_of(&under_folder(written, &folder));
-        let former = key_of(written);
-        let item = Item {
-            former_key: (former != key).then_some(former),
-            key: key.clone(),
-            line: Some(line),
-            source: base.join(written),
-            metadata: field(1).map(|m| base.join(OsStr::from_bytes(m))),
-            options: field(2).map(|o| String::from_utf8_lossy(o).into_owned()).unwrap_or_default(),
-            name: String::new(),
-            refused: None,
-        };
-        match first_key.get(&key) {
+        match first_key.get(&item.key) {
             Some(&first) => items.push(Item {
-                key: format!("{key} (line {line})"),
+                key: format!("{} (line {line})", item.key),
                 former_key: None,
-                refused: Some(Refusal::Duplicate { line: first }),
+                refused: Some(LineRefusal::Duplicate { line: first }),
                 ..item
             }),
             // A line that says more than it may is not guessed at: it fails, the batch goes on.
             None if fields.len() > 3 => {
-                first_key.insert(key, line);
-                items
-                    .push(Item { refused: Some(Refusal::Fields { fields: fields.len() }), ..item });
+                first_key.insert(item.key.clone(), line);
+                let refused = Some(LineRefusal::Fields { fields: fields.len() });
+                items.push(Item { refused, ..item });
             }
             None => {
-                first_key.insert(key, line);
+                first_key.insert(item.key.clone(), line);
                 items.extend(expand_title(item));
             }
         }
     }
     Ok(Manifest { items, ignored: Vec::new() })
+}
+
+/// Whether a line is the column header (its source field is `source`).
+fn is_header(fields: &[Vec<u8>]) -> bool {
+    fields.first().is_some_and(|f| f.eq_ignore_ascii_case(b"source"))
+}
+
+/// The item of the manifest line `line` (source, metadata, options, paths relative to
+/// `base`), not yet named; `None` for a line without a source.
+fn line_item(line: u64, fields: &[Vec<u8>], base: &Path, folder: &ManifestFolder) -> Option<Item> {
+    let field = |i: usize| fields.get(i).map(Vec::as_slice).filter(|f| !f.is_empty());
+    let written = Path::new(OsStr::from_bytes(field(0)?));
+    let key = key_of(&under_folder(written, folder));
+    let former = key_of(written);
+    Some(Item {
+        former_key: (former != key).then_some(former),
+        key,
+        line: Some(line),
+        source: base.join(written),
+        metadata: field(1).map(|m| base.join(OsStr::from_bytes(m))),
+        options: field(2).map(|o| String::from_utf8_lossy(o).into_owned()).unwrap_or_default(),
+        name: String::new(),
+        refused: None,
+    })
 }
 
 /// The item of a line over [`MAX_LINE`]: refused, known by its line number.
@@ -201,7 +212,7 @@ fn too_long(line: u64) -> Item {
         metadata: None,
         options: String::new(),
         name: String::new(),
-        refused: Some(Refusal::TooLong { line }),
+        refused: Some(LineRefusal::TooLong { line }),
     }
 }
 
@@ -341,7 +352,7 @@ fn name_items(items: &mut [Item]) {
     let bases: Vec<String> = items.iter().map(|i| base_name(&i.key)).collect();
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for (item, b) in items.iter().zip(&bases) {
-        if item.refused.as_ref().is_none_or(Refusal::named) {
+        if item.refused.as_ref().is_none_or(LineRefusal::named) {
             *counts.entry(b.as_str()).or_default() += 1;
         }
     }
@@ -426,8 +437,8 @@ mod tests {
         let m = read_manifest(&csv).unwrap();
         let keys: Vec<&str> = m.items.iter().map(|i| i.key.as_str()).collect();
         assert_eq!(keys, ["a/job", "b/job", "a/job (line 5)", "c"]);
-        assert_eq!(m.items[3].refused, Some(Refusal::Fields { fields: 4 }));
-        assert_eq!(m.items[2].refused, Some(Refusal::Duplicate { line: 2 }));
+        assert_eq!(m.items[3].refused, Some(LineRefusal::Fields { fields: 4 }));
+        assert_eq!(m.items[2].refused, Some(LineRefusal::Duplicate { line: 2 }));
         assert_eq!(m.items[1].metadata, Some(tmp.path().join("md.toml")));
         assert!(m.items[0].name.starts_with("job-") && m.items[1].name.starts_with("job-"));
         assert_ne!(m.items[0].name, m.items[1].name);

@@ -44,7 +44,7 @@ use serde::Serialize;
 use deliver::{DeliverError, DeliverOptions, Delivery};
 pub use events::{Event, Progress};
 use item::{ItemSettings, package_source};
-use journal::{DoneRecord, Entry, Journal, JournalError, State};
+use journal::{DoneRecord, Entry, ItemState, Journal, JournalError};
 use lock::{JournalLock, LockError, lock_journal};
 use manifest::{Item, ManifestError, read_manifest};
 use resources::{Resources, SpaceError, SpaceGuard, source_bytes};
@@ -161,7 +161,14 @@ pub struct BatchOutcome {
 impl BatchOutcome {
     /// Items of the share that are failed (now or before).
     pub fn failures(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.iter().filter(|e| e.state == State::Failed)
+        self.entries.iter().filter(|e| e.state == ItemState::Failed)
+    }
+
+    /// Whether every item of the share is done (and stored, when the run puts packages into
+    /// a store).
+    pub fn complete(&self, opts: &BatchOptions) -> bool {
+        let stored = |e: &Entry| opts.deliver.store.is_none() || e.stored.is_some();
+        self.entries.iter().all(|e| e.state == ItemState::Done && stored(e))
     }
 }
 
@@ -177,22 +184,14 @@ pub fn run(
     let mut share = m.items;
     share.retain(|i| opts.shard.is_none_or(|s| s.contains(&i.key)));
     let work = opts.out.join(WORK_DIR);
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BatchError::Io { path: path.clone(), source }
-    };
-    std::fs::create_dir_all(&work).map_err(io(&work))?;
+    std::fs::create_dir_all(&work)
+        .map_err(|source| BatchError::Io { path: work.clone(), source })?;
     // Held until the run returns; the kernel lets go if the process dies.
     let _lock: JournalLock = lock_journal(&opts.journal, opts.shard)?;
     let schemas = opts.package.schemas.clone();
     let validate = crate::mets::ValidateOptions { schemas, profile: None };
     let delivery = Delivery::open(&opts.deliver, validate, opts.package.deterministic)?;
-    let mut journal = Journal::open(&opts.journal)?;
-    journal.adopt(share.iter().filter_map(|i| Some((i.former_key.as_deref()?, i.key.as_str()))))?;
-    let rows = share
-        .iter()
-        .map(|i| (i.key.as_str(), i.line, crate::sources::path_text(&i.source), i.name.as_str()));
-    journal.register(rows)?;
+    let journal = open_journal(&opts.journal, &share)?;
     let mut outcome = BatchOutcome {
         manifest_items,
         items: share.len(),
@@ -202,57 +201,99 @@ pub fn run(
         min_free: opts.resources.min_free,
         ..BatchOutcome::default()
     };
-    let mut todo = Vec::new();
-    for item in &share {
-        let entry = journal.entry(&item.key)?;
-        match entry.as_ref().map(|e| e.state) {
-            // Where the journal says it put the package: a name derived from a manifest of
-            // other items may have been another.
-            Some(State::Done) => {
-                let package = entry.as_ref().map_or(item.name.as_str(), |e| e.package.as_str());
-                if delivery.keep() && move_into_place(&opts.out, package)? {
-                    outcome.moved_into_place += 1;
-                }
-                match entry.as_ref() {
-                    Some(e) if delivery.unfinished(e) => todo.push(item),
-                    _ => outcome.skipped_done += 1,
-                }
-                entry.iter().for_each(|e| delivery.tidy(e, &work));
-            }
-            // A failure of the environment (a full disk) says nothing of the item: retried.
-            Some(State::Failed) if !opts.retry_failed && !failed_by_environment(entry.as_ref()) => {
-                outcome.skipped_failed += 1
-            }
-            _ => todo.push(item),
-        }
-    }
+    let todo = triage(&share, opts, &delivery, &journal, &mut outcome)?;
     let journal = Mutex::new(journal);
     // One scan engine for every item: clamd's sessions and the threads waiting on it are the
     // run's, not each item's.
     let mut opts = opts.clone();
     opts.package.virus_check = opts.package.virus_check.shared()?;
-    let todo: Vec<(&Item, u64)> = todo.into_iter().map(|i| (i, source_bytes(&i.source))).collect();
-    let bytes = todo.iter().map(|(_, b)| b).sum();
+    let todo: Vec<Todo> =
+        todo.into_iter().map(|item| Todo { item, bytes: source_bytes(&item.source) }).collect();
+    let bytes = todo.iter().map(|t| t.bytes).sum();
     progress(Event::Planned { items: todo.len(), bytes, in_flight: outcome.in_flight });
     let done = run_items(&todo, &opts, outcome.in_flight, &delivery, &journal, progress)?;
-    (outcome.packaged, outcome.failed, outcome.bytes) = done;
+    (outcome.packaged, outcome.failed, outcome.bytes) = (done.packaged, done.failed, done.bytes);
     if let crate::package::VirusCheck::Shared(engine) = &opts.package.virus_check {
         outcome.scan_engine_packages = Some(engine.packages());
     }
     let journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
     journal.commit()?;
-    // Each item is let go as its row is read: the share is not held twice over.
+    tally_share(share, &journal, &mut outcome)?;
+    outcome.elapsed_seconds = started.elapsed().as_secs_f64();
+    Ok(outcome)
+}
+
+/// The journal at `path`, with every item of `share` registered (rows under a former key
+/// adopted first).
+fn open_journal(path: &Path, share: &[Item]) -> Result<Journal, BatchError> {
+    let mut journal = Journal::open(path)?;
+    journal.adopt(share.iter().filter_map(|i| Some((i.former_key.as_deref()?, i.key.as_str()))))?;
+    let rows = share
+        .iter()
+        .map(|i| (i.key.as_str(), i.line, crate::sources::path_text(&i.source), i.name.as_str()));
+    journal.register(rows)?;
+    Ok(journal)
+}
+
+/// The items of `share` this run works on, by what the journal records of each: done ones
+/// are skipped (moved into place when an earlier run did not), and failed ones unless
+/// retried; the skips are counted in `outcome`.
+fn triage<'a>(
+    share: &'a [Item],
+    opts: &BatchOptions,
+    delivery: &Delivery,
+    journal: &Journal,
+    outcome: &mut BatchOutcome,
+) -> Result<Vec<&'a Item>, BatchError> {
+    let work = opts.out.join(WORK_DIR);
+    let mut todo = Vec::new();
+    for item in share {
+        let entry = journal.entry(&item.key)?;
+        match entry {
+            // Where the journal says it put the package: a name derived from a manifest of
+            // other items may have been another.
+            Some(e) if e.state == ItemState::Done => {
+                if delivery.keep() && move_into_place(&opts.out, &e.package)? {
+                    outcome.moved_into_place += 1;
+                }
+                match delivery.unfinished(&e) {
+                    true => todo.push(item),
+                    false => outcome.skipped_done += 1,
+                }
+                delivery.tidy(&e, &work);
+            }
+            // A failure of the environment (a full disk) says nothing of the item: retried.
+            Some(e)
+                if e.state == ItemState::Failed
+                    && !opts.retry_failed
+                    && !failed_by_environment(Some(&e)) =>
+            {
+                outcome.skipped_failed += 1
+            }
+            _ => todo.push(item),
+        }
+    }
+    Ok(todo)
+}
+
+/// Counts the items of the share the journal records stored and exported, and puts every
+/// one's row in `outcome`. Each item is let go as its row is read: the share is not held
+/// twice over.
+fn tally_share(
+    share: Vec<Item>,
+    journal: &Journal,
+    outcome: &mut BatchOutcome,
+) -> Result<(), BatchError> {
     for item in share {
         if let Some(e) = journal.entry(&item.key)? {
-            let done = e.state == State::Done;
+            let done = e.state == ItemState::Done;
             outcome.stored += usize::from(done && e.stored.is_some());
             outcome.exported_wacz += usize::from(done && e.wacz.is_some());
             outcome.exported_eark += usize::from(done && e.eark.is_some());
             outcome.entries.push(e);
         }
     }
-    outcome.elapsed_seconds = started.elapsed().as_secs_f64();
-    Ok(outcome)
+    Ok(())
 }
 
 /// Whether a row records a failure of the environment, not of its item.
@@ -272,153 +313,266 @@ fn move_into_place(out: &Path, name: &str) -> Result<bool, BatchError> {
     Ok(true)
 }
 
-/// Packages `todo` (items with their sources' bytes) on `in_flight` workers sharing
-/// `opts.jobs` threads, each item started only when the output has its free space; returns
-/// (packaged, failed, bytes). The first journal error stops every worker after its item.
+/// An item this run packages, with its source's bytes.
+#[derive(Clone, Copy)]
+struct Todo<'a> {
+    item: &'a Item,
+    bytes: u64,
+}
+
+/// What the workers of a run did.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Finished {
+    packaged: usize,
+    failed: usize,
+    /// Bytes of the sources of the items packaged or failed.
+    bytes: u64,
+}
+
+/// What the workers of a run share: the items and a cursor over them, the run's context, and
+/// their counts and first error.
+struct Workers<'a> {
+    todo: &'a [Todo<'a>],
+    opts: &'a BatchOptions,
+    delivery: &'a Delivery,
+    journal: &'a Mutex<Journal>,
+    pool: rayon::ThreadPool,
+    space: SpaceGuard<'a>,
+    progress: Progress<'a>,
+    next: AtomicUsize,
+    stop: AtomicBool,
+    packaged: AtomicUsize,
+    failed: AtomicUsize,
+    bytes: AtomicU64,
+    first_error: Mutex<Option<BatchError>>,
+}
+
+impl Workers<'_> {
+    /// One worker: takes the next item until none is left or the run stops.
+    fn work(&self) {
+        while !self.stop.load(Ordering::SeqCst) {
+            let Some(&todo) = self.todo.get(self.next.fetch_add(1, Ordering::SeqCst)) else {
+                break;
+            };
+            match self.run_when_space(todo.item) {
+                Ok(None) => break,
+                Ok(Some(state)) => self.finished(todo, state),
+                Err(e) => self.fail(e),
+            }
+        }
+    }
+
+    /// Runs the item once the output has its free space; `None` when the run stopped first.
+    fn run_when_space(&self, item: &Item) -> Result<Option<ItemState>, BatchError> {
+        self.space.wait(&self.stop, self.progress)?;
+        if self.stop.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let run = ItemRun { item, opts: self.opts, delivery: self.delivery, journal: self.journal };
+        run.run(&self.pool).map(Some)
+    }
+
+    fn finished(&self, todo: Todo, state: ItemState) {
+        let count = if state == ItemState::Done { &self.packaged } else { &self.failed };
+        count.fetch_add(1, Ordering::SeqCst);
+        self.bytes.fetch_add(todo.bytes, Ordering::SeqCst);
+        (self.progress)(Event::Finished { item: todo.item, state, bytes: todo.bytes });
+    }
+
+    /// Stops every worker after its item, keeping the first error.
+    fn fail(&self, e: BatchError) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+    }
+
+    /// Commits grouped journal changes in time even while every worker is busy, until every
+    /// worker has dropped its end of `idle`.
+    fn commit_in_time(&self, idle: std::sync::mpsc::Receiver<()>) {
+        let tick = journal::COMMIT_AFTER / 4;
+        while idle.recv_timeout(tick) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            let j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = j.commit_if_due() {
+                self.fail(e.into());
+            }
+        }
+    }
+
+    fn finish(self) -> Result<Finished, BatchError> {
+        match self.first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(Finished {
+                packaged: self.packaged.into_inner(),
+                failed: self.failed.into_inner(),
+                bytes: self.bytes.into_inner(),
+            }),
+        }
+    }
+}
+
+/// Packages `todo` on `in_flight` workers sharing `opts.jobs` threads, each item started only
+/// when the output has its free space. The first journal error stops every worker after its
+/// item.
 fn run_items(
-    todo: &[(&Item, u64)],
+    todo: &[Todo],
     opts: &BatchOptions,
     in_flight: usize,
     delivery: &Delivery,
     journal: &Mutex<Journal>,
     progress: Progress<'_>,
-) -> Result<(usize, usize, u64), BatchError> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs.max(1)).build()?;
-    let space = SpaceGuard::new(&opts.out, opts.resources.min_free);
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let (packaged, failed, bytes) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0));
-    let first_error: Mutex<Option<BatchError>> = Mutex::new(None);
+) -> Result<Finished, BatchError> {
+    let workers = Workers {
+        todo,
+        opts,
+        delivery,
+        journal,
+        pool: rayon::ThreadPoolBuilder::new().num_threads(opts.jobs.max(1)).build()?,
+        space: SpaceGuard::new(&opts.out, opts.resources.min_free),
+        progress,
+        next: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        packaged: AtomicUsize::new(0),
+        failed: AtomicUsize::new(0),
+        bytes: AtomicU64::new(0),
+        first_error: Mutex::new(None),
+    };
     let (working, idle) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|scope| {
         for _ in 0..in_flight.max(1).min(todo.len()) {
-            let working = working.clone();
+            let (working, workers) = (working.clone(), &workers);
             // Taken by value: the ticker below ends when every worker has dropped its sender.
-            scope.spawn(|| {
+            scope.spawn(move || {
                 let _working = working;
-                while !stop.load(Ordering::SeqCst) {
-                    let Some(&(item, size)) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                        break;
-                    };
-                    let ran =
-                        space.wait(&stop, progress).map_err(BatchError::from).and_then(|()| {
-                            match stop.load(Ordering::SeqCst) {
-                                true => Ok(None),
-                                false => run_item(item, opts, delivery, journal, &pool).map(Some),
-                            }
-                        });
-                    match ran {
-                        Ok(None) => break,
-                        Ok(Some(state)) => {
-                            let count = if state == State::Done { &packaged } else { &failed };
-                            count.fetch_add(1, Ordering::SeqCst);
-                            bytes.fetch_add(size, Ordering::SeqCst);
-                            progress(Event::Finished { item, state, bytes: size });
-                        }
-                        Err(e) => {
-                            stop.store(true, Ordering::SeqCst);
-                            let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                            slot.get_or_insert(e);
-                        }
-                    }
-                }
+                workers.work();
             });
         }
         drop(working);
-        // Grouped journal changes are committed in time even while every worker is busy.
-        scope.spawn(|| {
-            let (idle, tick) = (idle, journal::COMMIT_AFTER / 4);
-            while idle.recv_timeout(tick) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-                let j = journal.lock().unwrap_or_else(|p| p.into_inner());
-                if let Err(e) = j.commit_if_due() {
-                    stop.store(true, Ordering::SeqCst);
-                    first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.into());
-                }
-            }
-        });
+        scope.spawn(|| workers.commit_in_time(idle));
     });
-    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok((packaged.into_inner(), failed.into_inner(), bytes.into_inner())),
+    workers.finish()
+}
+
+/// One item's run, with what it is recorded in.
+struct ItemRun<'a> {
+    item: &'a Item,
+    opts: &'a BatchOptions,
+    delivery: &'a Delivery,
+    journal: &'a Mutex<Journal>,
+}
+
+impl ItemRun<'_> {
+    fn record(&self, f: &dyn Fn(&Journal) -> Result<(), JournalError>) -> Result<(), BatchError> {
+        let j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(f(&j)?)
+    }
+
+    /// Records the item failed, of `kind`, for `message`.
+    fn fail(&self, kind: &str, message: &str) -> Result<ItemState, BatchError> {
+        self.record(&|j| j.failed(&self.item.key, kind, message))?;
+        Ok(ItemState::Failed)
+    }
+
+    /// Runs the item from scratch (or, its package recorded and its put unfinished, from the
+    /// put) and records its outcome; returns its state (done or failed).
+    fn run(&self, pool: &rayon::ThreadPool) -> Result<ItemState, BatchError> {
+        let (item, opts, delivery) = (self.item, self.opts, self.delivery);
+        if let Some(refusal) = &item.refused {
+            return self.fail(refusal.kind(), &refusal.to_string());
+        }
+        let work = opts.out.join(WORK_DIR);
+        let recorded = self.journal.lock().unwrap_or_else(|p| p.into_inner()).entry(&item.key)?;
+        if let Some(e) = recorded.filter(|e| delivery.unfinished(e)) {
+            let at = delivery.location(&opts.out, &work, &e.package);
+            if delivery.recorded_package(&e, &at) {
+                return Ok(delivery.finish(&item.key, &at, self.journal)?);
+            }
+        }
+        if let Some(why) = self.clear_earlier_attempt(&work)? {
+            return self.fail("exists", &why);
+        }
+        self.record(&|j| j.start(&item.key, &item.name))?;
+        let done = match self.package(&work, pool)? {
+            Ok(done) => done,
+            Err(failure) => return self.fail(&failure.kind, &failure.message),
+        };
+        self.record(&|j| j.done(&item.key, &done))?;
+        if delivery.keep() {
+            move_into_place(&opts.out, &item.name)?;
+        }
+        let at = delivery.location(&opts.out, &work, &item.name);
+        Ok(delivery.finish(&item.key, &at, self.journal)?)
+    }
+
+    /// Removes what an earlier attempt left in the work folder (a package built but not
+    /// recorded done is redone); `Some(why)` when a package this journal does not record done
+    /// is where this one would go.
+    fn clear_earlier_attempt(&self, work: &Path) -> Result<Option<String>, BatchError> {
+        let built = work.join(&self.item.name);
+        let target = self.opts.out.join(&self.item.name);
+        if std::fs::symlink_metadata(&built).is_ok() {
+            std::fs::remove_dir_all(&built)
+                .map_err(|source| BatchError::Io { path: built.clone(), source })?;
+        }
+        if self.delivery.keep() && std::fs::symlink_metadata(&target).is_ok() {
+            let target = crate::sources::path_text(&target);
+            return Ok(Some(format!("{target}: exists, and this journal does not record it done")));
+        }
+        Ok(None)
+    }
+
+    /// Packages the item in the work folder (and makes it an AIP with `--ingest`); what the
+    /// journal records of it done, or why it failed.
+    fn package(
+        &self,
+        work: &Path,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Result<DoneRecord, ItemFailure>, BatchError> {
+        let item = self.item;
+        let settings = match self.opts.settings.apply(&item.options) {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(ItemFailure::new("options", &e))),
+        };
+        let built = work.join(&item.name);
+        let mut popts = self.opts.package.clone();
+        popts.out = built.clone();
+        popts.force = false;
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| {
+                package_source(&item.source, item.metadata.as_deref(), &settings, &popts, work)
+            })
+        }));
+        let report = match made {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return Ok(Err(ItemFailure::new(e.kind(), &e))),
+            Err(_) => {
+                let why = "the packaging of this item panicked (a bug in webaip)";
+                return Ok(Err(ItemFailure::new("panic", &why)));
+            }
+        };
+        let (package_id, size) = match self.delivery.ingest(&built, work, pool) {
+            Ok(aip) => aip.unwrap_or((report.objid.clone(), report.bytes)),
+            Err(e) => {
+                return Ok(Err(ItemFailure::new(item::failure_kind(deliver::INGEST_KIND, &e), &e)));
+            }
+        };
+        let mets = built.join(crate::layout::METS);
+        let (_, mets_sha512) = match crate::package::hash_file(&mets) {
+            Ok(h) => h,
+            Err(e) => return Ok(Err(ItemFailure::new(item::failure_kind("unreadable", &e), &e))),
+        };
+        Ok(Ok(DoneRecord { package_id, size, mets_sha512, findings: report.has_findings() }))
     }
 }
 
-/// Runs one item from scratch (or, its package recorded and its put unfinished, from the put)
-/// and records its outcome; returns its state (done or failed).
-fn run_item(
-    item: &Item,
-    opts: &BatchOptions,
-    delivery: &Delivery,
-    journal: &Mutex<Journal>,
-    pool: &rayon::ThreadPool,
-) -> Result<State, BatchError> {
-    let record = |f: &dyn Fn(&Journal) -> Result<(), JournalError>| {
-        let j = journal.lock().unwrap_or_else(|p| p.into_inner());
-        f(&j)
-    };
-    let fail = |kind: &str, message: &str| -> Result<State, BatchError> {
-        record(&|j| j.failed(&item.key, kind, message))?;
-        Ok(State::Failed)
-    };
-    if let Some(refusal) = &item.refused {
-        return fail(refusal.kind(), &refusal.to_string());
+/// Why an item failed, as the journal records it.
+struct ItemFailure {
+    kind: String,
+    message: String,
+}
+
+impl ItemFailure {
+    fn new(kind: &str, message: &dyn std::fmt::Display) -> ItemFailure {
+        ItemFailure { kind: kind.to_string(), message: message.to_string() }
     }
-    let work = opts.out.join(WORK_DIR);
-    let recorded = journal.lock().unwrap_or_else(|p| p.into_inner()).entry(&item.key)?;
-    if let Some(e) = recorded.filter(|e| delivery.unfinished(e)) {
-        let at = delivery.location(&opts.out, &work, &e.package);
-        if delivery.recorded_package(&e, &at) {
-            return Ok(delivery.finish(&item.key, &at, journal)?);
-        }
-    }
-    let built = work.join(&item.name);
-    let target = opts.out.join(&item.name);
-    // What an earlier attempt left: a package built but not recorded done is redone.
-    if std::fs::symlink_metadata(&built).is_ok() {
-        std::fs::remove_dir_all(&built)
-            .map_err(|source| BatchError::Io { path: built.clone(), source })?;
-    }
-    if delivery.keep() && std::fs::symlink_metadata(&target).is_ok() {
-        let why = format!(
-            "{}: exists, and this journal does not record it done",
-            crate::sources::path_text(&target)
-        );
-        return fail("exists", &why);
-    }
-    record(&|j| j.start(&item.key, &item.name))?;
-    let settings = match opts.settings.apply(&item.options) {
-        Ok(s) => s,
-        Err(e) => return fail("options", &e.to_string()),
-    };
-    let mut popts = opts.package.clone();
-    popts.out = built.clone();
-    popts.force = false;
-    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pool.install(|| {
-            package_source(&item.source, item.metadata.as_deref(), &settings, &popts, &work)
-        })
-    }));
-    let report = match made {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return fail(e.kind(), &e.to_string()),
-        Err(_) => return fail("panic", "the packaging of this item panicked (a bug in webaip)"),
-    };
-    let (package_id, size) = match delivery.ingest(&built, &work, pool) {
-        Ok(aip) => aip.unwrap_or((report.objid.clone(), report.bytes)),
-        Err(e) => return fail(item::failure_kind(deliver::INGEST_KIND, &e), &e.to_string()),
-    };
-    let mets = built.join(crate::layout::METS);
-    let (_, mets_sha512) = match crate::package::hash_file(&mets) {
-        Ok(h) => h,
-        Err(e) => return fail(item::failure_kind("unreadable", &e), &e.to_string()),
-    };
-    let done = DoneRecord { package_id, size, mets_sha512, findings: report.has_findings() };
-    record(&|j| j.done(&item.key, &done))?;
-    if delivery.keep() {
-        move_into_place(&opts.out, &item.name)?;
-    }
-    let at = delivery.location(&opts.out, &work, &item.name);
-    Ok(delivery.finish(&item.key, &at, journal)?)
 }
 
 /// Counts by state.
@@ -444,13 +598,13 @@ impl Counts {
     fn add(&mut self, e: &Entry) {
         self.items += 1;
         match e.state {
-            State::Pending => self.pending += 1,
-            State::Running => self.running += 1,
-            State::Done => self.done += 1,
-            State::Failed => self.failed += 1,
+            ItemState::Pending => self.pending += 1,
+            ItemState::Running => self.running += 1,
+            ItemState::Done => self.done += 1,
+            ItemState::Failed => self.failed += 1,
         }
-        self.done_with_findings += usize::from(e.state == State::Done && e.findings);
-        self.stored += usize::from(e.state == State::Done && e.stored.is_some());
+        self.done_with_findings += usize::from(e.state == ItemState::Done && e.findings);
+        self.stored += usize::from(e.state == ItemState::Done && e.stored.is_some());
     }
 }
 
@@ -487,10 +641,10 @@ pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
             counts.add(&e);
             let keep = match merged.get(&e.key) {
                 None => true,
-                Some(old) if old.state == State::Done => {
-                    old.stored.is_none() && e.state == State::Done && e.stored.is_some()
+                Some(old) if old.state == ItemState::Done => {
+                    old.stored.is_none() && e.state == ItemState::Done && e.stored.is_some()
                 }
-                Some(old) => e.state == State::Done || e.updated > old.updated,
+                Some(old) => e.state == ItemState::Done || e.updated > old.updated,
             };
             if keep {
                 merged.insert(e.key.clone(), e);
@@ -500,6 +654,6 @@ pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
     }
     let mut total = Counts::default();
     merged.values().for_each(|e| total.add(e));
-    let failures = merged.into_values().filter(|e| e.state == State::Failed).collect();
+    let failures = merged.into_values().filter(|e| e.state == ItemState::Failed).collect();
     Ok(Status { journals: per, total, failures })
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::audit::{AuditError, AuditOptions, AuditProgress, AuditReport, Verdict, audit_package};
+use webaip::audit::{AuditOptions, AuditReport, Verdict, audit_package};
 use webaip::mets::validate::Severity;
 
 use super::{EXIT_DESCRIPTION, EXIT_ERROR, EXIT_FINDINGS, terminal_text};
@@ -96,13 +96,11 @@ fn worse(a: i32, b: i32) -> i32 {
 /// packages, 2 when one could not be audited.
 pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     let follow = args.references || !args.with.is_empty() || args.store.is_some();
-    let with = follow.then(|| args.with.clone());
-    let eark = args.check.is_eark();
     let mut opts = AuditOptions {
         validate: args.check.options()?,
-        eark,
+        eark: args.check.is_eark(),
         deep: args.deep,
-        with,
+        with: follow.then(|| args.with.clone()),
         from_store: args.store.is_some(),
         rebuild_arcs: args.rebuild_arcs,
     };
@@ -119,23 +117,17 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
             Some(s) => Some(required_from_store(s, dir, &args.with, &mut opts)?),
             None => None,
         };
-        // The bar counts the bytes the audit reads; it announces them before reading.
-        let bar = super::progress::bytes_bar(0, args.quiet || args.json);
-        let result = pool.install(|| {
-            audit_package(dir, &opts, &|p| match p {
-                AuditProgress::Planned(n) => bar.inc_length(n),
-                AuditProgress::Done(n) => bar.inc(n),
-            })
+        let quiet = args.quiet || args.json;
+        let audited = super::progress::with_audit_bar(quiet, |tell| {
+            pool.install(|| audit_package(dir, &opts, tell))
         });
-        bar.finish_and_clear();
-        match result {
+        match audited {
             Ok(r) => {
                 code = worse(code, status_of(r.verdict));
                 reports.push(r);
             }
             Err(e) => {
                 // Each variant's message names the path it is about.
-                let e: AuditError = e;
                 eprintln!("webaip: {e}");
                 code = worse(code, EXIT_ERROR);
             }
@@ -155,7 +147,6 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
 /// summary line.
 fn print_report(r: &AuditReport) {
     let name = r.package.display();
-    let mets = r.mets.display();
     let v = &r.validation;
     println!("{name}: profile {} ({}): {}", v.profile, v.profile_source.describe(), v.profile_note);
     if let Some(i) = &r.identity {
@@ -169,7 +160,19 @@ fn print_report(r: &AuditReport) {
             i.premis_events
         );
     }
-    for f in &v.findings {
+    print_mets_findings(r);
+    print_byte_findings(r);
+    for u in &r.unchecked {
+        let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
+        println!("{name}/{}: not checkable here{id}: {}", terminal_text(&u.file), u.reason);
+    }
+    println!("{}", summary_line(r));
+}
+
+/// The validation's findings, each at its line of the METS.
+fn print_mets_findings(r: &AuditReport) {
+    let mets = r.mets.display();
+    for f in &r.validation.findings {
         let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
         // Where the METS contradicts itself is a finding of its own kind, not damage.
         let kind = if f.is_inconsistency() {
@@ -179,6 +182,12 @@ fn print_report(r: &AuditReport) {
         };
         println!("{mets}:{line}: {kind} [{}] {}", f.rule, terminal_text(&f.message));
     }
+}
+
+/// The findings about the package's files: the byte checks', the ARC rebuilds' and the
+/// E-ARK rules'.
+fn print_byte_findings(r: &AuditReport) {
+    let name = r.package.display();
     for f in &r.findings {
         let at = f.offset.map(|o| format!(" @{o}")).unwrap_or_default();
         let id = match (&f.mets_id, f.mets_line) {
@@ -198,70 +207,63 @@ fn print_report(r: &AuditReport) {
         let (file, message) = (terminal_text(&f.file), terminal_text(&f.message));
         println!("{name}/{file}:{line}: {} [{}] (E-ARK) {message}", f.severity, f.rule);
     }
-    for u in &r.unchecked {
-        let id = u.mets_id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default();
-        println!("{name}/{}: not checkable here{id}: {}", terminal_text(&u.file), u.reason);
-    }
-    print_summary(r);
 }
 
 /// The last line of a package's report: its verdict and what was checked.
-fn print_summary(r: &AuditReport) {
-    let name = r.package.display();
-    let v = &r.validation;
-    let deep = if r.deep {
-        format!(
-            "; deep: {} records read, {} WARC digests verified",
-            r.records_read, r.warc_digests_checked
-        )
-    } else {
-        String::new()
-    };
-    let references = match &r.references {
-        Some(x) => format!(
-            "; {} revisits: {} resolved, {} unresolved ({} of another profile, not followed)",
-            x.revisits,
-            x.resolved,
-            x.unresolved.len(),
-            x.other_profile
-        ),
-        None => String::new(),
-    };
-    let rebuilt = match &r.arc_rebuilds {
-        Some(a) => format!(
-            "; {} ARC(s) rebuilt, {} as the migration stated, {} whose gzip file would not \
-             come back identical",
-            a.rebuilt,
-            a.as_stated,
-            a.gzip_not_identical.len()
-        ),
-        None => String::new(),
-    };
-    let eark = match &r.eark {
-        Some(e) => format!(
-            "; E-ARK CSIP: {} findings, {} files verified",
-            e.findings.iter().filter(|f| f.severity == Severity::Error).count(),
-            e.files_verified
-        ),
-        None => String::new(),
-    };
-    let unchecked = if r.unchecked.is_empty() {
-        String::new()
-    } else {
-        format!("; {} not checkable here", r.unchecked.len())
-    };
-    println!(
-        "{name}: {}: {} of {} files, {} described records, {} bytestreams checked{deep}{rebuilt}{references}{eark}{unchecked}; {} METS findings, {} inconsistencies, {} byte findings",
+fn summary_line(r: &AuditReport) -> String {
+    let errors = r.validation.findings.iter();
+    let mets_errors =
+        errors.filter(|f| f.severity == Severity::Error && !f.is_inconsistency()).count();
+    let byte_errors = r.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    format!(
+        "{}: {}: {} of {} files, {} described records, {} bytestreams checked{}; {} METS findings, {} inconsistencies, {} byte findings",
+        r.package.display(),
         r.verdict,
         r.files_checked,
         r.files_listed,
         r.records_checked,
         r.bytestreams_checked,
-        v.findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error && !f.is_inconsistency())
-            .count(),
+        optional_clauses(r),
+        mets_errors,
         r.inconsistencies.len(),
-        r.findings.iter().filter(|f| f.severity == Severity::Error).count()
-    );
+        byte_errors
+    )
+}
+
+/// The clauses of the summary line about what was checked only when asked for (deep reading,
+/// ARC rebuilds, references, the E-ARK rules) or could not be checked.
+fn optional_clauses(r: &AuditReport) -> String {
+    let mut text = String::new();
+    if r.deep {
+        text += &format!(
+            "; deep: {} records read, {} WARC digests verified",
+            r.records_read, r.warc_digests_checked
+        );
+    }
+    if let Some(a) = &r.arc_rebuilds {
+        text += &format!(
+            "; {} ARC(s) rebuilt, {} as the migration stated, {} whose gzip file would not \
+             come back identical",
+            a.rebuilt,
+            a.as_stated,
+            a.gzip_not_identical.len()
+        );
+    }
+    if let Some(x) = &r.references {
+        text += &format!(
+            "; {} revisits: {} resolved, {} unresolved ({} of another profile, not followed)",
+            x.revisits,
+            x.resolved,
+            x.unresolved.len(),
+            x.other_profile
+        );
+    }
+    if let Some(e) = &r.eark {
+        let errors = e.findings.iter().filter(|f| f.severity == Severity::Error).count();
+        text += &format!("; E-ARK CSIP: {errors} findings, {} files verified", e.files_verified);
+    }
+    if !r.unchecked.is_empty() {
+        text += &format!("; {} not checkable here", r.unchecked.len());
+    }
+    text
 }

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use webaip::batch::deliver::DeliverOptions;
 use webaip::batch::export::{EarkExport, EarkForm, ExportOptions};
 use webaip::batch::item::ItemSettings;
-use webaip::batch::journal::{Entry, State};
+use webaip::batch::journal::{self, Entry, ItemState};
 use webaip::batch::resources::{DEFAULT_MIN_FREE, Resources, default_memory, parse_size};
 use webaip::batch::shard::Shard;
 use webaip::batch::{BatchOptions, BatchOutcome, Counts, Event, Status};
@@ -188,21 +188,44 @@ pub fn run(args: BatchArgs) -> anyhow::Result<i32> {
 
 /// The options of the run: every package's, the items' defaults, the share and the journal.
 fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
+    // The folder of the work folder (and of the default journal); clap requires one.
+    let folder = args.out.clone().or_else(|| args.work.clone()).unwrap_or_default();
+    let package = package_options(args, &folder)?;
+    let settings = item_settings(args)?;
+    let shard = match args.shard {
+        Some(s) => Some(s),
+        None => Shard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
+    };
+    Ok(BatchOptions {
+        journal: args.journal.clone().unwrap_or_else(|| journal::default_path(&folder, shard)),
+        jobs: super::jobs_or_cores(args.jobs),
+        retry_failed: args.retry_failed,
+        shard,
+        package,
+        settings,
+        resources: Resources {
+            min_free: args.min_free.unwrap_or(DEFAULT_MIN_FREE),
+            memory: args.memory.unwrap_or_else(default_memory),
+        },
+        deliver: deliver_options(args),
+        out: folder,
+    })
+}
+
+/// The options of every package (built in `folder`'s work folder).
+fn package_options(args: &RunArgs, folder: &std::path::Path) -> anyhow::Result<PackageOptions> {
     let virus_check = super::package::virus_check_with(
         args.no_virus_check,
         args.clamd.as_deref(),
         args.clamd_timeout,
     )?;
     let profile = Profile::load(&args.profile)?;
-    let mode = profile.serialization;
-    // The folder of the work folder (and of the default journal); clap requires one.
-    let folder = args.out.clone().or_else(|| args.work.clone()).unwrap_or_default();
-    let package = PackageOptions {
+    Ok(PackageOptions {
         index: None,
-        out: folder.clone(),
+        out: folder.to_path_buf(),
         metadata: Default::default(),
+        mode: profile.serialization,
         profile,
-        mode,
         level: args.level,
         force: false,
         deterministic: args.deterministic,
@@ -213,8 +236,12 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
         describe_seeds: false,
         identify: IdentifyMode::Described,
         dedup: None,
-    };
-    let settings = ItemSettings {
+    })
+}
+
+/// The per-source settings every item starts from.
+fn item_settings(args: &RunArgs) -> anyhow::Result<ItemSettings> {
+    Ok(ItemSettings {
         zone: webaip::sources::pandas::Zone::parse(&args.timezone)?,
         mode: args.mode.map(|m| match m {
             ModeArg::Minimal => SerializationMode::Minimal,
@@ -226,53 +253,28 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
             IdentifyArg::All => IdentifyMode::All,
         },
         ..ItemSettings::default()
-    };
-    let shard = match args.shard {
-        Some(s) => Some(s),
-        None => Shard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
-    };
-    let journal = args.journal.clone().unwrap_or_else(|| {
-        folder.join(match shard {
-            Some(s) => format!("batch-journal-{}-of-{}.sqlite", s.index, s.count),
-            None => "batch-journal.sqlite".into(),
-        })
+    })
+}
+
+/// Ingest, the store, and the exports of each package.
+fn deliver_options(args: &RunArgs) -> DeliverOptions {
+    let eark = args.export_eark.clone().map(|dir| EarkExport {
+        dir,
+        kind: match args.eark_type {
+            EarkTypeArg::Sip => PackageType::Sip,
+            EarkTypeArg::Aip => PackageType::Aip,
+        },
+        form: match args.eark_form {
+            EarkFormArg::Zip => EarkForm::Zip,
+            EarkFormArg::Folder => EarkForm::Folder,
+        },
     });
-    let jobs =
-        args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let exports = ExportOptions {
-        wacz: args.export_wacz.clone(),
-        eark: args.export_eark.clone().map(|dir| EarkExport {
-            dir,
-            kind: match args.eark_type {
-                EarkTypeArg::Sip => PackageType::Sip,
-                EarkTypeArg::Aip => PackageType::Aip,
-            },
-            form: match args.eark_form {
-                EarkFormArg::Zip => EarkForm::Zip,
-                EarkFormArg::Folder => EarkForm::Folder,
-            },
-        }),
-    };
-    let deliver = DeliverOptions {
+    DeliverOptions {
         ingest: args.ingest,
         store: args.store.clone(),
         keep: args.out.is_some(),
-        exports,
-    };
-    Ok(BatchOptions {
-        out: folder,
-        journal,
-        jobs,
-        retry_failed: args.retry_failed,
-        shard,
-        package,
-        settings,
-        resources: Resources {
-            min_free: args.min_free.unwrap_or(DEFAULT_MIN_FREE),
-            memory: args.memory.unwrap_or_else(default_memory),
-        },
-        deliver,
-    })
+        exports: ExportOptions { wacz: args.export_wacz.clone(), eark },
+    }
 }
 
 fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
@@ -292,9 +294,7 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     } else if !args.quiet {
         print_outcome(&outcome, &opts);
     }
-    let stored = |e: &Entry| opts.deliver.store.is_none() || e.stored.is_some();
-    let unfinished = outcome.entries.iter().any(|e| e.state != State::Done || !stored(e));
-    Ok(if unfinished { EXIT_FINDINGS } else { 0 })
+    Ok(if outcome.complete(&opts) { 0 } else { EXIT_FINDINGS })
 }
 
 /// Shows an event of the run: on the progress bar, and a pause and its end on stderr too
@@ -303,7 +303,7 @@ fn tell(bar: &progress::BatchBar, quiet: bool, event: Event<'_>) {
     match event {
         Event::Planned { items, bytes, .. } => bar.plan(items, bytes),
         Event::Finished { item, state, bytes } => {
-            bar.finished(state == State::Done, bytes, &terminal_text(&item.key));
+            bar.finished(state == ItemState::Done, bytes, &terminal_text(&item.key));
         }
         Event::Paused { dir, free, required } if !quiet => bar.say(&format!(
             "batch: paused: {} has {} free, --min-free wants {}; running items finish, new \
@@ -345,6 +345,22 @@ fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
         progress::size_text(webaip::batch::resources::ITEM_MEMORY),
         progress::size_text(o.min_free)
     );
+    print_deliveries(o, opts);
+    if o.moved_into_place > 0 {
+        println!(
+            "  moved into place: {} package(s) an earlier run had finished",
+            o.moved_into_place
+        );
+    }
+    for i in &o.ignored {
+        println!("  ignored: {}", terminal_text(i));
+    }
+    print_failures(o.failures());
+    println!("  journal: {}", opts.journal.display());
+}
+
+/// Where the packages went beside `--out`: the store, the exports.
+fn print_deliveries(o: &BatchOutcome, opts: &BatchOptions) {
     if let Some(config) = &opts.deliver.store {
         println!(
             "  stored: {} of {} item(s) in the store of {}",
@@ -364,17 +380,6 @@ fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
             println!("  exported: {n} of {} item(s) as {what} in {dir}", o.items);
         }
     }
-    if o.moved_into_place > 0 {
-        println!(
-            "  moved into place: {} package(s) an earlier run had finished",
-            o.moved_into_place
-        );
-    }
-    for i in &o.ignored {
-        println!("  ignored: {}", terminal_text(i));
-    }
-    print_failures(o.failures());
-    println!("  journal: {}", opts.journal.display());
 }
 
 fn print_failures<'a>(failures: impl Iterator<Item = &'a Entry>) {

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::audit::AuditProgress;
 use webaip::ingest::{IngestOptions, IngestReport, Outcome, ingest};
 use webaip::store::Store;
 use webaip::store::config::StoreConfig;
@@ -79,14 +78,9 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
     let mut code = 0;
     let mut reports = Vec::new();
     for ssip in &args.ssips {
-        let bar = super::progress::bytes_bar(0, args.quiet || args.json);
-        let result = pool.install(|| {
-            ingest(ssip, &opts, store.as_ref(), &|p| match p {
-                AuditProgress::Planned(n) => bar.inc_length(n),
-                AuditProgress::Done(n) => bar.inc(n),
-            })
+        let result = super::progress::with_audit_bar(args.quiet || args.json, |tell| {
+            pool.install(|| ingest(ssip, &opts, store.as_ref(), tell))
         });
-        bar.finish_and_clear();
         match result {
             Ok(r) => {
                 if !args.json {

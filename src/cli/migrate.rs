@@ -93,8 +93,15 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
     });
     bar.finish_and_clear();
     let report = MigrationReport::new(files, started.elapsed().as_secs_f64());
+    publish_report(&args, &report)?;
+    Ok(if report.ok() { 0 } else { EXIT_FINDINGS })
+}
+
+/// The report as JSON to `--report` (a file, or `-` for stdout), and as text on stdout
+/// unless that holds the JSON or `--quiet`; then only the failures, on stderr.
+fn publish_report(args: &MigrateArgs, report: &MigrationReport) -> anyhow::Result<()> {
     if let Some(path) = &args.report {
-        let json = serde_json::to_string_pretty(&report)?;
+        let json = serde_json::to_string_pretty(report)?;
         if path.as_os_str() == "-" {
             println!("{json}");
         } else {
@@ -105,16 +112,16 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
     let to_stdout = args.report.as_ref().is_none_or(|p| p.as_os_str() != "-");
     if !args.quiet && to_stdout {
         print!("{}", report.render_text(args.verbose));
-    } else {
-        for f in report.files.iter().filter(|f| !f.ok()) {
-            let input = format!("{}: ", f.input.display());
-            let error = f.error.as_deref().unwrap_or("payload not conserved");
-            // Most errors name the input already: the path is said once.
-            let error = error.strip_prefix(&input).unwrap_or(error);
-            eprintln!("webaip: {input}{error}");
-        }
+        return Ok(());
     }
-    Ok(if report.ok() { 0 } else { EXIT_FINDINGS })
+    for f in report.files.iter().filter(|f| !f.ok()) {
+        let input = format!("{}: ", f.input.display());
+        let error = f.error.as_deref().unwrap_or("payload not conserved");
+        // Most errors name the input already: the path is said once.
+        let error = error.strip_prefix(&input).unwrap_or(error);
+        eprintln!("webaip: {input}{error}");
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it, renamed into place once

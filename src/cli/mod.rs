@@ -168,12 +168,16 @@ fn compile_signatures() {
     let _ = webaip::formats::droid::Signatures::shipped();
 }
 
+/// `--jobs`, or one per core when not given.
+fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The worker pool for `--jobs`: that many threads, or one per core when not given.
 fn worker_pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     use anyhow::Context;
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
+        .num_threads(jobs_or_cores(jobs).max(1))
         .build()
         .context("cannot start worker threads")
 }

@@ -134,6 +134,12 @@ fn print_text(l: &PageListing, statuses: bool) -> std::io::Result<()> {
     }
     out.flush()?;
     drop(out);
+    print_counts(l);
+    Ok(())
+}
+
+/// The counts below the listing, and the containers kept elsewhere.
+fn print_counts(l: &PageListing) {
     let c = &l.counts;
     let left_out = if c.other_status > 0 {
         format!(
@@ -159,7 +165,6 @@ fn print_text(l: &PageListing, statuses: bool) -> std::io::Result<()> {
     for q in l.quirks.iter().filter(|q| q.kind == "container-outside-package") {
         println!("  not listed: {}: {}", super::terminal_text(&q.file), q.detail);
     }
-    Ok(())
 }
 
 #[cfg(test)]

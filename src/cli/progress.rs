@@ -18,6 +18,22 @@ pub fn bytes_bar(total: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
+/// Runs `f` with a bar counting the bytes an audit reads (it announces them before reading
+/// them); hidden when `quiet` or when stderr is not a terminal.
+pub fn with_audit_bar<T>(
+    quiet: bool,
+    f: impl FnOnce(&(dyn Fn(webaip::audit::AuditProgress) + Sync)) -> T,
+) -> T {
+    use webaip::audit::AuditProgress;
+    let bar = bytes_bar(0, quiet);
+    let result = f(&|p| match p {
+        AuditProgress::Planned(n) => bar.inc_length(n),
+        AuditProgress::Done(n) => bar.inc(n),
+    });
+    bar.finish_and_clear();
+    result
+}
+
 /// A batch's progress: items done, failed and left, bytes of their sources, throughput and
 /// time left; hidden when `quiet` or when stderr is not a terminal.
 pub struct BatchBar {

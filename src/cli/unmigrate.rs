@@ -142,11 +142,6 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
             eprintln!("webaip: {note}");
         }
     }
-    let (packages, warcs): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        args.inputs.iter().partition(|i| i.is_dir());
-    // A package's containers are hashed (checked against its METS), then read.
-    let total = args.inputs.iter().map(|i| input_bytes(i) * (1 + u64::from(i.is_dir()))).sum();
-    let bar = super::progress::bytes_bar(total, args.quiet || args.json);
     let mut sink = DirSink {
         out: args.out.clone(),
         stream: args.stream,
@@ -154,21 +149,7 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
         pending: None,
         written: Vec::new(),
     };
-    let pool = super::worker_pool(args.jobs)?;
-    let mut reports = Vec::new();
-    let opts = RebuildOptions { make_file: !args.stream, package_objects: None };
-    for p in packages {
-        let stated = package_statements(p, &|n| bar.inc(n))?;
-        let opts = RebuildOptions { package_objects: Some(stated.objects), ..opts.clone() };
-        let done =
-            pool.install(|| rebuild_arcs(&stated.containers, &opts, &mut sink, &|n| bar.inc(n)));
-        reports.extend(done?);
-    }
-    if !warcs.is_empty() {
-        let all: Vec<PathBuf> = warcs.into_iter().cloned().collect();
-        reports.extend(pool.install(|| rebuild_arcs(&all, &opts, &mut sink, &|n| bar.inc(n)))?);
-    }
-    bar.finish_and_clear();
+    let reports = rebuild_inputs(&args, &mut sink)?;
     let code = if reports.iter().all(ArcRebuild::as_expected) { 0 } else { EXIT_FINDINGS };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
@@ -187,6 +168,31 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
         args.out.display()
     );
     Ok(code)
+}
+
+/// Rebuilds the ARCs of every input into `sink`: a package's containers checked against its
+/// METS first, then the WARCs given alone.
+fn rebuild_inputs(args: &UnmigrateArgs, sink: &mut DirSink) -> anyhow::Result<Vec<ArcRebuild>> {
+    let (packages, warcs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        args.inputs.iter().partition(|i| i.is_dir());
+    // A package's containers are hashed (checked against its METS), then read.
+    let total = args.inputs.iter().map(|i| input_bytes(i) * (1 + u64::from(i.is_dir()))).sum();
+    let bar = super::progress::bytes_bar(total, args.quiet || args.json);
+    let pool = super::worker_pool(args.jobs)?;
+    let mut reports = Vec::new();
+    let opts = RebuildOptions { make_file: !args.stream, package_objects: None };
+    for p in packages {
+        let stated = package_statements(p, &|n| bar.inc(n))?;
+        let opts = RebuildOptions { package_objects: Some(stated.objects), ..opts.clone() };
+        let done = pool.install(|| rebuild_arcs(&stated.containers, &opts, sink, &|n| bar.inc(n)));
+        reports.extend(done?);
+    }
+    if !warcs.is_empty() {
+        let all: Vec<PathBuf> = warcs.into_iter().cloned().collect();
+        reports.extend(pool.install(|| rebuild_arcs(&all, &opts, sink, &|n| bar.inc(n)))?);
+    }
+    bar.finish_and_clear();
+    Ok(reports)
 }
 
 fn print_report(r: &ArcRebuild) {

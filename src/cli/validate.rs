@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::mets::validate::{Severity, ValidateError, XsdStatus};
+use webaip::mets::validate::{Severity, ValidateError, ValidationReport, XsdStatus};
 use webaip::mets::{ValidateOptions, validate_mets};
 use webaip::profile::Profile;
 
@@ -62,21 +62,8 @@ impl MetsCheckArgs {
 /// Runs the command; returns the exit status: 0 valid, 1 invalid, 2 unreadable. A `.wacz`
 /// gets the WACZ check, and `--profile eark-csip` the E-ARK rules, instead of a METS check.
 pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
-    let wacz = |p: &PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("wacz"));
-    let eark = args.check.is_eark();
-    if eark || args.mets.iter().any(wacz) {
-        let mut code = 0;
-        for path in &args.mets {
-            let c = match eark {
-                true => super::validate_eark::run(path, args.json)?,
-                false if wacz(path) => super::validate_wacz::run(path, args.json)?,
-                false => {
-                    anyhow::bail!("{}: give WACZ files and METS documents apart", path.display())
-                }
-            };
-            code = code.max(c);
-        }
-        return Ok(code);
+    if args.check.is_eark() || args.mets.iter().any(|p| is_wacz(p)) {
+        return validate_packages(&args);
     }
     let opts = args.check.options()?;
     let mut reports = Vec::new();
@@ -104,33 +91,57 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&reports)?);
         return Ok(code);
     }
-    for r in &reports {
-        let name = r.file.display();
-        for f in &r.findings {
-            let sev = f.severity;
-            let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
-            let element =
-                if f.element.is_empty() { String::new() } else { format!(" <{}>", f.element) };
-            println!("{name}:{line}: {sev} [{}]{element} {}", f.rule, f.message);
-        }
-        match &r.xsd {
-            XsdStatus::Validated { bundle, built_in } => {
-                let whose = if *built_in { " (built in)" } else { "" };
-                println!("{name}: XML Schema: validated against {}{whose}", bundle.display())
-            }
-            XsdStatus::Skipped { reason } => println!("{name}: XML Schema: SKIPPED ({reason})"),
-        }
-        println!("{name}: profile: {}", r.profile_note);
-        let count = |s| r.findings.iter().filter(|f| f.severity == s).count();
-        println!(
-            "{name}: {} under profile {} ({}): {} errors, {} warnings, {} notes",
-            if r.valid { "VALID" } else { "INVALID" },
-            r.profile,
-            r.profile_source.describe(),
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info)
-        );
+    reports.iter().for_each(print_report);
+    Ok(code)
+}
+
+fn is_wacz(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("wacz"))
+}
+
+/// Validates packages rather than METS documents: WACZ files, or E-ARK packages with
+/// `--profile eark-csip`.
+fn validate_packages(args: &ValidateArgs) -> anyhow::Result<i32> {
+    let eark = args.check.is_eark();
+    let mut code = 0;
+    for path in &args.mets {
+        let c = match eark {
+            true => super::validate_eark::run(path, args.json)?,
+            false if is_wacz(path) => super::validate_wacz::run(path, args.json)?,
+            false => anyhow::bail!("{}: give WACZ files and METS documents apart", path.display()),
+        };
+        code = code.max(c);
     }
     Ok(code)
+}
+
+/// One METS document's validation as text: each finding, the schema check, the profile and a
+/// summary line.
+fn print_report(r: &ValidationReport) {
+    let name = r.file.display();
+    for f in &r.findings {
+        let sev = f.severity;
+        let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
+        let element =
+            if f.element.is_empty() { String::new() } else { format!(" <{}>", f.element) };
+        println!("{name}:{line}: {sev} [{}]{element} {}", f.rule, f.message);
+    }
+    match &r.xsd {
+        XsdStatus::Validated { bundle, built_in } => {
+            let whose = if *built_in { " (built in)" } else { "" };
+            println!("{name}: XML Schema: validated against {}{whose}", bundle.display())
+        }
+        XsdStatus::Skipped { reason } => println!("{name}: XML Schema: SKIPPED ({reason})"),
+    }
+    println!("{name}: profile: {}", r.profile_note);
+    let count = |s| r.findings.iter().filter(|f| f.severity == s).count();
+    println!(
+        "{name}: {} under profile {} ({}): {} errors, {} warnings, {} notes",
+        if r.valid { "VALID" } else { "INVALID" },
+        r.profile,
+        r.profile_source.describe(),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info)
+    );
 }

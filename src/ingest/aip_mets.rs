@@ -209,6 +209,32 @@ const MD_SECTIONS: [&str; 5] = ["amdSec", "techMD", "digiprovMD", "sourceMD", "r
 impl Scan<'_> {
     fn start(&mut self, e: &Element, start: u64, end: u64, empty: bool) {
         let depth = self.stack.len();
+        self.note_structure(e, depth, start, end, empty);
+        self.sites.premis2 |= e.ns == crate::mets::reader::NS_PREMIS2;
+        if e.ns == NS_METS && MD_SECTIONS.contains(&e.local.as_str()) {
+            let id = e.attr("ID").unwrap_or_default();
+            if e.local == "amdSec"
+                && !empty
+                && Some(id) == self.package_amd
+                && self.sites.package_amd.is_none()
+            {
+                self.sites.package_amd = Some((end, 0));
+            }
+            self.md.push(id.to_string());
+        }
+        if self.records {
+            self.note_file_start(e, start, end, empty);
+        }
+        self.note_format(e, start, end, empty);
+        self.field = self.field_of(e);
+        if !empty {
+            self.stack.push((e.ns.clone(), e.local.clone()));
+        }
+    }
+
+    /// The places of the root, the metsHdr, the first fileSec or structMap, and the physical
+    /// structMap's top div, for an element at `depth` from `start` to `end`.
+    fn note_structure(&mut self, e: &Element, depth: usize, start: u64, end: u64, empty: bool) {
         if depth == 0 {
             self.sites.objid = e.attr("OBJID").map(str::to_string);
             self.sites.package_type = e.attr("TYPE").map(str::to_string);
@@ -224,7 +250,6 @@ impl Scan<'_> {
         {
             self.sites.before_filesec = Some(start);
         }
-        self.sites.premis2 |= e.ns == crate::mets::reader::NS_PREMIS2;
         if depth == 1 && e.is(NS_METS, "structMap") {
             self.physical = e.attr("TYPE") == Some("physical");
         }
@@ -232,36 +257,29 @@ impl Scan<'_> {
         {
             self.sites.physical_top = Some(self.tag(e, start, end, empty));
         }
-        if e.ns == NS_METS && MD_SECTIONS.contains(&e.local.as_str()) {
-            let id = e.attr("ID").unwrap_or_default();
-            if e.local == "amdSec"
-                && !empty
-                && Some(id) == self.package_amd
-                && self.sites.package_amd.is_none()
-            {
-                self.sites.package_amd = Some((end, 0));
-            }
-            self.md.push(id.to_string());
-        }
-        if self.records {
-            self.note_file_start(e, start, end, empty);
-        }
+    }
+
+    /// A PREMIS `format` inside a section whose bytestream was identified: a site of its own.
+    fn note_format(&mut self, e: &Element, start: u64, end: u64, empty: bool) {
         let section = self.md.iter().rev().find(|id| self.sections.contains(*id)).cloned();
-        if let (true, Some(section)) = (e.is(NS_PREMIS3, "format"), section) {
-            let qname = self.tag(e, start, end, empty).qname;
-            let depth = self.indentation(start) / 2;
-            self.format = Some(FormatSite {
-                depth,
-                start,
-                end,
-                section,
-                declared: Format { name: String::new(), version: None, pronom: None },
-                has_pronom: false,
-                prefix: qname.split_once(':').map(|(p, _)| p.to_string()).unwrap_or_default(),
-            });
-        }
+        let (true, Some(section)) = (e.is(NS_PREMIS3, "format"), section) else { return };
+        let qname = self.tag(e, start, end, empty).qname;
+        let depth = self.indentation(start) / 2;
+        self.format = Some(FormatSite {
+            depth,
+            start,
+            end,
+            section,
+            declared: Format { name: String::new(), version: None, pronom: None },
+            has_pronom: false,
+            prefix: qname.split_once(':').map(|(p, _)| p.to_string()).unwrap_or_default(),
+        });
+    }
+
+    /// The field whose text the element `e` holds, if the scan reads it.
+    fn field_of(&mut self, e: &Element) -> Option<Field> {
         let in_format = self.format.is_some() && e.ns == NS_PREMIS3;
-        self.field = match e.local.as_str() {
+        match e.local.as_str() {
             "formatName" if in_format => Some(Field::Name),
             "formatVersion" if in_format => Some(Field::Version),
             "formatRegistryKey" | "formatNote" if in_format => Some(Field::Key),
@@ -276,9 +294,6 @@ impl Scan<'_> {
                 Some(Field::SsipRef)
             }
             _ => None,
-        };
-        if !empty {
-            self.stack.push((e.ns.clone(), e.local.clone()));
         }
     }
 

@@ -32,7 +32,7 @@ pub(super) struct Before {
     /// Its SHA-512 as the manifest (else the METS's CHECKSUM) states it, or as read here when
     /// neither states one.
     pub sha512: String,
-    ident: (u64, u64, u64, i64, i64),
+    ident: Identity,
 }
 
 /// The submission's files, as the manifest lists them.
@@ -43,15 +43,30 @@ pub(super) struct Snapshot {
     pub mets_and_manifest_bytes: u64,
     /// The submission's METS as it was before the audit: the AIP's METS is the audited one
     /// edited, so it must not change until the AIP is in place either.
-    mets: Option<(u64, u64, u64, i64, i64)>,
+    mets: Option<Identity>,
     /// Files taken whose SHA-512 no manifest or `<file>` CHECKSUM states: read here, checked
     /// against nothing.
     pub unverified: Vec<String>,
 }
 
 /// What identifies a file's content for this check: device, inode, size, modification time.
-fn ident(m: &Metadata) -> (u64, u64, u64, i64, i64) {
-    (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec())
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+fn ident(m: &Metadata) -> Identity {
+    Identity {
+        dev: m.dev(),
+        ino: m.ino(),
+        size: m.len(),
+        mtime: m.mtime(),
+        mtime_nsec: m.mtime_nsec(),
+    }
 }
 
 /// The submission's files as its manifest lists them. A manifest the audit will refuse
@@ -165,7 +180,7 @@ pub(super) fn place(ssip: &Path, root: &Path, snap: &Snapshot) -> Result<Placed,
             }
             Err(e) => return Err(io_err(&dst)(e)),
         }
-        placed.bytes += f.ident.2;
+        placed.bytes += f.ident.size;
     }
     Ok(placed)
 }

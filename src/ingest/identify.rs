@@ -47,27 +47,8 @@ pub(super) fn described(
     let reader = MetsReader::strict(BufReader::with_capacity(256 * 1024, file));
     let listing = read_listing(reader, Nested::Keep)
         .map_err(|source| IngestError::Mets { path: mets.to_path_buf(), source })?;
-    let mut jobs = Vec::new();
     let mut found = Found::default();
-    for c in &listing.files {
-        let Some(href) = c.href.as_deref() else { continue };
-        if crate::layout::uri_scheme(href).is_some() {
-            // Kept elsewhere: its bytestreams are not here to read (the report lists the file).
-            let described = c.children.iter().flat_map(|r| &r.children);
-            let n = described.filter(|p| !p.admid.is_empty()).count();
-            if n > 0 {
-                found.not_identified.push(format!(
-                    "{n} described bytestream(s) of {href}: kept elsewhere, not identified"
-                ));
-            }
-            continue;
-        }
-        for r in &c.children {
-            for p in r.children.iter().filter(|p| !p.admid.is_empty()) {
-                jobs.push(Job { container: href, record: r, payload: p });
-            }
-        }
-    }
+    let jobs = jobs(&listing.files, &mut found);
     let results: Vec<Result<(&Job, Identification), IngestError>> = jobs
         .par_iter()
         .map(|j| {
@@ -89,6 +70,32 @@ pub(super) fn described(
         }
     }
     Ok(found)
+}
+
+/// The described bytestreams of the containers in `files` that are in the package; those of a
+/// container kept elsewhere are noted in `found` as not identified.
+fn jobs<'a>(files: &'a [ListedFile], found: &mut Found) -> Vec<Job<'a>> {
+    let mut jobs = Vec::new();
+    for c in files {
+        let Some(href) = c.href.as_deref() else { continue };
+        if crate::layout::uri_scheme(href).is_some() {
+            // Kept elsewhere: its bytestreams are not here to read (the report lists the file).
+            let described = c.children.iter().flat_map(|r| &r.children);
+            let n = described.filter(|p| !p.admid.is_empty()).count();
+            if n > 0 {
+                found.not_identified.push(format!(
+                    "{n} described bytestream(s) of {href}: kept elsewhere, not identified"
+                ));
+            }
+            continue;
+        }
+        for r in &c.children {
+            for p in r.children.iter().filter(|p| !p.admid.is_empty()) {
+                jobs.push(Job { container: href, record: r, payload: p });
+            }
+        }
+    }
+    jobs
 }
 
 /// The payload of a described bytestream: its record's range of the container, inflated when

@@ -43,13 +43,23 @@ use crate::package::staging::Staging;
 use crate::stages::identify::{Identifier, IdentifyError, Tally};
 use aip_mets::{Edit, Sites, Wanted};
 
+/// A LoC event type: its term and URI.
+struct EventType {
+    term: &'static str,
+    uri: &'static str,
+}
+
 /// LoC event types of the events an AIP gets (P8.1).
-const INGESTION: (&str, &str) =
-    ("ingestion", "http://id.loc.gov/vocabulary/preservation/eventType/ing");
-const FIXITY: (&str, &str) =
-    ("fixity check", "http://id.loc.gov/vocabulary/preservation/eventType/fix");
-const VALIDATION: (&str, &str) =
-    ("validation", "http://id.loc.gov/vocabulary/preservation/eventType/val");
+const INGESTION: EventType =
+    EventType { term: "ingestion", uri: "http://id.loc.gov/vocabulary/preservation/eventType/ing" };
+const FIXITY: EventType = EventType {
+    term: "fixity check",
+    uri: "http://id.loc.gov/vocabulary/preservation/eventType/fix",
+};
+const VALIDATION: EventType = EventType {
+    term: "validation",
+    uri: "http://id.loc.gov/vocabulary/preservation/eventType/val",
+};
 /// The identifier of webaip as the agent of ingestion, fixity check and validation.
 const AGENT_ID: &str = "webaip-ingest";
 /// The XML Schema instance namespace (`xsi:type` of PREMIS objects).
@@ -316,22 +326,62 @@ pub fn ingest(
     Ok(report)
 }
 
-/// The AIP, made or found.
-fn make_aip(
-    ssip: &Path,
-    opts: &IngestOptions,
-    progress: &(dyn Fn(AuditProgress) + Sync),
-) -> Result<IngestReport, IngestError> {
+/// How the AIP names its submission: by its OBJID, else its METS's SHA-512.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SubmissionRef {
+    /// The `altRecordID` TYPE and PREMIS identifier type ([`aip_mets::SSIP_OBJID`] or
+    /// [`aip_mets::SSIP_METS_SHA512`]).
+    kind: &'static str,
+    /// The OBJID, or the digest.
+    value: String,
+}
+
+impl SubmissionRef {
+    /// As the METS writers take an identifier: (type, value).
+    fn pair(&self) -> (&'static str, &str) {
+        (self.kind, &self.value)
+    }
+}
+
+/// A submission about to be ingested: its METS, what a first scan of it found, where its AIP
+/// goes and how the AIP names it.
+struct Submission<'a> {
+    dir: &'a Path,
+    mets: PathBuf,
+    sites: Sites,
+    target: PathBuf,
+    reference: SubmissionRef,
+}
+
+impl Submission<'_> {
+    /// The staging directory of the AIP; `None` when the AIP is there already.
+    fn staging(&self) -> Result<Option<Staging>, IngestError> {
+        match Staging::new(&self.target, false) {
+            Ok(s) => Ok(Some(s)),
+            Err(PackageError::Exists(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// What another run of the same submission made at the target while this one worked.
+    fn made_meanwhile(&self) -> Result<IngestReport, IngestError> {
+        made_meanwhile(&self.target, self.dir, &self.reference)
+    }
+}
+
+/// The submission in `ssip`, refused when it is no submission, already an AIP, or would hold
+/// its own AIP.
+fn submission<'a>(ssip: &'a Path, opts: &IngestOptions) -> Result<Submission<'a>, IngestError> {
     let mets = ssip.join(layout::METS);
     if let Err(e) = layout::metadata_in(ssip, layout::METS) {
         return Err(IngestError::NotASubmission { path: ssip.to_path_buf(), why: e.to_string() });
     }
     out_outside(ssip, &opts.out)?;
     let none = HashSet::new();
-    let ssip_sites =
+    let sites =
         aip_mets::scan(&mets, &Wanted { sections: &none, package_amd: None, records: false })
             .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
-    if ssip_sites.package_type.as_deref() == Some("AIP") {
+    if sites.package_type.as_deref() == Some("AIP") {
         return Err(IngestError::AlreadyAip { path: ssip.to_path_buf() });
     }
     let name = ssip
@@ -341,12 +391,135 @@ fn make_aip(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "aip".into());
     let target = opts.out.join(&name);
-    let ssip_ref = submission_ref(ssip, &ssip_sites)?;
-    if let Some(existing) = existing_aip(&target, ssip, &ssip_ref)? {
+    let reference = submission_ref(ssip, &sites)?;
+    Ok(Submission { dir: ssip, mets, sites, target, reference })
+}
+
+/// The AIP, made or found.
+fn make_aip(
+    ssip: &Path,
+    opts: &IngestOptions,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+) -> Result<IngestReport, IngestError> {
+    let sub = submission(ssip, opts)?;
+    if let Some(existing) = existing_aip(&sub.target, ssip, &sub.reference)? {
         return Ok(existing);
     }
+    let admitted = admit(ssip, opts, progress)?;
+    let identifier = Identifier::shipped()?;
+    let found = identify::described(ssip, &sub.mets, identifier)?;
+    let sites = edit_sites(&sub, &found, opts)?;
+    let ids = match opts.deterministic {
+        true => Ids::seeded(format!("ingest/{}", sub.reference.value)),
+        false => Ids::random(),
+    };
+    let now = ids.now();
+    let objid = format!("urn:uuid:{}", ids.uuid());
+    // Another run may have put its AIP there since this one looked (see the commit below).
+    let Some(staging) = sub.staging()? else { return sub.made_meanwhile() };
+    let placed = files::place(ssip, &staging.root, &admitted.before)?;
+    let relisted = match opts.mode {
+        Some(mode) => Some(relist::relist(ssip, &sub.mets, &sites, mode)?),
+        None => None,
+    };
+    let ctx = Aip {
+        ids: &ids,
+        now,
+        objid: &objid,
+        sites: &sites,
+        ssip_ref: &sub.reference,
+        identifier,
+        found: &found,
+        relisted: relisted.as_ref().map(|r| r.1),
+    };
+    let relisted_edits = relisted.into_iter().flat_map(|(e, _)| e).collect();
+    let written =
+        write_metadata(&ctx, &sub, &admitted, &placed, relisted_edits, &staging.root, opts)?;
+    let records_listed = ctx.relisted.map(|r| r.listed);
+    files::verify_unchanged(ssip, &admitted.before)?;
+    if crate::package::staging::fail_at("before-commit") {
+        // A test of what a kill leaves: a hidden partial directory, nothing that looks done.
+        std::process::abort();
+    }
+    // Another run may have made it meanwhile (the same submission ingested twice at once):
+    // its AIP stands, and this run made none.
+    let Some(aip) = committed(staging)? else { return sub.made_meanwhile() };
+    Ok(IngestReport {
+        submission: ssip.to_path_buf(),
+        submission_objid: sites.objid.clone(),
+        aip,
+        objid,
+        outcome: Outcome::Created,
+        linked: placed.linked,
+        copied: placed.copied,
+        submission_bytes: placed.bytes + admitted.before.mets_and_manifest_bytes,
+        added_bytes: written.added,
+        records_read: admitted.audit.records_read,
+        warc_digests_checked: admitted.audit.warc_digests_checked,
+        identification: written.identification,
+        records_listed,
+        carried_over: written.carried_over,
+        not_carried_over: written.not_carried_over,
+        not_verified: admitted.before.unverified.clone(),
+        created: now,
+        stored: None,
+    })
+}
 
-    // Every file as it was before the audit: the AIP takes these bytes or none.
+/// What writing the AIP's METS and manifest made, for the report.
+struct Written {
+    identification: IdentificationCounts,
+    /// Bytes of the AIP's METS and manifest.
+    added: u64,
+    carried_over: Option<carried::CarriedOver>,
+    not_carried_over: Vec<String>,
+}
+
+/// Writes the AIP's METS (the submission's with the edits of `ctx` and `relisted`) and its
+/// manifest into the staging `root`, checks the METS, and compares what it carried over.
+fn write_metadata(
+    ctx: &Aip,
+    sub: &Submission,
+    admitted: &Admitted,
+    placed: &files::Placed,
+    relisted: Vec<Edit>,
+    root: &Path,
+    opts: &IngestOptions,
+) -> Result<Written, IngestError> {
+    let mut not_carried_over = ctx.found.not_identified.clone();
+    not_carried_over.extend(left_out(&admitted.audit));
+    let (mut edits, identification) = ctx.edits(&admitted.audit, placed, &mut not_carried_over)?;
+    edits.extend(relisted);
+    let aip_mets = root.join(layout::METS);
+    write_aip_mets(&sub.mets, &aip_mets, &mut edits)?;
+    let added = files::write_manifest(root, &admitted.before)?;
+    check_aip(&aip_mets, opts)?;
+    let carried_over = carried_over(&sub.mets, &aip_mets, &mut not_carried_over)?;
+    Ok(Written { identification, added, carried_over, not_carried_over })
+}
+
+/// The AIP moved into place from `staging`; `None` when one is there already.
+fn committed(staging: Staging) -> Result<Option<PathBuf>, IngestError> {
+    match staging.commit() {
+        Ok(aip) => Ok(Some(aip)),
+        Err(PackageError::Exists(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A submission the deep audit lets in, with its files as they were before it.
+struct Admitted {
+    before: files::Snapshot,
+    audit: crate::audit::AuditReport,
+}
+
+/// Audits the submission deeply; refuses it unless the audit lets it in. Every file is noted
+/// as it was before the audit: the AIP takes these bytes or none.
+fn admit(
+    ssip: &Path,
+    opts: &IngestOptions,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+) -> Result<Admitted, IngestError> {
     let before = files::snapshot(ssip)?;
     let audit_opts =
         AuditOptions { validate: opts.validate.clone(), deep: true, ..Default::default() };
@@ -354,10 +527,18 @@ fn make_aip(
     if !admissible(&audit) {
         return Err(refusal(ssip, &audit));
     }
+    Ok(Admitted { before, audit })
+}
 
-    let identifier = Identifier::shipped()?;
-    let found = identify::described(ssip, &mets, identifier)?;
-    let package_amd = ssip_sites.physical_top.as_ref().and_then(|d| {
+/// The places in the submission's METS that the AIP's edits need: those of a first scan,
+/// with the sections of the identified bytestreams, the package-level amdSec and (when
+/// `--mode` lists them anew) the records.
+fn edit_sites(
+    sub: &Submission,
+    found: &identify::Found,
+    opts: &IngestOptions,
+) -> Result<Sites, IngestError> {
+    let package_amd = sub.sites.physical_top.as_ref().and_then(|d| {
         let admid = d.attrs.iter().find(|(k, _)| k == "ADMID")?;
         admid.1.split_whitespace().next().map(str::to_string)
     });
@@ -367,100 +548,40 @@ fn make_aip(
         package_amd: package_amd.as_deref(),
         records: opts.mode.is_some(),
     };
-    let sites = aip_mets::scan(&mets, &wanted)
-        .map_err(|source| IngestError::Mets { path: mets.clone(), source })?;
+    aip_mets::scan(&sub.mets, &wanted)
+        .map_err(|source| IngestError::Mets { path: sub.mets.clone(), source })
+}
 
-    let ids = match opts.deterministic {
-        true => Ids::seeded(format!("ingest/{}", ssip_ref.1)),
-        false => Ids::random(),
-    };
-    let now = ids.now();
-    let objid = format!("urn:uuid:{}", ids.uuid());
+/// Writes the AIP's METS at `aip_mets`: the submission's `mets` with `edits`, synced.
+fn write_aip_mets(mets: &Path, aip_mets: &Path, edits: &mut [Edit]) -> Result<(), IngestError> {
+    let out = std::fs::File::create(aip_mets).map_err(io_err(aip_mets))?;
+    let mut w = BufWriter::new(out);
+    aip_mets::apply(mets, edits, &mut w).map_err(io_err(aip_mets))?;
+    std::io::Write::flush(&mut w).map_err(io_err(aip_mets))?;
+    w.get_ref().sync_all().map_err(io_err(aip_mets))
+}
 
-    let staging = match Staging::new(&target, false) {
-        Ok(s) => s,
-        // Another run put its AIP there since this one looked (see the commit below).
-        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_ref),
-        Err(e) => return Err(e.into()),
-    };
-    let placed = files::place(ssip, &staging.root, &before)?;
-    let ctx = Aip {
-        ids: &ids,
-        now,
-        objid: &objid,
-        sites: &sites,
-        ssip_ref: (ssip_ref.0, &ssip_ref.1),
-        identifier,
-        found: &found,
-        relisted: None,
-    };
-    let mut not_carried_over = found.not_identified.clone();
-    not_carried_over.extend(left_out(&audit));
-    let relisted = match opts.mode {
-        Some(mode) => Some(relist::relist(ssip, &mets, &sites, mode)?),
-        None => None,
-    };
-    let ctx = Aip { relisted: relisted.as_ref().map(|r| r.1), ..ctx };
-    let (mut edits, counts) = ctx.edits(&audit, &placed, &mut not_carried_over)?;
-    if let Some((e, _)) = relisted {
-        edits.extend(e);
-    }
-    let relisted_counts = ctx.relisted;
-    let aip_mets = staging.root.join(layout::METS);
-    {
-        let out = std::fs::File::create(&aip_mets).map_err(io_err(&aip_mets))?;
-        let mut w = BufWriter::new(out);
-        aip_mets::apply(&mets, &mut edits, &mut w).map_err(io_err(&aip_mets))?;
-        std::io::Write::flush(&mut w).map_err(io_err(&aip_mets))?;
-        w.get_ref().sync_all().map_err(io_err(&aip_mets))?;
-    }
-    let added = files::write_manifest(&staging.root, &before)?;
-    check_aip(&aip_mets, opts)?;
-    let carried_over =
-        match carried::check(&mets, &aip_mets)? {
-            Ok(c) => {
-                not_carried_over.extend(c.not_modelled.iter().map(|n| {
+/// The submission's package-level sections compared with the AIP's; what could not be
+/// compared goes to `not_carried_over`.
+fn carried_over(
+    mets: &Path,
+    aip_mets: &Path,
+    not_carried_over: &mut Vec<String>,
+) -> Result<Option<carried::CarriedOver>, IngestError> {
+    Ok(match carried::check(mets, aip_mets)? {
+        Ok(c) => {
+            not_carried_over.extend(
+                c.not_modelled.iter().map(|n| {
                     format!("not read typed, so kept byte for byte but not compared: {n}")
-                }));
-                Some(c)
-            }
-            Err(e) => {
-                not_carried_over
-                    .push(format!("the submission's sections could not be read typed: {e}"));
-                None
-            }
-        };
-    files::verify_unchanged(ssip, &before)?;
-    if crate::package::staging::fail_at("before-commit") {
-        // A test of what a kill leaves: a hidden partial directory, nothing that looks done.
-        std::process::abort();
-    }
-    let aip = match staging.commit() {
-        Ok(aip) => aip,
-        // Another run made it meanwhile (the same submission ingested twice at once): its AIP
-        // stands, and this run made none.
-        Err(PackageError::Exists(_)) => return made_meanwhile(&target, ssip, &ssip_ref),
-        Err(e) => return Err(e.into()),
-    };
-    Ok(IngestReport {
-        submission: ssip.to_path_buf(),
-        submission_objid: sites.objid.clone(),
-        aip,
-        objid,
-        outcome: Outcome::Created,
-        linked: placed.linked,
-        copied: placed.copied,
-        submission_bytes: placed.bytes + before.mets_and_manifest_bytes,
-        added_bytes: added,
-        records_read: audit.records_read,
-        warc_digests_checked: audit.warc_digests_checked,
-        identification: counts,
-        records_listed: relisted_counts.map(|r| r.listed),
-        carried_over,
-        not_carried_over,
-        not_verified: before.unverified.clone(),
-        created: now,
-        stored: None,
+                }),
+            );
+            Some(c)
+        }
+        Err(e) => {
+            not_carried_over
+                .push(format!("the submission's sections could not be read typed: {e}"));
+            None
+        }
     })
 }
 
@@ -556,14 +677,14 @@ fn out_outside(ssip: &Path, out: &Path) -> Result<(), IngestError> {
 
 /// How the AIP names its submission: by its OBJID, else (another tool's submission, such as a
 /// BL SIP, has none) by its METS's SHA-512, so that a second ingest of it finds its AIP.
-fn submission_ref(ssip: &Path, sites: &Sites) -> Result<(&'static str, String), IngestError> {
+fn submission_ref(ssip: &Path, sites: &Sites) -> Result<SubmissionRef, IngestError> {
     if let Some(o) = sites.objid.as_deref().filter(|o| !o.trim().is_empty()) {
-        return Ok((aip_mets::SSIP_OBJID, o.to_string()));
+        return Ok(SubmissionRef { kind: aip_mets::SSIP_OBJID, value: o.to_string() });
     }
     let mets = layout::open_in(ssip, layout::METS)?;
     let (_, sha) =
         crate::formats::digest::sha512_read(mets).map_err(io_err(&ssip.join(layout::METS)))?;
-    Ok((aip_mets::SSIP_METS_SHA512, sha))
+    Ok(SubmissionRef { kind: aip_mets::SSIP_METS_SHA512, value: sha })
 }
 
 /// What another run of the same submission made at `target` while this one worked: its AIP
@@ -571,7 +692,7 @@ fn submission_ref(ssip: &Path, sites: &Sites) -> Result<(&'static str, String), 
 fn made_meanwhile(
     target: &Path,
     ssip: &Path,
-    ssip_ref: &(&'static str, String),
+    ssip_ref: &SubmissionRef,
 ) -> Result<IngestReport, IngestError> {
     existing_aip(target, ssip, ssip_ref)?.ok_or_else(|| IngestError::OtherExists {
         path: target.to_path_buf(),
@@ -584,7 +705,7 @@ fn made_meanwhile(
 fn existing_aip(
     target: &Path,
     ssip: &Path,
-    ssip_ref: &(&'static str, String),
+    ssip_ref: &SubmissionRef,
 ) -> Result<Option<IngestReport>, IngestError> {
     if std::fs::symlink_metadata(target).is_err() {
         return Ok(None);
@@ -595,13 +716,13 @@ fn existing_aip(
     let wanted = Wanted { sections: &none, package_amd: None, records: false };
     let Ok(sites) = aip_mets::scan(&mets, &wanted) else { return Err(other()) };
     let names_it =
-        sites.ssip_ref.as_ref().is_some_and(|(k, v)| k == ssip_ref.0 && *v == ssip_ref.1);
+        sites.ssip_ref.as_ref().is_some_and(|(k, v)| k == ssip_ref.kind && *v == ssip_ref.value);
     if sites.package_type.as_deref() != Some("AIP") || !names_it {
         return Err(other());
     }
     Ok(Some(IngestReport {
         submission: ssip.to_path_buf(),
-        submission_objid: (ssip_ref.0 == aip_mets::SSIP_OBJID).then(|| ssip_ref.1.clone()),
+        submission_objid: (ssip_ref.kind == aip_mets::SSIP_OBJID).then(|| ssip_ref.value.clone()),
         aip: target.to_path_buf(),
         objid: sites.objid.unwrap_or_default(),
         outcome: Outcome::Exists,
@@ -644,9 +765,8 @@ struct Aip<'a> {
     now: DateTime<Utc>,
     objid: &'a str,
     sites: &'a Sites,
-    /// How the AIP names its submission: (`altRecordID` TYPE and PREMIS identifier type,
-    /// value), by its OBJID, else its METS's SHA-512.
-    ssip_ref: (&'static str, &'a str),
+    /// How the AIP names its submission.
+    ssip_ref: &'a SubmissionRef,
     identifier: Identifier,
     found: &'a identify::Found,
     /// What `--mode` made of the record listing.
@@ -662,9 +782,7 @@ impl Aip<'_> {
         not_carried_over: &mut Vec<String>,
     ) -> Result<(Vec<Edit>, IdentificationCounts), IngestError> {
         let io = |e| IngestError::Io { path: PathBuf::from(layout::METS), source: e };
-        let s = self.sites;
-        let mut edits = Vec::new();
-        let Some(root) = &s.root else {
+        let Some(root) = &self.sites.root else {
             return Err(IngestError::Mets {
                 path: layout::METS.into(),
                 source: MetsError::Xml {
@@ -675,26 +793,51 @@ impl Aip<'_> {
                 },
             });
         };
-        edits.push(Edit::new(
+        let mut edits = vec![Edit::new(
             root.start,
             root.end,
             aip_mets::retag(root, &[("OBJID", self.objid), ("TYPE", "AIP")]),
-        ));
+        )];
+        edits.extend(self.hdr_edits(root).map_err(io)?);
+        let tally = self.identification_edits(&mut edits).map_err(io)?;
+        if self.sites.premis2 {
+            not_carried_over.push(
+                "PRONOM results of bytestreams described in PREMIS 2: PREMIS 3 format elements are not written into PREMIS 2 objects; the counts are in the format identification event".into(),
+            );
+        }
+        let counts = IdentificationCounts {
+            payloads: tally.payloads,
+            unidentified: tally.unidentified,
+            several: tally.several,
+            contradicted: tally.contradicted,
+            already_identified: self.already_identified(),
+            by_puid: tally.by_puid.clone(),
+        };
+        let (tech, digiprov) = self.md_sections(audit, placed, &tally).map_err(io)?;
+        edits.extend(self.amd_edits(root, &tech, &digiprov));
+        Ok((edits, counts))
+    }
+
+    /// The metsHdr: its LASTMODDATE set, and the AIP's agent and `altRecordID` added (a
+    /// metsHdr made when the submission has none).
+    fn hdr_edits(&self, root: &aip_mets::Tag) -> std::io::Result<Vec<Edit>> {
+        let s = self.sites;
         let software = format!("webaip {}", env!("CARGO_PKG_VERSION"));
         let bind_mets = !aip_mets::binds(root, "mets", crate::mets::reader::NS_METS);
-        let inserted =
-            aip_mets::hdr_insert(&software, Some(self.ssip_ref), bind_mets).map_err(io)?;
+        let inserted = aip_mets::hdr_insert(&software, Some(self.ssip_ref.pair()), bind_mets)?;
         let lastmod = self.now.to_rfc3339_opts(SecondsFormat::Secs, true);
-        match (&s.hdr, s.after_agents) {
+        Ok(match (&s.hdr, s.after_agents) {
             (Some(hdr), Some(at)) if !hdr.empty => {
-                edits.push(Edit::new(
-                    hdr.start,
-                    hdr.end,
-                    aip_mets::retag(hdr, &[("LASTMODDATE", &lastmod)]),
-                ));
                 let bytes = [b"\n    ".as_slice(), &aip_mets::on_own_lines(&inserted, "")].concat();
                 let bytes = bytes.trim_ascii_end().to_vec();
-                edits.push(Edit::new(at, at, bytes));
+                vec![
+                    Edit::new(
+                        hdr.start,
+                        hdr.end,
+                        aip_mets::retag(hdr, &[("LASTMODDATE", &lastmod)]),
+                    ),
+                    Edit::new(at, at, bytes),
+                ]
             }
             (Some(hdr), _) => {
                 let mut t = aip_mets::retag(
@@ -703,7 +846,7 @@ impl Aip<'_> {
                 );
                 t.extend_from_slice(&inserted);
                 t.extend_from_slice(format!("</{}>", hdr.qname).as_bytes());
-                edits.push(Edit::new(hdr.start, hdr.end, t));
+                vec![Edit::new(hdr.start, hdr.end, t)]
             }
             (None, _) => {
                 let mut t = format!(
@@ -713,38 +856,49 @@ impl Aip<'_> {
                 .into_bytes();
                 t.extend_from_slice(&inserted);
                 t.extend_from_slice(b"</mets:metsHdr>");
-                edits.push(Edit::new(root.end, root.end, t));
+                vec![Edit::new(root.end, root.end, t)]
             }
-        }
-        let mut counts = IdentificationCounts::default();
+        })
+    }
+
+    /// The sections whose object already states a PRONOM identification: kept as they are.
+    fn identified_sections(&self) -> HashSet<&str> {
+        let formats = &self.sites.formats;
+        formats.iter().filter(|f| f.has_pronom).map(|f| f.section.as_str()).collect()
+    }
+
+    /// Identified bytestreams whose object already carried a PRONOM key.
+    fn already_identified(&self) -> u64 {
+        let identified = self.identified_sections();
+        let by_section = self.found.by_section.keys();
+        by_section.filter(|section| identified.contains(section.as_str())).count() as u64
+    }
+
+    /// One PRONOM result per described bytestream, whatever number of `format` elements its
+    /// object has; an object that already states an identification keeps it. Returns the
+    /// tally of every bytestream identified.
+    fn identification_edits(&self, edits: &mut Vec<Edit>) -> std::io::Result<Tally> {
         let mut tally = Tally::default();
-        // One result per described bytestream, whatever number of `format` elements its
-        // object has; an object that already states an identification keeps it.
-        let identified: HashSet<&str> =
-            s.formats.iter().filter(|f| f.has_pronom).map(|f| f.section.as_str()).collect();
+        self.found.by_section.values().for_each(|id| tally.add(id));
+        let identified = self.identified_sections();
         let mut edited: HashSet<&str> = HashSet::new();
-        for (section, id) in &self.found.by_section {
-            tally.add(id);
-            counts.already_identified += u64::from(identified.contains(section.as_str()));
-        }
-        for site in &s.formats {
+        for site in &self.sites.formats {
             let Some(id) = self.found.by_section.get(&site.section) else { continue };
             if identified.contains(site.section.as_str()) || !edited.insert(&site.section) {
                 continue;
             }
-            edits.push(aip_mets::format_edit(site, id).map_err(io)?);
+            edits.push(aip_mets::format_edit(site, id)?);
         }
-        if s.premis2 {
-            not_carried_over.push(
-                "PRONOM results of bytestreams described in PREMIS 2: PREMIS 3 format elements are not written into PREMIS 2 objects; the counts are in the format identification event".into(),
-            );
-        }
-        counts.payloads = tally.payloads;
-        counts.unidentified = tally.unidentified;
-        counts.several = tally.several;
-        counts.contradicted = tally.contradicted;
-        counts.by_puid = tally.by_puid.clone();
-        let (tech, digiprov) = self.md_sections(audit, placed, &tally).map_err(io)?;
+        Ok(tally)
+    }
+
+    /// The AIP's sections (`tech`, `digiprov`) placed: into the package-level amdSec, where
+    /// METS tools that read a package by its folders find package metadata (metsrw reads the
+    /// first amdSec a div names, only), the objects first, the events and agents last, as METS
+    /// orders an amdSec's sections; else in an amdSec of their own. The top div names them.
+    fn amd_edits(&self, root: &aip_mets::Tag, tech: &[u8], digiprov: &[u8]) -> Vec<Edit> {
+        let s = self.sites;
+        let mut edits = Vec::new();
         let trimmed = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
         let bound = [
             ("mets", crate::mets::reader::NS_METS),
@@ -753,14 +907,11 @@ impl Aip<'_> {
         ]
         .iter()
         .all(|(p, ns)| aip_mets::binds(root, p, ns));
-        // Into the package-level amdSec, where METS tools that read a package by its folders
-        // find package metadata (metsrw reads the first amdSec a div names, only): the
-        // objects first, the events and agents last, as METS orders an amdSec's sections.
         let merged = match s.package_amd {
             Some((inner, end)) if bound && end > inner => {
-                let head = format!("\n    {}", trimmed(&tech));
+                let head = format!("\n    {}", trimmed(tech));
                 edits.push(Edit::new(inner, inner, head.into_bytes()));
-                let tail = format!("  {}\n  ", trimmed(&digiprov));
+                let tail = format!("  {}\n  ", trimmed(digiprov));
                 edits.push(Edit::new(end, end, tail.into_bytes()));
                 true
             }
@@ -771,10 +922,10 @@ impl Aip<'_> {
         }
         if !merged {
             let at = s.before_filesec.unwrap_or(root.end);
-            let amd = self.amd_sec(root, &tech, &digiprov);
+            let amd = self.amd_sec(root, tech, digiprov);
             edits.push(Edit::new(at, at, aip_mets::on_own_lines(&amd, "  ")));
         }
-        Ok((edits, counts))
+        edits
     }
 
     /// The physical map's top div: labelled with the AIP's identifier where it was labelled
@@ -823,7 +974,7 @@ impl Aip<'_> {
         let mut agents = vec![webaip_agent(), self.identifier.agent()];
         agents.retain(|a| !self.sites.agent_ids.contains(&a.id));
         let mut x = XmlOut::new(Vec::new(), 2);
-        let related = Some(self.ssip_ref);
+        let related = Some(self.ssip_ref.pair());
         let event_ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
         crate::mets::premis::write_representation_md(
             &mut x,
@@ -872,7 +1023,7 @@ impl Aip<'_> {
     /// What the events of an ingest share.
     fn event_parts(&self) -> EventParts {
         let aip = (OBJID_TYPE.to_string(), self.objid.to_string(), "outcome".to_string());
-        let (kind, value) = self.ssip_ref;
+        let (kind, value) = self.ssip_ref.pair();
         let ssip = (kind.to_string(), value.to_string(), "source".to_string());
         EventParts {
             program: format!("program=\"webaip\"; version=\"{}\"", env!("CARGO_PKG_VERSION")),
@@ -889,14 +1040,14 @@ impl Aip<'_> {
     fn event(
         &self,
         parts: &EventParts,
-        (term, uri): (&str, &str),
+        kind: EventType,
         detail: String,
         outcome_detail: String,
     ) -> Event {
         Event {
             id: self.ids.uuid().to_string(),
-            event_type: term.into(),
-            event_type_uri: Some(uri.into()),
+            event_type: kind.term.into(),
+            event_type_uri: Some(kind.uri.into()),
             date_time: self.now,
             detail: Some(detail),
             outcome: "success".into(),

@@ -53,19 +53,19 @@ pub(super) fn relist(
         let spill = tempfile::NamedTempFile::new().map_err(temporary_err(&std::env::temp_dir()))?;
         let mut out = Listing { out: BufWriter::new(spill.as_file()), path: spill.path() };
         let indent = " ".repeat(c.indent + 2);
-        let (listed, kept) = match mode {
+        let source = MetsSource { raw: &raw, path: mets };
+        let counts = match mode {
             SerializationMode::Full => {
-                full(ssip, href, c, (&raw, mets), (&indent, bind), &mut out)?
+                let style = Style { indent: &indent, bind };
+                full(ssip, href, c, source, style, &mut out)?
             }
-            SerializationMode::Minimal => {
-                minimal(c, &sites.pointed, (&raw, mets), &indent, &mut out)?
-            }
+            SerializationMode::Minimal => minimal(c, &sites.pointed, source, &indent, &mut out)?,
         };
         out.write(format_args!("\n{}", " ".repeat(c.indent)))?;
         out.out.flush().map_err(temporary_err(spill.path()))?;
         drop(out);
-        done.listed += listed;
-        done.kept += kept;
+        done.listed += counts.listed;
+        done.kept += counts.kept;
         let start = c.records.first().map_or(c.end_tag, |r| r.start);
         // The region takes in the line end and indentation before it: each record written
         // brings its own.
@@ -109,100 +109,149 @@ fn indent_before(raw: &File, at: u64) -> u64 {
     (spaces + usize::from(newline)) as u64
 }
 
+/// The submission's METS, open for reading the `<file>` elements it keeps.
+#[derive(Clone, Copy)]
+struct MetsSource<'a> {
+    raw: &'a File,
+    path: &'a Path,
+}
+
+/// How record `<file>` elements written anew look: their line's indentation, and whether
+/// each binds the METS prefix itself (the document binds it to another prefix).
+#[derive(Clone, Copy)]
+struct Style<'a> {
+    indent: &'a str,
+    bind: bool,
+}
+
 /// A record `<file>` of the submission, copied as it is, on its own line.
 fn copy_site(
-    (raw, mets): (&File, &Path),
+    mets: MetsSource<'_>,
     r: &RecordSite,
     indent: &str,
     out: &mut Listing<'_>,
 ) -> Result<(), IngestError> {
     let mut b = vec![0u8; (r.end - r.start) as usize];
-    raw.read_exact_at(&mut b, r.start).map_err(io_err(mets))?;
+    mets.raw.read_exact_at(&mut b, r.start).map_err(io_err(mets.path))?;
     out.write(format_args!("\n{indent}"))?;
     out.write_all(&b)
 }
 
+/// The `minimal` listing of a container: its records that are described or pointed at.
 fn minimal(
     c: &ContainerSite,
     pointed: &HashSet<String>,
-    raw: (&File, &Path),
+    mets: MetsSource<'_>,
     indent: &str,
     out: &mut Listing<'_>,
-) -> Result<(u64, u64), IngestError> {
+) -> Result<Relisted, IngestError> {
     let mut kept = 0;
     for r in &c.records {
         if r.described || r.ids.iter().any(|i| pointed.contains(i)) {
-            copy_site(raw, r, indent, out)?;
+            copy_site(mets, r, indent, out)?;
             kept += 1;
         }
     }
-    Ok((kept, kept))
+    Ok(Relisted { listed: kept, kept })
 }
 
+/// The `full` listing of one container, record by record as the container is read.
+struct FullListing<'a> {
+    mets: MetsSource<'a>,
+    style: Style<'a>,
+    /// The submission's record `<file>`s by BEGIN.
+    by_begin: HashMap<u64, &'a RecordSite>,
+    /// The IDs the submission's record `<file>`s have: a new one takes none of them.
+    taken: HashSet<&'a str>,
+    /// The container's ID without `FILE-`: new record IDs start with it.
+    stem: String,
+    /// The place of the last record listed in the container.
+    seq: u64,
+    counts: Relisted,
+    /// The BEGINs of the submission's records written.
+    emitted: HashSet<u64>,
+    /// True until the container's first record is read.
+    first: bool,
+}
+
+impl FullListing<'_> {
+    /// Lists the record `r` (of type `warc_type`): the submission's `<file>` for it, else one
+    /// written anew.
+    fn record(
+        &mut self,
+        warc_type: &str,
+        r: &crate::model::RecordFile,
+        out: &mut Listing<'_>,
+    ) -> Result<(), IngestError> {
+        // A container's own warcinfo record opens it and is no record of the harvest: webaip's
+        // writer neither numbers nor lists it, and neither does this listing.
+        let own_warcinfo = self.first && warc_type == "warcinfo";
+        self.first = false;
+        if own_warcinfo && !self.by_begin.contains_key(&r.member.begin) {
+            return Ok(());
+        }
+        self.seq += 1;
+        self.counts.listed += 1;
+        if let Some(site) = self.by_begin.get(&r.member.begin) {
+            self.counts.kept += 1;
+            self.emitted.insert(r.member.begin);
+            return copy_site(self.mets, site, self.style.indent, out);
+        }
+        let text = self.new_record_file(r)?;
+        out.write(format_args!("\n{}{text}", self.style.indent))
+    }
+
+    /// A `<file>` for the record `r`, with an ID numbered by its place that no `<file>` of the
+    /// submission has.
+    fn new_record_file(&self, r: &crate::model::RecordFile) -> Result<String, IngestError> {
+        let mut rid = format!("{}-R{:06}", self.stem, self.seq);
+        while self.taken.contains(format!("FILE-{rid}").as_str()) {
+            rid.push_str("-L");
+        }
+        let mut x = XmlOut::new(Vec::new(), 0);
+        // Written into memory: it cannot fail.
+        crate::mets::writer::write_record_file(&mut x, &rid, r, (None, None))
+            .map_err(io_err(self.mets.path))?;
+        let indent = self.style.indent;
+        let text =
+            String::from_utf8_lossy(&x.into_inner()).trim().replace('\n', &format!("\n{indent}"));
+        Ok(match self.style.bind {
+            true => {
+                text.replacen("<mets:file ", &format!("<mets:file xmlns:mets=\"{NS_METS}\" "), 1)
+            }
+            false => text,
+        })
+    }
+}
+
+/// The `full` listing of the container `c` at `href`: every record of it.
 fn full(
     ssip: &Path,
     href: &str,
     c: &ContainerSite,
-    raw: (&File, &Path),
-    (indent, bind): (&str, bool),
+    mets: MetsSource<'_>,
+    style: Style<'_>,
     out: &mut Listing<'_>,
-) -> Result<(u64, u64), IngestError> {
-    let by_begin: HashMap<u64, &RecordSite> =
-        c.records.iter().filter_map(|r| Some((r.begin?, r))).collect();
-    let taken: HashSet<&str> =
-        c.records.iter().flat_map(|r| r.ids.iter().map(|s| s.as_str())).collect();
-    let stem = c.id.strip_prefix("FILE-").unwrap_or(&c.id).to_string();
+) -> Result<Relisted, IngestError> {
     let path = ssip.join(
         crate::layout::confined_name(href)
             .map_err(|e| IngestError::Io { path: ssip.join(href), source: io::Error::other(e) })?,
     );
-    let (mut seq, mut listed, mut kept) = (0u64, 0u64, 0u64);
-    let mut emitted: HashSet<u64> = HashSet::new();
+    let mut listing = FullListing {
+        mets,
+        style,
+        by_begin: c.records.iter().filter_map(|r| Some((r.begin?, r))).collect(),
+        taken: c.records.iter().flat_map(|r| r.ids.iter().map(|s| s.as_str())).collect(),
+        stem: c.id.strip_prefix("FILE-").unwrap_or(&c.id).to_string(),
+        seq: 0,
+        counts: Relisted::default(),
+        emitted: HashSet::new(),
+        first: true,
+    };
     let mut failed: Option<IngestError> = None;
-    let mut first = true;
     let mut each = |warc_type: &str, r: crate::model::RecordFile| {
-        // A container's own warcinfo record opens it and is no record of the harvest: webaip's
-        // writer neither numbers nor lists it, and neither does this listing.
-        let own_warcinfo = first && warc_type == "warcinfo";
-        first = false;
-        if failed.is_some() || (own_warcinfo && !by_begin.contains_key(&r.member.begin)) {
-            return;
-        }
-        seq += 1;
-        let result = match by_begin.get(&r.member.begin) {
-            Some(site) => {
-                kept += 1;
-                emitted.insert(r.member.begin);
-                copy_site(raw, site, indent, out)
-            }
-            None => {
-                let mut rid = format!("{stem}-R{seq:06}");
-                while taken.contains(format!("FILE-{rid}").as_str()) {
-                    rid.push_str("-L");
-                }
-                let mut x = XmlOut::new(Vec::new(), 0);
-                // Written into memory: it cannot fail.
-                crate::mets::writer::write_record_file(&mut x, &rid, &r, (None, None))
-                    .map_err(io_err(raw.1))
-                    .map(|_| {
-                        let text = String::from_utf8_lossy(&x.into_inner())
-                            .trim()
-                            .replace('\n', &format!("\n{indent}"));
-                        match bind {
-                            true => text.replacen(
-                                "<mets:file ",
-                                &format!("<mets:file xmlns:mets=\"{NS_METS}\" "),
-                                1,
-                            ),
-                            false => text,
-                        }
-                    })
-                    .and_then(|text| out.write(format_args!("\n{indent}{text}")))
-            }
-        };
-        listed += 1;
-        if let Err(e) = result {
-            failed = Some(e);
+        if failed.is_none() {
+            failed = listing.record(warc_type, &r, out).err();
         }
     };
     crate::package::copy::describe_records(&path, &mut each).map_err(|e| IngestError::Payload {
@@ -215,10 +264,11 @@ fn full(
     }
     // A listed record the reading did not meet (the audit verified every range, so none is
     // expected) is kept all the same: nothing the submission says is dropped.
-    for r in c.records.iter().filter(|r| r.begin.is_none_or(|b| !emitted.contains(&b))) {
-        copy_site(raw, r, indent, out)?;
-        listed += 1;
-        kept += 1;
+    let mut counts = listing.counts;
+    for r in c.records.iter().filter(|r| r.begin.is_none_or(|b| !listing.emitted.contains(&b))) {
+        copy_site(mets, r, style.indent, out)?;
+        counts.listed += 1;
+        counts.kept += 1;
     }
-    Ok((listed, kept))
+    Ok(counts)
 }

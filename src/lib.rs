@@ -77,6 +77,7 @@
 
 pub mod audit;
 pub mod batch;
+pub mod capture;
 pub mod export;
 pub mod formats;
 pub mod ids;

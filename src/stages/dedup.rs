@@ -33,18 +33,14 @@ use std::io::{self, Read, Write};
 
 use sha1::Digest;
 
-use super::{Item, Stage, StageError, Staged};
+use super::{Item, Stage, StageError, StagedItem};
+use crate::capture::CaptureKind;
 use crate::formats::digest::{BlockHasher, sha1_base32};
 use crate::index::digests::{Algorithm, DedupSources, DigestKey, StoredPayload};
 use crate::model::{ByteRange, ReferencedPayload};
-use crate::sources::capture::CaptureKind;
 
-/// `WARC-Profile` of a revisit whose payload is identical to the original's (WARC 1.1).
-pub const IDENTICAL_PAYLOAD: &str =
-    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
-
-/// The WARC field naming the package (OBJID) that holds a revisit's original.
-pub const FIELD_REFERS_TO_PACKAGE: &str = "X-Webaip-Refers-To-Package";
+// The revisit's field names live with the WARC format, which `get` reads them with too.
+pub use crate::formats::warc::header::{FIELD_REFERS_TO_PACKAGE, IDENTICAL_PAYLOAD};
 
 /// What deduplication looks up: `--dedup-against` and `--dedup-within`.
 pub struct Dedup {

@@ -22,10 +22,10 @@ pub mod undedup;
 
 use std::io::{self, Read};
 
+use crate::capture::{Capture, Payload};
 use crate::formats::arc_to_warc::MappedRecord;
 use crate::formats::segment::Segment;
 use crate::model::RecordFile;
-use crate::sources::capture::{Capture, Payload};
 
 /// Where a capture goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -26,7 +26,8 @@ use encoding_rs::Encoding;
 use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element};
 use url::Url;
 
-use super::{Item, Replacement, Route, Stage, StageError, Staged};
+use super::{Item, Replacement, Route, Stage, StageError, StagedItem};
+use crate::capture::{CaptureKind, Payload};
 use crate::formats::html::html_encoding;
 use crate::sources::capture::{CaptureKind, Payload};
 pub use crate::sources::mirror_files::LinkMap;
@@ -1011,18 +1012,18 @@ mod tests {
     use lol_html::errors::RewritingError;
 
     /// A mirror file's capture, its payload held in memory.
-    fn staged(path: &str, url: &str, mime: &str, body: &[u8]) -> Staged {
-        let c = crate::sources::capture::Capture {
+    fn staged(path: &str, url: &str, mime: &str, body: &[u8]) -> StagedItem {
+        let c = crate::capture::Capture {
             uri: url.into(),
             date: chrono::DateTime::UNIX_EPOCH,
-            date_source: crate::sources::capture::DateSource { label: "t".into(), inferred: false },
+            date_source: crate::capture::DateSource { label: "t".into(), inferred: false },
             ip: None,
             kind: CaptureKind::Resource,
             http_header: None,
             content_type: Some(mime.into()),
             payload: Payload::Bytes(body.to_vec()),
             truncated: None,
-            provenance: crate::sources::capture::Provenance {
+            provenance: crate::capture::Provenance {
                 file: path.into(),
                 offset: None,
                 offset_in_member: None,

@@ -118,7 +118,7 @@ impl<'a> DedupStage<'a> {
         DedupStage { dedup, container, seen: HashMap::new() }
     }
 
-    fn look_up(&mut self, s: &Staged) -> Result<Option<Revisit>, StageError> {
+    fn look_up(&mut self, s: &StagedItem) -> Result<Option<Revisit>, StageError> {
         let Some(candidate) = Candidate::of(s)? else { return Ok(None) };
         let Some(digest) = DigestKey::new(Algorithm::Sha1, &candidate.sha1) else {
             return Ok(None);
@@ -170,7 +170,7 @@ impl Candidate {
     /// (a header of its own to keep) with a payload. A capture counts only when written as
     /// harvested to the content container: not infected or unscanned (its verdict needs its
     /// bytes), not given a new payload by a stage (the harvested one goes elsewhere).
-    fn of(s: &Staged) -> Result<Option<Candidate>, StageError> {
+    fn of(s: &StagedItem) -> Result<Option<Candidate>, StageError> {
         match &s.item {
             Item::Stored(r) => {
                 let (Some(sha1), Some(c), Some(_)) = (&r.payload_sha1, &r.file.content, &r.bytes)
@@ -222,7 +222,7 @@ impl Candidate {
 }
 
 impl Stage for DedupStage<'_> {
-    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         for s in batch.iter_mut() {
             s.revisit = self.look_up(s)?.map(Box::new);
         }

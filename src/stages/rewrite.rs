@@ -905,7 +905,7 @@ impl RewriteStage {
     }
 
     /// The new payload of one capture, if its links change.
-    fn rewrite(&mut self, s: &Staged) -> Result<Option<(Replacement, Rewritten)>, StageError> {
+    fn rewrite(&mut self, s: &StagedItem) -> Result<Option<(Replacement, Rewritten)>, StageError> {
         // Only captures are written anew; a stored record keeps its bytes.
         let Item::Capture(c) = &s.item else { return Ok(None) };
         let mime = c.content_type.as_deref().unwrap_or_default();
@@ -985,7 +985,7 @@ fn detail(r: &Rewritten) -> String {
 }
 
 impl Stage for RewriteStage {
-    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         // The replacements of the previous batch were written and dropped before this one.
         self.memory_left = BATCH_IN_MEMORY;
         for s in batch.iter_mut().filter(|s| s.route == Route::Content) {
@@ -1031,11 +1031,11 @@ mod tests {
             warc_fields: vec![],
             metadata: None,
         };
-        Staged::new(Item::Capture(c), Some(body.to_vec()), None)
+        StagedItem::new(Item::Capture(c), Some(body.to_vec()), None)
     }
 
     /// Replaced payloads read back.
-    fn replaced(s: &Staged) -> Option<Vec<u8>> {
+    fn replaced(s: &StagedItem) -> Option<Vec<u8>> {
         let r = s.replacement.as_ref()?;
         let mut b = Vec::new();
         r.payload.open().unwrap().read_to_end(&mut b).unwrap();

@@ -1545,7 +1545,7 @@ fn stated_digest(p: &Parsed) -> Option<(String, bool)> {
 
 /// The status code of an HTTP header's status line.
 fn status_code(h: &[u8]) -> Option<String> {
-    http::status_code(h).map(latin1)
+    Some(http::status_code(h)).filter(|c| !c.is_empty())
 }
 
 /// The `Content-Type` an HTTP header states.

@@ -79,6 +79,7 @@ pub mod audit;
 pub mod batch;
 pub mod capture;
 pub mod export;
+pub(crate) mod external_sort;
 pub mod formats;
 pub mod ids;
 pub mod index;

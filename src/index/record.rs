@@ -76,7 +76,10 @@ pub fn entry_of(
     let http = HttpSection::read_if_held(header, block).map_err(RecordIndexError::Read)?;
     let warc_type = header.warc_type().unwrap_or_default();
     let status = match &http {
-        Some(h) if matches!(warc_type, "response" | "revisit") => Some(status_code(h.fields())),
+        // An empty status (a blank status line) is no status: cdxj-indexer writes none.
+        Some(h) if matches!(warc_type, "response" | "revisit") => {
+            Some(status_code(h.fields())).filter(|s| !s.is_empty())
+        }
         _ => None,
     };
     Ok(Some(IndexEntry {

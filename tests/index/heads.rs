@@ -1,5 +1,5 @@
 //! HTTP header sections as warcio reads them, on a WARC the test writes: where the section
-//! ends (a line of Unicode or ASCII-separator white space) and which
+//! ends (a blank status line, a line of Unicode or ASCII-separator white space) and which
 //! lines are fields (continuation lines are not) decide `mime` and `status` as cdxj-indexer
 //! decides them.
 
@@ -22,11 +22,13 @@ fn record(n: u32, uri: &str, block: &[u8]) -> Vec<u8> {
 
 #[test]
 fn header_sections_end_and_fold_as_warcio_reads_them() {
-    let blocks: [&[u8]; 4] = [
+    let blocks: [&[u8]; 5] = [
         // A line of 0x1C (white space to Python) ends the section: no Content-Type.
         b"HTTP/1.1 200 OK\r\n\x1c\r\nContent-Type: text/html\r\n\r\nbody",
         // So does a line of U+00A0 in UTF-8.
         b"HTTP/1.1 201 Created\r\nX: y\r\n\xc2\xa0\r\nContent-Type: text/html\r\n\r\nbody",
+        // A blank status line ends it at once, and gives no status.
+        b"\r\nContent-Type: text/html\r\n\r\nbody",
         // A continuation line is no field.
         b"HTTP/1.1 203 OK\r\nX-A: b\r\n Content-Type: image/png\r\nContent-Type: text/plain\r\n\r\nhi",
         // Blanks and tabs before the colon belong to no name.

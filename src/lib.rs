@@ -30,7 +30,7 @@
 //! - [`stages`]: what captures and copied WARC records pass before they are written
 //!   (`stages::Stage`): virus scanning with clamd ([`stages::scan`], one engine for every
 //!   path) and byte-faithful link rewriting (`stages::rewrite::RewriteStage`). A stage plugs
-//!   in by implementing `Stage`: it gets each batch of `stages::Staged` items (a capture, a
+//!   in by implementing `Stage`: it gets each batch of `stages::StagedItem`s (a capture, a
 //!   stored record, or bytes between records), in order, before anything of them is written,
 //!   and may route them, note `Finding`s or put a `Replacement` payload in (work that runs in
 //!   the background, as clamd's, is left running by `run` and completed by `finish`, while
@@ -77,7 +77,9 @@
 
 pub mod audit;
 pub mod batch;
+pub mod capture;
 pub mod export;
+pub(crate) mod external_sort;
 pub mod formats;
 pub mod ids;
 pub mod index;

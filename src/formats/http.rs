@@ -42,13 +42,11 @@ pub fn response_head(block: &[u8]) -> HttpHead {
 
 /// Finds the end of the header section of any HTTP message (request or response) at the start
 /// of `block`, by the same blank-line rule as [`response_head`], without asking for a status
-/// line: WARC `request` records and foreign writers' responses are located this way.
+/// line: WARC `request` records and foreign writers' responses are located this way. A blank
+/// first line ends the section at once (warcio then reads no fields).
 pub(crate) fn message_head(block: &[u8]) -> HttpHead {
     let limit = block.len().min(MAX_HTTP_HEADER_LEN);
-    let mut line_start = match memchr(b'\n', &block[..limit]) {
-        Some(i) => i + 1,
-        None => return HttpHead::Incomplete,
-    };
+    let mut line_start = 0;
     while line_start < limit {
         let Some(rel) = memchr(b'\n', &block[line_start..limit]) else {
             return HttpHead::Incomplete;
@@ -63,22 +61,92 @@ pub(crate) fn message_head(block: &[u8]) -> HttpHead {
     HttpHead::Incomplete
 }
 
+/// A field line of a header section and the continuation lines (starting with a space or a
+/// tab) that follow it.
+struct FieldLine<'a> {
+    line: &'a [u8],
+    continued: Vec<&'a [u8]>,
+}
+
+/// The field lines of a header section, after its status or request line, as warcio groups
+/// them (a continuation right after the status line belongs to no field).
+fn field_lines(head: &[u8]) -> Vec<FieldLine<'_>> {
+    let mut out: Vec<FieldLine<'_>> = Vec::new();
+    for line in head.split(|&b| b == b'\n').skip(1) {
+        let continues = line.first().is_some_and(|b| matches!(b, b' ' | b'\t'));
+        match (continues, out.last_mut()) {
+            (true, Some(field)) => field.continued.push(line),
+            (true, None) => {}
+            (false, _) => out.push(FieldLine { line, continued: Vec::new() }),
+        }
+    }
+    out
+}
+
+/// The value part of a field line named `name` (any case; blanks and tabs before the colon
+/// allowed, as warcio strips them).
+fn value_if_named<'a>(line: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let colon = memchr(b':', line)?;
+    let written = &line[..colon];
+    let end = written.iter().rposition(|b| !matches!(b, b' ' | b'\t')).map_or(0, |i| i + 1);
+    written[..end].eq_ignore_ascii_case(name).then(|| &line[colon + 1..])
+}
+
 /// The raw value of the first field called `name` (any case) in a complete header section
-/// `head` (the status or request line is skipped), blanks after the colon and the line end
-/// included.
+/// `head` (the status or request line and continuation lines are skipped), blanks after the
+/// colon and the line end included.
 pub(crate) fn field<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    head.split(|&b| b == b'\n').skip(1).find_map(|line| {
-        let colon = memchr(b':', line)?;
-        line[..colon].trim_ascii().eq_ignore_ascii_case(name).then(|| &line[colon + 1..])
+    field_lines(head).into_iter().find_map(|f| value_if_named(f.line, name))
+}
+
+/// The value of the first field called `name` as warcio hands it on: each line decoded (UTF-8,
+/// else ISO-8859-1), blanks after the colon stripped, continuation lines appended, trailing
+/// white space of each line stripped.
+pub(crate) fn field_value(head: &[u8], name: &[u8]) -> Option<String> {
+    field_lines(head).into_iter().find_map(|f| {
+        let value = value_if_named(f.line, name)?;
+        let mut v = py_rstrip(&decode_line(value)).trim_start_matches(is_py_space).to_string();
+        f.continued.iter().for_each(|c| v.push_str(py_rstrip(&decode_line(c))));
+        Some(v)
     })
 }
 
-/// The status code of a response's status line (its second space-separated token), as
-/// written.
-pub(crate) fn status_code(head: &[u8]) -> Option<&[u8]> {
-    let line = head.split(|&b| b == b'\n').next()?;
-    let code = line.split(|&b| b == b' ').filter(|t| !t.is_empty()).nth(1)?;
-    Some(code.trim_ascii())
+/// The status code of a response's status line as warcio reads it: the line, trailing white
+/// space stripped, cut at its first space; what follows, stripped, up to its next space (empty
+/// when the line has no space).
+pub(crate) fn status_code(head: &[u8]) -> String {
+    let line = decode_line(head.split(|&b| b == b'\n').next().unwrap_or_default());
+    match py_rstrip(&line).split_once(' ') {
+        Some((_, rest)) => {
+            rest.trim_matches(is_py_space).split(' ').next().unwrap_or_default().into()
+        }
+        None => String::new(),
+    }
+}
+
+/// The first token of a request line (its method), as warcio reads it: up to the first space.
+pub(crate) fn request_method(head: &[u8]) -> String {
+    let line = decode_line(head.split(|&b| b == b'\n').next().unwrap_or_default());
+    py_rstrip(&line).split(' ').next().unwrap_or_default().to_string()
+}
+
+/// A header line as Python has it: UTF-8, else ISO-8859-1.
+fn decode_line(line: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(line) {
+        Ok(s) => s.into(),
+        Err(_) => line.iter().map(|&b| b as char).collect::<String>().into(),
+    }
+}
+
+/// White space as Python's `str.strip()` has it: Unicode white space and the ASCII separators
+/// 0x1C-0x1F.
+fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// `s` without trailing white space, as Python's `str.rstrip()`.
+fn py_rstrip(s: &str) -> &str {
+    s.trim_end_matches(is_py_space)
 }
 
 /// The value of the `Content-Length` field in a complete header section `head`.
@@ -103,17 +171,11 @@ pub(crate) fn is_status_line_start(block: &[u8]) -> bool {
     block.len() > 5 && block[..5].eq_ignore_ascii_case(b"HTTP/") && block[5].is_ascii_digit()
 }
 
-/// A header line that ends the header section: nothing but white space.
-///
-/// Python's `str.rstrip()` (what warcio uses) also strips U+0085 and U+00A0, which appear as
-/// single bytes 0x85/0xA0 when the line is not valid UTF-8 and is decoded as ISO-8859-1.
+/// A header line that ends the header section: nothing but white space once decoded as
+/// warcio decodes it (Python's `str.rstrip()` strips Unicode white space and 0x1C-0x1F; a line
+/// that is not UTF-8 is ISO-8859-1, where 0x85 and 0xA0 are white space).
 fn is_blank_line(line: &[u8]) -> bool {
-    let ascii_space = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1f);
-    if line.iter().all(|&b| ascii_space(b)) {
-        return true;
-    }
-    std::str::from_utf8(line).is_err()
-        && line.iter().all(|&b| ascii_space(b) || b == 0x85 || b == 0xa0)
+    py_rstrip(&decode_line(line)).is_empty()
 }
 
 #[cfg(test)]
@@ -172,11 +234,34 @@ mod tests {
     #[test]
     fn status_codes_and_fields_as_written() {
         let h = b"HTTP/1.1  404 Not Found\r\ncontent-TYPE:  text/html \r\n\r\n";
-        assert_eq!(status_code(h), Some(&b"404"[..]));
-        assert_eq!(status_code(b"HTTP/1.0 200\n\n"), Some(&b"200"[..]));
-        assert_eq!(status_code(b"HTTP/1.0\r\n\r\n"), None);
+        assert_eq!(status_code(h), "404");
+        assert_eq!(status_code(b"HTTP/1.0 200\n\n"), "200");
+        assert_eq!(status_code(b"HTTP/1.0\r\n\r\n"), "");
         assert_eq!(field(h, b"content-type").map(<[u8]>::trim_ascii), Some(&b"text/html"[..]));
         assert_eq!(field(h, b"http/1.1  404 not found"), None, "the status line is no field");
+    }
+
+    /// warcio's reading: a blank first line ends the section; a line of any white space
+    /// Python strips (Unicode, 0x1C-0x1F) is blank; a continuation line is part of the field
+    /// before it, never a field of its own.
+    #[test]
+    fn sections_and_fields_as_warcio_reads_them() {
+        assert_eq!(message_head(b"\r\nA: b\r\n\r\nbody"), HttpHead::Complete(2));
+        let nbsp = b"HTTP/1.1 200 OK\r\nA: b\r\n\xc2\xa0\r\nC: d\r\n\r\n";
+        assert_eq!(message_head(nbsp), HttpHead::Complete(27));
+        let sep = b"HTTP/1.1 200 OK\r\n\x1c\r\nC: d\r\n\r\n";
+        assert_eq!(message_head(sep), HttpHead::Complete(20));
+        let folded = b"HTTP/1.1 200 OK\r\nX: a\r\n Content-Type: image/png\r\n\tmore\r\n\
+                       Content-type \t: text/plain;\r\n q=1\r\n\r\n";
+        assert_eq!(field_value(folded, b"x").as_deref(), Some("a Content-Type: image/png\tmore"));
+        assert_eq!(field_value(folded, b"content-type").as_deref(), Some("text/plain; q=1"));
+        assert_eq!(entity_mime(folded).as_deref(), Some("text/plain"));
+        assert_eq!(
+            field_value(b"HTTP/1.1 200 OK\r\nC: \xe9t\xe9\r\n\r\n", b"c").as_deref(),
+            Some("\u{e9}t\u{e9}")
+        );
+        assert_eq!(status_code(b" HTTP/1.1 200 OK\r\n"), "HTTP/1.1");
+        assert_eq!(request_method(b"POST /a HTTP/1.1\r\n"), "POST");
     }
 
     #[test]

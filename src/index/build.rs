@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::cdxj::IndexEntry;
 use super::members::{MIN_SPLIT, Stop, Walker, index_from, index_warc, is_gzip_file};
+use super::method::Pairer;
 use super::sort::LineSorter;
 use super::warc::{EntryOptions, IndexError};
 
@@ -117,6 +118,27 @@ pub fn format_line(entry: &IndexEntry, format: IndexFormat, out: &mut String) {
     }
 }
 
+/// Index lines of one format, sorted: entries in, lines out through a [`LineSorter`].
+struct FormattedLines {
+    sorter: LineSorter,
+    format: IndexFormat,
+    /// The line being made (kept to reuse its allocation).
+    line: String,
+}
+
+impl FormattedLines {
+    fn new(budget: usize, format: IndexFormat) -> Self {
+        FormattedLines { sorter: LineSorter::new(budget), format, line: String::new() }
+    }
+
+    /// Adds the line of `e`.
+    fn push(&mut self, e: IndexEntry) -> io::Result<()> {
+        self.line.clear();
+        format_line(&e, self.format, &mut self.line);
+        self.sorter.push(self.line.as_bytes())
+    }
+}
+
 /// Indexes `inputs` with `jobs` files read at once, into sorted lines of `format`.
 pub fn sort_inputs(
     inputs: &[IndexInput],
@@ -126,58 +148,82 @@ pub fn sort_inputs(
     budget: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<LineSorter>, IndexError> {
+    let file_len = |p: &Path| fs::metadata(p).map_or(0, |m| m.len());
     if let [input] = inputs
         && jobs > 1
         && is_gzip_file(&input.path)
-        && fs::metadata(&input.path).is_ok_and(|m| m.len() >= MIN_SPLIT)
+        && file_len(&input.path) >= MIN_SPLIT
     {
         let sorters = sort_split(input, format, opts, jobs, budget)?;
-        progress(fs::metadata(&input.path).map_or(0, |m| m.len()));
+        progress(file_len(&input.path));
         return Ok(sorters);
     }
     let jobs = jobs.clamp(1, inputs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let failed: Mutex<Option<(usize, IndexError)>> = Mutex::new(None);
+    let queue = InputQueue { inputs, next: AtomicUsize::new(0), failed: Mutex::new(None) };
     let sorters: Vec<LineSorter> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
                 s.spawn(|| {
-                    let mut sorter = LineSorter::new(budget / jobs);
-                    let mut line = String::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(input) = inputs.get(i) else { break };
-                        if failed.lock().map_or(true, |f| f.is_some()) {
-                            break;
-                        }
-                        let r = index_warc(&input.path, &input.filename, opts, &mut |e| {
-                            line.clear();
-                            format_line(&e, format, &mut line);
-                            sorter.push(line.as_bytes())
-                        });
-                        match r {
-                            Ok(_) => progress(fs::metadata(&input.path).map_or(0, |m| m.len())),
+                    let mut lines = FormattedLines::new(budget / jobs, format);
+                    while let Some((i, input)) = queue.take() {
+                        match index_warc(&input.path, &input.filename, opts, &mut |e| lines.push(e))
+                        {
+                            Ok(_) => progress(file_len(&input.path)),
                             Err(e) => {
-                                if let Ok(mut f) = failed.lock() {
-                                    // The first input's error in argument order is reported.
-                                    if f.as_ref().is_none_or(|(j, _)| i < *j) {
-                                        *f = Some((i, e));
-                                    }
-                                }
+                                queue.fail(i, e);
                                 break;
                             }
                         }
                     }
-                    sorter
+                    lines.sorter
                 })
             })
             .collect();
         workers.into_iter().filter_map(|w| w.join().ok()).collect()
     });
-    if let Some((_, e)) = failed.into_inner().ok().flatten() {
+    if let Some((_, e)) = queue.failed.into_inner().ok().flatten() {
         return Err(e);
     }
     Ok(sorters)
+}
+
+/// The inputs the threads of [`sort_inputs`] take one by one, and the first failure.
+struct InputQueue<'a> {
+    inputs: &'a [IndexInput],
+    next: AtomicUsize,
+    /// The failure of the first input in argument order that failed, and its place.
+    failed: Mutex<Option<(usize, IndexError)>>,
+}
+
+impl<'a> InputQueue<'a> {
+    /// The next input to index, none once one failed.
+    fn take(&self) -> Option<(usize, &'a IndexInput)> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        let input = self.inputs.get(i)?;
+        match self.failed.lock().map_or(true, |f| f.is_some()) {
+            true => None,
+            false => Some((i, input)),
+        }
+    }
+
+    /// Records the failure of input `i` (the first input's error in argument order is
+    /// reported).
+    fn fail(&self, i: usize, e: IndexError) {
+        if let Ok(mut f) = self.failed.lock()
+            && f.as_ref().is_none_or(|(j, _)| i < *j)
+        {
+            *f = Some((i, e));
+        }
+    }
+}
+
+/// How one part of a split file was walked: where and why it stopped, whether a request and
+/// response pair across the next part's start, and the record still unpaired.
+struct PartWalk {
+    at: u64,
+    stop: Stop,
+    across: bool,
+    pairer: Pairer,
 }
 
 /// One gzip file indexed by `parts` threads (see [`super::members`]): part k starts at a guessed
@@ -190,6 +236,55 @@ fn sort_split(
     parts: usize,
     budget: usize,
 ) -> Result<Vec<LineSorter>, IndexError> {
+    let starts = part_starts(input, opts, parts)?;
+    let budget = budget / starts.len();
+    let starts = &starts;
+    let results: Vec<(FormattedLines, Result<PartWalk, IndexError>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..starts.len())
+            .map(|k| {
+                s.spawn(move || {
+                    let mut lines = FormattedLines::new(budget, format);
+                    let walked = walk_part(input, opts, starts, k, &mut lines);
+                    (lines, walked)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let io_err = |e| IndexError::Io { path: input.path.display().to_string(), source: e };
+    let mut kept = Vec::new();
+    for (k, (mut lines, walked)) in results.into_iter().enumerate() {
+        // Only kept parts get here: their errors are the file's.
+        let PartWalk { at, stop, across, mut pairer } = walked?;
+        let landed = stop == Stop::Limit && starts.get(k + 1) == Some(&at) && !across;
+        if stop == Stop::End || landed {
+            // The next part starts at a record that does not pair with this part's last.
+            pairer.finish(&mut |e| lines.push(e)).map_err(io_err)?;
+            kept.push(lines.sorter);
+            if stop == Stop::End {
+                return Ok(kept);
+            }
+            continue;
+        }
+        kept.push(lines.sorter);
+        let mut rest = FormattedLines::new(budget, format);
+        index_from(&input.path, &input.filename, opts, at, pairer, &mut |e| rest.push(e))?;
+        kept.push(rest.sorter);
+        return Ok(kept);
+    }
+    Ok(kept)
+}
+
+/// Where the parts of a split file start: 0, then a member boundary guessed near each k/parts
+/// of the file (fewer parts when none is found).
+fn part_starts(
+    input: &IndexInput,
+    opts: EntryOptions,
+    parts: usize,
+) -> Result<Vec<u64>, IndexError> {
     let io_err = |e| IndexError::Io { path: input.path.display().to_string(), source: e };
     let mut walker = Walker::open(&input.path, &input.filename, opts)?;
     let len = walker.file_len();
@@ -200,73 +295,28 @@ fn sort_split(
             starts.push(b);
         }
     }
-    drop(walker);
-    let budget = budget / starts.len();
-    let starts = &starts;
-    let results: Vec<_> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..starts.len())
-            .map(|k| {
-                s.spawn(move || {
-                    let mut sorter = LineSorter::new(budget);
-                    let mut line = String::new();
-                    let limit = starts.get(k + 1).copied().unwrap_or(u64::MAX);
-                    let walked =
-                        Walker::open(&input.path, &input.filename, opts).and_then(|mut w| {
-                            let stop = w.walk(starts[k], limit, &mut |e| {
-                                line.clear();
-                                format_line(&e, format, &mut line);
-                                sorter.push(line.as_bytes())
-                            })?;
-                            // A request and response on both sides of the next part's start
-                            // are paired by reading on in order.
-                            let across = match starts.get(k + 1) {
-                                Some(&next) if stop == (next, Stop::Limit) => {
-                                    w.pairs_across(next).map_err(io_err)?
-                                }
-                                _ => false,
-                            };
-                            Ok((stop, across, std::mem::take(&mut w.pairer)))
-                        });
-                    (sorter, walked)
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    let mut kept = Vec::new();
-    for (k, (mut sorter, walked)) in results.into_iter().enumerate() {
-        // Only kept parts get here: their errors are the file's.
-        let ((at, stop), across, mut pairer) = walked?;
-        let mut line = String::new();
-        let landed = stop == Stop::Limit && starts.get(k + 1) == Some(&at) && !across;
-        if stop == Stop::End || landed {
-            // The next part starts at a record that does not pair with this part's last.
-            let mut emit = |e: IndexEntry| {
-                line.clear();
-                format_line(&e, format, &mut line);
-                sorter.push(line.as_bytes())
-            };
-            pairer.finish(&mut emit).map_err(io_err)?;
-            kept.push(sorter);
-            if stop == Stop::End {
-                return Ok(kept);
-            }
-            continue;
-        }
-        kept.push(sorter);
-        let mut sorter = LineSorter::new(budget);
-        index_from(&input.path, &input.filename, opts, at, pairer, &mut |e| {
-            line.clear();
-            format_line(&e, format, &mut line);
-            sorter.push(line.as_bytes())
-        })?;
-        kept.push(sorter);
-        return Ok(kept);
-    }
-    Ok(kept)
+    Ok(starts)
+}
+
+/// Walks part `k` of a split file into `lines`, up to the next part's start.
+fn walk_part(
+    input: &IndexInput,
+    opts: EntryOptions,
+    starts: &[u64],
+    k: usize,
+    lines: &mut FormattedLines,
+) -> Result<PartWalk, IndexError> {
+    let io_err = |e| IndexError::Io { path: input.path.display().to_string(), source: e };
+    let limit = starts.get(k + 1).copied().unwrap_or(u64::MAX);
+    let mut w = Walker::open(&input.path, &input.filename, opts)?;
+    let (at, stop) = w.walk(starts[k], limit, &mut |e| lines.push(e))?;
+    // A request and response on both sides of the next part's start are paired by reading on
+    // in order.
+    let across = match starts.get(k + 1) {
+        Some(&next) if (at, stop) == (next, Stop::Limit) => w.pairs_across(next).map_err(io_err)?,
+        _ => false,
+    };
+    Ok(PartWalk { at, stop, across, pairer: std::mem::take(&mut w.pairer) })
 }
 
 /// Writes the sorted lines of `sorters` to `output` in `format`, atomically: into temporary

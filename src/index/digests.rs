@@ -11,7 +11,7 @@
 //! [`TableBuilder`] makes a table from CDXJ index lines ([`TableBuilder::add_cdxj`]) or from the
 //! containers of an earlier package ([`TableBuilder::add_package`]) by external sort: entries
 //! are collected up to a memory budget, sorted and written as a run, and the runs are merged
-//! into the table. Where one digest is stored more than once, the earliest capture (then the
+//! into the table ([`crate::external_sort`]). Where one digest is stored more than once, the earliest capture (then the
 //! first added) is kept: revisits refer to the first time the payload was stored. Revisit
 //! records and digests webaip cannot decode are not entries (they hold no payload, or cannot
 //! be compared).
@@ -23,7 +23,6 @@
 //! length (an index line does not state it; a package's entries do).
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -213,7 +212,7 @@ impl Entry {
     }
 
     /// Run format: key, seq, when (len u8 + bytes), payload_len, stored (len u32 + bytes).
-    fn write_run(&self, w: &mut impl Write) -> io::Result<()> {
+    fn write_run(&self, w: &mut (impl Write + ?Sized)) -> io::Result<()> {
         w.write_all(&self.key.0)?;
         w.write_all(&self.seq.to_le_bytes())?;
         w.write_all(&[self.when.len().min(255) as u8])?;
@@ -223,7 +222,7 @@ impl Entry {
         w.write_all(&self.stored)
     }
 
-    fn read_run(r: &mut impl Read) -> io::Result<Option<Entry>> {
+    fn read_run(r: &mut (impl Read + ?Sized)) -> io::Result<Option<Entry>> {
         let mut key = [0u8; KEY_LEN];
         match r.read_exact(&mut key) {
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
@@ -256,7 +255,29 @@ impl Entry {
     }
 }
 
-fn read_u64(r: &mut impl Read) -> io::Result<u64> {
+/// Entries as a run holds them ([`Entry::write_run`]).
+#[derive(Debug)]
+struct EntryRun;
+
+impl crate::external_sort::RunFormat for EntryRun {
+    type Item = Entry;
+
+    fn write(&self, e: &Entry, w: &mut dyn Write) -> io::Result<()> {
+        e.write_run(w)
+    }
+
+    fn read(&self, r: &mut dyn BufRead) -> io::Result<Option<Entry>> {
+        Entry::read_run(r)
+    }
+}
+
+/// Bytes of each run's read and write buffer.
+const RUN_BUFFER: usize = 256 << 10;
+
+/// What the runs are named in errors (anonymous temporary files).
+const RUN_NAME: &str = "(a temporary run of the digest sort)";
+
+fn read_u64(r: &mut (impl Read + ?Sized)) -> io::Result<u64> {
     let mut b = [0u8; 8];
     r.read_exact(&mut b)?;
     Ok(u64::from_le_bytes(b))
@@ -267,8 +288,7 @@ const ALLOC_OVERHEAD: usize = 24;
 
 /// Makes a table by external sort (module comment).
 pub struct TableBuilder {
-    scratch: tempfile::TempDir,
-    runs: Vec<PathBuf>,
+    runs: crate::external_sort::Runs<EntryRun>,
     pending: Vec<Entry>,
     pending_bytes: usize,
     budget: usize,
@@ -280,10 +300,8 @@ pub struct TableBuilder {
 impl TableBuilder {
     /// A builder holding at most about `budget` bytes of entries before it writes a run.
     pub fn new(budget: usize) -> Result<TableBuilder, DigestTableError> {
-        let scratch = tempfile::tempdir().map_err(io_at(Path::new("(temporary folder)")))?;
         Ok(TableBuilder {
-            scratch,
-            runs: Vec::new(),
+            runs: crate::external_sort::Runs::new(EntryRun, Entry::order, RUN_BUFFER),
             pending: Vec::new(),
             pending_bytes: 0,
             budget,
@@ -326,14 +344,9 @@ impl TableBuilder {
             return Ok(());
         }
         self.pending.sort_unstable_by(Entry::order);
-        let path = self.scratch.path().join(format!("run-{}", self.runs.len()));
-        let mut w = BufWriter::new(File::create(&path).map_err(io_at(&path))?);
-        for e in self.pending.drain(..) {
-            e.write_run(&mut w).map_err(io_at(&path))?;
-        }
-        w.flush().map_err(io_at(&path))?;
+        self.runs.spill(&self.pending).map_err(io_at(Path::new(RUN_NAME)))?;
+        self.pending.clear();
         self.pending_bytes = 0;
-        self.runs.push(path);
         Ok(())
     }
 
@@ -429,26 +442,14 @@ impl TableBuilder {
     /// Sorts what was added and writes the table to `out`; returns the number of entries.
     pub fn finish(mut self, out: &Path) -> Result<u64, DigestTableError> {
         self.spill()?;
-        let mut sources = Vec::new();
-        for run in &self.runs {
-            sources.push(BufReader::with_capacity(256 << 10, File::open(run).map_err(io_at(run))?));
-        }
-        let mut heap = BinaryHeap::new();
-        for (i, s) in sources.iter_mut().enumerate() {
-            if let Some(e) = Entry::read_run(s).map_err(io_at(&self.runs[i]))? {
-                heap.push(Head(e, i));
-            }
-        }
         let mut w = BufWriter::with_capacity(1 << 20, File::create(out).map_err(io_at(out))?);
         w.write_all(MAGIC).map_err(io_at(out))?;
         let mut at = MAGIC.len() as u64;
         let mut sparse: Vec<(DigestKey, u64)> = Vec::new();
         let mut count = 0u64;
         let mut last: Option<DigestKey> = None;
-        while let Some(Head(e, i)) = heap.pop() {
-            if let Some(next) = Entry::read_run(&mut sources[i]).map_err(io_at(&self.runs[i]))? {
-                heap.push(Head(next, i));
-            }
+        for e in self.runs.merged(Vec::new()) {
+            let e = e.map_err(io_at(Path::new(RUN_NAME)))?;
             // The first of a digest is the earliest (the run order); the others are dropped.
             if last == Some(e.key) {
                 continue;
@@ -472,26 +473,6 @@ impl TableBuilder {
         w.write_all(END_MAGIC).map_err(io_at(out))?;
         w.into_inner().map_err(|e| io_at(out)(e.into_error()))?.sync_all().map_err(io_at(out))?;
         Ok(count)
-    }
-}
-
-/// A run's head in the merge: smallest entry first (the heap is a max-heap).
-struct Head(Entry, usize);
-
-impl PartialEq for Head {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Head {}
-impl PartialOrd for Head {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Head {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.0.order(&self.0)
     }
 }
 

@@ -344,7 +344,7 @@ pub fn no_original(header: &WarcHeader, passed_over: &[String]) -> GetError {
     if let Some(c) = header.get("WARC-Refers-To-Container") {
         holder.push_str(&format!(" in {}", c.trim()));
     }
-    if let Some(p) = header.get(crate::stages::dedup::FIELD_REFERS_TO_PACKAGE) {
+    if let Some(p) = header.get(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE) {
         holder.push_str(&format!(" of package {}", p.trim()));
     }
     let (uri, date) = (field("WARC-Refers-To-Target-URI"), field("WARC-Refers-To-Date"));

@@ -14,9 +14,9 @@
 //!   none, the SHA-1 of its payload is computed (the only case that reads the payload).
 //!
 //! The HTTP message is read as warcio reads it: only records whose URI starts with `http:` or
-//! `https:` (as written) and whose block is not empty hold one, its status line is its first
-//! line, its header section ends at the first line that is blank once trailing white space is
-//! stripped.
+//! `https:` (as written) and whose block is not empty hold one; its header section and where
+//! the payload starts follow the one rule of [`crate::formats::warc::payload`], its fields are
+//! read by [`crate::formats::http`].
 
 use std::io::{self, Read};
 
@@ -24,7 +24,9 @@ use sha1::{Digest, Sha1};
 
 use super::cdxj::IndexEntry;
 use super::method::{MethodQuery, RequestHead, Seen, method_query};
+use crate::formats::http::{self, HttpHead, field_value, message_head, status_code};
 use crate::formats::warc::WarcHeader;
+use crate::formats::warc::payload::{PayloadStart, payload_start, warcio_reads_http};
 
 /// Bytes of a block read at first: enough for nearly every HTTP header section (more are read
 /// only when its end is not among them, so that a record is read no further than it must).
@@ -71,47 +73,54 @@ pub fn entry_of(
     };
     let date = header.get("WARC-Date").unwrap_or_default();
     let timestamp = timestamp14(date).ok_or_else(|| RecordIndexError::Date(date.to_string()))?;
+    let http = HttpSection::read_if_held(header, block).map_err(RecordIndexError::Read)?;
     let warc_type = header.warc_type().unwrap_or_default();
-    let block_len = header.content_length().unwrap_or(0);
-    let http_parsed = matches!(warc_type, "response" | "revisit" | "request")
-        && block_len > 0
-        && (url.starts_with("http:") || url.starts_with("https:"));
-    let mut head = Vec::new();
-    let http = if http_parsed {
-        read_head(block, &mut head).map_err(RecordIndexError::Read)?;
-        Some(HttpHead::parse(&head))
-    } else {
-        None
-    };
-    let mime = if warc_type == "revisit" {
-        Some("warc/revisit".to_string())
-    } else if warc_type == "response" {
-        http.as_ref().and_then(|h| h.content_type.as_deref()).map(mime_of)
-    } else {
-        header.get("Content-Type").map(mime_of)
-    };
     let status = match &http {
-        Some(h) if matches!(warc_type, "response" | "revisit") => Some(h.status.clone()),
-        _ => None,
-    };
-    let stated = header.get("WARC-Payload-Digest").filter(|d| !d.is_empty());
-    let digest = match stated {
-        Some(d) => Some(d.to_string()),
-        None if warc_type == "revisit" => header.get("WARC-Payload-Digest").map(str::to_string),
-        None => {
-            let skip = http.as_ref().map_or(0, |h| h.len);
-            Some(payload_sha1(&head, skip, block).map_err(RecordIndexError::Read)?)
+        // An empty status (a blank status line) is no status: cdxj-indexer writes none.
+        Some(h) if matches!(warc_type, "response" | "revisit") => {
+            Some(status_code(h.fields())).filter(|s| !s.is_empty())
         }
+        _ => None,
     };
     Ok(Some(IndexEntry {
         key: super::surt::surt(&url),
         timestamp,
         url,
-        mime,
+        mime: mime_for(header, http.as_ref()),
         status,
-        digest,
+        digest: digest_for(header, http.as_ref(), block).map_err(RecordIndexError::Read)?,
         ..IndexEntry::default()
     }))
+}
+
+/// The index's `mime`: `warc/revisit` for a revisit, the HTTP `Content-Type` of a response,
+/// the record's `Content-Type` otherwise.
+fn mime_for(header: &WarcHeader, http: Option<&HttpSection>) -> Option<String> {
+    match header.warc_type().unwrap_or_default() {
+        "revisit" => Some("warc/revisit".to_string()),
+        "response" => {
+            http.and_then(|h| field_value(h.fields(), b"content-type")).map(|v| mime_of(&v))
+        }
+        _ => header.get("Content-Type").map(mime_of),
+    }
+}
+
+/// The index's `digest`: `WARC-Payload-Digest`, else (but for a revisit) the SHA-1 of the
+/// payload, the rest of `block` read for it.
+fn digest_for(
+    header: &WarcHeader,
+    http: Option<&HttpSection>,
+    block: &mut dyn Read,
+) -> io::Result<Option<String>> {
+    let stated = header.get("WARC-Payload-Digest");
+    if let Some(d) = stated.filter(|d| !d.is_empty()) {
+        return Ok(Some(d.to_string()));
+    }
+    if header.warc_type() == Some("revisit") {
+        return Ok(stated.map(str::to_string));
+    }
+    let read = http.map_or(&[][..], HttpSection::payload_read);
+    payload_sha1(read, block).map(Some)
 }
 
 /// What a record gives the index and the pairing of requests with responses
@@ -134,24 +143,58 @@ pub fn seen_of(header: &WarcHeader, block: &mut dyn Read) -> Result<Seen, Record
 }
 
 /// A request's method and body as a query, when it holds an HTTP request (as warcio reads
-/// one: an `http:` or `https:` URI, a block not empty) that is a POST or PUT.
+/// one) that is a POST or PUT.
 fn request_method(header: &WarcHeader, block: &mut dyn Read) -> io::Result<Option<MethodQuery>> {
-    let url = header.get("WARC-Target-URI").map(target_url).unwrap_or_default();
-    if header.content_length().unwrap_or(0) == 0
-        || !(url.starts_with("http:") || url.starts_with("https:"))
-    {
+    let Some(http) = HttpSection::read_if_held(header, block)? else {
         return Ok(None);
-    }
-    let mut head = Vec::new();
-    read_head(block, &mut head)?;
-    let http = HttpHead::parse(&head);
-    let request = RequestHead {
-        method: http.first,
-        content_type: http.content_type,
-        content_length: http.content_length,
     };
-    let mut body = (&head[http.len..]).chain(block);
+    let fields = http.fields();
+    let request = RequestHead {
+        method: http::request_method(fields),
+        content_type: field_value(fields, b"content-type"),
+        content_length: field_value(fields, b"content-length"),
+    };
+    let mut body = http.payload_read().chain(block);
     method_query(&request, &mut body)
+}
+
+/// The start of a record's HTTP message: the bytes read of its block, and where its payload
+/// starts among them by the one rule of [`crate::formats::warc::payload`].
+struct HttpSection {
+    /// The header section and whatever of the payload was read with it.
+    read: Vec<u8>,
+    /// Where the payload starts.
+    start: PayloadStart,
+}
+
+impl HttpSection {
+    /// The HTTP message's start when the record holds one as warcio reads it (an `http:` or
+    /// `https:` URI as written, a block not empty); `None` otherwise, nothing read.
+    fn read_if_held(header: &WarcHeader, block: &mut dyn Read) -> io::Result<Option<HttpSection>> {
+        let len = header.content_length().unwrap_or(0);
+        if !warcio_reads_http(header.warc_type(), header.target_uri(), len) {
+            return Ok(None);
+        }
+        let mut read = Vec::new();
+        let ended = read_head(block, &mut read)?;
+        let whole = ended || len == read.len() as u64;
+        let start = payload_start(header.warc_type(), header.target_uri(), &read, whole);
+        Ok(Some(HttpSection { read, start }))
+    }
+
+    /// The header section: every byte read when its end was not found.
+    fn fields(&self) -> &[u8] {
+        match self.start {
+            PayloadStart::AfterHttpHeader(n) => &self.read[..(n as usize).min(self.read.len())],
+            _ => &self.read,
+        }
+    }
+
+    /// The bytes of the payload read with the header section (all of them when no payload
+    /// could be located: the whole block stands for it).
+    fn payload_read(&self) -> &[u8] {
+        &self.read[(self.start.offset() as usize).min(self.read.len())..]
+    }
 }
 
 /// The target URI as warcio hands it on: `<...>` unwrapped, spaces as `%20`.
@@ -200,108 +243,26 @@ pub fn timestamp14(date: &str) -> Option<String> {
 }
 
 /// Reads the start of `block` into `head`: at least until the HTTP header section ends (or
-/// [`MAX_HEAD`] bytes, or the block ends).
-fn read_head(block: &mut dyn Read, head: &mut Vec<u8>) -> io::Result<()> {
+/// [`MAX_HEAD`] bytes, or the block ends). True when the block ended.
+fn read_head(block: &mut dyn Read, head: &mut Vec<u8>) -> io::Result<bool> {
     let mut want = FIRST_READ;
     loop {
         let before = head.len();
         block.take((want - before) as u64).read_to_end(head)?;
-        let ended = head.len() < want;
-        if ended || header_end(head).is_some() || want >= MAX_HEAD {
-            return Ok(());
+        if head.len() < want {
+            return Ok(true);
+        }
+        if matches!(message_head(head), HttpHead::Complete(_)) || want >= MAX_HEAD {
+            return Ok(false);
         }
         want = (want * 4).min(MAX_HEAD);
     }
 }
 
-/// Offset just past the blank line ending the header section that starts with the status
-/// line, as warcio finds it (a line blank once trailing white space is stripped).
-fn header_end(head: &[u8]) -> Option<usize> {
-    let mut at = 0;
-    while at < head.len() {
-        let end = memchr::memchr(b'\n', &head[at..]).map(|i| at + i + 1);
-        let line = &head[at..end.unwrap_or(head.len())];
-        // A blank status line ends the section too (warcio then reads no headers).
-        if decode(line).trim_end().is_empty() {
-            return Some(end.unwrap_or(head.len()));
-        }
-        at = end?;
-    }
-    None
-}
-
-/// A header line as Python has it: UTF-8, else ISO-8859-1.
-fn decode(line: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(line) {
-        Ok(s) => s.into(),
-        Err(_) => line.iter().map(|&b| b as char).collect::<String>().into(),
-    }
-}
-
-/// What the index takes from an HTTP message's header section.
-#[derive(Default)]
-struct HttpHead {
-    /// The status code as warcio reads it (empty when the status line has none).
-    status: String,
-    /// The status line's first token (a request's method).
-    first: String,
-    /// The first `Content-Type` field's value, continuation lines appended.
-    content_type: Option<String>,
-    /// The first `Content-Length` field's value.
-    content_length: Option<String>,
-    /// Bytes of the section, its blank line included (where the payload starts).
-    len: usize,
-}
-
-impl HttpHead {
-    /// Parses a header section as warcio's `StatusAndHeadersParser` (not verifying).
-    fn parse(head: &[u8]) -> HttpHead {
-        let mut lines = head.split_inclusive(|&b| b == b'\n');
-        let mut len = 0;
-        let mut next_line = |len: &mut usize| {
-            lines.next().map(|l| {
-                *len += l.len();
-                decode(l).trim_end().to_string()
-            })
-        };
-        let statusline = next_line(&mut len).unwrap_or_default();
-        if statusline.is_empty() {
-            return HttpHead { len, ..HttpHead::default() };
-        }
-        let first = statusline.split(' ').next().unwrap_or_default().to_string();
-        let status = match statusline.split_once(' ') {
-            Some((_, rest)) => rest.trim().split(' ').next().unwrap_or_default().to_string(),
-            None => String::new(),
-        };
-        let (mut content_type, mut content_length) = (None, None);
-        let mut line = next_line(&mut len);
-        while let Some(l) = line.filter(|l| !l.is_empty()) {
-            let mut value = l.split_once(':').map(|(name, v)| (name, v.trim_start().to_string()));
-            let mut next = next_line(&mut len);
-            while let Some(cont) = next.as_deref().filter(|n| n.starts_with([' ', '\t'])) {
-                if let Some((_, v)) = &mut value {
-                    v.push_str(cont);
-                }
-                next = next_line(&mut len);
-            }
-            if let Some((name, v)) = value {
-                let name = name.trim_end_matches([' ', '\t']);
-                if name.eq_ignore_ascii_case("content-type") {
-                    content_type.get_or_insert(v);
-                } else if name.eq_ignore_ascii_case("content-length") {
-                    content_length.get_or_insert(v);
-                }
-            }
-            line = next;
-        }
-        HttpHead { status, first, content_type, content_length, len: len.min(head.len()) }
-    }
-}
-
-/// `sha1:BASE32` of the payload: `head` past `skip`, then the rest of `block`.
-fn payload_sha1(head: &[u8], skip: usize, block: &mut dyn Read) -> io::Result<String> {
+/// `sha1:BASE32` of the payload: the bytes of it already `read`, then the rest of `block`.
+fn payload_sha1(read: &[u8], block: &mut dyn Read) -> io::Result<String> {
     let mut sha = Sha1::new();
-    sha.update(&head[skip.min(head.len())..]);
+    sha.update(read);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = block.read(&mut buf)?;

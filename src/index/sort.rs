@@ -1,39 +1,46 @@
 //! Lines sorted bytewise (as `LC_ALL=C sort`) in memory that does not grow with their number:
-//! lines are held in one buffer up to a byte budget, sorted and spilled as a run to an
-//! anonymous temporary file; the output merges the runs. Identical lines are written once (as
+//! lines are held in one buffer up to a byte budget, sorted and spilled as a run by the one
+//! external sort ([`crate::external_sort`]); the output merges the runs. Identical lines are written once (as
 //! cdxj-indexer's `--sort` writes them: an index lists a record once).
 //!
 //! Index lines are plain byte lines, so they are kept as bytes (no parsing back, no
 //! per-line allocation); `crate::pages::sorted` sorts typed items by a comparison of their
 //! fields, which lines do not need.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
+use std::io;
 
-/// Runs kept at most: past this they are merged into one (each holds a file open).
-const MAX_RUNS: usize = 64;
+use crate::external_sort::{ByteLines, Held, Runs};
+
+/// Bytes of each run's read and write buffer.
+const RUN_BUFFER: usize = 256 << 10;
 
 /// Lines being sorted; see the module documentation.
 #[derive(Debug)]
 pub struct LineSorter {
     /// The held lines' bytes, one after the other (no line ends).
     bytes: Vec<u8>,
-    /// Where each held line is in `bytes`: (start, length).
-    lines: Vec<(usize, usize)>,
+    /// Where each held line is in `bytes`.
+    lines: Vec<LineAt>,
     /// Bytes held at most (lines and their places) before a run is spilled.
     budget: usize,
-    /// Sorted runs, `\n`-terminated lines, rewound.
-    runs: Vec<File>,
+    /// Sorted runs of distinct lines.
+    runs: Runs<ByteLines>,
     /// Lines pushed.
     pushed: u64,
+}
+
+/// Where a held line is in the sorter's buffer.
+#[derive(Debug, Clone, Copy)]
+struct LineAt {
+    start: usize,
+    len: usize,
 }
 
 impl LineSorter {
     /// An empty sorter holding at most about `budget` bytes in memory.
     pub fn new(budget: usize) -> LineSorter {
-        LineSorter { bytes: Vec::new(), lines: Vec::new(), budget, runs: Vec::new(), pushed: 0 }
+        let runs = Runs::new(ByteLines, |a: &Vec<u8>, b: &Vec<u8>| a.cmp(b), RUN_BUFFER);
+        LineSorter { bytes: Vec::new(), lines: Vec::new(), budget, runs, pushed: 0 }
     }
 
     /// Lines pushed so far.
@@ -48,7 +55,7 @@ impl LineSorter {
 
     /// Adds a line (without its line end; it must hold no `\n`).
     pub fn push(&mut self, line: &[u8]) -> io::Result<()> {
-        self.lines.push((self.bytes.len(), line.len()));
+        self.lines.push(LineAt { start: self.bytes.len(), len: line.len() });
         self.bytes.extend_from_slice(line);
         self.pushed += 1;
         if self.bytes.len() + self.lines.len() * 16 >= self.budget {
@@ -59,32 +66,32 @@ impl LineSorter {
 
     fn sort_held(&mut self) {
         let bytes = &self.bytes;
-        self.lines.sort_unstable_by(|a, b| bytes[a.0..a.0 + a.1].cmp(&bytes[b.0..b.0 + b.1]));
+        self.lines.sort_unstable_by(|a, b| {
+            bytes[a.start..a.start + a.len].cmp(&bytes[b.start..b.start + b.len])
+        });
     }
 
+    /// Writes the held lines as a run, each distinct line once.
     fn spill(&mut self) -> io::Result<()> {
         if self.lines.is_empty() {
             return Ok(());
         }
         self.sort_held();
-        let mut out = BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
-        let mut last: Option<&[u8]> = None;
-        for &(at, len) in &self.lines {
-            let line = &self.bytes[at..at + len];
-            if last != Some(line) {
-                out.write_all(line)?;
-                out.write_all(b"\n")?;
+        let (bytes, lines) = (&self.bytes, &self.lines);
+        self.runs.spill_with(|_, out| {
+            let mut last: Option<&[u8]> = None;
+            for at in lines {
+                let line = &bytes[at.start..at.start + at.len];
+                if last != Some(line) {
+                    out.write_all(line)?;
+                    out.write_all(b"\n")?;
+                }
+                last = Some(line);
             }
-            last = Some(line);
-        }
-        let mut file = out.into_inner().map_err(|e| e.into_error())?;
-        file.rewind()?;
-        self.runs.push(file);
+            Ok(())
+        })?;
         self.bytes.clear();
         self.lines.clear();
-        if self.runs.len() >= MAX_RUNS {
-            self.spill_runs_into_one()?;
-        }
         Ok(())
     }
 
@@ -93,107 +100,32 @@ impl LineSorter {
         sorters: Vec<LineSorter>,
         out: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<()> {
-        let mut runs = Vec::new();
-        let mut held = Vec::new();
+        let mut runs: Option<Runs<ByteLines>> = None;
+        let mut held: Vec<Held<'_, Vec<u8>>> = Vec::new();
         for mut s in sorters {
             // What one sorter still holds stays in memory, as a sorted source of its own.
             s.sort_held();
-            let LineSorter { bytes, lines, runs: r, .. } = s;
-            runs.extend(r);
+            let LineSorter { bytes, lines, runs: spilled, .. } = s;
             if !lines.is_empty() {
-                held.push((bytes, lines));
+                let line = move |at: LineAt| bytes[at.start..at.start + at.len].to_vec();
+                held.push(Box::new(lines.into_iter().map(line)));
+            }
+            match &mut runs {
+                None => runs = Some(spilled),
+                Some(r) => r.absorb(spilled)?,
             }
         }
-        if runs.len() + held.len() > MAX_RUNS {
-            // Too many to keep open at once: the runs become one first.
-            let mut one = LineSorter::new(usize::MAX);
-            one.runs = runs;
-            one.spill_runs_into_one()?;
-            runs = one.runs;
+        let Some(runs) = runs else { return Ok(()) };
+        let mut last: Option<Vec<u8>> = None;
+        for line in runs.merged(held) {
+            let line = line?;
+            if last.as_deref() != Some(&line[..]) {
+                out(&line)?;
+            }
+            last = Some(line);
         }
-        merge(runs, held, out)
-    }
-
-    fn spill_runs_into_one(&mut self) -> io::Result<()> {
-        let runs = std::mem::take(&mut self.runs);
-        let mut out = BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
-        merge(runs, Vec::new(), &mut |l| {
-            out.write_all(l)?;
-            out.write_all(b"\n")
-        })?;
-        let mut file = out.into_inner().map_err(|e| e.into_error())?;
-        file.rewind()?;
-        self.runs.push(file);
         Ok(())
     }
-}
-
-/// Lines held in memory, sorted: their bytes and places.
-type Held = (Vec<u8>, Vec<(usize, usize)>);
-
-/// A source of sorted lines: a run file, or lines held in memory.
-enum Source {
-    Run(BufReader<File>),
-    Held { bytes: Vec<u8>, lines: std::vec::IntoIter<(usize, usize)> },
-}
-
-impl Source {
-    /// The next line into `line` (cleared first); false at the end.
-    fn next(&mut self, line: &mut Vec<u8>) -> io::Result<bool> {
-        line.clear();
-        match self {
-            Source::Run(r) => {
-                if r.read_until(b'\n', line)? == 0 {
-                    return Ok(false);
-                }
-                if line.last() == Some(&b'\n') {
-                    line.pop();
-                }
-                Ok(true)
-            }
-            Source::Held { bytes, lines } => match lines.next() {
-                Some((at, len)) => {
-                    line.extend_from_slice(&bytes[at..at + len]);
-                    Ok(true)
-                }
-                None => Ok(false),
-            },
-        }
-    }
-}
-
-/// Merges sorted sources into `out`, each distinct line once.
-fn merge(
-    runs: Vec<File>,
-    held: Vec<Held>,
-    out: &mut dyn FnMut(&[u8]) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut sources: Vec<Source> = runs
-        .into_iter()
-        .map(|f| Source::Run(BufReader::with_capacity(256 * 1024, f)))
-        .chain(
-            held.into_iter().map(|(bytes, lines)| Source::Held { bytes, lines: lines.into_iter() }),
-        )
-        .collect();
-    let mut heap = BinaryHeap::with_capacity(sources.len());
-    for (i, s) in sources.iter_mut().enumerate() {
-        let mut line = Vec::new();
-        if s.next(&mut line)? {
-            heap.push(Reverse((line, i)));
-        }
-    }
-    let mut last: Option<Vec<u8>> = None;
-    while let Some(Reverse((line, i))) = heap.pop() {
-        if last.as_deref() != Some(&line[..]) {
-            out(&line)?;
-        }
-        let mut next = last.take().unwrap_or_default();
-        if sources[i].next(&mut next)? {
-            heap.push(Reverse((next, i)));
-        }
-        last = Some(line);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -222,7 +154,7 @@ mod tests {
         for (n, l) in all.iter().enumerate() {
             if n % 2 == 0 { a.push(l).unwrap() } else { b.push(l).unwrap() }
         }
-        assert!(a.runs() > 0 && a.runs() < MAX_RUNS, "runs: {}", a.runs());
+        assert!(a.runs() > 0 && a.runs() < crate::external_sort::MAX_RUNS, "runs: {}", a.runs());
         all.push(b"k1 \xff".to_vec());
         b.push(b"k1 \xff").unwrap();
         all.sort();

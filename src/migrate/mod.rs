@@ -48,7 +48,7 @@ use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
 use crate::stages::identify::IdentifyStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
-use crate::stages::{BatchSink, Finding, Item, Route, Stage, Staged};
+use crate::stages::{BatchSink, Item, Route, ScanFinding, Stage, StagedItem};
 use rebuild_record::{rebuild_report, rebuild_summary, write_rebuild_record};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
@@ -959,13 +959,13 @@ impl Output<'_> {
 /// memory is held for the scan stage.
 fn receive(
     rx: &Receiver<Msg>,
-    batch: &mut Vec<Staged>,
+    batch: &mut Vec<StagedItem>,
     scanning: bool,
     end: &mut Option<End>,
 ) -> Result<bool, MigrateError> {
     let staged = |r: MappedRecord| {
         let held = if scanning { r.payload_bytes().map(<[u8]>::to_vec) } else { None };
-        Staged::new(Item::Mapped(Box::new(r)), held, None)
+        StagedItem::new(Item::Mapped(Box::new(r)), held, None)
     };
     match rx.recv() {
         Ok(Msg::Batch(records)) => batch.extend(records.into_iter().map(staged)),
@@ -1015,7 +1015,7 @@ impl BatchSink<MigrateError> for Output<'_> {
     /// Hashes and compresses the records held in memory in parallel (each its own gzip
     /// member), while the scan stage finishes: a record is the same bytes whichever container
     /// it goes to.
-    fn prepare(&mut self, batch: &[Staged]) -> Result<(), MigrateError> {
+    fn prepare(&mut self, batch: &[StagedItem]) -> Result<(), MigrateError> {
         let level = self.level;
         let encoded = batch
             .par_iter()
@@ -1040,19 +1040,19 @@ impl BatchSink<MigrateError> for Output<'_> {
     /// Writes a batch, in order: records compressed by `prepare` as they are, larger ones
     /// streamed. Each goes where the scan stage routed it: an infected record to
     /// the quarantine when there is one, followed by a cleaner's copy.
-    fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), MigrateError> {
+    fn write(&mut self, batch: &mut Vec<StagedItem>) -> Result<(), MigrateError> {
         let encoded = self.encoded.pop_front().unwrap_or_default();
         if encoded.len() != batch.len() {
             return Err(out_error(io::Error::other("a batch written without being prepared")));
         }
         for (s, encoded) in batch.drain(..).zip(encoded) {
-            let Staged { item, route, findings, identification, .. } = s;
+            let StagedItem { item, route, findings, identification, .. } = s;
             let Item::Mapped(m) = item else {
                 return Err(out_error(io::Error::other("an item that is no ARC record")));
             };
             let verdict = match findings.into_iter().next() {
-                Some(Finding::Infected(sig)) => Some(ScanResult::Infected(sig)),
-                Some(Finding::NotScanned(why)) => Some(ScanResult::NotScanned(why)),
+                Some(ScanFinding::Infected(sig)) => Some(ScanResult::Infected(sig)),
+                Some(ScanFinding::NotScanned(why)) => Some(ScanResult::NotScanned(why)),
                 None if self.scanner.is_some() && m.payload_len() > 0 => Some(ScanResult::Clean),
                 None => None,
             };

@@ -42,7 +42,7 @@ use crate::sources::{ArchiveKind, Source, file_text, path_text};
 use crate::stages::dedup::DedupStage;
 use crate::stages::identify::{Identifier, IdentifyMode, IdentifyStage, Tally as Identified};
 use crate::stages::scan::{ScanEngine, ScanStage};
-use crate::stages::{Item, Stage, Staged};
+use crate::stages::{Item, Stage, StagedItem};
 
 use super::context::PackageRun;
 use super::staging::Staging;
@@ -903,7 +903,7 @@ impl ContainerCtx<'_> {
             &mut stages,
             // Two batches in flight: clamd scans the next while this one is written.
             &mut crate::stages::EachItem {
-                write: |staged: Staged| {
+                write: |staged: StagedItem| {
                     if let Item::Stored(r) = &staged.item {
                         let uri = r.target_uri.as_deref();
                         tally.record(uri, &r.warc_type, &r.date, r.date_inferred);

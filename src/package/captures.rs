@@ -44,7 +44,7 @@ use crate::stages::identify::IdentifyStage;
 use crate::stages::rewrite::RewriteStage;
 use crate::stages::scan::batching;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
-use crate::stages::{Finding, Item, Route, Stage, Staged};
+use crate::stages::{Item, Route, ScanFinding, Stage, StagedItem};
 
 /// The WARC field naming a mirror file's path, which also names its PREMIS object.
 pub(crate) const MIRROR_PATH: &str = "X-Webaip-Mirror-Path";
@@ -416,7 +416,7 @@ struct Digests<'a> {
 /// payload's SHA-512. True once the source is exhausted.
 fn gather(
     source: &mut dyn CaptureSource,
-    batch: &mut Vec<Staged>,
+    batch: &mut Vec<StagedItem>,
     counts: &mut Counts,
     digests: Digests<'_>,
     progress: &(dyn Fn(u64) + Sync),
@@ -457,7 +457,7 @@ fn gather(
                 Some(crate::formats::digest::sha512_of(payload).map_err(io_err(digests.pkg))?.1)
             }
         };
-        batch.push(Staged::new(Item::Capture(c), held, digest));
+        batch.push(StagedItem::new(Item::Capture(c), held, digest));
     }
     Ok(false)
 }
@@ -506,9 +506,10 @@ impl Writing<'_> {
     /// Writes one capture where its stages routed it: its record with the events its verdict
     /// and its replacement call for, then its metadata record and, for an infected one, a
     /// cleaner's copy.
-    fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
-        let Staged { item, held, route, findings, replacement, identification, revisit, .. } =
-            staged;
+    fn write(&mut self, staged: StagedItem) -> Result<(), PackageError> {
+        let StagedItem {
+            item, held, route, findings, replacement, identification, revisit, ..
+        } = staged;
         let Item::Capture(c) = item else {
             return Err(PackageError::Internal("a stored record among captures"));
         };
@@ -518,8 +519,8 @@ impl Writing<'_> {
             return self.write_metadata(&c, &written, Slot::Content, false);
         }
         let verdict = findings.into_iter().next().map(|f| match f {
-            Finding::Infected(sig) => ScanResult::Infected(sig),
-            Finding::NotScanned(why) => ScanResult::NotScanned(why),
+            ScanFinding::Infected(sig) => ScanResult::Infected(sig),
+            ScanFinding::NotScanned(why) => ScanResult::NotScanned(why),
         });
         let infected = route == Route::Viral;
         let slot = if infected { Slot::Viral } else { Slot::Content };

@@ -37,7 +37,7 @@ use crate::mets::ContainerWriter;
 use crate::model::*;
 use crate::stages::scan::batching::{self, HELD_PAYLOAD};
 use crate::stages::scan::{ScanEngine, ScanResult};
-use crate::stages::{Finding, Item, Route, Staged, StoredRecord};
+use crate::stages::{Item, Route, ScanFinding, StagedItem, StoredRecord};
 
 /// What checking a copied WARC as `audit --deep` does found.
 #[derive(Debug, Default)]
@@ -136,7 +136,7 @@ pub(super) struct StoredWarc {
     /// Payloads small enough are held for the scan.
     hold: bool,
     /// Items read but not yet given.
-    ready: VecDeque<Staged>,
+    ready: VecDeque<StagedItem>,
     summary: StoredSummary,
     /// The file as it was when opened, to tell at the end whether it changed while read.
     opened: crate::formats::digest::FileState,
@@ -185,7 +185,7 @@ impl StoredWarc {
     }
 
     /// The next item, or `None` once the whole input was given out.
-    pub(super) fn next_item(&mut self) -> Result<Option<Staged>, PackageError> {
+    pub(super) fn next_item(&mut self) -> Result<Option<StagedItem>, PackageError> {
         loop {
             if let Some(s) = self.ready.pop_front() {
                 return Ok(Some(s));
@@ -232,7 +232,7 @@ impl StoredWarc {
             true => {
                 if head.offset > self.taken {
                     let between = self.take(head.offset)?;
-                    self.ready.push_back(Staged::new(Item::Between(between), None, None));
+                    self.ready.push_back(StagedItem::new(Item::Between(between), None, None));
                 }
                 Some(self.take(end.end)?)
             }
@@ -249,7 +249,7 @@ impl StoredWarc {
             payload_sha1: (d.payload_len > 0).then_some(d.payload_sha1),
             header_len: head.header_len,
         };
-        self.ready.push_back(Staged::new(Item::Stored(Box::new(record)), held, digest));
+        self.ready.push_back(StagedItem::new(Item::Stored(Box::new(record)), held, digest));
         Ok(())
     }
 
@@ -266,7 +266,7 @@ impl StoredWarc {
         let end = self.queue.borrow().end();
         if end > self.taken {
             let rest = self.take(end)?;
-            self.ready.push_back(Staged::new(Item::Between(rest), None, None));
+            self.ready.push_back(StagedItem::new(Item::Between(rest), None, None));
         }
         Ok(())
     }
@@ -289,7 +289,7 @@ impl StoredWarc {
 /// [`batching`]): true once the source is exhausted.
 pub(super) fn gather_stored(
     source: &mut StoredWarc,
-    batch: &mut Vec<Staged>,
+    batch: &mut Vec<StagedItem>,
 ) -> Result<bool, PackageError> {
     let mut held = 0u64;
     while !batching::batch_full(batch.len(), held) {
@@ -516,11 +516,11 @@ impl<'a> CopyWriter<'a> {
     }
 
     /// Appends one item where its stages routed it.
-    pub(super) fn write(&mut self, staged: Staged) -> Result<(), PackageError> {
-        let Staged { item, held, route, findings, identification, revisit, .. } = staged;
+    pub(super) fn write(&mut self, staged: StagedItem) -> Result<(), PackageError> {
+        let StagedItem { item, held, route, findings, identification, revisit, .. } = staged;
         let verdict = findings.into_iter().next().map(|f| match f {
-            Finding::Infected(sig) => ScanResult::Infected(sig),
-            Finding::NotScanned(why) => ScanResult::NotScanned(why),
+            ScanFinding::Infected(sig) => ScanResult::Infected(sig),
+            ScanFinding::NotScanned(why) => ScanResult::NotScanned(why),
         });
         let r = match item {
             Item::Between(bytes) => return self.append_between(&bytes),

@@ -51,7 +51,7 @@ use super::capture::{
 };
 use crate::formats::dates::warc_date_stateable;
 use crate::formats::http::{self, MAX_HTTP_HEADER_LEN};
-use crate::formats::multipart::{boundary_param, find_delimiter};
+use crate::formats::multipart::{Delim, boundary_param, find_delimiter};
 use crate::formats::warc::header::{target_uri, uri_text, warc_fields_line};
 use crate::formats::warc::payload::is_http_uri;
 use crate::layout;
@@ -204,15 +204,7 @@ impl Kulturarw3Archive {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let rel = e.path().map(|p| super::name_text(&self.root, p)).unwrap_or_default();
-                let why = match e.io_error().and_then(io::Error::raw_os_error) {
-                    Some(libc::ENAMETOOLONG) => "its path is longer than PATH_MAX: not read".into(),
-                    _ => format!(
-                        "not read: {}",
-                        e.io_error().map_or(e.to_string(), |x| x.to_string())
-                    ),
-                };
-                self.quirks.refuse(&rel, None, "unreadable-entry", why);
+                self.refuse_unreadable(&e);
                 return Ok(None);
             }
         };
@@ -237,46 +229,24 @@ impl Kulturarw3Archive {
             }
             return Ok(None);
         }
-        if !ft.is_file() {
-            let why = match layout::regular_metadata(&path) {
-                Err(e) => super::refusal(&e),
-                Ok(_) => "changed while walked: not read".into(),
-            };
-            self.quirks.refuse(&rel, None, "refused-entry", why);
-            return Ok(None);
-        }
-        let meta = match super::take_regular(&path, &rel, &mut self.taken) {
-            Ok(m) => m,
-            Err(why) => {
-                self.quirks.refuse(&rel, None, "refused-entry", why.to_string());
-                return Ok(None);
-            }
-        };
+        let Some(size) = self.take_file(&path, &rel, ft.is_file()) else { return Ok(None) };
         match kw3 {
             Some(&[hh, host, snapshot, name]) if split_name(name).is_some() => {
+                let kw3_path = [hh, host, snapshot, name].join(&b'/');
+                let kw3_path = Path::new(std::ffi::OsStr::from_bytes(&kw3_path));
                 let place = Place {
                     path: &path,
                     rel: &rel,
-                    kw3_path: super::name_text(
-                        Path::new(""),
-                        Path::new(std::ffi::OsStr::from_bytes(
-                            &[hh, host, snapshot, name].join(&b'/'),
-                        )),
-                    ),
+                    kw3_path: super::name_text(Path::new(""), kw3_path),
                     snapshot: latin1(snapshot),
                     name,
-                    size: meta.len(),
+                    size,
                 };
                 self.read_capture(place)
             }
             Some(_) => {
-                self.quirk(
-                    &rel,
-                    None,
-                    "unexpected-file",
-                    "not a <hh>/<host>/<snapshot>/<md5url>.<epoch> file: kept as a side file"
-                        .into(),
-                );
+                let why = "not a <hh>/<host>/<snapshot>/<md5url>.<epoch> file: kept as a side file";
+                self.quirk(&rel, None, "unexpected-file", why.into());
                 self.side.push(SideFile { path, relative: rel });
                 Ok(None)
             }
@@ -284,6 +254,36 @@ impl Kulturarw3Archive {
             None => {
                 self.side.push(SideFile { path, relative: rel });
                 Ok(None)
+            }
+        }
+    }
+
+    /// Refuses an entry the walk could not read, saying why.
+    fn refuse_unreadable(&mut self, e: &walkdir::Error) {
+        let rel = e.path().map(|p| super::name_text(&self.root, p)).unwrap_or_default();
+        let why = match e.io_error().and_then(io::Error::raw_os_error) {
+            Some(libc::ENAMETOOLONG) => "its path is longer than PATH_MAX: not read".into(),
+            _ => format!("not read: {}", e.io_error().map_or(e.to_string(), |x| x.to_string())),
+        };
+        self.quirks.refuse(&rel, None, "unreadable-entry", why);
+    }
+
+    /// The size of a file the walk met, once it is known to be a regular file reached without
+    /// links and not met before; `None` (and a refusal) otherwise.
+    fn take_file(&mut self, path: &Path, rel: &str, is_file: bool) -> Option<u64> {
+        if !is_file {
+            let why = match layout::regular_metadata(path) {
+                Err(e) => super::refusal(&e),
+                Ok(_) => "changed while walked: not read".into(),
+            };
+            self.quirks.refuse(rel, None, "refused-entry", why);
+            return None;
+        }
+        match super::take_regular(path, rel, &mut self.taken) {
+            Ok(meta) => Some(meta.len()),
+            Err(why) => {
+                self.quirks.refuse(rel, None, "refused-entry", why.to_string());
+                None
             }
         }
     }
@@ -1217,39 +1217,101 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
             detail: "no multipart boundary in the header block's Content-Type".into(),
         });
     };
-    p.boundary = boundary;
-    let b = p.boundary.clone();
-    let first = match find_delimiter(head, body, &b, complete) {
-        Some(d) => d,
-        None if !complete => {
-            return Err(Refusal {
-                offset: body as u64,
-                detail: format!("no part delimiter within the first {MAX_PREFIX} bytes"),
-            });
-        }
-        None => {
-            return Err(Refusal {
-                offset: body as u64,
-                detail: "no part delimiter `--<boundary>` after the header block".into(),
-            });
-        }
-    };
+    p.boundary = boundary.clone();
+    let parts = Parts { head, complete, boundary };
+    let first = parts.first_delimiter(body)?;
     if first.start > body {
-        p.unparted.push((
-            body as u64,
-            (first.start - body) as u64,
-            "before the first part (a preamble)",
-        ));
+        let preamble = (first.start - body) as u64;
+        p.unparted.push((body as u64, preamble, "before the first part (a preamble)"));
     }
     let mut cur = first;
-    loop {
+    while let Some(next) = parts.read_part(&mut p, &cur, &mut v001)? {
+        cur = next;
+    }
+    note_v001_names(&mut p, &v001);
+    Ok(p)
+}
+
+/// The multipart body of a file's first bytes, as [`parse`] walks it part by part.
+struct Parts<'a> {
+    head: &'a [u8],
+    /// `head` is the whole file.
+    complete: bool,
+    boundary: Vec<u8>,
+}
+
+/// A part's header block: where it starts and ends in the head, where the part's body starts,
+/// and its `HTTP-Part` name (lower case).
+struct PartHeader {
+    start: usize,
+    end: usize,
+    body: usize,
+    name: Vec<u8>,
+}
+
+impl Parts<'_> {
+    /// The delimiter opening the first part, at or after the header block's end `body`.
+    fn first_delimiter(&self, body: usize) -> Result<Delim, Refusal> {
+        let detail = match find_delimiter(self.head, body, &self.boundary, self.complete) {
+            Some(d) => return Ok(d),
+            None if !self.complete => {
+                format!("no part delimiter within the first {MAX_PREFIX} bytes")
+            }
+            None => "no part delimiter `--<boundary>` after the header block".into(),
+        };
+        Err(Refusal { offset: body as u64, detail })
+    }
+
+    /// Reads the part that delimiter `cur` opens into `p`; the delimiter of the next part, or
+    /// `None` when the walk ends (the closing delimiter, the Content part, the file's end).
+    fn read_part(
+        &self,
+        p: &mut Parsed,
+        cur: &Delim,
+        v001: &mut Vec<(String, u64)>,
+    ) -> Result<Option<Delim>, Refusal> {
         if cur.closing {
             p.closing_end = Some(cur.end as u64);
-            break;
+            return Ok(None);
         }
-        let ph = cur.end;
-        let Some(pbody) = blank_line_end(head, ph) else {
-            if !complete {
+        let Some(part) = self.part_header(p, cur.end, v001)? else { return Ok(None) };
+        if part.name == b"content" {
+            p.part_lines.push(("kw3-content-part", part.start, part.end));
+            p.content_start = Some(part.body as u64);
+            p.content_delim_crlf = self.head[..cur.end].ends_with(b"\r\n");
+            return Ok(None);
+        }
+        let next = find_delimiter(self.head, part.body, &self.boundary, self.complete);
+        let end = match &next {
+            Some(d) => d.start,
+            None if !self.complete => {
+                return Err(Refusal {
+                    offset: part.body as u64,
+                    detail: format!(
+                        "a part other than Content does not end within the first {MAX_PREFIX} bytes"
+                    ),
+                });
+            }
+            None => {
+                p.missing_close = true;
+                self.head.len()
+            }
+        };
+        note_other_part(p, &part, end);
+        Ok(next)
+    }
+
+    /// The header block of the part starting at `ph`, its fields parsed (the Content part's
+    /// `Content-Type` kept); `None` when the file ends within it.
+    fn part_header(
+        &self,
+        p: &mut Parsed,
+        ph: usize,
+        v001: &mut Vec<(String, u64)>,
+    ) -> Result<Option<PartHeader>, Refusal> {
+        let head = self.head;
+        let Some(body) = blank_line_end(head, ph) else {
+            if !self.complete {
                 return Err(Refusal {
                     offset: ph as u64,
                     detail: format!(
@@ -1259,80 +1321,55 @@ fn parse(head: &[u8], complete: bool) -> Result<Parsed, Refusal> {
             }
             p.missing_close = true;
             if head.len() > ph {
-                p.unparted.push((
-                    ph as u64,
-                    (head.len() - ph) as u64,
-                    "a part header cut off by the end of the file",
-                ));
+                let what = "a part header cut off by the end of the file";
+                p.unparted.push((ph as u64, (head.len() - ph) as u64, what));
             }
-            break;
+            return Ok(None);
         };
-        let part_block = &head[ph..pbody];
-        let part_block = part_block
-            .strip_suffix(b"\r\n")
-            .or_else(|| part_block.strip_suffix(b"\n"))
-            .unwrap_or(part_block);
-        let fields = parse_fields(part_block, ph, &mut p.quirks, &mut v001);
+        let block = &head[ph..body];
+        let block =
+            block.strip_suffix(b"\r\n").or_else(|| block.strip_suffix(b"\n")).unwrap_or(block);
+        let fields = parse_fields(block, ph, &mut p.quirks, v001);
         let get = |n: &str| {
-            fields
-                .iter()
-                .find(|(k, _, _)| k.eq_ignore_ascii_case(n.as_bytes()))
-                .map(|(_, v, _)| v.clone())
+            fields.iter().find(|(k, _, _)| k.eq_ignore_ascii_case(n.as_bytes())).map(|(_, v, _)| v)
         };
         let name = get("HTTP-Part").map(|v| v.to_ascii_lowercase()).unwrap_or_default();
         if name == b"content" {
-            p.part_lines.push(("kw3-content-part", ph, ph + part_block.len()));
-            p.content_start = Some(pbody as u64);
-            p.content_delim_crlf = head[..cur.end].ends_with(b"\r\n");
-            p.content_type = get("Content-Type").map(|v| latin1(&v));
-            break;
+            p.content_type = get("Content-Type").map(|v| latin1(v));
         }
-        let next = find_delimiter(head, pbody, &b, complete);
-        let end = match &next {
-            Some(d) => d.start,
-            None if !complete => {
-                return Err(Refusal {
-                    offset: pbody as u64,
-                    detail: format!(
-                        "a part other than Content does not end within the first {MAX_PREFIX} bytes"
-                    ),
-                });
-            }
-            None => {
-                p.missing_close = true;
-                head.len()
-            }
-        };
-        if (name == b"header" || name == b"header-info") && p.header.is_none() {
-            p.part_lines.push(("kw3-header-part", ph, ph + part_block.len()));
-            p.header = Some((pbody as u64, end as u64));
-        } else {
-            let (kind, what) = if name == b"header" || name == b"header-info" {
-                ("duplicate-part", "a second Header part")
-            } else {
-                ("unknown-part", "a part that is neither Header nor Content")
-            };
-            p.quirks.push((
-                Some(ph as u64),
-                kind,
-                format!("{what} (HTTP-Part: {}): kept in the metadata", latin1(&name)),
-            ));
-            p.unparted.push((ph as u64, (end - ph) as u64, what));
-        }
-        match next {
-            Some(d) => cur = d,
-            None => break,
-        }
+        Ok(Some(PartHeader { start: ph, end: ph + block.len(), body, name }))
     }
-    if !v001.is_empty() {
-        let names: Vec<&str> = v001.iter().map(|(n, _)| n.as_str()).collect();
-        p.quirks.push((
-            v001.first().map(|(_, at)| *at),
-            "v0.01-header-names",
-            format!("header names of the Kulturarw3 format v0.01: {}", names.join(", ")),
-        ));
+}
+
+/// A part other than Content, ending at `end`: the first Header part is the HTTP header; any
+/// other is kept in the metadata as bytes in no part, and noted.
+fn note_other_part(p: &mut Parsed, part: &PartHeader, end: usize) {
+    let is_header = part.name == b"header" || part.name == b"header-info";
+    if is_header && p.header.is_none() {
+        p.part_lines.push(("kw3-header-part", part.start, part.end));
+        p.header = Some((part.body as u64, end as u64));
+        return;
     }
-    Ok(p)
+    let (kind, what) = match is_header {
+        true => ("duplicate-part", "a second Header part"),
+        false => ("unknown-part", "a part that is neither Header nor Content"),
+    };
+    let detail = format!("{what} (HTTP-Part: {}): kept in the metadata", latin1(&part.name));
+    p.quirks.push((Some(part.start as u64), kind, detail));
+    p.unparted.push((part.start as u64, (end - part.start) as u64, what));
+}
+
+/// One quirk for the header names of the v0.01 format met (`v001`: name, offset).
+fn note_v001_names(p: &mut Parsed, v001: &[(String, u64)]) {
+    if v001.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = v001.iter().map(|(n, _)| n.as_str()).collect();
+    p.quirks.push((
+        v001.first().map(|(_, at)| *at),
+        "v0.01-header-names",
+        format!("header names of the Kulturarw3 format v0.01: {}", names.join(", ")),
+    ));
 }
 
 /// Where the first empty line at or after `from` ends: `from` itself may start one (an empty
@@ -1545,7 +1582,7 @@ fn stated_digest(p: &Parsed) -> Option<(String, bool)> {
 
 /// The status code of an HTTP header's status line.
 fn status_code(h: &[u8]) -> Option<String> {
-    http::status_code(h).map(latin1)
+    Some(http::status_code(h)).filter(|c| !c.is_empty())
 }
 
 /// The `Content-Type` an HTTP header states.

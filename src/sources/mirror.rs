@@ -146,126 +146,182 @@ pub fn read_mirror(
     kind: MirrorKind,
     opts: &MirrorOptions,
 ) -> Result<Mirror, MirrorError> {
-    let prefix = match &opts.url_prefix {
-        Some(p) => {
-            let u = url::Url::parse(p).map_err(|_| MirrorError::BadPrefix(p.clone()))?;
-            if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
-                return Err(MirrorError::BadPrefix(p.clone()));
-            }
-            Some(u)
-        }
-        None => None,
-    };
+    let prefix = url_prefix(opts)?;
     let mut notes = Vec::new();
-    let mut refused = Vec::new();
-    let mut wget_logs = Vec::new();
-    let mut log = match kind {
-        MirrorKind::Wget => {
-            wget_logs = open_wget_logs(root, &mut refused);
-            let mut idx = LogIndex::default();
-            if let Some((t, url, n)) = first_request(&wget_logs, opts.zone) {
-                idx.first = Some((t, url));
-                idx.used.push(n);
-            }
-            idx
-        }
-        MirrorKind::Httrack => read_hts_log(root, opts.zone, &mut refused),
-    };
-    let (start, from_log) = match (log.first.as_ref(), opts.capture_date) {
-        (Some((t, _)), _) => (*t, true),
-        (None, Some(t)) => (t, false),
-        (None, None) => return Err(MirrorError::NoCaptureDate(root.to_path_buf())),
-    };
+    let mut crawl = Crawl::read(root, kind, opts)?;
     let name = opts.name.clone().unwrap_or_else(|| super::file_text(root));
     let label = match kind {
         MirrorKind::Wget => "wget",
         MirrorKind::Httrack => "HTTrack",
     };
     let found = format!("{label} mirror {name}");
-    // HTTrack's new.txt holds local times of day: the tree is read in the log's zone.
-    let (local, zone) = match kind {
-        MirrorKind::Httrack => {
-            (log.first_local.unwrap_or_else(|| to_local(opts.zone, start)), opts.zone)
-        }
-        MirrorKind::Wget => (start.naive_utc(), Zone::Utc),
-    };
+    let (local, zone) = crawl.tree_clock(opts);
     let mut inst =
         read_tree(root, name.clone(), None, local, zone, found).map_err(MirrorError::Tree)?;
-    if kind == MirrorKind::Wget {
-        // Read after the walk: only the walked files' entries are kept.
-        let used = read_wget_logs(&wget_logs, opts.zone, &inst.files, &mut refused)?;
-        log.used.extend(used);
-        log.used.sort();
-        log.used.dedup();
-    }
-    inst.refused.extend(refused);
-    let log_label = match kind {
-        MirrorKind::Wget => format!("wget log {}", log.used.join(", ")),
-        MirrorKind::Httrack => "hts-log.txt".to_string(),
-    };
-    if from_log && opts.capture_date.is_some() {
+    crawl.read_wget_entries(&inst.files, opts.zone)?;
+    inst.refused.extend(std::mem::take(&mut crawl.refused));
+    let log_label = crawl.label();
+    if crawl.from_log && opts.capture_date.is_some() {
         notes.push(format!("--capture-date not used: the {log_label} records the times"));
     }
-    let capture_date_source = if from_log {
-        format!("{log_label} (its first entry)")
-    } else {
-        "--capture-date".to_string()
+    let capture_date_source = match crawl.from_log {
+        true => format!("{log_label} (its first entry)"),
+        false => "--capture-date".to_string(),
     };
     if kind == MirrorKind::Wget {
-        // HTTrack's cache files are not expected of wget.
-        inst.missing.retain(|m| !m.starts_with("hts-cache") && m != "url.map");
-        let (_, _, named) = inst.files.staged_counts()?;
-        if log.first.is_none() && named == 0 {
-            inst.missing.push("a wget log (wget -o FILE): URLs and capture times".into());
-        } else if !log.used.is_empty() {
-            inst.found.push(format!(
-                "wget log {}: {named} file(s) of the mirror named",
-                log.used.join(", "),
-            ));
-        }
+        note_wget_log(&mut inst, &crawl.log)?;
     }
-    let site_from_log = log.first.as_ref().map(|(_, u)| u.clone());
     // Two are enough to tell whether there is only one.
     let host_dirs = inst.files.host_dirs(2)?;
-    // The host directory --url-prefix stands for: the one named as its host, else the only one.
-    let prefix_dir = match prefix.as_ref().map(|u| u.host_str().unwrap_or("")) {
-        Some(host) if inst.files.has_host_dir(host)? => Some(host.to_string()),
-        Some(_) if host_dirs.len() == 1 => host_dirs.first().cloned(),
-        _ => None,
-    };
-    let (capture_sources, sniffed) = name_and_date_files(
-        &mut inst,
-        kind,
-        &log,
-        &log_label,
-        start,
-        (prefix.as_ref(), prefix_dir.as_deref()),
-    )?;
+    let prefix = Prefix::of(&inst, prefix.as_ref(), &host_dirs)?;
+    let (capture_sources, sniffed) = name_and_date_files(&mut inst, &crawl, &log_label, &prefix)?;
     inst.url_sources = super::pandas::url_source_counts(&inst.files)?;
-    inst.time = start;
-    let stamp = start.format("%Y%m%d%H%M%S");
-    let host = host_dirs.first().cloned().unwrap_or_default();
-    inst.stem =
-        format!("{}-{}-{stamp}", if kind == MirrorKind::Wget { "wget" } else { "httrack" }, host);
-    inst.label = format!("{label} mirror {name} (crawl started {})", start.to_rfc3339());
-    inst.name = format!("{name} ({stamp})");
-
-    let site = SiteRoot::of(&mut inst, site_from_log.map(|u| (u, log_label)), prefix.as_ref())?;
-    let (site_url, site_url_source, root_page, root_title) =
-        (site.url, site.source, site.page, site.title);
+    name_instance(&mut inst, &crawl, &name, host_dirs.first().cloned().unwrap_or_default());
+    let site_from_log = crawl.log.first.as_ref().map(|(_, u)| (u.clone(), log_label));
+    let site = SiteRoot::of(&mut inst, site_from_log, prefix.url)?;
     Ok(Mirror {
         kind,
         instance: inst,
-        site_url,
-        site_url_source,
-        capture_date: start.to_rfc3339(),
+        site_url: site.url,
+        site_url_source: site.source,
+        capture_date: crawl.start.to_rfc3339(),
         capture_date_source,
         capture_sources,
-        root_page,
-        root_title,
+        root_page: site.page,
+        root_title: site.title,
         sniffed,
         notes,
     })
+}
+
+/// `--url-prefix`, when given: an `http` or `https` URL with a host.
+fn url_prefix(opts: &MirrorOptions) -> Result<Option<url::Url>, MirrorError> {
+    let Some(p) = &opts.url_prefix else { return Ok(None) };
+    let u = url::Url::parse(p).map_err(|_| MirrorError::BadPrefix(p.clone()))?;
+    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+        return Err(MirrorError::BadPrefix(p.clone()));
+    }
+    Ok(Some(u))
+}
+
+/// What the crawler's logs say of the crawl: its kind, the logs, when it started and whether
+/// a log said so (else `--capture-date`), and the logs refused.
+struct Crawl {
+    kind: MirrorKind,
+    log: LogIndex,
+    wget_logs: Vec<(String, File)>,
+    start: DateTime<Utc>,
+    from_log: bool,
+    refused: Vec<(String, String)>,
+}
+
+impl Crawl {
+    /// Reads the logs for the crawl's start (wget: the first request; HTTrack: `hts-log.txt`).
+    fn read(root: &Path, kind: MirrorKind, opts: &MirrorOptions) -> Result<Crawl, MirrorError> {
+        let mut refused = Vec::new();
+        let mut wget_logs = Vec::new();
+        let log = match kind {
+            MirrorKind::Wget => {
+                wget_logs = open_wget_logs(root, &mut refused);
+                let mut idx = LogIndex::default();
+                if let Some((t, url, n)) = first_request(&wget_logs, opts.zone) {
+                    idx.first = Some((t, url));
+                    idx.used.push(n);
+                }
+                idx
+            }
+            MirrorKind::Httrack => read_hts_log(root, opts.zone, &mut refused),
+        };
+        let (start, from_log) = match (log.first.as_ref(), opts.capture_date) {
+            (Some((t, _)), _) => (*t, true),
+            (None, Some(t)) => (t, false),
+            (None, None) => return Err(MirrorError::NoCaptureDate(root.to_path_buf())),
+        };
+        Ok(Crawl { kind, log, wget_logs, start, from_log, refused })
+    }
+
+    /// The clock the tree is read in: HTTrack's `new.txt` holds local times of day, read in
+    /// the log's zone; wget's tree in UTC.
+    fn tree_clock(&self, opts: &MirrorOptions) -> (NaiveDateTime, Zone) {
+        match self.kind {
+            MirrorKind::Httrack => {
+                let local = self.log.first_local.unwrap_or_else(|| to_local(opts.zone, self.start));
+                (local, opts.zone)
+            }
+            MirrorKind::Wget => (self.start.naive_utc(), Zone::Utc),
+        }
+    }
+
+    /// Reads the wget logs' entries of the walked files (after the walk: only theirs are
+    /// kept), noting which logs named any.
+    fn read_wget_entries(&mut self, walked: &MirrorFiles, zone: Zone) -> Result<(), MirrorError> {
+        if self.kind != MirrorKind::Wget {
+            return Ok(());
+        }
+        let used = read_wget_logs(&self.wget_logs, zone, walked, &mut self.refused)?;
+        self.log.used.extend(used);
+        self.log.used.sort();
+        self.log.used.dedup();
+        Ok(())
+    }
+
+    /// The logs, in words (`wget log a.log, b.log`, `hts-log.txt`).
+    fn label(&self) -> String {
+        match self.kind {
+            MirrorKind::Wget => format!("wget log {}", self.log.used.join(", ")),
+            MirrorKind::Httrack => "hts-log.txt".to_string(),
+        }
+    }
+}
+
+/// What the instance found and misses of a wget mirror's log (HTTrack's cache files are not
+/// expected of wget).
+fn note_wget_log(inst: &mut super::pandas::Instance, log: &LogIndex) -> Result<(), ScratchError> {
+    inst.missing.retain(|m| !m.starts_with("hts-cache") && m != "url.map");
+    let (_, _, named) = inst.files.staged_counts()?;
+    if log.first.is_none() && named == 0 {
+        inst.missing.push("a wget log (wget -o FILE): URLs and capture times".into());
+    } else if !log.used.is_empty() {
+        let logs = log.used.join(", ");
+        inst.found.push(format!("wget log {logs}: {named} file(s) of the mirror named"));
+    }
+    Ok(())
+}
+
+/// `--url-prefix` and the host directory it stands for: the one named as its host, else the
+/// only one.
+struct Prefix<'a> {
+    url: Option<&'a url::Url>,
+    dir: Option<String>,
+}
+
+impl<'a> Prefix<'a> {
+    fn of(
+        inst: &super::pandas::Instance,
+        url: Option<&'a url::Url>,
+        host_dirs: &[String],
+    ) -> Result<Prefix<'a>, ScratchError> {
+        let dir = match url.map(|u| u.host_str().unwrap_or("")) {
+            Some(host) if inst.files.has_host_dir(host)? => Some(host.to_string()),
+            Some(_) if host_dirs.len() == 1 => host_dirs.first().cloned(),
+            _ => None,
+        };
+        Ok(Prefix { url, dir })
+    }
+}
+
+/// The instance's time, container stem, label and name, from the crawl's start.
+fn name_instance(inst: &mut super::pandas::Instance, crawl: &Crawl, name: &str, host: String) {
+    let start = crawl.start;
+    let stamp = start.format("%Y%m%d%H%M%S");
+    let (tool, label) = match crawl.kind {
+        MirrorKind::Wget => ("wget", "wget"),
+        MirrorKind::Httrack => ("httrack", "HTTrack"),
+    };
+    inst.time = start;
+    inst.stem = format!("{tool}-{host}-{stamp}");
+    inst.label = format!("{label} mirror {name} (crawl started {})", start.to_rfc3339());
+    inst.name = format!("{name} ({stamp})");
 }
 
 /// The site's URL, where it came from, and its root page with that page's `<title>`.
@@ -308,16 +364,16 @@ impl SiteRoot {
 }
 
 /// Gives each file its URL and capture time: from the wget log where it names the file, else
-/// from `--url-prefix` (`prefix`: the URL and the host directory it stands for) or the layout,
-/// at the crawl's start. Returns the files per capture-time source and the files sniffed.
+/// from `--url-prefix` or the layout, at the crawl's start. Returns the files per capture-time
+/// source and the files sniffed.
 fn name_and_date_files(
     inst: &mut super::pandas::Instance,
-    kind: MirrorKind,
-    log: &LogIndex,
+    crawl: &Crawl,
     log_label: &str,
-    start: DateTime<Utc>,
-    (prefix, prefix_dir): (Option<&url::Url>, Option<&str>),
+    prefix: &Prefix<'_>,
 ) -> Result<(std::collections::BTreeMap<String, u64>, u64), ScratchError> {
+    let (kind, log, start) = (crawl.kind, &crawl.log, crawl.start);
+    let (prefix, prefix_dir) = (prefix.url, prefix.dir.as_deref());
     let mut capture_sources: std::collections::BTreeMap<String, u64> = Default::default();
     let mut sniffed = 0u64;
     let inferred = if log.first.is_some() {

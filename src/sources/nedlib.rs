@@ -145,6 +145,61 @@ struct Folder {
 
 /// A `.meta` and its data file, to be read when its turn comes: the folder is shared by all
 /// its pairs and only the stem is kept (a folder of 100,000 files holds no 200,000 paths).
+/// What one folder holds, as [`NedlibHarvest::walk_folder`] lists it.
+#[derive(Default)]
+struct FolderListing {
+    /// Names of its regular files.
+    files: Vec<OsString>,
+    /// Its sub-folders: name and path.
+    dirs: Vec<(OsString, PathBuf)>,
+    /// Names refused (links, FIFOs, devices).
+    refused: HashSet<OsString>,
+}
+
+/// The quirk kind and detail of a file that is no part of a pair, kept as a side file.
+fn side_file_kind(name: &[u8]) -> (&'static str, &'static str) {
+    if is_md5(name) {
+        let why = "an MD5-named data file without a .meta companion: no URL, so no capture";
+        ("data-without-meta", why)
+    } else if name.starts_with(b"access") && name.ends_with(b".data") {
+        ("side-car", "a NEDLIB accessX.data file (contents undocumented, kept opaque)")
+    } else {
+        ("unexpected-file", "a file that is neither a .meta nor a data file of a pair")
+    }
+}
+
+/// A pair's data file as read: its path, its name under the root and its length, when it
+/// could be opened.
+struct DataFile {
+    path: Option<PathBuf>,
+    rel: Option<String>,
+    len: Option<u64>,
+}
+
+impl DataFile {
+    /// The capture's payload: the file, or nothing.
+    fn payload(&self) -> Payload {
+        match (&self.path, self.len) {
+            (Some(path), Some(len)) => Payload::File { path: path.clone(), len },
+            _ => Payload::Bytes(Vec::new()),
+        }
+    }
+}
+
+/// The capture's `metadata` record: the `.meta`'s lines that are no HTTP header, then where
+/// the pair's files are, in the `.meta`'s line ends.
+fn metadata_block(meta: &Meta, rel_meta: &str, data_rel: Option<&str>) -> Vec<u8> {
+    let eol: &[u8] = meta.eol.bytes();
+    let mut block = meta.side_lines.clone();
+    block.extend_from_slice(format!("nedlib-meta-path: {rel_meta}").as_bytes());
+    block.extend_from_slice(eol);
+    if let Some(d) = data_rel {
+        block.extend_from_slice(format!("nedlib-data-path: {d}").as_bytes());
+        block.extend_from_slice(eol);
+    }
+    block
+}
+
 struct Pair {
     dir: Arc<Path>,
     /// The data file's name (the `.meta`'s without `.meta`).
@@ -261,91 +316,81 @@ impl NedlibHarvest {
     /// Lists one folder: sub-folders go on the stack (sorted), files become pairs or side
     /// files, anything else is refused.
     fn list(&mut self, dir: PathBuf, folder: Option<Arc<Folder>>) {
-        let walk = walkdir::WalkDir::new(&dir).min_depth(1).max_depth(1).follow_links(false);
-        // Names only: the paths are the folder's and are made when needed.
-        let mut files: Vec<OsString> = Vec::new();
-        let mut dirs: Vec<(OsString, PathBuf)> = Vec::new();
-        let mut refused: HashSet<OsString> = HashSet::new();
-        for e in walk {
-            let e = match e {
-                Ok(e) => e,
-                Err(err) => {
-                    // An unreadable folder (or one whose path is over PATH_MAX) costs itself,
-                    // not the harvest.
-                    let at = err.path().unwrap_or(&dir).to_path_buf();
-                    let rel = self.rel(&at);
-                    let why = match err.io_error().and_then(std::io::Error::raw_os_error) {
-                        Some(libc::ENAMETOOLONG) => {
-                            "its path is longer than PATH_MAX: not read".to_string()
-                        }
-                        _ => format!(
-                            "not read: {}",
-                            err.io_error().map_or(err.to_string(), |e| e.to_string())
-                        ),
-                    };
-                    self.quirks.refuse(&rel, None, "unreadable-directory", why);
-                    continue;
-                }
-            };
-            let t = e.file_type();
-            if t.is_dir() {
-                dirs.push((e.file_name().to_os_string(), e.into_path()));
-            } else {
-                let rel = self.rel(e.path());
-                // lstat again: a link or FIFO is reported here and never opened.
-                match super::take_regular(e.path(), &rel, &mut self.taken) {
-                    Ok(_) => files.push(e.file_name().to_os_string()),
-                    Err(why) => {
-                        self.quirks.refuse(&rel, None, "refused", why.to_string());
-                        refused.insert(e.file_name().to_os_string());
-                    }
-                }
-            }
-        }
-        files.sort();
-        let names: HashSet<&[u8]> = files.iter().map(|n| n.as_bytes()).collect();
+        let mut listing = self.walk_folder(&dir);
+        listing.files.sort();
+        let names: HashSet<&[u8]> = listing.files.iter().map(|n| n.as_bytes()).collect();
         let shared: Arc<Path> = Arc::from(dir.as_path());
         let mut pairs = Vec::new();
         let mut sides = Vec::new();
-        for name in &files {
+        for name in &listing.files {
             let n = name.as_bytes();
-            let path = || dir.join(name);
             if let Some(stem) = n.strip_suffix(b".meta") {
                 pairs.push(Pair {
                     dir: Arc::clone(&shared),
                     stem: stem.into(),
                     data: names.contains(stem),
-                    data_refused: refused.contains(OsStr::from_bytes(stem)),
+                    data_refused: listing.refused.contains(OsStr::from_bytes(stem)),
                     folder: folder.clone(),
                 });
-            } else if names.contains([n, b".meta"].concat().as_slice()) {
-                // Read with its .meta.
-            } else if is_md5(n) {
-                sides.push((
-                    path(),
-                    "data-without-meta",
-                    "an MD5-named data file without a .meta companion: no URL, so no capture",
-                ));
-            } else if n.starts_with(b"access") && n.ends_with(b".data") {
-                sides.push((
-                    path(),
-                    "side-car",
-                    "a NEDLIB accessX.data file (contents undocumented, kept opaque)",
-                ));
-            } else {
-                sides.push((
-                    path(),
-                    "unexpected-file",
-                    "a file that is neither a .meta nor a data file of a pair",
-                ));
+            } else if !names.contains([n, b".meta"].concat().as_slice()) {
+                // A data file of a pair is read with its .meta; any other file is kept aside.
+                let (kind, detail) = side_file_kind(n);
+                sides.push((dir.join(name), kind, detail));
             }
         }
         for (path, kind, detail) in sides {
             self.keep_side(&path, kind, detail);
         }
         self.pending.extend(pairs);
-        // Day folders in date order (2003-7-9 before 2003-7-16), running numbers in number
-        // order, anything else by name; the last pushed is listed first.
+        self.push_folders(listing.dirs, folder);
+    }
+
+    /// The names of a folder's regular files, its sub-folders, and the names refused (links,
+    /// FIFOs: reported here and never opened).
+    fn walk_folder(&mut self, dir: &Path) -> FolderListing {
+        let walk = walkdir::WalkDir::new(dir).min_depth(1).max_depth(1).follow_links(false);
+        let mut listing = FolderListing::default();
+        for e in walk {
+            let e = match e {
+                Ok(e) => e,
+                Err(err) => {
+                    self.refuse_unreadable(dir, &err);
+                    continue;
+                }
+            };
+            if e.file_type().is_dir() {
+                listing.dirs.push((e.file_name().to_os_string(), e.into_path()));
+                continue;
+            }
+            let rel = self.rel(e.path());
+            // lstat again: a link or FIFO is reported here and never opened.
+            match super::take_regular(e.path(), &rel, &mut self.taken) {
+                Ok(_) => listing.files.push(e.file_name().to_os_string()),
+                Err(why) => {
+                    self.quirks.refuse(&rel, None, "refused", why.to_string());
+                    listing.refused.insert(e.file_name().to_os_string());
+                }
+            }
+        }
+        listing
+    }
+
+    /// An unreadable folder (or one whose path is over PATH_MAX) costs itself, not the
+    /// harvest: refused, saying why.
+    fn refuse_unreadable(&mut self, dir: &Path, err: &walkdir::Error) {
+        let at = err.path().unwrap_or(dir).to_path_buf();
+        let rel = self.rel(&at);
+        let why = match err.io_error().and_then(std::io::Error::raw_os_error) {
+            Some(libc::ENAMETOOLONG) => "its path is longer than PATH_MAX: not read".to_string(),
+            _ => format!("not read: {}", err.io_error().map_or(err.to_string(), |e| e.to_string())),
+        };
+        self.quirks.refuse(&rel, None, "unreadable-directory", why);
+    }
+
+    /// Puts sub-folders on the stack: day folders in date order (2003-7-9 before 2003-7-16),
+    /// running numbers in number order, anything else by name; the last pushed is listed
+    /// first. A day folder dates what is below it; others keep `folder`'s date.
+    fn push_folders(&mut self, mut dirs: Vec<(OsString, PathBuf)>, folder: Option<Arc<Folder>>) {
         let key = |name: &OsString| {
             let s = name.to_str();
             match (s.and_then(day_of), s.and_then(|s| s.parse::<u64>().ok())) {
@@ -367,27 +412,7 @@ impl NedlibHarvest {
     fn read_pair(&mut self, pair: Pair) -> Option<Capture> {
         let meta_path = pair.meta();
         let rel_meta = self.rel(&meta_path);
-        let bytes = match layout::read_bounded(&meta_path, MAX_META) {
-            Ok(b) => b,
-            Err(e) => {
-                let why = match &e {
-                    ConfineError::TooLarge { .. } => format!(
-                        "larger than {MAX_META} bytes (a NEDLIB .meta is a few hundred): not parsed"
-                    ),
-                    e => refusal(e),
-                };
-                let kind = match e {
-                    ConfineError::TooLarge { .. } => "meta-too-large",
-                    _ => "refused",
-                };
-                self.refuse_pair(&pair, &meta_path, kind, &why);
-                return None;
-            }
-        };
-        let mut quirks = FileQuirks::default();
-        let meta = parse_meta(&bytes, &mut quirks);
-        drop(bytes);
-        self.quirks.take_file(&rel_meta, quirks, true);
+        let meta = self.read_meta(&pair, &meta_path, &rel_meta)?;
         let data_path = pair.data();
         let Some((url_bytes, url_line)) = &meta.arc_url else {
             self.keep_side(&meta_path, "no-arc-url", "no Arc-Url line: no URL, so no capture");
@@ -397,63 +422,15 @@ impl NedlibHarvest {
             return None;
         };
         let uri = self.capture_uri(&pair, &meta_path, &rel_meta, (url_bytes, *url_line), &meta)?;
-
-        // The data file: its length now, its bytes when the record is written.
-        let mut data_rel = None;
-        let mut data_len = None;
-        match &data_path {
-            Some(data) => match layout::open_regular(data).and_then(|f| {
-                f.metadata().map_err(|source| ConfineError::Io { path: data.clone(), source })
-            }) {
-                Ok(m) => {
-                    data_rel = Some(self.rel(data));
-                    data_len = Some(m.len());
-                }
-                Err(e) => {
-                    let rel = self.rel(data);
-                    self.quirks.refuse(&rel, None, "refused", refusal(&e));
-                    self.quirk(
-                        &rel_meta,
-                        None,
-                        "meta-without-data",
-                        format!("its data file {rel} was refused: a capture with an empty payload"),
-                    );
-                }
-            },
-            None if pair.data_refused => self.quirk(
-                &rel_meta,
-                None,
-                "meta-without-data",
-                "its data file was refused (see there): a capture with an empty payload".into(),
-            ),
-            None => self.quirk(
-                &rel_meta,
-                None,
-                "meta-without-data",
-                "no data file beside it: a capture with an empty payload".into(),
-            ),
-        }
-        let truncated = self.check_lengths(&rel_meta, &meta, data_len);
-
+        let data = self.data_file(&pair, data_path, &rel_meta);
+        let truncated = self.check_lengths(&rel_meta, &meta, data.len);
         let Some((date, date_source)) = self.date_of(&pair, &meta, &rel_meta) else {
             let why = "neither a usable server Date, nor a day folder, nor a modification time \
                        a WARC-Date can state: no date, so no capture";
             self.refuse_pair(&pair, &meta_path, "no-date", why);
             return None;
         };
-
-        let eol: &[u8] = meta.eol.bytes();
-        let mut block = meta.side_lines.clone();
-        block.extend_from_slice(format!("nedlib-meta-path: {rel_meta}").as_bytes());
-        block.extend_from_slice(eol);
-        if let Some(d) = &data_rel {
-            block.extend_from_slice(format!("nedlib-data-path: {d}").as_bytes());
-            block.extend_from_slice(eol);
-        }
-        let payload = match (data_path, data_len) {
-            (Some(path), Some(len)) => Payload::File { path, len },
-            _ => Payload::Bytes(Vec::new()),
-        };
+        let block = metadata_block(&meta, &rel_meta, data.rel.as_deref());
         let (kind, http_header, content_type) = match meta.header {
             Some(h) => (CaptureKind::Response, Some(h), meta.content_type),
             None => (
@@ -470,16 +447,71 @@ impl NedlibHarvest {
             kind,
             http_header,
             content_type,
-            payload,
+            payload: data.payload(),
             truncated,
             provenance: Provenance {
-                file: data_rel.unwrap_or_else(|| rel_meta.clone()),
+                file: data.rel.unwrap_or_else(|| rel_meta.clone()),
                 offset: None,
                 offset_in_member: None,
             },
             warc_fields: Vec::new(),
             metadata: Some(block),
         })
+    }
+
+    /// The pair's `.meta`, read (bounded) and parsed, its quirks taken; `None` (the pair
+    /// refused) when it cannot be read or is too large to be one.
+    fn read_meta(&mut self, pair: &Pair, meta_path: &Path, rel_meta: &str) -> Option<Meta> {
+        let bytes = match layout::read_bounded(meta_path, MAX_META) {
+            Ok(b) => b,
+            Err(e) => {
+                let (kind, why) = match &e {
+                    ConfineError::TooLarge { .. } => (
+                        "meta-too-large",
+                        format!(
+                            "larger than {MAX_META} bytes (a NEDLIB .meta is a few hundred): not parsed"
+                        ),
+                    ),
+                    e => ("refused", refusal(e)),
+                };
+                self.refuse_pair(pair, meta_path, kind, &why);
+                return None;
+            }
+        };
+        let mut quirks = FileQuirks::default();
+        let meta = parse_meta(&bytes, &mut quirks);
+        self.quirks.take_file(rel_meta, quirks, true);
+        Some(meta)
+    }
+
+    /// The pair's data file: its length now (its bytes are read when the record is written);
+    /// when it is absent or refused, a capture with an empty payload, said so.
+    fn data_file(&mut self, pair: &Pair, data_path: Option<PathBuf>, rel_meta: &str) -> DataFile {
+        let note = |this: &mut Self, why: String| {
+            this.quirk(rel_meta, None, "meta-without-data", why);
+        };
+        let Some(data) = data_path else {
+            let why = match pair.data_refused {
+                true => "its data file was refused (see there): a capture with an empty payload",
+                false => "no data file beside it: a capture with an empty payload",
+            };
+            note(self, why.into());
+            return DataFile { path: None, rel: None, len: None };
+        };
+        let opened = layout::open_regular(&data).and_then(|f| {
+            f.metadata().map_err(|source| ConfineError::Io { path: data.clone(), source })
+        });
+        let rel = self.rel(&data);
+        match opened {
+            Ok(m) => DataFile { len: Some(m.len()), rel: Some(rel), path: Some(data) },
+            Err(e) => {
+                self.quirks.refuse(&rel, None, "refused", refusal(&e));
+                let why =
+                    format!("its data file {rel} was refused: a capture with an empty payload");
+                note(self, why);
+                DataFile { path: None, rel: None, len: None }
+            }
+        }
     }
 
     /// The capture's URI from the `.meta`'s Arc-Url (at `url_line`): absolute, its scheme in
@@ -723,6 +755,17 @@ fn uri_text(v: &[u8]) -> (String, bool) {
 mod tests {
     use super::*;
     use crate::formats::dates::utc;
+
+    /// A file that is no part of a pair is kept aside under the kind that says why.
+    #[test]
+    fn files_outside_pairs_are_told_apart() {
+        let md5 = b"0123456789abcdef0123456789ABCDEF";
+        assert_eq!(side_file_kind(md5).0, "data-without-meta");
+        assert_eq!(side_file_kind(&md5[1..]).0, "unexpected-file", "31 hex digits");
+        assert_eq!(side_file_kind(b"access3.data").0, "side-car");
+        assert_eq!(side_file_kind(b"access3.dat").0, "unexpected-file");
+        assert_eq!(side_file_kind(b"notes.txt").0, "unexpected-file");
+    }
 
     /// These words go into the quirk and the METS's statement of where a date came from.
     #[test]

@@ -33,18 +33,14 @@ use std::io::{self, Write};
 
 use sha1::Digest;
 
-use super::{Item, Stage, StageError, Staged};
+use super::{Item, Stage, StageError, StagedItem};
+use crate::capture::CaptureKind;
 use crate::formats::digest::{BlockHasher, sha1_base32};
 use crate::index::digests::{Algorithm, DedupSources, DigestKey, StoredPayload};
 use crate::model::{ByteRange, ReferencedPayload};
-use crate::sources::capture::CaptureKind;
 
-/// `WARC-Profile` of a revisit whose payload is identical to the original's (WARC 1.1).
-pub const IDENTICAL_PAYLOAD: &str =
-    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
-
-/// The WARC field naming the package (OBJID) that holds a revisit's original.
-pub const FIELD_REFERS_TO_PACKAGE: &str = "X-Webaip-Refers-To-Package";
+// The revisit's field names live with the WARC format, which `get` reads them with too.
+pub use crate::formats::warc::header::{FIELD_REFERS_TO_PACKAGE, IDENTICAL_PAYLOAD};
 
 /// What deduplication looks up: `--dedup-against` and `--dedup-within`.
 pub struct Dedup {
@@ -122,7 +118,7 @@ impl<'a> DedupStage<'a> {
         DedupStage { dedup, container, seen: HashMap::new() }
     }
 
-    fn look_up(&mut self, s: &Staged) -> Result<Option<Revisit>, StageError> {
+    fn look_up(&mut self, s: &StagedItem) -> Result<Option<Revisit>, StageError> {
         let Some(candidate) = Candidate::of(s)? else { return Ok(None) };
         let Some(digest) = DigestKey::new(Algorithm::Sha1, &candidate.sha1) else {
             return Ok(None);
@@ -174,7 +170,7 @@ impl Candidate {
     /// (a header of its own to keep) with a payload. A capture counts only when written as
     /// harvested to the content container: not infected or unscanned (its verdict needs its
     /// bytes), not given a new payload by a stage (the harvested one goes elsewhere).
-    fn of(s: &Staged) -> Result<Option<Candidate>, StageError> {
+    fn of(s: &StagedItem) -> Result<Option<Candidate>, StageError> {
         match &s.item {
             Item::Stored(r) => {
                 let (Some(sha1), Some(c), Some(_)) = (&r.payload_sha1, &r.file.content, &r.bytes)
@@ -226,7 +222,7 @@ impl Candidate {
 }
 
 impl Stage for DedupStage<'_> {
-    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         for s in batch.iter_mut() {
             s.revisit = self.look_up(s)?.map(Box::new);
         }

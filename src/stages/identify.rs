@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Item, Stage, StageError, Staged};
+use super::{Item, Stage, StageError, StagedItem};
 use crate::formats::droid::{DroidError, Examined, FileFormat, Signatures};
 use crate::formats::text::TextKind;
 use crate::ids::Ids;
@@ -324,7 +324,7 @@ impl IdentifyStage {
 }
 
 impl Stage for IdentifyStage {
-    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         let identifier = self.identifier;
         let results: Vec<Result<Option<Identification>, StageError>> =
             batch.par_iter().map(|s| identify_staged(&identifier, s)).collect();
@@ -352,7 +352,7 @@ fn declared_type(item: &Item) -> Option<String> {
 }
 
 /// One item's identification, from its held bytes, its record in memory or its stream.
-fn identify_staged(i: &Identifier, s: &Staged) -> Result<Option<Identification>, StageError> {
+fn identify_staged(i: &Identifier, s: &StagedItem) -> Result<Option<Identification>, StageError> {
     let Some(declared) = declared_type(&s.item) else { return Ok(None) };
     let in_memory = match &s.item {
         Item::Mapped(m) => s.held.as_deref().or_else(|| m.payload_bytes()),

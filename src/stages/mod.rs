@@ -22,11 +22,11 @@ pub mod undedup;
 
 use std::io::{self, Read};
 
+use crate::capture::{Capture, Payload};
 use crate::formats::arc_to_warc::MappedRecord;
 use crate::formats::segment::Segment;
 use crate::formats::warc::stored::payload_reader;
 use crate::model::RecordFile;
-use crate::sources::capture::{Capture, Payload};
 
 /// Where a capture goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -38,9 +38,9 @@ pub(crate) enum Route {
     Viral,
 }
 
-/// What a stage found about one capture, for its PREMIS event.
+/// What the virus scan found about one item, for its PREMIS event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Finding {
+pub(crate) enum ScanFinding {
     /// A virus, by the signature's name.
     Infected(String),
     /// The payload could not be checked, and why.
@@ -134,7 +134,7 @@ impl Item {
 
 /// An item between its source and its container.
 #[derive(Debug)]
-pub(crate) struct Staged {
+pub(crate) struct StagedItem {
     /// The item as the source gave it.
     pub item: Item,
     /// Its payload, when it is small enough to hold (read once: hashed, scanned and written
@@ -145,7 +145,7 @@ pub(crate) struct Staged {
     /// Where it goes.
     pub route: Route,
     /// What the stages found.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<ScanFinding>,
     /// The payload a stage put in place of the harvested one, which is kept too.
     pub replacement: Option<Replacement>,
     /// What PRONOM identification found in the harvested payload (`identify::IdentifyStage`).
@@ -155,10 +155,10 @@ pub(crate) struct Staged {
     pub revisit: Option<Box<dedup::Revisit>>,
 }
 
-impl Staged {
+impl StagedItem {
     /// An item as it enters the stages: routed to content, nothing found, nothing replaced.
-    pub(crate) fn new(item: Item, held: Option<Vec<u8>>, digest: Option<[u8; 64]>) -> Staged {
-        Staged {
+    pub(crate) fn new(item: Item, held: Option<Vec<u8>>, digest: Option<[u8; 64]>) -> StagedItem {
+        StagedItem {
             item,
             held,
             digest,
@@ -235,12 +235,12 @@ pub(crate) trait Stage {
     /// Looks at a batch, in order; may route items and note findings. A stage whose work goes
     /// on in the background (clamd scanning) may leave it running here and complete it in
     /// [`Stage::finish`].
-    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError>;
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError>;
 
     /// Completes what `run` left running, for the oldest batch it has not finished. Every
     /// stage but the last is finished before the next one runs; the last finishes while the
     /// sink prepares the batch ([`BatchSink::prepare`]), so scanning overlaps compression.
-    fn finish(&mut self, _batch: &mut [Staged]) -> Result<(), StageError> {
+    fn finish(&mut self, _batch: &mut [StagedItem]) -> Result<(), StageError> {
         Ok(())
     }
 
@@ -256,12 +256,12 @@ pub(crate) trait BatchSink<E> {
     /// Work on a batch that depends on nothing a stage decides (compressing records, which go
     /// to one container or another as they are), done while the last stage finishes. Kept
     /// for the batch's `write`, in order.
-    fn prepare(&mut self, _batch: &[Staged]) -> Result<(), E> {
+    fn prepare(&mut self, _batch: &[StagedItem]) -> Result<(), E> {
         Ok(())
     }
 
     /// Writes the batch's items, in order, where their stages routed them.
-    fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), E>;
+    fn write(&mut self, batch: &mut Vec<StagedItem>) -> Result<(), E>;
 
     /// True when the sink holds two batches at once: the next one is read, started through a
     /// background stage and prepared before the one before it is written. Memory then holds
@@ -279,8 +279,8 @@ pub(crate) struct EachItem<F> {
     pub overlap: bool,
 }
 
-impl<E, F: FnMut(Staged) -> Result<(), E>> BatchSink<E> for EachItem<F> {
-    fn write(&mut self, batch: &mut Vec<Staged>) -> Result<(), E> {
+impl<E, F: FnMut(StagedItem) -> Result<(), E>> BatchSink<E> for EachItem<F> {
+    fn write(&mut self, batch: &mut Vec<StagedItem>) -> Result<(), E> {
         batch.drain(..).try_for_each(&mut self.write)
     }
 
@@ -293,15 +293,15 @@ impl<E, F: FnMut(Staged) -> Result<(), E>> BatchSink<E> for EachItem<F> {
 /// through every stage in order, then to `sink`. Every source and every stage goes through
 /// here: captures, copied WARC records and migrated ARC records alike.
 pub(crate) fn run_pipeline<E: From<StageError>>(
-    fill: &mut dyn FnMut(&mut Vec<Staged>) -> Result<bool, E>,
+    fill: &mut dyn FnMut(&mut Vec<StagedItem>) -> Result<bool, E>,
     stages: &mut [&mut dyn Stage],
     sink: &mut dyn BatchSink<E>,
 ) -> Result<(), E> {
     let overlap = sink.overlaps() && stages.last().is_some_and(|s| s.background());
     // With overlap, the batch started last, waiting to be finished and written.
-    let mut waiting: Option<Vec<Staged>> = None;
+    let mut waiting: Option<Vec<StagedItem>> = None;
     loop {
-        let mut batch: Vec<Staged> = Vec::new();
+        let mut batch: Vec<StagedItem> = Vec::new();
         let exhausted = fill(&mut batch)?;
         let n = stages.len();
         for (i, stage) in stages.iter_mut().enumerate() {

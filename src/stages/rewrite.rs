@@ -26,9 +26,9 @@ use encoding_rs::Encoding;
 use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element};
 use url::Url;
 
-use super::{Item, Replacement, Route, Stage, StageError, Staged};
+use super::{Item, Replacement, Route, Stage, StageError, StagedItem};
+use crate::capture::{CaptureKind, Payload};
 use crate::formats::html::html_encoding;
-use crate::sources::capture::{CaptureKind, Payload};
 pub use crate::sources::mirror_files::LinkMap;
 
 /// What rewriting did to one file.
@@ -399,81 +399,60 @@ impl Splice {
 /// Only the bytes of rewritten attribute values and CSS URLs change; every other byte
 /// (quoting, case, whitespace, self-closing slashes, entities, comments) is the input's.
 pub fn rewrite_html_stream(
-    mut input: impl Read,
+    input: impl Read,
     mut output: impl Write,
     encoding: &'static Encoding,
     save_path: &str,
     page_url: &str,
     map: &LinkMap,
 ) -> Result<Rewritten, RewriteError> {
-    let resolver = Resolver { map, dir: dir_of(save_path), page_url: Url::parse(page_url).ok() };
-    let state = RefCell::new(State::new());
-    let splice = RefCell::new(Splice {
-        buf: Vec::with_capacity(2 * CHUNK),
-        base: 0,
-        parsed: 0,
-        edits: BTreeMap::new(),
-        styles: VecDeque::new(),
-        diverged: None,
-    });
-    // The end of a `<style>` element, reported by an end-tag handler (which must be 'static).
-    let style_ends: Rc<RefCell<Vec<usize>>> = Rc::default();
     let enc = AsciiCompatibleEncoding::new(encoding).ok_or(RewriteError::Encoding(encoding))?;
-    {
-        let (st, sp, r, ends) = (&state, &splice, &resolver, &style_ends);
-        let handler = element!("*", move |el| {
-            let mut sp = sp.borrow_mut();
-            let mut st = st.borrow_mut();
-            let refresh = el.tag_name() == "meta"
-                && el
-                    .get_attribute("http-equiv")
-                    .is_some_and(|v| v.eq_ignore_ascii_case("refresh"));
-            for a in el.attributes() {
-                let name = a.name();
-                let wanted = URL_ATTRS.contains(&name.as_str())
-                    || matches!(name.as_str(), "srcset" | "style")
-                    || (refresh && name == "content");
-                let Some(loc) = a.value_source_location().filter(|_| wanted) else { continue };
-                let loc = loc.bytes();
-                let Some(raw) = sp.bytes(loc.clone()).map(<[u8]>::to_vec) else { continue };
-                let vs = ValueStyle::of(&raw, sp.byte_before(loc.start), encoding);
-                // Parts of the value that are links, relative to the value's start.
-                let parts: Vec<Range<usize>> = match name.as_str() {
-                    n if URL_ATTRS.contains(&n) => std::iter::once(0..raw.len()).collect(),
-                    "srcset" => srcset_urls(&raw),
-                    "content" if refresh => refresh_url(&raw).into_iter().collect(),
-                    "style" => {
-                        for (part, new) in css_edits(&raw, encoding, &mut st, r) {
-                            let at = loc.start + part.start..loc.start + part.end;
-                            sp.edit(at, vs.encode(&new));
-                        }
-                        continue;
-                    }
-                    _ => continue,
-                };
-                for part in parts {
-                    let old = decode_in(encoding, &raw[part.clone()]);
-                    if let Some(new) = st.apply(r, &old) {
-                        sp.edit(loc.start + part.start..loc.start + part.end, vs.encode(&new));
-                    }
-                }
-            }
-            // An HTML <style> is raw text that only `</style` (or the end of the page) ends;
-            // an SVG one may hold tags and end unseen, so its CSS is left as it is.
-            if el.tag_name() == "style"
-                && el.namespace_uri() == "http://www.w3.org/1999/xhtml"
-                && let Some(handlers) = el.end_tag_handlers()
-            {
-                let ends = Rc::clone(ends);
-                let on_end: lol_html::EndTagHandler<'static> = Box::new(move |end| {
-                    ends.borrow_mut().push(end.source_location().bytes().start);
-                    Ok(())
-                });
-                handlers.push(on_end);
-                sp.styles.push_back((el.source_location().bytes().end, None));
-            }
-            Ok(())
-        });
+    let page = PageRewrite {
+        resolver: Resolver { map, dir: dir_of(save_path), page_url: Url::parse(page_url).ok() },
+        encoding,
+        state: RefCell::new(State::new()),
+        splice: RefCell::new(Splice {
+            buf: Vec::with_capacity(2 * CHUNK),
+            base: 0,
+            parsed: 0,
+            edits: BTreeMap::new(),
+            styles: VecDeque::new(),
+            diverged: None,
+        }),
+        style_ends: Rc::default(),
+    };
+    page.feed(input, &mut output, enc)?;
+    page.step(true, &mut output)?;
+    output.flush()?;
+    let s = page.state.into_inner();
+    Ok(Rewritten {
+        bytes: Vec::new(),
+        to_mirror: s.to_mirror,
+        to_outside: s.to_outside,
+        changes: s.changes,
+    })
+}
+
+/// What lol_html's element handler, its output sink and each step of one page's rewrite
+/// share (the handler and the sink are closures lol_html holds, hence the cells).
+struct PageRewrite<'a> {
+    resolver: Resolver<'a>,
+    encoding: &'static Encoding,
+    state: RefCell<State>,
+    splice: RefCell<Splice>,
+    /// The end of a `<style>` element, reported by an end-tag handler (which must be 'static).
+    style_ends: Rc<RefCell<Vec<usize>>>,
+}
+
+impl PageRewrite<'_> {
+    /// Passes the page through lol_html chunk by chunk, writing out what is done after each.
+    fn feed(
+        &self,
+        mut input: impl Read,
+        output: &mut impl Write,
+        enc: AsciiCompatibleEncoding,
+    ) -> Result<(), RewriteError> {
+        let handler = element!("*", move |el| self.on_element(el));
         let memory = MemorySettings::new().with_max_allowed_memory_usage(MAX_REWRITER_MEMORY);
         let settings = Settings::new()
             .with_encoding(enc)
@@ -481,7 +460,7 @@ pub fn rewrite_html_stream(
             .with_memory_settings(memory)
             .append_element_content_handler(handler);
         let sink = |c: &[u8]| {
-            let mut sp = splice.borrow_mut();
+            let mut sp = self.splice.borrow_mut();
             let at = sp.parsed;
             if sp.diverged.is_none() && sp.bytes(at..at + c.len()) != Some(c) {
                 sp.diverged = Some(at);
@@ -497,80 +476,139 @@ pub fn rewrite_html_stream(
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             };
-            splice.borrow_mut().buf.extend_from_slice(&chunk[..n]);
+            self.splice.borrow_mut().buf.extend_from_slice(&chunk[..n]);
             rewriter.write(&chunk[..n])?;
-            step(&splice, &style_ends, &state, &resolver, encoding, false, &mut output)?;
+            self.step(false, output)?;
         }
         rewriter.end()?;
+        Ok(())
     }
-    step(&splice, &style_ends, &state, &resolver, encoding, true, &mut output)?;
-    output.flush()?;
-    let s = state.into_inner();
-    Ok(Rewritten {
-        bytes: Vec::new(),
-        to_mirror: s.to_mirror,
-        to_outside: s.to_outside,
-        changes: s.changes,
-    })
+
+    /// An element: its link attributes are rewritten; an HTML `<style>`'s content is queued
+    /// for its CSS to be scanned once lol_html has passed it.
+    fn on_element(
+        &self,
+        el: &mut lol_html::html_content::Element<'_, '_>,
+    ) -> lol_html::HandlerResult {
+        let mut sp = self.splice.borrow_mut();
+        let refresh = el.tag_name() == "meta"
+            && el.get_attribute("http-equiv").is_some_and(|v| v.eq_ignore_ascii_case("refresh"));
+        for a in el.attributes() {
+            self.rewrite_attribute(&mut sp, a, refresh);
+        }
+        // An HTML <style> is raw text that only `</style` (or the end of the page) ends;
+        // an SVG one may hold tags and end unseen, so its CSS is left as it is.
+        if el.tag_name() == "style"
+            && el.namespace_uri() == "http://www.w3.org/1999/xhtml"
+            && let Some(handlers) = el.end_tag_handlers()
+        {
+            let ends = Rc::clone(&self.style_ends);
+            let on_end: lol_html::EndTagHandler<'static> = Box::new(move |end| {
+                ends.borrow_mut().push(end.source_location().bytes().start);
+                Ok(())
+            });
+            handlers.push(on_end);
+            sp.styles.push_back((el.source_location().bytes().end, None));
+        }
+        Ok(())
+    }
+
+    /// Rewrites the links of one attribute's value in place (URL attributes, `srcset`, a
+    /// refresh's `content`, CSS in `style`), each in the value's own quoting and encoding.
+    fn rewrite_attribute(
+        &self,
+        sp: &mut Splice,
+        a: &lol_html::html_content::Attribute<'_>,
+        refresh: bool,
+    ) {
+        let (encoding, r) = (self.encoding, &self.resolver);
+        let mut st = self.state.borrow_mut();
+        let name = a.name();
+        let wanted = URL_ATTRS.contains(&name.as_str())
+            || matches!(name.as_str(), "srcset" | "style")
+            || (refresh && name == "content");
+        let Some(loc) = a.value_source_location().filter(|_| wanted) else { return };
+        let loc = loc.bytes();
+        let Some(raw) = sp.bytes(loc.clone()).map(<[u8]>::to_vec) else { return };
+        let vs = ValueStyle::of(&raw, sp.byte_before(loc.start), encoding);
+        // Parts of the value that are links, relative to the value's start.
+        let parts: Vec<Range<usize>> = match name.as_str() {
+            n if URL_ATTRS.contains(&n) => std::iter::once(0..raw.len()).collect(),
+            "srcset" => srcset_urls(&raw),
+            "content" if refresh => refresh_url(&raw).into_iter().collect(),
+            "style" => {
+                for (part, new) in css_edits(&raw, encoding, &mut st, r) {
+                    let at = loc.start + part.start..loc.start + part.end;
+                    sp.edit(at, vs.encode(&new));
+                }
+                return;
+            }
+            _ => return,
+        };
+        for part in parts {
+            let old = decode_in(encoding, &raw[part.clone()]);
+            if let Some(new) = st.apply(r, &old) {
+                sp.edit(loc.start + part.start..loc.start + part.end, vs.encode(&new));
+            }
+        }
+    }
+
+    /// After lol_html has taken a chunk: scans the `<style>` contents it has passed (whole
+    /// once ended, else in pieces cut after a `}`), then writes out everything before the
+    /// first content still to scan.
+    fn step(&self, at_end: bool, output: &mut impl Write) -> Result<(), RewriteError> {
+        let mut sp = self.splice.borrow_mut();
+        if let Some(at) = sp.diverged {
+            return Err(RewriteError::Diverged { at });
+        }
+        for end in self.style_ends.borrow_mut().drain(..) {
+            if let Some(open) = sp.styles.iter_mut().find(|s| s.1.is_none()) {
+                open.1 = Some(end);
+            }
+        }
+        let total = sp.base + sp.buf.len();
+        while let Some(&(start, end)) = sp.styles.front() {
+            let Some((cut, done)) = style_cut(&sp, start, end, at_end) else { break };
+            let css = sp.bytes(start..cut).map(<[u8]>::to_vec).unwrap_or_default();
+            let mut st = self.state.borrow_mut();
+            for (part, new) in css_edits(&css, self.encoding, &mut st, &self.resolver) {
+                sp.edit(start + part.start..start + part.end, encode_in(self.encoding, &new));
+            }
+            if !done {
+                sp.styles[0].0 = cut;
+                break;
+            }
+            sp.styles.pop_front();
+        }
+        let upto = match sp.styles.front() {
+            Some(&(start, _)) => start.min(sp.parsed),
+            None if at_end => total,
+            None => sp.parsed,
+        };
+        let upto = upto.max(sp.base);
+        sp.flush(upto, output)?;
+        Ok(())
+    }
 }
 
-/// After lol_html has taken a chunk: scans the `<style>` contents it has passed (whole once
-/// ended, else in pieces cut after a `}`), then writes out everything before the first content
-/// still to scan.
-fn step(
-    splice: &RefCell<Splice>,
-    style_ends: &RefCell<Vec<usize>>,
-    state: &RefCell<State>,
-    r: &Resolver<'_>,
-    encoding: &'static Encoding,
-    at_end: bool,
-    output: &mut impl Write,
-) -> Result<(), RewriteError> {
-    let mut sp = splice.borrow_mut();
-    let mut st = state.borrow_mut();
-    if let Some(at) = sp.diverged {
-        return Err(RewriteError::Diverged { at });
-    }
-    for end in style_ends.borrow_mut().drain(..) {
-        if let Some(open) = sp.styles.iter_mut().find(|s| s.1.is_none()) {
-            open.1 = Some(end);
-        }
-    }
-    let total = sp.base + sp.buf.len();
-    while let Some(&(start, end)) = sp.styles.front() {
-        let (cut, done) = match end {
-            Some(end) => (end, true),
-            None if at_end => (total, true),
-            None if sp.parsed.saturating_sub(start) >= STYLE_FLUSH => {
-                let held = sp.bytes(start..sp.parsed).unwrap_or_default();
-                match held.iter().rposition(|b| *b == b'}') {
-                    Some(i) => (start + i + 1, false),
-                    // No `}` in a large block: cut anyway (a URL split here is left as it is).
-                    None if held.len() >= STYLE_HOLD_MAX => (sp.parsed, false),
-                    None => break,
-                }
+/// How much of the `<style>` content from `start` (ending at `end` once its end tag is seen)
+/// to scan now, and whether that is all of it: the whole once ended (or at the page's end),
+/// else, when enough is held, up to its last `}` (or anyway, past [`STYLE_HOLD_MAX`] bytes
+/// without one: a URL split there is left as it is); `None`: wait for more.
+fn style_cut(sp: &Splice, start: usize, end: Option<usize>, at_end: bool) -> Option<(usize, bool)> {
+    match end {
+        Some(end) => Some((end, true)),
+        None if at_end => Some((sp.base + sp.buf.len(), true)),
+        None if sp.parsed.saturating_sub(start) >= STYLE_FLUSH => {
+            let held = sp.bytes(start..sp.parsed).unwrap_or_default();
+            match held.iter().rposition(|b| *b == b'}') {
+                Some(i) => Some((start + i + 1, false)),
+                None if held.len() >= STYLE_HOLD_MAX => Some((sp.parsed, false)),
+                None => None,
             }
-            None => break,
-        };
-        let css = sp.bytes(start..cut).map(<[u8]>::to_vec).unwrap_or_default();
-        for (part, new) in css_edits(&css, encoding, &mut st, r) {
-            sp.edit(start + part.start..start + part.end, encode_in(encoding, &new));
         }
-        if done {
-            sp.styles.pop_front();
-        } else {
-            sp.styles[0].0 = cut;
-            break;
-        }
+        None => None,
     }
-    let upto = match sp.styles.front() {
-        Some(&(start, _)) => start.min(sp.parsed),
-        None if at_end => total,
-        None => sp.parsed,
-    };
-    let upto = upto.max(sp.base);
-    sp.flush(upto, output)?;
-    Ok(())
 }
 
 /// The URL of each `srcset` candidate (what precedes its descriptors).
@@ -904,7 +942,7 @@ impl RewriteStage {
     }
 
     /// The new payload of one capture, if its links change.
-    fn rewrite(&mut self, s: &Staged) -> Result<Option<(Replacement, Rewritten)>, StageError> {
+    fn rewrite(&mut self, s: &StagedItem) -> Result<Option<(Replacement, Rewritten)>, StageError> {
         // Only captures are written anew; a stored record keeps its bytes.
         let Item::Capture(c) = &s.item else { return Ok(None) };
         let mime = c.content_type.as_deref().unwrap_or_default();
@@ -984,7 +1022,7 @@ fn detail(r: &Rewritten) -> String {
 }
 
 impl Stage for RewriteStage {
-    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         // The replacements of the previous batch were written and dropped before this one.
         self.memory_left = BATCH_IN_MEMORY;
         for s in batch.iter_mut().filter(|s| s.route == Route::Content) {
@@ -1010,19 +1048,52 @@ mod tests {
     use super::*;
     use lol_html::errors::RewritingError;
 
+    /// A `<style>`'s CSS is scanned whole once ended, else in pieces cut after its last `}`
+    /// once enough is held, or anyway past the most held without one.
+    #[test]
+    fn style_content_is_cut_after_a_rule() {
+        let splice = |buf: Vec<u8>, parsed: usize| Splice {
+            buf,
+            base: 0,
+            parsed,
+            edits: BTreeMap::new(),
+            styles: VecDeque::new(),
+            diverged: None,
+        };
+        let mut css = b"<style>".to_vec();
+        let start = css.len();
+        while css.len() < start + STYLE_FLUSH {
+            css.extend_from_slice(b"a{b:url(x)}");
+        }
+        let last_rule_end = css.len();
+        css.extend_from_slice(b"c{d:url(y");
+        let sp = splice(css.clone(), css.len());
+        assert_eq!(style_cut(&sp, start, Some(42), false), Some((42, true)));
+        assert_eq!(style_cut(&sp, start, None, true), Some((css.len(), true)));
+        assert_eq!(style_cut(&sp, start, None, false), Some((last_rule_end, false)));
+        // Not enough held yet: wait.
+        assert_eq!(style_cut(&splice(css.clone(), start + 10), start, None, false), None);
+        // No `}` at all: wait, until the most held without one is reached.
+        let open = [&b"<style>"[..], &vec![b'x'; STYLE_FLUSH]].concat();
+        assert_eq!(style_cut(&splice(open.clone(), open.len()), start, None, false), None);
+        let long = [&b"<style>"[..], &vec![b'x'; STYLE_HOLD_MAX]].concat();
+        let cut = style_cut(&splice(long.clone(), long.len()), start, None, false);
+        assert_eq!(cut, Some((long.len(), false)));
+    }
+
     /// A mirror file's capture, its payload held in memory.
-    fn staged(path: &str, url: &str, mime: &str, body: &[u8]) -> Staged {
-        let c = crate::sources::capture::Capture {
+    fn staged(path: &str, url: &str, mime: &str, body: &[u8]) -> StagedItem {
+        let c = crate::capture::Capture {
             uri: url.into(),
             date: chrono::DateTime::UNIX_EPOCH,
-            date_source: crate::sources::capture::DateSource { label: "t".into(), inferred: false },
+            date_source: crate::capture::DateSource { label: "t".into(), inferred: false },
             ip: None,
             kind: CaptureKind::Resource,
             http_header: None,
             content_type: Some(mime.into()),
             payload: Payload::Bytes(body.to_vec()),
             truncated: None,
-            provenance: crate::sources::capture::Provenance {
+            provenance: crate::capture::Provenance {
                 file: path.into(),
                 offset: None,
                 offset_in_member: None,
@@ -1030,11 +1101,11 @@ mod tests {
             warc_fields: vec![],
             metadata: None,
         };
-        Staged::new(Item::Capture(c), Some(body.to_vec()), None)
+        StagedItem::new(Item::Capture(c), Some(body.to_vec()), None)
     }
 
     /// Replaced payloads read back.
-    fn replaced(s: &Staged) -> Option<Vec<u8>> {
+    fn replaced(s: &StagedItem) -> Option<Vec<u8>> {
         let r = s.replacement.as_ref()?;
         let mut b = Vec::new();
         r.payload.open().unwrap().read_to_end(&mut b).unwrap();

@@ -328,7 +328,7 @@ fn response_record(h: &crate::formats::warc::WarcHeader, full: &[u8], http_len: 
         let n = name.to_ascii_lowercase();
         let added = n == "warc-profile"
             || n.starts_with("warc-refers-to")
-            || n == super::dedup::FIELD_REFERS_TO_PACKAGE.to_ascii_lowercase();
+            || n == crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE.to_ascii_lowercase();
         if added || n == "content-length" || n == "warc-block-digest" {
             continue;
         }

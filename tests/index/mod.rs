@@ -7,6 +7,7 @@ use std::process::Command;
 
 use crate::util::{corpus, corpus_arcs, migrate, repo, webaip};
 
+mod heads;
 mod post;
 
 /// The corpus WARC that holds several records in one gzip member (gowarc writes whole files

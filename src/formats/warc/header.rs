@@ -5,6 +5,14 @@ use std::fmt::Write as _;
 /// The WARC version webaip writes.
 pub(crate) const WARC_VERSION: &str = "WARC/1.1";
 
+/// `WARC-Profile` of a revisit whose payload is identical to the original's (WARC 1.1).
+pub const IDENTICAL_PAYLOAD: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// The field of a revisit naming the package (OBJID) that holds its original: written by
+/// deduplication, read by `get` and `undedup` to say where the original is.
+pub const FIELD_REFERS_TO_PACKAGE: &str = "X-Webaip-Refers-To-Package";
+
 /// A WARC record header: the version line and the named fields, in the order they appear.
 ///
 /// Order matters for preservation (byte-identical output for identical input), so fields are

@@ -49,6 +49,22 @@ pub(crate) fn holds_http_message(warc_type: Option<&str>, target_uri: Option<&st
         && target_uri.is_some_and(is_http_uri)
 }
 
+/// True when warcio reads an HTTP message in a record of this type, target URI (angle
+/// brackets dropped) and block length: the rule of [`holds_http_message`] with the scheme as
+/// written and a block not empty. The access index, whose lines must equal cdxj-indexer's on
+/// any WARC, decides so; webaip's own records name their schemes in lower case, where the two
+/// agree.
+pub(crate) fn warcio_reads_http(
+    warc_type: Option<&str>,
+    target_uri: Option<&str>,
+    len: u64,
+) -> bool {
+    let written = |uri: &str| uri.starts_with("http:") || uri.starts_with("https:");
+    matches!(warc_type, Some("response" | "request" | "revisit"))
+        && target_uri.is_some_and(written)
+        && len > 0
+}
+
 /// True when `uri`'s scheme is `http` or `https`, in any case (RFC 3986 3.1).
 pub(crate) fn is_http_uri(uri: &str) -> bool {
     let has = |p: &str| uri.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));

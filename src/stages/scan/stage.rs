@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::batching::HELD_PAYLOAD;
 use super::{Digest, PendingVerdicts, ScanEngine, ScanResult};
-use crate::stages::{Finding, Route, Stage, StageError, Staged};
+use crate::stages::{Route, ScanFinding, Stage, StageError, StagedItem};
 
 /// Held payloads of a batch go to the engine together (in parallel, identical ones once);
 /// larger ones are streamed from their source one by one. An infected capture is routed to
@@ -30,7 +30,7 @@ impl ScanStage {
 impl Stage for ScanStage {
     /// Sends the batch's held payloads to the engine's threads, which scan them while the
     /// pipeline goes on (the sink compresses the batch).
-    fn run(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         let held: Held =
             batch.iter_mut().map(|s| (s.digest, s.held.take().unwrap_or_default())).collect();
         let held = Arc::new(held);
@@ -45,7 +45,7 @@ impl Stage for ScanStage {
 
     /// Takes the verdicts (and the held payloads back), scans what was too large to hold, and
     /// routes and notes what was found.
-    fn finish(&mut self, batch: &mut [Staged]) -> Result<(), StageError> {
+    fn finish(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         let Some((held, pending)) = self.running.pop_front() else { return Ok(()) };
         // A failure on one payload names its item (an ARC record by its offset, a record by
         // its id, a capture by its file).
@@ -85,9 +85,9 @@ impl Stage for ScanStage {
             match verdict {
                 Some(ScanResult::Infected(sig)) => {
                     s.route = Route::Viral;
-                    s.findings.push(Finding::Infected(sig));
+                    s.findings.push(ScanFinding::Infected(sig));
                 }
-                Some(ScanResult::NotScanned(why)) => s.findings.push(Finding::NotScanned(why)),
+                Some(ScanResult::NotScanned(why)) => s.findings.push(ScanFinding::NotScanned(why)),
                 Some(ScanResult::Clean) | None => {}
             }
         }

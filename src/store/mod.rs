@@ -19,6 +19,7 @@ pub(crate) mod deps;
 mod error;
 mod get;
 pub(crate) mod replica;
+#[cfg(feature = "s3")]
 pub(crate) mod s3;
 pub(crate) mod state;
 
@@ -36,7 +37,7 @@ use crate::formats::digest::hex;
 use crate::layout::{MANIFEST, METS};
 use crate::mets::listing::{Nested, read_listing, read_root};
 use crate::mets::reader::MetsReader;
-use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
+use config::{ReplicaConfig, ReplicaKind, StoreConfig, package_dir, unsafe_name};
 pub use error::{
     ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, ManifestError, ManifestFault,
     MetsProblem, Overlap, PackageProblem, Refusal, Rejections, StoreError,
@@ -314,27 +315,8 @@ struct PackageFile {
 impl Store {
     /// Opens the replicas and state database of a configuration.
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
-        let mut replicas: Vec<Box<dyn Replica>> = Vec::new();
-        for r in &config.replicas {
-            replicas.push(match &r.kind {
-                ReplicaKind::Fs { root } => Box::new(FsReplica::new(&r.name, root)),
-                ReplicaKind::S3 {
-                    endpoints,
-                    bucket,
-                    region,
-                    access_key_env,
-                    secret_key_env,
-                    prefix,
-                } => Box::new(s3::S3Replica::new(
-                    &r.name,
-                    endpoints,
-                    bucket,
-                    region,
-                    (access_key_env, secret_key_env),
-                    prefix,
-                )?),
-            });
-        }
+        let replicas =
+            config.replicas.iter().map(open_replica).collect::<Result<Vec<_>, _>>()?;
         let state = State::open(&config.state)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(config.transfers)
@@ -1255,6 +1237,21 @@ impl Store {
             }
         }
         Err(Refusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
+    }
+}
+
+/// The replica a configuration entry describes.
+fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
+    match &r.kind {
+        ReplicaKind::Fs { root } => Ok(Box::new(FsReplica::new(&r.name, root))),
+        #[cfg(feature = "s3")]
+        ReplicaKind::S3 { endpoints, bucket, region, access_key_env, secret_key_env, prefix } => {
+            let bucket =
+                s3::Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix };
+            Ok(Box::new(s3::S3Replica::new(&r.name, &bucket)?))
+        }
+        #[cfg(not(feature = "s3"))]
+        ReplicaKind::S3 { .. } => Err(StoreError::NoS3Support(r.name.clone())),
     }
 }
 

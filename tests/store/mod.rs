@@ -26,6 +26,7 @@ pub(crate) fn garage() -> HashMap<String, String> {
         .collect()
 }
 
+#[cfg(feature = "s3")]
 fn cluster(action: &str, node: &str) {
     let o = Command::new("bash")
         .arg(repo().join("scripts/garage-cluster.sh"))
@@ -98,6 +99,7 @@ fn statuses(report: &serde_json::Value) -> Vec<String> {
 
 /// Overwrites an object in the bucket with other bytes, as a faulty disk or a careless
 /// operator would (a plain PUT, not through webaip).
+#[cfg(feature = "s3")]
 fn overwrite_object(g: &HashMap<String, String>, key: &str, bytes: &[u8]) {
     use object_store::ObjectStoreExt;
     let endpoint = g["S3_ENDPOINTS"].split(',').next().unwrap().to_string();
@@ -124,6 +126,7 @@ fn accepted_at(state: &Path, identifier: &str) -> Option<String> {
 
 /// One test for everything that touches the cluster, in order: stopping nodes must not race
 /// other tests' uploads.
+#[cfg(feature = "s3")]
 #[test]
 fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     let _cluster = crate::util::garage_in_use();
@@ -269,6 +272,29 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 /// Write-once on a file system replica: another package under an identifier already stored is
 /// refused, by the state database and, without it, by the copies themselves; the state is
 /// rebuilt from the replica.
+/// A webaip built without the s3 feature refuses a configuration naming a bucket, saying
+/// why, before it touches any replica.
+#[cfg(not(feature = "s3"))]
+#[test]
+fn without_the_s3_feature_a_bucket_replica_is_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = HashMap::from([
+        ("S3_ENDPOINTS".to_string(), "http://127.0.0.1:9".to_string()),
+        ("S3_BUCKET".to_string(), "b".to_string()),
+    ]);
+    let cfg = config(tmp.path(), Some(&fake));
+    let o = webaip(&fake, &["store", "--config", cfg.to_str().unwrap(), "check"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "replica garage is an S3 bucket, and this webaip was built without S3 support"
+        ),
+        "{err}"
+    );
+    assert!(!tmp.path().join("disk").exists(), "no replica was touched");
+}
+
 #[test]
 fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     let env = HashMap::new();

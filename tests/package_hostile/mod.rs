@@ -490,6 +490,7 @@ fn webaip_text(area: &Area, input: &str) -> String {
 }
 
 /// The OBJID of a package's METS.
+#[cfg(feature = "test-hooks")]
 fn objid(pkg: &Path) -> String {
     let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let at = mets.find("OBJID=\"").unwrap() + 7;
@@ -497,6 +498,7 @@ fn objid(pkg: &Path) -> String {
 }
 
 /// Packages the sample job into `out` (quietly); returns the exit status (None: killed).
+#[cfg(feature = "test-hooks")]
 fn package_sample(area: &Area, extra: &[&str], env: &[(&str, &str)]) -> Option<i32> {
     let out = area.out();
     let job = sample("heritrix-job");
@@ -511,6 +513,8 @@ fn package_sample(area: &Area, extra: &[&str], env: &[(&str, &str)]) -> Option<i
     o.status.code()
 }
 
+// Needs the failure points of a `test-hooks` build.
+#[cfg(feature = "test-hooks")]
 #[test]
 fn a_kill_between_the_renames_of_force_leaves_a_whole_package_and_the_next_run_cleans_up() {
     for hook in ["between-renames", "no-exchange,between-renames"] {

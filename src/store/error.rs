@@ -128,11 +128,11 @@ pub enum StoreError {
     /// The package cannot be stored or fetched (damaged, unreadable, or another package under
     /// its name...).
     #[error(transparent)]
-    Refused(Box<Refusal>),
+    Refused(Box<StoreRefusal>),
 }
 
-impl From<Refusal> for StoreError {
-    fn from(r: Refusal) -> Self {
+impl From<StoreRefusal> for StoreError {
+    fn from(r: StoreRefusal) -> Self {
         StoreError::Refused(Box::new(r))
     }
 }
@@ -244,7 +244,7 @@ fn endpoints_failed(failures: &[(String, object_store::Error)]) -> String {
 
 /// Why the store refuses a package (or a file of one).
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub enum StoreRefusal {
     /// The package directory is not one the store takes; nothing was written.
     #[error("{}: {problem}; not stored", dir.display())]
     Package {

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::{Package, copy_tree, repo, sample, webaip_command, webaip_under};
+use crate::util::{Package, copy_tree, package, repo, sample, webaip_command, webaip_under};
 
 mod dependencies;
 mod export;
@@ -77,11 +77,6 @@ fn store(env: &HashMap<String, String>, config: &Path, args: &[&str]) -> (i32, s
     (o.status.code().unwrap(), v)
 }
 
-/// A package of the Heritrix sample (or another source) in `out`.
-fn package(out: &Path, extra: &[&str], source: &str) {
-    Package::new().quiet().args(extra).succeeds(out, &repo().join(source));
-}
-
 fn objid(pkg: &Path) -> String {
     let mets = fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let v = &mets[mets.find("OBJID=\"").unwrap() + 7..];
@@ -134,7 +129,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config(tmp.path(), Some(&g));
     let pkg = tmp.path().join("pkg");
-    package(&pkg, &[], "samples/heritrix-job");
+    package(Package::new().quiet(), &pkg, &[&repo().join("samples/heritrix-job")]).succeeded();
     let id = objid(&pkg);
 
     // Put: every copy written and verified on both replicas.
@@ -217,7 +212,8 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 
     // One node of three down: a put still succeeds (failing over to a live endpoint).
     let pkg2 = tmp.path().join("pkg2");
-    package(&pkg2, &[], "samples/pandas/40123/20040517-1412");
+    package(Package::new().quiet(), &pkg2, &[&repo().join("samples/pandas/40123/20040517-1412")])
+        .succeeded();
     cluster("stop", "0");
     let (code, r2) = store(&g, &cfg, &["put", pkg2.to_str().unwrap()]);
     assert_eq!(code, 0, "{r2}");
@@ -225,7 +221,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 
     // Two down: the put fails, says which replica, and is not recorded as accepted.
     let pkg3 = tmp.path().join("pkg3");
-    package(&pkg3, &[], "samples/heritrix-job");
+    package(Package::new().quiet(), &pkg3, &[&repo().join("samples/heritrix-job")]).succeeded();
     cluster("stop", "1");
     let (code, r3) = store(&g, &cfg, &["put", pkg3.to_str().unwrap()]);
     let restart = garage();
@@ -301,9 +297,19 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config(tmp.path(), None);
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    package(&a, &["--deterministic"], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &a,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     let meta = sample("heritrix-job.metadata.toml");
-    package(&b, &["--deterministic", "--metadata", meta.to_str().unwrap()], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic", "--metadata", meta.to_str().unwrap()]),
+        &b,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     let id = objid(&a);
     assert_eq!(id, objid(&b), "same identifier");
     assert_ne!(fs::read(a.join("METS.xml")).unwrap(), fs::read(b.join("METS.xml")).unwrap());
@@ -349,7 +355,7 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     assert_eq!(c["replicas"][0]["verified"], c["replicas"][0]["expected"]);
     // A damaged package is refused before anything is written.
     let damaged = tmp.path().join("damaged");
-    package(&damaged, &[], "samples/heritrix-job");
+    package(Package::new().quiet(), &damaged, &[&repo().join("samples/heritrix-job")]).succeeded();
     fs::write(damaged.join("logs/stray.txt"), b"x").unwrap();
     let o = webaip(
         &env,
@@ -550,7 +556,12 @@ fn assert_written_only_below(log: &Path, cwd: &Path, allowed: &[PathBuf]) {
 /// The deterministic package of the Heritrix sample, built once per test run.
 fn heritrix_package(tmp: &Path, name: &str) -> PathBuf {
     let p = tmp.join(name);
-    package(&p, &["--deterministic"], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &p,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     p
 }
 
@@ -962,9 +973,19 @@ fn concurrent_puts(
 /// Two packages with one OBJID (the Heritrix sample with and without its metadata file).
 fn same_objid_pair(t: &Path) -> (PathBuf, PathBuf) {
     let (a, b) = (t.join("a"), t.join("b"));
-    package(&a, &["--deterministic"], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &a,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     let meta = sample("heritrix-job.metadata.toml");
-    package(&b, &["--deterministic", "--metadata", meta.to_str().unwrap()], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic", "--metadata", meta.to_str().unwrap()]),
+        &b,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     assert_eq!(objid(&a), objid(&b));
     (a, b)
 }

@@ -490,7 +490,6 @@ fn webaip_text(area: &Area, input: &str) -> String {
 }
 
 /// The OBJID of a package's METS.
-#[cfg(feature = "test-hooks")]
 fn objid(pkg: &Path) -> String {
     let mets = std::fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let at = mets.find("OBJID=\"").unwrap() + 7;

@@ -111,6 +111,7 @@ fn overwrite_object(g: &HashMap<String, String>, key: &str, bytes: &[u8]) {
     rt.block_on(s3.put(&object_store::path::Path::from(key), bytes.to_vec().into())).unwrap();
 }
 
+#[cfg(feature = "s3")]
 fn accepted_at(state: &Path, identifier: &str) -> Option<String> {
     let db = rusqlite::Connection::open(state).unwrap();
     db.query_row("SELECT accepted_at FROM package WHERE identifier = ?1", [identifier], |r| {

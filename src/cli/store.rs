@@ -1,6 +1,6 @@
 //! `webaip store`: put packages to every replica, check, repair and fetch them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -9,7 +9,9 @@ use webaip::audit::AuditOptions;
 use webaip::batch::export;
 use webaip::export::eark::PackageType;
 use webaip::store::config::StoreConfig;
-use webaip::store::{CopyOutcome, CopyStatus, Store, StoreError};
+use webaip::store::{
+    CopyOutcome, CopyStatus, PutReport, RemoveReport, RepairReport, Store, StoreError,
+};
 
 use super::{EXIT_ERROR, EXIT_FINDINGS};
 
@@ -102,12 +104,31 @@ enum EarkTypeArg {
     Aip,
 }
 
+/// How a report is shown: as JSON, and whether a progress bar is drawn.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    json: bool,
+    quiet: bool,
+}
+
+impl Shown {
+    /// Prints `report` as pretty JSON when asked to, else hands it to `text`.
+    fn report<T: serde::Serialize>(self, report: &T, text: impl FnOnce(&T)) -> anyhow::Result<()> {
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(report)?);
+        } else {
+            text(report);
+        }
+        Ok(())
+    }
+}
+
 /// Runs the command; returns the exit status (0 done and clean, 1 findings or an incomplete
 /// store, 2 refused or could not run).
 pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
     let config = StoreConfig::load(&args.config)?;
     let store = Store::open(&config)?;
-    let quiet = args.quiet || args.json;
+    let shown = Shown { json: args.json, quiet: args.quiet || args.json };
     match args.action {
         Action::Put { packages, check } => {
             let audit = AuditOptions {
@@ -115,149 +136,174 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
                 eark: check.is_eark(),
                 ..Default::default()
             };
-            let mut code = 0;
-            let mut reports = Vec::new();
-            for p in &packages {
-                let bar = super::progress::bytes_bar(0, quiet);
-                let total: u64 = walkdir::WalkDir::new(p)
-                    .into_iter()
-                    .filter_map(|e| e.ok()?.metadata().ok())
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len())
-                    .sum();
-                bar.set_length(total * config.replicas.len() as u64);
-                let r = store.put(p, &audit, &|n| bar.inc(n));
-                bar.finish_and_clear();
-                match r {
-                    Ok(r) => {
-                        if !r.accepted {
-                            code = code.max(EXIT_FINDINGS);
-                        }
-                        if !args.json {
-                            let uploaded = r
-                                .copies
-                                .iter()
-                                .filter(|c| c.status == CopyStatus::Uploaded)
-                                .count();
-                            let present =
-                                r.copies.iter().filter(|c| c.status == CopyStatus::Present).count();
-                            print_failures(&r.copies);
-                            print_missing_dependencies(p, &r.requires_missing);
-                            println!(
-                                "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{}",
-                                p.display(),
-                                r.package,
-                                if r.accepted { "ACCEPTED" } else { "INCOMPLETE" },
-                                r.files,
-                                r.bytes,
-                                if r.failed_replicas.is_empty() {
-                                    String::new()
-                                } else {
-                                    format!("; failed on {}", r.failed_replicas.join(", "))
-                                }
-                            );
-                        }
-                        reports.push(serde_json::to_value(&r)?);
-                    }
-                    Err(e @ StoreError::Refused(_)) => {
-                        eprintln!("webaip: store put refused: {e}");
-                        code = EXIT_ERROR;
-                    }
-                    Err(e) => {
-                        eprintln!("webaip: store put: {}: {e}", p.display());
-                        code = EXIT_ERROR;
-                    }
-                }
-            }
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&reports)?);
-            }
-            Ok(code)
+            run_put(&store, &config, &packages, &audit, shown)
         }
-        Action::Check { replica, deep } => {
-            let bar = super::progress::bytes_bar(0, quiet || !deep);
-            let r = store.check(replica.as_deref(), deep, &|n| {
-                bar.inc_length(n);
-                bar.inc(n)
-            })?;
-            bar.finish_and_clear();
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                print_check(&r);
-            }
-            Ok(if r.clean { 0 } else { EXIT_FINDINGS })
-        }
-        Action::Repair { deep } => {
-            let r = store.repair(deep, &|_| {})?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                print_check(&r.check);
-                for a in &r.actions {
-                    println!(
-                        "{}: {}: {} {}",
-                        a.replica,
-                        a.file,
-                        a.status,
-                        a.message.as_deref().unwrap_or_default()
-                    );
-                }
-                let unrepairable =
-                    r.actions.iter().filter(|a| a.status == CopyStatus::Unrepairable).count();
-                let mut verdict = Vec::new();
-                if unrepairable > 0 {
-                    verdict.push(format!("{unrepairable} COULD NOT BE REPAIRED"));
-                }
-                if !r.unreadable.is_empty() {
-                    verdict.push(format!(
-                        "NOT REPAIRED: {} package(s) or copies could not be read (the errors above)",
-                        r.unreadable.len()
-                    ));
-                }
-                if verdict.is_empty() {
-                    verdict.push("all re-established".into());
-                }
-                let verdict = verdict.join("; ");
-                println!("repair: {} copies acted on; {verdict}", r.actions.len());
-            }
-            Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
-        }
+        Action::Check { replica, deep } => run_check(&store, replica.as_deref(), deep, shown),
+        Action::Repair { deep } => run_repair(&store, deep, shown),
         Action::Get { package, file, to, export } => {
-            run_get(&store, (&package, file.as_deref(), &to), &export, args.json)
+            let request = GetRequest { package: &package, file: file.as_deref(), to: &to };
+            run_get(&store, request, &export, shown.json)
         }
-        remove @ Action::Remove { .. } => run_remove(&store, remove, args.json),
-        Action::RebuildState => {
-            let r = store.rebuild_state()?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                for why in &r.refused {
-                    println!("refused: {why}");
+        Action::Remove { package, dry_run, yes } => {
+            run_remove(&store, &package, RemoveConsent { dry_run, yes }, shown.json)
+        }
+        Action::RebuildState => run_rebuild_state(&store, shown),
+    }
+}
+
+/// `store put` of each package in turn: exit 2 when one was refused or could not be put, 1
+/// when one is incomplete.
+fn run_put(
+    store: &Store,
+    config: &StoreConfig,
+    packages: &[PathBuf],
+    audit: &AuditOptions,
+    shown: Shown,
+) -> anyhow::Result<i32> {
+    let mut code = 0;
+    let mut reports = Vec::new();
+    for p in packages {
+        let bar = super::progress::bytes_bar(0, shown.quiet);
+        bar.set_length(bytes_below(p) * config.replicas.len() as u64);
+        let r = store.put(p, audit, &|n| bar.inc(n));
+        bar.finish_and_clear();
+        match r {
+            Ok(r) => {
+                if !r.accepted {
+                    code = code.max(EXIT_FINDINGS);
                 }
-                println!(
-                    "state rebuilt: {} package(s){}",
-                    r.packages.len(),
-                    if r.refused.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; {} package directory(ies) refused", r.refused.len())
-                    }
-                );
+                if !shown.json {
+                    print_put(p, &r);
+                }
+                reports.push(serde_json::to_value(&r)?);
             }
-            Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
+            Err(e @ StoreError::Refused(_)) => {
+                eprintln!("webaip: store put refused: {e}");
+                code = EXIT_ERROR;
+            }
+            Err(e) => {
+                eprintln!("webaip: store put: {}: {e}", p.display());
+                code = EXIT_ERROR;
+            }
         }
     }
+    if shown.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    }
+    Ok(code)
+}
+
+/// The bytes of the regular files below `dir` (what the progress bar counts, per replica).
+fn bytes_below(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+fn print_put(package: &Path, r: &PutReport) {
+    let count = |status| r.copies.iter().filter(|c| c.status == status).count();
+    let (uploaded, present) = (count(CopyStatus::Uploaded), count(CopyStatus::Present));
+    print_failures(&r.copies);
+    print_missing_dependencies(package, &r.requires_missing);
+    let failed_on = if r.failed_replicas.is_empty() {
+        String::new()
+    } else {
+        format!("; failed on {}", r.failed_replicas.join(", "))
+    };
+    println!(
+        "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{failed_on}",
+        package.display(),
+        r.package,
+        if r.accepted { "ACCEPTED" } else { "INCOMPLETE" },
+        r.files,
+        r.bytes,
+    );
+}
+
+fn run_check(
+    store: &Store,
+    replica: Option<&str>,
+    deep: bool,
+    shown: Shown,
+) -> anyhow::Result<i32> {
+    let bar = super::progress::bytes_bar(0, shown.quiet || !deep);
+    let r = store.check(replica, deep, &|n| {
+        bar.inc_length(n);
+        bar.inc(n)
+    })?;
+    bar.finish_and_clear();
+    shown.report(&r, print_check)?;
+    Ok(if r.clean { 0 } else { EXIT_FINDINGS })
+}
+
+fn run_repair(store: &Store, deep: bool, shown: Shown) -> anyhow::Result<i32> {
+    let r = store.repair(deep, &|_| {})?;
+    shown.report(&r, print_repair)?;
+    Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
+}
+
+fn print_repair(r: &RepairReport) {
+    print_check(&r.check);
+    for a in &r.actions {
+        let message = a.message.as_deref().unwrap_or_default();
+        println!("{}: {}: {} {message}", a.replica, a.file, a.status);
+    }
+    let unrepairable = r.actions.iter().filter(|a| a.status == CopyStatus::Unrepairable).count();
+    let mut verdict = Vec::new();
+    if unrepairable > 0 {
+        verdict.push(format!("{unrepairable} COULD NOT BE REPAIRED"));
+    }
+    if !r.unreadable.is_empty() {
+        verdict.push(format!(
+            "NOT REPAIRED: {} package(s) or copies could not be read (the errors above)",
+            r.unreadable.len()
+        ));
+    }
+    if verdict.is_empty() {
+        verdict.push("all re-established".into());
+    }
+    let verdict = verdict.join("; ");
+    println!("repair: {} copies acted on; {verdict}", r.actions.len());
+}
+
+fn run_rebuild_state(store: &Store, shown: Shown) -> anyhow::Result<i32> {
+    let r = store.rebuild_state()?;
+    shown.report(&r, |r| {
+        for why in &r.refused {
+            println!("refused: {why}");
+        }
+        let refused = if r.refused.is_empty() {
+            String::new()
+        } else {
+            format!("; {} package directory(ies) refused", r.refused.len())
+        };
+        println!("state rebuilt: {} package(s){refused}", r.packages.len());
+    })?;
+    Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
+}
+
+/// What `store get` fetches, and where to.
+#[derive(Debug, Clone, Copy)]
+struct GetRequest<'a> {
+    /// The package identifier (METS OBJID).
+    package: &'a str,
+    /// One file of it, or all.
+    file: Option<&'a str>,
+    to: &'a Path,
 }
 
 /// `store get`: the copies fetched and verified, then the exports asked for (a JSON object
 /// with `copies`, `wacz` and `eark` when there are exports, else the list of copies).
 fn run_get(
     store: &Store,
-    (package, file, to): (&str, Option<&str>, &std::path::Path),
+    request: GetRequest<'_>,
     export: &GetExportArgs,
     json: bool,
 ) -> anyhow::Result<i32> {
+    let GetRequest { package, file, to } = request;
     if let Some(path) = &export.export_eark {
         export::eark_target_free(path)?;
     }
@@ -270,28 +316,11 @@ fn run_get(
     }
     let fetched = || format!("{package} fetched and verified into {}", to.display());
     let wacz = match &export.export_wacz {
-        Some(path) => {
-            let r = export::write_wacz(to, path).with_context(fetched)?;
-            if !json {
-                println!("{}: WACZ of {} ({} bytes)", path.display(), r.objid, r.bytes);
-            }
-            Some(r)
-        }
+        Some(path) => Some(get_wacz(to, path, json).with_context(fetched)?),
         None => None,
     };
     let eark = match &export.export_eark {
-        Some(path) => {
-            let kind = match export.eark_type {
-                EarkTypeArg::Sip => PackageType::Sip,
-                EarkTypeArg::Aip => PackageType::Aip,
-            };
-            let s =
-                export::write_eark(to, path, kind, export::Replace::No).with_context(fetched)?;
-            if !json {
-                println!("{}: E-ARK {} of {}", path.display(), kind.as_str(), s.objid);
-            }
-            Some(s)
-        }
+        Some(path) => Some(get_eark(to, path, export.eark_type, json).with_context(fetched)?),
         None => None,
     };
     if json {
@@ -304,18 +333,59 @@ fn run_get(
     Ok(0)
 }
 
+/// The WACZ export of a package `store get` fetched into `pkg`.
+fn get_wacz(
+    pkg: &Path,
+    path: &Path,
+    json: bool,
+) -> anyhow::Result<webaip::export::wacz::WaczReport> {
+    let r = export::write_wacz(pkg, path)?;
+    if !json {
+        println!("{}: WACZ of {} ({} bytes)", path.display(), r.objid, r.bytes);
+    }
+    Ok(r)
+}
+
+/// The E-ARK export of a package `store get` fetched into `pkg`.
+fn get_eark(
+    pkg: &Path,
+    path: &Path,
+    kind: EarkTypeArg,
+    json: bool,
+) -> anyhow::Result<webaip::export::eark::ExportSummary> {
+    let kind = match kind {
+        EarkTypeArg::Sip => PackageType::Sip,
+        EarkTypeArg::Aip => PackageType::Aip,
+    };
+    let s = export::write_eark(pkg, path, kind, export::Replace::No)?;
+    if !json {
+        println!("{}: E-ARK {} of {}", path.display(), kind.as_str(), s.objid);
+    }
+    Ok(s)
+}
+
+/// What `store remove` was told: list only, or delete.
+#[derive(Debug, Clone, Copy)]
+struct RemoveConsent {
+    dry_run: bool,
+    yes: bool,
+}
+
 /// `store remove`: nothing without `--yes` or `--dry-run`; a refusal is exit 2, a removal
 /// that stopped part-way exit 1.
-fn run_remove(store: &Store, action: Action, json: bool) -> anyhow::Result<i32> {
-    let Action::Remove { package, dry_run, yes } = action else { return Ok(EXIT_ERROR) };
-    let package = package.as_str();
-    if !dry_run && !yes {
+fn run_remove(
+    store: &Store,
+    package: &str,
+    consent: RemoveConsent,
+    json: bool,
+) -> anyhow::Result<i32> {
+    if !consent.dry_run && !consent.yes {
         eprintln!(
             "webaip: store remove deletes {package} from every replica: add --yes to do it, or --dry-run to see what it deletes"
         );
         return Ok(EXIT_ERROR);
     }
-    let r = match store.remove(package, dry_run) {
+    let r = match store.remove(package, consent.dry_run) {
         Ok(r) => r,
         Err(e @ StoreError::Refused(_)) => {
             eprintln!("webaip: store remove refused: {e}");
@@ -323,34 +393,35 @@ fn run_remove(store: &Store, action: Action, json: bool) -> anyhow::Result<i32> 
         }
         Err(e) => return Err(e.into()),
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        let verb = if r.dry_run { "would delete" } else { "deleted" };
-        for rep in &r.replicas {
-            for k in &rep.deleted {
-                println!("{}: {verb} {k}", rep.replica);
-            }
-            match &rep.error {
-                Some(e) => {
-                    println!("{}: FAILED after {} object(s): {e}", rep.replica, rep.deleted.len())
-                }
-                None => println!("{}: {} object(s) {verb}", rep.replica, rep.deleted.len()),
-            }
-        }
-        let verdict = if r.dry_run {
-            "DRY RUN: nothing deleted"
-        } else if r.removed {
-            "REMOVED from every replica"
-        } else {
-            "NOT REMOVED: some replicas still hold parts of it (run remove again)"
-        };
-        println!("{}: {verdict}", r.package);
-    }
+    let shown = Shown { json, quiet: true };
+    shown.report(&r, print_removal)?;
     Ok(if r.removed || r.dry_run { 0 } else { EXIT_FINDINGS })
 }
 
-fn print_missing_dependencies(package: &std::path::Path, missing: &[String]) {
+fn print_removal(r: &RemoveReport) {
+    let verb = if r.dry_run { "would delete" } else { "deleted" };
+    for rep in &r.replicas {
+        for k in &rep.deleted {
+            println!("{}: {verb} {k}", rep.replica);
+        }
+        match &rep.error {
+            Some(e) => {
+                println!("{}: FAILED after {} object(s): {e}", rep.replica, rep.deleted.len())
+            }
+            None => println!("{}: {} object(s) {verb}", rep.replica, rep.deleted.len()),
+        }
+    }
+    let verdict = if r.dry_run {
+        "DRY RUN: nothing deleted"
+    } else if r.removed {
+        "REMOVED from every replica"
+    } else {
+        "NOT REMOVED: some replicas still hold parts of it (run remove again)"
+    };
+    println!("{}: {verdict}", r.package);
+}
+
+fn print_missing_dependencies(package: &Path, missing: &[String]) {
     for m in missing {
         println!(
             "{}: WARNING: requires {m}, which the store does not hold (put it too)",

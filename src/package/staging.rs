@@ -24,11 +24,20 @@ pub(crate) struct MetsWritten {
 /// `between-renames` aborts the process (as a kill would) after the old package has been
 /// moved aside and before it is removed (or, in the two-step fallback, before the new one is
 /// moved in); `before-commit` aborts once everything is written, before the rename (ingest);
-/// `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`.
+/// `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`. Read only in a build
+/// with the `test-hooks` feature: a shipped binary never fails on purpose.
+#[cfg(feature = "test-hooks")]
 pub(crate) const FAIL_AT_ENV: &str = "WEBAIP_FAIL_AT";
 
+#[cfg(feature = "test-hooks")]
 pub(crate) fn fail_at(point: &str) -> bool {
     std::env::var(FAIL_AT_ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == point))
+}
+
+/// Without the `test-hooks` feature no failure point exists.
+#[cfg(not(feature = "test-hooks"))]
+pub(crate) fn fail_at(_point: &str) -> bool {
+    false
 }
 
 /// A package being assembled in a hidden directory beside its final place.

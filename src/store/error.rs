@@ -4,7 +4,6 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use crate::audit::AuditError;
 use crate::layout::{ConfineError, NameError};
@@ -57,6 +56,7 @@ pub enum StoreError {
     #[error("store configuration: replica {0}: no endpoints")]
     NoEndpoints(String),
     /// An S3 replica's client cannot be built for an endpoint.
+    #[cfg(feature = "s3")]
     #[error("store configuration: replica {replica} ({endpoint}): {source}")]
     Client {
         /// The replica.
@@ -67,12 +67,18 @@ pub enum StoreError {
         #[source]
         source: Box<object_store::Error>,
     },
+    /// The configuration names an S3 replica, and this build has no S3 client.
+    #[error(
+        "store configuration: replica {0} is an S3 bucket, and this webaip was built without S3 support (cargo feature `s3`)"
+    )]
+    NoS3Support(String),
     /// The threads of the transfer pool cannot be started.
     #[error("store configuration: cannot start the transfer threads: {0}")]
     Transfers(#[source] rayon::ThreadPoolBuildError),
     /// The S3 client's runtime cannot be started (the system refuses threads).
+    #[cfg(feature = "s3")]
     #[error("store configuration: cannot start the S3 client runtime: {0}")]
-    Runtime(#[source] Arc<io::Error>),
+    Runtime(#[source] std::sync::Arc<io::Error>),
     /// The state database cannot be used.
     #[error("state database: {0}")]
     State(#[from] rusqlite::Error),
@@ -122,11 +128,11 @@ pub enum StoreError {
     /// The package cannot be stored or fetched (damaged, unreadable, or another package under
     /// its name...).
     #[error(transparent)]
-    Refused(Box<Refusal>),
+    Refused(Box<StoreRefusal>),
 }
 
-impl From<Refusal> for StoreError {
-    fn from(r: Refusal) -> Self {
+impl From<StoreRefusal> for StoreError {
+    fn from(r: StoreRefusal) -> Self {
         StoreError::Refused(Box::new(r))
     }
 }
@@ -190,12 +196,15 @@ pub enum CopyFailure {
     #[error("cannot create a temporary beside it")]
     NoTemporary,
     /// The object store has no such object.
+    #[cfg(feature = "s3")]
     #[error("not found: {0}")]
     NotFound(#[source] object_store::Error),
     /// The object store failed once it was reached.
+    #[cfg(feature = "s3")]
     #[error("{0}")]
     ObjectStore(#[from] object_store::Error),
     /// No endpoint answered: each endpoint and what it said.
+    #[cfg(feature = "s3")]
     #[error("{}", endpoints_failed(.0))]
     Endpoints(Vec<(String, object_store::Error)>),
     /// A copy just written is not there.
@@ -228,13 +237,14 @@ pub enum CopyFailure {
     },
 }
 
+#[cfg(feature = "s3")]
 fn endpoints_failed(failures: &[(String, object_store::Error)]) -> String {
     failures.iter().map(|(endpoint, e)| format!("{endpoint}: {e}")).collect::<Vec<_>>().join("; ")
 }
 
 /// Why the store refuses a package (or a file of one).
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub enum StoreRefusal {
     /// The package directory is not one the store takes; nothing was written.
     #[error("{}: {problem}; not stored", dir.display())]
     Package {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::AtFlags;
 
-use super::{Refusal, StoreError};
+use super::{StoreError, StoreRefusal};
 use crate::layout::{self, MANIFEST, METS};
 use crate::temporaries::{self, TempName};
 
@@ -79,7 +79,7 @@ impl Staging {
         let into = layout::open_dir_in(to, sub)?;
         rustix::fs::linkat(&from, leaf, &into, leaf, AtFlags::empty()).map_err(|e| match e {
             rustix::io::Errno::EXIST => {
-                Refusal::AppearedMeanwhile { to: to.into(), name: name.into() }.into()
+                StoreRefusal::AppearedMeanwhile { to: to.into(), name: name.into() }.into()
             }
             e => unusable(&to.join(name), io::Error::from(e)),
         })?;

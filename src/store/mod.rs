@@ -14,15 +14,20 @@
 //! lives inside a replica. The state database (`state`) records what was seen and is
 //! rebuilt from the replicas on demand.
 
+mod check;
 pub mod config;
 pub(crate) mod deps;
 mod error;
 mod get;
+mod put;
+mod rebuild;
+mod repair;
 pub(crate) mod replica;
+#[cfg(feature = "s3")]
 pub(crate) mod s3;
 pub(crate) mod state;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -31,23 +36,23 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha512};
 
-use crate::audit::{AuditOptions, audit_package};
 use crate::formats::digest::hex;
 use crate::layout::{MANIFEST, METS};
 use crate::mets::listing::{Nested, read_listing, read_root};
 use crate::mets::reader::MetsReader;
-use config::{ReplicaKind, StoreConfig, package_dir, unsafe_name};
+use config::{ReplicaConfig, ReplicaKind, StoreConfig, package_dir};
 pub use error::{
     ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, ManifestError, ManifestFault,
-    MetsProblem, Overlap, PackageProblem, Refusal, Rejections, StoreError,
+    MetsProblem, Overlap, PackageProblem, Rejections, StoreError, StoreRefusal,
 };
-use replica::{FsReplica, HashingFile, ListedObject, Replica, Source};
-use state::{CopyRow, FileRecord, Seen, State, Upload};
+pub use rebuild::RebuildStateReport;
+use replica::{FsReplica, HashingFile, Replica, Source};
+use state::{FileRecord, StateDb};
 
 /// The store: its replicas and state.
 pub struct Store {
     replicas: Vec<Box<dyn Replica>>,
-    state: Mutex<State>,
+    state: Mutex<StateDb>,
     pool: rayon::ThreadPool,
 }
 
@@ -222,87 +227,6 @@ pub struct RepairReport {
     pub repaired: bool,
 }
 
-/// A replica's listing of one package directory, and the leftover temporaries removed there.
-type Listing = Result<(Vec<ListedObject>, Vec<String>), StoreError>;
-/// A copy read through SHA-512: (length, hex digest).
-type Hashed = Result<(u64, String), StoreError>;
-
-/// What a check learned of one copy: (identifier, path, replica, file-list status, checksum
-/// status, why).
-type CheckedCopy = (String, String, String, Seen, Option<Seen>, Option<String>);
-
-/// One package's copies on one replica against what the state expects (`files` of package
-/// `id` in `dir`): missing, wrong size, odd entries and extra keys go to `rep`, each copy's
-/// status to `statuses`. Returns the files (indexes into `files`) to hash, with `deep`.
-fn compare_listing(
-    (id, dir, files): (&String, &String, &[FileRecord]),
-    name: &str,
-    listed: Vec<ListedObject>,
-    deep: bool,
-    rep: &mut ReplicaCheck,
-    statuses: &mut Vec<CheckedCopy>,
-) -> Vec<usize> {
-    let name = name.to_string();
-    let mut to_hash = Vec::new();
-    // Entries that cannot be copies (links, FIFOs...) are findings naming the path.
-    let mut odd: BTreeMap<String, String> = BTreeMap::new();
-    let mut listing: BTreeMap<String, u64> = BTreeMap::new();
-    for o in listed {
-        match o.problem {
-            Some(why) => {
-                odd.insert(o.key, why);
-            }
-            None => {
-                listing.insert(o.key, o.size);
-            }
-        }
-    }
-    let mut known = BTreeSet::new();
-    for (k, f) in files.iter().enumerate() {
-        rep.expected += 1;
-        let key = format!("{dir}/{}", f.path);
-        known.insert(key.clone());
-        // A copy found corrupt: reported, and its checksum status recorded.
-        let corrupt = |why: String| {
-            (id.clone(), f.path.clone(), name.clone(), Seen::Ok, Some(Seen::Corrupt), Some(why))
-        };
-        if let Some(why) = odd.get(&key) {
-            rep.corrupt.push(format!("{key} ({why})"));
-            statuses.push(corrupt(why.clone()));
-            continue;
-        }
-        match listing.get(&key) {
-            None => {
-                rep.missing.push(key);
-                statuses.push((
-                    id.clone(),
-                    f.path.clone(),
-                    name.clone(),
-                    Seen::Missing,
-                    Some(Seen::Unknown),
-                    None,
-                ));
-            }
-            Some(&size) if size != f.size => {
-                let why = format!("{size} bytes; expected {}", f.size);
-                rep.corrupt.push(format!("{key} ({why})"));
-                statuses.push(corrupt(why));
-            }
-            Some(_) if deep => to_hash.push(k),
-            Some(_) => {
-                statuses.push((id.clone(), f.path.clone(), name.clone(), Seen::Ok, None, None));
-            }
-        }
-    }
-    for k in listing.keys().filter(|k| !known.contains(*k)) {
-        rep.extra.push(k.clone());
-    }
-    for (k, why) in odd.iter().filter(|(k, _)| !known.contains(*k)) {
-        rep.extra.push(format!("{k} ({why})"));
-    }
-    to_hash
-}
-
 /// One package file to store or check.
 #[derive(Debug, Clone)]
 struct PackageFile {
@@ -314,28 +238,8 @@ struct PackageFile {
 impl Store {
     /// Opens the replicas and state database of a configuration.
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
-        let mut replicas: Vec<Box<dyn Replica>> = Vec::new();
-        for r in &config.replicas {
-            replicas.push(match &r.kind {
-                ReplicaKind::Fs { root } => Box::new(FsReplica::new(&r.name, root)),
-                ReplicaKind::S3 {
-                    endpoints,
-                    bucket,
-                    region,
-                    access_key_env,
-                    secret_key_env,
-                    prefix,
-                } => Box::new(s3::S3Replica::new(
-                    &r.name,
-                    endpoints,
-                    bucket,
-                    region,
-                    (access_key_env, secret_key_env),
-                    prefix,
-                )?),
-            });
-        }
-        let state = State::open(&config.state)?;
+        let replicas = config.replicas.iter().map(open_replica).collect::<Result<Vec<_>, _>>()?;
+        let state = StateDb::open(&config.state)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(config.transfers)
             .thread_name(|i| format!("webaip-transfer-{i}"))
@@ -344,7 +248,7 @@ impl Store {
         Ok(Store { replicas, state: Mutex::new(state), pool })
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> std::sync::MutexGuard<'_, StateDb> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -354,503 +258,6 @@ impl Store {
             .find(|r| r.name() == name)
             .map(|r| r.as_ref())
             .ok_or_else(|| StoreError::NoSuchReplica(name.into()))
-    }
-
-    /// Reads the package in `dir` (every name confined, regular files only, every manifest line
-    /// a file the METS lists), audits it (a damaged one is refused), claims its identifier on
-    /// every replica, then writes every file to every replica and verifies every copy.
-    /// `progress` hears of bytes transferred.
-    pub fn put(
-        &self,
-        dir: &Path,
-        audit: &AuditOptions,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<PutReport, StoreError> {
-        // The store's own checks come first: nothing below reads through a link or a FIFO, or
-        // follows a manifest line out of the package.
-        let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
-        let report = audit_package(dir, audit, &|_| {})
-            .map_err(|source| Refusal::Unauditable { dir: dir.into(), source })?;
-        if !report.intact {
-            let errors = report.findings.len()
-                + report
-                    .validation
-                    .findings
-                    .iter()
-                    .filter(|f| f.severity == crate::mets::validate::Severity::Error)
-                    .count();
-            return Err(Refusal::Damaged { dir: dir.into(), errors }.into());
-        }
-        let pdir = checked_package_dir(&identifier)?;
-        let records: Vec<FileRecord> = files
-            .iter()
-            .map(|f| FileRecord { path: f.rel.clone(), size: f.size, sha512: f.sha512.clone() })
-            .collect();
-        if let Some(known) = self.state().package_files(&identifier)?
-            && known != records
-        {
-            return Err(Refusal::AlreadyStored(identifier).into());
-        }
-        // Claim the identifier on every replica before any file is written.
-        let claim_failed = self.claim_all(&identifier, &pdir, &digest, &files)?;
-        // What it requires is recorded with it (rebuild-state reads it from the METS again);
-        // a dependency not stored is put anyway, and said: packages may arrive in any order.
-        let requires_missing = {
-            let mut st = self.state();
-            st.record_package(&identifier, &pdir, &records)?;
-            st.record_dependencies(&identifier, &requires)?;
-            let mut missing = Vec::new();
-            for r in &requires {
-                if st.package_files(r)?.is_none() {
-                    missing.push(r.clone());
-                }
-            }
-            missing
-        };
-        let jobs: Vec<(&dyn Replica, &PackageFile)> =
-            self.replicas.iter().flat_map(|r| files.iter().map(move |f| (r.as_ref(), f))).collect();
-        let copies: Vec<CopyOutcome> = self.pool.install(|| {
-            jobs.par_iter()
-                .map(|(r, f)| {
-                    let key = format!("{pdir}/{}", f.rel);
-                    let source = Source { root: dir, name: &f.rel };
-                    let (status, message) = match claim_failed.get(r.name()) {
-                        Some(why) => (CopyStatus::Failed, Some(why.clone())),
-                        None => match put_copy(*r, &key, source, f) {
-                            Ok(s) => (s, None),
-                            Err(e) => (CopyStatus::Failed, Some(e.to_string())),
-                        },
-                    };
-                    progress(f.size);
-                    CopyOutcome {
-                        package: identifier.clone(),
-                        replica: r.name().into(),
-                        file: f.rel.clone(),
-                        status,
-                        message,
-                    }
-                })
-                .collect()
-        });
-        let mut copies = copies;
-        // The claim must still be this package's at the end (an S3 claim is a look-then-write).
-        for r in self.replicas.iter().filter(|r| !claim_failed.contains_key(r.name())) {
-            let holder = r.claim_holder(&pdir);
-            if !matches!(&holder, Ok(Some(h)) if *h == digest) {
-                let why = match holder {
-                    Ok(h) => format!(
-                        "the identifier's claim on this replica is no longer this package's ({})",
-                        h.unwrap_or_else(|| "none".into())
-                    ),
-                    Err(e) => format!("the identifier's claim cannot be read back: {e}"),
-                };
-                for c in copies.iter_mut().filter(|c| c.replica == r.name()) {
-                    c.status = CopyStatus::Failed;
-                    c.message = Some(why.clone());
-                }
-            }
-        }
-        let mut failed: BTreeSet<String> = BTreeSet::new();
-        {
-            let mut st = self.state();
-            let rows: Vec<CopyRow> = copies
-                .iter()
-                .map(|c| {
-                    let ok = c.status != CopyStatus::Failed;
-                    if !ok {
-                        failed.insert(c.replica.clone());
-                    }
-                    CopyRow {
-                        identifier: &identifier,
-                        path: &c.file,
-                        replica: &c.replica,
-                        upload: Some(if ok { Upload::Uploaded } else { Upload::Failed }),
-                        filelist: if ok { Seen::Ok } else { Seen::Unknown },
-                        checksum: Some(if ok { Seen::Ok } else { Seen::Unknown }),
-                        message: c.message.as_deref(),
-                    }
-                })
-                .collect();
-            st.record_copies(&rows)?;
-            st.set_accepted(&identifier, failed.is_empty())?;
-        }
-        Ok(PutReport {
-            package: identifier,
-            dir: pdir,
-            accepted: failed.is_empty(),
-            files: files.len() as u64,
-            bytes: files.iter().map(|f| f.size).sum(),
-            copies,
-            failed_replicas: failed.into_iter().collect(),
-            requires: requires.into_iter().collect(),
-            requires_missing,
-        })
-    }
-
-    /// Claims `pdir` for the manifest `digest` on every replica, in the one order every process
-    /// uses. Another package's claim (or, on a replica written before claims existed, another
-    /// manifest) refuses the put, and the claims this call made are withdrawn: nothing was
-    /// written. A replica that cannot be reached is returned with why, so its copies fail and
-    /// a later put completes them.
-    fn claim_all(
-        &self,
-        identifier: &str,
-        pdir: &str,
-        digest: &str,
-        files: &[PackageFile],
-    ) -> Result<BTreeMap<String, String>, StoreError> {
-        let mut order: Vec<&dyn Replica> = self.replicas.iter().map(|r| r.as_ref()).collect();
-        order.sort_by_key(|r| r.claim_order());
-        let manifest = files.iter().find(|f| f.rel == MANIFEST);
-        let mut created: Vec<&dyn Replica> = Vec::new();
-        let mut unreachable = BTreeMap::new();
-        let mut refusal = None;
-        for r in order {
-            let outcome = (|| {
-                // Leftovers of a killed put go before this put writes beside them.
-                r.clean_temporaries(pdir)?;
-                if r.claim_holder(pdir)?.is_none()
-                    && let Some(m) = manifest
-                    && let Some(existing) = r.stat(&format!("{pdir}/{MANIFEST}"))?
-                {
-                    let same = existing.size == m.size
-                        && match &existing.sha512 {
-                            Some(s) => *s == m.sha512,
-                            None => hash_copy(r, &format!("{pdir}/{MANIFEST}"))?.1 == m.sha512,
-                        };
-                    if !same {
-                        return Ok(Err(ClaimConflict::OtherManifest));
-                    }
-                }
-                r.claim(pdir, digest).map(|(holder, made)| {
-                    if made {
-                        created.push(r);
-                    }
-                    if holder == digest { Ok(()) } else { Err(ClaimConflict::ClaimedBy(holder)) }
-                })
-            })();
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(conflict)) => {
-                    refusal = Some((r.name().to_string(), conflict));
-                    break;
-                }
-                Err(e) => {
-                    unreachable.insert(r.name().to_string(), format!("cannot claim: {e}"));
-                }
-            }
-        }
-        if let Some((replica, conflict)) = refusal {
-            for r in created {
-                let _ = r.unclaim(pdir);
-            }
-            return Err(Refusal::Taken {
-                identifier: identifier.into(),
-                replica,
-                conflict,
-                digest: digest.into(),
-            }
-            .into());
-        }
-        Ok(unreachable)
-    }
-
-    /// Checks every recorded package on every replica (or `only` one): which copies are
-    /// missing or extra, of the wrong size, and with `deep` of the wrong SHA-512.
-    pub fn check(
-        &self,
-        only: Option<&str>,
-        deep: bool,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<CheckReport, StoreError> {
-        if let Some(name) = only {
-            self.replica(name)?;
-        }
-        let packages = self.state().packages()?;
-        let mut expected: Vec<(String, String, Vec<FileRecord>)> = Vec::new();
-        for (id, dir) in packages {
-            let files = self.state().package_files(&id)?.unwrap_or_default();
-            expected.push((id, dir, files));
-        }
-        let replicas: Vec<&dyn Replica> = self
-            .replicas
-            .iter()
-            .map(|r| r.as_ref())
-            .filter(|r| only.is_none_or(|n| n == r.name()))
-            .collect();
-        // Listing: one task per package and replica.
-        let listings: Vec<(usize, usize, Listing)> = self.pool.install(|| {
-            (0..replicas.len())
-                .flat_map(|r| (0..expected.len()).map(move |p| (r, p)))
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(|(r, p)| {
-                    let dir = &expected[p].1;
-                    let l = replicas[r]
-                        .clean_temporaries(dir)
-                        .and_then(|gone| Ok((replicas[r].list(dir)?, gone)));
-                    (r, p, l)
-                })
-                .collect()
-        });
-        let mut reports: Vec<ReplicaCheck> = replicas
-            .iter()
-            .map(|r| ReplicaCheck { replica: r.name().into(), ..ReplicaCheck::default() })
-            .collect();
-        // Copies present with the right size, to hash with --deep.
-        let mut to_hash: Vec<(usize, usize, usize)> = Vec::new();
-        let mut statuses: Vec<CheckedCopy> = Vec::new();
-        // (package, replica) pairs some copy of which could not be read.
-        let mut unreadable: BTreeSet<(String, String)> = BTreeSet::new();
-        for (r, p, listing) in listings {
-            let (id, dir, files) = &expected[p];
-            let rep = &mut reports[r];
-            let name = replicas[r].name().to_string();
-            let (listed, gone) = match listing {
-                Ok(l) => l,
-                Err(e) => {
-                    unreadable.insert((id.clone(), name));
-                    rep.errors.push(format!("{dir}: {e}"));
-                    continue;
-                }
-            };
-            rep.temporaries_removed
-                .extend(gone.into_iter().map(|k| format!("{k} (leftover temporary; removed)")));
-            let found = compare_listing((id, dir, files), &name, listed, deep, rep, &mut statuses);
-            to_hash.extend(found.into_iter().map(|k| (r, p, k)));
-        }
-        let hashed: Vec<(usize, usize, usize, Hashed)> = self.pool.install(|| {
-            to_hash
-                .par_iter()
-                .map(|&(r, p, k)| {
-                    let f = &expected[p].2[k];
-                    let key = format!("{}/{}", expected[p].1, f.path);
-                    let got = hash_copy(replicas[r], &key);
-                    progress(f.size);
-                    (r, p, k, got)
-                })
-                .collect()
-        });
-        for (r, p, k, got) in hashed {
-            let (id, dir, files) = &expected[p];
-            let f = &files[k];
-            let key = format!("{dir}/{}", f.path);
-            let name = replicas[r].name().to_string();
-            let rep = &mut reports[r];
-            match got {
-                Ok((_, sha)) if sha == f.sha512 => {
-                    rep.verified += 1;
-                    statuses.push((
-                        id.clone(),
-                        f.path.clone(),
-                        name,
-                        Seen::Ok,
-                        Some(Seen::Ok),
-                        None,
-                    ));
-                }
-                Ok((_, sha)) => {
-                    let why = format!("SHA-512 {sha}; expected {}", f.sha512);
-                    rep.corrupt.push(format!("{key} ({why})"));
-                    statuses.push((
-                        id.clone(),
-                        f.path.clone(),
-                        name,
-                        Seen::Ok,
-                        Some(Seen::Corrupt),
-                        Some(why),
-                    ));
-                }
-                Err(e) => {
-                    unreadable.insert((id.clone(), name));
-                    rep.errors.push(format!("{key}: {e}"));
-                }
-            }
-        }
-        let names: Vec<&str> = replicas.iter().map(|r| r.name()).collect();
-        let missing_dependencies = self.missing_dependencies(&names, &statuses, unreadable)?;
-        {
-            let mut st = self.state();
-            let rows: Vec<CopyRow> = statuses
-                .iter()
-                .map(|(identifier, path, replica, filelist, checksum, why)| CopyRow {
-                    identifier,
-                    path,
-                    replica,
-                    upload: None,
-                    filelist: *filelist,
-                    checksum: *checksum,
-                    message: why.as_deref(),
-                })
-                .collect();
-            st.record_copies(&rows)?;
-        }
-        let clean = missing_dependencies.is_empty()
-            && reports.iter().all(|r| {
-                r.missing.is_empty()
-                    && r.corrupt.is_empty()
-                    && r.extra.is_empty()
-                    && r.errors.is_empty()
-            });
-        let packages = expected.len() as u64;
-        Ok(CheckReport { deep, packages, replicas: reports, missing_dependencies, clean })
-    }
-
-    /// Checks (with `deep`, every checksum; else the file lists and sizes, plus a fresh hash of
-    /// every copy an earlier check found corrupt), then re-establishes every missing or corrupt
-    /// copy from a replica whose copy verifies.
-    pub fn repair(
-        &self,
-        deep: bool,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<RepairReport, StoreError> {
-        // Copies an earlier deep check found corrupt stay suspects until proven otherwise.
-        let mut suspects: BTreeSet<(String, String, String)> = BTreeSet::new();
-        for r in &self.replicas {
-            for (id, path, sum) in self.state().bad_copies(r.name())? {
-                if sum == Seen::Corrupt {
-                    suspects.insert((r.name().to_string(), id, path));
-                }
-            }
-        }
-        let check = self.check(None, deep, progress)?;
-        // What this check found missing or corrupt, as it recorded it in the state.
-        let mut bad: Vec<(String, String, String)> = Vec::new(); // (replica, identifier, path)
-        for r in &self.replicas {
-            for (id, path, _) in self.state().bad_copies(r.name())? {
-                bad.push((r.name().to_string(), id, path));
-            }
-        }
-        for (replica, id, path) in suspects {
-            if !bad.iter().any(|b| b.0 == replica && b.1 == id && b.2 == path) {
-                let dir = package_dir(&id);
-                let expected = self.expected_sha(&id, &path)?;
-                let copy = hash_copy(self.replica(&replica)?, &format!("{dir}/{path}"));
-                if !matches!(copy, Ok((_, ref sha)) if *sha == expected) {
-                    bad.push((replica, id, path));
-                }
-            }
-        }
-        let actions: Vec<CopyOutcome> = self.pool.install(|| {
-            bad.par_iter()
-                .map(|(replica, id, path)| {
-                    let (status, message) = match self.repair_copy(replica, id, path) {
-                        Ok((s, m)) => (s, Some(m)),
-                        Err(e) => (CopyStatus::Unrepairable, Some(e.to_string())),
-                    };
-                    CopyOutcome {
-                        package: id.clone(),
-                        replica: replica.clone(),
-                        file: path.clone(),
-                        status,
-                        message,
-                    }
-                })
-                .collect()
-        });
-        {
-            let mut st = self.state();
-            let rows: Vec<CopyRow> = actions
-                .iter()
-                .filter(|a| a.status != CopyStatus::Unrepairable)
-                .map(|a| CopyRow {
-                    identifier: &a.package,
-                    path: &a.file,
-                    replica: &a.replica,
-                    upload: Some(Upload::Uploaded),
-                    filelist: Seen::Ok,
-                    checksum: Some(Seen::Ok),
-                    message: a.message.as_deref(),
-                })
-                .collect();
-            st.record_copies(&rows)?;
-        }
-        // A package the check could not read is not repaired, whatever was done elsewhere.
-        let unreadable: Vec<String> = check
-            .replicas
-            .iter()
-            .flat_map(|r| r.errors.iter().map(move |e| format!("{}: {e}", r.replica)))
-            .collect();
-        let repaired =
-            unreadable.is_empty() && actions.iter().all(|a| a.status != CopyStatus::Unrepairable);
-        Ok(RepairReport { check, actions, unreadable, repaired })
-    }
-
-    fn expected_sha(&self, identifier: &str, path: &str) -> Result<String, StoreError> {
-        self.state()
-            .package_files(identifier)?
-            .and_then(|fs| fs.into_iter().find(|f| f.path == path))
-            .map(|f| f.sha512)
-            .ok_or_else(|| not_recorded(identifier, path))
-    }
-
-    /// Re-establishes one copy from the first other replica whose copy verifies.
-    fn repair_copy(
-        &self,
-        target: &str,
-        identifier: &str,
-        path: &str,
-    ) -> Result<(CopyStatus, String), StoreError> {
-        let files = self.state().package_files(identifier)?.unwrap_or_default();
-        let f =
-            files.iter().find(|f| f.path == path).ok_or_else(|| not_recorded(identifier, path))?;
-        let pdir = checked_package_dir(identifier)?;
-        let key = format!("{pdir}/{path}");
-        let to = self.replica(target)?;
-        // The package's claim is kept (or re-made) on the replica repaired: a repair never
-        // writes into a directory another package claimed.
-        if let Some(m) = files.iter().find(|f| f.path == MANIFEST) {
-            let (holder, _) = to.claim(&pdir, &m.sha512)?;
-            if holder != m.sha512 {
-                return Err(
-                    Refusal::ClaimedByOther { replica: target.into(), dir: pdir, holder }.into()
-                );
-            }
-        }
-        let tmp = tempfile::tempdir().map_err(StoreError::Scratch)?;
-        let local = Source { root: tmp.path(), name: "copy" };
-        let mut rejected = Vec::new();
-        for source in self.replicas.iter().filter(|r| r.name() != target) {
-            let _ = std::fs::remove_file(tmp.path().join("copy"));
-            match fetch_verified(source.as_ref(), &key, local, &f.sha512) {
-                Ok(()) => {
-                    let (status, write) = match to.stat(&key) {
-                        Ok(None) => match to.create(&key, local, f.size, &f.sha512) {
-                            // A put of the package published it meanwhile: left as it is if it
-                            // is the package's copy (verified below), else not overwritten.
-                            Err(StoreError::Exists { .. }) => {
-                                verify_copy(to, &key, &PackageFile::from(f))?;
-                                return Ok((
-                                    CopyStatus::Verified,
-                                    "written meanwhile by another writer; verifies".into(),
-                                ));
-                            }
-                            write => (CopyStatus::Restored, write),
-                        },
-                        // Only a copy proven bad is replaced: check it once more right here.
-                        Ok(Some(_)) => match hash_copy(to, &key) {
-                            Ok((_, sha)) if sha == f.sha512 => {
-                                return Ok((
-                                    CopyStatus::Verified,
-                                    "the copy verifies now; left untouched".into(),
-                                ));
-                            }
-                            _ => (CopyStatus::Replaced, to.replace(&key, local, f.size, &f.sha512)),
-                        },
-                        // A link or a FIFO where the copy should be: the entry itself is
-                        // replaced (never followed); a directory there makes this fail.
-                        Err(_) => {
-                            (CopyStatus::Replaced, to.replace(&key, local, f.size, &f.sha512))
-                        }
-                    };
-                    write?;
-                    verify_copy(to, &key, &PackageFile::from(f))?;
-                    return Ok((status, format!("from replica {}", source.name())));
-                }
-                Err(e) => rejected.push((source.name().to_string(), e)),
-            }
-        }
-        Err(Refusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
     }
 
     /// Fetches a package (or one `file` of it) into `to`, verifying every file against the
@@ -870,38 +277,22 @@ impl Store {
         let files = self
             .state()
             .package_files(identifier)?
-            .ok_or_else(|| Refusal::NotInState(identifier.into()))?;
+            .ok_or_else(|| StoreRefusal::NotInState(identifier.into()))?;
         let wanted: Vec<&FileRecord> =
             files.iter().filter(|f| file.is_none_or(|w| w == f.path)).collect();
         if wanted.is_empty() {
-            return Err(Refusal::NoSuchFile {
+            return Err(StoreRefusal::NoSuchFile {
                 identifier: identifier.into(),
                 file: file.map(str::to_string),
             }
             .into());
         }
         let dir = checked_package_dir(identifier)?;
-        let mut names = Vec::new();
-        for f in &wanted {
-            let name = crate::layout::confined_name(&f.path).map_err(|reason| {
-                Refusal::UnsafeRecordedName {
-                    identifier: identifier.into(),
-                    file: f.path.clone(),
-                    reason,
-                    to: to.into(),
-                }
-            })?;
-            names.push(name);
-        }
-        let made_to = std::fs::symlink_metadata(to).is_err();
-        std::fs::create_dir_all(to)
-            .map_err(|source| StoreError::Destination { path: to.into(), source })?;
-        let there: Vec<&String> =
-            names.iter().filter(|n| std::fs::symlink_metadata(to.join(n)).is_ok()).collect();
-        if !there.is_empty() {
-            let names = there.into_iter().cloned().collect();
-            return Err(Refusal::AlreadyThere { to: to.into(), names }.into());
-        }
+        let names = wanted
+            .iter()
+            .map(|f| confined_in(identifier, &f.path, to))
+            .collect::<Result<Vec<_>, _>>()?;
+        let made_to = destination_free(to, &names)?;
         let staging = get::Staging::new(to)?;
         let fetched: Vec<Result<CopyOutcome, StoreError>> = self.pool.install(|| {
             wanted
@@ -927,7 +318,7 @@ impl Store {
     /// What `audit --store` follows revisits into.
     pub fn fetch_required(&self, dir: &Path, into: &Path) -> Result<Vec<Fetched>, StoreError> {
         let refuse = |problem: PackageProblem| -> StoreError {
-            Refusal::Package { dir: dir.into(), problem }.into()
+            StoreRefusal::Package { dir: dir.into(), problem }.into()
         };
         let file = crate::layout::open_in(dir, METS).map_err(|e| refuse(e.into()))?;
         let requires = deps::mets_dependencies(MetsReader::strict(io::BufReader::new(file)))
@@ -958,13 +349,14 @@ impl Store {
     ) -> Result<(), StoreError> {
         use std::io::{Seek, Write};
         let dir = checked_package_dir(identifier)?;
-        let name =
-            crate::layout::confined_name(name).map_err(|reason| Refusal::UnsafeRecordedName {
+        let name = crate::layout::confined_name(name).map_err(|reason| {
+            StoreRefusal::UnsafeRecordedName {
                 identifier: identifier.into(),
                 file: name.into(),
                 reason,
                 to: dir.clone().into(),
-            })?;
+            }
+        })?;
         let key = format!("{dir}/{name}");
         let mut rejected = Vec::new();
         for r in &self.replicas {
@@ -988,7 +380,7 @@ impl Store {
                 Err(e) => rejected.push((r.name().to_string(), e)),
             }
         }
-        Err(Refusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
+        Err(StoreRefusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
     }
 
     /// Fetches one file of a package to `name` below `staging` from the first replica whose
@@ -1018,152 +410,12 @@ impl Store {
                 Err(e) => rejected.push((r.name().to_string(), e)),
             }
         }
-        Err(Refusal::NoGoodCopyToFetch {
+        Err(StoreRefusal::NoGoodCopyToFetch {
             file: f.path.clone(),
             rejected: Rejections(rejected),
             to: staging.parent().unwrap_or(staging).into(),
         }
         .into())
-    }
-
-    /// Recreates the state database's records from what the replicas hold: every package
-    /// directory, its manifest (the copy most replicas agree on) and which copies are there.
-    /// A package directory whose name is not one this layout makes, or whose manifest has a
-    /// line that is malformed or leaves the package, is not recorded: it is listed as refused.
-    pub fn rebuild_state(&self) -> Result<RebuildReport, StoreError> {
-        let mut dirs: BTreeSet<String> = BTreeSet::new();
-        for r in &self.replicas {
-            dirs.extend(r.packages()?);
-        }
-        let mut report = RebuildReport::default();
-        for dir in dirs {
-            // Only a name that maps back to itself: the identifier's directory is then one
-            // safe segment, whatever the identifier holds.
-            let Some(identifier) = dir.split_once('/').and_then(|(_, n)| unsafe_name(n)) else {
-                continue;
-            };
-            if checked_package_dir(&identifier).ok().as_deref() != Some(dir.as_str()) {
-                continue; // not a package directory of this layout
-            }
-            // The manifest most replicas hold (byte-identical).
-            let mut manifests: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
-            for r in &self.replicas {
-                let mut bytes = Vec::new();
-                let got = r.read(&format!("{dir}/{MANIFEST}"), &mut |c| {
-                    if bytes.len() + c.len() > MAX_MANIFEST {
-                        return Err(io::Error::other(
-                            "the manifest is larger than the store reads",
-                        ));
-                    }
-                    bytes.extend_from_slice(c);
-                    Ok(())
-                });
-                if got.is_ok() {
-                    *manifests.entry(bytes).or_default() += 1;
-                }
-            }
-            let Some((manifest, _)) = manifests.into_iter().max_by_key(|(_, n)| *n) else {
-                continue;
-            };
-            let mut listings = Vec::new();
-            for r in &self.replicas {
-                let l: BTreeMap<String, u64> = r
-                    .list(&dir)
-                    .map(|v| {
-                        v.into_iter()
-                            .filter(|o| o.problem.is_none())
-                            .map(|o| (o.key, o.size))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                listings.push((r.name().to_string(), l));
-            }
-            let mut records = vec![FileRecord {
-                path: MANIFEST.into(),
-                size: manifest.len() as u64,
-                sha512: hex(&Sha512::digest(&manifest)),
-            }];
-            let lines = match manifest_names(io::Cursor::new(&manifest[..]), MANIFEST) {
-                Ok(l) => l,
-                Err(why) => {
-                    report.refused.push(format!("{dir}: {why}"));
-                    continue;
-                }
-            };
-            for (rel, sum) in lines {
-                let key = format!("{dir}/{rel}");
-                // The size most replicas list.
-                let mut sizes: BTreeMap<u64, usize> = BTreeMap::new();
-                for (_, l) in &listings {
-                    if let Some(&s) = l.get(&key) {
-                        *sizes.entry(s).or_default() += 1;
-                    }
-                }
-                let size = sizes.into_iter().max_by_key(|(_, n)| *n).map(|(s, _)| s).unwrap_or(0);
-                records.push(FileRecord { path: rel, size, sha512: sum });
-            }
-            records.sort_by(|a, b| a.path.cmp(&b.path));
-            let mut st = self.state();
-            st.record_package(&identifier, &dir, &records)?;
-            let mut complete = true;
-            let mut rows = Vec::new();
-            for f in &records {
-                for (name, l) in &listings {
-                    let present = l.get(&format!("{dir}/{}", f.path)) == Some(&f.size);
-                    complete &= present;
-                    rows.push(CopyRow {
-                        identifier: &identifier,
-                        path: &f.path,
-                        replica: name,
-                        upload: None,
-                        filelist: if present { Seen::Ok } else { Seen::Missing },
-                        checksum: Some(Seen::Unknown),
-                        message: None,
-                    });
-                }
-            }
-            st.record_copies(&rows)?;
-            drop(st);
-            match self.stored_dependencies(&dir) {
-                Ok(requires) => self.state().record_dependencies(&identifier, &requires)?,
-                Err(why) => {
-                    report.refused.push(format!("{dir}/{METS}: dependencies not read: {why}"))
-                }
-            }
-            let mut st = self.state();
-            // Accepted again only when every replica lists every file at its size.
-            st.set_accepted(&identifier, complete)?;
-            report.packages.push(identifier);
-        }
-        Ok(report)
-    }
-
-    /// The recorded dependencies the store does not hold whole: the package required is not
-    /// recorded, or every replica checked misses, holds corrupt, or cannot read some copy of it.
-    fn missing_dependencies(
-        &self,
-        replicas: &[&str],
-        statuses: &[CheckedCopy],
-        mut bad: BTreeSet<(String, String)>,
-    ) -> Result<Vec<MissingDependency>, StoreError> {
-        for (id, _, replica, filelist, checksum, _) in statuses {
-            if *filelist != Seen::Ok || *checksum == Some(Seen::Corrupt) {
-                bad.insert((id.clone(), replica.clone()));
-            }
-        }
-        let st = self.state();
-        let mut out = Vec::new();
-        for (package, requires) in st.dependencies()? {
-            let why = if st.package_files(&requires)?.is_none() {
-                "not in the store"
-            } else if replicas.iter().all(|r| bad.contains(&(requires.clone(), r.to_string()))) {
-                "no replica holds it whole (see the copies found missing, corrupt or unreadable)"
-            } else {
-                continue;
-            };
-            out.push(MissingDependency { package, requires, why: why.into() });
-        }
-        Ok(out)
     }
 
     /// Removes a package from every replica and then from the state: refused while another
@@ -1176,10 +428,10 @@ impl Store {
         let files = self
             .state()
             .package_files(identifier)?
-            .ok_or_else(|| Refusal::NotInState(identifier.into()))?;
+            .ok_or_else(|| StoreRefusal::NotInState(identifier.into()))?;
         let dependents = self.state().dependents(identifier)?;
         if !dependents.is_empty() {
-            return Err(Refusal::Required { identifier: identifier.into(), dependents }.into());
+            return Err(StoreRefusal::Required { identifier: identifier.into(), dependents }.into());
         }
         let dir = checked_package_dir(identifier)?;
         let mut reports = Vec::new();
@@ -1226,81 +478,42 @@ impl Store {
     }
 }
 
-impl Store {
-    /// The OBJIDs the stored METS of the package in `dir` requires, from the first replica
-    /// that can give its METS: spooled to an anonymous temporary file, read as a stream.
-    fn stored_dependencies(&self, dir: &str) -> Result<BTreeSet<String>, StoreError> {
-        use std::io::{Seek, Write};
-        let key = format!("{dir}/{METS}");
-        let mut rejected = Vec::new();
-        for r in &self.replicas {
-            let mut file = tempfile::tempfile().map_err(StoreError::Scratch)?;
-            let got = r.read(&key, &mut |b| file.write_all(b));
-            if let Err(e) = got {
-                rejected.push((r.name().to_string(), e));
-                continue;
-            }
-            file.rewind().map_err(StoreError::Scratch)?;
-            let reader = MetsReader::strict(io::BufReader::new(file));
-            match deps::mets_dependencies(reader) {
-                Ok(d) => return Ok(d),
-                Err(e) => rejected.push((
-                    r.name().to_string(),
-                    StoreError::Replica {
-                        replica: r.name().into(),
-                        key: key.clone(),
-                        source: Box::new(CopyFailure::Io(io::Error::other(e))),
-                    },
-                )),
-            }
-        }
-        Err(Refusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
-    }
+/// The name a recorded file of package `identifier` gets below `to`, refused when it would
+/// leave `to`.
+fn confined_in(identifier: &str, path: &str, to: &Path) -> Result<String, StoreError> {
+    crate::layout::confined_name(path).map_err(|reason| {
+        let (identifier, file, to) = (identifier.into(), path.into(), to.into());
+        StoreRefusal::UnsafeRecordedName { identifier, file, reason, to }.into()
+    })
 }
 
-/// Puts one copy: a no-op when the same content is there, a refusal when other content is,
-/// else an upload that is then verified. Returns `uploaded` or `present`.
-fn put_copy(
-    r: &dyn Replica,
-    key: &str,
-    source: Source,
-    f: &PackageFile,
-) -> Result<CopyStatus, StoreError> {
-    let other = || -> StoreError {
-        Refusal::OtherContent { replica: r.name().into(), key: key.into() }.into()
-    };
-    match holds_copy(r, key, f)? {
-        Some(true) => return Ok(CopyStatus::Present),
-        Some(false) => return Err(other()),
-        None => {}
+/// Makes `to` (whether it was made here is returned) and refuses when any of `names` is
+/// already there: `get` never replaces a file.
+fn destination_free(to: &Path, names: &[String]) -> Result<bool, StoreError> {
+    let made_to = std::fs::symlink_metadata(to).is_err();
+    std::fs::create_dir_all(to)
+        .map_err(|source| StoreError::Destination { path: to.into(), source })?;
+    let there: Vec<String> =
+        names.iter().filter(|n| std::fs::symlink_metadata(to.join(n)).is_ok()).cloned().collect();
+    if !there.is_empty() {
+        return Err(StoreRefusal::AlreadyThere { to: to.into(), names: there }.into());
     }
-    match r.create(key, source, f.size, &f.sha512) {
-        Ok(()) => {}
-        // Another writer (a repair, a put of the same package) published it meanwhile: an
-        // identical copy is as good as ours.
-        Err(StoreError::Exists { .. }) => {
-            return match holds_copy(r, key, f)? {
-                Some(true) => Ok(CopyStatus::Present),
-                _ => Err(other()),
-            };
-        }
-        Err(e) => return Err(e),
-    }
-    verify_copy(r, key, f)?;
-    Ok(CopyStatus::Uploaded)
+    Ok(made_to)
 }
 
-/// Whether `key` holds `f`'s bytes (`None`: nothing there): the recorded size and SHA-512 of
-/// an object, a file's read back.
-fn holds_copy(r: &dyn Replica, key: &str, f: &PackageFile) -> Result<Option<bool>, StoreError> {
-    let Some(existing) = r.stat(key)? else { return Ok(None) };
-    Ok(Some(
-        existing.size == f.size
-            && match &existing.sha512 {
-                Some(s) => *s == f.sha512,
-                None => hash_copy(r, key)?.1 == f.sha512,
-            },
-    ))
+/// The replica a configuration entry describes.
+fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
+    match &r.kind {
+        ReplicaKind::Fs { root } => Ok(Box::new(FsReplica::new(&r.name, root))),
+        #[cfg(feature = "s3")]
+        ReplicaKind::S3 { endpoints, bucket, region, access_key_env, secret_key_env, prefix } => {
+            let bucket =
+                s3::Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix };
+            Ok(Box::new(s3::S3Replica::new(&r.name, &bucket)?))
+        }
+        #[cfg(not(feature = "s3"))]
+        ReplicaKind::S3 { .. } => Err(StoreError::NoS3Support(r.name.clone())),
+    }
 }
 
 /// Verifies a copy just written: an object store by HEAD (its upload was checksummed by the
@@ -1320,7 +533,7 @@ fn verify_copy(r: &dyn Replica, key: &str, f: &PackageFile) -> Result<(), StoreE
     }
     let sha = match s.sha512 {
         Some(sha) => sha,
-        None => hash_copy(r, key)?.1,
+        None => hash_copy(r, key)?,
     };
     if sha != f.sha512 {
         return Err(fail(CopyFailure::Digest { found: sha, expected: f.sha512.clone() }));
@@ -1334,14 +547,21 @@ impl From<&FileRecord> for PackageFile {
     }
 }
 
-/// Reads a copy through SHA-512: (length, hex digest).
-fn hash_copy(r: &dyn Replica, key: &str) -> Result<(u64, String), StoreError> {
+impl PackageFile {
+    /// How the state database records it.
+    fn record(&self) -> FileRecord {
+        FileRecord { path: self.rel.clone(), size: self.size, sha512: self.sha512.clone() }
+    }
+}
+
+/// Reads a copy through SHA-512: its hex digest.
+fn hash_copy(r: &dyn Replica, key: &str) -> Result<String, StoreError> {
     let mut h = Sha512::new();
-    let n = r.read(key, &mut |c| {
+    r.read(key, &mut |c| {
         h.update(c);
         Ok(())
     })?;
-    Ok((n, hex(&h.finalize())))
+    Ok(hex(&h.finalize()))
 }
 
 /// Fetches a copy to `local` (created below its root, never over an existing file) and keeps
@@ -1378,22 +598,13 @@ fn fetch_verified(
 }
 
 fn not_recorded(identifier: &str, path: &str) -> StoreError {
-    Refusal::NotRecorded { identifier: identifier.into(), path: path.into() }.into()
+    StoreRefusal::NotRecorded { identifier: identifier.into(), path: path.into() }.into()
 }
 
 impl From<IdentifierProblem> for StoreError {
     fn from(p: IdentifierProblem) -> Self {
-        Refusal::Identifier(p).into()
+        StoreRefusal::Identifier(p).into()
     }
-}
-
-/// The result of `store rebuild-state`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct RebuildReport {
-    /// Packages recorded.
-    pub packages: Vec<String>,
-    /// Package directories not recorded, and why.
-    pub refused: Vec<String>,
 }
 
 /// Longest manifest the store reads back from a replica.
@@ -1510,7 +721,7 @@ impl<R: io::Read> io::Read for Hashing<'_, R> {
 /// the manifest's SHA-512 and the OBJIDs the METS says the package requires.
 fn read_package(dir: &Path) -> Result<ReadPackage, StoreError> {
     let refuse = |problem: PackageProblem| -> StoreError {
-        Refusal::Package { dir: dir.into(), problem }.into()
+        StoreRefusal::Package { dir: dir.into(), problem }.into()
     };
     for e in walkdir::WalkDir::new(dir).follow_links(false).follow_root_links(false).min_depth(1) {
         let e = e.map_err(|e| refuse(e.into()))?;
@@ -1550,6 +761,7 @@ fn read_package(dir: &Path) -> Result<ReadPackage, StoreError> {
 
 #[cfg(test)]
 mod tests {
+    use super::config::unsafe_name;
     use super::*;
 
     #[test]

@@ -55,6 +55,20 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
     .map_err(|e| StoreError::Runtime(e.clone()))
 }
 
+/// Where an S3 replica lives, as its configuration says.
+#[derive(Clone, Copy)]
+pub(crate) struct Bucket<'a> {
+    /// Endpoints of one store, tried in order.
+    pub(crate) endpoints: &'a [String],
+    pub(crate) bucket: &'a str,
+    pub(crate) region: &'a str,
+    /// Environment variables holding the credentials.
+    pub(crate) access_key_env: &'a str,
+    pub(crate) secret_key_env: &'a str,
+    /// Key prefix inside the bucket.
+    pub(crate) prefix: &'a str,
+}
+
 /// A replica in a bucket.
 pub(crate) struct S3Replica {
     name: String,
@@ -101,16 +115,10 @@ impl S3Replica {
         Err(self.err(key, CopyFailure::Endpoints(failures)))
     }
 
-    /// A replica on `bucket`, reached through `endpoints`, with credentials from the
-    /// environment variables named.
-    pub(crate) fn new(
-        name: &str,
-        endpoints: &[String],
-        bucket: &str,
-        region: &str,
-        (access_env, secret_env): (&str, &str),
-        prefix: &str,
-    ) -> Result<Self, StoreError> {
+    /// A replica on `bucket`, reached through its endpoints, with credentials from the
+    /// environment variables it names.
+    pub(crate) fn new(name: &str, b: &Bucket<'_>) -> Result<Self, StoreError> {
+        let Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix } = *b;
         let var = |v: &str| {
             std::env::var(v).map_err(|source| StoreError::MissingCredential {
                 replica: name.into(),
@@ -118,7 +126,7 @@ impl S3Replica {
                 source,
             })
         };
-        let (key, secret) = (var(access_env)?, var(secret_env)?);
+        let (key, secret) = (var(access_key_env)?, var(secret_key_env)?);
         if endpoints.is_empty() {
             return Err(StoreError::NoEndpoints(name.into()));
         }

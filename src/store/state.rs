@@ -125,7 +125,7 @@ impl Upload {
     }
 }
 
-/// What is known of one copy, for [`State::record_copies`].
+/// What is known of one copy, for [`StateDb::record_copies`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CopyRow<'a> {
     /// The package identifier.
@@ -146,7 +146,7 @@ pub(crate) struct CopyRow<'a> {
 }
 
 /// The state database.
-pub(crate) struct State {
+pub(crate) struct StateDb {
     conn: Connection,
 }
 
@@ -154,7 +154,7 @@ fn db(e: rusqlite::Error) -> StoreError {
     StoreError::State(e)
 }
 
-impl State {
+impl StateDb {
     /// Opens (creating when needed) the database at `path`.
     pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent() {
@@ -182,7 +182,7 @@ impl State {
                 Err(e) => return Err(db(e)),
             }
         }
-        Ok(State { conn })
+        Ok(StateDb { conn })
     }
 
     /// The files recorded for a package, if it is recorded.

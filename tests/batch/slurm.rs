@@ -106,6 +106,7 @@ fn garage_config(dir: &Path, g: &HashMap<String, String>) -> PathBuf {
 /// together the journals hold each item once, all done and stored, `store check --deep` finds
 /// every copy intact, and every package the store gives back is the golden one (the METS
 /// SHA-512 of an uninterrupted `--deterministic` run).
+#[cfg_attr(not(feature = "s3"), ignore = "needs a webaip built with the s3 feature")]
 #[test]
 fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
     let slurm = LocalSlurm::start();

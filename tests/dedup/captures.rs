@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use super::{follow, in_order, package, records, size, text};
-use crate::util::{oracle_python, repo, webaip};
+use super::{follow, in_order, records, size, text};
+use crate::util::{Package, oracle_python, package, repo, webaip};
 
 /// The two crawls written as `shape`, and what the generator says of the second.
 fn crawls_as(dir: &Path, shape: &str) -> serde_json::Value {
@@ -38,9 +38,20 @@ fn second_crawl_against_first(shape: &str) {
     let generated = crawls_as(dir.path(), shape);
     let (c1, c2) = (dir.path().join("crawl1"), dir.path().join("crawl2"));
     let (p1, p2, plain) = (dir.path().join("p1"), dir.path().join("p2"), dir.path().join("plain"));
-    let first = package(&p1, &c1, &["--mode", "full"]);
-    let r = package(&p2, &c2, &["--mode", "full", "--dedup-against", p1.to_str().unwrap()]);
-    package(&plain, &c2, &[]);
+    let first =
+        package(Package::deterministic_json().args(&["--mode", "full"]), &p1, &[&c1]).report();
+    let r = package(
+        Package::deterministic_json().args(&[
+            "--mode",
+            "full",
+            "--dedup-against",
+            p1.to_str().unwrap(),
+        ]),
+        &p2,
+        &[&c2],
+    )
+    .report();
+    package(Package::deterministic_json(), &plain, &[&c2]).report();
 
     let unchanged = generated["unchanged"].as_array().unwrap();
     let d = &r["dedup"];
@@ -143,7 +154,12 @@ fn within_one_harvest_a_payload_seen_before_is_a_revisit() {
     crate::util::copy_tree(&dir.path().join("crawl1"), &both);
     crate::util::copy_tree(&dir.path().join("crawl2"), &both);
     let q = dir.path().join("q");
-    let r = package(&q, &both, &["--mode", "full", "--dedup-within"]);
+    let r = package(
+        Package::deterministic_json().args(&["--mode", "full", "--dedup-within"]),
+        &q,
+        &[&both],
+    )
+    .report();
     let unchanged = generated["unchanged"].as_array().unwrap().len() as u64;
     assert_eq!(r["dedup"]["revisits"], unchanged, "{:#}", r["dedup"]);
     assert_eq!(r["dedup"]["depends_on"], serde_json::json!([]));

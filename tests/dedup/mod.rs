@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{Package, oracle_python, repo};
+use crate::util::{Package, oracle_python, package, repo};
 
 mod captures;
 mod hostile;
@@ -45,12 +45,6 @@ fn in_order(warc: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn package(out: &Path, warc: &Path, extra: &[&str]) -> serde_json::Value {
-    let o = Package::new().json().deterministic().args(extra).run(out, warc);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    crate::util::json(&o)
-}
-
 /// What `references.py` (lxml, zlib, warcio) finds following the METS of `pkg`.
 fn follow(pkg: &Path, earlier: &[&Path]) -> serde_json::Value {
     let out = Command::new(oracle_python())
@@ -81,9 +75,14 @@ fn a_second_crawl_stores_only_what_changed() {
     let (c1, c2) =
         (dir.path().join("crawl1/crawl1.warc.gz"), dir.path().join("crawl2/crawl2.warc.gz"));
     let (p1, p2, plain) = (dir.path().join("p1"), dir.path().join("p2"), dir.path().join("plain"));
-    let r1 = package(&p1, &c1, &[]);
-    let r2 = package(&p2, &c2, &["--dedup-against", p1.to_str().unwrap()]);
-    package(&plain, &c2, &[]);
+    let r1 = package(Package::deterministic_json(), &p1, &[&c1]).report();
+    let r2 = package(
+        Package::deterministic_json().args(&["--dedup-against", p1.to_str().unwrap()]),
+        &p2,
+        &[&c2],
+    )
+    .report();
+    package(Package::deterministic_json(), &plain, &[&c2]).report();
     let unchanged = generated["unchanged"].as_array().unwrap();
     let unchanged_bytes = generated["unchanged_bytes"].as_u64().unwrap();
     let ratio = unchanged_bytes as f64 / generated["payload_bytes"].as_u64().unwrap() as f64;
@@ -168,13 +167,23 @@ fn a_digest_under_another_algorithm_is_no_match() {
     let (sha1, other) = (dir.path().join("sha1.cdxj"), dir.path().join("other.cdxj"));
     std::fs::write(&sha1, &index).unwrap();
     std::fs::write(&other, index.replace("\"sha1:", "\"sha256:")).unwrap();
-    let r = package(&dir.path().join("a"), &c2, &["--dedup-against", sha1.to_str().unwrap()]);
+    let r = package(
+        Package::deterministic_json().args(&["--dedup-against", sha1.to_str().unwrap()]),
+        &dir.path().join("a"),
+        &[&c2],
+    )
+    .report();
     assert_eq!(r["dedup"]["revisits"], 43, "the generator's 73 %: 43 pages");
     assert_eq!(r["dedup"]["depends_on"], serde_json::json!([]), "an index names no package");
     let mets = std::fs::read_to_string(dir.path().join("a/METS.xml")).unwrap();
     assert!(mets.contains("43 in containers an index names"), "the event says where they are");
     assert!(!mets.contains("earlier records of this package"), "not this package's own");
-    let r = package(&dir.path().join("b"), &c2, &["--dedup-against", other.to_str().unwrap()]);
+    let r = package(
+        Package::deterministic_json().args(&["--dedup-against", other.to_str().unwrap()]),
+        &dir.path().join("b"),
+        &[&c2],
+    )
+    .report();
     assert_eq!(r["dedup"]["revisits"], 0);
     assert_eq!(r["dedup"]["bytes_saved"], 0);
 }
@@ -187,13 +196,23 @@ fn within_a_run_the_second_copy_is_a_revisit() {
     let dir = tempfile::tempdir().unwrap();
     crawls(dir.path());
     let c1 = dir.path().join("crawl1/crawl1.warc.gz");
-    let r = package(&dir.path().join("p"), &c1, &["--dedup-within"]);
+    let r = package(
+        Package::deterministic_json().args(&["--dedup-within"]),
+        &dir.path().join("p"),
+        &[&c1],
+    )
+    .report();
     assert_eq!(r["dedup"]["revisits"], 0, "crawl1 has no payload twice");
     let twice = dir.path().join("twice.warc.gz");
     let mut bytes = std::fs::read(&c1).unwrap();
     bytes.extend(std::fs::read(&c1).unwrap());
     std::fs::write(&twice, bytes).unwrap();
-    let r = package(&dir.path().join("q"), &twice, &["--dedup-within"]);
+    let r = package(
+        Package::deterministic_json().args(&["--dedup-within"]),
+        &dir.path().join("q"),
+        &[&twice],
+    )
+    .report();
     assert_eq!(r["dedup"]["revisits"], 60);
     let recs = in_order(&dir.path().join("q/content/twice.warc.gz"));
     let (firsts, seconds) = recs.split_at(60);
@@ -217,9 +236,14 @@ fn undedup_gives_back_the_payloads() {
     let (c1, c2) =
         (dir.path().join("crawl1/crawl1.warc.gz"), dir.path().join("crawl2/crawl2.warc.gz"));
     let (p1, p2, plain) = (dir.path().join("p1"), dir.path().join("p2"), dir.path().join("plain"));
-    package(&p1, &c1, &[]);
-    package(&p2, &c2, &["--dedup-against", p1.to_str().unwrap()]);
-    package(&plain, &c2, &[]);
+    package(Package::deterministic_json(), &p1, &[&c1]).report();
+    package(
+        Package::deterministic_json().args(&["--dedup-against", p1.to_str().unwrap()]),
+        &p2,
+        &[&c2],
+    )
+    .report();
+    package(Package::deterministic_json(), &plain, &[&c2]).report();
     let back = dir.path().join("back");
     let o = crate::util::webaip(&[
         "undedup",
@@ -271,8 +295,18 @@ fn full_mode_states_where_each_referenced_payload_lives() {
     let (c1, c2) =
         (dir.path().join("crawl1/crawl1.warc.gz"), dir.path().join("crawl2/crawl2.warc.gz"));
     let (p1, p2) = (dir.path().join("p1"), dir.path().join("p2"));
-    package(&p1, &c1, &["--mode", "full"]);
-    package(&p2, &c2, &["--mode", "full", "--dedup-against", p1.to_str().unwrap()]);
+    package(Package::deterministic_json().args(&["--mode", "full"]), &p1, &[&c1]).report();
+    package(
+        Package::deterministic_json().args(&[
+            "--mode",
+            "full",
+            "--dedup-against",
+            p1.to_str().unwrap(),
+        ]),
+        &p2,
+        &[&c2],
+    )
+    .report();
     let unchanged = generated["unchanged"].as_array().unwrap().len() as u64;
     let found = follow(&p2, &[&p1]);
     assert_eq!(found["revisits"], unchanged, "one object per revisit");
@@ -298,7 +332,12 @@ fn full_mode_states_where_each_referenced_payload_lives() {
     bytes.extend(std::fs::read(&c1).unwrap());
     std::fs::write(&twice, bytes).unwrap();
     let q = dir.path().join("q");
-    package(&q, &twice, &["--mode", "full", "--dedup-within"]);
+    package(
+        Package::deterministic_json().args(&["--mode", "full", "--dedup-within"]),
+        &q,
+        &[&twice],
+    )
+    .report();
     let within = follow(&q, &[]);
     assert_eq!(within["revisits"], 60);
     assert_eq!(within["problems"], serde_json::json!([]));
@@ -306,6 +345,11 @@ fn full_mode_states_where_each_referenced_payload_lives() {
     assert!(ok, "{why}");
 
     let m = dir.path().join("m");
-    package(&m, &c2, &["--dedup-against", p1.to_str().unwrap()]);
+    package(
+        Package::deterministic_json().args(&["--dedup-against", p1.to_str().unwrap()]),
+        &m,
+        &[&c2],
+    )
+    .report();
     assert_eq!(follow(&m, &[&p1])["revisits"], 0);
 }

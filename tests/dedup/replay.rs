@@ -8,15 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::util::{Package, oracle_python, repo, webaip};
-
-fn package(out: &Path, warc: &Path, index: &Path, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec!["--index", index.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let o = Package::new().json().deterministic().args(&args).run(out, warc);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    crate::util::json(&o)
-}
+use crate::util::{Package, oracle_python, package, repo, webaip};
 
 /// pywb's answer for each capture (tests/replay/pywb_replay.py), by URL.
 pub(crate) fn replay(
@@ -66,14 +58,12 @@ fn a_deduplicated_crawl_replays_and_audits_with_the_earlier_package() {
     let (dedup_indexes, plain_indexes) = (d.join("indexes"), d.join("plain-index"));
     std::fs::create_dir(&dedup_indexes).unwrap();
     std::fs::create_dir(&plain_indexes).unwrap();
-    package(&p1, &c1, &dedup_indexes.join("p1.cdxj"), &[]);
-    let r2 = package(
-        &p2,
-        &c2,
-        &dedup_indexes.join("p2.cdxj"),
-        &["--dedup-against", p1.to_str().unwrap()],
-    );
-    package(&plain, &c2, &plain_indexes.join("plain.cdxj"), &[]);
+    let indexed =
+        |index: &Path| Package::deterministic_json().args(&["--index", index.to_str().unwrap()]);
+    package(indexed(&dedup_indexes.join("p1.cdxj")), &p1, &[&c1]).report();
+    let against = ["--dedup-against", p1.to_str().unwrap()];
+    let r2 = package(indexed(&dedup_indexes.join("p2.cdxj")).args(&against), &p2, &[&c2]).report();
+    package(indexed(&plain_indexes.join("plain.cdxj")), &plain, &[&c2]).report();
     let revisits = r2["dedup"]["revisits"].as_u64().unwrap();
     assert_eq!(revisits, generated["unchanged"].as_array().unwrap().len() as u64);
 

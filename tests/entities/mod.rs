@@ -9,11 +9,6 @@ use std::process::Command;
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
 use crate::util::{Package, copy_tree, oracle_python, repo, sample, sample_arg, webaip};
 
-/// `webaip package --no-virus-check --json --schemas ... ARGS`, which must succeed.
-fn package(args: &[&str]) -> serde_json::Value {
-    Package::new().json().schemas().args(args).report_as_is()
-}
-
 /// The oracle's reading of the package's entity divs.
 pub(crate) fn entities(pkg: &Path) -> serde_json::Value {
     let out = Command::new(oracle_python())
@@ -55,17 +50,21 @@ fn the_sample_crawl_describes_its_pages_and_seeds_in_both_modes() {
     for mode in ["minimal", "full"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pkg");
-        let r = package(&[
-            "--mode",
-            mode,
-            "--deterministic",
-            "--describe-seeds",
-            "--metadata",
-            &sample_arg("heritrix-job.metadata.toml"),
-            "--out",
-            out.to_str().unwrap(),
-            &sample_arg("heritrix-job"),
-        ]);
+        let r = Package::new()
+            .json()
+            .schemas()
+            .args(&[
+                "--mode",
+                mode,
+                "--deterministic",
+                "--describe-seeds",
+                "--metadata",
+                &sample_arg("heritrix-job.metadata.toml"),
+                "--out",
+                out.to_str().unwrap(),
+                &sample_arg("heritrix-job"),
+            ])
+            .report_as_is();
         let (ok, text) = oracle_validate(&out.join("METS.xml"));
         assert!(ok, "{mode}: {text}");
         assert_webaip_valid(&out.join("METS.xml"));
@@ -194,15 +193,19 @@ fn several_captures_need_captured_and_the_closest_is_described() {
     .unwrap();
     for mode in ["minimal", "full"] {
         let out = dir.path().join(format!("pkg-{mode}"));
-        let r = package(&[
-            "--mode",
-            mode,
-            "--metadata",
-            meta.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            warc.to_str().unwrap(),
-        ]);
+        let r = Package::new()
+            .json()
+            .schemas()
+            .args(&[
+                "--mode",
+                mode,
+                "--metadata",
+                meta.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                warc.to_str().unwrap(),
+            ])
+            .report_as_is();
         let list = assert_entities_sound(&out);
         assert_eq!(list.len(), 2);
         assert_eq!(list[0]["warc_date"], "2024-02-10T08:00:00Z");
@@ -229,15 +232,19 @@ fn pandas_pages_are_described_as_transformed_and_seeds_from_the_httrack_log() {
     )
     .unwrap();
     let out = dir.path().join("pkg");
-    package(&[
-        "--deterministic",
-        "--describe-seeds",
-        "--metadata",
-        meta.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        &sample_arg("pandas/40123/20040517-1412"),
-    ]);
+    Package::new()
+        .json()
+        .schemas()
+        .args(&[
+            "--deterministic",
+            "--describe-seeds",
+            "--metadata",
+            meta.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            &sample_arg("pandas/40123/20040517-1412"),
+        ])
+        .report_as_is();
     let (ok, text) = oracle_validate(&out.join("METS.xml"));
     assert!(ok, "{text}");
     assert_webaip_valid(&out.join("METS.xml"));
@@ -272,7 +279,11 @@ fn seeds_that_were_not_harvested_are_reported_not_invented() {
     std::fs::write(job.join("seeds.txt"), "http://www.example.org/\nhttp://not-crawled.example/\n")
         .unwrap();
     let out = dir.path().join("pkg");
-    let r = package(&["--describe-seeds", "--out", out.to_str().unwrap(), job.to_str().unwrap()]);
+    let r = Package::new()
+        .json()
+        .schemas()
+        .args(&["--describe-seeds", "--out", out.to_str().unwrap(), job.to_str().unwrap()])
+        .report_as_is();
     assert_eq!(r["entities"]["described"].as_array().unwrap().len(), 1, "{}", r["entities"]);
     assert_eq!(r["entities"]["seeds_not_harvested"][0], "http://not-crawled.example/");
     let list = assert_entities_sound(&out);
@@ -293,20 +304,24 @@ fn a_mirror_without_a_log_describes_pages_with_inferred_dates_said_so() {
     .unwrap();
     for mode in ["minimal", "full"] {
         let out = dir.path().join(format!("pkg-{mode}"));
-        let r = package(&[
-            "--mode",
-            mode,
-            "--describe-seeds",
-            "--url-prefix",
-            "http://www.example.org/",
-            "--capture-date",
-            "2024-01-02",
-            "--metadata",
-            meta.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ]);
+        let r = Package::new()
+            .json()
+            .schemas()
+            .args(&[
+                "--mode",
+                mode,
+                "--describe-seeds",
+                "--url-prefix",
+                "http://www.example.org/",
+                "--capture-date",
+                "2024-01-02",
+                "--metadata",
+                meta.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                src.to_str().unwrap(),
+            ])
+            .report_as_is();
         assert_webaip_valid(&out.join("METS.xml"));
         let (ok, text) = oracle_validate(&out.join("METS.xml"));
         assert!(ok, "{text}");

@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use webaip::export::eark::check::check_package;
 
-use super::{export, package};
+use super::{export, packaged_sample};
 
 /// The nedlib sample as an AIP ZIP, made once for every case.
 fn valid_zip() -> &'static (tempfile::TempDir, PathBuf) {
     static ZIP: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     ZIP.get_or_init(|| {
         let tmp = tempfile::tempdir().unwrap();
-        let pkg = package(tmp.path(), "nedlib");
+        let pkg = packaged_sample(tmp.path(), "nedlib");
         let zip = tmp.path().join("aip.zip");
         export(&pkg, &zip, "aip");
         (tmp, zip)

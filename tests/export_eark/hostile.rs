@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{export, our_check, package};
+use super::{export, our_check, packaged_sample};
 use crate::util::{SmallDisk, oracle_python, repo, webaip, webaip_command};
 
 /// `craft.py` run on `zip`, writing `out`.
@@ -22,7 +22,7 @@ fn craft(zip: &Path, out: &Path, args: &[&str]) {
 
 /// The nedlib sample exported as an AIP ZIP in `tmp`.
 fn aip_zip(tmp: &Path) -> PathBuf {
-    let pkg = package(tmp, "nedlib");
+    let pkg = packaged_sample(tmp, "nedlib");
     let zip = tmp.join("aip.zip");
     export(&pkg, &zip, "aip");
     zip
@@ -186,7 +186,7 @@ fn a_killed_checks_temporary_is_removed_by_the_next_check() {
 
 /// The exported package's files, a content file grown to `mb` MiB so an export takes a while.
 fn large_package(tmp: &Path, mb: u64) -> PathBuf {
-    let pkg = package(tmp, "nedlib");
+    let pkg = packaged_sample(tmp, "nedlib");
     let content = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
     let f = std::fs::OpenOptions::new().append(true).open(&content).unwrap();
     let mut w = std::io::BufWriter::new(f);
@@ -231,7 +231,7 @@ fn a_killed_export_leaves_nothing_under_its_name_and_a_rerun_succeeds() {
 #[test]
 fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let full = tmp.path().join("full.zip");
     export(&pkg, &full, "aip");
     let size_kib = std::fs::metadata(&full).unwrap().len() >> 10;
@@ -265,7 +265,7 @@ fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
 fn an_exported_zip_honours_the_umask() {
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     for (mask, mode) in [(0o022, 0o644), (0o027, 0o640)] {
         let out = tmp.path().join(format!("ip-{mask:o}.zip"));
         let args = ["export", "eark", pkg.to_str().unwrap(), "-o", out.to_str().unwrap()];

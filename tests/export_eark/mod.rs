@@ -13,16 +13,16 @@ mod reference;
 
 use crate::fuzz::child::launch_webaip;
 use crate::util::{
-    EarkError, Package, eark_validator, eark_validator_located, json, oracle_python, repo, sample,
-    webaip, webaip_command,
+    EarkError, Package, eark_validator, eark_validator_located, json, oracle_python, package, repo,
+    sample, webaip, webaip_command,
 };
 
 const SAMPLES: &[&str] = &["heritrix-job", "pandas/40123/20040517-1412", "nedlib", "kulturarw3"];
 
-fn package(tmp: &Path, rel: &str) -> PathBuf {
+/// The sample `rel` packaged (deterministic, quiet) into a folder of its own below `tmp`.
+fn packaged_sample(tmp: &Path, rel: &str) -> PathBuf {
     let out = tmp.join(format!("pkg-{}", rel.replace('/', "-")));
-    Package::new().deterministic().quiet().succeeds(&out, &sample(rel));
-    out
+    package(Package::new().deterministic().quiet(), &out, &[&sample(rel)]).succeeded().out
 }
 
 /// Our check's findings (rule ids) and exit code.
@@ -95,7 +95,7 @@ fn errors_but_sip_2_1(errors: &[EarkError], kind: &str) -> Vec<String> {
 #[test]
 fn a_broken_software_agent_of_a_sip_is_not_excused() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let ip = export(&pkg, &tmp.path().join("sip"), "sip");
     let (_, errors) = eark_validator_located(&ip);
     assert_eq!(errors_but_sip_2_1(&errors, "sip"), Vec::<String>::new(), "{errors:?}");
@@ -113,7 +113,7 @@ fn a_broken_software_agent_of_a_sip_is_not_excused() {
 fn every_sample_exports_as_sip_and_aip_that_both_validators_accept() {
     let tmp = tempfile::tempdir().unwrap();
     for rel in SAMPLES {
-        let pkg = package(tmp.path(), rel);
+        let pkg = packaged_sample(tmp.path(), rel);
         for kind in ["sip", "aip"] {
             for form in ["dir", "zip"] {
                 let name = format!("{}-{kind}", rel.replace('/', "-"));
@@ -138,7 +138,7 @@ fn every_sample_exports_as_sip_and_aip_that_both_validators_accept() {
 #[test]
 fn export_copies_the_containers_and_leaves_no_viral_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "heritrix-job");
+    let pkg = packaged_sample(tmp.path(), "heritrix-job");
     let out = export(&pkg, &tmp.path().join("ip"), "sip");
     let mut n = 0;
     for e in std::fs::read_dir(pkg.join("content")).unwrap() {
@@ -175,7 +175,7 @@ fn export_copies_the_containers_and_leaves_no_viral_file() {
 }
 
 fn mutated(tmp: &Path, name: &str, f: impl FnOnce(&Path)) -> PathBuf {
-    let pkg = package(tmp, "nedlib");
+    let pkg = packaged_sample(tmp, "nedlib");
     let out = export(&pkg, &tmp.join(name), "aip");
     f(&out);
     out
@@ -238,7 +238,7 @@ fn bomb(zip: &Path, out: &Path, args: &[&str]) {
 #[test]
 fn a_zip_bomb_is_refused_before_it_is_unpacked() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let zip = tmp.path().join("aip.zip");
     export(&pkg, &zip, "aip");
     // 40 members of 64 MiB each (2.5 GiB) sharing one compressed copy: refused unopened.

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{export, our_check, our_check_warned, package};
+use super::{export, our_check, our_check_warned, packaged_sample};
 use crate::util::{commons_ip, copy_tree, eark_validator, oracle_python, repo, webaip};
 
 #[test]
 fn exports_pass_commons_ip_eark_validator_and_our_check() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let sip = export(&pkg, &tmp.path().join("sip"), "sip");
     let aip = export(&pkg, &tmp.path().join("aip"), "aip");
     let zip = export(&pkg, &tmp.path().join("aip.zip"), "aip");
@@ -137,7 +137,7 @@ const BROKEN: &[Broken] = &[
 #[test]
 fn invalid_packages_are_refused_by_webaip_as_by_the_reference_validators() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let base = export(&pkg, &tmp.path().join("base"), "aip");
     let name = base.file_name().unwrap().to_owned();
     let mut ips: Vec<PathBuf> = Vec::new();
@@ -168,7 +168,7 @@ fn invalid_packages_are_refused_by_webaip_as_by_the_reference_validators() {
 #[test]
 fn should_rules_are_warnings_and_the_package_stays_valid() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let ip = export(&pkg, &tmp.path().join("ip"), "aip");
     // A representation folder without its own METS.xml (CSIPSTR12, SHOULD) and a dmdSec STATUS
     // outside the vocabulary (CSIP20, SHOULD).
@@ -187,7 +187,7 @@ fn should_rules_are_warnings_and_the_package_stays_valid() {
 #[test]
 fn the_root_mets_of_a_folder_package_stands_for_the_package() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let ip = export(&pkg, &tmp.path().join("ip"), "aip");
     let o = webaip(&["validate", "--profile", "eark-csip", ip.join("METS.xml").to_str().unwrap()]);
     let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
@@ -199,7 +199,7 @@ fn the_root_mets_of_a_folder_package_stands_for_the_package() {
 #[test]
 fn an_objid_that_cannot_name_a_folder_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let mets = pkg.join("METS.xml");
     let text = std::fs::read_to_string(&mets).unwrap();
     let start = text.find(" OBJID=\"").unwrap() + 8;
@@ -225,7 +225,7 @@ fn set_objid(pkg: &Path, raw: &str) {
 #[test]
 fn a_hostile_objid_names_no_folder_and_reaches_no_terminal() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let hostile = ["..\\..\\evil\u{1b}[2J", "a&lt;b", "C:x", "x.", "a\u{202e}b", "a|b"];
     for (n, objid) in hostile.iter().enumerate() {
         set_objid(&pkg, objid);
@@ -245,7 +245,7 @@ fn a_hostile_objid_names_no_folder_and_reaches_no_terminal() {
 #[test]
 fn an_escaped_objid_is_read_unescaped_and_a_malformed_one_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     set_objid(&pkg, "a&amp;b&#x41;");
     let ip = export(&pkg, &tmp.path().join("ip"), "aip");
     assert_eq!(ip.file_name().unwrap().to_str(), Some("a&bA"));
@@ -265,7 +265,7 @@ fn an_escaped_objid_is_read_unescaped_and_a_malformed_one_is_refused() {
 #[test]
 fn a_representation_mets_stands_for_the_package_around_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let ip = export(&pkg, &tmp.path().join("ip"), "aip");
     let rep = ip.join("representations/warc/METS.xml");
     let o = webaip(&["validate", "--profile", "eark-csip", rep.to_str().unwrap()]);
@@ -277,7 +277,7 @@ fn a_representation_mets_stands_for_the_package_around_it() {
 #[test]
 fn several_packages_export_into_one_folder_never_over_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(tmp.path(), "nedlib");
+    let pkg = packaged_sample(tmp.path(), "nedlib");
     let other = tmp.path().join("other");
     copy_tree(&pkg, &other);
     set_objid(&other, "other-package");

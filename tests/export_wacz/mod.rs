@@ -5,13 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{Package, corpus, oracle_python, repo, sample, wacz_validate, webaip};
-
-/// Packages `input` (with `extra` options) into `out`.
-fn package(input: &Path, out: &Path, extra: &[&str]) {
-    let o = Package::new().deterministic().args(extra).run(out, input);
-    assert!(o.status.success(), "{}: {}", input.display(), String::from_utf8_lossy(&o.stderr));
-}
+use crate::util::{Package, corpus, oracle_python, package, repo, sample, wacz_validate, webaip};
 
 /// `webaip export wacz PKG -o WACZ --json EXTRA`: its exit code and output.
 fn export(pkg: &Path, wacz: &Path, extra: &[&str]) -> std::process::Output {
@@ -56,7 +50,7 @@ fn every_sample_package_exports_a_wacz_others_read() {
     for (i, (input, extra)) in inputs().into_iter().enumerate() {
         let pkg = dir.path().join(format!("p{i}"));
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-        package(&input, &pkg, &extra);
+        package(Package::new().deterministic().args(&extra), &pkg, &[&input]).succeeded();
         let wacz = dir.path().join(format!("p{i}.wacz"));
         let o = export(&pkg, &wacz, &[]);
         let what = input.display();
@@ -116,7 +110,7 @@ fn every_sample_package_exports_a_wacz_others_read() {
 fn a_damaged_container_is_not_exported() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("p");
-    package(&sample("nedlib"), &pkg, &[]);
+    package(Package::new().deterministic(), &pkg, &[&sample("nedlib")]).succeeded();
     let container = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
     let original = std::fs::read(&container).unwrap();
     let mut bytes = original.clone();
@@ -152,7 +146,7 @@ fn a_damaged_container_is_not_exported() {
 fn a_container_that_is_a_link_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("p");
-    package(&sample("nedlib"), &pkg, &[]);
+    package(Package::new().deterministic(), &pkg, &[&sample("nedlib")]).succeeded();
     let container = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
     let moved = dir.path().join("elsewhere.warc.gz");
     std::fs::rename(&container, &moved).unwrap();
@@ -176,7 +170,7 @@ fn a_container_that_is_a_link_is_refused() {
 fn the_output_never_goes_into_the_package() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("p");
-    package(&sample("nedlib"), &pkg, &[]);
+    package(Package::new().deterministic(), &pkg, &[&sample("nedlib")]).succeeded();
     let mets = std::fs::read(pkg.join("METS.xml")).unwrap();
     for out in [pkg.join("METS.xml"), pkg.join("x.wacz"), pkg.join("content/x.wacz")] {
         let o = export(&pkg, &out, &[]);
@@ -196,7 +190,12 @@ fn pywb_imports_the_wacz_and_replays_every_capture() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("p");
     let metadata = sample("heritrix-job.metadata.toml");
-    package(&sample("heritrix-job"), &pkg, &["--metadata", metadata.to_str().unwrap()]);
+    package(
+        Package::new().deterministic().args(&["--metadata", metadata.to_str().unwrap()]),
+        &pkg,
+        &[&sample("heritrix-job")],
+    )
+    .succeeded();
     let wacz = dir.path().join("site.wacz");
     assert_eq!(export(&pkg, &wacz, &[]).status.code(), Some(0));
     let manager = |args: &[&str]| {
@@ -292,7 +291,7 @@ fn every_described_page_replays_in_a_browser() {
     std::fs::create_dir_all(&artefacts).unwrap();
     for (i, (name, extra)) in samples.iter().enumerate() {
         let pkg = dir.path().join(format!("p{i}"));
-        package(&sample(name), &pkg, extra);
+        package(Package::new().deterministic().args(extra), &pkg, &[&sample(name)]).succeeded();
         let wacz = dir.path().join(format!("p{i}.wacz"));
         let o = export(&pkg, &wacz, &[]);
         assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
@@ -337,7 +336,7 @@ fn a_killed_exports_temporary_goes_and_the_wacz_honours_the_umask() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("p");
-    package(&sample("nedlib"), &pkg, &[]);
+    package(Package::new().deterministic(), &pkg, &[&sample("nedlib")]).succeeded();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join(".wacz-dead01"), b"PK\x03\x04 half a WACZ").unwrap();
@@ -359,7 +358,7 @@ fn a_killed_exports_temporary_goes_and_the_wacz_honours_the_umask() {
 fn an_export_to_a_full_disk_says_so_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("p");
-    package(&sample("nedlib"), &pkg, &[]);
+    package(Package::new().deterministic(), &pkg, &[&sample("nedlib")]).succeeded();
     // A file size limit fails every write past 8 KiB, the central directory's too.
     let wacz = dir.path().join("x.wacz");
     let o = Command::new("bash")
@@ -405,9 +404,14 @@ fn a_deduplicated_package_exports_with_the_originals_of_its_revisits() {
     crate::dedup::crawls(d);
     let (c1, c2) = (d.join("crawl1/crawl1.warc.gz"), d.join("crawl2/crawl2.warc.gz"));
     let (p1, p2, plain) = (d.join("p1"), d.join("p2"), d.join("plain"));
-    package(&c1, &p1, &[]);
-    package(&c2, &p2, &["--dedup-against", p1.to_str().unwrap()]);
-    package(&c2, &plain, &[]);
+    package(Package::new().deterministic(), &p1, &[&c1]).succeeded();
+    package(
+        Package::new().deterministic().args(&["--dedup-against", p1.to_str().unwrap()]),
+        &p2,
+        &[&c2],
+    )
+    .succeeded();
+    package(Package::new().deterministic(), &plain, &[&c2]).succeeded();
     let alone = d.join("alone.wacz");
     let o = export(&p2, &alone, &[]);
     let why = String::from_utf8_lossy(&o.stderr);
@@ -563,7 +567,7 @@ fn encoded_html_pages_get_their_titles() {
     let src = dir.path().join("encoded.warc.gz");
     std::fs::write(&src, warc).unwrap();
     let pkg = dir.path().join("p");
-    package(&src, &pkg, &[]);
+    package(Package::new().deterministic(), &pkg, &[&src]).succeeded();
     let wacz = dir.path().join("e.wacz");
     let o = export(&pkg, &wacz, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));

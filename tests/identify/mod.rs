@@ -8,7 +8,9 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crate::util::{Package, corpus, corpus_archives, gen_arc, oracle_python, repo, webaip};
+use crate::util::{
+    Package, corpus, corpus_archives, gen_arc, oracle_python, package, repo, webaip,
+};
 
 #[derive(Debug, Deserialize)]
 struct Oracle {
@@ -59,21 +61,16 @@ fn oracle(pkg: &Path) -> Oracle {
 
 /// Packages `sources` with `--identify MODE` (deterministic, schemas checked): the report.
 /// A corpus WARC with bad digests is kept with findings (exit 1); anything else must pass.
-fn package(out: &Path, sources: &[&Path], mode: &str) -> serde_json::Value {
-    let o = Package::new()
-        .deterministic()
-        .json()
-        .schemas()
-        .args(&["--identify", mode])
-        .run_all(out, sources);
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&o.stderr)));
+fn identified(out: &Path, sources: &[&Path], mode: &str) -> serde_json::Value {
+    let opts = Package::new().deterministic().json().schemas().args(&["--identify", mode]);
+    let run = package(opts, out, sources);
+    let report = run.json();
     let findings = report["containers"]
         .as_array()
         .unwrap()
         .iter()
         .any(|c| c["warc_findings"].as_u64().unwrap() > 0);
-    assert_eq!(o.status.code(), Some(if findings { 1 } else { 0 }), "{report}");
+    assert_eq!(run.status(), Some(if findings { 1 } else { 0 }), "{report}");
     report
 }
 
@@ -83,7 +80,7 @@ fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
     let pkg = tmp.path().join("pkg");
     let sources = corpus_archives();
     let refs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
-    let report = package(&pkg, &refs, "all");
+    let report = identified(&pkg, &refs, "all");
     let got = oracle(&pkg);
 
     // --identify all: every payload identified is described, at ranges that hold its bytes.
@@ -181,7 +178,7 @@ fn the_default_records_contradictions_and_none_records_nothing() {
     let arc = redacted_arc();
 
     let described = tmp.path().join("described");
-    let report = package(&described, &[&arc], "described");
+    let report = identified(&described, &[&arc], "described");
     let id = &report["identification"];
     assert!(id["method"].as_str().unwrap().contains("DROID signature file V"), "{id}");
     assert!(id["contradicted"].as_u64().unwrap() >= 1, "{id}");
@@ -205,7 +202,7 @@ fn the_default_records_contradictions_and_none_records_nothing() {
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
 
     let none = tmp.path().join("none");
-    let report = package(&none, &[&arc], "none");
+    let report = identified(&none, &[&arc], "none");
     assert!(report["identification"].is_null(), "{report}");
     let mets = std::fs::read_to_string(none.join("METS.xml")).unwrap();
     assert!(!mets.contains("format identification"));
@@ -223,7 +220,7 @@ fn a_2004_arc_with_189_redacted_jpegs_records_each_contradiction() {
     let arc = tmp.path().join("IAH-20041012093000-00000-redacted.arc.gz");
     gen_arc("redacted", &arc, &[]);
     let pkg = tmp.path().join("pkg");
-    let report = package(&pkg, &[&arc], "described");
+    let report = identified(&pkg, &[&arc], "described");
     let tally = &report["identification"];
     assert_eq!(tally["payloads"], 221, "{tally}");
     assert_eq!(tally["contradicted"], 189, "{tally}");

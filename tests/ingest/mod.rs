@@ -303,6 +303,8 @@ fn a_damaged_submission_is_refused_and_nothing_is_written() {
     assert!(entries(&out).is_empty(), "{:?}", entries(&out));
 }
 
+// Needs the failure points of a `test-hooks` build.
+#[cfg(feature = "test-hooks")]
 #[test]
 fn a_killed_ingest_leaves_nothing_that_looks_complete_and_the_next_one_recovers() {
     let tmp = tempfile::tempdir().unwrap();

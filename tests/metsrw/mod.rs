@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{Package, oracle_python, repo, sample};
+use crate::util::{Package, oracle_python, package, repo, sample};
 
 /// What metsrw finds in a METS document.
 fn metsrw(mets: &Path) -> serde_json::Value {
@@ -34,10 +34,6 @@ fn flocats(mets: &str) -> Vec<String> {
     v
 }
 
-fn package(source: &Path, out: &Path, mode: &str) {
-    Package::new().quiet().mode(mode).succeeds(out, source);
-}
-
 #[test]
 fn metsrw_opens_every_package_and_finds_every_file_event_and_agent() {
     let tmp = tempfile::tempdir().unwrap();
@@ -46,7 +42,7 @@ fn metsrw_opens_every_package_and_finds_every_file_event_and_agent() {
     {
         for mode in ["minimal", "full"] {
             let pkg = tmp.path().join(format!("{name}-{mode}"));
-            package(&source, &pkg, mode);
+            package(Package::new().quiet().mode(mode), &pkg, &[&source]).succeeded();
             let mets_path = pkg.join("METS.xml");
             let mets = std::fs::read_to_string(&mets_path).unwrap();
             let seen = metsrw(&mets_path);

@@ -4,10 +4,10 @@
 mod roots_and_links;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
-use crate::util::{Package, oracle_python};
+use crate::util::{Package, oracle_python, package};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\0\0\x01\x01\0\x05\x18\xd8N\0\0\0\0IEND\xaeB`\x82";
 
@@ -50,10 +50,6 @@ pub(crate) fn make_mirror(dir: &Path, log: bool) {
     }
 }
 
-fn package(src: &Path, out: &Path, extra: &[&str]) -> Output {
-    Package::new().json().schemas().args(extra).run(out, src)
-}
-
 /// Every resource record of the package's content container: (URL, date, type, body).
 fn records(pkg: &Path) -> serde_json::Value {
     let script = r#"
@@ -85,7 +81,7 @@ fn a_wget_mirror_with_its_log_becomes_a_package() {
     let src = t.path().join("site");
     make_mirror(&src, true);
     let out = t.path().join("pkg");
-    let o = package(&src, &out, &[]);
+    let o = package(Package::new().json().schemas(), &out, &[&src]).output;
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -165,7 +161,7 @@ fn a_mirror_without_a_log_needs_the_operator_and_uses_what_it_says() {
     let t = tempfile::tempdir().unwrap();
     let src = t.path().join("site");
     make_mirror(&src, false);
-    let o = package(&src, &t.path().join("none"), &[]);
+    let o = package(Package::new().json().schemas(), &t.path().join("none"), &[&src]).output;
     assert_ne!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("records no capture date") && err.contains("--capture-date"), "{err}");
@@ -173,10 +169,16 @@ fn a_mirror_without_a_log_needs_the_operator_and_uses_what_it_says() {
 
     let out = t.path().join("pkg");
     let o = package(
-        &src,
+        Package::new().json().schemas().args(&[
+            "--url-prefix",
+            "https://www.example.org/",
+            "--capture-date",
+            "2023-05-06T07:08:09Z",
+        ]),
         &out,
-        &["--url-prefix", "https://www.example.org/", "--capture-date", "2023-05-06T07:08:09Z"],
-    );
+        &[&src],
+    )
+    .output;
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["mirror"]["capture_date_source"], "--capture-date");
@@ -206,7 +208,7 @@ fn a_mirror_without_a_log_needs_the_operator_and_uses_what_it_says() {
 fn an_unrecognised_directory_is_told_every_accepted_shape() {
     let t = tempfile::tempdir().unwrap();
     std::fs::write(t.path().join("notes.txt"), "hello").unwrap();
-    let o = package(t.path(), &t.path().join("pkg"), &[]);
+    let o = package(Package::new().json().schemas(), &t.path().join("pkg"), &[t.path()]).output;
     assert_ne!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
     for shape in [
@@ -247,7 +249,7 @@ with zipfile.ZipFile(zp, 'w', zipfile.ZIP_DEFLATED) as z:
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = t.path().join("pkg");
-    let o = package(&zip, &out, &[]);
+    let o = package(Package::new().json().schemas(), &out, &[&zip]).output;
     // Made, with findings: the two refused entries.
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -286,7 +288,17 @@ fn an_httrack_mirror_takes_its_start_and_seed_from_hts_log_and_the_title_from_th
     let md = t.path().join("md.toml");
     std::fs::write(&md, "title = \"The Curator's Title\"\n").unwrap();
     let out = t.path().join("pkg");
-    let o = package(&src, &out, &["--timezone", "+10:00", "--metadata", md.to_str().unwrap()]);
+    let o = package(
+        Package::new().json().schemas().args(&[
+            "--timezone",
+            "+10:00",
+            "--metadata",
+            md.to_str().unwrap(),
+        ]),
+        &out,
+        &[&src],
+    )
+    .output;
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let m = &v[0]["mirror"];

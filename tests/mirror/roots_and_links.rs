@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::{package, records};
-use crate::util::{report_of, webaip};
+use super::records;
+use crate::util::{Package, package, report_of, webaip};
 
 /// A wget mirror of www.iana.org where `about/index.html` sorts before the host's own
 /// `index.html`; `domains/idn-tables` is a page saved as a file, and links pass through it.
@@ -62,7 +62,7 @@ fn a_mirrors_root_is_its_shallowest_page_whatever_sorts_first() {
 
     // No log, no --url-prefix: the host's own index.html, said to be a guess.
     let out = t.path().join("guess");
-    let v = json(&package(&src, &out, &date));
+    let v = json(&package(Package::new().json().schemas().args(&date), &out, &[&src]).output);
     assert_eq!(v["mirror"]["site_url"], "http://www.iana.org/");
     assert_eq!(v["mirror"]["root_page"], "www.iana.org/index.html");
     let from = v["mirror"]["site_url_source"].as_str().unwrap();
@@ -86,7 +86,7 @@ fn a_mirrors_root_is_its_shallowest_page_whatever_sorts_first() {
     let out = t.path().join("prefix");
     let mut args = date.to_vec();
     args.extend(["--url-prefix", "http://www.iana.org/"]);
-    let v = json(&package(&src, &out, &args));
+    let v = json(&package(Package::new().json().schemas().args(&args), &out, &[&src]).output);
     assert_eq!(v["mirror"]["site_url_source"], "--url-prefix");
     assert_eq!(v["mirror"]["root_page"], "www.iana.org/index.html");
     assert_eq!(website_mods(&out), ("IANA home".into(), "http://www.iana.org/".into()));
@@ -104,7 +104,9 @@ fn a_mirrors_root_is_its_shallowest_page_whatever_sorts_first() {
     }
     std::fs::write(src.join("wget-log"), log).unwrap();
     let out = t.path().join("log");
-    let v = json(&package(&src, &out, &["--describe-seeds"]));
+    let v = json(
+        &package(Package::new().json().schemas().args(&["--describe-seeds"]), &out, &[&src]).output,
+    );
     assert_eq!(v["mirror"]["site_url"], "http://www.iana.org/");
     assert_eq!(v["mirror"]["root_page"], "www.iana.org/index.html");
     assert_eq!(website_mods(&out), ("IANA home".into(), "http://www.iana.org/".into()));
@@ -126,7 +128,14 @@ fn links_through_a_mirrored_file_are_made_absolute_like_their_siblings() {
     std::fs::write(d.join("idn-tables/other.txt"), "other").unwrap();
     for (name, src) in [("plain", &src), ("adjusted", &e)] {
         let out = t.path().join(name);
-        json(&package(src, &out, &["--capture-date", "2024-01-02"]));
+        json(
+            &package(
+                Package::new().json().schemas().args(&["--capture-date", "2024-01-02"]),
+                &out,
+                &[src],
+            )
+            .output,
+        );
         let recs = records(&out);
         let page = recs
             .as_array()
@@ -163,7 +172,12 @@ fn a_zip_mirror_makes_the_folder_of_its_out_as_other_inputs_do() {
     }
     z.finish().unwrap();
     let out = t.path().join("not/yet/made/pkg");
-    let o = package(&zip_path, &out, &["--capture-date", "2024-01-02"]);
+    let o = package(
+        Package::new().json().schemas().args(&["--capture-date", "2024-01-02"]),
+        &out,
+        &[&zip_path],
+    )
+    .output;
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("METS.xml").is_file());
     // Nothing of the unpacking is left beside the package.

@@ -20,11 +20,6 @@ fn check_package(pkg: &Path) -> serde_json::Value {
     v
 }
 
-/// `webaip package --no-virus-check --json --schemas ... ARGS`, which must succeed.
-fn package(args: &[&str]) -> serde_json::Value {
-    Package::new().json().schemas().args(args).report_as_is()
-}
-
 fn sample_job() -> String {
     sample_arg("heritrix-job")
 }
@@ -38,15 +33,19 @@ fn the_sample_job_becomes_a_valid_package_in_both_modes() {
     for mode in ["full", "minimal"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pkg");
-        let r = package(&[
-            "--mode",
-            mode,
-            "--metadata",
-            &sample_metadata(),
-            "--out",
-            out.to_str().unwrap(),
-            &sample_job(),
-        ]);
+        let r = Package::new()
+            .json()
+            .schemas()
+            .args(&[
+                "--mode",
+                mode,
+                "--metadata",
+                &sample_metadata(),
+                "--out",
+                out.to_str().unwrap(),
+                &sample_job(),
+            ])
+            .report_as_is();
         assert_eq!(r["shape"], "heritrix1");
         assert_eq!(r["mets_xsd_checked"], true);
         // The eight files of the job (the two ARCs' migration reports are the package's own).
@@ -110,14 +109,18 @@ fn a_job_around_a_corpus_arc_reports_crawl_log_discrepancies() {
     ];
     std::fs::write(job.join("logs/crawl.log"), lines.join("\n") + "\n").unwrap();
     let out = dir.path().join("pkg");
-    let r = package(&[
-        "--mode",
-        "full",
-        "--deterministic",
-        "--out",
-        out.to_str().unwrap(),
-        job.to_str().unwrap(),
-    ]);
+    let r = Package::new()
+        .json()
+        .schemas()
+        .args(&[
+            "--mode",
+            "full",
+            "--deterministic",
+            "--out",
+            out.to_str().unwrap(),
+            job.to_str().unwrap(),
+        ])
+        .report_as_is();
     let c = &r["crawl_log"];
     assert_eq!(c["fetched_without_record"], 1, "{c}");
     assert_eq!(
@@ -146,16 +149,20 @@ fn deterministic_runs_are_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     for out in [&a, &b] {
-        package(&[
-            "--deterministic",
-            "--mode",
-            "full",
-            "--metadata",
-            &sample_metadata(),
-            "--out",
-            out.to_str().unwrap(),
-            &sample_job(),
-        ]);
+        Package::new()
+            .json()
+            .schemas()
+            .args(&[
+                "--deterministic",
+                "--mode",
+                "full",
+                "--metadata",
+                &sample_metadata(),
+                "--out",
+                out.to_str().unwrap(),
+                &sample_job(),
+            ])
+            .report_as_is();
     }
     for f in [
         "METS.xml",
@@ -253,7 +260,11 @@ fn a_heritrix3_job_with_warcs_is_checked_and_copied_byte_exact() {
     let copied = launch.join("warcs/warcio-example.warc.gz");
     std::fs::copy(&warc, &copied).unwrap();
     let out = dir.path().join("pkg");
-    let r = package(&["--mode", "full", "--out", out.to_str().unwrap(), job.to_str().unwrap()]);
+    let r = Package::new()
+        .json()
+        .schemas()
+        .args(&["--mode", "full", "--out", out.to_str().unwrap(), job.to_str().unwrap()])
+        .report_as_is();
     assert_eq!(r["shape"], "heritrix3");
     assert_eq!(r["containers"][0]["action"], "checked and copied");
     assert!(r["containers"][0]["migration"].is_null());

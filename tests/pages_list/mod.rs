@@ -8,11 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{Package, oracle_python, repo, sample, webaip};
-
-fn package(source: &Path, out: &Path) {
-    Package::new().quiet().deterministic().succeeds(out, source);
-}
+use crate::util::{Package, oracle_python, package, repo, sample, webaip};
 
 /// `webaip pages --json`: the listing, which must parse.
 fn pages(path: &Path, extra: &[&str]) -> Value {
@@ -68,7 +64,7 @@ fn heritrix_job_and_its_package_list_the_pages_warcio_finds() {
     let tmp = tempfile::tempdir().unwrap();
     let job = sample("heritrix-job");
     let pkg = tmp.path().join("pkg");
-    package(&job, &pkg);
+    package(Package::new().quiet().deterministic(), &pkg, &[&job]).succeeded();
 
     for all in [false, true] {
         let extra: &[&str] = if all { &["--all-statuses"] } else { &[] };
@@ -133,7 +129,7 @@ fn pandas_instance_lists_its_pages_as_harvested_with_decoded_titles() {
     let tmp = tempfile::tempdir().unwrap();
     let instance = sample("pandas/40123/20040517-1412");
     let pkg = tmp.path().join("pkg");
-    package(&instance, &pkg);
+    package(Package::new().quiet().deterministic(), &pkg, &[&instance]).succeeded();
 
     // The source's files are the pages as harvested: the package's Original records where
     // links were rewritten, else its content records.
@@ -176,7 +172,7 @@ fn a_path_that_is_no_harvest_exits_2_naming_the_accepted_shapes() {
 fn a_container_name_leaving_the_package_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
-    package(&sample("heritrix-job"), &pkg);
+    package(Package::new().quiet().deterministic(), &pkg, &[&sample("heritrix-job")]).succeeded();
     std::fs::write(tmp.path().join("outside.warc.gz"), b"").unwrap();
     let mets = pkg.join("METS.xml");
     let text = std::fs::read_to_string(&mets).unwrap();

@@ -6,16 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
-use crate::util::{Package, corpus, oracle_python, repo, report_of, sample};
-
-fn package(instance: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
-    package_exiting(instance, out, extra, 0)
-}
+use crate::util::{Package, corpus, oracle_python, package, repo, sample};
 
 /// Packages and checks the exit status (1: made, with findings such as refused files).
 fn package_exiting(instance: &Path, out: &Path, extra: &[&str], code: i32) -> serde_json::Value {
-    let o = Package::new().json().schemas().args(extra).run(out, instance);
-    report_of(&o, code)[0].clone()
+    let opts = Package::new().json().schemas().args(extra);
+    package(opts, out, &[instance]).exited(code).json()[0].clone()
 }
 
 fn oracle(script: &str, args: &[&str]) -> serde_json::Value {
@@ -52,7 +48,12 @@ fn the_sample_instance_becomes_a_package_with_links_made_absolute() {
     for mode in ["full", "minimal"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pkg");
-        let r = package(&instance, &out, &["--mode", mode, "--timezone", "Australia/Sydney"]);
+        let r = package_exiting(
+            &instance,
+            &out,
+            &["--mode", mode, "--timezone", "Australia/Sydney"],
+            0,
+        );
         assert_eq!(r["instance"]["time"], "2004-05-17T04:12:00Z");
         assert_eq!(r["instance"]["pi"], "40123");
         let sources = &r["instance"]["url_sources"];
@@ -133,7 +134,7 @@ fn the_real_nla_mirror_recovers_urls_and_dates_from_its_cache() {
     assert!(unzip.status.success());
     let instance = dir.path().join("mirror/12345/20210223-0954");
     let out = dir.path().join("pkg");
-    let r = package(&instance, &out, &["--mode", "full"]);
+    let r = package_exiting(&instance, &out, &["--mode", "full"], 0);
     assert_eq!(r["instance"]["url_sources"]["cache"], 5, "{}", r["instance"]);
     assert_eq!(r["instance"]["capture_from_cache"], 5);
     let checked = check_all(&out, &instance, "0");

@@ -9,7 +9,9 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
-use crate::util::{Package, gen_arc, oracle_python, repo, sample, schemas, webaip, webaip_under};
+use crate::util::{
+    Package, gen_arc, oracle_python, package, repo, sample, schemas, webaip, webaip_under,
+};
 
 /// The EICAR test string, assembled at run time so no file of the repository holds it whole.
 fn eicar() -> Vec<u8> {
@@ -113,14 +115,6 @@ fn package_args(clamd: &str, input: &Path, out: &Path, extra: &[&str]) -> Vec<St
     package_run(clamd, extra).argv(out, &[input])
 }
 
-fn package(clamd: &str, input: &Path, out: &Path) -> Output {
-    package_with(clamd, input, out, &[])
-}
-
-fn package_with(clamd: &str, input: &Path, out: &Path, extra: &[&str]) -> Output {
-    package_run(clamd, extra).run(out, input)
-}
-
 /// Record URIs per WARC file of the package, read with warcio.
 fn warc_uris(pkg: &Path) -> HashMap<String, Vec<String>> {
     let script = "import glob,json,sys\nfrom warcio.archiveiterator import ArchiveIterator\nout={}\nfor fn in sorted(glob.glob(sys.argv[1]+'/*/*.warc.gz')):\n    out[fn.split(sys.argv[1]+'/')[1]]=[r.rec_headers.get_header('WARC-Target-URI') or '' for r in ArchiveIterator(open(fn,'rb')) if r.rec_type in ('response','resource')]\nprint(json.dumps(out))";
@@ -198,7 +192,7 @@ fn an_arc_with_a_quarantined_record_is_given_back_whole() {
     let gz = arcs.join("IAH-20240101000000-00001-eicar.arc.gz");
     gzip_per_record(&plain, &gz);
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &dir.path().join("job"), &out);
+    let o = package(package_run(&d.addr, &[]), &out, &[&dir.path().join("job")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["scan"]["infected"], 4);
@@ -236,7 +230,7 @@ fn an_infected_arc_payload_is_quarantined_and_described() {
         ],
     );
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &dir.path().join("job"), &out);
+    let o = package(package_run(&d.addr, &[]), &out, &[&dir.path().join("job")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["scan"]["infected"], 1);
@@ -330,7 +324,8 @@ fn an_infected_pandas_file_is_quarantined_as_harvested() {
     std::fs::write(host.join("eicar.com"), eicar()).unwrap();
     std::fs::write(host.join("clean.txt"), b"clean twin").unwrap();
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &dir.path().join("555/20240101-1200"), &out);
+    let o =
+        package(package_run(&d.addr, &[]), &out, &[&dir.path().join("555/20240101-1200")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r[0]["scan"]["infected"], 1);
@@ -355,7 +350,7 @@ fn clean_inputs_get_no_virus_detected_on_every_container() {
     let d = daemon("main", 3321, "2000M");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &sample("heritrix-job"), &out);
+    let o = package(package_run(&d.addr, &[]), &out, &[&sample("heritrix-job")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mets = assert_valid_package(&out);
     assert_eq!(
@@ -410,7 +405,7 @@ fn a_payload_over_clamds_limits_is_recorded_as_not_scanned() {
             &[("http://e.org/big.bin", &vec![b'a'; 8192]), ("http://e.org/small.txt", b"fits")],
         );
         let out = dir.path().join("pkg");
-        let o = package(addr, &arc, &out);
+        let o = package(package_run(addr, &[]), &out, &[&arc]).output;
         assert_eq!(
             o.status.code(),
             Some(1),
@@ -448,7 +443,8 @@ fn a_rewritten_page_that_could_not_be_scanned_says_so_of_both_bytestreams() {
     std::fs::write(host.join("index.html"), &page).unwrap();
     std::fs::write(host.join("small.html"), b"<p>fits</p>").unwrap();
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &dir.path().join("557/20240101-1200"), &out);
+    let o =
+        package(package_run(&d.addr, &[]), &out, &[&dir.path().join("557/20240101-1200")]).output;
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r[0]["scan"]["not_scanned"], 1, "{}", r[0]["scan"]);
@@ -576,7 +572,7 @@ fn a_cleaner_copy_that_scans_clean_goes_to_content_as_viral_cleaned() {
     let out = dir.path().join("pkg");
     let cmd = format!("sh {}", cleaner.display());
     let instance = dir.path().join("556/20240101-1200");
-    let o = package_with(&d.addr, &instance, &out, &["--cleaner", &cmd]);
+    let o = package(package_run(&d.addr, &["--cleaner", &cmd]), &out, &[&instance]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r[0]["scan"]["infected"], 1);
@@ -612,7 +608,8 @@ fn a_cleaner_that_fails_is_reported_with_the_record_it_failed_on() {
         std::fs::write(&cleaner, script).unwrap();
         let out = dir.path().join("pkg");
         let cmd = format!("sh {}", cleaner.display());
-        let o = package_with(&d.addr, &instance, &out, &["--cleaner", &cmd, "--force"]);
+        let o = package(package_run(&d.addr, &["--cleaner", &cmd, "--force"]), &out, &[&instance])
+            .output;
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let scan = &r[0]["scan"];
@@ -644,7 +641,7 @@ fn a_cleaned_arc_record_is_appended_to_content_and_points_at_its_original() {
     std::fs::write(&cleaner, "tr 'E' 'e' < \"$1\" > \"$2\"\n").unwrap();
     let out = dir.path().join("pkg");
     let cmd = format!("sh {}", cleaner.display());
-    let o = package_with(&d.addr, &arc, &out, &["--cleaner", &cmd]);
+    let o = package(package_run(&d.addr, &["--cleaner", &cmd]), &out, &[&arc]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
@@ -831,7 +828,7 @@ fn capture_sources_scan_before_writing_and_reuse_verdicts_of_identical_payloads(
     pair("00000000000000000000000000000004", "http://e.no:80/eicar2.com", &eicar());
     pair("00000000000000000000000000000005", "http://e.no:80/c.html", b"<p>other</p>");
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &dir.path().join("harvest"), &out);
+    let o = package(package_run(&d.addr, &[]), &out, &[&dir.path().join("harvest")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["shape"], "nedlib");
@@ -880,7 +877,9 @@ fn a_capture_source_cleaned_copy_goes_to_content_related_to_its_viral_original()
     .unwrap();
     let cmd = format!("sh {}", cleaner.display());
     let out = dir.path().join("pkg");
-    let o = package_with(&d.addr, &dir.path().join("harvest"), &out, &["--cleaner", &cmd]);
+    let o =
+        package(package_run(&d.addr, &["--cleaner", &cmd]), &out, &[&dir.path().join("harvest")])
+            .output;
     let given = std::fs::read_to_string(&given).unwrap();
     assert_eq!(given.lines().count(), 1, "{given}");
     assert!(!given.contains("harvest/"), "the cleaner was given the harvest's file: {given}");
@@ -1155,7 +1154,7 @@ fn an_infected_record_sharing_a_gzip_member_fails_the_run_with_the_way_out() {
     let input = dir.path().join("one-stream.warc.gz");
     std::fs::write(&input, gzip(&recs.concat())).unwrap();
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &input, &out);
+    let o = package(package_run(&d.addr, &[]), &out, &[&input]).output;
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("urn:uuid:00000000-0000-4000-8000-000000000002"), "{err}");
@@ -1165,7 +1164,7 @@ fn an_infected_record_sharing_a_gzip_member_fails_the_run_with_the_way_out() {
     // One member per record: packaged, the infected record quarantined.
     let members: Vec<u8> = recs.iter().flat_map(|r| gzip(r)).collect();
     std::fs::write(&input, members).unwrap();
-    let o = package(&d.addr, &input, &out);
+    let o = package(package_run(&d.addr, &[]), &out, &[&input]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
@@ -1239,7 +1238,9 @@ fn infected_containers_with_a_cleaner_audit_intact_and_repeat_byte_for_byte() {
     let mut runs = Vec::new();
     for run in 0..3 {
         let out = dir.path().join(format!("pkg{run}"));
-        let o = package_with(&d.addr, &input, &out, &["--cleaner", &cmd, "--deterministic"]);
+        let o =
+            package(package_run(&d.addr, &["--cleaner", &cmd, "--deterministic"]), &out, &[&input])
+                .output;
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(r["scan"]["infected"], 6, "{}", r["scan"]);
@@ -1278,7 +1279,7 @@ fn an_unscanned_payload_in_a_shared_gzip_member_is_said_to_have_no_event_of_its_
     let input = dir.path().join("one-stream.warc.gz");
     std::fs::write(&input, e.finish().unwrap()).unwrap();
     let out = dir.path().join("pkg");
-    let o = package(&d.addr, &input, &out);
+    let o = package(package_run(&d.addr, &[]), &out, &[&input]).output;
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["scan"]["not_scanned"], 1, "{}", r["scan"]);
@@ -1378,7 +1379,12 @@ fn a_cleaner_that_hangs_is_stopped_and_the_record_stays_quarantined() {
     for (input, record) in [(&arc, "urn:uuid:"), (&warc, "00000000-0000-4000-8000-000000000007")] {
         let out = dir.path().join(format!("pkg-{}", input.file_name().unwrap().to_str().unwrap()));
         let started = std::time::Instant::now();
-        let o = package_with(&d.addr, input, &out, &["--cleaner", &cmd, "--cleaner-timeout", "2"]);
+        let o = package(
+            package_run(&d.addr, &["--cleaner", &cmd, "--cleaner-timeout", "2"]),
+            &out,
+            &[input],
+        )
+        .output;
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(matches!(o.status.code(), Some(0 | 1)), "{stderr}");
         assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run waited");

@@ -42,6 +42,7 @@ fn missing(check: &serde_json::Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
+#[cfg_attr(not(feature = "s3"), ignore = "needs a webaip built with the s3 feature")]
 #[test]
 fn a_required_package_is_not_removed_and_a_missing_one_is_named() {
     let _cluster = crate::util::garage_in_use();

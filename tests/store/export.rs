@@ -4,15 +4,15 @@
 
 use std::collections::HashMap;
 
-use super::{config, objid, package, store};
-use crate::util::{eark_validator, wacz_validate};
+use super::{config, objid, store};
+use crate::util::{Package, eark_validator, package, repo, wacz_validate};
 
 #[test]
 fn a_fetched_package_is_exported_as_wacz_and_eark() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let pkg = t.join("pkg");
-    package(&pkg, &[], "samples/nedlib");
+    package(Package::new().quiet(), &pkg, &[&repo().join("samples/nedlib")]).succeeded();
     let cfg = config(t, None);
     let env = HashMap::new();
     let (code, put) = store(&env, &cfg, &["put", pkg.to_str().unwrap()]);

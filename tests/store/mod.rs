@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::{Package, copy_tree, repo, sample, webaip_command, webaip_under};
+use crate::util::{Package, copy_tree, package, repo, sample, webaip_command, webaip_under};
 
 mod dependencies;
 mod export;
@@ -26,6 +26,7 @@ pub(crate) fn garage() -> HashMap<String, String> {
         .collect()
 }
 
+#[cfg(feature = "s3")]
 fn cluster(action: &str, node: &str) {
     let o = Command::new("bash")
         .arg(repo().join("scripts/garage-cluster.sh"))
@@ -76,11 +77,6 @@ fn store(env: &HashMap<String, String>, config: &Path, args: &[&str]) -> (i32, s
     (o.status.code().unwrap(), v)
 }
 
-/// A package of the Heritrix sample (or another source) in `out`.
-fn package(out: &Path, extra: &[&str], source: &str) {
-    Package::new().quiet().args(extra).succeeds(out, &repo().join(source));
-}
-
 fn objid(pkg: &Path) -> String {
     let mets = fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let v = &mets[mets.find("OBJID=\"").unwrap() + 7..];
@@ -98,6 +94,7 @@ fn statuses(report: &serde_json::Value) -> Vec<String> {
 
 /// Overwrites an object in the bucket with other bytes, as a faulty disk or a careless
 /// operator would (a plain PUT, not through webaip).
+#[cfg(feature = "s3")]
 fn overwrite_object(g: &HashMap<String, String>, key: &str, bytes: &[u8]) {
     use object_store::ObjectStoreExt;
     let endpoint = g["S3_ENDPOINTS"].split(',').next().unwrap().to_string();
@@ -114,6 +111,7 @@ fn overwrite_object(g: &HashMap<String, String>, key: &str, bytes: &[u8]) {
     rt.block_on(s3.put(&object_store::path::Path::from(key), bytes.to_vec().into())).unwrap();
 }
 
+#[cfg(feature = "s3")]
 fn accepted_at(state: &Path, identifier: &str) -> Option<String> {
     let db = rusqlite::Connection::open(state).unwrap();
     db.query_row("SELECT accepted_at FROM package WHERE identifier = ?1", [identifier], |r| {
@@ -124,6 +122,7 @@ fn accepted_at(state: &Path, identifier: &str) -> Option<String> {
 
 /// One test for everything that touches the cluster, in order: stopping nodes must not race
 /// other tests' uploads.
+#[cfg(feature = "s3")]
 #[test]
 fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     let _cluster = crate::util::garage_in_use();
@@ -131,7 +130,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config(tmp.path(), Some(&g));
     let pkg = tmp.path().join("pkg");
-    package(&pkg, &[], "samples/heritrix-job");
+    package(Package::new().quiet(), &pkg, &[&repo().join("samples/heritrix-job")]).succeeded();
     let id = objid(&pkg);
 
     // Put: every copy written and verified on both replicas.
@@ -214,7 +213,8 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 
     // One node of three down: a put still succeeds (failing over to a live endpoint).
     let pkg2 = tmp.path().join("pkg2");
-    package(&pkg2, &[], "samples/pandas/40123/20040517-1412");
+    package(Package::new().quiet(), &pkg2, &[&repo().join("samples/pandas/40123/20040517-1412")])
+        .succeeded();
     cluster("stop", "0");
     let (code, r2) = store(&g, &cfg, &["put", pkg2.to_str().unwrap()]);
     assert_eq!(code, 0, "{r2}");
@@ -222,7 +222,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 
     // Two down: the put fails, says which replica, and is not recorded as accepted.
     let pkg3 = tmp.path().join("pkg3");
-    package(&pkg3, &[], "samples/heritrix-job");
+    package(Package::new().quiet(), &pkg3, &[&repo().join("samples/heritrix-job")]).succeeded();
     cluster("stop", "1");
     let (code, r3) = store(&g, &cfg, &["put", pkg3.to_str().unwrap()]);
     let restart = garage();
@@ -269,15 +269,48 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 /// Write-once on a file system replica: another package under an identifier already stored is
 /// refused, by the state database and, without it, by the copies themselves; the state is
 /// rebuilt from the replica.
+/// A webaip built without the s3 feature refuses a configuration naming a bucket, saying
+/// why, before it touches any replica.
+#[cfg(not(feature = "s3"))]
+#[test]
+fn without_the_s3_feature_a_bucket_replica_is_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = HashMap::from([
+        ("S3_ENDPOINTS".to_string(), "http://127.0.0.1:9".to_string()),
+        ("S3_BUCKET".to_string(), "b".to_string()),
+    ]);
+    let cfg = config(tmp.path(), Some(&fake));
+    let o = webaip(&fake, &["store", "--config", cfg.to_str().unwrap(), "check"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "replica garage is an S3 bucket, and this webaip was built without S3 support"
+        ),
+        "{err}"
+    );
+    assert!(!tmp.path().join("disk").exists(), "no replica was touched");
+}
+
 #[test]
 fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     let env = HashMap::new();
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config(tmp.path(), None);
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    package(&a, &["--deterministic"], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &a,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     let meta = sample("heritrix-job.metadata.toml");
-    package(&b, &["--deterministic", "--metadata", meta.to_str().unwrap()], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic", "--metadata", meta.to_str().unwrap()]),
+        &b,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     let id = objid(&a);
     assert_eq!(id, objid(&b), "same identifier");
     assert_ne!(fs::read(a.join("METS.xml")).unwrap(), fs::read(b.join("METS.xml")).unwrap());
@@ -323,7 +356,7 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     assert_eq!(c["replicas"][0]["verified"], c["replicas"][0]["expected"]);
     // A damaged package is refused before anything is written.
     let damaged = tmp.path().join("damaged");
-    package(&damaged, &[], "samples/heritrix-job");
+    package(Package::new().quiet(), &damaged, &[&repo().join("samples/heritrix-job")]).succeeded();
     fs::write(damaged.join("logs/stray.txt"), b"x").unwrap();
     let o = webaip(
         &env,
@@ -524,7 +557,12 @@ fn assert_written_only_below(log: &Path, cwd: &Path, allowed: &[PathBuf]) {
 /// The deterministic package of the Heritrix sample, built once per test run.
 fn heritrix_package(tmp: &Path, name: &str) -> PathBuf {
     let p = tmp.join(name);
-    package(&p, &["--deterministic"], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &p,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     p
 }
 
@@ -936,9 +974,19 @@ fn concurrent_puts(
 /// Two packages with one OBJID (the Heritrix sample with and without its metadata file).
 fn same_objid_pair(t: &Path) -> (PathBuf, PathBuf) {
     let (a, b) = (t.join("a"), t.join("b"));
-    package(&a, &["--deterministic"], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &a,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     let meta = sample("heritrix-job.metadata.toml");
-    package(&b, &["--deterministic", "--metadata", meta.to_str().unwrap()], "samples/heritrix-job");
+    package(
+        Package::new().quiet().args(&["--deterministic", "--metadata", meta.to_str().unwrap()]),
+        &b,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
     assert_eq!(objid(&a), objid(&b));
     (a, b)
 }

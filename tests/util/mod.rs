@@ -214,6 +214,12 @@ pub fn json(o: &Output) -> serde_json::Value {
 
 /// The JSON report of a run that must have exited with `code`.
 pub fn report_of(o: &Output, code: i32) -> serde_json::Value {
+    report_status(o, code);
+    json(o)
+}
+
+/// Fails the test, with both outputs, unless the run exited with `code`.
+fn report_status(o: &Output, code: i32) {
     assert_eq!(
         o.status.code(),
         Some(code),
@@ -221,7 +227,6 @@ pub fn report_of(o: &Output, code: i32) -> serde_json::Value {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    json(o)
 }
 
 /// The committed samples (written by scripts/make_samples.py).
@@ -259,6 +264,11 @@ impl Package {
     /// `package --clamd ADDR`: payloads checked by the clamd at `addr`.
     pub fn clamd(addr: &str) -> Package {
         Package { args: vec!["package".into(), "--clamd".into(), addr.into()] }
+    }
+
+    /// `package --no-virus-check --deterministic --json`: a report of the same bytes each time.
+    pub fn deterministic_json() -> Package {
+        Package::new().deterministic().json()
     }
 
     /// The report as JSON on standard output.
@@ -356,13 +366,57 @@ impl Default for Package {
     }
 }
 
+/// What a `webaip package` run gave: its exit status, its report, what it said.
+pub struct PackageRun {
+    pub output: Output,
+    /// Where the package was to be made.
+    pub out: PathBuf,
+}
+
+impl PackageRun {
+    /// The exit status (`None`: killed by a signal).
+    pub fn status(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    /// What it printed on standard error.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// The run, which must have exited with `code` (else the test fails with both outputs).
+    pub fn exited(self, code: i32) -> PackageRun {
+        report_status(&self.output, code);
+        self
+    }
+
+    /// The run, which must have succeeded (exit 0).
+    pub fn succeeded(self) -> PackageRun {
+        self.exited(0)
+    }
+
+    /// The JSON report it printed (a `--json` run).
+    pub fn json(&self) -> serde_json::Value {
+        json(&self.output)
+    }
+
+    /// The JSON report of a run that must have succeeded.
+    pub fn report(self) -> serde_json::Value {
+        self.succeeded().json()
+    }
+}
+
+/// Runs `webaip package` with the options `opts` gathered, of `sources` into `out`: the one
+/// runner the tests share (see [`Package`] for the options, [`PackageRun`] for the outcome).
+pub fn package(opts: Package, out: &Path, sources: &[&Path]) -> PackageRun {
+    PackageRun { output: opts.run_all(out, sources), out: out.to_path_buf() }
+}
+
 /// `webaip package --no-virus-check --deterministic --json` of `src` into `out`: the exit
 /// code and the report.
 pub fn package_json(src: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
-    let o = Package::new().deterministic().json().run(out, src);
-    let r = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&o.stderr)));
-    (o.status.code(), r)
+    let run = package(Package::deterministic_json(), out, &[src]);
+    (run.status(), run.json())
 }
 
 /// Copies the tree at `from` to `to` (a link is copied as the file it points at).

@@ -13,14 +13,7 @@ use webaip::mets::validate::{MetsFinding, Severity, ValidationReport};
 use webaip::mets::{ValidateOptions, validate_mets};
 
 use crate::mets_package::{assert_webaip_valid, oracle_validate};
-use crate::util::{Package, corpus, oracle, sample, schemas, webaip};
-
-/// Packages `source` in full mode into `<tmp>/pkg`.
-fn package(source: &Path, tmp: &Path) -> PathBuf {
-    let out = tmp.join("pkg");
-    Package::new().quiet().deterministic().mode("full").succeeds(&out, source);
-    out
-}
+use crate::util::{Package, corpus, oracle, package, sample, schemas, webaip};
 
 /// The attributes of every `<mets:file>` start tag, in document order.
 fn file_tags(mets: &str) -> Vec<Vec<(String, String)>> {
@@ -170,7 +163,13 @@ struct Described {
 
 fn described() -> Described {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = package(&sample("heritrix-job"), tmp.path());
+    let pkg = package(
+        Package::new().quiet().deterministic().mode("full"),
+        &tmp.path().join("pkg"),
+        &[&sample("heritrix-job")],
+    )
+    .succeeded()
+    .out;
     let href = "content/IAH-20240315103000-00000-crawler.example.warc.gz".to_string();
     let base = fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let container = container_id(&base, &href);
@@ -469,7 +468,13 @@ fn records_of_an_uncompressed_container_are_read_in_place() {
     let name = "nas-NAS-20100909163324-00000-mette.kb.dk.warc";
     let input = src.join(name);
     fs::copy(corpus().join("warc").join(name), &input).unwrap();
-    let pkg = package(&input, tmp.path());
+    let pkg = package(
+        Package::new().quiet().deterministic().mode("full"),
+        &tmp.path().join("pkg"),
+        &[&input],
+    )
+    .succeeded()
+    .out;
     let href = format!("content/{name}");
     let base = fs::read_to_string(pkg.join("METS.xml")).unwrap();
     let container = container_id(&base, &href);

@@ -7,7 +7,6 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use webaip::batch::deliver::DeliverOptions;
 use webaip::batch::export::{EarkExport, EarkForm, ExportOptions};
-use webaip::batch::item::ItemSettings;
 use webaip::batch::journal::{Entry, State};
 use webaip::batch::resources::{DEFAULT_MIN_FREE, Resources, default_memory, parse_size};
 use webaip::batch::shard::Shard;
@@ -194,39 +193,27 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
         args.clamd_timeout,
     )?;
     let profile = Profile::load(&args.profile)?;
-    let mode = profile.serialization;
     // The folder of the work folder (and of the default journal); clap requires one.
     let folder = args.out.clone().or_else(|| args.work.clone()).unwrap_or_default();
-    let package = PackageOptions {
-        index: None,
-        out: folder.clone(),
-        metadata: Default::default(),
-        profile,
-        mode,
-        level: args.level,
-        force: false,
-        deterministic: args.deterministic,
-        virus_check,
-        schemas: args.schemas.clone(),
-        cleaner: None,
-        capture_date: None,
-        describe_seeds: false,
-        identify: IdentifyMode::Described,
-        dedup: None,
-    };
-    let settings = ItemSettings {
-        zone: webaip::sources::pandas::Zone::parse(&args.timezone)?,
-        mode: args.mode.map(|m| match m {
-            ModeArg::Minimal => SerializationMode::Minimal,
-            ModeArg::Full => SerializationMode::Full,
-        }),
-        identify: match args.identify {
+    let mut package = PackageOptions::default()
+        .out(folder.clone())
+        .profile(profile)
+        .level(args.level)
+        .deterministic(args.deterministic)
+        .virus_check(virus_check)
+        .schemas(args.schemas.clone())
+        .identify(match args.identify {
             IdentifyArg::None => IdentifyMode::None,
             IdentifyArg::Described => IdentifyMode::Described,
             IdentifyArg::All => IdentifyMode::All,
-        },
-        ..ItemSettings::default()
-    };
+        });
+    package.reading.zone = webaip::sources::pandas::Zone::parse(&args.timezone)?;
+    if let Some(m) = args.mode {
+        package.mode = match m {
+            ModeArg::Minimal => SerializationMode::Minimal,
+            ModeArg::Full => SerializationMode::Full,
+        };
+    }
     let shard = match args.shard {
         Some(s) => Some(s),
         None => Shard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
@@ -266,7 +253,6 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
         retry_failed: args.retry_failed,
         shard,
         package,
-        settings,
         resources: Resources {
             min_free: args.min_free.unwrap_or(DEFAULT_MIN_FREE),
             memory: args.memory.unwrap_or_else(default_memory),

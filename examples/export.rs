@@ -1,5 +1,5 @@
 //! Exports a package for access and for exchange: as a WACZ (replayable by
-//! ReplayWeb.page) and as an E-ARK 2.2 submission package (a `.zip`).
+//! ReplayWeb.page) and as an E-ARK 2.2 archival package (AIP, a `.zip`).
 //!
 //!     cargo run --example export -- PACKAGE OUT.wacz OUT-eark.zip
 
@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Each container is checked against the SHA-512 its METS states while it is copied.
     let w = export_wacz(package, Path::new(wacz), &WaczOptions::default())?;
     println!("wacz {}", w.wacz.display());
-    let e = export_eark(package, Path::new(eark), EarkType::Sip)?;
+    let e = export_eark(package, Path::new(eark), EarkType::Aip)?;
     println!("eark {} ({} data files)", e.written.display(), e.data_files);
     Ok(())
 }

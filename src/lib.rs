@@ -4,6 +4,42 @@
 //! mirrors, NEDLIB harvests, Kulturarw3 archives) becomes WARC 1.1 containers described by a
 //! METS/PREMIS record, with every byte accounted for.
 //!
+//! # Using it
+//!
+//! One call for each thing webaip does, at the crate root, each with options that have a
+//! `Default` (the `examples/` folder runs each of them):
+//!
+//! | to | call | options |
+//! |---|---|---|
+//! | package any harvest | [`Packager`] | [`PackageOptions`] |
+//! | migrate one ARC file to WARC | [`migrate_arc`] | [`MigrateOptions`] |
+//! | audit a package byte by byte | [`audit_package`] | [`AuditOptions`] |
+//! | make the archival package (AIP) | [`ingest_package`] | [`IngestOptions`] |
+//! | index WARCs or packages (CDXJ, CDX, ZipNum) | [`index_warcs`] | [`IndexOptions`] |
+//! | export as WACZ, or as E-ARK | [`export_wacz`], [`export_eark`] | [`WaczOptions`], [`EarkType`] |
+//! | store on every replica | [`store_package`] ([`Store`] for the rest) | [`StoreConfig`], [`AuditOptions`] |
+//!
+//! The input's shape (a Heritrix job, ARC/WARC files, a PANDAS instance or title, a wget or
+//! HTTrack mirror or its `.zip`, a NEDLIB harvest, a Kulturarw3 archive) is recognised; the
+//! package is built in a temporary folder and renamed into place only when complete.
+//!
+//! ```no_run
+//! use webaip::{AuditOptions, PackageOptions, Packager, audit_package};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let options = PackageOptions::default().deterministic(true);
+//! let report = Packager::new("samples/heritrix-job").out("out/job").options(options).run()?;
+//! println!("made {} ({} containers)", report.objid, report.containers.len());
+//!
+//! let audit = audit_package(&report.package, &AuditOptions::default())?;
+//! assert!(audit.intact);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Without a clamd (`PackageOptions::virus_check`), a package records on every container that
+//! it was not scanned, and says so in its report.
+//!
 //! # The house
 //!
 //! ```text
@@ -58,22 +94,10 @@
 //!
 //! Library code never prints; the `webaip` binary is a thin CLI over it.
 //!
-//! ```no_run
-//! use std::path::Path;
-//! use webaip::{ids::Ids, migrate};
-//!
-//! let report = migrate::migrate_file(
-//!     Path::new("IAH-20080430204825-00000-blackbook.arc.gz"),
-//!     Path::new("out/IAH-20080430204825-00000-blackbook.warc.gz"),
-//!     &migrate::MigrateOptions::default(),
-//!     &Ids::random(),
-//!     &|_bytes| {},
-//!     &mut |_record| {},
-//! );
-//! assert!(report.ok(), "{:?}", report.conservation.mismatches);
-//! ```
-
 #![deny(missing_docs)]
+
+mod api;
+pub use api::*;
 
 pub mod audit;
 pub mod batch;

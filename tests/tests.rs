@@ -15,6 +15,7 @@ mod droid;
 mod entities;
 mod export_eark;
 mod export_wacz;
+mod facade;
 mod fuzz;
 mod get;
 mod golden;

@@ -1,57 +1,17 @@
-//! One item packaged: its source recognised as `webaip package` recognises it
-//! (`sources::detect`), then built by the same library function `package` calls for that
-//! shape, with the item's own metadata and options.
+//! One item packaged by the [`Packager`] `webaip package` uses, with the item's own metadata
+//! and options (the manifest's option words set the same [`PackageOptions`] as the flags).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::api::{Packager, PackagerError};
 use crate::metadata::{CuratorMetadata, MetadataError};
 use crate::model::SerializationMode;
-use crate::package::captures::build_capture_package;
-use crate::package::pandas::build_pandas_package;
-use crate::package::{PackageError, PackageOptions, PackageReport, build_package};
-use crate::sources::capture::CaptureError;
-use crate::sources::mirror::{self, MirrorError, MirrorOptions};
-use crate::sources::nedlib::{NedlibDate, NedlibOptions};
-use crate::sources::pandas::{self, PandasError, Zone};
-use crate::sources::{Input, SourceError, detect};
+use crate::package::{PackageError, PackageOptions, PackageReport};
+use crate::sources::SourceError;
+use crate::sources::nedlib::NedlibDate;
+use crate::sources::open::OpenError;
+use crate::sources::pandas::Zone;
 use crate::stages::identify::IdentifyMode;
-
-/// What `package` takes per source beyond [`PackageOptions`]: the run's defaults, which an
-/// item's options column may change.
-#[derive(Debug, Clone)]
-pub struct ItemSettings {
-    /// Time zone of PANDAS instance names and HTTrack log times.
-    pub zone: Zone,
-    /// A mirror's site URL when it has no log that says it.
-    pub url_prefix: Option<String>,
-    /// The date of NEDLIB records.
-    pub nedlib_date: NedlibDate,
-    /// How much a mirror's `.zip` may unpack to, per byte of zip.
-    pub max_zip_expansion: u64,
-    /// Serialization mode, when not the profile's.
-    pub mode: Option<SerializationMode>,
-    /// Describe every seed URL as a webpage.
-    pub describe_seeds: bool,
-    /// The capture date of what nothing else dates.
-    pub capture_date: Option<chrono::DateTime<chrono::Utc>>,
-    /// PRONOM identification.
-    pub identify: IdentifyMode,
-}
-
-impl Default for ItemSettings {
-    fn default() -> Self {
-        ItemSettings {
-            zone: Zone::Utc,
-            url_prefix: None,
-            nedlib_date: NedlibDate::ServerDate,
-            max_zip_expansion: crate::sources::unzip::DEFAULT_ZIP_EXPANSION,
-            mode: None,
-            describe_seeds: false,
-            capture_date: None,
-            identify: IdentifyMode::Described,
-        }
-    }
-}
 
 /// An option of the manifest's options column that is not one.
 #[derive(Debug, thiserror::Error)]
@@ -61,69 +21,58 @@ impl Default for ItemSettings {
 )]
 pub struct BadOption(pub String);
 
-impl ItemSettings {
-    /// These settings with an item's options applied: whitespace-separated `name` or
-    /// `name=value`, with the names of `webaip package`'s flags (`describe-seeds`,
-    /// `mode=full`, `timezone=Australia/Sydney`, ...); a leading `--` is allowed.
-    pub fn apply(&self, options: &str) -> Result<ItemSettings, BadOption> {
-        let mut s = self.clone();
-        for word in options.split_whitespace() {
-            let bad = || BadOption(word.to_string());
-            let option = word.strip_prefix("--").unwrap_or(word);
-            let (name, value) = match option.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (option, None),
-            };
-            match (name, value) {
-                ("describe-seeds", None) => s.describe_seeds = true,
-                ("mode", Some("full")) => s.mode = Some(SerializationMode::Full),
-                ("mode", Some("minimal")) => s.mode = Some(SerializationMode::Minimal),
-                ("timezone", Some(z)) => s.zone = Zone::parse(z).map_err(|_| bad())?,
-                ("url-prefix", Some(u)) => s.url_prefix = Some(u.to_string()),
-                ("capture-date", Some(d)) => {
-                    s.capture_date =
-                        Some(crate::metadata::parse_capture_date(d).map_err(|_| bad())?)
-                }
-                ("nedlib-date", Some("server")) => s.nedlib_date = NedlibDate::ServerDate,
-                ("nedlib-date", Some("folder")) => s.nedlib_date = NedlibDate::FolderDate,
-                ("identify", Some("none")) => s.identify = IdentifyMode::None,
-                ("identify", Some("described")) => s.identify = IdentifyMode::Described,
-                ("identify", Some("all")) => s.identify = IdentifyMode::All,
-                _ => return Err(bad()),
-            }
-        }
-        Ok(s)
+/// `opts` with an item's options applied: whitespace-separated `name` or `name=value`, with
+/// the names of `webaip package`'s flags (`describe-seeds`, `mode=full`,
+/// `timezone=Australia/Sydney`, ...); a leading `--` is allowed.
+pub fn with_item_options(
+    opts: &PackageOptions,
+    options: &str,
+) -> Result<PackageOptions, BadOption> {
+    let mut o = opts.clone();
+    for word in options.split_whitespace() {
+        let option = word.strip_prefix("--").unwrap_or(word);
+        let (name, value) = match option.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (option, None),
+        };
+        apply_option(&mut o, name, value).ok_or_else(|| BadOption(word.to_string()))?;
     }
+    Ok(o)
+}
+
+/// Sets one option; `None` when it is none `package` takes in a manifest.
+fn apply_option(o: &mut PackageOptions, name: &str, value: Option<&str>) -> Option<()> {
+    match (name, value) {
+        ("describe-seeds", None) => o.describe_seeds = true,
+        ("mode", Some("full")) => o.mode = SerializationMode::Full,
+        ("mode", Some("minimal")) => o.mode = SerializationMode::Minimal,
+        ("timezone", Some(z)) => o.reading.zone = Zone::parse(z).ok()?,
+        ("url-prefix", Some(u)) => o.reading.url_prefix = Some(u.to_string()),
+        ("capture-date", Some(d)) => {
+            o.capture_date = Some(crate::metadata::parse_capture_date(d).ok()?)
+        }
+        ("nedlib-date", Some("server")) => o.reading.nedlib_date = NedlibDate::ServerDate,
+        ("nedlib-date", Some("folder")) => o.reading.nedlib_date = NedlibDate::FolderDate,
+        ("identify", Some("none")) => o.identify = IdentifyMode::None,
+        ("identify", Some("described")) => o.identify = IdentifyMode::Described,
+        ("identify", Some("all")) => o.identify = IdentifyMode::All,
+        _ => return None,
+    }
+    Some(())
 }
 
 /// Why an item could not be packaged.
 #[derive(Debug, thiserror::Error)]
 pub enum ItemError {
-    /// The source is of no shape `package` knows, or cannot be read.
-    #[error(transparent)]
-    Source(#[from] SourceError),
     /// The curator metadata file cannot be used.
     #[error(transparent)]
     Metadata(#[from] MetadataError),
     /// The options column holds an unknown option.
     #[error(transparent)]
     Option(#[from] BadOption),
-    /// A PANDAS instance cannot be read.
+    /// The source could not be packaged.
     #[error(transparent)]
-    Pandas(#[from] PandasError),
-    /// A mirror (or its zip) cannot be read.
-    #[error(transparent)]
-    Mirror(#[from] MirrorError),
-    /// A NEDLIB or Kulturarw3 harvest cannot be opened.
-    #[error(transparent)]
-    Capture(#[from] CaptureError),
-    /// The package could not be made.
-    #[error(transparent)]
-    Package(#[from] PackageError),
-    /// A PANDAS title directory where one instance was expected (the manifest expands
-    /// titles; this one appeared after it was read).
-    #[error("{}: a PANDAS title directory of several instances", .0.display())]
-    Title(PathBuf),
+    Packager(#[from] PackagerError),
 }
 
 /// The kind of failure of an item that failed for want of disk space, a quota or memory on
@@ -149,94 +98,57 @@ impl ItemError {
     /// The kind of failure as a verdict on the input, its causes unlooked at.
     fn input_kind(&self) -> &'static str {
         match self {
-            ItemError::Source(SourceError::Io { .. }) => "unreadable",
-            ItemError::Source(_) | ItemError::Title(_) => "unrecognised",
             ItemError::Metadata(_) => "metadata",
             ItemError::Option(_) => "options",
-            ItemError::Pandas(_) | ItemError::Mirror(_) | ItemError::Capture(_) => "damaged",
-            ItemError::Package(p) => match p {
-                PackageError::Exists(_) => "exists",
-                PackageError::Metadata(_) => "metadata",
-                PackageError::Migration { .. }
-                | PackageError::Warc { .. }
-                | PackageError::Capture(_)
-                | PackageError::NoCaptures { .. }
-                | PackageError::Changed { .. }
-                | PackageError::PayloadChanged { .. } => "damaged",
-                PackageError::Io { .. } => "unreadable",
-                _ => "package",
-            },
+            ItemError::Packager(p) => packager_kind(p),
         }
     }
 }
 
-/// Packages `source` into `opts.out` as `webaip package SOURCE` would, with `metadata` and
-/// `settings`; a mirror's `.zip` is unpacked in a temporary folder below `work`.
+/// The kind of a packaging failure: what it says of the source.
+fn packager_kind(e: &PackagerError) -> &'static str {
+    match e {
+        PackagerError::Open(OpenError::Source(SourceError::Io { .. }))
+        | PackagerError::Open(OpenError::UnzipDir { .. }) => "unreadable",
+        PackagerError::Open(OpenError::Source(_)) | PackagerError::Title { .. } => "unrecognised",
+        PackagerError::Open(OpenError::Unzip(_) | OpenError::Mirror(_))
+        | PackagerError::Pandas(_)
+        | PackagerError::Capture(_) => "damaged",
+        PackagerError::Package(p) => package_kind(p),
+        _ => "package",
+    }
+}
+
+/// The kind of a failure of the package's making.
+fn package_kind(e: &PackageError) -> &'static str {
+    match e {
+        PackageError::Exists(_) => "exists",
+        PackageError::Metadata(_) => "metadata",
+        PackageError::Migration { .. }
+        | PackageError::Warc { .. }
+        | PackageError::Capture(_)
+        | PackageError::NoCaptures { .. }
+        | PackageError::Changed { .. }
+        | PackageError::PayloadChanged { .. } => "damaged",
+        PackageError::Io { .. } => "unreadable",
+        _ => "package",
+    }
+}
+
+/// Packages `source` into `opts.out` as `webaip package SOURCE` would, with the curator
+/// metadata of `metadata`; a mirror's `.zip` is unpacked in a temporary folder below `work`.
 pub fn package_source(
     source: &Path,
     metadata: Option<&Path>,
-    settings: &ItemSettings,
     opts: &PackageOptions,
     work: &Path,
 ) -> Result<PackageReport, ItemError> {
-    let mut opts = opts.clone();
-    opts.metadata = match metadata {
+    let metadata = match metadata {
         Some(p) => CuratorMetadata::load(p)?,
         None => CuratorMetadata::default(),
     };
-    if let Some(mode) = settings.mode {
-        opts.mode = mode;
-    }
-    opts.describe_seeds = settings.describe_seeds;
-    opts.capture_date = settings.capture_date;
-    opts.identify = settings.identify;
-    let quiet = |_: u64| {};
-    match detect(&[source.to_path_buf()])? {
-        Input::Archives(src) => Ok(build_package(&src, &opts, &quiet)?),
-        Input::Pandas { instances, .. } => match instances.as_slice() {
-            [one] => {
-                let inst = pandas::read_instance(one, settings.zone)?;
-                Ok(build_pandas_package(&inst, &opts, &quiet)?)
-            }
-            _ => Err(ItemError::Title(source.to_path_buf())),
-        },
-        Input::Captures(dir, shape) => {
-            let nedlib = NedlibOptions { date_source: settings.nedlib_date };
-            let mut harvest = crate::sources::open_captures(&dir, shape, nedlib)?;
-            Ok(build_capture_package(harvest.as_mut(), &dir, &opts, &quiet)?)
-        }
-        Input::Mirror(dir, kind) => package_mirror(&dir, kind, None, settings, &mut opts),
-        Input::MirrorZip(zip) => {
-            std::fs::create_dir_all(work)
-                .map_err(|source| SourceError::Io { path: work.to_path_buf(), source })?;
-            let u = crate::sources::unzip::unpack_zip(&zip, work, settings.max_zip_expansion)?;
-            package_mirror(&u.root, u.kind, Some((&zip, &u)), settings, &mut opts)
-        }
-    }
-}
-
-/// A mirror (unpacked from `zip` when given) packaged as `package` packages one.
-fn package_mirror(
-    dir: &Path,
-    kind: mirror::MirrorKind,
-    zip: Option<(&Path, &crate::sources::unzip::Unpacked)>,
-    settings: &ItemSettings,
-    opts: &mut PackageOptions,
-) -> Result<PackageReport, ItemError> {
-    let mopts = MirrorOptions {
-        url_prefix: settings.url_prefix.clone(),
-        capture_date: settings.capture_date,
-        zone: settings.zone,
-        name: zip.map(|(z, _)| crate::sources::file_text(z)),
-    };
-    let m = match zip {
-        Some((z, u)) => u.read_mirror(z, &mopts)?,
-        None => mirror::read_mirror(dir, kind, &mopts)?,
-    };
-    let notes = m.describe(&mut opts.metadata);
-    let mut r = build_pandas_package(&m.instance, opts, &|_| {})?;
-    r.metadata_notes.splice(0..0, notes);
-    Ok(r)
+    let options = opts.clone().metadata(metadata);
+    Ok(Packager::new(source).options(options).unzip_in(work).run()?)
 }
 
 #[cfg(test)]
@@ -245,13 +157,17 @@ mod tests {
 
     #[test]
     fn options_are_package_flags_by_name() {
-        let s =
-            ItemSettings::default().apply("--describe-seeds mode=full timezone=+10:00").unwrap();
-        assert!(s.describe_seeds);
-        assert_eq!(s.mode, Some(SerializationMode::Full));
-        assert!(matches!(s.zone, Zone::Fixed(_)));
+        let base = PackageOptions::default();
+        let o = with_item_options(&base, "--describe-seeds mode=full timezone=+10:00").unwrap();
+        assert!(o.describe_seeds);
+        assert_eq!(o.mode, SerializationMode::Full);
+        assert!(matches!(o.reading.zone, Zone::Fixed(_)));
+        let o =
+            with_item_options(&base, "nedlib-date=folder url-prefix=http://a.example/").unwrap();
+        assert_eq!(o.reading.nedlib_date, NedlibDate::FolderDate);
+        assert_eq!(o.reading.url_prefix.as_deref(), Some("http://a.example/"));
         for bad in ["mode=huge", "force", "timezone=Mars/Base", "describe-seeds=1"] {
-            let e = ItemSettings::default().apply(bad).unwrap_err();
+            let e = with_item_options(&base, bad).unwrap_err();
             assert_eq!(e.0, bad);
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! A CSV manifest has up to three columns: the source (a path, relative to the manifest's own
 //! folder unless absolute), a curator metadata file (same rule; may be empty) and per-item
-//! options (see `item::ItemSettings::apply`; may be empty). A first line whose first field is
+//! options (see `item::with_item_options`; may be empty). A first line whose first field is
 //! `source` is a header; lines starting with `#` are comments. A folder given instead is
 //! scanned: each of its subdirectories and each ARC, WARC or `.zip` file at its top is one
 //! item (hidden entries and other files are listed as ignored).

@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use deliver::{DeliverError, DeliverOptions, Delivery};
 pub use events::{Event, Progress};
-use item::{ItemSettings, package_source};
+use item::{package_source, with_item_options};
 use journal::{DoneRecord, Entry, ItemState, Journal, JournalError};
 use lock::{JournalLock, LockError, lock_journal};
 use manifest::{Item, ManifestError, read_manifest};
@@ -68,10 +68,9 @@ pub struct BatchOptions {
     pub retry_failed: bool,
     /// This run's share of the manifest (all of it when none).
     pub shard: Option<Shard>,
-    /// The options of every package (`out` and the curator metadata are the item's own).
+    /// The options of every package (`out` and the curator metadata are the item's own),
+    /// which an item's options column may change.
     pub package: PackageOptions,
-    /// The per-source settings, which an item's options column may change.
-    pub settings: ItemSettings,
     /// Free space to keep and the memory budget.
     pub resources: Resources,
     /// Ingest, the store, and whether packages are kept in `out` (else `out` holds only the
@@ -527,18 +526,15 @@ impl ItemRun<'_> {
         pool: &rayon::ThreadPool,
     ) -> Result<Result<DoneRecord, ItemFailure>, BatchError> {
         let item = self.item;
-        let settings = match self.opts.settings.apply(&item.options) {
-            Ok(s) => s,
+        let mut popts = match with_item_options(&self.opts.package, &item.options) {
+            Ok(o) => o,
             Err(e) => return Ok(Err(ItemFailure::new("options", &e))),
         };
         let built = work.join(&item.name);
-        let mut popts = self.opts.package.clone();
         popts.out = built.clone();
         popts.force = false;
         let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pool.install(|| {
-                package_source(&item.source, item.metadata.as_deref(), &settings, &popts, work)
-            })
+            pool.install(|| package_source(&item.source, item.metadata.as_deref(), &popts, work))
         }));
         let report = match made {
             Ok(Ok(r)) => r,

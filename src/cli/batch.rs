@@ -7,7 +7,6 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use webaip::batch::deliver::DeliverOptions;
 use webaip::batch::export::{EarkExport, EarkForm, ExportOptions};
-use webaip::batch::item::ItemSettings;
 use webaip::batch::journal::{self, Entry, ItemState};
 use webaip::batch::resources::{DEFAULT_MIN_FREE, Resources, default_memory, parse_size};
 use webaip::batch::shard::Shard;
@@ -191,7 +190,6 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
     // The folder of the work folder (and of the default journal); clap requires one.
     let folder = args.out.clone().or_else(|| args.work.clone()).unwrap_or_default();
     let package = package_options(args, &folder)?;
-    let settings = item_settings(args)?;
     let shard = match args.shard {
         Some(s) => Some(s),
         None => Shard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
@@ -202,7 +200,6 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
         retry_failed: args.retry_failed,
         shard,
         package,
-        settings,
         resources: Resources {
             min_free: args.min_free.unwrap_or(DEFAULT_MIN_FREE),
             memory: args.memory.unwrap_or_else(default_memory),
@@ -220,40 +217,26 @@ fn package_options(args: &RunArgs, folder: &std::path::Path) -> anyhow::Result<P
         args.clamd_timeout,
     )?;
     let profile = Profile::load(&args.profile)?;
-    Ok(PackageOptions {
-        index: None,
-        out: folder.to_path_buf(),
-        metadata: Default::default(),
-        mode: profile.serialization,
-        profile,
-        level: args.level,
-        force: false,
-        deterministic: args.deterministic,
-        virus_check,
-        schemas: args.schemas.clone(),
-        cleaner: None,
-        capture_date: None,
-        describe_seeds: false,
-        identify: IdentifyMode::Described,
-        dedup: None,
-    })
-}
-
-/// The per-source settings every item starts from.
-fn item_settings(args: &RunArgs) -> anyhow::Result<ItemSettings> {
-    Ok(ItemSettings {
-        zone: webaip::sources::pandas::Zone::parse(&args.timezone)?,
-        mode: args.mode.map(|m| match m {
-            ModeArg::Minimal => SerializationMode::Minimal,
-            ModeArg::Full => SerializationMode::Full,
-        }),
-        identify: match args.identify {
+    let mut package = PackageOptions::default()
+        .out(folder.to_path_buf())
+        .profile(profile)
+        .level(args.level)
+        .deterministic(args.deterministic)
+        .virus_check(virus_check)
+        .schemas(args.schemas.clone())
+        .identify(match args.identify {
             IdentifyArg::None => IdentifyMode::None,
             IdentifyArg::Described => IdentifyMode::Described,
             IdentifyArg::All => IdentifyMode::All,
-        },
-        ..ItemSettings::default()
-    })
+        });
+    package.reading.zone = webaip::sources::pandas::Zone::parse(&args.timezone)?;
+    if let Some(m) = args.mode {
+        package.mode = match m {
+            ModeArg::Minimal => SerializationMode::Minimal,
+            ModeArg::Full => SerializationMode::Full,
+        };
+    }
+    Ok(package)
 }
 
 /// Ingest, the store, and the exports of each package.

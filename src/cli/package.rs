@@ -1,6 +1,6 @@
 //! `webaip package`: a harvest in, a complete submission package out.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
@@ -8,18 +8,19 @@ use clap::{Args, ValueEnum};
 use webaip::metadata::CuratorMetadata;
 use webaip::migrate::DEFAULT_LEVEL;
 use webaip::model::SerializationMode;
-use webaip::package::captures::build_capture_package;
-use webaip::package::pandas::build_pandas_package;
 use webaip::package::{
     CaptureCounts, ContainerReport, CrawlLogComparison, InstanceReport, PackageOptions,
-    PackageReport, VirusCheck, build_package,
+    PackageReport, VirusCheck,
 };
 use webaip::profile::{DEFAULT_PROFILE, Profile};
-use webaip::sources::mirror::{self, MirrorOptions};
+use webaip::sources::mirror;
+use webaip::sources::nedlib::NedlibDate;
+use webaip::sources::open::ReadOptions;
 use webaip::sources::pandas;
-use webaip::sources::{CaptureShape, Input, detect};
+use webaip::stages::dedup::Dedup;
 use webaip::stages::identify::IdentifyMode;
 use webaip::stages::scan::{Clamd, ClamdAddr};
+use webaip::{PackageProgress, PackageRun, Packager};
 
 use super::{progress, terminal_text};
 
@@ -151,62 +152,92 @@ pub struct PackageArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
-    let mut opts = package_options(&args)?;
-    let Some(index_path) = args.index.clone() else { return run_with(&args, &opts) };
-    let index = webaip::index::tap::PackageIndex::shared(
-        Default::default(),
-        webaip::index::build::SORT_BUDGET,
-    );
-    opts.index = Some(std::sync::Arc::clone(&index));
-    let code = run_with(&args, &opts)?;
-    drop(opts);
-    // Written only once the package is: a failed run leaves no index.
-    webaip::index::tap::write_package_index(index, &index_path)?;
-    Ok(code)
-}
-
-/// Runs the command with its options.
-fn run_with(args: &PackageArgs, opts: &PackageOptions) -> anyhow::Result<i32> {
+    let opts = package_options(&args)?;
     if opts.identify != IdentifyMode::None {
         super::compile_signatures();
     }
     let pool = super::worker_pool(args.jobs)?;
-    let mut input = detect(&args.sources)?;
-    // A mirror's .zip is unpacked beside the package (same file system), removed at the end.
-    let unpacked = match &input {
-        Input::MirrorZip(zip) => {
-            let parent = args.out.parent().filter(|p| !p.as_os_str().is_empty());
-            // Made as the package's own parent is for every other input.
-            if let Some(p) = parent {
-                std::fs::create_dir_all(p).map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot make {}, the folder of --out: {}",
-                        webaip::sources::path_text(p),
-                        webaip::layout::describe_io(&e)
-                    )
-                })?;
-            }
-            let work = parent.map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-            let u = webaip::sources::unzip::unpack_zip(zip, &work, args.max_zip_expansion)?;
-            input = Input::Mirror(u.root.clone(), u.kind);
-            Some(u)
-        }
-        _ => None,
-    };
-    match input {
-        Input::Mirror(dir, kind) => run_mirror(args, opts, &pool, (&dir, kind), unpacked.as_ref()),
-        Input::Captures(dir, shape) => run_captures(args, opts, &pool, &dir, shape),
-        Input::Pandas { instances, title } => {
-            if title && opts.index.is_some() {
-                anyhow::bail!(
-                    "--index makes the index of one package: package one instance at a time"
-                );
-            }
-            run_pandas(args, opts, &pool, &instances, title)
-        }
-        Input::Archives(source) => run_archives(args, opts, &pool, &source),
-        _ => anyhow::bail!("internal: an input of no packaged shape"),
+    let bar = Bar { quiet: args.quiet || args.json, bar: Default::default() };
+    let mut packager = Packager::of_sources(args.sources.clone()).options(opts).progress(bar);
+    if let Some(index) = &args.index {
+        packager = packager.index(index);
     }
+    let run = pool.install(|| packager.run_all())?;
+    if args.json {
+        println!("{}", run_json(&run)?);
+    } else if !args.quiet {
+        if let Some(m) = &run.mirror {
+            print_mirror(m);
+        }
+        run.packages.iter().for_each(print_report);
+    }
+    // Packages were made; one with findings makes it a run with findings.
+    Ok(if run.has_findings() { super::EXIT_FINDINGS } else { 0 })
+}
+
+/// A progress bar per package, on stderr when it is a terminal.
+struct Bar {
+    quiet: bool,
+    bar: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+}
+
+impl Bar {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<indicatif::ProgressBar>> {
+        self.bar.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl PackageProgress for Bar {
+    fn start(&self, bytes: u64) {
+        *self.lock() = Some(progress::bytes_bar(bytes, self.quiet));
+    }
+    fn advance(&self, bytes: u64) {
+        if let Some(b) = &*self.lock() {
+            b.inc(bytes);
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = self.lock().take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// The JSON report: a mirror's with the mirror first (in a list), PANDAS instances as a list,
+/// any other package's alone.
+fn run_json(run: &PackageRun) -> serde_json::Result<String> {
+    #[derive(serde::Serialize)]
+    struct MirrorRun<'a> {
+        mirror: &'a mirror::Mirror,
+        #[serde(flatten)]
+        package: &'a PackageReport,
+    }
+    match (&run.mirror, run.pandas, run.packages.as_slice()) {
+        (Some(mirror), _, [package]) => {
+            serde_json::to_string_pretty(&[MirrorRun { mirror, package }])
+        }
+        (None, false, [package]) => serde_json::to_string_pretty(package),
+        _ => serde_json::to_string_pretty(&run.packages),
+    }
+}
+
+/// What was read of a mirror: its site URL and crawl date, and where each came from.
+fn print_mirror(m: &mirror::Mirror) {
+    println!(
+        "{} mirror: site URL {} (from {}); crawl started {} (from {})",
+        match m.kind {
+            mirror::MirrorKind::Wget => "wget",
+            mirror::MirrorKind::Httrack => "HTTrack",
+        },
+        m.site_url.as_deref().unwrap_or("unknown"),
+        m.site_url_source,
+        m.capture_date,
+        m.capture_date_source
+    );
+    for (src, n) in &m.capture_sources {
+        println!("  capture time of {n} file(s) from {src}");
+    }
+    println!("  {} file(s) typed by their content (WHATWG MIME sniffing)", m.sniffed);
 }
 
 /// The virus check asked for: clamd, answering, or none when `--no-virus-check` says so.
@@ -239,192 +270,62 @@ pub(super) fn virus_check_with(
     })
 }
 
-/// The options of every package this run makes.
+/// The options of every package this run makes: the flags, spelled as [`PackageOptions`].
 fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
-    let virus_check = virus_check(args)?;
-    let profile = Profile::load(&args.profile)?;
-    let metadata = match &args.metadata {
-        Some(p) => CuratorMetadata::load(p)?,
-        None => CuratorMetadata::default(),
-    };
-    let mode = match args.mode {
-        Some(Mode::Full) => SerializationMode::Full,
-        Some(Mode::Minimal) => SerializationMode::Minimal,
-        None => profile.serialization,
-    };
-    Ok(PackageOptions {
-        out: args.out.clone(),
-        metadata,
-        profile,
-        mode,
-        level: args.level,
-        force: args.force,
-        deterministic: args.deterministic,
-        virus_check,
-        schemas: args.schemas.clone(),
-        cleaner: args.cleaner.clone().map(|command| webaip::stages::scan::Cleaner {
+    let mut opts = PackageOptions::default()
+        .out(args.out.clone())
+        .virus_check(virus_check(args)?)
+        .profile(Profile::load(&args.profile)?)
+        .level(args.level)
+        .force(args.force)
+        .deterministic(args.deterministic)
+        .schemas(args.schemas.clone())
+        .cleaner(args.cleaner.clone().map(|command| webaip::stages::scan::Cleaner {
             command,
             timeout: std::time::Duration::from_secs(args.cleaner_timeout),
-        }),
-        capture_date: args.capture_date,
-        describe_seeds: args.describe_seeds,
-        index: None,
-        identify: match args.identify {
+        }))
+        .capture_date(args.capture_date)
+        .describe_seeds(args.describe_seeds)
+        .identify(match args.identify {
             IdentifyArg::None => IdentifyMode::None,
             IdentifyArg::Described => IdentifyMode::Described,
             IdentifyArg::All => IdentifyMode::All,
+        })
+        .dedup(dedup(args)?)
+        .reading(reading(args)?);
+    if let Some(p) = &args.metadata {
+        opts.metadata = CuratorMetadata::load(p)?;
+    }
+    if let Some(mode) = args.mode {
+        opts.mode = match mode {
+            Mode::Full => SerializationMode::Full,
+            Mode::Minimal => SerializationMode::Minimal,
+        };
+    }
+    Ok(opts)
+}
+
+/// How the source is read: `--timezone`, `--nedlib-date`, `--url-prefix`,
+/// `--max-zip-expansion`.
+fn reading(args: &PackageArgs) -> anyhow::Result<ReadOptions> {
+    Ok(ReadOptions {
+        zone: pandas::Zone::parse(&args.timezone)?,
+        nedlib_date: match args.nedlib_date {
+            NedlibDateArg::Server => NedlibDate::ServerDate,
+            NedlibDateArg::Folder => NedlibDate::FolderDate,
         },
-        dedup: match args.dedup_within || !args.dedup_against.is_empty() {
-            true => Some(std::sync::Arc::new(webaip::stages::dedup::Dedup {
-                against: webaip::index::digests::DedupSources::open(&args.dedup_against)?,
-                within: args.dedup_within,
-            })),
-            false => None,
-        },
+        max_zip_expansion: args.max_zip_expansion,
+        url_prefix: args.url_prefix.clone(),
     })
 }
 
-/// A wget or HTTrack mirror (unpacked from its zip when `unpacked`): one package.
-fn run_mirror(
-    args: &PackageArgs,
-    opts: &PackageOptions,
-    pool: &rayon::ThreadPool,
-    (dir, kind): (&Path, mirror::MirrorKind),
-    unpacked: Option<&webaip::sources::unzip::Unpacked>,
-) -> anyhow::Result<i32> {
-    let zone = pandas::Zone::parse(&args.timezone)?;
-    let capture_date = args.capture_date;
-    let name = unpacked.as_ref().map(|_| webaip::sources::file_text(&args.sources[0]));
-    let mopts = MirrorOptions { url_prefix: args.url_prefix.clone(), capture_date, zone, name };
-    let m = match unpacked {
-        Some(u) => u.read_mirror(&args.sources[0], &mopts)?,
-        None => mirror::read_mirror(dir, kind, &mopts)?,
-    };
-    let mut o = opts.clone();
-    let notes = m.describe(&mut o.metadata);
-    let bar = progress::bytes_bar(m.instance.files.total_size()?, args.quiet || args.json);
-    let advance = |n: u64| bar.inc(n);
-    let r = pool.install(|| build_pandas_package(&m.instance, &o, &advance));
-    bar.finish_and_clear();
-    let mut r = r?;
-    // Where the title and target URL came from, in the report's metadata notes.
-    r.metadata_notes.splice(0..0, notes);
-    let findings = r.has_findings();
-    if args.json {
-        #[derive(serde::Serialize)]
-        struct MirrorRun<'a> {
-            mirror: &'a mirror::Mirror,
-            #[serde(flatten)]
-            package: &'a PackageReport,
-        }
-        println!("{}", serde_json::to_string_pretty(&[MirrorRun { mirror: &m, package: &r }])?);
-    } else if !args.quiet {
-        println!(
-            "{} mirror: site URL {} (from {}); crawl started {} (from {})",
-            match m.kind {
-                mirror::MirrorKind::Wget => "wget",
-                mirror::MirrorKind::Httrack => "HTTrack",
-            },
-            m.site_url.as_deref().unwrap_or("unknown"),
-            m.site_url_source,
-            m.capture_date,
-            m.capture_date_source
-        );
-        for (src, n) in &m.capture_sources {
-            println!("  capture time of {n} file(s) from {src}");
-        }
-        println!("  {} file(s) typed by their content (WHATWG MIME sniffing)", m.sniffed);
-        print_report(&r);
+/// Deduplication of `--dedup-against` and `--dedup-within`, if either is given.
+fn dedup(args: &PackageArgs) -> anyhow::Result<Option<std::sync::Arc<Dedup>>> {
+    if !args.dedup_within && args.dedup_against.is_empty() {
+        return Ok(None);
     }
-    Ok(if findings { super::EXIT_FINDINGS } else { 0 })
-}
-
-/// A capture source (NEDLIB, Kulturarw3): one package through the capture pipeline.
-fn run_captures(
-    args: &PackageArgs,
-    opts: &PackageOptions,
-    pool: &rayon::ThreadPool,
-    dir: &Path,
-    shape: CaptureShape,
-) -> anyhow::Result<i32> {
-    use webaip::sources::nedlib::{NedlibDate, NedlibOptions};
-    let date_source = match args.nedlib_date {
-        NedlibDateArg::Server => NedlibDate::ServerDate,
-        NedlibDateArg::Folder => NedlibDate::FolderDate,
-    };
-    let mut source = webaip::sources::open_captures(dir, shape, NedlibOptions { date_source })?;
-    let bar = progress::bytes_bar(0, args.quiet || args.json);
-    let advance = |n: u64| bar.inc(n);
-    let r = pool.install(|| build_capture_package(source.as_mut(), dir, opts, &advance));
-    bar.finish_and_clear();
-    report_one(args, &r?)
-}
-
-/// PANDAS: one instance directory, or a title directory holding several (one package each).
-fn run_pandas(
-    args: &PackageArgs,
-    opts: &PackageOptions,
-    pool: &rayon::ThreadPool,
-    instances: &[PathBuf],
-    several: bool,
-) -> anyhow::Result<i32> {
-    let zone = pandas::Zone::parse(&args.timezone)?;
-    let mut reports = Vec::new();
-    for inst_dir in instances {
-        let inst = pandas::read_instance(inst_dir, zone)?;
-        let mut o = opts.clone();
-        if several {
-            o.out = args.out.join(&inst.name);
-        }
-        let bar = progress::bytes_bar(inst.files.total_size()?, args.quiet || args.json);
-        let advance = |n: u64| bar.inc(n);
-        let r = pool.install(|| build_pandas_package(&inst, &o, &advance));
-        bar.finish_and_clear();
-        reports.push(r?);
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
-    } else if !args.quiet {
-        for r in &reports {
-            print_report(r);
-        }
-    }
-    // Packages were made; one with findings makes it a run with findings.
-    let findings = reports.iter().any(PackageReport::has_findings);
-    Ok(if findings { super::EXIT_FINDINGS } else { 0 })
-}
-
-/// ARC and WARC files (a Heritrix job, a folder of them, a list): one package.
-fn run_archives(
-    args: &PackageArgs,
-    opts: &PackageOptions,
-    pool: &rayon::ThreadPool,
-    source: &webaip::sources::Source,
-) -> anyhow::Result<i32> {
-    let total: u64 = source
-        .archives
-        .iter()
-        .map(|a| &a.path)
-        .chain(source.aux.iter().map(|a| &a.path))
-        .filter_map(|p| p.symlink_metadata().ok())
-        .map(|m| m.len())
-        .sum();
-    let bar = progress::bytes_bar(total, args.quiet || args.json);
-    let advance = |n: u64| bar.inc(n);
-    let report = pool.install(|| build_package(source, opts, &advance));
-    bar.finish_and_clear();
-    report_one(args, &report?)
-}
-
-/// Prints the report of a run that made one package (JSON or text, nothing with `--quiet`);
-/// returns the exit status: 1 when it has findings, although the package was made.
-fn report_one(args: &PackageArgs, r: &PackageReport) -> anyhow::Result<i32> {
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(r)?);
-    } else if !args.quiet {
-        print_report(r);
-    }
-    Ok(if r.has_findings() { super::EXIT_FINDINGS } else { 0 })
+    let against = webaip::index::digests::DedupSources::open(&args.dedup_against)?;
+    Ok(Some(std::sync::Arc::new(Dedup { against, within: args.dedup_within })))
 }
 
 /// The report of a package, whatever the source: each part the source has, in the order the
@@ -441,6 +342,38 @@ fn print_report(r: &PackageReport) {
             i.time
         );
     }
+    print_inputs(r);
+    if let Some(c) = &r.captures {
+        println!(
+            "  {} harvest: {} captures, {} WARC records, {} payload bytes",
+            r.shape, c.captures, c.records, c.payload_bytes
+        );
+        print_quirks(&r.shape, c);
+    }
+    if let (Some(i), Some(c)) = (&r.instance, &r.captures) {
+        print_instance(i, c.captures, pandas.is_some());
+    }
+    r.containers.iter().for_each(print_container);
+    print_contents(r);
+    print_entities(&r.entities);
+    match &r.identification {
+        Some(i) => println!("  identification ({}): {}", i.method, i.summary),
+        None => println!("  identification: none (--identify none)"),
+    }
+    print_scan(r);
+    let xsd = if r.mets_xsd_checked {
+        "and XML schemas"
+    } else {
+        "XML schemas NOT checked (see webaip validate)"
+    };
+    println!(
+        "  METS: valid under profile ({xsd}); {} files, {} bytes; {:.2} s",
+        r.files, r.bytes, r.seconds
+    );
+}
+
+/// What was found of the source, what it lacks, what was refused and what earlier runs left.
+fn print_inputs(r: &PackageReport) {
     for f in &r.found {
         println!("  found: {f}");
     }
@@ -456,19 +389,10 @@ fn print_report(r: &PackageReport) {
     for l in &r.leftovers {
         println!("  earlier run: {l}");
     }
-    if let Some(c) = &r.captures {
-        println!(
-            "  {} harvest: {} captures, {} WARC records, {} payload bytes",
-            r.shape, c.captures, c.records, c.payload_bytes
-        );
-        print_quirks(&r.shape, c);
-    }
-    if let (Some(i), Some(c)) = (&r.instance, &r.captures) {
-        print_instance(i, c.captures, pandas.is_some());
-    }
-    for c in &r.containers {
-        print_container(c);
-    }
+}
+
+/// Beyond the containers: rewriting, side files, deduplication, the crawl log, the metadata.
+fn print_contents(r: &PackageReport) {
     if let Some(w) = &r.rewrite {
         println!(
             "  rewritten: {} files ({} links to mirror files, {} to outside); originals kept in original/",
@@ -498,11 +422,10 @@ fn print_report(r: &PackageReport) {
     for n in &r.metadata_notes {
         println!("  metadata: {n}");
     }
-    print_entities(&r.entities);
-    match &r.identification {
-        Some(i) => println!("  identification ({}): {}", i.method, i.summary),
-        None => println!("  identification: none (--identify none)"),
-    }
+}
+
+/// The virus check: how it was done, then every infected, unscanned and uncleaned record.
+fn print_scan(r: &PackageReport) {
     println!("  virus check: {}", r.virus_check);
     for (c, id, sig) in &r.scan.findings {
         println!("    VIRUS {sig} in {id}: moved to {c}");
@@ -513,15 +436,6 @@ fn print_report(r: &PackageReport) {
     for (c, id, why) in &r.scan.not_cleaned {
         println!("    NOT CLEANED {id} (stays in {c}): {why}");
     }
-    let xsd = if r.mets_xsd_checked {
-        "and XML schemas"
-    } else {
-        "XML schemas NOT checked (see webaip validate)"
-    };
-    println!(
-        "  METS: valid under profile ({xsd}); {} files, {} bytes; {:.2} s",
-        r.files, r.bytes, r.seconds
-    );
 }
 
 /// One container: where it came from, its records, and what its input's check found.

@@ -48,13 +48,14 @@ const TITLE_COLUMN: usize = 60;
 
 /// Runs the command; returns the exit status.
 pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
-    let opts = ListOptions {
-        all_statuses: args.all_statuses,
+    let reading = webaip::sources::open::ReadOptions {
         zone: Zone::parse(&args.timezone)?,
         url_prefix: args.url_prefix.clone(),
-        capture_date: args.capture_date,
-        zip_expansion: args.max_zip_expansion,
+        max_zip_expansion: args.max_zip_expansion,
+        ..Default::default()
     };
+    let opts =
+        ListOptions { all_statuses: args.all_statuses, reading, capture_date: args.capture_date };
     let harvest = resolve(&args.path, &opts)?;
     let bar = progress::bytes_bar(harvest.bytes(), args.quiet || args.json);
     let listing = harvest.list(&opts, &|n| bar.inc(n));

@@ -127,6 +127,88 @@ pub struct PackageOptions {
     /// Deduplication (`--dedup-against`, `--dedup-within`): responses of copied WARCs whose
     /// payload is stored already are written as revisits.
     pub dedup: Option<std::sync::Arc<crate::stages::dedup::Dedup>>,
+    /// How the source is read: time zone, NEDLIB dates, a mirror's site URL and zip bound.
+    pub reading: crate::sources::open::ReadOptions,
+}
+
+/// The options of `webaip package` without flags: the default profile and its serialization,
+/// the default zlib level, PRONOM identification of described payloads, and no virus check
+/// (recorded as `not scanned` on every container, and flagged: set [`VirusCheck::Clamd`] to
+/// scan). `out` is empty: say where with `Packager::out` or [`PackageOptions::out`].
+impl Default for PackageOptions {
+    fn default() -> Self {
+        let profile = Profile::default_profile();
+        PackageOptions {
+            out: PathBuf::new(),
+            metadata: CuratorMetadata::default(),
+            mode: profile.serialization,
+            profile,
+            level: crate::migrate::DEFAULT_LEVEL,
+            force: false,
+            deterministic: false,
+            virus_check: VirusCheck::Disabled,
+            schemas: None,
+            cleaner: None,
+            capture_date: None,
+            describe_seeds: false,
+            identify: crate::stages::identify::IdentifyMode::Described,
+            index: None,
+            dedup: None,
+            reading: Default::default(),
+        }
+    }
+}
+
+/// Builder-style setters, one per option: `PackageOptions::default().deterministic(true)`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty;)*) => {
+        impl PackageOptions {
+            $($(#[$doc])* pub fn $name(mut self, $name: $ty) -> Self {
+                self.$name = $name;
+                self
+            })*
+        }
+    };
+}
+
+setters! {
+    /// The package directory to create.
+    out: PathBuf;
+    /// The curator's metadata.
+    metadata: CuratorMetadata;
+    /// Minimal or full METS (after [`PackageOptions::profile`], which sets its own).
+    mode: SerializationMode;
+    /// zlib level of migrated containers (0-9).
+    level: u32;
+    /// Replace an existing package.
+    force: bool;
+    /// Fixed clock and seeded identifiers: two runs give byte-identical packages.
+    deterministic: bool;
+    /// Virus checking.
+    virus_check: VirusCheck;
+    /// Schema directory replacing the built-in schemas.
+    schemas: Option<PathBuf>;
+    /// A command that tries to clean an infected file.
+    cleaner: Option<crate::stages::scan::Cleaner>;
+    /// The capture date of what nothing else dates.
+    capture_date: Option<chrono::DateTime<chrono::Utc>>;
+    /// Describe every harvested seed URL as a webpage.
+    describe_seeds: bool;
+    /// PRONOM identification of payloads.
+    identify: crate::stages::identify::IdentifyMode;
+    /// Deduplication against stored payloads, or within the run.
+    dedup: Option<std::sync::Arc<crate::stages::dedup::Dedup>>;
+    /// How the source is read.
+    reading: crate::sources::open::ReadOptions;
+}
+
+impl PackageOptions {
+    /// The profile, and its serialization mode (a later [`PackageOptions::mode`] overrides it).
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.mode = profile.serialization;
+        self.profile = profile;
+        self
+    }
 }
 
 /// Shows the records written to a `content/` container to the package's index, if one is made.

@@ -400,6 +400,7 @@ mod tests {
             describe_seeds: false,
             identify: crate::stages::identify::IdentifyMode::None,
             dedup: None,
+            reading: Default::default(),
         };
         let ids = Ids::seeded("t");
         let now = ids.now();

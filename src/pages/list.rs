@@ -23,43 +23,26 @@ use crate::formats::arc::ArcError;
 use crate::layout::{self, ConfineError, NameError};
 use crate::profile::Profile;
 use crate::sources::capture::{CaptureSource, NOT_A_CAPTURE, Quirk};
-use crate::sources::mirror::{self, MirrorError, MirrorOptions};
-use crate::sources::pandas::{self, Instance, Zone};
+use crate::sources::mirror::MirrorError;
+use crate::sources::open::{self, CaptureHarvest, Instances, OpenError, Opened, ReadOptions};
+use crate::sources::pandas::{self, Instance};
 use crate::sources::unzip;
 use crate::sources::warc_captures::WarcCaptures;
-use crate::sources::{
-    ACCEPTED_SHAPES, Archive, ArchiveKind, Input, SourceError, archive_kind, detect, path_text,
-};
+use crate::sources::{ACCEPTED_SHAPES, Archive, ArchiveKind, SourceError, archive_kind, path_text};
 
 /// The name of a package's METS document.
 pub(crate) const METS_NAME: &str = layout::METS;
 
 /// How to list.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ListOptions {
     /// List HTML captures whatever their HTTP status (by default only 2xx).
     pub all_statuses: bool,
-    /// Time zone of PANDAS instance names and HTTrack log times (as `package --timezone`).
-    pub zone: Zone,
-    /// A mirror's site URL when it records none (as `package --url-prefix`).
-    pub url_prefix: Option<String>,
+    /// How a source is read, as `package` reads it (`--timezone`, `--url-prefix`,
+    /// `--max-zip-expansion`, `--nedlib-date`).
+    pub reading: ReadOptions,
     /// The capture date for what records none (as `package --capture-date`).
     pub capture_date: Option<DateTime<Utc>>,
-    /// How many times its size a mirror's `.zip` may unpack to (as `package
-    /// --max-zip-expansion`).
-    pub zip_expansion: u64,
-}
-
-impl Default for ListOptions {
-    fn default() -> Self {
-        ListOptions {
-            all_statuses: false,
-            zone: Zone::Utc,
-            url_prefix: None,
-            capture_date: None,
-            zip_expansion: crate::sources::unzip::DEFAULT_ZIP_EXPANSION,
-        }
-    }
 }
 
 /// Where a capture is.
@@ -271,17 +254,11 @@ enum What {
         remote: Remote,
     },
     Archives(Vec<(Archive, u64)>),
-    Mirror {
-        kind: HarvestKind,
-        instances: Vec<Instance>,
-    },
+    Mirror(Box<Instance>),
     /// A PANDAS title's instances (or one instance), each read when it is listed: read all
     /// first, each held its file list open (memory and a file handle an instance).
-    Pandas {
-        dirs: Vec<PathBuf>,
-        zone: pandas::Zone,
-    },
-    Captures(PathBuf, crate::sources::CaptureShape),
+    Pandas(Instances),
+    Captures(CaptureHarvest),
 }
 
 /// Lists the HTML pages of a package or a source.
@@ -290,67 +267,67 @@ pub fn list_pages(path: &Path, opts: &ListOptions) -> Result<PageListing, ListEr
 }
 
 /// Recognises `path`: a package (a directory holding `METS.xml`, or a METS file), else any
-/// source [`detect`] accepts.
+/// source [`crate::sources::detect`] accepts, opened as packaging opens it.
 pub fn resolve(path: &Path, opts: &ListOptions) -> Result<Harvest, ListError> {
-    let mets = if path.is_dir() {
+    if let Some(mets) = package_mets(path) {
+        return Ok(Harvest { path: path.to_path_buf(), what: package(&mets)?, _unpacked: None });
+    }
+    // Only what listing reads of each file is written: its first TITLE_WINDOW bytes.
+    let work = std::env::temp_dir();
+    let unzip = open::Unzip { dir: &work, heads: Some(TITLE_WINDOW as u64) };
+    let opened = open::open(&[path.to_path_buf()], &opts.reading, opts.capture_date, unzip)
+        .map_err(|e| not_a_harvest(path, e))?;
+    let (what, unpacked) = match opened {
+        Opened::Pandas(instances) => (What::Pandas(instances), None),
+        Opened::Mirror(m) => (What::Mirror(Box::new(m.mirror.instance)), m.unpacked),
+        Opened::Captures(harvest) => (What::Captures(harvest), None),
+        Opened::Archives(source) => (What::Archives(sized(source.archives)?), None),
+    };
+    Ok(Harvest { path: path.to_path_buf(), what, _unpacked: unpacked })
+}
+
+/// The METS of a package at `path`: a directory's `METS.xml`, or a `.xml` file given.
+fn package_mets(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() {
         Some(path.join(METS_NAME)).filter(|m| std::fs::symlink_metadata(m).is_ok())
     } else {
         let xml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xml"));
         xml.then(|| path.to_path_buf())
-    };
-    if let Some(mets) = mets {
-        let root = mets.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let mut containers = Vec::new();
-        let (local, remote) = content_containers(&mets)?;
-        for name in local {
-            let size = layout::metadata_in(root, &name)?.len();
-            containers.push((name, size));
-        }
-        let what = What::Package { root: root.to_path_buf(), containers, remote };
-        return Ok(Harvest { path: path.to_path_buf(), what, _unpacked: None });
     }
+}
+
+/// A package, by the content containers its METS lists (each confined to it, with its size).
+fn package(mets: &Path) -> Result<What, ListError> {
+    let root = mets.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut containers = Vec::new();
+    let (local, remote) = content_containers(mets)?;
+    for name in local {
+        let size = layout::metadata_in(root, &name)?.len();
+        containers.push((name, size));
+    }
+    Ok(What::Package { root: root.to_path_buf(), containers, remote })
+}
+
+/// Archives with their sizes (each a regular file).
+fn sized(archives: Vec<Archive>) -> Result<Vec<(Archive, u64)>, ListError> {
+    let mut out = Vec::with_capacity(archives.len());
+    for a in archives {
+        let size = layout::regular_metadata(&a.path)?.len();
+        out.push((a, size));
+    }
+    Ok(out)
+}
+
+/// An opening error as listing says it: a path of no shape (or a zip of no mirror) is neither
+/// a package nor a source; a mirror that cannot be read is a mirror's error.
+fn not_a_harvest(path: &Path, e: OpenError) -> ListError {
     let not_source = |cause| ListError::NotAHarvest { path: path.to_path_buf(), cause };
-    let given = [path.to_path_buf()];
-    let mirror_opts = |name: Option<String>| MirrorOptions {
-        url_prefix: opts.url_prefix.clone(),
-        capture_date: opts.capture_date,
-        zone: opts.zone,
-        name,
-    };
-    let input = detect(&given).map_err(|e| not_source(NotASource::Source(e)))?;
-    let (what, unpacked) = match input {
-        Input::Pandas { instances, .. } => {
-            (What::Pandas { dirs: instances, zone: opts.zone }, None)
-        }
-        Input::Mirror(dir, kind) => {
-            let m = mirror::read_mirror(&dir, kind, &mirror_opts(None))?;
-            (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, None)
-        }
-        Input::MirrorZip(zip) => {
-            let work = std::env::temp_dir();
-            // Only what listing reads of each file is written: its first TITLE_WINDOW bytes.
-            let head = TITLE_WINDOW as u64;
-            let u = unzip::unpack_zip_heads(&zip, &work, opts.zip_expansion, head);
-            let u = u.map_err(|e| match e {
-                MirrorError::NotAMirror(_) => not_source(NotASource::Mirror(e)),
-                e => e.into(),
-            })?;
-            let name = Some(crate::sources::file_text(&zip));
-            // Entries not unpacked are the listing's quirks, as they are packaging's refusals.
-            let m = u.read_refusing(&zip, &mirror_opts(name))?;
-            (What::Mirror { kind: HarvestKind::Mirror, instances: vec![m.instance] }, Some(u))
-        }
-        Input::Captures(dir, shape) => (What::Captures(dir, shape), None),
-        Input::Archives(source) => {
-            let mut archives = Vec::new();
-            for a in source.archives {
-                let size = layout::regular_metadata(&a.path)?.len();
-                archives.push((a, size));
-            }
-            (What::Archives(archives), None)
-        }
-    };
-    Ok(Harvest { path: path.to_path_buf(), what, _unpacked: unpacked })
+    match e {
+        OpenError::Source(e) => not_source(NotASource::Source(e)),
+        OpenError::Unzip(e @ MirrorError::NotAMirror(_)) => not_source(NotASource::Mirror(e)),
+        OpenError::Unzip(e) | OpenError::Mirror(e) => ListError::Mirror(e),
+        OpenError::UnzipDir { path, source } => ListError::Io { path, source },
+    }
 }
 
 /// Lists the captures of a mirror read into an instance.
@@ -370,8 +347,8 @@ impl Harvest {
         match &self.what {
             What::Package { .. } => HarvestKind::Package,
             What::Archives(_) => HarvestKind::Archives,
-            What::Mirror { kind, .. } => *kind,
-            What::Pandas { .. } => HarvestKind::Pandas,
+            What::Mirror(_) => HarvestKind::Mirror,
+            What::Pandas(_) => HarvestKind::Pandas,
             What::Captures(..) => HarvestKind::Captures,
         }
     }
@@ -381,12 +358,10 @@ impl Harvest {
         match &self.what {
             What::Package { containers, .. } => containers.iter().map(|c| c.1).sum(),
             What::Archives(a) => a.iter().map(|a| a.1).sum(),
-            What::Mirror { instances, .. } => {
-                // Only the progress bar's length: a list that cannot be read fails the listing.
-                instances.iter().map(|i| i.files.total_size().unwrap_or(0)).sum()
-            }
+            // Only the progress bar's length: a list that cannot be read fails the listing.
+            What::Mirror(instance) => instance.files.total_size().unwrap_or(0),
             // Not known before the walk; the bar counts up.
-            What::Captures(..) | What::Pandas { .. } => 0,
+            What::Captures(..) | What::Pandas(_) => 0,
         }
     }
 
@@ -404,65 +379,23 @@ impl Harvest {
         };
         match &self.what {
             What::Package { root, containers, remote } => {
-                out.counts.quirks += remote.count;
-                for href in &remote.listed {
-                    if out.quirks.len() < MAX_QUIRKS_LISTED {
-                        out.quirks.push(Quirk {
-                            detail: "its FLocat is a URL: the container is kept outside the \
-                                     package, not listed here"
-                                .into(),
-                            file: href.clone(),
-                            kind: "container-outside-package".into(),
-                            line: None,
-                            offset: None,
-                        });
-                    }
-                }
-                for (name, size) in containers {
-                    let file = layout::open_in(root, name)?;
-                    let mut captures =
-                        WarcCaptures::from_file(file, &root.join(name), name.clone())?;
-                    list_captures(&mut captures, &mut out, &|_| {})?;
-                    progress(*size);
-                }
+                list_package(root, containers, remote, &mut out, progress)?
             }
-            What::Archives(archives) => {
-                for (a, size) in archives {
-                    let name = path_text(&a.path);
-                    match a.kind {
-                        ArchiveKind::Warc => list_captures(
-                            &mut WarcCaptures::open(&a.path, name.clone())?,
-                            &mut out,
-                            &|_| {},
-                        )?,
-                        ArchiveKind::Arc => {
-                            let mut captures = crate::sources::arc_captures::ArcCaptures::open(
-                                &a.path,
-                                name.clone(),
-                                opts.capture_date,
-                            )?;
-                            list_captures(&mut captures, &mut out, &|_| {})?;
-                        }
-                    }
-                    progress(*size);
-                }
-            }
-            What::Mirror { instances, .. } => {
-                for inst in instances {
-                    list_instance(inst, &mut out, progress)?;
-                }
-            }
-            What::Pandas { dirs, zone } => {
-                for dir in dirs {
-                    let inst = pandas::read_instance(dir, *zone).map_err(ListError::Pandas)?;
+            What::Archives(archives) => list_archives(archives, &mut out, progress)?,
+            What::Mirror(instance) => list_instance(instance, &mut out, progress)?,
+            What::Pandas(instances) => {
+                for dir in &instances.dirs {
+                    let inst = instances.read(dir).map_err(ListError::Pandas)?;
                     list_instance(&inst, &mut out, progress)?;
                 }
             }
-            What::Captures(dir, shape) => {
-                let mut source = crate::sources::open_captures(dir, *shape, Default::default())?;
-                list_captures(&mut *source, &mut out, progress)?;
-            }
+            What::Captures(harvest) => list_captures(&mut *harvest.open()?, &mut out, progress)?,
         }
+        self.listing(out)
+    }
+
+    /// The listing of what `out` collected: entries merged, pages and URLs counted.
+    fn listing(&self, out: Collector) -> Result<PageListing, ListError> {
         let mut entries = out.entries;
         entries.finish();
         let mut counts = out.counts;
@@ -477,6 +410,61 @@ impl Harvest {
             quirks: out.quirks,
         })
     }
+}
+
+/// Lists a package's content containers; those kept outside it (by URL) are quirks.
+fn list_package(
+    root: &Path,
+    containers: &[(String, u64)],
+    remote: &Remote,
+    out: &mut Collector,
+    progress: &dyn Fn(u64),
+) -> Result<(), ListError> {
+    out.counts.quirks += remote.count;
+    for href in &remote.listed {
+        if out.quirks.len() < MAX_QUIRKS_LISTED {
+            out.quirks.push(Quirk {
+                detail: "its FLocat is a URL: the container is kept outside the package, not \
+                         listed here"
+                    .into(),
+                file: href.clone(),
+                kind: "container-outside-package".into(),
+                line: None,
+                offset: None,
+            });
+        }
+    }
+    for (name, size) in containers {
+        let file = layout::open_in(root, name)?;
+        let mut captures = WarcCaptures::from_file(file, &root.join(name), name.clone())?;
+        list_captures(&mut captures, out, &|_| {})?;
+        progress(*size);
+    }
+    Ok(())
+}
+
+/// Lists ARC files as the migration maps their records, WARC files as they are copied.
+fn list_archives(
+    archives: &[(Archive, u64)],
+    out: &mut Collector,
+    progress: &dyn Fn(u64),
+) -> Result<(), ListError> {
+    for (a, size) in archives {
+        let name = path_text(&a.path);
+        match a.kind {
+            ArchiveKind::Warc => {
+                list_captures(&mut WarcCaptures::open(&a.path, name)?, out, &|_| {})?
+            }
+            ArchiveKind::Arc => {
+                let date = out.opts.capture_date;
+                let mut captures =
+                    crate::sources::arc_captures::ArcCaptures::open(&a.path, name, date)?;
+                list_captures(&mut captures, out, &|_| {})?;
+            }
+        }
+        progress(*size);
+    }
+    Ok(())
 }
 
 /// Content containers a METS locates by URL: kept outside the package, not listed.

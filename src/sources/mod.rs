@@ -20,6 +20,7 @@ pub mod kulturarw3;
 pub mod mirror;
 pub mod mirror_files;
 pub mod nedlib;
+pub mod open;
 pub mod pandas;
 pub mod unzip;
 pub mod warc_captures;
@@ -361,12 +362,43 @@ fn read_archives(inputs: &[PathBuf]) -> Result<Source, SourceError> {
     }
 }
 
+/// Reads a job directory (Heritrix 1.x, 3.x, or a folder of archives): every file taken or
+/// refused, its shape, its seeds, and what a job of that shape has and this one lacks.
 fn job_dir(root: &Path) -> Result<Source, SourceError> {
-    let mut archives = Vec::new();
-    let mut aux = Vec::new();
-    let mut crawl_log = None;
-    let mut seeds_file = None;
-    let mut refused = Vec::new();
+    let JobFiles { archives, aux, crawl_log, seeds_file, mut refused } = walk_job(root);
+    let shape = job_shape(root, &archives, &aux)?;
+    let seeds = match &seeds_file {
+        Some(p) => read_seeds(root, p, &mut refused),
+        None => Vec::new(),
+    };
+    let Inventory { found, missing } = inventory(root, shape, &archives, &aux);
+    Ok(Source {
+        shape,
+        root: Some(root.to_path_buf()),
+        archives,
+        aux,
+        crawl_log,
+        seeds,
+        found,
+        missing,
+        refused,
+    })
+}
+
+/// What the walk of a job directory took and refused.
+#[derive(Default)]
+struct JobFiles {
+    archives: Vec<Archive>,
+    aux: Vec<AuxFile>,
+    crawl_log: Option<PathBuf>,
+    seeds_file: Option<PathBuf>,
+    refused: Vec<(String, String)>,
+}
+
+/// Walks `root` without following links: archives, side files (the first `crawl.log` and
+/// `seeds.txt` remembered), and every entry refused with its reason.
+fn walk_job(root: &Path) -> JobFiles {
+    let mut files = JobFiles::default();
     let mut names = HashSet::new();
     let walk = walkdir::WalkDir::new(root).sort_by_file_name().follow_links(false);
     for entry in walk {
@@ -376,7 +408,7 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
             Ok(e) => e,
             Err(e) => {
                 let at = e.path().map(|p| name_text(root, p)).unwrap_or_default();
-                refused.push((at, format!("not read: {e}")));
+                files.refused.push((at, format!("not read: {e}")));
                 continue;
             }
         };
@@ -386,13 +418,20 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
         let path = entry.path().to_path_buf();
         let relative = name_text(root, &path);
         if let Err(why) = take_regular(&path, &relative, &mut names) {
-            refused.push((relative, why.to_string()));
+            files.refused.push((relative, why.to_string()));
             continue;
         }
-        if let Some(kind) = archive_kind(&path) {
-            archives.push(Archive { path, kind });
-            continue;
+        match archive_kind(&path) {
+            Some(kind) => files.archives.push(Archive { path, kind }),
+            None => files.take_side_file(root, path, relative),
         }
+    }
+    files
+}
+
+impl JobFiles {
+    /// Takes a file that is no archive, remembering the crawl log and the seeds.
+    fn take_side_file(&mut self, root: &Path, path: PathBuf, relative: String) {
         // The job's own logs/ folder becomes the package's logs/ (logs/crawl.log, not
         // logs/logs/crawl.log); files elsewhere keep their path below logs/.
         let relative = match relative.strip_prefix("logs/") {
@@ -400,18 +439,27 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
             _ => relative,
         };
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if name == "crawl.log" && crawl_log.is_none() {
-            crawl_log = Some(path.clone());
+        if name == "crawl.log" && self.crawl_log.is_none() {
+            self.crawl_log = Some(path.clone());
         }
-        if name == "seeds.txt" && seeds_file.is_none() {
-            seeds_file = Some(path.clone());
+        if name == "seeds.txt" && self.seeds_file.is_none() {
+            self.seeds_file = Some(path.clone());
         }
-        aux.push(AuxFile { path, relative });
+        self.aux.push(AuxFile { path, relative });
     }
-    let has = |n: &str| aux.iter().any(|a| a.relative.rsplit('/').next() == Some(n));
-    let shape = if has("crawler-beans.cxml") {
+}
+
+/// True when a side file of this name is among `aux`, wherever it is in the job.
+fn has_file(aux: &[AuxFile], name: &str) -> bool {
+    aux.iter().any(|a| a.relative.rsplit('/').next() == Some(name))
+}
+
+/// The shape a job's files make: Heritrix 3.x by its beans, 1.x by its order or its ARCs, else
+/// a folder of archives; a folder with no archive is none.
+fn job_shape(root: &Path, archives: &[Archive], aux: &[AuxFile]) -> Result<Shape, SourceError> {
+    let shape = if has_file(aux, "crawler-beans.cxml") {
         Shape::Heritrix3
-    } else if has("order.xml") || archives.iter().any(|a| a.kind == ArchiveKind::Arc) {
+    } else if has_file(aux, "order.xml") || archives.iter().any(|a| a.kind == ArchiveKind::Arc) {
         Shape::Heritrix1
     } else if !archives.is_empty() {
         Shape::ArchiveFolder
@@ -421,34 +469,35 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
     if archives.is_empty() {
         return Err(SourceError::NoArchives { path: root.to_path_buf() });
     }
-    let seeds = match &seeds_file {
-        Some(p) => match layout::read_bounded(p, MAX_SEEDS) {
-            Ok(b) => String::from_utf8_lossy(&b)
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(str::to_string)
-                .collect(),
-            Err(e) => {
-                refused.push((name_text(root, p), format!("seeds not read: {e}")));
-                Vec::new()
-            }
-        },
-        None => Vec::new(),
-    };
-    let mut found = vec![format!(
-        "{} {}: {} ARC, {} WARC, {} other file(s)",
-        match shape {
-            Shape::Heritrix3 => "Heritrix 3.x job directory",
-            Shape::ArchiveFolder => "folder of archive files",
-            _ => "Heritrix 1.x job directory",
-        },
-        root.display(),
-        archives.iter().filter(|a| a.kind == ArchiveKind::Arc).count(),
-        archives.iter().filter(|a| a.kind == ArchiveKind::Warc).count(),
-        aux.len()
-    )];
-    let expected: &[&str] = match shape {
+    Ok(shape)
+}
+
+/// The seed URLs of `seeds.txt` (bounded; comments and blank lines dropped); one that cannot
+/// be read is refused, and the job has none.
+fn read_seeds(root: &Path, path: &Path, refused: &mut Vec<(String, String)>) -> Vec<String> {
+    match layout::read_bounded(path, MAX_SEEDS) {
+        Ok(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect(),
+        Err(e) => {
+            refused.push((name_text(root, path), format!("seeds not read: {e}")));
+            Vec::new()
+        }
+    }
+}
+
+/// What a job was found to hold, and what a job of its shape usually has but it lacks.
+struct Inventory {
+    found: Vec<String>,
+    missing: Vec<String>,
+}
+
+/// The files a job of `shape` is expected to hold (by name, anywhere in it).
+fn expected_files(shape: Shape) -> &'static [&'static str] {
+    match shape {
         Shape::ArchiveFolder => &["crawl.log", "seeds.txt"],
         Shape::Heritrix3 => &[
             "crawler-beans.cxml",
@@ -467,30 +516,36 @@ fn job_dir(root: &Path) -> Result<Source, SourceError> {
             "uri-errors.log",
             "seeds.txt",
         ],
-    };
+    }
+}
+
+/// The report's lines on a job: its shape and counts, each expected file found or missing,
+/// and its crawler reports.
+fn inventory(root: &Path, shape: Shape, archives: &[Archive], aux: &[AuxFile]) -> Inventory {
+    let mut found = vec![format!(
+        "{} {}: {} ARC, {} WARC, {} other file(s)",
+        match shape {
+            Shape::Heritrix3 => "Heritrix 3.x job directory",
+            Shape::ArchiveFolder => "folder of archive files",
+            _ => "Heritrix 1.x job directory",
+        },
+        root.display(),
+        archives.iter().filter(|a| a.kind == ArchiveKind::Arc).count(),
+        archives.iter().filter(|a| a.kind == ArchiveKind::Warc).count(),
+        aux.len()
+    )];
     let mut missing = Vec::new();
-    for n in expected {
-        if has(n) {
-            found.push((*n).to_string());
-        } else {
-            missing.push((*n).to_string());
+    for n in expected_files(shape) {
+        match has_file(aux, n) {
+            true => found.push((*n).to_string()),
+            false => missing.push((*n).to_string()),
         }
     }
     let reports = aux.iter().filter(|a| a.relative.ends_with("-report.txt")).count();
     if reports > 0 {
         found.push(format!("{reports} report(s)"));
     }
-    Ok(Source {
-        shape,
-        root: Some(root.to_path_buf()),
-        archives,
-        aux,
-        crawl_log,
-        seeds,
-        found,
-        missing,
-        refused,
-    })
+    Inventory { found, missing }
 }
 
 /// Checks a walked entry before it is taken: a regular file (by `lstat`, so a link is never
@@ -674,5 +729,39 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let e = detect(&[empty.path().to_path_buf()]).unwrap_err().to_string();
         assert!(e.contains("NEDLIB") && e.contains("PANDAS"), "{e}");
+    }
+
+    /// A Heritrix 3.x job: its shape from the beans, a FIFO and a link refused (never opened),
+    /// seeds without comments, what such a job lacks listed as missing, logs/ at the top.
+    #[test]
+    fn a_job_directory_is_walked_refusing_what_is_not_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("logs")).unwrap();
+        std::fs::create_dir_all(root.join("20240101/warcs")).unwrap();
+        std::fs::write(root.join("crawler-beans.cxml"), "<beans/>").unwrap();
+        std::fs::write(root.join("20240101/warcs/a.warc.gz"), b"").unwrap();
+        std::fs::write(root.join("logs/crawl.log"), b"").unwrap();
+        std::fs::write(
+            root.join("seeds.txt"),
+            "# seeds\nhttp://a.example/\n\n http://b.example/ \n",
+        )
+        .unwrap();
+        let fifo =
+            std::ffi::CString::new(root.join("logs/pipe").into_os_string().into_encoded_bytes())
+                .unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink("/etc/passwd", root.join("logs/passwd")).unwrap();
+        let Input::Archives(s) = detect(&[root.to_path_buf()]).unwrap() else { panic!() };
+        assert_eq!(s.shape, Shape::Heritrix3);
+        assert_eq!(s.archives.len(), 1);
+        assert_eq!(s.seeds, ["http://a.example/", "http://b.example/"]);
+        assert_eq!(s.crawl_log.as_deref(), Some(root.join("logs/crawl.log").as_path()));
+        let refused: Vec<&str> = s.refused.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(refused, ["logs/passwd", "logs/pipe"], "{:?}", s.refused);
+        assert!(s.aux.iter().any(|a| a.relative == "crawl.log"), "logs/ becomes the package's");
+        assert!(s.missing.contains(&"progress-statistics.log".to_string()), "{:?}", s.missing);
+        assert!(s.found[0].starts_with("Heritrix 3.x job directory"), "{:?}", s.found);
+        assert!(s.found.contains(&"crawler-beans.cxml".to_string()));
     }
 }

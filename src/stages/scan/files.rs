@@ -59,8 +59,14 @@ pub struct FilesScan {
 #[derive(Debug, thiserror::Error)]
 pub enum ScanFilesError {
     /// clamd does not answer its `PING`.
-    #[error("clamd does not answer: {0}")]
-    NotAnswering(#[source] ScanError),
+    #[error("clamd at {addr} does not answer")]
+    NotAnswering {
+        /// Where clamd was asked.
+        addr: String,
+        /// Why it did not answer.
+        #[source]
+        source: ScanError,
+    },
     /// clamd failed while scanning.
     #[error(transparent)]
     Clamd(#[from] ScanError),
@@ -85,7 +91,10 @@ pub fn scan_files(
     targets: &ScanTargets,
     position: &mut dyn FnMut(u64),
 ) -> Result<FilesScan, ScanFilesError> {
-    clamd.ping().map_err(ScanFilesError::NotAnswering)?;
+    clamd.ping().map_err(|source| ScanFilesError::NotAnswering {
+        addr: clamd.addr().to_string(),
+        source,
+    })?;
     let engine = ScanEngine::new(clamd)?;
     let mut scan = FilesScan::default();
     let mut done = 0u64;

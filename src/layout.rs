@@ -210,6 +210,17 @@ pub(crate) fn confined_name(name: &str) -> Result<String, NameError> {
     Ok(out)
 }
 
+/// The bytes of the regular files below `dir` (links not followed): a package's size as a
+/// progress bar or a journal counts it.
+pub fn bytes_below(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// What kind of file system object a metadata describes, as words for a message.
 pub(crate) fn kind_of(meta: &Metadata) -> &'static str {
     let t = meta.file_type();

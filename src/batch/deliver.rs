@@ -227,7 +227,7 @@ impl Delivery {
         std::fs::remove_dir_all(built).map_err(io(built))?;
         std::fs::rename(&report.aip, built).map_err(io(&report.aip))?;
         std::fs::remove_dir(&stage).map_err(io(&stage))?;
-        Ok(Some((report.objid, dir_bytes(built))))
+        Ok(Some((report.objid, crate::layout::bytes_below(built))))
     }
 
     /// Delivers the package at `at` (recorded done, or failed in its delivery) that is not
@@ -298,14 +298,4 @@ impl Delivery {
             }
         }
     }
-}
-
-/// Bytes of the regular files below `dir`.
-fn dir_bytes(dir: &Path) -> u64 {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(|e| e.ok()?.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
 }

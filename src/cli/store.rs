@@ -164,7 +164,7 @@ fn run_put(
     let mut reports = Vec::new();
     for p in packages {
         let bar = super::progress::bytes_bar(0, shown.quiet);
-        bar.set_length(bytes_below(p) * config.replicas.len() as u64);
+        bar.set_length(webaip::layout::bytes_below(p) * config.replicas.len() as u64);
         let r = store.put(p, audit, &|n| bar.inc(n));
         bar.finish_and_clear();
         match r {
@@ -191,16 +191,6 @@ fn run_put(
         println!("{}", serde_json::to_string_pretty(&reports)?);
     }
     Ok(code)
-}
-
-/// The bytes of the regular files below `dir` (what the progress bar counts, per replica).
-fn bytes_below(dir: &Path) -> u64 {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(|e| e.ok()?.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
 }
 
 fn print_put(package: &Path, r: &PutReport) {

@@ -11,7 +11,7 @@
 //! [`TableBuilder`] makes a table from CDXJ index lines ([`TableBuilder::add_cdxj`]) or from the
 //! containers of an earlier package ([`TableBuilder::add_package`]) by external sort: entries
 //! are collected up to a memory budget, sorted and written as a run, and the runs are merged
-//! into the table ([`crate::external_sort`]). Where one digest is stored more than once, the earliest capture (then the
+//! into the table (`crate::external_sort`). Where one digest is stored more than once, the earliest capture (then the
 //! first added) is kept: revisits refer to the first time the payload was stored. Revisit
 //! records and digests webaip cannot decode are not entries (they hold no payload, or cannot
 //! be compared).

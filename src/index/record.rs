@@ -15,7 +15,7 @@
 //!
 //! The HTTP message is read as warcio reads it: only records whose URI starts with `http:` or
 //! `https:` (as written) and whose block is not empty hold one; its header section and where
-//! the payload starts follow the one rule of [`crate::formats::warc::payload`], its fields are
+//! the payload starts follow the one rule of `crate::formats::warc::payload`, its fields are
 //! read by [`crate::formats::http`].
 
 use std::io::{self, Read};

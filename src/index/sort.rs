@@ -1,6 +1,6 @@
 //! Lines sorted bytewise (as `LC_ALL=C sort`) in memory that does not grow with their number:
 //! lines are held in one buffer up to a byte budget, sorted and spilled as a run by the one
-//! external sort ([`crate::external_sort`]); the output merges the runs. Identical lines are written once (as
+//! external sort (`crate::external_sort`); the output merges the runs. Identical lines are written once (as
 //! cdxj-indexer's `--sort` writes them: an index lists a record once).
 //!
 //! Index lines are plain byte lines, so they are kept as bytes (no parsing back, no

@@ -1,6 +1,6 @@
 //! Items sorted in memory that does not grow with their number (a page listing's entries): items
 //! are gathered up to `RUN_ENTRIES` (or `RUN_BYTES` by their caller's weight), sorted, and
-//! written as a run (JSON lines) by the one external sort, [`crate::external_sort`]; reading
+//! written as a run (JSON lines) by the one external sort, `crate::external_sort`; reading
 //! merges the runs. A
 //! harvest of a million pages is listed in the memory of a few runs' heads, where holding every
 //! entry to sort took about 900 bytes a page.

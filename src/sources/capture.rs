@@ -1,6 +1,6 @@
 //! What a source is: it yields [`Capture`]s in order (their types are on the ground floor,
 //! `crate::capture`, re-exported here), then reports the oddities of its input ([`Quirk`],
-//! bounded by a [`QuirkLog`]), the files it refused and the files it holds that are no capture
+//! bounded by a `QuirkLog`), the files it refused and the files it holds that are no capture
 //! ([`SideFile`], kept byte-exact under `logs/`).
 
 use std::collections::BTreeMap;

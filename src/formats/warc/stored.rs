@@ -1,5 +1,5 @@
 //! Stored WARC records, read as stored: the one home of decoding a record kept as it was
-//! written (plain, or gzip: [`record_reader`], [`record_head`], [`payload_reader`]).
+//! written (plain, or gzip: `record_reader`, `record_head`, `payload_reader`).
 //!
 //! Payloads inside stored WARC records are read in place ([`RecordPayload`]): a record's
 //! offset, its place in its gzip member, and the decompressor the last read from that member

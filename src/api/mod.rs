@@ -3,7 +3,7 @@
 
 mod packager;
 
-pub use packager::{PackageProgress, PackageRun, Packager, PackagerError};
+pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
 
 use std::path::{Path, PathBuf};
 

@@ -60,7 +60,7 @@ pub struct Packager {
 
 /// What a run made.
 #[derive(Debug)]
-pub struct PackageRun {
+pub struct Packaged {
     /// The packages: one, or one per instance of a PANDAS title (each in a folder of `out`
     /// named by the instance).
     pub packages: Vec<PackageReport>,
@@ -70,7 +70,7 @@ pub struct PackageRun {
     pub pandas: bool,
 }
 
-impl PackageRun {
+impl Packaged {
     /// True when a package has findings (made, but with something to look at).
     pub fn has_findings(&self) -> bool {
         self.packages.iter().any(PackageReport::has_findings)
@@ -172,11 +172,11 @@ impl Packager {
     }
 
     /// Makes the packages of the source: one, or one per instance of a PANDAS title.
-    pub fn run_all(self) -> Result<PackageRun, PackagerError> {
+    pub fn run_all(self) -> Result<Packaged, PackagerError> {
         self.make(Want::All)
     }
 
-    fn make(mut self, want: Want) -> Result<PackageRun, PackagerError> {
+    fn make(mut self, want: Want) -> Result<Packaged, PackagerError> {
         if let Some(out) = self.out.take() {
             self.options.out = out;
         }
@@ -200,8 +200,8 @@ impl Packager {
     }
 
     /// Builds what was opened, by its shape.
-    fn build(self, opened: Opened, want: Want) -> Result<PackageRun, PackagerError> {
-        let single = |report| PackageRun { packages: vec![report], mirror: None, pandas: false };
+    fn build(self, opened: Opened, want: Want) -> Result<Packaged, PackagerError> {
+        let single = |report| Packaged { packages: vec![report], mirror: None, pandas: false };
         match opened {
             Opened::Archives(source) => Ok(single(self.archives(&source)?)),
             Opened::Captures(harvest) => Ok(single(self.captures(&harvest)?)),
@@ -234,7 +234,7 @@ impl Packager {
 
     /// A wget or HTTrack mirror: one package, its title and target URL taken from the mirror
     /// where the curator gives none (said first among the report's metadata notes).
-    fn mirror(&self, opened: OpenedMirror) -> Result<PackageRun, PackagerError> {
+    fn mirror(&self, opened: OpenedMirror) -> Result<Packaged, PackagerError> {
         let m = opened.mirror;
         let mut options = self.options.clone();
         let notes = m.describe(&mut options.metadata);
@@ -242,11 +242,11 @@ impl Packager {
         let mut report =
             self.tracked(total, |advance| build_pandas_package(&m.instance, &options, advance))?;
         report.metadata_notes.splice(0..0, notes);
-        Ok(PackageRun { packages: vec![report], mirror: Some(Box::new(m)), pandas: false })
+        Ok(Packaged { packages: vec![report], mirror: Some(Box::new(m)), pandas: false })
     }
 
     /// PANDAS: one instance, or each of a title's into a folder of `out` named by it.
-    fn pandas(&self, instances: &Instances, want: Want) -> Result<PackageRun, PackagerError> {
+    fn pandas(&self, instances: &Instances, want: Want) -> Result<Packaged, PackagerError> {
         if want == Want::One && instances.dirs.len() != 1 {
             return Err(PackagerError::Title { path: self.sources[0].clone(), index: false });
         }
@@ -263,7 +263,7 @@ impl Packager {
                 self.tracked(total, |advance| build_pandas_package(&inst, &options, advance))?,
             );
         }
-        Ok(PackageRun { packages, mirror: None, pandas: true })
+        Ok(Packaged { packages, mirror: None, pandas: true })
     }
 
     /// Runs `build` with the progress told of its start, its bytes and its end.

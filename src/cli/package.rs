@@ -20,7 +20,7 @@ use webaip::sources::pandas;
 use webaip::stages::dedup::Dedup;
 use webaip::stages::identify::IdentifyMode;
 use webaip::stages::scan::{Clamd, ClamdAddr};
-use webaip::{PackageProgress, PackageRun, Packager};
+use webaip::{PackageProgress, Packaged, Packager};
 
 use super::{progress, terminal_text};
 
@@ -205,7 +205,7 @@ impl PackageProgress for Bar {
 
 /// The JSON report: a mirror's with the mirror first (in a list), PANDAS instances as a list,
 /// any other package's alone.
-fn run_json(run: &PackageRun) -> serde_json::Result<String> {
+fn run_json(run: &Packaged) -> serde_json::Result<String> {
     #[derive(serde::Serialize)]
     struct MirrorRun<'a> {
         mirror: &'a mirror::Mirror,

@@ -18,7 +18,7 @@ use super::{EXIT_ERROR, EXIT_FINDINGS};
 /// Arguments of `webaip store`.
 #[derive(Debug, Args)]
 pub struct StoreArgs {
-    /// The replica configuration (TOML; see README "Replicated storage").
+    /// The replica configuration (TOML; see docs/reference.md, `webaip store`).
     #[arg(long, env = "WEBAIP_STORE_CONFIG")]
     config: PathBuf,
     /// Print the report as JSON.

@@ -409,7 +409,20 @@ impl MetsBuilder {
         ]);
         x.start("mets:mets", &root)?;
         let created = h.created.to_rfc3339_opts(SecondsFormat::Secs, true);
-        x.start("mets:metsHdr", &[("CREATEDATE", &created)])?;
+        self.write_header(&mut x, &created)?;
+        self.write_descriptive(&mut x, &created)?;
+        self.write_administrative(&mut x)?;
+        self.write_file_sec(&mut x)?;
+        self.write_logical_map(&mut x)?;
+        self.write_physical_map(&mut x)?;
+        x.end("mets:mets")?;
+        x.into_inner().flush()
+    }
+
+    /// The metsHdr: when, and who made the package (the organisation and webaip).
+    fn write_header<W: Write>(&self, x: &mut XmlOut<W>, created: &str) -> io::Result<()> {
+        let h = &self.header;
+        x.start("mets:metsHdr", &[("CREATEDATE", created)])?;
         x.start("mets:agent", &[("ROLE", "CREATOR"), ("TYPE", "ORGANIZATION")])?;
         x.text("mets:name", &[], &h.organisation.name)?;
         x.end("mets:agent")?;
@@ -420,34 +433,43 @@ impl MetsBuilder {
         x.text("mets:name", &[], &format!("webaip {}", env!("CARGO_PKG_VERSION")))?;
         x.end("mets:agent")?;
         x.end("mets:metsHdr")?;
+        Ok(())
+    }
 
-        x.start("mets:dmdSec", &[("ID", "DMD-MODS"), ("CREATED", &created)])?;
+    /// The website's MODS and DC, then the described entities' records.
+    fn write_descriptive<W: Write>(&self, x: &mut XmlOut<W>, created: &str) -> io::Result<()> {
+        let h = &self.header;
+        x.start("mets:dmdSec", &[("ID", "DMD-MODS"), ("CREATED", created)])?;
         x.start(
             "mets:mdWrap",
             &[("MDTYPE", "MODS"), ("MIMETYPE", "text/xml"), ("LABEL", "Website (MODS)")],
         )?;
         x.start("mets:xmlData", &[])?;
-        write_mods(&mut x, &h.description, &self.profile)?;
+        write_mods(x, &h.description, &self.profile)?;
         x.end("mets:xmlData")?;
         x.end("mets:mdWrap")?;
         x.end("mets:dmdSec")?;
-        x.start("mets:dmdSec", &[("ID", "DMD-DC"), ("CREATED", &created)])?;
+        x.start("mets:dmdSec", &[("ID", "DMD-DC"), ("CREATED", created)])?;
         x.start(
             "mets:mdWrap",
             &[("MDTYPE", "DC"), ("MIMETYPE", "text/xml"), ("LABEL", "Website (Dublin Core)")],
         )?;
         x.start("mets:xmlData", &[])?;
-        write_dc(&mut x, &h.description, &h.rights)?;
+        write_dc(x, &h.description, &h.rights)?;
         x.end("mets:xmlData")?;
         x.end("mets:mdWrap")?;
         x.end("mets:dmdSec")?;
-        self.write_entity_dmd(&mut x, &created)?;
+        self.write_entity_dmd(x, created)
+    }
 
+    /// The rights, the package's own events and agents, and each file's technical record.
+    fn write_administrative<W: Write>(&self, x: &mut XmlOut<W>) -> io::Result<()> {
+        let h = &self.header;
         x.start("mets:amdSec", &[("ID", "AMD-RIGHTS")])?;
         x.start("mets:rightsMD", &[("ID", "RIGHTS-1")])?;
         x.start("mets:mdWrap", &[("MDTYPE", "OTHER"), ("OTHERMDTYPE", "WEBAIP-RIGHTS")])?;
         x.start("mets:xmlData", &[])?;
-        write_rights(&mut x, &h.rights)?;
+        write_rights(x, &h.rights)?;
         x.end("mets:xmlData")?;
         x.end("mets:mdWrap")?;
         x.end("mets:rightsMD")?;
@@ -456,22 +478,26 @@ impl MetsBuilder {
         if !h.agents.is_empty() || !self.package_events.is_empty() {
             x.start("mets:amdSec", &[("ID", "AMD-PACKAGE")])?;
             for (i, e) in self.package_events.iter().enumerate() {
-                write_event_md(&mut x, &format!("DP-PACKAGE-E{}", i + 1), e)?;
+                write_event_md(x, &format!("DP-PACKAGE-E{}", i + 1), e)?;
             }
             for (i, a) in h.agents.iter().enumerate() {
-                write_agent_md(&mut x, &format!("AGENT-{}", i + 1), a)?;
+                write_agent_md(x, &format!("AGENT-{}", i + 1), a)?;
             }
             x.end("mets:amdSec")?;
         }
 
         for c in &self.containers {
-            write_file_amd(&mut x, &c.id, &c.file)?;
-            copy_into(&mut x, &c.amd)?;
+            write_file_amd(x, &c.id, &c.file)?;
+            copy_into(x, &c.amd)?;
         }
         for (i, l) in self.logs.iter().enumerate() {
-            write_file_amd(&mut x, &format!("L{:03}", i + 1), l)?;
+            write_file_amd(x, &format!("L{:03}", i + 1), l)?;
         }
+        Ok(())
+    }
 
+    /// The fileSec: each group's containers and logs, in the profile's order.
+    fn write_file_sec<W: Write>(&self, x: &mut XmlOut<W>) -> io::Result<()> {
         x.start("mets:fileSec", &[])?;
         for group in GROUP_ORDER {
             let containers: Vec<&FinishedContainer> =
@@ -482,7 +508,7 @@ impl MetsBuilder {
             }
             x.start("mets:fileGrp", &[("USE", self.profile.file_groups.name(group))])?;
             for c in containers {
-                write_file_start(&mut x, &c.id, &c.file)?;
+                write_file_start(x, &c.id, &c.file)?;
                 x.empty(
                     "mets:transformFile",
                     &[
@@ -491,18 +517,22 @@ impl MetsBuilder {
                         ("TRANSFORMORDER", "1"),
                     ],
                 )?;
-                copy_into(&mut x, &c.files)?;
+                copy_into(x, &c.files)?;
                 x.raw(&c.late_files)?;
                 x.end("mets:file")?;
             }
             for (i, l) in logs.iter().enumerate() {
-                write_file_start(&mut x, &format!("L{:03}", i + 1), l)?;
+                write_file_start(x, &format!("L{:03}", i + 1), l)?;
                 x.end("mets:file")?;
             }
             x.end("mets:fileGrp")?;
         }
-        x.end("mets:fileSec")?;
+        x.end("mets:fileSec")
+    }
 
+    /// The logical structMap: the website, its entities and each container's divs.
+    fn write_logical_map<W: Write>(&self, x: &mut XmlOut<W>) -> io::Result<()> {
+        let h = &self.header;
         x.start("mets:structMap", &[("TYPE", "logical"), ("LABEL", "Website")])?;
         x.start(
             "mets:div",
@@ -517,16 +547,13 @@ impl MetsBuilder {
         for c in self.containers.iter().filter(|c| c.group == GroupUse::DigitalManifestation) {
             x.empty("mets:fptr", &[("FILEID", &format!("FILE-{}", c.id))])?;
         }
-        self.write_entity_divs(&mut x)?;
+        self.write_entity_divs(x)?;
         for c in &self.containers {
-            copy_into(&mut x, &c.divs)?;
+            copy_into(x, &c.divs)?;
             x.raw(&c.late_divs)?;
         }
         x.end("mets:div")?;
-        x.end("mets:structMap")?;
-        self.write_physical_map(&mut x)?;
-        x.end("mets:mets")?;
-        x.into_inner().flush()
+        x.end("mets:structMap")
     }
 }
 

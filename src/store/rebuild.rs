@@ -9,8 +9,8 @@ use sha2::{Digest, Sha512};
 use super::config::unsafe_name;
 use super::state::{CopyRow, FileRecord, Seen};
 use super::{
-    CopyFailure, MAX_MANIFEST, Rejections, Store, StoreError, StoreRefusal, checked_package_dir,
-    deps, manifest_names,
+    CopyFailure, MAX_MANIFEST, ManifestError, Rejections, Store, StoreError, StoreRefusal,
+    checked_package_dir, deps, manifest_names,
 };
 use crate::formats::digest::hex;
 use crate::layout::{MANIFEST, METS};
@@ -53,9 +53,8 @@ impl FoundPackage {
 
     /// The files of the package by `manifest`: the manifest itself, then each line's file at
     /// the size most replicas list; why not, when a line is malformed or leaves the package.
-    fn records(&self, manifest: &[u8]) -> Result<Vec<FileRecord>, String> {
-        let lines = manifest_names(io::Cursor::new(manifest), MANIFEST)
-            .map_err(|why| format!("{}: {why}", self.dir))?;
+    fn records(&self, manifest: &[u8]) -> Result<Vec<FileRecord>, ManifestError> {
+        let lines = manifest_names(io::Cursor::new(manifest), MANIFEST)?;
         let mut records = vec![FileRecord {
             path: MANIFEST.into(),
             size: manifest.len() as u64,
@@ -119,7 +118,7 @@ impl Store {
             let found = FoundPackage { listings: self.listings(&dir), identifier, dir };
             match found.records(&manifest) {
                 Ok(records) => self.record_found(&found, &records, &mut report)?,
-                Err(why) => report.refused.push(why),
+                Err(why) => report.refused.push(format!("{}: {why}", found.dir)),
             }
         }
         Ok(report)

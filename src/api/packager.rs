@@ -83,6 +83,9 @@ pub enum PackagerError {
     /// No output folder was given.
     #[error("no package folder given (Packager::out)")]
     NoOut,
+    /// The source gave no package to make (a title directory without an instance).
+    #[error("{}: holds nothing to package", crate::sources::path_text(.0))]
+    NothingMade(PathBuf),
     /// The source is of no shape webaip reads, or cannot be opened.
     #[error(transparent)]
     Open(#[from] OpenError),
@@ -167,8 +170,9 @@ impl Packager {
     /// Makes the one package of the source; a PANDAS title of several instances is refused
     /// ([`Packager::run_all`] makes one package each).
     pub fn run(self) -> Result<PackageReport, PackagerError> {
+        let source = self.sources.first().cloned().unwrap_or_default();
         let run = self.make(Want::One)?;
-        Ok(run.packages.into_iter().next().expect("one package made"))
+        run.packages.into_iter().next().ok_or(PackagerError::NothingMade(source))
     }
 
     /// Makes the packages of the source: one, or one per instance of a PANDAS title.

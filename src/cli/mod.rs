@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod contract;
 mod dedup_table;
 mod export;
 mod export_eark;
@@ -103,7 +104,12 @@ pub(crate) fn terminal_text(text: &str) -> String {
 
 /// Parses the command line, runs the command, returns the exit status.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let rewritten =
+        contract::rewrite_old_spellings(std::env::args_os().collect(), contract::RENAMED);
+    for warning in &rewritten.warnings {
+        eprintln!("{warning}");
+    }
+    let cli = match Cli::try_parse_from(rewritten.args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

@@ -16,8 +16,11 @@
 //! | audit a package byte by byte | [`audit_package`] | [`AuditOptions`] |
 //! | make the archival package (AIP) | [`ingest_package`] | [`IngestOptions`] |
 //! | index WARCs or packages (CDXJ, CDX, ZipNum) | [`index_warcs`] | [`IndexOptions`] |
-//! | export as WACZ, or as E-ARK | [`export_wacz`], [`export_eark`] | [`WaczOptions`], [`EarkType`] |
-//! | store on every replica | [`store_package`] ([`Store`] for the rest) | [`StoreConfig`], [`AuditOptions`] |
+//! | export as WACZ, or as E-ARK | [`export_wacz`], [`export_eark`], [`export_eark_in`] | [`WaczOptions`], [`EarkType`] |
+//! | store on every replica | [`store_package`]; on an open [`Store`]: [`store_put`], [`store_check`], [`store_repair`], [`store_get`], [`store_rebuild_state`], [`store_remove`] | [`StoreConfig`], [`AuditOptions`], [`StoreCheckOptions`], [`StoreGet`] |
+//!
+//! [`audit_package_with_progress`], [`ingest_package_with_progress`] and
+//! [`export_wacz_with_progress`] are the same calls with a progress callback.
 //!
 //! The input's shape (a Heritrix job, ARC/WARC files, a PANDAS instance or title, a wget or
 //! HTTrack mirror or its `.zip`, a NEDLIB harvest, a Kulturarw3 archive) is recognised; the

@@ -2,8 +2,10 @@
 //! a `Default`. Everything here is re-exported at the crate root.
 
 mod packager;
+mod preservation;
 
 pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
+pub use preservation::*;
 
 use std::path::{Path, PathBuf};
 

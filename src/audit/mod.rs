@@ -206,6 +206,26 @@ pub struct AuditReport {
     pub arc_rebuilds: Option<ArcRebuilds>,
 }
 
+impl AuditReport {
+    /// Errors of the METS validation, where the METS contradicts itself not counted (those
+    /// are [`AuditReport::inconsistencies`]).
+    pub fn mets_errors(&self) -> usize {
+        let errors = self.validation.findings.iter();
+        errors.filter(|f| f.severity == Severity::Error && !f.is_inconsistency()).count()
+    }
+
+    /// Errors about the package's bytes.
+    pub fn byte_errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    }
+
+    /// Errors by the E-ARK rules, when the package was judged by them.
+    pub fn eark_errors(&self) -> Option<usize> {
+        let eark = self.eark.as_ref()?;
+        Some(eark.findings.iter().filter(|f| f.severity == Severity::Error).count())
+    }
+}
+
 /// What rebuilding the package's ARCs found (`--rebuild-arcs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ArcRebuilds {

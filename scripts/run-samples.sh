@@ -16,6 +16,6 @@ cargo build --release --quiet
 ./target/release/webaip validate target/samples-package/METS.xml | tail -2
 # And the package as preservation staff would check it later: every file, record, bytestream
 # and WARC digest against the METS.
-./target/release/webaip audit --deep --quiet target/samples-package | tail -1
+./target/release/webaip audit --deep target/samples-package | tail -1
 # And its access copy: a WACZ that ReplayWeb.page opens in a browser.
 ./target/release/webaip export wacz --quiet target/samples-package -o target/samples-package.wacz | tail -1

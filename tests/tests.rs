@@ -9,6 +9,8 @@ mod audit;
 mod batch;
 mod captures;
 mod captures_hostile;
+#[path = "cli_contract/keeping.rs"]
+mod cli_contract_keeping;
 mod cli_migrate;
 mod dedup;
 mod droid;

@@ -4,66 +4,79 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::audit::{AuditOptions, AuditReport, Verdict, audit_package};
-use webaip::mets::validate::Severity;
+use webaip::{
+    AuditOptions, AuditReport, AuditVerdict as Verdict, Store, StoreConfig,
+    audit_package_with_progress,
+};
 
 use super::{EXIT_DESCRIPTION, EXIT_ERROR, EXIT_FINDINGS, terminal_text};
 
+/// The example of `audit --json` that `--help` ends with.
+const JSON_EXAMPLE: &str = r#"JSON (--json), one object, a report per package:
+  {"packages": [{"package": "pkg", "mets": "pkg/METS.xml", "verdict": "intact",
+    "intact": true, "files_listed": 9, "files_checked": 9, "findings": [], ...}]}"#;
+
 /// Arguments of `webaip audit`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct AuditArgs {
     /// Packages: each a directory holding METS.xml, or a METS document (its folder is the
     /// package).
     #[arg(required = true)]
     packages: Vec<PathBuf>,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Validation")]
     check: super::validate::MetsCheckArgs,
     /// Read every record of every container, described or not: verify WARC block and payload
     /// digests and count the records against what the METS states.
-    #[arg(long)]
+    #[arg(long, help_heading = "Checks")]
     deep: bool,
     /// With --deep: rebuild the stream of every ARC the package was migrated from and check it
     /// against the SHA-512 stated at migration; each difference is a finding with its offset.
-    #[arg(long, requires = "deep")]
+    #[arg(long, requires = "deep", help_heading = "Checks")]
     rebuild_arcs: bool,
     /// Follow every revisit record to its original, in the package itself and in these
     /// packages (repeatable): each original must exist and hold the payload digest the revisit
     /// states (the payload is read and hashed).
-    #[arg(long = "with", value_name = "PACKAGE")]
+    #[arg(long = "with", value_name = "PACKAGE", help_heading = "References")]
     with: Vec<PathBuf>,
     /// Follow revisits within the package only (as `--with` with no other package).
-    #[arg(long, conflicts_with = "with")]
+    #[arg(long, conflicts_with = "with", help_heading = "References")]
     references: bool,
     /// Follow every revisit into the packages its METS says it requires, fetched from the
     /// store this configuration describes (each checked against its recorded digests).
-    #[arg(long, value_name = "CONFIG")]
+    #[arg(long, value_name = "CONFIG", help_heading = "References")]
     store: Option<PathBuf>,
-    /// Print the reports as JSON.
-    #[arg(long)]
+    /// Print one JSON object holding every package's report (and no progress).
+    #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// Files checked at once (default: one per core).
-    #[arg(short = 'j', long = "jobs")]
-    jobs: Option<usize>,
-    /// No progress bar.
-    #[arg(short, long)]
+    /// Print nothing on success: no progress, no report, no notes (the exit status says the
+    /// verdict); errors are still printed. With --json, only the JSON.
+    #[arg(short, long, help_heading = "Reporting")]
     quiet: bool,
+    /// Files checked at once (default: one per core).
+    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
+    jobs: Option<usize>,
 }
 
 /// Fetches the packages `dir` requires from the store into a temporary folder and follows
 /// revisits into them (and the `--with` packages); one the store cannot give is said, and its
 /// revisits are then named unresolved by the audit.
 fn required_from_store(
-    store: &webaip::store::Store,
+    store: &Store,
     dir: &std::path::Path,
     with: &[PathBuf],
     opts: &mut AuditOptions,
+    quiet: bool,
 ) -> anyhow::Result<tempfile::TempDir> {
     let tmp = tempfile::Builder::new().prefix(".webaip-audit-").tempdir()?;
     let mut all = with.to_vec();
     for (objid, got) in store.fetch_required(dir, tmp.path())? {
         match got {
             Ok(path) => all.push(path),
-            Err(e) => eprintln!("webaip: note: required package {}: {e}", terminal_text(&objid)),
+            Err(e) if !quiet => {
+                eprintln!("webaip: note: required package {}: {e}", terminal_text(&objid))
+            }
+            Err(_) => {}
         }
     }
     opts.with = Some(all);
@@ -105,7 +118,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         rebuild_arcs: args.rebuild_arcs,
     };
     let store = match &args.store {
-        Some(c) => Some(webaip::store::Store::open(&webaip::store::config::StoreConfig::load(c)?)?),
+        Some(c) => Some(Store::open(&StoreConfig::load(c)?)?),
         None => None,
     };
     let mut reports = Vec::new();
@@ -114,12 +127,12 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
     for dir in &args.packages {
         // The packages it requires, fetched for this audit and removed after it.
         let _fetched = match &store {
-            Some(s) => Some(required_from_store(s, dir, &args.with, &mut opts)?),
+            Some(s) => Some(required_from_store(s, dir, &args.with, &mut opts, args.quiet)?),
             None => None,
         };
         let quiet = args.quiet || args.json;
         let audited = super::progress::with_audit_bar(quiet, |tell| {
-            pool.install(|| audit_package(dir, &opts, tell))
+            pool.install(|| audit_package_with_progress(dir, &opts, tell))
         });
         match audited {
             Ok(r) => {
@@ -134,7 +147,11 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
+        let all = serde_json::json!({ "packages": reports });
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(code);
+    }
+    if args.quiet {
         return Ok(code);
     }
     for r in &reports {
@@ -211,10 +228,6 @@ fn print_byte_findings(r: &AuditReport) {
 
 /// The last line of a package's report: its verdict and what was checked.
 fn summary_line(r: &AuditReport) -> String {
-    let errors = r.validation.findings.iter();
-    let mets_errors =
-        errors.filter(|f| f.severity == Severity::Error && !f.is_inconsistency()).count();
-    let byte_errors = r.findings.iter().filter(|f| f.severity == Severity::Error).count();
     format!(
         "{}: {}: {} of {} files, {} described records, {} bytestreams checked{}; {} METS findings, {} inconsistencies, {} byte findings",
         r.package.display(),
@@ -224,9 +237,9 @@ fn summary_line(r: &AuditReport) -> String {
         r.records_checked,
         r.bytestreams_checked,
         optional_clauses(r),
-        mets_errors,
+        r.mets_errors(),
         r.inconsistencies.len(),
-        byte_errors
+        r.byte_errors()
     )
 }
 
@@ -258,8 +271,7 @@ fn optional_clauses(r: &AuditReport) -> String {
             x.other_profile
         );
     }
-    if let Some(e) = &r.eark {
-        let errors = e.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    if let (Some(e), Some(errors)) = (&r.eark, r.eark_errors()) {
         text += &format!("; E-ARK CSIP: {errors} findings, {} files verified", e.files_verified);
     }
     if !r.unchecked.is_empty() {

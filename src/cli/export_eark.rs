@@ -5,10 +5,16 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::terminal_text;
-use webaip::export::eark::{self, PackageType};
+use webaip::{EarkType, export_eark_in};
+
+/// The example of `export eark --json` that `--help` ends with.
+const JSON_EXAMPLE: &str = r#"JSON (--json), one object:
+  {"kind": "eark", "objid": "...", "written": "out/OBJID", "data_files": 2,
+   "data_bytes": 81234, "documentation_files": 3, "metadata_files": 4, "left_out_viral": []}"#;
 
 /// Arguments of `webaip export eark`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct EarkArgs {
     /// The package (its folder).
     package: PathBuf,
@@ -20,9 +26,12 @@ pub struct EarkArgs {
     /// The OAIS type of the package made.
     #[arg(long = "type", value_enum, default_value_t = Kind::Sip)]
     kind: Kind,
-    /// Print the summary as JSON.
-    #[arg(long)]
+    /// Print the summary as one JSON object.
+    #[arg(long, help_heading = "Reporting")]
     json: bool,
+    /// Print nothing on success; errors are still printed. With --json, only the JSON.
+    #[arg(short, long, help_heading = "Reporting")]
+    quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -34,12 +43,16 @@ enum Kind {
 /// Runs the command; returns the exit status.
 pub fn run(args: EarkArgs) -> anyhow::Result<i32> {
     let kind = match args.kind {
-        Kind::Sip => PackageType::Sip,
-        Kind::Aip => PackageType::Aip,
+        Kind::Sip => EarkType::Sip,
+        Kind::Aip => EarkType::Aip,
     };
-    let s = eark::export_in(&args.package, &args.out, kind)?;
+    let s = export_eark_in(&args.package, &args.out, kind)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        let kinded = super::Kinded { kind: "eark", report: &s };
+        println!("{}", serde_json::to_string_pretty(&kinded)?);
+        return Ok(0);
+    }
+    if args.quiet {
         return Ok(0);
     }
     println!(

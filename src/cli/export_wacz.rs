@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use webaip::export::wacz::{WaczIndex, WaczOptions, export_wacz};
+use webaip::{WACZ_VERSION, WaczIndex, WaczOptions, export_wacz_with_progress};
 
 use super::{progress, terminal_text};
 
@@ -17,8 +17,14 @@ enum IndexArg {
     Cdxj,
 }
 
+/// The example of `export wacz --json` that `--help` ends with.
+const JSON_EXAMPLE: &str = r#"JSON (--json), one object:
+  {"kind": "wacz", "wacz": "pkg.wacz", "objid": "...", "bytes": 81234, "verified": 2,
+   "index_lines": 57, "resources": [{"path": "archive/a.warc.gz", ...}], ...}"#;
+
 /// Arguments of `webaip export wacz`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct WaczArgs {
     /// The package (its folder).
     package: PathBuf,
@@ -38,11 +44,12 @@ pub struct WaczArgs {
     /// Do not check each container against the SHA-512 its METS states while copying it.
     #[arg(long)]
     no_verify: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
+    /// Print the report as one JSON object (and no progress).
+    #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// No progress bar.
-    #[arg(long, short)]
+    /// Print nothing on success: no progress, no report; errors are still printed. With
+    /// --json, only the JSON.
+    #[arg(long, short, help_heading = "Reporting")]
     quiet: bool,
 }
 
@@ -57,15 +64,19 @@ pub fn run(args: WaczArgs) -> anyhow::Result<i32> {
         .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
         .unwrap_or(0);
     let bar = progress::bytes_bar(total, args.quiet || args.json);
-    let r = export_wacz(&args.package, &args.out, &opts, &|n| bar.inc(n));
+    let r = export_wacz_with_progress(&args.package, &args.out, &opts, &|n| bar.inc(n));
     bar.finish_and_clear();
     let r = r?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        let kinded = super::Kinded { kind: "wacz", report: &r };
+        println!("{}", serde_json::to_string_pretty(&kinded)?);
+        return Ok(0);
+    }
+    if args.quiet {
         return Ok(0);
     }
     let wacz = terminal_text(&r.wacz.display().to_string());
-    println!("{wacz}: WACZ {} of package {}", webaip::export::wacz::WACZ_VERSION, r.objid);
+    println!("{wacz}: WACZ {} of package {}", WACZ_VERSION, r.objid);
     for res in &r.resources {
         println!("  {} ({} bytes, {})", terminal_text(&res.path), res.bytes, res.hash);
     }

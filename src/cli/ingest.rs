@@ -4,43 +4,51 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::ingest::{IngestOptions, IngestReport, Outcome, ingest};
-use webaip::store::Store;
-use webaip::store::config::StoreConfig;
+use webaip::{
+    IngestOptions, IngestOutcome, IngestReport, SerializationMode, Store, StoreConfig,
+    ingest_package_with_progress,
+};
 
 use super::{EXIT_ERROR, terminal_text};
 
+/// The example of `ingest --json` that `--help` ends with.
+const JSON_EXAMPLE: &str = r#"JSON (--json), one object, a report per submission:
+  {"packages": [{"submission": "ssip", "aip": "aips/ssip", "objid": "...",
+    "outcome": "created", "linked": 8, "copied": 0, "added_bytes": 41230, ...}]}"#;
+
 /// Arguments of `webaip ingest`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct IngestArgs {
     /// Submission packages (sSIP directories).
     #[arg(required = true)]
     ssips: Vec<PathBuf>,
     /// Directory the AIPs are made in, each under its submission's folder name.
-    #[arg(long)]
+    #[arg(short, long, help_heading = "Output")]
     out: PathBuf,
     /// List the records anew: `full` lists every record of every container, `minimal` only
     /// those described or pointed at (default: the submission's listing, as it is).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Output")]
     mode: Option<ModeArg>,
     /// Put each AIP to the replicas of this store configuration once it is made.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     store: Option<PathBuf>,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Validation")]
     check: super::validate::MetsCheckArgs,
     /// New identifiers derived from the submission's and a fixed clock: the same submission
     /// gives the same AIP, byte for byte (for tests and reproducible migrations).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     deterministic: bool,
-    /// Print the reports as JSON.
-    #[arg(long)]
+    /// Print one JSON object holding every submission's report (and no progress).
+    #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// Files read at once by the audit (default: one per core).
-    #[arg(short = 'j', long = "jobs")]
-    jobs: Option<usize>,
-    /// No progress bar.
-    #[arg(short, long)]
+    /// Print nothing on success: no progress, no report; errors are still printed. With
+    /// --json, only the JSON.
+    #[arg(short, long, help_heading = "Reporting")]
     quiet: bool,
+    /// Files read at once by the audit (default: one per core).
+    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
+    jobs: Option<usize>,
 }
 
 /// How the AIP lists records.
@@ -65,8 +73,8 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
         validate: args.check.options()?,
         deterministic: args.deterministic,
         mode: args.mode.map(|m| match m {
-            ModeArg::Minimal => webaip::model::SerializationMode::Minimal,
-            ModeArg::Full => webaip::model::SerializationMode::Full,
+            ModeArg::Minimal => SerializationMode::Minimal,
+            ModeArg::Full => SerializationMode::Full,
         }),
     };
     let store = match &args.store {
@@ -79,11 +87,11 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
     let mut reports = Vec::new();
     for ssip in &args.ssips {
         let result = super::progress::with_audit_bar(args.quiet || args.json, |tell| {
-            pool.install(|| ingest(ssip, &opts, store.as_ref(), tell))
+            pool.install(|| ingest_package_with_progress(ssip, &opts, store.as_ref(), tell))
         });
         match result {
             Ok(r) => {
-                if !args.json {
+                if !args.json && !args.quiet {
                     print_report(&r);
                 }
                 if r.stored.as_ref().is_some_and(|s| !s.accepted) {
@@ -99,7 +107,8 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
+        let all = serde_json::json!({ "packages": reports });
+        println!("{}", serde_json::to_string_pretty(&all)?);
     }
     Ok(code)
 }
@@ -107,7 +116,7 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
 fn print_report(r: &IngestReport) {
     let aip = r.aip.display();
     let ssip = r.submission.display();
-    if r.outcome == Outcome::Exists {
+    if r.outcome == IngestOutcome::Exists {
         println!("{ssip}: exists: {aip} is its AIP ({}); nothing written", r.objid);
         return;
     }

@@ -102,6 +102,15 @@ pub(crate) fn terminal_text(text: &str) -> String {
     out
 }
 
+/// A report as `--json` prints it where a command's shapes differ by subcommand: its fields
+/// after a `kind` naming the shape.
+#[derive(serde::Serialize)]
+pub(crate) struct Kinded<'a, T: serde::Serialize> {
+    pub kind: &'static str,
+    #[serde(flatten)]
+    pub report: &'a T,
+}
+
 /// Parses the command line, runs the command, returns the exit status.
 pub fn main() -> i32 {
     let rewritten =

@@ -2,18 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 
-use webaip::audit::AuditOptions;
-use webaip::batch::export;
-use webaip::export::eark::PackageType;
-use webaip::store::config::StoreConfig;
-use webaip::store::{
-    CopyOutcome, CopyStatus, PutReport, RemoveReport, RepairReport, Store, StoreError,
+use webaip::{
+    AuditOptions, EarkType, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig,
+    StoreCopyOutcome, StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport,
+    StoreRepairReport, bytes_to_put, store_check, store_get, store_put, store_rebuild_state,
+    store_remove, store_repair,
 };
 
-use super::{EXIT_ERROR, EXIT_FINDINGS};
+use super::{EXIT_ERROR, EXIT_FINDINGS, Kinded};
 
 /// Arguments of `webaip store`.
 #[derive(Debug, Args)]
@@ -21,11 +19,13 @@ pub struct StoreArgs {
     /// The replica configuration (TOML; see docs/reference.md, `webaip store`).
     #[arg(long, env = "WEBAIP_STORE_CONFIG")]
     config: PathBuf,
-    /// Print the report as JSON.
-    #[arg(long, global = true)]
+    /// Print the report as one JSON object, with a `kind` naming the subcommand (and no
+    /// progress).
+    #[arg(long, global = true, help_heading = "Reporting")]
     json: bool,
-    /// No progress bar.
-    #[arg(short, long, global = true)]
+    /// Print nothing on success: no progress, no report, no warnings; errors are still
+    /// printed. With --json, only the JSON.
+    #[arg(short, long, global = true, help_heading = "Reporting")]
     quiet: bool,
     #[command(subcommand)]
     action: Action,
@@ -34,14 +34,16 @@ pub struct StoreArgs {
 #[derive(Debug, Subcommand)]
 enum Action {
     /// Audit packages, then write every file to every replica and verify every copy.
+    #[command(after_long_help = PUT_JSON)]
     Put {
         /// Package directories.
         #[arg(required = true)]
         packages: Vec<PathBuf>,
-        #[command(flatten)]
+        #[command(flatten, next_help_heading = "Validation")]
         check: super::validate::MetsCheckArgs,
     },
     /// Which copies are missing, extra or of the wrong size (with --deep: wrong SHA-512).
+    #[command(after_long_help = CHECK_JSON)]
     Check {
         /// Only this replica.
         #[arg(long)]
@@ -51,26 +53,30 @@ enum Action {
         deep: bool,
     },
     /// Re-establish missing and corrupt copies from copies that verify.
+    #[command(after_long_help = REPAIR_JSON)]
     Repair {
         /// Recompute every copy's SHA-512 first (else sizes, lists, and earlier findings).
         #[arg(long)]
         deep: bool,
     },
     /// Fetch a package (or one of its files) and verify it.
+    #[command(after_long_help = GET_JSON)]
     Get {
         /// The package identifier (METS OBJID).
         package: String,
         /// One file of the package (package-relative path).
         file: Option<String>,
-        /// Where to put it.
-        #[arg(long)]
-        to: PathBuf,
+        /// The folder to fetch it into (no file there is replaced).
+        #[arg(short, long)]
+        out: PathBuf,
         #[command(flatten)]
         export: GetExportArgs,
     },
     /// Recreate the state database from what the replicas hold.
+    #[command(after_long_help = REBUILD_JSON)]
     RebuildState,
     /// Delete a package from every replica (refused while other stored packages require it).
+    #[command(after_long_help = REMOVE_JSON)]
     Remove {
         /// The package identifier (METS OBJID).
         package: String,
@@ -82,6 +88,25 @@ enum Action {
         yes: bool,
     },
 }
+
+/// The examples of `store ... --json` that each subcommand's `--help` ends with.
+const PUT_JSON: &str = r#"JSON (--json), one object, a report per package:
+  {"kind": "put", "packages": [{"package": "OBJID", "dir": "...", "accepted": true,
+    "files": 9, "bytes": 81234, "copies": [...], "failed_replicas": [], ...}]}"#;
+const CHECK_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "check", "deep": false, "packages": 2, "clean": true,
+   "replicas": [{"replica": "disk", "expected": 18, "missing": [], ...}], ...}"#;
+const REPAIR_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "repair", "repaired": true, "check": {"clean": false, ...},
+   "actions": [{"replica": "disk", "file": "...", "status": "repaired", ...}], "unreadable": []}"#;
+const GET_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "get", "copies": [{"replica": "disk", "file": "METS.xml", "status": "present", ...}],
+   "wacz": null, "eark": null}"#;
+const REBUILD_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "rebuild-state", "packages": ["OBJID", ...], "refused": []}"#;
+const REMOVE_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "remove", "package": "OBJID", "dir": "...", "dry_run": true, "removed": false,
+   "replicas": [{"replica": "disk", "deleted": [...], "error": null}]}"#;
 
 /// What `store get` exports of the package it fetched and verified.
 #[derive(Debug, Args)]
@@ -104,7 +129,7 @@ enum EarkTypeArg {
     Aip,
 }
 
-/// How a report is shown: as JSON, and whether a progress bar is drawn.
+/// How a report is shown: as JSON, as text, or not at all.
 #[derive(Debug, Clone, Copy)]
 struct Shown {
     json: bool,
@@ -112,14 +137,25 @@ struct Shown {
 }
 
 impl Shown {
-    /// Prints `report` as pretty JSON when asked to, else hands it to `text`.
-    fn report<T: serde::Serialize>(self, report: &T, text: impl FnOnce(&T)) -> anyhow::Result<()> {
+    /// Prints `report` as one JSON object of `kind` when asked to, else hands it to `text`
+    /// unless quiet.
+    fn report<T: serde::Serialize>(
+        self,
+        kind: &'static str,
+        report: &T,
+        text: impl FnOnce(&T),
+    ) -> anyhow::Result<()> {
         if self.json {
-            println!("{}", serde_json::to_string_pretty(report)?);
-        } else {
+            println!("{}", serde_json::to_string_pretty(&Kinded { kind, report })?);
+        } else if !self.quiet {
             text(report);
         }
         Ok(())
+    }
+
+    /// True when nothing but errors and the JSON is to be printed: no progress bar.
+    fn silent(self) -> bool {
+        self.json || self.quiet
     }
 }
 
@@ -128,7 +164,7 @@ impl Shown {
 pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
     let config = StoreConfig::load(&args.config)?;
     let store = Store::open(&config)?;
-    let shown = Shown { json: args.json, quiet: args.quiet || args.json };
+    let shown = Shown { json: args.json, quiet: args.quiet };
     match args.action {
         Action::Put { packages, check } => {
             let audit = AuditOptions {
@@ -138,17 +174,34 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             };
             run_put(&store, &config, &packages, &audit, shown)
         }
-        Action::Check { replica, deep } => run_check(&store, replica.as_deref(), deep, shown),
+        Action::Check { replica, deep } => {
+            run_check(&store, &StoreCheckOptions { replica, deep }, shown)
+        }
         Action::Repair { deep } => run_repair(&store, deep, shown),
-        Action::Get { package, file, to, export } => {
-            let request = GetRequest { package: &package, file: file.as_deref(), to: &to };
-            run_get(&store, request, &export, shown.json)
+        Action::Get { package, file, out, export } => {
+            let request = StoreGet {
+                file,
+                export_wacz: export.export_wacz,
+                export_eark: export.export_eark,
+                eark_type: match export.eark_type {
+                    EarkTypeArg::Sip => EarkType::Sip,
+                    EarkTypeArg::Aip => EarkType::Aip,
+                },
+                ..StoreGet::new(package, out)
+            };
+            run_get(&store, &request, shown)
         }
         Action::Remove { package, dry_run, yes } => {
-            run_remove(&store, &package, RemoveConsent { dry_run, yes }, shown.json)
+            run_remove(&store, &package, RemoveConsent { dry_run, yes }, shown)
         }
         Action::RebuildState => run_rebuild_state(&store, shown),
     }
+}
+
+/// The reports of `store put`, as one JSON object.
+#[derive(serde::Serialize)]
+struct Puts {
+    packages: Vec<PutReport>,
 }
 
 /// `store put` of each package in turn: exit 2 when one was refused or could not be put, 1
@@ -163,19 +216,19 @@ fn run_put(
     let mut code = 0;
     let mut reports = Vec::new();
     for p in packages {
-        let bar = super::progress::bytes_bar(0, shown.quiet);
-        bar.set_length(webaip::layout::bytes_below(p) * config.replicas.len() as u64);
-        let r = store.put(p, audit, &|n| bar.inc(n));
+        let bar = super::progress::bytes_bar(0, shown.silent());
+        bar.set_length(bytes_to_put(config, p));
+        let r = store_put(store, p, audit, &|n| bar.inc(n));
         bar.finish_and_clear();
         match r {
             Ok(r) => {
                 if !r.accepted {
                     code = code.max(EXIT_FINDINGS);
                 }
-                if !shown.json {
+                if !shown.silent() {
                     print_put(p, &r);
                 }
-                reports.push(serde_json::to_value(&r)?);
+                reports.push(r);
             }
             Err(e @ StoreError::Refused(_)) => {
                 eprintln!("webaip: store put refused: {e}");
@@ -187,15 +240,13 @@ fn run_put(
             }
         }
     }
-    if shown.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
-    }
+    shown.report("put", &Puts { packages: reports }, |_| {})?;
     Ok(code)
 }
 
 fn print_put(package: &Path, r: &PutReport) {
     let count = |status| r.copies.iter().filter(|c| c.status == status).count();
-    let (uploaded, present) = (count(CopyStatus::Uploaded), count(CopyStatus::Present));
+    let (uploaded, present) = (count(StoreCopyStatus::Uploaded), count(StoreCopyStatus::Present));
     print_failures(&r.copies);
     print_missing_dependencies(package, &r.requires_missing);
     let failed_on = if r.failed_replicas.is_empty() {
@@ -213,35 +264,31 @@ fn print_put(package: &Path, r: &PutReport) {
     );
 }
 
-fn run_check(
-    store: &Store,
-    replica: Option<&str>,
-    deep: bool,
-    shown: Shown,
-) -> anyhow::Result<i32> {
-    let bar = super::progress::bytes_bar(0, shown.quiet || !deep);
-    let r = store.check(replica, deep, &|n| {
+fn run_check(store: &Store, options: &StoreCheckOptions, shown: Shown) -> anyhow::Result<i32> {
+    let bar = super::progress::bytes_bar(0, shown.silent() || !options.deep);
+    let r = store_check(store, options, &|n| {
         bar.inc_length(n);
         bar.inc(n)
     })?;
     bar.finish_and_clear();
-    shown.report(&r, print_check)?;
+    shown.report("check", &r, print_check)?;
     Ok(if r.clean { 0 } else { EXIT_FINDINGS })
 }
 
 fn run_repair(store: &Store, deep: bool, shown: Shown) -> anyhow::Result<i32> {
-    let r = store.repair(deep, &|_| {})?;
-    shown.report(&r, print_repair)?;
+    let r = store_repair(store, deep)?;
+    shown.report("repair", &r, print_repair)?;
     Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
 }
 
-fn print_repair(r: &RepairReport) {
+fn print_repair(r: &StoreRepairReport) {
     print_check(&r.check);
     for a in &r.actions {
         let message = a.message.as_deref().unwrap_or_default();
         println!("{}: {}: {} {message}", a.replica, a.file, a.status);
     }
-    let unrepairable = r.actions.iter().filter(|a| a.status == CopyStatus::Unrepairable).count();
+    let unrepairable =
+        r.actions.iter().filter(|a| a.status == StoreCopyStatus::Unrepairable).count();
     let mut verdict = Vec::new();
     if unrepairable > 0 {
         verdict.push(format!("{unrepairable} COULD NOT BE REPAIRED"));
@@ -260,8 +307,8 @@ fn print_repair(r: &RepairReport) {
 }
 
 fn run_rebuild_state(store: &Store, shown: Shown) -> anyhow::Result<i32> {
-    let r = store.rebuild_state()?;
-    shown.report(&r, |r| {
+    let r = store_rebuild_state(store)?;
+    shown.report("rebuild-state", &r, |r| {
         for why in &r.refused {
             println!("refused: {why}");
         }
@@ -275,83 +322,24 @@ fn run_rebuild_state(store: &Store, shown: Shown) -> anyhow::Result<i32> {
     Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
 }
 
-/// What `store get` fetches, and where to.
-#[derive(Debug, Clone, Copy)]
-struct GetRequest<'a> {
-    /// The package identifier (METS OBJID).
-    package: &'a str,
-    /// One file of it, or all.
-    file: Option<&'a str>,
-    to: &'a Path,
-}
-
-/// `store get`: the copies fetched and verified, then the exports asked for (a JSON object
-/// with `copies`, `wacz` and `eark` when there are exports, else the list of copies).
-fn run_get(
-    store: &Store,
-    request: GetRequest<'_>,
-    export: &GetExportArgs,
-    json: bool,
-) -> anyhow::Result<i32> {
-    let GetRequest { package, file, to } = request;
-    if let Some(path) = &export.export_eark {
-        export::eark_target_free(path)?;
-    }
-    let copies = store.get(package, file, to)?;
-    if !json {
-        for c in &copies {
-            let note = c.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
-            println!("{}: verified, from {}{note}", c.file, c.replica);
-        }
-    }
-    let fetched = || format!("{package} fetched and verified into {}", to.display());
-    let wacz = match &export.export_wacz {
-        Some(path) => Some(get_wacz(to, path, json).with_context(fetched)?),
-        None => None,
-    };
-    let eark = match &export.export_eark {
-        Some(path) => Some(get_eark(to, path, export.eark_type, json).with_context(fetched)?),
-        None => None,
-    };
-    if json {
-        let report = match (&wacz, &eark) {
-            (None, None) => serde_json::to_value(&copies)?,
-            _ => serde_json::json!({ "copies": copies, "wacz": wacz, "eark": eark }),
-        };
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    }
+/// `store get`: the copies fetched and verified, then the exports asked for.
+fn run_get(store: &Store, request: &StoreGet, shown: Shown) -> anyhow::Result<i32> {
+    let r = store_get(store, request)?;
+    shown.report("get", &r, |r| print_get(request, r))?;
     Ok(0)
 }
 
-/// The WACZ export of a package `store get` fetched into `pkg`.
-fn get_wacz(
-    pkg: &Path,
-    path: &Path,
-    json: bool,
-) -> anyhow::Result<webaip::export::wacz::WaczReport> {
-    let r = export::write_wacz(pkg, path)?;
-    if !json {
-        println!("{}: WACZ of {} ({} bytes)", path.display(), r.objid, r.bytes);
+fn print_get(request: &StoreGet, r: &StoreGetReport) {
+    for c in &r.copies {
+        let note = c.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+        println!("{}: verified, from {}{note}", c.file, c.replica);
     }
-    Ok(r)
-}
-
-/// The E-ARK export of a package `store get` fetched into `pkg`.
-fn get_eark(
-    pkg: &Path,
-    path: &Path,
-    kind: EarkTypeArg,
-    json: bool,
-) -> anyhow::Result<webaip::export::eark::ExportSummary> {
-    let kind = match kind {
-        EarkTypeArg::Sip => PackageType::Sip,
-        EarkTypeArg::Aip => PackageType::Aip,
-    };
-    let s = export::write_eark(pkg, path, kind, export::Replace::No)?;
-    if !json {
-        println!("{}: E-ARK {} of {}", path.display(), kind.as_str(), s.objid);
+    if let (Some(w), Some(path)) = (&r.wacz, &request.export_wacz) {
+        println!("{}: WACZ of {} ({} bytes)", path.display(), w.objid, w.bytes);
     }
-    Ok(s)
+    if let (Some(e), Some(path)) = (&r.eark, &request.export_eark) {
+        println!("{}: E-ARK {} of {}", path.display(), request.eark_type.as_str(), e.objid);
+    }
 }
 
 /// What `store remove` was told: list only, or delete.
@@ -367,7 +355,7 @@ fn run_remove(
     store: &Store,
     package: &str,
     consent: RemoveConsent,
-    json: bool,
+    shown: Shown,
 ) -> anyhow::Result<i32> {
     if !consent.dry_run && !consent.yes {
         eprintln!(
@@ -375,7 +363,7 @@ fn run_remove(
         );
         return Ok(EXIT_ERROR);
     }
-    let r = match store.remove(package, consent.dry_run) {
+    let r = match store_remove(store, package, consent.dry_run) {
         Ok(r) => r,
         Err(e @ StoreError::Refused(_)) => {
             eprintln!("webaip: store remove refused: {e}");
@@ -383,12 +371,11 @@ fn run_remove(
         }
         Err(e) => return Err(e.into()),
     };
-    let shown = Shown { json, quiet: true };
-    shown.report(&r, print_removal)?;
+    shown.report("remove", &r, print_removal)?;
     Ok(if r.removed || r.dry_run { 0 } else { EXIT_FINDINGS })
 }
 
-fn print_removal(r: &RemoveReport) {
+fn print_removal(r: &StoreRemoveReport) {
     let verb = if r.dry_run { "would delete" } else { "deleted" };
     for rep in &r.replicas {
         for k in &rep.deleted {
@@ -420,13 +407,13 @@ fn print_missing_dependencies(package: &Path, missing: &[String]) {
     }
 }
 
-fn print_failures(copies: &[CopyOutcome]) {
-    for c in copies.iter().filter(|c| c.status == CopyStatus::Failed) {
+fn print_failures(copies: &[StoreCopyOutcome]) {
+    for c in copies.iter().filter(|c| c.status == StoreCopyStatus::Failed) {
         println!("{}: {}: FAILED {}", c.replica, c.file, c.message.as_deref().unwrap_or_default());
     }
 }
 
-fn print_check(r: &webaip::store::CheckReport) {
+fn print_check(r: &StoreCheckReport) {
     for rep in &r.replicas {
         for k in &rep.temporaries_removed {
             println!("{}: {k}", rep.replica);

@@ -43,7 +43,7 @@ fn audit_with(pkg: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
             String::from_utf8_lossy(&o.stderr)
         )
     });
-    (code, v[0].clone())
+    (code, v["packages"][0].clone())
 }
 
 /// The value of `attr` on the `<mets:file>` element with this ID.
@@ -596,7 +596,7 @@ fn reference_packages_from_other_tools_are_audited_without_their_files() {
         bl.to_str().unwrap(),
     ]);
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let r = &r[0];
+    let r = &r["packages"][0];
     assert_eq!(r["validation"]["valid"], true, "{}", r["validation"]);
     // Its two files are kept elsewhere (URLs) and it has no manifest, which its profile does
     // not ask for: three things not checkable here, nothing damaged, a verdict of its own.
@@ -803,7 +803,7 @@ fn manifest_lines_that_leave_the_package_are_findings_and_never_opened() {
     let (code, stdout, trace) = webaip_traced(&args, &tmp.path().join("trace"));
     assert_eq!(code, Some(1));
     let r: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
-    let r = &r[0];
+    let r = &r["packages"][0];
     assert_eq!(r["intact"], false);
     let f = findings(r);
     for (name, words) in [
@@ -859,7 +859,7 @@ fn links_and_fifos_in_a_package_are_refused_by_path() {
     let (code, stdout, trace) = webaip_traced(&args, &tmp.path().join("trace"));
     assert_eq!(code, Some(1), "{}", String::from_utf8_lossy(&stdout));
     let r: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
-    let r = &r[0];
+    let r = &r["packages"][0];
     assert_eq!(r["intact"], false);
     let f = findings(r);
     let has = |file: &str, words: &str| {

@@ -54,7 +54,7 @@ fn audit(pkg: &Path, args: &[&str]) -> (i32, serde_json::Value) {
     let o = webaip(&argv);
     let reports: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-    (o.status.code().unwrap(), reports[0].clone())
+    (o.status.code().unwrap(), reports["packages"][0].clone())
 }
 
 fn unresolved(r: &serde_json::Value) -> Vec<serde_json::Value> {

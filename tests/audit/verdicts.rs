@@ -17,7 +17,7 @@ fn audit(pkg: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     args.extend_from_slice(extra);
     args.push(pkg.to_str().unwrap());
     let o = webaip(&args);
-    (o.status.code().unwrap(), json(&o)[0].clone())
+    (o.status.code().unwrap(), json(&o)["packages"][0].clone())
 }
 
 fn errors(r: &serde_json::Value, key: &str) -> Vec<String> {

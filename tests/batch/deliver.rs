@@ -127,7 +127,7 @@ fn store_without_out_retries_a_failed_put_and_keeps_no_local_copy() {
         assert!(stored.is_some(), "{key}");
         // The store gives back the golden package.
         let got = dir.join("got").join(golden);
-        store(&config, &["get", &id, "--to", got.to_str().unwrap()], 0);
+        store(&config, &["get", &id, "--out", got.to_str().unwrap()], 0);
         let mets = std::fs::read(got.join("METS.xml")).unwrap();
         assert_eq!(sha512_hex(&mets), golden_mets(golden), "{key}");
     }
@@ -205,7 +205,7 @@ fn ingest_makes_each_package_an_aip_before_it_is_kept_and_stored() {
         let said = String::from_utf8_lossy(&audit.stdout);
         assert!(audit.status.success() && said.contains(": INTACT:"), "{key}: {said}");
         let got = dir.join("got").join(golden);
-        store(&config, &["get", &id, "--to", got.to_str().unwrap()], 0);
+        store(&config, &["get", &id, "--out", got.to_str().unwrap()], 0);
         assert_eq!(std::fs::read(got.join("METS.xml")).unwrap(), mets, "{key}");
     }
     let check = store(&config, &["check", "--deep"], 0);

@@ -226,7 +226,7 @@ fn a_slurm_array_of_two_tasks_packages_each_shard_once_into_the_store() {
             .query_row("SELECT package_id FROM items WHERE key = ?1", [&key], |r| r.get(0))
             .unwrap();
         let back = dir.join("back").join(golden);
-        store(&["get", &id, "--to", back.to_str().unwrap()]);
+        store(&["get", &id, "--out", back.to_str().unwrap()]);
         let mets = std::fs::read(back.join("METS.xml")).unwrap();
         assert_eq!(sha512_hex(&mets), golden_mets(golden), "{key}");
     }

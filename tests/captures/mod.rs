@@ -63,7 +63,7 @@ fn package_and_check(sample: &str, shape: &str) -> serde_json::Value {
         let audit = webaip(&["audit", "--deep", "--json", out.to_str().unwrap()]);
         let a: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
         assert_eq!(audit.status.code(), Some(0), "{a}");
-        assert_eq!(a[0]["verdict"], "intact", "{a}");
+        assert_eq!(a["packages"][0]["verdict"], "intact", "{a}");
         // The quirks travel in the package, every one with its file and line or offset.
         let log = out.join(format!("logs/webaip/{shape}.quirks.json"));
         let q: serde_json::Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();

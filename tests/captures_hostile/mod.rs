@@ -40,7 +40,7 @@ fn assert_intact_and_warcio_agrees(out: &Path, src: &Path, shape: &str) -> serde
     let audit = webaip(&["audit", "--deep", "--json", out.to_str().unwrap()]);
     let a: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
     assert_eq!(audit.status.code(), Some(0), "{a}");
-    assert_eq!(a[0]["verdict"], "intact", "{a}");
+    assert_eq!(a["packages"][0]["verdict"], "intact", "{a}");
     let o = Command::new(oracle_python())
         .arg(repo().join("tests/oracle/check_captures.py"))
         .args([out, src])

@@ -106,7 +106,7 @@ fn second_crawl_against_first(shape: &str) {
     // audit --with the first package resolves every revisit; undedup gives back every payload.
     let o = webaip(&["audit", "--json", "--with", p1.to_str().unwrap(), p2.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let refs = &v[0]["references"];
+    let refs = &v["packages"][0]["references"];
     assert_eq!(o.status.code(), Some(0), "{shape}: {refs:#}");
     assert_eq!(refs["resolved"], unchanged.len() as u64, "{shape}");
     let back = dir.path().join("back");

@@ -142,7 +142,7 @@ fn a_deduplicated_crawl_replays_and_audits_with_the_earlier_package() {
         argv.extend_from_slice(args);
         let o = webaip(&argv);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        (o.status.code().unwrap(), v[0]["references"].clone())
+        (o.status.code().unwrap(), v["packages"][0]["references"].clone())
     };
     let (code, refs) = audit(&["--with", p1.to_str().unwrap(), p2.to_str().unwrap()]);
     assert_eq!((code, &refs["resolved"]), (0, &serde_json::json!(revisits)), "{refs:#}");

@@ -459,7 +459,7 @@ fn a_copied_warc_that_audit_would_reject_is_reported_and_kept_as_received() {
     // What the package declared is exactly what the deep audit finds.
     let audit = webaip(&["audit", "--deep", "--json", out.to_str().unwrap()]);
     let a: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
-    let mut theirs: Vec<(String, u64, String)> = a[0]["findings"]
+    let mut theirs: Vec<(String, u64, String)> = a["packages"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()

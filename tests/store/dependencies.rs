@@ -56,14 +56,14 @@ fn a_required_package_is_not_removed_and_a_missing_one_is_named() {
     // The second first: stored, with a warning that what it requires is not.
     let (code, r) = store(&g, &cfg, &["put", p2.to_str().unwrap()]);
     assert_eq!(code, 0, "{r}");
-    assert_eq!(r[0]["requires"], serde_json::json!([id1]), "{r}");
-    assert_eq!(r[0]["requires_missing"], serde_json::json!([id1]), "{r}");
+    assert_eq!(r["packages"][0]["requires"], serde_json::json!([id1]), "{r}");
+    assert_eq!(r["packages"][0]["requires_missing"], serde_json::json!([id1]), "{r}");
     let (code, c) = store(&g, &cfg, &["check"]);
     assert_eq!(code, 1, "{c}");
     assert_eq!(missing(&c), [(id2.clone(), id1.clone(), "not in the store".into())]);
     let (code, r) = store(&g, &cfg, &["put", p1.to_str().unwrap()]);
     assert_eq!(code, 0, "{r}");
-    assert_eq!(r[0]["requires"], serde_json::json!([]));
+    assert_eq!(r["packages"][0]["requires"], serde_json::json!([]));
     let (code, c) = store(&g, &cfg, &["check"]);
     assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c}");
 
@@ -97,7 +97,7 @@ fn a_required_package_is_not_removed_and_a_missing_one_is_named() {
     assert_eq!((code, &c["packages"]), (0, &serde_json::json!(1)), "{c}");
     let (code, r) = store(&g, &cfg, &["remove", &id1, "--yes"]);
     assert_eq!((code, &r["removed"]), (0, &serde_json::json!(true)), "{r}");
-    let (code, r) = store(&g, &cfg, &["get", &id1, "--to", t.join("got").to_str().unwrap()]);
+    let (code, r) = store(&g, &cfg, &["get", &id1, "--out", t.join("got").to_str().unwrap()]);
     assert_ne!(code, 0, "{r}");
 }
 
@@ -111,9 +111,9 @@ fn copies_deleted_by_hand_make_the_dependency_missing_and_rebuild_recovers_it() 
     let cfg = config(t, None);
     let (code, r) = store(&env, &cfg, &["put", p1.to_str().unwrap()]);
     assert_eq!(code, 0, "{r}");
-    let dir1 = r[0]["dir"].as_str().unwrap().to_string();
+    let dir1 = r["packages"][0]["dir"].as_str().unwrap().to_string();
     let (code, r) = store(&env, &cfg, &["put", p2.to_str().unwrap()]);
-    assert_eq!((code, &r[0]["requires_missing"]), (0, &serde_json::json!([])), "{r}");
+    assert_eq!((code, &r["packages"][0]["requires_missing"]), (0, &serde_json::json!([])), "{r}");
 
     // `audit --store` follows every revisit of the second into the first, fetched from the
     // store; once the first's copies are gone, it names every revisit unresolved.
@@ -128,7 +128,7 @@ fn copies_deleted_by_hand_make_the_dependency_missing_and_rebuild_recovers_it() 
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         (
             o.status.code(),
-            v[0]["references"].clone(),
+            v["packages"][0]["references"].clone(),
             String::from_utf8_lossy(&o.stderr).into_owned(),
         )
     };

@@ -25,7 +25,7 @@ fn a_fetched_package_is_exported_as_wacz_and_eark() {
         vec![
             "get".to_string(),
             id.clone(),
-            "--to".into(),
+            "--out".into(),
             to.display().to_string(),
             "--export-wacz".into(),
             wacz.display().to_string(),

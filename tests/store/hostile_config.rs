@@ -189,7 +189,7 @@ fn a_put_racing_a_repair_accepts_the_identical_copy() {
 }
 
 /// A get that fails midway (one copy corrupt on the only replica, found when it is verified)
-/// leaves nothing in `--to` (made by the get, it is gone; given, it is as it was), nor a
+/// leaves nothing in `--out` (made by the get, it is gone; given, it is as it was), nor a
 /// staging directory; a staging directory a killed get left is removed by the next get.
 #[test]
 fn a_failed_get_leaves_nothing_that_looks_like_a_package() {
@@ -213,14 +213,14 @@ fn a_failed_get_leaves_nothing_that_looks_like_a_package() {
     fs::write(&stored, &bad).unwrap();
 
     let to = t.join("to");
-    let o = run(&cfg, &["get", &id, "--to", to.to_str().unwrap()]);
+    let o = run(&cfg, &["get", &id, "--out", to.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("no replica holds a copy that verifies"));
     assert!(!to.exists(), "{:?}", tree(&to));
     // Into a directory that exists and holds something of its own.
     fs::create_dir_all(&to).unwrap();
     fs::write(to.join("mine.txt"), b"mine").unwrap();
-    let o = run(&cfg, &["get", &id, "--to", to.to_str().unwrap()]);
+    let o = run(&cfg, &["get", &id, "--out", to.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     let left: Vec<String> = fs::read_dir(&to)
         .unwrap()
@@ -228,13 +228,13 @@ fn a_failed_get_leaves_nothing_that_looks_like_a_package() {
         .collect();
     assert_eq!(left, vec!["mine.txt"], "{:?}", tree(&to));
 
-    // Repaired, with a killed get's staging directory in --to: the get succeeds, removes it.
+    // Repaired, with a killed get's staging directory in --out: the get succeeds, removes it.
     fs::remove_file(&stored).unwrap();
     fs::write(&stored, &good).unwrap();
     let dead = to.join(".webaip-get-Dead01");
     fs::create_dir_all(dead.join("content")).unwrap();
     fs::write(dead.join("METS.xml"), b"half").unwrap();
-    let o = run(&cfg, &["get", &id, "--to", to.to_str().unwrap()]);
+    let o = run(&cfg, &["get", &id, "--out", to.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(!dead.exists());
     let mut want = tree(&pkg);

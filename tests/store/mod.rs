@@ -135,7 +135,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 
     // Put: every copy written and verified on both replicas.
     let (code, r) = store(&g, &cfg, &["put", pkg.to_str().unwrap()]);
-    let r = &r[0];
+    let r = &r["packages"][0];
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["accepted"], true);
     let files = r["files"].as_u64().unwrap();
@@ -147,7 +147,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     // The same package again: nothing written.
     let (code, again) = store(&g, &cfg, &["put", pkg.to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert_eq!(statuses(&again[0]), vec!["present"; 2 * files as usize]);
+    assert_eq!(statuses(&again["packages"][0]), vec!["present"; 2 * files as usize]);
     let (code, c) = store(&g, &cfg, &["check", "--deep"]);
     assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c}");
 
@@ -195,7 +195,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
 
     // Get: the package back, verified, byte-identical.
     let back = tmp.path().join("back");
-    let (code, got) = store(&g, &cfg, &["get", &id, "--to", back.to_str().unwrap()]);
+    let (code, got) = store(&g, &cfg, &["get", &id, "--out", back.to_str().unwrap()]);
     assert_eq!(code, 0, "{got}");
     for e in walkdir::WalkDir::new(&pkg)
         .into_iter()
@@ -218,7 +218,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     cluster("stop", "0");
     let (code, r2) = store(&g, &cfg, &["put", pkg2.to_str().unwrap()]);
     assert_eq!(code, 0, "{r2}");
-    assert_eq!(r2[0]["accepted"], true);
+    assert_eq!(r2["packages"][0]["accepted"], true);
 
     // Two down: the put fails, says which replica, and is not recorded as accepted.
     let pkg3 = tmp.path().join("pkg3");
@@ -228,8 +228,8 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     let restart = garage();
     assert_eq!(restart["S3_BUCKET"], g["S3_BUCKET"]);
     assert_eq!(code, 1, "{r3}");
-    assert_eq!(r3[0]["accepted"], false);
-    assert_eq!(r3[0]["failed_replicas"], serde_json::json!(["garage"]));
+    assert_eq!(r3["packages"][0]["accepted"], false);
+    assert_eq!(r3["packages"][0]["failed_replicas"], serde_json::json!(["garage"]));
     assert!(accepted_at(&tmp.path().join("state.sqlite"), &objid(&pkg3)).is_none());
     // With the cluster back, the same put completes the store.
     let (code, r3) = store(&g, &cfg, &["put", pkg3.to_str().unwrap()]);
@@ -673,7 +673,7 @@ fn put_refuses_links_and_fifos_in_a_package() {
 
 /// A replica whose manifest was rewritten to name files outside the package: rebuild-state
 /// refuses the package, and `get` (with the state recording a hostile name, or a hostile
-/// manifest on the replica) writes nothing outside `--to`; a file already in `--to` is never
+/// manifest on the replica) writes nothing outside `--out`; a file already in `--out` is never
 /// replaced.
 #[test]
 fn get_and_rebuild_state_stay_inside_with_a_hostile_replica() {
@@ -692,11 +692,11 @@ fn get_and_rebuild_state_stay_inside_with_a_hostile_replica() {
     };
     assert_eq!(run(&["put", pkg.to_str().unwrap()], None).status.code(), Some(0));
 
-    // A file already in --to: refused, untouched, nothing else written.
+    // A file already in --out: refused, untouched, nothing else written.
     let to = t.join("to");
     fs::create_dir_all(&to).unwrap();
     fs::write(to.join("METS.xml"), b"mine").unwrap();
-    let o = run(&["get", &id, "--to", to.to_str().unwrap()], None);
+    let o = run(&["get", &id, "--out", to.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("never replaces"), "{o:?}");
     assert_eq!(fs::read(to.join("METS.xml")).unwrap(), b"mine");
@@ -708,7 +708,7 @@ fn get_and_rebuild_state_stay_inside_with_a_hostile_replica() {
     db.execute("UPDATE file SET path = '../../escape.txt' WHERE path = 'METS.xml'", []).unwrap();
     let traced = strace_available();
     let log = t.join("get.strace");
-    let o = run(&["get", &id, "--to", to.to_str().unwrap()], traced.then_some(log.as_path()));
+    let o = run(&["get", &id, "--out", to.to_str().unwrap()], traced.then_some(log.as_path()));
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not stay inside"), "{o:?}");
     assert!(tree(&to).is_empty() && !t.join("escape.txt").exists());
@@ -723,7 +723,7 @@ fn get_and_rebuild_state_stay_inside_with_a_hostile_replica() {
     fs::remove_file(&stored_manifest).unwrap();
     fs::write(&stored_manifest, &hostile).unwrap();
     // get still fetches what the state recorded: the hostile manifest does not verify.
-    let o = run(&["get", &id, "--to", to.to_str().unwrap()], traced.then_some(log.as_path()));
+    let o = run(&["get", &id, "--out", to.to_str().unwrap()], traced.then_some(log.as_path()));
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("no replica holds a copy that verifies"));
     if traced {
@@ -746,7 +746,7 @@ fn get_and_rebuild_state_stay_inside_with_a_hostile_replica() {
         refused.contains("../../../escape.txt") && refused.contains("does not stay inside"),
         "{r}"
     );
-    let o = run(&["get", &id, "--to", t.join("to2").to_str().unwrap()], None);
+    let o = run(&["get", &id, "--out", t.join("to2").to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(!t.join("to2").exists() || tree(&t.join("to2")).is_empty());
     assert!(!Path::new("/tmp/escape-abs.txt").exists());
@@ -845,7 +845,7 @@ fn leftover_temporaries_are_removed_and_a_killed_put_resumes() {
     fs::remove_file(&state).unwrap();
     let (code, r) = store(&env, &cfg, &["put", pkg.to_str().unwrap()]);
     assert_eq!(code, 0, "{r}");
-    assert!(statuses(&r[0]).contains(&"uploaded".to_string()), "{r}");
+    assert!(statuses(&r["packages"][0]).contains(&"uploaded".to_string()), "{r}");
     assert!(!dead.exists() && !live.exists());
     assert!(tree(&pdir).iter().all(|f| !f.contains(".webaip-upload-")), "{:?}", tree(&pdir));
     let (code, c) = store(&env, &cfg, &["check", "--deep"]);

@@ -219,7 +219,7 @@ fn audit_rebuild_of_an_edited_count_ends_in_seconds() {
     assert_eq!(run.status, Outcome::Exited(1), "{}", run.stderr);
     assert!(run.seconds < 20.0, "{:.1} s", run.seconds);
     let report = crate::util::json(&webaip(&args));
-    let findings = report[0]["findings"].as_array().unwrap();
+    let findings = report["packages"][0]["findings"].as_array().unwrap();
     let refused = findings
         .iter()
         .any(|f| f["rule"] == "arc-rebuild" && f["message"].as_str().unwrap().contains("refused"));

@@ -184,7 +184,7 @@ fn audit_rebuilds_packaged_arcs_and_names_a_changed_header_byte() {
     let p = pkg.to_str().unwrap();
     let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", p]);
     let report = json(&o);
-    let findings = report[0]["findings"].as_array().unwrap();
+    let findings = report["packages"][0]["findings"].as_array().unwrap();
     assert!(findings.iter().all(|f| f["rule"] != "arc-rebuild"), "{findings:?}");
     assert_eq!(o.status.code(), Some(0));
     let out = tmp.path().join("out");
@@ -206,7 +206,7 @@ fn audit_rebuilds_packaged_arcs_and_names_a_changed_header_byte() {
     let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", p]);
     assert_eq!(o.status.code(), Some(1));
     let report = json(&o);
-    let findings = report[0]["findings"].as_array().unwrap();
+    let findings = report["packages"][0]["findings"].as_array().unwrap();
     let named = findings.iter().any(|f| {
         let m = f["message"].as_str().unwrap();
         f["rule"] == "arc-rebuild"
@@ -352,7 +352,7 @@ fn a_member_no_zlib_setting_reproduces_is_named_at_migration_unmigrate_and_audit
     assert_ne!(std::fs::read(out.join(name)).unwrap(), std::fs::read(&arc).unwrap());
 
     let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", pkg.to_str().unwrap()]);
-    let a = &json(&o)[0]["arc_rebuilds"];
+    let a = &json(&o)["packages"][0]["arc_rebuilds"];
     assert_eq!((a["rebuilt"].as_u64(), a["as_stated"].as_u64()), (Some(1), Some(1)), "{a}");
     let named = &a["gzip_not_identical"];
     assert_eq!(named.as_array().map(Vec::len), Some(1), "{a}");
@@ -405,7 +405,7 @@ fn a_changed_content_is_never_said_to_come_back_identical() {
     assert!(!text.contains("see below"), "{text}");
 
     let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", pkg.to_str().unwrap()]);
-    let a = &json(&o)[0]["arc_rebuilds"];
+    let a = &json(&o)["packages"][0]["arc_rebuilds"];
     assert_eq!((a["rebuilt"].as_u64(), a["as_stated"].as_u64()), (Some(1), Some(0)), "{a}");
     let named = a["gzip_not_identical"].as_array().map_or(0, Vec::len);
     assert_eq!(named, 0, "{a}");

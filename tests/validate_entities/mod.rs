@@ -244,7 +244,7 @@ fn audit_json(pkg: &Path) -> (i32, serde_json::Value) {
     let o = webaip(&["audit", "--json", "--schemas", s.to_str().unwrap(), pkg.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|_| panic!("no JSON: {}", String::from_utf8_lossy(&o.stderr)));
-    (o.status.code().unwrap(), v[0].clone())
+    (o.status.code().unwrap(), v["packages"][0].clone())
 }
 
 #[test]

@@ -108,6 +108,9 @@ pub mod formats;
 pub mod ids;
 pub mod index;
 pub mod ingest;
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod internals;
 pub mod layout;
 pub mod metadata;
 pub mod mets;
@@ -120,3 +123,5 @@ pub mod sources;
 pub mod stages;
 pub mod store;
 pub mod temporaries;
+#[cfg(test)]
+mod test_support;

@@ -166,6 +166,25 @@ fn modules() -> BTreeMap<String, PathBuf> {
         let name = std::iter::once("crate".to_string()).chain(parts).collect::<Vec<_>>().join("::");
         out.insert(name, p.to_path_buf());
     }
+    let tests: Vec<String> = out.iter().flat_map(|(m, p)| test_children(m, p)).collect();
+    out.retain(|m, _| !tests.iter().any(|t| m == t || m.starts_with(&format!("{t}::"))));
+    out
+}
+
+/// The modules `module` declares in files of their own under `#[cfg(test)]` (`mod tests;`):
+/// unit tests, no part of the library's shape.
+fn test_children(module: &str, path: &Path) -> Vec<String> {
+    let code = code_only(&std::fs::read_to_string(path).unwrap());
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("#[cfg(test)]") {
+        let after = code[at + "#[cfg(test)]".len()..].trim_start();
+        let Some(rest) = after.strip_prefix("mod ") else { continue };
+        let name: String =
+            rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        if rest[name.len()..].trim_start().starts_with(';') {
+            out.push(format!("{module}::{name}"));
+        }
+    }
     out
 }
 
@@ -439,3 +458,4 @@ fn the_reading_of_code_skips_strings_comments_and_test_modules() {
     assert!(!code.contains("crate::x") && !code.contains("'}'"), "{code}");
     assert_eq!(functions(&code), vec![("a".to_string(), 1, 5)]);
 }
+

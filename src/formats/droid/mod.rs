@@ -301,3 +301,6 @@ fn has_required<H: matcher::Hay>(s: &Sequence, hay: &H) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod siegfried_tests;

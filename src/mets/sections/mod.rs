@@ -283,3 +283,6 @@ pub enum SectionsError {
     #[error("a section cannot be written back: {0}")]
     Write(#[source] yaserde::Error),
 }
+
+#[cfg(test)]
+mod tests;

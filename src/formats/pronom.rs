@@ -41,7 +41,8 @@ pub(crate) fn arc(version: &str) -> PronomFormat {
 
 /// Every PUID of this table with the version it stands for, for checking against a DROID
 /// signature file.
-pub fn known() -> Vec<(&'static str, &'static str, &'static str)> {
+#[cfg(test)]
+pub(crate) fn known() -> Vec<(&'static str, &'static str, &'static str)> {
     vec![
         ("fmt/1281", "WARC", "1.1"),
         ("fmt/1355", "WARC", "1.0"),

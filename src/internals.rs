@@ -11,7 +11,7 @@ pub use crate::formats::warc::WarcReader;
 // One migration with seeded identifiers and every record written reported as it is written,
 // which the migration harness checks against warcio record by record.
 pub use crate::ids::Ids;
-pub use crate::migrate::{InputKind, MigratedRecord, migrate_file, output_name};
+pub use crate::migrate::{MigratedRecord, migrate_file, output_name};
 
 // The METS builder over the package model, and the validator: the METS fuzz target, its
 // seeds and the METS benchmark.

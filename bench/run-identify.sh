@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# PRONOM identification speed: webaip's DROID matcher (formats::droid, through the example
-# binary examples/identify.rs) beside siegfried (pygfried, one worker) on the same payloads,
+# PRONOM identification speed: webaip's DROID matcher (formats::droid, through the benchmark
+# binary benches/identify.rs) beside siegfried (pygfried, one worker) on the same payloads,
 # each pinned to one core:
 #   bash bench/run-identify.sh [--repeat N] [ARCHIVE...]
 # The payloads are every record payload of the given WARC/ARC files (default: every file of
@@ -17,8 +17,8 @@ if [ $# -gt 0 ]; then archives=("$@"); else archives=(../shared/corpus/warc/* ..
 
 py=${WEBAIP_ORACLE_PYTHON:-.venv/bin/python}
 if ! "$py" -c 'import warcio, pygfried' 2>/dev/null; then bash scripts/setup-test-env.sh; fi
-cargo build --release --quiet --example identify
-bin=${CARGO_TARGET_DIR:-target}/release/examples/identify
+bin=$(cargo bench --quiet --features test-hooks --bench identify --no-run --message-format json |
+  "$py" -c 'import json, sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 pin=()
 if command -v taskset >/dev/null; then pin=(taskset -c 0); fi
 

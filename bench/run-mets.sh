@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-test-env.sh
-cargo bench --bench mets
+cargo bench --features test-hooks --bench mets
 cargo build --release --quiet
 echo "webaip validate on the 1M-record METS:"
 start=$(date +%s%N)

@@ -5,9 +5,8 @@
 use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
-use webaip::mets::MetsBuilder;
-use webaip::model::*;
-use webaip::profile::Profile;
+use webaip::internals::model::*;
+use webaip::internals::{MetsBuilder, Profile};
 
 fn header() -> PackageHeader {
     PackageHeader {
@@ -153,7 +152,7 @@ fn write(
         }
     }
     if described > 0 {
-        webaip::package::entities::resolve_entities(
+        webaip::internals::resolve_entities(
             &mut b,
             path.parent().unwrap_or(std::path::Path::new(".")),
         )

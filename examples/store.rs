@@ -7,8 +7,7 @@
 
 use std::path::Path;
 
-use webaip::store::config::{ReplicaConfig, ReplicaKind};
-use webaip::{AuditOptions, Store, StoreConfig, store_package};
+use webaip::{AuditOptions, ReplicaConfig, ReplicaKind, Store, StoreConfig, store_package};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

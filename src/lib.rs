@@ -111,6 +111,9 @@ pub mod formats;
 pub mod ids;
 pub mod index;
 pub mod ingest;
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod internals;
 pub mod layout;
 pub mod metadata;
 pub mod mets;
@@ -123,3 +126,5 @@ pub mod sources;
 pub mod stages;
 pub mod store;
 pub mod temporaries;
+#[cfg(test)]
+mod test_support;

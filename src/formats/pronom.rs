@@ -41,7 +41,8 @@ pub(crate) fn arc(version: &str) -> PronomFormat {
 
 /// Every PUID of this table with the version it stands for, for checking against a DROID
 /// signature file.
-pub fn known() -> Vec<(&'static str, &'static str, &'static str)> {
+#[cfg(test)]
+pub(crate) fn known() -> Vec<(&'static str, &'static str, &'static str)> {
     vec![
         ("fmt/1281", "WARC", "1.1"),
         ("fmt/1355", "WARC", "1.0"),
@@ -71,6 +72,33 @@ mod tests {
                 arc(version)
             };
             assert_eq!((f.puid, f.name), (Some(puid), name));
+        }
+    }
+}
+
+/// The table against the DROID signature file that opf-fido ships: every PUID names the
+/// format and version webaip says it does.
+#[cfg(test)]
+mod droid_tests {
+    use std::process::Command;
+
+    use crate::test_support::{oracle_python, repo};
+
+    #[test]
+    fn every_puid_names_the_format_and_version_droid_gives_it() {
+        let known = super::known();
+        let puids: Vec<&str> = known.iter().map(|k| k.0).collect();
+        let o = Command::new(oracle_python())
+            .arg(repo().join("tests/oracle/droid.py"))
+            .args(&puids)
+            .output()
+            .expect("python runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for (puid, name, version) in known {
+            let f = &d["formats"][puid];
+            assert_eq!(f["name"], name, "{puid} in {}", d["signature_file"]);
+            assert_eq!(f["version"], version, "{puid} in {}", d["signature_file"]);
         }
     }
 }

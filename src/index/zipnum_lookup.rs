@@ -363,3 +363,79 @@ mod tests {
         assert!(e.to_string().contains("named twice"), "{e}");
     }
 }
+
+/// A ZipNum index whose summary names one block many times, over the lines cdxj-indexer
+/// writes for a corpus WARC.
+#[cfg(test)]
+mod block_tests {
+    use std::io::Write;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use super::ZipNumIndex;
+    use crate::test_support::{corpus, repo};
+
+    /// The sorted CDXJ lines cdxj-indexer gives for the corpus's warcio example.
+    fn example_lines(dir: &std::path::Path) -> Vec<String> {
+        let name = "warcio-example.warc.gz";
+        std::fs::copy(corpus().join("warc").join(name), dir.join(name)).unwrap();
+        let o = Command::new(repo().join(".venv/bin/cdxj-indexer"))
+            .current_dir(dir)
+            .arg(name)
+            .output()
+            .expect("cdxj-indexer runs");
+        assert!(o.status.success(), "cdxj-indexer: {}", String::from_utf8_lossy(&o.stderr));
+        let mut lines: Vec<String> =
+            String::from_utf8(o.stdout).expect("UTF-8").lines().map(str::to_string).collect();
+        lines.sort();
+        lines
+    }
+
+    fn filler(state: &mut u64, len: usize) -> String {
+        (0..len)
+            .map(|_| {
+                *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                b"abcdefghijklmnopqrstuvwxyz234567"[(*state >> 59) as usize] as char
+            })
+            .collect()
+    }
+
+    /// 200 summary lines naming one block (of 20,000 lines) for the key looked up: the block
+    /// is read once, so its lines come once each (not 200 times), in bounded time.
+    #[test]
+    fn a_block_named_by_many_summary_lines_is_read_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let lines = example_lines(tmp.path());
+        let dir = tmp.path().join("zipnum");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut state = 7u64;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        for i in 0..20_000 {
+            let url = format!("http://aaaa.com/{i:06}/{}", filler(&mut state, 40));
+            writeln!(gz, "com,aaaa)/{i:06} 20170101000000 {{\"url\": \"{url}\"}}").unwrap();
+        }
+        let wanted: Vec<&String> =
+            lines.iter().filter(|l| l.starts_with("com,example)/ ")).collect();
+        assert!(!wanted.is_empty(), "the example has lines for http://example.com/");
+        for l in &wanted {
+            writeln!(gz, "{l}").unwrap();
+        }
+        let block = gz.finish().unwrap();
+        let first: Vec<&str> = wanted[0].splitn(3, ' ').take(2).collect();
+        let line = format!("{}\tall\t0\t{}\t1\n", first.join(" "), block.len());
+        std::fs::write(dir.join("all.cdx.gz"), &block).unwrap();
+        std::fs::write(dir.join("all.loc"), "all\tall.cdx.gz\n").unwrap();
+        std::fs::write(dir.join("all.idx"), line.repeat(200)).unwrap();
+        let z = ZipNumIndex::open(&dir.join("all.idx")).unwrap();
+        let started = Instant::now();
+        let got: Vec<_> = z.lines_of("com,example)/").unwrap().map(|l| l.unwrap().text).collect();
+        let took = started.elapsed();
+        eprintln!(
+            "{} KB block named 200 times: {} lines in {took:?}",
+            block.len() >> 10,
+            got.len()
+        );
+        assert_eq!(got.len(), wanted.len());
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+}

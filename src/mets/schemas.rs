@@ -60,3 +60,30 @@ pub(crate) fn write_into(dir: &Path) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The built-in schemas are byte for byte the files in `xsd/`, and those the official copies
+/// the tests' oracle uses (`../shared/xsd`).
+#[cfg(test)]
+mod copies_tests {
+    use crate::test_support::{corpus, repo};
+
+    #[test]
+    fn the_built_in_schemas_are_the_official_copies() {
+        for f in super::BUILT_IN {
+            let shipped = std::fs::read(repo().join("xsd").join(f.name)).unwrap();
+            assert_eq!(f.bytes, shipped.as_slice(), "{}", f.name);
+            if f.name != "webaip-rights.xsd" {
+                assert_eq!(
+                    shipped,
+                    std::fs::read(corpus().join("../xsd").join(f.name)).unwrap(),
+                    "{}",
+                    f.name
+                );
+            }
+        }
+        let sources = std::fs::read_to_string(repo().join("xsd/SOURCES.md")).unwrap();
+        for needle in ["CC BY 4.0", "W3C Software and Document License", "Library of Congress"] {
+            assert!(sources.contains(needle), "{needle}");
+        }
+    }
+}

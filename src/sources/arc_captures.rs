@@ -140,3 +140,6 @@ impl ArcCaptures {
 }
 
 super::capture::one_file_source!(ArcCaptures, "arc");
+
+#[cfg(test)]
+mod capture_tests;

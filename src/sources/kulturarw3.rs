@@ -1653,3 +1653,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod reader_tests;

@@ -935,3 +935,6 @@ mod tests {
         assert_eq!(sides.len(), 2);
     }
 }
+
+#[cfg(test)]
+mod reader_tests;

@@ -1030,3 +1030,6 @@ mod tests {
         assert_eq!(layout_url(b"www.e.org/100%/caf\xe9.txt"), "http://www.e.org/100%25/caf%E9.txt");
     }
 }
+
+#[cfg(test)]
+mod bounds_tests;

@@ -1,6 +1,6 @@
 //! A mirror's `.zip`, unpacked by the one unpacker of every ZIP (`formats::unzip`) into a
 //! temporary directory: its budget is [`DEFAULT_ZIP_EXPANSION`] times the zip's size, at least
-//! [`ZIP_BUDGET_FLOOR`] (`--max-zip-expansion` raises the ratio).
+//! `formats::unzip::ZIP_BUDGET_FLOOR` (`--max-zip-expansion` raises the ratio).
 //!
 //! A zip refused whole ends the run with exit 2 (an error naming the zip and the entry at
 //! fault; nothing is packaged or listed, nothing of it kept). An entry refused alone (a link,
@@ -16,10 +16,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::mirror::{Mirror, MirrorError, MirrorKind, MirrorOptions, mirror_kind, read_mirror};
+pub use crate::formats::unzip::DEFAULT_ZIP_EXPANSION;
 use crate::formats::unzip::{self, Limits};
-pub use crate::formats::unzip::{
-    DEFAULT_ZIP_EXPANSION, MAX_ZIP_DEPTH, MAX_ZIP_ENTRIES, ZIP_BUDGET_FLOOR, zip_budget,
-};
 use crate::temporaries::TempName;
 
 /// The temporary directories zips are unpacked into (`.webaip-mirror-XXXXXX`).

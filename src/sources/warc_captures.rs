@@ -181,3 +181,6 @@ fn see(head: &WarcRecordHead, block: &mut dyn Read) -> io::Result<Option<Seen>> 
 }
 
 super::capture::one_file_source!(WarcCaptures, "warc");
+
+#[cfg(test)]
+mod capture_tests;

@@ -45,7 +45,6 @@ pub use error::{
     ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, ManifestError, ManifestFault,
     MetsProblem, Overlap, PackageProblem, Rejections, StoreError, StoreRefusal,
 };
-pub use rebuild::RebuildStateReport;
 use replica::{FsReplica, HashingFile, Replica, Source};
 use state::{FileRecord, StateDb};
 

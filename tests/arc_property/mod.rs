@@ -7,10 +7,10 @@
 
 use std::io::Write;
 
+use crate::util::hex;
 use proptest::prelude::*;
 use sha2::{Digest, Sha512};
-use webaip::formats::arc::{AnomalyKind, ArcReader, RecordKind};
-use webaip::formats::digest::hex;
+use webaip::internals::{AnomalyKind, ArcReader, RecordKind};
 
 use crate::util::migrate;
 

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use webaip::formats::arc::{AnomalyKind, ArcReader, RecordKind};
-use webaip::formats::warc::WarcReader;
+use webaip::internals::{AnomalyKind, ArcReader, RecordKind, WarcReader};
 
 use crate::util::{check_with_warcio, migrate, report_of, webaip_command};
 
@@ -493,7 +492,7 @@ fn check_padding(name: &str, padding: &[u8], gzip_members: bool) {
     assert_eq!(m.report.anomaly_counts.get("whitespace-padding"), Some(&1));
     // warcio, reading our WARC, serves the declared body for both records.
     let o = crate::util::oracle(&m.output, false);
-    let want = webaip::formats::digest::hex(&sha2::Sha512::digest(PAGE_ENTITY));
+    let want = crate::util::hex(&sha2::Sha512::digest(PAGE_ENTITY));
     let responses: Vec<_> = o.records.iter().filter(|r| r.rec_type == "response").collect();
     assert_eq!(responses.len(), 2, "{name}");
     for rec in responses {
@@ -648,8 +647,10 @@ fn a_file_with_no_date_anywhere_needs_a_capture_date() {
     assert!(err.contains("dateless.arc") && err.contains("offset 0"), "{err}");
     assert!(!m.output.exists(), "nothing written");
 
-    let opts = webaip::migrate::MigrateOptions {
-        capture_date: Some(webaip::metadata::parse_capture_date("20050101120000").unwrap()),
+    let opts = webaip::MigrateOptions {
+        capture_date: Some(
+            chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2005, 1, 1, 12, 0, 0).unwrap(),
+        ),
         ..Default::default()
     };
     let m = crate::util::migrate_with(&f.path, &opts);

@@ -60,7 +60,7 @@ impl SipFile {
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    webaip::formats::digest::hex(&Sha512::digest(bytes))
+    crate::util::hex(&Sha512::digest(bytes))
 }
 
 /// A SIP METS as the BL wrote them in 2013-2016 (after
@@ -304,7 +304,7 @@ fn a_checksum_is_checked_by_the_algorithm_its_type_names() {
     use md5::Digest as _;
     let tmp = tempfile::tempdir().unwrap();
     let sha = format!("CHECKSUMTYPE=\"SHA-512\" CHECKSUM=\"{}\"", hex(LOG));
-    let md5 = webaip::formats::digest::hex(&md5::Md5::digest(LOG));
+    let md5 = crate::util::hex(&md5::Md5::digest(LOG));
     let as_md5 = |value: &str| {
         bl_sip(&sip_files(LOG), None)
             .replace(&sha, &format!("CHECKSUMTYPE=\"MD5\" CHECKSUM=\"{value}\""))

@@ -417,7 +417,7 @@ fn rewrite_block_digest(pkg: &Path, container: &str, record: &str) {
     fs::write(&path, &out).unwrap();
 
     let old_sum = file_attr(&mets, &container_id(&mets, container), "CHECKSUM");
-    let new_sum = webaip::formats::digest::sha512_hex(&out);
+    let new_sum = crate::util::sha512_hex(&out);
     let (old_size, new_size) = (bytes.len(), out.len());
     let mets = mets
         .replace(&old_sum, &new_sum)
@@ -438,7 +438,7 @@ fn rewrite_block_digest(pkg: &Path, container: &str, record: &str) {
         manifest.lines().find(|l| l.ends_with("  METS.xml")).map(|l| l[..128].to_string()).unwrap();
     let manifest = manifest
         .replace(&old_sum, &new_sum)
-        .replace(&old_mets_sum, &webaip::formats::digest::sha512_hex(mets.as_bytes()));
+        .replace(&old_mets_sum, &crate::util::sha512_hex(mets.as_bytes()));
     fs::write(pkg.join("manifest-sha512.txt"), manifest).unwrap();
 }
 
@@ -783,7 +783,7 @@ fn manifest_lines_that_leave_the_package_are_findings_and_never_opened() {
     build(&sample("heritrix-job"), &pkg);
     let secret = tmp.path().join("secret.txt");
     fs::write(&secret, "not for the audit\n").unwrap();
-    let secret_sum = webaip::formats::digest::sha512_hex(b"not for the audit\n");
+    let secret_sum = crate::util::sha512_hex(b"not for the audit\n");
     fs::write(pkg.join("stray.txt"), "in the package but not in the METS\n").unwrap();
     let manifest = pkg.join("manifest-sha512.txt");
     let mut text = fs::read_to_string(&manifest).unwrap();

@@ -78,7 +78,7 @@ fn edit_mets(pkg: &Path, from: &str, to: &str) {
     assert!(text.contains(from), "{from}");
     let new = text.replacen(from, to, 1);
     fs::write(&path, &new).unwrap();
-    let hex = |b: &[u8]| webaip::formats::digest::hex(&Sha512::digest(b));
+    let hex = |b: &[u8]| crate::util::hex(&Sha512::digest(b));
     let manifest = pkg.join("manifest-sha512.txt");
     let m = fs::read_to_string(&manifest).unwrap().replace(&hex(&old), &hex(new.as_bytes()));
     fs::write(&manifest, m).unwrap();

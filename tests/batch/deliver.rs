@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use webaip::formats::digest::sha512_hex;
+use crate::util::sha512_hex;
 
 use super::{golden_mets, outcome, rows};
 use crate::util::{sample, webaip};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use webaip::formats::digest::sha512_hex;
+use crate::util::sha512_hex;
 
 use super::{golden_mets, outcome, rows, sample_key, sample_lines_beside};
 use crate::util::{WEBAIP, repo, webaip};

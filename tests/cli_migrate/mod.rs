@@ -137,7 +137,7 @@ fn committed_samples_are_what_the_generator_writes_and_migrate_cleanly() {
             .report
             .anomalies
             .iter()
-            .filter(|a| a.severity >= webaip::formats::arc::Severity::Warning)
+            .filter(|a| a.severity >= webaip::internals::AnomalySeverity::Warning)
             .collect();
         assert!(severe.is_empty(), "{name}: {severe:?}");
     }
@@ -278,7 +278,8 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 /// the rest is read): deterministic, no race with a thread of the test.
 #[test]
 fn an_arc_cut_short_while_migrated_fails_naming_both_sizes() {
-    use webaip::migrate::{MigrateOptions, migrate_file, output_name};
+    use webaip::MigrateOptions;
+    use webaip::internals::{migrate_file, output_name};
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("IAH-20240101000000-00000-cut.arc");
     let mut arc = b"filedesc://x.arc 0.0.0.0 20240101000000 text/plain 77\n1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n\n".to_vec();
@@ -300,7 +301,7 @@ fn an_arc_cut_short_while_migrated_fails_naming_both_sizes() {
             f.set_len(100_000).unwrap();
         })
     };
-    let ids = webaip::ids::Ids::seeded("test");
+    let ids = webaip::internals::Ids::seeded("test");
     let opts = MigrateOptions::default();
     let report = migrate_file(&input, &output, &opts, &ids, &cut_short, &mut |_| {});
     assert!(cut.is_completed(), "the progress callback was never called");

@@ -69,11 +69,8 @@ fn a_deduplicated_crawl_replays_and_audits_with_the_earlier_package() {
 
     // Every capture of the second crawl, as its index names it.
     let lines = std::fs::read_to_string(dedup_indexes.join("p2.cdxj")).unwrap();
-    let captures: Vec<(String, String)> = lines
-        .lines()
-        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
-        .map(|e| (e.timestamp, e.url))
-        .collect();
+    let captures: Vec<(String, String)> =
+        lines.lines().map(crate::util::CdxjLine::parse).map(|e| (e.timestamp, e.url)).collect();
     let revisit_lines = lines.lines().filter(|l| l.contains("\"warc/revisit\"")).count();
     assert_eq!(revisit_lines as u64, revisits, "each revisit is in the index");
     let dedup = replay(&dedup_indexes, &[&p1, &p2], &captures);
@@ -115,7 +112,7 @@ fn a_deduplicated_crawl_replays_and_audits_with_the_earlier_package() {
     let plain_index = plain_indexes.join("plain.cdxj");
     let mut followed = 0;
     for line in lines.lines().filter(|l| l.contains("\"warc/revisit\"")) {
-        let e = webaip::index::cdxj::IndexEntry::parse_cdxj(line).unwrap();
+        let e = crate::util::CdxjLine::parse(line);
         let get = |indexes: &[(&Path, &Path)]| {
             let mut argv = vec!["get", "-q", &e.url, "--at", &e.timestamp];
             for (i, p) in indexes {

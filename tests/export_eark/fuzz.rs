@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use webaip::export::eark::check::check_package;
+use webaip::internals::check_eark_package as check_package;
 
 use super::{export, packaged_sample};
 

@@ -216,7 +216,7 @@ fn pywb_imports_the_wacz_and_replays_every_capture() {
     let captures: Vec<(String, String)> = std::fs::read_to_string(&own)
         .unwrap()
         .lines()
-        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .map(crate::util::CdxjLine::parse)
         .filter(|e| e.url.starts_with("http"))
         .map(|e| (e.timestamp, e.url))
         .collect();
@@ -450,7 +450,7 @@ fn a_deduplicated_package_exports_with_the_originals_of_its_revisits() {
     let captures: Vec<(String, String)> = std::fs::read_to_string(&own)
         .unwrap()
         .lines()
-        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .map(crate::util::CdxjLine::parse)
         .map(|e| (e.timestamp, e.url))
         .collect();
     let coll = d.join("collections/c");
@@ -492,7 +492,7 @@ fn a_deduplicated_package_exports_with_the_originals_of_its_revisits() {
     let revisits: Vec<u64> = std::fs::read_to_string(&index)
         .unwrap()
         .lines()
-        .map(|l| webaip::index::cdxj::IndexEntry::parse_cdxj(l).unwrap())
+        .map(crate::util::CdxjLine::parse)
         .filter(|e| e.mime.as_deref() == Some("warc/revisit"))
         .map(|e| e.offset)
         .collect();

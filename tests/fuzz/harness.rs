@@ -22,9 +22,7 @@ use std::time::{Duration, Instant};
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use webaip::formats::arc::{ArcReader, RecordKind};
-use webaip::formats::warc::WarcReader;
-use webaip::mets::{ValidateOptions, validate_mets};
+use webaip::internals::{ArcReader, RecordKind, ValidateOptions, WarcReader, validate_mets};
 
 use super::child::{Outcome, is_child, run_child};
 use crate::util::corpus;
@@ -275,9 +273,9 @@ fn arc_case(path: &Path, data: &[u8], case: u64, scratch: &Path) {
     if case.is_multiple_of(16) {
         let out = scratch.join("out.warc.gz");
         let _ = std::fs::remove_file(&out);
-        let ids = webaip::ids::Ids::seeded("fuzz");
-        let opts = webaip::migrate::MigrateOptions::default();
-        let report = webaip::migrate::migrate_file(path, &out, &opts, &ids, &|_| {}, &mut |_| {});
+        let ids = webaip::internals::Ids::seeded("fuzz");
+        let opts = webaip::MigrateOptions::default();
+        let report = webaip::internals::migrate_file(path, &out, &opts, &ids, &|_| {}, &mut |_| {});
         match &report.error {
             None => assert!(
                 report.conservation.conserved,
@@ -308,7 +306,7 @@ const KW3_FILE: &str = "archive/3f/www.example.se/17/4443a33a26034bd0d1fe8db1240
 
 /// Reads every capture of a capture source and every payload: no error, at most one capture
 /// (the harvest holds one), and when none, the mutated file kept as a side file.
-fn read_capture_source(mut src: impl webaip::sources::capture::CaptureSource, file: &str) {
+fn read_capture_source(mut src: impl webaip::internals::CaptureSource, file: &str) {
     let mut captures = 0;
     for c in src.by_ref() {
         let c = c.unwrap_or_else(|e| panic!("one bad file stopped the harvest: {e}"));
@@ -332,7 +330,7 @@ fn read_capture_source(mut src: impl webaip::sources::capture::CaptureSource, fi
 
 /// NEDLIB: the mutated bytes are a `.meta` beside a data file.
 fn nedlib_case(data: &[u8], scratch: &Path) {
-    use webaip::sources::nedlib::{NedlibHarvest, NedlibOptions};
+    use webaip::internals::{NedlibHarvest, NedlibOptions};
     let root = scratch.join("nedlib");
     let run = root.join("2003-7-18/0000");
     std::fs::create_dir_all(&run).unwrap();
@@ -344,7 +342,7 @@ fn nedlib_case(data: &[u8], scratch: &Path) {
 
 /// Kulturarw3: the mutated bytes are one `<md5url>.<epoch>` file of an archive.
 fn kulturarw3_case(data: &[u8], scratch: &Path) {
-    use webaip::sources::kulturarw3::Kulturarw3Archive;
+    use webaip::internals::Kulturarw3Archive;
     let root = scratch.join("kw3");
     let file = root.join(KW3_FILE);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -423,11 +421,11 @@ fn mirror_seeds() -> Vec<Vec<u8>> {
 /// as wget's (the wget log) or HTTrack's (the others); or a mutated mirror `.zip` unpacked
 /// and read. Reading may refuse; it must not panic, and no unpacked copy may stay.
 fn mirror_case(root: &Path, which: usize, data: &[u8], seeds: &[Vec<u8>]) {
-    use webaip::sources::mirror::{MirrorKind, MirrorOptions, read_mirror};
+    use webaip::internals::{MirrorKind, MirrorOptions, read_mirror};
     let opts = MirrorOptions {
         url_prefix: None,
         capture_date: chrono::DateTime::from_timestamp(1_700_000_000, 0),
-        zone: webaip::sources::pandas::Zone::Utc,
+        zone: webaip::internals::Zone::Utc,
         name: None,
     };
     if which == MIRROR_FILES.len() - 1 {
@@ -435,7 +433,7 @@ fn mirror_case(root: &Path, which: usize, data: &[u8], seeds: &[Vec<u8>]) {
         std::fs::create_dir_all(&work).unwrap();
         let zip = work.join("mirror.zip");
         std::fs::write(&zip, data).unwrap();
-        if let Ok(u) = webaip::sources::unzip::unpack_zip(&zip, &work, 100) {
+        if let Ok(u) = webaip::internals::unpack_zip(&zip, &work, 100) {
             let _ = read_mirror(&u.root, u.kind, &opts);
         }
         let left = std::fs::read_dir(&work).unwrap().count();
@@ -507,7 +505,7 @@ fn seeds(target: Target, scratch: &Path) -> Vec<Vec<u8>> {
         Target::Arc => read_seeds(&corpus().join("arc")),
         Target::Warc => read_seeds(&corpus().join("warc")),
         Target::Mets => {
-            use webaip::model::SerializationMode;
+            use webaip::internals::model::SerializationMode;
             let mut v = Vec::new();
             for (i, mode) in
                 [SerializationMode::Minimal, SerializationMode::Full].iter().enumerate()

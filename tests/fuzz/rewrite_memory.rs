@@ -4,8 +4,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use webaip::formats::html::html_encoding;
-use webaip::stages::rewrite::{LinkMap, rewrite_html, rewrite_html_stream};
+use webaip::internals::{LinkMap, html_encoding, rewrite_html, rewrite_html_stream};
 
 use super::child::{is_child, run_child};
 

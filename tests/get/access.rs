@@ -90,7 +90,7 @@ fn an_https_revisit_of_an_http_capture_gets_its_payload() {
     let replayed = crate::dedup::replay::replay(&d.join("idx/all.cdxj"), &[d], &captures);
     let answer = &replayed["https://example.test/page"];
     assert_eq!(answer["status"], 200, "{answer}");
-    assert_eq!(answer["sha256"], webaip::formats::digest::hex(&sha2::Sha256::digest(PAGE)));
+    assert_eq!(answer["sha256"], crate::util::hex(&sha2::Sha256::digest(PAGE)));
 }
 
 /// `get --index NAME.idx` run in the index's folder finds `NAME.cdx.gz` beside it.

@@ -301,7 +301,7 @@ fn a_foreign_sip_ingested_twice_exists_the_second_time() {
     let first = report(&ingest(&ssip, &aips, &[]));
     assert_eq!(first["outcome"], "created", "{first:#}");
     let aip = fs::read_to_string(aips.join("sip/METS.xml")).unwrap();
-    let sha = webaip::formats::digest::sha512_hex(mets.as_bytes());
+    let sha = crate::util::sha512_hex(mets.as_bytes());
     assert!(aip.contains(&format!("TYPE=\"sSIP METS SHA-512\">{sha}</mets:altRecordID>")), "{aip}");
     let second = report(&ingest(&ssip, &aips, &[]));
     assert_eq!(second["outcome"], "exists", "{second:#}");

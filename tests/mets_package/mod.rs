@@ -6,12 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use chrono::{DateTime, TimeZone, Utc};
-use webaip::mets::validate::Severity;
-use webaip::mets::{MetsBuilder, ValidateOptions, validate_mets};
-use webaip::model::*;
-use webaip::profile::Profile;
+use webaip::internals::model::*;
+use webaip::internals::{MetsBuilder, Profile};
 
-use crate::util::{repo, schemas};
+use crate::util::{Finding, repo, schemas, validate_mets};
 
 fn t(s: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_714_550_400 + s, 0).single().unwrap()
@@ -387,17 +385,14 @@ pub fn oracle_validate_with(mets: &Path, bundle: &str) -> (bool, String) {
     (out.status.success(), text)
 }
 
-/// `webaip validate` (the library) with the shared schemas; asserts no finding except the
-/// P5.5 warnings that report a `not scanned` virus-check outcome, which it returns.
-pub fn assert_webaip_valid(mets: &Path) -> Vec<webaip::mets::validate::MetsFinding> {
-    let r =
-        validate_mets(mets, &ValidateOptions { schemas: Some(schemas()), profile: None }).unwrap();
-    assert!(matches!(r.xsd, webaip::mets::validate::XsdStatus::Validated { .. }), "{:?}", r.xsd);
+/// `webaip validate` with the shared schemas; asserts no finding except the P5.5 warnings
+/// that report a `not scanned` virus-check outcome, which it returns.
+pub fn assert_webaip_valid(mets: &Path) -> Vec<Finding> {
+    let r = validate_mets(mets, Some(&schemas()), None);
+    assert_eq!(r.xsd["status"], "validated", "{:?}", r.xsd);
     assert!(r.profile_required, "the METS names its profile");
-    let not_scanned = |f: &webaip::mets::validate::MetsFinding| {
-        f.severity == webaip::mets::validate::Severity::Warning
-            && f.rule == "P5.5"
-            && f.message.contains("\"not scanned\"")
+    let not_scanned = |f: &Finding| {
+        f.severity == "warning" && f.rule == "P5.5" && f.message.contains("\"not scanned\"")
     };
     assert!(r.valid && r.findings.iter().all(not_scanned), "{:#?}", r.findings);
     r.findings
@@ -461,44 +456,26 @@ fn forbidden_characters_from_input_keep_the_mets_well_formed() {
 #[test]
 fn reference_documents() {
     let x = schemas();
-    let opts = ValidateOptions { schemas: Some(x.clone()), profile: None };
     // The hand-written example and the real Archivematica AIP are valid METS/PREMIS; they do
     // not claim our profile, so its rules come as warnings only.
     for name in
         ["examples/webarchive-sip-example.xml", "examples/reference/archivematica-aip-premis3.xml"]
     {
-        let r = validate_mets(&x.join(name), &opts).unwrap();
-        assert!(
-            r.valid,
-            "{name}: {:#?}",
-            r.findings.iter().filter(|f| f.severity == Severity::Error).collect::<Vec<_>>()
-        );
+        let r = validate_mets(&x.join(name), Some(&x), None);
+        assert!(r.valid, "{name}: {:#?}", r.errors());
         assert!(!r.profile_required);
     }
     // The real BL SIP under the legacy profile: valid, and its differences from the current
     // profile are reported (PREMIS 2 events, "Logfiles", no website div, no MODS).
-    let legacy = ValidateOptions {
-        schemas: Some(x.clone()),
-        profile: Some(Profile::load("bl-legacy").unwrap()),
-    };
-    let r =
-        validate_mets(&x.join("examples/reference/bl-ukwa-sip-legal-deposit-premis2.xml"), &legacy)
-            .unwrap();
+    let bl = x.join("examples/reference/bl-ukwa-sip-legal-deposit-premis2.xml");
+    let r = validate_mets(&bl, Some(&x), Some("bl-legacy"));
     assert!(r.valid, "{:#?}", r.findings);
-    let notes: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Info)
-        .map(|f| f.rule.as_str())
-        .collect();
+    let notes: Vec<_> =
+        r.findings.iter().filter(|f| f.severity == "info").map(|f| f.rule.as_str()).collect();
     for rule in ["P4.1", "P2.1", "P3.1", "P5.5"] {
         assert!(notes.contains(&rule), "difference {rule} not reported: {notes:?}");
     }
     // Under the current profile, the same document is invalid (it is PREMIS 2).
-    let strict =
-        ValidateOptions { schemas: Some(x.clone()), profile: Some(Profile::default_profile()) };
-    let r =
-        validate_mets(&x.join("examples/reference/bl-ukwa-sip-legal-deposit-premis2.xml"), &strict)
-            .unwrap();
+    let r = validate_mets(&bl, Some(&x), Some("bl-webarchive"));
     assert!(!r.valid);
 }

@@ -1,8 +1,8 @@
 //! Every ARC of the shared corpus migrates, and warcio agrees with what we wrote.
 
+use crate::util::hex;
 use sha2::{Digest, Sha512};
-use webaip::formats::digest::hex;
-use webaip::formats::warc::WarcReader;
+use webaip::internals::WarcReader;
 
 use crate::util::{self, check_with_warcio, corpus, corpus_arcs, migrate};
 

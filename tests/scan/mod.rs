@@ -471,7 +471,7 @@ fn a_rewritten_page_that_could_not_be_scanned_says_so_of_both_bytestreams() {
 /// session clamd has closed for idleness is replaced, not an error.
 #[test]
 fn every_transport_gives_the_same_verdicts_and_stale_sessions_are_replaced() {
-    use webaip::stages::scan::{Clamd, ScanResult};
+    use webaip::internals::{Clamd, ScanResult};
     let d = daemon_with("idle", 3324, &[("CLAMD_IDLE_TIMEOUT", "1")]);
     // EICAR alone, and inside 3 MiB (more than one INSTREAM chunk), and clean twins.
     let mut big = vec![b'x'; 3 << 20];
@@ -677,7 +677,7 @@ fn a_clamd_that_refuses_fildes_gets_instream_instead() {
     use std::os::unix::net::UnixListener;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use webaip::stages::scan::{Clamd, ScanResult};
+    use webaip::internals::{Clamd, ScanResult};
 
     fn read_command(c: &mut impl Read) -> Option<String> {
         let mut cmd = Vec::new();

@@ -103,7 +103,7 @@ fn repair_of_a_package_unreadable_everywhere_fails() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let pkg = heritrix_package(t, "pkg");
-    let dir = webaip::store::config::package_dir(&objid(&pkg));
+    let dir = crate::util::stored_dir(&objid(&pkg));
     let (d1, d2) = (t.join("d1"), t.join("d2"));
     let cfg = config_with(
         &t.join("store.toml"),
@@ -143,7 +143,7 @@ fn a_put_racing_a_repair_accepts_the_identical_copy() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let pkg = heritrix_package(t, "pkg");
-    let dir = webaip::store::config::package_dir(&objid(&pkg));
+    let dir = crate::util::stored_dir(&objid(&pkg));
     let (d1, d2) = (t.join("d1"), t.join("d2"));
     let cfg = config_with(
         &t.join("store.toml"),
@@ -197,7 +197,7 @@ fn a_failed_get_leaves_nothing_that_looks_like_a_package() {
     let t = tmp.path();
     let pkg = heritrix_package(t, "pkg");
     let id = objid(&pkg);
-    let dir = webaip::store::config::package_dir(&id);
+    let dir = crate::util::stored_dir(&id);
     let disk = t.join("disk");
     let cfg = config_with(&t.join("store.toml"), &t.join("state.sqlite"), &[("d", &disk)], None);
     let env = HashMap::new();

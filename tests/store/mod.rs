@@ -142,7 +142,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     assert_eq!(statuses(r), vec!["uploaded"; 2 * files as usize]);
     assert!(accepted_at(&tmp.path().join("state.sqlite"), &id).is_some());
     // The Kulturarw3-style layout: partition, package, the package's own files.
-    let dir = webaip::store::config::package_dir(&id);
+    let dir = crate::util::stored_dir(&id);
     assert!(tmp.path().join("disk").join(&dir).join("METS.xml").is_file());
     // The same package again: nothing written.
     let (code, again) = store(&g, &cfg, &["put", pkg.to_str().unwrap()]);
@@ -237,7 +237,7 @@ fn garage_and_disk_replicas_put_check_repair_and_live_through_a_node_outage() {
     assert!(accepted_at(&tmp.path().join("state.sqlite"), &objid(&pkg3)).is_some());
 
     // Same file name in two packages, both lost on the disk: each restored into its package.
-    let dir2 = webaip::store::config::package_dir(&objid(&pkg2));
+    let dir2 = crate::util::stored_dir(&objid(&pkg2));
     fs::remove_file(tmp.path().join("disk").join(&dir).join("METS.xml")).unwrap();
     fs::remove_file(tmp.path().join("disk").join(&dir2).join("METS.xml")).unwrap();
     let (code, rp) = store(&g, &cfg, &["repair"]);
@@ -314,8 +314,7 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     let id = objid(&a);
     assert_eq!(id, objid(&b), "same identifier");
     assert_ne!(fs::read(a.join("METS.xml")).unwrap(), fs::read(b.join("METS.xml")).unwrap());
-    let stored_mets =
-        tmp.path().join("disk").join(webaip::store::config::package_dir(&id)).join("METS.xml");
+    let stored_mets = tmp.path().join("disk").join(crate::util::stored_dir(&id)).join("METS.xml");
 
     let (code, r) = store(&env, &cfg, &["put", a.to_str().unwrap()]);
     assert_eq!(code, 0, "{r}");
@@ -364,7 +363,7 @@ fn write_once_refusals_and_state_rebuilt_from_the_replicas() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("damaged"), "{o:?}");
-    let stored = tmp.path().join("disk").join(webaip::store::config::package_dir(&objid(&damaged)));
+    let stored = tmp.path().join("disk").join(crate::util::stored_dir(&objid(&damaged)));
     assert!(!stored.exists());
 }
 
@@ -416,7 +415,7 @@ fn tree(dir: &Path) -> Vec<String> {
 
 fn sha512_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    webaip::formats::digest::hex(&sha2::Sha512::digest(bytes))
+    crate::util::hex(&sha2::Sha512::digest(bytes))
 }
 
 /// Runs `webaip ARGS` with a time limit (a FIFO must never make it hang).
@@ -681,7 +680,7 @@ fn get_and_rebuild_state_stay_inside_with_a_hostile_replica() {
     let t = tmp.path();
     let pkg = heritrix_package(t, "pkg");
     let id = objid(&pkg);
-    let dir = webaip::store::config::package_dir(&id);
+    let dir = crate::util::stored_dir(&id);
     let disk = t.join("disk");
     let state = t.join("state.sqlite");
     let cfg = config_with(&t.join("store.toml"), &state, &[("d", &disk)], None);
@@ -760,7 +759,7 @@ fn fs_replica_links_and_fifos_are_findings_and_repaired() {
     let t = tmp.path();
     let pkg = heritrix_package(t, "pkg");
     let id = objid(&pkg);
-    let dir = webaip::store::config::package_dir(&id);
+    let dir = crate::util::stored_dir(&id);
     let (d1, d2) = (t.join("disk1"), t.join("disk2"));
     let cfg = config_with(
         &t.join("store.toml"),
@@ -803,7 +802,7 @@ fn leftover_temporaries_are_removed_and_a_killed_put_resumes() {
     let t = tmp.path();
     let pkg = heritrix_package(t, "pkg");
     let id = objid(&pkg);
-    let dir = webaip::store::config::package_dir(&id);
+    let dir = crate::util::stored_dir(&id);
     let disk = t.join("disk");
     let state = t.join("state.sqlite");
     let cfg = config_with(&t.join("store.toml"), &state, &[("d", &disk)], None);
@@ -951,7 +950,7 @@ fn concurrent_puts(
                 assert!(!tree(&own).iter().any(|f| f.ends_with(".webaip-claim")), "{what}");
             } else {
                 let pkg = [a, b][winner];
-                let dir = webaip::store::config::package_dir(&objid(pkg));
+                let dir = crate::util::stored_dir(&objid(pkg));
                 for disk in ["disk1", "disk2"] {
                     let pdir = base.join(disk).join(&dir);
                     let mut want = tree(pkg);

@@ -3,7 +3,8 @@
 //! `tests/structure/long_functions.txt` (each at most as long as listed: the list only
 //! shrinks, and holds at most a handful), at least 97 % of library functions at 50 lines or
 //! fewer, and no `Result` whose error is text. Read from the text of `src/` alone,
-//! comments, strings and test modules left out.
+//! comments, strings and test modules left out. And the tests, examples and benchmarks reach
+//! the library through its crate root only (the harnesses through `webaip::internals`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -165,6 +166,25 @@ fn modules() -> BTreeMap<String, PathBuf> {
         }
         let name = std::iter::once("crate".to_string()).chain(parts).collect::<Vec<_>>().join("::");
         out.insert(name, p.to_path_buf());
+    }
+    let tests: Vec<String> = out.iter().flat_map(|(m, p)| test_children(m, p)).collect();
+    out.retain(|m, _| !tests.iter().any(|t| m == t || m.starts_with(&format!("{t}::"))));
+    out
+}
+
+/// The modules `module` declares in files of their own under `#[cfg(test)]` (`mod tests;`):
+/// unit tests, no part of the library's shape.
+fn test_children(module: &str, path: &Path) -> Vec<String> {
+    let code = code_only(&std::fs::read_to_string(path).unwrap());
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("#[cfg(test)]") {
+        let after = code[at + "#[cfg(test)]".len()..].trim_start();
+        let Some(rest) = after.strip_prefix("mod ") else { continue };
+        let name: String =
+            rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        if rest[name.len()..].trim_start().starts_with(';') {
+            out.push(format!("{module}::{name}"));
+        }
     }
     out
 }
@@ -438,4 +458,91 @@ fn the_reading_of_code_skips_strings_comments_and_test_modules() {
     let code = library_only(&code_only(src));
     assert!(!code.contains("crate::x") && !code.contains("'}'"), "{code}");
     assert_eq!(functions(&code), vec![("a".to_string(), 1, 5)]);
+}
+
+/// The library's modules other than `internals`, as src/lib.rs declares them.
+fn library_modules() -> BTreeSet<String> {
+    let lib = code_only(&std::fs::read_to_string(repo().join("src/lib.rs")).unwrap());
+    let declared = lib.lines().filter_map(|l| {
+        let l = l.trim();
+        let rest = l.strip_prefix("pub mod ").or(l.strip_prefix("pub(crate) mod "))?;
+        rest.strip_suffix(';').map(str::to_string)
+    });
+    declared.filter(|m| m != "internals").collect()
+}
+
+/// Every path of `code` that reaches into one of `modules` through `webaip::` (`webaip::mets`,
+/// `webaip::mets::X`, `webaip::{mets::X, Y}`), with its line.
+fn internal_paths(code: &str, modules: &BTreeSet<String>) -> Vec<(usize, String)> {
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let ident = |s: &str| -> String {
+        s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+    };
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("webaip::") {
+        let prev = code[..at].chars().next_back();
+        if prev.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[at + "webaip::".len()..];
+        let firsts: Vec<String> = match rest.strip_prefix('{') {
+            // A group: the first segment of each of its top-level items.
+            Some(group) => {
+                let inner = &group[..group.find('}').unwrap_or(group.len())];
+                inner.split(',').map(|item| ident(item.trim())).collect()
+            }
+            None => vec![ident(rest)],
+        };
+        out.extend(
+            firsts
+                .into_iter()
+                .filter(|m| modules.contains(m))
+                .map(|m| (line_of(at), format!("webaip::{m}"))),
+        );
+    }
+    out
+}
+
+#[test]
+fn tests_examples_and_benches_reach_only_the_facade_and_internals() {
+    let modules = library_modules();
+    assert!(modules.contains("mets") && modules.contains("formats"), "{modules:?}");
+    let mut files = 0;
+    let mut found = Vec::new();
+    for dir in ["tests", "examples", "benches"] {
+        for e in walkdir::WalkDir::new(repo().join(dir)).sort_by_file_name() {
+            let e = e.unwrap();
+            if e.path().extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            files += 1;
+            let code = code_only(&std::fs::read_to_string(e.path()).unwrap());
+            let rel = e.path().strip_prefix(repo()).unwrap().display().to_string();
+            for (line, path) in internal_paths(&code, &modules) {
+                found.push(format!("{rel}:{line}: {path}"));
+            }
+        }
+    }
+    assert!(files > 50, "only {files} files read");
+    assert!(
+        found.is_empty(),
+        "outside the crate, the library is its crate root (harnesses: webaip::internals):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn internal_paths_are_found_alone_in_groups_and_in_uses_of_a_module() {
+    let modules: BTreeSet<String> = ["mets", "formats"].map(String::from).into();
+    let code = "use webaip::mets;\nuse webaip::{Packager, formats::warc::WarcReader};\n\
+                let x = webaip::audit_package(p);\nuse webaip::internals::ArcReader;\n\
+                let y = my_webaip::mets::x;\nlet z = webaip::formats::digest::hex(b);\n";
+    assert_eq!(
+        internal_paths(code, &modules),
+        [
+            (1, "webaip::mets".to_string()),
+            (2, "webaip::formats".to_string()),
+            (6, "webaip::formats".to_string())
+        ]
+    );
 }

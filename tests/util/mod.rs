@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde::Deserialize;
-use webaip::formats::digest::hex;
-use webaip::ids::Ids;
-use webaip::migrate::report::FileReport;
-use webaip::migrate::{MigrateOptions, MigratedRecord, migrate_file, output_name};
+use sha2::Digest;
+use webaip::internals::{Ids, MigratedRecord, migrate_file, output_name};
+use webaip::{FileReport, MigrateOptions};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -572,4 +571,126 @@ pub fn commons_ip(ips: &[&Path]) -> Vec<CommonsIp> {
         .iter()
         .map(|p| by_path.remove(p).unwrap_or_else(|| panic!("no commons-ip report on {p}: {said}")))
         .collect()
+}
+
+/// Lower-case hex of a digest.
+pub fn hex(digest: &[u8]) -> String {
+    data_encoding::HEXLOWER.encode(digest)
+}
+
+/// The SHA-512 of `bytes`, in lower-case hex.
+pub fn sha512_hex(bytes: &[u8]) -> String {
+    hex(&sha2::Sha512::digest(bytes))
+}
+
+/// Where a store replica keeps the package `identifier` (relative to the replica's root):
+/// a folder named by the first byte of the identifier's SHA-256, then the identifier with
+/// every byte but letters, digits, `.` and `-` written `_XX` (and a leading dot `_2E`).
+pub fn stored_dir(identifier: &str) -> String {
+    let mut name = String::new();
+    for b in identifier.bytes() {
+        match b.is_ascii_alphanumeric() || b == b'.' || b == b'-' {
+            true => name.push(b as char),
+            false => name.push_str(&format!("_{b:02X}")),
+        }
+    }
+    if let Some(rest) = name.strip_prefix('.') {
+        name = format!("_2E{rest}");
+    }
+    format!("{:02x}/{name}", sha2::Sha256::digest(identifier.as_bytes())[0])
+}
+
+/// One line of a CDXJ index, as the tests read it: the key, the timestamp and the JSON
+/// fields (numbers written as JSON numbers or strings; `url`, `filename`, `offset` and
+/// `length` required).
+#[derive(Debug)]
+pub struct CdxjLine {
+    pub key: String,
+    pub timestamp: String,
+    pub url: String,
+    pub mime: Option<String>,
+    pub digest: Option<String>,
+    pub offset: u64,
+    pub length: u64,
+    pub filename: String,
+}
+
+impl CdxjLine {
+    /// Parses one line (without its line end); panics naming the line when it is not CDXJ.
+    pub fn parse(line: &str) -> CdxjLine {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(key), Some(timestamp), Some(json)) = (parts.next(), parts.next(), parts.next())
+        else {
+            panic!("not a CDXJ line: {line:?}")
+        };
+        let map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(json).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        let text = |name: &str| match map.get(name) {
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        let field = |name: &str| text(name).unwrap_or_else(|| panic!("{line:?}: no {name}"));
+        let number = |name: &str| {
+            field(name).parse().unwrap_or_else(|_| panic!("{line:?}: {name} is not a number"))
+        };
+        CdxjLine {
+            key: key.to_string(),
+            timestamp: timestamp.to_string(),
+            url: field("url"),
+            mime: text("mime"),
+            digest: text("digest"),
+            offset: number("offset"),
+            length: number("length"),
+            filename: field("filename"),
+        }
+    }
+}
+
+/// One finding of `webaip validate --json`.
+#[derive(Debug, Deserialize)]
+pub struct Finding {
+    /// `info`, `warning` or `error`.
+    pub severity: String,
+    pub rule: String,
+    pub line: Option<u64>,
+    pub element: String,
+    pub message: String,
+}
+
+/// The report of `webaip validate --json` on one document.
+#[derive(Debug, Deserialize)]
+pub struct Validation {
+    pub valid: bool,
+    pub profile_required: bool,
+    /// `{"status": "validated", ...}` or `{"status": "skipped", "reason": ...}`.
+    pub xsd: serde_json::Value,
+    pub findings: Vec<Finding>,
+}
+
+impl Validation {
+    /// The findings of severity `error`.
+    pub fn errors(&self) -> Vec<&Finding> {
+        self.findings.iter().filter(|f| f.severity == "error").collect()
+    }
+}
+
+/// `webaip validate --json [--schemas DIR] [--profile NAME] METS`: the report (the run must
+/// read the document: exit 0 or 1).
+pub fn validate_mets(mets: &Path, schemas: Option<&Path>, profile: Option<&str>) -> Validation {
+    let mut cmd = webaip_command();
+    cmd.args(["validate", "--json"]);
+    if let Some(dir) = schemas {
+        cmd.arg("--schemas").arg(dir);
+    }
+    if let Some(name) = profile {
+        cmd.args(["--profile", name]);
+    }
+    let o = cmd.arg(mets).output().expect("webaip validate runs");
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}: {said}", mets.display());
+    let mut reports: Vec<Validation> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{}: not a validate report ({e}): {said}", mets.display()));
+    assert_eq!(reports.len(), 1, "{}", mets.display());
+    reports.remove(0)
 }

@@ -3,12 +3,10 @@
 
 use std::process::Command;
 
-use webaip::mets::validate::Severity;
-use webaip::mets::{ValidateOptions, validate_mets};
-use webaip::model::SerializationMode;
+use webaip::internals::model::SerializationMode;
 
 use crate::mets_package::build;
-use crate::util::{schemas, webaip_command};
+use crate::util::{schemas, validate_mets, webaip_command};
 
 mod built_in;
 
@@ -155,16 +153,16 @@ fn every_kind_of_damage_is_rejected_with_its_rule() {
     let dir = tempfile::tempdir().unwrap();
     let good = build(dir.path(), SerializationMode::Minimal, 3, "");
     let base = std::fs::read_to_string(&good).unwrap();
-    let opts = ValidateOptions { schemas: Some(schemas()), profile: None };
-    assert!(validate_mets(&good, &opts).unwrap().findings.is_empty());
+    let schemas = schemas();
+    assert!(validate_mets(&good, Some(&schemas), None).findings.is_empty());
     let all = mutations(&base);
     assert!(all.len() >= 12);
     for (what, rule, text) in all {
         let path = dir.path().join("broken.xml");
         std::fs::write(&path, &text).unwrap();
-        let r = validate_mets(&path, &opts).unwrap();
+        let r = validate_mets(&path, Some(&schemas), None);
         assert!(!r.valid, "{what}: accepted");
-        let errors: Vec<_> = r.findings.iter().filter(|f| f.severity == Severity::Error).collect();
+        let errors = r.errors();
         let hit = errors.iter().find(|f| f.rule == rule);
         assert!(hit.is_some(), "{what}: no {rule} error among {errors:#?}");
         assert!(hit.unwrap().line.is_some(), "{what}: finding without a line");
@@ -275,16 +273,15 @@ fn hostile_documents_are_reported_not_trusted() {
         ("NUL character", "XML", "NUL", replace_once(&base, "<mods:title>", "<mods:title>\u{0}")),
     ];
     for schemas in [None, Some(schemas())] {
-        let opts = ValidateOptions { schemas: schemas.clone(), profile: None };
         for (what, rule, words, text) in &cases {
             let path = dir.path().join("hostile.xml");
             std::fs::write(&path, text).unwrap();
-            let r = validate_mets(&path, &opts).unwrap();
+            let r = validate_mets(&path, schemas.as_deref(), None);
             let with = if schemas.is_some() { "with schemas" } else { "without schemas" };
             assert!(!r.valid, "{what} ({with}): accepted");
             let shown = format!("{:#?}", r.findings);
             assert!(
-                r.findings.iter().any(|f| f.severity == Severity::Error
+                r.findings.iter().any(|f| f.severity == "error"
                     && f.rule == *rule
                     && f.message.contains(words)
                     && f.line.is_some()),

@@ -368,7 +368,7 @@ fn fuzz_cases() {
             apply(&mut bytes, e);
         }
         std::fs::write(&path, &bytes).unwrap();
-        if let Ok(report) = webaip::export::wacz::check::check_wacz(&path) {
+        if let Ok(report) = webaip::internals::check_wacz(&path) {
             let json = serde_json::to_string(&report).unwrap();
             prop_assert!(json.len() < FUZZ_REPORT_LIMIT, "{} bytes of report", json.len());
         }

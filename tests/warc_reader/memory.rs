@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use webaip::formats::warc::WarcReader;
+use webaip::internals::WarcReader;
 
 use crate::fuzz::child::{is_child, run_child};
 

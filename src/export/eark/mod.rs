@@ -33,10 +33,8 @@ use crate::mets::listing::{Listing, Nested, read_listing};
 use crate::mets::reader::{MetsError, MetsReader};
 use crate::mets::sections::{PackageSections, SectionsError, read_package_sections_from};
 
-pub use mets::{NS_CSIP, NS_SIP};
+pub use mets::NS_CSIP;
 
-/// `PROFILE` of a CSIP document.
-pub const PROFILE_CSIP: &str = "https://earkcsip.dilcis.eu/profile/E-ARK-CSIP.xml";
 /// `PROFILE` of a SIP's METS documents: the value E-ARK SIP 2.2 sets (SIP2).
 pub const PROFILE_SIP: &str = "https://earksip.dilcis.eu/profile/E-ARK-SIP-v2-2-0.xml";
 /// `PROFILE` of a SIP by E-ARK SIP 2.1 (the value eark-validator 1.1.3 expects), accepted.

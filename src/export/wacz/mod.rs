@@ -33,7 +33,7 @@ use std::io::{self, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub use index::{BLOCK_LINES, WaczIndex};
+pub use index::WaczIndex;
 pub use pages::PageTally;
 pub use plan::LeftOut;
 pub use zipout::Resource;

@@ -48,7 +48,6 @@ use compile::{Key, Sequence, Signature};
 pub use error::DroidError;
 use matcher::{Fwd, Matcher, Rev};
 pub use parse::{FileFormat, Reference};
-pub use syntax::SyntaxError;
 
 /// PRONOM's plain text file, what a payload no signature matches is when its bytes are text.
 pub const PLAIN_TEXT: &str = "x-fmt/111";
@@ -301,3 +300,6 @@ fn has_required<H: matcher::Hay>(s: &Sequence, hay: &H) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod siegfried_tests;

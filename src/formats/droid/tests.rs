@@ -2,6 +2,7 @@
 
 use std::io::Cursor;
 
+use super::syntax::SyntaxError;
 use super::*;
 
 /// A signature file of one format per (id, sequences) entry: each sequence is (Reference

@@ -13,6 +13,6 @@ pub mod stored;
 pub mod writer;
 
 pub use header::WarcHeader;
-pub use reader::{RecordEnd, WarcError, WarcFault, WarcReader, WarcRecordHead};
+pub use reader::{WarcError, WarcFault, WarcReader};
 pub(crate) use writer::encode_record;
 pub use writer::{WarcWriter, WrittenRecord};

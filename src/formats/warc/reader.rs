@@ -953,3 +953,6 @@ mod tests {
         assert!(matches!(err.fault, WarcFault::NotVersionLine(_)), "{err:?}");
     }
 }
+
+#[cfg(test)]
+mod corpus_tests;

@@ -317,11 +317,6 @@ impl<W: Write> WarcWriter<W> {
         self.records
     }
 
-    /// The compression level.
-    pub fn level(&self) -> u32 {
-        self.level
-    }
-
     /// Hashes, compresses and appends a record whose block is in memory.
     pub fn write_record(
         &mut self,

@@ -27,7 +27,7 @@ use crate::formats::arc_rebuild::RebuildSummary;
 use crate::formats::warc::WarcError;
 use stream::{ArcInfo, Msg, RecordStream, SummaryText};
 
-pub use package::{PackageStatements, package_statements};
+pub use package::package_statements;
 
 /// Why a rebuild could not run to its end.
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +121,7 @@ pub struct RebuildOptions {
     /// uncompressed stream.
     pub make_file: bool,
     /// Rebuilding a package's ARCs: the SHA-512 its PREMIS objects state of each, by name
-    /// ([`PackageStatements::objects`]); each ARC file made must have it.
+    /// (`PackageStatements::objects`); each ARC file made must have it.
     pub package_objects: Option<HashMap<String, String>>,
 }
 

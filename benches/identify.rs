@@ -4,15 +4,18 @@
 //! then on stderr how many files per second were identified (loading the signatures not
 //! counted).
 //!
-//!     cargo run --release --example identify -- [--repeat N] FILE...
+//!     cargo bench --features test-hooks --bench identify -- [--repeat N] FILE...
+//!
+//! (bench/run-identify.sh runs it beside siegfried.)
 
 use std::io::Write;
 use std::time::Instant;
 
-use webaip::formats::droid::{PLAIN_TEXT, Signatures};
+use webaip::internals::{PLAIN_TEXT, Signatures};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes --bench; the files are the other arguments.
+    let mut args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let mut repeat = 1usize;
     if args.first().map(String::as_str) == Some("--repeat") && args.len() >= 2 {
         repeat = args[1].parse()?;

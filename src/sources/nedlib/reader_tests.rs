@@ -6,11 +6,11 @@
 use std::io::Read;
 use std::path::Path;
 
+use super::{MAX_META, NedlibDate, NedlibHarvest, NedlibOptions, is_nedlib};
+use crate::capture::{Capture, CaptureKind, Quirk};
+use crate::sources::capture::{CaptureSource, SideFile};
+use crate::test_support::{copy_tree, sample};
 use chrono::{TimeZone, Utc};
-use webaip::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk, SideFile};
-use webaip::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions, is_nedlib};
-
-use crate::util::{copy_tree, sample};
 
 fn read(root: &Path, date_source: NedlibDate) -> (Vec<Capture>, Vec<Quirk>, Vec<SideFile>) {
     let mut h = NedlibHarvest::open(root, NedlibOptions { date_source }).unwrap();
@@ -241,7 +241,7 @@ fn hostile_trees_are_refused_file_by_file() {
     // A .meta over the bound.
     let big = root.join(format!("{CSS}.meta"));
     let f = std::fs::OpenOptions::new().append(true).open(&big).unwrap();
-    f.set_len(webaip::sources::nedlib::MAX_META + 1).unwrap();
+    f.set_len(MAX_META + 1).unwrap();
 
     let mut h = NedlibHarvest::open(root, NedlibOptions::default()).unwrap();
     let mut caps = Vec::new();

@@ -3,10 +3,9 @@
 
 use std::process::Command;
 
+use super::Signatures;
+use crate::test_support::{corpus_archives, oracle_python, repo};
 use serde::Deserialize;
-use webaip::formats::droid::Signatures;
-
-use crate::util::{corpus_archives, oracle_python, repo};
 
 #[derive(Debug, Deserialize)]
 struct Report {

@@ -4,14 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use webaip::mets::sections::{
-    PackageSections, PremisVersion, SectionsError, read_package_sections, section_differences,
-};
-
-use crate::util::{Package, sample, schemas};
+use super::tree::section_differences;
+use super::{PackageSections, PremisVersion, SectionsError, read_package_sections};
+use crate::model::SerializationMode;
+use crate::package::PackageOptions;
+use crate::test_support::{corpus, sample};
 
 fn reference(name: &str) -> PathBuf {
-    schemas().join("examples").join(name)
+    corpus().join("../xsd/examples").join(name)
 }
 
 /// Reads `path`, and checks that each section written back is a document that reads to the
@@ -130,24 +130,27 @@ fn hand_written_example() {
 /// (Heritrix): everything comes back.
 #[test]
 fn webaip_own_packages() {
+    use SerializationMode::{Full, Minimal};
     for (src, mode) in [
-        ("pandas/40123/20040517-1412", "full"),
-        ("pandas/40123/20040517-1412", "minimal"),
-        ("heritrix-job", "minimal"),
-        ("heritrix-job", "full"),
+        ("pandas/40123/20040517-1412", Full),
+        ("pandas/40123/20040517-1412", Minimal),
+        ("heritrix-job", Minimal),
+        ("heritrix-job", Full),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pkg");
-        Package::new().deterministic().quiet().mode(mode).succeeds(&out, &sample(src));
+        let options = PackageOptions::default().deterministic(true).mode(mode);
+        let packaged = crate::Packager::new(sample(src)).out(&out).options(options).run();
+        packaged.unwrap_or_else(|e| panic!("{src} {mode:?}: {e}"));
         let s = read(&out.join("METS.xml"));
-        assert_eq!(s.not_modelled, Vec::<String>::new(), "{src} {mode}");
+        assert_eq!(s.not_modelled, Vec::<String>::new(), "{src} {mode:?}");
         assert!(s.objid.as_deref().is_some_and(|o| o.starts_with("urn:uuid:")), "{src}");
         assert!(s.profile.is_some(), "{src}");
         let rights = s.webaip_rights().unwrap();
         assert!(rights.access.is_some() && rights.statement.is_some());
         assert!(s.mods().iter().any(|m| !m.title_info.is_empty()));
         assert!(!s.dublin_core().is_empty());
-        assert!(!s.premis_agents().is_empty(), "{src} {mode}");
+        assert!(!s.premis_agents().is_empty(), "{src} {mode:?}");
         assert!(s.premis_objects().iter().all(|o| o.version == PremisVersion::V3));
         if src.starts_with("pandas") {
             // The rewritten pages' modification events are on their records, whose amdSecs

@@ -20,7 +20,7 @@ pub(crate) mod deps;
 mod error;
 mod get;
 mod put;
-mod rebuild;
+pub(crate) mod rebuild;
 mod repair;
 pub(crate) mod replica;
 #[cfg(feature = "s3")]

@@ -154,9 +154,9 @@ fn the_nedlib_date_option_is_stated_on_every_record() {
 fn arc_captures_are_the_records_the_migration_writes_as_warcio_reads_them() {
     use sha2::{Digest, Sha512};
     use std::io::Read;
+    use webaip::capture::CaptureKind;
     use webaip::migrate::InputKind;
     use webaip::sources::arc_captures::ArcCaptures;
-    use webaip::sources::capture::CaptureKind;
 
     let mut arcs = crate::util::corpus_arcs();
     arcs.extend(std::fs::read_dir(sample("heritrix-job/arcs")).unwrap().map(|e| e.unwrap().path()));
@@ -226,7 +226,7 @@ fn arc_captures_are_the_records_the_migration_writes_as_warcio_reads_them() {
 fn warc_captures_are_the_records_warcio_reads() {
     use sha2::{Digest, Sha512};
     use std::io::{Read, Write};
-    use webaip::sources::capture::{CaptureKind, Payload};
+    use webaip::capture::{CaptureKind, Payload};
     use webaip::sources::warc_captures::WarcCaptures;
 
     let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use webaip::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
+use webaip::capture::{Capture, CaptureKind, Payload, Quirk};
+use webaip::sources::capture::CaptureSource;
 use webaip::sources::kulturarw3::{
     DATE_FROM_ARCHIVE_TIME, DATE_FROM_NAME, Kulturarw3Archive, MAX_HEADER_BLOCK, is_kulturarw3,
 };

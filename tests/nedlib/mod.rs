@@ -7,7 +7,8 @@ use std::io::Read;
 use std::path::Path;
 
 use chrono::{TimeZone, Utc};
-use webaip::sources::capture::{Capture, CaptureKind, CaptureSource, Quirk, SideFile};
+use webaip::capture::{Capture, CaptureKind, Quirk};
+use webaip::sources::capture::{CaptureSource, SideFile};
 use webaip::sources::nedlib::{NedlibDate, NedlibHarvest, NedlibOptions, is_nedlib};
 
 use crate::util::{copy_tree, sample};

@@ -53,7 +53,7 @@
 //! ```
 //!
 //! - [`sources`] recognise input shapes ([`sources::detect`]) and read
-//!   them: [`sources::capture`] is the [`sources::capture::Capture`] PANDAS instances and
+//!   them: [`sources::capture`] is the [`capture::Capture`] PANDAS instances and
 //!   mirrors ([`sources::pandas::InstanceCaptures`], read by [`sources::pandas`] and
 //!   [`sources::mirror`]), NEDLIB harvests ([`sources::nedlib`]), Kulturarw3 archives
 //!   ([`sources::kulturarw3`]), ARC files ([`sources::arc_captures`], as the migration maps

@@ -189,16 +189,21 @@ impl MappedRecord {
         }
     }
 
-    /// A reader of its payload.
+    /// A reader of its payload. A block streamed from the ARC is read past its payload offset
+    /// as a stored record's payload is: the offset was found in these very bytes, so a block
+    /// that ends before it is an error, not an empty payload.
     pub(crate) fn payload_reader(&self) -> std::io::Result<Box<dyn std::io::Read + Send + '_>> {
-        use std::io::Read;
         match &self.block {
             RecordBlock::Inline(_) => Ok(Box::new(self.payload_bytes().unwrap_or_default())),
             RecordBlock::Shared(range) => {
-                let mut r = range.reader();
-                let skip = self.mapped.payload_offset;
-                std::io::copy(&mut (&mut r).take(skip), &mut std::io::sink())?;
-                Ok(Box::new(r))
+                let (begin, len) = (self.mapped.payload_offset, self.payload_len());
+                let payload = crate::formats::warc::stored::payload_reader(
+                    range.reader(),
+                    false,
+                    begin,
+                    len,
+                )?;
+                Ok(Box::new(payload))
             }
         }
     }

@@ -124,6 +124,30 @@ pub(crate) fn status_code(head: &[u8]) -> String {
     }
 }
 
+/// The status code of a response's status line (read as [`status_code`] reads it) as a
+/// number, when it is three digits.
+pub(crate) fn status_number(head: &[u8]) -> Option<u16> {
+    let code = status_code(head);
+    let digits = code.len() == 3 && code.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| code.parse().ok()).flatten()
+}
+
+/// The value of field `name` (read as [`field_value`] reads it) in the last of the header
+/// sections written one after another in `sections` that has one: of a WARC header and the
+/// HTTP header after it, the HTTP one, nearer the payload, applies to it.
+pub(crate) fn field_value_nearest_payload(sections: &[u8], name: &[u8]) -> Option<String> {
+    let (mut rest, mut found) = (sections, None);
+    while !rest.is_empty() {
+        let end = match message_head(rest) {
+            HttpHead::Complete(n) => n,
+            HttpHead::Incomplete | HttpHead::NotHttp => rest.len(),
+        };
+        found = field_value(&rest[..end], name).or(found);
+        rest = &rest[end..];
+    }
+    found
+}
+
 /// The first token of a request line (its method), as warcio reads it: up to the first space.
 pub(crate) fn request_method(head: &[u8]) -> String {
     let line = decode_line(head.split(|&b| b == b'\n').next().unwrap_or_default());
@@ -262,6 +286,31 @@ mod tests {
         );
         assert_eq!(status_code(b" HTTP/1.1 200 OK\r\n"), "HTTP/1.1");
         assert_eq!(request_method(b"POST /a HTTP/1.1\r\n"), "POST");
+    }
+
+    #[test]
+    fn status_numbers_are_three_digits() {
+        assert_eq!(status_number(b"HTTP/1.1 404 Not Found\r\nA: b\r\n\r\n"), Some(404));
+        assert_eq!(status_number(b"HTTP/1.0 200\n\n"), Some(200));
+        assert_eq!(status_number(b"HTTP/1.1 -1 Broken\r\n\r\n"), None);
+        assert_eq!(status_number(b"HTTP/1.1 +20 Odd\r\n\r\n"), None);
+        assert_eq!(status_number(b"HTTP/1.1 2000 Odd\r\n\r\n"), None);
+        assert_eq!(status_number(b""), None);
+    }
+
+    /// Of a WARC header and the HTTP header after it, the HTTP header's field applies; the
+    /// WARC header's where the HTTP header has none.
+    #[test]
+    fn the_field_nearest_the_payload_applies() {
+        let warc = b"WARC/1.1\r\nWARC-Type: response\r\nContent-Type: application/http; msgtype=response\r\n\r\n";
+        let http = b"HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\n\r\n";
+        let both = [&warc[..], &http[..]].concat();
+        let ct = |s: &[u8]| field_value_nearest_payload(s, b"content-type");
+        assert_eq!(ct(&both).as_deref(), Some("text/html; charset=utf-8"));
+        let bare = [&warc[..], b"HTTP/1.1 200 OK\r\nServer: x\r\n\r\n"].concat();
+        assert_eq!(ct(&bare).as_deref(), Some("application/http; msgtype=response"));
+        assert_eq!(ct(b"WARC/1.1\r\nWARC-Type: resource\r\n\r\n"), None);
+        assert_eq!(ct(b""), None);
     }
 
     #[test]

@@ -4,7 +4,6 @@
 //! Everything here works on bytes and offsets and knows nothing of packages or METS.
 
 pub mod arc;
-pub(crate) mod arc_framing;
 pub(crate) mod arc_rebuild;
 pub mod arc_to_warc;
 pub(crate) mod counting;

@@ -80,23 +80,23 @@ impl IndexSet {
 
     /// The lines of `key` in every file, merged in line order (a line of an earlier file
     /// first among equal lines).
-    pub fn lines_of(&self, key: &str) -> Result<Merged<'_>, LookupError> {
+    pub fn lines_of(&self, key: &str) -> Result<MergedKeyLines<'_>, LookupError> {
         let mut heads = Vec::with_capacity(self.files.len());
         for f in &self.files {
             let mut lines = f.lines_of(key)?;
             let head = lines.next().transpose()?;
             heads.push((lines, head));
         }
-        Ok(Merged { heads })
+        Ok(MergedKeyLines { heads })
     }
 }
 
 /// The lines of one key from several files, in merged order.
-pub struct Merged<'a> {
+pub struct MergedKeyLines<'a> {
     heads: Vec<(Lines<'a>, Option<IndexLine>)>,
 }
 
-impl Iterator for Merged<'_> {
+impl Iterator for MergedKeyLines<'_> {
     type Item = Result<Found, LookupError>;
 
     fn next(&mut self) -> Option<Self::Item> {

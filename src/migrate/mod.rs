@@ -47,18 +47,26 @@ use crate::formats::warc::writer::EncodedRecord;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
 use crate::stages::identify::IdentifyStage;
-use crate::stages::scan::{ScanEngine, ScanResult, ScanStage};
+use crate::stages::scan::{ScanEngine, ScanResult, ScanStage, batching};
 use crate::stages::{BatchSink, Item, Route, ScanFinding, Stage, StagedItem};
 use rebuild_record::{rebuild_report, rebuild_summary, write_rebuild_record};
 use report::FileReport;
 use verify::{ExpectationLog, Expected, verify_container};
 
-/// Records with blocks up to this size are hashed and compressed in memory, in parallel.
-pub(crate) const INLINE_LIMIT: u64 = 2 << 20;
-/// A batch is compressed once it holds this many block bytes ...
-const BATCH_BYTES: u64 = 8 << 20;
-/// ... or this many records.
-const BATCH_RECORDS: usize = 512;
+/// Records with blocks up to this size are read into memory and compressed whole (libdeflate),
+/// in parallel with the other records of their batch; a larger block is streamed and
+/// compressed in chunks (`formats::gzip_member`). Not the scan's `batching::HELD_PAYLOAD`,
+/// though the blocks in memory are also the payloads the scan holds: this bound decides how a
+/// record is compressed, so the container's bytes depend on it, and it must not move with the
+/// scan's memory bounds.
+pub(crate) const WHOLE_BLOCK_MAX: u64 = 2 << 20;
+/// A batch of records in memory is closed at this many block bytes (or at the scan's
+/// `batching::BATCH_ITEMS` records). The scan stage sees these batches, but they are not cut at
+/// the scan's `batching::BATCH_BYTES`: a migration holds three batches at once (one filled by
+/// the reader thread, one in the channel, one compressed; with a scanner one more in flight,
+/// each payload held beside its block), a copied WARC one or two, so a migration's batch is
+/// half the bytes, to keep `migrate` within its memory target (docs/benchmarks.md).
+const MIGRATION_BATCH_BYTES: u64 = 8 << 20;
 /// Batches in flight between the reader thread and the writer: one being compressed, one
 /// being filled, so neither side waits for the other.
 const CHANNEL_BATCHES: usize = 1;
@@ -802,7 +810,7 @@ fn read_records(
     let _ = tx.send(Msg::Done(Box::new(End::of(&mut arc, &ctx, with_header))));
 }
 
-/// Reads a framed record's block (in memory up to [`INLINE_LIMIT`], else a range of the file
+/// Reads a framed record's block (in memory up to [`WHOLE_BLOCK_MAX`], else a range of the file
 /// to stream) and maps it to its WARC record (`ids` draws its record id).
 fn map_record(
     arc: &ArcReader,
@@ -813,7 +821,7 @@ fn map_record(
     let whole = rec.kind == RecordKind::Filedesc;
     let range = if whole { arc.shared_record(&rec) } else { arc.shared_body(&rec) };
     let prepared = (|| -> io::Result<(RecordBlock, Vec<u8>)> {
-        if range.len() <= INLINE_LIMIT {
+        if range.len() <= WHOLE_BLOCK_MAX {
             let bytes = range.to_vec()?;
             let head_end = bytes.len().min(MAX_HTTP_HEADER_LEN);
             let head = if whole { Vec::new() } else { bytes[..head_end].to_vec() };
@@ -839,8 +847,10 @@ fn map_record(
     Ok(MappedRecord { mapped, block, location: rec.location, anomalies: rec.anomalies })
 }
 
-/// Records in memory gathered into batches for the writer (up to [`BATCH_BYTES`] or
-/// [`BATCH_RECORDS`]); a record to stream goes on its own, after the batch before it.
+/// Records in memory gathered into the batches the pipeline's stages see (the scan among
+/// them), up to [`MIGRATION_BATCH_BYTES`] or `batching::BATCH_ITEMS` records; a record to
+/// stream goes on its own, after the batch before it. Each record is compressed on its own,
+/// so where a batch ends never changes the bytes written.
 struct Batcher<'a> {
     tx: &'a SyncSender<Msg>,
     records: Vec<MappedRecord>,
@@ -854,7 +864,8 @@ impl Batcher<'_> {
             RecordBlock::Inline(ref b) => {
                 self.bytes += b.len() as u64;
                 self.records.push(job);
-                if self.bytes >= BATCH_BYTES || self.records.len() >= BATCH_RECORDS {
+                let full = self.records.len() >= batching::BATCH_ITEMS;
+                if full || self.bytes >= MIGRATION_BATCH_BYTES {
                     return self.flush();
                 }
                 Ok(())

@@ -26,8 +26,8 @@ use rayon::prelude::*;
 
 use super::{
     ContainerReport, CrawlLogComparison, MAX_EXAMPLES, MigrationFailure, NO_SCAN_NOTE,
-    PackageError, PackageOptions, PackageReport, ScanSummary, add_generated_log, add_log, copy,
-    entities, entities_to_describe, finish_header, hash_file, input_seed, io_err,
+    PackageError, PackageOptions, PackageReport, ScanSummary, add_generated_log, add_log,
+    commit_package, copy, entities_to_describe, hash_file, input_seed, io_err,
     migration_report_path, new_mets, no_scan_event, quarantine, sink, url_capture,
     written_record_file,
 };
@@ -97,6 +97,11 @@ pub(super) struct CaptureSpan {
 }
 
 impl CaptureSpan {
+    /// This span, each end missing from it taken from `fallback`.
+    fn or(self, fallback: CaptureSpan) -> CaptureSpan {
+        CaptureSpan { first: self.first.or(fallback.first), last: self.last.or(fallback.last) }
+    }
+
     /// The span covering this one and `other`.
     fn widen(self, other: CaptureSpan) -> CaptureSpan {
         CaptureSpan {
@@ -144,8 +149,6 @@ pub fn build_package(
     };
     let mut mets = new_mets(&objid, now, opts, &root)?;
     mets.describe_entities(entities_to_describe(opts, &source.seeds)?);
-
-    let names = container_names(source);
     // One engine for the run: identical payloads of all containers are scanned once.
     let engine = opts.virus_check.engine()?;
     // Every record is described as it is written, its events naming clamd's version.
@@ -153,56 +156,32 @@ pub fn build_package(
         Some(e) => Some(quarantine::register_scanner(e.clamd(), &mut mets)?),
         None => None,
     };
-    let identifier = super::register_identifier(opts, &mut mets)?;
-    let run = PackageRun { ids: &ids, opts, now };
     let ctx = ContainerCtx {
         root: &root,
-        identifier,
+        identifier: super::register_identifier(opts, &mut mets)?,
         scanner: engine.as_ref(),
         version: version.as_deref(),
         rel: String::new(),
-        run,
+        run: PackageRun { ids: &ids, opts, now },
         log: crawl_log.as_ref(),
         progress,
     };
-    let mut results = write_containers(source, &names, &mut mets, &ctx)?;
-
-    // Viral containers made while scanning.
-    let mut extra_files: Vec<ExtraFile> = Vec::new();
-    // The virus check of every container (its records are described already).
-    let mut scan_summary = ScanSummary::default();
-    let (virus_note, scan_seconds) =
-        container_virus_checks(&mut results, &mut mets, &ctx, &mut scan_summary, &mut extra_files)?;
-
-    // One format identification event for the package, on its containers.
-    let identification = identification(&results, identifier, run, &mut mets);
-    let mut manifest: Vec<(String, String)> =
-        extra_files.into_iter().map(|f| (f.rel, f.sha512)).collect();
-    let done = finish_containers(results, run, &root, &mut mets, &mut manifest)?;
-    let ContainersDone { mut containers, mut capture, all_uris, without_log, dedup } = done;
-    if let Some(log) = &crawl_log {
-        capture.first = capture.first.or(log.first);
-        capture.last = capture.last.or(log.last);
-    }
+    let results = write_containers(source, &container_names(source), &mut mets, &ctx)?;
+    let mut closed = close_containers(results, &mut mets, &ctx)?;
     let side = SideFiles { source, root: &root, now, progress };
-    let logs = side.add(&containers, &mut mets, &mut manifest)?;
-
-    let (description, rights, organisation, metadata_notes) =
-        opts.metadata.resolve((&source.seeds, "seeds.txt"), (capture.first, capture.last));
-    finish_header(&mut mets, description, rights, organisation);
-    let entities = entities::resolve_entities(&mut mets, &root)?;
-    for c in &mut containers {
-        c.listed += entities.records_listed.get(&c.path).copied().unwrap_or(0);
-    }
-    let written = staging.write_mets(mets, &mut manifest, opts)?;
-
+    let logs = side.add(&closed.done.containers, &mut mets, &mut closed.manifest)?;
+    // Records date the package; the crawl log only what no record dates.
+    let log_span = crawl_log.as_ref().map(|l| CaptureSpan { first: l.first, last: l.last });
+    let capture = closed.done.capture.or(log_span.unwrap_or_default());
+    let seeds = super::SeedsFrom { seeds: &source.seeds, file: "seeds.txt" };
+    let metadata_notes = super::write_header(&mut mets, opts, seeds, capture.first, capture.last);
+    let ContainersClosed { done, mut manifest, virus, identification } = closed;
+    let ContainersDone { mut containers, all_uris, without_log, dedup, .. } = done;
+    let committed = commit_package(staging, mets, &mut containers, &mut manifest, opts)?;
     let crawl_log = crawl_log.map(|log| compare_crawl_log(&log, source, &all_uris, without_log));
-
-    let leftovers = staging.leftovers.clone();
-    let out = staging.commit()?;
-    name_outputs_in_place(&mut containers, &out);
+    name_outputs_in_place(&mut containers, &committed.package);
     Ok(PackageReport {
-        package: out,
+        package: committed.package,
         objid,
         shape: source.shape.name().to_string(),
         found: source.found.clone(),
@@ -216,18 +195,57 @@ pub fn build_package(
         crawl_log,
         logs,
         metadata_notes,
-        entities,
-        virus_check: virus_note,
+        entities: committed.entities,
+        virus_check: virus.note,
         identification,
-        scan: scan_summary,
-        scan_seconds,
-        mets_xsd_checked: written.xsd_checked,
-        files: written.files,
-        bytes: written.bytes,
-        leftovers,
+        scan: virus.summary,
+        scan_seconds: virus.seconds,
+        mets_xsd_checked: committed.written.xsd_checked,
+        files: committed.written.files,
+        bytes: committed.written.bytes,
+        leftovers: committed.leftovers,
         dedup,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The containers of a package once closed: what they amount to, the manifest lines of them
+/// and their viral twins, their virus checks and their identification event.
+struct ContainersClosed {
+    done: ContainersDone,
+    manifest: Vec<(String, String)>,
+    virus: VirusCheckOutcome,
+    identification: Option<super::IdentificationReport>,
+}
+
+/// What the virus check of a package's containers gives its report.
+struct VirusCheckOutcome {
+    /// How viruses were checked, in a sentence.
+    note: String,
+    /// Seconds spent waiting for clamd.
+    seconds: f64,
+    summary: ScanSummary,
+}
+
+/// Closes the containers written, in order: their virus checks (and viral twins), the
+/// package's identification event on them, then their METS sections finished.
+fn close_containers(
+    mut results: Vec<ContainerResult>,
+    mets: &mut MetsBuilder,
+    ctx: &ContainerCtx<'_>,
+) -> Result<ContainersClosed, PackageError> {
+    // Viral containers made while scanning.
+    let mut extra_files: Vec<ExtraFile> = Vec::new();
+    let mut summary = ScanSummary::default();
+    let (note, seconds) =
+        container_virus_checks(&mut results, mets, ctx, &mut summary, &mut extra_files)?;
+    // One format identification event for the package, on its containers.
+    let identification = identification(&results, ctx.identifier, ctx.run, mets);
+    let mut manifest: Vec<(String, String)> =
+        extra_files.into_iter().map(|f| (f.rel, f.sha512)).collect();
+    let done = finish_containers(results, ctx.run, ctx.root, mets, &mut manifest)?;
+    let virus = VirusCheckOutcome { note, seconds, summary };
+    Ok(ContainersClosed { done, manifest, virus, identification })
 }
 
 /// What the containers of a package amount to once their METS sections are finished.
@@ -554,7 +572,17 @@ struct Tally<'a> {
     dates: CaptureSpan,
 }
 
-impl Tally<'_> {
+impl<'a> Tally<'a> {
+    /// Nothing counted yet; records checked against `log`, if the harvest has one.
+    fn new(log: Option<&'a CrawlLog>) -> Self {
+        Tally {
+            log,
+            uris: HashSet::new(),
+            without_log: Unlogged::default(),
+            dates: CaptureSpan::default(),
+        }
+    }
+
     /// `inferred`: the date is not the record's own (X-Webaip-Date-Source), so it does not
     /// widen the capture dates. Only captures widen them: not the ARC's `filedesc` (migrated
     /// to a `metadata` record, dated when the ARC file was opened, often after its last
@@ -670,23 +698,65 @@ impl ContainerCtx<'_> {
         input: &Path,
         sections: Sections,
     ) -> Result<ContainerResult, PackageError> {
-        let Sections { content: writer, viral: viral_writer } = sections;
         let name = file_text(input);
         let file_ids = self.run.ids.derive(&name);
-        // Payloads are scanned inside the migration, before their record is written: an
-        // infected record goes to the viral twin instead (P5.5).
         let viral_rel = layout::viral_twin(&self.rel);
+        let mopts = self.migrate_options(&viral_rel)?;
+        let mut sinks = self.migration_sinks(sections, viral_rel)?;
+        let mut report = self.run_migration(input, &mopts, &file_ids, &mut sinks)?;
+        let MigrationSinks { content, viral, events, tally, viral_rel, .. } = sinks;
+        let writer = content.mets;
+        let sha = report.output_sha512.clone().unwrap_or_default();
+        let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
+        let arc = self.migration_described(&name, &report, &file, &file_ids);
+        self.relate_to_arc(&mut file, &name, &arc.event);
+        let viral = match &report.quarantine {
+            Some(q) => Some(sink::ClosedContainer {
+                mets: viral.map(|v| v.mets).ok_or(PackageError::Internal("viral METS section"))?,
+                rel: viral_rel,
+                size: q.size,
+                sha512: q.sha512.clone(),
+                records: q.records + 1,
+            }),
+            None => None,
+        };
+        let identified = std::mem::take(&mut report.identified);
+        let mut scan = events.map(|e| e.found).unwrap_or_default();
+        scan.not_cleaned.extend(report.not_cleaned.iter().cloned());
+        let container = self.migrated_report(input, report, writer.listed());
+        Ok(ContainerResult {
+            index,
+            writer,
+            file,
+            report: container,
+            uris: tally.uris,
+            without_log: tally.without_log,
+            dates: tally.dates,
+            arc: Some(arc),
+            viral,
+            scan,
+            identified,
+            // Migrated ARC records are not deduplicated (README, deduplication).
+            dedup: Default::default(),
+        })
+    }
+
+    /// The migration's options in a package: this run's level, scanner and identification,
+    /// and with a scanner the viral twin (`viral_rel`) infected records go to instead of the
+    /// container: payloads are scanned inside the migration, before their record is written
+    /// (P5.5).
+    fn migrate_options(&self, viral_rel: &str) -> Result<MigrateOptions, PackageError> {
         let quarantine = match self.scanner {
             Some(_) => {
                 layout::create_dirs_in(self.root, layout::VIRAL_DIR)?;
                 Some(crate::migrate::Quarantine {
-                    path: self.root.join(&viral_rel),
+                    path: self.root.join(viral_rel),
                     cleaner: self.run.opts.cleaner.clone(),
                 })
             }
             None => None,
         };
-        let mopts = MigrateOptions {
+        Ok(MigrateOptions {
             level: self.run.opts.level,
             force: false,
             scanner: self.scanner.cloned(),
@@ -694,36 +764,49 @@ impl ContainerCtx<'_> {
             capture_date: self.run.opts.capture_date,
             identify: self.identifier,
             rebuild_data: true,
-        };
+        })
+    }
+
+    /// The sinks the migration writes through: this container's (created now, shown to the
+    /// package's index) and its viral twin's, created on first use.
+    fn migration_sinks(
+        &self,
+        sections: Sections,
+        viral_rel: String,
+    ) -> Result<MigrationSinks<'_>, PackageError> {
         let level = self.run.opts.level;
-        let mut sinks = MigrationSinks {
+        let mut content =
+            sink::ContainerSink::create(self.root, self.rel.clone(), sections.content, level)?;
+        super::tap_index(self.run.opts.index.as_ref(), &mut content);
+        Ok(MigrationSinks {
             root: self.root,
-            content: {
-                let mut c =
-                    sink::ContainerSink::create(self.root, self.rel.clone(), writer, level)?;
-                super::tap_index(self.run.opts.index.as_ref(), &mut c);
-                c
-            },
+            content,
             viral: None,
-            viral_mets: viral_writer,
-            viral_rel: viral_rel.clone(),
-            level,
+            viral_mets: sections.viral,
             events: self.scanner.map(|_| self.verdict_events(viral_rel.clone())),
+            viral_rel,
+            level,
             identify: self.run.opts.identify,
-            tally: Tally {
-                log: self.log,
-                uris: HashSet::new(),
-                without_log: Unlogged::default(),
-                dates: CaptureSpan::default(),
-            },
-        };
+            tally: Tally::new(self.log),
+        })
+    }
+
+    /// Runs the migration of `input` through `sinks`: its report, or the error that failed it
+    /// (a migration that did not conserve every payload byte fails too).
+    fn run_migration(
+        &self,
+        input: &Path,
+        mopts: &MigrateOptions,
+        file_ids: &Ids,
+        sinks: &mut MigrationSinks<'_>,
+    ) -> Result<crate::migrate::report::FileReport, PackageError> {
         let started = std::time::Instant::now();
         let mut report =
             crate::migrate::report::FileReport { input: input.to_path_buf(), ..Default::default() };
         let out_name = self.rel.rsplit('/').next().unwrap_or_default();
         let migrated = crate::migrate::open_arc(input).and_then(|arc| {
-            let run = MigrationRun { opts: &mopts, ids: &file_ids, progress: self.progress };
-            crate::migrate::migrate_into(arc, input, out_name, run, &mut sinks, &mut report)
+            let run = MigrationRun { opts: mopts, ids: file_ids, progress: self.progress };
+            crate::migrate::migrate_into(arc, input, out_name, run, sinks, &mut report)
         });
         report.seconds = started.elapsed().as_secs_f64();
         let failed = match migrated {
@@ -742,60 +825,40 @@ impl ContainerCtx<'_> {
                 failure: failed.map_or(MigrationFailure::NotConserved, MigrationFailure::Failed),
             });
         }
-        let MigrationSinks { content, viral, events, tally, .. } = sinks;
-        let writer = content.mets;
-        let mut viral_writer = viral.map(|v| v.mets);
-        let sha = report.output_sha512.clone().unwrap_or_default();
-        let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
-        let arc = self.migration_described(&name, &report, &file, &file_ids);
-        let event = &arc.event;
+        Ok(report)
+    }
+
+    /// The container's relationship to the ARC `name` it was migrated from, by the migration
+    /// `event` (which it lists).
+    fn relate_to_arc(&self, file: &mut PackageFile, name: &str, event: &Event) {
         file.object.events.push(event.id.clone());
+        let relationships = &self.run.opts.profile.relationships;
         file.object.relationships.push(Relationship {
-            relationship_type: self.run.opts.profile.relationships.relationship_type.clone(),
-            subtype: self.run.opts.profile.relationships.migration.clone(),
-            related_object: ("local".into(), name.clone()),
+            relationship_type: relationships.relationship_type.clone(),
+            subtype: relationships.migration.clone(),
+            related_object: ("local".into(), name.to_string()),
             related_event: Some(event.id.clone()),
         });
-        let viral = match &report.quarantine {
-            Some(q) => Some(sink::ClosedContainer {
-                mets: viral_writer.take().ok_or(PackageError::Internal("viral METS section"))?,
-                rel: viral_rel.clone(),
-                size: q.size,
-                sha512: q.sha512.clone(),
-                records: q.records + 1,
-            }),
-            None => None,
-        };
-        let records = report.records_out.values().sum();
-        let identified = std::mem::take(&mut report.identified);
-        let mut scan = events.map(|e| e.found).unwrap_or_default();
-        scan.not_cleaned.extend(report.not_cleaned.iter().cloned());
-        let container = ContainerReport {
+    }
+
+    /// What the package report says of a container migrated from `input`.
+    fn migrated_report(
+        &self,
+        input: &Path,
+        report: crate::migrate::report::FileReport,
+        listed: u64,
+    ) -> ContainerReport {
+        ContainerReport {
             input: path_text(input),
             path: self.rel.clone(),
             action: "migrated".into(),
-            records,
-            listed: writer.listed(),
+            records: report.records_out.values().sum(),
+            listed,
             migration: Some(report),
             warc_findings: 0,
             warc_finding_examples: Vec::new(),
             bytes_read: None,
-        };
-        Ok(ContainerResult {
-            index,
-            writer,
-            file,
-            report: container,
-            uris: tally.uris,
-            without_log: tally.without_log,
-            dates: tally.dates,
-            arc: Some(arc),
-            viral,
-            scan,
-            identified,
-            // Migrated ARC records are not deduplicated (README, deduplication).
-            dedup: Default::default(),
-        })
+        }
     }
 
     /// The ARC a container was migrated from, described (it is not in the package) so the
@@ -867,7 +930,6 @@ impl ContainerCtx<'_> {
         input: &Path,
         sections: Sections,
     ) -> Result<ContainerResult, PackageError> {
-        let dest = self.root.join(&self.rel);
         let level = self.run.opts.level;
         let mut content =
             sink::ContainerSink::create(self.root, self.rel.clone(), sections.content, level)?;
@@ -877,52 +939,10 @@ impl ContainerCtx<'_> {
         let events = self.verdict_events(quarantine::copy_viral_rel(&self.rel, gzip));
         let sinks = copy::CopySinks { content, viral_mets: sections.viral, gzip };
         let mut out = copy::CopyWriter::new(self.root, self.run, sinks, events, self.scanner);
-        let mut tally = Tally {
-            log: self.log,
-            uris: HashSet::new(),
-            without_log: Unlogged::default(),
-            dates: CaptureSpan::default(),
-        };
-        // Identification first: the scan stage, last, overlaps writing.
-        let mut identify_stage = self.identifier.map(IdentifyStage::new);
-        let mut scan_stage = self.scanner.map(|e| ScanStage::new(Arc::clone(e)));
-        let mut dedup_stage =
-            self.run.opts.dedup.as_deref().map(|d| DedupStage::new(d, self.rel.clone()));
-        let mut stages: Vec<&mut dyn Stage> = Vec::new();
-        if let Some(s) = identify_stage.as_mut() {
-            stages.push(s);
-        }
-        if let Some(s) = dedup_stage.as_mut() {
-            stages.push(s);
-        }
-        if let Some(s) = scan_stage.as_mut() {
-            stages.push(s);
-        }
-        crate::stages::run_pipeline(
-            &mut |batch| copy::gather_stored(&mut source, batch),
-            &mut stages,
-            // Two batches in flight: clamd scans the next while this one is written.
-            &mut crate::stages::EachItem {
-                write: |staged: StagedItem| {
-                    if let Item::Stored(r) = &staged.item {
-                        let uri = r.target_uri.as_deref();
-                        tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
-                    }
-                    out.write(staged)
-                },
-                overlap: true,
-            },
-        )
-        .map_err(|e| match e {
-            // clamd's own error names the daemon only.
-            PackageError::Scan(source) => {
-                PackageError::WarcScan { input: input.into(), record: None, source }
-            }
-            PackageError::ScanOf { origin, source } => {
-                PackageError::WarcScan { input: input.into(), record: Some(origin), source }
-            }
-            e => e,
-        })?;
+        let mut tally = Tally::new(self.log);
+        let identified = self
+            .copy_records(&mut source, &mut out, &mut tally)
+            .map_err(|e| warc_scan_error(input, e))?;
         let read = source.finish()?;
         let copy::Copied { content, viral, scan, stuck, dedup } = out.finish();
         if let Some((record_id, offset, signature)) = stuck {
@@ -935,40 +955,16 @@ impl ContainerCtx<'_> {
         }
         let moved = viral.is_some() || scan.cleaned > 0;
         let (writer, content_size) = content.close_unhashed(self.root)?;
-        let (mut size, mut sha) = (read.bytes_read, read.sha512.clone());
-        // Unless a record went elsewhere, the copy is the input, byte for byte.
-        if moved || content_size != size {
-            (size, sha) = hash_file(&dest)?;
-        }
         let viral = viral.map(|v| v.close(self.root)).transpose()?;
         (self.progress)(read.bytes_read);
-        let name = file_text(input);
-        let format = copy::stated_warc_format(&read.versions);
-        let mut file = self.container_file(size, sha, &name, format);
-        let findings = read.findings;
-        if findings.count > 0 {
+        let mut file = self.copied_file(input, &read, moved, content_size)?;
+        if read.findings.count > 0 {
             // Kept byte-exact as received; the disagreement travels with it (module comment).
-            let event = self.validation_event(&findings);
+            let event = self.validation_event(&read.findings);
             file.object.events.push(event.id.clone());
             file.events.push(event);
         }
-        let container = ContainerReport {
-            input: path_text(input),
-            path: self.rel.clone(),
-            action: if findings.count > 0 {
-                "checked (WARC findings, kept as received) and copied".into()
-            } else {
-                "checked and copied".into()
-            },
-            // Cleaned copies were added to the records read; moved ones are taken off with
-            // the viral twin's count (add_container_virus_checks).
-            records: read.records + scan.cleaned,
-            listed: writer.listed(),
-            migration: None,
-            warc_findings: findings.count,
-            warc_finding_examples: findings.examples,
-            bytes_read: Some(read.bytes_read),
-        };
+        let container = self.copied_report(input, read, scan.cleaned, writer.listed());
         Ok(ContainerResult {
             index,
             writer,
@@ -980,9 +976,111 @@ impl ContainerCtx<'_> {
             arc: None,
             viral,
             scan,
-            identified: identify_stage.map(|s| s.tally).unwrap_or_default(),
+            identified,
             dedup,
         })
+    }
+
+    /// Passes every record of `source` through the stages this run has (identification
+    /// first; the scan stage, last, overlaps writing) to `out`, counting each into `tally`.
+    /// What identification found.
+    fn copy_records(
+        &self,
+        source: &mut copy::StoredWarc,
+        out: &mut copy::CopyWriter<'_>,
+        tally: &mut Tally<'_>,
+    ) -> Result<Identified, PackageError> {
+        let mut identify_stage = self.identifier.map(IdentifyStage::new);
+        let mut scan_stage = self.scanner.map(|e| ScanStage::new(Arc::clone(e)));
+        let mut dedup_stage =
+            self.run.opts.dedup.as_deref().map(|d| DedupStage::new(d, self.rel.clone()));
+        let stages: [Option<&mut dyn Stage>; 3] = [
+            identify_stage.as_mut().map(|s| s as &mut dyn Stage),
+            dedup_stage.as_mut().map(|s| s as &mut dyn Stage),
+            scan_stage.as_mut().map(|s| s as &mut dyn Stage),
+        ];
+        crate::stages::run_pipeline(
+            &mut |batch| copy::gather_stored(source, batch),
+            &mut stages.into_iter().flatten().collect::<Vec<_>>(),
+            // Two batches in flight: clamd scans the next while this one is written.
+            &mut crate::stages::EachItem {
+                write: |staged: StagedItem| {
+                    if let Item::Stored(r) = &staged.item {
+                        let uri = r.target_uri.as_deref();
+                        tally.record(uri, &r.warc_type, &r.date, r.date_inferred);
+                    }
+                    out.write(staged)
+                },
+                overlap: true,
+            },
+        )?;
+        Ok(identify_stage.map(|s| s.tally).unwrap_or_default())
+    }
+
+    /// The copied container as the package describes it, in the WARC version its records
+    /// state. Unless a record went elsewhere (`moved`) or the copy's size differs, the copy is
+    /// the input byte for byte, and the input's digest, taken as it was read, is the copy's.
+    fn copied_file(
+        &self,
+        input: &Path,
+        read: &copy::StoredSummary,
+        moved: bool,
+        content_size: u64,
+    ) -> Result<PackageFile, PackageError> {
+        let (size, sha) = if moved || content_size != read.bytes_read {
+            hash_file(&self.root.join(&self.rel))?
+        } else {
+            (read.bytes_read, read.sha512.clone())
+        };
+        let format = copy::stated_warc_format(&read.versions);
+        Ok(self.container_file(size, sha, &file_text(input), format))
+    }
+
+    /// What the package report says of a WARC copied from `input` (`cleaned`: records a
+    /// cleaner's copy was added for).
+    fn copied_report(
+        &self,
+        input: &Path,
+        read: copy::StoredSummary,
+        cleaned: u64,
+        listed: u64,
+    ) -> ContainerReport {
+        ContainerReport {
+            input: path_text(input),
+            path: self.rel.clone(),
+            action: copy_action(read.findings.count).into(),
+            // Cleaned copies were added to the records read; moved ones are taken off with
+            // the viral twin's count (add_container_virus_checks).
+            records: read.records + cleaned,
+            listed,
+            migration: None,
+            warc_findings: read.findings.count,
+            warc_finding_examples: read.findings.examples,
+            bytes_read: Some(read.bytes_read),
+        }
+    }
+}
+
+/// What the report says was done with a copied WARC in which the check found `findings`.
+fn copy_action(findings: u64) -> &'static str {
+    if findings > 0 {
+        "checked (WARC findings, kept as received) and copied"
+    } else {
+        "checked and copied"
+    }
+}
+
+/// An error of a WARC's copy, the clamd failures among them named by the WARC (clamd's own
+/// error names the daemon only) and the record being scanned, when it was scanned alone.
+fn warc_scan_error(input: &Path, e: PackageError) -> PackageError {
+    match e {
+        PackageError::Scan(source) => {
+            PackageError::WarcScan { input: input.into(), record: None, source }
+        }
+        PackageError::ScanOf { origin, source } => {
+            PackageError::WarcScan { input: input.into(), record: Some(origin), source }
+        }
+        e => e,
     }
 }
 
@@ -1194,12 +1292,7 @@ mod tests {
     use super::*;
 
     fn tally() -> Tally<'static> {
-        Tally {
-            log: None,
-            uris: HashSet::new(),
-            without_log: Unlogged::default(),
-            dates: CaptureSpan::default(),
-        }
+        Tally::new(None)
     }
 
     fn at(s: &str) -> Option<DateTime<Utc>> {
@@ -1234,6 +1327,44 @@ mod tests {
         let w = a.widen(b);
         assert_eq!(w, CaptureSpan { first: a.first, last: b.last });
         assert_eq!(CaptureSpan::default().widen(CaptureSpan::default()), CaptureSpan::default());
+    }
+
+    /// The crawl log dates a package only at an end no record dates.
+    #[test]
+    fn a_span_takes_from_its_fallback_only_the_ends_it_lacks() {
+        let records = CaptureSpan { first: at("2020-01-01T00:00:00Z"), last: None };
+        let log =
+            CaptureSpan { first: at("2019-01-01T00:00:00Z"), last: at("2021-01-01T00:00:00Z") };
+        assert_eq!(records.or(log), CaptureSpan { first: records.first, last: log.last });
+        assert_eq!(CaptureSpan::default().or(log), log);
+        assert_eq!(log.or(CaptureSpan::default()), log);
+    }
+
+    /// A copied WARC whose records disagree with their headers is said to be kept as received.
+    #[test]
+    fn a_copy_with_findings_says_it_was_kept_as_received() {
+        assert_eq!(copy_action(0), "checked and copied");
+        assert_eq!(copy_action(3), "checked (WARC findings, kept as received) and copied");
+    }
+
+    /// clamd's failures during a copy name the WARC (and the record scanned alone); other
+    /// errors pass as they are.
+    #[test]
+    fn clamd_failures_of_a_copy_name_the_warc_and_record() {
+        use crate::stages::scan::{ClamdFailure, ScanError};
+        let clamd = || ScanError {
+            addr: "unix:/run/clamd.sock".parse().unwrap(),
+            failure: ClamdFailure::Unresolved,
+        };
+        let input = Path::new("/h/in.warc.gz");
+        let e = warc_scan_error(input, PackageError::Scan(clamd()));
+        assert!(matches!(&e, PackageError::WarcScan { record: None, .. }), "{e:?}");
+        assert!(e.to_string().starts_with("/h/in.warc.gz: virus scan: clamd at"), "{e}");
+        let one = PackageError::ScanOf { origin: "<urn:uuid:1>".into(), source: clamd() };
+        let e = warc_scan_error(input, one);
+        assert!(e.to_string().starts_with("/h/in.warc.gz: record <urn:uuid:1>: virus"), "{e}");
+        let other = warc_scan_error(input, PackageError::Internal("x"));
+        assert!(matches!(other, PackageError::Internal("x")), "{other:?}");
     }
 
     /// Records without a crawl-log line are all counted, their examples bounded.

@@ -29,8 +29,9 @@ use super::sink::{ClosedContainer, ContainerSink, Warcinfo};
 use super::staging::Staging;
 use super::{
     CaptureCounts, ContainerReport, MAX_EXAMPLES, PackageError, PackageOptions, PackageReport,
-    ScanSummary, finish_header, io_err, new_mets,
+    ScanSummary, io_err, new_mets,
 };
+use crate::capture::{Capture, CaptureKind, Payload, Quirk};
 use crate::formats::digest::hex;
 use crate::formats::warc::header::warc_fields_line;
 use crate::formats::warc::writer::{RecordSpec, WrittenRecord};
@@ -38,7 +39,7 @@ use crate::ids::Ids;
 use crate::index::digests::{Algorithm, DigestKey};
 use crate::layout;
 use crate::model::*;
-use crate::sources::capture::{Capture, CaptureKind, CaptureSource, Payload, Quirk};
+use crate::sources::capture::CaptureSource;
 use crate::stages::dedup::{DedupStage, DedupTally, Holder, Revisit};
 use crate::stages::identify::IdentifyStage;
 use crate::stages::rewrite::RewriteStage;
@@ -220,83 +221,29 @@ pub fn build_capture_package(
         None => None,
     };
     let identifier = super::register_identifier(opts, &mut mets)?;
-    // The stages every capture passes before it is written: identification of the payload as
-    // harvested, the virus check (an infected capture is never rewritten), then link
-    // rewriting where the source needs it.
-    let mut identify_stage = identifier.map(IdentifyStage::new);
-    let mut scan_stage = scanner.as_ref().map(|s| ScanStage::new(Arc::clone(&s.engine)));
-    let mut rewrite_stage = source.link_map().map(|map| RewriteStage::new(map, &pkg));
+    let mut stages = CaptureStages::new(identifier, scanner.as_ref(), &*source, &pkg, opts);
     let package_run = PackageRun { ids: &ids, opts, now };
-    let scanning = Scanning { scanner, identifier, rewriting: rewrite_stage.is_some() };
+    let scanning = Scanning { scanner, identifier, rewriting: stages.rewrite.is_some() };
     let mut run = Writing::new(&pkg, package_run, &*source, mets, scanning);
-    let mut counts = Counts::default();
-    let digests = Digests { wanted: scan_stage.is_some(), pkg: &pkg };
-    // Deduplication last: only a capture written as harvested to content becomes a revisit.
-    let mut dedup_stage = opts.dedup.as_deref().map(|d| DedupStage::new(d, String::new()));
-    let stages: [Option<&mut dyn Stage>; 4] = [
-        identify_stage.as_mut().map(|s| s as &mut dyn Stage),
-        scan_stage.as_mut().map(|s| s as &mut dyn Stage),
-        rewrite_stage.as_mut().map(|s| s as &mut dyn Stage),
-        dedup_stage.as_mut().map(|s| s as &mut dyn Stage),
-    ];
-    crate::stages::run_pipeline(
-        &mut |batch| gather(source, batch, &mut counts, digests, progress),
-        &mut stages.into_iter().flatten().collect::<Vec<_>>(),
-        // One batch at a time: a mirror's rewritten pages and held payloads stay within one
-        // batch's bounds.
-        &mut crate::stages::EachItem { write: |staged| run.write(staged), overlap: false },
-    )?;
+    let counts = stages.write(source, &mut run, progress)?;
     // The link map (every mirror file's path and URL) is dropped with the stage here: it is not
     // kept while the logs, the METS and its check are written.
-    let rewrite = rewrite_stage.map(|s| s.summary().clone());
+    let rewrite = stages.rewrite.take().map(|s| s.summary().clone());
     if counts.captures == 0 {
         return Err(PackageError::NoCaptures {
             root: root.to_path_buf(),
             shape: shape.to_string(),
         });
     }
-    let Closed { mut manifest, mut finished, records } = run.close_containers()?;
-    let (virus_note, scan_seconds) = run.virus_checks(&mut finished);
-    let Writing { mut mets, scan, dedup: tally, .. } = run;
-    let rels = finished.iter().map(|f| f.closed.rel.clone()).collect();
-    let stage = identify_stage.as_ref().map(|s| (s.identifier(), &s.tally));
-    let identification = super::identification_event(stage, package_run, rels, &mut mets);
     let source_name = source.source_name().unwrap_or_else(|| crate::sources::file_text(root));
-    let mut dedup = opts.dedup.as_ref().map(|_| super::DedupReport::default());
-    let origin = CaptureOrigin { name: &source_name, pkg: &pkg };
-    let deduplicated = Deduplicated { tally: &tally, report: &mut dedup };
-    let mut containers = finish_containers(&mut mets, finished, package_run, origin, deduplicated)?;
-
-    // The source's own files, and what it found odd.
-    let side = source.side_files();
-    for s in &side {
-        let (rel, sha, _) = super::add_log(&mut mets, &pkg, &s.path, &s.relative, now, progress)?;
-        manifest.push((rel, sha));
-    }
-    let (quirk_counts, quirks_dropped, log) =
-        quirks_log(source, &mut mets, &pkg, counts.captures, now)?;
-    manifest.push(log);
-    let (description, rights, organisation, mut metadata_notes) =
-        opts.metadata.resolve((&seeds, &source.seeds_from()), (counts.first, counts.last));
-    if counts.first.is_none() {
-        // Not "none found": every record has a date, none of them the harvester's own.
-        for n in metadata_notes.iter_mut().filter(|n| n.starts_with("no capture dates")) {
-            *n = "every record's date is inferred (each says from what, in X-Webaip-Date-Source): \
-                  the website's MODS states no capture dates"
-                .to_string();
-        }
-    }
-    finish_header(&mut mets, description, rights, organisation);
-    let entities = super::entities::resolve_entities(&mut mets, &pkg)?;
-    for c in &mut containers {
-        c.listed += entities.records_listed.get(&c.path).copied().unwrap_or(0);
-    }
-    let written = staging.write_mets(mets, &mut manifest, opts)?;
-    let leftovers = staging.leftovers.clone();
-    let out = staging.commit()?;
+    let mut closed = run.finish(stages.identified(), &source_name)?;
+    let side = closed.add_source_files(source, counts.captures, progress)?;
+    let metadata_notes = capture_header(&mut closed.mets, opts, source, &seeds, &counts);
+    let CapturesClosed { mets, mut manifest, mut containers, .. } = closed;
+    let committed = super::commit_package(staging, mets, &mut containers, &mut manifest, opts)?;
     let (refused, refusals) = source.refusals();
     Ok(PackageReport {
-        package: out,
+        package: committed.package,
         objid,
         shape: shape.to_string(),
         found: Vec::new(),
@@ -306,29 +253,206 @@ pub fn build_capture_package(
         containers,
         captures: Some(CaptureCounts {
             captures: counts.captures,
-            records,
+            records: closed.records,
             payload_bytes: counts.payload_bytes,
-            quirk_counts,
+            quirk_counts: side.quirk_counts,
             quirks: source.quirks().iter().take(MAX_EXAMPLES).cloned().collect(),
-            quirks_dropped,
+            quirks_dropped: side.quirks_dropped,
         }),
         instance: None,
         rewrite,
         crawl_log: None,
-        logs: side.len() as u64,
+        logs: side.logs,
         metadata_notes,
-        entities,
-        virus_check: virus_note,
-        identification,
-        scan,
-        scan_seconds,
-        mets_xsd_checked: written.xsd_checked,
-        files: written.files,
-        bytes: written.bytes,
-        leftovers,
-        dedup,
+        entities: committed.entities,
+        virus_check: closed.virus_note,
+        identification: closed.identification,
+        scan: closed.scan,
+        scan_seconds: closed.scan_seconds,
+        mets_xsd_checked: committed.written.xsd_checked,
+        files: committed.written.files,
+        bytes: committed.written.bytes,
+        leftovers: committed.leftovers,
+        dedup: closed.dedup,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The stages every capture passes before it is written: identification of the payload as
+/// harvested, the virus check (an infected capture is never rewritten), then link rewriting
+/// where the source needs it, and deduplication last (only a capture written as harvested to
+/// content becomes a revisit).
+struct CaptureStages<'a> {
+    identify: Option<IdentifyStage>,
+    scan: Option<ScanStage>,
+    rewrite: Option<RewriteStage>,
+    dedup: Option<DedupStage<'a>>,
+    /// The package being built (where a payload that cannot be hashed is reported).
+    pkg: &'a Path,
+}
+
+impl<'a> CaptureStages<'a> {
+    /// The stages a run of `source` has: identification with an identifier, the virus check
+    /// with a scanner, rewriting where `source` gives a link map, deduplication when asked.
+    fn new(
+        identifier: Option<crate::stages::identify::Identifier>,
+        scanner: Option<&Scanner>,
+        source: &dyn CaptureSource,
+        pkg: &'a Path,
+        opts: &'a PackageOptions,
+    ) -> Self {
+        CaptureStages {
+            identify: identifier.map(IdentifyStage::new),
+            scan: scanner.map(|s| ScanStage::new(Arc::clone(&s.engine))),
+            rewrite: source.link_map().map(|map| RewriteStage::new(map, pkg)),
+            dedup: opts.dedup.as_deref().map(|d| DedupStage::new(d, String::new())),
+            pkg,
+        }
+    }
+
+    /// Writes every capture of `source` through the stages to `run`: what they amount to.
+    fn write(
+        &mut self,
+        source: &mut dyn CaptureSource,
+        run: &mut Writing<'_>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Counts, PackageError> {
+        let mut counts = Counts::default();
+        let digests = Digests { wanted: self.scan.is_some(), pkg: self.pkg };
+        let stages: [Option<&mut dyn Stage>; 4] = [
+            self.identify.as_mut().map(|s| s as &mut dyn Stage),
+            self.scan.as_mut().map(|s| s as &mut dyn Stage),
+            self.rewrite.as_mut().map(|s| s as &mut dyn Stage),
+            self.dedup.as_mut().map(|s| s as &mut dyn Stage),
+        ];
+        crate::stages::run_pipeline(
+            &mut |batch| gather(source, batch, &mut counts, digests, progress),
+            &mut stages.into_iter().flatten().collect::<Vec<_>>(),
+            // One batch at a time: a mirror's rewritten pages and held payloads stay within one
+            // batch's bounds.
+            &mut crate::stages::EachItem { write: |staged| run.write(staged), overlap: false },
+        )?;
+        Ok(counts)
+    }
+
+    /// What identification found, and by what identifier (none without identification).
+    fn identified(
+        &self,
+    ) -> Option<(crate::stages::identify::Identifier, &crate::stages::identify::Tally)> {
+        self.identify.as_ref().map(|s| (s.identifier(), &s.tally))
+    }
+}
+
+/// A run's containers once closed, their METS sections finished: the METS still open for the
+/// package's side files and header, and what the report says of them.
+struct CapturesClosed<'a> {
+    mets: crate::mets::MetsBuilder,
+    pkg: &'a Path,
+    run: PackageRun<'a>,
+    manifest: Vec<ManifestLine>,
+    containers: Vec<ContainerReport>,
+    /// The records they hold.
+    records: u64,
+    virus_note: String,
+    scan_seconds: f64,
+    scan: ScanSummary,
+    identification: Option<super::IdentificationReport>,
+    dedup: Option<super::DedupReport>,
+}
+
+/// The source's files packaged beside the containers, as the report counts them.
+struct SourceFiles {
+    /// Side files copied to `logs/`.
+    logs: u64,
+    /// Every quirk met, by kind.
+    quirk_counts: BTreeMap<String, u64>,
+    /// Quirks only counted, not listed.
+    quirks_dropped: u64,
+}
+
+impl<'a> Writing<'a> {
+    /// Closes the containers once every capture is written: their virus checks, the package's
+    /// identification event on them (`identified`, with an identifier), and their METS
+    /// sections finished, each naming `source_name` as what it was written from.
+    fn finish(
+        mut self,
+        identified: Option<(crate::stages::identify::Identifier, &crate::stages::identify::Tally)>,
+        source_name: &str,
+    ) -> Result<CapturesClosed<'a>, PackageError> {
+        let Closed { manifest, mut finished, records } = self.close_containers()?;
+        let (virus_note, scan_seconds) = self.virus_checks(&mut finished);
+        let Writing { mut mets, scan, dedup: tally, pkg, run, .. } = self;
+        let rels = finished.iter().map(|f| f.closed.rel.clone()).collect();
+        let identification = super::identification_event(identified, run, rels, &mut mets);
+        let mut dedup = run.opts.dedup.as_ref().map(|_| super::DedupReport::default());
+        let origin = CaptureOrigin { name: source_name, pkg };
+        let deduplicated = Deduplicated { tally: &tally, report: &mut dedup };
+        let containers = finish_containers(&mut mets, finished, run, origin, deduplicated)?;
+        Ok(CapturesClosed {
+            mets,
+            pkg,
+            run,
+            manifest,
+            containers,
+            records,
+            virus_note,
+            scan_seconds,
+            scan,
+            identification,
+            dedup,
+        })
+    }
+}
+
+impl CapturesClosed<'_> {
+    /// The source's own files copied byte-exact into `logs/`, and its quirks log (what it
+    /// found odd in its `captures`); their manifest lines added.
+    fn add_source_files(
+        &mut self,
+        source: &dyn CaptureSource,
+        captures: u64,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SourceFiles, PackageError> {
+        let (pkg, now) = (self.pkg, self.run.now);
+        let side = source.side_files();
+        for s in &side {
+            let (rel, sha, _) =
+                super::add_log(&mut self.mets, pkg, &s.path, &s.relative, now, progress)?;
+            self.manifest.push((rel, sha));
+        }
+        let (quirk_counts, quirks_dropped, log) =
+            quirks_log(source, &mut self.mets, pkg, captures, now)?;
+        self.manifest.push(log);
+        Ok(SourceFiles { logs: side.len() as u64, quirk_counts, quirks_dropped })
+    }
+}
+
+/// Fills in the METS header of a capture source's package (see [`super::write_header`]):
+/// the notes on what the metadata lacked or took from the source.
+fn capture_header(
+    mets: &mut crate::mets::MetsBuilder,
+    opts: &PackageOptions,
+    source: &dyn CaptureSource,
+    seeds: &[String],
+    counts: &Counts,
+) -> Vec<String> {
+    let seeds_from = source.seeds_from();
+    let seeds = super::SeedsFrom { seeds, file: &seeds_from };
+    let mut notes = super::write_header(mets, opts, seeds, counts.first, counts.last);
+    if counts.first.is_none() {
+        note_inferred_dates(&mut notes);
+    }
+    notes
+}
+
+/// Says why no capture dates are stated when every record has a date, none of them the
+/// harvester's own: not "none found", but every one inferred.
+fn note_inferred_dates(notes: &mut [String]) {
+    for n in notes.iter_mut().filter(|n| n.starts_with("no capture dates")) {
+        *n = "every record's date is inferred (each says from what, in X-Webaip-Date-Source): \
+              the website's MODS states no capture dates"
+            .to_string();
+    }
 }
 
 /// Where a run's captures came from (the source's name) and where its package is built.
@@ -1121,4 +1245,25 @@ fn regular_files(root: &Path) -> crate::sources::capture::SeedFiles<'_> {
             .filter(|e| layout::regular_metadata(e.path()).is_ok())
             .map(move |e| Ok((crate::sources::name_text(root, e.path()), e.into_path()))),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A package whose every record's date is inferred says so, rather than that no capture
+    /// dates were found; its other notes stay.
+    #[test]
+    fn inferred_dates_are_named_in_place_of_none_found() {
+        let seeds = ["http://e.org/".to_string()];
+        let metadata = crate::metadata::CuratorMetadata::default();
+        let (_, _, _, mut notes) = metadata.resolve((&seeds, "seeds.txt"), (None, None));
+        let before = notes.clone();
+        note_inferred_dates(&mut notes);
+        let changed: Vec<usize> = (0..notes.len()).filter(|&i| notes[i] != before[i]).collect();
+        assert_eq!(changed.len(), 1, "{notes:?}");
+        let n = &notes[changed[0]];
+        assert!(n.starts_with("every record's date is inferred"), "{n}");
+        assert!(before[changed[0]].starts_with("no capture dates"), "{before:?}");
+    }
 }

@@ -336,6 +336,59 @@ pub(crate) fn finish_header(
     h.organisation = organisation;
 }
 
+/// What a package is once it is in place: where it is, the webpages its METS describes, and
+/// how its METS and manifest were written and checked.
+pub(crate) struct CommittedPackage {
+    pub(crate) package: PathBuf,
+    pub(crate) entities: crate::pages::EntitiesReport,
+    pub(crate) written: staging::MetsWritten,
+    /// Leftovers of earlier runs found beside it.
+    pub(crate) leftovers: Vec<String>,
+}
+
+/// The last steps of every package, whatever its source: the webpages described (each
+/// container's count of records listed for them added to its report), the METS and manifest
+/// written and checked, and the package moved into place.
+pub(crate) fn commit_package(
+    staging: staging::Staging,
+    mut mets: MetsBuilder,
+    containers: &mut [ContainerReport],
+    manifest: &mut Vec<(String, String)>,
+    opts: &PackageOptions,
+) -> Result<CommittedPackage, PackageError> {
+    let entities = entities::resolve_entities(&mut mets, &staging.root)?;
+    for c in containers.iter_mut() {
+        c.listed += entities.records_listed.get(&c.path).copied().unwrap_or(0);
+    }
+    let written = staging.write_mets(mets, manifest, opts)?;
+    let leftovers = staging.leftovers.clone();
+    let package = staging.commit()?;
+    Ok(CommittedPackage { package, entities, written, leftovers })
+}
+
+/// A harvest's seed URLs, and the file they were read from (as the metadata notes name it).
+#[derive(Clone, Copy)]
+pub(crate) struct SeedsFrom<'a> {
+    pub(crate) seeds: &'a [String],
+    pub(crate) file: &'a str,
+}
+
+/// Fills in the METS header from the curator's metadata, the harvest's seeds and its capture
+/// dates (`first`, `last`: none when no record dates the harvest); what the metadata lacked or
+/// what was taken from the source.
+pub(crate) fn write_header(
+    mets: &mut MetsBuilder,
+    opts: &PackageOptions,
+    seeds: SeedsFrom<'_>,
+    first: Option<DateTime<Utc>>,
+    last: Option<DateTime<Utc>>,
+) -> Vec<String> {
+    let (description, rights, organisation, notes) =
+        opts.metadata.resolve((seeds.seeds, seeds.file), (first, last));
+    finish_header(mets, description, rights, organisation);
+    notes
+}
+
 pub(crate) fn io_err(path: &Path) -> impl Fn(io::Error) -> PackageError + '_ {
     move |source| PackageError::Io { path: path.to_path_buf(), source }
 }

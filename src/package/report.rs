@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::ScanSummary;
+use crate::capture::Quirk;
 use crate::migrate::report::FileReport;
-use crate::sources::capture::Quirk;
 use crate::stages::rewrite::RewriteSummary;
 
 /// What a package run made, whatever the source.

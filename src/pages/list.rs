@@ -18,11 +18,13 @@ use serde::{Deserialize, Serialize};
 
 use super::sorted::SortedRuns;
 
-use super::{TITLE_WINDOW, is_html, last_content_type, payload_title};
+use super::{TITLE_WINDOW, is_html, payload_title};
+use crate::capture::Quirk;
 use crate::formats::arc::ArcError;
+use crate::formats::http;
 use crate::layout::{self, ConfineError, NameError};
 use crate::profile::Profile;
-use crate::sources::capture::{CaptureSource, NOT_A_CAPTURE, Quirk};
+use crate::sources::capture::{CaptureSource, NOT_A_CAPTURE};
 use crate::sources::mirror::MirrorError;
 use crate::sources::open::{self, CaptureHarvest, Instances, OpenError, Opened, ReadOptions};
 use crate::sources::pandas::{self, Instance};
@@ -568,12 +570,9 @@ fn list_captures(
 
 /// Lists one capture of a capture source (an ARC record, a mirror's file, a NEDLIB or
 /// Kulturarw3 capture), if it is an HTML page, at the URL and date packaging gives its record.
-fn list_capture(
-    c: &crate::sources::capture::Capture,
-    out: &mut Collector,
-) -> Result<(), ListError> {
+fn list_capture(c: &crate::capture::Capture, out: &mut Collector) -> Result<(), ListError> {
     let head = c.http_header.as_deref().unwrap_or_default();
-    let status = status_of(head);
+    let status = http::status_number(head);
     let mime = c
         .content_type
         .as_deref()
@@ -588,7 +587,7 @@ fn list_capture(
         .and_then(|r| r.take(TITLE_WINDOW as u64).read_to_end(&mut payload))
         .map_err(|e| ListError::Io { path: PathBuf::from(&c.provenance.file), source: e })?;
     // The HTTP header's own Content-Type first: it may name the page's charset.
-    let ct = last_content_type(head).or_else(|| c.content_type.clone());
+    let ct = http::field_value(head, b"content-type").or_else(|| c.content_type.clone());
     let spill = |source| ListError::Io { path: std::env::temp_dir(), source };
     out.entries
         .push(PageEntry {
@@ -640,24 +639,9 @@ fn distinct_urls(entries: &SortedRuns<PageEntry>) -> io::Result<u64> {
     Ok(n)
 }
 
-/// The status code of an HTTP response header section (`HTTP/1.1 200 OK`).
-pub(crate) fn status_of(head: &[u8]) -> Option<u16> {
-    let line = head.split(|&b| b == b'\n').next()?;
-    let code = std::str::from_utf8(line).ok()?.split_ascii_whitespace().nth(1)?;
-    (code.len() == 3).then(|| code.parse().ok()).flatten()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn status_lines() {
-        assert_eq!(status_of(b"HTTP/1.1 404 Not Found\r\nA: b\r\n\r\n"), Some(404));
-        assert_eq!(status_of(b"HTTP/1.0 200\n\n"), Some(200));
-        assert_eq!(status_of(b"HTTP/1.1 -1 Broken\r\n\r\n"), None);
-        assert_eq!(status_of(b"HTTP/1.1 2000 Odd\r\n\r\n"), None);
-    }
 
     #[test]
     fn containers_are_those_of_the_content_group_and_stay_in_the_package() {

@@ -175,17 +175,8 @@ pub(crate) fn read_capture_head(
     }
     let mut payload = Vec::new();
     record.take(len.min(limit as u64)).read_to_end(&mut payload)?;
-    Ok(CaptureHead { content_type: last_content_type(&headers), payload })
-}
-
-/// The last `Content-Type` field among header blocks (a WARC header, then an HTTP header: the
-/// HTTP one, nearer the payload, applies to it).
-pub(crate) fn last_content_type(headers: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(headers);
-    text.split('\n').rev().find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.trim().eq_ignore_ascii_case("content-type").then(|| value.trim().to_string())
-    })
+    let content_type = crate::formats::http::field_value_nearest_payload(&headers, b"content-type");
+    Ok(CaptureHead { content_type, payload })
 }
 
 /// One described entity as the package holds it.

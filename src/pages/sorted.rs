@@ -70,9 +70,9 @@ impl<T: Serialize + DeserializeOwned + Clone> SortedRuns<T> {
     }
 
     /// The entries in order (runs merged with those held); may be read any number of times.
-    pub fn iter(&self) -> Merged<'_, T> {
+    pub fn iter(&self) -> MergedItems<'_, T> {
         let held: Held<'_, T> = Box::new(self.held.iter().cloned());
-        Merged(self.runs.merged(vec![held]))
+        MergedItems(self.runs.merged(vec![held]))
     }
 }
 
@@ -89,9 +89,11 @@ impl<T: Serialize + DeserializeOwned + Clone> Serialize for SortedRuns<T> {
 }
 
 /// The merged items of a [`SortedRuns`].
-pub struct Merged<'a, T: Serialize + DeserializeOwned>(external_sort::Merged<'a, JsonLines<T>>);
+pub struct MergedItems<'a, T: Serialize + DeserializeOwned>(
+    external_sort::Merged<'a, JsonLines<T>>,
+);
 
-impl<T: Serialize + DeserializeOwned> Iterator for Merged<'_, T> {
+impl<T: Serialize + DeserializeOwned> Iterator for MergedItems<'_, T> {
     type Item = io::Result<T>;
 
     fn next(&mut self) -> Option<Self::Item> {

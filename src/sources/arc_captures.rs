@@ -10,10 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, NOT_A_CAPTURE, Payload,
-    Provenance, Quirk, QuirkLog, SideFile,
-};
+use super::capture::{CaptureError, CaptureSource, NOT_A_CAPTURE, QuirkLog, SideFile};
+use crate::capture::{Capture, CaptureKind, DateSource, Payload, Provenance, Quirk};
 use crate::formats::arc::{ArcReader, RecordKind};
 use crate::formats::arc_to_warc::{FallbackDates, MappingContext};
 use crate::formats::dates::parse_rfc3339;

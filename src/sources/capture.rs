@@ -1,5 +1,5 @@
 //! What a source is: it yields [`Capture`]s in order (their types are on the ground floor,
-//! `crate::capture`, re-exported here), then reports the oddities of its input ([`Quirk`],
+//! [`crate::capture`]), then reports the oddities of its input ([`Quirk`],
 //! bounded by a `QuirkLog`), the files it refused and the files it holds that are no capture
 //! ([`SideFile`], kept byte-exact under `logs/`).
 
@@ -9,8 +9,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-// The ground-floor types, re-exported so that sources and their users keep one path.
-pub use crate::capture::{Capture, CaptureKind, DateSource, Payload, Provenance, Quirk};
+use crate::capture::{Capture, Quirk};
 
 /// The quirk kind of what a source holds that is no capture by design (an ARC's version block,
 /// a record that maps to no capture): reported, but no oddity.

@@ -45,10 +45,8 @@ use chrono::{DateTime, Utc};
 use md5::Md5;
 use sha1::{Digest, Sha1};
 
-use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, FileQuirks, Payload, Provenance,
-    Quirk, QuirkLog, SideFile,
-};
+use super::capture::{CaptureError, CaptureSource, FileQuirks, QuirkLog, SideFile};
+use crate::capture::{Capture, CaptureKind, DateSource, Payload, Provenance, Quirk};
 use crate::formats::dates::warc_date_stateable;
 use crate::formats::http::{self, MAX_HTTP_HEADER_LEN};
 use crate::formats::multipart::{Delim, boundary_param, find_delimiter};

@@ -27,11 +27,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 
-use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, FileQuirks, Payload, Provenance,
-    Quirk, QuirkLog, SideFile,
-};
+use super::capture::{CaptureError, CaptureSource, FileQuirks, QuirkLog, SideFile};
 use super::{name_text, refusal};
+use crate::capture::{Capture, CaptureKind, DateSource, Payload, Provenance, Quirk};
 use crate::formats::dates::warc_date_stateable;
 use crate::formats::nedlib_meta::{Meta, parse_meta};
 use crate::formats::warc::header::target_uri;

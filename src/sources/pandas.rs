@@ -25,13 +25,11 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 
-use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    QuirkLog, Refused, SeedFiles, SideFile,
-};
+use super::capture::{CaptureError, CaptureSource, QuirkLog, Refused, SeedFiles, SideFile};
 use super::mirror_files::{Found, Said};
 pub use super::mirror_files::{LinkMap, MirrorFile, MirrorFiles, ScratchError, UrlSource};
 use super::{NotTaken, name_text, refusal, take_regular};
+use crate::capture::{Capture, CaptureKind, DateSource, Payload, Provenance, Quirk};
 use crate::formats::mime;
 use crate::formats::warc::header::{escape_controls, warc_fields_line};
 use crate::layout;

@@ -20,10 +20,8 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::capture::{
-    Capture, CaptureError, CaptureKind, CaptureSource, DateSource, Payload, Provenance, Quirk,
-    QuirkLog, SideFile,
-};
+use super::capture::{CaptureError, CaptureSource, QuirkLog, SideFile};
+use crate::capture::{Capture, CaptureKind, DateSource, Payload, Provenance, Quirk};
 use crate::formats::arc::header_line_mime;
 use crate::formats::arc_to_warc::{FIELD_ARC_HEADER, FIELD_DATE_SOURCE};
 use crate::formats::dates::parse_warc_date;

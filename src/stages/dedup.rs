@@ -40,7 +40,7 @@ use crate::index::digests::{Algorithm, DedupSources, DigestKey, StoredPayload};
 use crate::model::{ByteRange, ReferencedPayload};
 
 // The revisit's field names live with the WARC format, which `get` reads them with too.
-pub use crate::formats::warc::header::{FIELD_REFERS_TO_PACKAGE, IDENTICAL_PAYLOAD};
+use crate::formats::warc::header::{FIELD_REFERS_TO_PACKAGE, IDENTICAL_PAYLOAD};
 
 /// What deduplication looks up: `--dedup-against` and `--dedup-within`.
 pub struct Dedup {

@@ -366,13 +366,13 @@ impl Default for Package {
 }
 
 /// What a `webaip package` run gave: its exit status, its report, what it said.
-pub struct PackageRun {
+pub struct CliPackageRun {
     pub output: Output,
     /// Where the package was to be made.
     pub out: PathBuf,
 }
 
-impl PackageRun {
+impl CliPackageRun {
     /// The exit status (`None`: killed by a signal).
     pub fn status(&self) -> Option<i32> {
         self.output.status.code()
@@ -384,13 +384,13 @@ impl PackageRun {
     }
 
     /// The run, which must have exited with `code` (else the test fails with both outputs).
-    pub fn exited(self, code: i32) -> PackageRun {
+    pub fn exited(self, code: i32) -> CliPackageRun {
         report_status(&self.output, code);
         self
     }
 
     /// The run, which must have succeeded (exit 0).
-    pub fn succeeded(self) -> PackageRun {
+    pub fn succeeded(self) -> CliPackageRun {
         self.exited(0)
     }
 
@@ -406,9 +406,9 @@ impl PackageRun {
 }
 
 /// Runs `webaip package` with the options `opts` gathered, of `sources` into `out`: the one
-/// runner the tests share (see [`Package`] for the options, [`PackageRun`] for the outcome).
-pub fn package(opts: Package, out: &Path, sources: &[&Path]) -> PackageRun {
-    PackageRun { output: opts.run_all(out, sources), out: out.to_path_buf() }
+/// runner the tests share (see [`Package`] for the options, [`CliPackageRun`] for the outcome).
+pub fn package(opts: Package, out: &Path, sources: &[&Path]) -> CliPackageRun {
+    CliPackageRun { output: opts.run_all(out, sources), out: out.to_path_buf() }
 }
 
 /// `webaip package --no-virus-check --deterministic --json` of `src` into `out`: the exit

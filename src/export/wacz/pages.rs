@@ -11,13 +11,13 @@ use super::plan::Described;
 use crate::formats::arc::header_line_mime;
 use crate::formats::arc_to_warc::FIELD_ARC_HEADER;
 use crate::formats::dates::parse_warc_date;
-use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime};
+use crate::formats::http::{MAX_HTTP_HEADER_LEN, entity_mime, field_value, status_number};
 use crate::formats::warc::WarcReader;
 use crate::formats::warc::payload::{holds_http_message, payload_start_of};
 use crate::formats::warc::reader::WarcRecordHead;
-use crate::pages::list::{PageEntry, Place, entry_bytes, listing_order, status_of};
+use crate::pages::list::{PageEntry, Place, entry_bytes, listing_order};
 use crate::pages::sorted::SortedRuns;
-use crate::pages::{is_html, last_content_type, payload_title};
+use crate::pages::{is_html, payload_title};
 
 /// The pages of the containers, sorted as `webaip pages` lists them.
 pub(crate) type Pages = SortedRuns<PageEntry>;
@@ -59,7 +59,7 @@ pub(crate) fn page_of_member(member: &[u8], offset: u64, file: &str) -> Option<P
             .or_else(|| h.get(FIELD_ARC_HEADER).and_then(|l| header_line_mime(l.as_bytes()))),
         false => h.get("Content-Type").map(str::to_string),
     };
-    let status = status_of(http_header);
+    let status = status_number(http_header);
     let mime = content_type
         .as_deref()
         .map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
@@ -68,7 +68,7 @@ pub(crate) fn page_of_member(member: &[u8], offset: u64, file: &str) -> Option<P
         return None;
     }
     let payload = block.get(start..).unwrap_or_default();
-    let ct = last_content_type(http_header).or(content_type);
+    let ct = field_value(http_header, b"content-type").or(content_type);
     Some(PageEntry {
         url: h.target_uri().unwrap_or_default().to_string(),
         captured: date.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),

@@ -8,7 +8,8 @@ use super::*;
 
 pub(super) const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 
-pub(super) enum Input {
+/// How the ARC file's bytes reach the framing: read in place, or gzip member by member.
+pub(super) enum InputDecoding {
     Plain,
     /// One decoder and one copy buffer for every member: allocating them per member (and
     /// keeping a record per empty member) made 300,000 empty members cost 2 GB.
@@ -131,7 +132,7 @@ impl ArcReader {
     /// Decompresses the next gzip member into the current segment. Returns a raw remainder
     /// record when the compressed file holds bytes that are not a gzip member.
     pub(super) fn load_next_member(&mut self) -> Result<Option<ArcRecord>, ArcError> {
-        let Input::Gzip { dec, .. } = &mut self.input else { return Ok(None) };
+        let InputDecoding::Gzip { dec, .. } = &mut self.input else { return Ok(None) };
         let start = dec.get_ref().pos();
         self.seg = None;
         if start >= self.file_len {
@@ -168,7 +169,7 @@ impl ArcReader {
 
     /// Decompresses the member at `start` into a new segment, as far as it goes.
     fn spool_member(&mut self, start: u64) -> Option<Spooled> {
-        let Input::Gzip { dec, buf } = &mut self.input else { return None };
+        let InputDecoding::Gzip { dec, buf } = &mut self.input else { return None };
         // A fresh decoder state over the same allocations (flate2 resets zlib in place).
         let raw = dec.reset(RawInput::Detached);
         dec.reset(raw);
@@ -251,7 +252,7 @@ impl ArcReader {
     }
 
     pub(super) fn seek_raw(&mut self, to: u64) -> Result<(), ArcError> {
-        if let Input::Gzip { dec, .. } = &mut self.input
+        if let InputDecoding::Gzip { dec, .. } = &mut self.input
             && let RawInput::Attached(raw) = dec.get_mut()
         {
             raw.inner.seek(SeekFrom::Start(to)).map_err(|source| ArcError {

@@ -15,7 +15,8 @@
 //! The reader (this module: its state, its records, their bodies) composes what each part
 //! decides: `gzip_segments` (a compressed file read one member at a time, each spooled into a
 //! segment), `framing` (where a record starts and its body ends), `header_line` (what a header
-//! line says) and `line` (one bounded line at a position).
+//! line says), `line` (one bounded line at a position) and `rebuild_account` (the bytes around
+//! each framed record, kept so the ARC can be rebuilt).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -36,7 +37,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::arc_framing::{self, Framed, MemberSettings, Orphans, Problems, StreamDigest};
 use super::arc_rebuild::{OrphanMembers, RebuildField};
 use super::counting::Counting;
 use super::dates::parse_arc_date;
@@ -46,12 +46,14 @@ mod framing;
 mod gzip_segments;
 mod header_line;
 mod line;
+mod rebuild_account;
 
 use framing::BodyEnd;
-use gzip_segments::{GZIP_MAGIC, Input, RawInput, ReadAtFull, SegmentState};
+use gzip_segments::{GZIP_MAGIC, InputDecoding, RawInput, ReadAtFull, SegmentState};
 pub use header_line::header_line_mime;
 use header_line::{Mode, parse_header_line, read_version, read_version_label};
 use line::read_line_at;
+use rebuild_account::{Framed, MemberSettings, Orphans, Problems, StreamDigest};
 
 /// Longest header line we accept (webarchive-commons caps at 100 KiB; Heritrix writes 4 KiB).
 /// A line with no line end within this many bytes is not a record header: its bytes are kept
@@ -343,7 +345,7 @@ pub struct ArcReader {
     path: PathBuf,
     file: File,
     file_len: u64,
-    input: Input,
+    input: InputDecoding,
     seg: Option<SegmentState>,
     raw_segment: Option<Arc<Segment>>,
     version: Option<ArcVersion>,
@@ -417,10 +419,10 @@ impl ArcReader {
             // which leaves the header to the first read of each member.
             let mut dec = Box::new(flate2::bufread::GzDecoder::new(RawInput::Detached));
             dec.reset(raw);
-            (Input::Gzip { dec, buf: vec![0u8; SPOOL_BUF] }, None)
+            (InputDecoding::Gzip { dec, buf: vec![0u8; SPOOL_BUF] }, None)
         } else {
             let data = Segment::File { file: file.try_clone().map_err(err)?, len: file_len };
-            (Input::Plain, Some(SegmentState::new(data, None)))
+            (InputDecoding::Plain, Some(SegmentState::new(data, None)))
         };
         Ok(ArcReader {
             path,
@@ -478,8 +480,8 @@ impl ArcReader {
     /// How far into the (compressed) file the reader has got, for progress reporting.
     pub(crate) fn bytes_consumed(&self) -> u64 {
         match &self.input {
-            Input::Plain => self.seg.as_ref().map_or(self.file_len, |s| s.pos),
-            Input::Gzip { dec, .. } => dec.get_ref().pos(),
+            InputDecoding::Plain => self.seg.as_ref().map_or(self.file_len, |s| s.pos),
+            InputDecoding::Gzip { dec, .. } => dec.get_ref().pos(),
         }
     }
 
@@ -577,12 +579,12 @@ impl ArcReader {
                 }
             }
             match &self.input {
-                Input::Plain => {
+                InputDecoding::Plain => {
                     self.done = true;
                     self.finish_file();
                     return Ok(None);
                 }
-                Input::Gzip { .. } => {
+                InputDecoding::Gzip { .. } => {
                     if let Some(rec) = self.load_next_member()? {
                         return Ok(Some(self.with_orphans(rec)));
                     }
@@ -682,7 +684,7 @@ impl ArcReader {
             None => format!("offset {off}"),
         };
         let framed = Framed { claimed, start, header_line, block_end, separator_from };
-        let framing = arc_framing::frame(data, framed, &mut self.rebuild_problems, &at);
+        let framing = rebuild_account::frame(data, framed, &mut self.rebuild_problems, &at);
         let (mut field, tail_end) = framing.map_err(|e| self.io_err(start, e))?;
         field.damaged = damaged;
         (field.gz, field.z) = settings;

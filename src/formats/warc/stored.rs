@@ -46,7 +46,8 @@ pub(crate) fn record_head(stored: impl Read, gzip: bool, len: u64) -> io::Result
 }
 
 /// A reader of the `len` bytes at `begin` of the record stored in `stored` (its payload, by
-/// the range a package states); an error when the record ends before `begin`.
+/// the range a package states, or a migrated ARC record's by the offset its mapping found);
+/// an error when the record ends before `begin`.
 pub(crate) fn payload_reader<R: Read>(
     stored: R,
     gzip: bool,

@@ -11,7 +11,7 @@ use super::descriptive::Descriptive;
 use super::files::FileSection;
 use super::premis::PremisSections;
 use super::rules::RuleContext;
-use super::structure::Structure;
+use super::structure::StructureRules;
 use super::{MAX_VALUE, MetsFinding, coherence, entities, premis, references};
 use crate::mets::reader::{Element, Event, MetsError, MetsReader, MetsRefusal, NS_METS, Pos};
 use crate::profile::Profile;
@@ -73,7 +73,7 @@ pub(super) struct Checker {
     /// The local names of the open elements.
     ancestors: Vec<String>,
     value: ValueText,
-    structure: Structure,
+    structure: StructureRules,
     files: FileSection,
     premis: PremisSections,
     descriptive: Descriptive,
@@ -88,7 +88,7 @@ impl Checker {
             cx: RuleContext::new(explicit),
             ancestors: Vec::new(),
             value: ValueText::default(),
-            structure: Structure::default(),
+            structure: StructureRules::default(),
             files: FileSection::default(),
             premis: PremisSections::default(),
             descriptive: Descriptive::default(),

@@ -147,7 +147,7 @@ pub(super) struct DescribedFile<'a> {
 }
 
 /// A PREMIS object (`seq` taken when it opened), held by sections `amd` and `md`.
-pub(super) struct StoredObject<'a> {
+pub(super) struct PremisObjectEntry<'a> {
     pub seq: i64,
     pub id: &'a str,
     pub algorithm: &'a str,
@@ -268,7 +268,7 @@ impl Crossrefs {
     }
 
     /// A PREMIS object.
-    pub(super) fn object(&mut self, o: &StoredObject) {
+    pub(super) fn object(&mut self, o: &PremisObjectEntry) {
         self.exec(
             "INSERT INTO objects VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![o.seq, o.id, o.algorithm, o.digest, o.size, o.amd, o.md],

@@ -3,7 +3,7 @@
 //! here: an outcome from the profile's vocabulary for its type (P5.5-P5.7), and a virus check
 //! that could not scan (P5.5). Also which PREMIS version the document is written in (P5).
 
-use super::crossrefs::{CrossrefError, Crossrefs, StoredEvent, StoredObject};
+use super::crossrefs::{CrossrefError, Crossrefs, PremisObjectEntry, StoredEvent};
 use super::rules::RuleContext;
 use super::{MAX_VALUE, NS_XSI};
 use crate::mets::reader::{Element, NS_METS, NS_PREMIS2, NS_PREMIS3, Pos};
@@ -185,7 +185,7 @@ impl PremisSections {
         end_relationship(cx, &mut o);
         let payload_elsewhere = o.bitstream && o.required_by;
         let Some(x) = cx.xref() else { return };
-        x.object(&StoredObject {
+        x.object(&PremisObjectEntry {
             seq: o.seq,
             id: o.id.as_deref().unwrap_or(""),
             algorithm: &o.algorithm,

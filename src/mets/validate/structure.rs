@@ -20,7 +20,7 @@ pub(super) enum StructMapKind {
 
 /// What the structure rules know of the document so far.
 #[derive(Default)]
-pub(super) struct Structure {
+pub(super) struct StructureRules {
     root_seen: bool,
     mets_hdr: bool,
     struct_logical: bool,
@@ -34,7 +34,7 @@ pub(super) struct Structure {
     entity_open: bool,
 }
 
-impl Structure {
+impl StructureRules {
     /// The structMap being read (its references follow the content model's rules).
     pub fn map(&self) -> StructMapKind {
         self.map

@@ -10,9 +10,9 @@ use std::io;
 use flate2::Crc;
 use sha2::{Digest, Sha512};
 
-use super::arc_rebuild::{GapEncoder, MAX_ORPHAN_MEMBER, OrphanMembers, RebuildField};
-use super::gzip_rebuild::{DeflateParams, GzipHeader, probe};
-use super::segment::Segment;
+use crate::formats::arc_rebuild::{GapEncoder, MAX_ORPHAN_MEMBER, OrphanMembers, RebuildField};
+use crate::formats::gzip_rebuild::{DeflateParams, GzipHeader, probe};
+use crate::formats::segment::Segment;
 
 /// Problems kept in full; later ones are only counted.
 const MAX_LISTED_PROBLEMS: usize = 20;
@@ -261,7 +261,7 @@ impl StreamDigest {
         let thread = self.thread.take().ok_or_else(|| io::Error::other("digest finished twice"))?;
         let (len, digest) =
             thread.join().map_err(|_| io::Error::other("the stream digest thread panicked"))??;
-        Ok((len, super::digest::hex(&digest)))
+        Ok((len, crate::formats::digest::hex(&digest)))
     }
 }
 

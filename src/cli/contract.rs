@@ -18,7 +18,10 @@ pub(crate) struct Renamed {
 
 /// Every old spelling still accepted. A row names one subcommand path; a command keeps the row
 /// until the release after the one that renamed it.
-pub(crate) const RENAMED: &[Renamed] = &[];
+pub(crate) const RENAMED: &[Renamed] = &[
+    Renamed { command: &["index"], old: "--output", new: "--out" },
+    Renamed { command: &["get"], old: "--output", new: "--out" },
+];
 
 /// The command line with every old spelling replaced by its new one, and one deprecation line
 /// per replacement for stderr.
@@ -112,8 +115,6 @@ mod tests {
         "unmigrate",
         "batch run",
         "batch status",
-        "index",
-        "get",
         "export wacz",
         "export eark",
     ];

@@ -112,7 +112,6 @@ mod tests {
         "pages",
         "dedup-table",
         "undedup",
-        "unmigrate",
         "batch run",
         "batch status",
         "export wacz",

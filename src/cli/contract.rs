@@ -110,8 +110,6 @@ mod tests {
         "store rebuild-state",
         "store remove",
         "pages",
-        "dedup-table",
-        "undedup",
         "batch run",
         "batch status",
         "export wacz",

@@ -110,8 +110,6 @@ mod tests {
         "store rebuild-state",
         "store remove",
         "pages",
-        "batch run",
-        "batch status",
         "export wacz",
         "export eark",
     ];

@@ -195,3 +195,45 @@ fn batch_run_and_status_keep_the_contract() {
     assert_eq!(status["journals"].as_array().map(Vec::len), Some(1));
     silent(&run(d, &["batch", "status", "-q", journal]));
 }
+
+/// Runs the example `name` of `examples/` with `args` (built by `cargo build --examples`).
+fn example(name: &str, args: &[&Path]) -> Output {
+    let o = std::process::Command::new(crate::facade::example(name))
+        .args(args)
+        .env_remove("WEBAIP_CLAMD")
+        .output()
+        .expect("example runs");
+    assert_eq!(o.status.code(), Some(0), "{name}: {}{}", text(&o.stdout), text(&o.stderr));
+    o
+}
+
+/// The examples of the calls behind these commands (`get_record_into`, `unmigrate`,
+/// `run_batch` and `batch_status`) do what the commands do: the payload `get` prints, the
+/// ARC back byte for byte, the item packaged and its journal row done.
+#[test]
+fn the_examples_of_these_calls_do_what_the_commands_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let warc = migrated(d);
+    let w = warc.parent().unwrap();
+    let name = warc.file_name().unwrap().to_str().unwrap();
+    assert_eq!(run(w, &["index", "-q", "-o", "all.cdxj", name]).status.code(), Some(0));
+    let o = example("get", &[&w.join("all.cdxj"), Path::new(URL), &d.join("page")]);
+    assert!(text(&o.stdout).contains("digest verified true"), "{}", text(&o.stdout));
+    let cli = run(w, &["get", "-q", "--index", "all.cdxj", URL]);
+    assert_eq!(std::fs::read(d.join("page")).unwrap(), cli.stdout);
+
+    let pkg = packaged(d, "pkg");
+    let o = example("unmigrate", &[&d.join("back"), &pkg]);
+    let arc_name = Path::new(ARC).file_name().unwrap();
+    assert_eq!(text(&o.stdout), format!("OK {}\n", arc_name.to_str().unwrap()));
+    assert_eq!(
+        std::fs::read(d.join("back").join(arc_name)).unwrap(),
+        std::fs::read(sample(ARC)).unwrap()
+    );
+
+    std::fs::create_dir(d.join("items")).unwrap();
+    std::fs::copy(sample(ARC), d.join("items").join(arc_name)).unwrap();
+    let o = example("batch", &[&d.join("items"), &d.join("out")]);
+    assert_eq!(text(&o.stdout), "packaged 1, failed 0\njournal: 1 done of 1\n");
+}

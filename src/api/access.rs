@@ -388,3 +388,47 @@ fn stored_range(
     file.rewind().map_err(GetRecordError::Scratch)?;
     Ok(file)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(indexes: &[&str], packages: &[&str], store: Option<&str>) -> GetOptions {
+        GetOptions {
+            indexes: indexes.iter().map(PathBuf::from).collect(),
+            packages: packages.iter().map(|p| p.to_string()).collect(),
+            store: store.map(PathBuf::from),
+            part: RecordPart::default(),
+        }
+    }
+
+    fn shown(roots: &[Root]) -> Vec<String> {
+        let one = |r: &Root| match r {
+            Root::Dir(d) => format!("dir {}", d.display()),
+            Root::Stored { config, identifier } => format!("{identifier} in {}", config.display()),
+        };
+        roots.iter().map(one).collect()
+    }
+
+    /// Each index's containers are below its own package, the one package given for all, or
+    /// (none given) the index's folder; packages that do not pair with indexes are refused.
+    #[test]
+    fn every_index_has_its_root() {
+        let none = roots(&options(&["a/x.cdxj", "y.cdxj"], &[], None)).unwrap();
+        assert_eq!(shown(&none), ["dir a", "dir ."]);
+        let one = roots(&options(&["a/x.cdxj", "y.cdxj"], &["p"], None)).unwrap();
+        assert_eq!(shown(&one), ["dir p", "dir p"]);
+        let each = roots(&options(&["x.cdxj", "y.cdxj"], &["p", "q"], Some("s.toml"))).unwrap();
+        assert_eq!(shown(&each), ["p in s.toml", "q in s.toml"]);
+        let three = options(&["x.cdxj", "y.cdxj"], &["p", "q", "r"], None);
+        assert!(matches!(roots(&three), Err(GetRecordError::PackagesPerIndex)));
+        assert!(matches!(
+            get_record(
+                &RecordWanted::RecordId("<urn:x>".into()),
+                &options(&[], &[], None),
+                &mut Vec::new()
+            ),
+            Err(GetRecordError::NoIndex)
+        ));
+    }
+}

@@ -77,3 +77,19 @@ pub fn run_batch(
 pub fn batch_status(journals: &[PathBuf]) -> Result<BatchStatus, BatchJournalError> {
     crate::batch::status(journals)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run made with `new` keeps its journal and its packages in `out` and delivers them
+    /// nowhere else.
+    #[test]
+    fn new_options_keep_everything_in_out() {
+        let o = BatchOptions::new("out".into(), crate::package::PackageOptions::default());
+        assert_eq!(o.journal, Path::new("out/batch-journal.sqlite"));
+        assert!(o.deliver.keep && o.deliver.store.is_none() && !o.deliver.ingest);
+        assert!(o.jobs >= 1 && o.shard.is_none() && !o.retry_failed);
+        assert_eq!(o.resources.min_free, BATCH_DEFAULT_MIN_FREE);
+    }
+}

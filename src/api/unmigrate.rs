@@ -212,3 +212,22 @@ impl ArcSink for DirSink {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ARC name from a package becomes a file name only when it is one plain, visible
+    /// component without control characters.
+    #[test]
+    fn only_plain_names_become_files() {
+        assert_eq!(safe_name("IAH-2008.arc.gz").unwrap(), "IAH-2008.arc.gz");
+        let long = "a".repeat(256);
+        for bad in ["", ".", "..", "a/b", "a\\b", "a\nb", "a\u{85}b", ".webaip-unmigrate-x", &long]
+        {
+            let e = safe_name(bad).unwrap_err().to_string();
+            assert!(e.starts_with("refused ARC name"), "{bad:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+}

@@ -109,9 +109,6 @@ struct RunArgs {
         help_heading = "Output"
     )]
     eark_form: EarkFormArg,
-    /// Items packaged at once; default: cores.
-    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
-    jobs: Option<usize>,
     /// The journal (SQLite); default: OUT (or WORK)/batch-journal.sqlite (with a shard,
     /// batch-journal-K-of-N.sqlite).
     #[arg(long, help_heading = "Journal")]
@@ -119,9 +116,13 @@ struct RunArgs {
     /// Retry the items the journal records failed.
     #[arg(long, help_heading = "Journal")]
     retry_failed: bool,
-    /// Fixed clock and seeded identifiers: a rerun gives byte-identical packages.
-    #[arg(long, help_heading = "Packaging")]
-    deterministic: bool,
+    /// This run's share of the manifest, K/N (0 <= K < N); default: from
+    /// SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count.
+    #[arg(long, value_parser = BatchShard::parse, help_heading = "Journal")]
+    shard: Option<BatchShard>,
+    /// The number of shards when it is taken from the environment.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), help_heading = "Journal")]
+    shard_count: Option<u64>,
     /// Package without virus checking (recorded as "not scanned" on every container).
     #[arg(long, help_heading = "Virus check")]
     no_virus_check: bool,
@@ -131,6 +132,9 @@ struct RunArgs {
     /// Seconds to wait for clamd before giving up on it.
     #[arg(long, default_value_t = 300, help_heading = "Virus check")]
     clamd_timeout: u64,
+    /// Fixed clock and seeded identifiers: a rerun gives byte-identical packages.
+    #[arg(long, help_heading = "Packaging")]
+    deterministic: bool,
     /// Package profile (bl-webarchive, or a .toml file).
     #[arg(long, default_value = DEFAULT_PROFILE, help_heading = "Packaging")]
     profile: String,
@@ -151,13 +155,9 @@ struct RunArgs {
     /// PRONOM identification of payloads.
     #[arg(long, value_enum, default_value = "described", help_heading = "Identification")]
     identify: IdentifyArg,
-    /// This run's share of the manifest, K/N (0 <= K < N); default: from
-    /// SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count.
-    #[arg(long, value_parser = BatchShard::parse, help_heading = "Journal")]
-    shard: Option<BatchShard>,
-    /// The number of shards when it is taken from the environment.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), help_heading = "Journal")]
-    shard_count: Option<u64>,
+    /// Items packaged at once; default: cores.
+    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
+    jobs: Option<usize>,
     /// Free space to keep on the output's file system (e.g. 10G): below it no new item
     /// starts until space is back (running ones finish); default 1G, 0 never pauses.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Performance")]

@@ -15,7 +15,11 @@
 //! | migrate one ARC file to WARC | [`migrate_arc`] | [`MigrateOptions`] |
 //! | audit a package byte by byte | [`audit_package`] | [`AuditOptions`] |
 //! | make the archival package (AIP) | [`ingest_package`] | [`IngestOptions`] |
-//! | index WARCs or packages (CDXJ, CDX, ZipNum) | [`index_warcs`] | [`IndexOptions`] |
+//! | index WARCs or packages (CDXJ, CDX, ZipNum) | [`index_warcs`], [`index_warcs_into`] | [`IndexOptions`] |
+//! | get one record through indexes | [`get_record`], [`get_record_into`] | [`GetOptions`] |
+//! | package a manifest's items, resumably | [`run_batch`], [`batch_status`] | [`BatchOptions`] |
+//! | give back the original ARC files | [`unmigrate`] | [`UnmigrateOptions`] |
+//! | deduplicate across packages, and undo it | [`make_dedup_table`], [`restore_revisits`] | [`DedupTableOptions`] |
 //! | export as WACZ, or as E-ARK | [`export_wacz`], [`export_eark`], [`export_eark_in`] | [`WaczOptions`], [`EarkType`] |
 //! | store on every replica | [`store_package`]; on an open [`Store`]: [`store_put`], [`store_check`], [`store_repair`], [`store_get`], [`store_rebuild_state`], [`store_remove`] | [`StoreConfig`], [`AuditOptions`], [`StoreCheckOptions`], [`StoreGet`] |
 //!

@@ -9,6 +9,7 @@ mod audit;
 mod batch;
 mod captures;
 mod captures_hostile;
+mod cli_contract_access;
 #[path = "cli_contract/keeping.rs"]
 mod cli_contract_keeping;
 mod cli_migrate;

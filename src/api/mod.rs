@@ -1,11 +1,20 @@
 //! The library's front door: one call for each thing webaip does, each with options that have
 //! a `Default`. Everything here is re-exported at the crate root.
 
+mod access;
+mod batch;
+mod dedup;
 mod packager;
 mod preservation;
+mod unmigrate;
 
+// Globs: a type other calls also return (a profile, a mode) may be re-exported twice.
+pub use access::*;
+pub use batch::*;
+pub use dedup::*;
 pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
 pub use preservation::*;
+pub use unmigrate::*;
 
 use std::path::{Path, PathBuf};
 

@@ -21,7 +21,6 @@ use crate::store::{
 pub use crate::audit::{AuditProgress, Verdict as AuditVerdict};
 pub use crate::export::wacz::{WACZ_VERSION, WaczIndex};
 pub use crate::ingest::Outcome as IngestOutcome;
-pub use crate::model::SerializationMode;
 pub use crate::store::rebuild::RebuildStateReport;
 pub use crate::store::{
     CheckReport as StoreCheckReport, CopyOutcome as StoreCopyOutcome,

@@ -5,18 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use webaip::batch::deliver::DeliverOptions;
-use webaip::batch::export::{EarkExport, EarkForm, ExportOptions};
-use webaip::batch::journal::{self, Entry, ItemState};
-use webaip::batch::resources::{DEFAULT_MIN_FREE, Resources, default_memory, parse_size};
-use webaip::batch::shard::Shard;
-use webaip::batch::{BatchOptions, BatchOutcome, Counts, Event, Status};
-use webaip::export::eark::PackageType;
-use webaip::migrate::DEFAULT_LEVEL;
-use webaip::model::SerializationMode;
-use webaip::package::PackageOptions;
-use webaip::profile::{DEFAULT_PROFILE, Profile};
-use webaip::stages::identify::IdentifyMode;
+use webaip::{
+    BATCH_DEFAULT_MIN_FREE, BATCH_ITEM_MEMORY, BatchCounts, BatchDelivery, BatchEarkExport,
+    BatchEntry, BatchEvent, BatchExports, BatchItemState, BatchOptions, BatchOutcome,
+    BatchResources, BatchShard, BatchStatus, DEFAULT_LEVEL, DEFAULT_PROFILE, EarkForm, EarkType,
+    IdentifyMode, PackageOptions, Profile, SerializationMode, Zone, batch_default_memory,
+    batch_journal_path, parse_size,
+};
 
 use super::{EXIT_FINDINGS, progress, terminal_text};
 
@@ -67,6 +62,7 @@ enum IdentifyArg {
 
 /// Arguments of `webaip batch run`.
 #[derive(Debug, Args)]
+#[command(after_long_help = RUN_JSON)]
 #[command(group = clap::ArgGroup::new("folder").required(true).args(["out", "work"]))]
 struct RunArgs {
     /// A CSV manifest (source[,metadata[,options]] per line, paths relative to its folder),
@@ -74,107 +70,132 @@ struct RunArgs {
     manifest: PathBuf,
     /// The folder the packages go to (one directory per item); with --store they are kept
     /// there as well.
-    #[arg(long, short)]
+    #[arg(long, short, help_heading = "Output")]
     out: Option<PathBuf>,
     /// Without --out: the folder packages are built in (below WORK/.batch-work) before
     /// --store puts them; each is removed once its put is recorded accepted.
-    #[arg(long, requires = "store", conflicts_with = "out")]
+    #[arg(long, requires = "store", conflicts_with = "out", help_heading = "Output")]
     work: Option<PathBuf>,
     /// Put each package into the replicated store of this configuration (as `webaip store
     /// put`: audited, every copy written and verified); the journal records it stored.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     store: Option<PathBuf>,
     /// Make each package an AIP (as `webaip ingest`) before it goes to --out or --store.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     ingest: bool,
     /// Export each package as a WACZ (as `webaip export wacz`) to DIR/NAME.wacz, after the
     /// put; the journal records it, and a rerun does not export it again.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
     export_wacz: Option<PathBuf>,
     /// Export each package as an E-ARK 2.2 package (as `webaip export eark`) to DIR/NAME.zip
     /// (or the folder DIR/NAME with --eark-form folder), after the put.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
     export_eark: Option<PathBuf>,
     /// The OAIS type of the E-ARK packages exported.
-    #[arg(long, value_enum, default_value = "sip", requires = "export_eark")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "sip",
+        requires = "export_eark",
+        help_heading = "Output"
+    )]
     eark_type: EarkTypeArg,
     /// Each E-ARK package as one ZIP or as a folder.
-    #[arg(long, value_enum, default_value = "zip", requires = "export_eark")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "zip",
+        requires = "export_eark",
+        help_heading = "Output"
+    )]
     eark_form: EarkFormArg,
-    /// Items packaged at once; default: cores.
-    #[arg(short = 'j', long = "jobs")]
-    jobs: Option<usize>,
     /// The journal (SQLite); default: OUT (or WORK)/batch-journal.sqlite (with a shard,
     /// batch-journal-K-of-N.sqlite).
-    #[arg(long)]
+    #[arg(long, help_heading = "Journal")]
     journal: Option<PathBuf>,
     /// Retry the items the journal records failed.
-    #[arg(long)]
+    #[arg(long, help_heading = "Journal")]
     retry_failed: bool,
-    /// Fixed clock and seeded identifiers: a rerun gives byte-identical packages.
-    #[arg(long)]
-    deterministic: bool,
+    /// This run's share of the manifest, K/N (0 <= K < N); default: from
+    /// SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count.
+    #[arg(long, value_parser = BatchShard::parse, help_heading = "Journal")]
+    shard: Option<BatchShard>,
+    /// The number of shards when it is taken from the environment.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), help_heading = "Journal")]
+    shard_count: Option<u64>,
     /// Package without virus checking (recorded as "not scanned" on every container).
-    #[arg(long)]
+    #[arg(long, help_heading = "Virus check")]
     no_virus_check: bool,
     /// clamd to scan every payload with: unix:PATH or tcp:HOST:PORT.
-    #[arg(long, env = "WEBAIP_CLAMD")]
+    #[arg(long, env = "WEBAIP_CLAMD", help_heading = "Virus check")]
     clamd: Option<String>,
     /// Seconds to wait for clamd before giving up on it.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, help_heading = "Virus check")]
     clamd_timeout: u64,
+    /// Fixed clock and seeded identifiers: a rerun gives byte-identical packages.
+    #[arg(long, help_heading = "Packaging")]
+    deterministic: bool,
     /// Package profile (bl-webarchive, or a .toml file).
-    #[arg(long, default_value = DEFAULT_PROFILE)]
+    #[arg(long, default_value = DEFAULT_PROFILE, help_heading = "Packaging")]
     profile: String,
     /// METS serialization of every package (an item's options may say otherwise).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Packaging")]
     mode: Option<ModeArg>,
     /// zlib level of migrated containers.
-    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
+    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9), help_heading = "Packaging")]
     level: u32,
     /// Directory whose schema bundle replaces the official schemas built into webaip (the METS
     /// is validated against the built-in ones without it).
-    #[arg(long, env = "WEBAIP_SCHEMAS")]
+    #[arg(long, env = "WEBAIP_SCHEMAS", help_heading = "Packaging")]
     schemas: Option<PathBuf>,
     /// Time zone of PANDAS instance names and HTTrack log times (an item's options may say
     /// otherwise).
-    #[arg(long, default_value = "UTC")]
+    #[arg(long, default_value = "UTC", help_heading = "Packaging")]
     timezone: String,
     /// PRONOM identification of payloads.
-    #[arg(long, value_enum, default_value = "described")]
+    #[arg(long, value_enum, default_value = "described", help_heading = "Identification")]
     identify: IdentifyArg,
-    /// This run's share of the manifest, K/N (0 <= K < N); default: from
-    /// SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count.
-    #[arg(long, value_parser = Shard::parse)]
-    shard: Option<Shard>,
-    /// The number of shards when it is taken from the environment.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    shard_count: Option<u64>,
+    /// Items packaged at once; default: cores.
+    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
+    jobs: Option<usize>,
     /// Free space to keep on the output's file system (e.g. 10G): below it no new item
     /// starts until space is back (running ones finish); default 1G, 0 never pauses.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Performance")]
     min_free: Option<u64>,
     /// Memory budget of the items in flight (e.g. 4G): at most SIZE / 64 MiB items at once;
     /// default a quarter of the machine's memory (or of its cgroup's limit).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Performance")]
     memory: Option<u64>,
-    /// Print the outcome as JSON.
-    #[arg(long)]
+    /// Print the outcome as one JSON object.
+    #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// No progress bar and no text report.
-    #[arg(long, short)]
+    /// Print nothing but errors.
+    #[arg(long, short, help_heading = "Reporting")]
     quiet: bool,
 }
 
+/// The end of `batch run --help`: an example of its JSON.
+const RUN_JSON: &str = "JSON output (--json):
+  {\"manifest_items\": 120, \"items\": 120, \"packaged\": 118, \"failed\": 2, \"skipped_done\": 0,
+   \"skipped_failed\": 0, \"stored\": 0, \"entries\": [{\"key\": \"...\", \"state\": \"done\", ...}],
+   \"bytes\": 7340032, \"elapsed_seconds\": 41.2, \"in_flight\": 2, ...}";
+
 /// Arguments of `webaip batch status`.
 #[derive(Debug, Args)]
+#[command(after_long_help = "JSON output (--json):
+  {\"journals\": [{\"journal\": \"out/batch-journal.sqlite\", \"items\": 120, \"done\": 118, ...}],
+   \"total\": {\"items\": 120, \"pending\": 0, \"running\": 0, \"done\": 118, \"failed\": 2, ...},
+   \"failures\": [{\"key\": \"...\", \"state\": \"failed\", \"error\": \"...\", ...}]}")]
 struct StatusArgs {
     /// Journals to summarise.
     #[arg(required = true)]
     journals: Vec<PathBuf>,
-    /// Print the summary as JSON.
+    /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Print nothing but errors (the exit status says whether every item is done).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Runs the command; returns the exit status.
@@ -192,17 +213,17 @@ fn batch_options(args: &RunArgs) -> anyhow::Result<BatchOptions> {
     let package = package_options(args, &folder)?;
     let shard = match args.shard {
         Some(s) => Some(s),
-        None => Shard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
+        None => BatchShard::from_env(|k| std::env::var(k).ok(), args.shard_count)?,
     };
     Ok(BatchOptions {
-        journal: args.journal.clone().unwrap_or_else(|| journal::default_path(&folder, shard)),
+        journal: args.journal.clone().unwrap_or_else(|| batch_journal_path(&folder, shard)),
         jobs: super::jobs_or_cores(args.jobs),
         retry_failed: args.retry_failed,
         shard,
         package,
-        resources: Resources {
-            min_free: args.min_free.unwrap_or(DEFAULT_MIN_FREE),
-            memory: args.memory.unwrap_or_else(default_memory),
+        resources: BatchResources {
+            min_free: args.min_free.unwrap_or(BATCH_DEFAULT_MIN_FREE),
+            memory: args.memory.unwrap_or_else(batch_default_memory),
         },
         deliver: deliver_options(args),
         out: folder,
@@ -229,7 +250,7 @@ fn package_options(args: &RunArgs, folder: &std::path::Path) -> anyhow::Result<P
             IdentifyArg::Described => IdentifyMode::Described,
             IdentifyArg::All => IdentifyMode::All,
         });
-    package.reading.zone = webaip::sources::pandas::Zone::parse(&args.timezone)?;
+    package.reading.zone = Zone::parse(&args.timezone)?;
     if let Some(m) = args.mode {
         package.mode = match m {
             ModeArg::Minimal => SerializationMode::Minimal,
@@ -240,23 +261,23 @@ fn package_options(args: &RunArgs, folder: &std::path::Path) -> anyhow::Result<P
 }
 
 /// Ingest, the store, and the exports of each package.
-fn deliver_options(args: &RunArgs) -> DeliverOptions {
-    let eark = args.export_eark.clone().map(|dir| EarkExport {
+fn deliver_options(args: &RunArgs) -> BatchDelivery {
+    let eark = args.export_eark.clone().map(|dir| BatchEarkExport {
         dir,
         kind: match args.eark_type {
-            EarkTypeArg::Sip => PackageType::Sip,
-            EarkTypeArg::Aip => PackageType::Aip,
+            EarkTypeArg::Sip => EarkType::Sip,
+            EarkTypeArg::Aip => EarkType::Aip,
         },
         form: match args.eark_form {
             EarkFormArg::Zip => EarkForm::Zip,
             EarkFormArg::Folder => EarkForm::Folder,
         },
     });
-    DeliverOptions {
+    BatchDelivery {
         ingest: args.ingest,
         store: args.store.clone(),
         keep: args.out.is_some(),
-        exports: ExportOptions { wacz: args.export_wacz.clone(), eark },
+        exports: BatchExports { wacz: args.export_wacz.clone(), eark },
     }
 }
 
@@ -264,8 +285,8 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     let opts = batch_options(&args)?;
     let bar = progress::batch_bar(args.quiet || args.json);
     let quiet = args.quiet;
-    let tell = |event: Event<'_>| tell(&bar, quiet, event);
-    let outcome = webaip::batch::run(&args.manifest, &opts, &tell);
+    let tell = |event: BatchEvent<'_>| tell(&bar, quiet, event);
+    let outcome = webaip::run_batch(&args.manifest, &opts, &tell);
     bar.finish_and_clear();
     let outcome = outcome?;
     if args.json {
@@ -282,23 +303,23 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
 
 /// Shows an event of the run: on the progress bar, and a pause and its end on stderr too
 /// (unless `quiet`), whether or not it is a terminal.
-fn tell(bar: &progress::BatchBar, quiet: bool, event: Event<'_>) {
+fn tell(bar: &progress::BatchBar, quiet: bool, event: BatchEvent<'_>) {
     match event {
-        Event::Planned { items, bytes, .. } => bar.plan(items, bytes),
-        Event::Finished { item, state, bytes } => {
-            bar.finished(state == ItemState::Done, bytes, &terminal_text(&item.key));
+        BatchEvent::Planned { items, bytes, .. } => bar.plan(items, bytes),
+        BatchEvent::Finished { item, state, bytes } => {
+            bar.finished(state == BatchItemState::Done, bytes, &terminal_text(&item.key));
         }
-        Event::Paused { dir, free, required } if !quiet => bar.say(&format!(
+        BatchEvent::Paused { dir, free, required } if !quiet => bar.say(&format!(
             "batch: paused: {} has {} free, --min-free wants {}; running items finish, new \
              ones start when space is back",
             terminal_text(&dir.display().to_string()),
             progress::size_text(free),
             progress::size_text(required)
         )),
-        Event::Resumed { free } if !quiet => {
+        BatchEvent::Resumed { free } if !quiet => {
             bar.say(&format!("batch: resumed: {} free", progress::size_text(free)));
         }
-        Event::Paused { .. } | Event::Resumed { .. } => {}
+        BatchEvent::Paused { .. } | BatchEvent::Resumed { .. } => {}
     }
 }
 
@@ -325,7 +346,7 @@ fn print_outcome(o: &BatchOutcome, opts: &BatchOptions) {
         o.in_flight,
         opts.jobs,
         progress::size_text(o.memory),
-        progress::size_text(webaip::batch::resources::ITEM_MEMORY),
+        progress::size_text(BATCH_ITEM_MEMORY),
         progress::size_text(o.min_free)
     );
     print_deliveries(o, opts);
@@ -365,7 +386,7 @@ fn print_deliveries(o: &BatchOutcome, opts: &BatchOptions) {
     }
 }
 
-fn print_failures<'a>(failures: impl Iterator<Item = &'a Entry>) {
+fn print_failures<'a>(failures: impl Iterator<Item = &'a BatchEntry>) {
     for e in failures {
         println!(
             "  FAILED {}: {}: {}",
@@ -376,7 +397,7 @@ fn print_failures<'a>(failures: impl Iterator<Item = &'a Entry>) {
     }
 }
 
-fn counts_text(c: &Counts) -> String {
+fn counts_text(c: &BatchCounts) -> String {
     format!(
         "{} item(s): {} done ({} with findings, {} stored), {} failed, {} running, {} pending",
         c.items, c.done, c.done_with_findings, c.stored, c.failed, c.running, c.pending
@@ -384,10 +405,10 @@ fn counts_text(c: &Counts) -> String {
 }
 
 fn run_status(args: StatusArgs) -> anyhow::Result<i32> {
-    let status: Status = webaip::batch::status(&args.journals)?;
+    let status: BatchStatus = webaip::batch_status(&args.journals)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&status)?);
-    } else {
+    } else if !args.quiet {
         for j in &status.journals {
             println!("{}: {}", terminal_text(&j.journal), counts_text(&j.counts));
         }

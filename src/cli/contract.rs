@@ -18,8 +18,11 @@ pub(crate) struct Renamed {
 
 /// Every old spelling still accepted. A row names one subcommand path; a command keeps the row
 /// until the release after the one that renamed it.
-pub(crate) const RENAMED: &[Renamed] =
-    &[Renamed { command: &["store", "get"], old: "--to", new: "--out" }];
+pub(crate) const RENAMED: &[Renamed] = &[
+    Renamed { command: &["store", "get"], old: "--to", new: "--out" },
+    Renamed { command: &["index"], old: "--output", new: "--out" },
+    Renamed { command: &["get"], old: "--output", new: "--out" },
+];
 
 /// The command line with every old spelling replaced by its new one, and one deprecation line
 /// per replacement for stderr.
@@ -104,20 +107,7 @@ mod tests {
 
     /// Subcommands not yet brought under the contract. Each entry is a debt: the list only
     /// shrinks, and the release that empties it removes it.
-    const NOT_YET: &[&str] = &[
-        "migrate",
-        "package",
-        "scan",
-        "validate",
-        "pages",
-        "dedup-table",
-        "undedup",
-        "unmigrate",
-        "batch run",
-        "batch status",
-        "index",
-        "get",
-    ];
+    const NOT_YET: &[&str] = &["migrate", "package", "scan", "validate", "pages"];
 
     /// Every leaf subcommand with its space-separated path (`store put`).
     fn leaves() -> Vec<(String, clap::Command)> {

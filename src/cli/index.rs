@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use webaip::index::build::{self, IndexFormat, ZIPNUM_LINES};
-use webaip::index::warc::EntryOptions;
+use webaip::{IndexFormat, IndexOptions, IndexTarget, ZIPNUM_LINES};
 
 use super::progress;
 
@@ -22,28 +21,33 @@ enum FormatArg {
 
 /// Arguments of `webaip index`.
 #[derive(Debug, Args)]
+#[command(after_long_help = "JSON output (--json, needs -o):
+  {\"format\": \"cdxj\", \"containers\": 2, \"bytes\": 104857, \"files\": [\"all.cdxj\"]}")]
 pub struct IndexArgs {
     /// WARC files (one gzip member per record, or plain), or package folders (their
     /// `content/` containers, named `content/NAME` in the index).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// The index's format.
-    #[arg(long, value_enum, default_value = "cdxj")]
+    #[arg(long, value_enum, default_value = "cdxj", help_heading = "Output")]
     format: FormatArg,
     /// Write the index here (atomically) instead of to standard output.
-    #[arg(long, short)]
-    output: Option<PathBuf>,
+    #[arg(long, short, help_heading = "Output")]
+    out: Option<PathBuf>,
     /// Files read at once.
-    #[arg(long, short, default_value_t = 1)]
+    #[arg(long, short, default_value_t = 1, help_heading = "Performance")]
     jobs: usize,
     /// Add each record's `WARC-Record-ID` as the field `recordId`.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     record_ids: bool,
     /// ZipNum: lines per compressed block.
-    #[arg(long, default_value_t = ZIPNUM_LINES)]
+    #[arg(long, default_value_t = ZIPNUM_LINES, help_heading = "Output")]
     zipnum_lines: usize,
-    /// No progress bar.
-    #[arg(long, short)]
+    /// Print what was indexed as one JSON object (the index itself goes to -o).
+    #[arg(long, requires = "out", help_heading = "Reporting")]
+    json: bool,
+    /// Print nothing but the index (when it goes to standard output) and errors.
+    #[arg(long, short, help_heading = "Reporting")]
     quiet: bool,
 }
 
@@ -54,26 +58,25 @@ pub fn run(args: IndexArgs) -> anyhow::Result<i32> {
         FormatArg::Cdx => IndexFormat::Cdx,
         FormatArg::Zipnum => IndexFormat::ZipNum { lines: args.zipnum_lines },
     };
-    let opts = EntryOptions { record_ids: args.record_ids };
-    let inputs = build::resolve_inputs(&args.inputs)?;
-    let total = inputs.iter().filter_map(|i| std::fs::metadata(&i.path).ok()).map(|m| m.len());
-    let bar = progress::bytes_bar(total.sum(), args.quiet || args.output.is_none());
-    let sorters =
-        build::sort_inputs(&inputs, format, opts, args.jobs, build::SORT_BUDGET, &|n| bar.inc(n))?;
+    let options = IndexOptions { format, record_ids: args.record_ids, jobs: args.jobs };
+    let silent = args.quiet || args.json || args.out.is_none();
+    let total = if silent { 0 } else { webaip::index_input_bytes(&args.inputs)? };
+    let bar = progress::bytes_bar(total, silent);
+    let report = match &args.out {
+        Some(out) => {
+            let target = IndexTarget::File(out);
+            webaip::index_warcs_into(&args.inputs, target, &options, &|n| bar.inc(n))
+        }
+        None => {
+            let mut stdout = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+            let target = IndexTarget::Stream(&mut stdout);
+            webaip::index_warcs_into(&args.inputs, target, &options, &|n| bar.inc(n))
+        }
+    };
     bar.finish_and_clear();
-    match (&args.output, format) {
-        (Some(out), _) => {
-            build::write_index(sorters, format, out)?;
-        }
-        (None, IndexFormat::ZipNum { .. }) => {
-            anyhow::bail!("a ZipNum index is three files: name them with -o NAME");
-        }
-        (None, _) => {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
-            build::write_index_to(sorters, format, &mut out)?;
-            std::io::Write::flush(&mut out)?;
-        }
+    let report = report?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
     }
     Ok(0)
 }

@@ -145,10 +145,11 @@ pub enum GetError {
 }
 
 /// What is written of the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Part {
     /// The payload: the bytes after the HTTP header section, as stored (the project's rule,
     /// `formats::warc::payload`); the whole block for a record holding no HTTP message.
+    #[default]
     Payload,
     /// The record as stored: its bytes in the container (for a `.warc.gz` its gzip member,
     /// itself a valid one-record `.warc.gz`).

@@ -65,6 +65,9 @@ pub enum IndexError {
     /// A file or folder given is neither a WARC nor a package.
     #[error("{0}: not a WARC file nor a package folder (a folder with METS.xml)")]
     NotInput(String),
+    /// A ZipNum index was asked for on a stream: it is three files, which need a name.
+    #[error("a ZipNum index is three files: name them with -o NAME")]
+    ZipNumNeedsName,
     /// Reading a folder, or writing or sorting the index, failed.
     #[error("{path}: {why}", why = crate::layout::describe_io(source))]
     Io {

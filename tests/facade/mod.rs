@@ -13,7 +13,7 @@ use crate::util::{
 };
 
 /// The example `name` built beside this test binary (`target/PROFILE/examples/NAME`).
-fn example(name: &str) -> PathBuf {
+pub(crate) fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let profile = exe.parent().and_then(Path::parent).expect("target/PROFILE/deps/");
     let built = profile.join("examples").join(name);

@@ -100,7 +100,7 @@ fn every_migrated_arc_is_given_back() {
     let o = webaip(&args);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let reports = json(&o);
-    let reports = reports.as_array().unwrap();
+    let reports = reports["arcs"].as_array().unwrap();
     assert_eq!(reports.len(), pairs.len());
 
     let originals: Vec<&Path> = pairs.iter().map(|(a, _)| a.as_path()).collect();
@@ -250,7 +250,7 @@ fn members_of_a_second_writer_are_reproduced() {
     let o = webaip(&["unmigrate", "--json", "-o", out.to_str().unwrap(), warc.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
-    let r = &json(&o)[0];
+    let r = &json(&o)["arcs"][0];
     assert_eq!((&r["members"], &r["members_reproduced"]), (&10.into(), &10.into()), "{r}");
     assert!(
         std::fs::read(out.join(arc.file_name().unwrap())).unwrap() == std::fs::read(&arc).unwrap(),
@@ -284,7 +284,7 @@ fn the_benchmark_generators_crawls_come_back_identical() {
                 out.to_str().unwrap(),
                 warc.to_str().unwrap(),
             ]);
-            let r = &json(&o)[0];
+            let r = &json(&o)["arcs"][0];
             assert_eq!(o.status.code(), Some(0), "{r}");
             assert_eq!(r["members"], r["members_reproduced"], "{r}");
             let name = arc.file_name().unwrap();

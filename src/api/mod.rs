@@ -6,6 +6,7 @@ mod batch;
 mod dedup;
 mod packager;
 mod preservation;
+mod support;
 mod unmigrate;
 
 // Globs: a type other calls also return (a profile, a mode) may be re-exported twice.
@@ -14,6 +15,7 @@ pub use batch::*;
 pub use dedup::*;
 pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
 pub use preservation::*;
+pub use support::{ConfineError, describe_io, escape_controls, prepare_identification};
 pub use unmigrate::*;
 
 use std::path::{Path, PathBuf};

@@ -88,7 +88,7 @@ pub(crate) fn terminal_text(text: &str) -> String {
         matches!(c, '\u{80}'..='\u{9f}' | '\u{61c}' | '\u{200e}' | '\u{200f}')
             || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
-    let text = webaip::formats::warc::header::escape_controls(text);
+    let text = webaip::escape_controls(text);
     if !text.chars().any(steers) {
         return text;
     }
@@ -157,14 +157,14 @@ fn error_text(e: &anyhow::Error) -> String {
     // The outermost error itself (anyhow's downcast would also find one below a context).
     let top = e.chain().next().and_then(|t| t.downcast_ref::<std::io::Error>());
     let mut text = match top {
-        Some(io) => webaip::layout::describe_io(io),
+        Some(io) => webaip::describe_io(io),
         None => e.to_string(),
     };
     for cause in e.chain().skip(1) {
         let raw = cause.to_string();
         // An I/O error in words, without "(os error N)" or a temporary file's "at path".
         let cause = match cause.downcast_ref::<std::io::Error>() {
-            Some(io) => webaip::layout::describe_io(io),
+            Some(io) => webaip::describe_io(io),
             None => raw.clone(),
         };
         if !text.contains(&cause) && !text.contains(&raw) {
@@ -175,12 +175,10 @@ fn error_text(e: &anyhow::Error) -> String {
     text
 }
 
-/// Compiles the shipped signature file now, on the main thread, whose heap grows in large
-/// steps: compiled on a worker thread, glibc grows that thread's arena a page at a time
-/// (3,500 system calls, a third of a small package's run). An error is left for the
-/// identification stage to report.
+/// Compiles the shipped signature file now, on the main thread (see
+/// [`webaip::prepare_identification`] for why).
 fn compile_signatures() {
-    let _ = webaip::formats::droid::Signatures::shipped();
+    webaip::prepare_identification();
 }
 
 /// `--jobs`, or one per core when not given.
@@ -229,11 +227,10 @@ mod tests {
         let full = anyhow::Error::new(full).context("writing /out/p");
         assert_eq!(error_text(&full), "writing /out/p: no space left on device");
         let source = std::io::Error::from_raw_os_error(28);
-        let refused = webaip::layout::ConfineError::Io { path: "/out/p".into(), source };
+        let refused = webaip::ConfineError::Io { path: "/out/p".into(), source };
         assert_eq!(error_text(&anyhow::Error::new(refused)), "/out/p: no space left on device");
         // A refusal inside an I/O error does not name its path a second time.
-        let fifo =
-            webaip::layout::ConfineError::NotRegular { path: "f.warc".into(), kind: "a FIFO" };
+        let fifo = webaip::ConfineError::NotRegular { path: "f.warc".into(), kind: "a FIFO" };
         let text = error_text(&anyhow::Error::new(std::io::Error::other(fifo)).context("f.warc"));
         assert_eq!(text, "f.warc: is a FIFO, not a regular file");
         // An I/O error with no context at all is said in words too.

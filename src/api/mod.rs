@@ -1,8 +1,10 @@
 //! The library's front door: one call for each thing webaip does, each with options that have
 //! a `Default`. Everything here is re-exported at the crate root.
 
+mod build_info;
 mod packager;
 
+pub use build_info::{BUILD_COMMIT, long_version, short_version};
 pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
 
 use std::path::{Path, PathBuf};

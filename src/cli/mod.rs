@@ -35,7 +35,8 @@ pub const EXIT_DESCRIPTION: i32 = 3;
 
 /// webaip: turns harvested websites into preservation packages, and checks them.
 #[derive(Debug, Parser)]
-#[command(name = "webaip", version, about, propagate_version = true)]
+#[command(name = "webaip", version = short_version(), long_version = long_version(), about)]
+#[command(propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,6 +78,18 @@ enum Command {
     Get(get::GetArgs),
     /// Export a package as a WACZ access copy or an E-ARK 2.2 information package.
     Export(export::ExportArgs),
+}
+
+/// `-V`: the version and commit on one line (clap keeps a `&'static str`, made once).
+fn short_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(webaip::short_version)
+}
+
+/// `--version`: the version, commit, signature file and profiles (`webaip::long_version`).
+fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(webaip::long_version)
 }
 
 /// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC

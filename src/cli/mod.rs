@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod completions;
 mod contract;
 mod dedup_table;
 mod export;
@@ -11,6 +12,7 @@ mod export_wacz;
 mod get;
 mod index;
 mod ingest;
+mod man;
 mod migrate;
 mod package;
 mod pages;
@@ -78,6 +80,10 @@ enum Command {
     Get(get::GetArgs),
     /// Export a package as a WACZ access copy or an E-ARK 2.2 information package.
     Export(export::ExportArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page, or write one page per command into a folder (`-o`).
+    Man(man::ManArgs),
 }
 
 /// `-V`: the version and commit on one line (clap keeps a `&'static str`, made once).
@@ -145,6 +151,8 @@ pub fn main() -> i32 {
         Command::DedupTable(args) => dedup_table::run(args),
         Command::Undedup(args) => undedup::run(args),
         Command::Unmigrate(args) => unmigrate::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     match result {
         Ok(code) => code,

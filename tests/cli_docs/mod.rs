@@ -1,5 +1,6 @@
-//! What the binary says about itself: `--version` (the commit, the PRONOM signature file and
-//! the profiles built in).
+//! What the binary says about itself, generated from its clap definitions: `--version` (the
+//! commit, the PRONOM signature file and the profiles built in), the shell completion scripts
+//! and the manual pages.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -86,4 +87,100 @@ fn the_build_script_says_unknown_outside_a_git_work_tree_and_does_not_fail() {
         let said = run_build_script(&bin, &repo());
         assert!(said.contains(&format!("cargo:rustc-env=WEBAIP_COMMIT={head}")), "{said}");
     }
+}
+
+/// The commands `webaip --help` lists.
+const COMMANDS: &[&str] = &[
+    "migrate",
+    "package",
+    "scan",
+    "validate",
+    "audit",
+    "ingest",
+    "store",
+    "pages",
+    "dedup-table",
+    "undedup",
+    "unmigrate",
+    "batch",
+    "index",
+    "get",
+    "export",
+    "completions",
+    "man",
+];
+
+#[test]
+fn the_bash_completion_script_parses_and_names_every_command() {
+    let script = stdout_of(&webaip(&["completions", "bash"]));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("webaip.bash");
+    std::fs::write(&path, &script).unwrap();
+    let o = Command::new("bash").arg("-n").arg(&path).output().expect("bash runs");
+    assert!(o.status.success(), "bash -n: {}", String::from_utf8_lossy(&o.stderr));
+    // The words offered after `webaip `: the first `opts="..."` line that offers any, the top
+    // command's.
+    let top = script
+        .lines()
+        .find(|l| l.trim_start().starts_with("opts=\"-"))
+        .unwrap_or_else(|| panic!("no opts line: {script}"));
+    let offered: Vec<&str> =
+        top.trim().trim_start_matches("opts=\"").trim_end_matches('"').split(' ').collect();
+    for name in COMMANDS {
+        assert!(offered.contains(name), "{name} is not offered: {top}");
+    }
+    assert!(!offered.contains(&"reference"), "the hidden command is offered");
+    assert!(script.contains("complete -F _webaip"), "the function is not registered");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let text = stdout_of(&webaip(&["completions", shell]));
+        assert!(text.contains("dedup-table"), "{shell} names no subcommand");
+    }
+    let refused = webaip(&["completions", "tcsh"]);
+    assert_eq!(refused.status.code(), Some(2));
+}
+
+#[test]
+fn the_manual_pages_are_one_per_command_and_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man/man1");
+    stdout_of(&webaip(&["man", "-o", dir.to_str().unwrap()]));
+    let mut pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    for want in ["webaip.1", "webaip-package.1", "webaip-store-put.1", "webaip-export-wacz.1"] {
+        assert!(pages.iter().any(|p| p == want), "no {want} in {pages:?}");
+    }
+    // Neither clap's `help` nor the hidden `reference`, and no temporary left behind.
+    assert!(pages.iter().all(|p| p.ends_with(".1") && !p.contains("help")), "{pages:?}");
+    assert!(!pages.iter().any(|p| p.contains("reference")), "{pages:?}");
+    let page = std::fs::read_to_string(dir.join("webaip-package.1")).unwrap();
+    for request in [".TH webaip-package 1", ".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS"] {
+        assert!(page.contains(request), "no {request} in the package page");
+    }
+    let stdout = stdout_of(&webaip(&["man"]));
+    assert_eq!(stdout, std::fs::read_to_string(dir.join("webaip.1")).unwrap());
+    if Command::new("groff").arg("-v").output().is_ok_and(|o| o.status.success()) {
+        let o = Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww"])
+            .arg(dir.join("webaip-package.1"))
+            .output()
+            .unwrap();
+        let text = stdout_of(&o);
+        assert!(o.stderr.is_empty(), "groff warns: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(text.contains("--out"), "{text}");
+    }
+}
+
+#[test]
+fn man_into_a_file_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("not-a-folder");
+    std::fs::write(&file, b"x").unwrap();
+    let o = webaip(&["man", "-o", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(file.to_str().unwrap()), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "something was left");
 }

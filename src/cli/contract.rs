@@ -137,8 +137,9 @@ mod tests {
     }
 
     /// Commands whose only output is their product on standard output or in `-o`'s folder (a
-    /// completion script, manual pages): no report to put in JSON, nothing to quieten.
-    const PRODUCT_ONLY: &[&str] = &["completions", "man"];
+    /// completion script, manual pages, the Markdown reference): no report to put in JSON,
+    /// nothing to quieten.
+    const PRODUCT_ONLY: &[&str] = &["completions", "man", "reference"];
 
     fn bound(path: &str) -> bool {
         !NOT_YET.contains(&path)

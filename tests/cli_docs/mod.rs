@@ -1,6 +1,6 @@
 //! What the binary says about itself, generated from its clap definitions: `--version` (the
-//! commit, the PRONOM signature file and the profiles built in), the shell completion scripts
-//! and the manual pages.
+//! commit, the PRONOM signature file and the profiles built in), the shell completion scripts,
+//! the manual pages, and the command reference committed as docs/reference.md.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -183,4 +183,20 @@ fn man_into_a_file_is_refused_naming_it() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(file.to_str().unwrap()), "{err}");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "something was left");
+}
+
+#[test]
+fn the_committed_reference_is_what_the_binary_generates() {
+    let generated = stdout_of(&webaip(&["reference"]));
+    let committed = std::fs::read_to_string(repo().join("docs/reference.md")).unwrap();
+    if generated == committed {
+        return;
+    }
+    let first = generated.lines().zip(committed.lines()).position(|(g, c)| g != c);
+    let line = first.unwrap_or(generated.lines().count().min(committed.lines().count()));
+    panic!(
+        "docs/reference.md is not what `webaip reference` prints (first difference at line \
+         {}): run scripts/gen-reference.sh and commit the result",
+        line + 1
+    );
 }

@@ -124,7 +124,7 @@ ORDER_XML = """<?xml version="1.0" encoding="UTF-8"?>
 </crawl-order>
 """
 
-METADATA_TOML = """# Curator metadata for `webaip package --metadata` (PROFILE.md P3.4). Every field is
+METADATA_TOML = """# Curator metadata for `webaip package --metadata` (docs/profile.md P3.4). Every field is
 # optional; what is missing is taken from the crawl (seeds, dates) and the package report says so.
 
 title = "Example Heritage Society website"

@@ -1,4 +1,4 @@
-//! Package profiles: the values PROFILE.md fixes, loaded from `profiles/*.toml`.
+//! Package profiles: the values docs/profile.md fixes, loaded from `profiles/*.toml`.
 //!
 //! The two profiles of the repository are built into the binary, so `--profile NAME` works
 //! anywhere; `--profile path/to/file.toml` loads another.

@@ -3,6 +3,7 @@
 
 mod access;
 mod batch;
+mod build_info;
 mod dedup;
 mod packager;
 mod preservation;
@@ -12,6 +13,7 @@ mod unmigrate;
 // Globs: a type other calls also return (a profile, a mode) may be re-exported twice.
 pub use access::*;
 pub use batch::*;
+pub use build_info::{BUILD_COMMIT, long_version, short_version};
 pub use dedup::*;
 pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
 pub use preservation::*;

@@ -84,7 +84,7 @@ pub enum AuditProgress {
 pub struct AuditFinding {
     /// How serious.
     pub severity: Severity,
-    /// The check: a PROFILE.md number or a check name (`fixity`, `range`, `manifest`,
+    /// The check: a docs/profile.md rule number or a check name (`fixity`, `range`, `manifest`,
     /// `warc`, `warc-digest`, `records`, ...).
     pub rule: String,
     /// The package-relative file concerned.

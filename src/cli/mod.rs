@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod completions;
 mod contract;
 mod dedup_table;
 mod export;
@@ -11,10 +12,12 @@ mod export_wacz;
 mod get;
 mod index;
 mod ingest;
+mod man;
 mod migrate;
 mod package;
 mod pages;
 mod progress;
+mod reference;
 mod scan;
 mod store;
 mod undedup;
@@ -33,9 +36,17 @@ pub const EXIT_ERROR: i32 = 2;
 /// description (damage, 1, and errors, 2, outrank it).
 pub const EXIT_DESCRIPTION: i32 = 3;
 
+/// What every command shares, at the end of `webaip --help` and of the command reference.
+const EXIT_STATUS_HELP: &str = "\
+Exit status: 0 done and clean, 1 done with findings, 2 could not run; `audit` adds 3 (an
+invalid or inconsistent description without damage). Every output is written under a
+temporary name and renamed once complete: a failed or killed run leaves nothing that looks
+complete. `webaip COMMAND --help` tells each command's options.";
+
 /// webaip: turns harvested websites into preservation packages, and checks them.
 #[derive(Debug, Parser)]
-#[command(name = "webaip", version, about, propagate_version = true)]
+#[command(name = "webaip", version = short_version(), long_version = long_version(), about)]
+#[command(propagate_version = true, after_long_help = EXIT_STATUS_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,20 +55,52 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Convert ARC files to WARC 1.1 without changing a payload byte, and prove it.
+    ///
+    /// Each ARC (`.arc`, `.arc.gz`, versions 1 and 2) becomes one WARC 1.1 file in `--out`,
+    /// written under a temporary name and renamed only once the WARC, read back from disk,
+    /// holds every payload byte of the ARC (the conservation check).
     Migrate(migrate::MigrateArgs),
     /// Make a submission package from a Heritrix job or ARC/WARC files.
+    ///
+    /// One harvest in, one submission package (sSIP) out: a Heritrix 1.x or 3.x job, ARC/WARC
+    /// files, a PANDAS instance, a wget or HTTrack mirror, a NEDLIB harvest or a Kulturarw3
+    /// archive. The report says which shape was found and what such a source usually holds that
+    /// this one lacks. The package is built in a hidden folder beside `--out` and renamed into
+    /// place once its METS is valid.
     Package(package::PackageArgs),
     /// Scan files, WARC files or packages with clamd.
+    ///
+    /// Lists what is infected or could not be scanned, by file, record offset and record ID
+    /// (each WARC record's block is scanned on its own); exit status 1 when anything is.
     Scan(scan::ScanArgs),
     /// Check a METS document against the official schemas and the package profile.
+    ///
+    /// Every finding is printed with its line, element, rule (a docs/profile.md rule number,
+    /// `XSD` or `XML`) and what was expected. The schemas are built in. Also checks WACZ files,
+    /// and E-ARK packages with `--profile eark-csip`.
     Validate(validate::ValidateArgs),
     /// Check a stored package: every listed file, checksum and byte range, and its METS.
+    ///
+    /// The verdict (INTACT or DAMAGED) is what the bytes say: every file the METS lists
+    /// exists with its size and SHA-512, every byte range frames what it says, and the METS is
+    /// valid; `--deep` also reads every record and checks its digests.
     Audit(audit::AuditArgs),
     /// Turn submission packages (sSIP) into archival packages (AIP): audit, identify, record.
+    ///
+    /// A submission that `audit --deep` does not find INTACT is refused and nothing is
+    /// written; its described payloads are identified by PRONOM signature and the archival
+    /// package records what was found.
     Ingest(ingest::IngestArgs),
     /// Keep packages on several replicas: put, check, repair, get.
+    ///
+    /// The configuration names the replicas: folders, and buckets of S3-compatible stores.
+    /// `put` audits a package, then writes and verifies every copy; `check` and `repair` find
+    /// and mend a damaged or missing copy from a good one.
     Store(store::StoreArgs),
     /// List the HTML pages of a package or a source: titles, sizes, capture dates.
+    ///
+    /// What a curator looks at to choose the pages to describe in the metadata file's
+    /// `[[page]]` tables: one line per capture, sorted by URL then date.
     Pages(pages::PagesArgs),
     /// Make the digest table of stored payloads that `package --dedup-against` looks up, from
     /// CDXJ indexes and earlier packages.
@@ -77,6 +120,25 @@ enum Command {
     Get(get::GetArgs),
     /// Export a package as a WACZ access copy or an E-ARK 2.2 information package.
     Export(export::ExportArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page, or write one page per command into a folder (`-o`).
+    Man(man::ManArgs),
+    /// Print the command reference (docs/reference.md) as Markdown.
+    #[command(hide = true)]
+    Reference(reference::ReferenceArgs),
+}
+
+/// `-V`: the version and commit on one line (clap keeps a `&'static str`, made once).
+fn short_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(webaip::short_version)
+}
+
+/// `--version`: the version, commit, signature file and profiles (`webaip::long_version`).
+fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(webaip::long_version)
 }
 
 /// Text from input made safe to print on a terminal: C0 controls and DEL as `%XX` (as in WARC
@@ -141,6 +203,9 @@ pub fn main() -> i32 {
         Command::DedupTable(args) => dedup_table::run(args),
         Command::Undedup(args) => undedup::run(args),
         Command::Unmigrate(args) => unmigrate::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
+        Command::Reference(args) => reference::run(args),
     };
     match result {
         Ok(code) => code,

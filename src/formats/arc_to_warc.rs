@@ -1,4 +1,5 @@
-//! How one ARC record becomes one WARC record (`PROFILE.md` P7, `INPUT_FORMATS.md` §2.7).
+//! How one ARC record becomes one WARC record (`docs/profile.md` P7; `docs/formats.md`, "How
+//! ARC becomes WARC").
 //!
 //! | ARC record                         | WARC-Type  | Content-Type                          |
 //! |------------------------------------|------------|---------------------------------------|

@@ -85,7 +85,7 @@ impl std::fmt::Display for Severity {
 pub struct MetsFinding {
     /// How serious.
     pub severity: Severity,
-    /// The rule: a PROFILE.md number (`P4.6`), `XSD`, `XML` or a METS/PREMIS check name.
+    /// The rule: a docs/profile.md rule number (`P4.6`), `XSD`, `XML` or a METS/PREMIS check name.
     pub rule: String,
     /// Line in the document (1-based), when known.
     pub line: Option<u64>,

@@ -65,6 +65,23 @@ pub struct Examined<'a> {
 /// The signature file built into webaip (see `data/pronom/README.md`).
 const SHIPPED: &[u8] = include_bytes!("../../../data/pronom/DROID_SignatureFile_V122.xml.gz");
 
+/// Which signature file is built into webaip, as its root element says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureFileVersion {
+    /// `Version` of `FFSignatureFile` (the `V122` of its file name).
+    pub version: u32,
+    /// `DateCreated`, as the file writes it.
+    pub date_created: String,
+}
+
+/// The version of the signature file built into webaip, read from its first bytes only
+/// (without compiling it, which [`Signatures::shipped`] does).
+pub fn shipped_version() -> Result<SignatureFileVersion, DroidError> {
+    let xml = BufReader::new(flate2::read::GzDecoder::new(SHIPPED));
+    let root = parse::read_root(xml)?;
+    Ok(SignatureFileVersion { version: root.version, date_created: root.date_created })
+}
+
 /// Smallest and largest window read at each end of a payload.
 const MIN_WINDOW: usize = 64 * 1024;
 const MAX_WINDOW: usize = 1024 * 1024;

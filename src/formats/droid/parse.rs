@@ -96,6 +96,30 @@ enum TextOf {
     Priority,
 }
 
+/// Reads only a signature file's root element: its `Version` and `DateCreated` (the lists of
+/// signatures and formats are left empty), so naming the file costs no parse of the whole.
+pub(crate) fn read_root<R: BufRead>(input: R) -> Result<RawFile, DroidError> {
+    let mut reader = Reader::from_reader(input);
+    let mut st = State::default();
+    let mut buf = Vec::new();
+    loop {
+        let pos = reader.buffer_position();
+        let ev =
+            reader.read_event_into(&mut buf).map_err(|source| DroidError::Xml { pos, source })?;
+        match ev {
+            Event::Start(e) | Event::Empty(e) => {
+                st.start(&e, pos)?;
+                return match st.file.version {
+                    0 => Err(DroidError::Invalid { pos, what: "no FFSignatureFile root".into() }),
+                    _ => Ok(st.file),
+                };
+            }
+            Event::Eof => return Err(DroidError::Truncated),
+            _ => buf.clear(),
+        }
+    }
+}
+
 /// Reads a whole signature file.
 pub(crate) fn read<R: BufRead>(input: R) -> Result<RawFile, DroidError> {
     let mut reader = Reader::from_reader(input);

@@ -1,9 +1,20 @@
 //! The library's front door: one call for each thing webaip does, each with options that have
 //! a `Default`. Everything here is re-exported at the crate root.
 
+mod migrate;
 mod packager;
+mod packaging;
+mod pages;
+mod scan;
+mod validate;
 
 pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
+// Globs: a name another topic also re-exports (the same item) does not clash.
+pub use migrate::*;
+pub use packaging::*;
+pub use pages::*;
+pub use scan::*;
+pub use validate::*;
 
 use std::path::{Path, PathBuf};
 

@@ -9,6 +9,7 @@ mod audit;
 mod batch;
 mod captures;
 mod captures_hostile;
+mod cli_contract_packaging;
 mod cli_migrate;
 mod dedup;
 mod droid;

@@ -168,7 +168,8 @@ fn the_commands_facade_calls_report_and_fail_by_name() {
     let progress = |n: u64| {
         read.fetch_add(n, Ordering::Relaxed);
     };
-    let report = webaip::migrate_arcs(&[arc.clone()], t.path(), &options, &progress).unwrap();
+    let arcs = std::slice::from_ref(&arc);
+    let report = webaip::migrate_arcs(arcs, t.path(), &options, &progress).unwrap();
     assert!(report.ok() && report.files.len() == 1, "{report:?}");
     let size = std::fs::metadata(&arc).unwrap().len();
     assert!(read.into_inner() <= size, "progress counts input bytes");

@@ -53,21 +53,32 @@ pub struct PackageArgs {
     /// Kulturarw3 archive.
     #[arg(required = true)]
     sources: Vec<PathBuf>,
+    /// Time zone of PANDAS instance directory names and HTTrack log times (UTC, +10:00, or an
+    /// IANA name such as Australia/Sydney).
+    #[arg(long, default_value = "UTC", help_heading = "Input")]
+    timezone: String,
+    /// Mirrors without a log: the site URL the mirror's host directory stands for.
+    #[arg(long, help_heading = "Input")]
+    url_prefix: Option<String>,
+    /// A mirror's .zip may unpack to this many times its size (at least 64 MiB); a zip that
+    /// unpacks to more is refused as a zip bomb.
+    #[arg(long, value_name = "RATIO", default_value_t = DEFAULT_ZIP_EXPANSION, help_heading = "Input")]
+    max_zip_expansion: u64,
+    /// When the harvest was made, for what records nothing else: mirrors whose logs record no
+    /// time, ARC files with no usable date anywhere (2024-01-02, 2024-01-02T10:11:12Z, or 14
+    /// digits; UTC unless a zone is given).
+    #[arg(long, value_name = "DATE", value_parser = parse_capture_date, help_heading = "Input")]
+    capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// NEDLIB harvests: the date each record gets (server: the server's Date header when it is
+    /// sane, else the day folder's date; folder: the day folder's date at 12:00 UTC).
+    #[arg(long, value_enum, default_value = "server", help_heading = "Input")]
+    nedlib_date: NedlibDateArg,
     /// The package directory to create.
     #[arg(long, short, help_heading = "Output")]
     out: PathBuf,
-    /// Curator metadata (TOML; see samples/heritrix-job.metadata.toml).
-    #[arg(long, help_heading = "Metadata")]
-    metadata: Option<PathBuf>,
-    /// Package profile (bl-webarchive, or a .toml file).
-    #[arg(long, default_value = DEFAULT_PROFILE, help_heading = "Metadata")]
-    profile: String,
     /// METS serialization: minimal (records only where there is a reason) or full (every one).
     #[arg(long, value_enum, help_heading = "Output")]
     mode: Option<Mode>,
-    /// Worker threads; default: cores.
-    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
-    jobs: Option<usize>,
     /// Also write the package's access index (CDXJ, sorted) to this file, made while the
     /// records are written; beside the package, not in it. Not with several PANDAS instances.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
@@ -81,6 +92,21 @@ pub struct PackageArgs {
     /// Fixed clock and seeded identifiers: two runs give byte-identical packages.
     #[arg(long, help_heading = "Output")]
     deterministic: bool,
+    /// Curator metadata (TOML; see samples/heritrix-job.metadata.toml).
+    #[arg(long, help_heading = "Metadata")]
+    metadata: Option<PathBuf>,
+    /// Package profile (bl-webarchive, or a .toml file).
+    #[arg(long, default_value = DEFAULT_PROFILE, help_heading = "Metadata")]
+    profile: String,
+    /// Directory whose schema bundle replaces the official schemas built into webaip (the METS
+    /// is validated against the built-in ones without it).
+    #[arg(long, env = "WEBAIP_SCHEMAS", help_heading = "Metadata")]
+    schemas: Option<PathBuf>,
+    /// Describe every harvested seed URL as a webpage (a WEBPAGE div with its own MODS),
+    /// titled from the page's HTML <title> and dated by its capture; `[[page]]` tables of the
+    /// metadata file describe others (see `webaip pages` to choose them).
+    #[arg(long, help_heading = "Metadata")]
+    describe_seeds: bool,
     /// clamd to scan every payload with: unix:PATH or tcp:HOST:PORT (scripts/clamd-local.sh
     /// starts one and prints its address).
     #[arg(long, env = "WEBAIP_CLAMD", help_heading = "Virus check")]
@@ -99,35 +125,6 @@ pub struct PackageArgs {
     /// Package without virus checking (recorded as "not scanned" on every container).
     #[arg(long, help_heading = "Virus check")]
     no_virus_check: bool,
-    /// Directory whose schema bundle replaces the official schemas built into webaip (the METS
-    /// is validated against the built-in ones without it).
-    #[arg(long, env = "WEBAIP_SCHEMAS", help_heading = "Metadata")]
-    schemas: Option<PathBuf>,
-    /// Time zone of PANDAS instance directory names and HTTrack log times (UTC, +10:00, or an
-    /// IANA name such as Australia/Sydney).
-    #[arg(long, default_value = "UTC", help_heading = "Input")]
-    timezone: String,
-    /// Mirrors without a log: the site URL the mirror's host directory stands for.
-    #[arg(long, help_heading = "Input")]
-    url_prefix: Option<String>,
-    /// A mirror's .zip may unpack to this many times its size (at least 64 MiB); a zip that
-    /// unpacks to more is refused as a zip bomb.
-    #[arg(long, value_name = "RATIO", default_value_t = DEFAULT_ZIP_EXPANSION, help_heading = "Input")]
-    max_zip_expansion: u64,
-    /// When the harvest was made, for what records nothing else: mirrors whose logs record no
-    /// time, ARC files with no usable date anywhere (2024-01-02, 2024-01-02T10:11:12Z, or 14
-    /// digits; UTC unless a zone is given).
-    #[arg(long, value_name = "DATE", value_parser = parse_capture_date, help_heading = "Input")]
-    capture_date: Option<chrono::DateTime<chrono::Utc>>,
-    /// Describe every harvested seed URL as a webpage (a WEBPAGE div with its own MODS),
-    /// titled from the page's HTML <title> and dated by its capture; `[[page]]` tables of the
-    /// metadata file describe others (see `webaip pages` to choose them).
-    #[arg(long, help_heading = "Metadata")]
-    describe_seeds: bool,
-    /// NEDLIB harvests: the date each record gets (server: the server's Date header when it is
-    /// sane, else the day folder's date; folder: the day folder's date at 12:00 UTC).
-    #[arg(long, value_enum, default_value = "server", help_heading = "Input")]
-    nedlib_date: NedlibDateArg,
     /// PRONOM identification of every payload (DROID binary signatures, in process): none;
     /// described (PUIDs on the bytestreams described for another reason, and every payload
     /// whose bytes contradict its declared type described with both); all (every payload
@@ -144,6 +141,9 @@ pub struct PackageArgs {
     /// container holds becomes a revisit of it.
     #[arg(long, help_heading = "Deduplication")]
     dedup_within: bool,
+    /// Worker threads; default: cores.
+    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
+    jobs: Option<usize>,
     /// Print the report as one JSON object on standard output (no progress, no text).
     #[arg(long, help_heading = "Reporting")]
     json: bool,

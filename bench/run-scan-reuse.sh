@@ -42,7 +42,7 @@ run() {
   cpu1=$(clamd_cpu)
   python3 - "$work/$1.json" "$1" "$(( (end - start) / 1000000 ))" "$cpu0" "$cpu1" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
+r = json.load(open(sys.argv[1]))["packages"][0]
 cpu = float(sys.argv[5]) - float(sys.argv[4])
 r["clamd_cpu"] = cpu
 json.dump(r, open(sys.argv[1], "w"))

@@ -12,6 +12,7 @@ mod captures_hostile;
 mod cli_contract_access;
 #[path = "cli_contract/keeping.rs"]
 mod cli_contract_keeping;
+mod cli_contract_packaging;
 mod cli_docs;
 mod cli_migrate;
 mod dedup;

@@ -21,12 +21,6 @@ pub use crate::batch::{
     BatchError, BatchOptions, BatchOutcome, Counts as BatchCounts, Event as BatchEvent,
     JournalCounts, Progress as BatchProgress, Status as BatchStatus,
 };
-// What every package of a batch is made with (also the options of `Packager`).
-pub use crate::migrate::DEFAULT_LEVEL;
-pub use crate::model::SerializationMode;
-pub use crate::profile::{DEFAULT_PROFILE, Profile};
-pub use crate::sources::pandas::Zone;
-pub use crate::stages::identify::IdentifyMode;
 
 impl BatchOptions {
     /// A run of the whole manifest into `out`, every package made with `package` (its `out`

@@ -5,20 +5,30 @@ mod access;
 mod batch;
 mod build_info;
 mod dedup;
+mod migrate;
 mod packager;
+mod packaging;
+mod pages;
 mod preservation;
+mod scan;
 mod support;
 mod unmigrate;
+mod validate;
 
 // Globs: a type other calls also return (a profile, a mode) may be re-exported twice.
 pub use access::*;
 pub use batch::*;
 pub use build_info::{BUILD_COMMIT, long_version, short_version};
 pub use dedup::*;
+pub use migrate::*;
 pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
+pub use packaging::*;
+pub use pages::*;
 pub use preservation::*;
+pub use scan::*;
 pub use support::{ConfineError, describe_io, escape_controls, prepare_identification};
 pub use unmigrate::*;
+pub use validate::*;
 
 use std::path::{Path, PathBuf};
 

@@ -105,10 +105,6 @@ mod tests {
     use clap::CommandFactory;
     use std::collections::BTreeMap;
 
-    /// Subcommands not yet brought under the contract. Each entry is a debt: the list only
-    /// shrinks, and the release that empties it removes it.
-    const NOT_YET: &[&str] = &["migrate", "package", "scan", "validate", "pages"];
-
     /// Every leaf subcommand with its space-separated path (`store put`).
     fn leaves() -> Vec<(String, clap::Command)> {
         fn walk(prefix: &str, cmd: &clap::Command, out: &mut Vec<(String, clap::Command)>) {
@@ -132,15 +128,11 @@ mod tests {
     /// nothing to quieten.
     const PRODUCT_ONLY: &[&str] = &["completions", "man", "reference"];
 
-    fn bound(path: &str) -> bool {
-        !NOT_YET.contains(&path)
-    }
-
     #[test]
     fn every_command_has_json_and_quiet() {
         let mut broken = Vec::new();
         let leaves = leaves().into_iter().filter(|(p, _)| !PRODUCT_ONLY.contains(&p.as_str()));
-        for (path, cmd) in leaves.filter(|(p, _)| bound(p)) {
+        for (path, cmd) in leaves {
             let json = cmd.get_arguments().any(|a| a.get_long() == Some("json"));
             let quiet = cmd
                 .get_arguments()
@@ -155,7 +147,7 @@ mod tests {
     #[test]
     fn every_output_is_dash_o_out() {
         let mut broken = Vec::new();
-        for (path, cmd) in leaves().into_iter().filter(|(p, _)| bound(p)) {
+        for (path, cmd) in leaves() {
             for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
                 let long = arg.get_long().unwrap_or_default();
                 if matches!(long, "output" | "to" | "out-dir" | "output-dir") {
@@ -174,7 +166,7 @@ mod tests {
     #[test]
     fn a_short_letter_means_one_long_option_everywhere() {
         let mut meaning: BTreeMap<char, BTreeMap<String, Vec<String>>> = BTreeMap::new();
-        for (path, cmd) in leaves().into_iter().filter(|(p, _)| bound(p)) {
+        for (path, cmd) in leaves() {
             for arg in cmd.get_arguments() {
                 if let (Some(short), Some(long)) = (arg.get_short(), arg.get_long()) {
                     let users = meaning.entry(short).or_default().entry(long.to_owned());
@@ -189,7 +181,7 @@ mod tests {
     #[test]
     fn long_option_lists_are_grouped_under_headings() {
         let mut broken = Vec::new();
-        for (path, cmd) in leaves().into_iter().filter(|(p, _)| bound(p)) {
+        for (path, cmd) in leaves() {
             let options: Vec<_> =
                 cmd.get_arguments().filter(|a| !a.is_positional() && !a.is_hide_set()).collect();
             let headings: std::collections::BTreeSet<_> =
@@ -203,13 +195,6 @@ mod tests {
             }
         }
         assert!(broken.is_empty(), "{broken:#?}");
-    }
-
-    #[test]
-    fn the_not_yet_list_names_only_real_commands() {
-        let known: Vec<String> = leaves().into_iter().map(|(p, _)| p).collect();
-        let stale: Vec<_> = NOT_YET.iter().filter(|n| !known.iter().any(|k| k == *n)).collect();
-        assert!(stale.is_empty(), "{stale:?} in NOT_YET are not commands; known: {known:?}");
     }
 
     #[test]

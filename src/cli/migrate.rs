@@ -1,117 +1,108 @@
 //! `webaip migrate`: ARC files in, WARC files and a conservation report out.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
-use rayon::prelude::*;
 
-use webaip::ids::Ids;
-use webaip::migrate::report::MigrationReport;
-use webaip::migrate::{DEFAULT_LEVEL, MigrateOptions, migrate_file, plan_outputs};
+use webaip::{
+    DEFAULT_LEVEL, MigrateArcsOptions, MigrateOptions, MigrationReport, migrate_arcs,
+    parse_capture_date,
+};
 
 use super::{EXIT_FINDINGS, progress};
 
+/// `migrate --json`, abbreviated, for `--help`.
+const JSON_EXAMPLE: &str = r#"Output of --json (abbreviated):
+  {"tool": "webaip", "version": "0.1.0",
+   "files": [{"input": "a.arc.gz", "output": "out/a.warc.gz", "records_in": {...},
+              "records_out": {...}, "anomaly_counts": {}, "error": null, ...}],
+   "summary": {"files": 1, "files_ok": 1, "files_failed": 0, "bytes_in": 5120, ...}}"#;
+
 /// Arguments of `webaip migrate`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct MigrateArgs {
     /// ARC files (.arc, .arc.gz; versions 1 and 2).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
+    /// Capture date for records with no usable date when no earlier record, ARC header
+    /// record or file-name timestamp gives one (RFC 3339 or 14 digits, UTC). Such records
+    /// say so in X-Webaip-Date-Source: capture-date.
+    #[arg(long, value_name = "DATE", value_parser = parse_capture_date, help_heading = "Input")]
+    capture_date: Option<chrono::DateTime<chrono::Utc>>,
     /// Directory for the WARC files (created if missing).
-    #[arg(long, short, default_value = ".")]
+    #[arg(long, short, default_value = ".", help_heading = "Output")]
     out: PathBuf,
-    /// Worker threads (inputs in parallel, records compressed in parallel); default: cores.
-    #[arg(short = 'j', long = "jobs")]
-    jobs: Option<usize>,
     /// zlib compression level of the WARC gzip members.
-    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
+    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9), help_heading = "Output")]
     level: u32,
-    /// Write the full report as JSON to this file ("-" for standard output).
-    #[arg(long)]
-    report: Option<PathBuf>,
     /// Replace existing WARC files.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     force: bool,
-    /// No progress bar and no text report (errors are still printed).
-    #[arg(long, short)]
-    quiet: bool,
-    /// List every anomaly, including the harmless ones.
-    #[arg(long, short)]
-    verbose: bool,
     /// Fixed clock and seeded record identifiers: identical input gives identical output.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     deterministic: bool,
     /// Leave out what rebuilding the ARC byte for byte needs (the `X-Webaip-ARC-Rebuild`
     /// fields and the rebuild record); only to measure what keeping it costs.
     #[arg(long, hide = true)]
     no_rebuild_data: bool,
-    /// Capture date for records with no usable date when no earlier record, ARC header
-    /// record or file-name timestamp gives one (RFC 3339 or 14 digits, UTC). Such records
-    /// say so in X-Webaip-Date-Source: capture-date.
-    #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
-    capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// Worker threads (inputs in parallel, records compressed in parallel); default: cores.
+    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
+    jobs: Option<usize>,
+    /// Also write the full report as JSON to this file ("-" for standard output, as --json).
+    #[arg(long, help_heading = "Reporting")]
+    report: Option<PathBuf>,
+    /// Print the report as one JSON object on standard output (no progress, no text).
+    #[arg(long, help_heading = "Reporting")]
+    json: bool,
+    /// Print nothing on success (a file that fails is still named on standard error).
+    #[arg(long, short, help_heading = "Reporting")]
+    quiet: bool,
+    /// List every anomaly, including the harmless ones.
+    #[arg(long, short, help_heading = "Reporting")]
+    verbose: bool,
 }
 
 /// Runs the command; returns the exit status.
 pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
-    let started = Instant::now();
-    for input in &args.inputs {
-        if !input.is_file() {
-            bail!("{}: not a readable file", input.display());
-        }
-    }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let outputs = plan_outputs(&args.inputs, &args.out);
     let pool = super::worker_pool(args.jobs)?;
     let total: u64 = args.inputs.iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
-    let bar = progress::bytes_bar(total, args.quiet);
-    let ids = if args.deterministic { Ids::seeded("webaip-migrate") } else { Ids::random() };
-    let opts = MigrateOptions {
-        level: args.level,
-        force: args.force,
-        scanner: None,
-        quarantine: None,
-        capture_date: args.capture_date,
-        identify: None,
-        rebuild_data: !args.no_rebuild_data,
+    let bar = progress::bytes_bar(total, args.quiet || args.json);
+    let opts = MigrateArcsOptions {
+        file: MigrateOptions {
+            level: args.level,
+            force: args.force,
+            capture_date: args.capture_date,
+            rebuild_data: !args.no_rebuild_data,
+            ..MigrateOptions::default()
+        },
+        deterministic: args.deterministic,
     };
-    let files = pool.install(|| {
-        args.inputs
-            .par_iter()
-            .zip(outputs.par_iter())
-            .map(|(input, output)| {
-                let name =
-                    input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                let file_ids = ids.derive(&name);
-                let advance = |n: u64| bar.inc(n);
-                migrate_file(input, output, &opts, &file_ids, &advance, &mut |_| {})
-            })
-            .collect::<Vec<_>>()
-    });
+    let report = pool.install(|| migrate_arcs(&args.inputs, &args.out, &opts, &|n| bar.inc(n)));
     bar.finish_and_clear();
-    let report = MigrationReport::new(files, started.elapsed().as_secs_f64());
+    let report = report?;
     publish_report(&args, &report)?;
     Ok(if report.ok() { 0 } else { EXIT_FINDINGS })
 }
 
-/// The report as JSON to `--report` (a file, or `-` for stdout), and as text on stdout
-/// unless that holds the JSON or `--quiet`; then only the failures, on stderr.
+/// The report as JSON to `--report` (a file, or `-` for stdout) and to stdout with `--json`;
+/// as text on stdout unless stdout holds the JSON or `--quiet`; then only the failures, on
+/// stderr (not beside `--json`, whose object names them).
 fn publish_report(args: &MigrateArgs, report: &MigrationReport) -> anyhow::Result<()> {
-    if let Some(path) = &args.report {
-        let json = serde_json::to_string_pretty(report)?;
-        if path.as_os_str() == "-" {
-            println!("{json}");
-        } else {
-            write_whole(path, (json + "\n").as_bytes())
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
+    let json_to_stdout = args.json || args.report.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let json = serde_json::to_string_pretty(report)?;
+    if let Some(path) = args.report.as_ref().filter(|p| p.as_os_str() != "-") {
+        write_whole(path, (json.clone() + "\n").as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let to_stdout = args.report.as_ref().is_none_or(|p| p.as_os_str() != "-");
-    if !args.quiet && to_stdout {
+    if json_to_stdout {
+        println!("{json}");
+    } else if !args.quiet {
         print!("{}", report.render_text(args.verbose));
+        return Ok(());
+    }
+    if args.json {
         return Ok(());
     }
     for f in report.files.iter().filter(|f| !f.ok()) {

@@ -5,22 +5,14 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
-use webaip::metadata::CuratorMetadata;
-use webaip::migrate::DEFAULT_LEVEL;
-use webaip::model::SerializationMode;
-use webaip::package::{
-    CaptureCounts, ContainerReport, CrawlLogComparison, InstanceReport, PackageOptions,
-    PackageReport, VirusCheck,
+use webaip::{
+    CaptureCounts, Clamd, ClamdAddr, Cleaner, ContainerReport, CrawlLogComparison, CuratorMetadata,
+    DEFAULT_LEVEL, DEFAULT_PROFILE, DEFAULT_ZIP_EXPANSION, Dedup, DedupSources, EntitiesReport,
+    EntityOrigin, FileReport, IdentifyMode, InstanceReport, Mirror, MirrorKind, NedlibDate,
+    PackageOptions, PackageProgress, PackageReport, Packaged, Packager, PageKind, Profile,
+    QUIRKS_KEPT, ReadOptions, SerializationMode, TitleSource, VirusCheck, Zone, dedup_saved_text,
+    parse_capture_date,
 };
-use webaip::profile::{DEFAULT_PROFILE, Profile};
-use webaip::sources::mirror;
-use webaip::sources::nedlib::NedlibDate;
-use webaip::sources::open::ReadOptions;
-use webaip::sources::pandas;
-use webaip::stages::dedup::Dedup;
-use webaip::stages::identify::IdentifyMode;
-use webaip::stages::scan::{Clamd, ClamdAddr};
-use webaip::{PackageProgress, Packaged, Packager};
 
 use super::{progress, terminal_text};
 
@@ -43,110 +35,120 @@ enum Mode {
     Full,
 }
 
+/// `package --json`, abbreviated, for `--help`.
+const JSON_EXAMPLE: &str = r#"Output of --json (abbreviated; "kind" is the source's shape: heritrix1, heritrix3,
+file-list, archive-folder, pandas, mirror, nedlib, kulturarw3; "mirror" is null but for a
+mirror; "packages" holds one report, or one per instance of a PANDAS title):
+  {"kind": "heritrix3", "mirror": null,
+   "packages": [{"package": "out/job", "objid": "...", "shape": "heritrix3",
+                 "containers": [{"input": "a.warc.gz", "path": "content/a.warc.gz", ...}],
+                 "files": 9, "bytes": 123456, "virus_check": "...", ...}]}"#;
+
 /// Arguments of `webaip package`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct PackageArgs {
     /// A Heritrix job directory (1.x or 3.x), ARC/WARC files, a PANDAS instance or title
     /// directory, a wget or HTTrack mirror directory (or .zip), a NEDLIB harvest or a
     /// Kulturarw3 archive.
     #[arg(required = true)]
     sources: Vec<PathBuf>,
-    /// The package directory to create.
-    #[arg(long, short)]
-    out: PathBuf,
-    /// Curator metadata (TOML; see samples/heritrix-job.metadata.toml).
-    #[arg(long)]
-    metadata: Option<PathBuf>,
-    /// Package profile (bl-webarchive, or a .toml file).
-    #[arg(long, default_value = DEFAULT_PROFILE)]
-    profile: String,
-    /// METS serialization: minimal (records only where there is a reason) or full (every one).
-    #[arg(long, value_enum)]
-    mode: Option<Mode>,
-    /// Worker threads; default: cores.
-    #[arg(short = 'j', long = "jobs")]
-    jobs: Option<usize>,
-    /// Also write the package's access index (CDXJ, sorted) to this file, made while the
-    /// records are written; beside the package, not in it. Not with several PANDAS instances.
-    #[arg(long, value_name = "FILE")]
-    index: Option<PathBuf>,
-    /// zlib level of migrated containers.
-    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
-    level: u32,
-    /// Replace an existing package.
-    #[arg(long)]
-    force: bool,
-    /// Fixed clock and seeded identifiers: two runs give byte-identical packages.
-    #[arg(long)]
-    deterministic: bool,
-    /// clamd to scan every payload with: unix:PATH or tcp:HOST:PORT (scripts/clamd-local.sh
-    /// starts one and prints its address).
-    #[arg(long, env = "WEBAIP_CLAMD")]
-    clamd: Option<String>,
-    /// A command that tries to clean an infected file, run as `CMD INFECTED CLEANED`; a copy
-    /// that then scans clean is packaged with the outcome "viral, cleaned".
-    #[arg(long)]
-    cleaner: Option<String>,
-    /// Seconds the cleaner may run on one file; past them it is stopped (with what it
-    /// started) and the infected record stays quarantined without a cleaned copy.
-    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
-    cleaner_timeout: u64,
-    /// Seconds to wait for clamd before giving up on it.
-    #[arg(long, default_value_t = 300)]
-    clamd_timeout: u64,
-    /// Package without virus checking (recorded as "not scanned" on every container).
-    #[arg(long)]
-    no_virus_check: bool,
-    /// Directory whose schema bundle replaces the official schemas built into webaip (the METS
-    /// is validated against the built-in ones without it).
-    #[arg(long, env = "WEBAIP_SCHEMAS")]
-    schemas: Option<PathBuf>,
     /// Time zone of PANDAS instance directory names and HTTrack log times (UTC, +10:00, or an
     /// IANA name such as Australia/Sydney).
-    #[arg(long, default_value = "UTC")]
+    #[arg(long, default_value = "UTC", help_heading = "Input")]
     timezone: String,
     /// Mirrors without a log: the site URL the mirror's host directory stands for.
-    #[arg(long)]
+    #[arg(long, help_heading = "Input")]
     url_prefix: Option<String>,
     /// A mirror's .zip may unpack to this many times its size (at least 64 MiB); a zip that
     /// unpacks to more is refused as a zip bomb.
-    #[arg(long, value_name = "RATIO", default_value_t = webaip::sources::unzip::DEFAULT_ZIP_EXPANSION)]
+    #[arg(long, value_name = "RATIO", default_value_t = DEFAULT_ZIP_EXPANSION, help_heading = "Input")]
     max_zip_expansion: u64,
     /// When the harvest was made, for what records nothing else: mirrors whose logs record no
     /// time, ARC files with no usable date anywhere (2024-01-02, 2024-01-02T10:11:12Z, or 14
     /// digits; UTC unless a zone is given).
-    #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
+    #[arg(long, value_name = "DATE", value_parser = parse_capture_date, help_heading = "Input")]
     capture_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// NEDLIB harvests: the date each record gets (server: the server's Date header when it is
+    /// sane, else the day folder's date; folder: the day folder's date at 12:00 UTC).
+    #[arg(long, value_enum, default_value = "server", help_heading = "Input")]
+    nedlib_date: NedlibDateArg,
+    /// The package directory to create.
+    #[arg(long, short, help_heading = "Output")]
+    out: PathBuf,
+    /// METS serialization: minimal (records only where there is a reason) or full (every one).
+    #[arg(long, value_enum, help_heading = "Output")]
+    mode: Option<Mode>,
+    /// Also write the package's access index (CDXJ, sorted) to this file, made while the
+    /// records are written; beside the package, not in it. Not with several PANDAS instances.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    index: Option<PathBuf>,
+    /// zlib level of migrated containers.
+    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9), help_heading = "Output")]
+    level: u32,
+    /// Replace an existing package.
+    #[arg(long, help_heading = "Output")]
+    force: bool,
+    /// Fixed clock and seeded identifiers: two runs give byte-identical packages.
+    #[arg(long, help_heading = "Output")]
+    deterministic: bool,
+    /// Curator metadata (TOML; see samples/heritrix-job.metadata.toml).
+    #[arg(long, help_heading = "Metadata")]
+    metadata: Option<PathBuf>,
+    /// Package profile (bl-webarchive, or a .toml file).
+    #[arg(long, default_value = DEFAULT_PROFILE, help_heading = "Metadata")]
+    profile: String,
+    /// Directory whose schema bundle replaces the official schemas built into webaip (the METS
+    /// is validated against the built-in ones without it).
+    #[arg(long, env = "WEBAIP_SCHEMAS", help_heading = "Metadata")]
+    schemas: Option<PathBuf>,
     /// Describe every harvested seed URL as a webpage (a WEBPAGE div with its own MODS),
     /// titled from the page's HTML <title> and dated by its capture; `[[page]]` tables of the
     /// metadata file describe others (see `webaip pages` to choose them).
-    #[arg(long)]
+    #[arg(long, help_heading = "Metadata")]
     describe_seeds: bool,
-    /// NEDLIB harvests: the date each record gets (server: the server's Date header when it is
-    /// sane, else the day folder's date; folder: the day folder's date at 12:00 UTC).
-    #[arg(long, value_enum, default_value = "server")]
-    nedlib_date: NedlibDateArg,
+    /// clamd to scan every payload with: unix:PATH or tcp:HOST:PORT (scripts/clamd-local.sh
+    /// starts one and prints its address).
+    #[arg(long, env = "WEBAIP_CLAMD", help_heading = "Virus check")]
+    clamd: Option<String>,
+    /// A command that tries to clean an infected file, run as `CMD INFECTED CLEANED`; a copy
+    /// that then scans clean is packaged with the outcome "viral, cleaned".
+    #[arg(long, help_heading = "Virus check")]
+    cleaner: Option<String>,
+    /// Seconds the cleaner may run on one file; past them it is stopped (with what it
+    /// started) and the infected record stays quarantined without a cleaned copy.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS", help_heading = "Virus check")]
+    cleaner_timeout: u64,
+    /// Seconds to wait for clamd before giving up on it.
+    #[arg(long, default_value_t = 300, help_heading = "Virus check")]
+    clamd_timeout: u64,
+    /// Package without virus checking (recorded as "not scanned" on every container).
+    #[arg(long, help_heading = "Virus check")]
+    no_virus_check: bool,
     /// PRONOM identification of every payload (DROID binary signatures, in process): none;
     /// described (PUIDs on the bytestreams described for another reason, and every payload
     /// whose bytes contradict its declared type described with both); all (every payload
     /// described with its PUIDs).
-    #[arg(long, value_enum, default_value = "described")]
+    #[arg(long, value_enum, default_value = "described", help_heading = "Identification")]
     identify: IdentifyArg,
     /// Deduplicate against payloads stored already: a digest table (`webaip dedup-table`), a
     /// CDXJ index, or an earlier package's folder (repeatable). A response (a copied WARC's, or
     /// a NEDLIB, Kulturarw3 or other capture with an HTTP header) whose payload (SHA-1 and
     /// length) is stored is written as a `revisit` record without it.
-    #[arg(long, value_name = "TABLE|INDEX|PACKAGE")]
+    #[arg(long, value_name = "TABLE|INDEX|PACKAGE", help_heading = "Deduplication")]
     dedup_against: Vec<PathBuf>,
     /// Deduplicate within the run too: a response whose payload an earlier record of the same
     /// container holds becomes a revisit of it.
-    #[arg(long)]
+    #[arg(long, help_heading = "Deduplication")]
     dedup_within: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
+    /// Worker threads; default: cores.
+    #[arg(short = 'j', long = "jobs", help_heading = "Performance")]
+    jobs: Option<usize>,
+    /// Print the report as one JSON object on standard output (no progress, no text).
+    #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// No progress bar and no text report.
-    #[arg(long, short)]
+    /// Print nothing on success (a package made with findings is named on standard error).
+    #[arg(long, short, help_heading = "Reporting")]
     quiet: bool,
 }
 
@@ -165,7 +167,14 @@ pub fn run(args: PackageArgs) -> anyhow::Result<i32> {
     let run = pool.install(|| packager.run_all())?;
     if args.json {
         println!("{}", run_json(&run)?);
-    } else if !args.quiet {
+    } else if args.quiet {
+        for r in run.packages.iter().filter(|r| r.has_findings()) {
+            eprintln!(
+                "webaip: {}: made, with findings (run without --quiet, or with --json, to see them)",
+                r.package.display()
+            );
+        }
+    } else {
         if let Some(m) = &run.mirror {
             print_mirror(m);
         }
@@ -203,31 +212,32 @@ impl PackageProgress for Bar {
     }
 }
 
-/// The JSON report: a mirror's with the mirror first (in a list), PANDAS instances as a list,
-/// any other package's alone.
+/// The JSON report, one shape for every source: `kind` (the source's shape), `mirror` (what
+/// was read of a mirror, else null) and `packages` (one report, or one per PANDAS instance).
 fn run_json(run: &Packaged) -> serde_json::Result<String> {
     #[derive(serde::Serialize)]
-    struct MirrorRun<'a> {
-        mirror: &'a mirror::Mirror,
-        #[serde(flatten)]
-        package: &'a PackageReport,
+    struct RunJson<'a> {
+        kind: &'a str,
+        mirror: Option<&'a Mirror>,
+        packages: &'a [PackageReport],
     }
-    match (&run.mirror, run.pandas, run.packages.as_slice()) {
-        (Some(mirror), _, [package]) => {
-            serde_json::to_string_pretty(&[MirrorRun { mirror, package }])
-        }
-        (None, false, [package]) => serde_json::to_string_pretty(package),
-        _ => serde_json::to_string_pretty(&run.packages),
-    }
+    let kind = match (&run.mirror, run.pandas, run.packages.first()) {
+        (Some(_), _, _) => "mirror",
+        (None, true, _) => "pandas",
+        (None, false, Some(first)) => first.shape.as_str(),
+        (None, false, None) => "none",
+    };
+    let json = RunJson { kind, mirror: run.mirror.as_deref(), packages: &run.packages };
+    serde_json::to_string_pretty(&json)
 }
 
 /// What was read of a mirror: its site URL and crawl date, and where each came from.
-fn print_mirror(m: &mirror::Mirror) {
+fn print_mirror(m: &Mirror) {
     println!(
         "{} mirror: site URL {} (from {}); crawl started {} (from {})",
         match m.kind {
-            mirror::MirrorKind::Wget => "wget",
-            mirror::MirrorKind::Httrack => "HTTrack",
+            MirrorKind::Wget => "wget",
+            MirrorKind::Httrack => "HTTrack",
         },
         m.site_url.as_deref().unwrap_or("unknown"),
         m.site_url_source,
@@ -280,7 +290,7 @@ fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
         .force(args.force)
         .deterministic(args.deterministic)
         .schemas(args.schemas.clone())
-        .cleaner(args.cleaner.clone().map(|command| webaip::stages::scan::Cleaner {
+        .cleaner(args.cleaner.clone().map(|command| Cleaner {
             command,
             timeout: std::time::Duration::from_secs(args.cleaner_timeout),
         }))
@@ -309,7 +319,7 @@ fn package_options(args: &PackageArgs) -> anyhow::Result<PackageOptions> {
 /// `--max-zip-expansion`.
 fn reading(args: &PackageArgs) -> anyhow::Result<ReadOptions> {
     Ok(ReadOptions {
-        zone: pandas::Zone::parse(&args.timezone)?,
+        zone: Zone::parse(&args.timezone)?,
         nedlib_date: match args.nedlib_date {
             NedlibDateArg::Server => NedlibDate::ServerDate,
             NedlibDateArg::Folder => NedlibDate::FolderDate,
@@ -324,7 +334,7 @@ fn dedup(args: &PackageArgs) -> anyhow::Result<Option<std::sync::Arc<Dedup>>> {
     if !args.dedup_within && args.dedup_against.is_empty() {
         return Ok(None);
     }
-    let against = webaip::index::digests::DedupSources::open(&args.dedup_against)?;
+    let against = DedupSources::open(&args.dedup_against)?;
     Ok(Some(std::sync::Arc::new(Dedup { against, within: args.dedup_within })))
 }
 
@@ -408,7 +418,7 @@ fn print_contents(r: &PackageReport) {
             "  deduplication: {} revisit record(s), {} payload byte(s) not stored again, {}; depends on {}",
             d.revisits,
             d.payload_bytes,
-            webaip::package::dedup_saved_text(d.bytes_saved),
+            dedup_saved_text(d.bytes_saved),
             if d.depends_on.is_empty() {
                 "no other package".into()
             } else {
@@ -488,8 +498,7 @@ fn print_quirks(shape: &str, c: &CaptureCounts) {
         format!(
             "listed in logs/webaip/{shape}.quirks.json but {} of them, only counted (at most {} \
              are listed, and 100 of a kind a file)",
-            c.quirks_dropped,
-            webaip::package::captures::QUIRKS_KEPT
+            c.quirks_dropped, QUIRKS_KEPT
         )
     } else {
         format!("all in logs/webaip/{shape}.quirks.json")
@@ -520,9 +529,7 @@ fn print_crawl_log(c: &CrawlLogComparison) {
 }
 
 /// The webpages and associated objects described, one line each.
-fn print_entities(r: &webaip::pages::EntitiesReport) {
-    use webaip::model::TitleSource;
-    use webaip::model::{EntityOrigin, PageKind};
+fn print_entities(r: &EntitiesReport) {
     for e in &r.described {
         let kind = match e.kind {
             PageKind::Webpage => "webpage",
@@ -556,7 +563,7 @@ fn print_entities(r: &webaip::pages::EntitiesReport) {
 /// What a migration met, so the text report hides nothing the JSON report holds: counts by
 /// kind, whether any record is truncated, and the first anomalies worth a warning with their
 /// file offsets (the whole list is in the package, logs/webaip/*.migration.json).
-fn print_migration_anomalies(m: &webaip::migrate::report::FileReport) {
+fn print_migration_anomalies(m: &FileReport) {
     let total: u64 = m.anomaly_counts.values().sum();
     if total == 0 {
         println!("    anomalies: none");

@@ -7,13 +7,23 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use clap::Args;
 
-use webaip::pages::list::{ListOptions, PageEntry, PageListing, resolve};
-use webaip::sources::pandas::Zone;
+use webaip::{
+    DEFAULT_ZIP_EXPANSION, PageEntry, PageListOptions, PageListing, PagesProgress, ReadOptions,
+    Zone, list_pages, parse_capture_date,
+};
 
 use super::{progress, terminal_text};
 
+/// `pages --json`, abbreviated, for `--help`.
+const JSON_EXAMPLE: &str = r#"Output of --json (abbreviated; "kind" is package, archives, pandas, mirror or captures):
+  {"path": "samples/heritrix-job", "kind": "archives",
+   "entries": [{"url": "http://example.org/", "captured": "2024-01-02T10:11:12Z",
+                "size": 5120, "status": 200, "title": "Example", ...}],
+   "counts": {"pages": 12, "urls": 10, "captures": 40, ...}, "quirks": []}"#;
+
 /// Arguments of `webaip pages`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct PagesArgs {
     /// A package (a directory holding METS.xml, or its METS.xml) or a source: a Heritrix job
     /// directory, ARC/WARC files' folder or file, a PANDAS instance or title directory, a wget
@@ -22,7 +32,7 @@ pub struct PagesArgs {
     /// Also list HTML captures whose HTTP status is not 2xx (redirects, errors).
     #[arg(long)]
     all_statuses: bool,
-    /// Print one JSON document.
+    /// Print the listing as one JSON object on standard output (no progress).
     #[arg(long)]
     json: bool,
     /// Sources: time zone of PANDAS instance names and HTTrack log times (as `package`).
@@ -32,13 +42,14 @@ pub struct PagesArgs {
     #[arg(long)]
     url_prefix: Option<String>,
     /// Sources: the capture date of what records none (as `package`).
-    #[arg(long, value_name = "DATE", value_parser = webaip::metadata::parse_capture_date)]
+    #[arg(long, value_name = "DATE", value_parser = parse_capture_date)]
     capture_date: Option<chrono::DateTime<chrono::Utc>>,
     /// Sources: a mirror's .zip may unpack to this many times its size, at least 64 MiB (as
     /// `package`).
-    #[arg(long, value_name = "RATIO", default_value_t = webaip::sources::unzip::DEFAULT_ZIP_EXPANSION)]
+    #[arg(long, value_name = "RATIO", default_value_t = DEFAULT_ZIP_EXPANSION)]
     max_zip_expansion: u64,
-    /// No progress bar.
+    /// Print the listing only: no progress and no counts below it (files refused by the
+    /// source are still counted, on standard error).
     #[arg(long, short)]
     quiet: bool,
 }
@@ -48,17 +59,22 @@ const TITLE_COLUMN: usize = 60;
 
 /// Runs the command; returns the exit status.
 pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
-    let reading = webaip::sources::open::ReadOptions {
+    let reading = ReadOptions {
         zone: Zone::parse(&args.timezone)?,
         url_prefix: args.url_prefix.clone(),
         max_zip_expansion: args.max_zip_expansion,
         ..Default::default()
     };
-    let opts =
-        ListOptions { all_statuses: args.all_statuses, reading, capture_date: args.capture_date };
-    let harvest = resolve(&args.path, &opts)?;
-    let bar = progress::bytes_bar(harvest.bytes(), args.quiet || args.json);
-    let listing = harvest.list(&opts, &|n| bar.inc(n));
+    let opts = PageListOptions {
+        all_statuses: args.all_statuses,
+        reading,
+        capture_date: args.capture_date,
+    };
+    let bar = progress::bytes_bar(0, args.quiet || args.json);
+    let listing = list_pages(&args.path, &opts, &|p| match p {
+        PagesProgress::Planned(n) => bar.inc_length(n),
+        PagesProgress::Read(n) => bar.inc(n),
+    });
     bar.finish_and_clear();
     let listing = listing?;
     if args.json {
@@ -69,6 +85,11 @@ pub fn run(args: PagesArgs) -> anyhow::Result<i32> {
         out.flush()?;
     } else {
         print_text(&listing, args.all_statuses)?;
+        if args.quiet && listing.counts.refused > 0 {
+            eprintln!("{}", counts_text(&listing));
+        } else if !args.quiet {
+            print_counts(&listing);
+        }
     }
     // Files refused by the source (each among the quirks): listed, but a run with findings.
     Ok(if listing.counts.refused > 0 { super::EXIT_FINDINGS } else { 0 })
@@ -134,13 +155,21 @@ fn print_text(l: &PageListing, statuses: bool) -> std::io::Result<()> {
         }
     }
     out.flush()?;
-    drop(out);
-    print_counts(l);
     Ok(())
 }
 
 /// The counts below the listing, and the containers kept elsewhere.
 fn print_counts(l: &PageListing) {
+    println!("{}", counts_text(l));
+    // Containers the METS keeps elsewhere are said here, not only counted: nothing of them
+    // is in the listing.
+    for q in l.quirks.iter().filter(|q| q.kind == "container-outside-package") {
+        println!("  not listed: {}: {}", super::terminal_text(&q.file), q.detail);
+    }
+}
+
+/// The counts line: pages, URLs, captures read, and what was left out or refused.
+fn counts_text(l: &PageListing) -> String {
     let c = &l.counts;
     let left_out = if c.other_status > 0 {
         format!(
@@ -157,15 +186,10 @@ fn print_counts(l: &PageListing) {
             format!("; {q} quirk(s) in the source, {r} of them file(s) REFUSED (--json lists them)")
         }
     };
-    println!(
+    format!(
         "{} page(s) at {} URL(s), of {} capture(s) read{left_out}{quirks}",
         c.pages, c.urls, c.captures
-    );
-    // Containers the METS keeps elsewhere are said here, not only counted: nothing of them
-    // is in the listing.
-    for q in l.quirks.iter().filter(|q| q.kind == "container-outside-package") {
-        println!("  not listed: {}: {}", super::terminal_text(&q.file), q.detail);
-    }
+    )
 }
 
 #[cfg(test)]

@@ -22,9 +22,9 @@ pub fn bytes_bar(total: u64, quiet: bool) -> ProgressBar {
 /// them); hidden when `quiet` or when stderr is not a terminal.
 pub fn with_audit_bar<T>(
     quiet: bool,
-    f: impl FnOnce(&(dyn Fn(webaip::audit::AuditProgress) + Sync)) -> T,
+    f: impl FnOnce(&(dyn Fn(webaip::AuditProgress) + Sync)) -> T,
 ) -> T {
-    use webaip::audit::AuditProgress;
+    use webaip::AuditProgress;
     let bar = bytes_bar(0, quiet);
     let result = f(&|p| match p {
         AuditProgress::Planned(n) => bar.inc_length(n),

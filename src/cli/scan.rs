@@ -6,12 +6,18 @@ use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
 
-use webaip::stages::scan::{Clamd, ClamdAddr, FileFinding, ScanResult, ScanTargets, scan_files};
+use webaip::{ClamdAddr, FileFinding, ScanResult, scan_paths};
 
 use super::EXIT_FINDINGS;
 
+/// `scan --json`, abbreviated, for `--help`.
+const JSON_EXAMPLE: &str = r#"Output of --json (abbreviated):
+  {"scanned": 240, "findings": [{"file": "p/content/a.warc.gz", "offset": 10240,
+    "record": "<urn:uuid:...>", "verdict": "INFECTED", "detail": "Eicar-Signature"}]}"#;
+
 /// Arguments of `webaip scan`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct ScanArgs {
     /// Files, WARC files (each record's block scanned on its own) or package directories (every
     /// WARC under content/, original/ and viral/).
@@ -20,10 +26,10 @@ pub struct ScanArgs {
     /// clamd: unix:PATH or tcp:HOST:PORT.
     #[arg(long, env = "WEBAIP_CLAMD")]
     clamd: Option<String>,
-    /// Print the findings as JSON.
+    /// Print the findings as one JSON object on standard output (no progress, no text).
     #[arg(long)]
     json: bool,
-    /// No progress bar.
+    /// Print nothing when all is clean (findings are still listed, on standard error).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -62,20 +68,21 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
         bail!("no clamd: give --clamd unix:PATH or tcp:HOST:PORT (or WEBAIP_CLAMD)")
     };
     let addr: ClamdAddr = addr.parse().map_err(anyhow::Error::msg)?;
-    let targets = ScanTargets::of(&args.paths);
-    let bar = super::progress::bytes_bar(targets.total_bytes, args.quiet || args.json);
-    let scan = scan_files(Clamd::new(addr.clone()), &targets, &mut |at| bar.set_position(at))?;
+    let bar = super::progress::bytes_bar(0, args.quiet || args.json);
+    let scan = scan_paths(&args.paths, &addr, &mut |at| {
+        bar.set_length(at.total);
+        bar.set_position(at.done)
+    });
     bar.finish_and_clear();
+    let scan = scan?;
     let findings: Vec<PrintedFinding> = scan.findings.iter().map(PrintedFinding::of).collect();
     if args.json {
         let json = serde_json::json!({"scanned": scan.scanned, "findings": findings});
         println!("{}", serde_json::to_string_pretty(&json)?);
+    } else if args.quiet {
+        findings.iter().for_each(|f| eprintln!("{}", finding_line(f)));
     } else {
-        for f in &findings {
-            let rec = f.record.map(|r| format!(" record {r}")).unwrap_or_default();
-            let at = f.offset.map(|o| format!(" at offset {o}")).unwrap_or_default();
-            println!("{}{at}{rec}: {} {}", f.file.display(), f.verdict, f.detail);
-        }
+        findings.iter().for_each(|f| println!("{}", finding_line(f)));
         println!(
             "{} item(s) scanned by clamd at {addr}: {} finding(s)",
             scan.scanned,
@@ -83,4 +90,11 @@ pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(if findings.is_empty() { 0 } else { EXIT_FINDINGS })
+}
+
+/// One finding as a line: the file, the record's offset and id in a WARC, the verdict.
+fn finding_line(f: &PrintedFinding) -> String {
+    let rec = f.record.map(|r| format!(" record {r}")).unwrap_or_default();
+    let at = f.offset.map(|o| format!(" at offset {o}")).unwrap_or_default();
+    format!("{}{at}{rec}: {} {}", f.file.display(), f.verdict, f.detail)
 }

@@ -1,17 +1,26 @@
 //! `webaip validate`: one or more METS documents against the schemas and the profile.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use webaip::mets::validate::{Severity, ValidateError, ValidationReport, XsdStatus};
-use webaip::mets::{ValidateOptions, validate_mets};
-use webaip::profile::Profile;
+use webaip::{
+    EARK_CSIP_PROFILE, MetsSeverity, Profile, ValidateError, ValidateOptions, ValidationReport,
+    XsdStatus, validate_mets,
+};
 
 use super::{EXIT_ERROR, EXIT_FINDINGS};
 
+/// `validate --json`, abbreviated, for `--help`.
+const JSON_EXAMPLE: &str = r#"Output of --json (abbreviated; "kind" is mets, wacz or eark-csip):
+  {"kind": "mets", "valid": true,
+   "reports": [{"file": "p/METS.xml", "profile": "bl-webarchive", "valid": true,
+                "xsd": {...}, "findings": [], ...}]}"#;
+
 /// Arguments of `webaip validate`.
 #[derive(Debug, Args)]
+#[command(after_long_help = JSON_EXAMPLE)]
 pub struct ValidateArgs {
     /// METS documents; or WACZ files (`.wacz`); or, with `--profile eark-csip`, E-ARK packages
     /// (folders or `.zip`).
@@ -19,13 +28,13 @@ pub struct ValidateArgs {
     mets: Vec<PathBuf>,
     #[command(flatten)]
     check: MetsCheckArgs,
-    /// Print the report as JSON.
+    /// Print the reports as one JSON object on standard output (no text).
     #[arg(long)]
     json: bool,
+    /// Print nothing when every document is valid (an invalid one is named on standard error).
+    #[arg(long, short)]
+    quiet: bool,
 }
-
-/// The profile name that asks for the E-ARK CSIP rules.
-const EARK_CSIP: &str = "eark-csip";
 
 /// How a METS is checked: shared by `validate` and `audit`.
 #[derive(Debug, Args)]
@@ -45,103 +54,156 @@ pub struct MetsCheckArgs {
 impl MetsCheckArgs {
     /// True for `--profile eark-csip`: the E-ARK rules, not a webaip profile.
     pub fn is_eark(&self) -> bool {
-        self.profile.as_deref() == Some(EARK_CSIP)
+        self.profile.as_deref() == Some(EARK_CSIP_PROFILE)
     }
 
     /// The validation options these arguments ask for (loading the profile; none for
     /// `eark-csip`, whose rules the caller applies).
     pub fn options(&self) -> anyhow::Result<ValidateOptions> {
         let profile = match &self.profile {
-            Some(p) if p != EARK_CSIP => Some(Profile::load(p)?),
+            Some(p) if p != EARK_CSIP_PROFILE => Some(Profile::load(p)?),
             _ => None,
         };
         Ok(ValidateOptions { schemas: self.schemas.clone(), profile })
     }
 }
 
+/// What `validate` checks: METS documents, WACZ files or E-ARK packages (the JSON's `kind`).
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Mets,
+    Wacz,
+    Eark,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Mets => "mets",
+            Kind::Wacz => "wacz",
+            Kind::Eark => EARK_CSIP_PROFILE,
+        }
+    }
+}
+
+/// One input checked: its report as JSON and as text, and whether it is valid.
+pub(super) struct Checked {
+    pub valid: bool,
+    pub json: serde_json::Value,
+    /// The whole text report, lines ending in newlines.
+    pub text: String,
+    /// Its last line: the verdict, said on stderr under `--quiet` when not valid.
+    pub verdict: String,
+}
+
 /// Runs the command; returns the exit status: 0 valid, 1 invalid, 2 unreadable. A `.wacz`
 /// gets the WACZ check, and `--profile eark-csip` the E-ARK rules, instead of a METS check.
 pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
-    if args.check.is_eark() || args.mets.iter().any(|p| is_wacz(p)) {
-        return validate_packages(&args);
-    }
-    let opts = args.check.options()?;
+    let kind = kind_of(&args)?;
+    let opts = match kind {
+        Kind::Mets => Some(args.check.options()?),
+        _ => None,
+    };
+    let chatty = !args.json && !args.quiet;
     let mut reports = Vec::new();
     let mut code = 0;
     for path in &args.mets {
-        match validate_mets(path, &opts) {
-            Ok(r) => {
-                if !r.valid {
-                    code = code.max(EXIT_FINDINGS);
-                }
-                reports.push(r);
-            }
-            Err(
-                e @ (ValidateError::Unreadable { .. }
-                | ValidateError::NoBundle { .. }
-                | ValidateError::NoBuiltInBundle { .. }
-                | ValidateError::Scratch { .. }),
-            ) => {
-                eprintln!("webaip: {e}");
-                code = EXIT_ERROR;
-            }
+        let checked = match (kind, &opts) {
+            (Kind::Eark, _) => super::validate_eark::check(path, chatty)?,
+            (Kind::Wacz, _) => super::validate_wacz::check(path)?,
+            (Kind::Mets, Some(opts)) => check_mets(path, opts)?,
+            (Kind::Mets, None) => unreachable!("METS options are made for METS documents"),
+        };
+        let Some(checked) = checked else {
+            code = EXIT_ERROR;
+            continue;
+        };
+        if !checked.valid {
+            code = code.max(EXIT_FINDINGS);
         }
+        if chatty {
+            print!("{}", checked.text);
+        } else if args.quiet && !args.json && !checked.valid {
+            eprintln!("{}", checked.verdict);
+        }
+        reports.push(checked.json);
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
-        return Ok(code);
+    // An input that could not be read is an error: said on stderr, nothing on stdout.
+    if args.json && code != EXIT_ERROR {
+        let all = serde_json::json!({"kind": kind.name(), "valid": code == 0, "reports": reports});
+        println!("{}", serde_json::to_string_pretty(&all)?);
     }
-    reports.iter().for_each(print_report);
     Ok(code)
 }
 
-fn is_wacz(path: &std::path::Path) -> bool {
+/// What the inputs are: E-ARK packages with `--profile eark-csip`, else WACZ files when one
+/// is, else METS documents; WACZ files and METS documents are not checked together.
+fn kind_of(args: &ValidateArgs) -> anyhow::Result<Kind> {
+    if args.check.is_eark() {
+        return Ok(Kind::Eark);
+    }
+    match args.mets.iter().find(|p| !is_wacz(p)) {
+        Some(other) if args.mets.iter().any(|p| is_wacz(p)) => {
+            anyhow::bail!("{}: give WACZ files and METS documents apart", other.display())
+        }
+        Some(_) => Ok(Kind::Mets),
+        None => Ok(Kind::Wacz),
+    }
+}
+
+fn is_wacz(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("wacz"))
 }
 
-/// Validates packages rather than METS documents: WACZ files, or E-ARK packages with
-/// `--profile eark-csip`.
-fn validate_packages(args: &ValidateArgs) -> anyhow::Result<i32> {
-    let eark = args.check.is_eark();
-    let mut code = 0;
-    for path in &args.mets {
-        let c = match eark {
-            true => super::validate_eark::run(path, args.json)?,
-            false if is_wacz(path) => super::validate_wacz::run(path, args.json)?,
-            false => anyhow::bail!("{}: give WACZ files and METS documents apart", path.display()),
-        };
-        code = code.max(c);
-    }
-    Ok(code)
+/// One METS document checked; None (the error said on stderr) when it cannot be.
+fn check_mets(path: &Path, opts: &ValidateOptions) -> anyhow::Result<Option<Checked>> {
+    let r = match validate_mets(path, opts) {
+        Ok(r) => r,
+        Err(
+            e @ (ValidateError::Unreadable { .. }
+            | ValidateError::NoBundle { .. }
+            | ValidateError::NoBuiltInBundle { .. }
+            | ValidateError::Scratch { .. }),
+        ) => {
+            eprintln!("webaip: {e}");
+            return Ok(None);
+        }
+    };
+    let text = report_text(&r);
+    let verdict = text.lines().last().unwrap_or_default().to_owned();
+    Ok(Some(Checked { valid: r.valid, json: serde_json::to_value(&r)?, text, verdict }))
 }
 
 /// One METS document's validation as text: each finding, the schema check, the profile and a
 /// summary line.
-fn print_report(r: &ValidationReport) {
+fn report_text(r: &ValidationReport) -> String {
+    let mut out = String::new();
     let name = r.file.display();
     for f in &r.findings {
         let sev = f.severity;
         let line = f.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
         let element =
             if f.element.is_empty() { String::new() } else { format!(" <{}>", f.element) };
-        println!("{name}:{line}: {sev} [{}]{element} {}", f.rule, f.message);
+        let _ = writeln!(out, "{name}:{line}: {sev} [{}]{element} {}", f.rule, f.message);
     }
-    match &r.xsd {
+    let _ = match &r.xsd {
         XsdStatus::Validated { bundle, built_in } => {
             let whose = if *built_in { " (built in)" } else { "" };
-            println!("{name}: XML Schema: validated against {}{whose}", bundle.display())
+            writeln!(out, "{name}: XML Schema: validated against {}{whose}", bundle.display())
         }
-        XsdStatus::Skipped { reason } => println!("{name}: XML Schema: SKIPPED ({reason})"),
-    }
-    println!("{name}: profile: {}", r.profile_note);
+        XsdStatus::Skipped { reason } => writeln!(out, "{name}: XML Schema: SKIPPED ({reason})"),
+    };
+    let _ = writeln!(out, "{name}: profile: {}", r.profile_note);
     let count = |s| r.findings.iter().filter(|f| f.severity == s).count();
-    println!(
+    let _ = writeln!(
+        out,
         "{name}: {} under profile {} ({}): {} errors, {} warnings, {} notes",
         if r.valid { "VALID" } else { "INVALID" },
         r.profile,
         r.profile_source.describe(),
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info)
+        count(MetsSeverity::Error),
+        count(MetsSeverity::Warning),
+        count(MetsSeverity::Info)
     );
+    out
 }

@@ -1,16 +1,25 @@
 //! `webaip validate --profile eark-csip PACKAGE`: the CSIP 2.2 rules, each by its identifier.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
-use webaip::export::eark::check::{CheckReport, CsipFinding, check_package, package_around};
+use webaip::{CsipFinding, EARK_CSIP_PROFILE, EarkValidation, validate_eark};
+
+use super::validate::Checked;
 
 /// Checks one E-ARK package (folder or `.zip`; its root `METS.xml` stands for its folder);
-/// returns the exit status (0 valid, 1 a MUST rule broken, 2 unreadable). SHOULD and MAY rules
-/// not followed are warnings: they do not make the package invalid.
-pub fn run(given: &Path, json: bool) -> anyhow::Result<i32> {
-    let around = package_around(given);
-    let package = around.as_ref().map_or(given, |a| a.folder.as_path());
-    if let Some(a) = around.as_ref().filter(|_| !json) {
+/// None (the error said on stderr) when it cannot be read. SHOULD and MAY rules not followed
+/// are warnings: they do not make the package invalid. `chatty`: say on stderr which package
+/// a given `METS.xml` stands for.
+pub(super) fn check(given: &Path, chatty: bool) -> anyhow::Result<Option<Checked>> {
+    let checked = match validate_eark(given) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{}: error: {e}", given.display());
+            return Ok(None);
+        }
+    };
+    if let Some(a) = checked.given_mets.as_ref().filter(|_| chatty) {
         let which = match a.of_representation {
             true => "a representation METS.xml",
             false => "the root METS.xml of a package",
@@ -18,49 +27,42 @@ pub fn run(given: &Path, json: bool) -> anyhow::Result<i32> {
         eprintln!(
             "{}: {which}: checking the package folder {}",
             given.display(),
-            package.display()
+            checked.package.display()
         );
     }
-    let report = match check_package(package) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{}: error: {e}", package.display());
-            return Ok(2);
-        }
-    };
-    let status = if report.findings.is_empty() { 0 } else { 1 };
-    if json {
-        let v = serde_json::json!({
-            "package": package.display().to_string(),
-            "profile": "eark-csip",
-            "valid": report.findings.is_empty(),
-            "files_verified": report.files_verified,
-            "files_not_checked": report.files_not_checked,
-            "findings": report.findings,
-            "warnings": report.warnings,
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(status);
-    }
-    print_text(package, &report, status);
-    Ok(status)
+    let report = &checked.report;
+    let json = serde_json::json!({
+        "package": checked.package.display().to_string(),
+        "profile": EARK_CSIP_PROFILE,
+        "valid": checked.valid(),
+        "files_verified": report.files_verified,
+        "files_not_checked": report.files_not_checked,
+        "findings": report.findings,
+        "warnings": report.warnings,
+    });
+    let text = report_text(&checked);
+    let verdict = text.lines().last().unwrap_or_default().to_owned();
+    Ok(Some(Checked { valid: checked.valid(), json, text, verdict }))
 }
 
-fn print_finding(package: &Path, f: &CsipFinding, level: &str) {
+fn finding_text(out: &mut String, package: &Path, f: &CsipFinding, level: &str) {
     let path = package.join(&f.path);
-    println!("{}:{}: {level} [{}] {}", path.display(), f.line, f.rule, f.message);
+    let _ = writeln!(out, "{}:{}: {level} [{}] {}", path.display(), f.line, f.rule, f.message);
 }
 
-fn print_text(package: &Path, report: &CheckReport, status: i32) {
+fn report_text(checked: &EarkValidation) -> String {
+    let (package, report) = (checked.package.as_path(), &checked.report);
+    let mut out = String::new();
     for f in &report.findings {
-        print_finding(package, f, "error");
+        finding_text(&mut out, package, f, "error");
     }
     for f in &report.warnings {
-        print_finding(package, f, "warning");
+        finding_text(&mut out, package, f, "warning");
     }
     for n in &report.files_not_checked {
         let mets = package.join(&n.mets);
-        println!(
+        let _ = writeln!(
+            out,
             "{}:{}: note: {}: checksum not checked (webaip does not compute {})",
             mets.display(),
             n.line,
@@ -76,11 +78,13 @@ fn print_text(package: &Path, report: &CheckReport, status: i32) {
         0 => String::new(),
         n => format!(", {n} warning(s) under SHOULD/MAY rules"),
     };
-    println!(
+    let _ = writeln!(
+        out,
         "{}: {} (E-ARK CSIP 2.2: {} finding(s){warnings}, {} file(s) verified{not_checked})",
         package.display(),
-        if status == 0 { "valid" } else { "INVALID" },
+        if checked.valid() { "valid" } else { "INVALID" },
         report.findings.len(),
         report.files_verified
     );
+    out
 }

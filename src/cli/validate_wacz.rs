@@ -1,43 +1,37 @@
 //! `webaip validate FILE.wacz`: the deep check of a WACZ.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
-use webaip::export::wacz::check::{WaczCheckError, check_wacz};
+use webaip::validate_wacz;
 
-/// Checks one WACZ; returns the exit status (0 valid, 1 findings, 2 unreadable).
-pub fn run(wacz: &Path, json: bool) -> anyhow::Result<i32> {
+use super::validate::Checked;
+
+/// Checks one WACZ; None (the error said on stderr) when it cannot be read or is no ZIP.
+pub(super) fn check(wacz: &Path) -> anyhow::Result<Option<Checked>> {
     let shown = wacz.display().to_string();
-    let report = match check_wacz(wacz) {
+    let report = match validate_wacz(wacz) {
         Ok(r) => r,
-        Err(e @ (WaczCheckError::Io { .. } | WaczCheckError::NotZip { .. })) => {
-            if json {
-                let out =
-                    serde_json::json!({"wacz": shown, "valid": false, "unreadable": e.to_string()});
-                println!("{}", serde_json::to_string_pretty(&out)?);
-            } else {
-                eprintln!("{e}");
-                println!("{shown}: UNREADABLE");
-            }
-            return Ok(2);
+        Err(e) => {
+            eprintln!("webaip: {e}");
+            return Ok(None);
         }
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        for f in &report.findings {
-            println!("{shown}:{f}");
-        }
-        println!(
-            "{shown}: {} ({} errors, {} warnings; {} members, {} WARCs, {} records, {} index lines, {} pages)",
-            if report.valid { "VALID" } else { "INVALID" },
-            report.errors,
-            report.warnings,
-            report.members,
-            report.warcs,
-            report.records,
-            report.index_lines,
-            report.pages
-        );
+    let mut text = String::new();
+    for f in &report.findings {
+        let _ = writeln!(text, "{shown}:{f}");
     }
-    Ok(if report.valid { 0 } else { 1 })
+    let verdict = format!(
+        "{shown}: {} ({} errors, {} warnings; {} members, {} WARCs, {} records, {} index lines, {} pages)",
+        if report.valid { "VALID" } else { "INVALID" },
+        report.errors,
+        report.warnings,
+        report.members,
+        report.warcs,
+        report.records,
+        report.index_lines,
+        report.pages
+    );
+    let _ = writeln!(text, "{verdict}");
+    Ok(Some(Checked { valid: report.valid, json: serde_json::to_value(&report)?, text, verdict }))
 }

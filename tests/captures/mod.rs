@@ -34,6 +34,8 @@ fn package_and_check(sample: &str, shape: &str) -> serde_json::Value {
         let o = Package::new().deterministic().json().mode(mode).schemas().run(&out, &src);
         assert!(o.status.success(), "{shape}: {}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["kind"], shape);
+        let r = crate::util::only_package(&r);
         assert_eq!(r["shape"], shape);
         assert_eq!(r["mets_xsd_checked"], true);
         let (ok, text) = oracle_validate(&out.join("METS.xml"));

@@ -338,7 +338,7 @@ fn a_mirror_without_a_log_describes_pages_with_inferred_dates_said_so() {
         // Every file is dated by --capture-date: the descriptions say the date is inferred.
         let mets = std::fs::read_to_string(out.join("METS.xml")).unwrap();
         assert_eq!(mets.matches("qualifier=\"inferred\"").count(), 2, "{mode}");
-        let rep = &r[0]["entities"]["described"];
+        let rep = &r["entities"]["described"];
         assert_eq!(rep[0]["captured_inferred"], true, "{r}");
     }
 }

@@ -43,7 +43,9 @@ fn check_in(scratch: &Path, ip: &Path) -> (i32, serde_json::Value, String) {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    let all = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    // An unreadable package prints no object (exit 2, the error on stderr).
+    let v = if all.is_null() { all } else { crate::util::only_report(&all) };
     (o.status.code().unwrap_or(-1), v, err)
 }
 

@@ -90,7 +90,8 @@ fn a_wget_mirror_with_its_log_becomes_a_package() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let r = &v[0];
+    assert_eq!(v["kind"], "mirror", "{v:#}");
+    let r = &crate::util::with_mirror(&v);
     assert_eq!(r["mirror"]["kind"], "wget");
     assert_eq!(r["mirror"]["site_url"], "http://www.example.org/");
     assert!(r["mirror"]["site_url_source"].as_str().unwrap().contains("wget log wget-log"), "{r}");
@@ -181,8 +182,8 @@ fn a_mirror_without_a_log_needs_the_operator_and_uses_what_it_says() {
     .output;
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v[0]["mirror"]["capture_date_source"], "--capture-date");
-    assert_eq!(v[0]["mirror"]["site_url_source"], "--url-prefix");
+    assert_eq!(v["mirror"]["capture_date_source"], "--capture-date");
+    assert_eq!(v["mirror"]["site_url_source"], "--url-prefix");
     assert_webaip_valid(&out.join("METS.xml"));
     let recs = records(&out);
     let urls: Vec<&str> =
@@ -253,11 +254,11 @@ with zipfile.ZipFile(zp, 'w', zipfile.ZIP_DEFLATED) as z:
     // Made, with findings: the two refused entries.
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let refused = v[0]["refused"].to_string();
+    let refused = v["packages"][0]["refused"].to_string();
     assert!(refused.contains("passwd") && refused.contains("symbolic link"), "{refused}");
     assert!(refused.contains("escaped.html"), "{refused}");
     assert!(!t.path().join("escaped.html").exists());
-    assert_eq!(v[0]["mirror"]["site_url"], "http://www.example.org/");
+    assert_eq!(v["mirror"]["site_url"], "http://www.example.org/");
     assert_webaip_valid(&out.join("METS.xml"));
     let recs = records(&out);
     assert_eq!(recs.as_array().unwrap().iter().filter(|x| x["url"].is_string()).count(), 5);
@@ -301,11 +302,11 @@ fn an_httrack_mirror_takes_its_start_and_seed_from_hts_log_and_the_title_from_th
     .output;
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let m = &v[0]["mirror"];
+    let m = &v["mirror"];
     assert_eq!(m["kind"], "httrack");
     assert_eq!(m["capture_date"], "2024-01-02T00:11:12+00:00");
     assert_eq!(m["site_url"], "http://www.example.org/");
-    let notes = v[0]["metadata_notes"].to_string();
+    let notes = v["packages"][0]["metadata_notes"].to_string();
     assert!(notes.contains("title from the curator's metadata"), "{notes}");
     assert!(notes.contains("target URL http://www.example.org/ from hts-log.txt"), "{notes}");
     assert!(

@@ -344,7 +344,7 @@ fn a_file_in_the_way_of_an_entry_refuses_that_entry_only() {
     let o = webaip_in(&tmp, &package_args(out.to_str().unwrap(), z, &[]));
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let refused = v[0]["refused"].to_string();
+    let refused = v["packages"][0]["refused"].to_string();
     assert!(refused.contains("site/www.e.org/a/x"), "{refused}");
     assert!(refused.contains("site/www.e.org/c\""), "{refused}");
     assert!(!refused.contains("File exists"), "{refused}");
@@ -376,7 +376,7 @@ fn a_garbage_httrack_cache_is_refused_not_read_as_empty() {
     let o = Package::new().json().run(&out, &site);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let refused = v[0]["refused"].to_string();
+    let refused = v["packages"][0]["refused"].to_string();
     assert!(refused.contains("hts-cache/new.zip") && refused.contains("not an HTTrack cache"));
     assert!(out.join("METS.xml").exists());
 }
@@ -427,7 +427,7 @@ fn a_killed_runs_unpacked_zip_is_removed_by_the_next_run() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!dead_pkg.exists() && live_pkg.exists());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let notes = v[0]["mirror"]["notes"].to_string();
+    let notes = v["mirror"]["notes"].to_string();
     assert!(notes.contains(".webaip-mirror-aB3dE9") && notes.contains("died"), "{notes}");
 
     let o = webaip_in(&tmp, &["pages", "--json", z]);
@@ -655,7 +655,8 @@ fn thirty_thousand_links_are_refused_counted_and_listed_up_to_a_bound() {
     assert!(rss < PEAK_RSS_LIMIT, "peak RSS {} MB", rss >> 20);
     let o = webaip_command().args(&args).arg("--force").output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let r = &v[0]; // one report per PANDAS instance
+    assert_eq!(v["kind"], "pandas", "{v:#}");
+    let r = &v["packages"][0]; // one report per PANDAS instance
     assert_eq!(r["refusals"], LINKS, "{}", r["refusals"]);
     let listed = r["refused"].as_array().unwrap();
     assert_eq!(listed.len(), 10_000);

@@ -308,6 +308,7 @@ fn a_copied_warc_is_read_once_and_copied_byte_exact() {
         assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout)
             .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+        let r = crate::util::only_package(&r);
         let size = std::fs::metadata(&input).unwrap().len();
         let c = &r["containers"][0];
         assert_eq!(c["bytes_read"], size, "{}: {c}", input.display());

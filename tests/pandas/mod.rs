@@ -11,7 +11,9 @@ use crate::util::{Package, corpus, oracle_python, package, repo, sample};
 /// Packages and checks the exit status (1: made, with findings such as refused files).
 fn package_exiting(instance: &Path, out: &Path, extra: &[&str], code: i32) -> serde_json::Value {
     let opts = Package::new().json().schemas().args(extra);
-    package(opts, out, &[instance]).exited(code).json()[0].clone()
+    let run = package(opts, out, &[instance]).exited(code).run_json();
+    assert_eq!(run["kind"], "pandas", "{run:#}");
+    run["packages"][0].clone()
 }
 
 fn oracle(script: &str, args: &[&str]) -> serde_json::Value {

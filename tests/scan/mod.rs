@@ -194,7 +194,7 @@ fn an_arc_with_a_quarantined_record_is_given_back_whole() {
     let out = dir.path().join("pkg");
     let o = package(package_run(&d.addr, &[]), &out, &[&dir.path().join("job")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(r["scan"]["infected"], 4);
     let back = dir.path().join("back");
     let o = webaip(&["unmigrate", "--json", "-o", back.to_str().unwrap(), out.to_str().unwrap()]);
@@ -232,7 +232,7 @@ fn an_infected_arc_payload_is_quarantined_and_described() {
     let out = dir.path().join("pkg");
     let o = package(package_run(&d.addr, &[]), &out, &[&dir.path().join("job")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(r["scan"]["infected"], 1);
     assert_eq!(r["scan"]["not_scanned"], 0);
     let uris = warc_uris(&out);
@@ -327,7 +327,7 @@ fn an_infected_pandas_file_is_quarantined_as_harvested() {
     let o =
         package(package_run(&d.addr, &[]), &out, &[&dir.path().join("555/20240101-1200")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::json_of(&o.stdout)["packages"].clone();
     assert_eq!(r[0]["scan"]["infected"], 1);
     let uris = warc_uris(&out);
     let content: Vec<&String> =
@@ -412,7 +412,7 @@ fn a_payload_over_clamds_limits_is_recorded_as_not_scanned() {
             "{addr}: not scanned is a finding: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
         assert_eq!(r["scan"]["not_scanned"], 1, "{addr}: {}", r["scan"]);
         assert!(
             r["scan"]["unscanned"][0][2].as_str().unwrap().contains(reason),
@@ -446,7 +446,7 @@ fn a_rewritten_page_that_could_not_be_scanned_says_so_of_both_bytestreams() {
     let o =
         package(package_run(&d.addr, &[]), &out, &[&dir.path().join("557/20240101-1200")]).output;
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::json_of(&o.stdout)["packages"].clone();
     assert_eq!(r[0]["scan"]["not_scanned"], 1, "{}", r[0]["scan"]);
     assert_eq!(r[0]["rewrite"]["transformed"], 1, "{}", r[0]);
     let mets = assert_valid_package(&out);
@@ -574,7 +574,7 @@ fn a_cleaner_copy_that_scans_clean_goes_to_content_as_viral_cleaned() {
     let instance = dir.path().join("556/20240101-1200");
     let o = package(package_run(&d.addr, &["--cleaner", &cmd]), &out, &[&instance]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::json_of(&o.stdout)["packages"].clone();
     assert_eq!(r[0]["scan"]["infected"], 1);
     assert_eq!(r[0]["scan"]["cleaned"], 1);
     let uris = warc_uris(&out);
@@ -611,7 +611,7 @@ fn a_cleaner_that_fails_is_reported_with_the_record_it_failed_on() {
         let o = package(package_run(&d.addr, &["--cleaner", &cmd, "--force"]), &out, &[&instance])
             .output;
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = crate::util::json_of(&o.stdout)["packages"].clone();
         let scan = &r[0]["scan"];
         assert_eq!((scan["infected"].as_u64(), scan["cleaned"].as_u64()), (Some(1), Some(0)));
         let not_cleaned = scan["not_cleaned"].as_array().unwrap();
@@ -643,7 +643,7 @@ fn a_cleaned_arc_record_is_appended_to_content_and_points_at_its_original() {
     let cmd = format!("sh {}", cleaner.display());
     let o = package(package_run(&d.addr, &["--cleaner", &cmd]), &out, &[&arc]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(
         (r["scan"]["infected"].as_u64(), r["scan"]["cleaned"].as_u64()),
         (Some(1), Some(1)),
@@ -783,7 +783,7 @@ fn a_described_page_whose_capture_is_infected_points_into_viral() {
         dir.path().join("job").to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(r["scan"]["infected"], 1);
     assert_eq!(r["entities"]["viral"][0], "http://e.org/eicar.com");
     assert_valid_package(&out);
@@ -830,7 +830,7 @@ fn capture_sources_scan_before_writing_and_reuse_verdicts_of_identical_payloads(
     let out = dir.path().join("pkg");
     let o = package(package_run(&d.addr, &[]), &out, &[&dir.path().join("harvest")]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(r["shape"], "nedlib");
     // Three distinct payloads went to clamd; two were identical to one already scanned.
     assert_eq!(r["scan"]["scanned"], 3, "{r}");
@@ -884,7 +884,7 @@ fn a_capture_source_cleaned_copy_goes_to_content_related_to_its_viral_original()
     assert_eq!(given.lines().count(), 1, "{given}");
     assert!(!given.contains("harvest/"), "the cleaner was given the harvest's file: {given}");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::json_of(&o.stdout)["packages"].clone();
     let r = if r.is_array() { r[0].clone() } else { r };
     assert_eq!(r["shape"], "nedlib", "{r}");
     assert_eq!(r["scan"]["infected"], 1, "{r}");
@@ -1035,7 +1035,7 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (o, calls) = container_syscalls(&args, &trace);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
         assert_eq!(r["scan"]["infected"], 4, "{}", r["scan"]);
         // The copy of a.txt, and the warcinfo's payload (the EICAR string again).
         assert_eq!(r["scan"]["reused"], 2, "{}", r["scan"]);
@@ -1099,7 +1099,7 @@ fn an_infected_record_of_a_copied_warc_goes_to_viral_before_anything_is_written(
     let args = ["package", "--json", "--clamd", &d.addr, "--out", out.to_str().unwrap()];
     let (o, calls) = container_syscalls(&[&args[..], &[arc.to_str().unwrap()]].concat(), &trace);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
     assert_eq!(r["scan"]["reused"], 1, "the second \"first\": {}", r["scan"]);
     let q = &r["containers"][0]["migration"]["quarantine"];
@@ -1166,7 +1166,7 @@ fn an_infected_record_sharing_a_gzip_member_fails_the_run_with_the_way_out() {
     std::fs::write(&input, members).unwrap();
     let o = package(package_run(&d.addr, &[]), &out, &[&input]).output;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(r["scan"]["infected"], 1, "{}", r["scan"]);
     assert!(out.join("viral/one-stream.viral.warc.gz").is_file());
 }
@@ -1242,7 +1242,7 @@ fn infected_containers_with_a_cleaner_audit_intact_and_repeat_byte_for_byte() {
             package(package_run(&d.addr, &["--cleaner", &cmd, "--deterministic"]), &out, &[&input])
                 .output;
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
         assert_eq!(r["scan"]["infected"], 6, "{}", r["scan"]);
         assert_eq!(r["scan"]["cleaned"], 6, "{}", r["scan"]);
         assert_valid_package(&out);
@@ -1281,7 +1281,7 @@ fn an_unscanned_payload_in_a_shared_gzip_member_is_said_to_have_no_event_of_its_
     let out = dir.path().join("pkg");
     let o = package(package_run(&d.addr, &[]), &out, &[&input]).output;
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = crate::util::only_package(&crate::util::json_of(&o.stdout));
     assert_eq!(r["scan"]["not_scanned"], 1, "{}", r["scan"]);
     let mets = assert_valid_package(&out);
     assert!(mets.contains("1 payload(s) not scanned in gzip members shared"), "{mets}");
@@ -1388,7 +1388,7 @@ fn a_cleaner_that_hangs_is_stopped_and_the_record_stays_quarantined() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(matches!(o.status.code(), Some(0 | 1)), "{stderr}");
         assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run waited");
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = crate::util::json_of(&o.stdout)["packages"].clone();
         let scan = if r["scan"].is_null() { &r[0]["scan"] } else { &r["scan"] };
         assert_eq!((scan["infected"].as_u64(), scan["cleaned"].as_u64()), (Some(1), Some(0)));
         // The report says which record got no cleaned copy, where it is, and why.

@@ -211,6 +211,12 @@ pub fn json(o: &Output) -> serde_json::Value {
     })
 }
 
+/// The JSON document in `stdout`; fails with it when it is none.
+pub fn json_of(stdout: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(stdout)
+        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(stdout)))
+}
+
 /// The JSON report of a run that must have exited with `code`.
 pub fn report_of(o: &Output, code: i32) -> serde_json::Value {
     report_status(o, code);
@@ -226,6 +232,16 @@ fn report_status(o: &Output, code: i32) {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// The report of the one input in the object `validate --json` prints (`reports[0]`); fails
+/// unless the object has the contract's keys and exactly one report.
+pub fn only_report(v: &serde_json::Value) -> serde_json::Value {
+    let keys = v["kind"].is_string() && v["valid"].is_boolean();
+    match v["reports"].as_array().map(Vec::as_slice) {
+        Some([one]) if keys => one.clone(),
+        _ => panic!("not the JSON of one validation (kind, valid, reports): {v:#}"),
+    }
 }
 
 /// The committed samples (written by scripts/make_samples.py).
@@ -347,9 +363,9 @@ impl Package {
         self.command_as_is().output().expect("webaip runs")
     }
 
-    /// [`Package::run_as_is`], which must succeed; returns the JSON report.
+    /// [`Package::run_as_is`], which must succeed; returns the report of its one package.
     pub fn report_as_is(&self) -> serde_json::Value {
-        report_of(&self.run_as_is(), 0)
+        only_package(&report_of(&self.run_as_is(), 0))
     }
 
     /// Packages `source` into `out`, which must succeed (exit 0).
@@ -394,12 +410,17 @@ impl CliPackageRun {
         self.exited(0)
     }
 
-    /// The JSON report it printed (a `--json` run).
+    /// The report of the one package a `--json` run made (see [`PackageRun::run_json`]).
     pub fn json(&self) -> serde_json::Value {
+        only_package(&self.run_json())
+    }
+
+    /// The whole JSON object a `--json` run printed: `kind`, `mirror`, `packages`.
+    pub fn run_json(&self) -> serde_json::Value {
         json(&self.output)
     }
 
-    /// The JSON report of a run that must have succeeded.
+    /// The report of the one package of a run that must have succeeded.
     pub fn report(self) -> serde_json::Value {
         self.succeeded().json()
     }
@@ -411,8 +432,28 @@ pub fn package(opts: Package, out: &Path, sources: &[&Path]) -> CliPackageRun {
     CliPackageRun { output: opts.run_all(out, sources), out: out.to_path_buf() }
 }
 
+/// The report of the one package in the object `package --json` prints (`packages[0]`); fails
+/// unless the object has the contract's keys and exactly one package.
+pub fn only_package(run: &serde_json::Value) -> serde_json::Value {
+    let packages = run["packages"].as_array();
+    let keys = run["kind"].is_string() && run.get("mirror").is_some();
+    match packages.map(Vec::as_slice) {
+        Some([one]) if keys => one.clone(),
+        _ => panic!("not the JSON of one package (kind, mirror, packages): {run:#}"),
+    }
+}
+
+/// The report of the one package of a mirror's `package --json` object, with what was read of
+/// the mirror (the object's `mirror`) beside it as `mirror`.
+pub fn with_mirror(run: &serde_json::Value) -> serde_json::Value {
+    assert_eq!(run["kind"], "mirror", "{run:#}");
+    let mut report = only_package(run);
+    report["mirror"] = run["mirror"].clone();
+    report
+}
+
 /// `webaip package --no-virus-check --deterministic --json` of `src` into `out`: the exit
-/// code and the report.
+/// code and the report of its package.
 pub fn package_json(src: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
     let run = package(Package::deterministic_json(), out, &[src]);
     (run.status(), run.json())

@@ -18,7 +18,7 @@ fn validate_from(cwd: &Path, tmp: &Path, doc: &Path) -> (i32, serde_json::Value)
         .args(["validate", "--json", doc.to_str().unwrap()])
         .output()
         .unwrap();
-    (o.status.code().unwrap(), json(&o)[0].clone())
+    (o.status.code().unwrap(), crate::util::only_report(&json(&o)))
 }
 
 fn schema_folders(tmp: &Path) -> Vec<String> {

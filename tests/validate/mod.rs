@@ -197,10 +197,12 @@ fn the_cli_exits_1_on_invalid_2_on_unreadable_and_says_when_xsd_is_skipped() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(json[0]["valid"], false);
+    let all: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(all["kind"], "mets");
+    let json = crate::util::only_report(&all);
+    assert_eq!(json["valid"], false);
     assert!(
-        json[0]["findings"]
+        json["findings"]
             .as_array()
             .unwrap()
             .iter()

@@ -48,7 +48,7 @@ fn py_wacz_accepts(wacz: &Path) -> bool {
 /// The check's JSON report and exit status.
 fn check(wacz: &Path) -> (Option<i32>, serde_json::Value) {
     let o = webaip(&["validate", "--json", &wacz.display().to_string()]);
-    (o.status.code(), json(&o))
+    (o.status.code(), crate::util::only_report(&json(&o)))
 }
 
 /// Error findings of `rule` in a report.

@@ -47,7 +47,7 @@ pub(crate) use engine::PendingVerdicts;
 pub use engine::{Digest, ScanBatch, ScanEngine};
 pub use error::{ClamdFailure, ScanError};
 
-pub use files::{FileFinding, ScanTargets, scan_files};
+pub use files::{FileFinding, FilesScan, ScanFilesError, ScanTargets, scan_files};
 pub(crate) use stage::ScanStage;
 
 /// Payloads larger than this are never sent: clamd caps `MaxFileSize` at 2147483645 bytes and

@@ -106,29 +106,29 @@
 mod api;
 pub use api::*;
 
-pub mod audit;
-pub mod batch;
-pub mod capture;
-pub mod export;
+pub(crate) mod audit;
+pub(crate) mod batch;
+pub(crate) mod capture;
+pub(crate) mod export;
 pub(crate) mod external_sort;
-pub mod formats;
-pub mod ids;
-pub mod index;
-pub mod ingest;
+pub(crate) mod formats;
+pub(crate) mod ids;
+pub(crate) mod index;
+pub(crate) mod ingest;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod internals;
-pub mod layout;
-pub mod metadata;
-pub mod mets;
-pub mod migrate;
-pub mod model;
-pub mod package;
-pub mod pages;
-pub mod profile;
-pub mod sources;
-pub mod stages;
-pub mod store;
-pub mod temporaries;
+pub(crate) mod layout;
+pub(crate) mod metadata;
+pub(crate) mod mets;
+pub(crate) mod migrate;
+pub(crate) mod model;
+pub(crate) mod package;
+pub(crate) mod pages;
+pub(crate) mod profile;
+pub(crate) mod sources;
+pub(crate) mod stages;
+pub(crate) mod store;
+pub(crate) mod temporaries;
 #[cfg(test)]
 mod test_support;

@@ -12,6 +12,7 @@ mod pages;
 mod preservation;
 mod scan;
 mod support;
+pub mod types;
 mod unmigrate;
 mod validate;
 

@@ -188,8 +188,6 @@ pub struct Got {
     pub header: WarcHeader,
     /// Bytes written.
     pub written: u64,
-    /// The record's length in its container (its gzip member, when compressed).
-    pub length: u64,
     /// True when the payload digest was verified.
     pub digest_verified: bool,
 }
@@ -522,7 +520,7 @@ pub fn read_record(
             io::copy(&mut file.take(record_len), out).map_err(GetError::Output)?
         }
     };
-    Ok(Got { header: head.header, written, length: record_len, digest_verified: verified })
+    Ok(Got { header: head.header, written, digest_verified: verified })
 }
 
 /// Inside the reader's callback: checks the header against `want`, then writes the payload to

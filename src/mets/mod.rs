@@ -19,5 +19,5 @@ pub mod validate;
 pub mod writer;
 pub(crate) mod xml;
 
-pub use validate::{MetsFinding, ValidateOptions, ValidationReport, validate_mets};
+pub use validate::{ValidateOptions, validate_mets};
 pub use writer::{ContainerWriter, MetsBuilder};

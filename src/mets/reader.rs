@@ -163,17 +163,31 @@ pub enum MetsError {
     /// Not well-formed (or not readable: the I/O error is inside).
     #[error("{pos}: not well-formed XML: {source}")]
     Xml {
+        /// Where the reader stopped.
         pos: Pos,
+        /// What quick-xml says.
         #[source]
         source: quick_xml::Error,
     },
     /// Something a METS package never holds (strict readers).
     #[error("{pos}: {refusal}")]
-    Refused { pos: Pos, refusal: MetsRefusal },
+    Refused {
+        /// Where the refused construct starts.
+        pos: Pos,
+        /// What it is.
+        refusal: MetsRefusal,
+    },
     /// The document ends before its root element does, or has none: cut short (quick-xml
     /// stops at the end of the input without a word, libxml2 with a bare "-1").
     #[error("{pos}, column {column}: not well-formed XML: {unfinished}")]
-    Unfinished { pos: Pos, column: u64, unfinished: Unfinished },
+    Unfinished {
+        /// The line where the input ends.
+        pos: Pos,
+        /// The column where it ends.
+        column: u64,
+        /// What was left open.
+        unfinished: Unfinished,
+    },
 }
 
 /// How a document ends before it is whole.

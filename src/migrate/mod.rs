@@ -137,14 +137,26 @@ pub enum Written {
 #[derive(Debug, Clone)]
 pub struct MigratedRecord {
     /// Where it came from in the ARC (`None` for the warcinfo record).
+    #[cfg_attr(
+        not(feature = "test-hooks"),
+        allow(dead_code, reason = "read by the test harnesses")
+    )]
     pub source: Option<Location>,
     /// The input classification (`None` for the warcinfo record).
+    #[cfg_attr(
+        not(feature = "test-hooks"),
+        allow(dead_code, reason = "read by the test harnesses")
+    )]
     pub input_kind: Option<InputKind>,
     /// `WARC-Type`.
     pub warc_type: String,
     /// `WARC-Target-URI`.
     pub target_uri: Option<String>,
     /// `Content-Type` of the record.
+    #[cfg_attr(
+        not(feature = "test-hooks"),
+        allow(dead_code, reason = "read by the test harnesses")
+    )]
     pub content_type: Option<String>,
     /// MIME type of the payload (harvested type for HTTP responses).
     pub payload_mime: String,

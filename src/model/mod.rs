@@ -9,7 +9,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
-mod entities;
+pub(crate) mod entities;
 pub use entities::{EntitiesError, PageProblem, TitleSource};
 
 /// Submission or archival package (P1.2).

@@ -17,10 +17,10 @@ mod context;
 pub(crate) mod copy;
 mod deduplicated;
 pub mod entities;
-mod error;
+pub(crate) mod error;
 pub mod pandas;
-mod quarantine;
-mod report;
+pub(crate) mod quarantine;
+pub(crate) mod report;
 mod sink;
 pub(crate) mod staging;
 

@@ -184,6 +184,7 @@ impl Kulturarw3Archive {
 
     /// Whether `HTTP-Content-MD5` is checked against the stored body (a second read of every
     /// payload; on by default).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn check_digests(mut self, on: bool) -> Self {
         self.check_digests = on;
         self

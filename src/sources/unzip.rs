@@ -40,6 +40,10 @@ pub struct Unpacked {
     /// Earlier runs' temporary directories found beside it, and what was done about them.
     pub leftovers: Vec<String>,
     /// Bytes written.
+    #[cfg_attr(
+        not(feature = "test-hooks"),
+        allow(dead_code, reason = "read by the test harnesses")
+    )]
     pub written: u64,
 }
 

@@ -254,6 +254,7 @@ const URL_ATTRS: [&str; 9] =
 /// Rewrites the links of an HTML page saved at `save_path` whose original URL is `page_url`.
 ///
 /// A wrapper of [`rewrite_html_stream`] for a page in memory: the result is in memory too.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn rewrite_html(
     input: &[u8],
     save_path: &str,

@@ -17,7 +17,7 @@
 mod check;
 pub mod config;
 pub(crate) mod deps;
-mod error;
+pub(crate) mod error;
 mod get;
 mod put;
 pub(crate) mod rebuild;

@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::layout;
 use crate::mets::reader::Element;
 
-mod fixity;
+pub(crate) mod fixity;
 mod rules;
 mod unzip;
 

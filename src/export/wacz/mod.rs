@@ -25,9 +25,9 @@
 
 pub mod check;
 mod index;
-mod pages;
-mod plan;
-mod zipout;
+pub(crate) mod pages;
+pub(crate) mod plan;
+pub(crate) mod zipout;
 
 use std::io::{self, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};

@@ -244,6 +244,7 @@ pub struct ArcHeader {
 
 impl ArcHeader {
     /// The URL as text (lossy for bytes that are not UTF-8).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn url_str(&self) -> String {
         String::from_utf8_lossy(&self.url).into_owned()
     }
@@ -394,6 +395,7 @@ impl ArcReader {
     /// so the stream is first copied to an anonymous temporary file (disk, not memory, grows
     /// with the input). Files should be given to [`open`](Self::open), which reads them in
     /// place.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn from_reader(
         mut reader: impl Read,
         name: impl Into<PathBuf>,
@@ -515,11 +517,13 @@ impl ArcReader {
     }
 
     /// The body of `rec` (the last record returned) as a reader.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn body_reader(&self, rec: &ArcRecord) -> SegmentReader<'_> {
         self.segment_of(rec).reader(rec.body_start, rec.body_end)
     }
 
     /// The body of `rec` as a slice, when it is held in memory.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn body_slice(&self, rec: &ArcRecord) -> Option<&[u8]> {
         self.segment_of(rec).slice(rec.body_start, rec.body_end)
     }
@@ -548,6 +552,7 @@ impl ArcReader {
         }
     }
 
+    #[cfg(any(test, feature = "test-hooks"))]
     fn segment_of(&self, rec: &ArcRecord) -> &Segment {
         if rec.raw
             && let Some(seg) = &self.raw_segment
@@ -728,6 +733,7 @@ impl ArcReader {
     }
 }
 
+#[cfg(any(test, feature = "test-hooks"))]
 static EMPTY_SEGMENT: Segment = Segment::Mem(Vec::new());
 
 /// A byte range of a segment that keeps the segment alive; `Send`, so a record's body can be

@@ -38,6 +38,10 @@ pub(crate) struct Key {
 pub(crate) struct Signature {
     pub(crate) id: u32,
     /// `Specific` or `Generic`, as the file says.
+    #[cfg_attr(
+        not(feature = "test-hooks"),
+        allow(dead_code, reason = "read by the test harnesses")
+    )]
     pub(crate) specificity: String,
     /// The keyed sequence first (it is the cheapest to refute), then the rest.
     pub(crate) sequences: Vec<Sequence>,

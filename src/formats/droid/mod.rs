@@ -40,7 +40,9 @@ pub(crate) mod priority;
 pub(crate) mod syntax;
 pub(crate) mod window;
 
-use std::io::{self, BufReader, Read, Seek};
+#[cfg(any(test, feature = "test-hooks"))]
+use std::io::Seek;
+use std::io::{self, BufReader, Read};
 use std::sync::OnceLock;
 
 use crate::formats::text::{self, TextKind};
@@ -195,6 +197,7 @@ impl Signatures {
     }
 
     /// The internal signatures (ID and specificity) that identify the format `puid`.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn signatures_of(&self, puid: &str) -> Vec<(u32, &str)> {
         let Some(f) = self.formats.iter().find(|f| f.puid == puid) else { return Vec::new() };
         self.signatures
@@ -205,28 +208,33 @@ impl Signatures {
     }
 
     /// How many internal signatures the file holds.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn signature_count(&self) -> usize {
         self.signatures.len()
     }
 
     /// Bytes read at the start and at the end of a payload.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn windows(&self) -> (usize, usize) {
         (self.bof_window, self.eof_window)
     }
 
     /// The formats a whole payload held in memory matches.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn identify_bytes(&self, bytes: &[u8]) -> Vec<&FileFormat> {
         self.examine_bytes(bytes).formats
     }
 
     /// The formats a payload read from a stream matches (the stream is read to its end; only
     /// its start and end are kept).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn identify_reader<R: Read>(&self, r: R) -> io::Result<Vec<&FileFormat>> {
         Ok(self.examine_reader(r)?.formats)
     }
 
     /// The formats the bytes from a seekable source's current position to its end match,
     /// reading only their start and end.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn identify_seekable<R: Read + Seek>(&self, r: R) -> io::Result<Vec<&FileFormat>> {
         Ok(self.examine_seekable(r)?.formats)
     }
@@ -245,6 +253,7 @@ impl Signatures {
 
     /// What the bytes from a seekable source's current position to its end match, reading only
     /// their start and end, and their text class when nothing does.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn examine_seekable<R: Read + Seek>(&self, r: R) -> io::Result<Examined<'_>> {
         let w = window::from_seekable(r, self.bof_window, self.eof_window)?;
         Ok(self.examine_view(w.view()))

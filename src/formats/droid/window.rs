@@ -2,7 +2,9 @@
 //! (keeping only the last bytes as it goes) or from a seekable source (reading the tail
 //! directly). A payload no longer than both windows together is held whole.
 
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
+#[cfg(any(test, feature = "test-hooks"))]
+use std::io::{Seek, SeekFrom};
 
 /// The start and end of a payload.
 #[derive(Debug, Default)]
@@ -80,6 +82,7 @@ pub(crate) fn from_stream<R: Read>(mut r: R, bof: usize, eof: usize) -> io::Resu
 
 /// Reads the first `bof` and the last `eof` bytes of a seekable source, from where it is now
 /// to its end.
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) fn from_seekable<R: Read + Seek>(
     mut r: R,
     bof: usize,

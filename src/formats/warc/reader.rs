@@ -368,6 +368,7 @@ impl<R: Read> WarcReader<R> {
 
     /// The underlying input, positioned somewhere after the last record read (buffered bytes
     /// are dropped). `None` after an error left the reader unusable.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn into_inner(self) -> Option<R> {
         match self.state {
             State::Plain(r) => Some(r.inner.into_inner()),

@@ -98,6 +98,7 @@ impl RecordPayload {
     }
 
     /// True when it holds no byte.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -107,11 +107,13 @@ pub struct WrittenRecord {
 
 impl WrittenRecord {
     /// Length of the record block.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn block_len(&self) -> u64 {
         self.digests.block_len
     }
 
     /// Length of the payload.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn payload_len(&self) -> u64 {
         self.digests.payload_len
     }

@@ -132,10 +132,6 @@ pub struct ArcStart<'a> {
     pub name: &'a str,
     /// A gzip ARC.
     pub gzip: bool,
-    /// The container naming it.
-    pub container: &'a Path,
-    /// What the writer will get: the file (`true`) or the uncompressed stream.
-    pub file: bool,
 }
 
 /// Where rebuilt ARCs go.
@@ -465,7 +461,7 @@ impl Merge<'_> {
             self.summaries_whole = true;
             defaults = self.summary_for(&info);
         }
-        let start = ArcStart { name: &info.name, gzip: info.gzip, container: self.container, file };
+        let start = ArcStart { name: &info.name, gzip: info.gzip };
         let out = self
             .sink
             .begin(&start)

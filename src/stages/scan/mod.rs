@@ -40,7 +40,7 @@ use std::time::Duration;
 
 pub(crate) mod batching;
 pub(crate) mod engine;
-mod error;
+pub(crate) mod error;
 mod files;
 mod stage;
 pub(crate) use engine::PendingVerdicts;

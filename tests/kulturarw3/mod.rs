@@ -688,8 +688,10 @@ fn r25_a_cr_the_line_ends_cannot_place_is_placed_by_the_digest_and_a_mismatch_is
     assert!(q.detail.contains(&sha1_hex(body)) && q.detail.contains("SHA-1"), "{}", q.detail);
     assert_eq!(src.quirks().len(), 3, "{:#?}", src.quirks());
 
-    // In the package: the same payloads, the mismatch in the report with file and offset.
-    let out = tmp.path().join("pkg");
+    // In the package (made beside the harvest, not in it): the same payloads, the mismatch in
+    // the report with file and offset.
+    let beside = tempfile::tempdir().unwrap();
+    let out = beside.path().join("pkg");
     let r = package_json(tmp.path(), &out);
     let payloads = warcio_payloads(&out);
     assert_eq!(payloads[mixed], body);

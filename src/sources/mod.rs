@@ -22,6 +22,7 @@ pub mod mirror_files;
 pub mod nedlib;
 pub mod open;
 pub mod pandas;
+pub mod recognise;
 pub mod unzip;
 pub mod warc_captures;
 

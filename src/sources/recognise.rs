@@ -260,6 +260,52 @@ pub(crate) fn harvest_kind(dir: &Path) -> Option<HarvestKind> {
     mirror::mirror_kind(dir).map(|_| HarvestKind::Mirror)
 }
 
+/// A harvest near a folder that is none, for a "did you mean".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Near {
+    /// Where it is.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: HarvestKind,
+}
+
+impl std::fmt::Display for Near {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "did you mean {} ({})?", path_text(&self.path), self.kind.described())
+    }
+}
+
+/// A harvest one level above `dir` (a job's `logs/`, a mirror's host folder), else one level
+/// below it ([`harvest_inside`]).
+pub fn harvest_near(dir: &Path) -> Option<Near> {
+    let real = std::fs::canonicalize(dir).ok()?;
+    let above = real.parent().and_then(|p| harvest_kind(p).map(|kind| (p.to_path_buf(), kind)));
+    match above {
+        Some((path, kind)) => Some(Near { path, kind }),
+        None => harvest_inside(dir),
+    }
+}
+
+/// A harvest one level below a folder that shows no sign of being one itself (the folder of a
+/// Heritrix job, of a mirror): the first entry that is a harvest by a sign of its own (a
+/// crawler configuration, a mirror's, PANDAS's, NEDLIB's or Kulturarw3's layout). A folder of
+/// folders of ARC/WARC files is not looked into: it is one harvest.
+pub fn harvest_inside(dir: &Path) -> Option<Near> {
+    if harvest_kind(dir).is_some() {
+        return None;
+    }
+    let configured =
+        |p: &Path| ["order.xml", "crawler-beans.cxml"].iter().any(|c| p.join(c).is_file());
+    entries(dir).into_iter().filter(|p| p.is_dir()).find_map(|path| {
+        let kind = match harvest_kind(&path)? {
+            HarvestKind::ArchiveFolder => return None,
+            HarvestKind::HeritrixJob if !configured(&path) => return None,
+            kind => kind,
+        };
+        Some(Near { path, kind })
+    })
+}
+
 /// A file, by its first bytes (its name where they say gzip or nothing).
 fn file_kind(path: &Path) -> Recognised {
     let head = match read_head(path) {

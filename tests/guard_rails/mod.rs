@@ -1,7 +1,7 @@
 //! Guard rails, through the CLI: what is not a package is refused by `audit`, `ingest` and
 //! `export` with what it is and which command takes it; an output inside its input (or an
-//! input inside its output) is refused, through a link too. Each refusal exits 2 and writes
-//! nothing.
+//! input inside its output) is refused, through a link too; a folder beside a harvest says
+//! which path would work. Each refusal exits 2 and writes nothing.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -155,4 +155,27 @@ fn outputs_nested_with_their_source_are_refused() {
     let batch = ["batch", "run", "--no-virus-check", "--out", arg(tmp.path()), arg(&manifest)];
     refused(&webaip(&batch), &[&around(&job, tmp.path())]);
     assert_eq!(tree(tmp.path()), before, "nothing written");
+}
+
+/// A folder holding a harvest, or one inside a harvest, names the harvest the user may have
+/// meant, for `package` and `pages` alike.
+#[test]
+fn a_folder_beside_a_harvest_says_which_path_would_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let samples = sample("heritrix-job").parent().unwrap().to_path_buf();
+    let host = sample("mirror/www.example.net");
+    let mirror = std::fs::canonicalize(sample("mirror")).unwrap();
+    let cases = [
+        (
+            samples.clone(),
+            format!("did you mean {} (a Heritrix job)?", sample("heritrix-job").display()),
+        ),
+        (host, format!("did you mean {} (a wget or HTTrack mirror)?", mirror.display())),
+    ];
+    for (given, said) in cases {
+        refused(&Package::new().run(&out, &given), &[&said]);
+        refused(&webaip(&["pages", arg(&given)]), &[&said]);
+    }
+    assert!(!out.exists());
 }

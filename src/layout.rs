@@ -733,6 +733,79 @@ pub(crate) fn lock_dir(dir: &Path) -> io::Result<File> {
     Ok(File::from(fd))
 }
 
+/// An output that would lie inside what it is made from, or hold it: a second run would read
+/// its own output (a package of the first package), or the run would write into its input.
+#[derive(Debug, thiserror::Error)]
+pub enum NestingError {
+    /// The output is the input, or inside the input folder.
+    #[error("the output {} is inside the input {}: put the output beside the input, not in it",
+        out.display(), input.display())]
+    OutInsideInput {
+        /// The output as given.
+        out: PathBuf,
+        /// The input as given.
+        input: PathBuf,
+    },
+    /// The input folder is inside the output folder.
+    #[error("the input {} is inside the output {}: put the output beside the input, not around it",
+        input.display(), out.display())]
+    InputInsideOut {
+        /// The input as given.
+        input: PathBuf,
+        /// The output as given.
+        out: PathBuf,
+    },
+    /// The output's place cannot be resolved.
+    #[error("{}: {}", path.display(), describe_io(source))]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Refuses an output `out` (which need not exist yet) inside the input `input`, or an input
+/// folder inside `out`, comparing real paths: links resolved, the output by its nearest
+/// existing ancestor. A file input is refused only as the output itself: a file beside its
+/// outputs (`migrate crawl.arc --out .`) is not read twice. An input that cannot be reached
+/// passes: the command says why it cannot read it.
+pub fn refuse_nesting(input: &Path, out: &Path) -> Result<(), NestingError> {
+    let Ok(real_input) = std::fs::canonicalize(input) else { return Ok(()) };
+    let real_out = real_path(out)?;
+    let folder = std::fs::metadata(&real_input).is_ok_and(|m| m.is_dir());
+    let (input, out) = (input.to_path_buf(), out.to_path_buf());
+    if real_out == real_input || (folder && real_out.starts_with(&real_input)) {
+        return Err(NestingError::OutInsideInput { out, input });
+    }
+    if folder && real_input.starts_with(&real_out) {
+        return Err(NestingError::InputInsideOut { input, out });
+    }
+    Ok(())
+}
+
+/// The real path of `path`, which need not exist: its nearest existing ancestor resolved
+/// (links followed), the rest appended with `.` and `..` taken lexically.
+fn real_path(path: &Path) -> Result<PathBuf, NestingError> {
+    let io = |source| NestingError::Io { path: path.to_path_buf(), source };
+    let absolute = std::path::absolute(path).map_err(io)?;
+    for base in absolute.ancestors() {
+        let Ok(mut real) = std::fs::canonicalize(base) else { continue };
+        for part in absolute.strip_prefix(base).unwrap_or(Path::new("")).components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    real.pop();
+                }
+                std::path::Component::Normal(name) => real.push(name),
+                _ => {}
+            }
+        }
+        return Ok(real);
+    }
+    Ok(absolute)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -863,5 +936,29 @@ mod tests {
         }
         assert!(!is_warc_name("logs/crawl.log") && !is_warc_name("a.warc.gz.txt"));
         assert!(WEBAIP_LOGS_DIR.starts_with(&format!("{LOGS_DIR}/")));
+    }
+
+    /// An output inside its input folder, an input folder inside the output, or a file given
+    /// as its own output are refused, through a link too and before the output exists; beside
+    /// is accepted, as is a file input in its output folder.
+    #[test]
+    fn outputs_nested_with_their_input_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (src, file) = (tmp.path().join("src"), tmp.path().join("a.arc"));
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(&file, b"x").unwrap();
+        symlink(&src, tmp.path().join("link")).unwrap();
+        let inside = |r| matches!(r, Err(NestingError::OutInsideInput { .. }));
+        assert!(inside(refuse_nesting(&src, &src.join("new/pkg"))));
+        assert!(inside(refuse_nesting(&src, &tmp.path().join("link/pkg"))));
+        assert!(inside(refuse_nesting(&src, &src)));
+        assert!(inside(refuse_nesting(&file, &file)));
+        let around = refuse_nesting(&src, tmp.path());
+        assert!(matches!(around, Err(NestingError::InputInsideOut { .. })), "{around:?}");
+        let e = refuse_nesting(&src, &tmp.path().join("link/../src/x")).unwrap_err().to_string();
+        assert!(e.contains("src/x") && e.contains("is inside the input"), "{e}");
+        assert!(refuse_nesting(&src, &tmp.path().join("pkg")).is_ok());
+        assert!(refuse_nesting(&src, &tmp.path().join("src/../pkg")).is_ok());
+        assert!(refuse_nesting(&file, tmp.path()).is_ok());
     }
 }

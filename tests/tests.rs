@@ -23,6 +23,7 @@ mod facade;
 mod fuzz;
 mod get;
 mod golden;
+mod guard_rails;
 mod identify;
 mod index;
 mod ingest;

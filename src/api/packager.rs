@@ -83,6 +83,9 @@ pub enum PackagerError {
     /// No output folder was given.
     #[error("no package folder given (Packager::out)")]
     NoOut,
+    /// The package folder is inside the source, or the source inside it.
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
     /// The source gave no package to make (a title directory without an instance).
     #[error("{}: holds nothing to package", crate::sources::path_text(.0))]
     NothingMade(PathBuf),
@@ -186,6 +189,10 @@ impl Packager {
         }
         if self.options.out.as_os_str().is_empty() {
             return Err(PackagerError::NoOut);
+        }
+        // Before anything is unpacked or written: a second run would package the first package.
+        for source in &self.sources {
+            crate::layout::refuse_nesting(source, &self.options.out)?;
         }
         let unzip_dir = self.unzip_dir.clone().unwrap_or_else(|| default_unzip_dir(&self.options));
         let unzip = open::Unzip { dir: &unzip_dir, heads: None };

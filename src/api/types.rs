@@ -4,7 +4,6 @@
 
 pub use crate::audit::ArcRebuilds;
 pub use crate::audit::AuditFinding;
-pub use crate::audit::NotAPackage;
 pub use crate::audit::NotIdenticalGzip;
 pub use crate::audit::PackageIdentity;
 pub use crate::audit::Unchecked;
@@ -57,6 +56,7 @@ pub use crate::index::warc::EntryOptions;
 pub use crate::ingest::IdentificationCounts;
 pub use crate::ingest::carried::CarriedOver;
 pub use crate::layout::NameError;
+pub use crate::layout::NestingError;
 pub use crate::metadata::BadCaptureDate;
 pub use crate::metadata::MetadataError;
 pub use crate::metadata::MetadataProblem;
@@ -117,6 +117,8 @@ pub use crate::sources::pandas::Instance;
 pub use crate::sources::pandas::InstanceAux;
 pub use crate::sources::pandas::PandasError;
 pub use crate::sources::pandas::UnknownZone;
+pub use crate::sources::recognise::NotAPackage;
+pub use crate::sources::recognise::{FileKind, HarvestShape, Near, Recognised};
 pub use crate::stages::identify::Identifier;
 pub use crate::stages::identify::IdentifyError;
 pub use crate::stages::identify::Tally;

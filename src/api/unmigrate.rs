@@ -63,6 +63,9 @@ pub enum UnmigrateError {
     /// ARC cannot be written.
     #[error(transparent)]
     Rebuild(#[from] RebuildError),
+    /// The output folder is inside an input package, or holds one.
+    #[error(transparent)]
+    Nesting(#[from] crate::layout::NestingError),
 }
 
 /// The bytes [`unmigrate`] reads of `inputs` (a package's containers twice: hashed against
@@ -88,6 +91,9 @@ pub fn unmigrate(
     options: &UnmigrateOptions,
     progress: &dyn Fn(u64),
 ) -> Result<Unmigrated, UnmigrateError> {
+    for input in inputs {
+        crate::layout::refuse_nesting(input, out)?;
+    }
     std::fs::create_dir_all(out)
         .map_err(|source| UnmigrateError::Out { path: out.to_path_buf(), source })?;
     let cleaned = temporaries::remove_dead(out, PARTIAL);

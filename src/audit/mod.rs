@@ -38,6 +38,7 @@ use crate::layout;
 use crate::mets::listing::{FixitySource, ListedFile, Nested, read_listing};
 use crate::mets::validate::{Severity, ValidateError, ValidationReport};
 use crate::mets::{ValidateOptions, validate_mets};
+use crate::sources::recognise::{self, Takes};
 use records::{Problem, Walk};
 
 use crate::layout::{MANIFEST, METS};
@@ -312,14 +313,9 @@ pub enum AuditError {
     /// The METS cannot be read or validated.
     #[error(transparent)]
     Validate(#[from] ValidateError),
-    /// The path is neither a package directory nor a METS document.
-    #[error("{}: not a package: {reason} (give a package directory holding METS.xml, or the METS file itself)", path.display())]
-    NotAPackage {
-        /// The path given.
-        path: PathBuf,
-        /// What was found there.
-        reason: NotAPackage,
-    },
+    /// The path is neither a package directory nor a METS document: what it is instead.
+    #[error(transparent)]
+    NotAPackage(#[from] crate::sources::recognise::NotAPackage),
     /// The METS is not a regular file of its own (a link, a FIFO), or cannot be reached.
     #[error(transparent)]
     MetsFile(#[from] layout::ConfineError),
@@ -345,20 +341,6 @@ pub enum AuditError {
         #[source]
         source: crate::mets::reader::MetsError,
     },
-}
-
-/// Why a path given to the audit is not a package.
-#[derive(Debug, thiserror::Error)]
-pub enum NotAPackage {
-    /// Nothing can be reached at the path.
-    #[error("{}", layout::describe_io(.0))]
-    Unreachable(io::Error),
-    /// Something other than a directory or a regular file is there.
-    #[error("it is {0}, neither a directory nor a regular file")]
-    Kind(&'static str),
-    /// The directory has no METS.
-    #[error("it has no {METS}")]
-    NoMets,
 }
 
 /// A listed file that is in the package, with what its record tasks need.
@@ -408,26 +390,20 @@ impl PackageAt {
 /// Where the package and its METS are, for a path that names either the package directory
 /// or the METS document inside it (which then need not be called `METS.xml`).
 fn package_paths(path: &Path) -> Result<PackageAt, AuditError> {
-    let not = |reason| AuditError::NotAPackage { path: path.to_path_buf(), reason };
-    let meta = std::fs::metadata(path).map_err(|e| not(NotAPackage::Unreachable(e)))?;
-    let (dir, mets) = if meta.is_dir() {
+    // A PDF, a WARC or a harvest is refused for what it is, before its folder is walked.
+    recognise::package_at(path, Takes::FolderOrMets)?;
+    let (dir, mets) = if path.is_dir() {
         (path.to_path_buf(), path.join(METS))
-    } else if meta.is_file() {
+    } else {
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
         (dir, path.to_path_buf())
-    } else {
-        let kind = layout::kind_of(&meta);
-        return Err(not(NotAPackage::Kind(kind)));
     };
     // A package is self-contained: its METS is a regular file of its own, not a link to one.
-    match layout::regular_metadata(&mets) {
-        Ok(_) => Ok(PackageAt { dir, mets }),
-        Err(e) if e.is_not_found() => Err(not(NotAPackage::NoMets)),
-        Err(e) => Err(e.into()),
-    }
+    layout::regular_metadata(&mets)?;
+    Ok(PackageAt { dir, mets })
 }
 
 /// The METS's files with their records and bytestreams. What the METS reader refuses (a

@@ -114,6 +114,9 @@ pub enum BatchError {
     /// A delivery step could not be recorded.
     #[error(transparent)]
     Deliver(#[from] DeliverError),
+    /// The output folder is inside an item's source, or an item's source inside it.
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
 }
 
 /// What a run did, and where its share stands.
@@ -182,6 +185,10 @@ pub fn run(
     let manifest_items = m.items.len();
     let mut share = m.items;
     share.retain(|i| opts.shard.is_none_or(|s| s.contains(&i.key)));
+    // Before the work folder is made: a package of an item would land inside an item.
+    for item in &share {
+        crate::layout::refuse_nesting(&item.source, &opts.out)?;
+    }
     let work = opts.out.join(WORK_DIR);
     std::fs::create_dir_all(&work)
         .map_err(|source| BatchError::Io { path: work.clone(), source })?;

@@ -186,14 +186,13 @@ pub enum IngestError {
         /// The submission.
         path: PathBuf,
     },
-    /// `--out` lies inside the submission: the AIP would change what it is made of.
-    #[error("{}: refused: the output directory {} is inside it (the AIP would change the submission)", path.display(), out.display())]
-    OutInside {
-        /// The submission.
-        path: PathBuf,
-        /// The output directory.
-        out: PathBuf,
-    },
+    /// Not a package at all (a PDF, a WARC, a harvest): what it is instead.
+    #[error(transparent)]
+    NotAPackage(#[from] crate::sources::recognise::NotAPackage),
+    /// `--out` lies inside the submission (the AIP would change what it is made of), or the
+    /// submission inside `--out`.
+    #[error(transparent)]
+    Nested(#[from] layout::NestingError),
     /// Something else is where the AIP would go.
     #[error("{}: exists and is not the AIP of {}", path.display(), submission.display())]
     OtherExists {
@@ -372,11 +371,12 @@ impl Submission<'_> {
 /// The submission in `ssip`, refused when it is no submission, already an AIP, or would hold
 /// its own AIP.
 fn submission<'a>(ssip: &'a Path, opts: &IngestOptions) -> Result<Submission<'a>, IngestError> {
+    crate::sources::recognise::package_at(ssip, crate::sources::recognise::Takes::Folder)?;
     let mets = ssip.join(layout::METS);
     if let Err(e) = layout::metadata_in(ssip, layout::METS) {
         return Err(IngestError::NotASubmission { path: ssip.to_path_buf(), why: e.to_string() });
     }
-    out_outside(ssip, &opts.out)?;
+    layout::refuse_nesting(ssip, &opts.out)?;
     let none = HashSet::new();
     let sites =
         aip_mets::scan(&mets, &Wanted { sections: &none, package_amd: None, records: false })
@@ -657,21 +657,6 @@ fn refusal(ssip: &Path, audit: &crate::audit::AuditReport) -> IngestError {
             _ => all[..shown].join("; "),
         },
         more: all.len() - shown,
-    }
-}
-
-/// Refuses an output directory inside the submission (or the submission itself): the AIP's
-/// staging directory would become part of the package it is made from. Judged by the nearest
-/// part of `out` that exists, with links resolved.
-fn out_outside(ssip: &Path, out: &Path) -> Result<(), IngestError> {
-    let submission = ssip.canonicalize().map_err(io_err(ssip))?;
-    let out_abs = std::path::absolute(out).map_err(io_err(out))?;
-    let existing = out_abs.ancestors().find_map(|a| a.canonicalize().ok());
-    match existing {
-        Some(e) if e.starts_with(&submission) => {
-            Err(IngestError::OutInside { path: ssip.to_path_buf(), out: out.to_path_buf() })
-        }
-        _ => Ok(()),
     }
 }
 

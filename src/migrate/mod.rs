@@ -204,6 +204,9 @@ pub enum MigrateError {
     /// The ARC changed while it was read (the report's input names it).
     #[error(transparent)]
     Changed(#[from] crate::formats::digest::InputChanged),
+    /// The output would be the input itself.
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
     /// The virus scanner failed (unreachable, died, hung).
     #[error("virus scan: {0}")]
     Scan(#[from] crate::stages::scan::ScanError),
@@ -304,7 +307,11 @@ pub fn migrate_file(
 ) -> FileReport {
     let started = Instant::now();
     let mut report = FileReport { input: input.to_path_buf(), ..FileReport::default() };
-    if let Err(e) = migrate_to_file(input, output, opts, ids, progress, sink, &mut report) {
+    let migrated = match crate::layout::refuse_nesting(input, output) {
+        Ok(()) => migrate_to_file(input, output, opts, ids, progress, sink, &mut report),
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = migrated {
         report.error = Some(e.to_string());
         report.output = None;
     }

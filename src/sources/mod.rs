@@ -22,6 +22,7 @@ pub mod mirror_files;
 pub mod nedlib;
 pub mod open;
 pub mod pandas;
+pub mod recognise;
 pub mod unzip;
 pub mod warc_captures;
 
@@ -147,11 +148,13 @@ pub enum SourceError {
         /// The file.
         path: PathBuf,
     },
-    /// A directory of no shape `package` knows.
-    #[error("{}: no input shape recognised; {ACCEPTED_SHAPES}", path.display())]
+    /// A directory of no shape `package` knows, and a harvest one level above or below it.
+    #[error("{}: no input shape recognised; {}{ACCEPTED_SHAPES}", path.display(), near_text(near))]
     NoShape {
         /// The directory.
         path: PathBuf,
+        /// The harvest one level above or below it, if one is.
+        near: Option<recognise::Near>,
     },
     /// A Heritrix job without a single ARC or WARC file: nothing to package.
     #[error("{}: the job holds no ARC or WARC file", path.display())]
@@ -178,12 +181,20 @@ impl SourceError {
             SourceError::NotAnArchive { path } => {
                 of(path, "not an ARC or WARC file (by its name)".into())
             }
-            SourceError::NoShape { path } => of(path, "no input shape recognised".into()),
+            SourceError::NoShape { path, near } => {
+                let near = near_text(near);
+                of(path, format!("no input shape recognised{}", near.trim_end_matches("; ")))
+            }
             SourceError::NoArchives { path } => {
                 of(path, "the job holds no ARC or WARC file".into())
             }
         }
     }
+}
+
+/// "did you mean ...; " for a harvest near, else nothing.
+fn near_text(near: &Option<recognise::Near>) -> String {
+    near.as_ref().map(|n| format!("{n}; ")).unwrap_or_default()
 }
 
 /// Every input shape `package` accepts, for the error that names none of them found.
@@ -230,13 +241,32 @@ enum Guess {
 /// (archives, logs, seeds, crawl log) and what a job of their shape lacks. An input of no
 /// shape is an error listing every accepted one.
 pub fn detect(inputs: &[PathBuf]) -> Result<Input, SourceError> {
-    Ok(match guess(inputs) {
+    let guessed = guess(inputs);
+    // The folder of a harvest (of a job, of a mirror) is not walked as one job of them all.
+    if let ([dir], Guess::Archives) = (inputs, &guessed)
+        && let Some(near) = recognise::harvest_inside(dir)
+    {
+        return Err(SourceError::NoShape { path: dir.clone(), near: Some(near) });
+    }
+    Ok(match guessed {
         Guess::Pandas { instances, title } => Input::Pandas { instances, title },
         Guess::Mirror(dir, kind) => Input::Mirror(dir, kind),
         Guess::MirrorZip(zip) => Input::MirrorZip(zip),
         Guess::Captures(dir, shape) => Input::Captures(dir, shape),
-        Guess::Archives => Input::Archives(Box::new(read_archives(inputs)?)),
+        Guess::Archives => Input::Archives(Box::new(read_archives(inputs).map_err(near)?)),
     })
+}
+
+/// A folder of no shape, with the harvest one level above or below it that the user may have
+/// meant.
+fn near(e: SourceError) -> SourceError {
+    match e {
+        SourceError::NoShape { path, near: None } => {
+            let near = recognise::harvest_near(&path);
+            SourceError::NoShape { path, near }
+        }
+        e => e,
+    }
 }
 
 /// Opens the capture source of a shape [`detect`] found (`nedlib` is what a NEDLIB harvest
@@ -464,7 +494,7 @@ fn job_shape(root: &Path, archives: &[Archive], aux: &[AuxFile]) -> Result<Shape
     } else if !archives.is_empty() {
         Shape::ArchiveFolder
     } else {
-        return Err(SourceError::NoShape { path: root.to_path_buf() });
+        return Err(SourceError::NoShape { path: root.to_path_buf(), near: None });
     };
     if archives.is_empty() {
         return Err(SourceError::NoArchives { path: root.to_path_buf() });
@@ -682,6 +712,7 @@ pub(crate) fn for_each_bounded_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use recognise::HarvestShape;
 
     #[test]
     fn lines_are_bounded_and_names_escaped() {
@@ -729,6 +760,24 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let e = detect(&[empty.path().to_path_buf()]).unwrap_err().to_string();
         assert!(e.contains("NEDLIB") && e.contains("PANDAS"), "{e}");
+    }
+
+    /// The folder of the samples, and a mirror's host folder, are no harvest: each names the
+    /// harvest one level below or above it.
+    #[test]
+    fn a_folder_beside_a_harvest_names_it() {
+        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let near = |p: &Path| match detect(&[p.to_path_buf()]) {
+            Err(SourceError::NoShape { near: Some(near), .. }) => near,
+            other => panic!("{}: {other:?}", p.display()),
+        };
+        let job = near(&samples);
+        assert_eq!((job.path, job.kind), (samples.join("heritrix-job"), HarvestShape::HeritrixJob));
+        let mirror = near(&samples.join("mirror/www.example.net"));
+        let real = std::fs::canonicalize(samples.join("mirror")).unwrap();
+        assert_eq!((mirror.path, mirror.kind), (real, HarvestShape::Mirror));
+        let e = detect(&[samples]).unwrap_err().to_string();
+        assert!(e.contains("heritrix-job (a Heritrix job)?; accepted: "), "{e}");
     }
 
     /// A Heritrix 3.x job: its shape from the beans, a FIFO and a link refused (never opened),

@@ -34,6 +34,9 @@ pub enum UndedupError {
     /// A container of a package is not a regular file reached without links, or is absent.
     #[error(transparent)]
     Refused(#[from] ConfineError),
+    /// The output is inside a package read (or a package inside the output).
+    #[error(transparent)]
+    Nested(#[from] layout::NestingError),
     /// The scratch database of record ids failed.
     #[error("the temporary table of record ids: {0}")]
     Scratch(#[from] rusqlite::Error),
@@ -215,6 +218,9 @@ pub fn restore(
     with: &[PathBuf],
     out: &Path,
 ) -> Result<(Vec<PathBuf>, u64), UndedupError> {
+    for input in with.iter().map(PathBuf::as_path).chain([pkg]) {
+        layout::refuse_nesting(input, out)?;
+    }
     std::fs::create_dir_all(out).map_err(io_at(out))?;
     // Revisits within the package (`--dedup-within`) refer to its own records.
     let mut sources = with.to_vec();

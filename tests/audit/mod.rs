@@ -634,9 +634,10 @@ fn a_mets_path_audits_its_package_and_bad_paths_get_sentences() {
 
     let empty = tmp.path().join("empty");
     fs::create_dir(&empty).unwrap();
-    for (path, words) in
-        [(empty.clone(), "has no METS.xml"), (tmp.path().join("nothing-here"), "does not exist")]
-    {
+    for (path, words) in [
+        (empty.clone(), "is a folder without METS.xml"),
+        (tmp.path().join("nothing-here"), "does not exist"),
+    ] {
         let o = webaip(&["audit", path.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");

@@ -175,7 +175,8 @@ fn the_output_never_goes_into_the_package() {
     for out in [pkg.join("METS.xml"), pkg.join("x.wacz"), pkg.join("content/x.wacz")] {
         let o = export(&pkg, &out, &[]);
         assert_eq!(o.status.code(), Some(2), "{}", out.display());
-        assert!(String::from_utf8_lossy(&o.stderr).contains("inside the package"));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("is inside the input {}", pkg.display())), "{err}");
     }
     assert_eq!(std::fs::read(pkg.join("METS.xml")).unwrap(), mets);
     assert_eq!(crate::util::files_in(&pkg), ["METS.xml", "content", "logs", "manifest-sha512.txt"]);

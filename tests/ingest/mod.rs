@@ -382,7 +382,8 @@ fn an_aip_is_not_ingested_again_and_a_folder_without_mets_is_no_submission() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("it is already an AIP"));
     let o = ingest(tmp.path(), &tmp.path().join("x"), &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a submission package: no METS.xml"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is a folder without METS.xml, not a package"), "{err}");
 }
 
 /// The fileSec, from its start tag to its end tag.

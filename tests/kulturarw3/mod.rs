@@ -188,8 +188,10 @@ fn r25_a_cr_the_line_ends_cannot_place_is_placed_by_the_digest_and_a_mismatch_is
         digest: sha1_hex(b"other"),
     }
     .write(tmp.path());
-    // In the package: the payloads, and every quirk in the report with file and offset.
-    let out = tmp.path().join("pkg");
+    // In the package (made beside the harvest, not in it): the payloads, and every quirk in the
+    // report with file and offset.
+    let beside = tempfile::tempdir().unwrap();
+    let out = beside.path().join("pkg");
     let r = package_json(tmp.path(), &out);
     let payloads = warcio_payloads(&out);
     assert_eq!(payloads[mixed], body);

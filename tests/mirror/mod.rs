@@ -209,7 +209,9 @@ fn a_mirror_without_a_log_needs_the_operator_and_uses_what_it_says() {
 fn an_unrecognised_directory_is_told_every_accepted_shape() {
     let t = tempfile::tempdir().unwrap();
     std::fs::write(t.path().join("notes.txt"), "hello").unwrap();
-    let o = package(Package::new().json().schemas(), &t.path().join("pkg"), &[t.path()]).output;
+    let beside = tempfile::tempdir().unwrap();
+    let out = beside.path().join("pkg");
+    let o = package(Package::new().json().schemas(), &out, &[t.path()]).output;
     assert_ne!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
     for shape in [

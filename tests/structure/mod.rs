@@ -511,7 +511,7 @@ fn tests_examples_and_benches_reach_only_the_facade_and_internals() {
     assert!(modules.contains("mets") && modules.contains("formats"), "{modules:?}");
     let mut files = 0;
     let mut found = Vec::new();
-    for dir in ["tests", "examples", "benches"] {
+    for dir in ["tests", "examples", "benches", "src/cli"] {
         for e in walkdir::WalkDir::new(repo().join(dir)).sort_by_file_name() {
             let e = e.unwrap();
             if e.path().extension().is_none_or(|x| x != "rs") {
@@ -531,6 +531,20 @@ fn tests_examples_and_benches_reach_only_the_facade_and_internals() {
         "outside the crate, the library is its crate root (harnesses: webaip::internals):\n{}",
         found.join("\n")
     );
+}
+
+/// The public surface is the facade (`api`, re-exported at the root) and, with the test-hooks
+/// feature only, `internals`: every other module of src/lib.rs is crate-private.
+#[test]
+fn only_the_facade_is_public() {
+    let lib = code_only(&std::fs::read_to_string(repo().join("src/lib.rs")).unwrap());
+    let public: Vec<&str> = lib
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("pub mod ") || l.starts_with("pub use "))
+        .collect();
+    assert_eq!(public, ["pub use api::*;", "pub mod internals;"], "{lib}");
+    assert!(lib.contains("#[cfg(feature = \"test-hooks\")]"), "internals only with test-hooks");
 }
 
 #[test]

@@ -89,6 +89,12 @@ pub enum EarkError {
     /// A name from the METS leaves the package, or is a link or not a regular file.
     #[error(transparent)]
     Confine(ConfineError),
+    /// Not a package at all (a PDF, a WARC, a harvest): what it is instead.
+    #[error(transparent)]
+    NotAPackage(#[from] crate::sources::recognise::NotAPackage),
+    /// The output is inside the package (or the package inside the output).
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
     /// The package METS cannot be read.
     #[error("{}: {source}", path.display())]
     Mets {
@@ -214,6 +220,8 @@ fn export_to(
     kind: PackageType,
     nest: bool,
 ) -> Result<ExportSummary, EarkError> {
+    crate::sources::recognise::package_at(pkg, crate::sources::recognise::Takes::Folder)?;
+    layout::refuse_nesting(pkg, out)?;
     let mets_path = pkg.join("METS.xml");
     let listing = list_files(pkg, &mets_path)?;
     let mets_file = layout::open_in(pkg, "METS.xml").map_err(EarkError::Confine)?;

@@ -198,12 +198,12 @@ pub enum WaczError {
     /// The revisits' originals could not be looked for.
     #[error(transparent)]
     References(#[from] crate::audit::AuditError),
-    /// The output is inside the package.
-    #[error("{}: inside the package exported; a WACZ is written outside it", out.display())]
-    OutputInPackage {
-        /// The output asked for.
-        out: PathBuf,
-    },
+    /// Not a package at all (a PDF, a WARC, a harvest): what it is instead.
+    #[error(transparent)]
+    NotAPackage(#[from] crate::sources::recognise::NotAPackage),
+    /// The output is inside the package (or the package inside the output).
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
     /// A fault of webaip's own.
     #[error("internal error: {0} failed")]
     Internal(&'static str),
@@ -218,9 +218,11 @@ pub fn export_wacz(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WaczReport, WaczError> {
     let started = Instant::now();
+    crate::sources::recognise::package_at(package, crate::sources::recognise::Takes::Folder)?;
+    crate::layout::refuse_nesting(package, out)?;
     let mut plan = plan::plan(package)?;
     plan::add_originals(&mut plan, package, &opts.with)?;
-    let dir = output_dir(package, out)?;
+    let dir = output_dir(out)?;
     // Temporaries of runs that died (killed, power lost) go first; a live run's are locked.
     crate::temporaries::remove_dead(&dir, WACZ_TEMP);
     let temp = || crate::temporaries::locked_file_in(&dir, WACZ_TEMP).map_err(io_at(&dir));
@@ -271,21 +273,14 @@ fn io_at(path: &Path) -> impl Fn(io::Error) -> WaczError + use<> {
     move |source| WaczError::Io { path: path.clone(), source }
 }
 
-/// The folder the WACZ goes into, made if absent. Never inside the package: the WACZ (or its
-/// temporary file) would replace or add a file the METS does not list.
-fn output_dir(package: &Path, out: &Path) -> Result<PathBuf, WaczError> {
+/// The folder the WACZ goes into, made if absent (never inside the package: `export_wacz`
+/// refuses that first).
+fn output_dir(out: &Path) -> Result<PathBuf, WaczError> {
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-    let inside = match (dir.canonicalize(), package.canonicalize()) {
-        (Ok(d), Ok(p)) => d.starts_with(p),
-        _ => false,
-    };
-    if inside {
-        return Err(WaczError::OutputInPackage { out: out.to_path_buf() });
-    }
     Ok(dir)
 }
 

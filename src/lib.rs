@@ -56,48 +56,12 @@
 //!  audit/, store/, pages/, validate ◄── METS reader (mets/reader.rs) ◄── a package on disk
 //! ```
 //!
-//! - [`sources`] recognise input shapes ([`sources::detect`]) and read
-//!   them: [`sources::capture`] is the [`capture::Capture`] PANDAS instances and
-//!   mirrors ([`sources::pandas::InstanceCaptures`], read by [`sources::pandas`] and
-//!   [`sources::mirror`]), NEDLIB harvests ([`sources::nedlib`]), Kulturarw3 archives
-//!   ([`sources::kulturarw3`]), ARC files ([`sources::arc_captures`], as the migration maps
-//!   them) and WARC files ([`sources::warc_captures`], records as stored) yield; `package`
-//!   copies a Heritrix job's WARC files through the same pipeline, each record an item that
-//!   carries its stored bytes (`package::copy`), and migrates its ARC files through it too,
-//!   each record mapped by the migration's reader thread (`migrate::migrate_into`).
-//! - [`formats`] reads and writes the byte formats: [`formats::arc::ArcReader`] frames ARC v1/v2
-//!   records out of damaged files and reports every oddity with its offset;
-//!   [`formats::warc::WarcWriter`] writes WARC 1.1 with one gzip member per record and returns
-//!   each record's byte ranges; [`formats::warc::WarcReader`] reads WARCs back;
-//!   `formats::warc::payload` is the one rule for where a payload starts.
-//! - [`stages`]: what captures and copied WARC records pass before they are written
-//!   (`stages::Stage`): virus scanning with clamd ([`stages::scan`], one engine for every
-//!   path) and byte-faithful link rewriting (`stages::rewrite::RewriteStage`). A stage plugs
-//!   in by implementing `Stage`: it gets each batch of `stages::StagedItem`s (a capture, a
-//!   stored record, or bytes between records), in order, before anything of them is written,
-//!   and may route them, note `Finding`s or put a `Replacement` payload in (work that runs in
-//!   the background, as clamd's, is left running by `run` and completed by `finish`, while
-//!   the sink prepares the batch: `stages::BatchSink`); it is put in the
-//!   list the pipeline runs (`stages::run_pipeline`, called by `build_capture_package` for
-//!   every capture source, by `package` for every copied WARC and by the migration for every
-//!   ARC), and what it decides is written by the one writer of each kind of item, so no
-//!   source changes.
-//! - [`migrate`] converts one ARC into one WARC ([`migrate::migrate_file`]) and proves, by
-//!   reading the result back from disk, that every payload byte was conserved.
-//! - [`package`] builds a package atomically: [`package::build_package`] (Heritrix jobs, ARC and
-//!   WARC files), [`package::captures::build_capture_package`] (every capture source: stages
-//!   before writing, one sink per container; [`package::pandas::build_pandas_package`] is it
-//!   for a PANDAS instance or mirror); every run says what it made in one
-//!   [`package::PackageReport`].
-//! - [`model`] is the package as plain data; [`mets`] writes it as METS (MODS, DC, rights,
-//!   PREMIS; streamed, spilled per container) and validates METS documents against the
-//!   schemas and the profile ([`profile`]); [`metadata`] reads the curator's TOML, [`pages`]
-//!   the webpages and associated objects a curator describes.
-//! - [`audit`] checks a stored package against its own METS, byte by byte; [`store`] keeps
-//!   packages on replicated storage (file systems, S3) and checks and repairs them.
-//! - [`layout`] is the one place that names package files and decides what a name from the
-//!   input may open; [`ids`] makes identifiers and tells the time, seeded for deterministic
-//!   runs.
+//! Inside, each concern has one module: the sources read each input shape as captures, the
+//! stages (virus scan, link rewriting, identification) see every item before it is written,
+//! the formats read and write ARC and WARC bytes, the model is the package as plain data, and
+//! the METS writer describes it. Those modules are private: the calls above are the way in,
+//! and [`types`] names the parts of what they return. The repository's `docs/design.md`
+//! walks through the house for contributors.
 //!
 //! Library code never prints; the `webaip` binary is a thin CLI over it.
 //!

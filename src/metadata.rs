@@ -105,7 +105,7 @@ pub const MAX_METADATA_BYTES: u64 = 16 << 20;
 /// What is wrong with a metadata file.
 #[derive(Debug, thiserror::Error)]
 pub enum MetadataProblem {
-    /// It cannot be read: absent, a FIFO or device, larger than [`MAX_METADATA_BYTES`].
+    /// It cannot be read: absent, a FIFO or device, larger than `MAX_METADATA_BYTES`.
     #[error("{}", .0.reason())]
     Unreadable(crate::layout::ConfineError),
     /// It is not UTF-8 text.

@@ -59,7 +59,7 @@ pub struct AuditOptions {
     pub eark: bool,
     /// Read every record of every container and verify its WARC digests.
     pub deep: bool,
-    /// Follow every revisit to its original ([`references`]), in the package itself and in
+    /// Follow every revisit to its original (`references`), in the package itself and in
     /// these packages; `None`: revisits are not followed.
     pub with: Option<Vec<PathBuf>>,
     /// `with` holds what a store gave of the packages the METS requires (`--store`): one
@@ -67,7 +67,7 @@ pub struct AuditOptions {
     pub from_store: bool,
     /// With `deep`: rebuild every ARC the package was migrated from (its stream only, hashed)
     /// and check it against the digests stated at migration
-    /// ([`crate::migrate::rebuild`]); each difference is a finding.
+    /// (`crate::migrate::rebuild`); each difference is a finding.
     pub rebuild_arcs: bool,
 }
 
@@ -250,7 +250,7 @@ pub struct NotIdenticalGzip {
 }
 
 /// The package's identity and package-level PREMIS, as read typed from its METS
-/// ([`crate::mets::sections`]).
+/// (`crate::mets::sections`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PackageIdentity {
     /// The root's `OBJID`.

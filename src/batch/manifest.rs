@@ -59,7 +59,7 @@ pub enum LineRefusal {
         /// How many.
         fields: usize,
     },
-    /// It is longer than [`MAX_LINE`] bytes (its source is not read).
+    /// It is longer than `MAX_LINE` bytes (its source is not read).
     TooLong {
         /// The line it starts on.
         line: u64,

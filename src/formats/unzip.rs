@@ -88,7 +88,7 @@ pub enum UnzipError {
         entry: String,
         /// Its depth.
         depth: usize,
-        /// The most folders an entry may go down ([`Limits::max_depth`]).
+        /// The most folders an entry may go down (`Limits::max_depth`).
         max: usize,
     },
     /// A `.zip` unpacks to more than its budget.

@@ -36,7 +36,7 @@ pub enum LookupError {
         #[source]
         source: io::Error,
     },
-    /// A line is longer than [`MAX_INDEX_LINE`].
+    /// A line is longer than `MAX_INDEX_LINE`.
     #[error("index {}: a line at byte {at} is longer than {} bytes", path.display(), MAX_INDEX_LINE)]
     LineTooLong {
         /// The index file.

@@ -118,7 +118,7 @@ pub enum MetsRefusal {
     /// A NUL character.
     Nul,
     /// One event (a tag with its attributes, a run of text, a comment) longer than
-    /// [`MAX_EVENT_BYTES`].
+    /// `MAX_EVENT_BYTES`.
     TooLong,
 }
 

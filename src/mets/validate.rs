@@ -176,11 +176,11 @@ pub struct ValidationReport {
     pub valid: bool,
 }
 
-/// Options for [`validate_mets`].
+/// Options for `validate_mets`.
 #[derive(Debug, Clone, Default)]
 pub struct ValidateOptions {
     /// Directory holding the schema bundle to use instead of the built-in schemas
-    /// ([`super::schemas`]); `None`: the built-in ones.
+    /// (`super::schemas`); `None`: the built-in ones.
     pub schemas: Option<PathBuf>,
     /// A profile to require; `None`: the one the document names, else the default, advisory.
     pub profile: Option<Profile>,

@@ -82,7 +82,7 @@ pub struct MigrateOptions {
     /// Replace an existing output file.
     pub force: bool,
     /// Scan every payload with this engine before its record is written (verdicts come with
-    /// the records, [`MigratedRecord::scan`]).
+    /// the records, `MigratedRecord::scan`).
     pub scanner: Option<Arc<ScanEngine>>,
     /// Where records whose payload is infected go instead of the output: without it they are
     /// written to the output like any other (the verdict says what they are).
@@ -92,7 +92,7 @@ pub struct MigrateOptions {
     /// (`--capture-date`). Without it such a file fails with `MigrateError::NoDate`.
     pub capture_date: Option<chrono::DateTime<chrono::Utc>>,
     /// Identify every payload with PRONOM's signatures before its record is written (results
-    /// come with the records, [`MigratedRecord::identification`]; counted in
+    /// come with the records, `MigratedRecord::identification`; counted in
     /// [`FileReport::identified`]).
     pub identify: Option<crate::stages::identify::Identifier>,
     /// Keep what rebuilding the ARC byte for byte needs (`docs/arc-rebuild.md`): on by

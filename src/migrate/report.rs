@@ -62,7 +62,7 @@ pub struct FileReport {
     pub anomaly_counts: BTreeMap<String, u64>,
     /// Anomalies by severity.
     pub anomaly_severities: BTreeMap<String, u64>,
-    /// The anomalies, with offsets (at most [`MAX_LISTED_ANOMALIES`]).
+    /// The anomalies, with offsets (at most `MAX_LISTED_ANOMALIES`).
     pub anomalies: Vec<Anomaly>,
     /// Anomalies counted but not listed.
     pub anomalies_not_listed: u64,
@@ -73,7 +73,7 @@ pub struct FileReport {
     /// Records whose `WARC-Date` is not their own, by where it came from (`previous-record`,
     /// `arc-header`, `file-name`, `capture-date`).
     pub date_sources: BTreeMap<String, u64>,
-    /// The first of them (at most [`MAX_DATE_EXAMPLES`]), with offsets.
+    /// The first of them (at most `MAX_DATE_EXAMPLES`), with offsets.
     pub inferred_dates: Vec<InferredDate>,
     /// The conservation check (of the output and the quarantine's container together).
     pub conservation: Conservation,

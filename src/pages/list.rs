@@ -75,7 +75,7 @@ pub struct PageEntry {
     /// The media type of the payload.
     pub mime: String,
     /// The page's `<title>` as a browser shows it; none when it has none within the first
-    /// [`TITLE_WINDOW`] bytes.
+    /// `TITLE_WINDOW` bytes.
     pub title: Option<String>,
     /// Where the capture is.
     pub place: Place,

@@ -534,7 +534,7 @@ impl MirrorFiles {
 
 /// The link map of a mirror: each file's save path and its original URL, which the rewrite
 /// stage (`stages::rewrite`) uses to make links between mirror files absolute again. The
-/// source that knows its files gives it ([`super::capture::CaptureSource::link_map`]); it is
+/// source that knows its files gives it (`super::capture::CaptureSource::link_map`); it is
 /// the mirror's file list itself, looked up by save path.
 #[derive(Debug)]
 pub struct LinkMap {

@@ -42,7 +42,7 @@ pub enum Recognised {
     File(FileKind),
 }
 
-/// The harvests `webaip package` reads, as [`super::detect`] tells them apart.
+/// The harvests `webaip package` reads, as `super::detect` tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HarvestShape {
     /// A Heritrix 1.x or 3.x job folder.

@@ -59,7 +59,7 @@ pub const ADVISORY: &[&str] = &["CSIPSTR12", "CSIP3", "CSIP4", "CSIP20", "CSIP34
 pub struct CheckReport {
     /// MUST rules broken: the package is invalid when there is any.
     pub findings: Vec<CsipFinding>,
-    /// SHOULD and MAY rules not followed ([`ADVISORY`]).
+    /// SHOULD and MAY rules not followed (`ADVISORY`).
     pub warnings: Vec<CsipFinding>,
     /// Files whose size and checksum were verified.
     pub files_verified: u64,

@@ -93,7 +93,7 @@ pub enum WarcFault {
     /// The CRLF CRLF after the block cannot be read.
     #[error("cannot read the record end")]
     ReadEnd(#[source] io::Error),
-    /// A header line has no line end within [`MAX_LINE`] bytes.
+    /// A header line has no line end within `MAX_LINE` bytes.
     #[error("a header line without a line end within {} bytes", MAX_LINE)]
     LineTooLong,
     /// The gzip data after a record is damaged.

@@ -231,7 +231,7 @@ pub enum SectionsError {
         /// What.
         what: String,
     },
-    /// A section is larger than [`MAX_SECTION_BYTES`].
+    /// A section is larger than `MAX_SECTION_BYTES`.
     #[error("{}: byte {offset}: the section starting here is larger than {} MiB", path.display(), MAX_SECTION_BYTES >> 20)]
     SectionTooLarge {
         /// The document.
@@ -239,7 +239,7 @@ pub enum SectionsError {
         /// The section's start tag.
         offset: u64,
     },
-    /// More than [`MAX_SECTIONS`] package-level sections.
+    /// More than `MAX_SECTIONS` package-level sections.
     #[error("{}: byte {offset}: more than {MAX_SECTIONS} package-level sections", path.display())]
     TooManySections {
         /// The document.

@@ -12,10 +12,12 @@ use sha2::Digest;
 use webaip::internals::{Ids, MigratedRecord, migrate_file, output_name};
 use webaip::{FileReport, MigrateOptions};
 
-/// The repository root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+// Where the tests find the repository, the corpus and the samples: one file, compiled into the
+// unit tests (src/test_support.rs) and here.
+#[path = "../../src/test_support.rs"]
+#[allow(dead_code, reason = "the unit tests use the rest")]
+mod shared;
+pub(crate) use shared::{copy_tree, corpus, corpus_archives, repo};
 
 /// Writes `arc` with scripts/gen_arc.py: `kind` (`bench`, `single`, `redacted`) and its
 /// further arguments; panics with the script's message when it fails.
@@ -30,28 +32,10 @@ pub fn gen_arc(kind: &str, arc: &Path, args: &[&str]) {
     assert!(g.status.success(), "gen_arc.py {kind}: {}", String::from_utf8_lossy(&g.stderr));
 }
 
-/// `../shared/corpus`, the real files written by other tools.
-pub fn corpus() -> PathBuf {
-    let dir = repo().join("../shared/corpus");
-    assert!(dir.is_dir(), "the shared corpus is missing at {}", dir.display());
-    dir
-}
-
 /// Every ARC file of the corpus.
 pub fn corpus_arcs() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(corpus().join("arc"))
         .expect("corpus/arc readable")
-        .map(|e| e.expect("dir entry").path())
-        .collect();
-    v.sort();
-    v
-}
-
-/// Every WARC and ARC file of the corpus.
-pub fn corpus_archives() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = ["warc", "arc"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(corpus().join(d)).expect("corpus dir readable"))
         .map(|e| e.expect("dir entry").path())
         .collect();
     v.sort();
@@ -457,19 +441,6 @@ pub fn with_mirror(run: &serde_json::Value) -> serde_json::Value {
 pub fn package_json(src: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
     let run = package(Package::deterministic_json(), out, &[src]);
     (run.status(), run.json())
-}
-
-/// Copies the tree at `from` to `to` (a link is copied as the file it points at).
-pub fn copy_tree(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let dest = to.join(e.path().strip_prefix(from).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// `webaip ARGS` run with umask `mask`.

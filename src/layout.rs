@@ -771,16 +771,32 @@ pub enum NestingError {
 /// existing ancestor. A file input is refused only as the output itself: a file beside its
 /// outputs (`migrate crawl.arc --out .`) is not read twice. An input that cannot be reached
 /// passes: the command says why it cannot read it.
+///
+/// For an output that is made whole or replaced (a package folder). An output folder that new
+/// things are made in, beside what it holds (`ingest -o /archive`, `unmigrate -o .`), may hold
+/// the input: use [`refuse_output_in_input`] for it.
 pub fn refuse_nesting(input: &Path, out: &Path) -> Result<(), NestingError> {
+    refuse_output_in_input(input, out)?;
+    let Ok(real_input) = std::fs::canonicalize(input) else { return Ok(()) };
+    let folder = std::fs::metadata(&real_input).is_ok_and(|m| m.is_dir());
+    if folder && real_input.starts_with(real_path(out)?) {
+        let (input, out) = (input.to_path_buf(), out.to_path_buf());
+        return Err(NestingError::InputInsideOut { input, out });
+    }
+    Ok(())
+}
+
+/// Refuses an output `out` (a file or folder, which need not exist yet) that is the input
+/// `input` or lies inside the input folder, comparing real paths as [`refuse_nesting`] does:
+/// the run would write into what it reads (a second run would read its own output, or a
+/// report would overwrite the ARC it describes).
+pub fn refuse_output_in_input(input: &Path, out: &Path) -> Result<(), NestingError> {
     let Ok(real_input) = std::fs::canonicalize(input) else { return Ok(()) };
     let real_out = real_path(out)?;
     let folder = std::fs::metadata(&real_input).is_ok_and(|m| m.is_dir());
-    let (input, out) = (input.to_path_buf(), out.to_path_buf());
     if real_out == real_input || (folder && real_out.starts_with(&real_input)) {
+        let (input, out) = (input.to_path_buf(), out.to_path_buf());
         return Err(NestingError::OutInsideInput { out, input });
-    }
-    if folder && real_input.starts_with(&real_out) {
-        return Err(NestingError::InputInsideOut { input, out });
     }
     Ok(())
 }

@@ -64,6 +64,11 @@ pub fn index_warcs_into(
     options: &IndexOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<IndexReport, IndexError> {
+    if let IndexTarget::File(path) = &target {
+        for input in inputs {
+            crate::layout::refuse_output_in_input(input, path)?;
+        }
+    }
     let containers = build::resolve_inputs(inputs)?;
     let entries = EntryOptions { record_ids: options.record_ids };
     let (format, jobs) = (options.format, options.jobs.max(1));
@@ -191,6 +196,9 @@ impl GotRecord {
 /// Why [`get_record`] wrote nothing (or nothing that is kept).
 #[derive(Debug, thiserror::Error)]
 pub enum GetRecordError {
+    /// The output file would be inside a package or index the record is read from.
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
     /// The record cannot be found, read, or is not what its index line says.
     #[error(transparent)]
     Get(#[from] GetError),
@@ -296,6 +304,10 @@ pub fn get_record_into(
 ) -> Result<GotRecord, GetRecordError> {
     if std::fs::symlink_metadata(path).is_ok() {
         return Err(GetRecordError::Exists(path.to_path_buf()));
+    }
+    let read = options.indexes.iter().cloned().chain(options.packages.iter().map(PathBuf::from));
+    for input in read {
+        crate::layout::refuse_output_in_input(&input, path)?;
     }
     let write_err = |source| GetRecordError::Write { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));

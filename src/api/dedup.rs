@@ -49,6 +49,9 @@ pub fn make_dedup_table(
     out: &Path,
     options: &DedupTableOptions,
 ) -> Result<DedupTableReport, DigestTableError> {
+    for source in sources {
+        crate::layout::refuse_output_in_input(source, out)?;
+    }
     let mut table = TableBuilder::new(options.memory.max(1 << 20))?;
     for source in sources {
         match source.is_dir() {

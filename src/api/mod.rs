@@ -27,7 +27,10 @@ pub use packaging::*;
 pub use pages::*;
 pub use preservation::*;
 pub use scan::*;
-pub use support::{ConfineError, describe_io, escape_controls, prepare_identification};
+pub use support::{
+    ConfineError, describe_io, escape_controls, prepare_identification, refuse_nesting,
+    refuse_output_in_input,
+};
 pub use unmigrate::*;
 pub use validate::*;
 

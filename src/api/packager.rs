@@ -193,6 +193,9 @@ impl Packager {
         // Before anything is unpacked or written: a second run would package the first package.
         for source in &self.sources {
             crate::layout::refuse_nesting(source, &self.options.out)?;
+            if let Some(index) = &self.index {
+                crate::layout::refuse_output_in_input(source, index)?;
+            }
         }
         let unzip_dir = self.unzip_dir.clone().unwrap_or_else(|| default_unzip_dir(&self.options));
         let unzip = open::Unzip { dir: &unzip_dir, heads: None };

@@ -2,7 +2,7 @@
 //! one line, and the identification signatures compiled ahead of the work.
 
 pub use crate::formats::warc::header::escape_controls;
-pub use crate::layout::{ConfineError, describe_io};
+pub use crate::layout::{ConfineError, describe_io, refuse_nesting, refuse_output_in_input};
 
 /// Compiles the PRONOM signatures built into webaip now, once for the process, instead of in
 /// the first identification. A front end calls it on its main thread: compiled on a worker

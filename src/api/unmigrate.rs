@@ -92,7 +92,7 @@ pub fn unmigrate(
     progress: &dyn Fn(u64),
 ) -> Result<Unmigrated, UnmigrateError> {
     for input in inputs {
-        crate::layout::refuse_nesting(input, out)?;
+        crate::layout::refuse_output_in_input(input, out)?;
     }
     std::fs::create_dir_all(out)
         .map_err(|source| UnmigrateError::Out { path: out.to_path_buf(), source })?;

@@ -1396,6 +1396,8 @@ fn mets_sha512(names: &PackageNames, name: &str) -> Option<String> {
 fn check_unlisted(names: &PackageNames, rules: &FileRules, findings: &mut Vec<AuditFinding>) {
     for entry in walkdir::WalkDir::new(names.dir).sort_by_file_name() {
         match entry {
+            // The package folder itself: the operator may name it through a link.
+            Ok(e) if e.depth() == 0 => {}
             Ok(e) => findings.extend(unlisted_entry(names, rules, &e)),
             Err(e) => {
                 let what = format!("cannot list the package: {e}");

@@ -187,7 +187,7 @@ pub fn run(
     share.retain(|i| opts.shard.is_none_or(|s| s.contains(&i.key)));
     // Before the work folder is made: a package of an item would land inside an item.
     for item in &share {
-        crate::layout::refuse_nesting(&item.source, &opts.out)?;
+        crate::layout::refuse_output_in_input(&item.source, &opts.out)?;
     }
     let work = opts.out.join(WORK_DIR);
     std::fs::create_dir_all(&work)

@@ -66,6 +66,12 @@ pub struct MigrateArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: MigrateArgs) -> anyhow::Result<i32> {
+    // The report never replaces an ARC it describes, nor lands in an input folder.
+    if let Some(report) = args.report.as_ref().filter(|p| p.as_os_str() != "-") {
+        for input in &args.inputs {
+            webaip::refuse_output_in_input(input, report)?;
+        }
+    }
     let pool = super::worker_pool(args.jobs)?;
     let total: u64 = args.inputs.iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
     let bar = progress::bytes_bar(total, args.quiet || args.json);

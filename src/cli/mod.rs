@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod checked;
 mod completions;
 mod contract;
 mod dedup_table;

@@ -10,6 +10,7 @@ use webaip::{
     XsdStatus, validate_mets,
 };
 
+use super::checked::Checked;
 use super::{EXIT_ERROR, EXIT_FINDINGS};
 
 /// `validate --json`, abbreviated, for `--help`.
@@ -84,16 +85,6 @@ impl Kind {
             Kind::Eark => EARK_CSIP_PROFILE,
         }
     }
-}
-
-/// One input checked: its report as JSON and as text, and whether it is valid.
-pub(super) struct Checked {
-    pub valid: bool,
-    pub json: serde_json::Value,
-    /// The whole text report, lines ending in newlines.
-    pub text: String,
-    /// Its last line: the verdict, said on stderr under `--quiet` when not valid.
-    pub verdict: String,
 }
 
 /// Runs the command; returns the exit status: 0 valid, 1 invalid, 2 unreadable. A `.wacz`

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use webaip::{CsipFinding, EARK_CSIP_PROFILE, EarkValidation, validate_eark};
 
-use super::validate::Checked;
+use super::checked::Checked;
 
 /// Checks one E-ARK package (folder or `.zip`; its root `METS.xml` stands for its folder);
 /// None (the error said on stderr) when it cannot be read. SHOULD and MAY rules not followed

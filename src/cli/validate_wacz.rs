@@ -5,7 +5,7 @@ use std::path::Path;
 
 use webaip::validate_wacz;
 
-use super::validate::Checked;
+use super::checked::Checked;
 
 /// Checks one WACZ; None (the error said on stderr) when it cannot be read or is no ZIP.
 pub(super) fn check(wacz: &Path) -> anyhow::Result<Option<Checked>> {

@@ -149,6 +149,9 @@ pub struct Found {
 /// Why a table could not be made or read.
 #[derive(Debug, thiserror::Error)]
 pub enum DigestTableError {
+    /// The table would be a source, or inside a source package.
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
     /// A file could not be read or written.
     #[error("{path}: {why}", why = crate::layout::describe_io(source))]
     Io {
@@ -442,7 +445,14 @@ impl TableBuilder {
     /// Sorts what was added and writes the table to `out`; returns the number of entries.
     pub fn finish(mut self, out: &Path) -> Result<u64, DigestTableError> {
         self.spill()?;
-        let mut w = BufWriter::with_capacity(1 << 20, File::create(out).map_err(io_at(out))?);
+        // Written beside `out` under a temporary name and renamed when whole: a killed run
+        // leaves no table that looks complete, and an earlier table stays until then.
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let tmp = tempfile::Builder::new()
+            .prefix(".webaip-digests-")
+            .tempfile_in(dir)
+            .map_err(io_at(dir))?;
+        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
         w.write_all(MAGIC).map_err(io_at(out))?;
         let mut at = MAGIC.len() as u64;
         let mut sparse: Vec<(DigestKey, u64)> = Vec::new();
@@ -472,6 +482,7 @@ impl TableBuilder {
         }
         w.write_all(END_MAGIC).map_err(io_at(out))?;
         w.into_inner().map_err(|e| io_at(out)(e.into_error()))?.sync_all().map_err(io_at(out))?;
+        tmp.persist(out).map_err(|e| io_at(out)(e.error))?;
         Ok(count)
     }
 }

@@ -14,6 +14,9 @@ use crate::formats::warc::{WarcError, WarcFault, WarcReader};
 /// Why an index cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
+    /// The index file would be an input, or inside an input package.
+    #[error(transparent)]
+    Nested(#[from] crate::layout::NestingError),
     /// A WARC cannot be read (the error names the file and the record's offset).
     #[error(transparent)]
     Warc(#[from] WarcError),

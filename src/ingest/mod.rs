@@ -376,7 +376,7 @@ fn submission<'a>(ssip: &'a Path, opts: &IngestOptions) -> Result<Submission<'a>
     if let Err(e) = layout::metadata_in(ssip, layout::METS) {
         return Err(IngestError::NotASubmission { path: ssip.to_path_buf(), why: e.to_string() });
     }
-    layout::refuse_nesting(ssip, &opts.out)?;
+    layout::refuse_output_in_input(ssip, &opts.out)?;
     let none = HashSet::new();
     let sites =
         aip_mets::scan(&mets, &Wanted { sections: &none, package_amd: None, records: false })

@@ -327,6 +327,9 @@ fn file_kind(path: &Path) -> Recognised {
         FileKind::Pdf
     } else if let Some(markup) = markup_kind(&head) {
         return markup;
+    } else if wide_markup(&head) {
+        // XML in UTF-16 or UTF-32, whatever its name: the audit judges it.
+        return Recognised::MetsDocument;
     } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xml")) {
         // Named as XML but not in UTF-8 (UTF-16, say): the audit judges it.
         return Recognised::MetsDocument;
@@ -384,15 +387,38 @@ fn markup_kind(head: &[u8]) -> Option<Recognised> {
     }
     let lower = String::from_utf8_lossy(&text[start..]).to_ascii_lowercase();
     let html = lower.contains("<html") || lower.starts_with("<!doctype html");
-    Some(match html && !lower.contains("<mets") {
+    // A METS may embed XHTML; its root may carry a prefix (`<m:mets`): the namespace tells.
+    let mets = lower.contains("<mets") || lower.contains("www.loc.gov/mets/");
+    Some(match html && !mets {
         true => Recognised::File(FileKind::Html),
         false => Recognised::MetsDocument,
     })
 }
 
+/// Text that starts as markup in a UTF-16 or UTF-32 encoding: a byte-order mark, or `<` beside
+/// a NUL.
+fn wide_markup(head: &[u8]) -> bool {
+    const MARKS: [&[u8]; 4] = [b"\xff\xfe", b"\xfe\xff", b"<\0", b"\0<"];
+    MARKS.iter().any(|m| head.starts_with(m)) || head.starts_with(b"\0\0\0<")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefixed_or_wide_mets_is_a_mets_document() {
+        let prefixed = b"<?xml version='1.0'?>\n<m:mets xmlns:m=\"http://www.loc.gov/METS/\">\
+            <m:xmlData><html xmlns=\"http://www.w3.org/1999/xhtml\"/></m:xmlData></m:mets>";
+        assert!(matches!(markup_kind(prefixed), Some(Recognised::MetsDocument)));
+        let page = b"<!DOCTYPE html><html><body>x</body></html>";
+        assert!(matches!(markup_kind(page), Some(Recognised::File(FileKind::Html))));
+        let utf16: Vec<u8> = "\u{feff}<mets/>".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert!(wide_markup(&utf16));
+        let no_bom: Vec<u8> = "<mets/>".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert!(wide_markup(&no_bom));
+        assert!(!wide_markup(b"%PDF-1.7"));
+    }
 
     /// Each kind of file is told by its bytes whatever its name; the committed samples are
     /// harvests; a folder of packages names one; a package folder and a METS are packages.

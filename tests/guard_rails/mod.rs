@@ -118,8 +118,8 @@ fn packages_and_outputs_beside_their_source_are_taken() {
 }
 
 /// `--out` inside the source, the source inside `--out`, and `--out` reached through a link
-/// into the source: refused by package, ingest, both exports, undedup, unmigrate and batch, naming both
-/// paths, exit 2, the source and its folder unchanged.
+/// into the source: refused by package, ingest, both exports, undedup, unmigrate and batch,
+/// naming both paths, exit 2, the source and its folder unchanged.
 #[test]
 fn outputs_nested_with_their_source_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -154,9 +154,63 @@ fn outputs_nested_with_their_source_are_refused() {
     let manifest = tmp.path().join("m.csv");
     std::fs::write(&manifest, format!("{}\n", job.display())).unwrap();
     let before = tree(tmp.path());
-    let batch = ["batch", "run", "--no-virus-check", "--out", arg(tmp.path()), arg(&manifest)];
-    refused(&webaip(&batch), &[&around(&job, tmp.path())]);
+    let in_job = job.join("batch");
+    let batch = ["batch", "run", "--no-virus-check", "--out", arg(&in_job), arg(&manifest)];
+    refused(&webaip(&batch), &[&inside(&in_job, &job)]);
     assert_eq!(tree(tmp.path()), before, "nothing written");
+}
+
+/// A file output (an index, a digest table, a migration report, a package's index, a got
+/// record) that is an input, or lies inside an input package, is refused before anything is
+/// written: the input is unchanged.
+#[test]
+fn file_outputs_never_land_on_or_in_their_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = job_copy(&tmp.path().join("job"));
+    let pkg = tmp.path().join("pkg");
+    Package::new().deterministic().succeeds(&pkg, &job);
+    let arc = std::fs::read_dir(job.join("arcs")).unwrap().next().unwrap().unwrap().path();
+    let before = tree(tmp.path());
+    let mets = pkg.join("METS.xml");
+    let inside = |out: &Path, input: &Path| {
+        format!("the output {} is inside the input {}", out.display(), input.display())
+    };
+    refused(&webaip(&["dedup-table", arg(&pkg), "-o", arg(&mets)]), &[&inside(&mets, &pkg)]);
+    let cdxj = pkg.join("content/x.cdxj");
+    refused(&webaip(&["index", arg(&pkg), "-o", arg(&cdxj)]), &[&inside(&cdxj, &pkg)]);
+    let migrated = tmp.path().join("migrated");
+    let migrate = ["migrate", arg(&arc), "-o", arg(&migrated), "--report", arg(&arc)];
+    refused(&webaip(&migrate), &[&inside(&arc, &arc)]);
+    let fresh = tmp.path().join("fresh");
+    let index_onto = ["package", arg(&arc), "-o", arg(&fresh), "--no-virus-check", "--index"];
+    let o = webaip(&[&index_onto[..], &[arg(&arc)]].concat());
+    refused(&o, &[&inside(&arc, &arc)]);
+    let got = pkg.join("content/got");
+    let get = ["get", "http://example.com/", "--package", arg(&pkg)];
+    refused(&webaip(&[&get[..], &["-o", arg(&got)]].concat()), &[&inside(&got, &pkg)]);
+    assert_eq!(tree(tmp.path()), before, "nothing written");
+}
+
+/// Outputs made inside a folder that also holds the input (`-o .` beside the package) are
+/// taken: what they make lands beside the input. A package named through a link audits
+/// INTACT.
+#[test]
+fn an_output_folder_holding_the_input_is_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = job_copy(&tmp.path().join("job"));
+    let pkg = tmp.path().join("pkg");
+    Package::new().deterministic().succeeds(&pkg, &job);
+    let pkg_before = tree(&pkg);
+    let unmigrate = webaip(&["unmigrate", arg(&pkg), "-o", arg(tmp.path()), "-q"]);
+    assert_eq!(unmigrate.status.code(), Some(0), "{}", String::from_utf8_lossy(&unmigrate.stderr));
+    let eark = webaip(&["export", "eark", arg(&pkg), "-o", arg(tmp.path()), "-q"]);
+    assert_eq!(eark.status.code(), Some(0), "{}", String::from_utf8_lossy(&eark.stderr));
+    assert_eq!(tree(&pkg), pkg_before, "the package is unchanged");
+    std::os::unix::fs::symlink(&pkg, tmp.path().join("link")).unwrap();
+    let o = webaip(&["audit", arg(&tmp.path().join("link"))]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("INTACT"), "{text}");
 }
 
 /// A folder holding a harvest, or one inside a harvest, names the harvest the user may have

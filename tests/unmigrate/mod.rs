@@ -331,7 +331,7 @@ fn a_member_no_zlib_setting_reproduces_is_named_at_migration_unmigrate_and_audit
     let args = ["package", "--json", "--no-virus-check", "--deterministic", "--out"];
     let o = webaip(&[&args[..], &[pkg.to_str().unwrap(), arc.to_str().unwrap()]].concat());
     let report = json(&o);
-    let rebuild = &report["containers"][0]["migration"]["rebuild"];
+    let rebuild = &report["packages"][0]["containers"][0]["migration"]["rebuild"];
     assert_eq!(rebuild["rebuildable"], true, "{rebuild}");
     assert_eq!(rebuild["gzip_file_rebuildable"], false, "{rebuild}");
     assert_eq!(rebuild["unrecovered_offsets"], serde_json::json!([third]), "{rebuild}");

@@ -701,8 +701,12 @@ pub fn validate_mets(mets: &Path, schemas: Option<&Path>, profile: Option<&str>)
     let o = cmd.arg(mets).output().expect("webaip validate runs");
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}: {said}", mets.display());
-    let mut reports: Vec<Validation> = serde_json::from_slice(&o.stdout)
+    #[derive(Deserialize)]
+    struct Validated {
+        reports: Vec<Validation>,
+    }
+    let mut checked: Validated = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{}: not a validate report ({e}): {said}", mets.display()));
-    assert_eq!(reports.len(), 1, "{}", mets.display());
-    reports.remove(0)
+    assert_eq!(checked.reports.len(), 1, "{}", mets.display());
+    checked.reports.remove(0)
 }

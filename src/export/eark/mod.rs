@@ -221,7 +221,7 @@ fn export_to(
     nest: bool,
 ) -> Result<ExportSummary, EarkError> {
     crate::sources::recognise::package_at(pkg, crate::sources::recognise::Takes::Folder)?;
-    layout::refuse_nesting(pkg, out)?;
+    layout::refuse_output_in_input(pkg, out)?;
     let mets_path = pkg.join("METS.xml");
     let listing = list_files(pkg, &mets_path)?;
     let mets_file = layout::open_in(pkg, "METS.xml").map_err(EarkError::Confine)?;

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::formats::digest::{FileDigests, FixityAlgorithm, digests_read, sha512_read};
+use crate::formats::digest::{FileDigests, digests_read, sha512_read};
 use crate::layout;
 use crate::mets::listing::{FixitySource, ListedFile, Nested, read_listing};
 use crate::mets::validate::{Severity, ValidateError, ValidationReport};
@@ -984,11 +984,8 @@ fn locate<'a>(
 /// A whole file read once: its SHA-512 (the manifest's), and the digest the METS states of it
 /// when that is by another algorithm.
 fn whole_file_digests(dir: &Path, p: &Present) -> io::Result<FileDigests> {
-    let stated = p.listed.stated_fixity().and_then(Result::ok).map(|f| f.algorithm);
-    let premis = p.listed.premis_fixity().map(|(a, _)| a);
-    let also: Vec<FixityAlgorithm> = stated.into_iter().chain(premis).collect();
     let file = layout::open_in(dir, p.href).map_err(io::Error::other)?;
-    digests_read(file, &also)
+    digests_read(file, &p.listed.checked_algorithms())
 }
 
 /// SIZE and the stated digest of a whole file against the METS: the CHECKSUM by its

@@ -620,39 +620,66 @@ impl FileDigests {
     }
 }
 
-/// Size, SHA-512 and the digests by `also` of everything `f` yields, in one read.
-pub(crate) fn digests_read(
-    mut f: impl std::io::Read,
-    also: &[FixityAlgorithm],
-) -> std::io::Result<FileDigests> {
-    let mut algos: Vec<FixityAlgorithm> = also.to_vec();
-    algos.sort();
-    algos.dedup();
-    // SHA-512 is always computed: not a second time.
-    algos.retain(|a| *a != FixityAlgorithm::Sha512);
-    let mut others: Vec<(FixityAlgorithm, AnyHasher)> =
-        algos.into_iter().map(|a| (a, AnyHasher::new(a))).collect();
-    let mut sha = Sha512::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut size = 0u64;
-    loop {
-        let n = match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        sha.update(&buf[..n]);
-        for (_, h) in &mut others {
+/// A reader that computes, as the bytes pass through it, their size, SHA-512 and the digests
+/// by the algorithms asked for: the digests of bytes read anyway (copied), in the same read.
+pub(crate) struct DigestsReader<R> {
+    inner: R,
+    sha: Sha512,
+    others: Vec<(FixityAlgorithm, AnyHasher)>,
+    size: u64,
+}
+
+impl<R: std::io::Read> DigestsReader<R> {
+    /// Reads `inner`, computing SHA-512 and the digests by `also`.
+    pub(crate) fn new(inner: R, also: &[FixityAlgorithm]) -> Self {
+        let mut algos: Vec<FixityAlgorithm> = also.to_vec();
+        algos.sort();
+        algos.dedup();
+        // SHA-512 is always computed: not a second time.
+        algos.retain(|a| *a != FixityAlgorithm::Sha512);
+        let others = algos.into_iter().map(|a| (a, AnyHasher::new(a))).collect();
+        DigestsReader { inner, sha: Sha512::new(), others, size: 0 }
+    }
+
+    /// The size and digests of the bytes read so far.
+    pub(crate) fn finish(self) -> FileDigests {
+        FileDigests {
+            size: self.size,
+            sha512: hex(&self.sha.finalize()),
+            others: self.others.into_iter().map(|(a, h)| (a, hex(&h.finish()))).collect(),
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for DigestsReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.sha.update(&buf[..n]);
+        for (_, h) in &mut self.others {
             h.update(&buf[..n]);
         }
-        size += n as u64;
+        self.size += n as u64;
+        Ok(n)
     }
-    Ok(FileDigests {
-        size,
-        sha512: hex(&sha.finalize()),
-        others: others.into_iter().map(|(a, h)| (a, hex(&h.finish()))).collect(),
-    })
+}
+
+/// Size, SHA-512 and the digests by `also` of everything `f` yields, in one read.
+pub(crate) fn digests_read(
+    f: impl std::io::Read,
+    also: &[FixityAlgorithm],
+) -> std::io::Result<FileDigests> {
+    use std::io::Read;
+    let mut reader = DigestsReader::new(f, also);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(reader.finish())
 }
 
 #[cfg(test)]

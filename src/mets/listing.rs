@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::reader::{Element, Event, MetsError, MetsReader, NS_METS, NS_PREMIS2, NS_PREMIS3, Pos};
-use crate::formats::digest::FixityAlgorithm;
+use crate::formats::digest::{FileDigests, FixityAlgorithm};
 use crate::model::SIGNIFICANT_WARC_RECORDS;
 
 /// Whether the nested `<file>`s (records, bytestreams) are kept.
@@ -109,12 +109,59 @@ impl ListedFile {
         Some((a, d))
     }
 
+    /// The algorithms whose digests check the file's bytes against the METS: the stated
+    /// digest's ([`Self::stated_fixity`]) and the PREMIS object's, when webaip computes them.
+    pub(crate) fn checked_algorithms(&self) -> Vec<FixityAlgorithm> {
+        let stated = self.stated_fixity().and_then(Result::ok).map(|f| f.algorithm);
+        stated.into_iter().chain(self.premis_fixity().map(|(a, _)| a)).collect()
+    }
+
+    /// How the bytes read (`d`, digested by [`Self::checked_algorithms`]) differ from what the
+    /// METS states of the file, as the audit judges them: its digest (the CHECKSUM by its
+    /// CHECKSUMTYPE, else the PREMIS object's), then its SIZE. `None` when they agree, when a
+    /// digest is by an algorithm webaip does not compute (not checked), and for bytes that
+    /// differ from the `<file>` attributes but are what the file's PREMIS object states (the
+    /// METS contradicts itself, which the audit warns of: no damage).
+    pub(crate) fn damage(&self, d: &FileDigests) -> Option<Damage> {
+        let premis_agrees = self.premis_fixity().is_some_and(|(a, v)| d.by(a) == Some(v));
+        if let Some(Ok(stated)) = self.stated_fixity() {
+            let found = d.by(stated.algorithm).unwrap_or_default();
+            let excused = stated.source == FixitySource::Checksum && premis_agrees;
+            if found != stated.value && !excused {
+                return Some(Damage {
+                    what: stated.algorithm.mets_name().to_string(),
+                    stated: stated.value.to_string(),
+                    found: found.to_string(),
+                });
+            }
+        }
+        match self.size {
+            Some(size) if size != d.size && self.premis_size != Some(d.size) => Some(Damage {
+                what: "SIZE".to_string(),
+                stated: size.to_string(),
+                found: d.size.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
     /// True for a file whose records can be read: a WARC container.
     pub(crate) fn is_container(&self) -> bool {
         self.mime.as_deref() == Some("application/warc")
             || !self.children.is_empty()
             || self.href.as_deref().is_some_and(crate::layout::is_warc_name)
     }
+}
+
+/// What a file's bytes have that the METS does not state of them ([`ListedFile::damage`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Damage {
+    /// What differs: the digest's algorithm (`SHA-512`, as `CHECKSUMTYPE` spells it) or `SIZE`.
+    pub what: String,
+    /// What the METS states (lower-case hex, or bytes).
+    pub stated: String,
+    /// What the bytes have.
+    pub found: String,
 }
 
 /// A METS document's listing; see the module documentation.

@@ -186,7 +186,8 @@ fn a_killed_checks_temporary_is_removed_by_the_next_check() {
     assert!(left.is_empty(), "left: {left:?}");
 }
 
-/// The exported package's files, a content file grown to `mb` MiB so an export takes a while.
+/// The exported package's files, a content file grown to `mb` MiB so an export takes a while
+/// (its METS SIZE and CHECKSUM restated: an export refuses a file that is not what they state).
 fn large_package(tmp: &Path, mb: u64) -> PathBuf {
     let pkg = packaged_sample(tmp, "nedlib");
     let content = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
@@ -197,7 +198,30 @@ fn large_package(tmp: &Path, mb: u64) -> PathBuf {
     for _ in 0..mb {
         std::io::Write::write_all(&mut w, &chunk).unwrap();
     }
+    std::io::Write::flush(&mut w).unwrap();
+    drop(w);
+    restate(&pkg, &content);
     pkg
+}
+
+/// Sets the SIZE and CHECKSUM (SHA-512) the package METS states of `file` to its bytes'.
+fn restate(pkg: &Path, file: &Path) {
+    use sha2::Digest;
+    let bytes = std::fs::read(file).unwrap();
+    let sum = data_encoding::HEXLOWER.encode(&sha2::Sha512::digest(&bytes));
+    let href = format!("content/{}", file.file_name().unwrap().to_string_lossy());
+    let p = pkg.join("METS.xml");
+    let s = std::fs::read_to_string(&p).unwrap();
+    let at = s.find(&format!("xlink:href=\"{href}\"")).unwrap();
+    let start = s[..at].rfind("<mets:file ").unwrap();
+    let set = |el: &str, attr: &str, value: &str| {
+        let at = el.find(&format!(" {attr}=\"")).unwrap() + attr.len() + 3;
+        let end = at + el[at..].find('"').unwrap();
+        format!("{}{value}{}", &el[..at], &el[end..])
+    };
+    let el = set(&s[start..at], "SIZE", &bytes.len().to_string());
+    let el = set(&el, "CHECKSUM", &sum);
+    std::fs::write(&p, format!("{}{el}{}", &s[..start], &s[at..])).unwrap();
 }
 
 #[test]

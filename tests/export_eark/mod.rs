@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod checksums;
+mod damaged;
 mod fuzz;
 mod hostile;
 mod reference;

@@ -88,7 +88,7 @@ pub(super) fn write_metadata(
     }
     // The package METS as it is, for what the records above do not carry.
     let name = "metadata/other/package-mets.xml";
-    let written = copy_in(pkg, "METS.xml", sink, name)?;
+    let written = copy_in(pkg, "METS.xml", sink, name, None)?;
     let entry = Entry { href: name.into(), mime: "application/xml".into(), written };
     digiprov.push(MdEntry {
         id: "digiprov-package-mets".into(),

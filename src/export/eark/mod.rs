@@ -7,7 +7,10 @@
 //! `metadata/other`, its logs and manifest to `documentation`, and the schemas the METS
 //! documents use to `schemas`. Quarantined (viral) containers are never exported: they are
 //! counted in the [`ExportSummary`]. Files are streamed and hashed (SHA-256) as they are
-//! copied; the METS documents are written last, from what was measured. The output is
+//! copied, and checked in the same read against the size and digest the package METS states
+//! of them (as the audit judges them): a damaged package is refused
+//! ([`EarkError::Changed`]) and nothing is exported. The METS documents are written last, from
+//! what was measured. The output is
 //! written under a temporary name beside it and renamed once complete (`sink`).
 //!
 //! The package's root folder is named by its `OBJID` (CSIP1; an OBJID that is no folder name
@@ -28,8 +31,9 @@ use std::path::{Path, PathBuf};
 use mets::{Entry, Head, RepRef, RootContent, Submitter};
 use sink::Sink;
 
+use crate::formats::digest::DigestsReader;
 use crate::layout::{self, ConfineError};
-use crate::mets::listing::{Listing, Nested, read_listing};
+use crate::mets::listing::{Damage, ListedFile, Listing, Nested, read_listing};
 use crate::mets::reader::{MetsError, MetsReader};
 use crate::mets::sections::{PackageSections, SectionsError, read_package_sections_from};
 
@@ -133,6 +137,22 @@ pub enum EarkError {
          \\ / * ? \" < > |"
     )]
     ObjidNotAFolderName(String),
+    /// A file of the package is not what its METS states (its digest, or its size): the
+    /// package is damaged, and nothing is exported.
+    #[error(
+        "{file}: {what} {found}, the METS states {stated}: the package is damaged (audit it); \
+         nothing exported"
+    )]
+    Changed {
+        /// The file's path in the package.
+        file: String,
+        /// What differs: the digest's algorithm (`SHA-512`) or `SIZE`.
+        what: String,
+        /// What the METS states (lower-case hex, or bytes).
+        stated: String,
+        /// What the file's bytes have.
+        found: String,
+    },
     /// Writing the ZIP failed.
     #[error("{}: {source}", path.display())]
     Zip {
@@ -189,17 +209,25 @@ fn below_first(href: &str) -> &str {
     href.split_once('/').map_or(href, |(_, rest)| rest)
 }
 
-/// Copies one file of the package to `name` in the output.
+/// Copies one file of the package to `name` in the output; a file the package METS lists
+/// (`listed`) is checked, in the same read, against the size and digest it states.
 fn copy_in(
     pkg: &Path,
     href: &str,
     sink: &mut Sink,
     name: &str,
+    listed: Option<&ListedFile>,
 ) -> Result<sink::Written, EarkError> {
     let file = layout::open_in(pkg, href).map_err(EarkError::Confine)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut input = BufReader::with_capacity(1 << 20, file);
-    sink.add(name, &mut input, len)
+    let also = listed.map(ListedFile::checked_algorithms).unwrap_or_default();
+    let mut input = DigestsReader::new(BufReader::with_capacity(1 << 20, file), &also);
+    let written = sink.add(name, &mut input, len)?;
+    if let Some(d) = listed.and_then(|f| f.damage(&input.finish())) {
+        let Damage { what, stated, found } = d;
+        return Err(EarkError::Changed { file: href.to_string(), what, stated, found });
+    }
+    Ok(written)
 }
 
 /// Exports the package in folder `pkg` as an E-ARK package at `out`: a `.zip` (its root folder
@@ -307,12 +335,13 @@ fn copy_files(
             Place::LeftOut => summary.left_out_viral.push(href.to_string()),
             Place::Documentation => {
                 let name = format!("documentation/{href}");
-                let written = copy_in(pkg, href, sink, &name)?;
+                let written = copy_in(pkg, href, sink, &name, Some(f))?;
                 copied.documentation.push(Entry { href: name, mime, written });
             }
             Place::Rep(rep) => {
                 let rel = format!("data/{}", below_first(href));
-                let written = copy_in(pkg, href, sink, &format!("representations/{rep}/{rel}"))?;
+                let to = format!("representations/{rep}/{rel}");
+                let written = copy_in(pkg, href, sink, &to, Some(f))?;
                 summary.data_files += 1;
                 summary.data_bytes += written.size;
                 copied.add_to(rep, Entry { href: rel, mime, written });
@@ -322,7 +351,7 @@ fn copy_files(
     let manifest = "manifest-sha512.txt";
     if layout::metadata_in(pkg, manifest).is_ok() {
         let name = format!("documentation/{manifest}");
-        let written = copy_in(pkg, manifest, sink, &name)?;
+        let written = copy_in(pkg, manifest, sink, &name, None)?;
         copied.documentation.push(Entry { href: name, mime: "text/plain".into(), written });
     }
     summary.documentation_files = copied.documentation.len() as u64;

@@ -18,9 +18,11 @@
 //! line says), `line` (one bounded line at a position) and `rebuild_account` (the bytes around
 //! each framed record, kept so the ARC can be rebuilt).
 //!
-//! ```no_run
+//! Inside the crate (the module is private, so this is not run as a doctest):
+//!
+//! ```ignore
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let mut arc = webaip::formats::arc::ArcReader::open("IAH-20080430204825-00000-blackbook.arc.gz")?;
+//! let mut arc = crate::formats::arc::ArcReader::open("IAH-20080430204825-00000-blackbook.arc.gz")?;
 //! while let Some(rec) = arc.next_record()? {
 //!     println!("{} {:?} {} bytes", rec.location, rec.kind, rec.body_len());
 //! }

@@ -25,6 +25,7 @@ mod get;
 mod golden;
 mod guard_rails;
 mod identify;
+mod identify_cmd;
 mod index;
 mod ingest;
 mod kulturarw3;

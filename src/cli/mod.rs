@@ -11,6 +11,7 @@ mod export;
 mod export_eark;
 mod export_wacz;
 mod get;
+mod identify;
 mod index;
 mod ingest;
 mod man;
@@ -114,6 +115,13 @@ enum Command {
     /// Package every item of a manifest, resumably (`batch run`), and summarise journals
     /// (`batch status`).
     Batch(batch::BatchArgs),
+    /// Identify formats by PRONOM signature: files, folders, WARC/ARC records, WACZ files,
+    /// packages.
+    ///
+    /// Each item is named as siegfried names it (a record's payload `FILE#DATE/URI`), with its
+    /// PUIDs, format, basis and, for a record, the verdict on its declared type; `--csv` writes
+    /// siegfried's `sf -csv` columns. Exit status 1 when an item was refused or unreadable.
+    Identify(identify::IdentifyArgs),
     /// Write the sorted access index (CDXJ, CDX or ZipNum) of WARC files or packages.
     Index(index::IndexArgs),
     /// Get one record's payload (or the record) by URL and time, by record id, or by container
@@ -198,6 +206,7 @@ pub fn main() -> i32 {
         Command::Store(args) => store::run(args),
         Command::Pages(args) => pages::run(args),
         Command::Batch(args) => batch::run(args),
+        Command::Identify(args) => identify::run(args),
         Command::Index(args) => index::run(args),
         Command::Get(args) => get::run(args),
         Command::Export(args) => export::run(args),

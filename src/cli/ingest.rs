@@ -135,13 +135,14 @@ fn print_report(r: &IngestReport) {
         r.added_bytes,
     );
     println!(
-        "{aip}: deep audit: {} records read, {} WARC digests verified; PRONOM: {} described bytestreams identified, {} matched nothing, {} several formats, {} contradict their declared type",
+        "{aip}: deep audit: {} records read, {} WARC digests verified; PRONOM: {} described bytestreams identified, {} matched nothing, {} several formats, {} contradict their declared type, {} do not confirm it",
         r.records_read,
         r.warc_digests_checked,
         i.payloads,
         i.unidentified,
         i.several,
-        i.contradicted
+        i.contradicted,
+        i.not_confirmed
     );
     for n in &r.not_carried_over {
         println!("{aip}: not carried over: {}", terminal_text(n));

@@ -24,3 +24,4 @@ pub mod text;
 pub mod unzip;
 pub mod url;
 pub mod warc;
+pub mod webtext;

@@ -635,8 +635,9 @@ mod tests {
         let id = Identification {
             matches: vec![],
             text: None,
+            basis: None,
             method: "webaip test".into(),
-            contradiction: Some("declared image/jpeg; no".into()),
+            verdict: crate::model::Verdict::Contradicted("declared image/jpeg; no".into()),
         };
         let mut edits = vec![
             Edit::new(root.start, root.end, retag(root, &[("OBJID", "urn:b"), ("TYPE", "AIP")])),

@@ -148,6 +148,8 @@ pub struct IdentificationCounts {
     pub several: u64,
     /// Those whose bytes contradict the type the harvest declared.
     pub contradicted: u64,
+    /// Those whose bytes do not confirm the type the harvest declared (nor rule it out).
+    pub not_confirmed: u64,
     /// Bytestreams whose object already carried a PRONOM key: kept as the submission has it.
     pub already_identified: u64,
     /// Bytestreams by PUID (each match counted).
@@ -795,6 +797,7 @@ impl Aip<'_> {
             unidentified: tally.unidentified,
             several: tally.several,
             contradicted: tally.contradicted,
+            not_confirmed: tally.not_confirmed,
             already_identified: self.already_identified(),
             by_puid: tally.by_puid.clone(),
         };

@@ -5,7 +5,9 @@ use std::io::{self, Write};
 use chrono::SecondsFormat;
 
 use super::xml::XmlOut;
-use crate::model::{Agent, Event, Format, Identification, PremisObject, ReferencedPayload};
+use crate::model::{
+    Agent, Event, Format, Identification, PremisObject, ReferencedPayload, Verdict,
+};
 
 /// `<mets:techMD ID=..>` holding a PREMIS object.
 pub(crate) fn write_object_md<W: Write>(
@@ -212,10 +214,10 @@ fn write_format<W: Write>(x: &mut XmlOut<W>, f: &Format, notes: &[String]) -> io
     x.end("premis:format")
 }
 
-/// What identification found, then what the harvest declared: every PRONOM match (several
-/// when DROID's priorities leave several, each saying so), or a note that none matched; the
-/// declared type keeps its own `format`, noted as declared and, when the bytes contradict it,
-/// why.
+/// What identification found, then what the harvest declared: every PRONOM match with its
+/// basis (several when DROID's priorities leave several, each saying so), or a note that none
+/// matched; the declared type keeps its own `format`, noted as declared and, when the bytes
+/// contradict it or do not confirm it, why.
 pub(crate) fn write_identified_formats<W: Write>(
     x: &mut XmlOut<W>,
     declared: &Format,
@@ -224,13 +226,11 @@ pub(crate) fn write_identified_formats<W: Write>(
     let n = id.matches.len();
     for m in &id.matches {
         let mut note = format!("identified by {}", id.method);
-        if let Some(k) = id.text {
-            note.push_str(&format!(
-                "; by its characters, not by a signature: no binary signature matches, and its first bytes are {k} text"
-            ));
-        }
         if n > 1 {
             note.push_str(&format!("; one of {n} formats the signatures match"));
+        }
+        if let Some(b) = &id.basis {
+            note.push_str(&format!("; basis: {b}"));
         }
         write_format(x, m, &[note])?;
     }
@@ -238,8 +238,10 @@ pub(crate) fn write_identified_formats<W: Write>(
     if n == 0 {
         notes.push(format!("no PRONOM signature matches ({})", id.method));
     }
-    if let Some(c) = &id.contradiction {
-        notes.push(format!("contradicted by the bytes: {c}"));
+    match &id.verdict {
+        Verdict::Consistent => {}
+        Verdict::NotConfirmed(why) => notes.push(format!("not confirmed by the bytes: {why}")),
+        Verdict::Contradicted(why) => notes.push(format!("contradicted by the bytes: {why}")),
     }
     write_format(x, declared, &notes)
 }

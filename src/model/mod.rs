@@ -212,21 +212,79 @@ impl Format {
 }
 
 /// What PRONOM identification said of an object's bytes (issue 27). Written as PREMIS
-/// `format` elements beside the declared one: each match with its PUID, or a note that none
-/// matched, and whether the bytes contradict what the harvest declared.
+/// `format` elements beside the declared one: each match with its PUID and the basis it rests
+/// on, or a note that none matched, and the verdict on what the harvest declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identification {
     /// The formats the bytes match, as DROID's priorities leave them: several when several
-    /// survive, none when no signature matches. Plain text (`x-fmt/111`) when no signature
-    /// matches and the first bytes are text: then `text` says which class.
+    /// survive, none when no signature matches. When no signature matches and the first bytes
+    /// are text, the web text type the content supports (`formats::webtext`): then `text` says
+    /// which character class.
     pub matches: Vec<Format>,
-    /// The text class the one match rests on, when it is plain text by its characters and
-    /// not by a signature (a judgement, recorded as one).
+    /// The text class the one match rests on, when it is a text type by its content and not
+    /// by a signature (a judgement, recorded as one).
     pub text: Option<crate::formats::text::TextKind>,
+    /// What every match rests on; `None` when nothing matched.
+    pub basis: Option<IdentificationBasis>,
     /// The tool and signature file, e.g. `webaip 0.1.0, DROID signature file V122`.
     pub method: String,
-    /// Why the declared type is not what the bytes are, when it is not.
-    pub contradiction: Option<String>,
+    /// What the bytes say of the type the harvest declared.
+    pub verdict: Verdict,
+}
+
+/// What the matches of an identification rest on (written into PREMIS and the reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdentificationBasis {
+    /// DROID binary signatures.
+    Signature,
+    /// DROID container signatures (what a ZIP or OLE2 container holds).
+    Container,
+    /// The content read as text, no signature matching: which checks ran and what they saw.
+    Text(String),
+    /// The file name's extension (only where a name exists: a file, not a WARC payload).
+    Extension,
+}
+
+impl std::fmt::Display for IdentificationBasis {
+    /// `signature`, `container`, `text: <the checks>`, `extension`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdentificationBasis::Signature => f.write_str("signature"),
+            IdentificationBasis::Container => f.write_str("container"),
+            IdentificationBasis::Text(checks) => write!(f, "text: {checks}"),
+            IdentificationBasis::Extension => f.write_str("extension"),
+        }
+    }
+}
+
+/// What the bytes say of the type the harvest declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The bytes support it, or it claims nothing (`application/octet-stream`).
+    Consistent,
+    /// Nothing in the bytes supports it, and nothing rules it out (no signature matched, or a
+    /// search stopped early): why.
+    NotConfirmed(String),
+    /// The bytes rule it out: why.
+    Contradicted(String),
+}
+
+impl Verdict {
+    /// Why the bytes rule the declared type out, when they do.
+    pub fn contradiction(&self) -> Option<&str> {
+        match self {
+            Verdict::Contradicted(why) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// Why the declared type is not confirmed, when it is not (and not ruled out either).
+    pub fn not_confirmed(&self) -> Option<&str> {
+        match self {
+            Verdict::NotConfirmed(why) => Some(why),
+            _ => None,
+        }
+    }
 }
 
 /// A PREMIS object (P5.1) for a container, a log file, a bytestream, or a file that is not in

@@ -3,10 +3,13 @@
 //!
 //! An [`Identifier`] identifies one payload at a time, from bytes held in memory or from a
 //! stream (only its first and last bytes are kept), and judges the result against the type
-//! the harvest declared (HTTP `Content-Type`, ARC header). Every format DROID's priorities
-//! leave is kept; none is a result too. A [`Tally`] counts a run's results for the one
-//! `format identification` event a package gets, whose agent names the tool and the signature
-//! file's version.
+//! the harvest declared (HTTP `Content-Type`, ARC header): consistent, not confirmed (nothing
+//! in the bytes supports it, nothing rules it out), or contradicted (the bytes match, by
+//! signature, formats none of which PRONOM lists under it). Every format DROID's priorities
+//! leave is kept; none is a result too; a text payload no signature names gets the web text
+//! type its content supports (`formats::webtext`). A [`Tally`] counts a run's results (empty
+//! payloads included) for the one `format identification` event a package gets, whose agent
+//! names the tool and the signature file's version.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -18,9 +21,10 @@ use serde::Serialize;
 
 use super::{Item, Stage, StageError, StagedItem};
 use crate::formats::droid::{DroidError, Examined, FileFormat, Signatures};
-use crate::formats::text::TextKind;
+use crate::formats::text::{TEXT_WINDOW, TextKind};
+use crate::formats::webtext::{self, Fit, JSON_LIMIT};
 use crate::ids::Ids;
-use crate::model::{Agent, Event, Format, Identification};
+use crate::model::{Agent, Event, Format, Identification, IdentificationBasis, Verdict};
 
 /// The LoC event type of format identification.
 pub(crate) const EVENT_TERM: &str = "format identification";
@@ -29,7 +33,7 @@ pub(crate) const EVENT_URI: &str = "http://id.loc.gov/vocabulary/preservation/ev
 /// The identifier of the identification agent.
 const AGENT_ID: &str = "webaip-pronom";
 
-/// Declared types that say nothing about the bytes: never contradicted.
+/// Declared types that say nothing about the bytes: always consistent.
 const GENERIC_TYPES: [&str; 9] = [
     "",
     "application/octet-stream",
@@ -76,7 +80,7 @@ pub enum IdentifyMode {
     None,
     /// Every payload is identified; the PUIDs are recorded on the bytestreams described for
     /// another reason, and a payload whose bytes contradict its declared type is described
-    /// for that reason (P4.7).
+    /// for that reason (P4.7); one whose type they only do not confirm is not.
     #[default]
     Described,
     /// Every payload is identified and described, with its PUIDs.
@@ -106,32 +110,71 @@ impl Identifier {
 
     /// A payload held in memory, declared as `declared`.
     pub(crate) fn identify_bytes(&self, declared: &str, bytes: &[u8]) -> Identification {
-        self.judge(declared, self.sigs.examine_bytes(bytes))
+        let whole = (bytes.len() <= JSON_LIMIT).then_some(bytes);
+        self.judge(declared, self.sigs.examine_bytes(bytes), Held { head: bytes, whole })
     }
 
-    /// A payload read to its end from `r` (only its first and last bytes are kept).
+    /// A payload read to its end from `r` (only its first and last bytes are kept, and, for
+    /// a payload that starts like JSON, up to [`JSON_LIMIT`] bytes to parse).
     pub(crate) fn identify_reader(
         &self,
         declared: &str,
         r: impl Read,
     ) -> io::Result<Identification> {
-        Ok(self.judge(declared, self.sigs.examine_reader(r)?))
+        let mut tee = HeadTee { inner: r, head: Vec::new(), total: 0, keep: true };
+        let found = self.sigs.examine_reader(&mut tee)?;
+        Ok(self.judge(declared, found, tee.held()))
     }
 
-    /// The result: the formats matched; or, when none is and the first bytes are text, plain
-    /// text with its class (siegfried's "text match"); or nothing.
-    fn judge(&self, declared: &str, found: Examined<'_>) -> Identification {
-        let plain = found.text.and_then(|k| Some((k, self.sigs.plain_text()?)));
-        let matches = match plain {
-            Some((_, format)) => vec![pronom_format(format)],
-            None => found.formats.iter().map(|f| pronom_format(f)).collect(),
-        };
-        let text = plain.map(|(k, _)| k);
+    /// The result: the formats matched (by signature); or, when none is and the first bytes
+    /// are text, the web text type their content supports; or nothing. With the verdict on
+    /// the declared type.
+    fn judge(&self, declared: &str, found: Examined<'_>, held: Held<'_>) -> Identification {
+        let t = normalized(declared);
+        if !found.formats.is_empty() {
+            return Identification {
+                matches: found.formats.iter().map(|f| pronom_format(f)).collect(),
+                text: None,
+                basis: Some(IdentificationBasis::Signature),
+                method: self.method(),
+                verdict: signature_verdict(&t, &found.formats),
+            };
+        }
+        if let Some(class) = found.text {
+            return self.judge_text(&t, class, held);
+        }
         Identification {
-            contradiction: contradiction(self.sigs, declared, &found.formats, text),
-            matches,
-            text,
+            matches: Vec::new(),
+            text: None,
+            basis: None,
             method: self.method(),
+            verdict: no_match_verdict(self.sigs, &t, None),
+        }
+    }
+
+    /// A text payload no signature matches: the web text type its content supports, the
+    /// checks that ran as its basis.
+    fn judge_text(&self, t: &str, class: TextKind, held: Held<'_>) -> Identification {
+        let content = webtext::Content { head: held.head, whole: held.whole, class };
+        let judged = webtext::judge(content, t);
+        let puid = judged.kind.puid();
+        let format = match self.sigs.formats().iter().find(|f| f.puid == puid) {
+            Some(f) => pronom_format(f),
+            None => {
+                Format { name: judged.kind.to_string(), version: None, pronom: Some(puid.into()) }
+            }
+        };
+        let verdict = match judged.fit {
+            Fit::Consistent => Verdict::Consistent,
+            Fit::NotConfirmed(why) => Verdict::NotConfirmed(why),
+            Fit::NotText => no_match_verdict(self.sigs, t, Some(class)),
+        };
+        Identification {
+            matches: vec![format],
+            text: Some(class),
+            basis: Some(IdentificationBasis::Text(judged.basis)),
+            method: self.method(),
+            verdict,
         }
     }
 
@@ -166,7 +209,7 @@ impl Identifier {
             event_type_uri: Some(EVENT_URI.into()),
             date_time: now,
             detail: Some(format!(
-                "program=\"webaip\"; version=\"{}\"; DROID signature file V{}; binary signatures at the start and end of each payload; plain text (x-fmt/111) where none matches and the first 4096 bytes are text by the file command's character classes",
+                "program=\"webaip\"; version=\"{}\"; DROID signature file V{}; binary signatures at the start and end of each payload; {TEXT_CHECKS}; empty payloads counted, not identified; a declared type is contradicted only when the bytes match, by signature, formats none of which PRONOM lists under it, else not confirmed when nothing supports it",
                 env!("CARGO_PKG_VERSION"),
                 self.sigs.version()
             )),
@@ -176,6 +219,62 @@ impl Identifier {
             objects,
         }
     }
+}
+
+/// The text checks, as the event detail states them.
+const TEXT_CHECKS: &str = concat!(
+    "where no signature matches and the first 4096 bytes are text by the file command's character classes, ",
+    "the web text type the content supports: HTML (fmt/96) by HTML elements at its start (WHATWG sniffing rules), ",
+    "XML (fmt/101, fmt/1776) by an XML declaration or a namespaced root element, SVG (fmt/91, fmt/92, fmt/413) by an svg root element stating its version, ",
+    "JSON (fmt/817) when the whole payload (up to 1048576 bytes) parses, ",
+    "CSS (x-fmt/224) and JavaScript (x-fmt/423) when so declared and their syntax is seen in the first 4096 bytes, ",
+    "else plain text (x-fmt/111) with its character class"
+);
+
+/// What a payload's bytes hold for the text checks: its first bytes, and all of it when it is
+/// no longer than [`JSON_LIMIT`] and was kept.
+#[derive(Debug, Clone, Copy)]
+struct Held<'a> {
+    head: &'a [u8],
+    whole: Option<&'a [u8]>,
+}
+
+/// A reader that keeps what it passes on of a payload's first bytes: [`TEXT_WINDOW`] of them,
+/// and up to [`JSON_LIMIT`] + 1 when they start like JSON (`{` or `[`); and counts them all.
+struct HeadTee<R> {
+    inner: R,
+    head: Vec<u8>,
+    total: u64,
+    keep: bool,
+}
+
+impl<R> HeadTee<R> {
+    /// What it kept: the whole payload when it kept every byte and they are no more than
+    /// [`JSON_LIMIT`].
+    fn held(&self) -> Held<'_> {
+        let all = self.head.len() as u64 == self.total && self.head.len() <= JSON_LIMIT;
+        Held { head: &self.head, whole: all.then_some(self.head.as_slice()) }
+    }
+}
+
+impl<R: Read> Read for HeadTee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.total += n as u64;
+        if self.keep {
+            let room = (JSON_LIMIT + 1).saturating_sub(self.head.len());
+            self.head.extend_from_slice(&buf[..n.min(room)]);
+            self.keep = self.head.len() <= JSON_LIMIT
+                && (self.head.len() < TEXT_WINDOW || starts_like_json(&self.head));
+        }
+        Ok(n)
+    }
+}
+
+/// Whether text starts, after a byte order mark and white space, with `{` or `[`.
+fn starts_like_json(head: &[u8]) -> bool {
+    let h = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    matches!(h.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['))
 }
 
 /// A PRONOM format as the signature file names it.
@@ -206,37 +305,44 @@ fn is_text(t: &str) -> bool {
         || t.ends_with("javascript")
 }
 
-/// Why the bytes contradict the declared type, if they do: they match formats none of which
-/// PRONOM lists under that type, or they match nothing (text or not) while formats of that
-/// (binary) type have signatures that would have matched.
-fn contradiction(
-    sigs: &Signatures,
-    declared: &str,
-    found: &[&FileFormat],
-    text: Option<TextKind>,
-) -> Option<String> {
-    let t = normalized(declared);
-    if GENERIC_TYPES.contains(&t.as_str()) {
-        return None;
+/// The verdict on the declared type `t` (normalized) when the bytes match `found` by
+/// signature: contradicted when PRONOM lists none of them under it (a format that lists no
+/// type at all, and markup for markup, count as listing it).
+fn signature_verdict(t: &str, found: &[&FileFormat]) -> Verdict {
+    if GENERIC_TYPES.contains(&t) {
+        return Verdict::Consistent;
     }
     let lists = |f: &FileFormat| f.mime_types.iter().any(|m| normalized(m) == t);
     let markup = |f: &FileFormat| f.mime_types.iter().any(|m| MARKUP.contains(&m.as_str()));
-    if !found.is_empty() {
-        if found.iter().any(|f| lists(f) || f.mime_types.is_empty())
-            || (MARKUP.contains(&t.as_str()) && found.iter().any(|f| markup(f)))
-        {
-            return None;
-        }
-        let names: Vec<String> = found.iter().map(|f| format!("{} ({})", f.puid, f.name)).collect();
-        return Some(format!("declared {t}; the bytes match {}", names.join(", ")));
+    if found.iter().any(|f| lists(f) || f.mime_types.is_empty())
+        || (MARKUP.contains(&t) && found.iter().any(|f| markup(f)))
+    {
+        return Verdict::Consistent;
     }
-    if is_text(&t) {
-        return None;
+    let names: Vec<String> = found.iter().map(|f| format!("{} ({})", f.puid, f.name)).collect();
+    Verdict::Contradicted(format!("declared {t}; the bytes match {}", names.join(", ")))
+}
+
+/// The verdict on the declared type `t` (normalized) when no signature matches (`text`: the
+/// bytes' character class, when they are text): never contradicted, since a search that finds
+/// nothing rules nothing out; not confirmed, and why, unless the type claims nothing.
+fn no_match_verdict(sigs: &Signatures, t: &str, text: Option<TextKind>) -> Verdict {
+    if GENERIC_TYPES.contains(&t) {
+        return Verdict::Consistent;
     }
+    if is_text(t) {
+        return Verdict::NotConfirmed(format!(
+            "declared {t}; no signature matches and the bytes are not text"
+        ));
+    }
+    let lists = |f: &FileFormat| f.mime_types.iter().any(|m| normalized(m) == t);
     let of_type = sigs.formats().iter().filter(|f| lists(f) && !f.signature_ids.is_empty()).count();
     let bytes = text.map(|k| format!(" (the bytes are {k} text)")).unwrap_or_default();
-    (of_type > 0).then(|| {
-        format!("declared {t}; none of the {of_type} PRONOM formats of that type with a signature matches{bytes}")
+    Verdict::NotConfirmed(match of_type {
+        0 => format!("declared {t}; no PRONOM format of that type has a signature{bytes}"),
+        n => format!(
+            "declared {t}; none of the {n} PRONOM formats of that type with a signature matches{bytes}"
+        ),
     })
 }
 
@@ -247,12 +353,17 @@ pub struct Tally {
     pub payloads: u64,
     /// Payloads that matched no signature and are not text.
     pub unidentified: u64,
-    /// Payloads that matched no signature and are plain text by their characters.
+    /// Payloads that matched no signature and are text: named by their content
+    /// (`formats::webtext`).
     pub text: u64,
     /// Payloads several formats survived for.
     pub several: u64,
     /// Payloads whose bytes contradict the declared type.
     pub contradicted: u64,
+    /// Payloads whose bytes do not confirm the declared type (and do not rule it out).
+    pub not_confirmed: u64,
+    /// Empty payloads (0 bytes) of records identification looks at: counted, not identified.
+    pub empty: u64,
     /// Payloads by PUID (each match counted).
     pub by_puid: BTreeMap<String, u64>,
 }
@@ -264,7 +375,8 @@ impl Tally {
         self.unidentified += u64::from(id.matches.is_empty());
         self.text += u64::from(id.text.is_some());
         self.several += u64::from(id.matches.len() > 1);
-        self.contradicted += u64::from(id.contradiction.is_some());
+        self.contradicted += u64::from(id.verdict.contradiction().is_some());
+        self.not_confirmed += u64::from(id.verdict.not_confirmed().is_some());
         for m in &id.matches {
             if let Some(p) = &m.pronom {
                 *self.by_puid.entry(p.clone()).or_default() += 1;
@@ -279,6 +391,8 @@ impl Tally {
         self.text += other.text;
         self.several += other.several;
         self.contradicted += other.contradicted;
+        self.not_confirmed += other.not_confirmed;
+        self.empty += other.empty;
         for (p, n) in &other.by_puid {
             *self.by_puid.entry(p.clone()).or_default() += n;
         }
@@ -290,12 +404,14 @@ impl Tally {
         top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let shown: Vec<String> = top.iter().take(10).map(|(p, n)| format!("{p}: {n}")).collect();
         format!(
-            "{} payload(s) identified: {} matched no signature and are not text, {} matched no signature and are plain text by their characters, {} matched several formats, {} contradict the type the harvest declared{}{}",
+            "{} payload(s) identified: {} matched no signature and are not text, {} matched no signature and are text named by their content, {} matched several formats, {} contradict the type the harvest declared, {} do not confirm it; {} empty payload(s) (0 bytes) counted, not identified{}{}",
             self.payloads,
             self.unidentified,
             self.text,
             self.several,
             self.contradicted,
+            self.not_confirmed,
+            self.empty,
             if shown.is_empty() { "" } else { "; " },
             shown.join(", ")
         )
@@ -330,6 +446,7 @@ impl Stage for IdentifyStage {
             batch.par_iter().map(|s| identify_staged(&identifier, s)).collect();
         for (s, r) in batch.iter_mut().zip(results) {
             s.identification = r?;
+            self.tally.empty += u64::from(is_empty_payload(&s.item));
             if let Some(id) = &s.identification {
                 self.tally.add(id);
             }
@@ -343,7 +460,6 @@ impl Stage for IdentifyStage {
 fn declared_type(item: &Item) -> Option<String> {
     let capture = |t: &str| t == "response" || t == "resource";
     match item {
-        _ if item.payload_len() == 0 => None,
         Item::Capture(c) => Some(c.payload_mime()),
         Item::Stored(r) if capture(&r.warc_type) => r.file.content.as_ref().map(|c| c.mime.clone()),
         Item::Mapped(m) if capture(&m.mapped.spec.warc_type) => Some(m.mapped.payload_mime.clone()),
@@ -351,9 +467,18 @@ fn declared_type(item: &Item) -> Option<String> {
     }
 }
 
+/// Whether an item's payload is one identification looks at but empty: counted, there being
+/// nothing to identify.
+fn is_empty_payload(item: &Item) -> bool {
+    item.payload_len() == 0 && declared_type(item).is_some()
+}
+
 /// One item's identification, from its held bytes, its record in memory or its stream.
 fn identify_staged(i: &Identifier, s: &StagedItem) -> Result<Option<Identification>, StageError> {
     let Some(declared) = declared_type(&s.item) else { return Ok(None) };
+    if s.item.payload_len() == 0 {
+        return Ok(None);
+    }
     let in_memory = match &s.item {
         Item::Mapped(m) => s.held.as_deref().or_else(|| m.payload_bytes()),
         _ => s.held.as_deref(),
@@ -378,7 +503,7 @@ pub(crate) fn record_identified(
 ) -> crate::model::RecordFile {
     use crate::model::{DescribedBytestream, PremisObject};
     let Some(id) = id else { return rf };
-    let describe = mode == IdentifyMode::All || id.contradiction.is_some();
+    let describe = mode == IdentifyMode::All || id.verdict.contradiction().is_some();
     let object_id = match (&rf.described, describe && mode != IdentifyMode::None) {
         (None, true) => Some(oid(&rf)),
         _ => None,
@@ -418,43 +543,41 @@ mod tests {
     const GIF: &[u8] = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;";
 
     #[test]
-    fn a_gif_declared_as_a_gif_is_identified_and_not_contradicted() {
+    fn a_gif_declared_as_a_gif_is_identified_by_signature_and_consistent() {
         let id = identifier().identify_bytes("image/gif", GIF);
         assert_eq!(id.matches.len(), 1, "{id:?}");
         assert_eq!(id.matches[0].pronom.as_deref(), Some("fmt/4"));
-        assert_eq!(id.contradiction, None);
+        assert_eq!(id.basis, Some(IdentificationBasis::Signature));
+        assert_eq!(id.verdict, Verdict::Consistent);
         assert!(id.method.contains("DROID signature file V"), "{}", id.method);
     }
 
     #[test]
-    fn a_gif_declared_as_a_jpeg_contradicts_it() {
-        let id = identifier().identify_bytes("image/JPEG; charset=x", GIF);
-        let c = id.contradiction.unwrap();
-        assert!(
-            c.starts_with(
-                "declared image/jpeg; the bytes match fmt/4 (Graphics Interchange Format)"
-            ),
-            "{c}"
-        );
+    fn a_gif_declared_as_a_png_or_a_jpeg_is_contradicted() {
+        for (declared, t) in [("image/png", "image/png"), ("image/JPEG; charset=x", "image/jpeg")] {
+            let id = identifier().identify_bytes(declared, GIF);
+            let c = id.verdict.contradiction().expect("contradicted");
+            let want = format!("declared {t}; the bytes match fmt/4 (Graphics Interchange Format)");
+            assert!(c.starts_with(&want), "{c}");
+        }
     }
 
     #[test]
-    fn plain_text_declared_as_a_jpeg_is_text_by_its_characters_and_contradicts_it() {
-        // What a 2004 ARC holds for 189 redacted payloads declared image/jpeg.
+    fn no_match_never_contradicts_it_only_does_not_confirm() {
+        // A declared PNG that no signature matches: nothing rules PNG out (a search may stop
+        // early), so it is not confirmed, and the note says why.
+        let id = identifier().identify_bytes("image/png", b"\x00\x01\x02 not text");
+        assert!(id.matches.is_empty() && id.text.is_none() && id.basis.is_none(), "{id:?}");
+        let why = id.verdict.not_confirmed().expect("not confirmed");
+        assert!(why.starts_with("declared image/png; none of the "), "{why}");
+        assert!(why.ends_with("with a signature matches"), "{why}");
+        // What a 2004 ARC holds for 189 redacted payloads declared image/jpeg: plain text.
         let id = identifier().identify_bytes("image/jpeg", b"This file has been removed.\n");
-        assert_eq!(id.matches.len(), 1, "{id:?}");
         assert_eq!(id.matches[0].pronom.as_deref(), Some("x-fmt/111"));
         assert_eq!(id.text, Some(TextKind::Ascii));
-        let c = id.contradiction.unwrap();
-        assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
-        assert!(c.ends_with("(the bytes are ASCII text)"), "{c}");
-    }
-
-    #[test]
-    fn bytes_that_are_neither_a_format_nor_text_match_nothing() {
-        let id = identifier().identify_bytes("image/jpeg", b"\x00\x01\x02 not text");
-        assert!(id.matches.is_empty() && id.text.is_none(), "{id:?}");
-        assert!(id.contradiction.unwrap().starts_with("declared image/jpeg; none of the "));
+        let why = id.verdict.not_confirmed().expect("not confirmed");
+        assert!(why.starts_with("declared image/jpeg; none of the "), "{why}");
+        assert!(why.ends_with("(the bytes are ASCII text)"), "{why}");
         // A signature match is never second-guessed by the characters: HTML is ASCII too.
         let page = b"<!DOCTYPE html><html><head><title>x</title></head></html>";
         let id = identifier().identify_bytes("text/html", page);
@@ -462,18 +585,70 @@ mod tests {
     }
 
     #[test]
-    fn text_and_generic_types_are_not_contradicted_by_no_match() {
+    fn text_and_generic_types_are_never_contradicted_by_text() {
         let i = identifier();
         for t in
             ["text/html", "text/plain", "application/javascript", "application/octet-stream", ""]
         {
-            assert_eq!(i.identify_bytes(t, b"hello").contradiction, None, "{t}");
+            assert_eq!(i.identify_bytes(t, b"hello").verdict.contradiction(), None, "{t}");
         }
+        assert_eq!(i.identify_bytes("text/plain", b"hello").verdict, Verdict::Consistent);
         // HTML served as XHTML matches HTML's signatures: the same kind of payload.
         let page = b"<!DOCTYPE html><html><head><title>x</title></head></html>";
         let id = i.identify_bytes("application/xhtml+xml", page);
         assert!(!id.matches.is_empty());
-        assert_eq!(id.contradiction, None, "{id:?}");
+        assert_eq!(id.verdict, Verdict::Consistent, "{id:?}");
+    }
+
+    /// The PUID, basis and verdict of a payload without a name, held and streamed alike.
+    fn web(declared: &str, bytes: &[u8]) -> (String, String, Verdict) {
+        let i = identifier();
+        let held = i.identify_bytes(declared, bytes);
+        assert_eq!(held, i.identify_reader(declared, bytes).unwrap(), "{declared}");
+        let Some(IdentificationBasis::Text(basis)) = held.basis else { panic!("{held:?}") };
+        (held.matches[0].pronom.clone().unwrap(), basis, held.verdict)
+    }
+
+    #[test]
+    fn web_text_payloads_are_named_by_their_content_as_far_as_it_goes() {
+        let (puid, basis, verdict) = web("text/css", b"a:hover { color: red; }\n");
+        assert_eq!((puid.as_str(), &verdict), ("x-fmt/224", &Verdict::Consistent));
+        assert_eq!(
+            basis,
+            "declared text/css consistent with the content (no signature matches; CSS syntax seen in the first 4096 bytes); its first bytes are ASCII text"
+        );
+        let js = web("text/javascript", b"window.onload = function () { return 1; };");
+        assert_eq!((js.0.as_str(), &js.2), ("x-fmt/423", &Verdict::Consistent));
+        let json = web("application/json", b"{\"k\": [true, 1.5, \"v\"]}");
+        assert_eq!((json.0.as_str(), &json.2), ("fmt/817", &Verdict::Consistent));
+        // JSON that does not parse is plain text; the declared type is not confirmed.
+        let (puid, basis, verdict) = web("application/json", b"{\"k\": [true,");
+        assert_eq!(puid, "x-fmt/111");
+        assert!(basis.contains("does not parse as JSON"), "{basis}");
+        assert!(matches!(verdict, Verdict::NotConfirmed(_)), "{verdict:?}");
+        let html = web("text/html", b"<p>Hello <b>world</b></p>");
+        assert_eq!((html.0.as_str(), &html.2), ("fmt/96", &Verdict::Consistent));
+        let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" version="1.0"><g/></svg>"#;
+        assert_eq!(web("image/svg+xml", svg).0, "fmt/91");
+        let (puid, basis, verdict) = web("text/plain", b"Vi ses p\xe5 l\xf8rdag.\n");
+        assert_eq!((puid.as_str(), &verdict), ("x-fmt/111", &Verdict::Consistent));
+        assert!(basis.ends_with("its first bytes are ISO-8859 text"), "{basis}");
+    }
+
+    #[test]
+    fn a_streamed_json_payload_is_parsed_whole_up_to_the_limit() {
+        let i = identifier();
+        let mut big = b"[".to_vec();
+        big.extend(std::iter::repeat_n(&b"1,"[..], JSON_LIMIT / 2).flatten());
+        big.extend_from_slice(b"1]");
+        assert!(big.len() > JSON_LIMIT);
+        let streamed = i.identify_reader("application/json", &big[..]).unwrap();
+        assert_eq!(streamed.matches[0].pronom.as_deref(), Some("x-fmt/111"));
+        assert_eq!(streamed, i.identify_bytes("application/json", &big));
+        let small = &big[big.len() - 1000..];
+        let small = [b"[".as_slice(), small].concat();
+        let streamed = i.identify_reader("application/json", &small[..]).unwrap();
+        assert_eq!(streamed.matches[0].pronom.as_deref(), Some("fmt/817"), "{streamed:?}");
     }
 
     #[test]
@@ -515,15 +690,19 @@ mod tests {
         let i = identifier();
         let oid = |r: &crate::model::RecordFile| format!("c#{}", r.record_id);
         let redacted = || Some(i.identify_bytes("image/jpeg", b"This file has been removed.\n"));
+        let contradicted = || Some(i.identify_bytes("image/jpeg", GIF));
         let gif = || Some(i.identify_bytes("image/gif", GIF));
         // A contradiction is a reason to describe (P4.7), with both types and no events.
-        let r = record_identified(record("r1"), oid, redacted(), IdentifyMode::Described);
+        let r = record_identified(record("r1"), oid, contradicted(), IdentifyMode::Described);
         let d = r.described.expect("described for its contradiction");
         assert_eq!(d.object.id, "c#r1");
         assert_eq!(d.object.original_name.as_deref(), Some("http://e.org/a.jpg"));
         assert_eq!(d.object.format.name, "image/jpeg");
-        assert!(d.object.identification.unwrap().contradiction.is_some());
+        assert!(d.object.identification.unwrap().verdict.contradiction().is_some());
         assert!(d.events.is_empty() && d.object.events.is_empty());
+        // A type only not confirmed is no such reason.
+        let r = record_identified(record("r0"), oid, redacted(), IdentifyMode::Described);
+        assert!(r.described.is_none());
         // Nothing to say: not described by default; described with its PUID under `all`.
         let r = record_identified(record("r2"), oid, gif(), IdentifyMode::Described);
         assert!(r.described.is_none());
@@ -549,12 +728,15 @@ mod tests {
         t.add(&i.identify_bytes("image/gif", GIF));
         t.add(&i.identify_bytes("image/jpeg", b"removed"));
         t.add(&i.identify_bytes("image/jpeg", b"\x00removed"));
+        t.add(&i.identify_bytes("image/png", GIF));
+        t.empty += 1;
         let mut u = Tally::default();
         u.merge(&t);
-        assert_eq!((u.payloads, u.unidentified, u.text, u.contradicted), (3, 1, 1, 2));
+        let counts = (u.payloads, u.unidentified, u.text, u.contradicted, u.not_confirmed, u.empty);
+        assert_eq!(counts, (4, 1, 1, 1, 2, 1));
         assert_eq!(
             u.summary(),
-            "3 payload(s) identified: 1 matched no signature and are not text, 1 matched no signature and are plain text by their characters, 0 matched several formats, 2 contradict the type the harvest declared; fmt/4: 1, x-fmt/111: 1"
+            "4 payload(s) identified: 1 matched no signature and are not text, 1 matched no signature and are text named by their content, 0 matched several formats, 1 contradict the type the harvest declared, 2 do not confirm it; 1 empty payload(s) (0 bytes) counted, not identified; fmt/4: 2, x-fmt/111: 1"
         );
     }
 }

@@ -1,7 +1,8 @@
 //! PRONOM identification as a stage of `package` (issue 27): the PUIDs a package records,
 //! read back by an independent reader (tests/oracle/identified_package.py: the METS through
 //! ElementTree, each payload cut out of its container at the METS ranges) and compared with
-//! siegfried's on the same bytes; what `--identify` records and leaves out.
+//! siegfried's on the same bytes; what `--identify` records and leaves out; the verdict on the
+//! declared type, web text types and empty payloads.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +28,8 @@ struct Payload {
     unidentified: bool,
     text: Option<String>,
     contradiction: Option<String>,
+    not_confirmed: Option<String>,
+    basis: Vec<String>,
     sha512_ok: bool,
     siegfried: Vec<Match>,
 }
@@ -95,9 +98,9 @@ fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
     let unidentified = got.payloads.iter().filter(|p| p.unidentified).count() as u64;
     assert_eq!(unidentified, tally["unidentified"].as_u64().unwrap());
 
-    // Where siegfried gives one PUID, webaip gives that one: by its byte signatures, or as
-    // plain text by the same character classes (siegfried's "text match ASCII" is webaip's
-    // "first bytes are ASCII text").
+    // Where siegfried gives one PUID, webaip gives that one: by its byte signatures, or, for
+    // text, by the same character classes (siegfried's "text match ASCII" is webaip's "first
+    // bytes are ASCII text"), named plain text or the web text type the content supports.
     let (mut compared, mut agreed, mut by_text) = (0usize, 0usize, 0usize);
     let mut disagreements = Vec::new();
     for p in &got.payloads {
@@ -113,7 +116,11 @@ fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
         compared += 1;
         let text = m.basis.strip_prefix("text match ");
         by_text += usize::from(text.is_some());
-        if p.puids == [m.id.clone()] && p.text.as_deref() == text {
+        let same_puid = match text {
+            Some(_) => p.puids.len() == 1 && WEB_TEXT.contains(&p.puids[0].as_str()),
+            None => p.puids == [m.id.clone()],
+        };
+        if same_puid && p.text.as_deref() == text {
             agreed += 1;
         } else {
             disagreements.push(format!(
@@ -134,7 +141,13 @@ fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
     assert!(compared >= 400, "too few payloads compared ({compared})");
     assert!(agreed * 100 >= compared * 99, "{agreed} of {compared}:\n{}", disagreements.join("\n"));
 
-    // The redacted JPEG: both types, the contradiction said.
+    // Every match says its basis: a signature, or the text checks that ran.
+    for p in got.payloads.iter().filter(|p| !p.puids.is_empty()) {
+        let want = if p.text.is_some() { "text: " } else { "signature" };
+        assert!(p.basis.iter().all(|b| b.starts_with(want)), "{p:?}");
+    }
+
+    // The redacted JPEG: both types; no signature matches, so not confirmed (not contradicted).
     let jpeg = got
         .payloads
         .iter()
@@ -145,7 +158,8 @@ fn every_corpus_payload_is_identified_as_siegfried_identifies_it() {
     assert_eq!(jpeg.declared, "image/jpeg");
     assert_eq!(jpeg.puids, ["x-fmt/111"]);
     assert_eq!(jpeg.text.as_deref(), Some("ASCII"));
-    let c = jpeg.contradiction.as_deref().expect("a contradiction");
+    assert_eq!(jpeg.contradiction, None);
+    let c = jpeg.not_confirmed.as_deref().expect("not confirmed");
     assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
 
     // The package passes its checks, and metsrw reaches the event and its agent.
@@ -181,7 +195,9 @@ fn the_default_records_contradictions_and_none_records_nothing() {
     let report = identified(&described, &[&arc], "described");
     let id = &report["identification"];
     assert!(id["method"].as_str().unwrap().contains("DROID signature file V"), "{id}");
-    assert!(id["contradicted"].as_u64().unwrap() >= 1, "{id}");
+    // The redacted payload declared image/jpeg matches no signature: not confirmed, which is
+    // no reason to describe it.
+    assert!(id["not_confirmed"].as_u64().unwrap() >= 1, "{id}");
     assert!(id["payloads"].as_u64().unwrap() > id["contradicted"].as_u64().unwrap());
     let got = oracle(&described);
     // Minimal METS: only what has a reason is described, and every contradiction is one.
@@ -212,10 +228,11 @@ fn the_default_records_contradictions_and_none_records_nothing() {
 
 /// A 2004 crawl as a national library's ARC holds it (scripts/gen_arc.py redacted): 189 JPEG
 /// URLs answered with a line of redaction text, declared `image/jpeg`, beside real JPEGs and
-/// pages. Each redacted payload is described with both types and the contradiction, as plain
-/// text by the same character class siegfried gives; the real JPEGs are not contradicted.
+/// pages. No signature matches a redacted payload: its declared type is not confirmed (nothing
+/// found is no proof), so the default describes none; `--identify all` describes each, as
+/// plain text by the same character class siegfried gives, with why the type is not confirmed.
 #[test]
-fn a_2004_arc_with_189_redacted_jpegs_records_each_contradiction() {
+fn a_2004_arc_with_189_redacted_jpegs_records_each_type_as_not_confirmed() {
     let tmp = tempfile::tempdir().unwrap();
     let arc = tmp.path().join("IAH-20041012093000-00000-redacted.arc.gz");
     gen_arc("redacted", &arc, &[]);
@@ -223,18 +240,26 @@ fn a_2004_arc_with_189_redacted_jpegs_records_each_contradiction() {
     let report = identified(&pkg, &[&arc], "described");
     let tally = &report["identification"];
     assert_eq!(tally["payloads"], 221, "{tally}");
-    assert_eq!(tally["contradicted"], 189, "{tally}");
+    assert_eq!(tally["contradicted"], 0, "{tally}");
+    assert_eq!(tally["not_confirmed"], 189, "{tally}");
     assert_eq!(tally["text"], 189, "{tally}");
     assert_eq!(tally["unidentified"], 0, "{tally}");
+    assert!(oracle(&pkg).payloads.is_empty(), "nothing contradicted, nothing described");
 
-    let got = oracle(&pkg);
-    assert_eq!(got.payloads.len(), 189, "only the contradicted payloads are described");
+    let all = tmp.path().join("all");
+    identified(&all, &[&arc], "all");
+    let got = oracle(&all);
+    assert_eq!(got.payloads.len(), 221);
+    let redacted: Vec<&Payload> =
+        got.payloads.iter().filter(|p| p.not_confirmed.is_some()).collect();
+    assert_eq!(redacted.len(), 189);
+    assert!(got.payloads.iter().all(|p| p.contradiction.is_none()));
     let mut classes = std::collections::BTreeMap::new();
-    for p in &got.payloads {
+    for p in redacted {
         assert!(p.sha512_ok, "{p:?}");
         assert_eq!(p.declared, "image/jpeg", "{p:?}");
         assert_eq!(p.puids, ["x-fmt/111"], "{p:?}");
-        let c = p.contradiction.as_deref().expect("a contradiction");
+        let c = p.not_confirmed.as_deref().unwrap();
         assert!(c.starts_with("declared image/jpeg; none of the "), "{c}");
         // siegfried, on the bytes the METS ranges cut out, says the same class.
         let [m] = p.siegfried.as_slice() else { panic!("{p:?}") };
@@ -246,6 +271,93 @@ fn a_2004_arc_with_189_redacted_jpegs_records_each_contradiction() {
     }
     // The generator's Danish notices are ISO-8859-1: a class of their own.
     assert_eq!(classes.len(), 2, "{classes:?}");
-    let v = webaip(&["validate", pkg.join("METS.xml").to_str().unwrap()]);
+    let v = webaip(&["validate", all.join("METS.xml").to_str().unwrap()]);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}
+
+/// The PUIDs webaip names a text payload by its content (`formats::webtext`).
+pub const WEB_TEXT: [&str; 10] = [
+    "x-fmt/111",
+    "fmt/96",
+    "x-fmt/224",
+    "x-fmt/423",
+    "fmt/817",
+    "fmt/101",
+    "fmt/1776",
+    "fmt/91",
+    "fmt/92",
+    "fmt/413",
+];
+
+/// One uncompressed WARC response record of `uri`, its payload `body` declared `mime`.
+fn response(uri: &str, mime: &str, body: &[u8]) -> Vec<u8> {
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {mime}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let block = [http.as_bytes(), body].concat();
+    let head = format!(
+        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{}>\r\nWARC-Date: 2024-05-01T10:00:00Z\r\nWARC-Target-URI: {uri}\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
+        uuid::Uuid::new_v4(),
+        block.len()
+    );
+    [head.as_bytes(), &block, b"\r\n\r\n"].concat()
+}
+
+/// A WARC the test builds: an empty payload, CSS, JavaScript and JSON without a file name, a
+/// GIF declared as a PNG and bytes no signature matches declared as a PNG. Packaged with
+/// `--identify all`: the empty payload is counted (report and event), each text payload named
+/// with its basis, the GIF contradicts its type, the other PNG is only not confirmed, and the
+/// METS passes the schema oracle.
+#[test]
+fn web_text_an_empty_payload_and_each_verdict_in_a_built_warc() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gif = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;";
+    let records = [
+        response("http://e.org/empty", "image/png", b""),
+        response("http://e.org/s?v=1", "text/css", b"body { margin: 0 }\n"),
+        response("http://e.org/j?v=1", "application/javascript", b"var a = 1;\n"),
+        response("http://e.org/api", "application/json", b"{\"a\": [1, 2]}"),
+        response("http://e.org/gif", "image/png", gif),
+        response("http://e.org/png", "image/png", b"\x00\x01\x02\x03 no PNG"),
+    ];
+    let warc = tmp.path().join("built.warc");
+    std::fs::write(&warc, records.concat()).unwrap();
+    let pkg = tmp.path().join("pkg");
+    let report = identified(&pkg, &[&warc], "all");
+    let tally = &report["identification"];
+    assert_eq!(tally["payloads"], 5, "{tally}");
+    assert_eq!(tally["empty"], 1, "{tally}");
+    assert_eq!(tally["contradicted"], 1, "{tally}");
+    assert_eq!(tally["not_confirmed"], 1, "{tally}");
+    assert_eq!(tally["text"], 3, "{tally}");
+    let summary = tally["summary"].as_str().unwrap();
+    assert!(summary.contains("1 empty payload(s) (0 bytes) counted, not identified"), "{summary}");
+
+    let got = oracle(&pkg);
+    let by_uri = |u: &str| {
+        got.payloads.iter().find(|p| p.uri.as_deref() == Some(u)).unwrap_or_else(|| panic!("{u}"))
+    };
+    for (uri, puid, checks) in [
+        ("http://e.org/s?v=1", "x-fmt/224", "CSS syntax seen in the first 4096 bytes"),
+        ("http://e.org/j?v=1", "x-fmt/423", "JavaScript syntax seen in the first 4096 bytes"),
+        ("http://e.org/api", "fmt/817", "parses whole as JSON (13 bytes)"),
+    ] {
+        let p = by_uri(uri);
+        assert_eq!(p.puids, [puid], "{p:?}");
+        let [basis] = p.basis.as_slice() else { panic!("{p:?}") };
+        assert!(basis.starts_with(&format!("text: declared {} consistent", p.declared)), "{basis}");
+        assert!(basis.contains(checks), "{basis}");
+        assert_eq!((&p.contradiction, &p.not_confirmed), (&None, &None), "{p:?}");
+    }
+    let c = by_uri("http://e.org/gif").contradiction.clone().expect("contradicted");
+    assert!(c.starts_with("declared image/png; the bytes match fmt/4"), "{c}");
+    let png = by_uri("http://e.org/png");
+    assert!(png.contradiction.is_none() && png.not_confirmed.is_some(), "{png:?}");
+
+    let mets = pkg.join("METS.xml");
+    let text = std::fs::read_to_string(&mets).unwrap();
+    assert!(text.contains("1 empty payload(s) (0 bytes) counted, not identified"));
+    let (ok, why) = crate::mets_package::oracle_validate(&mets);
+    assert!(ok, "validate-mets: {why}");
 }

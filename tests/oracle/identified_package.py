@@ -7,7 +7,8 @@ siegfried (pygfried), printing JSON:
      "payloads": [{"id": object id, "uri": original name, "declared": type, "puids": [what the METS records],
                    "unidentified": bool (the METS says no signature matched),
                    "text": the text class the METS says a plain text match rests on, or null,
-                   "contradiction": note or null, "sha512_ok": bool,
+                   "contradiction": note or null, "not_confirmed": note or null,
+                   "basis": [the basis each match rests on], "sha512_ok": bool,
                    "siegfried": [{"id", "basis"}]}]}
 
 Usage: identified_package.py OUTDIR PACKAGE
@@ -44,12 +45,15 @@ def objects(root):
         oid = obj.findtext("premis:objectIdentifier/premis:objectIdentifierValue", "", NS)
         uri = obj.findtext("premis:originalName", None, NS)
         puids, declared, unidentified, contradiction, text = [], None, False, None, None
+        not_confirmed, basis = None, []
         for f in obj.findall("premis:objectCharacteristics/premis:format", NS):
             notes = [n.text or "" for n in f.findall("premis:formatNote", NS)]
             key = f.findtext("premis:formatRegistry/premis:formatRegistryKey", None, NS)
             if any(n.startswith("identified by ") for n in notes) and key:
                 puids.append(key)
                 for n in notes:
+                    if "; basis: " in n:
+                        basis.append(n.split("; basis: ", 1)[1])
                     said = n.rpartition("its first bytes are ")[2]
                     if said != n and said.endswith(" text"):
                         text = said[:-len(" text")]
@@ -59,6 +63,8 @@ def objects(root):
                 for n in notes:
                     if n.startswith("contradicted by the bytes: "):
                         contradiction = n[len("contradicted by the bytes: "):]
+                    if n.startswith("not confirmed by the bytes: "):
+                        not_confirmed = n[len("not confirmed by the bytes: "):]
         if declared is not None:
             out[amd.get("ID")] = {
                 "id": oid,
@@ -67,6 +73,8 @@ def objects(root):
                 "puids": puids,
                 "unidentified": unidentified,
                 "contradiction": contradiction,
+                "not_confirmed": not_confirmed,
+                "basis": basis,
                 "text": text,
             }
     return out

@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::capture::Capture;
 use crate::formats::droid::Signatures;
 use crate::layout::{self, ConfineError};
-use crate::model::Identification;
+use crate::model::{Identification, IdentificationBasis, Verdict};
 use crate::sources::arc_captures::ArcCaptures;
 use crate::sources::capture::{CaptureError, CaptureSource};
 use crate::sources::recognise::{FileKind, Recognised, what_is};
@@ -569,9 +569,10 @@ impl IdentifiedItem {
 
     /// The item with what identification found.
     fn identified(self, id: &Identification) -> IdentifiedItem {
-        let verdict = self.declared.as_ref().map(|_| match &id.contradiction {
-            Some(why) => format!("contradicted: {why}"),
-            None => "not contradicted".to_string(),
+        let verdict = self.declared.as_ref().map(|_| match &id.verdict {
+            Verdict::Consistent => "consistent".to_string(),
+            Verdict::NotConfirmed(why) => format!("not confirmed: {why}"),
+            Verdict::Contradicted(why) => format!("contradicted: {why}"),
         });
         IdentifiedItem { matches: matches_of(id), verdict, ..self }
     }
@@ -583,11 +584,8 @@ fn matches_of(id: &Identification) -> Vec<FormatMatch> {
     if id.matches.is_empty() {
         return vec![unknown_match("no match")];
     }
-    let basis = match id.text {
-        Some(kind) => format!("text match {kind}"),
-        None => "byte match".to_string(),
-    };
-    let warning = id.contradiction.clone().unwrap_or_default();
+    let basis = basis_of(id);
+    let warning = id.verdict.contradiction().map(str::to_string).unwrap_or_default();
     let row = |f: &crate::model::Format| {
         let id = f.pronom.clone().unwrap_or_default();
         FormatMatch {
@@ -602,6 +600,21 @@ fn matches_of(id: &Identification) -> Vec<FormatMatch> {
         }
     };
     id.matches.iter().map(row).collect()
+}
+
+/// The basis in siegfried's words where siegfried has them (`byte match`, `container match`,
+/// `text match CLASS`, `extension match`), followed by webaip's own account of text checks.
+fn basis_of(id: &Identification) -> String {
+    match (&id.basis, id.text) {
+        (Some(IdentificationBasis::Container), _) => "container match".to_string(),
+        (Some(IdentificationBasis::Extension), _) => "extension match".to_string(),
+        (Some(IdentificationBasis::Text(checks)), Some(kind)) => {
+            format!("text match {kind}; {checks}")
+        }
+        (Some(IdentificationBasis::Text(checks)), None) => format!("text: {checks}"),
+        (_, Some(kind)) => format!("text match {kind}"),
+        _ => "byte match".to_string(),
+    }
 }
 
 /// The `UNKNOWN` match siegfried reports for what no signature names.

@@ -78,7 +78,9 @@ fn built_files_get_the_puids_siegfried_gives() {
         items.iter().map(|i| (i["filename"].as_str().unwrap().to_string(), puids(i))).collect();
     let want = ["fmt/11", "fmt/4", "fmt/18", "x-fmt/111"];
     assert_eq!(ours.iter().map(|(_, p)| p.join(" ")).collect::<Vec<_>>(), want, "{items:#?}");
-    assert_eq!(items[3]["matches"][0]["basis"], "text match ASCII");
+    // siegfried's words first, so that its readers match them; webaip's checks after them.
+    let basis = items[3]["matches"][0]["basis"].as_str().unwrap();
+    assert!(basis.starts_with("text match ASCII"), "{basis}");
     assert_eq!(items[0]["matches"][0]["mime"], "image/png");
     assert_eq!(items[0]["filesize"], PNG.len());
     assert!(items[0]["modified"].as_str().unwrap().ends_with('Z'), "{:?}", items[0]);
@@ -196,7 +198,7 @@ fn each_record_payload_of_a_warc_is_named_and_identified() {
     assert_eq!(items[2]["offset"], offsets[2]);
     assert_eq!(items[1]["uri"], "http://e.org/a.png");
     assert_eq!(items[1]["filesize"], PNG.len());
-    assert_eq!(items[1]["verdict"], "not contradicted");
+    assert_eq!(items[1]["verdict"], "consistent");
     assert_eq!(items[2]["declared"], "image/jpeg");
     assert!(items[2]["verdict"].as_str().unwrap().starts_with("contradicted: declared image/jpeg"));
     assert_eq!(

@@ -5,8 +5,10 @@
 //! counted).
 //!
 //!     cargo bench --features test-hooks --bench identify -- [--repeat N] FILE...
+//!     cargo bench --features test-hooks --bench identify -- --stdin < PAYLOAD
 //!
-//! (bench/run-identify.sh runs it beside siegfried.)
+//! (bench/run-identify.sh runs it beside siegfried; bench/identify_memory.sh gives it one
+//! large payload as a stream, `--stdin`, to measure its peak memory.)
 
 use std::io::Write;
 use std::time::Instant;
@@ -32,6 +34,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let start = Instant::now();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.first().map(String::as_str) == Some("--stdin") {
+        // A stream, read once: what a package does with a record's payload.
+        let found = sigs.examine_reader(std::io::stdin().lock())?;
+        let puids: Vec<&str> = found.formats.iter().map(|f| f.puid.as_str()).collect();
+        writeln!(out, "-\t{}\t{}", puids.join(","), found.incomplete.unwrap_or_default())?;
+        eprintln!("identified a stream in {:.3} s", start.elapsed().as_secs_f64());
+        return Ok(());
+    }
     for round in 0..repeat {
         for path in &args {
             let file = std::fs::File::open(path)?;

@@ -1,14 +1,40 @@
 //! Matching a [`Pat`] against a window of bytes, forwards from the start of a file or backwards
 //! from its end, by backtracking over gaps and alternatives. Gaps before a literal jump with
 //! memchr's searchers instead of trying every offset; a step budget bounds pathological
-//! patterns (a signature that exhausts it does not match).
+//! patterns (a sequence that exhausts it is left unresolved, never called a non-match).
+//!
+//! A failed match also says whether it ran out of bytes: whether some step needed a byte past
+//! the end of the haystack. Only then could more of the payload than the window held change
+//! the answer; any other failure is final.
 
 use std::cell::Cell;
 
 use super::syntax::{ByteSet, Elem, Lit, Pat};
 
-/// Steps one signature check may take before it gives up.
-const STEP_BUDGET: u32 = 200_000;
+/// Steps one sequence check may take before it gives up.
+pub(crate) const STEP_BUDGET: u32 = 200_000;
+
+/// What matching one sequence against a haystack found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The sequence is there.
+    Matched,
+    /// The sequence is not there, whatever bytes follow the haystack.
+    Refuted,
+    /// Not decided: why the search stopped.
+    Open(Stop),
+}
+
+/// Why a search stopped before it could decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// It needed bytes beyond the haystack (the window, not the payload, ended).
+    MoreBytes,
+    /// It used up [`STEP_BUDGET`].
+    Budget,
+    /// The spooled payload could not be read back.
+    Unreadable,
+}
 
 /// A window of bytes seen in one direction: index 0 is the file's start (forwards) or its last
 /// byte (backwards).
@@ -24,7 +50,7 @@ pub(crate) trait Hay {
 }
 
 /// memchr for one to three needles, forwards or backwards.
-fn memchr_any(bytes: &[u8], region: &[u8], backwards: bool) -> Option<usize> {
+pub(crate) fn memchr_any(bytes: &[u8], region: &[u8], backwards: bool) -> Option<usize> {
     match (bytes, backwards) {
         ([a], false) => memchr::memchr(*a, region),
         ([a, b], false) => memchr::memchr2(*a, *b, region),
@@ -104,11 +130,42 @@ impl Hay for Rev<'_> {
 pub(crate) struct Matcher<'h, H: Hay> {
     hay: &'h H,
     steps: Cell<u32>,
+    /// Whether the budget ran out.
+    exhausted: Cell<bool>,
+    /// Whether some step needed bytes past the haystack's end.
+    short: Cell<bool>,
 }
 
 impl<'h, H: Hay> Matcher<'h, H> {
     pub(crate) fn new(hay: &'h H) -> Self {
-        Matcher { hay, steps: Cell::new(STEP_BUDGET) }
+        Matcher {
+            hay,
+            steps: Cell::new(STEP_BUDGET),
+            exhausted: Cell::new(false),
+            short: Cell::new(false),
+        }
+    }
+
+    /// What a finished attempt found, `matched` being its answer.
+    pub(crate) fn verdict(&self, matched: bool) -> Verdict {
+        if matched {
+            Verdict::Matched
+        } else if self.exhausted.get() {
+            Verdict::Open(Stop::Budget)
+        } else if self.short.get() {
+            Verdict::Open(Stop::MoreBytes)
+        } else {
+            Verdict::Refuted
+        }
+    }
+
+    /// Notes that the bytes from `pos` on, `len` of them, are not all in the haystack.
+    fn past_end(&self, pos: usize, len: usize) -> bool {
+        let past = pos.saturating_add(len) > self.hay.len();
+        if past {
+            self.short.set(true);
+        }
+        past
     }
 
     /// Whether `pat` matches with its first element at position 0.
@@ -130,6 +187,7 @@ impl<'h, H: Hay> Matcher<'h, H> {
     fn tick(&self) -> bool {
         let left = self.steps.get();
         if left == 0 {
+            self.exhausted.set(true);
             return false;
         }
         self.steps.set(left - 1);
@@ -143,12 +201,16 @@ impl<'h, H: Hay> Matcher<'h, H> {
         };
         let hay = self.hay;
         match first {
-            Elem::Lit(l) => hay.has(pos, &l.bytes) && self.elems(rest, pos + l.bytes.len(), k),
+            Elem::Lit(l) => {
+                !self.past_end(pos, l.bytes.len())
+                    && hay.has(pos, &l.bytes)
+                    && self.elems(rest, pos + l.bytes.len(), k)
+            }
             Elem::Set(s) => {
-                pos < hay.len() && s.contains(hay.at(pos)) && self.elems(rest, pos + 1, k)
+                !self.past_end(pos, 1) && s.contains(hay.at(pos)) && self.elems(rest, pos + 1, k)
             }
             Elem::Range { lo, hi, negate, backwards } => {
-                pos + lo.len() <= hay.len()
+                !self.past_end(pos, lo.len())
                     && in_range(hay, pos, lo, hi, *backwards) != *negate
                     && self.elems(rest, pos + lo.len(), k)
             }
@@ -170,13 +232,16 @@ impl<'h, H: Hay> Matcher<'h, H> {
     ) -> bool {
         let n = self.hay.len();
         let from = pos + min;
-        if from > n {
+        if self.past_end(from, 0) {
             return false;
         }
-        let last = max.map_or(n, |m| (pos + m).min(n));
+        let furthest = max.map_or(usize::MAX, |m| pos.saturating_add(m));
+        let last = furthest.min(n);
         match rest.first() {
             None => k(from),
             Some(Elem::Lit(l)) => {
+                // A literal the gap allows to start near or past the end may lie beyond it.
+                self.past_end(furthest, l.bytes.len());
                 let mut at = from;
                 while at <= last {
                     let Some(found) = self.hay.find(l, at, last) else { return false };
@@ -191,6 +256,7 @@ impl<'h, H: Hay> Matcher<'h, H> {
                 false
             }
             Some(first) => {
+                self.past_end(furthest, 1);
                 let starts = first_bytes(first);
                 if let Some(few) = starts.few() {
                     let mut at = from;

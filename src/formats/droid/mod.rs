@@ -6,21 +6,34 @@
 //! then drop a format that another match beats (`priority`). Every surviving format is
 //! reported: several when several survive, none when nothing matches.
 //!
-//! What is looked at: the first bytes of a payload and its last bytes (`window`), sized from
-//! the signatures (the furthest bounded offset any sequence reaches from its end of the file,
-//! at least 64 KiB, at most 1 MiB). Sequences with an unbounded offset (`*`, a variable
-//! position) are searched within those windows only: the whole payload when it is no longer
-//! than both together, otherwise its start and its end, never its middle. Siegfried and DROID
-//! can search further; a match that only the middle of a large payload holds is missed here.
+//! What is looked at: where DROID and siegfried look. A sequence at a bounded offset is
+//! matched within the first or last bytes of a payload (`window`), sized from the signatures
+//! (the furthest bounded offset any sequence reaches from its end of the file, at least 64 KiB,
+//! at most 1 MiB). A sequence with a variable part (an unbounded offset, a `*` gap) is searched
+//! over the whole payload, as siegfried does (DROID too, unless its scan is limited).
 //!
-//! For example a Nikon NEF skeleton of DROID's test suite (fmt/202, 517 KB, its second
-//! subsequence 500 KB in, after an unbounded gap) is reported as TIFF (fmt/353) only; on the
-//! other 2,234 skeletons of that suite that DROID identifies, webaip gives the PUID DROID
-//! expects (checked once by hand, the suite is not part of this repository).
+//! Most payloads are decided by their windows, so the whole is kept only when needed: a payload
+//! in memory is searched as it is; a stream is read once, and once its first window is read,
+//! [`Signatures::needs_whole_payload`] tells whether some signature is pending (not ruled out,
+//! but not decidable without bytes beyond the windows; the matcher tells "no match" from "ran
+//! out of bytes"). Only then is the stream spooled (`window`: in memory up to 16 MiB, else in
+//! an unlinked temporary file read back one 1 MiB page at a time, so memory stays bounded
+//! whatever the payload), and only the pending signatures are matched against the whole. The
+//! alternative, a chunked streaming search with overlap, cannot follow a backtracking pattern
+//! with unbounded gaps across chunks; one spool can also serve other whole-payload checks.
+//!
+//! Bounds, all stated in [`SEARCH_SCOPE`], which the identification event records: a payload
+//! over 8 GiB (`window::WHOLE_SEARCH_LIMIT`) is not spooled; an end-anchored sequence with a
+//! variable part is searched whole only when the payload is spooled in memory (PRONOM V122 has
+//! none); a sequence taking over 200,000 matching steps (`matcher::STEP_BUDGET`) is left
+//! unresolved. A signature left unresolved by any of them is named in
+//! [`Examined::incomplete`]: its format is then not ruled out, never called a non-match.
+//!
+//! For example an MP4 with its `moov` box at the end of a large file (fmt/199: `ftyp` at
+//! offset 4, then `moov` anywhere) is identified whether held in memory or streamed.
 //!
 //! Multi-byte ranges (`[0000:1000]`) compare as big-endian numbers; the signature file has
-//! none in a little-endian sequence. A signature whose backtracking exceeds a step budget
-//! does not match (none does on the test corpus).
+//! none in a little-endian sequence.
 //!
 //! Out of scope: container signatures (formats told apart by what a ZIP or OLE2 file holds,
 //! such as DOCX or XLS: the outer container format is reported instead), identification by
@@ -48,7 +61,7 @@ use std::sync::OnceLock;
 use crate::formats::text::{self, TextKind};
 use compile::{Key, Sequence, Signature};
 pub use error::DroidError;
-use matcher::{Fwd, Matcher, Rev};
+use matcher::{Fwd, Hay, Matcher, Rev, STEP_BUDGET, Stop, Verdict};
 pub use parse::{FileFormat, Reference};
 
 /// PRONOM's plain text file, what a payload no signature matches is when its bytes are text.
@@ -62,7 +75,25 @@ pub struct Examined<'a> {
     pub formats: Vec<&'a FileFormat>,
     /// The text class of the first bytes, looked at only when no format matched.
     pub text: Option<TextKind>,
+    /// When a search stopped before it could decide some signature (a bound of
+    /// [`SEARCH_SCOPE`] was reached), which formats' signatures and why: a format missing
+    /// from `formats` is then not ruled out by the bytes.
+    pub incomplete: Option<String>,
 }
+
+/// Where webaip searches a payload for signatures, and every bound it sets: the identification
+/// event's detail states it. `tests::the_search_scope_states_the_bounds` keeps it true to the
+/// constants.
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "the identification event's detail states it, wired by its owner")
+)]
+pub(crate) const SEARCH_SCOPE: &str = "DROID binary signatures searched where DROID and \
+    siegfried search them: bounded offsets within the first and last 64 KiB to 1 MiB (the \
+    furthest any signature reaches), variable offsets over the whole payload up to 8 GiB (kept \
+    in memory up to 16 MiB, beyond that in a temporary file, where an end-anchored sequence is \
+    searched within the last window only); a sequence taking over 200000 matching steps is \
+    left unresolved";
 
 /// The signature file built into webaip (see `data/pronom/README.md`).
 const SHIPPED: &[u8] = include_bytes!("../../../data/pronom/DROID_SignatureFile_V122.xml.gz");
@@ -241,22 +272,42 @@ impl Signatures {
 
     /// What a whole payload held in memory matches, and its text class when nothing does.
     pub fn examine_bytes(&self, bytes: &[u8]) -> Examined<'_> {
-        self.examine_view(window::View { head: bytes, tail: &[], whole: true })
+        let found = self.search(&Sight::whole(bytes), |_| None);
+        self.conclude(bytes, found, "")
     }
 
     /// What a payload read from a stream to its end matches, and its text class when nothing
-    /// does.
+    /// does. The whole stream is kept (spooled) only when its start leaves a signature pending
+    /// ([`Signatures::needs_whole_payload`]).
     pub fn examine_reader<R: Read>(&self, r: R) -> io::Result<Examined<'_>> {
-        let w = window::from_stream(r, self.bof_window, self.eof_window)?;
-        Ok(self.examine_view(w.view()))
+        let w = window::from_stream(r, self.bof_window, self.eof_window, |head| {
+            self.needs_whole_payload(head)
+        })?;
+        Ok(self.examine_windows(&w))
     }
 
     /// What the bytes from a seekable source's current position to its end match, reading only
-    /// their start and end, and their text class when nothing does.
+    /// their start and end (all of them when a signature is pending), and their text class
+    /// when nothing does.
     #[cfg(any(test, feature = "test-hooks"))]
-    pub fn examine_seekable<R: Read + Seek>(&self, r: R) -> io::Result<Examined<'_>> {
-        let w = window::from_seekable(r, self.bof_window, self.eof_window)?;
-        Ok(self.examine_view(w.view()))
+    pub fn examine_seekable<R: Read + Seek>(&self, mut r: R) -> io::Result<Examined<'_>> {
+        let start = r.stream_position()?;
+        let w = window::from_seekable(&mut r, self.bof_window, self.eof_window)?;
+        if !w.whole && self.needs_whole_payload(&w.head) {
+            r.seek(io::SeekFrom::Start(start))?;
+            return self.examine_reader(r);
+        }
+        Ok(self.examine_windows(&w))
+    }
+
+    /// Whether a payload longer than `head` (its first bytes, the start window) leaves some
+    /// signature pending: not ruled out by `head`, and not decided without bytes beyond the
+    /// windows. Only then is the whole payload worth keeping; most payloads are decided by
+    /// their windows.
+    pub(crate) fn needs_whole_payload(&self, head: &[u8]) -> bool {
+        let sight = Sight { fwd: Fwd(head), fwd_all: false, end: None, end_all: false, tail: &[] };
+        self.candidates(&sight)
+            .any(|i| self.signature_verdict(i, &sight) == Verdict::Open(Stop::MoreBytes))
     }
 
     /// The plain text format (`x-fmt/111`) a payload is when no signature matches and its
@@ -265,63 +316,252 @@ impl Signatures {
         self.formats.iter().find(|f| f.puid == PLAIN_TEXT)
     }
 
-    fn examine_view(&self, w: window::View<'_>) -> Examined<'_> {
-        let formats = self.identify_view(w);
-        // The head window is far longer than the text window: it holds the bytes classified.
-        let text = if formats.is_empty() { text::classify(w.head) } else { None };
-        Examined { formats, text }
+    /// Matches a payload's windows, then what they leave open against the whole payload when
+    /// it was kept.
+    fn examine_windows(&self, w: &window::Windows) -> Examined<'_> {
+        if w.whole {
+            return self.examine_bytes(&w.head);
+        }
+        let sight = Sight::windows(&w.head, &w.tail);
+        let found = match &w.spooled {
+            window::Spooled::Whole(whole) => {
+                self.search(&sight, |i| Some(self.whole_verdict(i, whole, &w.tail)))
+            }
+            _ => self.search(&sight, |_| None),
+        };
+        let why = match &w.spooled {
+            window::Spooled::Stopped(stop) => stop.to_string(),
+            window::Spooled::Whole(_) => {
+                format!("an end-anchored part lies beyond the last {} bytes", self.eof_window)
+            }
+            window::Spooled::NotNeeded => format!(
+                "only the first {} and the last {} bytes were searched",
+                self.bof_window, self.eof_window
+            ),
+        };
+        self.conclude(&w.head, found, &why)
     }
 
-    fn identify_view(&self, w: window::View<'_>) -> Vec<&FileFormat> {
-        let (head, end) = (w.head, w.end());
-        let first =
-            head.first().map(|b| self.by_first_byte[usize::from(*b)].as_slice()).unwrap_or(&[]);
-        let keyed = self.keyed_elsewhere.iter().filter(|i| {
-            self.signatures[**i].key.is_some_and(|k| {
-                let (buf, at) = if k.from_end {
-                    (end, end.len().checked_sub(k.offset + 1))
+    /// A signature the windows left open, against the whole payload.
+    fn whole_verdict(&self, i: usize, whole: &window::Whole, tail: &[u8]) -> Verdict {
+        match whole {
+            window::Whole::Memory(bytes) => self.signature_verdict(i, &Sight::whole(bytes)),
+            window::Whole::File { file, len } => {
+                let paged = window::Paged::new(file, *len);
+                let sight =
+                    Sight { fwd: paged, fwd_all: true, end: Some(tail), end_all: false, tail: &[] };
+                let v = self.signature_verdict(i, &sight);
+                if sight.fwd.failed() && v != Verdict::Matched {
+                    Verdict::Open(Stop::Unreadable)
                 } else {
-                    (head, Some(k.offset))
-                };
-                at.and_then(|a| buf.get(a)) == Some(&k.byte)
-            })
-        });
-        let mut matched: Vec<usize> = first
+                    v
+                }
+            }
+        }
+    }
+
+    /// The signatures `sight` does not rule out by their key bytes.
+    fn candidates<'s, F: Hay>(
+        &'s self,
+        sight: &'s Sight<'s, F>,
+    ) -> impl Iterator<Item = usize> + 's {
+        let first_byte = (sight.fwd.len() > 0).then(|| sight.fwd.at(0));
+        let first = first_byte.map_or(&[][..], |b| self.by_first_byte[usize::from(b)].as_slice());
+        let keyed = self
+            .keyed_elsewhere
             .iter()
-            .chain(keyed)
-            .chain(&self.unkeyed)
-            .filter(|i| self.signatures[**i].sequences.iter().all(|s| sequence_matches(s, &w)))
-            .flat_map(|i| self.formats_of[*i].iter().copied())
-            .collect();
+            .filter(move |i| self.signatures[**i].key.is_some_and(|k| key_holds(k, sight)));
+        first.iter().chain(keyed).chain(&self.unkeyed).copied()
+    }
+
+    /// Every candidate signature's verdict on `sight`; `again` decides those left open for
+    /// want of bytes, when it can.
+    fn search<F: Hay>(
+        &self,
+        sight: &Sight<'_, F>,
+        again: impl Fn(usize) -> Option<Verdict>,
+    ) -> Found {
+        let mut found = Found::default();
+        for i in self.candidates(sight) {
+            let mut v = self.signature_verdict(i, sight);
+            if v == Verdict::Open(Stop::MoreBytes) {
+                v = again(i).unwrap_or(v);
+            }
+            match v {
+                Verdict::Matched => found.matched.extend(self.formats_of[i].iter().copied()),
+                Verdict::Refuted => {}
+                Verdict::Open(stop) => found.open.push(Unresolved { signature: i, stop }),
+            }
+        }
+        found
+    }
+
+    /// One signature: refuted by any sequence, matched when all match, else open.
+    fn signature_verdict<F: Hay>(&self, i: usize, sight: &Sight<'_, F>) -> Verdict {
+        let mut open = None;
+        for s in &self.signatures[i].sequences {
+            match sequence_verdict(s, sight) {
+                Verdict::Refuted => return Verdict::Refuted,
+                Verdict::Matched => {}
+                Verdict::Open(stop) => open = open.or(Some(stop)),
+            }
+        }
+        open.map_or(Verdict::Matched, Verdict::Open)
+    }
+
+    /// The formats DROID's priorities leave, the text class when none, and what was left
+    /// unresolved (`why_short`: why bytes were wanting, for those open for want of bytes).
+    fn conclude(&self, head: &[u8], found: Found, why_short: &str) -> Examined<'_> {
+        let mut matched = found.matched;
         matched.sort_unstable();
         matched.dedup();
-        self.priorities.apply(&matched).into_iter().map(|i| &self.formats[i]).collect()
+        let formats: Vec<&FileFormat> =
+            self.priorities.apply(&matched).into_iter().map(|i| &self.formats[i]).collect();
+        // The head window is far longer than the text window: it holds the bytes classified.
+        let text = if formats.is_empty() { text::classify(head) } else { None };
+        let incomplete = self.describe_unresolved(&found.open, why_short);
+        Examined { formats, text, incomplete }
+    }
+
+    /// Which formats' signatures were left unresolved, and why.
+    fn describe_unresolved(&self, open: &[Unresolved], why_short: &str) -> Option<String> {
+        if open.is_empty() {
+            return None;
+        }
+        let mut puids: Vec<&str> = open
+            .iter()
+            .flat_map(|u| &self.formats_of[u.signature])
+            .map(|f| self.formats[*f].puid.as_str())
+            .collect();
+        puids.sort_unstable();
+        puids.dedup();
+        let mut stops: Vec<Stop> = Vec::new();
+        for u in open {
+            if !stops.contains(&u.stop) {
+                stops.push(u.stop);
+            }
+        }
+        let why: Vec<String> = stops
+            .into_iter()
+            .map(|stop| match stop {
+                Stop::MoreBytes => why_short.to_string(),
+                Stop::Budget => format!("a sequence took over {STEP_BUDGET} matching steps"),
+                Stop::Unreadable => "the spooled payload could not be read back".to_string(),
+            })
+            .collect();
+        let why = why.join("; ");
+        Some(format!("the signatures of {} were not searched to the end: {why}", puids.join(", ")))
     }
 }
 
-/// Whether one byte sequence matches the payload's windows.
-fn sequence_matches(s: &Sequence, w: &window::View<'_>) -> bool {
+/// What the signatures found in a payload: the formats (by index) matched, and the
+/// signatures left unresolved.
+#[derive(Debug, Default)]
+struct Found {
+    matched: Vec<usize>,
+    open: Vec<Unresolved>,
+}
+
+/// A signature the search could not decide.
+#[derive(Debug)]
+struct Unresolved {
+    signature: usize,
+    stop: Stop,
+}
+
+/// The bytes sequences are matched against: forwards from the payload's start (`fwd`, all of
+/// it when `fwd_all`), backwards from its end (`end`, all of it when `end_all`; `None`: not
+/// read yet, an end-anchored sequence is taken as matching unless it has a variable part),
+/// and the end window `tail`, where
+/// a variable sequence the forward bytes lack may still be found.
+struct Sight<'a, F: Hay> {
+    fwd: F,
+    fwd_all: bool,
+    end: Option<&'a [u8]>,
+    end_all: bool,
+    tail: &'a [u8],
+}
+
+impl<'a> Sight<'a, Fwd<'a>> {
+    /// A whole payload held in memory.
+    fn whole(bytes: &'a [u8]) -> Self {
+        Sight { fwd: Fwd(bytes), fwd_all: true, end: Some(bytes), end_all: true, tail: &[] }
+    }
+
+    /// The start and end windows of a longer payload.
+    fn windows(head: &'a [u8], tail: &'a [u8]) -> Self {
+        Sight { fwd: Fwd(head), fwd_all: false, end: Some(tail), end_all: false, tail }
+    }
+}
+
+/// Whether a signature's key byte is where it must be, or lies where `sight` cannot see.
+fn key_holds<F: Hay>(k: Key, sight: &Sight<'_, F>) -> bool {
+    if k.from_end {
+        let Some(end) = sight.end else { return true };
+        match end.len().checked_sub(k.offset + 1) {
+            Some(at) => end[at] == k.byte,
+            None => !sight.end_all,
+        }
+    } else if k.offset < sight.fwd.len() {
+        sight.fwd.at(k.offset) == k.byte
+    } else {
+        !sight.fwd_all
+    }
+}
+
+/// What one byte sequence's match against `sight` says.
+fn sequence_verdict<F: Hay>(s: &Sequence, sight: &Sight<'_, F>) -> Verdict {
     match s.reference {
-        Reference::Bof => {
-            has_required(s, &Fwd(w.head)) && Matcher::new(&Fwd(w.head)).matches(&s.pat)
-        }
-        Reference::Eof => {
-            has_required(s, &Rev(w.end())) && Matcher::new(&Rev(w.end())).matches(&s.pat)
-        }
-        Reference::Variable => {
-            (has_required(s, &Fwd(w.head)) && Matcher::new(&Fwd(w.head)).matches(&s.pat))
-                || (!w.whole
-                    && has_required(s, &Fwd(w.tail))
-                    && Matcher::new(&Fwd(w.tail)).matches_anywhere(&s.pat))
-        }
+        Reference::Bof => run(s, &sight.fwd, sight.fwd_all),
+        Reference::Eof => match sight.end {
+            Some(end) => run(s, &Rev(end), sight.end_all),
+            // Not read yet: only a sequence with a variable part may need more than the tail.
+            None if s.reach.is_none() => Verdict::Open(Stop::MoreBytes),
+            None => Verdict::Matched,
+        },
+        Reference::Variable => match run(s, &sight.fwd, sight.fwd_all) {
+            Verdict::Matched => Verdict::Matched,
+            v if sight.tail.is_empty() => v,
+            v => {
+                let tail = Fwd(sight.tail);
+                let anywhere = has_required(s, &tail, true) == Some(true)
+                    && Matcher::new(&tail).matches_anywhere(&s.pat);
+                if anywhere { Verdict::Matched } else { v }
+            }
+        },
     }
 }
 
-/// Whether the sequence's required literal is within its reach (or it has none).
-fn has_required<H: matcher::Hay>(s: &Sequence, hay: &H) -> bool {
-    let Some(lit) = &s.required else { return true };
-    let last = s.reach.unwrap_or(usize::MAX).min(hay.len());
-    hay.find(lit, 0, last).is_some()
+/// One sequence against one haystack; `all`: the haystack is the whole payload, so running
+/// out of bytes refutes.
+fn run<H: Hay>(s: &Sequence, hay: &H, all: bool) -> Verdict {
+    // Without its required literal a sequence is refuted when the haystack holds all the
+    // literal could reach; otherwise the pattern itself tells a refuted start from a pending
+    // one.
+    if has_required(s, hay, all) == Some(false) {
+        return Verdict::Refuted;
+    }
+    let m = Matcher::new(hay);
+    let matched = m.matches(&s.pat);
+    match m.verdict(matched) {
+        Verdict::Open(Stop::MoreBytes) if all => Verdict::Refuted,
+        v => v,
+    }
+}
+
+/// Whether the sequence's required literal is within its reach (or it has none): `None` when
+/// it is not in the haystack but could lie beyond it.
+fn has_required<H: Hay>(s: &Sequence, hay: &H, all: bool) -> Option<bool> {
+    let Some(lit) = &s.required else { return Some(true) };
+    let reach = s.reach.unwrap_or(usize::MAX);
+    let last = reach.min(hay.len());
+    if hay.find(lit, 0, last).is_some() {
+        Some(true)
+    } else if all || reach.saturating_add(lit.bytes.len()) <= hay.len() {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -290,3 +290,166 @@ fn the_shipped_file_identifies_common_web_formats() {
     assert_eq!(puids(s.identify_bytes(pdf)), ["fmt/18"]);
     assert!(s.identify_bytes(b"just some words").is_empty());
 }
+
+/// An MP4 of `len` bytes: an `ftyp` box, an `mdat` box of filler, and the `moov` box at the
+/// end, as many encoders write it.
+fn mp4_with_moov_at_end(len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len);
+    v.extend_from_slice(&24u32.to_be_bytes());
+    v.extend_from_slice(b"ftypisom\0\0\x02\0isommp41");
+    let moov_len = 108usize;
+    let mdat_len = len - v.len() - moov_len;
+    v.extend_from_slice(&u32::try_from(mdat_len).unwrap().to_be_bytes());
+    v.extend_from_slice(b"mdat");
+    // Filler that never spells a box name: bytes 0x80..=0xFF.
+    v.extend((0..mdat_len - 8).map(|i| 0x80 | (i % 127) as u8));
+    v.extend_from_slice(&u32::try_from(moov_len).unwrap().to_be_bytes());
+    v.extend_from_slice(b"moov");
+    v.extend_from_slice(&100u32.to_be_bytes());
+    v.extend_from_slice(b"mvhd");
+    v.resize(len, 0);
+    v
+}
+
+#[test]
+fn an_mp4_with_moov_at_the_end_of_3_mb_is_fmt_199_in_memory_streamed_and_to_siegfried() {
+    let s = Signatures::shipped().unwrap();
+    let mp4 = mp4_with_moov_at_end(3 << 20);
+    assert!(mp4.len() > s.windows().0 + s.windows().1, "longer than both windows");
+    let in_memory = s.examine_bytes(&mp4);
+    assert_eq!(puids(in_memory.formats), ["fmt/199"]);
+    assert_eq!(in_memory.incomplete, None);
+    let streamed = s.examine_reader(mp4.as_slice()).unwrap();
+    assert_eq!(puids(streamed.formats), ["fmt/199"], "streamed");
+    assert_eq!(streamed.incomplete, None);
+    assert_eq!(puids(s.identify_seekable(Cursor::new(&mp4)).unwrap()), ["fmt/199"], "seek");
+    // The oracle, on the same bytes, without a name to go by.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("payload");
+    std::fs::write(&path, &mp4).unwrap();
+    let script = "import json, pygfried, sys\n\
+                  r = pygfried.identify(sys.argv[1], detailed=True)\n\
+                  print(json.dumps([(m['id'], m['basis']) for m in r['files'][0]['matches']]))";
+    let out = std::process::Command::new(crate::test_support::oracle_python())
+        .args(["-c", script])
+        .arg(&path)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "pygfried: {}", String::from_utf8_lossy(&out.stderr));
+    let sf: Vec<(String, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sf.len(), 1, "{sf:?}");
+    assert_eq!(sf[0].0, "fmt/199", "{sf:?}");
+    assert!(sf[0].1.contains("byte match"), "{sf:?}");
+}
+
+/// A signature file of one format: `BOF` at offset 0, then `MOOV` anywhere after it.
+fn bof_then_anywhere() -> Signatures {
+    let subs = "<SubSequence Position=\"1\" SubSeqMinOffset=\"0\"><Sequence>424F46</Sequence>\
+        </SubSequence><SubSequence Position=\"2\" SubSeqMinOffset=\"0\">\
+        <Sequence>4D4F4F56</Sequence></SubSequence>";
+    Signatures::from_xml(file(&[(1, &[("BOFoffset", subs)])], &[]).as_bytes()).unwrap()
+}
+
+#[test]
+fn a_variable_part_in_the_middle_of_a_stream_is_found_and_its_absence_is_no_match() {
+    let s = bof_then_anywhere();
+    let (bof, eof) = s.windows();
+    let len = 4 * (bof + eof);
+    let mut payload = vec![b'.'; len];
+    payload[..3].copy_from_slice(b"BOF");
+    payload[len / 2..len / 2 + 4].copy_from_slice(b"MOOV");
+    assert!(s.needs_whole_payload(&payload[..bof]), "pending after the first window");
+    // The windows alone (what was searched before) miss it, and say that they stopped early.
+    let windows = window::from_stream(payload.as_slice(), bof, eof, |_| false).unwrap();
+    let alone = s.examine_windows(&windows);
+    assert!(alone.formats.is_empty());
+    let why = alone.incomplete.expect("an unresolved signature is stated");
+    assert!(why.contains("test/1") && why.contains("only the first"), "{why}");
+    for found in [s.examine_bytes(&payload), s.examine_reader(payload.as_slice()).unwrap()] {
+        assert_eq!(puids(found.formats), ["test/1"]);
+        assert_eq!(found.incomplete, None);
+    }
+    // No MOOV anywhere: no match, and a decided one (the whole was searched).
+    payload[len / 2..len / 2 + 4].copy_from_slice(b"....");
+    for found in [s.examine_bytes(&payload), s.examine_reader(payload.as_slice()).unwrap()] {
+        assert!(found.formats.is_empty());
+        assert_eq!(found.incomplete, None);
+    }
+    // MOOV before BOF's end cannot count, and a wrong start is not pending at all.
+    payload[..4].copy_from_slice(b"MOOV");
+    assert!(!s.needs_whole_payload(&payload[..bof]), "refuted by the first bytes");
+    assert!(s.examine_reader(payload.as_slice()).unwrap().formats.is_empty());
+}
+
+#[test]
+fn an_end_anchored_sequence_with_a_variable_part_reaches_back_past_the_tail_window() {
+    // `END` in the last byte, and `MID` anywhere before it.
+    let subs = "<SubSequence Position=\"1\" SubSeqMinOffset=\"0\"><Sequence>454E44</Sequence>\
+        </SubSequence><SubSequence Position=\"2\" SubSeqMinOffset=\"0\">\
+        <Sequence>4D4944</Sequence></SubSequence>";
+    let s = Signatures::from_xml(file(&[(1, &[("EOFoffset", subs)])], &[]).as_bytes()).unwrap();
+    let (bof, eof) = s.windows();
+    let len = 3 * (bof + eof);
+    let mut payload = vec![b'.'; len];
+    payload[len - 3..].copy_from_slice(b"END");
+    payload[bof + 10..bof + 13].copy_from_slice(b"MID");
+    assert_eq!(puids(s.identify_bytes(&payload)), ["test/1"]);
+    assert_eq!(puids(s.identify_reader(payload.as_slice()).unwrap()), ["test/1"], "stream");
+    payload[bof + 10..bof + 13].copy_from_slice(b"...");
+    assert!(s.identify_bytes(&payload).is_empty());
+    let streamed = s.examine_reader(payload.as_slice()).unwrap();
+    assert!(streamed.formats.is_empty() && streamed.incomplete.is_none());
+}
+
+#[test]
+fn a_stream_over_64_mib_is_spooled_to_a_file_and_searched_across_page_seams() {
+    use std::io::Read as _;
+    let s = bof_then_anywhere();
+    let filler = |n: usize| std::io::repeat(b'.').take(n as u64);
+    // MOOV straddles a page seam of the spooled file, 40 MiB in; 80 MiB in all.
+    let at = 40 * window::PAGE - 2;
+    let stream = |moov: &'static [u8]| {
+        std::io::Cursor::new(&b"BOF"[..])
+            .chain(filler(at - 3))
+            .chain(moov)
+            .chain(filler(80 * window::PAGE - at - 4))
+    };
+    const { assert!(80 * window::PAGE > 64 << 20 && 80 * window::PAGE > 4 * window::SPOOL_IN_MEMORY) };
+    let found = s.examine_reader(stream(b"MOOV")).unwrap();
+    assert_eq!(puids(found.formats), ["test/1"]);
+    assert_eq!(found.incomplete, None);
+    let found = s.examine_reader(stream(b"MOOF")).unwrap();
+    assert!(found.formats.is_empty());
+    assert_eq!(found.incomplete, None, "searched to the end: decided");
+}
+
+#[test]
+fn the_search_scope_states_the_bounds() {
+    let kib = |n: usize| format!("{} KiB", n >> 10);
+    let mib = |n: usize| format!("{} MiB", n >> 20);
+    for stated in [
+        kib(MIN_WINDOW),
+        mib(MAX_WINDOW),
+        mib(window::SPOOL_IN_MEMORY),
+        format!("{} GiB", window::WHOLE_SEARCH_LIMIT >> 30),
+        matcher::STEP_BUDGET.to_string(),
+    ] {
+        assert!(SEARCH_SCOPE.contains(&stated), "{stated} in {SEARCH_SCOPE}");
+    }
+}
+
+#[test]
+fn a_search_over_the_step_budget_is_unresolved_not_a_non_match() {
+    // Every pair of B's is tried before the missing C is given up: a thousand B's take about
+    // half a million steps.
+    let s = Signatures::from_xml(file(&[(1, &[("", &sub("42*42*43", 0, None))])], &[]).as_bytes())
+        .unwrap();
+    let found = s.examine_bytes(&[b'B'; 1000]);
+    assert!(found.formats.is_empty());
+    let why = found.incomplete.expect("the budget ran out");
+    assert!(why.contains("test/1") && why.contains("200000 matching steps"), "{why}");
+    let mut fits = vec![b'B'; 1000];
+    fits.push(b'C');
+    assert_eq!(puids(s.examine_bytes(&fits).formats), ["test/1"]);
+    assert_eq!(s.examine_bytes(b"nothing here").incomplete, None);
+}

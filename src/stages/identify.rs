@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Item, Stage, StageError, StagedItem};
-use crate::formats::droid::{DroidError, Examined, FileFormat, Signatures};
+use crate::formats::droid::{DroidError, Examined, FileFormat, SEARCH_SCOPE, Signatures};
 use crate::formats::text::{TEXT_WINDOW, TextKind};
 use crate::formats::webtext::{self, Fit, JSON_LIMIT};
 use crate::ids::Ids;
@@ -130,6 +130,21 @@ impl Identifier {
     /// are text, the web text type their content supports; or nothing. With the verdict on
     /// the declared type.
     fn judge(&self, declared: &str, found: Examined<'_>, held: Held<'_>) -> Identification {
+        let incomplete = found.incomplete.clone();
+        let mut id = self.judge_complete(declared, found, held);
+        if let Some(why) = incomplete {
+            id.verdict = unresolved_verdict(id.verdict, &why);
+        }
+        id
+    }
+
+    /// The result as if every search had run to its end.
+    fn judge_complete(
+        &self,
+        declared: &str,
+        found: Examined<'_>,
+        held: Held<'_>,
+    ) -> Identification {
         let t = normalized(declared);
         if !found.formats.is_empty() {
             return Identification {
@@ -209,9 +224,10 @@ impl Identifier {
             event_type_uri: Some(EVENT_URI.into()),
             date_time: now,
             detail: Some(format!(
-                "program=\"webaip\"; version=\"{}\"; DROID signature file V{}; binary signatures at the start and end of each payload; {TEXT_CHECKS}; empty payloads counted, not identified; a declared type is contradicted only when the bytes match, by signature, formats none of which PRONOM lists under it, else not confirmed when nothing supports it",
+                "program=\"webaip\"; version=\"{}\"; DROID signature file V{}; {}; {TEXT_CHECKS}; empty payloads counted, not identified; a declared type is contradicted only when the bytes match, by signature, formats none of which PRONOM lists under it, else not confirmed when nothing supports it",
                 env!("CARGO_PKG_VERSION"),
-                self.sigs.version()
+                self.sigs.version(),
+                SEARCH_SCOPE
             )),
             outcome: "success".into(),
             outcome_detail: Some(tally.summary()),
@@ -326,6 +342,17 @@ fn signature_verdict(t: &str, found: &[&FileFormat]) -> Verdict {
 /// The verdict on the declared type `t` (normalized) when no signature matches (`text`: the
 /// bytes' character class, when they are text): never contradicted, since a search that finds
 /// nothing rules nothing out; not confirmed, and why, unless the type claims nothing.
+/// A verdict when some signature was left unresolved (a search bound was reached, `why`): the
+/// bytes cannot then rule the declared type out, since the unresolved format might be it.
+fn unresolved_verdict(verdict: Verdict, why: &str) -> Verdict {
+    match verdict {
+        Verdict::Consistent => Verdict::Consistent,
+        Verdict::Contradicted(c) | Verdict::NotConfirmed(c) => {
+            Verdict::NotConfirmed(format!("{c}; not ruled out: {why}"))
+        }
+    }
+}
+
 fn no_match_verdict(sigs: &Signatures, t: &str, text: Option<TextKind>) -> Verdict {
     if GENERIC_TYPES.contains(&t) {
         return Verdict::Consistent;

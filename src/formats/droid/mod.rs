@@ -84,10 +84,6 @@ pub struct Examined<'a> {
 /// Where webaip searches a payload for signatures, and every bound it sets: the identification
 /// event's detail states it. `tests::the_search_scope_states_the_bounds` keeps it true to the
 /// constants.
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "the identification event's detail states it, wired by its owner")
-)]
 pub(crate) const SEARCH_SCOPE: &str = "DROID binary signatures searched where DROID and \
     siegfried search them: bounded offsets within the first and last 64 KiB to 1 MiB (the \
     furthest any signature reaches), variable offsets over the whole payload up to 8 GiB (kept \

@@ -22,9 +22,9 @@
 //! none in a little-endian sequence. A signature whose backtracking exceeds a step budget
 //! does not match (none does on the test corpus).
 //!
-//! Out of scope: container signatures (formats told apart by what a ZIP or OLE2 file holds,
-//! such as DOCX or XLS: the outer container format is reported instead), identification by
-//! file name extension, and XML sniffing. Plain text is judged apart from the signatures:
+//! Formats told apart by what a ZIP or OLE2 file holds (DOCX, ODF, EPUB, WACZ, Word 97...) are
+//! identified by DROID's container signatures (`container`), when the payload is held whole.
+//! Out of scope: identification by file name extension, and XML sniffing. Plain text is judged apart from the signatures:
 //! [`Signatures::examine_bytes`] gives the text class of a payload nothing matches
 //! (`formats::text`, the classes siegfried's "text match" uses).
 //!
@@ -33,6 +33,7 @@
 //! indexed by it); literals after a gap are found with memchr's searchers.
 
 pub(crate) mod compile;
+pub(crate) mod container;
 pub(crate) mod error;
 pub(crate) mod matcher;
 pub(crate) mod parse;
@@ -47,6 +48,7 @@ use std::sync::OnceLock;
 
 use crate::formats::text::{self, TextKind};
 use compile::{Key, Sequence, Signature};
+pub use container::{Basis, ContainerOutcome};
 pub use error::DroidError;
 use matcher::{Fwd, Matcher, Rev};
 pub use parse::{FileFormat, Reference};
@@ -60,6 +62,11 @@ pub const PLAIN_TEXT: &str = "x-fmt/111";
 pub struct Examined<'a> {
     /// The formats matched.
     pub formats: Vec<&'a FileFormat>,
+    /// What gave every one of `formats`: the binary signatures, or a container signature
+    /// (whose formats then replaced the binary result).
+    pub basis: Basis,
+    /// What looking inside a ZIP or OLE2 payload gave (why the binary result stands).
+    pub container: ContainerOutcome,
     /// The text class of the first bytes, looked at only when no format matched.
     pub text: Option<TextKind>,
 }
@@ -266,13 +273,32 @@ impl Signatures {
     }
 
     fn examine_view(&self, w: window::View<'_>) -> Examined<'_> {
-        let formats = self.identify_view(w);
+        let matched = self.matched(w);
+        let formats = self.priorities.apply(&matched).into_iter().map(|i| &self.formats[i]);
+        let mut found = Examined {
+            formats: formats.collect(),
+            basis: Basis::Signature,
+            container: ContainerOutcome::NotContainer,
+            text: None,
+        };
+        // DROID looks inside when a trigger format matched, before priorities. A payload
+        // streamed and longer than the windows stays NotRead (its container format) until
+        // the caller hands the whole payload to `identify_container`.
+        if let Some(kind) = self.container_trigger(&matched) {
+            found.container = ContainerOutcome::NotRead(kind);
+            if w.whole {
+                self.identify_container(&mut found, w.head);
+            }
+        }
         // The head window is far longer than the text window: it holds the bytes classified.
-        let text = if formats.is_empty() { text::classify(w.head) } else { None };
-        Examined { formats, text }
+        if found.formats.is_empty() {
+            found.text = text::classify(w.head);
+        }
+        found
     }
 
-    fn identify_view(&self, w: window::View<'_>) -> Vec<&FileFormat> {
+    /// The formats (by index) whose signatures match, before priorities.
+    fn matched(&self, w: window::View<'_>) -> Vec<usize> {
         let (head, end) = (w.head, w.end());
         let first =
             head.first().map(|b| self.by_first_byte[usize::from(*b)].as_slice()).unwrap_or(&[]);
@@ -295,7 +321,7 @@ impl Signatures {
             .collect();
         matched.sort_unstable();
         matched.dedup();
-        self.priorities.apply(&matched).into_iter().map(|i| &self.formats[i]).collect()
+        matched
     }
 }
 

@@ -98,9 +98,10 @@ impl Identifier {
     /// The tool and signature file, as the PREMIS notes and the agent name them.
     pub(crate) fn method(&self) -> String {
         format!(
-            "webaip {}, DROID signature file V{}",
+            "webaip {}, DROID signature file V{}, container signature file {}",
             env!("CARGO_PKG_VERSION"),
-            self.sigs.version()
+            self.sigs.version(),
+            crate::formats::droid::container::SHIPPED_DATE
         )
     }
 
@@ -140,13 +141,14 @@ impl Identifier {
         Agent {
             id_type: "local".into(),
             id: AGENT_ID.into(),
-            name: "webaip PRONOM identification (DROID binary signatures)".into(),
+            name: "webaip PRONOM identification (DROID binary and container signatures)".into(),
             agent_type: "software".into(),
             version: Some(self.method()),
             note: Some(format!(
-                "DROID signature file V{}, created {}; container signatures not used; plain text judged by the file command's character classes",
+                "DROID signature file V{}, created {}; container signature file {} (ZIP and OLE2 payloads held whole); plain text judged by the file command's character classes",
                 self.sigs.version(),
-                self.sigs.date_created()
+                self.sigs.date_created(),
+                crate::formats::droid::container::SHIPPED_DATE
             )),
         }
     }

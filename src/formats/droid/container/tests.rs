@@ -62,6 +62,11 @@ const XLSX_TYPES: &[u8] = b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Types \
     PartName=\"/xl/workbook.xml\" ContentType=\"application/vnd.openxmlformats-\
     officedocument.spreadsheetml.sheet.main+xml\"/></Types>";
 
+const PPTX_TYPES: &[u8] = b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Types \
+    xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Override \
+    PartName=\"/ppt/presentation.xml\" ContentType=\"application/vnd.openxmlformats-\
+    officedocument.presentationml.presentation.main+xml\"/></Types>";
+
 fn docx() -> Vec<u8> {
     zip_of(&[
         ("[Content_Types].xml", DOCX_TYPES),
@@ -111,6 +116,13 @@ fn doc(encrypted: bool) -> Vec<u8> {
         ("WordDocument", &word_document(encrypted)),
         ("\u{1}CompObj", &comp_obj("Word.Document.8")),
         ("1Table", &[0u8; 512]),
+    ])
+}
+
+fn ppt() -> Vec<u8> {
+    ole2_of(&[
+        ("PowerPoint Document", &[0u8; 4096]),
+        ("\u{1}CompObj", &comp_obj("PowerPoint.Show.8")),
     ])
 }
 
@@ -169,11 +181,14 @@ fn zip_and_ole2_formats_are_those_siegfried_names() {
         ("xlsx", zip_of(&[("[Content_Types].xml", XLSX_TYPES)]), "fmt/214", ContainerKind::Zip),
         ("odt12", odt("1.2"), "fmt/291", ContainerKind::Zip),
         ("odt11", odt("1.1"), "fmt/290", ContainerKind::Zip),
+        ("odt13", odt("1.3"), "fmt/1756", ContainerKind::Zip),
+        ("pptx", zip_of(&[("[Content_Types].xml", PPTX_TYPES)]), "fmt/215", ContainerKind::Zip),
         ("epub", epub(), "fmt/483", ContainerKind::Zip),
         ("wacz", wacz(), "fmt/1840", ContainerKind::Zip),
         ("doc", doc(false), "fmt/40", ContainerKind::Ole2),
         ("doc-encrypted", doc(true), "fmt/754", ContainerKind::Ole2),
         ("xls", xls(), "fmt/61", ContainerKind::Ole2),
+        ("ppt", ppt(), "fmt/126", ContainerKind::Ole2),
     ];
     let files: Vec<(&str, &[u8])> = cases.iter().map(|(n, b, ..)| (*n, b.as_slice())).collect();
     let theirs = siegfried(&files);
@@ -254,4 +269,25 @@ fn a_streamed_container_longer_than_the_windows_waits_for_its_whole_payload() {
     let puids: Vec<&str> = found.formats.iter().map(|f| f.puid.as_str()).collect();
     assert_eq!((puids, found.basis), (vec!["fmt/412"], Basis::Container));
     assert!(!sigs.needs_whole_payload(&sigs.examine_bytes(b"GIF89a")));
+}
+
+#[test]
+fn damaged_ole2_and_zip_files_never_panic_and_keep_a_binary_result() {
+    let sigs = Signatures::shipped().unwrap();
+    // Cut short: the header promises sectors that are not there.
+    let doc = doc(false);
+    let found = sigs.examine_bytes(&doc[..1536]);
+    assert!(!matches!(found.container, ContainerOutcome::Matched(_)), "{:?}", found.container);
+    // Every 97th byte flipped in turn, in a DOC and a DOCX: whatever each reader makes of it,
+    // the result is a binary one or a container one, never a panic.
+    for original in [doc, docx()] {
+        for at in (0..original.len()).step_by(97) {
+            let mut bytes = original.clone();
+            bytes[at] ^= 0xff;
+            let found = sigs.examine_bytes(&bytes);
+            if let ContainerOutcome::Unreadable { why, .. } = &found.container {
+                assert!(found.basis == Basis::Signature && !why.is_empty());
+            }
+        }
+    }
 }

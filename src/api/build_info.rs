@@ -25,7 +25,7 @@ pub fn short_version() -> String {
 /// ```text
 /// 0.1.0
 /// commit: b95884f
-/// PRONOM: DROID signature file V122 (created 2026-01-19T10:53:18); no container signature file
+/// PRONOM: DROID signature file V122 (created 2026-01-19T10:53:18), container signature file 2026-01-19 (signatureVersion 40)
 /// profiles (they declare no version; each is named by its file's SHA-256):
 ///   bl-webarchive: profiles/bl-webarchive.toml sha256:a89676d8e3a3, urn:webaip:profile:bl-webarchive:1.0
 ///   bl-legacy: profiles/bl-legacy.toml sha256:dc549730f645, urn:webaip:profile:bl-legacy
@@ -41,12 +41,16 @@ pub fn long_version() -> String {
     lines.join("\n")
 }
 
-/// Which DROID signature file is built in. Container signatures (formats told apart by what
-/// a ZIP or OLE2 file holds) are not used, so no container signature file ships.
+/// Which DROID signature files are built in: the binary one and the container one (formats
+/// told apart by what a ZIP or OLE2 file holds).
 fn pronom_line() -> String {
+    let container = match droid::container::shipped_version() {
+        Ok(c) => format!("container signature file {} (signatureVersion {})", c.date, c.version),
+        Err(e) => format!("the built-in container signature file is unreadable: {e}"),
+    };
     match droid::shipped_version() {
         Ok(v) => format!(
-            "PRONOM: DROID signature file V{} (created {}); no container signature file",
+            "PRONOM: DROID signature file V{} (created {}), {container}",
             v.version, v.date_created
         ),
         Err(e) => format!("PRONOM: the built-in signature file is unreadable: {e}"),

@@ -20,7 +20,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Item, Stage, StageError, StagedItem};
-use crate::formats::droid::{DroidError, Examined, FileFormat, SEARCH_SCOPE, Signatures};
+use crate::formats::droid::{
+    Basis, ContainerOutcome, DroidError, Examined, FileFormat, SEARCH_SCOPE, Signatures,
+};
 use crate::formats::text::{TEXT_WINDOW, TextKind};
 use crate::formats::webtext::{self, Fit, JSON_LIMIT};
 use crate::ids::Ids;
@@ -102,9 +104,10 @@ impl Identifier {
     /// The tool and signature file, as the PREMIS notes and the agent name them.
     pub(crate) fn method(&self) -> String {
         format!(
-            "webaip {}, DROID signature file V{}",
+            "webaip {}, DROID signature file V{}, container signature file {}",
             env!("CARGO_PKG_VERSION"),
-            self.sigs.version()
+            self.sigs.version(),
+            crate::formats::droid::container::SHIPPED_DATE
         )
     }
 
@@ -147,12 +150,16 @@ impl Identifier {
     ) -> Identification {
         let t = normalized(declared);
         if !found.formats.is_empty() {
+            let verdict = signature_verdict(&t, &found.formats);
             return Identification {
                 matches: found.formats.iter().map(|f| pronom_format(f)).collect(),
                 text: None,
-                basis: Some(IdentificationBasis::Signature),
+                basis: Some(match found.basis {
+                    Basis::Container => IdentificationBasis::Container,
+                    Basis::Signature => IdentificationBasis::Signature,
+                }),
                 method: self.method(),
-                verdict: signature_verdict(&t, &found.formats),
+                verdict: container_verdict(self.sigs, &t, &found.container, verdict),
             };
         }
         if let Some(class) = found.text {
@@ -198,13 +205,14 @@ impl Identifier {
         Agent {
             id_type: "local".into(),
             id: AGENT_ID.into(),
-            name: "webaip PRONOM identification (DROID binary signatures)".into(),
+            name: "webaip PRONOM identification (DROID binary and container signatures)".into(),
             agent_type: "software".into(),
             version: Some(self.method()),
             note: Some(format!(
-                "DROID signature file V{}, created {}; container signatures not used; plain text judged by the file command's character classes",
+                "DROID signature file V{}, created {}; container signature file {} (ZIP and OLE2 payloads held whole); plain text judged by the file command's character classes",
                 self.sigs.version(),
-                self.sigs.date_created()
+                self.sigs.date_created(),
+                crate::formats::droid::container::SHIPPED_DATE
             )),
         }
     }
@@ -339,9 +347,35 @@ fn signature_verdict(t: &str, found: &[&FileFormat]) -> Verdict {
     Verdict::Contradicted(format!("declared {t}; the bytes match {}", names.join(", ")))
 }
 
-/// The verdict on the declared type `t` (normalized) when no signature matches (`text`: the
-/// bytes' character class, when they are text): never contradicted, since a search that finds
-/// nothing rules nothing out; not confirmed, and why, unless the type claims nothing.
+/// The verdict on the declared type `t` of a container (ZIP, OOXML, OLE2), given what looking
+/// inside it gave: a DOCX declared as `application/zip` is one (consistent); a ZIP whose
+/// contents were not read, or matched no container signature, does not rule out the format
+/// declared for it (not confirmed, never contradicted).
+fn container_verdict(
+    sigs: &Signatures,
+    t: &str,
+    container: &ContainerOutcome,
+    verdict: Verdict,
+) -> Verdict {
+    let Verdict::Contradicted(why) = verdict else { return verdict };
+    let lists = |f: &&FileFormat| f.mime_types.iter().any(|m| normalized(m) == t);
+    let why_open = match container {
+        ContainerOutcome::NotContainer => return Verdict::Contradicted(why),
+        ContainerOutcome::Matched(kind) => {
+            return match sigs.container_formats(*kind).iter().any(lists) {
+                true => Verdict::Consistent,
+                false => Verdict::Contradicted(why),
+            };
+        }
+        ContainerOutcome::NotRead(kind) => format!("what the {kind} holds was not looked into"),
+        ContainerOutcome::Unmatched(kind) => {
+            format!("what the {kind} holds matches no container signature")
+        }
+        ContainerOutcome::Unreadable { kind, why } => format!("the {kind} is unreadable: {why}"),
+    };
+    Verdict::NotConfirmed(format!("{why}; {why_open}"))
+}
+
 /// A verdict when some signature was left unresolved (a search bound was reached, `why`): the
 /// bytes cannot then rule the declared type out, since the unresolved format might be it.
 fn unresolved_verdict(verdict: Verdict, why: &str) -> Verdict {
@@ -353,6 +387,9 @@ fn unresolved_verdict(verdict: Verdict, why: &str) -> Verdict {
     }
 }
 
+/// The verdict on the declared type `t` (normalized) when no signature matches (`text`: the
+/// bytes' character class, when they are text): never contradicted, since a search that finds
+/// nothing rules nothing out; not confirmed, and why, unless the type claims nothing.
 fn no_match_verdict(sigs: &Signatures, t: &str, text: Option<TextKind>) -> Verdict {
     if GENERIC_TYPES.contains(&t) {
         return Verdict::Consistent;

@@ -40,8 +40,10 @@ fn version_names_the_commit_the_signature_file_and_the_profiles() {
     if let Some(head) = head_commit() {
         assert!(long.contains(&format!("commit: {head}")), "not built from {head}: {long}");
     }
-    // The version of the file built in, as its root element says (data/pronom/README.md).
-    let pronom = "PRONOM: DROID signature file V122 (created 2026-01-19T10:53:18)";
+    // The versions of the files built in, as their root elements and names say
+    // (data/pronom/README.md).
+    let pronom = "PRONOM: DROID signature file V122 (created 2026-01-19T10:53:18), container \
+                  signature file 2026-01-19 (signatureVersion 40)";
     assert!(long.contains(pronom), "{long}");
     for name in ["bl-webarchive", "bl-legacy"] {
         let toml = std::fs::read(repo().join(format!("profiles/{name}.toml"))).unwrap();

@@ -35,9 +35,9 @@
 //! Multi-byte ranges (`[0000:1000]`) compare as big-endian numbers; the signature file has
 //! none in a little-endian sequence.
 //!
-//! Out of scope: container signatures (formats told apart by what a ZIP or OLE2 file holds,
-//! such as DOCX or XLS: the outer container format is reported instead), identification by
-//! file name extension, and XML sniffing. Plain text is judged apart from the signatures:
+//! Formats told apart by what a ZIP or OLE2 file holds (DOCX, ODF, EPUB, WACZ, Word 97...) are
+//! identified by DROID's container signatures (`container`), when the payload is held whole.
+//! Out of scope: identification by file name extension, and XML sniffing. Plain text is judged apart from the signatures:
 //! [`Signatures::examine_bytes`] gives the text class of a payload nothing matches
 //! (`formats::text`, the classes siegfried's "text match" uses).
 //!
@@ -46,6 +46,7 @@
 //! indexed by it); literals after a gap are found with memchr's searchers.
 
 pub(crate) mod compile;
+pub(crate) mod container;
 pub(crate) mod error;
 pub(crate) mod matcher;
 pub(crate) mod parse;
@@ -60,6 +61,7 @@ use std::sync::OnceLock;
 
 use crate::formats::text::{self, TextKind};
 use compile::{Key, Sequence, Signature};
+pub use container::{Basis, ContainerOutcome};
 pub use error::DroidError;
 use matcher::{Fwd, Hay, Matcher, Rev, STEP_BUDGET, Stop, Verdict};
 pub use parse::{FileFormat, Reference};
@@ -73,6 +75,11 @@ pub const PLAIN_TEXT: &str = "x-fmt/111";
 pub struct Examined<'a> {
     /// The formats matched.
     pub formats: Vec<&'a FileFormat>,
+    /// What gave every one of `formats`: the binary signatures, or a container signature
+    /// (whose formats then replaced the binary result).
+    pub basis: Basis,
+    /// What looking inside a ZIP or OLE2 payload gave (why the binary result stands).
+    pub container: ContainerOutcome,
     /// The text class of the first bytes, looked at only when no format matched.
     pub text: Option<TextKind>,
     /// When a search stopped before it could decide some signature (a bound of
@@ -269,7 +276,9 @@ impl Signatures {
     /// What a whole payload held in memory matches, and its text class when nothing does.
     pub fn examine_bytes(&self, bytes: &[u8]) -> Examined<'_> {
         let found = self.search(&Sight::whole(bytes), |_| None);
-        self.conclude(bytes, found, "")
+        let mut examined = self.conclude(bytes, found, "");
+        self.identify_container(&mut examined, || io::Cursor::new(bytes));
+        examined
     }
 
     /// What a payload read from a stream to its end matches, and its text class when nothing
@@ -300,10 +309,16 @@ impl Signatures {
     /// signature pending: not ruled out by `head`, and not decided without bytes beyond the
     /// windows. Only then is the whole payload worth keeping; most payloads are decided by
     /// their windows.
+    ///
+    /// A container (a signature of a trigger format such as ZIP or OLE2 not refuted by `head`)
+    /// is worth keeping too: what it holds is read from the whole of it.
     pub(crate) fn needs_whole_payload(&self, head: &[u8]) -> bool {
         let sight = Sight { fwd: Fwd(head), fwd_all: false, end: None, end_all: false, tail: &[] };
-        self.candidates(&sight)
-            .any(|i| self.signature_verdict(i, &sight) == Verdict::Open(Stop::MoreBytes))
+        self.candidates(&sight).any(|i| match self.signature_verdict(i, &sight) {
+            Verdict::Open(Stop::MoreBytes) => true,
+            Verdict::Matched => self.container_trigger(&self.formats_of[i]).is_some(),
+            _ => false,
+        })
     }
 
     /// The plain text format (`x-fmt/111`) a payload is when no signature matches and its
@@ -335,7 +350,18 @@ impl Signatures {
                 self.bof_window, self.eof_window
             ),
         };
-        self.conclude(&w.head, found, &why)
+        let mut examined = self.conclude(&w.head, found, &why);
+        match &w.spooled {
+            window::Spooled::Whole(window::Whole::Memory(bytes)) => {
+                self.identify_container(&mut examined, || io::Cursor::new(bytes.as_slice()))
+            }
+            window::Spooled::Whole(window::Whole::File { file, len }) => {
+                self.identify_container(&mut examined, || window::FileAt::new(file, *len))
+            }
+            // Not kept: a container stays its container format (`NotRead` says so).
+            _ => {}
+        }
+        examined
     }
 
     /// A signature the windows left open, against the whole payload.
@@ -416,7 +442,13 @@ impl Signatures {
         // The head window is far longer than the text window: it holds the bytes classified.
         let text = if formats.is_empty() { text::classify(head) } else { None };
         let incomplete = self.describe_unresolved(&found.open, why_short);
-        Examined { formats, text, incomplete }
+        // DROID looks inside when a trigger format matched, before priorities: the caller
+        // does, with the whole payload, when it has it.
+        let container = match self.container_trigger(&matched) {
+            Some(kind) => ContainerOutcome::NotRead(kind),
+            None => ContainerOutcome::NotContainer,
+        };
+        Examined { formats, basis: Basis::Signature, container, text, incomplete }
     }
 
     /// Which formats' signatures were left unresolved, and why.
@@ -488,6 +520,13 @@ impl<'a> Sight<'a, Fwd<'a>> {
     fn windows(head: &'a [u8], tail: &'a [u8]) -> Self {
         Sight { fwd: Fwd(head), fwd_all: false, end: Some(tail), end_all: false, tail }
     }
+}
+
+/// Whether every sequence of `sig` matches the windows `w` of a container's entry (a sequence
+/// that would need bytes the windows lack does not match).
+pub(crate) fn windows_match(sig: &Signature, w: &window::Windows) -> bool {
+    let sight = if w.whole { Sight::whole(&w.head) } else { Sight::windows(&w.head, &w.tail) };
+    sig.sequences.iter().all(|q| sequence_verdict(q, &sight) == Verdict::Matched)
 }
 
 /// Whether a signature's key byte is where it must be, or lies where `sight` cannot see.

@@ -120,24 +120,36 @@ pub(crate) fn read_root<R: BufRead>(input: R) -> Result<RawFile, DroidError> {
     }
 }
 
-/// Reads a whole signature file.
-pub(crate) fn read<R: BufRead>(input: R) -> Result<RawFile, DroidError> {
+/// One event of a signature file's XML, as the readers of both DROID files use it.
+pub(crate) enum XmlEvent<'a> {
+    /// An element opens (an empty element opens, then closes).
+    Start(&'a BytesStart<'a>),
+    /// An element closes: its local name.
+    End(&'a str),
+    /// Text, entities resolved.
+    Text(&'a str),
+}
+
+/// Reads a signature file's XML to its end, handing each event to `on` with its byte offset.
+pub(crate) fn walk<R: BufRead>(
+    input: R,
+    mut on: impl FnMut(XmlEvent<'_>, u64) -> Result<(), DroidError>,
+) -> Result<(), DroidError> {
     let mut reader = Reader::from_reader(input);
     reader.config_mut().check_end_names = true;
-    let mut st = State::default();
     let mut buf = Vec::new();
     loop {
         let pos = reader.buffer_position();
         let ev =
             reader.read_event_into(&mut buf).map_err(|source| DroidError::Xml { pos, source })?;
         match ev {
-            Event::Start(e) => st.start(&e, pos)?,
+            Event::Start(e) => on(XmlEvent::Start(&e), pos)?,
             Event::Empty(e) => {
-                st.start(&e, pos)?;
-                st.end(e.local_name().as_ref(), pos)?;
+                on(XmlEvent::Start(&e), pos)?;
+                on(XmlEvent::End(e.local_name().as_ref()), pos)?;
             }
-            Event::End(e) => st.end(e.local_name().as_ref(), pos)?,
-            Event::Text(t) => st.text.push_str(&t.xml10_content()),
+            Event::End(e) => on(XmlEvent::End(e.local_name().as_ref()), pos)?,
+            Event::Text(t) => on(XmlEvent::Text(&t.xml10_content()), pos)?,
             Event::GeneralRef(r) => {
                 let name = r.xml10_content();
                 let c = match name.as_ref() {
@@ -156,21 +168,29 @@ pub(crate) fn read<R: BufRead>(input: R) -> Result<RawFile, DroidError> {
                         }
                     },
                 };
-                st.text.push(c);
+                on(XmlEvent::Text(c.encode_utf8(&mut [0; 4])), pos)?;
             }
-            Event::Eof => break,
+            Event::Eof => return Ok(()),
             _ => {}
         }
         buf.clear();
     }
+}
+
+/// Reads a whole signature file.
+pub(crate) fn read<R: BufRead>(input: R) -> Result<RawFile, DroidError> {
+    let mut st = State::default();
+    walk(input, |ev, pos| st.on(ev, pos))?;
     if !st.finished {
         return Err(DroidError::Truncated);
     }
     Ok(st.file)
 }
 
+/// The reader's state; the container signature file's reader uses it for the byte signatures
+/// it holds.
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     file: RawFile,
     finished: bool,
     text: String,
@@ -184,6 +204,23 @@ struct State {
 }
 
 impl State {
+    /// Takes one event of [`walk`].
+    pub(crate) fn on(&mut self, ev: XmlEvent<'_>, pos: u64) -> Result<(), DroidError> {
+        match ev {
+            XmlEvent::Start(e) => self.start(e, pos),
+            XmlEvent::End(name) => self.end(name, pos),
+            XmlEvent::Text(t) => {
+                self.text.push_str(t);
+                Ok(())
+            }
+        }
+    }
+
+    /// The internal signatures read so far.
+    pub(crate) fn into_signatures(self) -> Vec<RawSignature> {
+        self.file.signatures
+    }
+
     fn start(&mut self, e: &BytesStart<'_>, pos: u64) -> Result<(), DroidError> {
         let attr = |name: &str| -> Result<Option<String>, DroidError> { attribute(e, name, pos) };
         let num = |name: &str| -> Result<Option<usize>, DroidError> {
@@ -229,8 +266,11 @@ impl State {
                 self.sequence = Some(RawByteSequence { reference, subsequences: Vec::new() });
             }
             "SubSequence" => {
+                // The container file has subsequences without a Position (as siegfried does,
+                // they are ordered as written).
+                let position = num("Position")?.unwrap_or(0);
                 self.subsequence = Some(RawSubSequence {
-                    position: id("Position")?,
+                    position: u32::try_from(position).unwrap_or(u32::MAX),
                     min: num("SubSeqMinOffset")?.unwrap_or(0),
                     max: num("SubSeqMaxOffset")?,
                     ..RawSubSequence::default()
@@ -330,7 +370,11 @@ impl State {
 }
 
 /// An attribute's value, unescaped.
-fn attribute(e: &BytesStart<'_>, name: &str, pos: u64) -> Result<Option<String>, DroidError> {
+pub(crate) fn attribute(
+    e: &BytesStart<'_>,
+    name: &str,
+    pos: u64,
+) -> Result<Option<String>, DroidError> {
     for a in e.attributes() {
         let a = a.map_err(|err| DroidError::Invalid { pos, what: format!("attribute: {err}") })?;
         if a.key.local_name().as_ref() == name {

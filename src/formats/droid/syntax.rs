@@ -1,5 +1,5 @@
 //! DROID's byte-sequence syntax, parsed into a [`Pat`]: hex bytes, `??` any byte, `[xx:yy]` a
-//! range, `[!xx]` / `[!xx:yy]` / `[!xxyy..]` negations, `[&xx]` / `[~xx]` bit masks (all / any
+//! range (`['a'-'z']` of text), `[!xx]` / `[!xx:yy]` / `[!xxyy..]` negations, `[&xx]` / `[~xx]` bit masks (all / any
 //! of the mask's bits set), `'text'` an ASCII literal, `(aa|bb)` alternatives, `{n}` / `{n-m}`
 //! / `{n-*}` gaps and `*` an unbounded gap.
 
@@ -347,10 +347,11 @@ impl Parser {
                 ByteSet::mask(self.hex_byte()?, all)
             }
             _ => {
-                let lo = self.hex_run()?;
-                let hi = if self.peek() == Some(':') {
+                let lo = self.range_end()?;
+                // The container signature file writes ranges of text as `['6'-'7']`.
+                let hi = if matches!(self.peek(), Some(':') | Some('-')) {
                     self.at += 1;
-                    self.hex_run()?
+                    self.range_end()?
                 } else {
                     lo.clone()
                 };
@@ -369,6 +370,17 @@ impl Parser {
         };
         self.expect(']', '[')?;
         Ok(Elem::Set(if negate { set.negate() } else { set }))
+    }
+
+    /// One end of a range: hex bytes or quoted text.
+    fn range_end(&mut self) -> Result<Vec<u8>, SyntaxError> {
+        match self.peek() {
+            Some('\'') => match self.text()? {
+                Elem::Lit(l) if !l.bytes.is_empty() => Ok(l.bytes.clone()),
+                _ => Err(SyntaxError::Empty),
+            },
+            _ => self.hex_run(),
+        }
     }
 
     fn alternatives(&mut self) -> Result<Elem, SyntaxError> {

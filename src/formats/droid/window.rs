@@ -12,9 +12,7 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
-#[cfg(any(test, feature = "test-hooks"))]
-use std::io::{Seek, SeekFrom};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 
 use super::matcher::{Hay, memchr_any};
@@ -316,5 +314,44 @@ impl Hay for Paged<'_> {
             at = stop;
         }
         None
+    }
+}
+
+/// A spooled payload read as a stream of its own, with positioned reads: several may read
+/// the one file at once (a ZIP's directory and its entries), each at its own position.
+pub(crate) struct FileAt<'f> {
+    file: &'f File,
+    len: u64,
+    pos: u64,
+}
+
+impl<'f> FileAt<'f> {
+    pub(crate) fn new(file: &'f File, len: u64) -> FileAt<'f> {
+        FileAt { file, len, pos: 0 }
+    }
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.len.saturating_sub(self.pos);
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for FileAt<'_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let Some(target) = target else {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"));
+        };
+        self.pos = target;
+        Ok(target)
     }
 }

@@ -146,7 +146,37 @@ impl Signatures {
     /// The signature file built into webaip, compiled once.
     pub fn shipped() -> Result<&'static Signatures, &'static DroidError> {
         static SHIPPED_SIGNATURES: OnceLock<Result<Signatures, DroidError>> = OnceLock::new();
-        SHIPPED_SIGNATURES.get_or_init(|| Signatures::from_gzip(SHIPPED)).as_ref()
+        SHIPPED_SIGNATURES
+            .get_or_init(|| {
+                let sigs = Signatures::from_gzip(SHIPPED)?;
+                // Without a container file (it does not compile), every binary signature
+                // stays; looking inside then says why it cannot.
+                Ok(match container::ContainerSignatures::shipped() {
+                    Ok(set) => sigs.without_binary_signatures_of(&set.puids()),
+                    Err(_) => sigs,
+                })
+            })
+            .as_ref()
+    }
+
+    /// These signatures less the binary signatures of `puids` (the formats the container
+    /// signatures identify), as siegfried builds its default signatures (no "doubles"): such
+    /// a format is named only by what its container holds, so a ZIP whose contents match no
+    /// container signature (an encrypted ODT) stays a ZIP instead of taking the version a
+    /// generic binary signature guesses (ODF 1.1 for every ODF).
+    fn without_binary_signatures_of(mut self, puids: &[&str]) -> Signatures {
+        let dropped: Vec<bool> =
+            self.formats.iter().map(|f| puids.contains(&f.puid.as_str())).collect();
+        for formats in &mut self.formats_of {
+            formats.retain(|f| !dropped[*f]);
+        }
+        let in_use = |i: &usize| !self.formats_of[*i].is_empty();
+        for list in &mut self.by_first_byte {
+            list.retain(in_use);
+        }
+        self.keyed_elsewhere.retain(in_use);
+        self.unkeyed.retain(in_use);
+        self
     }
 
     /// Compiles a gzipped signature file.

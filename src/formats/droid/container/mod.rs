@@ -171,6 +171,15 @@ impl ContainerSignatures {
         COMPILED.get_or_init(|| ContainerSignatures::from_gzip(SHIPPED)).as_ref()
     }
 
+    /// Every PUID a container signature identifies.
+    pub(crate) fn puids(&self) -> Vec<&str> {
+        let mut puids: Vec<&str> =
+            self.signatures.iter().flat_map(|c| c.puids.iter().map(String::as_str)).collect();
+        puids.sort_unstable();
+        puids.dedup();
+        puids
+    }
+
     /// Compiles a gzipped container signature file.
     pub(crate) fn from_gzip(gz: &[u8]) -> Result<ContainerSignatures, DroidError> {
         let mut xml = Vec::new();
@@ -242,7 +251,7 @@ impl ContainerSignatures {
         };
         match kind {
             ContainerKind::Zip => read::walk_zip(open, &mut m)?,
-            ContainerKind::Ole2 => read::walk_ole2(open(), &mut m)?,
+            ContainerKind::Ole2 => read::walk_ole2(open, &mut m)?,
         }
         Ok(self
             .signatures

@@ -3,7 +3,7 @@
 //! matching (see the parent module). A container that cannot be read, or a named entry whose
 //! bytes cannot, ends the walk with a message naming the entry.
 
-use std::io::{Read, Seek};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Component, Path};
 
 use super::Matching;
@@ -52,11 +52,14 @@ fn droid_name(path: &Path) -> String {
     names.join("/")
 }
 
-/// Walks an OLE2 compound file (the whole file, read through `source`) with the `cfb` crate:
-/// streams a signature names are read (as far as their signatures need), storages count by
-/// name.
-pub(super) fn walk_ole2<R: Read + Seek>(source: R, m: &mut Matching<'_>) -> Result<(), String> {
-    let mut cf = cfb::CompoundFile::open(source)
+/// Walks an OLE2 compound file (the whole file, read through the readers `open` makes) with
+/// the `cfb` crate: streams a signature names are read (as far as their signatures need),
+/// storages count by name.
+pub(super) fn walk_ole2<R: Read + Seek>(
+    open: impl Fn() -> R,
+    m: &mut Matching<'_>,
+) -> Result<(), String> {
+    let mut cf = cfb::CompoundFile::open(ZeroPadded::new(open())?)
         .map_err(|e| format!("not a readable OLE2 compound file ({e})"))?;
     // The directory is in memory already (cfb reads it whole); only wanted names are kept.
     let wanted: Vec<(usize, bool, std::path::PathBuf)> = cf
@@ -75,4 +78,74 @@ pub(super) fn walk_ole2<R: Read + Seek>(source: R, m: &mut Matching<'_>) -> Resu
         m.examine(p, &mut r).map_err(|e| format!("OLE2 stream {shown:?} damaged ({e})"))?;
     }
     Ok(())
+}
+
+/// Most bytes [`ZeroPadded`] adds past a file's end: its FAT may map sectors the file lacks.
+const MAX_PADDING: u64 = 16 * 1024 * 1024;
+
+/// An OLE2 file read as if zeros followed its end as far as its FAT maps sectors. Word and
+/// its peers write files whose last FAT sector maps sectors past the end of the file; DROID
+/// and siegfried read them, the `cfb` crate refuses them ("FAT has 128 entries, but file has
+/// only 34 sectors"). A stream that does reach past the end reads zeros, which no container
+/// signature names; the padding is bounded by [`MAX_PADDING`].
+struct ZeroPadded<R> {
+    inner: R,
+    real: u64,
+    len: u64,
+    pos: u64,
+}
+
+impl<R: Read + Seek> ZeroPadded<R> {
+    fn new(mut inner: R) -> Result<ZeroPadded<R>, String> {
+        let unreadable = |e: std::io::Error| format!("not a readable OLE2 compound file ({e})");
+        let real = inner.seek(SeekFrom::End(0)).map_err(unreadable)?;
+        inner.seek(SeekFrom::Start(0)).map_err(unreadable)?;
+        let mut header = [0u8; 0x30];
+        inner.read_exact(&mut header).map_err(unreadable)?;
+        let shift = u16::from_le_bytes([header[0x1E], header[0x1F]]);
+        let fat_sectors =
+            u32::from_le_bytes([header[0x2C], header[0x2D], header[0x2E], header[0x2F]]);
+        let sector = 1u64 << shift.clamp(7, 16);
+        // Each FAT sector maps sector/4 sectors; the header takes one sector's room.
+        let mapped = u64::from(fat_sectors).saturating_mul(sector / 4).saturating_mul(sector);
+        let len = mapped.saturating_add(sector).clamp(real, real.saturating_add(MAX_PADDING));
+        Ok(ZeroPadded { inner, real, len, pos: 0 })
+    }
+}
+
+impl<R: Read + Seek> Read for ZeroPadded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos >= self.len {
+            return Ok(0);
+        }
+        let n = if self.pos < self.real {
+            let want = buf.len().min(usize::try_from(self.real - self.pos).unwrap_or(usize::MAX));
+            self.inner.seek(SeekFrom::Start(self.pos))?;
+            self.inner.read(&mut buf[..want])?
+        } else {
+            let want = buf.len().min(usize::try_from(self.len - self.pos).unwrap_or(usize::MAX));
+            buf[..want].fill(0);
+            want
+        };
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R> Seek for ZeroPadded<R> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let Some(target) = target else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "seek before the start",
+            ));
+        };
+        self.pos = target;
+        Ok(target)
+    }
 }

@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::capture::Capture;
+use crate::formats::content_coding::Coding;
 use crate::formats::droid::Signatures;
 use crate::layout::{self, ConfineError};
 use crate::model::{Identification, IdentificationBasis, Verdict};
@@ -515,7 +516,8 @@ fn record_item(identifier: &Identifier, file: &str, c: &Capture) -> IdentifiedIt
     if c.payload.is_empty() {
         return item.empty();
     }
-    match c.payload.open().and_then(|r| identifier.identify_reader(&declared, r)) {
+    let coding = c.http_header.as_deref().map_or(Coding::Identity, Coding::of_header);
+    match c.payload.open().and_then(|r| identifier.identify_encoded(&declared, &coding, r)) {
         Ok(id) => item.identified(&id),
         Err(source) => {
             let offset = c.provenance.offset.unwrap_or(0);
@@ -582,7 +584,8 @@ impl IdentifiedItem {
 /// becomes output fields.
 fn matches_of(id: &Identification) -> Vec<FormatMatch> {
     if id.matches.is_empty() {
-        return vec![unknown_match("no match")];
+        let warning = id.decoding.as_ref().map(|d| format!("no match; {d}"));
+        return vec![unknown_match(warning.as_deref().unwrap_or("no match"))];
     }
     let basis = basis_of(id);
     let warning = id.verdict.contradiction().map(str::to_string).unwrap_or_default();
@@ -605,6 +608,15 @@ fn matches_of(id: &Identification) -> Vec<FormatMatch> {
 /// The basis in siegfried's words where siegfried has them (`byte match`, `container match`,
 /// `text match CLASS`, `extension match`), followed by webaip's own account of text checks.
 fn basis_of(id: &Identification) -> String {
+    let basis = siegfried_basis(id);
+    match &id.decoding {
+        Some(d) => format!("{basis}; {d}"),
+        None => basis,
+    }
+}
+
+/// The basis in siegfried's words (`byte match`, `text match ASCII; ...`).
+fn siegfried_basis(id: &Identification) -> String {
     match (&id.basis, id.text) {
         (Some(IdentificationBasis::Container), _) => "container match".to_string(),
         (Some(IdentificationBasis::Extension), _) => "extension match".to_string(),

@@ -6,6 +6,7 @@
 pub mod arc;
 pub(crate) mod arc_rebuild;
 pub mod arc_to_warc;
+pub(crate) mod content_coding;
 pub(crate) mod counting;
 pub mod dates;
 pub mod digest;

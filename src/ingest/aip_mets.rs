@@ -638,6 +638,7 @@ mod tests {
             basis: None,
             method: "webaip test".into(),
             verdict: crate::model::Verdict::Contradicted("declared image/jpeg; no".into()),
+            decoding: None,
         };
         let mut edits = vec![
             Edit::new(root.start, root.end, retag(root, &[("OBJID", "urn:b"), ("TYPE", "AIP")])),

@@ -229,6 +229,10 @@ pub(crate) fn write_identified_formats<W: Write>(
         if n > 1 {
             note.push_str(&format!("; one of {n} formats the signatures match"));
         }
+        // Before the basis, which ends the note (readers split it off there).
+        if let Some(d) = &id.decoding {
+            note.push_str(&format!("; {d}"));
+        }
         if let Some(b) = &id.basis {
             note.push_str(&format!("; basis: {b}"));
         }
@@ -237,6 +241,7 @@ pub(crate) fn write_identified_formats<W: Write>(
     let mut notes = vec!["declared by the harvest".to_string()];
     if n == 0 {
         notes.push(format!("no PRONOM signature matches ({})", id.method));
+        notes.extend(id.decoding.clone());
     }
     match &id.verdict {
         Verdict::Consistent => {}

@@ -230,6 +230,9 @@ pub struct Identification {
     pub method: String,
     /// What the bytes say of the type the harvest declared.
     pub verdict: Verdict,
+    /// For a payload sent with an HTTP `Content-Encoding`: how its content was reached
+    /// ("identified after undoing its gzip Content-Encoding"), or why it was not.
+    pub decoding: Option<String>,
 }
 
 /// What the matches of an identification rest on (written into PREMIS and the reports).

@@ -14,6 +14,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
+use crate::formats::content_coding::Coding;
 use crate::formats::segment::FileRange;
 pub(crate) use crate::formats::url::url_key;
 use crate::formats::warc::stored::record_reader;
@@ -97,46 +98,12 @@ pub(crate) fn payload_title(
     payload: &[u8],
     content_type: Option<&str>,
 ) -> Option<String> {
-    let window = &payload[..payload.len().min(TITLE_WINDOW)];
-    match content_encoding(http_header).as_deref() {
-        Some("gzip" | "x-gzip") => {
-            let decoded = decoded_head(flate2::read::MultiGzDecoder::new(payload));
-            html_title(&decoded, content_type)
-        }
-        Some("deflate") => {
-            // HTTP's deflate is zlib-wrapped; some servers send raw DEFLATE.
-            let zlib = decoded_head(flate2::read::ZlibDecoder::new(payload));
-            let decoded = match zlib.is_empty() {
-                true => decoded_head(flate2::read::DeflateDecoder::new(payload)),
-                false => zlib,
-            };
-            html_title(&decoded, content_type)
-        }
-        None | Some("identity") => html_title(window, content_type),
-        // A coding webaip does not undo (br, zstd...): its bytes are no HTML to read.
-        Some(_) => None,
-    }
-}
-
-/// At most [`TITLE_WINDOW`] bytes of what `decoder` gives, up to its first error (a payload
-/// cut short, or damaged, still gives its start).
-fn decoded_head(decoder: impl Read) -> Vec<u8> {
-    let mut out = Vec::new();
-    // On an error, the bytes decoded before it are kept in `out`.
-    let _ = decoder.take(TITLE_WINDOW as u64).read_to_end(&mut out);
-    out
-}
-
-/// The coding of the last `Content-Encoding` field of an HTTP header (lower case; the last
-/// one applied, when several are listed).
-fn content_encoding(http_header: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(http_header);
-    text.split('\n').rev().find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.trim()
-            .eq_ignore_ascii_case("content-encoding")
-            .then(|| value.rsplit(',').next().unwrap_or("").trim().to_ascii_lowercase())
-    })
+    // A coding webaip does not undo (br, zstd...): its bytes are no HTML to read.
+    let decoder = Coding::of_header(http_header).decoder(payload)?;
+    let mut decoded = Vec::new();
+    // On an error, the bytes decoded before it are kept in `decoded`.
+    let _ = decoder.take(TITLE_WINDOW as u64).read_to_end(&mut decoded);
+    html_title(&decoded, content_type)
 }
 
 /// What [`read_capture_head`] returns.

@@ -20,9 +20,12 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Item, Stage, StageError, StagedItem};
+use crate::formats::arc_to_warc::RecordBlock;
+use crate::formats::content_coding::{Coding, UpToError};
 use crate::formats::droid::{
     Basis, ContainerOutcome, DroidError, Examined, FileFormat, SEARCH_SCOPE, Signatures,
 };
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::text::{TEXT_WINDOW, TextKind};
 use crate::formats::webtext::{self, Fit, JSON_LIMIT};
 use crate::ids::Ids;
@@ -129,6 +132,63 @@ impl Identifier {
         Ok(self.judge(declared, found, tee.held()))
     }
 
+    /// A payload sent with `coding` (its HTTP `Content-Encoding`), read to its end from `r`:
+    /// the content it decodes to is identified, and the identification says so; a decoding
+    /// that breaks mid-way leaves what decoded before the break, said too. A coding webaip does
+    /// not undo leaves the declared type not confirmed, the content unidentified. The one
+    /// place the coding is decided on, for packages and `webaip identify` alike.
+    pub(crate) fn identify_encoded(
+        &self,
+        declared: &str,
+        coding: &Coding,
+        r: impl Read,
+    ) -> io::Result<Identification> {
+        if *coding == Coding::Identity {
+            return self.identify_reader(declared, r);
+        }
+        let Some(decoder) = coding.decoder(r) else {
+            return Ok(self.not_decoded(declared, coding.name()));
+        };
+        let mut decoded = UpToError::new(decoder);
+        let mut id = self.identify_reader(declared, (&mut decoded).take(MAX_DECODED))?;
+        let mut note = format!("identified after undoing its {} Content-Encoding", coding.name());
+        if let Some(e) = decoded.error {
+            note.push_str(&format!(
+                "; the decoding failed after {} decoded bytes ({e}): what decoded before was identified",
+                decoded.decoded
+            ));
+        } else if decoded.decoded >= MAX_DECODED {
+            // A decompression bomb costs no more than this; its end was not seen.
+            let why = format!("decoding stopped after {MAX_DECODED} bytes");
+            note.push_str(&format!("; {why}: the first bytes were identified"));
+            id.verdict = unresolved_verdict(id.verdict, &why);
+        }
+        id.decoding = Some(note);
+        Ok(id)
+    }
+
+    /// A payload content-encoded with `coding`, which webaip does not undo: nothing is said of
+    /// its content, so the declared type is not confirmed (never contradicted).
+    fn not_decoded(&self, declared: &str, coding: &str) -> Identification {
+        let t = normalized(declared);
+        let verdict = match GENERIC_TYPES.contains(&t.as_str()) {
+            true => Verdict::Consistent,
+            false => Verdict::NotConfirmed(format!(
+                "declared {t}; the payload is content-encoded with {coding}, which webaip does not undo"
+            )),
+        };
+        Identification {
+            matches: Vec::new(),
+            text: None,
+            basis: None,
+            method: self.method(),
+            verdict,
+            decoding: Some(format!(
+                "not identified: content-encoded with {coding}, which webaip does not undo"
+            )),
+        }
+    }
+
     /// The result: the formats matched (by signature); or, when none is and the first bytes
     /// are text, the web text type their content supports; or nothing. With the verdict on
     /// the declared type.
@@ -160,6 +220,7 @@ impl Identifier {
                 }),
                 method: self.method(),
                 verdict: container_verdict(self.sigs, &t, &found.container, verdict),
+                decoding: None,
             };
         }
         if let Some(class) = found.text {
@@ -171,6 +232,7 @@ impl Identifier {
             basis: None,
             method: self.method(),
             verdict: no_match_verdict(self.sigs, &t, None),
+            decoding: None,
         }
     }
 
@@ -197,6 +259,7 @@ impl Identifier {
             basis: Some(IdentificationBasis::Text(judged.basis)),
             method: self.method(),
             verdict,
+            decoding: None,
         }
     }
 
@@ -244,6 +307,10 @@ impl Identifier {
         }
     }
 }
+
+/// Most bytes of a content-encoded payload decoded for identification (gzip inflates up to
+/// about 1,000 times): a decompression bomb costs no more time than this.
+const MAX_DECODED: u64 = 1 << 30;
 
 /// The text checks, as the event detail states them.
 const TEXT_CHECKS: &str = concat!(
@@ -537,22 +604,72 @@ fn is_empty_payload(item: &Item) -> bool {
     item.payload_len() == 0 && declared_type(item).is_some()
 }
 
-/// One item's identification, from its held bytes, its record in memory or its stream.
+/// One item's identification, from its held bytes, its record in memory or its stream; its
+/// content, when its HTTP response sent it content-encoded.
 fn identify_staged(i: &Identifier, s: &StagedItem) -> Result<Option<Identification>, StageError> {
     let Some(declared) = declared_type(&s.item) else { return Ok(None) };
     if s.item.payload_len() == 0 {
         return Ok(None);
     }
+    let io = |source| StageError::Io { path: s.item.origin(), source };
+    let coding = payload_coding(&s.item).map_err(io)?;
     let in_memory = match &s.item {
         Item::Mapped(m) => s.held.as_deref().or_else(|| m.payload_bytes()),
         _ => s.held.as_deref(),
     };
     if let Some(bytes) = in_memory {
-        return Ok(Some(i.identify_bytes(&declared, bytes)));
+        return match coding {
+            Coding::Identity => Ok(Some(i.identify_bytes(&declared, bytes))),
+            _ => i.identify_encoded(&declared, &coding, bytes).map(Some).map_err(io),
+        };
     }
-    let io = |source| StageError::Io { path: s.item.origin(), source };
     let Some(r) = s.item.open_payload().map_err(io)? else { return Ok(None) };
-    i.identify_reader(&declared, r).map(Some).map_err(io)
+    i.identify_encoded(&declared, &coding, r).map(Some).map_err(io)
+}
+
+/// The `Content-Encoding` an item's HTTP response header applies to its payload (`Identity`
+/// for an item with no HTTP header, or whose header cannot be read on its own).
+fn payload_coding(item: &Item) -> io::Result<Coding> {
+    let header = match item {
+        Item::Capture(c) => {
+            return Ok(c.http_header.as_deref().map_or(Coding::Identity, Coding::of_header));
+        }
+        Item::Stored(r) => stored_http_header(r)?,
+        Item::Mapped(m) => mapped_http_header(m)?,
+        Item::Between(_) => None,
+    };
+    Ok(header.as_deref().map_or(Coding::Identity, Coding::of_header))
+}
+
+/// The HTTP header of a stored `response` record: the bytes between its WARC header and its
+/// payload (`None` when the record shares its gzip member, or is no response).
+fn stored_http_header(r: &super::StoredRecord) -> io::Result<Option<Vec<u8>>> {
+    let (Some(bytes), Some(c)) = (&r.bytes, &r.file.content) else { return Ok(None) };
+    if r.warc_type != "response" || c.range.begin <= r.header_len {
+        return Ok(None);
+    }
+    let stored = bytes.reader(0, bytes.len());
+    let end = c.range.begin.min(r.header_len + MAX_HTTP_HEADER_LEN as u64);
+    let head = crate::formats::warc::stored::record_head(stored, r.file.compressed, end)?;
+    Ok(Some(head.get(r.header_len as usize..).unwrap_or_default().to_vec()))
+}
+
+/// The HTTP header of a mapped ARC record: its block before the payload.
+fn mapped_http_header(
+    m: &crate::formats::arc_to_warc::MappedRecord,
+) -> io::Result<Option<Vec<u8>>> {
+    let len = m.mapped.payload_offset.min(MAX_HTTP_HEADER_LEN as u64);
+    if len == 0 {
+        return Ok(None);
+    }
+    match &m.block {
+        RecordBlock::Inline(b) => Ok(Some(b[..(len as usize).min(b.len())].to_vec())),
+        RecordBlock::Shared(range) => {
+            let mut head = Vec::new();
+            range.reader().take(len).read_to_end(&mut head)?;
+            Ok(Some(head))
+        }
+    }
 }
 
 /// Records what identification found of a record's payload (`id`) in its METS description

@@ -9,6 +9,7 @@ siegfried (pygfried), printing JSON:
                    "text": the text class the METS says a plain text match rests on, or null,
                    "contradiction": note or null, "not_confirmed": note or null,
                    "basis": [the basis each match rests on], "sha512_ok": bool,
+                   "decoding": the note on its HTTP Content-Encoding, or null,
                    "siegfried": [{"id", "basis"}]}]}
 
 Usage: identified_package.py OUTDIR PACKAGE
@@ -45,9 +46,13 @@ def objects(root):
         oid = obj.findtext("premis:objectIdentifier/premis:objectIdentifierValue", "", NS)
         uri = obj.findtext("premis:originalName", None, NS)
         puids, declared, unidentified, contradiction, text = [], None, False, None, None
-        not_confirmed, basis = None, []
+        not_confirmed, basis, decoding = None, [], None
         for f in obj.findall("premis:objectCharacteristics/premis:format", NS):
             notes = [n.text or "" for n in f.findall("premis:formatNote", NS)]
+            for n in notes:
+                for part in n.split("; "):
+                    if "Content-Encoding" in part or part.startswith("not identified: content-encoded"):
+                        decoding = part
             key = f.findtext("premis:formatRegistry/premis:formatRegistryKey", None, NS)
             if any(n.startswith("identified by ") for n in notes) and key:
                 puids.append(key)
@@ -76,6 +81,7 @@ def objects(root):
                 "not_confirmed": not_confirmed,
                 "basis": basis,
                 "text": text,
+                "decoding": decoding,
             }
     return out
 

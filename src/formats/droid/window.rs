@@ -343,15 +343,18 @@ impl Read for FileAt<'_> {
 
 impl Seek for FileAt<'_> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(n) => Some(n),
-            SeekFrom::End(d) => self.len.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        let Some(target) = target else {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"));
-        };
-        self.pos = target;
-        Ok(target)
+        self.pos = seek_target(self.pos, self.len, to)?;
+        Ok(self.pos)
     }
+}
+
+/// Where a seek `to` leads a reader at `pos` in `len` bytes of its own (past the end is
+/// allowed, as for a file; before the start is an error).
+pub(crate) fn seek_target(pos: u64, len: u64, to: SeekFrom) -> io::Result<u64> {
+    let target = match to {
+        SeekFrom::Start(n) => Some(n),
+        SeekFrom::End(d) => len.checked_add_signed(d),
+        SeekFrom::Current(d) => pos.checked_add_signed(d),
+    };
+    target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))
 }

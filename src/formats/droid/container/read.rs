@@ -134,18 +134,7 @@ impl<R: Read + Seek> Read for ZeroPadded<R> {
 
 impl<R> Seek for ZeroPadded<R> {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(n) => Some(n),
-            SeekFrom::End(d) => self.len.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        let Some(target) = target else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "seek before the start",
-            ));
-        };
-        self.pos = target;
-        Ok(target)
+        self.pos = super::super::window::seek_target(self.pos, self.len, to)?;
+        Ok(self.pos)
     }
 }

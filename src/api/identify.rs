@@ -493,7 +493,7 @@ fn whole_file(identifier: &Identifier, unit: &Unit) -> IdentifiedItem {
     if meta.len() == 0 {
         return item.empty();
     }
-    match identifier.identify_reader("", io::BufReader::with_capacity(1 << 16, file)) {
+    match identifier.identify_file("", &file) {
         Ok(id) => item.identified(&id),
         Err(source) => failed(&unit.name, confine_io(&unit.open, source).into()),
     }
@@ -606,7 +606,7 @@ fn matches_of(id: &Identification) -> Vec<FormatMatch> {
 }
 
 /// The basis in siegfried's words where siegfried has them (`byte match`, `container match`,
-/// `text match CLASS`, `extension match`), followed by webaip's own account of text checks.
+/// `text match CLASS`), followed by webaip's own account of text checks.
 fn basis_of(id: &Identification) -> String {
     let basis = siegfried_basis(id);
     match &id.decoding {
@@ -619,7 +619,6 @@ fn basis_of(id: &Identification) -> String {
 fn siegfried_basis(id: &Identification) -> String {
     match (&id.basis, id.text) {
         (Some(IdentificationBasis::Container), _) => "container match".to_string(),
-        (Some(IdentificationBasis::Extension), _) => "extension match".to_string(),
         (Some(IdentificationBasis::Text(checks)), Some(kind)) => {
             format!("text match {kind}; {checks}")
         }

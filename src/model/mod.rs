@@ -243,19 +243,18 @@ pub enum IdentificationBasis {
     /// DROID container signatures (what a ZIP or OLE2 container holds).
     Container,
     /// The content read as text, no signature matching: which checks ran and what they saw.
+    /// (No identification rests on a file name's extension: a payload has none, and a name
+    /// says what someone called the bytes, not what they are.)
     Text(String),
-    /// The file name's extension (only where a name exists: a file, not a WARC payload).
-    Extension,
 }
 
 impl std::fmt::Display for IdentificationBasis {
-    /// `signature`, `container`, `text: <the checks>`, `extension`.
+    /// `signature`, `container`, `text: <the checks>`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             IdentificationBasis::Signature => f.write_str("signature"),
             IdentificationBasis::Container => f.write_str("container"),
             IdentificationBasis::Text(checks) => write!(f, "text: {checks}"),
-            IdentificationBasis::Extension => f.write_str("extension"),
         }
     }
 }

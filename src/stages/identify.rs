@@ -12,7 +12,9 @@
 //! names the tool and the signature file's version.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, Read, Seek};
+use std::os::unix::fs::FileExt;
 
 use chrono::{DateTime, Utc};
 
@@ -130,6 +132,21 @@ impl Identifier {
         let mut tee = HeadTee { inner: r, head: Vec::new(), total: 0, keep: true };
         let found = self.sigs.examine_reader(&mut tee)?;
         Ok(self.judge(declared, found, tee.held()))
+    }
+
+    /// A payload that is a whole regular file: only its first and last bytes are read, unless
+    /// a signature needs the whole of it (then it is read through once).
+    pub(crate) fn identify_file(&self, declared: &str, file: &File) -> io::Result<Identification> {
+        let len = file.metadata()?.len();
+        let mut head = read_at_most(file, TEXT_WINDOW as u64, len)?;
+        if head.len() == TEXT_WINDOW && starts_like_json(&head) {
+            head = read_at_most(file, JSON_LIMIT as u64 + 1, len)?;
+        }
+        let mut from_start = file;
+        from_start.seek(io::SeekFrom::Start(0))?;
+        let found = self.sigs.examine_seekable(from_start)?;
+        let whole = head.len() as u64 == len && head.len() <= JSON_LIMIT;
+        Ok(self.judge(declared, found, Held { head: &head, whole: whole.then_some(&head[..]) }))
     }
 
     /// A payload sent with `coding` (its HTTP `Content-Encoding`), read to its end from `r`:
@@ -360,6 +377,13 @@ impl<R: Read> Read for HeadTee<R> {
         }
         Ok(n)
     }
+}
+
+/// The first `want` bytes of `file` (fewer when it is shorter than that: `len` bytes).
+fn read_at_most(file: &File, want: u64, len: u64) -> io::Result<Vec<u8>> {
+    let mut head = vec![0; usize::try_from(want.min(len)).unwrap_or(usize::MAX)];
+    file.read_exact_at(&mut head, 0)?;
+    Ok(head)
 }
 
 /// Whether text starts, after a byte order mark and white space, with `{` or `[`.

@@ -54,9 +54,7 @@ pub(crate) mod priority;
 pub(crate) mod syntax;
 pub(crate) mod window;
 
-#[cfg(any(test, feature = "test-hooks"))]
-use std::io::Seek;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek};
 use std::sync::OnceLock;
 
 use crate::formats::text::{self, TextKind};
@@ -324,7 +322,6 @@ impl Signatures {
     /// What the bytes from a seekable source's current position to its end match, reading only
     /// their start and end (all of them when a signature is pending), and their text class
     /// when nothing does.
-    #[cfg(any(test, feature = "test-hooks"))]
     pub fn examine_seekable<R: Read + Seek>(&self, mut r: R) -> io::Result<Examined<'_>> {
         let start = r.stream_position()?;
         let w = window::from_seekable(&mut r, self.bof_window, self.eof_window)?;
@@ -353,6 +350,7 @@ impl Signatures {
 
     /// The plain text format (`x-fmt/111`) a payload is when no signature matches and its
     /// first bytes are text, if the signature file has it.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn plain_text(&self) -> Option<&FileFormat> {
         self.formats.iter().find(|f| f.puid == PLAIN_TEXT)
     }

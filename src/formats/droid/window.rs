@@ -188,7 +188,6 @@ pub(crate) fn from_stream<R: Read>(
 
 /// Reads the first `bof` and the last `eof` bytes of a seekable source, from where it is now
 /// to its end.
-#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) fn from_seekable<R: Read + Seek>(
     mut r: R,
     bof: usize,

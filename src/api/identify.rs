@@ -124,7 +124,8 @@ pub struct IdentifiedItem {
     /// The type the harvest declared for a record's payload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declared: Option<String>,
-    /// The bytes against the declared type: `contradicted: why`, or `not contradicted`.
+    /// The bytes against the declared type: `consistent`, `not confirmed: why` or
+    /// `contradicted: why`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<String>,
 }
@@ -136,7 +137,8 @@ pub struct IdentifySummary {
     pub items: u64,
     /// Items that matched no format.
     pub unknown: u64,
-    /// Items plain text by their characters (no signature matched).
+    /// Items no signature matched whose content is text, named by it (HTML, XML, SVG, JSON,
+    /// CSS, JavaScript or plain text).
     pub text: u64,
     /// Items several formats survived for.
     pub several: u64,
@@ -415,7 +417,12 @@ impl Run<'_> {
         let names = match layout::package_containers(dir) {
             Ok(names) => names,
             Err(e) if e.is_not_found() => return self.folder(dir),
-            Err(e) => return self.emit(failed(&path_text(dir), e.into())),
+            // A package whose content/ breaks the layout (a link, a FIFO): that is said, and
+            // what content/ holds is still identified, each entry refused or read on its own.
+            Err(e) => {
+                self.emit(failed(&path_text(dir), e.into()))?;
+                return self.folder(&dir.join(layout::CONTENT_DIR));
+            }
         };
         for name in names {
             let path = dir.join(&name);
@@ -453,25 +460,52 @@ fn inside_by_name(path: &Path) -> Option<Inside> {
     }
 }
 
+/// Why a member of a WACZ cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum WaczMemberError {
+    /// The ZIP entry cannot be read.
+    #[error("{0}")]
+    Zip(#[from] zip::result::ZipError),
+    /// Copying it out failed.
+    #[error("{name}: {}", layout::describe_io(.source))]
+    Io { name: String, source: io::Error },
+    /// It holds other than its entry declares.
+    #[error("{name}: {copied} bytes where its entry says {declared}")]
+    Short { name: String, copied: u64, declared: u64 },
+    /// It declares more than a WACZ of this size can honestly hold.
+    #[error(
+        "{name}: declares {declared} bytes from {compressed} compressed (over {MAX_EXPANSION} times)"
+    )]
+    TooLarge { name: String, declared: u64, compressed: u64 },
+}
+
+/// Most a WACZ member may expand (its declared size over its compressed size, beyond 1 MiB):
+/// WARC records compress about 5 to 20 times; a bomb does not get to fill the disk.
+const MAX_EXPANSION: u64 = 200;
+
 /// Member `index` of a WACZ copied to an anonymous temporary file, when it is a WARC under
-/// `archive/`; at most its declared size is copied, and a member holding other than that is
-/// refused.
+/// `archive/`; at most its declared size is copied, and a member holding other than that, or
+/// declaring more than [`MAX_EXPANSION`] times its compressed size, is refused.
 fn spool_warc_member(
     zip: &mut zip::ZipArchive<File>,
     index: usize,
-) -> Result<Option<(String, File)>, String> {
-    let mut member = zip.by_index(index).map_err(|e| e.to_string())?;
-    let name = member.name().map_err(|e| e.to_string())?.to_string();
+) -> Result<Option<(String, File)>, WaczMemberError> {
+    let mut member = zip.by_index(index)?;
+    let name = member.name()?.to_string();
     if !member.is_file() || !name.starts_with("archive/") || !layout::is_warc_name(&name) {
         return Ok(None);
     }
-    let declared = member.size();
-    let mut file = tempfile::tempfile().map_err(|e| layout::describe_io(&e))?;
+    let (declared, compressed) = (member.size(), member.compressed_size());
+    if declared > (1 << 20) && declared / compressed.max(1) > MAX_EXPANSION {
+        return Err(WaczMemberError::TooLarge { name, declared, compressed });
+    }
+    let io_error = |source| WaczMemberError::Io { name: name.clone(), source };
+    let mut file = tempfile::tempfile().map_err(io_error)?;
     let copied = io::copy(&mut (&mut member).take(declared.saturating_add(1)), &mut file)
         .and_then(|n| file.rewind().map(|_| n))
-        .map_err(|e| format!("{name}: {}", layout::describe_io(&e)))?;
+        .map_err(io_error)?;
     if copied != declared {
-        return Err(format!("{name}: {copied} bytes where its entry says {declared}"));
+        return Err(WaczMemberError::Short { name, copied, declared });
     }
     Ok(Some((name, file)))
 }
@@ -583,12 +617,15 @@ impl IdentifiedItem {
 /// What an identification says, as siegfried's matches: the one place an [`Identification`]
 /// becomes output fields.
 fn matches_of(id: &Identification) -> Vec<FormatMatch> {
+    let warning = warning_of(id);
     if id.matches.is_empty() {
-        let warning = id.decoding.as_ref().map(|d| format!("no match; {d}"));
-        return vec![unknown_match(warning.as_deref().unwrap_or("no match"))];
+        let warning = match warning.is_empty() {
+            true => "no match".to_string(),
+            false => format!("no match; {warning}"),
+        };
+        return vec![unknown_match(&warning)];
     }
-    let basis = basis_of(id);
-    let warning = id.verdict.contradiction().map(str::to_string).unwrap_or_default();
+    let basis = siegfried_basis(id);
     let row = |f: &crate::model::Format| {
         let id = f.pronom.clone().unwrap_or_default();
         FormatMatch {
@@ -605,25 +642,27 @@ fn matches_of(id: &Identification) -> Vec<FormatMatch> {
     id.matches.iter().map(row).collect()
 }
 
-/// The basis in siegfried's words where siegfried has them (`byte match`, `container match`,
-/// `text match CLASS`), followed by webaip's own account of text checks.
-fn basis_of(id: &Identification) -> String {
-    let basis = siegfried_basis(id);
-    match &id.decoding {
-        Some(d) => format!("{basis}; {d}"),
-        None => basis,
-    }
+/// siegfried's `warning` column: a contradiction, what limits the result, how the content
+/// was reached and which text checks named it; empty when there is nothing to say.
+fn warning_of(id: &Identification) -> String {
+    let contradiction = id.verdict.contradiction().map(|c| format!("contradicted: {c}"));
+    let checks = match &id.basis {
+        Some(IdentificationBasis::Text(checks)) => Some(checks.clone()),
+        _ => None,
+    };
+    let caveat = id.caveat.as_ref().map(|c| format!("caveat: {c}"));
+    let parts: Vec<String> =
+        [contradiction, caveat, id.decoding.clone(), checks].into_iter().flatten().collect();
+    parts.join("; ")
 }
 
-/// The basis in siegfried's words (`byte match`, `text match ASCII; ...`).
+/// The basis in siegfried's words (`byte match`, `container match`, `text match ASCII`),
+/// nothing else, so that tools comparing it with siegfried's read it alike.
 fn siegfried_basis(id: &Identification) -> String {
     match (&id.basis, id.text) {
         (Some(IdentificationBasis::Container), _) => "container match".to_string(),
-        (Some(IdentificationBasis::Text(checks)), Some(kind)) => {
-            format!("text match {kind}; {checks}")
-        }
-        (Some(IdentificationBasis::Text(checks)), None) => format!("text: {checks}"),
         (_, Some(kind)) => format!("text match {kind}"),
+        (Some(IdentificationBasis::Text(_)), None) => "text match".to_string(),
         _ => "byte match".to_string(),
     }
 }
@@ -703,7 +742,10 @@ mod tests {
         assert_eq!(item.matches[0].id, "fmt/4", "{item:?}");
         assert_eq!(item.matches[0].mime, "image/gif");
         assert_eq!(item.matches[0].basis, "byte match");
-        assert!(item.matches[0].warning.starts_with("declared image/png"), "{item:?}");
+        assert!(
+            item.matches[0].warning.starts_with("contradicted: declared image/png"),
+            "{item:?}"
+        );
         assert!(item.verdict.unwrap().starts_with("contradicted: "));
         let none = identifier.identify_bytes("", b"\x00\x01\x02");
         let item = IdentifiedItem::named("y".into(), 3).identified(&none);

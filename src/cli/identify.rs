@@ -14,12 +14,12 @@ use super::{EXIT_FINDINGS, terminal_text};
 
 /// `identify --json`, abbreviated, for `--help`.
 const JSON_EXAMPLE: &str = r#"Output of --json (abbreviated):
-  {"tool": "webaip 0.1.0", "signatures": "webaip 0.1.0, DROID signature file V122",
+  {"tool": "webaip 0.1.0", "signatures": "webaip 0.1.0, DROID signature file V122, container signature file 2026-01-19",
    "scandate": "2026-01-01T12:00:00Z", "items": [{"filename": "a.warc.gz#20240101120000/http://e.org/",
    "filesize": 512, "modified": "2024-01-01T12:00:00Z", "errors": "", "status": "identified",
    "matches": [{"ns": "pronom", "id": "fmt/11", "format": "Portable Network Graphics",
    "version": "1.0", "mime": "image/png", "class": "", "basis": "byte match", "warning": ""}],
-   "offset": 1234, "uri": "http://e.org/", "declared": "image/png", "verdict": "not contradicted"}],
+   "offset": 1234, "uri": "http://e.org/", "declared": "image/png", "verdict": "consistent"}],
    "summary": {"items": 1, "unknown": 0, ...}}"#;
 
 /// siegfried's `sf -csv` header for one identifier (PRONOM): tools that read sf's CSV read
@@ -333,7 +333,7 @@ fn match_text(m: &webaip::FormatMatch) -> String {
 /// The run in one line.
 fn summary_line(s: &IdentifySummary) -> String {
     format!(
-        "{} item(s): {} unknown, {} plain text by their characters, {} with several formats, \
+        "{} item(s): {} unknown, {} text named by its content, {} with several formats, \
          {} empty, {} contradicting their declared type, {} refused, {} failed",
         s.items, s.unknown, s.text, s.several, s.empty, s.contradicted, s.refused, s.failed
     )
@@ -354,7 +354,7 @@ mod tests {
             offset: Some(7),
             uri: Some("http://e.org/".into()),
             declared: Some("text/plain".into()),
-            verdict: Some("not contradicted".into()),
+            verdict: Some("consistent".into()),
         };
         let m = |id: &str| webaip::FormatMatch {
             ns: "pronom".into(),
@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(
             line,
             "a,b.warc.gz#20240101120000/http://e.org/ (offset 7): fmt/1 F (byte match); \
-             fmt/2 F (byte match); declared text/plain: not contradicted"
+             fmt/2 F (byte match); declared text/plain: consistent"
         );
     }
 }

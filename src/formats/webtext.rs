@@ -167,7 +167,7 @@ fn kind_of(c: Content<'_>, fam: Declared) -> (WebKind, String) {
     if start.starts_with(b"{") || start.starts_with(b"[") {
         match json(c.whole) {
             Ok(n) => return (WebKind::Json, format!("parses whole as JSON ({n} bytes)")),
-            Err(why) => ran.push(why),
+            Err(why) => ran.push(why.to_string()),
         }
     }
     if start.starts_with(b"<") {
@@ -202,21 +202,27 @@ fn trimmed(head: &[u8]) -> &[u8] {
     &h[n..]
 }
 
+/// Why a payload that starts like JSON is not called JSON.
+#[derive(Debug, thiserror::Error)]
+enum NotJson {
+    /// Longer than what is parsed.
+    #[error("starts like JSON but is over {JSON_LIMIT} bytes: not parsed")]
+    TooLong,
+    /// It does not parse.
+    #[error("starts like JSON but does not parse as JSON (line {line}, column {column}: {kind})")]
+    Invalid { line: usize, column: usize, kind: &'static str },
+}
+
 /// Whether the whole payload parses as JSON (its size), else why it is not called JSON. The
 /// value is not built (`IgnoredAny`): memory stays that of the payload held.
-fn json(whole: Option<&[u8]>) -> Result<usize, String> {
-    let Some(bytes) = whole else {
-        return Err(format!("starts like JSON but is over {JSON_LIMIT} bytes: not parsed"));
-    };
+fn json(whole: Option<&[u8]>) -> Result<usize, NotJson> {
+    let Some(bytes) = whole else { return Err(NotJson::TooLong) };
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
         Ok(_) => Ok(bytes.len()),
-        Err(e) => Err(format!(
-            "starts like JSON but does not parse as JSON (line {}, column {}: {})",
-            e.line(),
-            e.column(),
-            error_kind(&e)
-        )),
+        Err(e) => {
+            Err(NotJson::Invalid { line: e.line(), column: e.column(), kind: error_kind(&e) })
+        }
     }
 }
 

@@ -639,6 +639,7 @@ mod tests {
             method: "webaip test".into(),
             verdict: crate::model::Verdict::Contradicted("declared image/jpeg; no".into()),
             decoding: None,
+            caveat: None,
         };
         let mut edits = vec![
             Edit::new(root.start, root.end, retag(root, &[("OBJID", "urn:b"), ("TYPE", "AIP")])),

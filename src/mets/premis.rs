@@ -233,6 +233,9 @@ pub(crate) fn write_identified_formats<W: Write>(
         if let Some(d) = &id.decoding {
             note.push_str(&format!("; {d}"));
         }
+        if let Some(c) = &id.caveat {
+            note.push_str(&format!("; caveat: {c}"));
+        }
         if let Some(b) = &id.basis {
             note.push_str(&format!("; basis: {b}"));
         }
@@ -242,6 +245,7 @@ pub(crate) fn write_identified_formats<W: Write>(
     if n == 0 {
         notes.push(format!("no PRONOM signature matches ({})", id.method));
         notes.extend(id.decoding.clone());
+        notes.extend(id.caveat.as_ref().map(|c| format!("caveat: {c}")));
     }
     match &id.verdict {
         Verdict::Consistent => {}

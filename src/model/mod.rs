@@ -233,6 +233,9 @@ pub struct Identification {
     /// For a payload sent with an HTTP `Content-Encoding`: how its content was reached
     /// ("identified after undoing its gzip Content-Encoding"), or why it was not.
     pub decoding: Option<String>,
+    /// What limits the result, when something does: a search a bound cut short, a container
+    /// not looked into or unreadable. The bytes rule none of the formats it names out.
+    pub caveat: Option<String>,
 }
 
 /// What the matches of an identification rest on (written into PREMIS and the reports).

@@ -174,6 +174,8 @@ impl Identifier {
                 "; the decoding failed after {} decoded bytes ({e}): what decoded before was identified",
                 decoded.decoded
             ));
+            // The content's end was not seen: what ends it is not known.
+            id.verdict = unresolved_verdict(id.verdict, "the decoding failed before the end");
         } else if decoded.decoded >= MAX_DECODED {
             // A decompression bomb costs no more than this; its end was not seen.
             let why = format!("decoding stopped after {MAX_DECODED} bytes");
@@ -203,6 +205,7 @@ impl Identifier {
             decoding: Some(format!(
                 "not identified: content-encoded with {coding}, which webaip does not undo"
             )),
+            caveat: None,
         }
     }
 
@@ -210,11 +213,17 @@ impl Identifier {
     /// are text, the web text type their content supports; or nothing. With the verdict on
     /// the declared type.
     fn judge(&self, declared: &str, found: Examined<'_>, held: Held<'_>) -> Identification {
-        let incomplete = found.incomplete.clone();
+        let t = normalized(declared);
+        // An unresolved signature matters to the verdict only when its format could be the
+        // declared type; the caveat states it whatever the type.
+        let could_be_declared = found.unresolved.iter().any(|f| lists_type(f, &t));
+        let caveat = caveat_of(&found);
+        let incomplete = found.incomplete.clone().filter(|_| could_be_declared);
         let mut id = self.judge_complete(declared, found, held);
         if let Some(why) = incomplete {
             id.verdict = unresolved_verdict(id.verdict, &why);
         }
+        id.caveat = caveat;
         id
     }
 
@@ -238,6 +247,7 @@ impl Identifier {
                 method: self.method(),
                 verdict: container_verdict(self.sigs, &t, &found.container, verdict),
                 decoding: None,
+                caveat: None,
             };
         }
         if let Some(class) = found.text {
@@ -250,6 +260,7 @@ impl Identifier {
             method: self.method(),
             verdict: no_match_verdict(self.sigs, &t, None),
             decoding: None,
+            caveat: None,
         }
     }
 
@@ -277,6 +288,7 @@ impl Identifier {
             method: self.method(),
             verdict,
             decoding: None,
+            caveat: None,
         }
     }
 
@@ -336,7 +348,8 @@ const TEXT_CHECKS: &str = concat!(
     "XML (fmt/101, fmt/1776) by an XML declaration or a namespaced root element, SVG (fmt/91, fmt/92, fmt/413) by an svg root element stating its version, ",
     "JSON (fmt/817) when the whole payload (up to 1048576 bytes) parses, ",
     "CSS (x-fmt/224) and JavaScript (x-fmt/423) when so declared and their syntax is seen in the first 4096 bytes, ",
-    "else plain text (x-fmt/111) with its character class"
+    "else plain text (x-fmt/111) with its character class; ",
+    "a payload with a gzip or deflate HTTP Content-Encoding identified on its decoded content, at most 1073741824 bytes of it"
 );
 
 /// What a payload's bytes hold for the text checks: its first bytes, and all of it when it is
@@ -420,6 +433,27 @@ fn is_text(t: &str) -> bool {
         || t.ends_with("javascript")
 }
 
+/// Whether PRONOM lists `f` under the (normalized) type `t`, or lists no type for it at all.
+fn lists_type(f: &FileFormat, t: &str) -> bool {
+    f.mime_types.is_empty() || f.mime_types.iter().any(|m| normalized(m) == t)
+}
+
+/// What limits a result: signatures left unresolved, a container not looked into or
+/// unreadable.
+fn caveat_of(found: &Examined<'_>) -> Option<String> {
+    let container = match &found.container {
+        ContainerOutcome::NotRead(kind) => {
+            Some(format!("what the {kind} holds was not looked into"))
+        }
+        ContainerOutcome::Unreadable { kind, why } => {
+            Some(format!("the {kind} is unreadable: {why}"))
+        }
+        _ => None,
+    };
+    let parts: Vec<String> = found.incomplete.iter().cloned().chain(container).collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// The verdict on the declared type `t` (normalized) when the bytes match `found` by
 /// signature: contradicted when PRONOM lists none of them under it (a format that lists no
 /// type at all, and markup for markup, count as listing it).
@@ -435,7 +469,15 @@ fn signature_verdict(t: &str, found: &[&FileFormat]) -> Verdict {
         return Verdict::Consistent;
     }
     let names: Vec<String> = found.iter().map(|f| format!("{} ({})", f.puid, f.name)).collect();
-    Verdict::Contradicted(format!("declared {t}; the bytes match {}", names.join(", ")))
+    let why = format!("declared {t}; the bytes match {}", names.join(", "));
+    // HTML and XML signatures are markers (`<html`, `<?xml`) a JSON or JavaScript payload may
+    // hold in a string: they do not rule a text type out.
+    if is_text(t) && found.iter().all(|f| markup(f)) {
+        return Verdict::NotConfirmed(format!(
+            "{why}, whose signatures a text of another kind can hold"
+        ));
+    }
+    Verdict::Contradicted(why)
 }
 
 /// The verdict on the declared type `t` of a container (ZIP, OOXML, OLE2), given what looking
@@ -755,6 +797,19 @@ mod tests {
         assert_eq!(id.basis, Some(IdentificationBasis::Signature));
         assert_eq!(id.verdict, Verdict::Consistent);
         assert!(id.method.contains("DROID signature file V"), "{}", id.method);
+    }
+
+    #[test]
+    fn markup_inside_json_or_javascript_never_contradicts_the_declared_type() {
+        let json = br#"{"body": "<html><head><title>t</title></head><body></body></html>"}"#;
+        let js = b"var t = \"<html><body></body></html>\"; document.write(t);";
+        for (declared, bytes) in [("application/json", &json[..]), ("application/javascript", js)] {
+            let id = identifier().identify_bytes(declared, bytes);
+            assert!(id.verdict.contradiction().is_none(), "{declared}: {:?}", id.verdict);
+        }
+        // Markup declared as an image still is a contradiction.
+        let id = identifier().identify_bytes("image/png", &json[9..]);
+        assert!(id.verdict.contradiction().is_some() || id.matches.is_empty(), "{id:?}");
     }
 
     #[test]

@@ -84,6 +84,8 @@ pub struct Examined<'a> {
     /// [`SEARCH_SCOPE`] was reached), which formats' signatures and why: a format missing
     /// from `formats` is then not ruled out by the bytes.
     pub incomplete: Option<String>,
+    /// The formats whose signatures `incomplete` speaks of: the bytes rule none of them out.
+    pub unresolved: Vec<&'a FileFormat>,
 }
 
 /// Where webaip searches a payload for signatures, and every bound it sets: the identification
@@ -314,7 +316,7 @@ impl Signatures {
     /// ([`Signatures::needs_whole_payload`]).
     pub fn examine_reader<R: Read>(&self, r: R) -> io::Result<Examined<'_>> {
         let w = window::from_stream(r, self.bof_window, self.eof_window, |head| {
-            self.needs_whole_payload(head)
+            self.needs_whole_payload(head, None)
         })?;
         Ok(self.examine_windows(&w))
     }
@@ -325,7 +327,7 @@ impl Signatures {
     pub fn examine_seekable<R: Read + Seek>(&self, mut r: R) -> io::Result<Examined<'_>> {
         let start = r.stream_position()?;
         let w = window::from_seekable(&mut r, self.bof_window, self.eof_window)?;
-        if !w.whole && self.needs_whole_payload(&w.head) {
+        if !w.whole && self.needs_whole_payload(&w.head, Some(&w.tail)) {
             r.seek(io::SeekFrom::Start(start))?;
             return self.examine_reader(r);
         }
@@ -339,12 +341,33 @@ impl Signatures {
     ///
     /// A container (a signature of a trigger format such as ZIP or OLE2 not refuted by `head`)
     /// is worth keeping too: what it holds is read from the whole of it.
-    pub(crate) fn needs_whole_payload(&self, head: &[u8]) -> bool {
-        let sight = Sight { fwd: Fwd(head), fwd_all: false, end: None, end_all: false, tail: &[] };
+    ///
+    /// A signature counts as pending only when a sequence anchored at the start matched or is
+    /// still matching: the payload then shows the start of that format (an MP4's `ftyp`, a
+    /// PDF header), and its variable part decides. One whose every anchored part fails, or that
+    /// has none (DXF: `SECTION` anywhere, `EOF` at the end), is no reason to keep a payload
+    /// whole: it is decided, or said to be unresolved, from the windows. `tail` (the last
+    /// window, when known: a seekable source) refutes what ends otherwise.
+    pub(crate) fn needs_whole_payload(&self, head: &[u8], tail: Option<&[u8]>) -> bool {
+        let sight = match tail {
+            Some(tail) => Sight::windows(head, tail),
+            None => Sight { fwd: Fwd(head), fwd_all: false, end: None, end_all: false, tail: &[] },
+        };
         self.candidates(&sight).any(|i| match self.signature_verdict(i, &sight) {
-            Verdict::Open(Stop::MoreBytes) => true,
+            Verdict::Open(Stop::MoreBytes) => self.starts_as(i, &sight),
             Verdict::Matched => self.container_trigger(&self.formats_of[i]).is_some(),
             _ => false,
+        })
+    }
+
+    /// Whether signature `i` has a sequence anchored at the start that `sight` does not refute,
+    /// or, when the end is not seen yet, one anchored at the end with a variable part (which
+    /// only the whole payload can decide; the signature file has none today).
+    fn starts_as<F: Hay>(&self, i: usize, sight: &Sight<'_, F>) -> bool {
+        self.signatures[i].sequences.iter().any(|s| match s.reference {
+            Reference::Bof => sequence_verdict(s, sight) != Verdict::Refuted,
+            Reference::Eof => sight.end.is_none() && s.reach.is_none(),
+            Reference::Variable => false,
         })
     }
 
@@ -476,7 +499,15 @@ impl Signatures {
             Some(kind) => ContainerOutcome::NotRead(kind),
             None => ContainerOutcome::NotContainer,
         };
-        Examined { formats, basis: Basis::Signature, container, text, incomplete }
+        let mut unresolved: Vec<&FileFormat> = found
+            .open
+            .iter()
+            .flat_map(|u| &self.formats_of[u.signature])
+            .map(|f| &self.formats[*f])
+            .collect();
+        unresolved.sort_unstable_by(|a, b| a.puid.cmp(&b.puid));
+        unresolved.dedup_by(|a, b| a.puid == b.puid);
+        Examined { formats, basis: Basis::Signature, container, text, incomplete, unresolved }
     }
 
     /// Which formats' signatures were left unresolved, and why.

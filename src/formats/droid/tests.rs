@@ -358,7 +358,7 @@ fn a_variable_part_in_the_middle_of_a_stream_is_found_and_its_absence_is_no_matc
     let mut payload = vec![b'.'; len];
     payload[..3].copy_from_slice(b"BOF");
     payload[len / 2..len / 2 + 4].copy_from_slice(b"MOOV");
-    assert!(s.needs_whole_payload(&payload[..bof]), "pending after the first window");
+    assert!(s.needs_whole_payload(&payload[..bof], None), "pending after the first window");
     // The windows alone (what was searched before) miss it, and say that they stopped early.
     let windows = window::from_stream(payload.as_slice(), bof, eof, |_| false).unwrap();
     let alone = s.examine_windows(&windows);
@@ -377,7 +377,7 @@ fn a_variable_part_in_the_middle_of_a_stream_is_found_and_its_absence_is_no_matc
     }
     // MOOV before BOF's end cannot count, and a wrong start is not pending at all.
     payload[..4].copy_from_slice(b"MOOV");
-    assert!(!s.needs_whole_payload(&payload[..bof]), "refuted by the first bytes");
+    assert!(!s.needs_whole_payload(&payload[..bof], None), "refuted by the first bytes");
     assert!(s.examine_reader(payload.as_slice()).unwrap().formats.is_empty());
 }
 
@@ -452,4 +452,18 @@ fn a_search_over_the_step_budget_is_unresolved_not_a_non_match() {
     fits.push(b'C');
     assert_eq!(puids(s.examine_bytes(&fits).formats), ["test/1"]);
     assert_eq!(s.examine_bytes(b"nothing here").incomplete, None);
+}
+
+#[test]
+fn a_signature_with_no_anchored_part_does_not_make_a_stream_kept_whole() {
+    // DXF's signatures are `SECTION` anywhere and `EOF` at the end: nothing at the start says
+    // a payload is one, so the first window of text does not ask for the whole payload.
+    let s = Signatures::shipped().unwrap();
+    let (bof, _) = s.windows();
+    let text = vec![b'x'; bof];
+    assert!(!s.needs_whole_payload(&text, None));
+    // An MP4's start (`ftyp` at offset 4) does: its `moov` may be anywhere after it.
+    let mut mp4 = vec![0u8; bof];
+    mp4[..12].copy_from_slice(b"\x00\x00\x00\x18ftypmp42");
+    assert!(s.needs_whole_payload(&mp4, None));
 }

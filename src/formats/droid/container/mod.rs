@@ -46,6 +46,33 @@ pub const ENTRY_WINDOW: usize = 1024 * 1024;
 /// Most bytes of one entry decompressed when its signatures need its end.
 pub const ENTRY_READ_CAP: u64 = 64 * 1024 * 1024;
 
+/// Why a container could not be looked into.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ContainerReadError {
+    /// Not a ZIP archive that can be read.
+    #[error("not a readable ZIP archive ({0})")]
+    NotZip(#[source] zip::result::ZipError),
+    /// A central directory entry cannot be read.
+    #[error("ZIP entry {index} unreadable ({source})")]
+    ZipEntry {
+        index: usize,
+        #[source]
+        source: zip::result::ZipError,
+    },
+    /// Not an OLE2 compound file that can be read.
+    #[error("not a readable OLE2 compound file ({0})")]
+    NotOle2(#[source] std::io::Error),
+    /// An entry a signature names cannot be read (an unsupported compression method, damaged
+    /// data).
+    #[error("{what} {name:?} cannot be read ({source})")]
+    Entry {
+        what: &'static str,
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The kinds of container DROID's container signatures describe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContainerKind {
@@ -241,24 +268,29 @@ impl ContainerSignatures {
         &self,
         kind: ContainerKind,
         open: impl Fn() -> R,
-    ) -> Result<Vec<&str>, String> {
+    ) -> Result<Vec<&str>, ContainerReadError> {
         let mut m = Matching {
             set: self,
             kind,
             seen: vec![false; self.paths.len()],
             unseen: self.by_path[slot(kind)].len(),
             done: vec![false; self.part_count],
+            unread: None,
         };
         match kind {
             ContainerKind::Zip => read::walk_zip(open, &mut m)?,
             ContainerKind::Ole2 => read::walk_ole2(open, &mut m)?,
         }
-        Ok(self
+        let puids: Vec<&str> = self
             .signatures
             .iter()
             .filter(|c| c.kind == kind && c.parts.clone().all(|p| m.done[p]))
             .flat_map(|c| c.puids.iter().map(String::as_str))
-            .collect())
+            .collect();
+        match m.unread {
+            Some(why) if puids.is_empty() => Err(why),
+            _ => Ok(puids),
+        }
     }
 }
 
@@ -284,6 +316,8 @@ pub(crate) struct Matching<'s> {
     /// Paths of this kind not seen yet: the walk stops at none.
     unseen: usize,
     done: Vec<bool>,
+    /// The first entry a signature names that could not be read, and why.
+    unread: Option<ContainerReadError>,
 }
 
 impl Matching<'_> {
@@ -296,6 +330,16 @@ impl Matching<'_> {
     /// Whether every path a signature names has been seen.
     pub(crate) fn all_seen(&self) -> bool {
         self.unseen == 0
+    }
+
+    /// Entry `p` could not be read (`why`): it meets none of its parts, and is remembered as
+    /// the reason should no signature match.
+    pub(crate) fn unread(&mut self, p: usize, why: ContainerReadError) {
+        if !self.seen[p] {
+            self.seen[p] = true;
+            self.unseen -= 1;
+        }
+        self.unread.get_or_insert(why);
     }
 
     /// A storage (an OLE2 directory) named `p`: the parts that need only its name are met.
@@ -383,7 +427,7 @@ impl Signatures {
             }
         };
         found.container = match set.matching_puids(kind, open) {
-            Err(why) => ContainerOutcome::Unreadable { kind, why },
+            Err(why) => ContainerOutcome::Unreadable { kind, why: why.to_string() },
             Ok(puids) => self.replace_by_container(found, kind, &puids),
         };
     }

@@ -6,7 +6,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Component, Path};
 
-use super::Matching;
+use super::{ContainerReadError, Matching};
 
 /// Walks a ZIP (the whole archive, read through the readers `open` makes: one for the
 /// central directory, one for the entries), with bounds: the central directory is read one
@@ -14,22 +14,27 @@ use super::Matching;
 pub(super) fn walk_zip<R: Read + Seek>(
     open: impl Fn() -> R,
     m: &mut Matching<'_>,
-) -> Result<(), String> {
+) -> Result<(), ContainerReadError> {
     let mut it = zip::unstable::read::ZipIterable::try_new(open(), zip::read::Config::default())
-        .map_err(|e| format!("not a readable ZIP archive ({e})"))?;
+        .map_err(ContainerReadError::NotZip)?;
     let mut body = open();
-    let files = it.files().map_err(|e| format!("ZIP central directory unreadable ({e})"))?;
-    for (i, e) in files.enumerate() {
-        let e = e.map_err(|e| format!("ZIP entry {i} unreadable ({e})"))?;
+    let files = it.files().map_err(ContainerReadError::NotZip)?;
+    for (index, e) in files.enumerate() {
+        let e = e.map_err(|source| ContainerReadError::ZipEntry { index, source })?;
         if e.is_dir() {
             continue;
         }
         let Ok(name) = e.name().map(|n| n.trim_end_matches('\0').to_string()) else { continue };
         let Some(p) = m.wanted(&name) else { continue };
-        let mut r = e
-            .with_reader(&mut body, zip::ZipReadOptions::new())
-            .map_err(|err| format!("ZIP entry {name:?} unreadable ({err})"))?;
-        m.examine(p, &mut r).map_err(|err| format!("ZIP entry {name:?} damaged ({err})"))?;
+        // An entry that cannot be read (an unsupported compression method, damaged data)
+        // meets no signature; the others may still match.
+        let examined = match e.with_reader(&mut body, zip::ZipReadOptions::new()) {
+            Ok(mut r) => m.examine(p, &mut r),
+            Err(err) => Err(std::io::Error::other(err)),
+        };
+        if let Err(source) = examined {
+            m.unread(p, ContainerReadError::Entry { what: "ZIP entry", name, source });
+        }
         if m.all_seen() {
             break;
         }
@@ -58,9 +63,9 @@ fn droid_name(path: &Path) -> String {
 pub(super) fn walk_ole2<R: Read + Seek>(
     open: impl Fn() -> R,
     m: &mut Matching<'_>,
-) -> Result<(), String> {
-    let mut cf = cfb::CompoundFile::open(ZeroPadded::new(open())?)
-        .map_err(|e| format!("not a readable OLE2 compound file ({e})"))?;
+) -> Result<(), ContainerReadError> {
+    let padded = ZeroPadded::new(open()).map_err(ContainerReadError::NotOle2)?;
+    let mut cf = cfb::CompoundFile::open(padded).map_err(ContainerReadError::NotOle2)?;
     // The directory is in memory already (cfb reads it whole); only wanted names are kept.
     let wanted: Vec<(usize, bool, std::path::PathBuf)> = cf
         .walk()
@@ -73,9 +78,10 @@ pub(super) fn walk_ole2<R: Read + Seek>(
             continue;
         }
         let shown = droid_name(&path);
-        let mut r =
-            cf.open_stream(&path).map_err(|e| format!("OLE2 stream {shown:?} unreadable ({e})"))?;
-        m.examine(p, &mut r).map_err(|e| format!("OLE2 stream {shown:?} damaged ({e})"))?;
+        let examined = cf.open_stream(&path).and_then(|mut r| m.examine(p, &mut r));
+        if let Err(source) = examined {
+            m.unread(p, ContainerReadError::Entry { what: "OLE2 stream", name: shown, source });
+        }
     }
     Ok(())
 }
@@ -96,12 +102,11 @@ struct ZeroPadded<R> {
 }
 
 impl<R: Read + Seek> ZeroPadded<R> {
-    fn new(mut inner: R) -> Result<ZeroPadded<R>, String> {
-        let unreadable = |e: std::io::Error| format!("not a readable OLE2 compound file ({e})");
-        let real = inner.seek(SeekFrom::End(0)).map_err(unreadable)?;
-        inner.seek(SeekFrom::Start(0)).map_err(unreadable)?;
+    fn new(mut inner: R) -> std::io::Result<ZeroPadded<R>> {
+        let real = inner.seek(SeekFrom::End(0))?;
+        inner.seek(SeekFrom::Start(0))?;
         let mut header = [0u8; 0x30];
-        inner.read_exact(&mut header).map_err(unreadable)?;
+        inner.read_exact(&mut header)?;
         let shift = u16::from_le_bytes([header[0x1E], header[0x1F]]);
         let fat_sectors =
             u32::from_le_bytes([header[0x2C], header[0x2D], header[0x2E], header[0x2F]]);

@@ -263,7 +263,7 @@ fn a_streamed_container_longer_than_the_windows_is_looked_into_whole() {
     // A DOCX whose stored filler makes it longer than both windows.
     let filler = vec![b'x'; bof + eof];
     let big = zip_of(&[("[Content_Types].xml", DOCX_TYPES), ("word/media/a.bin", &filler)]);
-    assert!(sigs.needs_whole_payload(&big[..bof]), "a ZIP's start asks for the whole");
+    assert!(sigs.needs_whole_payload(&big[..bof], None), "a ZIP's start asks for the whole");
     // Streamed: the whole is spooled in memory (under 16 MiB) and looked into.
     let found = sigs.examine_reader(&big[..]).unwrap();
     let puids: Vec<&str> = found.formats.iter().map(|f| f.puid.as_str()).collect();
@@ -295,4 +295,31 @@ fn damaged_ole2_and_zip_files_never_panic_and_keep_a_binary_result() {
             }
         }
     }
+}
+
+#[test]
+fn an_entry_that_cannot_be_read_does_not_hide_what_the_others_show() {
+    let sigs = Signatures::shipped().unwrap();
+    let mut bytes = zip_of(&[
+        ("mimetype", b"application/epub+zip"),
+        ("content.xml", b"<office:document-content/>"),
+        ("META-INF/container.xml", b"<container version=\"1.0\"/>"),
+    ]);
+    // content.xml (a name ODF's signatures look for) says it is bzip2-compressed (method 12),
+    // which webaip does not read: in its local header and in the central directory.
+    let name = b"content.xml";
+    let at: Vec<usize> =
+        (0..bytes.len() - name.len()).filter(|i| bytes[*i..].starts_with(name)).collect();
+    for pos in at {
+        let (local, central) = (pos.checked_sub(30), pos.checked_sub(46));
+        if let Some(h) = local.filter(|h| bytes[*h..].starts_with(b"PK\x03\x04")) {
+            bytes[h + 8] = 12;
+        } else if let Some(h) = central.filter(|h| bytes[*h..].starts_with(b"PK\x01\x02")) {
+            bytes[h + 10] = 12;
+        }
+    }
+    let found = sigs.examine_bytes(&bytes);
+    let puids: Vec<&str> = found.formats.iter().map(|f| f.puid.as_str()).collect();
+    assert_eq!((puids, found.basis), (vec!["fmt/483"], Basis::Container), "{:?}", found.container);
+    assert_eq!(found.container, ContainerOutcome::Matched(ContainerKind::Zip));
 }

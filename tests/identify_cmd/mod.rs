@@ -292,4 +292,14 @@ fn a_wacz_and_a_package_give_their_captures_payloads() {
     }
     let html = of_package.iter().filter(|i| puids(i).iter().any(|p| p.starts_with("fmt/"))).count();
     assert!(html > 0, "some payload matches a signature: {of_package:#?}");
+
+    // A link among the containers breaks the package's layout: that is said (exit 1), the
+    // link is refused, and every payload of the real containers is still identified.
+    std::os::unix::fs::symlink(&wacz, pkg.join("content/zz-link.warc.gz")).unwrap();
+    let broken = items(&[text(&pkg)], 1);
+    let status = |s: &str| broken.iter().filter(|i| i["status"] == s).count();
+    assert_eq!((status("failed"), status("refused")), (1, 1), "{broken:#?}");
+    for p in &of_package {
+        assert!(broken.iter().any(|b| b["uri"] == p["uri"] && puids(b) == puids(p)), "{p}");
+    }
 }

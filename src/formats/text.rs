@@ -224,6 +224,14 @@ const EBCDIC_TO_ASCII: [u8; 256] = [
     b'0', b'1', b'2', b'3', b'4', b'5', b'6', b'7', b'8', b'9', 250, 251, 252, 253, 254, 255,
 ];
 
+/// Where text starts: after a UTF-8 byte order mark and leading ASCII white space (what a
+/// look at its first character, `{`, `<`, should see).
+pub(crate) fn text_start(bytes: &[u8]) -> &[u8] {
+    let b = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    &b[n..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

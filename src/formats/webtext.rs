@@ -15,7 +15,7 @@ use std::fmt;
 use regex::bytes::Regex;
 use std::sync::LazyLock;
 
-use super::text::{TEXT_WINDOW, TextKind};
+use super::text::{TEXT_WINDOW, TextKind, text_start};
 
 /// Payloads up to this size are parsed whole as JSON; a larger one is not called JSON (its
 /// bytes would have to be read twice, or held).
@@ -162,7 +162,7 @@ pub fn judge(c: Content<'_>, declared: &str) -> Judged {
 /// The kind the content supports and the checks that ran, in words.
 fn kind_of(c: Content<'_>, fam: Declared) -> (WebKind, String) {
     let head = &c.head[..c.head.len().min(TEXT_WINDOW)];
-    let start = trimmed(head);
+    let start = text_start(head);
     let mut ran = Vec::new();
     if start.starts_with(b"{") || start.starts_with(b"[") {
         match json(c.whole) {
@@ -193,13 +193,6 @@ fn kind_of(c: Content<'_>, fam: Declared) -> (WebKind, String) {
         ran.push("neither markup nor a JSON object or array at its start".into());
     }
     (WebKind::Plain, ran.join("; "))
-}
-
-/// The head without a UTF-8 byte order mark and leading white space.
-fn trimmed(head: &[u8]) -> &[u8] {
-    let h = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
-    let n = h.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    &h[n..]
 }
 
 /// Why a payload that starts like JSON is not called JSON.
@@ -242,7 +235,7 @@ fn markup(start: &[u8]) -> Option<(WebKind, String)> {
     let mut after_comments = start;
     while let Some(rest) = after_comments.strip_prefix(b"<!--") {
         let end = memchr::memmem::find(rest, b"-->").map_or(rest.len(), |i| i + 3);
-        after_comments = trimmed(&rest[end..]);
+        after_comments = text_start(&rest[end..]);
     }
     // The WHATWG rules call a leading comment HTML: only an element counts here.
     if !after_comments.is_empty() && super::mime::sniff(after_comments) == "text/html" {

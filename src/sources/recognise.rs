@@ -380,12 +380,11 @@ fn zip_kind(path: &Path) -> FileKind {
 /// Markup: an HTML page, else an XML document taken as a METS (the audit judges what it
 /// holds, a METS cut short or another tool's included).
 fn markup_kind(head: &[u8]) -> Option<Recognised> {
-    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
-    let start = text.iter().position(|b| !b.is_ascii_whitespace())?;
-    if text[start] != b'<' {
+    let text = crate::formats::text::text_start(head);
+    if text.first() != Some(&b'<') {
         return None;
     }
-    let lower = String::from_utf8_lossy(&text[start..]).to_ascii_lowercase();
+    let lower = String::from_utf8_lossy(text).to_ascii_lowercase();
     let html = lower.contains("<html") || lower.starts_with("<!doctype html");
     // A METS may embed XHTML; its root may carry a prefix (`<m:mets`): the namespace tells.
     let mets = lower.contains("<mets") || lower.contains("www.loc.gov/mets/");

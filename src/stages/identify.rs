@@ -401,8 +401,7 @@ fn read_at_most(file: &File, want: u64, len: u64) -> io::Result<Vec<u8>> {
 
 /// Whether text starts, after a byte order mark and white space, with `{` or `[`.
 fn starts_like_json(head: &[u8]) -> bool {
-    let h = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
-    matches!(h.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['))
+    matches!(crate::formats::text::text_start(head).first(), Some(b'{' | b'['))
 }
 
 /// A PRONOM format as the signature file names it.

@@ -55,10 +55,13 @@ pub(crate) fn signature(raw: &RawSignature) -> Result<Signature, DroidError> {
         .iter()
         .map(|b| sequence(b).map_err(|why| syntax_error(raw.id, b, why)))
         .collect::<Result<Vec<_>, _>>()?;
-    // The first sequence with a key is checked first.
+    // The cheapest to refute first: the first sequence with a key, then those that reach
+    // least far (a few bytes at the end refute a DXF before its `SECTION` is looked for
+    // anywhere), those that may lie anywhere last. The verdict does not depend on the order.
+    sequences.sort_by_key(|s| s.reach.unwrap_or(usize::MAX));
     let keyed = sequences.iter().position(|s| key(s).is_some());
     if let Some(i) = keyed {
-        sequences.swap(0, i);
+        sequences[..=i].rotate_right(1);
     }
     let key = sequences.first().and_then(key);
     Ok(Signature { id: raw.id, specificity: raw.specificity.clone(), sequences, key })

@@ -327,11 +327,18 @@ impl Signatures {
     pub fn examine_seekable<R: Read + Seek>(&self, mut r: R) -> io::Result<Examined<'_>> {
         let start = r.stream_position()?;
         let w = window::from_seekable(&mut r, self.bof_window, self.eof_window)?;
-        if !w.whole && self.needs_whole_payload(&w.head, Some(&w.tail)) {
+        if w.whole {
+            return Ok(self.examine_windows(&w));
+        }
+        // One search of the windows says both whether the rest is needed and, when it is not,
+        // what the payload matches.
+        let sight = Sight::windows(&w.head, &w.tail);
+        let found = self.search(&sight, |_| None);
+        if self.leaves_pending(&found, &sight) {
             r.seek(io::SeekFrom::Start(start))?;
             return self.examine_reader(r);
         }
-        Ok(self.examine_windows(&w))
+        Ok(self.conclude(&w.head, found, &self.windows_only()))
     }
 
     /// Whether a payload longer than `head` (its first bytes, the start window) leaves some
@@ -358,6 +365,15 @@ impl Signatures {
             Verdict::Matched => self.container_trigger(&self.formats_of[i]).is_some(),
             _ => false,
         })
+    }
+
+    /// [`Signatures::needs_whole_payload`] on what a search of `sight` already found.
+    fn leaves_pending<F: Hay>(&self, found: &Found, sight: &Sight<'_, F>) -> bool {
+        self.container_trigger(&found.matched).is_some()
+            || found
+                .open
+                .iter()
+                .any(|u| u.stop == Stop::MoreBytes && self.starts_as(u.signature, sight))
     }
 
     /// Whether signature `i` has a sequence anchored at the start that `sight` does not refute,
@@ -396,10 +412,7 @@ impl Signatures {
             window::Spooled::Whole(_) => {
                 format!("an end-anchored part lies beyond the last {} bytes", self.eof_window)
             }
-            window::Spooled::NotNeeded => format!(
-                "only the first {} and the last {} bytes were searched",
-                self.bof_window, self.eof_window
-            ),
+            window::Spooled::NotNeeded => self.windows_only(),
         };
         let mut examined = self.conclude(&w.head, found, &why);
         match &w.spooled {
@@ -413,6 +426,14 @@ impl Signatures {
             _ => {}
         }
         examined
+    }
+
+    /// Why a signature left open by the windows alone stays open.
+    fn windows_only(&self) -> String {
+        format!(
+            "only the first {} and the last {} bytes were searched",
+            self.bof_window, self.eof_window
+        )
     }
 
     /// A signature the windows left open, against the whole payload.

@@ -663,7 +663,7 @@ pub(crate) fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> 
 /// directory of a WARC name is refused, not skipped, and so is a listed container that is
 /// absent (nothing is opened, so nothing blocks).
 pub(crate) fn package_containers(pkg: &Path) -> Result<Vec<String>, ConfineError> {
-    let mut names = warc_entries(pkg)?;
+    let mut names = warc_entries(pkg, CONTENT_DIR)?;
     for listed in manifest_containers(pkg)? {
         if names.binary_search(&listed).is_err() {
             // Absent, or a name the listing did not see: why it is not there, by its path.
@@ -675,10 +675,20 @@ pub(crate) fn package_containers(pkg: &Path) -> Result<Vec<String>, ConfineError
     Ok(names)
 }
 
-/// The WARC-named entries of `pkg/content/` (sorted), each checked by its own type (`lstat`).
-fn warc_entries(pkg: &Path) -> Result<Vec<String>, ConfineError> {
-    let dir = open_dir_in(pkg, CONTENT_DIR)?;
-    let path = pkg.join(CONTENT_DIR);
+/// The WARC containers of the package at `pkg` that hold infected payloads (`viral/NAME`,
+/// sorted; none when it has no `viral/`), checked as [`package_containers`] checks those of
+/// `content/`.
+pub(crate) fn viral_containers(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    match warc_entries(pkg, VIRAL_DIR) {
+        Err(e) if e.is_not_found() => Ok(Vec::new()),
+        found => found,
+    }
+}
+
+/// The WARC-named entries of `pkg/DIR/` (sorted), each checked by its own type (`lstat`).
+fn warc_entries(pkg: &Path, dir_name: &str) -> Result<Vec<String>, ConfineError> {
+    let dir = open_dir_in(pkg, dir_name)?;
+    let path = pkg.join(dir_name);
     let entries =
         rustix::fs::Dir::read_from(&dir).map_err(|e| ConfineError::io(&path, e.into()))?;
     let mut names = Vec::new();
@@ -692,7 +702,7 @@ fn warc_entries(pkg: &Path) -> Result<Vec<String>, ConfineError> {
         let stat = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|e| ConfineError::io(&at, e.into()))?;
         match stat.st_mode & libc::S_IFMT {
-            libc::S_IFREG => names.push(in_dir(CONTENT_DIR, name)),
+            libc::S_IFREG => names.push(in_dir(dir_name, name)),
             libc::S_IFLNK => return Err(ConfineError::Link { path: at }),
             mode => return Err(ConfineError::NotRegular { path: at, kind: kind_of_mode(mode) }),
         }

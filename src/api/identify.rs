@@ -414,7 +414,12 @@ impl Run<'_> {
     /// A package's containers' payloads; a folder holding a METS but no `content/` (another
     /// tool's package) is walked as a folder.
     fn package(&mut self, dir: &Path) -> Result<(), IdentifyPathsError> {
-        let names = match layout::package_containers(dir) {
+        let containers = layout::package_containers(dir).and_then(|mut names| {
+            // Infected payloads are kept apart, in viral/: they are the package's too.
+            names.extend(layout::viral_containers(dir)?);
+            Ok(names)
+        });
+        let names = match containers {
             Ok(names) => names,
             Err(e) if e.is_not_found() => return self.folder(dir),
             // A package whose content/ breaks the layout (a link, a FIFO): that is said, and
@@ -552,7 +557,10 @@ fn record_item(identifier: &Identifier, file: &str, c: &Capture) -> IdentifiedIt
     }
     let coding = c.http_header.as_deref().map_or(Coding::Identity, Coding::of_header);
     match c.payload.open().and_then(|r| identifier.identify_encoded(&declared, &coding, r)) {
-        Ok(id) => item.identified(&id),
+        Ok(id) => match &c.truncated {
+            Some(reason) => item.identified(&id.of_truncated_payload(reason)),
+            None => item.identified(&id),
+        },
         Err(source) => {
             let offset = c.provenance.offset.unwrap_or(0);
             let error = IdentifyPathsError::Payload { file: file.to_string(), offset, source };

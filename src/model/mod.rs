@@ -238,6 +238,23 @@ pub struct Identification {
     pub caveat: Option<String>,
 }
 
+impl Identification {
+    /// The same result of a payload stored shorter than it was sent (`WARC-Truncated`,
+    /// `reason`): its bytes end before the payload did, so what lies at its end (where
+    /// end-anchored signatures look) was not seen, and the caveat says so.
+    pub fn of_truncated_payload(mut self, reason: &str) -> Identification {
+        let why = format!(
+            "the record is truncated (WARC-Truncated: {reason}): the bytes identified end \
+             before the payload sent did"
+        );
+        self.caveat = Some(match self.caveat.take() {
+            Some(before) => format!("{before}; {why}"),
+            None => why,
+        });
+        self
+    }
+}
+
 /// What the matches of an identification rest on (written into PREMIS and the reports).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdentificationBasis {

@@ -248,6 +248,7 @@ impl StoredWarc {
             date_inferred: h.get(crate::formats::arc_to_warc::FIELD_DATE_SOURCE).is_some(),
             payload_sha1: (d.payload_len > 0).then_some(d.payload_sha1),
             header_len: head.header_len,
+            truncated: h.get("WARC-Truncated").map(str::to_string),
         };
         self.ready.push_back(StagedItem::new(Item::Stored(Box::new(record)), held, digest));
         Ok(())

@@ -672,6 +672,28 @@ fn is_empty_payload(item: &Item) -> bool {
 /// One item's identification, from its held bytes, its record in memory or its stream; its
 /// content, when its HTTP response sent it content-encoded.
 fn identify_staged(i: &Identifier, s: &StagedItem) -> Result<Option<Identification>, StageError> {
+    let id = identify_whole_or_cut(i, s)?;
+    Ok(match truncation(&s.item) {
+        Some(reason) => id.map(|id| id.of_truncated_payload(reason)),
+        None => id,
+    })
+}
+
+/// Why an item's payload is stored shorter than it was sent (`WARC-Truncated`), when it is.
+fn truncation(item: &Item) -> Option<&str> {
+    match item {
+        Item::Capture(c) => c.truncated.as_deref(),
+        Item::Stored(r) => r.truncated.as_deref(),
+        Item::Mapped(m) => m.mapped.spec.truncated.as_deref(),
+        Item::Between(_) => None,
+    }
+}
+
+/// [`identify_staged`] of the bytes stored, whole or not.
+fn identify_whole_or_cut(
+    i: &Identifier,
+    s: &StagedItem,
+) -> Result<Option<Identification>, StageError> {
     let Some(declared) = declared_type(&s.item) else { return Ok(None) };
     if s.item.payload_len() == 0 {
         return Ok(None);

@@ -69,6 +69,8 @@ pub(crate) struct StoredRecord {
     pub payload_sha1: Option<[u8; 20]>,
     /// The length of its WARC header (blank line included) in the decompressed record.
     pub header_len: u64,
+    /// `WARC-Truncated`: why its payload is stored shorter than it was sent, when it is.
+    pub truncated: Option<String>,
 }
 
 impl StoredRecord {

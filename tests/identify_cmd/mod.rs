@@ -293,6 +293,17 @@ fn a_wacz_and_a_package_give_their_captures_payloads() {
     let html = of_package.iter().filter(|i| puids(i).iter().any(|p| p.starts_with("fmt/"))).count();
     assert!(html > 0, "some payload matches a signature: {of_package:#?}");
 
+    // Containers of infected payloads, kept apart in viral/, are the package's too.
+    std::fs::create_dir(pkg.join("viral")).unwrap();
+    let first = of_package[0]["filename"].as_str().unwrap().split('#').next().unwrap();
+    std::fs::copy(first, pkg.join("viral/v.warc.gz")).unwrap();
+    let with_viral = items(&[text(&pkg)], 0);
+    let viral = format!("{}/viral/v.warc.gz#", text(&pkg));
+    let in_viral =
+        with_viral.iter().filter(|i| i["filename"].as_str().unwrap().starts_with(&viral));
+    assert!(in_viral.count() > 0, "{with_viral:#?}");
+    std::fs::remove_dir_all(pkg.join("viral")).unwrap();
+
     // A link among the containers breaks the package's layout: that is said (exit 1), the
     // link is refused, and every payload of the real containers is still identified.
     std::os::unix::fs::symlink(&wacz, pkg.join("content/zz-link.warc.gz")).unwrap();
@@ -302,4 +313,35 @@ fn a_wacz_and_a_package_give_their_captures_payloads() {
     for p in &of_package {
         assert!(broken.iter().any(|b| b["uri"] == p["uri"] && puids(b) == puids(p)), "{p}");
     }
+}
+
+#[test]
+fn a_truncated_record_is_identified_with_the_caveat_that_its_end_was_not_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let warc = tmp.path().join("cut.warc");
+    let whole = record(
+        1,
+        "response",
+        "http://e.org/a.png",
+        "application/http; msgtype=response",
+        &http("image/png", PNG),
+    );
+    // The same record stored cut short, as a crawler writes one it stopped reading.
+    let cut_block = http("image/png", &PNG[..PNG.len() / 2]);
+    let cut = record(
+        2,
+        "response",
+        "http://e.org/b.png",
+        "application/http; msgtype=response",
+        &cut_block,
+    );
+    let head_end = cut.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 2;
+    let mut truncated = cut[..head_end].to_vec();
+    truncated.extend_from_slice(b"WARC-Truncated: length\r\n");
+    truncated.extend_from_slice(&cut[head_end..]);
+    std::fs::write(&warc, [whole, truncated].concat()).unwrap();
+    let items = items(&[text(&warc)], 0);
+    let warning = |i: usize| items[i]["matches"][0]["warning"].as_str().unwrap().to_string();
+    assert!(!warning(1).contains("truncated"), "{items:#?}");
+    assert!(warning(2).contains("the record is truncated (WARC-Truncated: length)"), "{items:#?}");
 }

@@ -274,7 +274,7 @@ impl StoredWarc {
     /// What the file held, once every item was taken; an error when the file changed while
     /// it was read (its size and digest would not be those of the bytes copied).
     pub(super) fn finish(mut self) -> Result<StoredSummary, PackageError> {
-        let (sha, len) = std::mem::replace(&mut *self.hashed.borrow_mut(), (Sha512::new(), 0));
+        let (sha, len) = std::mem::take(&mut *self.hashed.borrow_mut());
         let now = crate::formats::digest::FileState::of(self.from.borrow().get_ref());
         let now = now.map_err(io_err(&self.input))?;
         crate::formats::digest::unchanged(self.opened, now, len)

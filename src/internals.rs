@@ -45,3 +45,53 @@ pub use crate::formats::droid::{PLAIN_TEXT, Signatures};
 
 // The clamd client, driven over each transport against a real and a refusing daemon.
 pub use crate::stages::scan::{Clamd, ScanResult};
+
+/// The primitives webaip's long jobs are made of, computed by the very code the jobs run: the
+/// floor benchmark (examples/floor.rs) times them per core.
+pub mod floor {
+    use std::io::Read;
+
+    pub use crate::formats::digest::Sha512;
+
+    /// SHA-1, as the WARC block and payload digests are computed.
+    pub fn sha1(bytes: &[u8]) -> [u8; 20] {
+        use sha1::Digest;
+        sha1::Sha1::digest(bytes).into()
+    }
+
+    /// SHA-256, as WACZ export computes it.
+    pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+        use sha2::Digest;
+        sha2::Sha256::digest(bytes).into()
+    }
+
+    /// CRC-32, as gzip trailers and the rebuild data need it.
+    pub fn crc32(bytes: &[u8]) -> u32 {
+        crc32fast::hash(bytes)
+    }
+
+    /// One gzip member, as migrate compresses a record held in memory.
+    pub fn gzip_member(bytes: &[u8], level: u32) -> std::io::Result<Vec<u8>> {
+        crate::formats::warc::writer::gzip_member(bytes, level)
+    }
+
+    /// The length of one gzip member compressed as migrate streams a large record: chunks
+    /// deflated on the current rayon pool, spooled, then written.
+    pub fn gzip_member_streamed(bytes: &[u8], level: u32) -> std::io::Result<u64> {
+        let body = crate::formats::gzip_member::deflate_body(bytes, level, |_| {})?;
+        Ok(body.write_member(&[], &[], &mut std::io::sink())?.member_len)
+    }
+
+    /// The bytes inflated from a gzip member, read as the WARC and ARC readers read.
+    pub fn inflate(member: &[u8]) -> std::io::Result<u64> {
+        let mut dec = flate2::bufread::GzDecoder::new(member);
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut total = 0u64;
+        loop {
+            match dec.read(&mut buf)? {
+                0 => return Ok(total),
+                n => total += n as u64,
+            }
+        }
+    }
+}

@@ -16,7 +16,7 @@ use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use sha2::{Digest, Sha512};
+use crate::formats::digest::Sha512;
 
 use super::{IngestError, io_err};
 use crate::formats::digest::{FixityAlgorithm, sha512_read};

@@ -575,7 +575,7 @@ fn gather(
         progress(len);
         let digest = match &held {
             _ if !digests.wanted || len == 0 => None,
-            Some(b) => Some(<sha2::Sha512 as sha2::Digest>::digest(b).into()),
+            Some(b) => Some(crate::formats::digest::Sha512::digest(b)),
             None => {
                 let payload = c.payload.open().map_err(io_err(digests.pkg))?;
                 Some(crate::formats::digest::sha512_of(payload).map_err(io_err(digests.pkg))?.1)

@@ -19,8 +19,8 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::formats::digest::Sha512;
 use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha512};
 
 use super::context::PackageRun;
 use super::quarantine::{ContainerScan, VerdictEvents, copy_viral_rel};
@@ -275,7 +275,7 @@ impl StoredWarc {
     /// What the file held, once every item was taken; an error when the file changed while
     /// it was read (its size and digest would not be those of the bytes copied).
     pub(super) fn finish(mut self) -> Result<StoredSummary, PackageError> {
-        let (sha, len) = std::mem::replace(&mut *self.hashed.borrow_mut(), (Sha512::new(), 0));
+        let (sha, len) = std::mem::take(&mut *self.hashed.borrow_mut());
         let now = crate::formats::digest::FileState::of(self.from.borrow().get_ref());
         let now = now.map_err(io_err(&self.input))?;
         crate::formats::digest::unchanged(self.opened, now, len)
@@ -839,7 +839,7 @@ mod tests {
                 let read = source.finish().unwrap();
                 assert!(out == input, "{path:?}: the items are not the input");
                 assert_eq!(read.bytes_read, input.len() as u64);
-                let sha = hex(&<Sha512 as Digest>::digest(&input));
+                let sha = hex(&<sha2::Sha512 as sha2::Digest>::digest(&input));
                 assert_eq!(read.sha512, sha, "{path:?}");
                 assert!(read.records >= stored, "{path:?}: {stored} of {}", read.records);
                 all_stored += stored;

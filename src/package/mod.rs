@@ -37,9 +37,9 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::formats::digest::Sha512;
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
-use sha2::{Digest, Sha512};
 
 use crate::formats::digest::hex;
 use crate::layout;

@@ -32,9 +32,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::formats::digest::Sha512;
 use rayon::prelude::*;
 use serde::Serialize;
-use sha2::{Digest, Sha512};
 
 use crate::formats::digest::hex;
 use crate::layout::{MANIFEST, METS};

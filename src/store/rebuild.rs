@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Seek, Write};
 
+use crate::formats::digest::Sha512;
 use serde::Serialize;
-use sha2::{Digest, Sha512};
 
 use super::config::unsafe_name;
 use super::state::{CopyRow, FileRecord, Seen};

@@ -504,24 +504,22 @@ impl Replica for FsReplica {
 /// Writes a stream to a file while hashing it; used to fetch copies.
 pub(crate) struct HashingFile {
     pub out: BufWriter<File>,
-    pub hasher: sha2::Sha512,
+    pub hasher: crate::formats::digest::Sha512,
     pub len: u64,
 }
 
 impl HashingFile {
     /// Writes to `file` (created by the caller, below its root).
     pub(crate) fn new(file: File) -> Self {
-        use sha2::Digest;
         HashingFile {
             out: BufWriter::with_capacity(1 << 20, file),
-            hasher: sha2::Sha512::new(),
+            hasher: crate::formats::digest::Sha512::new(),
             len: 0,
         }
     }
 
     /// Takes the next chunk.
     pub(crate) fn write(&mut self, chunk: &[u8]) -> io::Result<()> {
-        use sha2::Digest;
         self.hasher.update(chunk);
         self.len += chunk.len() as u64;
         self.out.write_all(chunk)
@@ -529,7 +527,6 @@ impl HashingFile {
 
     /// Flushes and syncs; returns the length and SHA-512 (hex).
     pub(crate) fn finish(self) -> io::Result<(u64, String)> {
-        use sha2::Digest;
         let file = self.out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         Ok((self.len, crate::formats::digest::hex(&self.hasher.finalize())))

@@ -7,7 +7,9 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256, Sha512};
+use sha2::{Digest, Sha256};
+
+use crate::formats::digest::Sha512;
 
 use super::WaczError;
 use crate::formats::digest::hex;

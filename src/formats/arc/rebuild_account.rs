@@ -7,8 +7,8 @@
 
 use std::io;
 
+use crate::formats::digest::Sha512;
 use flate2::Crc;
-use sha2::{Digest, Sha512};
 
 use crate::formats::arc_rebuild::{GapEncoder, MAX_ORPHAN_MEMBER, OrphanMembers, RebuildField};
 use crate::formats::gzip_rebuild::{DeflateParams, GzipHeader, probe};
@@ -240,7 +240,7 @@ impl Default for StreamDigest {
                     at += n as u64;
                 }
             }
-            Ok((len, hasher.finalize().into()))
+            Ok((len, hasher.finalize()))
         });
         StreamDigest { tx: Some(tx), thread: Some(thread) }
     }

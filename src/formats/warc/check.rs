@@ -8,10 +8,8 @@
 
 use std::io::{self, Read};
 
-use sha2::{Digest, Sha512};
-
 use crate::formats::dates::is_stateable_date;
-use crate::formats::digest::{DigestLabelError, LabelledDigest, hex};
+use crate::formats::digest::{DigestLabelError, LabelledDigest, Sha512, hex};
 use crate::formats::http::MAX_HTTP_HEADER_LEN;
 use crate::formats::warc::header::WarcHeader;
 use crate::formats::warc::payload::{self, PayloadStart};

@@ -224,14 +224,7 @@ pub(crate) fn encode_record(
     record.extend_from_slice(&head);
     record.extend_from_slice(block);
     record.extend_from_slice(RECORD_END);
-    let lvl = libdeflater::CompressionLvl::new(level.min(12) as i32)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{e:?}")))?;
-    let mut compressor = libdeflater::Compressor::new(lvl);
-    let mut member = vec![0u8; compressor.gzip_compress_bound(record.len())];
-    let n = compressor
-        .gzip_compress(&record, &mut member)
-        .map_err(|e| io::Error::other(format!("gzip compression failed: {e:?}")))?;
-    member.truncate(n);
+    let member = gzip_member(&record, level)?;
     let start = record[..record.len().min(head.len() + START_OF_BLOCK)].to_vec();
     Ok(EncodedRecord {
         member,
@@ -240,6 +233,19 @@ pub(crate) fn encode_record(
         header_len: head.len() as u64,
         digests,
     })
+}
+
+/// `bytes` compressed by libdeflate at `level` into one gzip member (the whole buffer at once).
+pub(crate) fn gzip_member(bytes: &[u8], level: u32) -> io::Result<Vec<u8>> {
+    let lvl = libdeflater::CompressionLvl::new(level.min(12) as i32)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{e:?}")))?;
+    let mut compressor = libdeflater::Compressor::new(lvl);
+    let mut member = vec![0u8; compressor.gzip_compress_bound(bytes.len())];
+    let n = compressor
+        .gzip_compress(bytes, &mut member)
+        .map_err(|e| io::Error::other(format!("gzip compression failed: {e:?}")))?;
+    member.truncate(n);
+    Ok(member)
 }
 
 /// Bytes of a record's block shown uncompressed to a [`MemberTap`] with its header: the HTTP

@@ -17,8 +17,8 @@ use std::io::{self, Write};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
+use crate::formats::digest::Sha512;
 use rayon::prelude::*;
-use sha2::{Digest, Sha512};
 
 use super::Difference;
 use crate::formats::gzip_rebuild::{DeflateParams, MemberWriter, member_bytes};

@@ -254,7 +254,6 @@ impl ScanEngine {
         // before it may go to clamd would hold up the scan.
         let mut computed: HashMap<usize, Digest> = HashMap::new();
         if self.known.is_some() {
-            use sha2::Digest as _;
             let mut looks = self.looks.lock().unwrap_or_else(|p| p.into_inner());
             // The first payload of the batch with each look, hashed once a second one comes.
             let mut in_batch: HashMap<Look, usize> = HashMap::new();
@@ -266,10 +265,10 @@ impl ScanEngine {
                     && !computed.contains_key(&j)
                     && let Some((first, _)) = batch.payload(j)
                 {
-                    computed.insert(j, sha2::Sha512::digest(first).into());
+                    computed.insert(j, crate::formats::digest::Sha512::digest(first));
                 }
                 if earlier.is_some() || looks.contains(&look) {
-                    computed.insert(i, sha2::Sha512::digest(bytes).into());
+                    computed.insert(i, crate::formats::digest::Sha512::digest(bytes));
                 } else {
                     in_batch.insert(look, i);
                     if looks.len() < MAX_KNOWN {
@@ -531,10 +530,7 @@ mod tests {
 
         let engine =
             ScanEngine::new(Clamd::new(super::super::ClamdAddr::Tcp(addr.to_string()))).unwrap();
-        let digest = |b: &[u8]| -> Digest {
-            use sha2::Digest as _;
-            sha2::Sha512::digest(b).into()
-        };
+        let digest = |b: &[u8]| -> Digest { crate::formats::digest::Sha512::digest(b) };
         let payloads: Vec<&[u8]> = vec![b"one", b"BAD two", b"one", b"", b"BAD two", b"three"];
         let batch: Vec<(Option<Digest>, Vec<u8>)> =
             payloads.iter().map(|p| (Some(digest(p)), p.to_vec())).collect();

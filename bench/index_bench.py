@@ -7,6 +7,11 @@ second thread starts at a guessed member boundary, its lines kept only when the 
 lands exactly there) and over two copies of it. The cases run in turns (A-B-A-B ...), best of
 `--runs` each, so that a machine busy for a moment slows every tool alike.
 
+The floor beside them, measured in the same run (bench/member_floor.py, one core): every
+member of the file inflated whole by libdeflate, and the file read; no indexer that inflates
+the whole file can go below it. CPU seconds (user + system) are printed beside the wall times:
+another process on a busy machine lengthens the wall time, not them.
+
 With `--arc ARC`, also `package --index` against `package` of that ARC (migrated into the
 package's container; one core each, `-j 1`): the index made while the records are written
 should cost at most 5 % of the package's time.
@@ -16,11 +21,33 @@ Usage: index_bench.py WARC [--arc ARC] [--webaip PATH] [--runs N]
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+
+
+def run_cpu(cmd):
+    """Runs cmd: (wall seconds, peak RSS in MB, CPU seconds)."""
+    with tempfile.TemporaryFile() as errf:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            errf.seek(0)
+            sys.exit("benchmark command failed: %s\n%s" % (" ".join(cmd), errf.read()[-2000:]))
+    return wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
+
+
+def floor_of(warc):
+    """bench/member_floor.py's figures for `warc`, on one core."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.check_output(["taskset", "-c", "0", sys.executable, os.path.join(here, "member_floor.py"), warc])
+    return {k: float(v) for k, v in (line.split() for line in out.decode().splitlines())}
 
 
 def main():
@@ -58,22 +85,29 @@ def main():
             cases += [("package", plain, arc_size / size), ("package --index", indexed, arc_size / size)]
         for _ in range(a.runs):
             for name, cmd, files in cases:
-                wall, rss = benchlib.run(cmd)
+                wall, rss, cpu = run_cpu(cmd)
                 if name not in results or wall < results[name][0]:
-                    results[name] = (wall, rss, size * files / wall / 1e6)
+                    results[name] = (wall, rss, size * files / wall / 1e6, cpu)
+    floor = floor_of(a.warc)
     base = results["webaip index -j 1"][0]
+    base_cpu = results["webaip index -j 1"][3]
     print("input: %s (%.1f MB)" % (a.warc, size / 1e6))
-    print("%-30s %9s %9s %9s %12s" % ("tool", "wall s", "MB/s", "RSS MB", "webaip -j1 x"))
-    for name, (wall, rss, mbs) in results.items():
+    print("%-30s %9s %9s %9s %9s %12s" % ("tool", "wall s", "CPU s", "MB/s", "RSS MB", "webaip -j1 x"))
+    for name, (wall, rss, mbs, cpu) in results.items():
         if name.startswith("package"):
-            print("%-30s %9.2f %9s %9.1f" % (name, wall, "", rss))
+            print("%-30s %9.2f %9.2f %9s %9.1f" % (name, wall, cpu, "", rss))
             continue
         files = 2 if "2 files" in name else 1
-        print("%-30s %9.2f %9.1f %9.1f %12.2f" % (name, wall, mbs, rss, wall / files / base))
+        print("%-30s %9.2f %9.2f %9.1f %9.1f %12.2f" % (name, wall, cpu, mbs, rss, wall / files / base))
+    one_core = floor["inflate_s"] + floor["read_s"]
+    print("floor, one core: inflate every member (libdeflate, %.0f MB/s here) %.2f s + read %.2f s = %.2f s"
+          % (floor["inflate_mb_s"], floor["inflate_s"], floor["read_s"], one_core))
+    print("webaip index -j 1 / floor: %.2fx the wall time, %.2fx in CPU seconds" % (base / one_core, base_cpu / one_core))
     for peer in ("cdxj-indexer", "cdxj-indexer --sort", "fastwarc index"):
-        t = results[peer][0]
-        print("webaip index vs %-20s -j 1: %.2fx   -j 2 on the one file: %.2fx" % (
-            peer, t / base, t / results["webaip index -j 2 (1 file)"][0]))
+        t, c = results[peer][0], results[peer][3]
+        print("webaip index vs %-20s -j 1: %.2fx (CPU s %.2fx)   -j 2 on the one file: %.2fx" % (
+            peer, t / base, c / base_cpu, t / results["webaip index -j 2 (1 file)"][0]))
+    print("target: -j 1 >= 5x cdxj-indexer; the floor alone is %.2fx its CPU seconds" % (results["cdxj-indexer"][3] / one_core))
     if a.arc:
         p, pi = results["package"][0], results["package --index"][0]
         print("package --index / package: %.3f (%+.1f %%)" % (pi / p, (pi / p - 1) * 100))

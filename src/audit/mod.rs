@@ -375,6 +375,7 @@ enum Outcome {
 }
 
 /// Where a package is: its directory and its METS document.
+#[derive(Clone)]
 struct PackageAt {
     dir: PathBuf,
     mets: PathBuf,
@@ -506,17 +507,22 @@ pub fn audit_package(
     opts: &AuditOptions,
     progress: &(dyn Fn(AuditProgress) + Sync),
 ) -> Result<AuditReport, AuditError> {
-    let mut judged = judge_mets(package_paths(path)?, opts)?;
+    let at = package_paths(path)?;
+    // The METS is validated while the files it lists are read: neither waits for the other,
+    // and no core is left idle while the schemas are checked.
+    let (judged, reading) =
+        rayon::join(|| judge_mets(at.clone(), opts), || read_package(&at, opts.deep, progress));
+    let mut judged = judged?;
     let rules = FileRules::of(opts, &judged.validation);
-    let files = match list_files(&judged.at.mets) {
-        Ok(files) => files,
+    let Reading { files, mut read, findings: found, mut unchecked } = match reading {
+        Ok(reading) => reading,
         Err(AuditError::Mets { source, .. }) => return Ok(unreadable_mets(judged, &source)),
         Err(e) => return Err(e),
     };
-    let mut unchecked = Vec::new();
     let dir = judged.at.dir.as_path();
     let findings = &mut judged.findings;
-    let mut read = check_files(dir, &files, opts.deep, progress, findings, &mut unchecked);
+    findings.extend(found);
+    collapse_missing_groups(&files, findings);
     let mets_name = judged.at.mets_name();
     let listed = listed_names(&files);
     let names = PackageNames { dir, mets: &mets_name, listed: &listed };
@@ -542,6 +548,26 @@ pub fn audit_package(
     Ok(report(judged, &mets_name, found, references, arc_rebuilds))
 }
 
+/// The files the METS lists, and what reading them found.
+struct Reading {
+    files: Vec<ListedFile>,
+    read: ReadTally,
+    findings: Vec<AuditFinding>,
+    unchecked: Vec<Unchecked>,
+}
+
+/// Lists the files of the package's METS and reads them ([`check_files`]).
+fn read_package(
+    at: &PackageAt,
+    deep: bool,
+    progress: &(dyn Fn(AuditProgress) + Sync),
+) -> Result<Reading, AuditError> {
+    let files = list_files(&at.mets)?;
+    let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
+    let read = check_files(&at.dir, &files, deep, progress, &mut findings, &mut unchecked);
+    Ok(Reading { files, read, findings, unchecked })
+}
+
 /// Finds the listed files in the package and reads them (hashes, records, deep walks), with
 /// their findings; returns what was read.
 fn check_files(
@@ -556,9 +582,7 @@ fn check_files(
         files.iter().filter_map(|f| locate(dir, f, findings, unchecked)).collect();
     let plan = plan(&mut present, deep);
     progress(AuditProgress::Planned(plan.bytes));
-    let read = read_listed(dir, &present, &plan.tasks, progress, findings);
-    collapse_missing_groups(files, findings);
-    read
+    read_listed(dir, &present, &plan.tasks, progress, findings)
 }
 
 /// What the audit of the listed files found, beside its findings.
@@ -902,10 +926,11 @@ fn plan(present: &mut [Present], deep: bool) -> Plan {
     plan
 }
 
-/// Deep walks over the container `p`, in spans of at least [`MIN_SPAN`] bytes (about four per
-/// thread), each starting where the METS says a record begins.
+/// Deep walks over the container `p`, in spans of at least [`MIN_SPAN`] bytes (about eight per
+/// thread: the last span to end, while the other threads have nothing left, is short), each
+/// starting where the METS says a record begins.
 fn plan_walks(file: usize, p: &mut Present, threads: u64, plan: &mut Plan) {
-    let span = MIN_SPAN.max(p.size / (threads * 4).max(1));
+    let span = MIN_SPAN.max(p.size / (threads * 8).max(1));
     let mut start = 0;
     p.span_starts.insert(0);
     for &b in p.begins.iter().filter(|&&b| b > 0) {

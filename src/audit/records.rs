@@ -11,6 +11,7 @@ use std::path::Path;
 
 use crate::formats::warc::check::{BlockProblem, BlockSeverity, StreamRange, check_block};
 use crate::formats::warc::reader::{WarcError, WarcReader};
+use crate::index::members::MemberInflater;
 use crate::layout::open_regular;
 use crate::mets::listing::ListedFile;
 use crate::mets::validate::Severity;
@@ -179,9 +180,67 @@ pub(super) fn walk(
     out
 }
 
+/// Most bytes a member may inflate to on the fast way of a deep walk (a larger one is
+/// streamed, so that each thread's buffers stay small).
+const MAX_FAST_MEMBER: usize = 4 << 20;
+
 /// One stretch of a walk: from `from` until `stop` says so or a record cannot be read.
 /// Returns the offset reached and, when reading failed, where and why.
+///
+/// Members that plainly hold one whole record are inflated whole by libdeflate (faster than
+/// the streaming inflater); from the first that does not (damage, several records in one
+/// member, a large one, a file that is not gzip) the streaming reader reads on, and finds and
+/// names what it finds as it always did.
 fn walk_from(
+    path: &Path,
+    from: u64,
+    stop: &dyn Fn(u64) -> bool,
+    described: &HashMap<u64, &ListedFile>,
+    records: &mut BTreeMap<(u64, u64), SeenRecord>,
+) -> (u64, Option<(u64, String)>) {
+    let mut at = from;
+    if let Ok(mut members) = MemberInflater::open(path, MAX_FAST_MEMBER) {
+        while !stop(at) {
+            let Some(seen) = whole_member_record(&mut members, at, described) else { break };
+            let next = seen.end;
+            records.insert((at, 0), seen);
+            at = next;
+        }
+    }
+    stream_from(path, at, stop, described, records)
+}
+
+/// The record of the gzip member at `at`, read from the member inflated whole; `None` when the
+/// member is not plainly one whole record followed by its CRLF CRLF.
+fn whole_member_record(
+    members: &mut MemberInflater,
+    at: u64,
+    described: &HashMap<u64, &ListedFile>,
+) -> Option<SeenRecord> {
+    let (used, made) = members.inflate_at(at).ok()??;
+    let member = members.inflated(made);
+    // Anything before the version line (or a gzip member inside) is the streaming reader's.
+    if !member.starts_with(b"WARC/") {
+        return None;
+    }
+    let mut reader = WarcReader::with_capacity(member, String::new(), 64 << 10).ok()?;
+    let streams = described.get(&at).map(|f| stream_ranges(&f.children)).unwrap_or_default();
+    let read = reader.next_record(|head, block| check_block(head, block, &streams, true));
+    let (head, end, check) = read.ok()??;
+    if head.offset != 0 || end.end != made as u64 || !end.trailer_ok {
+        return None;
+    }
+    Some(SeenRecord {
+        end: at + used as u64,
+        member_ended: true,
+        problems: check.problems.into_iter().map(Problem::from).collect(),
+        bytestreams: check.bytestreams,
+        digests: check.digests,
+    })
+}
+
+/// [`walk_from`] by the streaming reader alone.
+fn stream_from(
     path: &Path,
     from: u64,
     stop: &dyn Fn(u64) -> bool,
@@ -234,5 +293,73 @@ fn walk_from(
             }
             Err(e) => return (from + e.offset, Some((from + e.offset, warc_message(&e)))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gz(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// A resource record whose block digest is that of `digested` (its body when they agree).
+    fn record(n: usize, body: &[u8], digested: &[u8]) -> Vec<u8> {
+        let (_, sha) = crate::formats::digest::sha1_of(digested).unwrap();
+        let digest = crate::formats::digest::sha1_base32(&sha);
+        let head = format!(
+            "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:{n}>\r\n\
+             WARC-Date: 2024-01-02T03:04:05Z\r\nWARC-Target-URI: http://e.org/{n}\r\n\
+             WARC-Block-Digest: {digest}\r\nContent-Type: text/plain\r\n\
+             Content-Length: {}\r\n\r\n",
+            body.len()
+        );
+        [head.as_bytes(), body, b"\r\n\r\n"].concat()
+    }
+
+    /// A deep walk reads members that hold one whole record by inflating them whole, and hands
+    /// the rest to the streaming reader from there: what it finds is what the streaming reader
+    /// alone finds, record by record (a wrong digest, two records in one member, a line end
+    /// after a record, a member cut short at the end).
+    #[test]
+    fn whole_member_reading_finds_what_streaming_finds() {
+        let body = |n: usize| format!("line {n} of a text\n").repeat(50 + n * 7).into_bytes();
+        let mut file = Vec::new();
+        for n in 0..40 {
+            let member = match n {
+                7 => gz(&record(n, &body(n), b"other bytes")),
+                12 => gz(&[record(n, &body(n), &body(n)), record(99, b"b", b"b")].concat()),
+                20 => gz(&[record(n, &body(n), &body(n)), b"\r\n".to_vec()].concat()),
+                _ => gz(&record(n, &body(n), &body(n))),
+            };
+            file.extend(member);
+        }
+        let last = gz(&record(40, &body(40), &body(40)));
+        file.extend(&last[..last.len() - 9]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.warc.gz");
+        std::fs::write(&path, &file).unwrap();
+        let size = file.len() as u64;
+        let (starts, described) = (BTreeSet::from([0]), HashMap::new());
+        let walked = walk(&path, (0, size), size, &starts, &BTreeSet::new(), &described);
+        let mut streamed = BTreeMap::new();
+        let stop = |at: u64| at >= size;
+        let reached = stream_from(&path, 0, &stop, &described, &mut streamed);
+        assert_eq!(format!("{:?}", walked.records), format!("{streamed:?}"));
+        assert_eq!(walked.covered, vec![(0, reached.0)]);
+        assert_eq!(walked.errors.first().map(|e| e.0), reached.1.map(|e| e.0));
+        assert_eq!(walked.records.len(), 41);
+        let wrong: Vec<u64> = walked
+            .records
+            .values()
+            .filter(|r| r.problems.iter().any(|p| p.rule == "warc-digest"))
+            .map(|r| r.digests)
+            .collect();
+        assert_eq!(wrong, vec![1]);
+        assert_eq!(walked.records.keys().filter(|(_, in_member)| *in_member > 0).count(), 1);
     }
 }

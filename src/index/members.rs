@@ -31,6 +31,8 @@ pub const MAX_MEMBER: usize = 64 << 20;
 const AHEAD: usize = 1 << 20;
 /// Bytes read at once: the unread rest moved to the window's start is small beside them.
 const READ: u64 = 8 << 20;
+/// The gzip header flag of a header CRC.
+const FHCRC: u8 = 0x02;
 /// Smallest file worth splitting between threads.
 pub const MIN_SPLIT: u64 = 16 << 20;
 /// How far past a split point a member boundary is looked for.
@@ -191,11 +193,70 @@ pub enum Stop {
     Slow,
 }
 
-/// The walk's state: one inflater, its output buffer, the file's window.
-pub struct Walker {
+/// A file's gzip members inflated whole by libdeflate, one at a time: the compressed bytes
+/// read ahead in a window, each member inflated into a buffer that grows up to a limit. The
+/// index walks members with it, and `audit --deep` reads records with it.
+pub(crate) struct MemberInflater {
     inflater: Inflater,
     out: Vec<u8>,
     window: Window,
+    /// Most bytes a member may inflate to.
+    max: usize,
+}
+
+impl MemberInflater {
+    /// An inflater over the regular file at `path`, for members inflating to at most `max`
+    /// bytes.
+    pub(crate) fn open(path: &Path, max: usize) -> io::Result<MemberInflater> {
+        let inflater =
+            Inflater::new().ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let window = Window::open(path)?;
+        Ok(MemberInflater { inflater, out: vec![0u8; (1 << 20).min(max)], window, max })
+    }
+
+    /// The file's length.
+    pub(crate) fn file_len(&self) -> u64 {
+        self.window.len
+    }
+
+    /// The bytes the last member inflated to, with what [`MemberInflater::inflate_at`] said.
+    pub(crate) fn inflated(&self, made: usize) -> &[u8] {
+        &self.out[..made]
+    }
+
+    /// Inflates the member at `at`: its compressed and inflated lengths; `None` when it is not
+    /// a whole gzip member, or inflates to more than the limit.
+    pub(crate) fn inflate_at(&mut self, at: u64) -> io::Result<Option<(usize, usize)>> {
+        let mut want = AHEAD;
+        loop {
+            let file_len = self.window.len;
+            let input = self.window.from(at, want)?;
+            let whole_rest = at + input.len() as u64 >= file_len;
+            // libdeflate skips a header CRC unchecked: the streaming reader checks it.
+            if input.get(3).is_some_and(|flags| flags & FHCRC != 0) {
+                return Ok(None);
+            }
+            match self.inflater.member(input, &mut self.out) {
+                Ok(r) => return Ok(Some(r)),
+                Err(Inflate::NoSpace) if self.out.len() < self.max => {
+                    let more = (self.out.len() * 4).min(self.max);
+                    self.out.resize(more, 0);
+                }
+                // No gzip header: no larger window makes one.
+                Err(Inflate::BadData)
+                    if input.starts_with(&[0x1f, 0x8b]) && !whole_rest && want < self.max =>
+                {
+                    want *= 4
+                }
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+}
+
+/// The walk's state: the file's members, inflated one by one.
+pub struct Walker {
+    members: MemberInflater,
     name: String,
     filename: String,
     opts: EntryOptions,
@@ -208,12 +269,9 @@ impl Walker {
     pub fn open(path: &Path, filename: &str, opts: EntryOptions) -> Result<Walker, IndexError> {
         let name = path.display().to_string();
         let io_err = |e| IndexError::Io { path: name.clone(), source: e };
-        let inflater = Inflater::new().ok_or_else(|| io_err(io::ErrorKind::OutOfMemory.into()))?;
-        let window = Window::open(path).map_err(io_err)?;
+        let members = MemberInflater::open(path, MAX_MEMBER).map_err(io_err)?;
         Ok(Walker {
-            inflater,
-            out: vec![0u8; 1 << 20],
-            window,
+            members,
             name: name.clone(),
             filename: filename.to_string(),
             opts,
@@ -232,26 +290,7 @@ impl Walker {
 
     /// The file's length.
     pub fn file_len(&self) -> u64 {
-        self.window.len
-    }
-
-    /// Inflates the member at `at` into `self.out`: its compressed and inflated lengths.
-    fn inflate_at(&mut self, at: u64) -> io::Result<Option<(usize, usize)>> {
-        let mut want = AHEAD;
-        loop {
-            let file_len = self.window.len;
-            let input = self.window.from(at, want)?;
-            let whole_rest = at + input.len() as u64 >= file_len;
-            match self.inflater.member(input, &mut self.out) {
-                Ok(r) => return Ok(Some(r)),
-                Err(Inflate::NoSpace) if self.out.len() < MAX_MEMBER => {
-                    let more = (self.out.len() * 4).min(MAX_MEMBER);
-                    self.out.resize(more, 0);
-                }
-                Err(Inflate::BadData) if !whole_rest && want < MAX_MEMBER => want *= 4,
-                Err(_) => return Ok(None),
-            }
-        }
+        self.members.file_len()
     }
 
     /// Hands the entries of the members from `at` on to `emit`, until the file's end, the first
@@ -279,16 +318,16 @@ impl Walker {
         let name = self.name.clone();
         let io_err = |e| IndexError::Io { path: name.clone(), source: e };
         loop {
-            if at >= self.window.len {
+            if at >= self.members.file_len() {
                 return Ok((at, Stop::End));
             }
             if at >= limit {
                 return Ok((at, Stop::Limit));
             }
-            let Some((used, made)) = self.inflate_at(at).map_err(io_err)? else {
+            let Some((used, made)) = self.members.inflate_at(at).map_err(io_err)? else {
                 return Ok((at, Stop::Slow));
             };
-            match one_record(&self.out[..made], self.opts) {
+            match one_record(self.members.inflated(made), self.opts) {
                 Some(Some(mut seen)) => {
                     if let Some(entry) = &mut seen.entry {
                         (entry.offset, entry.length) = (at, used as u64);
@@ -299,7 +338,7 @@ impl Walker {
                 Some(None) => {}
                 None => return Ok((at, Stop::Slow)),
             }
-            seen(at, &self.out[..made]).map_err(io_err)?;
+            seen(at, self.members.inflated(made)).map_err(io_err)?;
             at += used as u64;
         }
     }
@@ -307,8 +346,8 @@ impl Walker {
     /// Whether the record of the member at `at` pairs with the last record walked (a request
     /// with its response, [`super::method`]); true when that member is not read the fast way.
     pub fn pairs_across(&mut self, at: u64) -> io::Result<bool> {
-        let Some((_, made)) = self.inflate_at(at)? else { return Ok(true) };
-        Ok(match one_record(&self.out[..made], self.opts) {
+        let Some((_, made)) = self.members.inflate_at(at)? else { return Ok(true) };
+        Ok(match one_record(self.members.inflated(made), self.opts) {
             Some(Some(next)) => self.pairer.pairs_with(&next),
             Some(None) => false,
             None => true,
@@ -319,9 +358,9 @@ impl Walker {
     /// member starts that inflates to a WARC record's start: a guess at a member boundary.
     pub fn guess_boundary(&mut self, from: u64) -> io::Result<Option<u64>> {
         let mut at = from;
-        let end = (from + GUESS_RANGE as u64).min(self.window.len);
+        let end = (from + GUESS_RANGE as u64).min(self.members.file_len());
         while at < end {
-            let bytes = self.window.from(at, AHEAD)?;
+            let bytes = self.members.window.from(at, AHEAD)?;
             let Some(i) = memchr::memmem::find(bytes, &[0x1f, 0x8b, 0x08]) else {
                 at += bytes.len().saturating_sub(2).max(1) as u64;
                 continue;
@@ -330,8 +369,8 @@ impl Walker {
             if at >= end {
                 break;
             }
-            if let Some((_, made)) = self.inflate_at(at)?
-                && self.out[..made].starts_with(b"WARC/")
+            if let Some((_, made)) = self.members.inflate_at(at)?
+                && self.members.inflated(made).starts_with(b"WARC/")
             {
                 return Ok(Some(at));
             }
@@ -367,7 +406,10 @@ fn read_record(
     opts: EntryOptions,
 ) -> Result<Option<Option<Seen>>, Cut> {
     let cut = part < member.len();
-    let Ok(mut reader) = WarcReader::new(Start { bytes: &member[..part], cut }, String::new())
+    // A buffer the size of the bytes shown: the reader's default (256 KiB, zeroed when first
+    // filled) cost more than the rest of the record's fields.
+    let start = Start { bytes: &member[..part], cut };
+    let Ok(mut reader) = WarcReader::with_capacity(start, String::new(), part.clamp(64, 64 << 10))
     else {
         return Ok(None);
     };

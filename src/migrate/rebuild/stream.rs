@@ -10,6 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::formats::arc_rebuild::{FIELD_ARC_REBUILD, REBUILD_URI_PREFIX, RebuildField};
 use crate::formats::arc_to_warc::{FIELD_ARC_HEADER, FIELD_ARC_OFFSET};
+use crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE;
 use crate::formats::warc::{WarcHeader, WarcReader};
 
 use super::RebuildError;
@@ -65,6 +66,23 @@ pub(crate) struct ArcPiece {
     /// The container and the record's offset there, for messages.
     pub container: String,
     pub container_offset: u64,
+    /// A revisit written by deduplication: the payload it leaves out.
+    pub revisit: Option<RevisitOf>,
+}
+
+/// What a revisit made from ARC bytes leaves out: the payload of the record it refers to.
+#[derive(Debug, Clone)]
+pub(crate) struct RevisitOf {
+    /// The revisit's `WARC-Record-ID`.
+    pub record_id: String,
+    /// `WARC-Refers-To`: the record holding the payload.
+    pub refers_to: Option<String>,
+    /// `X-Webaip-Refers-To-Package`: the package holding it, by OBJID (none: this one).
+    pub package: Option<String>,
+    /// `WARC-Payload-Digest`: the payload's digest as stated.
+    pub digest: String,
+    /// The payload's length (the rebuild field's `payload`).
+    pub len: u64,
 }
 
 impl ArcPiece {
@@ -195,6 +213,7 @@ fn role(h: &WarcHeader, container: &str, at: u64) -> Result<Role, RebuildError> 
     if field.damaged {
         return Ok(Role::Other);
     }
+    let revisit = revisit_of(h, &field).map_err(bad)?;
     let header_line = match h.get(FIELD_ARC_HEADER) {
         Some(v) => Some(match v.strip_prefix("base64:") {
             Some(b64) => data_encoding::BASE64
@@ -213,7 +232,30 @@ fn role(h: &WarcHeader, container: &str, at: u64) -> Result<Role, RebuildError> 
         block_len: h.content_length().unwrap_or(0),
         container: container.into(),
         container_offset: at,
+        revisit,
     })))
+}
+
+/// What a revisit record made from ARC bytes leaves out; `None` for any other record. A
+/// revisit without a payload length, or a payload length on another record, is an error.
+fn revisit_of(h: &WarcHeader, field: &RebuildField) -> Result<Option<RevisitOf>, String> {
+    let text = |name: &str| h.get(name).map(str::to_string);
+    match (h.warc_type() == Some("revisit"), field.payload) {
+        (false, None) => Ok(None),
+        (false, Some(_)) => {
+            Err(format!("{FIELD_ARC_REBUILD} states a payload on a record that is no revisit"))
+        }
+        (true, None) => {
+            Err(format!("a revisit whose {FIELD_ARC_REBUILD} states no payload length"))
+        }
+        (true, Some(len)) => Ok(Some(RevisitOf {
+            record_id: h.record_id().unwrap_or_default().to_string(),
+            refers_to: text("WARC-Refers-To"),
+            package: text(FIELD_REFERS_TO_PACKAGE),
+            digest: text("WARC-Payload-Digest").ok_or("a revisit with no WARC-Payload-Digest")?,
+            len,
+        })),
+    }
 }
 
 fn read_small(block: &mut dyn Read) -> io::Result<Vec<u8>> {

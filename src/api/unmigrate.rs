@@ -14,7 +14,8 @@ use crate::migrate::rebuild::{
 use crate::temporaries::{self, TempName};
 
 pub use crate::migrate::rebuild::{
-    ArcRebuild, Difference as ArcDifference, Outcome as ArcBytes, RebuildError,
+    ArcRebuild, Difference as ArcDifference, MissingOriginal, OtherPayload, Outcome as ArcBytes,
+    RebuildError,
 };
 
 /// How [`unmigrate`] writes the ARCs.

@@ -756,10 +756,10 @@ fn check_arc_rebuilds(
             }
         }
         Err(e) => match &e {
-            crate::migrate::rebuild::RebuildError::NoOriginal { container, .. } => {
-                let file = Path::new(container)
+            crate::migrate::rebuild::RebuildError::NoOriginal(m) => {
+                let file = Path::new(&m.container)
                     .strip_prefix(dir)
-                    .map_or(container.clone(), |p| p.to_string_lossy().into_owned());
+                    .map_or(m.container.clone(), |p| p.to_string_lossy().into_owned());
                 let (kind, reason) = (UncheckedKind::ArcPayloadElsewhere, e.to_string());
                 unchecked.push(Unchecked { file, mets_id: None, kind, reason });
             }

@@ -112,49 +112,59 @@ pub enum RebuildError {
     },
     /// The packages a revisit's payload is looked for in cannot be read.
     #[error(transparent)]
-    Originals(#[from] crate::stages::undedup::UndedupError),
+    Originals(Box<crate::stages::undedup::UndedupError>),
     /// A revisit refers to a record no package given holds.
-    #[error(
-        "{container} at offset {offset}: the revisit {record} leaves out the payload of {refers} \
-         in package {package}, which no package given holds (give it with --with): nothing rebuilt"
-    )]
-    NoOriginal {
-        /// The revisit's container.
-        container: String,
-        /// Its offset there.
-        offset: u64,
-        /// Its `WARC-Record-ID`.
-        record: String,
-        /// The record it refers to.
-        refers: String,
-        /// The package holding that, by OBJID.
-        package: String,
-    },
+    #[error(transparent)]
+    NoOriginal(Box<MissingOriginal>),
     /// The record a revisit refers to holds another payload than the revisit states.
-    #[error(
-        "{container} at offset {offset}: the revisit {record} states the payload {stated}; the \
-         record it refers to, {refers} in {}, holds {found}: nothing rebuilt from it",
-        holder.display()
-    )]
-    OriginalDiffers {
-        /// The revisit's container.
-        container: String,
-        /// Its offset there.
-        offset: u64,
-        /// Its `WARC-Record-ID`.
-        record: String,
-        /// The record it refers to.
-        refers: String,
-        /// Digest and length the revisit states.
-        stated: String,
-        /// The container holding the record referred to.
-        holder: PathBuf,
-        /// Digest and length of its payload.
-        found: String,
-    },
+    #[error(transparent)]
+    OriginalDiffers(Box<OtherPayload>),
     /// A state the rebuild should never reach.
     #[error("internal error: {0}")]
     Internal(&'static str),
+}
+
+/// A revisit made from ARC bytes whose original no package given holds.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{container} at offset {offset}: the revisit {record} leaves out the payload of {refers} in \
+     package {package}, which no package given holds (give it with --with): nothing rebuilt"
+)]
+pub struct MissingOriginal {
+    /// The revisit's container.
+    pub container: String,
+    /// Its offset there.
+    pub offset: u64,
+    /// Its `WARC-Record-ID`.
+    pub record: String,
+    /// The record it refers to.
+    pub refers: String,
+    /// The package holding that, by OBJID.
+    pub package: String,
+}
+
+/// A revisit made from ARC bytes whose original holds another payload than it states.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{container} at offset {offset}: the revisit {record} states the payload {stated}; the \
+     record it refers to, {refers} in {}, holds {found}: nothing rebuilt from it",
+    holder.display()
+)]
+pub struct OtherPayload {
+    /// The revisit's container.
+    pub container: String,
+    /// Its offset there.
+    pub offset: u64,
+    /// Its `WARC-Record-ID`.
+    pub record: String,
+    /// The record it refers to.
+    pub refers: String,
+    /// Digest and length the revisit states.
+    pub stated: String,
+    /// The container holding the record referred to.
+    pub holder: PathBuf,
+    /// Digest and length of its payload.
+    pub found: String,
 }
 
 /// How to rebuild.

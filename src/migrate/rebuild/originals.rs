@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use sha1::{Digest, Sha1};
 
-use super::RebuildError;
 use super::stream::{ArcPiece, RevisitOf};
+use super::{MissingOriginal, OtherPayload, RebuildError};
 use crate::index::digests::DigestKey;
+use crate::stages::undedup::UndedupError;
 use crate::stages::undedup::{Originals, payload_at};
 
 /// The packages revisits' payloads are looked for in, their records indexed on first use.
@@ -29,19 +30,24 @@ impl StoredPayloads {
     pub(super) fn payload_of(&mut self, p: &ArcPiece) -> Result<Option<Vec<u8>>, RebuildError> {
         let Some(r) = &p.revisit else { return Ok(None) };
         if self.table.is_none() {
-            self.table = Some(Originals::read(&self.sources)?);
+            self.table = Some(Originals::read(&self.sources).map_err(boxed)?);
         }
         let table = self.table.as_ref().ok_or(RebuildError::Internal("the originals' table"))?;
-        let missing = || RebuildError::NoOriginal {
-            container: p.container.clone(),
-            offset: p.container_offset,
-            record: r.record_id.clone(),
-            refers: r.refers_to.clone().unwrap_or_else(|| "no record (no WARC-Refers-To)".into()),
-            package: r.package.clone().unwrap_or_else(|| "this one".into()),
+        let missing = || {
+            RebuildError::NoOriginal(Box::new(MissingOriginal {
+                container: p.container.clone(),
+                offset: p.container_offset,
+                record: r.record_id.clone(),
+                refers: r
+                    .refers_to
+                    .clone()
+                    .unwrap_or_else(|| "no record (no WARC-Refers-To)".into()),
+                package: r.package.clone().unwrap_or_else(|| "this one".into()),
+            }))
         };
         let Some(id) = &r.refers_to else { return Err(missing()) };
-        let Some(place) = table.find(id)? else { return Err(missing()) };
-        let payload = payload_at(&place)?;
+        let Some(place) = table.find(id).map_err(boxed)? else { return Err(missing()) };
+        let payload = payload_at(&place).map_err(boxed)?;
         check(p, r, &payload, || place.path())?;
         Ok(Some(payload))
     }
@@ -59,7 +65,7 @@ fn check(
     if stated.is_some() && found == stated && payload.len() as u64 == r.len {
         return Ok(());
     }
-    Err(RebuildError::OriginalDiffers {
+    Err(RebuildError::OriginalDiffers(Box::new(OtherPayload {
         container: p.container.clone(),
         offset: p.container_offset,
         record: r.record_id.clone(),
@@ -71,5 +77,9 @@ fn check(
             found.map(|k| k.to_warc()).unwrap_or_default(),
             payload.len()
         ),
-    })
+    })))
+}
+
+fn boxed(e: UndedupError) -> RebuildError {
+    RebuildError::Originals(Box::new(e))
 }

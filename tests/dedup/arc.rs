@@ -4,7 +4,7 @@
 //! (read by warcio), its container shrinks by them, its METS validates, and every ARC of both
 //! comes back byte for byte with `unmigrate --with`; without it, unmigrate names the package
 //! it needs and writes nothing. A `--with` package holding another payload, or none, stops
-//! the rebuild naming it.
+//! the rebuild naming it; the container made whole again by `undedup` gives the ARC back alone.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -202,4 +202,16 @@ fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
         }
         assert_eq!(files(&out), Vec::<String>::new(), "{mode}: nothing left");
     }
+
+    // Made whole again by `undedup`, its container gives the ARC back alone (as a WARC file:
+    // the new package's METS describes no ARC).
+    let whole = k.dir.path().join("whole");
+    let (p1, p2, w) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap(), whole.to_str().unwrap());
+    let o = webaip(&["undedup", "-q", p2, "--with", p1, "--out", w]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = k.dir.path().join("out-whole");
+    let o = unmigrate(&container(&whole), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+    assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC, from the whole package");
 }

@@ -236,15 +236,13 @@ fn role(h: &WarcHeader, container: &str, at: u64) -> Result<Role, RebuildError> 
     })))
 }
 
-/// What a revisit record made from ARC bytes leaves out; `None` for any other record. A
-/// revisit without a payload length, or a payload length on another record, is an error.
+/// What a revisit record made from ARC bytes leaves out; `None` for any other record (one
+/// `undedup` made whole again keeps the payload length in its field, and its payload in its
+/// block). A revisit without a payload length is an error.
 fn revisit_of(h: &WarcHeader, field: &RebuildField) -> Result<Option<RevisitOf>, String> {
     let text = |name: &str| h.get(name).map(str::to_string);
     match (h.warc_type() == Some("revisit"), field.payload) {
-        (false, None) => Ok(None),
-        (false, Some(_)) => {
-            Err(format!("{FIELD_ARC_REBUILD} states a payload on a record that is no revisit"))
-        }
+        (false, _) => Ok(None),
         (true, None) => {
             Err(format!("a revisit whose {FIELD_ARC_REBUILD} states no payload length"))
         }
@@ -412,6 +410,28 @@ mod tests {
         assert_eq!(ArcOffset::parse("10+5"), Some(ArcOffset { first: 10, in_member: 5 }));
         assert_eq!(ArcOffset::parse("x"), None);
         assert_eq!(ArcOffset::parse("1+"), None);
+    }
+
+    /// A revisit needs its payload's length and digest; a full record (a revisit `undedup`
+    /// made whole) keeps its payload in its block, whatever its field says.
+    #[test]
+    fn only_a_revisit_leaves_its_payload_out() {
+        let header = |kind: &str, digest: bool| {
+            let mut h = WarcHeader::new("WARC/1.1");
+            h.push("WARC-Type", kind);
+            h.push("WARC-Record-ID", "<urn:uuid:2>");
+            h.push("WARC-Refers-To", "<urn:uuid:1>");
+            if digest {
+                h.push("WARC-Payload-Digest", "sha1:G7HRM7BGOKSKMSXZAHMUQTTV53QOFSMK");
+            }
+            h
+        };
+        let field = |payload| RebuildField { payload, ..RebuildField::default() };
+        let r = revisit_of(&header("revisit", true), &field(Some(7))).unwrap().unwrap();
+        assert_eq!((r.len, r.refers_to.as_deref()), (7, Some("<urn:uuid:1>")));
+        assert!(revisit_of(&header("response", true), &field(Some(7))).unwrap().is_none());
+        assert!(revisit_of(&header("revisit", true), &field(None)).is_err());
+        assert!(revisit_of(&header("revisit", false), &field(Some(7))).is_err());
     }
 
     #[test]

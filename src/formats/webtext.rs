@@ -290,12 +290,14 @@ static SVG_VERSION: LazyLock<Regex> =
 static XMLNS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"\sxmlns(?::[\w.-]+)?\s*=\s*["']"#).expect("regex"));
 
-/// CSS: an at-rule CSS has (`@import`, `@media`...), or a rule with a selector and at least
-/// one `property: value` declaration closed by `}`.
+/// CSS: an at-rule written as CSS writes it (`@import url(` or a quoted name, `@charset "`, a
+/// block at-rule opening its `{`), or a rule with a selector and at least one
+/// `property: value` declaration closed by `}`. A word such as `@media` in prose is not enough.
 fn css(head: &[u8]) -> bool {
     static CSS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(concat!(
-            r"@(?:charset|import|media|font-face|keyframes|-webkit-keyframes|supports|page|namespace)\b",
+            r#"@(?:import|namespace)\s+(?:[\w-]+\s+)?(?:url\(|["'])|@charset\s+""#,
+            r"|@(?:media|font-face|keyframes|-webkit-keyframes|supports|page)\b[^{};]{0,200}\{",
             r"|[\w.#*\]):>+~,\s-]+\{\s*-?[A-Za-z][\w-]*\s*:[^{};]*(?:;[^{}]*)?\}"
         ))
         .expect("regex")
@@ -303,15 +305,18 @@ fn css(head: &[u8]) -> bool {
     CSS.is_match(head)
 }
 
-/// JavaScript: a keyword construct (`function (`, `var x`, `let x =`, `const x =`, `=>`,
-/// `return`, `typeof`, `"use strict"`, `import ... from`, `export`) or the browser's objects
-/// (`document.`, `window.`).
+/// JavaScript: a construct written as code (`function (`, `var x =` or `;`, `let x =`,
+/// `const x =`, `) =>`, `return ...;`, `typeof x`, `"use strict"`, `import ... from "`,
+/// `export default`) or a browser object's member (`document.title`, `window.location`).
+/// Words such as `return` or `window.` in prose are not enough.
 fn javascript(head: &[u8]) -> bool {
     static JS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(concat!(
-            r"\bfunction\s*[\w$]*\s*\(|\bvar\s+[\w$]+|\b(?:let|const)\s+[\w$]+\s*=|=>",
-            r#"|\breturn\b|\btypeof\s|["']use strict["']|\bimport\s[^;]*\bfrom\s"#,
-            r"|\bexport\s+(?:default|function|const|class)\b|\b(?:document|window)\."
+            r"\bfunction\s*[\w$]*\s*\([^)]{0,200}\)\s*\{|\bvar\s+[\w$]+\s*[=;,]",
+            r"|\b(?:let|const)\s+[\w$]+\s*=|(?:\)|\b[\w$]+)\s*=>",
+            r#"|\breturn\b[^;\n]{0,200};|\btypeof\s+[\w$]+|["']use strict["']"#,
+            r#"|\bimport\s[^;]*\bfrom\s*["']|\bexport\s+(?:default|function|const|class)\s"#,
+            r"|\b(?:document|window)\.[A-Za-z_$][\w$]*\s*[.(=\[;]"
         ))
         .expect("regex")
     });
@@ -364,6 +369,17 @@ mod tests {
         assert_eq!((js.kind, js.kind.puid()), (WebKind::JavaScript, "x-fmt/423"));
         // Not declared: the same bytes are only plain text.
         assert_eq!(judged(b"body { margin: 0; }", "text/plain").kind, WebKind::Plain);
+        // Declared, but prose that only names their words: not confirmed.
+        for (prose, declared) in [
+            (&b"Look out of the window. I will return. Read about @media queries."[..], "text/css"),
+            (b"Look out of the window. I will return the book, var and all.", "text/javascript"),
+        ] {
+            assert_eq!(judged(prose, declared).kind, WebKind::Plain, "{declared}");
+        }
+        let media = judged(b"@media screen and (min-width: 40em) { p { margin: 0 } }", "text/css");
+        assert_eq!(media.kind, WebKind::Css);
+        let arrow = judged(b"export default (a) => a + 1;", "text/javascript");
+        assert_eq!(arrow.kind, WebKind::JavaScript);
         // Declared CSS, but prose: not confirmed, and said why.
         let prose = judged(b"Hello there, nothing to style.", "text/css");
         assert_eq!(prose.kind, WebKind::Plain);

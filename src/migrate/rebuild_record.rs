@@ -78,7 +78,6 @@ pub(super) fn write_rebuild_record(
         container: Written::Output,
         cleaned_from: None,
         identification: None,
-        refers: None,
     })?;
     Ok(block.len() as u64)
 }

@@ -26,6 +26,21 @@ WEBAIP = os.path.join(REPO, "target", "release", "webaip")
 CLAMD_LOCAL = os.path.join(REPO, "scripts", "clamd-local.sh")
 
 
+def measured(cmd):
+    """Runs cmd, its output discarded: (wall s, CPU s, peak RSS MB). Exits naming the command
+    if it fails."""
+    with tempfile.TemporaryFile() as errf:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            errf.seek(0)
+            err = errf.read().decode(errors="replace")
+            sys.exit("benchmark command failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+
+
 def run_all(cmds, stdout=None):
     """Runs the commands one after the other; returns (wall seconds of all, the largest peak
     RSS in MB). Exits naming the command when one fails."""

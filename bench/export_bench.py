@@ -25,20 +25,6 @@ CP = "cp (containers and METS)"
 FLOOR = "openssl dgst -sha256 (same bytes)"
 
 
-def run(cmd):
-    """Runs cmd; returns (wall s, CPU s, peak RSS MB). Exits naming the command if it fails."""
-    with tempfile.TemporaryFile() as errf:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
-            errf.seek(0)
-            err = errf.read().decode(errors="replace")
-            sys.exit("benchmark command failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("package")
@@ -70,7 +56,7 @@ def main():
         results = {}
         for _ in range(a.runs):
             for name, cmd in cases:
-                r = run(cmd)
+                r = benchlib.measured(cmd)
                 if name not in results or r[0] < results[name][0]:
                     results[name] = r
     base, floor = results[CP][0], results[FLOOR][0]

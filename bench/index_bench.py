@@ -30,19 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
 
-def run_cpu(cmd):
-    """Runs cmd: (wall seconds, peak RSS in MB, CPU seconds)."""
-    with tempfile.TemporaryFile() as errf:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
-            errf.seek(0)
-            sys.exit("benchmark command failed: %s\n%s" % (" ".join(cmd), errf.read()[-2000:]))
-    return wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
-
-
 def floor_of(warc):
     """bench/member_floor.py's figures for `warc`, on one core."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -85,7 +72,7 @@ def main():
             cases += [("package", plain, arc_size / size), ("package --index", indexed, arc_size / size)]
         for _ in range(a.runs):
             for name, cmd, files in cases:
-                wall, rss, cpu = run_cpu(cmd)
+                wall, cpu, rss = benchlib.measured(cmd)
                 if name not in results or wall < results[name][0]:
                     results[name] = (wall, rss, size * files / wall / 1e6, cpu)
     floor = floor_of(a.warc)

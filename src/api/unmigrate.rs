@@ -14,17 +14,21 @@ use crate::migrate::rebuild::{
 use crate::temporaries::{self, TempName};
 
 pub use crate::migrate::rebuild::{
-    ArcRebuild, Difference as ArcDifference, Outcome as ArcBytes, RebuildError,
+    ArcRebuild, Difference as ArcDifference, MissingOriginal, OtherPayload, Outcome as ArcBytes,
+    RebuildError,
 };
 
 /// How [`unmigrate`] writes the ARCs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct UnmigrateOptions {
     /// Write each gzip ARC's uncompressed stream (its name without `.gz`) instead of its
     /// file.
     pub stream: bool,
     /// Replace existing files.
     pub force: bool,
+    /// The packages a deduplicated package's revisits refer to (`--with`): the payloads they
+    /// leave out are taken from there, each checked against the revisit's digest.
+    pub with: Vec<PathBuf>,
 }
 
 /// What [`unmigrate`] gave back.
@@ -66,6 +70,27 @@ pub enum UnmigrateError {
     /// The output folder is inside an input package, or holds one.
     #[error(transparent)]
     Nesting(#[from] crate::layout::NestingError),
+    /// A package was deduplicated against packages not given with `--with`.
+    #[error(
+        "{}: its ARCs come back only with payloads stored in package(s) {} (it was \
+         deduplicated against them): give each with --with; nothing written",
+        package.display(),
+        missing.join(", ")
+    )]
+    NeedsPackages {
+        /// The package.
+        package: PathBuf,
+        /// The OBJIDs of the packages it requires that were not given.
+        missing: Vec<String>,
+    },
+    /// A `--with` package (or a package's METS) cannot be read for its OBJID or dependencies.
+    #[error("{}: {what}", path.display())]
+    With {
+        /// The package.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
 }
 
 /// The bytes [`unmigrate`] reads of `inputs` (a package's containers twice: hashed against
@@ -91,8 +116,12 @@ pub fn unmigrate(
     options: &UnmigrateOptions,
     progress: &dyn Fn(u64),
 ) -> Result<Unmigrated, UnmigrateError> {
-    for input in inputs {
+    for input in inputs.iter().chain(&options.with) {
         crate::layout::refuse_output_in_input(input, out)?;
+    }
+    let given = with_objids(&options.with)?;
+    for p in inputs.iter().filter(|i| i.is_dir()) {
+        needs_only(p, &given)?;
     }
     std::fs::create_dir_all(out)
         .map_err(|source| UnmigrateError::Out { path: out.to_path_buf(), source })?;
@@ -105,11 +134,15 @@ pub fn unmigrate(
         written: Vec::new(),
     };
     let (packages, warcs): (Vec<&PathBuf>, Vec<&PathBuf>) = inputs.iter().partition(|i| i.is_dir());
-    let opts = RebuildOptions { make_file: !options.stream, package_objects: None };
+    let opts = RebuildOptions { make_file: !options.stream, ..RebuildOptions::default() };
     let mut arcs = Vec::new();
     for p in packages {
         let stated = package_statements(p, progress)?;
-        let opts = RebuildOptions { package_objects: Some(stated.objects), ..opts.clone() };
+        // Revisits refer to the `--with` packages, and (`--dedup-within`) to this one.
+        let mut originals_in = options.with.clone();
+        originals_in.push(p.clone());
+        let package_objects = Some(stated.objects);
+        let opts = RebuildOptions { package_objects, originals_in, ..opts.clone() };
         arcs.extend(rebuild_arcs(&stated.containers, &opts, &mut sink, progress)?);
     }
     if !warcs.is_empty() {
@@ -122,6 +155,31 @@ pub fn unmigrate(
         written: sink.written,
         removed_leftovers: cleaned.removed.iter().map(|n| out.join(n)).collect(),
     })
+}
+
+/// The OBJID of each `--with` package.
+fn with_objids(with: &[PathBuf]) -> Result<Vec<String>, UnmigrateError> {
+    with.iter()
+        .map(|w| {
+            crate::index::digests::package_objid(w)
+                .map_err(|e| UnmigrateError::With { path: w.clone(), what: e.to_string() })
+        })
+        .collect()
+}
+
+/// Refuses the package `p` when its METS says it requires (it was deduplicated against)
+/// packages whose OBJIDs are not `given`: before anything is written, every one is named.
+fn needs_only(p: &Path, given: &[String]) -> Result<(), UnmigrateError> {
+    let mets = p.join(crate::layout::METS);
+    let err = |what: String| UnmigrateError::With { path: mets.clone(), what };
+    let file = crate::layout::open_regular(&mets).map_err(|e| err(e.to_string()))?;
+    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
+    let required = crate::store::deps::mets_dependencies(reader).map_err(|e| err(e.to_string()))?;
+    let missing: Vec<String> = required.into_iter().filter(|r| !given.contains(r)).collect();
+    match missing.is_empty() {
+        true => Ok(()),
+        false => Err(UnmigrateError::NeedsPackages { package: p.to_path_buf(), missing }),
+    }
 }
 
 /// Bytes of the containers in a package's content/ and viral/ (or of the WARC file given).

@@ -156,6 +156,8 @@ pub enum UncheckedKind {
     KeptElsewhere,
     /// The package has no manifest, and the profile it is checked under does not require one.
     NoManifest,
+    /// An ARC not rebuilt (`--rebuild-arcs`): a revisit's payload is in a package not given.
+    ArcPayloadElsewhere,
 }
 
 /// The result of auditing one package.
@@ -537,7 +539,7 @@ pub fn audit_package(
     check_unlisted(&names, &rules, findings);
     let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
-    let arc_rebuilds = check_arc_rebuilds(dir, opts, findings);
+    let arc_rebuilds = check_arc_rebuilds(dir, opts, findings, &mut unchecked);
     let references = match &opts.with {
         Some(with) => Some(follow_references(dir, with, opts.from_store, findings)?),
         None => None,
@@ -751,17 +753,21 @@ fn unreadable_mets(judged: Judged, why: &crate::mets::reader::MetsError) -> Audi
 
 /// Rebuilds the stream of every ARC the package's containers were migrated from; each
 /// difference from what the migration stated is a finding on the container (rule
-/// `arc-rebuild`) naming the ARC and the offset in it.
+/// `arc-rebuild`) naming the ARC and the offset in it. The payloads of revisits are taken from the package and the `--with` packages: one in no
+/// package given leaves the ARCs unchecked, and says which package it is in.
 fn check_arc_rebuilds(
     dir: &Path,
     opts: &AuditOptions,
     findings: &mut Vec<AuditFinding>,
+    unchecked: &mut Vec<Unchecked>,
 ) -> Option<ArcRebuilds> {
     if !(opts.deep && opts.rebuild_arcs) {
         return None;
     }
     let containers = package_containers(dir);
-    let opts = crate::migrate::rebuild::RebuildOptions::default();
+    let mut originals_in = opts.with.clone().unwrap_or_default();
+    originals_in.push(dir.to_path_buf());
+    let opts = crate::migrate::rebuild::RebuildOptions { originals_in, ..Default::default() };
     let sink = &mut crate::migrate::rebuild::CheckOnly;
     let mut counts = ArcRebuilds::default();
     match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, sink, &|_| {}) {
@@ -773,7 +779,16 @@ fn check_arc_rebuilds(
                 tally_rebuild(&r, file, &mut counts, findings);
             }
         }
-        Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
+        Err(e) => match &e {
+            crate::migrate::rebuild::RebuildError::NoOriginal(m) => {
+                let file = Path::new(&m.container)
+                    .strip_prefix(dir)
+                    .map_or(m.container.clone(), |p| p.to_string_lossy().into_owned());
+                let (kind, reason) = (UncheckedKind::ArcPayloadElsewhere, e.to_string());
+                unchecked.push(Unchecked { file, mets_id: None, kind, reason });
+            }
+            _ => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
+        },
     }
     Some(counts)
 }

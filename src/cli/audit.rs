@@ -36,7 +36,8 @@ pub struct AuditArgs {
     rebuild_arcs: bool,
     /// Follow every revisit record to its original, in the package itself and in these
     /// packages (repeatable): each original must exist and hold the payload digest the revisit
-    /// states (the payload is read and hashed).
+    /// states (the payload is read and hashed). With --rebuild-arcs, the payloads revisits of
+    /// migrated ARC records leave out are taken from them.
     #[arg(long = "with", value_name = "PACKAGE", help_heading = "References")]
     with: Vec<PathBuf>,
     /// Follow revisits within the package only (as `--with` with no other package).

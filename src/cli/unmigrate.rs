@@ -1,4 +1,4 @@
-//! `webaip unmigrate PACKAGE|WARC... --out DIR [--stream]`: the original ARC files given back
+//! `webaip unmigrate PACKAGE|WARC... --out DIR [--stream] [--with PACKAGE...]`: the original ARC files given back
 //! from a package's containers or from WARC files written by `migrate` (`webaip::unmigrate`).
 
 use std::path::PathBuf;
@@ -28,6 +28,10 @@ pub struct UnmigrateArgs {
     /// Replace existing files.
     #[arg(long)]
     force: bool,
+    /// A package that a deduplicated package's revisits refer to (repeatable): the payloads
+    /// they leave out are taken from it, each checked against the revisit's digest.
+    #[arg(long = "with", value_name = "PACKAGE")]
+    with: Vec<PathBuf>,
     /// Threads compressing a gzip ARC's members again; default: cores.
     #[arg(short = 'j', long = "jobs")]
     jobs: Option<usize>,
@@ -44,7 +48,8 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
     let silent = args.quiet || args.json;
     let total = if silent { 0 } else { webaip::unmigrate_input_bytes(&args.inputs) };
     let bar = super::progress::bytes_bar(total, silent);
-    let options = UnmigrateOptions { stream: args.stream, force: args.force };
+    let options =
+        UnmigrateOptions { stream: args.stream, force: args.force, with: args.with.clone() };
     let pool = super::worker_pool(args.jobs)?;
     let done =
         pool.install(|| webaip::unmigrate(&args.inputs, &args.out, &options, &|n| bar.inc(n)));

@@ -281,6 +281,9 @@ pub(crate) struct RebuildField {
     pub raw: bool,
     /// Record-less members before this record.
     pub pre: Vec<OrphanMembers>,
+    /// A revisit written by deduplication: the length of the payload it leaves out, which the
+    /// rebuild takes from the record it refers to (checked against its `WARC-Payload-Digest`).
+    pub payload: Option<u64>,
 }
 
 impl fmt::Display for RebuildField {
@@ -306,6 +309,9 @@ impl fmt::Display for RebuildField {
         if !self.pre.is_empty() {
             let items: Vec<String> = self.pre.iter().map(ToString::to_string).collect();
             write!(f, " pre={}", items.join(","))?;
+        }
+        if let Some(n) = self.payload {
+            write!(f, " payload={n}")?;
         }
         Ok(())
     }
@@ -335,6 +341,7 @@ impl FromStr for RebuildField {
                 "z" if !v.is_empty() => field.z = Some(v.to_string()),
                 "damaged" if v.is_empty() => field.damaged = true,
                 "raw" if v.is_empty() => field.raw = true,
+                "payload" => field.payload = Some(v.parse().map_err(|_| bad())?),
                 "pre" => {
                     for item in v.split(',') {
                         field.pre.push(item.parse()?);
@@ -615,12 +622,14 @@ mod tests {
             damaged: true,
             raw: false,
             pre: vec![OrphanMembers { offset: 7, bytes: vec![1; MIN_GZIP_MEMBER], count: 3 }],
+            payload: Some(12345),
         };
         let text = f.to_string();
         assert_eq!(text.parse::<RebuildField>().unwrap(), f);
         assert_eq!("crc=00000001".parse::<RebuildField>().unwrap().crc, 1);
         assert!("lead=n".parse::<RebuildField>().is_err());
         assert!("crc=1 what".parse::<RebuildField>().is_err());
+        assert!("crc=1 payload=-1".parse::<RebuildField>().is_err());
         // A record-less member shorter than any gzip member is none.
         assert!("crc=1 pre=0:1f8b0800:5".parse::<RebuildField>().is_err());
     }

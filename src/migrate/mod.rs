@@ -20,6 +20,7 @@
 pub mod rebuild;
 mod rebuild_record;
 pub mod report;
+mod revisit;
 pub(crate) mod verify;
 
 use std::fs::File;
@@ -46,6 +47,8 @@ use crate::formats::warc::stored::record_head;
 use crate::formats::warc::writer::EncodedRecord;
 use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
+use crate::index::digests::{Algorithm, DigestKey};
+use crate::stages::dedup::DedupStage;
 use crate::stages::identify::IdentifyStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage, batching};
 use crate::stages::{BatchSink, Item, Route, ScanFinding, Stage, StagedItem};
@@ -98,6 +101,18 @@ pub struct MigrateOptions {
     /// Keep what rebuilding the ARC byte for byte needs (`docs/arc-rebuild.md`): on by
     /// default; off only to measure what it costs.
     pub rebuild_data: bool,
+    /// Deduplication in a package (`--dedup-against`, `--dedup-within`): an HTTP response
+    /// whose payload is stored already is written as a revisit.
+    pub dedup: Option<MigrationDedup>,
+}
+
+/// Deduplication of a migration into a package's container.
+#[derive(Debug, Clone)]
+pub struct MigrationDedup {
+    /// What is looked up.
+    pub dedup: Arc<crate::stages::dedup::Dedup>,
+    /// The container's path in the package (what `--dedup-within` revisits name).
+    pub container: String,
 }
 
 impl Default for MigrateOptions {
@@ -110,6 +125,7 @@ impl Default for MigrateOptions {
             capture_date: None,
             identify: None,
             rebuild_data: true,
+            dedup: None,
         }
     }
 }
@@ -175,6 +191,8 @@ pub struct MigratedRecord {
     pub cleaned_from: Option<String>,
     /// What PRONOM identification found in its payload, when it was identified.
     pub identification: Option<crate::model::Identification>,
+    /// A revisit written by deduplication: where its payload is stored (its METS entry).
+    pub(crate) refers: Option<Box<crate::model::ReferencedPayload>>,
 }
 
 /// Why a file could not be migrated.
@@ -570,6 +588,7 @@ fn write_warcinfo(
         container: Written::Output,
         cleaned_from: None,
         identification: None,
+        refers: None,
     })?;
     Ok(WarcinfoWritten { id, date: spec.date })
 }
@@ -694,14 +713,23 @@ fn run_migration(
             }),
             last: None,
             encoded: Default::default(),
+            within: opts.dedup.as_ref().is_some_and(|d| d.dedup.within),
+            originals: Default::default(),
         };
         // The pipeline every source goes through: the scan stage sees each batch before
         // anything of it is written, and routes an infected record to the quarantine.
         // Identification first: the scan stage, last, overlaps the sink's compression.
+        // Deduplication before the scan, as for a copied WARC: the writer keeps whole a record
+        // the scan sends to the quarantine.
         let mut identify_stage = opts.identify.map(IdentifyStage::new);
+        let mut dedup_stage =
+            opts.dedup.as_ref().map(|d| DedupStage::new(&d.dedup, d.container.clone()));
         let mut scan_stage = opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e)));
         let mut stages: Vec<&mut dyn Stage> = Vec::new();
         if let Some(s) = identify_stage.as_mut() {
+            stages.push(s);
+        }
+        if let Some(s) = dedup_stage.as_mut() {
             stages.push(s);
         }
         if let Some(s) = scan_stage.as_mut() {
@@ -948,9 +976,14 @@ struct Output<'a> {
     quarantine: Option<Viral<'a>>,
     /// The record quarantined last, for the cleaner's copy that follows it.
     last: Option<LastQuarantined>,
-    /// The batches prepared and not yet written, compressed (records too large to hold:
-    /// `None`), oldest first.
+    /// The batches prepared and not yet written, compressed (records too large to hold, and
+    /// revisits: `None`), oldest first.
     encoded: std::collections::VecDeque<Vec<Option<io::Result<EncodedRecord>>>>,
+    /// `--dedup-within`: revisits of this container's own records are written.
+    within: bool,
+    /// With `within`: where the first response of each payload went (its member, and the
+    /// payload's offset in it), for the METS entries of its revisits.
+    originals: std::collections::HashMap<DigestKey, (crate::model::ByteRange, u64)>,
 }
 
 impl Output<'_> {
@@ -1050,6 +1083,8 @@ impl BatchSink<MigrateError> for Output<'_> {
         let encoded = batch
             .par_iter()
             .map(|s| match &s.item {
+                // A revisit is written without its payload: nothing of it to compress here.
+                Item::Mapped(_) if s.revisit.is_some() => None,
                 Item::Mapped(m) => match &m.block {
                     RecordBlock::Inline(bytes) => {
                         Some(encode_record(&m.mapped.spec, bytes, m.mapped.payload_offset, level))
@@ -1076,7 +1111,7 @@ impl BatchSink<MigrateError> for Output<'_> {
             return Err(out_error(io::Error::other("a batch written without being prepared")));
         }
         for (s, encoded) in batch.drain(..).zip(encoded) {
-            let StagedItem { item, route, findings, identification, .. } = s;
+            let StagedItem { item, route, findings, identification, revisit, .. } = s;
             let Item::Mapped(m) = item else {
                 return Err(out_error(io::Error::other("an item that is no ARC record")));
             };
@@ -1087,7 +1122,10 @@ impl BatchSink<MigrateError> for Output<'_> {
                 None => None,
             };
             let quarantined = route == Route::Viral && self.quarantine.is_some();
-            self.write_record(*m, encoded, (verdict, identification), quarantined)?;
+            match revisit.filter(|_| !quarantined) {
+                Some(r) => self.write_revisit(*m, &r, (verdict, identification))?,
+                None => self.write_record(*m, encoded, (verdict, identification), quarantined)?,
+            }
         }
         Ok(())
     }
@@ -1103,6 +1141,7 @@ impl Output<'_> {
         (verdict, identification): (Option<ScanResult>, Option<crate::model::Identification>),
         quarantined: bool,
     ) -> Result<(), MigrateError> {
+        let level = self.level;
         let (writer, log) = match quarantined {
             true => self.viral()?,
             false => (self.sinks.content(), &mut *self.log),
@@ -1112,7 +1151,11 @@ impl Output<'_> {
             (None, RecordBlock::Shared(range)) => {
                 writer.write_streamed(&m.mapped.spec, range.reader(), m.mapped.payload_offset)
             }
-            (None, RecordBlock::Inline(_)) => Err(io::Error::other("an inline record not encoded")),
+            // A revisit the scan sent to the quarantine: written whole after all.
+            (None, RecordBlock::Inline(bytes)) => {
+                encode_record(&m.mapped.spec, bytes, m.mapped.payload_offset, level)
+                    .and_then(|e| writer.write_encoded(e))
+            }
         }
         .map_err(out_error)?;
         log.push(&Expected::new(&written, true)).map_err(out_error)?;
@@ -1121,7 +1164,8 @@ impl Output<'_> {
             s.remember(&written.digests.payload_sha512, v);
         }
         if !quarantined {
-            return self.finish_record(m, written, (verdict, identification), Written::Output);
+            let found = (verdict, identification);
+            return self.finish_record(m, written, None, found, Written::Output);
         }
         let infected_payload = match self.has_cleaner() {
             true => {
@@ -1133,10 +1177,54 @@ impl Output<'_> {
             }
             false => None,
         };
-        self.finish_record(m, written, (verdict, identification), Written::Quarantine)?;
+        let found = (verdict, identification);
+        self.finish_record(m, written, None, found, Written::Quarantine)?;
         match infected_payload {
             Some(tmp) => self.clean_file(tmp.path()),
             None => Ok(()),
+        }
+    }
+
+    /// Writes a record whose payload is stored already as its revisit (`revisit`), to the
+    /// output: the conservation check expects its block, and its payload digest the stored
+    /// payload's.
+    fn write_revisit(
+        &mut self,
+        m: MappedRecord,
+        revisit: &crate::stages::dedup::Revisit,
+        found: (Option<ScanResult>, Option<crate::model::Identification>),
+    ) -> Result<(), MigrateError> {
+        let spec = revisit::revisit_spec(&m, revisit).map_err(out_error)?;
+        let block = revisit::http_header(&m).map_err(out_error)?;
+        let written = self
+            .sinks
+            .content()
+            .write_record(&spec, &block, block.len() as u64)
+            .map_err(out_error)?;
+        let mut expected = Expected::new(&written, true);
+        expected.payload_sha1.copy_from_slice(&revisit.digest.0[1..21]);
+        self.log.push(&expected).map_err(out_error)?;
+        let len = m.payload_len();
+        let t = &mut self.report.dedup;
+        t.revisits += 1;
+        t.payload_bytes += len;
+        *t.packages.entry(crate::stages::dedup::Holder::of(revisit)).or_default() += 1;
+        let own = revisit.own.then(|| self.originals.get(&revisit.digest)).flatten().copied();
+        let refers = revisit.referenced(own, len, &m.mapped.payload_mime);
+        self.finish_record(m, written, Some(Box::new(refers)), found, Written::Output)
+    }
+
+    /// With `--dedup-within`, keeps where the first response of each payload went, for the
+    /// METS entries of its revisits.
+    fn note_original(&mut self, r: &MigratedRecord) {
+        let d = &r.written.digests;
+        if !self.within || r.warc_type != "response" || d.payload_len == 0 {
+            return;
+        }
+        if let Some(key) = DigestKey::new(Algorithm::Sha1, &d.payload_sha1) {
+            let w = &r.written;
+            let member = crate::model::ByteRange { begin: w.member_offset, len: w.member_len };
+            self.originals.entry(key).or_insert((member, w.payload_offset));
         }
     }
 
@@ -1190,6 +1278,7 @@ impl Output<'_> {
                 container: Written::Output,
                 cleaned_from: Some(orig.record_id),
                 identification: None,
+                refers: None,
             })
             .map_err(out_error)
     }
@@ -1198,6 +1287,7 @@ impl Output<'_> {
         &mut self,
         job: MappedRecord,
         written: WrittenRecord,
+        refers: Option<Box<crate::model::ReferencedPayload>>,
         (scan, identification): (Option<ScanResult>, Option<crate::model::Identification>),
         container: Written,
     ) -> Result<(), MigrateError> {
@@ -1228,7 +1318,11 @@ impl Output<'_> {
             container,
             cleaned_from: None,
             identification,
+            refers,
         };
+        if container == Written::Output && record.refers.is_none() {
+            self.note_original(&record);
+        }
         self.sinks.written(&record).map_err(out_error)?;
         if container == Written::Quarantine {
             self.last = Some(LastQuarantined {

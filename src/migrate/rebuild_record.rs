@@ -78,6 +78,7 @@ pub(super) fn write_rebuild_record(
         container: Written::Output,
         cleaned_from: None,
         identification: None,
+        refers: None,
     })?;
     Ok(block.len() as u64)
 }

@@ -38,6 +38,9 @@ pub struct FileReport {
     /// package's report and event say it; the migration report does not).
     #[serde(skip)]
     pub identified: crate::stages::identify::Tally,
+    /// What deduplication wrote (in a package: its report and PREMIS event say it).
+    #[serde(skip)]
+    pub(crate) dedup: crate::stages::dedup::DedupTally,
     /// Its size in bytes.
     pub input_size: u64,
     /// Its SHA-512 (hex).

@@ -721,6 +721,7 @@ impl ContainerCtx<'_> {
             None => None,
         };
         let identified = std::mem::take(&mut report.identified);
+        let dedup = std::mem::take(&mut report.dedup);
         let mut scan = events.map(|e| e.found).unwrap_or_default();
         scan.not_cleaned.extend(report.not_cleaned.iter().cloned());
         let container = self.migrated_report(input, report, writer.listed());
@@ -736,8 +737,7 @@ impl ContainerCtx<'_> {
             viral,
             scan,
             identified,
-            // Migrated ARC records are not deduplicated (README, deduplication).
-            dedup: Default::default(),
+            dedup,
         })
     }
 
@@ -764,6 +764,12 @@ impl ContainerCtx<'_> {
             capture_date: self.run.opts.capture_date,
             identify: self.identifier,
             rebuild_data: true,
+            dedup: self
+                .run
+                .opts
+                .dedup
+                .clone()
+                .map(|dedup| crate::migrate::MigrationDedup { dedup, container: self.rel.clone() }),
         })
     }
 
@@ -1136,7 +1142,9 @@ impl crate::migrate::RecordSinks for MigrationSinks<'_> {
         match (r.container, self.events.as_mut()) {
             (Written::Output, events) => {
                 let inferred = r.date_source.is_some_and(|s| s.is_inferred());
-                self.tally.record(r.target_uri.as_deref(), &r.warc_type, &r.date, inferred);
+                // A revisit is the capture of a response, as a copied WARC's revisit counts.
+                let kind = if r.refers.is_some() { "response" } else { r.warc_type.as_str() };
+                self.tally.record(r.target_uri.as_deref(), kind, &r.date, inferred);
                 match (events, &r.cleaned_from) {
                     (None, _) => writer.add_record(&rf),
                     (Some(ev), Some(orig)) => ev.cleaned(writer, &rf, orig),
@@ -1167,15 +1175,18 @@ impl crate::migrate::RecordSinks for MigrationSinks<'_> {
     }
 }
 
-/// The METS description of a migrated record.
+/// The METS description of a migrated record; a revisit's has no payload of its own, and
+/// states where it is stored.
 fn record_file(r: &MigratedRecord) -> RecordFile {
-    let capture = url_capture(
-        &r.warc_type,
-        r.target_uri.as_deref(),
-        &r.date,
-        r.date_source.is_some_and(|s| s.is_inferred()),
-    );
-    written_record_file(&r.written, r.payload_mime.clone(), None, capture)
+    let kind = if r.refers.is_some() { "response" } else { r.warc_type.as_str() };
+    let inferred = r.date_source.is_some_and(|s| s.is_inferred());
+    let capture = url_capture(kind, r.target_uri.as_deref(), &r.date, inferred);
+    let mut file = written_record_file(&r.written, r.payload_mime.clone(), None, capture);
+    if let Some(refers) = &r.refers {
+        file.content = None;
+        file.refers = Some(refers.clone());
+    }
+    file
 }
 
 fn min_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {

@@ -124,8 +124,8 @@ pub struct PackageOptions {
     /// The access index made as the `content/` containers are written (`--index`): every
     /// record's line is added to it as the container writer writes the record.
     pub index: Option<crate::index::tap::SharedIndex>,
-    /// Deduplication (`--dedup-against`, `--dedup-within`): responses of copied WARCs whose
-    /// payload is stored already are written as revisits.
+    /// Deduplication (`--dedup-against`, `--dedup-within`): responses of copied WARCs and
+    /// migrated ARCs whose payload is stored already are written as revisits.
     pub dedup: Option<std::sync::Arc<crate::stages::dedup::Dedup>>,
     /// How the source is read: time zone, NEDLIB dates, a mirror's site URL and zip bound.
     pub reading: crate::sources::open::ReadOptions,

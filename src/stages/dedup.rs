@@ -24,6 +24,10 @@
 //! and the container's file name (`file://NAME.warc.gz`), a hint where to find the original;
 //! the package that holds it is named by its OBJID in the revisit and in the METS.
 //!
+//! A migrated ARC record (`Item::Mapped`) becomes a revisit the same way
+//! (`migrate::revisit`): it keeps its ARC fields, and its rebuild field states the payload's
+//! length, so that `unmigrate --with` gives the ARC back with the stored payload.
+//!
 //! Nothing of the new capture is lost but the payload's bytes, which are the stored ones; the
 //! container's PREMIS object records that as an event, with a `dependency` / `requires`
 //! relationship to every package it refers to.
@@ -216,8 +220,40 @@ impl Candidate {
                     record_id: None,
                 }))
             }
-            Item::Mapped(_) | Item::Between(_) => Ok(None),
+            Item::Mapped(m) => Candidate::of_mapped(s, m),
+            Item::Between(_) => Ok(None),
         }
+    }
+
+    /// A migrated ARC record that may be a revisit: an HTTP response with a header of its own
+    /// and a whole payload (a truncated one is not the stored payload, whatever it holds),
+    /// written as harvested to the content container. The ARC comes back from the revisit's
+    /// fields and the stored payload (`migrate::revisit`).
+    fn of_mapped(
+        s: &StagedItem,
+        m: &crate::formats::arc_to_warc::MappedRecord,
+    ) -> Result<Option<Candidate>, StageError> {
+        let spec = &m.mapped.spec;
+        let len = m.payload_len();
+        let http = spec.warc_type == "response" && m.mapped.payload_offset > 0;
+        let as_harvested = s.route == super::Route::Content && s.findings.is_empty();
+        if !http || !as_harvested || len == 0 || spec.truncated.is_some() {
+            return Ok(None);
+        }
+        let sha1 = match m.payload_bytes() {
+            Some(b) => sha1::Sha1::digest(b).into(),
+            None => {
+                let io = |source| StageError::Io { path: s.item.origin(), source };
+                crate::formats::digest::sha1_of(m.payload_reader().map_err(io)?).map_err(io)?.1
+            }
+        };
+        Ok(Some(Candidate {
+            sha1,
+            len,
+            url: spec.target_uri.clone().unwrap_or_default(),
+            date: spec.date.clone(),
+            record_id: Some(spec.record_id.clone()),
+        }))
     }
 }
 

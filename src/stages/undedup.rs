@@ -119,10 +119,17 @@ impl RestoreScratch {
 }
 
 /// Where a record is: its container, and its bytes' range there.
-struct Place<'a> {
+pub(crate) struct Place<'a> {
     container: &'a Container,
     begin: u64,
     end: u64,
+}
+
+impl Place<'_> {
+    /// The container holding it.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.container.path()
+    }
 }
 
 /// The WARC containers of a package (`layout::package_containers`: links, FIFOs and devices
@@ -138,13 +145,13 @@ const ORIGINALS_CACHE_KIB: u32 = 8 << 10;
 
 /// Every record of the `sources`' containers by its `WARC-Record-ID` (the first of an id
 /// wins), in a scratch database on disk.
-struct Originals {
+pub(crate) struct Originals {
     containers: Vec<Container>,
     db: rusqlite::Connection,
 }
 
 impl Originals {
-    fn read(sources: &[PathBuf]) -> Result<Originals, UndedupError> {
+    pub(crate) fn read(sources: &[PathBuf]) -> Result<Originals, UndedupError> {
         let db = crate::temporaries::scratch_database(
             ORIGINALS_CACHE_KIB,
             "CREATE TABLE originals (id TEXT PRIMARY KEY, container INTEGER NOT NULL, \
@@ -179,7 +186,7 @@ impl Originals {
     }
 
     /// Where the record `id` is, if a source holds it.
-    fn find(&self, id: &str) -> Result<Option<Place<'_>>, UndedupError> {
+    pub(crate) fn find(&self, id: &str) -> Result<Option<Place<'_>>, UndedupError> {
         use rusqlite::OptionalExtension;
         let found = self
             .db
@@ -196,7 +203,7 @@ impl Originals {
 }
 
 /// The payload of the record at `place` (its block after the HTTP header).
-fn payload_at(place: &Place) -> Result<Vec<u8>, UndedupError> {
+pub(crate) fn payload_at(place: &Place) -> Result<Vec<u8>, UndedupError> {
     let path = place.container.path();
     let file = place.container.open()?;
     let mut bytes = vec![0u8; (place.end - place.begin) as usize];

@@ -1,12 +1,15 @@
 """Two crawls of one site, the second storing about 73 % of its payload bytes unchanged from
 the first, some of them under new URLs.
 
-    gen_crawls.py OUT_DIR [--pages N] [--seed S] [--as warc|nedlib|kulturarw3]
+    gen_crawls.py OUT_DIR [--pages N] [--seed S] [--unchanged F] [--min-size B] [--max-size B]
+                  [--as warc|arc|nedlib|kulturarw3]
 
 Writes the crawls under OUT_DIR/crawl1 and OUT_DIR/crawl2 (payloads random, so they do not
 compress) and prints JSON: payload bytes of the second crawl, those unchanged, the URLs whose
 payload is unchanged (old and new), and the moved ones. As WARC (warcio): crawlN/crawlN.warc.gz,
-a warcinfo record, then a request and a response per page. As a NEDLIB harvest: crawlN/<day>/0000/
+a warcinfo record, then a request and a response per page. As ARC (scripts/gen_arc.py's writer,
+one gzip member per record, as Heritrix 1.x wrote them): crawlN/crawlN-<date>.arc.gz, a filedesc
+record, then a record per page holding its HTTP response. As a NEDLIB harvest: crawlN/<day>/0000/
 a `.meta` (status line, header fields, Arc-Url, Arc-Length) and a data file per page, both named
 by the MD5 of the URL. As a Kulturarw3 archive: crawlN/archive/<hh>/<host>/<snapshot>/ one MIME
 file per page, as Heritrix's Kw3WriterProcessor writes it (scripts/make_samples.py).
@@ -85,6 +88,17 @@ def write_kulturarw3(root, date, pages, snapshot):
             f.write(data)
 
 
+def write_arc(path, when, pages):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+    from gen_arc import ArcWriter, http_response
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        w = ArcWriter(f, os.path.basename(path), when)
+        for i, (url, body, ctype) in enumerate(pages):
+            block = http_response(200, "OK", [("Content-Type", ctype)], body)
+            w.record(url, "192.0.2.80", when, ctype, block)
+
+
 def write(out, n, fmt, pages):
     """Crawl `n` (1 or 2) in format `fmt`."""
     date = ["2024-01-10T10:00:00Z", "2024-02-10T10:00:00Z"][n - 1]
@@ -92,6 +106,9 @@ def write(out, n, fmt, pages):
     root = os.path.join(out, "crawl%d" % n)
     if fmt == "warc":
         write_crawl(os.path.join(root, "crawl%d.warc.gz" % n), date, pages)
+    elif fmt == "arc":
+        when = ["20240110100000", "20240210100000"][n - 1]
+        write_arc(os.path.join(root, "crawl%d-%s.arc.gz" % (n, when)), when, pages)
     elif fmt == "nedlib":
         write_nedlib(root, epoch, pages)
     else:
@@ -103,26 +120,29 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--pages", type=int, default=60)
     ap.add_argument("--seed", type=int, default=29)
-    ap.add_argument("--as", dest="fmt", choices=["warc", "nedlib", "kulturarw3"], default="warc")
+    ap.add_argument("--unchanged", type=float, default=0.73, help="share of payload bytes kept")
+    ap.add_argument("--min-size", type=int, default=2_000)
+    ap.add_argument("--max-size", type=int, default=40_000)
+    ap.add_argument("--as", dest="fmt", choices=["warc", "arc", "nedlib", "kulturarw3"], default="warc")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     kinds = [("text/html", ".html"), ("image/png", ".png"), ("text/css", ".css")]
     first = []
     for i in range(a.pages):
         ctype, ext = kinds[i % 3]
-        size = rnd.randint(2_000, 40_000)
+        size = rnd.randint(a.min_size, a.max_size)
         first.append((f"{SITE}p{i}{ext}", rnd.randbytes(size), ctype))
     write(a.out, 1, a.fmt, first)
 
-    # The second crawl: the same pages, changed or not, until 73 % of its bytes are unchanged;
-    # every fifth unchanged one moved to a new URL.
+    # The second crawl: the same pages, changed or not, until 73 % (--unchanged) of its bytes
+    # are unchanged; every fifth unchanged one moved to a new URL.
     total = sum(len(b) for _, b, _ in first)
     second, unchanged, kept, moved = [], 0, [], []
     order = list(range(a.pages))
     rnd.shuffle(order)
     for i in order:
         url, body, ctype = first[i]
-        if unchanged + len(body) <= 0.73 * total:
+        if unchanged + len(body) <= a.unchanged * total:
             unchanged += len(body)
             new_url = url
             if len(kept) % 5 == 4:

@@ -11,15 +11,22 @@ use std::process::Command;
 
 use crate::util::{Package, oracle_python, package, repo};
 
+mod arc;
 mod captures;
 mod hostile;
 pub(crate) mod replay;
 
 /// The two crawls, and what the generator says of the second.
 pub(crate) fn crawls(dir: &Path) -> serde_json::Value {
+    crawls_with(dir, &[])
+}
+
+/// [`crawls`] with the generator's further arguments.
+pub(crate) fn crawls_with(dir: &Path, args: &[&str]) -> serde_json::Value {
     let out = Command::new(oracle_python())
         .arg(repo().join("tests/dedup/gen_crawls.py"))
         .arg(dir)
+        .args(args)
         .output()
         .expect("the generator runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -339,7 +339,18 @@ impl Assembler {
     pub(super) fn piece(
         &mut self,
         p: &ArcPiece,
+        next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
+    ) -> Result<(), RebuildError> {
+        self.piece_with_payload(p, next_chunk, None)
+    }
+
+    /// [`Self::piece`] of a revisit: its block (the HTTP header), then `payload`, the stored
+    /// payload it leaves out (checked against the revisit's digest by the caller).
+    pub(super) fn piece_with_payload(
+        &mut self,
+        p: &ArcPiece,
         mut next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
+        payload: Option<&[u8]>,
     ) -> Result<(), RebuildError> {
         let at = p.offset.first;
         self.place = Place { container: p.container.clone(), offset: p.container_offset };
@@ -385,6 +396,10 @@ impl Assembler {
             } else {
                 self.emit(&chunk)?;
             }
+        }
+        if let Some(bytes) = payload {
+            self.allow_stream(bytes.len() as u64, false, "the stored payload")?;
+            self.emit(bytes)?;
         }
         if !p.field.raw {
             self.emit_gap(p.field.tail.as_deref(), b"\n", "tail")?;
@@ -660,6 +675,7 @@ mod tests {
             field,
             header_line: Some(b"http://e.org/ 192.0.2.1 20240101000000 text/plain 3".to_vec()),
             block_digest: None,
+            revisit: None,
             block_len: 3,
             container: "c.warc.gz".into(),
             container_offset: 0,

@@ -14,6 +14,7 @@
 
 mod assemble;
 mod gz_file;
+mod originals;
 mod package;
 mod stream;
 
@@ -109,9 +110,61 @@ pub enum RebuildError {
         /// What its bytes give.
         found: String,
     },
+    /// The packages a revisit's payload is looked for in cannot be read.
+    #[error(transparent)]
+    Originals(Box<crate::stages::undedup::UndedupError>),
+    /// A revisit refers to a record no package given holds.
+    #[error(transparent)]
+    NoOriginal(Box<MissingOriginal>),
+    /// The record a revisit refers to holds another payload than the revisit states.
+    #[error(transparent)]
+    OriginalDiffers(Box<OtherPayload>),
     /// A state the rebuild should never reach.
     #[error("internal error: {0}")]
     Internal(&'static str),
+}
+
+/// A revisit made from ARC bytes whose original no package given holds.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{container} at offset {offset}: the revisit {record} leaves out the payload of {refers} in \
+     package {package}, which no package given holds (give it with --with): nothing rebuilt"
+)]
+pub struct MissingOriginal {
+    /// The revisit's container.
+    pub container: String,
+    /// Its offset there.
+    pub offset: u64,
+    /// Its `WARC-Record-ID`.
+    pub record: String,
+    /// The record it refers to.
+    pub refers: String,
+    /// The package holding that, by OBJID.
+    pub package: String,
+}
+
+/// A revisit made from ARC bytes whose original holds another payload than it states.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{container} at offset {offset}: the revisit {record} states the payload {stated}; the \
+     record it refers to, {refers} in {}, holds {found}: nothing rebuilt from it",
+    holder.display()
+)]
+pub struct OtherPayload {
+    /// The revisit's container.
+    pub container: String,
+    /// Its offset there.
+    pub offset: u64,
+    /// Its `WARC-Record-ID`.
+    pub record: String,
+    /// The record it refers to.
+    pub refers: String,
+    /// Digest and length the revisit states.
+    pub stated: String,
+    /// The container holding the record referred to.
+    pub holder: PathBuf,
+    /// Digest and length of its payload.
+    pub found: String,
 }
 
 /// How to rebuild.
@@ -123,6 +176,9 @@ pub struct RebuildOptions {
     /// Rebuilding a package's ARCs: the SHA-512 its PREMIS objects state of each, by name
     /// (`PackageStatements::objects`); each ARC file made must have it.
     pub package_objects: Option<HashMap<String, String>>,
+    /// The packages (folders) whose records the payloads of revisits are taken from: the
+    /// `--with` packages, and the package rebuilt (`--dedup-within`).
+    pub originals_in: Vec<PathBuf>,
 }
 
 /// An ARC about to be rebuilt, as its container names it.
@@ -353,6 +409,8 @@ struct Merge<'a> {
     /// ARCs finished (their twins' records are passed over).
     finished: HashSet<String>,
     reports: Vec<ArcRebuild>,
+    /// Where the payloads of revisits are taken from.
+    payloads: originals::StoredPayloads,
 }
 
 fn rebuild_container(
@@ -371,6 +429,7 @@ fn rebuild_container(
         summaries_whole: false,
         finished: HashSet::new(),
         reports: Vec::new(),
+        payloads: originals::StoredPayloads::new(opts.originals_in.clone()),
     };
     let mut current: Option<Current> = None;
     while let Some(msg) = m.main.next_msg() {
@@ -384,8 +443,12 @@ fn rebuild_container(
             Msg::Piece(p) => match &mut current {
                 Some(cur) if cur.info.warcinfo_id == p.warcinfo_id => {
                     m.twins_before(cur, Some(p.key()))?;
+                    // Checked before a byte of the record is given back.
+                    let payload = m.payloads.payload_of(&p)?;
                     let main = &mut m.main;
-                    cur.asm.piece(&p, || block_chunk(main)).map_err(named(&cur.info.name))?;
+                    cur.asm
+                        .piece_with_payload(&p, || block_chunk(main), payload.as_deref())
+                        .map_err(named(&cur.info.name))?;
                 }
                 // A record of no ARC this container names: not the rebuild's.
                 _ => m.main.skip_block()?,

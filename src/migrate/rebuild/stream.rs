@@ -10,6 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::formats::arc_rebuild::{FIELD_ARC_REBUILD, REBUILD_URI_PREFIX, RebuildField};
 use crate::formats::arc_to_warc::{FIELD_ARC_HEADER, FIELD_ARC_OFFSET};
+use crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE;
 use crate::formats::warc::{WarcHeader, WarcReader};
 
 use super::RebuildError;
@@ -65,6 +66,23 @@ pub(crate) struct ArcPiece {
     /// The container and the record's offset there, for messages.
     pub container: String,
     pub container_offset: u64,
+    /// A revisit written by deduplication: the payload it leaves out.
+    pub revisit: Option<RevisitOf>,
+}
+
+/// What a revisit made from ARC bytes leaves out: the payload of the record it refers to.
+#[derive(Debug, Clone)]
+pub(crate) struct RevisitOf {
+    /// The revisit's `WARC-Record-ID`.
+    pub record_id: String,
+    /// `WARC-Refers-To`: the record holding the payload.
+    pub refers_to: Option<String>,
+    /// `X-Webaip-Refers-To-Package`: the package holding it, by OBJID (none: this one).
+    pub package: Option<String>,
+    /// `WARC-Payload-Digest`: the payload's digest as stated.
+    pub digest: String,
+    /// The payload's length (the rebuild field's `payload`).
+    pub len: u64,
 }
 
 impl ArcPiece {
@@ -195,6 +213,7 @@ fn role(h: &WarcHeader, container: &str, at: u64) -> Result<Role, RebuildError> 
     if field.damaged {
         return Ok(Role::Other);
     }
+    let revisit = revisit_of(h, &field).map_err(bad)?;
     let header_line = match h.get(FIELD_ARC_HEADER) {
         Some(v) => Some(match v.strip_prefix("base64:") {
             Some(b64) => data_encoding::BASE64
@@ -213,7 +232,28 @@ fn role(h: &WarcHeader, container: &str, at: u64) -> Result<Role, RebuildError> 
         block_len: h.content_length().unwrap_or(0),
         container: container.into(),
         container_offset: at,
+        revisit,
     })))
+}
+
+/// What a revisit record made from ARC bytes leaves out; `None` for any other record (one
+/// `undedup` made whole again keeps the payload length in its field, and its payload in its
+/// block). A revisit without a payload length is an error.
+fn revisit_of(h: &WarcHeader, field: &RebuildField) -> Result<Option<RevisitOf>, String> {
+    let text = |name: &str| h.get(name).map(str::to_string);
+    match (h.warc_type() == Some("revisit"), field.payload) {
+        (false, _) => Ok(None),
+        (true, None) => {
+            Err(format!("a revisit whose {FIELD_ARC_REBUILD} states no payload length"))
+        }
+        (true, Some(len)) => Ok(Some(RevisitOf {
+            record_id: h.record_id().unwrap_or_default().to_string(),
+            refers_to: text("WARC-Refers-To"),
+            package: text(FIELD_REFERS_TO_PACKAGE),
+            digest: text("WARC-Payload-Digest").ok_or("a revisit with no WARC-Payload-Digest")?,
+            len,
+        })),
+    }
 }
 
 fn read_small(block: &mut dyn Read) -> io::Result<Vec<u8>> {
@@ -370,6 +410,28 @@ mod tests {
         assert_eq!(ArcOffset::parse("10+5"), Some(ArcOffset { first: 10, in_member: 5 }));
         assert_eq!(ArcOffset::parse("x"), None);
         assert_eq!(ArcOffset::parse("1+"), None);
+    }
+
+    /// A revisit needs its payload's length and digest; a full record (a revisit `undedup`
+    /// made whole) keeps its payload in its block, whatever its field says.
+    #[test]
+    fn only_a_revisit_leaves_its_payload_out() {
+        let header = |kind: &str, digest: bool| {
+            let mut h = WarcHeader::new("WARC/1.1");
+            h.push("WARC-Type", kind);
+            h.push("WARC-Record-ID", "<urn:uuid:2>");
+            h.push("WARC-Refers-To", "<urn:uuid:1>");
+            if digest {
+                h.push("WARC-Payload-Digest", "sha1:G7HRM7BGOKSKMSXZAHMUQTTV53QOFSMK");
+            }
+            h
+        };
+        let field = |payload| RebuildField { payload, ..RebuildField::default() };
+        let r = revisit_of(&header("revisit", true), &field(Some(7))).unwrap().unwrap();
+        assert_eq!((r.len, r.refers_to.as_deref()), (7, Some("<urn:uuid:1>")));
+        assert!(revisit_of(&header("response", true), &field(Some(7))).unwrap().is_none());
+        assert!(revisit_of(&header("revisit", true), &field(None)).is_err());
+        assert!(revisit_of(&header("revisit", false), &field(Some(7))).is_err());
     }
 
     #[test]

@@ -1,0 +1,217 @@
+//! Deduplicated ARC collections keep the way back: two generated crawls of one site as ARC
+//! files (`gen_crawls.py --as arc`, 70 % of the second's payload bytes unchanged, some under
+//! new URLs), the second packaged against the first. Its unchanged payloads become revisits
+//! (read by warcio), its container shrinks by them, its METS validates, and every ARC of both
+//! comes back byte for byte with `unmigrate --with`; without it, unmigrate names the package
+//! it needs and writes nothing. A `--with` package holding another payload, or none, stops
+//! the rebuild naming it; the container made whole again by `undedup` gives the ARC back alone.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{crawls_with, in_order, records, size, text};
+use crate::util::{Package, json, oracle_python, package, webaip};
+
+/// The two ARC crawls (70 % unchanged), each packaged: the first alone, the second against
+/// it; and what the generator says.
+struct Packaged {
+    dir: tempfile::TempDir,
+    generated: serde_json::Value,
+    arcs: [PathBuf; 2],
+    p1: PathBuf,
+    p2: PathBuf,
+    r1: serde_json::Value,
+    r2: serde_json::Value,
+}
+
+fn arc_in(dir: &Path) -> PathBuf {
+    let mut found: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.remove(0)
+}
+
+fn packaged() -> Packaged {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = crawls_with(dir.path(), &["--as", "arc", "--unchanged", "0.70"]);
+    let arcs = [arc_in(&dir.path().join("crawl1")), arc_in(&dir.path().join("crawl2"))];
+    let (p1, p2) = (dir.path().join("p1"), dir.path().join("p2"));
+    let r1 = package(Package::deterministic_json(), &p1, &[&arcs[0]]).report();
+    let against = Package::deterministic_json().args(&["--dedup-against", p1.to_str().unwrap()]);
+    let r2 = package(against, &p2, &[&arcs[1]]).report();
+    Packaged { dir, generated, arcs, p1, p2, r1, r2 }
+}
+
+fn container(pkg: &Path) -> PathBuf {
+    arc_in(&pkg.join("content"))
+}
+
+/// `webaip unmigrate` of `pkg` into `out` with these `--with` packages.
+fn unmigrate(pkg: &Path, out: &Path, with: &[&Path]) -> std::process::Output {
+    let mut args = vec!["unmigrate", "-q", "-o", out.to_str().unwrap(), pkg.to_str().unwrap()];
+    for w in with {
+        args.extend(["--with", w.to_str().unwrap()]);
+    }
+    webaip(&args)
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    match std::fs::read_dir(dir) {
+        Ok(d) => d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn a_deduplicated_arc_crawl_comes_back_byte_for_byte() {
+    let k = packaged();
+    let unchanged = k.generated["unchanged"].as_array().unwrap();
+    let unchanged_bytes = k.generated["unchanged_bytes"].as_u64().unwrap();
+    let ratio = unchanged_bytes as f64 / k.generated["payload_bytes"].as_u64().unwrap() as f64;
+    assert!((0.69..0.71).contains(&ratio), "70 % unchanged: {ratio}");
+    assert!(!k.generated["moved"].as_array().unwrap().is_empty(), "some move to new URLs");
+
+    let d = &k.r2["dedup"];
+    assert_eq!(d["revisits"], unchanged.len() as u64, "{d}");
+    assert_eq!(d["payload_bytes"], unchanged_bytes);
+    assert_eq!(d["depends_on"], serde_json::json!([k.r1["objid"]]));
+    // Against the second crawl packaged without deduplication.
+    let plain = k.dir.path().join("plain");
+    package(Package::deterministic_json(), &plain, &[&k.arcs[1]]).report();
+    let (whole, small) = (size(&container(&plain)), size(&container(&k.p2)));
+    let saved = whole as f64 - small as f64;
+    assert!(
+        saved >= 0.95 * unchanged_bytes as f64,
+        "{whole} - {small} < 95 % of {unchanged_bytes}"
+    );
+
+    // warcio reads every revisit: the original's record, digest and package, no payload.
+    let first = records(&container(&k.p1));
+    let second = records(&container(&k.p2));
+    for u in unchanged {
+        let (old, new) = (text(&u["old"]), text(&u["new"]));
+        let (r, o) = (&second[new], &first[old]);
+        assert_eq!(text(&r["type"]), "revisit", "{new}");
+        assert_eq!(r["WARC-Refers-To"], o["WARC-Record-ID"], "{new}");
+        assert_eq!(text(&r["WARC-Refers-To-Target-URI"]), old);
+        assert_eq!(r["X-Webaip-Refers-To-Package"], k.r1["objid"]);
+        assert_eq!(r["WARC-Payload-Digest"], o["payload_sha1"], "the original's payload");
+        assert_eq!(r["payload_len"], 0);
+    }
+    let revisits = in_order(&container(&k.p2)).iter().filter(|r| r["type"] == "revisit").count();
+    assert_eq!(revisits, unchanged.len());
+    let (ok, why) = crate::mets_package::oracle_validate(&k.p2.join("METS.xml"));
+    assert!(ok, "{why}");
+
+    // Without the first package: refused, naming it, nothing written.
+    let objid = k.r1["objid"].as_str().unwrap();
+    let out = k.dir.path().join("out");
+    let o = unmigrate(&k.p2, &out, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr.contains(objid) && stderr.contains("--with"), "{stderr}");
+    assert_eq!(files(&out), Vec::<String>::new(), "nothing written");
+
+    // With it, both crawls come back byte for byte.
+    assert!(unmigrate(&k.p1, &out, &[]).status.success());
+    let o = unmigrate(&k.p2, &out, &[&k.p1]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for arc in &k.arcs {
+        let back = std::fs::read(out.join(arc.file_name().unwrap())).unwrap();
+        assert!(back == std::fs::read(arc).unwrap(), "{} differs", arc.display());
+    }
+
+    // The audit rebuilds and checks them: intact with the first package, not without it.
+    let (p1, p2) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap());
+    let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", p1, p2]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!(r["verdict"], "intact", "{r:#}");
+    assert_eq!(
+        (&r["arc_rebuilds"]["rebuilt"], &r["arc_rebuilds"]["as_stated"]),
+        (&1.into(), &1.into())
+    );
+    let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", p2]);
+    let r = &json(&o)["packages"][0];
+    assert_ne!(r["verdict"], "intact", "{r:#}");
+    let said = r["unchecked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|u| u["kind"] == "arc_payload_elsewhere" && text(&u["reason"]).contains(objid));
+    assert!(said, "{r:#}");
+}
+
+/// Copies the package `from` to `to` with the record `id` of its content container changed:
+/// `flip` a byte of its payload (its digest no longer the one stated), or `drop` it.
+const MUTATE: &str = r#"
+import os, shutil, sys, zlib
+src, dst, rid, mode = sys.argv[1:5]
+shutil.copytree(src, dst)
+content = os.path.join(dst, "content")
+name = os.path.join(content, os.listdir(content)[0])
+data, out, pos, hit = open(name, "rb").read(), [], 0, False
+while pos < len(data):
+    d = zlib.decompressobj(31)
+    rec = d.decompress(data[pos:])
+    end = len(data) - len(d.unused_data)
+    if ("WARC-Record-ID: " + rid).encode() in rec:
+        hit = True
+        if mode == "drop":
+            pos = end
+            continue
+        i = len(rec) - 5  # the payload's last byte, before the record's end
+        rec = rec[:i] + bytes([rec[i] ^ 1]) + rec[i + 1:]
+        c = zlib.compressobj(6, zlib.DEFLATED, 31)
+        out.append(c.compress(rec) + c.flush())
+    else:
+        out.append(data[pos:end])
+    pos = end
+assert hit, rid
+open(name, "wb").write(b"".join(out))
+"#;
+
+/// A `--with` package whose original holds another payload stops the rebuild naming the
+/// revisit and that package's container; one without the original names the record missing.
+/// Neither leaves a file.
+#[test]
+fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
+    let k = packaged();
+    let revisit = in_order(&container(&k.p2))
+        .into_iter()
+        .find(|r| r["type"] == "revisit")
+        .expect("a revisit");
+    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    for (mode, said) in [("flip", "holds sha1:"), ("drop", "which no package given holds")] {
+        let bad = k.dir.path().join(format!("p1-{mode}"));
+        let o = Command::new(oracle_python())
+            .args(["-c", MUTATE])
+            .args([k.p1.as_os_str(), bad.as_os_str()])
+            .args([&original, mode])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = k.dir.path().join(format!("out-{mode}"));
+        let o = unmigrate(&k.p2, &out, &[&bad]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{mode}");
+        assert!(stderr.contains(said), "{mode}: {stderr}");
+        assert!(stderr.contains(&original), "{mode}: names the original: {stderr}");
+        if mode == "flip" {
+            assert!(stderr.contains(text(&revisit["WARC-Record-ID"])), "{stderr}");
+            assert!(stderr.contains(bad.to_str().unwrap()), "names the package: {stderr}");
+        }
+        assert_eq!(files(&out), Vec::<String>::new(), "{mode}: nothing left");
+    }
+
+    // Made whole again by `undedup`, its container gives the ARC back alone (as a WARC file:
+    // the new package's METS describes no ARC).
+    let whole = k.dir.path().join("whole");
+    let (p1, p2, w) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap(), whole.to_str().unwrap());
+    let o = webaip(&["undedup", "-q", p2, "--with", p1, "--out", w]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = k.dir.path().join("out-whole");
+    let o = unmigrate(&container(&whole), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+    assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC, from the whole package");
+}

@@ -213,7 +213,7 @@ fn role(h: &WarcHeader, container: &str, at: u64) -> Result<Role, RebuildError> 
     if field.damaged {
         return Ok(Role::Other);
     }
-    let revisit = revisit_of(h, &field).map_err(bad)?;
+    let revisit = revisit_of(h, &field).map_err(|e| bad(e.to_string()))?;
     let header_line = match h.get(FIELD_ARC_HEADER) {
         Some(v) => Some(match v.strip_prefix("base64:") {
             Some(b64) => data_encoding::BASE64
@@ -238,22 +238,29 @@ fn role(h: &WarcHeader, container: &str, at: u64) -> Result<Role, RebuildError> 
 
 /// What a revisit record made from ARC bytes leaves out; `None` for any other record (one
 /// `undedup` made whole again keeps the payload length in its field, and its payload in its
-/// block). A revisit without a payload length is an error.
-fn revisit_of(h: &WarcHeader, field: &RebuildField) -> Result<Option<RevisitOf>, String> {
+/// block). A revisit without a payload length or digest is an error.
+fn revisit_of(h: &WarcHeader, field: &RebuildField) -> Result<Option<RevisitOf>, RevisitFault> {
     let text = |name: &str| h.get(name).map(str::to_string);
     match (h.warc_type() == Some("revisit"), field.payload) {
         (false, _) => Ok(None),
-        (true, None) => {
-            Err(format!("a revisit whose {FIELD_ARC_REBUILD} states no payload length"))
-        }
+        (true, None) => Err(RevisitFault::NoPayloadLength),
         (true, Some(len)) => Ok(Some(RevisitOf {
             record_id: h.record_id().unwrap_or_default().to_string(),
             refers_to: text("WARC-Refers-To"),
             package: text(FIELD_REFERS_TO_PACKAGE),
-            digest: text("WARC-Payload-Digest").ok_or("a revisit with no WARC-Payload-Digest")?,
+            digest: text("WARC-Payload-Digest").ok_or(RevisitFault::NoPayloadDigest)?,
             len,
         })),
     }
+}
+
+/// Why a revisit made from ARC bytes cannot be given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum RevisitFault {
+    #[error("a revisit whose {FIELD_ARC_REBUILD} states no payload length")]
+    NoPayloadLength,
+    #[error("a revisit with no WARC-Payload-Digest")]
+    NoPayloadDigest,
 }
 
 fn read_small(block: &mut dyn Read) -> io::Result<Vec<u8>> {
@@ -430,8 +437,15 @@ mod tests {
         let r = revisit_of(&header("revisit", true), &field(Some(7))).unwrap().unwrap();
         assert_eq!((r.len, r.refers_to.as_deref()), (7, Some("<urn:uuid:1>")));
         assert!(revisit_of(&header("response", true), &field(Some(7))).unwrap().is_none());
-        assert!(revisit_of(&header("revisit", true), &field(None)).is_err());
-        assert!(revisit_of(&header("revisit", false), &field(Some(7))).is_err());
+        let fault = |h, f| revisit_of(&h, &f).err();
+        assert_eq!(
+            fault(header("revisit", true), field(None)),
+            Some(RevisitFault::NoPayloadLength)
+        );
+        assert_eq!(
+            fault(header("revisit", false), field(Some(7))),
+            Some(RevisitFault::NoPayloadDigest)
+        );
     }
 
     #[test]

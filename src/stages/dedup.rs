@@ -26,7 +26,11 @@
 //!
 //! A migrated ARC record (`Item::Mapped`) becomes a revisit the same way
 //! (`migrate::revisit`): it keeps its ARC fields, and its rebuild field states the payload's
-//! length, so that `unmigrate --with` gives the ARC back with the stored payload.
+//! length, so that `unmigrate --with` gives the ARC back with the stored payload. It does so
+//! only when the original is named whole (its package's OBJID and its record id, as a
+//! package given to `--dedup-against` states them) or is in the same container
+//! (`--dedup-within`); a match in a CDXJ index or a digest table without both leaves the
+//! record whole, since its payload could not be found again.
 //!
 //! Nothing of the new capture is lost but the payload's bytes, which are the stored ones; the
 //! container's PREMIS object records that as an event, with a `dependency` / `requires`
@@ -40,7 +44,7 @@ use sha1::Digest;
 use super::{Item, Stage, StageError, StagedItem};
 use crate::capture::CaptureKind;
 use crate::formats::digest::{BlockHasher, sha1_base32};
-use crate::index::digests::{Algorithm, DedupSources, DigestKey, StoredPayload};
+use crate::index::digests::{Algorithm, DedupSources, DigestKey, Found, StoredPayload};
 use crate::model::{ByteRange, ReferencedPayload};
 
 // The revisit's field names live with the WARC format, which `get` reads them with too.
@@ -132,7 +136,13 @@ impl<'a> DedupStage<'a> {
             .against
             .find(&digest, candidate.len)
             .map_err(|source| StageError::Dedup { origin: s.item.origin(), source })?;
-        if let Some(f) = found {
+        // A migrated ARC record comes back only from an original a revisit can name whole:
+        // its package (OBJID) and record id. A hit from an index without them leaves it whole.
+        let named = |f: &Found| {
+            !matches!(s.item, Item::Mapped(_))
+                || (f.stored.package.is_some() && f.stored.record_id.is_some())
+        };
+        if let Some(f) = found.filter(named) {
             return Ok(Some(Revisit { refers: f.stored, digest, own: false }));
         }
         if !self.dedup.within {

@@ -141,6 +141,46 @@ fn a_deduplicated_arc_crawl_comes_back_byte_for_byte() {
     assert!(said, "{r:#}");
 }
 
+/// Against an index of the first package (a CDXJ with record ids, or one without them), no
+/// ARC record becomes a revisit: the index names no package, so its payload could not be found
+/// again. The second ARC's records stay whole, and it comes back alone.
+#[test]
+fn an_index_match_leaves_an_arc_record_whole() {
+    let k = packaged();
+    let cdxj = k.dir.path().join("p1.cdxj");
+    let o =
+        webaip(&["index", "--record-ids", "-o", cdxj.to_str().unwrap(), k.p1.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = std::fs::read_to_string(&cdxj).unwrap();
+    assert!(lines.contains("\"recordId\""), "the index names record ids");
+    let bare = k.dir.path().join("bare.cdxj");
+    let stripped: String = lines
+        .lines()
+        .map(|l| {
+            let Some(at) = l.find(", \"recordId\": \"") else { return format!("{l}\n") };
+            let end = at + l[at + 15..].find('"').unwrap() + 16;
+            format!("{}{}\n", &l[..at], &l[end..])
+        })
+        .collect();
+    assert!(!stripped.contains("recordId"));
+    std::fs::write(&bare, stripped).unwrap();
+    for index in [&cdxj, &bare] {
+        let name = index.file_stem().unwrap().to_str().unwrap();
+        let p2 = k.dir.path().join(format!("p2-{name}"));
+        let against =
+            Package::deterministic_json().args(&["--dedup-against", index.to_str().unwrap()]);
+        let r2 = package(against, &p2, &[&k.arcs[1]]).report();
+        assert_eq!(r2["dedup"]["revisits"].as_u64().unwrap_or(0), 0, "{name}: {}", r2["dedup"]);
+        let revisits = in_order(&container(&p2)).iter().filter(|r| r["type"] == "revisit").count();
+        assert_eq!(revisits, 0, "{name}");
+        let out = k.dir.path().join(format!("out-{name}"));
+        let o = unmigrate(&p2, &out, &[]);
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+        assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "{name}: the ARC differs");
+    }
+}
+
 /// Copies the package `from` to `to` with the record `id` of its content container changed:
 /// `flip` a byte of its payload (its digest no longer the one stated), or `drop` it.
 const MUTATE: &str = r#"

@@ -119,8 +119,12 @@ pub fn unmigrate(
     for input in inputs.iter().chain(&options.with) {
         crate::layout::refuse_output_in_input(input, out)?;
     }
-    let given = with_objids(&options.with)?;
-    for p in inputs.iter().filter(|i| i.is_dir()) {
+    // The input packages hold originals too: a revisit of one of them is given by it.
+    let input_packages: Vec<PathBuf> = inputs.iter().filter(|i| i.is_dir()).cloned().collect();
+    let mut holders = options.with.clone();
+    holders.extend(input_packages.iter().filter(|p| !options.with.contains(p)).cloned());
+    let given = with_objids(&holders)?;
+    for p in &input_packages {
         needs_only(p, &given)?;
     }
     std::fs::create_dir_all(out)
@@ -138,9 +142,12 @@ pub fn unmigrate(
     let mut arcs = Vec::new();
     for p in packages {
         let stated = package_statements(p, progress)?;
-        // Revisits refer to the `--with` packages, and (`--dedup-within`) to this one.
-        let mut originals_in = options.with.clone();
-        originals_in.push(p.clone());
+        // Revisits refer to the `--with` packages, the other input packages, and
+        // (`--dedup-within`) to this one.
+        let mut originals_in = holders.clone();
+        if !originals_in.contains(p) {
+            originals_in.push(p.clone());
+        }
         let package_objects = Some(stated.objects);
         let opts = RebuildOptions { package_objects, originals_in, ..opts.clone() };
         arcs.extend(rebuild_arcs(&stated.containers, &opts, &mut sink, progress)?);
@@ -157,7 +164,7 @@ pub fn unmigrate(
     })
 }
 
-/// The OBJID of each `--with` package.
+/// The OBJID of each package given (`--with`, or as an input).
 fn with_objids(with: &[PathBuf]) -> Result<Vec<String>, UnmigrateError> {
     with.iter()
         .map(|w| {
@@ -167,14 +174,17 @@ fn with_objids(with: &[PathBuf]) -> Result<Vec<String>, UnmigrateError> {
         .collect()
 }
 
-/// Refuses the package `p` when its METS says it requires (it was deduplicated against)
-/// packages whose OBJIDs are not `given`: before anything is written, every one is named.
+/// Refuses the package `p` when its METS says its ARCs require (the containers migrated from
+/// them were deduplicated against) packages whose OBJIDs are not `given` (by `--with` or as
+/// inputs): before anything is written, every one is named. A copied WARC's revisits do not
+/// concern the ARCs.
 fn needs_only(p: &Path, given: &[String]) -> Result<(), UnmigrateError> {
     let mets = p.join(crate::layout::METS);
     let err = |what: String| UnmigrateError::With { path: mets.clone(), what };
     let file = crate::layout::open_regular(&mets).map_err(|e| err(e.to_string()))?;
     let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
-    let required = crate::store::deps::mets_dependencies(reader).map_err(|e| err(e.to_string()))?;
+    let required =
+        crate::store::deps::mets_arc_dependencies(reader).map_err(|e| err(e.to_string()))?;
     let missing: Vec<String> = required.into_iter().filter(|r| !given.contains(r)).collect();
     match missing.is_empty() {
         true => Ok(()),

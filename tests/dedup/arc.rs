@@ -181,6 +181,40 @@ fn an_index_match_leaves_an_arc_record_whole() {
     }
 }
 
+/// Unmigrate needs only the packages the ARCs' own revisits name: a package whose ARC is
+/// whole and whose copied WARC has revisits of another package gives its ARC back alone; and a
+/// package given as an input holds originals as a `--with` one does.
+#[test]
+fn unmigrate_needs_only_the_packages_the_arcs_refer_to() {
+    let k = packaged();
+    // Two WARC crawls of other payloads (another seed): the second WARC, packaged with the
+    // first ARC against the first WARC, has revisits; the ARC has none.
+    let w = k.dir.path().join("w");
+    crawls_with(&w, &["--seed", "7"]);
+    let (w1, w2) = (arc_in(&w.join("crawl1")), arc_in(&w.join("crawl2")));
+    let pw = k.dir.path().join("pw");
+    package(Package::deterministic_json(), &pw, &[&w1]).report();
+    let p3 = k.dir.path().join("p3");
+    let against = Package::deterministic_json().args(&["--dedup-against", pw.to_str().unwrap()]);
+    let r3 = package(against, &p3, &[&k.arcs[0], &w2]).report();
+    assert!(r3["dedup"]["revisits"].as_u64().unwrap() > 0, "{}", r3["dedup"]);
+    let out = k.dir.path().join("out3");
+    let o = unmigrate(&p3, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = std::fs::read(out.join(k.arcs[0].file_name().unwrap())).unwrap();
+    assert!(back == std::fs::read(&k.arcs[0]).unwrap(), "the ARC differs");
+
+    // Both packages as inputs: the second's originals are in the first.
+    let out = k.dir.path().join("both");
+    let (p1, p2) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap());
+    let o = webaip(&["unmigrate", "-q", "-o", out.to_str().unwrap(), p1, p2]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for arc in &k.arcs {
+        let back = std::fs::read(out.join(arc.file_name().unwrap())).unwrap();
+        assert!(back == std::fs::read(arc).unwrap(), "{} differs", arc.display());
+    }
+}
+
 /// Copies the package `from` to `to` with the record `id` of its content container changed:
 /// `flip` a byte of its payload (its digest no longer the one stated), or `drop` it.
 const MUTATE: &str = r#"

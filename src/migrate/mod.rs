@@ -613,7 +613,15 @@ impl Rebuild<'_> {
         let summary = rebuild_summary(self.file, end);
         let written = write_rebuild_record(&summary, self.warcinfo, self.ids, sinks, log)?;
         *report.records_out.entry("metadata".into()).or_default() += 1;
-        report.rebuild = Some(rebuild_report(&summary, end.rebuild_field_bytes + written));
+        let mut rebuild = rebuild_report(&summary, end.rebuild_field_bytes + written);
+        // Revisits of another package's records: the ARC comes back only with it.
+        rebuild.requires_packages = (report.dedup.packages.keys())
+            .filter_map(|h| match h {
+                crate::stages::dedup::Holder::Package(objid) => Some(objid.clone()),
+                _ => None,
+            })
+            .collect();
+        report.rebuild = Some(rebuild);
         if !summary.rebuildable() {
             report.add_anomaly(Anomaly {
                 location: Location { member: None, offset: 0 },

@@ -96,5 +96,7 @@ pub(super) fn rebuild_report(summary: &RebuildSummary, bytes_written: u64) -> Ar
         members_unrecovered: summary.unrecovered.count,
         unrecovered_offsets: summary.unrecovered.offsets.clone(),
         bytes_written,
+        // Known once the ARC's records are written (`Rebuild::add`).
+        requires_packages: Vec::new(),
     }
 }

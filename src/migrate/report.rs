@@ -124,8 +124,13 @@ pub struct ArcRebuildability {
     pub stream_length: u64,
     /// Its SHA-512 (hex).
     pub stream_sha512: String,
-    /// True when everything needed to rebuild the stream is kept.
+    /// True when everything needed to rebuild the stream is kept (in this package, and in
+    /// the packages of `requires_packages`).
     pub rebuildable: bool,
+    /// The packages (OBJIDs) holding the payloads the ARC's revisits leave out
+    /// (deduplication): the ARC comes back only with them (`unmigrate --with`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires_packages: Vec<String>,
     /// Why not, when it is not (with offsets).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
@@ -156,15 +161,26 @@ impl ArcRebuildability {
         if !self.rebuildable {
             return format!("NOT rebuildable: {}", self.reasons.join("; "));
         }
+        let with = match self.requires_packages.is_empty() {
+            true => String::new(),
+            false => format!(" with package(s) {}", self.requires_packages.join(", ")),
+        };
         if self.byte_for_byte() {
-            return "rebuildable from the container byte for byte (webaip unmigrate)".into();
+            return match with.is_empty() {
+                true => "rebuildable from the container byte for byte (webaip unmigrate)".into(),
+                false => format!("rebuildable byte for byte{with} (webaip unmigrate --with)"),
+            };
         }
         let offsets = crate::formats::arc_rebuild::listed_offsets(
             self.members_unrecovered,
             &self.unrecovered_offsets,
         );
+        let needs = match with.is_empty() {
+            true => String::new(),
+            false => format!(" (only{with}: webaip unmigrate --with)"),
+        };
         format!(
-            "the ARC's uncompressed stream is rebuildable byte for byte, its gzip file is not: \
+            "the ARC's uncompressed stream is rebuildable byte for byte{needs}, its gzip file is not: \
              {} gzip member(s) (at offset {offsets}) have deflate settings webaip did not \
              recover (none it tried reproduces them, or they were past the members probed); unmigrate gives back the identical stream, compressed again",
             self.members_unrecovered,
@@ -351,7 +367,8 @@ impl FileReport {
             let _ = writeln!(o, "  input bytes: {}", account(b, self.compressed));
         }
         // Said when the original cannot come back whole.
-        if let Some(r) = self.rebuild.as_ref().filter(|r| !r.byte_for_byte()) {
+        let told = |r: &&ArcRebuildability| !r.byte_for_byte() || !r.requires_packages.is_empty();
+        if let Some(r) = self.rebuild.as_ref().filter(told) {
             let _ = writeln!(o, "  rebuild: {}", r.text());
         }
         self.write_conservation(o);

@@ -103,8 +103,25 @@ fn a_deduplicated_arc_crawl_comes_back_byte_for_byte() {
     let (ok, why) = crate::mets_package::oracle_validate(&k.p2.join("METS.xml"));
     assert!(ok, "{why}");
 
-    // Without the first package: refused, naming it, nothing written.
+    // The migration event and record name the package the ARC needs, claiming no rebuild
+    // from the container alone.
     let objid = k.r1["objid"].as_str().unwrap();
+    let mets = std::fs::read_to_string(k.p2.join("METS.xml")).unwrap();
+    assert!(!mets.contains("rebuildable from the container"), "claims the container suffices");
+    let with =
+        format!("rebuildable byte for byte with package(s) {objid} (webaip unmigrate --with)");
+    assert!(mets.contains(&with), "the migration event names {objid}");
+    let logs = k.p2.join("logs/webaip");
+    let log = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".migration.json"))
+        .expect("the migration record");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap();
+    assert_eq!(log["rebuild"]["requires_packages"], serde_json::json!([objid]), "{log:#}");
+
+    // Without the first package: refused, naming it, nothing written.
     let out = k.dir.path().join("out");
     let o = unmigrate(&k.p2, &out, &[]);
     let stderr = String::from_utf8_lossy(&o.stderr);

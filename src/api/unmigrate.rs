@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::migrate::rebuild::{
-    ArcSink, ArcStart, RebuildOptions, package_statements, rebuild_arcs,
+    ArcSink, ArcStart, RebuildOptions, StoredPayloads, package_statements, rebuild_arcs,
 };
 use crate::temporaries::{self, TempName};
 
@@ -139,22 +139,18 @@ pub fn unmigrate(
     };
     let (packages, warcs): (Vec<&PathBuf>, Vec<&PathBuf>) = inputs.iter().partition(|i| i.is_dir());
     let opts = RebuildOptions { make_file: !options.stream, ..RebuildOptions::default() };
+    // Revisits refer to the `--with` packages, the input packages, and (`--dedup-within`) to
+    // their own: one table of them for the run; payloads are copied beside the ARCs.
+    let mut payloads = StoredPayloads::new(holders, Some(out.to_path_buf()));
     let mut arcs = Vec::new();
     for p in packages {
         let stated = package_statements(p, progress)?;
-        // Revisits refer to the `--with` packages, the other input packages, and
-        // (`--dedup-within`) to this one.
-        let mut originals_in = holders.clone();
-        if !originals_in.contains(p) {
-            originals_in.push(p.clone());
-        }
-        let package_objects = Some(stated.objects);
-        let opts = RebuildOptions { package_objects, originals_in, ..opts.clone() };
-        arcs.extend(rebuild_arcs(&stated.containers, &opts, &mut sink, progress)?);
+        let opts = RebuildOptions { package_objects: Some(stated.objects), ..opts.clone() };
+        arcs.extend(rebuild_arcs(&stated.containers, &opts, &mut payloads, &mut sink, progress)?);
     }
     if !warcs.is_empty() {
         let all: Vec<PathBuf> = warcs.into_iter().cloned().collect();
-        arcs.extend(rebuild_arcs(&all, &opts, &mut sink, progress)?);
+        arcs.extend(rebuild_arcs(&all, &opts, &mut payloads, &mut sink, progress)?);
     }
     Ok(Unmigrated {
         out: out.to_path_buf(),

@@ -767,10 +767,11 @@ fn check_arc_rebuilds(
     let containers = package_containers(dir);
     let mut originals_in = opts.with.clone().unwrap_or_default();
     originals_in.push(dir.to_path_buf());
-    let opts = crate::migrate::rebuild::RebuildOptions { originals_in, ..Default::default() };
+    let mut payloads = crate::migrate::rebuild::StoredPayloads::new(originals_in, None);
+    let opts = crate::migrate::rebuild::RebuildOptions::default();
     let sink = &mut crate::migrate::rebuild::CheckOnly;
     let mut counts = ArcRebuilds::default();
-    match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, sink, &|_| {}) {
+    match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, &mut payloads, sink, &|_| {}) {
         Ok(reports) => {
             for r in reports {
                 let file = Path::new(&r.container)

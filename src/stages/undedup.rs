@@ -1,7 +1,9 @@
 //! Undoing deduplication: the containers of a package with every revisit written by
 //! [`super::dedup`] made a full `response` record again, its payload taken from the original
 //! record in one of the packages it refers to (found by its `WARC-Refers-To` record id) and
-//! verified against the revisit's `WARC-Payload-Digest` (SHA-1) before it is written.
+//! verified against the revisit's `WARC-Payload-Digest` (SHA-1) before it is written: copied
+//! to an unlinked temporary file a chunk at a time while it is hashed ([`Originals`], shared
+//! with the rebuild of deduplicated ARCs), so no payload is held in memory whatever its size.
 //!
 //! Every other byte of a container is copied as it is; a restored record keeps the revisit's
 //! fields but those deduplication added, its HTTP header, and gets the payload back (its
@@ -9,11 +11,15 @@
 //! restored containers as `package` packages WARC files.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::formats::digest::{BlockHasher, sha1_base32};
+use sha1::{Digest, Sha1};
+
+use crate::formats::digest::sha1_base32;
+use crate::formats::http::MAX_HTTP_HEADER_LEN;
+use crate::formats::segment::FileRange;
 use crate::formats::warc::payload;
 use crate::formats::warc::{WarcError, WarcReader};
 use crate::index::digests::{Algorithm, DigestKey};
@@ -118,18 +124,12 @@ impl RestoreScratch {
     }
 }
 
-/// Where a record is: its container, and its bytes' range there.
-pub(crate) struct Place<'a> {
-    container: &'a Container,
+/// Where a record is: its container (by index), and its bytes' range there.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    container: usize,
     begin: u64,
     end: u64,
-}
-
-impl Place<'_> {
-    /// The container holding it.
-    pub(crate) fn path(&self) -> PathBuf {
-        self.container.path()
-    }
 }
 
 /// The WARC containers of a package (`layout::package_containers`: links, FIFOs and devices
@@ -142,51 +142,153 @@ fn containers(pkg: &Path) -> Result<Vec<Container>, UndedupError> {
 /// Page cache of the table of record ids: the table itself is on disk, so a `--with` package
 /// of millions of records costs no more memory than a small one.
 const ORIGINALS_CACHE_KIB: u32 = 8 << 10;
+/// Bytes of a stored payload read or copied at a time.
+const PAYLOAD_CHUNK: usize = 256 << 10;
 
-/// Every record of the `sources`' containers by its `WARC-Record-ID` (the first of an id
-/// wins), in a scratch database on disk.
+/// A container of a source, opened (once) when it is first searched.
+struct Searched {
+    container: Container,
+    /// The package's OBJID (`None`: its METS names none).
+    objid: Option<String>,
+    file: Option<File>,
+}
+
+/// The records of the `sources`' containers by `WARC-Record-ID`, in a scratch database on disk.
+/// A container is read (its records' ids and places put in the table) only when a payload is
+/// looked for that no container read so far holds, those the revisit names first (its
+/// package's, and the container `WARC-Refers-To-Container` names): in a run, each container is
+/// opened and read at most once, and those no revisit needs not at all.
 pub(crate) struct Originals {
-    containers: Vec<Container>,
+    searched: Vec<Searched>,
     db: rusqlite::Connection,
+    /// Where stored payloads are copied to (`None`: the system's temporary folder).
+    scratch: Option<PathBuf>,
+}
+
+/// What a revisit states of the payload it leaves out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StatedPayload<'a> {
+    /// `WARC-Refers-To`: the record holding it.
+    pub(crate) refers: &'a str,
+    /// `WARC-Payload-Digest`.
+    pub(crate) digest: &'a str,
+    /// Its length, when the revisit states it.
+    pub(crate) len: Option<u64>,
+    /// `X-Webaip-Refers-To-Package`: the OBJID of the package holding it.
+    pub(crate) package: Option<&'a str>,
+    /// `WARC-Refers-To-Container`: the container holding it (`file://NAME`).
+    pub(crate) container: Option<&'a str>,
+}
+
+/// Why [`Originals::verified_payload`] gives no payload.
+#[derive(Debug)]
+pub(crate) enum PayloadFault {
+    /// No source holds the record.
+    Missing,
+    /// The record holds another payload: in `holder` (a container), with this digest and
+    /// length.
+    Differs {
+        /// The container holding the record.
+        holder: PathBuf,
+        /// The SHA-1 of its payload (`sha1:BASE32`).
+        found: String,
+        /// Its length.
+        found_len: u64,
+    },
+    /// Reading or copying failed.
+    Failed(UndedupError),
+}
+
+impl<E: Into<UndedupError>> From<E> for PayloadFault {
+    fn from(e: E) -> Self {
+        PayloadFault::Failed(e.into())
+    }
+}
+
+/// A stored payload, checked, in an unlinked temporary file (nothing left if the run is
+/// killed), given back in chunks.
+pub(crate) struct VerifiedPayload {
+    file: File,
+    /// Its length.
+    pub(crate) len: u64,
+    /// The folder of the temporary file, for messages.
+    scratch: PathBuf,
+}
+
+impl VerifiedPayload {
+    /// Its next chunk; `None` at its end.
+    pub(crate) fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, UndedupError> {
+        let mut chunk = Vec::with_capacity(PAYLOAD_CHUNK);
+        let n = io::Read::by_ref(&mut self.file)
+            .take(PAYLOAD_CHUNK as u64)
+            .read_to_end(&mut chunk)
+            .map_err(io_at(&self.scratch))?;
+        Ok((n > 0).then_some(chunk))
+    }
+
+    /// Back to its first byte.
+    fn rewind(&mut self) -> Result<(), UndedupError> {
+        self.file.seek(SeekFrom::Start(0)).map(drop).map_err(io_at(&self.scratch))
+    }
 }
 
 impl Originals {
-    pub(crate) fn read(sources: &[PathBuf]) -> Result<Originals, UndedupError> {
+    /// The records of the packages `sources`; stored payloads are copied under `scratch`
+    /// (`None`: the system's temporary folder).
+    pub(crate) fn new(
+        sources: &[PathBuf],
+        scratch: Option<PathBuf>,
+    ) -> Result<Originals, UndedupError> {
         let db = crate::temporaries::scratch_database(
             ORIGINALS_CACHE_KIB,
             "CREATE TABLE originals (id TEXT PRIMARY KEY, container INTEGER NOT NULL, \
              begin INTEGER NOT NULL, end INTEGER NOT NULL) WITHOUT ROWID;",
         )?;
-        let mut containers = Vec::new();
+        let mut searched = Vec::new();
         for pkg in sources {
-            containers.extend(self::containers(pkg)?);
-        }
-        {
-            let mut insert = db.prepare(
-                "INSERT OR IGNORE INTO originals (id, container, begin, end) VALUES (?, ?, ?, ?)",
-            )?;
-            for (n, c) in containers.iter().enumerate() {
-                let mut r = WarcReader::new(c.open()?, c.path().display().to_string())?;
-                while let Some((head, end, ())) =
-                    r.next_record(|_, b| io::copy(b, &mut io::sink()).map(drop))?
-                {
-                    if let Some(id) = head.header.record_id() {
-                        // Offsets in a file fit an i64 (SQLite's integers).
-                        insert.execute(rusqlite::params![
-                            id,
-                            n as i64,
-                            head.offset as i64,
-                            end.end as i64
-                        ])?;
-                    }
-                }
+            let objid = crate::index::digests::package_objid(pkg).ok();
+            for container in containers(pkg)? {
+                searched.push(Searched { container, objid: objid.clone(), file: None });
             }
         }
-        Ok(Originals { containers, db })
+        Ok(Originals { searched, db, scratch })
     }
 
-    /// Where the record `id` is, if a source holds it.
-    pub(crate) fn find(&self, id: &str) -> Result<Option<Place<'_>>, UndedupError> {
+    /// Where the record `stated.refers` is, if a source holds it: looked up, then looked
+    /// for in the containers not read yet, those `stated` names first.
+    fn find(&mut self, stated: &StatedPayload) -> Result<Option<Place>, UndedupError> {
+        if let Some(place) = self.look_up(stated.refers)? {
+            return Ok(Some(place));
+        }
+        for n in self.search_order(stated) {
+            self.read_container(n)?;
+            if let Some(place) = self.look_up(stated.refers)? {
+                return Ok(Some(place));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The containers not read yet: those of the package `stated` names (the container it
+    /// names first), then the others, in the sources' order.
+    fn search_order(&self, stated: &StatedPayload) -> Vec<usize> {
+        let named = stated.container.map(|c| c.strip_prefix("file://").unwrap_or(c));
+        let rank = |s: &Searched| {
+            let ours = stated.package.is_some() && s.objid.as_deref() == stated.package;
+            let name = Path::new(&s.container.rel).file_name().and_then(|n| n.to_str());
+            match (ours, named.is_some() && name == named) {
+                (true, true) => 0,
+                (true, false) => 1,
+                _ => 2,
+            }
+        };
+        let mut order: Vec<usize> =
+            (0..self.searched.len()).filter(|&n| self.searched[n].file.is_none()).collect();
+        order.sort_by_key(|&n| rank(&self.searched[n]));
+        order
+    }
+
+    fn look_up(&self, id: &str) -> Result<Option<Place>, UndedupError> {
         use rusqlite::OptionalExtension;
         let found = self
             .db
@@ -196,26 +298,112 @@ impl Originals {
             })
             .optional()?;
         Ok(found.and_then(|(n, begin, end)| {
-            let container = self.containers.get(usize::try_from(n).ok()?)?;
-            Some(Place { container, begin: begin as u64, end: end as u64 })
+            Some(Place {
+                container: usize::try_from(n).ok()?,
+                begin: begin as u64,
+                end: end as u64,
+            })
         }))
+    }
+
+    /// Opens the container `n` (kept open for the payloads read from it) and puts the id
+    /// and place of each of its records in the table (the first of an id wins).
+    fn read_container(&mut self, n: usize) -> Result<(), UndedupError> {
+        let s = &mut self.searched[n];
+        let file = s.container.open()?;
+        let name = s.container.path().display().to_string();
+        let mut insert = self.db.prepare_cached(
+            "INSERT OR IGNORE INTO originals (id, container, begin, end) VALUES (?, ?, ?, ?)",
+        )?;
+        let mut r = WarcReader::new(FileRange::new(&file, 0, u64::MAX), name)?;
+        while let Some((head, end, ())) =
+            r.next_record(|_, b| io::copy(b, &mut io::sink()).map(drop))?
+        {
+            if let Some(id) = head.header.record_id() {
+                // Offsets in a file fit an i64 (SQLite's integers).
+                insert.execute(rusqlite::params![
+                    id,
+                    n as i64,
+                    head.offset as i64,
+                    end.end as i64
+                ])?;
+            }
+        }
+        s.file = Some(file);
+        Ok(())
+    }
+
+    /// The payload `stated` leaves out, copied from the record it refers to into a temporary
+    /// file while its SHA-1 and length are checked against what `stated` says: nothing of a
+    /// payload that is not the one stated is given, and no more than a chunk of it is in
+    /// memory.
+    pub(crate) fn verified_payload(
+        &mut self,
+        stated: &StatedPayload,
+    ) -> Result<VerifiedPayload, PayloadFault> {
+        let Some(place) = self.find(stated)? else { return Err(PayloadFault::Missing) };
+        let s = self.searched.get(place.container).ok_or(PayloadFault::Missing)?;
+        let holder = s.container.path();
+        let file = s.file.as_ref().ok_or(PayloadFault::Missing)?;
+        let scratch = self.scratch.clone().unwrap_or_else(std::env::temp_dir);
+        let mut copy = tempfile::tempfile_in(&scratch).map_err(io_at(&scratch))?;
+        let range = FileRange::new(file, place.begin, place.end - place.begin);
+        let mut r = WarcReader::new(range, holder.display().to_string())?;
+        let copied = r.next_record(|head, block| copy_payload(&head.header, block, &mut copy));
+        let copied = match copied? {
+            Some((_, _, c)) => c.map_err(io_at(&scratch))?,
+            None => return Err(PayloadFault::Missing),
+        };
+        let found = DigestKey::new(Algorithm::Sha1, &copied.sha1);
+        let same_len = stated.len.is_none_or(|n| n == copied.len);
+        if found.is_none() || found != DigestKey::parse(stated.digest) || !same_len {
+            let found = format!("sha1:{}", sha1_base32(&copied.sha1));
+            return Err(PayloadFault::Differs { holder, found, found_len: copied.len });
+        }
+        let mut payload = VerifiedPayload { file: copy, len: copied.len, scratch };
+        payload.rewind()?;
+        Ok(payload)
     }
 }
 
-/// The payload of the record at `place` (its block after the HTTP header).
-pub(crate) fn payload_at(place: &Place) -> Result<Vec<u8>, UndedupError> {
-    let path = place.container.path();
-    let file = place.container.open()?;
-    let mut bytes = vec![0u8; (place.end - place.begin) as usize];
-    file.read_exact_at(&mut bytes, place.begin).map_err(io_at(&path))?;
-    let mut r = WarcReader::new(&bytes[..], path.display().to_string())?;
-    let found = r.next_record(|head, block| {
-        let mut all = Vec::new();
-        block.read_to_end(&mut all)?;
-        let at = payload::payload_start_of(&head.header, &all).offset() as usize;
-        Ok(all.split_off(at.min(all.len())))
-    })?;
-    Ok(found.map(|(_, _, p)| p).unwrap_or_default())
+/// The length and SHA-1 of a payload copied.
+struct Copied {
+    len: u64,
+    sha1: [u8; 20],
+}
+
+/// Copies the payload of the record `h` (its block after the HTTP header) from `block` to
+/// `to`, a chunk at a time, hashing it. A read error is the outer one; a write error (a full
+/// disk) the inner one, the block still read to its end.
+fn copy_payload(
+    h: &crate::formats::warc::WarcHeader,
+    block: &mut dyn Read,
+    to: &mut File,
+) -> io::Result<io::Result<Copied>> {
+    let mut head = Vec::new();
+    (&mut *block).take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut head)?;
+    let at = (payload::payload_start_of(h, &head).offset() as usize).min(head.len());
+    let (mut sha, mut len) = (Sha1::new(), 0u64);
+    let mut w = io::BufWriter::with_capacity(PAYLOAD_CHUNK, to);
+    let mut written = Ok(());
+    let mut put = |bytes: &[u8]| {
+        sha.update(bytes);
+        len += bytes.len() as u64;
+        if written.is_ok() {
+            written = w.write_all(bytes);
+        }
+    };
+    put(&head[at..]);
+    let mut buf = vec![0u8; PAYLOAD_CHUNK];
+    loop {
+        let n = block.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        put(&buf[..n]);
+    }
+    let written = written.and_then(|()| w.flush());
+    Ok(written.map(|()| Copied { len, sha1: sha.finalize().into() }))
 }
 
 /// Restores the containers of `pkg` into `out` (made; each under its own name); returns
@@ -232,22 +420,28 @@ pub fn restore(
     // Revisits within the package (`--dedup-within`) refer to its own records.
     let mut sources = with.to_vec();
     sources.push(pkg.to_path_buf());
-    let originals = Originals::read(&sources)?;
+    let mut originals = Originals::new(&sources, Some(out.to_path_buf()))?;
     let mut written = Vec::new();
     let mut restored = 0;
     for c in containers(pkg)? {
         let name = Path::new(&c.rel).file_name().map(PathBuf::from).unwrap_or_default();
         let dest = out.join(&name);
-        restored += restore_container(&c, &dest, &originals)?;
+        restored += restore_container(&c, &dest, &mut originals)?;
         written.push(dest);
     }
     Ok((written, restored))
 }
 
+/// True for a revisit deduplication wrote (`identical-payload-digest`, a record referred to).
+fn is_ours(h: &crate::formats::warc::WarcHeader) -> bool {
+    h.get("WARC-Profile").is_some_and(|p| p.ends_with("identical-payload-digest"))
+        && h.get("WARC-Refers-To").is_some()
+}
+
 fn restore_container(
     c: &Container,
     dest: &Path,
-    originals: &Originals,
+    originals: &mut Originals,
 ) -> Result<u64, UndedupError> {
     let input = c.open()?;
     let path = c.path();
@@ -256,7 +450,7 @@ fn restore_container(
     let gzip = r.is_gzip();
     let (mut copied, mut restored) = (0u64, 0u64);
     let container = path.display().to_string();
-    while let Some((head, end, block)) = r.next_record(|head, b| {
+    while let Some((head, end, http)) = r.next_record(|head, b| {
         let mut v = Vec::new();
         if head.header.warc_type() == Some("revisit") {
             b.read_to_end(&mut v)?;
@@ -266,39 +460,35 @@ fn restore_container(
         Ok(v)
     })? {
         let h = &head.header;
-        let ours = h.get("WARC-Profile").is_some_and(|p| p.ends_with("identical-payload-digest"))
-            && h.get("WARC-Refers-To").is_some();
-        if !ours {
+        if !is_ours(h) {
             continue;
         }
         let record = h.record_id().unwrap_or("").to_string();
-        let refers = h.get("WARC-Refers-To").unwrap_or("").to_string();
-        let place = originals.find(&refers)?.ok_or_else(|| UndedupError::Missing {
-            container: container.clone(),
-            record: record.clone(),
-            refers: refers.clone(),
-        })?;
-        let payload = payload_at(&place)?;
-        let stated = h.get("WARC-Payload-Digest").unwrap_or("").to_string();
-        let d = BlockHasher::digest(&payload, 0);
-        let found = DigestKey::new(Algorithm::Sha1, &d.payload_sha1);
-        if found.is_none() || DigestKey::parse(&stated) != found {
-            return Err(UndedupError::Digest {
-                container,
-                record,
-                stated,
-                found: sha1_base32(&d.payload_sha1),
-            });
-        }
-        copy_range(&input, &path, &mut w, copied, head.offset)?;
-        let mut full = block;
-        full.extend_from_slice(&payload);
-        let bytes = response_record(h, &full, block_len_http(&full, payload.len()));
-        let member = match gzip {
-            true => super::dedup::gzip_member(&bytes, 6).map_err(io_at(dest))?,
-            false => bytes,
+        let refers = h.get("WARC-Refers-To").unwrap_or("");
+        let digest = h.get("WARC-Payload-Digest").unwrap_or("");
+        let stated = StatedPayload {
+            refers,
+            digest,
+            len: None,
+            package: h.get(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE),
+            container: h.get("WARC-Refers-To-Container"),
         };
-        w.write_all(&member).map_err(io_at(dest))?;
+        let mut payload = originals.verified_payload(&stated).map_err(|f| match f {
+            PayloadFault::Missing => UndedupError::Missing {
+                container: container.clone(),
+                record: record.clone(),
+                refers: refers.to_string(),
+            },
+            PayloadFault::Differs { found, .. } => UndedupError::Digest {
+                container: container.clone(),
+                record: record.clone(),
+                stated: digest.to_string(),
+                found,
+            },
+            PayloadFault::Failed(e) => e,
+        })?;
+        copy_range(&input, &path, &mut w, copied, head.offset)?;
+        write_response(&mut w, h, &http, &mut payload, gzip, dest)?;
         copied = end.end;
         restored += 1;
     }
@@ -306,11 +496,6 @@ fn restore_container(
     copy_range(&input, &path, &mut w, copied, size)?;
     w.into_inner().map_err(|e| io_at(dest)(e.into_error()))?.sync_all().map_err(io_at(dest))?;
     Ok(restored)
-}
-
-/// Where the payload starts in a full block of `payload_len` payload bytes.
-fn block_len_http(full: &[u8], payload_len: usize) -> usize {
-    full.len() - payload_len
 }
 
 /// Copies the bytes `[from, to)` of `input` to `w`.
@@ -332,10 +517,42 @@ fn copy_range(
     Ok(())
 }
 
-/// The response record of a revisit, its block `full` (HTTP header, then payload from
-/// `http_len`): the revisit's fields but those deduplication added or the block decides.
-fn response_record(h: &crate::formats::warc::WarcHeader, full: &[u8], http_len: usize) -> Vec<u8> {
-    let d = BlockHasher::digest(full, http_len as u64);
+/// Writes the response record of the revisit `h` to `w` (a gzip member of its own when
+/// `gzip`): its block the revisit's `http` header then `payload`, streamed.
+fn write_response(
+    w: &mut impl Write,
+    h: &crate::formats::warc::WarcHeader,
+    http: &[u8],
+    payload: &mut VerifiedPayload,
+    gzip: bool,
+    dest: &Path,
+) -> Result<(), UndedupError> {
+    let mut block_sha1 = Sha1::new();
+    block_sha1.update(http);
+    while let Some(chunk) = payload.next_chunk()? {
+        block_sha1.update(&chunk);
+    }
+    payload.rewind()?;
+    let head = response_head(h, &block_sha1.finalize(), http.len() as u64 + payload.len);
+    let mut record = |w: &mut dyn Write| -> Result<(), UndedupError> {
+        w.write_all(head.as_bytes()).map_err(io_at(dest))?;
+        w.write_all(http).map_err(io_at(dest))?;
+        while let Some(chunk) = payload.next_chunk()? {
+            w.write_all(&chunk).map_err(io_at(dest))?;
+        }
+        w.write_all(crate::formats::warc::writer::RECORD_END).map_err(io_at(dest))
+    };
+    if !gzip {
+        return record(w);
+    }
+    let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::new(6));
+    record(&mut gz)?;
+    gz.finish().map(drop).map_err(io_at(dest))
+}
+
+/// The header of the response record of a revisit whose full block has this SHA-1 and
+/// length: the revisit's fields but those deduplication added or the block decides.
+fn response_head(h: &crate::formats::warc::WarcHeader, block_sha1: &[u8], len: u64) -> String {
     let mut out = String::from("WARC/1.1\r\n");
     for (name, value) in h.fields() {
         let n = name.to_ascii_lowercase();
@@ -348,10 +565,7 @@ fn response_record(h: &crate::formats::warc::WarcHeader, full: &[u8], http_len: 
         let value = if n == "warc-type" { "response" } else { value.as_str() };
         out.push_str(&format!("{name}: {value}\r\n"));
     }
-    out.push_str(&format!("WARC-Block-Digest: {}\r\n", sha1_base32(&d.block_sha1)));
-    out.push_str(&format!("Content-Length: {}\r\n\r\n", full.len()));
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(full);
-    bytes.extend_from_slice(crate::formats::warc::writer::RECORD_END);
-    bytes
+    out.push_str(&format!("WARC-Block-Digest: {}\r\n", sha1_base32(block_sha1)));
+    out.push_str(&format!("Content-Length: {len}\r\n\r\n"));
+    out
 }

@@ -12,6 +12,7 @@ use std::process::Command;
 use crate::util::{Package, oracle_python, package, repo};
 
 mod arc;
+mod arc_bounds;
 mod captures;
 mod hostile;
 pub(crate) mod replay;

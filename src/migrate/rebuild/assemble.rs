@@ -67,6 +67,12 @@ pub(super) struct Place {
     pub(super) offset: u64,
 }
 
+/// A record's block as given back: its length and SHA-1.
+struct BlockSeen {
+    len: u64,
+    sha1: [u8; 20],
+}
+
 /// What the rebuild of one ARC knows as it goes.
 pub(super) struct Assembler {
     pub(super) report: ArcRebuild,
@@ -344,50 +350,91 @@ impl Assembler {
         self.piece_with_payload(p, next_chunk, None)
     }
 
-    /// [`Self::piece`] of a revisit: its block (the HTTP header), then `payload`, the stored
-    /// payload it leaves out (checked against the revisit's digest by the caller).
+    /// [`Self::piece`] of a revisit: its block (the HTTP header), then the stored payload it
+    /// leaves out, read from `payload` chunk by chunk (checked against the revisit's digest by
+    /// the caller).
     pub(super) fn piece_with_payload(
         &mut self,
         p: &ArcPiece,
-        mut next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
-        payload: Option<&[u8]>,
+        next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
+        payload: Option<&mut dyn FnMut() -> Result<Option<Vec<u8>>, RebuildError>>,
     ) -> Result<(), RebuildError> {
         let at = p.offset.first;
         self.place = Place { container: p.container.clone(), offset: p.container_offset };
         let in_member = (self.gzip && !p.field.raw).then_some(p.offset.in_member);
-        if p.field.raw {
-            self.before_piece(p, "a raw region")?;
-        } else {
-            self.enter_member(p)?;
-            if !self.gzip && !p.field.pre.is_empty() {
-                self.differ(at, None, "record-less members in a plain ARC".into());
-            }
-        }
         self.framing = Framing::default();
+        self.head_of(p, in_member)?;
+        let block = self.block_of(p, next_chunk)?;
+        if let Some(next) = payload {
+            self.stored_payload(next)?;
+        }
         if !p.field.raw {
-            self.emit_gap(p.field.lead.as_deref(), b"", "lead")?;
-            let expected = if self.gzip { p.offset.in_member } else { at };
-            let found = if self.gzip { self.member_pos } else { self.stream.len };
-            if found != expected {
-                self.differ(at, in_member, format!("the record starts at {found}"));
-            }
-            if let Some(line) = &p.header_line {
-                let eol = match p.field.eol.as_deref() {
-                    Some(e) => decode_gap(e, MAX_EOL)
-                        .map_err(|e| RebuildError::Stored(format!("eol: {e}")))?,
-                    None => b"\n".to_vec(),
-                };
-                self.allow_stream((line.len() + eol.len()) as u64, false, "the header line")?;
-                self.emit_framing(line, "header line")?;
-                self.emit_framing(&eol, "header line's end")?;
+            self.emit_gap(p.field.tail.as_deref(), b"\n", "tail")?;
+        }
+        self.report.records += 1;
+        if block.len != p.block_len {
+            self.differ(
+                at,
+                in_member,
+                format!("block of {} bytes, not {}", block.len, p.block_len),
+            );
+        }
+        if let Some(stated) = &p.block_digest
+            && stated.to_ascii_lowercase().starts_with("sha1:")
+        {
+            let found = crate::formats::digest::sha1_base32(&block.sha1);
+            if !found.eq_ignore_ascii_case(stated) {
+                self.differ(at, in_member, format!("WARC-Block-Digest {stated}, found {found}"));
             }
         }
+        self.check_framing(p, block.len, in_member);
+        Ok(())
+    }
+
+    /// What comes before the record's block: the member it starts (or the raw region), its
+    /// lead, and its header line with the line's end.
+    fn head_of(&mut self, p: &ArcPiece, in_member: Option<u64>) -> Result<(), RebuildError> {
+        let at = p.offset.first;
+        if p.field.raw {
+            return self.before_piece(p, "a raw region");
+        }
+        self.enter_member(p)?;
+        if !self.gzip && !p.field.pre.is_empty() {
+            self.differ(at, None, "record-less members in a plain ARC".into());
+        }
+        self.emit_gap(p.field.lead.as_deref(), b"", "lead")?;
+        let expected = if self.gzip { p.offset.in_member } else { at };
+        let found = if self.gzip { self.member_pos } else { self.stream.len };
+        if found != expected {
+            self.differ(at, in_member, format!("the record starts at {found}"));
+        }
+        if let Some(line) = &p.header_line {
+            let eol = match p.field.eol.as_deref() {
+                Some(e) => {
+                    decode_gap(e, MAX_EOL).map_err(|e| RebuildError::Stored(format!("eol: {e}")))?
+                }
+                None => b"\n".to_vec(),
+            };
+            self.allow_stream((line.len() + eol.len()) as u64, false, "the header line")?;
+            self.emit_framing(line, "header line")?;
+            self.emit_framing(&eol, "header line's end")?;
+        }
+        Ok(())
+    }
+
+    /// The record's block, from `next_chunk`: given back (verbatim in the file for a raw
+    /// region), its length and SHA-1 counted.
+    fn block_of(
+        &mut self,
+        p: &ArcPiece,
+        mut next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
+    ) -> Result<BlockSeen, RebuildError> {
         let mut sha1 = Sha1::new();
-        let mut block_len = 0u64;
+        let mut len = 0u64;
         while let Some(chunk) = next_chunk()? {
             self.allow_stream(chunk.len() as u64, false, "the record's block")?;
             sha1.update(&chunk);
-            block_len += chunk.len() as u64;
+            len += chunk.len() as u64;
             if p.field.raw {
                 self.stream.write_all(&chunk)?;
                 if let Some(f) = &mut self.file {
@@ -397,26 +444,18 @@ impl Assembler {
                 self.emit(&chunk)?;
             }
         }
-        if let Some(bytes) = payload {
-            self.allow_stream(bytes.len() as u64, false, "the stored payload")?;
-            self.emit(bytes)?;
+        Ok(BlockSeen { len, sha1: sha1.finalize().into() })
+    }
+
+    /// The payload a revisit leaves out, given back chunk by chunk after its block.
+    fn stored_payload(
+        &mut self,
+        next: &mut dyn FnMut() -> Result<Option<Vec<u8>>, RebuildError>,
+    ) -> Result<(), RebuildError> {
+        while let Some(chunk) = next()? {
+            self.allow_stream(chunk.len() as u64, false, "the stored payload")?;
+            self.emit(&chunk)?;
         }
-        if !p.field.raw {
-            self.emit_gap(p.field.tail.as_deref(), b"\n", "tail")?;
-        }
-        self.report.records += 1;
-        if block_len != p.block_len {
-            self.differ(at, in_member, format!("block of {block_len} bytes, not {}", p.block_len));
-        }
-        if let Some(stated) = &p.block_digest
-            && stated.to_ascii_lowercase().starts_with("sha1:")
-        {
-            let found = crate::formats::digest::sha1_base32(&sha1.finalize());
-            if !found.eq_ignore_ascii_case(stated) {
-                self.differ(at, in_member, format!("WARC-Block-Digest {stated}, found {found}"));
-            }
-        }
-        self.check_framing(p, block_len, in_member);
         Ok(())
     }
 

@@ -28,6 +28,7 @@ use crate::formats::arc_rebuild::RebuildSummary;
 use crate::formats::warc::WarcError;
 use stream::{ArcInfo, Msg, RecordStream, SummaryText};
 
+pub use originals::StoredPayloads;
 pub use package::package_statements;
 
 /// Why a rebuild could not run to its end.
@@ -176,9 +177,6 @@ pub struct RebuildOptions {
     /// Rebuilding a package's ARCs: the SHA-512 its PREMIS objects state of each, by name
     /// (`PackageStatements::objects`); each ARC file made must have it.
     pub package_objects: Option<HashMap<String, String>>,
-    /// The packages (folders) whose records the payloads of revisits are taken from: the
-    /// `--with` packages, and the package rebuilt (`--dedup-within`).
-    pub originals_in: Vec<PathBuf>,
 }
 
 /// An ARC about to be rebuilt, as its container names it.
@@ -326,14 +324,33 @@ impl ArcRebuild {
     }
 }
 
-/// Rebuilds every ARC the containers hold, in the order of the containers naming them.
-/// `progress` hears of container bytes done.
+/// Rebuilds every ARC the containers hold, in the order of the containers naming them; the
+/// first fault stops it. The payloads revisits leave out are taken from `payloads` (one for a
+/// whole run: each of its containers is read once). `progress` hears of container bytes done.
 pub fn rebuild_arcs(
     containers: &[PathBuf],
     opts: &RebuildOptions,
+    payloads: &mut StoredPayloads,
     sink: &mut dyn ArcSink,
     progress: &dyn Fn(u64),
 ) -> Result<Vec<ArcRebuild>, RebuildError> {
+    let mut reports = Vec::new();
+    for pair in pairs(containers)? {
+        reports.extend(rebuild_container(&pair.container, &pair.twins, opts, payloads, sink)?);
+        progress(std::fs::metadata(&pair.container).map_or(0, |m| m.len()));
+    }
+    Ok(reports)
+}
+
+/// A container naming ARCs, and the containers holding their quarantined records.
+struct Paired {
+    container: PathBuf,
+    twins: Vec<PathBuf>,
+}
+
+/// Each container naming ARCs (its first record), with the other containers (viral ones)
+/// holding records of its ARCs.
+fn pairs(containers: &[PathBuf]) -> Result<Vec<Paired>, RebuildError> {
     let mut content = Vec::new();
     let mut others = Vec::new();
     for c in containers {
@@ -342,22 +359,21 @@ pub fn rebuild_arcs(
             None => others.push(c.clone()),
         }
     }
-    // Which ARCs each other container (a viral one) holds records of.
     let mut holds: Vec<(PathBuf, HashSet<String>)> = Vec::new();
     for o in &others {
         holds.push((o.clone(), warcinfo_ids(o)?));
     }
-    let mut reports = Vec::new();
-    for (c, info) in &content {
-        let twins: Vec<PathBuf> = holds
-            .iter()
-            .filter(|(_, ids)| ids.contains(&info.warcinfo_id))
-            .map(|(p, _)| p.clone())
-            .collect();
-        reports.extend(rebuild_container(c, &twins, opts, sink)?);
-        progress(std::fs::metadata(c).map_or(0, |m| m.len()));
-    }
-    Ok(reports)
+    Ok(content
+        .into_iter()
+        .map(|(container, info)| {
+            let twins = holds
+                .iter()
+                .filter(|(_, ids)| ids.contains(&info.warcinfo_id))
+                .map(|(p, _)| p.clone())
+                .collect();
+            Paired { container, twins }
+        })
+        .collect())
 }
 
 /// The ARC a container's first record (its `warcinfo`) names, if any.
@@ -410,13 +426,14 @@ struct Merge<'a> {
     finished: HashSet<String>,
     reports: Vec<ArcRebuild>,
     /// Where the payloads of revisits are taken from.
-    payloads: originals::StoredPayloads,
+    payloads: &'a mut StoredPayloads,
 }
 
 fn rebuild_container(
     c: &Path,
     twins: &[PathBuf],
     opts: &RebuildOptions,
+    payloads: &mut StoredPayloads,
     sink: &mut dyn ArcSink,
 ) -> Result<Vec<ArcRebuild>, RebuildError> {
     let mut m = Merge {
@@ -429,7 +446,7 @@ fn rebuild_container(
         summaries_whole: false,
         finished: HashSet::new(),
         reports: Vec::new(),
-        payloads: originals::StoredPayloads::new(opts.originals_in.clone()),
+        payloads,
     };
     let mut current: Option<Current> = None;
     while let Some(msg) = m.main.next_msg() {
@@ -444,10 +461,13 @@ fn rebuild_container(
                 Some(cur) if cur.info.warcinfo_id == p.warcinfo_id => {
                     m.twins_before(cur, Some(p.key()))?;
                     // Checked before a byte of the record is given back.
-                    let payload = m.payloads.payload_of(&p)?;
+                    let mut payload = m.payloads.payload_of(&p)?;
+                    let mut stored =
+                        payload.as_mut().map(|v| move || v.next_chunk().map_err(originals::boxed));
+                    let stored = stored.as_mut().map(|f| f as &mut dyn FnMut() -> _);
                     let main = &mut m.main;
                     cur.asm
-                        .piece_with_payload(&p, || block_chunk(main), payload.as_deref())
+                        .piece_with_payload(&p, || block_chunk(main), stored)
                         .map_err(named(&cur.info.name))?;
                 }
                 // A record of no ARC this container names: not the rebuild's.

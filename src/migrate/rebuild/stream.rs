@@ -79,6 +79,8 @@ pub(crate) struct RevisitOf {
     pub refers_to: Option<String>,
     /// `X-Webaip-Refers-To-Package`: the package holding it, by OBJID (none: this one).
     pub package: Option<String>,
+    /// `WARC-Refers-To-Container`: the container holding it (`file://NAME`).
+    pub container: Option<String>,
     /// `WARC-Payload-Digest`: the payload's digest as stated.
     pub digest: String,
     /// The payload's length (the rebuild field's `payload`).
@@ -248,6 +250,7 @@ fn revisit_of(h: &WarcHeader, field: &RebuildField) -> Result<Option<RevisitOf>,
             record_id: h.record_id().unwrap_or_default().to_string(),
             refers_to: text("WARC-Refers-To"),
             package: text(FIELD_REFERS_TO_PACKAGE),
+            container: text("WARC-Refers-To-Container"),
             digest: text("WARC-Payload-Digest").ok_or(RevisitFault::NoPayloadDigest)?,
             len,
         })),

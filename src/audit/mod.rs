@@ -158,6 +158,9 @@ pub enum UncheckedKind {
     NoManifest,
     /// An ARC not rebuilt (`--rebuild-arcs`): a revisit's payload is in a package not given.
     ArcPayloadElsewhere,
+    /// An ARC not rebuilt (`--rebuild-arcs`): the original a revisit refers to holds another
+    /// payload (the finding names the package holding it).
+    ArcOriginalDiffers,
 }
 
 /// The result of auditing one package.
@@ -753,45 +756,96 @@ fn unreadable_mets(judged: Judged, why: &crate::mets::reader::MetsError) -> Audi
 
 /// Rebuilds the stream of every ARC the package's containers were migrated from; each
 /// difference from what the migration stated is a finding on the container (rule
-/// `arc-rebuild`) naming the ARC and the offset in it. The payloads of revisits are taken from the package and the `--with` packages: one in no
-/// package given leaves the ARCs unchecked, and says which package it is in.
+/// `arc-rebuild`) naming the ARC and the offset in it. The payloads of revisits are taken from
+/// the package and the `--with` packages. Each container is rebuilt on its own: one whose
+/// revisit's payload is in no package given, or in one that holds another payload there, is
+/// listed unchecked (with a finding naming that package), and the others are still checked.
 fn check_arc_rebuilds(
     dir: &Path,
     opts: &AuditOptions,
     findings: &mut Vec<AuditFinding>,
     unchecked: &mut Vec<Unchecked>,
 ) -> Option<ArcRebuilds> {
+    use crate::migrate::rebuild::{RebuildOptions, StoredPayloads, rebuild_each};
     if !(opts.deep && opts.rebuild_arcs) {
         return None;
     }
     let containers = package_containers(dir);
     let mut originals_in = opts.with.clone().unwrap_or_default();
     originals_in.push(dir.to_path_buf());
-    let mut payloads = crate::migrate::rebuild::StoredPayloads::new(originals_in, None);
-    let opts = crate::migrate::rebuild::RebuildOptions::default();
+    let mut payloads = StoredPayloads::new(originals_in, None);
     let sink = &mut crate::migrate::rebuild::CheckOnly;
     let mut counts = ArcRebuilds::default();
-    match crate::migrate::rebuild::rebuild_arcs(&containers, &opts, &mut payloads, sink, &|_| {}) {
-        Ok(reports) => {
-            for r in reports {
-                let file = Path::new(&r.container)
-                    .strip_prefix(dir)
-                    .map_or(r.container.clone(), |p| p.to_string_lossy().into_owned());
-                tally_rebuild(&r, file, &mut counts, findings);
+    let rel = |p: &str| {
+        Path::new(p).strip_prefix(dir).map_or(p.to_string(), |p| p.to_string_lossy().into_owned())
+    };
+    match rebuild_each(&containers, &RebuildOptions::default(), &mut payloads, sink) {
+        Ok(each) => {
+            for c in each {
+                match c.outcome {
+                    Ok(reports) => {
+                        for r in reports {
+                            let file = rel(&r.container);
+                            tally_rebuild(&r, file, &mut counts, findings);
+                        }
+                    }
+                    Err(e) => {
+                        let file = rel(&c.container.to_string_lossy());
+                        rebuild_fault(dir, file, e, findings, unchecked);
+                    }
+                }
             }
         }
-        Err(e) => match &e {
-            crate::migrate::rebuild::RebuildError::NoOriginal(m) => {
-                let file = Path::new(&m.container)
-                    .strip_prefix(dir)
-                    .map_or(m.container.clone(), |p| p.to_string_lossy().into_owned());
-                let (kind, reason) = (UncheckedKind::ArcPayloadElsewhere, e.to_string());
-                unchecked.push(Unchecked { file, mets_id: None, kind, reason });
-            }
-            _ => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
-        },
+        Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
     }
     Some(counts)
+}
+
+/// What a container whose ARCs could not be rebuilt (`file`, in the package) gives: it is
+/// unchecked when a revisit's payload is in no package given or differs there (a warning
+/// naming that package: the reference itself is rule P6.4's), else a finding at the place the
+/// error names.
+fn rebuild_fault(
+    dir: &Path,
+    file: String,
+    e: crate::migrate::rebuild::RebuildError,
+    findings: &mut Vec<AuditFinding>,
+    unchecked: &mut Vec<Unchecked>,
+) {
+    use crate::migrate::rebuild::RebuildError;
+    let reason = e.to_string();
+    match &e {
+        RebuildError::NoOriginal(_) => {
+            let kind = UncheckedKind::ArcPayloadElsewhere;
+            unchecked.push(Unchecked { file, mets_id: None, kind, reason });
+        }
+        RebuildError::OriginalDiffers(o) => {
+            let whose = match o.package == dir {
+                true => "this package".to_string(),
+                false => format!("the --with package {}", o.package.display()),
+            };
+            let what = format!(
+                "its ARCs are not rebuilt: the revisit {} states the payload {}; the original it \
+                 refers to, {}, holds {} in {whose} ({}): the fault is in {whose}",
+                o.record,
+                o.stated,
+                o.refers,
+                o.found,
+                o.holder.display()
+            );
+            let mut f = finding("arc-rebuild", &file, Some(o.offset), "", what);
+            if o.package != dir {
+                f.severity = Severity::Warning;
+            }
+            findings.push(f);
+            let kind = UncheckedKind::ArcOriginalDiffers;
+            unchecked.push(Unchecked { file, mets_id: None, kind, reason });
+        }
+        RebuildError::Record { offset, .. } => {
+            findings.push(finding("arc-rebuild", &file, Some(*offset), "", reason));
+        }
+        _ => findings.push(finding("arc-rebuild", &file, None, "", reason)),
+    }
 }
 
 /// The WARC containers of the package (content, then viral), each folder in name order.

@@ -190,6 +190,8 @@ pub(crate) enum PayloadFault {
     Differs {
         /// The container holding the record.
         holder: PathBuf,
+        /// The package holding that container.
+        package: PathBuf,
         /// The SHA-1 of its payload (`sha1:BASE32`).
         found: String,
         /// Its length.
@@ -343,7 +345,7 @@ impl Originals {
     ) -> Result<VerifiedPayload, PayloadFault> {
         let Some(place) = self.find(stated)? else { return Err(PayloadFault::Missing) };
         let s = self.searched.get(place.container).ok_or(PayloadFault::Missing)?;
-        let holder = s.container.path();
+        let (holder, package) = (s.container.path(), s.container.pkg.clone());
         let file = s.file.as_ref().ok_or(PayloadFault::Missing)?;
         let scratch = self.scratch.clone().unwrap_or_else(std::env::temp_dir);
         let mut copy = tempfile::tempfile_in(&scratch).map_err(io_at(&scratch))?;
@@ -358,7 +360,7 @@ impl Originals {
         let same_len = stated.len.is_none_or(|n| n == copied.len);
         if found.is_none() || found != DigestKey::parse(stated.digest) || !same_len {
             let found = format!("sha1:{}", sha1_base32(&copied.sha1));
-            return Err(PayloadFault::Differs { holder, found, found_len: copied.len });
+            return Err(PayloadFault::Differs { holder, package, found, found_len: copied.len });
         }
         let mut payload = VerifiedPayload { file: copy, len: copied.len, scratch };
         payload.rewind()?;

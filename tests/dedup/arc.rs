@@ -306,3 +306,64 @@ fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
     let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
     assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC, from the whole package");
 }
+
+/// A package of two ARCs, only the first with revisits, audited with `--rebuild-arcs` against a
+/// `--with` package whose original of one revisit holds another payload: the `arc-rebuild`
+/// finding names the revisit's container (in the package) and offset, and the `--with` package
+/// the other payload is in (a warning: the reference itself is rule P6.4's finding); the other
+/// ARC is still rebuilt and checked, and the first container is listed unchecked.
+#[test]
+fn a_damaged_with_package_stops_only_the_arc_that_needs_it() {
+    let k = packaged();
+    let other = k.dir.path().join("other");
+    crawls_with(&other, &["--as", "arc", "--seed", "7"]);
+    // Named so that the ARC with revisits comes first in the package.
+    let (a, z) = (
+        k.dir.path().join("a-20240210100000.arc.gz"),
+        k.dir.path().join("z-20240110100000.arc.gz"),
+    );
+    std::fs::copy(&k.arcs[1], &a).unwrap();
+    std::fs::copy(arc_in(&other.join("crawl1")), &z).unwrap();
+    let p3 = k.dir.path().join("p3");
+    let against = Package::deterministic_json().args(&["--dedup-against", k.p1.to_str().unwrap()]);
+    let r3 = package(against, &p3, &[&a, &z]).report();
+    assert!(r3["dedup"]["revisits"].as_u64().unwrap() > 0, "{}", r3["dedup"]);
+    let mut contents: Vec<PathBuf> =
+        std::fs::read_dir(p3.join("content")).unwrap().map(|e| e.unwrap().path()).collect();
+    contents.sort();
+    assert_eq!(contents.len(), 2, "{contents:?}");
+    let revisit = in_order(&contents[0])
+        .into_iter()
+        .find(|r| r["type"] == "revisit")
+        .expect("a revisit in the first container");
+    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    let bad = k.dir.path().join("p1-flip");
+    let o = Command::new(oracle_python())
+        .args(["-c", MUTATE])
+        .args([k.p1.as_os_str(), bad.as_os_str()])
+        .args([&original, "flip"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let (b, p) = (bad.to_str().unwrap(), p3.to_str().unwrap());
+    let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", b, p]);
+    let r = &json(&o)["packages"][0];
+    let first = format!("content/{}", contents[0].file_name().unwrap().to_str().unwrap());
+    let found: Vec<&serde_json::Value> =
+        r["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "arc-rebuild").collect();
+    assert_eq!(found.len(), 1, "{r:#}");
+    let f = found[0];
+    assert_eq!(text(&f["file"]), first, "{f:#}");
+    assert!(f["offset"].as_u64().is_some(), "{f:#}");
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    let message = text(&f["message"]);
+    assert!(message.contains(b) && message.contains("--with"), "names the --with package: {f:#}");
+    assert!(message.contains(&original), "{f:#}");
+    assert!(!message.contains("this one"), "{f:#}");
+    assert_eq!(r["arc_rebuilds"]["rebuilt"], 1, "the other ARC is checked: {r:#}");
+    assert_eq!(r["arc_rebuilds"]["as_stated"], 1, "{r:#}");
+    let listed = r["unchecked"].as_array().unwrap().iter().any(|u| u["file"] == first.as_str());
+    assert!(listed, "the first container is unchecked: {r:#}");
+    assert_ne!(r["verdict"], "intact", "{r:#}");
+}

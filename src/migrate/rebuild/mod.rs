@@ -128,8 +128,9 @@ pub enum RebuildError {
 /// A revisit made from ARC bytes whose original no package given holds.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "{container} at offset {offset}: the revisit {record} leaves out the payload of {refers} in \
-     package {package}, which no package given holds (give it with --with): nothing rebuilt"
+    "{container} at offset {offset}: the revisit {record} leaves out the payload of {refers} {}, \
+     which no package given holds (give it with --with): nothing rebuilt",
+    held_in(.package.as_deref())
 )]
 pub struct MissingOriginal {
     /// The revisit's container.
@@ -140,16 +141,28 @@ pub struct MissingOriginal {
     pub record: String,
     /// The record it refers to.
     pub refers: String,
-    /// The package holding that, by OBJID.
-    pub package: String,
+    /// The package holding that, by OBJID (`None`: the revisit names none, its original is
+    /// in its own package).
+    pub package: Option<String>,
 }
 
-/// A revisit made from ARC bytes whose original holds another payload than it states.
+/// Where a revisit says its original is, for [`MissingOriginal`].
+fn held_in(package: Option<&str>) -> String {
+    match package {
+        Some(objid) => format!("in package {objid}"),
+        None => "in its own package (it names no other)".into(),
+    }
+}
+
+/// A revisit made from ARC bytes whose original holds another payload than it states: the
+/// fault is in the package holding the original.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "{container} at offset {offset}: the revisit {record} states the payload {stated}; the \
-     record it refers to, {refers} in {}, holds {found}: nothing rebuilt from it",
-    holder.display()
+     record it refers to, {refers}, holds {found} in {} (damage in package {}, which holds the \
+     originals): nothing rebuilt from it",
+    holder.display(),
+    package.display()
 )]
 pub struct OtherPayload {
     /// The revisit's container.
@@ -164,6 +177,8 @@ pub struct OtherPayload {
     pub stated: String,
     /// The container holding the record referred to.
     pub holder: PathBuf,
+    /// The package (folder) holding that container.
+    pub package: PathBuf,
     /// Digest and length of its payload.
     pub found: String,
 }
@@ -340,6 +355,31 @@ pub fn rebuild_arcs(
         progress(std::fs::metadata(&pair.container).map_or(0, |m| m.len()));
     }
     Ok(reports)
+}
+
+/// The ARCs of one container rebuilt, or the fault that stopped them.
+#[derive(Debug)]
+pub struct ContainerRebuild {
+    /// The container naming the ARCs.
+    pub container: PathBuf,
+    /// Its ARCs, or why they were not all rebuilt.
+    pub outcome: Result<Vec<ArcRebuild>, RebuildError>,
+}
+
+/// [`rebuild_arcs`] that goes on past a container whose rebuild fails (an audit: every
+/// other ARC is still checked); fails only when the containers cannot be paired.
+pub fn rebuild_each(
+    containers: &[PathBuf],
+    opts: &RebuildOptions,
+    payloads: &mut StoredPayloads,
+    sink: &mut dyn ArcSink,
+) -> Result<Vec<ContainerRebuild>, RebuildError> {
+    let mut each = Vec::new();
+    for pair in pairs(containers)? {
+        let outcome = rebuild_container(&pair.container, &pair.twins, opts, payloads, sink);
+        each.push(ContainerRebuild { container: pair.container, outcome });
+    }
+    Ok(each)
 }
 
 /// A container naming ARCs, and the containers holding their quarantined records.

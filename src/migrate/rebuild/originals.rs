@@ -49,7 +49,7 @@ impl StoredPayloads {
                     .refers_to
                     .clone()
                     .unwrap_or_else(|| "no record (no WARC-Refers-To)".into()),
-                package: r.package.clone().unwrap_or_else(|| "this one".into()),
+                package: r.package.clone(),
             }))
         };
         let Some(refers) = &r.refers_to else { return Err(missing()) };
@@ -63,7 +63,7 @@ impl StoredPayloads {
         match table.verified_payload(&stated) {
             Ok(payload) => Ok(Some(payload)),
             Err(PayloadFault::Missing) => Err(missing()),
-            Err(PayloadFault::Differs { holder, found, found_len }) => {
+            Err(PayloadFault::Differs { holder, package, found, found_len }) => {
                 Err(RebuildError::OriginalDiffers(Box::new(OtherPayload {
                     container: p.container.clone(),
                     offset: p.container_offset,
@@ -71,6 +71,7 @@ impl StoredPayloads {
                     refers: refers.clone(),
                     stated: format!("{} ({} bytes)", r.digest, r.len),
                     holder,
+                    package,
                     found: format!("{found} ({found_len} bytes)"),
                 })))
             }

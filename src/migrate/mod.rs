@@ -688,6 +688,42 @@ fn verify_written(
     Ok(())
 }
 
+/// The pipeline every source goes through: the scan stage sees each batch before anything of
+/// it is written, and routes an infected record to the quarantine. Identification first: the
+/// scan stage, last, overlaps the sink's compression. Deduplication before the scan, as for a
+/// copied WARC: the writer keeps whole a record the scan sends to the quarantine.
+struct MigrationStages<'a> {
+    identify: Option<IdentifyStage>,
+    dedup: Option<DedupStage<'a>>,
+    scan: Option<ScanStage>,
+}
+
+impl<'a> MigrationStages<'a> {
+    /// The stages `opts` asks for.
+    fn of(opts: &'a MigrateOptions) -> Self {
+        MigrationStages {
+            identify: opts.identify.map(IdentifyStage::new),
+            dedup: opts.dedup.as_ref().map(|d| DedupStage::new(&d.dedup, d.container.clone())),
+            scan: opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e))),
+        }
+    }
+
+    /// Those there are, in the pipeline's order.
+    fn in_order(&mut self) -> Vec<&mut dyn Stage> {
+        let mut stages: Vec<&mut dyn Stage> = Vec::new();
+        if let Some(s) = self.identify.as_mut() {
+            stages.push(s);
+        }
+        if let Some(s) = self.dedup.as_mut() {
+            stages.push(s);
+        }
+        if let Some(s) = self.scan.as_mut() {
+            stages.push(s);
+        }
+        stages
+    }
+}
+
 /// Runs the reader thread and the pipeline over one ARC: what the reader knew at the end,
 /// and the quarantine's expectation log when it was opened.
 fn run_migration(
@@ -724,32 +760,14 @@ fn run_migration(
             within: opts.dedup.as_ref().is_some_and(|d| d.dedup.within),
             originals: Default::default(),
         };
-        // The pipeline every source goes through: the scan stage sees each batch before
-        // anything of it is written, and routes an infected record to the quarantine.
-        // Identification first: the scan stage, last, overlaps the sink's compression.
-        // Deduplication before the scan, as for a copied WARC: the writer keeps whole a record
-        // the scan sends to the quarantine.
-        let mut identify_stage = opts.identify.map(IdentifyStage::new);
-        let mut dedup_stage =
-            opts.dedup.as_ref().map(|d| DedupStage::new(&d.dedup, d.container.clone()));
-        let mut scan_stage = opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e)));
-        let mut stages: Vec<&mut dyn Stage> = Vec::new();
-        if let Some(s) = identify_stage.as_mut() {
-            stages.push(s);
-        }
-        if let Some(s) = dedup_stage.as_mut() {
-            stages.push(s);
-        }
-        if let Some(s) = scan_stage.as_mut() {
-            stages.push(s);
-        }
+        let mut stages = MigrationStages::of(opts);
         let (scanning, mut end) = (opts.scanner.is_some(), None);
         let piped = crate::stages::run_pipeline(
             &mut |batch| receive(&rx, batch, scanning, &mut end),
-            &mut stages,
+            &mut stages.in_order(),
             &mut out,
         );
-        if let Some(s) = identify_stage {
+        if let Some(s) = stages.identify {
             out.report.identified = s.tally;
         }
         // Dropped before the scope joins the reader: a reader blocked on a full channel after

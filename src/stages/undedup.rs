@@ -145,11 +145,18 @@ const ORIGINALS_CACHE_KIB: u32 = 8 << 10;
 /// Bytes of a stored payload read or copied at a time.
 const PAYLOAD_CHUNK: usize = 256 << 10;
 
-/// A container of a source, opened (once) when it is first searched.
+/// Containers kept open at once for the payloads read from them: a run over thousands of
+/// containers stays far below the process's limit of open files.
+const OPEN_CONTAINERS: usize = 64;
+
+/// A container of a source, read (once) when it is first searched.
 struct Searched {
     container: Container,
     /// The package's OBJID (`None`: its METS names none).
     objid: Option<String>,
+    /// Its records are in the table.
+    read: bool,
+    /// Open while it is among the [`OPEN_CONTAINERS`] used last.
     file: Option<File>,
 }
 
@@ -160,6 +167,8 @@ struct Searched {
 /// opened and read at most once, and those no revisit needs not at all.
 pub(crate) struct Originals {
     searched: Vec<Searched>,
+    /// The containers holding an open file, the one used longest ago first.
+    open: std::collections::VecDeque<usize>,
     db: rusqlite::Connection,
     /// Where stored payloads are copied to (`None`: the system's temporary folder).
     scratch: Option<PathBuf>,
@@ -250,10 +259,15 @@ impl Originals {
         for pkg in sources {
             let objid = crate::index::digests::package_objid(pkg).ok();
             for container in containers(pkg)? {
-                searched.push(Searched { container, objid: objid.clone(), file: None });
+                searched.push(Searched {
+                    container,
+                    objid: objid.clone(),
+                    read: false,
+                    file: None,
+                });
             }
         }
-        Ok(Originals { searched, db, scratch })
+        Ok(Originals { searched, open: Default::default(), db, scratch })
     }
 
     /// Where the record `stated.refers` is, if a source holds it: looked up, then looked
@@ -285,7 +299,7 @@ impl Originals {
             }
         };
         let mut order: Vec<usize> =
-            (0..self.searched.len()).filter(|&n| self.searched[n].file.is_none()).collect();
+            (0..self.searched.len()).filter(|&n| !self.searched[n].read).collect();
         order.sort_by_key(|&n| rank(&self.searched[n]));
         order
     }
@@ -308,11 +322,31 @@ impl Originals {
         }))
     }
 
-    /// Opens the container `n` (kept open for the payloads read from it) and puts the id
-    /// and place of each of its records in the table (the first of an id wins).
-    fn read_container(&mut self, n: usize) -> Result<(), UndedupError> {
+    /// The container `n`, open: kept open for the payloads read from it, among the
+    /// [`OPEN_CONTAINERS`] used last (the one used longest ago is closed).
+    fn opened(&mut self, n: usize) -> Result<&File, UndedupError> {
+        self.open.retain(|&m| m != n);
+        self.open.push_back(n);
+        if self.open.len() > OPEN_CONTAINERS
+            && let Some(oldest) = self.open.pop_front()
+        {
+            self.searched[oldest].file = None;
+        }
         let s = &mut self.searched[n];
-        let file = s.container.open()?;
+        if s.file.is_none() {
+            s.file = Some(s.container.open()?);
+        }
+        Ok(s.file.as_ref().expect("opened above"))
+    }
+
+    /// Puts the id and place of each record of the container `n` in the table (the first of
+    /// an id wins).
+    fn read_container(&mut self, n: usize) -> Result<(), UndedupError> {
+        let file = self
+            .opened(n)?
+            .try_clone()
+            .map_err(|e| io_at(&self.searched[n].container.path())(e))?;
+        let s = &mut self.searched[n];
         let name = s.container.path().display().to_string();
         let mut insert = self.db.prepare_cached(
             "INSERT OR IGNORE INTO originals (id, container, begin, end) VALUES (?, ?, ?, ?)",
@@ -331,7 +365,7 @@ impl Originals {
                 ])?;
             }
         }
-        s.file = Some(file);
+        s.read = true;
         Ok(())
     }
 
@@ -346,8 +380,8 @@ impl Originals {
         let Some(place) = self.find(stated)? else { return Err(PayloadFault::Missing) };
         let s = self.searched.get(place.container).ok_or(PayloadFault::Missing)?;
         let (holder, package) = (s.container.path(), s.container.pkg.clone());
-        let file = s.file.as_ref().ok_or(PayloadFault::Missing)?;
         let scratch = self.scratch.clone().unwrap_or_else(std::env::temp_dir);
+        let file = self.opened(place.container)?;
         let mut copy = tempfile::tempfile_in(&scratch).map_err(io_at(&scratch))?;
         let range = FileRange::new(file, place.begin, place.end - place.begin);
         let mut r = WarcReader::new(range, holder.display().to_string())?;
@@ -359,7 +393,7 @@ impl Originals {
         let found = DigestKey::new(Algorithm::Sha1, &copied.sha1);
         let same_len = stated.len.is_none_or(|n| n == copied.len);
         if found.is_none() || found != DigestKey::parse(stated.digest) || !same_len {
-            let found = format!("sha1:{}", sha1_base32(&copied.sha1));
+            let found = sha1_base32(&copied.sha1);
             return Err(PayloadFault::Differs { holder, package, found, found_len: copied.len });
         }
         let mut payload = VerifiedPayload { file: copy, len: copied.len, scratch };
@@ -570,4 +604,62 @@ fn response_head(h: &crate::formats::warc::WarcHeader, block_sha1: &[u8], len: u
     out.push_str(&format!("WARC-Block-Digest: {}\r\n", sha1_base32(block_sha1)));
     out.push_str(&format!("Content-Length: {len}\r\n\r\n"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::digest::sha1_base32;
+    use crate::formats::warc::writer::{RecordSpec, uncompressed_record};
+    use sha1::Digest;
+
+    /// A package of `n` containers, each one response record; their ids and payloads.
+    fn package_of(dir: &Path, n: usize) -> Vec<(String, Vec<u8>)> {
+        std::fs::create_dir_all(dir.join("content")).unwrap();
+        (0..n)
+            .map(|i| {
+                let payload = format!("payload {i}").into_bytes();
+                let block =
+                    [b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n".as_slice(), &payload]
+                        .concat();
+                let id = format!("<urn:uuid:00000000-0000-4000-8000-{i:012}>");
+                let spec = RecordSpec {
+                    warc_type: "response".into(),
+                    record_id: id.clone(),
+                    date: "2026-11-29T20:00:00Z".into(),
+                    target_uri: Some(format!("http://example.org/{i}")),
+                    content_type: Some("application/http; msgtype=response".into()),
+                    payload_digest: true,
+                    ..RecordSpec::default()
+                };
+                let name = dir.join(format!("content/c{i:03}.warc"));
+                std::fs::write(name, uncompressed_record(&spec, &block)).unwrap();
+                (id, payload)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn keeps_a_bounded_number_of_containers_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pkg = tmp.path().join("pkg");
+        let records = package_of(&pkg, OPEN_CONTAINERS + 6);
+        let mut originals = Originals::new(&[pkg], Some(tmp.path().to_path_buf())).unwrap();
+        for (id, payload) in &records {
+            let digest = sha1_base32(&sha1::Sha1::digest(payload));
+            let stated = StatedPayload {
+                refers: id,
+                digest: &digest,
+                len: Some(payload.len() as u64),
+                package: None,
+                container: None,
+            };
+            let mut got =
+                originals.verified_payload(&stated).unwrap_or_else(|e| panic!("{id}: {e:?}"));
+            assert_eq!(got.next_chunk().unwrap().unwrap(), *payload);
+        }
+        let open = originals.searched.iter().filter(|s| s.file.is_some()).count();
+        assert_eq!(open, OPEN_CONTAINERS, "containers left open");
+        assert!(originals.searched.iter().all(|s| s.read), "each container read once");
+    }
 }

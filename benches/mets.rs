@@ -114,6 +114,7 @@ fn write(
             id: path.clone(),
             size: 1_000_000_000,
             sha512: "0".repeat(128),
+            sha256: None,
             format: Format {
                 name: "WARC".into(),
                 version: Some("1.1".into()),

@@ -1102,6 +1102,7 @@ fn file_fixity(p: &Present, d: &FileDigests, findings: &mut Vec<AuditFinding>) {
             finding("fixity", p.href, None, &f.id, what)
         }
     };
+    let said_before = findings.len();
     if let Some(s) = f.size
         && s != d.size
     {
@@ -1132,6 +1133,15 @@ fn file_fixity(p: &Present, d: &FileDigests, findings: &mut Vec<AuditFinding>) {
                 });
             }
         }
+    }
+    // A further PREMIS fixity (the SHA-256 webaip states of a content container), checked in
+    // the same read, is said when the file's own digest and size said nothing.
+    if findings.len() == said_before
+        && let Some(more) = f.more_damage(d)
+    {
+        let what =
+            format!("PREMIS messageDigest {} ({}); found {}", more.stated, more.what, more.found);
+        findings.push(finding("fixity", p.href, None, &f.id, what));
     }
 }
 

@@ -41,7 +41,9 @@ pub struct WaczArgs {
     /// several. A revisit whose original neither the package nor these hold is refused.
     #[arg(long, value_name = "PACKAGE")]
     with: Vec<PathBuf>,
-    /// Do not check each container against the SHA-512 its METS states while copying it.
+    /// Do not check each container while copying it against the SHA-256 its METS states (in
+    /// the read that hashes it for the datapackage), or the SHA-512 where it states no
+    /// SHA-256.
     #[arg(long)]
     no_verify: bool,
     /// Print the report as one JSON object (and no progress).
@@ -96,9 +98,14 @@ pub fn run(args: WaczArgs) -> anyhow::Result<i32> {
     for l in &r.left_out {
         println!("  left out: {}: {}", terminal_text(&l.file), l.why);
     }
-    let checked = match r.verified {
-        0 => "containers not checked against the METS".to_string(),
-        n => format!("{n} container(s) checked against their METS SHA-512"),
+    let checked = match (r.verified, r.verified_sha256) {
+        (0, _) => "containers not checked against the METS".to_string(),
+        (n, 0) => format!("{n} container(s) checked against their METS SHA-512"),
+        (n, k) if n == k => format!("{n} container(s) checked against their METS SHA-256"),
+        (n, k) => format!(
+            "{n} container(s) checked against their METS: {k} by SHA-256, {} by SHA-512",
+            n - k
+        ),
     };
     println!("{wacz}: {} bytes, {checked}; {:.2} s", r.bytes, r.seconds);
     Ok(0)

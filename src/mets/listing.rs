@@ -67,6 +67,9 @@ pub(crate) struct ListedFile {
     pub premis_digest: Option<String>,
     /// The algorithm the PREMIS object names for that digest, as written.
     pub premis_digest_algorithm: Option<String>,
+    /// The PREMIS object's further fixities (webaip states a container's SHA-256 beside its
+    /// SHA-512), each a digest (lower case) and the algorithm named, as written.
+    pub premis_more: Vec<OtherFixity>,
     pub children: Vec<ListedFile>,
     /// The ADMID of the `<file>`: the md sections (or amdSecs) that describe it.
     pub admid: Vec<String>,
@@ -109,16 +112,54 @@ impl ListedFile {
         Some((a, d))
     }
 
+    /// The PREMIS object's further fixities by algorithms webaip computes.
+    pub(crate) fn more_fixities(&self) -> impl Iterator<Item = (FixityAlgorithm, &str)> {
+        self.premis_more.iter().filter_map(|o| {
+            let a = match o.algorithm.as_deref() {
+                Some(n) => FixityAlgorithm::from_name(n)?,
+                None => FixityAlgorithm::from_hex_len(o.digest.len())?,
+            };
+            Some((a, o.digest.as_str()))
+        })
+    }
+
+    /// The SHA-256 (lower-case hex) the METS states of the file's bytes, in its CHECKSUM or
+    /// in a fixity of its PREMIS object.
+    pub(crate) fn stated_sha256(&self) -> Option<String> {
+        let checksum = self.stated_fixity().and_then(Result::ok).map(|s| (s.algorithm, s.value));
+        let found =
+            checksum.and_then(sha256_only).or_else(|| self.premis_fixity().and_then(sha256_only));
+        found.or_else(|| self.more_fixities().find_map(sha256_only)).map(str::to_string)
+    }
+
     /// The algorithms whose digests check the file's bytes against the METS: the stated
     /// digest's ([`Self::stated_fixity`]) and the PREMIS object's, when webaip computes them.
     pub(crate) fn checked_algorithms(&self) -> Vec<FixityAlgorithm> {
         let stated = self.stated_fixity().and_then(Result::ok).map(|f| f.algorithm);
-        stated.into_iter().chain(self.premis_fixity().map(|(a, _)| a)).collect()
+        let premis = self.premis_fixity().map(|(a, _)| a);
+        let mut all: Vec<_> =
+            stated.into_iter().chain(premis).chain(self.more_fixities().map(|(a, _)| a)).collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// The first of the PREMIS object's further fixities the bytes read (`d`) do not have.
+    pub(crate) fn more_damage(&self, d: &FileDigests) -> Option<Damage> {
+        self.more_fixities().find_map(|(a, stated)| {
+            let found = d.by(a)?;
+            (found != stated).then(|| Damage {
+                what: a.mets_name().to_string(),
+                stated: stated.to_string(),
+                found: found.to_string(),
+            })
+        })
     }
 
     /// How the bytes read (`d`, digested by [`Self::checked_algorithms`]) differ from what the
     /// METS states of the file, as the audit judges them: its digest (the CHECKSUM by its
-    /// CHECKSUMTYPE, else the PREMIS object's), then its SIZE. `None` when they agree, when a
+    /// CHECKSUMTYPE, else the PREMIS object's), its PREMIS object's further fixities, then
+    /// its SIZE. `None` when they agree, when a
     /// digest is by an algorithm webaip does not compute (not checked), and for bytes that
     /// differ from the `<file>` attributes but are what the file's PREMIS object states (the
     /// METS contradicts itself, which the audit warns of: no damage).
@@ -134,6 +175,9 @@ impl ListedFile {
                     found: found.to_string(),
                 });
             }
+        }
+        if let Some(more) = self.more_damage(d) {
+            return Some(more);
         }
         match self.size {
             Some(size) if size != d.size && self.premis_size != Some(d.size) => Some(Damage {
@@ -151,6 +195,11 @@ impl ListedFile {
             || !self.children.is_empty()
             || self.href.as_deref().is_some_and(crate::layout::is_warc_name)
     }
+}
+
+/// The digest of a fixity by SHA-256, none of one by another algorithm.
+fn sha256_only((algorithm, digest): (FixityAlgorithm, &str)) -> Option<&str> {
+    (algorithm == FixityAlgorithm::Sha256).then_some(digest)
 }
 
 /// What a file's bytes have that the METS does not state of them ([`ListedFile::damage`]).
@@ -285,12 +334,25 @@ pub(crate) enum FixitySource {
     Premis,
 }
 
-/// What a PREMIS object states of its bytes: the first size and digest it gives.
+/// A PREMIS fixity after an object's first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct OtherFixity {
+    /// The algorithm named, as written.
+    pub algorithm: Option<String>,
+    /// The digest, lower case.
+    pub digest: String,
+}
+
+/// What a PREMIS object states of its bytes: the first size and digest it gives, and its
+/// further fixities.
 #[derive(Debug, Clone, Default)]
 struct PremisFixity {
     size: Option<u64>,
     digest: Option<String>,
     algorithm: Option<String>,
+    more: Vec<OtherFixity>,
+    /// The algorithm of a further fixity, until its digest comes.
+    more_algorithm: Option<String>,
     id: Option<String>,
     bitstream: bool,
 }
@@ -431,8 +493,12 @@ impl State {
             "messageDigestAlgorithm" if o.digest.is_none() => {
                 o.algorithm = Some(v.trim().to_string())
             }
-            "messageDigestAlgorithm" => {}
-            "messageDigest" => o.digest = o.digest.take().or(Some(v.trim().to_ascii_lowercase())),
+            "messageDigestAlgorithm" => o.more_algorithm = Some(v.trim().to_string()),
+            "messageDigest" if o.digest.is_some() => o.more.push(OtherFixity {
+                algorithm: o.more_algorithm.take(),
+                digest: v.trim().to_ascii_lowercase(),
+            }),
+            "messageDigest" => o.digest = Some(v.trim().to_ascii_lowercase()),
             _ => o.id = o.id.take().or(Some(v.trim().to_string())),
         }
     }
@@ -472,6 +538,7 @@ impl State {
                 f.premis_size = o.size;
                 f.premis_digest = o.digest.clone();
                 f.premis_digest_algorithm = o.algorithm.clone();
+                f.premis_more = o.more.clone();
             }
         }
         self.listing

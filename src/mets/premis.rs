@@ -88,6 +88,12 @@ pub(crate) fn write_object<W: Write>(x: &mut XmlOut<W>, o: &PremisObject) -> io:
     x.text("premis:messageDigestAlgorithm", &[], "SHA-512")?;
     x.text("premis:messageDigest", &[], &o.sha512)?;
     x.end("premis:fixity")?;
+    if let Some(sha256) = &o.sha256 {
+        x.start("premis:fixity", &[])?;
+        x.text("premis:messageDigestAlgorithm", &[], "SHA-256")?;
+        x.text("premis:messageDigest", &[], sha256)?;
+        x.end("premis:fixity")?;
+    }
     x.text("premis:size", &[], &o.size.to_string())?;
     match &o.identification {
         None => write_format(x, &o.format, &[])?,

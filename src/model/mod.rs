@@ -321,6 +321,9 @@ pub struct PremisObject {
     pub size: u64,
     /// SHA-512, lower-case hex (the same value as the METS `CHECKSUM`).
     pub sha512: String,
+    /// SHA-256, lower-case hex: a second fixity, stated of the content containers webaip
+    /// writes (hashed as they are written), what a WACZ states of each member.
+    pub sha256: Option<String>,
     /// The format: the container format, or the type the harvest declared for a bytestream.
     pub format: Format,
     /// What PRONOM identification found in the bytes, when they were identified.

@@ -638,6 +638,7 @@ impl ContainerCtx<'_> {
                 id: self.rel.clone(),
                 size,
                 sha512,
+                sha256: None,
                 format,
                 identification: None,
                 original_name: Some(original.to_string()),
@@ -705,9 +706,12 @@ impl ContainerCtx<'_> {
         let mut sinks = self.migration_sinks(sections, viral_rel)?;
         let mut report = self.run_migration(input, &mopts, &file_ids, &mut sinks)?;
         let MigrationSinks { content, viral, events, tally, viral_rel, .. } = sinks;
+        // The migration wrote every byte of the container through the sink's writer.
+        let sha256 = content.sha256();
         let writer = content.mets;
         let sha = report.output_sha512.clone().unwrap_or_default();
         let mut file = self.container_file(report.output_size, sha, &name, Format::written_warc());
+        file.object.sha256 = sha256;
         let arc = self.migration_described(&name, &report, &file, &file_ids);
         self.relate_to_arc(&mut file, &name, &arc.event);
         let viral = match &report.quarantine {
@@ -716,6 +720,7 @@ impl ContainerCtx<'_> {
                 rel: viral_rel,
                 size: q.size,
                 sha512: q.sha512.clone(),
+                sha256: None,
                 records: q.records + 1,
             }),
             None => None,
@@ -882,6 +887,7 @@ impl ContainerCtx<'_> {
             id: name.to_string(),
             size: report.input_size,
             sha512: report.input_sha512.clone(),
+            sha256: None,
             // The version its own version block states, with that version's PUID (PRONOM
             // has none for ARC 2); a file without one is described without a version.
             format: match &report.arc_format_version {
@@ -960,10 +966,12 @@ impl ContainerCtx<'_> {
             });
         }
         let moved = viral.is_some() || scan.cleaned > 0;
-        let (writer, content_size) = content.close_unhashed(self.root)?;
+        let closed = content.close_unhashed(self.root)?;
+        let (writer, content_size) = (closed.mets, closed.size);
         let viral = viral.map(|v| v.close(self.root)).transpose()?;
         (self.progress)(read.bytes_read);
         let mut file = self.copied_file(input, &read, moved, content_size)?;
+        file.object.sha256 = closed.sha256;
         if read.findings.count > 0 {
             // Kept byte-exact as received; the disagreement travels with it (module comment).
             let event = self.validation_event(&read.findings);

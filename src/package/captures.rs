@@ -479,7 +479,7 @@ fn finish_containers(
 ) -> Result<Vec<ContainerReport>, PackageError> {
     let mut containers = Vec::new();
     for Finished { closed, events } in finished {
-        let ClosedContainer { mets: cw, rel, size, sha512: sha, records: n } = closed;
+        let ClosedContainer { mets: cw, rel, size, sha512: sha, sha256, records: n } = closed;
         containers.push(ContainerReport {
             input: origin.name.to_string(),
             path: rel.clone(),
@@ -496,6 +496,7 @@ fn finish_containers(
         let written = super::WrittenFile { size, sha512: sha };
         let mut file = super::written_container_file(rel, written, n, events, name, run.now);
         if content {
+            file.object.sha256 = sha256;
             super::deduplicated::deduplicated(&mut file, dedup.tally, run, dedup.report);
         }
         mets.finish_container(cw, file).map_err(io_err(origin.pkg))?;
@@ -1225,6 +1226,7 @@ fn described_bytestream(
             id,
             size: w.digests.payload_len,
             sha512: hex(&w.digests.payload_sha512),
+            sha256: None,
             format: Format { name: payload_mime(c), version: None, pronom: None },
             identification: None,
             original_name: Some(c.uri.clone()),

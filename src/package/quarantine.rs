@@ -341,6 +341,7 @@ fn described(r: &RecordFile, id: String, events: Vec<Event>) -> RecordFile {
         id,
         size: c.as_ref().map_or(0, |c| c.range.len),
         sha512: c.as_ref().map(|c| c.sha512.clone()).unwrap_or_default(),
+        sha256: None,
         format: Format {
             name: c.as_ref().map(|c| c.mime.clone()).unwrap_or_default(),
             version: None,

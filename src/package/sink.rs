@@ -41,7 +41,16 @@ pub(crate) struct ClosedContainer {
     pub rel: String,
     pub size: u64,
     pub sha512: String,
+    /// Its SHA-256, hashed as it was written.
+    pub sha256: Option<String>,
     pub records: u64,
+}
+
+/// A container closed by [`ContainerSink::close_unhashed`].
+pub(crate) struct UnhashedClose {
+    pub mets: ContainerWriter,
+    pub size: u64,
+    pub sha256: Option<String>,
 }
 
 impl ContainerSink {
@@ -82,7 +91,10 @@ impl ContainerSink {
             crate::layout::create_dirs_in(root, dir)?;
         }
         let f = crate::layout::create_in(root, &rel)?;
-        let writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level);
+        let mut writer = WarcWriter::new(BufWriter::with_capacity(1 << 20, f), level);
+        // Its SHA-256, a second fixity in the METS (what a WACZ states), taken as the bytes
+        // go out: no second read.
+        writer.hash_sha256();
         Ok(ContainerSink { writer, mets, rel, warcinfo: String::new() })
     }
 
@@ -121,26 +133,31 @@ impl ContainerSink {
         self.writer.write_record(spec, block, 0).map_err(io_err(&root.join(&self.rel)))
     }
 
-    /// Closes the container flushed and synced, not hashed: for a copy whose digest is known
-    /// without reading it again (it is the input byte for byte). Its METS section and size.
-    pub(crate) fn close_unhashed(
-        self,
-        root: &Path,
-    ) -> Result<(ContainerWriter, u64), PackageError> {
+    /// The SHA-256 of what was written so far (the whole container once closed), hex.
+    pub(crate) fn sha256(&self) -> Option<String> {
+        self.writer.sha256().map(|d| crate::formats::digest::hex(&d))
+    }
+
+    /// Closes the container flushed and synced, not hashed again: for a copy whose SHA-512 is
+    /// known without reading it again (it is the input byte for byte). Its METS section,
+    /// size and SHA-256 (hashed as it was written).
+    pub(crate) fn close_unhashed(self, root: &Path) -> Result<UnhashedClose, PackageError> {
         let size = self.writer.position();
+        let sha256 = self.sha256();
         let err = io_err(root);
         let mut buf = self.writer.finish().map_err(&err)?;
         std::io::Write::flush(&mut buf).map_err(&err)?;
         let file = buf.into_inner().map_err(|e| err(e.into_error()))?;
         file.sync_all().map_err(&err)?;
-        Ok((self.mets, size))
+        Ok(UnhashedClose { mets: self.mets, size, sha256 })
     }
 
     /// Closes the container: flushed, synced, hashed.
     pub(crate) fn close(self, root: &Path) -> Result<ClosedContainer, PackageError> {
         let records = self.writer.records();
+        let sha256 = self.sha256();
         let (size, sha512) = super::finish_written_container(self.writer, root, &self.rel)?;
-        Ok(ClosedContainer { mets: self.mets, rel: self.rel, size, sha512, records })
+        Ok(ClosedContainer { mets: self.mets, rel: self.rel, size, sha512, sha256, records })
     }
 }
 
@@ -183,8 +200,12 @@ mod tests {
         assert_eq!(member, ByteRange { begin: 2, len: 27 });
         let short = sink.append_member(root, &b"too short"[..], 20);
         assert!(short.is_err(), "a member shorter than said is an error");
-        let (_, size) = sink.close_unhashed(root).unwrap();
+        let closed = sink.close_unhashed(root).unwrap();
+        let size = closed.size;
         let on_disk = std::fs::read(root.join("content/c.warc")).unwrap();
+        use sha2::Digest;
+        let sha256 = crate::formats::digest::hex(&sha2::Sha256::digest(&on_disk));
+        assert_eq!(closed.sha256, Some(sha256), "the SHA-256 is that of every byte written");
         // The short member's bytes were written before its end was found short.
         assert_eq!(&on_disk[..29], b"\r\nWARC/1.1 record, byte-exact");
         assert_eq!(size, on_disk.len() as u64);

@@ -786,6 +786,7 @@ pub(crate) fn record_identified(
                 id: object_id,
                 size: content.range.len,
                 sha512: content.sha512.clone(),
+                sha256: None,
                 format: Format { name: content.mime.clone(), version: None, pronom: None },
                 identification: Some(id),
                 original_name: rf.capture.as_ref().map(|c| c.uri.clone()),

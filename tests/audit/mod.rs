@@ -283,6 +283,27 @@ fn every_kind_of_damage_is_reported_where_it_is() {
             vec![format!("fixity|{c1}|null|\"CHECKSUM"), "manifest|manifest-sha512.txt|".into()],
         ),
         (
+            // The SHA-256 webaip states of a content container, beside its SHA-512, is checked
+            // in the same read.
+            "changed SHA-256 in a container's PREMIS object",
+            Box::new({
+                let c1 = c1.clone();
+                move |p: &Path| {
+                    let path = p.join("METS.xml");
+                    let text = fs::read_to_string(&path).unwrap();
+                    let object = text.find(&format!(">{c1}</premis:objectIdentifierValue>"));
+                    let object = object.unwrap_or_else(|| panic!("no object of {c1}"));
+                    let algorithm = ">SHA-256</premis:messageDigestAlgorithm>";
+                    let at = object + text[object..].find(algorithm).expect("its SHA-256");
+                    let key = "<premis:messageDigest>";
+                    let at = at + text[at..].find(key).unwrap() + key.len();
+                    let first = if text[at..].starts_with('0') { "1" } else { "0" };
+                    fs::write(&path, format!("{}{first}{}", &text[..at], &text[at + 1..])).unwrap();
+                }
+            }),
+            vec![format!("fixity|{c1}|null|\"PREMIS messageDigest"), "(SHA-256)".into()],
+        ),
+        (
             "END moved by one",
             Box::new(move |p: &Path| {
                 edit(
@@ -392,7 +413,8 @@ fn last_record(mets: &str, container: &str) -> String {
 
 /// Rewrites the last record of `container` with a different (wrong) WARC-Block-Digest,
 /// recompressed, and updates everything outside the record to match: the record's END, the
-/// container's SIZE and CHECKSUM (METS and PREMIS) and the manifest.
+/// container's SIZE and CHECKSUM (METS and PREMIS), the SHA-256 its PREMIS object states and
+/// the manifest.
 fn rewrite_block_digest(pkg: &Path, container: &str, record: &str) {
     use std::io::{Read, Write};
     let mets_path = pkg.join("METS.xml");
@@ -419,8 +441,10 @@ fn rewrite_block_digest(pkg: &Path, container: &str, record: &str) {
     let old_sum = file_attr(&mets, &container_id(&mets, container), "CHECKSUM");
     let new_sum = crate::util::sha512_hex(&out);
     let (old_size, new_size) = (bytes.len(), out.len());
+    let sha256 = |b: &[u8]| crate::util::hex(&<sha2::Sha256 as sha2::Digest>::digest(b));
     let mets = mets
         .replace(&old_sum, &new_sum)
+        .replace(&sha256(&bytes), &sha256(&out))
         .replacen(
             &format!("BEGIN=\"{begin}\" END=\"{end}\""),
             &format!("BEGIN=\"{begin}\" END=\"{}\"", out.len() - 1),

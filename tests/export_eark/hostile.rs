@@ -204,7 +204,8 @@ fn large_package(tmp: &Path, mb: u64) -> PathBuf {
     pkg
 }
 
-/// Sets the SIZE and CHECKSUM (SHA-512) the package METS states of `file` to its bytes'.
+/// Sets the SIZE and CHECKSUM (SHA-512) the package METS states of `file`, and the SHA-256
+/// its PREMIS object states, to its bytes'.
 fn restate(pkg: &Path, file: &Path) {
     use sha2::Digest;
     let bytes = std::fs::read(file).unwrap();
@@ -221,7 +222,12 @@ fn restate(pkg: &Path, file: &Path) {
     };
     let el = set(&s[start..at], "SIZE", &bytes.len().to_string());
     let el = set(&el, "CHECKSUM", &sum);
-    std::fs::write(&p, format!("{}{el}{}", &s[..start], &s[at..])).unwrap();
+    let mut s = format!("{}{el}{}", &s[..start], &s[at..]);
+    let object = s.find(&format!(">{href}</premis:objectIdentifierValue>")).unwrap();
+    let sha256 = object + s[object..].find(">SHA-256</premis:messageDigestAlgorithm>").unwrap();
+    let at = sha256 + s[sha256..].find("<premis:messageDigest>").unwrap() + 22;
+    s.replace_range(at..at + 64, &data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(&bytes)));
+    std::fs::write(&p, s).unwrap();
 }
 
 #[test]

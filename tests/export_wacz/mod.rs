@@ -65,6 +65,9 @@ fn every_sample_package_exports_a_wacz_others_read() {
         );
         let containers = std::fs::read_dir(pkg.join("content")).unwrap().count();
         assert_eq!(r["verified"], containers as u64, "{what}: each checked against the METS");
+        // Every way a content container is written (copied WARC, migrated ARC, captures)
+        // states its SHA-256 in the METS: the digest the datapackage gives, checked in its read.
+        assert_eq!(r["verified_sha256"], containers as u64, "{what}: by the SHA-256 it states");
         let (ok, said) = wacz_validate(&wacz);
         assert!(ok, "{what}: wacz validate: {said}");
         // And webaip's own deep check (every index line re-derived from the WARCs).
@@ -103,7 +106,8 @@ fn every_sample_package_exports_a_wacz_others_read() {
 }
 
 /// A container whose bytes are not those its METS states is not exported (the error names it
-/// and both digests) and no WACZ is left, not even a partial one; with `--no-verify` the
+/// and both digests: SHA-256, or SHA-512 for a METS that states no SHA-256, as packages made
+/// before did) and no WACZ is left, not even a partial one; with `--no-verify` the
 /// bytes go as they are where they can still be indexed (a changed gzip MTIME), and a record
 /// that cannot be read is still refused, naming its offset.
 #[test]
@@ -124,6 +128,18 @@ fn a_damaged_container_is_not_exported() {
     let err = String::from_utf8_lossy(&o.stderr);
     let name = container.file_name().unwrap().to_string_lossy();
     assert!(err.contains(&*name) && err.contains("the METS states"), "{err}");
+    assert!(err.contains("SHA-256"), "{err}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "nothing left in the folder");
+    // A METS stating no SHA-256 (its algorithm renamed): the container's SHA-512 is checked.
+    let mets = pkg.join("METS.xml");
+    let text = std::fs::read_to_string(&mets).unwrap();
+    let sha256 = "<premis:messageDigestAlgorithm>SHA-256<";
+    assert!(text.contains(sha256), "the METS states the container's SHA-256");
+    std::fs::write(&mets, text.replace(sha256, "<premis:messageDigestAlgorithm>MD5<")).unwrap();
+    let o = export(&pkg, &wacz, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&*name) && err.contains("SHA-512"), "{err}");
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "nothing left in the folder");
     let o = export(&pkg, &wacz, &["--no-verify"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));

@@ -121,6 +121,7 @@ fn object(id: &str, size: u64, sha512: String, name: &str, original: Option<&str
         id: id.into(),
         size,
         sha512,
+        sha256: None,
         format: Format { name: name.into(), version: None, pronom: None },
         identification: None,
         original_name: original.map(str::to_string),

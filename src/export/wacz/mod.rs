@@ -2,11 +2,12 @@
 //! in a browser and pywb imports, and the deep check of a WACZ ([`check`]).
 //!
 //! `export_wacz` writes, every member stored (not recompressed):
-//! - `archive/NAME.warc.gz`: each content container of the package, byte for byte (its
-//!   SHA-512 checked against the METS as it is copied); viral containers never, and every
-//!   file left out is reported with why; and the containers of the `--with` packages that
-//!   hold the originals of its revisits (found as `audit --with` finds them): a revisit whose
-//!   original the WACZ would not hold is refused, named, before anything is written;
+//! - `archive/NAME.warc.gz`: each content container of the package, byte for byte (checked
+//!   as it is copied against the SHA-256 its METS states, the digest `datapackage.json` needs
+//!   anyway, else against its SHA-512); viral containers never, and every file left out is
+//!   reported with why; and the containers of the `--with` packages that hold the originals
+//!   of its revisits (found as `audit --with` finds them): a revisit whose original the WACZ
+//!   would not hold is refused, named, and no WACZ is left;
 //! - `indexes/`: the containers' CDXJ lines, as `webaip index` writes them (SURT key,
 //!   `filename` the member's name in `archive/`), compressed (`index.cdx.gz` and
 //!   `index.idx`) or as one `index.cdxj` ([`WaczIndex`]);
@@ -15,10 +16,12 @@
 //!   source;
 //! - `datapackage.json` (each member's SHA-256 and size) and `datapackage-digest.json`.
 //!
-//! The containers are copied (hashed with SHA-256 and SHA-512 in the same read) while a second
-//! thread reads them for the index and the pages, in one pass: each gzip member is inflated
-//! once, for its index line and, when it is an HTML page, its title;
-//! memory is one copy buffer plus the index's sort budget, whatever the package's size. The
+//! The containers are copied (hashed with SHA-256, and SHA-512 only for a package whose METS
+//! states no SHA-256) while a second thread reads them for the index and the pages, in one
+//! pass: each gzip member is inflated once, for its index line, its page and title when it is
+//! an HTML page, and whether it is a revisit. Without `--with`, the revisits' originals are
+//! looked for (another read of the containers) only when that pass met a revisit; memory is
+//! one copy buffer plus the index's sort budget, whatever the package's size. The
 //! ZIP is written under a temporary name beside the output and renamed once complete: a failed
 //! or killed export leaves no `.wacz`, and the next export into that folder removes what a
 //! killed one left (`.wacz-XXXXXX`). The WACZ gets the mode any new file gets (the umask's).
@@ -26,6 +29,7 @@
 pub mod check;
 mod index;
 pub(crate) mod pages;
+mod pass;
 pub(crate) mod plan;
 pub(crate) mod zipout;
 
@@ -38,10 +42,7 @@ pub use pages::PageTally;
 pub use plan::LeftOut;
 pub use zipout::Resource;
 
-use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, format_line, sort_inputs};
-use crate::index::members::{Stop, Walker, is_gzip_file};
-use crate::index::sort::LineSorter;
-use crate::index::warc::{EntryOptions, IndexError};
+use crate::index::warc::IndexError;
 
 /// Where the package's METS goes in the WACZ: in a folder, as every member (py-wacz's check
 /// takes a member's folder and name as its path).
@@ -58,7 +59,8 @@ const WACZ_TEMP: crate::temporaries::TempName =
 /// How to export.
 #[derive(Debug, Clone)]
 pub struct WaczOptions {
-    /// Check each container against the SHA-512 the METS states while copying it.
+    /// Check each container while copying it against the SHA-256 its METS states (else the
+    /// SHA-512).
     pub verify: bool,
     /// The index's form.
     pub index: WaczIndex,
@@ -90,8 +92,11 @@ pub struct WaczReport {
     pub left_out: Vec<LeftOut>,
     /// Containers of other packages added for the originals of its revisits (`PACKAGE/NAME`).
     pub originals: Vec<String>,
-    /// Containers checked against the METS SHA-512 (0 without `verify`).
+    /// Containers checked against their METS (0 without `verify`).
     pub verified: u64,
+    /// Of those, the containers checked against the SHA-256 the METS states (in the read
+    /// that hashes them for `datapackage.json`); the others against its SHA-512.
+    pub verified_sha256: u64,
     /// Size of the WACZ.
     pub bytes: u64,
     /// Wall-clock seconds.
@@ -143,11 +148,13 @@ pub enum WaczError {
     },
     /// A container is not what the METS says.
     #[error(
-        "{file}: SHA-512 {found}, the METS states {stated}: the package is damaged (audit it); nothing exported"
+        "{file}: {algorithm} {found}, the METS states {stated}: the package is damaged (audit it); nothing exported"
     )]
     Changed {
         /// The container's path in the package.
         file: String,
+        /// The digest compared (`SHA-256`, `SHA-512`).
+        algorithm: &'static str,
         /// What the METS states.
         stated: String,
         /// What its bytes give.
@@ -221,7 +228,11 @@ pub fn export_wacz(
     crate::sources::recognise::package_at(package, crate::sources::recognise::Takes::Folder)?;
     crate::layout::refuse_nesting(package, out)?;
     let mut plan = plan::plan(package)?;
-    plan::add_originals(&mut plan, package, &opts.with)?;
+    // With --with, the originals' containers go into the WACZ: found first. Without, the
+    // pass over the containers says whether any revisit needs looking for (below).
+    if !opts.with.is_empty() {
+        plan::add_originals(&mut plan, package, &opts.with)?;
+    }
     let dir = output_dir(out)?;
     // Temporaries of runs that died (killed, power lost) go first; a live run's are locked.
     crate::temporaries::remove_dead(&dir, WACZ_TEMP);
@@ -239,6 +250,11 @@ pub fn export_wacz(
     let (mut resources, verified) = copied?;
     let side =
         side.map_err(|_| WaczError::Internal("the thread reading the index and pages"))??;
+    if opts.with.is_empty() && side.revisits != Some(0) {
+        // A revisit whose original is not in the package fails the export (the temporary
+        // ZIP goes with `part`).
+        plan::add_originals(&mut plan, package, &[])?;
+    }
     let lines = side.index.lines;
     let mut members = side.index.members;
     members.push(("pages/pages.jsonl".into(), side.pages));
@@ -261,7 +277,8 @@ pub fn export_wacz(
         pages: side.tally,
         left_out: plan.left_out,
         originals: plan.originals,
-        verified,
+        verified: verified.sha256 + verified.sha512,
+        verified_sha256: verified.sha256,
         bytes,
         seconds: started.elapsed().as_secs_f64(),
     })
@@ -308,43 +325,61 @@ fn add_descriptors(
     Ok(())
 }
 
-/// Copies the content containers into `archive/`, each checked against the SHA-512 the METS
-/// states (with `verify`); their resources, and how many were checked.
+/// Containers checked while copied, by the digest of the METS they were checked against.
+#[derive(Default)]
+struct Verified {
+    sha256: u64,
+    sha512: u64,
+}
+
+/// Copies the content containers into `archive/`, each checked (with `verify`) against the
+/// SHA-256 the METS states, in the read that hashes it for `datapackage.json`, else against
+/// the SHA-512 it states; their resources, and how many were checked.
 fn copy_containers(
     zip: &mut zipout::WaczZip,
     plan: &plan::Plan,
     opts: &WaczOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Vec<Resource>, u64), WaczError> {
+) -> Result<(Vec<Resource>, Verified), WaczError> {
     let mut resources = Vec::new();
-    let mut verified = 0;
+    let mut verified = Verified::default();
     for c in &plan.containers {
         let mut f = crate::layout::open_in(&c.root, &c.rel)
             .map_err(|source| WaczError::Confined { path: c.path.clone(), source })?;
         let len = f.metadata().map_or(0, |m| m.len());
-        let check = opts.verify && c.sha512.is_some();
-        let w = zip.add(&format!("archive/{}", c.name), &mut f, (len, check), progress)?;
-        if let (Some(stated), Some(found)) = (&c.sha512, &w.sha512) {
+        let sha256 = c.sha256.as_deref().filter(|_| opts.verify);
+        let sha512 = opts.verify && sha256.is_none() && c.sha512.is_some();
+        let w = zip.add(&format!("archive/{}", c.name), &mut f, (len, sha512), progress)?;
+        let changed = |algorithm, stated: &str, found: &str| WaczError::Changed {
+            file: c.rel.clone(),
+            algorithm,
+            stated: stated.to_string(),
+            found: found.to_string(),
+        };
+        if let Some(stated) = sha256 {
+            let found = w.resource.hash.trim_start_matches("sha256:");
             if stated != found {
-                return Err(WaczError::Changed {
-                    file: c.rel.clone(),
-                    stated: stated.clone(),
-                    found: found.clone(),
-                });
+                return Err(changed("SHA-256", stated, found));
             }
-            verified += 1;
+            verified.sha256 += 1;
+        } else if let (Some(stated), Some(found)) = (&c.sha512, &w.sha512) {
+            if stated != found {
+                return Err(changed("SHA-512", stated, found));
+            }
+            verified.sha512 += 1;
         }
         resources.push(w.resource);
     }
     Ok((resources, verified))
 }
 
-/// The index and the pages, in temporary files: (index, pages, what they list).
-/// What the second thread makes: the index members, the pages file and what it holds.
+/// What the second thread makes: the index members, the pages file and what it holds, and
+/// the revisits it met (`None`: not counted, as when the containers were read in two passes).
 struct SideMembers {
     index: index::IndexMembers,
     pages: tempfile::NamedTempFile,
     tally: PageTally,
+    revisits: Option<u64>,
 }
 
 /// Makes the index and the pages of the containers, in temporary files made by `temp`.
@@ -354,9 +389,9 @@ fn side_members(
     kind: WaczIndex,
     temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
 ) -> Result<SideMembers, WaczError> {
-    let (sorters, listing) = match one_pass(plan)? {
+    let pass::Read { sorters, listing, revisits } = match pass::one_pass(plan)? {
         Some(read) => read,
-        None => two_passes(package, plan)?,
+        None => pass::two_passes(package, plan)?,
     };
     let index = index::write_index(sorters, kind, temp)?;
     let pages = temp()?;
@@ -365,57 +400,7 @@ fn side_members(
     let tally = pages::write_pages(&listing, &plan.described, &mut out).map_err(io_err)?;
     out.flush().map_err(io_err)?;
     drop(out);
-    Ok(SideMembers { index, pages, tally })
-}
-
-/// The index lines and the pages of the containers, each gzip member inflated once for both
-/// (by the index's reader, [`crate::index::members`]). `None` when a container is not read
-/// that way to its end (not gzip, a member holding several records, damage): the two readers
-/// of [`two_passes`] then read them, and name any fault as `webaip index` and `webaip pages`
-/// do.
-fn one_pass(plan: &plan::Plan) -> Result<Option<(Vec<LineSorter>, pages::Pages)>, WaczError> {
-    let mut sorter = LineSorter::new(SORT_BUDGET);
-    let mut listing = pages::new_pages();
-    let mut line = String::new();
-    for c in &plan.containers {
-        if !is_gzip_file(&c.path) {
-            return Ok(None);
-        }
-        let mut walker = Walker::open(&c.path, &c.name, EntryOptions { record_ids: false })?;
-        let mut emit = |e: crate::index::cdxj::IndexEntry| {
-            line.clear();
-            format_line(&e, IndexFormat::Cdxj, &mut line);
-            sorter.push(line.as_bytes())
-        };
-        let mut seen = |at: u64, member: &[u8]| match pages::page_of_member(member, at, &c.rel) {
-            Some(page) => listing.push(page),
-            None => Ok(()),
-        };
-        let (_, stop) = walker.walk_seeing(0, u64::MAX, &mut emit, &mut seen)?;
-        if stop != Stop::End {
-            return Ok(None);
-        }
-        walker.finish(&mut emit)?;
-    }
-    listing.finish();
-    Ok(Some((vec![sorter], listing)))
-}
-
-/// The index lines and the pages of the containers, by `webaip index`'s reader and then
-/// `webaip pages`'s.
-fn two_passes(
-    package: &Path,
-    plan: &plan::Plan,
-) -> Result<(Vec<LineSorter>, pages::Pages), WaczError> {
-    let inputs: Vec<IndexInput> = plan
-        .containers
-        .iter()
-        .map(|c| IndexInput { path: c.path.clone(), filename: c.name.clone() })
-        .collect();
-    let opts = EntryOptions { record_ids: false };
-    let sorters = sort_inputs(&inputs, IndexFormat::Cdxj, opts, 1, SORT_BUDGET, &|_| {})?;
-    let listing = crate::pages::list::list_pages(package, &Default::default())?;
-    Ok((sorters, listing.entries))
+    Ok(SideMembers { index, pages, tally, revisits })
 }
 
 /// `datapackage.json`: every member but itself and its digest; the METS with the package's

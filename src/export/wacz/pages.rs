@@ -27,6 +27,12 @@ pub(crate) fn new_pages() -> Pages {
     SortedRuns::new(listing_order, entry_bytes)
 }
 
+/// What the export takes of one inflated member ([`read_member`]).
+pub(crate) struct MemberRead {
+    pub page: Option<PageEntry>,
+    pub revisit: bool,
+}
+
 /// Bytes of a record read for its WARC header at first (the whole member only when the
 /// header is longer).
 const FIRST_PART: usize = 64 * 1024;
@@ -36,9 +42,22 @@ const FIRST_PART: usize = 64 * 1024;
 /// target URI and a readable `WARC-Date`, whose payload is HTML (2xx for an HTTP response);
 /// `None` for any other record. The same rules as the listing's reader (its capture's HTTP
 /// header, type, payload and title), from bytes inflated once for the index.
-pub(crate) fn page_of_member(member: &[u8], offset: u64, file: &str) -> Option<PageEntry> {
-    let head =
-        record_head(&member[..member.len().min(FIRST_PART)]).or_else(|| record_head(member))?;
+/// Also whether the member may hold a revisit (whose original the WACZ must hold; a member
+/// whose header cannot be read is counted as one, so that the references are looked for).
+pub(crate) fn read_member(member: &[u8], offset: u64, file: &str) -> MemberRead {
+    let head = record_head(&member[..member.len().min(FIRST_PART)]).or_else(|| record_head(member));
+    let Some(head) = head else { return MemberRead { page: None, revisit: true } };
+    let revisit = head.header.warc_type() == Some("revisit");
+    MemberRead { page: page_of_head(&head, member, offset, file), revisit }
+}
+
+/// The page of the record `head` begins, in `member`.
+fn page_of_head(
+    head: &WarcRecordHead,
+    member: &[u8],
+    offset: u64,
+    file: &str,
+) -> Option<PageEntry> {
     let h = &head.header;
     let kind = h.warc_type();
     if !matches!(kind, Some("response" | "resource")) || h.target_uri().is_none_or(str::is_empty) {
@@ -216,7 +235,7 @@ mod tests {
         let name = want[0].place.file.clone();
         let mut got = new_pages();
         let mut walker = Walker::open(&path, "t.warc.gz", EntryOptions::default()).unwrap();
-        let mut seen = |at, member: &[u8]| match page_of_member(member, at, &name) {
+        let mut seen = |at, member: &[u8]| match read_member(member, at, &name).page {
             Some(p) => got.push(p),
             None => Ok(()),
         };

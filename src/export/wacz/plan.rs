@@ -1,5 +1,5 @@
 //! What a package puts in its WACZ, read from its METS: the content containers (with the
-//! SHA-512 the METS states of each), what is left out and why, and the webpages a curator
+//! SHA-512 and SHA-256 the METS states of each), what is left out and why, and the webpages a curator
 //! described (the record each `WEBPAGE` div points at).
 
 use std::collections::{HashMap, HashSet};
@@ -25,6 +25,8 @@ pub(crate) struct Container {
     pub name: String,
     /// The SHA-512 the METS states of it, lower-case hex, when it states one.
     pub sha512: Option<String>,
+    /// The SHA-256 the METS states of it (a second PREMIS fixity), lower-case hex.
+    pub sha256: Option<String>,
 }
 
 /// A file of the package the WACZ does not hold, and why.
@@ -90,13 +92,13 @@ pub(crate) fn plan(root: &Path) -> Result<Plan, WaczError> {
         if !names.insert(name.clone()) {
             return Err(WaczError::SameName { name });
         }
-        let sha512 = f.stated_sha512();
+        let (sha512, sha256) = (f.stated_sha512(), f.stated_sha256());
         // Refused here, before any thread reads it: a link, a FIFO or a device (a FIFO would
         // block the reader that opened it).
         layout::open_in(root, &rel)
             .map_err(|source| WaczError::Confined { path: root.join(&rel), source })?;
         let (root, path) = (root.to_path_buf(), root.join(&rel));
-        containers.push(Container { root, path, rel, name, sha512 });
+        containers.push(Container { root, path, rel, name, sha512, sha256 });
     }
     if containers.is_empty() {
         let why = "its METS lists no content container";

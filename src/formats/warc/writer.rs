@@ -18,6 +18,8 @@
 
 use std::io::{self, Read, Write};
 
+use sha2::{Digest, Sha256};
+
 use super::header::{WARC_VERSION, WarcHeader};
 use crate::formats::digest::{BlockDigests, BlockHasher, sha1_base32};
 use crate::formats::gzip_member::deflate_body;
@@ -260,6 +262,8 @@ pub struct WarcWriter<W: Write> {
     records: u64,
     /// Told of every record written, with its bytes as stored (see [`MemberTap`]).
     tap: Option<Box<dyn MemberTap>>,
+    /// The SHA-256 of every byte written, when asked for ([`WarcWriter::hash_sha256`]).
+    sha256: Option<Sha256>,
 }
 
 /// An observer of the records a [`WarcWriter`] writes: each record's bytes as they go to the
@@ -280,10 +284,11 @@ pub trait MemberTap: Send {
     fn end(&mut self, offset: u64, len: u64);
 }
 
-/// Writes to `out` and shows the bytes to `tap`.
+/// Writes to `out`, shows the bytes to `tap` and hashes them into `sha256`.
 struct Tee<'a, W: Write> {
     out: &'a mut W,
     tap: Option<&'a mut Box<dyn MemberTap>>,
+    sha256: Option<&'a mut Sha256>,
 }
 
 impl<W: Write> Write for Tee<'_, W> {
@@ -291,6 +296,9 @@ impl<W: Write> Write for Tee<'_, W> {
         let n = self.out.write(buf)?;
         if let Some(t) = &mut self.tap {
             t.bytes(&buf[..n]);
+        }
+        if let Some(h) = &mut self.sha256 {
+            h.update(&buf[..n]);
         }
         Ok(n)
     }
@@ -303,7 +311,7 @@ impl<W: Write> WarcWriter<W> {
     /// A writer appending to `out`, which is assumed to be empty (offsets start at 0).
     /// `level` is the compression level (0-9, zlib's scale).
     pub fn new(out: W, level: u32) -> Self {
-        WarcWriter { out, pos: 0, level: level.min(9), records: 0, tap: None }
+        WarcWriter { out, pos: 0, level: level.min(9), records: 0, tap: None, sha256: None }
     }
 
     /// Shows every record written from now on to `tap`.
@@ -311,8 +319,19 @@ impl<W: Write> WarcWriter<W> {
         self.tap = Some(tap);
     }
 
+    /// Hashes every byte written from now on with SHA-256: the container's digest, for a
+    /// writer given an empty file, without reading it again ([`WarcWriter::sha256`]).
+    pub(crate) fn hash_sha256(&mut self) {
+        self.sha256 = Some(Sha256::new());
+    }
+
+    /// The SHA-256 of the bytes written since [`WarcWriter::hash_sha256`], if asked for.
+    pub(crate) fn sha256(&self) -> Option<[u8; 32]> {
+        self.sha256.as_ref().map(|h| h.clone().finalize().into())
+    }
+
     fn tee(&mut self) -> Tee<'_, W> {
-        Tee { out: &mut self.out, tap: self.tap.as_mut() }
+        Tee { out: &mut self.out, tap: self.tap.as_mut(), sha256: self.sha256.as_mut() }
     }
 
     /// Bytes written so far: the offset the next record will get.
@@ -429,6 +448,9 @@ impl<W: Write> WarcWriter<W> {
     /// after its records), keeping the offsets right.
     pub(crate) fn append_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.out.write_all(bytes)?;
+        if let Some(h) = &mut self.sha256 {
+            h.update(bytes);
+        }
         self.pos += bytes.len() as u64;
         Ok(())
     }

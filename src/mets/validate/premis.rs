@@ -40,6 +40,8 @@ struct ObjectFacts {
     id: Option<String>,
     algorithm: String,
     digest: String,
+    /// Its first fixity's digest was read: later fixities are not compared with CHECKSUM.
+    has_digest: bool,
     size: Option<String>,
     relation: Option<Relation>,
     /// A bitstream (`xsi:type` bitstream).
@@ -170,8 +172,14 @@ impl PremisSections {
             "objectIdentifierValue" => {
                 o.id.get_or_insert(text);
             }
-            "messageDigest" => o.digest = text,
-            "messageDigestAlgorithm" => o.algorithm = text,
+            // The first fixity is the one the METS CHECKSUM repeats (webaip states a
+            // container's SHA-256 in a second one).
+            "messageDigest" if !o.has_digest => {
+                o.digest = text;
+                o.has_digest = true;
+            }
+            "messageDigestAlgorithm" if !o.has_digest => o.algorithm = text,
+            "messageDigest" | "messageDigestAlgorithm" => {}
             "size" => o.size = Some(text),
             _ => return Some(text),
         }

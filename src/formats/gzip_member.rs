@@ -18,6 +18,14 @@
 //!
 //! flate2's raw `Compress` is used rather than libdeflate (which the in-memory records use):
 //! libdeflate can only end a stream, not flush one part of it, so its chunks cannot be joined.
+//!
+//! Large records are mostly media (images, video, PDF streams) that are compressed already:
+//! deflate spends most of its time on such bytes and saves nothing. Each chunk is judged in
+//! pieces of [`PIECE`] bytes; a piece whose bytes are spread so evenly that no Huffman code
+//! could shrink it by more than about 1 % (order-0 entropy of at least [`STORED_BITS`] bits a
+//! byte) is stored as it is, and the runs of other pieces are deflated as above,
+//! each primed with the 32 KiB before it. The judgement depends on the bytes only, so the
+//! member is still the same at any number of threads.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
@@ -35,6 +43,13 @@ pub(crate) const MAX_WINDOW: usize = 16;
 
 /// deflate's window: the input a chunk's dictionary holds.
 const DICTIONARY: usize = 32 << 10;
+
+/// Bytes of a chunk judged at a time: stored or deflated.
+const PIECE: usize = 32 << 10;
+
+/// Order-0 entropy (bits a byte) from which a piece is stored: Huffman codes could shrink it
+/// by 1.25 % at most, and bytes this even (compressed media) hold no repeats either.
+const STORED_BITS: f64 = 7.9;
 
 /// What a member holds and how long it came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +71,8 @@ pub(crate) struct DeflatedBody {
     level: u32,
 }
 
-/// Reads `body` once, to its end, and deflates it at zlib's `level` (0-9) in parallel chunks on
-/// the current rayon pool; every chunk read is shown to `observe`, in order, while the chunks
+/// Reads `body` once, to its end, and deflates it at webaip's `level` (0-9, see
+/// [`zlib_rs_level`]) in parallel chunks on the current rayon pool; every chunk read is shown to `observe`, in order, while the chunks
 /// compress.
 pub(crate) fn deflate_body(
     mut body: impl Read,
@@ -174,18 +189,141 @@ fn read_chunk(input: &mut impl Read) -> io::Result<Vec<u8>> {
 }
 
 /// Deflates one chunk (raw deflate, no zlib header) primed with `dictionary`: ended with a
-/// sync flush, or, when `last`, with the stream's end.
+/// sync flush, or, when `last`, with the stream's end. Pieces of a body's chunk that cannot
+/// be compressed (see [`incompressible`]) are stored instead.
 fn deflate_chunk(dictionary: &[u8], data: &[u8], last: bool, level: u32) -> io::Result<Vec<u8>> {
-    let mut z = Compress::new(Compression::new(level), false);
+    let mut out = Vec::with_capacity(data.len() + data.len() / 64 + 64);
+    if last || level == 0 {
+        deflate_run(dictionary, data, last, level, &mut out)?;
+        return Ok(out);
+    }
+    for run in runs(data) {
+        let bytes = &data[run.start..run.end];
+        if run.stored {
+            store(bytes, &mut out);
+        } else {
+            deflate_run(
+                &window_before(dictionary, data, run.start),
+                bytes,
+                false,
+                level,
+                &mut out,
+            )?;
+        }
+    }
+    Ok(out)
+}
+
+/// A run of pieces of a chunk, all stored or all deflated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Run {
+    start: usize,
+    end: usize,
+    stored: bool,
+}
+
+/// `data` cut into pieces of [`PIECE`] bytes, neighbours judged alike joined.
+fn runs(data: &[u8]) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    for (i, piece) in data.chunks(PIECE).enumerate() {
+        let (start, stored) = (i * PIECE, incompressible(piece));
+        match runs.last_mut() {
+            Some(run) if run.stored == stored => run.end = start + piece.len(),
+            _ => runs.push(Run { start, end: start + piece.len(), stored }),
+        }
+    }
+    runs
+}
+
+/// Whether `piece` is better stored than deflated: its bytes so evenly spread (order-0
+/// entropy of at least [`STORED_BITS`] bits a byte) that deflate would spend its time to
+/// save next to nothing. Short pieces (the end of a body) are always deflated.
+fn incompressible(piece: &[u8]) -> bool {
+    if piece.len() < PIECE / 8 {
+        return false;
+    }
+    // Four tables, so that runs of one byte value do not wait on one counter.
+    let mut counts = [[0u32; 256]; 4];
+    let mut quads = piece.chunks_exact(4);
+    for q in &mut quads {
+        for (table, &b) in counts.iter_mut().zip(q) {
+            table[b as usize] += 1;
+        }
+    }
+    for &b in quads.remainder() {
+        counts[0][b as usize] += 1;
+    }
+    let n = piece.len() as f64;
+    let bits: f64 = (0..256)
+        .map(|v| counts.iter().map(|t| t[v]).sum::<u32>())
+        .filter(|&c| c > 0)
+        .map(|c| {
+            let c = f64::from(c);
+            c * (n / c).log2()
+        })
+        .sum();
+    bits >= STORED_BITS * n
+}
+
+/// The last [`DICTIONARY`] bytes of input before `data[at..]`: from `data`, completed by the
+/// chunk's own `dictionary` when `at` is near its start.
+fn window_before<'a>(
+    dictionary: &'a [u8],
+    data: &'a [u8],
+    at: usize,
+) -> std::borrow::Cow<'a, [u8]> {
+    if at >= DICTIONARY {
+        return data[at - DICTIONARY..at].into();
+    }
+    if at == 0 {
+        return dictionary.into();
+    }
+    let from_dictionary = &dictionary[dictionary.len().saturating_sub(DICTIONARY - at)..];
+    [from_dictionary, &data[..at]].concat().into()
+}
+
+/// Appends `bytes` to `out` as non-final stored blocks. The stream before ends on a byte
+/// boundary (a sync flush, or another stored block), as a stored block must start.
+fn store(bytes: &[u8], out: &mut Vec<u8>) {
+    for block in bytes.chunks(u16::MAX as usize) {
+        let len = block.len() as u16;
+        out.push(0); // BFINAL 0, BTYPE 00 (stored), padded to the byte
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+}
+
+/// zlib-rs's level for chunks at webaip's `level` (libdeflate's, for the records held in
+/// memory): 5 for 6, else the same. zlib-rs's 6 follows hash chains four times as long as
+/// its 5 (128 against 32) and takes 1.1 to 3.7 times as long on crawled text for 0.2 to 14 %
+/// less output; its 5 compresses within 0 to 8 % of libdeflate's 6, as fast (measured in
+/// docs/benchmarks.md, "Large records").
+pub(crate) fn zlib_rs_level(level: u32) -> u32 {
+    match level {
+        6 => 5,
+        other => other.min(9),
+    }
+}
+
+/// Deflates `data` primed with `dictionary` onto the end of `out`: ended with a sync flush, or,
+/// when `last`, with the stream's end.
+fn deflate_run(
+    dictionary: &[u8],
+    data: &[u8],
+    last: bool,
+    level: u32,
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
+    let mut z = Compress::new(Compression::new(zlib_rs_level(level)), false);
     if !dictionary.is_empty() {
         z.set_dictionary(dictionary).map_err(io::Error::other)?;
     }
     let flush = if last { FlushCompress::Finish } else { FlushCompress::Sync };
-    let mut out = Vec::with_capacity(data.len() + data.len() / 64 + 64);
+    out.reserve(data.len() + data.len() / 64 + 64);
     loop {
         let consumed = z.total_in() as usize;
-        let status =
-            z.compress_vec(&data[consumed..], &mut out, flush).map_err(io::Error::other)?;
+        let status = z.compress_vec(&data[consumed..], out, flush).map_err(io::Error::other)?;
         let all_in = z.total_in() as usize == data.len();
         // A flush is complete when it left room in the output; the end, when zlib says so.
         let done = match (last, status) {
@@ -194,7 +332,7 @@ fn deflate_chunk(dictionary: &[u8], data: &[u8], last: bool, level: u32) -> io::
             (false, _) => all_in && out.len() < out.capacity(),
         };
         if done {
-            return Ok(out);
+            return Ok(());
         }
         out.reserve(out.capacity().max(64 << 10));
     }
@@ -303,16 +441,50 @@ mod tests {
     #[test]
     fn the_ratio_is_that_of_one_stream() {
         // Primed with the input before it, a chunk compresses as it would in one stream: the
-        // member is within 0.5 % of zlib's single stream at the same level.
+        // member is within 0.5 % of zlib's single stream at the chunks' level.
         let text = words(6 * CHUNK);
         for level in [1, 6, 9] {
             let chunked = member_in(2, &text, level).len() as f64;
-            let mut single = flate2::write::GzEncoder::new(Vec::new(), Compression::new(level));
+            let chunks_level = Compression::new(zlib_rs_level(level));
+            let mut single = flate2::write::GzEncoder::new(Vec::new(), chunks_level);
             single.write_all(&text).unwrap();
             let single = single.finish().unwrap().len() as f64;
             assert!(chunked <= single * 1.005, "level {level}: {chunked} against {single}");
             assert!(single < text.len() as f64 / 2.0, "level {level}: the text compresses");
         }
+        // A large record compresses about as a record held in memory does (libdeflate).
+        let chunked = member_in(2, &text, 6).len() as f64;
+        let in_memory = crate::formats::warc::writer::gzip_member(&text, 6).unwrap().len() as f64;
+        assert!(chunked <= in_memory * 1.03, "{chunked} against libdeflate's {in_memory}");
+    }
+
+    /// Bytes of a stored block holding `bytes` (non-final), as RFC 1951 §3.2.4 lays it out.
+    fn stored_block(bytes: &[u8]) -> Vec<u8> {
+        let len = bytes.len() as u16;
+        [&[0u8][..], &len.to_le_bytes(), &(!len).to_le_bytes(), bytes].concat()
+    }
+
+    #[test]
+    fn media_is_stored_and_text_is_deflated() {
+        // Noise (as compressed media is) costs deflate most of its time and saves nothing:
+        // it goes out in stored blocks, byte for byte.
+        let noise: Vec<u8> = sample(2 * 100_000)[100_000..].to_vec();
+        let chunk = &noise[..2 * PIECE + 5000];
+        let stored = deflate_chunk(&[], chunk, false, 6).unwrap();
+        let expected: Vec<u8> = chunk.chunks(u16::MAX as usize).flat_map(stored_block).collect();
+        assert_eq!(stored, expected);
+        // Text beside it is still deflated, primed with the noise before it.
+        let mixed = [&noise[..2 * PIECE], &words(2 * PIECE)].concat();
+        let out = deflate_chunk(&[], &mixed, false, 6).unwrap();
+        let noise_stored: Vec<u8> =
+            noise[..2 * PIECE].chunks(u16::MAX as usize).flat_map(stored_block).collect();
+        assert!(out.starts_with(&noise_stored));
+        assert!(out.len() < noise_stored.len() + PIECE, "{} bytes", out.len());
+        let mut back = Vec::new();
+        let mut stream = out.clone();
+        stream.extend_from_slice(&[3, 0]); // an empty final block (fixed Huffman)
+        flate2::read::DeflateDecoder::new(&stream[..]).read_to_end(&mut back).unwrap();
+        assert_eq!(back, mixed);
     }
 
     #[test]

@@ -497,36 +497,48 @@ pub(crate) fn migrate_into(
     sinks: &mut dyn RecordSinks,
     report: &mut FileReport,
 ) -> Result<(), MigrateError> {
-    report.compressed = arc.is_gzip();
+    let gzip = arc.is_gzip();
+    report.compressed = gzip;
     // Digested through the reader's own handle, and checked unchanged at the end: the size and
     // digest stated are those of the bytes migrated.
     let arc_err = |source| ArcError { path: input.to_path_buf(), offset: 0, source };
     let handle = arc.file().try_clone().map_err(arc_err)?;
     let opened = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
-    let (size, sha512) = crate::formats::digest::sha512_at(&handle).map_err(arc_err)?;
-    report.input_size = size;
-    report.input_sha512 = sha512.clone();
     let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let file = ArcFile { name, size, sha512 };
 
     let content_path = sinks.content_path();
     let out_err = |source| MigrateError::Output { path: content_path.clone(), source };
     let mut log = ExpectationLog::new().map_err(out_err)?;
-    let warcinfo =
-        write_warcinfo(&arc, &file, out_name, run.ids, sinks, &mut log).map_err(out_err)?;
-    *report.records_out.entry("warcinfo".into()).or_default() += 1;
-
     let Some(fallback) = fallback_dates(input, run.opts.capture_date)? else {
         return Err(not_arc(input));
     };
+    // Drawn before the reader thread draws the records' identifiers.
+    let warcinfo_id = run.ids.warc_record_id();
     let mut arc = arc;
     arc.set_stream_digest(run.opts.rebuild_data);
-    let mut ctx = MappingContext::new(file.name.clone(), warcinfo.id.clone(), fallback);
+    let mut ctx = MappingContext::new(name.clone(), warcinfo_id.clone(), fallback);
     ctx.rebuild_data = run.opts.rebuild_data;
-    let (end, viral_log) = run_migration(arc, ctx, run, sinks, &mut log, report);
+    // The warcinfo record states the ARC's digest: the ARC is hashed while the reader thread
+    // starts on its records, not before.
+    let mut head = None;
+    let mut first = |sinks: &mut dyn RecordSinks, log: &mut ExpectationLog| {
+        let (size, sha512) = crate::formats::digest::sha512_at(&handle).map_err(arc_err)?;
+        let file = ArcFile { name: name.clone(), size, sha512 };
+        let warcinfo = Warcinfo { id: &warcinfo_id, out_name, gzip, ids: run.ids };
+        let written = warcinfo.write(&file, sinks, log).map_err(out_err)?;
+        head = Some((file, written));
+        Ok(())
+    };
+    let (end, viral_log) = run_migration(arc, ctx, run, sinks, &mut first, &mut log, report);
+    let Some((file, warcinfo)) = head else {
+        return Err(end.err().unwrap_or_else(|| out_error(io::Error::other("no warcinfo record"))));
+    };
+    report.input_size = file.size;
+    report.input_sha512 = file.sha512.clone();
+    *report.records_out.entry("warcinfo".into()).or_default() += 1;
     let mut end = end?;
     let now = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
-    crate::formats::digest::unchanged(opened, now, size)?;
+    crate::formats::digest::unchanged(opened, now, file.size)?;
     if end.records_with_header == 0 {
         return Err(not_arc(input));
     }
@@ -548,49 +560,59 @@ pub(crate) fn migrate_into(
     Ok(())
 }
 
-/// Writes the container's warcinfo record (saying which ARC it migrates), told to the sinks
-/// and the conservation check like any other record.
-fn write_warcinfo(
-    arc: &ArcReader,
-    file: &ArcFile,
-    out_name: &str,
-    ids: &Ids,
-    sinks: &mut dyn RecordSinks,
-    log: &mut ExpectationLog,
-) -> io::Result<WarcinfoWritten> {
-    let id = ids.warc_record_id();
-    let format = if arc.is_gzip() { "ARC, gzip-compressed" } else { "ARC, uncompressed" };
-    let (spec, body) = crate::formats::warc::writer::warcinfo(
-        &id,
-        ids.now(),
-        out_name,
-        "ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged",
-        &[
-            ("source-file", file.name.clone()),
-            ("source-format", format.into()),
-            ("source-size", file.size.to_string()),
-            ("source-sha512", file.sha512.clone()),
-        ],
-    );
-    let written = sinks.content().write_record(&spec, &body, 0)?;
-    log.push(&Expected::new(&written, false))?;
-    sinks.written(&MigratedRecord {
-        source: None,
-        input_kind: None,
-        warc_type: "warcinfo".into(),
-        target_uri: None,
-        content_type: spec.content_type.clone(),
-        payload_mime: "application/warc-fields".into(),
-        date: spec.date.clone(),
-        date_source: None,
-        written,
-        scan: None,
-        container: Written::Output,
-        cleaned_from: None,
-        identification: None,
-        refers: None,
-    })?;
-    Ok(WarcinfoWritten { id, date: spec.date })
+/// The container's warcinfo record, saying which ARC it migrates.
+struct Warcinfo<'a> {
+    /// Its record id.
+    id: &'a str,
+    /// The container's file name.
+    out_name: &'a str,
+    /// Whether the ARC is gzip-compressed.
+    gzip: bool,
+    ids: &'a Ids,
+}
+
+impl Warcinfo<'_> {
+    /// Writes the record, told to the sinks and the conservation check like any other.
+    fn write(
+        &self,
+        file: &ArcFile,
+        sinks: &mut dyn RecordSinks,
+        log: &mut ExpectationLog,
+    ) -> io::Result<WarcinfoWritten> {
+        let Warcinfo { id, out_name, gzip, ids } = *self;
+        let format = if gzip { "ARC, gzip-compressed" } else { "ARC, uncompressed" };
+        let (spec, body) = crate::formats::warc::writer::warcinfo(
+            id,
+            ids.now(),
+            out_name,
+            "ARC to WARC migration; one WARC record per ARC record, payload bytes unchanged",
+            &[
+                ("source-file", file.name.clone()),
+                ("source-format", format.into()),
+                ("source-size", file.size.to_string()),
+                ("source-sha512", file.sha512.clone()),
+            ],
+        );
+        let written = sinks.content().write_record(&spec, &body, 0)?;
+        log.push(&Expected::new(&written, false))?;
+        sinks.written(&MigratedRecord {
+            source: None,
+            input_kind: None,
+            warc_type: "warcinfo".into(),
+            target_uri: None,
+            content_type: spec.content_type.clone(),
+            payload_mime: "application/warc-fields".into(),
+            date: spec.date.clone(),
+            date_source: None,
+            written,
+            scan: None,
+            container: Written::Output,
+            cleaned_from: None,
+            identification: None,
+            refers: None,
+        })?;
+        Ok(WarcinfoWritten { id: id.to_string(), date: spec.date })
+    }
 }
 
 /// The rebuild record of one migrated ARC (`docs/arc-rebuild.md`): what it is written from.
@@ -724,13 +746,19 @@ impl<'a> MigrationStages<'a> {
     }
 }
 
-/// Runs the reader thread and the pipeline over one ARC: what the reader knew at the end,
-/// and the quarantine's expectation log when it was opened.
+/// Writes a container's first record (its warcinfo) while the reader thread starts.
+type FirstRecord<'a> =
+    &'a mut dyn FnMut(&mut dyn RecordSinks, &mut ExpectationLog) -> Result<(), MigrateError>;
+
+/// Runs the reader thread and the pipeline over one ARC, once `first` has written the
+/// container's first record: what the reader knew at the end, and the quarantine's
+/// expectation log when it was opened.
 fn run_migration(
     arc: ArcReader,
     ctx: MappingContext,
     run: MigrationRun<'_>,
     sinks: &mut dyn RecordSinks,
+    first: FirstRecord<'_>,
     log: &mut ExpectationLog,
     report: &mut FileReport,
 ) -> (Result<End, MigrateError>, Option<ExpectationLog>) {
@@ -744,6 +772,11 @@ fn run_migration(
     std::thread::scope(|scope| {
         let rx = rx;
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
+        if let Err(e) = first(&mut *sinks, &mut *log) {
+            // The reader, blocked on a full channel, finds no receiver and ends.
+            drop(rx);
+            return (Err(e), None);
+        }
         let mut out = Output {
             sinks: &mut *sinks,
             log,

@@ -5,6 +5,7 @@ use std::process::Command;
 
 use crate::util::{Package, corpus, files_in, webaip};
 
+mod large;
 mod memory;
 
 fn arc(name: &str) -> String {

@@ -141,7 +141,7 @@ struct RunArgs {
     /// METS serialization of every package (an item's options may say otherwise).
     #[arg(long, value_enum, help_heading = "Packaging")]
     mode: Option<ModeArg>,
-    /// zlib level of migrated containers.
+    /// Compression level of the WARC gzip members, 0-9 on zlib's scale (records over 2 MiB: zlib-rs at the level compressing alike, 5 for 6).
     #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9), help_heading = "Packaging")]
     level: u32,
     /// Directory whose schema bundle replaces the official schemas built into webaip (the METS

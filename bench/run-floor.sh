@@ -5,7 +5,10 @@
 # its peer tool, paired in the same run (bench/floor_bench.py prints the table and says how each
 # floor is modelled). About 10 minutes on 2 cores; --quick for smaller inputs.
 #
-#   bash bench/run-floor.sh [--cores N] [--quick] [--runs N] [--profile release|ci]
+#   bash bench/run-floor.sh [--cores N] [--quick] [--runs N] [--garage] [--profile release|ci]
+#
+# --garage starts a Garage cluster (scripts/garage-cluster.sh) for the `store check --deep` row
+# and stops it after; without it that row is measured only when a cluster runs.
 #
 # --profile ci reuses the test suite's build (no link-time optimisation) instead of building
 # the release profile.

@@ -188,9 +188,10 @@ const MAX_FAST_MEMBER: usize = 4 << 20;
 /// Returns the offset reached and, when reading failed, where and why.
 ///
 /// Members that plainly hold one whole record are inflated whole by libdeflate (faster than
-/// the streaming inflater); from the first that does not (damage, several records in one
-/// member, a large one, a file that is not gzip) the streaming reader reads on, and finds and
-/// names what it finds as it always did.
+/// the streaming inflater); one that does not (damage, several records in one member, a large
+/// one) is read by the streaming reader, which finds and names what it finds as it always did,
+/// up to the end of the member it reads into; the fast way takes over again after it. A file
+/// that is not gzip is streamed to the end, as is the rest of a walk once reading failed.
 fn walk_from(
     path: &Path,
     from: u64,
@@ -198,16 +199,24 @@ fn walk_from(
     described: &HashMap<u64, &ListedFile>,
     records: &mut BTreeMap<(u64, u64), SeenRecord>,
 ) -> (u64, Option<(u64, String)>) {
+    let mut members = MemberInflater::open(path, MAX_FAST_MEMBER).ok();
     let mut at = from;
-    if let Ok(mut members) = MemberInflater::open(path, MAX_FAST_MEMBER) {
-        while !stop(at) {
-            let Some(seen) = whole_member_record(&mut members, at, described) else { break };
-            let next = seen.end;
-            records.insert((at, 0), seen);
-            at = next;
+    loop {
+        if let Some(members) = members.as_mut() {
+            while !stop(at) {
+                let Some(seen) = whole_member_record(members, at, described) else { break };
+                let next = seen.end;
+                records.insert((at, 0), seen);
+                at = next;
+            }
         }
+        let stretch = stream_stretch(path, at, stop, described, records, members.is_some());
+        // Back to the fast way only after progress, so that no member is tried twice.
+        if stretch.error.is_some() || !stretch.at_member_end || stretch.reached <= at {
+            return (stretch.reached, stretch.error);
+        }
+        at = stretch.reached;
     }
-    stream_from(path, at, stop, described, records)
 }
 
 /// The record of the gzip member at `at`, read from the member inflated whole; `None` when the
@@ -240,6 +249,7 @@ fn whole_member_record(
 }
 
 /// [`walk_from`] by the streaming reader alone.
+#[cfg(test)]
 fn stream_from(
     path: &Path,
     from: u64,
@@ -247,21 +257,50 @@ fn stream_from(
     described: &HashMap<u64, &ListedFile>,
     records: &mut BTreeMap<(u64, u64), SeenRecord>,
 ) -> (u64, Option<(u64, String)>) {
+    let stretch = stream_stretch(path, from, stop, described, records, false);
+    (stretch.reached, stretch.error)
+}
+
+/// Where a stretch of the streaming reader ended.
+struct Stretch {
+    /// The offset reached.
+    reached: u64,
+    /// Where and why reading failed, when it did.
+    error: Option<(u64, String)>,
+    /// True when it stopped after a record that ended its gzip member (`to_member_end`).
+    at_member_end: bool,
+}
+
+/// Reads records with the streaming reader from `from` until `stop` says so, reading fails,
+/// the file ends or, with `to_member_end`, a record ends its gzip member.
+fn stream_stretch(
+    path: &Path,
+    from: u64,
+    stop: &dyn Fn(u64) -> bool,
+    described: &HashMap<u64, &ListedFile>,
+    records: &mut BTreeMap<(u64, u64), SeenRecord>,
+    to_member_end: bool,
+) -> Stretch {
+    let ended = |reached: u64, error: Option<(u64, String)>| Stretch {
+        reached,
+        error,
+        at_member_end: false,
+    };
     let opened = open_regular(path)
         .map_err(io::Error::other)
         .and_then(|mut f| f.seek(SeekFrom::Start(from)).map(|_| f));
     let file = match opened {
         Ok(f) => f,
-        Err(e) => return (from, Some((from, format!("cannot read: {e}")))),
+        Err(e) => return ended(from, Some((from, format!("cannot read: {e}")))),
     };
     let mut reader = match WarcReader::new(file, path.display().to_string()) {
         Ok(r) => r,
-        Err(e) => return (from, Some((from, warc_message(&e)))),
+        Err(e) => return ended(from, Some((from, warc_message(&e)))),
     };
     loop {
         let at = from + reader.position();
         if stop(at) {
-            return (at, None);
+            return ended(at, None);
         }
         let next = reader.next_record(|head, block| {
             let d = (head.offset_in_member == 0).then(|| described.get(&(from + head.offset)));
@@ -269,7 +308,7 @@ fn stream_from(
             check_block(head, block, &streams, true)
         });
         match next {
-            Ok(None) => return (from + reader.position(), None),
+            Ok(None) => return ended(from + reader.position(), None),
             Ok(Some((head, end, check))) => {
                 let mut problems: Vec<Problem> =
                     check.problems.into_iter().map(Problem::from).collect();
@@ -290,8 +329,12 @@ fn stream_from(
                         digests: check.digests,
                     },
                 );
+                if to_member_end && end.member_ended && reader.is_gzip() {
+                    let reached = from + reader.position();
+                    return Stretch { reached, error: None, at_member_end: true };
+                }
             }
-            Err(e) => return (from + e.offset, Some((from + e.offset, warc_message(&e)))),
+            Err(e) => return ended(from + e.offset, Some((from + e.offset, warc_message(&e)))),
         }
     }
 }
@@ -361,5 +404,46 @@ mod tests {
             .collect();
         assert_eq!(wrong, vec![1]);
         assert_eq!(walked.records.keys().filter(|(_, in_member)| *in_member > 0).count(), 1);
+    }
+
+    /// After a member too large for the fast way, the streaming reader reads only that member
+    /// and the fast way takes over again: the findings are the streaming reader's, record by
+    /// record, wherever the large members are (first, between small ones, last).
+    #[test]
+    fn a_large_member_is_streamed_alone_and_the_small_ones_after_it_are_read_whole() {
+        let large = "a line of a large text record\n".repeat(MAX_FAST_MEMBER / 30 + 1).into_bytes();
+        let body = |n: usize| format!("line {n} of a text\n").repeat(20 + n).into_bytes();
+        let mut file = Vec::new();
+        for n in 0..30 {
+            let member = match n {
+                0 | 15 | 29 => gz(&record(n, &large, &large)),
+                3 => gz(&record(n, &body(n), b"other bytes")),
+                16 => gz(&[record(n, &body(n), &body(n)), record(99, b"b", b"b")].concat()),
+                17 => gz(&record(n, &large, b"other bytes")),
+                _ => gz(&record(n, &body(n), &body(n))),
+            };
+            file.extend(member);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.warc.gz");
+        std::fs::write(&path, &file).unwrap();
+        let size = file.len() as u64;
+        let (starts, described) = (BTreeSet::from([0]), HashMap::new());
+        let walked = walk(&path, (0, size), size, &starts, &BTreeSet::new(), &described);
+        let mut streamed = BTreeMap::new();
+        let stop = |at: u64| at >= size;
+        let reached = stream_from(&path, 0, &stop, &described, &mut streamed);
+        assert_eq!(format!("{:?}", walked.records), format!("{streamed:?}"));
+        assert_eq!(walked.covered, vec![(0, size)]);
+        assert_eq!(reached, (size, None));
+        assert!(walked.errors.is_empty());
+        assert_eq!(walked.records.len(), 31);
+        let wrong: Vec<u64> = walked
+            .records
+            .iter()
+            .filter(|(_, r)| r.problems.iter().any(|p| p.rule == "warc-digest"))
+            .map(|(k, _)| k.0)
+            .collect();
+        assert_eq!(wrong.len(), 2, "{wrong:?}");
     }
 }

@@ -11,10 +11,11 @@
 //! payloads included) for the one `format identification` event a package gets, whose agent
 //! names the tool and the signature file's version.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, Read, Seek};
 use std::os::unix::fs::FileExt;
+use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 
@@ -98,12 +99,18 @@ pub enum IdentifyMode {
 #[derive(Debug, Clone, Copy)]
 pub struct Identifier {
     sigs: &'static Signatures,
+    /// For each type (normalized), how many formats with a signature PRONOM lists under it:
+    /// what a no-match verdict states, counted once instead of for every payload.
+    signed_types: &'static HashMap<String, usize>,
 }
 
 impl Identifier {
     /// The built-in signatures, compiled once; a corrupt file is an error here, at start.
     pub fn shipped() -> Result<Identifier, IdentifyError> {
-        Signatures::shipped().map(|sigs| Identifier { sigs }).map_err(IdentifyError::Signatures)
+        static SIGNED_TYPES: OnceLock<HashMap<String, usize>> = OnceLock::new();
+        let sigs = Signatures::shipped().map_err(IdentifyError::Signatures)?;
+        let signed_types = SIGNED_TYPES.get_or_init(|| signed_types(sigs));
+        Ok(Identifier { sigs, signed_types })
     }
 
     /// The tool and signature file, as the PREMIS notes and the agent name them.
@@ -258,7 +265,7 @@ impl Identifier {
             text: None,
             basis: None,
             method: self.method(),
-            verdict: no_match_verdict(self.sigs, &t, None),
+            verdict: no_match_verdict(self.signed_types, &t, None),
             decoding: None,
             caveat: None,
         }
@@ -279,7 +286,7 @@ impl Identifier {
         let verdict = match judged.fit {
             Fit::Consistent => Verdict::Consistent,
             Fit::NotConfirmed(why) => Verdict::NotConfirmed(why),
-            Fit::NotText => no_match_verdict(self.sigs, t, Some(class)),
+            Fit::NotText => no_match_verdict(self.signed_types, t, Some(class)),
         };
         Identification {
             matches: vec![format],
@@ -522,7 +529,11 @@ fn unresolved_verdict(verdict: Verdict, why: &str) -> Verdict {
 /// The verdict on the declared type `t` (normalized) when no signature matches (`text`: the
 /// bytes' character class, when they are text): never contradicted, since a search that finds
 /// nothing rules nothing out; not confirmed, and why, unless the type claims nothing.
-fn no_match_verdict(sigs: &Signatures, t: &str, text: Option<TextKind>) -> Verdict {
+fn no_match_verdict(
+    signed_types: &HashMap<String, usize>,
+    t: &str,
+    text: Option<TextKind>,
+) -> Verdict {
     if GENERIC_TYPES.contains(&t) {
         return Verdict::Consistent;
     }
@@ -531,8 +542,7 @@ fn no_match_verdict(sigs: &Signatures, t: &str, text: Option<TextKind>) -> Verdi
             "declared {t}; no signature matches and the bytes are not text"
         ));
     }
-    let lists = |f: &FileFormat| f.mime_types.iter().any(|m| normalized(m) == t);
-    let of_type = sigs.formats().iter().filter(|f| lists(f) && !f.signature_ids.is_empty()).count();
+    let of_type = signed_types.get(t).copied().unwrap_or(0);
     let bytes = text.map(|k| format!(" (the bytes are {k} text)")).unwrap_or_default();
     Verdict::NotConfirmed(match of_type {
         0 => format!("declared {t}; no PRONOM format of that type has a signature{bytes}"),
@@ -540,6 +550,21 @@ fn no_match_verdict(sigs: &Signatures, t: &str, text: Option<TextKind>) -> Verdi
             "declared {t}; none of the {n} PRONOM formats of that type with a signature matches{bytes}"
         ),
     })
+}
+
+/// For each type (normalized), how many of the formats with a signature list it (a format
+/// counted once per type, however many of its MIME types normalize to it).
+fn signed_types(sigs: &Signatures) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for f in sigs.formats().iter().filter(|f| !f.signature_ids.is_empty()) {
+        let mut types: Vec<String> = f.mime_types.iter().map(|m| normalized(m)).collect();
+        types.sort_unstable();
+        types.dedup();
+        for t in types {
+            *counts.entry(t).or_insert(0) += 1;
+        }
+    }
+    counts
 }
 
 /// A run's identification results, counted.
@@ -864,6 +889,31 @@ mod tests {
         let page = b"<!DOCTYPE html><html><head><title>x</title></head></html>";
         let id = identifier().identify_bytes("text/html", page);
         assert!(id.text.is_none() && !id.matches.is_empty(), "{id:?}");
+    }
+
+    #[test]
+    fn the_types_counted_once_give_what_a_count_per_payload_gave() {
+        // The count a no-match verdict states, made once for every type: for every type the
+        // signature file lists (and aliases, parameters and case), what counting the formats
+        // for each payload gave.
+        let sigs = Signatures::shipped().unwrap();
+        let once = signed_types(sigs);
+        let mut types: Vec<String> = sigs
+            .formats()
+            .iter()
+            .flat_map(|f| f.mime_types.iter().map(|m| normalized(m)))
+            .collect();
+        types.extend(["image/jpg", "IMAGE/PNG; q=1", "application/x-pdf"].map(normalized));
+        types.sort_unstable();
+        types.dedup();
+        assert!(types.len() > 100, "{}", types.len());
+        for t in &types {
+            let lists = |f: &FileFormat| f.mime_types.iter().any(|m| normalized(m) == *t);
+            let per_payload =
+                sigs.formats().iter().filter(|f| lists(f) && !f.signature_ids.is_empty()).count();
+            assert_eq!(once.get(t).copied().unwrap_or(0), per_payload, "{t}");
+        }
+        assert!(once["image/jpeg"] > 1 && once["application/pdf"] > 1);
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub(crate) mod window;
 use std::io::{self, BufReader, Read, Seek};
 use std::sync::OnceLock;
 
+use crate::formats::content_coding::UpToError;
 use crate::formats::text::{self, TextKind};
 use compile::{Key, Sequence, Signature};
 pub use container::{Basis, ContainerOutcome};
@@ -179,16 +180,25 @@ impl Signatures {
         self
     }
 
-    /// Compiles a gzipped signature file.
+    /// Compiles a gzipped signature file, parsed as it inflates (the 3.6 MB of XML of the
+    /// shipped file are never held whole: that was most of the compile's peak memory).
     pub fn from_gzip(gz: &[u8]) -> Result<Signatures, DroidError> {
-        let mut xml = Vec::new();
-        flate2::read::GzDecoder::new(gz).read_to_end(&mut xml).map_err(DroidError::Gzip)?;
-        Signatures::from_xml(&xml)
+        let mut inflated = UpToError::new(flate2::read::GzDecoder::new(gz));
+        let parsed = parse::read(BufReader::new(&mut inflated));
+        // An inflate error ends the parse too: it is the error to report.
+        if let Some(e) = inflated.error {
+            return Err(DroidError::Gzip(e));
+        }
+        Signatures::from_raw(parsed?)
     }
 
     /// Compiles a signature file.
     pub fn from_xml(xml: &[u8]) -> Result<Signatures, DroidError> {
-        let raw = parse::read(BufReader::new(xml))?;
+        Signatures::from_raw(parse::read(BufReader::new(xml))?)
+    }
+
+    /// Compiles a signature file as parsed.
+    fn from_raw(raw: parse::RawFile) -> Result<Signatures, DroidError> {
         if raw.signatures.is_empty() || raw.formats.is_empty() {
             return Err(DroidError::Empty);
         }

@@ -71,12 +71,14 @@ impl ByteSet {
 
 /// A run of fixed bytes, with the searchers that find it either way, built when first needed:
 /// most literals are only compared at a fixed place, and building every searcher up front was
-/// most of the signature file's compile time (the start-up of every `package` call).
+/// most of the signature file's compile time (the start-up of every `package` call). Boxed:
+/// a searcher held inline is about 350 bytes, and most literals never get one, so inline
+/// searchers were most of the compiled signatures' memory.
 #[derive(Debug, Clone)]
 pub(crate) struct Lit {
     pub(crate) bytes: Vec<u8>,
-    fwd: std::sync::OnceLock<memmem::Finder<'static>>,
-    rev: std::sync::OnceLock<memmem::FinderRev<'static>>,
+    fwd: std::sync::OnceLock<Box<memmem::Finder<'static>>>,
+    rev: std::sync::OnceLock<Box<memmem::FinderRev<'static>>>,
 }
 
 impl Lit {
@@ -86,14 +88,14 @@ impl Lit {
 
     /// Finds `bytes` in a forward haystack.
     pub(crate) fn fwd(&self) -> &memmem::Finder<'static> {
-        self.fwd.get_or_init(|| memmem::Finder::new(&self.bytes).into_owned())
+        self.fwd.get_or_init(|| Box::new(memmem::Finder::new(&self.bytes).into_owned()))
     }
 
     /// Finds `bytes` read backwards (a reversed haystack is searched from its real end).
     pub(crate) fn rev(&self) -> &memmem::FinderRev<'static> {
         self.rev.get_or_init(|| {
             let reversed: Vec<u8> = self.bytes.iter().rev().copied().collect();
-            memmem::FinderRev::new(&reversed).into_owned()
+            Box::new(memmem::FinderRev::new(&reversed).into_owned())
         })
     }
 }

@@ -469,27 +469,9 @@ mod tests {
     #[test]
     fn a_split_file_gives_the_lines_of_one_walk() {
         let text = |n: usize| format!("line {n} of a page\n").repeat(20 + n % 50).into_bytes();
-        let mut fake = WarcWriter::new(Vec::new(), 6);
-        response(&mut fake, 999_999, b"not a record of this file");
-        let fake = fake.finish().unwrap();
-        let mut trap = WarcWriter::new(Vec::new(), 0);
-        let payload = [&vec![b'x'; 300_000][..], &fake, &vec![b'y'; 50_000]].concat();
-        response(&mut trap, 500, &payload);
-        let trap = trap.finish().unwrap();
-        let (mut plain, mut trapped) =
-            (WarcWriter::new(Vec::new(), 6), WarcWriter::new(Vec::new(), 6));
-        for n in 0..400 {
-            response(&mut plain, n, &text(n));
-            response(&mut trapped, n, &text(n));
-            if n == 199 {
-                trapped.append_member(&trap[..], trap.len() as u64).unwrap();
-            }
-        }
-        let dir = tempfile::tempdir().unwrap();
-        for (name, bytes) in [
-            ("plain.warc.gz", plain.finish().unwrap()),
-            ("trap.warc.gz", trapped.finish().unwrap()),
-        ] {
+        let built = crate::formats::warc::test_fixtures::trapped_containers(&response, &text);
+        let (fake, dir) = (built.fake, tempfile::tempdir().unwrap());
+        for (name, bytes) in [("plain.warc.gz", built.plain), ("trap.warc.gz", built.trapped)] {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
             let input = IndexInput { path: path.clone(), filename: name.into() };

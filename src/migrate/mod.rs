@@ -195,6 +195,33 @@ pub struct MigratedRecord {
     pub(crate) refers: Option<Box<crate::model::ReferencedPayload>>,
 }
 
+impl MigratedRecord {
+    /// A record webaip writes of its own (the warcinfo, the rebuild data), not one of the ARC's:
+    /// no source, no scan or identification, in the output container.
+    pub(crate) fn made_here(
+        spec: crate::formats::warc::writer::RecordSpec,
+        payload_mime: String,
+        written: WrittenRecord,
+    ) -> Self {
+        MigratedRecord {
+            source: None,
+            input_kind: None,
+            warc_type: spec.warc_type,
+            target_uri: spec.target_uri,
+            content_type: spec.content_type,
+            payload_mime,
+            date: spec.date,
+            date_source: None,
+            written,
+            scan: None,
+            container: Written::Output,
+            cleaned_from: None,
+            identification: None,
+            refers: None,
+        }
+    }
+}
+
 /// Why a file could not be migrated.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -595,23 +622,13 @@ impl Warcinfo<'_> {
         );
         let written = sinks.content().write_record(&spec, &body, 0)?;
         log.push(&Expected::new(&written, false))?;
-        sinks.written(&MigratedRecord {
-            source: None,
-            input_kind: None,
-            warc_type: "warcinfo".into(),
-            target_uri: None,
-            content_type: spec.content_type.clone(),
-            payload_mime: "application/warc-fields".into(),
-            date: spec.date.clone(),
-            date_source: None,
+        let date = spec.date.clone();
+        sinks.written(&MigratedRecord::made_here(
+            spec,
+            "application/warc-fields".into(),
             written,
-            scan: None,
-            container: Written::Output,
-            cleaned_from: None,
-            identification: None,
-            refers: None,
-        })?;
-        Ok(WarcinfoWritten { id: id.to_string(), date: spec.date })
+        ))?;
+        Ok(WarcinfoWritten { id: id.to_string(), date })
     }
 }
 

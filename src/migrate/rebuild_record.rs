@@ -5,7 +5,7 @@ use std::io;
 
 use super::report::ArcRebuildability;
 use super::verify::{ExpectationLog, Expected};
-use super::{ArcFile, End, MigratedRecord, RecordSinks, WarcinfoWritten, Written};
+use super::{ArcFile, End, MigratedRecord, RecordSinks, WarcinfoWritten};
 use crate::formats::arc_rebuild::{REBUILD_URI_PREFIX, RebuildSummary};
 use crate::formats::warc::writer::RecordSpec;
 use crate::ids::Ids;
@@ -64,22 +64,8 @@ pub(super) fn write_rebuild_record(
     };
     let written = sinks.content().write_record(&spec, &block, 0)?;
     log.push(&Expected::new(&written, false))?;
-    sinks.written(&MigratedRecord {
-        source: None,
-        input_kind: None,
-        warc_type: spec.warc_type,
-        target_uri: spec.target_uri,
-        payload_mime: spec.content_type.clone().unwrap_or_default(),
-        content_type: spec.content_type,
-        date: spec.date,
-        date_source: None,
-        written,
-        scan: None,
-        container: Written::Output,
-        cleaned_from: None,
-        identification: None,
-        refers: None,
-    })?;
+    let payload_mime = spec.content_type.clone().unwrap_or_default();
+    sinks.written(&MigratedRecord::made_here(spec, payload_mime, written))?;
     Ok(block.len() as u64)
 }
 

@@ -272,27 +272,9 @@ mod tests {
     /// payload past the middle (the walk from the start never lands on it, and goes on alone).
     #[test]
     fn a_container_read_by_two_threads_gives_what_one_reads() {
-        let mut fake = WarcWriter::new(Vec::new(), 6);
-        record(&mut fake, 999_999, b"<title>Not of this file</title>");
-        let fake = fake.finish().unwrap();
-        let mut trap = WarcWriter::new(Vec::new(), 0);
-        let payload = [&vec![b'x'; 300_000][..], &fake, &vec![b'y'; 50_000]].concat();
-        record(&mut trap, 500, &payload);
-        let trap = trap.finish().unwrap();
-        let (mut plain, mut trapped) =
-            (WarcWriter::new(Vec::new(), 6), WarcWriter::new(Vec::new(), 6));
-        for n in 0..400 {
-            record(&mut plain, n, &page(n));
-            record(&mut trapped, n, &page(n));
-            if n == 199 {
-                trapped.append_member(&trap[..], trap.len() as u64).unwrap();
-            }
-        }
-        let dir = tempfile::tempdir().unwrap();
-        for (name, bytes) in [
-            ("plain.warc.gz", plain.finish().unwrap()),
-            ("trap.warc.gz", trapped.finish().unwrap()),
-        ] {
+        let built = crate::formats::warc::test_fixtures::trapped_containers(&record, &page);
+        let (fake, dir) = (built.fake, tempfile::tempdir().unwrap());
+        for (name, bytes) in [("plain.warc.gz", built.plain), ("trap.warc.gz", built.trapped)] {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
             let plan = plan_of(&path);

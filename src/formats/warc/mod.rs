@@ -10,6 +10,8 @@ pub mod header;
 pub(crate) mod payload;
 pub mod reader;
 pub mod stored;
+#[cfg(test)]
+pub(crate) mod test_fixtures;
 pub mod writer;
 
 pub use header::WarcHeader;

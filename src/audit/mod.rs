@@ -844,6 +844,17 @@ fn rebuild_fault(
         RebuildError::Record { offset, .. } => {
             findings.push(finding("arc-rebuild", &file, Some(*offset), "", reason));
         }
+        // The payloads could not be taken (a --with package unreadable, no room for the
+        // temporary copy): nothing is known of this container's ARCs, which is no damage of
+        // its own. Damage in the package's own containers is the deep audit's to find.
+        RebuildError::Originals(_) => {
+            let what = format!("its ARCs are not rebuilt: {reason}");
+            let mut f = finding("arc-rebuild", &file, None, "", what);
+            f.severity = Severity::Warning;
+            findings.push(f);
+            let kind = UncheckedKind::ArcPayloadElsewhere;
+            unchecked.push(Unchecked { file, mets_id: None, kind, reason });
+        }
         _ => findings.push(finding("arc-rebuild", &file, None, "", reason)),
     }
 }

@@ -37,7 +37,7 @@
 //! relationship to every package it refers to.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 
 use sha1::Digest;
 
@@ -118,12 +118,14 @@ pub(crate) struct DedupStage<'a> {
     /// are, for `--dedup-within`.
     container: String,
     seen: HashMap<DigestKey, (u64, StoredPayload)>,
+    /// Payloads kept whole because they carry the marks of a SHA-1 collision attack.
+    pub(crate) collisions: u64,
 }
 
 impl<'a> DedupStage<'a> {
     /// A stage for the container at `container` (its path in the package).
     pub(crate) fn new(dedup: &'a Dedup, container: String) -> Self {
-        DedupStage { dedup, container, seen: HashMap::new() }
+        DedupStage { dedup, container, seen: HashMap::new(), collisions: 0 }
     }
 
     fn look_up(&mut self, s: &StagedItem) -> Result<Option<Revisit>, StageError> {
@@ -143,7 +145,7 @@ impl<'a> DedupStage<'a> {
                 || (f.stored.package.is_some() && f.stored.record_id.is_some())
         };
         if let Some(f) = found.filter(named) {
-            return Ok(Some(Revisit { refers: f.stored, digest, own: false }));
+            return Ok(self.unless_collision(s, Revisit { refers: f.stored, digest, own: false })?);
         }
         if !self.dedup.within {
             return Ok(None);
@@ -151,7 +153,8 @@ impl<'a> DedupStage<'a> {
         if let Some((len, stored)) = self.seen.get(&digest)
             && *len == candidate.len
         {
-            return Ok(Some(Revisit { refers: stored.clone(), digest, own: true }));
+            let revisit = Revisit { refers: stored.clone(), digest, own: true };
+            return Ok(self.unless_collision(s, revisit)?);
         }
         let stored = StoredPayload {
             url: candidate.url,
@@ -166,6 +169,63 @@ impl<'a> DedupStage<'a> {
         self.seen.insert(digest, (candidate.len, stored));
         Ok(None)
     }
+
+    /// `revisit`, unless the payload carries the marks of a SHA-1 collision attack (SHA-1DC's
+    /// detection, as Git uses): two such payloads share a SHA-1 and a length with different
+    /// bytes (the SHAttered PDFs), so a revisit would lose this one's bytes. The payload is read
+    /// again only here, for the few records about to become revisits.
+    fn unless_collision(
+        &mut self,
+        s: &StagedItem,
+        revisit: Revisit,
+    ) -> Result<Option<Revisit>, StageError> {
+        let io = |source| StageError::Io { path: s.item.origin(), source };
+        let checked = match &s.item {
+            Item::Stored(r) => match r.payload().map_err(io)? {
+                Some(reader) => shows_collision_attack(None, || Ok(reader)),
+                None => return Ok(None),
+            },
+            Item::Capture(c) => shows_collision_attack(s.held.as_deref(), || c.payload.open()),
+            Item::Mapped(m) => shows_collision_attack(m.payload_bytes(), || m.payload_reader()),
+            Item::Between(_) => return Ok(None),
+        };
+        if !checked.map_err(io)? {
+            return Ok(Some(revisit));
+        }
+        log::warn!(
+            "{}: the payload carries the marks of a SHA-1 collision attack: kept whole, not \
+             made a revisit of a payload with the same SHA-1",
+            s.item.origin()
+        );
+        self.collisions += 1;
+        Ok(None)
+    }
+}
+
+/// Whether `held` bytes, else what `open` gives, carry the marks of one half of a SHA-1
+/// collision attack (SHA-1DC's detection).
+fn shows_collision_attack<R: Read>(
+    held: Option<&[u8]>,
+    open: impl FnOnce() -> io::Result<R>,
+) -> io::Result<bool> {
+    use sha1_checked::Digest;
+    let mut hasher = sha1_checked::Sha1::new();
+    match held {
+        Some(bytes) => hasher.update(bytes),
+        None => {
+            let mut reader = open()?;
+            let mut buf = vec![0u8; 256 << 10];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => hasher.update(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(hasher.try_finalize().has_collision())
 }
 
 /// A response that may be a revisit: its payload's SHA-1 and length, and what a revisit of it
@@ -213,15 +273,7 @@ impl Candidate {
                 if c.kind != CaptureKind::Response || !http || !as_harvested || len == 0 {
                     return Ok(None);
                 }
-                let sha1 = match &s.held {
-                    Some(b) => sha1::Sha1::digest(b).into(),
-                    None => {
-                        let io = |source| StageError::Io { path: s.item.origin(), source };
-                        crate::formats::digest::sha1_of(c.payload.open().map_err(io)?)
-                            .map_err(io)?
-                            .1
-                    }
-                };
+                let sha1 = payload_sha1(s, s.held.as_deref(), || c.payload.open())?;
                 Ok(Some(Candidate {
                     sha1,
                     len,
@@ -250,13 +302,7 @@ impl Candidate {
         if !http || !as_harvested || len == 0 || spec.truncated.is_some() {
             return Ok(None);
         }
-        let sha1 = match m.payload_bytes() {
-            Some(b) => sha1::Sha1::digest(b).into(),
-            None => {
-                let io = |source| StageError::Io { path: s.item.origin(), source };
-                crate::formats::digest::sha1_of(m.payload_reader().map_err(io)?).map_err(io)?.1
-            }
-        };
+        let sha1 = payload_sha1(s, m.payload_bytes(), || m.payload_reader())?;
         Ok(Some(Candidate {
             sha1,
             len,
@@ -264,6 +310,20 @@ impl Candidate {
             date: spec.date.clone(),
             record_id: Some(spec.record_id.clone()),
         }))
+    }
+}
+
+/// The SHA-1 of `held` bytes, else of what `open` gives (the CPU's SHA instructions; the
+/// collision check is [`checked_sha1`], for revisits only).
+fn payload_sha1<R: Read>(
+    s: &StagedItem,
+    held: Option<&[u8]>,
+    open: impl FnOnce() -> io::Result<R>,
+) -> Result<[u8; 20], StageError> {
+    let io = |source| StageError::Io { path: s.item.origin(), source };
+    match held {
+        Some(b) => Ok(sha1::Sha1::digest(b).into()),
+        None => Ok(crate::formats::digest::sha1_of(open().map_err(io)?).map_err(io)?.1),
     }
 }
 
@@ -388,6 +448,26 @@ pub(crate) fn gzip_member(record: &[u8], level: u32) -> io::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    /// The SHAttered pair (Stevens et al., 2017): the two PDFs differ only in their first 320
+    /// bytes, which collide under SHA-1, and stay colliding with any common tail. Both halves
+    /// are seen as attacks; an ordinary payload is not.
+    #[test]
+    fn a_sha1_collision_attack_is_seen_in_either_half() {
+        let hex = include_str!("../../tests/data/shattered-prefixes.hex");
+        let halves: Vec<Vec<u8>> = hex
+            .split_whitespace()
+            .map(|h| data_encoding::HEXLOWER.decode(h.as_bytes()).unwrap())
+            .collect();
+        let tail = b"the same tail after both halves".repeat(1000);
+        let (one, two) = ([&halves[0][..], &tail].concat(), [&halves[1][..], &tail].concat());
+        assert_ne!(one, two);
+        assert_eq!(sha1::Sha1::digest(&one), sha1::Sha1::digest(&two), "the pair collides");
+        let none = || Ok(io::empty());
+        assert!(shows_collision_attack(Some(&one), none).unwrap());
+        assert!(shows_collision_attack(None, || Ok(&two[..])).unwrap());
+        assert!(!shows_collision_attack(Some(&tail), none).unwrap());
+    }
+
     use super::*;
 
     /// The revisit keeps every field of the record but its type, length and digests, adds the

@@ -367,3 +367,47 @@ fn a_damaged_with_package_stops_only_the_arc_that_needs_it() {
     assert!(listed, "the first container is unchecked: {r:#}");
     assert_ne!(r["verdict"], "intact", "{r:#}");
 }
+
+/// The SHAttered pair (two payloads of one SHA-1 and length, different bytes: the collision
+/// blocks of Stevens et al.'s PDFs before a common tail), one in each of two ARC crawls: the
+/// second is packaged against the first, and its payload is kept whole, not made a revisit of
+/// the other's bytes. Its ARC then comes back from its own package alone, byte for byte.
+#[test]
+fn a_sha1_collision_is_never_made_a_revisit() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1] + "/scripts")
+from gen_arc import ArcWriter
+halves = [bytes.fromhex(h) for h in open(sys.argv[1] + "/tests/data/shattered-prefixes.hex").read().split()]
+tail = b"the same tail after both halves\n" * 2000
+for i, (when, half) in enumerate([("20200101000000", halves[0]), ("20210101000000", halves[1])]):
+    body = half + tail
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    name = "%s/s%d-%s.arc.gz" % (sys.argv[2], i, when)
+    with open(name, "wb") as f:
+        ArcWriter(f, name.rsplit("/", 1)[1], when, gzip_members=True).record(
+            "http://s.example/doc.pdf", "192.0.2.1", when, "application/pdf", block)
+"#;
+    let made = Command::new(oracle_python())
+        .args(["-c", script])
+        .arg(crate::util::repo())
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let arcs = [0, 1].map(|i| {
+        let when = ["20200101000000", "20210101000000"][i];
+        dir.path().join(format!("s{i}-{when}.arc.gz"))
+    });
+    let (p1, p2) = (dir.path().join("p1"), dir.path().join("p2"));
+    package(Package::deterministic_json(), &p1, &[&arcs[0]]).report();
+    let against = Package::deterministic_json().args(&["--dedup-against", p1.to_str().unwrap()]);
+    let r2 = package(against, &p2, &[&arcs[1]]).report();
+    assert_eq!(r2["dedup"]["revisits"].as_u64().unwrap_or(0), 0, "{}", r2["dedup"]);
+    let out = dir.path().join("back");
+    let o = unmigrate(&p2, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = std::fs::read(out.join(arcs[1].file_name().unwrap())).unwrap();
+    assert!(back == std::fs::read(&arcs[1]).unwrap(), "the ARC differs");
+}

@@ -145,7 +145,7 @@ impl<'a> DedupStage<'a> {
                 || (f.stored.package.is_some() && f.stored.record_id.is_some())
         };
         if let Some(f) = found.filter(named) {
-            return Ok(self.unless_collision(s, Revisit { refers: f.stored, digest, own: false })?);
+            return self.unless_collision(s, Revisit { refers: f.stored, digest, own: false });
         }
         if !self.dedup.within {
             return Ok(None);
@@ -154,7 +154,7 @@ impl<'a> DedupStage<'a> {
             && *len == candidate.len
         {
             let revisit = Revisit { refers: stored.clone(), digest, own: true };
-            return Ok(self.unless_collision(s, revisit)?);
+            return self.unless_collision(s, revisit);
         }
         let stored = StoredPayload {
             url: candidate.url,

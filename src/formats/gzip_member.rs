@@ -21,11 +21,11 @@
 //!
 //! Large records are mostly media (images, video, PDF streams) that are compressed already:
 //! deflate spends most of its time on such bytes and saves nothing. Each chunk is judged in
-//! pieces of [`PIECE`] bytes; a piece whose bytes are spread so evenly that no Huffman code
-//! could shrink it by more than about 1 % (order-0 entropy of at least [`STORED_BITS`] bits a
-//! byte) is stored as it is, and the runs of other pieces are deflated as above,
-//! each primed with the 32 KiB before it. The judgement depends on the bytes only, so the
-//! member is still the same at any number of threads.
+//! pieces of [`PIECE`] bytes; a piece whose bytes are spread as evenly as noise's and which a
+//! fast deflate shrinks by less than 1 % is stored as it is, and the runs of other pieces are
+//! deflated as above, each primed with the 32 KiB before it. The judgement depends on the bytes
+//! only (integer arithmetic), so the member is the same at any number of threads and on any
+//! machine.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
@@ -46,10 +46,6 @@ const DICTIONARY: usize = 32 << 10;
 
 /// Bytes of a chunk judged at a time: stored or deflated.
 const PIECE: usize = 32 << 10;
-
-/// Order-0 entropy (bits a byte) from which a piece is stored: Huffman codes could shrink it
-/// by 1.25 % at most, and bytes this even (compressed media) hold no repeats either.
-const STORED_BITS: f64 = 7.9;
 
 /// What a member holds and how long it came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,13 +231,18 @@ fn runs(data: &[u8]) -> Vec<Run> {
     runs
 }
 
-/// Whether `piece` is better stored than deflated: its bytes so evenly spread (order-0
-/// entropy of at least [`STORED_BITS`] bits a byte) that deflate would spend its time to
-/// save next to nothing. Short pieces (the end of a body) are always deflated.
+/// Whether `piece` is better stored than deflated: its bytes spread as evenly as compressed
+/// media's ([`evenly_spread`]) and a fast deflate of it (libdeflate, level 1) saving under 1 %.
+/// Even bytes alone do not say it: a sawtooth or a repeated random block is as even as noise
+/// and deflates to almost nothing. Both tests are integer arithmetic, so the judgement, and the
+/// member, are the same on every machine. Short pieces (the end of a body) are always deflated.
 fn incompressible(piece: &[u8]) -> bool {
-    if piece.len() < PIECE / 8 {
-        return false;
-    }
+    piece.len() >= PIECE / 8 && evenly_spread(piece) && !deflates_by_a_hundredth(piece)
+}
+
+/// Whether the byte values of `piece` are about as evenly used as random bytes': the sum of
+/// the squared counts (n²/256 + n expected of noise) at most n²/256 + 4n.
+fn evenly_spread(piece: &[u8]) -> bool {
     // Four tables, so that runs of one byte value do not wait on one counter.
     let mut counts = [[0u32; 256]; 4];
     let mut quads = piece.chunks_exact(4);
@@ -253,16 +254,22 @@ fn incompressible(piece: &[u8]) -> bool {
     for &b in quads.remainder() {
         counts[0][b as usize] += 1;
     }
-    let n = piece.len() as f64;
-    let bits: f64 = (0..256)
-        .map(|v| counts.iter().map(|t| t[v]).sum::<u32>())
-        .filter(|&c| c > 0)
-        .map(|c| {
-            let c = f64::from(c);
-            c * (n / c).log2()
-        })
-        .sum();
-    bits >= STORED_BITS * n
+    let squares: u64 =
+        (0..256).map(|v| u64::from(counts.iter().map(|t| t[v]).sum::<u32>())).map(|c| c * c).sum();
+    let n = piece.len() as u64;
+    256 * squares <= n * n + 1024 * n
+}
+
+/// Whether libdeflate's fastest level takes at least 1 % off `piece`.
+fn deflates_by_a_hundredth(piece: &[u8]) -> bool {
+    thread_local! {
+        static FAST: std::cell::RefCell<libdeflater::Compressor> = std::cell::RefCell::new(
+            libdeflater::Compressor::new(libdeflater::CompressionLvl::new(1).expect("level 1 exists")),
+        );
+    }
+    let mut out = vec![0u8; piece.len() - piece.len() / 100];
+    // The output buffer is 99 % of the input: the compression fits only if it saves 1 %.
+    FAST.with(|c| c.borrow_mut().deflate_compress(piece, &mut out).is_ok())
 }
 
 /// The last [`DICTIONARY`] bytes of input before `data[at..]`: from `data`, completed by the
@@ -485,6 +492,24 @@ mod tests {
         stream.extend_from_slice(&[3, 0]); // an empty final block (fixed Huffman)
         flate2::read::DeflateDecoder::new(&stream[..]).read_to_end(&mut back).unwrap();
         assert_eq!(back, mixed);
+    }
+
+    /// Bytes as evenly spread as noise that repeat within deflate's window (an 8-bit sawtooth,
+    /// a random block repeated) are deflated, not stored: a member of 1 MiB of either comes out
+    /// at a small fraction of it.
+    #[test]
+    fn even_bytes_that_repeat_are_deflated() {
+        let sawtooth: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
+        let block = &sample(100_000 + 16384)[100_000..];
+        let repeated: Vec<u8> = block.iter().copied().cycle().take(1 << 20).collect();
+        for data in [sawtooth, repeated] {
+            assert!(evenly_spread(&data[..PIECE]), "as even as noise");
+            let member = member_in(2, &data, 6);
+            assert!(member.len() < data.len() / 20, "{} bytes", member.len());
+            let mut back = Vec::new();
+            GzDecoder::new(&member[..]).read_to_end(&mut back).unwrap();
+            assert_eq!(back, with_tail(&data));
+        }
     }
 
     #[test]

@@ -385,7 +385,8 @@ impl Originals {
         let mut copy = tempfile::tempfile_in(&scratch).map_err(io_at(&scratch))?;
         let range = FileRange::new(file, place.begin, place.end - place.begin);
         let mut r = WarcReader::new(range, holder.display().to_string())?;
-        let copied = r.next_record(|head, block| copy_payload(&head.header, block, &mut copy));
+        let copied =
+            r.next_record(|head, block| copy_payload(&head.header, block, &mut copy, stated.len));
         let copied = match copied? {
             Some((_, _, c)) => c.map_err(io_at(&scratch))?,
             None => return Err(PayloadFault::Missing),
@@ -415,6 +416,7 @@ fn copy_payload(
     h: &crate::formats::warc::WarcHeader,
     block: &mut dyn Read,
     to: &mut File,
+    limit: Option<u64>,
 ) -> io::Result<io::Result<Copied>> {
     let mut head = Vec::new();
     (&mut *block).take(MAX_HTTP_HEADER_LEN as u64).read_to_end(&mut head)?;
@@ -425,7 +427,9 @@ fn copy_payload(
     let mut put = |bytes: &[u8]| {
         sha.update(bytes);
         len += bytes.len() as u64;
-        if written.is_ok() {
+        // A payload longer than the revisit states is not the one stated: it is hashed and
+        // counted for the message, but the temporary file never holds more than stated.
+        if written.is_ok() && limit.is_none_or(|l| len <= l) {
             written = w.write_all(bytes);
         }
     };
@@ -637,6 +641,39 @@ mod tests {
                 (id, payload)
             })
             .collect()
+    }
+
+    /// A stored payload longer than the revisit states is never copied beyond the stated
+    /// length (a hostile reference to a huge record cannot fill the temporary folder), and is
+    /// reported with its true length.
+    #[test]
+    fn copies_no_more_than_the_stated_length() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pkg = tmp.path().join("pkg");
+        let (id, payload) = package_of(&pkg, 1).remove(0);
+        let container = pkg.join("content/c000.warc");
+        let file = File::open(&container).unwrap();
+        let mut to = tempfile::tempfile().unwrap();
+        let range = FileRange::new(&file, 0, u64::MAX);
+        let mut r = WarcReader::new(range, container.display().to_string()).unwrap();
+        let copied =
+            r.next_record(|head, block| copy_payload(&head.header, block, &mut to, Some(4)));
+        let copied = copied.unwrap().unwrap().2.unwrap();
+        assert_eq!(copied.len, payload.len() as u64, "the true length is counted");
+        assert_eq!(to.metadata().unwrap().len(), 0, "nothing past the stated length is kept");
+        let digest = sha1_base32(&sha1::Sha1::digest(&payload));
+        let stated = StatedPayload {
+            refers: &id,
+            digest: &digest,
+            len: Some(4),
+            package: None,
+            container: None,
+        };
+        let mut originals = Originals::new(&[pkg], Some(tmp.path().to_path_buf())).unwrap();
+        assert!(matches!(
+            originals.verified_payload(&stated),
+            Err(PayloadFault::Differs { found_len, .. }) if found_len == payload.len() as u64
+        ));
     }
 
     #[test]

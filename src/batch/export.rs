@@ -144,8 +144,9 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> ExportError + '_ {
     move |source| ExportError::Io { path: path.to_path_buf(), source }
 }
 
-/// Writes the WACZ of the package at `package` to `out` (every container checked against its
-/// METS SHA-512 as it is copied; `out` replaced once the WACZ is complete).
+/// Writes the WACZ of the package at `package` to `out` (every container checked against the
+/// SHA-256 its METS states, or its SHA-512 when it states none, as it is copied; `out`
+/// replaced once the WACZ is complete).
 pub fn write_wacz(package: &Path, out: &Path) -> Result<WaczReport, ExportError> {
     Ok(export_wacz(package, out, &WaczOptions::default(), &|_| {})?)
 }

@@ -333,10 +333,11 @@ impl Originals {
             self.searched[oldest].file = None;
         }
         let s = &mut self.searched[n];
-        if s.file.is_none() {
-            s.file = Some(s.container.open()?);
-        }
-        Ok(s.file.as_ref().expect("opened above"))
+        let file = match s.file.take() {
+            Some(file) => file,
+            None => s.container.open()?,
+        };
+        Ok(s.file.insert(file))
     }
 
     /// Puts the id and place of each record of the container `n` in the table (the first of

@@ -342,6 +342,22 @@ fn stream_stretch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The container `file` walked (whole members where it can) and streamed from its start:
+    /// the records the two find must be the same. The walk, and where the streaming stopped.
+    fn walked_as_streamed(file: &[u8]) -> (Walk, (u64, Option<(u64, String)>)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.warc.gz");
+        std::fs::write(&path, file).unwrap();
+        let size = file.len() as u64;
+        let (starts, described) = (BTreeSet::from([0]), HashMap::new());
+        let walked = walk(&path, (0, size), size, &starts, &BTreeSet::new(), &described);
+        let mut streamed = BTreeMap::new();
+        let stop = |at: u64| at >= size;
+        let reached = stream_from(&path, 0, &stop, &described, &mut streamed);
+        assert_eq!(format!("{:?}", walked.records), format!("{streamed:?}"));
+        (walked, reached)
+    }
     use std::io::Write;
 
     fn gz(bytes: &[u8]) -> Vec<u8> {
@@ -383,16 +399,7 @@ mod tests {
         }
         let last = gz(&record(40, &body(40), &body(40)));
         file.extend(&last[..last.len() - 9]);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.warc.gz");
-        std::fs::write(&path, &file).unwrap();
-        let size = file.len() as u64;
-        let (starts, described) = (BTreeSet::from([0]), HashMap::new());
-        let walked = walk(&path, (0, size), size, &starts, &BTreeSet::new(), &described);
-        let mut streamed = BTreeMap::new();
-        let stop = |at: u64| at >= size;
-        let reached = stream_from(&path, 0, &stop, &described, &mut streamed);
-        assert_eq!(format!("{:?}", walked.records), format!("{streamed:?}"));
+        let (walked, reached) = walked_as_streamed(&file);
         assert_eq!(walked.covered, vec![(0, reached.0)]);
         assert_eq!(walked.errors.first().map(|e| e.0), reached.1.map(|e| e.0));
         assert_eq!(walked.records.len(), 41);
@@ -424,16 +431,8 @@ mod tests {
             };
             file.extend(member);
         }
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.warc.gz");
-        std::fs::write(&path, &file).unwrap();
+        let (walked, reached) = walked_as_streamed(&file);
         let size = file.len() as u64;
-        let (starts, described) = (BTreeSet::from([0]), HashMap::new());
-        let walked = walk(&path, (0, size), size, &starts, &BTreeSet::new(), &described);
-        let mut streamed = BTreeMap::new();
-        let stop = |at: u64| at >= size;
-        let reached = stream_from(&path, 0, &stop, &described, &mut streamed);
-        assert_eq!(format!("{:?}", walked.records), format!("{streamed:?}"));
         assert_eq!(walked.covered, vec![(0, size)]);
         assert_eq!(reached, (size, None));
         assert!(walked.errors.is_empty());

@@ -26,6 +26,10 @@ pub(super) struct Read {
     pub sorters: Vec<LineSorter>,
     pub listing: pages::Pages,
     pub revisits: Option<u64>,
+    /// The containers whose later part a second thread read (and where it started), its
+    /// lines kept.
+    #[cfg_attr(not(test), allow(dead_code, reason = "read by the tests"))]
+    pub split: Vec<(String, u64)>,
 }
 
 /// What a walk over (part of) a container gathered.
@@ -82,15 +86,18 @@ pub(super) fn one_pass(plan: &plan::Plan) -> Result<Option<Read>, WaczError> {
 fn one_pass_with(plan: &plan::Plan, limits: Limits) -> Result<Option<Read>, WaczError> {
     // Half the budget here, half for a split container's second part.
     let mut all = Gathered::new(SORT_BUDGET / 2);
+    let mut split = Vec::new();
     for c in &plan.containers {
         if !is_gzip_file(&c.path) {
             return Ok(None);
         }
-        read_container(c, &mut all, limits)?;
+        if let Some(at) = read_container(c, &mut all, limits)? {
+            split.push((c.name.clone(), at));
+        }
     }
     all.listing.finish();
     let Gathered { sorter, listing, revisits } = all;
-    Ok(Some(Read { sorters: vec![sorter], listing, revisits: Some(revisits) }))
+    Ok(Some(Read { sorters: vec![sorter], listing, revisits: Some(revisits), split }))
 }
 
 /// Reads the container `c` into `all`, split between two threads when it is large: where the
@@ -268,7 +275,7 @@ pub(super) fn two_passes(package: &Path, plan: &plan::Plan) -> Result<Read, Wacz
         .collect();
     let sorters = sort_inputs(&inputs, IndexFormat::Cdxj, OPTIONS, 1, SORT_BUDGET, &|_| {})?;
     let listing = crate::pages::list::list_pages(package, &Default::default())?;
-    Ok(Read { sorters, listing: listing.entries, revisits: None })
+    Ok(Read { sorters, listing: listing.entries, revisits: None, split: Vec::new() })
 }
 
 #[cfg(test)]
@@ -319,12 +326,13 @@ mod tests {
         }
     }
 
-    /// What one pass reads: the lines, pages and revisits.
+    /// What one pass reads: the lines, pages, revisits and the parts a second thread read.
     #[derive(Debug, PartialEq)]
     struct Got {
         lines: Vec<String>,
         pages: Vec<PageEntry>,
         revisits: Option<u64>,
+        split: Vec<(String, u64)>,
     }
 
     /// Splitting files of `min_split` bytes, every member inflated whole.
@@ -337,7 +345,7 @@ mod tests {
         let read = one_pass_with(plan, limits).unwrap().expect("read to the end");
         let lines = merged(read.sorters);
         let pages = read.listing.iter().map(Result::unwrap).collect();
-        Got { lines, pages, revisits: read.revisits }
+        Got { lines, pages, revisits: read.revisits, split: read.split }
     }
 
     fn merged(sorters: Vec<LineSorter>) -> Vec<String> {
@@ -359,8 +367,9 @@ mod tests {
 
     /// A container read by two threads gives the index lines, pages (with their titles) and
     /// revisits one thread gives, which are `webaip index`'s lines: when the guessed boundary
-    /// is a member's start, and when it is a gzip member of a fake record stored inside a
-    /// payload past the middle (the walk from the start never lands on it, and goes on alone).
+    /// is a member's start (the second thread's part is kept: the split is used), and when it
+    /// is a gzip member of a fake record stored inside a payload past the middle (the walk
+    /// from the start never lands on it, and goes on alone).
     #[test]
     fn a_container_read_by_two_threads_gives_what_one_reads() {
         let built = crate::formats::warc::test_fixtures::trapped_containers(&record, &page);
@@ -380,7 +389,11 @@ mod tests {
                 "{name}: the guess is the fake member only in the trapped file"
             );
             let one = read(&plan, whole(u64::MAX));
-            let two = read(&plan, whole(0));
+            let mut two = read(&plan, whole(0));
+            let kept = if trapped { vec![] } else { vec![(name.to_string(), guess)] };
+            assert_eq!(two.split, kept, "{name}: the second thread's part");
+            assert!(one.split.is_empty());
+            two.split.clear();
             assert_eq!(two, one, "{name}");
             assert_eq!(one.revisits, Some(8), "{name}");
             assert_eq!(one.pages.len(), 392 + usize::from(trapped), "{name}");

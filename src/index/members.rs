@@ -318,9 +318,12 @@ impl MemberInflater {
             }
             match self.inflater.member(input, &mut self.out) {
                 Ok(r) => return Ok(Some(r)),
+                // Straight to the limit, in fresh zeroed memory: the kernel maps its pages
+                // as they are written, so a buffer of the limit costs only what a member
+                // fills, and a large member is inflated twice at most (growing by steps
+                // inflated a 50 MB one four times, and zero-filled every step).
                 Err(Inflate::NoSpace) if self.out.len() < self.max => {
-                    let more = (self.out.len() * 4).min(self.max);
-                    self.out.resize(more, 0);
+                    self.out = vec![0u8; self.max];
                 }
                 // No gzip header: no larger window makes one.
                 Err(Inflate::BadData)

@@ -286,16 +286,9 @@ fn stream_stretch(
         error,
         at_member_end: false,
     };
-    let opened = open_regular(path)
-        .map_err(io::Error::other)
-        .and_then(|mut f| f.seek(SeekFrom::Start(from)).map(|_| f));
-    let file = match opened {
-        Ok(f) => f,
-        Err(e) => return ended(from, Some((from, format!("cannot read: {e}")))),
-    };
-    let mut reader = match WarcReader::new(file, path.display().to_string()) {
+    let mut reader = match reader_at(path, from) {
         Ok(r) => r,
-        Err(e) => return ended(from, Some((from, warc_message(&e)))),
+        Err(why) => return ended(from, Some((from, why))),
     };
     loop {
         let at = from + reader.position();
@@ -307,35 +300,50 @@ fn stream_stretch(
             let streams = d.flatten().map(|f| stream_ranges(&f.children)).unwrap_or_default();
             check_block(head, block, &streams, true)
         });
-        match next {
+        let (head, end, check) = match next {
             Ok(None) => return ended(from + reader.position(), None),
-            Ok(Some((head, end, check))) => {
-                let mut problems: Vec<Problem> =
-                    check.problems.into_iter().map(Problem::from).collect();
-                if !end.trailer_ok {
-                    problems.push(Problem::error(
-                        "warc",
-                        "",
-                        "the record's block is not followed by CRLF CRLF".into(),
-                    ));
-                }
-                records.insert(
-                    (from + head.offset, head.offset_in_member),
-                    SeenRecord {
-                        end: from + end.end,
-                        member_ended: end.member_ended || !reader.is_gzip(),
-                        problems,
-                        bytestreams: check.bytestreams,
-                        digests: check.digests,
-                    },
-                );
-                if to_member_end && end.member_ended && reader.is_gzip() {
-                    let reached = from + reader.position();
-                    return Stretch { reached, error: None, at_member_end: true };
-                }
-            }
+            Ok(Some(read)) => read,
             Err(e) => return ended(from + e.offset, Some((from + e.offset, warc_message(&e)))),
+        };
+        let gzip = reader.is_gzip();
+        let member_ended = end.member_ended || !gzip;
+        let seen = seen_record(check, from + end.end, member_ended, end.trailer_ok);
+        records.insert((from + head.offset, head.offset_in_member), seen);
+        if to_member_end && end.member_ended && gzip {
+            let reached = from + reader.position();
+            return Stretch { reached, error: None, at_member_end: true };
         }
+    }
+}
+
+/// The streaming reader over the file at `path` from `from`; why it cannot be had.
+fn reader_at(path: &Path, from: u64) -> Result<WarcReader<std::fs::File>, String> {
+    let opened = open_regular(path)
+        .map_err(io::Error::other)
+        .and_then(|mut f| f.seek(SeekFrom::Start(from)).map(|_| f));
+    let file = opened.map_err(|e| format!("cannot read: {e}"))?;
+    WarcReader::new(file, path.display().to_string()).map_err(|e| warc_message(&e))
+}
+
+/// What a deep walk keeps of a record it streamed: its block check's findings, with a block
+/// not followed by CRLF CRLF (`trailer_ok` false) among them, and where it ends.
+fn seen_record(
+    check: crate::formats::warc::check::BlockCheck,
+    end: u64,
+    member_ended: bool,
+    trailer_ok: bool,
+) -> SeenRecord {
+    let mut problems: Vec<Problem> = check.problems.into_iter().map(Problem::from).collect();
+    if !trailer_ok {
+        let message = "the record's block is not followed by CRLF CRLF".into();
+        problems.push(Problem::error("warc", "", message));
+    }
+    SeenRecord {
+        end,
+        member_ended,
+        problems,
+        bytestreams: check.bytestreams,
+        digests: check.digests,
     }
 }
 

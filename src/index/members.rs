@@ -6,7 +6,8 @@
 //! (line ends after it tolerated), that libdeflate inflates into at most [`MAX_MEMBER`] bytes.
 //! Anything else (damage, a member holding several records, a huge one, a file that is not
 //! gzip) goes to the streaming reader of [`super::warc`] at that member's offset, which
-//! indexes it or names the fault exactly as it would reading the file from its start.
+//! indexes it or names the fault exactly as it would reading the file from its start. It reads
+//! through the walk's window, from the bytes already read: no byte is read from the file twice.
 //!
 //! Splitting one file: a second thread starts at a guessed member boundary past the middle (a
 //! gzip header whose member inflates to a line starting `WARC/`); its lines are kept only if
@@ -16,13 +17,15 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 use super::cdxj::IndexEntry;
 use super::method::{Pairer, Seen};
 use super::record::{Cut, RecordIndexError, Start, is_cut, seen_of};
-use super::warc::{EntryOptions, IndexError, add_record_id, streamed};
+use super::warc::{
+    BlockStart, EntryOptions, IndexError, StreamAt, add_record_id, streamed, streamed_file,
+};
 use crate::formats::warc::WarcReader;
 
 /// Most bytes a member may inflate to on the fast way (a larger one is streamed).
@@ -33,6 +36,9 @@ const AHEAD: usize = 1 << 20;
 const READ: u64 = 8 << 20;
 /// The gzip header flag of a header CRC.
 const FHCRC: u8 = 0x02;
+/// Bytes a streamed member's reader is kept behind by the window: the streaming reader's
+/// buffer (256 KiB) may hold them unread, and the walk after the member starts among them.
+const KEEP: u64 = AHEAD as u64;
 /// Smallest file worth splitting between threads.
 pub const MIN_SPLIT: u64 = 16 << 20;
 /// How far past a split point a member boundary is looked for.
@@ -51,7 +57,7 @@ pub fn index_warc(
     }
     // Not gzip (or unreadable): the streaming reader reads it, or names why not.
     let mut pairer = Pairer::default();
-    streamed(path, filename, opts, (0, false), &mut pairer, emit)?;
+    streamed_file(path, filename, opts, &mut pairer, emit)?;
     pairer.finish(emit).map_err(|e| IndexError::Io { path: path.display().to_string(), source: e })
 }
 
@@ -81,7 +87,7 @@ pub(crate) fn index_from(
         if stop != Stop::Slow {
             return walker.finish(emit);
         }
-        match streamed(path, filename, opts, (at, true), &mut walker.pairer, emit)? {
+        match walker.stream_member(at, emit, None)? {
             Some(next) if next > at => from = next,
             Some(_) | None => return walker.finish(emit),
         }
@@ -146,6 +152,7 @@ impl Drop for Inflater {
 /// A window of the file's compressed bytes, read ahead of the member being inflated.
 struct Window {
     file: File,
+    path: PathBuf,
     len: u64,
     buf: Vec<u8>,
     /// File offset of `buf[0]`.
@@ -157,7 +164,34 @@ impl Window {
         // Only a regular file: a FIFO put in place of a container is refused, never waited on.
         let file = crate::layout::open_user_file(path).map_err(io::Error::other)?;
         let len = file.metadata()?.len();
-        Ok(Window { file, len, buf: Vec::new(), lo: 0 })
+        Ok(Window { file, path: path.to_path_buf(), len, buf: Vec::new(), lo: 0 })
+    }
+
+    /// Reads at most `more` bytes from the file onto the end of the window.
+    fn read_more(&mut self, more: u64) -> io::Result<()> {
+        let n = (&mut self.file).take(more).read_to_end(&mut self.buf)?;
+        tally::note(&self.path, n as u64);
+        Ok(())
+    }
+
+    /// The file's bytes from `at` on (none at its end), for a reader going through the file
+    /// in order: the window drops what lies [`KEEP`] bytes or more behind it as it reads on.
+    fn stream_from(&mut self, at: u64) -> io::Result<&[u8]> {
+        let hi = self.lo + self.buf.len() as u64;
+        if at < self.lo || at > hi {
+            self.buf.clear();
+            self.lo = at;
+            self.file.seek(SeekFrom::Start(at))?;
+        } else if at == hi {
+            let keep = at.saturating_sub(KEEP).max(self.lo);
+            self.buf.drain(..(keep - self.lo) as usize);
+            self.lo = keep;
+        }
+        if at == self.lo + self.buf.len() as u64 {
+            self.read_more(READ)?;
+        }
+        let start = (at - self.lo) as usize;
+        Ok(&self.buf[start.min(self.buf.len())..])
     }
 
     /// The file's bytes from `at`: at least `want` of them, or all up to the end.
@@ -174,11 +208,57 @@ impl Window {
         }
         let hi = self.lo + self.buf.len() as u64;
         if hi < need {
-            let more = (need - hi).max(READ);
-            (&mut self.file).take(more).read_to_end(&mut self.buf)?;
+            self.read_more((need - hi).max(READ))?;
         }
         let start = (at - self.lo) as usize;
         Ok(&self.buf[start.min(self.buf.len())..])
+    }
+}
+
+/// The file's bytes from an offset on, read through a [`Window`]: a member the fast way does
+/// not take is streamed from the bytes already read for it, and the walk after it finds what
+/// the streaming reader read ahead still there: each byte is read from the file once.
+struct WindowReader<'a> {
+    window: &'a mut Window,
+    at: u64,
+}
+
+impl Read for WindowReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let bytes = self.window.stream_from(self.at)?;
+        let n = bytes.len().min(out.len());
+        out[..n].copy_from_slice(&bytes[..n]);
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// Bytes the walks' windows read from each file, counted with the `test-hooks` feature (and in
+/// unit tests): a test sees that a walk reads nothing twice.
+pub(crate) mod tally {
+    use std::path::Path;
+
+    #[cfg(any(test, feature = "test-hooks"))]
+    static READ: std::sync::Mutex<std::collections::BTreeMap<std::path::PathBuf, u64>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+    /// Counts `n` bytes of `path` read.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn note(path: &Path, n: u64) {
+        let mut read = READ.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *read.entry(path.to_path_buf()).or_default() += n;
+    }
+
+    /// Without the `test-hooks` feature nothing is counted.
+    #[cfg(not(any(test, feature = "test-hooks")))]
+    pub(crate) fn note(_: &Path, _: u64) {}
+
+    /// The bytes of `path` read so far.
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[cfg_attr(not(test), allow(dead_code, reason = "read by the tests"))]
+    pub(crate) fn read(path: &Path) -> u64 {
+        let read = READ.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        read.get(path).copied().unwrap_or(0)
     }
 }
 
@@ -238,9 +318,12 @@ impl MemberInflater {
             }
             match self.inflater.member(input, &mut self.out) {
                 Ok(r) => return Ok(Some(r)),
+                // Straight to the limit, in fresh zeroed memory: the kernel maps its pages
+                // as they are written, so a buffer of the limit costs only what a member
+                // fills, and a large member is inflated twice at most (growing by steps
+                // inflated a 50 MB one four times, and zero-filled every step).
                 Err(Inflate::NoSpace) if self.out.len() < self.max => {
-                    let more = (self.out.len() * 4).min(self.max);
-                    self.out.resize(more, 0);
+                    self.out = vec![0u8; self.max];
                 }
                 // No gzip header: no larger window makes one.
                 Err(Inflate::BadData)
@@ -267,9 +350,20 @@ pub struct Walker {
 impl Walker {
     /// A walker over the file at `path`, naming it `filename` in the entries.
     pub fn open(path: &Path, filename: &str, opts: EntryOptions) -> Result<Walker, IndexError> {
+        Walker::open_inflating(path, filename, opts, MAX_MEMBER)
+    }
+
+    /// [`Walker::open`], taking the fast way only for members that inflate to at most `max`
+    /// bytes (tests lower it to stream small members as large ones are).
+    pub(crate) fn open_inflating(
+        path: &Path,
+        filename: &str,
+        opts: EntryOptions,
+        max: usize,
+    ) -> Result<Walker, IndexError> {
         let name = path.display().to_string();
         let io_err = |e| IndexError::Io { path: name.clone(), source: e };
-        let members = MemberInflater::open(path, MAX_MEMBER).map_err(io_err)?;
+        let members = MemberInflater::open(path, max).map_err(io_err)?;
         Ok(Walker {
             members,
             name: name.clone(),
@@ -341,6 +435,28 @@ impl Walker {
             seen(at, self.members.inflated(made)).map_err(io_err)?;
             at += used as u64;
         }
+    }
+
+    /// Streams the member at `at`, one the fast way does not take (a large one, damage), as
+    /// `webaip index` reads it from the file's start: its entries to `emit`, through the
+    /// walk's pairer, and each record's head and block start to `block_start`. The bytes come
+    /// through the walk's window, so none is read from the file twice. Returns where the
+    /// member ends (`None`: the file ended first).
+    pub(crate) fn stream_member(
+        &mut self,
+        at: u64,
+        emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+        block_start: Option<BlockStart<'_>>,
+    ) -> Result<Option<u64>, IndexError> {
+        let input = WindowReader { window: &mut self.members.window, at };
+        let from = StreamAt {
+            name: self.name.clone(),
+            filename: &self.filename,
+            opts: self.opts,
+            base: at,
+            resume: true,
+        };
+        streamed(input, &from, &mut self.pairer, emit, block_start)
     }
 
     /// Whether the record of the member at `at` pairs with the last record walked (a request

@@ -3,12 +3,13 @@
 //! offset and whole length), for a plain one the record from its version line to the end of
 //! its block (the CRLF CRLF after it and blank lines before it not counted).
 
-use std::io::{self, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::path::Path;
 
 use super::cdxj::{IndexEntry, json_string};
 use super::method::Pairer;
 use super::record::{RecordIndexError, seen_of};
+use crate::formats::warc::reader::WarcRecordHead;
 use crate::formats::warc::{WarcError, WarcFault, WarcReader};
 
 /// Why an index cannot be made.
@@ -98,37 +99,78 @@ pub(crate) fn add_record_id(entry: &mut IndexEntry, id: Option<&str>, opts: Entr
     }
 }
 
-/// Indexes the WARC at `path` from offset `base` with the streaming reader: to its end, or
-/// (`resume`) to the end of the first gzip member that ends with a record, whose end it then
-/// returns. Entries go through `pairer` (the records before and after are the caller's).
-pub(crate) fn streamed(
+/// Where and how [`streamed`] reads: the file (its path, for messages) and the name the
+/// entries give it, from offset `base` to its end or (`resume`) to the end of the first gzip
+/// member that ends with a record.
+pub(crate) struct StreamAt<'a> {
+    pub name: String,
+    pub filename: &'a str,
+    pub opts: EntryOptions,
+    pub base: u64,
+    pub resume: bool,
+}
+
+/// What a caller that needs more of each streamed record than its index entry (the WACZ
+/// export's pages) is shown: the record's offset, its head, and the first `bytes` bytes of
+/// its block (all of a shorter one).
+pub(crate) struct BlockStart<'a> {
+    pub bytes: usize,
+    pub seen: &'a mut SeenBlock<'a>,
+}
+
+/// Shown a streamed record's offset, head and block start.
+pub(crate) type SeenBlock<'a> = dyn FnMut(u64, &WarcRecordHead, &[u8]) -> io::Result<()> + 'a;
+
+/// Indexes the WARC at `path` from its start with the streaming reader, to its end.
+pub(crate) fn streamed_file(
     path: &Path,
     filename: &str,
     opts: EntryOptions,
-    (base, resume): (u64, bool),
     pairer: &mut Pairer,
     emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
-) -> Result<Option<u64>, IndexError> {
+) -> Result<(), IndexError> {
     let name = path.display().to_string();
-    let io_err = |e| IndexError::Io { path: name.clone(), source: e };
-    let mut file = crate::layout::open_user_file(path).map_err(|e| WarcError {
+    let file = crate::layout::open_user_file(path).map_err(|e| WarcError {
         name: name.clone(),
-        offset: base,
+        offset: 0,
         fault: WarcFault::Open(io::Error::other(e)),
     })?;
-    file.seek(SeekFrom::Start(base)).map_err(io_err)?;
+    let from = StreamAt { name, filename, opts, base: 0, resume: false };
+    streamed(file, &from, pairer, emit, None).map(|_| ())
+}
+
+/// Indexes the records of `input` (the file's bytes from `from.base`) with the streaming
+/// reader: to its end, or (`resume`) to the end of the first gzip member that ends with a
+/// record, whose end it then returns. Entries go through `pairer` (the records before and
+/// after are the caller's); `block_start` is shown each record's start.
+pub(crate) fn streamed(
+    input: impl Read,
+    from: &StreamAt,
+    pairer: &mut Pairer,
+    emit: &mut dyn FnMut(IndexEntry) -> io::Result<()>,
+    mut block_start: Option<BlockStart<'_>>,
+) -> Result<Option<u64>, IndexError> {
+    let (name, base) = (from.name.clone(), from.base);
+    let io_err = |e| IndexError::Io { path: name.clone(), source: e };
     let rebase = |mut e: WarcError| {
         e.offset += base;
         e
     };
     // Bytes no record frames are skipped to the next record, as warcio does, and named.
-    let mut reader = WarcReader::new(file, name.clone()).map_err(rebase)?.resynchronise(true);
+    let mut reader = WarcReader::new(input, name.clone()).map_err(rebase)?.resynchronise(true);
     let gzip = reader.is_gzip();
+    let want = block_start.as_ref().map_or(0, |b| b.bytes);
     loop {
+        let mut start = Vec::new();
         let read = reader
-            .next_record(|head, block| match seen_of(&head.header, block) {
-                Err(RecordIndexError::Read(e)) => Err(e),
-                other => Ok(other),
+            .next_record(|head, block| {
+                let mut kept = Keeping { inner: block, kept: &mut start, want };
+                let seen = match seen_of(&head.header, &mut kept) {
+                    Err(RecordIndexError::Read(e)) => return Err(e),
+                    other => other,
+                };
+                kept.read_to_want()?;
+                Ok(seen)
             })
             .map_err(rebase)?;
         if let Some(mut gap) = reader.take_gap() {
@@ -149,12 +191,42 @@ pub(crate) fn streamed(
                 let block = head.header.content_length().unwrap_or(0);
                 (offset + head.leading_len, head.header_len - head.leading_len + block)
             };
-            entry.filename = filename.to_string();
-            add_record_id(entry, head.header.record_id(), opts);
+            entry.filename = from.filename.to_string();
+            add_record_id(entry, head.header.record_id(), from.opts);
         }
         pairer.push(seen, emit).map_err(io_err)?;
-        if resume && gzip {
+        if let Some(b) = &mut block_start {
+            (b.seen)(offset, &head, &start).map_err(io_err)?;
+        }
+        if from.resume && gzip {
             return Ok(Some(base + end.end));
         }
+    }
+}
+
+/// A record's block read through it keeps its first `want` bytes.
+struct Keeping<'a> {
+    inner: &'a mut dyn Read,
+    kept: &'a mut Vec<u8>,
+    want: usize,
+}
+
+impl Keeping<'_> {
+    /// Reads on until `want` bytes are kept or the block ends.
+    fn read_to_want(&mut self) -> io::Result<()> {
+        let more = self.want.saturating_sub(self.kept.len()) as u64;
+        if more > 0 {
+            (&mut *self.inner).take(more).read_to_end(self.kept)?;
+        }
+        Ok(())
+    }
+}
+
+impl Read for Keeping<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let keep = n.min(self.want.saturating_sub(self.kept.len()));
+        self.kept.extend_from_slice(&buf[..keep]);
+        Ok(n)
     }
 }

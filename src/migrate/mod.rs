@@ -526,13 +526,8 @@ pub(crate) fn migrate_into(
 ) -> Result<(), MigrateError> {
     let gzip = arc.is_gzip();
     report.compressed = gzip;
-    // Digested through the reader's own handle, and checked unchanged at the end: the size and
-    // digest stated are those of the bytes migrated.
-    let arc_err = |source| ArcError { path: input.to_path_buf(), offset: 0, source };
-    let handle = arc.file().try_clone().map_err(arc_err)?;
-    let opened = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
+    let watched = WatchedArc::open(&arc, input)?;
     let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-
     let content_path = sinks.content_path();
     let out_err = |source| MigrateError::Output { path: content_path.clone(), source };
     let mut log = ExpectationLog::new().map_err(out_err)?;
@@ -549,7 +544,7 @@ pub(crate) fn migrate_into(
     // starts on its records, not before.
     let mut head = None;
     let mut first = |sinks: &mut dyn RecordSinks, log: &mut ExpectationLog| {
-        let (size, sha512) = crate::formats::digest::sha512_at(&handle).map_err(arc_err)?;
+        let (size, sha512) = watched.digest()?;
         let file = ArcFile { name: name.clone(), size, sha512 };
         let warcinfo = Warcinfo { id: &warcinfo_id, out_name, gzip, ids: run.ids };
         let written = warcinfo.write(&file, sinks, log).map_err(out_err)?;
@@ -564,8 +559,7 @@ pub(crate) fn migrate_into(
     report.input_sha512 = file.sha512.clone();
     *report.records_out.entry("warcinfo".into()).or_default() += 1;
     let mut end = end?;
-    let now = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
-    crate::formats::digest::unchanged(opened, now, file.size)?;
+    watched.unchanged(file.size)?;
     if end.records_with_header == 0 {
         return Err(not_arc(input));
     }
@@ -577,14 +571,49 @@ pub(crate) fn migrate_into(
     sinks.sync().map_err(out_err)?;
     verify_written(sinks, log, viral_log, report)?;
     if !bytes_balanced {
-        // The reader lost track of some input bytes: never call that conserved.
-        report.conservation.conserved = false;
-        report
-            .conservation
-            .mismatches
-            .push(format!("input bytes not accounted for: {:?}", report.input_bytes));
+        note_unbalanced(report);
     }
     Ok(())
+}
+
+/// The ARC being migrated, watched through the reader's own handle from the start of the run
+/// to its end: the size and digest stated are those of the bytes migrated.
+struct WatchedArc {
+    handle: std::fs::File,
+    opened: crate::formats::digest::FileState,
+    path: PathBuf,
+}
+
+impl WatchedArc {
+    fn open(arc: &ArcReader, input: &Path) -> Result<WatchedArc, ArcError> {
+        let path = input.to_path_buf();
+        let arc_err = |source| ArcError { path: path.clone(), offset: 0, source };
+        let handle = arc.file().try_clone().map_err(arc_err)?;
+        let opened = crate::formats::digest::FileState::of(&handle).map_err(arc_err)?;
+        Ok(WatchedArc { handle, opened, path })
+    }
+
+    fn error(&self, source: io::Error) -> ArcError {
+        ArcError { path: self.path.clone(), offset: 0, source }
+    }
+
+    /// The ARC's size and SHA-512 (hex), read through its handle.
+    fn digest(&self) -> Result<(u64, String), ArcError> {
+        crate::formats::digest::sha512_at(&self.handle).map_err(|e| self.error(e))
+    }
+
+    /// Fails when the ARC changed since the run opened it, or `read` bytes are not all of it.
+    fn unchanged(&self, read: u64) -> Result<(), MigrateError> {
+        let now = crate::formats::digest::FileState::of(&self.handle).map_err(|e| self.error(e))?;
+        Ok(crate::formats::digest::unchanged(self.opened, now, read)?)
+    }
+}
+
+/// The reader lost track of some input bytes: never call that conserved.
+fn note_unbalanced(report: &mut FileReport) {
+    report.conservation.conserved = false;
+    let mismatch = format!("input bytes not accounted for: {:?}", report.input_bytes);
+    report.conservation.mismatches.push(mismatch);
 }
 
 /// The container's warcinfo record, saying which ARC it migrates.

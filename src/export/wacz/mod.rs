@@ -225,14 +225,7 @@ pub fn export_wacz(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WaczReport, WaczError> {
     let started = Instant::now();
-    crate::sources::recognise::package_at(package, crate::sources::recognise::Takes::Folder)?;
-    crate::layout::refuse_nesting(package, out)?;
-    let mut plan = plan::plan(package)?;
-    // With --with, the originals' containers go into the WACZ: found first. Without, the
-    // pass over the containers says whether any revisit needs looking for (below).
-    if !opts.with.is_empty() {
-        plan::add_originals(&mut plan, package, &opts.with)?;
-    }
+    let mut plan = planned(package, out, opts)?;
     let dir = output_dir(out)?;
     // Temporaries of runs that died (killed, power lost) go first; a live run's are locked.
     crate::temporaries::remove_dead(&dir, WACZ_TEMP);
@@ -241,29 +234,16 @@ pub fn export_wacz(
     let now = chrono::Utc::now();
     let file = part.reopen().map_err(io_at(part.path()))?;
     let mut zip = zipout::WaczZip::new(file, out, now);
-    // The index and the pages are read in a second thread while the containers are copied.
-    let (side, copied) = std::thread::scope(|s| {
-        let side = s.spawn(|| side_members(package, &plan, opts.index, &temp));
-        let copied = copy_containers(&mut zip, &plan, opts, progress);
-        (side.join(), copied)
-    });
-    let (mut resources, verified) = copied?;
-    let side =
-        side.map_err(|_| WaczError::Internal("the thread reading the index and pages"))??;
+    let read = copy_and_read(&mut zip, package, &plan, opts, &temp, progress)?;
+    let (mut resources, verified, side) = (read.resources, read.verified, read.side);
     if opts.with.is_empty() && side.revisits != Some(0) {
         // A revisit whose original is not in the package fails the export (the temporary
         // ZIP goes with `part`).
         plan::add_originals(&mut plan, package, &[])?;
     }
-    let lines = side.index.lines;
     let mut members = side.index.members;
     members.push(("pages/pages.jsonl".into(), side.pages));
-    for (name, file) in &mut members {
-        let f = file.as_file_mut();
-        f.rewind().map_err(io_at(part.path()))?;
-        let n = f.metadata().map_or(0, |m| m.len());
-        resources.push(zip.add(name, f, (n, false), &|_| {})?.resource);
-    }
+    add_temporaries(&mut zip, &mut members, part.path(), &mut resources)?;
     add_descriptors(&mut zip, package, &plan.objid, &mut resources, now)?;
     let file = zip.finish()?;
     file.sync_all().map_err(io_at(out))?;
@@ -273,7 +253,7 @@ pub fn export_wacz(
         wacz: out.to_path_buf(),
         objid: plan.objid,
         resources,
-        index_lines: lines,
+        index_lines: side.index.lines,
         pages: side.tally,
         left_out: plan.left_out,
         originals: plan.originals,
@@ -282,6 +262,64 @@ pub fn export_wacz(
         bytes,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// What goes into the WACZ of `package`: refused when it is no package or `out` is inside it;
+/// with `--with`, the containers holding the originals of its revisits (without, the pass
+/// over the containers says whether any revisit needs looking for).
+fn planned(package: &Path, out: &Path, opts: &WaczOptions) -> Result<plan::Plan, WaczError> {
+    crate::sources::recognise::package_at(package, crate::sources::recognise::Takes::Folder)?;
+    crate::layout::refuse_nesting(package, out)?;
+    let mut plan = plan::plan(package)?;
+    if !opts.with.is_empty() {
+        plan::add_originals(&mut plan, package, &opts.with)?;
+    }
+    Ok(plan)
+}
+
+/// The containers copied into the WACZ, and what the second thread read of them.
+struct CopiedAndRead {
+    resources: Vec<Resource>,
+    verified: Verified,
+    side: SideMembers,
+}
+
+/// Copies the containers into `zip` while a second thread reads them for the index and the
+/// pages (in temporary files `temp` makes).
+fn copy_and_read(
+    zip: &mut zipout::WaczZip,
+    package: &Path,
+    plan: &plan::Plan,
+    opts: &WaczOptions,
+    temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<CopiedAndRead, WaczError> {
+    let (side, copied) = std::thread::scope(|s| {
+        let side = s.spawn(|| side_members(package, plan, opts.index, temp));
+        let copied = copy_containers(zip, plan, opts, progress);
+        (side.join(), copied)
+    });
+    let (resources, verified) = copied?;
+    let side =
+        side.map_err(|_| WaczError::Internal("the thread reading the index and pages"))??;
+    Ok(CopiedAndRead { resources, verified, side })
+}
+
+/// Adds the temporary files `members` (written beside the WACZ being written at `part`) to
+/// `zip`.
+fn add_temporaries(
+    zip: &mut zipout::WaczZip,
+    members: &mut [(String, tempfile::NamedTempFile)],
+    part: &Path,
+    resources: &mut Vec<Resource>,
+) -> Result<(), WaczError> {
+    for (name, file) in members {
+        let f = file.as_file_mut();
+        f.rewind().map_err(io_at(part))?;
+        let n = f.metadata().map_or(0, |m| m.len());
+        resources.push(zip.add(name, f, (n, false), &|_| {})?.resource);
+    }
+    Ok(())
 }
 
 /// An I/O failure on `path`.
@@ -389,7 +427,7 @@ fn side_members(
     kind: WaczIndex,
     temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
 ) -> Result<SideMembers, WaczError> {
-    let pass::Read { sorters, listing, revisits } = match pass::one_pass(plan)? {
+    let pass::Read { sorters, listing, revisits, .. } = match pass::one_pass(plan)? {
         Some(read) => read,
         None => pass::two_passes(package, plan)?,
     };

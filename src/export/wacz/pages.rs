@@ -17,7 +17,7 @@ use crate::formats::warc::payload::{holds_http_message, payload_start_of};
 use crate::formats::warc::reader::WarcRecordHead;
 use crate::pages::list::{PageEntry, Place, entry_bytes, listing_order};
 use crate::pages::sorted::SortedRuns;
-use crate::pages::{is_html, payload_title};
+use crate::pages::{TITLE_WINDOW, is_html, payload_title};
 
 /// The pages of the containers, sorted as `webaip pages` lists them.
 pub(crate) type Pages = SortedRuns<PageEntry>;
@@ -48,13 +48,30 @@ pub(crate) fn read_member(member: &[u8], offset: u64, file: &str) -> MemberRead 
     let head = record_head(&member[..member.len().min(FIRST_PART)]).or_else(|| record_head(member));
     let Some(head) = head else { return MemberRead { page: None, revisit: true } };
     let revisit = head.header.warc_type() == Some("revisit");
-    MemberRead { page: page_of_head(&head, member, offset, file), revisit }
+    let block = usize::try_from(head.header_len).ok().and_then(|n| member.get(n..));
+    MemberRead { page: block.and_then(|b| page_of_block(&head, b, offset, file)), revisit }
 }
 
-/// The page of the record `head` begins, in `member`.
-fn page_of_head(
+/// Bytes of a streamed record's block its page is read from: its HTTP header and as much of
+/// its payload as `webaip pages` reads for a title.
+pub(crate) const BLOCK_START: usize = MAX_HTTP_HEADER_LEN + TITLE_WINDOW;
+
+/// [`read_member`] for a record streamed (its member too large to inflate whole): from its
+/// head and the first [`BLOCK_START`] bytes of its block.
+pub(crate) fn read_streamed(
     head: &WarcRecordHead,
-    member: &[u8],
+    block_start: &[u8],
+    offset: u64,
+    file: &str,
+) -> MemberRead {
+    let revisit = head.header.warc_type() == Some("revisit");
+    MemberRead { page: page_of_block(head, block_start, offset, file), revisit }
+}
+
+/// The page of the record `head` begins, whose block is `block` (or starts so).
+fn page_of_block(
+    head: &WarcRecordHead,
+    block: &[u8],
     offset: u64,
     file: &str,
 ) -> Option<PageEntry> {
@@ -64,7 +81,6 @@ fn page_of_head(
         return None;
     }
     let date = parse_warc_date(h.get("WARC-Date").unwrap_or(""))?;
-    let block = member.get(usize::try_from(head.header_len).ok()?..)?;
     let declared = h.content_length().unwrap_or(0);
     let block = &block[..block.len().min(usize::try_from(declared).unwrap_or(usize::MAX))];
     let prefix = &block[..block.len().min(MAX_HTTP_HEADER_LEN)];

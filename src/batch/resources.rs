@@ -15,7 +15,7 @@ pub const DEFAULT_MIN_FREE: u64 = 1 << 30;
 
 /// Memory one item in flight is counted at. A package run holds a batch of payloads being
 /// filled and one being scanned and written (16 MiB each: `package::captures` and
-/// `package::copy`, the migration's 8 MiB batches with one more in its channel), their
+/// `package::copy`, the migration's 4 MiB batches with one more in its channel), their
 /// compressed copies, and the METS builder's and stages' state; larger records are spilled
 /// and streamed, never held. Measured: 20 to 50 MB a package run (README, Memory).
 pub const ITEM_MEMORY: u64 = 64 << 20;

@@ -68,8 +68,10 @@ pub(crate) const WHOLE_BLOCK_MAX: u64 = 2 << 20;
 /// the scan's `batching::BATCH_BYTES`: a migration holds three batches at once (one filled by
 /// the reader thread, one in the channel, one compressed; with a scanner one more in flight,
 /// each payload held beside its block), a copied WARC one or two, so a migration's batch is
-/// half the bytes, to keep `migrate` within its memory target (docs/benchmarks.md).
-const MIGRATION_BATCH_BYTES: u64 = 8 << 20;
+/// a quarter of the bytes, to keep `migrate`, and `package` with the PRONOM signatures beside
+/// the batches, within their memory target (docs/benchmarks.md). A hundred records of a
+/// crawl's usual size still make a batch, enough to keep both cores compressing.
+const MIGRATION_BATCH_BYTES: u64 = 4 << 20;
 /// Batches in flight between the reader thread and the writer: one being compressed, one
 /// being filled, so neither side waits for the other.
 const CHANNEL_BATCHES: usize = 1;

@@ -64,6 +64,7 @@ pub use container::{Basis, ContainerOutcome};
 pub use error::DroidError;
 use matcher::{Fwd, Hay, Matcher, Rev, STEP_BUDGET, Stop, Verdict};
 pub use parse::{FileFormat, Reference};
+use syntax::Elem;
 
 /// PRONOM's plain text file, what a payload no signature matches is when its bytes are text.
 pub const PLAIN_TEXT: &str = "x-fmt/111";
@@ -661,6 +662,13 @@ fn sequence_verdict<F: Hay>(s: &Sequence, sight: &Sight<'_, F>) -> Verdict {
 /// One sequence against one haystack; `all`: the haystack is the whole payload, so running
 /// out of bytes refutes.
 fn run<H: Hay>(s: &Sequence, hay: &H, all: bool) -> Verdict {
+    // A sequence whose fixed start is not there is refuted before its required literal is
+    // looked for: that literal may lie after an unbounded gap, a search of the whole payload
+    // (an XML signature's namespace on every page starting with `<`), where the start's bytes
+    // are one comparison. The matcher would refute it the same way, at its first element.
+    if fixed_start_absent(&s.pat, hay) {
+        return Verdict::Refuted;
+    }
     // Without its required literal a sequence is refuted when the haystack holds all the
     // literal could reach; otherwise the pattern itself tells a refuted start from a pending
     // one.
@@ -673,6 +681,18 @@ fn run<H: Hay>(s: &Sequence, hay: &H, all: bool) -> Verdict {
         Verdict::Open(Stop::MoreBytes) if all => Verdict::Refuted,
         v => v,
     }
+}
+
+/// Whether `pat` starts with a literal at a fixed offset (after a gap of exactly that many
+/// bytes, or none) whose bytes `hay` holds and which differ there: no match can start, and no
+/// byte beyond `hay` could change that.
+fn fixed_start_absent<H: Hay>(pat: &syntax::Pat, hay: &H) -> bool {
+    let (at, lit) = match pat.0.as_slice() {
+        [Elem::Gap { min, max: Some(max) }, Elem::Lit(l), ..] if min == max => (*min, l),
+        [Elem::Lit(l), ..] => (0, l),
+        _ => return false,
+    };
+    at.saturating_add(lit.bytes.len()) <= hay.len() && !hay.has(at, &lit.bytes)
 }
 
 /// Whether the sequence's required literal is within its reach (or it has none): `None` when

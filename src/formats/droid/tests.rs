@@ -381,6 +381,57 @@ fn a_variable_part_in_the_middle_of_a_stream_is_found_and_its_absence_is_no_matc
     assert!(s.examine_reader(payload.as_slice()).unwrap().formats.is_empty());
 }
 
+/// Bytes from the start that count the literal searches made in them.
+struct Counted<'a> {
+    hay: Fwd<'a>,
+    finds: std::cell::Cell<u32>,
+}
+
+impl<'a> Counted<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Counted { hay: Fwd(bytes), finds: std::cell::Cell::new(0) }
+    }
+}
+
+impl Hay for Counted<'_> {
+    fn len(&self) -> usize {
+        self.hay.len()
+    }
+    fn at(&self, i: usize) -> u8 {
+        self.hay.at(i)
+    }
+    fn has(&self, pos: usize, bytes: &[u8]) -> bool {
+        self.hay.has(pos, bytes)
+    }
+    fn find(&self, lit: &syntax::Lit, from: usize, last: usize) -> Option<usize> {
+        self.finds.set(self.finds.get() + 1);
+        self.hay.find(lit, from, last)
+    }
+    fn find_any(&self, bytes: &[u8], from: usize, last: usize) -> Option<usize> {
+        self.hay.find_any(bytes, from, last)
+    }
+}
+
+#[test]
+fn a_sequence_whose_fixed_start_is_absent_is_refuted_without_a_search_of_the_payload() {
+    let s = bof_then_anywhere();
+    let seq = &s.signatures[0].sequences[0];
+    let mut payload = vec![b'.'; 1 << 20];
+    payload[..3].copy_from_slice(b"XYZ");
+    let wrong_start = Counted::new(&payload);
+    assert_eq!(run(seq, &wrong_start, true), Verdict::Refuted);
+    assert_eq!(wrong_start.finds.get(), 0, "MOOV was looked for in a payload not starting BOF");
+    // Its start there, MOOV is looked for, and decides.
+    payload[..3].copy_from_slice(b"BOF");
+    let no_moov = Counted::new(&payload);
+    assert_eq!(run(seq, &no_moov, true), Verdict::Refuted);
+    assert!(no_moov.finds.get() > 0);
+    payload[1000..1004].copy_from_slice(b"MOOV");
+    assert_eq!(run(seq, &Counted::new(&payload), true), Verdict::Matched);
+    // Fewer bytes than the start: more may come, as before.
+    assert_eq!(run(seq, &Counted::new(b"BO"), false), Verdict::Open(Stop::MoreBytes));
+}
+
 #[test]
 fn an_end_anchored_sequence_with_a_variable_part_reaches_back_past_the_tail_window() {
     // `END` in the last byte, and `MID` anywhere before it.

@@ -247,6 +247,9 @@ pub(crate) fn gzip_member(bytes: &[u8], level: u32) -> io::Result<Vec<u8>> {
         .gzip_compress(bytes, &mut member)
         .map_err(|e| io::Error::other(format!("gzip compression failed: {e:?}")))?;
     member.truncate(n);
+    // The bound is about the input's size; a batch's members wait to be written, so the slack
+    // (three quarters of it for a page) is given back now.
+    member.shrink_to_fit();
     Ok(member)
 }
 

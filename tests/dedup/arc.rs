@@ -196,6 +196,23 @@ fn an_index_match_leaves_an_arc_record_whole() {
         let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
         assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "{name}: the ARC differs");
     }
+
+    // Beside the package, the index (whose entries cannot make ARC revisits) changes nothing,
+    // whichever source comes first, or merged with it in one table: the same container as
+    // against the package alone.
+    let table = k.dir.path().join("t.digests");
+    let (t, i, p1) = (table.to_str().unwrap(), cdxj.to_str().unwrap(), k.p1.to_str().unwrap());
+    let o = webaip(&["dedup-table", "-q", "-o", t, i, p1]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let alone = std::fs::read(container(&k.p2)).unwrap();
+    for (name, sources) in [("index-first", [i, p1]), ("package-first", [p1, i]), ("table", [t, t])]
+    {
+        let p2 = k.dir.path().join(format!("p2-{name}"));
+        let against = ["--dedup-against", sources[0], "--dedup-against", sources[1]];
+        let r2 = package(Package::deterministic_json().args(&against), &p2, &[&k.arcs[1]]).report();
+        assert_eq!(r2["dedup"]["revisits"], k.r2["dedup"]["revisits"], "{name}: {}", r2["dedup"]);
+        assert!(std::fs::read(container(&p2)).unwrap() == alone, "{name}: another container");
+    }
 }
 
 /// Unmigrate needs only the packages the ARCs' own revisits name: a package whose ARC is

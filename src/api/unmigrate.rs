@@ -140,8 +140,11 @@ pub fn unmigrate(
     let (packages, warcs): (Vec<&PathBuf>, Vec<&PathBuf>) = inputs.iter().partition(|i| i.is_dir());
     let opts = RebuildOptions { make_file: !options.stream, ..RebuildOptions::default() };
     // Revisits refer to the `--with` packages, the input packages, and (`--dedup-within`) to
-    // their own: one table of them for the run; payloads are copied beside the ARCs.
-    let mut payloads = StoredPayloads::new(holders, Some(out.to_path_buf()));
+    // their own package or WARC file: one table of them for the run (a revisit's own package
+    // or file searched first); payloads are copied beside the ARCs.
+    let mut sources = holders;
+    sources.extend(warcs.iter().map(|w| (*w).clone()));
+    let mut payloads = StoredPayloads::new(sources, Some(out.to_path_buf()));
     let mut arcs = Vec::new();
     for p in packages {
         let stated = package_statements(p, progress)?;

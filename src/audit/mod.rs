@@ -824,15 +824,7 @@ fn rebuild_fault(
                 true => "this package".to_string(),
                 false => format!("the --with package {}", o.package.display()),
             };
-            let what = format!(
-                "its ARCs are not rebuilt: the revisit {} states the payload {}; the original it \
-                 refers to, {}, holds {} in {whose} ({}): the fault is in {whose}",
-                o.record,
-                o.stated,
-                o.refers,
-                o.found,
-                o.holder.display()
-            );
+            let what = format!("its ARCs are not rebuilt; the fault is in {whose}: {reason}");
             let mut f = finding("arc-rebuild", &file, Some(o.offset), "", what);
             if o.package != dir {
                 f.severity = Severity::Warning;

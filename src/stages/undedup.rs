@@ -24,6 +24,7 @@ use crate::formats::warc::payload;
 use crate::formats::warc::{WarcError, WarcReader};
 use crate::index::digests::{Algorithm, DigestKey};
 use crate::layout::{self, ConfineError};
+use crate::migrate::rebuild::{MissingOriginal, OtherPayload};
 
 /// Why a package could not be restored.
 #[derive(Debug, thiserror::Error)]
@@ -49,27 +50,23 @@ pub enum UndedupError {
     /// A container could not be read as WARC.
     #[error(transparent)]
     Warc(#[from] WarcError),
-    /// A revisit names no record id, or one no `--with` package holds.
-    #[error("{container}: the revisit {record} refers to {refers}, which no --with package holds")]
-    Missing {
-        /// The container of the revisit.
-        container: String,
-        /// The revisit's record id.
-        record: String,
-        /// What it refers to.
-        refers: String,
-    },
-    /// The original's payload is not what the revisit states.
-    #[error("{container}: the revisit {record}: the original's payload is {found}, not {stated}")]
-    Digest {
-        /// The container of the revisit.
-        container: String,
-        /// The revisit's record id.
-        record: String,
-        /// `WARC-Payload-Digest` of the revisit.
-        stated: String,
-        /// The SHA-1 of the original's payload.
-        found: String,
+    /// A revisit names no record id, or one no package given holds.
+    #[error(transparent)]
+    Missing(Box<MissingOriginal>),
+    /// Every record the revisit refers to holds another payload than it states.
+    #[error(transparent)]
+    Digest(Box<OtherPayload>),
+    /// A container of a package searched could not be read to its end, and no record read
+    /// held the payload: it may be in the unread part.
+    #[error(
+        "{}: not read to its end ({why}): the original looked for may be in its unread part",
+        container.display()
+    )]
+    Unread {
+        /// The container.
+        container: PathBuf,
+        /// Why.
+        why: String,
     },
 }
 
@@ -152,19 +149,27 @@ const OPEN_CONTAINERS: usize = 64;
 /// A container of a source, read (once) when it is first searched.
 struct Searched {
     container: Container,
-    /// The package's OBJID (`None`: its METS names none).
+    /// The package's OBJID (`None`: its METS names none, or a WARC file given alone).
     objid: Option<String>,
+    /// The package folder (or the WARC file given alone), resolved: a revisit in it refers
+    /// to it first when it names no other package.
+    home: PathBuf,
     /// Its records are in the table.
     read: bool,
     /// Open while it is among the [`OPEN_CONTAINERS`] used last.
     file: Option<File>,
+    /// Why it could not be read to its end, when it could not: a record missing from the
+    /// table may be in its unread part.
+    fault: Option<String>,
 }
 
 /// The records of the `sources`' containers by `WARC-Record-ID`, in a scratch database on disk.
 /// A container is read (its records' ids and places put in the table) only when a payload is
-/// looked for that no container read so far holds, those the revisit names first (its
-/// package's, and the container `WARC-Refers-To-Container` names): in a run, each container is
-/// opened and read at most once, and those no revisit needs not at all.
+/// looked for that no place known so far gives, those the revisit names first (its package's,
+/// or its own package's when it names none, and the container `WARC-Refers-To-Container`
+/// names): in a run, each container is opened and read at most once, and those no revisit
+/// needs not at all. Every place of a record id is kept, and each is tried until one holds the
+/// payload stated, so the order the sources are given in never changes the payload given.
 pub(crate) struct Originals {
     searched: Vec<Searched>,
     /// The containers holding an open file, the one used longest ago first.
@@ -187,6 +192,9 @@ pub(crate) struct StatedPayload<'a> {
     pub(crate) package: Option<&'a str>,
     /// `WARC-Refers-To-Container`: the container holding it (`file://NAME`).
     pub(crate) container: Option<&'a str>,
+    /// The container holding the revisit: its own package is searched first when it names
+    /// no other.
+    pub(crate) from: Option<&'a Path>,
 }
 
 /// Why [`Originals::verified_payload`] gives no payload.
@@ -194,20 +202,23 @@ pub(crate) struct StatedPayload<'a> {
 pub(crate) enum PayloadFault {
     /// No source holds the record.
     Missing,
-    /// The record holds another payload: in `holder` (a container), with this digest and
-    /// length.
-    Differs {
-        /// The container holding the record.
-        holder: PathBuf,
-        /// The package holding that container.
-        package: PathBuf,
-        /// The SHA-1 of its payload (`sha1:BASE32`).
-        found: String,
-        /// Its length.
-        found_len: u64,
-    },
+    /// Every record of that id found holds another payload (by container path).
+    Differs(Vec<OtherHolder>),
     /// Reading or copying failed.
     Failed(UndedupError),
+}
+
+/// A record of the id a revisit refers to that holds another payload than it states.
+#[derive(Debug, Clone)]
+pub(crate) struct OtherHolder {
+    /// The container holding the record.
+    pub(crate) holder: PathBuf,
+    /// The package holding that container.
+    pub(crate) package: PathBuf,
+    /// The SHA-1 of its payload (`sha1:BASE32`).
+    pub(crate) found: String,
+    /// Its length.
+    pub(crate) found_len: u64,
 }
 
 impl<E: Into<UndedupError>> From<E> for PayloadFault {
@@ -244,82 +255,84 @@ impl VerifiedPayload {
 }
 
 impl Originals {
-    /// The records of the packages `sources`; stored payloads are copied under `scratch`
-    /// (`None`: the system's temporary folder).
+    /// The records of `sources` (package folders, or WARC files given alone); stored payloads
+    /// are copied under `scratch` (`None`: the system's temporary folder).
     pub(crate) fn new(
         sources: &[PathBuf],
         scratch: Option<PathBuf>,
     ) -> Result<Originals, UndedupError> {
         let db = crate::temporaries::scratch_database(
             ORIGINALS_CACHE_KIB,
-            "CREATE TABLE originals (id TEXT PRIMARY KEY, container INTEGER NOT NULL, \
-             begin INTEGER NOT NULL, end INTEGER NOT NULL) WITHOUT ROWID;",
+            "CREATE TABLE originals (id TEXT NOT NULL, container INTEGER NOT NULL, \
+             begin INTEGER NOT NULL, end INTEGER NOT NULL, PRIMARY KEY (id, container, begin)) \
+             WITHOUT ROWID;",
         )?;
         let mut searched = Vec::new();
-        for pkg in sources {
-            let objid = crate::index::digests::package_objid(pkg).ok();
-            for container in containers(pkg)? {
+        for source in sources {
+            let home = std::fs::canonicalize(source).unwrap_or_else(|_| source.clone());
+            let (objid, list) = match source.is_dir() {
+                true => (crate::index::digests::package_objid(source).ok(), containers(source)?),
+                false => (None, vec![loose_container(source)]),
+            };
+            for container in list {
+                let (objid, home) = (objid.clone(), home.clone());
                 searched.push(Searched {
                     container,
-                    objid: objid.clone(),
+                    objid,
+                    home,
                     read: false,
                     file: None,
+                    fault: None,
                 });
             }
         }
         Ok(Originals { searched, open: Default::default(), db, scratch })
     }
 
-    /// Where the record `stated.refers` is, if a source holds it: looked up, then looked
-    /// for in the containers not read yet, those `stated` names first.
-    fn find(&mut self, stated: &StatedPayload) -> Result<Option<Place>, UndedupError> {
-        if let Some(place) = self.look_up(stated.refers)? {
-            return Ok(Some(place));
-        }
-        for n in self.search_order(stated) {
-            self.read_container(n)?;
-            if let Some(place) = self.look_up(stated.refers)? {
-                return Ok(Some(place));
-            }
-        }
-        Ok(None)
-    }
-
-    /// The containers not read yet: those of the package `stated` names (the container it
-    /// names first), then the others, in the sources' order.
-    fn search_order(&self, stated: &StatedPayload) -> Vec<usize> {
-        let named = stated.container.map(|c| c.strip_prefix("file://").unwrap_or(c));
-        let rank = |s: &Searched| {
-            let ours = stated.package.is_some() && s.objid.as_deref() == stated.package;
-            let name = Path::new(&s.container.rel).file_name().and_then(|n| n.to_str());
-            match (ours, named.is_some() && name == named) {
-                (true, true) => 0,
-                (true, false) => 1,
-                _ => 2,
-            }
-        };
+    /// The containers not read yet, those `stated` names first ([`Self::rank`]), then the
+    /// others in the sources' order.
+    fn search_order(&self, stated: &StatedPayload, from: Option<&Path>) -> Vec<usize> {
         let mut order: Vec<usize> =
             (0..self.searched.len()).filter(|&n| !self.searched[n].read).collect();
-        order.sort_by_key(|&n| rank(&self.searched[n]));
+        order.sort_by_key(|&n| self.rank(stated, from, n));
         order
     }
 
-    fn look_up(&self, id: &str) -> Result<Option<Place>, UndedupError> {
-        use rusqlite::OptionalExtension;
-        let found = self
-            .db
-            .prepare_cached("SELECT container, begin, end FROM originals WHERE id = ?")?
-            .query_row([id], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
-            })
-            .optional()?;
-        Ok(found.and_then(|(n, begin, end)| {
-            Some(Place {
-                container: usize::try_from(n).ok()?,
-                begin: begin as u64,
-                end: end as u64,
-            })
-        }))
+    /// How early the container `n` is searched for the payload `stated` leaves out: first
+    /// those of the package it names (of the package holding the revisit, `from`, when it
+    /// names none), the container `WARC-Refers-To-Container` names before the others; then
+    /// a container of that name elsewhere; then the rest.
+    fn rank(&self, stated: &StatedPayload, from: Option<&Path>, n: usize) -> u8 {
+        let s = &self.searched[n];
+        let ours = match stated.package {
+            Some(objid) => s.objid.as_deref() == Some(objid),
+            None => from.is_some_and(|f| f.starts_with(&s.home)),
+        };
+        let named = stated.container.map(|c| c.strip_prefix("file://").unwrap_or(c));
+        let name = Path::new(&s.container.rel).file_name().and_then(|n| n.to_str());
+        match (ours, named.is_some() && name == named) {
+            (true, true) => 0,
+            (true, false) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        }
+    }
+
+    /// Every place of the record `id` in the containers read so far.
+    fn places(&self, id: &str) -> Result<Vec<Place>, UndedupError> {
+        let mut query =
+            self.db.prepare_cached("SELECT container, begin, end FROM originals WHERE id = ?")?;
+        let rows = query.query_map([id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (n, begin, end) = row?;
+            if let Ok(container) = usize::try_from(n) {
+                out.push(Place { container, begin: begin as u64, end: end as u64 });
+            }
+        }
+        Ok(out)
     }
 
     /// The container `n`, open: kept open for the payloads read from it, among the
@@ -340,15 +353,22 @@ impl Originals {
         Ok(s.file.insert(file))
     }
 
-    /// Puts the id and place of each record of the container `n` in the table (the first of
-    /// an id wins).
-    fn read_container(&mut self, n: usize) -> Result<(), UndedupError> {
+    /// Puts the id and place of each record of the container `n` in the table. A container
+    /// that cannot be read to its end keeps the records read before the fault, and the fault
+    /// (the other sources are still searched).
+    fn read_container(&mut self, n: usize) {
+        if let Err(e) = self.read_records(n) {
+            self.searched[n].fault = Some(e.to_string());
+        }
+        self.searched[n].read = true;
+    }
+
+    fn read_records(&mut self, n: usize) -> Result<(), UndedupError> {
         let file = self
             .opened(n)?
             .try_clone()
             .map_err(|e| io_at(&self.searched[n].container.path())(e))?;
-        let s = &mut self.searched[n];
-        let name = s.container.path().display().to_string();
+        let name = self.searched[n].container.path().display().to_string();
         let mut insert = self.db.prepare_cached(
             "INSERT OR IGNORE INTO originals (id, container, begin, end) VALUES (?, ?, ?, ?)",
         )?;
@@ -366,20 +386,86 @@ impl Originals {
                 ])?;
             }
         }
-        s.read = true;
         Ok(())
     }
 
-    /// The payload `stated` leaves out, copied from the record it refers to into a temporary
+    /// The payload `stated` leaves out, copied from a record it refers to into a temporary
     /// file while its SHA-1 and length are checked against what `stated` says: nothing of a
     /// payload that is not the one stated is given, and no more than a chunk of it is in
-    /// memory.
+    /// memory. The places known are tried first, then the containers not read yet, in
+    /// [`Self::rank`] order, until one holds the payload stated: it is `Differs` only when
+    /// every record of that id holds another (all named).
     pub(crate) fn verified_payload(
         &mut self,
         stated: &StatedPayload,
     ) -> Result<VerifiedPayload, PayloadFault> {
-        let Some(place) = self.find(stated)? else { return Err(PayloadFault::Missing) };
-        let s = self.searched.get(place.container).ok_or(PayloadFault::Missing)?;
+        let from = stated.from.map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.into()));
+        let from = from.as_deref();
+        let mut tried = Tried::default();
+        let mut known = self.places(stated.refers)?;
+        known.sort_by_key(|p| (self.rank(stated, from, p.container), p.container, p.begin));
+        for place in known {
+            if let Some(payload) = self.try_place(place, stated, &mut tried)? {
+                return Ok(payload);
+            }
+        }
+        for n in self.search_order(stated, from) {
+            self.read_container(n);
+            let here = self.places(stated.refers)?.into_iter().filter(|p| p.container == n);
+            for place in here.collect::<Vec<_>>() {
+                if let Some(payload) = self.try_place(place, stated, &mut tried)? {
+                    return Ok(payload);
+                }
+            }
+        }
+        Err(self.none_verified(tried))
+    }
+
+    /// Why no place gave the payload: the other payloads found (sorted, so that the sources'
+    /// order does not change the message), else the first fault of a place or of a container
+    /// not read to its end, else none holds the record.
+    fn none_verified(&self, mut tried: Tried) -> PayloadFault {
+        if !tried.differs.is_empty() {
+            tried.differs.sort_by(|a, b| a.holder.cmp(&b.holder));
+            return PayloadFault::Differs(tried.differs);
+        }
+        if let Some(e) = tried.failed {
+            return PayloadFault::Failed(e);
+        }
+        let unread = self.searched.iter().find_map(|s| Some((s, s.fault.clone()?)));
+        match unread {
+            Some((s, why)) => {
+                PayloadFault::Failed(UndedupError::Unread { container: s.container.path(), why })
+            }
+            None => PayloadFault::Missing,
+        }
+    }
+
+    /// The payload at `place` when it is the one `stated` says; otherwise what it holds, or
+    /// the fault reading it, is kept in `tried` and `None` given.
+    fn try_place(
+        &mut self,
+        place: Place,
+        stated: &StatedPayload,
+        tried: &mut Tried,
+    ) -> Result<Option<VerifiedPayload>, PayloadFault> {
+        match self.payload_at(place, stated) {
+            Ok(Taken::Payload(p)) => Ok(Some(p)),
+            Ok(Taken::Other(other)) => {
+                tried.differs.push(other);
+                Ok(None)
+            }
+            Ok(Taken::NoRecord) => Ok(None),
+            Err(e) => {
+                tried.failed.get_or_insert(e);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The payload of the record at `place`, copied and checked against `stated`.
+    fn payload_at(&mut self, place: Place, stated: &StatedPayload) -> Result<Taken, UndedupError> {
+        let Some(s) = self.searched.get(place.container) else { return Ok(Taken::NoRecord) };
         let (holder, package) = (s.container.path(), s.container.pkg.clone());
         let scratch = self.scratch.clone().unwrap_or_else(std::env::temp_dir);
         let file = self.opened(place.container)?;
@@ -390,18 +476,40 @@ impl Originals {
             r.next_record(|head, block| copy_payload(&head.header, block, &mut copy, stated.len));
         let copied = match copied? {
             Some((_, _, c)) => c.map_err(io_at(&scratch))?,
-            None => return Err(PayloadFault::Missing),
+            None => return Ok(Taken::NoRecord),
         };
         let found = DigestKey::new(Algorithm::Sha1, &copied.sha1);
         let same_len = stated.len.is_none_or(|n| n == copied.len);
         if found.is_none() || found != DigestKey::parse(stated.digest) || !same_len {
             let found = sha1_base32(&copied.sha1);
-            return Err(PayloadFault::Differs { holder, package, found, found_len: copied.len });
+            let other = OtherHolder { holder, package, found, found_len: copied.len };
+            return Ok(Taken::Other(other));
         }
         let mut payload = VerifiedPayload { file: copy, len: copied.len, scratch };
         payload.rewind()?;
-        Ok(payload)
+        Ok(Taken::Payload(payload))
     }
+}
+
+/// What the places of a record id tried so far gave instead of the payload.
+#[derive(Default)]
+struct Tried {
+    differs: Vec<OtherHolder>,
+    failed: Option<UndedupError>,
+}
+
+/// What one place of a record gave.
+enum Taken {
+    Payload(VerifiedPayload),
+    Other(OtherHolder),
+    NoRecord,
+}
+
+/// A WARC file given alone (`unmigrate FILE.warc.gz`) as a source: its folder and name.
+fn loose_container(file: &Path) -> Container {
+    let pkg = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let rel = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Container { pkg: pkg.to_path_buf(), rel }
 }
 
 /// The length and SHA-1 of a payload copied.
@@ -504,28 +612,21 @@ fn restore_container(
         if !is_ours(h) {
             continue;
         }
-        let record = h.record_id().unwrap_or("").to_string();
-        let refers = h.get("WARC-Refers-To").unwrap_or("");
-        let digest = h.get("WARC-Payload-Digest").unwrap_or("");
         let stated = StatedPayload {
-            refers,
-            digest,
+            refers: h.get("WARC-Refers-To").unwrap_or(""),
+            digest: h.get("WARC-Payload-Digest").unwrap_or(""),
             len: None,
             package: h.get(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE),
             container: h.get("WARC-Refers-To-Container"),
+            from: Some(&path),
         };
+        let record = h.record_id().unwrap_or("");
+        let revisit = Revisit { container: &container, offset: head.offset, record };
         let mut payload = originals.verified_payload(&stated).map_err(|f| match f {
-            PayloadFault::Missing => UndedupError::Missing {
-                container: container.clone(),
-                record: record.clone(),
-                refers: refers.to_string(),
-            },
-            PayloadFault::Differs { found, .. } => UndedupError::Digest {
-                container: container.clone(),
-                record: record.clone(),
-                stated: digest.to_string(),
-                found,
-            },
+            PayloadFault::Missing => UndedupError::Missing(Box::new(revisit.missing(&stated))),
+            PayloadFault::Differs(others) => {
+                UndedupError::Digest(Box::new(revisit.other_payload(&stated, others)))
+            }
             PayloadFault::Failed(e) => e,
         })?;
         copy_range(&input, &path, &mut w, copied, head.offset)?;
@@ -537,6 +638,67 @@ fn restore_container(
     copy_range(&input, &path, &mut w, copied, size)?;
     w.into_inner().map_err(|e| io_at(dest)(e.into_error()))?.sync_all().map_err(io_at(dest))?;
     Ok(restored)
+}
+
+/// A revisit whose payload is looked for: where it is, for the messages.
+pub(crate) struct Revisit<'a> {
+    /// Its container.
+    pub(crate) container: &'a str,
+    /// Its offset there.
+    pub(crate) offset: u64,
+    /// Its `WARC-Record-ID`.
+    pub(crate) record: &'a str,
+}
+
+impl Revisit<'_> {
+    /// No package given holds the record it refers to.
+    pub(crate) fn missing(&self, stated: &StatedPayload) -> MissingOriginal {
+        MissingOriginal {
+            container: self.container.to_string(),
+            offset: self.offset,
+            record: self.record.to_string(),
+            refers: match stated.refers {
+                "" => "no record (no WARC-Refers-To)".into(),
+                r => r.to_string(),
+            },
+            package: stated.package.map(str::to_string),
+        }
+    }
+
+    /// Every record it refers to holds another payload (`others`, at least one).
+    pub(crate) fn other_payload(
+        &self,
+        stated: &StatedPayload,
+        mut others: Vec<OtherHolder>,
+    ) -> OtherPayload {
+        let first = match others.is_empty() {
+            true => OtherHolder {
+                holder: PathBuf::new(),
+                package: PathBuf::new(),
+                found: String::new(),
+                found_len: 0,
+            },
+            false => others.remove(0),
+        };
+        let stated_text = match stated.len {
+            Some(len) => format!("{} ({len} bytes)", stated.digest),
+            None => stated.digest.to_string(),
+        };
+        OtherPayload {
+            container: self.container.to_string(),
+            offset: self.offset,
+            record: self.record.to_string(),
+            refers: stated.refers.to_string(),
+            stated: stated_text,
+            found: format!("{} ({} bytes)", first.found, first.found_len),
+            holder: first.holder,
+            package: first.package,
+            others: others
+                .iter()
+                .map(|o| format!("{} ({} ({} bytes))", o.holder.display(), o.found, o.found_len))
+                .collect(),
+        }
+    }
 }
 
 /// Copies the bytes `[from, to)` of `input` to `w`.
@@ -620,10 +782,15 @@ mod tests {
 
     /// A package of `n` containers, each one response record; their ids and payloads.
     fn package_of(dir: &Path, n: usize) -> Vec<(String, Vec<u8>)> {
+        package_saying(dir, n, "payload")
+    }
+
+    /// [`package_of`], each payload `WORD i`.
+    fn package_saying(dir: &Path, n: usize, word: &str) -> Vec<(String, Vec<u8>)> {
         std::fs::create_dir_all(dir.join("content")).unwrap();
         (0..n)
             .map(|i| {
-                let payload = format!("payload {i}").into_bytes();
+                let payload = format!("{word} {i}").into_bytes();
                 let block =
                     [b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n".as_slice(), &payload]
                         .concat();
@@ -669,11 +836,12 @@ mod tests {
             len: Some(4),
             package: None,
             container: None,
+            from: None,
         };
         let mut originals = Originals::new(&[pkg], Some(tmp.path().to_path_buf())).unwrap();
         assert!(matches!(
             originals.verified_payload(&stated),
-            Err(PayloadFault::Differs { found_len, .. }) if found_len == payload.len() as u64
+            Err(PayloadFault::Differs(o)) if o[0].found_len == payload.len() as u64
         ));
     }
 
@@ -691,6 +859,7 @@ mod tests {
                 len: Some(payload.len() as u64),
                 package: None,
                 container: None,
+                from: None,
             };
             let mut got =
                 originals.verified_payload(&stated).unwrap_or_else(|e| panic!("{id}: {e:?}"));
@@ -699,5 +868,88 @@ mod tests {
         let open = originals.searched.iter().filter(|s| s.file.is_some()).count();
         assert_eq!(open, OPEN_CONTAINERS, "containers left open");
         assert!(originals.searched.iter().all(|s| s.read), "each container read once");
+    }
+
+    /// What a revisit states of the payload `(id, payload)`, in the container `from`.
+    fn stated<'a>(
+        id: &'a str,
+        digest: &'a str,
+        len: usize,
+        from: Option<&'a Path>,
+    ) -> StatedPayload<'a> {
+        StatedPayload {
+            refers: id,
+            digest,
+            len: Some(len as u64),
+            package: None,
+            container: None,
+            from,
+        }
+    }
+
+    /// A record id held by two sources, the first holding another payload under it (a copy
+    /// of the package damaged, or a record id reused): the payload comes from the one that
+    /// holds it, whichever source is given first, and only when none does is it `Differs`,
+    /// naming each.
+    #[test]
+    fn every_record_of_an_id_is_tried_in_any_order_of_the_sources() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (good, bad) = (tmp.path().join("good"), tmp.path().join("bad"));
+        let records = package_of(&good, 2);
+        package_saying(&bad, 2, "damaged");
+        for sources in [[&bad, &good], [&good, &bad]] {
+            let sources = sources.map(|p| p.to_path_buf());
+            let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf())).unwrap();
+            for (id, payload) in &records {
+                let digest = sha1_base32(&sha1::Sha1::digest(payload));
+                let got = originals.verified_payload(&stated(id, &digest, payload.len(), None));
+                let mut got = got.unwrap_or_else(|e| panic!("{sources:?} {id}: {e:?}"));
+                assert_eq!(got.next_chunk().unwrap().unwrap(), *payload, "{sources:?}");
+            }
+        }
+        let sources = [bad.clone(), bad.join("content/c000.warc")];
+        let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf())).unwrap();
+        let (id, payload) = &records[0];
+        let digest = sha1_base32(&sha1::Sha1::digest(payload));
+        match originals.verified_payload(&stated(id, &digest, payload.len(), None)) {
+            Err(PayloadFault::Differs(others)) => assert_eq!(others.len(), 2, "{others:?}"),
+            other => panic!("{:?}", other.map(|p| p.len)),
+        }
+    }
+
+    /// A revisit that names no package (`--dedup-within`) is looked for in the package (or the
+    /// WARC file given alone) holding it first: the containers of another source given before
+    /// it are not read.
+    #[test]
+    fn a_revisit_naming_no_package_is_looked_for_at_home_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (other, home) = (tmp.path().join("other"), tmp.path().join("home"));
+        package_saying(&other, 3, "unrelated");
+        let records = package_of(&home, 2);
+        let from = home.join("content/c001.warc");
+        let (id, payload) = &records[0];
+        let digest = sha1_base32(&sha1::Sha1::digest(payload));
+        for home_source in [home.clone(), home.join("content/c000.warc")] {
+            let sources = [other.clone(), home_source.clone()];
+            let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf())).unwrap();
+            let from = match home_source.is_dir() {
+                true => from.clone(),
+                false => home_source.clone(),
+            };
+            let got = originals.verified_payload(&stated(id, &digest, payload.len(), Some(&from)));
+            let mut got = got.unwrap_or_else(|e| panic!("{home_source:?}: {e:?}"));
+            assert_eq!(got.next_chunk().unwrap().unwrap(), *payload);
+            let read: Vec<&str> = (originals.searched.iter().filter(|s| s.read))
+                .map(|s| s.container.rel.as_str())
+                .collect();
+            assert_eq!(
+                read,
+                ["content/c000.warc"].map(|r| match home_source.is_dir() {
+                    true => r,
+                    false => "c000.warc",
+                }),
+                "{home_source:?}"
+            );
+        }
     }
 }

@@ -125,11 +125,12 @@ pub enum RebuildError {
     Internal(&'static str),
 }
 
-/// A revisit made from ARC bytes whose original no package given holds.
+/// A revisit whose original no package given holds (the one wording of it: `unmigrate`,
+/// `audit --rebuild-arcs`, `undedup`).
 #[derive(Debug, thiserror::Error)]
 #[error(
     "{container} at offset {offset}: the revisit {record} leaves out the payload of {refers} {}, \
-     which no package given holds (give it with --with): nothing rebuilt",
+     which no package given holds (give it with --with)",
     held_in(.package.as_deref())
 )]
 pub struct MissingOriginal {
@@ -154,15 +155,17 @@ fn held_in(package: Option<&str>) -> String {
     }
 }
 
-/// A revisit made from ARC bytes whose original holds another payload than it states: the
-/// fault is in the package holding the original.
+/// A revisit whose original holds another payload than it states: the fault is in the
+/// package holding the original (the one wording of it: `unmigrate`, `audit --rebuild-arcs`,
+/// `undedup`).
 #[derive(Debug, thiserror::Error)]
 #[error(
     "{container} at offset {offset}: the revisit {record} states the payload {stated}; the \
      record it refers to, {refers}, holds {found} in {} (damage in package {}, which holds the \
-     originals): nothing rebuilt from it",
+     originals){}",
     holder.display(),
-    package.display()
+    package.display(),
+    also_held(others)
 )]
 pub struct OtherPayload {
     /// The revisit's container.
@@ -181,6 +184,17 @@ pub struct OtherPayload {
     pub package: PathBuf,
     /// Digest and length of its payload.
     pub found: String,
+    /// The other records of that id found, each holding another payload too (container,
+    /// digest and length).
+    pub others: Vec<String>,
+}
+
+/// The other holders of an [`OtherPayload`], for its message.
+fn also_held(others: &[String]) -> String {
+    match others.is_empty() {
+        true => String::new(),
+        false => format!("; so do the records of that id in {}", others.join(", ")),
+    }
 }
 
 /// How to rebuild.

@@ -161,6 +161,14 @@ pub enum UncheckedKind {
     /// An ARC not rebuilt (`--rebuild-arcs`): the original a revisit refers to holds another
     /// payload (the finding names the package holding it).
     ArcOriginalDiffers,
+    /// The ARCs the package was migrated from come back only with payloads in other packages
+    /// (its METS states it requires them) that were not given: their rebuild is not checked
+    /// (the reason names the packages).
+    ArcNeedsPackages,
+    /// A revisit's original (`--with`) is in another package that holds other bytes there,
+    /// or in one the METS names that was not given: the fault, if any, is that package's
+    /// (the warning names it).
+    OriginalElsewhere,
 }
 
 /// The result of auditing one package.
@@ -543,8 +551,18 @@ pub fn audit_package(
     let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
     let arc_rebuilds = check_arc_rebuilds(dir, opts, findings, &mut unchecked);
+    if arc_rebuilds.is_none() {
+        unchecked.extend(arcs_need_packages(&judged.at.mets, &mets_name, opts.with.as_deref()));
+    }
     let references = match &opts.with {
-        Some(with) => Some(follow_references(dir, with, opts.from_store, findings)?),
+        Some(with) => {
+            let followed = Followed {
+                from_store: opts.from_store,
+                findings: &mut *findings,
+                unchecked: &mut unchecked,
+            };
+            Some(follow_references(dir, with, followed)?)
+        }
         None => None,
     };
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
@@ -896,15 +914,50 @@ fn tally_rebuild(
     }
 }
 
+/// The ARCs' rebuild unchecked when the package's METS states that the ARCs it was migrated
+/// from require other packages (deduplicated against them) not all given (`--with`,
+/// `--store`); `None` when it requires none, or all were given, or its METS cannot be read
+/// (its validation says why).
+fn arcs_need_packages(mets: &Path, mets_name: &str, with: Option<&[PathBuf]>) -> Option<Unchecked> {
+    let file = layout::open_regular(mets).ok()?;
+    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
+    let required = crate::store::deps::mets_arc_dependencies(reader).ok()?;
+    let given: Vec<String> = (with.unwrap_or_default().iter())
+        .filter_map(|w| crate::index::digests::package_objid(w).ok())
+        .collect();
+    let missing: Vec<String> = required.into_iter().filter(|r| !given.contains(r)).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let reason = format!(
+        "the ARCs this package was migrated from come back only with payloads stored in \
+         package(s) {} (it was deduplicated against them), not given: their rebuild is not \
+         checked (audit --deep --rebuild-arcs --with PACKAGE)",
+        missing.join(", ")
+    );
+    let kind = UncheckedKind::ArcNeedsPackages;
+    Some(Unchecked { file: mets_name.to_string(), mets_id: None, kind, reason })
+}
+
+/// Where following the references reports: the audit's findings and what it left unchecked.
+struct Followed<'a> {
+    from_store: bool,
+    findings: &'a mut Vec<AuditFinding>,
+    unchecked: &'a mut Vec<Unchecked>,
+}
+
 /// Follows the package's revisits ([`references::check_references`]): each one whose original
-/// is missing or holds other bytes is damage (rule P6.4) at the revisit's place; a container
-/// that could not be read to its end is a warning.
+/// is missing here or holds other bytes here is damage (rule P6.4) at the revisit's place; one
+/// whose original is in another package holding other bytes, or in a package the METS names
+/// that was not given, is a warning naming that package and leaves the revisit's container
+/// unchecked (the fault, if any, is not in this package); a container that could not be read
+/// to its end is a warning.
 fn follow_references(
     dir: &Path,
     with: &[PathBuf],
-    from_store: bool,
-    findings: &mut Vec<AuditFinding>,
+    out: Followed<'_>,
 ) -> Result<references::ReferenceReport, AuditError> {
+    let Followed { from_store, findings, unchecked } = out;
     let report = references::check_references(dir, with, from_store)?;
     for u in &report.unresolved {
         let what = format!(
@@ -913,7 +966,17 @@ fn follow_references(
             u.target_uri.as_deref().unwrap_or("(no target URI)"),
             u.problem
         );
-        findings.push(finding("P6.4", &u.file, Some(u.offset), "", what));
+        let mut f = finding("P6.4", &u.file, Some(u.offset), "", what);
+        if let Some(elsewhere) = &u.fault_in {
+            f.severity = Severity::Warning;
+            let reason = format!(
+                "a revisit's original is not checked: the fault is in {elsewhere}: {}",
+                f.message
+            );
+            let kind = UncheckedKind::OriginalElsewhere;
+            unchecked.push(Unchecked { file: u.file.clone(), mets_id: None, kind, reason });
+        }
+        findings.push(f);
     }
     for why in &report.unreadable {
         let mut f = finding("P6.4", "", None, "", format!("not searched to its end: {why}"));

@@ -89,6 +89,11 @@ pub struct UnresolvedReference {
     pub refers_to: Reference,
     /// What is wrong.
     pub problem: String,
+    /// The other package the fault is in (its folder as given), or the packages the METS
+    /// says hold the originals that were not given (their OBJIDs): the audited package's
+    /// bytes are not at fault, the reference is unchecked. `None`: the fault is here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault_in: Option<String>,
 }
 
 /// How a revisit names its original.
@@ -123,8 +128,9 @@ struct Wanted {
 enum Found {
     /// An original with the payload digest the revisit states.
     Same,
-    /// A problem, said in words.
-    Problem(String),
+    /// A problem, said in words, and the other package it is in (`None`: in the audited
+    /// package).
+    Problem(String, Option<String>),
 }
 
 /// What hashing an original's payload found for one revisit's digest.
@@ -214,12 +220,12 @@ fn revisit(
 
 /// Counts a followed revisit resolved, or records it unresolved with its problem.
 fn settle(w: Wanted, from_store: bool, report: &mut ReferenceReport) {
-    let problem = match w.found {
+    let (problem, fault_in) = match w.found {
         Some(Found::Same) => {
             report.resolved += 1;
             return;
         }
-        Some(Found::Problem(why)) => why,
+        Some(Found::Problem(why, fault_in)) => (why, fault_in),
         None => nowhere(report, from_store),
     };
     report.unresolved.push(UnresolvedReference {
@@ -229,6 +235,7 @@ fn settle(w: Wanted, from_store: bool, report: &mut ReferenceReport) {
         target_uri: w.target_uri,
         refers_to: w.refers_to,
         problem,
+        fault_in,
     });
 }
 
@@ -254,8 +261,8 @@ fn required_packages(package: &Path, with: &[PathBuf]) -> Vec<RequiredPackage> {
 
 /// The problem of a revisit whose original was found nowhere, with the packages the METS says
 /// hold the originals and that were not given (by the operator, or by the store when one was
-/// asked).
-fn nowhere(report: &ReferenceReport, from_store: bool) -> String {
+/// asked): the fault is theirs to answer for when there are such packages.
+fn nowhere(report: &ReferenceReport, from_store: bool) -> (String, Option<String>) {
     let mut problem = format!("no original found in {} package(s) searched", report.searched.len());
     let missing: Vec<&str> = report
         .originals_in
@@ -273,8 +280,9 @@ fn nowhere(report: &ReferenceReport, from_store: bool) -> String {
             "; the METS says the originals are in package {}, {advice}",
             missing.join(", ")
         ));
+        return (problem, Some(missing.join(", ")));
     }
-    problem
+    (problem, None)
 }
 
 /// The wanted revisits by how they name their original: by record id, or by target URI and
@@ -299,6 +307,7 @@ impl OriginalIndex {
                 _ => w.found = Some(Found::Problem(
                     "the revisit names no original (no WARC-Refers-To, nor target URI and date)"
                         .into(),
+                    None,
                 )),
             }
         }
@@ -339,7 +348,13 @@ fn search(
         let prefix = package.map_or(String::new(), |p| format!("{}/", p.display()));
         for c in list {
             let name = format!("{prefix}{}", c.href);
-            let holds = search_container(&c.path, &name, &index, wanted, report);
+            let at = Searching {
+                path: &c.path,
+                name: &name,
+                package: package.map(|p| p.as_path()),
+                stated_sha512: c.stated_sha512.as_deref(),
+            };
+            let holds = search_container(&at, &index, wanted, report);
             if let (true, Some(p)) = (holds, package) {
                 report.holding.push(HoldingContainer { package: p.clone(), name: c.href });
             }
@@ -351,13 +366,16 @@ fn search(
 /// Checks each record of the container at `path` (named `name`) that a wanted revisit names;
 /// true when it holds an original with the payload its revisit states.
 fn search_container(
-    path: &Path,
-    name: &str,
+    c: &Searching,
     index: &OriginalIndex,
     wanted: &mut [Wanted],
     report: &mut ReferenceReport,
 ) -> bool {
     let mut holds = false;
+    let (path, name) = (c.path, c.name);
+    // Whether this container of another package differs from its METS: found out once, the
+    // first time one of its records holds other bytes than a revisit states.
+    let mut changed: Option<bool> = None;
     let read = each_record(path, name, |head, block| {
         if head.header.warc_type() == Some("revisit") {
             return Ok(());
@@ -372,7 +390,14 @@ fn search_container(
         let at = format!("{name} at offset {}", head.offset);
         for (&i, outcome) in hits.iter().zip(checked) {
             holds |= matches!(outcome, PayloadCheck::Same);
-            let found = found_at(&at, outcome, &wanted[i]);
+            let other = matches!(outcome, PayloadCheck::Other(_)) && c.package.is_some();
+            let fault_in = match other && *changed.get_or_insert_with(|| c.differs_from_mets()) {
+                true => c.package.map(|p| {
+                    format!("{} (its container {name} is not what its METS states)", p.display())
+                }),
+                false => None,
+            };
+            let found = found_at(&at, fault_in, outcome, &wanted[i]);
             wanted[i].found = Some(found);
         }
         Ok(())
@@ -388,17 +413,42 @@ fn stated_digest(w: &Wanted) -> Option<LabelledDigest> {
     w.refers_to.digest.as_deref().and_then(|d| LabelledDigest::parse(d).ok())
 }
 
-/// What hashing the original at `at` of the revisit `w` found.
-fn found_at(at: &str, outcome: PayloadCheck, w: &Wanted) -> Found {
+/// A container searched for originals: where it is, its name in messages, the other package
+/// holding it (`None`: the audited one) and the SHA-512 that package's METS states of it.
+struct Searching<'a> {
+    path: &'a Path,
+    name: &'a str,
+    package: Option<&'a Path>,
+    stated_sha512: Option<&'a str>,
+}
+
+impl Searching<'_> {
+    /// True when its bytes are not what its METS states (an unreadable file is not): a
+    /// record there holding other bytes than a revisit states is then that package's damage,
+    /// not the revisit's.
+    fn differs_from_mets(&self) -> bool {
+        let Some(stated) = self.stated_sha512 else { return false };
+        let Ok(file) = layout::open_regular(self.path) else { return false };
+        crate::formats::digest::sha512_at(&file).is_ok_and(|(_, found)| found != stated)
+    }
+}
+
+/// What hashing the original at `at` of the revisit `w` found; other bytes are the fault of
+/// the other package `fault_in` when one is named.
+fn found_at(at: &str, fault_in: Option<String>, outcome: PayloadCheck, w: &Wanted) -> Found {
     match outcome {
         PayloadCheck::Same => Found::Same,
-        PayloadCheck::Other(found) => Found::Problem(format!(
-            "the original at {at} holds other bytes: its payload digest is {found}"
-        )),
-        PayloadCheck::Unchecked => Found::Problem(format!(
-            "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
-            w.refers_to.digest.as_deref().unwrap_or("")
-        )),
+        PayloadCheck::Other(found) => Found::Problem(
+            format!("the original at {at} holds other bytes: its payload digest is {found}"),
+            fault_in,
+        ),
+        PayloadCheck::Unchecked => Found::Problem(
+            format!(
+                "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
+                w.refers_to.digest.as_deref().unwrap_or("")
+            ),
+            None,
+        ),
     }
 }
 
@@ -438,6 +488,8 @@ struct Container {
     href: String,
     /// Where it is.
     path: PathBuf,
+    /// The SHA-512 its METS states of it.
+    stated_sha512: Option<String>,
 }
 
 /// The WARC containers a package's METS lists and holds (names confined to the package).
@@ -447,10 +499,10 @@ fn containers(package: &Path) -> Result<Vec<Container>, AuditError> {
     Ok(files
         .iter()
         .filter(|f| f.is_container())
-        .filter_map(|f| f.href.as_deref())
-        .filter(|h| layout::uri_scheme(h).is_none())
-        .filter_map(|h| layout::confined_name(h).ok())
-        .map(|href| Container { path: dir.join(&href), href })
+        .filter_map(|f| Some((f.href.as_deref()?, f.stated_sha512())))
+        .filter(|(h, _)| layout::uri_scheme(h).is_none())
+        .filter_map(|(h, stated_sha512)| Some((layout::confined_name(h).ok()?, stated_sha512)))
+        .map(|(href, stated_sha512)| Container { path: dir.join(&href), href, stated_sha512 })
         .collect())
 }
 

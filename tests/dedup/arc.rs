@@ -311,8 +311,60 @@ fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
         assert_eq!(files(&out), Vec::<String>::new(), "{mode}: nothing left");
     }
 
-    // Made whole again by `undedup`, its container gives the ARC back alone (as a WARC file:
-    // the new package's METS describes no ARC).
+    // The damaged copy given before or after the package itself: the payload comes from the
+    // record that holds it, and the ARC back byte for byte, in either order.
+    let flip = k.dir.path().join("p1-flip");
+    for (n, with) in
+        [[flip.as_path(), k.p1.as_path()], [k.p1.as_path(), flip.as_path()]].iter().enumerate()
+    {
+        let out = k.dir.path().join(format!("out-order{n}"));
+        let o = unmigrate(&k.p2, &out, with);
+        assert!(o.status.success(), "{with:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+        assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "{with:?}: the ARC differs");
+        let (a, b) = (with[0].to_str().unwrap(), with[1].to_str().unwrap());
+        let p2 = k.p2.to_str().unwrap();
+        let o =
+            webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", a, "--with", b, p2]);
+        let r = &json(&o)["packages"][0];
+        assert_eq!(r["verdict"], "intact", "{with:?}: {r:#}");
+    }
+    // Against the damaged copy alone, the audited package is not damaged: the fault is the
+    // copy's (its container is not what its METS states), named in warnings, and what needs
+    // it is unchecked.
+    let (f, p2) = (flip.to_str().unwrap(), k.p2.to_str().unwrap());
+    let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", f, p2]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(0), &"partial".into()), "{r:#}");
+    let p64: Vec<&serde_json::Value> =
+        r["findings"].as_array().unwrap().iter().filter(|x| x["rule"] == "P6.4").collect();
+    assert!(!p64.is_empty(), "{r:#}");
+    assert!(p64.iter().all(|x| x["severity"] == "warning" && text(&x["message"]).contains(f)));
+    let kinds: Vec<&str> =
+        r["unchecked"].as_array().unwrap().iter().map(|u| text(&u["kind"])).collect();
+    assert!(kinds.contains(&"original_elsewhere"), "{r:#}");
+
+    // Without the package it needs, neither audit says INTACT: the ARCs' rebuild is not
+    // checked, and the package it needs is named.
+    let objid = text(&k.r1["objid"]).to_string();
+    for deep in [&[][..], &["--deep"][..]] {
+        let mut args = vec!["audit", "--json"];
+        args.extend(deep);
+        args.push(p2);
+        let o = webaip(&args);
+        let r = &json(&o)["packages"][0];
+        assert_eq!((o.status.code(), &r["verdict"]), (Some(0), &"partial".into()), "{r:#}");
+        let said = r["unchecked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u["kind"] == "arc_needs_packages" && text(&u["reason"]).contains(&objid));
+        assert!(said, "{deep:?}: {r:#}");
+    }
+
+    // Made whole again by `undedup`, its container gives the ARC back alone, and so does the
+    // new package (whose METS states no SHA-512 of the ARC: it is checked against its
+    // container's rebuild record, and the report says so).
     let whole = k.dir.path().join("whole");
     let (p1, p2, w) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap(), whole.to_str().unwrap());
     let o = webaip(&["undedup", "-q", p2, "--with", p1, "--out", w]);
@@ -322,6 +374,60 @@ fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
     assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC, from the whole package");
+    let out = k.dir.path().join("out-whole-package");
+    let o = webaip(&["unmigrate", "--json", "-o", out.to_str().unwrap(), w]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+    assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC, from the new package");
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(report.contains("states no SHA-512 of the ARC"), "{report}");
+}
+
+/// An ARC whose second copy of a payload became a revisit within its own package
+/// (`--dedup-within`): its container given alone to `unmigrate`, or its package given beside
+/// an unrelated `--with` package, gives the ARC back byte for byte, the original found in the
+/// revisit's own container.
+#[test]
+fn a_within_package_revisit_is_found_at_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1] + "/scripts")
+from gen_arc import ArcWriter
+body = b"the same payload, twice in one crawl\n" * 500
+block = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" + body
+name = sys.argv[2] + "/w-20200101000000.arc.gz"
+with open(name, "wb") as f:
+    w = ArcWriter(f, name.rsplit("/", 1)[1], "20200101000000", gzip_members=True)
+    for n in range(3):
+        w.record("http://w.example/%d" % n, "192.0.2.1", "2020010100000%d" % n, "text/plain", block)
+"#;
+    let made = Command::new(oracle_python())
+        .args(["-c", script])
+        .arg(crate::util::repo())
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let arc = dir.path().join("w-20200101000000.arc.gz");
+    let within = dir.path().join("within");
+    let r = package(Package::deterministic_json().args(&["--dedup-within"]), &within, &[&arc]);
+    let r = r.report();
+    assert_eq!(r["dedup"]["revisits"], 2, "{}", r["dedup"]);
+    let other = dir.path().join("other");
+    Package::new().quiet().deterministic().succeeds(&other, &arc);
+    let out = dir.path().join("alone");
+    let o = unmigrate(&container(&within), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read(out.join(arc.file_name().unwrap())).unwrap() == std::fs::read(&arc).unwrap()
+    );
+    let out = dir.path().join("beside");
+    let o = unmigrate(&within, &out, &[&other]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read(out.join(arc.file_name().unwrap())).unwrap() == std::fs::read(&arc).unwrap()
+    );
 }
 
 /// A package of two ARCs, only the first with revisits, audited with `--rebuild-arcs` against a

@@ -731,7 +731,7 @@ impl DedupSources {
 
     /// The match for `key` that `accept` takes, over every table: of those, one that names
     /// its record first, then the earliest, then the first by what it states, as a table
-    /// keeps one of a digest's entries ([`TableBuilder`]). The order of the sources does not
+    /// keeps one of a digest's entries (the table builder). The order of the sources does not
     /// change the match.
     pub fn find_where(
         &self,

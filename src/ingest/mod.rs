@@ -591,15 +591,16 @@ fn carried_over(
 /// that could be checked is wrong (`Partial`) when all the audit could not check is files the
 /// METS names by URL (kept elsewhere: the AIP refers to them as the submission does, and the
 /// report lists them) or a manifest its profile does not ask for (its files are checked against
-/// the METS's SIZE and CHECKSUM, and the AIP gets a manifest of its own). Damage and an
-/// inconsistent description still refuse it.
+/// the METS's SIZE and CHECKSUM, and the AIP gets a manifest of its own), or ARCs whose
+/// rebuild needs the packages the submission was deduplicated against (its own bytes are
+/// checked whole; the AIP's METS states what it requires, as the submission's does). Damage
+/// and an inconsistent description still refuse it.
 fn admissible(audit: &crate::audit::AuditReport) -> bool {
-    use crate::audit::UncheckedKind::{KeptElsewhere, NoManifest};
+    use crate::audit::UncheckedKind::{ArcNeedsPackages, KeptElsewhere, NoManifest};
     match audit.verdict {
         Verdict::Intact => true,
-        Verdict::Partial => {
-            audit.unchecked.iter().all(|u| matches!(u.kind, KeptElsewhere | NoManifest))
-        }
+        Verdict::Partial => (audit.unchecked.iter())
+            .all(|u| matches!(u.kind, KeptElsewhere | NoManifest | ArcNeedsPackages)),
         Verdict::Inconsistent | Verdict::Invalid | Verdict::Damaged => false,
     }
 }

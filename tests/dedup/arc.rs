@@ -249,6 +249,28 @@ fn unmigrate_needs_only_the_packages_the_arcs_refer_to() {
     }
 }
 
+/// An ARC-deduplicated submission is admitted by ingest (its own bytes are whole; what its
+/// ARCs need from other packages is stated, not damage), and its AIP keeps the way back: the
+/// METS still names the package the ARC needs, and the ARC comes back with it.
+#[test]
+fn an_arc_deduplicated_submission_becomes_an_aip_that_keeps_the_way_back() {
+    let k = packaged();
+    let aips = k.dir.path().join("aips");
+    let (p2, out) = (k.p2.to_str().unwrap(), aips.to_str().unwrap());
+    let o = webaip(&["ingest", "--quiet", p2, "--out", out]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let aip = aips.join(k.p2.file_name().unwrap());
+    let objid = k.r1["objid"].as_str().unwrap();
+    let mets = std::fs::read_to_string(aip.join("METS.xml")).unwrap();
+    assert!(mets.contains(&format!("with package(s) {objid}")), "the AIP names {objid}");
+
+    let back = k.dir.path().join("back");
+    let o = unmigrate(&aip, &back, &[&k.p1]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let arc = std::fs::read(back.join(k.arcs[1].file_name().unwrap())).unwrap();
+    assert!(arc == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC differs");
+}
+
 /// Copies the package `from` to `to` with the record `id` of its content container changed:
 /// `flip` a byte of its payload (its digest no longer the one stated), or `drop` it.
 const MUTATE: &str = r#"

@@ -556,3 +556,56 @@ for i, (when, half) in enumerate([("20200101000000", halves[0]), ("2021010100000
     let back = std::fs::read(out.join(arcs[1].file_name().unwrap())).unwrap();
     assert!(back == std::fs::read(&arcs[1]).unwrap(), "the ARC differs");
 }
+
+/// Recomputes, after the package `pkg`'s files were edited, the SHA-512 and size its METS
+/// states of each file and its manifest (a copy made to hold other bytes under its own seal).
+const RESEAL: &str = r#"
+import hashlib, os, re, sys
+pkg = sys.argv[1]
+mets = open(os.path.join(pkg, "METS.xml")).read()
+man = os.path.join(pkg, "manifest-sha512.txt")
+new = []
+for line in open(man).read().splitlines():
+    old, name = line.split(None, 1)
+    name = name.strip()
+    if name == "METS.xml":
+        continue
+    p = os.path.join(pkg, name)
+    h = hashlib.sha512(open(p, "rb").read()).hexdigest()
+    if h != old:
+        size = os.path.getsize(p)
+        mets = re.sub(r'SIZE="\d+"([^>]*CHECKSUM="%s")' % old, r'SIZE="%d"\1' % size, mets)
+        mets = mets.replace(old, h)
+    new.append("%s  %s" % (h, name))
+open(os.path.join(pkg, "METS.xml"), "w").write(mets)
+new.append("%s  METS.xml" % hashlib.sha512(mets.encode()).hexdigest())
+open(man, "w").write("\n".join(new) + "\n")
+"#;
+
+/// Runs the Python `script` with `args`; it must succeed.
+fn python(script: &str, args: &[&std::ffi::OsStr]) {
+    let o = Command::new(oracle_python()).args(["-c", script]).args(args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A package whose METS describes another ARC than the one its container's rebuild record
+/// names (sealed again, so its bytes are as its METS states) is no package of that ARC:
+/// `unmigrate` says it DIFFERS, never identical.
+#[test]
+fn an_arc_the_mets_does_not_describe_differs() {
+    let k = packaged();
+    let renamed = k.dir.path().join("p1-renamed");
+    let name = k.arcs[0].file_name().unwrap().to_str().unwrap();
+    let copy = "import shutil, sys\nshutil.copytree(sys.argv[1], sys.argv[2])\n\
+                m = sys.argv[2] + '/METS.xml'\nt = open(m).read()\nassert sys.argv[3] in t\n\
+                open(m, 'w').write(t.replace(sys.argv[3], 'other-' + sys.argv[3]))\n";
+    python(copy, &[k.p1.as_os_str(), renamed.as_os_str(), name.as_ref()]);
+    python(RESEAL, &[renamed.as_os_str()]);
+    let out = k.dir.path().join("out");
+    let o =
+        webaip(&["unmigrate", "--json", "-o", out.to_str().unwrap(), renamed.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{report}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report.contains(&format!("describes no ARC named \\\"{name}\\\"")), "{report}");
+    assert!(!report.contains("states no SHA-512 of the ARC"), "{report}");
+}

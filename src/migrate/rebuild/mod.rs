@@ -546,12 +546,17 @@ fn rebuild_container(
 }
 
 /// Compares the ARC file rebuilt with the SHA-512 the package's PREMIS object states of it
-/// (the file of a gzip ARC only when it was made). A METS that describes no file of that name
-/// (that of a package `undedup` made of restored containers: they are its files, not the ARC)
-/// states nothing to compare: the ARC is checked against its rebuild record only (in the
-/// container, whose SHA-512 the METS states), and the report says so.
+/// (the file of a gzip ARC only when it was made). A METS that describes no file migrated
+/// from at all (that of a package `undedup` made of restored containers: they are its files,
+/// not the ARC) states nothing to compare: the ARC is checked against its rebuild record only
+/// (in the container, whose SHA-512 the METS states), and the report says so. A METS that
+/// describes other files migrated from, but not this ARC, describes another package: the ARC
+/// differs from it.
 fn against_package(r: &mut ArcRebuild, objects: &HashMap<String, String>) {
     let what = match objects.get(&r.name) {
+        None if !objects.is_empty() => {
+            format!("the package's METS describes no ARC named {:?}", r.name)
+        }
         None => {
             r.notes.push(format!(
                 "the package's METS states no SHA-512 of the ARC {:?}: it is checked against \

@@ -166,8 +166,9 @@ pub enum UncheckedKind {
     /// (the reason names the packages).
     ArcNeedsPackages,
     /// A revisit's original (`--with`) is in another package that holds other bytes there,
-    /// or in one the METS names that was not given: the fault, if any, is that package's
-    /// (the warning names it).
+    /// or may be in the unread part of another package's container, or in a package the METS
+    /// or the revisit names that was not given or does not hold it: the fault, if any, is
+    /// that package's (the warning names it).
     OriginalElsewhere,
 }
 
@@ -838,13 +839,15 @@ fn rebuild_fault(
             unchecked.push(Unchecked { file, mets_id: None, kind, reason });
         }
         RebuildError::OriginalDiffers(o) => {
-            let whose = match o.package == dir {
-                true => "this package".to_string(),
-                false => format!("the --with package {}", o.package.display()),
+            // The rule P6.4 follows too: one fault, one verdict in one report.
+            let elsewhere = references::fault_elsewhere(dir, &o.package);
+            let whose = match &elsewhere {
+                None => "this package".to_string(),
+                Some(p) => format!("the --with package {p}"),
             };
             let what = format!("its ARCs are not rebuilt; the fault is in {whose}: {reason}");
             let mut f = finding("arc-rebuild", &file, Some(o.offset), "", what);
-            if o.package != dir {
+            if elsewhere.is_some() {
                 f.severity = Severity::Warning;
             }
             findings.push(f);
@@ -948,10 +951,9 @@ struct Followed<'a> {
 
 /// Follows the package's revisits ([`references::check_references`]): each one whose original
 /// is missing here or holds other bytes here is damage (rule P6.4) at the revisit's place; one
-/// whose original is in another package holding other bytes, or in a package the METS names
-/// that was not given, is a warning naming that package and leaves the revisit's container
-/// unchecked (the fault, if any, is not in this package); a container that could not be read
-/// to its end is a warning.
+/// whose fault is another package's ([`references::fault_elsewhere`], the rule the ARC
+/// rebuild follows too) is a warning naming that package and leaves the revisit's container
+/// unchecked; a container that could not be read to its end is a warning.
 fn follow_references(
     dir: &Path,
     with: &[PathBuf],

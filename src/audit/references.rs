@@ -47,6 +47,13 @@ pub struct ReferenceReport {
     /// Containers that could not be read to the end (their name and why): originals in their
     /// unread part were not seen.
     pub unreadable: Vec<String>,
+    /// Of them, those of other packages (or such a package whose containers could not be
+    /// listed), by name: a revisit found nowhere may have its original there.
+    #[serde(skip)]
+    pub unread_elsewhere: Vec<String>,
+    /// The audited package's OBJID, when its METS names one.
+    #[serde(skip)]
+    pub objid: Option<String>,
     /// The packages the METS says hold originals of its revisits (PREMIS `dependency` /
     /// `requires` relationships, by OBJID), and whether one of them was searched.
     pub originals_in: Vec<RequiredPackage>,
@@ -109,6 +116,10 @@ pub struct Reference {
     pub container: Option<String>,
     /// The revisit's `WARC-Payload-Digest`: the original payload's.
     pub digest: Option<String>,
+    /// `X-Webaip-Refers-To-Package`: the OBJID of the package holding the original, when
+    /// given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
 }
 
 /// A revisit being followed, and what was found of it so far.
@@ -174,9 +185,10 @@ pub fn check_references(
     }
     report.searched.push(package.to_path_buf());
     report.searched.extend(with.iter().cloned());
+    report.objid = crate::index::digests::package_objid(package).ok();
     report.originals_in = required_packages(package, with);
     if !wanted.is_empty() {
-        search(&mut wanted, own, with, &mut report)?;
+        search(&mut wanted, package, own, with, &mut report);
     }
     for w in wanted {
         settle(w, from_store, &mut report);
@@ -213,6 +225,7 @@ fn revisit(
             date: text("WARC-Refers-To-Date"),
             container: text("WARC-Refers-To-Container"),
             digest: text("WARC-Payload-Digest"),
+            package: text(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE),
         },
         found: None,
     })
@@ -226,7 +239,7 @@ fn settle(w: Wanted, from_store: bool, report: &mut ReferenceReport) {
             return;
         }
         Some(Found::Problem(why, fault_in)) => (why, fault_in),
-        None => nowhere(report, from_store),
+        None => nowhere(report, from_store, w.refers_to.package.as_deref()),
     };
     report.unresolved.push(UnresolvedReference {
         file: w.file,
@@ -259,11 +272,34 @@ fn required_packages(package: &Path, with: &[PathBuf]) -> Vec<RequiredPackage> {
         .collect()
 }
 
-/// The problem of a revisit whose original was found nowhere, with the packages the METS says
-/// hold the originals and that were not given (by the operator, or by the store when one was
-/// asked): the fault is theirs to answer for when there are such packages.
-fn nowhere(report: &ReferenceReport, from_store: bool) -> (String, Option<String>) {
+/// Whose fault a revisit's original that holds other bytes than the revisit states is, when
+/// it was found in the package at `holder` (the one rule of it, for rule P6.4 and the ARC
+/// rebuild alike): the other package's (named: a warning, the revisit unchecked) when that is
+/// not the audited one; `None`, the audited package's (damage), when it is. The audited
+/// package's own bytes are checked against its METS by the deep audit: a revisit changed
+/// there is damage found there, so a fault of another package never makes it DAMAGED.
+pub(super) fn fault_elsewhere(audited: &Path, holder: &Path) -> Option<String> {
+    let same = |a: &Path, b: &Path| a == b || a.canonicalize().ok() == b.canonicalize().ok();
+    (!same(audited, holder)).then(|| holder.display().to_string())
+}
+
+/// The problem of a revisit whose original was found nowhere, and whose fault it is (the
+/// same rule as [`fault_elsewhere`]'s for a revisit found nowhere): that of the containers of
+/// other packages not read to their end (the original may be in their unread part), of the
+/// packages the METS says hold the originals that were not given (by the operator, or by the
+/// store when one was asked), or of the other package the revisit names (`named`, by OBJID),
+/// given without it or not given; the audited package's when none of these is so.
+fn nowhere(
+    report: &ReferenceReport,
+    from_store: bool,
+    named: Option<&str>,
+) -> (String, Option<String>) {
     let mut problem = format!("no original found in {} package(s) searched", report.searched.len());
+    if !report.unread_elsewhere.is_empty() {
+        let unread = report.unread_elsewhere.join(", ");
+        problem.push_str(&format!("; it may be in the unread part of {unread}"));
+        return (problem, Some(format!("{unread} (not read to its end)")));
+    }
     let missing: Vec<&str> = report
         .originals_in
         .iter()
@@ -282,7 +318,18 @@ fn nowhere(report: &ReferenceReport, from_store: bool) -> (String, Option<String
         ));
         return (problem, Some(missing.join(", ")));
     }
-    (problem, None)
+    match named.filter(|n| Some(*n) != report.objid.as_deref()) {
+        Some(objid) => {
+            let given = report.originals_in.iter().find(|r| r.objid == objid);
+            let holder = match given.and_then(|r| r.searched.as_ref()) {
+                Some(p) => format!("{} (package {objid})", p.display()),
+                None => format!("package {objid}"),
+            };
+            problem.push_str(&format!("; the revisit says it is in {holder}"));
+            (problem, Some(holder))
+        }
+        None => (problem, None),
+    }
 }
 
 /// The wanted revisits by how they name their original: by record id, or by target URI and
@@ -335,32 +382,34 @@ impl OriginalIndex {
 /// wanted revisit names.
 fn search(
     wanted: &mut [Wanted],
+    audited: &Path,
     own: Vec<Container>,
     with: &[PathBuf],
     report: &mut ReferenceReport,
-) -> Result<(), AuditError> {
+) {
     let index = OriginalIndex::of(wanted);
     let mut sources = vec![(None, own)];
     for p in with {
-        sources.push((Some(p), containers(p)?));
+        match containers(p) {
+            Ok(list) => sources.push((Some(p), list)),
+            Err(e) => {
+                report.unreadable.push(format!("{}: {e}", p.display()));
+                report.unread_elsewhere.push(p.display().to_string());
+            }
+        }
     }
     for (package, list) in sources {
         let prefix = package.map_or(String::new(), |p| format!("{}/", p.display()));
         for c in list {
             let name = format!("{prefix}{}", c.href);
-            let at = Searching {
-                path: &c.path,
-                name: &name,
-                package: package.map(|p| p.as_path()),
-                stated_sha512: c.stated_sha512.as_deref(),
-            };
+            let package_at = package.map(|p| p.as_path());
+            let at = Searching { path: &c.path, name: &name, package: package_at, audited };
             let holds = search_container(&at, &index, wanted, report);
             if let (true, Some(p)) = (holds, package) {
                 report.holding.push(HoldingContainer { package: p.clone(), name: c.href });
             }
         }
     }
-    Ok(())
 }
 
 /// Checks each record of the container at `path` (named `name`) that a wanted revisit names;
@@ -373,9 +422,6 @@ fn search_container(
 ) -> bool {
     let mut holds = false;
     let (path, name) = (c.path, c.name);
-    // Whether this container of another package differs from its METS: found out once, the
-    // first time one of its records holds other bytes than a revisit states.
-    let mut changed: Option<bool> = None;
     let read = each_record(path, name, |head, block| {
         if head.header.warc_type() == Some("revisit") {
             return Ok(());
@@ -390,13 +436,7 @@ fn search_container(
         let at = format!("{name} at offset {}", head.offset);
         for (&i, outcome) in hits.iter().zip(checked) {
             holds |= matches!(outcome, PayloadCheck::Same);
-            let other = matches!(outcome, PayloadCheck::Other(_)) && c.package.is_some();
-            let fault_in = match other && *changed.get_or_insert_with(|| c.differs_from_mets()) {
-                true => c.package.map(|p| {
-                    format!("{} (its container {name} is not what its METS states)", p.display())
-                }),
-                false => None,
-            };
+            let fault_in = c.package.and_then(|p| fault_elsewhere(c.audited, p));
             let found = found_at(&at, fault_in, outcome, &wanted[i]);
             wanted[i].found = Some(found);
         }
@@ -404,6 +444,9 @@ fn search_container(
     });
     if let Err(e) = read {
         report.unreadable.push(e.to_string());
+        if c.package.is_some() {
+            report.unread_elsewhere.push(name.to_string());
+        }
     }
     holds
 }
@@ -414,23 +457,12 @@ fn stated_digest(w: &Wanted) -> Option<LabelledDigest> {
 }
 
 /// A container searched for originals: where it is, its name in messages, the other package
-/// holding it (`None`: the audited one) and the SHA-512 that package's METS states of it.
+/// holding it (`None`: the audited one), and the audited package.
 struct Searching<'a> {
     path: &'a Path,
     name: &'a str,
     package: Option<&'a Path>,
-    stated_sha512: Option<&'a str>,
-}
-
-impl Searching<'_> {
-    /// True when its bytes are not what its METS states (an unreadable file is not): a
-    /// record there holding other bytes than a revisit states is then that package's damage,
-    /// not the revisit's.
-    fn differs_from_mets(&self) -> bool {
-        let Some(stated) = self.stated_sha512 else { return false };
-        let Ok(file) = layout::open_regular(self.path) else { return false };
-        crate::formats::digest::sha512_at(&file).is_ok_and(|(_, found)| found != stated)
-    }
+    audited: &'a Path,
 }
 
 /// What hashing the original at `at` of the revisit `w` found; other bytes are the fault of
@@ -488,8 +520,6 @@ struct Container {
     href: String,
     /// Where it is.
     path: PathBuf,
-    /// The SHA-512 its METS states of it.
-    stated_sha512: Option<String>,
 }
 
 /// The WARC containers a package's METS lists and holds (names confined to the package).
@@ -499,10 +529,10 @@ fn containers(package: &Path) -> Result<Vec<Container>, AuditError> {
     Ok(files
         .iter()
         .filter(|f| f.is_container())
-        .filter_map(|f| Some((f.href.as_deref()?, f.stated_sha512())))
-        .filter(|(h, _)| layout::uri_scheme(h).is_none())
-        .filter_map(|(h, stated_sha512)| Some((layout::confined_name(h).ok()?, stated_sha512)))
-        .map(|(href, stated_sha512)| Container { path: dir.join(&href), href, stated_sha512 })
+        .filter_map(|f| f.href.as_deref())
+        .filter(|h| layout::uri_scheme(h).is_none())
+        .filter_map(|h| layout::confined_name(h).ok())
+        .map(|href| Container { path: dir.join(&href), href })
         .collect())
 }
 

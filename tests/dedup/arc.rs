@@ -609,3 +609,53 @@ fn an_arc_the_mets_does_not_describe_differs() {
     assert!(report.contains(&format!("describes no ARC named \\\"{name}\\\"")), "{report}");
     assert!(!report.contains("states no SHA-512 of the ARC"), "{report}");
 }
+
+/// Copies of the first package that cannot be read to their end (a gzip member broken; a
+/// container that is a link) or that hold other bytes under their own seal (a payload changed,
+/// the METS sealed again): the intact second package audited against one of them is never
+/// DAMAGED. The fault is the copy's, by one rule for rule P6.4 and the ARC rebuild: warnings
+/// naming it, and what needs it unchecked.
+#[test]
+fn a_with_copy_unread_or_holding_other_bytes_never_damages_the_package() {
+    let k = packaged();
+    let revisit = in_order(&container(&k.p2))
+        .into_iter()
+        .find(|r| r["type"] == "revisit")
+        .expect("a revisit");
+    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    let (fake, rot, link) =
+        (k.dir.path().join("p1-fake"), k.dir.path().join("p1-rot"), k.dir.path().join("p1-link"));
+    python(MUTATE, &[k.p1.as_os_str(), fake.as_os_str(), original.as_ref(), "flip".as_ref()]);
+    python(RESEAL, &[fake.as_os_str()]);
+    let corrupt = "import os, shutil, sys\nshutil.copytree(sys.argv[1], sys.argv[2])\n\
+                   c = sys.argv[2] + '/content/'\nc += os.listdir(c)[0]\n\
+                   d = bytearray(open(c, 'rb').read())\ni = len(d) // 3\n\
+                   d[i:i + 8] = bytes(b ^ 0xff for b in d[i:i + 8])\nopen(c, 'wb').write(d)\n\
+                   shutil.copytree(sys.argv[1], sys.argv[3])\n\
+                   c = sys.argv[3] + '/content/'\nc += os.listdir(c)[0]\nos.remove(c)\n\
+                   os.symlink(os.path.abspath(sys.argv[1] + c[len(sys.argv[3]):]), c)\n";
+    python(corrupt, &[k.p1.as_os_str(), rot.as_os_str(), link.as_os_str()]);
+    let p2 = k.p2.to_str().unwrap();
+    for copy in [&fake, &rot, &link] {
+        let c = copy.to_str().unwrap();
+        for rebuild in [&[][..], &["--rebuild-arcs"][..]] {
+            let mut args = vec!["audit", "--json", "--deep"];
+            args.extend(rebuild);
+            args.extend(["--with", c, p2]);
+            let o = webaip(&args);
+            let r = &json(&o)["packages"][0];
+            let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
+                .filter(|f| f["severity"] == "error")
+                .collect();
+            assert_eq!(errors, Vec::<&serde_json::Value>::new(), "{c} {rebuild:?}: {r:#}");
+            assert_eq!(
+                (o.status.code(), &r["verdict"]),
+                (Some(0), &"partial".into()),
+                "{c} {rebuild:?}: {r:#}"
+            );
+            let named = (r["findings"].as_array().unwrap().iter())
+                .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(c));
+            assert!(named, "{c} {rebuild:?}: names the copy: {r:#}");
+        }
+    }
+}

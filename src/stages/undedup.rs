@@ -269,22 +269,7 @@ impl Originals {
         )?;
         let mut searched = Vec::new();
         for source in sources {
-            let home = std::fs::canonicalize(source).unwrap_or_else(|_| source.clone());
-            let (objid, list) = match source.is_dir() {
-                true => (crate::index::digests::package_objid(source).ok(), containers(source)?),
-                false => (None, vec![loose_container(source)]),
-            };
-            for container in list {
-                let (objid, home) = (objid.clone(), home.clone());
-                searched.push(Searched {
-                    container,
-                    objid,
-                    home,
-                    read: false,
-                    file: None,
-                    fault: None,
-                });
-            }
+            searched.extend(source_containers(source));
         }
         Ok(Originals { searched, open: Default::default(), db, scratch })
     }
@@ -418,13 +403,19 @@ impl Originals {
                 }
             }
         }
-        Err(self.none_verified(tried))
+        Err(self.none_verified(tried, stated, from))
     }
 
     /// Why no place gave the payload: the other payloads found (sorted, so that the sources'
     /// order does not change the message), else the first fault of a place or of a container
-    /// not read to its end, else none holds the record.
-    fn none_verified(&self, mut tried: Tried) -> PayloadFault {
+    /// not read to its end (one of the package the revisit names first), else none holds the
+    /// record.
+    fn none_verified(
+        &self,
+        mut tried: Tried,
+        stated: &StatedPayload,
+        from: Option<&Path>,
+    ) -> PayloadFault {
         if !tried.differs.is_empty() {
             tried.differs.sort_by(|a, b| a.holder.cmp(&b.holder));
             return PayloadFault::Differs(tried.differs);
@@ -432,7 +423,10 @@ impl Originals {
         if let Some(e) = tried.failed {
             return PayloadFault::Failed(e);
         }
-        let unread = self.searched.iter().find_map(|s| Some((s, s.fault.clone()?)));
+        let unread = (0..self.searched.len())
+            .filter(|&n| self.searched[n].fault.is_some())
+            .min_by_key(|&n| self.rank(stated, from, n))
+            .and_then(|n| Some((&self.searched[n], self.searched[n].fault.clone()?)));
         match unread {
             Some((s, why)) => {
                 PayloadFault::Failed(UndedupError::Unread { container: s.container.path(), why })
@@ -503,6 +497,33 @@ enum Taken {
     Payload(VerifiedPayload),
     Other(OtherHolder),
     NoRecord,
+}
+
+/// The containers of one source (a package folder, or a WARC file given alone), none read
+/// yet. A package whose containers cannot be listed (a link on the way, a folder not readable)
+/// is one entry holding that fault, read: the other sources are still searched, and the fault
+/// is named only when no source gives the payload.
+fn source_containers(source: &Path) -> Vec<Searched> {
+    let home = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    let searched = |container, objid: Option<String>, fault: Option<String>| Searched {
+        container,
+        objid,
+        home: home.clone(),
+        read: fault.is_some(),
+        file: None,
+        fault,
+    };
+    if !source.is_dir() {
+        return vec![searched(loose_container(source), None, None)];
+    }
+    let objid = crate::index::digests::package_objid(source).ok();
+    match containers(source) {
+        Ok(list) => list.into_iter().map(|c| searched(c, objid.clone(), None)).collect(),
+        Err(e) => {
+            let whole = Container { pkg: source.to_path_buf(), rel: String::new() };
+            vec![searched(whole, objid, Some(e.to_string()))]
+        }
+    }
 }
 
 /// A WARC file given alone (`unmigrate FILE.warc.gz`) as a source: its folder and name.
@@ -950,6 +971,37 @@ mod tests {
                 }),
                 "{home_source:?}"
             );
+        }
+    }
+
+    /// A source whose containers cannot be listed (a container that is a link) is passed over
+    /// when another source gives the payload, and named when none does.
+    #[test]
+    fn an_unlistable_source_does_not_stop_the_others() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (good, linked) = (tmp.path().join("good"), tmp.path().join("linked"));
+        let records = package_of(&good, 1);
+        std::fs::create_dir_all(linked.join("content")).unwrap();
+        std::os::unix::fs::symlink(
+            good.join("content/c000.warc"),
+            linked.join("content/c000.warc"),
+        )
+        .unwrap();
+        let (id, payload) = &records[0];
+        let digest = sha1_base32(&sha1::Sha1::digest(payload));
+        for sources in [[&linked, &good], [&good, &linked]] {
+            let sources = sources.map(|p| p.to_path_buf());
+            let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf()))
+                .unwrap_or_else(|e| panic!("{sources:?}: {e}"));
+            let got = originals.verified_payload(&stated(id, &digest, payload.len(), None));
+            let mut got = got.unwrap_or_else(|e| panic!("{sources:?}: {e:?}"));
+            assert_eq!(got.next_chunk().unwrap().unwrap(), *payload, "{sources:?}");
+        }
+        let sources = std::slice::from_ref(&linked);
+        let mut originals = Originals::new(sources, Some(tmp.path().to_path_buf())).unwrap();
+        match originals.verified_payload(&stated(id, &digest, payload.len(), None)) {
+            Err(PayloadFault::Failed(e)) => assert!(e.to_string().contains("linked"), "{e}"),
+            other => panic!("{:?}", other.map(|p| p.len)),
         }
     }
 }

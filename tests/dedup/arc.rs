@@ -659,3 +659,32 @@ fn a_with_copy_unread_or_holding_other_bytes_never_damages_the_package() {
         }
     }
 }
+
+/// An unmigrate (or an audit) given an intact package and a copy of it whose container is a
+/// link, in either order: the copy is passed over, the ARC comes back byte for byte, and the
+/// audit rebuilds and checks it.
+#[test]
+fn a_with_copy_that_cannot_be_listed_is_passed_over() {
+    let k = packaged();
+    let link = k.dir.path().join("p1-link");
+    let linked = "import os, shutil, sys\nshutil.copytree(sys.argv[1], sys.argv[2])\n\
+                  c = sys.argv[2] + '/content/'\nn = os.listdir(c)[0]\nos.remove(c + n)\n\
+                  os.symlink(os.path.abspath(sys.argv[1] + '/content/' + n), c + n)\n";
+    python(linked, &[k.p1.as_os_str(), link.as_os_str()]);
+    for (n, with) in
+        [[link.as_path(), k.p1.as_path()], [k.p1.as_path(), link.as_path()]].iter().enumerate()
+    {
+        let out = k.dir.path().join(format!("out{n}"));
+        let o = unmigrate(&k.p2, &out, with);
+        assert!(o.status.success(), "{with:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+        assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "{with:?}: the ARC differs");
+        let (a, b, p2) =
+            (with[0].to_str().unwrap(), with[1].to_str().unwrap(), k.p2.to_str().unwrap());
+        let o =
+            webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", a, "--with", b, p2]);
+        let r = &json(&o)["packages"][0];
+        assert_eq!(r["verdict"], "intact", "{with:?}: {r:#}");
+        assert_eq!(r["arc_rebuilds"]["rebuilt"], 1, "{with:?}: {r:#}");
+    }
+}

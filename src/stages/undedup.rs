@@ -10,6 +10,7 @@
 //! `Content-Length` and `WARC-Block-Digest` the full block's). `webaip undedup` packages the
 //! restored containers as `package` packages WARC files.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -177,6 +178,16 @@ pub(crate) struct Originals {
     db: rusqlite::Connection,
     /// Where stored payloads are copied to (`None`: the system's temporary folder).
     scratch: Option<PathBuf>,
+    /// The places (container, offset) found to hold a payload no revisit looked for so far
+    /// was, with what they hold: each is copied and hashed once in a run, not again for
+    /// every revisit of that id (a package repeating one record id stays linear).
+    known_other: HashMap<(usize, u64), KnownOther>,
+}
+
+/// What a place holds that a revisit did not look for: its payload's SHA-1 key and length.
+struct KnownOther {
+    key: Option<DigestKey>,
+    holder: OtherHolder,
 }
 
 /// What a revisit states of the payload it leaves out.
@@ -271,7 +282,8 @@ impl Originals {
         for source in sources {
             searched.extend(source_containers(source));
         }
-        Ok(Originals { searched, open: Default::default(), db, scratch })
+        let (open, known_other) = Default::default();
+        Ok(Originals { searched, open, db, scratch, known_other })
     }
 
     /// The containers not read yet, those `stated` names first ([`Self::rank`]), then the
@@ -443,9 +455,19 @@ impl Originals {
         stated: &StatedPayload,
         tried: &mut Tried,
     ) -> Result<Option<VerifiedPayload>, PayloadFault> {
+        let at = (place.container, place.begin);
+        if let Some(known) = self.known_other.get(&at)
+            && (known.key.is_none()
+                || known.key != DigestKey::parse(stated.digest)
+                || stated.len.is_some_and(|n| n != known.holder.found_len))
+        {
+            tried.differs.push(known.holder.clone());
+            return Ok(None);
+        }
         match self.payload_at(place, stated) {
             Ok(Taken::Payload(p)) => Ok(Some(p)),
-            Ok(Taken::Other(other)) => {
+            Ok(Taken::Other(other, key)) => {
+                self.known_other.insert(at, KnownOther { key, holder: other.clone() });
                 tried.differs.push(other);
                 Ok(None)
             }
@@ -472,12 +494,12 @@ impl Originals {
             Some((_, _, c)) => c.map_err(io_at(&scratch))?,
             None => return Ok(Taken::NoRecord),
         };
-        let found = DigestKey::new(Algorithm::Sha1, &copied.sha1);
+        let found_key = DigestKey::new(Algorithm::Sha1, &copied.sha1);
         let same_len = stated.len.is_none_or(|n| n == copied.len);
-        if found.is_none() || found != DigestKey::parse(stated.digest) || !same_len {
+        if found_key.is_none() || found_key != DigestKey::parse(stated.digest) || !same_len {
             let found = sha1_base32(&copied.sha1);
             let other = OtherHolder { holder, package, found, found_len: copied.len };
-            return Ok(Taken::Other(other));
+            return Ok(Taken::Other(other, found_key));
         }
         let mut payload = VerifiedPayload { file: copy, len: copied.len, scratch };
         payload.rewind()?;
@@ -495,7 +517,8 @@ struct Tried {
 /// What one place of a record gave.
 enum Taken {
     Payload(VerifiedPayload),
-    Other(OtherHolder),
+    /// Another payload, and its SHA-1 key.
+    Other(OtherHolder, Option<DigestKey>),
     NoRecord,
 }
 
@@ -972,6 +995,54 @@ mod tests {
                 "{home_source:?}"
             );
         }
+    }
+
+    /// `n` containers in `dir`, each holding one record of the id `id` with another payload.
+    fn same_id_records(dir: &Path, id: &str, n: usize) {
+        std::fs::create_dir_all(dir.join("content")).unwrap();
+        for i in 0..n {
+            let block = format!("HTTP/1.1 200 OK\r\n\r\nanother payload {i}").into_bytes();
+            let spec = RecordSpec {
+                warc_type: "response".into(),
+                record_id: id.into(),
+                date: "2026-11-29T20:00:00Z".into(),
+                target_uri: Some(format!("http://example.org/{i}")),
+                content_type: Some("application/http; msgtype=response".into()),
+                payload_digest: true,
+                ..RecordSpec::default()
+            };
+            let name = dir.join(format!("content/s{i:03}.warc"));
+            std::fs::write(name, uncompressed_record(&spec, &block)).unwrap();
+        }
+    }
+
+    /// A source repeating one record id many times, each with another payload: each record
+    /// is copied and hashed once in a run, not again for every revisit of that id (the
+    /// second revisit is answered with the containers emptied), and the message names a few
+    /// holders, then counts the rest.
+    #[test]
+    fn records_repeating_an_id_are_hashed_once_and_named_a_few() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pkg = tmp.path().join("pkg");
+        let id = "<urn:uuid:00000000-0000-4000-8000-000000000001>";
+        same_id_records(&pkg, id, 30);
+        let digest = sha1_base32(&sha1::Sha1::digest(b"the payload looked for"));
+        let sources = std::slice::from_ref(&pkg);
+        let mut originals = Originals::new(sources, Some(tmp.path().to_path_buf())).unwrap();
+        let first = originals.verified_payload(&stated(id, &digest, 22, None));
+        assert!(matches!(&first, Err(PayloadFault::Differs(o)) if o.len() == 30));
+        for e in std::fs::read_dir(pkg.join("content")).unwrap() {
+            File::create(e.unwrap().path()).unwrap();
+        }
+        let others = match originals.verified_payload(&stated(id, &digest, 22, None)) {
+            Err(PayloadFault::Differs(o)) => o,
+            other => panic!("the places are hashed again: {:?}", other.map(|p| p.len)),
+        };
+        assert_eq!(others.len(), 30);
+        let revisit = Revisit { container: "c.warc.gz", offset: 7, record: "<urn:uuid:r>" };
+        let message = revisit.other_payload(&stated(id, &digest, 22, None), others).to_string();
+        assert!(message.contains(", and 25 more"), "{message}");
+        assert!(message.len() < 2000, "{} bytes: {message}", message.len());
     }
 
     /// A source whose containers cannot be listed (a container that is a link) is passed over

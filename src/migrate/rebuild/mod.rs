@@ -189,12 +189,21 @@ pub struct OtherPayload {
     pub others: Vec<String>,
 }
 
-/// The other holders of an [`OtherPayload`], for its message.
+/// Other holders an [`OtherPayload`]'s message names; the rest are counted.
+const OTHERS_NAMED: usize = 4;
+
+/// The other holders of an [`OtherPayload`], for its message: the first few, then how many
+/// more (a package repeating one record id does not make the message grow without bound).
 fn also_held(others: &[String]) -> String {
-    match others.is_empty() {
-        true => String::new(),
-        false => format!("; so do the records of that id in {}", others.join(", ")),
+    if others.is_empty() {
+        return String::new();
     }
+    let named = others.len().min(OTHERS_NAMED);
+    let mut text = format!("; so do the records of that id in {}", others[..named].join(", "));
+    if others.len() > named {
+        text.push_str(&format!(", and {} more", others.len() - named));
+    }
+    text
 }
 
 /// How to rebuild.

@@ -551,6 +551,7 @@ pub fn audit_package(
     check_unlisted(&names, &rules, findings);
     let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
+    let undeclared = undeclared_requirements(dir, &judged.at.mets, &mets_name, &read.referred);
     let arc_rebuilds = check_arc_rebuilds(dir, opts, findings, &mut unchecked);
     if arc_rebuilds.is_none() {
         unchecked.extend(arcs_need_packages(&judged.at.mets, &mets_name, opts.with.as_deref()));
@@ -568,7 +569,8 @@ pub fn audit_package(
     };
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&files, findings);
-    let found = Found { files_listed: files.len() as u64, read, unchecked, identity };
+    let files_listed = files.len() as u64;
+    let found = Found { files_listed, read, unchecked, identity, undeclared };
     Ok(report(judged, &mets_name, found, references, arc_rebuilds))
 }
 
@@ -615,6 +617,8 @@ struct Found {
     read: ReadTally,
     unchecked: Vec<Unchecked>,
     identity: Option<PackageIdentity>,
+    /// Where the METS contradicts the containers it describes ([`undeclared_requirements`]).
+    undeclared: Vec<AuditFinding>,
 }
 
 /// The report of a package whose files were checked, with its verdict.
@@ -626,8 +630,13 @@ fn report(
     arc_rebuilds: Option<ArcRebuilds>,
 ) -> AuditReport {
     let Judged { at, validation, eark, deep, findings } = judged;
-    let (verdict, inconsistencies) =
-        conclude(&validation, mets_name, &findings, &found.unchecked, eark.as_ref());
+    let (verdict, inconsistencies) = conclude(
+        &validation,
+        mets_name,
+        (&findings, found.undeclared),
+        &found.unchecked,
+        eark.as_ref(),
+    );
     let read = found.read;
     AuditReport {
         package: at.dir,
@@ -663,6 +672,8 @@ struct ReadTally {
     bytestreams: u64,
     records_read: u64,
     digests: u64,
+    /// The packages the revisits read say hold their originals, by OBJID (`--deep`).
+    referred: BTreeSet<String>,
 }
 
 /// Runs one reading task over the files `present`.
@@ -736,6 +747,7 @@ fn read_listed(
         read.bytestreams += t.bytestreams;
         read.records_read += t.records;
         read.digests += t.digests;
+        read.referred.extend(t.referred);
     }
     read
 }
@@ -942,6 +954,38 @@ fn arcs_need_packages(mets: &Path, mets_name: &str, with: Option<&[PathBuf]>) ->
     Some(Unchecked { file: mets_name.to_string(), mets_id: None, kind, reason })
 }
 
+/// The packages the revisits read (`--deep`) say hold their originals
+/// (`X-Webaip-Refers-To-Package`) that the METS does not say the package requires (PREMIS
+/// `dependency` / `requires`, what `unmigrate`, the audit and the store go by): the METS
+/// contradicts the containers it describes, and nothing would keep those packages while this
+/// one needs them, so the package is never INTACT. One finding on the METS per OBJID; none
+/// when its METS cannot be read (its validation says why).
+fn undeclared_requirements(
+    dir: &Path,
+    mets: &Path,
+    mets_name: &str,
+    referred: &BTreeSet<String>,
+) -> Vec<AuditFinding> {
+    if referred.is_empty() {
+        return Vec::new();
+    }
+    let Ok(file) = layout::open_regular(mets) else { return Vec::new() };
+    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
+    let Ok(required) = crate::store::deps::mets_dependencies(reader) else { return Vec::new() };
+    let own = crate::index::digests::package_objid(dir).ok();
+    (referred.iter())
+        .filter(|objid| !required.contains(*objid) && own.as_ref() != Some(*objid))
+        .map(|objid| {
+            let what = format!(
+                "revisits in its containers take their payloads from package {objid} \
+                 (X-Webaip-Refers-To-Package), which the METS does not say this package \
+                 requires (PREMIS dependency / requires)"
+            );
+            finding("P6.4", mets_name, None, "", what)
+        })
+        .collect()
+}
+
 /// Where following the references reports: the audit's findings and what it left unchecked.
 struct Followed<'a> {
     from_store: bool,
@@ -996,11 +1040,11 @@ fn follow_references(
 fn conclude(
     validation: &ValidationReport,
     mets_name: &str,
-    findings: &[AuditFinding],
+    (findings, undeclared): (&[AuditFinding], Vec<AuditFinding>),
     unchecked: &[Unchecked],
     eark: Option<&csip::CsipCheck>,
 ) -> (Verdict, Vec<AuditFinding>) {
-    let inconsistencies: Vec<AuditFinding> = validation
+    let mut inconsistencies: Vec<AuditFinding> = validation
         .findings
         .iter()
         .filter(|f| f.is_inconsistency())
@@ -1014,6 +1058,7 @@ fn conclude(
             message: f.message.clone(),
         })
         .collect();
+    inconsistencies.extend(undeclared);
     let invalid =
         validation.findings.iter().any(|f| f.severity == Severity::Error && !f.is_inconsistency())
             || eark.is_some_and(|e| e.findings.iter().any(|f| f.severity == Severity::Error));
@@ -1224,6 +1269,8 @@ struct WalkTally {
     records: u64,
     /// WARC digests verified.
     digests: u64,
+    /// The packages its revisits say hold their originals, by OBJID.
+    referred: BTreeSet<String>,
 }
 
 /// The walks over one container put together: each record once, every span read, and the
@@ -1258,6 +1305,7 @@ fn merge_walks(p: &Present, walks: Vec<Walk>, findings: &mut Vec<AuditFinding>) 
     let mut tally = record_problems(p, &seen, findings);
     tally.described = check_described_ranges(p, &seen, &gaps, findings);
     tally.records = seen.len() as u64;
+    tally.referred = seen.values().filter_map(|r| r.refers_to_package.clone()).collect();
     // The record count the container's PREMIS object states.
     if let Some(n) = p.listed.stated_records
         && n != tally.records
@@ -1642,7 +1690,15 @@ mod tests {
     }
 
     fn seen(end: u64, member_ended: bool) -> SeenRecord {
-        SeenRecord { end, member_ended, problems: Vec::new(), bytestreams: 1, digests: 2 }
+        let refers_to_package = None;
+        SeenRecord {
+            end,
+            member_ended,
+            problems: Vec::new(),
+            bytestreams: 1,
+            digests: 2,
+            refers_to_package,
+        }
     }
 
     fn described(id: &str, begin: u64, end: u64) -> ListedFile {
@@ -1694,7 +1750,14 @@ mod tests {
         second.errors.push((300, "bad header".into()));
         let mut findings = Vec::new();
         let tally = merge_walks(&p, vec![first, second], &mut findings);
-        assert_eq!(tally, WalkTally { described: 5, bytestreams: 3, records: 3, digests: 6 });
+        let want = WalkTally {
+            described: 5,
+            bytestreams: 3,
+            records: 3,
+            digests: 6,
+            ..Default::default()
+        };
+        assert_eq!(tally, want);
         let said: Vec<(&str, Option<u64>, &str)> =
             findings.iter().map(|f| (f.rule.as_str(), f.offset, f.message.as_str())).collect();
         assert_eq!(

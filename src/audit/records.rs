@@ -136,6 +136,18 @@ pub(super) struct SeenRecord {
     /// Bytestreams and WARC digests checked.
     pub bytestreams: u64,
     pub digests: u64,
+    /// A revisit's `X-Webaip-Refers-To-Package`: the OBJID of the package it says holds its
+    /// original (what the METS must say the package requires).
+    pub refers_to_package: Option<String>,
+}
+
+/// The package a revisit record says holds its original (`X-Webaip-Refers-To-Package`).
+fn refers_to_package(h: &crate::formats::warc::WarcHeader) -> Option<String> {
+    if h.warc_type() != Some("revisit") {
+        return None;
+    }
+    let objid = h.get(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE)?.trim();
+    (!objid.is_empty()).then(|| objid.to_string())
 }
 
 /// What one deep walk over a span of a container found.
@@ -245,6 +257,7 @@ fn whole_member_record(
         problems: check.problems.into_iter().map(Problem::from).collect(),
         bytestreams: check.bytestreams,
         digests: check.digests,
+        refers_to_package: refers_to_package(&head.header),
     })
 }
 
@@ -327,6 +340,7 @@ fn stream_stretch(
                         problems,
                         bytestreams: check.bytestreams,
                         digests: check.digests,
+                        refers_to_package: refers_to_package(&head.header),
                     },
                 );
                 if to_member_end && end.member_ended && reader.is_gzip() {

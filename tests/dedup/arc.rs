@@ -688,3 +688,35 @@ fn a_with_copy_that_cannot_be_listed_is_passed_over() {
         assert_eq!(r["arc_rebuilds"]["rebuilt"], 1, "{with:?}: {r:#}");
     }
 }
+
+/// A package whose METS lost the `dependency` / `requires` relationship (sealed again), while
+/// its revisits still name the package holding their originals: the deep audit, which reads
+/// every revisit, finds the METS contradicting its containers, naming that package; never
+/// INTACT.
+#[test]
+fn a_mets_that_does_not_require_what_its_revisits_name_is_inconsistent() {
+    let k = packaged();
+    let dropped = k.dir.path().join("p2-no-requires");
+    let drop = r#"
+import re, shutil, sys
+shutil.copytree(sys.argv[1], sys.argv[2])
+m = sys.argv[2] + "/METS.xml"
+t = open(m).read()
+u = re.sub(r"<premis:relationship>\s*<premis:relationshipType>dependency</premis:relationshipType>.*?</premis:relationship>\s*", "", t, flags=re.S)
+assert u != t
+open(m, "w").write(u)
+"#;
+    python(drop, &[k.p2.as_os_str(), dropped.as_os_str()]);
+    python(RESEAL, &[dropped.as_os_str()]);
+    let objid = text(&k.r1["objid"]).to_string();
+    let o = webaip(&["audit", "--json", "--deep", dropped.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(3), &"inconsistent".into()), "{r:#}");
+    let said = (r["inconsistencies"].as_array().unwrap().iter())
+        .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(&objid));
+    assert!(said, "{r:#}");
+    // The package as made states what it requires: no such finding.
+    let o = webaip(&["audit", "--json", "--deep", k.p2.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!(r["inconsistencies"], serde_json::json!([]), "{r:#}");
+}

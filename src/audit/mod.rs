@@ -239,6 +239,23 @@ impl AuditReport {
         let eark = self.eark.as_ref()?;
         Some(eark.findings.iter().filter(|f| f.severity == Severity::Error).count())
     }
+
+    /// Whether the package is let in (by `ingest` and `store put` alike: one rule). An intact
+    /// one is. So is one in which nothing that could be checked is wrong (`Partial`) when all
+    /// the audit could not check is files the METS names by URL (kept elsewhere), a manifest
+    /// its profile does not ask for (its files are checked against the METS), or ARCs whose
+    /// rebuild needs the packages it was deduplicated against (its own bytes are checked
+    /// whole; its METS states what it requires). Damage and an inconsistent or invalid
+    /// description are not.
+    pub fn admissible(&self) -> bool {
+        use UncheckedKind::{ArcNeedsPackages, KeptElsewhere, NoManifest};
+        match self.verdict {
+            Verdict::Intact => true,
+            Verdict::Partial => (self.unchecked.iter())
+                .all(|u| matches!(u.kind, KeptElsewhere | NoManifest | ArcNeedsPackages)),
+            Verdict::Inconsistent | Verdict::Invalid | Verdict::Damaged => false,
+        }
+    }
 }
 
 /// What rebuilding the package's ARCs found (`--rebuild-arcs`).

@@ -179,12 +179,8 @@ fn with_objids(with: &[PathBuf]) -> Result<Vec<String>, UnmigrateError> {
 /// concern the ARCs.
 fn needs_only(p: &Path, given: &[String]) -> Result<(), UnmigrateError> {
     let mets = p.join(crate::layout::METS);
-    let err = |what: String| UnmigrateError::With { path: mets.clone(), what };
-    let file = crate::layout::open_regular(&mets).map_err(|e| err(e.to_string()))?;
-    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
-    let required =
-        crate::store::deps::mets_arc_dependencies(reader).map_err(|e| err(e.to_string()))?;
-    let missing: Vec<String> = required.into_iter().filter(|r| !given.contains(r)).collect();
+    let missing = crate::store::deps::missing_arc_dependencies(&mets, given)
+        .map_err(|what| UnmigrateError::With { path: mets.clone(), what })?;
     match missing.is_empty() {
         true => Ok(()),
         false => Err(UnmigrateError::NeedsPackages { package: p.to_path_buf(), missing }),

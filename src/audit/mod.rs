@@ -951,13 +951,10 @@ fn tally_rebuild(
 /// `--store`); `None` when it requires none, or all were given, or its METS cannot be read
 /// (its validation says why).
 fn arcs_need_packages(mets: &Path, mets_name: &str, with: Option<&[PathBuf]>) -> Option<Unchecked> {
-    let file = layout::open_regular(mets).ok()?;
-    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
-    let required = crate::store::deps::mets_arc_dependencies(reader).ok()?;
     let given: Vec<String> = (with.unwrap_or_default().iter())
         .filter_map(|w| crate::index::digests::package_objid(w).ok())
         .collect();
-    let missing: Vec<String> = required.into_iter().filter(|r| !given.contains(r)).collect();
+    let missing = crate::store::deps::missing_arc_dependencies(mets, &given).ok()?;
     if missing.is_empty() {
         return None;
     }

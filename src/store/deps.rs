@@ -47,6 +47,20 @@ pub(crate) fn mets_arc_dependencies<R: BufRead>(
     dependencies_of(reader, |rels| rels.iter().any(Relationship::is_migration))
 }
 
+/// The OBJIDs the ARCs of the package whose METS is at `mets` require
+/// ([`mets_arc_dependencies`]) that are not `given` (by `--with`, `--store` or as inputs):
+/// the one answer to "which packages must still be given" for `unmigrate` and the audit. An
+/// error is the METS's, in words.
+pub(crate) fn missing_arc_dependencies(
+    mets: &std::path::Path,
+    given: &[String],
+) -> Result<Vec<String>, String> {
+    let file = crate::layout::open_regular(mets).map_err(|e| e.to_string())?;
+    let reader = MetsReader::strict(std::io::BufReader::new(file));
+    let required = mets_arc_dependencies(reader).map_err(|e| e.to_string())?;
+    Ok(required.into_iter().filter(|r| !given.contains(r)).collect())
+}
+
 /// The OBJIDs required by the PREMIS objects whose relationships `keep` accepts (one
 /// object's relationships held at a time; a relationship outside any object is judged alone).
 fn dependencies_of<R: BufRead>(

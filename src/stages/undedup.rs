@@ -143,9 +143,22 @@ const ORIGINALS_CACHE_KIB: u32 = 8 << 10;
 /// Bytes of a stored payload read or copied at a time.
 const PAYLOAD_CHUNK: usize = 256 << 10;
 
-/// Containers kept open at once for the payloads read from them: a run over thousands of
-/// containers stays far below the process's limit of open files.
+/// Containers kept open at once for the payloads read from them, at most: a run over
+/// thousands of containers stays far below the process's limit of open files.
 const OPEN_CONTAINERS: usize = 64;
+
+/// Containers kept open at once: [`OPEN_CONTAINERS`], or a quarter of the process's limit of
+/// open files when that is lower (the run opens other files too: the containers rebuilt, the
+/// scratch table, the temporary copies).
+fn open_cap() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit only writes the struct it is given, which lives for the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return OPEN_CONTAINERS;
+    }
+    let soft = usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX);
+    OPEN_CONTAINERS.min(soft / 4).max(1)
+}
 
 /// A container of a source, read (once) when it is first searched.
 struct Searched {
@@ -178,6 +191,8 @@ pub(crate) struct Originals {
     db: rusqlite::Connection,
     /// Where stored payloads are copied to (`None`: the system's temporary folder).
     scratch: Option<PathBuf>,
+    /// Containers kept open at once ([`open_cap`]).
+    open_cap: usize,
     /// The places (container, offset) found to hold a payload no revisit looked for so far
     /// was, with what they hold: each is copied and hashed once in a run, not again for
     /// every revisit of that id (a package repeating one record id stays linear).
@@ -283,7 +298,7 @@ impl Originals {
             searched.extend(source_containers(source));
         }
         let (open, known_other) = Default::default();
-        Ok(Originals { searched, open, db, scratch, known_other })
+        Ok(Originals { searched, open, db, scratch, open_cap: open_cap(), known_other })
     }
 
     /// The containers not read yet, those `stated` names first ([`Self::rank`]), then the
@@ -333,11 +348,11 @@ impl Originals {
     }
 
     /// The container `n`, open: kept open for the payloads read from it, among the
-    /// [`OPEN_CONTAINERS`] used last (the one used longest ago is closed).
+    /// [`open_cap`] used last (the one used longest ago is closed).
     fn opened(&mut self, n: usize) -> Result<&File, UndedupError> {
         self.open.retain(|&m| m != n);
         self.open.push_back(n);
-        if self.open.len() > OPEN_CONTAINERS
+        if self.open.len() > self.open_cap
             && let Some(oldest) = self.open.pop_front()
         {
             self.searched[oldest].file = None;
@@ -910,7 +925,8 @@ mod tests {
             assert_eq!(got.next_chunk().unwrap().unwrap(), *payload);
         }
         let open = originals.searched.iter().filter(|s| s.file.is_some()).count();
-        assert_eq!(open, OPEN_CONTAINERS, "containers left open");
+        assert_eq!(open, originals.open_cap, "containers left open");
+        assert!(originals.open_cap <= OPEN_CONTAINERS);
         assert!(originals.searched.iter().all(|s| s.read), "each container read once");
     }
 

@@ -407,10 +407,11 @@ fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
 
 /// An ARC whose second copy of a payload became a revisit within its own package
 /// (`--dedup-within`): its container given alone to `unmigrate`, or its package given beside
-/// an unrelated `--with` package, gives the ARC back byte for byte, the original found in the
-/// revisit's own container.
+/// an unrelated `--with` package, gives the ARC back byte for byte. (That the revisit's own
+/// package is searched first is the unit test `a_revisit_naming_no_package_is_looked_for_at_home_first`'s
+/// to show: here the other package holds no record of those ids.)
 #[test]
-fn a_within_package_revisit_is_found_at_home() {
+fn a_within_package_revisit_comes_back_alone_or_beside_another_package() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"
 import sys

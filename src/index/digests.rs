@@ -39,7 +39,11 @@ use super::cdxj::IndexEntry;
 pub const STEP: u64 = 64;
 
 /// The table's first bytes.
-const MAGIC: &[u8; 16] = b"WEBAIP-DIGESTS1\n";
+const MAGIC: &[u8; 16] = b"WEBAIP-DIGESTS2\n";
+/// The first bytes of a table an earlier webaip made: it may keep an index line where a
+/// package's record of the same digest is stored too, so that no ARC record becomes a
+/// revisit against it (nothing says so). It is refused, naming what to do.
+const EARLIER_MAGIC: &[u8; 16] = b"WEBAIP-DIGESTS1\n";
 /// Its last bytes (after the footer's numbers).
 const END_MAGIC: &[u8; 8] = b"WDTEND01";
 /// Footer: sparse index offset, sparse entries, entries, step (4 x u64), then [`END_MAGIC`].
@@ -180,6 +184,12 @@ pub enum DigestTableError {
     /// The file is not a digest table, or is cut short.
     #[error("{0}: not a webaip digest table (or cut short)")]
     NotATable(PathBuf),
+    /// The table was made by an earlier webaip.
+    #[error(
+        "{0}: a digest table made by an earlier webaip (it may leave ARC records whole that \
+         could be revisits): make it again with webaip dedup-table"
+    )]
+    Earlier(PathBuf),
     /// A line of an index is not a CDXJ line.
     #[error("{path}, line {line}: {source}")]
     Line {
@@ -206,11 +216,16 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> DigestTableError + '_ {
     move |source| DigestTableError::Io { path: path.to_path_buf(), source }
 }
 
-/// True when `path` is a digest table (by its first bytes).
+/// True when `path` is a digest table (by its first bytes; one an earlier webaip made too).
 pub fn is_table(path: &Path) -> bool {
+    table_magic(path).is_some_and(|head| &head == MAGIC || &head == EARLIER_MAGIC)
+}
+
+/// The first bytes of the file at `path`, as a table's magic is read.
+fn table_magic(path: &Path) -> Option<[u8; 16]> {
     let mut head = [0u8; 16];
-    crate::layout::open_user_file(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
-        && &head == MAGIC
+    let mut f = crate::layout::open_user_file(path).ok()?;
+    f.read_exact(&mut head).ok().map(|()| head)
 }
 
 /// One entry: its key, and the rest as stored (length, date for ordering, serialized place).
@@ -595,6 +610,9 @@ impl DigestTable {
         let file = crate::layout::open_user_file(path)?;
         let size = file.metadata().map_err(io_at(path))?.len();
         let bad = || DigestTableError::NotATable(path.to_path_buf());
+        if table_magic(path).is_some_and(|head| &head == EARLIER_MAGIC) {
+            return Err(DigestTableError::Earlier(path.to_path_buf()));
+        }
         if !is_table(path) || size < MAGIC.len() as u64 + FOOTER_LEN {
             return Err(bad());
         }
@@ -900,6 +918,24 @@ mod tests {
         let bytes = std::fs::read(&out).unwrap();
         std::fs::write(&out, &bytes[..bytes.len() - 3]).unwrap();
         assert!(matches!(DigestTable::open(&out), Err(DigestTableError::NotATable(_))));
+    }
+
+    /// A table an earlier webaip made (its first bytes) is refused, saying to make it again:
+    /// it would leave ARC records whole without a word.
+    #[test]
+    fn a_table_of_an_earlier_webaip_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.digests");
+        let mut b = TableBuilder::new(1 << 20).unwrap();
+        b.add(key(1), None, &stored("http://a/", "2024")).unwrap();
+        b.finish(&out).unwrap();
+        let mut bytes = std::fs::read(&out).unwrap();
+        bytes[..16].copy_from_slice(b"WEBAIP-DIGESTS1\n");
+        std::fs::write(&out, &bytes).unwrap();
+        assert!(is_table(&out), "still taken for a table, not a CDXJ index");
+        let e = DigestTable::open(&out).err().expect("refused");
+        assert!(matches!(e, DigestTableError::Earlier(_)), "{e}");
+        assert!(e.to_string().contains("make it again"), "{e}");
     }
 
     /// A footer whose figures overflow, or a sparse index pointing past the blocks, is refused

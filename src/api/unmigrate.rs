@@ -140,8 +140,11 @@ pub fn unmigrate(
     let (packages, warcs): (Vec<&PathBuf>, Vec<&PathBuf>) = inputs.iter().partition(|i| i.is_dir());
     let opts = RebuildOptions { make_file: !options.stream, ..RebuildOptions::default() };
     // Revisits refer to the `--with` packages, the input packages, and (`--dedup-within`) to
-    // their own: one table of them for the run; payloads are copied beside the ARCs.
-    let mut payloads = StoredPayloads::new(holders, Some(out.to_path_buf()));
+    // their own package or WARC file: one table of them for the run (a revisit's own package
+    // or file searched first); payloads are copied beside the ARCs.
+    let mut sources = holders;
+    sources.extend(warcs.iter().map(|w| (*w).clone()));
+    let mut payloads = StoredPayloads::new(sources, Some(out.to_path_buf()));
     let mut arcs = Vec::new();
     for p in packages {
         let stated = package_statements(p, progress)?;
@@ -176,12 +179,8 @@ fn with_objids(with: &[PathBuf]) -> Result<Vec<String>, UnmigrateError> {
 /// concern the ARCs.
 fn needs_only(p: &Path, given: &[String]) -> Result<(), UnmigrateError> {
     let mets = p.join(crate::layout::METS);
-    let err = |what: String| UnmigrateError::With { path: mets.clone(), what };
-    let file = crate::layout::open_regular(&mets).map_err(|e| err(e.to_string()))?;
-    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
-    let required =
-        crate::store::deps::mets_arc_dependencies(reader).map_err(|e| err(e.to_string()))?;
-    let missing: Vec<String> = required.into_iter().filter(|r| !given.contains(r)).collect();
+    let missing = crate::store::deps::missing_arc_dependencies(&mets, given)
+        .map_err(|what| UnmigrateError::With { path: mets.clone(), what })?;
     match missing.is_empty() {
         true => Ok(()),
         false => Err(UnmigrateError::NeedsPackages { package: p.to_path_buf(), missing }),

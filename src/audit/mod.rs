@@ -161,6 +161,15 @@ pub enum UncheckedKind {
     /// An ARC not rebuilt (`--rebuild-arcs`): the original a revisit refers to holds another
     /// payload (the finding names the package holding it).
     ArcOriginalDiffers,
+    /// The ARCs the package was migrated from come back only with payloads in other packages
+    /// (its METS states it requires them) that were not given: their rebuild is not checked
+    /// (the reason names the packages).
+    ArcNeedsPackages,
+    /// A revisit's original (`--with`) is in another package that holds other bytes there,
+    /// or may be in the unread part of another package's container, or in a package the METS
+    /// or the revisit names that was not given or does not hold it: the fault, if any, is
+    /// that package's (the warning names it).
+    OriginalElsewhere,
 }
 
 /// The result of auditing one package.
@@ -229,6 +238,23 @@ impl AuditReport {
     pub fn eark_errors(&self) -> Option<usize> {
         let eark = self.eark.as_ref()?;
         Some(eark.findings.iter().filter(|f| f.severity == Severity::Error).count())
+    }
+
+    /// Whether the package is let in (by `ingest` and `store put` alike: one rule). An intact
+    /// one is. So is one in which nothing that could be checked is wrong (`Partial`) when all
+    /// the audit could not check is files the METS names by URL (kept elsewhere), a manifest
+    /// its profile does not ask for (its files are checked against the METS), or ARCs whose
+    /// rebuild needs the packages it was deduplicated against (its own bytes are checked
+    /// whole; its METS states what it requires). Damage and an inconsistent or invalid
+    /// description are not.
+    pub fn admissible(&self) -> bool {
+        use UncheckedKind::{ArcNeedsPackages, KeptElsewhere, NoManifest};
+        match self.verdict {
+            Verdict::Intact => true,
+            Verdict::Partial => (self.unchecked.iter())
+                .all(|u| matches!(u.kind, KeptElsewhere | NoManifest | ArcNeedsPackages)),
+            Verdict::Inconsistent | Verdict::Invalid | Verdict::Damaged => false,
+        }
     }
 }
 
@@ -542,14 +568,26 @@ pub fn audit_package(
     check_unlisted(&names, &rules, findings);
     let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
+    let undeclared = undeclared_requirements(dir, &judged.at.mets, &mets_name, &read.referred);
     let arc_rebuilds = check_arc_rebuilds(dir, opts, findings, &mut unchecked);
+    if arc_rebuilds.is_none() {
+        unchecked.extend(arcs_need_packages(&judged.at.mets, &mets_name, opts.with.as_deref()));
+    }
     let references = match &opts.with {
-        Some(with) => Some(follow_references(dir, with, opts.from_store, findings)?),
+        Some(with) => {
+            let followed = Followed {
+                from_store: opts.from_store,
+                findings: &mut *findings,
+                unchecked: &mut unchecked,
+            };
+            Some(follow_references(dir, with, followed)?)
+        }
         None => None,
     };
     findings.sort_by(|a, b| a.file.cmp(&b.file).then(a.offset.cmp(&b.offset)));
     place_in_mets(&files, findings);
-    let found = Found { files_listed: files.len() as u64, read, unchecked, identity };
+    let files_listed = files.len() as u64;
+    let found = Found { files_listed, read, unchecked, identity, undeclared };
     Ok(report(judged, &mets_name, found, references, arc_rebuilds))
 }
 
@@ -596,6 +634,8 @@ struct Found {
     read: ReadTally,
     unchecked: Vec<Unchecked>,
     identity: Option<PackageIdentity>,
+    /// Where the METS contradicts the containers it describes ([`undeclared_requirements`]).
+    undeclared: Vec<AuditFinding>,
 }
 
 /// The report of a package whose files were checked, with its verdict.
@@ -607,8 +647,13 @@ fn report(
     arc_rebuilds: Option<ArcRebuilds>,
 ) -> AuditReport {
     let Judged { at, validation, eark, deep, findings } = judged;
-    let (verdict, inconsistencies) =
-        conclude(&validation, mets_name, &findings, &found.unchecked, eark.as_ref());
+    let (verdict, inconsistencies) = conclude(
+        &validation,
+        mets_name,
+        (&findings, found.undeclared),
+        &found.unchecked,
+        eark.as_ref(),
+    );
     let read = found.read;
     AuditReport {
         package: at.dir,
@@ -644,6 +689,8 @@ struct ReadTally {
     bytestreams: u64,
     records_read: u64,
     digests: u64,
+    /// The packages the revisits read say hold their originals, by OBJID (`--deep`).
+    referred: BTreeSet<String>,
 }
 
 /// Runs one reading task over the files `present`.
@@ -717,6 +764,7 @@ fn read_listed(
         read.bytestreams += t.bytestreams;
         read.records_read += t.records;
         read.digests += t.digests;
+        read.referred.extend(t.referred);
     }
     read
 }
@@ -820,21 +868,15 @@ fn rebuild_fault(
             unchecked.push(Unchecked { file, mets_id: None, kind, reason });
         }
         RebuildError::OriginalDiffers(o) => {
-            let whose = match o.package == dir {
-                true => "this package".to_string(),
-                false => format!("the --with package {}", o.package.display()),
+            // The rule P6.4 follows too: one fault, one verdict in one report.
+            let elsewhere = references::fault_elsewhere(dir, &o.package);
+            let whose = match &elsewhere {
+                None => "this package".to_string(),
+                Some(p) => format!("the --with package {p}"),
             };
-            let what = format!(
-                "its ARCs are not rebuilt: the revisit {} states the payload {}; the original it \
-                 refers to, {}, holds {} in {whose} ({}): the fault is in {whose}",
-                o.record,
-                o.stated,
-                o.refers,
-                o.found,
-                o.holder.display()
-            );
+            let what = format!("its ARCs are not rebuilt; the fault is in {whose}: {reason}");
             let mut f = finding("arc-rebuild", &file, Some(o.offset), "", what);
-            if o.package != dir {
+            if elsewhere.is_some() {
                 f.severity = Severity::Warning;
             }
             findings.push(f);
@@ -904,15 +946,78 @@ fn tally_rebuild(
     }
 }
 
+/// The ARCs' rebuild unchecked when the package's METS states that the ARCs it was migrated
+/// from require other packages (deduplicated against them) not all given (`--with`,
+/// `--store`); `None` when it requires none, or all were given, or its METS cannot be read
+/// (its validation says why).
+fn arcs_need_packages(mets: &Path, mets_name: &str, with: Option<&[PathBuf]>) -> Option<Unchecked> {
+    let given: Vec<String> = (with.unwrap_or_default().iter())
+        .filter_map(|w| crate::index::digests::package_objid(w).ok())
+        .collect();
+    let missing = crate::store::deps::missing_arc_dependencies(mets, &given).ok()?;
+    if missing.is_empty() {
+        return None;
+    }
+    let reason = format!(
+        "the ARCs this package was migrated from come back only with payloads stored in \
+         package(s) {} (it was deduplicated against them), not given: their rebuild is not \
+         checked (audit --deep --rebuild-arcs --with PACKAGE)",
+        missing.join(", ")
+    );
+    let kind = UncheckedKind::ArcNeedsPackages;
+    Some(Unchecked { file: mets_name.to_string(), mets_id: None, kind, reason })
+}
+
+/// The packages the revisits read (`--deep`) say hold their originals
+/// (`X-Webaip-Refers-To-Package`) that the METS does not say the package requires (PREMIS
+/// `dependency` / `requires`, what `unmigrate`, the audit and the store go by): the METS
+/// contradicts the containers it describes, and nothing would keep those packages while this
+/// one needs them, so the package is never INTACT. One finding on the METS per OBJID; none
+/// when its METS cannot be read (its validation says why).
+fn undeclared_requirements(
+    dir: &Path,
+    mets: &Path,
+    mets_name: &str,
+    referred: &BTreeSet<String>,
+) -> Vec<AuditFinding> {
+    if referred.is_empty() {
+        return Vec::new();
+    }
+    let Ok(file) = layout::open_regular(mets) else { return Vec::new() };
+    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
+    let Ok(required) = crate::store::deps::mets_dependencies(reader) else { return Vec::new() };
+    let own = crate::index::digests::package_objid(dir).ok();
+    (referred.iter())
+        .filter(|objid| !required.contains(*objid) && own.as_ref() != Some(*objid))
+        .map(|objid| {
+            let what = format!(
+                "revisits in its containers take their payloads from package {objid} \
+                 (X-Webaip-Refers-To-Package), which the METS does not say this package \
+                 requires (PREMIS dependency / requires)"
+            );
+            finding("P6.4", mets_name, None, "", what)
+        })
+        .collect()
+}
+
+/// Where following the references reports: the audit's findings and what it left unchecked.
+struct Followed<'a> {
+    from_store: bool,
+    findings: &'a mut Vec<AuditFinding>,
+    unchecked: &'a mut Vec<Unchecked>,
+}
+
 /// Follows the package's revisits ([`references::check_references`]): each one whose original
-/// is missing or holds other bytes is damage (rule P6.4) at the revisit's place; a container
-/// that could not be read to its end is a warning.
+/// is missing here or holds other bytes here is damage (rule P6.4) at the revisit's place; one
+/// whose fault is another package's ([`references::fault_elsewhere`], the rule the ARC
+/// rebuild follows too) is a warning naming that package and leaves the revisit's container
+/// unchecked; a container that could not be read to its end is a warning.
 fn follow_references(
     dir: &Path,
     with: &[PathBuf],
-    from_store: bool,
-    findings: &mut Vec<AuditFinding>,
+    out: Followed<'_>,
 ) -> Result<references::ReferenceReport, AuditError> {
+    let Followed { from_store, findings, unchecked } = out;
     let report = references::check_references(dir, with, from_store)?;
     for u in &report.unresolved {
         let what = format!(
@@ -921,7 +1026,17 @@ fn follow_references(
             u.target_uri.as_deref().unwrap_or("(no target URI)"),
             u.problem
         );
-        findings.push(finding("P6.4", &u.file, Some(u.offset), "", what));
+        let mut f = finding("P6.4", &u.file, Some(u.offset), "", what);
+        if let Some(elsewhere) = &u.fault_in {
+            f.severity = Severity::Warning;
+            let reason = format!(
+                "a revisit's original is not checked: the fault is in {elsewhere}: {}",
+                f.message
+            );
+            let kind = UncheckedKind::OriginalElsewhere;
+            unchecked.push(Unchecked { file: u.file.clone(), mets_id: None, kind, reason });
+        }
+        findings.push(f);
     }
     for why in &report.unreadable {
         let mut f = finding("P6.4", "", None, "", format!("not searched to its end: {why}"));
@@ -939,11 +1054,11 @@ fn follow_references(
 fn conclude(
     validation: &ValidationReport,
     mets_name: &str,
-    findings: &[AuditFinding],
+    (findings, undeclared): (&[AuditFinding], Vec<AuditFinding>),
     unchecked: &[Unchecked],
     eark: Option<&csip::CsipCheck>,
 ) -> (Verdict, Vec<AuditFinding>) {
-    let inconsistencies: Vec<AuditFinding> = validation
+    let mut inconsistencies: Vec<AuditFinding> = validation
         .findings
         .iter()
         .filter(|f| f.is_inconsistency())
@@ -957,6 +1072,7 @@ fn conclude(
             message: f.message.clone(),
         })
         .collect();
+    inconsistencies.extend(undeclared);
     let invalid =
         validation.findings.iter().any(|f| f.severity == Severity::Error && !f.is_inconsistency())
             || eark.is_some_and(|e| e.findings.iter().any(|f| f.severity == Severity::Error));
@@ -1167,6 +1283,8 @@ struct WalkTally {
     records: u64,
     /// WARC digests verified.
     digests: u64,
+    /// The packages its revisits say hold their originals, by OBJID.
+    referred: BTreeSet<String>,
 }
 
 /// The walks over one container put together: each record once, every span read, and the
@@ -1201,6 +1319,7 @@ fn merge_walks(p: &Present, walks: Vec<Walk>, findings: &mut Vec<AuditFinding>) 
     let mut tally = record_problems(p, &seen, findings);
     tally.described = check_described_ranges(p, &seen, &gaps, findings);
     tally.records = seen.len() as u64;
+    tally.referred = seen.values().filter_map(|r| r.refers_to_package.clone()).collect();
     // The record count the container's PREMIS object states.
     if let Some(n) = p.listed.stated_records
         && n != tally.records
@@ -1585,7 +1704,15 @@ mod tests {
     }
 
     fn seen(end: u64, member_ended: bool) -> SeenRecord {
-        SeenRecord { end, member_ended, problems: Vec::new(), bytestreams: 1, digests: 2 }
+        let refers_to_package = None;
+        SeenRecord {
+            end,
+            member_ended,
+            problems: Vec::new(),
+            bytestreams: 1,
+            digests: 2,
+            refers_to_package,
+        }
     }
 
     fn described(id: &str, begin: u64, end: u64) -> ListedFile {
@@ -1637,7 +1764,14 @@ mod tests {
         second.errors.push((300, "bad header".into()));
         let mut findings = Vec::new();
         let tally = merge_walks(&p, vec![first, second], &mut findings);
-        assert_eq!(tally, WalkTally { described: 5, bytestreams: 3, records: 3, digests: 6 });
+        let want = WalkTally {
+            described: 5,
+            bytestreams: 3,
+            records: 3,
+            digests: 6,
+            ..Default::default()
+        };
+        assert_eq!(tally, want);
         let said: Vec<(&str, Option<u64>, &str)> =
             findings.iter().map(|f| (f.rule.as_str(), f.offset, f.message.as_str())).collect();
         assert_eq!(

@@ -136,6 +136,18 @@ pub(super) struct SeenRecord {
     /// Bytestreams and WARC digests checked.
     pub bytestreams: u64,
     pub digests: u64,
+    /// A revisit's `X-Webaip-Refers-To-Package`: the OBJID of the package it says holds its
+    /// original (what the METS must say the package requires).
+    pub refers_to_package: Option<String>,
+}
+
+/// The package a revisit record says holds its original (`X-Webaip-Refers-To-Package`).
+fn refers_to_package(h: &crate::formats::warc::WarcHeader) -> Option<String> {
+    if h.warc_type() != Some("revisit") {
+        return None;
+    }
+    let objid = h.get(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE)?.trim();
+    (!objid.is_empty()).then(|| objid.to_string())
 }
 
 /// What one deep walk over a span of a container found.
@@ -245,6 +257,7 @@ fn whole_member_record(
         problems: check.problems.into_iter().map(Problem::from).collect(),
         bytestreams: check.bytestreams,
         digests: check.digests,
+        refers_to_package: refers_to_package(&head.header),
     })
 }
 
@@ -307,7 +320,7 @@ fn stream_stretch(
         };
         let gzip = reader.is_gzip();
         let member_ended = end.member_ended || !gzip;
-        let seen = seen_record(check, from + end.end, member_ended, end.trailer_ok);
+        let seen = seen_record(&head.header, check, from + end.end, member_ended, end.trailer_ok);
         records.insert((from + head.offset, head.offset_in_member), seen);
         if to_member_end && end.member_ended && gzip {
             let reached = from + reader.position();
@@ -326,8 +339,10 @@ fn reader_at(path: &Path, from: u64) -> Result<WarcReader<std::fs::File>, String
 }
 
 /// What a deep walk keeps of a record it streamed: its block check's findings, with a block
-/// not followed by CRLF CRLF (`trailer_ok` false) among them, and where it ends.
+/// not followed by CRLF CRLF (`trailer_ok` false) among them, where it ends, and the package
+/// its header says a revisit's original is in.
 fn seen_record(
+    header: &crate::formats::warc::WarcHeader,
     check: crate::formats::warc::check::BlockCheck,
     end: u64,
     member_ended: bool,
@@ -344,6 +359,7 @@ fn seen_record(
         problems,
         bytestreams: check.bytestreams,
         digests: check.digests,
+        refers_to_package: refers_to_package(header),
     }
 }
 

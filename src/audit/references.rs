@@ -47,6 +47,13 @@ pub struct ReferenceReport {
     /// Containers that could not be read to the end (their name and why): originals in their
     /// unread part were not seen.
     pub unreadable: Vec<String>,
+    /// Of them, those of other packages (or such a package whose containers could not be
+    /// listed), by name: a revisit found nowhere may have its original there.
+    #[serde(skip)]
+    pub unread_elsewhere: Vec<String>,
+    /// The audited package's OBJID, when its METS names one.
+    #[serde(skip)]
+    pub objid: Option<String>,
     /// The packages the METS says hold originals of its revisits (PREMIS `dependency` /
     /// `requires` relationships, by OBJID), and whether one of them was searched.
     pub originals_in: Vec<RequiredPackage>,
@@ -89,6 +96,11 @@ pub struct UnresolvedReference {
     pub refers_to: Reference,
     /// What is wrong.
     pub problem: String,
+    /// The other package the fault is in (its folder as given), or the packages the METS
+    /// says hold the originals that were not given (their OBJIDs): the audited package's
+    /// bytes are not at fault, the reference is unchecked. `None`: the fault is here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault_in: Option<String>,
 }
 
 /// How a revisit names its original.
@@ -104,6 +116,10 @@ pub struct Reference {
     pub container: Option<String>,
     /// The revisit's `WARC-Payload-Digest`: the original payload's.
     pub digest: Option<String>,
+    /// `X-Webaip-Refers-To-Package`: the OBJID of the package holding the original, when
+    /// given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
 }
 
 /// A revisit being followed, and what was found of it so far.
@@ -123,8 +139,9 @@ struct Wanted {
 enum Found {
     /// An original with the payload digest the revisit states.
     Same,
-    /// A problem, said in words.
-    Problem(String),
+    /// A problem, said in words, and the other package it is in (`None`: in the audited
+    /// package).
+    Problem(String, Option<String>),
 }
 
 /// What hashing an original's payload found for one revisit's digest.
@@ -168,9 +185,10 @@ pub fn check_references(
     }
     report.searched.push(package.to_path_buf());
     report.searched.extend(with.iter().cloned());
+    report.objid = crate::index::digests::package_objid(package).ok();
     report.originals_in = required_packages(package, with);
     if !wanted.is_empty() {
-        search(&mut wanted, own, with, &mut report)?;
+        search(&mut wanted, package, own, with, &mut report);
     }
     for w in wanted {
         settle(w, from_store, &mut report);
@@ -207,6 +225,7 @@ fn revisit(
             date: text("WARC-Refers-To-Date"),
             container: text("WARC-Refers-To-Container"),
             digest: text("WARC-Payload-Digest"),
+            package: text(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE),
         },
         found: None,
     })
@@ -214,13 +233,13 @@ fn revisit(
 
 /// Counts a followed revisit resolved, or records it unresolved with its problem.
 fn settle(w: Wanted, from_store: bool, report: &mut ReferenceReport) {
-    let problem = match w.found {
+    let (problem, fault_in) = match w.found {
         Some(Found::Same) => {
             report.resolved += 1;
             return;
         }
-        Some(Found::Problem(why)) => why,
-        None => nowhere(report, from_store),
+        Some(Found::Problem(why, fault_in)) => (why, fault_in),
+        None => nowhere(report, from_store, w.refers_to.package.as_deref()),
     };
     report.unresolved.push(UnresolvedReference {
         file: w.file,
@@ -229,6 +248,7 @@ fn settle(w: Wanted, from_store: bool, report: &mut ReferenceReport) {
         target_uri: w.target_uri,
         refers_to: w.refers_to,
         problem,
+        fault_in,
     });
 }
 
@@ -252,11 +272,34 @@ fn required_packages(package: &Path, with: &[PathBuf]) -> Vec<RequiredPackage> {
         .collect()
 }
 
-/// The problem of a revisit whose original was found nowhere, with the packages the METS says
-/// hold the originals and that were not given (by the operator, or by the store when one was
-/// asked).
-fn nowhere(report: &ReferenceReport, from_store: bool) -> String {
+/// Whose fault a revisit's original that holds other bytes than the revisit states is, when
+/// it was found in the package at `holder` (the one rule of it, for rule P6.4 and the ARC
+/// rebuild alike): the other package's (named: a warning, the revisit unchecked) when that is
+/// not the audited one; `None`, the audited package's (damage), when it is. The audited
+/// package's own bytes are checked against its METS by the deep audit: a revisit changed
+/// there is damage found there, so a fault of another package never makes it DAMAGED.
+pub(super) fn fault_elsewhere(audited: &Path, holder: &Path) -> Option<String> {
+    let same = |a: &Path, b: &Path| a == b || a.canonicalize().ok() == b.canonicalize().ok();
+    (!same(audited, holder)).then(|| holder.display().to_string())
+}
+
+/// The problem of a revisit whose original was found nowhere, and whose fault it is (the
+/// same rule as [`fault_elsewhere`]'s for a revisit found nowhere): that of the containers of
+/// other packages not read to their end (the original may be in their unread part), of the
+/// packages the METS says hold the originals that were not given (by the operator, or by the
+/// store when one was asked), or of the other package the revisit names (`named`, by OBJID),
+/// given without it or not given; the audited package's when none of these is so.
+fn nowhere(
+    report: &ReferenceReport,
+    from_store: bool,
+    named: Option<&str>,
+) -> (String, Option<String>) {
     let mut problem = format!("no original found in {} package(s) searched", report.searched.len());
+    if !report.unread_elsewhere.is_empty() {
+        let unread = report.unread_elsewhere.join(", ");
+        problem.push_str(&format!("; it may be in the unread part of {unread}"));
+        return (problem, Some(format!("{unread} (not read to its end)")));
+    }
     let missing: Vec<&str> = report
         .originals_in
         .iter()
@@ -273,8 +316,20 @@ fn nowhere(report: &ReferenceReport, from_store: bool) -> String {
             "; the METS says the originals are in package {}, {advice}",
             missing.join(", ")
         ));
+        return (problem, Some(missing.join(", ")));
     }
-    problem
+    match named.filter(|n| Some(*n) != report.objid.as_deref()) {
+        Some(objid) => {
+            let given = report.originals_in.iter().find(|r| r.objid == objid);
+            let holder = match given.and_then(|r| r.searched.as_ref()) {
+                Some(p) => format!("{} (package {objid})", p.display()),
+                None => format!("package {objid}"),
+            };
+            problem.push_str(&format!("; the revisit says it is in {holder}"));
+            (problem, Some(holder))
+        }
+        None => (problem, None),
+    }
 }
 
 /// The wanted revisits by how they name their original: by record id, or by target URI and
@@ -299,6 +354,7 @@ impl OriginalIndex {
                 _ => w.found = Some(Found::Problem(
                     "the revisit names no original (no WARC-Refers-To, nor target URI and date)"
                         .into(),
+                    None,
                 )),
             }
         }
@@ -326,38 +382,46 @@ impl OriginalIndex {
 /// wanted revisit names.
 fn search(
     wanted: &mut [Wanted],
+    audited: &Path,
     own: Vec<Container>,
     with: &[PathBuf],
     report: &mut ReferenceReport,
-) -> Result<(), AuditError> {
+) {
     let index = OriginalIndex::of(wanted);
     let mut sources = vec![(None, own)];
     for p in with {
-        sources.push((Some(p), containers(p)?));
+        match containers(p) {
+            Ok(list) => sources.push((Some(p), list)),
+            Err(e) => {
+                report.unreadable.push(format!("{}: {e}", p.display()));
+                report.unread_elsewhere.push(p.display().to_string());
+            }
+        }
     }
     for (package, list) in sources {
         let prefix = package.map_or(String::new(), |p| format!("{}/", p.display()));
         for c in list {
             let name = format!("{prefix}{}", c.href);
-            let holds = search_container(&c.path, &name, &index, wanted, report);
+            let package_at = package.map(|p| p.as_path());
+            let at = Searching { path: &c.path, name: &name, package: package_at, audited };
+            let holds = search_container(&at, &index, wanted, report);
             if let (true, Some(p)) = (holds, package) {
                 report.holding.push(HoldingContainer { package: p.clone(), name: c.href });
             }
         }
     }
-    Ok(())
 }
 
 /// Checks each record of the container at `path` (named `name`) that a wanted revisit names;
 /// true when it holds an original with the payload its revisit states.
 fn search_container(
-    path: &Path,
-    name: &str,
+    c: &Searching,
     index: &OriginalIndex,
     wanted: &mut [Wanted],
     report: &mut ReferenceReport,
 ) -> bool {
     let mut holds = false;
+    let (path, name) = (c.path, c.name);
     let read = each_record(path, name, |head, block| {
         if head.header.warc_type() == Some("revisit") {
             return Ok(());
@@ -372,13 +436,17 @@ fn search_container(
         let at = format!("{name} at offset {}", head.offset);
         for (&i, outcome) in hits.iter().zip(checked) {
             holds |= matches!(outcome, PayloadCheck::Same);
-            let found = found_at(&at, outcome, &wanted[i]);
+            let fault_in = c.package.and_then(|p| fault_elsewhere(c.audited, p));
+            let found = found_at(&at, fault_in, outcome, &wanted[i]);
             wanted[i].found = Some(found);
         }
         Ok(())
     });
     if let Err(e) = read {
         report.unreadable.push(e.to_string());
+        if c.package.is_some() {
+            report.unread_elsewhere.push(name.to_string());
+        }
     }
     holds
 }
@@ -388,17 +456,31 @@ fn stated_digest(w: &Wanted) -> Option<LabelledDigest> {
     w.refers_to.digest.as_deref().and_then(|d| LabelledDigest::parse(d).ok())
 }
 
-/// What hashing the original at `at` of the revisit `w` found.
-fn found_at(at: &str, outcome: PayloadCheck, w: &Wanted) -> Found {
+/// A container searched for originals: where it is, its name in messages, the other package
+/// holding it (`None`: the audited one), and the audited package.
+struct Searching<'a> {
+    path: &'a Path,
+    name: &'a str,
+    package: Option<&'a Path>,
+    audited: &'a Path,
+}
+
+/// What hashing the original at `at` of the revisit `w` found; other bytes are the fault of
+/// the other package `fault_in` when one is named.
+fn found_at(at: &str, fault_in: Option<String>, outcome: PayloadCheck, w: &Wanted) -> Found {
     match outcome {
         PayloadCheck::Same => Found::Same,
-        PayloadCheck::Other(found) => Found::Problem(format!(
-            "the original at {at} holds other bytes: its payload digest is {found}"
-        )),
-        PayloadCheck::Unchecked => Found::Problem(format!(
-            "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
-            w.refers_to.digest.as_deref().unwrap_or("")
-        )),
+        PayloadCheck::Other(found) => Found::Problem(
+            format!("the original at {at} holds other bytes: its payload digest is {found}"),
+            fault_in,
+        ),
+        PayloadCheck::Unchecked => Found::Problem(
+            format!(
+                "the original was found at {at}, but the revisit's payload digest {:?} cannot be checked",
+                w.refers_to.digest.as_deref().unwrap_or("")
+            ),
+            None,
+        ),
     }
 }
 

@@ -119,6 +119,9 @@ fn print_report(r: &ArcRebuild) {
     if !r.rebuildable {
         println!("  not rebuildable at migration: {}", r.reasons.join("; "));
     }
+    for note in &r.notes {
+        println!("  {}", terminal_text(note));
+    }
     for d in &r.differences {
         match d.in_member {
             Some(n) => println!("  at {}+{}: {}", d.offset, n, terminal_text(&d.what)),

@@ -11,8 +11,11 @@
 //! [`TableBuilder`] makes a table from CDXJ index lines ([`TableBuilder::add_cdxj`]) or from the
 //! containers of an earlier package ([`TableBuilder::add_package`]) by external sort: entries
 //! are collected up to a memory budget, sorted and written as a run, and the runs are merged
-//! into the table (`crate::external_sort`). Where one digest is stored more than once, the earliest capture (then the
-//! first added) is kept: revisits refer to the first time the payload was stored. Revisit
+//! into the table (`crate::external_sort`). Where one digest is stored more than once, one
+//! that names its package and record id (a package's record, which an ARC record's revisit
+//! can be made of) is kept before one that does not (an index line), then the earliest
+//! capture, then the first by what the entry states (so the order of the sources does not
+//! decide): revisits refer to the first time the payload was stored in a package. Revisit
 //! records and digests webaip cannot decode are not entries (they hold no payload, or cannot
 //! be compared).
 //!
@@ -36,7 +39,11 @@ use super::cdxj::IndexEntry;
 pub const STEP: u64 = 64;
 
 /// The table's first bytes.
-const MAGIC: &[u8; 16] = b"WEBAIP-DIGESTS1\n";
+const MAGIC: &[u8; 16] = b"WEBAIP-DIGESTS2\n";
+/// The first bytes of a table an earlier webaip made: it may keep an index line where a
+/// package's record of the same digest is stored too, so that no ARC record becomes a
+/// revisit against it (nothing says so). It is refused, naming what to do.
+const EARLIER_MAGIC: &[u8; 16] = b"WEBAIP-DIGESTS1\n";
 /// Its last bytes (after the footer's numbers).
 const END_MAGIC: &[u8; 8] = b"WDTEND01";
 /// Footer: sparse index offset, sparse entries, entries, step (4 x u64), then [`END_MAGIC`].
@@ -137,6 +144,19 @@ pub struct StoredPayload {
     pub payload_offset: Option<u64>,
 }
 
+impl StoredPayload {
+    /// It names its package and record id: a revisit can name it whole (what an ARC record's
+    /// revisit needs to come back).
+    pub fn names_its_record(&self) -> bool {
+        self.package.is_some() && self.record_id.is_some()
+    }
+}
+
+/// The 14 digits of a stored payload's date (ordering only).
+fn when_of(stored: &StoredPayload) -> String {
+    stored.date.chars().filter(char::is_ascii_digit).take(14).collect()
+}
+
 /// A match: the stored payload, and its length when the source stated it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
@@ -164,6 +184,12 @@ pub enum DigestTableError {
     /// The file is not a digest table, or is cut short.
     #[error("{0}: not a webaip digest table (or cut short)")]
     NotATable(PathBuf),
+    /// The table was made by an earlier webaip.
+    #[error(
+        "{0}: a digest table made by an earlier webaip (it may leave ARC records whole that \
+         could be revisits): make it again with webaip dedup-table"
+    )]
+    Earlier(PathBuf),
     /// A line of an index is not a CDXJ line.
     #[error("{path}, line {line}: {source}")]
     Line {
@@ -190,17 +216,25 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> DigestTableError + '_ {
     move |source| DigestTableError::Io { path: path.to_path_buf(), source }
 }
 
-/// True when `path` is a digest table (by its first bytes).
+/// True when `path` is a digest table (by its first bytes; one an earlier webaip made too).
 pub fn is_table(path: &Path) -> bool {
+    table_magic(path).is_some_and(|head| &head == MAGIC || &head == EARLIER_MAGIC)
+}
+
+/// The first bytes of the file at `path`, as a table's magic is read.
+fn table_magic(path: &Path) -> Option<[u8; 16]> {
     let mut head = [0u8; 16];
-    crate::layout::open_user_file(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
-        && &head == MAGIC
+    let mut f = crate::layout::open_user_file(path).ok()?;
+    f.read_exact(&mut head).ok().map(|()| head)
 }
 
 /// One entry: its key, and the rest as stored (length, date for ordering, serialized place).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
     key: DigestKey,
+    /// The stored payload names its package and record id (ordering only: such an entry
+    /// wins over one that does not).
+    named: bool,
     /// 14-digit date (ordering only: the earliest wins).
     when: String,
     /// Order added (ties).
@@ -211,12 +245,20 @@ struct Entry {
 
 impl Entry {
     fn order(&self, other: &Self) -> Ordering {
-        (self.key, &self.when, self.seq).cmp(&(other.key, &other.when, other.seq))
+        (self.key, !self.named, &self.when, &self.stored, self.seq).cmp(&(
+            other.key,
+            !other.named,
+            &other.when,
+            &other.stored,
+            other.seq,
+        ))
     }
 
-    /// Run format: key, seq, when (len u8 + bytes), payload_len, stored (len u32 + bytes).
+    /// Run format: key, named (one byte), seq, when (len u8 + bytes), payload_len, stored
+    /// (len u32 + bytes).
     fn write_run(&self, w: &mut (impl Write + ?Sized)) -> io::Result<()> {
         w.write_all(&self.key.0)?;
+        w.write_all(&[u8::from(self.named)])?;
         w.write_all(&self.seq.to_le_bytes())?;
         w.write_all(&[self.when.len().min(255) as u8])?;
         w.write_all(&self.when.as_bytes()[..self.when.len().min(255)])?;
@@ -231,6 +273,8 @@ impl Entry {
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
             r => r?,
         }
+        let mut named = [0u8; 1];
+        r.read_exact(&mut named)?;
         let seq = read_u64(r)?;
         let mut n = [0u8; 1];
         r.read_exact(&mut n)?;
@@ -242,7 +286,8 @@ impl Entry {
         let mut stored = vec![0u8; u32::from_le_bytes(len) as usize];
         r.read_exact(&mut stored)?;
         let when = String::from_utf8_lossy(&when).into_owned();
-        Ok(Some(Entry { key: DigestKey(key), when, seq, payload_len, stored }))
+        let named = named[0] != 0;
+        Ok(Some(Entry { key: DigestKey(key), named, when, seq, payload_len, stored }))
     }
 
     /// Table format: key, payload_len, stored (len u32 + bytes).
@@ -320,7 +365,8 @@ impl TableBuilder {
         payload_len: Option<u64>,
         stored: &StoredPayload,
     ) -> Result<(), DigestTableError> {
-        let when: String = stored.date.chars().filter(char::is_ascii_digit).take(14).collect();
+        let when = when_of(stored);
+        let named = stored.names_its_record();
         let mut stored = serde_json::to_vec(stored).unwrap_or_default();
         // serde_json grows its buffer by doubling: hold only the bytes.
         stored.shrink_to_fit();
@@ -330,6 +376,7 @@ impl TableBuilder {
             2 * std::mem::size_of::<Entry>() + stored.len() + when.len() + 2 * ALLOC_OVERHEAD;
         self.pending.push(Entry {
             key,
+            named,
             when,
             seq: self.seq,
             payload_len: payload_len.unwrap_or(UNKNOWN_LEN),
@@ -563,6 +610,9 @@ impl DigestTable {
         let file = crate::layout::open_user_file(path)?;
         let size = file.metadata().map_err(io_at(path))?.len();
         let bad = || DigestTableError::NotATable(path.to_path_buf());
+        if table_magic(path).is_some_and(|head| &head == EARLIER_MAGIC) {
+            return Err(DigestTableError::Earlier(path.to_path_buf()));
+        }
         if !is_table(path) || size < MAGIC.len() as u64 + FOOTER_LEN {
             return Err(bad());
         }
@@ -688,18 +738,52 @@ impl DedupSources {
         Ok(out)
     }
 
-    /// The first table's match for `key`.
+    /// The match for `key` over every table ([`Self::find_where`] taking any).
     pub fn find(
         &self,
         key: &DigestKey,
         payload_len: u64,
     ) -> Result<Option<Found>, DigestTableError> {
+        self.find_where(key, payload_len, |_| true)
+    }
+
+    /// The match for `key` that `accept` takes, over every table: of those, one that names
+    /// its record first, then the earliest, then the first by what it states, as a table
+    /// keeps one of a digest's entries (the table builder). The order of the sources does not
+    /// change the match.
+    pub fn find_where(
+        &self,
+        key: &DigestKey,
+        payload_len: u64,
+        accept: impl Fn(&Found) -> bool,
+    ) -> Result<Option<Found>, DigestTableError> {
+        let mut best: Option<(MatchRank, Found)> = None;
         for t in &self.tables {
-            if let Some(f) = t.find(key, payload_len)? {
-                return Ok(Some(f));
+            let Some(f) = t.find(key, payload_len)?.filter(|f| accept(f)) else { continue };
+            let rank = MatchRank::of(&f.stored);
+            if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                best = Some((rank, f));
             }
         }
-        Ok(None)
+        Ok(best.map(|(_, f)| f))
+    }
+}
+
+/// How a match ranks among those of several tables (the smallest wins).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct MatchRank {
+    unnamed: bool,
+    when: String,
+    stored: Vec<u8>,
+}
+
+impl MatchRank {
+    fn of(stored: &StoredPayload) -> MatchRank {
+        MatchRank {
+            unnamed: !stored.names_its_record(),
+            when: when_of(stored),
+            stored: serde_json::to_vec(stored).unwrap_or_default(),
+        }
     }
 }
 
@@ -834,6 +918,24 @@ mod tests {
         let bytes = std::fs::read(&out).unwrap();
         std::fs::write(&out, &bytes[..bytes.len() - 3]).unwrap();
         assert!(matches!(DigestTable::open(&out), Err(DigestTableError::NotATable(_))));
+    }
+
+    /// A table an earlier webaip made (its first bytes) is refused, saying to make it again:
+    /// it would leave ARC records whole without a word.
+    #[test]
+    fn a_table_of_an_earlier_webaip_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.digests");
+        let mut b = TableBuilder::new(1 << 20).unwrap();
+        b.add(key(1), None, &stored("http://a/", "2024")).unwrap();
+        b.finish(&out).unwrap();
+        let mut bytes = std::fs::read(&out).unwrap();
+        bytes[..16].copy_from_slice(b"WEBAIP-DIGESTS1\n");
+        std::fs::write(&out, &bytes).unwrap();
+        assert!(is_table(&out), "still taken for a table, not a CDXJ index");
+        let e = DigestTable::open(&out).err().expect("refused");
+        assert!(matches!(e, DigestTableError::Earlier(_)), "{e}");
+        assert!(e.to_string().contains("make it again"), "{e}");
     }
 
     /// A footer whose figures overflow, or a sparse index pointing past the blocks, is refused

@@ -14,8 +14,9 @@
 //!
 //! A submission another tool wrote usually has no manifest: its files are then those its METS
 //! fileSec names inside it (`files`), and those it names by URL stay where they are, the AIP's
-//! METS referring to them as the submission did and the report listing them (`admissible`
-//! says which audit verdicts let such a submission in).
+//! METS referring to them as the submission did and the report listing them
+//! (`AuditReport::admissible`, the rule `store put` follows too, says which audit verdicts let
+//! such a submission in).
 
 pub(crate) mod aip_mets;
 pub mod carried;
@@ -526,7 +527,7 @@ fn admit(
     let audit_opts =
         AuditOptions { validate: opts.validate.clone(), deep: true, ..Default::default() };
     let audit = audit_package(ssip, &audit_opts, progress)?;
-    if !admissible(&audit) {
+    if !audit.admissible() {
         return Err(refusal(ssip, &audit));
     }
     Ok(Admitted { before, audit })
@@ -585,23 +586,6 @@ fn carried_over(
             None
         }
     })
-}
-
-/// Whether the audit lets the submission in. An intact one does. So does one in which nothing
-/// that could be checked is wrong (`Partial`) when all the audit could not check is files the
-/// METS names by URL (kept elsewhere: the AIP refers to them as the submission does, and the
-/// report lists them) or a manifest its profile does not ask for (its files are checked against
-/// the METS's SIZE and CHECKSUM, and the AIP gets a manifest of its own). Damage and an
-/// inconsistent description still refuse it.
-fn admissible(audit: &crate::audit::AuditReport) -> bool {
-    use crate::audit::UncheckedKind::{KeptElsewhere, NoManifest};
-    match audit.verdict {
-        Verdict::Intact => true,
-        Verdict::Partial => {
-            audit.unchecked.iter().all(|u| matches!(u.kind, KeptElsewhere | NoManifest))
-        }
-        Verdict::Inconsistent | Verdict::Invalid | Verdict::Damaged => false,
-    }
 }
 
 /// What of the submission the AIP leaves out, in words: files kept elsewhere (named by URL),

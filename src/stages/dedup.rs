@@ -133,18 +133,16 @@ impl<'a> DedupStage<'a> {
         let Some(digest) = DigestKey::new(Algorithm::Sha1, &candidate.sha1) else {
             return Ok(None);
         };
+        // A migrated ARC record comes back only from an original a revisit can name whole:
+        // its package (OBJID) and record id. A hit from an index without them leaves it whole,
+        // whichever source comes first.
+        let mapped = matches!(s.item, Item::Mapped(_));
         let found = self
             .dedup
             .against
-            .find(&digest, candidate.len)
+            .find_where(&digest, candidate.len, |f: &Found| !mapped || f.stored.names_its_record())
             .map_err(|source| StageError::Dedup { origin: s.item.origin(), source })?;
-        // A migrated ARC record comes back only from an original a revisit can name whole:
-        // its package (OBJID) and record id. A hit from an index without them leaves it whole.
-        let named = |f: &Found| {
-            !matches!(s.item, Item::Mapped(_))
-                || (f.stored.package.is_some() && f.stored.record_id.is_some())
-        };
-        if let Some(f) = found.filter(named) {
+        if let Some(f) = found {
             return self.unless_collision(s, Revisit { refers: f.stored, digest, own: false });
         }
         if !self.dedup.within {
@@ -314,7 +312,7 @@ impl Candidate {
 }
 
 /// The SHA-1 of `held` bytes, else of what `open` gives (the CPU's SHA instructions; the
-/// collision check is [`checked_sha1`], for revisits only).
+/// collision check is [`shows_collision_attack`], for revisits only).
 fn payload_sha1<R: Read>(
     s: &StagedItem,
     held: Option<&[u8]>,

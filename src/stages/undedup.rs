@@ -10,6 +10,7 @@
 //! `Content-Length` and `WARC-Block-Digest` the full block's). `webaip undedup` packages the
 //! restored containers as `package` packages WARC files.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -24,6 +25,7 @@ use crate::formats::warc::payload;
 use crate::formats::warc::{WarcError, WarcReader};
 use crate::index::digests::{Algorithm, DigestKey};
 use crate::layout::{self, ConfineError};
+use crate::migrate::rebuild::{MissingOriginal, OtherPayload};
 
 /// Why a package could not be restored.
 #[derive(Debug, thiserror::Error)]
@@ -49,27 +51,23 @@ pub enum UndedupError {
     /// A container could not be read as WARC.
     #[error(transparent)]
     Warc(#[from] WarcError),
-    /// A revisit names no record id, or one no `--with` package holds.
-    #[error("{container}: the revisit {record} refers to {refers}, which no --with package holds")]
-    Missing {
-        /// The container of the revisit.
-        container: String,
-        /// The revisit's record id.
-        record: String,
-        /// What it refers to.
-        refers: String,
-    },
-    /// The original's payload is not what the revisit states.
-    #[error("{container}: the revisit {record}: the original's payload is {found}, not {stated}")]
-    Digest {
-        /// The container of the revisit.
-        container: String,
-        /// The revisit's record id.
-        record: String,
-        /// `WARC-Payload-Digest` of the revisit.
-        stated: String,
-        /// The SHA-1 of the original's payload.
-        found: String,
+    /// A revisit names no record id, or one no package given holds.
+    #[error(transparent)]
+    Missing(Box<MissingOriginal>),
+    /// Every record the revisit refers to holds another payload than it states.
+    #[error(transparent)]
+    Digest(Box<OtherPayload>),
+    /// A container of a package searched could not be read to its end, and no record read
+    /// held the payload: it may be in the unread part.
+    #[error(
+        "{}: not read to its end ({why}): the original looked for may be in its unread part",
+        container.display()
+    )]
+    Unread {
+        /// The container.
+        container: PathBuf,
+        /// Why.
+        why: String,
     },
 }
 
@@ -145,26 +143,47 @@ const ORIGINALS_CACHE_KIB: u32 = 8 << 10;
 /// Bytes of a stored payload read or copied at a time.
 const PAYLOAD_CHUNK: usize = 256 << 10;
 
-/// Containers kept open at once for the payloads read from them: a run over thousands of
-/// containers stays far below the process's limit of open files.
+/// Containers kept open at once for the payloads read from them, at most: a run over
+/// thousands of containers stays far below the process's limit of open files.
 const OPEN_CONTAINERS: usize = 64;
+
+/// Containers kept open at once: [`OPEN_CONTAINERS`], or a quarter of the process's limit of
+/// open files when that is lower (the run opens other files too: the containers rebuilt, the
+/// scratch table, the temporary copies).
+fn open_cap() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit only writes the struct it is given, which lives for the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return OPEN_CONTAINERS;
+    }
+    let soft = usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX);
+    OPEN_CONTAINERS.min(soft / 4).max(1)
+}
 
 /// A container of a source, read (once) when it is first searched.
 struct Searched {
     container: Container,
-    /// The package's OBJID (`None`: its METS names none).
+    /// The package's OBJID (`None`: its METS names none, or a WARC file given alone).
     objid: Option<String>,
+    /// The package folder (or the WARC file given alone), resolved: a revisit in it refers
+    /// to it first when it names no other package.
+    home: PathBuf,
     /// Its records are in the table.
     read: bool,
     /// Open while it is among the [`OPEN_CONTAINERS`] used last.
     file: Option<File>,
+    /// Why it could not be read to its end, when it could not: a record missing from the
+    /// table may be in its unread part.
+    fault: Option<String>,
 }
 
 /// The records of the `sources`' containers by `WARC-Record-ID`, in a scratch database on disk.
 /// A container is read (its records' ids and places put in the table) only when a payload is
-/// looked for that no container read so far holds, those the revisit names first (its
-/// package's, and the container `WARC-Refers-To-Container` names): in a run, each container is
-/// opened and read at most once, and those no revisit needs not at all.
+/// looked for that no place known so far gives, those the revisit names first (its package's,
+/// or its own package's when it names none, and the container `WARC-Refers-To-Container`
+/// names): in a run, each container is opened and read at most once, and those no revisit
+/// needs not at all. Every place of a record id is kept, and each is tried until one holds the
+/// payload stated, so the order the sources are given in never changes the payload given.
 pub(crate) struct Originals {
     searched: Vec<Searched>,
     /// The containers holding an open file, the one used longest ago first.
@@ -172,6 +191,18 @@ pub(crate) struct Originals {
     db: rusqlite::Connection,
     /// Where stored payloads are copied to (`None`: the system's temporary folder).
     scratch: Option<PathBuf>,
+    /// Containers kept open at once ([`open_cap`]).
+    open_cap: usize,
+    /// The places (container, offset) found to hold a payload no revisit looked for so far
+    /// was, with what they hold: each is copied and hashed once in a run, not again for
+    /// every revisit of that id (a package repeating one record id stays linear).
+    known_other: HashMap<(usize, u64), KnownOther>,
+}
+
+/// What a place holds that a revisit did not look for: its payload's SHA-1 key and length.
+struct KnownOther {
+    key: Option<DigestKey>,
+    holder: OtherHolder,
 }
 
 /// What a revisit states of the payload it leaves out.
@@ -187,6 +218,9 @@ pub(crate) struct StatedPayload<'a> {
     pub(crate) package: Option<&'a str>,
     /// `WARC-Refers-To-Container`: the container holding it (`file://NAME`).
     pub(crate) container: Option<&'a str>,
+    /// The container holding the revisit: its own package is searched first when it names
+    /// no other.
+    pub(crate) from: Option<&'a Path>,
 }
 
 /// Why [`Originals::verified_payload`] gives no payload.
@@ -194,20 +228,23 @@ pub(crate) struct StatedPayload<'a> {
 pub(crate) enum PayloadFault {
     /// No source holds the record.
     Missing,
-    /// The record holds another payload: in `holder` (a container), with this digest and
-    /// length.
-    Differs {
-        /// The container holding the record.
-        holder: PathBuf,
-        /// The package holding that container.
-        package: PathBuf,
-        /// The SHA-1 of its payload (`sha1:BASE32`).
-        found: String,
-        /// Its length.
-        found_len: u64,
-    },
+    /// Every record of that id found holds another payload (by container path).
+    Differs(Vec<OtherHolder>),
     /// Reading or copying failed.
     Failed(UndedupError),
+}
+
+/// A record of the id a revisit refers to that holds another payload than it states.
+#[derive(Debug, Clone)]
+pub(crate) struct OtherHolder {
+    /// The container holding the record.
+    pub(crate) holder: PathBuf,
+    /// The package holding that container.
+    pub(crate) package: PathBuf,
+    /// The SHA-1 of its payload (`sha1:BASE32`).
+    pub(crate) found: String,
+    /// Its length.
+    pub(crate) found_len: u64,
 }
 
 impl<E: Into<UndedupError>> From<E> for PayloadFault {
@@ -244,90 +281,78 @@ impl VerifiedPayload {
 }
 
 impl Originals {
-    /// The records of the packages `sources`; stored payloads are copied under `scratch`
-    /// (`None`: the system's temporary folder).
+    /// The records of `sources` (package folders, or WARC files given alone); stored payloads
+    /// are copied under `scratch` (`None`: the system's temporary folder).
     pub(crate) fn new(
         sources: &[PathBuf],
         scratch: Option<PathBuf>,
     ) -> Result<Originals, UndedupError> {
         let db = crate::temporaries::scratch_database(
             ORIGINALS_CACHE_KIB,
-            "CREATE TABLE originals (id TEXT PRIMARY KEY, container INTEGER NOT NULL, \
-             begin INTEGER NOT NULL, end INTEGER NOT NULL) WITHOUT ROWID;",
+            "CREATE TABLE originals (id TEXT NOT NULL, container INTEGER NOT NULL, \
+             begin INTEGER NOT NULL, end INTEGER NOT NULL, PRIMARY KEY (id, container, begin)) \
+             WITHOUT ROWID;",
         )?;
         let mut searched = Vec::new();
-        for pkg in sources {
-            let objid = crate::index::digests::package_objid(pkg).ok();
-            for container in containers(pkg)? {
-                searched.push(Searched {
-                    container,
-                    objid: objid.clone(),
-                    read: false,
-                    file: None,
-                });
-            }
+        for source in sources {
+            searched.extend(source_containers(source));
         }
-        Ok(Originals { searched, open: Default::default(), db, scratch })
+        let (open, known_other) = Default::default();
+        Ok(Originals { searched, open, db, scratch, open_cap: open_cap(), known_other })
     }
 
-    /// Where the record `stated.refers` is, if a source holds it: looked up, then looked
-    /// for in the containers not read yet, those `stated` names first.
-    fn find(&mut self, stated: &StatedPayload) -> Result<Option<Place>, UndedupError> {
-        if let Some(place) = self.look_up(stated.refers)? {
-            return Ok(Some(place));
-        }
-        for n in self.search_order(stated) {
-            self.read_container(n)?;
-            if let Some(place) = self.look_up(stated.refers)? {
-                return Ok(Some(place));
-            }
-        }
-        Ok(None)
-    }
-
-    /// The containers not read yet: those of the package `stated` names (the container it
-    /// names first), then the others, in the sources' order.
-    fn search_order(&self, stated: &StatedPayload) -> Vec<usize> {
-        let named = stated.container.map(|c| c.strip_prefix("file://").unwrap_or(c));
-        let rank = |s: &Searched| {
-            let ours = stated.package.is_some() && s.objid.as_deref() == stated.package;
-            let name = Path::new(&s.container.rel).file_name().and_then(|n| n.to_str());
-            match (ours, named.is_some() && name == named) {
-                (true, true) => 0,
-                (true, false) => 1,
-                _ => 2,
-            }
-        };
+    /// The containers not read yet, those `stated` names first ([`Self::rank`]), then the
+    /// others in the sources' order.
+    fn search_order(&self, stated: &StatedPayload, from: Option<&Path>) -> Vec<usize> {
         let mut order: Vec<usize> =
             (0..self.searched.len()).filter(|&n| !self.searched[n].read).collect();
-        order.sort_by_key(|&n| rank(&self.searched[n]));
+        order.sort_by_key(|&n| self.rank(stated, from, n));
         order
     }
 
-    fn look_up(&self, id: &str) -> Result<Option<Place>, UndedupError> {
-        use rusqlite::OptionalExtension;
-        let found = self
-            .db
-            .prepare_cached("SELECT container, begin, end FROM originals WHERE id = ?")?
-            .query_row([id], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
-            })
-            .optional()?;
-        Ok(found.and_then(|(n, begin, end)| {
-            Some(Place {
-                container: usize::try_from(n).ok()?,
-                begin: begin as u64,
-                end: end as u64,
-            })
-        }))
+    /// How early the container `n` is searched for the payload `stated` leaves out: first
+    /// those of the package it names (of the package holding the revisit, `from`, when it
+    /// names none), the container `WARC-Refers-To-Container` names before the others; then
+    /// a container of that name elsewhere; then the rest.
+    fn rank(&self, stated: &StatedPayload, from: Option<&Path>, n: usize) -> u8 {
+        let s = &self.searched[n];
+        let ours = match stated.package {
+            Some(objid) => s.objid.as_deref() == Some(objid),
+            None => from.is_some_and(|f| f.starts_with(&s.home)),
+        };
+        let named = stated.container.map(|c| c.strip_prefix("file://").unwrap_or(c));
+        let name = Path::new(&s.container.rel).file_name().and_then(|n| n.to_str());
+        match (ours, named.is_some() && name == named) {
+            (true, true) => 0,
+            (true, false) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        }
+    }
+
+    /// Every place of the record `id` in the containers read so far.
+    fn places(&self, id: &str) -> Result<Vec<Place>, UndedupError> {
+        let mut query =
+            self.db.prepare_cached("SELECT container, begin, end FROM originals WHERE id = ?")?;
+        let rows = query.query_map([id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (n, begin, end) = row?;
+            if let Ok(container) = usize::try_from(n) {
+                out.push(Place { container, begin: begin as u64, end: end as u64 });
+            }
+        }
+        Ok(out)
     }
 
     /// The container `n`, open: kept open for the payloads read from it, among the
-    /// [`OPEN_CONTAINERS`] used last (the one used longest ago is closed).
+    /// [`open_cap`] used last (the one used longest ago is closed).
     fn opened(&mut self, n: usize) -> Result<&File, UndedupError> {
         self.open.retain(|&m| m != n);
         self.open.push_back(n);
-        if self.open.len() > OPEN_CONTAINERS
+        if self.open.len() > self.open_cap
             && let Some(oldest) = self.open.pop_front()
         {
             self.searched[oldest].file = None;
@@ -340,15 +365,22 @@ impl Originals {
         Ok(s.file.insert(file))
     }
 
-    /// Puts the id and place of each record of the container `n` in the table (the first of
-    /// an id wins).
-    fn read_container(&mut self, n: usize) -> Result<(), UndedupError> {
+    /// Puts the id and place of each record of the container `n` in the table. A container
+    /// that cannot be read to its end keeps the records read before the fault, and the fault
+    /// (the other sources are still searched).
+    fn read_container(&mut self, n: usize) {
+        if let Err(e) = self.read_records(n) {
+            self.searched[n].fault = Some(e.to_string());
+        }
+        self.searched[n].read = true;
+    }
+
+    fn read_records(&mut self, n: usize) -> Result<(), UndedupError> {
         let file = self
             .opened(n)?
             .try_clone()
             .map_err(|e| io_at(&self.searched[n].container.path())(e))?;
-        let s = &mut self.searched[n];
-        let name = s.container.path().display().to_string();
+        let name = self.searched[n].container.path().display().to_string();
         let mut insert = self.db.prepare_cached(
             "INSERT OR IGNORE INTO originals (id, container, begin, end) VALUES (?, ?, ?, ?)",
         )?;
@@ -366,20 +398,105 @@ impl Originals {
                 ])?;
             }
         }
-        s.read = true;
         Ok(())
     }
 
-    /// The payload `stated` leaves out, copied from the record it refers to into a temporary
+    /// The payload `stated` leaves out, copied from a record it refers to into a temporary
     /// file while its SHA-1 and length are checked against what `stated` says: nothing of a
     /// payload that is not the one stated is given, and no more than a chunk of it is in
-    /// memory.
+    /// memory. The places known are tried first, then the containers not read yet, in
+    /// [`Self::rank`] order, until one holds the payload stated: it is `Differs` only when
+    /// every record of that id holds another (all named).
     pub(crate) fn verified_payload(
         &mut self,
         stated: &StatedPayload,
     ) -> Result<VerifiedPayload, PayloadFault> {
-        let Some(place) = self.find(stated)? else { return Err(PayloadFault::Missing) };
-        let s = self.searched.get(place.container).ok_or(PayloadFault::Missing)?;
+        let from = stated.from.map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.into()));
+        let from = from.as_deref();
+        let mut tried = Tried::default();
+        let mut known = self.places(stated.refers)?;
+        known.sort_by_key(|p| (self.rank(stated, from, p.container), p.container, p.begin));
+        for place in known {
+            if let Some(payload) = self.try_place(place, stated, &mut tried)? {
+                return Ok(payload);
+            }
+        }
+        for n in self.search_order(stated, from) {
+            self.read_container(n);
+            let here = self.places(stated.refers)?.into_iter().filter(|p| p.container == n);
+            for place in here.collect::<Vec<_>>() {
+                if let Some(payload) = self.try_place(place, stated, &mut tried)? {
+                    return Ok(payload);
+                }
+            }
+        }
+        Err(self.none_verified(tried, stated, from))
+    }
+
+    /// Why no place gave the payload: the other payloads found (sorted, so that the sources'
+    /// order does not change the message), else the first fault of a place or of a container
+    /// not read to its end (one of the package the revisit names first), else none holds the
+    /// record.
+    fn none_verified(
+        &self,
+        mut tried: Tried,
+        stated: &StatedPayload,
+        from: Option<&Path>,
+    ) -> PayloadFault {
+        if !tried.differs.is_empty() {
+            tried.differs.sort_by(|a, b| a.holder.cmp(&b.holder));
+            return PayloadFault::Differs(tried.differs);
+        }
+        if let Some(e) = tried.failed {
+            return PayloadFault::Failed(e);
+        }
+        let unread = (0..self.searched.len())
+            .filter(|&n| self.searched[n].fault.is_some())
+            .min_by_key(|&n| self.rank(stated, from, n))
+            .and_then(|n| Some((&self.searched[n], self.searched[n].fault.clone()?)));
+        match unread {
+            Some((s, why)) => {
+                PayloadFault::Failed(UndedupError::Unread { container: s.container.path(), why })
+            }
+            None => PayloadFault::Missing,
+        }
+    }
+
+    /// The payload at `place` when it is the one `stated` says; otherwise what it holds, or
+    /// the fault reading it, is kept in `tried` and `None` given.
+    fn try_place(
+        &mut self,
+        place: Place,
+        stated: &StatedPayload,
+        tried: &mut Tried,
+    ) -> Result<Option<VerifiedPayload>, PayloadFault> {
+        let at = (place.container, place.begin);
+        if let Some(known) = self.known_other.get(&at)
+            && (known.key.is_none()
+                || known.key != DigestKey::parse(stated.digest)
+                || stated.len.is_some_and(|n| n != known.holder.found_len))
+        {
+            tried.differs.push(known.holder.clone());
+            return Ok(None);
+        }
+        match self.payload_at(place, stated) {
+            Ok(Taken::Payload(p)) => Ok(Some(p)),
+            Ok(Taken::Other(other, key)) => {
+                self.known_other.insert(at, KnownOther { key, holder: other.clone() });
+                tried.differs.push(other);
+                Ok(None)
+            }
+            Ok(Taken::NoRecord) => Ok(None),
+            Err(e) => {
+                tried.failed.get_or_insert(e);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The payload of the record at `place`, copied and checked against `stated`.
+    fn payload_at(&mut self, place: Place, stated: &StatedPayload) -> Result<Taken, UndedupError> {
+        let Some(s) = self.searched.get(place.container) else { return Ok(Taken::NoRecord) };
         let (holder, package) = (s.container.path(), s.container.pkg.clone());
         let scratch = self.scratch.clone().unwrap_or_else(std::env::temp_dir);
         let file = self.opened(place.container)?;
@@ -390,18 +507,68 @@ impl Originals {
             r.next_record(|head, block| copy_payload(&head.header, block, &mut copy, stated.len));
         let copied = match copied? {
             Some((_, _, c)) => c.map_err(io_at(&scratch))?,
-            None => return Err(PayloadFault::Missing),
+            None => return Ok(Taken::NoRecord),
         };
-        let found = DigestKey::new(Algorithm::Sha1, &copied.sha1);
+        let found_key = DigestKey::new(Algorithm::Sha1, &copied.sha1);
         let same_len = stated.len.is_none_or(|n| n == copied.len);
-        if found.is_none() || found != DigestKey::parse(stated.digest) || !same_len {
+        if found_key.is_none() || found_key != DigestKey::parse(stated.digest) || !same_len {
             let found = sha1_base32(&copied.sha1);
-            return Err(PayloadFault::Differs { holder, package, found, found_len: copied.len });
+            let other = OtherHolder { holder, package, found, found_len: copied.len };
+            return Ok(Taken::Other(other, found_key));
         }
         let mut payload = VerifiedPayload { file: copy, len: copied.len, scratch };
         payload.rewind()?;
-        Ok(payload)
+        Ok(Taken::Payload(payload))
     }
+}
+
+/// What the places of a record id tried so far gave instead of the payload.
+#[derive(Default)]
+struct Tried {
+    differs: Vec<OtherHolder>,
+    failed: Option<UndedupError>,
+}
+
+/// What one place of a record gave.
+enum Taken {
+    Payload(VerifiedPayload),
+    /// Another payload, and its SHA-1 key.
+    Other(OtherHolder, Option<DigestKey>),
+    NoRecord,
+}
+
+/// The containers of one source (a package folder, or a WARC file given alone), none read
+/// yet. A package whose containers cannot be listed (a link on the way, a folder not readable)
+/// is one entry holding that fault, read: the other sources are still searched, and the fault
+/// is named only when no source gives the payload.
+fn source_containers(source: &Path) -> Vec<Searched> {
+    let home = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    let searched = |container, objid: Option<String>, fault: Option<String>| Searched {
+        container,
+        objid,
+        home: home.clone(),
+        read: fault.is_some(),
+        file: None,
+        fault,
+    };
+    if !source.is_dir() {
+        return vec![searched(loose_container(source), None, None)];
+    }
+    let objid = crate::index::digests::package_objid(source).ok();
+    match containers(source) {
+        Ok(list) => list.into_iter().map(|c| searched(c, objid.clone(), None)).collect(),
+        Err(e) => {
+            let whole = Container { pkg: source.to_path_buf(), rel: String::new() };
+            vec![searched(whole, objid, Some(e.to_string()))]
+        }
+    }
+}
+
+/// A WARC file given alone (`unmigrate FILE.warc.gz`) as a source: its folder and name.
+fn loose_container(file: &Path) -> Container {
+    let pkg = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let rel = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Container { pkg: pkg.to_path_buf(), rel }
 }
 
 /// The length and SHA-1 of a payload copied.
@@ -504,28 +671,21 @@ fn restore_container(
         if !is_ours(h) {
             continue;
         }
-        let record = h.record_id().unwrap_or("").to_string();
-        let refers = h.get("WARC-Refers-To").unwrap_or("");
-        let digest = h.get("WARC-Payload-Digest").unwrap_or("");
         let stated = StatedPayload {
-            refers,
-            digest,
+            refers: h.get("WARC-Refers-To").unwrap_or(""),
+            digest: h.get("WARC-Payload-Digest").unwrap_or(""),
             len: None,
             package: h.get(crate::formats::warc::header::FIELD_REFERS_TO_PACKAGE),
             container: h.get("WARC-Refers-To-Container"),
+            from: Some(&path),
         };
+        let record = h.record_id().unwrap_or("");
+        let revisit = Revisit { container: &container, offset: head.offset, record };
         let mut payload = originals.verified_payload(&stated).map_err(|f| match f {
-            PayloadFault::Missing => UndedupError::Missing {
-                container: container.clone(),
-                record: record.clone(),
-                refers: refers.to_string(),
-            },
-            PayloadFault::Differs { found, .. } => UndedupError::Digest {
-                container: container.clone(),
-                record: record.clone(),
-                stated: digest.to_string(),
-                found,
-            },
+            PayloadFault::Missing => UndedupError::Missing(Box::new(revisit.missing(&stated))),
+            PayloadFault::Differs(others) => {
+                UndedupError::Digest(Box::new(revisit.other_payload(&stated, others)))
+            }
             PayloadFault::Failed(e) => e,
         })?;
         copy_range(&input, &path, &mut w, copied, head.offset)?;
@@ -537,6 +697,67 @@ fn restore_container(
     copy_range(&input, &path, &mut w, copied, size)?;
     w.into_inner().map_err(|e| io_at(dest)(e.into_error()))?.sync_all().map_err(io_at(dest))?;
     Ok(restored)
+}
+
+/// A revisit whose payload is looked for: where it is, for the messages.
+pub(crate) struct Revisit<'a> {
+    /// Its container.
+    pub(crate) container: &'a str,
+    /// Its offset there.
+    pub(crate) offset: u64,
+    /// Its `WARC-Record-ID`.
+    pub(crate) record: &'a str,
+}
+
+impl Revisit<'_> {
+    /// No package given holds the record it refers to.
+    pub(crate) fn missing(&self, stated: &StatedPayload) -> MissingOriginal {
+        MissingOriginal {
+            container: self.container.to_string(),
+            offset: self.offset,
+            record: self.record.to_string(),
+            refers: match stated.refers {
+                "" => "no record (no WARC-Refers-To)".into(),
+                r => r.to_string(),
+            },
+            package: stated.package.map(str::to_string),
+        }
+    }
+
+    /// Every record it refers to holds another payload (`others`, at least one).
+    pub(crate) fn other_payload(
+        &self,
+        stated: &StatedPayload,
+        mut others: Vec<OtherHolder>,
+    ) -> OtherPayload {
+        let first = match others.is_empty() {
+            true => OtherHolder {
+                holder: PathBuf::new(),
+                package: PathBuf::new(),
+                found: String::new(),
+                found_len: 0,
+            },
+            false => others.remove(0),
+        };
+        let stated_text = match stated.len {
+            Some(len) => format!("{} ({len} bytes)", stated.digest),
+            None => stated.digest.to_string(),
+        };
+        OtherPayload {
+            container: self.container.to_string(),
+            offset: self.offset,
+            record: self.record.to_string(),
+            refers: stated.refers.to_string(),
+            stated: stated_text,
+            found: format!("{} ({} bytes)", first.found, first.found_len),
+            holder: first.holder,
+            package: first.package,
+            others: others
+                .iter()
+                .map(|o| format!("{} ({} ({} bytes))", o.holder.display(), o.found, o.found_len))
+                .collect(),
+        }
+    }
 }
 
 /// Copies the bytes `[from, to)` of `input` to `w`.
@@ -620,10 +841,15 @@ mod tests {
 
     /// A package of `n` containers, each one response record; their ids and payloads.
     fn package_of(dir: &Path, n: usize) -> Vec<(String, Vec<u8>)> {
+        package_saying(dir, n, "payload")
+    }
+
+    /// [`package_of`], each payload `WORD i`.
+    fn package_saying(dir: &Path, n: usize, word: &str) -> Vec<(String, Vec<u8>)> {
         std::fs::create_dir_all(dir.join("content")).unwrap();
         (0..n)
             .map(|i| {
-                let payload = format!("payload {i}").into_bytes();
+                let payload = format!("{word} {i}").into_bytes();
                 let block =
                     [b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n".as_slice(), &payload]
                         .concat();
@@ -669,11 +895,12 @@ mod tests {
             len: Some(4),
             package: None,
             container: None,
+            from: None,
         };
         let mut originals = Originals::new(&[pkg], Some(tmp.path().to_path_buf())).unwrap();
         assert!(matches!(
             originals.verified_payload(&stated),
-            Err(PayloadFault::Differs { found_len, .. }) if found_len == payload.len() as u64
+            Err(PayloadFault::Differs(o)) if o[0].found_len == payload.len() as u64
         ));
     }
 
@@ -691,13 +918,177 @@ mod tests {
                 len: Some(payload.len() as u64),
                 package: None,
                 container: None,
+                from: None,
             };
             let mut got =
                 originals.verified_payload(&stated).unwrap_or_else(|e| panic!("{id}: {e:?}"));
             assert_eq!(got.next_chunk().unwrap().unwrap(), *payload);
         }
         let open = originals.searched.iter().filter(|s| s.file.is_some()).count();
-        assert_eq!(open, OPEN_CONTAINERS, "containers left open");
+        assert_eq!(open, originals.open_cap, "containers left open");
+        assert!(originals.open_cap <= OPEN_CONTAINERS);
         assert!(originals.searched.iter().all(|s| s.read), "each container read once");
+    }
+
+    /// What a revisit states of the payload `(id, payload)`, in the container `from`.
+    fn stated<'a>(
+        id: &'a str,
+        digest: &'a str,
+        len: usize,
+        from: Option<&'a Path>,
+    ) -> StatedPayload<'a> {
+        StatedPayload {
+            refers: id,
+            digest,
+            len: Some(len as u64),
+            package: None,
+            container: None,
+            from,
+        }
+    }
+
+    /// A record id held by two sources, the first holding another payload under it (a copy
+    /// of the package damaged, or a record id reused): the payload comes from the one that
+    /// holds it, whichever source is given first, and only when none does is it `Differs`,
+    /// naming each.
+    #[test]
+    fn every_record_of_an_id_is_tried_in_any_order_of_the_sources() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (good, bad) = (tmp.path().join("good"), tmp.path().join("bad"));
+        let records = package_of(&good, 2);
+        package_saying(&bad, 2, "damaged");
+        for sources in [[&bad, &good], [&good, &bad]] {
+            let sources = sources.map(|p| p.to_path_buf());
+            let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf())).unwrap();
+            for (id, payload) in &records {
+                let digest = sha1_base32(&sha1::Sha1::digest(payload));
+                let got = originals.verified_payload(&stated(id, &digest, payload.len(), None));
+                let mut got = got.unwrap_or_else(|e| panic!("{sources:?} {id}: {e:?}"));
+                assert_eq!(got.next_chunk().unwrap().unwrap(), *payload, "{sources:?}");
+            }
+        }
+        let sources = [bad.clone(), bad.join("content/c000.warc")];
+        let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf())).unwrap();
+        let (id, payload) = &records[0];
+        let digest = sha1_base32(&sha1::Sha1::digest(payload));
+        match originals.verified_payload(&stated(id, &digest, payload.len(), None)) {
+            Err(PayloadFault::Differs(others)) => assert_eq!(others.len(), 2, "{others:?}"),
+            other => panic!("{:?}", other.map(|p| p.len)),
+        }
+    }
+
+    /// A revisit that names no package (`--dedup-within`) is looked for in the package (or the
+    /// WARC file given alone) holding it first: the containers of another source given before
+    /// it are not read.
+    #[test]
+    fn a_revisit_naming_no_package_is_looked_for_at_home_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (other, home) = (tmp.path().join("other"), tmp.path().join("home"));
+        package_saying(&other, 3, "unrelated");
+        let records = package_of(&home, 2);
+        let from = home.join("content/c001.warc");
+        let (id, payload) = &records[0];
+        let digest = sha1_base32(&sha1::Sha1::digest(payload));
+        for home_source in [home.clone(), home.join("content/c000.warc")] {
+            let sources = [other.clone(), home_source.clone()];
+            let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf())).unwrap();
+            let from = match home_source.is_dir() {
+                true => from.clone(),
+                false => home_source.clone(),
+            };
+            let got = originals.verified_payload(&stated(id, &digest, payload.len(), Some(&from)));
+            let mut got = got.unwrap_or_else(|e| panic!("{home_source:?}: {e:?}"));
+            assert_eq!(got.next_chunk().unwrap().unwrap(), *payload);
+            let read: Vec<&str> = (originals.searched.iter().filter(|s| s.read))
+                .map(|s| s.container.rel.as_str())
+                .collect();
+            assert_eq!(
+                read,
+                ["content/c000.warc"].map(|r| match home_source.is_dir() {
+                    true => r,
+                    false => "c000.warc",
+                }),
+                "{home_source:?}"
+            );
+        }
+    }
+
+    /// `n` containers in `dir`, each holding one record of the id `id` with another payload.
+    fn same_id_records(dir: &Path, id: &str, n: usize) {
+        std::fs::create_dir_all(dir.join("content")).unwrap();
+        for i in 0..n {
+            let block = format!("HTTP/1.1 200 OK\r\n\r\nanother payload {i}").into_bytes();
+            let spec = RecordSpec {
+                warc_type: "response".into(),
+                record_id: id.into(),
+                date: "2026-11-29T20:00:00Z".into(),
+                target_uri: Some(format!("http://example.org/{i}")),
+                content_type: Some("application/http; msgtype=response".into()),
+                payload_digest: true,
+                ..RecordSpec::default()
+            };
+            let name = dir.join(format!("content/s{i:03}.warc"));
+            std::fs::write(name, uncompressed_record(&spec, &block)).unwrap();
+        }
+    }
+
+    /// A source repeating one record id many times, each with another payload: each record
+    /// is copied and hashed once in a run, not again for every revisit of that id (the
+    /// second revisit is answered with the containers emptied), and the message names a few
+    /// holders, then counts the rest.
+    #[test]
+    fn records_repeating_an_id_are_hashed_once_and_named_a_few() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pkg = tmp.path().join("pkg");
+        let id = "<urn:uuid:00000000-0000-4000-8000-000000000001>";
+        same_id_records(&pkg, id, 30);
+        let digest = sha1_base32(&sha1::Sha1::digest(b"the payload looked for"));
+        let sources = std::slice::from_ref(&pkg);
+        let mut originals = Originals::new(sources, Some(tmp.path().to_path_buf())).unwrap();
+        let first = originals.verified_payload(&stated(id, &digest, 22, None));
+        assert!(matches!(&first, Err(PayloadFault::Differs(o)) if o.len() == 30));
+        for e in std::fs::read_dir(pkg.join("content")).unwrap() {
+            File::create(e.unwrap().path()).unwrap();
+        }
+        let others = match originals.verified_payload(&stated(id, &digest, 22, None)) {
+            Err(PayloadFault::Differs(o)) => o,
+            other => panic!("the places are hashed again: {:?}", other.map(|p| p.len)),
+        };
+        assert_eq!(others.len(), 30);
+        let revisit = Revisit { container: "c.warc.gz", offset: 7, record: "<urn:uuid:r>" };
+        let message = revisit.other_payload(&stated(id, &digest, 22, None), others).to_string();
+        assert!(message.contains(", and 25 more"), "{message}");
+        assert!(message.len() < 2000, "{} bytes: {message}", message.len());
+    }
+
+    /// A source whose containers cannot be listed (a container that is a link) is passed over
+    /// when another source gives the payload, and named when none does.
+    #[test]
+    fn an_unlistable_source_does_not_stop_the_others() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (good, linked) = (tmp.path().join("good"), tmp.path().join("linked"));
+        let records = package_of(&good, 1);
+        std::fs::create_dir_all(linked.join("content")).unwrap();
+        std::os::unix::fs::symlink(
+            good.join("content/c000.warc"),
+            linked.join("content/c000.warc"),
+        )
+        .unwrap();
+        let (id, payload) = &records[0];
+        let digest = sha1_base32(&sha1::Sha1::digest(payload));
+        for sources in [[&linked, &good], [&good, &linked]] {
+            let sources = sources.map(|p| p.to_path_buf());
+            let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf()))
+                .unwrap_or_else(|e| panic!("{sources:?}: {e}"));
+            let got = originals.verified_payload(&stated(id, &digest, payload.len(), None));
+            let mut got = got.unwrap_or_else(|e| panic!("{sources:?}: {e:?}"));
+            assert_eq!(got.next_chunk().unwrap().unwrap(), *payload, "{sources:?}");
+        }
+        let sources = std::slice::from_ref(&linked);
+        let mut originals = Originals::new(sources, Some(tmp.path().to_path_buf())).unwrap();
+        match originals.verified_payload(&stated(id, &digest, payload.len(), None)) {
+            Err(PayloadFault::Failed(e)) => assert!(e.to_string().contains("linked"), "{e}"),
+            other => panic!("{:?}", other.map(|p| p.len)),
+        }
     }
 }

@@ -47,6 +47,20 @@ pub(crate) fn mets_arc_dependencies<R: BufRead>(
     dependencies_of(reader, |rels| rels.iter().any(Relationship::is_migration))
 }
 
+/// The OBJIDs the ARCs of the package whose METS is at `mets` require
+/// ([`mets_arc_dependencies`]) that are not `given` (by `--with`, `--store` or as inputs):
+/// the one answer to "which packages must still be given" for `unmigrate` and the audit. An
+/// error is the METS's, in words.
+pub(crate) fn missing_arc_dependencies(
+    mets: &std::path::Path,
+    given: &[String],
+) -> Result<Vec<String>, String> {
+    let file = crate::layout::open_regular(mets).map_err(|e| e.to_string())?;
+    let reader = MetsReader::strict(std::io::BufReader::new(file));
+    let required = mets_arc_dependencies(reader).map_err(|e| e.to_string())?;
+    Ok(required.into_iter().filter(|r| !given.contains(r)).collect())
+}
+
 /// The OBJIDs required by the PREMIS objects whose relationships `keep` accepts (one
 /// object's relationships held at a time; a relationship outside any object is judged alone).
 fn dependencies_of<R: BufRead>(
@@ -54,61 +68,92 @@ fn dependencies_of<R: BufRead>(
     keep: impl Fn(&[Relationship]) -> bool,
 ) -> Result<BTreeSet<String>, MetsError> {
     let premis = |ns: &str| ns == NS_PREMIS3 || ns == NS_PREMIS2;
-    let mut out = BTreeSet::new();
-    let flush = |rels: &mut Vec<Relationship>, out: &mut BTreeSet<String>| {
-        if keep(rels) {
-            out.extend(rels.iter().filter_map(|r| r.required_objid().map(str::to_string)));
-        }
-        rels.clear();
+    let mut read = Dependencies {
+        keep,
+        in_object: false,
+        rels: Vec::new(),
+        current: None,
+        field: None,
+        out: BTreeSet::new(),
     };
-    let mut in_object = false;
-    let mut rels: Vec<Relationship> = Vec::new();
-    let mut current: Option<Relationship> = None;
-    // The PREMIS element whose text is being read.
-    let mut field: Option<String> = None;
     while let Some(event) = reader.next()? {
         match event {
-            Event::Start(e, _) if premis(&e.ns) => {
-                if e.local == "object" {
-                    flush(&mut rels, &mut out);
-                    in_object = true;
-                } else if e.local == "relationship" {
-                    current = Some(Relationship::default());
-                } else if current.is_some() {
-                    field = Some(e.local);
-                }
-            }
-            Event::Text(t, _) => {
-                if let (Some(r), Some(f)) = (current.as_mut(), field.as_deref()) {
-                    let slot = match f {
-                        "relationshipType" => &mut r.kind,
-                        "relationshipSubType" => &mut r.subtype,
-                        "relatedObjectIdentifierType" => &mut r.id_type,
-                        "relatedObjectIdentifierValue" => &mut r.id_value,
-                        _ => continue,
-                    };
-                    slot.push_str(&t);
-                }
-            }
-            Event::End { ns, local, .. } if premis(&ns) => {
-                field = None;
-                if local == "relationship"
-                    && let Some(r) = current.take()
-                {
-                    rels.push(r);
-                    if !in_object {
-                        flush(&mut rels, &mut out);
-                    }
-                } else if local == "object" {
-                    flush(&mut rels, &mut out);
-                    in_object = false;
-                }
-            }
+            Event::Start(e, _) if premis(&e.ns) => read.start(e.local),
+            Event::Text(t, _) => read.text(&t),
+            Event::End { ns, local, .. } if premis(&ns) => read.end(&local),
             _ => {}
         }
     }
-    flush(&mut rels, &mut out);
-    Ok(out)
+    read.flush();
+    Ok(read.out)
+}
+
+/// The dependencies found so far in a METS being read, and where the reading is.
+struct Dependencies<K> {
+    /// Which objects' relationships count.
+    keep: K,
+    /// Inside a `premis:object`.
+    in_object: bool,
+    /// The relationships of the object being read.
+    rels: Vec<Relationship>,
+    /// The relationship being read.
+    current: Option<Relationship>,
+    /// The PREMIS element whose text is being read.
+    field: Option<String>,
+    out: BTreeSet<String>,
+}
+
+impl<K: Fn(&[Relationship]) -> bool> Dependencies<K> {
+    /// The object's relationships judged: the OBJIDs it requires kept when `keep` accepts them.
+    fn flush(&mut self) {
+        if (self.keep)(&self.rels) {
+            let required = self.rels.iter().filter_map(Relationship::required_objid);
+            self.out.extend(required.map(str::to_string));
+        }
+        self.rels.clear();
+    }
+
+    /// A PREMIS element starts.
+    fn start(&mut self, local: String) {
+        if local == "object" {
+            self.flush();
+            self.in_object = true;
+        } else if local == "relationship" {
+            self.current = Some(Relationship::default());
+        } else if self.current.is_some() {
+            self.field = Some(local);
+        }
+    }
+
+    /// Text, kept when it is that of a relationship's field.
+    fn text(&mut self, t: &str) {
+        let (Some(r), Some(f)) = (self.current.as_mut(), self.field.as_deref()) else { return };
+        let slot = match f {
+            "relationshipType" => &mut r.kind,
+            "relationshipSubType" => &mut r.subtype,
+            "relatedObjectIdentifierType" => &mut r.id_type,
+            "relatedObjectIdentifierValue" => &mut r.id_value,
+            _ => return,
+        };
+        slot.push_str(t);
+    }
+
+    /// A PREMIS element ends: a relationship is kept for its object (judged alone outside
+    /// one), an object's relationships judged.
+    fn end(&mut self, local: &str) {
+        self.field = None;
+        if local == "relationship"
+            && let Some(r) = self.current.take()
+        {
+            self.rels.push(r);
+            if !self.in_object {
+                self.flush();
+            }
+        } else if local == "object" {
+            self.flush();
+            self.in_object = false;
+        }
+    }
 }
 
 #[cfg(test)]

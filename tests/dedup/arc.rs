@@ -196,6 +196,23 @@ fn an_index_match_leaves_an_arc_record_whole() {
         let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
         assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "{name}: the ARC differs");
     }
+
+    // Beside the package, the index (whose entries cannot make ARC revisits) changes nothing,
+    // whichever source comes first, or merged with it in one table: the same container as
+    // against the package alone.
+    let table = k.dir.path().join("t.digests");
+    let (t, i, p1) = (table.to_str().unwrap(), cdxj.to_str().unwrap(), k.p1.to_str().unwrap());
+    let o = webaip(&["dedup-table", "-q", "-o", t, i, p1]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let alone = std::fs::read(container(&k.p2)).unwrap();
+    for (name, sources) in [("index-first", [i, p1]), ("package-first", [p1, i]), ("table", [t, t])]
+    {
+        let p2 = k.dir.path().join(format!("p2-{name}"));
+        let against = ["--dedup-against", sources[0], "--dedup-against", sources[1]];
+        let r2 = package(Package::deterministic_json().args(&against), &p2, &[&k.arcs[1]]).report();
+        assert_eq!(r2["dedup"]["revisits"], k.r2["dedup"]["revisits"], "{name}: {}", r2["dedup"]);
+        assert!(std::fs::read(container(&p2)).unwrap() == alone, "{name}: another container");
+    }
 }
 
 /// Unmigrate needs only the packages the ARCs' own revisits name: a package whose ARC is
@@ -230,6 +247,28 @@ fn unmigrate_needs_only_the_packages_the_arcs_refer_to() {
         let back = std::fs::read(out.join(arc.file_name().unwrap())).unwrap();
         assert!(back == std::fs::read(arc).unwrap(), "{} differs", arc.display());
     }
+}
+
+/// An ARC-deduplicated submission is admitted by ingest (its own bytes are whole; what its
+/// ARCs need from other packages is stated, not damage), and its AIP keeps the way back: the
+/// METS still names the package the ARC needs, and the ARC comes back with it.
+#[test]
+fn an_arc_deduplicated_submission_becomes_an_aip_that_keeps_the_way_back() {
+    let k = packaged();
+    let aips = k.dir.path().join("aips");
+    let (p2, out) = (k.p2.to_str().unwrap(), aips.to_str().unwrap());
+    let o = webaip(&["ingest", "--quiet", p2, "--out", out]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let aip = aips.join(k.p2.file_name().unwrap());
+    let objid = k.r1["objid"].as_str().unwrap();
+    let mets = std::fs::read_to_string(aip.join("METS.xml")).unwrap();
+    assert!(mets.contains(&format!("with package(s) {objid}")), "the AIP names {objid}");
+
+    let back = k.dir.path().join("back");
+    let o = unmigrate(&aip, &back, &[&k.p1]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let arc = std::fs::read(back.join(k.arcs[1].file_name().unwrap())).unwrap();
+    assert!(arc == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC differs");
 }
 
 /// Copies the package `from` to `to` with the record `id` of its content container changed:
@@ -294,8 +333,60 @@ fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
         assert_eq!(files(&out), Vec::<String>::new(), "{mode}: nothing left");
     }
 
-    // Made whole again by `undedup`, its container gives the ARC back alone (as a WARC file:
-    // the new package's METS describes no ARC).
+    // The damaged copy given before or after the package itself: the payload comes from the
+    // record that holds it, and the ARC back byte for byte, in either order.
+    let flip = k.dir.path().join("p1-flip");
+    for (n, with) in
+        [[flip.as_path(), k.p1.as_path()], [k.p1.as_path(), flip.as_path()]].iter().enumerate()
+    {
+        let out = k.dir.path().join(format!("out-order{n}"));
+        let o = unmigrate(&k.p2, &out, with);
+        assert!(o.status.success(), "{with:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+        assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "{with:?}: the ARC differs");
+        let (a, b) = (with[0].to_str().unwrap(), with[1].to_str().unwrap());
+        let p2 = k.p2.to_str().unwrap();
+        let o =
+            webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", a, "--with", b, p2]);
+        let r = &json(&o)["packages"][0];
+        assert_eq!(r["verdict"], "intact", "{with:?}: {r:#}");
+    }
+    // Against the damaged copy alone, the audited package is not damaged: the fault is the
+    // copy's (its container is not what its METS states), named in warnings, and what needs
+    // it is unchecked.
+    let (f, p2) = (flip.to_str().unwrap(), k.p2.to_str().unwrap());
+    let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", f, p2]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(0), &"partial".into()), "{r:#}");
+    let p64: Vec<&serde_json::Value> =
+        r["findings"].as_array().unwrap().iter().filter(|x| x["rule"] == "P6.4").collect();
+    assert!(!p64.is_empty(), "{r:#}");
+    assert!(p64.iter().all(|x| x["severity"] == "warning" && text(&x["message"]).contains(f)));
+    let kinds: Vec<&str> =
+        r["unchecked"].as_array().unwrap().iter().map(|u| text(&u["kind"])).collect();
+    assert!(kinds.contains(&"original_elsewhere"), "{r:#}");
+
+    // Without the package it needs, neither audit says INTACT: the ARCs' rebuild is not
+    // checked, and the package it needs is named.
+    let objid = text(&k.r1["objid"]).to_string();
+    for deep in [&[][..], &["--deep"][..]] {
+        let mut args = vec!["audit", "--json"];
+        args.extend(deep);
+        args.push(p2);
+        let o = webaip(&args);
+        let r = &json(&o)["packages"][0];
+        assert_eq!((o.status.code(), &r["verdict"]), (Some(0), &"partial".into()), "{r:#}");
+        let said = r["unchecked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u["kind"] == "arc_needs_packages" && text(&u["reason"]).contains(&objid));
+        assert!(said, "{deep:?}: {r:#}");
+    }
+
+    // Made whole again by `undedup`, its container gives the ARC back alone, and so does the
+    // new package (whose METS states no SHA-512 of the ARC: it is checked against its
+    // container's rebuild record, and the report says so).
     let whole = k.dir.path().join("whole");
     let (p1, p2, w) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap(), whole.to_str().unwrap());
     let o = webaip(&["undedup", "-q", p2, "--with", p1, "--out", w]);
@@ -305,6 +396,61 @@ fn a_with_package_without_the_stored_payload_stops_the_rebuild() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
     assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC, from the whole package");
+    let out = k.dir.path().join("out-whole-package");
+    let o = webaip(&["unmigrate", "--json", "-o", out.to_str().unwrap(), w]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+    assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the second ARC, from the new package");
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(report.contains("states no SHA-512 of the ARC"), "{report}");
+}
+
+/// An ARC whose second copy of a payload became a revisit within its own package
+/// (`--dedup-within`): its container given alone to `unmigrate`, or its package given beside
+/// an unrelated `--with` package, gives the ARC back byte for byte. (That the revisit's own
+/// package is searched first is the unit test `a_revisit_naming_no_package_is_looked_for_at_home_first`'s
+/// to show: here the other package holds no record of those ids.)
+#[test]
+fn a_within_package_revisit_comes_back_alone_or_beside_another_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1] + "/scripts")
+from gen_arc import ArcWriter
+body = b"the same payload, twice in one crawl\n" * 500
+block = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" + body
+name = sys.argv[2] + "/w-20200101000000.arc.gz"
+with open(name, "wb") as f:
+    w = ArcWriter(f, name.rsplit("/", 1)[1], "20200101000000", gzip_members=True)
+    for n in range(3):
+        w.record("http://w.example/%d" % n, "192.0.2.1", "2020010100000%d" % n, "text/plain", block)
+"#;
+    let made = Command::new(oracle_python())
+        .args(["-c", script])
+        .arg(crate::util::repo())
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let arc = dir.path().join("w-20200101000000.arc.gz");
+    let within = dir.path().join("within");
+    let r = package(Package::deterministic_json().args(&["--dedup-within"]), &within, &[&arc]);
+    let r = r.report();
+    assert_eq!(r["dedup"]["revisits"], 2, "{}", r["dedup"]);
+    let other = dir.path().join("other");
+    Package::new().quiet().deterministic().succeeds(&other, &arc);
+    let out = dir.path().join("alone");
+    let o = unmigrate(&container(&within), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read(out.join(arc.file_name().unwrap())).unwrap() == std::fs::read(&arc).unwrap()
+    );
+    let out = dir.path().join("beside");
+    let o = unmigrate(&within, &out, &[&other]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read(out.join(arc.file_name().unwrap())).unwrap() == std::fs::read(&arc).unwrap()
+    );
 }
 
 /// A package of two ARCs, only the first with revisits, audited with `--rebuild-arcs` against a
@@ -410,4 +556,168 @@ for i, (when, half) in enumerate([("20200101000000", halves[0]), ("2021010100000
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let back = std::fs::read(out.join(arcs[1].file_name().unwrap())).unwrap();
     assert!(back == std::fs::read(&arcs[1]).unwrap(), "the ARC differs");
+}
+
+/// Recomputes, after the package `pkg`'s files were edited, the SHA-512 and size its METS
+/// states of each file and its manifest (a copy made to hold other bytes under its own seal).
+const RESEAL: &str = r#"
+import hashlib, os, re, sys
+pkg = sys.argv[1]
+mets = open(os.path.join(pkg, "METS.xml")).read()
+man = os.path.join(pkg, "manifest-sha512.txt")
+new = []
+for line in open(man).read().splitlines():
+    old, name = line.split(None, 1)
+    name = name.strip()
+    if name == "METS.xml":
+        continue
+    p = os.path.join(pkg, name)
+    h = hashlib.sha512(open(p, "rb").read()).hexdigest()
+    if h != old:
+        size = os.path.getsize(p)
+        mets = re.sub(r'SIZE="\d+"([^>]*CHECKSUM="%s")' % old, r'SIZE="%d"\1' % size, mets)
+        mets = mets.replace(old, h)
+    new.append("%s  %s" % (h, name))
+open(os.path.join(pkg, "METS.xml"), "w").write(mets)
+new.append("%s  METS.xml" % hashlib.sha512(mets.encode()).hexdigest())
+open(man, "w").write("\n".join(new) + "\n")
+"#;
+
+/// Runs the Python `script` with `args`; it must succeed.
+fn python(script: &str, args: &[&std::ffi::OsStr]) {
+    let o = Command::new(oracle_python()).args(["-c", script]).args(args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A package whose METS describes another ARC than the one its container's rebuild record
+/// names (sealed again, so its bytes are as its METS states) is no package of that ARC:
+/// `unmigrate` says it DIFFERS, never identical.
+#[test]
+fn an_arc_the_mets_does_not_describe_differs() {
+    let k = packaged();
+    let renamed = k.dir.path().join("p1-renamed");
+    let name = k.arcs[0].file_name().unwrap().to_str().unwrap();
+    let copy = "import shutil, sys\nshutil.copytree(sys.argv[1], sys.argv[2])\n\
+                m = sys.argv[2] + '/METS.xml'\nt = open(m).read()\nassert sys.argv[3] in t\n\
+                open(m, 'w').write(t.replace(sys.argv[3], 'other-' + sys.argv[3]))\n";
+    python(copy, &[k.p1.as_os_str(), renamed.as_os_str(), name.as_ref()]);
+    python(RESEAL, &[renamed.as_os_str()]);
+    let out = k.dir.path().join("out");
+    let o =
+        webaip(&["unmigrate", "--json", "-o", out.to_str().unwrap(), renamed.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{report}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report.contains(&format!("describes no ARC named \\\"{name}\\\"")), "{report}");
+    assert!(!report.contains("states no SHA-512 of the ARC"), "{report}");
+}
+
+/// Copies of the first package that cannot be read to their end (a gzip member broken; a
+/// container that is a link) or that hold other bytes under their own seal (a payload changed,
+/// the METS sealed again): the intact second package audited against one of them is never
+/// DAMAGED. The fault is the copy's, by one rule for rule P6.4 and the ARC rebuild: warnings
+/// naming it, and what needs it unchecked.
+#[test]
+fn a_with_copy_unread_or_holding_other_bytes_never_damages_the_package() {
+    let k = packaged();
+    let revisit = in_order(&container(&k.p2))
+        .into_iter()
+        .find(|r| r["type"] == "revisit")
+        .expect("a revisit");
+    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    let (fake, rot, link) =
+        (k.dir.path().join("p1-fake"), k.dir.path().join("p1-rot"), k.dir.path().join("p1-link"));
+    python(MUTATE, &[k.p1.as_os_str(), fake.as_os_str(), original.as_ref(), "flip".as_ref()]);
+    python(RESEAL, &[fake.as_os_str()]);
+    let corrupt = "import os, shutil, sys\nshutil.copytree(sys.argv[1], sys.argv[2])\n\
+                   c = sys.argv[2] + '/content/'\nc += os.listdir(c)[0]\n\
+                   d = bytearray(open(c, 'rb').read())\ni = len(d) // 3\n\
+                   d[i:i + 8] = bytes(b ^ 0xff for b in d[i:i + 8])\nopen(c, 'wb').write(d)\n\
+                   shutil.copytree(sys.argv[1], sys.argv[3])\n\
+                   c = sys.argv[3] + '/content/'\nc += os.listdir(c)[0]\nos.remove(c)\n\
+                   os.symlink(os.path.abspath(sys.argv[1] + c[len(sys.argv[3]):]), c)\n";
+    python(corrupt, &[k.p1.as_os_str(), rot.as_os_str(), link.as_os_str()]);
+    let p2 = k.p2.to_str().unwrap();
+    for copy in [&fake, &rot, &link] {
+        let c = copy.to_str().unwrap();
+        for rebuild in [&[][..], &["--rebuild-arcs"][..]] {
+            let mut args = vec!["audit", "--json", "--deep"];
+            args.extend(rebuild);
+            args.extend(["--with", c, p2]);
+            let o = webaip(&args);
+            let r = &json(&o)["packages"][0];
+            let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
+                .filter(|f| f["severity"] == "error")
+                .collect();
+            assert_eq!(errors, Vec::<&serde_json::Value>::new(), "{c} {rebuild:?}: {r:#}");
+            assert_eq!(
+                (o.status.code(), &r["verdict"]),
+                (Some(0), &"partial".into()),
+                "{c} {rebuild:?}: {r:#}"
+            );
+            let named = (r["findings"].as_array().unwrap().iter())
+                .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(c));
+            assert!(named, "{c} {rebuild:?}: names the copy: {r:#}");
+        }
+    }
+}
+
+/// An unmigrate (or an audit) given an intact package and a copy of it whose container is a
+/// link, in either order: the copy is passed over, the ARC comes back byte for byte, and the
+/// audit rebuilds and checks it.
+#[test]
+fn a_with_copy_that_cannot_be_listed_is_passed_over() {
+    let k = packaged();
+    let link = k.dir.path().join("p1-link");
+    let linked = "import os, shutil, sys\nshutil.copytree(sys.argv[1], sys.argv[2])\n\
+                  c = sys.argv[2] + '/content/'\nn = os.listdir(c)[0]\nos.remove(c + n)\n\
+                  os.symlink(os.path.abspath(sys.argv[1] + '/content/' + n), c + n)\n";
+    python(linked, &[k.p1.as_os_str(), link.as_os_str()]);
+    for (n, with) in
+        [[link.as_path(), k.p1.as_path()], [k.p1.as_path(), link.as_path()]].iter().enumerate()
+    {
+        let out = k.dir.path().join(format!("out{n}"));
+        let o = unmigrate(&k.p2, &out, with);
+        assert!(o.status.success(), "{with:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+        assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "{with:?}: the ARC differs");
+        let (a, b, p2) =
+            (with[0].to_str().unwrap(), with[1].to_str().unwrap(), k.p2.to_str().unwrap());
+        let o =
+            webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", a, "--with", b, p2]);
+        let r = &json(&o)["packages"][0];
+        assert_eq!(r["verdict"], "intact", "{with:?}: {r:#}");
+        assert_eq!(r["arc_rebuilds"]["rebuilt"], 1, "{with:?}: {r:#}");
+    }
+}
+
+/// A package whose METS lost the `dependency` / `requires` relationship (sealed again), while
+/// its revisits still name the package holding their originals: the deep audit, which reads
+/// every revisit, finds the METS contradicting its containers, naming that package; never
+/// INTACT.
+#[test]
+fn a_mets_that_does_not_require_what_its_revisits_name_is_inconsistent() {
+    let k = packaged();
+    let dropped = k.dir.path().join("p2-no-requires");
+    let drop = r#"
+import re, shutil, sys
+shutil.copytree(sys.argv[1], sys.argv[2])
+m = sys.argv[2] + "/METS.xml"
+t = open(m).read()
+u = re.sub(r"<premis:relationship>\s*<premis:relationshipType>dependency</premis:relationshipType>.*?</premis:relationship>\s*", "", t, flags=re.S)
+assert u != t
+open(m, "w").write(u)
+"#;
+    python(drop, &[k.p2.as_os_str(), dropped.as_os_str()]);
+    python(RESEAL, &[dropped.as_os_str()]);
+    let objid = text(&k.r1["objid"]).to_string();
+    let o = webaip(&["audit", "--json", "--deep", dropped.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(3), &"inconsistent".into()), "{r:#}");
+    let said = (r["inconsistencies"].as_array().unwrap().iter())
+        .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(&objid));
+    assert!(said, "{r:#}");
+    // The package as made states what it requires: no such finding.
+    let o = webaip(&["audit", "--json", "--deep", k.p2.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!(r["inconsistencies"], serde_json::json!([]), "{r:#}");
 }

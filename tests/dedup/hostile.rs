@@ -62,15 +62,25 @@ fn refused(args: &[&str], dir: &Path, why: &str) {
     assert!(started.elapsed() < DEADLINE);
 }
 
-/// A container that is a link to a file outside the package, or a FIFO: `undedup --with` and
-/// `package --dedup-against` refuse it, naming it, never opening what it points at.
+/// A container that is a link to a file outside the package, or a FIFO: `package
+/// --dedup-against` refuses it, and `undedup --with` stops naming it when no other package
+/// gives the payload, never opening what it points at.
 #[test]
 fn undedup_and_dedup_against_refuse_linked_and_fifo_containers() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let secret = dir.join("secret.txt");
     std::fs::write(&secret, format!("{SECRET}\n")).unwrap();
+    // Its revisit's original is in no package: each source is searched, and the hostile
+    // one's container, never opened, is named.
     let pkg = package_dir(dir, "deduplicated");
+    let fields = "WARC-Target-URI: http://e.org/r\r\n\
+                  WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n\
+                  WARC-Refers-To: <urn:uuid:elsewhere>\r\n\
+                  WARC-Payload-Digest: sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ\r\n\
+                  Content-Type: application/http; msgtype=response\r\n";
+    let revisit = record("revisit", "<urn:uuid:revisit>", fields, b"HTTP/1.1 200 OK\r\n\r\n");
+    std::fs::write(pkg.join("content/revisit.warc"), revisit).unwrap();
     let linked = package_dir(dir, "linked");
     std::os::unix::fs::symlink(&secret, linked.join("content/evil.warc")).unwrap();
     let fifo = package_dir(dir, "fifo");

@@ -288,7 +288,8 @@ fn undedup_gives_back_the_payloads() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("which no --with package holds"), "{err}");
+    assert!(err.contains("which no package given holds"), "{err}");
+    assert!(err.contains(" at offset "), "the revisit's place: {err}");
 }
 
 /// What the METS of each revisit states, followed by lxml, zlib and warcio

@@ -138,8 +138,10 @@ fn copies_deleted_by_hand_make_the_dependency_missing_and_rebuild_recovers_it() 
     assert_eq!((code, &refs["resolved"]), (Some(0), &serde_json::json!(revisits)), "{refs}");
 
     fs::remove_dir_all(t.join("disk").join(&dir1)).unwrap();
+    // p2's own bytes are whole: what it refers to is missing from the store (unchecked, a
+    // warning naming the package), which `store check` reports as a missing dependency.
     let (code, refs, why) = audit();
-    assert_eq!(code, Some(1), "{refs}");
+    assert_eq!(code, Some(0), "{refs}");
     assert_eq!(refs["unresolved"].as_array().unwrap().len() as u64, revisits, "{refs}");
     assert!(why.contains(&format!("required package {id1}")), "{why}");
     // The advice says what was given: a store, which lacks it.

@@ -125,11 +125,12 @@ pub enum RebuildError {
     Internal(&'static str),
 }
 
-/// A revisit made from ARC bytes whose original no package given holds.
+/// A revisit whose original no package given holds (the one wording of it: `unmigrate`,
+/// `audit --rebuild-arcs`, `undedup`).
 #[derive(Debug, thiserror::Error)]
 #[error(
     "{container} at offset {offset}: the revisit {record} leaves out the payload of {refers} {}, \
-     which no package given holds (give it with --with): nothing rebuilt",
+     which no package given holds (give it with --with)",
     held_in(.package.as_deref())
 )]
 pub struct MissingOriginal {
@@ -154,15 +155,17 @@ fn held_in(package: Option<&str>) -> String {
     }
 }
 
-/// A revisit made from ARC bytes whose original holds another payload than it states: the
-/// fault is in the package holding the original.
+/// A revisit whose original holds another payload than it states: the fault is in the
+/// package holding the original (the one wording of it: `unmigrate`, `audit --rebuild-arcs`,
+/// `undedup`).
 #[derive(Debug, thiserror::Error)]
 #[error(
     "{container} at offset {offset}: the revisit {record} states the payload {stated}; the \
      record it refers to, {refers}, holds {found} in {} (damage in package {}, which holds the \
-     originals): nothing rebuilt from it",
+     originals){}",
     holder.display(),
-    package.display()
+    package.display(),
+    also_held(others)
 )]
 pub struct OtherPayload {
     /// The revisit's container.
@@ -181,6 +184,26 @@ pub struct OtherPayload {
     pub package: PathBuf,
     /// Digest and length of its payload.
     pub found: String,
+    /// The other records of that id found, each holding another payload too (container,
+    /// digest and length).
+    pub others: Vec<String>,
+}
+
+/// Other holders an [`OtherPayload`]'s message names; the rest are counted.
+const OTHERS_NAMED: usize = 4;
+
+/// The other holders of an [`OtherPayload`], for its message: the first few, then how many
+/// more (a package repeating one record id does not make the message grow without bound).
+fn also_held(others: &[String]) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    let named = others.len().min(OTHERS_NAMED);
+    let mut text = format!("; so do the records of that id in {}", others[..named].join(", "));
+    if others.len() > named {
+        text.push_str(&format!(", and {} more", others.len() - named));
+    }
+    text
 }
 
 /// How to rebuild.
@@ -280,6 +303,9 @@ pub struct ArcRebuild {
     pub deflate: Option<String>,
     /// The SHA-512 the package's PREMIS object states of the ARC file (rebuilt from a package).
     pub package_sha512: Option<String>,
+    /// What was not checked, in words (a package whose METS states no SHA-512 of the ARC).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The rebuild record's verdict at migration.
     pub rebuildable: bool,
     /// Why not, as the rebuild record says.
@@ -529,10 +555,25 @@ fn rebuild_container(
 }
 
 /// Compares the ARC file rebuilt with the SHA-512 the package's PREMIS object states of it
-/// (the file of a gzip ARC only when it was made).
+/// (the file of a gzip ARC only when it was made). A METS that describes no file migrated
+/// from at all (that of a package `undedup` made of restored containers: they are its files,
+/// not the ARC) states nothing to compare: the ARC is checked against its rebuild record only
+/// (in the container, whose SHA-512 the METS states), and the report says so. A METS that
+/// describes other files migrated from, but not this ARC, describes another package: the ARC
+/// differs from it.
 fn against_package(r: &mut ArcRebuild, objects: &HashMap<String, String>) {
     let what = match objects.get(&r.name) {
-        None => format!("the package's METS describes no ARC named {:?}", r.name),
+        None if !objects.is_empty() => {
+            format!("the package's METS describes no ARC named {:?}", r.name)
+        }
+        None => {
+            r.notes.push(format!(
+                "the package's METS states no SHA-512 of the ARC {:?}: it is checked against \
+                 the rebuild record of its container only",
+                r.name
+            ));
+            return;
+        }
         Some(stated) => {
             r.package_sha512 = Some(stated.clone());
             match &r.file {

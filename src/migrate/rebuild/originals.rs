@@ -5,12 +5,12 @@
 //! and `WARC-Payload-Digest` while copied to a temporary file, then given back from there in
 //! chunks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::RebuildError;
 use super::stream::ArcPiece;
-use super::{MissingOriginal, OtherPayload, RebuildError};
 use crate::stages::undedup::{
-    Originals, PayloadFault, StatedPayload, UndedupError, VerifiedPayload,
+    Originals, PayloadFault, Revisit, StatedPayload, UndedupError, VerifiedPayload,
 };
 
 /// The packages revisits' payloads are looked for in, for a whole run (every container of
@@ -23,7 +23,7 @@ pub struct StoredPayloads {
 }
 
 impl StoredPayloads {
-    /// Payloads looked for in `sources` (package folders), copied to temporary files under
+    /// Payloads looked for in `sources` (package folders, or WARC files given alone), copied to temporary files under
     /// `scratch` (`None`: the system's temporary folder).
     pub fn new(sources: Vec<PathBuf>, scratch: Option<PathBuf>) -> StoredPayloads {
         StoredPayloads { sources, scratch, table: None }
@@ -40,40 +40,26 @@ impl StoredPayloads {
             self.table = Some(table);
         }
         let table = self.table.as_mut().ok_or(RebuildError::Internal("the originals' table"))?;
-        let missing = || {
-            RebuildError::NoOriginal(Box::new(MissingOriginal {
-                container: p.container.clone(),
-                offset: p.container_offset,
-                record: r.record_id.clone(),
-                refers: r
-                    .refers_to
-                    .clone()
-                    .unwrap_or_else(|| "no record (no WARC-Refers-To)".into()),
-                package: r.package.clone(),
-            }))
-        };
-        let Some(refers) = &r.refers_to else { return Err(missing()) };
+        let revisit =
+            Revisit { container: &p.container, offset: p.container_offset, record: &r.record_id };
         let stated = StatedPayload {
-            refers,
+            refers: r.refers_to.as_deref().unwrap_or(""),
             digest: &r.digest,
             len: Some(r.len),
             package: r.package.as_deref(),
             container: r.container.as_deref(),
+            from: Some(Path::new(&p.container)),
         };
+        if r.refers_to.is_none() {
+            return Err(RebuildError::NoOriginal(Box::new(revisit.missing(&stated))));
+        }
         match table.verified_payload(&stated) {
             Ok(payload) => Ok(Some(payload)),
-            Err(PayloadFault::Missing) => Err(missing()),
-            Err(PayloadFault::Differs { holder, package, found, found_len }) => {
-                Err(RebuildError::OriginalDiffers(Box::new(OtherPayload {
-                    container: p.container.clone(),
-                    offset: p.container_offset,
-                    record: r.record_id.clone(),
-                    refers: refers.clone(),
-                    stated: format!("{} ({} bytes)", r.digest, r.len),
-                    holder,
-                    package,
-                    found: format!("{found} ({found_len} bytes)"),
-                })))
+            Err(PayloadFault::Missing) => {
+                Err(RebuildError::NoOriginal(Box::new(revisit.missing(&stated))))
+            }
+            Err(PayloadFault::Differs(others)) => {
+                Err(RebuildError::OriginalDiffers(Box::new(revisit.other_payload(&stated, others))))
             }
             Err(PayloadFault::Failed(e)) => Err(boxed(e)),
         }

@@ -18,8 +18,8 @@ pub struct PackageStatements {
     /// The content containers, then the viral ones, each as the METS lists it and with the
     /// SHA-512 it states.
     pub containers: Vec<PathBuf>,
-    /// The SHA-512 of each file a PREMIS object describes, by its identifier (an ARC's is its
-    /// name as migrated).
+    /// The SHA-512 of each file migrated from (an ARC's identifier is its name as migrated)
+    /// a PREMIS object describes: the objects of the package's own files are left out.
     pub objects: HashMap<String, String>,
 }
 
@@ -55,9 +55,12 @@ pub fn package_statements(
     for (rel, stated) in found {
         containers.push(check_container(root, &rel, stated.as_deref(), progress)?);
     }
+    // The package's own files (its containers, logs) are not what it was migrated from.
+    let own = |id: &str| listing.files.iter().any(|f| f.href.as_deref() == Some(id));
     let objects = listing
         .objects
         .iter()
+        .filter(|o| !own(&o.id))
         .filter_map(|o| Some((o.id.clone(), o.sha512()?.to_string())))
         .collect();
     Ok(PackageStatements { containers, objects })

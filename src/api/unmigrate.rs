@@ -180,7 +180,7 @@ fn with_objids(with: &[PathBuf]) -> Result<Vec<String>, UnmigrateError> {
 fn needs_only(p: &Path, given: &[String]) -> Result<(), UnmigrateError> {
     let mets = p.join(crate::layout::METS);
     let missing = crate::store::deps::missing_arc_dependencies(&mets, given)
-        .map_err(|what| UnmigrateError::With { path: mets.clone(), what })?;
+        .map_err(|e| UnmigrateError::With { path: mets.clone(), what: e.to_string() })?;
     match missing.is_empty() {
         true => Ok(()),
         false => Err(UnmigrateError::NeedsPackages { package: p.to_path_buf(), missing }),

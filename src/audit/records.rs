@@ -301,7 +301,7 @@ fn stream_stretch(
     };
     let mut reader = match reader_at(path, from) {
         Ok(r) => r,
-        Err(why) => return ended(from, Some((from, why))),
+        Err(why) => return ended(from, Some((from, why.to_string()))),
     };
     loop {
         let at = from + reader.position();
@@ -330,12 +330,21 @@ fn stream_stretch(
 }
 
 /// The streaming reader over the file at `path` from `from`; why it cannot be had.
-fn reader_at(path: &Path, from: u64) -> Result<WarcReader<std::fs::File>, String> {
+fn reader_at(path: &Path, from: u64) -> Result<WarcReader<std::fs::File>, ReaderFault> {
     let opened = open_regular(path)
         .map_err(io::Error::other)
         .and_then(|mut f| f.seek(SeekFrom::Start(from)).map(|_| f));
-    let file = opened.map_err(|e| format!("cannot read: {e}"))?;
-    WarcReader::new(file, path.display().to_string()).map_err(|e| warc_message(&e))
+    let file = opened.map_err(ReaderFault::Open)?;
+    WarcReader::new(file, path.display().to_string()).map_err(ReaderFault::Warc)
+}
+
+/// Why a stretch of a container could not be read from its start (the finding's text).
+#[derive(Debug, thiserror::Error)]
+enum ReaderFault {
+    #[error("cannot read: {0}")]
+    Open(io::Error),
+    #[error("{}", warc_message(.0))]
+    Warc(WarcError),
 }
 
 /// What a deep walk keeps of a record it streamed: its block check's findings, with a block

@@ -16,6 +16,7 @@
 
 pub mod dedup;
 pub mod identify;
+pub(crate) mod original_faults;
 pub mod rewrite;
 pub mod scan;
 pub mod undedup;

@@ -25,7 +25,7 @@ use crate::formats::warc::payload;
 use crate::formats::warc::{WarcError, WarcReader};
 use crate::index::digests::{Algorithm, DigestKey};
 use crate::layout::{self, ConfineError};
-use crate::migrate::rebuild::{MissingOriginal, OtherPayload};
+use crate::stages::original_faults::{MissingOriginal, OtherPayload};
 
 /// Why a package could not be restored.
 #[derive(Debug, thiserror::Error)]

@@ -49,16 +49,26 @@ pub(crate) fn mets_arc_dependencies<R: BufRead>(
 
 /// The OBJIDs the ARCs of the package whose METS is at `mets` require
 /// ([`mets_arc_dependencies`]) that are not `given` (by `--with`, `--store` or as inputs):
-/// the one answer to "which packages must still be given" for `unmigrate` and the audit. An
-/// error is the METS's, in words.
+/// the one answer to "which packages must still be given" for `unmigrate` and the audit.
 pub(crate) fn missing_arc_dependencies(
     mets: &std::path::Path,
     given: &[String],
-) -> Result<Vec<String>, String> {
-    let file = crate::layout::open_regular(mets).map_err(|e| e.to_string())?;
+) -> Result<Vec<String>, DependenciesUnread> {
+    let file = crate::layout::open_regular(mets)?;
     let reader = MetsReader::strict(std::io::BufReader::new(file));
-    let required = mets_arc_dependencies(reader).map_err(|e| e.to_string())?;
+    let required = mets_arc_dependencies(reader)?;
     Ok(required.into_iter().filter(|r| !given.contains(r)).collect())
+}
+
+/// Why the packages a METS requires could not be read from it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DependenciesUnread {
+    /// The METS could not be opened as a regular file.
+    #[error("{0}")]
+    Open(#[from] crate::layout::ConfineError),
+    /// The METS could not be read to its end.
+    #[error("{0}")]
+    Mets(#[from] MetsError),
 }
 
 /// The OBJIDs required by the PREMIS objects whose relationships `keep` accepts (one

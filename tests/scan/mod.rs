@@ -537,6 +537,7 @@ fn clamd_hanging_during_a_run_fails_it_after_the_timeout() {
     let d = daemon("hang", 3326, "2000M");
     let dir = tempfile::tempdir().unwrap();
     let arc = crawl_arc_30m(dir.path());
+    hanging_before_the_run_is_said_alike(&d, &arc, dir.path());
     let out = dir.path().join("pkg");
     let child = Package::clamd(&d.addr)
         .args(&["-q", "--clamd-timeout", "3"])
@@ -556,6 +557,21 @@ fn clamd_hanging_during_a_run_fails_it_after_the_timeout() {
     assert!(!out.exists(), "no package after clamd hung");
     // One timeout (3 s), not one per retry or per payload.
     assert!(waited < std::time::Duration::from_secs(8), "gave up after {waited:?}");
+}
+
+/// A clamd already hung when the run starts (it accepts connections, the kernel queues them,
+/// but answers nothing) fails the run with the same words as one that hangs mid-run.
+fn hanging_before_the_run_is_said_alike(d: &Daemon, arc: &Path, dir: &Path) {
+    let out = dir.join("pkg-before");
+    Command::new("kill").args(["-STOP", &d.pid]).status().unwrap();
+    let o =
+        Package::clamd(&d.addr).args(&["-q", "--clamd-timeout", "3"]).command(&out, arc).output();
+    Command::new("kill").args(["-CONT", &d.pid]).status().unwrap();
+    let o = o.unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "the run must fail: {stderr}");
+    assert!(stderr.contains("no answer within 3 s"), "{stderr}");
+    assert!(!out.exists(), "no package when clamd hung before the run");
 }
 
 #[test]

@@ -389,9 +389,11 @@ impl Clamd {
 
     fn command(&self, command: &'static str) -> Result<String, ScanError> {
         let mut c = self.connect()?;
+        // A clamd that hangs before a scan (PING, VERSION) is said to be silent as it is mid-scan.
         c.write_all(format!("z{command}\0").as_bytes())
-            .map_err(|source| self.err(ClamdFailure::Send { command, source }))?;
-        read_reply(&mut c).map_err(|source| self.err(ClamdFailure::NoReply { command, source }))
+            .map_err(|e| self.failed(e, |source| ClamdFailure::Send { command, source }))?;
+        read_reply(&mut c)
+            .map_err(|e| self.failed(e, |source| ClamdFailure::NoReply { command, source }))
     }
 
     /// PING; Ok when clamd answers PONG.

@@ -12,10 +12,11 @@ so the same arguments always give the same bytes.
   gen_arc.py large OUT.arc.gz [--size 8M] [--record-size 48M]
       a crawl of --size bytes as `bench` makes it, then one PDF-like record of --record-size
       (half text, half noise): a crawl whose bytes are mostly one large record.
-  gen_arc.py redacted OUT.arc [--seed N]
+  gen_arc.py redacted OUT.arc [--seed N] [--scale N] [--big N]
       a 2004 crawl whose server answered 189 JPEG URLs, declared image/jpeg, with a line of
       redaction text (ASCII, some ISO-8859-1), beside real JPEG headers and HTML pages: what a
-      national library's 2004 ARC holds, for format identification's contradictions.
+      national library's 2004 ARC holds, for format identification's contradictions. --scale
+      multiplies the records; --big adds that many real JPEGs of 3 MiB among them.
 
 The module is also imported by make_samples.py.
 """
@@ -224,19 +225,25 @@ REDACTIONS = (
 
 
 def jfif(rng, size):
-    """JPEG bytes as a JFIF 1.01 file starts and ends (SOI, APP0, a comment of random bytes,
+    """JPEG bytes as a JFIF 1.01 file starts and ends (SOI, APP0, comments of random bytes,
     EOI): what PRONOM's JFIF signature looks at."""
     head = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
     body = rng.randbytes(size).replace(b"\xff", b"\x00")
-    return head + b"\xff\xfe" + (len(body) + 2).to_bytes(2, "big") + body + b"\xff\xd9"
+    # A comment segment holds at most 65533 bytes: a large body takes several.
+    parts = [body[i:i + 65533] for i in range(0, len(body), 65533)] or [b""]
+    comments = b"".join(b"\xff\xfe" + (len(p) + 2).to_bytes(2, "big") + p for p in parts)
+    return head + comments + b"\xff\xd9"
 
 
-def write_redacted(path, seed, redacted=189, jpegs=12, pages=20):
+def write_redacted(path, seed, scale=1, big=0):
+    """`scale` times the records (189 redacted, 12 real JPEGs, 20 pages each time), and `big`
+    real JPEGs of 3 MiB among them (each a record migrations stream rather than hold)."""
     rng = random.Random(seed)
     host = "www.example.dk"
     when = "20041012093000"
+    redacted, jpegs, pages = 189 * scale, 12 * scale, 20 * scale
     records = [("jpg", i) for i in range(redacted)] + [("real", i) for i in range(jpegs)]
-    records += [("page", i) for i in range(pages)]
+    records += [("page", i) for i in range(pages)] + [("big", i) for i in range(big)]
     rng.shuffle(records)
     with open(path, "wb") as f:
         w = ArcWriter(f, os.path.basename(path), when, gzip_members=path.endswith(".gz"))
@@ -246,6 +253,8 @@ def write_redacted(path, seed, redacted=189, jpegs=12, pages=20):
                 body, url, mime = html_page(rng, host, pages, 3000), "http://%s/album/%d.html" % (host, i), "text/html"
             elif kind == "real":
                 body, url, mime = jfif(rng, rng.randrange(2000, 9000)), "http://%s/foto/IMG_%04d.JPG" % (host, 5000 + i), "image/jpeg"
+            elif kind == "big":
+                body, url, mime = jfif(rng, 3 << 20), "http://%s/foto/BIG_%04d.JPG" % (host, i), "image/jpeg"
             else:
                 body, url, mime = REDACTIONS[i % len(REDACTIONS)], "http://%s/foto/DSCN%04d.JPG" % (host, 3000 + i), "image/jpeg"
             block = http_response(200, "OK", [("Content-Type", mime), ("Content-Length", str(len(body)))], body)
@@ -276,13 +285,15 @@ def main(argv):
     r = sub.add_parser("redacted")
     r.add_argument("out")
     r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--scale", type=int, default=1)
+    r.add_argument("--big", type=int, default=0)
     a = ap.parse_args(argv)
     if a.cmd == "bench":
         write_bench(a.out, parse_size(a.size), a.seed)
     elif a.cmd == "large":
         write_large(a.out, parse_size(a.size), parse_size(a.record_size), a.seed)
     elif a.cmd == "redacted":
-        write_redacted(a.out, a.seed)
+        write_redacted(a.out, a.seed, a.scale, a.big)
     else:
         write_single(a.out, parse_size(a.record_size), a.seed)
 

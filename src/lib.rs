@@ -76,6 +76,7 @@ pub(crate) mod capture;
 pub(crate) mod export;
 pub(crate) mod external_sort;
 pub(crate) mod formats;
+pub(crate) mod hooks;
 pub(crate) mod ids;
 pub(crate) mod index;
 pub(crate) mod ingest;

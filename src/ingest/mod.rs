@@ -440,7 +440,7 @@ fn make_aip(
         write_metadata(&ctx, &sub, &admitted, &placed, relisted_edits, &staging.root, opts)?;
     let records_listed = ctx.relisted.map(|r| r.listed);
     files::verify_unchanged(ssip, &admitted.before)?;
-    if crate::package::staging::fail_at("before-commit") {
+    if crate::hooks::fail_at("before-commit") {
         // A test of what a kill leaves: a hidden partial directory, nothing that looks done.
         std::process::abort();
     }

@@ -8,15 +8,17 @@
 //! describe each record to the METS the moment it is written.
 //!
 //! Data flow inside one file: a reader thread frames ARC records ([`ArcReader`]) and maps them
-//! to WARC fields (`formats::arc_to_warc`); the calling thread takes them in batches through
-//! the pipeline every source goes through (`stages::run_pipeline`: the scan stage, when there
-//! is a scanner, sees each batch before anything of it is written and routes an infected
-//! record to the quarantine), then hashes and compresses each batch in parallel (rayon, each
-//! record its own gzip member) and appends it in order. Records too large for memory are
-//! streamed once, hashed while their chunks compress in parallel (one gzip member still).
-//! Memory is bounded by the batch size,
+//! to WARC fields (`formats::arc_to_warc`); with identification, a thread of its own
+//! identifies each batch on its way (`ahead`) while the writer works on the batch before. The
+//! calling thread takes them in batches through the pipeline every source goes through
+//! (`stages::run_pipeline`: the scan stage, when there is a scanner, sees each batch before
+//! anything of it is written and routes an infected record to the quarantine), then hashes
+//! and compresses each batch in parallel (rayon, each record its own gzip member) and appends
+//! it in order. Records too large for memory are streamed once, hashed while their chunks
+//! compress in parallel (one gzip member still). Memory is bounded by the batch size,
 //! whatever the size or number of records.
 
+mod ahead;
 pub mod rebuild;
 mod rebuild_record;
 pub mod report;
@@ -49,7 +51,6 @@ use crate::formats::warc::{WarcWriter, WrittenRecord, encode_record};
 use crate::ids::Ids;
 use crate::index::digests::{Algorithm, DigestKey};
 use crate::stages::dedup::DedupStage;
-use crate::stages::identify::IdentifyStage;
 use crate::stages::scan::{ScanEngine, ScanResult, ScanStage, batching};
 use crate::stages::{BatchSink, Item, Route, ScanFinding, Stage, StagedItem};
 use rebuild_record::{rebuild_report, rebuild_summary, write_rebuild_record};
@@ -66,14 +67,16 @@ pub(crate) const WHOLE_BLOCK_MAX: u64 = 2 << 20;
 /// A batch of records in memory is closed at this many block bytes (or at the scan's
 /// `batching::BATCH_ITEMS` records). The scan stage sees these batches, but they are not cut at
 /// the scan's `batching::BATCH_BYTES`: a migration holds three batches at once (one filled by
-/// the reader thread, one in the channel, one compressed; with a scanner one more in flight,
+/// the reader thread, one in the channel or, with identification, identified on its way (`ahead`:
+/// its channels hold none), one compressed; with a scanner one more in flight,
 /// each payload held beside its block), a copied WARC one or two, so a migration's batch is
 /// a quarter of the bytes, to keep `migrate`, and `package` with the PRONOM signatures beside
 /// the batches, within their memory target (docs/benchmarks.md). A hundred records of a
 /// crawl's usual size still make a batch, enough to keep both cores compressing.
 const MIGRATION_BATCH_BYTES: u64 = 4 << 20;
 /// Batches in flight between the reader thread and the writer: one being compressed, one
-/// being filled, so neither side waits for the other.
+/// being filled, so neither side waits for the other (with identification, the batch it
+/// identifies instead: `ahead`).
 const CHANNEL_BATCHES: usize = 1;
 
 /// The default zlib level: the usual speed/size balance.
@@ -266,6 +269,20 @@ pub enum MigrateError {
         /// What clamd did.
         #[source]
         source: crate::stages::scan::ScanError,
+    },
+    /// A payload could not be identified (read) ahead of its record's writing.
+    #[error(
+        "{path}: at offset {offset}: format identification: {}",
+        crate::layout::describe_io(source)
+    )]
+    Identify {
+        /// The ARC file.
+        path: PathBuf,
+        /// The record's offset in it (its gzip member's, for gzip input).
+        offset: u64,
+        /// The cause.
+        #[source]
+        source: io::Error,
     },
     /// The cleaner could not be run on an infected payload.
     #[error(transparent)]
@@ -759,11 +776,12 @@ fn verify_written(
 }
 
 /// The pipeline every source goes through: the scan stage sees each batch before anything of
-/// it is written, and routes an infected record to the quarantine. Identification first: the
-/// scan stage, last, overlaps the sink's compression. Deduplication before the scan, as for a
-/// copied WARC: the writer keeps whole a record the scan sends to the quarantine.
+/// it is written, and routes an infected record to the quarantine; it is last, so that it
+/// overlaps the sink's compression. Deduplication before the scan, as for a copied WARC: the
+/// writer keeps whole a record the scan sends to the quarantine. Identification is no stage of
+/// the writer's here: it runs ahead, on a thread of its own (`ahead`), and its results come
+/// with the records.
 struct MigrationStages<'a> {
-    identify: Option<IdentifyStage>,
     dedup: Option<DedupStage<'a>>,
     scan: Option<ScanStage>,
 }
@@ -772,7 +790,6 @@ impl<'a> MigrationStages<'a> {
     /// The stages `opts` asks for.
     fn of(opts: &'a MigrateOptions) -> Self {
         MigrationStages {
-            identify: opts.identify.map(IdentifyStage::new),
             dedup: opts.dedup.as_ref().map(|d| DedupStage::new(&d.dedup, d.container.clone())),
             scan: opts.scanner.as_ref().map(|e| ScanStage::new(Arc::clone(e))),
         }
@@ -781,9 +798,6 @@ impl<'a> MigrationStages<'a> {
     /// Those there are, in the pipeline's order.
     fn in_order(&mut self) -> Vec<&mut dyn Stage> {
         let mut stages: Vec<&mut dyn Stage> = Vec::new();
-        if let Some(s) = self.identify.as_mut() {
-            stages.push(s);
-        }
         if let Some(s) = self.dedup.as_mut() {
             stages.push(s);
         }
@@ -810,16 +824,22 @@ fn run_migration(
     log: &mut ExpectationLog,
     report: &mut FileReport,
 ) -> (Result<End, MigrateError>, Option<ExpectationLog>) {
-    let (tx, rx) = sync_channel::<Msg>(CHANNEL_BATCHES);
+    // With identification ahead of the writer, its thread holds the batch the channel would.
+    let (tx, rx) =
+        sync_channel::<Msg>(if run.opts.identify.is_some() { 0 } else { CHANNEL_BATCHES });
     // The records the writer adds (the quarantine's warcinfo, cleaned copies) draw their
     // identifiers from a sequence of their own: the reader thread draws from `ids` as it runs
     // ahead, and a deterministic run must not depend on how far ahead it is.
     let MigrationRun { opts, ids, progress } = run;
     let writer_ids = ids.derive("records the writer adds");
     let level = opts.level;
+    let (arc_path, scanning) = (arc.path().to_path_buf(), opts.scanner.is_some());
     std::thread::scope(|scope| {
-        let rx = rx;
         scope.spawn(move || read_records(arc, ctx, ids, tx, progress));
+        let rx = match opts.identify {
+            Some(identifier) => ahead::identify_ahead(scope, identifier, &arc_path, rx),
+            None => rx,
+        };
         if let Err(e) = first(&mut *sinks, &mut *log) {
             // The reader, blocked on a full channel, finds no receiver and ends.
             drop(rx);
@@ -842,14 +862,14 @@ fn run_migration(
             originals: Default::default(),
         };
         let mut stages = MigrationStages::of(opts);
-        let (scanning, mut end) = (opts.scanner.is_some(), None);
+        let mut end = None;
         let piped = crate::stages::run_pipeline(
             &mut |batch| receive(&rx, batch, scanning, &mut end),
             &mut stages.in_order(),
             &mut out,
         );
-        if let Some(s) = stages.identify {
-            out.report.identified = s.tally;
+        if let Some(e) = end.as_mut() {
+            out.report.identified = std::mem::take(&mut e.identified);
         }
         // Dropped before the scope joins the reader: a reader blocked on a full channel after
         // the pipeline stopped (clamd failed) then finds no receiver and ends.
@@ -891,6 +911,8 @@ enum Msg {
     Batch(Vec<MappedRecord>),
     /// One record to stream.
     Large(Box<MappedRecord>),
+    /// Records staged, in order, identified ahead of the writer (`ahead`).
+    Staged(Vec<StagedItem>),
     Done(Box<End>),
     Failed(MigrateError),
 }
@@ -913,6 +935,8 @@ struct End {
     rebuild: crate::formats::arc::RebuildEnd,
     /// Bytes of `X-Webaip-ARC-Rebuild` fields written.
     rebuild_field_bytes: u64,
+    /// What identification ahead of the writer found, counted (empty when there was none).
+    identified: crate::stages::identify::Tally,
 }
 
 /// The reader thread: frames and maps records, sends them on in order.
@@ -1058,6 +1082,7 @@ impl End {
             version: arc.version(),
             version_label: arc.version_label().map(str::to_string),
             records_with_header: with_header,
+            identified: Default::default(),
         }
     }
 }
@@ -1124,6 +1149,21 @@ impl Output<'_> {
     }
 }
 
+/// A record of the reader's as it enters the stages: with a scanner (`scanning`), its payload,
+/// when in memory, held for the scan stage.
+fn staged(r: MappedRecord, scanning: bool) -> StagedItem {
+    held(StagedItem::new(Item::Mapped(Box::new(r)), None, None), scanning)
+}
+
+/// A staged record, its payload held for the scan stage when there is one (`scanning`) and it
+/// is in memory.
+fn held(mut s: StagedItem, scanning: bool) -> StagedItem {
+    if let (true, Item::Mapped(m)) = (scanning, &s.item) {
+        s.held = m.payload_bytes().map(<[u8]>::to_vec);
+    }
+    s
+}
+
 /// Takes the next batch from the reader thread into `batch`: true once the file is read
 /// (what the reader knows then is put in `end`). With a scanner (`scanning`), each payload in
 /// memory is held for the scan stage.
@@ -1133,13 +1173,10 @@ fn receive(
     scanning: bool,
     end: &mut Option<End>,
 ) -> Result<bool, MigrateError> {
-    let staged = |r: MappedRecord| {
-        let held = if scanning { r.payload_bytes().map(<[u8]>::to_vec) } else { None };
-        StagedItem::new(Item::Mapped(Box::new(r)), held, None)
-    };
     match rx.recv() {
-        Ok(Msg::Batch(records)) => batch.extend(records.into_iter().map(staged)),
-        Ok(Msg::Large(record)) => batch.push(staged(*record)),
+        Ok(Msg::Batch(records)) => batch.extend(records.into_iter().map(|r| staged(r, scanning))),
+        Ok(Msg::Large(record)) => batch.push(staged(*record, scanning)),
+        Ok(Msg::Staged(items)) => batch.extend(items.into_iter().map(|s| held(s, scanning))),
         Ok(Msg::Done(e)) => {
             *end = Some(*e);
             return Ok(true);

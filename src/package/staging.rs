@@ -6,6 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::{PackageError, PackageOptions, hash_file, io_err};
+use crate::hooks::fail_at;
 use crate::layout;
 use crate::mets::{MetsBuilder, ValidateOptions, validate_mets};
 
@@ -17,27 +18,6 @@ pub(crate) struct MetsWritten {
     pub(crate) files: u64,
     /// Their bytes.
     pub(crate) bytes: u64,
-}
-
-/// Environment variable read by `Staging` only: a test hook that makes a run fail at a
-/// named point, so tests can show that the next run recovers. Comma-separated:
-/// `between-renames` aborts the process (as a kill would) after the old package has been
-/// moved aside and before it is removed (or, in the two-step fallback, before the new one is
-/// moved in); `before-commit` aborts once everything is written, before the rename (ingest);
-/// `no-exchange` behaves as if the file system had no `RENAME_EXCHANGE`. Read only in a build
-/// with the `test-hooks` feature: a shipped binary never fails on purpose.
-#[cfg(feature = "test-hooks")]
-pub(crate) const FAIL_AT_ENV: &str = "WEBAIP_FAIL_AT";
-
-#[cfg(feature = "test-hooks")]
-pub(crate) fn fail_at(point: &str) -> bool {
-    std::env::var(FAIL_AT_ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == point))
-}
-
-/// Without the `test-hooks` feature no failure point exists.
-#[cfg(not(feature = "test-hooks"))]
-pub(crate) fn fail_at(_point: &str) -> bool {
-    false
 }
 
 /// A package being assembled in a hidden directory beside its final place.

@@ -660,11 +660,23 @@ impl IdentifyStage {
     }
 }
 
-impl Stage for IdentifyStage {
-    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
+impl IdentifyStage {
+    /// [`Stage::run`] on the calling thread alone, not the worker pool: for a thread of its
+    /// own that identifies while the pool's threads do other work (a migration's, which
+    /// compress).
+    pub(crate) fn run_here(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
         let identifier = self.identifier;
-        let results: Vec<Result<Option<Identification>, StageError>> =
-            batch.par_iter().map(|s| identify_staged(&identifier, s)).collect();
+        let results = batch.iter().map(|s| identify_staged(&identifier, s)).collect();
+        self.attach(batch, results)
+    }
+
+    /// Each result to its item, in order, and counted; the first failure, in order, fails the
+    /// batch.
+    fn attach(
+        &mut self,
+        batch: &mut [StagedItem],
+        results: Vec<Result<Option<Identification>, StageError>>,
+    ) -> Result<(), StageError> {
         for (s, r) in batch.iter_mut().zip(results) {
             s.identification = r?;
             self.tally.empty += u64::from(is_empty_payload(&s.item));
@@ -673,6 +685,14 @@ impl Stage for IdentifyStage {
             }
         }
         Ok(())
+    }
+}
+
+impl Stage for IdentifyStage {
+    fn run(&mut self, batch: &mut [StagedItem]) -> Result<(), StageError> {
+        let identifier = self.identifier;
+        let results = batch.par_iter().map(|s| identify_staged(&identifier, s)).collect();
+        self.attach(batch, results)
     }
 }
 

@@ -5,7 +5,8 @@
 //! harvested one (which then goes to the original container) and note what it found, which the
 //! pipeline turns into PREMIS events. The pipeline (`package::captures`) runs its stages on
 //! every batch: `identify::IdentifyStage` identifies each payload (first, so that the scan,
-//! last, overlaps writing), `scan::ScanStage` is the virus check, `rewrite::RewriteStage` the link
+//! last, overlaps writing; a migration runs it on a thread of its own, ahead of the writer),
+//! `scan::ScanStage` is the virus check, `rewrite::RewriteStage` the link
 //! rewriting of mirrors. An item is a capture (a record to be written from it), a record of a
 //! copied WARC kept as stored (`StoredRecord`), an ARC record mapped to its WARC record
 //! (`MappedRecord`, compressed when written), or bytes of a copied WARC that are no record

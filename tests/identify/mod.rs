@@ -4,6 +4,8 @@
 //! siegfried's on the same bytes; what `--identify` records and leaves out; the verdict on the
 //! declared type, web text types and empty payloads.
 
+mod ahead;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

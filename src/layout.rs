@@ -497,18 +497,20 @@ pub fn describe_io(e: &io::Error) -> String {
 }
 
 /// Whether an I/O error is the environment's: the disk or a quota full, a file-size limit, a
-/// read-only file system, memory exhausted. Reading damaged input never gives one: it says
-/// nothing of the input.
+/// read-only file system, memory exhausted, the process's or the system's limit of open files
+/// reached. Reading damaged input never gives one: it says nothing of the input.
 pub fn is_environment(e: &io::Error) -> bool {
     use io::ErrorKind as K;
-    matches!(
-        e.kind(),
-        K::StorageFull
-            | K::QuotaExceeded
-            | K::FileTooLarge
-            | K::ReadOnlyFilesystem
-            | K::OutOfMemory
-    )
+    let open_files = matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE));
+    open_files
+        || matches!(
+            e.kind(),
+            K::StorageFull
+                | K::QuotaExceeded
+                | K::FileTooLarge
+                | K::ReadOnlyFilesystem
+                | K::OutOfMemory
+        )
 }
 
 /// The first environment I/O error ([`is_environment`]) among an error and its causes (an
@@ -861,6 +863,9 @@ mod tests {
         let damaged = Outer(io::Error::new(io::ErrorKind::InvalidData, "bad gzip"));
         assert!(environment_cause(&damaged).is_none());
         assert!(environment_cause(&Outer(io::Error::from_raw_os_error(libc::EIO))).is_none());
+        let open_files = Outer(io::Error::from_raw_os_error(libc::EMFILE));
+        assert!(environment_cause(&open_files).is_some());
+        assert_eq!(describe_io(&io::Error::from_raw_os_error(libc::EMFILE)), "too many open files");
     }
 
     #[test]

@@ -165,6 +165,9 @@ pub enum UncheckedKind {
     /// (its METS states it requires them) that were not given: their rebuild is not checked
     /// (the reason names the packages).
     ArcNeedsPackages,
+    /// Something not checked because this machine stopped the reading (too many open files,
+    /// no space left for a temporary copy): it says nothing of the package; run again.
+    NotRead,
     /// A revisit's original (`--with`) is in another package that holds other bytes there,
     /// or may be in the unread part of another package's container, or in a package the METS
     /// or the revisit names that was not given or does not hold it: the fault, if any, is
@@ -401,7 +404,7 @@ enum Task {
 /// What a task found.
 enum Outcome {
     Whole(io::Result<FileDigests>),
-    Described { problems: Vec<(u64, Problem)>, records: u64, bytestreams: u64 },
+    Described { check: records::DescribedCheck, records: u64 },
     Walk(Walk),
 }
 
@@ -568,6 +571,9 @@ pub fn audit_package(
     check_unlisted(&names, &rules, findings);
     let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
+    if !opts.deep {
+        read.referred.extend(deduplicated_revisits(dir, &judged.at.mets));
+    }
     let undeclared = undeclared_requirements(dir, &judged.at.mets, &mets_name, &read.referred);
     let arc_rebuilds = check_arc_rebuilds(dir, opts, findings, &mut unchecked);
     if arc_rebuilds.is_none() {
@@ -689,7 +695,8 @@ struct ReadTally {
     bytestreams: u64,
     records_read: u64,
     digests: u64,
-    /// The packages the revisits read say hold their originals, by OBJID (`--deep`).
+    /// The packages the revisits read (those the METS describes; every one with `--deep`) say
+    /// hold their originals, by OBJID.
     referred: BTreeSet<String>,
 }
 
@@ -711,10 +718,10 @@ fn run_task(
             let p = &present[*file];
             let records: Vec<&ListedFile> =
                 records.iter().map(|&k| &p.listed.children[k]).collect();
-            let (problems, bytestreams) = records::check_described(&p.path, p.size, &records);
+            let check = records::check_described(&p.path, p.size, &records);
             progress(AuditProgress::Done(records.iter().map(|r| range_len(r)).sum()));
             let records = records.len() as u64;
-            (*file, Outcome::Described { problems, records, bytestreams })
+            (*file, Outcome::Described { check, records })
         }
         Task::Walk { file, start, end } => {
             let p = &present[*file];
@@ -750,10 +757,11 @@ fn read_listed(
                 let what = format!("cannot be read: {e}");
                 findings.push(finding("fixity", p.href, None, &p.listed.id, what));
             }
-            Outcome::Described { problems, records, bytestreams } => {
+            Outcome::Described { check, records } => {
                 read.records_checked += records;
-                read.bytestreams += bytestreams;
-                findings.extend(problems.into_iter().map(|(at, pr)| place(p.href, at, pr)));
+                read.bytestreams += check.bytestreams;
+                read.referred.extend(check.referred);
+                findings.extend(check.problems.into_iter().map(|(at, pr)| place(p.href, at, pr)));
             }
             Outcome::Walk(w) => walks[i].push(w),
         }
@@ -862,6 +870,17 @@ fn rebuild_fault(
 ) {
     use crate::migrate::rebuild::RebuildError;
     let reason = e.to_string();
+    if e.is_environment() {
+        // This machine stopped the reading (too many open files, no room for a temporary
+        // copy): nothing is known of these ARCs, and nothing of the package is said.
+        let what = format!("its ARCs are not rebuilt, not checked: {reason}");
+        let mut f = finding("arc-rebuild", &file, None, "", what);
+        f.severity = Severity::Warning;
+        findings.push(f);
+        let kind = UncheckedKind::NotRead;
+        unchecked.push(Unchecked { file, mets_id: None, kind, reason });
+        return;
+    }
     match &e {
         RebuildError::NoOriginal(_) => {
             let kind = UncheckedKind::ArcPayloadElsewhere;
@@ -968,12 +987,12 @@ fn arcs_need_packages(mets: &Path, mets_name: &str, with: Option<&[PathBuf]>) ->
     Some(Unchecked { file: mets_name.to_string(), mets_id: None, kind, reason })
 }
 
-/// The packages the revisits read (`--deep`) say hold their originals
-/// (`X-Webaip-Refers-To-Package`) that the METS does not say the package requires (PREMIS
-/// `dependency` / `requires`, what `unmigrate`, the audit and the store go by): the METS
-/// contradicts the containers it describes, and nothing would keep those packages while this
-/// one needs them, so the package is never INTACT. One finding on the METS per OBJID; none
-/// when its METS cannot be read (its validation says why).
+/// The packages the revisits read (those the METS describes; every one with `--deep`) say
+/// hold their originals (`X-Webaip-Refers-To-Package`) that the METS does not say the package
+/// requires (PREMIS `dependency` / `requires`, what `unmigrate`, the audit and the store go
+/// by): the METS contradicts the containers it describes, and nothing would keep those
+/// packages while this one needs them, so the package is never INTACT. One finding on the
+/// METS per OBJID; none when its METS cannot be read (its validation says why).
 fn undeclared_requirements(
     dir: &Path,
     mets: &Path,
@@ -998,6 +1017,23 @@ fn undeclared_requirements(
             finding("P6.4", mets_name, None, "", what)
         })
         .collect()
+}
+
+/// The packages the revisits of a package whose METS records a deduplication say hold their
+/// originals, read from the revisits' headers (a plain audit reads no records otherwise): what
+/// the METS must say the package requires. Nothing for a package without that event (nor
+/// when its METS cannot be read: its validation says why).
+fn deduplicated_revisits(dir: &Path, mets: &Path) -> BTreeSet<String> {
+    let Ok(file) = layout::open_regular(mets) else { return BTreeSet::new() };
+    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
+    if !crate::store::deps::mets_deduplicated(reader).unwrap_or(false) {
+        return BTreeSet::new();
+    }
+    let containers = package_containers(dir);
+    containers.par_iter().map(|c| records::revisit_packages(c)).reduce(BTreeSet::new, |mut a, b| {
+        a.extend(b);
+        a
+    })
 }
 
 /// Where following the references reports: the audit's findings and what it left unchecked.

@@ -54,26 +54,41 @@ fn stream_range(b: &ListedFile) -> Option<StreamRange<'_>> {
     Some(StreamRange { id, begin, end, size, checksum })
 }
 
+/// What checking described records found.
+#[derive(Default)]
+pub(super) struct DescribedCheck {
+    /// The problems, by offset.
+    pub problems: Vec<(u64, Problem)>,
+    /// Bytestreams checked.
+    pub bytestreams: u64,
+    /// The packages the revisits among them say hold their originals
+    /// (`X-Webaip-Refers-To-Package`), by OBJID: what the METS must say the package requires.
+    pub referred: BTreeSet<String>,
+}
+
 /// Checks described records one by one: each range is exactly one gzip member (or, in an
 /// uncompressed container, exactly one record) holding one WARC record, with its bytestreams.
-/// Returns the problems by offset, and the number of bytestreams checked.
 pub(super) fn check_described(
     path: &Path,
     container_size: u64,
     records: &[&ListedFile],
-) -> (Vec<(u64, Problem)>, u64) {
-    let mut out = Vec::new();
-    let mut bytestreams = 0;
+) -> DescribedCheck {
+    let mut out = DescribedCheck::default();
     for r in records {
-        match check_one(path, container_size, r) {
-            Ok(n) => bytestreams += n,
-            Err(p) => out.extend(p),
+        match check_one(path, container_size, r, &mut out.referred) {
+            Ok(n) => out.bytestreams += n,
+            Err(p) => out.problems.extend(p),
         }
     }
-    (out, bytestreams)
+    out
 }
 
-fn check_one(path: &Path, container_size: u64, r: &ListedFile) -> Result<u64, Vec<(u64, Problem)>> {
+fn check_one(
+    path: &Path,
+    container_size: u64,
+    r: &ListedFile,
+    referred: &mut BTreeSet<String>,
+) -> Result<u64, Vec<(u64, Problem)>> {
     let (Some(begin), Some(end)) = (r.begin, r.end) else {
         return Err(vec![(0, Problem::error("range", &r.id, "record has no BEGIN/END".into()))]);
     };
@@ -95,11 +110,12 @@ fn check_one(path: &Path, container_size: u64, r: &ListedFile) -> Result<u64, Ve
         .map_err(|e| fail(warc_message(&e)))?;
     let streams = stream_ranges(&r.children);
     let first = reader.next_record(|head, block| check_block(head, block, &streams, false));
-    let (_, rec_end, check) = match first {
+    let (head, rec_end, check) = match first {
         Ok(Some(x)) => x,
         Ok(None) => return Err(fail(format!("bytes {begin}..={end} hold no WARC record"))),
         Err(e) => return Err(fail(format!("bytes {begin}..={end}: {}", warc_message(&e)))),
     };
+    referred.extend(refers_to_package(&head.header));
     let mut problems: Vec<(u64, Problem)> =
         check.problems.into_iter().map(|p| (begin, Problem::from(p))).collect();
     if reader.is_gzip() && !rec_end.member_ended {
@@ -345,6 +361,22 @@ enum ReaderFault {
     Open(io::Error),
     #[error("{}", warc_message(.0))]
     Warc(WarcError),
+}
+
+/// The packages the revisits of the container at `path` say hold their originals
+/// (`X-Webaip-Refers-To-Package`), read from their headers (blocks passed over); what was read
+/// before a fault (the byte checks report damage, not this).
+pub(super) fn revisit_packages(path: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let Ok(file) = open_regular(path) else { return out };
+    let reader = io::BufReader::with_capacity(1 << 20, file);
+    let Ok(mut r) = WarcReader::new(reader, path.display().to_string()) else { return out };
+    while let Ok(Some((head, _, ()))) =
+        r.next_record(|_, block| io::copy(block, &mut io::sink()).map(drop))
+    {
+        out.extend(refers_to_package(&head.header));
+    }
+    out
 }
 
 /// What a deep walk keeps of a record it streamed: its block check's findings, with a block

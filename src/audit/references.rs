@@ -47,10 +47,12 @@ pub struct ReferenceReport {
     /// Containers that could not be read to the end (their name and why): originals in their
     /// unread part were not seen.
     pub unreadable: Vec<String>,
-    /// Of them, those of other packages (or such a package whose containers could not be
-    /// listed), by name: a revisit found nowhere may have its original there.
+    /// Of them, those searched for originals (or a package whose containers could not be
+    /// listed), by name: a revisit found nowhere, or found holding other bytes, may have its
+    /// original there. The audited package's own are among them: damage there is the byte
+    /// checks' to find (its SHA-512), not a reference's.
     #[serde(skip)]
-    pub unread_elsewhere: Vec<String>,
+    pub unread: Vec<String>,
     /// The audited package's OBJID, when its METS names one.
     #[serde(skip)]
     pub objid: Option<String>,
@@ -139,6 +141,9 @@ struct Wanted {
 enum Found {
     /// An original with the payload digest the revisit states.
     Same,
+    /// A record of the id it refers to holding other bytes, said in words, and the other
+    /// package it is in (`None`: in the audited package).
+    Other(String, Option<String>),
     /// A problem, said in words, and the other package it is in (`None`: in the audited
     /// package).
     Problem(String, Option<String>),
@@ -239,6 +244,7 @@ fn settle(w: Wanted, from_store: bool, report: &mut ReferenceReport) {
             return;
         }
         Some(Found::Problem(why, fault_in)) => (why, fault_in),
+        Some(Found::Other(why, fault_in)) => other_bytes(report, why, fault_in),
         None => nowhere(report, from_store, w.refers_to.package.as_deref()),
     };
     report.unresolved.push(UnresolvedReference {
@@ -283,9 +289,26 @@ pub(super) fn fault_elsewhere(audited: &Path, holder: &Path) -> Option<String> {
     (!same(audited, holder)).then(|| holder.display().to_string())
 }
 
+/// The problem of a revisit whose every original found holds other bytes (`why`, whose fault
+/// `fault_in` says by [`fault_elsewhere`]), and whose fault it is: while a container searched
+/// was not read to its end, the original may be in its unread part, so the revisit is not
+/// checked (the fault is that container's), never damage of the audited package.
+fn other_bytes(
+    report: &ReferenceReport,
+    mut why: String,
+    fault_in: Option<String>,
+) -> (String, Option<String>) {
+    if fault_in.is_some() || report.unread.is_empty() {
+        return (why, fault_in);
+    }
+    let unread = report.unread.join(", ");
+    why.push_str(&format!("; the original may be in the unread part of {unread}"));
+    (why, Some(format!("{unread} (not read to its end)")))
+}
+
 /// The problem of a revisit whose original was found nowhere, and whose fault it is (the
-/// same rule as [`fault_elsewhere`]'s for a revisit found nowhere): that of the containers of
-/// other packages not read to their end (the original may be in their unread part), of the
+/// same rule as [`fault_elsewhere`]'s for a revisit found nowhere): that of the containers
+/// searched that were not read to their end (the original may be in their unread part), of the
 /// packages the METS says hold the originals that were not given (by the operator, or by the
 /// store when one was asked), or of the other package the revisit names (`named`, by OBJID),
 /// given without it or not given; the audited package's when none of these is so.
@@ -295,8 +318,8 @@ fn nowhere(
     named: Option<&str>,
 ) -> (String, Option<String>) {
     let mut problem = format!("no original found in {} package(s) searched", report.searched.len());
-    if !report.unread_elsewhere.is_empty() {
-        let unread = report.unread_elsewhere.join(", ");
+    if !report.unread.is_empty() {
+        let unread = report.unread.join(", ");
         problem.push_str(&format!("; it may be in the unread part of {unread}"));
         return (problem, Some(format!("{unread} (not read to its end)")));
     }
@@ -394,7 +417,7 @@ fn search(
             Ok(list) => sources.push((Some(p), list)),
             Err(e) => {
                 report.unreadable.push(format!("{}: {e}", p.display()));
-                report.unread_elsewhere.push(p.display().to_string());
+                report.unread.push(p.display().to_string());
             }
         }
     }
@@ -444,9 +467,7 @@ fn search_container(
     });
     if let Err(e) = read {
         report.unreadable.push(e.to_string());
-        if c.package.is_some() {
-            report.unread_elsewhere.push(name.to_string());
-        }
+        report.unread.push(name.to_string());
     }
     holds
 }
@@ -470,7 +491,7 @@ struct Searching<'a> {
 fn found_at(at: &str, fault_in: Option<String>, outcome: PayloadCheck, w: &Wanted) -> Found {
     match outcome {
         PayloadCheck::Same => Found::Same,
-        PayloadCheck::Other(found) => Found::Problem(
+        PayloadCheck::Other(found) => Found::Other(
             format!("the original at {at} holds other bytes: its payload digest is {found}"),
             fault_in,
         ),

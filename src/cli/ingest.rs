@@ -148,6 +148,8 @@ fn print_report(r: &IngestReport) {
         println!("{aip}: not carried over: {}", terminal_text(n));
     }
     if let Some(s) = &r.stored {
+        // The warning `store put` gives: one wording wherever a package is stored.
+        super::store::print_missing_dependencies(&r.aip, &s.requires_missing);
         println!(
             "{aip}: stored as {} ({}) on {} copies{}",
             s.package,

@@ -398,7 +398,9 @@ fn print_removal(r: &StoreRemoveReport) {
     println!("{}: {verdict}", r.package);
 }
 
-fn print_missing_dependencies(package: &Path, missing: &[String]) {
+/// A warning for each package `package` requires that the store does not hold (`store put`,
+/// `ingest --store`).
+pub(super) fn print_missing_dependencies(package: &Path, missing: &[String]) {
     for m in missing {
         println!(
             "{}: WARNING: requires {m}, which the store does not hold (put it too)",

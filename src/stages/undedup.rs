@@ -68,7 +68,29 @@ pub enum UndedupError {
         container: PathBuf,
         /// Why.
         why: String,
+        /// The reading was stopped by this machine (too many open files, no space for the
+        /// table of record ids), not by the container's bytes.
+        environment: bool,
     },
+}
+
+impl UndedupError {
+    /// Whether this machine stopped the run (a full disk, too many open files:
+    /// `layout::is_environment`), which says nothing of the packages read.
+    pub fn is_environment(&self) -> bool {
+        match self {
+            UndedupError::Unread { environment, .. } => *environment,
+            UndedupError::Scratch(e) => scratch_full(e),
+            other => layout::environment_cause(other).is_some(),
+        }
+    }
+}
+
+/// Whether the scratch table failed for want of room (SQLite's own codes say so, not an
+/// `io::Error`).
+fn scratch_full(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{CannotOpen, DiskFull, OutOfMemory};
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, DiskFull | OutOfMemory | CannotOpen))
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> UndedupError + '_ {
@@ -174,7 +196,15 @@ struct Searched {
     file: Option<File>,
     /// Why it could not be read to its end, when it could not: a record missing from the
     /// table may be in its unread part.
-    fault: Option<String>,
+    fault: Option<ReadFault>,
+}
+
+/// Why a container was not read to its end.
+#[derive(Clone)]
+struct ReadFault {
+    why: String,
+    /// This machine stopped it ([`UndedupError::is_environment`]).
+    environment: bool,
 }
 
 /// The records of the `sources`' containers by `WARC-Record-ID`, in a scratch database on disk.
@@ -370,7 +400,8 @@ impl Originals {
     /// (the other sources are still searched).
     fn read_container(&mut self, n: usize) {
         if let Err(e) = self.read_records(n) {
-            self.searched[n].fault = Some(e.to_string());
+            let environment = e.is_environment();
+            self.searched[n].fault = Some(ReadFault { why: e.to_string(), environment });
         }
         self.searched[n].read = true;
     }
@@ -388,6 +419,11 @@ impl Originals {
         while let Some((head, end, ())) =
             r.next_record(|_, b| io::copy(b, &mut io::sink()).map(drop))?
         {
+            // A revisit holds no payload: it is no original, whatever refers to it (the rule
+            // the audit's references follow too).
+            if head.header.warc_type() == Some("revisit") {
+                continue;
+            }
             if let Some(id) = head.header.record_id() {
                 // Offsets in a file fit an i64 (SQLite's integers).
                 insert.execute(rusqlite::params![
@@ -433,20 +469,17 @@ impl Originals {
         Err(self.none_verified(tried, stated, from))
     }
 
-    /// Why no place gave the payload: the other payloads found (sorted, so that the sources'
-    /// order does not change the message), else the first fault of a place or of a container
-    /// not read to its end (one of the package the revisit names first), else none holds the
-    /// record.
+    /// Why no place gave the payload: the first fault of a place or of a container not read
+    /// to its end (one of the package the revisit names first), else the other payloads found
+    /// (sorted, so that the sources' order does not change the message), else none holds the
+    /// record. A fault wins over other payloads: what was not read may hold the payload, so
+    /// the revisit is not checked, and no package is said to hold another payload.
     fn none_verified(
         &self,
         mut tried: Tried,
         stated: &StatedPayload,
         from: Option<&Path>,
     ) -> PayloadFault {
-        if !tried.differs.is_empty() {
-            tried.differs.sort_by(|a, b| a.holder.cmp(&b.holder));
-            return PayloadFault::Differs(tried.differs);
-        }
         if let Some(e) = tried.failed {
             return PayloadFault::Failed(e);
         }
@@ -454,12 +487,15 @@ impl Originals {
             .filter(|&n| self.searched[n].fault.is_some())
             .min_by_key(|&n| self.rank(stated, from, n))
             .and_then(|n| Some((&self.searched[n], self.searched[n].fault.clone()?)));
-        match unread {
-            Some((s, why)) => {
-                PayloadFault::Failed(UndedupError::Unread { container: s.container.path(), why })
-            }
-            None => PayloadFault::Missing,
+        if let Some((s, ReadFault { why, environment })) = unread {
+            let container = s.container.path();
+            return PayloadFault::Failed(UndedupError::Unread { container, why, environment });
         }
+        if !tried.differs.is_empty() {
+            tried.differs.sort_by(|a, b| a.holder.cmp(&b.holder));
+            return PayloadFault::Differs(tried.differs);
+        }
+        PayloadFault::Missing
     }
 
     /// The payload at `place` when it is the one `stated` says; otherwise what it holds, or
@@ -543,7 +579,7 @@ enum Taken {
 /// is named only when no source gives the payload.
 fn source_containers(source: &Path) -> Vec<Searched> {
     let home = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
-    let searched = |container, objid: Option<String>, fault: Option<String>| Searched {
+    let searched = |container, objid: Option<String>, fault: Option<ReadFault>| Searched {
         container,
         objid,
         home: home.clone(),
@@ -559,7 +595,8 @@ fn source_containers(source: &Path) -> Vec<Searched> {
         Ok(list) => list.into_iter().map(|c| searched(c, objid.clone(), None)).collect(),
         Err(e) => {
             let whole = Container { pkg: source.to_path_buf(), rel: String::new() };
-            vec![searched(whole, objid, Some(e.to_string()))]
+            let environment = e.is_environment();
+            vec![searched(whole, objid, Some(ReadFault { why: e.to_string(), environment }))]
         }
     }
 }
@@ -1059,6 +1096,63 @@ mod tests {
         let message = revisit.other_payload(&stated(id, &digest, 22, None), others).to_string();
         assert!(message.contains(", and 25 more"), "{message}");
         assert!(message.len() < 2000, "{} bytes: {message}", message.len());
+    }
+
+    /// A record of the id holding another payload in one source, and a container of another
+    /// source that cannot be read to its end (the payload may be in its unread part), in
+    /// either order: the revisit is not checked (the unread container named), never said to
+    /// refer to another payload.
+    #[test]
+    fn an_unread_container_wins_over_another_payload() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (good, bad, cut) =
+            (tmp.path().join("good"), tmp.path().join("bad"), tmp.path().join("cut"));
+        let records = package_of(&good, 1);
+        package_saying(&bad, 1, "damaged");
+        package_saying(&cut, 1, "unrelated");
+        let container = cut.join("content/c000.warc");
+        let bytes = std::fs::read(&container).unwrap();
+        std::fs::write(&container, &bytes[..bytes.len() / 2]).unwrap();
+        let (id, payload) = &records[0];
+        let digest = sha1_base32(&sha1::Sha1::digest(payload));
+        for sources in [[&bad, &cut], [&cut, &bad]] {
+            let sources = sources.map(|p| p.to_path_buf());
+            let mut originals = Originals::new(&sources, Some(tmp.path().to_path_buf())).unwrap();
+            match originals.verified_payload(&stated(id, &digest, payload.len(), None)) {
+                Err(PayloadFault::Failed(UndedupError::Unread { container: c, .. })) => {
+                    assert_eq!(c, container, "{sources:?}")
+                }
+                other => panic!("{sources:?}: {:?}", other.map(|p| p.len)),
+            }
+        }
+    }
+
+    /// A revisit referring to another revisit (a hostile or broken package: deduplication
+    /// never writes one): that record holds no payload, so the original is missing, not
+    /// another payload (nor damage) in the package holding the revisit referred to.
+    #[test]
+    fn a_revisit_is_no_original() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pkg = tmp.path().join("pkg");
+        std::fs::create_dir_all(pkg.join("content")).unwrap();
+        let id = "<urn:uuid:00000000-0000-4000-8000-000000000009>";
+        let spec = RecordSpec {
+            warc_type: "revisit".into(),
+            record_id: id.into(),
+            date: "2026-11-29T20:00:00Z".into(),
+            target_uri: Some("http://example.org/r".into()),
+            content_type: Some("application/http; msgtype=response".into()),
+            ..RecordSpec::default()
+        };
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
+        std::fs::write(pkg.join("content/r.warc"), uncompressed_record(&spec, block)).unwrap();
+        let digest = sha1_base32(&sha1::Sha1::digest(b"a payload"));
+        let sources = std::slice::from_ref(&pkg);
+        let mut originals = Originals::new(sources, Some(tmp.path().to_path_buf())).unwrap();
+        match originals.verified_payload(&stated(id, &digest, 9, None)) {
+            Err(PayloadFault::Missing) => {}
+            other => panic!("{:?}", other.map(|p| p.len)),
+        }
     }
 
     /// A source whose containers cannot be listed (a container that is a link) is passed over

@@ -47,6 +47,22 @@ pub(crate) fn mets_arc_dependencies<R: BufRead>(
     dependencies_of(reader, |rels| rels.iter().any(Relationship::is_migration))
 }
 
+/// Whether the METS records a PREMIS `deduplication` event: the package's containers hold
+/// revisits, whose originals may be in other packages (which only their records say).
+pub(crate) fn mets_deduplicated<R: BufRead>(mut reader: MetsReader<R>) -> Result<bool, MetsError> {
+    let premis = |ns: &str| ns == NS_PREMIS3 || ns == NS_PREMIS2;
+    let mut in_type = false;
+    while let Some(event) = reader.next()? {
+        match event {
+            Event::Start(e, _) if premis(&e.ns) => in_type = e.local == "eventType",
+            Event::Text(t, _) if in_type && t.trim() == "deduplication" => return Ok(true),
+            Event::End { .. } => in_type = false,
+            _ => {}
+        }
+    }
+    Ok(false)
+}
+
 /// The OBJIDs the ARCs of the package whose METS is at `mets` require
 /// ([`mets_arc_dependencies`]) that are not `given` (by `--with`, `--store` or as inputs):
 /// the one answer to "which packages must still be given" for `unmigrate` and the audit.

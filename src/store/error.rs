@@ -262,16 +262,25 @@ pub enum StoreRefusal {
         #[source]
         source: AuditError,
     },
-    /// The audit found the package damaged.
+    /// The audit does not let the package in (`AuditReport::admissible`): damaged, its
+    /// description invalid or inconsistent (a METS that does not say what its revisits
+    /// require), or something not checked that only a check can settle.
     #[error(
-        "{}: the audit found the package damaged ({errors} finding(s); run `webaip audit`); not stored",
+        "{}: the audit says {verdict} ({errors} error(s), {inconsistencies} inconsistenc(ies), \
+         {unchecked} thing(s) not checked; run `webaip audit`); not stored",
         dir.display()
     )]
     Damaged {
         /// The package directory.
         dir: PathBuf,
+        /// The audit's verdict, in words.
+        verdict: String,
         /// Findings and validation errors.
         errors: usize,
+        /// Where the METS contradicts itself or the containers it describes.
+        inconsistencies: usize,
+        /// What the audit could not check.
+        unchecked: usize,
     },
     /// The identifier has no directory in a replica.
     #[error(transparent)]

@@ -267,10 +267,15 @@ fn refuse_damaged(dir: &Path, audit: &AuditOptions) -> Result<(), StoreError> {
     if report.admissible() {
         return Ok(());
     }
-    let invalid = report.validation.findings.iter();
-    let invalid = invalid.filter(|f| f.severity == crate::mets::validate::Severity::Error);
-    let errors = report.findings.len() + invalid.count();
-    Err(StoreRefusal::Damaged { dir: dir.into(), errors }.into())
+    let errors = report.byte_errors() + report.mets_errors();
+    Err(StoreRefusal::Damaged {
+        dir: dir.into(),
+        verdict: report.verdict.to_string(),
+        errors,
+        inconsistencies: report.inconsistencies.len(),
+        unchecked: report.unchecked.len(),
+    }
+    .into())
 }
 
 /// Puts one copy: a no-op when the same content is there, a refusal when other content is,

@@ -690,15 +690,8 @@ fn a_with_copy_that_cannot_be_listed_is_passed_over() {
     }
 }
 
-/// A package whose METS lost the `dependency` / `requires` relationship (sealed again), while
-/// its revisits still name the package holding their originals: the deep audit, which reads
-/// every revisit, finds the METS contradicting its containers, naming that package; never
-/// INTACT.
-#[test]
-fn a_mets_that_does_not_require_what_its_revisits_name_is_inconsistent() {
-    let k = packaged();
-    let dropped = k.dir.path().join("p2-no-requires");
-    let drop = r#"
+/// Copies a package, its METS without its `dependency` relationships (to be sealed again).
+const DROP_REQUIRES: &str = r#"
 import re, shutil, sys
 shutil.copytree(sys.argv[1], sys.argv[2])
 m = sys.argv[2] + "/METS.xml"
@@ -707,7 +700,16 @@ u = re.sub(r"<premis:relationship>\s*<premis:relationshipType>dependency</premis
 assert u != t
 open(m, "w").write(u)
 "#;
-    python(drop, &[k.p2.as_os_str(), dropped.as_os_str()]);
+
+/// A package whose METS lost the `dependency` / `requires` relationship (sealed again), while
+/// its revisits still name the package holding their originals: the deep audit, which reads
+/// every revisit, finds the METS contradicting its containers, naming that package; never
+/// INTACT.
+#[test]
+fn a_mets_that_does_not_require_what_its_revisits_name_is_inconsistent() {
+    let k = packaged();
+    let dropped = k.dir.path().join("p2-no-requires");
+    python(DROP_REQUIRES, &[k.p2.as_os_str(), dropped.as_os_str()]);
     python(RESEAL, &[dropped.as_os_str()]);
     let objid = text(&k.r1["objid"]).to_string();
     let o = webaip(&["audit", "--json", "--deep", dropped.to_str().unwrap()]);
@@ -720,4 +722,147 @@ open(m, "w").write(u)
     let o = webaip(&["audit", "--json", "--deep", k.p2.to_str().unwrap()]);
     let r = &json(&o)["packages"][0];
     assert_eq!(r["inconsistencies"], serde_json::json!([]), "{r:#}");
+}
+
+/// A copy of `pkg` at `to` whose content container is cut to its first `keep` bytes (not
+/// read to its end: every record after them unread).
+fn cut_copy(pkg: &Path, to: &Path, keep: usize) {
+    let cut = "import os, shutil, sys\nshutil.copytree(sys.argv[1], sys.argv[2])\n\
+               c = sys.argv[2] + '/content/'\nc += os.listdir(c)[0]\n\
+               d = open(c, 'rb').read()[:int(sys.argv[3])]\nopen(c, 'wb').write(d)\n";
+    python(cut, &[pkg.as_os_str(), to.as_os_str(), keep.to_string().as_ref()]);
+}
+
+/// One `--with` copy holding another payload under the record a revisit refers to, another
+/// whose container cannot be read to its end (the original may be in its unread part), in
+/// either order: `unmigrate` says the original was not read, naming the container, never that
+/// a package holds another payload; nothing is written. With the package itself beside them
+/// the ARC comes back byte for byte.
+#[test]
+fn an_unread_with_package_wins_over_another_payload() {
+    let k = packaged();
+    let revisit = in_order(&container(&k.p2))
+        .into_iter()
+        .find(|r| r["type"] == "revisit")
+        .expect("a revisit");
+    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    let (flip, cut) = (k.dir.path().join("p1-flip"), k.dir.path().join("p1-cut"));
+    python(MUTATE, &[k.p1.as_os_str(), flip.as_os_str(), original.as_ref(), "flip".as_ref()]);
+    cut_copy(&k.p1, &cut, 200);
+    for (n, with) in [[&flip, &cut], [&cut, &flip]].iter().enumerate() {
+        let out = k.dir.path().join(format!("out{n}"));
+        let o = unmigrate(&k.p2, &out, &[with[0].as_path(), with[1].as_path()]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{with:?}: {stderr}");
+        assert!(stderr.contains("not read to its end") && stderr.contains("p1-cut"), "{stderr}");
+        assert!(!stderr.contains("holds sha1:") && !stderr.contains("damage in"), "{stderr}");
+        assert_eq!(files(&out), Vec::<String>::new(), "{with:?}: nothing left");
+    }
+    let out = k.dir.path().join("out-whole");
+    let o = unmigrate(&k.p2, &out, &[&flip, &cut, &k.p1]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = std::fs::read(out.join(k.arcs[1].file_name().unwrap())).unwrap();
+    assert!(back == std::fs::read(&k.arcs[1]).unwrap(), "the ARC differs");
+}
+
+/// This machine, not the packages, stops the reading of the originals: no room for the
+/// temporary copies of the payloads (a small disk as the temporary folder). The audit
+/// rebuilding the ARCs never says DAMAGED: what was not read is not checked, with the reason;
+/// `unmigrate` onto a full disk says so in words and leaves nothing.
+#[test]
+fn a_full_disk_leaves_the_originals_not_checked() {
+    let k = packaged();
+    let (p1, p2) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap());
+    let small = k.dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let Some(_disk) = crate::util::SmallDisk::mount(&small, 4) else {
+        eprintln!("no tmpfs (mount needs privileges here): full disk not tried");
+        return;
+    };
+    let filler = small.join("filler");
+    let _ = std::fs::write(&filler, vec![0u8; 8 << 10]);
+    let args = ["audit", "--json", "--deep", "--rebuild-arcs", "--with", p1, p2];
+    let o = crate::util::webaip_command().args(args).env("TMPDIR", &small).output().unwrap();
+    let r = &json(&o)["packages"][0];
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(0), &"partial".into()), "{r:#}");
+    let not_read = (r["unchecked"].as_array().unwrap().iter())
+        .find(|u| u["kind"] == "not_read")
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert!(text(&not_read["reason"]).contains("no space left on device"), "{r:#}");
+
+    let out = small.join("out");
+    let o = unmigrate(&k.p2, &out, &[&k.p1]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no space left on device"), "{stderr}");
+    assert!(!stderr.contains("holds sha1:") && !stderr.contains("os error"), "{stderr}");
+    let left: Vec<String> = files(&out).into_iter().filter(|f| f.ends_with(".arc.gz")).collect();
+    assert_eq!(left, Vec::<String>::new(), "{stderr}");
+}
+
+/// A package whose METS lost the `dependency` / `requires` relationship while its revisits
+/// still name the package holding their originals: the plain audit (the records the METS
+/// describes) finds the contradiction too, and `store put` refuses it, saying the verdict.
+/// The package as made is stored with what it requires, and the store's warning that it does
+/// not hold it is given alike by `store put` and `ingest --store`.
+#[test]
+fn a_store_keeps_what_an_arc_deduplicated_package_requires() {
+    let k = packaged();
+    let dropped = k.dir.path().join("p2-no-requires");
+    python(DROP_REQUIRES, &[k.p2.as_os_str(), dropped.as_os_str()]);
+    python(RESEAL, &[dropped.as_os_str()]);
+    let objid = text(&k.r1["objid"]).to_string();
+    let o = webaip(&["audit", "--json", dropped.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(3), &"inconsistent".into()), "{r:#}");
+    let said = (r["inconsistencies"].as_array().unwrap().iter())
+        .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(&objid));
+    assert!(said, "{r:#}");
+
+    let t = k.dir.path();
+    let cfg = fs_store(t, "s1");
+    let c = cfg.to_str().unwrap();
+    let o = webaip(&["store", "--config", c, "put", dropped.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("INCONSISTENT") && stderr.contains("not stored"), "{stderr}");
+    assert!(!stderr.contains("damaged"), "{stderr}");
+
+    let o = webaip(&["store", "--config", c, "--json", "put", k.p2.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!(o.status.code(), Some(0), "{r:#}");
+    assert_eq!(
+        (&r["requires"], &r["requires_missing"]),
+        (&serde_json::json!([objid]), &serde_json::json!([objid]))
+    );
+    let warning = format!("WARNING: requires {objid}, which the store does not hold");
+    let cfg2 = fs_store(t, "s2");
+    let o = webaip(&["store", "--config", cfg2.to_str().unwrap(), "put", k.p2.to_str().unwrap()]);
+    let put_said = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success() && put_said.contains(&warning), "{put_said}");
+    let aips = t.join("aips");
+    let cfg3 = fs_store(t, "s3");
+    let o = webaip(&[
+        "ingest",
+        k.p2.to_str().unwrap(),
+        "--out",
+        aips.to_str().unwrap(),
+        "--store",
+        cfg3.to_str().unwrap(),
+    ]);
+    let ingest_said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{ingest_said}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(ingest_said.contains(&warning), "{ingest_said}");
+}
+
+/// The configuration of a store of one file system replica, its state and replica named
+/// `name` in `dir`.
+fn fs_store(dir: &Path, name: &str) -> PathBuf {
+    let cfg = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "state = \"{name}.sqlite\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nroot = \"{}\"\n",
+        dir.join(name).display()
+    );
+    std::fs::write(&cfg, text).unwrap();
+    cfg
 }

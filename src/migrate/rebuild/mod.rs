@@ -126,6 +126,17 @@ pub enum RebuildError {
     Internal(&'static str),
 }
 
+impl RebuildError {
+    /// Whether this machine stopped the rebuild (a full disk, too many open files:
+    /// `layout::is_environment`), not the bytes read: it says nothing of the packages.
+    pub fn is_environment(&self) -> bool {
+        match self {
+            RebuildError::Originals(e) => e.is_environment(),
+            other => crate::layout::environment_cause(other).is_some(),
+        }
+    }
+}
+
 /// How to rebuild.
 #[derive(Debug, Clone, Default)]
 pub struct RebuildOptions {

@@ -310,7 +310,7 @@ fn lower_keys(m: &DigestMap) -> DigestMap {
     for (d, ps) in m {
         let mut ps = ps.clone();
         ps.sort();
-        out.entry(d.to_ascii_lowercase()).or_insert_with(Vec::new).extend(ps);
+        out.entry(d.to_ascii_lowercase()).or_default().extend(ps);
     }
     out
 }

@@ -17,12 +17,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let folder = Path::new(folder);
     let replica = |name: &str| ReplicaConfig {
         name: name.into(),
-        kind: ReplicaKind::Fs { root: folder.join(name) },
+        layout: Default::default(),
+        kind: ReplicaKind::Fs { root: folder.join(name), work: None },
     };
     let config = StoreConfig {
         state: folder.join("store-state.sqlite"),
         transfers: 2,
         replicas: vec![replica("disk-a"), replica("disk-b")],
+        user: Default::default(),
     };
     let put = store_package(&config, Path::new(package), &AuditOptions::default())?;
     println!("stored {} accepted {} ({} files)", put.package, put.accepted, put.files);

@@ -24,17 +24,17 @@ bash scripts/apt-install.sh libxml2-utils clamav-daemon clamdscan strace \
   slurmctld slurmd slurm-client munge
 bash scripts/setup-build-env.sh
 
-PY_PACKAGES=(warcio==1.8.1 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1 pygfried==2.2.0
+PY_PACKAGES=(warcio==1.8.1 ocfl-py==2.1.0 warctools==5.0.1 xmlschema==4.3.2 metsrw==0.7.0 opf-fido==1.6.1 pygfried==2.2.0
   cdxj-indexer==1.5.0 surt==0.3.1 fastwarc==2.0.1 pywb==2.10.0 wacz==0.6.0 websocket-client==1.9.2)
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried, cdxj_indexer, surt, fastwarc, pywb, wacz, websocket' 2>/dev/null; then
+if ! .venv/bin/python -c 'import warcio, ocfl, hanzo.warctools, xmlschema, metsrw, fido, pygfried, cdxj_indexer, surt, fastwarc, pywb, wacz, websocket' 2>/dev/null; then
   echo "setup: installing ${PY_PACKAGES[*]} into .venv" >&2
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
-.venv/bin/python -c 'import warcio, hanzo.warctools, xmlschema, metsrw, fido, pygfried, cdxj_indexer, surt, fastwarc, pywb, wacz, websocket' >/dev/null
+.venv/bin/python -c 'import warcio, ocfl, hanzo.warctools, xmlschema, metsrw, fido, pygfried, cdxj_indexer, surt, fastwarc, pywb, wacz, websocket' >/dev/null
 command -v xmllint >/dev/null
 # The export tests: ReplayWeb.page in headless Chromium, served locally (setup-browser.sh), and
 # the E-ARK validator with its vocabularies served from local copies (setup-eark.sh).

@@ -47,7 +47,9 @@ pub use crate::ingest::{IngestError, IngestOptions, IngestReport};
 pub use crate::migrate::MigrateOptions;
 pub use crate::migrate::report::FileReport;
 pub use crate::package::{PackageError, PackageOptions, PackageReport, VirusCheck};
-pub use crate::store::config::{ReplicaConfig, ReplicaKind, StoreConfig};
+pub use crate::store::config::{
+    ReplicaConfig, ReplicaKind, ReplicaLayout, StoreConfig, VersionUser,
+};
 pub use crate::store::{PutReport, Store, StoreError};
 
 /// Migrates one ARC file to a WARC 1.1 file at `output`, then reads the WARC back to prove

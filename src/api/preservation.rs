@@ -27,6 +27,10 @@ pub use crate::store::{
     CopyStatus as StoreCopyStatus, RemoveReport as StoreRemoveReport,
     RepairReport as StoreRepairReport,
 };
+pub use crate::store::{
+    FindingKind as OcflFindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair,
+    OcflCheckReport, OcflFinding, OcflRepairReport, VersionEntry,
+};
 
 /// Audits the package at `package` as [`crate::audit_package`] does; `progress` hears of the
 /// bytes the audit plans to read ([`AuditProgress::Planned`], before reading them) and has read
@@ -106,6 +110,34 @@ pub fn store_repair(store: &Store, deep: bool) -> Result<RepairReport, StoreErro
     store.repair(deep, &|_| {})
 }
 
+/// Checks every object of a store of OCFL replicas (`layout = "ocfl"`) on OCFL terms:
+/// inventories, sidecars, every version, every content file present (with
+/// `options.deep`, of its SHA-512), nothing else there; then compares the replicas' heads.
+/// Writes nothing. [`OcflCheckReport::clean`] says whether nothing was found.
+pub fn store_check_objects(
+    store: &Store,
+    options: &StoreCheckOptions,
+) -> Result<OcflCheckReport, StoreError> {
+    store.check_objects(options.replica.as_deref(), options.deep)
+}
+
+/// Checks a store of OCFL replicas, then rebuilds each damaged or missing object copy from a
+/// replica whose copy checks clean (never a version no replica committed, never rolling a
+/// replica back), then checks again.
+pub fn store_repair_objects(store: &Store, deep: bool) -> Result<OcflRepairReport, StoreError> {
+    store.repair_objects(deep)
+}
+
+/// The versions of object `objid` in a store of OCFL replicas (`store log`).
+pub fn store_log(store: &Store, objid: &str) -> Result<ObjectLog, StoreError> {
+    store.log(objid)
+}
+
+/// Every object on every replica of a store of OCFL replicas (`store list`).
+pub fn store_list(store: &Store) -> Result<Vec<ObjectOnReplica>, StoreError> {
+    store.list_objects()
+}
+
 /// Recreates the store's state database from what the replicas hold; a package directory
 /// that is not a complete, verified package is named in [`RebuildStateReport::refused`].
 pub fn store_rebuild_state(store: &Store) -> Result<RebuildStateReport, StoreError> {
@@ -126,6 +158,8 @@ pub struct StoreGet {
     pub package: String,
     /// One file of it (a package-relative path), or `None` for all.
     pub file: Option<String>,
+    /// OCFL replicas: the version to fetch (default: the head).
+    pub version: Option<u32>,
     /// The folder the package's files are fetched into (no file there is replaced).
     pub out: PathBuf,
     /// Export the fetched package as this WACZ (as [`crate::export_wacz`] with the default
@@ -144,6 +178,7 @@ impl StoreGet {
         StoreGet {
             package: package.into(),
             file: None,
+            version: None,
             out: out.into(),
             export_wacz: None,
             export_eark: None,
@@ -193,7 +228,11 @@ pub fn store_get(store: &Store, request: &StoreGet) -> Result<StoreGetReport, St
     if let Some(path) = &request.export_eark {
         eark_target_free(path).map_err(StoreGetError::Target)?;
     }
-    let copies = store.get(&request.package, request.file.as_deref(), &request.out)?;
+    let file = request.file.as_deref();
+    let copies = match request.version {
+        Some(v) => store.get_version(&request.package, file, Some(v), &request.out)?,
+        None => store.get(&request.package, file, &request.out)?,
+    };
     let fetched = |source| StoreGetError::Export {
         package: request.package.clone(),
         out: request.out.clone(),

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use webaip::{
-    AuditOptions, EarkType, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig,
-    StoreCopyOutcome, StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport,
-    StoreRepairReport, bytes_to_put, store_check, store_get, store_put, store_rebuild_state,
-    store_remove, store_repair,
+    AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflRepairReport,
+    PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig, StoreCopyOutcome,
+    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport, StoreRepairReport,
+    bytes_to_put, store_check, store_check_objects, store_get, store_list, store_log, store_put,
+    store_rebuild_state, store_remove, store_repair, store_repair_objects,
 };
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, Kinded};
@@ -69,9 +70,21 @@ enum Action {
         /// The folder to fetch it into (no file there is replaced).
         #[arg(short, long)]
         out: PathBuf,
+        /// OCFL replicas: the version to fetch (1, 2, ...; default: the latest).
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
         #[command(flatten)]
         export: GetExportArgs,
     },
+    /// OCFL replicas: an object's versions (dates, messages, users, files).
+    #[command(after_long_help = LOG_JSON)]
+    Log {
+        /// The package identifier (METS OBJID).
+        package: String,
+    },
+    /// OCFL replicas: every object on every replica (id, head, bytes).
+    #[command(after_long_help = LIST_JSON)]
+    List,
     /// Recreate the state database from what the replicas hold.
     #[command(after_long_help = REBUILD_JSON)]
     RebuildState,
@@ -102,6 +115,13 @@ const REPAIR_JSON: &str = r#"JSON (--json), one object:
 const GET_JSON: &str = r#"JSON (--json), one object:
   {"kind": "get", "copies": [{"replica": "disk", "file": "METS.xml", "status": "present", ...}],
    "wacz": null, "eark": null}"#;
+const LOG_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "log", "id": "OBJID", "replica": "disk", "head": "v2",
+   "versions": [{"version": "v1", "created": "...", "message": "...", "user": "...",
+                 "address": null, "files": 9, "added": 9}, ...]}"#;
+const LIST_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "list", "objects": [{"replica": "disk", "object": "abc/def/012/OBJID", "id": "OBJID",
+   "head": "v1", "inventory_sha512": "...", "bytes": 81234}, ...]}"#;
 const REBUILD_JSON: &str = r#"JSON (--json), one object:
   {"kind": "rebuild-state", "packages": ["OBJID", ...], "refused": []}"#;
 const REMOVE_JSON: &str = r#"JSON (--json), one object:
@@ -174,13 +194,28 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             };
             run_put(&store, &config, &packages, &audit, shown)
         }
+        Action::Check { replica, deep } if store.is_ocfl() => {
+            run_check_objects(&store, &StoreCheckOptions { replica, deep }, shown)
+        }
         Action::Check { replica, deep } => {
             run_check(&store, &StoreCheckOptions { replica, deep }, shown)
         }
+        Action::Repair { deep } if store.is_ocfl() => run_repair_objects(&store, deep, shown),
         Action::Repair { deep } => run_repair(&store, deep, shown),
-        Action::Get { package, file, out, export } => {
+        Action::Log { package } => {
+            let r = store_log(&store, &package)?;
+            shown.report("log", &r, print_log)?;
+            Ok(0)
+        }
+        Action::List => {
+            let objects = store_list(&store)?;
+            shown.report("list", &Listed { objects }, |l| print_list(&l.objects))?;
+            Ok(0)
+        }
+        Action::Get { package, file, out, version, export } => {
             let request = StoreGet {
                 file,
+                version,
                 export_wacz: export.export_wacz,
                 export_eark: export.export_eark,
                 eark_type: match export.eark_type {
@@ -273,6 +308,71 @@ fn run_check(store: &Store, options: &StoreCheckOptions, shown: Shown) -> anyhow
     bar.finish_and_clear();
     shown.report("check", &r, print_check)?;
     Ok(if r.clean { 0 } else { EXIT_FINDINGS })
+}
+
+/// `store list` as one JSON object.
+#[derive(serde::Serialize)]
+struct Listed {
+    objects: Vec<ObjectOnReplica>,
+}
+
+fn print_log(r: &ObjectLog) {
+    for v in &r.versions {
+        let user = v.user.as_deref().unwrap_or("-");
+        let message = v.message.as_deref().unwrap_or_default();
+        println!(
+            "{} {} {user}: {} files, {} added: {message}",
+            v.version, v.created, v.files, v.added
+        );
+    }
+    println!("{}: head {} (read from {})", r.id, r.head, r.replica);
+}
+
+fn print_list(objects: &[ObjectOnReplica]) {
+    for o in objects {
+        let id = o.id.as_deref().unwrap_or("(inventory unreadable)");
+        let head = o.head.as_deref().unwrap_or("-");
+        println!("{}: {id} {head} {} bytes ({})", o.replica, o.bytes, o.object);
+    }
+    println!("{} object cop(ies)", objects.len());
+}
+
+fn run_check_objects(
+    store: &Store,
+    options: &StoreCheckOptions,
+    shown: Shown,
+) -> anyhow::Result<i32> {
+    let r = store_check_objects(store, options)?;
+    shown.report("check", &r, print_check_objects)?;
+    Ok(if r.clean { 0 } else { EXIT_FINDINGS })
+}
+
+fn print_check_objects(r: &OcflCheckReport) {
+    for f in &r.findings {
+        let kind = serde_json::to_value(f.kind).ok();
+        let kind = kind.as_ref().and_then(|k| k.as_str()).unwrap_or("?");
+        println!("{}: {kind}: {}: {}", f.replica, f.key, f.detail);
+    }
+    println!(
+        "check{}: {} object(s): {}",
+        if r.deep { " --deep" } else { "" },
+        r.objects,
+        if r.clean { "CLEAN" } else { "PROBLEMS FOUND" }
+    );
+}
+
+fn run_repair_objects(store: &Store, deep: bool, shown: Shown) -> anyhow::Result<i32> {
+    let r = store_repair_objects(store, deep)?;
+    shown.report("repair", &r, |r: &OcflRepairReport| {
+        print_check_objects(&r.check);
+        for a in &r.actions {
+            let from = a.source.as_deref().unwrap_or("-");
+            let done = if a.repaired { "REBUILT" } else { "NOT REPAIRED" };
+            println!("{}: {}: {done} from {from}: {}", a.replica, a.object, a.message);
+        }
+        print_check_objects(&r.after);
+    })?;
+    Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
 }
 
 fn run_repair(store: &Store, deep: bool, shown: Shown) -> anyhow::Result<i32> {

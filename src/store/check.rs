@@ -198,6 +198,7 @@ impl Store {
         deep: bool,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<CheckReport, StoreError> {
+        self.webaip_layout("this check (OCFL replicas: Store::check_objects)")?;
         let scope = self.check_scope(only, deep)?;
         let mut tally = CheckTally::new(&scope.replicas);
         for (at, listing) in self.list_packages(&scope) {

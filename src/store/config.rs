@@ -39,6 +39,19 @@ pub struct StoreConfig {
     /// The replicas, in the order repairs prefer them as sources.
     #[serde(rename = "replica")]
     pub replicas: Vec<ReplicaConfig>,
+    /// Who OCFL versions name as their user (default: `$USER`, no address).
+    #[serde(default)]
+    pub user: VersionUser,
+}
+
+/// The user an OCFL version names (`[user]` in the configuration).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionUser {
+    /// A name (default: `$USER`).
+    pub name: Option<String>,
+    /// An address, a `mailto:` or other URI.
+    pub address: Option<String>,
 }
 
 fn default_state() -> PathBuf {
@@ -60,6 +73,9 @@ pub const MAX_TRANSFERS: usize = 64;
 pub struct ReplicaConfig {
     /// A short name, used in reports and the state database.
     pub name: String,
+    /// How packages are laid out in it (`webaip`, the default, or `ocfl`).
+    #[serde(default)]
+    pub layout: ReplicaLayout,
     /// Where it lives.
     #[serde(flatten)]
     pub kind: ReplicaKind,
@@ -73,6 +89,10 @@ pub enum ReplicaKind {
     Fs {
         /// The replica's root directory.
         root: PathBuf,
+        /// With `layout = "ocfl"`: where objects are staged before they are committed (on
+        /// the root's file system, outside the root; default: `ROOT.webaip-work` beside it).
+        #[serde(default)]
+        work: Option<PathBuf>,
     },
     /// A bucket of an S3-compatible object store.
     S3 {
@@ -93,6 +113,17 @@ pub enum ReplicaKind {
         #[serde(default)]
         prefix: String,
     },
+}
+
+/// How a replica lays out what it holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplicaLayout {
+    /// A directory per package (`<partition>/<escaped OBJID>/<file>`), write-once.
+    #[default]
+    Webaip,
+    /// An OCFL 1.1 storage root: a versioned object per OBJID.
+    Ocfl,
 }
 
 fn default_region() -> String {
@@ -130,8 +161,35 @@ impl StoreConfig {
         }
         c.transfers = c.transfers.max(1);
         refuse_overlapping_replicas(&c.replicas).map_err(refuse)?;
+        refuse_unsupported_ocfl(&c.replicas).map_err(refuse)?;
         Ok(c)
     }
+}
+
+/// One layout for every replica; OCFL on file systems only, each work directory outside its
+/// root.
+fn refuse_unsupported_ocfl(replicas: &[ReplicaConfig]) -> Result<(), ConfigProblem> {
+    let ocfl = |r: &&ReplicaConfig| r.layout == ReplicaLayout::Ocfl;
+    let n = replicas.iter().filter(ocfl).count();
+    if n == 0 {
+        return Ok(());
+    }
+    if n != replicas.len() {
+        return Err(ConfigProblem::MixedLayouts);
+    }
+    for r in replicas {
+        match &r.kind {
+            ReplicaKind::Fs { root, work } => {
+                let work =
+                    work.clone().unwrap_or_else(|| super::ocfl::fs::FsRoot::default_work(root));
+                if resolved(&work).starts_with(resolved(root)) {
+                    return Err(ConfigProblem::WorkInsideRoot(r.name.clone()));
+                }
+            }
+            ReplicaKind::S3 { .. } => return Err(ConfigProblem::OcflOnS3(r.name.clone())),
+        }
+    }
+    Ok(())
 }
 
 /// Refuses two replicas that are one place, or one inside the other: every copy would be
@@ -167,7 +225,7 @@ enum Place {
 impl Place {
     fn of(kind: &ReplicaKind) -> Place {
         match kind {
-            ReplicaKind::Fs { root } => {
+            ReplicaKind::Fs { root, .. } => {
                 let root = resolved(root);
                 let ids = root
                     .ancestors()

@@ -113,6 +113,52 @@ pub enum StoreError {
         /// The object key.
         key: String,
     },
+    /// An OCFL inventory (or its sidecar) on a replica is not one the store accepts.
+    #[error("replica {replica}: {key}: {fault}")]
+    Inventory {
+        /// The replica.
+        replica: String,
+        /// The inventory's key.
+        key: String,
+        /// What is wrong with it.
+        fault: super::ocfl::InventoryFault,
+    },
+    /// A staged OCFL object did not check clean, so it was not committed.
+    #[error(
+        "replica {replica}: the staged object does not check clean ({key}: {detail}); not committed"
+    )]
+    Precommit {
+        /// The replica.
+        replica: String,
+        /// What the check named.
+        key: String,
+        /// What it found.
+        detail: String,
+    },
+    /// An OCFL replica's root is a directory with other things in it, not a storage root.
+    #[error("replica {replica}: {} holds files but no 0=ocfl_1.1: not an OCFL storage root, and not made one", root.display())]
+    NotOcflRoot {
+        /// The replica.
+        replica: String,
+        /// Its root.
+        root: PathBuf,
+    },
+    /// The file system of an OCFL replica cannot exchange two directories in one step.
+    #[error("replica {replica}: the file system of {} cannot exchange directories (renameat2 RENAME_EXCHANGE): a new version is not committed in two steps; nothing was changed", root.display())]
+    NoExchange {
+        /// The replica.
+        replica: String,
+        /// Its root.
+        root: PathBuf,
+    },
+    /// An OCFL replica's work directory is on another file system than its root.
+    #[error("replica {replica}: the work directory {} is not on the storage root's file system (objects are built there and hard-linked); name one that is with `work =`", work.display())]
+    WorkElsewhere {
+        /// The replica.
+        replica: String,
+        /// The work directory.
+        work: PathBuf,
+    },
     /// A local directory `store get` writes to cannot be used.
     #[error("{}: {why}", path.display(), why = crate::layout::describe_io(source))]
     Destination {
@@ -143,6 +189,17 @@ pub enum ConfigProblem {
     /// No replica is configured.
     #[error("no [[replica]]")]
     NoReplica,
+    /// Some replicas are OCFL storage roots and some are not.
+    #[error(
+        "some replicas have layout = \"ocfl\" and some not: give every replica the same layout"
+    )]
+    MixedLayouts,
+    /// An OCFL replica in a bucket (not in this version).
+    #[error("replica {0:?}: layout = \"ocfl\" is for file system replicas only in this version")]
+    OcflOnS3(String),
+    /// An OCFL replica's work directory inside its storage root.
+    #[error("replica {0:?}: its work directory is inside its storage root; it must be outside")]
+    WorkInsideRoot(String),
     /// Two replicas have one name.
     #[error("replica name {0:?} used twice")]
     NameTwice(String),
@@ -285,6 +342,53 @@ pub enum StoreRefusal {
     /// The identifier has no directory in a replica.
     #[error(transparent)]
     Identifier(#[from] IdentifierProblem),
+    /// The OCFL replicas do not hold the object at one head: a put would make them diverge.
+    #[error(
+        "object {identifier}: the replicas differ ({heads}); run `store repair` first; not stored"
+    )]
+    ReplicasDiffer {
+        /// The object id.
+        identifier: String,
+        /// Each replica's head (or `none`).
+        heads: String,
+    },
+    /// An OCFL object on a replica is damaged: a new version is not built on it.
+    #[error(
+        "object {identifier} on replica {replica}: {finding}; run `store repair` first; not stored"
+    )]
+    ObjectDamaged {
+        /// The object id.
+        identifier: String,
+        /// The replica.
+        replica: String,
+        /// The first thing the check found.
+        finding: String,
+    },
+    /// The object has no such version.
+    #[error("object {identifier} has no version {version}")]
+    NoSuchVersion {
+        /// The object id.
+        identifier: String,
+        /// The version asked for.
+        version: u32,
+    },
+    /// The command needs replicas of the other layout.
+    #[error("{command} needs replicas with layout = \"ocfl\"")]
+    NeedsOcfl {
+        /// The command.
+        command: &'static str,
+    },
+    /// The command is for replicas of the webaip layout, and this store's are OCFL roots.
+    #[error(
+        "{command} is for replicas of the webaip layout; this store's replicas are OCFL storage roots"
+    )]
+    NotForOcfl {
+        /// The command.
+        command: &'static str,
+    },
+    /// No replica holds the object.
+    #[error("no replica holds object {0}")]
+    NoObject(String),
     /// The state database holds another package under this identifier.
     #[error("another package with identifier {0} is already stored (its files differ); not stored")]
     AlreadyStored(String),

@@ -19,6 +19,7 @@ pub mod config;
 pub(crate) mod deps;
 pub(crate) mod error;
 mod get;
+pub(crate) mod ocfl;
 mod put;
 pub(crate) mod rebuild;
 mod repair;
@@ -45,6 +46,10 @@ pub use error::{
     ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, ManifestError, ManifestFault,
     MetsProblem, Overlap, PackageProblem, Rejections, StoreError, StoreRefusal,
 };
+pub use ocfl::{
+    FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair, OcflCheckReport,
+    OcflFinding, OcflRepairReport, VersionEntry,
+};
 use replica::{FsReplica, HashingFile, Replica, Source};
 use state::{FileRecord, StateDb};
 
@@ -53,6 +58,11 @@ pub struct Store {
     replicas: Vec<Box<dyn Replica>>,
     state: Mutex<StateDb>,
     pool: rayon::ThreadPool,
+    /// When every replica is an OCFL storage root: each one's root and work directory, in
+    /// the replicas' order.
+    ocfl: Option<Vec<ocfl::fs::FsRoot>>,
+    /// Who OCFL versions name as their user.
+    user: config::VersionUser,
 }
 
 /// What happened to one copy.
@@ -135,6 +145,8 @@ pub struct PutReport {
     pub requires: Vec<String>,
     /// Those the store did not hold when it was put (a warning: it is stored all the same).
     pub requires_missing: Vec<String>,
+    /// OCFL replicas: the object's head after the put (`None` in the other layout).
+    pub version: Option<String>,
 }
 
 /// The result of `store check` for one replica.
@@ -244,7 +256,8 @@ impl Store {
             .thread_name(|i| format!("webaip-transfer-{i}"))
             .build()
             .map_err(StoreError::Transfers)?;
-        Ok(Store { replicas, state: Mutex::new(state), pool })
+        let ocfl = ocfl_roots(config);
+        Ok(Store { replicas, state: Mutex::new(state), pool, ocfl, user: config.user.clone() })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, StateDb> {
@@ -273,6 +286,9 @@ impl Store {
         file: Option<&str>,
         to: &Path,
     ) -> Result<Vec<CopyOutcome>, StoreError> {
+        if self.ocfl.is_some() {
+            return self.ocfl_get(identifier, file, None, to);
+        }
         let files = self
             .state()
             .package_files(identifier)?
@@ -424,6 +440,7 @@ impl Store {
     /// every replica is done, so `check` shows what is left and a second `remove` finishes.
     /// With `dry_run`, nothing is deleted: the report lists what would be.
     pub fn remove(&self, identifier: &str, dry_run: bool) -> Result<RemoveReport, StoreError> {
+        self.webaip_layout("store remove")?;
         let files = self
             .state()
             .package_files(identifier)?
@@ -471,6 +488,19 @@ impl Store {
         })
     }
 
+    /// True when every replica is an OCFL storage root (`layout = "ocfl"`).
+    pub fn is_ocfl(&self) -> bool {
+        self.ocfl.is_some()
+    }
+
+    /// Refuses `command` on a store of OCFL replicas.
+    fn webaip_layout(&self, command: &'static str) -> Result<(), StoreError> {
+        match self.ocfl {
+            Some(_) => Err(StoreRefusal::NotForOcfl { command }.into()),
+            None => Ok(()),
+        }
+    }
+
     /// When the package was accepted (`None`: never, or not since its last failed put).
     pub fn accepted_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
         self.state().accepted_at(identifier)
@@ -500,10 +530,29 @@ fn destination_free(to: &Path, names: &[String]) -> Result<bool, StoreError> {
     Ok(made_to)
 }
 
+/// Every replica's OCFL root, when every replica is one (the configuration allows nothing
+/// else with `layout = "ocfl"`).
+fn ocfl_roots(config: &StoreConfig) -> Option<Vec<ocfl::fs::FsRoot>> {
+    config
+        .replicas
+        .iter()
+        .map(|r| match (&r.kind, r.layout) {
+            (ReplicaKind::Fs { root, work }, config::ReplicaLayout::Ocfl) => {
+                Some(ocfl::fs::FsRoot {
+                    name: r.name.clone(),
+                    root: root.clone(),
+                    work: work.clone().unwrap_or_else(|| ocfl::fs::FsRoot::default_work(root)),
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The replica a configuration entry describes.
 fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
     match &r.kind {
-        ReplicaKind::Fs { root } => Ok(Box::new(FsReplica::new(&r.name, root))),
+        ReplicaKind::Fs { root, .. } => Ok(Box::new(FsReplica::new(&r.name, root))),
         #[cfg(feature = "s3")]
         ReplicaKind::S3 { endpoints, bucket, region, access_key_env, secret_key_env, prefix } => {
             let bucket =

@@ -44,6 +44,9 @@ impl Store {
     ) -> Result<PutReport, StoreError> {
         // The store's own checks come first: nothing below reads through a link or a FIFO, or
         // follows a manifest line out of the package.
+        if let Some(roots) = &self.ocfl {
+            return self.ocfl_put(roots, dir, audit, progress);
+        }
         let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
         refuse_damaged(dir, audit)?;
         let pdir = checked_package_dir(&identifier)?;
@@ -71,6 +74,7 @@ impl Store {
             failed_replicas: failed.into_iter().collect(),
             requires: requires.into_iter().collect(),
             requires_missing,
+            version: None,
         })
     }
 
@@ -258,7 +262,7 @@ fn put_outcome(
 }
 
 /// A damaged package (the audit's errors, the METS validation's errors) is refused.
-fn refuse_damaged(dir: &Path, audit: &AuditOptions) -> Result<(), StoreError> {
+pub(super) fn refuse_damaged(dir: &Path, audit: &AuditOptions) -> Result<(), StoreError> {
     let report = audit_package(dir, audit, &|_| {})
         .map_err(|source| StoreRefusal::Unauditable { dir: dir.into(), source })?;
     // The rule ingest lets a submission in by: a package whose ARCs need the packages it was

@@ -107,6 +107,7 @@ impl Store {
     /// A package directory whose name is not one this layout makes, or whose manifest has a
     /// line that is malformed or leaves the package, is not recorded: it is listed as refused.
     pub fn rebuild_state(&self) -> Result<RebuildStateReport, StoreError> {
+        self.webaip_layout("store rebuild-state")?;
         let mut dirs: BTreeSet<String> = BTreeSet::new();
         for r in &self.replicas {
             dirs.extend(r.packages()?);

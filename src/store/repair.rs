@@ -37,6 +37,7 @@ impl Store {
         deep: bool,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<RepairReport, StoreError> {
+        self.webaip_layout("this repair (OCFL replicas: Store::repair_objects)")?;
         // Copies an earlier deep check found corrupt stay suspects until proven otherwise.
         let suspects: BTreeSet<CopyOf> = self
             .recorded_bad_copies()?

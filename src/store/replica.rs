@@ -331,9 +331,14 @@ impl Replica for FsReplica {
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {
-        // The package directory is reached without links; below it nothing is followed.
+        // The package directory is reached without links; below it nothing is followed. An
+        // empty prefix lists the whole root (an OCFL storage root's check).
         match layout::open_dir_in(&self.root, prefix) {
             Ok(_) => {}
+            Err(_) if prefix.is_empty() && std::fs::symlink_metadata(&self.root).is_err() => {
+                return Ok(Vec::new());
+            }
+            Err(_) if prefix.is_empty() => {}
             Err(e) if e.is_not_found() => return Ok(Vec::new()),
             Err(e) => return Err(self.err(prefix, e)),
         }

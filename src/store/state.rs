@@ -57,6 +57,15 @@ CREATE TABLE IF NOT EXISTS dependency (
     PRIMARY KEY (package_id, requires)
 );
 CREATE INDEX IF NOT EXISTS requiredindex ON dependency (requires);
+-- OCFL replicas: each object's head on each replica, recorded only once it is committed there
+CREATE TABLE IF NOT EXISTS ocfl_head (
+    identifier TEXT NOT NULL,
+    replica TEXT NOT NULL,
+    head TEXT NOT NULL,
+    inventory_sha512 TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (identifier, replica)
+);
 ";
 
 /// A file of a package as the database records it.
@@ -246,6 +255,25 @@ impl StateDb {
             .map_err(db)?;
         }
         tx.commit().map_err(db)
+    }
+
+    /// Records that `replica` holds object `identifier` committed at `head` (whose inventory
+    /// has SHA-512 `inventory_sha512`). Called only after the commit.
+    pub(crate) fn record_ocfl_head(
+        &mut self,
+        identifier: &str,
+        replica: &str,
+        head: &str,
+        inventory_sha512: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO ocfl_head (identifier, replica, head, inventory_sha512, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                params![identifier, replica, head, inventory_sha512],
+            )
+            .map(|_| ())
+            .map_err(db)
     }
 
     /// Records the OBJIDs a recorded package requires (added to what is recorded already).

@@ -11,6 +11,7 @@ use crate::util::{Package, copy_tree, package, repo, sample, webaip_command, web
 mod dependencies;
 mod export;
 mod hostile_config;
+mod ocfl;
 
 /// The cluster's client settings; the cluster is started (or found running) first.
 pub(crate) fn garage() -> HashMap<String, String> {

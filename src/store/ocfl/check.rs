@@ -1,0 +1,338 @@
+//! Reading OCFL objects from a replica, and what `store check` finds in them. Nothing here
+//! writes: a check reports, only `put` and `repair` change a replica.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::InventoryFault;
+use super::inventory::{self, INVENTORY, Inventory, MAX_INVENTORY, MAX_SIDECAR, SIDECAR, Versions};
+use super::layout::{OBJECT_DECLARATION, object_path};
+use crate::formats::digest::{Sha512, hex};
+use crate::store::StoreError;
+use crate::store::replica::{ListedObject, Replica};
+
+/// An inventory as read from a replica: the one reader every command goes through.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// The inventory bytes' SHA-512.
+    pub sha512: String,
+    /// The inventory, parsed and validated, or why not.
+    pub parsed: Result<(Inventory, Versions), InventoryFault>,
+    /// Whether its sidecar names its SHA-512.
+    pub sidecar: Result<(), InventoryFault>,
+}
+
+/// A valid inventory whose sidecar verifies.
+#[derive(Debug, Clone)]
+pub(crate) struct Head {
+    pub inv: Inventory,
+    pub versions: Versions,
+    pub sha512: String,
+}
+
+/// The bytes at `key` (at most `limit`; a larger object is refused unread), `None` when absent.
+fn read_small(r: &dyn Replica, key: &str, limit: u64) -> Result<Option<Vec<u8>>, StoreError> {
+    let Some(stat) = r.stat(key)? else { return Ok(None) };
+    if stat.size > limit {
+        return Err(StoreError::Inventory {
+            replica: r.name().into(),
+            key: key.into(),
+            fault: InventoryFault::TooLarge { limit },
+        });
+    }
+    let mut bytes = Vec::new();
+    r.read(key, &mut |c| {
+        if (bytes.len() + c.len()) as u64 > limit {
+            return Err(std::io::Error::other("grew past the most an inventory is read"));
+        }
+        bytes.extend_from_slice(c);
+        Ok(())
+    })?;
+    Ok(Some(bytes))
+}
+
+/// Reads the inventory in `dir` (an object, or one of its version directories) and its
+/// sidecar; `None` when there is no inventory.
+pub(crate) fn load(r: &dyn Replica, dir: &str) -> Result<Option<Loaded>, StoreError> {
+    let Some(bytes) = read_small(r, &format!("{dir}/{INVENTORY}"), MAX_INVENTORY)? else {
+        return Ok(None);
+    };
+    let mut h = Sha512::new();
+    h.update(&bytes);
+    let sha512 = hex(&h.finalize());
+    let sidecar = match read_small(r, &format!("{dir}/{SIDECAR}"), MAX_SIDECAR) {
+        Ok(Some(s)) => inventory::sidecar_digest(&s).and_then(|d| {
+            if d == sha512 {
+                Ok(())
+            } else {
+                Err(InventoryFault::SidecarMismatch { found: sha512.clone(), expected: d })
+            }
+        }),
+        Ok(None) => Err(InventoryFault::Sidecar),
+        Err(StoreError::Inventory { fault, .. }) => Err(fault),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(Loaded { parsed: inventory::parse(&bytes), sha512, sidecar }))
+}
+
+/// The head inventory of object `id` on `r`, strictly: a fault in it or its sidecar is an
+/// error. `None` when the object has no inventory there.
+pub(crate) fn read_head(r: &dyn Replica, id: &str) -> Result<Option<Head>, StoreError> {
+    let dir = object_path(id);
+    let fault = |fault| StoreError::Inventory {
+        replica: r.name().into(),
+        key: format!("{dir}/{INVENTORY}"),
+        fault,
+    };
+    let Some(loaded) = load(r, &dir)? else { return Ok(None) };
+    loaded.sidecar.map_err(fault)?;
+    let (inv, versions) = loaded.parsed.map_err(fault)?;
+    if inv.id != id {
+        return Err(fault(InventoryFault::OtherId { found: inv.id, expected: id.into() }));
+    }
+    Ok(Some(Head { inv, versions, sha512: loaded.sha512 }))
+}
+
+/// The object directories of a replica: those holding an object declaration.
+pub(crate) fn object_dirs(listing: &[ListedObject]) -> Vec<String> {
+    let suffix = format!("/{}", OBJECT_DECLARATION.0);
+    listing.iter().filter_map(|o| o.key.strip_suffix(&suffix)).map(str::to_string).collect()
+}
+
+/// What a check found wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// A file the inventory lists is absent.
+    Missing,
+    /// A content file with other bytes than its digest (`--deep`).
+    Corrupt,
+    /// A file the object's inventories do not account for.
+    Extra,
+    /// An inventory or sidecar OCFL does not allow, or an object in the wrong place.
+    Invalid,
+    /// A link, FIFO or device where a file should be (never followed).
+    NotRegular,
+    /// Files of a version past the head: a put that was interrupted, or is running.
+    UncommittedVersion,
+    /// The root inventory is the head version's, but its sidecar is an older one's: a put
+    /// interrupted between the two.
+    SidecarStale,
+    /// The replica could not be read.
+    Unreadable,
+    /// This replica's head inventory differs from another replica's.
+    Differs,
+    /// The object is on other replicas, not on this one.
+    NoObject,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct OcflFinding {
+    /// The replica.
+    pub replica: String,
+    /// The object's directory in the storage root.
+    pub object: String,
+    /// The key (path below the storage root) concerned.
+    pub key: String,
+    /// What is wrong.
+    pub kind: FindingKind,
+    /// Details.
+    pub detail: String,
+}
+
+/// One object on one replica, as the check saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectOnReplica {
+    /// The replica.
+    pub replica: String,
+    /// The object's directory in the storage root.
+    pub object: String,
+    /// The object id (from its inventory; `None` when that could not be read).
+    pub id: Option<String>,
+    /// The head version.
+    pub head: Option<String>,
+    /// The head inventory's SHA-512.
+    pub inventory_sha512: Option<String>,
+    /// Bytes of every file in the object's directory.
+    pub bytes: u64,
+}
+
+/// What one object on one replica holds and what is wrong with it.
+pub(crate) struct ObjectCheck {
+    pub seen: ObjectOnReplica,
+    pub findings: Vec<OcflFinding>,
+}
+
+/// Checks object `dir` on `r`, whose files are `listing` (every key below the object):
+/// inventories and sidecars of the root and every version, the head version's inventory
+/// equal to the root's, every content file present (with `deep`, its SHA-512 recomputed),
+/// nothing else there, nothing that is not a regular file.
+pub(crate) fn check_object(
+    r: &dyn Replica,
+    dir: &str,
+    listing: &[ListedObject],
+    deep: bool,
+) -> ObjectCheck {
+    let mut c = Checking { r, dir, findings: Vec::new() };
+    let bytes = listing.iter().map(|o| o.size).sum();
+    let mut seen = ObjectOnReplica {
+        replica: r.name().into(),
+        object: dir.into(),
+        id: None,
+        head: None,
+        inventory_sha512: None,
+        bytes,
+    };
+    for o in listing.iter().filter(|o| o.problem.is_some()) {
+        c.find(&o.key, FindingKind::NotRegular, o.problem.clone().unwrap_or_default());
+    }
+    if let Some(head) = c.root_inventory() {
+        seen.id = Some(head.inv.id.clone());
+        seen.head = Some(head.inv.head.clone());
+        seen.inventory_sha512 = Some(head.sha512.clone());
+        let expected = c.versions(&head);
+        c.content(&head, listing, deep);
+        c.extras(&head, listing, &expected);
+    }
+    ObjectCheck { seen, findings: c.findings }
+}
+
+struct Checking<'a> {
+    r: &'a dyn Replica,
+    dir: &'a str,
+    findings: Vec<OcflFinding>,
+}
+
+impl Checking<'_> {
+    fn find(&mut self, key: &str, kind: FindingKind, detail: String) {
+        let (replica, object) = (self.r.name().into(), self.dir.into());
+        self.findings.push(OcflFinding { replica, object, key: key.into(), kind, detail });
+    }
+
+    /// The root inventory, when it can be read and is valid. A sidecar naming another digest
+    /// is stale when the inventory is the head version's own (a put stopped between writing
+    /// the two); the inventory is still read then.
+    fn root_inventory(&mut self) -> Option<Head> {
+        let key = format!("{}/{INVENTORY}", self.dir);
+        let loaded = match load(self.r, self.dir) {
+            Ok(Some(l)) => l,
+            Ok(None) => {
+                self.find(&key, FindingKind::Missing, "the object has no inventory".into());
+                return None;
+            }
+            Err(e) => {
+                self.find(&key, FindingKind::Unreadable, e.to_string());
+                return None;
+            }
+        };
+        let (inv, versions) = match loaded.parsed {
+            Ok(p) => p,
+            Err(f) => {
+                self.find(&key, FindingKind::Invalid, f.to_string());
+                return None;
+            }
+        };
+        if object_path(&inv.id) != self.dir {
+            let detail = format!("object {:?} belongs at {}", inv.id, object_path(&inv.id));
+            self.find(self.dir, FindingKind::Invalid, detail);
+        }
+        let head = Head { inv, versions, sha512: loaded.sha512 };
+        if let Err(f) = loaded.sidecar {
+            let own = self.version_inventory_sha(&head.inv.head);
+            let kind = if own.as_deref() == Some(head.sha512.as_str()) {
+                FindingKind::SidecarStale
+            } else {
+                FindingKind::Invalid
+            };
+            self.find(&format!("{}/{SIDECAR}", self.dir), kind, f.to_string());
+        }
+        Some(head)
+    }
+
+    fn version_inventory_sha(&self, version: &str) -> Option<String> {
+        let loaded = load(self.r, &format!("{}/{version}", self.dir)).ok()??;
+        loaded.sidecar.is_ok().then_some(loaded.sha512)
+    }
+
+    /// Every version's inventory and sidecar valid, the head's equal to the root's; returns
+    /// every key the inventories account for besides content.
+    fn versions(&mut self, head: &Head) -> BTreeSet<String> {
+        let d = self.dir;
+        let mut expected: BTreeSet<String> =
+            [INVENTORY, SIDECAR, OBJECT_DECLARATION.0].iter().map(|n| format!("{d}/{n}")).collect();
+        for n in 1..=head.versions.head {
+            let v = head.versions.name(n);
+            let key = format!("{d}/{v}/{INVENTORY}");
+            expected.insert(key.clone());
+            expected.insert(format!("{d}/{v}/{SIDECAR}"));
+            match load(self.r, &format!("{d}/{v}")) {
+                Ok(None) => self.find(&key, FindingKind::Missing, format!("{v} has no inventory")),
+                Err(e) => self.find(&key, FindingKind::Unreadable, e.to_string()),
+                Ok(Some(l)) => self.version(head, &v, &key, l),
+            }
+        }
+        expected
+    }
+
+    fn version(&mut self, head: &Head, v: &str, key: &str, l: Loaded) {
+        if let Err(f) = l.sidecar {
+            self.find(&format!("{}/{v}/{SIDECAR}", self.dir), FindingKind::Invalid, f.to_string());
+        }
+        match l.parsed {
+            Err(f) => self.find(key, FindingKind::Invalid, f.to_string()),
+            Ok((inv, _)) if inv.head != v || inv.id != head.inv.id => {
+                let detail = format!("the inventory of {v} is {}'s of {:?}", inv.head, inv.id);
+                self.find(key, FindingKind::Invalid, detail);
+            }
+            Ok(_) if v == head.inv.head && l.sha512 != head.sha512 => {
+                let detail = "the head version's inventory differs from the root's".into();
+                self.find(key, FindingKind::Invalid, detail);
+            }
+            Ok(_) => {}
+        }
+    }
+
+    /// Every content file there (and, `deep`, of its digest).
+    fn content(&mut self, head: &Head, listing: &[ListedObject], deep: bool) {
+        let present: BTreeMap<&str, &ListedObject> =
+            listing.iter().map(|o| (o.key.as_str(), o)).collect();
+        for (path, digest) in head.inv.content() {
+            let key = format!("{}/{path}", self.dir);
+            match present.get(key.as_str()) {
+                None => self.find(&key, FindingKind::Missing, "listed in the manifest".into()),
+                Some(o) if o.problem.is_some() => {}
+                Some(_) if deep => match crate::store::hash_copy(self.r, &key) {
+                    Ok(sha) if sha.eq_ignore_ascii_case(digest) => {}
+                    Ok(sha) => self.find(
+                        &key,
+                        FindingKind::Corrupt,
+                        format!("SHA-512 {sha}; the manifest says {digest}"),
+                    ),
+                    Err(e) => self.find(&key, FindingKind::Unreadable, e.to_string()),
+                },
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Files no inventory accounts for; those of a version past the head are an uncommitted
+    /// version.
+    fn extras(&mut self, head: &Head, listing: &[ListedObject], expected: &BTreeSet<String>) {
+        let content: BTreeSet<String> =
+            head.inv.content().map(|(p, _)| format!("{}/{p}", self.dir)).collect();
+        let next = format!("{}/{}/", self.dir, head.versions.name(head.versions.head + 1));
+        for o in listing {
+            if expected.contains(&o.key) || content.contains(&o.key) || o.problem.is_some() {
+                continue;
+            }
+            let (kind, detail) = if o.key.starts_with(&next) {
+                (FindingKind::UncommittedVersion, "a version past the head".to_string())
+            } else {
+                (FindingKind::Extra, "no inventory accounts for it".to_string())
+            };
+            self.find(&o.key, kind, detail);
+        }
+    }
+}

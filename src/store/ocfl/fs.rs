@@ -1,0 +1,275 @@
+//! Committing an object on a file system storage root.
+//!
+//! Nothing is built inside the root: a put or repair assembles the whole new object tree in
+//! a locked stage directory of the replica's work directory (same file system, outside the
+//! root): hard links of the files kept from the current object, copies of the new ones
+//! (hashed as they are written), the inventories last; everything is synced. A new object is
+//! then renamed into place (refused when one appeared meanwhile), an existing one exchanged
+//! with the new tree in one step (`renameat2(RENAME_EXCHANGE)`), so a reader sees the old
+//! object or the new one, never a mix. Where the file system cannot exchange, a new version is
+//! refused rather than committed in two steps. The old tree, now in the stage directory, is
+//! removed with it; a killed run leaves only its stage directory, which the next run removes
+//! once its lock is free.
+//!
+//! Each object has a lock file in the work directory, held (`flock`) by the put or repair
+//! that changes the object, so two never build on the same head at once. A check takes no
+//! lock and writes nothing.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{CWD, FlockOperation, RenameFlags, renameat_with};
+use sha2::{Digest, Sha256};
+
+use super::layout::{ROOT_DECLARATION, root_files};
+use crate::layout::{self as confined, ConfineError};
+use crate::store::replica::{HashingFile, Source};
+use crate::store::{CopyFailure, StoreError};
+use crate::temporaries::{self, TempName};
+
+/// A stage directory in the work directory.
+const STAGE: TempName = TempName { prefix: ".ocfl-stage-", suffix: "", dirs: true };
+
+/// A file system replica's storage root and its work directory.
+#[derive(Debug, Clone)]
+pub(crate) struct FsRoot {
+    /// The replica's name.
+    pub name: String,
+    /// The storage root.
+    pub root: PathBuf,
+    /// Where objects are staged (same file system, outside the root).
+    pub work: PathBuf,
+}
+
+impl FsRoot {
+    /// The work directory used when the configuration names none: beside the root.
+    pub(crate) fn default_work(root: &Path) -> PathBuf {
+        let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        root.with_file_name(format!("{name}.webaip-work"))
+    }
+
+    fn err(&self, key: &str, e: impl Into<CopyFailure>) -> StoreError {
+        StoreError::Replica {
+            replica: self.name.clone(),
+            key: key.into(),
+            source: Box::new(e.into()),
+        }
+    }
+
+    /// Makes the storage root (its declaration last) when it is absent or an empty directory;
+    /// a directory with other things in it and no declaration is refused.
+    pub(crate) fn ensure_root(&self) -> Result<(), StoreError> {
+        // The stage directories of killed runs go first (a live run's stays locked).
+        if self.work.is_dir() {
+            temporaries::remove_dead(&self.work, STAGE);
+        }
+        match confined::metadata_in(&self.root, ROOT_DECLARATION.0) {
+            Ok(_) => return Ok(()),
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(self.err(ROOT_DECLARATION.0, e)),
+        }
+        std::fs::create_dir_all(&self.root).map_err(|e| self.err("", e))?;
+        let mut entries = std::fs::read_dir(&self.root).map_err(|e| self.err("", e))?;
+        if entries.next().is_some() {
+            return Err(StoreError::NotOcflRoot {
+                replica: self.name.clone(),
+                root: self.root.clone(),
+            });
+        }
+        for (name, bytes) in root_files() {
+            match confined::create_in(&self.root, &name) {
+                Ok(f) => write_synced(f, &bytes).map_err(|e| self.err(&name, e))?,
+                // Another put made the root meanwhile: its files are these.
+                Err(ConfineError::Io { source, .. })
+                    if source.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(self.err(&name, e)),
+            }
+        }
+        sync_dir(&self.root).map_err(|e| self.err("", e))
+    }
+
+    /// The object's lock, held until the returned file is dropped (blocking until free).
+    pub(crate) fn lock(&self, id: &str) -> Result<File, StoreError> {
+        let dir = self.work.join("locks");
+        std::fs::create_dir_all(&dir).map_err(|e| self.err("", e))?;
+        let name = crate::formats::digest::hex(&Sha256::digest(id.as_bytes()));
+        let path = dir.join(format!("{name}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .custom_flags_nofollow()
+            .open(&path)
+            .map_err(|e| self.err("", e))?;
+        rustix::fs::flock(&file, FlockOperation::LockExclusive)
+            .map_err(|e| self.err("", io::Error::from(e)))?;
+        Ok(file)
+    }
+
+    /// A new stage directory for object `obj` (the ones killed runs left are removed first);
+    /// the object's tree is built at its own path inside it.
+    pub(crate) fn stage(&self, obj: &str) -> Result<Stage, StoreError> {
+        std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
+        temporaries::remove_dead(&self.work, STAGE);
+        let (dir, lock) =
+            temporaries::locked_dir_in(&self.work, STAGE).map_err(|e| self.err("", e))?;
+        let dir = dir.keep();
+        let stage = Stage { root: self.clone(), dir, obj: obj.into(), _lock: lock };
+        confined::create_dirs_in(&stage.dir, obj).map_err(|e| self.err(obj, e))?;
+        Ok(stage)
+    }
+}
+
+/// Opening without following a link at the last component.
+trait NoFollow {
+    fn custom_flags_nofollow(&mut self) -> &mut Self;
+}
+
+impl NoFollow for std::fs::OpenOptions {
+    fn custom_flags_nofollow(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.custom_flags(libc::O_NOFOLLOW)
+    }
+}
+
+/// A locked stage directory holding a new object tree; removed (with what is in it, the old
+/// tree after an exchange) when dropped.
+pub(crate) struct Stage {
+    root: FsRoot,
+    dir: PathBuf,
+    obj: String,
+    _lock: File,
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        // Removed before the lock goes; remove_dir_all follows no link.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Stage {
+    /// The new object tree.
+    pub(crate) fn tree(&self) -> PathBuf {
+        self.dir.join(&self.obj)
+    }
+
+    /// The stage directory (the tree is at the object's path in it).
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Hard-links `rel` of the object `obj` in the root into the tree (links and anything
+    /// but a regular file are refused).
+    pub(crate) fn link(&self, obj: &str, rel: &str) -> Result<(), StoreError> {
+        let key = format!("{obj}/{rel}");
+        let from = confined::open_in(&self.root.root, &key).map_err(|e| self.root.err(&key, e))?;
+        drop(from); // opened only to refuse links and non-files on the way
+        let tree = self.tree();
+        if let Some((dir, _)) = rel.rsplit_once('/') {
+            confined::create_dirs_in(&tree, dir).map_err(|e| self.root.err(&key, e))?;
+        }
+        std::fs::hard_link(self.root.root.join(&key), tree.join(rel)).map_err(|e| {
+            if e.raw_os_error() == Some(libc::EXDEV) {
+                StoreError::WorkElsewhere {
+                    replica: self.root.name.clone(),
+                    work: self.root.work.clone(),
+                }
+            } else {
+                self.root.err(&key, e)
+            }
+        })
+    }
+
+    /// Writes `bytes` to `rel` in the tree, synced.
+    pub(crate) fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let f = confined::create_in(&self.tree(), rel).map_err(|e| self.root.err(rel, e))?;
+        write_synced(f, bytes).map_err(|e| self.root.err(rel, e))
+    }
+
+    /// Copies `source` to `rel` in the tree, hashing the bytes as they are written: kept only
+    /// when their SHA-512 is `sha512`.
+    pub(crate) fn copy_verified(
+        &self,
+        rel: &str,
+        source: Source,
+        sha512: &str,
+    ) -> Result<(), StoreError> {
+        let f = confined::create_in(&self.tree(), rel).map_err(|e| self.root.err(rel, e))?;
+        let mut input = source.open().map_err(|e| self.root.err(rel, e))?;
+        let mut out = HashingFile::new(f);
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = match io::Read::read(&mut input, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.root.err(rel, e)),
+            };
+            out.write(&buf[..n]).map_err(|e| self.root.err(rel, e))?;
+        }
+        let (_, found) = out.finish().map_err(|e| self.root.err(rel, e))?;
+        if found != sha512 {
+            return Err(self.root.err(rel, CopyFailure::Digest { found, expected: sha512.into() }));
+        }
+        Ok(())
+    }
+
+    /// Puts the tree in place of object `obj`: renamed there when `replacing` is false (and
+    /// nothing is there), exchanged with the current object when true.
+    pub(crate) fn commit(self, obj: &str, replacing: bool) -> Result<(), StoreError> {
+        let tree = self.tree();
+        sync_tree(&tree).map_err(|e| self.root.err(obj, e))?;
+        if crate::package::staging::fail_at("ocfl-before-commit") {
+            std::process::abort(); // a test of what a kill leaves
+        }
+        let (parent, _) = obj.rsplit_once('/').unwrap_or(("", obj));
+        let parent_path =
+            confined::create_dirs_in(&self.root.root, parent).map_err(|e| self.root.err(obj, e))?;
+        let target = self.root.root.join(obj);
+        let flags = if replacing { RenameFlags::EXCHANGE } else { RenameFlags::NOREPLACE };
+        match renameat_with(CWD, &tree, CWD, &target, flags) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
+                return Err(StoreError::Exists {
+                    replica: self.root.name.clone(),
+                    key: obj.into(),
+                });
+            }
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOSYS) => {
+                return Err(StoreError::NoExchange {
+                    replica: self.root.name.clone(),
+                    root: self.root.root.clone(),
+                });
+            }
+            Err(e) => return Err(self.root.err(obj, io::Error::from(e))),
+        }
+        sync_dir(&parent_path).map_err(|e| self.root.err(obj, e))?;
+        if crate::package::staging::fail_at("ocfl-after-commit") {
+            std::process::abort();
+        }
+        Ok(())
+    }
+}
+
+fn write_synced(mut f: File, bytes: &[u8]) -> io::Result<()> {
+    io::Write::write_all(&mut f, bytes)?;
+    f.sync_all()
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Syncs every directory of the tree (files were synced as they were written; linked ones
+/// were synced when first committed).
+fn sync_tree(tree: &Path) -> io::Result<()> {
+    for e in walkdir::WalkDir::new(tree).follow_links(false).contents_first(true) {
+        let e = e.map_err(io::Error::other)?;
+        if e.file_type().is_dir() {
+            sync_dir(e.path())?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,677 @@
+//! `store put`, `get`, `log`, `list` and `check` on OCFL replicas.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::check::{
+    FindingKind, Head, ObjectOnReplica, OcflFinding, check_object, load, object_dirs, read_head,
+};
+use super::fs::{FsRoot, Stage};
+use super::inventory::{
+    INVENTORY, Inventory, LogicalFile, SIDECAR, User, VersionMeta, Versions, next_version,
+    sidecar_text,
+};
+use super::layout::{EXTENSION, OBJECT_DECLARATION, ROOT_DECLARATION, object_path};
+use crate::audit::AuditOptions;
+use crate::formats::digest::{Sha512, hex};
+use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
+use crate::store::{
+    CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError, StoreRefusal,
+};
+
+/// The result of `store check` on OCFL replicas.
+#[derive(Debug, Clone, Serialize)]
+pub struct OcflCheckReport {
+    /// True when every content file's SHA-512 was recomputed.
+    pub deep: bool,
+    /// Objects seen on any replica.
+    pub objects: u64,
+    /// Each object on each replica.
+    pub seen: Vec<ObjectOnReplica>,
+    /// What is wrong.
+    pub findings: Vec<OcflFinding>,
+    /// True when nothing was found.
+    pub clean: bool,
+}
+
+/// One version of an object, as `store log` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionEntry {
+    /// `v1`, `v2`...
+    pub version: String,
+    /// When it was made (RFC 3339).
+    pub created: String,
+    /// Why.
+    pub message: Option<String>,
+    /// Who.
+    pub user: Option<String>,
+    /// Their address.
+    pub address: Option<String>,
+    /// Files in the version.
+    pub files: u64,
+    /// Files whose content it added.
+    pub added: u64,
+}
+
+/// An object's history (`store log`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectLog {
+    /// The object id (OBJID).
+    pub id: String,
+    /// The replica it was read from.
+    pub replica: String,
+    /// Its head.
+    pub head: String,
+    /// Its versions, oldest first.
+    pub versions: Vec<VersionEntry>,
+}
+
+/// Files of a replica below the storage root, grouped by object directory.
+pub(crate) struct Survey {
+    pub objects: BTreeMap<String, Vec<ListedObject>>,
+    /// Keys neither in an object nor the root's own files.
+    pub stray: Vec<ListedObject>,
+    /// Whether the root declares itself.
+    pub declared: bool,
+}
+
+/// Lists a replica and sorts its keys into objects.
+pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
+    let listing = r.list("")?;
+    let dirs = object_dirs(&listing);
+    let mut objects: BTreeMap<String, Vec<ListedObject>> =
+        dirs.iter().map(|d| (d.clone(), Vec::new())).collect();
+    let mut stray = Vec::new();
+    let mut declared = false;
+    for o in listing {
+        if o.key == ROOT_DECLARATION.0 {
+            declared = true;
+        }
+        let root_file = o.key == ROOT_DECLARATION.0
+            || o.key == "ocfl_layout.json"
+            || o.key == format!("extensions/{EXTENSION}/config.json");
+        let owner = dirs.iter().find(|d| o.key.starts_with(&format!("{d}/"))).cloned();
+        match owner {
+            Some(d) => objects.entry(d).or_default().push(o),
+            None if root_file => {}
+            None => stray.push(o),
+        }
+    }
+    Ok(Survey { objects, stray, declared })
+}
+
+/// The SHA-512 of bytes, in hex.
+fn sha512_of(bytes: &[u8]) -> String {
+    let mut h = Sha512::new();
+    h.update(bytes);
+    hex(&h.finalize())
+}
+
+impl Store {
+    /// The OCFL roots, when every replica is one.
+    pub(crate) fn ocfl_roots(&self, command: &'static str) -> Result<&[FsRoot], StoreError> {
+        self.ocfl.as_deref().ok_or_else(|| StoreRefusal::NeedsOcfl { command }.into())
+    }
+
+    /// `store put` to OCFL replicas: the package becomes version 1 of its object, or the
+    /// next version when the object holds other content (the same content again is a no-op).
+    pub(crate) fn ocfl_put(
+        &self,
+        roots: &[FsRoot],
+        dir: &Path,
+        audit: &AuditOptions,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<PutReport, StoreError> {
+        let ReadPackage { identifier, files, digest, requires } = crate::store::read_package(dir)?;
+        crate::store::put::refuse_damaged(dir, audit)?;
+        let obj = object_path(&identifier);
+        for root in roots {
+            root.ensure_root()?;
+        }
+        // Every replica's object lock, in the configuration's order, for the whole put.
+        let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
+        let prev = self.agreed_head(&identifier, &obj)?;
+        let logical: Vec<LogicalFile> = files
+            .iter()
+            .map(|f| LogicalFile { path: f.rel.clone(), sha512: f.sha512.clone() })
+            .collect();
+        let meta = self.version_meta(&format!("store put (manifest SHA-512 {digest})"));
+        let mut report = PutReport {
+            package: identifier.clone(),
+            dir: obj.clone(),
+            accepted: true,
+            files: files.len() as u64,
+            bytes: files.iter().map(|f| f.size).sum(),
+            copies: Vec::new(),
+            failed_replicas: Vec::new(),
+            requires: requires.into_iter().collect(),
+            requires_missing: Vec::new(),
+            version: prev.as_ref().map(|h| h.inv.head.clone()),
+        };
+        let prev_pair = prev.as_ref().map(|h| (&h.inv, h.versions));
+        let Some((inv, versions)) = next_version(prev_pair, &identifier, &logical, meta) else {
+            report.copies = self.copies_of(&identifier, &files, &|_| CopyStatus::Present, None);
+            return Ok(report);
+        };
+        let new = NewVersion { obj: &obj, dir, inv: &inv, versions, files: &files };
+        for (r, root) in self.replicas.iter().zip(roots) {
+            let got = self.commit_new_version(root, prev.as_ref(), &new, progress);
+            self.put_outcome(&mut report, r.name(), &new, got)?;
+        }
+        report.version = Some(inv.head.clone());
+        Ok(report)
+    }
+
+    /// Records a replica's commit (the head, only once committed) and its copies.
+    fn put_outcome(
+        &self,
+        report: &mut PutReport,
+        replica: &str,
+        new: &NewVersion,
+        got: Result<String, StoreError>,
+    ) -> Result<(), StoreError> {
+        let added = new.added();
+        let status = |f: &PackageFile| {
+            if added.contains_key(f.sha512.as_str()) {
+                CopyStatus::Uploaded
+            } else {
+                CopyStatus::Present
+            }
+        };
+        match got {
+            Ok(sha) => {
+                self.state().record_ocfl_head(&report.package, replica, &new.inv.head, &sha)?;
+                let copies = self.copies_of(&report.package, new.files, &status, Some(replica));
+                report.copies.extend(copies);
+            }
+            Err(e) => {
+                let why = e.to_string();
+                let mut copies = self.copies_of(&report.package, new.files, &status, Some(replica));
+                for c in &mut copies {
+                    c.status = CopyStatus::Failed;
+                    c.message = Some(why.clone());
+                }
+                report.copies.extend(copies);
+                report.accepted = false;
+                report.failed_replicas.push(replica.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy outcome per file on each replica (or `only` one).
+    fn copies_of(
+        &self,
+        identifier: &str,
+        files: &[PackageFile],
+        status: &dyn Fn(&PackageFile) -> CopyStatus,
+        only: Option<&str>,
+    ) -> Vec<CopyOutcome> {
+        let names = self.replicas.iter().map(|r| r.name()).filter(|n| only.is_none_or(|o| o == *n));
+        names
+            .flat_map(|r| {
+                files.iter().map(move |f| CopyOutcome {
+                    package: identifier.into(),
+                    replica: r.into(),
+                    file: f.rel.clone(),
+                    status: status(f),
+                    message: None,
+                })
+            })
+            .collect()
+    }
+
+    /// Who and why, for a new version: the configured user, else `$USER`.
+    fn version_meta(&self, message: &str) -> VersionMeta {
+        let name = self
+            .user
+            .name
+            .clone()
+            .or_else(|| std::env::var("USER").ok())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "webaip".into());
+        VersionMeta {
+            created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            message: message.into(),
+            user: User { name, address: self.user.address.clone() },
+        }
+    }
+
+    /// The head every replica holds (`None`: no replica holds the object). Replicas at
+    /// different heads, or an object damaged on one, refuse the put: a version built on them
+    /// would make the replicas diverge or carry the damage on.
+    fn agreed_head(&self, id: &str, obj: &str) -> Result<Option<Head>, StoreError> {
+        let mut heads = Vec::new();
+        for r in &self.replicas {
+            heads.push((r.name(), read_head(r.as_ref(), id)?));
+        }
+        let first = heads[0].1.as_ref().map(|h| h.sha512.clone());
+        if heads.iter().any(|(_, h)| h.as_ref().map(|h| &h.sha512) != first.as_ref()) {
+            let said: Vec<String> = heads
+                .iter()
+                .map(|(n, h)| {
+                    format!("{n}: {}", h.as_ref().map_or("none", |h| h.inv.head.as_str()))
+                })
+                .collect();
+            return Err(StoreRefusal::ReplicasDiffer {
+                identifier: id.into(),
+                heads: said.join(", "),
+            }
+            .into());
+        }
+        if first.is_some() {
+            for r in &self.replicas {
+                let listing = r.list(obj)?;
+                let checked = check_object(r.as_ref(), obj, &listing, false);
+                if let Some(f) = checked.findings.first() {
+                    let finding = format!("{}: {}", f.key, f.detail);
+                    let replica = r.name().into();
+                    return Err(StoreRefusal::ObjectDamaged {
+                        identifier: id.into(),
+                        replica,
+                        finding,
+                    }
+                    .into());
+                }
+            }
+        }
+        Ok(heads.into_iter().next().and_then(|(_, h)| h))
+    }
+
+    /// Builds the new object tree on one file system root and commits it; returns the new
+    /// inventory's SHA-512.
+    fn commit_new_version(
+        &self,
+        root: &FsRoot,
+        prev: Option<&Head>,
+        new: &NewVersion,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<String, StoreError> {
+        let stage = root.stage(new.obj)?;
+        match prev {
+            Some(p) => {
+                for rel in accounted_files(p) {
+                    stage.link(new.obj, &rel)?;
+                }
+            }
+            None => stage.write(OBJECT_DECLARATION.0, OBJECT_DECLARATION.1.as_bytes())?,
+        }
+        for (content_path, f) in new.added().into_values() {
+            let source = Source { root: new.dir, name: &f.rel };
+            stage.copy_verified(content_path, source, &f.sha512)?;
+            progress(f.size);
+        }
+        let bytes = new.inv.to_bytes();
+        let sha = sha512_of(&bytes);
+        let version = new.versions.name(new.versions.head);
+        for dir in [version.as_str(), ""] {
+            let at = |name: &str| {
+                if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
+            };
+            stage.write(&at(INVENTORY), &bytes)?;
+            stage.write(&at(SIDECAR), sidecar_text(&sha).as_bytes())?;
+        }
+        precommit(root, &stage, new.obj, false)?;
+        stage.commit(new.obj, prev.is_some())?;
+        Ok(sha)
+    }
+}
+
+/// What a put commits: the object, the package it comes from, the new inventory.
+struct NewVersion<'a> {
+    obj: &'a str,
+    dir: &'a Path,
+    inv: &'a Inventory,
+    versions: Versions,
+    files: &'a [PackageFile],
+}
+
+impl NewVersion<'_> {
+    /// The content files this version adds (object-relative content path, package file),
+    /// keyed by digest.
+    fn added(&self) -> BTreeMap<&str, (&str, &PackageFile)> {
+        let prefix = format!("{}/", self.versions.name(self.versions.head));
+        let mut out = BTreeMap::new();
+        for (path, digest) in self.inv.content().filter(|(p, _)| p.starts_with(&prefix)) {
+            let logical = path.splitn(3, '/').nth(2).unwrap_or_default();
+            if let Some(f) = self
+                .files
+                .iter()
+                .find(|f| f.rel == logical && f.sha512.eq_ignore_ascii_case(digest))
+            {
+                out.insert(digest, (path, f));
+            }
+        }
+        out
+    }
+}
+
+/// Every file of an object its inventories account for besides the root inventory and its
+/// sidecar: the declaration, every version's inventory and sidecar, every content file.
+pub(crate) fn accounted_files(head: &Head) -> Vec<String> {
+    let mut out = vec![OBJECT_DECLARATION.0.to_string()];
+    for n in 1..=head.versions.head {
+        let v = head.versions.name(n);
+        out.push(format!("{v}/{INVENTORY}"));
+        out.push(format!("{v}/{SIDECAR}"));
+    }
+    out.extend(head.inv.content().map(|(p, _)| p.to_string()));
+    out
+}
+
+/// The staged tree, read as a replica, must check clean (files no inventory accounts for
+/// aside, which a repair keeps) before it is committed: a put or repair never commits an
+/// object it would itself report.
+pub(crate) fn precommit(
+    root: &FsRoot,
+    stage: &Stage,
+    obj: &str,
+    deep: bool,
+) -> Result<(), StoreError> {
+    let staged = FsReplica::new(&root.name, stage.dir());
+    let listing = staged.list(obj)?;
+    let checked = check_object(&staged, obj, &listing, deep);
+    let kept = [FindingKind::Extra, FindingKind::UncommittedVersion];
+    match checked.findings.into_iter().find(|f| !kept.contains(&f.kind)) {
+        None => Ok(()),
+        Some(f) => {
+            Err(StoreError::Precommit { replica: root.name.clone(), key: f.key, detail: f.detail })
+        }
+    }
+}
+
+impl Store {
+    /// Fetches version `version` (default: the head) of object `identifier` (or only its
+    /// `file`) into `to`, each file from the first replica whose copy verifies against the
+    /// inventory's SHA-512, appearing under its name only once all of it verified (as
+    /// [`Store::get`] does). OCFL replicas only.
+    pub fn get_version(
+        &self,
+        identifier: &str,
+        file: Option<&str>,
+        version: Option<u32>,
+        to: &Path,
+    ) -> Result<Vec<CopyOutcome>, StoreError> {
+        self.ocfl_roots("store get --version")?;
+        self.ocfl_get(identifier, file, version, to)
+    }
+
+    pub(crate) fn ocfl_get(
+        &self,
+        identifier: &str,
+        file: Option<&str>,
+        version: Option<u32>,
+        to: &Path,
+    ) -> Result<Vec<CopyOutcome>, StoreError> {
+        let heads: Vec<Option<Head>> = self
+            .replicas
+            .iter()
+            .map(|r| read_head(r.as_ref(), identifier).ok().flatten())
+            .collect();
+        let best = heads
+            .iter()
+            .flatten()
+            .max_by_key(|h| h.versions.head)
+            .ok_or_else(|| StoreRefusal::NoObject(identifier.into()))?;
+        let n = version.unwrap_or(best.versions.head);
+        if n == 0 || n > best.versions.head {
+            return Err(
+                StoreRefusal::NoSuchVersion { identifier: identifier.into(), version: n }.into()
+            );
+        }
+        let mut files = best.inv.files_of(&best.versions, n);
+        files.retain(|f| file.is_none_or(|w| w == f.path));
+        if files.is_empty() {
+            let (identifier, file) = (identifier.into(), file.map(str::to_string));
+            return Err(StoreRefusal::NoSuchFile { identifier, file }.into());
+        }
+        let obj = object_path(identifier);
+        let names = files
+            .iter()
+            .map(|f| crate::store::confined_in(identifier, &f.path, to))
+            .collect::<Result<Vec<_>, _>>()?;
+        let made_to = crate::store::destination_free(to, &names)?;
+        let staging = crate::store::get::Staging::new(to)?;
+        let mut out = Vec::new();
+        for (f, name) in files.iter().zip(&names) {
+            match self.fetch_logical(identifier, &obj, &heads, n, f, name, staging.path()) {
+                Ok(o) => out.push(o),
+                Err(e) => {
+                    drop(staging);
+                    if made_to {
+                        let _ = std::fs::remove_dir(to);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        staging.publish(&names, to)?;
+        Ok(out)
+    }
+
+    /// One file of a version from the first replica whose copy verifies.
+    #[allow(clippy::too_many_arguments)]
+    fn fetch_logical(
+        &self,
+        identifier: &str,
+        obj: &str,
+        heads: &[Option<Head>],
+        n: u32,
+        f: &LogicalFile,
+        name: &str,
+        staging: &Path,
+    ) -> Result<CopyOutcome, StoreError> {
+        let mut rejected = Vec::new();
+        for (r, head) in self.replicas.iter().zip(heads) {
+            let Some(h) = head.as_ref().filter(|h| h.versions.head >= n) else { continue };
+            let Some(path) = h.inv.content_path(&f.sha512) else { continue };
+            let key = format!("{obj}/{path}");
+            let local = Source { root: staging, name };
+            match crate::store::fetch_verified(r.as_ref(), &key, local, &f.sha512) {
+                Ok(()) => {
+                    return Ok(CopyOutcome {
+                        package: identifier.into(),
+                        replica: r.name().into(),
+                        file: f.path.clone(),
+                        status: CopyStatus::Verified,
+                        message: None,
+                    });
+                }
+                Err(e) => rejected.push((r.name().to_string(), e)),
+            }
+        }
+        Err(StoreRefusal::NoGoodCopyToFetch {
+            file: f.path.clone(),
+            rejected: crate::store::Rejections(rejected),
+            to: staging.parent().unwrap_or(staging).into(),
+        }
+        .into())
+    }
+
+    /// The versions of object `identifier` (`store log`), from the first replica whose head
+    /// inventory reads and validates. OCFL replicas only.
+    pub fn log(&self, identifier: &str) -> Result<ObjectLog, StoreError> {
+        self.ocfl_roots("store log")?;
+        let mut last = None;
+        for r in &self.replicas {
+            match read_head(r.as_ref(), identifier) {
+                Ok(Some(h)) => return Ok(log_of(r.name(), &h)),
+                Ok(None) => {}
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| StoreRefusal::NoObject(identifier.into()).into()))
+    }
+
+    /// Every object on every replica (`store list`): id, head, inventory digest and bytes.
+    /// OCFL replicas only.
+    pub fn list_objects(&self) -> Result<Vec<ObjectOnReplica>, StoreError> {
+        self.ocfl_roots("store list")?;
+        let mut out = Vec::new();
+        for r in &self.replicas {
+            for (dir, listing) in survey(r.as_ref())?.objects {
+                out.push(summary(r.as_ref(), &dir, &listing));
+            }
+        }
+        out.sort_by(|a, b| (&a.object, &a.replica).cmp(&(&b.object, &b.replica)));
+        Ok(out)
+    }
+
+    /// Checks every object of every replica (or `only` one) on OCFL terms (with `deep`,
+    /// every content file's SHA-512), then compares the replicas. Writes nothing. OCFL
+    /// replicas only.
+    pub fn check_objects(
+        &self,
+        only: Option<&str>,
+        deep: bool,
+    ) -> Result<OcflCheckReport, StoreError> {
+        self.ocfl_roots("store check")?;
+        if let Some(name) = only {
+            self.replica(name)?;
+        }
+        let mut seen = Vec::new();
+        let mut findings = Vec::new();
+        for r in self.replicas.iter().filter(|r| only.is_none_or(|o| o == r.name())) {
+            match survey(r.as_ref()) {
+                Ok(s) => check_survey(r.as_ref(), s, deep, &mut seen, &mut findings),
+                Err(e) => findings.push(OcflFinding {
+                    replica: r.name().into(),
+                    object: String::new(),
+                    key: String::new(),
+                    kind: FindingKind::Unreadable,
+                    detail: e.to_string(),
+                }),
+            }
+        }
+        let names: Vec<&str> = self
+            .replicas
+            .iter()
+            .map(|r| r.name())
+            .filter(|n| only.is_none_or(|o| o == *n))
+            .collect();
+        findings.extend(compare_replicas(&names, &seen));
+        let objects =
+            seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
+        Ok(OcflCheckReport {
+            deep,
+            objects: objects as u64,
+            clean: findings.is_empty(),
+            seen,
+            findings,
+        })
+    }
+}
+
+fn log_of(replica: &str, h: &Head) -> ObjectLog {
+    let mut versions = Vec::new();
+    for n in 1..=h.versions.head {
+        let name = h.versions.name(n);
+        let Some(v) = h.inv.versions.get(&name) else { continue };
+        let prefix = format!("{name}/");
+        let added = h.inv.content().filter(|(p, _)| p.starts_with(&prefix)).count();
+        versions.push(VersionEntry {
+            version: name,
+            created: v.created.clone(),
+            message: v.message.clone(),
+            user: v.user.as_ref().map(|u| u.name.clone()),
+            address: v.user.as_ref().and_then(|u| u.address.clone()),
+            files: v.state.values().map(|p| p.len() as u64).sum(),
+            added: added as u64,
+        });
+    }
+    ObjectLog { id: h.inv.id.clone(), replica: replica.into(), head: h.inv.head.clone(), versions }
+}
+
+/// What one replica holds of one object, from its root inventory (not checked further).
+fn summary(r: &dyn Replica, dir: &str, listing: &[ListedObject]) -> ObjectOnReplica {
+    let loaded = load(r, dir).ok().flatten();
+    let parsed = loaded.as_ref().and_then(|l| l.parsed.as_ref().ok());
+    ObjectOnReplica {
+        replica: r.name().into(),
+        object: dir.into(),
+        id: parsed.map(|(i, _)| i.id.clone()),
+        head: parsed.map(|(i, _)| i.head.clone()),
+        inventory_sha512: loaded.as_ref().map(|l| l.sha512.clone()),
+        bytes: listing.iter().map(|o| o.size).sum(),
+    }
+}
+
+fn check_survey(
+    r: &dyn Replica,
+    s: Survey,
+    deep: bool,
+    seen: &mut Vec<ObjectOnReplica>,
+    findings: &mut Vec<OcflFinding>,
+) {
+    let finding = |key: &str, kind, detail: &str| OcflFinding {
+        replica: r.name().into(),
+        object: String::new(),
+        key: key.into(),
+        kind,
+        detail: detail.into(),
+    };
+    if !s.declared && !s.objects.is_empty() {
+        findings.push(finding(ROOT_DECLARATION.0, FindingKind::Missing, "the root's declaration"));
+    }
+    for o in &s.stray {
+        findings.push(finding(&o.key, FindingKind::Extra, "in no object"));
+    }
+    for (dir, listing) in &s.objects {
+        let c = check_object(r, dir, listing, deep);
+        seen.push(c.seen);
+        findings.extend(c.findings);
+    }
+}
+
+/// The number of a copy's head (`v3`: 3; 0 when unknown).
+pub(crate) fn head_number(s: &ObjectOnReplica) -> u32 {
+    s.head.as_deref().and_then(|h| h.strip_prefix('v')?.parse().ok()).unwrap_or(0)
+}
+
+/// Each object on every replica, at one head inventory.
+fn compare_replicas(names: &[&str], seen: &[ObjectOnReplica]) -> Vec<OcflFinding> {
+    let mut by_object: BTreeMap<&str, Vec<&ObjectOnReplica>> = BTreeMap::new();
+    for s in seen {
+        by_object.entry(&s.object).or_default().push(s);
+    }
+    let mut out = Vec::new();
+    for (object, on) in by_object {
+        for name in names.iter().filter(|n| !on.iter().any(|s| s.replica == **n)) {
+            out.push(OcflFinding {
+                replica: (*name).into(),
+                object: object.into(),
+                key: object.into(),
+                kind: FindingKind::NoObject,
+                detail: "the object is on other replicas".into(),
+            });
+        }
+        // The reference is the latest valid head: a copy behind it is what differs (a copy
+        // that is not valid is reported by its own check, not here).
+        let valid: Vec<&&ObjectOnReplica> =
+            on.iter().filter(|s| s.inventory_sha512.is_some()).collect();
+        let Some(first) = valid
+            .iter()
+            .copied()
+            .max_by_key(|s| (head_number(s), std::cmp::Reverse(s.replica.clone())))
+        else {
+            continue;
+        };
+        for s in valid.iter().filter(|s| s.inventory_sha512 != first.inventory_sha512) {
+            out.push(OcflFinding {
+                replica: s.replica.clone(),
+                object: object.into(),
+                key: format!("{object}/{INVENTORY}"),
+                kind: FindingKind::Differs,
+                detail: format!(
+                    "head {} here, {} on {}",
+                    s.head.as_deref().unwrap_or("unreadable"),
+                    first.head.as_deref().unwrap_or("unreadable"),
+                    first.replica
+                ),
+            });
+        }
+    }
+    out
+}

@@ -58,7 +58,7 @@ fn each_record_of_every_batch_gets_its_own_identification() {
         *counted.entry(k).or_insert(0usize) += 1;
         // siegfried, on this record's bytes, agrees with what the METS says of them.
         let [m] = p.siegfried.as_slice() else { panic!("{p:?}") };
-        assert_eq!(p.puids, [m.id.clone()], "{p:?}");
+        assert_eq!(p.puids, std::slice::from_ref(&m.id), "{p:?}");
         match k {
             "redacted" => {
                 assert_eq!(p.puids, ["x-fmt/111"], "{p:?}");

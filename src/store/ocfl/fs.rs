@@ -221,7 +221,7 @@ impl Stage {
     pub(crate) fn commit(self, obj: &str, replacing: bool) -> Result<(), StoreError> {
         let tree = self.tree();
         sync_tree(&tree).map_err(|e| self.root.err(obj, e))?;
-        if crate::package::staging::fail_at("ocfl-before-commit") {
+        if crate::hooks::fail_at("ocfl-before-commit") {
             std::process::abort(); // a test of what a kill leaves
         }
         let (parent, _) = obj.rsplit_once('/').unwrap_or(("", obj));
@@ -246,7 +246,7 @@ impl Stage {
             Err(e) => return Err(self.root.err(obj, io::Error::from(e))),
         }
         sync_dir(&parent_path).map_err(|e| self.root.err(obj, e))?;
-        if crate::package::staging::fail_at("ocfl-after-commit") {
+        if crate::hooks::fail_at("ocfl-after-commit") {
             std::process::abort();
         }
         Ok(())

@@ -32,16 +32,24 @@ docs describe it):
                    is measured only when one runs). One copy's digest is one stream, so the
                    floor is that of the larger of all copies over the cores and the largest
                    copy on one core; the Garage nodes run on the same cores, and the CPU they
-                   spend serving the copies is printed beside the row (the floor counts none).
+                   spend serving the copies is printed beside the row. The bytes cannot reach
+                   the check faster than the store serves them: a plain parallel GET of the
+                   same objects to /dev/null (curl, SigV4, 8 at once, paired in turns) is timed
+                   too, and the floor is the slower of that read and the hashing. The same
+                   check on a file-system replica (no server) is a row of its own, whose
+                   floor is the hashing alone.
 """
 import argparse
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -123,9 +131,12 @@ class Report:
         self.rows = []
         self.notes = []
 
-    def add(self, job, input_mb, wall, rss, work_s=None, peer=None):
-        """A job's row: its throughput, and the floor of `work_s` one-core seconds on the cores."""
+    def add(self, job, input_mb, wall, rss, work_s=None, peer=None, floor_at_least=None):
+        """A job's row: its throughput, and the floor of `work_s` one-core seconds on the cores
+        (or `floor_at_least` wall seconds, when something outside the job takes longer)."""
         floor_s = work_s / self.cores if work_s is not None else None
+        if floor_at_least is not None and floor_s is not None:
+            floor_s = max(floor_s, floor_at_least)
         self.rows.append((job, input_mb, wall, rss, floor_s, peer))
 
     def print(self):
@@ -273,25 +284,70 @@ def measure_store_check(report, f, a, webaip, tmp, pkg):
     for line in subprocess.run(["bash", GARAGE, "env"], capture_output=True, text=True, check=True).stdout.splitlines():
         k, _, v = line.partition("=")
         env[k] = v
-    eps = ", ".join('"%s"' % e for e in env["S3_ENDPOINTS"].split(","))
+    endpoints = env["S3_ENDPOINTS"].split(",")
+    prefix = "floor-%d/" % time.time_ns()
     config = os.path.join(tmp, "store.toml")
     with open(config, "w") as c:
         c.write('state = "state.sqlite"\n[[replica]]\nname = "garage"\ntype = "s3"\nendpoints = [%s]\n'
-                'bucket = "%s"\nregion = "garage"\nprefix = "floor-%d/"\n' % (eps, env["S3_BUCKET"], time.time_ns()))
+                'bucket = "%s"\nregion = "garage"\nprefix = "%s"\n'
+                % (", ".join('"%s"' % e for e in endpoints), env["S3_BUCKET"], prefix))
     os.environ.update(env)
     subprocess.run([webaip, "store", "--config", config, "--quiet", "put", pkg], check=True, stdout=subprocess.DEVNULL)
     check = [webaip, "store", "--config", config, "--quiet", "check", "--deep"]
+    raw_get = curl_get_all(env, endpoints[0], prefix, tmp)
     before = garage_cpu_s(env)
-    best = best_paired([("check", check)], a.runs, a.cores)
+    best = best_paired([("check", check), ("get", raw_get)], a.runs, a.cores)
     server_s = (garage_cpu_s(env) - before) / a.runs
+    total, work = store_check_work(f, a, pkg)
+    report.add("store check --deep (Garage)", total / 1e6, *best["check"], work,
+               ("plain GET (curl)", best["get"][0]), floor_at_least=best["get"][0])
+    report.notes.append("store check --deep (Garage): the Garage nodes (on the same machine, not pinned) used "
+                        "%.2f s of CPU per check and plain GET together, serving the copies; the floor is the "
+                        "slower of the hashing (%.2f s) and a plain parallel GET of the same objects (%.2f s)"
+                        % (server_s / 2, work / a.cores, best["get"][0]))
+    fs_store_check(report, f, a, webaip, tmp, pkg)
+
+
+def store_check_work(f, a, pkg):
+    """(bytes of every copy, one-core seconds of hashing them): one copy's digest cannot be
+    split across cores, so the larger of all the bytes on every core and the largest copy on
+    one."""
     sizes = [os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(pkg) for n in ns]
     total = sum(sizes)
-    # One copy's digest cannot be split across cores: the floor is the larger of all the
-    # bytes on every core and the largest copy on one (work_s is divided by the cores).
-    work = f.hash("sha512", max(total, max(sizes) * a.cores))
-    report.add("store check --deep", total / 1e6, *best["check"], work)
-    report.notes.append("store check --deep: the Garage nodes (on the same machine, not pinned) used %.2f s of CPU "
-                        "per check serving the copies (not counted in the floor)" % server_s)
+    return total, f.hash("sha512", max(total, max(sizes) * a.cores))
+
+
+def fs_store_check(report, f, a, webaip, tmp, pkg):
+    """store check --deep on a file-system replica: no server, the floor is the hashing."""
+    root = os.path.join(tmp, "fs-replica")
+    config = os.path.join(tmp, "store-fs.toml")
+    with open(config, "w") as c:
+        c.write('state = "state-fs.sqlite"\n[[replica]]\nname = "disk"\ntype = "fs"\nroot = "%s"\n' % root)
+    subprocess.run([webaip, "store", "--config", config, "--quiet", "put", pkg], check=True, stdout=subprocess.DEVNULL)
+    best = best_paired([("check", [webaip, "store", "--config", config, "--quiet", "check", "--deep"])],
+                       a.runs, a.cores)
+    total, work = store_check_work(f, a, pkg)
+    report.add("store check --deep (file system)", total / 1e6, *best["check"], work)
+
+
+def curl_get_all(env, endpoint, prefix, tmp):
+    """A curl command that GETs every object under `prefix` (8 at once) to /dev/null: how fast
+    the store serves these bytes to a client that does nothing with them."""
+    listing = subprocess.run(
+        ["curl", "-sSf", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "--aws-sigv4", "aws:amz:garage:s3", "--user",
+         "%s:%s" % (env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]),
+         "%s/%s?list-type=2&prefix=%s" % (endpoint, env["S3_BUCKET"], urllib.parse.quote(prefix, safe=""))],
+        check=True, capture_output=True, text=True).stdout
+    keys = re.findall(r"<Key>([^<]+)</Key>", listing)
+    if not keys or "<IsTruncated>true</IsTruncated>" in listing:
+        sys.exit("store check: could not list the %s objects for the plain GET" % prefix)
+    cmd = ["curl", "-sSf", "--parallel", "--parallel-max", "8", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+           "--aws-sigv4", "aws:amz:garage:s3", "--user",
+           "%s:%s" % (env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"])]
+    for key in keys:
+        key = html.unescape(key)
+        cmd += ["-o", "/dev/null", "%s/%s/%s" % (endpoint, env["S3_BUCKET"], urllib.parse.quote(key))]
+    return cmd
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ use webaip::{
     AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflRepairReport,
     PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig, StoreCopyOutcome,
     StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport, StoreRepairReport,
-    bytes_to_put, store_check, store_check_objects, store_get, store_list, store_log, store_put,
-    store_rebuild_state, store_remove, store_repair, store_repair_objects,
+    bytes_to_put, escape_controls, store_check, store_check_objects, store_get, store_list,
+    store_log, store_put, store_rebuild_state, store_remove, store_repair, store_repair_objects,
 };
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, Kinded};
@@ -316,22 +316,32 @@ struct Listed {
     objects: Vec<ObjectOnReplica>,
 }
 
+// Inventories are input from a replica: what they say is printed with its control characters
+// escaped, so a crafted message cannot drive the terminal.
 fn print_log(r: &ObjectLog) {
     for v in &r.versions {
-        let user = v.user.as_deref().unwrap_or("-");
-        let message = v.message.as_deref().unwrap_or_default();
+        let user = escape_controls(v.user.as_deref().unwrap_or("-"));
+        let message = escape_controls(v.message.as_deref().unwrap_or_default());
         println!(
             "{} {} {user}: {} files, {} added: {message}",
-            v.version, v.created, v.files, v.added
+            escape_controls(&v.version),
+            escape_controls(&v.created),
+            v.files,
+            v.added
         );
     }
-    println!("{}: head {} (read from {})", r.id, r.head, r.replica);
+    println!(
+        "{}: head {} (read from {})",
+        escape_controls(&r.id),
+        escape_controls(&r.head),
+        r.replica
+    );
 }
 
 fn print_list(objects: &[ObjectOnReplica]) {
     for o in objects {
-        let id = o.id.as_deref().unwrap_or("(inventory unreadable)");
-        let head = o.head.as_deref().unwrap_or("-");
+        let id = escape_controls(o.id.as_deref().unwrap_or("(inventory unreadable)"));
+        let head = escape_controls(o.head.as_deref().unwrap_or("-"));
         println!("{}: {id} {head} {} bytes ({})", o.replica, o.bytes, o.object);
     }
     println!("{} object cop(ies)", objects.len());

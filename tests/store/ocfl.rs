@@ -420,3 +420,26 @@ fn ocfl_mixed_layouts_and_buckets_are_refused_by_the_configuration() {
     assert_eq!(code, 2);
     assert!(r["stderr"].as_str().unwrap().contains("inside its storage root"), "{r:#}");
 }
+
+/// Two replicas sharing one work directory: a put locks the object on each in turn and ends
+/// (the locks are the replica's as well as the object's), leaving both valid.
+#[test]
+fn ocfl_replicas_may_share_one_work_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = same_objid_pair(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    let work = tmp.path().join("shared-work");
+    let text = fs::read_to_string(&cfg).unwrap().replace(
+        "layout = \"ocfl\"\n",
+        &format!("layout = \"ocfl\"\nwork = \"{}\"\n", work.display()),
+    );
+    fs::write(&cfg, text).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (cfg2, a2) = (cfg.clone(), a.clone());
+    std::thread::spawn(move || tx.send(put(&cfg2, &a2)).unwrap());
+    let r = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("the put hung");
+    assert_eq!((r["accepted"].as_bool(), r["version"].as_str()), (Some(true), Some("v1")), "{r:#}");
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 1);
+    }
+}

@@ -93,7 +93,13 @@ impl FsRoot {
     pub(crate) fn lock(&self, id: &str) -> Result<File, StoreError> {
         let dir = self.work.join("locks");
         std::fs::create_dir_all(&dir).map_err(|e| self.err("", e))?;
-        let name = crate::formats::digest::hex(&Sha256::digest(id.as_bytes()));
+        // Named by the replica's root as well as the object: two replicas may share one work
+        // directory, and one put locks the object on each in turn.
+        let mut key = Sha256::new();
+        key.update(self.root.as_os_str().as_encoded_bytes());
+        key.update([0]);
+        key.update(id.as_bytes());
+        let name = crate::formats::digest::hex(&key.finalize());
         let path = dir.join(format!("{name}.lock"));
         let file = std::fs::OpenOptions::new()
             .create(true)

@@ -42,6 +42,12 @@ fn packaged() -> Packaged {
     Packaged { dir, generated, arcs, p1, p2, r1, r2 }
 }
 
+/// The record id the first revisit of the container at `warc` refers to (its original's).
+fn first_revisits_original(warc: &Path) -> String {
+    let revisit = in_order(warc).into_iter().find(|r| r["type"] == "revisit").expect("a revisit");
+    text(&revisit["WARC-Refers-To"]).to_string()
+}
+
 fn container(pkg: &Path) -> PathBuf {
     arc_in(&pkg.join("content"))
 }
@@ -478,11 +484,7 @@ fn a_damaged_with_package_stops_only_the_arc_that_needs_it() {
         std::fs::read_dir(p3.join("content")).unwrap().map(|e| e.unwrap().path()).collect();
     contents.sort();
     assert_eq!(contents.len(), 2, "{contents:?}");
-    let revisit = in_order(&contents[0])
-        .into_iter()
-        .find(|r| r["type"] == "revisit")
-        .expect("a revisit in the first container");
-    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    let original = first_revisits_original(&contents[0]);
     let bad = k.dir.path().join("p1-flip");
     let o = Command::new(oracle_python())
         .args(["-c", MUTATE])
@@ -619,11 +621,7 @@ fn an_arc_the_mets_does_not_describe_differs() {
 #[test]
 fn a_with_copy_unread_or_holding_other_bytes_never_damages_the_package() {
     let k = packaged();
-    let revisit = in_order(&container(&k.p2))
-        .into_iter()
-        .find(|r| r["type"] == "revisit")
-        .expect("a revisit");
-    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    let original = first_revisits_original(&container(&k.p2));
     let (fake, rot, link) =
         (k.dir.path().join("p1-fake"), k.dir.path().join("p1-rot"), k.dir.path().join("p1-link"));
     python(MUTATE, &[k.p1.as_os_str(), fake.as_os_str(), original.as_ref(), "flip".as_ref()]);
@@ -741,11 +739,7 @@ fn cut_copy(pkg: &Path, to: &Path, keep: usize) {
 #[test]
 fn an_unread_with_package_wins_over_another_payload() {
     let k = packaged();
-    let revisit = in_order(&container(&k.p2))
-        .into_iter()
-        .find(|r| r["type"] == "revisit")
-        .expect("a revisit");
-    let original = text(&revisit["WARC-Refers-To"]).to_string();
+    let original = first_revisits_original(&container(&k.p2));
     let (flip, cut) = (k.dir.path().join("p1-flip"), k.dir.path().join("p1-cut"));
     python(MUTATE, &[k.p1.as_os_str(), flip.as_os_str(), original.as_ref(), "flip".as_ref()]);
     cut_copy(&k.p1, &cut, 200);

@@ -802,7 +802,11 @@ fn read_listed(
 fn whole_read(p: &Present, w: io::Result<WholeRead>, read: &mut ReadTally, out: &mut Sink) {
     let w = match w {
         Ok(w) => w,
-        Err(e) => return unreadable(p.href, &p.listed.id, &e, out),
+        Err(e) => {
+            // Found, but not read: not counted among the files checked.
+            read.files = read.files.saturating_sub(1);
+            return unreadable(p.href, &p.listed.id, &e, out);
+        }
     };
     file_fixity(p, &w.digests, out.findings);
     read.hashes.insert(p.href.to_string(), w.digests.sha512);
@@ -1654,11 +1658,7 @@ fn collapse_missing_groups(files: &[ListedFile], findings: &mut Vec<AuditFinding
 /// never opened. A file whose bytes this machine or the medium could not give (listed
 /// unchecked as `not_read` already, or the manifest or the METS itself) is not checked, never
 /// said to be damaged.
-fn check_manifest(
-    names: &PackageNames,
-    hashes: &mut BTreeMap<String, String>,
-    out: &mut Sink,
-) {
+fn check_manifest(names: &PackageNames, hashes: &mut BTreeMap<String, String>, out: &mut Sink) {
     let at = |offset: Option<u64>, what: String| finding("manifest", MANIFEST, offset, "", what);
     let file = match layout::open_in(names.dir, MANIFEST) {
         Ok(f) => f,
@@ -1890,6 +1890,7 @@ mod tests {
             described: by_begin,
             begins: BTreeSet::new(),
             span_starts: BTreeSet::new(),
+            revisits: false,
         };
         // Two walks that both read the first record: it is counted once.
         let mut first = Walk::default();
@@ -1947,6 +1948,7 @@ mod tests {
             described: HashMap::new(),
             begins: BTreeSet::new(),
             span_starts: BTreeSet::new(),
+            revisits: false,
         };
         let mut walk = Walk::default();
         walk.records.insert((0, 0), seen(100, true));
@@ -1993,7 +1995,11 @@ mod tests {
         let names = PackageNames { dir: dir.path(), mets: METS, listed: &listed };
         let mut hashes = BTreeMap::from([("content/a.warc".to_string(), a.clone())]);
         let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
-        check_manifest(&names, &mut hashes, &mut Sink { findings: &mut findings, unchecked: &mut unchecked });
+        check_manifest(
+            &names,
+            &mut hashes,
+            &mut Sink { findings: &mut findings, unchecked: &mut unchecked },
+        );
         let said: Vec<String> = findings
             .iter()
             .map(|f| format!("{:?} {}", f.offset, f.message.replace(&a, "A")))

@@ -513,16 +513,41 @@ pub fn is_environment(e: &io::Error) -> bool {
         )
 }
 
+/// Whether a file that could not be read leaves its bytes unknown, not wrong: this machine
+/// stopped the reading ([`is_environment`]), or the medium holding the file reported an I/O
+/// error (EIO: a bad sector, a lost network mount, a disk pulled out). EIO is kept apart from
+/// [`is_environment`] (a rerun on this machine may not help: the medium may need checking, or
+/// another copy), but like it, it says nothing of what the bytes are: an audit says such a
+/// file is not checked (not read), never that it is damaged.
+pub fn is_not_read(e: &io::Error) -> bool {
+    is_environment(e) || e.raw_os_error() == Some(libc::EIO)
+}
+
 /// The first environment I/O error ([`is_environment`]) among an error and its causes (an
 /// `io::Error` wrapping another error is looked into too).
 pub fn environment_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Error> {
+    io_cause(e, is_environment)
+}
+
+/// The first I/O error among an error and its causes after which the bytes are not known
+/// ([`is_not_read`]).
+pub fn not_read_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Error> {
+    io_cause(e, is_not_read)
+}
+
+/// The first I/O error that `which` accepts among an error and its causes (an `io::Error`
+/// wrapping another error is looked into too).
+fn io_cause<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+    which: fn(&io::Error) -> bool,
+) -> Option<&'a io::Error> {
     let mut next = Some(e);
     while let Some(err) = next {
         if let Some(io) = err.downcast_ref::<io::Error>() {
-            if is_environment(io) {
+            if which(io) {
                 return Some(io);
             }
-            if let Some(found) = io.get_ref().and_then(|inner| environment_cause(inner)) {
+            if let Some(found) = io.get_ref().and_then(|inner| io_cause(inner, which)) {
                 return Some(found);
             }
         }
@@ -866,6 +891,12 @@ mod tests {
         let open_files = Outer(io::Error::from_raw_os_error(libc::EMFILE));
         assert!(environment_cause(&open_files).is_some());
         assert_eq!(describe_io(&io::Error::from_raw_os_error(libc::EMFILE)), "too many open files");
+        // The medium's I/O error leaves the bytes unknown (not read), but is not this
+        // machine's; bad bytes are neither.
+        let medium = Outer(io::Error::other(Outer(io::Error::from_raw_os_error(libc::EIO))));
+        assert_eq!(not_read_cause(&medium).and_then(io::Error::raw_os_error), Some(libc::EIO));
+        assert!(not_read_cause(&open_files).is_some());
+        assert!(not_read_cause(&damaged).is_none());
     }
 
     #[test]

@@ -166,8 +166,15 @@ pub enum UncheckedKind {
     /// (the reason names the packages).
     ArcNeedsPackages,
     /// Something not checked because this machine stopped the reading (too many open files,
-    /// no space left for a temporary copy): it says nothing of the package; run again.
+    /// no space left for a temporary copy), or the medium holding the file reported an I/O
+    /// error (`layout::is_not_read`): it says nothing of the package's bytes; run again (after
+    /// an I/O error, check the medium first).
     NotRead,
+    /// The packages the revisits of a container name (what its METS must say the package
+    /// requires) could not be read past a record: the plain audit, which reads them in the
+    /// same pass as the container's fixity when the package shows deduplication, does not know
+    /// what the package requires. Not admissible: the store would not know what to keep.
+    RequirementsNotRead,
     /// A revisit's original (`--with`) is in another package that holds other bytes there,
     /// or may be in the unread part of another package's container, or in a package the METS
     /// or the revisit names that was not given or does not hold it: the fault, if any, is
@@ -389,6 +396,9 @@ struct Present<'a> {
     begins: BTreeSet<u64>,
     /// Where deep walks start; every walk stops at the first of these it lands on.
     span_starts: BTreeSet<u64>,
+    /// The revisits' headers are read in the pass that hashes it (a container of a package
+    /// that shows deduplication, audited plainly).
+    revisits: bool,
 }
 
 /// A unit of parallel work, on the file at `file` of the present files.
@@ -403,7 +413,7 @@ enum Task {
 
 /// What a task found.
 enum Outcome {
-    Whole(io::Result<FileDigests>),
+    Whole(io::Result<WholeRead>),
     Described { check: records::DescribedCheck, records: u64 },
     Walk(Walk),
 }
@@ -566,14 +576,14 @@ pub fn audit_package(
             let kind = UncheckedKind::NoManifest;
             unchecked.push(Unchecked { file: MANIFEST.into(), mets_id: None, kind, reason });
         }
-        None => check_manifest(&names, &mut read.hashes, findings),
+        None => {
+            let mut out = Sink { findings: &mut *findings, unchecked: &mut unchecked };
+            check_manifest(&names, &mut read.hashes, &mut out);
+        }
     }
     check_unlisted(&names, &rules, findings);
     let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
-    if !opts.deep {
-        read.referred.extend(deduplicated_revisits(dir, &judged.at.mets));
-    }
     let undeclared = undeclared_requirements(dir, &judged.at.mets, &mets_name, &read.referred);
     let arc_rebuilds = check_arc_rebuilds(dir, opts, findings, &mut unchecked);
     if arc_rebuilds.is_none() {
@@ -613,25 +623,38 @@ fn read_package(
 ) -> Result<Reading, AuditError> {
     let files = list_files(&at.mets)?;
     let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
-    let read = check_files(&at.dir, &files, deep, progress, &mut findings, &mut unchecked);
+    // A deep audit reads every revisit anyway; a plain one reads the revisits' headers in the
+    // same pass as the containers' fixity, when the package shows deduplication.
+    let revisits = !deep && shows_deduplication(&at.dir, &at.mets);
+    let mut out = Sink { findings: &mut findings, unchecked: &mut unchecked };
+    let read = check_files(&at.dir, &files, (deep, revisits), progress, &mut out);
     Ok(Reading { files, read, findings, unchecked })
 }
 
-/// Finds the listed files in the package and reads them (hashes, records, deep walks), with
-/// their findings; returns what was read.
+/// Where the reading of a package's files reports: its findings, and what it could not check.
+struct Sink<'a> {
+    findings: &'a mut Vec<AuditFinding>,
+    unchecked: &'a mut Vec<Unchecked>,
+}
+
+/// Finds the listed files in the package and reads them (hashes, records, deep walks; with
+/// `revisits`, the revisits' headers of each container in the pass that hashes it), with their
+/// findings; returns what was read.
 fn check_files(
     dir: &Path,
     files: &[ListedFile],
-    deep: bool,
+    (deep, revisits): (bool, bool),
     progress: &(dyn Fn(AuditProgress) + Sync),
-    findings: &mut Vec<AuditFinding>,
-    unchecked: &mut Vec<Unchecked>,
+    out: &mut Sink,
 ) -> ReadTally {
     let mut present: Vec<Present> =
-        files.iter().filter_map(|f| locate(dir, f, findings, unchecked)).collect();
+        files.iter().filter_map(|f| locate(dir, f, out.findings, out.unchecked)).collect();
+    for p in &mut present {
+        p.revisits = revisits && p.listed.is_container();
+    }
     let plan = plan(&mut present, deep);
     progress(AuditProgress::Planned(plan.bytes));
-    read_listed(dir, &present, &plan.tasks, progress, findings)
+    read_listed(dir, &present, &plan.tasks, progress, out)
 }
 
 /// What the audit of the listed files found, beside its findings.
@@ -695,8 +718,8 @@ struct ReadTally {
     bytestreams: u64,
     records_read: u64,
     digests: u64,
-    /// The packages the revisits read (those the METS describes; every one with `--deep`) say
-    /// hold their originals, by OBJID.
+    /// The packages the revisits read (those the METS describes; every one with `--deep`;
+    /// every one of a package that shows deduplication) say hold their originals, by OBJID.
     referred: BTreeSet<String>,
 }
 
@@ -710,7 +733,7 @@ fn run_task(
     match task {
         Task::Whole { file } => {
             let p = &present[*file];
-            let r = whole_file_digests(dir, p);
+            let r = whole_file(dir, p);
             progress(AuditProgress::Done(p.size));
             (*file, Outcome::Whole(r))
         }
@@ -740,8 +763,9 @@ fn read_listed(
     present: &[Present],
     tasks: &[Task],
     progress: &(dyn Fn(AuditProgress) + Sync),
-    findings: &mut Vec<AuditFinding>,
+    out: &mut Sink,
 ) -> ReadTally {
+    let findings = &mut *out.findings;
     let outcomes: Vec<(usize, Outcome)> =
         tasks.par_iter().map(|t| run_task(dir, present, t, progress)).collect();
     let mut walks: Vec<Vec<Walk>> = present.iter().map(|_| Vec::new()).collect();
@@ -749,13 +773,9 @@ fn read_listed(
     for (i, outcome) in outcomes {
         let p = &present[i];
         match outcome {
-            Outcome::Whole(Ok(d)) => {
-                file_fixity(p, &d, findings);
-                read.hashes.insert(p.href.to_string(), d.sha512);
-            }
-            Outcome::Whole(Err(e)) => {
-                let what = format!("cannot be read: {e}");
-                findings.push(finding("fixity", p.href, None, &p.listed.id, what));
+            Outcome::Whole(w) => {
+                let mut sink = Sink { findings: &mut *findings, unchecked: &mut *out.unchecked };
+                whole_read(p, w, &mut read, &mut sink);
             }
             Outcome::Described { check, records } => {
                 read.records_checked += records;
@@ -775,6 +795,59 @@ fn read_listed(
         read.referred.extend(t.referred);
     }
     read
+}
+
+/// What reading the file `p` whole gave: its fixity checked, or why it could not be read
+/// ([`unreadable`]); the packages its revisits name, or where their reading stopped.
+fn whole_read(p: &Present, w: io::Result<WholeRead>, read: &mut ReadTally, out: &mut Sink) {
+    let w = match w {
+        Ok(w) => w,
+        Err(e) => {
+            // Found, but not read: not counted among the files checked.
+            read.files = read.files.saturating_sub(1);
+            return unreadable(p.href, &p.listed.id, &e, out);
+        }
+    };
+    file_fixity(p, &w.digests, out.findings);
+    read.hashes.insert(p.href.to_string(), w.digests.sha512);
+    let Some(revisits) = w.revisits else { return };
+    read.referred.extend(revisits.packages);
+    if let Some(stop) = revisits.stopped {
+        let reason = format!(
+            "the packages its revisits take payloads from were read only up to the record at \
+             offset {} ({}): what the METS must say this package requires is not checked",
+            stop.offset, stop.why
+        );
+        let mets_id = (!p.listed.id.is_empty()).then(|| p.listed.id.clone());
+        let (file, kind) = (p.href.to_string(), UncheckedKind::RequirementsNotRead);
+        out.unchecked.push(Unchecked { file, mets_id, kind, reason });
+    }
+}
+
+/// A file (`href`, METS ID `id`) that could not be read: when its bytes are left unknown
+/// (`layout::not_read_cause`: this machine stopped the reading, or the medium reported an
+/// I/O error) it is not checked (nor its manifest line: [`check_manifest`]); otherwise a
+/// fixity finding.
+fn unreadable(href: &str, id: &str, e: &(dyn std::error::Error + 'static), out: &mut Sink) {
+    if layout::not_read_cause(e).is_none() {
+        let what = format!("cannot be read: {e}");
+        return out.findings.push(finding("fixity", href, None, id, what));
+    }
+    out.unchecked.push(not_read(href, id, e));
+}
+
+/// What could not be checked of the file `href` (METS ID `id`, may be empty) because its
+/// bytes could not be read for `why`, which says nothing of them ([`layout::is_not_read`]).
+fn not_read(href: &str, id: &str, why: &dyn std::fmt::Display) -> Unchecked {
+    Unchecked {
+        file: href.to_string(),
+        mets_id: (!id.is_empty()).then(|| id.to_string()),
+        kind: UncheckedKind::NotRead,
+        reason: format!(
+            "cannot be read here ({why}): nothing is known of its bytes, which are not \
+             checked (audit again; after an input/output error, check the medium first)"
+        ),
+    }
 }
 
 /// The report on a package whose METS cannot be read to its end (cut short, not well-formed):
@@ -1019,21 +1092,19 @@ fn undeclared_requirements(
         .collect()
 }
 
-/// The packages the revisits of a package whose METS records a deduplication say hold their
-/// originals, read from the revisits' headers (a plain audit reads no records otherwise): what
-/// the METS must say the package requires. Nothing for a package without that event (nor
-/// when its METS cannot be read: its validation says why).
-fn deduplicated_revisits(dir: &Path, mets: &Path) -> BTreeSet<String> {
-    let Ok(file) = layout::open_regular(mets) else { return BTreeSet::new() };
-    let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
-    if !crate::store::deps::mets_deduplicated(reader).unwrap_or(false) {
-        return BTreeSet::new();
-    }
-    let containers = package_containers(dir);
-    containers.par_iter().map(|c| records::revisit_packages(c)).reduce(BTreeSet::new, |mut a, b| {
-        a.extend(b);
-        a
-    })
+/// Whether the package shows that its containers hold revisits whose originals may be in
+/// other packages, by what costs nothing to read: its METS records a PREMIS `deduplication`
+/// event or a `requires` relationship, or a migration log (`logs/webaip/*.migration.json`,
+/// beside the METS and written apart from it) names packages its ARCs require. Then the plain
+/// audit reads the revisits' headers (inflating the containers) for what the METS must say
+/// the package requires; a package showing none of these is not inflated, and only `--deep`
+/// would find revisits its METS and logs both hide.
+fn shows_deduplication(dir: &Path, mets: &Path) -> bool {
+    let said = layout::open_regular(mets).is_ok_and(|file| {
+        let reader = crate::mets::reader::MetsReader::strict(io::BufReader::new(file));
+        crate::store::deps::mets_shows_deduplication(reader).unwrap_or(false)
+    });
+    said || crate::store::deps::logs_require_packages(dir)
 }
 
 /// Where following the references reports: the audit's findings and what it left unchecked.
@@ -1228,22 +1299,36 @@ fn locate<'a>(
             return None;
         }
         Err(e) => {
-            let what = format!("cannot be read: {e}");
-            findings.push(finding("fixity", href, None, &f.id, what));
+            unreadable(href, &f.id, &e, &mut Sink { findings, unchecked });
             return None;
         }
     };
     let described: HashMap<u64, &ListedFile> =
         f.children.iter().filter_map(|r| Some((r.begin?, r))).collect();
     let begins = described.keys().copied().filter(|&b| b < size).collect();
-    Some(Present { listed: f, href, path, size, described, begins, span_starts: BTreeSet::new() })
+    let span_starts = BTreeSet::new();
+    Some(Present { listed: f, href, path, size, described, begins, span_starts, revisits: false })
 }
 
-/// A whole file read once: its SHA-512 (the manifest's), and the digest the METS states of it
-/// when that is by another algorithm.
-fn whole_file_digests(dir: &Path, p: &Present) -> io::Result<FileDigests> {
+/// What reading a whole file once gives: its SHA-512 (the manifest's), the digest the METS
+/// states of it when that is by another algorithm, and what its revisits name when they are
+/// read ([`Present::revisits`]).
+struct WholeRead {
+    digests: FileDigests,
+    revisits: Option<records::RevisitsRead>,
+}
+
+/// A whole file read once ([`WholeRead`]): the revisits' headers, when asked for, are read
+/// from the bytes that are hashed, not by a second read.
+fn whole_file(dir: &Path, p: &Present) -> io::Result<WholeRead> {
     let file = layout::open_in(dir, p.href).map_err(io::Error::other)?;
-    digests_read(file, &p.listed.checked_algorithms())
+    let also = p.listed.checked_algorithms();
+    if !p.revisits {
+        return Ok(WholeRead { digests: digests_read(file, &also)?, revisits: None });
+    }
+    let name = p.path.display().to_string();
+    let (digests, revisits) = records::digests_and_revisits(file, &also, &name)?;
+    Ok(WholeRead { digests, revisits: Some(revisits) })
 }
 
 /// SIZE and the stated digest of a whole file against the METS: the CHECKSUM by its
@@ -1570,35 +1655,41 @@ fn collapse_missing_groups(files: &[ListedFile], findings: &mut Vec<AuditFinding
 /// Compares `manifest-sha512.txt` with the files: every line's file exists with that digest,
 /// and every listed file has a line. A line is only followed to a file the METS lists (or the
 /// METS itself): a name that leaves the package, or that no `<file>` lists, is a finding and is
-/// never opened.
-fn check_manifest(
-    names: &PackageNames,
-    hashes: &mut BTreeMap<String, String>,
-    findings: &mut Vec<AuditFinding>,
-) {
+/// never opened. A file whose bytes this machine or the medium could not give (listed
+/// unchecked as `not_read` already, or the manifest or the METS itself) is not checked, never
+/// said to be damaged.
+fn check_manifest(names: &PackageNames, hashes: &mut BTreeMap<String, String>, out: &mut Sink) {
     let at = |offset: Option<u64>, what: String| finding("manifest", MANIFEST, offset, "", what);
     let file = match layout::open_in(names.dir, MANIFEST) {
         Ok(f) => f,
-        Err(e) => return findings.push(at(None, format!("cannot be read: {e}"))),
+        Err(e) => return unreadable(MANIFEST, "", &e, out),
     };
+    let unread: BTreeSet<String> = (out.unchecked.iter())
+        .filter(|u| u.kind == UncheckedKind::NotRead)
+        .map(|u| u.file.clone())
+        .collect();
     let mut seen = BTreeSet::new();
     for line in layout::ManifestReader::new(io::BufReader::new(file)) {
         match line {
             Ok(Ok(l)) => {
                 let here = Some(l.offset);
-                if let Some(what) = manifest_line_problem(names, l, &mut seen, hashes) {
-                    findings.push(at(here, what));
+                match manifest_line_problem(names, l, &mut seen, (hashes, &unread)) {
+                    Ok(None) => {}
+                    Ok(Some(what)) => out.findings.push(at(here, what)),
+                    Err(e) => out.unchecked.push(not_read(names.mets, "", &e)),
                 }
             }
             Ok(Err(bad)) => {
-                findings.push(at(Some(bad.offset), format!("line {:?} {}", bad.text, bad.reason)));
+                let what = format!("line {:?} {}", bad.text, bad.reason);
+                out.findings.push(at(Some(bad.offset), what));
             }
             Err(e) => {
-                findings.push(at(None, format!("cannot be read: {e}")));
+                unreadable(MANIFEST, "", &e, out);
                 break;
             }
         }
     }
+    let findings = &mut *out.findings;
     for name in names.listed.iter().chain(std::iter::once(&names.mets.to_string())) {
         if !seen.contains(name) {
             findings.push(at(None, format!("{name} has no line in the manifest")));
@@ -1608,29 +1699,35 @@ fn check_manifest(
 
 /// What is wrong with one manifest line, if anything: its name must stay inside, be listed
 /// (or be the METS) and have no earlier line, and its file must have the line's digest (then
-/// recorded in `hashes`).
+/// recorded in `hashes`); the line of a file `not_read` is not checked. `Err` when the METS is
+/// the file and its bytes could not be read here (`layout::not_read_cause`): not checked.
 fn manifest_line_problem(
     names: &PackageNames,
     line: layout::ManifestLine,
     seen: &mut BTreeSet<String>,
-    hashes: &mut BTreeMap<String, String>,
-) -> Option<String> {
+    (hashes, not_read): (&mut BTreeMap<String, String>, &BTreeSet<String>),
+) -> io::Result<Option<String>> {
     let name = match line.confined {
         Ok(name) => name,
         Err(reason) => {
             let named = line.name;
-            return Some(format!(
+            return Ok(Some(format!(
                 "names {named:?}, which {reason}: it leaves the package; not opened"
-            ));
+            )));
         }
     };
     if name != names.mets && !names.listed.contains(&name) {
-        return Some(format!("names {name:?}, which no <file> of the METS lists; not opened"));
+        return Ok(Some(format!("names {name:?}, which no <file> of the METS lists; not opened")));
     }
     if !seen.insert(name.clone()) {
-        return Some(format!("{name} has more than one line"));
+        return Ok(Some(format!("{name} has more than one line")));
     }
-    match hashes.get(&name).cloned().or_else(|| mets_sha512(names, &name)) {
+    let found = match hashes.get(&name) {
+        Some(h) => Some(h.clone()),
+        None => mets_sha512(names, &name)?,
+    };
+    Ok(match found {
+        None if not_read.contains(&name) => None,
         None => {
             let absent = layout::metadata_in(names.dir, &name).is_err_and(|e| e.is_not_found());
             let what = if absent { "not in the package" } else { "cannot be read" };
@@ -1643,17 +1740,23 @@ fn manifest_line_problem(
             hashes.insert(name, h);
             None
         }
-    }
+    })
 }
 
 /// The SHA-512 of the METS when `name` is it: the METS is hashed here; a listed file whose
 /// digest the reading did not record is missing or unreadable, which its own finding explains.
-fn mets_sha512(names: &PackageNames, name: &str) -> Option<String> {
+/// `Err` when the METS could not be read and that says nothing of its bytes
+/// (`layout::not_read_cause`).
+fn mets_sha512(names: &PackageNames, name: &str) -> io::Result<Option<String>> {
     if name != names.mets {
-        return None;
+        return Ok(None);
     }
-    let file = layout::open_in(names.dir, name).ok()?;
-    sha512_read(file).ok().map(|(_, h)| h)
+    let read = layout::open_in(names.dir, name).map_err(io::Error::other).and_then(sha512_read);
+    match read {
+        Ok((_, h)) => Ok(Some(h)),
+        Err(e) if layout::not_read_cause(&e).is_some() => Err(e),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Reports files in the package that neither the METS nor the package layout accounts for:
@@ -1787,6 +1890,7 @@ mod tests {
             described: by_begin,
             begins: BTreeSet::new(),
             span_starts: BTreeSet::new(),
+            revisits: false,
         };
         // Two walks that both read the first record: it is counted once.
         let mut first = Walk::default();
@@ -1844,6 +1948,7 @@ mod tests {
             described: HashMap::new(),
             begins: BTreeSet::new(),
             span_starts: BTreeSet::new(),
+            revisits: false,
         };
         let mut walk = Walk::default();
         walk.records.insert((0, 0), seen(100, true));
@@ -1889,8 +1994,12 @@ mod tests {
             ["content/a.warc", "content/gone.warc", "content/b.warc"].map(String::from).into();
         let names = PackageNames { dir: dir.path(), mets: METS, listed: &listed };
         let mut hashes = BTreeMap::from([("content/a.warc".to_string(), a.clone())]);
-        let mut findings = Vec::new();
-        check_manifest(&names, &mut hashes, &mut findings);
+        let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
+        check_manifest(
+            &names,
+            &mut hashes,
+            &mut Sink { findings: &mut findings, unchecked: &mut unchecked },
+        );
         let said: Vec<String> = findings
             .iter()
             .map(|f| format!("{:?} {}", f.offset, f.message.replace(&a, "A")))

@@ -363,20 +363,61 @@ enum ReaderFault {
     Warc(WarcError),
 }
 
-/// The packages the revisits of the container at `path` say hold their originals
-/// (`X-Webaip-Refers-To-Package`), read from their headers (blocks passed over); what was read
-/// before a fault (the byte checks report damage, not this).
-pub(super) fn revisit_packages(path: &Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let Ok(file) = open_regular(path) else { return out };
-    let reader = io::BufReader::with_capacity(1 << 20, file);
-    let Ok(mut r) = WarcReader::new(reader, path.display().to_string()) else { return out };
-    while let Ok(Some((head, _, ()))) =
-        r.next_record(|_, block| io::copy(block, &mut io::sink()).map(drop))
-    {
-        out.extend(refers_to_package(&head.header));
+/// What reading a container's records whole found of its revisits: the packages they say
+/// hold their originals (`X-Webaip-Refers-To-Package`), and where the reading stopped when it
+/// could not reach the container's end (the revisits after that place are not known).
+#[derive(Debug, Default)]
+pub(super) struct RevisitsRead {
+    pub packages: BTreeSet<String>,
+    pub stopped: Option<RevisitsStopped>,
+}
+
+/// Where, and why, the reading of a container's revisit headers stopped.
+#[derive(Debug)]
+pub(super) struct RevisitsStopped {
+    /// The offset of the record (gzip member) that could not be read.
+    pub offset: u64,
+    /// Why (the reader's words).
+    pub why: String,
+}
+
+/// The size and digests of the container `file` and the packages its revisits name, in one
+/// read of its bytes: the WARC reader reads through the hashing reader, and what it leaves
+/// unread (after a record it cannot read) is hashed after it, so the digests are always the
+/// whole file's. A read error of the file itself is the `Err` (the fixity check reports it).
+pub(super) fn digests_and_revisits(
+    file: std::fs::File,
+    also: &[crate::formats::digest::FixityAlgorithm],
+    name: &str,
+) -> io::Result<(crate::formats::digest::FileDigests, RevisitsRead)> {
+    let mut hashed = crate::formats::digest::DigestsReader::new(file, also);
+    let revisits = revisit_packages(&mut hashed, name);
+    io::copy(&mut hashed, &mut io::sink())?;
+    Ok((hashed.finish(), revisits))
+}
+
+/// The packages the revisits read from `input` say hold their originals, their blocks passed
+/// over, up to the first record that cannot be read (named, with its offset).
+fn revisit_packages(input: impl Read, name: &str) -> RevisitsRead {
+    let mut out = RevisitsRead::default();
+    let stop = |e: WarcError| Some(RevisitsStopped { offset: e.offset, why: warc_message(&e) });
+    let mut r = match WarcReader::with_capacity(input, name, 1 << 20) {
+        Ok(r) => r,
+        Err(e) => {
+            out.stopped = stop(e);
+            return out;
+        }
+    };
+    loop {
+        match r.next_record(|_, block| io::copy(block, &mut io::sink()).map(drop)) {
+            Ok(Some((head, _, ()))) => out.packages.extend(refers_to_package(&head.header)),
+            Ok(None) => return out,
+            Err(e) => {
+                out.stopped = stop(e);
+                return out;
+            }
+        }
     }
-    out
 }
 
 /// What a deep walk keeps of a record it streamed: its block check's findings, with a block

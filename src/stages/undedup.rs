@@ -470,10 +470,11 @@ impl Originals {
     }
 
     /// Why no place gave the payload: the first fault of a place or of a container not read
-    /// to its end (one of the package the revisit names first), else the other payloads found
-    /// (sorted, so that the sources' order does not change the message), else none holds the
-    /// record. A fault wins over other payloads: what was not read may hold the payload, so
-    /// the revisit is not checked, and no package is said to hold another payload.
+    /// to its end that may hold the original ([`Self::may_hold`]; one of the package the
+    /// revisit names first), else the other payloads found (sorted, so that the sources' order
+    /// does not change the message), else none holds the record. Such a fault wins over other
+    /// payloads: what was not read may hold the payload, so the revisit is not checked, and no
+    /// package is said to hold another payload.
     fn none_verified(
         &self,
         mut tried: Tried,
@@ -484,7 +485,7 @@ impl Originals {
             return PayloadFault::Failed(e);
         }
         let unread = (0..self.searched.len())
-            .filter(|&n| self.searched[n].fault.is_some())
+            .filter(|&n| self.searched[n].fault.is_some() && self.may_hold(n, stated, &tried))
             .min_by_key(|&n| self.rank(stated, from, n))
             .and_then(|n| Some((&self.searched[n], self.searched[n].fault.clone()?)));
         if let Some((s, ReadFault { why, environment })) = unread {
@@ -496,6 +497,22 @@ impl Originals {
             return PayloadFault::Differs(tried.differs);
         }
         PayloadFault::Missing
+    }
+
+    /// Whether the container `n`, not read to its end, may hold the original `stated` looks
+    /// for when other payloads were found under its record id. A revisit that names its
+    /// package (`X-Webaip-Refers-To-Package`) names where the record was written: only that
+    /// package's containers may hold it, and another package cut short hides nothing (were
+    /// it counted, one unreadable `--with` package would turn every real difference into
+    /// "not checked"). A revisit that names none, or one no other payload was found for, may
+    /// find its original in any container.
+    fn may_hold(&self, n: usize, stated: &StatedPayload, tried: &Tried) -> bool {
+        match stated.package {
+            Some(objid) if !tried.differs.is_empty() => {
+                self.searched[n].objid.as_deref() == Some(objid)
+            }
+            _ => true,
+        }
     }
 
     /// The payload at `place` when it is the one `stated` says; otherwise what it holds, or

@@ -47,20 +47,57 @@ pub(crate) fn mets_arc_dependencies<R: BufRead>(
     dependencies_of(reader, |rels| rels.iter().any(Relationship::is_migration))
 }
 
-/// Whether the METS records a PREMIS `deduplication` event: the package's containers hold
-/// revisits, whose originals may be in other packages (which only their records say).
-pub(crate) fn mets_deduplicated<R: BufRead>(mut reader: MetsReader<R>) -> Result<bool, MetsError> {
+/// Whether the METS shows that the package's containers hold revisits whose originals may be
+/// in other packages (which only their records say): it records a PREMIS `deduplication`
+/// event, or states a `requires` relationship (what deduplication against another package
+/// writes).
+pub(crate) fn mets_shows_deduplication<R: BufRead>(
+    mut reader: MetsReader<R>,
+) -> Result<bool, MetsError> {
     let premis = |ns: &str| ns == NS_PREMIS3 || ns == NS_PREMIS2;
-    let mut in_type = false;
+    let mut looked_at: Option<&'static str> = None;
     while let Some(event) = reader.next()? {
         match event {
-            Event::Start(e, _) if premis(&e.ns) => in_type = e.local == "eventType",
-            Event::Text(t, _) if in_type && t.trim() == "deduplication" => return Ok(true),
-            Event::End { .. } => in_type = false,
+            Event::Start(e, _) if premis(&e.ns) => {
+                looked_at = match e.local.as_str() {
+                    "eventType" => Some("deduplication"),
+                    "relationshipSubType" => Some("requires"),
+                    _ => None,
+                }
+            }
+            Event::Text(t, _) if looked_at.is_some_and(|word| t.trim() == word) => return Ok(true),
+            Event::End { .. } => looked_at = None,
             _ => {}
         }
     }
     Ok(false)
+}
+
+/// The largest migration log read for the packages its ARCs require (real ones are a few KB).
+const MAX_MIGRATION_LOG: u64 = 16 << 20;
+
+/// Whether a migration log of the package at `dir` (`logs/webaip/*.migration.json`, written
+/// apart from the METS) names packages the ARCs it migrated require (`rebuild` /
+/// `requires_packages`). A log that cannot be read or parsed names none.
+pub(crate) fn logs_require_packages(dir: &std::path::Path) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Log {
+        rebuild: Option<Rebuild>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Rebuild {
+        #[serde(default)]
+        requires_packages: Vec<String>,
+    }
+    let Ok(entries) = std::fs::read_dir(dir.join("logs/webaip")) else { return false };
+    let logs = entries.filter_map(|e| e.ok()?.file_name().into_string().ok());
+    logs.filter(|name| name.ends_with(".migration.json")).any(|name| {
+        let rel = format!("logs/webaip/{name}");
+        let Ok(file) = crate::layout::open_in(dir, &rel) else { return false };
+        let bounded = std::io::Read::take(std::io::BufReader::new(file), MAX_MIGRATION_LOG);
+        serde_json::from_reader::<_, Log>(bounded)
+            .is_ok_and(|log| log.rebuild.is_some_and(|r| !r.requires_packages.is_empty()))
+    })
 }
 
 /// The OBJIDs the ARCs of the package whose METS is at `mets` require

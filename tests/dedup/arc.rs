@@ -860,3 +860,173 @@ fn fs_store(dir: &Path, name: &str) -> PathBuf {
     std::fs::write(&cfg, text).unwrap();
     cfg
 }
+
+/// A revisit names the package holding its original (`X-Webaip-Refers-To-Package`); a copy of
+/// that package read to its end holds another payload under the record's id, and an unrelated
+/// package (another crawl) beside it is cut short. The difference is what is said, naming the
+/// copy, whatever the order: the unrelated package's unread part cannot hold a record of the
+/// package the revisit names, so it hides nothing. (A cut copy of the named package still
+/// wins: `an_unread_with_package_wins_over_another_payload`.)
+#[test]
+fn an_unrelated_package_cut_short_hides_no_difference() {
+    let k = packaged();
+    let original = first_revisits_original(&container(&k.p2));
+    let flip = k.dir.path().join("p1-flip");
+    python(MUTATE, &[k.p1.as_os_str(), flip.as_os_str(), original.as_ref(), "flip".as_ref()]);
+    let other = k.dir.path().join("other");
+    crawls_with(&other, &["--as", "arc", "--seed", "7"]);
+    let q = k.dir.path().join("q");
+    let rq = package(Package::deterministic_json(), &q, &[&arc_in(&other.join("crawl1"))]);
+    assert_ne!(rq.report()["objid"], k.r1["objid"], "an unrelated package");
+    let cut = k.dir.path().join("q-cut");
+    cut_copy(&q, &cut, 200);
+    let (f, c, p2) = (flip.to_str().unwrap(), cut.to_str().unwrap(), k.p2.to_str().unwrap());
+    for (n, with) in [[&flip, &cut], [&cut, &flip]].iter().enumerate() {
+        let out = k.dir.path().join(format!("out{n}"));
+        let o = unmigrate(&k.p2, &out, &[with[0].as_path(), with[1].as_path()]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{with:?}: {stderr}");
+        assert!(stderr.contains("holds sha1:") && stderr.contains(f), "{with:?}: {stderr}");
+        assert!(stderr.contains(&original), "{stderr}");
+        assert!(!stderr.contains("not read to its end") && !stderr.contains(c), "{stderr}");
+        assert_eq!(files(&out), Vec::<String>::new(), "{with:?}: nothing left");
+    }
+    // The audit rebuilding the ARCs names the damaged copy, not the cut package.
+    let o = webaip(&["audit", "--json", "--deep", "--rebuild-arcs", "--with", c, "--with", f, p2]);
+    let r = &json(&o)["packages"][0];
+    let found: Vec<&serde_json::Value> =
+        r["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "arc-rebuild").collect();
+    assert_eq!(found.len(), 1, "{r:#}");
+    let message = text(&found[0]["message"]);
+    assert!(message.contains(f) && !message.contains(c), "{r:#}");
+    let kinds: Vec<&str> =
+        r["unchecked"].as_array().unwrap().iter().map(|u| text(&u["kind"])).collect();
+    assert!(kinds.contains(&"arc_original_differs"), "{r:#}");
+}
+
+/// Copies the package `from` to `to` with `JUNK` bytes put before the first member of its
+/// content container, the SHA-256 and PREMIS size its METS states of it updated (the SHA-512s
+/// and SIZE are RESEAL's): a container whose fixity is what its METS states that no WARC reader reads.
+const PREPEND: &str = r#"
+import hashlib, os, shutil, sys
+shutil.copytree(sys.argv[1], sys.argv[2])
+c = sys.argv[2] + "/content/"
+c += os.listdir(c)[0]
+d = open(c, "rb").read()
+m = sys.argv[2] + "/METS.xml"
+t = open(m).read()
+old = hashlib.sha256(d).hexdigest()
+assert old in t
+d = b"JUNK" + d
+open(c, "wb").write(d)
+t = t.replace(old, hashlib.sha256(d).hexdigest())
+t = t.replace("<premis:size>%d</premis:size>" % (len(d) - 4), "<premis:size>%d</premis:size>" % len(d))
+open(m, "w").write(t)
+"#;
+
+/// A package whose METS records its deduplication but not what it requires, and whose
+/// container cannot be read as WARC (bytes put before its first member, the package sealed
+/// again, so its fixity is what its METS states): the plain audit, which reads the revisits
+/// for what the METS must require, could not, and says so (the container, the offset); it is
+/// never INTACT, and `store put` refuses it. With its container readable, the same METS is
+/// INCONSISTENT (`a_store_keeps_what_an_arc_deduplicated_package_requires`).
+#[test]
+fn requirements_that_cannot_be_read_are_not_checked() {
+    let k = packaged();
+    let dropped = k.dir.path().join("p2-no-requires");
+    python(DROP_REQUIRES, &[k.p2.as_os_str(), dropped.as_os_str()]);
+    let junk = k.dir.path().join("p2-junk");
+    python(PREPEND, &[dropped.as_os_str(), junk.as_os_str()]);
+    python(RESEAL, &[junk.as_os_str()]);
+    let name = format!("content/{}", container(&junk).file_name().unwrap().to_str().unwrap());
+    let o = webaip(&["audit", "--json", junk.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!(r["findings"].as_array().unwrap().len(), 0, "fixity as stated: {r:#}");
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(0), &"partial".into()), "{r:#}");
+    let u = (r["unchecked"].as_array().unwrap().iter())
+        .find(|u| u["kind"] == "requirements_not_read")
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!(u["file"], name.as_str(), "{r:#}");
+    assert!(text(&u["reason"]).contains("offset 0"), "{r:#}");
+
+    let cfg = fs_store(k.dir.path(), "s1");
+    let o = webaip(&["store", "--config", cfg.to_str().unwrap(), "put", junk.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not stored"), "{stderr}");
+}
+
+/// A package whose METS neither records its deduplication nor states what it requires (the
+/// event's type changed, the relationship dropped, sealed again): its migration log still
+/// names the package its ARCs need, so the plain audit reads the revisits, finds the package
+/// they name, and says the METS contradicts them; `store put` refuses it.
+#[test]
+fn a_mets_hiding_its_deduplication_is_found_by_the_plain_audit() {
+    let k = packaged();
+    let dropped = k.dir.path().join("p2-no-requires");
+    python(DROP_REQUIRES, &[k.p2.as_os_str(), dropped.as_os_str()]);
+    let hidden = "import sys\nm = sys.argv[1] + '/METS.xml'\nt = open(m).read()\n\
+                  e = '<premis:eventType>deduplication</premis:eventType>'\nassert e in t\n\
+                  open(m, 'w').write(t.replace(e, e.replace('deduplication', 'migration')))\n";
+    python(hidden, &[dropped.as_os_str()]);
+    python(RESEAL, &[dropped.as_os_str()]);
+    let mets = std::fs::read_to_string(dropped.join("METS.xml")).unwrap();
+    assert!(!mets.contains(">deduplication<") && !mets.contains(">requires<"), "hidden");
+    let objid = text(&k.r1["objid"]).to_string();
+    let o = webaip(&["audit", "--json", dropped.to_str().unwrap()]);
+    let r = &json(&o)["packages"][0];
+    assert_eq!((o.status.code(), &r["verdict"]), (Some(3), &"inconsistent".into()), "{r:#}");
+    let said = (r["inconsistencies"].as_array().unwrap().iter())
+        .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(&objid));
+    assert!(said, "{r:#}");
+    let cfg = fs_store(k.dir.path(), "s1");
+    let o = webaip(&["store", "--config", cfg.to_str().unwrap(), "put", dropped.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The plain audit of an intact (deduplicated) package on a machine out of file descriptors
+/// (`ulimit -n` small): what could not be opened is not checked (`not_read`, "too many open
+/// files"), never DAMAGED, whether the limit is met by a container, a log, the manifest or the
+/// METS; a run stopped before any report says why (exit 2). At least one limit gives a report.
+#[test]
+fn too_many_open_files_is_never_damage() {
+    let k = packaged();
+    let bin = crate::util::webaip_command().get_program().to_owned();
+    let mut reports = 0;
+    for limit in 5..=12 {
+        let o = Command::new("bash")
+            .args(["-c", &format!("ulimit -n {limit} && exec \"$0\" \"$@\"")])
+            .arg(&bin)
+            .args(["audit", "--json", k.p2.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(1), "{limit}: damaged? {stderr}");
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&o.stdout) else {
+            assert_eq!(o.status.code(), Some(2), "{limit}: {stderr}");
+            continue;
+        };
+        let r = &doc["packages"][0];
+        if r.is_null() {
+            // The METS itself could not be opened: no report, and the run says why.
+            assert_eq!(o.status.code(), Some(2), "{limit}: {stderr}");
+            assert!(stderr.contains("too many open files"), "{limit}: {stderr}");
+            continue;
+        }
+        let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
+            .filter(|f| f["severity"] == "error")
+            .collect();
+        assert_eq!(errors, Vec::<&serde_json::Value>::new(), "{limit}: {r:#}");
+        assert_ne!(r["verdict"], "damaged", "{limit}: {r:#}");
+        let not_read: Vec<&serde_json::Value> =
+            r["unchecked"].as_array().unwrap().iter().filter(|u| u["kind"] == "not_read").collect();
+        if r["verdict"] == "partial" && !not_read.is_empty() {
+            assert!(not_read.iter().all(|u| text(&u["reason"]).contains("too many open files")));
+            let (listed, checked) = (r["files_listed"].as_u64(), r["files_checked"].as_u64());
+            let unread_listed = not_read.iter().filter(|u| u["mets_id"].is_string()).count();
+            assert_eq!(checked, listed.map(|n| n - unread_listed as u64), "{limit}: {r:#}");
+            reports += 1;
+        }
+    }
+    assert!(reports > 0, "no limit gave a report of files not read");
+}

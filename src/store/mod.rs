@@ -48,7 +48,7 @@ pub use error::{
 };
 pub use ocfl::{
     FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair, OcflCheckReport,
-    OcflFinding, OcflRepairReport, VersionEntry,
+    OcflFinding, OcflRepairReport, Provenance, VersionEntry,
 };
 use replica::{FsReplica, HashingFile, Replica, Source};
 use state::{FileRecord, StateDb};

@@ -387,6 +387,18 @@ pub enum StoreRefusal {
         /// The heads the replicas hold.
         heads: String,
     },
+    /// The next version's name would not fit the object's zero-padded version names.
+    #[error(
+        "object {identifier}: its version names are zero-padded to {width} characters, and {head} is the last that fits; not stored"
+    )]
+    VersionsFull {
+        /// The object id.
+        identifier: String,
+        /// The width of its version names.
+        width: usize,
+        /// Its head.
+        head: String,
+    },
     /// The object has no such version.
     #[error("object {identifier} has no version {version}")]
     NoSuchVersion {

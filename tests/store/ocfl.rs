@@ -612,9 +612,13 @@ fn ocfl_a_lost_object_declaration_is_reported_gates_put_and_is_repaired() {
     assert_eq!(replica_findings(&c, "disk-b"), ["missing"], "{c:#}");
     assert!(c["findings"][0]["key"].as_str().unwrap().ends_with("/0=ocfl_object_1.1"), "{c:#}");
     let on_a = files_of(&disk_a);
-    let (code, p) = store(&no_env(), &cfg, &["put", b.to_str().unwrap()]);
-    assert_eq!(code, 2, "{p:#}");
-    assert!(p.to_string().contains("store repair"), "{p:#}");
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put", b.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("0=ocfl_object_1.1") && err.contains("store repair"), "{err}");
     assert_eq!(files_of(&disk_a), on_a, "a refused put committed on one replica");
     let (code, r) = store(&no_env(), &cfg, &["repair"]);
     assert_eq!(code, 0, "{r:#}");
@@ -659,4 +663,89 @@ fn ocfl_repair_fills_a_new_or_emptied_replica_and_never_writes_into_a_non_root()
     assert_eq!(code, 1, "{r:#}");
     assert_eq!(r["actions"][0]["repaired"], false, "{r:#}");
     assert_eq!(files_of(&disk_c).into_keys().collect::<Vec<_>>(), ["notes.txt"]);
+}
+
+/// Files no inventory accounts for inside an object (a stray editor backup, files named like
+/// the webaip layout's claims and temporaries, which an OCFL listing must not hide): check
+/// reports each (ocfl-py calls such an object invalid), a put refuses, and repair moves them
+/// to the work directory's quarantine, byte for byte, so the next put goes on.
+#[test]
+fn ocfl_stray_files_in_an_object_are_reported_and_repair_moves_them_out_keeping_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = same_objid_pair(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    put(&cfg, &a);
+    let (disk_a, disk_b) = (tmp.path().join("disk-a"), tmp.path().join("disk-b"));
+    let (obj_a, obj_b) = (object_dir(&disk_a), object_dir(&disk_b));
+    fs::write(obj_a.join("v1/content/METS.xml~"), b"backup").unwrap();
+    fs::write(obj_b.join(".webaip-claim"), b"claim").unwrap();
+    fs::write(obj_b.join("v1/.webaip-upload-x"), b"upload").unwrap();
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(code, 1, "{c:#}");
+    assert_eq!(replica_findings(&c, "disk-a"), ["extra"], "{c:#}");
+    assert_eq!(replica_findings(&c, "disk-b"), ["extra", "extra"], "{c:#}");
+    let (code, p) = store(&no_env(), &cfg, &["put", b.to_str().unwrap()]);
+    assert_eq!(code, 2, "{p:#}");
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 0, "{r:#}");
+    for d in [&disk_a, &disk_b] {
+        assert_ocfl_valid(d, 1);
+    }
+    let kept = |work: &str| -> BTreeMap<String, String> {
+        files_of(&tmp.path().join(work).join("quarantine"))
+            .into_iter()
+            .map(|(k, v)| (k.split_once('/').unwrap().1.to_string(), v))
+            .collect()
+    };
+    let in_a = kept("disk-a.webaip-work");
+    assert_eq!(in_a.len(), 1, "{in_a:?}");
+    assert!(in_a.keys().all(|k| k.ends_with("v1/content/METS.xml~")), "{in_a:?}");
+    assert_eq!(in_a.values().next().unwrap(), &sha512_hex(b"backup"));
+    let in_b = kept("disk-b.webaip-work");
+    let mut names: Vec<&str> = in_b.keys().map(|k| k.rsplit('/').next().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, [".webaip-claim", ".webaip-upload-x"], "{in_b:?}");
+    let r2 = put(&cfg, &b);
+    assert_eq!((r2["accepted"].as_bool(), r2["version"].as_str()), (Some(true), Some("v2")));
+}
+
+/// An inventory under the byte cap naming millions of paths (the review's 2.6 million absent
+/// content files, 62 MB) is refused at the path cap instead of filling memory and the report;
+/// one naming many absent files under that cap is reported with a bounded list and a count.
+#[test]
+fn ocfl_an_inventory_of_millions_of_paths_costs_a_bounded_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = same_objid_pair(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    put(&cfg, &a);
+    let obj_b = object_dir(&tmp.path().join("disk-b"));
+    let good = inventory(&obj_b);
+    for (paths, refused) in [(2_600_000usize, true), (20_000, false)] {
+        let mut inv = good.clone();
+        let manifest = inv["manifest"].as_object_mut().unwrap();
+        let first = manifest.keys().next().unwrap().clone();
+        let list = manifest[&first].as_array_mut().unwrap();
+        list.extend((0..paths).map(|i| serde_json::json!(format!("v1/content/z/{i:07}"))));
+        let bytes = serde_json::to_vec(&inv).unwrap();
+        assert!(bytes.len() < 64 << 20);
+        write_inventory(&obj_b, &bytes);
+        fs::write(obj_b.join("v1/inventory.json"), &bytes).unwrap();
+        write_inventory(&obj_b.join("v1"), &bytes);
+        let o = crate::util::webaip_command()
+            .args(["store", "--config", cfg.to_str().unwrap(), "--json", "check"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(o.stdout.len() < 1 << 20, "{paths}: a report of {} bytes", o.stdout.len());
+        let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let on_b: Vec<&serde_json::Value> =
+            c["findings"].as_array().unwrap().iter().filter(|f| f["replica"] == "disk-b").collect();
+        if refused {
+            assert!(on_b.iter().any(|f| f["detail"].as_str().unwrap().contains("paths")), "{c:#}");
+        } else {
+            assert!(on_b.len() <= 1002, "{}", on_b.len());
+            let last = on_b.iter().map(|f| f["detail"].as_str().unwrap()).collect::<Vec<_>>();
+            assert!(last.iter().any(|d| d.contains("more findings")), "{last:?}");
+        }
+    }
 }

@@ -202,7 +202,7 @@ pub(crate) fn check_object(
     listing: &[ListedObject],
     deep: bool,
 ) -> ObjectCheck {
-    let mut c = Checking { r, dir, findings: Vec::new(), sound: false };
+    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0 };
     let bytes = listing.iter().map(|o| o.size).sum();
     let mut seen = ObjectOnReplica {
         replica: r.name().into(),
@@ -230,7 +230,7 @@ pub(crate) fn check_object(
         c.content(&head, listing, deep);
         c.extras(&head, listing, &expected);
     }
-    ObjectCheck { seen, findings: c.findings }
+    ObjectCheck { seen, findings: c.finish() }
 }
 
 struct Checking<'a> {
@@ -239,12 +239,34 @@ struct Checking<'a> {
     findings: Vec<OcflFinding>,
     /// The root inventory is valid and its sidecar names it.
     sound: bool,
+    /// Findings past [`MAX_FINDINGS`], counted only.
+    more: u64,
 }
+
+/// The most findings listed for one object: a hostile inventory naming millions of absent
+/// files costs a count, not a report of millions of lines (and the memory to build it).
+pub(crate) const MAX_FINDINGS: usize = 1000;
 
 impl Checking<'_> {
     fn find(&mut self, key: &str, kind: FindingKind, detail: String) {
+        if self.findings.len() >= MAX_FINDINGS {
+            self.more += 1;
+            return;
+        }
         let (replica, object) = (self.r.name().into(), self.dir.into());
         self.findings.push(OcflFinding { replica, object, key: key.into(), kind, detail });
+    }
+
+    /// The findings, the last saying how many more were not listed.
+    fn finish(mut self) -> Vec<OcflFinding> {
+        if self.more > 0 {
+            let last = self.findings.last().map_or(FindingKind::Invalid, |f| f.kind);
+            let detail = format!("and {} more findings in this object, not listed", self.more);
+            let (replica, object) = (self.r.name().into(), self.dir.to_string());
+            let key = object.clone();
+            self.findings.push(OcflFinding { replica, object, key, kind: last, detail });
+        }
+        self.findings
     }
 
     /// The root inventory, when it can be read and is valid. A sidecar naming another digest
@@ -357,11 +379,13 @@ impl Checking<'_> {
     /// Files no inventory accounts for; those of a version past the head are an uncommitted
     /// version.
     fn extras(&mut self, head: &Head, listing: &[ListedObject], expected: &BTreeSet<String>) {
-        let content: BTreeSet<String> =
-            head.inv.content().map(|(p, _)| format!("{}/{p}", self.dir)).collect();
+        // Borrowed from the inventory, not a second copy of every path.
+        let content: BTreeSet<&str> = head.inv.content().map(|(p, _)| p).collect();
+        let prefix = format!("{}/", self.dir);
         let next = format!("{}/{}/", self.dir, head.versions.name(head.versions.head + 1));
         for o in listing {
-            if expected.contains(&o.key) || content.contains(&o.key) || o.problem.is_some() {
+            let rel = o.key.strip_prefix(&prefix).unwrap_or_default();
+            if expected.contains(&o.key) || content.contains(rel) || o.problem.is_some() {
                 continue;
             }
             let (kind, detail) = if o.key.starts_with(&next) {

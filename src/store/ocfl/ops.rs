@@ -142,6 +142,10 @@ impl Store {
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
         let prev = self.agreed_head(&identifier, &obj)?;
+        if let Some(h) = prev.as_ref().filter(|h| !h.versions.fits(h.versions.head + 1)) {
+            let (width, head) = (h.versions.padding, h.inv.head.clone());
+            return Err(StoreRefusal::VersionsFull { identifier, width, head }.into());
+        }
         let logical: Vec<LogicalFile> = files
             .iter()
             .map(|f| LogicalFile { path: f.rel.clone(), sha512: f.sha512.clone() })
@@ -390,7 +394,7 @@ pub(crate) fn precommit(
     obj: &str,
     deep: bool,
 ) -> Result<(), StoreError> {
-    let staged = FsReplica::new(&root.name, stage.dir());
+    let staged = FsReplica::ocfl(&root.name, stage.dir());
     let listing = staged.list(obj)?;
     let checked = check_object(&staged, obj, &listing, deep);
     let kept = [FindingKind::Extra, FindingKind::UncommittedVersion];

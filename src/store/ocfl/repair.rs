@@ -10,10 +10,13 @@
 //! commit, never changes an existing version's bytes (every intact version inventory of the
 //! target must be the source's), and only rolls a copy forward: a copy at the reference's
 //! head number or later, or holding a version webaip did not record, is left and reported.
-//! Files no inventory accounts for are kept (linked into the new tree) and stay reported. A
-//! replica with no storage root yet (a new or emptied disk) is made one first.
+//! Files no inventory accounts for are moved (hard-linked, then left out of the new tree) to a
+//! quarantine directory in the replica's work directory, outside the root: kept, and no
+//! longer blocking puts. A replica with no storage root yet (a new or emptied disk) is made
+//! one first.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -54,7 +57,8 @@ pub struct OcflRepairReport {
     pub repaired: bool,
 }
 
-/// Findings that a rebuilt object leaves as they are (they are no damage to a copy).
+/// Findings that are no damage to a copy: files no inventory accounts for, which a repair
+/// moves to the work directory's quarantine (they would block every later put).
 const LEFT: [FindingKind; 2] = [FindingKind::Extra, FindingKind::UncommittedVersion];
 
 impl Store {
@@ -66,7 +70,7 @@ impl Store {
         let check = self.check_objects(None, deep)?;
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
-        for f in check.findings.iter().filter(|f| !LEFT.contains(&f.kind) && !f.object.is_empty()) {
+        for f in check.findings.iter().filter(|f| !f.object.is_empty()) {
             if let Some(i) = self.replicas.iter().position(|r| r.name() == f.replica) {
                 targets.insert((i, f.object.clone()));
             }
@@ -111,9 +115,16 @@ impl Store {
         };
         out.source = Some(self.replicas[s].name().into());
         match self.rebuild(job, s, &reference) {
-            Ok(head) => {
+            Ok((head, quarantined)) => {
                 out.repaired = true;
                 out.message = format!("rebuilt at {}", head.inv.head);
+                if let Some(q) = quarantined {
+                    out.message = format!(
+                        "{}; the files no inventory accounts for were moved to {}",
+                        out.message,
+                        q.display()
+                    );
+                }
                 if anchor.is_none() {
                     out.message = format!("{}; {UNANCHORED}", out.message);
                 }
@@ -187,7 +198,12 @@ impl Store {
     /// its own, checks it deep, and commits it; returns the head committed. Both replicas'
     /// locks are held throughout, and what the check saw is read again under them: a put that
     /// ran meanwhile stops the repair instead of being undone or blamed.
-    fn rebuild(&self, job: &Job, s: usize, reference: &str) -> Result<Head, StoreError> {
+    fn rebuild(
+        &self,
+        job: &Job,
+        s: usize,
+        reference: &str,
+    ) -> Result<(Head, Option<PathBuf>), StoreError> {
         let (root, object, i) = (&job.roots[job.i], job.object, job.i);
         let (target, source) = (self.replicas[i].as_ref(), self.replicas[s].as_ref());
         let stale = |what: &str| StoreError::Precommit {
@@ -226,8 +242,8 @@ impl Store {
             });
         }
         descends(target, source, object, &head)?;
-        self.stage_from(root, target, source, object, &head, job.bad)?;
-        Ok(head)
+        let quarantined = self.stage_from(root, target, source, object, &head, job.bad)?;
+        Ok((head, quarantined))
     }
 
     /// Builds the object tree from the source's head and the target's intact files, checks it
@@ -240,7 +256,7 @@ impl Store {
         object: &str,
         head: &Head,
         bad: &[&OcflFinding],
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<PathBuf>, StoreError> {
         let present = target.list(object)?;
         let damaged: BTreeSet<&str> = bad.iter().map(|f| f.key.as_str()).collect();
         let stage = root.stage(object)?;
@@ -252,16 +268,25 @@ impl Store {
             [INVENTORY, SIDECAR].iter().map(|n| format!("{object}/{n}")).collect();
         let wanted: BTreeSet<String> =
             accounted_files(head).into_iter().map(|r| format!("{object}/{r}")).collect();
-        for o in present.iter().filter(|o| o.problem.is_none() && !damaged.contains(o.key.as_str()))
-        {
+        let mut unaccounted = Vec::new();
+        for o in present.iter().filter(|o| o.problem.is_none()) {
             // Its own version inventories are kept only when they are the source's too.
             let rel = o.key.strip_prefix(&prefix).unwrap_or(&o.key);
             let inventory_file = rel.ends_with(INVENTORY) || rel.ends_with(SIDECAR);
             if inventories.contains(&o.key) || (inventory_file && wanted.contains(&o.key)) {
                 continue;
             }
-            stage.link(object, rel)?;
+            if !wanted.contains(&o.key) {
+                unaccounted.push(rel);
+            } else if !damaged.contains(o.key.as_str()) {
+                stage.link(object, rel)?;
+            }
         }
+        let quarantined = if unaccounted.is_empty() {
+            None
+        } else {
+            Some(root.quarantine(object, &unaccounted)?)
+        };
         for key in wanted.iter().chain(&inventories) {
             let rel = key.strip_prefix(&prefix).unwrap_or(key);
             let linked = keep(key) && !(rel.ends_with(INVENTORY) || rel.ends_with(SIDECAR));
@@ -283,7 +308,8 @@ impl Store {
                 });
             }
         };
-        stage.commit(object, replacing)
+        stage.commit(object, replacing)?;
+        Ok(quarantined)
     }
 }
 

@@ -64,7 +64,7 @@ const LEFT: [FindingKind; 2] = [FindingKind::Extra, FindingKind::UncommittedVers
 impl Store {
     /// Checks (with `deep`, every content file), then rebuilds every damaged or missing
     /// object copy from a replica whose copy checked clean and holds the object's reference
-    /// head (see [`super::anchor`]); then checks again. OCFL replicas only.
+    /// head (the latest that webaip recorded); then checks again. OCFL replicas only.
     pub fn repair_objects(&self, deep: bool) -> Result<OcflRepairReport, StoreError> {
         let roots = self.ocfl_roots("store repair")?;
         let check = self.check_objects(None, deep)?;

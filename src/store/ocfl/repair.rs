@@ -109,7 +109,7 @@ impl Store {
         let (s, reference) = match self.repair_source(job, anchor) {
             Ok(found) => found,
             Err(why) => {
-                out.message = why;
+                out.message = why.to_string();
                 return out;
             }
         };
@@ -148,7 +148,11 @@ impl Store {
     /// inventory it holds: a copy that checked clean at the object's reference head. With no
     /// record of the object, that head must be held by more than half of the copies; a
     /// reference that cannot be taken is why not.
-    fn repair_source(&self, job: &Job, anchor: Option<&Anchor>) -> Result<(usize, String), String> {
+    fn repair_source(
+        &self,
+        job: &Job,
+        anchor: Option<&Anchor>,
+    ) -> Result<(usize, String), NoSource> {
         let on: Vec<&ObjectOnReplica> =
             job.check.seen.iter().filter(|o| o.object == job.object).collect();
         let copies = copy_heads(&on);
@@ -157,23 +161,12 @@ impl Store {
             Reference::Recorded(c) => c,
             Reference::Unrecorded { copy, holders, copies } if holders * 2 > copies => copy,
             Reference::Unrecorded { copy, holders, copies } => {
-                return Err(format!(
-                    "the state database records nothing of this object, and {} is held by {holders} \
-                     of {copies} copies: not taken as right by consistency alone",
-                    named(&copy)
-                ));
+                return Err(NoSource::Minority { head: named(&copy), holders, copies });
             }
             Reference::Diverged(x, y) => {
-                return Err(format!(
-                    "{} and {} are different versions of one number, and nothing records which \
-                     webaip committed: never repaired automatically",
-                    named(&x),
-                    named(&y)
-                ));
+                return Err(NoSource::Diverged { a: named(&x), b: named(&y) });
             }
-            Reference::None => {
-                return Err("no replica holds a version webaip committed".into());
-            }
+            Reference::None => return Err(NoSource::Unrecorded),
         };
         let clean = |name: &str| {
             !job.check.findings.iter().any(|f| {
@@ -190,7 +183,7 @@ impl Store {
             .find_map(|c| self.replicas.iter().position(|r| r.name() == c.replica));
         match source {
             Some(s) => Ok((s, reference.sha512.to_string())),
-            None => Err(format!("no other replica holds a clean copy of {}", named(&reference))),
+            None => Err(NoSource::NoCleanCopy(named(&reference))),
         }
     }
 
@@ -311,6 +304,39 @@ impl Store {
         stage.commit(object, replacing)?;
         Ok(quarantined)
     }
+}
+
+/// Why an object copy has no source to be rebuilt from.
+#[derive(Debug, thiserror::Error)]
+enum NoSource {
+    /// No record of the object, and the latest head is not held by most copies.
+    #[error(
+        "the state database records nothing of this object, and {head} is held by {holders} of {copies} copies: not taken as right by consistency alone"
+    )]
+    Minority {
+        /// The latest head and its replica.
+        head: String,
+        /// Copies holding it.
+        holders: usize,
+        /// Copies in all.
+        copies: usize,
+    },
+    /// Two versions of one number, and nothing decides.
+    #[error(
+        "{a} and {b} are different versions of one number, and nothing records which webaip committed: never repaired automatically"
+    )]
+    Diverged {
+        /// One head and its replica.
+        a: String,
+        /// The other.
+        b: String,
+    },
+    /// The object is recorded, and no replica holds a recorded head.
+    #[error("no replica holds a version webaip committed")]
+    Unrecorded,
+    /// No other replica holds the reference head clean.
+    #[error("no other replica holds a clean copy of {0}")]
+    NoCleanCopy(String),
 }
 
 /// What one repair of one object works on.

@@ -29,7 +29,7 @@ pub use crate::store::{
 };
 pub use crate::store::{
     FindingKind as OcflFindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair,
-    OcflCheckReport, OcflFinding, OcflRepairReport, VersionEntry,
+    OcflCheckReport, OcflFinding, OcflRepairReport, Provenance as OcflProvenance, VersionEntry,
 };
 
 /// Audits the package at `package` as [`crate::audit_package`] does; `progress` hears of the

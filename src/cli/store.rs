@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use webaip::{
-    AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflRepairReport,
-    PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig, StoreCopyOutcome,
-    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport, StoreRepairReport,
-    bytes_to_put, escape_controls, store_check, store_check_objects, store_get, store_list,
-    store_log, store_put, store_rebuild_state, store_remove, store_repair, store_repair_objects,
+    AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflProvenance,
+    OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig,
+    StoreCopyOutcome, StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport,
+    StoreRepairReport, bytes_to_put, escape_controls, store_check, store_check_objects, store_get,
+    store_list, store_log, store_put, store_rebuild_state, store_remove, store_repair,
+    store_repair_objects,
 };
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, Kinded};
@@ -116,12 +117,12 @@ const GET_JSON: &str = r#"JSON (--json), one object:
   {"kind": "get", "copies": [{"replica": "disk", "file": "METS.xml", "status": "present", ...}],
    "wacz": null, "eark": null}"#;
 const LOG_JSON: &str = r#"JSON (--json), one object:
-  {"kind": "log", "id": "OBJID", "replica": "disk", "head": "v2",
+  {"kind": "log", "id": "OBJID", "replica": "disk", "head": "v2", "provenance": "recorded",
    "versions": [{"version": "v1", "created": "...", "message": "...", "user": "...",
                  "address": null, "files": 9, "added": 9}, ...]}"#;
 const LIST_JSON: &str = r#"JSON (--json), one object:
   {"kind": "list", "objects": [{"replica": "disk", "object": "abc/def/012/OBJID", "id": "OBJID",
-   "head": "v1", "inventory_sha512": "...", "bytes": 81234}, ...]}"#;
+   "head": "v1", "inventory_sha512": "...", "provenance": "recorded", "bytes": 81234}, ...]}"#;
 const REBUILD_JSON: &str = r#"JSON (--json), one object:
   {"kind": "rebuild-state", "packages": ["OBJID", ...], "refused": []}"#;
 const REMOVE_JSON: &str = r#"JSON (--json), one object:
@@ -330,8 +331,12 @@ fn print_log(r: &ObjectLog) {
             v.added
         );
     }
+    let trust = match r.provenance {
+        OcflProvenance::Recorded => "committed by webaip",
+        _ => "NOT RECORDED by webaip: trusted by consistency only",
+    };
     println!(
-        "{}: head {} (read from {})",
+        "{}: head {} (read from {}; {trust})",
         escape_controls(&r.id),
         escape_controls(&r.head),
         r.replica
@@ -342,7 +347,12 @@ fn print_list(objects: &[ObjectOnReplica]) {
     for o in objects {
         let id = escape_controls(o.id.as_deref().unwrap_or("(inventory unreadable)"));
         let head = escape_controls(o.head.as_deref().unwrap_or("-"));
-        println!("{}: {id} {head} {} bytes ({})", o.replica, o.bytes, o.object);
+        let trust = match o.provenance {
+            Some(OcflProvenance::NotRecorded) => " NOT RECORDED by webaip",
+            Some(OcflProvenance::NoRecord) => " (no record)",
+            _ => "",
+        };
+        println!("{}: {id} {head}{trust} {} bytes ({})", o.replica, o.bytes, o.object);
     }
     println!("{} object cop(ies)", objects.len());
 }
@@ -361,7 +371,9 @@ fn print_check_objects(r: &OcflCheckReport) {
     for f in &r.findings {
         let kind = serde_json::to_value(f.kind).ok();
         let kind = kind.as_ref().and_then(|k| k.as_str()).unwrap_or("?");
-        println!("{}: {kind}: {}: {}", f.replica, f.key, f.detail);
+        // Keys and details can carry names and text from a replica's inventory.
+        let (key, detail) = (escape_controls(&f.key), escape_controls(&f.detail));
+        println!("{}: {kind}: {key}: {detail}", f.replica);
     }
     println!(
         "check{}: {} object(s): {}",

@@ -364,6 +364,41 @@ pub enum StoreRefusal {
         /// The first thing the check found.
         finding: String,
     },
+    /// Replicas hold different inventories at the object's latest head, and nothing records
+    /// which webaip committed.
+    #[error(
+        "object {identifier}: {a} and {b} are different versions of the same number, and the state database does not say which webaip committed; compare them with `store check` and move the wrong one away"
+    )]
+    Diverged {
+        /// The object id.
+        identifier: String,
+        /// One copy's head and replica.
+        a: String,
+        /// The other's.
+        b: String,
+    },
+    /// The state database records the object, and no replica holds a head it recorded.
+    #[error(
+        "object {identifier}: no replica holds a version webaip committed ({heads} are not in the state database); not trusted"
+    )]
+    Unrecorded {
+        /// The object id.
+        identifier: String,
+        /// The heads the replicas hold.
+        heads: String,
+    },
+    /// The next version's name would not fit the object's zero-padded version names.
+    #[error(
+        "object {identifier}: its version names are zero-padded to {width} characters, and {head} is the last that fits; not stored"
+    )]
+    VersionsFull {
+        /// The object id.
+        identifier: String,
+        /// The width of its version names.
+        width: usize,
+        /// Its head.
+        head: String,
+    },
     /// The object has no such version.
     #[error("object {identifier} has no version {version}")]
     NoSuchVersion {

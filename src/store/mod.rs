@@ -48,7 +48,7 @@ pub use error::{
 };
 pub use ocfl::{
     FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair, OcflCheckReport,
-    OcflFinding, OcflRepairReport, VersionEntry,
+    OcflFinding, OcflRepairReport, Provenance, VersionEntry,
 };
 use replica::{FsReplica, HashingFile, Replica, Source};
 use state::{FileRecord, StateDb};
@@ -363,6 +363,9 @@ impl Store {
         to: &mut std::fs::File,
     ) -> Result<(), StoreError> {
         use std::io::{Seek, Write};
+        // OCFL objects keep files under version content paths: refused plainly rather than
+        // read as missing files (which would look like damage).
+        self.webaip_layout("record access (get-record --store)")?;
         let dir = checked_package_dir(identifier)?;
         let name = crate::layout::confined_name(name).map_err(|reason| {
             StoreRefusal::UnsafeRecordedName {
@@ -552,6 +555,9 @@ fn ocfl_roots(config: &StoreConfig) -> Option<Vec<ocfl::fs::FsRoot>> {
 /// The replica a configuration entry describes.
 fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
     match &r.kind {
+        ReplicaKind::Fs { root, .. } if r.layout == config::ReplicaLayout::Ocfl => {
+            Ok(Box::new(FsReplica::ocfl(&r.name, root)))
+        }
         ReplicaKind::Fs { root, .. } => Ok(Box::new(FsReplica::new(&r.name, root))),
         #[cfg(feature = "s3")]
         ReplicaKind::S3 { endpoints, bucket, region, access_key_env, secret_key_env, prefix } => {

@@ -149,6 +149,9 @@ pub(crate) fn unique_suffix() -> String {
 pub(crate) struct FsReplica {
     name: String,
     root: PathBuf,
+    /// List every file, the webaip layout's claims and temporaries too (an OCFL root has
+    /// none of its own, so any there is a file an object must not hold).
+    list_all: bool,
 }
 
 /// A temporary being written beside its final name: removed when dropped (after a successful
@@ -201,7 +204,12 @@ impl FsReplica {
 
     /// A replica rooted at `root` (created when first written to).
     pub(crate) fn new(name: &str, root: &Path) -> Self {
-        FsReplica { name: name.into(), root: root.to_path_buf() }
+        FsReplica { name: name.into(), root: root.to_path_buf(), list_all: false }
+    }
+
+    /// An OCFL storage root: its listing hides nothing.
+    pub(crate) fn ocfl(name: &str, root: &Path) -> Self {
+        FsReplica { list_all: true, ..FsReplica::new(name, root) }
     }
 
     fn err(&self, key: &str, e: impl Into<CopyFailure>) -> StoreError {
@@ -359,7 +367,7 @@ impl Replica for FsReplica {
             }
             let leaf = e.file_name().to_string_lossy();
             let ours = leaf == CLAIM || leaf.starts_with(TEMPORARY_PREFIX);
-            if t.is_file() && ours {
+            if t.is_file() && ours && !self.list_all {
                 continue; // the claim, and temporaries of running writers
             }
             let meta = e.metadata().map_err(|x| self.err(&key, io::Error::from(x)))?;

@@ -66,7 +66,27 @@ CREATE TABLE IF NOT EXISTS ocfl_head (
     recorded_at TEXT NOT NULL,
     PRIMARY KEY (identifier, replica)
 );
+-- OCFL replicas: every head inventory webaip built for an object, recorded before it is
+-- committed anywhere (so a commit a kill cut short of its ocfl_head row is still known)
+CREATE TABLE IF NOT EXISTS ocfl_inventory (
+    identifier TEXT NOT NULL,
+    inventory_sha512 TEXT NOT NULL,
+    head TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (identifier, inventory_sha512)
+);
 ";
+
+/// One head inventory of an OCFL object that webaip built or committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OcflRecord {
+    /// The object id.
+    pub identifier: String,
+    /// The inventory's SHA-512 (lower-case hex).
+    pub inventory_sha512: String,
+    /// Its head version (`v2`).
+    pub head: String,
+}
 
 /// A file of a package as the database records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,6 +294,52 @@ impl StateDb {
             )
             .map(|_| ())
             .map_err(db)
+    }
+
+    /// Records that webaip built head inventory `inventory_sha512` (version `head`) of object
+    /// `identifier`; called before the inventory is committed on any replica.
+    pub(crate) fn record_ocfl_inventory(
+        &mut self,
+        identifier: &str,
+        head: &str,
+        inventory_sha512: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO ocfl_inventory (identifier, inventory_sha512, head, recorded_at)
+                 VALUES (?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                params![identifier, inventory_sha512.to_ascii_lowercase(), head],
+            )
+            .map(|_| ())
+            .map_err(db)
+    }
+
+    /// What webaip recorded of OCFL objects (every object, or only `identifier`): the head
+    /// inventories it built, and those it committed on a replica.
+    pub(crate) fn ocfl_records(
+        &self,
+        identifier: Option<&str>,
+    ) -> Result<Vec<OcflRecord>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT identifier, inventory_sha512, head FROM ocfl_inventory
+                 WHERE ?1 IS NULL OR identifier = ?1
+                 UNION
+                 SELECT identifier, inventory_sha512, head FROM ocfl_head
+                 WHERE ?1 IS NULL OR identifier = ?1",
+            )
+            .map_err(db)?;
+        let rows = st
+            .query_map([identifier], |r| {
+                Ok(OcflRecord {
+                    identifier: r.get(0)?,
+                    inventory_sha512: r.get::<_, String>(1)?.to_ascii_lowercase(),
+                    head: r.get(2)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
 
     /// Records the OBJIDs a recorded package requires (added to what is recorded already).

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::InventoryFault;
+use super::anchor::Provenance;
 use super::inventory::{self, INVENTORY, Inventory, MAX_INVENTORY, MAX_SIDECAR, SIDECAR, Versions};
-use super::layout::{OBJECT_DECLARATION, object_path};
+use super::layout::{OBJECT_DECLARATION, OBJECT_DEPTH, object_path};
 use crate::formats::digest::{Sha512, hex};
 use crate::store::StoreError;
 use crate::store::replica::{ListedObject, Replica};
@@ -94,10 +95,28 @@ pub(crate) fn read_head(r: &dyn Replica, id: &str) -> Result<Option<Head>, Store
     Ok(Some(Head { inv, versions, sha512: loaded.sha512 }))
 }
 
-/// The object directories of a replica: those holding an object declaration.
-pub(crate) fn object_dirs(listing: &[ListedObject]) -> Vec<String> {
-    let suffix = format!("/{}", OBJECT_DECLARATION.0);
-    listing.iter().filter_map(|o| o.key.strip_suffix(&suffix)).map(str::to_string).collect()
+/// The object directories of a replica: those holding an object declaration, and those where
+/// the layout puts objects that hold an inventory (an object that lost its declaration is
+/// still an object, reported and repaired as one, not a heap of stray files).
+pub(crate) fn object_dirs(listing: &[ListedObject]) -> BTreeSet<String> {
+    let declaration = format!("/{}", OBJECT_DECLARATION.0);
+    let inventory = format!("/{INVENTORY}");
+    let mut out = BTreeSet::new();
+    for o in listing {
+        if let Some(d) = o.key.strip_suffix(&declaration) {
+            out.insert(d.to_string());
+        } else if let Some(d) = o.key.strip_suffix(&inventory)
+            && d.matches('/').count() + 1 == OBJECT_DEPTH
+        {
+            out.insert(d.to_string());
+        }
+    }
+    out
+}
+
+/// The object directory of `key` among `dirs`: the one that is a prefix of it.
+pub(crate) fn owner<'a>(dirs: &'a BTreeSet<String>, key: &str) -> Option<&'a String> {
+    key.match_indices('/').find_map(|(i, _)| dirs.get(&key[..i]))
 }
 
 /// What a check found wrong.
@@ -123,6 +142,12 @@ pub enum FindingKind {
     Unreadable,
     /// This replica's head inventory differs from another replica's.
     Differs,
+    /// The head inventory is valid but not one webaip recorded: a version it did not commit
+    /// (never served, never copied to another replica).
+    NotRecorded,
+    /// This copy and another hold different inventories at the same head, and nothing
+    /// (no record, or a record of both) says which is right: never repaired automatically.
+    Diverged,
     /// The object is on other replicas, not on this one.
     NoObject,
 }
@@ -153,8 +178,10 @@ pub struct ObjectOnReplica {
     pub id: Option<String>,
     /// The head version.
     pub head: Option<String>,
-    /// The head inventory's SHA-512.
+    /// The head inventory's SHA-512 (when it and its sidecar agree).
     pub inventory_sha512: Option<String>,
+    /// Whether webaip recorded that head inventory (`None`: none was read).
+    pub provenance: Option<Provenance>,
     /// Bytes of every file in the object's directory.
     pub bytes: u64,
 }
@@ -175,7 +202,7 @@ pub(crate) fn check_object(
     listing: &[ListedObject],
     deep: bool,
 ) -> ObjectCheck {
-    let mut c = Checking { r, dir, findings: Vec::new() };
+    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0 };
     let bytes = listing.iter().map(|o| o.size).sum();
     let mut seen = ObjectOnReplica {
         replica: r.name().into(),
@@ -183,32 +210,63 @@ pub(crate) fn check_object(
         id: None,
         head: None,
         inventory_sha512: None,
+        provenance: None,
         bytes,
     };
+    let declaration = format!("{dir}/{}", OBJECT_DECLARATION.0);
+    if !listing.iter().any(|o| o.key == declaration) {
+        c.find(&declaration, FindingKind::Missing, "the object's declaration".into());
+    }
     for o in listing.iter().filter(|o| o.problem.is_some()) {
         c.find(&o.key, FindingKind::NotRegular, o.problem.clone().unwrap_or_default());
     }
     if let Some(head) = c.root_inventory() {
         seen.id = Some(head.inv.id.clone());
         seen.head = Some(head.inv.head.clone());
-        seen.inventory_sha512 = Some(head.sha512.clone());
+        if c.sound {
+            seen.inventory_sha512 = Some(head.sha512.clone());
+        }
         let expected = c.versions(&head);
         c.content(&head, listing, deep);
         c.extras(&head, listing, &expected);
     }
-    ObjectCheck { seen, findings: c.findings }
+    ObjectCheck { seen, findings: c.finish() }
 }
 
 struct Checking<'a> {
     r: &'a dyn Replica,
     dir: &'a str,
     findings: Vec<OcflFinding>,
+    /// The root inventory is valid and its sidecar names it.
+    sound: bool,
+    /// Findings past [`MAX_FINDINGS`], counted only.
+    more: u64,
 }
+
+/// The most findings listed for one object: a hostile inventory naming millions of absent
+/// files costs a count, not a report of millions of lines (and the memory to build it).
+pub(crate) const MAX_FINDINGS: usize = 1000;
 
 impl Checking<'_> {
     fn find(&mut self, key: &str, kind: FindingKind, detail: String) {
+        if self.findings.len() >= MAX_FINDINGS {
+            self.more += 1;
+            return;
+        }
         let (replica, object) = (self.r.name().into(), self.dir.into());
         self.findings.push(OcflFinding { replica, object, key: key.into(), kind, detail });
+    }
+
+    /// The findings, the last saying how many more were not listed.
+    fn finish(mut self) -> Vec<OcflFinding> {
+        if self.more > 0 {
+            let last = self.findings.last().map_or(FindingKind::Invalid, |f| f.kind);
+            let detail = format!("and {} more findings in this object, not listed", self.more);
+            let (replica, object) = (self.r.name().into(), self.dir.to_string());
+            let key = object.clone();
+            self.findings.push(OcflFinding { replica, object, key, kind: last, detail });
+        }
+        self.findings
     }
 
     /// The root inventory, when it can be read and is valid. A sidecar naming another digest
@@ -239,6 +297,7 @@ impl Checking<'_> {
             self.find(self.dir, FindingKind::Invalid, detail);
         }
         let head = Head { inv, versions, sha512: loaded.sha512 };
+        self.sound = loaded.sidecar.is_ok();
         if let Err(f) = loaded.sidecar {
             let own = self.version_inventory_sha(&head.inv.head);
             let kind = if own.as_deref() == Some(head.sha512.as_str()) {
@@ -320,11 +379,13 @@ impl Checking<'_> {
     /// Files no inventory accounts for; those of a version past the head are an uncommitted
     /// version.
     fn extras(&mut self, head: &Head, listing: &[ListedObject], expected: &BTreeSet<String>) {
-        let content: BTreeSet<String> =
-            head.inv.content().map(|(p, _)| format!("{}/{p}", self.dir)).collect();
+        // Borrowed from the inventory, not a second copy of every path.
+        let content: BTreeSet<&str> = head.inv.content().map(|(p, _)| p).collect();
+        let prefix = format!("{}/", self.dir);
         let next = format!("{}/{}/", self.dir, head.versions.name(head.versions.head + 1));
         for o in listing {
-            if expected.contains(&o.key) || content.contains(&o.key) || o.problem.is_some() {
+            let rel = o.key.strip_prefix(&prefix).unwrap_or_default();
+            if expected.contains(&o.key) || content.contains(rel) || o.problem.is_some() {
                 continue;
             }
             let (kind, detail) = if o.key.starts_with(&next) {

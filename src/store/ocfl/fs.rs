@@ -113,6 +113,25 @@ impl FsRoot {
         Ok(file)
     }
 
+    /// Hard-links each of `rels` (files of object `obj` no inventory accounts for) into a
+    /// new quarantine directory of the work directory, outside the root, and returns it: a
+    /// repair then leaves them out of the rebuilt object without losing them.
+    pub(crate) fn quarantine(&self, obj: &str, rels: &[&str]) -> Result<PathBuf, StoreError> {
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.fZ");
+        let dir = self.work.join("quarantine").join(format!("{stamp}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| self.err("", e))?;
+        for rel in rels {
+            let key = format!("{obj}/{rel}");
+            let from = confined::open_in(&self.root, &key).map_err(|e| self.err(&key, e))?;
+            drop(from); // opened only to refuse links and non-files on the way
+            let (parent, leaf) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
+            let to = confined::create_dirs_in(&dir, parent).map_err(|e| self.err(&key, e))?;
+            std::fs::hard_link(self.root.join(&key), to.join(leaf))
+                .map_err(|e| self.err(&key, e))?;
+        }
+        Ok(dir)
+    }
+
     /// A new stage directory for object `obj` (the ones killed runs left are removed first);
     /// the object's tree is built at its own path inside it.
     pub(crate) fn stage(&self, obj: &str) -> Result<Stage, StoreError> {

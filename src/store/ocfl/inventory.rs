@@ -20,6 +20,10 @@ pub(crate) const DIGEST_ALGORITHM: &str = "sha512";
 pub(crate) const CONTENT_DIRECTORY: &str = "content";
 /// The largest inventory read (an object of many versions of many files stays far below).
 pub(crate) const MAX_INVENTORY: u64 = 64 << 20;
+/// The most paths an inventory read holds, in its manifest and every version's state
+/// together: the byte cap alone admits tens of millions of short paths, each a string in
+/// memory and a line in a check's report.
+pub(crate) const MAX_PATHS: usize = 2_000_000;
 /// Longest sidecar read (a SHA-512 in hex, blanks and `inventory.json`).
 pub(crate) const MAX_SIDECAR: u64 = 1024;
 /// The inventory's file name, and its sidecar's.
@@ -41,6 +45,7 @@ pub(crate) struct Inventory {
     pub head: String,
     #[serde(rename = "contentDirectory", default, skip_serializing_if = "Option::is_none")]
     pub content_directory: Option<String>,
+    #[serde(deserialize_with = "bounded::digest_map")]
     pub manifest: DigestMap,
     pub versions: BTreeMap<String, Version>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,6 +56,7 @@ pub(crate) struct Inventory {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Version {
     pub created: String,
+    #[serde(deserialize_with = "bounded::digest_map")]
     pub state: DigestMap,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -76,6 +82,11 @@ pub(crate) struct Versions {
 }
 
 impl Versions {
+    /// Whether version `n`'s name fits the padding (`v999` is the last of `v001`...).
+    pub(crate) fn fits(&self, n: u32) -> bool {
+        self.padding == 0 || n.to_string().len() < self.padding
+    }
+
     /// The directory name of version `n` in this padding style.
     pub(crate) fn name(&self, n: u32) -> String {
         if self.padding == 0 { format!("v{n}") } else { format!("v{n:0>w$}", w = self.padding - 1) }
@@ -103,6 +114,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<(Inventory, Versions), InventoryFaul
     if bytes.len() as u64 > MAX_INVENTORY {
         return Err(InventoryFault::TooLarge { limit: MAX_INVENTORY });
     }
+    bounded::start();
     let inv: Inventory = serde_json::from_slice(bytes).map_err(InventoryFault::Json)?;
     let versions = inv.validate()?;
     Ok((inv, versions))
@@ -383,6 +395,84 @@ fn valid_path(p: &str) -> bool {
         && p.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
+/// Digest maps read with a budget of paths ([`MAX_PATHS`] per inventory): past it the read
+/// stops with an error, before the paths are in memory.
+mod bounded {
+    use std::cell::Cell;
+    use std::fmt;
+
+    use serde::Deserializer;
+    use serde::de::{DeserializeSeed, Error, MapAccess, SeqAccess, Visitor};
+
+    use super::{DigestMap, MAX_PATHS};
+
+    thread_local! {
+        /// Paths the inventory being parsed on this thread may still hold.
+        static LEFT: Cell<usize> = const { Cell::new(MAX_PATHS) };
+    }
+
+    /// A new inventory's budget.
+    pub(super) fn start() {
+        LEFT.with(|l| l.set(MAX_PATHS));
+    }
+
+    pub(super) fn digest_map<'de, D: Deserializer<'de>>(d: D) -> Result<DigestMap, D::Error> {
+        d.deserialize_map(Maps)
+    }
+
+    struct Maps;
+
+    impl<'de> Visitor<'de> for Maps {
+        type Value = DigestMap;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map of digests to lists of paths")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<DigestMap, A::Error> {
+            let mut out = DigestMap::new();
+            while let Some(digest) = m.next_key::<String>()? {
+                let paths = m.next_value_seed(Paths)?;
+                out.insert(digest, paths);
+            }
+            Ok(out)
+        }
+    }
+
+    struct Paths;
+
+    impl<'de> DeserializeSeed<'de> for Paths {
+        type Value = Vec<String>;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Paths {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of paths")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(p) = s.next_element::<String>()? {
+                let left = LEFT.with(|l| l.get());
+                if left == 0 {
+                    return Err(A::Error::custom(format!(
+                        "more than {MAX_PATHS} paths, the most an inventory is read with"
+                    )));
+                }
+                LEFT.with(|l| l.set(left - 1));
+                out.push(p);
+            }
+            Ok(out)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,5 +573,12 @@ mod tests {
         assert!(matches!(version_numbers(&map, "v3"), Err(InventoryFault::Padding)));
         assert!(sidecar_digest(sidecar_text(&"A".repeat(128)).as_bytes()).is_ok());
         assert!(sidecar_digest(b"abc inventory.json").is_err());
+    }
+
+    #[test]
+    fn padded_names_end_where_they_no_longer_fit() {
+        let padded = Versions { head: 999, padding: 4 };
+        assert!(padded.fits(999) && !padded.fits(1000));
+        assert!(Versions { head: 1, padding: 0 }.fits(100_000));
     }
 }

@@ -20,6 +20,8 @@ pub(crate) const OBJECT_DECLARATION: (&str, &str) = ("0=ocfl_object_1.1", "ocfl_
 pub(crate) const EXTENSION: &str = "0003-hash-and-id-n-tuple-storage-layout";
 const TUPLE_SIZE: usize = 3;
 const TUPLES: usize = 3;
+/// Path segments of an object's directory below the root (the tuples and the id).
+pub(crate) const OBJECT_DEPTH: usize = TUPLES + 1;
 /// Longest percent-encoded id kept whole as a directory name.
 const MAX_ENCAPSULATION: usize = 100;
 

@@ -17,6 +17,7 @@
 //! needs of OCFL is small (an inventory, a layout, a commit), so it is written here, and
 //! checked against ocfl-py by the tests.
 
+pub(crate) mod anchor;
 pub(crate) mod check;
 pub(crate) mod fs;
 pub(crate) mod inventory;
@@ -24,6 +25,7 @@ pub(crate) mod layout;
 pub(crate) mod ops;
 pub(crate) mod repair;
 
+pub use anchor::Provenance;
 pub use check::{FindingKind, ObjectOnReplica, OcflFinding};
 pub use ops::{ObjectLog, OcflCheckReport, VersionEntry};
 pub use repair::{ObjectRepair, OcflRepairReport};

@@ -5,8 +5,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::anchor::{Anchor, Anchors, CopyHead, Provenance, Reference};
 use super::check::{
-    FindingKind, Head, ObjectOnReplica, OcflFinding, check_object, load, object_dirs, read_head,
+    FindingKind, Head, ObjectOnReplica, OcflFinding, check_object, load, object_dirs, owner,
+    read_head,
 };
 use super::fs::{FsRoot, Stage};
 use super::inventory::{
@@ -64,6 +66,8 @@ pub struct ObjectLog {
     pub replica: String,
     /// Its head.
     pub head: String,
+    /// Whether webaip recorded that head (`no-record`: taken by consistency only).
+    pub provenance: Provenance,
     /// Its versions, oldest first.
     pub versions: Vec<VersionEntry>,
 }
@@ -77,7 +81,8 @@ pub(crate) struct Survey {
     pub declared: bool,
 }
 
-/// Lists a replica and sorts its keys into objects.
+/// Lists a replica and sorts its keys into objects (each key's object found by its prefixes,
+/// not by scanning every object).
 pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
     let listing = r.list("")?;
     let dirs = object_dirs(&listing);
@@ -85,16 +90,15 @@ pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
         dirs.iter().map(|d| (d.clone(), Vec::new())).collect();
     let mut stray = Vec::new();
     let mut declared = false;
+    let extension_config = format!("extensions/{EXTENSION}/config.json");
     for o in listing {
         if o.key == ROOT_DECLARATION.0 {
             declared = true;
         }
-        let root_file = o.key == ROOT_DECLARATION.0
-            || o.key == "ocfl_layout.json"
-            || o.key == format!("extensions/{EXTENSION}/config.json");
-        let owner = dirs.iter().find(|d| o.key.starts_with(&format!("{d}/"))).cloned();
-        match owner {
-            Some(d) => objects.entry(d).or_default().push(o),
+        let root_file =
+            o.key == ROOT_DECLARATION.0 || o.key == "ocfl_layout.json" || o.key == extension_config;
+        match owner(&dirs, &o.key) {
+            Some(d) => objects.entry(d.clone()).or_default().push(o),
             None if root_file => {}
             None => stray.push(o),
         }
@@ -110,6 +114,11 @@ fn sha512_of(bytes: &[u8]) -> String {
 }
 
 impl Store {
+    /// What the state database records of OCFL objects (every object, or only `id`).
+    pub(crate) fn anchors(&self, id: Option<&str>) -> Result<Anchors, StoreError> {
+        Ok(Anchors::new(self.state().ocfl_records(id)?))
+    }
+
     /// The OCFL roots, when every replica is one.
     pub(crate) fn ocfl_roots(&self, command: &'static str) -> Result<&[FsRoot], StoreError> {
         self.ocfl.as_deref().ok_or_else(|| StoreRefusal::NeedsOcfl { command }.into())
@@ -133,6 +142,10 @@ impl Store {
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
         let prev = self.agreed_head(&identifier, &obj)?;
+        if let Some(h) = prev.as_ref().filter(|h| !h.versions.fits(h.versions.head + 1)) {
+            let (width, head) = (h.versions.padding, h.inv.head.clone());
+            return Err(StoreRefusal::VersionsFull { identifier, width, head }.into());
+        }
         let logical: Vec<LogicalFile> = files
             .iter()
             .map(|f| LogicalFile { path: f.rel.clone(), sha512: f.sha512.clone() })
@@ -156,6 +169,9 @@ impl Store {
             return Ok(report);
         };
         let new = NewVersion { obj: &obj, dir, inv: &inv, versions, files: &files };
+        // Recorded before any commit: a head a killed put committed is still one webaip made.
+        let sha = sha512_of(&inv.to_bytes());
+        self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
         for (r, root) in self.replicas.iter().zip(roots) {
             let got = self.commit_new_version(root, prev.as_ref(), &new, progress);
             self.put_outcome(&mut report, r.name(), &new, got)?;
@@ -240,8 +256,9 @@ impl Store {
     }
 
     /// The head every replica holds (`None`: no replica holds the object). Replicas at
-    /// different heads, or an object damaged on one, refuse the put: a version built on them
-    /// would make the replicas diverge or carry the damage on.
+    /// different heads, a head webaip did not record (when it recorded the object), or an
+    /// object damaged on one, refuse the put: a version built on them would make the replicas
+    /// diverge, or carry a forgery or the damage on.
     fn agreed_head(&self, id: &str, obj: &str) -> Result<Option<Head>, StoreError> {
         let mut heads = Vec::new();
         for r in &self.replicas {
@@ -260,6 +277,13 @@ impl Store {
                 heads: said.join(", "),
             }
             .into());
+        }
+        if let (Some(sha), Some(h)) = (&first, &heads[0].1) {
+            let anchors = self.anchors(Some(id))?;
+            if anchors.of(obj).is_some_and(|a| !a.knows(sha)) {
+                let heads = format!("{} on every replica", h.inv.head);
+                return Err(StoreRefusal::Unrecorded { identifier: id.into(), heads }.into());
+            }
         }
         if first.is_some() {
             for r in &self.replicas {
@@ -370,7 +394,7 @@ pub(crate) fn precommit(
     obj: &str,
     deep: bool,
 ) -> Result<(), StoreError> {
-    let staged = FsReplica::new(&root.name, stage.dir());
+    let staged = FsReplica::ocfl(&root.name, stage.dir());
     let listing = staged.list(obj)?;
     let checked = check_object(&staged, obj, &listing, deep);
     let kept = [FindingKind::Extra, FindingKind::UncommittedVersion];
@@ -405,16 +429,9 @@ impl Store {
         version: Option<u32>,
         to: &Path,
     ) -> Result<Vec<CopyOutcome>, StoreError> {
-        let heads: Vec<Option<Head>> = self
-            .replicas
-            .iter()
-            .map(|r| read_head(r.as_ref(), identifier).ok().flatten())
-            .collect();
-        let best = heads
-            .iter()
-            .flatten()
-            .max_by_key(|h| h.versions.head)
-            .ok_or_else(|| StoreRefusal::NoObject(identifier.into()))?;
+        let chosen = self.reference_head(identifier)?;
+        let heads = &chosen.heads;
+        let best = &chosen.head;
         let n = version.unwrap_or(best.versions.head);
         if n == 0 || n > best.versions.head {
             return Err(
@@ -436,8 +453,11 @@ impl Store {
         let staging = crate::store::get::Staging::new(to)?;
         let mut out = Vec::new();
         for (f, name) in files.iter().zip(&names) {
-            match self.fetch_logical(identifier, &obj, &heads, n, f, name, staging.path()) {
-                Ok(o) => out.push(o),
+            match self.fetch_logical(identifier, &obj, heads, n, f, name, staging.path()) {
+                Ok(mut o) => {
+                    o.message = chosen.caveat();
+                    out.push(o)
+                }
                 Err(e) => {
                     drop(staging);
                     if made_to {
@@ -490,29 +510,84 @@ impl Store {
         .into())
     }
 
-    /// The versions of object `identifier` (`store log`), from the first replica whose head
-    /// inventory reads and validates. OCFL replicas only.
+    /// The versions of object `identifier` (`store log`), from the replica holding its
+    /// reference head (the latest that webaip recorded). OCFL replicas only.
     pub fn log(&self, identifier: &str) -> Result<ObjectLog, StoreError> {
         self.ocfl_roots("store log")?;
+        let chosen = self.reference_head(identifier)?;
+        Ok(log_of(self.replicas[chosen.at].name(), &chosen.head, chosen.provenance))
+    }
+
+    /// Each replica's head of object `identifier` and the reference among them (see
+    /// [`super::anchor`]); heads that webaip did not record are dropped when it recorded the
+    /// object. Refused when no head can be taken: none readable, none recorded, or two at the
+    /// latest number that nothing decides between.
+    pub(crate) fn reference_head(&self, identifier: &str) -> Result<Chosen, StoreError> {
+        let mut heads = Vec::new();
         let mut last = None;
         for r in &self.replicas {
             match read_head(r.as_ref(), identifier) {
-                Ok(Some(h)) => return Ok(log_of(r.name(), &h)),
-                Ok(None) => {}
-                Err(e) => last = Some(e),
+                Ok(h) => heads.push(h),
+                Err(e) => {
+                    heads.push(None);
+                    last = Some(e);
+                }
             }
         }
-        Err(last.unwrap_or_else(|| StoreRefusal::NoObject(identifier.into()).into()))
+        let anchors = self.anchors(Some(identifier))?;
+        let anchor = anchors.of(&object_path(identifier));
+        let copies: Vec<CopyHead> = self
+            .replicas
+            .iter()
+            .zip(&heads)
+            .filter_map(|(r, h)| {
+                let h = h.as_ref()?;
+                Some(CopyHead { replica: r.name(), head: h.versions.head, sha512: &h.sha512 })
+            })
+            .collect();
+        let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
+        let (taken, provenance) = match super::anchor::reference(anchor, &copies) {
+            Reference::Recorded(c) => (c.replica.to_string(), Provenance::Recorded),
+            Reference::Unrecorded { copy, .. } => (copy.replica.to_string(), Provenance::NoRecord),
+            Reference::Diverged(x, y) => {
+                let (identifier, a, b) = (identifier.into(), named(&x), named(&y));
+                return Err(StoreRefusal::Diverged { identifier, a, b }.into());
+            }
+            Reference::None if copies.is_empty() => {
+                return Err(
+                    last.unwrap_or_else(|| StoreRefusal::NoObject(identifier.into()).into())
+                );
+            }
+            Reference::None => {
+                let heads = copies.iter().map(named).collect::<Vec<_>>().join(", ");
+                return Err(
+                    StoreRefusal::Unrecorded { identifier: identifier.into(), heads }.into()
+                );
+            }
+        };
+        if let Some(a) = anchor {
+            for h in &mut heads {
+                if h.as_ref().is_some_and(|h| !a.knows(&h.sha512)) {
+                    *h = None;
+                }
+            }
+        }
+        let at = self.replicas.iter().position(|r| r.name() == taken).unwrap_or_default();
+        let Some(head) = heads[at].clone() else {
+            return Err(StoreRefusal::NoObject(identifier.into()).into());
+        };
+        Ok(Chosen { heads, at, head, provenance })
     }
 
     /// Every object on every replica (`store list`): id, head, inventory digest and bytes.
     /// OCFL replicas only.
     pub fn list_objects(&self) -> Result<Vec<ObjectOnReplica>, StoreError> {
         self.ocfl_roots("store list")?;
+        let anchors = self.anchors(None)?;
         let mut out = Vec::new();
         for r in &self.replicas {
             for (dir, listing) in survey(r.as_ref())?.objects {
-                out.push(summary(r.as_ref(), &dir, &listing));
+                out.push(summary(r.as_ref(), &dir, &listing, &anchors));
             }
         }
         out.sort_by(|a, b| (&a.object, &a.replica).cmp(&(&b.object, &b.replica)));
@@ -551,7 +626,11 @@ impl Store {
             .map(|r| r.name())
             .filter(|n| only.is_none_or(|o| o == *n))
             .collect();
-        findings.extend(compare_replicas(&names, &seen));
+        let anchors = self.anchors(None)?;
+        for s in &mut seen {
+            s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
+        }
+        findings.extend(compare_replicas(&names, &seen, &anchors));
         let objects =
             seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
         Ok(OcflCheckReport {
@@ -564,7 +643,30 @@ impl Store {
     }
 }
 
-fn log_of(replica: &str, h: &Head) -> ObjectLog {
+/// Each replica's head of an object (`None`: absent, not valid, or not recorded) and the one
+/// taken as its reference.
+pub(crate) struct Chosen {
+    pub heads: Vec<Option<Head>>,
+    /// The replica whose head is the reference.
+    pub at: usize,
+    /// The reference head.
+    pub head: Head,
+    /// Whether webaip recorded it.
+    pub provenance: Provenance,
+}
+
+impl Chosen {
+    /// What a reader must know of the reference: nothing when webaip recorded it.
+    pub(crate) fn caveat(&self) -> Option<String> {
+        (self.provenance != Provenance::Recorded).then(|| UNANCHORED.into())
+    }
+}
+
+/// Said of every result that rests on a head webaip has no record of.
+pub(crate) const UNANCHORED: &str = "the state database records nothing of this object: its \
+    latest head was taken by consistency only, not as one webaip committed";
+
+fn log_of(replica: &str, h: &Head, provenance: Provenance) -> ObjectLog {
     let mut versions = Vec::new();
     for n in 1..=h.versions.head {
         let name = h.versions.name(n);
@@ -581,19 +683,33 @@ fn log_of(replica: &str, h: &Head) -> ObjectLog {
             added: added as u64,
         });
     }
-    ObjectLog { id: h.inv.id.clone(), replica: replica.into(), head: h.inv.head.clone(), versions }
+    ObjectLog {
+        id: h.inv.id.clone(),
+        replica: replica.into(),
+        head: h.inv.head.clone(),
+        provenance,
+        versions,
+    }
 }
 
 /// What one replica holds of one object, from its root inventory (not checked further).
-fn summary(r: &dyn Replica, dir: &str, listing: &[ListedObject]) -> ObjectOnReplica {
+fn summary(
+    r: &dyn Replica,
+    dir: &str,
+    listing: &[ListedObject],
+    anchors: &Anchors,
+) -> ObjectOnReplica {
     let loaded = load(r, dir).ok().flatten();
     let parsed = loaded.as_ref().and_then(|l| l.parsed.as_ref().ok());
+    let sound = loaded.as_ref().filter(|l| l.sidecar.is_ok() && l.parsed.is_ok());
+    let inventory_sha512 = sound.map(|l| l.sha512.clone());
     ObjectOnReplica {
         replica: r.name().into(),
         object: dir.into(),
         id: parsed.map(|(i, _)| i.id.clone()),
         head: parsed.map(|(i, _)| i.head.clone()),
-        inventory_sha512: loaded.as_ref().map(|l| l.sha512.clone()),
+        provenance: inventory_sha512.as_deref().map(|h| anchors.provenance(dir, h)),
+        inventory_sha512,
         bytes: listing.iter().map(|o| o.size).sum(),
     }
 }
@@ -630,8 +746,15 @@ pub(crate) fn head_number(s: &ObjectOnReplica) -> u32 {
     s.head.as_deref().and_then(|h| h.strip_prefix('v')?.parse().ok()).unwrap_or(0)
 }
 
-/// Each object on every replica, at one head inventory.
-fn compare_replicas(names: &[&str], seen: &[ObjectOnReplica]) -> Vec<OcflFinding> {
+/// Each object on every replica, at one head inventory: the reference is the latest head
+/// webaip recorded (see [`super::anchor`]); a valid head it did not record is reported as
+/// such, and with no record of the object the latest head is the reference by consistency
+/// only, which every finding it leads to says.
+fn compare_replicas(
+    names: &[&str],
+    seen: &[ObjectOnReplica],
+    anchors: &Anchors,
+) -> Vec<OcflFinding> {
     let mut by_object: BTreeMap<&str, Vec<&ObjectOnReplica>> = BTreeMap::new();
     for s in seen {
         by_object.entry(&s.object).or_default().push(s);
@@ -639,39 +762,81 @@ fn compare_replicas(names: &[&str], seen: &[ObjectOnReplica]) -> Vec<OcflFinding
     let mut out = Vec::new();
     for (object, on) in by_object {
         for name in names.iter().filter(|n| !on.iter().any(|s| s.replica == **n)) {
-            out.push(OcflFinding {
-                replica: (*name).into(),
-                object: object.into(),
-                key: object.into(),
-                kind: FindingKind::NoObject,
-                detail: "the object is on other replicas".into(),
-            });
+            out.push(object_finding(name, object, object, FindingKind::NoObject, NO_OBJECT.into()));
         }
-        // The reference is the latest valid head: a copy behind it is what differs (a copy
-        // that is not valid is reported by its own check, not here).
-        let valid: Vec<&&ObjectOnReplica> =
-            on.iter().filter(|s| s.inventory_sha512.is_some()).collect();
-        let Some(first) = valid
-            .iter()
-            .copied()
-            .max_by_key(|s| (head_number(s), std::cmp::Reverse(s.replica.clone())))
-        else {
-            continue;
-        };
-        for s in valid.iter().filter(|s| s.inventory_sha512 != first.inventory_sha512) {
-            out.push(OcflFinding {
-                replica: s.replica.clone(),
-                object: object.into(),
-                key: format!("{object}/{INVENTORY}"),
-                kind: FindingKind::Differs,
-                detail: format!(
-                    "head {} here, {} on {}",
-                    s.head.as_deref().unwrap_or("unreadable"),
-                    first.head.as_deref().unwrap_or("unreadable"),
-                    first.replica
-                ),
-            });
-        }
+        compare_heads(object, &on, anchors.of(object), &mut out);
     }
     out
+}
+
+const NO_OBJECT: &str = "the object is on other replicas";
+
+fn object_finding(
+    replica: &str,
+    object: &str,
+    key: &str,
+    kind: FindingKind,
+    detail: String,
+) -> OcflFinding {
+    OcflFinding { replica: replica.into(), object: object.into(), key: key.into(), kind, detail }
+}
+
+/// The copies of one object whose head inventory and sidecar agree (a copy that is not
+/// valid is reported by its own check, not here).
+pub(crate) fn copy_heads<'a>(on: &[&'a ObjectOnReplica]) -> Vec<CopyHead<'a>> {
+    on.iter()
+        .filter_map(|s| {
+            Some(CopyHead {
+                replica: &s.replica,
+                head: head_number(s),
+                sha512: s.inventory_sha512.as_deref()?,
+            })
+        })
+        .collect()
+}
+
+fn compare_heads(
+    object: &str,
+    on: &[&ObjectOnReplica],
+    anchor: Option<&Anchor>,
+    out: &mut Vec<OcflFinding>,
+) {
+    let key = format!("{object}/{INVENTORY}");
+    let copies = copy_heads(on);
+    let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
+    let unrecorded = |c: &CopyHead| anchor.is_some_and(|a| !a.knows(c.sha512));
+    for c in copies.iter().filter(|c| unrecorded(c)) {
+        let detail = format!(
+            "head v{} here is not a version webaip committed (its inventory's SHA-512 is not in \
+             the state database): never served, never copied",
+            c.head
+        );
+        out.push(object_finding(c.replica, object, &key, FindingKind::NotRecorded, detail));
+    }
+    let reference = super::anchor::reference(anchor, &copies);
+    let Some(r) = reference.copy() else {
+        if let Reference::Diverged(x, y) = reference {
+            for c in copies.iter().filter(|c| !unrecorded(c)) {
+                let detail = format!(
+                    "diverged: {} and {} hold different inventories, and nothing records which \
+                     webaip committed; never repaired automatically",
+                    named(&x),
+                    named(&y)
+                );
+                out.push(object_finding(c.replica, object, &key, FindingKind::Diverged, detail));
+            }
+        }
+        return;
+    };
+    let how = match reference {
+        Reference::Unrecorded { .. } => {
+            "; the state database records nothing of this object, so the latest head is taken \
+             by consistency only"
+        }
+        _ => "",
+    };
+    for c in copies.iter().filter(|c| c.sha512 != r.sha512 && !unrecorded(c)) {
+        let detail = format!("head v{} here, {}{how}", c.head, named(&r));
+        out.push(object_finding(c.replica, object, &key, FindingKind::Differs, detail));
+    }
 }

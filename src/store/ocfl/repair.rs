@@ -4,21 +4,28 @@
 //! fetched (each content file verified against its digest as it arrives), the inventories
 //! taken from the source, the tree checked deep before it is committed.
 //!
-//! A repair never writes a version no replica committed (it only copies committed versions),
-//! never changes an existing version's bytes (a copy that differs from the source's is
-//! damage only when the check says so), and never rolls a replica back: an object whose
-//! damaged copy has a later head than every intact copy is left and reported. Files no
-//! inventory accounts for are kept (linked into the new tree) and stay reported.
+//! The source is a copy of the object's reference head (see [`super::anchor`]): the latest
+//! head webaip recorded, never a version it did not commit; with no record of the object, a
+//! head held by more than half of the copies. A repair never writes a version webaip did not
+//! commit, never changes an existing version's bytes (every intact version inventory of the
+//! target must be the source's), and only rolls a copy forward: a copy at the reference's
+//! head number or later, or holding a version webaip did not record, is left and reported.
+//! Files no inventory accounts for are moved (hard-linked, then left out of the new tree) to a
+//! quarantine directory in the replica's work directory, outside the root: kept, and no
+//! longer blocking puts. A replica with no storage root yet (a new or emptied disk) is made
+//! one first.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::check::{FindingKind, Head, OcflFinding, read_head};
+use super::anchor::{Anchor, CopyHead, Reference};
+use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_head};
 use super::fs::FsRoot;
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
-use super::ops::{OcflCheckReport, accounted_files, precommit, survey};
+use super::ops::{OcflCheckReport, UNANCHORED, accounted_files, copy_heads, precommit};
 use crate::store::replica::{Replica, Source};
 use crate::store::{Store, StoreError};
 
@@ -50,18 +57,20 @@ pub struct OcflRepairReport {
     pub repaired: bool,
 }
 
-/// Findings that a rebuilt object leaves as they are (they are no damage to a copy).
+/// Findings that are no damage to a copy: files no inventory accounts for, which a repair
+/// moves to the work directory's quarantine (they would block every later put).
 const LEFT: [FindingKind; 2] = [FindingKind::Extra, FindingKind::UncommittedVersion];
 
 impl Store {
     /// Checks (with `deep`, every content file), then rebuilds every damaged or missing
-    /// object copy from a replica whose copy checked clean; then checks again. OCFL replicas
-    /// only.
+    /// object copy from a replica whose copy checked clean and holds the object's reference
+    /// head (the latest that webaip recorded); then checks again. OCFL replicas only.
     pub fn repair_objects(&self, deep: bool) -> Result<OcflRepairReport, StoreError> {
         let roots = self.ocfl_roots("store repair")?;
         let check = self.check_objects(None, deep)?;
+        let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
-        for f in check.findings.iter().filter(|f| !LEFT.contains(&f.kind) && !f.object.is_empty()) {
+        for f in check.findings.iter().filter(|f| !f.object.is_empty()) {
             if let Some(i) = self.replicas.iter().position(|r| r.name() == f.replica) {
                 targets.insert((i, f.object.clone()));
             }
@@ -73,52 +82,59 @@ impl Store {
                 .iter()
                 .filter(|f| f.object == object && f.replica == self.replicas[i].name())
                 .collect();
-            actions.push(self.repair_object(&roots[i], i, &object, &bad, &check));
+            let job = Job { roots, i, object: &object, bad: &bad, check: &check };
+            actions.push(self.repair_object(&job, anchors.of(&object)));
         }
         let after = self.check_objects(None, deep)?;
         let repaired = after.clean;
         Ok(OcflRepairReport { check, actions, after, repaired })
     }
 
-    /// Rebuilds `object` on replica `i` from the best clean copy elsewhere.
-    fn repair_object(
-        &self,
-        root: &FsRoot,
-        i: usize,
-        object: &str,
-        bad: &[&OcflFinding],
-        check: &OcflCheckReport,
-    ) -> ObjectRepair {
+    /// Rebuilds the object on replica `job.i` from a clean copy of its reference head.
+    fn repair_object(&self, job: &Job, anchor: Option<&Anchor>) -> ObjectRepair {
+        let root = &job.roots[job.i];
         let mut out = ObjectRepair {
             replica: root.name.clone(),
-            object: object.into(),
+            object: job.object.into(),
             source: None,
             repaired: false,
             message: String::new(),
         };
-        let Some((s, head)) = self.clean_source(i, object, check) else {
-            out.message = "no other replica holds a copy that checks clean".into();
-            return out;
-        };
-        out.source = Some(self.replicas[s].name().into());
-        let here = check.seen.iter().find(|o| o.replica == root.name && o.object == object);
-        let here_head = here
-            .and_then(|o| o.head.as_deref())
-            .and_then(|h| h.strip_prefix('v')?.parse::<u32>().ok());
-        if here_head.is_some_and(|h| h > head.versions.head) {
-            out.message = format!(
-                "this copy's head is later than {}'s; a repair never rolls a version back",
-                head.inv.head
-            );
+        if job.bad.iter().any(|f| f.kind == FindingKind::NotRecorded) {
+            out.message = "holds a version webaip did not commit: left as it is (move the \
+                           object away to have it rebuilt from a recorded copy)"
+                .into();
             return out;
         }
-        match self.rebuild(root, i, s, object, &head, bad) {
-            Ok(sha) => {
+        let (s, reference) = match self.repair_source(job, anchor) {
+            Ok(found) => found,
+            Err(why) => {
+                out.message = why.to_string();
+                return out;
+            }
+        };
+        out.source = Some(self.replicas[s].name().into());
+        match self.rebuild(job, s, &reference) {
+            Ok((head, quarantined)) => {
                 out.repaired = true;
                 out.message = format!("rebuilt at {}", head.inv.head);
-                if let Err(e) =
-                    self.state().record_ocfl_head(&head.inv.id, &root.name, &head.inv.head, &sha)
-                {
+                if let Some(q) = quarantined {
+                    out.message = format!(
+                        "{}; the files no inventory accounts for were moved to {}",
+                        out.message,
+                        q.display()
+                    );
+                }
+                if anchor.is_none() {
+                    out.message = format!("{}; {UNANCHORED}", out.message);
+                }
+                let recorded = self.state().record_ocfl_head(
+                    &head.inv.id,
+                    &root.name,
+                    &head.inv.head,
+                    &head.sha512,
+                );
+                if let Err(e) = recorded {
                     out.message =
                         format!("{}; the state database could not record it: {e}", out.message);
                 }
@@ -128,48 +144,113 @@ impl Store {
         out
     }
 
-    /// The replica (other than `i`) whose copy of `object` checked clean with the latest head.
-    fn clean_source(
+    /// The replica (other than the target) to rebuild from, and the SHA-512 of the head
+    /// inventory it holds: a copy that checked clean at the object's reference head. With no
+    /// record of the object, that head must be held by more than half of the copies; a
+    /// reference that cannot be taken is why not.
+    fn repair_source(
         &self,
-        i: usize,
-        object: &str,
-        check: &OcflCheckReport,
-    ) -> Option<(usize, Head)> {
-        let mut best: Option<(usize, Head)> = None;
-        for (s, r) in self.replicas.iter().enumerate().filter(|(s, _)| *s != i) {
-            let dirty = check.findings.iter().any(|f| {
-                f.replica == r.name()
-                    && f.object == object
+        job: &Job,
+        anchor: Option<&Anchor>,
+    ) -> Result<(usize, String), NoSource> {
+        let on: Vec<&ObjectOnReplica> =
+            job.check.seen.iter().filter(|o| o.object == job.object).collect();
+        let copies = copy_heads(&on);
+        let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
+        let reference = match super::anchor::reference(anchor, &copies) {
+            Reference::Recorded(c) => c,
+            Reference::Unrecorded { copy, holders, copies } if holders * 2 > copies => copy,
+            Reference::Unrecorded { copy, holders, copies } => {
+                return Err(NoSource::Minority { head: named(&copy), holders, copies });
+            }
+            Reference::Diverged(x, y) => {
+                return Err(NoSource::Diverged { a: named(&x), b: named(&y) });
+            }
+            Reference::None => return Err(NoSource::Unrecorded),
+        };
+        let clean = |name: &str| {
+            !job.check.findings.iter().any(|f| {
+                f.replica == name
+                    && f.object == job.object
                     && !LEFT.contains(&f.kind)
                     && f.kind != FindingKind::Differs
-            });
-            let seen = check.seen.iter().find(|o| o.replica == r.name() && o.object == object);
-            let Some(id) = seen.and_then(|o| o.id.clone()) else { continue };
-            if dirty {
-                continue;
-            }
-            let Ok(Some(head)) = read_head(r.as_ref(), &id) else { continue };
-            if best.as_ref().is_none_or(|(_, b)| head.versions.head > b.versions.head) {
-                best = Some((s, head));
-            }
+            })
+        };
+        let here = self.replicas[job.i].name();
+        let source = copies
+            .iter()
+            .filter(|c| c.replica != here && c.sha512 == reference.sha512 && clean(c.replica))
+            .find_map(|c| self.replicas.iter().position(|r| r.name() == c.replica));
+        match source {
+            Some(s) => Ok((s, reference.sha512.to_string())),
+            None => Err(NoSource::NoCleanCopy(named(&reference))),
         }
-        best
     }
 
-    /// Stages the object on replica `i` from replica `s`'s copy, keeping every intact file of
-    /// its own, checks it deep, and commits it; returns the inventory's SHA-512.
+    /// Stages the object on the target from replica `s`'s copy, keeping every intact file of
+    /// its own, checks it deep, and commits it; returns the head committed. Both replicas'
+    /// locks are held throughout, and what the check saw is read again under them: a put that
+    /// ran meanwhile stops the repair instead of being undone or blamed.
     fn rebuild(
         &self,
-        root: &FsRoot,
-        i: usize,
+        job: &Job,
         s: usize,
+        reference: &str,
+    ) -> Result<(Head, Option<PathBuf>), StoreError> {
+        let (root, object, i) = (&job.roots[job.i], job.object, job.i);
+        let (target, source) = (self.replicas[i].as_ref(), self.replicas[s].as_ref());
+        let stale = |what: &str| StoreError::Precommit {
+            replica: target.name().into(),
+            key: object.into(),
+            detail: format!(
+                "{what} changed since the check (a put ran?); run `store repair` again"
+            ),
+        };
+        let id = job.check.seen.iter().find(|o| o.replica == source.name() && o.object == object);
+        let id = id.and_then(|o| o.id.clone()).unwrap_or_default();
+        let _locks = lock_in_order(job.roots, i, s, &id)?;
+        // A new or emptied replica is made a storage root first; a directory holding other
+        // things is refused, so no object is ever written into what is not a root.
+        root.ensure_root()?;
+        let head = match read_head(source, &id)? {
+            Some(h) if h.sha512 == reference => h,
+            _ => return Err(stale("the source's head")),
+        };
+        let seen = job.check.seen.iter().find(|o| o.replica == target.name() && o.object == object);
+        let before = seen.and_then(|o| o.inventory_sha512.clone());
+        let now =
+            super::check::load(target, object)?.filter(|l| l.sidecar.is_ok() && l.parsed.is_ok());
+        if now.map(|l| l.sha512) != before {
+            return Err(stale("this copy's head"));
+        }
+        let here_head = seen.map(super::ops::head_number).unwrap_or_default();
+        if before.as_deref().is_some_and(|b| b != reference) && here_head >= head.versions.head {
+            return Err(StoreError::Precommit {
+                replica: target.name().into(),
+                key: object.into(),
+                detail: format!(
+                    "this copy's head v{here_head} is not behind {}: a repair never rolls a version back nor replaces one",
+                    head.inv.head
+                ),
+            });
+        }
+        descends(target, source, object, &head)?;
+        let quarantined = self.stage_from(root, target, source, object, &head, job.bad)?;
+        Ok((head, quarantined))
+    }
+
+    /// Builds the object tree from the source's head and the target's intact files, checks it
+    /// deep and commits it.
+    fn stage_from(
+        &self,
+        root: &FsRoot,
+        target: &dyn Replica,
+        source: &dyn Replica,
         object: &str,
         head: &Head,
         bad: &[&OcflFinding],
-    ) -> Result<String, StoreError> {
-        let _lock = root.lock(&head.inv.id)?;
-        let (target, source) = (self.replicas[i].as_ref(), self.replicas[s].as_ref());
-        let present = survey(target)?.objects.remove(object).unwrap_or_default();
+    ) -> Result<Option<PathBuf>, StoreError> {
+        let present = target.list(object)?;
         let damaged: BTreeSet<&str> = bad.iter().map(|f| f.key.as_str()).collect();
         let stage = root.stage(object)?;
         let prefix = format!("{object}/");
@@ -180,16 +261,25 @@ impl Store {
             [INVENTORY, SIDECAR].iter().map(|n| format!("{object}/{n}")).collect();
         let wanted: BTreeSet<String> =
             accounted_files(head).into_iter().map(|r| format!("{object}/{r}")).collect();
-        for o in present.iter().filter(|o| o.problem.is_none() && !damaged.contains(o.key.as_str()))
-        {
+        let mut unaccounted = Vec::new();
+        for o in present.iter().filter(|o| o.problem.is_none()) {
             // Its own version inventories are kept only when they are the source's too.
             let rel = o.key.strip_prefix(&prefix).unwrap_or(&o.key);
             let inventory_file = rel.ends_with(INVENTORY) || rel.ends_with(SIDECAR);
             if inventories.contains(&o.key) || (inventory_file && wanted.contains(&o.key)) {
                 continue;
             }
-            stage.link(object, rel)?;
+            if !wanted.contains(&o.key) {
+                unaccounted.push(rel);
+            } else if !damaged.contains(o.key.as_str()) {
+                stage.link(object, rel)?;
+            }
         }
+        let quarantined = if unaccounted.is_empty() {
+            None
+        } else {
+            Some(root.quarantine(object, &unaccounted)?)
+        };
         for key in wanted.iter().chain(&inventories) {
             let rel = key.strip_prefix(&prefix).unwrap_or(key);
             let linked = keep(key) && !(rel.ends_with(INVENTORY) || rel.ends_with(SIDECAR));
@@ -198,10 +288,109 @@ impl Store {
             }
         }
         precommit(root, &stage, object, true)?;
-        let replacing = !present.is_empty();
+        // Exchanged when the object's directory is there (even with no declaration left in
+        // it), renamed into place when it is not.
+        let replacing = match std::fs::symlink_metadata(root.root.join(object)) {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                return Err(StoreError::Replica {
+                    replica: root.name.clone(),
+                    key: object.into(),
+                    source: Box::new(e.into()),
+                });
+            }
+        };
         stage.commit(object, replacing)?;
-        Ok(head.sha512.clone())
+        Ok(quarantined)
     }
+}
+
+/// Why an object copy has no source to be rebuilt from.
+#[derive(Debug, thiserror::Error)]
+enum NoSource {
+    /// No record of the object, and the latest head is not held by most copies.
+    #[error(
+        "the state database records nothing of this object, and {head} is held by {holders} of {copies} copies: not taken as right by consistency alone"
+    )]
+    Minority {
+        /// The latest head and its replica.
+        head: String,
+        /// Copies holding it.
+        holders: usize,
+        /// Copies in all.
+        copies: usize,
+    },
+    /// Two versions of one number, and nothing decides.
+    #[error(
+        "{a} and {b} are different versions of one number, and nothing records which webaip committed: never repaired automatically"
+    )]
+    Diverged {
+        /// One head and its replica.
+        a: String,
+        /// The other.
+        b: String,
+    },
+    /// The object is recorded, and no replica holds a recorded head.
+    #[error("no replica holds a version webaip committed")]
+    Unrecorded,
+    /// No other replica holds the reference head clean.
+    #[error("no other replica holds a clean copy of {0}")]
+    NoCleanCopy(String),
+}
+
+/// What one repair of one object works on.
+struct Job<'a> {
+    roots: &'a [FsRoot],
+    /// The target replica.
+    i: usize,
+    object: &'a str,
+    /// What the check found on the target.
+    bad: &'a [&'a OcflFinding],
+    check: &'a OcflCheckReport,
+}
+
+/// The object's locks on replicas `a` and `b`, in the configuration's order (as a put takes
+/// them, so the two never wait on each other).
+fn lock_in_order(
+    roots: &[FsRoot],
+    a: usize,
+    b: usize,
+    id: &str,
+) -> Result<Vec<std::fs::File>, StoreError> {
+    let (first, second) = if a < b { (a, b) } else { (b, a) };
+    Ok(vec![roots[first].lock(id)?, roots[second].lock(id)?])
+}
+
+/// The target's versions must be the source's: every version inventory the target holds
+/// intact (valid, its sidecar agreeing) is byte for byte the source's of that version. A copy
+/// that diverged is never overwritten.
+fn descends(
+    target: &dyn Replica,
+    source: &dyn Replica,
+    object: &str,
+    head: &Head,
+) -> Result<(), StoreError> {
+    for n in 1..=head.versions.head {
+        let dir = format!("{object}/{}", head.versions.name(n));
+        let Ok(Some(here)) = load(target, &dir) else { continue };
+        if here.sidecar.is_err() || here.parsed.is_err() {
+            continue;
+        }
+        let there = load(source, &dir)?.map(|l| l.sha512);
+        if there.as_deref() != Some(here.sha512.as_str()) {
+            return Err(StoreError::Precommit {
+                replica: target.name().into(),
+                key: format!("{dir}/{INVENTORY}"),
+                detail: format!(
+                    "diverged: this copy's {} is not {}'s; never overwritten",
+                    head.versions.name(n),
+                    source.name()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Copies `rel` of the object from `source` into the stage: a content file verified against

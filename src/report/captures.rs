@@ -227,9 +227,9 @@ impl CaptureTally {
             self.beyond_end += 1;
         }
         self.lines += 1;
-        match capture_scheme(&e.url) {
-            Ok(()) => self.captures += 1,
-            Err(scheme) => return self.other_records.add(&scheme),
+        match line_kind(&e.url) {
+            LineKind::Capture => self.captures += 1,
+            LineKind::Other(scheme) => return self.other_records.add(&scheme),
         }
         self.count_date(&e.timestamp);
         self.hosts.add(&host_of(&e.url));
@@ -310,13 +310,22 @@ impl Captures {
     }
 }
 
-/// `Ok` for a capture's URL, else its scheme (lower case; `(none)` without one).
-pub(crate) fn capture_scheme(url: &str) -> Result<(), String> {
+/// What an index line is, by its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LineKind {
+    /// A capture: an `http`, `https`, `ftp` or `dns` URL.
+    Capture,
+    /// Another record, by its URL's scheme (lower case; `(none)` without one).
+    Other(String),
+}
+
+/// What the line of `url` is.
+pub(crate) fn line_kind(url: &str) -> LineKind {
     let scheme = crate::layout::uri_scheme(url).map(str::to_ascii_lowercase);
     match scheme.as_deref() {
-        Some("http" | "https" | "ftp" | "dns") => Ok(()),
-        Some(other) => Err(other.to_string()),
-        None => Err("(none)".into()),
+        Some("http" | "https" | "ftp" | "dns") => LineKind::Capture,
+        Some(other) => LineKind::Other(other.to_string()),
+        None => LineKind::Other("(none)".into()),
     }
 }
 
@@ -366,10 +375,10 @@ mod tests {
         assert_eq!(host_of("https://[::1]:443/"), "::1");
         assert_eq!(host_of("dns:Example.ORG"), "example.org");
         assert_eq!(host_of("filedesc://x.arc"), "x.arc");
-        assert_eq!(capture_scheme("HTTPS://a/"), Ok(()));
-        assert_eq!(capture_scheme("dns:a"), Ok(()));
-        assert_eq!(capture_scheme("metadata://webaip/x"), Err("metadata".into()));
-        assert_eq!(capture_scheme("/relative"), Err("(none)".into()));
+        assert_eq!(line_kind("HTTPS://a/"), LineKind::Capture);
+        assert_eq!(line_kind("dns:a"), LineKind::Capture);
+        assert_eq!(line_kind("metadata://webaip/x"), LineKind::Other("metadata".into()));
+        assert_eq!(line_kind("/relative"), LineKind::Other("(none)".into()));
         assert_eq!(host_of("urn:x"), "(no host)");
         assert_eq!(host_of("http:///path"), "(no host)");
     }

@@ -14,6 +14,7 @@ pub mod html;
 pub mod mets;
 pub mod quirks;
 mod svg;
+mod text;
 mod timeline;
 
 use std::collections::BTreeMap;

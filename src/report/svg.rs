@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::escape;
+use super::text::{escape, number};
 
 /// One bar: its label and value.
 pub(crate) struct Bar<'a> {
@@ -46,7 +46,7 @@ pub(crate) fn bars(id: &str, title: &str, desc: &str, bars: &[Bar]) -> String {
             ry = y + 3,
             h = ROW - 6,
             vx = LABEL_WIDTH as f64 + w + 6.0,
-            value = super::html::number(b.value),
+            value = number(b.value),
         );
     }
     s.push_str("</svg>");
@@ -60,7 +60,7 @@ pub(crate) fn columns(id: &str, title: &str, desc: &str, bars: &[Bar]) -> String
     let mut s = open(id, title, desc, WIDTH, top + plot + bottom);
     let n = bars.len().max(1) as f64;
     let step = (WIDTH - 20) as f64 / n;
-    let _ = write!(s, r#"<text x="10" y="12" class="v">max {}</text>"#, super::html::number(max));
+    let _ = write!(s, r#"<text x="10" y="12" class="v">max {}</text>"#, number(max));
     for (i, b) in bars.iter().enumerate() {
         let h =
             (b.value as f64 / max as f64 * plot as f64).max(if b.value > 0 { 1.0 } else { 0.0 });
@@ -71,7 +71,7 @@ pub(crate) fn columns(id: &str, title: &str, desc: &str, bars: &[Bar]) -> String
             y = (top + plot) as f64 - h,
             w = (step * 0.8).max(0.5),
             label = escape(b.label),
-            value = super::html::number(b.value),
+            value = number(b.value),
         );
     }
     let shown = [0, bars.len() / 2, bars.len().saturating_sub(1)];

@@ -39,9 +39,9 @@ pub fn write_html(r: &ReportFacts, out: &mut dyn Write) -> io::Result<()> {
     deduplication(r, &mut page);
     quirks(r, &mut page);
     files(r, &mut page);
-    let _ = write!(
+    let _ = writeln!(
         page,
-        "</main><footer><p>Made by webaip {} from the package's METS, its own logs and its access index; no payload was read.</p></footer><script>{SCRIPT}</script></body></html>\n",
+        "</main><footer><p>Made by webaip {} from the package's METS, its own logs and its access index; no payload was read.</p></footer><script>{SCRIPT}</script></body></html>",
         escape(&crate::api::short_version()),
     );
     out.write_all(page.as_bytes())
@@ -353,7 +353,7 @@ fn timeline(c: &Captures, s: &mut String) {
         describe_bars(&{
             let mut top: Vec<Bar> =
                 periods.bins.iter().map(|b| Bar { label: &b.key, value: b.count }).collect();
-            top.sort_by(|a, b| b.value.cmp(&a.value));
+            top.sort_by_key(|b| std::cmp::Reverse(b.value));
             top.truncate(3);
             top
         })

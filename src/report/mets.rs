@@ -469,11 +469,12 @@ fn describe(d: &mut Description, local: &str, text: String, point: &str, usage: 
     match local {
         "title" => set_first(&mut d.title, text),
         "dateCaptured" if d.captured.len() < 16 => d.captured.push((point.to_string(), text)),
-        "url" | "identifier" if d.url.is_empty() || usage == "primary" => {
-            // `dc:identifier` holds the URL in a Dublin Core section; MODS has `location/url`.
-            if local == "url" || text.contains("://") {
-                d.url = text;
-            }
+        // `dc:identifier` holds the URL in a Dublin Core section; MODS has `location/url`.
+        "url" | "identifier"
+            if (d.url.is_empty() || usage == "primary")
+                && (local == "url" || text.contains("://")) =>
+        {
+            d.url = text;
         }
         "internetMediaType" => set_first(&mut d.mime, text),
         "source" => set_first(&mut d.source, text),

@@ -91,6 +91,7 @@ pub(crate) mod model;
 pub(crate) mod package;
 pub(crate) mod pages;
 pub(crate) mod profile;
+pub(crate) mod report;
 pub(crate) mod sources;
 pub(crate) mod stages;
 pub(crate) mod store;

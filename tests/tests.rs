@@ -43,6 +43,7 @@ mod pages_list;
 mod pandas;
 mod pronom;
 mod readme;
+mod report;
 mod rewrite_bytes;
 mod scan;
 mod store;

@@ -11,6 +11,7 @@ mod packager;
 mod packaging;
 mod pages;
 mod preservation;
+mod report;
 mod scan;
 mod support;
 pub mod types;
@@ -28,6 +29,7 @@ pub use packager::{PackageProgress, Packaged, Packager, PackagerError};
 pub use packaging::*;
 pub use pages::*;
 pub use preservation::*;
+pub use report::*;
 pub use scan::*;
 pub use support::{
     ConfineError, describe_io, escape_controls, prepare_identification, refuse_nesting,

@@ -20,6 +20,7 @@ mod package;
 mod pages;
 mod progress;
 mod reference;
+mod report;
 mod scan;
 mod store;
 mod undedup;
@@ -104,6 +105,17 @@ enum Command {
     /// What a curator looks at to choose the pages to describe in the metadata file's
     /// `[[page]]` tables: one line per capture, sorted by URL then date.
     Pages(pages::PagesArgs),
+    /// Make one self-contained HTML page (and its JSON twin) showing what a package holds and
+    /// what was found of it.
+    ///
+    /// Who and what the package is, its verdicts (METS validation, virus check,
+    /// identification, an audit with `--audit`), its captures by day, host, status, MIME type
+    /// and size, the described webpages, the PREMIS events, deduplication and the source's
+    /// quirks. Read from the METS, the package's logs and its access index (`--index`, else
+    /// the containers' records); no payload is read. The page opens offline: no request of any
+    /// kind. Exit status 1 when the METS is invalid, the audit is not INTACT or the counts are
+    /// partial.
+    Report(report::ReportArgs),
     /// Make the digest table of stored payloads that `package --dedup-against` looks up, from
     /// CDXJ indexes and earlier packages.
     DedupTable(dedup_table::DedupTableArgs),
@@ -205,6 +217,7 @@ pub fn main() -> i32 {
         Command::Ingest(args) => ingest::run(args),
         Command::Store(args) => store::run(args),
         Command::Pages(args) => pages::run(args),
+        Command::Report(args) => report::run(args),
         Command::Batch(args) => batch::run(args),
         Command::Identify(args) => identify::run(args),
         Command::Index(args) => index::run(args),

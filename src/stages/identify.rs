@@ -637,6 +637,41 @@ impl Tally {
             shown.join(", ")
         )
     }
+
+    /// The counts a [`Tally::summary`] states, read back: the formats it lists are the ten most
+    /// frequent only. `None` unless `note` is exactly what `summary` writes for them (a note
+    /// edited by hand or written by another version is shown as it is, not half read).
+    pub(crate) fn from_summary(note: &str) -> Option<Tally> {
+        let mut parts = note.split("; ");
+        let counts: Vec<u64> =
+            parts.next()?.split([':', ',']).map(leading_number).collect::<Option<_>>()?;
+        let [payloads, unidentified, text, several, contradicted, not_confirmed] = counts[..]
+        else {
+            return None;
+        };
+        let empty = leading_number(parts.next()?)?;
+        let mut by_puid = BTreeMap::new();
+        for entry in parts.next().map(|l| l.split(", ").collect::<Vec<_>>()).unwrap_or_default() {
+            let (puid, n) = entry.rsplit_once(": ")?;
+            by_puid.insert(puid.to_string(), n.parse().ok()?);
+        }
+        let tally = Tally {
+            payloads,
+            unidentified,
+            text,
+            several,
+            contradicted,
+            not_confirmed,
+            empty,
+            by_puid,
+        };
+        (parts.next().is_none() && tally.summary() == note).then_some(tally)
+    }
+}
+
+/// The number a clause of a [`Tally::summary`] starts with.
+fn leading_number(clause: &str) -> Option<u64> {
+    clause.trim_start().split(' ').next()?.parse().ok()
 }
 
 /// The pipeline stage: every payload of a batch identified (in parallel), from the bytes held
@@ -1090,5 +1125,35 @@ mod tests {
             u.summary(),
             "4 payload(s) identified: 1 matched no signature and are not text, 1 matched no signature and are text named by their content, 0 matched several formats, 1 contradict the type the harvest declared, 2 do not confirm it; 1 empty payload(s) (0 bytes) counted, not identified; fmt/4: 2, x-fmt/111: 1"
         );
+    }
+
+    #[test]
+    fn a_summary_reads_back_only_when_exactly_as_written() {
+        let mut t = Tally {
+            payloads: 14,
+            unidentified: 1,
+            text: 2,
+            several: 0,
+            contradicted: 3,
+            not_confirmed: 4,
+            empty: 5,
+            ..Default::default()
+        };
+        for i in 0..12 {
+            t.by_puid.insert(format!("fmt/{i}"), 12 - i);
+        }
+        let note = t.summary();
+        let back = Tally::from_summary(&note).unwrap();
+        assert_eq!(
+            (back.payloads, back.contradicted, back.not_confirmed, back.empty),
+            (14, 3, 4, 5)
+        );
+        assert_eq!(back.by_puid.len(), 10, "the note lists the ten most frequent");
+        assert_eq!(back.summary(), note);
+        let none = Tally { payloads: 1, ..Default::default() };
+        assert_eq!(Tally::from_summary(&none.summary()).unwrap().by_puid.len(), 0);
+        assert!(Tally::from_summary(&note.replace("several formats", "many formats")).is_none());
+        assert!(Tally::from_summary(&format!("{note} (edited)")).is_none());
+        assert!(Tally::from_summary("").is_none());
     }
 }

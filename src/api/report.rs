@@ -1,0 +1,11 @@
+//! [`report_package`]: what a package holds and what was found of it, for people to look at
+//! (`webaip report`).
+
+pub use crate::report::captures::{CaptureSource, Captures, Count, Ranked, SizeClass};
+pub use crate::report::mets::{AgentFact, AgentLink, EventFact, FolderCount, HeaderAgent};
+pub use crate::report::quirks::{QuirkExample, QuirkKind, Quirks};
+pub use crate::report::{
+    AuditOutcome, Deduplication, EventOutcome, Identification, Identity, MetsVerdict, PageFact,
+    ReportError, ReportFacts, ReportOptions, ReportProgress, Verdicts, report_package,
+    write_html_file as write_report_html,
+};

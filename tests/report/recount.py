@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Recounts what a webaip report states of a package, with other tools than webaip's: the
+METS read with lxml, the captures indexed by cdxj-indexer (pywb's indexer) from the package's
+containers and counted here.
+
+usage: recount.py PACKAGE
+Prints one JSON object whose keys mirror the report's JSON (`webaip report --json`).
+"""
+import collections, json, os, subprocess, sys, urllib.parse
+
+from lxml import etree
+
+NS = {"mets": "http://www.loc.gov/METS/", "premis": "http://www.loc.gov/premis/v3",
+      "mods": "http://www.loc.gov/mods/v3", "xlink": "http://www.w3.org/1999/xlink"}
+SIZE_BOUNDS = [1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+
+
+def text(el, path):
+    found = el.xpath(path, namespaces=NS)
+    return found[0].strip() if found else ""
+
+
+def mets_facts(pkg):
+    doc = etree.parse(os.path.join(pkg, "METS.xml"))
+    root = doc.getroot()
+    website = root.xpath("//mets:structMap[@TYPE='logical']//mets:div[@TYPE='WEBSITE']", namespaces=NS)[0]
+    dmd = website.get("DMDID", "").split()
+    title = ""
+    for d in dmd:
+        title = title or text(root, f"//mets:dmdSec[@ID='{d}']//mods:titleInfo/mods:title/text()")
+    events = collections.Counter(e.strip() for e in root.xpath("//premis:event/premis:eventType/text()", namespaces=NS))
+    folders = collections.Counter()
+    sizes = collections.Counter()
+    for f in root.xpath("//mets:fileSec//mets:file[not(ancestor::mets:file)]", namespaces=NS):
+        href = text(f, "mets:FLocat/@xlink:href")
+        folder = href.split("/", 1)[0] if "/" in href else "."
+        folders[folder] += 1
+        sizes[folder] += int(f.get("SIZE", "0"))
+    requires = sorted({r.xpath("premis:relatedObjectIdentifier/premis:relatedObjectIdentifierValue/text()", namespaces=NS)[0].strip()
+                       for r in root.xpath("//premis:relationship", namespaces=NS)
+                       if text(r, "premis:relationshipType/text()") == "dependency"
+                       and text(r, "premis:relationshipSubType/text()") == "requires"})
+    pages = root.xpath("//mets:structMap[@TYPE='logical']//mets:div[@TYPE='WEBPAGE' or @TYPE='ASSOCIATEDOBJECT']", namespaces=NS)
+    return {
+        "objid": root.get("OBJID"), "package_type": root.get("TYPE"), "title": title,
+        "events_by_type": dict(events), "events": sum(events.values()),
+        "agents": len(root.xpath("//premis:agent", namespaces=NS)),
+        "pages": len(pages), "requires": requires,
+        "folders": {k: {"files": folders[k], "bytes": sizes[k]} for k in folders},
+    }
+
+
+def host(url):
+    if url.startswith("dns:"):
+        return url[4:].strip().lower()
+    h = urllib.parse.urlsplit(url).hostname
+    return h if h else "(no host)"
+
+
+def captures(pkg, venv_bin):
+    content = os.path.join(pkg, "content")
+    lines = []
+    for name in sorted(os.listdir(content)):
+        out = subprocess.run([os.path.join(venv_bin, "cdxj-indexer"), os.path.join(content, name)],
+                             check=True, capture_output=True, text=True).stdout
+        lines += [l for l in out.splitlines() if l and not l.startswith("!")]
+    days, hosts, statuses, mimes = (collections.Counter() for _ in range(4))
+    size_counts = [0] * 7
+    total, revisits, with_status, stamps, others = 0, 0, 0, [], collections.Counter()
+    for line in lines:
+        _key, ts, fields = line.split(" ", 2)
+        f = json.loads(fields)
+        scheme = urllib.parse.urlsplit(f["url"]).scheme.lower() or "(none)"
+        if scheme not in ("http", "https", "ftp", "dns"):
+            others[scheme] += 1
+            continue
+        stamps.append(ts)
+        days[f"{ts[:4]}-{ts[4:6]}-{ts[6:8]}"] += 1
+        hosts[host(f["url"])] += 1
+        mime = f.get("mime", "(none)")
+        mimes[mime] += 1
+        revisits += mime == "warc/revisit"
+        if "status" in f:
+            with_status += 1
+            statuses[f["status"]] += 1
+        length = int(f["length"])
+        total += length
+        size_counts[next((i for i, b in enumerate(SIZE_BOUNDS) if length < b), 6)] += 1
+    return {
+        "lines": len(lines), "captures": len(stamps), "other_records": dict(others), "revisits": revisits, "with_status": with_status, "bytes": total,
+        "first": min(stamps) if stamps else None, "last": max(stamps) if stamps else None,
+        "by_day": dict(days), "hosts": dict(hosts), "statuses": dict(statuses),
+        "mime_types": dict(mimes), "sizes": size_counts,
+    }
+
+
+def main():
+    pkg = sys.argv[1]
+    venv_bin = os.path.dirname(os.path.abspath(sys.executable))
+    print(json.dumps({"mets": mets_facts(pkg), "captures": captures(pkg, venv_bin)}))
+
+
+if __name__ == "__main__":
+    main()

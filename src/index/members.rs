@@ -8,6 +8,8 @@
 //! gzip) goes to the streaming reader of [`super::warc`] at that member's offset, which
 //! indexes it or names the fault exactly as it would reading the file from its start. It reads
 //! through the walk's window, from the bytes already read: no byte is read from the file twice.
+//! The walk reads the file itself, or takes its bytes in order from another reader of it (a
+//! [`Feed`]: the WACZ export's copy), so that the file is read once for both.
 //!
 //! Splitting one file: a second thread starts at a guessed member boundary past the middle (a
 //! gzip header whose member inflates to a line starting `WARC/`); its lines are kept only if
@@ -149,9 +151,84 @@ impl Drop for Inflater {
     }
 }
 
+/// The bytes of a file, in order, as another reader of it hands them on (the WACZ export's
+/// copy into the ZIP): whoever walks them never reads the file itself, so the file is read
+/// once for both. Each piece sent back on `spent` once taken, for the sender to fill again.
+pub struct Feed {
+    pieces: std::sync::mpsc::Receiver<Vec<u8>>,
+    spent: std::sync::mpsc::Sender<Vec<u8>>,
+    /// The piece being taken, and how much of it is taken.
+    piece: Vec<u8>,
+    taken: usize,
+    /// File offset of the next byte handed on.
+    at: u64,
+}
+
+impl Feed {
+    /// The bytes sent on `pieces`, from the file's start; pieces taken go back on `spent`.
+    pub fn new(
+        pieces: std::sync::mpsc::Receiver<Vec<u8>>,
+        spent: std::sync::mpsc::Sender<Vec<u8>>,
+    ) -> Feed {
+        Feed { pieces, spent, piece: Vec::new(), taken: 0, at: 0 }
+    }
+
+    /// Appends at most `more` bytes to `buf`: fewer only at the end of the bytes sent.
+    fn read_onto(&mut self, buf: &mut Vec<u8>, more: u64) -> usize {
+        let mut n = 0usize;
+        while (n as u64) < more {
+            if self.taken == self.piece.len() && !self.next_piece() {
+                break;
+            }
+            let rest = &self.piece[self.taken..];
+            let k = rest.len().min(usize::try_from(more).unwrap_or(usize::MAX) - n);
+            buf.extend_from_slice(&rest[..k]);
+            (self.taken, n) = (self.taken + k, n + k);
+        }
+        self.at += n as u64;
+        n
+    }
+
+    /// Takes the next piece: false once the sender is done.
+    fn next_piece(&mut self) -> bool {
+        let Ok(next) = self.pieces.recv() else { return false };
+        let spent = std::mem::replace(&mut self.piece, next);
+        // The sender may be gone (it is finished): the piece is then dropped.
+        let _ = self.spent.send(spent);
+        self.taken = 0;
+        true
+    }
+
+    /// Skips to offset `at`: only forwards, the bytes before the feed's place being gone.
+    fn skip_to(&mut self, at: u64) -> io::Result<()> {
+        if at < self.at {
+            return Err(io::Error::other(format!(
+                "offset {at} read again, behind the copy at {}: the bytes are read once",
+                self.at
+            )));
+        }
+        let mut skipped = Vec::new();
+        while self.at < at {
+            skipped.clear();
+            if self.read_onto(&mut skipped, (at - self.at).min(1 << 20)) == 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a window's bytes come from.
+enum Source {
+    /// The file, read by the window.
+    File(File),
+    /// Another reader of the file.
+    Feed(Feed),
+}
+
 /// A window of the file's compressed bytes, read ahead of the member being inflated.
 struct Window {
-    file: File,
+    source: Source,
     path: PathBuf,
     len: u64,
     buf: Vec<u8>,
@@ -164,14 +241,28 @@ impl Window {
         // Only a regular file: a FIFO put in place of a container is refused, never waited on.
         let file = crate::layout::open_user_file(path).map_err(io::Error::other)?;
         let len = file.metadata()?.len();
-        Ok(Window { file, path: path.to_path_buf(), len, buf: Vec::new(), lo: 0 })
+        let source = Source::File(file);
+        Ok(Window { source, path: path.to_path_buf(), len, buf: Vec::new(), lo: 0 })
     }
 
-    /// Reads at most `more` bytes from the file onto the end of the window.
+    /// Reads at most `more` bytes from the source onto the end of the window.
     fn read_more(&mut self, more: u64) -> io::Result<()> {
-        let n = (&mut self.file).take(more).read_to_end(&mut self.buf)?;
-        tally::note(&self.path, n as u64);
+        match &mut self.source {
+            Source::File(file) => {
+                let n = file.take(more).read_to_end(&mut self.buf)?;
+                tally::note(&self.path, n as u64);
+            }
+            Source::Feed(feed) => drop(feed.read_onto(&mut self.buf, more)),
+        }
         Ok(())
+    }
+
+    /// Moves the source to offset `at`.
+    fn seek(&mut self, at: u64) -> io::Result<()> {
+        match &mut self.source {
+            Source::File(file) => file.seek(SeekFrom::Start(at)).map(drop),
+            Source::Feed(feed) => feed.skip_to(at),
+        }
     }
 
     /// The file's bytes from `at` on (none at its end), for a reader going through the file
@@ -181,7 +272,7 @@ impl Window {
         if at < self.lo || at > hi {
             self.buf.clear();
             self.lo = at;
-            self.file.seek(SeekFrom::Start(at))?;
+            self.seek(at)?;
         } else if at == hi {
             let keep = at.saturating_sub(KEEP).max(self.lo);
             self.buf.drain(..(keep - self.lo) as usize);
@@ -201,7 +292,7 @@ impl Window {
         if at < self.lo || at > hi {
             self.buf.clear();
             self.lo = at;
-            self.file.seek(SeekFrom::Start(at))?;
+            self.seek(at)?;
         } else if hi < need {
             self.buf.drain(..(at - self.lo) as usize);
             self.lo = at;
@@ -288,9 +379,13 @@ impl MemberInflater {
     /// An inflater over the regular file at `path`, for members inflating to at most `max`
     /// bytes.
     pub(crate) fn open(path: &Path, max: usize) -> io::Result<MemberInflater> {
+        MemberInflater::over(Window::open(path)?, max)
+    }
+
+    /// An inflater over `window`.
+    fn over(window: Window, max: usize) -> io::Result<MemberInflater> {
         let inflater =
             Inflater::new().ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        let window = Window::open(path)?;
         Ok(MemberInflater { inflater, out: vec![0u8; (1 << 20).min(max)], window, max })
     }
 
@@ -364,13 +459,34 @@ impl Walker {
         let name = path.display().to_string();
         let io_err = |e| IndexError::Io { path: name.clone(), source: e };
         let members = MemberInflater::open(path, max).map_err(io_err)?;
-        Ok(Walker {
+        Ok(Walker::over(members, path, filename, opts))
+    }
+
+    /// A walker over the `len` bytes of the file at `path` that `feed` hands on (it reads
+    /// nothing from the file itself), taking the fast way for members inflating to at most
+    /// `max` bytes.
+    pub fn over_feed(
+        feed: Feed,
+        (path, len): (&Path, u64),
+        filename: &str,
+        opts: EntryOptions,
+        max: usize,
+    ) -> Result<Walker, IndexError> {
+        let path_buf = path.to_path_buf();
+        let window = Window { source: Source::Feed(feed), path: path_buf, len, buf: Vec::new(), lo: 0 };
+        let io_err = |e| IndexError::Io { path: path.display().to_string(), source: e };
+        let members = MemberInflater::over(window, max).map_err(io_err)?;
+        Ok(Walker::over(members, path, filename, opts))
+    }
+
+    fn over(members: MemberInflater, path: &Path, filename: &str, opts: EntryOptions) -> Walker {
+        Walker {
             members,
-            name: name.clone(),
+            name: path.display().to_string(),
             filename: filename.to_string(),
             opts,
             pairer: Pairer::default(),
-        })
+        }
     }
 
     /// Hands on the entry of the last record walked: no record follows it.
@@ -471,7 +587,10 @@ impl Walker {
     }
 
     /// The first offset at or past `from` (and before `from` + `GUESS_RANGE`) where a gzip
-    /// member starts that inflates to a WARC record's start: a guess at a member boundary.
+    /// member starts whose first bytes inflate to a WARC record's start: a guess at a member
+    /// boundary (a walk landing on it exactly confirms it). Reads at most `GUESS_RANGE` bytes
+    /// past `from` and one read ahead (8 MiB), whatever lies there: a candidate is judged by
+    /// its first [`GUESS_INPUT`] bytes.
     pub fn guess_boundary(&mut self, from: u64) -> io::Result<Option<u64>> {
         let mut at = from;
         let end = (from + GUESS_RANGE as u64).min(self.members.file_len());
@@ -485,15 +604,27 @@ impl Walker {
             if at >= end {
                 break;
             }
-            if let Some((_, made)) = self.members.inflate_at(at)?
-                && self.members.inflated(made).starts_with(b"WARC/")
-            {
+            let bytes = self.members.window.from(at, GUESS_INPUT)?;
+            if starts_warc_record(&bytes[..bytes.len().min(GUESS_INPUT)]) {
                 return Ok(Some(at));
             }
             at += 1;
         }
         Ok(None)
     }
+}
+
+/// Compressed bytes a guessed member start is inflated from: enough for the first bytes of
+/// any member that starts a record (its gzip header and a deflate block's start), and a
+/// bound on what a false gzip header in a payload costs (inflating the member whole, cut short
+/// by the window, read ever further past it).
+const GUESS_INPUT: usize = 64 * 1024;
+
+/// Whether `bytes` start a gzip member whose first inflated bytes are a WARC record's start.
+fn starts_warc_record(bytes: &[u8]) -> bool {
+    let mut start = [0u8; 5];
+    let mut gz = flate2::bufread::GzDecoder::new(bytes);
+    gz.read_exact(&mut start).is_ok() && &start == b"WARC/"
 }
 
 /// Bytes of an inflated member the record's fields are first read from: its WARC and HTTP

@@ -473,7 +473,8 @@ impl Walker {
         max: usize,
     ) -> Result<Walker, IndexError> {
         let path_buf = path.to_path_buf();
-        let window = Window { source: Source::Feed(feed), path: path_buf, len, buf: Vec::new(), lo: 0 };
+        let window =
+            Window { source: Source::Feed(feed), path: path_buf, len, buf: Vec::new(), lo: 0 };
         let io_err = |e| IndexError::Io { path: path.display().to_string(), source: e };
         let members = MemberInflater::over(window, max).map_err(io_err)?;
         Ok(Walker::over(members, path, filename, opts))

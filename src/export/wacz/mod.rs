@@ -570,7 +570,8 @@ mod tests {
         let sha256 = crate::formats::digest::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
         plan.containers[0].sha256 = Some(sha256.clone());
         let out = dir.path().join("out.wacz");
-        let mut zip = zipout::WaczZip::new(std::fs::File::create(&out).unwrap(), &out, chrono::Utc::now());
+        let mut zip =
+            zipout::WaczZip::new(std::fs::File::create(&out).unwrap(), &out, chrono::Utc::now());
         let opts = WaczOptions { index: WaczIndex::Cdxj, ..WaczOptions::default() };
         let temp = || Ok(tempfile::NamedTempFile::new_in(dir.path()).unwrap());
         let read = copy_and_read(&mut zip, dir.path(), &plan, &opts, &temp, &|_| ()).unwrap();

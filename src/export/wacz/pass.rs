@@ -64,11 +64,8 @@ fn one_pass_with(
     if !plan.containers.iter().all(|c| is_gzip_file(&c.path)) {
         return Ok(None);
     }
-    let mut all = Gathered {
-        sorter: LineSorter::new(SORT_BUDGET),
-        listing: pages::new_pages(),
-        revisits: 0,
-    };
+    let mut all =
+        Gathered { sorter: LineSorter::new(SORT_BUDGET), listing: pages::new_pages(), revisits: 0 };
     for c in &plan.containers {
         // The copy stopped (its error is the export's).
         let Ok(Fed { len, feed }) = fed.recv() else {
@@ -308,7 +305,9 @@ pub(super) mod tests {
         for (name, bytes) in [("plain.warc.gz", built.plain), ("trap.warc.gz", built.trapped)] {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
-            assert!(memchr::memmem::find(&bytes, &built.fake).is_some() == (name == "trap.warc.gz"));
+            assert!(
+                memchr::memmem::find(&bytes, &built.fake).is_some() == (name == "trap.warc.gz")
+            );
             let plan = plan_of(&path);
             let trapped = name == "trap.warc.gz";
             let one = read(&plan, MAX_WHOLE);

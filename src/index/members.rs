@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 use super::cdxj::IndexEntry;
+use super::feed::Feed;
 use super::method::{Pairer, Seen};
 use super::record::{Cut, RecordIndexError, Start, is_cut, seen_of};
 use super::warc::{
@@ -151,80 +152,17 @@ impl Drop for Inflater {
     }
 }
 
-/// The bytes of a file, in order, as another reader of it hands them on (the WACZ export's
-/// copy into the ZIP): whoever walks them never reads the file itself, so the file is read
-/// once for both. Each piece sent back on `spent` once taken, for the sender to fill again.
-pub struct Feed {
-    pieces: std::sync::mpsc::Receiver<Vec<u8>>,
-    spent: std::sync::mpsc::Sender<Vec<u8>>,
-    /// The piece being taken, and how much of it is taken.
-    piece: Vec<u8>,
-    taken: usize,
-    /// File offset of the next byte handed on.
-    at: u64,
-}
-
-impl Feed {
-    /// The bytes sent on `pieces`, from the file's start; pieces taken go back on `spent`.
-    pub fn new(
-        pieces: std::sync::mpsc::Receiver<Vec<u8>>,
-        spent: std::sync::mpsc::Sender<Vec<u8>>,
-    ) -> Feed {
-        Feed { pieces, spent, piece: Vec::new(), taken: 0, at: 0 }
-    }
-
-    /// Appends at most `more` bytes to `buf`: fewer only at the end of the bytes sent.
-    fn read_onto(&mut self, buf: &mut Vec<u8>, more: u64) -> usize {
-        let mut n = 0usize;
-        while (n as u64) < more {
-            if self.taken == self.piece.len() && !self.next_piece() {
-                break;
-            }
-            let rest = &self.piece[self.taken..];
-            let k = rest.len().min(usize::try_from(more).unwrap_or(usize::MAX) - n);
-            buf.extend_from_slice(&rest[..k]);
-            (self.taken, n) = (self.taken + k, n + k);
-        }
-        self.at += n as u64;
-        n
-    }
-
-    /// Takes the next piece: false once the sender is done.
-    fn next_piece(&mut self) -> bool {
-        let Ok(next) = self.pieces.recv() else { return false };
-        let spent = std::mem::replace(&mut self.piece, next);
-        // The sender may be gone (it is finished): the piece is then dropped.
-        let _ = self.spent.send(spent);
-        self.taken = 0;
-        true
-    }
-
-    /// Skips to offset `at`: only forwards, the bytes before the feed's place being gone.
-    fn skip_to(&mut self, at: u64) -> io::Result<()> {
-        if at < self.at {
-            return Err(io::Error::other(format!(
-                "offset {at} read again, behind the copy at {}: the bytes are read once",
-                self.at
-            )));
-        }
-        let mut skipped = Vec::new();
-        while self.at < at {
-            skipped.clear();
-            if self.read_onto(&mut skipped, (at - self.at).min(1 << 20)) == 0 {
-                break;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Where a window's bytes come from.
 enum Source {
     /// The file, read by the window.
     File(File),
-    /// Another reader of the file.
+    /// Another reader of the file, handing its bytes on.
     Feed(Feed),
 }
+
+/// Bytes a window takes from a [`Feed`] at once: less than from a file, the copy handing them
+/// on being at most a few MiB ahead.
+const FEED_READ: u64 = 1 << 20;
 
 /// A window of the file's compressed bytes, read ahead of the member being inflated.
 struct Window {
@@ -234,6 +172,8 @@ struct Window {
     buf: Vec<u8>,
     /// File offset of `buf[0]`.
     lo: u64,
+    /// Bytes read from the source at once.
+    read: u64,
 }
 
 impl Window {
@@ -242,7 +182,7 @@ impl Window {
         let file = crate::layout::open_user_file(path).map_err(io::Error::other)?;
         let len = file.metadata()?.len();
         let source = Source::File(file);
-        Ok(Window { source, path: path.to_path_buf(), len, buf: Vec::new(), lo: 0 })
+        Ok(Window { source, path: path.to_path_buf(), len, buf: Vec::new(), lo: 0, read: READ })
     }
 
     /// Reads at most `more` bytes from the source onto the end of the window.
@@ -252,7 +192,7 @@ impl Window {
                 let n = file.take(more).read_to_end(&mut self.buf)?;
                 tally::note(&self.path, n as u64);
             }
-            Source::Feed(feed) => drop(feed.read_onto(&mut self.buf, more)),
+            Source::Feed(feed) => drop(feed.read_onto(&mut self.buf, more)?),
         }
         Ok(())
     }
@@ -261,7 +201,7 @@ impl Window {
     fn seek(&mut self, at: u64) -> io::Result<()> {
         match &mut self.source {
             Source::File(file) => file.seek(SeekFrom::Start(at)).map(drop),
-            Source::Feed(feed) => feed.skip_to(at),
+            Source::Feed(feed) => feed.seek(at),
         }
     }
 
@@ -279,7 +219,7 @@ impl Window {
             self.lo = keep;
         }
         if at == self.lo + self.buf.len() as u64 {
-            self.read_more(READ)?;
+            self.read_more(self.read)?;
         }
         let start = (at - self.lo) as usize;
         Ok(&self.buf[start.min(self.buf.len())..])
@@ -299,7 +239,7 @@ impl Window {
         }
         let hi = self.lo + self.buf.len() as u64;
         if hi < need {
-            self.read_more((need - hi).max(READ))?;
+            self.read_more((need - hi).max(self.read))?;
         }
         let start = (at - self.lo) as usize;
         Ok(&self.buf[start.min(self.buf.len())..])
@@ -473,8 +413,14 @@ impl Walker {
         max: usize,
     ) -> Result<Walker, IndexError> {
         let path_buf = path.to_path_buf();
-        let window =
-            Window { source: Source::Feed(feed), path: path_buf, len, buf: Vec::new(), lo: 0 };
+        let window = Window {
+            source: Source::Feed(feed),
+            path: path_buf,
+            len,
+            buf: Vec::new(),
+            lo: 0,
+            read: FEED_READ,
+        };
         let io_err = |e| IndexError::Io { path: path.display().to_string(), source: e };
         let members = MemberInflater::over(window, max).map_err(io_err)?;
         Ok(Walker::over(members, path, filename, opts))
@@ -593,8 +539,13 @@ impl Walker {
     /// past `from` and one read ahead (8 MiB), whatever lies there: a candidate is judged by
     /// its first [`GUESS_INPUT`] bytes.
     pub fn guess_boundary(&mut self, from: u64) -> io::Result<Option<u64>> {
+        self.guess_boundary_within(from, GUESS_RANGE as u64)
+    }
+
+    /// [`Walker::guess_boundary`] before `from` + `range`.
+    pub fn guess_boundary_within(&mut self, from: u64, range: u64) -> io::Result<Option<u64>> {
         let mut at = from;
-        let end = (from + GUESS_RANGE as u64).min(self.members.file_len());
+        let end = from.saturating_add(range).min(self.members.file_len());
         while at < end {
             let bytes = self.members.window.from(at, AHEAD)?;
             let Some(i) = memchr::memmem::find(bytes, &[0x1f, 0x8b, 0x08]) else {

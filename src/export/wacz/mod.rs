@@ -17,13 +17,16 @@
 //! - `datapackage.json` (each member's SHA-256 and size) and `datapackage-digest.json`.
 //!
 //! The containers are copied (hashed with SHA-256, and SHA-512 only for a package whose METS
-//! states no SHA-256) while a second thread takes the bytes the copy reads for the index and
-//! the pages: each container is read from disk once, and each gzip member inflated once, for
-//! its index line, its page and title when it is an HTML page, and whether it is a revisit. Without `--with`, the revisits' originals are
-//! looked for (another read of the containers) only when that pass met a revisit; memory is
-//! one copy buffer, the bytes handed on between the threads (at most 8 MiB) and
-//! the window the second reads them through, plus the index's sort budget, whatever the
-//! package's or its records' sizes. The
+//! states no SHA-256) while the walkers make the index and the pages from the bytes the copy
+//! reads (`walkers.rs`: two on a container of two stretches or more, each walking alternate
+//! stretches, a stretch walked ahead kept only when the walk before it ends on its start):
+//! each container is read from disk once, and each gzip member inflated once, for its index
+//! line, its page and title when it is an HTML page, and whether it is a revisit. Without
+//! `--with`, the revisits' originals are looked for (another read of the containers) only
+//! when that pass met a revisit; memory is one copy buffer, the bytes handed on to the
+//! walkers (the copy at most two stretches and a MiB or two ahead of them), the windows they
+//! read them through, plus the index's sort budget, whatever the package's or its records'
+//! sizes. The
 //! ZIP is written under a temporary name beside the output and renamed once complete: a failed
 //! or killed export leaves no `.wacz`, and the next export into that folder removes what a
 //! killed one left (`.wacz-XXXXXX`). The WACZ gets the mode any new file gets (the umask's).
@@ -33,6 +36,7 @@ mod index;
 pub(crate) mod pages;
 mod pass;
 pub(crate) mod plan;
+mod walkers;
 pub(crate) mod zipout;
 
 use std::io::{self, BufWriter, Seek, Write};
@@ -418,20 +422,15 @@ fn copy_containers(
     Ok((resources, verified))
 }
 
-/// Pieces of a container's bytes the copy may have handed on and the second thread not yet
-/// taken (a MiB each, the copy's reads).
-const PIECES: usize = 8;
-
-/// A container's file read for the copy, each piece read handed on to the second thread too
-/// (so it never reads the file itself); the copy waits while [`PIECES`] are untaken.
+/// A container's file read for the copy, each piece read handed on to the walkers making
+/// its index and pages too (so they never read the file themselves); the copy waits while it
+/// is far enough ahead of them ([`crate::index::feed`]).
 struct Tee<'a> {
     file: std::fs::File,
     path: &'a Path,
-    /// `None` once the second thread is gone (it is done with the container, or failed: its
-    /// error is then the export's).
-    pieces: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
-    /// Pieces taken, to be filled again.
-    spent: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// `None` once the walkers are gone (they are done with the container, or failed: their
+    /// error is then the export's) or read the containers otherwise (not gzip).
+    shared: Option<std::sync::Arc<crate::index::feed::Shared>>,
 }
 
 impl<'a> Tee<'a> {
@@ -442,12 +441,9 @@ impl<'a> Tee<'a> {
         len: u64,
         fed: &std::sync::mpsc::Sender<pass::Fed>,
     ) -> Tee<'a> {
-        let (pieces, taken) = std::sync::mpsc::sync_channel(PIECES);
-        let (back, spent) = std::sync::mpsc::channel();
-        let feed = crate::index::members::Feed::new(taken, back);
-        // Not sent: the second thread reads the containers otherwise (they are not gzip).
-        let pieces = fed.send(pass::Fed { len, feed }).ok().map(|_| pieces);
-        Tee { file, path, pieces, spent }
+        let shared = walkers::Limits::IN_USE.shared();
+        let sent = fed.send(pass::Fed { len, shared: std::sync::Arc::clone(&shared) });
+        Tee { file, path, shared: sent.ok().map(|()| shared) }
     }
 }
 
@@ -455,15 +451,21 @@ impl io::Read for Tee<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         let n = self.file.read(out)?;
         crate::index::members::tally::note(self.path, n as u64);
-        if let Some(pieces) = self.pieces.as_ref().filter(|_| n > 0) {
-            let mut piece = self.spent.try_recv().unwrap_or_default();
-            piece.clear();
-            piece.extend_from_slice(&out[..n]);
-            if pieces.send(piece).is_err() {
-                self.pieces = None;
-            }
+        if let Some(shared) = self.shared.as_ref().filter(|_| n > 0)
+            && !shared.push(&out[..n])
+        {
+            self.shared = None;
         }
         Ok(n)
+    }
+}
+
+impl Drop for Tee<'_> {
+    fn drop(&mut self) {
+        // Whole or not, no more bytes come: the walkers get what was handed on.
+        if let Some(shared) = &self.shared {
+            shared.close();
+        }
     }
 }
 
@@ -474,6 +476,9 @@ struct SideMembers {
     pages: tempfile::NamedTempFile,
     tally: PageTally,
     revisits: Option<u64>,
+    /// How each container was walked (none: read in two passes).
+    #[cfg_attr(not(test), allow(dead_code, reason = "read by the tests"))]
+    walked: Vec<walkers::Walked>,
 }
 
 /// Makes the index and the pages of the containers (their bytes as `fed` hands them on), in
@@ -485,7 +490,7 @@ fn side_members(
     temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
     fed: std::sync::mpsc::Receiver<pass::Fed>,
 ) -> Result<SideMembers, WaczError> {
-    let pass::Read { sorters, listing, revisits } = match pass::one_pass(plan, fed)? {
+    let pass::Read { sorters, listing, revisits, walked } = match pass::one_pass(plan, fed)? {
         Some(read) => read,
         None => pass::two_passes(package, plan)?,
     };
@@ -496,7 +501,7 @@ fn side_members(
     let tally = pages::write_pages(&listing, &plan.described, &mut out).map_err(io_err)?;
     out.flush().map_err(io_err)?;
     drop(out);
-    Ok(SideMembers { index, pages, tally, revisits })
+    Ok(SideMembers { index, pages, tally, revisits, walked })
 }
 
 /// `datapackage.json`: every member but itself and its digest; the METS with the package's
@@ -593,6 +598,63 @@ mod tests {
         assert_eq!(side.tally.pages, listing.entries.iter().count() as u64);
         let pages = std::fs::read_to_string(side.pages.path()).unwrap();
         assert!(pages.contains(r#""title":"A large page""#), "{pages}");
+    }
+
+    /// Exports `plan`'s one container (its SHA-256 stated) into a WACZ in `dir`: what the
+    /// copy and the walkers made, and the container as the WACZ holds it.
+    fn export_one(dir: &Path, plan: &mut plan::Plan) -> (CopiedAndRead, Vec<u8>) {
+        let bytes = std::fs::read(&plan.containers[0].path).unwrap();
+        let sha256 = crate::formats::digest::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        plan.containers[0].sha256 = Some(sha256);
+        let out = dir.join("out.wacz");
+        let mut zip =
+            zipout::WaczZip::new(std::fs::File::create(&out).unwrap(), &out, chrono::Utc::now());
+        let opts = WaczOptions { index: WaczIndex::Cdxj, ..WaczOptions::default() };
+        let temp = || Ok(tempfile::NamedTempFile::new_in(dir).unwrap());
+        let read = copy_and_read(&mut zip, dir, plan, &opts, &temp, &|_| ()).unwrap();
+        drop(zip.finish().unwrap());
+        let mut wacz = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+        let mut copied = Vec::new();
+        let name = format!("archive/{}", plan.containers[0].name);
+        wacz.by_name(&name).unwrap().read_to_end(&mut copied).unwrap();
+        (read, copied)
+    }
+
+    /// A container of many members, larger than two stretches, is walked by two walkers
+    /// (stretches walked ahead are kept) from the one read the copy makes: the file is read
+    /// exactly its length (read twice, or once more by a walker, the count would be twice it
+    /// or more), copied byte for byte, and its index lines are cdxj-indexer's and its pages
+    /// `webaip pages`'.
+    #[test]
+    fn a_container_walked_by_two_walkers_is_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::new(Vec::new(), 6);
+        for n in 0..400 {
+            let mut body = noise_page(30_000 + n);
+            body.splice(7..7, format!("Page {n} ").bytes());
+            record(&mut w, n, &body);
+        }
+        let bytes = w.finish().unwrap();
+        assert!(bytes.len() as u64 > 2 * walkers::STRETCH, "{}", bytes.len());
+        let path = dir.path().join("many.warc.gz");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut plan = plan_of(&path);
+        let (read, copied) = export_one(dir.path(), &mut plan);
+        assert_eq!(tally::read(&path), bytes.len() as u64, "read once, by the copy");
+        assert!(copied == bytes, "the container copied byte for byte");
+        assert_eq!(read.verified.sha256, 1);
+        let side = read.side;
+        assert!(side.walked[0].kept >= 1, "{:?}", side.walked);
+        assert_eq!(side.walked[0].redone, 0, "{:?}", side.walked);
+        assert_eq!(side.revisits, Some(8));
+        let lines = std::fs::read_to_string(side.index.members[0].1.path()).unwrap();
+        let lines: Vec<String> = lines.lines().map(str::to_string).collect();
+        assert_eq!(lines, cdxj_indexer_lines(&path), "cdxj-indexer's lines");
+        let listing = crate::pages::list::list_pages(&path, &Default::default()).unwrap();
+        assert_eq!(side.tally.pages, listing.entries.iter().count() as u64);
+        assert_eq!(side.tally.pages, 392);
+        let pages = std::fs::read_to_string(side.pages.path()).unwrap();
+        assert!(pages.contains(r#""title":"Page 399 A large page""#), "{pages}");
     }
 
     /// A boundary guessed past a false gzip header in a payload reads a bounded stretch of the

@@ -1,36 +1,30 @@
-//! What the export's second thread makes of the containers' bytes as the copy into the ZIP
-//! reads them (handed on through a [`Feed`]): each gzip member inflated once (by the index's
-//! reader, [`crate::index::members`]) for its index line, its page (an HTML page and its
-//! title) and whether it is a revisit. A member that inflates to more than [`MAX_WHOLE`] (or
-//! that reader does not take: damage) is streamed from the bytes already handed on, as `webaip
-//! index` reads it (faults named as it names them), and the walk goes on after it: each
-//! container is read from its file once, by the copy. A container that is not gzip sends the
-//! export to [`two_passes`], whose readers name any fault as `webaip index` and `webaip pages`
-//! do.
+//! What the export makes of the containers' bytes as the copy into the ZIP reads them
+//! (handed on through a [`Shared`]): each gzip member inflated once (by the index's reader,
+//! [`crate::index::members`]) for its index line, its page (an HTML page and its title) and
+//! whether it is a revisit, by two walkers on a large container ([`walkers`]). A member that
+//! inflates to more than [`walkers::MAX_WHOLE`] (or that reader does not take: damage) is
+//! streamed from the bytes already handed on, as `webaip index` reads it (faults named as it
+//! names them), and the walk goes on after it: each container is read from its file once, by
+//! the copy. A container that is not gzip sends the export to [`two_passes`], whose readers
+//! name any fault as `webaip index` and `webaip pages` do.
 
 use std::path::Path;
 use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use super::walkers::{self, Gathered, Limits, OPTIONS, Walked};
 use super::{WaczError, pages, plan};
-use crate::formats::warc::reader::WarcRecordHead;
-use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, format_line, sort_inputs};
-use crate::index::cdxj::IndexEntry;
-use crate::index::members::{Feed, Stop, Walker, is_gzip_file};
+use crate::index::build::{IndexFormat, IndexInput, SORT_BUDGET, sort_inputs};
+use crate::index::feed::Shared;
+use crate::index::members::is_gzip_file;
 use crate::index::sort::LineSorter;
-use crate::index::warc::{BlockStart, EntryOptions, IndexError};
-
-/// Most bytes a member may inflate to and be inflated whole (by libdeflate, the fastest way);
-/// a larger one is streamed once. Inflating whole needs all of a member's compressed bytes at
-/// once: a large member would hold tens of MiB in memory, read ahead of the copy, and one cut
-/// short by what was read so far was inflated again from its start with more.
-pub(super) const MAX_WHOLE: usize = 1 << 20;
 
 /// A container's bytes, as the copy reads them.
 pub(super) struct Fed {
     /// Its length, as the copy found it when opening it.
     pub len: u64,
     /// Its bytes.
-    pub feed: Feed,
+    pub shared: Arc<Shared>,
 }
 
 /// What the read of the containers gives: the index lines, the pages and the revisits met
@@ -39,127 +33,44 @@ pub(super) struct Read {
     pub sorters: Vec<LineSorter>,
     pub listing: pages::Pages,
     pub revisits: Option<u64>,
-}
-
-/// What a walk over the containers gathered.
-struct Gathered {
-    sorter: LineSorter,
-    listing: pages::Pages,
-    revisits: u64,
+    /// How each container was walked.
+    #[cfg_attr(not(test), allow(dead_code, reason = "read by the tests"))]
+    pub walked: Vec<Walked>,
 }
 
 /// The index lines, pages and revisits of the containers, from their bytes as `fed` hands
 /// them on, one container after another in the plan's order; `None` when a container is not
 /// gzip (read then by [`two_passes`]; `fed` is dropped, so the copy hands on nothing more).
 pub(super) fn one_pass(plan: &plan::Plan, fed: Receiver<Fed>) -> Result<Option<Read>, WaczError> {
-    one_pass_with(plan, fed, MAX_WHOLE)
+    one_pass_with(plan, fed, Limits::IN_USE)
 }
 
-/// [`one_pass`], inflating whole members of at most `max_whole` bytes.
+/// [`one_pass`] by `limits`.
 fn one_pass_with(
     plan: &plan::Plan,
     fed: Receiver<Fed>,
-    max_whole: usize,
+    limits: Limits,
 ) -> Result<Option<Read>, WaczError> {
     if !plan.containers.iter().all(|c| is_gzip_file(&c.path)) {
         return Ok(None);
     }
-    let mut all =
-        Gathered { sorter: LineSorter::new(SORT_BUDGET), listing: pages::new_pages(), revisits: 0 };
+    let all = Mutex::new(Gathered {
+        sorter: LineSorter::new(SORT_BUDGET),
+        listing: pages::new_pages(),
+        revisits: 0,
+    });
+    let mut walked = Vec::new();
     for c in &plan.containers {
         // The copy stopped (its error is the export's).
-        let Ok(Fed { len, feed }) = fed.recv() else {
+        let Ok(Fed { len, shared }) = fed.recv() else {
             return Err(WaczError::Internal("the copy handing on the containers"));
         };
-        let walker = Walker::over_feed(feed, (&c.path, len), &c.name, OPTIONS, max_whole)?;
-        walk_container(c, walker, &mut all)?;
+        walked.push(walkers::walk_container(c, len, &shared, &all, limits)?);
     }
-    all.listing.finish();
-    let Gathered { sorter, listing, revisits } = all;
-    Ok(Some(Read { sorters: vec![sorter], listing, revisits: Some(revisits) }))
-}
-
-/// Walks the container `c` from its start to its end into `all`: the members the fast way
-/// takes, and each it does not streamed.
-fn walk_container(
-    c: &plan::Container,
-    mut walker: Walker,
-    all: &mut Gathered,
-) -> Result<(), WaczError> {
-    let mut at = 0;
-    loop {
-        let (reached, stop) = walk_members(c, &mut walker, at, all)?;
-        if stop != Stop::Slow {
-            break;
-        }
-        match stream_member(c, &mut walker, reached, all)? {
-            Some(next) if next > reached => at = next,
-            _ => break,
-        }
-    }
-    let sorter = &mut all.sorter;
-    walker.pairer.finish(&mut |e| push_line(sorter, e)).map_err(io_err(c))
-}
-
-/// Walks the members the fast way takes from `start`: each member inflated once, for its
-/// index line, its page and whether it is a revisit; where it stopped, and why.
-fn walk_members(
-    c: &plan::Container,
-    walker: &mut Walker,
-    start: u64,
-    into: &mut Gathered,
-) -> Result<(u64, Stop), WaczError> {
-    let Gathered { sorter, listing, revisits } = into;
-    let mut emit = |e: IndexEntry| push_line(sorter, e);
-    let mut seen =
-        |at: u64, member: &[u8]| take(listing, revisits, pages::read_member(member, at, &c.rel));
-    Ok(walker.walk_seeing(start, u64::MAX, &mut emit, &mut seen)?)
-}
-
-/// Streams the member at `at` of `c`, one too large (or odd) to inflate whole, as `webaip
-/// index` does, keeping of each record only the start its page is read from; where the
-/// member ends (`None`: the file ended first).
-fn stream_member(
-    c: &plan::Container,
-    walker: &mut Walker,
-    at: u64,
-    into: &mut Gathered,
-) -> Result<Option<u64>, WaczError> {
-    let Gathered { sorter, listing, revisits } = into;
-    let mut emit = |e: IndexEntry| push_line(sorter, e);
-    let mut seen = |offset: u64, head: &WarcRecordHead, block: &[u8]| {
-        take(listing, revisits, pages::read_streamed(head, block, offset, &c.rel))
-    };
-    let start = BlockStart { bytes: pages::BLOCK_START, seen: &mut seen };
-    Ok(walker.stream_member(at, &mut emit, Some(start))?)
-}
-
-/// Takes in what the export reads of one record: its page, and whether it is a revisit.
-fn take(
-    listing: &mut pages::Pages,
-    revisits: &mut u64,
-    read: pages::MemberRead,
-) -> std::io::Result<()> {
-    *revisits += u64::from(read.revisit);
-    match read.page {
-        Some(page) => listing.push(page),
-        None => Ok(()),
-    }
-}
-
-/// The index entries the export makes (no record ids: a WACZ's index has none).
-const OPTIONS: EntryOptions = EntryOptions { record_ids: false };
-
-/// Adds the CDXJ line of `e` to `sorter`.
-fn push_line(sorter: &mut LineSorter, e: IndexEntry) -> std::io::Result<()> {
-    let mut line = String::new();
-    format_line(&e, IndexFormat::Cdxj, &mut line);
-    sorter.push(line.as_bytes())
-}
-
-/// An I/O failure reading the container `c`.
-fn io_err(c: &plan::Container) -> impl Fn(std::io::Error) -> WaczError + '_ {
-    move |source| WaczError::Index(IndexError::Io { path: c.path.display().to_string(), source })
+    let Gathered { sorter, mut listing, revisits } =
+        all.into_inner().unwrap_or_else(PoisonError::into_inner);
+    listing.finish();
+    Ok(Some(Read { sorters: vec![sorter], listing, revisits: Some(revisits), walked }))
 }
 
 /// The index lines and the pages of the containers, by `webaip index`'s reader and then
@@ -172,7 +83,7 @@ pub(super) fn two_passes(package: &Path, plan: &plan::Plan) -> Result<Read, Wacz
         .collect();
     let sorters = sort_inputs(&inputs, IndexFormat::Cdxj, OPTIONS, 1, SORT_BUDGET, &|_| {})?;
     let listing = crate::pages::list::list_pages(package, &Default::default())?;
-    Ok(Read { sorters, listing: listing.entries, revisits: None })
+    Ok(Read { sorters, listing: listing.entries, revisits: None, walked: Vec::new() })
 }
 
 #[cfg(test)]
@@ -239,29 +150,39 @@ pub(super) mod tests {
         }
     }
 
-    /// The containers of `plan` handed on in pieces of a MiB, as the copy hands them on (read
-    /// here without being counted).
-    fn fed(plan: &plan::Plan) -> Receiver<Fed> {
+    /// The containers of `plan` handed on in pieces of 64 KiB, as the copy hands them on
+    /// (read here without being counted), for walkers by `limits`.
+    fn fed(plan: &plan::Plan, limits: Limits) -> Receiver<Fed> {
         let (send, fed) = std::sync::mpsc::channel();
         let paths: Vec<_> = plan.containers.iter().map(|c| c.path.clone()).collect();
         std::thread::spawn(move || {
             for path in paths {
                 let bytes = std::fs::read(&path).unwrap();
-                let (pieces, taken) = std::sync::mpsc::sync_channel(4);
-                let (back, _spent) = std::sync::mpsc::channel();
+                let shared = limits.shared();
                 let len = bytes.len() as u64;
-                send.send(Fed { len, feed: Feed::new(taken, back) }).unwrap();
-                for piece in bytes.chunks(1 << 20) {
-                    pieces.send(piece.to_vec()).unwrap();
+                send.send(Fed { len, shared: Arc::clone(&shared) }).unwrap();
+                for piece in bytes.chunks(64 << 10) {
+                    if !shared.push(piece) {
+                        break;
+                    }
                 }
+                shared.close();
             }
         });
         fed
     }
 
-    /// What one pass reads, inflating whole members of at most `max_whole` bytes.
+    /// What one pass reads by `limits`, and how each container was walked.
+    fn read_walked(plan: &plan::Plan, limits: Limits) -> (Got, Vec<Walked>) {
+        let read = one_pass_with(plan, fed(plan, limits), limits).unwrap().expect("gzip");
+        let walked = read.walked.clone();
+        (Got::of(read), walked)
+    }
+
+    /// What one pass reads, inflating whole members of at most `max_whole` bytes, one walker
+    /// on each container.
     fn read(plan: &plan::Plan, max_whole: usize) -> Got {
-        Got::of(one_pass_with(plan, fed(plan), max_whole).unwrap().expect("read to the end"))
+        read_walked(plan, Limits { max_whole, stretch: u64::MAX / 4 }).0
     }
 
     fn merged(sorters: Vec<LineSorter>) -> Vec<String> {
@@ -297,7 +218,10 @@ pub(super) mod tests {
 
     /// A gzip member of a fake record stored inside a payload is read as the payload's bytes,
     /// not as a record: the pass gives the lines, pages (with their titles) and revisits of
-    /// `webaip index` and `webaip pages`, with and without the trap.
+    /// `webaip index` and `webaip pages`, with and without the trap, by one walker and by two,
+    /// with stretches of many sizes: where a stretch starts a little before the fake member
+    /// (the walker ahead takes it for a member start; the truth walks past it, and the stretch
+    /// is walked again from the true boundary), and inside its gzip header.
     #[test]
     fn a_fake_member_inside_a_payload_is_payload() {
         let built = crate::formats::warc::test_fixtures::trapped_containers(&record, &page);
@@ -305,17 +229,51 @@ pub(super) mod tests {
         for (name, bytes) in [("plain.warc.gz", built.plain), ("trap.warc.gz", built.trapped)] {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
-            assert!(
-                memchr::memmem::find(&bytes, &built.fake).is_some() == (name == "trap.warc.gz")
-            );
-            let plan = plan_of(&path);
+            let fake_at = memchr::memmem::find(&bytes, &built.fake).map(|at| at as u64);
             let trapped = name == "trap.warc.gz";
-            let one = read(&plan, MAX_WHOLE);
+            assert_eq!(fake_at.is_some(), trapped);
+            let plan = plan_of(&path);
+            let one = read(&plan, walkers::MAX_WHOLE);
             assert_eq!(one.revisits, Some(8), "{name}");
             assert_eq!(one.pages.len(), 392 + usize::from(trapped), "{name}");
             assert_eq!(one.pages[0].title.as_deref(), Some("Page 0"), "{name}");
             assert!(one.pages.iter().all(|p| p.title.as_deref() != Some("Not of this file")));
             assert_eq!(one.lines, index_lines(&path), "{name}: webaip index's lines");
+            let len = bytes.len() as u64;
+            let near_fake = fake_at.map_or(vec![], |at| vec![(at - 1000) / 2, (at + 3) / 2]);
+            for stretch in [len / 2, len / 7, 20_000, 4096].into_iter().chain(near_fake) {
+                let limits = Limits { max_whole: walkers::MAX_WHOLE, stretch };
+                let (two, walked) = read_walked(&plan, limits);
+                assert_eq!(two, one, "{name}, stretches of {stretch}");
+                assert!(walked[0].kept >= 1, "{name}, stretches of {stretch}: {walked:?}");
+                if fake_at.is_some_and(|at| stretch == (at - 1000) / 2) {
+                    assert!(walked[0].redone >= 1, "{name}: the fake member guessed: {walked:?}");
+                }
+            }
+        }
+    }
+
+    /// A container of one member (a record of 3 MiB of noise, larger than two stretches) is
+    /// walked whole by the truth: the walker ahead finds no member start in its stretches,
+    /// which are walked again; the lines are cdxj-indexer's, the page `webaip pages`'.
+    #[test]
+    fn a_container_of_one_member() {
+        let dir = tempfile::tempdir().unwrap();
+        for level in [0, 6] {
+            let mut w = WarcWriter::new(Vec::new(), level);
+            record(&mut w, 0, &noise_page(3 << 20));
+            let bytes = w.finish().unwrap();
+            let path = dir.path().join(format!("one-{level}.warc.gz"));
+            std::fs::write(&path, &bytes).unwrap();
+            let plan = plan_of(&path);
+            let limits = Limits { max_whole: walkers::MAX_WHOLE, stretch: 256 << 10 };
+            let (got, walked) = read_walked(&plan, limits);
+            assert_eq!(walked[0].kept, 0, "{walked:?}");
+            assert!(walked[0].redone >= 1, "{walked:?}");
+            assert_eq!(got.lines, cdxj_indexer_lines(&path), "cdxj-indexer's lines");
+            assert_eq!(got.pages.len(), 1);
+            assert_eq!(got.pages[0].title.as_deref(), Some("A large page"));
+            assert_eq!(got, read(&plan, walkers::MAX_WHOLE));
         }
     }
 
@@ -350,9 +308,13 @@ pub(super) mod tests {
         let path = dir.path().join("large.warc.gz");
         std::fs::write(&path, &bytes).unwrap();
         let plan = plan_of(&path);
-        let streamed = read(&plan, MAX_WHOLE);
+        let streamed = read(&plan, walkers::MAX_WHOLE);
         let all_streamed = read(&plan, 0);
         let none_streamed = read(&plan, 64 << 20);
+        for stretch in [64 << 10, 1 << 20] {
+            let limits = Limits { max_whole: walkers::MAX_WHOLE, stretch };
+            assert_eq!(read_walked(&plan, limits).0, streamed, "two walkers, stretch {stretch}");
+        }
         assert_eq!(crate::index::members::tally::read(&path), 0, "the file itself never read");
         assert_eq!(streamed, all_streamed);
         assert_eq!(streamed, none_streamed);

@@ -184,13 +184,22 @@ impl Shared {
         self.changed.notify_all();
     }
 
-    /// Walker `walker` waits (it no longer holds the copy back; its bytes may be dropped) or
-    /// works again.
-    pub fn set_waiting(&self, walker: usize, waiting: bool) {
-        let mut held = self.lock();
-        held.places[walker].waiting = waiting;
-        drop(held);
+    /// Walker `walker` waits: it no longer holds the copy back, and its bytes may be dropped.
+    pub fn wait_told(&self, walker: usize) {
+        self.lock().places[walker].waiting = true;
         self.changed.notify_all();
+    }
+
+    /// Walker `walker`, told to take another stretch (whose bytes are pinned), works again:
+    /// the bytes from its place on are kept again (what was dropped of them is gone).
+    pub fn take_stretch(&self, walker: usize) {
+        let mut held = self.lock();
+        let front = held.front;
+        let place = &mut held.places[walker];
+        if place.dropped {
+            place.at = place.at.max(front);
+        }
+        (place.waiting, place.dropped) = (false, false);
     }
 
     /// Walker `walker`, waiting, is to go on where it stopped: false when its bytes were
@@ -239,8 +248,14 @@ impl Feed {
             if self.at < held.front {
                 return Err(self.gone(held.front));
             }
+            if held.left {
+                break;
+            }
             if self.at < held.end {
                 let k = copy_out(&held, self.at, buf, more - n);
+                if k == 0 {
+                    return Err(self.gone(held.front));
+                }
                 (n, self.at) = (n + k, self.at + k);
                 held.places[self.walker].at = self.at;
                 held.trim();

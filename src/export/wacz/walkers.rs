@@ -368,8 +368,12 @@ fn ahead(
         Some(start) => walk_part(c, walker, (start, from.saturating_add(stretch)), part, false)?.0,
         None => from,
     };
-    walk.shared.set_waiting(id, true);
     let mut relay = walk.lock();
+    // Waits without holding the copy back, unless already told (under the relay's lock, so
+    // that the walker on the truth, claiming it, finds it waiting or already told).
+    if relay.told[id].is_none() && !relay.over {
+        walk.shared.wait_told(id);
+    }
     let told = loop {
         if let Some(told) = relay.told[id].take() {
             break told;
@@ -383,7 +387,7 @@ fn ahead(
     Ok(match told {
         Told::Truth => Role::Truth(stopped),
         Told::Next(next) => {
-            walk.shared.set_waiting(id, false);
+            walk.shared.take_stretch(id);
             Role::Ahead(next)
         }
         Told::Over => Role::Done,

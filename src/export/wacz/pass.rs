@@ -27,6 +27,14 @@ pub(super) struct Fed {
     pub shared: Arc<Shared>,
 }
 
+impl Drop for Fed {
+    /// Walked, or never to be (the containers are read otherwise, or the walk failed): the
+    /// copy hands on nothing more, and never waits for walkers that will not come.
+    fn drop(&mut self) {
+        self.shared.leave();
+    }
+}
+
 /// What the read of the containers gives: the index lines, the pages and the revisits met
 /// (`None`: not counted, as when the containers were read in two passes).
 pub(super) struct Read {
@@ -62,10 +70,10 @@ fn one_pass_with(
     let mut walked = Vec::new();
     for c in &plan.containers {
         // The copy stopped (its error is the export's).
-        let Ok(Fed { len, shared }) = fed.recv() else {
+        let Ok(one) = fed.recv() else {
             return Err(WaczError::Internal("the copy handing on the containers"));
         };
-        walked.push(walkers::walk_container(c, len, &shared, &all, limits)?);
+        walked.push(walkers::walk_container(c, one.len, &one.shared, &all, limits)?);
     }
     let Gathered { sorter, mut listing, revisits } =
         all.into_inner().unwrap_or_else(PoisonError::into_inner);

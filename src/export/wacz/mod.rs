@@ -654,7 +654,7 @@ mod tests {
         assert_eq!(side.tally.pages, listing.entries.iter().count() as u64);
         assert_eq!(side.tally.pages, 392);
         let pages = std::fs::read_to_string(side.pages.path()).unwrap();
-        assert!(pages.contains(r#""title":"Page 399 A large page""#), "{pages}");
+        assert!(pages.contains(r#""title":"Page 398 A large page""#), "{pages}");
     }
 
     /// A boundary guessed past a false gzip header in a payload reads a bounded stretch of the

@@ -253,7 +253,11 @@ pub(super) mod tests {
                 let limits = Limits { max_whole: walkers::MAX_WHOLE, stretch };
                 let (two, walked) = read_walked(&plan, limits);
                 assert_eq!(two, one, "{name}, stretches of {stretch}");
-                assert!(walked[0].kept >= 1, "{name}, stretches of {stretch}: {walked:?}");
+                // With many stretches, some walked ahead count (with few, the middle may lie
+                // inside the trap's record).
+                if stretch <= 20_000 {
+                    assert!(walked[0].kept >= 1, "{name}, stretches of {stretch}: {walked:?}");
+                }
                 if fake_at.is_some_and(|at| stretch == (at - 1000) / 2) {
                     assert!(walked[0].redone >= 1, "{name}: the fake member guessed: {walked:?}");
                 }
@@ -263,7 +267,7 @@ pub(super) mod tests {
 
     /// A container of one member (a record of 3 MiB of noise, larger than two stretches) is
     /// walked whole by the truth: the walker ahead finds no member start in its stretches,
-    /// which are walked again; the lines are cdxj-indexer's, the page `webaip pages`'.
+    /// and none counts; the lines are cdxj-indexer's, the page `webaip pages`'.
     #[test]
     fn a_container_of_one_member() {
         let dir = tempfile::tempdir().unwrap();
@@ -276,8 +280,8 @@ pub(super) mod tests {
             let plan = plan_of(&path);
             let limits = Limits { max_whole: walkers::MAX_WHOLE, stretch: 256 << 10 };
             let (got, walked) = read_walked(&plan, limits);
+            // The truth streams the one member to the end: no stretch walked ahead counts.
             assert_eq!(walked[0].kept, 0, "{walked:?}");
-            assert!(walked[0].redone >= 1, "{walked:?}");
             assert_eq!(got.lines, cdxj_indexer_lines(&path), "cdxj-indexer's lines");
             assert_eq!(got.pages.len(), 1);
             assert_eq!(got.pages[0].title.as_deref(), Some("A large page"));

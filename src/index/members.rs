@@ -8,6 +8,8 @@
 //! gzip) goes to the streaming reader of [`super::warc`] at that member's offset, which
 //! indexes it or names the fault exactly as it would reading the file from its start. It reads
 //! through the walk's window, from the bytes already read: no byte is read from the file twice.
+//! The walk reads the file itself, or takes its bytes in order from another reader of it (a
+//! [`Feed`]: the WACZ export's copy), so that the file is read once for both.
 //!
 //! Splitting one file: a second thread starts at a guessed member boundary past the middle (a
 //! gzip header whose member inflates to a line starting `WARC/`); its lines are kept only if
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 use super::cdxj::IndexEntry;
+use super::feed::Feed;
 use super::method::{Pairer, Seen};
 use super::record::{Cut, RecordIndexError, Start, is_cut, seen_of};
 use super::warc::{
@@ -149,14 +152,28 @@ impl Drop for Inflater {
     }
 }
 
+/// Where a window's bytes come from.
+enum Source {
+    /// The file, read by the window.
+    File(File),
+    /// Another reader of the file, handing its bytes on.
+    Feed(Feed),
+}
+
+/// Bytes a window takes from a [`Feed`] at once: less than from a file, the copy handing them
+/// on being at most a few MiB ahead.
+const FEED_READ: u64 = 1 << 20;
+
 /// A window of the file's compressed bytes, read ahead of the member being inflated.
 struct Window {
-    file: File,
+    source: Source,
     path: PathBuf,
     len: u64,
     buf: Vec<u8>,
     /// File offset of `buf[0]`.
     lo: u64,
+    /// Bytes read from the source at once.
+    read: u64,
 }
 
 impl Window {
@@ -164,14 +181,28 @@ impl Window {
         // Only a regular file: a FIFO put in place of a container is refused, never waited on.
         let file = crate::layout::open_user_file(path).map_err(io::Error::other)?;
         let len = file.metadata()?.len();
-        Ok(Window { file, path: path.to_path_buf(), len, buf: Vec::new(), lo: 0 })
+        let source = Source::File(file);
+        Ok(Window { source, path: path.to_path_buf(), len, buf: Vec::new(), lo: 0, read: READ })
     }
 
-    /// Reads at most `more` bytes from the file onto the end of the window.
+    /// Reads at most `more` bytes from the source onto the end of the window.
     fn read_more(&mut self, more: u64) -> io::Result<()> {
-        let n = (&mut self.file).take(more).read_to_end(&mut self.buf)?;
-        tally::note(&self.path, n as u64);
+        match &mut self.source {
+            Source::File(file) => {
+                let n = file.take(more).read_to_end(&mut self.buf)?;
+                tally::note(&self.path, n as u64);
+            }
+            Source::Feed(feed) => drop(feed.read_onto(&mut self.buf, more)?),
+        }
         Ok(())
+    }
+
+    /// Moves the source to offset `at`.
+    fn seek(&mut self, at: u64) -> io::Result<()> {
+        match &mut self.source {
+            Source::File(file) => file.seek(SeekFrom::Start(at)).map(drop),
+            Source::Feed(feed) => feed.seek(at),
+        }
     }
 
     /// The file's bytes from `at` on (none at its end), for a reader going through the file
@@ -181,14 +212,14 @@ impl Window {
         if at < self.lo || at > hi {
             self.buf.clear();
             self.lo = at;
-            self.file.seek(SeekFrom::Start(at))?;
+            self.seek(at)?;
         } else if at == hi {
             let keep = at.saturating_sub(KEEP).max(self.lo);
             self.buf.drain(..(keep - self.lo) as usize);
             self.lo = keep;
         }
         if at == self.lo + self.buf.len() as u64 {
-            self.read_more(READ)?;
+            self.read_more(self.read)?;
         }
         let start = (at - self.lo) as usize;
         Ok(&self.buf[start.min(self.buf.len())..])
@@ -201,14 +232,14 @@ impl Window {
         if at < self.lo || at > hi {
             self.buf.clear();
             self.lo = at;
-            self.file.seek(SeekFrom::Start(at))?;
+            self.seek(at)?;
         } else if hi < need {
             self.buf.drain(..(at - self.lo) as usize);
             self.lo = at;
         }
         let hi = self.lo + self.buf.len() as u64;
         if hi < need {
-            self.read_more((need - hi).max(READ))?;
+            self.read_more((need - hi).max(self.read))?;
         }
         let start = (at - self.lo) as usize;
         Ok(&self.buf[start.min(self.buf.len())..])
@@ -288,9 +319,13 @@ impl MemberInflater {
     /// An inflater over the regular file at `path`, for members inflating to at most `max`
     /// bytes.
     pub(crate) fn open(path: &Path, max: usize) -> io::Result<MemberInflater> {
+        MemberInflater::over(Window::open(path)?, max)
+    }
+
+    /// An inflater over `window`.
+    fn over(window: Window, max: usize) -> io::Result<MemberInflater> {
         let inflater =
             Inflater::new().ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        let window = Window::open(path)?;
         Ok(MemberInflater { inflater, out: vec![0u8; (1 << 20).min(max)], window, max })
     }
 
@@ -364,13 +399,41 @@ impl Walker {
         let name = path.display().to_string();
         let io_err = |e| IndexError::Io { path: name.clone(), source: e };
         let members = MemberInflater::open(path, max).map_err(io_err)?;
-        Ok(Walker {
+        Ok(Walker::over(members, path, filename, opts))
+    }
+
+    /// A walker over the `len` bytes of the file at `path` that `feed` hands on (it reads
+    /// nothing from the file itself), taking the fast way for members inflating to at most
+    /// `max` bytes.
+    pub fn over_feed(
+        feed: Feed,
+        (path, len): (&Path, u64),
+        filename: &str,
+        opts: EntryOptions,
+        max: usize,
+    ) -> Result<Walker, IndexError> {
+        let path_buf = path.to_path_buf();
+        let window = Window {
+            source: Source::Feed(feed),
+            path: path_buf,
+            len,
+            buf: Vec::new(),
+            lo: 0,
+            read: FEED_READ,
+        };
+        let io_err = |e| IndexError::Io { path: path.display().to_string(), source: e };
+        let members = MemberInflater::over(window, max).map_err(io_err)?;
+        Ok(Walker::over(members, path, filename, opts))
+    }
+
+    fn over(members: MemberInflater, path: &Path, filename: &str, opts: EntryOptions) -> Walker {
+        Walker {
             members,
-            name: name.clone(),
+            name: path.display().to_string(),
             filename: filename.to_string(),
             opts,
             pairer: Pairer::default(),
-        })
+        }
     }
 
     /// Hands on the entry of the last record walked: no record follows it.
@@ -471,10 +534,18 @@ impl Walker {
     }
 
     /// The first offset at or past `from` (and before `from` + `GUESS_RANGE`) where a gzip
-    /// member starts that inflates to a WARC record's start: a guess at a member boundary.
+    /// member starts whose first bytes inflate to a WARC record's start: a guess at a member
+    /// boundary (a walk landing on it exactly confirms it). Reads at most `GUESS_RANGE` bytes
+    /// past `from` and one read ahead (8 MiB), whatever lies there: a candidate is judged by
+    /// its first [`GUESS_INPUT`] bytes.
     pub fn guess_boundary(&mut self, from: u64) -> io::Result<Option<u64>> {
+        self.guess_boundary_within(from, GUESS_RANGE as u64)
+    }
+
+    /// [`Walker::guess_boundary`] before `from` + `range`.
+    pub fn guess_boundary_within(&mut self, from: u64, range: u64) -> io::Result<Option<u64>> {
         let mut at = from;
-        let end = (from + GUESS_RANGE as u64).min(self.members.file_len());
+        let end = from.saturating_add(range).min(self.members.file_len());
         while at < end {
             let bytes = self.members.window.from(at, AHEAD)?;
             let Some(i) = memchr::memmem::find(bytes, &[0x1f, 0x8b, 0x08]) else {
@@ -485,15 +556,27 @@ impl Walker {
             if at >= end {
                 break;
             }
-            if let Some((_, made)) = self.members.inflate_at(at)?
-                && self.members.inflated(made).starts_with(b"WARC/")
-            {
+            let bytes = self.members.window.from(at, GUESS_INPUT)?;
+            if starts_warc_record(&bytes[..bytes.len().min(GUESS_INPUT)]) {
                 return Ok(Some(at));
             }
             at += 1;
         }
         Ok(None)
     }
+}
+
+/// Compressed bytes a guessed member start is inflated from: enough for the first bytes of
+/// any member that starts a record (its gzip header and a deflate block's start), and a
+/// bound on what a false gzip header in a payload costs (inflating the member whole, cut short
+/// by the window, read ever further past it).
+const GUESS_INPUT: usize = 64 * 1024;
+
+/// Whether `bytes` start a gzip member whose first inflated bytes are a WARC record's start.
+fn starts_warc_record(bytes: &[u8]) -> bool {
+    let mut start = [0u8; 5];
+    let mut gz = flate2::bufread::GzDecoder::new(bytes);
+    gz.read_exact(&mut start).is_ok() && &start == b"WARC/"
 }
 
 /// Bytes of an inflated member the record's fields are first read from: its WARC and HTTP

@@ -6,10 +6,11 @@
 //!   format of pywb and cdxj-indexer);
 //! - writing: [`record`] derives a record's line as cdxj-indexer does, [`members`] walks a gzip
 //!   WARC member by member (libdeflate; one file split between threads), [`warc`] reads any WARC
-//!   with the streaming reader, [`tap`] sees each record as the container writer writes it
-//!   (`package --index`), [`method`] keys a POST or PUT response by its request's method and
-//!   body as pywb does, [`sort`] sorts lines in bounded memory, [`build`], [`output`] and
-//!   [`zipnum`] write CDXJ, CDX and ZipNum files;
+//!   with the streaming reader, [`feed`] hands one read of a file on to several walkers,
+//!   [`tap`] sees each record as the container writer writes it (`package --index`),
+//!   [`method`] keys a POST or PUT response by its request's method and body as pywb does,
+//!   [`sort`] sorts lines in bounded memory, [`build`], [`output`] and [`zipnum`] write CDXJ,
+//!   CDX and ZipNum files;
 //! - reading: [`lookup`] searches a sorted index file in place, [`zipnum_lookup`] a ZipNum
 //!   index, [`set`] uses several as one, [`get`] fetches one record through them;
 //! - [`digests`] is the on-disk table of stored payloads by digest that deduplication looks
@@ -21,6 +22,7 @@
 pub mod build;
 pub mod cdxj;
 pub mod digests;
+pub mod feed;
 pub mod get;
 pub mod lookup;
 pub mod members;

@@ -17,11 +17,16 @@
 //! - `datapackage.json` (each member's SHA-256 and size) and `datapackage-digest.json`.
 //!
 //! The containers are copied (hashed with SHA-256, and SHA-512 only for a package whose METS
-//! states no SHA-256) while a second thread reads them for the index and the pages, in one
-//! pass: each gzip member is inflated once, for its index line, its page and title when it is
-//! an HTML page, and whether it is a revisit. Without `--with`, the revisits' originals are
-//! looked for (another read of the containers) only when that pass met a revisit; memory is
-//! one copy buffer plus the index's sort budget, whatever the package's size. The
+//! states no SHA-256) while the walkers make the index and the pages from the bytes the copy
+//! reads (`walkers.rs`: two on a container of two stretches or more, each walking alternate
+//! stretches, a stretch walked ahead kept only when the walk before it ends on its start):
+//! each container is read from disk once, and each gzip member inflated once, for its index
+//! line, its page and title when it is an HTML page, and whether it is a revisit. Without
+//! `--with`, the revisits' originals are looked for (another read of the containers) only
+//! when that pass met a revisit; memory is one copy buffer, the bytes handed on to the
+//! walkers (the copy at most two stretches and a MiB or two ahead of them), the windows they
+//! read them through, plus the index's sort budget, whatever the package's or its records'
+//! sizes. The
 //! ZIP is written under a temporary name beside the output and renamed once complete: a failed
 //! or killed export leaves no `.wacz`, and the next export into that folder removes what a
 //! killed one left (`.wacz-XXXXXX`). The WACZ gets the mode any new file gets (the umask's).
@@ -31,6 +36,7 @@ mod index;
 pub(crate) mod pages;
 mod pass;
 pub(crate) mod plan;
+mod walkers;
 pub(crate) mod zipout;
 
 use std::io::{self, BufWriter, Seek, Write};
@@ -294,9 +300,10 @@ fn copy_and_read(
     temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CopiedAndRead, WaczError> {
+    let (fed, taken) = std::sync::mpsc::channel();
     let (side, copied) = std::thread::scope(|s| {
-        let side = s.spawn(|| side_members(package, plan, opts.index, temp));
-        let copied = copy_containers(zip, plan, opts, progress);
+        let side = s.spawn(|| side_members(package, plan, opts.index, temp, taken));
+        let copied = copy_containers(zip, plan, opts, progress, fed);
         (side.join(), copied)
     });
     let (resources, verified) = copied?;
@@ -378,16 +385,20 @@ fn copy_containers(
     plan: &plan::Plan,
     opts: &WaczOptions,
     progress: &(dyn Fn(u64) + Sync),
+    fed: std::sync::mpsc::Sender<pass::Fed>,
 ) -> Result<(Vec<Resource>, Verified), WaczError> {
     let mut resources = Vec::new();
     let mut verified = Verified::default();
     for c in &plan.containers {
-        let mut f = crate::layout::open_in(&c.root, &c.rel)
+        let f = crate::layout::open_in(&c.root, &c.rel)
             .map_err(|source| WaczError::Confined { path: c.path.clone(), source })?;
         let len = f.metadata().map_or(0, |m| m.len());
+        let mut tee = Tee::new(f, &c.path, len, &fed);
         let sha256 = c.sha256.as_deref().filter(|_| opts.verify);
         let sha512 = opts.verify && sha256.is_none() && c.sha512.is_some();
-        let w = zip.add(&format!("archive/{}", c.name), &mut f, (len, sha512), progress)?;
+        let w = zip.add(&format!("archive/{}", c.name), &mut tee, (len, sha512), progress)?;
+        // The container's bytes are all handed on.
+        drop(tee);
         let changed = |algorithm, stated: &str, found: &str| WaczError::Changed {
             file: c.rel.clone(),
             algorithm,
@@ -411,6 +422,53 @@ fn copy_containers(
     Ok((resources, verified))
 }
 
+/// A container's file read for the copy, each piece read handed on to the walkers making
+/// its index and pages too (so they never read the file themselves); the copy waits while it
+/// is far enough ahead of them ([`crate::index::feed`]).
+struct Tee<'a> {
+    file: std::fs::File,
+    path: &'a Path,
+    /// `None` once the walkers are gone (they are done with the container, or failed: their
+    /// error is then the export's) or read the containers otherwise (not gzip).
+    shared: Option<std::sync::Arc<crate::index::feed::Shared>>,
+}
+
+impl<'a> Tee<'a> {
+    /// The copy of `file` (`len` bytes at `path`), handed on through `fed`.
+    fn new(
+        file: std::fs::File,
+        path: &'a Path,
+        len: u64,
+        fed: &std::sync::mpsc::Sender<pass::Fed>,
+    ) -> Tee<'a> {
+        let shared = walkers::Limits::IN_USE.shared();
+        let sent = fed.send(pass::Fed { len, shared: std::sync::Arc::clone(&shared) });
+        Tee { file, path, shared: sent.ok().map(|()| shared) }
+    }
+}
+
+impl io::Read for Tee<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(out)?;
+        crate::index::members::tally::note(self.path, n as u64);
+        if let Some(shared) = self.shared.as_ref().filter(|_| n > 0)
+            && !shared.push(&out[..n])
+        {
+            self.shared = None;
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for Tee<'_> {
+    fn drop(&mut self) {
+        // Whole or not, no more bytes come: the walkers get what was handed on.
+        if let Some(shared) = &self.shared {
+            shared.close();
+        }
+    }
+}
+
 /// What the second thread makes: the index members, the pages file and what it holds, and
 /// the revisits it met (`None`: not counted, as when the containers were read in two passes).
 struct SideMembers {
@@ -418,16 +476,21 @@ struct SideMembers {
     pages: tempfile::NamedTempFile,
     tally: PageTally,
     revisits: Option<u64>,
+    /// How each container was walked (none: read in two passes).
+    #[cfg_attr(not(test), allow(dead_code, reason = "read by the tests"))]
+    walked: Vec<walkers::Walked>,
 }
 
-/// Makes the index and the pages of the containers, in temporary files made by `temp`.
+/// Makes the index and the pages of the containers (their bytes as `fed` hands them on), in
+/// temporary files made by `temp`.
 fn side_members(
     package: &Path,
     plan: &plan::Plan,
     kind: WaczIndex,
     temp: &(dyn Fn() -> Result<tempfile::NamedTempFile, WaczError> + Sync),
+    fed: std::sync::mpsc::Receiver<pass::Fed>,
 ) -> Result<SideMembers, WaczError> {
-    let pass::Read { sorters, listing, revisits, .. } = match pass::one_pass(plan)? {
+    let pass::Read { sorters, listing, revisits, walked } = match pass::one_pass(plan, fed)? {
         Some(read) => read,
         None => pass::two_passes(package, plan)?,
     };
@@ -438,7 +501,7 @@ fn side_members(
     let tally = pages::write_pages(&listing, &plan.described, &mut out).map_err(io_err)?;
     out.flush().map_err(io_err)?;
     drop(out);
-    Ok(SideMembers { index, pages, tally, revisits })
+    Ok(SideMembers { index, pages, tally, revisits, walked })
 }
 
 /// `datapackage.json`: every member but itself and its digest; the METS with the package's
@@ -466,4 +529,146 @@ fn datapackage_json(
         "description": format!("Access copy of the preservation package {objid}"),
     });
     serde_json::to_vec_pretty(&dp).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::pass::tests::{cdxj_indexer_lines, noise_page, page, plan_of, record};
+    use super::*;
+    use crate::formats::warc::writer::WarcWriter;
+    use crate::index::members::{Walker, tally};
+
+    /// A false gzip header, as a payload may hold anywhere.
+    const FALSE_HEADER: &[u8] = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff";
+
+    /// A container of small pages around one record whose payload inflates to more than
+    /// 64 MiB (noise, a false gzip header at 4 MiB in it), stored, not deflated: the
+    /// container and where the false header is.
+    fn large_container(dir: &Path) -> (PathBuf, u64) {
+        let mut large = noise_page(66 << 20);
+        large.splice(4 << 20..(4 << 20) + FALSE_HEADER.len(), FALSE_HEADER.iter().copied());
+        let mut w = WarcWriter::new(Vec::new(), 0);
+        for n in 0..40 {
+            record(&mut w, n, &if n == 20 { large.clone() } else { page(n) });
+        }
+        let bytes = w.finish().unwrap();
+        let path = dir.join("large.warc.gz");
+        std::fs::write(&path, &bytes).unwrap();
+        let at = memchr::memmem::find(&bytes, FALSE_HEADER).unwrap() as u64;
+        (path, at)
+    }
+
+    /// The export's one pass over a container holding a record of more than 64 MiB, inflated:
+    /// the container is read from its file once, exactly its length (the copy's reads; the
+    /// index's reader takes the bytes the copy read), copied byte for byte and checked against
+    /// its SHA-256, and its index lines are cdxj-indexer's and its pages `webaip pages`' (the
+    /// large page with its title). Read twice, or once more by the index's reader, the count
+    /// would be twice the length or more.
+    #[test]
+    fn a_container_with_a_record_over_64_mib_is_read_once_and_exported_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = large_container(dir.path());
+        let bytes = std::fs::read(&path).unwrap();
+        let mut plan = plan_of(&path);
+        let sha256 = crate::formats::digest::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        plan.containers[0].sha256 = Some(sha256.clone());
+        let out = dir.path().join("out.wacz");
+        let mut zip =
+            zipout::WaczZip::new(std::fs::File::create(&out).unwrap(), &out, chrono::Utc::now());
+        let opts = WaczOptions { index: WaczIndex::Cdxj, ..WaczOptions::default() };
+        let temp = || Ok(tempfile::NamedTempFile::new_in(dir.path()).unwrap());
+        let read = copy_and_read(&mut zip, dir.path(), &plan, &opts, &temp, &|_| ()).unwrap();
+        assert_eq!(tally::read(&path), bytes.len() as u64, "read once, by the copy");
+        assert_eq!(read.verified.sha256, 1);
+        assert_eq!(read.resources[0].hash, format!("sha256:{sha256}"));
+        drop(zip.finish().unwrap());
+        let mut wacz = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+        let mut copied = Vec::new();
+        wacz.by_name("archive/large.warc.gz").unwrap().read_to_end(&mut copied).unwrap();
+        assert!(copied == bytes, "the container copied byte for byte");
+        let side = read.side;
+        assert_eq!(side.revisits, Some(0));
+        let lines = std::fs::read_to_string(side.index.members[0].1.path()).unwrap();
+        let lines: Vec<String> = lines.lines().map(str::to_string).collect();
+        assert_eq!(lines.len(), 40);
+        assert_eq!(lines, cdxj_indexer_lines(&path), "cdxj-indexer's lines");
+        let listing = crate::pages::list::list_pages(&path, &Default::default()).unwrap();
+        assert_eq!(side.tally.pages, listing.entries.iter().count() as u64);
+        let pages = std::fs::read_to_string(side.pages.path()).unwrap();
+        assert!(pages.contains(r#""title":"A large page""#), "{pages}");
+    }
+
+    /// Exports `plan`'s one container (its SHA-256 stated) into a WACZ in `dir`: what the
+    /// copy and the walkers made, and the container as the WACZ holds it.
+    fn export_one(dir: &Path, plan: &mut plan::Plan) -> (CopiedAndRead, Vec<u8>) {
+        let bytes = std::fs::read(&plan.containers[0].path).unwrap();
+        let sha256 = crate::formats::digest::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        plan.containers[0].sha256 = Some(sha256);
+        let out = dir.join("out.wacz");
+        let mut zip =
+            zipout::WaczZip::new(std::fs::File::create(&out).unwrap(), &out, chrono::Utc::now());
+        let opts = WaczOptions { index: WaczIndex::Cdxj, ..WaczOptions::default() };
+        let temp = || Ok(tempfile::NamedTempFile::new_in(dir).unwrap());
+        let read = copy_and_read(&mut zip, dir, plan, &opts, &temp, &|_| ()).unwrap();
+        drop(zip.finish().unwrap());
+        let mut wacz = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+        let mut copied = Vec::new();
+        let name = format!("archive/{}", plan.containers[0].name);
+        wacz.by_name(&name).unwrap().read_to_end(&mut copied).unwrap();
+        (read, copied)
+    }
+
+    /// A container of many members, larger than two stretches, is walked by two walkers
+    /// (stretches walked ahead are kept) from the one read the copy makes: the file is read
+    /// exactly its length (read twice, or once more by a walker, the count would be twice it
+    /// or more), copied byte for byte, and its index lines are cdxj-indexer's and its pages
+    /// `webaip pages`'.
+    #[test]
+    fn a_container_walked_by_two_walkers_is_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::new(Vec::new(), 6);
+        for n in 0..400 {
+            let mut body = noise_page(30_000 + n);
+            body.splice(7..7, format!("Page {n} ").bytes());
+            record(&mut w, n, &body);
+        }
+        let bytes = w.finish().unwrap();
+        assert!(bytes.len() as u64 > 2 * walkers::STRETCH, "{}", bytes.len());
+        let path = dir.path().join("many.warc.gz");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut plan = plan_of(&path);
+        let (read, copied) = export_one(dir.path(), &mut plan);
+        assert_eq!(tally::read(&path), bytes.len() as u64, "read once, by the copy");
+        assert!(copied == bytes, "the container copied byte for byte");
+        assert_eq!(read.verified.sha256, 1);
+        let side = read.side;
+        assert!(side.walked[0].kept >= 1, "{:?}", side.walked);
+        assert_eq!(side.walked[0].redone, 0, "{:?}", side.walked);
+        assert_eq!(side.revisits, Some(8));
+        let lines = std::fs::read_to_string(side.index.members[0].1.path()).unwrap();
+        let lines: Vec<String> = lines.lines().map(str::to_string).collect();
+        assert_eq!(lines, cdxj_indexer_lines(&path), "cdxj-indexer's lines");
+        let listing = crate::pages::list::list_pages(&path, &Default::default()).unwrap();
+        assert_eq!(side.tally.pages, listing.entries.iter().count() as u64);
+        assert_eq!(side.tally.pages, 392);
+        let pages = std::fs::read_to_string(side.pages.path()).unwrap();
+        assert!(pages.contains(r#""title":"Page 398 A large page""#), "{pages}");
+    }
+
+    /// A boundary guessed past a false gzip header in a payload reads a bounded stretch of the
+    /// file (8 MiB looked through and one read ahead), not up to 64 MiB past it as inflating
+    /// the false member whole, with ever more input, did.
+    #[test]
+    fn a_false_gzip_header_costs_a_bounded_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, at) = large_container(dir.path());
+        let mut walker = Walker::open(&path, "large.warc.gz", Default::default()).unwrap();
+        let before = tally::read(&path);
+        let guess = walker.guess_boundary(at - 16).unwrap();
+        let read = tally::read(&path) - before;
+        assert_eq!(guess, None, "no member starts within 8 MiB of the false header");
+        assert!(read <= 17 << 20, "{read} bytes read");
+    }
 }

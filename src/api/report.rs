@@ -6,6 +6,6 @@ pub use crate::report::mets::{AgentFact, AgentLink, EventFact, FolderCount, Head
 pub use crate::report::quirks::{QuirkExample, QuirkKind, Quirks};
 pub use crate::report::{
     AuditOutcome, Deduplication, EventOutcome, Identification, Identity, MetsVerdict, PageFact,
-    ReportError, ReportFacts, ReportOptions, ReportProgress, Verdicts, report_package,
-    write_html_file as write_report_html,
+    ReportError, ReportFacts, ReportOptions, ReportProgress, Verdicts, refuse_report_output,
+    report_package, write_html_file as write_report_html,
 };

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use webaip::{ReportFacts, ReportOptions, ReportProgress, report_package, write_report_html};
+use webaip::{
+    ReportFacts, ReportOptions, ReportProgress, refuse_report_output, report_package,
+    write_report_html,
+};
 
 use super::{progress, terminal_text};
 
@@ -48,6 +51,9 @@ pub struct ReportArgs {
 /// Runs the command; returns the exit status.
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let options = ReportOptions { index: args.index.clone(), audit: args.audit };
+    if let Some(out) = &args.out {
+        refuse_report_output(&args.package, &options, out)?;
+    }
     let bar = progress::bytes_bar(0, args.quiet || args.json);
     let report = report_package(&args.package, &options, &|p| match p {
         ReportProgress::Planned(n) => bar.inc_length(n),

@@ -152,6 +152,9 @@ pub struct Captures {
     /// Lines that name a record beyond the end of its container (an index of other bytes):
     /// the counts do not describe this package when any.
     pub beyond_end: u64,
+    /// Containers whose lines' lengths add up to more than the container (lines counted
+    /// twice: an index given twice, or indexes that overlap): the counts are partial.
+    pub overlapping: Vec<String>,
 }
 
 /// Counts lines as they come.
@@ -183,6 +186,8 @@ pub(crate) struct CaptureTally {
 struct ContainerSeen {
     size: u64,
     lines: u64,
+    /// Sum of the lines' lengths: more than the container's size when lines repeat.
+    bytes: u64,
 }
 
 impl CaptureTally {
@@ -194,7 +199,7 @@ impl CaptureTally {
             source,
             containers: containers
                 .iter()
-                .map(|(n, size)| (n.clone(), ContainerSeen { size: *size, lines: 0 }))
+                .map(|(n, size)| (n.clone(), ContainerSeen { size: *size, lines: 0, bytes: 0 }))
                 .collect(),
             lines: 0,
             captures: 0,
@@ -223,6 +228,7 @@ impl CaptureTally {
             return;
         };
         seen.lines += 1;
+        seen.bytes = seen.bytes.saturating_add(e.length);
         if e.offset.saturating_add(e.length) > seen.size {
             self.beyond_end += 1;
         }
@@ -278,6 +284,12 @@ impl CaptureTally {
         by_day.sort_by(|a, b| a.key.cmp(&b.key));
         let without: Vec<String> =
             self.containers.iter().filter(|(_, s)| s.lines == 0).map(|(n, _)| n.clone()).collect();
+        let overlapping: Vec<String> = self
+            .containers
+            .iter()
+            .filter(|(_, s)| s.bytes > s.size)
+            .map(|(n, _)| n.clone())
+            .collect();
         Captures {
             source: self.source,
             lines: self.lines,
@@ -298,6 +310,7 @@ impl CaptureTally {
             other_files: self.other_files,
             containers_without_lines: without,
             beyond_end: self.beyond_end,
+            overlapping,
         }
     }
 }
@@ -306,7 +319,9 @@ impl Captures {
     /// True when the counts may not describe the whole package: a container without lines,
     /// or lines beyond a container's end.
     pub fn partial(&self) -> bool {
-        !self.containers_without_lines.is_empty() || self.beyond_end > 0
+        !self.containers_without_lines.is_empty()
+            || self.beyond_end > 0
+            || !self.overlapping.is_empty()
     }
 }
 
@@ -426,6 +441,15 @@ mod tests {
         assert_eq!(c.beyond_end, 1);
         assert_eq!(c.containers_without_lines, vec!["content/b.warc.gz".to_string()]);
         assert!(c.partial());
+        let mut t = CaptureTally::new(CaptureSource::Containers, &containers[..1]);
+        for _ in 0..2 {
+            t.add(&entry("http://a/", "20240101120000", None, None, 60));
+        }
+        assert_eq!(
+            t.finish().overlapping,
+            vec!["content/a.warc.gz".to_string()],
+            "a line given twice"
+        );
     }
 
     #[test]

@@ -133,26 +133,49 @@ fn summary(r: &ReportFacts, s: &mut String) {
     s.push_str("</div></section>");
 }
 
+/// How an outcome reads: `bad` for a virus found or a failure, `ok` for a clean or
+/// successful one, `warn` otherwise (not scanned, unknown words).
+fn outcome_state(outcome: &str) -> &'static str {
+    let o = outcome.to_ascii_lowercase();
+    if o.contains("viral") || o.contains("infected") || o.starts_with("fail") {
+        "bad"
+    } else if matches!(o.as_str(), "success" | "pass" | "clean" | "no virus detected") {
+        "ok"
+    } else {
+        "warn"
+    }
+}
+
 fn outcome_card(
     s: &mut String,
     name: &str,
     o: Option<&super::EventOutcome>,
     short: Option<String>,
 ) {
-    match o {
-        None => card(s, name, "warn", "no event", "the METS records no such event"),
-        Some(o) => {
-            let state = match o.outcome.as_str() {
-                "success" | "pass" | "clean" => "ok",
-                "fail" | "failure" | "infected" => "bad",
-                _ => "warn",
-            };
-            let note = short.unwrap_or_else(|| {
-                crate::layout::clip(o.notes.first().map_or("", String::as_str), 160)
-            });
-            card(s, name, state, &o.outcome, &format!("{}: {note}", o.date));
-        }
-    }
+    let Some(o) = o else {
+        return card(s, name, "warn", "no event", "the METS records no such event");
+    };
+    // The worst outcome of all the type's events colours the card; one event's word names it.
+    let rank = |st: &str| ["ok", "warn", "bad"].iter().position(|x| *x == st).unwrap_or(1);
+    let state =
+        o.outcomes.keys().map(|k| outcome_state(k)).max_by_key(|st| rank(st)).unwrap_or("warn");
+    let verdict = match o.outcomes.len() {
+        0 | 1 => o.outcome.clone(),
+        _ => o
+            .outcomes
+            .iter()
+            .map(|(k, n)| format!("{k}: {}", number(*n)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    let note = short
+        .unwrap_or_else(|| crate::layout::clip(o.notes.first().map_or("", String::as_str), 160));
+    let events = if o.events > 1 {
+        format!("{} events, the last ", number(o.events))
+    } else {
+        String::new()
+    };
+    card(s, name, state, &verdict, &format!("{events}{}: {note} (as the METS states it)", o.date));
 }
 
 /// A two-column table of `(name, value)` rows, values already HTML.
@@ -322,6 +345,12 @@ fn partial_warning(c: &Captures, s: &mut String) {
         why.push(format!(
             "{} line(s) name records beyond their container's end (an index of other bytes?)",
             number(c.beyond_end)
+        ));
+    }
+    if !c.overlapping.is_empty() {
+        why.push(format!(
+            "the lines of {} add up to more than the container (lines given twice?)",
+            c.overlapping.join(", ")
         ));
     }
     if c.other_files > 0 {
@@ -558,6 +587,17 @@ fn deduplication(r: &ReportFacts, s: &mut String) {
     let _ = write!(s, "<p>{} revisit records in the index.</p>", number(r.captures.revisits));
     if d.requires.is_empty() {
         s.push_str("<p>The package requires no other package.</p>");
+    } else if d.requires_not_listed > 0 {
+        let _ = write!(
+            s,
+            "<p>{} more required packages are named in the METS and not listed here.</p>",
+            number(d.requires_not_listed)
+        );
+        s.push_str("<ul>");
+        for p in &d.requires {
+            let _ = write!(s, "<li>{}</li>", escape(p));
+        }
+        s.push_str("</ul>");
     } else {
         s.push_str("<p>The package requires these packages (payloads of its revisits are stored there):</p><ul>");
         for p in &d.requires {

@@ -150,6 +150,10 @@ pub struct MetsFacts {
     pub agents: Vec<AgentFact>,
     /// The PREMIS file objects.
     pub objects: Vec<ObjectFact>,
+    /// Every event counted by type, whether listed or not (at most 256 types told apart).
+    pub event_types: BTreeMap<String, EventTypeTally>,
+    /// What every PREMIS object states, summed whether listed or not.
+    pub object_totals: ObjectTotals,
     /// The fileSec's top-level files by the first folder of their location (`content`,
     /// `logs`, ...; `(elsewhere)` for a URL, `(no location)` for a file without one).
     pub folders: BTreeMap<String, FolderCount>,
@@ -157,6 +161,84 @@ pub struct MetsFacts {
     pub quirk_logs: Vec<String>,
     /// Entries of the lists above left out by the bound, by list.
     pub not_listed: BTreeMap<&'static str, u64>,
+}
+
+/// The events of one type: how many, their outcomes, the last one.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EventTypeTally {
+    /// Events of the type.
+    pub count: u64,
+    /// By outcome (at most 32 outcomes told apart; the rest under `(other)`).
+    pub outcomes: BTreeMap<String, u64>,
+    /// The last in document order.
+    pub last: EventFact,
+}
+
+/// Sums over every PREMIS object of the METS.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ObjectTotals {
+    /// Objects.
+    pub objects: u64,
+    /// Sum of the "WARC records" significant properties stated.
+    pub warc_records: u64,
+    /// `derivation` / `migration` relationships (one per file migrated from).
+    pub migrations: u64,
+    /// The OBJIDs of `dependency` / `requires` relationships (at most 1,000 kept).
+    pub requires: std::collections::BTreeSet<String>,
+    /// `requires` relationships past those kept.
+    pub requires_not_listed: u64,
+    /// Objects by format (`PUID (name)`; at most 256 formats told apart).
+    pub formats: BTreeMap<String, u64>,
+}
+
+/// Most event types, outcomes of a type, and formats told apart.
+const MAX_TYPES: usize = 256;
+const MAX_OUTCOMES: usize = 32;
+const MAX_REQUIRED: usize = 1000;
+
+/// Adds 1 to `key` in `map`, or to `(other)` once `max` keys are held.
+fn count_bounded(map: &mut BTreeMap<String, u64>, key: &str, max: usize) {
+    let key = if map.contains_key(key) || map.len() < max { key } else { "(other)" };
+    *map.entry(key.to_string()).or_default() += 1;
+}
+
+impl ObjectTotals {
+    fn add(&mut self, o: &ObjectFact) {
+        self.objects += 1;
+        self.warc_records += o.warc_records.unwrap_or(0);
+        for r in &o.relationships {
+            match (r.kind.as_str(), r.subtype.as_str()) {
+                ("derivation", "migration") => self.migrations += 1,
+                ("dependency", "requires") if self.requires.len() < MAX_REQUIRED => {
+                    self.requires.insert(r.related.clone());
+                }
+                ("dependency", "requires") if !self.requires.contains(&r.related) => {
+                    self.requires_not_listed += 1
+                }
+                _ => {}
+            }
+        }
+        let format = match (o.puid.is_empty(), o.format.is_empty()) {
+            (false, false) => format!("{} ({})", o.puid, o.format),
+            (false, true) => o.puid.clone(),
+            (true, false) => o.format.clone(),
+            (true, true) => "(not stated)".into(),
+        };
+        count_bounded(&mut self.formats, &format, MAX_TYPES);
+    }
+}
+
+/// Counts an event in its type's tally.
+fn tally_event(types: &mut BTreeMap<String, EventTypeTally>, e: &EventFact) {
+    let key = if types.contains_key(&e.event_type) || types.len() < MAX_TYPES {
+        e.event_type.clone()
+    } else {
+        "(other)".into()
+    };
+    let t = types.entry(key).or_default();
+    t.count += 1;
+    count_bounded(&mut t.outcomes, &e.outcome, MAX_OUTCOMES);
+    t.last = e.clone();
 }
 
 /// Files of one folder of the fileSec.
@@ -349,7 +431,8 @@ impl Walk {
                 let div = LogicalDiv {
                     kind: attr("TYPE"),
                     label: bounded(attr("LABEL")),
-                    dmd: attr("DMDID").split_whitespace().map(str::to_string).collect(),
+                    // A division names a few sections; a hostile one is not kept whole.
+                    dmd: attr("DMDID").split_whitespace().take(16).map(str::to_string).collect(),
                 };
                 push_bounded(
                     &mut facts.logical,
@@ -453,9 +536,15 @@ fn keep(done: Collecting, facts: &mut MetsFacts) {
                 *n.entry("descriptive sections").or_default() += 1;
             }
         }
-        Collecting::Event(e) => push_bounded(&mut facts.events, e, "events", n),
+        Collecting::Event(e) => {
+            tally_event(&mut facts.event_types, &e);
+            push_bounded(&mut facts.events, e, "events", n)
+        }
         Collecting::Agent(a) => push_bounded(&mut facts.agents, a, "agents", n),
-        Collecting::Object(o) => push_bounded(&mut facts.objects, o.object, "objects", n),
+        Collecting::Object(o) => {
+            facts.object_totals.add(&o.object);
+            push_bounded(&mut facts.objects, o.object, "objects", n)
+        }
     }
 }
 
@@ -617,6 +706,7 @@ mod tests {
         let f = facts(&xml);
         assert_eq!(f.events.len(), MAX_LISTED);
         assert_eq!(f.not_listed["events"], 7);
+        assert_eq!(f.event_types["x"].count, MAX_LISTED as u64 + 7, "every event is counted");
         assert!(f.agents[0].name.len() <= MAX_TEXT + '…'.len_utf8());
         assert!(f.agents[0].name.ends_with('…'));
     }

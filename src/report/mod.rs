@@ -81,6 +81,9 @@ pub enum ReportError {
     /// The audit could not run.
     #[error(transparent)]
     Audit(#[from] crate::audit::AuditError),
+    /// The page would overwrite what the report reads.
+    #[error(transparent)]
+    OutputInInput(#[from] crate::layout::NestingError),
     /// The page could not be written.
     #[error("{}: {}", path.display(), crate::layout::describe_io(source))]
     Output {
@@ -96,6 +99,31 @@ pub enum ReportError {
 const PAGE_TEMP: crate::temporaries::TempName =
     crate::temporaries::TempName { prefix: ".webaip-report-", suffix: ".html", dirs: false };
 
+/// Refuses a page path that would overwrite what the report reads (the package, a file in
+/// it, an index given) or that is something other than a regular file (a device, a FIFO, a
+/// link: the rename would replace it).
+pub fn refuse_report_output(
+    package: &Path,
+    options: &ReportOptions,
+    out: &Path,
+) -> Result<(), ReportError> {
+    for input in std::iter::once(package).chain(options.index.iter().map(PathBuf::as_path)) {
+        crate::layout::refuse_output_in_input(input, out)?;
+    }
+    refuse_non_regular(out)
+}
+
+/// Refuses an existing `out` that is not a regular file.
+fn refuse_non_regular(out: &Path) -> Result<(), ReportError> {
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if !m.file_type().is_file() => {
+            let kind = crate::layout::kind_of(&m);
+            Err(crate::layout::ConfineError::NotRegular { path: out.into(), kind }.into())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Writes the report's page to `path`: under a temporary name beside it, synced, then
 /// renamed (a failed or killed run leaves no page that looks complete).
 pub fn write_html_file(report: &ReportFacts, path: &Path) -> Result<(), ReportError> {
@@ -104,6 +132,7 @@ pub fn write_html_file(report: &ReportFacts, path: &Path) -> Result<(), ReportEr
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    refuse_non_regular(path)?;
     crate::temporaries::remove_dead(dir, PAGE_TEMP);
     let tmp = crate::temporaries::locked_output_in(dir, PAGE_TEMP).map_err(err)?;
     let mut out = io::BufWriter::new(tmp.as_file());
@@ -189,6 +218,8 @@ pub struct EventOutcome {
     pub notes: Vec<String>,
     /// How many events of that type the METS records (the last is shown).
     pub events: u64,
+    /// Every event of the type by outcome.
+    pub outcomes: BTreeMap<String, u64>,
 }
 
 /// The METS validation's result.
@@ -251,8 +282,11 @@ pub struct Identification {
 /// Deduplication as the package states it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Deduplication {
-    /// The packages (OBJIDs) it requires: their payloads are not stored again here.
+    /// The packages (OBJIDs) it requires: their payloads are not stored again here (at
+    /// most 1,000 listed).
     pub requires: Vec<String>,
+    /// Further `requires` relationships past those listed.
+    pub requires_not_listed: u64,
     /// Each deduplication event's outcome notes.
     pub notes: Vec<String>,
 }
@@ -280,7 +314,8 @@ pub struct ReportFacts {
     pub folders: BTreeMap<String, mets::FolderCount>,
     /// WARC records the containers' PREMIS objects state.
     pub stated_records: u64,
-    /// Files the package was migrated from (ARCs), as the PREMIS relationships name them.
+    /// Files the package was migrated from (ARCs): the PREMIS `derivation` / `migration`
+    /// relationships.
     pub migrated_from: u64,
     /// Deduplication.
     pub deduplication: Deduplication,
@@ -423,8 +458,8 @@ fn verdicts(
     Ok(Verdicts {
         mets,
         audit,
-        virus_check: last_outcome(&facts.events, "virus check"),
-        identification: last_outcome(&facts.events, "format identification"),
+        virus_check: last_outcome(&facts.event_types, "virus check"),
+        identification: last_outcome(&facts.event_types, "format identification"),
     })
 }
 
@@ -465,14 +500,17 @@ fn audit_verdict(r: &crate::audit::AuditReport) -> AuditOutcome {
 }
 
 /// The last event of `kind` (the latest by document order), and how many there are.
-fn last_outcome(events: &[EventFact], kind: &str) -> Option<EventOutcome> {
-    let of_kind: Vec<&EventFact> = events.iter().filter(|e| e.event_type == kind).collect();
-    let last = of_kind.last()?;
+fn last_outcome(
+    types: &BTreeMap<String, mets::EventTypeTally>,
+    kind: &str,
+) -> Option<EventOutcome> {
+    let t = types.get(kind)?;
     Some(EventOutcome {
-        date: last.date.clone(),
-        outcome: last.outcome.clone(),
-        notes: last.notes.clone(),
-        events: of_kind.len() as u64,
+        date: t.last.date.clone(),
+        outcome: t.last.outcome.clone(),
+        notes: t.last.notes.clone(),
+        events: t.count,
+        outcomes: t.outcomes.clone(),
     })
 }
 
@@ -491,18 +529,11 @@ fn assemble(
             .identification
             .as_ref()
             .and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n))),
-        file_formats: file_formats(&facts),
+        file_formats: ranked_counts(&facts.object_totals.formats),
     };
     let deduplication = deduplication(&facts);
-    let stated_records = facts.objects.iter().filter_map(|o| o.warc_records).sum();
-    let migrated_from = facts
-        .objects
-        .iter()
-        .flat_map(|o| &o.relationships)
-        .filter(|r| r.kind == "derivation" && r.subtype == "migration")
-        .map(|r| r.related.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len() as u64;
+    let stated_records = facts.object_totals.warc_records;
+    let migrated_from = facts.object_totals.migrations;
     identity.source_shape = match (&quirks.shape, migrated_from) {
         (Some(shape), _) => shape.clone(),
         (None, n) if n > 0 => "ARC files".into(),
@@ -586,38 +617,27 @@ fn pages(facts: &MetsFacts) -> Vec<PageFact> {
         .collect()
 }
 
-fn file_formats(facts: &MetsFacts) -> Vec<captures::Count> {
-    let mut by: BTreeMap<String, u64> = BTreeMap::new();
-    for o in &facts.objects {
-        let key = match (o.puid.is_empty(), o.format.is_empty()) {
-            (false, false) => format!("{} ({})", o.puid, o.format),
-            (false, true) => o.puid.clone(),
-            (true, false) => o.format.clone(),
-            (true, true) => "(not stated)".into(),
-        };
-        *by.entry(key).or_default() += 1;
-    }
+/// Counts as a list, most frequent first.
+fn ranked_counts(by: &BTreeMap<String, u64>) -> Vec<captures::Count> {
     let mut counts: Vec<captures::Count> =
-        by.into_iter().map(|(key, count)| captures::Count { key, count }).collect();
+        by.iter().map(|(key, count)| captures::Count { key: key.clone(), count: *count }).collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
     counts
 }
 
 fn deduplication(facts: &MetsFacts) -> Deduplication {
-    let requires: std::collections::BTreeSet<&str> = facts
-        .objects
-        .iter()
-        .flat_map(|o| &o.relationships)
-        .filter(|r| r.kind == "dependency" && r.subtype == "requires")
-        .map(|r| r.related.as_str())
-        .collect();
     let notes = facts
         .events
         .iter()
         .filter(|e| e.event_type == "deduplication")
         .flat_map(|e| e.notes.iter().cloned())
         .collect();
-    Deduplication { requires: requires.into_iter().map(str::to_string).collect(), notes }
+    let t = &facts.object_totals;
+    Deduplication {
+        requires: t.requires.iter().cloned().collect(),
+        requires_not_listed: t.requires_not_listed,
+        notes,
+    }
 }
 
 /// Names an agent identifier by the agent's name, when the METS has the agent.

@@ -3,6 +3,7 @@
 //! offline in headless Chromium without an error or a request (`open_page.py`), and hostile
 //! text or input is shown or refused, never run.
 
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -187,6 +188,20 @@ fn an_index_counts_the_same_and_another_package_s_index_is_partial() {
     let other_index = dir.path().join("o.cdxj");
     let o = webaip(&["index", "-q", "-o", other_index.to_str().unwrap(), other.to_str().unwrap()]);
     assert!(o.status.success());
+    // The same index given twice counts each line twice: the counts are partial.
+    let twice = report_of(
+        &report(
+            &pkg,
+            &page,
+            &["--index", index.to_str().unwrap(), "--index", index.to_str().unwrap()],
+        ),
+        1,
+    );
+    assert!(
+        !twice["captures"]["overlapping"].as_array().unwrap().is_empty(),
+        "{:#}",
+        twice["captures"]
+    );
     let partial = report_of(&report(&pkg, &page, &["--index", other_index.to_str().unwrap()]), 1);
     let c = &partial["captures"];
     assert!(!c["containers_without_lines"].as_array().unwrap().is_empty(), "{c:#}");
@@ -296,10 +311,58 @@ fn bad_input_is_refused_by_name_and_leaves_no_page() {
     refused(report(&linked, &page, &[]), "METS.xml");
     let warc = std::fs::read_dir(pkg.join("content")).unwrap().next().unwrap().unwrap().path();
     refused(report(&warc, &page, &[]), "");
+    // The page never replaces what the report reads, nor a FIFO or a link.
+    let mets = std::fs::read(pkg.join("METS.xml")).unwrap();
+    let o = report(&pkg, &pkg.join("METS.xml"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(pkg.join("METS.xml")).unwrap(), mets, "the METS was overwritten");
+    let index = dir.path().join("i.cdxj");
+    assert!(
+        webaip(&["index", "-q", "-o", index.to_str().unwrap(), pkg.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let before = std::fs::read(&index).unwrap();
+    let o = report(&pkg, &index, &["--index", index.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(&index).unwrap(), before, "the index was overwritten");
+    let o = report(&pkg, &fifo, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(),
+        "the FIFO was replaced"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with(".webaip-report-"))
         .collect();
     assert!(leftovers.is_empty(), "temporaries left: {leftovers:?}");
+}
+
+/// Every event is counted, listed or not: a virus check after more events than the page
+/// lists is still the card's, and an infected outcome among clean ones makes the card bad.
+#[test]
+fn verdict_cards_count_every_event_of_their_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = samples();
+    let pkg = packaged(dir.path(), samples[0].0, &samples[0].1);
+    let mets = pkg.join("METS.xml");
+    let text = std::fs::read_to_string(&mets).unwrap();
+    let first = text.find("<premis:event ").expect("an event");
+    let filler = "<premis:event><premis:eventType>x</premis:eventType></premis:event>".repeat(5001);
+    let viral = "<premis:event><premis:eventType>virus check</premis:eventType><premis:eventOutcomeInformation><premis:eventOutcome>viral, cleaned</premis:eventOutcome></premis:eventOutcomeInformation></premis:event>";
+    std::fs::write(&mets, format!("{}{filler}{viral}{}", &text[..first], &text[first..])).unwrap();
+    let page = dir.path().join("e.html");
+    let o = report(&pkg, &page, &[]);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = &r["verdicts"]["virus_check"];
+    assert_eq!(v["outcomes"]["viral, cleaned"], 1, "{v:#}");
+    assert!(v["events"].as_u64().unwrap() >= 2, "{v:#}");
+    assert_eq!(r["not_listed"]["events"].as_u64().map(|n| n > 0), Some(true));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(r#"<div class="card bad"><h3>Virus check</h3>"#),
+        "the viral outcome colours the card"
+    );
 }

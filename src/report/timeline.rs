@@ -96,12 +96,12 @@ mod tests {
 
     #[test]
     fn longer_spans_are_shown_by_month_then_year_and_bad_dates_last() {
-        let p = periods(&[day("2023-12-31", 2), day("2024-02-01", 1), day("2024-13-01", 4)]);
+        // Two months and a day are still shown by day; three months by month.
+        let p = periods(&[day("2023-10-31", 2), day("2024-01-01", 1), day("2024-13-01", 4)]);
         assert_eq!(p.unit, "month");
-        assert_eq!(
-            p.bins,
-            vec![day("2023-12", 2), day("2024-01", 0), day("2024-02", 1), day("(not a date)", 4)]
-        );
+        let months = [day("2023-10", 2), day("2023-11", 0), day("2023-12", 0), day("2024-01", 1)];
+        assert_eq!(p.bins[..4], months);
+        assert_eq!(p.bins[4], day("(not a date)", 4));
         let p = periods(&[day("1996-01-01", 1), day("2024-01-01", 1)]);
         assert_eq!((p.unit, p.bins.len()), ("year", 29));
         let p = periods(&[day("0001-01-01", 1), day("9999-01-01", 1)]);

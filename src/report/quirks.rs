@@ -71,18 +71,28 @@ pub(crate) fn read_quirks(root: &Path, names: &[String]) -> Quirks {
     q
 }
 
-fn read_log(root: &Path, name: &str) -> Result<Value, String> {
-    let mut file = crate::layout::open_in(root, name).map_err(|e| e.reason())?;
-    let mut bytes = Vec::new();
+/// Why a quirk log was not read.
+#[derive(Debug, thiserror::Error)]
+enum LogUnread {
+    #[error("{}", .0.reason())]
+    Open(#[from] crate::layout::ConfineError),
+    #[error("{}", crate::layout::describe_io(.0))]
+    Read(#[from] std::io::Error),
+    #[error("larger than {MAX_LOG_BYTES} bytes, not read")]
+    TooLarge,
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+}
+
+fn read_log(root: &Path, name: &str) -> Result<Value, LogUnread> {
     use std::io::Read;
-    (&mut file)
-        .take(MAX_LOG_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| crate::layout::describe_io(&e))?;
+    let file = crate::layout::open_in(root, name)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_LOG_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_LOG_BYTES {
-        return Err(format!("larger than {MAX_LOG_BYTES} bytes, not read"));
+        return Err(LogUnread::TooLarge);
     }
-    serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))
+    Ok(serde_json::from_slice(&bytes)?)
 }
 
 /// Adds one log's counts and examples.

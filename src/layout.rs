@@ -461,6 +461,20 @@ pub fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` cut to at most `max` bytes on a character boundary, `marker` appended when cut:
+/// the one home for bounding a text kept from input (clip is for messages).
+pub(crate) fn cut_marked(mut text: String, max: usize, marker: &str) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str(marker);
+    }
+    text
+}
+
 /// An I/O error as words for a sentence ("it does not exist"), without the OS error number:
 /// the one home for saying an `io::Error` to a user (the caller names the file).
 pub fn describe_io(e: &io::Error) -> String {

@@ -340,16 +340,8 @@ impl Default for Walk {
 }
 
 /// `text` cut to [`MAX_TEXT`] bytes at a character boundary, an ellipsis marking the cut.
-fn bounded(mut text: String) -> String {
-    if text.len() > MAX_TEXT {
-        let mut cut = MAX_TEXT;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push('…');
-    }
-    text
+fn bounded(text: String) -> String {
+    crate::layout::cut_marked(text, MAX_TEXT, "…")
 }
 
 fn push_bounded<T>(

@@ -178,16 +178,8 @@ impl QuirkLog {
 }
 
 /// `detail` cut to at most `max` bytes (on a character boundary), marked when cut.
-fn cut(mut detail: String, max: usize) -> String {
-    if detail.len() > max {
-        let mut end = max;
-        while !detail.is_char_boundary(end) {
-            end -= 1;
-        }
-        detail.truncate(end);
-        detail.push_str(" [cut]");
-    }
-    detail
+fn cut(detail: String, max: usize) -> String {
+    crate::layout::cut_marked(detail, max, " [cut]")
 }
 
 /// A quirk as one file's parser meets it: where (a line or an offset), its kind, the detail.

@@ -13,7 +13,8 @@
 #     PRONOM identifiers), pygfried (siegfried, the identifier webaip's DROID matcher is
 #     checked against), warctools (a peer tool the benchmarks time), and for the access index:
 #     cdxj-indexer and surt (whose keys and lines webaip's index must equal), FastWARC (a peer
-#     indexer the benchmarks time) and pywb (which replays from webaip's indexes).
+#     indexer the benchmarks time) and pywb (which replays from webaip's indexes); ocfl-py
+#     and rocfl (scripts/setup-rocfl.sh), two OCFL implementations that read webaip's stores.
 # Re-running it on a machine that has everything does nothing but check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,8 @@ command -v xmllint >/dev/null
 # the E-ARK validator with its vocabularies served from local copies (setup-eark.sh).
 bash scripts/setup-browser.sh
 bash scripts/setup-eark.sh
+# The OCFL store tests read webaip's storage roots with rocfl too (built with cargo when missing).
+bash scripts/setup-rocfl.sh
 # The store tests talk to a real Garage cluster (a first install builds it: ~10 min on 2 cores).
 bash scripts/garage-cluster.sh start >/dev/null
 echo "setup: test environment ready (xmllint, .venv with warcio, xmlschema, pygfried and warctools, Garage cluster)" >&2

@@ -12,7 +12,7 @@ use super::{same_objid_pair, sha512_hex, store};
 use crate::util::repo;
 
 /// Two file system OCFL replicas, `disk-a` and `disk-b`, under `dir`.
-fn ocfl_config(dir: &Path) -> PathBuf {
+pub(super) fn ocfl_config(dir: &Path) -> PathBuf {
     let mut text = format!(
         "state = \"{}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n",
         dir.join("state.sqlite").display()
@@ -49,7 +49,7 @@ fn assert_ocfl_valid(root: &Path, objects: u64) {
 }
 
 /// Every file below `dir`: relative path to SHA-512 (links read as links).
-fn files_of(dir: &Path) -> BTreeMap<String, String> {
+pub(super) fn files_of(dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for e in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
         let e = e.unwrap();
@@ -89,7 +89,7 @@ fn write_inventory(dir: &Path, bytes: &[u8]) {
     .unwrap();
 }
 
-fn put(cfg: &Path, pkg: &Path) -> serde_json::Value {
+pub(super) fn put(cfg: &Path, pkg: &Path) -> serde_json::Value {
     let (code, r) = store(&no_env(), cfg, &["put", pkg.to_str().unwrap()]);
     assert_eq!(code, 0, "{r:#}");
     r["packages"][0].clone()

@@ -10,6 +10,7 @@ use crate::util::{Package, copy_tree, gen_arc, repo, sample, schemas, webaip, we
 
 pub(crate) mod foreign;
 mod references;
+mod machine_faults;
 mod verdicts;
 
 /// Packages `source` in full mode (every record and bytestream listed) into `out`.

@@ -549,6 +549,16 @@ pub fn not_read_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'
     io_cause(e, is_not_read)
 }
 
+/// An error in words, with the cause that left the bytes unknown ([`not_read_cause`]) said
+/// too when the error's own words do not say it ("record at offset 0: cannot read").
+pub fn with_not_read_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let text = e.to_string();
+    match not_read_cause(e).map(describe_io) {
+        Some(words) if !text.contains(&words) => format!("{text}: {words}"),
+        _ => text,
+    }
+}
+
 /// The first I/O error that `which` accepts among an error and its causes (an `io::Error`
 /// wrapping another error is looked into too).
 fn io_cause<'a>(

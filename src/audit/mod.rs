@@ -935,6 +935,14 @@ fn check_arc_rebuilds(
                 }
             }
         }
+        // The machine or the medium stopped the rebuild before any container's own outcome:
+        // nothing is known of any container's ARCs.
+        Err(e) if e.is_not_read() => {
+            for c in &containers {
+                let why = layout::with_not_read_cause(&e);
+                arcs_not_read(rel(&c.to_string_lossy()), why, findings, unchecked);
+            }
+        }
         Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
     }
     Some(counts)
@@ -952,19 +960,10 @@ fn rebuild_fault(
     unchecked: &mut Vec<Unchecked>,
 ) {
     use crate::migrate::rebuild::RebuildError;
-    let reason = e.to_string();
     if e.is_not_read() {
-        // This machine or its medium stopped the reading (too many open files, no room for a
-        // temporary copy, an input/output error): nothing is known of these ARCs, and nothing
-        // of the package is said.
-        let what = format!("its ARCs are not rebuilt, not checked: {reason}");
-        let mut f = finding("arc-rebuild", &file, None, "", what);
-        f.severity = Severity::Warning;
-        findings.push(f);
-        let kind = UncheckedKind::NotRead;
-        unchecked.push(Unchecked { file, mets_id: None, kind, reason });
-        return;
+        return arcs_not_read(file, layout::with_not_read_cause(&e), findings, unchecked);
     }
+    let reason = e.to_string();
     match &e {
         RebuildError::NoOriginal(_) => {
             let kind = UncheckedKind::ArcPayloadElsewhere;
@@ -1002,6 +1001,23 @@ fn rebuild_fault(
         }
         _ => findings.push(finding("arc-rebuild", &file, None, "", reason)),
     }
+}
+
+/// The ARCs of the container `file` are not rebuilt because this machine or its medium
+/// stopped the reading (too many open files, no room for a temporary copy, an input/output
+/// error: `reason`): nothing is known of them, and nothing of the package is said.
+fn arcs_not_read(
+    file: String,
+    reason: String,
+    findings: &mut Vec<AuditFinding>,
+    unchecked: &mut Vec<Unchecked>,
+) {
+    let what = format!("its ARCs are not rebuilt, not checked: {reason}");
+    let mut f = finding("arc-rebuild", &file, None, "", what);
+    f.severity = Severity::Warning;
+    findings.push(f);
+    let kind = UncheckedKind::NotRead;
+    unchecked.push(Unchecked { file, mets_id: None, kind, reason });
 }
 
 /// The WARC containers of the package (content, then viral), each folder in name order.
@@ -1488,12 +1504,7 @@ fn unread_gaps(mut spans: Vec<(u64, u64)>, size: u64) -> Vec<Range<u64>> {
 
 /// A finding for each unread gap, with why reading stopped there; a gap this machine or the
 /// medium left unread ([`UnreadRun`]) is not checked instead, never damage.
-fn report_gaps(
-    p: &Present,
-    gaps: &[Range<u64>],
-    errors: &BTreeMap<u64, ReadStop>,
-    out: &mut Sink,
-) {
+fn report_gaps(p: &Present, gaps: &[Range<u64>], errors: &BTreeMap<u64, ReadStop>, out: &mut Sink) {
     let mut run: Option<UnreadRun> = None;
     for g in gaps {
         let stop = errors.range(g.clone()).next();
@@ -2006,7 +2017,11 @@ mod tests {
         walk.records.insert((0, 0), seen(100, true));
         walk.covered.push((0, 100));
         let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
-        merge_walks(&p, vec![walk], &mut Sink { findings: &mut findings, unchecked: &mut unchecked });
+        merge_walks(
+            &p,
+            vec![walk],
+            &mut Sink { findings: &mut findings, unchecked: &mut unchecked },
+        );
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].rule, "records");
         assert_eq!(findings[0].mets_id.as_deref(), Some("F1"));
@@ -2037,7 +2052,11 @@ mod tests {
         let damaged = ReadStop::Open(io::Error::new(io::ErrorKind::InvalidData, "bad gzip"));
         walk.errors.push((700, damaged));
         let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
-        merge_walks(&p, vec![walk], &mut Sink { findings: &mut findings, unchecked: &mut unchecked });
+        merge_walks(
+            &p,
+            vec![walk],
+            &mut Sink { findings: &mut findings, unchecked: &mut unchecked },
+        );
         let reasons: Vec<(&str, UncheckedKind, &str)> =
             unchecked.iter().map(|u| (u.file.as_str(), u.kind, u.reason.as_str())).collect();
         assert_eq!(reasons.len(), 1, "{reasons:?}");

@@ -118,8 +118,9 @@ fn check_one(
     referred: &mut BTreeSet<String>,
 ) -> Result<u64, DescribedFault> {
     let (Some(begin), Some(end)) = (r.begin, r.end) else {
-        return Err(vec![(0, Problem::error("range", &r.id, "record has no BEGIN/END".into()))]
-            .into());
+        return Err(
+            vec![(0, Problem::error("range", &r.id, "record has no BEGIN/END".into()))].into()
+        );
     };
     let fail = |message: String| vec![(begin, Problem::error("range", &r.id, message))];
     // A fault of the machine or the medium, not of the bytes: the record is not checked.

@@ -42,9 +42,7 @@ pub fn write_html(r: &ReportFacts, out: &mut dyn Write) -> io::Result<()> {
     // Counting from the containers reads each record as `webaip index` does: a payload
     // whose record states no digest is read to compute it.
     let read = match r.captures.source {
-        super::captures::CaptureSource::Index { .. } => {
-            "its access index; no payload was read"
-        }
+        super::captures::CaptureSource::Index { .. } => "its access index; no payload was read",
         super::captures::CaptureSource::Containers => {
             "its containers' records, read as webaip index reads them (a payload whose record states no digest is read for it)"
         }
@@ -179,11 +177,8 @@ fn outcome_card(
     };
     let note = short
         .unwrap_or_else(|| crate::layout::clip(o.notes.first().map_or("", String::as_str), 160));
-    let events = if o.events > 1 {
-        format!("{} events, {shown} ", number(o.events))
-    } else {
-        String::new()
-    };
+    let events =
+        if o.events > 1 { format!("{} events, {shown} ", number(o.events)) } else { String::new() };
     let by = match o.agents.is_empty() {
         true => "no agent named".to_string(),
         false => format!("by {}", o.agents.join(", ")),
@@ -329,8 +324,10 @@ fn captures(c: &Captures, s: &mut String) {
         number(c.lines),
         number(c.captures),
         match c.rule {
-            super::captures::CaptureRule::RecordType => "response, revisit and resource records of http, https, ftp and dns URLs, by each record's type",
-            super::captures::CaptureRule::Inferred => "inferred: an index states no record type, so lines of http, https, ftp and dns URLs, less those without HTTP status of a crawler's metadata type (text/anvl, application/warc-fields); a metadata or request record of another type would be counted as a capture",
+            super::captures::CaptureRule::RecordType =>
+                "response, revisit and resource records of http, https, ftp and dns URLs, by each record's type",
+            super::captures::CaptureRule::Inferred =>
+                "inferred: an index states no record type, so lines of http, https, ftp and dns URLs, less those without HTTP status of a crawler's metadata type (text/anvl, application/warc-fields); a metadata or request record of another type would be counted as a capture",
         },
         number(c.with_status),
         number(c.revisits),

@@ -250,9 +250,14 @@ impl EventOutcome {
         self.outcomes.keys().map(|k| outcome_state(k)).max().unwrap_or(OutcomeState::Unclear)
     }
 
-    /// True when an event of the type states a virus found or a failure.
+    /// True when an event of the type states a failure or a virus left in (`fail...`,
+    /// `infected`, `viral, failed but forced`); a virus found and cleaned (moved to the
+    /// package's quarantine) is no failure.
     pub fn any_failed(&self) -> bool {
-        self.worst() == OutcomeState::Bad
+        self.outcomes.keys().any(|k| {
+            let k = k.to_ascii_lowercase();
+            k.contains("fail") || k.contains("infected")
+        })
     }
 }
 

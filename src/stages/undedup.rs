@@ -402,8 +402,8 @@ impl Originals {
     /// (the other sources are still searched).
     fn read_container(&mut self, n: usize) {
         if let Err(e) = self.read_records(n) {
-            let not_read = e.is_not_read();
-            self.searched[n].fault = Some(ReadFault { why: e.to_string(), not_read });
+            let (not_read, why) = (e.is_not_read(), layout::with_not_read_cause(&e));
+            self.searched[n].fault = Some(ReadFault { why, not_read });
         }
         self.searched[n].read = true;
     }
@@ -614,8 +614,8 @@ fn source_containers(source: &Path) -> Vec<Searched> {
         Ok(list) => list.into_iter().map(|c| searched(c, objid.clone(), None)).collect(),
         Err(e) => {
             let whole = Container { pkg: source.to_path_buf(), rel: String::new() };
-            let not_read = e.is_not_read();
-            vec![searched(whole, objid, Some(ReadFault { why: e.to_string(), not_read }))]
+            let (not_read, why) = (e.is_not_read(), layout::with_not_read_cause(&e));
+            vec![searched(whole, objid, Some(ReadFault { why, not_read }))]
         }
     }
 }

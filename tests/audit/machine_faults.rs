@@ -26,7 +26,10 @@ fn audit_failing(
 fn not_read(r: &serde_json::Value) -> Vec<(String, String)> {
     let unchecked = r["unchecked"].as_array().unwrap().iter();
     let of = |u: &serde_json::Value, k: &str| u[k].as_str().unwrap_or_default().to_string();
-    unchecked.filter(|u| u["kind"] == "not_read").map(|u| (of(u, "file"), of(u, "reason"))).collect()
+    unchecked
+        .filter(|u| u["kind"] == "not_read")
+        .map(|u| (of(u, "file"), of(u, "reason")))
+        .collect()
 }
 
 #[test]
@@ -60,7 +63,8 @@ fn reads_the_medium_or_the_machine_fail_are_not_checked_never_damage() {
             let last = format!("..={}: reading failed at byte ", size - 1);
             let walked = unread.iter().find(|(_, reason)| reason.contains(&last));
             let (_, reason) = walked.unwrap_or_else(|| panic!("{case}: {unread:?}"));
-            let first: u64 = reason.split("bytes ").nth(1).unwrap().split("..").next().unwrap().parse().unwrap();
+            let first: u64 =
+                reason.split("bytes ").nth(1).unwrap().split("..").next().unwrap().parse().unwrap();
             assert!(first <= at && first > 0, "{case}: {reason}");
         }
     }

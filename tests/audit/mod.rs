@@ -9,8 +9,8 @@ use std::process::{Command, Output};
 use crate::util::{Package, copy_tree, gen_arc, repo, sample, schemas, webaip, webaip_under};
 
 pub(crate) mod foreign;
-mod references;
 mod machine_faults;
+mod references;
 mod verdicts;
 
 /// Packages `source` in full mode (every record and bytestream listed) into `out`.

@@ -1053,7 +1053,11 @@ fn reads_failed_by_the_medium_or_the_machine_leave_the_arcs_not_checked() {
             let o = failing.webaip(&file, at, errno, &args);
             let r = &json(&o)["packages"][0];
             let case = format!("{file} from {at}: {words}");
-            assert_eq!((o.status.code(), &r["verdict"]), (Some(0), &"partial".into()), "{case}: {r:#}");
+            assert_eq!(
+                (o.status.code(), &r["verdict"]),
+                (Some(0), &"partial".into()),
+                "{case}: {r:#}"
+            );
             let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
                 .filter(|f| f["severity"] == "error")
                 .collect();

@@ -8,7 +8,9 @@ use super::*;
 /// A copy of the Heritrix sample's package, and its first container.
 fn copied(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let samples = samples();
-    let pkg = packaged(dir, samples[0].0, &samples[0].1);
+    let made = dir.join(format!("{name}-made"));
+    std::fs::create_dir(&made).unwrap();
+    let pkg = packaged(&made, samples[0].0, &samples[0].1);
     let copy = dir.join(name);
     crate::util::copy_tree(&pkg, &copy);
     let mut containers: Vec<PathBuf> = std::fs::read_dir(copy.join("content"))
@@ -73,7 +75,7 @@ fn event_cards_are_statements_and_a_failed_virus_check_is_a_finding() {
 
     let mets = pkg.join("METS.xml");
     let text = std::fs::read_to_string(&mets).unwrap();
-    let virus = text.find("<premis:eventType>virus check</premis:eventType>").unwrap();
+    let virus = text.find(">virus check</premis:eventType>").unwrap();
     let said = format!("<premis:eventOutcome>{outcome}</premis:eventOutcome>");
     let at = virus + text[virus..].find(&said).unwrap();
     let with = |outcome: &str| {
@@ -87,11 +89,11 @@ fn event_cards_are_statements_and_a_failed_virus_check_is_a_finding() {
     assert_eq!(r["verdicts"]["mets"]["valid"], false);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(r#"<div class="card warn"><h3>Virus check</h3><p class="verdict">pass (stated by the METS)"#), "{html}");
-    // Stated failed: a finding (exit 1) on a METS otherwise valid.
-    std::fs::write(&mets, with("fail")).unwrap();
+    // Stated a virus left in: a finding (exit 1) on a valid METS.
+    std::fs::write(&mets, with("viral, failed but forced")).unwrap();
     let r = report_of(&report(&pkg, &page, &[]), 1);
     assert_eq!(r["verdicts"]["mets"]["valid"], true, "{:#}", r["verdicts"]["mets"]);
-    assert_eq!(r["verdicts"]["virus_check"]["outcome"], "fail");
+    assert_eq!(r["verdicts"]["virus_check"]["outcome"], "viral, failed but forced");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(r#"<div class="card bad"><h3>Virus check</h3>"#), "{html}");
 }
@@ -110,7 +112,12 @@ fn an_aip_shows_its_package_wide_identification() {
     let aips = dir.path().join("aips");
     let schemas = crate::util::schemas();
     let o = webaip(&[
-        "ingest", "--quiet", "--schemas", schemas.to_str().unwrap(), "--out", aips.to_str().unwrap(),
+        "ingest",
+        "--quiet",
+        "--schemas",
+        schemas.to_str().unwrap(),
+        "--out",
+        aips.to_str().unwrap(),
         pkg.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -549,6 +549,16 @@ pub fn not_read_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'
     io_cause(e, is_not_read)
 }
 
+/// An error in words, with the cause that left the bytes unknown ([`not_read_cause`]) said
+/// too when the error's own words do not say it ("record at offset 0: cannot read").
+pub fn with_not_read_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let text = e.to_string();
+    match not_read_cause(e).map(describe_io) {
+        Some(words) if !text.contains(&words) => format!("{text}: {words}"),
+        _ => text,
+    }
+}
+
 /// The first I/O error that `which` accepts among an error and its causes (an `io::Error`
 /// wrapping another error is looked into too).
 fn io_cause<'a>(
@@ -704,16 +714,39 @@ pub(crate) fn open_dir_in(root: &Path, dir: &str) -> Result<File, ConfineError> 
 /// directory of a WARC name is refused, not skipped, and so is a listed container that is
 /// absent (nothing is opened, so nothing blocks).
 pub(crate) fn package_containers(pkg: &Path) -> Result<Vec<String>, ConfineError> {
+    let found = package_containers_found(pkg)?;
+    match found.absent.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(found.names),
+    }
+}
+
+/// The containers of [`package_containers`] that are there, and why each listed one that is
+/// not cannot be had (absent): for a caller that goes on without them and says so.
+pub(crate) struct FoundContainers {
+    /// The names, sorted.
+    pub names: Vec<String>,
+    /// Each container the manifest lists that is not there (or not reachable), why.
+    pub absent: Vec<ConfineError>,
+}
+
+/// [`package_containers`], the listed containers that cannot be had set apart.
+pub(crate) fn package_containers_found(pkg: &Path) -> Result<FoundContainers, ConfineError> {
     let mut names = warc_entries(pkg, CONTENT_DIR)?;
+    let mut absent = Vec::new();
     for listed in manifest_containers(pkg)? {
         if names.binary_search(&listed).is_err() {
             // Absent, or a name the listing did not see: why it is not there, by its path.
-            metadata_in(pkg, &listed)?;
-            names.push(listed);
-            names.sort();
+            match metadata_in(pkg, &listed) {
+                Ok(_) => {
+                    names.push(listed);
+                    names.sort();
+                }
+                Err(e) => absent.push(e),
+            }
         }
     }
-    Ok(names)
+    Ok(FoundContainers { names, absent })
 }
 
 /// The WARC containers of the package at `pkg` that hold infected payloads (`viral/NAME`,

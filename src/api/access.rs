@@ -70,7 +70,7 @@ pub fn index_warcs_into(
         }
     }
     let containers = build::resolve_inputs(inputs)?;
-    let entries = EntryOptions { record_ids: options.record_ids };
+    let entries = EntryOptions { record_ids: options.record_ids, ..EntryOptions::default() };
     let (format, jobs) = (options.format, options.jobs.max(1));
     if let (IndexTarget::Stream(_), IndexFormat::ZipNum { .. }) = (&target, format) {
         return Err(IndexError::ZipNumNeedsName);

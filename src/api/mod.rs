@@ -103,7 +103,10 @@ pub fn index_warcs(
     output: &Path,
     options: &IndexOptions,
 ) -> Result<Vec<PathBuf>, IndexError> {
-    let entries = crate::index::warc::EntryOptions { record_ids: options.record_ids };
+    let entries = crate::index::warc::EntryOptions {
+        record_ids: options.record_ids,
+        ..crate::index::warc::EntryOptions::default()
+    };
     let jobs = options.jobs.max(1);
     crate::index::build::index_paths(inputs, options.format, entries, jobs, output, &|_| {})
 }

@@ -39,7 +39,7 @@ use crate::mets::listing::{FixitySource, ListedFile, Nested, read_listing};
 use crate::mets::validate::{Severity, ValidateError, ValidationReport};
 use crate::mets::{ValidateOptions, validate_mets};
 use crate::sources::recognise::{self, Takes};
-use records::{Problem, Walk};
+use records::{Problem, ReadStop, Walk};
 
 use crate::layout::{MANIFEST, METS};
 /// The message of a listed file that is absent.
@@ -778,16 +778,26 @@ fn read_listed(
                 whole_read(p, w, &mut read, &mut sink);
             }
             Outcome::Described { check, records } => {
-                read.records_checked += records;
+                read.records_checked += records - check.not_read.len() as u64;
                 read.bytestreams += check.bytestreams;
                 read.referred.extend(check.referred);
                 findings.extend(check.problems.into_iter().map(|(at, pr)| place(p.href, at, pr)));
+                // Said once per run of records: after a bad sector, every record past it fails.
+                if let Some(n) = check.not_read.first() {
+                    let more = check.not_read.len() - 1;
+                    let why = format!(
+                        "the described record {} at byte {} and {more} more after it: {}",
+                        n.id, n.begin, n.cause
+                    );
+                    out.unchecked.push(not_read(p.href, "", &why));
+                }
             }
             Outcome::Walk(w) => walks[i].push(w),
         }
     }
+    let mut sink = Sink { findings, unchecked: &mut *out.unchecked };
     for (p, w) in present.iter().zip(walks).filter(|(_, w)| !w.is_empty()) {
-        let t = merge_walks(p, w, findings);
+        let t = merge_walks(p, w, &mut sink);
         read.records_checked += t.described;
         read.bytestreams += t.bytestreams;
         read.records_read += t.records;
@@ -829,11 +839,11 @@ fn whole_read(p: &Present, w: io::Result<WholeRead>, read: &mut ReadTally, out: 
 /// I/O error) it is not checked (nor its manifest line: [`check_manifest`]); otherwise a
 /// fixity finding.
 fn unreadable(href: &str, id: &str, e: &(dyn std::error::Error + 'static), out: &mut Sink) {
-    if layout::not_read_cause(e).is_none() {
+    let Some(cause) = layout::not_read_cause(e) else {
         let what = format!("cannot be read: {e}");
         return out.findings.push(finding("fixity", href, None, id, what));
-    }
-    out.unchecked.push(not_read(href, id, e));
+    };
+    out.unchecked.push(not_read(href, id, &layout::describe_io(cause)));
 }
 
 /// What could not be checked of the file `href` (METS ID `id`, may be empty) because its
@@ -925,6 +935,14 @@ fn check_arc_rebuilds(
                 }
             }
         }
+        // The machine or the medium stopped the rebuild before any container's own outcome:
+        // nothing is known of any container's ARCs.
+        Err(e) if e.is_not_read() => {
+            for c in &containers {
+                let why = layout::with_not_read_cause(&e);
+                arcs_not_read(rel(&c.to_string_lossy()), why, findings, unchecked);
+            }
+        }
         Err(e) => findings.push(finding("arc-rebuild", "", None, "", format!("{e}"))),
     }
     Some(counts)
@@ -942,18 +960,10 @@ fn rebuild_fault(
     unchecked: &mut Vec<Unchecked>,
 ) {
     use crate::migrate::rebuild::RebuildError;
-    let reason = e.to_string();
-    if e.is_environment() {
-        // This machine stopped the reading (too many open files, no room for a temporary
-        // copy): nothing is known of these ARCs, and nothing of the package is said.
-        let what = format!("its ARCs are not rebuilt, not checked: {reason}");
-        let mut f = finding("arc-rebuild", &file, None, "", what);
-        f.severity = Severity::Warning;
-        findings.push(f);
-        let kind = UncheckedKind::NotRead;
-        unchecked.push(Unchecked { file, mets_id: None, kind, reason });
-        return;
+    if e.is_not_read() {
+        return arcs_not_read(file, layout::with_not_read_cause(&e), findings, unchecked);
     }
+    let reason = e.to_string();
     match &e {
         RebuildError::NoOriginal(_) => {
             let kind = UncheckedKind::ArcPayloadElsewhere;
@@ -991,6 +1001,23 @@ fn rebuild_fault(
         }
         _ => findings.push(finding("arc-rebuild", &file, None, "", reason)),
     }
+}
+
+/// The ARCs of the container `file` are not rebuilt because this machine or its medium
+/// stopped the reading (too many open files, no room for a temporary copy, an input/output
+/// error: `reason`): nothing is known of them, and nothing of the package is said.
+fn arcs_not_read(
+    file: String,
+    reason: String,
+    findings: &mut Vec<AuditFinding>,
+    unchecked: &mut Vec<Unchecked>,
+) {
+    let what = format!("its ARCs are not rebuilt, not checked: {reason}");
+    let mut f = finding("arc-rebuild", &file, None, "", what);
+    f.severity = Severity::Warning;
+    findings.push(f);
+    let kind = UncheckedKind::NotRead;
+    unchecked.push(Unchecked { file, mets_id: None, kind, reason });
 }
 
 /// The WARC containers of the package (content, then viral), each folder in name order.
@@ -1413,7 +1440,7 @@ struct WalkTally {
 struct MergedWalks {
     seen: BTreeMap<(u64, u64), records::SeenRecord>,
     spans: Vec<(u64, u64)>,
-    errors: BTreeMap<u64, String>,
+    errors: BTreeMap<u64, ReadStop>,
 }
 
 impl MergedWalks {
@@ -1433,10 +1460,11 @@ impl MergedWalks {
 
 /// Puts the walks over one container together: records found once each, described records
 /// matched to what was read, unread spans and the record count reported.
-fn merge_walks(p: &Present, walks: Vec<Walk>, findings: &mut Vec<AuditFinding>) -> WalkTally {
+fn merge_walks(p: &Present, walks: Vec<Walk>, out: &mut Sink) -> WalkTally {
     let MergedWalks { seen, spans, errors } = MergedWalks::of(walks);
     let gaps = unread_gaps(spans, p.size);
-    report_gaps(p, &gaps, &errors, findings);
+    report_gaps(p, &gaps, &errors, out);
+    let findings = &mut *out.findings;
     let mut tally = record_problems(p, &seen, findings);
     tally.described = check_described_ranges(p, &seen, &gaps, findings);
     tally.records = seen.len() as u64;
@@ -1474,17 +1502,28 @@ fn unread_gaps(mut spans: Vec<(u64, u64)>, size: u64) -> Vec<Range<u64>> {
     gaps
 }
 
-/// A finding for each unread gap, with why reading stopped there.
-fn report_gaps(
-    p: &Present,
-    gaps: &[Range<u64>],
-    errors: &BTreeMap<u64, String>,
-    findings: &mut Vec<AuditFinding>,
-) {
+/// A finding for each unread gap, with why reading stopped there; a gap this machine or the
+/// medium left unread ([`UnreadRun`]) is not checked instead, never damage.
+fn report_gaps(p: &Present, gaps: &[Range<u64>], errors: &BTreeMap<u64, ReadStop>, out: &mut Sink) {
+    let mut run: Option<UnreadRun> = None;
     for g in gaps {
-        let why = errors.range(g.clone()).next().map(|(_, w)| w.as_str()).unwrap_or("not read");
+        let stop = errors.range(g.clone()).next();
+        if let Some(cause) = stop.and_then(|(_, w)| layout::not_read_cause(w)) {
+            match run.as_mut() {
+                Some(r) if r.bytes.end == g.start => r.bytes.end = g.end,
+                _ => {
+                    out.unchecked.extend(run.take().map(|r| r.unchecked(p.href)));
+                    let at = stop.map_or(g.start, |(&at, _)| at);
+                    let cause = layout::describe_io(cause);
+                    run = Some(UnreadRun { bytes: g.clone(), at, cause });
+                }
+            }
+            continue;
+        }
+        out.unchecked.extend(run.take().map(|r| r.unchecked(p.href)));
+        let why = stop.map(|(_, w)| w.to_string()).unwrap_or_else(|| "not read".into());
         let record = p.described.get(&g.start);
-        findings.push(finding(
+        out.findings.push(finding(
             if record.is_some() { "range" } else { "warc" },
             p.href,
             Some(g.start),
@@ -1496,6 +1535,28 @@ fn report_gaps(
                 g.end - 1
             ),
         ));
+    }
+    out.unchecked.extend(run.map(|r| r.unchecked(p.href)));
+}
+
+/// Bytes of a container a deep walk could not read for a cause that says nothing of them
+/// (`layout::not_read_cause`: an input/output error of the medium, memory or open files
+/// exhausted). A walk resumes at each record the METS places after such a fault, so adjacent
+/// gaps are one run, said once.
+struct UnreadRun {
+    bytes: Range<u64>,
+    /// Where the reading failed first.
+    at: u64,
+    /// The cause, in words.
+    cause: String,
+}
+
+impl UnreadRun {
+    fn unchecked(self, href: &str) -> Unchecked {
+        let UnreadRun { bytes, at, cause } = self;
+        let (first, last) = (bytes.start, bytes.end - 1);
+        let why = format!("bytes {first}..={last}: reading failed at byte {at}: {cause}");
+        not_read(href, "", &why)
     }
 }
 
@@ -1901,9 +1962,11 @@ mod tests {
         second.records.insert((100, 0), seen(200, true));
         second.records.insert((200, 0), seen(300, false));
         second.covered.push((0, 300));
-        second.errors.push((300, "bad header".into()));
-        let mut findings = Vec::new();
-        let tally = merge_walks(&p, vec![first, second], &mut findings);
+        second.errors.push((300, ReadStop::Open(io::Error::other("bad header"))));
+        let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
+        let out = &mut Sink { findings: &mut findings, unchecked: &mut unchecked };
+        let tally = merge_walks(&p, vec![first, second], out);
+        assert!(unchecked.is_empty());
         let want = WalkTally {
             described: 5,
             bytestreams: 3,
@@ -1920,7 +1983,7 @@ mod tests {
                 (
                     "warc",
                     Some(300),
-                    "no WARC record can be read at byte 300: bad header; bytes 300..=399 are not checked"
+                    "no WARC record can be read at byte 300: cannot read: bad header; bytes 300..=399 are not checked"
                 ),
                 ("P6.1", None, "1 record(s) share a gzip member with another record"),
                 ("range", Some(100), "END=150; the record's gzip member ends at 199"),
@@ -1953,11 +2016,57 @@ mod tests {
         let mut walk = Walk::default();
         walk.records.insert((0, 0), seen(100, true));
         walk.covered.push((0, 100));
-        let mut findings = Vec::new();
-        merge_walks(&p, vec![walk], &mut findings);
+        let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
+        merge_walks(
+            &p,
+            vec![walk],
+            &mut Sink { findings: &mut findings, unchecked: &mut unchecked },
+        );
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].rule, "records");
         assert_eq!(findings[0].mets_id.as_deref(), Some("F1"));
+    }
+
+    /// Walks stopped by the medium (EIO) or the machine (ENOMEM), resumed at each next record
+    /// and stopped again: the bytes not read are one run, not checked (naming the file, where
+    /// reading failed and why), never a finding; a walk stopped by the bytes themselves after
+    /// it is still one.
+    #[test]
+    fn bytes_the_medium_or_the_machine_did_not_give_are_not_checked_not_damaged() {
+        let container = ListedFile { id: "F1".into(), ..Default::default() };
+        let p = Present {
+            listed: &container,
+            href: "content/a.warc.gz",
+            path: PathBuf::new(),
+            size: 1000,
+            described: HashMap::new(),
+            begins: BTreeSet::new(),
+            span_starts: BTreeSet::new(),
+            revisits: false,
+        };
+        let os = |errno: i32| ReadStop::Open(io::Error::from_raw_os_error(errno));
+        let mut walk = Walk::default();
+        walk.records.insert((0, 0), seen(100, true));
+        walk.covered.extend([(0, 100), (200, 200), (300, 300), (500, 700)]);
+        walk.errors.extend([(100, os(libc::EIO)), (200, os(libc::EIO)), (300, os(libc::ENOMEM))]);
+        let damaged = ReadStop::Open(io::Error::new(io::ErrorKind::InvalidData, "bad gzip"));
+        walk.errors.push((700, damaged));
+        let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
+        merge_walks(
+            &p,
+            vec![walk],
+            &mut Sink { findings: &mut findings, unchecked: &mut unchecked },
+        );
+        let reasons: Vec<(&str, UncheckedKind, &str)> =
+            unchecked.iter().map(|u| (u.file.as_str(), u.kind, u.reason.as_str())).collect();
+        assert_eq!(reasons.len(), 1, "{reasons:?}");
+        assert_eq!(reasons[0].0, "content/a.warc.gz");
+        assert_eq!(reasons[0].1, UncheckedKind::NotRead);
+        let why = "bytes 100..=499: reading failed at byte 100: input/output error";
+        assert!(reasons[0].2.contains(why), "{reasons:?}");
+        let said: Vec<(&str, Option<u64>)> =
+            findings.iter().map(|f| (f.rule.as_str(), f.offset)).collect();
+        assert_eq!(said, vec![("warc", Some(700))], "{findings:?}");
     }
 
     /// A package folder holding `files`, and a manifest of `manifest`'s text.

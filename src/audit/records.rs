@@ -64,6 +64,33 @@ pub(super) struct DescribedCheck {
     /// The packages the revisits among them say hold their originals
     /// (`X-Webaip-Refers-To-Package`), by OBJID: what the METS must say the package requires.
     pub referred: BTreeSet<String>,
+    /// The records whose bytes the machine or the medium did not give: not checked.
+    pub not_read: Vec<RecordNotRead>,
+}
+
+/// A described record whose bytes this machine or the medium did not give
+/// (`layout::not_read_cause`: an input/output error, memory or open files exhausted), which
+/// says nothing of them.
+#[derive(Debug)]
+pub(super) struct RecordNotRead {
+    /// Its BEGIN.
+    pub begin: u64,
+    /// Its METS ID.
+    pub id: String,
+    /// The cause, in words.
+    pub cause: String,
+}
+
+/// Why a described record is not as the METS describes it, or not checked.
+enum DescribedFault {
+    Problems(Vec<(u64, Problem)>),
+    NotRead(RecordNotRead),
+}
+
+impl From<Vec<(u64, Problem)>> for DescribedFault {
+    fn from(p: Vec<(u64, Problem)>) -> Self {
+        DescribedFault::Problems(p)
+    }
 }
 
 /// Checks described records one by one: each range is exactly one gzip member (or, in an
@@ -77,7 +104,8 @@ pub(super) fn check_described(
     for r in records {
         match check_one(path, container_size, r, &mut out.referred) {
             Ok(n) => out.bytestreams += n,
-            Err(p) => out.problems.extend(p),
+            Err(DescribedFault::Problems(p)) => out.problems.extend(p),
+            Err(DescribedFault::NotRead(n)) => out.not_read.push(n),
         }
     }
     out
@@ -88,32 +116,43 @@ fn check_one(
     container_size: u64,
     r: &ListedFile,
     referred: &mut BTreeSet<String>,
-) -> Result<u64, Vec<(u64, Problem)>> {
+) -> Result<u64, DescribedFault> {
     let (Some(begin), Some(end)) = (r.begin, r.end) else {
-        return Err(vec![(0, Problem::error("range", &r.id, "record has no BEGIN/END".into()))]);
+        return Err(
+            vec![(0, Problem::error("range", &r.id, "record has no BEGIN/END".into()))].into()
+        );
     };
     let fail = |message: String| vec![(begin, Problem::error("range", &r.id, message))];
+    // A fault of the machine or the medium, not of the bytes: the record is not checked.
+    let unread = |e: &(dyn std::error::Error + 'static), words: String| {
+        let Some(cause) = crate::layout::not_read_cause(e) else {
+            return DescribedFault::Problems(fail(words));
+        };
+        let cause = crate::layout::describe_io(cause);
+        DescribedFault::NotRead(RecordNotRead { begin, id: r.id.clone(), cause })
+    };
     if end < begin {
-        return Err(fail(format!("END={end} is before BEGIN={begin}")));
+        return Err(fail(format!("END={end} is before BEGIN={begin}")).into());
     }
     if end >= container_size {
         return Err(fail(format!(
             "END={end} is past the end of the file ({container_size} bytes)"
-        )));
+        ))
+        .into());
     }
     let len = end - begin + 1;
     // The path was reached without links when the audit located it; the last component is
     // checked again here, since it is opened anew.
-    let mut file = open_regular(path).map_err(|e| fail(format!("cannot open: {e}")))?;
-    file.seek(SeekFrom::Start(begin)).map_err(|e| fail(format!("cannot seek: {e}")))?;
+    let mut file = open_regular(path).map_err(|e| unread(&e, format!("cannot open: {e}")))?;
+    file.seek(SeekFrom::Start(begin)).map_err(|e| unread(&e, format!("cannot seek: {e}")))?;
     let mut reader = WarcReader::new(file.take(len), format!("bytes {begin}..={end}"))
-        .map_err(|e| fail(warc_message(&e)))?;
+        .map_err(|e| unread(&e, warc_message(&e)))?;
     let streams = stream_ranges(&r.children);
     let first = reader.next_record(|head, block| check_block(head, block, &streams, false));
     let (head, rec_end, check) = match first {
         Ok(Some(x)) => x,
-        Ok(None) => return Err(fail(format!("bytes {begin}..={end} hold no WARC record"))),
-        Err(e) => return Err(fail(format!("bytes {begin}..={end}: {}", warc_message(&e)))),
+        Ok(None) => return Err(fail(format!("bytes {begin}..={end} hold no WARC record")).into()),
+        Err(e) => return Err(unread(&e, format!("bytes {begin}..={end}: {}", warc_message(&e)))),
     };
     referred.extend(refers_to_package(&head.header));
     let mut problems: Vec<(u64, Problem)> =
@@ -130,7 +169,7 @@ fn check_one(
     if !rec_end.trailer_ok {
         problems.extend(fail("the record's block is not followed by CRLF CRLF".into()));
     }
-    if problems.is_empty() { Ok(check.bytestreams) } else { Err(problems) }
+    if problems.is_empty() { Ok(check.bytestreams) } else { Err(problems.into()) }
 }
 
 fn warc_message(e: &WarcError) -> String {
@@ -174,7 +213,7 @@ pub(super) struct Walk {
     /// The byte spans read, each from where reading started to where it stopped.
     pub covered: Vec<(u64, u64)>,
     /// Where and why reading stopped short.
-    pub errors: Vec<(u64, String)>,
+    pub errors: Vec<(u64, ReadStop)>,
 }
 
 /// Reads every record from `start` until a record boundary at or after `nominal_end` that is
@@ -226,7 +265,7 @@ fn walk_from(
     stop: &dyn Fn(u64) -> bool,
     described: &HashMap<u64, &ListedFile>,
     records: &mut BTreeMap<(u64, u64), SeenRecord>,
-) -> (u64, Option<(u64, String)>) {
+) -> (u64, Option<(u64, ReadStop)>) {
     let mut members = MemberInflater::open(path, MAX_FAST_MEMBER).ok();
     let mut at = from;
     loop {
@@ -285,7 +324,7 @@ fn stream_from(
     stop: &dyn Fn(u64) -> bool,
     described: &HashMap<u64, &ListedFile>,
     records: &mut BTreeMap<(u64, u64), SeenRecord>,
-) -> (u64, Option<(u64, String)>) {
+) -> (u64, Option<(u64, ReadStop)>) {
     let stretch = stream_stretch(path, from, stop, described, records, false);
     (stretch.reached, stretch.error)
 }
@@ -295,7 +334,7 @@ struct Stretch {
     /// The offset reached.
     reached: u64,
     /// Where and why reading failed, when it did.
-    error: Option<(u64, String)>,
+    error: Option<(u64, ReadStop)>,
     /// True when it stopped after a record that ended its gzip member (`to_member_end`).
     at_member_end: bool,
 }
@@ -310,14 +349,14 @@ fn stream_stretch(
     records: &mut BTreeMap<(u64, u64), SeenRecord>,
     to_member_end: bool,
 ) -> Stretch {
-    let ended = |reached: u64, error: Option<(u64, String)>| Stretch {
+    let ended = |reached: u64, error: Option<(u64, ReadStop)>| Stretch {
         reached,
         error,
         at_member_end: false,
     };
     let mut reader = match reader_at(path, from) {
         Ok(r) => r,
-        Err(why) => return ended(from, Some((from, why.to_string()))),
+        Err(why) => return ended(from, Some((from, why))),
     };
     loop {
         let at = from + reader.position();
@@ -332,7 +371,7 @@ fn stream_stretch(
         let (head, end, check) = match next {
             Ok(None) => return ended(from + reader.position(), None),
             Ok(Some(read)) => read,
-            Err(e) => return ended(from + e.offset, Some((from + e.offset, warc_message(&e)))),
+            Err(e) => return ended(from + e.offset, Some((from + e.offset, ReadStop::Warc(e)))),
         };
         let gzip = reader.is_gzip();
         let member_ended = end.member_ended || !gzip;
@@ -346,21 +385,25 @@ fn stream_stretch(
 }
 
 /// The streaming reader over the file at `path` from `from`; why it cannot be had.
-fn reader_at(path: &Path, from: u64) -> Result<WarcReader<std::fs::File>, ReaderFault> {
+fn reader_at(path: &Path, from: u64) -> Result<WarcReader<std::fs::File>, ReadStop> {
     let opened = open_regular(path)
         .map_err(io::Error::other)
         .and_then(|mut f| f.seek(SeekFrom::Start(from)).map(|_| f));
-    let file = opened.map_err(ReaderFault::Open)?;
-    WarcReader::new(file, path.display().to_string()).map_err(ReaderFault::Warc)
+    let file = opened.map_err(ReadStop::Open)?;
+    WarcReader::new(file, path.display().to_string()).map_err(ReadStop::Warc)
 }
 
-/// Why a stretch of a container could not be read from its start (the finding's text).
+/// Why a walk stopped reading a container at a place (the finding's text). The cause is kept
+/// as it came, not as words, so that the audit tells damage from bytes this machine or its
+/// medium did not give (`layout::not_read_cause`: an I/O error, memory or open files exhausted).
 #[derive(Debug, thiserror::Error)]
-enum ReaderFault {
+pub(super) enum ReadStop {
+    /// The file could not be opened or sought.
     #[error("cannot read: {0}")]
-    Open(io::Error),
+    Open(#[source] io::Error),
+    /// The WARC reader stopped.
     #[error("{}", warc_message(.0))]
-    Warc(WarcError),
+    Warc(#[source] WarcError),
 }
 
 /// What reading a container's records whole found of its revisits: the packages they say
@@ -451,7 +494,7 @@ mod tests {
 
     /// The container `file` walked (whole members where it can) and streamed from its start:
     /// the records the two find must be the same. The walk, and where the streaming stopped.
-    fn walked_as_streamed(file: &[u8]) -> (Walk, (u64, Option<(u64, String)>)) {
+    fn walked_as_streamed(file: &[u8]) -> (Walk, (u64, Option<(u64, ReadStop)>)) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.warc.gz");
         std::fs::write(&path, file).unwrap();
@@ -507,7 +550,7 @@ mod tests {
         file.extend(&last[..last.len() - 9]);
         let (walked, reached) = walked_as_streamed(&file);
         assert_eq!(walked.covered, vec![(0, reached.0)]);
-        assert_eq!(walked.errors.first().map(|e| e.0), reached.1.map(|e| e.0));
+        assert_eq!(walked.errors.first().map(|e| e.0), reached.1.as_ref().map(|e| e.0));
         assert_eq!(walked.records.len(), 41);
         let wrong: Vec<u64> = walked
             .records
@@ -540,7 +583,8 @@ mod tests {
         let (walked, reached) = walked_as_streamed(&file);
         let size = file.len() as u64;
         assert_eq!(walked.covered, vec![(0, size)]);
-        assert_eq!(reached, (size, None));
+        assert_eq!(reached.0, size);
+        assert!(reached.1.is_none(), "{:?}", reached.1);
         assert!(walked.errors.is_empty());
         assert_eq!(walked.records.len(), 31);
         let wrong: Vec<u64> = walked

@@ -75,11 +75,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     Ok(if has_findings(&report) { super::EXIT_FINDINGS } else { 0 })
 }
 
-/// A METS that is invalid, an audit that is not INTACT, counts that are partial.
+/// A METS that is invalid, an audit that is not INTACT, counts that are partial, a virus
+/// check the METS states failed or found a virus.
 fn has_findings(r: &ReportFacts) -> bool {
     let audit_clean =
         r.verdicts.audit.as_ref().is_none_or(|a| a.verdict == webaip::AuditVerdict::Intact);
-    !r.verdicts.mets.valid || !audit_clean || r.captures.partial()
+    let virus = r.verdicts.virus_check.as_ref().is_some_and(|o| o.any_failed());
+    !r.verdicts.mets.valid || !audit_clean || r.captures.partial() || virus
 }
 
 fn print_summary(r: &ReportFacts, out: Option<&PathBuf>) {

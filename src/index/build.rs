@@ -475,7 +475,7 @@ mod tests {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
             let input = IndexInput { path: path.clone(), filename: name.into() };
-            let opts = EntryOptions { record_ids: true };
+            let opts = EntryOptions { record_ids: true, ..EntryOptions::default() };
             let one = lines(
                 sort_inputs(
                     std::slice::from_ref(&input),

@@ -29,6 +29,9 @@ pub struct IndexEntry {
     pub filename: String,
     /// Fields after these, in their order, as (name, JSON value as written).
     pub extra: Vec<(String, String)>,
+    /// The record's `WARC-Type`, when the entry was made from the record and it was asked
+    /// for (`EntryOptions::record_types`); never written to an index line nor read from one.
+    pub record_type: Option<String>,
 }
 
 /// Why a line is not a CDXJ index line.
@@ -81,6 +84,7 @@ impl IndexEntry {
                 .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.to_string()))
                 .collect(),
+            record_type: None,
         })
     }
 

@@ -27,7 +27,7 @@ use super::feed::Feed;
 use super::method::{Pairer, Seen};
 use super::record::{Cut, RecordIndexError, Start, is_cut, seen_of};
 use super::warc::{
-    BlockStart, EntryOptions, IndexError, StreamAt, add_record_id, streamed, streamed_file,
+    BlockStart, EntryOptions, IndexError, StreamAt, add_record_fields, streamed, streamed_file,
 };
 use crate::formats::warc::WarcReader;
 
@@ -637,7 +637,7 @@ fn read_record(
         return Ok(None);
     }
     if let Some(e) = &mut seen.entry {
-        add_record_id(e, head.header.record_id(), opts);
+        add_record_fields(e, &head.header, opts);
     }
     Ok(Some(Some(seen)))
 }

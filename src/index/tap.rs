@@ -19,7 +19,7 @@ use super::cdxj::IndexEntry;
 use super::method::{Pairer, Seen};
 use super::record::{RecordIndexError, Start, is_cut, seen_of};
 use super::sort::LineSorter;
-use super::warc::{EntryOptions, IndexError, add_record_id};
+use super::warc::{EntryOptions, IndexError, add_record_fields};
 use crate::formats::warc::writer::MemberTap;
 use crate::formats::warc::{WarcError, WarcReader};
 
@@ -120,7 +120,7 @@ fn derive(
     };
     if let Some(entry) = &mut seen.entry {
         entry.filename = name.to_string();
-        add_record_id(entry, head.header.record_id(), opts);
+        add_record_fields(entry, &head.header, opts);
     }
     Ok(Some(Derived::Entry {
         seen: Box::new(seen),
@@ -365,7 +365,7 @@ mod tests {
     /// or absent (a member copied as it is).
     #[test]
     fn tap_lines_equal_the_lines_read_back() {
-        let opts = EntryOptions { record_ids: true };
+        let opts = EntryOptions { record_ids: true, ..EntryOptions::default() };
         let index = PackageIndex::shared(opts, 1 << 20);
         let mut w = WarcWriter::new(Vec::new(), 6);
         w.set_tap(Box::new(IndexTap::new(Arc::clone(&index), "c.warc.gz".into())));

@@ -88,14 +88,25 @@ pub enum IndexError {
 pub struct EntryOptions {
     /// Add each record's `WARC-Record-ID` as the extra field `recordId`.
     pub record_ids: bool,
+    /// Keep each record's `WARC-Type` in [`IndexEntry::record_type`] (not written to the
+    /// index line): for a caller that tells captures from other records.
+    pub record_types: bool,
 }
 
-/// Adds the `recordId` field to `entry` when asked and the record has an id.
-pub(crate) fn add_record_id(entry: &mut IndexEntry, id: Option<&str>, opts: EntryOptions) {
-    if let (true, Some(id)) = (opts.record_ids, id) {
+/// Adds to `entry` what `opts` asks of the record's `header`: its `recordId` field (when it
+/// has an id) and its type.
+pub(crate) fn add_record_fields(
+    entry: &mut IndexEntry,
+    header: &crate::formats::warc::WarcHeader,
+    opts: EntryOptions,
+) {
+    if let (true, Some(id)) = (opts.record_ids, header.record_id()) {
         let mut v = String::new();
         json_string(&mut v, id);
         entry.extra.push(("recordId".to_string(), v));
+    }
+    if opts.record_types {
+        entry.record_type = header.warc_type().map(str::to_string);
     }
 }
 
@@ -192,7 +203,7 @@ pub(crate) fn streamed(
                 (offset + head.leading_len, head.header_len - head.leading_len + block)
             };
             entry.filename = from.filename.to_string();
-            add_record_id(entry, head.header.record_id(), from.opts);
+            add_record_fields(entry, &head.header, from.opts);
         }
         pairer.push(seen, emit).map_err(io_err)?;
         if let Some(b) = &mut block_start {

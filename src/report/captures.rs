@@ -5,10 +5,13 @@
 //! read as `webaip index` reads them (the same entries, so the same numbers). Only the
 //! index's own fields are used: no payload is read.
 //!
-//! A capture is a line whose URL is `http`, `https`, `ftp` or `dns` (a Heritrix DNS lookup):
-//! what the crawler fetched. The other lines (an ARC's `filedesc://` header, the metadata
-//! records webaip writes, `urn:` records) are counted apart by their URL scheme: their dates
-//! are when files were written, not when the site was captured.
+//! A capture is what the crawler fetched: a `response`, `revisit` or `resource` record whose
+//! URL is `http`, `https`, `ftp` or `dns` (a Heritrix DNS lookup). The other lines are counted
+//! apart, by URL scheme (an ARC's `filedesc://` header, `urn:` records) or, for those URLs, by
+//! record type (a crawler's `metadata` records, which name the URL they describe):
+//! their dates are when files were written, not when the site was captured. Read from the
+//! containers, each record's type is known ([`CaptureRule::RecordType`]); an index states none,
+//! so from one the rule is inferred ([`CaptureRule::Inferred`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -94,6 +97,22 @@ pub struct SizeClass {
     pub bytes: u64,
 }
 
+/// How captures were told from the other lines.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureRule {
+    /// By each record's `WARC-Type`, read with it from the containers: exact.
+    RecordType,
+    /// From an index, which states no record type: by URL scheme, and a line without an HTTP
+    /// status whose MIME type is that of a crawler's metadata (`text/anvl`,
+    /// `application/warc-fields`) taken for a metadata record. Inferred: a metadata record of
+    /// another type is counted as a capture.
+    Inferred,
+}
+
+/// MIME types of crawlers' metadata records (Heritrix writes `text/anvl`).
+const METADATA_MIMES: [&str; 2] = ["text/anvl", "application/warc-fields"];
+
 /// Where the lines were read from.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -114,11 +133,14 @@ pub struct Captures {
     pub source: CaptureSource,
     /// Index lines of this package's containers.
     pub lines: u64,
-    /// Of them, captures (`http`, `https`, `ftp`, `dns` URLs); every count below is of
-    /// captures.
+    /// Of them, captures (`response`, `revisit`, `resource` records of `http`, `https`, `ftp`,
+    /// `dns` URLs); every count below is of captures.
     pub captures: u64,
-    /// The other lines by URL scheme (`filedesc`, `metadata`, ...).
-    pub other_records: Vec<Count>,
+    /// How captures were told from the other lines.
+    pub rule: CaptureRule,
+    /// The other lines, by URL scheme (`filedesc`, `urn`) or, for a capture's URL, record
+    /// type (`metadata`).
+    pub other_records: Ranked,
     /// Of them, with an HTTP status (responses and revisits of HTTP captures).
     pub with_status: u64,
     /// Of them, revisits (`warc/revisit`).
@@ -129,9 +151,11 @@ pub struct Captures {
     pub last: Option<String>,
     /// Lines per capture day (`YYYY-MM-DD`), in date order.
     pub by_day: Vec<Count>,
-    /// Lines whose date is no 14-digit timestamp (and, past 100,000 distinct days, lines
-    /// of further days: a hostile index is bounded, not charted).
+    /// Lines whose date is no 14-digit timestamp.
     pub undated: u64,
+    /// Dated lines of days past the 100,000th distinct one: a hostile index is bounded, not
+    /// charted.
+    pub days_not_charted: u64,
     /// By host (the URL's host name, lower case; `dns:` lines by the name looked up).
     pub hosts: Ranked,
     /// By HTTP status (lines with one).
@@ -155,6 +179,9 @@ pub struct Captures {
     /// Containers whose lines' lengths add up to more than the container (lines counted
     /// twice: an index given twice, or indexes that overlap): the counts are partial.
     pub overlapping: Vec<String>,
+    /// Containers that could not be read (to their end), each with why (naming the file and
+    /// the offset): the counts hold what was read before, and are partial.
+    pub not_read: Vec<String>,
 }
 
 /// Counts lines as they come.
@@ -180,6 +207,7 @@ pub(crate) struct CaptureTally {
     largest: u64,
     other_files: u64,
     beyond_end: u64,
+    not_read: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -218,7 +246,13 @@ impl CaptureTally {
             largest: 0,
             other_files: 0,
             beyond_end: 0,
+            not_read: Vec::new(),
         }
+    }
+
+    /// Notes a container that could not be read (to its end), and why.
+    pub(crate) fn not_read(&mut self, why: String) {
+        self.not_read.push(why);
     }
 
     /// Counts one line.
@@ -233,7 +267,7 @@ impl CaptureTally {
             self.beyond_end += 1;
         }
         self.lines += 1;
-        match line_kind(&e.url) {
+        match line_kind(e) {
             LineKind::Capture => self.captures += 1,
             LineKind::Other(scheme) => return self.other_records.add(&scheme),
         }
@@ -271,9 +305,11 @@ impl CaptureTally {
 
     fn count_size(&mut self, length: u64) {
         let class = SIZE_BOUNDS.iter().position(|b| length < *b).unwrap_or(SIZE_BOUNDS.len());
+        // Saturating: lengths that add up past 2^64 are lines beyond their containers or
+        // counted twice, which make the counts partial already.
         self.sizes[class].count += 1;
-        self.sizes[class].bytes += length;
-        self.bytes += length;
+        self.sizes[class].bytes = self.sizes[class].bytes.saturating_add(length);
+        self.bytes = self.bytes.saturating_add(length);
         self.largest = self.largest.max(length);
     }
 
@@ -290,17 +326,23 @@ impl CaptureTally {
             .filter(|(_, s)| s.bytes > s.size)
             .map(|(n, _)| n.clone())
             .collect();
+        let rule = match &self.source {
+            CaptureSource::Containers => CaptureRule::RecordType,
+            CaptureSource::Index { .. } => CaptureRule::Inferred,
+        };
         Captures {
             source: self.source,
             lines: self.lines,
             captures: self.captures,
-            other_records: self.other_records.ranked().top,
+            rule,
+            other_records: self.other_records.ranked(),
             with_status: self.with_status,
             revisits: self.revisits,
             first: self.first,
             last: self.last,
             by_day,
-            undated: self.undated + self.days.overflow,
+            undated: self.undated,
+            days_not_charted: self.days.overflow,
             hosts: self.hosts.ranked(),
             statuses: self.statuses.into_iter().map(|(key, count)| Count { key, count }).collect(),
             mime_types: self.mimes.ranked(),
@@ -311,17 +353,19 @@ impl CaptureTally {
             containers_without_lines: without,
             beyond_end: self.beyond_end,
             overlapping,
+            not_read: self.not_read,
         }
     }
 }
 
 impl Captures {
-    /// True when the counts may not describe the whole package: a container without lines,
-    /// or lines beyond a container's end.
+    /// True when the counts may not describe the whole package: a container without lines
+    /// or not read to its end, lines beyond a container's end or counted twice.
     pub fn partial(&self) -> bool {
         !self.containers_without_lines.is_empty()
             || self.beyond_end > 0
             || !self.overlapping.is_empty()
+            || !self.not_read.is_empty()
     }
 }
 
@@ -334,8 +378,26 @@ pub(crate) enum LineKind {
     Other(String),
 }
 
-/// What the line of `url` is.
-pub(crate) fn line_kind(url: &str) -> LineKind {
+/// What the line `e` is. A line of a URL no crawler fetches is another record, by scheme
+/// (an ARC's `filedesc://` header is one whatever type its migration gave it, so that an index
+/// and the containers key it alike); of a fetched URL, a capture by its record's type when
+/// known ([`CaptureRule::RecordType`]), else as [`CaptureRule::Inferred`] says.
+pub(crate) fn line_kind(e: &IndexEntry) -> LineKind {
+    let by_scheme = kind_by_scheme(&e.url);
+    if by_scheme != LineKind::Capture {
+        return by_scheme;
+    }
+    let metadata_mime = e.mime.as_deref().is_some_and(|m| METADATA_MIMES.contains(&m));
+    match e.record_type.as_deref() {
+        Some("response" | "revisit" | "resource") => LineKind::Capture,
+        Some(other) => LineKind::Other(other.to_string()),
+        None if e.status.is_none() && metadata_mime => LineKind::Other("metadata".into()),
+        None => LineKind::Capture,
+    }
+}
+
+/// A capture when `url` is `http`, `https`, `ftp` or `dns`; else another record, by scheme.
+fn kind_by_scheme(url: &str) -> LineKind {
     let scheme = crate::layout::uri_scheme(url).map(str::to_ascii_lowercase);
     match scheme.as_deref() {
         Some("http" | "https" | "ftp" | "dns") => LineKind::Capture,
@@ -390,12 +452,35 @@ mod tests {
         assert_eq!(host_of("https://[::1]:443/"), "::1");
         assert_eq!(host_of("dns:Example.ORG"), "example.org");
         assert_eq!(host_of("filedesc://x.arc"), "x.arc");
-        assert_eq!(line_kind("HTTPS://a/"), LineKind::Capture);
-        assert_eq!(line_kind("dns:a"), LineKind::Capture);
-        assert_eq!(line_kind("metadata://webaip/x"), LineKind::Other("metadata".into()));
-        assert_eq!(line_kind("/relative"), LineKind::Other("(none)".into()));
+        assert_eq!(kind_by_scheme("HTTPS://a/"), LineKind::Capture);
+        assert_eq!(kind_by_scheme("dns:a"), LineKind::Capture);
+        assert_eq!(kind_by_scheme("metadata://webaip/x"), LineKind::Other("metadata".into()));
+        assert_eq!(kind_by_scheme("/relative"), LineKind::Other("(none)".into()));
         assert_eq!(host_of("urn:x"), "(no host)");
         assert_eq!(host_of("http:///path"), "(no host)");
+    }
+
+    /// Read from the containers, a line is a capture by its record's type (a Heritrix
+    /// metadata record names the http URL it describes); from an index, a line without status
+    /// of a crawler's metadata MIME type is taken for a metadata record.
+    #[test]
+    fn captures_are_told_by_record_type_or_inferred_from_an_index() {
+        let typed = |t: &str, url: &str| IndexEntry {
+            record_type: Some(t.into()),
+            ..entry(url, "20240101000000", Some("text/anvl"), None, 1)
+        };
+        assert_eq!(line_kind(&typed("metadata", "http://a/")), LineKind::Other("metadata".into()));
+        assert_eq!(line_kind(&typed("request", "http://a/")), LineKind::Other("request".into()));
+        assert_eq!(line_kind(&typed("resource", "ftp://a/f")), LineKind::Capture);
+        assert_eq!(line_kind(&typed("response", "dns:a")), LineKind::Capture);
+        let filedesc = typed("response", "filedesc://x.arc");
+        assert_eq!(line_kind(&filedesc), LineKind::Other("filedesc".into()));
+        let anvl = entry("http://a/", "20240101000000", Some("text/anvl"), None, 1);
+        assert_eq!(line_kind(&anvl), LineKind::Other("metadata".into()));
+        let page = entry("http://a/", "20240101000000", Some("text/anvl"), Some("200"), 1);
+        assert_eq!(line_kind(&page), LineKind::Capture);
+        let html = entry("http://a/", "20240101000000", Some("text/html"), None, 1);
+        assert_eq!(line_kind(&html), LineKind::Capture);
     }
 
     #[test]
@@ -414,7 +499,7 @@ mod tests {
             (c.lines, c.captures, c.with_status, c.revisits, c.other_files, c.undated),
             (4, 3, 3, 1, 1, 1)
         );
-        assert_eq!(c.other_records, vec![Count { key: "filedesc".into(), count: 1 }]);
+        assert_eq!(c.other_records.top, vec![Count { key: "filedesc".into(), count: 1 }]);
         assert_eq!(c.by_day.iter().map(|d| d.count).collect::<Vec<_>>(), vec![1, 1]);
         assert_eq!(
             c.statuses,
@@ -450,6 +535,32 @@ mod tests {
             vec!["content/a.warc.gz".to_string()],
             "a line given twice"
         );
+    }
+
+    /// More schemes of other records than are listed keep their sum ("all others"); days
+    /// past the bound are counted apart from undated lines; lengths that add up past 2^64
+    /// stay at the largest sum (and the lines beyond their container make the counts partial).
+    #[test]
+    fn bounded_counts_add_up_and_never_wrap() {
+        let containers = [("content/a.warc.gz".to_string(), 1000)];
+        let mut t = CaptureTally::new(CaptureSource::Index { files: vec![] }, &containers);
+        for i in 0..TOP + 5 {
+            t.add(&entry(&format!("s{i}:x"), "20240101000000", None, None, 1));
+        }
+        for day in 0..MAX_KEYS as u64 + 3 {
+            let ts = format!("{:08}120000", 10_000_000 + day);
+            t.add(&entry("http://a/", &ts, None, None, 1));
+        }
+        t.add(&entry("http://a/", "2024", None, None, u64::MAX));
+        t.add(&entry("http://a/", "2024", None, None, u64::MAX));
+        let c = t.finish();
+        let o = &c.other_records;
+        assert_eq!(o.top.iter().map(|c| c.count).sum::<u64>() + o.others, TOP as u64 + 5);
+        assert_eq!(o.others, 5);
+        assert_eq!((c.undated, c.days_not_charted), (2, 3));
+        assert_eq!(c.bytes, u64::MAX);
+        assert_eq!(c.sizes[6].bytes, u64::MAX);
+        assert!(c.partial());
     }
 
     #[test]

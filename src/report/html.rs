@@ -39,9 +39,17 @@ pub fn write_html(r: &ReportFacts, out: &mut dyn Write) -> io::Result<()> {
     deduplication(r, &mut page);
     quirks(r, &mut page);
     files(r, &mut page);
+    // Counting from the containers reads each record as `webaip index` does: a payload
+    // whose record states no digest is read to compute it.
+    let read = match r.captures.source {
+        super::captures::CaptureSource::Index { .. } => "its access index; no payload was read",
+        super::captures::CaptureSource::Containers => {
+            "its containers' records, read as webaip index reads them (a payload whose record states no digest is read for it)"
+        }
+    };
     let _ = writeln!(
         page,
-        "</main><footer><p>Made by webaip {} from the package's METS, its own logs and its access index; no payload was read.</p></footer><script>{SCRIPT}</script></body></html>",
+        "</main><footer><p>Made by webaip {} from the package's METS, its own logs and {read}.</p></footer><script>{SCRIPT}</script></body></html>",
         escape(&crate::api::short_version()),
     );
     out.write_all(page.as_bytes())
@@ -113,7 +121,11 @@ fn summary(r: &ReportFacts, s: &mut String) {
             "webaip report --audit checks every file's size and digest",
         ),
     }
-    outcome_card(s, "Virus check", v.virus_check.as_ref(), None);
+    // An event's outcome is trusted (may show as `ok`) only from a valid METS of a package
+    // that the audit, when run, found INTACT.
+    let intact = v.audit.as_ref().is_none_or(|a| a.verdict == crate::audit::Verdict::Intact);
+    let trusted = v.mets.valid && intact;
+    outcome_card(s, ("Virus check", "the last"), v.virus_check.as_ref(), None, trusted);
     let identified = r.identification.stated.as_ref().map(|t| {
         format!(
             "{} payloads; {} contradict their declared type, {} do not confirm it",
@@ -122,7 +134,8 @@ fn summary(r: &ReportFacts, s: &mut String) {
             number(t.not_confirmed)
         )
     });
-    outcome_card(s, "Format identification", v.identification.as_ref(), identified);
+    let name = ("Format identification", "shown the one stating the most payloads");
+    outcome_card(s, name, v.identification.as_ref(), identified, trusted);
     let c = &r.captures;
     let detail = match (&c.first, &c.last) {
         (Some(f), Some(l)) => format!("{} to {}", timestamp(f), timestamp(l)),
@@ -133,32 +146,26 @@ fn summary(r: &ReportFacts, s: &mut String) {
     s.push_str("</div></section>");
 }
 
-/// How an outcome reads: `bad` for a virus found or a failure, `ok` for a clean or
-/// successful one, `warn` otherwise (not scanned, unknown words).
-fn outcome_state(outcome: &str) -> &'static str {
-    let o = outcome.to_ascii_lowercase();
-    if o.contains("viral") || o.contains("infected") || o.starts_with("fail") {
-        "bad"
-    } else if matches!(o.as_str(), "success" | "pass" | "clean" | "no virus detected") {
-        "ok"
-    } else {
-        "warn"
-    }
-}
-
+/// An event's card: the worst outcome of all the type's events colours it, one event's word
+/// names it. What it says is the METS's statement, not a check this report made: it says so,
+/// with the date and agent, and it is never `ok` when the METS is invalid or the audit did not
+/// find the package INTACT (`trusted` false).
 fn outcome_card(
     s: &mut String,
-    name: &str,
+    (name, shown): (&str, &str),
     o: Option<&super::EventOutcome>,
     short: Option<String>,
+    trusted: bool,
 ) {
+    use super::OutcomeState;
     let Some(o) = o else {
         return card(s, name, "warn", "no event", "the METS records no such event");
     };
-    // The worst outcome of all the type's events colours the card; one event's word names it.
-    let rank = |st: &str| ["ok", "warn", "bad"].iter().position(|x| *x == st).unwrap_or(1);
-    let state =
-        o.outcomes.keys().map(|k| outcome_state(k)).max_by_key(|st| rank(st)).unwrap_or("warn");
+    let state = match o.worst() {
+        OutcomeState::Bad => "bad",
+        OutcomeState::Good if trusted => "ok",
+        _ => "warn",
+    };
     let verdict = match o.outcomes.len() {
         0 | 1 => o.outcome.clone(),
         _ => o
@@ -170,12 +177,16 @@ fn outcome_card(
     };
     let note = short
         .unwrap_or_else(|| crate::layout::clip(o.notes.first().map_or("", String::as_str), 160));
-    let events = if o.events > 1 {
-        format!("{} events, the last ", number(o.events))
-    } else {
-        String::new()
+    let events =
+        if o.events > 1 { format!("{} events, {shown} ", number(o.events)) } else { String::new() };
+    let by = match o.agents.is_empty() {
+        true => "no agent named".to_string(),
+        false => format!("by {}", o.agents.join(", ")),
     };
-    card(s, name, state, &verdict, &format!("{events}{}: {note} (as the METS states it)", o.date));
+    let doubt = if trusted { "" } else { "; the METS is invalid or the package not INTACT" };
+    let verdict = format!("{verdict} (stated by the METS)");
+    let detail = format!("{events}{}, {by}: {note}{doubt}", o.date);
+    card(s, name, state, &verdict, &detail);
 }
 
 /// A two-column table of `(name, value)` rows, values already HTML.
@@ -308,25 +319,26 @@ fn captures(c: &Captures, s: &mut String) {
     };
     let _ = write!(
         s,
-        "<p>Counted from {}: {} index lines, of which {} captures (URLs of http, https, ftp and dns); of the captures {} with an HTTP status, {} revisits, {} in the containers. Sizes are the records' lengths in the containers (compressed).</p>",
+        "<p>Counted from {}: {} index lines, of which {} captures ({}); of the captures {} with an HTTP status, {} revisits, {} in the containers. Sizes are the records' lengths in the containers (compressed).</p>",
         escape(&from),
         number(c.lines),
         number(c.captures),
+        match c.rule {
+            super::captures::CaptureRule::RecordType =>
+                "response, revisit and resource records of http, https, ftp and dns URLs, by each record's type",
+            super::captures::CaptureRule::Inferred =>
+                "inferred: an index states no record type, so lines of http, https, ftp and dns URLs, less those without HTTP status of a crawler's metadata type (text/anvl, application/warc-fields); a metadata or request record of another type would be counted as a capture",
+        },
         number(c.with_status),
         number(c.revisits),
         bytes(c.bytes)
     );
     partial_warning(c, s);
-    if !c.other_records.is_empty() {
-        let total = c.other_records.iter().map(|o| o.count).sum();
-        count_table(
-            s,
-            "Index lines that are no capture, by URL scheme",
-            "Scheme",
-            &c.other_records,
-            0,
-            total,
-        );
+    let o = &c.other_records;
+    if !o.top.is_empty() {
+        let total = o.top.iter().map(|o| o.count).sum::<u64>() + o.others;
+        let caption = "Index lines that are no capture, by record type or URL scheme";
+        count_table(s, caption, "Record type or scheme", &o.top, o.others, total);
     }
     timeline(c, s);
     ranked_section(s, "hosts", "Hosts", "Host", &c.hosts, c.captures);
@@ -355,6 +367,9 @@ fn partial_warning(c: &Captures, s: &mut String) {
     }
     if c.other_files > 0 {
         why.push(format!("{} line(s) of other files were left out", number(c.other_files)));
+    }
+    for unread in &c.not_read {
+        why.push(format!("not read to its end, the lines before counted: {unread}"));
     }
     if !why.is_empty() {
         let _ = write!(
@@ -395,8 +410,17 @@ fn timeline(c: &Captures, s: &mut String) {
             number(c.undated)
         );
     }
+    if c.days_not_charted > 0 {
+        let _ = write!(
+            s,
+            "<p>{} line(s) of days past the {}th are not in the timeline.</p>",
+            number(c.days_not_charted),
+            number(super::captures::MAX_KEYS as u64)
+        );
+    }
     let caption = format!("Captures per {}", periods.unit);
-    count_table(s, &caption, periods.unit, &periods.bins, 0, c.captures - c.undated);
+    let charted = c.captures.saturating_sub(c.undated + c.days_not_charted);
+    count_table(s, &caption, periods.unit, &periods.bins, 0, charted);
 }
 
 fn statuses(c: &Captures, s: &mut String) {
@@ -482,6 +506,7 @@ fn formats(r: &ReportFacts, s: &mut String) {
         }
         (None, None) => s.push_str("<p>The METS records no format identification.</p>"),
     }
+    identification_events(&id.events, s);
     s.push_str("<p>The declared MIME types of the captures are under Captures; identification by PUID per capture is not stated in a package.</p>");
     count_table(
         s,
@@ -492,6 +517,31 @@ fn formats(r: &ReportFacts, s: &mut String) {
         id.file_formats.iter().map(|c| c.count).sum(),
     );
     s.push_str("</section>");
+}
+
+/// Every identification event with its scope, when there are several (an AIP: its
+/// packaging's over every payload, its ingest's over the described bytestreams).
+fn identification_events(events: &[super::IdentificationEvent], s: &mut String) {
+    if events.len() < 2 {
+        return;
+    }
+    let _ = write!(
+        s,
+        r#"<p>The METS records {} identification events; the counts above are of the one that states the most payloads (the package-wide one: an ingest identifies only the described bytestreams).</p><div class="wrap"><table><caption>Format identification events</caption><thead><tr><th scope="col">Date</th><th scope="col">Outcome</th><th scope="col" class="n">Payloads stated</th><th scope="col" class="n">Objects linked</th><th scope="col">Shown above</th></tr></thead><tbody>"#,
+        number(events.len() as u64)
+    );
+    for e in events {
+        let payloads = e.payloads.map_or_else(|| "(not stated)".to_string(), number);
+        let _ = write!(
+            s,
+            r#"<tr><td>{}</td><td>{}</td><td class="n">{payloads}</td><td class="n">{}</td><td>{}</td></tr>"#,
+            escape(&e.date),
+            escape(&e.outcome),
+            number(e.objects),
+            if e.shown { "yes" } else { "" }
+        );
+    }
+    s.push_str("</tbody></table></div>");
 }
 
 fn described_pages(r: &ReportFacts, s: &mut String) {

@@ -152,6 +152,11 @@ pub struct MetsFacts {
     pub objects: Vec<ObjectFact>,
     /// Every event counted by type, whether listed or not (at most 256 types told apart).
     pub event_types: BTreeMap<String, EventTypeTally>,
+    /// The `format identification` events, in document order, whether listed or not (at most
+    /// [`MAX_IDENTIFICATIONS`]; the rest counted in `not_listed`): each has its scope (an
+    /// AIP holds its packaging's, over every payload, and its ingest's, over the described
+    /// bytestreams).
+    pub identifications: Vec<EventFact>,
     /// What every PREMIS object states, summed whether listed or not.
     pub object_totals: ObjectTotals,
     /// The fileSec's top-level files by the first folder of their location (`content`,
@@ -195,6 +200,8 @@ pub struct ObjectTotals {
 const MAX_TYPES: usize = 256;
 const MAX_OUTCOMES: usize = 32;
 const MAX_REQUIRED: usize = 1000;
+/// Most `format identification` events kept apart from the listing.
+pub(crate) const MAX_IDENTIFICATIONS: usize = 64;
 
 /// Adds 1 to `key` in `map`, or to `(other)` once `max` keys are held.
 fn count_bounded(map: &mut BTreeMap<String, u64>, key: &str, max: usize) {
@@ -530,6 +537,13 @@ fn keep(done: Collecting, facts: &mut MetsFacts) {
         }
         Collecting::Event(e) => {
             tally_event(&mut facts.event_types, &e);
+            if e.event_type == "format identification" {
+                if facts.identifications.len() < MAX_IDENTIFICATIONS {
+                    facts.identifications.push(e.clone());
+                } else {
+                    *n.entry("identification events").or_default() += 1;
+                }
+            }
             push_bounded(&mut facts.events, e, "events", n)
         }
         Collecting::Agent(a) => push_bounded(&mut facts.agents, a, "agents", n),

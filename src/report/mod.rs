@@ -72,9 +72,6 @@ pub enum ReportError {
         /// Why.
         reason: String,
     },
-    /// A container could not be read for its records.
-    #[error(transparent)]
-    Container(#[from] crate::index::warc::IndexError),
     /// The METS validation could not run (schemas not loaded).
     #[error(transparent)]
     Validate(#[from] crate::mets::validate::ValidateError),
@@ -220,6 +217,48 @@ pub struct EventOutcome {
     pub events: u64,
     /// Every event of the type by outcome.
     pub outcomes: BTreeMap<String, u64>,
+    /// The last event's agents, by name (else identifier) and role.
+    pub agents: Vec<String>,
+}
+
+/// How an event's outcome reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum OutcomeState {
+    /// Clean or successful.
+    Good,
+    /// Neither (not scanned, unknown words).
+    Unclear,
+    /// A virus found, or a failure.
+    Bad,
+}
+
+/// How the outcome `outcome` reads.
+pub(crate) fn outcome_state(outcome: &str) -> OutcomeState {
+    let o = outcome.to_ascii_lowercase();
+    if o.contains("viral") || o.contains("infected") || o.starts_with("fail") {
+        OutcomeState::Bad
+    } else if matches!(o.as_str(), "success" | "pass" | "clean" | "no virus detected") {
+        OutcomeState::Good
+    } else {
+        OutcomeState::Unclear
+    }
+}
+
+impl EventOutcome {
+    /// The worst outcome of every event of the type.
+    pub(crate) fn worst(&self) -> OutcomeState {
+        self.outcomes.keys().map(|k| outcome_state(k)).max().unwrap_or(OutcomeState::Unclear)
+    }
+
+    /// True when an event of the type states a failure or a virus left in (`fail...`,
+    /// `infected`, `viral, failed but forced`); a virus found and cleaned (moved to the
+    /// package's quarantine) is no failure.
+    pub fn any_failed(&self) -> bool {
+        self.outcomes.keys().any(|k| {
+            let k = k.to_ascii_lowercase();
+            k.contains("fail") || k.contains("infected")
+        })
+    }
 }
 
 /// The METS validation's result.
@@ -269,12 +308,31 @@ pub struct Verdicts {
     pub identification: Option<EventOutcome>,
 }
 
+/// One `format identification` event, with its scope as the METS states it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentificationEvent {
+    /// `eventDateTime`.
+    pub date: String,
+    /// `eventOutcome`.
+    pub outcome: String,
+    /// The payloads its note states were identified; `None` when the note is not one webaip
+    /// writes.
+    pub payloads: Option<u64>,
+    /// The objects it links to: an AIP's packaging event links the containers (every payload
+    /// in them), its ingest's the submission and the AIP (the described bytestreams).
+    pub objects: u64,
+    /// The event the card and the counts are of ([`shown_identification`]).
+    pub shown: bool,
+}
+
 /// Formats as the identification event states them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Identification {
-    /// The counts the event's note states; `None` when the note is not one webaip writes
-    /// (then only the note is shown).
+    /// The counts the shown event's note states ([`shown_identification`]); `None` when the
+    /// note is not one webaip writes (then only the note is shown).
     pub stated: Option<Tally>,
+    /// Every identification event (at most 64), in document order.
+    pub events: Vec<IdentificationEvent>,
     /// The formats of the package's files' PREMIS objects (containers, logs), by PUID.
     pub file_formats: Vec<captures::Count>,
 }
@@ -335,8 +393,8 @@ pub fn report_package(
     let facts = read_facts(&mets_path)?;
     let containers = container_sizes(&dir)?;
     let captures = match options.index.is_empty() {
-        true => captures_from_containers(&dir, &containers, progress)?,
-        false => captures_from_index(&options.index, &containers, progress)?,
+        true => captures_from_containers(&dir, containers, progress),
+        false => captures_from_index(&options.index, containers, progress)?,
     };
     let verdicts = verdicts(&dir, &mets_path, &facts, options)?;
     let quirks = quirks::read_quirks(&dir, &facts.quirk_logs);
@@ -363,37 +421,66 @@ fn read_facts(mets: &Path) -> Result<MetsFacts, ReportError> {
     mets::read_mets_facts(reader).map_err(|source| ReportError::Mets { path: mets.into(), source })
 }
 
-/// The package's containers (`content/NAME`) and their sizes.
-fn container_sizes(dir: &Path) -> Result<Vec<(String, u64)>, ReportError> {
-    let names = crate::layout::package_containers(dir)?;
-    names.into_iter().map(|n| Ok((n.clone(), crate::layout::metadata_in(dir, &n)?.len()))).collect()
+/// The package's containers (`content/NAME`) with their sizes, and why each that the
+/// manifest lists cannot be had (absent): the report goes on without them, and says so.
+struct Containers {
+    sizes: Vec<(String, u64)>,
+    absent: Vec<String>,
 }
 
+fn container_sizes(dir: &Path) -> Result<Containers, ReportError> {
+    let found = crate::layout::package_containers_found(dir)?;
+    let mut absent: Vec<String> = found.absent.iter().map(ToString::to_string).collect();
+    let mut sizes = Vec::new();
+    for n in found.names {
+        match crate::layout::metadata_in(dir, &n) {
+            Ok(m) => sizes.push((n, m.len())),
+            Err(e) if e.is_not_found() => absent.push(e.to_string()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Containers { sizes, absent })
+}
+
+/// The captures as reading the containers' records gives them. A container that cannot be
+/// read to its end (damage, an unreadable medium) keeps the lines read before, and the
+/// counts say they are partial, naming the file and offset: the report (and its audit) goes
+/// on.
 fn captures_from_containers(
     dir: &Path,
-    containers: &[(String, u64)],
+    containers: Containers,
     progress: &dyn Fn(ReportProgress),
-) -> Result<Captures, ReportError> {
-    progress(ReportProgress::Planned(containers.iter().map(|(_, s)| s).sum()));
-    let mut tally = CaptureTally::new(CaptureSource::Containers, containers);
-    for (name, _) in containers {
-        let opts = crate::index::warc::EntryOptions::default();
-        crate::index::members::index_warc(&dir.join(name), name, opts, &mut |e| {
+) -> Captures {
+    let sizes = &containers.sizes;
+    progress(ReportProgress::Planned(sizes.iter().map(|(_, s)| s).sum()));
+    let mut tally = CaptureTally::new(CaptureSource::Containers, sizes);
+    for why in containers.absent {
+        tally.not_read(why);
+    }
+    for (name, _) in sizes {
+        let opts = crate::index::warc::EntryOptions { record_types: true, record_ids: false };
+        let read = crate::index::members::index_warc(&dir.join(name), name, opts, &mut |e| {
             progress(ReportProgress::Read(e.length));
             tally.add(&e);
             Ok(())
-        })?;
+        });
+        if let Err(e) = read {
+            tally.not_read(e.to_string());
+        }
     }
-    Ok(tally.finish())
+    tally.finish()
 }
 
 fn captures_from_index(
     files: &[PathBuf],
-    containers: &[(String, u64)],
+    containers: Containers,
     progress: &dyn Fn(ReportProgress),
 ) -> Result<Captures, ReportError> {
     let shown = files.iter().map(|f| f.display().to_string()).collect();
-    let mut tally = CaptureTally::new(CaptureSource::Index { files: shown }, containers);
+    let mut tally = CaptureTally::new(CaptureSource::Index { files: shown }, &containers.sizes);
+    for why in containers.absent {
+        tally.not_read(why);
+    }
     for path in files {
         let io_err = |source| ReportError::IndexIo { path: path.clone(), source };
         let file = crate::layout::open_user_file(path)?;
@@ -458,8 +545,8 @@ fn verdicts(
     Ok(Verdicts {
         mets,
         audit,
-        virus_check: last_outcome(&facts.event_types, "virus check"),
-        identification: last_outcome(&facts.event_types, "format identification"),
+        virus_check: last_outcome(&facts.event_types, &facts.agents, "virus check"),
+        identification: identification_outcome(facts),
     })
 }
 
@@ -502,6 +589,7 @@ fn audit_verdict(r: &crate::audit::AuditReport) -> AuditOutcome {
 /// The last event of `kind` (the latest by document order), and how many there are.
 fn last_outcome(
     types: &BTreeMap<String, mets::EventTypeTally>,
+    agents: &[AgentFact],
     kind: &str,
 ) -> Option<EventOutcome> {
     let t = types.get(kind)?;
@@ -511,7 +599,54 @@ fn last_outcome(
         notes: t.last.notes.clone(),
         events: t.count,
         outcomes: t.outcomes.clone(),
+        agents: named_agents(&t.last, agents),
     })
+}
+
+/// The agents an event names, by name (else identifier) and role.
+fn named_agents(e: &mets::EventFact, agents: &[AgentFact]) -> Vec<String> {
+    let named = e.agents.iter().map(|a| match a.role.is_empty() {
+        true => agent_name(agents, &a.id).to_string(),
+        false => format!("{} ({})", agent_name(agents, &a.id), a.role),
+    });
+    named.collect()
+}
+
+/// The identification event the card and the counts are of: the one whose note states the
+/// most payloads (the last among equals, and the last when no note is webaip's). On an AIP
+/// that is the packaging's, over every payload, not the ingest's, over the described
+/// bytestreams only.
+fn shown_identification(events: &[mets::EventFact]) -> Option<usize> {
+    let payloads = |e: &mets::EventFact| e.notes.iter().find_map(|n| Tally::from_summary(n));
+    let stated = |e: &mets::EventFact| payloads(e).map_or(0, |t| t.payloads);
+    (0..events.len()).max_by_key(|&i| (stated(&events[i]), i))
+}
+
+/// The identification card: the shown event's outcome, notes and agents, the counts of every
+/// event of the type.
+fn identification_outcome(facts: &MetsFacts) -> Option<EventOutcome> {
+    let mut o = last_outcome(&facts.event_types, &facts.agents, "format identification")?;
+    if let Some(i) = shown_identification(&facts.identifications) {
+        let e = &facts.identifications[i];
+        (o.date, o.outcome, o.notes) = (e.date.clone(), e.outcome.clone(), e.notes.clone());
+        o.agents = named_agents(e, &facts.agents);
+    }
+    Some(o)
+}
+
+/// Every identification event with its scope, the shown one marked.
+fn identification_events(facts: &MetsFacts) -> Vec<IdentificationEvent> {
+    let shown = shown_identification(&facts.identifications);
+    let events = facts.identifications.iter().enumerate();
+    events
+        .map(|(i, e)| IdentificationEvent {
+            date: e.date.clone(),
+            outcome: e.outcome.clone(),
+            payloads: e.notes.iter().find_map(|n| Tally::from_summary(n)).map(|t| t.payloads),
+            objects: e.objects,
+            shown: shown == Some(i),
+        })
+        .collect()
 }
 
 /// The report from what was read.
@@ -529,6 +664,7 @@ fn assemble(
             .identification
             .as_ref()
             .and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n))),
+        events: identification_events(&facts),
         file_formats: ranked_counts(&facts.object_totals.formats),
     };
     let deduplication = deduplication(&facts);

@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-/// `text` safe as HTML text or attribute value; control characters shown as `\xNN`.
+/// `text` safe as HTML text or attribute value; control characters shown as `\xNN`, the
+/// bidirectional controls that reorder text as `\u{NNNN}`.
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -15,6 +16,11 @@ pub(crate) fn escape(text: &str) -> String {
             '\n' | '\t' => out.push(c),
             c if c.is_control() => {
                 let _ = write!(out, "\\x{:02X}", c as u32);
+            }
+            // Bidirectional embeddings, overrides and isolates would reorder the text after
+            // them (a title turned around): shown, not obeyed.
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => {
+                let _ = write!(out, "\\u{{{:04X}}}", c as u32);
             }
             c => out.push(c),
         }
@@ -57,6 +63,8 @@ mod tests {
     #[test]
     fn text_is_escaped_and_numbers_grouped() {
         assert_eq!(escape("<a href='x'>&\"\u{1b}"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;\\x1B");
+        assert_eq!(escape("ab\u{202E}cd\u{2066}e"), "ab\\u{202E}cd\\u{2066}e");
+        assert_eq!(escape("\u{2029}\u{200F}é"), "\u{2029}\u{200F}é", "not a reordering control");
         assert_eq!(number(0), "0");
         assert_eq!(number(1234567), "1,234,567");
         assert_eq!(number(999), "999");

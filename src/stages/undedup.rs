@@ -69,19 +69,21 @@ pub enum UndedupError {
         /// Why.
         why: String,
         /// The reading was stopped by this machine (too many open files, no space for the
-        /// table of record ids), not by the container's bytes.
-        environment: bool,
+        /// table of record ids) or the medium (an input/output error), not by the container's
+        /// bytes ([`UndedupError::is_not_read`]).
+        not_read: bool,
     },
 }
 
 impl UndedupError {
-    /// Whether this machine stopped the run (a full disk, too many open files:
-    /// `layout::is_environment`), which says nothing of the packages read.
-    pub fn is_environment(&self) -> bool {
+    /// Whether the bytes were not given, which says nothing of the packages read: this
+    /// machine stopped the run (a full disk, too many open files, memory exhausted) or the
+    /// medium reported an input/output error (`layout::not_read_cause`).
+    pub fn is_not_read(&self) -> bool {
         match self {
-            UndedupError::Unread { environment, .. } => *environment,
+            UndedupError::Unread { not_read, .. } => *not_read,
             UndedupError::Scratch(e) => scratch_full(e),
-            other => layout::environment_cause(other).is_some(),
+            other => layout::not_read_cause(other).is_some(),
         }
     }
 }
@@ -203,8 +205,8 @@ struct Searched {
 #[derive(Clone)]
 struct ReadFault {
     why: String,
-    /// This machine stopped it ([`UndedupError::is_environment`]).
-    environment: bool,
+    /// The bytes were not given ([`UndedupError::is_not_read`]).
+    not_read: bool,
 }
 
 /// The records of the `sources`' containers by `WARC-Record-ID`, in a scratch database on disk.
@@ -400,8 +402,8 @@ impl Originals {
     /// (the other sources are still searched).
     fn read_container(&mut self, n: usize) {
         if let Err(e) = self.read_records(n) {
-            let environment = e.is_environment();
-            self.searched[n].fault = Some(ReadFault { why: e.to_string(), environment });
+            let (not_read, why) = (e.is_not_read(), layout::with_not_read_cause(&e));
+            self.searched[n].fault = Some(ReadFault { why, not_read });
         }
         self.searched[n].read = true;
     }
@@ -488,9 +490,9 @@ impl Originals {
             .filter(|&n| self.searched[n].fault.is_some() && self.may_hold(n, stated, &tried))
             .min_by_key(|&n| self.rank(stated, from, n))
             .and_then(|n| Some((&self.searched[n], self.searched[n].fault.clone()?)));
-        if let Some((s, ReadFault { why, environment })) = unread {
+        if let Some((s, ReadFault { why, not_read })) = unread {
             let container = s.container.path();
-            return PayloadFault::Failed(UndedupError::Unread { container, why, environment });
+            return PayloadFault::Failed(UndedupError::Unread { container, why, not_read });
         }
         if !tried.differs.is_empty() {
             tried.differs.sort_by(|a, b| a.holder.cmp(&b.holder));
@@ -612,8 +614,8 @@ fn source_containers(source: &Path) -> Vec<Searched> {
         Ok(list) => list.into_iter().map(|c| searched(c, objid.clone(), None)).collect(),
         Err(e) => {
             let whole = Container { pkg: source.to_path_buf(), rel: String::new() };
-            let environment = e.is_environment();
-            vec![searched(whole, objid, Some(ReadFault { why: e.to_string(), environment }))]
+            let (not_read, why) = (e.is_not_read(), layout::with_not_read_cause(&e));
+            vec![searched(whole, objid, Some(ReadFault { why, not_read }))]
         }
     }
 }

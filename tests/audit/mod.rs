@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use crate::util::{Package, copy_tree, gen_arc, repo, sample, schemas, webaip, webaip_under};
 
 pub(crate) mod foreign;
+mod machine_faults;
 mod references;
 mod verdicts;
 

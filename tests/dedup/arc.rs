@@ -1030,3 +1030,44 @@ fn too_many_open_files_is_never_damage() {
     }
     assert!(reports > 0, "no limit gave a report of files not read");
 }
+
+/// The medium or the machine failing reads (an input/output error, memory exhausted) of the
+/// deduplicated package's container, or of the package holding its originals, while the deep
+/// audit rebuilds the ARCs: what was not read is not checked (`not_read`, naming the cause),
+/// never DAMAGED, and no finding is an error.
+#[test]
+fn reads_failed_by_the_medium_or_the_machine_leave_the_arcs_not_checked() {
+    let Some(failing) = crate::util::FailingReads::build() else { return };
+    let k = packaged();
+    let (p1, p2) = (k.p1.to_str().unwrap(), k.p2.to_str().unwrap());
+    let name = |pkg: &Path| container(pkg).file_name().unwrap().to_str().unwrap().to_string();
+    let args = ["audit", "--json", "--deep", "--rebuild-arcs", "--with", p1, p2];
+    for (whose, errno, words) in [
+        (&k.p2, libc::EIO, "input/output error"),
+        (&k.p2, libc::ENOMEM, "out of memory"),
+        (&k.p1, libc::EIO, "input/output error"),
+    ] {
+        let file = name(whose);
+        let size = std::fs::metadata(container(whose)).unwrap().len();
+        for at in [0, size / 3] {
+            let o = failing.webaip(&file, at, errno, &args);
+            let r = &json(&o)["packages"][0];
+            let case = format!("{file} from {at}: {words}");
+            assert_eq!(
+                (o.status.code(), &r["verdict"]),
+                (Some(0), &"partial".into()),
+                "{case}: {r:#}"
+            );
+            let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
+                .filter(|f| f["severity"] == "error")
+                .collect();
+            assert_eq!(errors, Vec::<&serde_json::Value>::new(), "{case}");
+            let unread: Vec<&str> = (r["unchecked"].as_array().unwrap().iter())
+                .filter(|u| u["kind"] == "not_read")
+                .map(|u| text(&u["reason"]))
+                .collect();
+            assert!(!unread.is_empty(), "{case}: {r:#}");
+            assert!(unread.iter().all(|reason| reason.contains(words)), "{case}: {unread:?}");
+        }
+    }
+}

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Recounts what a webaip report states of a package, with other tools than webaip's: the
 METS read with lxml, the captures indexed by cdxj-indexer (pywb's indexer) from the package's
-containers and counted here.
+containers and counted here, each line's record type read by warcio at the line's offset (a
+capture is a response, revisit or resource of an http, https, ftp or dns URL; other lines are
+counted by URL scheme, or for those URLs by record type).
 
 usage: recount.py PACKAGE
 Prints one JSON object whose keys mirror the report's JSON (`webaip report --json`).
@@ -9,6 +11,7 @@ Prints one JSON object whose keys mirror the report's JSON (`webaip report --jso
 import collections, json, os, subprocess, sys, urllib.parse
 
 from lxml import etree
+from warcio.archiveiterator import ArchiveIterator
 
 NS = {"mets": "http://www.loc.gov/METS/", "premis": "http://www.loc.gov/premis/v3",
       "mods": "http://www.loc.gov/mods/v3", "xlink": "http://www.w3.org/1999/xlink"}
@@ -57,22 +60,36 @@ def host(url):
     return h if h else "(no host)"
 
 
+def record_types(path):
+    """warcio's record type of each record of a container, by its offset."""
+    with open(path, "rb") as f:
+        it = ArchiveIterator(f)
+        return {it.get_record_offset(): r.rec_type for r in it}
+
+
 def captures(pkg, venv_bin):
     content = os.path.join(pkg, "content")
     lines = []
     for name in sorted(os.listdir(content)):
-        out = subprocess.run([os.path.join(venv_bin, "cdxj-indexer"), os.path.join(content, name)],
+        path = os.path.join(content, name)
+        out = subprocess.run([os.path.join(venv_bin, "cdxj-indexer"), path],
                              check=True, capture_output=True, text=True).stdout
-        lines += [l for l in out.splitlines() if l and not l.startswith("!")]
+        types = record_types(path)
+        for l in out.splitlines():
+            if l and not l.startswith("!"):
+                lines.append((l, types[int(json.loads(l.split(" ", 2)[2])["offset"])]))
     days, hosts, statuses, mimes = (collections.Counter() for _ in range(4))
     size_counts = [0] * 7
     total, revisits, with_status, stamps, others = 0, 0, 0, [], collections.Counter()
-    for line in lines:
+    for line, rec_type in lines:
         _key, ts, fields = line.split(" ", 2)
         f = json.loads(fields)
         scheme = urllib.parse.urlsplit(f["url"]).scheme.lower() or "(none)"
         if scheme not in ("http", "https", "ftp", "dns"):
             others[scheme] += 1
+            continue
+        if rec_type not in ("response", "revisit", "resource"):
+            others[rec_type] += 1
             continue
         stamps.append(ts)
         days[f"{ts[:4]}-{ts[4:6]}-{ts[6:8]}"] += 1

@@ -710,3 +710,49 @@ pub fn validate_mets(mets: &Path, schemas: Option<&Path>, profile: Option<&str>)
     assert_eq!(checked.reports.len(), 1, "{}", mets.display());
     checked.reports.remove(0)
 }
+
+/// A medium or machine that fails reads (`failing_reads.c`, loaded with `LD_PRELOAD`): reads of
+/// a file whose path contains `path` fail from byte `at` with `errno`, as a bad sector (EIO)
+/// or exhausted memory (ENOMEM) would. `None` (with a message) where no C compiler is found.
+pub struct FailingReads {
+    shim: PathBuf,
+}
+
+impl FailingReads {
+    pub fn build() -> Option<FailingReads> {
+        static BUILT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+        let shim = BUILT.get_or_init(|| {
+            // Kept for the whole test run: every test of it loads the same library.
+            let dir = tempfile::tempdir().unwrap().keep();
+            let shim = dir.join("failing_reads.so");
+            let source = repo().join("tests/util/failing_reads.c");
+            let built = Command::new("cc")
+                .args(["-shared", "-fPIC", "-O2", "-o"])
+                .arg(&shim)
+                .arg(&source)
+                .arg("-ldl")
+                .status();
+            match built {
+                Ok(s) if s.success() => Some(shim),
+                other => {
+                    eprintln!("no C compiler (`cc`: {other:?}): reads failing not tried");
+                    None
+                }
+            }
+        });
+        shim.clone().map(|shim| FailingReads { shim })
+    }
+
+    /// `webaip ARGS` with reads of files whose path contains `path` failing from byte `at`
+    /// with `errno`.
+    pub fn webaip(&self, path: &str, at: u64, errno: i32, args: &[&str]) -> Output {
+        webaip_command()
+            .args(args)
+            .env("LD_PRELOAD", &self.shim)
+            .env("FAIL_READ_PATH", path)
+            .env("FAIL_READ_AT", at.to_string())
+            .env("FAIL_READ_ERRNO", errno.to_string())
+            .output()
+            .expect("webaip runs")
+    }
+}

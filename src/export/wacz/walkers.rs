@@ -41,7 +41,7 @@ pub(super) const STRETCH: u64 = 4 << 20;
 pub(super) const MAX_WHOLE: usize = 1 << 20;
 
 /// The index entries the export makes (no record ids: a WACZ's index has none).
-pub(super) const OPTIONS: EntryOptions = EntryOptions { record_ids: false };
+pub(super) const OPTIONS: EntryOptions = EntryOptions { record_ids: false, record_types: false };
 
 /// The sizes that decide how a container is walked.
 #[derive(Debug, Clone, Copy)]

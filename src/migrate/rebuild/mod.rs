@@ -127,12 +127,13 @@ pub enum RebuildError {
 }
 
 impl RebuildError {
-    /// Whether this machine stopped the rebuild (a full disk, too many open files:
-    /// `layout::is_environment`), not the bytes read: it says nothing of the packages.
-    pub fn is_environment(&self) -> bool {
+    /// Whether the bytes were not given, which says nothing of them: this machine stopped the
+    /// rebuild (a full disk, too many open files, memory exhausted) or the medium reported an
+    /// input/output error (`layout::not_read_cause`).
+    pub fn is_not_read(&self) -> bool {
         match self {
-            RebuildError::Originals(e) => e.is_environment(),
-            other => crate::layout::environment_cause(other).is_some(),
+            RebuildError::Originals(e) => e.is_not_read(),
+            other => crate::layout::not_read_cause(other).is_some(),
         }
     }
 }

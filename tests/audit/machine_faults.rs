@@ -1,0 +1,78 @@
+//! The medium or the machine failing the reads of a container (an input/output error of a bad
+//! sector, memory exhausted) while it is audited, plain or `--deep`: the bytes not given are
+//! not checked (`partial`, `not_read` naming the file, where reading failed and why), never
+//! DAMAGED; the same container with a byte flipped there still is.
+
+use super::*;
+use crate::util::{FailingReads, corpus, json};
+
+/// Audits `pkg` (`--json`, the corpus's schemas, `extra`) with reads of files whose path
+/// contains `path` failing from byte `at` with `errno`; the exit status and the report.
+fn audit_failing(
+    failing: &FailingReads,
+    (path, at, errno): (&str, u64, i32),
+    pkg: &Path,
+    extra: &[&str],
+) -> (Option<i32>, serde_json::Value) {
+    let schemas = schemas().display().to_string();
+    let mut args = vec!["audit", "--json", "--schemas", &schemas];
+    args.extend_from_slice(extra);
+    args.push(pkg.to_str().unwrap());
+    let o = failing.webaip(path, at, errno, &args);
+    (o.status.code(), json(&o)["packages"][0].clone())
+}
+
+/// The `not_read` entries of a report, as (file, reason).
+fn not_read(r: &serde_json::Value) -> Vec<(String, String)> {
+    let unchecked = r["unchecked"].as_array().unwrap().iter();
+    let of = |u: &serde_json::Value, k: &str| u[k].as_str().unwrap_or_default().to_string();
+    unchecked
+        .filter(|u| u["kind"] == "not_read")
+        .map(|u| (of(u, "file"), of(u, "reason")))
+        .collect()
+}
+
+#[test]
+fn reads_the_medium_or_the_machine_fail_are_not_checked_never_damage() {
+    let Some(failing) = FailingReads::build() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    build(&corpus().join("warc/jwat-IAH-20080430204825-00000-blackbook.warc.gz"), &pkg);
+    let mets = fs::read_to_string(pkg.join("METS.xml")).unwrap();
+    let c1 = href(&mets, "FILE-C00001");
+    let size = fs::metadata(pkg.join(&c1)).unwrap().len();
+    let name = Path::new(&c1).file_name().unwrap().to_str().unwrap().to_string();
+    let at = size / 2;
+    for (errno, words) in [(libc::EIO, "input/output error"), (libc::ENOMEM, "out of memory")] {
+        for extra in [&[][..], &["--deep"], &["--deep", "-j", "1"]] {
+            let (code, r) = audit_failing(&failing, (&name, at, errno), &pkg, extra);
+            let case = format!("{words} {extra:?}");
+            assert_eq!((code, &r["verdict"]), (Some(0), &"partial".into()), "{case}: {r:#}");
+            assert_eq!(findings(&r), Vec::<String>::new(), "{case}");
+            let unread = not_read(&r);
+            assert!(!unread.is_empty(), "{case}: {r:#}");
+            for (file, reason) in &unread {
+                assert_eq!(file, &c1, "{case}");
+                assert!(reason.contains(words), "{case}: {reason}");
+            }
+            if extra.is_empty() {
+                continue;
+            }
+            // The deep walk says which bytes it could not read: from a record before the
+            // failing byte to the end of the file.
+            let last = format!("..={}: reading failed at byte ", size - 1);
+            let walked = unread.iter().find(|(_, reason)| reason.contains(&last));
+            let (_, reason) = walked.unwrap_or_else(|| panic!("{case}: {unread:?}"));
+            let first: u64 =
+                reason.split("bytes ").nth(1).unwrap().split("..").next().unwrap().parse().unwrap();
+            assert!(first <= at && first > 0, "{case}: {reason}");
+        }
+    }
+    // The bytes themselves wrong at that place: damage, found by the deep audit.
+    let damaged = tmp.path().join("damaged");
+    copy_tree(&pkg, &damaged);
+    flip(&damaged.join(&c1), at);
+    let (code, r) = audit_with(&damaged, &["--deep"]);
+    assert_eq!((code, &r["verdict"]), (1, &"damaged".into()), "{r:#}");
+    assert!(not_read(&r).is_empty(), "{r:#}");
+}

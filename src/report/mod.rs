@@ -328,8 +328,8 @@ pub struct IdentificationEvent {
 /// Formats as the identification event states them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Identification {
-    /// The counts the shown event's note states (the one stating the most payloads); `None` when the
-    /// note is not one webaip writes (then only the note is shown).
+    /// The counts the shown event's note states (the one stating the most payloads); `None`
+    /// when the note is not one webaip writes (then only the note is shown).
     pub stated: Option<Tally>,
     /// Every identification event (at most 64), in document order.
     pub events: Vec<IdentificationEvent>,

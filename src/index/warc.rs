@@ -88,7 +88,7 @@ pub enum IndexError {
 pub struct EntryOptions {
     /// Add each record's `WARC-Record-ID` as the extra field `recordId`.
     pub record_ids: bool,
-    /// Keep each record's `WARC-Type` in [`IndexEntry::record_type`] (not written to the
+    /// Keep each record's `WARC-Type` in `IndexEntry::record_type` (not written to the
     /// index line): for a caller that tells captures from other records.
     pub record_types: bool,
 }

@@ -321,15 +321,15 @@ pub struct IdentificationEvent {
     /// The objects it links to: an AIP's packaging event links the containers (every payload
     /// in them), its ingest's the submission and the AIP (the described bytestreams).
     pub objects: u64,
-    /// The event the card and the counts are of ([`shown_identification`]).
+    /// The event the card and the counts are of (the one stating the most payloads).
     pub shown: bool,
 }
 
 /// Formats as the identification event states them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Identification {
-    /// The counts the shown event's note states ([`shown_identification`]); `None` when the
-    /// note is not one webaip writes (then only the note is shown).
+    /// The counts the shown event's note states (the one stating the most payloads); `None`
+    /// when the note is not one webaip writes (then only the note is shown).
     pub stated: Option<Tally>,
     /// Every identification event (at most 64), in document order.
     pub events: Vec<IdentificationEvent>,

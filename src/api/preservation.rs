@@ -23,13 +23,14 @@ pub use crate::export::wacz::{WACZ_VERSION, WaczIndex};
 pub use crate::ingest::Outcome as IngestOutcome;
 pub use crate::store::rebuild::RebuildStateReport;
 pub use crate::store::{
+    Adopted as OcflAdopted, FindingKind as OcflFindingKind, InventoryFault, ObjectLog,
+    ObjectOnReplica, ObjectRepair, OcflCheckReport, OcflFinding, OcflRepairReport,
+    Provenance as OcflProvenance, VersionEntry,
+};
+pub use crate::store::{
     CheckReport as StoreCheckReport, CopyOutcome as StoreCopyOutcome,
     CopyStatus as StoreCopyStatus, RemoveReport as StoreRemoveReport,
     RepairReport as StoreRepairReport,
-};
-pub use crate::store::{
-    FindingKind as OcflFindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair,
-    OcflCheckReport, OcflFinding, OcflRepairReport, Provenance as OcflProvenance, VersionEntry,
 };
 
 /// Audits the package at `package` as [`crate::audit_package`] does; `progress` hears of the
@@ -122,10 +123,15 @@ pub fn store_check_objects(
 }
 
 /// Checks a store of OCFL replicas, then rebuilds each damaged or missing object copy from a
-/// replica whose copy checks clean (never a version no replica committed, never rolling a
-/// replica back), then checks again.
-pub fn store_repair_objects(store: &Store, deep: bool) -> Result<OcflRepairReport, StoreError> {
-    store.repair_objects(deep)
+/// replica whose copy checks clean (never a version webaip did not commit, never rolling a
+/// replica back), then checks again. Each object of `adopt` (ids) is first taken as webaip's
+/// on the caller's word (its latest head recorded as committed), so that it is copied too.
+pub fn store_repair_objects(
+    store: &Store,
+    deep: bool,
+    adopt: &[String],
+) -> Result<OcflRepairReport, StoreError> {
+    store.repair_objects(deep, adopt)
 }
 
 /// The versions of object `objid` in a store of OCFL replicas (`store log`).

@@ -60,6 +60,11 @@ enum Action {
         /// Recompute every copy's SHA-512 first (else sizes, lists, and earlier findings).
         #[arg(long)]
         deep: bool,
+        /// OCFL replicas: take object ID, which the state database does not record (or not at
+        /// its latest head), as webaip's: its latest head is recorded as committed and copied
+        /// to the replicas that lack it. Repeatable.
+        #[arg(long, value_name = "ID")]
+        adopt: Vec<String>,
     },
     /// Fetch a package (or one of its files) and verify it.
     #[command(after_long_help = GET_JSON)]
@@ -201,8 +206,15 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
         Action::Check { replica, deep } => {
             run_check(&store, &StoreCheckOptions { replica, deep }, shown)
         }
-        Action::Repair { deep } if store.is_ocfl() => run_repair_objects(&store, deep, shown),
-        Action::Repair { deep } => run_repair(&store, deep, shown),
+        Action::Repair { deep, adopt } if store.is_ocfl() => {
+            run_repair_objects(&store, deep, &adopt, shown)
+        }
+        Action::Repair { adopt, .. } if !adopt.is_empty() => {
+            let refusal =
+                webaip::types::StoreRefusal::NeedsOcfl { command: "store repair --adopt" };
+            Err(StoreError::from(refusal).into())
+        }
+        Action::Repair { deep, .. } => run_repair(&store, deep, shown),
         Action::Log { package } => {
             let r = store_log(&store, &package)?;
             shown.report("log", &r, print_log)?;
@@ -331,10 +343,13 @@ fn print_log(r: &ObjectLog) {
             v.added
         );
     }
-    let trust = match r.provenance {
-        OcflProvenance::Recorded => "committed by webaip",
-        _ => "NOT RECORDED by webaip: trusted by consistency only",
+    let mut trust = match r.provenance {
+        OcflProvenance::Recorded => "committed by webaip".to_string(),
+        _ => "NOT RECORDED by webaip: trusted by consistency only".to_string(),
     };
+    if let Some(later) = &r.recorded_head {
+        trust = format!("{trust}; ROLLED BACK: webaip committed {later}, which no replica holds");
+    }
     println!(
         "{}: head {} (read from {}; {trust})",
         escape_controls(&r.id),
@@ -383,14 +398,25 @@ fn print_check_objects(r: &OcflCheckReport) {
     );
 }
 
-fn run_repair_objects(store: &Store, deep: bool, shown: Shown) -> anyhow::Result<i32> {
-    let r = store_repair_objects(store, deep)?;
+fn run_repair_objects(
+    store: &Store,
+    deep: bool,
+    adopt: &[String],
+    shown: Shown,
+) -> anyhow::Result<i32> {
+    let r = store_repair_objects(store, deep, adopt)?;
     shown.report("repair", &r, |r: &OcflRepairReport| {
+        for a in &r.adopted {
+            let on = a.replicas.join(", ");
+            println!("{}: {} ADOPTED as webaip's (held by {on})", escape_controls(&a.id), a.head);
+        }
         print_check_objects(&r.check);
         for a in &r.actions {
             let from = a.source.as_deref().unwrap_or("-");
             let done = if a.repaired { "REBUILT" } else { "NOT REPAIRED" };
-            println!("{}: {}: {done} from {from}: {}", a.replica, a.object, a.message);
+            // The message can carry names and link targets read from a replica.
+            let (object, message) = (escape_controls(&a.object), escape_controls(&a.message));
+            println!("{}: {object}: {done} from {from}: {message}", a.replica);
         }
         print_check_objects(&r.after);
     })?;

@@ -136,7 +136,7 @@ pub enum StoreError {
         detail: String,
     },
     /// An OCFL replica's root is a directory with other things in it, not a storage root.
-    #[error("replica {replica}: {} holds files but no 0=ocfl_1.1: not an OCFL storage root, and not made one", root.display())]
+    #[error("replica {replica}: {} holds files but no 0=ocfl_1.1: not an OCFL storage root, and not made one (a new disk's mount point holds lost+found, which OCFL does not allow in a root: give a directory below the mount point as the root)", root.display())]
     NotOcflRoot {
         /// The replica.
         replica: String,
@@ -386,6 +386,34 @@ pub enum StoreRefusal {
         identifier: String,
         /// The heads the replicas hold.
         heads: String,
+    },
+    /// No record of the object, and its latest head is held by too few replicas to be taken
+    /// by consistency alone.
+    #[error(
+        "object {identifier}: the state database records nothing of it, and its latest head ({head}) is held by {holders} of {replicas} replicas: not taken as right by consistency alone (`store repair --adopt {identifier}` takes it as webaip's)"
+    )]
+    NoMajority {
+        /// The object id.
+        identifier: String,
+        /// The latest head and its replica.
+        head: String,
+        /// Replicas holding it.
+        holders: usize,
+        /// Replicas in the store.
+        replicas: usize,
+    },
+    /// webaip committed a later head than any replica holds: versions were rolled back or
+    /// lost.
+    #[error(
+        "object {identifier}: webaip committed {recorded} (the state database says so), and no replica holds it (the latest held is {held}): versions were rolled back or lost; `store check` says where, `store get --version N` fetches an older version"
+    )]
+    RolledBack {
+        /// The object id.
+        identifier: String,
+        /// The latest head webaip committed.
+        recorded: String,
+        /// The latest head a replica holds.
+        held: String,
     },
     /// The next version's name would not fit the object's zero-padded version names.
     #[error(

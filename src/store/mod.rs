@@ -47,8 +47,8 @@ pub use error::{
     MetsProblem, Overlap, PackageProblem, Rejections, StoreError, StoreRefusal,
 };
 pub use ocfl::{
-    FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair, OcflCheckReport,
-    OcflFinding, OcflRepairReport, Provenance, VersionEntry,
+    Adopted, FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair,
+    OcflCheckReport, OcflFinding, OcflRepairReport, Provenance, VersionEntry,
 };
 use replica::{FsReplica, HashingFile, Replica, Source};
 use state::{FileRecord, StateDb};

@@ -86,6 +86,9 @@ pub(crate) struct OcflRecord {
     pub inventory_sha512: String,
     /// Its head version (`v2`).
     pub head: String,
+    /// The replica it was committed on (`None`: a head inventory webaip built, committed or
+    /// not).
+    pub replica: Option<String>,
 }
 
 /// A file of a package as the database records it.
@@ -315,31 +318,33 @@ impl StateDb {
     }
 
     /// What webaip recorded of OCFL objects (every object, or only `identifier`): the head
-    /// inventories it built, and those it committed on a replica.
-    pub(crate) fn ocfl_records(
+    /// inventories it built, and those it committed on a replica; each row handed to `each`
+    /// as it is read (a store can hold many objects: no list of every row is built here).
+    pub(crate) fn each_ocfl_record(
         &self,
         identifier: Option<&str>,
-    ) -> Result<Vec<OcflRecord>, StoreError> {
+        each: &mut dyn FnMut(OcflRecord),
+    ) -> Result<(), StoreError> {
         let mut st = self
             .conn
             .prepare(
-                "SELECT identifier, inventory_sha512, head FROM ocfl_inventory
+                "SELECT identifier, inventory_sha512, head, NULL FROM ocfl_inventory
                  WHERE ?1 IS NULL OR identifier = ?1
-                 UNION
-                 SELECT identifier, inventory_sha512, head FROM ocfl_head
+                 UNION ALL
+                 SELECT identifier, inventory_sha512, head, replica FROM ocfl_head
                  WHERE ?1 IS NULL OR identifier = ?1",
             )
             .map_err(db)?;
-        let rows = st
-            .query_map([identifier], |r| {
-                Ok(OcflRecord {
-                    identifier: r.get(0)?,
-                    inventory_sha512: r.get::<_, String>(1)?.to_ascii_lowercase(),
-                    head: r.get(2)?,
-                })
-            })
-            .map_err(db)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+        let mut rows = st.query([identifier]).map_err(db)?;
+        while let Some(r) = rows.next().map_err(db)? {
+            each(OcflRecord {
+                identifier: r.get(0).map_err(db)?,
+                inventory_sha512: r.get::<_, String>(1).map_err(db)?.to_ascii_lowercase(),
+                head: r.get(2).map_err(db)?,
+                replica: r.get(3).map_err(db)?,
+            });
+        }
+        Ok(())
     }
 
     /// Records the OBJIDs a recorded package requires (added to what is recorded already).

@@ -9,21 +9,27 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{same_objid_pair, sha512_hex, store};
-use crate::util::repo;
+use crate::util::{Package, package, repo};
 
 /// Two file system OCFL replicas, `disk-a` and `disk-b`, under `dir`.
 pub(super) fn ocfl_config(dir: &Path) -> PathBuf {
+    ocfl_config_of(dir, "store.toml", "state.sqlite", &["disk-a", "disk-b"])
+}
+
+/// File system OCFL replicas named `names` (each root `dir/<name>`), with state database
+/// `dir/<state>`, written to `dir/<file>`.
+fn ocfl_config_of(dir: &Path, file: &str, state: &str, names: &[&str]) -> PathBuf {
     let mut text = format!(
         "state = \"{}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n",
-        dir.join("state.sqlite").display()
+        dir.join(state).display()
     );
-    for name in ["disk-a", "disk-b"] {
+    for name in names {
         text.push_str(&format!(
             "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nlayout = \"ocfl\"\nroot = \"{}\"\n",
             dir.join(name).display()
         ));
     }
-    let path = dir.join("store.toml");
+    let path = dir.join(file);
     fs::write(&path, text).unwrap();
     path
 }
@@ -519,25 +525,62 @@ fn ocfl_a_version_forged_on_one_replica_is_never_served_blamed_on_the_other_or_c
     let (code, p) = store(&no_env(), &cfg, &["put", b.to_str().unwrap()]);
     assert_eq!(code, 2, "{p:#}");
 
-    // The database lost: no anchor. The latest head is the reference by consistency only,
-    // and said to be; repair takes no side between one copy and another.
+    // The database lost: no anchor. The latest head is held by one replica of two, which is
+    // no majority: check blames neither copy, and repair, get and log all refuse to take it.
     fs::remove_file(tmp.path().join("state.sqlite")).unwrap();
     let (code, c) = store(&no_env(), &cfg, &["check"]);
     assert_eq!(code, 1, "{c:#}");
-    let differs = c["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "differs");
-    let detail = differs.unwrap_or_else(|| panic!("{c:#}"))["detail"].as_str().unwrap();
-    assert!(detail.contains("consistency only"), "{detail}");
+    for d in ["disk-a", "disk-b"] {
+        assert_eq!(replica_findings(&c, d), ["no-majority"], "{c:#}");
+    }
     let (code, r) = store(&no_env(), &cfg, &["repair"]);
     assert_eq!(code, 1, "{r:#}");
     assert!(r["actions"][0]["message"].as_str().unwrap().contains("1 of 2"), "{r:#}");
     assert_eq!(files_of(&disk_a), honest, "repair took the forgery without a record");
     let out = tmp.path().join("got-unanchored");
     let (code, g) = store(&no_env(), &cfg, &["get", &id, "--out", out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{g:#}");
-    let said = g["copies"][0]["message"].as_str().unwrap_or_default();
-    assert!(said.contains("consistency only"), "{g:#}");
+    assert_eq!(code, 2, "a head one replica of two holds was served: {g:#}");
+    assert!(g["stderr"].as_str().unwrap().contains("1 of 2"), "{g:#}");
+    assert!(!out.exists());
+    let (code, _) = store(&no_env(), &cfg, &["log", &id]);
+    assert_eq!(code, 2);
     for d in [&disk_a, &disk_b] {
         assert_ocfl_valid(d, 1);
+    }
+}
+
+/// The state database lost, a forged version on two replicas of three (the honest v1 on the
+/// third): by consistency the forgery is the reference, and get says so; repair brings the
+/// third forward, but records nothing, so the forgery is never called webaip's.
+#[test]
+fn ocfl_a_repair_by_consistency_only_records_nothing_as_webaips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, _) = same_objid_pair(t);
+    let names = ["disk-a", "disk-b", "disk-c"];
+    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &names);
+    put(&cfg, &a);
+    let id = super::objid(&a);
+    forge_version(&object_dir(&t.join("disk-b")), "METS.xml", b"<evil/>", "evil");
+    let obj_c = object_dir(&t.join("disk-c"));
+    fs::remove_dir_all(&obj_c).unwrap();
+    copy_as_is(&object_dir(&t.join("disk-b")), &obj_c);
+    fs::remove_file(t.join("state.sqlite")).unwrap();
+    let out = t.join("got");
+    let (code, g) = store(&no_env(), &cfg, &["get", &id, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{g:#}");
+    assert!(g["copies"][0]["message"].as_str().unwrap().contains("consistency only"), "{g:#}");
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(inventory(&object_dir(&t.join("disk-a")))["head"], "v2");
+    let (code, log) = store(&no_env(), &cfg, &["log", &id]);
+    assert_eq!(code, 0, "{log:#}");
+    assert_eq!(log["provenance"], "no-record", "a consistency-only repair was recorded: {log:#}");
+    let (code, l) = store(&no_env(), &cfg, &["list"]);
+    assert_eq!(code, 0);
+    assert!(l["objects"].as_array().unwrap().iter().all(|o| o["provenance"] == "no-record"));
+    for n in names {
+        assert_ocfl_valid(&t.join(n), 1);
     }
 }
 
@@ -747,5 +790,300 @@ fn ocfl_an_inventory_of_millions_of_paths_costs_a_bounded_report() {
             let last = on_b.iter().map(|f| f["detail"].as_str().unwrap()).collect::<Vec<_>>();
             assert!(last.iter().any(|d| d.contains("more findings")), "{last:?}");
         }
+    }
+}
+
+/// The object directory of `id` below a storage root (found by its inventory's id).
+fn object_dir_of(root: &Path, id: &str) -> PathBuf {
+    let found: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == "0=ocfl_object_1.1")
+        .map(|e| e.path().parent().unwrap().to_path_buf())
+        .filter(|d| inventory(d)["id"] == id)
+        .collect();
+    assert_eq!(found.len(), 1, "{id}: {found:?}");
+    found[0].clone()
+}
+
+/// A package of the Heritrix sample with an OBJID of its own (a random one, not the
+/// deterministic pair's).
+fn other_package(tmp: &Path, name: &str) -> PathBuf {
+    let p = tmp.join(name);
+    package(Package::new().quiet(), &p, &[&repo().join("samples/heritrix-job")]).succeeded();
+    p
+}
+
+/// `cp -a from to`: a tree copied as it is (a restore from an old backup or snapshot).
+fn copy_as_is(from: &Path, to: &Path) {
+    let o = Command::new("cp").arg("-a").arg(from).arg(to).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Findings of one kind, as (replica, object directory's last segment).
+fn kind_on(r: &serde_json::Value, kind: &str) -> Vec<(String, String)> {
+    r["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r:#}"))
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .map(|f| {
+            let object = f["object"].as_str().unwrap();
+            (f["replica"].as_str().unwrap().into(), object.rsplit('/').next().unwrap().into())
+        })
+        .collect()
+}
+
+/// An object webaip never put (written by another store with its own database, then given a
+/// forged version), on one of three replicas: check reports it there as unknown (not the two
+/// others as missing it), repair copies it nowhere and records nothing, get refuses it (one
+/// replica of three is no majority); `repair --adopt ID` takes it on the user's word, and only
+/// then fills the others.
+#[test]
+fn ocfl_an_object_webaip_never_put_on_one_replica_is_never_copied_nor_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, _) = same_objid_pair(t);
+    let names = ["disk-a", "disk-b", "disk-c"];
+    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &names);
+    put(&cfg, &a);
+    let x = other_package(t, "x");
+    let xid = super::objid(&x);
+    let other = ocfl_config_of(t, "other.toml", "other.sqlite", &["disk-c"]);
+    put(&other, &x);
+    forge_version(&object_dir_of(&t.join("disk-c"), &xid), "METS.xml", b"<evil/>", "evil");
+    let before: Vec<_> = names.iter().map(|n| files_of(&t.join(n))).collect();
+    let leaf = object_dir_of(&t.join("disk-c"), &xid);
+    let leaf = leaf.file_name().unwrap().to_string_lossy().into_owned();
+
+    let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!(code, 1, "{c:#}");
+    assert_eq!(kind_on(&c, "unknown-object"), [("disk-c".to_string(), leaf.clone())], "{c:#}");
+    assert!(kind_on(&c, "no-object").is_empty(), "the honest replicas are blamed: {c:#}");
+    let (code, r) = store(&no_env(), &cfg, &["repair", "--deep"]);
+    assert_eq!(code, 1, "{r:#}");
+    let after: Vec<_> = names.iter().map(|n| files_of(&t.join(n))).collect();
+    assert_eq!(after, before, "repair copied (or changed) an object webaip never put");
+    // Nothing was recorded: the next check says the same.
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!((code, kind_on(&c, "unknown-object").len()), (1, 1), "{c:#}");
+    let out = t.join("got-x");
+    let (code, g) = store(&no_env(), &cfg, &["get", &xid, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "a head on one replica of three was served: {g:#}");
+    assert!(!out.exists());
+
+    // Taken explicitly: recorded, copied to the others, checked clean.
+    let (code, r) = store(&no_env(), &cfg, &["repair", "--adopt", &xid]);
+    assert_eq!(code, 0, "{r:#}");
+    let (code, log) = store(&no_env(), &cfg, &["log", &xid]);
+    assert_eq!(code, 0, "{log:#}");
+    assert_eq!((log["head"].as_str(), log["provenance"].as_str()), (Some("v2"), Some("recorded")));
+    for n in names {
+        assert_ocfl_valid(&t.join(n), 2);
+        let obj = object_dir_of(&t.join(n), &xid);
+        assert_eq!(files_of(&obj), files_of(&object_dir_of(&t.join("disk-c"), &xid)), "{n}");
+    }
+}
+
+/// Every replica rolled back to an older version webaip committed (an old backup restored, or
+/// a hostile rollback): check finds it on each (never clean), log names the version webaip
+/// committed last, get without --version and put refuse, repair says no replica holds it and
+/// changes nothing; once one replica holds it again, repair brings the other forward.
+#[test]
+fn ocfl_every_replica_rolled_back_to_an_older_recorded_version_is_found_never_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, b) = same_objid_pair(t);
+    let cfg = ocfl_config(t);
+    put(&cfg, &a);
+    let id = super::objid(&a);
+    let (disk_a, disk_b) = (t.join("disk-a"), t.join("disk-b"));
+    copy_as_is(&object_dir(&disk_a), &t.join("v1"));
+    put(&cfg, &b);
+    copy_as_is(&object_dir(&disk_a), &t.join("v2"));
+    for d in [&disk_a, &disk_b] {
+        let obj = object_dir(d);
+        fs::remove_dir_all(&obj).unwrap();
+        copy_as_is(&t.join("v1"), &obj);
+        assert_ocfl_valid(d, 1);
+    }
+    let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!(code, 1, "{c:#}");
+    for d in ["disk-a", "disk-b"] {
+        assert!(replica_findings(&c, d).contains(&"rolled-back".to_string()), "{d}: {c:#}");
+    }
+    let (code, log) = store(&no_env(), &cfg, &["log", &id]);
+    assert_eq!(code, 0, "{log:#}");
+    assert_eq!((log["head"].as_str(), log["recorded_head"].as_str()), (Some("v1"), Some("v2")));
+    let out = t.join("got");
+    let (code, g) = store(&no_env(), &cfg, &["get", &id, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{g:#}");
+    assert!(g["stderr"].as_str().unwrap_or_default().contains("v2"), "{g:#}");
+    let (code, g) =
+        store(&no_env(), &cfg, &["get", &id, "--version", "1", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{g:#}");
+    assert_eq!(files_of(&out), files_of(&a));
+    let (code, p) = store(&no_env(), &cfg, &["put", a.to_str().unwrap()]);
+    assert_eq!(code, 2, "a put built on a rolled-back object: {p:#}");
+    let held = (files_of(&disk_a), files_of(&disk_b));
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 1, "{r:#}");
+    assert!(r["actions"].as_array().unwrap().iter().all(|a| a["repaired"] == false), "{r:#}");
+    let said = r["actions"][0]["message"].as_str().unwrap();
+    assert!(said.contains("v2"), "{said}");
+    assert_eq!((files_of(&disk_a), files_of(&disk_b)), held, "repair wrote");
+
+    // disk-a's v2 restored: repair brings disk-b forward from it.
+    let obj_a = object_dir(&disk_a);
+    fs::remove_dir_all(&obj_a).unwrap();
+    copy_as_is(&t.join("v2"), &obj_a);
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(inventory(&object_dir(&disk_b))["head"], "v2");
+    for d in [&disk_a, &disk_b] {
+        assert_ocfl_valid(d, 1);
+    }
+}
+
+/// An object webaip committed, deleted from every replica: check lists it from the state
+/// database as missing on each replica it was committed to (exit 1, counted among the
+/// objects), and repair says nothing holds it.
+#[test]
+fn ocfl_an_object_gone_from_every_replica_is_missing_not_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, _) = same_objid_pair(t);
+    let cfg = ocfl_config(t);
+    put(&cfg, &a);
+    let y = other_package(t, "y");
+    put(&cfg, &y);
+    let id = super::objid(&a);
+    let (disk_a, disk_b) = (t.join("disk-a"), t.join("disk-b"));
+    let leaf = object_dir_of(&disk_a, &id).file_name().unwrap().to_string_lossy().into_owned();
+    for d in [&disk_a, &disk_b] {
+        // The object and the layout's directories it leaves empty (OCFL allows no empty
+        // directory in a root).
+        let mut dir = object_dir_of(d, &id);
+        fs::remove_dir_all(&dir).unwrap();
+        while dir.pop() && dir != *d && fs::remove_dir(&dir).is_ok() {}
+    }
+    let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!(code, 1, "{c:#}");
+    assert_eq!(c["objects"], 2, "{c:#}");
+    let gone = kind_on(&c, "no-object");
+    assert_eq!(gone, [("disk-a".to_string(), leaf.clone()), ("disk-b".to_string(), leaf)]);
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 1, "{r:#}");
+    assert!(r["actions"].as_array().unwrap().iter().all(|a| a["repaired"] == false), "{r:#}");
+    for d in [&disk_a, &disk_b] {
+        assert_ocfl_valid(d, 1);
+    }
+}
+
+/// A replica whose recorded v2 has a root sidecar that no longer matches (or a root inventory
+/// that no longer parses), the other replica at v1: repair never rebuilds it at v1, so the
+/// committed v2 stays where it is.
+#[test]
+fn ocfl_repair_never_rolls_a_replica_back_below_its_recorded_head() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, b) = same_objid_pair(t);
+    let cfg = ocfl_config(t);
+    put(&cfg, &a);
+    let (disk_a, disk_b) = (t.join("disk-a"), t.join("disk-b"));
+    copy_as_is(&disk_b, &t.join("disk-b.v1"));
+    put(&cfg, &b);
+    fs::remove_dir_all(&disk_b).unwrap();
+    fs::rename(t.join("disk-b.v1"), &disk_b).unwrap();
+    let obj_a = object_dir(&disk_a);
+    copy_as_is(&obj_a, &t.join("v2-a"));
+    type Damage = Box<dyn Fn(&Path)>;
+    let damages: Vec<(&str, Damage)> = vec![
+        (
+            "sidecar",
+            Box::new(|o: &Path| {
+                let p = o.join("inventory.json.sha512");
+                let mut bytes = fs::read(&p).unwrap();
+                bytes[0] = if bytes[0] == b'0' { b'1' } else { b'0' };
+                fs::write(p, bytes).unwrap();
+            }),
+        ),
+        ("inventory", Box::new(|o: &Path| fs::write(o.join("inventory.json"), b"{").unwrap())),
+    ];
+    for (what, damage) in damages {
+        fs::remove_dir_all(&obj_a).unwrap();
+        copy_as_is(&t.join("v2-a"), &obj_a);
+        damage(&obj_a);
+        let damaged = files_of(&disk_a);
+        let (code, r) = store(&no_env(), &cfg, &["repair"]);
+        assert_eq!(code, 1, "{what}: {r:#}");
+        assert_eq!(files_of(&disk_a), damaged, "{what}: the recorded v2 was rolled back");
+        assert!(obj_a.join("v2/inventory.json").is_file(), "{what}");
+        assert_ocfl_valid(&disk_b, 1);
+    }
+}
+
+/// A `quarantine` in the work directory that is a link elsewhere is refused: stray files stay
+/// where they are, and nothing reaches the link's target. A new disk's mount point (holding
+/// `lost+found`, which OCFL does not allow in a storage root) is refused with the advice to
+/// use a directory below it.
+#[test]
+fn ocfl_the_quarantine_follows_no_link_and_a_mount_point_is_no_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, _) = same_objid_pair(t);
+    let cfg = ocfl_config(t);
+    put(&cfg, &a);
+    let obj_b = object_dir(&t.join("disk-b"));
+    fs::write(obj_b.join("stray.txt"), b"stray").unwrap();
+    let outside = t.join("outside");
+    fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, t.join("disk-b.webaip-work/quarantine")).unwrap();
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 1, "{r:#}");
+    assert!(files_of(&outside).is_empty(), "a file left through the link");
+    assert_eq!(fs::read(obj_b.join("stray.txt")).unwrap(), b"stray");
+    fs::remove_file(obj_b.join("stray.txt")).unwrap();
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&t.join(d), 1);
+    }
+
+    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &["disk-a", "disk-b", "disk-c"]);
+    fs::create_dir_all(t.join("disk-c/lost+found")).unwrap();
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 1, "{r:#}");
+    let said = r["actions"][0]["message"].as_str().unwrap();
+    assert!(said.contains("below the mount point"), "{said}");
+    assert_eq!(files_of(&t.join("disk-c")).len(), 0);
+}
+
+/// A link and a FIFO inside an object: check reports each, and repair, which rebuilds the
+/// object without them (never following nor copying them), names each in its report, the link
+/// with its target.
+#[test]
+fn ocfl_links_and_fifos_inside_an_object_are_named_by_the_repair_that_drops_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, _) = same_objid_pair(t);
+    let cfg = ocfl_config(t);
+    put(&cfg, &a);
+    let obj_b = object_dir(&t.join("disk-b"));
+    let target = t.join("target.txt");
+    fs::write(&target, b"outside").unwrap();
+    std::os::unix::fs::symlink(&target, obj_b.join("v1/lnk")).unwrap();
+    let o = Command::new("mkfifo").arg(obj_b.join("fifo")).output().unwrap();
+    assert!(o.status.success());
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(code, 1, "{c:#}");
+    assert_eq!(replica_findings(&c, "disk-b"), ["not-regular", "not-regular"], "{c:#}");
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 0, "{r:#}");
+    let said = r["actions"][0]["message"].as_str().unwrap();
+    assert!(said.contains(&format!("v1/lnk (a link to {})", target.display())), "{said}");
+    assert!(said.contains("fifo ("), "{said}");
+    assert_eq!(fs::read(&target).unwrap(), b"outside");
+    assert_eq!(files_of(&t.join("disk-b")), files_of(&t.join("disk-a")));
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&t.join(d), 1);
     }
 }

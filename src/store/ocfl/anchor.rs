@@ -1,13 +1,18 @@
 //! What webaip itself committed: the trust anchor of OCFL replicas.
 //!
 //! A replica is hostile input: one replica can hold a version that is valid OCFL (inventory
-//! and sidecar agree) and that webaip never wrote. Validity says nothing of who wrote it, so
-//! the state database records every head inventory a put builds (its SHA-512, before the
-//! commit, so a kill after the commit still leaves it known) and what each replica holds once
-//! committed (`ocfl_head`). `get`, `log`, `check` and `repair` take as the object's reference
-//! the latest recorded head that a replica holds; a copy whose inventory webaip did not record
-//! is reported, never served, never copied. With no record of an object (a store written
-//! elsewhere, or the database lost), the latest head is taken by consistency only, and said so.
+//! and sidecar agree) and that webaip never wrote, an object webaip never put, or an older
+//! version than webaip committed (an old backup restored). Validity says nothing of who wrote
+//! it, so the state database records every head inventory a put builds (its SHA-512, before
+//! the commit, so a kill after the commit still leaves it known) and what each replica holds
+//! once committed (`ocfl_head`). `get`, `log`, `check` and `repair` take as the object's
+//! reference the latest recorded head that a replica holds; a copy whose inventory webaip did
+//! not record is reported, never served, never copied; a copy older than what webaip
+//! committed on its replica is rolled back, and an object webaip committed that no replica
+//! holds is missing. With no record of the object (the database lost, or a store written
+//! elsewhere), the latest head is taken by consistency only, and said so, and only when more
+//! than half of the replicas hold it; when the database records other objects, an object it
+//! does not know is never taken at all until the user adopts it (`store repair --adopt`).
 
 use std::collections::BTreeMap;
 
@@ -29,10 +34,15 @@ pub enum Provenance {
     NoRecord,
 }
 
-/// What webaip recorded of one object: the head inventories it built (SHA-512 to head).
+/// What webaip recorded of one object: the head inventories it built (SHA-512 to head), and
+/// the head it committed on each replica.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Anchor {
+    /// The object id.
+    pub id: String,
     known: BTreeMap<String, String>,
+    /// Replica name to the number of the head webaip last committed there.
+    committed: BTreeMap<String, u32>,
 }
 
 impl Anchor {
@@ -40,6 +50,26 @@ impl Anchor {
     pub(crate) fn knows(&self, sha512: &str) -> bool {
         self.known.contains_key(&sha512.to_ascii_lowercase())
     }
+
+    /// The number of the head webaip last committed on `replica`, if it committed one there.
+    pub(crate) fn committed_on(&self, replica: &str) -> Option<u32> {
+        self.committed.get(replica).copied()
+    }
+
+    /// The latest head webaip committed on any replica (0: none recorded as committed).
+    pub(crate) fn latest(&self) -> u32 {
+        self.committed.values().copied().max().unwrap_or(0)
+    }
+
+    /// The replicas webaip committed the object on, with the head committed there.
+    pub(crate) fn committed(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.committed.iter().map(|(r, n)| (r.as_str(), *n))
+    }
+}
+
+/// The number of version name `v3` (or `v003`); 0 when it is not one.
+pub(crate) fn version_number(name: &str) -> u32 {
+    name.strip_prefix('v').and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 /// What webaip recorded, by object directory.
@@ -47,19 +77,34 @@ impl Anchor {
 pub(crate) struct Anchors(BTreeMap<String, Anchor>);
 
 impl Anchors {
-    /// Groups the state database's records by the object directory of their id.
-    pub(crate) fn new(records: Vec<OcflRecord>) -> Anchors {
-        let mut out: BTreeMap<String, Anchor> = BTreeMap::new();
-        for r in records {
-            let a = out.entry(object_path(&r.identifier)).or_default();
-            a.known.insert(r.inventory_sha512, r.head);
+    /// Adds one record of the state database, under the object directory of its id.
+    pub(crate) fn add(&mut self, r: OcflRecord) {
+        let a = self.0.entry(object_path(&r.identifier)).or_default();
+        if a.id.is_empty() {
+            a.id = r.identifier;
         }
-        Anchors(out)
+        if let Some(replica) = r.replica {
+            let n = version_number(&r.head);
+            let at = a.committed.entry(replica).or_default();
+            *at = (*at).max(n);
+        }
+        a.known.insert(r.inventory_sha512, r.head);
     }
 
     /// The record of the object at `dir`, if any.
     pub(crate) fn of(&self, dir: &str) -> Option<&Anchor> {
         self.0.get(dir)
+    }
+
+    /// True when the state database records no OCFL object at all (a new store, or one whose
+    /// database was lost): objects are then compared by consistency only.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every recorded object, by object directory.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Anchor)> {
+        self.0.iter().map(|(d, a)| (d.as_str(), a))
     }
 
     /// Whether a copy of the object at `dir` whose head inventory is `sha512` is recorded.
@@ -89,14 +134,25 @@ pub(crate) struct CopyHead<'a> {
 pub(crate) enum Reference<'a> {
     /// The latest head webaip recorded that a replica holds.
     Recorded(CopyHead<'a>),
-    /// No record of the object: the latest head, held by `holders` of `copies` copies.
+    /// No record of the object: the latest head, held by `holders` of the `replicas`
+    /// replicas compared, more than half of them.
     Unrecorded {
         /// The copy taken.
         copy: CopyHead<'a>,
-        /// How many copies hold that inventory.
+        /// How many replicas hold that inventory.
         holders: usize,
-        /// How many copies there are.
-        copies: usize,
+        /// How many replicas were compared (a replica without the object votes against).
+        replicas: usize,
+    },
+    /// No record of the object, and its latest head is held by no more than half of the
+    /// replicas: nothing says it is right (one replica can plant or forge anything).
+    NoMajority {
+        /// The latest head.
+        copy: CopyHead<'a>,
+        /// How many replicas hold it.
+        holders: usize,
+        /// How many replicas were compared.
+        replicas: usize,
     },
     /// Two copies at the latest head hold different inventories and nothing (no record, or
     /// a record of both) decides between them.
@@ -115,9 +171,15 @@ impl<'a> Reference<'a> {
     }
 }
 
-/// Chooses the reference among `copies` (in the configuration's order): the latest recorded
-/// head, or with no record, the latest head; never by a replica's name.
-pub(crate) fn reference<'a>(anchor: Option<&Anchor>, copies: &[CopyHead<'a>]) -> Reference<'a> {
+/// Chooses the reference among `copies` (in the configuration's order) of the `replicas`
+/// replicas compared: the latest recorded head, or with no record, the latest head when more
+/// than half of the replicas hold it; never by a replica's name. One rule for every command
+/// (get, log, check, repair).
+pub(crate) fn reference<'a>(
+    anchor: Option<&Anchor>,
+    copies: &[CopyHead<'a>],
+    replicas: usize,
+) -> Reference<'a> {
     let candidates: Vec<&CopyHead> =
         copies.iter().filter(|c| anchor.is_none_or(|a| a.knows(c.sha512))).collect();
     let Some(top) = candidates.iter().map(|c| c.head).max() else { return Reference::None };
@@ -126,9 +188,11 @@ pub(crate) fn reference<'a>(anchor: Option<&Anchor>, copies: &[CopyHead<'a>]) ->
     if let Some(other) = at_top.iter().find(|c| !c.sha512.eq_ignore_ascii_case(first.sha512)) {
         return Reference::Diverged(first, ***other);
     }
+    let holders = at_top.len();
     match anchor {
         Some(_) => Reference::Recorded(first),
-        None => Reference::Unrecorded { copy: first, holders: at_top.len(), copies: copies.len() },
+        None if holders * 2 > replicas => Reference::Unrecorded { copy: first, holders, replicas },
+        None => Reference::NoMajority { copy: first, holders, replicas },
     }
 }
 
@@ -137,7 +201,8 @@ mod tests {
     use super::*;
 
     fn anchor(shas: &[&str]) -> Anchor {
-        Anchor { known: shas.iter().map(|s| (s.to_string(), String::new())).collect() }
+        let known = shas.iter().map(|s| (s.to_string(), String::new())).collect();
+        Anchor { known, ..Anchor::default() }
     }
 
     #[test]
@@ -145,12 +210,23 @@ mod tests {
         let honest = CopyHead { replica: "a", head: 1, sha512: "aa" };
         let forged = CopyHead { replica: "b", head: 2, sha512: "bb" };
         let a = anchor(&["aa"]);
-        assert_eq!(reference(Some(&a), &[honest, forged]), Reference::Recorded(honest));
-        assert_eq!(reference(Some(&anchor(&["cc"])), &[honest, forged]), Reference::None);
-        // Without a record the latest head is taken, and how many hold it is said.
+        assert_eq!(reference(Some(&a), &[honest, forged], 2), Reference::Recorded(honest));
+        assert_eq!(reference(Some(&anchor(&["cc"])), &[honest, forged], 2), Reference::None);
+        // Without a record the latest head is taken only when most replicas hold it; a
+        // replica without the object votes against it.
         assert_eq!(
-            reference(None, &[honest, forged]),
-            Reference::Unrecorded { copy: forged, holders: 1, copies: 2 }
+            reference(None, &[honest, forged], 2),
+            Reference::NoMajority { copy: forged, holders: 1, replicas: 2 }
+        );
+        let planted = CopyHead { replica: "c", head: 1, sha512: "cc" };
+        assert_eq!(
+            reference(None, &[planted], 3),
+            Reference::NoMajority { copy: planted, holders: 1, replicas: 3 }
+        );
+        let again = CopyHead { replica: "b", head: 2, sha512: "bb" };
+        assert_eq!(
+            reference(None, &[honest, forged, CopyHead { replica: "c", ..again }], 3),
+            Reference::Unrecorded { copy: forged, holders: 2, replicas: 3 }
         );
     }
 
@@ -158,11 +234,11 @@ mod tests {
     fn two_inventories_at_one_head_are_diverged_whatever_the_names() {
         let x = CopyHead { replica: "a", head: 2, sha512: "aa" };
         let y = CopyHead { replica: "b", head: 2, sha512: "bb" };
-        assert!(matches!(reference(None, &[x, y]), Reference::Diverged(..)));
+        assert!(matches!(reference(None, &[x, y], 2), Reference::Diverged(..)));
         assert!(matches!(
-            reference(Some(&anchor(&["aa", "bb"])), &[y, x]),
+            reference(Some(&anchor(&["aa", "bb"])), &[y, x], 2),
             Reference::Diverged(..)
         ));
-        assert_eq!(reference(Some(&anchor(&["bb"])), &[x, y]), Reference::Recorded(y));
+        assert_eq!(reference(Some(&anchor(&["bb"])), &[x, y], 2), Reference::Recorded(y));
     }
 }

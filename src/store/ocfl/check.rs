@@ -148,8 +148,18 @@ pub enum FindingKind {
     /// This copy and another hold different inventories at the same head, and nothing
     /// (no record, or a record of both) says which is right: never repaired automatically.
     Diverged,
-    /// The object is on other replicas, not on this one.
+    /// The object is not on this replica, though other replicas hold it or webaip committed
+    /// it here (the state database says so).
     NoObject,
+    /// The state database records other objects but not this one: an object webaip never put
+    /// (never served as webaip's, never copied to another replica unless adopted).
+    UnknownObject,
+    /// This copy's head is older than the one webaip committed on this replica: versions
+    /// webaip committed are missing (an old backup restored, or a rollback).
+    RolledBack,
+    /// No record of the object, and its latest head is held by no more than half of the
+    /// replicas: nothing says which copy is right.
+    NoMajority,
 }
 
 /// One finding.

@@ -91,8 +91,9 @@ impl FsRoot {
 
     /// The object's lock, held until the returned file is dropped (blocking until free).
     pub(crate) fn lock(&self, id: &str) -> Result<File, StoreError> {
-        let dir = self.work.join("locks");
-        std::fs::create_dir_all(&dir).map_err(|e| self.err("", e))?;
+        std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
+        // Made below the work directory refusing links: a lock never lands elsewhere.
+        let dir = confined::create_dirs_in(&self.work, "locks").map_err(|e| self.err("", e))?;
         // Named by the replica's root as well as the object: two replicas may share one work
         // directory, and one put locks the object on each in turn.
         let mut key = Sha256::new();
@@ -118,8 +119,11 @@ impl FsRoot {
     /// repair then leaves them out of the rebuilt object without losing them.
     pub(crate) fn quarantine(&self, obj: &str, rels: &[&str]) -> Result<PathBuf, StoreError> {
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.fZ");
-        let dir = self.work.join("quarantine").join(format!("{stamp}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| self.err("", e))?;
+        let name = format!("quarantine/{stamp}-{}", std::process::id());
+        std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
+        // A link in the work directory (`quarantine` pointing elsewhere) is refused, so the
+        // files never leave through it.
+        let dir = confined::create_dirs_in(&self.work, &name).map_err(|e| self.err("", e))?;
         for rel in rels {
             let key = format!("{obj}/{rel}");
             let from = confined::open_in(&self.root, &key).map_err(|e| self.err(&key, e))?;

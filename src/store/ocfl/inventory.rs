@@ -20,9 +20,10 @@ pub(crate) const DIGEST_ALGORITHM: &str = "sha512";
 pub(crate) const CONTENT_DIRECTORY: &str = "content";
 /// The largest inventory read (an object of many versions of many files stays far below).
 pub(crate) const MAX_INVENTORY: u64 = 64 << 20;
-/// The most paths an inventory read holds, in its manifest and every version's state
-/// together: the byte cap alone admits tens of millions of short paths, each a string in
-/// memory and a line in a check's report.
+/// The most paths and keys (digests, version names) an inventory read holds, in its
+/// manifest, every version's state and its fixity together: the byte cap alone admits tens
+/// of millions of short paths or empty digest entries, each a string in memory and a line in
+/// a check's report.
 pub(crate) const MAX_PATHS: usize = 2_000_000;
 /// Longest sidecar read (a SHA-512 in hex, blanks and `inventory.json`).
 pub(crate) const MAX_SIDECAR: u64 = 1024;
@@ -47,8 +48,13 @@ pub(crate) struct Inventory {
     pub content_directory: Option<String>,
     #[serde(deserialize_with = "bounded::digest_map")]
     pub manifest: DigestMap,
+    #[serde(deserialize_with = "bounded::versions")]
     pub versions: BTreeMap<String, Version>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "bounded::fixity",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub fixity: Option<BTreeMap<String, DigestMap>>,
 }
 
@@ -395,19 +401,23 @@ fn valid_path(p: &str) -> bool {
         && p.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
-/// Digest maps read with a budget of paths ([`MAX_PATHS`] per inventory): past it the read
-/// stops with an error, before the paths are in memory.
+/// Digest maps and versions read with a budget of paths and keys ([`MAX_PATHS`] per
+/// inventory): past it the read stops with an error, before they are in memory. A manifest or
+/// state key that is not a SHA-512 in hex is refused as it is read, not after the whole
+/// inventory is in memory.
 mod bounded {
     use std::cell::Cell;
+    use std::collections::BTreeMap;
     use std::fmt;
+    use std::marker::PhantomData;
 
-    use serde::Deserializer;
     use serde::de::{DeserializeSeed, Error, MapAccess, SeqAccess, Visitor};
+    use serde::{Deserialize, Deserializer};
 
-    use super::{DigestMap, MAX_PATHS};
+    use super::{DigestMap, MAX_PATHS, Version, is_digest};
 
     thread_local! {
-        /// Paths the inventory being parsed on this thread may still hold.
+        /// Paths and keys the inventory being parsed on this thread may still hold.
         static LEFT: Cell<usize> = const { Cell::new(MAX_PATHS) };
     }
 
@@ -416,11 +426,68 @@ mod bounded {
         LEFT.with(|l| l.set(MAX_PATHS));
     }
 
-    pub(super) fn digest_map<'de, D: Deserializer<'de>>(d: D) -> Result<DigestMap, D::Error> {
-        d.deserialize_map(Maps)
+    /// Takes one path or key from the budget.
+    pub(super) fn charge<E: Error>() -> Result<(), E> {
+        let left = LEFT.with(|l| l.get());
+        if left == 0 {
+            return Err(E::custom(format!(
+                "more than {MAX_PATHS} paths and keys, the most an inventory is read with"
+            )));
+        }
+        LEFT.with(|l| l.set(left - 1));
+        Ok(())
     }
 
-    struct Maps;
+    pub(super) fn digest_map<'de, D: Deserializer<'de>>(d: D) -> Result<DigestMap, D::Error> {
+        d.deserialize_map(Maps { sha512: true })
+    }
+
+    pub(super) fn versions<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, Version>, D::Error> {
+        d.deserialize_map(Keyed::<Version>(PhantomData))
+    }
+
+    pub(super) fn fixity<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<BTreeMap<String, DigestMap>>, D::Error> {
+        d.deserialize_map(Keyed::<Fixity>(PhantomData))
+            .map(|m| Some(m.into_iter().map(|(k, v)| (k, v.0)).collect()))
+    }
+
+    /// A fixity block's digest map (of any algorithm: its keys are not checked as SHA-512).
+    struct Fixity(DigestMap);
+
+    impl<'de> Deserialize<'de> for Fixity {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fixity, D::Error> {
+            d.deserialize_map(Maps { sha512: false }).map(Fixity)
+        }
+    }
+
+    /// A map whose keys are charged (version names: `v` and digits).
+    struct Keyed<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Keyed<T> {
+        type Value = BTreeMap<String, T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = m.next_key::<String>()? {
+                charge()?;
+                out.insert(key, m.next_value::<T>()?);
+            }
+            Ok(out)
+        }
+    }
+
+    struct Maps {
+        /// Keys must be SHA-512 digests in hex.
+        sha512: bool,
+    }
 
     impl<'de> Visitor<'de> for Maps {
         type Value = DigestMap;
@@ -432,6 +499,13 @@ mod bounded {
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<DigestMap, A::Error> {
             let mut out = DigestMap::new();
             while let Some(digest) = m.next_key::<String>()? {
+                charge()?;
+                if self.sha512 && !is_digest(&digest) {
+                    let shown: String = digest.chars().take(140).collect();
+                    return Err(A::Error::custom(format!(
+                        "digest {shown:?} is not a SHA-512 in hex"
+                    )));
+                }
                 let paths = m.next_value_seed(Paths)?;
                 out.insert(digest, paths);
             }
@@ -459,13 +533,7 @@ mod bounded {
         fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Vec<String>, A::Error> {
             let mut out = Vec::new();
             while let Some(p) = s.next_element::<String>()? {
-                let left = LEFT.with(|l| l.get());
-                if left == 0 {
-                    return Err(A::Error::custom(format!(
-                        "more than {MAX_PATHS} paths, the most an inventory is read with"
-                    )));
-                }
-                LEFT.with(|l| l.set(left - 1));
+                charge()?;
                 out.push(p);
             }
             Ok(out)
@@ -580,5 +648,22 @@ mod tests {
         let padded = Versions { head: 999, padding: 4 };
         assert!(padded.fits(999) && !padded.fits(1000));
         assert!(Versions { head: 1, padding: 0 }.fits(100_000));
+    }
+
+    #[test]
+    fn keys_count_against_the_path_budget_and_a_short_digest_stops_the_read() {
+        let (good, _) = next_version(None, "urn:x", &[file("a", 'a')], meta()).unwrap();
+        let text = String::from_utf8(good.to_bytes()).unwrap();
+        // The review's millions of `"1f": []`: refused at the first, not after all are read.
+        let keys: String = (0..1000).map(|i| format!("\"{i:x}\": [], ")).collect();
+        let bad = text.replacen("\"manifest\": {", &format!("\"manifest\": {{{keys}"), 1);
+        let e = parse(bad.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("not a SHA-512"), "{e}");
+        // Each key costs one from the budget, as each path does: past it, the read stops.
+        bounded::start();
+        for _ in 0..MAX_PATHS {
+            bounded::charge::<serde_json::Error>().unwrap();
+        }
+        assert!(bounded::charge::<serde_json::Error>().is_err());
     }
 }

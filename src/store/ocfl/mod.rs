@@ -28,7 +28,7 @@ pub(crate) mod repair;
 pub use anchor::Provenance;
 pub use check::{FindingKind, ObjectOnReplica, OcflFinding};
 pub use ops::{ObjectLog, OcflCheckReport, VersionEntry};
-pub use repair::{ObjectRepair, OcflRepairReport};
+pub use repair::{Adopted, ObjectRepair, OcflRepairReport};
 
 /// Why an inventory (or its sidecar) is not one this store accepts.
 #[derive(Debug, thiserror::Error)]

@@ -28,7 +28,7 @@ use crate::store::{
 pub struct OcflCheckReport {
     /// True when every content file's SHA-512 was recomputed.
     pub deep: bool,
-    /// Objects seen on any replica.
+    /// Objects seen on any replica, and those webaip committed that no replica holds.
     pub objects: u64,
     /// Each object on each replica.
     pub seen: Vec<ObjectOnReplica>,
@@ -68,6 +68,9 @@ pub struct ObjectLog {
     pub head: String,
     /// Whether webaip recorded that head (`no-record`: taken by consistency only).
     pub provenance: Provenance,
+    /// The latest head webaip committed (the state database says so), when no replica holds
+    /// it: the versions after `head` are missing (`null` otherwise).
+    pub recorded_head: Option<String>,
     /// Its versions, oldest first.
     pub versions: Vec<VersionEntry>,
 }
@@ -116,7 +119,9 @@ fn sha512_of(bytes: &[u8]) -> String {
 impl Store {
     /// What the state database records of OCFL objects (every object, or only `id`).
     pub(crate) fn anchors(&self, id: Option<&str>) -> Result<Anchors, StoreError> {
-        Ok(Anchors::new(self.state().ocfl_records(id)?))
+        let mut anchors = Anchors::default();
+        self.state().each_ocfl_record(id, &mut |r| anchors.add(r))?;
+        Ok(anchors)
     }
 
     /// The OCFL roots, when every replica is one.
@@ -278,8 +283,20 @@ impl Store {
             }
             .into());
         }
+        let anchors = self.anchors(Some(id))?;
+        let held = heads[0].1.as_ref().map_or(0, |h| h.versions.head);
+        // The latest head webaip committed on these replicas (those of this configuration):
+        // building on less would make another version of a number it committed there.
+        let committed = anchors.of(obj).map_or(0, |a| {
+            let ours = a.committed().filter(|(r, _)| heads.iter().any(|(n, _)| n == r));
+            ours.map(|(_, n)| n).max().unwrap_or(0)
+        });
+        if committed > held {
+            let held = if held == 0 { "none".into() } else { format!("v{held}") };
+            let recorded = format!("v{committed}");
+            return Err(StoreRefusal::RolledBack { identifier: id.into(), recorded, held }.into());
+        }
         if let (Some(sha), Some(h)) = (&first, &heads[0].1) {
-            let anchors = self.anchors(Some(id))?;
             if anchors.of(obj).is_some_and(|a| !a.knows(sha)) {
                 let heads = format!("{} on every replica", h.inv.head);
                 return Err(StoreRefusal::Unrecorded { identifier: id.into(), heads }.into());
@@ -430,6 +447,9 @@ impl Store {
         to: &Path,
     ) -> Result<Vec<CopyOutcome>, StoreError> {
         let chosen = self.reference_head(identifier)?;
+        if let Some(refusal) = chosen.rolled_back().filter(|_| version.is_none()) {
+            return Err(refusal.into());
+        }
         let heads = &chosen.heads;
         let best = &chosen.head;
         let n = version.unwrap_or(best.versions.head);
@@ -515,7 +535,9 @@ impl Store {
     pub fn log(&self, identifier: &str) -> Result<ObjectLog, StoreError> {
         self.ocfl_roots("store log")?;
         let chosen = self.reference_head(identifier)?;
-        Ok(log_of(self.replicas[chosen.at].name(), &chosen.head, chosen.provenance))
+        let mut log = log_of(self.replicas[chosen.at].name(), &chosen.head, chosen.provenance);
+        log.recorded_head = chosen.rolled_back().map(|_| format!("v{}", chosen.recorded));
+        Ok(log)
     }
 
     /// Each replica's head of object `identifier` and the reference among them (see
@@ -546,9 +568,14 @@ impl Store {
             })
             .collect();
         let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
-        let (taken, provenance) = match super::anchor::reference(anchor, &copies) {
+        let replicas = self.replicas.len();
+        let (taken, provenance) = match super::anchor::reference(anchor, &copies, replicas) {
             Reference::Recorded(c) => (c.replica.to_string(), Provenance::Recorded),
             Reference::Unrecorded { copy, .. } => (copy.replica.to_string(), Provenance::NoRecord),
+            Reference::NoMajority { copy, holders, replicas } => {
+                let (identifier, head) = (identifier.into(), named(&copy));
+                return Err(StoreRefusal::NoMajority { identifier, head, holders, replicas }.into());
+            }
             Reference::Diverged(x, y) => {
                 let (identifier, a, b) = (identifier.into(), named(&x), named(&y));
                 return Err(StoreRefusal::Diverged { identifier, a, b }.into());
@@ -576,7 +603,8 @@ impl Store {
         let Some(head) = heads[at].clone() else {
             return Err(StoreRefusal::NoObject(identifier.into()).into());
         };
-        Ok(Chosen { heads, at, head, provenance })
+        let recorded = anchor.map_or(0, Anchor::latest);
+        Ok(Chosen { heads, at, head, provenance, recorded })
     }
 
     /// Every object on every replica (`store list`): id, head, inventory digest and bytes.
@@ -630,12 +658,13 @@ impl Store {
         for s in &mut seen {
             s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
         }
-        findings.extend(compare_replicas(&names, &seen, &anchors));
+        let compared = compare_replicas(&names, &seen, &anchors);
+        findings.extend(compared.findings);
         let objects =
             seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
         Ok(OcflCheckReport {
             deep,
-            objects: objects as u64,
+            objects: objects as u64 + compared.gone,
             clean: findings.is_empty(),
             seen,
             findings,
@@ -653,9 +682,21 @@ pub(crate) struct Chosen {
     pub head: Head,
     /// Whether webaip recorded it.
     pub provenance: Provenance,
+    /// The latest head webaip committed on any replica (0: none recorded).
+    pub recorded: u32,
 }
 
 impl Chosen {
+    /// The refusal when webaip committed a later head than any replica holds (the replicas
+    /// were rolled back, or lost the versions): the reference is then not the object's head.
+    pub(crate) fn rolled_back(&self) -> Option<StoreRefusal> {
+        (self.recorded > self.head.versions.head).then(|| StoreRefusal::RolledBack {
+            identifier: self.head.inv.id.clone(),
+            recorded: format!("v{}", self.recorded),
+            held: self.head.inv.head.clone(),
+        })
+    }
+
     /// What a reader must know of the reference: nothing when webaip recorded it.
     pub(crate) fn caveat(&self) -> Option<String> {
         (self.provenance != Provenance::Recorded).then(|| UNANCHORED.into())
@@ -688,6 +729,7 @@ fn log_of(replica: &str, h: &Head, provenance: Provenance) -> ObjectLog {
         replica: replica.into(),
         head: h.inv.head.clone(),
         provenance,
+        recorded_head: None,
         versions,
     }
 }
@@ -746,27 +788,89 @@ pub(crate) fn head_number(s: &ObjectOnReplica) -> u32 {
     s.head.as_deref().and_then(|h| h.strip_prefix('v')?.parse().ok()).unwrap_or(0)
 }
 
+/// What comparing the replicas found, and how many recorded objects no replica holds.
+pub(crate) struct Compared {
+    pub findings: Vec<OcflFinding>,
+    /// Objects webaip committed that no compared replica holds.
+    pub gone: u64,
+}
+
 /// Each object on every replica, at one head inventory: the reference is the latest head
 /// webaip recorded (see [`super::anchor`]); a valid head it did not record is reported as
 /// such, and with no record of the object the latest head is the reference by consistency
-/// only, which every finding it leads to says.
-fn compare_replicas(
+/// only, which every finding it leads to says. What the state database says webaip
+/// committed is compared too: a copy older than that is rolled back, an object no replica
+/// holds is missing from each replica it was committed on, and an object the database (which
+/// records others) does not know is reported on its holders, not as missing elsewhere.
+pub(crate) fn compare_replicas(
     names: &[&str],
     seen: &[ObjectOnReplica],
     anchors: &Anchors,
-) -> Vec<OcflFinding> {
+) -> Compared {
     let mut by_object: BTreeMap<&str, Vec<&ObjectOnReplica>> = BTreeMap::new();
     for s in seen {
         by_object.entry(&s.object).or_default().push(s);
     }
     let mut out = Vec::new();
-    for (object, on) in by_object {
+    for (object, on) in &by_object {
+        let anchor = anchors.of(object);
+        if anchor.is_none() && !anchors.is_empty() {
+            unknown_object(object, on, &mut out);
+            continue;
+        }
         for name in names.iter().filter(|n| !on.iter().any(|s| s.replica == **n)) {
             out.push(object_finding(name, object, object, FindingKind::NoObject, NO_OBJECT.into()));
         }
-        compare_heads(object, &on, anchors.of(object), &mut out);
+        if let Some(a) = anchor {
+            rolled_back(object, on, a, &mut out);
+        }
+        compare_heads(object, on, anchor, names.len(), &mut out);
     }
-    out
+    let mut gone = 0;
+    for (object, a) in anchors.iter().filter(|(d, _)| !by_object.contains_key(d)) {
+        let mut on = a.committed().filter(|(r, _)| names.contains(r)).peekable();
+        gone += u64::from(on.peek().is_some());
+        for (replica, n) in on {
+            let detail = format!(
+                "webaip committed v{n} of {} here (the state database says so), and no replica \
+                 holds the object",
+                a.id
+            );
+            out.push(object_finding(replica, object, object, FindingKind::NoObject, detail));
+        }
+    }
+    Compared { findings: out, gone }
+}
+
+/// An object the state database does not know, though it records others: reported on each
+/// replica holding it, and on no other.
+fn unknown_object(object: &str, on: &[&ObjectOnReplica], out: &mut Vec<OcflFinding>) {
+    for s in on {
+        let id = s.id.as_deref().unwrap_or(object);
+        let detail = format!(
+            "the state database records nothing of object {id} (it records other objects): not \
+             one webaip put, never copied to another replica (`store repair --adopt ID` takes it \
+             as webaip's)"
+        );
+        out.push(object_finding(&s.replica, object, object, FindingKind::UnknownObject, detail));
+    }
+}
+
+/// Copies whose head is older than the one webaip committed on their replica.
+fn rolled_back(object: &str, on: &[&ObjectOnReplica], a: &Anchor, out: &mut Vec<OcflFinding>) {
+    for s in on {
+        let (held, Some(committed)) = (head_number(s), a.committed_on(&s.replica)) else {
+            continue;
+        };
+        if held > 0 && held < committed {
+            let detail = format!(
+                "head v{held} here, and webaip committed v{committed} here (the state database \
+                 says so): versions it committed are missing"
+            );
+            let key = format!("{object}/{INVENTORY}");
+            out.push(object_finding(&s.replica, object, &key, FindingKind::RolledBack, detail));
+        }
+    }
 }
 
 const NO_OBJECT: &str = "the object is on other replicas";
@@ -799,6 +903,7 @@ fn compare_heads(
     object: &str,
     on: &[&ObjectOnReplica],
     anchor: Option<&Anchor>,
+    replicas: usize,
     out: &mut Vec<OcflFinding>,
 ) {
     let key = format!("{object}/{INVENTORY}");
@@ -813,8 +918,19 @@ fn compare_heads(
         );
         out.push(object_finding(c.replica, object, &key, FindingKind::NotRecorded, detail));
     }
-    let reference = super::anchor::reference(anchor, &copies);
+    let reference = super::anchor::reference(anchor, &copies, replicas);
     let Some(r) = reference.copy() else {
+        if let Reference::NoMajority { copy, holders, replicas } = reference {
+            for c in &copies {
+                let detail = format!(
+                    "the state database records nothing of this object, and its latest head, \
+                     {}, is held by {holders} of {replicas} replicas: nothing says which copy \
+                     is right; never repaired automatically",
+                    named(&copy)
+                );
+                out.push(object_finding(c.replica, object, &key, FindingKind::NoMajority, detail));
+            }
+        }
         if let Reference::Diverged(x, y) = reference {
             for c in copies.iter().filter(|c| !unrecorded(c)) {
                 let detail = format!(

@@ -6,10 +6,14 @@
 //!
 //! The source is a copy of the object's reference head (see [`super::anchor`]): the latest
 //! head webaip recorded, never a version it did not commit; with no record of the object, a
-//! head held by more than half of the copies. A repair never writes a version webaip did not
-//! commit, never changes an existing version's bytes (every intact version inventory of the
-//! target must be the source's), and only rolls a copy forward: a copy at the reference's
-//! head number or later, or holding a version webaip did not record, is left and reported.
+//! head held by more than half of the configured replicas (one without the object votes
+//! against it), and what is copied so is not recorded as webaip's. A repair never writes a
+//! version webaip did not commit, never changes an existing version's bytes (every intact
+//! version inventory of the target must be the source's), and only rolls a copy forward: a
+//! copy holding a later version (by its root inventory, or by an intact version inventory
+//! when the root's is damaged), or one of the same number with another inventory, or for
+//! which webaip committed a later head than the source's, is left and reported; so is a copy
+//! holding a version, or an object, webaip did not record.
 //! Files no inventory accounts for are moved (hard-linked, then left out of the new tree) to a
 //! quarantine directory in the replica's work directory, outside the root: kept, and no
 //! longer blocking puts. A replica with no storage root yet (a new or emptied disk) is made
@@ -26,8 +30,8 @@ use super::fs::FsRoot;
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
 use super::ops::{OcflCheckReport, UNANCHORED, accounted_files, copy_heads, precommit};
-use crate::store::replica::{Replica, Source};
-use crate::store::{Store, StoreError};
+use crate::store::replica::{ListedObject, Replica, Source};
+use crate::store::{Store, StoreError, StoreRefusal};
 
 /// What `store repair` did to one object on one replica.
 #[derive(Debug, Clone, Serialize)]
@@ -49,12 +53,27 @@ pub struct ObjectRepair {
 pub struct OcflRepairReport {
     /// The check that found what to repair.
     pub check: OcflCheckReport,
+    /// The objects taken as webaip's on the user's word (`--adopt`): id and head recorded.
+    pub adopted: Vec<Adopted>,
     /// Each object repaired (or not).
     pub actions: Vec<ObjectRepair>,
     /// The check after the repairs.
     pub after: OcflCheckReport,
     /// True when the check after the repairs is clean.
     pub repaired: bool,
+}
+
+/// An object taken as webaip's by `store repair --adopt`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Adopted {
+    /// The object id.
+    pub id: String,
+    /// The head recorded as webaip's.
+    pub head: String,
+    /// Its inventory's SHA-512.
+    pub inventory_sha512: String,
+    /// The replicas holding it (recorded as committed there).
+    pub replicas: Vec<String>,
 }
 
 /// Findings that are no damage to a copy: files no inventory accounts for, which a repair
@@ -65,8 +84,18 @@ impl Store {
     /// Checks (with `deep`, every content file), then rebuilds every damaged or missing
     /// object copy from a replica whose copy checked clean and holds the object's reference
     /// head (the latest that webaip recorded); then checks again. OCFL replicas only.
-    pub fn repair_objects(&self, deep: bool) -> Result<OcflRepairReport, StoreError> {
+    ///
+    /// Each of `adopt` (object ids) is first taken as webaip's on the user's word: its latest
+    /// head (refused when two copies of that number differ) is recorded as one webaip
+    /// committed, so the repair copies it to the replicas that lack it. Without that, an
+    /// object the state database does not know is never copied anywhere.
+    pub fn repair_objects(
+        &self,
+        deep: bool,
+        adopt: &[String],
+    ) -> Result<OcflRepairReport, StoreError> {
         let roots = self.ocfl_roots("store repair")?;
+        let adopted = adopt.iter().map(|id| self.adopt(id)).collect::<Result<Vec<_>, _>>()?;
         let check = self.check_objects(None, deep)?;
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
@@ -87,7 +116,48 @@ impl Store {
         }
         let after = self.check_objects(None, deep)?;
         let repaired = after.clean;
-        Ok(OcflRepairReport { check, actions, after, repaired })
+        Ok(OcflRepairReport { check, adopted, actions, after, repaired })
+    }
+
+    /// Records object `id`'s latest head as one webaip committed, and as committed on each
+    /// replica holding it. The user vouches for it: no majority is asked, but two copies of
+    /// the latest number that differ are refused (nothing says which one is meant).
+    fn adopt(&self, id: &str) -> Result<Adopted, StoreError> {
+        let mut heads = Vec::new();
+        for r in &self.replicas {
+            heads.push((r.name(), read_head(r.as_ref(), id)?));
+        }
+        let copies: Vec<CopyHead> = heads
+            .iter()
+            .filter_map(|(name, h)| {
+                let h = h.as_ref()?;
+                Some(CopyHead { replica: name, head: h.versions.head, sha512: &h.sha512 })
+            })
+            .collect();
+        // Counted over the holders alone: the user's word stands in for a majority.
+        let copy = match super::anchor::reference(None, &copies, 0) {
+            Reference::Unrecorded { copy, .. } => copy,
+            Reference::Diverged(x, y) => {
+                let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
+                let (identifier, a, b) = (id.into(), named(&x), named(&y));
+                return Err(StoreRefusal::Diverged { identifier, a, b }.into());
+            }
+            _ => return Err(StoreRefusal::NoObject(id.into()).into()),
+        };
+        let head = heads.iter().find_map(|(_, h)| h.as_ref().filter(|h| h.sha512 == copy.sha512));
+        let name = head.map(|h| h.inv.head.clone()).unwrap_or_default();
+        let mut state = self.state();
+        state.record_ocfl_inventory(id, &name, copy.sha512)?;
+        let holders: Vec<String> = copies
+            .iter()
+            .filter(|c| c.sha512 == copy.sha512)
+            .map(|c| c.replica.to_string())
+            .collect();
+        for r in &holders {
+            state.record_ocfl_head(id, r, &name, copy.sha512)?;
+        }
+        let sha = copy.sha512.to_string();
+        Ok(Adopted { id: id.into(), head: name, inventory_sha512: sha, replicas: holders })
     }
 
     /// Rebuilds the object on replica `job.i` from a clean copy of its reference head.
@@ -100,6 +170,14 @@ impl Store {
             repaired: false,
             message: String::new(),
         };
+        if job.bad.iter().any(|f| f.kind == FindingKind::UnknownObject) {
+            out.message = format!(
+                "the state database records nothing of this object: left as it is, copied \
+                 nowhere (`store repair --adopt {}` takes it as webaip's)",
+                job.id()
+            );
+            return out;
+        }
         if job.bad.iter().any(|f| f.kind == FindingKind::NotRecorded) {
             out.message = "holds a version webaip did not commit: left as it is (move the \
                            object away to have it rebuilt from a recorded copy)"
@@ -115,26 +193,34 @@ impl Store {
         };
         out.source = Some(self.replicas[s].name().into());
         match self.rebuild(job, s, &reference) {
-            Ok((head, quarantined)) => {
+            Ok((head, staged)) => {
                 out.repaired = true;
                 out.message = format!("rebuilt at {}", head.inv.head);
-                if let Some(q) = quarantined {
+                if let Some(q) = staged.quarantined {
                     out.message = format!(
                         "{}; the files no inventory accounts for were moved to {}",
                         out.message,
                         q.display()
                     );
                 }
+                if !staged.dropped.is_empty() {
+                    out.message = format!(
+                        "{}; left out of the rebuilt object and not kept (links, FIFOs and \
+                         devices are never followed nor copied): {}",
+                        out.message,
+                        staged.dropped.join(", ")
+                    );
+                }
+                // A head taken by consistency only is not recorded: the record is what
+                // webaip committed, and this is not known to be.
                 if anchor.is_none() {
                     out.message = format!("{}; {UNANCHORED}", out.message);
-                }
-                let recorded = self.state().record_ocfl_head(
+                } else if let Err(e) = self.state().record_ocfl_head(
                     &head.inv.id,
                     &root.name,
                     &head.inv.head,
                     &head.sha512,
-                );
-                if let Err(e) = recorded {
+                ) {
                     out.message =
                         format!("{}; the state database could not record it: {e}", out.message);
                 }
@@ -157,17 +243,22 @@ impl Store {
             job.check.seen.iter().filter(|o| o.object == job.object).collect();
         let copies = copy_heads(&on);
         let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
-        let reference = match super::anchor::reference(anchor, &copies) {
-            Reference::Recorded(c) => c,
-            Reference::Unrecorded { copy, holders, copies } if holders * 2 > copies => copy,
-            Reference::Unrecorded { copy, holders, copies } => {
-                return Err(NoSource::Minority { head: named(&copy), holders, copies });
+        let reference = match super::anchor::reference(anchor, &copies, self.replicas.len()) {
+            Reference::Recorded(c) | Reference::Unrecorded { copy: c, .. } => c,
+            Reference::NoMajority { copy, holders, replicas } => {
+                return Err(NoSource::Minority { head: named(&copy), holders, replicas });
             }
             Reference::Diverged(x, y) => {
                 return Err(NoSource::Diverged { a: named(&x), b: named(&y) });
             }
+            Reference::None if on.is_empty() => return Err(NoSource::Gone),
             Reference::None => return Err(NoSource::Unrecorded),
         };
+        let here = self.replicas[job.i].name();
+        // Never rebuilt at a head older than the one webaip committed here.
+        if let Some(n) = anchor.and_then(|a| a.committed_on(here)).filter(|n| *n > reference.head) {
+            return Err(NoSource::Behind { recorded: n, reference: named(&reference) });
+        }
         let clean = |name: &str| {
             !job.check.findings.iter().any(|f| {
                 f.replica == name
@@ -176,7 +267,6 @@ impl Store {
                     && f.kind != FindingKind::Differs
             })
         };
-        let here = self.replicas[job.i].name();
         let source = copies
             .iter()
             .filter(|c| c.replica != here && c.sha512 == reference.sha512 && clean(c.replica))
@@ -191,12 +281,7 @@ impl Store {
     /// its own, checks it deep, and commits it; returns the head committed. Both replicas'
     /// locks are held throughout, and what the check saw is read again under them: a put that
     /// ran meanwhile stops the repair instead of being undone or blamed.
-    fn rebuild(
-        &self,
-        job: &Job,
-        s: usize,
-        reference: &str,
-    ) -> Result<(Head, Option<PathBuf>), StoreError> {
+    fn rebuild(&self, job: &Job, s: usize, reference: &str) -> Result<(Head, Staged), StoreError> {
         let (root, object, i) = (&job.roots[job.i], job.object, job.i);
         let (target, source) = (self.replicas[i].as_ref(), self.replicas[s].as_ref());
         let stale = |what: &str| StoreError::Precommit {
@@ -223,20 +308,23 @@ impl Store {
         if now.map(|l| l.sha512) != before {
             return Err(stale("this copy's head"));
         }
-        let here_head = seen.map(super::ops::head_number).unwrap_or_default();
-        if before.as_deref().is_some_and(|b| b != reference) && here_head >= head.versions.head {
+        let held = held_head(target, object, seen)?;
+        let other = before.as_deref().is_some_and(|b| b != reference);
+        // A later head here, whether or not its root inventory or sidecar still reads, or
+        // another inventory of the same number: never replaced.
+        if held > head.versions.head || (other && held == head.versions.head) {
             return Err(StoreError::Precommit {
                 replica: target.name().into(),
                 key: object.into(),
                 detail: format!(
-                    "this copy's head v{here_head} is not behind {}: a repair never rolls a version back nor replaces one",
+                    "this copy holds v{held}, not behind {}: a repair never rolls a version back nor replaces one",
                     head.inv.head
                 ),
             });
         }
         descends(target, source, object, &head)?;
-        let quarantined = self.stage_from(root, target, source, object, &head, job.bad)?;
-        Ok((head, quarantined))
+        let staged = self.stage_from(root, target, source, object, &head, job.bad)?;
+        Ok((head, staged))
     }
 
     /// Builds the object tree from the source's head and the target's intact files, checks it
@@ -249,7 +337,7 @@ impl Store {
         object: &str,
         head: &Head,
         bad: &[&OcflFinding],
-    ) -> Result<Option<PathBuf>, StoreError> {
+    ) -> Result<Staged, StoreError> {
         let present = target.list(object)?;
         let damaged: BTreeSet<&str> = bad.iter().map(|f| f.key.as_str()).collect();
         let stage = root.stage(object)?;
@@ -280,6 +368,7 @@ impl Store {
         } else {
             Some(root.quarantine(object, &unaccounted)?)
         };
+        let dropped = not_files(root, &present, &prefix);
         for key in wanted.iter().chain(&inventories) {
             let rel = key.strip_prefix(&prefix).unwrap_or(key);
             let linked = keep(key) && !(rel.ends_with(INVENTORY) || rel.ends_with(SIDECAR));
@@ -302,24 +391,61 @@ impl Store {
             }
         };
         stage.commit(object, replacing)?;
-        Ok(quarantined)
+        Ok(Staged { quarantined, dropped })
     }
+}
+
+/// What staging a rebuilt object left out of it.
+struct Staged {
+    /// Where the files no inventory accounts for were moved.
+    quarantined: Option<PathBuf>,
+    /// Links, FIFOs and devices that were in the object (each named, a link with its target).
+    dropped: Vec<String>,
+}
+
+/// The entries of an object that are not regular files, named (object-relative; a link with
+/// its target, read without following it).
+fn not_files(root: &FsRoot, present: &[ListedObject], prefix: &str) -> Vec<String> {
+    present
+        .iter()
+        .filter(|o| o.problem.is_some())
+        .map(|o| {
+            let rel = o.key.strip_prefix(prefix).unwrap_or(&o.key);
+            match std::fs::read_link(root.root.join(&o.key)) {
+                Ok(to) => format!("{rel} (a link to {})", to.display()),
+                Err(_) => format!("{rel} ({})", o.problem.as_deref().unwrap_or_default()),
+            }
+        })
+        .collect()
 }
 
 /// Why an object copy has no source to be rebuilt from.
 #[derive(Debug, thiserror::Error)]
 enum NoSource {
-    /// No record of the object, and the latest head is not held by most copies.
+    /// No record of the object, and the latest head is not held by most replicas.
     #[error(
-        "the state database records nothing of this object, and {head} is held by {holders} of {copies} copies: not taken as right by consistency alone"
+        "the state database records nothing of this object, and {head} is held by {holders} of {replicas} replicas: not taken as right by consistency alone"
     )]
     Minority {
         /// The latest head and its replica.
         head: String,
-        /// Copies holding it.
+        /// Replicas holding it.
         holders: usize,
-        /// Copies in all.
-        copies: usize,
+        /// Replicas in all (one without the object votes against).
+        replicas: usize,
+    },
+    /// webaip committed the object, and no replica holds it.
+    #[error("webaip committed this object, and no replica holds it: nothing to rebuild it from")]
+    Gone,
+    /// webaip committed a later head on the target than the reference.
+    #[error(
+        "webaip committed v{recorded} here, and no clean replica holds it (the latest recorded head held is {reference}): never rebuilt at an older version"
+    )]
+    Behind {
+        /// The head number webaip committed on the target.
+        recorded: u32,
+        /// The reference head and its replica.
+        reference: String,
     },
     /// Two versions of one number, and nothing decides.
     #[error(
@@ -350,6 +476,14 @@ struct Job<'a> {
     check: &'a OcflCheckReport,
 }
 
+impl Job<'_> {
+    /// The object's id as a replica's inventory gives it (its directory when none does).
+    fn id(&self) -> &str {
+        let seen = self.check.seen.iter().filter(|o| o.object == self.object);
+        seen.filter_map(|o| o.id.as_deref()).next().unwrap_or(self.object)
+    }
+}
+
 /// The object's locks on replicas `a` and `b`, in the configuration's order (as a put takes
 /// them, so the two never wait on each other).
 fn lock_in_order(
@@ -360,6 +494,32 @@ fn lock_in_order(
 ) -> Result<Vec<std::fs::File>, StoreError> {
     let (first, second) = if a < b { (a, b) } else { (b, a) };
     Ok(vec![roots[first].lock(id)?, roots[second].lock(id)?])
+}
+
+/// The latest version a copy holds: its root inventory's head when that parses (its sidecar
+/// aside), or the latest version directory whose inventory is intact (valid, its sidecar
+/// agreeing).
+fn held_head(
+    target: &dyn Replica,
+    object: &str,
+    seen: Option<&ObjectOnReplica>,
+) -> Result<u32, StoreError> {
+    let parsed = seen.map(super::ops::head_number).unwrap_or_default();
+    let prefix = format!("{object}/");
+    let mut intact = 0;
+    for o in target.list(object)? {
+        let rel = o.key.strip_prefix(&prefix).unwrap_or_default();
+        let Some(v) = rel.strip_suffix(&format!("/{INVENTORY}")) else { continue };
+        let n = super::anchor::version_number(v);
+        if n <= intact.max(parsed) {
+            continue;
+        }
+        let loaded = load(target, &format!("{object}/{v}"))?;
+        if loaded.is_some_and(|l| l.sidecar.is_ok() && l.parsed.is_ok()) {
+            intact = n;
+        }
+    }
+    Ok(parsed.max(intact))
 }
 
 /// The target's versions must be the source's: every version inventory the target holds

@@ -135,7 +135,7 @@ fn summary(r: &ReportFacts, s: &mut String) {
 
 /// How an outcome reads: `bad` for a virus found or a failure, `ok` for a clean or
 /// successful one, `warn` otherwise (not scanned, unknown words).
-fn outcome_state(outcome: &str) -> &'static str {
+pub(crate) fn outcome_state(outcome: &str) -> &'static str {
     let o = outcome.to_ascii_lowercase();
     if o.contains("viral") || o.contains("infected") || o.starts_with("fail") {
         "bad"

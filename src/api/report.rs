@@ -4,9 +4,10 @@
 pub use crate::report::captures::{CaptureSource, Captures, Count, Ranked, SizeClass};
 pub use crate::report::collection::{
     BatchFacts as CollectionBatchFacts, Check as CollectionCheck, CollectionError, CollectionInput,
-    CollectionOutput, CollectionSummary, CollectionTotals, FailedItem, OldestCheck,
-    PAGE_ROWS as COLLECTION_PAGE_ROWS, PackageRow, RowOrigin, StoreFacts as CollectionStoreFacts,
-    Verdict as CollectionVerdict, refuse_collection_output, report_collection,
+    CollectionOptions, CollectionOutput, CollectionSummary, CollectionTotals, FailedItem,
+    OldestCheck, PAGE_ROWS as COLLECTION_PAGE_ROWS, PackageRow, RowOrigin,
+    StoreFacts as CollectionStoreFacts, Verdict as CollectionVerdict, refuse_collection_output,
+    report_collection,
 };
 pub use crate::report::collection::{BatchState, SizeClassCount, YearCount};
 pub use crate::report::mets::{AgentFact, AgentLink, EventFact, FolderCount, HeaderAgent};

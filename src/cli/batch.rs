@@ -338,7 +338,8 @@ fn run_report(page: &std::path::Path, opts: &BatchOptions, quiet: bool) -> Repor
     let input = CollectionInput::Journal { path: opts.journal.clone(), packages: opts.out.clone() };
     let output = CollectionOutput { page: Some(page), json: None };
     let shown = page.display().to_string();
-    match report_collection(&[input], output, &|_| {}) {
+    // The run validated every METS it made: the page reads them and does not again.
+    match report_collection(&[input], Default::default(), output, &|_| {}) {
         Ok(s) => {
             if !quiet {
                 eprintln!("batch: report: {}", terminal_text(&shown));

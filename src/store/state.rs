@@ -565,9 +565,7 @@ impl StateReader {
     ) -> Result<(), StoreError> {
         let mut packages = self
             .conn
-            .prepare(
-                "SELECT id, identifier, accepted_at FROM package ORDER BY identifier",
-            )
+            .prepare("SELECT id, identifier, accepted_at FROM package ORDER BY identifier")
             .map_err(db)?;
         let mut rows = packages.query([]).map_err(db)?;
         while let Some(row) = rows.next().map_err(db)? {

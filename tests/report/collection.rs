@@ -103,7 +103,7 @@ fn every_number_of_a_collection_equals_an_independent_recount() {
     let dir = tempfile::tempdir().unwrap();
     let c = collection(dir.path());
     let page = dir.path().join("collection.html");
-    let mut argv: Vec<&str> = vec!["report", "--json", "-o", page.to_str().unwrap()];
+    let mut argv: Vec<&str> = vec!["report", "--json", "--validate", "-o", page.to_str().unwrap()];
     argv.extend(c.packages.iter().map(|p| p.to_str().unwrap()));
     argv.extend([c.damaged.to_str().unwrap(), c.journal.to_str().unwrap()]);
     argv.extend(["--store", c.config.to_str().unwrap()]);

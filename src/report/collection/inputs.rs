@@ -24,13 +24,15 @@ enum Job {
     /// A package of the store: its METS is fetched from a replica first.
     Stored(PackageState),
     /// A row already made (a package that cannot be read).
-    Ready(PackageRow),
+    Ready(Box<PackageRow>),
 }
 
 /// The packages waiting to be read, and where their rows go.
 struct Chunk<'e, 'a> {
     jobs: Vec<Job>,
     emit: &'e mut Emit<'a>,
+    /// Validate each METS.
+    validate: bool,
 }
 
 impl Chunk<'_, '_> {
@@ -52,7 +54,9 @@ impl Chunk<'_, '_> {
         summary: &mut CollectionSummary,
     ) -> Result<(), CollectionError> {
         let jobs = std::mem::take(&mut self.jobs);
-        let rows: Vec<PackageRow> = jobs.into_par_iter().map(|job| read(job, store)).collect();
+        let validate = self.validate;
+        let rows: Vec<PackageRow> =
+            jobs.into_par_iter().map(|job| read(job, store, validate)).collect();
         for row in rows {
             summary.totals.add(&row);
             (self.emit)(row, summary)?;
@@ -64,10 +68,11 @@ impl Chunk<'_, '_> {
 /// Reads every input, handing each row to `emit` as it is made.
 pub(crate) fn read_all(
     inputs: &[CollectionInput],
+    validate: bool,
     summary: &mut CollectionSummary,
     emit: &mut Emit<'_>,
 ) -> Result<(), CollectionError> {
-    let mut chunk = Chunk { jobs: Vec::new(), emit };
+    let mut chunk = Chunk { jobs: Vec::new(), emit, validate };
     for input in inputs {
         match input {
             CollectionInput::Package(path) => {
@@ -97,16 +102,16 @@ pub(crate) fn read_all(
     Ok(())
 }
 
-fn read(job: Job, store: Option<&StoreRead>) -> PackageRow {
+fn read(job: Job, store: Option<&StoreRead>, validate: bool) -> PackageRow {
     match job {
-        Job::Ready(row) => row,
+        Job::Ready(row) => *row,
         Job::Folder { shown, path, origin, batch } => {
-            let mut row = PackageRow::of_package(shown, &path, origin);
+            let mut row = PackageRow::of_package(shown, &path, origin, validate);
             row.batch = batch;
             row
         }
         Job::Stored(p) => match store {
-            Some(s) => s.row(p),
+            Some(s) => s.row(p, validate),
             None => PackageRow::not_read(p.identifier, RowOrigin::Store, "no store open".into()),
         },
     }
@@ -203,7 +208,7 @@ fn done_job(e: Entry, packages: &Path, batch: &mut super::BatchFacts) -> Job {
             let mut row = PackageRow::not_read(shown, RowOrigin::Journal, why);
             row.objid = e.package_id.unwrap_or_default();
             row.batch = Some(state);
-            Job::Ready(row)
+            Job::Ready(Box::new(row))
         }
     }
 }
@@ -217,11 +222,11 @@ struct StoreRead {
 impl StoreRead {
     /// The row of a stored package: its METS fetched (verified against its recorded digest)
     /// into the scratch folder, read, and removed.
-    fn row(&self, p: PackageState) -> PackageRow {
+    fn row(&self, p: PackageState, validate: bool) -> PackageRow {
         let to = self.scratch.path().join(crate::store::config::safe_name(&p.identifier));
         let got = self.store.get(&p.identifier, Some(crate::layout::METS), &to);
         let mut row = match got {
-            Ok(_) => PackageRow::of_package(p.identifier.clone(), &to, RowOrigin::Store),
+            Ok(_) => PackageRow::of_package(p.identifier.clone(), &to, RowOrigin::Store, validate),
             Err(e) => PackageRow::not_read(
                 p.identifier.clone(),
                 RowOrigin::Store,

@@ -161,8 +161,17 @@ fn cards(s: &CollectionSummary, p: &mut String) {
     let state = if t.not_read > 0 { "bad" } else { "ok" };
     let detail = format!("{} read; {} not read", number(t.read), number(t.not_read));
     card(p, "Packages", state, &format!("{} packages", number(t.packages)), &detail);
-    let state = if t.mets_invalid > 0 { "bad" } else { "ok" };
-    let detail = format!("{} valid, {} invalid", number(t.mets_valid), number(t.mets_invalid));
+    let state = match (t.mets_invalid, t.mets_not_validated) {
+        (0, 0) => "ok",
+        (0, _) => "none",
+        _ => "bad",
+    };
+    let detail = format!(
+        "{} valid, {} invalid; {} read to their end and not validated (--validate)",
+        number(t.mets_valid),
+        number(t.mets_invalid),
+        number(t.mets_not_validated)
+    );
     card(p, "METS descriptions", state, &format!("{} invalid", number(t.mets_invalid)), &detail);
     let worst = |by: &std::collections::BTreeMap<String, u64>| {
         if by.contains_key("bad") {
@@ -279,7 +288,8 @@ pub(crate) fn table_row(r: &PackageRow) -> String {
         .join("<br>");
     let mets = match r.mets_valid {
         Some(true) => "VALID".to_string(),
-        _ => format!("INVALID ({} errors)", number(r.mets_errors)),
+        Some(false) => format!("INVALID ({} errors)", number(r.mets_errors)),
+        None => "read, not validated".to_string(),
     };
     let _ = write!(
         p,

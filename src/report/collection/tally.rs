@@ -69,6 +69,8 @@ pub struct CollectionTotals {
     pub mets_valid: u64,
     /// METS invalid.
     pub mets_invalid: u64,
+    /// METS read to their end and not validated (without `validate`).
+    pub mets_not_validated: u64,
     /// Packages by how their virus checks read (`ok`, `warn`, `bad`, `no event`).
     pub virus_check: BTreeMap<String, u64>,
     /// Packages by how their identifications read.
@@ -106,6 +108,7 @@ impl Default for CollectionTotals {
             files: 0,
             mets_valid: 0,
             mets_invalid: 0,
+            mets_not_validated: 0,
             virus_check: BTreeMap::new(),
             identification: BTreeMap::new(),
             captured_first: String::new(),
@@ -139,6 +142,7 @@ impl CollectionTotals {
         self.files += r.files;
         self.mets_valid += u64::from(r.mets_valid == Some(true));
         self.mets_invalid += u64::from(r.mets_valid == Some(false));
+        self.mets_not_validated += u64::from(r.mets_valid.is_none());
         let state = |v: &Option<super::Verdict>| v.as_ref().map_or("no event", |v| v.state);
         *self.virus_check.entry(state(&r.virus_check).into()).or_default() += 1;
         *self.identification.entry(state(&r.identification).into()).or_default() += 1;

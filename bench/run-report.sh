@@ -5,15 +5,23 @@
 # index (bench/report_bench.py).
 #
 #   bash bench/run-report.sh [--size 200M] [--runs N] [--cores N] [--profile release|ci]
+#
+# With --collection: the report of a collection of copies of one small package (1,000 and
+# 10,000 of them, or --counts), given as a batch journal and as folders
+# (bench/report_collection_bench.py).
+#
+#   bash bench/run-report.sh --collection [--counts 1000,10000] [--runs N] [--cores N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=release
+script=bench/report_bench.py
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --profile) profile=$2; shift 2 ;;
+    --collection) script=bench/report_collection_bench.py; shift ;;
     *) args+=("$1"); shift ;;
   esac
 done
 cargo build --quiet --profile "$profile" --features test-hooks --bin webaip
-exec python3 bench/report_bench.py --bin "target/$profile/webaip" "${args[@]}"
+exec python3 "$script" --bin "target/$profile/webaip" "${args[@]}"

@@ -155,6 +155,15 @@ pub struct JournalError {
     pub source: rusqlite::Error,
 }
 
+/// A journal row that cannot be taken: its key and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct BadRow {
+    /// The row's key.
+    pub key: String,
+    /// Why it cannot be taken.
+    pub reason: String,
+}
+
 /// Changes grouped into one transaction at most.
 pub const COMMIT_EVERY: u32 = 1000;
 
@@ -390,6 +399,25 @@ impl Journal {
         let mut stmt = self.db.prepare(&sql).map_err(self.err())?;
         let rows = stmt.query_map([], entry_of).map_err(self.err())?;
         rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
+    /// Hands every row, by key, to `each` as it is read (a journal of millions costs one
+    /// row): a row that cannot be taken (an unknown state, a package that is not one folder
+    /// name) comes as its key and why, so a report can name it and go on.
+    pub fn each_row(
+        &self,
+        each: &mut dyn FnMut(Result<Entry, BadRow>),
+    ) -> Result<(), JournalError> {
+        let sql = format!("SELECT {COLUMNS} FROM items ORDER BY key");
+        let mut stmt = self.db.prepare(&sql).map_err(self.err())?;
+        let mut rows = stmt.query([]).map_err(self.err())?;
+        while let Some(row) = rows.next().map_err(self.err())? {
+            each(entry_of(row).map_err(|e| BadRow {
+                key: row.get::<_, String>(0).unwrap_or_else(|_| "(no key)".into()),
+                reason: e.to_string(),
+            }));
+        }
+        Ok(())
     }
 
     /// Marks an item running (one more attempt) towards the package directory `package`,

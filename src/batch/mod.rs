@@ -598,7 +598,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, e: &Entry) {
+    /// Counts one row.
+    pub(crate) fn add(&mut self, e: &Entry) {
         self.items += 1;
         match e.state {
             ItemState::Pending => self.pending += 1,

@@ -8,9 +8,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use webaip::{
     BATCH_DEFAULT_MIN_FREE, BATCH_ITEM_MEMORY, BatchCounts, BatchDelivery, BatchEarkExport,
     BatchEntry, BatchEvent, BatchExports, BatchItemState, BatchOptions, BatchOutcome,
-    BatchResources, BatchShard, BatchStatus, DEFAULT_LEVEL, DEFAULT_PROFILE, EarkForm, EarkType,
-    IdentifyMode, PackageOptions, Profile, SerializationMode, Zone, batch_default_memory,
-    batch_journal_path, parse_size,
+    BatchResources, BatchShard, BatchStatus, CollectionInput, CollectionOutput, DEFAULT_LEVEL,
+    DEFAULT_PROFILE, EarkForm, EarkType, IdentifyMode, PackageOptions, Profile, SerializationMode,
+    Zone, batch_default_memory, batch_journal_path, parse_size, report_collection,
 };
 
 use super::{EXIT_FINDINGS, progress, terminal_text};
@@ -166,6 +166,11 @@ struct RunArgs {
     /// default a quarter of the machine's memory (or of its cgroup's limit).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Performance")]
     memory: Option<u64>,
+    /// At the end, write the collection report of the run's journal to this page (as
+    /// `webaip report JOURNAL -o FILE`), also when items failed; a page that cannot be written
+    /// is warned of and named in the JSON, and does not change the exit status.
+    #[arg(long, value_name = "FILE", help_heading = "Reporting")]
+    report: Option<PathBuf>,
     /// Print the outcome as one JSON object.
     #[arg(long, help_heading = "Reporting")]
     json: bool,
@@ -178,7 +183,9 @@ struct RunArgs {
 const RUN_JSON: &str = "JSON output (--json):
   {\"manifest_items\": 120, \"items\": 120, \"packaged\": 118, \"failed\": 2, \"skipped_done\": 0,
    \"skipped_failed\": 0, \"stored\": 0, \"entries\": [{\"key\": \"...\", \"state\": \"done\", ...}],
-   \"bytes\": 7340032, \"elapsed_seconds\": 41.2, \"in_flight\": 2, ...}";
+   \"bytes\": 7340032, \"elapsed_seconds\": 41.2, \"in_flight\": 2, ...,
+   \"report\": {\"page\": \"out/report.html\", \"written\": true, \"error\": null, \"packages\": 118, ...}}
+  (\"report\" with --report only)";
 
 /// Arguments of `webaip batch status`.
 #[derive(Debug, Args)]
@@ -289,16 +296,73 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     let outcome = webaip::run_batch(&args.manifest, &opts, &tell);
     bar.finish_and_clear();
     let outcome = outcome?;
+    let report = args.report.as_ref().map(|page| run_report(page, &opts, args.quiet));
     if args.json {
         // Written as it is made: the outcome of a large manifest is large already.
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        serde_json::to_writer_pretty(&mut out, &outcome)?;
+        serde_json::to_writer_pretty(&mut out, &RunJson { outcome: &outcome, report })?;
         writeln!(out)?;
         out.flush()?;
     } else if !args.quiet {
         print_outcome(&outcome, &opts);
     }
     Ok(if outcome.complete(&opts) { 0 } else { EXIT_FINDINGS })
+}
+
+/// `batch run --json`: the outcome, and the report written with `--report`.
+#[derive(serde::Serialize)]
+struct RunJson<'a> {
+    #[serde(flatten)]
+    outcome: &'a BatchOutcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    report: Option<ReportWritten>,
+}
+
+/// What became of the page `--report` asked for.
+#[derive(Debug, serde::Serialize)]
+struct ReportWritten {
+    /// The page.
+    page: String,
+    /// Whether it was written.
+    written: bool,
+    /// Why not.
+    error: Option<String>,
+    /// Rows (packages) on it, and of them not read.
+    packages: u64,
+    not_read: u64,
+}
+
+/// Writes the collection report of the run's journal to `page`; a failure is warned of (even
+/// with --quiet: the page asked for is missing) and returned, never an error of the run.
+fn run_report(page: &std::path::Path, opts: &BatchOptions, quiet: bool) -> ReportWritten {
+    let input = CollectionInput::Journal { path: opts.journal.clone(), packages: opts.out.clone() };
+    let output = CollectionOutput { page: Some(page), json: None };
+    let shown = page.display().to_string();
+    // The run validated every METS it made: the page reads them and does not again.
+    match report_collection(&[input], Default::default(), output, &|_| {}) {
+        Ok(s) => {
+            if !quiet {
+                eprintln!("batch: report: {}", terminal_text(&shown));
+            }
+            let (packages, not_read) = (s.totals.packages, s.totals.not_read);
+            ReportWritten { page: shown, written: true, error: None, packages, not_read }
+        }
+        Err(e) => {
+            let error = e.to_string();
+            eprintln!(
+                "webaip: warning: batch: the report {} was not written: {}",
+                terminal_text(&shown),
+                terminal_text(&error)
+            );
+            ReportWritten {
+                page: shown,
+                written: false,
+                error: Some(error),
+                packages: 0,
+                not_read: 0,
+            }
+        }
+    }
 }
 
 /// Shows an event of the run: on the progress bar, and a pause and its end on stderr too

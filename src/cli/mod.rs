@@ -106,7 +106,7 @@ enum Command {
     /// `[[page]]` tables: one line per capture, sorted by URL then date.
     Pages(pages::PagesArgs),
     /// Make one self-contained HTML page (and its JSON twin) showing what a package holds and
-    /// what was found of it.
+    /// what was found of it, or what a collection of packages holds.
     ///
     /// Who and what the package is, its verdicts (METS validation, virus check,
     /// identification, an audit with `--audit`), its captures by day, host, status, MIME type
@@ -115,6 +115,11 @@ enum Command {
     /// the containers' records); no payload is read. The page opens offline: no request of any
     /// kind. Exit status 1 when the METS is invalid, the audit is not INTACT or the counts are
     /// partial.
+    ///
+    /// Several packages, batch journals or `--store`: one collection page, a row a package from
+    /// its METS (and the journal or the store's state database), never from its containers;
+    /// totals and charts, failed batch items, the oldest checks. Exit status 1 when a package is
+    /// not read or invalid, an item failed or a copy is missing or corrupt.
     Report(report::ReportArgs),
     /// Make the digest table of stored payloads that `package --dedup-against` looks up, from
     /// CDXJ indexes and earlier packages.

@@ -1,4 +1,5 @@
-//! `webaip report`: one HTML page a person can look at (and its JSON twin) for a package.
+//! `webaip report`: one HTML page a person can look at (and its JSON twin) for a package, or
+//! for a collection of them (several packages, batch journals, a store).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -6,8 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use webaip::{
-    ReportFacts, ReportOptions, ReportProgress, refuse_report_output, report_package,
-    write_report_html,
+    CollectionInput, CollectionOptions, CollectionOutput, CollectionSummary, ReportFacts,
+    ReportOptions, ReportProgress, refuse_collection_output, refuse_report_output,
+    report_collection, report_package, write_report_html,
 };
 
 use super::{progress, terminal_text};
@@ -19,27 +21,49 @@ const JSON_EXAMPLE: &str = r#"Output of --json (abbreviated; every number the pa
    "captures": {"source": {"kind": "containers"}, "lines": 40, "by_day": [...], "hosts": {...},
                 "statuses": [...], "mime_types": {...}, "sizes": [...], ...},
    "pages": [...], "identification": {...}, "events": [...], "agents": [...],
-   "folders": {...}, "deduplication": {...}, "quirks": {...}, "not_listed": {}}"#;
+   "folders": {...}, "deduplication": {...}, "quirks": {...}, "not_listed": {}}
+
+Of a collection (several packages, a journal, or --store; one row a package, as it is read):
+  {"packages": [{"package": "out/a", "origin": "folder", "not_read": null, "title": "...",
+                 "objid": "...", "captured_first": "...", "records": 12, "bytes": 40960,
+                 "formats": [...], "mets_valid": true, "virus_check": {...}, "last_check": {...},
+                 "batch": null, "replicas": [...], ...}, ...],
+   "inputs": [...], "totals": {"packages": 3, "read": 3, "not_read": 0, "records": ...,
+   "by_year": [...], "sizes": [...], "formats": [...]}, "batch": {"counts": {...},
+   "failures": [...], ...}, "store": {"replicas": {...}, "oldest_checks": [...], ...},
+   "rows_listed": 3, "rows_not_listed": 0}"#;
 
 /// Arguments of `webaip report`.
 #[derive(Debug, Args)]
 #[command(after_long_help = JSON_EXAMPLE)]
 pub struct ReportArgs {
-    /// A package: a directory holding METS.xml, or its METS.xml.
-    package: PathBuf,
+    /// A package: a directory holding METS.xml, or its METS.xml. Several packages, or batch
+    /// journals (their SQLite files: the packages of their done items, in the journal's
+    /// folder), make one collection page; one package alone makes its own report.
+    #[arg(value_name = "PACKAGE|JOURNAL", required_unless_present = "store")]
+    inputs: Vec<PathBuf>,
+    /// A collection page of the packages the store of this configuration records (its state
+    /// database: copies per replica, last checks; each METS fetched and verified).
+    #[arg(long, value_name = "CONFIG")]
+    store: Option<PathBuf>,
     /// Write the page here (one self-contained HTML file; written under a temporary name and
     /// renamed once complete).
     #[arg(short, long, value_name = "FILE", required_unless_present = "json")]
     out: Option<PathBuf>,
     /// Count the captures from this CDXJ index (as `webaip index` or `package --index` write
-    /// it; repeatable) instead of reading the containers' records: much faster. Lines of
-    /// other files are left out.
+    /// it; repeatable; one package only) instead of reading the containers' records: much
+    /// faster. Lines of other files are left out.
     #[arg(long, value_name = "CDXJ")]
     index: Vec<PathBuf>,
     /// Also audit the package (every file's size and digest against the manifest and the
-    /// METS) and show the verdict.
+    /// METS) and show the verdict (one package only).
     #[arg(long)]
     audit: bool,
+    /// In a collection, validate each package's METS (schemas and profile, as `webaip
+    /// validate`; about 20 ms a package, one at a time); without it a row says only that the
+    /// METS was read to its end. One package's report always validates.
+    #[arg(long)]
+    validate: bool,
     /// Print the report's facts as one JSON object on standard output (no progress).
     #[arg(long)]
     json: bool,
@@ -50,12 +74,21 @@ pub struct ReportArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    let inputs: Vec<CollectionInput> =
+        args.inputs.iter().map(|p| CollectionInput::of_argument(p)).collect();
+    match (&args.store, inputs.as_slice()) {
+        (None, [CollectionInput::Package(p)]) => run_package(&args, p),
+        _ => run_collection(&args, inputs),
+    }
+}
+
+fn run_package(args: &ReportArgs, package: &std::path::Path) -> anyhow::Result<i32> {
     let options = ReportOptions { index: args.index.clone(), audit: args.audit };
     if let Some(out) = &args.out {
-        refuse_report_output(&args.package, &options, out)?;
+        refuse_report_output(package, &options, out)?;
     }
     let bar = progress::bytes_bar(0, args.quiet || args.json);
-    let report = report_package(&args.package, &options, &|p| match p {
+    let report = report_package(package, &options, &|p| match p {
         ReportProgress::Planned(n) => bar.inc_length(n),
         ReportProgress::Read(n) => bar.inc(n),
     });
@@ -73,6 +106,60 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         print_summary(&report, args.out.as_ref());
     }
     Ok(if has_findings(&report) { super::EXIT_FINDINGS } else { 0 })
+}
+
+/// The collection page of several packages, journals or a store.
+fn run_collection(args: &ReportArgs, mut inputs: Vec<CollectionInput>) -> anyhow::Result<i32> {
+    if !args.index.is_empty() || args.audit {
+        anyhow::bail!(
+            "--index and --audit are for one package's report, not a collection's (report each \
+             package on its own for them)"
+        );
+    }
+    if let Some(config) = &args.store {
+        inputs.push(CollectionInput::Store(config.clone()));
+    }
+    if let Some(out) = &args.out {
+        refuse_collection_output(&inputs, out)?;
+    }
+    let stdout = std::io::stdout();
+    let mut json_out = std::io::BufWriter::new(stdout.lock());
+    let json: Option<&mut dyn Write> = if args.json { Some(&mut json_out) } else { None };
+    let output = CollectionOutput { page: args.out.as_deref(), json };
+    let options = CollectionOptions { validate: args.validate };
+    let summary = report_collection(&inputs, options, output, &|_| {})?;
+    json_out.flush()?;
+    drop(json_out);
+    if !args.json && !args.quiet {
+        print_collection(&summary, args.out.as_ref());
+    }
+    Ok(if summary.has_findings() { super::EXIT_FINDINGS } else { 0 })
+}
+
+fn print_collection(s: &CollectionSummary, out: Option<&PathBuf>) {
+    let t = &s.totals;
+    println!("{} packages: {} read, {} not read", t.packages, t.read, t.not_read);
+    println!(
+        "  METS: {} valid, {} invalid, {} not validated",
+        t.mets_valid, t.mets_invalid, t.mets_not_validated
+    );
+    println!("  {} WARC records, {} bytes (as the METS state)", t.records, t.bytes);
+    if let Some(b) = &s.batch {
+        let c = &b.counts;
+        println!(
+            "  batch: {} done, {} failed, {} pending, {} running",
+            c.done, c.failed, c.pending, c.running
+        );
+    }
+    if let Some(st) = &s.store {
+        println!(
+            "  store: {} of {} packages accepted; {} copies missing, {} corrupt",
+            st.accepted, st.packages, st.copies_missing, st.copies_corrupt
+        );
+    }
+    if let Some(out) = out {
+        println!("  page: {}", out.display());
+    }
 }
 
 /// A METS that is invalid, an audit that is not INTACT, counts that are partial, a virus

@@ -10,6 +10,7 @@
 //! so every number on it is in the JSON too.
 
 pub mod captures;
+pub mod collection;
 pub mod html;
 pub mod mets;
 pub mod quirks;
@@ -93,7 +94,7 @@ pub enum ReportError {
 }
 
 /// Temporaries of a page being written: `.webaip-report-XXXXXX.html` beside it.
-const PAGE_TEMP: crate::temporaries::TempName =
+pub(crate) const PAGE_TEMP: crate::temporaries::TempName =
     crate::temporaries::TempName { prefix: ".webaip-report-", suffix: ".html", dirs: false };
 
 /// Refuses a page path that would overwrite what the report reads (the package, a file in
@@ -111,7 +112,7 @@ pub fn refuse_report_output(
 }
 
 /// Refuses an existing `out` that is not a regular file.
-fn refuse_non_regular(out: &Path) -> Result<(), ReportError> {
+pub(crate) fn refuse_non_regular(out: &Path) -> Result<(), ReportError> {
     match std::fs::symlink_metadata(out) {
         Ok(m) if !m.file_type().is_file() => {
             let kind = crate::layout::kind_of(&m);
@@ -124,21 +125,34 @@ fn refuse_non_regular(out: &Path) -> Result<(), ReportError> {
 /// Writes the report's page to `path`: under a temporary name beside it, synced, then
 /// renamed (a failed or killed run leaves no page that looks complete).
 pub fn write_html_file(report: &ReportFacts, path: &Path) -> Result<(), ReportError> {
+    write_page(path, &mut |out| html::write_html(report, out))
+}
+
+/// Writes a page to `path` by `write`: under a temporary name beside it, synced, then renamed.
+pub(crate) fn write_page(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn io::Write) -> io::Result<()>,
+) -> Result<(), ReportError> {
     let err = |source| ReportError::Output { path: path.to_path_buf(), source };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = page_folder(path);
     refuse_non_regular(path)?;
     crate::temporaries::remove_dead(dir, PAGE_TEMP);
     let tmp = crate::temporaries::locked_output_in(dir, PAGE_TEMP).map_err(err)?;
     let mut out = io::BufWriter::new(tmp.as_file());
-    html::write_html(report, &mut out).map_err(err)?;
+    write(&mut out).map_err(err)?;
     io::Write::flush(&mut out).map_err(err)?;
     drop(out);
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())
+}
+
+/// The folder a page is written in (its temporaries beside it).
+pub(crate) fn page_folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// What a report reads besides the METS.
@@ -402,7 +416,7 @@ pub fn report_package(
 }
 
 /// The package folder and its METS.
-fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), ReportError> {
+pub(crate) fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), ReportError> {
     use crate::sources::recognise::{Takes, package_at};
     package_at(path, Takes::FolderOrMets)?;
     let (dir, mets) = if path.is_dir() {
@@ -415,7 +429,7 @@ fn package_paths(path: &Path) -> Result<(PathBuf, PathBuf), ReportError> {
     Ok((dir, mets))
 }
 
-fn read_facts(mets: &Path) -> Result<MetsFacts, ReportError> {
+pub(crate) fn read_facts(mets: &Path) -> Result<MetsFacts, ReportError> {
     let file = crate::layout::open_regular(mets)?;
     let reader = MetsReader::lenient(io::BufReader::with_capacity(256 * 1024, file));
     mets::read_mets_facts(reader).map_err(|source| ReportError::Mets { path: mets.into(), source })
@@ -550,7 +564,7 @@ fn verdicts(
     })
 }
 
-fn mets_verdict(v: &crate::mets::validate::ValidationReport) -> MetsVerdict {
+pub(crate) fn mets_verdict(v: &crate::mets::validate::ValidationReport) -> MetsVerdict {
     use crate::mets::validate::Severity;
     let errors: Vec<_> = v.findings.iter().filter(|f| f.severity == Severity::Error).collect();
     MetsVerdict {
@@ -587,7 +601,7 @@ fn audit_verdict(r: &crate::audit::AuditReport) -> AuditOutcome {
 }
 
 /// The last event of `kind` (the latest by document order), and how many there are.
-fn last_outcome(
+pub(crate) fn last_outcome(
     types: &BTreeMap<String, mets::EventTypeTally>,
     agents: &[AgentFact],
     kind: &str,
@@ -703,7 +717,7 @@ fn description_of<'a>(
     div.dmd.iter().filter_map(|id| facts.descriptions.get(id)).find(|d| !d.title.is_empty())
 }
 
-fn identity(facts: &MetsFacts) -> Identity {
+pub(crate) fn identity(facts: &MetsFacts) -> Identity {
     let website = facts.logical.iter().find(|d| d.kind.eq_ignore_ascii_case("website"));
     let descriptions: Vec<&mets::Description> = website
         .map(|w| w.dmd.iter().filter_map(|id| facts.descriptions.get(id)).collect())
@@ -754,7 +768,7 @@ fn pages(facts: &MetsFacts) -> Vec<PageFact> {
 }
 
 /// Counts as a list, most frequent first.
-fn ranked_counts(by: &BTreeMap<String, u64>) -> Vec<captures::Count> {
+pub(crate) fn ranked_counts(by: &BTreeMap<String, u64>) -> Vec<captures::Count> {
     let mut counts: Vec<captures::Count> =
         by.iter().map(|(key, count)| captures::Count { key: key.clone(), count: *count }).collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));

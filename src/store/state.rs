@@ -517,3 +517,106 @@ fn is_busy(e: &rusqlite::Error) -> bool {
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
 }
+
+/// One replica's copies of a package, as the state database last saw them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReplicaCopies {
+    /// The replica's name.
+    pub replica: String,
+    /// The package's files recorded on it.
+    pub files: u64,
+    /// Of them, uploaded.
+    pub uploaded: u64,
+    /// Of them, whose last look found them present (listing) and, when checksummed, intact.
+    pub ok: u64,
+    /// Of them, missing from the replica's listing.
+    pub missing: u64,
+    /// Of them, whose checksum or size differs.
+    pub corrupt: u64,
+    /// The oldest last check of its copies (RFC 3339); `None` when one was never checked.
+    pub oldest_check: Option<String>,
+}
+
+/// A package the state database records, with its copies per replica.
+#[derive(Debug, Clone, Default)]
+pub struct PackageState {
+    /// The OBJID.
+    pub identifier: String,
+    /// When every copy verified (the put accepted); `None` when not.
+    pub accepted_at: Option<String>,
+    /// Its copies by replica, by replica name.
+    pub replicas: Vec<ReplicaCopies>,
+}
+
+/// A state database opened to read only (`report --store`): its packages one at a time, so
+/// that a store of millions costs one package's rows.
+pub(crate) struct StateReader {
+    conn: Connection,
+}
+
+impl StateReader {
+    /// Opens the database at `path` read-only (a missing one is an error, not made).
+    pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(db)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
+        Ok(StateReader { conn })
+    }
+
+    /// Hands every package, by identifier, to `each`.
+    pub(crate) fn each_package(
+        &self,
+        each: &mut dyn FnMut(PackageState),
+    ) -> Result<(), StoreError> {
+        let mut packages = self
+            .conn
+            .prepare("SELECT id, identifier, accepted_at FROM package ORDER BY identifier")
+            .map_err(db)?;
+        let mut rows = packages.query([]).map_err(db)?;
+        while let Some(row) = rows.next().map_err(db)? {
+            let id: i64 = row.get(0).map_err(db)?;
+            let state = PackageState {
+                identifier: row.get(1).map_err(db)?,
+                accepted_at: row.get(2).map_err(db)?,
+                replicas: self.copies(id)?,
+            };
+            each(state);
+        }
+        Ok(())
+    }
+
+    /// The copies of package `id`, by replica.
+    fn copies(&self, id: i64) -> Result<Vec<ReplicaCopies>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT replica.name, count(*),
+                        sum(c.upload_status = 'uploaded'),
+                        sum(c.filelist_status = 'ok' AND c.checksum_status IN ('ok', 'unknown')),
+                        sum(c.filelist_status = 'missing' OR c.checksum_status = 'missing'),
+                        sum(c.filelist_status = 'corrupt' OR c.checksum_status = 'corrupt'),
+                        CASE WHEN count(c.checked_at) = count(*) THEN min(c.checked_at) END
+                 FROM replicafileinfo c
+                 JOIN file ON file.id = c.file_id
+                 JOIN replica ON replica.id = c.replica_id
+                 WHERE file.package_id = ?1
+                 GROUP BY replica.id ORDER BY replica.name",
+            )
+            .map_err(db)?;
+        let n = |v: Option<i64>| v.unwrap_or(0).max(0) as u64;
+        let rows = st
+            .query_map([id], |r| {
+                Ok(ReplicaCopies {
+                    replica: r.get(0)?,
+                    files: n(r.get(1)?),
+                    uploaded: n(r.get(2)?),
+                    ok: n(r.get(3)?),
+                    missing: n(r.get(4)?),
+                    corrupt: n(r.get(5)?),
+                    oldest_check: r.get(6)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+}

@@ -9,6 +9,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod collection;
+
 use crate::util::{Package, oracle_python, package, repo, report_of, sample, webaip};
 
 mod findings;

@@ -6,9 +6,12 @@ capture is a response, revisit or resource of an http, https, ftp or dns URL; ot
 counted by URL scheme, or for those URLs by record type).
 
 usage: recount.py PACKAGE
-Prints one JSON object whose keys mirror the report's JSON (`webaip report --json`).
+       recount.py --collection [--journal JOURNAL]... [--state STATE_DB] [PACKAGE]...
+Prints one JSON object whose keys mirror the report's JSON (`webaip report --json`). With
+--collection: each package's row facts (lxml over its METS), the journals' rows (sqlite3) and
+the state database's copies (sqlite3), counted here.
 """
-import collections, json, os, subprocess, sys, urllib.parse
+import argparse, collections, json, os, sqlite3, subprocess, sys, urllib.parse
 
 from lxml import etree
 from warcio.archiveiterator import ArchiveIterator
@@ -111,7 +114,74 @@ def captures(pkg, venv_bin):
     }
 
 
+def row_facts(pkg):
+    """What a collection row states of a package, from its METS alone."""
+    root = etree.parse(os.path.join(pkg, "METS.xml")).getroot()
+    facts = mets_facts(pkg)
+    records = 0
+    for obj in root.xpath("//premis:object", namespaces=NS):
+        for prop in obj.xpath("premis:significantProperties", namespaces=NS):
+            if text(prop, "premis:significantPropertiesType/text()") == "WARC records":
+                records += int(text(prop, "premis:significantPropertiesValue/text()"))
+    files = root.xpath("//mets:fileSec//mets:file[not(ancestor::mets:file)]", namespaces=NS)
+    website = root.xpath("//mets:structMap[@TYPE='logical']//mets:div[@TYPE='WEBSITE']", namespaces=NS)[0]
+    dates = []
+    for d in website.get("DMDID", "").split():
+        found = root.xpath(f"//mets:dmdSec[@ID='{d}']//mods:dateCaptured/text()", namespaces=NS)
+        if found:
+            dates = [x.strip() for x in found]
+            break
+    return {"objid": facts["objid"], "title": facts["title"], "records": records,
+            "files": len(files), "bytes": sum(int(f.get("SIZE", "0")) for f in files),
+            "captured_first": min(dates) if dates else "", "captured_last": max(dates) if dates else ""}
+
+
+def journal_facts(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    counts = collections.Counter(s for (s,) in db.execute("SELECT state FROM items"))
+    failures = sorted([k, kind or "", err or ""] for k, kind, err in
+                      db.execute("SELECT key, error_kind, error FROM items WHERE state = 'failed'"))
+    done = sorted(p for (p,) in db.execute("SELECT package FROM items WHERE state = 'done'"))
+    return {"items": sum(counts.values()), "counts": dict(counts), "failures": failures, "done": done}
+
+
+def state_facts(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    packages = {i: {"identifier": ident, "accepted": acc is not None}
+                for i, ident, acc in db.execute("SELECT id, identifier, accepted_at FROM package")}
+    replicas = collections.defaultdict(lambda: {"files": 0, "ok": 0, "missing": 0, "corrupt": 0})
+    checked = collections.defaultdict(list)
+    for pkg, name, listed, summed, at in db.execute(
+            "SELECT f.package_id, r.name, c.filelist_status, c.checksum_status, c.checked_at "
+            "FROM replicafileinfo c JOIN file f ON f.id = c.file_id JOIN replica r ON r.id = c.replica_id"):
+        rep = replicas[name]
+        rep["files"] += 1
+        rep["ok"] += listed == "ok" and summed in ("ok", "unknown")
+        rep["missing"] += "missing" in (listed, summed)
+        rep["corrupt"] += "corrupt" in (listed, summed)
+        checked[packages[pkg]["identifier"]].append(at)
+    oldest = {k: (None if None in v else min(v)) for k, v in checked.items()}
+    return {"packages": len(packages), "accepted": sum(p["accepted"] for p in packages.values()),
+            "replicas": dict(replicas), "oldest": oldest}
+
+
+def collection():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--collection", action="store_true")
+    ap.add_argument("--journal", action="append", default=[])
+    ap.add_argument("--state")
+    ap.add_argument("packages", nargs="*")
+    a = ap.parse_args()
+    out = {"packages": {p: row_facts(p) for p in a.packages},
+           "journals": {j: journal_facts(j) for j in a.journal}}
+    if a.state:
+        out["state"] = state_facts(a.state)
+    print(json.dumps(out))
+
+
 def main():
+    if sys.argv[1] == "--collection":
+        return collection()
     pkg = sys.argv[1]
     venv_bin = os.path.dirname(os.path.abspath(sys.executable))
     print(json.dumps({"mets": mets_facts(pkg), "captures": captures(pkg, venv_bin)}))

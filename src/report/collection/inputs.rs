@@ -1,0 +1,277 @@
+//! The collection's packages, from the folders given, the journals' rows and the state
+//! database's packages, read a chunk at a time: up to [`CHUNK`] packages are read in
+//! parallel, then their rows handed on in order before the next chunk is taken.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::row::{BatchState, Check, PackageRow, RowOrigin};
+use super::tally::FailedItem;
+use super::{CHUNK, CollectionError, CollectionInput, CollectionSummary};
+use crate::batch::journal::{BadRow, Entry, ItemState, Journal};
+use crate::store::Store;
+use crate::store::state::{PackageState, StateReader};
+
+/// What is done with each row made, in order.
+pub(crate) type Emit<'a> =
+    dyn FnMut(PackageRow, &mut CollectionSummary) -> Result<(), CollectionError> + 'a;
+
+/// A package to read.
+enum Job {
+    /// A folder (or METS) on disk, with what a journal records of it.
+    Folder { shown: String, path: std::path::PathBuf, origin: RowOrigin, batch: Option<BatchState> },
+    /// A package of the store: its METS is fetched from a replica first.
+    Stored(PackageState),
+    /// A row already made (a package that cannot be read).
+    Ready(Box<PackageRow>),
+}
+
+/// The packages waiting to be read, and where their rows go.
+struct Chunk<'e, 'a> {
+    jobs: Vec<Job>,
+    emit: &'e mut Emit<'a>,
+    /// Validate each METS.
+    validate: bool,
+}
+
+impl Chunk<'_, '_> {
+    /// Queues a job; reads the chunk once it is full.
+    fn push(
+        &mut self,
+        job: Job,
+        store: Option<&StoreRead>,
+        summary: &mut CollectionSummary,
+    ) -> Result<(), CollectionError> {
+        self.jobs.push(job);
+        if self.jobs.len() >= CHUNK { self.flush(store, summary) } else { Ok(()) }
+    }
+
+    /// Reads the packages queued (in parallel) and hands their rows on in order.
+    fn flush(
+        &mut self,
+        store: Option<&StoreRead>,
+        summary: &mut CollectionSummary,
+    ) -> Result<(), CollectionError> {
+        let jobs = std::mem::take(&mut self.jobs);
+        let validate = self.validate;
+        let rows: Vec<PackageRow> =
+            jobs.into_par_iter().map(|job| read(job, store, validate)).collect();
+        for row in rows {
+            summary.totals.add(&row);
+            (self.emit)(row, summary)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads every input, handing each row to `emit` as it is made.
+pub(crate) fn read_all(
+    inputs: &[CollectionInput],
+    validate: bool,
+    summary: &mut CollectionSummary,
+    emit: &mut Emit<'_>,
+) -> Result<(), CollectionError> {
+    let mut chunk = Chunk { jobs: Vec::new(), emit, validate };
+    for input in inputs {
+        match input {
+            CollectionInput::Package(path) => {
+                let shown = crate::sources::path_text(path);
+                let job = Job::Folder {
+                    shown,
+                    path: path.clone(),
+                    origin: RowOrigin::Folder,
+                    batch: None,
+                };
+                chunk.push(job, None, summary)?;
+            }
+            CollectionInput::Journal { path, packages } => {
+                journal(path, packages, &mut chunk, summary)?;
+            }
+            CollectionInput::Store(config) => {
+                chunk.flush(None, summary)?;
+                store(config, &mut chunk, summary)?;
+            }
+        }
+    }
+    chunk.flush(None, summary)?;
+    summary.totals.finish();
+    if let Some(s) = &mut summary.store {
+        s.finish();
+    }
+    Ok(())
+}
+
+fn read(job: Job, store: Option<&StoreRead>, validate: bool) -> PackageRow {
+    match job {
+        Job::Ready(row) => *row,
+        Job::Folder { shown, path, origin, batch } => {
+            let mut row = PackageRow::of_package(shown, &path, origin, validate);
+            row.batch = batch;
+            row
+        }
+        Job::Stored(p) => match store {
+            Some(s) => s.row(p, validate),
+            None => PackageRow::not_read(p.identifier, RowOrigin::Store, "no store open".into()),
+        },
+    }
+}
+
+/// The rows of a journal: each done item's package in `packages`; failed items and rows that
+/// cannot be taken are listed with their reasons.
+fn journal(
+    path: &Path,
+    packages: &Path,
+    chunk: &mut Chunk<'_, '_>,
+    summary: &mut CollectionSummary,
+) -> Result<(), CollectionError> {
+    let journal = Journal::open_existing(path)?;
+    let shown = crate::sources::path_text(path);
+    let mut failed = None;
+    journal.each_row(&mut |row| {
+        if failed.is_some() {
+            return;
+        }
+        let job = journal_row(row, &shown, packages, summary);
+        if let Some(job) = job
+            && let Err(e) = chunk.push(job, None, summary)
+        {
+            failed = Some(e);
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
+}
+
+/// Counts a journal row; a done item's package is a job.
+fn journal_row(
+    row: Result<Entry, BadRow>,
+    journal: &str,
+    packages: &Path,
+    summary: &mut CollectionSummary,
+) -> Option<Job> {
+    let batch = summary.batch.get_or_insert_with(Default::default);
+    let e = match row {
+        Ok(e) => e,
+        Err(bad) => {
+            batch.bad_rows += 1;
+            batch.failed(FailedItem {
+                journal: journal.to_string(),
+                key: bad.key,
+                source: String::new(),
+                kind: "unreadable row".into(),
+                reason: bad.reason,
+                updated: String::new(),
+            });
+            return None;
+        }
+    };
+    batch.counts.add(&e);
+    match e.state {
+        ItemState::Done => Some(done_job(e, packages, batch)),
+        ItemState::Failed => {
+            batch.failed(FailedItem {
+                journal: journal.to_string(),
+                key: e.key,
+                source: e.source,
+                kind: e.error_kind.unwrap_or_default(),
+                reason: e.error.unwrap_or_default(),
+                updated: e.updated,
+            });
+            None
+        }
+        ItemState::Pending | ItemState::Running => None,
+    }
+}
+
+/// A done item's package in `packages` (a folder, not a link), else a row saying where it is
+/// not.
+fn done_job(e: Entry, packages: &Path, batch: &mut super::BatchFacts) -> Job {
+    let path = packages.join(&e.package);
+    let shown = crate::sources::path_text(&path);
+    let state = BatchState { key: e.key.clone(), stored: e.stored.clone(), attempts: e.attempts };
+    let missing = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_dir() => None,
+        Ok(m) => Some(format!("{} is {}, not a package folder", shown, crate::layout::kind_of(&m))),
+        Err(err) => {
+            batch.done_not_in_folder += 1;
+            let stored = if e.stored.is_some() { " (the journal records it stored)" } else { "" };
+            Some(format!(
+                "the package is not in {}: {}{stored}",
+                crate::sources::path_text(packages),
+                crate::layout::describe_io(&err)
+            ))
+        }
+    };
+    match missing {
+        None => Job::Folder { shown, path, origin: RowOrigin::Journal, batch: Some(state) },
+        Some(why) => {
+            let mut row = PackageRow::not_read(shown, RowOrigin::Journal, why);
+            row.objid = e.package_id.unwrap_or_default();
+            row.batch = Some(state);
+            Job::Ready(Box::new(row))
+        }
+    }
+}
+
+/// A store being read: its replicas (to fetch each METS from) and a scratch folder.
+struct StoreRead {
+    store: Store,
+    scratch: tempfile::TempDir,
+}
+
+impl StoreRead {
+    /// The row of a stored package: its METS fetched (verified against its recorded digest)
+    /// into the scratch folder, read, and removed.
+    fn row(&self, p: PackageState, validate: bool) -> PackageRow {
+        let to = self.scratch.path().join(crate::store::config::safe_name(&p.identifier));
+        let got = self.store.get(&p.identifier, Some(crate::layout::METS), &to);
+        let mut row = match got {
+            Ok(_) => PackageRow::of_package(p.identifier.clone(), &to, RowOrigin::Store, validate),
+            Err(e) => PackageRow::not_read(
+                p.identifier.clone(),
+                RowOrigin::Store,
+                format!("its METS could not be fetched: {e}"),
+            ),
+        };
+        let _ = std::fs::remove_dir_all(&to);
+        let damaged = p.replicas.iter().any(|c| c.missing + c.corrupt > 0);
+        row.last_check = Some(Check {
+            by: "store",
+            date: super::tally::oldest_check(&p),
+            outcome: if damaged { "copies missing or corrupt" } else { "no copy found bad" }.into(),
+        });
+        row.accepted_at = p.accepted_at;
+        row.replicas = p.replicas;
+        row
+    }
+}
+
+/// The rows of the packages a store's state database records.
+fn store(
+    config_path: &Path,
+    chunk: &mut Chunk<'_, '_>,
+    summary: &mut CollectionSummary,
+) -> Result<(), CollectionError> {
+    let config = crate::store::config::StoreConfig::load(config_path)?;
+    // Read-only first: a missing state database is an error, not one made empty.
+    let reader = StateReader::open(&config.state)?;
+    let scratch =
+        tempfile::Builder::new().prefix("webaip-report-").tempdir().map_err(|source| {
+            CollectionError::Write { what: "a scratch folder for the METS fetched".into(), source }
+        })?;
+    let read = StoreRead { store: Store::open(&config)?, scratch };
+    summary.store.get_or_insert_with(Default::default).config =
+        crate::sources::path_text(config_path);
+    let mut failed = None;
+    reader.each_package(&mut |p| {
+        if failed.is_some() {
+            return;
+        }
+        summary.store.get_or_insert_with(Default::default).add(&p);
+        if let Err(e) = chunk.push(Job::Stored(p), Some(&read), summary) {
+            failed = Some(e);
+        }
+    })?;
+    failed.map_or(Ok(()), Err)?;
+    chunk.flush(Some(&read), summary)
+}

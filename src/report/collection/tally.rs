@@ -1,0 +1,301 @@
+//! What the page shows over the whole collection, kept bounded: totals, distributions (by
+//! year, by size class, by format: at most [`MAX_KEYS`] keys told apart), the first failed
+//! batch items ([`MAX_FAILURES`]) and the packages whose last check is oldest ([`OLDEST`]).
+
+use std::collections::{BTreeMap, BinaryHeap};
+
+use serde::Serialize;
+
+use super::row::PackageRow;
+use crate::batch::Counts;
+use crate::report::captures::Count;
+
+/// Most years and formats told apart (the rest under `(other)`).
+pub(crate) const MAX_KEYS: usize = 256;
+/// Failed items listed (all are counted).
+pub(crate) const MAX_FAILURES: usize = 1000;
+/// Packages listed by their oldest check.
+pub(crate) const OLDEST: usize = 20;
+
+/// Upper bounds of the bytes-per-package classes (the last class is unbounded).
+const SIZE_BOUNDS: [(u64, &str); 6] = [
+    (1_000_000, "under 1 MB"),
+    (10_000_000, "1–10 MB"),
+    (100_000_000, "10–100 MB"),
+    (1_000_000_000, "100 MB–1 GB"),
+    (10_000_000_000, "1–10 GB"),
+    (100_000_000_000, "10–100 GB"),
+];
+const SIZE_LAST: &str = "100 GB and over";
+
+/// Packages and records of one year.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct YearCount {
+    /// The year a package's capture began (as described), or `(not stated)`.
+    pub year: String,
+    /// Packages.
+    pub packages: u64,
+    /// WARC records their METS state.
+    pub records: u64,
+}
+
+/// Packages of one size class.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct SizeClassCount {
+    /// The class.
+    pub class: &'static str,
+    /// Packages in it.
+    pub packages: u64,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+/// Totals over every row.
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectionTotals {
+    /// Rows (packages).
+    pub packages: u64,
+    /// Of them, whose METS was read.
+    pub read: u64,
+    /// Of them, not read.
+    pub not_read: u64,
+    /// WARC records the METS state.
+    pub records: u64,
+    /// Bytes of the files the METS list.
+    pub bytes: u64,
+    /// Files the METS list.
+    pub files: u64,
+    /// METS valid.
+    pub mets_valid: u64,
+    /// METS invalid.
+    pub mets_invalid: u64,
+    /// METS read to their end and not validated (without `validate`).
+    pub mets_not_validated: u64,
+    /// Packages by how their virus checks read (`ok`, `warn`, `bad`, `no event`).
+    pub virus_check: BTreeMap<String, u64>,
+    /// Packages by how their identifications read.
+    pub identification: BTreeMap<String, u64>,
+    /// The earliest capture date stated.
+    pub captured_first: String,
+    /// The latest.
+    pub captured_last: String,
+    /// By the year a package's capture began, in order.
+    pub by_year: Vec<YearCount>,
+    /// Packages by their bytes.
+    pub sizes: Vec<SizeClassCount>,
+    /// Formats over the collection: the sum of every package's `formats` (payloads where the
+    /// METS states them, else files), most frequent first.
+    pub formats: Vec<Count>,
+    #[serde(skip)]
+    years: BTreeMap<String, YearCount>,
+    #[serde(skip)]
+    format_map: BTreeMap<String, u64>,
+}
+
+impl Default for CollectionTotals {
+    fn default() -> Self {
+        let mut sizes: Vec<SizeClassCount> = SIZE_BOUNDS
+            .iter()
+            .map(|&(_, class)| SizeClassCount { class, ..Default::default() })
+            .collect();
+        sizes.push(SizeClassCount { class: SIZE_LAST, ..Default::default() });
+        CollectionTotals {
+            packages: 0,
+            read: 0,
+            not_read: 0,
+            records: 0,
+            bytes: 0,
+            files: 0,
+            mets_valid: 0,
+            mets_invalid: 0,
+            mets_not_validated: 0,
+            virus_check: BTreeMap::new(),
+            identification: BTreeMap::new(),
+            captured_first: String::new(),
+            captured_last: String::new(),
+            by_year: Vec::new(),
+            sizes,
+            formats: Vec::new(),
+            years: BTreeMap::new(),
+            format_map: BTreeMap::new(),
+        }
+    }
+}
+
+/// Adds `n` to `key`, or to `(other)` once `MAX_KEYS` keys are held.
+fn add_bounded(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
+    let key = if map.contains_key(key) || map.len() < MAX_KEYS { key } else { "(other)" };
+    *map.entry(key.to_string()).or_default() += n;
+}
+
+impl CollectionTotals {
+    /// Counts a row.
+    pub(crate) fn add(&mut self, r: &PackageRow) {
+        self.packages += 1;
+        if r.not_read.is_some() {
+            self.not_read += 1;
+            return;
+        }
+        self.read += 1;
+        self.records += r.records;
+        self.bytes += r.bytes;
+        self.files += r.files;
+        self.mets_valid += u64::from(r.mets_valid == Some(true));
+        self.mets_invalid += u64::from(r.mets_valid == Some(false));
+        self.mets_not_validated += u64::from(r.mets_valid.is_none());
+        let state = |v: &Option<super::Verdict>| v.as_ref().map_or("no event", |v| v.state);
+        *self.virus_check.entry(state(&r.virus_check).into()).or_default() += 1;
+        *self.identification.entry(state(&r.identification).into()).or_default() += 1;
+        self.dates(r);
+        let class = SIZE_BOUNDS.iter().position(|(b, _)| r.bytes < *b).unwrap_or(SIZE_BOUNDS.len());
+        self.sizes[class].packages += 1;
+        self.sizes[class].bytes += r.bytes;
+        for f in &r.formats {
+            add_bounded(&mut self.format_map, &f.key, f.count);
+        }
+    }
+
+    fn dates(&mut self, r: &PackageRow) {
+        if !r.captured_first.is_empty()
+            && (self.captured_first.is_empty() || r.captured_first < self.captured_first)
+        {
+            self.captured_first = r.captured_first.clone();
+        }
+        if r.captured_last > self.captured_last {
+            self.captured_last = r.captured_last.clone();
+        }
+        let year = match r.captured_first.get(..4) {
+            Some(y) if y.bytes().all(|b| b.is_ascii_digit()) => y,
+            _ => "(not stated)",
+        };
+        let key = if self.years.contains_key(year) || self.years.len() < MAX_KEYS {
+            year
+        } else {
+            "(other)"
+        };
+        let y = self
+            .years
+            .entry(key.to_string())
+            .or_insert_with(|| YearCount { year: key.to_string(), ..Default::default() });
+        y.packages += 1;
+        y.records += r.records;
+    }
+
+    /// Makes the lists from the maps, once every row is counted.
+    pub(crate) fn finish(&mut self) {
+        self.by_year = self.years.values().cloned().collect();
+        self.formats = crate::report::ranked_counts(&self.format_map);
+    }
+}
+
+/// A failed batch item.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedItem {
+    /// The journal.
+    pub journal: String,
+    /// The item's key.
+    pub key: String,
+    /// Its source.
+    pub source: String,
+    /// The kind of error.
+    pub kind: String,
+    /// Why.
+    pub reason: String,
+    /// When the row last changed.
+    pub updated: String,
+}
+
+/// What the journals record.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BatchFacts {
+    /// The journals' items by state (every journal's rows; an item in two journals counts
+    /// twice).
+    pub counts: Counts,
+    /// Rows that could not be taken (named in `failures` with kind `unreadable row`).
+    pub bad_rows: u64,
+    /// Done items whose package folder is not in the journal's folder (put to a store
+    /// and not kept, or moved away): listed as not read.
+    pub done_not_in_folder: u64,
+    /// The failed items (and rows that could not be taken), the first [`MAX_FAILURES`].
+    pub failures: Vec<FailedItem>,
+    /// Failed items past those listed.
+    pub failures_not_listed: u64,
+}
+
+impl BatchFacts {
+    /// Keeps a failure while fewer than [`MAX_FAILURES`] are listed; counts the rest.
+    pub(crate) fn failed(&mut self, item: FailedItem) {
+        if self.failures.len() < MAX_FAILURES {
+            self.failures.push(item);
+        } else {
+            self.failures_not_listed += 1;
+        }
+    }
+}
+
+/// A package among those whose last check is oldest.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OldestCheck {
+    /// Its oldest copy check (RFC 3339); `None`: a copy never checked (oldest of all).
+    pub checked: Option<String>,
+    /// The OBJID.
+    pub identifier: String,
+}
+
+/// What the store's state database records.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoreFacts {
+    /// The configuration.
+    pub config: String,
+    /// Packages it records.
+    pub packages: u64,
+    /// Of them, accepted (every copy verified when put).
+    pub accepted: u64,
+    /// Copies (file on a replica) recorded.
+    pub copies: u64,
+    /// Of them, missing at their last look.
+    pub copies_missing: u64,
+    /// Of them, corrupt at their last look.
+    pub copies_corrupt: u64,
+    /// Packages with a copy never checked.
+    pub never_checked: u64,
+    /// Per replica: copies, and how they were last seen.
+    pub replicas: BTreeMap<String, crate::store::state::ReplicaCopies>,
+    /// The packages whose last check is oldest, oldest first (at most [`OLDEST`]).
+    pub oldest_checks: Vec<OldestCheck>,
+    #[serde(skip)]
+    heap: BinaryHeap<OldestCheck>,
+}
+
+impl StoreFacts {
+    /// Counts a package of the state database.
+    pub(crate) fn add(&mut self, p: &crate::store::state::PackageState) {
+        self.packages += 1;
+        self.accepted += u64::from(p.accepted_at.is_some());
+        for c in &p.replicas {
+            self.copies += c.files;
+            self.copies_missing += c.missing;
+            self.copies_corrupt += c.corrupt;
+            let r = self.replicas.entry(c.replica.clone()).or_default();
+            r.replica = c.replica.clone();
+            (r.files, r.uploaded, r.ok) = (r.files + c.files, r.uploaded + c.uploaded, r.ok + c.ok);
+            (r.missing, r.corrupt) = (r.missing + c.missing, r.corrupt + c.corrupt);
+        }
+        let checked = oldest_check(p);
+        self.never_checked += u64::from(checked.is_none());
+        self.heap.push(OldestCheck { checked, identifier: p.identifier.clone() });
+        if self.heap.len() > OLDEST {
+            self.heap.pop();
+        }
+    }
+
+    /// Lists the oldest checks, once every package is counted.
+    pub(crate) fn finish(&mut self) {
+        self.oldest_checks = std::mem::take(&mut self.heap).into_sorted_vec();
+    }
+}
+
+/// A package's oldest copy check: `None` (never) when a replica holds a copy never checked.
+pub(crate) fn oldest_check(p: &crate::store::state::PackageState) -> Option<String> {
+    p.replicas.iter().map(|c| c.oldest_check.clone()).min().flatten()
+}

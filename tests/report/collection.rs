@@ -1,0 +1,321 @@
+//! `webaip report` of a collection: several packaged samples, one with a damaged METS, a
+//! batch journal with a failed item, a store with two replicas. Every number equals a recount
+//! by other tools (`recount.py --collection`: lxml over each METS, sqlite3 over the journal
+//! and the state database); the page opens offline in headless Chromium; `batch run
+//! --report` writes it; hostile rows are named, never followed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::{grouped, open_page, packaged, samples};
+use crate::util::{oracle_python, repo, report_of, sample, webaip};
+
+/// A collection: three packaged samples, a copy of one whose METS is cut short, a batch run
+/// (one sample, one broken ARC) with its journal, and a store of two file system replicas
+/// holding the first sample.
+struct Collection {
+    packages: Vec<PathBuf>,
+    damaged: PathBuf,
+    batch_out: PathBuf,
+    journal: PathBuf,
+    config: PathBuf,
+    state: PathBuf,
+}
+
+fn collection(dir: &Path) -> Collection {
+    let packages: Vec<PathBuf> =
+        samples().iter().map(|(name, extra)| packaged(dir, name, extra)).collect();
+    let damaged = dir.join("damaged");
+    copy_tree(&packages[1], &damaged);
+    let mets = std::fs::read(damaged.join("METS.xml")).unwrap();
+    std::fs::write(damaged.join("METS.xml"), &mets[..mets.len() / 2]).unwrap();
+    let batch_out = dir.join("batch");
+    std::fs::write(dir.join("broken.arc"), b"filedesc://x 0.0.0.0 2004\ntruncated\x00\xff")
+        .unwrap();
+    let manifest = dir.join("manifest.csv");
+    std::fs::write(&manifest, format!("{}/\nbroken.arc\n", sample("nedlib").display())).unwrap();
+    let page = dir.join("batch.html");
+    let run = webaip(&[
+        "batch",
+        "run",
+        "--deterministic",
+        "--no-virus-check",
+        "--json",
+        "-j",
+        "2",
+        "--report",
+        page.to_str().unwrap(),
+        "--out",
+        batch_out.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    let outcome = report_of(&run, 1);
+    assert_eq!(outcome["report"]["written"], true, "{:#}", outcome["report"]);
+    assert_eq!(outcome["report"]["packages"], 1, "{:#}", outcome["report"]);
+    let html = std::fs::read_to_string(&page).expect("batch run --report wrote the page");
+    assert!(html.contains("Batch items that failed") && html.contains("broken.arc"));
+    let (config, state) = (dir.join("store.toml"), dir.join("state.sqlite"));
+    let mut text = format!("state = \"{}\"\n", state.display());
+    for name in ["disk1", "disk2"] {
+        let root = dir.join(name);
+        text.push_str(&format!(
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            root.display()
+        ));
+    }
+    std::fs::write(&config, text).unwrap();
+    let put = webaip(&[
+        "store",
+        "--config",
+        config.to_str().unwrap(),
+        "--json",
+        "put",
+        packages[0].to_str().unwrap(),
+    ]);
+    assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stderr));
+    let journal = batch_out.join("batch-journal.sqlite");
+    Collection { packages, damaged, batch_out, journal, config, state }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    let ok = Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success();
+    assert!(ok, "cp -a {}", from.display());
+}
+
+fn recount(c: &Collection) -> Value {
+    let mut cmd = Command::new(oracle_python());
+    cmd.arg(repo().join("tests/report/recount.py")).arg("--collection");
+    cmd.arg("--journal").arg(&c.journal).arg("--state").arg(&c.state);
+    cmd.args(&c.packages);
+    let done = std::fs::read_dir(&c.batch_out).unwrap().filter_map(|e| e.ok()).map(|e| e.path());
+    cmd.args(done.filter(|p| p.join("METS.xml").is_file()));
+    let o = cmd.output().expect("recount.py runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("its JSON")
+}
+
+/// The row facts of each read row equal lxml's, the totals their sums, the journal's counts
+/// and failures sqlite3's, the store's copies and oldest check sqlite3's; the page shows them.
+#[test]
+fn every_number_of_a_collection_equals_an_independent_recount() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let page = dir.path().join("collection.html");
+    let mut argv: Vec<&str> = vec!["report", "--json", "--validate", "-o", page.to_str().unwrap()];
+    argv.extend(c.packages.iter().map(|p| p.to_str().unwrap()));
+    argv.extend([c.damaged.to_str().unwrap(), c.journal.to_str().unwrap()]);
+    argv.extend(["--store", c.config.to_str().unwrap()]);
+    let r = report_of(&webaip(&argv), 1);
+    let rc = recount(&c);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let rows = r["packages"].as_array().unwrap();
+    // 3 folders, the damaged one, the journal's done item, the store's package.
+    assert_eq!(rows.len(), 6, "{r:#}");
+    // A row's package is its folder as given; the store's row is the first sample's.
+    let first = c.packages[0].to_str().unwrap();
+    let facts = |row: &Value| {
+        let at = if row["origin"] == "store" { first } else { row["package"].as_str().unwrap() };
+        rc["packages"].get(at).cloned().unwrap_or_else(|| panic!("no recount of {row:#}"))
+    };
+    let (mut records, mut bytes) = (0, 0);
+    for row in rows.iter().filter(|r| r["not_read"].is_null()) {
+        let want = facts(row);
+        if !want["title"].as_str().unwrap().is_empty() {
+            assert_eq!(row["title"], want["title"], "{}", row["package"]);
+        }
+        for key in ["objid", "records", "bytes", "files", "captured_first", "captured_last"] {
+            assert_eq!(row[key], want[key], "{}: {key}", row["package"]);
+        }
+        assert_eq!(row["mets_valid"], true, "{row:#}");
+        records += row["records"].as_u64().unwrap();
+        bytes += row["bytes"].as_u64().unwrap();
+        let cells = format!(
+            r#"data-v="{}">{}</td>"#,
+            row["records"],
+            grouped(row["records"].as_u64().unwrap())
+        );
+        assert!(html.contains(&cells), "the page lacks {cells}");
+        assert!(html.contains(&format!(r#"data-v="{}">"#, row["bytes"])));
+    }
+    let t = &r["totals"];
+    assert_eq!(
+        (t["packages"].as_u64(), t["read"].as_u64(), t["not_read"].as_u64()),
+        (Some(6), Some(5), Some(1))
+    );
+    assert_eq!((t["records"].as_u64(), t["bytes"].as_u64()), (Some(records), Some(bytes)));
+    let year_records: u64 =
+        t["by_year"].as_array().unwrap().iter().map(|y| y["records"].as_u64().unwrap()).sum();
+    assert_eq!(year_records, records, "every record is in a year");
+    let damaged = rows.iter().find(|r| !r["not_read"].is_null()).unwrap();
+    assert!(damaged["not_read"].as_str().unwrap().contains("METS.xml"), "{damaged:#}");
+    assert!(html.contains("Not read: "));
+    assert!(html.contains(">6 packages<"), "the packages card");
+    assert_batch(&r["batch"], &rc["journals"][c.journal.to_str().unwrap()], &html);
+    assert_store(&r["store"], &rc["state"], rows);
+}
+
+fn assert_batch(b: &Value, j: &Value, html: &str) {
+    let counts = &b["counts"];
+    assert_eq!(counts["items"], j["items"]);
+    for state in ["done", "failed", "pending", "running"] {
+        assert_eq!(
+            counts[state].as_u64().unwrap(),
+            j["counts"][state].as_u64().unwrap_or(0),
+            "{state}"
+        );
+    }
+    let ours: Vec<Value> = b["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| serde_json::json!([f["key"], f["kind"], f["reason"]]))
+        .collect();
+    assert_eq!(Value::Array(ours), j["failures"]);
+    for f in j["failures"].as_array().unwrap() {
+        let key = f[0].as_str().unwrap();
+        assert!(html.contains(&format!("<tr><td>{key}<br>")), "the page lists the failed {key}");
+    }
+}
+
+fn assert_store(s: &Value, st: &Value, rows: &[Value]) {
+    assert_eq!(s["packages"], st["packages"]);
+    assert_eq!(s["accepted"], st["accepted"]);
+    for (name, want) in st["replicas"].as_object().unwrap() {
+        for key in ["files", "ok", "missing", "corrupt"] {
+            assert_eq!(s["replicas"][name][key], want[key], "{name}: {key}");
+        }
+    }
+    assert_eq!(s["replicas"].as_object().unwrap().len(), 2, "two replicas");
+    let oldest = &s["oldest_checks"][0];
+    assert_eq!(st["oldest"][oldest["identifier"].as_str().unwrap()], oldest["checked"]);
+    let stored = rows.iter().find(|r| r["origin"] == "store").unwrap();
+    assert!(stored["not_read"].is_null(), "{stored:#}");
+    assert_eq!(stored["replicas"].as_array().unwrap().len(), 2);
+    assert!(!stored["accepted_at"].is_null());
+}
+
+/// The collection page opens offline in headless Chromium at 1280 and 400 pixels without an
+/// error or a request, every table captioned, every chart titled, the packages table sorts.
+#[test]
+fn the_collection_page_opens_offline_in_a_browser_without_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let page = dir.path().join("collection.html");
+    let mut argv: Vec<&str> = vec!["report", "-q", "-o", page.to_str().unwrap()];
+    argv.extend(c.packages.iter().map(|p| p.to_str().unwrap()));
+    argv.extend([c.damaged.to_str().unwrap(), c.journal.to_str().unwrap()]);
+    argv.extend(["--store", c.config.to_str().unwrap()]);
+    let o = webaip(&argv);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let artefacts = repo().join("target/test-artefacts");
+    std::fs::create_dir_all(&artefacts).unwrap();
+    let seen = open_page(&page, &artefacts.join("report-collection"));
+    assert_eq!(seen["errors"], Value::Array(vec![]), "{seen:#}");
+    assert_eq!(seen["requests"], Value::Array(vec![]), "{seen:#}");
+    for width in ["1280", "400"] {
+        let v = &seen["views"][width];
+        let w: u64 = width.parse().unwrap();
+        assert!(v["scrollWidth"].as_u64().unwrap() <= w, "at {width}: {v:#}");
+        assert_eq!(v["h1"], 1);
+        assert_eq!(v["tables"], v["captions"], "a table without a caption");
+        assert_eq!(v["charts"], v["chartsTitled"], "a chart without a title");
+        assert!(v["charts"].as_u64().unwrap() >= 3, "{v:#}");
+        assert_eq!(v["sorted"], true, "{v:#}");
+    }
+}
+
+/// A page `batch run --report` cannot write is warned of and named in the JSON; the run's
+/// exit status stays the run's own.
+#[test]
+fn a_batch_report_that_cannot_be_written_is_warned_of_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("manifest.csv");
+    std::fs::write(&manifest, format!("{}/\n", sample("nedlib").display())).unwrap();
+    let page = dir.path().join("no/such/folder/page.html");
+    let out = dir.path().join("out");
+    let run = webaip(&[
+        "batch",
+        "run",
+        "--deterministic",
+        "--no-virus-check",
+        "--json",
+        "--report",
+        page.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    let outcome = report_of(&run, 0);
+    assert_eq!(outcome["report"]["written"], false, "{:#}", outcome["report"]);
+    assert!(outcome["report"]["error"].as_str().unwrap().contains("page.html"));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("warning") && err.contains("was not written"), "{err}");
+}
+
+/// A journal whose rows name a package outside its folder, a package folder whose METS is a
+/// link or a FIFO, a title that is markup: each is a row or failure naming why, the run ends,
+/// nothing outside the folder is read, and the page runs no script but its own.
+#[test]
+fn hostile_rows_are_named_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = samples();
+    let outside = packaged(dir.path(), samples[0].0, &samples[0].1);
+    let folder = dir.path().join("coll");
+    std::fs::create_dir(&folder).unwrap();
+    let good = folder.join("good");
+    copy_tree(&outside, &good);
+    let mets = std::fs::read_to_string(good.join("METS.xml")).unwrap();
+    let hostile = "&lt;script&gt;document.title='owned'&lt;/script&gt;</mods:title>";
+    let changed = mets.replace("Example Heritage Society website</mods:title>", hostile);
+    assert_ne!(changed, mets, "the sample's title is where the test expects it");
+    std::fs::write(good.join("METS.xml"), changed).unwrap();
+    let linked = folder.join("linked");
+    std::fs::create_dir_all(linked.join("content")).unwrap();
+    std::os::unix::fs::symlink(outside.join("METS.xml"), linked.join("METS.xml")).unwrap();
+    let fifo = folder.join("fifo");
+    std::fs::create_dir_all(fifo.join("content")).unwrap();
+    assert!(Command::new("mkfifo").arg(fifo.join("METS.xml")).status().unwrap().success());
+    std::os::unix::fs::symlink(&outside, folder.join("dirlink")).unwrap();
+    let journal = folder.join("journal.sqlite");
+    let db = rusqlite::Connection::open(&journal).unwrap();
+    db.execute_batch("CREATE TABLE items (key TEXT PRIMARY KEY NOT NULL, line INTEGER, source TEXT NOT NULL, package TEXT NOT NULL, state TEXT NOT NULL, package_id TEXT, size INTEGER, mets_sha512 TEXT, findings INTEGER NOT NULL DEFAULT 0, error_kind TEXT, error TEXT, attempts INTEGER NOT NULL DEFAULT 0, updated TEXT NOT NULL, stored TEXT, wacz TEXT, eark TEXT); PRAGMA user_version = 2;").unwrap();
+    for (key, package) in [
+        ("a", "good"),
+        ("b", "../outside"),
+        ("c", "linked"),
+        ("d", "fifo"),
+        ("e", "dirlink"),
+        ("f", "gone"),
+    ] {
+        db.execute("INSERT INTO items (key, source, package, state, updated) VALUES (?1, 'src', ?2, 'done', 'then')", [key, package]).unwrap();
+    }
+    drop(db);
+    let page = dir.path().join("h.html");
+    let r = report_of(
+        &webaip(&["report", "--json", "-o", page.to_str().unwrap(), journal.to_str().unwrap()]),
+        1,
+    );
+    let rows = r["packages"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["package"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("{name}: {r:#}"))
+    };
+    assert!(row("good")["not_read"].is_null());
+    assert!(row("good")["title"].as_str().unwrap().starts_with("<script>"));
+    for name in ["linked", "fifo", "dirlink", "gone"] {
+        assert!(row(name)["not_read"].is_string(), "{name}: {:#}", row(name));
+    }
+    let bad = &r["batch"]["failures"][0];
+    assert_eq!(
+        (bad["key"].as_str(), bad["kind"].as_str()),
+        (Some("b"), Some("unreadable row")),
+        "{r:#}"
+    );
+    assert_eq!(rows.len(), 5, "the row outside the folder is no package row");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<script").count(), 1, "only the page's own script");
+    assert!(html.contains("&lt;script&gt;document.title="));
+}

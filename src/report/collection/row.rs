@@ -183,18 +183,19 @@ fn describe(row: &mut PackageRow, facts: &MetsFacts) {
     row.bytes = facts.folders.values().map(|f| f.bytes).sum();
     row.virus_check = verdict(facts, "virus check");
     row.identification = verdict(facts, "format identification");
-    let stated = crate::report::last_outcome(&facts.event_types, "format identification")
-        .and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n)));
+    let stated =
+        crate::report::last_outcome(&facts.event_types, &facts.agents, "format identification")
+            .and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n)));
     (row.formats, row.formats_of) = match stated {
         Some(t) if !t.by_puid.is_empty() => (crate::report::ranked_counts(&t.by_puid), "payloads"),
         _ => (crate::report::ranked_counts(&facts.object_totals.formats), "files"),
     };
-    row.last_check = crate::report::last_outcome(&facts.event_types, "fixity check")
+    row.last_check = crate::report::last_outcome(&facts.event_types, &facts.agents, "fixity check")
         .map(|o| Check { by: "METS fixity check", date: Some(o.date), outcome: o.outcome });
 }
 
 fn verdict(facts: &MetsFacts, kind: &str) -> Option<Verdict> {
-    let o = crate::report::last_outcome(&facts.event_types, kind)?;
+    let o = crate::report::last_outcome(&facts.event_types, &facts.agents, kind)?;
     let state = match o.worst() {
         crate::report::OutcomeState::Good => "ok",
         crate::report::OutcomeState::Unclear => "warn",

@@ -296,11 +296,11 @@ impl Store {
             let recorded = format!("v{committed}");
             return Err(StoreRefusal::RolledBack { identifier: id.into(), recorded, held }.into());
         }
-        if let (Some(sha), Some(h)) = (&first, &heads[0].1) {
-            if anchors.of(obj).is_some_and(|a| !a.knows(sha)) {
-                let heads = format!("{} on every replica", h.inv.head);
-                return Err(StoreRefusal::Unrecorded { identifier: id.into(), heads }.into());
-            }
+        if let (Some(sha), Some(h)) = (&first, &heads[0].1)
+            && anchors.of(obj).is_some_and(|a| !a.knows(sha))
+        {
+            let heads = format!("{} on every replica", h.inv.head);
+            return Err(StoreRefusal::Unrecorded { identifier: id.into(), heads }.into());
         }
         if first.is_some() {
             for r in &self.replicas {

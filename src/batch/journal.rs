@@ -186,6 +186,9 @@ pub struct Journal {
     db: Connection,
     path: PathBuf,
     open: Cell<Option<Open>>,
+    /// The columns a row is read with: [`COLUMNS`], or for a journal of an earlier schema
+    /// opened only to read, `NULL` in place of each column it lacks.
+    columns: String,
 }
 
 const SCHEMA: &str = "
@@ -225,13 +228,7 @@ fn migrate(db: &Connection) -> rusqlite::Result<()> {
     // A later webaip's journal may mean more by its rows than this one reads: using it would
     // record items done or stored by rules it does not know.
     if version > SCHEMA_VERSION {
-        return Err(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-            Some(format!(
-                "schema version {version}, written by a later webaip (this one reads up to \
-                 {SCHEMA_VERSION}): run that webaip, or give another --journal"
-            )),
-        ));
+        return Err(later_schema(version));
     }
     if version == SCHEMA_VERSION {
         return Ok(());
@@ -259,6 +256,33 @@ fn migrate(db: &Connection) -> rusqlite::Result<()> {
     }
 }
 
+/// A journal of a later webaip: its rows may mean more than this one reads.
+fn later_schema(version: i64) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+        Some(format!(
+            "schema version {version}, written by a later webaip (this one reads up to \
+             {SCHEMA_VERSION}): run that webaip, or give another --journal"
+        )),
+    )
+}
+
+/// [`COLUMNS`] with `NULL` in place of each later column the journal's table lacks.
+fn read_columns(db: &Connection) -> rusqlite::Result<String> {
+    let mut columns = COLUMNS.to_string();
+    for column in ADDED_COLUMNS {
+        let has: bool = db.query_row(
+            "SELECT count(*) FROM pragma_table_info('items') WHERE name = ?1",
+            [column],
+            |r| r.get::<_, i64>(0).map(|n| n > 0),
+        )?;
+        if !has {
+            columns = columns.replace(&format!(", {column}"), &format!(", NULL AS {column}"));
+        }
+    }
+    Ok(columns)
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
@@ -272,7 +296,7 @@ impl Journal {
         db.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         db.execute_batch(SCHEMA).map_err(err)?;
         migrate(&db).map_err(err)?;
-        Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None) })
+        Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None), columns: COLUMNS.into() })
     }
 
     /// Opens an existing journal to read (`batch status`); a missing file is an error.
@@ -282,7 +306,24 @@ impl Journal {
             Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
         db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
         migrate(&db).map_err(err)?;
-        Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None) })
+        Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None), columns: COLUMNS.into() })
+    }
+
+    /// Opens an existing journal only to read it (`report`): nothing in it or beside it is
+    /// written, an earlier schema is read as it is (its missing columns as empty), a later
+    /// one is refused.
+    pub fn open_to_read(path: &Path) -> Result<Journal, JournalError> {
+        let err = |source| JournalError { path: path.to_path_buf(), source };
+        let db =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(err)?;
+        db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
+        let version: i64 =
+            db.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
+        if version > SCHEMA_VERSION {
+            return Err(err(later_schema(version)));
+        }
+        let columns = read_columns(&db).map_err(err)?;
+        Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None), columns })
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
@@ -408,7 +449,7 @@ impl Journal {
         &self,
         each: &mut dyn FnMut(Result<Entry, BadRow>),
     ) -> Result<(), JournalError> {
-        let sql = format!("SELECT {COLUMNS} FROM items ORDER BY key");
+        let sql = format!("SELECT {} FROM items ORDER BY key", self.columns);
         let mut stmt = self.db.prepare(&sql).map_err(self.err())?;
         let mut rows = stmt.query([]).map_err(self.err())?;
         while let Some(row) = rows.next().map_err(self.err())? {

@@ -319,3 +319,62 @@ fn hostile_rows_are_named_not_followed() {
     assert_eq!(html.matches("<script").count(), 1, "only the page's own script");
     assert!(html.contains("&lt;script&gt;document.title="));
 }
+
+/// The page never replaces what a collection reads: a file of a package the journal names, the
+/// journal and its SQLite companions, the store's state database or a replica's files; and a
+/// journal is only read (its bytes and schema version stay as they were, also when older).
+#[test]
+fn the_page_never_replaces_what_the_collection_reads_and_a_journal_is_only_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let done = std::fs::read_dir(&c.batch_out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.join("METS.xml").is_file())
+        .expect("the batch made one package");
+    let journal = c.journal.to_str().unwrap();
+    let config = c.config.to_str().unwrap();
+    let mut wal = c.journal.clone().into_os_string();
+    wal.push("-wal");
+    let replica_mets = std::fs::read_dir(dir.path().join("disk1"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the store holds a package");
+    for (out, input) in [
+        (done.join("METS.xml"), ["--json", journal]),
+        (done.join("content/page.html"), ["--json", journal]),
+        (c.journal.clone(), ["--json", journal]),
+        (PathBuf::from(&wal), ["--json", journal]),
+        (c.state.clone(), ["--store", config]),
+        (replica_mets.join("page.html"), ["--store", config]),
+    ] {
+        let before = std::fs::read(&out).ok();
+        let o = webaip(&["report", "-o", out.to_str().unwrap(), input[0], input[1]]);
+        assert_eq!(o.status.code(), Some(2), "-o {}: {o:?}", out.display());
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(said.contains("inside the input"), "{said}");
+        assert_eq!(std::fs::read(&out).ok(), before, "{} changed", out.display());
+    }
+    // A journal of the first schema (no stored, wacz, eark columns) is read as it is.
+    let old = dir.path().join("old");
+    std::fs::create_dir(&old).unwrap();
+    copy_tree(&done, &old.join("pkg"));
+    let old_journal = old.join("journal.sqlite");
+    let db = rusqlite::Connection::open(&old_journal).unwrap();
+    db.execute_batch("CREATE TABLE items (key TEXT PRIMARY KEY NOT NULL, line INTEGER, source TEXT NOT NULL, package TEXT NOT NULL, state TEXT NOT NULL, package_id TEXT, size INTEGER, mets_sha512 TEXT, findings INTEGER NOT NULL DEFAULT 0, error_kind TEXT, error TEXT, attempts INTEGER NOT NULL DEFAULT 0, updated TEXT NOT NULL); INSERT INTO items (key, source, package, state, updated) VALUES ('k', 'src', 'pkg', 'done', 'then');").unwrap();
+    drop(db);
+    let bytes = std::fs::read(&old_journal).unwrap();
+    let page = old.join("page.html");
+    let r = report_of(
+        &webaip(&["report", "--json", "-o", page.to_str().unwrap(), old_journal.to_str().unwrap()]),
+        0,
+    );
+    assert_eq!(r["totals"]["read"], 1, "{r:#}");
+    assert!(page.is_file());
+    assert_eq!(std::fs::read(&old_journal).unwrap(), bytes, "the journal was written");
+    let names: Vec<_> = std::fs::read_dir(&old).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 3, "nothing made beside the journal: {names:?}");
+}

@@ -125,7 +125,7 @@ fn journal(
     chunk: &mut Chunk<'_, '_>,
     summary: &mut CollectionSummary,
 ) -> Result<(), CollectionError> {
-    let journal = Journal::open_existing(path)?;
+    let journal = Journal::open_to_read(path)?;
     let shown = crate::sources::path_text(path);
     let mut failed = None;
     journal.each_row(&mut |row| {

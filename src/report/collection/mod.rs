@@ -145,13 +145,72 @@ pub fn refuse_collection_output(
     out: &Path,
 ) -> Result<(), super::ReportError> {
     for input in inputs {
-        let path = match input {
-            CollectionInput::Package(p) | CollectionInput::Store(p) => p,
-            CollectionInput::Journal { path, .. } => path,
-        };
-        crate::layout::refuse_output_in_input(path, out)?;
+        for path in files_written_to_refuse(input) {
+            crate::layout::refuse_output_in_input(&path, out)?;
+        }
+        if let CollectionInput::Journal { packages, .. } = input {
+            refuse_output_in_a_package(packages, out)?;
+        }
     }
     super::refuse_non_regular(out)
+}
+
+/// What the page must never replace for `input`: the input itself and, for a journal or a
+/// store, the files beside it that SQLite keeps (`-wal`, `-shm`); for a store also its state
+/// database and every file system replica's root and work folder. A store whose
+/// configuration cannot be read here is refused later, by the report itself.
+fn files_written_to_refuse(input: &CollectionInput) -> Vec<PathBuf> {
+    let with_sqlite_files = |db: &Path| {
+        let mut paths = vec![db.to_path_buf()];
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut name = db.as_os_str().to_owned();
+            name.push(suffix);
+            paths.push(PathBuf::from(name));
+        }
+        paths
+    };
+    match input {
+        CollectionInput::Package(p) => vec![p.clone()],
+        CollectionInput::Journal { path, .. } => with_sqlite_files(path),
+        CollectionInput::Store(config) => {
+            let mut paths = vec![config.clone()];
+            let Ok(c) = crate::store::config::StoreConfig::load(config) else { return paths };
+            paths.extend(with_sqlite_files(&c.state));
+            let base = config.parent().unwrap_or(Path::new("."));
+            for r in &c.replicas {
+                if let crate::store::config::ReplicaKind::Fs { root, work } = &r.kind {
+                    let root = base.join(root);
+                    let mut default_work = root.as_os_str().to_owned();
+                    default_work.push(".webaip-work");
+                    paths.push(work.as_ref().map_or(PathBuf::from(default_work), |w| base.join(w)));
+                    paths.push(root);
+                }
+            }
+            paths
+        }
+    }
+}
+
+/// Refuses `out` inside a folder below `packages` (a journal's packages are folders there):
+/// the page may sit beside them, never in one.
+fn refuse_output_in_a_package(packages: &Path, out: &Path) -> Result<(), super::ReportError> {
+    let (Ok(real_packages), Ok(real_out)) = (
+        std::fs::canonicalize(packages),
+        std::path::absolute(out).map(|o| {
+            let parent = o.parent().and_then(|p| std::fs::canonicalize(p).ok());
+            parent.map(|p| p.join(o.file_name().unwrap_or_default()))
+        }),
+    ) else {
+        return Ok(());
+    };
+    let Some(real_out) = real_out else { return Ok(()) };
+    let in_a_package = real_out.starts_with(&real_packages)
+        && real_out.parent().is_some_and(|p| p != real_packages);
+    if in_a_package {
+        let (out, input) = (out.to_path_buf(), packages.to_path_buf());
+        return Err(crate::layout::NestingError::OutInsideInput { out, input }.into());
+    }
+    Ok(())
 }
 
 /// Makes the report of the collection `inputs` name, writing it to `output`; `progress` is

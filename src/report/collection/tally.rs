@@ -216,7 +216,7 @@ pub struct BatchFacts {
     /// Done items whose package folder is not in the journal's folder (put to a store
     /// and not kept, or moved away): listed as not read.
     pub done_not_in_folder: u64,
-    /// The failed items (and rows that could not be taken), the first [`MAX_FAILURES`].
+    /// The failed items (and rows that could not be taken), the first 1,000.
     pub failures: Vec<FailedItem>,
     /// Failed items past those listed.
     pub failures_not_listed: u64,
@@ -261,7 +261,7 @@ pub struct StoreFacts {
     pub never_checked: u64,
     /// Per replica: copies, and how they were last seen.
     pub replicas: BTreeMap<String, crate::store::state::ReplicaCopies>,
-    /// The packages whose last check is oldest, oldest first (at most [`OLDEST`]).
+    /// The packages whose last check is oldest, oldest first (at most 20).
     pub oldest_checks: Vec<OldestCheck>,
     #[serde(skip)]
     heap: BinaryHeap<OldestCheck>,

@@ -16,19 +16,5 @@ while [ $# -gt 0 ]; do
 done
 cargo build --quiet --profile "$profile" --features test-hooks --bin webaip
 bin=target/$profile/webaip
-job=bench/work/store/job
-pkg=bench/work/store/package
-mkdir -p "$job"
-if [ ! -f "$job/done" ]; then
-  for i in 1 2; do
-    python3 scripts/gen_arc.py bench "$job/IAH-20240315103000-0000$i-large.arc.gz" --size 90M --seed "$i"
-  done
-  for i in $(seq 100 339); do
-    python3 scripts/gen_arc.py bench "$job/IAH-20240315103000-00$i-small.arc.gz" --size 80K --seed "$i"
-  done
-  touch "$job/done"
-fi
-if [ ! -f "$pkg/METS.xml" ]; then
-  "$bin" package --quiet --no-virus-check --out "$pkg" "$job"/*.arc.gz >/dev/null
-fi
+pkg=$(bash bench/store-package.sh "$bin")
 exec python3 bench/ocfl_put_bench.py --bin "$bin" --package "$pkg" "${args[@]}"

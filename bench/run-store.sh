@@ -15,22 +15,7 @@ set -a
 eval "$(bash scripts/garage-cluster.sh start 2>/dev/null)"
 set +a
 
-work=bench/work/store
-job=$work/job
-pkg=$work/package
-mkdir -p "$job"
-if [ ! -f "$job/done" ]; then
-  for i in 1 2; do
-    python3 scripts/gen_arc.py bench "$job/IAH-20240315103000-0000$i-large.arc.gz" --size 90M --seed "$i"
-  done
-  for i in $(seq 100 339); do
-    python3 scripts/gen_arc.py bench "$job/IAH-20240315103000-00$i-small.arc.gz" --size 80K --seed "$i"
-  done
-  touch "$job/done"
-fi
-if [ ! -f "$pkg/METS.xml" ]; then
-  ./target/release/webaip package --quiet --no-virus-check --out "$pkg" "$job"/*.arc.gz >/dev/null
-fi
+pkg=$(bash bench/store-package.sh ./target/release/webaip)
 files=$(find "$pkg" -type f | wc -l)
 bytes=$(du -sb "$pkg" | cut -f1)
 echo "package: $files files, $((bytes / 1000000)) MB (largest $(find "$pkg" -type f -printf '%s\n' | sort -n | tail -1 | awk '{printf "%.0f", $1/1e6}') MB)"

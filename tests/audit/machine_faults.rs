@@ -76,3 +76,27 @@ fn reads_the_medium_or_the_machine_fail_are_not_checked_never_damage() {
     assert_eq!((code, &r["verdict"]), (1, &"damaged".into()), "{r:#}");
     assert!(not_read(&r).is_empty(), "{r:#}");
 }
+
+/// A described page's record that cannot be read for the machine: the METS is not called
+/// invalid (its URL is not known, said as a notice), and the audit is partial, not INVALID.
+#[test]
+fn a_described_record_the_machine_cannot_read_is_no_fault_of_the_mets() {
+    let Some(failing) = FailingReads::build() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    let meta = crate::util::sample("heritrix-job.metadata.toml");
+    crate::util::package(
+        crate::util::Package::new().quiet().args(&["--metadata", meta.to_str().unwrap()]),
+        &pkg,
+        &[&crate::util::repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
+    let (code, r) = audit_with(&pkg, &["--deep"]);
+    assert_eq!((code, &r["verdict"]), (0, &"intact".into()), "{r:#}");
+    for extra in [&[][..], &["--deep"]] {
+        let (code, r) = audit_failing(&failing, (".warc.gz", 4000, libc::EIO), &pkg, extra);
+        assert_eq!((code, &r["verdict"]), (Some(0), &"partial".into()), "{extra:?}: {r:#}");
+        assert_eq!(findings(&r), Vec::<String>::new(), "{extra:?}");
+        assert!(!not_read(&r).is_empty(), "{extra:?}: {r:#}");
+    }
+}

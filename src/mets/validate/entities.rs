@@ -186,6 +186,10 @@ fn check_target(cx: &mut RuleContext, e: &EntityUrl, fileid: &str, target: &Targ
             );
             return cx.notice("P2.3", "div", at, what);
         }
+        Err(RecordProblem::NotRead(why)) => {
+            let what = format!("{div}: not checkable here: {why}, so its URL is not known");
+            return cx.notice("P2.3", "div", at, what);
+        }
         Err(RecordProblem::Fault(why)) => {
             return cx.error("P2.3", "div", at, format!("{div}: {why}"));
         }
@@ -206,6 +210,9 @@ fn check_target(cx: &mut RuleContext, e: &EntityUrl, fileid: &str, target: &Targ
 enum RecordProblem {
     /// Its container is not there (said as a notice: the check cannot be made here).
     Absent,
+    /// The machine or the medium did not give the bytes (an I/O error, memory, descriptors:
+    /// `layout::is_not_read`): what they hold is not known, so this is no fault of the METS.
+    NotRead(String),
     /// The container or the record cannot be read, in words.
     Fault(String),
 }
@@ -224,14 +231,21 @@ fn open_record(
         Err(err) if err.is_not_found() => return Err(RecordProblem::Absent),
         Err(err) => {
             let why = format!("container {href} of record {record} cannot be opened: {err}");
-            return Err(RecordProblem::Fault(why));
+            return Err(problem(&err, why));
         }
     };
-    record_target_uri(file, begin, end, r.gzip).map_err(|why| {
-        RecordProblem::Fault(format!(
-            "record {record} at byte {begin} of {href} cannot be read: {why}"
-        ))
+    record_target_uri(file, begin, end, r.gzip).map_err(|err| {
+        let why = format!("record {record} at byte {begin} of {href} cannot be read: {err}");
+        problem(&err, why)
     })
+}
+
+/// A read that failed for the machine or the medium is not read; any other is a fault.
+fn problem(err: &(dyn std::error::Error + 'static), why: String) -> RecordProblem {
+    match layout::not_read_cause(err) {
+        Some(_) => RecordProblem::NotRead(why),
+        None => RecordProblem::Fault(why),
+    }
 }
 
 /// The `WARC-Target-URI` of the record at `begin..=end` of `file`, reading at most its header.

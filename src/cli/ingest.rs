@@ -151,7 +151,7 @@ fn print_report(r: &IngestReport) {
         // The warning `store put` gives: one wording wherever a package is stored.
         super::store::print_missing_dependencies(&r.aip, &s.requires_missing);
         println!(
-            "{aip}: stored as {} ({}) on {} copies{}",
+            "{aip}: stored as {} ({}) on {} copies{}{}",
             s.package,
             if s.accepted { "ACCEPTED" } else { "INCOMPLETE" },
             s.copies.len(),
@@ -159,7 +159,8 @@ fn print_report(r: &IngestReport) {
                 String::new()
             } else {
                 format!("; failed on {}", s.failed_replicas.join(", "))
-            }
+            },
+            super::store::kept_in(s),
         );
     }
 }

@@ -303,13 +303,25 @@ fn print_put(package: &Path, r: &PutReport) {
         format!("; failed on {}", r.failed_replicas.join(", "))
     };
     println!(
-        "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{failed_on}",
+        "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{failed_on}{}",
         package.display(),
         r.package,
         if r.accepted { "ACCEPTED" } else { "INCOMPLETE" },
         r.files,
         r.bytes,
+        kept_in(r),
     );
+}
+
+/// Where a package put into another package's OCFL object is (one wording wherever a package
+/// is stored): empty for a package in its own object or the other layout.
+pub(super) fn kept_in(r: &PutReport) -> String {
+    match (&r.object, &r.version) {
+        (Some(object), Some(version)) if *object != r.package => {
+            format!("; kept as {version} of object {object}")
+        }
+        _ => String::new(),
+    }
 }
 
 fn run_check(store: &Store, options: &StoreCheckOptions, shown: Shown) -> anyhow::Result<i32> {

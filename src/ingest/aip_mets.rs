@@ -199,7 +199,7 @@ enum Field {
 }
 
 /// The `altRecordID` TYPE under which an AIP names its submission's OBJID.
-pub(crate) const SSIP_OBJID: &str = "sSIP OBJID";
+pub(crate) const SSIP_OBJID: &str = crate::mets::listing::SUBMISSION_OBJID;
 /// The one under which it names a submission without an OBJID (another tool's, such as a BL
 /// SIP): the SHA-512 of the submission's METS, the one thing that tells it from another.
 pub(crate) const SSIP_METS_SHA512: &str = "sSIP METS SHA-512";

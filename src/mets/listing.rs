@@ -259,6 +259,62 @@ pub(crate) fn read_root<R: BufRead>(mut reader: MetsReader<R>) -> Result<Option<
     }
 }
 
+/// The `altRecordID` TYPE under which an AIP webaip made names its submission's OBJID.
+pub(crate) const SUBMISSION_OBJID: &str = "sSIP OBJID";
+
+/// The root and what its `metsHdr` says of the package: its TYPE, and the OBJID of the
+/// submission an AIP was made from (the first `altRecordID` of TYPE [`SUBMISSION_OBJID`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Header {
+    pub root: Root,
+    /// The root's `TYPE` (`sSIP`, `AIP`...).
+    pub package_type: Option<String>,
+    pub submission_objid: Option<String>,
+}
+
+/// The root and the `metsHdr` (the document is read no further than the header's end, or the
+/// first element after the root that is not one).
+pub(crate) fn read_header<R: BufRead>(mut reader: MetsReader<R>) -> Result<Header, MetsError> {
+    let mut out = Header::default();
+    let mut depth = 0usize;
+    let mut in_ref: Option<String> = None;
+    while let Some(event) = reader.next()? {
+        match event {
+            Event::Start(e, _) | Event::Empty(e, _) if depth == 0 => {
+                out.package_type = e.attr("TYPE").map(str::to_string);
+                out.root = root_of(&e);
+                depth = 1;
+            }
+            Event::Start(e, _) if depth == 1 && !e.is(NS_METS, "metsHdr") => break,
+            Event::Start(e, _) => {
+                depth += 1;
+                let wanted = depth == 3
+                    && e.is(NS_METS, "altRecordID")
+                    && e.attr("TYPE") == Some(SUBMISSION_OBJID);
+                if wanted && out.submission_objid.is_none() {
+                    in_ref = Some(String::new());
+                }
+            }
+            Event::Text(t, _) => {
+                if let Some(text) = in_ref.as_mut() {
+                    text.push_str(&t);
+                }
+            }
+            Event::End { .. } => {
+                if let Some(text) = in_ref.take() {
+                    out.submission_objid = Some(text.trim().to_string()).filter(|t| !t.is_empty());
+                }
+                depth = depth.saturating_sub(1);
+                if depth <= 1 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
 fn root_of(e: &Element) -> Root {
     Root {
         is_mets: e.is(NS_METS, "mets"),

@@ -435,6 +435,19 @@ pub enum StoreRefusal {
         /// The version asked for.
         version: u32,
     },
+    /// A version was asked of a package kept as one version of another package's object.
+    #[error(
+        "{identifier} is kept as {version} of object {object}: get it without --version, or \
+         get {object} --version N"
+    )]
+    KeptInObject {
+        /// The package asked for.
+        identifier: String,
+        /// The object that holds it.
+        object: String,
+        /// The version that is the package.
+        version: String,
+    },
     /// The command needs replicas of the other layout.
     #[error("{command} needs replicas with layout = \"ocfl\"")]
     NeedsOcfl {

@@ -147,6 +147,9 @@ pub struct PutReport {
     pub requires_missing: Vec<String>,
     /// OCFL replicas: the object's head after the put (`None` in the other layout).
     pub version: Option<String>,
+    /// OCFL replicas: the id of the object that keeps the package: its own OBJID, or the
+    /// OBJID of the submission an AIP was made from (`None` in the other layout).
+    pub object: Option<String>,
 }
 
 /// The result of `store check` for one replica.

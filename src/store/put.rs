@@ -75,6 +75,7 @@ impl Store {
             requires: requires.into_iter().collect(),
             requires_missing,
             version: None,
+            object: None,
         })
     }
 

@@ -75,7 +75,24 @@ CREATE TABLE IF NOT EXISTS ocfl_inventory (
     recorded_at TEXT NOT NULL,
     PRIMARY KEY (identifier, inventory_sha512)
 );
+-- OCFL replicas: a package kept as a version of another package's object (an AIP made from a
+-- stored submission, whose unchanged containers it shares): the object and the version
+CREATE TABLE IF NOT EXISTS ocfl_package (
+    package TEXT PRIMARY KEY,
+    object TEXT NOT NULL,
+    version TEXT NOT NULL,
+    recorded_at TEXT NOT NULL
+);
 ";
+
+/// Where a package kept inside another package's OCFL object is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OcflPlace {
+    /// The object id (the submission's OBJID).
+    pub object: String,
+    /// The version that holds the package (`v2`).
+    pub version: String,
+}
 
 /// One head inventory of an OCFL object that webaip built or committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,6 +331,34 @@ impl StateDb {
                 params![identifier, inventory_sha512.to_ascii_lowercase(), head],
             )
             .map(|_| ())
+            .map_err(db)
+    }
+
+    /// Records that `package` is `place.version` of object `place.object`.
+    pub(crate) fn record_ocfl_package(
+        &mut self,
+        package: &str,
+        place: &OcflPlace,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO ocfl_package (package, object, version, recorded_at)
+                 VALUES (?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                params![package, place.object, place.version],
+            )
+            .map(|_| ())
+            .map_err(db)
+    }
+
+    /// Where `package` was kept, when it was put into another package's object.
+    pub(crate) fn ocfl_package(&self, package: &str) -> Result<Option<OcflPlace>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT object, version FROM ocfl_package WHERE package = ?1",
+                [package],
+                |r| Ok(OcflPlace { object: r.get(0)?, version: r.get(1)? }),
+            )
+            .optional()
             .map_err(db)
     }
 

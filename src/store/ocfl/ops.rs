@@ -19,9 +19,11 @@ use super::layout::{EXTENSION, OBJECT_DECLARATION, ROOT_DECLARATION, object_path
 use crate::audit::AuditOptions;
 use crate::formats::digest::{Sha512, hex};
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
+use crate::store::state::OcflPlace;
 use crate::store::{
     CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError, StoreRefusal,
 };
+use crate::store::{MetsProblem, PackageProblem};
 
 /// The result of `store check` on OCFL replicas.
 #[derive(Debug, Clone, Serialize)]
@@ -138,8 +140,10 @@ impl Store {
         audit: &AuditOptions,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<PutReport, StoreError> {
-        let ReadPackage { identifier, files, digest, requires } = crate::store::read_package(dir)?;
+        let ReadPackage { identifier: package, files, digest, requires } =
+            crate::store::read_package(dir)?;
         crate::store::put::refuse_damaged(dir, audit)?;
+        let identifier = self.object_for(&package, dir)?;
         let obj = object_path(&identifier);
         for root in roots {
             root.ensure_root()?;
@@ -155,9 +159,16 @@ impl Store {
             .iter()
             .map(|f| LogicalFile { path: f.rel.clone(), sha512: f.sha512.clone() })
             .collect();
-        let meta = self.version_meta(&format!("store put (manifest SHA-512 {digest})"));
+        let message = if package == identifier {
+            format!("store put (manifest SHA-512 {digest})")
+        } else {
+            format!(
+                "store put of {package}, made from this object's package (manifest SHA-512 {digest})"
+            )
+        };
+        let meta = self.version_meta(&message);
         let mut report = PutReport {
-            package: identifier.clone(),
+            package: package.clone(),
             dir: obj.clone(),
             accepted: true,
             files: files.len() as u64,
@@ -167,10 +178,12 @@ impl Store {
             requires: requires.into_iter().collect(),
             requires_missing: Vec::new(),
             version: prev.as_ref().map(|h| h.inv.head.clone()),
+            object: Some(identifier.clone()),
         };
         let prev_pair = prev.as_ref().map(|h| (&h.inv, h.versions));
         let Some((inv, versions)) = next_version(prev_pair, &identifier, &logical, meta) else {
-            report.copies = self.copies_of(&identifier, &files, &|_| CopyStatus::Present, None);
+            report.copies = self.copies_of(&package, &files, &|_| CopyStatus::Present, None);
+            self.record_place(&package, &identifier, report.version.as_deref())?;
             return Ok(report);
         };
         let new = NewVersion { obj: &obj, dir, inv: &inv, versions, files: &files };
@@ -182,7 +195,59 @@ impl Store {
             self.put_outcome(&mut report, r.name(), &new, got)?;
         }
         report.version = Some(inv.head.clone());
+        self.record_place(&package, &identifier, report.version.as_deref())?;
         Ok(report)
+    }
+
+    /// The object a package goes into: its own (its OBJID), unless it is an AIP made from a
+    /// submission the store holds and the store holds nothing under the AIP's own OBJID. Then
+    /// it becomes the next version of the submission's object, which keeps the containers the
+    /// two share once: OCFL lets an inventory point only at content inside its own object, so
+    /// a separate object would store every unchanged container again.
+    fn object_for(&self, package: &str, dir: &Path) -> Result<String, StoreError> {
+        let refuse = |problem| StoreRefusal::Package { dir: dir.into(), problem };
+        let mets = dir.join(crate::layout::METS);
+        let file = crate::layout::open_in(dir, crate::layout::METS)
+            .map_err(|e| refuse(PackageProblem::from(e)))?;
+        let reader = crate::mets::reader::MetsReader::strict(std::io::BufReader::new(file));
+        let header = crate::mets::listing::read_header(reader).map_err(|e| {
+            refuse(PackageProblem::Mets { path: mets, problem: MetsProblem::from(e) })
+        })?;
+        let Some(submission) = header.submission_objid.filter(|s| s != package) else {
+            return Ok(package.into());
+        };
+        if self.holds(package)? || !self.holds(&submission)? {
+            return Ok(package.into());
+        }
+        crate::store::checked_package_dir(&submission)
+            .map_err(|e| refuse(PackageProblem::from(e)))?;
+        Ok(submission)
+    }
+
+    /// Whether webaip recorded object `id`, or any replica holds it.
+    fn holds(&self, id: &str) -> Result<bool, StoreError> {
+        if self.anchors(Some(id))?.of(&object_path(id)).is_some() {
+            return Ok(true);
+        }
+        for r in &self.replicas {
+            if read_head(r.as_ref(), id)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Records where a package kept in another package's object is (nothing for a package in
+    /// its own object: its OBJID finds it).
+    fn record_place(
+        &self,
+        package: &str,
+        object: &str,
+        version: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let (Some(version), false) = (version, package == object) else { return Ok(()) };
+        let place = OcflPlace { object: object.into(), version: version.into() };
+        self.state().record_ocfl_package(package, &place)
     }
 
     /// Records a replica's commit (the head, only once committed) and its copies.
@@ -203,7 +268,8 @@ impl Store {
         };
         match got {
             Ok(sha) => {
-                self.state().record_ocfl_head(&report.package, replica, &new.inv.head, &sha)?;
+                // Under the object's id: an AIP kept in its submission's object is not its own.
+                self.state().record_ocfl_head(&new.inv.id, replica, &new.inv.head, &sha)?;
                 let copies = self.copies_of(&report.package, new.files, &status, Some(replica));
                 report.copies.extend(copies);
             }
@@ -446,6 +512,8 @@ impl Store {
         version: Option<u32>,
         to: &Path,
     ) -> Result<Vec<CopyOutcome>, StoreError> {
+        let (identifier, version) = self.resolve(identifier, version)?;
+        let identifier = identifier.as_str();
         let chosen = self.reference_head(identifier)?;
         if let Some(refusal) = chosen.rolled_back().filter(|_| version.is_none()) {
             return Err(refusal.into());
@@ -534,10 +602,37 @@ impl Store {
     /// reference head (the latest that webaip recorded). OCFL replicas only.
     pub fn log(&self, identifier: &str) -> Result<ObjectLog, StoreError> {
         self.ocfl_roots("store log")?;
-        let chosen = self.reference_head(identifier)?;
+        let (identifier, _) = self.resolve(identifier, None)?;
+        let chosen = self.reference_head(&identifier)?;
         let mut log = log_of(self.replicas[chosen.at].name(), &chosen.head, chosen.provenance);
         log.recorded_head = chosen.rolled_back().map(|_| format!("v{}", chosen.recorded));
         Ok(log)
+    }
+
+    /// The object and version to read for `identifier`: its own object, else the object and
+    /// version a put kept it in (an AIP in its submission's object). A version asked of such a
+    /// package is refused: the versions are its object's.
+    fn resolve(
+        &self,
+        identifier: &str,
+        version: Option<u32>,
+    ) -> Result<(String, Option<u32>), StoreError> {
+        if self.holds(identifier)? {
+            return Ok((identifier.into(), version));
+        }
+        let Some(place) = self.state().ocfl_package(identifier)? else {
+            return Ok((identifier.into(), version));
+        };
+        let kept = place.version.strip_prefix('v').and_then(|n| n.parse::<u32>().ok());
+        match (version, kept) {
+            (None, Some(n)) => Ok((place.object, Some(n))),
+            _ => Err(StoreRefusal::KeptInObject {
+                identifier: identifier.into(),
+                object: place.object,
+                version: place.version,
+            }
+            .into()),
+        }
     }
 
     /// Each replica's head of object `identifier` and the reference among them (see

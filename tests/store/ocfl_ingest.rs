@@ -1,0 +1,150 @@
+//! `ingest --store` on OCFL replicas: the AIP of a stored submission is the next version of
+//! the submission's object, adding only the files whose digests are new (its METS and
+//! manifest), never the containers again; `store get` of the AIP's OBJID gives the AIP back
+//! byte for byte and the submission stays version 1. ocfl-py validates every replica.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::ocfl::{assert_ocfl_valid, files_of, ocfl_config, put};
+use super::{objid, store};
+use crate::util::{Package, package, repo, webaip_command};
+
+/// Every file below a storage root with its size.
+fn sizes_of(root: &Path) -> BTreeMap<String, u64> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            (rel, e.metadata().unwrap().len())
+        })
+        .collect()
+}
+
+/// `webaip ingest --json --store CFG SSIP -o OUT`: the one package's report.
+fn ingest_to_store(cfg: &Path, ssip: &Path, out: &Path) -> serde_json::Value {
+    let o = webaip_command()
+        .args(["ingest", "--json", "--deterministic", "--store"])
+        .args([cfg, ssip])
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(o.status.code(), Some(0), "{v:#}");
+    v["packages"][0].clone()
+}
+
+fn submission(dir: &Path) -> std::path::PathBuf {
+    let ssip = dir.join("ssip");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &ssip,
+        &[&repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
+    ssip
+}
+
+#[test]
+fn the_aip_of_a_stored_submission_is_its_next_version_and_stores_no_container_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = submission(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    assert_eq!(put(&cfg, &ssip)["version"], "v1");
+    let roots = ["disk-a", "disk-b"].map(|d| tmp.path().join(d));
+    let before: Vec<BTreeMap<String, u64>> = roots.iter().map(|r| sizes_of(r)).collect();
+
+    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
+    let aip = Path::new(ingested["aip"].as_str().unwrap()).to_path_buf();
+    let (aip_id, ssip_id) = (objid(&aip), objid(&ssip));
+    assert_ne!(aip_id, ssip_id);
+    let stored = &ingested["stored"];
+    let kept = (stored["package"].as_str(), stored["object"].as_str(), stored["version"].as_str());
+    assert_eq!(kept, (Some(&*aip_id), Some(&*ssip_id), Some("v2")), "{stored:#}");
+
+    // What each replica gained: the new head inventory, v2's inventory, and v2's content
+    // for exactly the AIP files whose digests the submission does not have.
+    let (in_ssip, in_aip) = (files_of(&ssip), files_of(&aip));
+    let old: BTreeSet<&String> = in_ssip.values().collect();
+    let new_content: BTreeSet<String> =
+        in_aip.iter().filter(|(_, d)| !old.contains(d)).map(|(p, _)| p.clone()).collect();
+    assert_eq!(new_content, BTreeSet::from(["METS.xml".into(), "manifest-sha512.txt".into()]));
+    let containers: u64 = in_aip
+        .keys()
+        .filter(|p| p.contains(".warc"))
+        .map(|p| std::fs::metadata(aip.join(p)).unwrap().len())
+        .sum();
+    assert!(containers > 0);
+    for (root, before) in roots.iter().zip(&before) {
+        let after = sizes_of(root);
+        let gained: BTreeMap<&String, &u64> =
+            after.iter().filter(|(p, s)| before.get(*p) != Some(*s)).collect();
+        let content: BTreeSet<String> = gained
+            .keys()
+            .filter_map(|p| p.split_once("/v2/content/").map(|(_, rel)| rel.to_string()))
+            .collect();
+        assert_eq!(content, new_content, "{gained:#?}");
+        let versions = gained.keys().filter(|p| p.contains("/v2/") && !p.contains("/content/"));
+        assert_eq!(versions.count(), 2, "v2's inventory and sidecar: {gained:#?}");
+        let added: u64 = gained.values().copied().sum();
+        let aip_bytes: u64 =
+            in_aip.keys().map(|p| std::fs::metadata(aip.join(p)).unwrap().len()).sum();
+        assert!(added < aip_bytes - containers + 64 * 1024, "{added} bytes added: {gained:#?}");
+        assert_ocfl_valid(root, 1);
+    }
+
+    // The AIP comes back by its own OBJID; the submission is still version 1 of its object.
+    let got = tmp.path().join("got-aip");
+    let (code, g) =
+        store(&Default::default(), &cfg, &["get", &aip_id, "--out", got.to_str().unwrap()]);
+    assert_eq!(code, 0, "{g:#}");
+    assert_eq!(files_of(&got), in_aip);
+    let got = tmp.path().join("got-ssip");
+    let (code, g) = store(
+        &Default::default(),
+        &cfg,
+        &["get", &ssip_id, "--version", "1", "--out", got.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{g:#}");
+    assert_eq!(files_of(&got), in_ssip);
+    // The versions are the object's: one asked of the AIP is refused, saying where it is.
+    let (code, g) = store(
+        &Default::default(),
+        &cfg,
+        &["get", &aip_id, "--version", "1", "--out", tmp.path().join("x").to_str().unwrap()],
+    );
+    assert_ne!(code, 0, "{g:#}");
+    assert!(g.to_string().contains(&format!("v2 of object {ssip_id}")), "{g:#}");
+    let (code, log) = store(&Default::default(), &cfg, &["log", &aip_id]);
+    assert_eq!(code, 0, "{log:#}");
+    let messages: Vec<&str> =
+        log["versions"].as_array().unwrap().iter().filter_map(|v| v["message"].as_str()).collect();
+    assert_eq!(messages.len(), 2, "{log:#}");
+    assert!(messages[1].contains(&aip_id), "{log:#}");
+
+    // The same AIP again is no new version.
+    let (code, again) = store(&Default::default(), &cfg, &["put", aip.to_str().unwrap()]);
+    assert_eq!((code, again["packages"][0]["version"].as_str()), (0, Some("v2")), "{again:#}");
+}
+
+#[test]
+fn the_aip_of_a_submission_the_store_does_not_hold_is_an_object_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = submission(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
+    let aip = Path::new(ingested["aip"].as_str().unwrap()).to_path_buf();
+    assert_eq!(ingested["stored"]["version"], "v1", "{ingested:#}");
+    let (code, list) = store(&Default::default(), &cfg, &["list"]);
+    assert_eq!(code, 0, "{list:#}");
+    let ids: BTreeSet<&str> =
+        list["objects"].as_array().unwrap().iter().filter_map(|o| o["id"].as_str()).collect();
+    assert_eq!(ids, BTreeSet::from([objid(&aip).as_str()]), "{list:#}");
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 1);
+    }
+}

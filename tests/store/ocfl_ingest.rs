@@ -148,3 +148,51 @@ fn the_aip_of_a_submission_the_store_does_not_hold_is_an_object_of_its_own() {
         assert_ocfl_valid(&tmp.path().join(d), 1);
     }
 }
+
+/// An AIP whose METS names a stored package as its submission but does not have that
+/// package's containers (a forged or mistaken `altRecordID`) is not put as that package's
+/// next version: it becomes an object of its own, and the other object is left as it was.
+#[test]
+fn an_aip_naming_a_stored_package_whose_containers_it_lacks_gets_an_object_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = submission(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    put(&cfg, &ssip);
+    let root = tmp.path().join("disk-a");
+    let before = files_of(&root);
+    // Another packaging of the same harvest: other record ids, so other container bytes.
+    let other = tmp.path().join("other");
+    package(Package::new().quiet(), &other, &[&repo().join("samples/heritrix-job")]).succeeded();
+    let o = webaip_command()
+        .args(["ingest", "--quiet", "-o"])
+        .args([&tmp.path().join("aips"), &other])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let aip = tmp.path().join("aips/other");
+    let (named, forged) = (objid(&other), objid(&ssip));
+    let mets = std::fs::read_to_string(aip.join("METS.xml")).unwrap();
+    let tag = format!(r#"<mets:altRecordID TYPE="sSIP OBJID">{named}<"#);
+    assert_eq!(mets.matches(&tag).count(), 1, "{mets}");
+    let mets = mets.replace(&tag, &format!(r#"<mets:altRecordID TYPE="sSIP OBJID">{forged}<"#));
+    std::fs::write(aip.join("METS.xml"), &mets).unwrap();
+    let manifest = std::fs::read_to_string(aip.join("manifest-sha512.txt")).unwrap();
+    let line = manifest.lines().find(|l| l.ends_with("  METS.xml")).unwrap();
+    let digest = super::sha512_hex(mets.as_bytes());
+    let manifest = manifest.replace(line, &format!("{digest}  METS.xml"));
+    std::fs::write(aip.join("manifest-sha512.txt"), manifest).unwrap();
+
+    let r = put(&cfg, &aip);
+    let kept = (r["object"].as_str(), r["version"].as_str());
+    assert_eq!(kept, (Some(objid(&aip).as_str()), Some("v1")), "{r:#}");
+    let after = files_of(&root);
+    let submission_files = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        let obj = before.keys().find(|k| k.ends_with("/0=ocfl_object_1.1")).unwrap();
+        let dir = obj.trim_end_matches("0=ocfl_object_1.1").to_string();
+        m.iter().filter(|(k, _)| k.starts_with(&dir)).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    assert_eq!(submission_files(&after), submission_files(&before));
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 2);
+    }
+}

@@ -18,6 +18,7 @@ use super::inventory::{
 use super::layout::{EXTENSION, OBJECT_DECLARATION, ROOT_DECLARATION, object_path};
 use crate::audit::AuditOptions;
 use crate::formats::digest::{Sha512, hex};
+use crate::layout::MANIFEST;
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
 use crate::store::state::OcflPlace;
 use crate::store::{
@@ -143,7 +144,7 @@ impl Store {
         let ReadPackage { identifier: package, files, digest, requires } =
             crate::store::read_package(dir)?;
         crate::store::put::refuse_damaged(dir, audit)?;
-        let identifier = self.object_for(&package, dir)?;
+        let identifier = self.object_for(&package, dir, &files)?;
         let obj = object_path(&identifier);
         for root in roots {
             root.ensure_root()?;
@@ -200,11 +201,18 @@ impl Store {
     }
 
     /// The object a package goes into: its own (its OBJID), unless it is an AIP made from a
-    /// submission the store holds and the store holds nothing under the AIP's own OBJID. Then
-    /// it becomes the next version of the submission's object, which keeps the containers the
-    /// two share once: OCFL lets an inventory point only at content inside its own object, so
-    /// a separate object would store every unchanged container again.
-    fn object_for(&self, package: &str, dir: &Path) -> Result<String, StoreError> {
+    /// submission the store holds, the store holds nothing under the AIP's own OBJID, and the
+    /// AIP has every file of the submission object's head but its METS and manifest, byte for
+    /// byte (so a METS naming another package's OBJID cannot make itself that package's
+    /// head). Then it becomes the next version of the submission's object, which keeps the
+    /// containers the two share once: OCFL lets an inventory point only at content inside its
+    /// own object, so a separate object would store every unchanged container again.
+    fn object_for(
+        &self,
+        package: &str,
+        dir: &Path,
+        files: &[PackageFile],
+    ) -> Result<String, StoreError> {
         let refuse = |problem| StoreRefusal::Package { dir: dir.into(), problem };
         let mets = dir.join(crate::layout::METS);
         let file = crate::layout::open_in(dir, crate::layout::METS)
@@ -216,12 +224,28 @@ impl Store {
         let Some(submission) = header.submission_objid.filter(|s| s != package) else {
             return Ok(package.into());
         };
-        if self.holds(package)? || !self.holds(&submission)? {
+        if self.holds(package)? || !self.holds(&submission)? || !self.shares(&submission, files) {
             return Ok(package.into());
         }
         crate::store::checked_package_dir(&submission)
             .map_err(|e| refuse(PackageProblem::from(e)))?;
         Ok(submission)
+    }
+
+    /// Whether the head of object `id` (its reference head) has files besides its METS and
+    /// manifest, and `files` has each of them at its path with its digest.
+    fn shares(&self, id: &str, files: &[PackageFile]) -> bool {
+        let Ok(chosen) = self.reference_head(id) else { return false };
+        let h = &chosen.head;
+        let ours: std::collections::HashMap<&str, &str> =
+            files.iter().map(|f| (f.rel.as_str(), f.sha512.as_str())).collect();
+        let held = h.inv.files_of(&h.versions, h.versions.head);
+        let mut kept =
+            held.iter().filter(|f| f.path != crate::layout::METS && f.path != MANIFEST).peekable();
+        kept.peek().is_some()
+            && kept.all(|f| {
+                ours.get(f.path.as_str()).is_some_and(|d| d.eq_ignore_ascii_case(&f.sha512))
+            })
     }
 
     /// Whether webaip recorded object `id`, or any replica holds it.

@@ -661,6 +661,30 @@ mod tests {
     }
 
     #[test]
+    fn the_header_names_the_submission_only_in_its_own_alt_record_id() {
+        let doc = |hdr: &str, after: &str| {
+            format!(
+                r#"<mets:mets xmlns:mets="http://www.loc.gov/METS/" OBJID="aip-1" TYPE="AIP">
+<mets:metsHdr><mets:agent ROLE="CREATOR"><mets:name>x</mets:name></mets:agent>{hdr}</mets:metsHdr>
+{after}</mets:mets>"#
+            )
+        };
+        let header = |text: &str| read_header(MetsReader::strict(text.as_bytes())).unwrap();
+        let h = header(&doc(
+            r#"<mets:altRecordID TYPE="other">no</mets:altRecordID><mets:altRecordID TYPE="sSIP OBJID"> ssip-1 </mets:altRecordID>"#,
+            "",
+        ));
+        assert_eq!(h.root.objid.as_deref(), Some("aip-1"));
+        assert_eq!(h.package_type.as_deref(), Some("AIP"));
+        assert_eq!(h.submission_objid.as_deref(), Some("ssip-1"));
+        // Outside the header, or empty, it names nothing.
+        let outside = r#"<mets:dmdSec ID="d"><mets:altRecordID TYPE="sSIP OBJID">x</mets:altRecordID></mets:dmdSec>"#;
+        assert_eq!(header(&doc("", outside)).submission_objid, None);
+        let empty = r#"<mets:altRecordID TYPE="sSIP OBJID"> </mets:altRecordID>"#;
+        assert_eq!(header(&doc(empty, "")).submission_objid, None);
+    }
+
+    #[test]
     fn the_root_alone() {
         let root = read_root(MetsReader::strict(DOC.as_bytes())).unwrap().unwrap();
         assert_eq!(root.objid.as_deref(), Some("pkg-1"));

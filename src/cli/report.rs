@@ -209,7 +209,8 @@ fn findings_text(r: &ReportFacts) -> String {
     if !r.verdicts.mets.valid {
         said.push("METS INVALID".to_string());
     }
-    if let Some(a) = r.verdicts.audit.as_ref().filter(|a| a.verdict != webaip::AuditVerdict::Intact) {
+    if let Some(a) = r.verdicts.audit.as_ref().filter(|a| a.verdict != webaip::AuditVerdict::Intact)
+    {
         said.push(format!("audit: {}", a.text));
     }
     if r.captures.partial() {

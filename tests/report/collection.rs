@@ -571,7 +571,10 @@ fn every_configured_replica_is_counted_and_copies_found_bad_are_said() {
     let replicas = row["replicas"].as_array().unwrap();
     let names: Vec<&str> = replicas.iter().map(|c| c["replica"].as_str().unwrap()).collect();
     assert_eq!(names, ["disk1", "disk2", "disk3"], "{row:#}");
-    assert_eq!((replicas[2]["files"].as_u64(), replicas[2]["missing"].as_u64()), (Some(files), Some(files)));
+    assert_eq!(
+        (replicas[2]["files"].as_u64(), replicas[2]["missing"].as_u64()),
+        (Some(files), Some(files))
+    );
     assert_eq!(row["without_copy"], serde_json::json!(["disk3"]), "{row:#}");
     let s = &r["store"];
     let recorded_missing: u64 =
@@ -626,7 +629,8 @@ fn an_ocfl_store_is_reported_object_by_object() {
     assert_eq!(objects.len(), 1, "{rc:#}");
     let (id, want) = objects.iter().next().unwrap();
     let page = dir.path().join("ocfl.html");
-    let r = report_of(&webaip(&["report", "--json", "-o", page.to_str().unwrap(), "--store", cfg]), 0);
+    let r =
+        report_of(&webaip(&["report", "--json", "-o", page.to_str().unwrap(), "--store", cfg]), 0);
     assert_eq!(r["totals"]["packages"], 1, "{r:#}");
     let row = &r["packages"][0];
     assert!(row["not_read"].is_null(), "{row:#}");
@@ -634,11 +638,13 @@ fn an_ocfl_store_is_reported_object_by_object() {
     for key in ["objid", "records", "bytes", "files", "captured_first", "captured_last"] {
         assert_eq!(row[key], want["row"][key], "{key}");
     }
-    let ok: Vec<u64> = row["replicas"].as_array().unwrap().iter().map(|c| c["ok"].as_u64().unwrap()).collect();
+    let ok: Vec<u64> =
+        row["replicas"].as_array().unwrap().iter().map(|c| c["ok"].as_u64().unwrap()).collect();
     assert_eq!(ok, [1, 1], "{row:#}");
     assert_eq!(r["store"]["layout"], "ocfl");
     // The object gone from b: a copy missing there; the METS still comes from a.
-    let object = files_named(&dir.path().join("b"), "0=ocfl_object_1.1")[0].parent().unwrap().to_path_buf();
+    let object =
+        files_named(&dir.path().join("b"), "0=ocfl_object_1.1")[0].parent().unwrap().to_path_buf();
     std::fs::remove_dir_all(&object).unwrap();
     let r = report_of(&webaip(&["report", "--json", "--store", cfg]), 1);
     let row = &r["packages"][0];

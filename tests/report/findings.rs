@@ -138,7 +138,8 @@ fn an_aip_shows_its_package_wide_identification() {
     // last), and its formats are that event's payloads.
     let other: Vec<&Value> = events.iter().filter(|e| e["shown"] != true).collect();
     assert_ne!(other[0]["payloads"], shown[0]["payloads"], "the two events tell apart: {id:#}");
-    let rows = report_of(&webaip(&["report", "--json", pkg.to_str().unwrap(), aip.to_str().unwrap()]), 0);
+    let rows =
+        report_of(&webaip(&["report", "--json", pkg.to_str().unwrap(), aip.to_str().unwrap()]), 0);
     let row = &rows["packages"][1];
     assert_eq!(row["identification"]["date"], shown[0]["date"], "{row:#}");
     assert_eq!(row["identification"]["outcome"], shown[0]["outcome"], "{row:#}");

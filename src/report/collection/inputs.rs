@@ -18,7 +18,7 @@ pub(crate) type Emit<'a> =
     dyn FnMut(PackageRow, &mut CollectionSummary) -> Result<(), CollectionError> + 'a;
 
 /// A package to read.
-pub(crate) enum Job {
+enum Job {
     /// A folder (or METS) on disk, with what a journal records of it.
     Folder { shown: String, path: std::path::PathBuf, origin: RowOrigin, batch: Option<BatchState> },
     /// A package of the store: its METS is fetched from a replica first.
@@ -28,7 +28,7 @@ pub(crate) enum Job {
 }
 
 /// The packages waiting to be read, and where their rows go.
-pub(crate) struct Chunk<'e, 'a> {
+struct Chunk<'e, 'a> {
     jobs: Vec<Job>,
     emit: &'e mut Emit<'a>,
     /// Validate each METS.
@@ -39,7 +39,7 @@ pub(crate) struct Chunk<'e, 'a> {
 
 impl Chunk<'_, '_> {
     /// Queues a job; reads the chunk once it is full.
-    pub(crate) fn push(
+    fn push(
         &mut self,
         job: Job,
         store: Option<&StoreRead>,
@@ -50,7 +50,7 @@ impl Chunk<'_, '_> {
     }
 
     /// Reads the packages queued (in parallel) and hands their rows on in order.
-    pub(crate) fn flush(
+    fn flush(
         &mut self,
         store: Option<&StoreRead>,
         summary: &mut CollectionSummary,
@@ -108,7 +108,7 @@ pub(crate) fn read_all(
             }
             CollectionInput::Store(config) => {
                 chunk.flush(None, summary)?;
-                super::stored::store(config, &mut chunk, summary)?;
+                store(config, &mut chunk, summary)?;
             }
         }
     }
@@ -248,3 +248,26 @@ fn done_job(
     })
 }
 
+/// The rows of the packages a store records or holds.
+fn store(
+    config_path: &Path,
+    chunk: &mut Chunk<'_, '_>,
+    summary: &mut CollectionSummary,
+) -> Result<(), CollectionError> {
+    let read = StoreRead::open(config_path)?;
+    let facts = summary.store.get_or_insert_with(Default::default);
+    facts.config = crate::sources::path_text(config_path);
+    facts.layout = read.layout();
+    let mut failed = None;
+    read.each(&mut |s| {
+        if failed.is_some() {
+            return;
+        }
+        summary.store.get_or_insert_with(Default::default).add(&s.package);
+        if let Err(e) = chunk.push(Job::Stored(Box::new(s)), Some(&read), summary) {
+            failed = Some(e);
+        }
+    })?;
+    failed.map_or(Ok(()), Err)?;
+    chunk.flush(Some(&read), summary)
+}

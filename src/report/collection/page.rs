@@ -219,6 +219,12 @@ fn cards(s: &CollectionSummary, p: &mut String) {
     let state = if t.sums_capped.contains("records") { "bad" } else { "none" };
     let verdict = format!("{}{} records", at_least("records"), number(t.records));
     card(p, "WARC records", state, &verdict, &detail);
+    record_cards(s, p);
+    p.push_str("</div></section>");
+}
+
+/// The cards of what the journals and the state database record.
+fn record_cards(s: &CollectionSummary, p: &mut String) {
     if let Some(b) = &s.batch {
         let c = &b.counts;
         let state =
@@ -257,7 +263,6 @@ fn cards(s: &CollectionSummary, p: &mut String) {
             &detail,
         );
     }
-    p.push_str("</div></section>");
 }
 
 fn table_head(p: &mut String) {

@@ -206,9 +206,8 @@ fn describe(row: &mut PackageRow, facts: &MetsFacts) {
     // The package-wide identification (an AIP's packaging's, over every payload), as the
     // package report shows it, not the last event (an ingest's, over described ones only).
     let identification = crate::report::identification_outcome(facts);
-    let stated = identification
-        .as_ref()
-        .and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n)));
+    let stated =
+        identification.as_ref().and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n)));
     row.identification = identification.map(verdict);
     (row.formats, row.formats_of) = match stated {
         Some(t) if !t.by_puid.is_empty() => (crate::report::ranked_counts(&t.by_puid), "payloads"),

@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::inputs::{Chunk, Job};
+use super::CollectionError;
 use super::row::{Check, PackageRow, RowOrigin};
-use super::{CollectionError, CollectionSummary};
 use crate::store::config::{ReplicaLayout, StoreConfig};
 use crate::store::state::{PackageState, ReplicaCopies, StateReader};
 use crate::store::{ObjectOnReplica, Provenance, Store, StoreError, StoreRefusal};
@@ -19,14 +18,50 @@ pub(crate) struct Stored {
     pub without_copy: Vec<String>,
 }
 
-/// A store being read: its replicas (to fetch each METS from) and a scratch folder.
+/// A store being read: its state database, its replicas (to fetch each METS from) and a
+/// scratch folder.
 pub(crate) struct StoreRead {
     store: Store,
+    reader: StateReader,
     scratch: tempfile::TempDir,
     ocfl: bool,
+    /// The configured replicas' names, in order.
+    names: Vec<String>,
 }
 
 impl StoreRead {
+    /// Opens the store of the configuration at `config_path`; its state database read-only
+    /// (a missing one is an error, not one made empty).
+    pub(crate) fn open(config_path: &Path) -> Result<StoreRead, CollectionError> {
+        let config = StoreConfig::load(config_path)?;
+        let reader = StateReader::open(&config.state)?;
+        let scratch =
+            tempfile::Builder::new().prefix("webaip-report-").tempdir().map_err(|source| {
+                let what = "a scratch folder for the METS fetched".into();
+                CollectionError::Write { what, source }
+            })?;
+        let ocfl = config.replicas.iter().any(|r| r.layout == ReplicaLayout::Ocfl);
+        let names = config.replicas.iter().map(|r| r.name.clone()).collect();
+        Ok(StoreRead { store: Store::open(&config)?, reader, scratch, ocfl, names })
+    }
+
+    /// The replicas' layout: `webaip` or `ocfl`.
+    pub(crate) fn layout(&self) -> &'static str {
+        if self.ocfl { "ocfl" } else { "webaip" }
+    }
+
+    /// Hands every package of the store (OCFL: every object), with a copy entry for every
+    /// configured replica, to `each`.
+    pub(crate) fn each(&self, each: &mut dyn FnMut(Stored)) -> Result<(), StoreError> {
+        let mut with_every = |p: PackageState| each(every_replica(p, &self.names));
+        if self.ocfl {
+            ocfl_objects(&self.store, &self.names)?.into_iter().for_each(&mut with_every);
+            Ok(())
+        } else {
+            self.reader.each_package(&mut with_every)
+        }
+    }
+
     /// The row of a stored package: its METS fetched (verified against its recorded digest)
     /// into the scratch folder, read, and removed.
     pub(crate) fn row(&self, s: Stored, validate: bool) -> PackageRow {
@@ -96,51 +131,17 @@ fn every_replica(mut p: PackageState, names: &[String]) -> Stored {
     for name in names {
         if !p.replicas.iter().any(|c| &c.replica == name) {
             without_copy.push(name.clone());
-            let absent = ReplicaCopies { replica: name.clone(), files, missing: files, ..Default::default() };
+            let absent = ReplicaCopies {
+                replica: name.clone(),
+                files,
+                missing: files,
+                ..Default::default()
+            };
             p.replicas.push(absent);
         }
     }
     p.replicas.sort_by_key(|c| names.iter().position(|n| *n == c.replica).unwrap_or(usize::MAX));
     Stored { package: p, without_copy }
-}
-
-/// The rows of the packages a store records or holds.
-pub(crate) fn store(
-    config_path: &Path,
-    chunk: &mut Chunk<'_, '_>,
-    summary: &mut CollectionSummary,
-) -> Result<(), CollectionError> {
-    let config = StoreConfig::load(config_path)?;
-    // Read-only first: a missing state database is an error, not one made empty.
-    let reader = StateReader::open(&config.state)?;
-    let scratch =
-        tempfile::Builder::new().prefix("webaip-report-").tempdir().map_err(|source| {
-            CollectionError::Write { what: "a scratch folder for the METS fetched".into(), source }
-        })?;
-    let ocfl = config.replicas.iter().any(|r| r.layout == ReplicaLayout::Ocfl);
-    let read = StoreRead { store: Store::open(&config)?, scratch, ocfl };
-    let names: Vec<String> = config.replicas.iter().map(|r| r.name.clone()).collect();
-    let facts = summary.store.get_or_insert_with(Default::default);
-    facts.config = crate::sources::path_text(config_path);
-    facts.layout = if ocfl { "ocfl" } else { "webaip" };
-    let mut failed = None;
-    let mut each = |p: PackageState| {
-        if failed.is_some() {
-            return;
-        }
-        let s = every_replica(p, &names);
-        summary.store.get_or_insert_with(Default::default).add(&s.package);
-        if let Err(e) = chunk.push(Job::Stored(Box::new(s)), Some(&read), summary) {
-            failed = Some(e);
-        }
-    };
-    if ocfl {
-        ocfl_objects(&read.store, &names)?.into_iter().for_each(&mut each);
-    } else {
-        reader.each_package(&mut each)?;
-    }
-    failed.map_or(Ok(()), Err)?;
-    chunk.flush(Some(&read), summary)
 }
 
 /// The objects of an OCFL store, through its own listing (each replica's objects and their
@@ -167,7 +168,14 @@ fn ocfl_objects(store: &Store, names: &[String]) -> Result<Vec<PackageState>, St
             .map(|o| {
                 let ok = recorded(&o) && head == Some(crate::store::ocfl::ops::head_number(o));
                 let (ok, corrupt) = (u64::from(ok), u64::from(!ok));
-                ReplicaCopies { replica: o.replica.clone(), files: 1, uploaded: 1, ok, corrupt, ..Default::default() }
+                ReplicaCopies {
+                    replica: o.replica.clone(),
+                    files: 1,
+                    uploaded: 1,
+                    ok,
+                    corrupt,
+                    ..Default::default()
+                }
             })
             .collect();
         let accepted_at = head.map(|n| format!("v{n} recorded"));

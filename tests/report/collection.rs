@@ -1,8 +1,10 @@
 //! `webaip report` of a collection: several packaged samples, one with a damaged METS, a
 //! batch journal with a failed item, a store with two replicas. Every number equals a recount
 //! by other tools (`recount.py --collection`: lxml over each METS, sqlite3 over the journal
-//! and the state database); the page opens offline in headless Chromium; `batch run
-//! --report` writes it; hostile rows are named, never followed.
+//! and the state database, the inventories of an OCFL store read as JSON); the page opens
+//! offline in headless Chromium; `batch run --report` writes it (its page checked before the
+//! run); hostile rows are named, never followed; a package named twice counts once; every
+//! configured replica is counted; sums past 2^64 - 1 are capped and said, never wrapped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

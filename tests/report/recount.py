@@ -6,10 +6,13 @@ capture is a response, revisit or resource of an http, https, ftp or dns URL; ot
 counted by URL scheme, or for those URLs by record type).
 
 usage: recount.py PACKAGE
-       recount.py --collection [--journal JOURNAL]... [--state STATE_DB] [PACKAGE]...
+       recount.py --collection [--journal JOURNAL]... [--state STATE_DB] [--ocfl ROOT]...
+                  [PACKAGE]...
 Prints one JSON object whose keys mirror the report's JSON (`webaip report --json`). With
---collection: each package's row facts (lxml over its METS), the journals' rows (sqlite3) and
-the state database's copies (sqlite3), counted here.
+--collection: each package's row facts (lxml over its METS), the journals' rows (sqlite3),
+the state database's copies and each package's files (sqlite3), and each object of an OCFL
+storage root (its inventory read as JSON, the row facts of the METS at its head), counted
+here.
 """
 import argparse, collections, json, os, sqlite3, subprocess, sys, urllib.parse
 

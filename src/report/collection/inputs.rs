@@ -254,12 +254,12 @@ fn store(
     chunk: &mut Chunk<'_, '_>,
     summary: &mut CollectionSummary,
 ) -> Result<(), CollectionError> {
-    let read = StoreRead::open(config_path)?;
+    let (read, reader) = StoreRead::open(config_path)?;
     let facts = summary.store.get_or_insert_with(Default::default);
     facts.config = crate::sources::path_text(config_path);
     facts.layout = read.layout();
     let mut failed = None;
-    read.each(&mut |s| {
+    read.each(&reader, &mut |s| {
         if failed.is_some() {
             return;
         }

@@ -18,11 +18,10 @@ pub(crate) struct Stored {
     pub without_copy: Vec<String>,
 }
 
-/// A store being read: its state database, its replicas (to fetch each METS from) and a
+/// A store being read: its replicas (to fetch each METS from, from several threads) and a
 /// scratch folder.
 pub(crate) struct StoreRead {
     store: Store,
-    reader: StateReader,
     scratch: tempfile::TempDir,
     ocfl: bool,
     /// The configured replicas' names, in order.
@@ -30,9 +29,10 @@ pub(crate) struct StoreRead {
 }
 
 impl StoreRead {
-    /// Opens the store of the configuration at `config_path`; its state database read-only
-    /// (a missing one is an error, not one made empty).
-    pub(crate) fn open(config_path: &Path) -> Result<StoreRead, CollectionError> {
+    /// Opens the store of the configuration at `config_path`, and its state database
+    /// read-only (a missing one is an error, not one made empty; its connection stays on
+    /// this thread).
+    pub(crate) fn open(config_path: &Path) -> Result<(StoreRead, StateReader), CollectionError> {
         let config = StoreConfig::load(config_path)?;
         let reader = StateReader::open(&config.state)?;
         let scratch =
@@ -42,7 +42,7 @@ impl StoreRead {
             })?;
         let ocfl = config.replicas.iter().any(|r| r.layout == ReplicaLayout::Ocfl);
         let names = config.replicas.iter().map(|r| r.name.clone()).collect();
-        Ok(StoreRead { store: Store::open(&config)?, reader, scratch, ocfl, names })
+        Ok((StoreRead { store: Store::open(&config)?, scratch, ocfl, names }, reader))
     }
 
     /// The replicas' layout: `webaip` or `ocfl`.
@@ -52,13 +52,17 @@ impl StoreRead {
 
     /// Hands every package of the store (OCFL: every object), with a copy entry for every
     /// configured replica, to `each`.
-    pub(crate) fn each(&self, each: &mut dyn FnMut(Stored)) -> Result<(), StoreError> {
+    pub(crate) fn each(
+        &self,
+        reader: &StateReader,
+        each: &mut dyn FnMut(Stored),
+    ) -> Result<(), StoreError> {
         let mut with_every = |p: PackageState| each(every_replica(p, &self.names));
         if self.ocfl {
             ocfl_objects(&self.store, &self.names)?.into_iter().for_each(&mut with_every);
             Ok(())
         } else {
-            self.reader.each_package(&mut with_every)
+            reader.each_package(&mut with_every)
         }
     }
 

@@ -556,7 +556,9 @@ fn entry_of(row: &Row<'_>) -> rusqlite::Result<Entry> {
     // output and work folders, and remove or move: a row naming anything else (an edited or
     // foreign journal) must not reach them.
     let package: String = row.get(3)?;
-    if !package.is_empty() && !one_folder_name(&package) {
+    // A done item without one (empty) would name the output folder itself.
+    let none_allowed = package.is_empty() && state != ItemState::Done;
+    if !none_allowed && !one_folder_name(&package) {
         let e = format!("package {package:?} is not one folder name");
         return Err(rusqlite::Error::FromSqlConversionFailure(
             3,
@@ -632,7 +634,7 @@ mod tests {
         let mut j = Journal::open(&path).unwrap();
         j.register([("a", Some(1), "a".to_string(), "a")]).unwrap();
         assert_eq!(j.entry("a").unwrap().unwrap().package, "a");
-        for hostile in ["..", "../victim", "/", "/etc", "a/b", ".", "a/"] {
+        for hostile in ["..", "../victim", "/", "/etc", "a/b", ".", "a/", ""] {
             let db = Connection::open(&path).unwrap();
             db.execute("UPDATE items SET package = ?1, state = 'done', stored = 'then'", [hostile])
                 .unwrap();

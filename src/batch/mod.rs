@@ -634,6 +634,17 @@ pub struct Status {
     pub failures: Vec<Entry>,
 }
 
+/// Whether row `new` of an item says more of it than `old`, a row of the same key in another
+/// journal: done over not done, stored over not stored, else the most recently changed.
+pub(crate) fn supersedes(new: &Entry, old: &Entry) -> bool {
+    match old.state {
+        ItemState::Done => {
+            old.stored.is_none() && new.state == ItemState::Done && new.stored.is_some()
+        }
+        _ => new.state == ItemState::Done || new.updated > old.updated,
+    }
+}
+
 /// Summarises journals.
 pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
     let mut per = Vec::new();
@@ -643,14 +654,7 @@ pub fn status(journals: &[PathBuf]) -> Result<Status, JournalError> {
         let mut counts = Counts::default();
         for e in entries {
             counts.add(&e);
-            let keep = match merged.get(&e.key) {
-                None => true,
-                Some(old) if old.state == ItemState::Done => {
-                    old.stored.is_none() && e.state == ItemState::Done && e.stored.is_some()
-                }
-                Some(old) => e.state == ItemState::Done || e.updated > old.updated,
-            };
-            if keep {
+            if merged.get(&e.key).is_none_or(|old| supersedes(&e, old)) {
                 merged.insert(e.key.clone(), e);
             }
         }

@@ -50,8 +50,9 @@ pub struct AuditArgs {
     /// Print one JSON object holding every package's report (and no progress).
     #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// Print nothing on success: no progress, no report, no notes (the exit status says the
-    /// verdict); errors are still printed. With --json, only the JSON.
+    /// Print only the verdict line of a package that is not INTACT (PARTIAL included: its
+    /// exit status is 0): no progress, no detail, no notes; errors are still printed. With
+    /// --json, only the JSON.
     #[arg(short, long, help_heading = "Reporting")]
     quiet: bool,
     /// Files checked at once (default: one per core).
@@ -152,11 +153,13 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(code);
     }
-    if args.quiet {
-        return Ok(code);
-    }
     for r in &reports {
-        print_report(r);
+        if !args.quiet {
+            print_report(r);
+        } else if r.verdict != Verdict::Intact {
+            // Quiet drops detail, never a verdict that is not INTACT.
+            println!("{}", summary_line(r));
+        }
     }
     Ok(code)
 }

@@ -10,7 +10,8 @@ use webaip::{
     BatchEntry, BatchEvent, BatchExports, BatchItemState, BatchOptions, BatchOutcome,
     BatchResources, BatchShard, BatchStatus, CollectionInput, CollectionOutput, DEFAULT_LEVEL,
     DEFAULT_PROFILE, EarkForm, EarkType, IdentifyMode, PackageOptions, Profile, SerializationMode,
-    Zone, batch_default_memory, batch_journal_path, parse_size, report_collection,
+    Zone, batch_default_memory, batch_journal_path, parse_size, refuse_collection_output,
+    report_collection,
 };
 
 use super::{EXIT_FINDINGS, progress, terminal_text};
@@ -174,7 +175,8 @@ struct RunArgs {
     /// Print the outcome as one JSON object.
     #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// Print nothing but errors.
+    /// Print nothing but errors and, when the run is not complete (the exit status 1), one
+    /// line saying so.
     #[arg(long, short, help_heading = "Reporting")]
     quiet: bool,
 }
@@ -200,7 +202,8 @@ struct StatusArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
-    /// Print nothing but errors (the exit status says whether every item is done).
+    /// Print nothing but errors and, when an item is not done (the exit status 1), the total
+    /// line.
     #[arg(long, short)]
     quiet: bool,
 }
@@ -290,6 +293,10 @@ fn deliver_options(args: &RunArgs) -> BatchDelivery {
 
 fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     let opts = batch_options(&args)?;
+    if let Some(page) = &args.report {
+        // Refused before the run, not after hours of it (checked again when written).
+        refuse_collection_output(&[report_input(&opts)], page)?;
+    }
     let bar = progress::batch_bar(args.quiet || args.json);
     let quiet = args.quiet;
     let tell = |event: BatchEvent<'_>| tell(&bar, quiet, event);
@@ -305,6 +312,12 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
         out.flush()?;
     } else if !args.quiet {
         print_outcome(&outcome, &opts);
+    } else if !outcome.complete(&opts) {
+        // Quiet drops detail, never a verdict that is not clean.
+        println!(
+            "batch: not complete: {} packaged, {} failed ({} failed before)",
+            outcome.packaged, outcome.failed, outcome.skipped_failed
+        );
     }
     Ok(if outcome.complete(&opts) { 0 } else { EXIT_FINDINGS })
 }
@@ -332,10 +345,15 @@ struct ReportWritten {
     not_read: u64,
 }
 
+/// What `--report` reports: the run's journal and the packages of its done items.
+fn report_input(opts: &BatchOptions) -> CollectionInput {
+    CollectionInput::Journal { path: opts.journal.clone(), packages: opts.out.clone() }
+}
+
 /// Writes the collection report of the run's journal to `page`; a failure is warned of (even
 /// with --quiet: the page asked for is missing) and returned, never an error of the run.
 fn run_report(page: &std::path::Path, opts: &BatchOptions, quiet: bool) -> ReportWritten {
-    let input = CollectionInput::Journal { path: opts.journal.clone(), packages: opts.out.clone() };
+    let input = report_input(opts);
     let output = CollectionOutput { page: Some(page), json: None };
     let shown = page.display().to_string();
     // The run validated every METS it made: the page reads them and does not again.
@@ -478,6 +496,9 @@ fn run_status(args: StatusArgs) -> anyhow::Result<i32> {
         }
         println!("total: {}", counts_text(&status.total));
         print_failures(status.failures.iter());
+    } else if status.total.done < status.total.items {
+        // Quiet drops detail, never a verdict that is not clean.
+        println!("total: {}", counts_text(&status.total));
     }
     // Complete when every item is done.
     Ok(if status.total.done < status.total.items { EXIT_FINDINGS } else { 0 })

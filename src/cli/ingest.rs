@@ -42,8 +42,8 @@ pub struct IngestArgs {
     /// Print one JSON object holding every submission's report (and no progress).
     #[arg(long, help_heading = "Reporting")]
     json: bool,
-    /// Print nothing on success: no progress, no report; errors are still printed. With
-    /// --json, only the JSON.
+    /// Print nothing on success: no progress, no report; errors are still printed, and a put
+    /// to the store not accepted is said in one line. With --json, only the JSON.
     #[arg(short, long, help_heading = "Reporting")]
     quiet: bool,
     /// Files read at once by the audit (default: one per core).
@@ -91,10 +91,15 @@ pub fn run(args: IngestArgs) -> anyhow::Result<i32> {
         });
         match result {
             Ok(r) => {
+                let incomplete = r.stored.as_ref().is_some_and(|s| !s.accepted);
                 if !args.json && !args.quiet {
                     print_report(&r);
+                } else if !args.json && incomplete {
+                    // Quiet drops detail, never a verdict that is not clean.
+                    let (aip, ssip) = (r.aip.display(), r.submission.display());
+                    println!("{ssip} -> {aip}: stored INCOMPLETE (the put was not accepted)");
                 }
-                if r.stored.as_ref().is_some_and(|s| !s.accepted) {
+                if incomplete {
                     code = code.max(super::EXIT_FINDINGS);
                 }
                 reports.push(r);

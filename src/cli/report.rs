@@ -67,7 +67,8 @@ pub struct ReportArgs {
     /// Print the report's facts as one JSON object on standard output (no progress).
     #[arg(long)]
     json: bool,
-    /// Print nothing but errors.
+    /// Print nothing but errors and, when there are findings (the exit status 1), one line
+    /// saying so.
     #[arg(long, short)]
     quiet: bool,
 }
@@ -104,6 +105,9 @@ fn run_package(args: &ReportArgs, package: &std::path::Path) -> anyhow::Result<i
         out.flush()?;
     } else if !args.quiet {
         print_summary(&report, args.out.as_ref());
+    } else if has_findings(&report) {
+        // Quiet drops detail, never a verdict that is not clean.
+        println!("{}: {}", terminal_text(&report.package), findings_text(&report));
     }
     Ok(if has_findings(&report) { super::EXIT_FINDINGS } else { 0 })
 }
@@ -132,6 +136,13 @@ fn run_collection(args: &ReportArgs, mut inputs: Vec<CollectionInput>) -> anyhow
     drop(json_out);
     if !args.json && !args.quiet {
         print_collection(&summary, args.out.as_ref());
+    } else if !args.json && summary.has_findings() {
+        // Quiet drops detail, never a verdict that is not clean.
+        let t = &summary.totals;
+        println!(
+            "{} packages: {} read, {} not read: findings (a package not read, an invalid METS,              a total not summed, a batch item not done or a copy not sound)",
+            t.packages, t.read, t.not_read
+        );
     }
     Ok(if summary.has_findings() { super::EXIT_FINDINGS } else { 0 })
 }
@@ -143,7 +154,27 @@ fn print_collection(s: &CollectionSummary, out: Option<&PathBuf>) {
         "  METS: {} valid, {} invalid, {} not validated",
         t.mets_valid, t.mets_invalid, t.mets_not_validated
     );
-    println!("  {} WARC records, {} bytes (as the METS state)", t.records, t.bytes);
+    let at_least = |what: &str| if t.sums_capped.contains(what) { "at least " } else { "" };
+    println!(
+        "  {}{} WARC records, {}{} bytes (as the METS state)",
+        at_least("records"),
+        t.records,
+        at_least("bytes"),
+        t.bytes
+    );
+    if t.packages_capped > 0 {
+        println!(
+            "  {} package(s) state sizes or record counts beyond what can be summed (2^64 - 1)",
+            t.packages_capped
+        );
+    }
+    let again = &s.named_again;
+    if again.packages + again.journals > 0 {
+        println!(
+            "  named more than once, counted once: {} package(s), {} journal(s)",
+            again.packages, again.journals
+        );
+    }
     if let Some(b) = &s.batch {
         let c = &b.counts;
         println!(
@@ -153,8 +184,9 @@ fn print_collection(s: &CollectionSummary, out: Option<&PathBuf>) {
     }
     if let Some(st) = &s.store {
         println!(
-            "  store: {} of {} packages accepted; {} copies missing, {} corrupt",
-            st.accepted, st.packages, st.copies_missing, st.copies_corrupt
+            "  store: {} of {} packages accepted; {} copies missing, {} corrupt; {} METS copies \
+             found bad by this report",
+            st.accepted, st.packages, st.copies_missing, st.copies_corrupt, st.mets_rejected
         );
     }
     if let Some(out) = out {
@@ -169,6 +201,25 @@ fn has_findings(r: &ReportFacts) -> bool {
         r.verdicts.audit.as_ref().is_none_or(|a| a.verdict == webaip::AuditVerdict::Intact);
     let virus = r.verdicts.virus_check.as_ref().is_some_and(|o| o.any_failed());
     !r.verdicts.mets.valid || !audit_clean || r.captures.partial() || virus
+}
+
+/// What [`has_findings`] found, in a few words.
+fn findings_text(r: &ReportFacts) -> String {
+    let mut said = Vec::new();
+    if !r.verdicts.mets.valid {
+        said.push("METS INVALID".to_string());
+    }
+    if let Some(a) = r.verdicts.audit.as_ref().filter(|a| a.verdict != webaip::AuditVerdict::Intact)
+    {
+        said.push(format!("audit: {}", a.text));
+    }
+    if r.captures.partial() {
+        said.push("captures counted in part".into());
+    }
+    if r.verdicts.virus_check.as_ref().is_some_and(|o| o.any_failed()) {
+        said.push("a virus check failed or found a virus".into());
+    }
+    said.join("; ")
 }
 
 fn print_summary(r: &ReportFacts, out: Option<&PathBuf>) {

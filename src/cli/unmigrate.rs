@@ -38,7 +38,7 @@ pub struct UnmigrateArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
-    /// Print nothing but errors.
+    /// Print nothing but errors and the name of each ARC that DIFFERS (the exit status 1).
     #[arg(long, short)]
     quiet: bool,
 }
@@ -61,6 +61,10 @@ pub fn run(args: UnmigrateArgs) -> anyhow::Result<i32> {
         return Ok(code);
     }
     if args.quiet {
+        // Quiet drops detail, never a verdict that is not clean.
+        for r in done.arcs.iter().filter(|r| !r.as_expected()) {
+            println!("DIFFERS {}", terminal_text(&r.name));
+        }
         return Ok(code);
     }
     for path in &done.removed_leftovers {

@@ -25,20 +25,30 @@ fn timestamp(ts: &str) -> String {
     format!("{}-{}-{} {}:{}:{}", &ts[..4], &ts[4..6], &ts[6..8], &ts[8..10], &ts[10..12], &ts[12..])
 }
 
-/// Writes the page.
+/// One part of the page, in order.
+type Section = fn(&ReportFacts, &mut String);
+
+/// Writes the page a section at a time: only one section is held, never the whole page.
 pub fn write_html(r: &ReportFacts, out: &mut dyn Write) -> io::Result<()> {
+    let sections: [Section; 11] = [
+        head,
+        summary,
+        identity,
+        |r, s| captures(&r.captures, s),
+        formats,
+        described_pages,
+        virus_check,
+        events,
+        deduplication,
+        quirks,
+        files,
+    ];
     let mut page = String::with_capacity(64 * 1024);
-    head(r, &mut page);
-    summary(r, &mut page);
-    identity(r, &mut page);
-    captures(&r.captures, &mut page);
-    formats(r, &mut page);
-    described_pages(r, &mut page);
-    virus_check(r, &mut page);
-    events(r, &mut page);
-    deduplication(r, &mut page);
-    quirks(r, &mut page);
-    files(r, &mut page);
+    for section in sections {
+        section(r, &mut page);
+        out.write_all(page.as_bytes())?;
+        page.clear();
+    }
     // Counting from the containers reads each record as `webaip index` does: a payload
     // whose record states no digest is read to compute it.
     let read = match r.captures.source {

@@ -166,6 +166,9 @@ pub struct MetsFacts {
     pub quirk_logs: Vec<String>,
     /// Entries of the lists above left out by the bound, by list.
     pub not_listed: BTreeMap<&'static str, u64>,
+    /// Sums that passed the largest number held (2^64 - 1; a hostile METS's `SIZE`s or record
+    /// counts) and are held there, so "at least": `bytes`, `records`.
+    pub sums_capped: std::collections::BTreeSet<&'static str>,
 }
 
 /// The events of one type: how many, their outcomes, the last one.
@@ -209,10 +212,18 @@ fn count_bounded(map: &mut BTreeMap<String, u64>, key: &str, max: usize) {
     *map.entry(key.to_string()).or_default() += 1;
 }
 
+/// Adds `n` to `sum`, held at `u64::MAX` when it would pass it; true when it would.
+pub(crate) fn add_capped(sum: &mut u64, n: u64) -> bool {
+    let (added, passed) = sum.overflowing_add(n);
+    *sum = if passed { u64::MAX } else { added };
+    passed
+}
+
 impl ObjectTotals {
-    fn add(&mut self, o: &ObjectFact) {
+    /// Counts an object; true when the records stated pass what a sum holds.
+    fn add(&mut self, o: &ObjectFact) -> bool {
         self.objects += 1;
-        self.warc_records += o.warc_records.unwrap_or(0);
+        let capped = add_capped(&mut self.warc_records, o.warc_records.unwrap_or(0));
         for r in &o.relationships {
             match (r.kind.as_str(), r.subtype.as_str()) {
                 ("derivation", "migration") => self.migrations += 1,
@@ -232,6 +243,7 @@ impl ObjectTotals {
             (true, true) => "(not stated)".into(),
         };
         count_bounded(&mut self.formats, &format, MAX_TYPES);
+        capped
     }
 }
 
@@ -518,8 +530,10 @@ fn count_file(file: FileSeen, facts: &mut MetsFacts) {
     }
     let count = facts.folders.entry(crate::layout::clip(&folder, 200)).or_default();
     count.files += 1;
-    count.bytes += file.size.unwrap_or(0);
     count.without_size += u64::from(file.size.is_none());
+    if add_capped(&mut count.bytes, file.size.unwrap_or(0)) {
+        facts.sums_capped.insert("bytes");
+    }
 }
 
 /// Files a finished item in the facts.
@@ -548,7 +562,9 @@ fn keep(done: Collecting, facts: &mut MetsFacts) {
         }
         Collecting::Agent(a) => push_bounded(&mut facts.agents, a, "agents", n),
         Collecting::Object(o) => {
-            facts.object_totals.add(&o.object);
+            if facts.object_totals.add(&o.object) {
+                facts.sums_capped.insert("records");
+            }
             push_bounded(&mut facts.objects, o.object, "objects", n)
         }
     }

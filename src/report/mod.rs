@@ -638,7 +638,7 @@ fn shown_identification(events: &[mets::EventFact]) -> Option<usize> {
 
 /// The identification card: the shown event's outcome, notes and agents, the counts of every
 /// event of the type.
-fn identification_outcome(facts: &MetsFacts) -> Option<EventOutcome> {
+pub(crate) fn identification_outcome(facts: &MetsFacts) -> Option<EventOutcome> {
     let mut o = last_outcome(&facts.event_types, &facts.agents, "format identification")?;
     if let Some(i) = shown_identification(&facts.identifications) {
         let e = &facts.identifications[i];

@@ -100,3 +100,29 @@ fn a_described_record_the_machine_cannot_read_is_no_fault_of_the_mets() {
         assert!(!not_read(&r).is_empty(), "{extra:?}: {r:#}");
     }
 }
+
+/// `audit -q` drops progress and detail, never a verdict that is not INTACT: a package whose
+/// container cannot be read at all gets its PARTIAL verdict line (exit 0, as documented);
+/// an intact package gets nothing.
+#[test]
+fn quiet_still_prints_a_verdict_that_is_not_intact() {
+    let Some(failing) = FailingReads::build() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    build(&corpus().join("warc/jwat-IAH-20080430204825-00000-blackbook.warc.gz"), &pkg);
+    let schemas = schemas().display().to_string();
+    let args = ["audit", "--deep", "-q", "--schemas", &schemas, pkg.to_str().unwrap()];
+    let quiet = failing.webaip("blackbook", 0, libc::EIO, &args);
+    let out = String::from_utf8_lossy(&quiet.stdout);
+    assert_eq!(quiet.status.code(), Some(0), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "one verdict line: {out}");
+    assert!(lines[0].contains("NO DAMAGE FOUND IN WHAT COULD BE CHECKED"), "{out}");
+    assert!(lines[0].contains("not checkable here"), "{out}");
+    // The same verdict as the JSON's.
+    let (_, r) = audit_failing(&failing, ("blackbook", 0, libc::EIO), &pkg, &["--deep"]);
+    assert_eq!(r["verdict"], "partial", "{r:#}");
+    let intact = crate::util::webaip(&args);
+    assert_eq!(intact.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&intact.stdout), "", "nothing when INTACT");
+}

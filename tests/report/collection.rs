@@ -1,8 +1,10 @@
 //! `webaip report` of a collection: several packaged samples, one with a damaged METS, a
 //! batch journal with a failed item, a store with two replicas. Every number equals a recount
 //! by other tools (`recount.py --collection`: lxml over each METS, sqlite3 over the journal
-//! and the state database); the page opens offline in headless Chromium; `batch run
-//! --report` writes it; hostile rows are named, never followed.
+//! and the state database, the inventories of an OCFL store read as JSON); the page opens
+//! offline in headless Chromium; `batch run --report` writes it (its page checked before the
+//! run); hostile rows are named, never followed; a package named twice counts once; every
+//! configured replica is counted; sums past 2^64 - 1 are capped and said, never wrapped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -288,6 +290,7 @@ fn hostile_rows_are_named_not_followed() {
         ("d", "fifo"),
         ("e", "dirlink"),
         ("f", "gone"),
+        ("g", ""),
     ] {
         db.execute("INSERT INTO items (key, source, package, state, updated) VALUES (?1, 'src', ?2, 'done', 'then')", [key, package]).unwrap();
     }
@@ -308,13 +311,17 @@ fn hostile_rows_are_named_not_followed() {
     for name in ["linked", "fifo", "dirlink", "gone"] {
         assert!(row(name)["not_read"].is_string(), "{name}: {:#}", row(name));
     }
-    let bad = &r["batch"]["failures"][0];
-    assert_eq!(
-        (bad["key"].as_str(), bad["kind"].as_str()),
-        (Some("b"), Some("unreadable row")),
-        "{r:#}"
-    );
-    assert_eq!(rows.len(), 5, "the row outside the folder is no package row");
+    // The row outside the folder and the one naming no package (the folder itself) are
+    // refused as rows, not read as packages.
+    let bad: Vec<(Option<&str>, Option<&str>)> = r["batch"]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["key"].as_str(), f["kind"].as_str()))
+        .collect();
+    assert_eq!(bad, [(Some("b"), Some("unreadable row")), (Some("g"), Some("unreadable row"))]);
+    assert_eq!(r["batch"]["bad_rows"], 2, "{r:#}");
+    assert_eq!(rows.len(), 5, "no package row for either");
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<script").count(), 1, "only the page's own script");
     assert!(html.contains("&lt;script&gt;document.title="));
@@ -377,4 +384,274 @@ fn the_page_never_replaces_what_the_collection_reads_and_a_journal_is_only_read(
     assert_eq!(std::fs::read(&old_journal).unwrap(), bytes, "the journal was written");
     let names: Vec<_> = std::fs::read_dir(&old).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 3, "nothing made beside the journal: {names:?}");
+}
+
+/// A METS whose files state sizes past 2^64 - 1 never makes a total wrap: the row's and the
+/// collection's bytes are held at 2^64 - 1, said to be "at least", and the report has a
+/// finding; the records, which do not pass it, equal lxml's recount.
+#[test]
+fn sizes_past_what_a_sum_holds_are_capped_and_said_not_wrapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = samples();
+    let pkg = packaged(dir.path(), samples[0].0, &samples[0].1);
+    let mut hostile = Vec::new();
+    for name in ["h1", "h2"] {
+        let to = dir.path().join(name);
+        copy_tree(&pkg, &to);
+        let mets = std::fs::read_to_string(to.join("METS.xml")).unwrap();
+        let re = regex::Regex::new(r#"(<mets:file [^>]*SIZE=")\d+""#).unwrap();
+        let changed = re.replace_all(&mets, "${1}18446744073709551615\"");
+        assert_ne!(changed, mets, "the sample's files state sizes");
+        std::fs::write(to.join("METS.xml"), changed.as_bytes()).unwrap();
+        hostile.push(to);
+    }
+    let page = dir.path().join("h.html");
+    let (a, b) = (hostile[0].to_str().unwrap(), hostile[1].to_str().unwrap());
+    let r = report_of(&webaip(&["report", "--json", "-o", page.to_str().unwrap(), a, b]), 1);
+    let mut cmd = Command::new(oracle_python());
+    cmd.arg(repo().join("tests/report/recount.py")).arg("--collection").args(&hostile);
+    let o = cmd.output().expect("recount.py runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut records = 0;
+    for row in r["packages"].as_array().unwrap() {
+        let want = &rc["packages"][row["package"].as_str().unwrap()];
+        assert!(want["bytes"].as_f64().unwrap() > u64::MAX as f64, "{want:#}");
+        assert_eq!(row["bytes"].as_u64(), Some(u64::MAX), "{row:#}");
+        assert_eq!(row["sums_capped"], serde_json::json!(["bytes"]), "{row:#}");
+        assert_eq!(row["records"], want["records"]);
+        records += want["records"].as_u64().unwrap();
+    }
+    let t = &r["totals"];
+    assert_eq!(t["bytes"].as_u64(), Some(u64::MAX), "{t:#}");
+    assert_eq!(t["records"].as_u64(), Some(records), "{t:#}");
+    assert_eq!(t["sums_capped"], serde_json::json!(["bytes"]), "{t:#}");
+    assert_eq!(t["packages_capped"], 2, "{t:#}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<p class=\"verdict\">at least "), "the Bytes card says at least");
+    assert!(html.contains("not summable"), "a row says its bytes are not summable");
+}
+
+/// One package counts once however often it is named: the same journal twice, the journal
+/// and its package's folder, a second journal holding the same items, a row naming a folder
+/// another row names. The totals equal lxml's recount of the one package, the batch counts
+/// sqlite3's of the one journal (each item once, as `batch status` counts), and the page
+/// says what was named again.
+#[test]
+fn a_package_named_more_than_once_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let rc = recount(&c);
+    let done = std::fs::read_dir(&c.batch_out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.join("METS.xml").is_file())
+        .expect("the batch made one package");
+    let want = &rc["packages"][done.to_str().unwrap()];
+    let counts = &rc["journals"][c.journal.to_str().unwrap()]["counts"];
+    // A second journal beside the first with the same items, and one more naming the same
+    // package folder.
+    let second = c.batch_out.join("second.sqlite");
+    let db = rusqlite::Connection::open(&c.journal).unwrap();
+    db.execute("VACUUM INTO ?1", [second.to_str().unwrap()]).unwrap();
+    drop(db);
+    let db = rusqlite::Connection::open(&second).unwrap();
+    let name = done.file_name().unwrap().to_str().unwrap();
+    db.execute("INSERT INTO items (key, source, package, state, updated) VALUES ('k-dup', 'src', ?1, 'done', 'then')", [name]).unwrap();
+    drop(db);
+    let page = dir.path().join("dup.html");
+    let (j, j2, folder) =
+        (c.journal.to_str().unwrap(), second.to_str().unwrap(), done.to_str().unwrap());
+    let r = report_of(
+        &webaip(&["report", "--json", "-o", page.to_str().unwrap(), j, j, folder, j2]),
+        1,
+    );
+    let t = &r["totals"];
+    assert_eq!((t["packages"].as_u64(), t["read"].as_u64()), (Some(1), Some(1)), "{t:#}");
+    assert_eq!(t["records"], want["records"], "{t:#}");
+    assert_eq!(t["bytes"], want["bytes"], "{t:#}");
+    assert_eq!(r["packages"].as_array().unwrap().len(), 1);
+    let b = &r["batch"]["counts"];
+    assert_eq!(b["done"].as_u64(), Some(counts["done"].as_u64().unwrap() + 1), "k-dup: {b:#}");
+    assert_eq!(b["failed"], counts["failed"], "{b:#}");
+    assert_eq!(r["batch"]["failures"].as_array().unwrap().len(), 1, "listed once: {r:#}");
+    let again = &r["named_again"];
+    // The journal again, the folder (named by the journal first), the second journal's row
+    // of the same item and its k-dup row.
+    assert_eq!((again["journals"].as_u64(), again["packages"].as_u64()), (Some(1), Some(3)));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Named more than once, read and counted once"), "the page says so");
+}
+
+/// `batch run --report FILE` refuses a FILE the page may not replace before the run starts
+/// (a folder, a package's METS of an earlier run), not after it: nothing is packaged and the
+/// journal is not touched.
+#[test]
+fn a_batch_report_page_that_would_replace_an_input_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let done = std::fs::read_dir(&c.batch_out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.join("METS.xml").is_file())
+        .expect("the batch made one package");
+    let manifest = dir.path().join("again.csv");
+    std::fs::write(&manifest, format!("{}/\n", sample("mirror").display())).unwrap();
+    let journal_before = std::fs::read(&c.journal).unwrap();
+    let entries = |d: &Path| std::fs::read_dir(d).unwrap().count();
+    let out_before = entries(&c.batch_out);
+    for page in [c.batch_out.clone(), done.join("METS.xml")] {
+        let mets_before = std::fs::read(done.join("METS.xml")).unwrap();
+        let run = webaip(&[
+            "batch",
+            "run",
+            "--deterministic",
+            "--no-virus-check",
+            "--report",
+            page.to_str().unwrap(),
+            "--out",
+            c.batch_out.to_str().unwrap(),
+            manifest.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{}: {err}", page.display());
+        assert!(err.contains("inside the input") || err.contains("not a regular file"), "{err}");
+        assert!(!err.contains("batch: report"), "{err}");
+        assert_eq!(entries(&c.batch_out), out_before, "nothing packaged");
+        assert_eq!(std::fs::read(&c.journal).unwrap(), journal_before, "the journal untouched");
+        assert_eq!(std::fs::read(done.join("METS.xml")).unwrap(), mets_before);
+    }
+}
+
+fn recount_with(args: &[&std::ffi::OsStr]) -> Value {
+    let mut cmd = Command::new(oracle_python());
+    cmd.arg(repo().join("tests/report/recount.py")).arg("--collection").args(args);
+    let o = cmd.output().expect("recount.py runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("its JSON")
+}
+
+/// The files below `root` named `name`.
+fn files_named(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().map(|e| e.unwrap()) {
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if e.file_name() == name {
+                found.push(e.path());
+            }
+        }
+    }
+    found
+}
+
+/// `report --store`: a configured replica that holds no copy is listed with every copy
+/// missing (as many as sqlite3 counts the package's files), exit 1; a METS whose every copy
+/// fails verification is said found bad by this report, never "no copy found bad".
+#[test]
+fn every_configured_replica_is_counted_and_copies_found_bad_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let mut text = std::fs::read_to_string(&c.config).unwrap();
+    text.push_str(&format!(
+        "\n[[replica]]\nname = \"disk3\"\ntype = \"fs\"\nroot = \"{}\"\n",
+        dir.path().join("disk3").display()
+    ));
+    std::fs::write(&c.config, text).unwrap();
+    let config = c.config.to_str().unwrap();
+    let rc = recount_with(&["--state".as_ref(), c.state.as_os_str()]);
+    let st = &rc["state"];
+    let r = report_of(&webaip(&["report", "--json", "--store", config]), 1);
+    let row = &r["packages"][0];
+    let files = st["files"][row["objid"].as_str().unwrap()].as_u64().unwrap();
+    assert!(files > 1, "{st:#}");
+    let replicas = row["replicas"].as_array().unwrap();
+    let names: Vec<&str> = replicas.iter().map(|c| c["replica"].as_str().unwrap()).collect();
+    assert_eq!(names, ["disk1", "disk2", "disk3"], "{row:#}");
+    assert_eq!(
+        (replicas[2]["files"].as_u64(), replicas[2]["missing"].as_u64()),
+        (Some(files), Some(files))
+    );
+    assert_eq!(row["without_copy"], serde_json::json!(["disk3"]), "{row:#}");
+    let s = &r["store"];
+    let recorded_missing: u64 =
+        st["replicas"].as_object().unwrap().values().map(|v| v["missing"].as_u64().unwrap()).sum();
+    assert_eq!(s["copies_missing"].as_u64(), Some(recorded_missing + files), "{s:#}");
+    assert_ne!(row["last_check"]["outcome"], "no copy found bad", "{row:#}");
+    // Every METS copy changed in place (same size): the fetch rejects each.
+    let mut text = std::fs::read_to_string(&c.config).unwrap();
+    text.truncate(text.find("\n[[replica]]\nname = \"disk3\"").unwrap());
+    std::fs::write(&c.config, text).unwrap();
+    for disk in ["disk1", "disk2"] {
+        for mets in files_named(&dir.path().join(disk), "METS.xml") {
+            let mut bytes = std::fs::read(&mets).unwrap();
+            let at = bytes.len() / 2;
+            bytes[at] ^= 0x20;
+            std::fs::write(&mets, bytes).unwrap();
+        }
+    }
+    let r = report_of(&webaip(&["report", "--json", "--store", config]), 1);
+    let row = &r["packages"][0];
+    assert!(row["not_read"].is_string(), "{row:#}");
+    assert_eq!(row["mets_rejected"].as_array().unwrap().len(), 2, "{row:#}");
+    assert_eq!(r["store"]["mets_rejected"], 2, "{:#}", r["store"]);
+    assert!(row["last_check"]["outcome"].as_str().unwrap().contains("found bad by this report"));
+}
+
+/// `report --store` on an OCFL store reads its objects through the store: each object's row
+/// equals lxml's recount of the METS its head holds (found by reading the inventories as
+/// JSON); an object gone from one replica is a copy missing there, exit 1.
+#[test]
+fn an_ocfl_store_is_reported_object_by_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = samples();
+    let pkg = packaged(dir.path(), samples[0].0, &samples[0].1);
+    let config = dir.path().join("store.toml");
+    let mut text = format!(
+        "state = \"{}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n",
+        dir.path().join("state.sqlite").display()
+    );
+    for name in ["a", "b"] {
+        text.push_str(&format!(
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nlayout = \"ocfl\"\nroot = \"{}\"\n",
+            dir.path().join(name).display()
+        ));
+    }
+    std::fs::write(&config, text).unwrap();
+    let cfg = config.to_str().unwrap();
+    let put = webaip(&["store", "--config", cfg, "--json", "put", pkg.to_str().unwrap()]);
+    assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stderr));
+    let rc = recount_with(&["--ocfl".as_ref(), dir.path().join("a").as_os_str()]);
+    let objects = rc["ocfl"][dir.path().join("a").to_str().unwrap()].as_object().unwrap();
+    assert_eq!(objects.len(), 1, "{rc:#}");
+    let (id, want) = objects.iter().next().unwrap();
+    let page = dir.path().join("ocfl.html");
+    let r =
+        report_of(&webaip(&["report", "--json", "-o", page.to_str().unwrap(), "--store", cfg]), 0);
+    assert_eq!(r["totals"]["packages"], 1, "{r:#}");
+    let row = &r["packages"][0];
+    assert!(row["not_read"].is_null(), "{row:#}");
+    assert_eq!(row["package"].as_str(), Some(id.as_str()));
+    for key in ["objid", "records", "bytes", "files", "captured_first", "captured_last"] {
+        assert_eq!(row[key], want["row"][key], "{key}");
+    }
+    let ok: Vec<u64> =
+        row["replicas"].as_array().unwrap().iter().map(|c| c["ok"].as_u64().unwrap()).collect();
+    assert_eq!(ok, [1, 1], "{row:#}");
+    assert_eq!(r["store"]["layout"], "ocfl");
+    // The object gone from b: a copy missing there; the METS still comes from a.
+    let object =
+        files_named(&dir.path().join("b"), "0=ocfl_object_1.1")[0].parent().unwrap().to_path_buf();
+    std::fs::remove_dir_all(&object).unwrap();
+    let r = report_of(&webaip(&["report", "--json", "--store", cfg]), 1);
+    let row = &r["packages"][0];
+    assert!(row["not_read"].is_null(), "{row:#}");
+    assert_eq!(row["replicas"][1]["missing"], 1, "{row:#}");
+    assert_eq!(row["without_copy"], serde_json::json!(["b"]), "{row:#}");
+    assert_eq!(r["store"]["copies_missing"], 1, "{:#}", r["store"]);
 }

@@ -134,4 +134,22 @@ fn an_aip_shows_its_package_wide_identification() {
     assert_eq!(id["stated"]["payloads"].as_u64(), Some(packaged_payloads), "{id:#}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<caption>Format identification events</caption>"));
+    // A collection's row of the AIP shows the same package-wide event, not the ingest's (the
+    // last), and its formats are that event's payloads.
+    let other: Vec<&Value> = events.iter().filter(|e| e["shown"] != true).collect();
+    assert_ne!(other[0]["payloads"], shown[0]["payloads"], "the two events tell apart: {id:#}");
+    let rows =
+        report_of(&webaip(&["report", "--json", pkg.to_str().unwrap(), aip.to_str().unwrap()]), 0);
+    let row = &rows["packages"][1];
+    assert_eq!(row["identification"]["date"], shown[0]["date"], "{row:#}");
+    assert_eq!(row["identification"]["outcome"], shown[0]["outcome"], "{row:#}");
+    assert_eq!(row["identification"]["events"], 2, "{row:#}");
+    assert_eq!(row["formats_of"], "payloads", "{row:#}");
+    let formats: serde_json::Map<String, Value> = row["formats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["key"].as_str().unwrap().to_string(), c["count"].clone()))
+        .collect();
+    assert_eq!(Value::Object(formats), id["stated"]["by_puid"], "{row:#}");
 }

@@ -6,10 +6,13 @@ capture is a response, revisit or resource of an http, https, ftp or dns URL; ot
 counted by URL scheme, or for those URLs by record type).
 
 usage: recount.py PACKAGE
-       recount.py --collection [--journal JOURNAL]... [--state STATE_DB] [PACKAGE]...
+       recount.py --collection [--journal JOURNAL]... [--state STATE_DB] [--ocfl ROOT]...
+                  [PACKAGE]...
 Prints one JSON object whose keys mirror the report's JSON (`webaip report --json`). With
---collection: each package's row facts (lxml over its METS), the journals' rows (sqlite3) and
-the state database's copies (sqlite3), counted here.
+--collection: each package's row facts (lxml over its METS), the journals' rows (sqlite3),
+the state database's copies and each package's files (sqlite3), and each object of an OCFL
+storage root (its inventory read as JSON, the row facts of the METS at its head), counted
+here.
 """
 import argparse, collections, json, os, sqlite3, subprocess, sys, urllib.parse
 
@@ -26,8 +29,8 @@ def text(el, path):
     return found[0].strip() if found else ""
 
 
-def mets_facts(pkg):
-    doc = etree.parse(os.path.join(pkg, "METS.xml"))
+def mets_facts(pkg, mets=None):
+    doc = etree.parse(mets or os.path.join(pkg, "METS.xml"))
     root = doc.getroot()
     website = root.xpath("//mets:structMap[@TYPE='logical']//mets:div[@TYPE='WEBSITE']", namespaces=NS)[0]
     dmd = website.get("DMDID", "").split()
@@ -114,10 +117,11 @@ def captures(pkg, venv_bin):
     }
 
 
-def row_facts(pkg):
+def row_facts(pkg, mets=None):
     """What a collection row states of a package, from its METS alone."""
-    root = etree.parse(os.path.join(pkg, "METS.xml")).getroot()
-    facts = mets_facts(pkg)
+    mets = mets or os.path.join(pkg, "METS.xml")
+    root = etree.parse(mets).getroot()
+    facts = mets_facts(pkg, mets)
     records = 0
     for obj in root.xpath("//premis:object", namespaces=NS):
         for prop in obj.xpath("premis:significantProperties", namespaces=NS):
@@ -145,6 +149,23 @@ def journal_facts(path):
     return {"items": sum(counts.values()), "counts": dict(counts), "failures": failures, "done": done}
 
 
+def ocfl_facts(root):
+    """Each OCFL object of a storage root (its inventory read as JSON): its head and the row
+    facts of the METS.xml its head version holds."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        if "0=ocfl_object_1.1" not in files:
+            continue
+        dirs[:] = []
+        with open(os.path.join(dirpath, "inventory.json"), encoding="utf-8") as f:
+            inv = json.load(f)
+        state = inv["versions"][inv["head"]]["state"]
+        digest = next(d for d, paths in state.items() if "METS.xml" in paths)
+        mets = os.path.join(dirpath, inv["manifest"][digest][0])
+        out[inv["id"]] = {"head": inv["head"], "row": row_facts(None, mets)}
+    return out
+
+
 def state_facts(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     packages = {i: {"identifier": ident, "accepted": acc is not None}
@@ -161,8 +182,10 @@ def state_facts(path):
         rep["corrupt"] += "corrupt" in (listed, summed)
         checked[packages[pkg]["identifier"]].append(at)
     oldest = {k: (None if None in v else min(v)) for k, v in checked.items()}
+    files = {packages[pkg]["identifier"]: n for pkg, n in
+             db.execute("SELECT package_id, count(*) FROM file GROUP BY package_id")}
     return {"packages": len(packages), "accepted": sum(p["accepted"] for p in packages.values()),
-            "replicas": dict(replicas), "oldest": oldest}
+            "replicas": dict(replicas), "oldest": oldest, "files": files}
 
 
 def collection():
@@ -170,12 +193,14 @@ def collection():
     ap.add_argument("--collection", action="store_true")
     ap.add_argument("--journal", action="append", default=[])
     ap.add_argument("--state")
+    ap.add_argument("--ocfl", action="append", default=[])
     ap.add_argument("packages", nargs="*")
     a = ap.parse_args()
     out = {"packages": {p: row_facts(p) for p in a.packages},
            "journals": {j: journal_facts(j) for j in a.journal}}
     if a.state:
         out["state"] = state_facts(a.state)
+    out["ocfl"] = {r: ocfl_facts(r) for r in a.ocfl}
     print(json.dumps(out))
 
 

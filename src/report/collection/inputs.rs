@@ -6,12 +6,12 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::row::{BatchState, Check, PackageRow, RowOrigin};
+use super::row::{BatchState, PackageRow, RowOrigin};
+use super::seen::{Identity, Seen};
+use super::stored::{StoreRead, Stored};
 use super::tally::FailedItem;
 use super::{CHUNK, CollectionError, CollectionInput, CollectionSummary};
 use crate::batch::journal::{BadRow, Entry, ItemState, Journal};
-use crate::store::Store;
-use crate::store::state::{PackageState, StateReader};
 
 /// What is done with each row made, in order.
 pub(crate) type Emit<'a> =
@@ -22,7 +22,7 @@ enum Job {
     /// A folder (or METS) on disk, with what a journal records of it.
     Folder { shown: String, path: std::path::PathBuf, origin: RowOrigin, batch: Option<BatchState> },
     /// A package of the store: its METS is fetched from a replica first.
-    Stored(PackageState),
+    Stored(Box<Stored>),
     /// A row already made (a package that cannot be read).
     Ready(Box<PackageRow>),
 }
@@ -33,6 +33,8 @@ struct Chunk<'e, 'a> {
     emit: &'e mut Emit<'a>,
     /// Validate each METS.
     validate: bool,
+    /// The packages and journals taken already.
+    seen: Seen,
 }
 
 impl Chunk<'_, '_> {
@@ -59,6 +61,9 @@ impl Chunk<'_, '_> {
             jobs.into_par_iter().map(|job| read(job, store, validate)).collect();
         for row in rows {
             summary.totals.add(&row);
+            if let Some(st) = &mut summary.store {
+                st.mets_rejected += row.mets_rejected.len() as u64;
+            }
             (self.emit)(row, summary)?;
         }
         Ok(())
@@ -72,11 +77,20 @@ pub(crate) fn read_all(
     summary: &mut CollectionSummary,
     emit: &mut Emit<'_>,
 ) -> Result<(), CollectionError> {
-    let mut chunk = Chunk { jobs: Vec::new(), emit, validate };
+    let mut chunk = Chunk { jobs: Vec::new(), emit, validate, seen: Seen::default() };
+    let journals = inputs.iter().filter(|i| matches!(i, CollectionInput::Journal { .. })).count();
+    if journals > 1 {
+        // An item may be in several: counted once, as `batch status` counts it.
+        summary.batch.get_or_insert_with(Default::default).merge_items();
+    }
     for input in inputs {
         match input {
             CollectionInput::Package(path) => {
                 let shown = crate::sources::path_text(path);
+                let again = &mut summary.named_again;
+                if !chunk.seen.first(Identity::of_package(path), &shown, false, again) {
+                    continue;
+                }
                 let job = Job::Folder {
                     shown,
                     path: path.clone(),
@@ -86,7 +100,11 @@ pub(crate) fn read_all(
                 chunk.push(job, None, summary)?;
             }
             CollectionInput::Journal { path, packages } => {
-                journal(path, packages, &mut chunk, summary)?;
+                let shown = format!("journal {}", crate::sources::path_text(path));
+                let again = &mut summary.named_again;
+                if chunk.seen.first(Identity::of_path(path), &shown, true, again) {
+                    journal(path, packages, &mut chunk, summary)?;
+                }
             }
             CollectionInput::Store(config) => {
                 chunk.flush(None, summary)?;
@@ -96,6 +114,9 @@ pub(crate) fn read_all(
     }
     chunk.flush(None, summary)?;
     summary.totals.finish();
+    if let Some(b) = &mut summary.batch {
+        b.finish();
+    }
     if let Some(s) = &mut summary.store {
         s.finish();
     }
@@ -111,8 +132,10 @@ fn read(job: Job, store: Option<&StoreRead>, validate: bool) -> PackageRow {
             row
         }
         Job::Stored(p) => match store {
-            Some(s) => s.row(p, validate),
-            None => PackageRow::not_read(p.identifier, RowOrigin::Store, "no store open".into()),
+            Some(s) => s.row(*p, validate),
+            None => {
+                PackageRow::not_read(p.package.identifier, RowOrigin::Store, "no store open".into())
+            }
         },
     }
 }
@@ -132,7 +155,7 @@ fn journal(
         if failed.is_some() {
             return;
         }
-        let job = journal_row(row, &shown, packages, summary);
+        let job = journal_row(row, &shown, packages, &mut chunk.seen, summary);
         if let Some(job) = job
             && let Err(e) = chunk.push(job, None, summary)
         {
@@ -147,6 +170,7 @@ fn journal_row(
     row: Result<Entry, BadRow>,
     journal: &str,
     packages: &Path,
+    seen: &mut Seen,
     summary: &mut CollectionSummary,
 ) -> Option<Job> {
     let batch = summary.batch.get_or_insert_with(Default::default);
@@ -158,16 +182,16 @@ fn journal_row(
                 journal: journal.to_string(),
                 key: bad.key,
                 source: String::new(),
-                kind: "unreadable row".into(),
+                kind: super::tally::UNREADABLE_ROW.into(),
                 reason: bad.reason,
                 updated: String::new(),
             });
             return None;
         }
     };
-    batch.counts.add(&e);
+    batch.count(&e);
     match e.state {
-        ItemState::Done => Some(done_job(e, packages, batch)),
+        ItemState::Done => done_job(e, packages, batch, seen, &mut summary.named_again),
         ItemState::Failed => {
             batch.failed(FailedItem {
                 journal: journal.to_string(),
@@ -184,12 +208,23 @@ fn journal_row(
 }
 
 /// A done item's package in `packages` (a folder, not a link), else a row saying where it is
-/// not.
-fn done_job(e: Entry, packages: &Path, batch: &mut super::BatchFacts) -> Job {
+/// not; `None` when the package was taken already.
+fn done_job(
+    e: Entry,
+    packages: &Path,
+    batch: &mut super::BatchFacts,
+    seen: &mut Seen,
+    again: &mut super::NamedAgain,
+) -> Option<Job> {
     let path = packages.join(&e.package);
     let shown = crate::sources::path_text(&path);
     let state = BatchState { key: e.key.clone(), stored: e.stored.clone(), attempts: e.attempts };
-    let missing = match std::fs::symlink_metadata(&path) {
+    let found = std::fs::symlink_metadata(&path);
+    let id = found.as_ref().map_or_else(|_| Identity::of_path(&path), Identity::of_metadata);
+    if !seen.first(id, &shown, false, again) {
+        return None;
+    }
+    let missing = match found {
         Ok(m) if m.is_dir() => None,
         Ok(m) => Some(format!("{} is {}, not a package folder", shown, crate::layout::kind_of(&m))),
         Err(err) => {
@@ -202,7 +237,7 @@ fn done_job(e: Entry, packages: &Path, batch: &mut super::BatchFacts) -> Job {
             ))
         }
     };
-    match missing {
+    Some(match missing {
         None => Job::Folder { shown, path, origin: RowOrigin::Journal, batch: Some(state) },
         Some(why) => {
             let mut row = PackageRow::not_read(shown, RowOrigin::Journal, why);
@@ -210,65 +245,26 @@ fn done_job(e: Entry, packages: &Path, batch: &mut super::BatchFacts) -> Job {
             row.batch = Some(state);
             Job::Ready(Box::new(row))
         }
-    }
+    })
 }
 
-/// A store being read: its replicas (to fetch each METS from) and a scratch folder.
-struct StoreRead {
-    store: Store,
-    scratch: tempfile::TempDir,
-}
-
-impl StoreRead {
-    /// The row of a stored package: its METS fetched (verified against its recorded digest)
-    /// into the scratch folder, read, and removed.
-    fn row(&self, p: PackageState, validate: bool) -> PackageRow {
-        let to = self.scratch.path().join(crate::store::config::safe_name(&p.identifier));
-        let got = self.store.get(&p.identifier, Some(crate::layout::METS), &to);
-        let mut row = match got {
-            Ok(_) => PackageRow::of_package(p.identifier.clone(), &to, RowOrigin::Store, validate),
-            Err(e) => PackageRow::not_read(
-                p.identifier.clone(),
-                RowOrigin::Store,
-                format!("its METS could not be fetched: {e}"),
-            ),
-        };
-        let _ = std::fs::remove_dir_all(&to);
-        let damaged = p.replicas.iter().any(|c| c.missing + c.corrupt > 0);
-        row.last_check = Some(Check {
-            by: "store",
-            date: super::tally::oldest_check(&p),
-            outcome: if damaged { "copies missing or corrupt" } else { "no copy found bad" }.into(),
-        });
-        row.accepted_at = p.accepted_at;
-        row.replicas = p.replicas;
-        row
-    }
-}
-
-/// The rows of the packages a store's state database records.
+/// The rows of the packages a store records or holds.
 fn store(
     config_path: &Path,
     chunk: &mut Chunk<'_, '_>,
     summary: &mut CollectionSummary,
 ) -> Result<(), CollectionError> {
-    let config = crate::store::config::StoreConfig::load(config_path)?;
-    // Read-only first: a missing state database is an error, not one made empty.
-    let reader = StateReader::open(&config.state)?;
-    let scratch =
-        tempfile::Builder::new().prefix("webaip-report-").tempdir().map_err(|source| {
-            CollectionError::Write { what: "a scratch folder for the METS fetched".into(), source }
-        })?;
-    let read = StoreRead { store: Store::open(&config)?, scratch };
-    summary.store.get_or_insert_with(Default::default).config =
-        crate::sources::path_text(config_path);
+    let (read, reader) = StoreRead::open(config_path)?;
+    let facts = summary.store.get_or_insert_with(Default::default);
+    facts.config = crate::sources::path_text(config_path);
+    facts.layout = read.layout();
     let mut failed = None;
-    reader.each_package(&mut |p| {
+    read.each(&reader, &mut |s| {
         if failed.is_some() {
             return;
         }
-        summary.store.get_or_insert_with(Default::default).add(&p);
-        if let Err(e) = chunk.push(Job::Stored(p), Some(&read), summary) {
+        summary.store.get_or_insert_with(Default::default).add(&s.package);
+        if let Err(e) = chunk.push(Job::Stored(Box::new(s)), Some(&read), summary) {
             failed = Some(e);
         }
     })?;

@@ -12,6 +12,8 @@
 mod inputs;
 mod page;
 mod row;
+mod seen;
+mod stored;
 mod tally;
 
 use std::io::{self, Write};
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use row::{BatchState, Check, PackageRow, RowOrigin, Verdict};
+pub use seen::NamedAgain;
 pub use tally::{
     BatchFacts, CollectionTotals, FailedItem, OldestCheck, SizeClassCount, StoreFacts, YearCount,
 };
@@ -106,18 +109,24 @@ pub struct CollectionSummary {
     pub rows_listed: u64,
     /// Rows past [`PAGE_ROWS`], in the JSON and not on the page.
     pub rows_not_listed: u64,
+    /// Packages and journals named more than once: read and counted once.
+    pub named_again: NamedAgain,
 }
 
 impl CollectionSummary {
-    /// Whether something wants a look: a package not read or whose METS is invalid, a batch
-    /// item failed or not finished, a copy missing or corrupt.
+    /// Whether something wants a look: a package not read or whose METS is invalid, a total
+    /// that could not be summed, a batch item failed or not finished, a copy missing or
+    /// corrupt.
     pub fn has_findings(&self) -> bool {
         let t = &self.totals;
         let batch = self.batch.as_ref().is_some_and(|b| {
             b.counts.failed + b.counts.pending + b.counts.running > 0 || b.bad_rows > 0
         });
-        let store = self.store.as_ref().is_some_and(|s| s.copies_missing + s.copies_corrupt > 0);
-        t.not_read > 0 || t.mets_invalid > 0 || batch || store
+        let store = self
+            .store
+            .as_ref()
+            .is_some_and(|s| s.copies_missing + s.copies_corrupt + s.mets_rejected > 0);
+        t.not_read > 0 || t.mets_invalid > 0 || !t.sums_capped.is_empty() || batch || store
     }
 }
 

@@ -196,13 +196,35 @@ fn cards(s: &CollectionSummary, p: &mut String) {
         &tally_text(&t.identification),
         "packages by their identifications' outcomes",
     );
-    let detail = format!("{} files the METS list; {} bytes", number(t.files), number(t.bytes));
-    card(p, "Bytes", "none", &bytes(t.bytes), &detail);
+    let at_least = |what: &str| if t.sums_capped.contains(what) { "at least " } else { "" };
+    let capped_note = match t.packages_capped {
+        0 => String::new(),
+        n => format!(
+            "; not summed past 2^64 − 1: the sizes or record counts {} package(s) state are beyond it",
+            number(n)
+        ),
+    };
+    let detail = format!(
+        "{} files the METS list; {}{} bytes{capped_note}",
+        number(t.files),
+        at_least("bytes"),
+        number(t.bytes)
+    );
+    let state = if t.sums_capped.contains("bytes") { "bad" } else { "none" };
+    card(p, "Bytes", state, &format!("{}{}", at_least("bytes"), bytes(t.bytes)), &detail);
     let detail = match (t.captured_first.is_empty(), t.captured_last.is_empty()) {
         (false, false) => format!("captured {} to {}", t.captured_first, t.captured_last),
         _ => "no capture date stated".into(),
     };
-    card(p, "WARC records", "none", &format!("{} records", number(t.records)), &detail);
+    let state = if t.sums_capped.contains("records") { "bad" } else { "none" };
+    let verdict = format!("{}{} records", at_least("records"), number(t.records));
+    card(p, "WARC records", state, &verdict, &detail);
+    record_cards(s, p);
+    p.push_str("</div></section>");
+}
+
+/// The cards of what the journals and the state database record.
+fn record_cards(s: &CollectionSummary, p: &mut String) {
     if let Some(b) = &s.batch {
         let c = &b.counts;
         let state =
@@ -222,12 +244,15 @@ fn cards(s: &CollectionSummary, p: &mut String) {
         );
     }
     if let Some(st) = &s.store {
-        let state = if st.copies_missing + st.copies_corrupt > 0 { "bad" } else { "ok" };
+        let bad = st.copies_missing + st.copies_corrupt + st.mets_rejected;
+        let state = if bad > 0 { "bad" } else { "ok" };
         let detail = format!(
-            "{} copies: {} missing, {} corrupt; {} packages with a copy never checked",
+            "{} copies on the {} replicas configured: {} missing, {} corrupt; {} METS copies found bad by this report; {} packages with a copy never checked",
             number(st.copies),
+            number(st.replicas.len() as u64),
             number(st.copies_missing),
             number(st.copies_corrupt),
+            number(st.mets_rejected),
             number(st.never_checked)
         );
         card(
@@ -238,7 +263,6 @@ fn cards(s: &CollectionSummary, p: &mut String) {
             &detail,
         );
     }
-    p.push_str("</div></section>");
 }
 
 fn table_head(p: &mut String) {
@@ -255,7 +279,23 @@ fn table_end(s: &CollectionSummary, p: &mut String) {
             number(PAGE_ROWS)
         );
     }
+    named_again(&s.named_again, p);
     p.push_str("</section>");
+}
+
+/// The names passed over because what they name was taken already.
+fn named_again(a: &super::NamedAgain, p: &mut String) {
+    if a.packages + a.journals == 0 {
+        return;
+    }
+    let _ = write!(
+        p,
+        r#"<p class="warn" role="note">Named more than once, read and counted once: {} package(s) and {} journal(s) named again (the same folder or file by another name or another row). Passed over: {}{}.</p>"#,
+        number(a.packages),
+        number(a.journals),
+        a.names.iter().map(|n| escape(n)).collect::<Vec<_>>().join(", "),
+        if (a.names.len() as u64) < a.packages + a.journals { " and more" } else { "" }
+    );
 }
 
 /// One package's row of the table.
@@ -294,8 +334,8 @@ pub(crate) fn table_row(r: &PackageRow) -> String {
     let _ = write!(
         p,
         r#"<tr><td>{who}</td><td>{captured}</td><td class="n" data-v="{rec}">{}</td><td class="n" data-v="{b}">{}</td><td>{formats}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
-        number(r.records),
-        bytes(r.bytes),
+        capped_cell(r, "records", number(r.records)),
+        capped_cell(r, "bytes", bytes(r.bytes)),
         escape(&mets),
         verdict_cell(r.virus_check.as_ref()),
         verdict_cell(r.identification.as_ref()),
@@ -305,6 +345,11 @@ pub(crate) fn table_row(r: &PackageRow) -> String {
         b = r.bytes,
     );
     p
+}
+
+/// A row's sum as shown: "at least" when it was capped.
+fn capped_cell(r: &PackageRow, what: &str, shown: String) -> String {
+    if r.sums_capped.contains(&what) { format!("at least {shown} (not summable)") } else { shown }
 }
 
 fn verdict_cell(v: Option<&Verdict>) -> String {
@@ -331,8 +376,9 @@ fn copies_cell(r: &PackageRow) -> String {
         .replicas
         .iter()
         .map(|c| {
+            let none = if r.without_copy.contains(&c.replica) { " (no copy recorded)" } else { "" };
             format!(
-                "{}: {} of {} ok, {} missing, {} corrupt",
+                "{}: {} of {} ok, {} missing, {} corrupt{none}",
                 escape(&c.replica),
                 number(c.ok),
                 number(c.files),
@@ -341,6 +387,9 @@ fn copies_cell(r: &PackageRow) -> String {
             )
         })
         .collect();
+    for why in &r.mets_rejected {
+        parts.push(format!("METS found bad by this report: {}", escape(why)));
+    }
     if let Some(a) = &r.accepted_at {
         parts.push(format!("accepted {}", escape(a)));
     }

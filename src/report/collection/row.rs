@@ -84,6 +84,9 @@ pub struct PackageRow {
     pub bytes: u64,
     /// Files the METS lists.
     pub files: u64,
+    /// Sums that passed 2^64 - 1 (hostile `SIZE`s or record counts) and are held there: of
+    /// `bytes`, `records`; the row's figures are then "at least".
+    pub sums_capped: Vec<&'static str>,
     /// Formats, most frequent first: the payloads' PUIDs the identification event states,
     /// else the package files' formats (their PREMIS objects).
     pub formats: Vec<Count>,
@@ -96,14 +99,22 @@ pub struct PackageRow {
     pub mets_errors: u64,
     /// The last virus check event.
     pub virus_check: Option<Verdict>,
-    /// The last format identification event.
+    /// The package-wide format identification event (the one over the most payloads, as the
+    /// package report shows it), with every identification event counted.
     pub identification: Option<Verdict>,
     /// The last check.
     pub last_check: Option<Check>,
     /// What the journal records (journal rows).
     pub batch: Option<BatchState>,
-    /// Copies per replica (store rows).
+    /// Copies per configured replica (store rows); for an OCFL store one copy is the object
+    /// on a replica.
     pub replicas: Vec<ReplicaCopies>,
+    /// Configured replicas the state database records no copy on (store rows): their copies
+    /// are counted missing.
+    pub without_copy: Vec<String>,
+    /// Replicas whose copy of the METS this report fetched and found bad (failed
+    /// verification or absent), and why (store rows).
+    pub mets_rejected: Vec<String>,
     /// When the put was accepted (store rows).
     pub accepted_at: Option<String>,
 }
@@ -123,6 +134,7 @@ impl PackageRow {
             records: 0,
             bytes: 0,
             files: 0,
+            sums_capped: Vec::new(),
             formats: Vec::new(),
             formats_of: "files",
             mets_valid: None,
@@ -132,6 +144,8 @@ impl PackageRow {
             last_check: None,
             batch: None,
             replicas: Vec::new(),
+            without_copy: Vec::new(),
+            mets_rejected: Vec::new(),
             accepted_at: None,
         }
     }
@@ -179,13 +193,22 @@ fn describe(row: &mut PackageRow, facts: &MetsFacts) {
     row.captured_first = dates.iter().min().map(|d| d.to_string()).unwrap_or_default();
     row.captured_last = dates.iter().max().map(|d| d.to_string()).unwrap_or_default();
     row.records = facts.object_totals.warc_records;
-    row.files = facts.folders.values().map(|f| f.files).sum();
-    row.bytes = facts.folders.values().map(|f| f.bytes).sum();
-    row.virus_check = verdict(facts, "virus check");
-    row.identification = verdict(facts, "format identification");
+    let mut capped = facts.sums_capped.clone();
+    for f in facts.folders.values() {
+        row.files = row.files.saturating_add(f.files);
+        if crate::report::mets::add_capped(&mut row.bytes, f.bytes) {
+            capped.insert("bytes");
+        }
+    }
+    row.sums_capped = capped.into_iter().collect();
+    row.virus_check =
+        crate::report::last_outcome(&facts.event_types, &facts.agents, "virus check").map(verdict);
+    // The package-wide identification (an AIP's packaging's, over every payload), as the
+    // package report shows it, not the last event (an ingest's, over described ones only).
+    let identification = crate::report::identification_outcome(facts);
     let stated =
-        crate::report::last_outcome(&facts.event_types, &facts.agents, "format identification")
-            .and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n)));
+        identification.as_ref().and_then(|o| o.notes.iter().find_map(|n| Tally::from_summary(n)));
+    row.identification = identification.map(verdict);
     (row.formats, row.formats_of) = match stated {
         Some(t) if !t.by_puid.is_empty() => (crate::report::ranked_counts(&t.by_puid), "payloads"),
         _ => (crate::report::ranked_counts(&facts.object_totals.formats), "files"),
@@ -194,12 +217,11 @@ fn describe(row: &mut PackageRow, facts: &MetsFacts) {
         .map(|o| Check { by: "METS fixity check", date: Some(o.date), outcome: o.outcome });
 }
 
-fn verdict(facts: &MetsFacts, kind: &str) -> Option<Verdict> {
-    let o = crate::report::last_outcome(&facts.event_types, &facts.agents, kind)?;
+fn verdict(o: crate::report::EventOutcome) -> Verdict {
     let state = match o.worst() {
         crate::report::OutcomeState::Good => "ok",
         crate::report::OutcomeState::Unclear => "warn",
         crate::report::OutcomeState::Bad => "bad",
     };
-    Some(Verdict { outcome: o.outcome, date: o.date, events: o.events, state })
+    Verdict { outcome: o.outcome, date: o.date, events: o.events, state }
 }

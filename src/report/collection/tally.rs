@@ -8,7 +8,12 @@ use serde::Serialize;
 
 use super::row::PackageRow;
 use crate::batch::Counts;
+use crate::batch::journal::ItemState;
+
+/// The kind of a failure that is a journal row that could not be taken.
+pub(crate) const UNREADABLE_ROW: &str = "unreadable row";
 use crate::report::captures::Count;
+use crate::report::mets::add_capped;
 
 /// Most years and formats told apart (the rest under `(other)`).
 pub(crate) const MAX_KEYS: usize = 256;
@@ -86,6 +91,11 @@ pub struct CollectionTotals {
     /// Formats over the collection: the sum of every package's `formats` (payloads where the
     /// METS states them, else files), most frequent first.
     pub formats: Vec<Count>,
+    /// Totals that could not be summed (a package's sizes or record counts, or their sum,
+    /// pass 2^64 - 1) and are held at it: `bytes`, `records`; they are then "at least".
+    pub sums_capped: std::collections::BTreeSet<&'static str>,
+    /// Packages whose own sums were capped (counted in `sums_capped`).
+    pub packages_capped: u64,
     #[serde(skip)]
     years: BTreeMap<String, YearCount>,
     #[serde(skip)]
@@ -116,6 +126,8 @@ impl Default for CollectionTotals {
             by_year: Vec::new(),
             sizes,
             formats: Vec::new(),
+            sums_capped: Default::default(),
+            packages_capped: 0,
             years: BTreeMap::new(),
             format_map: BTreeMap::new(),
         }
@@ -125,7 +137,8 @@ impl Default for CollectionTotals {
 /// Adds `n` to `key`, or to `(other)` once `MAX_KEYS` keys are held.
 fn add_bounded(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
     let key = if map.contains_key(key) || map.len() < MAX_KEYS { key } else { "(other)" };
-    *map.entry(key.to_string()).or_default() += n;
+    let sum = map.entry(key.to_string()).or_default();
+    *sum = sum.saturating_add(n);
 }
 
 impl CollectionTotals {
@@ -137,9 +150,11 @@ impl CollectionTotals {
             return;
         }
         self.read += 1;
-        self.records += r.records;
-        self.bytes += r.bytes;
-        self.files += r.files;
+        self.packages_capped += u64::from(!r.sums_capped.is_empty());
+        self.sums_capped.extend(r.sums_capped.iter().copied());
+        self.capped("records", |t| &mut t.records, r.records);
+        self.capped("bytes", |t| &mut t.bytes, r.bytes);
+        self.files = self.files.saturating_add(r.files);
         self.mets_valid += u64::from(r.mets_valid == Some(true));
         self.mets_invalid += u64::from(r.mets_valid == Some(false));
         self.mets_not_validated += u64::from(r.mets_valid.is_none());
@@ -149,7 +164,7 @@ impl CollectionTotals {
         self.dates(r);
         let class = SIZE_BOUNDS.iter().position(|(b, _)| r.bytes < *b).unwrap_or(SIZE_BOUNDS.len());
         self.sizes[class].packages += 1;
-        self.sizes[class].bytes += r.bytes;
+        self.capped("bytes", |t| &mut t.sizes[class].bytes, r.bytes);
         for f in &r.formats {
             add_bounded(&mut self.format_map, &f.key, f.count);
         }
@@ -178,7 +193,16 @@ impl CollectionTotals {
             .entry(key.to_string())
             .or_insert_with(|| YearCount { year: key.to_string(), ..Default::default() });
         y.packages += 1;
-        y.records += r.records;
+        if add_capped(&mut y.records, r.records) {
+            self.sums_capped.insert("records");
+        }
+    }
+
+    /// Adds `n` to the sum `at` picks, held at 2^64 - 1 (and `what` marked capped) past it.
+    fn capped(&mut self, what: &'static str, at: impl Fn(&mut Self) -> &mut u64, n: u64) {
+        if add_capped(at(self), n) {
+            self.sums_capped.insert(what);
+        }
     }
 
     /// Makes the lists from the maps, once every row is counted.
@@ -208,8 +232,9 @@ pub struct FailedItem {
 /// What the journals record.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct BatchFacts {
-    /// The journals' items by state (every journal's rows; an item in two journals counts
-    /// twice).
+    /// The journals' items by state, each item once: an item in several journals counts as
+    /// done when one has it done (stored when one has it stored), else as its most recently
+    /// changed row says (as `batch status` counts).
     pub counts: Counts,
     /// Rows that could not be taken (named in `failures` with kind `unreadable row`).
     pub bad_rows: u64,
@@ -220,9 +245,48 @@ pub struct BatchFacts {
     pub failures: Vec<FailedItem>,
     /// Failed items past those listed.
     pub failures_not_listed: u64,
+    /// With several journals, each item's row that says most of it, by key (its texts
+    /// dropped); counted at the end.
+    #[serde(skip)]
+    items: Option<std::collections::HashMap<String, crate::batch::journal::Entry>>,
 }
 
 impl BatchFacts {
+    /// Counts items by key from now on (several journals are read).
+    pub(crate) fn merge_items(&mut self) {
+        self.items.get_or_insert_with(Default::default);
+    }
+
+    /// Counts a row: at once, or, merging, once every journal is read.
+    pub(crate) fn count(&mut self, e: &crate::batch::journal::Entry) {
+        let Some(items) = &mut self.items else { return self.counts.add(e) };
+        if items.get(&e.key).is_none_or(|old| crate::batch::supersedes(e, old)) {
+            let slim = crate::batch::journal::Entry {
+                source: String::new(),
+                package: String::new(),
+                error: None,
+                error_kind: None,
+                mets_sha512: None,
+                ..e.clone()
+            };
+            items.insert(e.key.clone(), slim);
+        }
+    }
+
+    /// Counts the merged items; lists each failed item once, and only those failed in the
+    /// end (not done in another journal).
+    pub(crate) fn finish(&mut self) {
+        let Some(items) = self.items.take() else { return };
+        self.counts = Counts::default();
+        items.values().for_each(|e| self.counts.add(e));
+        let mut listed = std::collections::HashSet::new();
+        self.failures.retain(|f| {
+            let failed = items.get(&f.key).is_none_or(|e| e.state == ItemState::Failed);
+            f.kind == UNREADABLE_ROW || (failed && listed.insert(f.key.clone()))
+        });
+        self.failures_not_listed = (self.counts.failed as u64).saturating_sub(listed.len() as u64);
+    }
+
     /// Keeps a failure while fewer than [`MAX_FAILURES`] are listed; counts the rest.
     pub(crate) fn failed(&mut self, item: FailedItem) {
         if self.failures.len() < MAX_FAILURES {
@@ -247,16 +311,21 @@ pub struct OldestCheck {
 pub struct StoreFacts {
     /// The configuration.
     pub config: String,
-    /// Packages it records.
+    /// The replicas' layout: `webaip` or `ocfl`.
+    pub layout: &'static str,
+    /// Packages (OCFL: objects) it records or a replica holds.
     pub packages: u64,
-    /// Of them, accepted (every copy verified when put).
+    /// Of them, accepted (every copy verified when put; OCFL: a head webaip recorded).
     pub accepted: u64,
-    /// Copies (file on a replica) recorded.
+    /// Copies (a file on a replica; OCFL: an object on a replica), one for every configured
+    /// replica: a replica that records none counts them missing.
     pub copies: u64,
     /// Of them, missing at their last look.
     pub copies_missing: u64,
     /// Of them, corrupt at their last look.
     pub copies_corrupt: u64,
+    /// Copies of a METS this report fetched and found bad (failed verification or absent).
+    pub mets_rejected: u64,
     /// Packages with a copy never checked.
     pub never_checked: u64,
     /// Per replica: copies, and how they were last seen.

@@ -40,7 +40,7 @@ fn no_env() -> std::collections::HashMap<String, String> {
 
 /// ocfl-py's verdict on a storage root: valid, every object valid and where the layout puts
 /// it, no error and no warning.
-fn assert_ocfl_valid(root: &Path, objects: u64) {
+pub(super) fn assert_ocfl_valid(root: &Path, objects: u64) {
     let o = Command::new(repo().join(".venv/bin/python"))
         .arg(repo().join("tests/store/ocfl_validate.py"))
         .arg(root)

@@ -28,16 +28,16 @@ pub use crate::store::{
     Provenance as OcflProvenance, VersionEntry,
 };
 pub use crate::store::{
-    CheckRun as StoreCheckRun, CheckSchedule as StoreCheckSchedule, CheckVerdict as StoreCheckVerdict,
-    CheckedRun as StoreCheckedRun, Detection as StoreCheckDetection, SampleOdds as StoreSampleOdds,
-    SampleSize as StoreSampleSize, SampleSizeError as StoreSampleSizeError,
-    SeenSummary as StoreSeenSummary, Selection as StoreCheckSelection,
-    detection_probability as store_detection_probability,
-};
-pub use crate::store::{
     CheckReport as StoreCheckReport, CopyOutcome as StoreCopyOutcome,
     CopyStatus as StoreCopyStatus, RemoveReport as StoreRemoveReport,
     RepairReport as StoreRepairReport,
+};
+pub use crate::store::{
+    CheckRun as StoreCheckRun, CheckSchedule as StoreCheckSchedule,
+    CheckVerdict as StoreCheckVerdict, CheckedRun as StoreCheckedRun,
+    Detection as StoreCheckDetection, SampleOdds as StoreSampleOdds, SampleSize as StoreSampleSize,
+    SampleSizeError as StoreSampleSizeError, SeenSummary as StoreSeenSummary,
+    Selection as StoreCheckSelection, detection_probability as store_detection_probability,
 };
 
 /// Audits the package at `package` as [`crate::audit_package`] does; `progress` hears of the

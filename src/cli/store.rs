@@ -6,11 +6,11 @@ use clap::{Args, Subcommand};
 
 use webaip::{
     AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflProvenance,
-    OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig,
-    StoreCopyOutcome, StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport,
-    StoreCheckRun, StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreRepairReport,
-    StoreSampleSize, bytes_to_put, parse_size, escape_controls, store_check, store_check_objects, store_get,
-    store_list, store_log, store_put, store_rebuild_state, store_remove, store_repair,
+    OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreCheckRun,
+    StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig, StoreCopyOutcome,
+    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport, StoreRepairReport,
+    StoreSampleSize, bytes_to_put, escape_controls, parse_size, store_check, store_check_objects,
+    store_get, store_list, store_log, store_put, store_rebuild_state, store_remove, store_repair,
     store_repair_objects,
 };
 
@@ -146,7 +146,9 @@ impl ScheduleArgs {
             (None, None) => StoreCheckSelection::All,
         };
         let until = self.until.or_else(|| {
-            self.for_.and_then(|d| chrono::Duration::from_std(d).ok()).map(|d| chrono::Utc::now() + d)
+            self.for_
+                .and_then(|d| chrono::Duration::from_std(d).ok())
+                .map(|d| chrono::Utc::now() + d)
         });
         StoreCheckSchedule { selection, resume: self.resume, budget: self.budget, until }
     }
@@ -395,7 +397,10 @@ fn print_run(run: &StoreCheckRun) {
     );
     if let Some(why) = &run.stopped {
         let left = run.planned.saturating_sub(run.checked);
-        println!("run {}: STOPPED ({why}); {left} object(s) left: `store check --resume` goes on", run.id);
+        println!(
+            "run {}: STOPPED ({why}); {left} object(s) left: `store check --resume` goes on",
+            run.id
+        );
     }
     if let Some(odds) = &run.sample {
         for d in &odds.detection {
@@ -417,8 +422,12 @@ fn print_run(run: &StoreCheckRun) {
     let verdict = match run.verdict {
         StoreCheckVerdict::Clean => "CLEAN",
         StoreCheckVerdict::ProblemsFound => "PROBLEMS FOUND",
-        StoreCheckVerdict::Sampled => "SAMPLED: nothing found in the sample (not a check of the whole store)",
-        StoreCheckVerdict::Partial => "PARTIAL: nothing found in the objects checked (not the whole store)",
+        StoreCheckVerdict::Sampled => {
+            "SAMPLED: nothing found in the sample (not a check of the whole store)"
+        }
+        StoreCheckVerdict::Partial => {
+            "PARTIAL: nothing found in the objects checked (not the whole store)"
+        }
         StoreCheckVerdict::Stopped => "STOPPED: nothing found so far (not finished)",
     };
     println!("run {}: {verdict}", run.id);

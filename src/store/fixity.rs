@@ -393,7 +393,9 @@ impl Store {
         let verdict = match (problems, finished, kind) {
             (true, _, _) => Verdict::ProblemsFound,
             (false, false, _) => Verdict::Stopped,
-            (false, true, SelectionKind::All) if counts.planned == counts.universe => Verdict::Clean,
+            (false, true, SelectionKind::All) if counts.planned == counts.universe => {
+                Verdict::Clean
+            }
             (false, true, SelectionKind::Sample) => Verdict::Sampled,
             (false, true, _) => Verdict::Partial,
         };
@@ -409,7 +411,8 @@ impl Store {
             finished,
             stopped: if finished { None } else { s.pace.stopped() },
             verdict,
-            sample: (kind == SelectionKind::Sample).then(|| sample_odds(counts.universe, counts.planned)),
+            sample: (kind == SelectionKind::Sample)
+                .then(|| sample_odds(counts.universe, counts.planned)),
             seen,
         };
         let summary = serde_json::to_string(&run).unwrap_or_default();
@@ -425,10 +428,8 @@ pub(crate) fn fold_parts<T: for<'de> Deserialize<'de>>(
     into: &mut dyn FnMut(T),
 ) -> Result<(), StoreError> {
     store.state().each_part(s.run.id, &mut |json| {
-        let part: T = serde_json::from_str(json).map_err(|e| StoreError::RunRecord {
-            run: s.run.id,
-            why: e.to_string(),
-        })?;
+        let part: T = serde_json::from_str(json)
+            .map_err(|e| StoreError::RunRecord { run: s.run.id, why: e.to_string() })?;
         into(part);
         Ok(())
     })

@@ -51,12 +51,12 @@ pub use fixity::{
     CheckRun, CheckSchedule, CheckedRun, Detection, SampleOdds, SampleSize, SampleSizeError,
     Selection, Verdict as CheckVerdict, detection_probability,
 };
-pub use state::SeenSummary;
 pub use ocfl::{
     Adopted, FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair,
     OcflCheckReport, OcflFinding, OcflRepairReport, Provenance, VersionEntry,
 };
 use replica::{FsReplica, HashingFile, Replica, Source};
+pub use state::SeenSummary;
 use state::{FileRecord, StateDb};
 
 /// The store: its replicas and state.

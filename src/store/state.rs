@@ -15,8 +15,8 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 use super::StoreError;
 
 mod runs;
-pub(crate) use runs::{NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, Universe};
 pub use runs::SeenSummary;
+pub(crate) use runs::{NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, Universe};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS package (

@@ -151,8 +151,7 @@ fn a_killed_check_leaves_no_finished_run_and_resume_reports_the_whole_run() {
     // Damage found before the kill must be in the resumed run's report.
     let victim = tmp.path().join("disk").join(package_dir_of("pkg-0000000")).join("f0.bin");
     fs::write(&victim, vec![b'y'; 512]).unwrap();
-    let (code, r) =
-        check_with_hooks(&cfg, &["--deep"], "check-batch-of-one,check-after-batch");
+    let (code, r) = check_with_hooks(&cfg, &["--deep"], "check-batch-of-one,check-after-batch");
     assert_ne!(code, 0, "the hook aborts the process: {r:#}");
     assert_eq!(r, serde_json::Value::Null, "a killed run prints no report");
     let (state, finished_at) = run_state(&cfg, 1);
@@ -186,17 +185,15 @@ fn a_budget_and_a_window_stop_a_run_that_resume_finishes() {
     let cfg = simulated(tmp.path(), 20);
     let started = std::time::Instant::now();
     // 1 MiB an hour is 512 bytes (one copy) every 1.76 s: a few copies in 4 s.
-    let (code, r) = check_with_hooks(
-        &cfg,
-        &["--deep", "--budget", "1M", "--for", "4s"],
-        "check-batch-of-one",
-    );
+    let (code, r) =
+        check_with_hooks(&cfg, &["--deep", "--budget", "1M", "--for", "4s"], "check-batch-of-one");
     let took = started.elapsed().as_secs_f64();
     assert_eq!(code, 0, "stopped, nothing found: {r:#}");
     assert_eq!(r["run"]["verdict"], "stopped", "{r:#}");
     assert_eq!(r["clean"], false);
     assert!(r["run"]["stopped"].as_str().unwrap().contains("window"), "{r:#}");
-    let (checked, bytes) = (r["run"]["checked"].as_u64().unwrap(), r["run"]["bytes_read"].as_u64().unwrap());
+    let (checked, bytes) =
+        (r["run"]["checked"].as_u64().unwrap(), r["run"]["bytes_read"].as_u64().unwrap());
     assert!(checked >= 1 && checked < 20, "{r:#}");
     assert_eq!(bytes, checked * 1024);
     // Within the budget: what was read is paid for by the time taken, but for the first read.
@@ -230,7 +227,10 @@ fn ocfl_runs_sample_oldest_and_resume_and_leave_valid_roots() {
     };
     let (code, r) = store(&no_env(), &cfg, &["check", "--sample", "2"]);
     assert_eq!(code, 0, "{r:#}");
-    assert_eq!((r["run"]["verdict"].as_str(), r["clean"].as_bool()), (Some("sampled"), Some(false)));
+    assert_eq!(
+        (r["run"]["verdict"].as_str(), r["clean"].as_bool()),
+        (Some("sampled"), Some(false))
+    );
     assert_eq!(r["run"]["objects"], 3);
     let sampled = checked_by(&cfg, r["run"]["id"].as_i64().unwrap());
     assert_eq!(sampled.len(), 2);
@@ -243,7 +243,8 @@ fn ocfl_runs_sample_oldest_and_resume_and_leave_valid_roots() {
     valid();
     let (code, _) = check_with_hooks(&cfg, &["--deep"], "check-batch-of-one,check-after-batch");
     assert_ne!(code, 0);
-    let killed: i64 = db(&cfg).query_row("SELECT max(id) FROM check_run", [], |r| r.get(0)).unwrap();
+    let killed: i64 =
+        db(&cfg).query_row("SELECT max(id) FROM check_run", [], |r| r.get(0)).unwrap();
     assert_eq!(run_state(&cfg, killed), ("running".into(), None));
     valid();
     let (code, r) = store(&no_env(), &cfg, &["check", "--resume"]);

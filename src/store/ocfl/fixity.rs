@@ -12,7 +12,9 @@ use super::anchor::Anchors;
 use super::check::{FindingKind, ObjectOnReplica, OcflFinding, check_object, object_dirs};
 use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
 use super::ops::{OcflCheckReport, compare_replicas};
-use crate::store::fixity::{Batch, CheckSchedule, CheckedRun, Pace, Plan, Verdict, fold_parts};
+use crate::store::fixity::{
+    Batch, CheckSchedule, CheckedRun, Pace, Plan, Session, Verdict, fold_parts,
+};
 use crate::store::replica::{ListedObject, Replica};
 use crate::store::state::{ObjectOutcome, OcflRecord, PlannedObject, Universe};
 use crate::store::{Store, StoreError};
@@ -71,27 +73,7 @@ impl Store {
         self.state().each_ocfl_record(None, &mut |r| {
             records.by_dir.entry(object_path(&r.identifier)).or_default().push(r)
         })?;
-        let session = if schedule.resume {
-            // The run's plan and the root's findings are in the state database already.
-            let plan = Plan { layout: "ocfl", only, deep, notes: None };
-            self.open_session(&plan, schedule, &mut || {
-                Ok(Universe::Objects(Box::new(std::iter::empty())))
-            })?
-        } else {
-            let mut root = Vec::new();
-            let mut dirs = BTreeSet::new();
-            for r in self.replicas.iter().filter(|r| only.is_none_or(|o| o == r.name())) {
-                survey_root(r.as_ref(), &mut dirs, &mut root);
-            }
-            dirs.extend(records.by_dir.keys().cloned());
-            let notes = serde_json::to_string(&root).unwrap_or_default();
-            let plan = Plan { layout: "ocfl", only, deep, notes: Some(&notes) };
-            let mut planned = Some(dirs);
-            self.open_session(&plan, schedule, &mut || {
-                let o = planned.take().unwrap_or_default();
-                Ok(Universe::Objects(Box::new(o.into_iter())))
-            })?
-        };
+        let session = self.ocfl_session(only, deep, schedule, &records)?;
         let deep = session.run.deep;
         let replicas: Vec<&dyn Replica> = self
             .replicas
@@ -104,7 +86,8 @@ impl Store {
         })?;
         let mut found = Found::default();
         if let Some(notes) = &session.run.notes {
-            found.findings = serde_json::from_str(notes).unwrap_or_default();
+            found.findings = serde_json::from_str(notes)
+                .map_err(|e| StoreError::RunRecord { run: session.run.id, why: e.to_string() })?;
         }
         fold_parts(self, &session, &mut |part: Found| {
             found.objects += part.objects;
@@ -120,6 +103,36 @@ impl Store {
             clean: run.verdict == Verdict::Clean,
         };
         Ok(CheckedRun { report, run })
+    }
+
+    /// Starts a run of the objects the replicas hold and the state database records (each
+    /// root listed once, its own findings kept with the run), or takes up the last unfinished
+    /// one (whose plan and findings are in the state database already).
+    fn ocfl_session(
+        &self,
+        only: Option<&str>,
+        deep: bool,
+        schedule: &CheckSchedule,
+        records: &Records,
+    ) -> Result<Session, StoreError> {
+        if schedule.resume {
+            let plan = Plan { layout: "ocfl", only, deep, notes: None };
+            let none = || Universe::Objects(Box::new(std::iter::empty()));
+            return self.open_session(&plan, schedule, &mut || Ok(none()));
+        }
+        let mut root = Vec::new();
+        let mut dirs = BTreeSet::new();
+        for r in self.replicas.iter().filter(|r| only.is_none_or(|o| o == r.name())) {
+            survey_root(r.as_ref(), &mut dirs, &mut root);
+        }
+        dirs.extend(records.by_dir.keys().cloned());
+        let notes = serde_json::to_string(&root).unwrap_or_default();
+        let plan = Plan { layout: "ocfl", only, deep, notes: Some(&notes) };
+        let mut planned = Some(dirs);
+        self.open_session(&plan, schedule, &mut || {
+            let o = planned.take().unwrap_or_default();
+            Ok(Universe::Objects(Box::new(o.into_iter())))
+        })
     }
 }
 
@@ -145,12 +158,15 @@ fn survey_root(r: &dyn Replica, dirs: &mut BTreeSet<String>, root: &mut Vec<Ocfl
     let extension_config = format!("extensions/{EXTENSION}/config.json");
     let declared = listing.iter().any(|o| o.key == ROOT_DECLARATION.0);
     if !declared && !here.is_empty() {
-        root.push(finding(ROOT_DECLARATION.0, FindingKind::Missing, "the root's declaration".into()));
+        root.push(finding(
+            ROOT_DECLARATION.0,
+            FindingKind::Missing,
+            "the root's declaration".into(),
+        ));
     }
     for o in &listing {
-        let root_file = o.key == ROOT_DECLARATION.0
-            || o.key == "ocfl_layout.json"
-            || o.key == extension_config;
+        let root_file =
+            o.key == ROOT_DECLARATION.0 || o.key == "ocfl_layout.json" || o.key == extension_config;
         if !root_file && super::check::owner(&here, &o.key).is_none() {
             root.push(finding(&o.key, FindingKind::Extra, "in no object".into()));
         }
@@ -207,7 +223,10 @@ fn check_batch(
     found.findings.extend(in_batch(compared.findings, &dirs));
     found.objects = batch
         .iter()
-        .filter(|p| found.seen.iter().any(|s| s.object == p.object) || records.by_dir.contains_key(&p.object))
+        .filter(|p| {
+            found.seen.iter().any(|s| s.object == p.object)
+                || records.by_dir.contains_key(&p.object)
+        })
         .count() as u64;
     let outcomes = outcomes(batch, &names, &found);
     let found = serde_json::to_string(&found).unwrap_or_default();
@@ -228,14 +247,19 @@ fn outcomes(batch: &[PlannedObject], names: &[&str], found: &Found) -> Vec<Objec
         for name in names {
             let mine = |f: &&OcflFinding| f.object == p.object && f.replica == *name;
             let held = found.seen.iter().any(|s| s.object == p.object && s.replica == *name);
-            let kinds: Vec<FindingKind> = found.findings.iter().filter(mine).map(|f| f.kind).collect();
+            let kinds: Vec<FindingKind> =
+                found.findings.iter().filter(mine).map(|f| f.kind).collect();
             let outcome = match kinds.first() {
                 None if !held => continue,
                 None => "clean",
                 Some(_) if kinds.contains(&FindingKind::Unreadable) => "unreadable",
                 Some(_) => "problems",
             };
-            out.push(ObjectOutcome { object: p.object.clone(), replica: name.to_string(), outcome });
+            out.push(ObjectOutcome {
+                object: p.object.clone(),
+                replica: name.to_string(),
+                outcome,
+            });
         }
     }
     out

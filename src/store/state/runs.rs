@@ -140,6 +140,67 @@ pub(crate) enum Pick {
     RandomShare(f64),
 }
 
+/// Marks the unfinished runs of `layout` abandoned, dropping their plans and findings.
+fn abandon_unfinished(tx: &Connection, layout: &str) -> rusqlite::Result<()> {
+    let old = "SELECT id FROM check_run WHERE layout = ?1 AND state IN ('running', 'stopped')";
+    tx.execute(&format!("DELETE FROM check_plan WHERE run_id IN ({old})"), [layout])?;
+    tx.execute(&format!("DELETE FROM check_part WHERE run_id IN ({old})"), [layout])?;
+    tx.execute(&format!("UPDATE check_run SET state = 'abandoned' WHERE id IN ({old})"), [layout])?;
+    Ok(())
+}
+
+/// Records every object of `universe` in run `id`'s plan (none picked yet).
+fn plan_universe(tx: &Connection, id: i64, universe: Universe) -> rusqlite::Result<()> {
+    match universe {
+        Universe::Packages => {
+            tx.execute(
+                "INSERT INTO check_plan (run_id, object) SELECT ?1, identifier FROM package",
+                [id],
+            )?;
+        }
+        Universe::Objects(objects) => {
+            let mut st =
+                tx.prepare("INSERT OR IGNORE INTO check_plan (run_id, object) VALUES (?1, ?2)")?;
+            for o in objects {
+                st.execute(params![id, o])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Numbers the objects run `id` checks, in the order it checks them; the others stay
+/// unnumbered. Sorted and cut by SQLite (a bounded sort for a LIMIT): no list of every
+/// object is held here.
+fn plan_pick(tx: &Connection, id: i64, scope: &str, pick: Pick) -> rusqlite::Result<()> {
+    let pick = match pick {
+        Pick::RandomShare(share) => {
+            let n: i64 =
+                tx.query_row("SELECT count(*) FROM check_plan WHERE run_id = ?1", [id], |r| {
+                    r.get(0)
+                })?;
+            Pick::Random((share * n as f64).ceil().max(1.0) as u64)
+        }
+        p => p,
+    };
+    let limit = |n: u64| n.min(i64::MAX as u64) as i64;
+    let (order, limit) = match pick {
+        Pick::All => ("check_plan.object".to_string(), -1),
+        Pick::Oldest(n) => (format!("{AGE} IS NOT NULL, {AGE}, check_plan.object"), limit(n)),
+        Pick::Random(_) | Pick::RandomShare(_) => ("random()".to_string(), limit(n_of(pick))),
+    };
+    tx.execute(
+        &format!(
+            "UPDATE check_plan SET seq = o.n
+             FROM (SELECT object, row_number() OVER (ORDER BY {order}) AS n
+                   FROM check_plan WHERE run_id = ?1 ORDER BY {order} LIMIT ?3) AS o
+             WHERE check_plan.run_id = ?1 AND check_plan.object = o.object"
+        ),
+        params![id, scope, limit],
+    )?;
+    Ok(())
+}
+
 /// The count of a random pick (a share is turned into one before).
 fn n_of(p: Pick) -> u64 {
     match p {
@@ -207,15 +268,7 @@ impl StateDb {
         pick: Pick,
     ) -> Result<i64, StoreError> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
-        let old = "SELECT id FROM check_run WHERE layout = ?1 AND state IN ('running', 'stopped')";
-        tx.execute(&format!("DELETE FROM check_plan WHERE run_id IN ({old})"), [run.layout])
-            .map_err(db)?;
-        tx.execute(&format!("DELETE FROM check_part WHERE run_id IN ({old})"), [run.layout])
-            .map_err(db)?;
-        tx.execute(&format!("UPDATE check_run SET state = 'abandoned' WHERE id IN ({old})"), [
-            run.layout,
-        ])
-        .map_err(db)?;
+        abandon_unfinished(&tx, run.layout).map_err(db)?;
         tx.execute(
             &format!(
                 "INSERT INTO check_run (layout, started_at, replica, deep, selection, state, notes)
@@ -225,55 +278,9 @@ impl StateDb {
         )
         .map_err(db)?;
         let id = tx.last_insert_rowid();
-        match universe {
-            Universe::Packages => {
-                tx.execute(
-                    "INSERT INTO check_plan (run_id, object) SELECT ?1, identifier FROM package",
-                    [id],
-                )
-                .map_err(db)?;
-            }
-            Universe::Objects(objects) => {
-                let mut st = tx
-                    .prepare("INSERT OR IGNORE INTO check_plan (run_id, object) VALUES (?1, ?2)")
-                    .map_err(db)?;
-                for o in objects {
-                    st.execute(params![id, o]).map_err(db)?;
-                }
-            }
-        }
+        plan_universe(&tx, id, universe).map_err(db)?;
         let scope = serde_json::to_string(run.scope).unwrap_or_else(|_| "[]".into());
-        let pick = match pick {
-            Pick::RandomShare(share) => {
-                let n: i64 = tx
-                    .query_row("SELECT count(*) FROM check_plan WHERE run_id = ?1", [id], |r| {
-                        r.get(0)
-                    })
-                    .map_err(db)?;
-                Pick::Random((share * n as f64).ceil().max(1.0) as u64)
-            }
-            p => p,
-        };
-        let (order, limit) = match pick {
-            Pick::All => ("check_plan.object".to_string(), -1),
-            Pick::Oldest(n) => {
-                (format!("{AGE} IS NOT NULL, {AGE}, check_plan.object"), n.min(i64::MAX as u64) as i64)
-            }
-            Pick::Random(_) | Pick::RandomShare(_) => {
-                ("random()".to_string(), n_of(pick).min(i64::MAX as u64) as i64)
-            }
-        };
-        // Sorted and cut by SQLite (a bounded sort for a LIMIT): no list of every object here.
-        tx.execute(
-            &format!(
-                "UPDATE check_plan SET seq = o.n
-                 FROM (SELECT object, row_number() OVER (ORDER BY {order}) AS n
-                       FROM check_plan WHERE run_id = ?1 ORDER BY {order} LIMIT ?3) AS o
-                 WHERE check_plan.run_id = ?1 AND check_plan.object = o.object"
-            ),
-            params![id, scope, limit],
-        )
-        .map_err(db)?;
+        plan_pick(&tx, id, &scope, pick).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(id)
     }
@@ -373,8 +380,11 @@ impl StateDb {
             params![id, found],
         )
         .map_err(db)?;
-        tx.execute("UPDATE check_run SET bytes = bytes + ?2 WHERE id = ?1", params![id, bytes as i64])
-            .map_err(db)?;
+        tx.execute(
+            "UPDATE check_run SET bytes = bytes + ?2 WHERE id = ?1",
+            params![id, bytes as i64],
+        )
+        .map_err(db)?;
         tx.commit().map_err(db)
     }
 
@@ -459,9 +469,10 @@ impl StateDb {
             tx.execute("DELETE FROM check_plan WHERE run_id = ?1", [id]).map_err(db)?;
             tx.execute("DELETE FROM check_part WHERE run_id = ?1", [id]).map_err(db)?;
         } else {
-            tx.execute("UPDATE check_run SET state = 'stopped', summary = ?2 WHERE id = ?1", params![
-                id, summary
-            ])
+            tx.execute(
+                "UPDATE check_run SET state = 'stopped', summary = ?2 WHERE id = ?1",
+                params![id, summary],
+            )
             .map_err(db)?;
         }
         tx.commit().map_err(db)

@@ -162,9 +162,13 @@ fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, chrono::Parse
 const PUT_JSON: &str = r#"JSON (--json), one object, a report per package:
   {"kind": "put", "packages": [{"package": "OBJID", "dir": "...", "accepted": true,
     "files": 9, "bytes": 81234, "copies": [...], "failed_replicas": [], ...}]}"#;
-const CHECK_JSON: &str = r#"JSON (--json), one object:
+const CHECK_JSON: &str = r#"JSON (--json), one object (OCFL replicas: "objects", "seen", "findings"):
   {"kind": "check", "deep": false, "packages": 2, "clean": true,
-   "replicas": [{"replica": "disk", "expected": 18, "missing": [], ...}], ...}"#;
+   "replicas": [{"replica": "disk", "expected": 18, "missing": [], ...}], ...,
+   "run": {"id": 7, "sessions": 1, "selection": "all", "objects": 2, "planned": 2,
+           "checked": 2, "bytes_read": 0, "finished": true, "stopped": null,
+           "verdict": "clean", "sample": null,
+           "seen": {"objects": 2, "never_checked": 0, "oldest_check": "...", ...}}}"#;
 const REPAIR_JSON: &str = r#"JSON (--json), one object:
   {"kind": "repair", "repaired": true, "check": {"clean": false, ...},
    "actions": [{"replica": "disk", "file": "...", "status": "repaired", ...}], "unreadable": []}"#;

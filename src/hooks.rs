@@ -8,7 +8,9 @@
 //! new one is moved in), and `no-exchange` behaves as if the file system had no
 //! `RENAME_EXCHANGE` (`package::staging`); `before-commit` aborts once everything is written,
 //! before the rename (`ingest`); `identify` makes the identification of every batch of a
-//! migration after the first fail, as an unreadable payload would (`migrate::ahead`).
+//! migration after the first fail, as an unreadable payload would (`migrate::ahead`);
+//! `check-after-batch` aborts a `store check` run once its first batch is committed, and
+//! `check-batch-of-one` makes its batches one object each (`store::fixity`).
 
 /// The environment variable naming the points.
 #[cfg(feature = "test-hooks")]

@@ -32,6 +32,13 @@ pub use crate::store::{
     CopyStatus as StoreCopyStatus, RemoveReport as StoreRemoveReport,
     RepairReport as StoreRepairReport,
 };
+pub use crate::store::{
+    CheckRun as StoreCheckRun, CheckSchedule as StoreCheckSchedule,
+    CheckVerdict as StoreCheckVerdict, CheckedRun as StoreCheckedRun,
+    Detection as StoreCheckDetection, SampleOdds as StoreSampleOdds, SampleSize as StoreSampleSize,
+    SampleSizeError as StoreSampleSizeError, SeenSummary as StoreSeenSummary,
+    Selection as StoreCheckSelection, detection_probability as store_detection_probability,
+};
 
 /// Audits the package at `package` as [`crate::audit_package`] does; `progress` hears of the
 /// bytes the audit plans to read ([`AuditProgress::Planned`], before reading them) and has read
@@ -90,18 +97,22 @@ pub struct StoreCheckOptions {
     pub replica: Option<String>,
     /// Recompute every copy's SHA-512 (default: file lists and sizes only).
     pub deep: bool,
+    /// Which objects, resumed or not, spread over how long (default: every object, now).
+    pub schedule: crate::store::CheckSchedule,
 }
 
 /// Checks every package the store recorded on every replica: which copies are missing,
 /// extra, of the wrong size or (with `deep`) of the wrong SHA-512, and which stored package
-/// requires one the store lacks. [`StoreCheckReport::clean`] says whether nothing was found.
-/// `progress` hears of the bytes hashed (`deep` only).
+/// requires one the store lacks; as a run kept in the state database (`options.schedule`:
+/// which packages, resumed, within a budget and a window). [`StoreCheckReport::clean`] says
+/// whether every package was checked and nothing found; [`StoreCheckRun::verdict`] says what
+/// the run covered. `progress` hears of the bytes hashed (`deep` only).
 pub fn store_check(
     store: &Store,
     options: &StoreCheckOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<CheckReport, StoreError> {
-    store.check(options.replica.as_deref(), options.deep, progress)
+) -> Result<StoreCheckedRun<CheckReport>, StoreError> {
+    store.check_run(options.replica.as_deref(), options.deep, &options.schedule, progress)
 }
 
 /// Checks the store (every checksum with `deep`) and re-establishes every missing or corrupt
@@ -114,12 +125,14 @@ pub fn store_repair(store: &Store, deep: bool) -> Result<RepairReport, StoreErro
 /// Checks every object of a store of OCFL replicas (`layout = "ocfl"`) on OCFL terms:
 /// inventories, sidecars, every version, every content file present (with
 /// `options.deep`, of its SHA-512), nothing else there; then compares the replicas' heads.
-/// Writes nothing. [`OcflCheckReport::clean`] says whether nothing was found.
+/// Writes nothing to the replicas; the run and each object's last check are kept in the state
+/// database, as [`store_check`] keeps them. [`OcflCheckReport::clean`] says whether every
+/// object was checked and nothing found.
 pub fn store_check_objects(
     store: &Store,
     options: &StoreCheckOptions,
-) -> Result<OcflCheckReport, StoreError> {
-    store.check_objects(options.replica.as_deref(), options.deep)
+) -> Result<StoreCheckedRun<OcflCheckReport>, StoreError> {
+    store.check_objects_run(options.replica.as_deref(), options.deep, &options.schedule)
 }
 
 /// Checks a store of OCFL replicas, then rebuilds each damaged or missing object copy from a

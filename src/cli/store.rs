@@ -6,10 +6,11 @@ use clap::{Args, Subcommand};
 
 use webaip::{
     AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflProvenance,
-    OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreConfig,
-    StoreCopyOutcome, StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport,
-    StoreRepairReport, bytes_to_put, escape_controls, store_check, store_check_objects, store_get,
-    store_list, store_log, store_put, store_rebuild_state, store_remove, store_repair,
+    OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreCheckRun,
+    StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig, StoreCopyOutcome,
+    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport, StoreRepairReport,
+    StoreSampleSize, bytes_to_put, escape_controls, parse_size, store_check, store_check_objects,
+    store_get, store_list, store_log, store_put, store_rebuild_state, store_remove, store_repair,
     store_repair_objects,
 };
 
@@ -48,11 +49,13 @@ enum Action {
     #[command(after_long_help = CHECK_JSON)]
     Check {
         /// Only this replica.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "resume")]
         replica: Option<String>,
         /// Recompute the SHA-512 of every copy.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "resume")]
         deep: bool,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
     },
     /// Re-establish missing and corrupt copies from copies that verify.
     #[command(after_long_help = REPAIR_JSON)]
@@ -108,13 +111,64 @@ enum Action {
     },
 }
 
+/// Which objects `store check` looks at, and how it is spread over time.
+#[derive(Debug, Args)]
+struct ScheduleArgs {
+    /// Check only the N objects checked longest ago on the replicas checked (never checked
+    /// first).
+    #[arg(long, value_name = "N", conflicts_with_all = ["sample", "resume"], help_heading = "Schedule")]
+    oldest: Option<u64>,
+    /// Check a random sample: N objects, or a share (0.05 or 5%). The report gives the chance
+    /// it finds damage; its verdict is never clean.
+    #[arg(long, value_name = "N|SHARE", value_parser = StoreSampleSize::parse, conflicts_with = "resume", help_heading = "Schedule")]
+    sample: Option<StoreSampleSize>,
+    /// Go on with the last check run that did not finish (killed, or stopped by --for,
+    /// --until); its objects and options are the run's own. The report covers the whole run.
+    #[arg(long, help_heading = "Schedule")]
+    resume: bool,
+    /// Read at most SIZE per hour (a size as --memory takes: 500G, 2T): a deep check spread
+    /// over days.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Schedule")]
+    budget: Option<u64>,
+    /// Stop cleanly after DURATION (8h, 30m, 2days); --resume goes on.
+    #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration, conflicts_with = "until", help_heading = "Schedule")]
+    for_: Option<std::time::Duration>,
+    /// Stop cleanly at TIME (RFC 3339, e.g. 2026-12-01T06:00:00Z); --resume goes on.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Schedule")]
+    until: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl ScheduleArgs {
+    fn schedule(&self) -> StoreCheckSchedule {
+        let selection = match (self.oldest, self.sample) {
+            (Some(n), _) => StoreCheckSelection::Oldest(n),
+            (None, Some(s)) => StoreCheckSelection::Sample(s),
+            (None, None) => StoreCheckSelection::All,
+        };
+        let until = self.until.or_else(|| {
+            self.for_
+                .and_then(|d| chrono::Duration::from_std(d).ok())
+                .map(|d| chrono::Utc::now() + d)
+        });
+        StoreCheckSchedule { selection, resume: self.resume, budget: self.budget, until }
+    }
+}
+
+fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, chrono::ParseError> {
+    chrono::DateTime::parse_from_rfc3339(text).map(|t| t.with_timezone(&chrono::Utc))
+}
+
 /// The examples of `store ... --json` that each subcommand's `--help` ends with.
 const PUT_JSON: &str = r#"JSON (--json), one object, a report per package:
   {"kind": "put", "packages": [{"package": "OBJID", "dir": "...", "accepted": true,
     "files": 9, "bytes": 81234, "copies": [...], "failed_replicas": [], ...}]}"#;
-const CHECK_JSON: &str = r#"JSON (--json), one object:
+const CHECK_JSON: &str = r#"JSON (--json), one object (OCFL replicas: "objects", "seen", "findings"):
   {"kind": "check", "deep": false, "packages": 2, "clean": true,
-   "replicas": [{"replica": "disk", "expected": 18, "missing": [], ...}], ...}"#;
+   "replicas": [{"replica": "disk", "expected": 18, "missing": [], ...}], ...,
+   "run": {"id": 7, "sessions": 1, "selection": "all", "objects": 2, "planned": 2,
+           "checked": 2, "bytes_read": 0, "finished": true, "stopped": null,
+           "verdict": "clean", "sample": null,
+           "seen": {"objects": 2, "never_checked": 0, "oldest_check": "...", ...}}}"#;
 const REPAIR_JSON: &str = r#"JSON (--json), one object:
   {"kind": "repair", "repaired": true, "check": {"clean": false, ...},
    "actions": [{"replica": "disk", "file": "...", "status": "repaired", ...}], "unreadable": []}"#;
@@ -200,11 +254,13 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             };
             run_put(&store, &config, &packages, &audit, shown)
         }
-        Action::Check { replica, deep } if store.is_ocfl() => {
-            run_check_objects(&store, &StoreCheckOptions { replica, deep }, shown)
-        }
-        Action::Check { replica, deep } => {
-            run_check(&store, &StoreCheckOptions { replica, deep }, shown)
+        Action::Check { replica, deep, schedule } => {
+            let options = StoreCheckOptions { replica, deep, schedule: schedule.schedule() };
+            if store.is_ocfl() {
+                run_check_objects(&store, &options, shown)
+            } else {
+                run_check(&store, &options, shown)
+            }
         }
         Action::Repair { deep, adopt } if store.is_ocfl() => {
             run_repair_objects(&store, deep, &adopt, shown)
@@ -331,8 +387,66 @@ fn run_check(store: &Store, options: &StoreCheckOptions, shown: Shown) -> anyhow
         bar.inc(n)
     })?;
     bar.finish_and_clear();
-    shown.report("check", &r, print_check)?;
-    Ok(if r.clean { 0 } else { EXIT_FINDINGS })
+    shown.report("check", &r, |r| {
+        print_check(&r.report, false);
+        print_run(&r.run);
+    })?;
+    Ok(run_status(&r.run))
+}
+
+/// Exit 1 when the run found something; a sample, a part or a stopped run that found
+/// nothing is 0 (their verdict says what they covered).
+fn run_status(run: &StoreCheckRun) -> i32 {
+    if run.verdict == StoreCheckVerdict::ProblemsFound { EXIT_FINDINGS } else { 0 }
+}
+
+/// What a check run covered, what a sample can say, how recently the store was seen.
+fn print_run(run: &StoreCheckRun) {
+    let sessions = if run.sessions > 1 {
+        format!(", resumed: {} sessions, this report covers them all", run.sessions)
+    } else {
+        String::new()
+    };
+    println!(
+        "run {} ({}{sessions}): {} of {} planned object(s) checked, {} in the store, {} bytes read",
+        run.id, run.selection, run.checked, run.planned, run.objects, run.bytes_read
+    );
+    if let Some(why) = &run.stopped {
+        let left = run.planned.saturating_sub(run.checked);
+        println!(
+            "run {}: STOPPED ({why}); {left} object(s) left: `store check --resume` goes on",
+            run.id
+        );
+    }
+    if let Some(odds) = &run.sample {
+        for d in &odds.detection {
+            println!(
+                "sample: if {}% of objects ({}) were damaged, a sample of {} of {} finds at least one with probability {:.4}",
+                d.share * 100.0,
+                d.damaged,
+                odds.sample,
+                odds.population,
+                d.probability
+            );
+        }
+    }
+    let oldest = run.seen.oldest_check.as_deref().unwrap_or("-");
+    println!(
+        "seen: {} object(s), {} never checked, oldest last check {oldest}",
+        run.seen.objects, run.seen.never_checked
+    );
+    let verdict = match run.verdict {
+        StoreCheckVerdict::Clean => "CLEAN",
+        StoreCheckVerdict::ProblemsFound => "PROBLEMS FOUND",
+        StoreCheckVerdict::Sampled => {
+            "SAMPLED: nothing found in the sample (not a check of the whole store)"
+        }
+        StoreCheckVerdict::Partial => {
+            "PARTIAL: nothing found in the objects checked (not the whole store)"
+        }
+        StoreCheckVerdict::Stopped => "STOPPED: nothing found so far (not finished)",
+    };
+    println!("run {}: {verdict}", run.id);
 }
 
 /// `store list` as one JSON object.
@@ -390,17 +504,25 @@ fn run_check_objects(
     shown: Shown,
 ) -> anyhow::Result<i32> {
     let r = store_check_objects(store, options)?;
-    shown.report("check", &r, print_check_objects)?;
-    Ok(if r.clean { 0 } else { EXIT_FINDINGS })
+    shown.report("check", &r, |r| {
+        print_check_objects(&r.report, false);
+        print_run(&r.run);
+    })?;
+    Ok(run_status(&r.run))
 }
 
-fn print_check_objects(r: &OcflCheckReport) {
+/// The findings, then (`verdict`) the check's verdict line; a run prints its own verdict.
+fn print_check_objects(r: &OcflCheckReport, verdict: bool) {
     for f in &r.findings {
         let kind = serde_json::to_value(f.kind).ok();
         let kind = kind.as_ref().and_then(|k| k.as_str()).unwrap_or("?");
         // Keys and details can carry names and text from a replica's inventory.
         let (key, detail) = (escape_controls(&f.key), escape_controls(&f.detail));
         println!("{}: {kind}: {key}: {detail}", f.replica);
+    }
+    if !verdict {
+        println!("check{}: {} object(s)", if r.deep { " --deep" } else { "" }, r.objects);
+        return;
     }
     println!(
         "check{}: {} object(s): {}",
@@ -422,7 +544,7 @@ fn run_repair_objects(
             let on = a.replicas.join(", ");
             println!("{}: {} ADOPTED as webaip's (held by {on})", escape_controls(&a.id), a.head);
         }
-        print_check_objects(&r.check);
+        print_check_objects(&r.check, true);
         for a in &r.actions {
             let from = a.source.as_deref().unwrap_or("-");
             let done = if a.repaired { "REBUILT" } else { "NOT REPAIRED" };
@@ -430,7 +552,7 @@ fn run_repair_objects(
             let (object, message) = (escape_controls(&a.object), escape_controls(&a.message));
             println!("{}: {object}: {done} from {from}: {message}", a.replica);
         }
-        print_check_objects(&r.after);
+        print_check_objects(&r.after, true);
     })?;
     Ok(if r.repaired { 0 } else { EXIT_FINDINGS })
 }
@@ -442,7 +564,7 @@ fn run_repair(store: &Store, deep: bool, shown: Shown) -> anyhow::Result<i32> {
 }
 
 fn print_repair(r: &StoreRepairReport) {
-    print_check(&r.check);
+    print_check(&r.check, true);
     for a in &r.actions {
         let message = a.message.as_deref().unwrap_or_default();
         println!("{}: {}: {} {message}", a.replica, a.file, a.status);
@@ -575,7 +697,9 @@ fn print_failures(copies: &[StoreCopyOutcome]) {
     }
 }
 
-fn print_check(r: &StoreCheckReport) {
+/// The copies found wrong per replica, then (`verdict`) the check's verdict line; a run
+/// prints its own verdict.
+fn print_check(r: &StoreCheckReport, verdict: bool) {
     for rep in &r.replicas {
         for k in &rep.temporaries_removed {
             println!("{}: {k}", rep.replica);
@@ -603,6 +727,10 @@ fn print_check(r: &StoreCheckReport) {
     }
     for d in &r.missing_dependencies {
         println!("dependency missing: {} requires {}: {}", d.package, d.requires, d.why);
+    }
+    if !verdict {
+        println!("check{}: {} package(s)", if r.deep { " --deep" } else { "" }, r.packages);
+        return;
     }
     println!(
         "check{}: {} package(s): {}",

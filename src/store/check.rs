@@ -6,8 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
+use serde::{Deserialize, Serialize};
+
+use super::fixity::{Batch, CheckSchedule, CheckedRun, Pace, Plan, Verdict, fold_parts};
 use super::replica::{ListedObject, Replica};
-use super::state::{CopyRow, FileRecord, Seen};
+use super::state::{CopyRow, FileRecord, ObjectOutcome, PlannedObject, Seen, Universe};
 use super::{CheckReport, MissingDependency, ReplicaCheck, Store, StoreError, hash_copy};
 
 /// A package the state records: its identifier, its directory in the replicas, its files.
@@ -99,8 +102,8 @@ struct CopyAt {
     file: usize,
 }
 
-/// A package on a replica that some copy of could not be read: nothing there is known.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// A package on a replica that some copy of could not be read, or is missing or corrupt.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub(super) struct Unreadable {
     pub(super) identifier: String,
     pub(super) replica: String,
@@ -189,60 +192,166 @@ impl CheckTally {
     }
 }
 
+impl CheckTally {
+    /// The packages on a replica that hold a missing or corrupt copy, or could not be read.
+    fn bad(&self) -> BTreeSet<Unreadable> {
+        let mut bad = self.unreadable.clone();
+        for c in self.copies.iter().filter(|c| c.is_bad()) {
+            bad.insert(Unreadable { identifier: c.identifier.clone(), replica: c.replica.clone() });
+        }
+        bad
+    }
+
+    /// Each package's outcome on each replica: unreadable, problems (a bad copy, or an extra
+    /// object in its directory), or clean.
+    fn outcomes(&self, scope: &CheckScope) -> Vec<ObjectOutcome> {
+        let bad = self.bad();
+        let mut out = Vec::new();
+        for (r, rep) in scope.replicas.iter().zip(&self.reports) {
+            for p in &scope.expected {
+                let at = Unreadable { identifier: p.identifier.clone(), replica: r.name().into() };
+                let prefix = format!("{}/", p.dir);
+                let outcome = if self.unreadable.contains(&at) {
+                    "unreadable"
+                } else if bad.contains(&at) || rep.extra.iter().any(|k| k.starts_with(&prefix)) {
+                    "problems"
+                } else {
+                    "clean"
+                };
+                let (object, replica) = (at.identifier, at.replica);
+                out.push(ObjectOutcome { object, replica, outcome });
+            }
+        }
+        out
+    }
+}
+
+/// What the batches of a run found, as each batch records it and as they add up.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Found {
+    packages: u64,
+    replicas: Vec<ReplicaCheck>,
+    bad: BTreeSet<Unreadable>,
+}
+
+impl Found {
+    fn new(replicas: &[&dyn Replica]) -> Self {
+        let replicas = replicas
+            .iter()
+            .map(|r| ReplicaCheck { replica: r.name().into(), ..ReplicaCheck::default() })
+            .collect();
+        Found { replicas, ..Found::default() }
+    }
+
+    fn add(&mut self, part: Found) {
+        self.packages += part.packages;
+        self.bad.extend(part.bad);
+        for (sum, r) in self.replicas.iter_mut().zip(part.replicas) {
+            sum.expected += r.expected;
+            sum.verified += r.verified;
+            sum.missing.extend(r.missing);
+            sum.corrupt.extend(r.corrupt);
+            sum.extra.extend(r.extra);
+            sum.errors.extend(r.errors);
+            sum.temporaries_removed.extend(r.temporaries_removed);
+        }
+    }
+}
+
 impl Store {
     /// Checks every recorded package on every replica (or `only` one): which copies are
-    /// missing or extra, of the wrong size, and with `deep` of the wrong SHA-512.
+    /// missing or extra, of the wrong size, and with `deep` of the wrong SHA-512. A run of its
+    /// own, kept like any other (see [`Store::check_run`]).
     pub fn check(
         &self,
         only: Option<&str>,
         deep: bool,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<CheckReport, StoreError> {
+        Ok(self.check_run(only, deep, &CheckSchedule::default(), progress)?.report)
+    }
+
+    /// A check run as `schedule` says (the objects it selects, a resumed run, a budget and a
+    /// time window): batch by batch, each recorded in the state database with every
+    /// package's last check; the report covers every session of the run.
+    pub fn check_run(
+        &self,
+        only: Option<&str>,
+        deep: bool,
+        schedule: &CheckSchedule,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<CheckedRun<CheckReport>, StoreError> {
         self.webaip_layout("this check (OCFL replicas: Store::check_objects)")?;
-        let scope = self.check_scope(only, deep)?;
+        let plan = Plan { layout: "webaip", only, deep, notes: None };
+        let session = self.open_session(&plan, schedule, &mut || Ok(Universe::Packages))?;
+        let deep = session.run.deep;
+        let replicas: Vec<&dyn Replica> = self
+            .replicas
+            .iter()
+            .map(|r| r.as_ref())
+            .filter(|r| session.scope.iter().any(|n| n == r.name()))
+            .collect();
+        self.sweep(&session, &mut |batch| {
+            self.check_batch(&replicas, batch, deep, &session.pace, progress)
+        })?;
+        let mut found = Found::new(&replicas);
+        fold_parts(self, &session, &mut |part: Found| found.add(part))?;
+        let missing_dependencies = self.missing_dependencies(&session.scope, found.bad)?;
+        let problems = !missing_dependencies.is_empty()
+            || found.replicas.iter().any(|r| {
+                !(r.missing.is_empty()
+                    && r.corrupt.is_empty()
+                    && r.extra.is_empty()
+                    && r.errors.is_empty())
+            });
+        let run = self.end_session(&session, problems)?;
+        let report = CheckReport {
+            deep,
+            packages: found.packages,
+            replicas: found.replicas,
+            missing_dependencies,
+            clean: run.verdict == Verdict::Clean,
+        };
+        Ok(CheckedRun { report, run })
+    }
+
+    /// Checks one batch of packages on `replicas`; `None` when the pace stopped it part-way.
+    fn check_batch(
+        &self,
+        replicas: &[&dyn Replica],
+        batch: &[PlannedObject],
+        deep: bool,
+        pace: &Pace,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Option<Batch>, StoreError> {
+        let mut expected = Vec::new();
+        for p in batch {
+            // A package forgotten since the run was planned is no longer expected anywhere.
+            let Some(files) = self.state().package_files(&p.object)? else { continue };
+            let dir = super::config::package_dir(&p.object);
+            expected.push(ExpectedPackage { identifier: p.object.clone(), dir, files });
+        }
+        let scope = CheckScope { replicas: replicas.to_vec(), expected, deep };
         let mut tally = CheckTally::new(&scope.replicas);
         for (at, listing) in self.list_packages(&scope) {
             tally.listed(&scope, at, listing);
         }
-        for (c, got) in self.hash_copies(&scope, &tally.to_hash, progress) {
+        let mut bytes = 0;
+        for (c, got) in self.hash_copies(&scope, &tally.to_hash, pace, progress) {
+            let Some(got) = got else { return Ok(None) };
+            bytes += scope.expected[c.at.package].files[c.file].size;
             tally.hashed(&scope, c, got);
         }
-        let names: Vec<&str> = scope.replicas.iter().map(|r| r.name()).collect();
-        let missing_dependencies =
-            self.missing_dependencies(&names, &tally.copies, tally.unreadable)?;
         let rows: Vec<CopyRow> = tally.copies.iter().map(CheckedCopy::row).collect();
         self.state().record_copies(&rows)?;
-        let clean = missing_dependencies.is_empty()
-            && tally.reports.iter().all(|r| {
-                r.missing.is_empty()
-                    && r.corrupt.is_empty()
-                    && r.extra.is_empty()
-                    && r.errors.is_empty()
-            });
-        let packages = scope.expected.len() as u64;
-        Ok(CheckReport { deep, packages, replicas: tally.reports, missing_dependencies, clean })
-    }
-
-    /// The replicas a check looks at (every one, or `only` the one named) and what the state
-    /// expects of them.
-    fn check_scope(&self, only: Option<&str>, deep: bool) -> Result<CheckScope<'_>, StoreError> {
-        if let Some(name) = only {
-            self.replica(name)?;
-        }
-        let mut expected = Vec::new();
-        // Bound first: a lock held through the loop would be taken again inside it.
-        let packages = self.state().packages()?;
-        for (identifier, dir) in packages {
-            let files = self.state().package_files(&identifier)?.unwrap_or_default();
-            expected.push(ExpectedPackage { identifier, dir, files });
-        }
-        let replicas = self
-            .replicas
-            .iter()
-            .map(|r| r.as_ref())
-            .filter(|r| only.is_none_or(|n| n == r.name()))
-            .collect();
-        Ok(CheckScope { replicas, expected, deep })
+        let outcomes = tally.outcomes(&scope);
+        let found = Found {
+            packages: scope.expected.len() as u64,
+            bad: tally.bad(),
+            replicas: tally.reports,
+        };
+        let found = serde_json::to_string(&found).unwrap_or_default();
+        Ok(Some(Batch { outcomes, found, bytes }))
     }
 
     /// Lists every package directory on every replica of `scope`, one task each, removing the
@@ -270,20 +379,26 @@ impl Store {
         })
     }
 
-    /// Reads every copy of `to_hash` through SHA-512, telling `progress` of the bytes.
+    /// Reads every copy of `to_hash` through SHA-512 as the pace allows (`None`: not read,
+    /// the run is stopping), telling `progress` of the bytes.
     fn hash_copies(
         &self,
         scope: &CheckScope,
         to_hash: &[CopyAt],
+        pace: &Pace,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> Vec<(CopyAt, Result<String, StoreError>)> {
+    ) -> Vec<(CopyAt, Option<Result<String, StoreError>>)> {
         self.pool.install(|| {
             to_hash
                 .par_iter()
                 .map(|&c| {
+                    let size = scope.expected[c.at.package].files[c.file].size;
+                    if !pace.admit(size) {
+                        return (c, None);
+                    }
                     let got = hash_copy(scope.replicas[c.at.replica], &scope.key(c));
-                    progress(scope.expected[c.at.package].files[c.file].size);
-                    (c, got)
+                    progress(size);
+                    (c, Some(got))
                 })
                 .collect()
         })
@@ -293,13 +408,9 @@ impl Store {
     /// recorded, or every replica checked misses, holds corrupt, or cannot read some copy of it.
     fn missing_dependencies(
         &self,
-        replicas: &[&str],
-        copies: &[CheckedCopy],
-        mut bad: BTreeSet<Unreadable>,
+        replicas: &[String],
+        bad: BTreeSet<Unreadable>,
     ) -> Result<Vec<MissingDependency>, StoreError> {
-        for c in copies.iter().filter(|c| c.is_bad()) {
-            bad.insert(Unreadable { identifier: c.identifier.clone(), replica: c.replica.clone() });
-        }
         let st = self.state();
         let mut out = Vec::new();
         for (package, requires) in st.dependencies()? {

@@ -79,6 +79,14 @@ pub enum StoreError {
     #[cfg(feature = "s3")]
     #[error("store configuration: cannot start the S3 client runtime: {0}")]
     Runtime(#[source] std::sync::Arc<io::Error>),
+    /// What the state database keeps of a check run's batches cannot be read back.
+    #[error("state database: check run {run}: a batch's record is unreadable: {why}")]
+    RunRecord {
+        /// The run.
+        run: i64,
+        /// Why.
+        why: String,
+    },
     /// The state database cannot be used.
     #[error("state database: {0}")]
     State(#[from] rusqlite::Error),
@@ -448,6 +456,9 @@ pub enum StoreRefusal {
         /// The version that is the package.
         version: String,
     },
+    /// `store check --resume` with no check run left unfinished.
+    #[error("no check run is unfinished (killed or stopped): nothing to resume")]
+    NothingToResume,
     /// The command needs replicas of the other layout.
     #[error("{command} needs replicas with layout = \"ocfl\"")]
     NeedsOcfl {

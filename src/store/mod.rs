@@ -18,6 +18,7 @@ mod check;
 pub mod config;
 pub(crate) mod deps;
 pub(crate) mod error;
+pub(crate) mod fixity;
 mod get;
 pub(crate) mod ocfl;
 mod put;
@@ -46,11 +47,16 @@ pub use error::{
     ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, ManifestError, ManifestFault,
     MetsProblem, Overlap, PackageProblem, Rejections, StoreError, StoreRefusal,
 };
+pub use fixity::{
+    CheckRun, CheckSchedule, CheckedRun, Detection, SampleOdds, SampleSize, SampleSizeError,
+    Selection, Verdict as CheckVerdict, detection_probability,
+};
 pub use ocfl::{
     Adopted, FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair,
     OcflCheckReport, OcflFinding, OcflRepairReport, Provenance, VersionEntry,
 };
 use replica::{FsReplica, HashingFile, Replica, Source};
+pub use state::SeenSummary;
 use state::{FileRecord, StateDb};
 
 /// The store: its replicas and state.
@@ -153,7 +159,7 @@ pub struct PutReport {
 }
 
 /// The result of `store check` for one replica.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct ReplicaCheck {
     /// The replica.
     pub replica: String,

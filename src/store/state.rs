@@ -14,6 +14,10 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 use super::StoreError;
 
+mod runs;
+pub use runs::SeenSummary;
+pub(crate) use runs::{NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, Universe};
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS package (
     id INTEGER PRIMARY KEY,
@@ -231,6 +235,7 @@ impl StateDb {
                 Err(e) => return Err(db(e)),
             }
         }
+        runs::migrate(&conn).map_err(db)?;
         Ok(StateDb { conn })
     }
 
@@ -259,16 +264,6 @@ impl StateDb {
             })
             .map_err(db)?;
         Ok(Some(rows.collect::<Result<Vec<_>, _>>().map_err(db)?))
-    }
-
-    /// Every recorded package: (identifier, directory in the replicas).
-    pub(crate) fn packages(&self) -> Result<Vec<(String, String)>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare("SELECT identifier, dir FROM package ORDER BY identifier")
-            .map_err(db)?;
-        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
 
     /// Records a package and its files (once; later calls with the same files change nothing).

@@ -10,6 +10,7 @@ use crate::util::{Package, copy_tree, package, repo, sample, webaip_command, web
 
 mod dependencies;
 mod export;
+mod fixity;
 mod hostile_config;
 mod ocfl;
 mod ocfl_ingest;

@@ -22,7 +22,7 @@ use super::layout::object_path;
 use crate::store::state::OcflRecord;
 
 /// Whether webaip recorded a copy's head inventory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Provenance {
     /// webaip built and recorded this head inventory.

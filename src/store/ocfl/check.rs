@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::InventoryFault;
 use super::anchor::Provenance;
@@ -120,7 +120,7 @@ pub(crate) fn owner<'a>(dirs: &'a BTreeSet<String>, key: &str) -> Option<&'a Str
 }
 
 /// What a check found wrong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FindingKind {
     /// A file the inventory lists is absent.
@@ -163,7 +163,7 @@ pub enum FindingKind {
 }
 
 /// One finding.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OcflFinding {
     /// The replica.
     pub replica: String,
@@ -178,7 +178,7 @@ pub struct OcflFinding {
 }
 
 /// One object on one replica, as the check saw it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ObjectOnReplica {
     /// The replica.
     pub replica: String,

@@ -19,6 +19,7 @@
 
 pub(crate) mod anchor;
 pub(crate) mod check;
+pub(crate) mod fixity;
 pub(crate) mod fs;
 pub(crate) mod inventory;
 pub(crate) mod layout;

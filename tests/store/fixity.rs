@@ -1,0 +1,257 @@
+//! `store check` as a run kept in the state database: each object's last check, `--oldest`,
+//! `--sample` (its probability checked against Python's `math.comb`), a run killed mid-way
+//! (a test hook aborts the process after a committed batch) and resumed, a budget and a time
+//! window that stop a run and `--resume` that finishes it; OCFL roots validated by ocfl-py
+//! after every check. The webaip-layout stores are made by bench/gen_store.py, with the state
+//! database of the schema before runs were kept (so every test also migrates one).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::store;
+use crate::util::{Package, package, repo, webaip_command};
+
+fn no_env() -> std::collections::HashMap<String, String> {
+    Default::default()
+}
+
+/// A simulated store of `n` packages of two 512-byte files; returns its configuration.
+fn simulated(dir: &Path, n: u32) -> PathBuf {
+    let o = Command::new("python3")
+        .arg(repo().join("bench/gen_store.py"))
+        .arg(dir)
+        .args(["--objects", &n.to_string()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir.join("store.toml")
+}
+
+/// `webaip store --config C --json check ARGS` with the test hooks `fail_at` set.
+fn check_with_hooks(cfg: &Path, args: &[&str], fail_at: &str) -> (i32, serde_json::Value) {
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "--json", "check"])
+        .args(args)
+        .env("WEBAIP_FAIL_AT", fail_at)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap_or(-1), v)
+}
+
+fn db(cfg: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(cfg.parent().unwrap().join("state.sqlite")).unwrap()
+}
+
+/// The objects run `id` recorded as their last check.
+fn checked_by(cfg: &Path, id: i64) -> BTreeSet<String> {
+    let db = db(cfg);
+    let mut st = db.prepare("SELECT object FROM object_check WHERE run_id = ?1").unwrap();
+    st.query_map([id], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+fn run_state(cfg: &Path, id: i64) -> (String, Option<String>) {
+    db(cfg)
+        .query_row("SELECT state, finished_at FROM check_run WHERE id = ?1", [id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+}
+
+fn pkgs(ns: &[u32]) -> BTreeSet<String> {
+    ns.iter().map(|n| format!("pkg-{n:07}")).collect()
+}
+
+/// Python's exact hypergeometric chance that `n` of `population` hold one of `damaged`.
+fn python_detection(population: u64, damaged: u64, n: u64) -> f64 {
+    let code = format!(
+        "from math import comb; print(1 - comb({}, {n}) / comb({population}, {n}))",
+        population - damaged
+    );
+    let o = Command::new("python3").args(["-c", &code]).output().unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn oldest_picks_the_objects_seen_longest_ago_after_two_runs_and_the_old_database_is_migrated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 6);
+    // The earlier schema's copies' checks are taken over (gen_store.py dates them 2026-01-01).
+    let (code, r) = store(&no_env(), &cfg, &["check", "--oldest", "2"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["run"]["seen"]["oldest_check"], "2026-01-01T00:00:00.000Z", "{r:#}");
+    assert_eq!(r["run"]["seen"]["never_checked"], 0);
+    assert_eq!(r["run"]["verdict"], "partial");
+    assert_eq!(r["clean"], false, "a part of the store is never a clean check of it");
+    let first = r["run"]["id"].as_i64().unwrap();
+    assert_eq!(checked_by(&cfg, first), pkgs(&[0, 1]));
+    let (_, r) = store(&no_env(), &cfg, &["check", "--oldest", "2", "--deep"]);
+    let second = r["run"]["id"].as_i64().unwrap();
+    assert_eq!(checked_by(&cfg, second), pkgs(&[2, 3]));
+    assert_eq!(r["run"]["bytes_read"], 2 * 2 * 512);
+    // The two left from 2026 first, then the oldest of the first run's.
+    let (_, r) = store(&no_env(), &cfg, &["check", "--oldest", "3"]);
+    let third = r["run"]["id"].as_i64().unwrap();
+    assert_eq!(checked_by(&cfg, third), pkgs(&[4, 5, 0]));
+    // Each object's last check: its date, outcome, replica and whether it was deep.
+    let row: (String, String, bool) = db(&cfg)
+        .query_row(
+            "SELECT replica, outcome, deep FROM object_check WHERE object = 'pkg-0000002'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(row, ("disk".into(), "clean".into(), true));
+    assert!(r["run"]["seen"]["oldest_check"].as_str().unwrap() > "2026-11-01");
+}
+
+#[test]
+fn a_sample_says_it_is_one_and_its_odds_are_the_hypergeometric_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 50);
+    let (code, r) = store(&no_env(), &cfg, &["check", "--sample", "10"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["clean"], false, "a sample is never a clean check of the whole store");
+    assert_eq!(r["run"]["verdict"], "sampled");
+    assert_eq!((r["run"]["planned"].as_u64(), r["packages"].as_u64()), (Some(10), Some(10)));
+    let odds = &r["run"]["sample"];
+    assert_eq!((odds["population"].as_u64(), odds["sample"].as_u64()), (Some(50), Some(10)));
+    for d in odds["detection"].as_array().unwrap() {
+        let damaged = d["damaged"].as_u64().unwrap();
+        let share = d["share"].as_f64().unwrap();
+        assert_eq!(damaged, ((share * 50.0).ceil() as u64).max(1));
+        let expected = python_detection(50, damaged, 10);
+        let got = d["probability"].as_f64().unwrap();
+        assert!((got - expected).abs() < 1e-9, "{share}: {got} vs {expected}");
+    }
+    assert_eq!(checked_by(&cfg, r["run"]["id"].as_i64().unwrap()).len(), 10);
+    // A share: 10 % of 50 is 5; damage in the sample makes the verdict problems.
+    let victim = tmp.path().join("disk").join(package_dir_of("pkg-0000007")).join("f1.bin");
+    fs::write(&victim, vec![b'x'; 512]).unwrap();
+    let (code, r) = store(&no_env(), &cfg, &["check", "--sample", "100%", "--deep"]);
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!(r["run"]["verdict"], "problems-found");
+    assert_eq!(r["replicas"][0]["corrupt"].as_array().unwrap().len(), 1, "{r:#}");
+    let (_, r) = store(&no_env(), &cfg, &["check", "--sample", "10%"]);
+    assert_eq!(r["run"]["planned"], 5, "{r:#}");
+}
+
+/// The package directory gen_store.py (and `package_dir`) gives an identifier.
+fn package_dir_of(identifier: &str) -> String {
+    use sha2::Digest;
+    format!("{:02x}/{identifier}", sha2::Sha256::digest(identifier.as_bytes())[0])
+}
+
+#[test]
+fn a_killed_check_leaves_no_finished_run_and_resume_reports_the_whole_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 8);
+    // Damage found before the kill must be in the resumed run's report.
+    let victim = tmp.path().join("disk").join(package_dir_of("pkg-0000000")).join("f0.bin");
+    fs::write(&victim, vec![b'y'; 512]).unwrap();
+    let (code, r) = check_with_hooks(&cfg, &["--deep"], "check-batch-of-one,check-after-batch");
+    assert_ne!(code, 0, "the hook aborts the process: {r:#}");
+    assert_eq!(r, serde_json::Value::Null, "a killed run prints no report");
+    let (state, finished_at) = run_state(&cfg, 1);
+    assert_eq!((state.as_str(), finished_at), ("running", None), "nothing looks finished");
+    assert_eq!(checked_by(&cfg, 1), pkgs(&[0]), "the committed batch is kept");
+    // Killed again mid-way through the resumed run: one more batch kept.
+    let (code, _) = check_with_hooks(&cfg, &["--resume"], "check-batch-of-one,check-after-batch");
+    assert_ne!(code, 0);
+    assert_eq!(checked_by(&cfg, 1), pkgs(&[0, 1]));
+    let (code, r) = store(&no_env(), &cfg, &["check", "--resume"]);
+    assert_eq!(code, 1, "the damage found in the first session: {r:#}");
+    assert_eq!(r["run"]["id"], 1);
+    assert_eq!(r["run"]["sessions"], 3);
+    assert_eq!(r["run"]["finished"], true);
+    assert_eq!(r["deep"], true, "the run's own options");
+    assert_eq!(r["packages"], 8, "the report covers the whole run: {r:#}");
+    assert_eq!(r["replicas"][0]["expected"], 16);
+    assert_eq!(r["replicas"][0]["verified"], 15);
+    let corrupt = r["replicas"][0]["corrupt"].as_array().unwrap();
+    assert_eq!(corrupt.len(), 1, "{r:#}");
+    assert!(corrupt[0].as_str().unwrap().contains("pkg-0000000/f0.bin"));
+    assert_eq!(checked_by(&cfg, 1), pkgs(&[0, 1, 2, 3, 4, 5, 6, 7]));
+    assert_eq!(run_state(&cfg, 1).0, "finished");
+    let (code, r) = store(&no_env(), &cfg, &["check", "--resume"]);
+    assert_eq!(code, 2, "nothing left to resume: {r:#}");
+}
+
+#[test]
+fn a_budget_and_a_window_stop_a_run_that_resume_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 20);
+    let started = std::time::Instant::now();
+    // 1 MiB an hour is 512 bytes (one copy) every 1.76 s: a few copies in 4 s.
+    let (code, r) =
+        check_with_hooks(&cfg, &["--deep", "--budget", "1M", "--for", "4s"], "check-batch-of-one");
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(code, 0, "stopped, nothing found: {r:#}");
+    assert_eq!(r["run"]["verdict"], "stopped", "{r:#}");
+    assert_eq!(r["clean"], false);
+    assert!(r["run"]["stopped"].as_str().unwrap().contains("window"), "{r:#}");
+    let (checked, bytes) =
+        (r["run"]["checked"].as_u64().unwrap(), r["run"]["bytes_read"].as_u64().unwrap());
+    assert!(checked >= 1 && checked < 20, "{r:#}");
+    assert_eq!(bytes, checked * 1024);
+    // Within the budget: what was read is paid for by the time taken, but for the first read.
+    assert!((bytes - 512) as f64 <= 1048576.0 / 3600.0 * took + 1.0, "{bytes} bytes in {took} s");
+    assert!(took < 15.0, "the window closes the run: {took} s");
+    assert_eq!(run_state(&cfg, 1), ("stopped".into(), None));
+    let (code, r) = store(&no_env(), &cfg, &["check", "--resume"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["run"]["verdict"], "clean");
+    assert_eq!(r["clean"], true);
+    assert_eq!((r["run"]["sessions"].as_u64(), r["packages"].as_u64()), (Some(2), Some(20)));
+    assert_eq!(r["replicas"][0]["verified"], 40);
+    assert_eq!(r["run"]["bytes_read"], 20 * 1024);
+}
+
+/// OCFL replicas: a sample, the oldest, a killed run resumed; ocfl-py validates each root
+/// after every check.
+#[test]
+fn ocfl_runs_sample_oldest_and_resume_and_leave_valid_roots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = super::ocfl::ocfl_config(tmp.path());
+    for i in 0..3 {
+        let p = tmp.path().join(format!("p{i}"));
+        package(Package::new().quiet(), &p, &[&repo().join("samples/heritrix-job")]).succeeded();
+        super::ocfl::put(&cfg, &p);
+    }
+    let valid = || {
+        for root in ["disk-a", "disk-b"] {
+            super::ocfl::assert_ocfl_valid(&tmp.path().join(root), 3);
+        }
+    };
+    let (code, r) = store(&no_env(), &cfg, &["check", "--sample", "2"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(
+        (r["run"]["verdict"].as_str(), r["clean"].as_bool()),
+        (Some("sampled"), Some(false))
+    );
+    assert_eq!(r["run"]["objects"], 3);
+    let sampled = checked_by(&cfg, r["run"]["id"].as_i64().unwrap());
+    assert_eq!(sampled.len(), 2);
+    valid();
+    let (_, r) = store(&no_env(), &cfg, &["check", "--oldest", "1"]);
+    let oldest = checked_by(&cfg, r["run"]["id"].as_i64().unwrap());
+    assert_eq!(oldest.len(), 1);
+    assert!(oldest.is_disjoint(&sampled), "the one never checked: {oldest:?} {sampled:?}");
+    assert_eq!(r["run"]["seen"]["never_checked"], 0);
+    valid();
+    let (code, _) = check_with_hooks(&cfg, &["--deep"], "check-batch-of-one,check-after-batch");
+    assert_ne!(code, 0);
+    let killed: i64 =
+        db(&cfg).query_row("SELECT max(id) FROM check_run", [], |r| r.get(0)).unwrap();
+    assert_eq!(run_state(&cfg, killed), ("running".into(), None));
+    valid();
+    let (code, r) = store(&no_env(), &cfg, &["check", "--resume"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!((r["run"]["id"].as_i64(), r["run"]["sessions"].as_u64()), (Some(killed), Some(2)));
+    assert_eq!((r["run"]["verdict"].as_str(), r["clean"].as_bool()), (Some("clean"), Some(true)));
+    assert_eq!((r["deep"].as_bool(), r["objects"].as_u64()), (Some(true), Some(3)));
+    assert_eq!(r["seen"].as_array().unwrap().len(), 6, "3 objects on 2 replicas: {r:#}");
+    valid();
+}

@@ -12,6 +12,7 @@ mod dependencies;
 mod export;
 mod hostile_config;
 mod ocfl;
+mod ocfl_adopt;
 mod ocfl_rocfl;
 
 /// The cluster's client settings; the cluster is started (or found running) first.

@@ -120,8 +120,30 @@ impl Store {
     /// What the state database records of OCFL objects (every object, or only `id`).
     pub(crate) fn anchors(&self, id: Option<&str>) -> Result<Anchors, StoreError> {
         let mut anchors = Anchors::default();
-        self.state().each_ocfl_record(id, &mut |r| anchors.add(r))?;
+        let state = self.state();
+        state.each_ocfl_record(id, &mut |r| anchors.add(r))?;
+        anchors.set_recorded_any(state.records_ocfl()?);
+        let dir = id.map(object_path);
+        state.each_ocfl_predating(dir.as_deref(), &mut |d| anchors.add_predating(d))?;
         Ok(anchors)
+    }
+
+    /// Before the database records its first OCFL object, the objects every replica holds
+    /// are recorded as older than its records (see [`Anchors::foreign`]): a database lost and
+    /// started again keeps judging them by majority, not as planted. A replica that cannot be
+    /// listed adds nothing (its objects are then judged as planted since, the safe side).
+    pub(crate) fn note_predating(&self) -> Result<(), StoreError> {
+        if self.state().records_ocfl()? {
+            return Ok(());
+        }
+        let mut objects = std::collections::BTreeSet::new();
+        for r in &self.replicas {
+            if let Ok(s) = survey(r.as_ref()) {
+                objects.extend(s.objects.into_keys());
+            }
+        }
+        let objects: Vec<String> = objects.into_iter().collect();
+        self.state().record_ocfl_predating(&objects)
     }
 
     /// The OCFL roots, when every replica is one.
@@ -175,6 +197,7 @@ impl Store {
         };
         let new = NewVersion { obj: &obj, dir, inv: &inv, versions, files: &files };
         // Recorded before any commit: a head a killed put committed is still one webaip made.
+        self.note_predating()?;
         let sha = sha512_of(&inv.to_bytes());
         self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
         for (r, root) in self.replicas.iter().zip(roots) {
@@ -284,6 +307,11 @@ impl Store {
             .into());
         }
         let anchors = self.anchors(Some(id))?;
+        // An object planted (or written by another store) since webaip's records began is not
+        // made webaip's by a put of the same id: the user adopts it first, on purpose.
+        if first.is_some() && anchors.foreign(obj) {
+            return Err(StoreRefusal::UnknownObject { identifier: id.into() }.into());
+        }
         let held = heads[0].1.as_ref().map_or(0, |h| h.versions.head);
         // The latest head webaip committed on these replicas (those of this configuration):
         // building on less would make another version of a number it committed there.
@@ -557,7 +585,11 @@ impl Store {
             }
         }
         let anchors = self.anchors(Some(identifier))?;
-        let anchor = anchors.of(&object_path(identifier));
+        let obj = object_path(identifier);
+        if anchors.foreign(&obj) && heads.iter().any(Option::is_some) {
+            return Err(StoreRefusal::UnknownObject { identifier: identifier.into() }.into());
+        }
+        let anchor = anchors.of(&obj);
         let copies: Vec<CopyHead> = self
             .replicas
             .iter()
@@ -658,7 +690,7 @@ impl Store {
         for s in &mut seen {
             s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
         }
-        let compared = compare_replicas(&names, &seen, &anchors);
+        let compared = compare_replicas(&names, self.replicas.len(), &seen, &anchors);
         findings.extend(compared.findings);
         let objects =
             seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
@@ -800,10 +832,13 @@ pub(crate) struct Compared {
 /// such, and with no record of the object the latest head is the reference by consistency
 /// only, which every finding it leads to says. What the state database says webaip
 /// committed is compared too: a copy older than that is rolled back, an object no replica
-/// holds is missing from each replica it was committed on, and an object the database (which
-/// records others) does not know is reported on its holders, not as missing elsewhere.
+/// holds is missing from each replica it was committed on, and a foreign object (see
+/// [`Anchors::foreign`]) is reported on its holders, not as missing elsewhere. `names` are the
+/// replicas compared, `configured` how many the store has: a majority is counted over all of
+/// them (a replica not checked is no vote for a copy).
 pub(crate) fn compare_replicas(
     names: &[&str],
+    configured: usize,
     seen: &[ObjectOnReplica],
     anchors: &Anchors,
 ) -> Compared {
@@ -814,7 +849,7 @@ pub(crate) fn compare_replicas(
     let mut out = Vec::new();
     for (object, on) in &by_object {
         let anchor = anchors.of(object);
-        if anchor.is_none() && !anchors.is_empty() {
+        if anchors.foreign(object) {
             unknown_object(object, on, &mut out);
             continue;
         }
@@ -824,7 +859,8 @@ pub(crate) fn compare_replicas(
         if let Some(a) = anchor {
             rolled_back(object, on, a, &mut out);
         }
-        compare_heads(object, on, anchor, names.len(), &mut out);
+        let replicas = Replicas { configured, checked: names.len() };
+        compare_heads(object, on, anchor, replicas, &mut out);
     }
     let mut gone = 0;
     for (object, a) in anchors.iter().filter(|(d, _)| !by_object.contains_key(d)) {
@@ -899,11 +935,18 @@ pub(crate) fn copy_heads<'a>(on: &[&'a ObjectOnReplica]) -> Vec<CopyHead<'a>> {
         .collect()
 }
 
+/// How many replicas the store has, and how many of them were checked.
+#[derive(Debug, Clone, Copy)]
+struct Replicas {
+    configured: usize,
+    checked: usize,
+}
+
 fn compare_heads(
     object: &str,
     on: &[&ObjectOnReplica],
     anchor: Option<&Anchor>,
-    replicas: usize,
+    replicas: Replicas,
     out: &mut Vec<OcflFinding>,
 ) {
     let key = format!("{object}/{INVENTORY}");
@@ -918,14 +961,19 @@ fn compare_heads(
         );
         out.push(object_finding(c.replica, object, &key, FindingKind::NotRecorded, detail));
     }
-    let reference = super::anchor::reference(anchor, &copies, replicas);
+    let reference = super::anchor::reference(anchor, &copies, replicas.configured);
+    let unchecked = replicas.configured.saturating_sub(replicas.checked);
+    let not_checked = match unchecked {
+        0 => String::new(),
+        n => format!(" ({n} not checked: no vote for it)"),
+    };
     let Some(r) = reference.copy() else {
         if let Reference::NoMajority { copy, holders, replicas } = reference {
             for c in &copies {
                 let detail = format!(
                     "the state database records nothing of this object, and its latest head, \
-                     {}, is held by {holders} of {replicas} replicas: nothing says which copy \
-                     is right; never repaired automatically",
+                     {}, is held by {holders} of {replicas} replicas{not_checked}: nothing says \
+                     which copy is right; never repaired automatically",
                     named(&copy)
                 );
                 out.push(object_finding(c.replica, object, &key, FindingKind::NoMajority, detail));

@@ -15,7 +15,8 @@ use super::inventory::{
     INVENTORY, Inventory, LogicalFile, SIDECAR, User, VersionMeta, Versions, next_version,
     sidecar_text,
 };
-use super::layout::{EXTENSION, OBJECT_DECLARATION, ROOT_DECLARATION, object_path};
+use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
+use super::put::{Plan, Staging};
 use crate::audit::AuditOptions;
 use crate::formats::digest::{Sha512, hex};
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
@@ -153,6 +154,8 @@ impl Store {
 
     /// `store put` to OCFL replicas: the package becomes version 1 of its object, or the
     /// next version when the object holds other content (the same content again is a no-op).
+    /// The new version is staged on every replica in the audit's read of the package (see
+    /// [`super::put`]); nothing is recorded or committed unless the audit passed.
     pub(crate) fn ocfl_put(
         &self,
         roots: &[FsRoot],
@@ -161,11 +164,7 @@ impl Store {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<PutReport, StoreError> {
         let ReadPackage { identifier, files, digest, requires } = crate::store::read_package(dir)?;
-        crate::store::put::refuse_damaged(dir, audit)?;
         let obj = object_path(&identifier);
-        for root in roots {
-            root.ensure_root()?;
-        }
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
         let prev = self.agreed_head(&identifier, &obj)?;
@@ -192,16 +191,29 @@ impl Store {
         };
         let prev_pair = prev.as_ref().map(|h| (&h.inv, h.versions));
         let Some((inv, versions)) = next_version(prev_pair, &identifier, &logical, meta) else {
+            crate::store::put::refuse_damaged(dir, audit, None)?;
+            for root in roots {
+                root.ensure_root()?; // removes what killed runs left in the work directory
+            }
             report.copies = self.copies_of(&identifier, &files, &|_| CopyStatus::Present, None);
             return Ok(report);
         };
-        let new = NewVersion { obj: &obj, dir, inv: &inv, versions, files: &files };
+        let new = NewVersion { obj: &obj, inv: &inv, versions, files: &files };
+        let added = new.added().into_values().collect();
+        let plan = Plan { roots, obj: &obj, prev: prev.as_ref(), added };
+        let staging = Staging::new(plan, progress);
+        crate::store::put::refuse_damaged(dir, audit, Some(&staging))?;
+        staging.complete(dir);
+        let stages = staging.into_stages();
+        for root in roots {
+            root.ensure_root()?;
+        }
         // Recorded before any commit: a head a killed put committed is still one webaip made.
         self.note_predating()?;
         let sha = sha512_of(&inv.to_bytes());
         self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
-        for (r, root) in self.replicas.iter().zip(roots) {
-            let got = self.commit_new_version(root, prev.as_ref(), &new, progress);
+        for ((r, root), stage) in self.replicas.iter().zip(roots).zip(stages) {
+            let got = stage.and_then(|stage| commit_version(root, stage, prev.is_some(), &new));
             self.put_outcome(&mut report, r.name(), &new, got)?;
         }
         report.version = Some(inv.head.clone());
@@ -348,50 +360,33 @@ impl Store {
         }
         Ok(heads.into_iter().next().and_then(|(_, h)| h))
     }
-
-    /// Builds the new object tree on one file system root and commits it; returns the new
-    /// inventory's SHA-512.
-    fn commit_new_version(
-        &self,
-        root: &FsRoot,
-        prev: Option<&Head>,
-        new: &NewVersion,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<String, StoreError> {
-        let stage = root.stage(new.obj)?;
-        match prev {
-            Some(p) => {
-                for rel in accounted_files(p) {
-                    stage.link(new.obj, &rel)?;
-                }
-            }
-            None => stage.write(OBJECT_DECLARATION.0, OBJECT_DECLARATION.1.as_bytes())?,
-        }
-        for (content_path, f) in new.added().into_values() {
-            let source = Source { root: new.dir, name: &f.rel };
-            stage.copy_verified(content_path, source, &f.sha512)?;
-            progress(f.size);
-        }
-        let bytes = new.inv.to_bytes();
-        let sha = sha512_of(&bytes);
-        let version = new.versions.name(new.versions.head);
-        for dir in [version.as_str(), ""] {
-            let at = |name: &str| {
-                if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
-            };
-            stage.write(&at(INVENTORY), &bytes)?;
-            stage.write(&at(SIDECAR), sidecar_text(&sha).as_bytes())?;
-        }
-        precommit(root, &stage, new.obj, false)?;
-        stage.commit(new.obj, prev.is_some())?;
-        Ok(sha)
-    }
 }
 
-/// What a put commits: the object, the package it comes from, the new inventory.
+/// Writes the new version's inventories into a stage holding its files, checks the staged
+/// object and commits it on `root`; returns the new inventory's SHA-512.
+fn commit_version(
+    root: &FsRoot,
+    stage: Stage,
+    replacing: bool,
+    new: &NewVersion,
+) -> Result<String, StoreError> {
+    let bytes = new.inv.to_bytes();
+    let sha = sha512_of(&bytes);
+    let version = new.versions.name(new.versions.head);
+    for dir in [version.as_str(), ""] {
+        let at =
+            |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+        stage.write(&at(INVENTORY), &bytes)?;
+        stage.write(&at(SIDECAR), sidecar_text(&sha).as_bytes())?;
+    }
+    precommit(root, &stage, new.obj, false)?;
+    stage.commit(new.obj, replacing)?;
+    Ok(sha)
+}
+
+/// What a put commits: the object, the package's files, the new inventory.
 struct NewVersion<'a> {
     obj: &'a str,
-    dir: &'a Path,
     inv: &'a Inventory,
     versions: Versions,
     files: &'a [PackageFile],
@@ -415,19 +410,6 @@ impl NewVersion<'_> {
         }
         out
     }
-}
-
-/// Every file of an object its inventories account for besides the root inventory and its
-/// sidecar: the declaration, every version's inventory and sidecar, every content file.
-pub(crate) fn accounted_files(head: &Head) -> Vec<String> {
-    let mut out = vec![OBJECT_DECLARATION.0.to_string()];
-    for n in 1..=head.versions.head {
-        let v = head.versions.name(n);
-        out.push(format!("{v}/{INVENTORY}"));
-        out.push(format!("{v}/{SIDECAR}"));
-    }
-    out.extend(head.inv.content().map(|(p, _)| p.to_string()));
-    out
 }
 
 /// The staged tree, read as a replica, must check clean (files no inventory accounts for

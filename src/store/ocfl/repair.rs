@@ -29,7 +29,8 @@ use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_h
 use super::fs::FsRoot;
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
-use super::ops::{OcflCheckReport, UNANCHORED, accounted_files, copy_heads, precommit};
+use super::ops::{OcflCheckReport, UNANCHORED, copy_heads, precommit};
+use super::put::accounted_files;
 use crate::store::replica::{ListedObject, Replica, Source};
 use crate::store::{Store, StoreError, StoreRefusal};
 

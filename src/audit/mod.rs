@@ -551,11 +551,40 @@ pub fn audit_package(
     opts: &AuditOptions,
     progress: &(dyn Fn(AuditProgress) + Sync),
 ) -> Result<AuditReport, AuditError> {
+    audit_with(path, opts, &Hooks { progress, tee: None })
+}
+
+/// Where the bytes of a package's files go as an audit reads each whole (a store put stages
+/// its copy in the audit's own read): one read and one SHA-512 per file, not two.
+pub(crate) trait Tee: Sync {
+    /// A writer for the bytes of package file `href` (`None`: not wanted). It sees every byte
+    /// the audit hashes, in order, and is dropped before [`Tee::read`] is told the digest.
+    fn open(&self, href: &str) -> Option<Box<dyn io::Write + Send + '_>>;
+    /// Package file `href` was read whole through its writer; its bytes' SHA-512 (hex).
+    fn read(&self, href: &str, sha512: &str);
+}
+
+/// [`audit_package`], each file read whole also written to `tee`.
+pub(crate) fn audit_package_teed(
+    path: &Path,
+    opts: &AuditOptions,
+    tee: &dyn Tee,
+) -> Result<AuditReport, AuditError> {
+    audit_with(path, opts, &Hooks { progress: &|_| {}, tee: Some(tee) })
+}
+
+/// What an audit tells of its reading as it goes.
+struct Hooks<'a> {
+    progress: &'a (dyn Fn(AuditProgress) + Sync),
+    tee: Option<&'a dyn Tee>,
+}
+
+fn audit_with(path: &Path, opts: &AuditOptions, hooks: &Hooks) -> Result<AuditReport, AuditError> {
     let at = package_paths(path)?;
     // The METS is validated while the files it lists are read: neither waits for the other,
     // and no core is left idle while the schemas are checked.
     let (judged, reading) =
-        rayon::join(|| judge_mets(at.clone(), opts), || read_package(&at, opts.deep, progress));
+        rayon::join(|| judge_mets(at.clone(), opts), || read_package(&at, opts.deep, hooks));
     let mut judged = judged?;
     let rules = FileRules::of(opts, &judged.validation);
     let Reading { files, mut read, findings: found, mut unchecked } = match reading {
@@ -616,18 +645,14 @@ struct Reading {
 }
 
 /// Lists the files of the package's METS and reads them ([`check_files`]).
-fn read_package(
-    at: &PackageAt,
-    deep: bool,
-    progress: &(dyn Fn(AuditProgress) + Sync),
-) -> Result<Reading, AuditError> {
+fn read_package(at: &PackageAt, deep: bool, hooks: &Hooks) -> Result<Reading, AuditError> {
     let files = list_files(&at.mets)?;
     let (mut findings, mut unchecked) = (Vec::new(), Vec::new());
     // A deep audit reads every revisit anyway; a plain one reads the revisits' headers in the
     // same pass as the containers' fixity, when the package shows deduplication.
     let revisits = !deep && shows_deduplication(&at.dir, &at.mets);
     let mut out = Sink { findings: &mut findings, unchecked: &mut unchecked };
-    let read = check_files(&at.dir, &files, (deep, revisits), progress, &mut out);
+    let read = check_files(&at.dir, &files, (deep, revisits), hooks, &mut out);
     Ok(Reading { files, read, findings, unchecked })
 }
 
@@ -644,7 +669,7 @@ fn check_files(
     dir: &Path,
     files: &[ListedFile],
     (deep, revisits): (bool, bool),
-    progress: &(dyn Fn(AuditProgress) + Sync),
+    hooks: &Hooks,
     out: &mut Sink,
 ) -> ReadTally {
     let mut present: Vec<Present> =
@@ -653,8 +678,8 @@ fn check_files(
         p.revisits = revisits && p.listed.is_container();
     }
     let plan = plan(&mut present, deep);
-    progress(AuditProgress::Planned(plan.bytes));
-    read_listed(dir, &present, &plan.tasks, progress, out)
+    (hooks.progress)(AuditProgress::Planned(plan.bytes));
+    read_listed(dir, &present, &plan.tasks, hooks, out)
 }
 
 /// What the audit of the listed files found, beside its findings.
@@ -724,16 +749,12 @@ struct ReadTally {
 }
 
 /// Runs one reading task over the files `present`.
-fn run_task(
-    dir: &Path,
-    present: &[Present],
-    task: &Task,
-    progress: &(dyn Fn(AuditProgress) + Sync),
-) -> (usize, Outcome) {
+fn run_task(dir: &Path, present: &[Present], task: &Task, hooks: &Hooks) -> (usize, Outcome) {
+    let progress = hooks.progress;
     match task {
         Task::Whole { file } => {
             let p = &present[*file];
-            let r = whole_file(dir, p);
+            let r = whole_file(dir, p, hooks.tee);
             progress(AuditProgress::Done(p.size));
             (*file, Outcome::Whole(r))
         }
@@ -762,12 +783,12 @@ fn read_listed(
     dir: &Path,
     present: &[Present],
     tasks: &[Task],
-    progress: &(dyn Fn(AuditProgress) + Sync),
+    hooks: &Hooks,
     out: &mut Sink,
 ) -> ReadTally {
     let findings = &mut *out.findings;
     let outcomes: Vec<(usize, Outcome)> =
-        tasks.par_iter().map(|t| run_task(dir, present, t, progress)).collect();
+        tasks.par_iter().map(|t| run_task(dir, present, t, hooks)).collect();
     let mut walks: Vec<Vec<Walk>> = present.iter().map(|_| Vec::new()).collect();
     let mut read = ReadTally { files: present.len() as u64, ..ReadTally::default() };
     for (i, outcome) in outcomes {
@@ -1346,16 +1367,41 @@ struct WholeRead {
 }
 
 /// A whole file read once ([`WholeRead`]): the revisits' headers, when asked for, are read
-/// from the bytes that are hashed, not by a second read.
-fn whole_file(dir: &Path, p: &Present) -> io::Result<WholeRead> {
+/// from the bytes that are hashed, not by a second read; with a `tee` wanting the file, the
+/// same bytes are written to it.
+fn whole_file(dir: &Path, p: &Present, tee: Option<&dyn Tee>) -> io::Result<WholeRead> {
     let file = layout::open_in(dir, p.href).map_err(io::Error::other)?;
+    let Some((tee, out)) = tee.and_then(|t| Some((t, t.open(p.href)?))) else {
+        return digests_of(file, p);
+    };
+    let read = digests_of(TeeReader { inner: file, out }, p)?;
+    tee.read(p.href, &read.digests.sha512);
+    Ok(read)
+}
+
+/// The digests of `input` (and its revisits' packages, when asked for) in one read.
+fn digests_of(input: impl io::Read, p: &Present) -> io::Result<WholeRead> {
     let also = p.listed.checked_algorithms();
     if !p.revisits {
-        return Ok(WholeRead { digests: digests_read(file, &also)?, revisits: None });
+        return Ok(WholeRead { digests: digests_read(input, &also)?, revisits: None });
     }
     let name = p.path.display().to_string();
-    let (digests, revisits) = records::digests_and_revisits(file, &also, &name)?;
+    let (digests, revisits) = records::digests_and_revisits(input, &also, &name)?;
     Ok(WholeRead { digests, revisits: Some(revisits) })
+}
+
+/// A reader that writes every byte it reads to `out` as well.
+struct TeeReader<R, W> {
+    inner: R,
+    out: W,
+}
+
+impl<R: io::Read, W: io::Write> io::Read for TeeReader<R, W> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.out.write_all(&buf[..n])?;
+        Ok(n)
+    }
 }
 
 /// SIZE and the stated digest of a whole file against the METS: the CHECKSUM by its

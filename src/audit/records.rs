@@ -429,7 +429,7 @@ pub(super) struct RevisitsStopped {
 /// unread (after a record it cannot read) is hashed after it, so the digests are always the
 /// whole file's. A read error of the file itself is the `Err` (the fixity check reports it).
 pub(super) fn digests_and_revisits(
-    file: std::fs::File,
+    file: impl io::Read,
     also: &[crate::formats::digest::FixityAlgorithm],
     name: &str,
 ) -> io::Result<(crate::formats::digest::FileDigests, RevisitsRead)> {

@@ -65,7 +65,8 @@ enum Action {
         deep: bool,
         /// OCFL replicas: take object ID, which the state database does not record (or not at
         /// its latest head), as webaip's: its latest head is recorded as committed and copied
-        /// to the replicas that lack it. Repeatable.
+        /// to the replicas that lack it. For an object it records, only a later head than the
+        /// committed one, descending from it and held by most replicas. Repeatable.
         #[arg(long, value_name = "ID")]
         adopt: Vec<String>,
     },
@@ -542,7 +543,18 @@ fn run_repair_objects(
     shown.report("repair", &r, |r: &OcflRepairReport| {
         for a in &r.adopted {
             let on = a.replicas.join(", ");
-            println!("{}: {} ADOPTED as webaip's (held by {on})", escape_controls(&a.id), a.head);
+            let (of, id) = (a.configured, escape_controls(&a.id));
+            let before = match &a.recorded_before {
+                Some(v) => format!("; webaip had recorded {v}"),
+                None => "; the state database recorded nothing of it".into(),
+            };
+            println!(
+                "{id}: {} ADOPTED as webaip's (held by {on}, of {of} replicas{before})",
+                a.head
+            );
+            for u in &a.unreadable {
+                println!("{id}: not read, not adopted from: {}", escape_controls(u));
+            }
         }
         print_check_objects(&r.check, true);
         for a in &r.actions {

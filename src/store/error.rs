@@ -395,6 +395,25 @@ pub enum StoreRefusal {
         /// The heads the replicas hold.
         heads: String,
     },
+    /// The replicas hold an object the state database does not know, while it records others
+    /// and did not find this one on the replicas when its records began: planted, or written
+    /// by another store.
+    #[error(
+        "object {identifier}: the replicas hold it, and the state database records nothing of it (it records other objects, and this one was not on the replicas when its records began): not one webaip put, so not built on nor served; `store repair --adopt {identifier}` takes it as webaip's"
+    )]
+    UnknownObject {
+        /// The object id.
+        identifier: String,
+    },
+    /// `store repair --adopt` refused: taking the copies as webaip's would lower, forget or
+    /// replace what webaip recorded, or rest on too few replicas.
+    #[error("object {identifier}: not adopted: {why}")]
+    NotAdopted {
+        /// The object id.
+        identifier: String,
+        /// Why.
+        why: String,
+    },
     /// No record of the object, and its latest head is held by too few replicas to be taken
     /// by consistency alone.
     #[error(

@@ -48,7 +48,7 @@ impl Store {
             return self.ocfl_put(roots, dir, audit, progress);
         }
         let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
-        refuse_damaged(dir, audit)?;
+        refuse_damaged(dir, audit, None)?;
         let pdir = checked_package_dir(&identifier)?;
         let records: Vec<FileRecord> = files.iter().map(PackageFile::record).collect();
         if let Some(known) = self.state().package_files(&identifier)?
@@ -262,10 +262,18 @@ fn put_outcome(
     }
 }
 
-/// A damaged package (the audit's errors, the METS validation's errors) is refused.
-pub(super) fn refuse_damaged(dir: &Path, audit: &AuditOptions) -> Result<(), StoreError> {
-    let report = audit_package(dir, audit, &|_| {})
-        .map_err(|source| StoreRefusal::Unauditable { dir: dir.into(), source })?;
+/// A damaged package (the audit's errors, the METS validation's errors) is refused. With
+/// `tee`, each file the audit reads whole is written to it in the same read.
+pub(super) fn refuse_damaged(
+    dir: &Path,
+    audit: &AuditOptions,
+    tee: Option<&dyn crate::audit::Tee>,
+) -> Result<(), StoreError> {
+    let report = match tee {
+        None => audit_package(dir, audit, &|_| {}),
+        Some(tee) => crate::audit::audit_package_teed(dir, audit, tee),
+    }
+    .map_err(|source| StoreRefusal::Unauditable { dir: dir.into(), source })?;
     // The rule ingest lets a submission in by: a package whose ARCs need the packages it was
     // deduplicated against is checked whole, and the store records what it requires (and says
     // which it does not hold).

@@ -87,6 +87,13 @@ CREATE TABLE IF NOT EXISTS ocfl_package (
     version TEXT NOT NULL,
     recorded_at TEXT NOT NULL
 );
+-- OCFL replicas: the objects the replicas held when this database first recorded one (a new
+-- store, or a database lost and started again): older than its records, they are judged by
+-- the replicas' majority, never as objects planted since
+CREATE TABLE IF NOT EXISTS ocfl_predating (
+    object TEXT PRIMARY KEY,
+    recorded_at TEXT NOT NULL
+);
 ";
 
 /// Where a package kept inside another package's OCFL object is.
@@ -293,7 +300,8 @@ impl StateDb {
     }
 
     /// Records that `replica` holds object `identifier` committed at `head` (whose inventory
-    /// has SHA-512 `inventory_sha512`). Called only after the commit.
+    /// has SHA-512 `inventory_sha512`). Called only after the commit; a later head recorded
+    /// there already is kept.
     pub(crate) fn record_ocfl_head(
         &mut self,
         identifier: &str,
@@ -303,8 +311,14 @@ impl StateDb {
     ) -> Result<(), StoreError> {
         self.conn
             .execute(
-                "INSERT OR REPLACE INTO ocfl_head (identifier, replica, head, inventory_sha512, recorded_at)
-                 VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                // Never lowered: a later head webaip committed here stays the record (an
+                // older one restored is a rollback to report, not a new truth).
+                "INSERT INTO ocfl_head (identifier, replica, head, inventory_sha512, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+                 ON CONFLICT (identifier, replica) DO UPDATE SET
+                   head = excluded.head, inventory_sha512 = excluded.inventory_sha512,
+                   recorded_at = excluded.recorded_at
+                 WHERE CAST(substr(excluded.head, 2) AS INTEGER) >= CAST(substr(head, 2) AS INTEGER)",
                 params![identifier, replica, head, inventory_sha512],
             )
             .map(|_| ())
@@ -355,6 +369,52 @@ impl StateDb {
             )
             .optional()
             .map_err(db)
+    }
+
+    /// Whether the database records any OCFL object at all.
+    pub(crate) fn records_ocfl(&self) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM ocfl_inventory)", [], |r| r.get(0))
+            .map_err(db)
+    }
+
+    /// Records `objects` (object directories) as held by the replicas before this database
+    /// recorded any OCFL object; does nothing once it records one (checked in the same
+    /// transaction, so two first puts at once record one set).
+    pub(crate) fn record_ocfl_predating(&mut self, objects: &[String]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
+        let recorded: bool = tx
+            .query_row("SELECT EXISTS (SELECT 1 FROM ocfl_inventory)", [], |r| r.get(0))
+            .map_err(db)?;
+        if !recorded {
+            for o in objects {
+                tx.execute(
+                    "INSERT OR IGNORE INTO ocfl_predating (object, recorded_at)
+                     VALUES (?1, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                    [o],
+                )
+                .map_err(db)?;
+            }
+        }
+        tx.commit().map_err(db)
+    }
+
+    /// The objects (directories) recorded as older than the database's records (every one,
+    /// or only `object`).
+    pub(crate) fn each_ocfl_predating(
+        &self,
+        object: Option<&str>,
+        each: &mut dyn FnMut(String),
+    ) -> Result<(), StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT object FROM ocfl_predating WHERE ?1 IS NULL OR object = ?1")
+            .map_err(db)?;
+        let mut rows = st.query([object]).map_err(db)?;
+        while let Some(r) = rows.next().map_err(db)? {
+            each(r.get(0).map_err(db)?);
+        }
+        Ok(())
     }
 
     /// What webaip recorded of OCFL objects (every object, or only `identifier`): the head

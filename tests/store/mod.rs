@@ -13,6 +13,7 @@ mod export;
 mod fixity;
 mod hostile_config;
 mod ocfl;
+mod ocfl_adopt;
 mod ocfl_ingest;
 mod ocfl_rocfl;
 

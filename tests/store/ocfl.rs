@@ -18,7 +18,7 @@ pub(super) fn ocfl_config(dir: &Path) -> PathBuf {
 
 /// File system OCFL replicas named `names` (each root `dir/<name>`), with state database
 /// `dir/<state>`, written to `dir/<file>`.
-fn ocfl_config_of(dir: &Path, file: &str, state: &str, names: &[&str]) -> PathBuf {
+pub(super) fn ocfl_config_of(dir: &Path, file: &str, state: &str, names: &[&str]) -> PathBuf {
     let mut text = format!(
         "state = \"{}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n",
         dir.join(state).display()
@@ -34,7 +34,7 @@ fn ocfl_config_of(dir: &Path, file: &str, state: &str, names: &[&str]) -> PathBu
     path
 }
 
-fn no_env() -> std::collections::HashMap<String, String> {
+pub(super) fn no_env() -> std::collections::HashMap<String, String> {
     Default::default()
 }
 
@@ -70,7 +70,7 @@ pub(super) fn files_of(dir: &Path) -> BTreeMap<String, String> {
 }
 
 /// The one object directory below a storage root.
-fn object_dir(root: &Path) -> PathBuf {
+pub(super) fn object_dir(root: &Path) -> PathBuf {
     let found: Vec<PathBuf> = walkdir::WalkDir::new(root)
         .into_iter()
         .filter_map(Result::ok)
@@ -81,7 +81,7 @@ fn object_dir(root: &Path) -> PathBuf {
     found[0].clone()
 }
 
-fn inventory(obj: &Path) -> serde_json::Value {
+pub(super) fn inventory(obj: &Path) -> serde_json::Value {
     serde_json::from_slice(&fs::read(obj.join("inventory.json")).unwrap()).unwrap()
 }
 
@@ -101,7 +101,7 @@ pub(super) fn put(cfg: &Path, pkg: &Path) -> serde_json::Value {
     r["packages"][0].clone()
 }
 
-fn findings(r: &serde_json::Value) -> Vec<(String, String)> {
+pub(super) fn findings(r: &serde_json::Value) -> Vec<(String, String)> {
     r["findings"]
         .as_array()
         .unwrap_or_else(|| panic!("{r:#}"))
@@ -454,7 +454,7 @@ fn ocfl_replicas_may_share_one_work_directory() {
 /// with write access to one replica) would: logical file `path` gets `bytes`, every other file
 /// stays; the new version's content, the version and root inventories and their sidecars are
 /// all consistent, so the object is valid OCFL (ocfl-py says so).
-fn forge_version(obj: &Path, path: &str, bytes: &[u8], user: &str) {
+pub(super) fn forge_version(obj: &Path, path: &str, bytes: &[u8], user: &str) {
     let mut inv = inventory(obj);
     let head = inv["head"].as_str().unwrap().to_string();
     let n: u32 = head[1..].parse::<u32>().unwrap() + 1;
@@ -483,7 +483,7 @@ fn forge_version(obj: &Path, path: &str, bytes: &[u8], user: &str) {
     write_inventory(obj, &bytes);
 }
 
-fn replica_findings(r: &serde_json::Value, replica: &str) -> Vec<String> {
+pub(super) fn replica_findings(r: &serde_json::Value, replica: &str) -> Vec<String> {
     findings(r).into_iter().filter(|(n, _)| n == replica).map(|(_, k)| k).collect()
 }
 
@@ -794,7 +794,7 @@ fn ocfl_an_inventory_of_millions_of_paths_costs_a_bounded_report() {
 }
 
 /// The object directory of `id` below a storage root (found by its inventory's id).
-fn object_dir_of(root: &Path, id: &str) -> PathBuf {
+pub(super) fn object_dir_of(root: &Path, id: &str) -> PathBuf {
     let found: Vec<PathBuf> = walkdir::WalkDir::new(root)
         .into_iter()
         .filter_map(Result::ok)
@@ -808,20 +808,20 @@ fn object_dir_of(root: &Path, id: &str) -> PathBuf {
 
 /// A package of the Heritrix sample with an OBJID of its own (a random one, not the
 /// deterministic pair's).
-fn other_package(tmp: &Path, name: &str) -> PathBuf {
+pub(super) fn other_package(tmp: &Path, name: &str) -> PathBuf {
     let p = tmp.join(name);
     package(Package::new().quiet(), &p, &[&repo().join("samples/heritrix-job")]).succeeded();
     p
 }
 
 /// `cp -a from to`: a tree copied as it is (a restore from an old backup or snapshot).
-fn copy_as_is(from: &Path, to: &Path) {
+pub(super) fn copy_as_is(from: &Path, to: &Path) {
     let o = Command::new("cp").arg("-a").arg(from).arg(to).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// Findings of one kind, as (replica, object directory's last segment).
-fn kind_on(r: &serde_json::Value, kind: &str) -> Vec<(String, String)> {
+pub(super) fn kind_on(r: &serde_json::Value, kind: &str) -> Vec<(String, String)> {
     r["findings"]
         .as_array()
         .unwrap_or_else(|| panic!("{r:#}"))

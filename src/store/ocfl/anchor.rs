@@ -12,9 +12,11 @@
 //! holds is missing. With no record of the object (the database lost, or a store written
 //! elsewhere), the latest head is taken by consistency only, and said so, and only when more
 //! than half of the replicas hold it; when the database records other objects, an object it
-//! does not know is never taken at all until the user adopts it (`store repair --adopt`).
+//! does not know is never taken at all until the user adopts it (`store repair --adopt`),
+//! unless the replicas already held it when the database recorded its first object (a
+//! database lost and started again: `ocfl_predating`), which is then judged by majority.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -74,12 +76,19 @@ pub(crate) fn version_number(name: &str) -> u32 {
 
 /// What webaip recorded, by object directory.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Anchors(BTreeMap<String, Anchor>);
+pub(crate) struct Anchors {
+    by_object: BTreeMap<String, Anchor>,
+    /// The database records some OCFL object (perhaps not one of those read here).
+    recorded_any: bool,
+    /// Objects the replicas held when the database first recorded one (of those read here).
+    predating: BTreeSet<String>,
+}
 
 impl Anchors {
     /// Adds one record of the state database, under the object directory of its id.
     pub(crate) fn add(&mut self, r: OcflRecord) {
-        let a = self.0.entry(object_path(&r.identifier)).or_default();
+        self.recorded_any = true;
+        let a = self.by_object.entry(object_path(&r.identifier)).or_default();
         if a.id.is_empty() {
             a.id = r.identifier;
         }
@@ -91,20 +100,34 @@ impl Anchors {
         a.known.insert(r.inventory_sha512, r.head);
     }
 
-    /// The record of the object at `dir`, if any.
-    pub(crate) fn of(&self, dir: &str) -> Option<&Anchor> {
-        self.0.get(dir)
+    /// Notes that the database records some OCFL object (when only one object's records
+    /// were read).
+    pub(crate) fn set_recorded_any(&mut self, any: bool) {
+        self.recorded_any |= any;
     }
 
-    /// True when the state database records no OCFL object at all (a new store, or one whose
-    /// database was lost): objects are then compared by consistency only.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// Notes that object `dir` was on the replicas before the database recorded any object.
+    pub(crate) fn add_predating(&mut self, dir: String) {
+        self.predating.insert(dir);
+    }
+
+    /// The record of the object at `dir`, if any.
+    pub(crate) fn of(&self, dir: &str) -> Option<&Anchor> {
+        self.by_object.get(dir)
+    }
+
+    /// True when the object at `dir` is foreign: the database records nothing of it, records
+    /// other objects, and did not find it on the replicas when it first recorded one. Such an
+    /// object was planted, or written by another store, after webaip's records began: never
+    /// taken until the user adopts it. An object older than the records (the database lost
+    /// and started again) is judged by the replicas' majority instead.
+    pub(crate) fn foreign(&self, dir: &str) -> bool {
+        self.recorded_any && self.of(dir).is_none() && !self.predating.contains(dir)
     }
 
     /// Every recorded object, by object directory.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Anchor)> {
-        self.0.iter().map(|(d, a)| (d.as_str(), a))
+        self.by_object.iter().map(|(d, a)| (d.as_str(), a))
     }
 
     /// Whether a copy of the object at `dir` whose head inventory is `sha512` is recorded.

@@ -217,6 +217,25 @@ impl Stage {
         write_synced(f, bytes).map_err(|e| self.root.err(rel, e))
     }
 
+    /// Creates `rel` in the tree for writing (refused when it is there).
+    pub(crate) fn create(&self, rel: &str) -> Result<File, StoreError> {
+        confined::create_in(&self.tree(), rel).map_err(|e| self.root.err(rel, e))
+    }
+
+    /// Removes `rel` from the tree when it is there (what a write cut short left).
+    pub(crate) fn remove(&self, rel: &str) -> Result<(), StoreError> {
+        match confined::open_in(&self.tree(), rel) {
+            Ok(_) => std::fs::remove_file(self.tree().join(rel)).map_err(|e| self.root.err(rel, e)),
+            Err(e) if e.is_not_found() => Ok(()),
+            Err(e) => Err(self.root.err(rel, e)),
+        }
+    }
+
+    /// The error of a write of `rel` in the tree.
+    pub(crate) fn error(&self, rel: &str, e: io::Error) -> StoreError {
+        self.root.err(rel, e)
+    }
+
     /// Copies `source` to `rel` in the tree, hashing the bytes as they are written: kept only
     /// when their SHA-512 is `sha512`.
     pub(crate) fn copy_verified(

@@ -24,6 +24,7 @@ pub(crate) mod fs;
 pub(crate) mod inventory;
 pub(crate) mod layout;
 pub(crate) mod ops;
+pub(crate) mod put;
 pub(crate) mod repair;
 
 pub use anchor::Provenance;

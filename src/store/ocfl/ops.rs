@@ -15,7 +15,8 @@ use super::inventory::{
     INVENTORY, Inventory, LogicalFile, SIDECAR, User, VersionMeta, Versions, next_version,
     sidecar_text,
 };
-use super::layout::{EXTENSION, OBJECT_DECLARATION, ROOT_DECLARATION, object_path};
+use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
+use super::put::{Plan, Staging};
 use crate::audit::AuditOptions;
 use crate::formats::digest::{Sha512, hex};
 use crate::layout::MANIFEST;
@@ -123,8 +124,30 @@ impl Store {
     /// What the state database records of OCFL objects (every object, or only `id`).
     pub(crate) fn anchors(&self, id: Option<&str>) -> Result<Anchors, StoreError> {
         let mut anchors = Anchors::default();
-        self.state().each_ocfl_record(id, &mut |r| anchors.add(r))?;
+        let state = self.state();
+        state.each_ocfl_record(id, &mut |r| anchors.add(r))?;
+        anchors.set_recorded_any(state.records_ocfl()?);
+        let dir = id.map(object_path);
+        state.each_ocfl_predating(dir.as_deref(), &mut |d| anchors.add_predating(d))?;
         Ok(anchors)
+    }
+
+    /// Before the database records its first OCFL object, the objects every replica holds
+    /// are recorded as older than its records (see [`Anchors::foreign`]): a database lost and
+    /// started again keeps judging them by majority, not as planted. A replica that cannot be
+    /// listed adds nothing (its objects are then judged as planted since, the safe side).
+    pub(crate) fn note_predating(&self) -> Result<(), StoreError> {
+        if self.state().records_ocfl()? {
+            return Ok(());
+        }
+        let mut objects = std::collections::BTreeSet::new();
+        for r in &self.replicas {
+            if let Ok(s) = survey(r.as_ref()) {
+                objects.extend(s.objects.into_keys());
+            }
+        }
+        let objects: Vec<String> = objects.into_iter().collect();
+        self.state().record_ocfl_predating(&objects)
     }
 
     /// The OCFL roots, when every replica is one.
@@ -134,6 +157,8 @@ impl Store {
 
     /// `store put` to OCFL replicas: the package becomes version 1 of its object, or the
     /// next version when the object holds other content (the same content again is a no-op).
+    /// The new version is staged on every replica in the audit's read of the package (see
+    /// [`super::put`]); nothing is recorded or committed unless the audit passed.
     pub(crate) fn ocfl_put(
         &self,
         roots: &[FsRoot],
@@ -143,12 +168,8 @@ impl Store {
     ) -> Result<PutReport, StoreError> {
         let ReadPackage { identifier: package, files, digest, requires } =
             crate::store::read_package(dir)?;
-        crate::store::put::refuse_damaged(dir, audit)?;
         let identifier = self.object_for(&package, dir, &files)?;
         let obj = object_path(&identifier);
-        for root in roots {
-            root.ensure_root()?;
-        }
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
         let prev = self.agreed_head(&identifier, &obj)?;
@@ -183,16 +204,30 @@ impl Store {
         };
         let prev_pair = prev.as_ref().map(|h| (&h.inv, h.versions));
         let Some((inv, versions)) = next_version(prev_pair, &identifier, &logical, meta) else {
+            crate::store::put::refuse_damaged(dir, audit, None)?;
+            for root in roots {
+                root.ensure_root()?; // removes what killed runs left in the work directory
+            }
             report.copies = self.copies_of(&package, &files, &|_| CopyStatus::Present, None);
             self.record_place(&package, &identifier, report.version.as_deref())?;
             return Ok(report);
         };
-        let new = NewVersion { obj: &obj, dir, inv: &inv, versions, files: &files };
+        let new = NewVersion { obj: &obj, inv: &inv, versions, files: &files };
+        let added = new.added().into_values().collect();
+        let plan = Plan { roots, obj: &obj, prev: prev.as_ref(), added };
+        let staging = Staging::new(plan, progress);
+        crate::store::put::refuse_damaged(dir, audit, Some(&staging))?;
+        staging.complete(dir);
+        let stages = staging.into_stages();
+        for root in roots {
+            root.ensure_root()?;
+        }
         // Recorded before any commit: a head a killed put committed is still one webaip made.
+        self.note_predating()?;
         let sha = sha512_of(&inv.to_bytes());
         self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
-        for (r, root) in self.replicas.iter().zip(roots) {
-            let got = self.commit_new_version(root, prev.as_ref(), &new, progress);
+        for ((r, root), stage) in self.replicas.iter().zip(roots).zip(stages) {
+            let got = stage.and_then(|stage| commit_version(root, stage, prev.is_some(), &new));
             self.put_outcome(&mut report, r.name(), &new, got)?;
         }
         report.version = Some(inv.head.clone());
@@ -374,6 +409,11 @@ impl Store {
             .into());
         }
         let anchors = self.anchors(Some(id))?;
+        // An object planted (or written by another store) since webaip's records began is not
+        // made webaip's by a put of the same id: the user adopts it first, on purpose.
+        if first.is_some() && anchors.foreign(obj) {
+            return Err(StoreRefusal::UnknownObject { identifier: id.into() }.into());
+        }
         let held = heads[0].1.as_ref().map_or(0, |h| h.versions.head);
         // The latest head webaip committed on these replicas (those of this configuration):
         // building on less would make another version of a number it committed there.
@@ -410,50 +450,33 @@ impl Store {
         }
         Ok(heads.into_iter().next().and_then(|(_, h)| h))
     }
-
-    /// Builds the new object tree on one file system root and commits it; returns the new
-    /// inventory's SHA-512.
-    fn commit_new_version(
-        &self,
-        root: &FsRoot,
-        prev: Option<&Head>,
-        new: &NewVersion,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<String, StoreError> {
-        let stage = root.stage(new.obj)?;
-        match prev {
-            Some(p) => {
-                for rel in accounted_files(p) {
-                    stage.link(new.obj, &rel)?;
-                }
-            }
-            None => stage.write(OBJECT_DECLARATION.0, OBJECT_DECLARATION.1.as_bytes())?,
-        }
-        for (content_path, f) in new.added().into_values() {
-            let source = Source { root: new.dir, name: &f.rel };
-            stage.copy_verified(content_path, source, &f.sha512)?;
-            progress(f.size);
-        }
-        let bytes = new.inv.to_bytes();
-        let sha = sha512_of(&bytes);
-        let version = new.versions.name(new.versions.head);
-        for dir in [version.as_str(), ""] {
-            let at = |name: &str| {
-                if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
-            };
-            stage.write(&at(INVENTORY), &bytes)?;
-            stage.write(&at(SIDECAR), sidecar_text(&sha).as_bytes())?;
-        }
-        precommit(root, &stage, new.obj, false)?;
-        stage.commit(new.obj, prev.is_some())?;
-        Ok(sha)
-    }
 }
 
-/// What a put commits: the object, the package it comes from, the new inventory.
+/// Writes the new version's inventories into a stage holding its files, checks the staged
+/// object and commits it on `root`; returns the new inventory's SHA-512.
+fn commit_version(
+    root: &FsRoot,
+    stage: Stage,
+    replacing: bool,
+    new: &NewVersion,
+) -> Result<String, StoreError> {
+    let bytes = new.inv.to_bytes();
+    let sha = sha512_of(&bytes);
+    let version = new.versions.name(new.versions.head);
+    for dir in [version.as_str(), ""] {
+        let at =
+            |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+        stage.write(&at(INVENTORY), &bytes)?;
+        stage.write(&at(SIDECAR), sidecar_text(&sha).as_bytes())?;
+    }
+    precommit(root, &stage, new.obj, false)?;
+    stage.commit(new.obj, replacing)?;
+    Ok(sha)
+}
+
+/// What a put commits: the object, the package's files, the new inventory.
 struct NewVersion<'a> {
     obj: &'a str,
-    dir: &'a Path,
     inv: &'a Inventory,
     versions: Versions,
     files: &'a [PackageFile],
@@ -477,19 +500,6 @@ impl NewVersion<'_> {
         }
         out
     }
-}
-
-/// Every file of an object its inventories account for besides the root inventory and its
-/// sidecar: the declaration, every version's inventory and sidecar, every content file.
-pub(crate) fn accounted_files(head: &Head) -> Vec<String> {
-    let mut out = vec![OBJECT_DECLARATION.0.to_string()];
-    for n in 1..=head.versions.head {
-        let v = head.versions.name(n);
-        out.push(format!("{v}/{INVENTORY}"));
-        out.push(format!("{v}/{SIDECAR}"));
-    }
-    out.extend(head.inv.content().map(|(p, _)| p.to_string()));
-    out
 }
 
 /// The staged tree, read as a replica, must check clean (files no inventory accounts for
@@ -676,7 +686,11 @@ impl Store {
             }
         }
         let anchors = self.anchors(Some(identifier))?;
-        let anchor = anchors.of(&object_path(identifier));
+        let obj = object_path(identifier);
+        if anchors.foreign(&obj) && heads.iter().any(Option::is_some) {
+            return Err(StoreRefusal::UnknownObject { identifier: identifier.into() }.into());
+        }
+        let anchor = anchors.of(&obj);
         let copies: Vec<CopyHead> = self
             .replicas
             .iter()
@@ -777,7 +791,7 @@ impl Store {
         for s in &mut seen {
             s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
         }
-        let compared = compare_replicas(&names, &seen, &anchors);
+        let compared = compare_replicas(&names, self.replicas.len(), &seen, &anchors);
         findings.extend(compared.findings);
         let objects =
             seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
@@ -919,10 +933,13 @@ pub(crate) struct Compared {
 /// such, and with no record of the object the latest head is the reference by consistency
 /// only, which every finding it leads to says. What the state database says webaip
 /// committed is compared too: a copy older than that is rolled back, an object no replica
-/// holds is missing from each replica it was committed on, and an object the database (which
-/// records others) does not know is reported on its holders, not as missing elsewhere.
+/// holds is missing from each replica it was committed on, and a foreign object (see
+/// [`Anchors::foreign`]) is reported on its holders, not as missing elsewhere. `names` are the
+/// replicas compared, `configured` how many the store has: a majority is counted over all of
+/// them (a replica not checked is no vote for a copy).
 pub(crate) fn compare_replicas(
     names: &[&str],
+    configured: usize,
     seen: &[ObjectOnReplica],
     anchors: &Anchors,
 ) -> Compared {
@@ -933,7 +950,7 @@ pub(crate) fn compare_replicas(
     let mut out = Vec::new();
     for (object, on) in &by_object {
         let anchor = anchors.of(object);
-        if anchor.is_none() && !anchors.is_empty() {
+        if anchors.foreign(object) {
             unknown_object(object, on, &mut out);
             continue;
         }
@@ -943,7 +960,8 @@ pub(crate) fn compare_replicas(
         if let Some(a) = anchor {
             rolled_back(object, on, a, &mut out);
         }
-        compare_heads(object, on, anchor, names.len(), &mut out);
+        let replicas = Replicas { configured, checked: names.len() };
+        compare_heads(object, on, anchor, replicas, &mut out);
     }
     let mut gone = 0;
     for (object, a) in anchors.iter().filter(|(d, _)| !by_object.contains_key(d)) {
@@ -1018,11 +1036,18 @@ pub(crate) fn copy_heads<'a>(on: &[&'a ObjectOnReplica]) -> Vec<CopyHead<'a>> {
         .collect()
 }
 
+/// How many replicas the store has, and how many of them were checked.
+#[derive(Debug, Clone, Copy)]
+struct Replicas {
+    configured: usize,
+    checked: usize,
+}
+
 fn compare_heads(
     object: &str,
     on: &[&ObjectOnReplica],
     anchor: Option<&Anchor>,
-    replicas: usize,
+    replicas: Replicas,
     out: &mut Vec<OcflFinding>,
 ) {
     let key = format!("{object}/{INVENTORY}");
@@ -1037,14 +1062,19 @@ fn compare_heads(
         );
         out.push(object_finding(c.replica, object, &key, FindingKind::NotRecorded, detail));
     }
-    let reference = super::anchor::reference(anchor, &copies, replicas);
+    let reference = super::anchor::reference(anchor, &copies, replicas.configured);
+    let unchecked = replicas.configured.saturating_sub(replicas.checked);
+    let not_checked = match unchecked {
+        0 => String::new(),
+        n => format!(" ({n} not checked: no vote for it)"),
+    };
     let Some(r) = reference.copy() else {
         if let Reference::NoMajority { copy, holders, replicas } = reference {
             for c in &copies {
                 let detail = format!(
                     "the state database records nothing of this object, and its latest head, \
-                     {}, is held by {holders} of {replicas} replicas: nothing says which copy \
-                     is right; never repaired automatically",
+                     {}, is held by {holders} of {replicas} replicas{not_checked}: nothing says \
+                     which copy is right; never repaired automatically",
                     named(&copy)
                 );
                 out.push(object_finding(c.replica, object, &key, FindingKind::NoMajority, detail));

@@ -29,7 +29,8 @@ use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_h
 use super::fs::FsRoot;
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
-use super::ops::{OcflCheckReport, UNANCHORED, accounted_files, copy_heads, precommit};
+use super::ops::{OcflCheckReport, UNANCHORED, copy_heads, precommit};
+use super::put::accounted_files;
 use crate::store::replica::{ListedObject, Replica, Source};
 use crate::store::{Store, StoreError, StoreRefusal};
 
@@ -74,6 +75,14 @@ pub struct Adopted {
     pub inventory_sha512: String,
     /// The replicas holding it (recorded as committed there).
     pub replicas: Vec<String>,
+    /// How many replicas the store has.
+    pub configured: usize,
+    /// The latest head webaip had recorded as committed before (`null`: it recorded nothing
+    /// of the object).
+    pub recorded_before: Option<String>,
+    /// Replicas whose copy could not be read (each `name: why`): no holders, left to the
+    /// repair's check to report.
+    pub unreadable: Vec<String>,
 }
 
 /// Findings that are no damage to a copy: files no inventory accounts for, which a repair
@@ -86,16 +95,21 @@ impl Store {
     /// head (the latest that webaip recorded); then checks again. OCFL replicas only.
     ///
     /// Each of `adopt` (object ids) is first taken as webaip's on the user's word: its latest
-    /// head (refused when two copies of that number differ) is recorded as one webaip
-    /// committed, so the repair copies it to the replicas that lack it. Without that, an
-    /// object the state database does not know is never copied anywhere.
+    /// head (refused when two copies of that number differ; for an object webaip recorded,
+    /// see [`Store::plan_adopt`]) is recorded as one webaip committed, so the repair copies it
+    /// to the replicas that lack it. Without that, an object the state database does not know
+    /// is never copied anywhere.
     pub fn repair_objects(
         &self,
         deep: bool,
         adopt: &[String],
     ) -> Result<OcflRepairReport, StoreError> {
         let roots = self.ocfl_roots("store repair")?;
-        let adopted = adopt.iter().map(|id| self.adopt(id)).collect::<Result<Vec<_>, _>>()?;
+        // Every adoption decided before any is recorded: one refused records none.
+        let adopted = adopt.iter().map(|id| self.plan_adopt(id)).collect::<Result<Vec<_>, _>>()?;
+        for a in &adopted {
+            self.record_adopted(a)?;
+        }
         let check = self.check_objects(None, deep)?;
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
@@ -119,45 +133,120 @@ impl Store {
         Ok(OcflRepairReport { check, adopted, actions, after, repaired })
     }
 
-    /// Records object `id`'s latest head as one webaip committed, and as committed on each
-    /// replica holding it. The user vouches for it: no majority is asked, but two copies of
-    /// the latest number that differ are refused (nothing says which one is meant).
-    fn adopt(&self, id: &str) -> Result<Adopted, StoreError> {
+    /// Decides what adopting object `id` takes: its latest head among the copies that read
+    /// (a copy that does not is named, and not a holder). An object the state database does
+    /// not know is taken on the user's word (no majority asked; two copies of the latest
+    /// number that differ are refused). For one it records, only a later head than webaip
+    /// committed, held by more than half of the configured replicas, and descending from the
+    /// recorded head (its version inventory of that number is the one recorded): adopting
+    /// never lowers, forgets or replaces what webaip committed.
+    fn plan_adopt(&self, id: &str) -> Result<Adopted, StoreError> {
         let mut heads = Vec::new();
+        let mut unreadable = Vec::new();
         for r in &self.replicas {
-            heads.push((r.name(), read_head(r.as_ref(), id)?));
+            match read_head(r.as_ref(), id) {
+                Ok(Some(h)) => heads.push((r.name(), h)),
+                Ok(None) => {}
+                Err(e) => unreadable.push(format!("{}: {e}", r.name())),
+            }
         }
         let copies: Vec<CopyHead> = heads
             .iter()
-            .filter_map(|(name, h)| {
-                let h = h.as_ref()?;
-                Some(CopyHead { replica: name, head: h.versions.head, sha512: &h.sha512 })
-            })
+            .map(|(name, h)| CopyHead { replica: name, head: h.versions.head, sha512: &h.sha512 })
             .collect();
-        // Counted over the holders alone: the user's word stands in for a majority.
+        let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
+        // Counted over the holders alone here; a recorded object's majority is asked below.
         let copy = match super::anchor::reference(None, &copies, 0) {
             Reference::Unrecorded { copy, .. } => copy,
             Reference::Diverged(x, y) => {
-                let named = |c: &CopyHead| format!("v{} on {}", c.head, c.replica);
                 let (identifier, a, b) = (id.into(), named(&x), named(&y));
                 return Err(StoreRefusal::Diverged { identifier, a, b }.into());
             }
             _ => return Err(StoreRefusal::NoObject(id.into()).into()),
         };
-        let head = heads.iter().find_map(|(_, h)| h.as_ref().filter(|h| h.sha512 == copy.sha512));
-        let name = head.map(|h| h.inv.head.clone()).unwrap_or_default();
-        let mut state = self.state();
-        state.record_ocfl_inventory(id, &name, copy.sha512)?;
         let holders: Vec<String> = copies
             .iter()
             .filter(|c| c.sha512 == copy.sha512)
             .map(|c| c.replica.to_string())
             .collect();
-        for r in &holders {
-            state.record_ocfl_head(id, r, &name, copy.sha512)?;
+        let Some((_, head)) = heads.iter().find(|(_, h)| h.sha512 == copy.sha512) else {
+            return Err(StoreRefusal::NoObject(id.into()).into());
+        };
+        let anchors = self.anchors(Some(id))?;
+        let recorded = match anchors.of(&super::layout::object_path(id)) {
+            Some(a) => Some(self.adoptable(a, head, copy.replica, holders.len())?),
+            None => None,
+        };
+        Ok(Adopted {
+            id: id.into(),
+            head: head.inv.head.clone(),
+            inventory_sha512: copy.sha512.to_string(),
+            replicas: holders,
+            configured: self.replicas.len(),
+            recorded_before: recorded.filter(|n| *n > 0).map(|n| format!("v{n}")),
+            unreadable,
+        })
+    }
+
+    /// For an object webaip recorded: the latest head it committed, when head `h` (read from
+    /// `from`, held by `holders` replicas) may be adopted over it; else why not.
+    fn adoptable(
+        &self,
+        a: &Anchor,
+        h: &Head,
+        from: &str,
+        holders: usize,
+    ) -> Result<u32, StoreError> {
+        let (id, latest) = (h.inv.id.as_str(), a.latest());
+        let copy = CopyHead { replica: from, head: h.versions.head, sha512: &h.sha512 };
+        let refuse = |why: String| -> StoreError {
+            StoreRefusal::NotAdopted { identifier: id.into(), why }.into()
+        };
+        if a.knows(copy.sha512) && copy.head >= latest {
+            return Ok(latest); // webaip's already: recording its holders lowers nothing
         }
-        let sha = copy.sha512.to_string();
-        Ok(Adopted { id: id.into(), head: name, inventory_sha512: sha, replicas: holders })
+        if copy.head <= latest {
+            return Err(refuse(format!(
+                "webaip committed v{latest} (the state database says so), and the latest head \
+                 the replicas hold is v{} on {}: adopting it would forget or replace a committed \
+                 version; restore v{latest} on a replica and run `store repair`",
+                copy.head, copy.replica
+            )));
+        }
+        let replicas = self.replicas.len();
+        if holders * 2 <= replicas {
+            return Err(refuse(format!(
+                "v{} is held by {holders} of {replicas} replicas, and webaip recorded the \
+                 object at v{latest}: a later head it did not commit is adopted only when more \
+                 than half of the configured replicas hold it",
+                copy.head
+            )));
+        }
+        let source = self.replica(copy.replica)?;
+        let dir = format!("{}/{}", super::layout::object_path(id), h.versions.name(latest));
+        let base = (latest > 0)
+            .then(|| load(source, &dir).ok().flatten().filter(|l| l.sidecar.is_ok()))
+            .flatten();
+        if latest > 0 && !base.is_some_and(|l| a.knows(&l.sha512)) {
+            return Err(refuse(format!(
+                "v{} on {} does not descend from v{latest}, the head webaip committed (its \
+                 v{latest} inventory is not the one recorded)",
+                copy.head, copy.replica
+            )));
+        }
+        Ok(latest)
+    }
+
+    /// Records what [`Store::plan_adopt`] decided: the head as one webaip built, and as
+    /// committed on each replica holding it.
+    fn record_adopted(&self, a: &Adopted) -> Result<(), StoreError> {
+        self.note_predating()?;
+        let mut state = self.state();
+        state.record_ocfl_inventory(&a.id, &a.head, &a.inventory_sha512)?;
+        for r in &a.replicas {
+            state.record_ocfl_head(&a.id, r, &a.head, &a.inventory_sha512)?;
+        }
+        Ok(())
     }
 
     /// Rebuilds the object on replica `job.i` from a clean copy of its reference head.

@@ -1,0 +1,244 @@
+//! Staging a put's new version on every replica in the audit's own read of the package.
+//!
+//! The audit that decides whether a package may be stored reads each file it lists whole and
+//! computes its SHA-512; the files the new version adds are written, in that same read, to
+//! the stage of every replica ([`crate::audit::Tee`]), so each is read once and hashed once,
+//! however many replicas there are. Only after the audit has passed, and every added file's
+//! SHA-512 (of the very bytes staged) is its manifest's, is anything recorded or committed;
+//! files the audit does not read whole (the METS, the manifest) are copied and hashed as
+//! before. A replica whose stage cannot be written fails alone; the others go on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use super::check::Head;
+use super::fs::{FsRoot, Stage};
+use super::inventory::{INVENTORY, SIDECAR};
+use super::layout::OBJECT_DECLARATION;
+use crate::store::replica::Source;
+use crate::store::{CopyFailure, PackageFile, StoreError};
+
+/// The new version staged on each replica (in the configuration's order).
+pub(super) struct Staging<'a> {
+    /// Each replica's stage, or why it has none.
+    stages: Vec<Result<Stage, StoreError>>,
+    /// The package files whose content the version adds: package-relative path to the
+    /// object-relative content path and the file as the manifest gives it.
+    added: BTreeMap<&'a str, (&'a str, &'a PackageFile)>,
+    /// The first failure on each replica once its stage was made.
+    failed: Mutex<Vec<Option<StoreError>>>,
+    /// Files the audit began to write to the stages.
+    opened: Mutex<BTreeSet<String>>,
+    /// The SHA-512 of each file the audit read whole into the stages.
+    digests: Mutex<BTreeMap<String, String>>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// What a put stages: where, on what, and which files the version adds.
+pub(super) struct Plan<'a> {
+    pub roots: &'a [FsRoot],
+    pub obj: &'a str,
+    pub prev: Option<&'a Head>,
+    /// Content path (object-relative) and package file, of each file the version adds.
+    pub added: Vec<(&'a str, &'a PackageFile)>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<'a> Staging<'a> {
+    /// A stage on each replica holding the object's current files (hard-linked) or, for a
+    /// new object, its declaration.
+    pub(super) fn new(plan: Plan<'a>, progress: &'a (dyn Fn(u64) + Sync)) -> Self {
+        let stages: Vec<Result<Stage, StoreError>> =
+            plan.roots.iter().map(|root| begin(root, plan.obj, plan.prev)).collect();
+        let added = plan.added.into_iter().map(|(c, f)| (f.rel.as_str(), (c, f))).collect();
+        Staging {
+            failed: Mutex::new(stages.iter().map(|_| None).collect()),
+            stages,
+            added,
+            opened: Mutex::new(BTreeSet::new()),
+            digests: Mutex::new(BTreeMap::new()),
+            progress,
+        }
+    }
+
+    fn fail(&self, i: usize, e: StoreError) {
+        let mut failed = locked(&self.failed);
+        if failed[i].is_none() {
+            failed[i] = Some(e);
+        }
+    }
+
+    /// The stages still written to (their replica's index).
+    fn live(&self) -> Vec<(usize, &Stage)> {
+        let failed = locked(&self.failed);
+        self.stages
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| failed[*i].is_none())
+            .filter_map(|(i, s)| Some((i, s.as_ref().ok()?)))
+            .collect()
+    }
+
+    /// After the audit passed: every added file the audit read must have its manifest's
+    /// SHA-512 (else no replica commits: the package is not the one its manifest describes);
+    /// the others are copied from the package into each stage, hashed as they are written.
+    pub(super) fn complete(&self, dir: &Path) {
+        let digests = std::mem::take(&mut *locked(&self.digests));
+        for (rel, (content, f)) in &self.added {
+            match digests.get(*rel) {
+                Some(found) if found.eq_ignore_ascii_case(&f.sha512) => {}
+                Some(found) => {
+                    let digest =
+                        CopyFailure::Digest { found: found.clone(), expected: f.sha512.clone() };
+                    for (i, stage) in self.live() {
+                        let e = stage.error(content, io::Error::other(digest.to_string()));
+                        self.fail(i, e);
+                    }
+                }
+                None => self.copy(dir, content, f),
+            }
+        }
+    }
+
+    /// Copies package file `f` into each live stage at `content`, verified against its
+    /// manifest SHA-512.
+    fn copy(&self, dir: &Path, content: &str, f: &PackageFile) {
+        for (i, stage) in self.live() {
+            let source = Source { root: dir, name: &f.rel };
+            let done = stage
+                .remove(content)
+                .and_then(|()| stage.copy_verified(content, source, &f.sha512));
+            if let Err(e) = done {
+                self.fail(i, e);
+            }
+        }
+        (self.progress)(f.size);
+    }
+
+    /// Each replica's stage, or why it failed.
+    pub(super) fn into_stages(self) -> Vec<Result<Stage, StoreError>> {
+        let failed = self.failed.into_inner().unwrap_or_else(|p| p.into_inner());
+        self.stages
+            .into_iter()
+            .zip(failed)
+            .map(|(stage, failure)| match failure {
+                Some(e) => Err(e),
+                None => stage,
+            })
+            .collect()
+    }
+}
+
+/// A replica's stage with the object's current files, or its declaration when it is new.
+fn begin(root: &FsRoot, obj: &str, prev: Option<&Head>) -> Result<Stage, StoreError> {
+    let stage = root.stage(obj)?;
+    match prev {
+        Some(p) => {
+            for rel in accounted_files(p) {
+                stage.link(obj, &rel)?;
+            }
+        }
+        None => stage.write(OBJECT_DECLARATION.0, OBJECT_DECLARATION.1.as_bytes())?,
+    }
+    Ok(stage)
+}
+
+impl crate::audit::Tee for Staging<'_> {
+    fn open(&self, href: &str) -> Option<Box<dyn Write + Send + '_>> {
+        let (content, _) = self.added.get(href)?;
+        // A file the METS lists twice is written once.
+        if !locked(&self.opened).insert(href.to_string()) {
+            return None;
+        }
+        let mut outs = Vec::new();
+        for (i, stage) in self.live() {
+            match stage.create(content) {
+                Ok(f) => {
+                    outs.push(Out { replica: i, file: io::BufWriter::with_capacity(1 << 20, f) })
+                }
+                Err(e) => self.fail(i, e),
+            }
+        }
+        Some(Box::new(FanOut { staging: self, content, outs }))
+    }
+
+    fn read(&self, href: &str, sha512: &str) {
+        locked(&self.digests).insert(href.to_string(), sha512.to_ascii_lowercase());
+        if let Some((_, f)) = self.added.get(href) {
+            (self.progress)(f.size);
+        }
+    }
+}
+
+/// One replica's file of a [`FanOut`].
+struct Out {
+    replica: usize,
+    file: io::BufWriter<File>,
+}
+
+/// Writes the bytes of one package file to its content path in every live stage; a replica
+/// whose write fails is dropped from this file and from the put, the others go on. Each file
+/// is synced when the writer is dropped.
+struct FanOut<'s, 'a> {
+    staging: &'s Staging<'a>,
+    content: &'a str,
+    outs: Vec<Out>,
+}
+
+impl FanOut<'_, '_> {
+    fn failed(&self, replica: usize, e: io::Error) {
+        let stage = self.staging.stages[replica].as_ref();
+        if let Ok(stage) = stage {
+            self.staging.fail(replica, stage.error(self.content, e));
+        }
+    }
+}
+
+impl Write for FanOut<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut kept = Vec::with_capacity(self.outs.len());
+        for mut out in std::mem::take(&mut self.outs) {
+            match out.file.write_all(buf) {
+                Ok(()) => kept.push(out),
+                Err(e) => self.failed(out.replica, e),
+            }
+        }
+        self.outs = kept;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for FanOut<'_, '_> {
+    fn drop(&mut self) {
+        for out in std::mem::take(&mut self.outs) {
+            let synced =
+                out.file.into_inner().map_err(|e| e.into_error()).and_then(|f| f.sync_all());
+            if let Err(e) = synced {
+                self.failed(out.replica, e);
+            }
+        }
+    }
+}
+
+/// Every file of an object its inventories account for besides the root inventory and its
+/// sidecar: the declaration, every version's inventory and sidecar, every content file.
+pub(crate) fn accounted_files(head: &Head) -> Vec<String> {
+    let mut out = vec![OBJECT_DECLARATION.0.to_string()];
+    for n in 1..=head.versions.head {
+        let v = head.versions.name(n);
+        out.push(format!("{v}/{INVENTORY}"));
+        out.push(format!("{v}/{SIDECAR}"));
+    }
+    out.extend(head.inv.content().map(|(p, _)| p.to_string()));
+    out
+}

@@ -285,6 +285,10 @@ impl Pace {
     }
 }
 
+/// Checks one batch of a run's planned objects (`None`: the pace stopped it part-way).
+pub(crate) type BatchCheck<'a> =
+    dyn FnMut(&[PlannedObject]) -> Result<Option<Batch>, StoreError> + 'a;
+
 /// What one batch of a run found: each object's outcome per replica, the layout's findings
 /// (JSON, folded into the report at the end), the bytes read.
 pub(crate) struct Batch {
@@ -362,11 +366,7 @@ impl Store {
     /// Checks the run's planned objects batch by batch, each committed in one transaction,
     /// until none is left or the pace stops it. `check` checks a batch (`None`: the pace
     /// stopped it part-way; nothing of it is kept).
-    pub(crate) fn sweep(
-        &self,
-        s: &Session,
-        check: &mut dyn FnMut(&[PlannedObject]) -> Result<Option<Batch>, StoreError>,
-    ) -> Result<(), StoreError> {
+    pub(crate) fn sweep(&self, s: &Session, check: &mut BatchCheck<'_>) -> Result<(), StoreError> {
         let size = if crate::hooks::fail_at("check-batch-of-one") { 1 } else { BATCH };
         let mut after = 0;
         while !s.pace.expired() {

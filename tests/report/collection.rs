@@ -395,11 +395,11 @@ fn sizes_past_what_a_sum_holds_are_capped_and_said_not_wrapped() {
     let samples = samples();
     let pkg = packaged(dir.path(), samples[0].0, &samples[0].1);
     let mut hostile = Vec::new();
+    let re = regex::Regex::new(r#"(<mets:file [^>]*SIZE=")\d+""#).unwrap();
     for name in ["h1", "h2"] {
         let to = dir.path().join(name);
         copy_tree(&pkg, &to);
         let mets = std::fs::read_to_string(to.join("METS.xml")).unwrap();
-        let re = regex::Regex::new(r#"(<mets:file [^>]*SIZE=")\d+""#).unwrap();
         let changed = re.replace_all(&mets, "${1}18446744073709551615\"");
         assert_ne!(changed, mets, "the sample's files state sizes");
         std::fs::write(to.join("METS.xml"), changed.as_bytes()).unwrap();

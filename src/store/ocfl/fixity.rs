@@ -32,25 +32,28 @@ struct Found {
 /// the records of its own objects only).
 struct Records {
     by_dir: BTreeMap<String, Vec<OcflRecord>>,
+    /// Objects the replicas held when the database first recorded one (see
+    /// [`Anchors::foreign`]).
+    predating: BTreeSet<String>,
+    /// How many replicas the store has: a majority is counted over all of them, checked or
+    /// not.
+    configured: usize,
 }
 
 impl Records {
-    /// The records of `dirs`. When the database records objects but none of these, one
-    /// record of another object stands in: the comparison must know the database is not
-    /// empty (an object it does not know is then reported as such); what it says of that
-    /// other object is dropped ([`in_batch`]).
+    /// The records of `dirs`, and whether the database records any object at all (an object
+    /// it does not know is then foreign, unless it predates the records).
     fn anchors(&self, dirs: &BTreeSet<&str>) -> Anchors {
         let mut a = Anchors::default();
         for d in dirs {
             for r in self.by_dir.get(*d).into_iter().flatten() {
                 a.add(r.clone());
             }
+            if self.predating.contains(*d) {
+                a.add_predating(d.to_string());
+            }
         }
-        if a.is_empty()
-            && let Some(r) = self.by_dir.values().flatten().next()
-        {
-            a.add(r.clone());
-        }
+        a.set_recorded_any(!self.by_dir.is_empty());
         a
     }
 }
@@ -69,10 +72,17 @@ impl Store {
         schedule: &CheckSchedule,
     ) -> Result<CheckedRun<OcflCheckReport>, StoreError> {
         self.ocfl_roots("store check")?;
-        let mut records = Records { by_dir: BTreeMap::new() };
-        self.state().each_ocfl_record(None, &mut |r| {
+        let configured = self.replicas.len();
+        let mut records =
+            Records { by_dir: BTreeMap::new(), predating: BTreeSet::new(), configured };
+        let state = self.state();
+        state.each_ocfl_record(None, &mut |r| {
             records.by_dir.entry(object_path(&r.identifier)).or_default().push(r)
         })?;
+        state.each_ocfl_predating(None, &mut |d| {
+            records.predating.insert(d);
+        })?;
+        drop(state);
         let session = self.ocfl_session(only, deep, schedule, &records)?;
         let deep = session.run.deep;
         let replicas: Vec<&dyn Replica> = self
@@ -219,7 +229,7 @@ fn check_batch(
         s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
     }
     let names: Vec<&str> = replicas.iter().map(|r| r.name()).collect();
-    let compared = compare_replicas(&names, &found.seen, &anchors);
+    let compared = compare_replicas(&names, records.configured, &found.seen, &anchors);
     found.findings.extend(in_batch(compared.findings, &dirs));
     found.objects = batch
         .iter()

@@ -96,7 +96,7 @@ impl Store {
     ///
     /// Each of `adopt` (object ids) is first taken as webaip's on the user's word: its latest
     /// head (refused when two copies of that number differ; for an object webaip recorded,
-    /// see [`Store::plan_adopt`]) is recorded as one webaip committed, so the repair copies it
+    /// see `Store::plan_adopt`) is recorded as one webaip committed, so the repair copies it
     /// to the replicas that lack it. Without that, an object the state database does not know
     /// is never copied anywhere.
     pub fn repair_objects(

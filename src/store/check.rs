@@ -285,12 +285,7 @@ impl Store {
         let plan = Plan { layout: "webaip", only, deep, notes: None };
         let session = self.open_session(&plan, schedule, &mut || Ok(Universe::Packages))?;
         let deep = session.run.deep;
-        let replicas: Vec<&dyn Replica> = self
-            .replicas
-            .iter()
-            .map(|r| r.as_ref())
-            .filter(|r| session.scope.iter().any(|n| n == r.name()))
-            .collect();
+        let replicas = self.replicas_in(&session.scope);
         self.sweep(&session, &mut |batch| {
             self.check_batch(&replicas, batch, deep, &session.pace, progress)
         })?;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::state::{
     NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, SeenSummary, Universe,
 };
+use super::replica::Replica;
 use super::{Store, StoreError, StoreRefusal};
 
 /// Objects checked per batch: each batch is committed to the state database in one
@@ -361,6 +362,13 @@ impl Store {
         }
         let names = self.replicas.iter().map(|r| r.name()).filter(|n| only.is_none_or(|o| o == *n));
         Ok(names.map(str::to_string).collect())
+    }
+
+    /// The replicas of a run's scope, in the configuration's order.
+    pub(crate) fn replicas_in(&self, scope: &[String]) -> Vec<&dyn Replica> {
+        let mut out: Vec<&dyn Replica> = self.replicas.iter().map(|r| r.as_ref()).collect();
+        out.retain(|r| scope.iter().any(|n| n == r.name()));
+        out
     }
 
     /// Checks the run's planned objects batch by batch, each committed in one transaction,

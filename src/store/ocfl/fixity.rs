@@ -85,12 +85,7 @@ impl Store {
         drop(state);
         let session = self.ocfl_session(only, deep, schedule, &records)?;
         let deep = session.run.deep;
-        let replicas: Vec<&dyn Replica> = self
-            .replicas
-            .iter()
-            .map(|r| r.as_ref())
-            .filter(|r| session.scope.iter().any(|n| n == r.name()))
-            .collect();
+        let replicas = self.replicas_in(&session.scope);
         self.sweep(&session, &mut |batch| {
             check_batch(&replicas, batch, deep, &session.pace, &records)
         })?;

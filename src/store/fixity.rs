@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::replica::Replica;
 use super::state::{
     NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, SeenSummary, Universe,
 };
-use super::replica::Replica;
 use super::{Store, StoreError, StoreRefusal};
 
 /// Objects checked per batch: each batch is committed to the state database in one

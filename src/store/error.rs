@@ -99,6 +99,15 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
+    /// The lock that keeps one check run at a time cannot be taken.
+    #[error("check lock {}: {why}", path.display(), why = crate::layout::describe_io(source))]
+    CheckLock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
     /// A scratch directory (for a copy fetched during a repair) cannot be made.
     #[error("cannot make a scratch directory: {why}", why = crate::layout::describe_io(.0))]
     Scratch(#[source] io::Error),
@@ -474,6 +483,15 @@ pub enum StoreRefusal {
         object: String,
         /// The version that is the package.
         version: String,
+    },
+    /// Another check of the store is running (a run's plan is the store's one plan).
+    #[error(
+        "another store check (or repair) of this store is running ({}): wait for it, or stop it and use --resume",
+        lock.display()
+    )]
+    CheckRunning {
+        /// The lock it holds.
+        lock: std::path::PathBuf,
     },
     /// `store check --resume` with no check run left unfinished.
     #[error("no check run is unfinished (killed or stopped): nothing to resume")]

@@ -304,6 +304,8 @@ pub(crate) struct Session {
     /// The replicas checked, by name.
     pub scope: Vec<String>,
     pub pace: Pace,
+    /// The store's check lock, held for the whole session.
+    pub _lock: std::fs::File,
 }
 
 /// How a new run is planned.
@@ -323,13 +325,14 @@ impl Store {
         universe: &mut dyn FnMut() -> Result<Universe<'static>, StoreError>,
     ) -> Result<Session, StoreError> {
         let pace = Pace::new(schedule);
+        let _lock = self.check_lock()?;
         if schedule.resume {
             let found = self.state().unfinished_run(plan.layout)?;
             let Some(run) = found else { return Err(StoreRefusal::NothingToResume.into()) };
             self.state().resume_run(run.id)?;
             let run = RunRecord { sessions: run.sessions + 1, ..run };
             let scope = self.scope_names(run.replica.as_deref())?;
-            return Ok(Session { run, scope, pace });
+            return Ok(Session { run, scope, pace, _lock });
         }
         if let Some(name) = plan.only {
             self.replica(name)?;
@@ -353,7 +356,7 @@ impl Store {
         let id = self.state().begin_run(&new, universe()?, pick)?;
         let run = self.state().unfinished_run(plan.layout)?.filter(|r| r.id == id);
         let run = run.ok_or(StoreRefusal::NothingToResume)?;
-        Ok(Session { run, scope, pace })
+        Ok(Session { run, scope, pace, _lock })
     }
 
     fn scope_names(&self, only: Option<&str>) -> Result<Vec<String>, StoreError> {
@@ -362,6 +365,32 @@ impl Store {
         }
         let names = self.replicas.iter().map(|r| r.name()).filter(|n| only.is_none_or(|o| o == *n));
         Ok(names.map(str::to_string).collect())
+    }
+
+    /// The store's check lock (a `flock` on a file beside the state database), taken without
+    /// waiting: a new run replaces an unfinished one's plan, so two at once would erase each
+    /// other's work and one could end with nothing checked and call it clean. A killed run's
+    /// lock goes with its process.
+    fn check_lock(&self) -> Result<std::fs::File, StoreError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut name = self.state_path.clone().into_os_string();
+        name.push(".check-lock");
+        let path = std::path::PathBuf::from(name);
+        let failed = |source| StoreError::CheckLock { path: path.clone(), source };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(failed)?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(file),
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                Err(StoreRefusal::CheckRunning { lock: path.clone() }.into())
+            }
+            Err(e) => Err(failed(e.into())),
+        }
     }
 
     /// The replicas of a run's scope, in the configuration's order.

@@ -69,6 +69,8 @@ pub struct Store {
     ocfl: Option<Vec<ocfl::fs::FsRoot>>,
     /// Who OCFL versions name as their user.
     user: config::VersionUser,
+    /// The state database's path (its check lock is beside it).
+    state_path: PathBuf,
 }
 
 /// What happened to one copy.
@@ -266,7 +268,8 @@ impl Store {
             .build()
             .map_err(StoreError::Transfers)?;
         let ocfl = ocfl_roots(config);
-        Ok(Store { replicas, state: Mutex::new(state), pool, ocfl, user: config.user.clone() })
+        let (user, state_path) = (config.user.clone(), config.state.clone());
+        Ok(Store { replicas, state: Mutex::new(state), pool, ocfl, user, state_path })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, StateDb> {

@@ -255,3 +255,44 @@ fn ocfl_runs_sample_oldest_and_resume_and_leave_valid_roots() {
     assert_eq!(r["seen"].as_array().unwrap().len(), 6, "3 objects on 2 replicas: {r:#}");
     valid();
 }
+
+/// While one check holds the store's check lock (taken here by another process, as a running
+/// check does), a second check or `--resume` is refused and writes no run: two at once would
+/// replace each other's plan, and one could end having checked nothing and call it clean.
+#[test]
+fn a_second_check_while_one_runs_is_refused_and_plans_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 20);
+    let lock = tmp.path().join("state.sqlite.check-lock");
+    let mut holder = Command::new("python3")
+        .args(["-c", "import fcntl,sys; f=open(sys.argv[1],'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()"])
+        .arg(&lock)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut said,
+    )
+    .unwrap();
+    assert_eq!(said.trim(), "held");
+    for args in [&["--deep"][..], &["--resume"][..]] {
+        let o = webaip_command()
+            .args(["store", "--config", cfg.to_str().unwrap(), "check"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("another store check"), "{err}");
+    }
+    let runs: i64 =
+        db(&cfg).query_row("SELECT count(*) FROM check_run", [], |r| r.get(0)).unwrap_or(0);
+    assert_eq!(runs, 0);
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    let (code, r) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!((code, r["run"]["verdict"].as_str()), (0, Some("clean")), "{r:#}");
+}

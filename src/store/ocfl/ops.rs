@@ -643,17 +643,15 @@ impl Store {
         Ok(log)
     }
 
-    /// The object and version to read for `identifier`: its own object, else the object and
-    /// version a put kept it in (an AIP in its submission's object). A version asked of such a
-    /// package is refused: the versions are its object's.
+    /// The object and version to read for `identifier`: the object and version a put kept it
+    /// in (an AIP in its submission's object), as the state database records it, else its own
+    /// object. A version asked of such a package is refused: the versions are its object's.
     fn resolve(
         &self,
         identifier: &str,
         version: Option<u32>,
     ) -> Result<(String, Option<u32>), StoreError> {
-        if self.holds(identifier)? {
-            return Ok((identifier.into(), version));
-        }
+        // The record first: an object planted under the AIP's OBJID must not hide it.
         let Some(place) = self.state().ocfl_package(identifier)? else {
             return Ok((identifier.into(), version));
         };

@@ -528,13 +528,14 @@ pub fn is_environment(e: &io::Error) -> bool {
 }
 
 /// Whether a file that could not be read leaves its bytes unknown, not wrong: this machine
-/// stopped the reading ([`is_environment`]), or the medium holding the file reported an I/O
-/// error (EIO: a bad sector, a lost network mount, a disk pulled out). EIO is kept apart from
-/// [`is_environment`] (a rerun on this machine may not help: the medium may need checking, or
-/// another copy), but like it, it says nothing of what the bytes are: an audit says such a
-/// file is not checked (not read), never that it is damaged.
+/// stopped the reading ([`is_environment`]), the medium holding the file reported an I/O
+/// error (EIO: a bad sector, a lost network mount, a disk pulled out), or the reader may not
+/// read it (EACCES, EPERM: permissions, an ACL, a security module). These are kept apart from
+/// [`is_environment`] (a rerun on this machine may not help: the medium may need checking,
+/// another copy, or another user), but like it, they say nothing of what the bytes are: an
+/// audit says such a file is not checked (not read), never that it is damaged.
 pub fn is_not_read(e: &io::Error) -> bool {
-    is_environment(e) || e.raw_os_error() == Some(libc::EIO)
+    is_environment(e) || matches!(e.raw_os_error(), Some(libc::EIO | libc::EACCES | libc::EPERM))
 }
 
 /// The first environment I/O error ([`is_environment`]) among an error and its causes (an

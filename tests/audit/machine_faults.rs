@@ -43,7 +43,12 @@ fn reads_the_medium_or_the_machine_fail_are_not_checked_never_damage() {
     let size = fs::metadata(pkg.join(&c1)).unwrap().len();
     let name = Path::new(&c1).file_name().unwrap().to_str().unwrap().to_string();
     let at = size / 2;
-    for (errno, words) in [(libc::EIO, "input/output error"), (libc::ENOMEM, "out of memory")] {
+    let faults = [
+        (libc::EIO, "input/output error"),
+        (libc::ENOMEM, "out of memory"),
+        (libc::EACCES, "permission denied"),
+    ];
+    for (errno, words) in faults {
         for extra in [&[][..], &["--deep"], &["--deep", "-j", "1"]] {
             let (code, r) = audit_failing(&failing, (&name, at, errno), &pkg, extra);
             let case = format!("{words} {extra:?}");

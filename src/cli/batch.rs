@@ -8,10 +8,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use webaip::{
     BATCH_DEFAULT_MIN_FREE, BATCH_ITEM_MEMORY, BatchCounts, BatchDelivery, BatchEarkExport,
     BatchEntry, BatchEvent, BatchExports, BatchItemState, BatchOptions, BatchOutcome,
-    BatchResources, BatchShard, BatchStatus, CollectionInput, CollectionOutput, DEFAULT_LEVEL,
-    DEFAULT_PROFILE, EarkForm, EarkType, IdentifyMode, PackageOptions, Profile, SerializationMode,
-    Zone, batch_default_memory, batch_journal_path, parse_size, refuse_collection_output,
-    report_collection,
+    BatchResources, BatchShard, BatchStatus, CollectionError, CollectionInput, CollectionOutput,
+    DEFAULT_LEVEL, DEFAULT_PROFILE, EarkForm, EarkType, IdentifyMode, PackageOptions, Profile,
+    SerializationMode, Zone, batch_default_memory, batch_journal_path, parse_size,
+    refuse_collection_output, report_collection,
 };
 
 use super::{EXIT_FINDINGS, progress, terminal_text};
@@ -295,7 +295,7 @@ fn run_batch(args: RunArgs) -> anyhow::Result<i32> {
     let opts = batch_options(&args)?;
     if let Some(page) = &args.report {
         // Refused before the run, not after hours of it (checked again when written).
-        refuse_collection_output(&[report_input(&opts)], page)?;
+        refuse_collection_output(&report_refusals(&opts), page)?;
     }
     let bar = progress::batch_bar(args.quiet || args.json);
     let quiet = args.quiet;
@@ -350,14 +350,27 @@ fn report_input(opts: &BatchOptions) -> CollectionInput {
     CollectionInput::Journal { path: opts.journal.clone(), packages: opts.out.clone() }
 }
 
+/// What the page must not replace: what it reports and, with a store, the store the run put
+/// to (its configuration, state database, replica roots and work folders), as `report
+/// --store` refuses them.
+fn report_refusals(opts: &BatchOptions) -> Vec<CollectionInput> {
+    let store = opts.deliver.store.clone().map(CollectionInput::Store);
+    std::iter::once(report_input(opts)).chain(store).collect()
+}
+
 /// Writes the collection report of the run's journal to `page`; a failure is warned of (even
 /// with --quiet: the page asked for is missing) and returned, never an error of the run.
 fn run_report(page: &std::path::Path, opts: &BatchOptions, quiet: bool) -> ReportWritten {
     let input = report_input(opts);
     let output = CollectionOutput { page: Some(page), json: None };
     let shown = page.display().to_string();
+    // Refused again when written: a replica's root made by the run did not exist before it.
+    let refused = refuse_collection_output(&report_refusals(opts), page);
     // The run validated every METS it made: the page reads them and does not again.
-    match report_collection(&[input], Default::default(), output, &|_| {}) {
+    let made = refused
+        .map_err(CollectionError::from)
+        .and_then(|()| report_collection(&[input], Default::default(), output, &|_| {}));
+    match made {
         Ok(s) => {
             if !quiet {
                 eprintln!("batch: report: {}", terminal_text(&shown));

@@ -9,7 +9,9 @@ pub use crate::report::collection::{
     StoreFacts as CollectionStoreFacts, Verdict as CollectionVerdict, refuse_collection_output,
     report_collection,
 };
-pub use crate::report::collection::{BatchState, SizeClassCount, YearCount};
+pub use crate::report::collection::{
+    BatchState, KeptAt as CollectionKeptAt, SizeClassCount, YearCount,
+};
 pub use crate::report::mets::{AgentFact, AgentLink, EventFact, FolderCount, HeaderAgent};
 pub use crate::report::quirks::{QuirkExample, QuirkKind, Quirks};
 pub use crate::report::{

@@ -140,11 +140,42 @@ fn run_collection(args: &ReportArgs, mut inputs: Vec<CollectionInput>) -> anyhow
         // Quiet drops detail, never a verdict that is not clean.
         let t = &summary.totals;
         println!(
-            "{} packages: {} read, {} not read: findings (a package not read, an invalid METS,              a total not summed, a batch item not done or a copy not sound)",
-            t.packages, t.read, t.not_read
+            "{} packages: {} read, {} not read: findings: {}",
+            t.packages,
+            t.read,
+            t.not_read,
+            collection_findings(&summary)
         );
     }
     Ok(if summary.has_findings() { super::EXIT_FINDINGS } else { 0 })
+}
+
+/// What [`CollectionSummary::has_findings`] found, in a few words.
+fn collection_findings(s: &CollectionSummary) -> String {
+    let t = &s.totals;
+    let mut said = Vec::new();
+    let mut say = |n: u64, what: &str| {
+        if n > 0 {
+            said.push(format!("{n} {what}"));
+        }
+    };
+    say(t.not_read, "not read");
+    say(t.mets_invalid, "METS invalid");
+    if let Some(b) = &s.batch {
+        let c = &b.counts;
+        say((c.failed + c.pending + c.running) as u64, "batch items not done");
+        say(b.bad_rows, "journal rows unreadable");
+    }
+    if let Some(st) = &s.store {
+        say(st.copies_missing, "copies missing");
+        say(st.copies_corrupt, "copies corrupt");
+        say(st.mets_rejected, "METS copies found bad by this report");
+        say(st.checks_found_problems, "objects a check found problems in");
+    }
+    if !t.sums_capped.is_empty() {
+        said.push("totals not summed (capped)".into());
+    }
+    said.join(", ")
 }
 
 fn print_collection(s: &CollectionSummary, out: Option<&PathBuf>) {
@@ -185,8 +216,13 @@ fn print_collection(s: &CollectionSummary, out: Option<&PathBuf>) {
     if let Some(st) = &s.store {
         println!(
             "  store: {} of {} packages accepted; {} copies missing, {} corrupt; {} METS copies \
-             found bad by this report",
-            st.accepted, st.packages, st.copies_missing, st.copies_corrupt, st.mets_rejected
+             found bad by this report; {} objects a check found problems in",
+            st.accepted,
+            st.packages,
+            st.copies_missing,
+            st.copies_corrupt,
+            st.mets_rejected,
+            st.checks_found_problems
         );
     }
     if let Some(out) = out {

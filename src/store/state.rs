@@ -652,6 +652,32 @@ pub struct PackageState {
 /// that a store of millions costs one package's rows.
 pub(crate) struct StateReader {
     conn: Connection,
+    /// Whether it has the tables of check runs and of packages kept in OCFL objects (a
+    /// database no newer webaip opened to write lacks them: nothing recorded there).
+    has_checks: bool,
+    has_kept: bool,
+}
+
+/// One replica's last check of an object by `store check`, as `object_check` records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ObjectCheckRecord {
+    /// The replica.
+    pub replica: String,
+    /// When (RFC 3339).
+    pub checked_at: String,
+    /// `clean`, `problems` or `unreadable`.
+    pub outcome: String,
+    /// Whether every file was hashed (else sizes only).
+    pub deep: bool,
+}
+
+/// A package kept inside another package's OCFL object (`ocfl_package`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeptPackage {
+    /// The package's OBJID.
+    pub package: String,
+    /// Its object and version.
+    pub place: OcflPlace,
 }
 
 impl StateReader {
@@ -660,7 +686,60 @@ impl StateReader {
         let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(db)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
-        Ok(StateReader { conn })
+        let has = |table: &str| {
+            conn.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+            .map_err(db)
+        };
+        let (has_checks, has_kept) = (has("object_check")?, has("ocfl_package")?);
+        Ok(StateReader { conn, has_checks, has_kept })
+    }
+
+    /// Each replica's last check of `object` (OCFL: its object directory), by replica.
+    pub(crate) fn object_checks(&self, object: &str) -> Result<Vec<ObjectCheckRecord>, StoreError> {
+        if !self.has_checks {
+            return Ok(Vec::new());
+        }
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT replica, checked_at, outcome, deep FROM object_check
+                 WHERE object = ?1 ORDER BY replica",
+            )
+            .map_err(db)?;
+        let rows = st
+            .query_map([object], |r| {
+                Ok(ObjectCheckRecord {
+                    replica: r.get(0)?,
+                    checked_at: r.get(1)?,
+                    outcome: r.get(2)?,
+                    deep: r.get(3)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// Every package kept inside another package's OCFL object, by object then version.
+    pub(crate) fn kept_packages(&self) -> Result<Vec<KeptPackage>, StoreError> {
+        if !self.has_kept {
+            return Ok(Vec::new());
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT package, object, version FROM ocfl_package ORDER BY object, package")
+            .map_err(db)?;
+        let rows = st
+            .query_map([], |r| {
+                let place = OcflPlace { object: r.get(1)?, version: r.get(2)? };
+                Ok(KeptPackage { package: r.get(0)?, place })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
 
     /// Hands every package, by identifier, to `each`.

@@ -81,6 +81,17 @@ fn collection(dir: &Path) -> Collection {
     Collection { packages, damaged, batch_out, journal, config, state }
 }
 
+/// The packages the collection's batch made (folders holding a METS).
+fn done_packages(c: &Collection) -> impl Iterator<Item = PathBuf> {
+    let found = std::fs::read_dir(&c.batch_out).unwrap().filter_map(|e| e.ok()).map(|e| e.path());
+    found.filter(|p| p.join("METS.xml").is_file())
+}
+
+/// The one package the collection's batch made.
+fn done_package(c: &Collection) -> PathBuf {
+    done_packages(c).next().expect("the batch made one package")
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     let ok = Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success();
     assert!(ok, "cp -a {}", from.display());
@@ -91,8 +102,7 @@ fn recount(c: &Collection) -> Value {
     cmd.arg(repo().join("tests/report/recount.py")).arg("--collection");
     cmd.arg("--journal").arg(&c.journal).arg("--state").arg(&c.state);
     cmd.args(&c.packages);
-    let done = std::fs::read_dir(&c.batch_out).unwrap().filter_map(|e| e.ok()).map(|e| e.path());
-    cmd.args(done.filter(|p| p.join("METS.xml").is_file()));
+    cmd.args(done_packages(c));
     let o = cmd.output().expect("recount.py runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("its JSON")
@@ -334,12 +344,7 @@ fn hostile_rows_are_named_not_followed() {
 fn the_page_never_replaces_what_the_collection_reads_and_a_journal_is_only_read() {
     let dir = tempfile::tempdir().unwrap();
     let c = collection(dir.path());
-    let done = std::fs::read_dir(&c.batch_out)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.join("METS.xml").is_file())
-        .expect("the batch made one package");
+    let done = done_package(&c);
     let journal = c.journal.to_str().unwrap();
     let config = c.config.to_str().unwrap();
     let mut wal = c.journal.clone().into_os_string();
@@ -442,12 +447,7 @@ fn a_package_named_more_than_once_counts_once() {
     let dir = tempfile::tempdir().unwrap();
     let c = collection(dir.path());
     let rc = recount(&c);
-    let done = std::fs::read_dir(&c.batch_out)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.join("METS.xml").is_file())
-        .expect("the batch made one package");
+    let done = done_package(&c);
     let want = &rc["packages"][done.to_str().unwrap()];
     let counts = &rc["journals"][c.journal.to_str().unwrap()]["counts"];
     // A second journal beside the first with the same items, and one more naming the same
@@ -491,41 +491,57 @@ fn a_package_named_more_than_once_counts_once() {
 fn a_batch_report_page_that_would_replace_an_input_is_refused_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let c = collection(dir.path());
-    let done = std::fs::read_dir(&c.batch_out)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.join("METS.xml").is_file())
-        .expect("the batch made one package");
-    let manifest = dir.path().join("again.csv");
-    std::fs::write(&manifest, format!("{}/\n", sample("mirror").display())).unwrap();
-    let journal_before = std::fs::read(&c.journal).unwrap();
-    let entries = |d: &Path| std::fs::read_dir(d).unwrap().count();
-    let out_before = entries(&c.batch_out);
+    let done = done_package(&c);
     for page in [c.batch_out.clone(), done.join("METS.xml")] {
         let mets_before = std::fs::read(done.join("METS.xml")).unwrap();
-        let run = webaip(&[
-            "batch",
-            "run",
-            "--deterministic",
-            "--no-virus-check",
-            "--report",
-            page.to_str().unwrap(),
-            "--out",
-            c.batch_out.to_str().unwrap(),
-            manifest.to_str().unwrap(),
-        ]);
-        let err = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(2), "{}: {err}", page.display());
+        let err = refused_before_the_run(dir.path(), &c, &page, &[]);
         assert!(err.contains("inside the input") || err.contains("not a regular file"), "{err}");
-        assert!(!err.contains("batch: report"), "{err}");
-        assert_eq!(entries(&c.batch_out), out_before, "nothing packaged");
-        assert_eq!(std::fs::read(&c.journal).unwrap(), journal_before, "the journal untouched");
         assert_eq!(std::fs::read(done.join("METS.xml")).unwrap(), mets_before);
     }
 }
 
-fn recount_with(args: &[&std::ffi::OsStr]) -> Value {
+/// `batch run --store X --report FILE` refuses a FILE inside a replica's root or over the
+/// store's state database before the run, as `report --store` does: nothing is packaged, the
+/// replica and the state database are as they were.
+#[test]
+fn a_batch_report_page_over_the_store_it_puts_to_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let disk = dir.path().join("disk1");
+    let entries = |d: &Path| std::fs::read_dir(d).unwrap().count();
+    let (disk_before, state_before) = (entries(&disk), std::fs::read(&c.state).unwrap());
+    for page in [disk.join("report.html"), c.state.clone()] {
+        let store = ["--store", c.config.to_str().unwrap()];
+        let err = refused_before_the_run(dir.path(), &c, &page, &store);
+        assert!(err.contains("inside the input"), "{err}");
+        assert_eq!(entries(&disk), disk_before, "the replica as it was");
+        assert_eq!(std::fs::read(&c.state).unwrap(), state_before, "the state database too");
+    }
+}
+
+/// `batch run --report PAGE EXTRA...` of the mirror sample into the collection's batch folder
+/// is refused before the run: exit 2, no page, nothing packaged, the journal untouched. Its
+/// standard error.
+fn refused_before_the_run(dir: &Path, c: &Collection, page: &Path, extra: &[&str]) -> String {
+    let manifest = dir.join("again.csv");
+    std::fs::write(&manifest, format!("{}/\n", sample("mirror").display())).unwrap();
+    let journal_before = std::fs::read(&c.journal).unwrap();
+    let entries = |d: &Path| std::fs::read_dir(d).unwrap().count();
+    let out_before = entries(&c.batch_out);
+    let mut argv = vec!["batch", "run", "--deterministic", "--no-virus-check"];
+    argv.extend_from_slice(extra);
+    argv.extend(["--report", page.to_str().unwrap(), "--out", c.batch_out.to_str().unwrap()]);
+    argv.push(manifest.to_str().unwrap());
+    let run = webaip(&argv);
+    let err = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert_eq!(run.status.code(), Some(2), "{}: {err}", page.display());
+    assert!(!err.contains("batch: report"), "{err}");
+    assert_eq!(entries(&c.batch_out), out_before, "nothing packaged");
+    assert_eq!(std::fs::read(&c.journal).unwrap(), journal_before, "the journal untouched");
+    err
+}
+
+pub(super) fn recount_with(args: &[&std::ffi::OsStr]) -> Value {
     let mut cmd = Command::new(oracle_python());
     cmd.arg(repo().join("tests/report/recount.py")).arg("--collection").args(args);
     let o = cmd.output().expect("recount.py runs");
@@ -611,18 +627,7 @@ fn an_ocfl_store_is_reported_object_by_object() {
     let dir = tempfile::tempdir().unwrap();
     let samples = samples();
     let pkg = packaged(dir.path(), samples[0].0, &samples[0].1);
-    let config = dir.path().join("store.toml");
-    let mut text = format!(
-        "state = \"{}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n",
-        dir.path().join("state.sqlite").display()
-    );
-    for name in ["a", "b"] {
-        text.push_str(&format!(
-            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nlayout = \"ocfl\"\nroot = \"{}\"\n",
-            dir.path().join(name).display()
-        ));
-    }
-    std::fs::write(&config, text).unwrap();
+    let config = super::stored::ocfl_store(dir.path());
     let cfg = config.to_str().unwrap();
     let put = webaip(&["store", "--config", cfg, "--json", "put", pkg.to_str().unwrap()]);
     assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stderr));

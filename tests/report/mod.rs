@@ -10,6 +10,8 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod collection;
+mod stored;
+mod validate_bound;
 
 use crate::util::{Package, oracle_python, package, repo, report_of, sample, webaip};
 

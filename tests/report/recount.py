@@ -159,10 +159,14 @@ def ocfl_facts(root):
         dirs[:] = []
         with open(os.path.join(dirpath, "inventory.json"), encoding="utf-8") as f:
             inv = json.load(f)
-        state = inv["versions"][inv["head"]]["state"]
-        digest = next(d for d, paths in state.items() if "METS.xml" in paths)
-        mets = os.path.join(dirpath, inv["manifest"][digest][0])
-        out[inv["id"]] = {"head": inv["head"], "row": row_facts(None, mets)}
+        versions = {}
+        for name, version in inv["versions"].items():
+            digest = next((d for d, paths in version["state"].items() if "METS.xml" in paths), None)
+            if digest:
+                versions[name] = row_facts(None, os.path.join(dirpath, inv["manifest"][digest][0]))
+        out[inv["id"]] = {"head": inv["head"], "row": versions[inv["head"]], "versions": versions,
+                          "dir": os.path.relpath(dirpath, root),
+                          "messages": {n: v.get("message") for n, v in inv["versions"].items()}}
     return out
 
 
@@ -184,8 +188,19 @@ def state_facts(path):
     oldest = {k: (None if None in v else min(v)) for k, v in checked.items()}
     files = {packages[pkg]["identifier"]: n for pkg, n in
              db.execute("SELECT package_id, count(*) FROM file GROUP BY package_id")}
+    tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    checks = collections.defaultdict(dict)
+    if "object_check" in tables:
+        for obj, rep, at, outcome, deep in db.execute(
+                "SELECT object, replica, checked_at, outcome, deep FROM object_check"):
+            checks[obj][rep] = {"at": at, "outcome": outcome, "deep": bool(deep)}
+    kept = {}
+    if "ocfl_package" in tables:
+        kept = {p: {"object": o, "version": v}
+                for p, o, v in db.execute("SELECT package, object, version FROM ocfl_package")}
     return {"packages": len(packages), "accepted": sum(p["accepted"] for p in packages.values()),
-            "replicas": dict(replicas), "oldest": oldest, "files": files}
+            "replicas": dict(replicas), "oldest": oldest, "files": files, "checks": dict(checks),
+            "kept": kept}
 
 
 def collection():

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::row::{BatchState, PackageRow, RowOrigin};
 use super::seen::{Identity, Seen};
 use super::stored::{StoreRead, Stored};
-use super::tally::FailedItem;
+use super::tally::{FailedItem, OwnCopies};
 use super::{CHUNK, CollectionError, CollectionInput, CollectionSummary};
 use crate::batch::journal::{BadRow, Entry, ItemState, Journal};
 
@@ -263,7 +263,8 @@ fn store(
         if failed.is_some() {
             return;
         }
-        summary.store.get_or_insert_with(Default::default).add(&s.package);
+        let own = s.own_copies().then(|| OwnCopies { check_problems: s.check_problems() });
+        summary.store.get_or_insert_with(Default::default).add(&s.package, own);
         if let Err(e) = chunk.push(Job::Stored(Box::new(s)), Some(&read), summary) {
             failed = Some(e);
         }

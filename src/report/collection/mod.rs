@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use row::{BatchState, Check, PackageRow, RowOrigin, Verdict};
+pub use row::{BatchState, Check, KeptAt, PackageRow, RowOrigin, Verdict};
 pub use seen::NamedAgain;
 pub use tally::{
     BatchFacts, CollectionTotals, FailedItem, OldestCheck, SizeClassCount, StoreFacts, YearCount,
@@ -116,16 +116,15 @@ pub struct CollectionSummary {
 impl CollectionSummary {
     /// Whether something wants a look: a package not read or whose METS is invalid, a total
     /// that could not be summed, a batch item failed or not finished, a copy missing or
-    /// corrupt.
+    /// corrupt, a store check that found problems.
     pub fn has_findings(&self) -> bool {
         let t = &self.totals;
         let batch = self.batch.as_ref().is_some_and(|b| {
             b.counts.failed + b.counts.pending + b.counts.running > 0 || b.bad_rows > 0
         });
-        let store = self
-            .store
-            .as_ref()
-            .is_some_and(|s| s.copies_missing + s.copies_corrupt + s.mets_rejected > 0);
+        let store = self.store.as_ref().is_some_and(|s| {
+            s.copies_missing + s.copies_corrupt + s.mets_rejected + s.checks_found_problems > 0
+        });
         t.not_read > 0 || t.mets_invalid > 0 || !t.sums_capped.is_empty() || batch || store
     }
 }

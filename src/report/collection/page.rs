@@ -244,16 +244,18 @@ fn record_cards(s: &CollectionSummary, p: &mut String) {
         );
     }
     if let Some(st) = &s.store {
-        let bad = st.copies_missing + st.copies_corrupt + st.mets_rejected;
+        let bad =
+            st.copies_missing + st.copies_corrupt + st.mets_rejected + st.checks_found_problems;
         let state = if bad > 0 { "bad" } else { "ok" };
         let detail = format!(
-            "{} copies on the {} replicas configured: {} missing, {} corrupt; {} METS copies found bad by this report; {} packages with a copy never checked",
+            "{} copies on the {} replicas configured: {} missing, {} corrupt; {} METS copies found bad by this report; {} packages with a copy never checked; {} objects whose last check found problems",
             number(st.copies),
             number(st.replicas.len() as u64),
             number(st.copies_missing),
             number(st.copies_corrupt),
             number(st.mets_rejected),
-            number(st.never_checked)
+            number(st.never_checked),
+            number(st.checks_found_problems)
         );
         card(
             p,
@@ -363,9 +365,14 @@ fn check_cell(r: &PackageRow) -> String {
     match &r.last_check {
         None => "none recorded".into(),
         Some(c) => format!(
-            "{}: {} ({})",
+            "{}: {}{} ({})",
             escape(c.by),
             escape(c.date.as_deref().unwrap_or("never")),
+            match c.deep {
+                Some(true) => ", every file hashed",
+                Some(false) => ", sizes only (not hashed)",
+                None => "",
+            },
             escape(&c.outcome)
         ),
     }
@@ -392,6 +399,12 @@ fn copies_cell(r: &PackageRow) -> String {
     }
     if let Some(a) = &r.accepted_at {
         parts.push(format!("accepted {}", escape(a)));
+    }
+    if let Some(k) = &r.ocfl {
+        parts.push(format!("{} of object {}", escape(&k.version), escape(&k.object)));
+        if let Some(head) = &k.head_package {
+            parts.push(format!("its head is the package {}", escape(head)));
+        }
     }
     if let Some(stored) = r.batch.as_ref().and_then(|b| b.stored.as_ref()) {
         parts.push(format!("stored {} (journal)", escape(stored)));

@@ -44,8 +44,25 @@ pub struct Check {
     pub by: &'static str,
     /// When (RFC 3339 or as the METS writes it); `None`: a copy was never checked.
     pub date: Option<String>,
+    /// Whether the last `store check` of every configured replica hashed every file (`false`:
+    /// one looked at sizes only); `None`: not every replica's copy was checked by a `store
+    /// check` run (or the check is the METS's).
+    pub deep: Option<bool>,
     /// How it ended, in words.
     pub outcome: String,
+}
+
+/// Where an OCFL store keeps a package: its object, and the version that is the package (its
+/// METS read from it).
+#[derive(Debug, Clone, Serialize)]
+pub struct KeptAt {
+    /// The object (its id).
+    pub object: String,
+    /// The version (`v2`).
+    pub version: String,
+    /// The package the object's head is, when it is another one (an AIP kept in its
+    /// submission's object).
+    pub head_package: Option<String>,
 }
 
 /// What a journal records of a done item.
@@ -117,6 +134,8 @@ pub struct PackageRow {
     pub mets_rejected: Vec<String>,
     /// When the put was accepted (store rows).
     pub accepted_at: Option<String>,
+    /// Where an OCFL store keeps the package (store rows of OCFL replicas).
+    pub ocfl: Option<KeptAt>,
 }
 
 impl PackageRow {
@@ -147,6 +166,7 @@ impl PackageRow {
             without_copy: Vec::new(),
             mets_rejected: Vec::new(),
             accepted_at: None,
+            ocfl: None,
         }
     }
 
@@ -213,8 +233,10 @@ fn describe(row: &mut PackageRow, facts: &MetsFacts) {
         Some(t) if !t.by_puid.is_empty() => (crate::report::ranked_counts(&t.by_puid), "payloads"),
         _ => (crate::report::ranked_counts(&facts.object_totals.formats), "files"),
     };
-    row.last_check = crate::report::last_outcome(&facts.event_types, &facts.agents, "fixity check")
-        .map(|o| Check { by: "METS fixity check", date: Some(o.date), outcome: o.outcome });
+    row.last_check =
+        crate::report::last_outcome(&facts.event_types, &facts.agents, "fixity check").map(|o| {
+            Check { by: "METS fixity check", date: Some(o.date), deep: None, outcome: o.outcome }
+        });
 }
 
 fn verdict(o: crate::report::EventOutcome) -> Verdict {

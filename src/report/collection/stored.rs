@@ -1,21 +1,51 @@
-//! The rows of a store's packages: every package (or OCFL object) the state database records
-//! or a replica holds, with a copy entry for every configured replica (one that holds no copy
-//! counts it missing), each METS fetched and verified through the store itself.
+//! The rows of a store's packages: every package the state database records or a replica
+//! holds (OCFL: every object, and every package kept as a version of another's object), with
+//! a copy entry for every configured replica (one that holds no copy counts it missing) and
+//! each replica's last `store check`, each METS fetched and verified through the store itself
+//! (OCFL: from the version that is the package).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::CollectionError;
-use super::row::{Check, PackageRow, RowOrigin};
+use super::row::{Check, KeptAt, PackageRow, RowOrigin};
 use crate::store::config::{ReplicaLayout, StoreConfig};
-use crate::store::state::{PackageState, ReplicaCopies, StateReader};
+use crate::store::state::{
+    KeptPackage, ObjectCheckRecord, OcflPlace, PackageState, ReplicaCopies, StateReader,
+};
 use crate::store::{ObjectOnReplica, Provenance, Store, StoreError, StoreRefusal};
 
 /// A package of the store to read: what the state database (or the replicas' listing) says
-/// of its copies, and the configured replicas that record none.
+/// of its copies, the configured replicas that record none, and each configured replica's
+/// last `store check` of it (of its object, on OCFL replicas).
 pub(crate) struct Stored {
     pub package: PackageState,
     pub without_copy: Vec<String>,
+    pub checks: Vec<ObjectCheckRecord>,
+    /// On OCFL replicas: which package of its object the row is.
+    ocfl: Option<OcflRole>,
+}
+
+impl Stored {
+    /// Whether the row's copies are its own (not those of the object it is kept in, counted
+    /// with that object's row).
+    pub(crate) fn own_copies(&self) -> bool {
+        !matches!(self.ocfl, Some(OcflRole::Kept(_)))
+    }
+
+    /// Whether a replica's last check found problems (or could not read the copy).
+    pub(crate) fn check_problems(&self) -> bool {
+        self.checks.iter().any(|c| c.outcome != "clean")
+    }
+}
+
+/// Which package of an OCFL object a row is.
+enum OcflRole {
+    /// The object's own package (its latest version put as itself), with the packages kept
+    /// in the object.
+    Object { head: Option<u32>, kept: Vec<KeptPackage> },
+    /// A package kept in another package's object.
+    Kept(OcflPlace),
 }
 
 /// A store being read: its replicas (to fetch each METS from, from several threads) and a
@@ -50,48 +80,178 @@ impl StoreRead {
         if self.ocfl { "ocfl" } else { "webaip" }
     }
 
-    /// Hands every package of the store (OCFL: every object), with a copy entry for every
-    /// configured replica, to `each`.
+    /// Hands every package of the store (OCFL: every object, each followed by the packages
+    /// kept in it), with a copy entry and its last check for every configured replica, to
+    /// `each`.
     pub(crate) fn each(
         &self,
         reader: &StateReader,
         each: &mut dyn FnMut(Stored),
     ) -> Result<(), StoreError> {
-        let mut with_every = |p: PackageState| each(every_replica(p, &self.names));
         if self.ocfl {
-            ocfl_objects(&self.store, &self.names)?.into_iter().for_each(&mut with_every);
-            Ok(())
-        } else {
-            reader.each_package(&mut with_every)
+            return self.each_object(reader, each);
         }
+        let mut failed = None;
+        reader.each_package(&mut |p| {
+            match reader.object_checks(&p.identifier) {
+                Ok(checks) => each(self.stored(p, checks, None)),
+                Err(e) => failed = failed.take().or(Some(e)),
+            };
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// The objects of an OCFL store, each followed by the packages kept in it (and those kept
+    /// in an object no replica holds, last).
+    fn each_object(
+        &self,
+        reader: &StateReader,
+        each: &mut dyn FnMut(Stored),
+    ) -> Result<(), StoreError> {
+        let mut kept: BTreeMap<String, Vec<KeptPackage>> = BTreeMap::new();
+        for k in reader.kept_packages()? {
+            kept.entry(k.place.object.clone()).or_default().push(k);
+        }
+        for object in ocfl_objects(&self.store, &self.names)? {
+            let checks = reader.object_checks(&object.dir)?;
+            let mine = kept.remove(&object.state.identifier).unwrap_or_default();
+            let p = with_checks(object.state, &checks);
+            let rows: Vec<Stored> =
+                mine.iter().map(|k| self.kept_row(k, &p, checks.clone())).collect();
+            let role = OcflRole::Object { head: object.head, kept: mine };
+            each(self.stored(p, checks, Some(role)));
+            rows.into_iter().for_each(&mut *each);
+        }
+        for k in kept.into_values().flatten() {
+            let p = PackageState { identifier: k.package.clone(), ..Default::default() };
+            each(self.stored(p, Vec::new(), Some(OcflRole::Kept(k.place))));
+        }
+        Ok(())
+    }
+
+    /// The row of package `k`, kept in the object whose state is `object`: the object's
+    /// copies and checks.
+    fn kept_row(
+        &self,
+        k: &KeptPackage,
+        object: &PackageState,
+        checks: Vec<ObjectCheckRecord>,
+    ) -> Stored {
+        let p = PackageState {
+            identifier: k.package.clone(),
+            accepted_at: object
+                .accepted_at
+                .as_ref()
+                .map(|_| format!("{} recorded", k.place.version)),
+            replicas: object.replicas.clone(),
+        };
+        self.stored(p, checks, Some(OcflRole::Kept(k.place.clone())))
+    }
+
+    /// `p` with a copy entry for every configured replica, and the checks of configured
+    /// replicas only.
+    fn stored(
+        &self,
+        p: PackageState,
+        mut checks: Vec<ObjectCheckRecord>,
+        ocfl: Option<OcflRole>,
+    ) -> Stored {
+        checks.retain(|c| self.names.contains(&c.replica));
+        let (package, without_copy) = every_replica(p, &self.names);
+        Stored { package, without_copy, checks, ocfl }
     }
 
     /// The row of a stored package: its METS fetched (verified against its recorded digest)
     /// into the scratch folder, read, and removed.
     pub(crate) fn row(&self, s: Stored, validate: bool) -> PackageRow {
-        let p = s.package;
-        let to = self.scratch.path().join(crate::store::config::safe_name(&p.identifier));
-        let got = self.store.get(&p.identifier, Some(crate::layout::METS), &to);
+        let to = self.scratch.path().join(crate::store::config::safe_name(&s.package.identifier));
+        let (got, kept_at) = self.fetch_mets(&s, &to);
+        let identifier = s.package.identifier.clone();
         let mut rejected = Vec::new();
         let mut row = match got {
-            Ok(_) => PackageRow::of_package(p.identifier.clone(), &to, RowOrigin::Store, validate),
+            Ok(()) => PackageRow::of_package(identifier, &to, RowOrigin::Store, validate),
             Err(e) => {
                 rejected = rejections(&e);
                 let why = format!("its METS could not be fetched: {e}");
-                PackageRow::not_read(p.identifier.clone(), RowOrigin::Store, why)
+                PackageRow::not_read(identifier, RowOrigin::Store, why)
             }
         };
         let _ = std::fs::remove_dir_all(&to);
-        row.last_check = Some(Check {
-            by: "store",
-            date: super::tally::oldest_check(&p),
-            outcome: outcome(&p.replicas, &rejected, self.ocfl).into(),
-        });
-        row.accepted_at = p.accepted_at;
-        row.replicas = p.replicas;
+        row.last_check = Some(self.check_of(&s, &rejected));
+        row.ocfl = kept_at;
+        row.accepted_at = s.package.accepted_at;
+        row.replicas = s.package.replicas;
         row.without_copy = s.without_copy;
         row.mets_rejected = rejected;
         row
+    }
+
+    /// Fetches the row's METS into `to`: the package's own (OCFL: from the version that is
+    /// it), and where an OCFL store keeps it.
+    fn fetch_mets(&self, s: &Stored, to: &Path) -> (Result<(), StoreError>, Option<KeptAt>) {
+        let id = s.package.identifier.as_str();
+        let mets = Some(crate::layout::METS);
+        match &s.ocfl {
+            None => (self.store.get(id, mets, to).map(drop), None),
+            Some(OcflRole::Kept(place)) => {
+                let at = KeptAt {
+                    object: place.object.clone(),
+                    version: place.version.clone(),
+                    head_package: None,
+                };
+                // The store's get finds the version its record names.
+                (self.store.get(id, mets, to).map(drop), Some(at))
+            }
+            Some(OcflRole::Object { head, kept }) => match self.own_version(id, *head, kept) {
+                Ok((n, at)) => (self.store.get_version(id, mets, n, to).map(drop), Some(at)),
+                Err(e) => (Err(e), None),
+            },
+        }
+    }
+
+    /// The version of object `id` that is its own package: its head when no package is kept
+    /// in it, else its latest version not put as another package (its log's messages say
+    /// which: "store put of <OBJID>").
+    fn own_version(
+        &self,
+        id: &str,
+        head: Option<u32>,
+        kept: &[KeptPackage],
+    ) -> Result<(Option<u32>, KeptAt), StoreError> {
+        let named =
+            |n: u32| KeptAt { object: id.into(), version: format!("v{n}"), head_package: None };
+        if kept.is_empty() {
+            let at = head.map_or_else(|| KeptAt { version: "head".into(), ..named(0) }, named);
+            return Ok((None, at));
+        }
+        let log = self.store.log(id)?;
+        let number = |v: &str| v.strip_prefix('v').and_then(|n| n.parse::<u32>().ok());
+        let own = log
+            .versions
+            .iter()
+            .rev()
+            .find(|v| !v.message.as_deref().is_some_and(|m| m.starts_with("store put of ")));
+        let n = own.and_then(|v| number(&v.version)).unwrap_or(1);
+        let mut at = named(n);
+        let head_number = number(&log.head);
+        at.head_package = kept
+            .iter()
+            .find(|k| number(&k.place.version) == head_number && head_number != Some(n))
+            .map(|k| k.package.clone());
+        Ok((Some(n), at))
+    }
+
+    /// The row's last check: the oldest of its copies' (webaip layout: of its files' looks;
+    /// OCFL: of its object's checks on the configured replicas), whether every configured
+    /// replica's last check was deep, and how its copies read.
+    fn check_of(&self, s: &Stored, rejected: &[String]) -> Check {
+        let every = self.names.iter().all(|n| s.checks.iter().any(|c| &c.replica == n));
+        Check {
+            by: "store",
+            date: super::tally::oldest_check(&s.package),
+            deep: every.then(|| s.checks.iter().all(|c| c.deep)),
+            outcome: outcome(&s.package.replicas, rejected, s.check_problems()).into(),
+        }
     }
 }
 
@@ -109,16 +269,16 @@ fn rejections(e: &StoreError) -> Vec<String> {
 }
 
 /// How a package's copies read, in words: what this report found first, then what the
-/// state database records; "no copy found bad" only when every configured replica's copies
-/// were all found sound at a check.
-fn outcome(copies: &[ReplicaCopies], rejected: &[String], ocfl: bool) -> &'static str {
+/// state database records (the copies' last looks, the last check runs); "no copy found bad"
+/// only when every configured replica's copies were all found sound at a check.
+fn outcome(copies: &[ReplicaCopies], rejected: &[String], check_problems: bool) -> &'static str {
     let checked = |c: &ReplicaCopies| c.ok == c.files && c.oldest_check.is_some();
     if !rejected.is_empty() {
         "copies found bad by this report (their METS failed verification)"
     } else if copies.iter().any(|c| c.missing + c.corrupt > 0) {
         "copies missing or corrupt"
-    } else if ocfl {
-        "every replica at the recorded head (no check recorded)"
+    } else if check_problems {
+        "the last store check found problems (store check says which)"
     } else if !copies.iter().all(checked) {
         "not every copy checked"
     } else {
@@ -126,10 +286,19 @@ fn outcome(copies: &[ReplicaCopies], rejected: &[String], ocfl: bool) -> &'stati
     }
 }
 
+/// An OCFL object's copies with each replica's last check date (from `object_check`).
+fn with_checks(mut p: PackageState, checks: &[ObjectCheckRecord]) -> PackageState {
+    for c in &mut p.replicas {
+        c.oldest_check =
+            checks.iter().find(|k| k.replica == c.replica).map(|k| k.checked_at.clone());
+    }
+    p
+}
+
 /// `p` with a copy entry for every configured replica, in their order: one the state
 /// database records no copy on counts its files (as many as another replica records, at
 /// least one) missing, never checked.
-fn every_replica(mut p: PackageState, names: &[String]) -> Stored {
+fn every_replica(mut p: PackageState, names: &[String]) -> (PackageState, Vec<String>) {
     let files = p.replicas.iter().map(|c| c.files).max().unwrap_or(0).max(1);
     let mut without_copy = Vec::new();
     for name in names {
@@ -145,7 +314,17 @@ fn every_replica(mut p: PackageState, names: &[String]) -> Stored {
         }
     }
     p.replicas.sort_by_key(|c| names.iter().position(|n| *n == c.replica).unwrap_or(usize::MAX));
-    Stored { package: p, without_copy }
+    (p, without_copy)
+}
+
+/// An OCFL object as the replicas' listing and the state database show it.
+struct ListedObject {
+    /// Its copies, by replica.
+    state: PackageState,
+    /// Its directory in the storage roots (what `store check` records its checks by).
+    dir: String,
+    /// The latest head webaip recorded.
+    head: Option<u32>,
 }
 
 /// The objects of an OCFL store, through its own listing (each replica's objects and their
@@ -154,7 +333,7 @@ fn every_replica(mut p: PackageState, names: &[String]) -> Stored {
 /// the latest head webaip recorded, `missing` where the replica holds no object, `corrupt`
 /// otherwise (another head, an inventory that does not read, one webaip did not record:
 /// `store check` says which).
-fn ocfl_objects(store: &Store, names: &[String]) -> Result<Vec<PackageState>, StoreError> {
+fn ocfl_objects(store: &Store, names: &[String]) -> Result<Vec<ListedObject>, StoreError> {
     let mut by_id: BTreeMap<String, Vec<ObjectOnReplica>> = BTreeMap::new();
     for o in store.list_objects()? {
         let id = o.id.clone().unwrap_or_else(|| o.object.clone());
@@ -163,7 +342,7 @@ fn ocfl_objects(store: &Store, names: &[String]) -> Result<Vec<PackageState>, St
     for (_, anchor) in store.anchors(None)?.iter() {
         by_id.entry(anchor.id.clone()).or_default();
     }
-    let state = |(identifier, held): (String, Vec<ObjectOnReplica>)| {
+    let listed = |(identifier, held): (String, Vec<ObjectOnReplica>)| {
         let recorded = |o: &&ObjectOnReplica| o.provenance == Some(Provenance::Recorded);
         let head = held.iter().filter(recorded).map(crate::store::ocfl::ops::head_number).max();
         let replicas = held
@@ -182,8 +361,13 @@ fn ocfl_objects(store: &Store, names: &[String]) -> Result<Vec<PackageState>, St
                 }
             })
             .collect();
+        let dir = held.first().map_or_else(
+            || crate::store::ocfl::layout::object_path(&identifier),
+            |o| o.object.clone(),
+        );
         let accepted_at = head.map(|n| format!("v{n} recorded"));
-        PackageState { identifier, accepted_at, replicas }
+        let state = PackageState { identifier, accepted_at, replicas };
+        ListedObject { state, dir, head }
     };
-    Ok(by_id.into_iter().map(state).collect())
+    Ok(by_id.into_iter().map(listed).collect())
 }

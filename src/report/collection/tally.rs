@@ -297,6 +297,13 @@ impl BatchFacts {
     }
 }
 
+/// What a package that holds its own copies (not kept in another's object) adds besides them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OwnCopies {
+    /// Whether the last check of a configured replica found problems.
+    pub check_problems: bool,
+}
+
 /// A package among those whose last check is oldest.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct OldestCheck {
@@ -313,12 +320,17 @@ pub struct StoreFacts {
     pub config: String,
     /// The replicas' layout: `webaip` or `ocfl`.
     pub layout: &'static str,
-    /// Packages (OCFL: objects) it records or a replica holds.
+    /// Packages it records or a replica holds (OCFL: an object's own package, and each
+    /// package kept as a version of another's object).
     pub packages: u64,
-    /// Of them, accepted (every copy verified when put; OCFL: a head webaip recorded).
+    /// Objects (OCFL; for the webaip layout, its packages).
+    pub objects: u64,
+    /// Of the packages, accepted (every copy verified when put; OCFL: a head webaip
+    /// recorded).
     pub accepted: u64,
-    /// Copies (a file on a replica; OCFL: an object on a replica), one for every configured
-    /// replica: a replica that records none counts them missing.
+    /// Copies (a file on a replica; OCFL: an object on a replica, once for all the packages
+    /// it keeps), one for every configured replica: a replica that records none counts them
+    /// missing.
     pub copies: u64,
     /// Of them, missing at their last look.
     pub copies_missing: u64,
@@ -328,6 +340,9 @@ pub struct StoreFacts {
     pub mets_rejected: u64,
     /// Packages with a copy never checked.
     pub never_checked: u64,
+    /// Objects (webaip layout: packages) whose last `store check` on a configured replica
+    /// found problems or could not read the copy.
+    pub checks_found_problems: u64,
     /// Per replica: copies, and how they were last seen.
     pub replicas: BTreeMap<String, crate::store::state::ReplicaCopies>,
     /// The packages whose last check is oldest, oldest first (at most 20).
@@ -337,10 +352,25 @@ pub struct StoreFacts {
 }
 
 impl StoreFacts {
-    /// Counts a package of the state database.
-    pub(crate) fn add(&mut self, p: &crate::store::state::PackageState) {
+    /// Counts a package of the state database; its copies and checks only when they are its
+    /// own (`own`: not those of the object it is kept in, counted with that object).
+    pub(crate) fn add(&mut self, p: &crate::store::state::PackageState, own: Option<OwnCopies>) {
         self.packages += 1;
         self.accepted += u64::from(p.accepted_at.is_some());
+        if let Some(own) = own {
+            self.objects += 1;
+            self.checks_found_problems += u64::from(own.check_problems);
+            self.copies_of(p);
+        }
+        let checked = oldest_check(p);
+        self.never_checked += u64::from(checked.is_none());
+        self.heap.push(OldestCheck { checked, identifier: p.identifier.clone() });
+        if self.heap.len() > OLDEST {
+            self.heap.pop();
+        }
+    }
+
+    fn copies_of(&mut self, p: &crate::store::state::PackageState) {
         for c in &p.replicas {
             self.copies += c.files;
             self.copies_missing += c.missing;
@@ -349,12 +379,6 @@ impl StoreFacts {
             r.replica = c.replica.clone();
             (r.files, r.uploaded, r.ok) = (r.files + c.files, r.uploaded + c.uploaded, r.ok + c.ok);
             (r.missing, r.corrupt) = (r.missing + c.missing, r.corrupt + c.corrupt);
-        }
-        let checked = oldest_check(p);
-        self.never_checked += u64::from(checked.is_none());
-        self.heap.push(OldestCheck { checked, identifier: p.identifier.clone() });
-        if self.heap.len() > OLDEST {
-            self.heap.pop();
         }
     }
 

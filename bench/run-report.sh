@@ -11,6 +11,12 @@
 # (bench/report_collection_bench.py).
 #
 #   bash bench/run-report.sh --collection [--counts 1000,10000] [--runs N] [--cores N]
+#
+# With --hostile: the peak memory of `validate` and `report --validate` of a METS whose
+# logical divs have DMDIDs of 4,000,000 tokens (--tokens), in turns with --base BINARY
+# (bench/report_hostile_mets.py).
+#
+#   bash bench/run-report.sh --hostile [--base BINARY] [--tokens N] [--runs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=release
@@ -20,6 +26,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --profile) profile=$2; shift 2 ;;
     --collection) script=bench/report_collection_bench.py; shift ;;
+    --hostile) script=bench/report_hostile_mets.py; shift ;;
     *) args+=("$1"); shift ;;
   esac
 done

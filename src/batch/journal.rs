@@ -287,12 +287,24 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// How long a journal's reader or writer waits for another process's transaction (workers of
+/// other shards, `batch status`, `report`).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A connection to the journal at `path`, opened with `flags`, that waits for other processes'
+/// transactions: every way of opening a journal starts here.
+fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, JournalError> {
+    let err = |source| JournalError { path: path.to_path_buf(), source };
+    let db = Connection::open_with_flags(path, flags).map_err(err)?;
+    db.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+    Ok(db)
+}
+
 impl Journal {
     /// Opens (creating when missing) a journal to run a batch with.
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
         let err = |source| JournalError { path: path.to_path_buf(), source };
-        let db = Connection::open(path).map_err(err)?;
-        db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
+        let db = connect(path, OpenFlags::default())?;
         db.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         db.execute_batch(SCHEMA).map_err(err)?;
         migrate(&db).map_err(err)?;
@@ -302,9 +314,7 @@ impl Journal {
     /// Opens an existing journal to read (`batch status`); a missing file is an error.
     pub fn open_existing(path: &Path) -> Result<Journal, JournalError> {
         let err = |source| JournalError { path: path.to_path_buf(), source };
-        let db =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
-        db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
+        let db = connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         migrate(&db).map_err(err)?;
         Ok(Journal { db, path: path.to_path_buf(), open: Cell::new(None), columns: COLUMNS.into() })
     }
@@ -314,9 +324,7 @@ impl Journal {
     /// one is refused.
     pub fn open_to_read(path: &Path) -> Result<Journal, JournalError> {
         let err = |source| JournalError { path: path.to_path_buf(), source };
-        let db =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(err)?;
-        db.busy_timeout(std::time::Duration::from_secs(60)).map_err(err)?;
+        let db = connect(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         let version: i64 =
             db.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
         if version > SCHEMA_VERSION {

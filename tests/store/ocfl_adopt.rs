@@ -3,7 +3,7 @@
 //! by ocfl-py afterwards.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::ocfl::{
     assert_ocfl_valid, copy_as_is, files_of, forge_version, inventory, kind_on, no_env, object_dir,
@@ -17,6 +17,36 @@ fn stderr(v: &serde_json::Value) -> String {
     v["stderr"].as_str().unwrap_or_default().to_string()
 }
 
+/// A store (`store.toml`, `state.sqlite`) of the OCFL replicas `names` in `t` holding `a`,
+/// the first of a pair of packages with one OBJID.
+struct Held {
+    cfg: PathBuf,
+    a: PathBuf,
+    b: PathBuf,
+}
+
+fn holding_a(t: &Path, names: &[&str]) -> Held {
+    let (a, b) = same_objid_pair(t);
+    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", names);
+    put(&cfg, &a);
+    Held { cfg, a, b }
+}
+
+/// A package `x` put onto the replicas `names` by another store (`other.toml`, its own
+/// database), and its OBJID.
+struct Foreign {
+    x: PathBuf,
+    xid: String,
+}
+
+fn put_by_another_store(t: &Path, names: &[&str]) -> Foreign {
+    let x = other_package(t, "x");
+    let xid = objid(&x);
+    let other = ocfl_config_of(t, "other.toml", "other.sqlite", names);
+    put(&other, &x);
+    Foreign { x, xid }
+}
+
 fn snapshot(t: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
     THREE.iter().map(|n| files_of(&t.join(n))).collect()
 }
@@ -28,9 +58,7 @@ fn snapshot(t: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
 fn ocfl_adopt_never_forgets_a_later_version_webaip_committed() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let (a, b) = same_objid_pair(t);
-    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &THREE);
-    put(&cfg, &a);
+    let Held { cfg, a, b } = holding_a(t, &THREE);
     let id = objid(&a);
     copy_as_is(&object_dir(&t.join("disk-a")), &t.join("v1"));
     put(&cfg, &b);
@@ -68,9 +96,7 @@ fn ocfl_adopt_never_forgets_a_later_version_webaip_committed() {
 fn ocfl_adopt_over_a_recorded_object_needs_most_replicas_and_says_what_it_takes() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let (a, _) = same_objid_pair(t);
-    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &THREE);
-    put(&cfg, &a);
+    let Held { cfg, a, .. } = holding_a(t, &THREE);
     let id = objid(&a);
     forge_version(&object_dir(&t.join("disk-c")), "evil.txt", b"evil", "mallory");
     let held = snapshot(t);
@@ -106,14 +132,9 @@ fn ocfl_adopt_over_a_recorded_object_needs_most_replicas_and_says_what_it_takes(
 fn ocfl_a_put_over_an_object_webaip_does_not_know_is_refused_until_adopted() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let (a, _) = same_objid_pair(t);
     let names = ["disk-a", "disk-b"];
-    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &names);
-    put(&cfg, &a);
-    let x = other_package(t, "x");
-    let xid = objid(&x);
-    let other = ocfl_config_of(t, "other.toml", "other.sqlite", &names);
-    put(&other, &x);
+    let Held { cfg, .. } = holding_a(t, &names);
+    let Foreign { x, xid } = put_by_another_store(t, &names);
     forge_version(&object_dir_of(&t.join("disk-a"), &xid), "evil.txt", b"evil", "mallory");
     let forged = object_dir_of(&t.join("disk-a"), &xid);
     let obj_b = object_dir_of(&t.join("disk-b"), &xid);
@@ -148,9 +169,7 @@ fn ocfl_a_put_over_an_object_webaip_does_not_know_is_refused_until_adopted() {
 fn ocfl_a_check_of_one_replica_counts_the_majority_over_every_configured_one() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let (a, _) = same_objid_pair(t);
-    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &THREE);
-    put(&cfg, &a);
+    let Held { cfg, .. } = holding_a(t, &THREE);
     forge_version(&object_dir(&t.join("disk-a")), "evil.txt", b"evil", "mallory");
     fs::remove_file(t.join("state.sqlite")).unwrap();
     let (code, c) = store(&no_env(), &cfg, &["check", "--replica", "disk-a"]);
@@ -170,13 +189,8 @@ fn ocfl_a_check_of_one_replica_counts_the_majority_over_every_configured_one() {
 fn ocfl_adopt_takes_the_readable_copies_when_one_copy_is_damaged() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let (a, _) = same_objid_pair(t);
-    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &THREE);
-    put(&cfg, &a);
-    let x = other_package(t, "x");
-    let xid = objid(&x);
-    let other = ocfl_config_of(t, "other.toml", "other.sqlite", &THREE);
-    put(&other, &x);
+    let Held { cfg, .. } = holding_a(t, &THREE);
+    let Foreign { xid, .. } = put_by_another_store(t, &THREE);
     let good = files_of(&object_dir_of(&t.join("disk-a"), &xid));
     fs::write(object_dir_of(&t.join("disk-c"), &xid).join("inventory.json.sha512"), "0000")
         .unwrap();
@@ -198,9 +212,7 @@ fn ocfl_adopt_takes_the_readable_copies_when_one_copy_is_damaged() {
 fn ocfl_after_a_lost_database_older_objects_stay_judged_by_majority() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let (a, _) = same_objid_pair(t);
-    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &THREE);
-    put(&cfg, &a);
+    let Held { cfg, a, .. } = holding_a(t, &THREE);
     let id = objid(&a);
     fs::remove_file(t.join("state.sqlite")).unwrap();
     let y = other_package(t, "y");

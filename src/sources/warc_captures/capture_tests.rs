@@ -8,76 +8,17 @@
 /// and an offset, after the same captures.
 #[test]
 fn warc_captures_are_the_records_warcio_reads() {
-    use super::WarcCaptures;
-    use crate::capture::{CaptureKind, Payload};
-    use crate::test_support::{corpus, warcio};
-    use sha2::{Digest, Sha512};
-    use std::io::{Read, Write};
+    use crate::test_support::corpus;
 
     let dir = tempfile::tempdir().unwrap();
     let mut warcs: Vec<_> =
         std::fs::read_dir(corpus().join("warc")).unwrap().map(|e| e.unwrap().path()).collect();
     warcs.sort();
-    // Blocks over 1 MiB (not kept in memory by their head) between small ones, written plain,
-    // one gzip member per record, and as one gzip stream (every record after the first
-    // shares its member); and a corpus file as one stream.
-    let big = |n: usize, seed: u8| -> Vec<u8> {
-        (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 9) as u8).collect()
-    };
-    let record = |kind: &str, uri: &str, block: &[u8]| {
-        let mut r = format!(
-            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{uri}>\r\n\
-             WARC-Date: 2024-03-15T10:30:06Z\r\nWARC-Target-URI: http://e.org/{uri}\r\n\
-             Content-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
-            block.len()
-        )
-        .into_bytes();
-        r.extend_from_slice(block);
-        r.extend_from_slice(b"\r\n\r\n");
-        r
-    };
-    let mut response = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n".to_vec();
-    response.extend(big(1_300_000, 7));
-    let records = [
-        record("resource", "small", b"small"),
-        record("resource", "big", &big(1_500_000, 3)),
-        record("response", "big-response", &response),
-        record("resource", "after", b"after"),
-    ];
-    let gzip = |bytes: &[u8]| {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(bytes).unwrap();
-        gz.finish().unwrap()
-    };
-    let generated = [
-        ("big.warc", records.concat()),
-        ("big-members.warc.gz", records.iter().flat_map(|r| gzip(r)).collect()),
-        ("big-one-stream.warc.gz", gzip(&records.concat())),
-        (
-            "jwat-one-stream.warc.gz",
-            gzip(&std::fs::read(corpus().join("warc/jwat-valid-warcfile-utf8.warc")).unwrap()),
-        ),
-    ];
-    for (name, bytes) in generated {
-        std::fs::write(dir.path().join(name), bytes).unwrap();
-        warcs.push(dir.path().join(name));
-    }
-    let (mut checked, mut in_shared_member) = (0, 0);
-    // Payloads by how they are held: in memory (read whole with their head), or read again
-    // from their record (from the start of a shared gzip member).
-    let (mut in_memory, mut again, mut again_in_member) = (0, 0, 0);
+    warcs.extend(generated_warcs(dir.path()));
+    let mut held = Held::default();
     for warc in warcs {
         let name = warc.file_name().unwrap().to_string_lossy().into_owned();
-        let mut o = warcio(&warc);
-        // warcio refuses a gzip stream holding several records: it reads them decompressed.
-        if o.error.as_deref().is_some_and(|e| e.contains("non-chunked gzip")) {
-            let mut plain = Vec::new();
-            let file = std::fs::File::open(&warc).unwrap();
-            flate2::read::MultiGzDecoder::new(file).read_to_end(&mut plain).unwrap();
-            let unzipped = dir.path().join(format!("{name}.warc"));
-            std::fs::write(&unzipped, plain).unwrap();
-            o = warcio(&unzipped);
-        }
+        let o = warcio_of(&warc, &name, dir.path());
         let expected: Vec<_> = o
             .records
             .iter()
@@ -86,56 +27,169 @@ fn warc_captures_are_the_records_warcio_reads() {
                     && r.uri.as_deref().is_some_and(|u| !u.is_empty())
             })
             .collect();
-        let mut source = WarcCaptures::open(&warc, name.clone()).unwrap();
-        let mut captures = Vec::new();
-        let mut failed = None;
-        for c in source.by_ref() {
-            match c {
-                Ok(c) => captures.push(c),
-                Err(e) => {
-                    failed = Some(e.to_string());
-                    break;
-                }
-            }
-        }
-        match (&o.error, &failed) {
+        let read = read_captures(&warc, &name);
+        match (&o.error, &read.failed) {
             (None, None) => {}
             (Some(_), Some(e)) => {
                 assert!(e.contains(&name) && e.contains("offset"), "{name}: {e}")
             }
             (theirs, ours) => panic!("{name}: warcio {theirs:?}, webaip {ours:?}"),
         }
-        if failed.is_none() {
-            assert_eq!(captures.len(), expected.len(), "{name}: captures vs warcio's records");
+        if read.failed.is_none() {
+            assert_eq!(read.captures.len(), expected.len(), "{name}: captures vs warcio's records");
         }
-        for (c, theirs) in captures.iter().zip(&expected) {
-            let at = format!("{name} at {:?}: {}", c.provenance.offset, c.uri);
-            assert_eq!(Some(&c.uri), theirs.uri.as_ref(), "{at}: URL");
-            assert_eq!(c.kind == CaptureKind::Response, theirs.http, "{at}: HTTP or not");
-            let mut payload = Vec::new();
-            c.payload.open().unwrap().read_to_end(&mut payload).unwrap();
-            assert_eq!(payload.len() as u64, c.payload.len(), "{at}: stated length");
-            assert_eq!(payload.len() as u64, theirs.payload_len, "{at}: payload length");
-            let sha: String = Sha512::digest(&payload).iter().map(|b| format!("{b:02x}")).collect();
-            assert_eq!(sha, theirs.payload_sha512, "{at}: payload bytes");
-            in_shared_member += usize::from(c.provenance.offset_in_member.is_some());
-            match &c.payload {
-                Payload::Bytes(_) => in_memory += 1,
-                Payload::InRecord(_) if c.provenance.offset_in_member.is_some() => {
-                    again_in_member += 1
-                }
-                Payload::InRecord(_) => again += 1,
-                other => panic!("{at}: {other:?}"),
-            }
-            checked += 1;
+        for (c, theirs) in read.captures.iter().zip(&expected) {
+            held.compare(c, theirs, &name);
         }
     }
-    assert!(checked > 100, "only {checked} captures checked");
-    assert!(in_shared_member > 5, "only {in_shared_member} captures in a shared gzip member");
+    assert!(held.checked > 100, "only {} captures checked", held.checked);
+    assert!(
+        held.in_shared_member > 5,
+        "only {} captures in a shared gzip member",
+        held.in_shared_member
+    );
     // The two big blocks of each generated file are read again (and any a corpus file has);
     // of the one-stream file, from the start of the stream.
-    assert!(again >= 4 && again_in_member == 2, "{again} read again, {again_in_member} in member");
-    assert!(in_memory > 100, "{in_memory} in memory");
+    let (again, in_member) = (held.again, held.again_in_member);
+    assert!(again >= 4 && in_member == 2, "{again} read again, {in_member} in member");
+    assert!(held.in_memory > 100, "{} in memory", held.in_memory);
+}
+
+/// WARC files written into `dir`: blocks over 1 MiB (not kept in memory by their head) between
+/// small ones, written plain, one gzip member per record, and as one gzip stream (every record
+/// after the first shares its member); and a corpus file as one stream.
+fn generated_warcs(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let big = |n: usize, seed: u8| -> Vec<u8> {
+        (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 9) as u8).collect()
+    };
+    let mut response = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n".to_vec();
+    response.extend(big(1_300_000, 7));
+    let records = [
+        warc_record("resource", "small", b"small"),
+        warc_record("resource", "big", &big(1_500_000, 3)),
+        warc_record("response", "big-response", &response),
+        warc_record("resource", "after", b"after"),
+    ];
+    let jwat =
+        std::fs::read(crate::test_support::corpus().join("warc/jwat-valid-warcfile-utf8.warc"));
+    let generated = [
+        ("big.warc", records.concat()),
+        ("big-members.warc.gz", records.iter().flat_map(|r| gzip(r)).collect()),
+        ("big-one-stream.warc.gz", gzip(&records.concat())),
+        ("jwat-one-stream.warc.gz", gzip(&jwat.unwrap())),
+    ];
+    let mut paths = Vec::new();
+    for (name, bytes) in generated {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        paths.push(dir.join(name));
+    }
+    paths
+}
+
+/// One WARC/1.1 record of `kind` for `http://e.org/{uri}` holding `block`.
+fn warc_record(kind: &str, uri: &str, block: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{uri}>\r\n\
+         WARC-Date: 2024-03-15T10:30:06Z\r\nWARC-Target-URI: http://e.org/{uri}\r\n\
+         Content-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(block);
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+/// What warcio reads of `warc`: it refuses a gzip stream holding several records, so such a
+/// file is given to it decompressed (written into `dir`).
+fn warcio_of(
+    warc: &std::path::Path,
+    name: &str,
+    dir: &std::path::Path,
+) -> crate::test_support::Warcio {
+    use std::io::Read;
+    let o = crate::test_support::warcio(warc);
+    if !o.error.as_deref().is_some_and(|e| e.contains("non-chunked gzip")) {
+        return o;
+    }
+    let mut plain = Vec::new();
+    let file = std::fs::File::open(warc).unwrap();
+    flate2::read::MultiGzDecoder::new(file).read_to_end(&mut plain).unwrap();
+    let unzipped = dir.join(format!("{name}.warc"));
+    std::fs::write(&unzipped, plain).unwrap();
+    crate::test_support::warcio(&unzipped)
+}
+
+/// The captures read of a WARC, up to the error that stopped the reading.
+struct Read {
+    captures: Vec<crate::capture::Capture>,
+    failed: Option<String>,
+}
+
+fn read_captures(warc: &std::path::Path, name: &str) -> Read {
+    let mut source = super::WarcCaptures::open(warc, name.to_string()).unwrap();
+    let mut read = Read { captures: Vec::new(), failed: None };
+    for c in source.by_ref() {
+        match c {
+            Ok(c) => read.captures.push(c),
+            Err(e) => {
+                read.failed = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    read
+}
+
+/// Captures compared, and their payloads by how they are held: in memory (read whole with
+/// their head), or read again from their record (from the start of a shared gzip member).
+#[derive(Default)]
+struct Held {
+    checked: usize,
+    in_shared_member: usize,
+    in_memory: usize,
+    again: usize,
+    again_in_member: usize,
+}
+
+impl Held {
+    /// Compares capture `c` of file `name` with warcio's record, and counts how it is held.
+    fn compare(
+        &mut self,
+        c: &crate::capture::Capture,
+        theirs: &crate::test_support::WarcioRecord,
+        name: &str,
+    ) {
+        use crate::capture::{CaptureKind, Payload};
+        use sha2::{Digest, Sha512};
+        use std::io::Read;
+        let at = format!("{name} at {:?}: {}", c.provenance.offset, c.uri);
+        assert_eq!(Some(&c.uri), theirs.uri.as_ref(), "{at}: URL");
+        assert_eq!(c.kind == CaptureKind::Response, theirs.http, "{at}: HTTP or not");
+        let mut payload = Vec::new();
+        c.payload.open().unwrap().read_to_end(&mut payload).unwrap();
+        assert_eq!(payload.len() as u64, c.payload.len(), "{at}: stated length");
+        assert_eq!(payload.len() as u64, theirs.payload_len, "{at}: payload length");
+        let sha: String = Sha512::digest(&payload).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(sha, theirs.payload_sha512, "{at}: payload bytes");
+        self.in_shared_member += usize::from(c.provenance.offset_in_member.is_some());
+        match &c.payload {
+            Payload::Bytes(_) => self.in_memory += 1,
+            Payload::InRecord(_) if c.provenance.offset_in_member.is_some() => {
+                self.again_in_member += 1
+            }
+            Payload::InRecord(_) => self.again += 1,
+            other => panic!("{at}: {other:?}"),
+        }
+        self.checked += 1;
+    }
 }
 
 /// A WARC record whose date is no W3C date-time is no capture: a quirk with its offset says so,

@@ -318,7 +318,7 @@ fn hostile_old_layouts_lead_nowhere_outside_the_root() {
     for d in ["disk-a", "disk-b"] {
         let root = tmp.path().join(d);
         assert!(pkgs.iter().all(|p| object_of(&root, &objid(p)).is_none()), "{d}");
-        assert_eq!(partitions(&root).len() > 0, true);
+        assert!(!partitions(&root).is_empty());
     }
     // No object anywhere outside the roots either: the work directories hold no stage.
     for d in ["disk-a.webaip-work", "disk-b.webaip-work"] {
